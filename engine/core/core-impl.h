@@ -1,0 +1,182 @@
+/* core-impl.h: the engine's private model of buffers, storages and tensors.
+ *
+ * Three layers, so that views, detaches and copy-on-write clones each share the right thing:
+ *   buffer   the bytes. Shared copy-on-write between storages after a clone; the first write
+ *            through a storage whose buffer is shared copies it ("materialises").
+ *   storage  what views and detaches share: a buffer plus the version counter that in-place
+ *            writes bump. Refcounted by the tensors over it.
+ *   tensor   dtype, shape, strides, offset over a storage. Lives in a slot of the handle table.
+ * Ops work on gs__tensor pointers; public functions turn handles into pointers (checking the
+ * generation) and register their results as new handles.
+ */
+#pragma once
+
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "gradscope/gradscope.h"
+
+/* ---- errors (error.c) ---------------------------------------------------------------- */
+
+/* Formats the message, stores it as this thread's last error and calls the handler.
+ * fn is the public operation's name ("matmul"); returns so the caller can return its error
+ * value when the handler returns. */
+void gs__error(gs_error_code code, const char *fn, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* "[3, 4]" into buf (at least GS__SHAPE_STR bytes). */
+#define GS__SHAPE_STR 200
+char *gs__shape_str(char *buf, const int64_t *shape, int ndim);
+
+/* ---- events (handles.c) -------------------------------------------------------------- */
+
+/* Takes the next global event number. Every create, dispose and in-place write takes one,
+ * even with the log off, so that errors can say which event disposed or wrote a tensor. */
+uint64_t gs__next_event(void);
+
+/* ---- buffers and storages (storage.c, allocator.c) ----------------------------------- */
+
+typedef struct gs__buffer {
+  atomic_int_fast64_t refcount; /* storages sharing these bytes (> 1: copy-on-write) */
+  void *data;
+  uint64_t nbytes;
+  gs_release_fn release;        /* external memory: called on the last release */
+  void *release_user_data;
+  bool external;
+} gs__buffer;
+
+typedef struct gs__storage {
+  atomic_int_fast64_t refcount; /* tensors over this storage */
+  atomic_int_fast64_t version;  /* bumped by every in-place write through any alias */
+  uint64_t id;                  /* unique for the process's lifetime; names it in the log */
+  gs__buffer *buffer;
+  uint64_t nbytes;
+  /* The last in-place write, for the autograd version-check message. */
+  const char *last_write_op;
+  uint64_t last_write_event;
+} gs__storage;
+
+/* Caching allocator: a block with a gs__buffer header followed by nbytes of data (64-byte
+ * aligned). Returns NULL when the system is out of memory. */
+gs__buffer *gs__alloc_buffer(uint64_t nbytes);
+void gs__free_buffer(gs__buffer *buffer);
+/* Counts external memory wrapped by gs_from_blob in the live-storage statistics. */
+void gs__count_external_storage(int delta);
+
+/* A new storage with fresh (uninitialised) bytes, refcount 1. NULL if out of memory. */
+gs__storage *gs__storage_new(uint64_t nbytes);
+gs__storage *gs__storage_wrap(void *data, uint64_t nbytes, gs_release_fn release, void *user);
+/* A new storage sharing src's bytes copy-on-write (the O(1) clone). */
+gs__storage *gs__storage_share_cow(gs__storage *src);
+void gs__storage_retain(gs__storage *s);
+void gs__storage_release(gs__storage *s);
+/* Before writing: copies shared bytes so the write stays private. false if out of memory. */
+bool gs__storage_materialise(gs__storage *s);
+static inline bool gs__storage_is_cow(const gs__storage *s) {
+  return atomic_load_explicit(&s->buffer->refcount, memory_order_acquire) > 1;
+}
+
+/* ---- tensors (handles.c, tensor.c) --------------------------------------------------- */
+
+typedef struct gs__tensor {
+  gs_dtype dtype;
+  int ndim;
+  int64_t numel;
+  int64_t offset; /* in elements */
+  int64_t shape[GS_MAX_DIMS];
+  int64_t strides[GS_MAX_DIMS]; /* in elements; 0 for broadcast dims */
+  gs__storage *storage;
+  uint64_t id;            /* the handle, or 0 for an unregistered temporary */
+  uint64_t created_event;
+} gs__tensor;
+
+/* The tensor a handle names, or NULL after reporting a stale or forged handle as an error
+ * of operation fn. */
+gs__tensor *gs__lookup(gs_tensor h, const char *fn);
+
+/* Registers a tensor in a free slot; takes over t's storage reference. On success returns the
+ * handle; on failure (table full) releases the storage and returns GS_NO_TENSOR. */
+gs_tensor gs__register(const gs__tensor *t, const char *fn);
+
+/* Fills t (unregistered) with a fresh contiguous storage of dtype and shape. Reports errors
+ * (numel overflow, out of memory) against fn and returns false. */
+bool gs__tensor_init(gs__tensor *t, gs_dtype dtype, const int64_t *shape, int ndim,
+                     const char *fn);
+/* A new registered contiguous tensor; GS_NO_TENSOR after an error. *out receives the
+ * registered pointer when out is non-NULL. */
+gs_tensor gs__tensor_new(gs_dtype dtype, const int64_t *shape, int ndim, const char *fn,
+                         gs__tensor **out);
+/* A view of base (same storage, retained) with new geometry, registered. */
+gs_tensor gs__make_view(const gs__tensor *base, const int64_t *shape, const int64_t *strides,
+                        int ndim, int64_t offset, const char *fn);
+/* Drops an unregistered tensor's storage reference. */
+void gs__tensor_release(gs__tensor *t);
+
+static inline char *gs__tensor_data(const gs__tensor *t) {
+  return (char *)t->storage->buffer->data + t->offset * (int64_t)gs_dtype_size(t->dtype);
+}
+
+/* Row-major strides for shape. */
+void gs__contiguous_strides(const int64_t *shape, int ndim, int64_t *strides);
+bool gs__is_contiguous(const gs__tensor *t);
+/* numel with overflow check; -1 (after reporting) on overflow or negative size. */
+int64_t gs__checked_numel(const int64_t *shape, int ndim, const char *fn);
+/* Normalises a possibly negative dim against ndim; -1 after reporting. */
+int gs__wrap_dim(int dim, int ndim, const char *fn);
+
+/* Prepares t's storage for an in-place write by op: materialises copy-on-write bytes and
+ * bumps the version (taking an event number). false after reporting out of memory. */
+bool gs__begin_write(gs__tensor *t, const char *op);
+
+/* ---- strided iteration (iter.c) ------------------------------------------------------ */
+
+#define GS__MAX_OPERANDS 4
+
+/* The inner loop: n elements; ptrs[i] points at operand i's first element and
+ * byte_strides[i] is its step. Operand 0 is the output. */
+typedef void (*gs__loop_fn)(char **ptrs, const int64_t *byte_strides, int64_t n, void *ctx);
+
+/* Runs fn over every element of shape for nops operands whose strides are in elements
+ * (already broadcast: 0 on broadcast dims). Dims are reordered and merged where every
+ * operand allows, so a contiguous or transposed operand runs as one long inner loop. */
+void gs__iter_run(int nops, char *const *data, const int64_t (*strides)[GS_MAX_DIMS],
+                  const size_t *elem_sizes, const int64_t *shape, int ndim, gs__loop_fn fn,
+                  void *ctx);
+
+/* Strides of t viewed as broadcast to shape (ndim >= t->ndim); false if not broadcastable. */
+bool gs__broadcast_strides(const gs__tensor *t, const int64_t *shape, int ndim,
+                           int64_t *strides_out);
+/* The broadcast shape of a and b into out; false (without reporting) if incompatible. */
+bool gs__broadcast_shapes(const int64_t *a, int na, const int64_t *b, int nb, int64_t *out,
+                          int *nout);
+
+/* Copies src (any strides, broadcast to dst's shape) into dst, converting dtype. */
+void gs__copy_into(gs__tensor *dst, const gs__tensor *src);
+/* A contiguous tensor of dtype with t's values; shares t's storage (retained) when t is
+ * already contiguous in that dtype. false after reporting out of memory. */
+bool gs__as_contiguous(const gs__tensor *t, gs_dtype dtype, gs__tensor *out, const char *fn);
+
+/* Reads element i (row-major logical index) of a contiguous buffer of dtype as double. */
+static inline double gs__load_f64(const void *p, gs_dtype dtype) {
+  switch (dtype) {
+  case GS_F32: return *(const float *)p;
+  case GS_F64: return *(const double *)p;
+  case GS_I64: return (double)*(const int64_t *)p;
+  case GS_BOOL: return *(const bool *)p ? 1.0 : 0.0;
+  }
+  return 0.0;
+}
+void gs__store_f64(void *p, gs_dtype dtype, double v);
+/* double to i64 without undefined behaviour: NaN and out-of-range values give INT64_MIN,
+ * as x86's conversion (and so PyTorch on x86) does. */
+static inline int64_t gs__f64_to_i64(double v) {
+  return (v >= -9223372036854775808.0 && v < 9223372036854775808.0) ? (int64_t)v : INT64_MIN;
+}
+
+/* ---- random (random.c) --------------------------------------------------------------- */
+
+/* rng, or the process-wide default generator (locked) when rng is NULL. */
+gs_rng *gs__rng_acquire(gs_rng *rng);
+void gs__rng_release(gs_rng *rng, gs_rng *acquired);

@@ -1,0 +1,185 @@
+/* handles.c: the tensor slot table behind gs_tensor handles, and the global event counter.
+ *
+ * A handle is (generation << 32 | slot index). Slots live in fixed pages that never move, so a
+ * lookup needs no lock; creating and disposing take one short lock for the free list. A slot's
+ * generation advances on every dispose, so a stale handle never matches the slot's next tenant.
+ * A slot whose 32-bit generation is exhausted is retired rather than wrapped: an old handle can
+ * then never alias a new tensor, however long a training loop runs.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core-impl.h"
+
+#define SLOTS_PER_PAGE 1024u
+#define MAX_PAGES 65536u /* 64 Mi live tensors */
+#define NO_SLOT UINT32_MAX
+
+typedef struct slot {
+  /* The generation the slot's current or next tenant has. */
+  atomic_uint_fast32_t generation;
+  atomic_bool live;
+  uint32_t next_free;
+  /* Who disposed the previous tenant, and when: names the culprit in stale-handle errors. */
+  uint64_t disposed_event;
+  char disposed_by[48];
+  gs__tensor tensor;
+} slot;
+
+static _Atomic(slot *) pages[MAX_PAGES];
+static atomic_uint_fast32_t slot_count; /* slots ever handed out (pages are filled in order) */
+static uint32_t free_head = NO_SLOT;
+static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
+static atomic_uint_fast64_t live_count;
+static atomic_uint_fast64_t event_counter;
+
+uint64_t gs__next_event(void) {
+  return atomic_fetch_add_explicit(&event_counter, 1, memory_order_relaxed) + 1;
+}
+
+uint64_t gs_event_counter(void) {
+  return atomic_load_explicit(&event_counter, memory_order_relaxed);
+}
+
+uint64_t gs_live_tensor_count(void) {
+  return atomic_load_explicit(&live_count, memory_order_relaxed);
+}
+
+static inline slot *slot_at(uint32_t index) {
+  slot *page = atomic_load_explicit(&pages[index / SLOTS_PER_PAGE], memory_order_acquire);
+  return page ? &page[index % SLOTS_PER_PAGE] : NULL;
+}
+
+/* For indices below slot_count, whose page was published before the count: never NULL. */
+static inline slot *slot_of(uint32_t index) {
+  return &atomic_load_explicit(&pages[index / SLOTS_PER_PAGE],
+                               memory_order_acquire)[index % SLOTS_PER_PAGE];
+}
+
+static void report_stale(gs_tensor h, const char *fn) {
+  uint32_t index = (uint32_t)(h.id & 0xffffffffu);
+  uint32_t gen = (uint32_t)(h.id >> 32);
+  slot *s = index < atomic_load(&slot_count) ? slot_at(index) : NULL;
+  if (!s || gen == 0 || gen > atomic_load(&s->generation)) {
+    gs__error(GS_ERR_STALE_HANDLE, fn,
+              "tensor handle %#llx was never created by this process (a forged or "
+              "corrupted handle)",
+              (unsigned long long)h.id);
+    return;
+  }
+  uint32_t current = (uint32_t)atomic_load(&s->generation);
+  if (gen + 1 == current || (gen == current && !atomic_load(&s->live)))
+    gs__error(GS_ERR_STALE_HANDLE, fn,
+              "tensor #%u.%u is stale: it was disposed by %s at event %llu", index, gen,
+              s->disposed_by, (unsigned long long)s->disposed_event);
+  else
+    gs__error(GS_ERR_STALE_HANDLE, fn,
+              "tensor #%u.%u is stale: it was disposed before event %llu and its slot has "
+              "been reused since",
+              index, gen, (unsigned long long)s->disposed_event);
+}
+
+gs__tensor *gs__lookup(gs_tensor h, const char *fn) {
+  uint32_t index = (uint32_t)(h.id & 0xffffffffu);
+  uint32_t gen = (uint32_t)(h.id >> 32);
+  if (h.id == 0) {
+    gs__error(GS_ERR_STALE_HANDLE, fn, "expected a tensor, got the empty handle");
+    return NULL;
+  }
+  if (index < atomic_load_explicit(&slot_count, memory_order_acquire)) {
+    slot *s = slot_at(index);
+    if (s && atomic_load_explicit(&s->generation, memory_order_acquire) == gen &&
+        atomic_load_explicit(&s->live, memory_order_acquire))
+      return &s->tensor;
+  }
+  report_stale(h, fn);
+  return NULL;
+}
+
+bool gs_is_alive(gs_tensor h) {
+  uint32_t index = (uint32_t)(h.id & 0xffffffffu);
+  if (h.id == 0 || index >= atomic_load(&slot_count))
+    return false;
+  slot *s = slot_at(index);
+  return s && atomic_load(&s->generation) == (h.id >> 32) && atomic_load(&s->live);
+}
+
+/* Takes a free slot (or a new one) under the table lock; NO_SLOT when the table is full. */
+static uint32_t take_slot(void) {
+  pthread_mutex_lock(&table_lock);
+  uint32_t index = free_head;
+  if (index != NO_SLOT) {
+    free_head = slot_of(index)->next_free;
+  } else {
+    uint32_t count = (uint32_t)atomic_load(&slot_count);
+    if (count >= SLOTS_PER_PAGE * MAX_PAGES) {
+      pthread_mutex_unlock(&table_lock);
+      return NO_SLOT;
+    }
+    if (count % SLOTS_PER_PAGE == 0) {
+      slot *page = calloc(SLOTS_PER_PAGE, sizeof(slot));
+      if (!page) {
+        pthread_mutex_unlock(&table_lock);
+        return NO_SLOT;
+      }
+      for (uint32_t i = 0; i < SLOTS_PER_PAGE; i++)
+        atomic_init(&page[i].generation, 1);
+      atomic_store_explicit(&pages[count / SLOTS_PER_PAGE], page, memory_order_release);
+    }
+    index = count;
+    atomic_store_explicit(&slot_count, count + 1, memory_order_release);
+  }
+  pthread_mutex_unlock(&table_lock);
+  return index;
+}
+
+gs_tensor gs__register(const gs__tensor *t, const char *fn) {
+  uint32_t index = take_slot();
+  if (index == NO_SLOT) {
+    gs__storage_release(t->storage);
+    gs__error(GS_ERR_OUT_OF_MEMORY, fn, "the tensor table is full (%u live tensors)",
+              SLOTS_PER_PAGE * MAX_PAGES);
+    return GS_NO_TENSOR;
+  }
+  slot *s = slot_of(index);
+  uint32_t gen = (uint32_t)atomic_load_explicit(&s->generation, memory_order_relaxed);
+  gs_tensor h = {((uint64_t)gen << 32) | index};
+  s->tensor = *t;
+  s->tensor.id = h.id;
+  s->tensor.created_event = gs__next_event();
+  atomic_store_explicit(&s->live, true, memory_order_release);
+  atomic_fetch_add_explicit(&live_count, 1, memory_order_relaxed);
+  return h;
+}
+
+/* Ends the tenancy of a live slot: records who ended it, advances the generation and returns
+ * the slot to the free list (unless its generations are used up). */
+static void release_slot(uint32_t index, slot *s, const char *disposed_by) {
+  s->disposed_event = gs__next_event();
+  snprintf(s->disposed_by, sizeof s->disposed_by, "%s", disposed_by);
+  atomic_store_explicit(&s->live, false, memory_order_release);
+  uint32_t gen = (uint32_t)atomic_load_explicit(&s->generation, memory_order_relaxed);
+  atomic_fetch_sub_explicit(&live_count, 1, memory_order_relaxed);
+  if (gen == UINT32_MAX)
+    return; /* retired: never handed out again */
+  atomic_store_explicit(&s->generation, gen + 1, memory_order_release);
+  pthread_mutex_lock(&table_lock);
+  s->next_free = free_head;
+  free_head = index;
+  pthread_mutex_unlock(&table_lock);
+}
+
+void gs_dispose(gs_tensor h) {
+  if (h.id == 0)
+    return;
+  gs__tensor *t = gs__lookup(h, "dispose");
+  if (!t)
+    return;
+  gs__storage *storage = t->storage;
+  t->storage = NULL;
+  release_slot((uint32_t)(h.id & 0xffffffffu), (slot *)((char *)t - offsetof(slot, tensor)),
+               "gs_dispose");
+  gs__storage_release(storage);
+}

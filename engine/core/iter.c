@@ -1,0 +1,213 @@
+/* iter.c: strided iteration over several operands, broadcasting, and strided copies.
+ *
+ * Every elementwise op and every copy goes through gs__iter_run: it orders dims by the
+ * output's strides, merges dims that are contiguous in every operand, and hands the innermost
+ * run to a typed inner loop. A contiguous or merely transposed operand therefore runs as one
+ * long loop the compiler can vectorise, whatever its logical shape.
+ */
+#include <string.h>
+
+#include "core-impl.h"
+
+bool gs__broadcast_shapes(const int64_t *a, int na, const int64_t *b, int nb, int64_t *out,
+                          int *nout) {
+  int n = na > nb ? na : nb;
+  for (int i = 0; i < n; i++) {
+    int ia = i - (n - na), ib = i - (n - nb);
+    int64_t sa = ia >= 0 ? a[ia] : 1, sb = ib >= 0 ? b[ib] : 1;
+    if (sa != sb && sa != 1 && sb != 1)
+      return false;
+    out[i] = sa == 1 ? sb : sa;
+  }
+  *nout = n;
+  return true;
+}
+
+bool gs__broadcast_strides(const gs__tensor *t, const int64_t *shape, int ndim,
+                           int64_t *strides_out) {
+  if (t->ndim > ndim)
+    return false;
+  int lead = ndim - t->ndim;
+  for (int i = 0; i < ndim; i++) {
+    if (i < lead) {
+      strides_out[i] = 0;
+      continue;
+    }
+    int64_t ts = t->shape[i - lead];
+    if (ts == shape[i])
+      strides_out[i] = ts == 1 ? 0 : t->strides[i - lead];
+    else if (ts == 1)
+      strides_out[i] = 0;
+    else
+      return false;
+  }
+  return true;
+}
+
+void gs__iter_run(int nops, char *const *data, const int64_t (*strides)[GS_MAX_DIMS],
+                  const size_t *elem_sizes, const int64_t *shape, int ndim, gs__loop_fn fn,
+                  void *ctx) {
+  int64_t sh[GS_MAX_DIMS];
+  int64_t st[GS__MAX_OPERANDS][GS_MAX_DIMS];
+  int perm[GS_MAX_DIMS];
+  int n = 0;
+
+  for (int d = 0; d < ndim; d++)
+    if (shape[d] == 0)
+      return; /* nothing to visit */
+
+  /* Drop size-1 dims: their strides never matter. */
+  int kept[GS_MAX_DIMS];
+  int nk = 0;
+  for (int d = 0; d < ndim; d++)
+    if (shape[d] != 1)
+      kept[nk++] = d;
+
+  /* Order dims outermost-first by the output's |stride| (stable), so an output written
+   * through a transposed view is still walked in memory order. */
+  for (int i = 0; i < nk; i++)
+    perm[i] = kept[i];
+  for (int i = 1; i < nk; i++) {
+    int p = perm[i], j = i;
+    int64_t sp = strides[0][p] < 0 ? -strides[0][p] : strides[0][p];
+    while (j > 0) {
+      int64_t sq = strides[0][perm[j - 1]];
+      sq = sq < 0 ? -sq : sq;
+      if (sq >= sp)
+        break;
+      perm[j] = perm[j - 1];
+      j--;
+    }
+    perm[j] = p;
+  }
+
+  /* Merge neighbouring dims that are contiguous with each other in every operand. */
+  for (int i = 0; i < nk; i++) {
+    int d = perm[i];
+    if (n > 0) {
+      bool mergeable = true;
+      for (int k = 0; k < nops && mergeable; k++)
+        mergeable = st[k][n - 1] == strides[k][d] * shape[d];
+      if (mergeable) {
+        sh[n - 1] *= shape[d];
+        for (int k = 0; k < nops; k++)
+          st[k][n - 1] = strides[k][d];
+        continue;
+      }
+    }
+    sh[n] = shape[d];
+    for (int k = 0; k < nops; k++)
+      st[k][n] = strides[k][d];
+    n++;
+  }
+
+  char *ptr[GS__MAX_OPERANDS];
+  int64_t inner_bytes[GS__MAX_OPERANDS];
+  for (int k = 0; k < nops; k++)
+    ptr[k] = data[k];
+
+  if (n == 0) { /* a single element */
+    for (int k = 0; k < nops; k++)
+      inner_bytes[k] = (int64_t)elem_sizes[k];
+    fn(ptr, inner_bytes, 1, ctx);
+    return;
+  }
+
+  int inner = n - 1;
+  for (int k = 0; k < nops; k++)
+    inner_bytes[k] = st[k][inner] * (int64_t)elem_sizes[k];
+
+  int64_t counter[GS_MAX_DIMS] = {0};
+  for (;;) {
+    fn(ptr, inner_bytes, sh[inner], ctx);
+    /* Odometer over the outer dims, advancing the pointers incrementally. */
+    int d = inner - 1;
+    for (; d >= 0; d--) {
+      counter[d]++;
+      for (int k = 0; k < nops; k++)
+        ptr[k] += st[k][d] * (int64_t)elem_sizes[k];
+      if (counter[d] < sh[d])
+        break;
+      for (int k = 0; k < nops; k++)
+        ptr[k] -= st[k][d] * sh[d] * (int64_t)elem_sizes[k];
+      counter[d] = 0;
+    }
+    if (d < 0)
+      return;
+  }
+}
+
+/* ---- copies with dtype conversion ------------------------------------------------- */
+
+#define COPY_LOOP(TO, FROM, CONVERT)                                                         \
+  static void copy_##TO##_##FROM(char **p, const int64_t *s, int64_t n, void *ctx) {       \
+    (void)ctx;                                                                               \
+    char *o = p[0];                                                                          \
+    const char *x = p[1];                                                                    \
+    if (s[0] == (int64_t)sizeof(TO) && s[1] == (int64_t)sizeof(FROM)) {                     \
+      TO *restrict out = (TO *)o;                                                            \
+      const FROM *restrict in = (const FROM *)x;                                             \
+      for (int64_t i = 0; i < n; i++) {                                                      \
+        FROM v = in[i];                                                                      \
+        out[i] = CONVERT;                                                                    \
+      }                                                                                      \
+    } else {                                                                                 \
+      for (int64_t i = 0; i < n; i++, o += s[0], x += s[1]) {                               \
+        FROM v = *(const FROM *)x;                                                           \
+        *(TO *)o = CONVERT;                                                                  \
+      }                                                                                      \
+    }                                                                                        \
+  }
+
+typedef float f32;
+typedef double f64;
+typedef int64_t i64;
+typedef bool b8;
+
+COPY_LOOP(f32, f32, v)
+COPY_LOOP(f32, f64, (float)v)
+COPY_LOOP(f32, i64, (float)v)
+COPY_LOOP(f32, b8, v ? 1.0f : 0.0f)
+COPY_LOOP(f64, f32, (double)v)
+COPY_LOOP(f64, f64, v)
+COPY_LOOP(f64, i64, (double)v)
+COPY_LOOP(f64, b8, v ? 1.0 : 0.0)
+COPY_LOOP(i64, f32, gs__f64_to_i64((double)v))
+COPY_LOOP(i64, f64, gs__f64_to_i64(v))
+COPY_LOOP(i64, i64, v)
+COPY_LOOP(i64, b8, v ? 1 : 0)
+COPY_LOOP(b8, f32, v != 0.0f)
+COPY_LOOP(b8, f64, v != 0.0)
+COPY_LOOP(b8, i64, v != 0)
+COPY_LOOP(b8, b8, v)
+
+/* Indexed [to][from] in gs_dtype order: f32, f64, i64, bool. */
+static const gs__loop_fn copy_loops[GS_DTYPE_COUNT][GS_DTYPE_COUNT] = {
+    {copy_f32_f32, copy_f32_f64, copy_f32_i64, copy_f32_b8},
+    {copy_f64_f32, copy_f64_f64, copy_f64_i64, copy_f64_b8},
+    {copy_i64_f32, copy_i64_f64, copy_i64_i64, copy_i64_b8},
+    {copy_b8_f32, copy_b8_f64, copy_b8_i64, copy_b8_b8},
+};
+
+void gs__copy_into(gs__tensor *dst, const gs__tensor *src) {
+  int64_t strides[2][GS_MAX_DIMS];
+  memcpy(strides[0], dst->strides, sizeof strides[0]);
+  gs__broadcast_strides(src, dst->shape, dst->ndim, strides[1]);
+  char *data[2] = {gs__tensor_data(dst), gs__tensor_data(src)};
+  size_t sizes[2] = {gs_dtype_size(dst->dtype), gs_dtype_size(src->dtype)};
+  gs__iter_run(2, data, (const int64_t(*)[GS_MAX_DIMS])strides, sizes, dst->shape, dst->ndim,
+               copy_loops[dst->dtype][src->dtype], NULL);
+}
+
+bool gs__as_contiguous(const gs__tensor *t, gs_dtype dtype, gs__tensor *out, const char *fn) {
+  if (t->dtype == dtype && gs__is_contiguous(t)) {
+    *out = *t;
+    out->id = 0;
+    gs__storage_retain(out->storage);
+    return true;
+  }
+  if (!gs__tensor_init(out, dtype, t->shape, t->ndim, fn))
+    return false;
+  gs__copy_into(out, t);
+  return true;
+}

@@ -1,0 +1,100 @@
+/* storage.c: storages (what views share) over buffers (bytes shared copy-on-write).
+ *
+ * A clone gets its own storage over the same buffer; the first write through either storage
+ * copies the buffer ("materialises"), so the clone costs O(1) until someone writes. Views and
+ * detaches share the storage itself, and so its version counter.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core-impl.h"
+
+static atomic_uint_fast64_t next_storage_id;
+
+static gs__storage *storage_over(gs__buffer *buffer, uint64_t nbytes) {
+  gs__storage *s = malloc(sizeof *s);
+  if (!s)
+    return NULL;
+  atomic_init(&s->refcount, 1);
+  atomic_init(&s->version, 0);
+  s->id = atomic_fetch_add_explicit(&next_storage_id, 1, memory_order_relaxed) + 1;
+  s->buffer = buffer;
+  s->nbytes = nbytes;
+  s->last_write_op = NULL;
+  s->last_write_event = 0;
+  return s;
+}
+
+static void buffer_release(gs__buffer *b) {
+  if (atomic_fetch_sub_explicit(&b->refcount, 1, memory_order_acq_rel) != 1)
+    return;
+  if (b->external) {
+    if (b->release)
+      b->release(b->data, b->release_user_data);
+    gs__count_external_storage(-1);
+    free(b);
+  } else {
+    gs__free_buffer(b);
+  }
+}
+
+gs__storage *gs__storage_new(uint64_t nbytes) {
+  gs__buffer *b = gs__alloc_buffer(nbytes);
+  if (!b)
+    return NULL;
+  gs__storage *s = storage_over(b, nbytes);
+  if (!s)
+    gs__free_buffer(b);
+  return s;
+}
+
+gs__storage *gs__storage_wrap(void *data, uint64_t nbytes, gs_release_fn release, void *user) {
+  gs__buffer *b = malloc(sizeof *b);
+  if (!b)
+    return NULL;
+  atomic_init(&b->refcount, 1);
+  b->data = data;
+  b->nbytes = nbytes;
+  b->release = release;
+  b->release_user_data = user;
+  b->external = true;
+  gs__storage *s = storage_over(b, nbytes);
+  if (!s) {
+    free(b);
+    return NULL;
+  }
+  gs__count_external_storage(1);
+  return s;
+}
+
+gs__storage *gs__storage_share_cow(gs__storage *src) {
+  atomic_fetch_add_explicit(&src->buffer->refcount, 1, memory_order_relaxed);
+  gs__storage *s = storage_over(src->buffer, src->nbytes);
+  if (!s)
+    buffer_release(src->buffer);
+  return s;
+}
+
+void gs__storage_retain(gs__storage *s) {
+  atomic_fetch_add_explicit(&s->refcount, 1, memory_order_relaxed);
+}
+
+void gs__storage_release(gs__storage *s) {
+  if (!s || atomic_fetch_sub_explicit(&s->refcount, 1, memory_order_acq_rel) != 1)
+    return;
+  buffer_release(s->buffer);
+  free(s);
+}
+
+bool gs__storage_materialise(gs__storage *s) {
+  if (!gs__storage_is_cow(s))
+    return true;
+  gs__buffer *shared = s->buffer;
+  gs__buffer *own = gs__alloc_buffer(s->nbytes);
+  if (!own)
+    return false;
+  memcpy(own->data, shared->data, s->nbytes);
+  s->buffer = own;
+  buffer_release(shared);
+  return true;
+}

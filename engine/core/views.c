@@ -1,0 +1,416 @@
+/* views.c: zero-copy views (view, transpose, permute, slice, select, narrow, expand,
+ * squeeze, unsqueeze, flatten), clone and detach, and the reshapes that copy only when a view
+ * is impossible. */
+#include <string.h>
+
+#include "core-impl.h"
+
+/* Resolves a requested shape with at most one -1 against numel; false after reporting. */
+static bool infer_shape(const gs__tensor *t, const int64_t *shape, int ndim, int64_t *out,
+                        const char *fn) {
+  char want[GS__SHAPE_STR], have[GS__SHAPE_STR];
+  if (ndim < 0 || ndim > GS_MAX_DIMS || (ndim > 0 && !shape)) {
+    gs__error(GS_ERR_ARGUMENT, fn, "expected 0 to %d sizes, got %d%s", GS_MAX_DIMS, ndim,
+              ndim > 0 && !shape ? " and a NULL shape" : "");
+    return false;
+  }
+  int infer = -1;
+  int64_t known = 1;
+  for (int i = 0; i < ndim; i++) {
+    if (shape[i] == -1) {
+      if (infer >= 0) {
+        gs__error(GS_ERR_SHAPE, fn, "only one size may be -1, got %s",
+                  gs__shape_str(want, shape, ndim));
+        return false;
+      }
+      infer = i;
+    } else if (shape[i] < 0) {
+      gs__error(GS_ERR_SHAPE, fn, "expected sizes >= 0 or -1, got %s",
+                gs__shape_str(want, shape, ndim));
+      return false;
+    } else if (__builtin_mul_overflow(known, shape[i], &known)) {
+      gs__error(GS_ERR_OVERFLOW, fn, "shape %s has more elements than fit in 64 bits",
+                gs__shape_str(want, shape, ndim));
+      return false;
+    }
+    out[i] = shape[i];
+  }
+  if (infer >= 0) {
+    if (known == 0 || t->numel % known != 0) {
+      gs__error(GS_ERR_SHAPE, fn, "shape %s is invalid for a tensor of shape %s (%lld elements)",
+                gs__shape_str(want, shape, ndim), gs__shape_str(have, t->shape, t->ndim),
+                (long long)t->numel);
+      return false;
+    }
+    out[infer] = t->numel / known;
+  } else if (known != t->numel) {
+    gs__error(GS_ERR_SHAPE, fn, "shape %s is invalid for a tensor of shape %s (%lld elements)",
+              gs__shape_str(want, shape, ndim), gs__shape_str(have, t->shape, t->ndim),
+              (long long)t->numel);
+    return false;
+  }
+  return true;
+}
+
+/* Strides that make shape a view of t's elements, if t's strides allow it (PyTorch's
+ * computeStride: each run of new dims must fit inside a run of old dims that is contiguous
+ * with itself). */
+static bool view_strides(const gs__tensor *t, const int64_t *shape, int ndim, int64_t *out) {
+  if (t->numel == 0 || t->ndim == 0) {
+    gs__contiguous_strides(shape, ndim, out);
+    return true;
+  }
+  int view_d = ndim - 1;
+  int64_t chunk_base_stride = t->strides[t->ndim - 1];
+  int64_t tensor_numel = 1, view_numel = 1;
+  for (int d = t->ndim - 1; d >= 0; d--) {
+    tensor_numel *= t->shape[d];
+    if (d == 0 || (t->shape[d - 1] != 1 && t->strides[d - 1] != tensor_numel * chunk_base_stride)) {
+      while (view_d >= 0 && (view_numel < tensor_numel || shape[view_d] == 1)) {
+        out[view_d] = view_numel * chunk_base_stride;
+        view_numel *= shape[view_d];
+        view_d--;
+      }
+      if (view_numel != tensor_numel)
+        return false;
+      if (d > 0) {
+        chunk_base_stride = t->strides[d - 1];
+        tensor_numel = 1;
+        view_numel = 1;
+      }
+    }
+  }
+  return view_d == -1;
+}
+
+gs_tensor gs_view(gs_tensor h, const int64_t *shape, int ndim) {
+  gs__tensor *t = gs__lookup(h, "view");
+  int64_t sh[GS_MAX_DIMS], st[GS_MAX_DIMS];
+  if (!t || !infer_shape(t, shape, ndim, sh, "view"))
+    return GS_NO_TENSOR;
+  if (!view_strides(t, sh, ndim, st)) {
+    char want[GS__SHAPE_STR], have[GS__SHAPE_STR], strides[GS__SHAPE_STR];
+    gs__error(GS_ERR_SHAPE, "view",
+              "shape %s is not a view of a tensor of shape %s with strides %s (its elements "
+              "are not laid out compatibly); use reshape, which copies",
+              gs__shape_str(want, sh, ndim), gs__shape_str(have, t->shape, t->ndim),
+              gs__shape_str(strides, t->strides, t->ndim));
+    return GS_NO_TENSOR;
+  }
+  return gs__make_view(t, sh, st, ndim, t->offset, "view");
+}
+
+/* A contiguous copy of t viewed as shape sh (already validated). */
+static gs_tensor copy_as_shape(const gs__tensor *t, const int64_t *sh, int ndim, const char *fn) {
+  gs__tensor *out;
+  gs_tensor h = gs__tensor_new(t->dtype, t->shape, t->ndim, fn, &out);
+  if (!h.id)
+    return h;
+  gs__copy_into(out, t);
+  out->ndim = ndim;
+  memcpy(out->shape, sh, (size_t)ndim * sizeof(int64_t));
+  gs__contiguous_strides(out->shape, ndim, out->strides);
+  return h;
+}
+
+gs_tensor gs_reshape(gs_tensor h, const int64_t *shape, int ndim) {
+  gs__tensor *t = gs__lookup(h, "reshape");
+  int64_t sh[GS_MAX_DIMS], st[GS_MAX_DIMS];
+  if (!t || !infer_shape(t, shape, ndim, sh, "reshape"))
+    return GS_NO_TENSOR;
+  if (view_strides(t, sh, ndim, st))
+    return gs__make_view(t, sh, st, ndim, t->offset, "reshape");
+  return copy_as_shape(t, sh, ndim, "reshape");
+}
+
+gs_tensor gs_transpose(gs_tensor h, int dim0, int dim1) {
+  gs__tensor *t = gs__lookup(h, "transpose");
+  if (!t)
+    return GS_NO_TENSOR;
+  int a = gs__wrap_dim(dim0, t->ndim, "transpose");
+  int b = a < 0 ? -1 : gs__wrap_dim(dim1, t->ndim, "transpose");
+  if (b < 0)
+    return GS_NO_TENSOR;
+  int64_t sh[GS_MAX_DIMS], st[GS_MAX_DIMS];
+  memcpy(sh, t->shape, sizeof sh);
+  memcpy(st, t->strides, sizeof st);
+  if (t->ndim > 0) {
+    sh[a] = t->shape[b], sh[b] = t->shape[a];
+    st[a] = t->strides[b], st[b] = t->strides[a];
+  }
+  return gs__make_view(t, sh, st, t->ndim, t->offset, "transpose");
+}
+
+gs_tensor gs_t(gs_tensor h) {
+  gs__tensor *t = gs__lookup(h, "t");
+  if (!t)
+    return GS_NO_TENSOR;
+  if (t->ndim > 2) {
+    gs__error(GS_ERR_SHAPE, "t", "expected a tensor of at most 2 dimensions, got %d-D",
+              t->ndim);
+    return GS_NO_TENSOR;
+  }
+  if (t->ndim < 2)
+    return gs__make_view(t, t->shape, t->strides, t->ndim, t->offset, "t");
+  return gs_transpose(h, 0, 1);
+}
+
+gs_tensor gs_permute(gs_tensor h, const int *dims, int ndims) {
+  gs__tensor *t = gs__lookup(h, "permute");
+  if (!t)
+    return GS_NO_TENSOR;
+  if (ndims != t->ndim || (ndims > 0 && !dims)) {
+    gs__error(GS_ERR_ARGUMENT, "permute", "expected %d dims for a %d-D tensor, got %d",
+              t->ndim, t->ndim, ndims);
+    return GS_NO_TENSOR;
+  }
+  int64_t sh[GS_MAX_DIMS], st[GS_MAX_DIMS];
+  bool seen[GS_MAX_DIMS] = {false};
+  for (int i = 0; i < ndims; i++) {
+    int d = gs__wrap_dim(dims[i], t->ndim, "permute");
+    if (d < 0)
+      return GS_NO_TENSOR;
+    if (seen[d]) {
+      gs__error(GS_ERR_ARGUMENT, "permute", "dim %d appears twice in the permutation", d);
+      return GS_NO_TENSOR;
+    }
+    seen[d] = true;
+    sh[i] = t->shape[d];
+    st[i] = t->strides[d];
+  }
+  return gs__make_view(t, sh, st, ndims, t->offset, "permute");
+}
+
+/* Python slice semantics: negative indices count from the end, then clamp to [0, size]. */
+static int64_t clamp_index(int64_t i, int64_t size) {
+  if (i < 0)
+    i += size;
+  if (i < 0)
+    return 0;
+  return i > size ? size : i;
+}
+
+gs_tensor gs_slice(gs_tensor h, int dim, int64_t start, int64_t end, int64_t step) {
+  gs__tensor *t = gs__lookup(h, "slice");
+  if (!t)
+    return GS_NO_TENSOR;
+  if (t->ndim == 0) {
+    gs__error(GS_ERR_DIM, "slice", "cannot slice a 0-D tensor");
+    return GS_NO_TENSOR;
+  }
+  int d = gs__wrap_dim(dim, t->ndim, "slice");
+  if (d < 0)
+    return GS_NO_TENSOR;
+  if (step <= 0) {
+    gs__error(GS_ERR_ARGUMENT, "slice", "expected a positive step, got %lld", (long long)step);
+    return GS_NO_TENSOR;
+  }
+  int64_t size = t->shape[d];
+  int64_t s = clamp_index(start, size), e = clamp_index(end, size);
+  int64_t len = e > s ? (e - s + step - 1) / step : 0;
+  int64_t sh[GS_MAX_DIMS], st[GS_MAX_DIMS];
+  memcpy(sh, t->shape, sizeof sh);
+  memcpy(st, t->strides, sizeof st);
+  sh[d] = len;
+  st[d] = t->strides[d] * step;
+  return gs__make_view(t, sh, st, t->ndim, t->offset + (len ? s * t->strides[d] : 0), "slice");
+}
+
+gs_tensor gs_select(gs_tensor h, int dim, int64_t index) {
+  gs__tensor *t = gs__lookup(h, "select");
+  if (!t)
+    return GS_NO_TENSOR;
+  if (t->ndim == 0) {
+    gs__error(GS_ERR_DIM, "select", "cannot select from a 0-D tensor");
+    return GS_NO_TENSOR;
+  }
+  int d = gs__wrap_dim(dim, t->ndim, "select");
+  if (d < 0)
+    return GS_NO_TENSOR;
+  int64_t size = t->shape[d];
+  if (index < -size || index >= size) {
+    gs__error(GS_ERR_INDEX, "select", "index %lld is out of range for dim %d of size %lld",
+              (long long)index, d, (long long)size);
+    return GS_NO_TENSOR;
+  }
+  if (index < 0)
+    index += size;
+  int64_t sh[GS_MAX_DIMS], st[GS_MAX_DIMS];
+  int n = 0;
+  for (int i = 0; i < t->ndim; i++)
+    if (i != d)
+      sh[n] = t->shape[i], st[n++] = t->strides[i];
+  return gs__make_view(t, sh, st, n, t->offset + index * t->strides[d], "select");
+}
+
+gs_tensor gs_narrow(gs_tensor h, int dim, int64_t start, int64_t length) {
+  gs__tensor *t = gs__lookup(h, "narrow");
+  if (!t)
+    return GS_NO_TENSOR;
+  if (t->ndim == 0) {
+    gs__error(GS_ERR_DIM, "narrow", "cannot narrow a 0-D tensor");
+    return GS_NO_TENSOR;
+  }
+  int d = gs__wrap_dim(dim, t->ndim, "narrow");
+  if (d < 0)
+    return GS_NO_TENSOR;
+  int64_t size = t->shape[d];
+  if (start < 0)
+    start += size;
+  if (start < 0 || length < 0 || start > size || length > size - start) {
+    gs__error(GS_ERR_INDEX, "narrow",
+              "start %lld and length %lld do not fit in dim %d of size %lld",
+              (long long)start, (long long)length, d, (long long)size);
+    return GS_NO_TENSOR;
+  }
+  return gs_slice(h, d, start, start + length, 1);
+}
+
+gs_tensor gs_expand(gs_tensor h, const int64_t *shape, int ndim) {
+  gs__tensor *t = gs__lookup(h, "expand");
+  if (!t)
+    return GS_NO_TENSOR;
+  char want[GS__SHAPE_STR], have[GS__SHAPE_STR];
+  if (ndim < t->ndim || ndim > GS_MAX_DIMS || (ndim > 0 && !shape)) {
+    gs__error(GS_ERR_SHAPE, "expand",
+              "expected at least as many sizes as the tensor's %d dims (at most %d), got %d",
+              t->ndim, GS_MAX_DIMS, ndim);
+    return GS_NO_TENSOR;
+  }
+  int64_t sh[GS_MAX_DIMS], st[GS_MAX_DIMS];
+  int lead = ndim - t->ndim;
+  for (int i = 0; i < ndim; i++) {
+    int64_t want_size = shape[i];
+    if (i < lead) {
+      if (want_size < 0) {
+        gs__error(GS_ERR_SHAPE, "expand", "new leading dim %d must have a size >= 0, got %lld",
+                  i, (long long)want_size);
+        return GS_NO_TENSOR;
+      }
+      sh[i] = want_size, st[i] = 0;
+      continue;
+    }
+    int64_t have_size = t->shape[i - lead];
+    if (want_size == -1 || want_size == have_size) {
+      sh[i] = have_size, st[i] = t->strides[i - lead];
+    } else if (have_size == 1 && want_size >= 0) {
+      sh[i] = want_size, st[i] = 0;
+    } else {
+      gs__error(GS_ERR_SHAPE, "expand",
+                "cannot expand shape %s to %s: dim %d has size %lld, not 1 or %lld",
+                gs__shape_str(have, t->shape, t->ndim), gs__shape_str(want, shape, ndim), i,
+                (long long)have_size, (long long)want_size);
+      return GS_NO_TENSOR;
+    }
+  }
+  if (gs__checked_numel(sh, ndim, "expand") < 0)
+    return GS_NO_TENSOR;
+  return gs__make_view(t, sh, st, ndim, t->offset, "expand");
+}
+
+gs_tensor gs_squeeze(gs_tensor h, int dim) {
+  gs__tensor *t = gs__lookup(h, "squeeze");
+  if (!t)
+    return GS_NO_TENSOR;
+  int d = gs__wrap_dim(dim, t->ndim, "squeeze");
+  if (d < 0)
+    return GS_NO_TENSOR;
+  int64_t sh[GS_MAX_DIMS], st[GS_MAX_DIMS];
+  int n = 0;
+  for (int i = 0; i < t->ndim; i++)
+    if (i != d || t->shape[i] != 1)
+      sh[n] = t->shape[i], st[n++] = t->strides[i];
+  return gs__make_view(t, sh, st, n, t->offset, "squeeze");
+}
+
+gs_tensor gs_squeeze_all(gs_tensor h) {
+  gs__tensor *t = gs__lookup(h, "squeeze_all");
+  if (!t)
+    return GS_NO_TENSOR;
+  int64_t sh[GS_MAX_DIMS], st[GS_MAX_DIMS];
+  int n = 0;
+  for (int i = 0; i < t->ndim; i++)
+    if (t->shape[i] != 1)
+      sh[n] = t->shape[i], st[n++] = t->strides[i];
+  return gs__make_view(t, sh, st, n, t->offset, "squeeze_all");
+}
+
+gs_tensor gs_unsqueeze(gs_tensor h, int dim) {
+  gs__tensor *t = gs__lookup(h, "unsqueeze");
+  if (!t)
+    return GS_NO_TENSOR;
+  if (t->ndim >= GS_MAX_DIMS) {
+    gs__error(GS_ERR_SHAPE, "unsqueeze", "a tensor already has the most dims, %d", GS_MAX_DIMS);
+    return GS_NO_TENSOR;
+  }
+  int d = gs__wrap_dim(dim, t->ndim + 1, "unsqueeze");
+  if (d < 0)
+    return GS_NO_TENSOR;
+  int64_t sh[GS_MAX_DIMS], st[GS_MAX_DIMS];
+  int n = 0;
+  for (int i = 0; i <= t->ndim; i++) {
+    if (i == d) {
+      sh[n] = 1;
+      st[n++] = i < t->ndim ? t->shape[i] * t->strides[i] : 1;
+    }
+    if (i < t->ndim)
+      sh[n] = t->shape[i], st[n++] = t->strides[i];
+  }
+  return gs__make_view(t, sh, st, n, t->offset, "unsqueeze");
+}
+
+gs_tensor gs_flatten(gs_tensor h, int start_dim, int end_dim) {
+  gs__tensor *t = gs__lookup(h, "flatten");
+  if (!t)
+    return GS_NO_TENSOR;
+  int s = gs__wrap_dim(start_dim, t->ndim, "flatten");
+  int e = s < 0 ? -1 : gs__wrap_dim(end_dim, t->ndim, "flatten");
+  if (e < 0)
+    return GS_NO_TENSOR;
+  if (s > e) {
+    gs__error(GS_ERR_DIM, "flatten", "start_dim %d comes after end_dim %d", s, e);
+    return GS_NO_TENSOR;
+  }
+  if (t->ndim == 0) {
+    int64_t one = 1;
+    return gs_reshape(h, &one, 1);
+  }
+  int64_t sh[GS_MAX_DIMS];
+  int n = 0;
+  for (int i = 0; i < t->ndim; i++) {
+    if (i <= s || i > e)
+      sh[n++] = t->shape[i];
+    else
+      sh[n - 1] *= t->shape[i];
+  }
+  return gs_reshape(h, sh, n);
+}
+
+gs_tensor gs_contiguous(gs_tensor h) {
+  gs__tensor *t = gs__lookup(h, "contiguous");
+  if (!t)
+    return GS_NO_TENSOR;
+  if (gs__is_contiguous(t))
+    return gs__make_view(t, t->shape, t->strides, t->ndim, t->offset, "contiguous");
+  return copy_as_shape(t, t->shape, t->ndim, "contiguous");
+}
+
+gs_tensor gs_clone(gs_tensor h) {
+  gs__tensor *t = gs__lookup(h, "clone");
+  if (!t)
+    return GS_NO_TENSOR;
+  gs__tensor c = *t;
+  c.storage = gs__storage_share_cow(t->storage);
+  if (!c.storage) {
+    gs__error(GS_ERR_OUT_OF_MEMORY, "clone", "could not allocate the storage record");
+    return GS_NO_TENSOR;
+  }
+  return gs__register(&c, "clone");
+}
+
+gs_tensor gs_detach(gs_tensor h) {
+  gs__tensor *t = gs__lookup(h, "detach");
+  if (!t)
+    return GS_NO_TENSOR;
+  return gs__make_view(t, t->shape, t->strides, t->ndim, t->offset, "detach");
+}

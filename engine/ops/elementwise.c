@@ -1,0 +1,362 @@
+/* elementwise.c: the out-of-place elementwise ops: arithmetic, comparisons, unary math and
+ * where. Each public op is one line naming its operation code; the shared paths below do
+ * validation, broadcasting, dtype promotion and the run over gs__iter_run. */
+#include <math.h>
+#include <string.h>
+
+#include "ops-impl.h"
+
+/* ---- dtype rules ---------------------------------------------------------------------- */
+
+static int category(gs_dtype d) { return d == GS_BOOL ? 0 : d == GS_I64 ? 1 : 2; }
+
+gs_dtype gs__result_type(const gs__tensor *a, const gs__tensor *b) {
+  bool a_dim = a->ndim > 0, b_dim = b->ndim > 0;
+  if (a_dim == b_dim)
+    return gs_promote_types(a->dtype, b->dtype);
+  const gs__tensor *dimmed = a_dim ? a : b, *zero = a_dim ? b : a;
+  /* A 0-dim operand decides only when it is of a higher category. */
+  return category(zero->dtype) > category(dimmed->dtype) ? zero->dtype : dimmed->dtype;
+}
+
+/* A double scalar is a floating operand of the default dtype: it keeps floating tensors'
+ * dtype and turns integer and bool tensors into f32. */
+static gs_dtype scalar_result_type(gs_dtype t) { return gs_dtype_is_floating(t) ? t : GS_F32; }
+
+void gs__report_broadcast(const char *fn, const int64_t *a, int na, const int64_t *b, int nb) {
+  char sa[GS__SHAPE_STR], sb[GS__SHAPE_STR];
+  int n = na > nb ? na : nb;
+  for (int i = 0; i < n; i++) {
+    int ia = i - (n - na), ib = i - (n - nb);
+    int64_t x = ia >= 0 ? a[ia] : 1, y = ib >= 0 ? b[ib] : 1;
+    if (x != y && x != 1 && y != 1) {
+      gs__error(GS_ERR_SHAPE, fn,
+                "shapes %s and %s cannot be broadcast together (dim %d: %lld vs %lld)",
+                gs__shape_str(sa, a, na), gs__shape_str(sb, b, nb), i, (long long)x,
+                (long long)y);
+      return;
+    }
+  }
+}
+
+bool gs__scalar_temp(gs__tensor *out, gs_dtype dtype, double value, const char *fn) {
+  if (!gs__tensor_init(out, dtype, NULL, 0, fn))
+    return false;
+  gs__store_f64(gs__tensor_data(out), dtype, value);
+  return true;
+}
+
+/* ---- runs --------------------------------------------------------------------------- */
+
+void gs__run_binary(gs__binop op, gs_dtype compute, gs__tensor *out, const gs__tensor *a,
+                    const gs__tensor *b) {
+  int64_t strides[3][GS_MAX_DIMS];
+  memcpy(strides[0], out->strides, sizeof strides[0]);
+  gs__broadcast_strides(a, out->shape, out->ndim, strides[1]);
+  gs__broadcast_strides(b, out->shape, out->ndim, strides[2]);
+  char *data[3] = {gs__tensor_data(out), gs__tensor_data(a), gs__tensor_data(b)};
+  size_t sizes[3] = {gs_dtype_size(out->dtype), gs_dtype_size(compute), gs_dtype_size(compute)};
+  gs__iter_run(3, data, (const int64_t(*)[GS_MAX_DIMS])strides, sizes, out->shape, out->ndim,
+               gs__binary_loop(op, compute), NULL);
+}
+
+void gs__run_unary(gs__unop op, gs_dtype compute, gs__tensor *out, const gs__tensor *in,
+                   const gs__unary_params *params) {
+  int64_t strides[2][GS_MAX_DIMS];
+  memcpy(strides[0], out->strides, sizeof strides[0]);
+  gs__broadcast_strides(in, out->shape, out->ndim, strides[1]);
+  char *data[2] = {gs__tensor_data(out), gs__tensor_data(in)};
+  size_t sizes[2] = {gs_dtype_size(compute), gs_dtype_size(compute)};
+  gs__unary_params none = {0};
+  gs__iter_run(2, data, (const int64_t(*)[GS_MAX_DIMS])strides, sizes, out->shape, out->ndim,
+               gs__unary_loop(op, compute), (void *)(params ? params : &none));
+}
+
+/* Integer pow has no negative exponents (PyTorch refuses them too); checked before any
+ * output exists so a failed call changes nothing. */
+static bool check_int_exponents(const gs__tensor *b, const char *fn) {
+  gs__tensor c;
+  if (!gs__as_contiguous(b, GS_I64, &c, fn))
+    return false;
+  const int64_t *v = (const int64_t *)gs__tensor_data(&c);
+  bool ok = true;
+  for (int64_t i = 0; i < c.numel && ok; i++)
+    if (v[i] < 0) {
+      gs__error(GS_ERR_ARGUMENT, fn,
+                "integers to negative integer powers are not allowed (exponent %lld)",
+                (long long)v[i]);
+      ok = false;
+    }
+  gs__tensor_release(&c);
+  return ok;
+}
+
+static void report_unsupported(const char *fn, gs_dtype dtype) {
+  gs__error(GS_ERR_DTYPE, fn, "%s tensors are not supported%s", gs_dtype_name(dtype),
+            dtype == GS_BOOL ? " (convert with to_dtype first)" : "");
+}
+
+/* a op b for two looked-up operands; the shared body of tensor and scalar forms. */
+static gs_tensor binary(gs__binop op, const gs__tensor *a, const gs__tensor *b,
+                        gs_dtype compute, const char *fn) {
+  int64_t shape[GS_MAX_DIMS];
+  int ndim;
+  if (!gs__broadcast_shapes(a->shape, a->ndim, b->shape, b->ndim, shape, &ndim)) {
+    gs__report_broadcast(fn, a->shape, a->ndim, b->shape, b->ndim);
+    return GS_NO_TENSOR;
+  }
+  if (op == GS__DIV && !gs_dtype_is_floating(compute))
+    compute = GS_F32; /* true division */
+  if (!gs__binary_loop(op, compute)) {
+    report_unsupported(fn, compute);
+    return GS_NO_TENSOR;
+  }
+  if (op == GS__POW && compute == GS_I64 && !check_int_exponents(b, fn))
+    return GS_NO_TENSOR;
+
+  /* Operands of another dtype are converted first: rare (mixed dtypes), and it keeps one
+   * typed loop per op. */
+  gs__tensor ca, cb;
+  const gs__tensor *pa = a, *pb = b;
+  bool conv_a = a->dtype != compute, conv_b = b->dtype != compute;
+  if (conv_a && !gs__as_contiguous(a, compute, &ca, fn))
+    return GS_NO_TENSOR;
+  if (conv_b && !gs__as_contiguous(b, compute, &cb, fn)) {
+    if (conv_a)
+      gs__tensor_release(&ca);
+    return GS_NO_TENSOR;
+  }
+  if (conv_a)
+    pa = &ca;
+  if (conv_b)
+    pb = &cb;
+
+  gs__tensor *out;
+  gs_dtype out_dtype = gs__binop_is_comparison(op) ? GS_BOOL : compute;
+  gs_tensor h = gs__tensor_new(out_dtype, shape, ndim, fn, &out);
+  if (h.id)
+    gs__run_binary(op, compute, out, pa, pb);
+  if (conv_a)
+    gs__tensor_release(&ca);
+  if (conv_b)
+    gs__tensor_release(&cb);
+  return h;
+}
+
+static gs_tensor binary_tensors(gs__binop op, gs_tensor ha, gs_tensor hb, const char *fn) {
+  gs__tensor *a = gs__lookup(ha, fn);
+  gs__tensor *b = a ? gs__lookup(hb, fn) : NULL;
+  if (!b)
+    return GS_NO_TENSOR;
+  return binary(op, a, b, gs__result_type(a, b), fn);
+}
+
+/* a op s, or s op a when reversed. */
+static gs_tensor binary_scalar(gs__binop op, gs_tensor ha, double s, bool reversed,
+                               const char *fn) {
+  gs__tensor *a = gs__lookup(ha, fn);
+  if (!a)
+    return GS_NO_TENSOR;
+  gs_dtype compute = scalar_result_type(a->dtype);
+  gs__tensor st;
+  if (!gs__scalar_temp(&st, compute, s, fn))
+    return GS_NO_TENSOR;
+  gs_tensor h = reversed ? binary(op, &st, a, compute, fn) : binary(op, a, &st, compute, fn);
+  gs__tensor_release(&st);
+  return h;
+}
+
+gs_tensor gs_add(gs_tensor a, gs_tensor b) { return binary_tensors(GS__ADD, a, b, "add"); }
+gs_tensor gs_sub(gs_tensor a, gs_tensor b) { return binary_tensors(GS__SUB, a, b, "sub"); }
+gs_tensor gs_mul(gs_tensor a, gs_tensor b) { return binary_tensors(GS__MUL, a, b, "mul"); }
+gs_tensor gs_div(gs_tensor a, gs_tensor b) { return binary_tensors(GS__DIV, a, b, "div"); }
+gs_tensor gs_pow(gs_tensor a, gs_tensor b) { return binary_tensors(GS__POW, a, b, "pow"); }
+gs_tensor gs_maximum(gs_tensor a, gs_tensor b) {
+  return binary_tensors(GS__MAXIMUM, a, b, "maximum");
+}
+gs_tensor gs_minimum(gs_tensor a, gs_tensor b) {
+  return binary_tensors(GS__MINIMUM, a, b, "minimum");
+}
+gs_tensor gs_eq(gs_tensor a, gs_tensor b) { return binary_tensors(GS__EQ, a, b, "eq"); }
+gs_tensor gs_ne(gs_tensor a, gs_tensor b) { return binary_tensors(GS__NE, a, b, "ne"); }
+gs_tensor gs_lt(gs_tensor a, gs_tensor b) { return binary_tensors(GS__LT, a, b, "lt"); }
+gs_tensor gs_le(gs_tensor a, gs_tensor b) { return binary_tensors(GS__LE, a, b, "le"); }
+gs_tensor gs_gt(gs_tensor a, gs_tensor b) { return binary_tensors(GS__GT, a, b, "gt"); }
+gs_tensor gs_ge(gs_tensor a, gs_tensor b) { return binary_tensors(GS__GE, a, b, "ge"); }
+
+gs_tensor gs_add_scalar(gs_tensor a, double s) {
+  return binary_scalar(GS__ADD, a, s, false, "add_scalar");
+}
+gs_tensor gs_sub_scalar(gs_tensor a, double s) {
+  return binary_scalar(GS__SUB, a, s, false, "sub_scalar");
+}
+gs_tensor gs_rsub_scalar(gs_tensor a, double s) {
+  return binary_scalar(GS__SUB, a, s, true, "rsub_scalar");
+}
+gs_tensor gs_mul_scalar(gs_tensor a, double s) {
+  return binary_scalar(GS__MUL, a, s, false, "mul_scalar");
+}
+gs_tensor gs_div_scalar(gs_tensor a, double s) {
+  return binary_scalar(GS__DIV, a, s, false, "div_scalar");
+}
+gs_tensor gs_pow_scalar(gs_tensor a, double e) {
+  return binary_scalar(GS__POW, a, e, false, "pow_scalar");
+}
+gs_tensor gs_maximum_scalar(gs_tensor a, double s) {
+  return binary_scalar(GS__MAXIMUM, a, s, false, "maximum_scalar");
+}
+gs_tensor gs_minimum_scalar(gs_tensor a, double s) {
+  return binary_scalar(GS__MINIMUM, a, s, false, "minimum_scalar");
+}
+gs_tensor gs_eq_scalar(gs_tensor a, double s) {
+  return binary_scalar(GS__EQ, a, s, false, "eq_scalar");
+}
+gs_tensor gs_ne_scalar(gs_tensor a, double s) {
+  return binary_scalar(GS__NE, a, s, false, "ne_scalar");
+}
+gs_tensor gs_lt_scalar(gs_tensor a, double s) {
+  return binary_scalar(GS__LT, a, s, false, "lt_scalar");
+}
+gs_tensor gs_le_scalar(gs_tensor a, double s) {
+  return binary_scalar(GS__LE, a, s, false, "le_scalar");
+}
+gs_tensor gs_gt_scalar(gs_tensor a, double s) {
+  return binary_scalar(GS__GT, a, s, false, "gt_scalar");
+}
+gs_tensor gs_ge_scalar(gs_tensor a, double s) {
+  return binary_scalar(GS__GE, a, s, false, "ge_scalar");
+}
+
+/* ---- unary -------------------------------------------------------------------------- */
+
+/* Math functions compute in a floating dtype (integers in f32, as torch.exp); sign-like ops
+ * (neg, abs, relu, clamp) keep integer dtypes. */
+static bool unop_keeps_integers(gs__unop op) {
+  return op == GS__NEG || op == GS__ABS || op == GS__RELU || op == GS__CLAMP;
+}
+
+static gs_tensor unary(gs__unop op, gs_tensor h, const gs__unary_params *params,
+                       const char *fn) {
+  gs__tensor *t = gs__lookup(h, fn);
+  if (!t)
+    return GS_NO_TENSOR;
+  gs_dtype compute = t->dtype;
+  if (compute == GS_BOOL || (!gs_dtype_is_floating(compute) && !unop_keeps_integers(op)))
+    compute = unop_keeps_integers(op) ? compute : GS_F32;
+  if (!gs__unary_loop(op, compute)) {
+    report_unsupported(fn, compute);
+    return GS_NO_TENSOR;
+  }
+  gs__tensor conv;
+  const gs__tensor *in = t;
+  if (t->dtype != compute) {
+    if (!gs__as_contiguous(t, compute, &conv, fn))
+      return GS_NO_TENSOR;
+    in = &conv;
+  }
+  gs__tensor *out;
+  gs_tensor r = gs__tensor_new(compute, t->shape, t->ndim, fn, &out);
+  if (r.id)
+    gs__run_unary(op, compute, out, in, params);
+  if (in == &conv)
+    gs__tensor_release(&conv);
+  return r;
+}
+
+gs_tensor gs_neg(gs_tensor t) { return unary(GS__NEG, t, NULL, "neg"); }
+gs_tensor gs_abs(gs_tensor t) { return unary(GS__ABS, t, NULL, "abs"); }
+gs_tensor gs_exp(gs_tensor t) { return unary(GS__EXP, t, NULL, "exp"); }
+gs_tensor gs_log(gs_tensor t) { return unary(GS__LOG, t, NULL, "log"); }
+gs_tensor gs_sqrt(gs_tensor t) { return unary(GS__SQRT, t, NULL, "sqrt"); }
+gs_tensor gs_rsqrt(gs_tensor t) { return unary(GS__RSQRT, t, NULL, "rsqrt"); }
+gs_tensor gs_tanh(gs_tensor t) { return unary(GS__TANH, t, NULL, "tanh"); }
+gs_tensor gs_sigmoid(gs_tensor t) { return unary(GS__SIGMOID, t, NULL, "sigmoid"); }
+gs_tensor gs_relu(gs_tensor t) { return unary(GS__RELU, t, NULL, "relu"); }
+gs_tensor gs_gelu(gs_tensor t) { return unary(GS__GELU, t, NULL, "gelu"); }
+
+gs_tensor gs_leaky_relu(gs_tensor t, double negative_slope) {
+  gs__unary_params p = {.slope = negative_slope};
+  return unary(GS__LEAKY_RELU, t, &p, "leaky_relu");
+}
+
+/* Validates clamp bounds; integer tensors get them rounded inward so the clamp stays exact. */
+bool gs__clamp_params(gs_dtype dtype, double min, double max, gs__unary_params *p,
+                      const char *fn) {
+  if (isnan(min) || isnan(max) || min > max) {
+    gs__error(GS_ERR_ARGUMENT, fn, "expected min <= max (use -INFINITY/INFINITY for no bound), "
+              "got min %g, max %g", min, max);
+    return false;
+  }
+  p->min = dtype == GS_I64 ? ceil(min) : min;
+  p->max = dtype == GS_I64 ? floor(max) : max;
+  return true;
+}
+
+gs_tensor gs_clamp(gs_tensor h, double min, double max) {
+  gs__tensor *t = gs__lookup(h, "clamp");
+  gs__unary_params p;
+  if (!t || !gs__clamp_params(t->dtype, min, max, &p, "clamp"))
+    return GS_NO_TENSOR;
+  return unary(GS__CLAMP, h, &p, "clamp");
+}
+
+/* ---- where -------------------------------------------------------------------------- */
+
+gs_tensor gs_where(gs_tensor hc, gs_tensor ha, gs_tensor hb) {
+  const char *fn = "where";
+  gs__tensor *c = gs__lookup(hc, fn);
+  gs__tensor *a = c ? gs__lookup(ha, fn) : NULL;
+  gs__tensor *b = a ? gs__lookup(hb, fn) : NULL;
+  if (!b)
+    return GS_NO_TENSOR;
+  if (c->dtype != GS_BOOL) {
+    gs__error(GS_ERR_DTYPE, fn, "expected a bool condition, got %s", gs_dtype_name(c->dtype));
+    return GS_NO_TENSOR;
+  }
+  int64_t ab[GS_MAX_DIMS], shape[GS_MAX_DIMS];
+  int nab, ndim;
+  if (!gs__broadcast_shapes(a->shape, a->ndim, b->shape, b->ndim, ab, &nab)) {
+    gs__report_broadcast(fn, a->shape, a->ndim, b->shape, b->ndim);
+    return GS_NO_TENSOR;
+  }
+  if (!gs__broadcast_shapes(c->shape, c->ndim, ab, nab, shape, &ndim)) {
+    gs__report_broadcast(fn, c->shape, c->ndim, ab, nab);
+    return GS_NO_TENSOR;
+  }
+  gs_dtype dtype = gs__result_type(a, b);
+  gs__tensor ca, cb;
+  const gs__tensor *pa = a, *pb = b;
+  if (a->dtype != dtype) {
+    if (!gs__as_contiguous(a, dtype, &ca, fn))
+      return GS_NO_TENSOR;
+    pa = &ca;
+  }
+  if (b->dtype != dtype) {
+    if (!gs__as_contiguous(b, dtype, &cb, fn)) {
+      if (pa == &ca)
+        gs__tensor_release(&ca);
+      return GS_NO_TENSOR;
+    }
+    pb = &cb;
+  }
+  gs__tensor *out;
+  gs_tensor h = gs__tensor_new(dtype, shape, ndim, fn, &out);
+  if (h.id) {
+    int64_t strides[4][GS_MAX_DIMS];
+    memcpy(strides[0], out->strides, sizeof strides[0]);
+    gs__broadcast_strides(c, shape, ndim, strides[1]);
+    gs__broadcast_strides(pa, shape, ndim, strides[2]);
+    gs__broadcast_strides(pb, shape, ndim, strides[3]);
+    char *data[4] = {gs__tensor_data(out), gs__tensor_data(c), gs__tensor_data(pa),
+                     gs__tensor_data(pb)};
+    size_t es = gs_dtype_size(dtype);
+    size_t sizes[4] = {es, 1, es, es};
+    gs__iter_run(4, data, (const int64_t(*)[GS_MAX_DIMS])strides, sizes, shape, ndim,
+                 gs__where_loop(dtype), NULL);
+  }
+  if (pa == &ca)
+    gs__tensor_release(&ca);
+  if (pb == &cb)
+    gs__tensor_release(&cb);
+  return h;
+}

@@ -1,0 +1,162 @@
+/* inplace.c: in-place forms (add_, mul_, fill_, copy_, clamp_, ...).
+ *
+ * Every in-place write goes through write_begin: it refuses a destination whose elements
+ * overlap (an expanded tensor), copies an operand that aliases the destination (so t += t.T
+ * reads the old values), then materialises copy-on-write bytes and bumps the storage version.
+ * All checks come before the version bump, so a refused call changes nothing.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "ops-impl.h"
+
+static int category(gs_dtype d) { return d == GS_BOOL ? 0 : d == GS_I64 ? 1 : 2; }
+
+/* An expanded (stride-0) destination would write one element several times. */
+static bool check_writable(const gs__tensor *t, const char *fn) {
+  for (int i = 0; i < t->ndim; i++) {
+    if (t->strides[i] == 0 && t->shape[i] > 1) {
+      gs__error(GS_ERR_ARGUMENT, fn,
+                "cannot write in place into an expanded tensor: dim %d (size %lld) has stride "
+                "0, so several elements share one memory location; clone it first",
+                i, (long long)t->shape[i]);
+      return false;
+    }
+  }
+  return true;
+}
+
+/* Prepares operand src for a write into t: broadcast check, dtype cast to t's dtype, and a
+ * private copy when it shares t's storage. *tmp_used says whether *tmp must be released. */
+static bool prepare_operand(const gs__tensor *t, const gs__tensor *src, gs__tensor *tmp,
+                            bool *tmp_used, bool allow_any_dtype, const char *fn) {
+  int64_t strides[GS_MAX_DIMS];
+  *tmp_used = false;
+  if (!gs__broadcast_strides(src, t->shape, t->ndim, strides)) {
+    char a[GS__SHAPE_STR], b[GS__SHAPE_STR];
+    gs__error(GS_ERR_SHAPE, fn,
+              "operand of shape %s cannot be broadcast to the destination's shape %s",
+              gs__shape_str(b, src->shape, src->ndim), gs__shape_str(a, t->shape, t->ndim));
+    return false;
+  }
+  if (!allow_any_dtype && category(src->dtype) > category(t->dtype)) {
+    gs__error(GS_ERR_DTYPE, fn,
+              "result type %s cannot be written into a %s tensor in place (it would lose the "
+              "%s)",
+              gs_dtype_name(src->dtype), gs_dtype_name(t->dtype),
+              category(src->dtype) == 2 ? "fraction" : "integer values");
+    return false;
+  }
+  if (src->dtype != t->dtype || src->storage == t->storage) {
+    /* gs__as_contiguous would share a contiguous same-dtype aliasing operand: force a copy. */
+    if (src->dtype == t->dtype) {
+      if (!gs__tensor_init(tmp, src->dtype, src->shape, src->ndim, fn))
+        return false;
+      gs__copy_into(tmp, src);
+    } else if (!gs__as_contiguous(src, t->dtype, tmp, fn)) {
+      return false;
+    }
+    *tmp_used = true;
+  }
+  return true;
+}
+
+static void inplace_binary(gs__binop op, gs_tensor ht, gs_tensor hb, const char *fn) {
+  gs__tensor *t = gs__lookup(ht, fn);
+  gs__tensor *b = t ? gs__lookup(hb, fn) : NULL;
+  if (!b || !check_writable(t, fn))
+    return;
+  if (!gs__binary_loop(op, t->dtype) || (op == GS__DIV && !gs_dtype_is_floating(t->dtype))) {
+    gs__error(GS_ERR_DTYPE, fn,
+              "cannot %s in place into a %s tensor%s", gs__binop_name(op),
+              gs_dtype_name(t->dtype),
+              op == GS__DIV ? " (true division gives a floating result)" : "");
+    return;
+  }
+  gs__tensor tmp;
+  bool tmp_used;
+  if (!prepare_operand(t, b, &tmp, &tmp_used, false, fn))
+    return;
+  /* The destination is also the left operand: out = t op b, written through t. */
+  if (gs__begin_write(t, fn))
+    gs__run_binary(op, t->dtype, t, t, tmp_used ? &tmp : b);
+  if (tmp_used)
+    gs__tensor_release(&tmp);
+}
+
+static void inplace_binary_scalar(gs__binop op, gs_tensor ht, double s, const char *fn) {
+  gs__tensor *t = gs__lookup(ht, fn);
+  if (!t || !check_writable(t, fn))
+    return;
+  if (!gs_dtype_is_floating(t->dtype) && s != floor(s)) {
+    gs__error(GS_ERR_DTYPE, fn,
+              "result type f32 cannot be written into a %s tensor in place (scalar %g has a "
+              "fraction)",
+              gs_dtype_name(t->dtype), s);
+    return;
+  }
+  if (!gs__binary_loop(op, t->dtype)) {
+    gs__error(GS_ERR_DTYPE, fn, "cannot %s in place into a %s tensor", gs__binop_name(op),
+              gs_dtype_name(t->dtype));
+    return;
+  }
+  gs__tensor st;
+  if (!gs__scalar_temp(&st, t->dtype, s, fn))
+    return;
+  if (gs__begin_write(t, fn))
+    gs__run_binary(op, t->dtype, t, t, &st);
+  gs__tensor_release(&st);
+}
+
+void gs_add_(gs_tensor t, gs_tensor b) { inplace_binary(GS__ADD, t, b, "add_"); }
+void gs_sub_(gs_tensor t, gs_tensor b) { inplace_binary(GS__SUB, t, b, "sub_"); }
+void gs_mul_(gs_tensor t, gs_tensor b) { inplace_binary(GS__MUL, t, b, "mul_"); }
+void gs_div_(gs_tensor t, gs_tensor b) { inplace_binary(GS__DIV, t, b, "div_"); }
+void gs_add_scalar_(gs_tensor t, double s) { inplace_binary_scalar(GS__ADD, t, s, "add_scalar_"); }
+void gs_mul_scalar_(gs_tensor t, double s) { inplace_binary_scalar(GS__MUL, t, s, "mul_scalar_"); }
+
+static void fill(gs_tensor ht, double value, const char *fn) {
+  gs__tensor *t = gs__lookup(ht, fn);
+  if (!t || !check_writable(t, fn))
+    return;
+  gs__tensor st;
+  if (!gs__scalar_temp(&st, t->dtype, value, fn))
+    return;
+  if (gs__begin_write(t, fn))
+    gs__copy_into(t, &st);
+  gs__tensor_release(&st);
+}
+
+void gs_zero_(gs_tensor t) { fill(t, 0.0, "zero_"); }
+void gs_fill_(gs_tensor t, double value) { fill(t, value, "fill_"); }
+
+void gs_copy_(gs_tensor ht, gs_tensor hsrc) {
+  const char *fn = "copy_";
+  gs__tensor *t = gs__lookup(ht, fn);
+  gs__tensor *src = t ? gs__lookup(hsrc, fn) : NULL;
+  if (!src || !check_writable(t, fn))
+    return;
+  gs__tensor tmp;
+  bool tmp_used = false;
+  /* copy_ converts any dtype (as Tensor.copy_); only aliasing needs a private copy. */
+  if (!prepare_operand(t, src, &tmp, &tmp_used, true, fn))
+    return;
+  if (gs__begin_write(t, fn))
+    gs__copy_into(t, tmp_used ? &tmp : src);
+  if (tmp_used)
+    gs__tensor_release(&tmp);
+}
+
+void gs_clamp_(gs_tensor ht, double min, double max) {
+  const char *fn = "clamp_";
+  gs__tensor *t = gs__lookup(ht, fn);
+  gs__unary_params p;
+  if (!t || !check_writable(t, fn) || !gs__clamp_params(t->dtype, min, max, &p, fn))
+    return;
+  if (!gs__unary_loop(GS__CLAMP, t->dtype)) {
+    gs__error(GS_ERR_DTYPE, fn, "cannot clamp a %s tensor", gs_dtype_name(t->dtype));
+    return;
+  }
+  if (gs__begin_write(t, fn))
+    gs__run_unary(GS__CLAMP, t->dtype, t, t, &p);
+}

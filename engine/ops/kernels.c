@@ -1,0 +1,238 @@
+/* kernels.c: the typed inner loops of the elementwise ops.
+ *
+ * Each loop has a contiguous path (restrict pointers, no stride arithmetic: the compiler
+ * vectorises it), a path for a broadcast scalar operand, and a general strided path. The math
+ * of every op is written once per dtype family in the *_EXPR macros below.
+ */
+#include <math.h>
+
+#include "ops-impl.h"
+
+typedef float f32;
+typedef double f64;
+typedef int64_t i64;
+typedef bool b8;
+
+/* ---- binary ------------------------------------------------------------------------- */
+
+#define BINARY_LOOP(NAME, T, TO, EXPR)                                                       \
+  static void NAME(char **p, const int64_t *s, int64_t n, void *ctx) {                      \
+    (void)ctx;                                                                               \
+    const int64_t so = (int64_t)sizeof(TO), si = (int64_t)sizeof(T);                        \
+    if (s[0] == so && s[1] == si && s[2] == si) {                                            \
+      TO *restrict o = (TO *)p[0];                                                           \
+      const T *restrict x = (const T *)p[1], *restrict y = (const T *)p[2];                  \
+      for (int64_t i = 0; i < n; i++) {                                                      \
+        T a = x[i], b = y[i];                                                                \
+        o[i] = (EXPR);                                                                       \
+      }                                                                                      \
+    } else if (s[0] == so && s[1] == si && s[2] == 0) {                                      \
+      TO *restrict o = (TO *)p[0];                                                           \
+      const T *restrict x = (const T *)p[1];                                                 \
+      const T b = *(const T *)p[2];                                                          \
+      for (int64_t i = 0; i < n; i++) {                                                      \
+        T a = x[i];                                                                          \
+        o[i] = (EXPR);                                                                       \
+      }                                                                                      \
+    } else if (s[0] == so && s[1] == 0 && s[2] == si) {                                      \
+      TO *restrict o = (TO *)p[0];                                                           \
+      const T a = *(const T *)p[1];                                                          \
+      const T *restrict y = (const T *)p[2];                                                 \
+      for (int64_t i = 0; i < n; i++) {                                                      \
+        T b = y[i];                                                                          \
+        o[i] = (EXPR);                                                                       \
+      }                                                                                      \
+    } else {                                                                                 \
+      char *o = p[0];                                                                        \
+      const char *x = p[1], *y = p[2];                                                       \
+      for (int64_t i = 0; i < n; i++, o += s[0], x += s[1], y += s[2]) {                    \
+        T a = *(const T *)x, b = *(const T *)y;                                              \
+        *(TO *)o = (EXPR);                                                                   \
+      }                                                                                      \
+    }                                                                                        \
+  }
+
+/* NaN-propagating max/min, as torch.maximum/minimum. */
+#define FMAX(a, b) ((a) != (a) || (a) > (b) ? (a) : (b))
+#define FMIN(a, b) ((a) != (a) || (a) < (b) ? (a) : (b))
+#define IMAX(a, b) ((a) > (b) ? (a) : (b))
+#define IMIN(a, b) ((a) < (b) ? (a) : (b))
+
+/* Integer power by squaring; exponents are checked non-negative before the loop runs.
+ * Wrapping multiplication, as PyTorch's integer pow overflows. */
+static inline int64_t ipow(int64_t base, int64_t exp) {
+  uint64_t result = 1, b = (uint64_t)base;
+  while (exp > 0) {
+    if (exp & 1)
+      result *= b;
+    b *= b;
+    exp >>= 1;
+  }
+  return (int64_t)result;
+}
+
+/* Wrapping integer arithmetic: signed overflow is undefined in C but defined in PyTorch. */
+#define WADD(a, b) ((int64_t)((uint64_t)(a) + (uint64_t)(b)))
+#define WSUB(a, b) ((int64_t)((uint64_t)(a) - (uint64_t)(b)))
+#define WMUL(a, b) ((int64_t)((uint64_t)(a) * (uint64_t)(b)))
+
+#define FLOAT_BINARY_LOOPS(T, POW)                                                           \
+  BINARY_LOOP(add_##T, T, T, a + b)                                                          \
+  BINARY_LOOP(sub_##T, T, T, a - b)                                                          \
+  BINARY_LOOP(mul_##T, T, T, a * b)                                                          \
+  BINARY_LOOP(div_##T, T, T, a / b)                                                          \
+  BINARY_LOOP(pow_##T, T, T, POW(a, b))                                                      \
+  BINARY_LOOP(maximum_##T, T, T, FMAX(a, b))                                                 \
+  BINARY_LOOP(minimum_##T, T, T, FMIN(a, b))                                                 \
+  BINARY_LOOP(eq_##T, T, b8, a == b)                                                         \
+  BINARY_LOOP(ne_##T, T, b8, a != b)                                                         \
+  BINARY_LOOP(lt_##T, T, b8, a < b)                                                          \
+  BINARY_LOOP(le_##T, T, b8, a <= b)                                                         \
+  BINARY_LOOP(gt_##T, T, b8, a > b)                                                          \
+  BINARY_LOOP(ge_##T, T, b8, a >= b)
+
+FLOAT_BINARY_LOOPS(f32, powf)
+FLOAT_BINARY_LOOPS(f64, pow)
+
+BINARY_LOOP(add_i64, i64, i64, WADD(a, b))
+BINARY_LOOP(sub_i64, i64, i64, WSUB(a, b))
+BINARY_LOOP(mul_i64, i64, i64, WMUL(a, b))
+BINARY_LOOP(pow_i64, i64, i64, ipow(a, b))
+BINARY_LOOP(maximum_i64, i64, i64, IMAX(a, b))
+BINARY_LOOP(minimum_i64, i64, i64, IMIN(a, b))
+BINARY_LOOP(eq_i64, i64, b8, a == b)
+BINARY_LOOP(ne_i64, i64, b8, a != b)
+BINARY_LOOP(lt_i64, i64, b8, a < b)
+BINARY_LOOP(le_i64, i64, b8, a <= b)
+BINARY_LOOP(gt_i64, i64, b8, a > b)
+BINARY_LOOP(ge_i64, i64, b8, a >= b)
+
+/* bool arithmetic as PyTorch: + is or, * is and, max is or, min is and. */
+BINARY_LOOP(add_b8, b8, b8, a || b)
+BINARY_LOOP(mul_b8, b8, b8, a && b)
+BINARY_LOOP(maximum_b8, b8, b8, a || b)
+BINARY_LOOP(minimum_b8, b8, b8, a && b)
+BINARY_LOOP(eq_b8, b8, b8, a == b)
+BINARY_LOOP(ne_b8, b8, b8, a != b)
+BINARY_LOOP(lt_b8, b8, b8, a < b)
+BINARY_LOOP(le_b8, b8, b8, a <= b)
+BINARY_LOOP(gt_b8, b8, b8, a > b)
+BINARY_LOOP(ge_b8, b8, b8, a >= b)
+
+/* Division of integers is true division, so it always runs in a floating dtype. */
+static const gs__loop_fn binary_loops[GS__BINOP_COUNT][GS_DTYPE_COUNT] = {
+    [GS__ADD] = {add_f32, add_f64, add_i64, add_b8},
+    [GS__SUB] = {sub_f32, sub_f64, sub_i64, NULL},
+    [GS__MUL] = {mul_f32, mul_f64, mul_i64, mul_b8},
+    [GS__DIV] = {div_f32, div_f64, NULL, NULL},
+    [GS__POW] = {pow_f32, pow_f64, pow_i64, NULL},
+    [GS__MAXIMUM] = {maximum_f32, maximum_f64, maximum_i64, maximum_b8},
+    [GS__MINIMUM] = {minimum_f32, minimum_f64, minimum_i64, minimum_b8},
+    [GS__EQ] = {eq_f32, eq_f64, eq_i64, eq_b8},
+    [GS__NE] = {ne_f32, ne_f64, ne_i64, ne_b8},
+    [GS__LT] = {lt_f32, lt_f64, lt_i64, lt_b8},
+    [GS__LE] = {le_f32, le_f64, le_i64, le_b8},
+    [GS__GT] = {gt_f32, gt_f64, gt_i64, gt_b8},
+    [GS__GE] = {ge_f32, ge_f64, ge_i64, ge_b8},
+};
+
+gs__loop_fn gs__binary_loop(gs__binop op, gs_dtype dtype) { return binary_loops[op][dtype]; }
+
+const char *gs__binop_name(gs__binop op) {
+  static const char *const names[GS__BINOP_COUNT] = {
+      "add", "sub", "mul", "div", "pow", "maximum", "minimum",
+      "eq",  "ne",  "lt",  "le",  "gt",  "ge",
+  };
+  return names[op];
+}
+
+/* ---- unary -------------------------------------------------------------------------- */
+
+#define UNARY_LOOP(NAME, T, EXPR)                                                            \
+  static void NAME(char **p, const int64_t *s, int64_t n, void *ctx) {                      \
+    const gs__unary_params *prm = ctx;                                                       \
+    (void)prm;                                                                               \
+    const int64_t st = (int64_t)sizeof(T);                                                   \
+    if (s[0] == st && s[1] == st) {                                                          \
+      T *o = (T *)p[0]; /* may alias x exactly (in-place forms) */                           \
+      const T *x = (const T *)p[1];                                                          \
+      for (int64_t i = 0; i < n; i++) {                                                      \
+        T a = x[i];                                                                          \
+        o[i] = (EXPR);                                                                       \
+      }                                                                                      \
+    } else {                                                                                 \
+      char *o = p[0];                                                                        \
+      const char *x = p[1];                                                                  \
+      for (int64_t i = 0; i < n; i++, o += s[0], x += s[1]) {                               \
+        T a = *(const T *)x;                                                                 \
+        *(T *)o = (EXPR);                                                                    \
+      }                                                                                      \
+    }                                                                                        \
+  }
+
+#define SQRT1_2 0.70710678118654752440
+
+#define FLOAT_UNARY_LOOPS(T, SUF)                                                            \
+  UNARY_LOOP(neg_##T, T, -a)                                                                 \
+  UNARY_LOOP(abs_##T, T, fabs##SUF(a))                                                       \
+  UNARY_LOOP(exp_##T, T, exp##SUF(a))                                                        \
+  UNARY_LOOP(log_##T, T, log##SUF(a))                                                        \
+  UNARY_LOOP(sqrt_##T, T, sqrt##SUF(a))                                                      \
+  UNARY_LOOP(rsqrt_##T, T, (T)1 / sqrt##SUF(a))                                              \
+  UNARY_LOOP(tanh_##T, T, tanh##SUF(a))                                                      \
+  UNARY_LOOP(sigmoid_##T, T, (T)1 / ((T)1 + exp##SUF(-a)))                                   \
+  UNARY_LOOP(relu_##T, T, a > 0 ? a : (a != a ? a : (T)0))                                   \
+  UNARY_LOOP(leaky_relu_##T, T, a > 0 ? a : a * (T)prm->slope)                               \
+  UNARY_LOOP(gelu_##T, T, (T)0.5 * a * ((T)1 + erf##SUF(a * (T)SQRT1_2)))                    \
+  UNARY_LOOP(clamp_##T, T, FMIN(FMAX(a, (T)prm->min), (T)prm->max))
+
+FLOAT_UNARY_LOOPS(f32, f)
+FLOAT_UNARY_LOOPS(f64, )
+
+/* Integer clamp bounds arrive already rounded inward (ceil of min, floor of max). */
+static inline int64_t clamp_bound(double v) {
+  return v <= -9.2e18 ? INT64_MIN : v >= 9.2e18 ? INT64_MAX : (int64_t)v;
+}
+
+UNARY_LOOP(neg_i64, i64, WSUB(0, a))
+UNARY_LOOP(abs_i64, i64, a < 0 ? WSUB(0, a) : a)
+UNARY_LOOP(relu_i64, i64, a > 0 ? a : 0)
+UNARY_LOOP(clamp_i64, i64, IMIN(IMAX(a, clamp_bound(prm->min)), clamp_bound(prm->max)))
+
+static const gs__loop_fn unary_loops[GS__UNOP_COUNT][GS_DTYPE_COUNT] = {
+    [GS__NEG] = {neg_f32, neg_f64, neg_i64, NULL},
+    [GS__ABS] = {abs_f32, abs_f64, abs_i64, NULL},
+    [GS__EXP] = {exp_f32, exp_f64, NULL, NULL},
+    [GS__LOG] = {log_f32, log_f64, NULL, NULL},
+    [GS__SQRT] = {sqrt_f32, sqrt_f64, NULL, NULL},
+    [GS__RSQRT] = {rsqrt_f32, rsqrt_f64, NULL, NULL},
+    [GS__TANH] = {tanh_f32, tanh_f64, NULL, NULL},
+    [GS__SIGMOID] = {sigmoid_f32, sigmoid_f64, NULL, NULL},
+    [GS__RELU] = {relu_f32, relu_f64, relu_i64, NULL},
+    [GS__LEAKY_RELU] = {leaky_relu_f32, leaky_relu_f64, NULL, NULL},
+    [GS__GELU] = {gelu_f32, gelu_f64, NULL, NULL},
+    [GS__CLAMP] = {clamp_f32, clamp_f64, clamp_i64, NULL},
+};
+
+gs__loop_fn gs__unary_loop(gs__unop op, gs_dtype dtype) { return unary_loops[op][dtype]; }
+
+/* ---- where ---------------------------------------------------------------------------- */
+
+#define WHERE_LOOP(T)                                                                        \
+  static void where_##T(char **p, const int64_t *s, int64_t n, void *ctx) {                 \
+    (void)ctx;                                                                               \
+    char *o = p[0];                                                                          \
+    const char *c = p[1], *x = p[2], *y = p[3];                                              \
+    for (int64_t i = 0; i < n; i++, o += s[0], c += s[1], x += s[2], y += s[3])             \
+      *(T *)o = *(const b8 *)c ? *(const T *)x : *(const T *)y;                              \
+  }
+
+WHERE_LOOP(f32)
+WHERE_LOOP(f64)
+WHERE_LOOP(i64)
+WHERE_LOOP(b8)
+
+gs__loop_fn gs__where_loop(gs_dtype dtype) {
+  static const gs__loop_fn loops[GS_DTYPE_COUNT] = {where_f32, where_f64, where_i64, where_b8};
+  return loops[dtype];
+}

@@ -1,0 +1,55 @@
+/* ops-impl.h: what the op files share: operation codes, typed inner loops and the helpers
+ * that turn (operands, dtype rules) into a run of gs__iter_run. */
+#pragma once
+
+#include "core-impl.h"
+
+typedef enum gs__binop {
+  GS__ADD, GS__SUB, GS__MUL, GS__DIV, GS__POW, GS__MAXIMUM, GS__MINIMUM,
+  GS__EQ, GS__NE, GS__LT, GS__LE, GS__GT, GS__GE,
+  GS__BINOP_COUNT
+} gs__binop;
+
+typedef enum gs__unop {
+  GS__NEG, GS__ABS, GS__EXP, GS__LOG, GS__SQRT, GS__RSQRT, GS__TANH, GS__SIGMOID, GS__RELU,
+  GS__LEAKY_RELU, GS__GELU, GS__CLAMP,
+  GS__UNOP_COUNT
+} gs__unop;
+
+/* Parameters some unary ops take (leaky_relu's slope, clamp's bounds). */
+typedef struct gs__unary_params {
+  double slope;
+  double min, max;
+} gs__unary_params;
+
+static inline bool gs__binop_is_comparison(gs__binop op) { return op >= GS__EQ; }
+
+/* The inner loop of op computing in dtype, or NULL if dtype does not support op (sub and pow
+ * on bool, for instance). Comparison loops write bool. */
+gs__loop_fn gs__binary_loop(gs__binop op, gs_dtype dtype);
+gs__loop_fn gs__unary_loop(gs__unop op, gs_dtype dtype);
+const char *gs__binop_name(gs__binop op);
+/* cond ? a : b, with operands (out, cond, a, b) and cond bool. */
+gs__loop_fn gs__where_loop(gs_dtype dtype);
+
+/* A 0-dim unregistered tensor holding value as dtype (for scalar operands). */
+bool gs__scalar_temp(gs__tensor *out, gs_dtype dtype, double value, const char *fn);
+
+/* Runs out = a op b for operands already in compute dtype (out may be bool for comparisons);
+ * a and b broadcast to out's shape. */
+void gs__run_binary(gs__binop op, gs_dtype compute, gs__tensor *out, const gs__tensor *a,
+                    const gs__tensor *b);
+void gs__run_unary(gs__unop op, gs_dtype compute, gs__tensor *out, const gs__tensor *in,
+                   const gs__unary_params *params);
+
+/* The dtype a binary op between a and b computes in (PyTorch's rules, with a 0-dim operand
+ * deciding only when its category is higher). */
+gs_dtype gs__result_type(const gs__tensor *a, const gs__tensor *b);
+
+/* Validates clamp bounds into p (integer dtypes get them rounded inward); false after
+ * reporting. */
+bool gs__clamp_params(gs_dtype dtype, double min, double max, gs__unary_params *p,
+                      const char *fn);
+
+/* Reports a broadcast failure of a and b in PyTorch's terms against fn. */
+void gs__report_broadcast(const char *fn, const int64_t *a, int na, const int64_t *b, int nb);

@@ -1,0 +1,149 @@
+/* gradscope/ops.h: operations on tensors.
+ *
+ * Binary and ternary operations broadcast as PyTorch does and accept any strides.
+ * Operand dtypes are promoted as in PyTorch: bool < i64 < f32 < f64, where a 0-dim tensor
+ * only decides the dtype when it is of a higher category (bool, integer, floating) than the
+ * dimensioned operands, and a double scalar counts as a floating 0-dim operand of the default
+ * dtype f32 (so i64 + 0.5 is f32, f64 + 0.5 is f64, f32 + 0.5 is f32).
+ * Every function returns a new handle; in-place forms (trailing underscore) return nothing
+ * useful but write through t, bump its storage's version and first materialise
+ * copy-on-write bytes.
+ */
+#pragma once
+
+#include "types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- binary arithmetic -------------------------------------------------------------- */
+
+GS_API gs_tensor gs_add(gs_tensor a, gs_tensor b);
+GS_API gs_tensor gs_sub(gs_tensor a, gs_tensor b);
+GS_API gs_tensor gs_mul(gs_tensor a, gs_tensor b);
+/* True division: integer operands give f32, as torch.div. */
+GS_API gs_tensor gs_div(gs_tensor a, gs_tensor b);
+GS_API gs_tensor gs_pow(gs_tensor a, gs_tensor b);
+GS_API gs_tensor gs_maximum(gs_tensor a, gs_tensor b);
+GS_API gs_tensor gs_minimum(gs_tensor a, gs_tensor b);
+
+GS_API gs_tensor gs_add_scalar(gs_tensor a, double s);
+GS_API gs_tensor gs_sub_scalar(gs_tensor a, double s);
+/* s - a */
+GS_API gs_tensor gs_rsub_scalar(gs_tensor a, double s);
+GS_API gs_tensor gs_mul_scalar(gs_tensor a, double s);
+GS_API gs_tensor gs_div_scalar(gs_tensor a, double s);
+GS_API gs_tensor gs_pow_scalar(gs_tensor a, double exponent);
+GS_API gs_tensor gs_maximum_scalar(gs_tensor a, double s);
+GS_API gs_tensor gs_minimum_scalar(gs_tensor a, double s);
+
+/* ---- unary -------------------------------------------------------------------------- */
+
+GS_API gs_tensor gs_neg(gs_tensor t);
+GS_API gs_tensor gs_abs(gs_tensor t);
+/* Floating results; integer inputs compute in f32, as torch.exp. */
+GS_API gs_tensor gs_exp(gs_tensor t);
+GS_API gs_tensor gs_log(gs_tensor t);
+GS_API gs_tensor gs_sqrt(gs_tensor t);
+GS_API gs_tensor gs_rsqrt(gs_tensor t);
+GS_API gs_tensor gs_tanh(gs_tensor t);
+GS_API gs_tensor gs_sigmoid(gs_tensor t);
+GS_API gs_tensor gs_relu(gs_tensor t);
+GS_API gs_tensor gs_leaky_relu(gs_tensor t, double negative_slope);
+/* Exact GELU: x * Phi(x), with the normal CDF through erf. */
+GS_API gs_tensor gs_gelu(gs_tensor t);
+/* Limits to [min, max]; pass -INFINITY or INFINITY for no bound. */
+GS_API gs_tensor gs_clamp(gs_tensor t, double min, double max);
+
+/* ---- comparisons (bool results) and selection --------------------------------------- */
+
+GS_API gs_tensor gs_eq(gs_tensor a, gs_tensor b);
+GS_API gs_tensor gs_ne(gs_tensor a, gs_tensor b);
+GS_API gs_tensor gs_lt(gs_tensor a, gs_tensor b);
+GS_API gs_tensor gs_le(gs_tensor a, gs_tensor b);
+GS_API gs_tensor gs_gt(gs_tensor a, gs_tensor b);
+GS_API gs_tensor gs_ge(gs_tensor a, gs_tensor b);
+GS_API gs_tensor gs_eq_scalar(gs_tensor a, double s);
+GS_API gs_tensor gs_ne_scalar(gs_tensor a, double s);
+GS_API gs_tensor gs_lt_scalar(gs_tensor a, double s);
+GS_API gs_tensor gs_le_scalar(gs_tensor a, double s);
+GS_API gs_tensor gs_gt_scalar(gs_tensor a, double s);
+GS_API gs_tensor gs_ge_scalar(gs_tensor a, double s);
+/* cond ? a : b elementwise; cond must be bool; all three broadcast. */
+GS_API gs_tensor gs_where(gs_tensor cond, gs_tensor a, gs_tensor b);
+
+/* ---- in-place (write through t; t's dtype and shape never change) ------------------- */
+
+/* b is broadcast to t's shape and converted to t's dtype (an error if that would need a
+ * wider category, e.g. adding f32 into i64, as in PyTorch). */
+GS_API void gs_add_(gs_tensor t, gs_tensor b);
+GS_API void gs_sub_(gs_tensor t, gs_tensor b);
+GS_API void gs_mul_(gs_tensor t, gs_tensor b);
+GS_API void gs_div_(gs_tensor t, gs_tensor b);
+/* For integer and bool tensors s must be integral (else a dtype error). */
+GS_API void gs_add_scalar_(gs_tensor t, double s);
+GS_API void gs_mul_scalar_(gs_tensor t, double s);
+GS_API void gs_zero_(gs_tensor t);
+GS_API void gs_fill_(gs_tensor t, double value);
+/* Copies src's values (broadcast, any dtype converted) into t. */
+GS_API void gs_copy_(gs_tensor t, gs_tensor src);
+GS_API void gs_clamp_(gs_tensor t, double min, double max);
+
+/* ---- reductions --------------------------------------------------------------------- */
+
+/* Reduce over the listed dims (ndims 0: over all dims), keeping them as size 1 if keepdim.
+ * Integer and bool sums are i64; floating sums accumulate in double. */
+GS_API gs_tensor gs_sum(gs_tensor t, const int *dims, int ndims, bool keepdim);
+/* Floating only. */
+GS_API gs_tensor gs_mean(gs_tensor t, const int *dims, int ndims, bool keepdim);
+/* Largest / smallest value over the dims (torch.amax / torch.amin); NaN propagates. */
+GS_API gs_tensor gs_max(gs_tensor t, const int *dims, int ndims, bool keepdim);
+GS_API gs_tensor gs_min(gs_tensor t, const int *dims, int ndims, bool keepdim);
+/* log(sum(exp(t))) over the dims, computed stably. Floating only. */
+GS_API gs_tensor gs_logsumexp(gs_tensor t, const int *dims, int ndims, bool keepdim);
+/* Index (i64) of the first largest / smallest value along dim. */
+GS_API gs_tensor gs_argmax(gs_tensor t, int dim, bool keepdim);
+GS_API gs_tensor gs_argmin(gs_tensor t, int dim, bool keepdim);
+/* Index into the flattened tensor, 0-dim i64. */
+GS_API gs_tensor gs_argmax_all(gs_tensor t);
+GS_API gs_tensor gs_argmin_all(gs_tensor t);
+/* Sums t down to shape (the reverse of broadcasting t from shape), as Tensor.sum_to_size. */
+GS_API gs_tensor gs_sum_to(gs_tensor t, const int64_t *shape, int ndim);
+GS_API gs_tensor gs_softmax(gs_tensor t, int dim);
+GS_API gs_tensor gs_log_softmax(gs_tensor t, int dim);
+
+/* ---- linear algebra (OpenBLAS) ------------------------------------------------------ */
+
+/* torch.matmul: 1-D and 2-D operands and batched operands whose batch dims broadcast.
+ * Floating operands of one dtype. Transposed operands go to BLAS as transposed, not copied. */
+GS_API gs_tensor gs_matmul(gs_tensor a, gs_tensor b);
+/* beta * bias + alpha * (a @ b); a and b 2-D, bias broadcast to the result. */
+GS_API gs_tensor gs_addmm(gs_tensor bias, gs_tensor a, gs_tensor b, double beta, double alpha);
+
+/* ---- indexing ----------------------------------------------------------------------- */
+
+/* The entries of t at index (1-D i64) along dim. */
+GS_API gs_tensor gs_index_select(gs_tensor t, int dim, gs_tensor index);
+/* out[i][j] = t[index[i][j]][j] for dim 0, and so on (index i64, same ndim as t). */
+GS_API gs_tensor gs_gather(gs_tensor t, int dim, gs_tensor index);
+/* A copy of t with src added at index along dim: out[index[i][j]][j] += src[i][j]. */
+GS_API gs_tensor gs_scatter_add(gs_tensor t, int dim, gs_tensor index, gs_tensor src);
+/* Rows of weight (2-D) picked by index (i64, any shape): shape index.shape + [dim]. */
+GS_API gs_tensor gs_embedding(gs_tensor weight, gs_tensor index);
+
+/* ---- joining and splitting ---------------------------------------------------------- */
+
+GS_API gs_tensor gs_cat(const gs_tensor *tensors, int count, int dim);
+GS_API gs_tensor gs_stack(const gs_tensor *tensors, int count, int dim);
+/* Views of split_size elements along dim (the last may be smaller). Writes up to max_out
+ * handles into out and returns how many pieces there are (-1 on error); if the pieces do
+ * not fit in max_out nothing is created. */
+GS_API int gs_split(gs_tensor t, int64_t split_size, int dim, gs_tensor *out, int max_out);
+/* chunks views of ceil(size/chunks) elements along dim (fewer if size is small), as
+ * torch.chunk. Same return convention as gs_split. */
+GS_API int gs_chunk(gs_tensor t, int chunks, int dim, gs_tensor *out, int max_out);
+
+#ifdef __cplusplus
+}
+#endif

@@ -1,0 +1,56 @@
+/* gradscope/types.h: the handle, dtype and limit types every other header uses.
+ *
+ * A gs_tensor is a handle passed by value: a 32-bit slot index (low bits) and a 32-bit
+ * generation (high bits) into the engine's slot table. Id 0 is "no tensor". The same id
+ * appears in the event log, so the inspector can name a tensor exactly as the program did.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32)
+#define GS_API
+#else
+#define GS_API __attribute__((visibility("default")))
+#endif
+
+/* Most dimensions a tensor can have. */
+#define GS_MAX_DIMS 8
+
+typedef struct gs_tensor {
+  uint64_t id;
+} gs_tensor;
+
+/* The empty handle: returned by a call whose error handler returned instead of aborting. */
+#define GS_NO_TENSOR ((gs_tensor){0})
+
+static inline bool gs_tensor_is_none(gs_tensor t) { return t.id == 0; }
+
+typedef enum gs_dtype {
+  GS_F32 = 0,
+  GS_F64 = 1,
+  GS_I64 = 2,
+  GS_BOOL = 3,
+} gs_dtype;
+
+#define GS_DTYPE_COUNT 4
+
+/* "f32", "f64", "i64", "bool"; "invalid" for anything else. */
+GS_API const char *gs_dtype_name(gs_dtype dtype);
+/* Bytes per element; 0 for an invalid dtype. */
+GS_API size_t gs_dtype_size(gs_dtype dtype);
+GS_API bool gs_dtype_is_floating(gs_dtype dtype);
+
+/* The dtype two tensor operands compute in, by PyTorch's promotion rules
+ * (bool < i64 < f32 < f64). */
+GS_API gs_dtype gs_promote_types(gs_dtype a, gs_dtype b);
+
+#ifdef __cplusplus
+}
+#endif
