@@ -152,6 +152,21 @@ bool gs__broadcast_strides(const gs__tensor *t, const int64_t *shape, int ndim,
 bool gs__broadcast_shapes(const int64_t *a, int na, const int64_t *b, int nb, int64_t *out,
                           int *nout);
 
+/* A 0-dim tensor on the caller's stack holding one value (a scalar operand): no allocation,
+ * nothing to release. Never register or retain it past the box's lifetime. */
+typedef struct gs__scalar_box {
+  gs__tensor tensor;
+  gs__storage storage;
+  gs__buffer buffer;
+  union {
+    double f64;
+    float f32;
+    int64_t i64;
+    bool b8;
+  } value;
+} gs__scalar_box;
+const gs__tensor *gs__scalar_box_init(gs__scalar_box *box, gs_dtype dtype, double value);
+
 /* Copies src (any strides, broadcast to dst's shape) into dst, converting dtype. */
 void gs__copy_into(gs__tensor *dst, const gs__tensor *src);
 /* A contiguous tensor of dtype with t's values; shares t's storage (retained) when t is

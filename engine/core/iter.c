@@ -211,3 +211,18 @@ bool gs__as_contiguous(const gs__tensor *t, gs_dtype dtype, gs__tensor *out, con
   gs__copy_into(out, t);
   return true;
 }
+
+const gs__tensor *gs__scalar_box_init(gs__scalar_box *box, gs_dtype dtype, double value) {
+  memset(box, 0, sizeof *box);
+  gs__store_f64(&box->value, dtype, value);
+  box->buffer.data = &box->value;
+  box->buffer.nbytes = gs_dtype_size(dtype);
+  atomic_init(&box->buffer.refcount, 1);
+  box->storage.buffer = &box->buffer;
+  box->storage.nbytes = box->buffer.nbytes;
+  atomic_init(&box->storage.refcount, 1);
+  box->tensor.dtype = dtype;
+  box->tensor.numel = 1;
+  box->tensor.storage = &box->storage;
+  return &box->tensor;
+}

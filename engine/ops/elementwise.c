@@ -26,7 +26,8 @@ static gs_dtype scalar_result_type(gs_dtype t) { return gs_dtype_is_floating(t) 
 void gs__report_broadcast(const char *fn, const int64_t *a, int na, const int64_t *b, int nb) {
   char sa[GS__SHAPE_STR], sb[GS__SHAPE_STR];
   int n = na > nb ? na : nb;
-  for (int i = 0; i < n; i++) {
+  /* Trailing dims first, as broadcasting aligns shapes from the right. */
+  for (int i = n - 1; i >= 0; i--) {
     int ia = i - (n - na), ib = i - (n - nb);
     int64_t x = ia >= 0 ? a[ia] : 1, y = ib >= 0 ? b[ib] : 1;
     if (x != y && x != 1 && y != 1) {
@@ -37,13 +38,6 @@ void gs__report_broadcast(const char *fn, const int64_t *a, int na, const int64_
       return;
     }
   }
-}
-
-bool gs__scalar_temp(gs__tensor *out, gs_dtype dtype, double value, const char *fn) {
-  if (!gs__tensor_init(out, dtype, NULL, 0, fn))
-    return false;
-  gs__store_f64(gs__tensor_data(out), dtype, value);
-  return true;
 }
 
 /* ---- runs --------------------------------------------------------------------------- */
@@ -158,12 +152,9 @@ static gs_tensor binary_scalar(gs__binop op, gs_tensor ha, double s, bool revers
   if (!a)
     return GS_NO_TENSOR;
   gs_dtype compute = scalar_result_type(a->dtype);
-  gs__tensor st;
-  if (!gs__scalar_temp(&st, compute, s, fn))
-    return GS_NO_TENSOR;
-  gs_tensor h = reversed ? binary(op, &st, a, compute, fn) : binary(op, a, &st, compute, fn);
-  gs__tensor_release(&st);
-  return h;
+  gs__scalar_box box;
+  const gs__tensor *st = gs__scalar_box_init(&box, compute, s);
+  return reversed ? binary(op, st, a, compute, fn) : binary(op, a, st, compute, fn);
 }
 
 gs_tensor gs_add(gs_tensor a, gs_tensor b) { return binary_tensors(GS__ADD, a, b, "add"); }

@@ -100,12 +100,10 @@ static void inplace_binary_scalar(gs__binop op, gs_tensor ht, double s, const ch
               gs_dtype_name(t->dtype));
     return;
   }
-  gs__tensor st;
-  if (!gs__scalar_temp(&st, t->dtype, s, fn))
-    return;
+  gs__scalar_box box;
+  const gs__tensor *st = gs__scalar_box_init(&box, t->dtype, s);
   if (gs__begin_write(t, fn))
-    gs__run_binary(op, t->dtype, t, t, &st);
-  gs__tensor_release(&st);
+    gs__run_binary(op, t->dtype, t, t, st);
 }
 
 void gs_add_(gs_tensor t, gs_tensor b) { inplace_binary(GS__ADD, t, b, "add_"); }
@@ -119,12 +117,10 @@ static void fill(gs_tensor ht, double value, const char *fn) {
   gs__tensor *t = gs__lookup(ht, fn);
   if (!t || !check_writable(t, fn))
     return;
-  gs__tensor st;
-  if (!gs__scalar_temp(&st, t->dtype, value, fn))
-    return;
+  gs__scalar_box box;
+  const gs__tensor *st = gs__scalar_box_init(&box, t->dtype, value);
   if (gs__begin_write(t, fn))
-    gs__copy_into(t, &st);
-  gs__tensor_release(&st);
+    gs__copy_into(t, st);
 }
 
 void gs_zero_(gs_tensor t) { fill(t, 0.0, "zero_"); }

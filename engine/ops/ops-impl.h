@@ -32,9 +32,6 @@ const char *gs__binop_name(gs__binop op);
 /* cond ? a : b, with operands (out, cond, a, b) and cond bool. */
 gs__loop_fn gs__where_loop(gs_dtype dtype);
 
-/* A 0-dim unregistered tensor holding value as dtype (for scalar operands). */
-bool gs__scalar_temp(gs__tensor *out, gs_dtype dtype, double value, const char *fn);
-
 /* Runs out = a op b for operands already in compute dtype (out may be bool for comparisons);
  * a and b broadcast to out's shape. */
 void gs__run_binary(gs__binop op, gs_dtype compute, gs__tensor *out, const gs__tensor *a,
