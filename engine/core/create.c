@@ -128,7 +128,9 @@ gs_tensor gs_linspace(double start, double end, int64_t steps, gs_dtype dtype) {
   /* Fill symmetrically from both ends, as PyTorch does, so the last value is exactly end. */
   int64_t half = steps / 2;
   for (int64_t i = 0; i < steps; i++) {
-    double v = i < half ? start + step * (double)i : end - step * (double)(steps - 1 - i);
+    double v = steps == 1 ? start
+               : i < half ? start + step * (double)i
+                          : end - step * (double)(steps - 1 - i);
     gs__store_f64(p + (size_t)i * es, dtype, v);
   }
   return h;

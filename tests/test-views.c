@@ -1,0 +1,228 @@
+/* test-views.c: views share their base's storage and see its writes; their geometry matches
+ * PyTorch's; reshape copies only when a view is impossible; every bad argument is reported. */
+#include "test-util.h"
+
+/* A [2, 3, 4] f64 tensor holding 0..23. */
+static gs_tensor iota234(void) {
+  gs_tensor flat = gs_arange(0, 24, 1, GS_F64);
+  gs_tensor t = gs_view(flat, (int64_t[]){2, 3, 4}, 3);
+  gs_dispose(flat);
+  return t;
+}
+
+static void assert_geometry(gs_tensor t, const int64_t *shape, const int64_t *strides, int ndim,
+                            int64_t offset) {
+  g_assert_cmpint(gs_ndim(t), ==, ndim);
+  for (int i = 0; i < ndim; i++) {
+    g_assert_cmpint(gs_size(t, i), ==, shape[i]);
+    g_assert_cmpint(gs_stride(t, i), ==, strides[i]);
+  }
+  g_assert_cmpint(gs_storage_offset(t), ==, offset);
+}
+
+/* Fills v with a fresh marker value and checks the base changed exactly where v points. */
+static void assert_view_writes_through(gs_tensor base, gs_tensor v) {
+  static double marker = -1.0;
+  g_assert_cmpuint(gs_storage_id(base), ==, gs_storage_id(v));
+  int64_t n = gs_numel(base);
+  double *before = test_values(base);
+  gs_fill_(v, marker--); /* a value no earlier call wrote */
+  double *after = test_values(base);
+  int64_t changed = 0;
+  for (int64_t i = 0; i < n; i++)
+    changed += after[i] != before[i];
+  g_assert_cmpint(changed, ==, gs_numel(v) > n ? n : gs_numel(v));
+  g_free(before);
+  g_free(after);
+}
+
+static void test_view_and_reshape(void) {
+  gs_tensor t = iota234();
+  gs_tensor v = gs_view(t, (int64_t[]){6, -1}, 2);
+  assert_geometry(v, (int64_t[]){6, 4}, (int64_t[]){4, 1}, 2, 0);
+  assert_view_writes_through(t, v);
+  gs_dispose(v);
+  gs_dispose(t);
+  t = iota234(); /* fresh values for the reshape checks */
+
+  gs_tensor tr = gs_transpose(t, 1, 2); /* [2, 4, 3], not viewable as [2, 12] */
+  EXPECT_ERROR(gs_view(tr, (int64_t[]){2, 12}, 2), "use reshape, which copies");
+  gs_tensor r = gs_reshape(tr, (int64_t[]){2, 12}, 2);
+  g_assert_cmpuint(gs_storage_id(r), !=, gs_storage_id(t));
+  g_assert_true(gs_is_contiguous(r));
+  /* r[0][0..3] = t[0][0][0], t[0][1][0], t[0][2][0], t[0][0][1] */
+  g_assert_cmpfloat(gs_get(r, (int64_t[]){0, 0}), ==, 0);
+  g_assert_cmpfloat(gs_get(r, (int64_t[]){0, 1}), ==, 4);
+  g_assert_cmpfloat(gs_get(r, (int64_t[]){0, 2}), ==, 8);
+  g_assert_cmpfloat(gs_get(r, (int64_t[]){0, 3}), ==, 1);
+  /* Merging only the batch dim of the transposed tensor is still a view. */
+  gs_tensor merged = gs_view(tr, (int64_t[]){2, 4, 3}, 3);
+  g_assert_cmpuint(gs_storage_id(merged), ==, gs_storage_id(t));
+  gs_tensor r2 = gs_reshape(t, (int64_t[]){4, 6}, 2); /* viewable: no copy */
+  g_assert_cmpuint(gs_storage_id(r2), ==, gs_storage_id(t));
+
+  EXPECT_ERROR(gs_view(t, (int64_t[]){5, 5}, 2),
+               "view: shape [5, 5] is invalid for a tensor of shape [2, 3, 4] (24 elements)");
+  EXPECT_ERROR(gs_view(t, (int64_t[]){-1, -1}, 2), "only one size may be -1");
+  EXPECT_ERROR(gs_view(t, (int64_t[]){-1, 5}, 2), "is invalid for a tensor of shape");
+  gs_dispose(merged);
+  gs_dispose(r2);
+  gs_dispose(r);
+  gs_dispose(tr);
+  gs_dispose(t);
+}
+
+static void test_transpose_permute_t(void) {
+  gs_tensor t = iota234();
+  gs_tensor tr = gs_transpose(t, 0, -1);
+  assert_geometry(tr, (int64_t[]){4, 3, 2}, (int64_t[]){1, 4, 12}, 3, 0);
+  g_assert_false(gs_is_contiguous(tr));
+  g_assert_cmpfloat(gs_get(tr, (int64_t[]){3, 2, 1}), ==, 1 * 12 + 2 * 4 + 3);
+  gs_tensor p = gs_permute(t, (int[]){1, 2, 0}, 3);
+  assert_geometry(p, (int64_t[]){3, 4, 2}, (int64_t[]){4, 1, 12}, 3, 0);
+  assert_view_writes_through(t, p);
+  EXPECT_ERROR(gs_permute(t, (int[]){0, 0, 1}, 3), "permute: dim 0 appears twice");
+  EXPECT_ERROR(gs_permute(t, (int[]){0, 1}, 2), "permute: expected 3 dims for a 3-D tensor, got 2");
+  EXPECT_ERROR(gs_transpose(t, 0, 3), "transpose: expected a dimension in [-3, 2] for a 3-D "
+                                      "tensor, got 3");
+  EXPECT_ERROR(gs_t(t), "t: expected a tensor of at most 2 dimensions, got 3-D");
+  gs_dispose(tr);
+  gs_dispose(p);
+  gs_dispose(t);
+}
+
+static void test_slice_select_narrow(void) {
+  gs_tensor t = iota234();
+  gs_tensor s = gs_slice(t, 2, 1, 100, 2); /* columns 1, 3 */
+  assert_geometry(s, (int64_t[]){2, 3, 2}, (int64_t[]){12, 4, 2}, 3, 1);
+  g_assert_cmpfloat(gs_get(s, (int64_t[]){1, 2, 1}), ==, 12 + 8 + 3);
+  gs_tensor neg = gs_slice(t, 1, -2, -1, 1); /* row 1 only */
+  assert_geometry(neg, (int64_t[]){2, 1, 4}, (int64_t[]){12, 4, 1}, 3, 4);
+  gs_tensor empty = gs_slice(t, 0, 2, 1, 1);
+  g_assert_cmpint(gs_size(empty, 0), ==, 0);
+  g_assert_cmpint(gs_numel(empty), ==, 0);
+  gs_tensor sel = gs_select(t, 1, -1);
+  assert_geometry(sel, (int64_t[]){2, 4}, (int64_t[]){12, 1}, 2, 8);
+  gs_tensor nar = gs_narrow(t, 2, 1, 2);
+  assert_geometry(nar, (int64_t[]){2, 3, 2}, (int64_t[]){12, 4, 1}, 3, 1);
+  assert_view_writes_through(t, s);
+  assert_view_writes_through(t, sel);
+
+  EXPECT_ERROR(gs_slice(t, 0, 0, 2, 0), "slice: expected a positive step, got 0");
+  EXPECT_ERROR(gs_select(t, 1, 3), "select: index 3 is out of range for dim 1 of size 3");
+  EXPECT_ERROR(gs_narrow(t, 2, 3, 2), "narrow: start 3 and length 2 do not fit in dim 2 of "
+                                      "size 4");
+  gs_tensor scalar = gs_scalar(GS_F32, 1);
+  EXPECT_ERROR(gs_select(scalar, 0, 0), "select: cannot select from a 0-D tensor");
+  gs_dispose(scalar);
+  gs_dispose(s);
+  gs_dispose(neg);
+  gs_dispose(empty);
+  gs_dispose(sel);
+  gs_dispose(nar);
+  gs_dispose(t);
+}
+
+static void test_expand_squeeze_unsqueeze(void) {
+  gs_tensor col = gs_arange(0, 3, 1, GS_F32);
+  gs_tensor c = gs_view(col, (int64_t[]){3, 1}, 2);
+  gs_tensor e = gs_expand(c, (int64_t[]){2, 3, 4}, 3);
+  assert_geometry(e, (int64_t[]){2, 3, 4}, (int64_t[]){0, 1, 0}, 3, 0);
+  g_assert_cmpfloat(gs_get(e, (int64_t[]){1, 2, 3}), ==, 2);
+  gs_tensor keep = gs_expand(c, (int64_t[]){-1, 5}, 2);
+  assert_geometry(keep, (int64_t[]){3, 5}, (int64_t[]){1, 0}, 2, 0);
+  EXPECT_ERROR(gs_expand(c, (int64_t[]){4, 1}, 2),
+               "expand: cannot expand shape [3, 1] to [4, 1]: dim 0 has size 3, not 1 or 4");
+  EXPECT_ERROR(gs_expand(c, (int64_t[]){3}, 1), "expected at least as many sizes");
+  /* Writing into an expanded tensor would write one element several times. */
+  EXPECT_ERROR(gs_fill_(e, 1.0), "cannot write in place into an expanded tensor");
+
+  gs_tensor sq = gs_squeeze(c, 1);
+  assert_geometry(sq, (int64_t[]){3}, (int64_t[]){1}, 1, 0);
+  gs_tensor same = gs_squeeze(c, 0); /* size 3: unchanged */
+  assert_geometry(same, (int64_t[]){3, 1}, (int64_t[]){1, 1}, 2, 0);
+  gs_tensor un = gs_unsqueeze(col, 0);
+  assert_geometry(un, (int64_t[]){1, 3}, (int64_t[]){3, 1}, 2, 0);
+  gs_tensor un_last = gs_unsqueeze(col, -1);
+  assert_geometry(un_last, (int64_t[]){3, 1}, (int64_t[]){1, 1}, 2, 0);
+  gs_tensor ones = gs_zeros(GS_F32, (int64_t[]){1, 3, 1, 2, 1}, 5);
+  gs_tensor all = gs_squeeze_all(ones);
+  assert_geometry(all, (int64_t[]){3, 2}, (int64_t[]){2, 1}, 2, 0);
+  EXPECT_ERROR(gs_unsqueeze(col, 2), "unsqueeze: expected a dimension in [-2, 1]");
+
+  gs_tensor handles[] = {col, c, e, keep, sq, same, un, un_last, ones, all};
+  for (size_t i = 0; i < G_N_ELEMENTS(handles); i++)
+    gs_dispose(handles[i]);
+}
+
+static void test_flatten_and_contiguous(void) {
+  gs_tensor t = iota234();
+  gs_tensor f = gs_flatten(t, 0, -1);
+  assert_geometry(f, (int64_t[]){24}, (int64_t[]){1}, 1, 0);
+  gs_tensor f12 = gs_flatten(t, 1, 2);
+  assert_geometry(f12, (int64_t[]){2, 12}, (int64_t[]){12, 1}, 2, 0);
+  g_assert_cmpuint(gs_storage_id(f12), ==, gs_storage_id(t));
+  gs_tensor tr = gs_transpose(t, 0, 2);
+  gs_tensor ft = gs_flatten(tr, 0, 1); /* must copy */
+  g_assert_cmpuint(gs_storage_id(ft), !=, gs_storage_id(t));
+  g_assert_cmpfloat(gs_get(ft, (int64_t[]){1, 0}), ==, 4); /* tr[0][1][0] = t[0][1][0] */
+  EXPECT_ERROR(gs_flatten(t, 2, 1), "flatten: start_dim 2 comes after end_dim 1");
+
+  gs_tensor c = gs_contiguous(tr);
+  g_assert_true(gs_is_contiguous(c));
+  g_assert_cmpuint(gs_storage_id(c), !=, gs_storage_id(t));
+  double *vt = test_values(tr), *vc = test_values(c);
+  for (int i = 0; i < 24; i++)
+    g_assert_cmpfloat(vt[i], ==, vc[i]);
+  g_free(vt);
+  g_free(vc);
+  gs_tensor same = gs_contiguous(t); /* already contiguous: a view */
+  g_assert_cmpuint(gs_storage_id(same), ==, gs_storage_id(t));
+
+  gs_tensor handles[] = {t, f, f12, tr, ft, c, same};
+  for (size_t i = 0; i < G_N_ELEMENTS(handles); i++)
+    gs_dispose(handles[i]);
+}
+
+static void test_views_keep_storage_alive(void) {
+  uint64_t live = gs_live_tensor_count();
+  gs_memory_stats s0, s1;
+  gs_memory_get_stats(&s0);
+  gs_tensor t = iota234();
+  gs_tensor v = gs_select(t, 0, 1);
+  gs_dispose(t);
+  g_assert_cmpfloat(gs_get(v, (int64_t[]){2, 3}), ==, 12 + 8 + 3);
+  gs_dispose(v);
+  gs_memory_get_stats(&s1);
+  g_assert_cmpuint(s1.live_storages, ==, s0.live_storages);
+  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
+}
+
+static void test_zero_dim_and_empty(void) {
+  gs_tensor s = gs_scalar(GS_I64, 5);
+  g_assert_cmpint(gs_ndim(s), ==, 0);
+  g_assert_cmpint(gs_numel(s), ==, 1);
+  gs_tensor one = gs_view(s, (int64_t[]){1, 1}, 2);
+  g_assert_cmpfloat(gs_item(one), ==, 5);
+  gs_tensor back = gs_view(one, NULL, 0);
+  g_assert_cmpint(gs_ndim(back), ==, 0);
+  gs_tensor empty = gs_zeros(GS_F32, (int64_t[]){0, 3}, 2);
+  gs_tensor ev = gs_view(empty, (int64_t[]){3, 0, 5}, 3);
+  g_assert_cmpint(gs_numel(ev), ==, 0);
+  EXPECT_ERROR(gs_view(empty, (int64_t[]){-1, 0}, 2), "is invalid for a tensor of shape [0, 3]");
+  gs_tensor handles[] = {s, one, back, empty, ev};
+  for (size_t i = 0; i < G_N_ELEMENTS(handles); i++)
+    gs_dispose(handles[i]);
+}
+
+int main(int argc, char **argv) {
+  test_init(&argc, &argv);
+  g_test_add_func("/views/view-and-reshape", test_view_and_reshape);
+  g_test_add_func("/views/transpose-permute-t", test_transpose_permute_t);
+  g_test_add_func("/views/slice-select-narrow", test_slice_select_narrow);
+  g_test_add_func("/views/expand-squeeze-unsqueeze", test_expand_squeeze_unsqueeze);
+  g_test_add_func("/views/flatten-and-contiguous", test_flatten_and_contiguous);
+  g_test_add_func("/views/views-keep-storage-alive", test_views_keep_storage_alive);
+  g_test_add_func("/views/zero-dim-and-empty", test_zero_dim_and_empty);
+  return g_test_run();
+}
