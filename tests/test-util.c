@@ -1,9 +1,19 @@
 /* test-util.c: shared helpers of the engine tests (see test-util.h). */
+#include <stdarg.h>
+
 #include "test-util.h"
 
 static bool expecting_error;
 static int errors_seen;
 static char last_seen[1024];
+static char context[256];
+
+void test_set_context(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  g_vsnprintf(context, sizeof context, fmt, ap);
+  va_end(ap);
+}
 
 const char *test_layout_name(test_layout layout) {
   static const char *names[] = {"contiguous", "transposed", "sliced", "broadcast"};
@@ -142,7 +152,8 @@ void test_assert_values(gs_tensor t, const int64_t *shape, int ndim, const doubl
     double e = expected[i], g = got[i];
     bool ok = (isnan(e) && isnan(g)) || (e == g) || fabs(g - e) <= atol + rtol * fabs(e);
     if (!ok) {
-      g_printerr("value %lld: got %.17g, expected %.17g\n", (long long)i, g, e);
+      g_printerr("%s%svalue %lld: got %.17g, expected %.17g\n", context, context[0] ? ": " : "",
+                 (long long)i, g, e);
       g_free(got);
       g_assert_not_reached();
     }

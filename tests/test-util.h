@@ -44,6 +44,9 @@ double *test_values(gs_tensor t);
 void test_assert_values(gs_tensor t, const int64_t *shape, int ndim, const double *expected,
                         double atol, double rtol);
 
+/* Names the case being checked (op, dtype, layout); printed when an assertion fails. */
+void test_set_context(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
+
 /* Row-major multi-index of flat index i. */
 void test_unravel(int64_t i, const int64_t *shape, int ndim, int64_t *index);
 /* Flat row-major index of index broadcast into shape (dims of size 1 read index 0). */

@@ -1,0 +1,349 @@
+/* test-elementwise.c: every elementwise op against a plain reference loop, for each dtype it
+ * supports, on contiguous, transposed, sliced and broadcast operands; PyTorch's promotion
+ * rules; and the errors for what is not supported. */
+#include "test-util.h"
+
+enum { F32 = 1 << GS_F32, F64 = 1 << GS_F64, I64 = 1 << GS_I64, BOOL = 1 << GS_BOOL };
+
+/* ---- references --------------------------------------------------------------------- */
+
+static double r_add(double a, double b) { return a + b; }
+static double r_sub(double a, double b) { return a - b; }
+static double r_mul(double a, double b) { return a * b; }
+static double r_div(double a, double b) { return a / b; }
+static double r_pow(double a, double b) { return pow(a, b); }
+static double r_max(double a, double b) { return isnan(a) || a > b ? a : b; }
+static double r_min(double a, double b) { return isnan(a) || a < b ? a : b; }
+static double r_eq(double a, double b) { return a == b; }
+static double r_ne(double a, double b) { return a != b; }
+static double r_lt(double a, double b) { return a < b; }
+static double r_le(double a, double b) { return a <= b; }
+static double r_gt(double a, double b) { return a > b; }
+static double r_ge(double a, double b) { return a >= b; }
+/* bool arithmetic: + is or, * is and. */
+static double r_or(double a, double b) { return (a != 0) || (b != 0); }
+static double r_and(double a, double b) { return (a != 0) && (b != 0); }
+
+typedef struct {
+  const char *name;
+  gs_tensor (*op)(gs_tensor, gs_tensor);
+  gs_tensor (*op_scalar)(gs_tensor, double);
+  double (*ref)(double, double);
+  unsigned dtypes;
+  bool comparison;
+  double a_lo, a_hi, b_lo, b_hi;
+} binary_case;
+
+static const binary_case binary_cases[] = {
+    {"add", gs_add, gs_add_scalar, r_add, F32 | F64 | I64 | BOOL, false, -5, 5, -5, 5},
+    {"sub", gs_sub, gs_sub_scalar, r_sub, F32 | F64 | I64, false, -5, 5, -5, 5},
+    {"mul", gs_mul, gs_mul_scalar, r_mul, F32 | F64 | I64 | BOOL, false, -5, 5, -5, 5},
+    {"div", gs_div, gs_div_scalar, r_div, F32 | F64 | I64, false, -5, 5, 1, 4},
+    {"pow", gs_pow, gs_pow_scalar, r_pow, F32 | F64 | I64, false, 0.5, 3, 0, 3},
+    {"maximum", gs_maximum, gs_maximum_scalar, r_max, F32 | F64 | I64 | BOOL, false, -5, 5, -5, 5},
+    {"minimum", gs_minimum, gs_minimum_scalar, r_min, F32 | F64 | I64 | BOOL, false, -5, 5, -5, 5},
+    {"eq", gs_eq, gs_eq_scalar, r_eq, F32 | F64 | I64 | BOOL, true, -2, 2, -2, 2},
+    {"ne", gs_ne, gs_ne_scalar, r_ne, F32 | F64 | I64 | BOOL, true, -2, 2, -2, 2},
+    {"lt", gs_lt, gs_lt_scalar, r_lt, F32 | F64 | I64 | BOOL, true, -2, 2, -2, 2},
+    {"le", gs_le, gs_le_scalar, r_le, F32 | F64 | I64 | BOOL, true, -2, 2, -2, 2},
+    {"gt", gs_gt, gs_gt_scalar, r_gt, F32 | F64 | I64 | BOOL, true, -2, 2, -2, 2},
+    {"ge", gs_ge, gs_ge_scalar, r_ge, F32 | F64 | I64 | BOOL, true, -2, 2, -2, 2},
+};
+
+static double reference(const binary_case *c, gs_dtype dtype, double a, double b) {
+  if (dtype == GS_BOOL && c->ref == r_add)
+    return r_or(a, b);
+  if (dtype == GS_BOOL && (c->ref == r_mul || c->ref == r_min))
+    return r_and(a, b);
+  if (dtype == GS_BOOL && c->ref == r_max)
+    return r_or(a, b);
+  double r = c->ref(a, b);
+  if (dtype == GS_F32 && !c->comparison)
+    r = (float)r;
+  return r;
+}
+
+static double tolerance(gs_dtype result) { return result == GS_F32 ? 2e-6 : result == GS_F64 ? 1e-14 : 0; }
+
+/* a [3, 4, 5] op b for b of shape [4, 5] and [3, 1, 5]: plain and broadcast operands. */
+static void check_binary_case(const binary_case *c, gs_dtype dtype, test_layout la,
+                              test_layout lb, const int64_t *b_shape, int b_ndim, gs_rng *rng) {
+  int64_t a_shape[3] = {3, 4, 5};
+  test_set_context("%s %s, a %s, b %s of %d dims", c->name, gs_dtype_name(dtype),
+                   test_layout_name(la), test_layout_name(lb), b_ndim);
+  gs_tensor a = test_make(dtype, a_shape, 3, la, c->a_lo, c->a_hi, rng);
+  gs_tensor b = test_make(dtype, b_shape, b_ndim, lb, c->b_lo, c->b_hi, rng);
+  double *va = test_values(a), *vb = test_values(b);
+  double expected[60];
+  for (int64_t i = 0; i < 60; i++) {
+    int64_t idx[3];
+    test_unravel(i, a_shape, 3, idx);
+    expected[i] = reference(c, dtype, va[i], vb[test_ravel_broadcast(idx, 3, b_shape, b_ndim)]);
+  }
+  gs_tensor r = c->op(a, b);
+  gs_dtype want = c->comparison ? GS_BOOL
+                  : (c->ref == r_div && !gs_dtype_is_floating(dtype)) ? GS_F32
+                                                                      : dtype;
+  if (gs_dtype_of(r) != want)
+    g_error("%s on %s: result dtype %s, expected %s", c->name, gs_dtype_name(dtype),
+            gs_dtype_name(gs_dtype_of(r)), gs_dtype_name(want));
+  test_assert_values(r, a_shape, 3, expected, tolerance(want), tolerance(want));
+  /* Operands are never changed. */
+  double *va2 = test_values(a);
+  g_assert_cmpmem(va, 60 * sizeof(double), va2, 60 * sizeof(double));
+  g_free(va), g_free(va2), g_free(vb);
+  gs_dispose(r), gs_dispose(a), gs_dispose(b);
+}
+
+static void test_binary_ops(void) {
+  gs_rng rng;
+  gs_rng_seed(&rng, 11);
+  uint64_t live = gs_live_tensor_count();
+  const int64_t shape_plain[2] = {4, 5}, shape_bcast[3] = {3, 1, 5};
+  for (size_t k = 0; k < G_N_ELEMENTS(binary_cases); k++) {
+    const binary_case *c = &binary_cases[k];
+    for (int d = 0; d < GS_DTYPE_COUNT; d++) {
+      if (!(c->dtypes & (1u << d)))
+        continue;
+      for (int la = 0; la < LAYOUT_COUNT; la++) {
+        for (int lb = 0; lb < LAYOUT_COUNT; lb++) {
+          check_binary_case(c, (gs_dtype)d, la, lb, shape_plain, 2, &rng);
+          check_binary_case(c, (gs_dtype)d, la, lb, shape_bcast, 3, &rng);
+        }
+      }
+    }
+  }
+  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
+}
+
+static void test_scalar_forms(void) {
+  gs_rng rng;
+  gs_rng_seed(&rng, 12);
+  int64_t shape[2] = {6, 7};
+  for (size_t k = 0; k < G_N_ELEMENTS(binary_cases); k++) {
+    const binary_case *c = &binary_cases[k];
+    for (int d = GS_F32; d <= GS_F64; d++) {
+      for (int l = 0; l < LAYOUT_COUNT; l++) {
+        gs_tensor a = test_make((gs_dtype)d, shape, 2, l, c->a_lo, c->a_hi, &rng);
+        double s = c->comparison ? 0.0 : 1.5;
+        gs_tensor r = c->op_scalar(a, s);
+        double *va = test_values(a);
+        double expected[42];
+        for (int i = 0; i < 42; i++)
+          expected[i] = reference(c, (gs_dtype)d, va[i], s);
+        test_assert_values(r, shape, 2, expected, tolerance((gs_dtype)d), tolerance((gs_dtype)d));
+        g_free(va);
+        gs_dispose(r), gs_dispose(a);
+      }
+    }
+  }
+  /* s - a */
+  gs_tensor a = gs_arange(0, 3, 1, GS_F32);
+  gs_tensor r = gs_rsub_scalar(a, 10);
+  double expected[3] = {10, 9, 8};
+  test_assert_values(r, (int64_t[]){3}, 1, expected, 0, 0);
+  gs_dispose(r), gs_dispose(a);
+}
+
+/* ---- promotion ---------------------------------------------------------------------- */
+
+static gs_dtype result_dtype(gs_tensor (*op)(gs_tensor, gs_tensor), gs_dtype a, int a_ndim,
+                             gs_dtype b, int b_ndim) {
+  int64_t shape[1] = {2};
+  gs_tensor ta = gs_ones(a, shape, a_ndim), tb = gs_ones(b, shape, b_ndim);
+  gs_tensor r = op(ta, tb);
+  gs_dtype d = gs_dtype_of(r);
+  gs_dispose(r), gs_dispose(ta), gs_dispose(tb);
+  return d;
+}
+
+static gs_dtype scalar_result_dtype(gs_tensor (*op)(gs_tensor, double), gs_dtype a) {
+  gs_tensor t = gs_ones(a, (int64_t[]){2}, 1);
+  gs_tensor r = op(t, 2.0);
+  gs_dtype d = gs_dtype_of(r);
+  gs_dispose(r), gs_dispose(t);
+  return d;
+}
+
+static void test_type_promotion(void) {
+  /* Dimensioned operands: the larger type. */
+  g_assert_cmpint(result_dtype(gs_add, GS_F32, 1, GS_F64, 1), ==, GS_F64);
+  g_assert_cmpint(result_dtype(gs_add, GS_I64, 1, GS_F32, 1), ==, GS_F32);
+  g_assert_cmpint(result_dtype(gs_add, GS_BOOL, 1, GS_I64, 1), ==, GS_I64);
+  /* A 0-dim operand of the same category does not widen: f32[2] + f64 scalar tensor = f32. */
+  g_assert_cmpint(result_dtype(gs_add, GS_F32, 1, GS_F64, 0), ==, GS_F32);
+  g_assert_cmpint(result_dtype(gs_mul, GS_F64, 0, GS_F32, 1), ==, GS_F32);
+  /* ... but one of a higher category does: i64[2] + f64 scalar tensor = f64. */
+  g_assert_cmpint(result_dtype(gs_add, GS_I64, 1, GS_F64, 0), ==, GS_F64);
+  /* Two 0-dim operands promote normally. */
+  g_assert_cmpint(result_dtype(gs_add, GS_F32, 0, GS_F64, 0), ==, GS_F64);
+  /* True division of integers. */
+  g_assert_cmpint(result_dtype(gs_div, GS_I64, 1, GS_I64, 1), ==, GS_F32);
+  g_assert_cmpint(result_dtype(gs_lt, GS_I64, 1, GS_F64, 1), ==, GS_BOOL);
+  /* A double scalar is a floating operand of the default dtype. */
+  g_assert_cmpint(scalar_result_dtype(gs_add_scalar, GS_F64), ==, GS_F64);
+  g_assert_cmpint(scalar_result_dtype(gs_add_scalar, GS_F32), ==, GS_F32);
+  g_assert_cmpint(scalar_result_dtype(gs_add_scalar, GS_I64), ==, GS_F32);
+  g_assert_cmpint(scalar_result_dtype(gs_mul_scalar, GS_BOOL), ==, GS_F32);
+  g_assert_cmpint(gs_promote_types(GS_BOOL, GS_F32), ==, GS_F32);
+
+  /* Mixed dtypes compute in the promoted type: 1/3 in f64, not f32. */
+  gs_tensor a = gs_full(GS_F64, (int64_t[]){1}, 1, 1.0), b = gs_full(GS_F32, (int64_t[]){1}, 1, 3.0);
+  gs_tensor r = gs_div(a, b);
+  g_assert_cmpfloat(gs_item(r), ==, 1.0 / 3.0);
+  gs_dispose(a), gs_dispose(b), gs_dispose(r);
+}
+
+/* ---- unary -------------------------------------------------------------------------- */
+
+static double r_neg(double x) { return -x; }
+static double r_abs(double x) { return fabs(x); }
+static double r_rsqrt(double x) { return 1 / sqrt(x); }
+static double r_sigmoid(double x) { return 1 / (1 + exp(-x)); }
+static double r_relu(double x) { return x > 0 ? x : 0; }
+static double r_leaky(double x) { return x > 0 ? x : 0.1 * x; }
+static double r_gelu(double x) { return 0.5 * x * (1 + erf(x / sqrt(2))); }
+static double r_clamp(double x) { return x < -0.5 ? -0.5 : x > 0.7 ? 0.7 : x; }
+static gs_tensor op_leaky(gs_tensor t) { return gs_leaky_relu(t, 0.1); }
+static gs_tensor op_clamp(gs_tensor t) { return gs_clamp(t, -0.5, 0.7); }
+
+typedef struct {
+  const char *name;
+  gs_tensor (*op)(gs_tensor);
+  double (*ref)(double);
+  bool keeps_integers;
+  double lo, hi;
+} unary_case;
+
+static const unary_case unary_cases[] = {
+    {"neg", gs_neg, r_neg, true, -3, 3},         {"abs", gs_abs, r_abs, true, -3, 3},
+    {"exp", gs_exp, exp, false, -3, 3},          {"log", gs_log, log, false, 0.1, 5},
+    {"sqrt", gs_sqrt, sqrt, false, 0, 5},        {"rsqrt", gs_rsqrt, r_rsqrt, false, 0.1, 5},
+    {"tanh", gs_tanh, tanh, false, -3, 3},       {"sigmoid", gs_sigmoid, r_sigmoid, false, -8, 8},
+    {"relu", gs_relu, r_relu, true, -3, 3},      {"leaky_relu", op_leaky, r_leaky, false, -3, 3},
+    {"gelu", gs_gelu, r_gelu, false, -4, 4},     {"clamp", op_clamp, r_clamp, true, -2, 2},
+};
+
+static void test_unary_ops(void) {
+  gs_rng rng;
+  gs_rng_seed(&rng, 13);
+  uint64_t live = gs_live_tensor_count();
+  int64_t shape[3] = {2, 3, 4};
+  for (size_t k = 0; k < G_N_ELEMENTS(unary_cases); k++) {
+    const unary_case *c = &unary_cases[k];
+    for (int d = GS_F32; d <= GS_I64; d++) {
+      if (d == GS_I64 && c->ref == r_leaky)
+        continue; /* leaky_relu is floating-only, checked below */
+      for (int l = 0; l < LAYOUT_COUNT; l++) {
+        test_set_context("%s %s %s", c->name, gs_dtype_name((gs_dtype)d), test_layout_name(l));
+        gs_tensor t = test_make((gs_dtype)d, shape, 3, l, c->lo, c->hi, &rng);
+        gs_tensor r = c->op(t);
+        gs_dtype want = d != GS_I64 || c->keeps_integers ? (gs_dtype)d : GS_F32;
+        g_assert_cmpint(gs_dtype_of(r), ==, want);
+        double *v = test_values(t), expected[24];
+        for (int i = 0; i < 24; i++) {
+          expected[i] = c->ref(v[i]);
+          if (want == GS_F32)
+            expected[i] = (float)c->ref((float)v[i]);
+          if (want == GS_I64 && c->ref == r_clamp)
+            expected[i] = v[i] < 0 ? 0 : v[i] > 0 ? 0 : v[i]; /* bounds round inward to [0, 0] */
+        }
+        double tol = want == GS_F32 ? 3e-6 : want == GS_F64 ? 1e-14 : 0;
+        test_assert_values(r, shape, 3, expected, tol, tol);
+        g_free(v);
+        gs_dispose(r), gs_dispose(t);
+      }
+    }
+  }
+  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
+
+  /* NaN stays NaN through relu, clamp and maximum, as in PyTorch. */
+  double special[3] = {NAN, INFINITY, -INFINITY};
+  gs_tensor s = gs_from_data(GS_F64, (int64_t[]){3}, 1, special);
+  gs_tensor relu = gs_relu(s), cl = gs_clamp(s, -1, 1), sg = gs_sigmoid(s);
+  double e_relu[3] = {NAN, INFINITY, 0}, e_cl[3] = {NAN, 1, -1}, e_sg[3] = {NAN, 1, 0};
+  test_assert_values(relu, (int64_t[]){3}, 1, e_relu, 0, 0);
+  test_assert_values(cl, (int64_t[]){3}, 1, e_cl, 0, 0);
+  test_assert_values(sg, (int64_t[]){3}, 1, e_sg, 0, 0);
+  gs_dispose(s), gs_dispose(relu), gs_dispose(cl), gs_dispose(sg);
+}
+
+static void test_where(void) {
+  gs_rng rng;
+  gs_rng_seed(&rng, 14);
+  for (int l = 0; l < LAYOUT_COUNT; l++) {
+    gs_tensor cond = test_make(GS_BOOL, (int64_t[]){3, 4}, 2, l, 0, 1, &rng);
+    gs_tensor a = test_make(GS_F32, (int64_t[]){4}, 1, LAYOUT_CONTIGUOUS, -5, 5, &rng);
+    gs_tensor b = test_make(GS_F64, (int64_t[]){3, 1}, 2, LAYOUT_CONTIGUOUS, -5, 5, &rng);
+    gs_tensor r = gs_where(cond, a, b);
+    g_assert_cmpint(gs_dtype_of(r), ==, GS_F64);
+    double *vc = test_values(cond), *va = test_values(a), *vb = test_values(b), expected[12];
+    for (int i = 0; i < 12; i++)
+      expected[i] = vc[i] != 0 ? (double)(float)va[i % 4] : vb[i / 4];
+    test_assert_values(r, (int64_t[]){3, 4}, 2, expected, 0, 0);
+    g_free(vc), g_free(va), g_free(vb);
+    gs_dispose(cond), gs_dispose(a), gs_dispose(b), gs_dispose(r);
+  }
+  gs_tensor f = gs_ones(GS_F32, (int64_t[]){2}, 1);
+  EXPECT_ERROR(gs_where(f, f, f), "where: expected a bool condition, got f32");
+  gs_tensor c3 = gs_ones(GS_BOOL, (int64_t[]){3}, 1);
+  EXPECT_ERROR(gs_where(c3, f, f), "where: shapes [3] and [2] cannot be broadcast together");
+  gs_dispose(f), gs_dispose(c3);
+}
+
+static void test_errors(void) {
+  gs_tensor b = gs_ones(GS_BOOL, (int64_t[]){2}, 1);
+  gs_tensor i = gs_full(GS_I64, (int64_t[]){2}, 1, 2);
+  gs_tensor neg = gs_full(GS_I64, (int64_t[]){2}, 1, -1);
+  EXPECT_ERROR(gs_sub(b, b), "sub: bool tensors are not supported");
+  EXPECT_ERROR(gs_neg(b), "neg: bool tensors are not supported");
+  EXPECT_ERROR(gs_pow(i, neg), "pow: integers to negative integer powers are not allowed (exponent -1)");
+  gs_tensor a = gs_zeros(GS_F32, (int64_t[]){2, 3}, 2), c = gs_zeros(GS_F32, (int64_t[]){4, 3}, 2);
+  EXPECT_ERROR(gs_mul(a, c), "mul: shapes [2, 3] and [4, 3] cannot be broadcast together (dim 0: 2 vs 4)");
+  /* i64 pow with non-negative exponents is exact. */
+  gs_tensor p = gs_pow(i, i);
+  g_assert_cmpfloat(gs_get(p, (int64_t[]){0}), ==, 4);
+  gs_dispose(b), gs_dispose(i), gs_dispose(neg), gs_dispose(a), gs_dispose(c), gs_dispose(p);
+}
+
+static void test_empty_and_zero_dim(void) {
+  gs_tensor e = gs_zeros(GS_F32, (int64_t[]){0, 3}, 2), row = gs_ones(GS_F32, (int64_t[]){3}, 1);
+  gs_tensor r = gs_add(e, row);
+  g_assert_cmpint(gs_size(r, 0), ==, 0);
+  g_assert_cmpint(gs_size(r, 1), ==, 3);
+  gs_tensor s1 = gs_scalar(GS_F64, 2), s2 = gs_scalar(GS_F64, 5);
+  gs_tensor s = gs_mul(s1, s2);
+  g_assert_cmpint(gs_ndim(s), ==, 0);
+  g_assert_cmpfloat(gs_item(s), ==, 10);
+  gs_dispose(e), gs_dispose(row), gs_dispose(r), gs_dispose(s1), gs_dispose(s2), gs_dispose(s);
+}
+
+/* Larger than any inner-loop unrolling, on a transposed output order, to cover long runs. */
+static void test_large_transposed_add(void) {
+  gs_rng rng;
+  gs_rng_seed(&rng, 15);
+  int64_t shape[2] = {300, 257};
+  gs_tensor a = test_make(GS_F32, shape, 2, LAYOUT_TRANSPOSED, -1, 1, &rng);
+  gs_tensor b = test_make(GS_F32, shape, 2, LAYOUT_SLICED, -1, 1, &rng);
+  gs_tensor r = gs_add(a, b);
+  double *va = test_values(a), *vb = test_values(b);
+  double *expected = g_new(double, 300 * 257);
+  for (int i = 0; i < 300 * 257; i++)
+    expected[i] = (float)(va[i] + vb[i]);
+  test_assert_values(r, shape, 2, expected, 0, 0);
+  g_free(va), g_free(vb), g_free(expected);
+  gs_dispose(a), gs_dispose(b), gs_dispose(r);
+}
+
+int main(int argc, char **argv) {
+  test_init(&argc, &argv);
+  g_test_add_func("/elementwise/binary-ops", test_binary_ops);
+  g_test_add_func("/elementwise/scalar-forms", test_scalar_forms);
+  g_test_add_func("/elementwise/type-promotion", test_type_promotion);
+  g_test_add_func("/elementwise/unary-ops", test_unary_ops);
+  g_test_add_func("/elementwise/where", test_where);
+  g_test_add_func("/elementwise/errors", test_errors);
+  g_test_add_func("/elementwise/empty-and-zero-dim", test_empty_and_zero_dim);
+  g_test_add_func("/elementwise/large-transposed-add", test_large_transposed_add);
+  return g_test_run();
+}
