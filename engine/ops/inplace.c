@@ -41,8 +41,8 @@ static bool prepare_operand(const gs__tensor *t, const gs__tensor *src, gs__tens
   }
   if (!allow_any_dtype && category(src->dtype) > category(t->dtype)) {
     gs__error(GS_ERR_DTYPE, fn,
-              "result type %s cannot be written into a %s tensor in place (it would lose the "
-              "%s)",
+              "result type %s cannot be written in place into a tensor of dtype %s (it would "
+              "lose the %s)",
               gs_dtype_name(src->dtype), gs_dtype_name(t->dtype),
               category(src->dtype) == 2 ? "fraction" : "integer values");
     return false;
@@ -68,7 +68,7 @@ static void inplace_binary(gs__binop op, gs_tensor ht, gs_tensor hb, const char 
     return;
   if (!gs__binary_loop(op, t->dtype) || (op == GS__DIV && !gs_dtype_is_floating(t->dtype))) {
     gs__error(GS_ERR_DTYPE, fn,
-              "cannot %s in place into a %s tensor%s", gs__binop_name(op),
+              "cannot %s in place into a tensor of dtype %s%s", gs__binop_name(op),
               gs_dtype_name(t->dtype),
               op == GS__DIV ? " (true division gives a floating result)" : "");
     return;
@@ -90,13 +90,14 @@ static void inplace_binary_scalar(gs__binop op, gs_tensor ht, double s, const ch
     return;
   if (!gs_dtype_is_floating(t->dtype) && s != floor(s)) {
     gs__error(GS_ERR_DTYPE, fn,
-              "result type f32 cannot be written into a %s tensor in place (scalar %g has a "
-              "fraction)",
+              "result type f32 cannot be written in place into a tensor of dtype %s (scalar "
+              "%g has a fraction)",
               gs_dtype_name(t->dtype), s);
     return;
   }
   if (!gs__binary_loop(op, t->dtype)) {
-    gs__error(GS_ERR_DTYPE, fn, "cannot %s in place into a %s tensor", gs__binop_name(op),
+    gs__error(GS_ERR_DTYPE, fn, "cannot %s in place into a tensor of dtype %s",
+              gs__binop_name(op),
               gs_dtype_name(t->dtype));
     return;
   }
