@@ -6,7 +6,6 @@
  * bytes up to 4 KiB, then four classes per power of two (at most 25% rounding waste).
  * Each block starts with its gs__buffer header; data follows 64-byte aligned.
  */
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,7 +23,7 @@ typedef struct free_block {
   struct free_block *next;
 } free_block;
 
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static gs__spinlock lock = GS__SPINLOCK_INIT;
 static free_block *free_lists[CLASS_COUNT];
 static uint64_t cached_bytes;
 static uint64_t cache_limit = 1ull << 30;
@@ -80,7 +79,7 @@ gs__buffer *gs__alloc_buffer(uint64_t nbytes) {
   char *block = NULL;
 
   /* One critical section on the hot (cache hit) path: pop and count together. */
-  pthread_mutex_lock(&lock);
+  gs__spin_lock(&lock);
   if (free_lists[c]) {
     block = (char *)free_lists[c];
     free_lists[c] = free_lists[c]->next;
@@ -88,17 +87,17 @@ gs__buffer *gs__alloc_buffer(uint64_t nbytes) {
     stats.cache_hits++;
     count_allocation_locked(nbytes, class_bytes);
   }
-  pthread_mutex_unlock(&lock);
+  gs__spin_unlock(&lock);
 
   if (!block) {
     block = aligned_alloc(64, HEADER_BYTES + class_bytes);
     if (!block)
       return NULL;
-    pthread_mutex_lock(&lock);
+    gs__spin_lock(&lock);
     stats.system_allocations++;
     stats.bytes_reserved += class_bytes + HEADER_BYTES;
     count_allocation_locked(nbytes, class_bytes);
-    pthread_mutex_unlock(&lock);
+    gs__spin_unlock(&lock);
   }
 
   gs__buffer *b = (gs__buffer *)block;
@@ -117,7 +116,7 @@ void gs__free_buffer(gs__buffer *b) {
   uint64_t requested = b->nbytes;
   bool keep;
 
-  pthread_mutex_lock(&lock);
+  gs__spin_lock(&lock);
   read_cache_limit_locked();
   stats.live_storages--;
   stats.bytes_in_use -= class_bytes;
@@ -131,33 +130,33 @@ void gs__free_buffer(gs__buffer *b) {
   } else {
     stats.bytes_reserved -= class_bytes + HEADER_BYTES;
   }
-  pthread_mutex_unlock(&lock);
+  gs__spin_unlock(&lock);
   if (!keep)
     free(b);
 }
 
 void gs__count_external_storage(int delta) {
-  pthread_mutex_lock(&lock);
+  gs__spin_lock(&lock);
   stats.live_storages = (uint64_t)((int64_t)stats.live_storages + delta);
-  pthread_mutex_unlock(&lock);
+  gs__spin_unlock(&lock);
 }
 
 void gs_memory_get_stats(gs_memory_stats *out) {
   if (!out)
     return;
-  pthread_mutex_lock(&lock);
+  gs__spin_lock(&lock);
   *out = stats;
-  pthread_mutex_unlock(&lock);
+  gs__spin_unlock(&lock);
 }
 
 void gs_memory_empty_cache(void) {
-  pthread_mutex_lock(&lock);
+  gs__spin_lock(&lock);
   free_block *lists[CLASS_COUNT];
   memcpy(lists, free_lists, sizeof lists);
   memset(free_lists, 0, sizeof free_lists);
   stats.bytes_reserved -= cached_bytes;
   cached_bytes = 0;
-  pthread_mutex_unlock(&lock);
+  gs__spin_unlock(&lock);
   for (unsigned c = 0; c < CLASS_COUNT; c++) {
     while (lists[c]) {
       free_block *next = lists[c]->next;
@@ -168,16 +167,16 @@ void gs_memory_empty_cache(void) {
 }
 
 void gs_memory_reset_peak(void) {
-  pthread_mutex_lock(&lock);
+  gs__spin_lock(&lock);
   stats.peak_bytes_in_use = stats.bytes_in_use;
-  pthread_mutex_unlock(&lock);
+  gs__spin_unlock(&lock);
 }
 
 void gs_memory_set_cache_limit(uint64_t bytes) {
-  pthread_mutex_lock(&lock);
+  gs__spin_lock(&lock);
   cache_limit_read = true;
   cache_limit = bytes;
-  pthread_mutex_unlock(&lock);
+  gs__spin_unlock(&lock);
   if (bytes == 0)
     gs_memory_empty_cache();
 }

@@ -18,6 +18,28 @@
 
 #include "gradscope/gradscope.h"
 
+/* Bytes per element, for valid dtypes only (hot paths: no range check). */
+static inline size_t gs__elsize(gs_dtype dtype) {
+  static const size_t sizes[GS_DTYPE_COUNT] = {4, 8, 8, 1};
+  return sizes[dtype];
+}
+
+/* A lock for critical sections of a few instructions with no system calls inside (the slot
+ * free list, the allocator's free lists): cheaper than a mutex when uncontended, which is
+ * nearly always. Under contention it yields rather than burning the other core. */
+typedef struct gs__spinlock {
+  atomic_flag flag;
+} gs__spinlock;
+#define GS__SPINLOCK_INIT {ATOMIC_FLAG_INIT}
+void gs__spin_wait(gs__spinlock *lock);
+static inline void gs__spin_lock(gs__spinlock *lock) {
+  if (atomic_flag_test_and_set_explicit(&lock->flag, memory_order_acquire))
+    gs__spin_wait(lock);
+}
+static inline void gs__spin_unlock(gs__spinlock *lock) {
+  atomic_flag_clear_explicit(&lock->flag, memory_order_release);
+}
+
 /* ---- errors (error.c) ---------------------------------------------------------------- */
 
 /* Formats the message, stores it as this thread's last error and calls the handler.
@@ -92,9 +114,42 @@ typedef struct gs__tensor {
   uint64_t created_event;
 } gs__tensor;
 
+/* The slot table (handles.c): fixed pages that never move, so lookups take no lock. */
+#define GS__SLOTS_PER_PAGE 1024u
+#define GS__MAX_PAGES 65536u /* 64 Mi live tensors */
+
+typedef struct gs__slot {
+  /* The generation the slot's current or next tenant has. */
+  atomic_uint_fast32_t generation;
+  atomic_bool live;
+  uint32_t next_free;
+  /* Who disposed the previous tenant, and when: names the culprit in stale-handle errors.
+   * A static or interned string: never freed. */
+  const char *disposed_by;
+  uint64_t disposed_event;
+  gs__tensor tensor;
+} gs__slot;
+
+extern _Atomic(gs__slot *) gs__slot_pages[GS__MAX_PAGES];
+extern atomic_uint_fast32_t gs__slot_count;
+
+/* Reports why h does not name a live tensor (stale, forged or empty); returns NULL. */
+gs__tensor *gs__lookup_failed(gs_tensor h, const char *fn);
+
 /* The tensor a handle names, or NULL after reporting a stale or forged handle as an error
- * of operation fn. */
-gs__tensor *gs__lookup(gs_tensor h, const char *fn);
+ * of operation fn. Inline: every public call starts here. */
+static inline gs__tensor *gs__lookup(gs_tensor h, const char *fn) {
+  uint32_t index = (uint32_t)(h.id & 0xffffffffu);
+  if (h.id != 0 && index < atomic_load_explicit(&gs__slot_count, memory_order_acquire)) {
+    gs__slot *page =
+        atomic_load_explicit(&gs__slot_pages[index / GS__SLOTS_PER_PAGE], memory_order_acquire);
+    gs__slot *s = &page[index % GS__SLOTS_PER_PAGE];
+    if (atomic_load_explicit(&s->generation, memory_order_acquire) == (h.id >> 32) &&
+        atomic_load_explicit(&s->live, memory_order_acquire))
+      return &s->tensor;
+  }
+  return gs__lookup_failed(h, fn);
+}
 
 /* Registers a tensor in a free slot; takes over t's storage reference. On success returns the
  * handle; on failure (table full) releases the storage and returns GS_NO_TENSOR. */
@@ -115,7 +170,7 @@ gs_tensor gs__make_view(const gs__tensor *base, const int64_t *shape, const int6
 void gs__tensor_release(gs__tensor *t);
 
 static inline char *gs__tensor_data(const gs__tensor *t) {
-  return (char *)t->storage->buffer->data + t->offset * (int64_t)gs_dtype_size(t->dtype);
+  return (char *)t->storage->buffer->data + t->offset * (int64_t)gs__elsize(t->dtype);
 }
 
 /* Row-major strides for shape. */

@@ -6,32 +6,24 @@
  * A slot whose 32-bit generation is exhausted is retired rather than wrapped: an old handle can
  * then never alias a new tensor, however long a training loop runs.
  */
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core-impl.h"
 
-#define SLOTS_PER_PAGE 1024u
-#define MAX_PAGES 65536u /* 64 Mi live tensors */
+#define SLOTS_PER_PAGE GS__SLOTS_PER_PAGE
+#define MAX_PAGES GS__MAX_PAGES
 #define NO_SLOT UINT32_MAX
 
-typedef struct slot {
-  /* The generation the slot's current or next tenant has. */
-  atomic_uint_fast32_t generation;
-  atomic_bool live;
-  uint32_t next_free;
-  /* Who disposed the previous tenant, and when: names the culprit in stale-handle errors. */
-  uint64_t disposed_event;
-  char disposed_by[48];
-  gs__tensor tensor;
-} slot;
+typedef gs__slot slot;
 
-static _Atomic(slot *) pages[MAX_PAGES];
-static atomic_uint_fast32_t slot_count; /* slots ever handed out (pages are filled in order) */
+_Atomic(gs__slot *) gs__slot_pages[GS__MAX_PAGES];
+#define pages gs__slot_pages
+atomic_uint_fast32_t gs__slot_count; /* slots ever handed out (pages filled in order) */
+#define slot_count gs__slot_count
 static uint32_t free_head = NO_SLOT;
-static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
+static gs__spinlock table_lock = GS__SPINLOCK_INIT;
 static atomic_uint_fast64_t live_count;
 static atomic_uint_fast64_t event_counter;
 
@@ -81,20 +73,11 @@ static void report_stale(gs_tensor h, const char *fn) {
               index, gen, (unsigned long long)s->disposed_event);
 }
 
-gs__tensor *gs__lookup(gs_tensor h, const char *fn) {
-  uint32_t index = (uint32_t)(h.id & 0xffffffffu);
-  uint32_t gen = (uint32_t)(h.id >> 32);
-  if (h.id == 0) {
+gs__tensor *gs__lookup_failed(gs_tensor h, const char *fn) {
+  if (h.id == 0)
     gs__error(GS_ERR_STALE_HANDLE, fn, "expected a tensor, got the empty handle");
-    return NULL;
-  }
-  if (index < atomic_load_explicit(&slot_count, memory_order_acquire)) {
-    slot *s = slot_at(index);
-    if (s && atomic_load_explicit(&s->generation, memory_order_acquire) == gen &&
-        atomic_load_explicit(&s->live, memory_order_acquire))
-      return &s->tensor;
-  }
-  report_stale(h, fn);
+  else
+    report_stale(h, fn);
   return NULL;
 }
 
@@ -108,20 +91,20 @@ bool gs_is_alive(gs_tensor h) {
 
 /* Takes a free slot (or a new one) under the table lock; NO_SLOT when the table is full. */
 static uint32_t take_slot(void) {
-  pthread_mutex_lock(&table_lock);
+  gs__spin_lock(&table_lock);
   uint32_t index = free_head;
   if (index != NO_SLOT) {
     free_head = slot_of(index)->next_free;
   } else {
     uint32_t count = (uint32_t)atomic_load(&slot_count);
     if (count >= SLOTS_PER_PAGE * MAX_PAGES) {
-      pthread_mutex_unlock(&table_lock);
+      gs__spin_unlock(&table_lock);
       return NO_SLOT;
     }
     if (count % SLOTS_PER_PAGE == 0) {
       slot *page = calloc(SLOTS_PER_PAGE, sizeof(slot));
       if (!page) {
-        pthread_mutex_unlock(&table_lock);
+        gs__spin_unlock(&table_lock);
         return NO_SLOT;
       }
       for (uint32_t i = 0; i < SLOTS_PER_PAGE; i++)
@@ -131,7 +114,7 @@ static uint32_t take_slot(void) {
     index = count;
     atomic_store_explicit(&slot_count, count + 1, memory_order_release);
   }
-  pthread_mutex_unlock(&table_lock);
+  gs__spin_unlock(&table_lock);
   return index;
 }
 
@@ -158,17 +141,17 @@ gs_tensor gs__register(const gs__tensor *t, const char *fn) {
  * the slot to the free list (unless its generations are used up). */
 static void release_slot(uint32_t index, slot *s, const char *disposed_by) {
   s->disposed_event = gs__next_event();
-  snprintf(s->disposed_by, sizeof s->disposed_by, "%s", disposed_by);
+  s->disposed_by = disposed_by;
   atomic_store_explicit(&s->live, false, memory_order_release);
   uint32_t gen = (uint32_t)atomic_load_explicit(&s->generation, memory_order_relaxed);
   atomic_fetch_sub_explicit(&live_count, 1, memory_order_relaxed);
   if (gen == UINT32_MAX)
     return; /* retired: never handed out again */
   atomic_store_explicit(&s->generation, gen + 1, memory_order_release);
-  pthread_mutex_lock(&table_lock);
+  gs__spin_lock(&table_lock);
   s->next_free = free_head;
   free_head = index;
-  pthread_mutex_unlock(&table_lock);
+  gs__spin_unlock(&table_lock);
 }
 
 void gs_dispose(gs_tensor h) {

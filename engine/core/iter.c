@@ -44,6 +44,23 @@ bool gs__broadcast_strides(const gs__tensor *t, const int64_t *shape, int ndim,
   return true;
 }
 
+/* The step of an operand that is either dense row-major over shape (its element size) or a
+ * single broadcast value (0); false for any other layout. */
+static bool flat_step(const int64_t *strides, const int64_t *shape, int ndim, size_t elem_size,
+                      int64_t *step) {
+  bool dense = true, single = true;
+  int64_t expected = 1;
+  for (int d = ndim - 1; d >= 0; d--) {
+    if (shape[d] == 1)
+      continue;
+    dense = dense && strides[d] == expected;
+    single = single && strides[d] == 0;
+    expected *= shape[d];
+  }
+  *step = dense ? (int64_t)elem_size : 0;
+  return dense || single;
+}
+
 void gs__iter_run(int nops, char *const *data, const int64_t (*strides)[GS_MAX_DIMS],
                   const size_t *elem_sizes, const int64_t *shape, int ndim, gs__loop_fn fn,
                   void *ctx) {
@@ -52,9 +69,25 @@ void gs__iter_run(int nops, char *const *data, const int64_t (*strides)[GS_MAX_D
   int perm[GS_MAX_DIMS];
   int n = 0;
 
+  int64_t numel = 1;
   for (int d = 0; d < ndim; d++)
-    if (shape[d] == 0)
-      return; /* nothing to visit */
+    numel *= shape[d];
+  if (numel == 0)
+    return; /* nothing to visit */
+
+  /* Fast path, the common case: each operand either walks all elements row-major or is one
+   * broadcast value, so a single inner-loop call covers everything. Keeps small ops cheap. */
+  {
+    char *ptr[GS__MAX_OPERANDS];
+    int64_t step[GS__MAX_OPERANDS];
+    int k = 0;
+    for (; k < nops && flat_step(strides[k], shape, ndim, elem_sizes[k], &step[k]); k++)
+      ptr[k] = data[k];
+    if (k == nops) {
+      fn(ptr, step, numel, ctx);
+      return;
+    }
+  }
 
   /* Drop size-1 dims: their strides never matter. */
   int kept[GS_MAX_DIMS];
@@ -194,7 +227,7 @@ void gs__copy_into(gs__tensor *dst, const gs__tensor *src) {
   memcpy(strides[0], dst->strides, sizeof strides[0]);
   gs__broadcast_strides(src, dst->shape, dst->ndim, strides[1]);
   char *data[2] = {gs__tensor_data(dst), gs__tensor_data(src)};
-  size_t sizes[2] = {gs_dtype_size(dst->dtype), gs_dtype_size(src->dtype)};
+  size_t sizes[2] = {gs__elsize(dst->dtype), gs__elsize(src->dtype)};
   gs__iter_run(2, data, (const int64_t(*)[GS_MAX_DIMS])strides, sizes, dst->shape, dst->ndim,
                copy_loops[dst->dtype][src->dtype], NULL);
 }
@@ -216,7 +249,7 @@ const gs__tensor *gs__scalar_box_init(gs__scalar_box *box, gs_dtype dtype, doubl
   memset(box, 0, sizeof *box);
   gs__store_f64(&box->value, dtype, value);
   box->buffer.data = &box->value;
-  box->buffer.nbytes = gs_dtype_size(dtype);
+  box->buffer.nbytes = gs__elsize(dtype);
   atomic_init(&box->buffer.refcount, 1);
   box->storage.buffer = &box->buffer;
   box->storage.nbytes = box->buffer.nbytes;

@@ -49,7 +49,7 @@ void gs__run_binary(gs__binop op, gs_dtype compute, gs__tensor *out, const gs__t
   gs__broadcast_strides(a, out->shape, out->ndim, strides[1]);
   gs__broadcast_strides(b, out->shape, out->ndim, strides[2]);
   char *data[3] = {gs__tensor_data(out), gs__tensor_data(a), gs__tensor_data(b)};
-  size_t sizes[3] = {gs_dtype_size(out->dtype), gs_dtype_size(compute), gs_dtype_size(compute)};
+  size_t sizes[3] = {gs__elsize(out->dtype), gs__elsize(compute), gs__elsize(compute)};
   gs__iter_run(3, data, (const int64_t(*)[GS_MAX_DIMS])strides, sizes, out->shape, out->ndim,
                gs__binary_loop(op, compute), NULL);
 }
@@ -60,7 +60,7 @@ void gs__run_unary(gs__unop op, gs_dtype compute, gs__tensor *out, const gs__ten
   memcpy(strides[0], out->strides, sizeof strides[0]);
   gs__broadcast_strides(in, out->shape, out->ndim, strides[1]);
   char *data[2] = {gs__tensor_data(out), gs__tensor_data(in)};
-  size_t sizes[2] = {gs_dtype_size(compute), gs_dtype_size(compute)};
+  size_t sizes[2] = {gs__elsize(compute), gs__elsize(compute)};
   gs__unary_params none = {0};
   gs__iter_run(2, data, (const int64_t(*)[GS_MAX_DIMS])strides, sizes, out->shape, out->ndim,
                gs__unary_loop(op, compute), (void *)(params ? params : &none));
@@ -340,7 +340,7 @@ gs_tensor gs_where(gs_tensor hc, gs_tensor ha, gs_tensor hb) {
     gs__broadcast_strides(pb, shape, ndim, strides[3]);
     char *data[4] = {gs__tensor_data(out), gs__tensor_data(c), gs__tensor_data(pa),
                      gs__tensor_data(pb)};
-    size_t es = gs_dtype_size(dtype);
+    size_t es = gs__elsize(dtype);
     size_t sizes[4] = {es, 1, es, es};
     gs__iter_run(4, data, (const int64_t(*)[GS_MAX_DIMS])strides, sizes, shape, ndim,
                  gs__where_loop(dtype), NULL);

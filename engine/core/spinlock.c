@@ -1,0 +1,19 @@
+/* spinlock.c: the contended path of gs__spinlock (the uncontended path is inline in
+ * core-impl.h). Spins briefly, then yields the core: on a 2-core machine the holder may need
+ * this one to make progress. */
+#include <sched.h>
+
+#include "core-impl.h"
+
+void gs__spin_wait(gs__spinlock *lock) {
+  for (int spins = 0; atomic_flag_test_and_set_explicit(&lock->flag, memory_order_acquire);
+       spins++) {
+#if defined(__x86_64__) || defined(__i386__)
+    if (spins < 64) {
+      __builtin_ia32_pause();
+      continue;
+    }
+#endif
+    sched_yield();
+  }
+}
