@@ -11,13 +11,13 @@ gs_say() { printf '==> %s\n' "$*"; }
 gs_die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 
 # gs_configure DIR [MESON_OPTION...]: makes DIR a configured build directory, set up with these
-# options the first time. A directory that is already configured is kept as it is, so reruns
-# rebuild only what changed (ninja regenerates it by itself when a meson.build changes); one
-# whose configuration is unreadable is wiped and set up again. Delete DIR to change options.
+# options the first time. A directory that is already configured is kept, so reruns rebuild
+# only what changed; it is brought up to date (`ninja build.ninja` reruns meson if a
+# meson.build changed) and wiped and set up again if that fails. Delete DIR to change options.
 gs_configure() {
   local dir=$1
   shift
-  if [ -f "$dir/build.ninja" ] && meson introspect "$dir" --buildoptions >/dev/null 2>&1; then
+  if [ -f "$dir/build.ninja" ] && ninja -C "$dir" build.ninja >"$dir/regenerate.log" 2>&1; then
     return 0
   fi
   if [ -e "$dir" ]; then
