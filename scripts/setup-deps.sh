@@ -31,7 +31,6 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 
 gs_say "installing ${missing[*]}"
-export DEBIAN_FRONTEND=noninteractive
-"${sudo[@]}" apt-get update -qq
-"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-  -o Dpkg::Use-Pty=0 "${missing[@]}" </dev/null
+apt=("${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get -qq -o Dpkg::Use-Pty=0)
+"${apt[@]}" update
+"${apt[@]}" install -y --no-install-recommends "${missing[@]}" </dev/null
