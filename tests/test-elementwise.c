@@ -335,12 +335,49 @@ static void test_large_transposed_add(void) {
   gs_dispose(a), gs_dispose(b), gs_dispose(r);
 }
 
+static void test_integer_unary_ops(void) {
+  gs_tensor i = gs_from_data(GS_I64, (int64_t[]){4}, 1, (int64_t[]){-3, 0, 2, 5});
+  gs_tensor n = gs_neg(i), a = gs_abs(i), r = gs_relu(i), c = gs_clamp(i, -1.5, 2.5);
+  g_assert_cmpint(gs_dtype_of(n), ==, GS_I64);
+  test_assert_values(n, (int64_t[]){4}, 1, (double[]){3, 0, -2, -5}, 0, 0);
+  test_assert_values(a, (int64_t[]){4}, 1, (double[]){3, 0, 2, 5}, 0, 0);
+  test_assert_values(r, (int64_t[]){4}, 1, (double[]){0, 0, 2, 5}, 0, 0);
+  test_assert_values(c, (int64_t[]){4}, 1, (double[]){-1, 0, 2, 2}, 0, 0); /* bounds inward */
+  gs_tensor e = gs_exp(i); /* math on integers computes in f32, as torch.exp */
+  g_assert_cmpint(gs_dtype_of(e), ==, GS_F32);
+  gs_tensor bools = gs_gt_scalar(i, 0);
+  EXPECT_ERROR(gs_neg(bools), "bool tensors are not supported");
+  gs_dispose(i), gs_dispose(n), gs_dispose(a), gs_dispose(r), gs_dispose(c), gs_dispose(e);
+  gs_dispose(bools);
+}
+
+static void test_nan_and_integer_overflow(void) {
+  gs_tensor x = gs_from_data(GS_F32, (int64_t[]){3}, 1, (float[]){NAN, 1, 2});
+  gs_tensor y = gs_from_data(GS_F32, (int64_t[]){3}, 1, (float[]){0, NAN, 1});
+  gs_tensor mx = gs_maximum(x, y), mn = gs_minimum(x, y), r = gs_relu(x);
+  test_assert_values(mx, (int64_t[]){3}, 1, (double[]){NAN, NAN, 2}, 0, 0);
+  test_assert_values(mn, (int64_t[]){3}, 1, (double[]){NAN, NAN, 1}, 0, 0);
+  test_assert_values(r, (int64_t[]){3}, 1, (double[]){NAN, 1, 2}, 0, 0);
+  /* Integer arithmetic wraps, as PyTorch's does (and without undefined behaviour here). */
+  gs_tensor big = gs_from_data(GS_I64, (int64_t[]){1}, 1, (int64_t[]){INT64_MAX});
+  gs_tensor one = gs_ones(GS_I64, (int64_t[]){1}, 1);
+  gs_tensor wrapped = gs_add(big, one);
+  int64_t w;
+  gs_copy_to(wrapped, &w, sizeof w);
+  g_assert_cmpint(w, ==, INT64_MIN);
+  gs_tensor handles[] = {x, y, mx, mn, r, big, one, wrapped};
+  for (size_t i = 0; i < G_N_ELEMENTS(handles); i++)
+    gs_dispose(handles[i]);
+}
+
 int main(int argc, char **argv) {
   test_init(&argc, &argv);
   g_test_add_func("/elementwise/binary-ops", test_binary_ops);
   g_test_add_func("/elementwise/scalar-forms", test_scalar_forms);
   g_test_add_func("/elementwise/type-promotion", test_type_promotion);
   g_test_add_func("/elementwise/unary-ops", test_unary_ops);
+  g_test_add_func("/elementwise/integer-unary-ops", test_integer_unary_ops);
+  g_test_add_func("/elementwise/nan-and-integer-overflow", test_nan_and_integer_overflow);
   g_test_add_func("/elementwise/where", test_where);
   g_test_add_func("/elementwise/errors", test_errors);
   g_test_add_func("/elementwise/empty-and-zero-dim", test_empty_and_zero_dim);

@@ -169,6 +169,21 @@ static void test_event_counter_advances(void) {
   g_assert_cmpuint(gs_event_counter(), >, e2);
 }
 
+static void test_many_handles_across_pages(void) {
+  enum { COUNT = 5000 }; /* more than one page of slots */
+  uint64_t live = gs_live_tensor_count();
+  gs_tensor *ts = g_new(gs_tensor, COUNT);
+  for (int i = 0; i < COUNT; i++)
+    ts[i] = gs_scalar(GS_I64, i);
+  g_assert_cmpuint(gs_live_tensor_count(), ==, live + COUNT);
+  for (int i = 0; i < COUNT; i += 97)
+    g_assert_cmpfloat(gs_item(ts[i]), ==, (double)i);
+  for (int i = 0; i < COUNT; i++)
+    gs_dispose(ts[i]);
+  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
+  g_free(ts);
+}
+
 int main(int argc, char **argv) {
   test_init(&argc, &argv);
   g_test_add_func("/handles/create-dispose-counts", test_create_dispose_counts);
@@ -183,5 +198,6 @@ int main(int argc, char **argv) {
                   test_default_handler_aborts_with_message);
   g_test_add_func("/handles/two-threads-create-and-dispose", test_two_threads_create_and_dispose);
   g_test_add_func("/handles/event-counter-advances", test_event_counter_advances);
+  g_test_add_func("/handles/many-handles-across-pages", test_many_handles_across_pages);
   return g_test_run();
 }

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# run-bench.sh: builds build/ (incrementally) and runs every benchmark in bench/, printing
+# their `name=value unit` result lines. OpenBLAS runs single-threaded unless
+# OPENBLAS_NUM_THREADS is set; OPENBLAS_CORETYPE is passed through as it is (it changes
+# sgemm's speed by ~1.5x on AVX-512 machines). Both sides of every comparison run in the
+# same process, so they always share these settings.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+cd "$GS_ROOT"
+
+bash scripts/setup-deps.sh
+gs_configure build
+ninja -C build -j "$GS_JOBS"
+
+export OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-1}
+status=0
+for name in overhead bandwidth matmul; do
+  exe=build/bench/bench-$name
+  if [ ! -x "$exe" ]; then
+    gs_say "bench-$name is not built in this configuration (see bench/meson.build); skipped"
+    continue
+  fi
+  gs_say "bench-$name"
+  "$exe" || { gs_say "bench-$name failed"; status=1; }
+done
+exit "$status"

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# run-tests.sh: the whole test suite, from a fresh Debian 12 machine or an existing checkout.
+# Installs missing packages, then
+#   1. builds build/ (the normal configuration) and runs every test in it;
+#   2. builds build-asan/ with AddressSanitizer + UndefinedBehaviorSanitizer (any report is
+#      fatal, leaks included) and runs the engine and example tests in it.
+# Both runs always happen; the exit status is non-zero if either failed. Reruns are
+# incremental. Results: build/meson-logs/testlog.json and build-asan/meson-logs/testlog.json.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+cd "$GS_ROOT"
+
+bash scripts/setup-deps.sh
+
+# A run that fails before meson test writes its log must not leave the previous run's
+# results behind for .ci/run to read.
+rm -f build/meson-logs/testlog.json build-asan/meson-logs/testlog.json
+
+status=0
+
+gs_say "normal build (build/)"
+gs_configure build
+if ninja -C build -j "$GS_JOBS"; then
+  gs_say "tests (build/)"
+  meson test -C build --no-rebuild --print-errorlogs --num-processes "$GS_JOBS" || status=1
+else
+  gs_say "build/ did not compile"
+  status=1
+fi
+
+gs_say "sanitizer build (build-asan/: address, undefined; every report fatal)"
+gs_configure build-asan -Db_sanitize=address,undefined -Db_lundef=false \
+  -Dc_args=-fno-sanitize-recover=all
+if ninja -C build-asan -j "$GS_JOBS"; then
+  gs_say "engine and example tests under the sanitizers (build-asan/)"
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+  UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+    meson test -C build-asan --no-rebuild --print-errorlogs --num-processes "$GS_JOBS" \
+      --suite engine --suite examples || status=1
+else
+  gs_say "build-asan/ did not compile"
+  status=1
+fi
+
+if [ "$status" -ne 0 ]; then
+  gs_say "FAILED (see the logs above and */meson-logs/testlog.txt)"
+else
+  gs_say "all tests passed"
+fi
+exit "$status"

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# setup-deps.sh: installs the Debian 12 packages Gradscope needs to build and run its tests,
+# examples and benchmarks. Quiet and quick when everything is already there: it asks dpkg
+# first and runs apt-get (update + install) only for what is missing. Needs root (or sudo)
+# only when something must be installed.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+
+# The engine needs a C11 compiler, meson + ninja and OpenBLAS; the tests need GLib. The
+# sanitizer build needs nothing more with gcc (libasan and libubsan come with it).
+packages=(build-essential pkg-config meson ninja-build libglib2.0-dev libopenblas-dev)
+
+if ! command -v dpkg-query >/dev/null 2>&1; then
+  gs_say "not a Debian system: make sure these (or their equivalents) are installed: ${packages[*]}"
+  exit 0
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  if [ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" != "install ok installed" ]; then
+    missing+=("$p")
+  fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+sudo=()
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null 2>&1 ||
+    gs_die "missing packages (${missing[*]}) and not root; run as root or install them"
+  sudo=(sudo)
+fi
+
+gs_say "installing ${missing[*]}"
+apt=("${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get -qq -o Dpkg::Use-Pty=0)
+"${apt[@]}" update
+"${apt[@]}" install -y --no-install-recommends "${missing[@]}" </dev/null

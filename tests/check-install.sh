@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# check-install.sh BUILD_DIR CC: the install test. Installs BUILD_DIR into a temporary
+# destdir, then builds and runs a small program against the installed headers, library and
+# gradscope.pc with nothing but `pkg-config --cflags --libs gradscope`, as a user would.
+set -euo pipefail
+build=$1
+cc=${2:-cc}
+
+dest=$(mktemp -d)
+trap 'rm -rf "$dest"' EXIT
+
+meson install -C "$build" --destdir "$dest" --no-rebuild --quiet
+pc=$(find "$dest" -name gradscope.pc -print -quit)
+[ -n "$pc" ] || { echo "gradscope.pc was not installed" >&2; exit 1; }
+prefix=$(sed -n 's/^prefix=//p' "$pc")
+
+# The .pc names the real prefix; point it at the destdir copy instead.
+flags=$(PKG_CONFIG_PATH=$(dirname "$pc") \
+        pkg-config --define-variable=prefix="$dest$prefix" --cflags --libs gradscope)
+echo "pkg-config --cflags --libs gradscope: $flags"
+
+cat >"$dest/user.c" <<'C'
+#include <gradscope/gradscope.h>
+#include <stdio.h>
+
+int main(void) {
+  int64_t shape[] = {3};
+  gs_tensor a = gs_arange(0, 3, 1, GS_F32), b = gs_ones(GS_F32, shape, 1);
+  gs_tensor c = gs_add(a, b);
+  double v = gs_get(c, (int64_t[]){2});
+  gs_dispose(a), gs_dispose(b), gs_dispose(c);
+  printf("gradscope %s: 2 + 1 = %g, live tensors %llu\n", GS_VERSION_STRING, v,
+         (unsigned long long)gs_live_tensor_count());
+  return v == 3.0 && gs_live_tensor_count() == 0 ? 0 : 1;
+}
+C
+# shellcheck disable=SC2086 # flags are words
+"$cc" -std=c11 -Wall -Werror -o "$dest/user" "$dest/user.c" $flags
+libdir=$(PKG_CONFIG_PATH=$(dirname "$pc") \
+         pkg-config --define-variable=prefix="$dest$prefix" --variable=libdir gradscope)
+LD_LIBRARY_PATH=$libdir "$dest/user"
