@@ -209,6 +209,16 @@ static void test_zero_dim_and_empty(void) {
   gs_tensor empty = gs_zeros(GS_F32, (int64_t[]){0, 3}, 2);
   gs_tensor ev = gs_view(empty, (int64_t[]){3, 0, 5}, 3);
   g_assert_cmpint(gs_numel(ev), ==, 0);
+  /* A tensor without elements is contiguous (as in PyTorch), so contiguous() never copies. */
+  g_assert_true(gs_is_contiguous(ev));
+  int64_t copy_id;
+  {
+    gs_tensor c = gs_contiguous(ev);
+    copy_id = (int64_t)gs_storage_id(c);
+    gs_dispose(c);
+  }
+  g_assert_cmpint(copy_id, ==, (int64_t)gs_storage_id(empty));
+  g_assert_cmpint(gs_copy_to(ev, NULL, 0), ==, 0); /* nothing to copy, NULL is fine */
   EXPECT_ERROR(gs_view(empty, (int64_t[]){-1, 0}, 2), "is invalid for a tensor of shape [0, 3]");
   gs_tensor handles[] = {s, one, back, empty, ev};
   for (size_t i = 0; i < G_N_ELEMENTS(handles); i++)

@@ -14,6 +14,8 @@ void gs__contiguous_strides(const int64_t *shape, int ndim, int64_t *strides) {
 }
 
 bool gs__is_contiguous(const gs__tensor *t) {
+  if (t->numel == 0)
+    return true; /* no element to lay out, as PyTorch says */
   int64_t expected = 1;
   for (int i = t->ndim - 1; i >= 0; i--) {
     if (t->shape[i] == 1)

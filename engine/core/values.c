@@ -28,7 +28,7 @@ int gs_copy_to(gs_tensor h, void *dst, size_t dst_bytes) {
   if (!t)
     return -1;
   size_t need = (size_t)t->numel * gs_dtype_size(t->dtype);
-  if (!dst || dst_bytes < need) {
+  if ((!dst && need > 0) || dst_bytes < need) {
     gs__error(GS_ERR_ARGUMENT, "copy_to",
               "expected a destination of at least %zu bytes (%lld %s elements), got %zu%s",
               need, (long long)t->numel, gs_dtype_name(t->dtype), dst ? dst_bytes : 0,
