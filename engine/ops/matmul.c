@@ -57,9 +57,10 @@ static bool blas_layout(int64_t rows, int64_t cols, int64_t rs, int64_t cs,
   if ((cols == 1 || cs == 1) && (rows == 1 || rs >= min_row_ld)) {
     *trans = CblasNoTrans;
     *ld = rows == 1 ? min_row_ld : rs;
-  } else if ((rows == 1 || rs == 1) && (cols == 1 || cs >= min_col_ld)) {
+  } else if ((rows == 1 || rs == 1) && cs >= min_col_ld) {
+    /* A single column never gets here: NoTrans takes every one BLAS can read. */
     *trans = CblasTrans;
-    *ld = cols == 1 ? min_col_ld : cs;
+    *ld = cs;
   } else {
     return false;
   }
