@@ -55,6 +55,28 @@ static double *ref_matmul(const double *a, const int64_t *sa, int na, const doub
   return out;
 }
 
+/* A tensor over a malloc'd buffer exactly as long as shape and strides reach, so a read past
+ * the operand (by BLAS too, which ASan does not instrument) is caught by valgrind. */
+static void free_blob(void *data, void *user_data) {
+  (void)user_data;
+  g_free(data);
+}
+
+static gs_tensor exact_blob(gs_dtype dtype, const int64_t *shape, int ndim,
+                            const int64_t *strides, gs_rng *rng) {
+  int64_t extent = 1;
+  for (int d = 0; d < ndim; d++)
+    extent += (shape[d] - 1) * strides[d];
+  size_t es = gs_dtype_size(dtype);
+  char *data = g_malloc((size_t)extent * es);
+  for (int64_t i = 0; i < extent; i++) {
+    double v = gs_rng_uniform(rng) * 2 - 1;
+    float f = (float)v;
+    memcpy(data + i * (int64_t)es, dtype == GS_F32 ? (void *)&f : (void *)&v, es);
+  }
+  return gs_from_blob(dtype, shape, ndim, strides, data, free_blob, NULL);
+}
+
 /* Leaves NaN-filled buffers of the given shape's size class in the allocator's cache, so the
  * next results of that size reuse them: a result that is not fully written shows NaNs.
  * Several, because operand copies made before the result may take one. */
@@ -221,6 +243,48 @@ static void test_matmul_transposed_operands_are_not_copied(void) {
   gs_tensor list[] = {a, bt, b, a64, b64c, b64, strided, b_short};
   for (size_t i = 0; i < G_N_ELEMENTS(list); i++)
     gs_dispose(list[i]);
+  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
+}
+
+/* Operands that end exactly where their memory does, in every layout BLAS reads directly:
+ * BLAS must read no element beyond them (run under valgrind to see it). */
+static void test_matmul_reads_stay_inside_operands(void) {
+  uint64_t live = gs_live_tensor_count();
+  gs_rng rng;
+  gs_rng_seed(&rng, 7);
+  typedef struct {
+    int na, nb;
+    int64_t a[3], sa[3], b[3], sb[3];
+  } blob_case;
+  static const blob_case cases[] = {
+      {2, 2, {5, 7}, {9, 1}, {7, 6}, {1, 8}},            /* row-sliced @ transposed */
+      {2, 2, {5, 7}, {1, 6}, {7, 6}, {10, 1}},           /* transposed @ row-sliced */
+      {3, 2, {3, 5, 7}, {50, 9, 1}, {7, 6}, {1, 7}},     /* strided batch (no fold) */
+      {3, 2, {3, 5, 7}, {35, 7, 1}, {7, 6}, {6, 1}},     /* folded batch */
+      {3, 3, {2, 5, 7}, {1, 10, 1}, {2, 7, 6}, {0, 1, 7}}, /* overlapping and broadcast batches */
+      {1, 2, {7}, {3}, {7, 6}, {1, 7}},                  /* strided vector @ transposed */
+      {2, 1, {5, 7}, {1, 5}, {7}, {2}},                  /* transposed @ strided vector */
+      {1, 1, {7}, {2}, {7}, {3}},                        /* strided dot */
+  };
+  gs_dtype floats[] = {GS_F32, GS_F64};
+  for (int di = 0; di < 2; di++)
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+      const blob_case *c = &cases[i];
+      gs_tensor a = exact_blob(floats[di], c->a, c->na, c->sa, &rng);
+      gs_tensor b = exact_blob(floats[di], c->b, c->nb, c->sb, &rng);
+      gs_tensor r = gs_matmul(a, b);
+      double *va = test_values(a), *vb = test_values(b);
+      int64_t shape[GS_MAX_DIMS];
+      int ndim;
+      double *expected = ref_matmul(va, c->a, c->na, vb, c->b, c->nb, shape, &ndim);
+      test_assert_values(r, shape, ndim, expected, atol_for(floats[di], 7), 1e-6);
+      g_free(va);
+      g_free(vb);
+      g_free(expected);
+      gs_dispose(a);
+      gs_dispose(b);
+      gs_dispose(r);
+    }
   g_assert_cmpuint(gs_live_tensor_count(), ==, live);
 }
 
@@ -466,6 +530,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/matmul/all-combinations", test_matmul_all_combinations);
   g_test_add_func("/matmul/transposed-operands-are-not-copied",
                   test_matmul_transposed_operands_are_not_copied);
+  g_test_add_func("/matmul/reads-stay-inside-operands", test_matmul_reads_stay_inside_operands);
   g_test_add_func("/matmul/size-one-and-broadcast-strides",
                   test_matmul_size_one_and_broadcast_strides);
   g_test_add_func("/matmul/zero-size", test_matmul_zero_size);
