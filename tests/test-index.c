@@ -360,6 +360,10 @@ static void test_argument_errors(void) {
   EXPECT_ERROR(r = gs_scatter_add(t, 0, idx2, v), "scatter_add: expected src of the input's 2 dims, got 1-D");
   EXPECT_ERROR(r = gs_embedding(v, idx1), "embedding: expected a 2-D weight [rows, embedding_dim], got 1-D");
   EXPECT_ERROR(r = gs_embedding(t, fidx), "embedding: expected an i64 index, got f32");
+  int64_t s8[8] = {1, 1, 1, 1, 1, 1, 1, 1};
+  gs_tensor idx8 = gs_zeros(GS_I64, s8, 8);
+  EXPECT_ERROR(r = gs_embedding(t, idx8), "embedding: expected an index of at most 7 dims, got 8-D");
+  gs_dispose(idx8);
   EXPECT_ERROR(r = gs_embedding(t, GS_NO_TENSOR), "embedding: expected a tensor, got the empty handle");
   g_assert_true(gs_tensor_is_none(r));
   g_assert_cmpuint(gs_live_tensor_count(), ==, live);

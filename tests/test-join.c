@@ -225,6 +225,16 @@ static void test_join_errors(void) {
   EXPECT_ERROR(r = gs_stack((gs_tensor[]){a, a}, 2, 3),
                "stack: expected a dimension in [-3, 2] for a 3-D tensor, got 3");
   EXPECT_ERROR(r = gs_stack((gs_tensor[]){gone}, 1, 0), "stack: tensor");
+  EXPECT_ERROR(r = gs_stack((gs_tensor[]){a, gone}, 2, 0), "stack: tensor");
+
+  /* A joined size past 64 bits (stride-0 expands: no memory behind them). */
+  int64_t big[1] = {((int64_t)1 << 60) - 1};
+  gs_tensor one = gs_ones(GS_F32, (int64_t[]){1}, 1);
+  gs_tensor wide = gs_expand(one, big, 1);
+  gs_tensor many[9] = {wide, wide, wide, wide, wide, wide, wide, wide, wide};
+  EXPECT_ERROR(r = gs_cat(many, 9, 0), "cat: the joined size of dim 0 does not fit in 64 bits");
+  gs_dispose(wide);
+  gs_dispose(one);
   g_assert_true(gs_tensor_is_none(r));
 
   int64_t s8[8] = {1, 1, 1, 1, 1, 1, 1, 1};
@@ -387,6 +397,12 @@ static void test_split_errors(void) {
                "split: expected a dimension in [-2, 1] for a 2-D tensor, got 2");
   EXPECT_ERROR(n = gs_chunk(scalar, 1, 0, out, 4),
                "chunk: expected a tensor of at least 1 dimension, got 0-D");
+  gs_tensor one = gs_ones(GS_F32, (int64_t[]){1}, 1);
+  gs_tensor huge = gs_expand(one, (int64_t[]){(int64_t)1 << 32}, 1);
+  EXPECT_ERROR(n = gs_split(huge, 1, 0, NULL, 0),
+               "split: there would be 4294967296 pieces, more than an int counts");
+  gs_dispose(huge);
+  gs_dispose(one);
   EXPECT_ERROR(n = gs_split(GS_NO_TENSOR, 1, 0, out, 4),
                "split: expected a tensor, got the empty handle");
   g_assert_cmpint(n, ==, -1);

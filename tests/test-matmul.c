@@ -129,6 +129,7 @@ static const shape_pair matmul_cases[] = {
     {1, 2, {4}, {4, 5}},                    /* vector @ matrix */
     {2, 1, {3, 4}, {4}},                    /* matrix @ vector */
     {3, 2, {2, 3, 4}, {4, 5}},              /* batch @ matrix: folds into one gemm */
+    {4, 2, {2, 1, 3, 4}, {4, 5}},           /* folds across a size-1 batch dim */
     {3, 3, {2, 3, 4}, {2, 4, 5}},           /* batch @ batch */
     {4, 3, {2, 1, 3, 4}, {5, 4, 2}},        /* broadcast batch dims both ways */
     {3, 3, {1, 3, 4}, {2, 4, 5}},           /* a broadcast along the batch */
@@ -485,6 +486,17 @@ static void test_matmul_errors(void) {
   gs_dispose(gone);
   EXPECT_ERROR(r = gs_matmul(a, gone), "matmul: tensor");
   g_assert_true(gs_tensor_is_none(r));
+
+  /* Sizes past BLAS's int: refused before anything is allocated (a stride-0 expand makes
+   * the huge operand without memory). */
+  int64_t one[2] = {1, 1}, tall[2] = {(int64_t)1 << 31, 1};
+  gs_tensor unit = gs_ones(GS_F32, one, 2);
+  gs_tensor huge = gs_expand(unit, tall, 2);
+  EXPECT_ERROR(r = gs_matmul(huge, unit),
+               "matmul: a product of 2147483648 x 1 and 1 x 1 matrices exceeds BLAS's size "
+               "limit 2147483647");
+  gs_dispose(huge);
+  gs_dispose(unit);
 
   /* addmm */
   gs_tensor f45 = gs_ones(GS_F32, s45, 2), bias_bad = gs_ones(GS_F32, s3, 1);
