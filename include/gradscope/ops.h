@@ -116,7 +116,8 @@ GS_API gs_tensor gs_log_softmax(gs_tensor t, int dim);
 /* ---- linear algebra (OpenBLAS) ------------------------------------------------------ */
 
 /* torch.matmul: 1-D and 2-D operands and batched operands whose batch dims broadcast.
- * Floating operands of one dtype. Transposed operands go to BLAS as transposed, not copied. */
+ * Operands of one dtype: f32 or f64 (OpenBLAS), or i64 (a plain loop that wraps on
+ * overflow); bool is refused. Transposed operands go to BLAS as transposed, not copied. */
 GS_API gs_tensor gs_matmul(gs_tensor a, gs_tensor b);
 /* beta * bias + alpha * (a @ b); a and b 2-D, bias broadcast to the result. */
 GS_API gs_tensor gs_addmm(gs_tensor bias, gs_tensor a, gs_tensor b, double beta, double alpha);
@@ -138,7 +139,8 @@ GS_API gs_tensor gs_cat(const gs_tensor *tensors, int count, int dim);
 GS_API gs_tensor gs_stack(const gs_tensor *tensors, int count, int dim);
 /* Views of split_size elements along dim (the last may be smaller). Writes up to max_out
  * handles into out and returns how many pieces there are (-1 on error); if the pieces do
- * not fit in max_out nothing is created. */
+ * not fit in max_out nothing is created and that is an error. out NULL with max_out 0 only
+ * returns the count. */
 GS_API int gs_split(gs_tensor t, int64_t split_size, int dim, gs_tensor *out, int max_out);
 /* chunks views of ceil(size/chunks) elements along dim (fewer if size is small), as
  * torch.chunk. Same return convention as gs_split. */

@@ -1,0 +1,285 @@
+/* index.c: ops that move elements by an index tensor: index_select, gather, scatter_add and
+ * embedding.
+ *
+ * All four check every index value before allocating anything, so a bad index changes
+ * nothing. index_select, gather and embedding are one strided run (gather_run): the source
+ * operand walks every dim but the indexed one, and the inner loop adds index * stride along
+ * that dim. scatter_add is the same walk in the other direction.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "ops-impl.h"
+
+static bool check_index_dtype(const gs__tensor *index, const char *fn) {
+  if (index->dtype != GS_I64) {
+    gs__error(GS_ERR_DTYPE, fn, "expected an i64 index, got %s", gs_dtype_name(index->dtype));
+    return false;
+  }
+  return true;
+}
+
+/* Checks that every value of index (any strides) lies in [0, size); reports the first, in
+ * row-major order, that does not, with its position. what names the indexed dim. */
+static bool check_index_values(const gs__tensor *index, int64_t size, const char *what,
+                               const char *fn) {
+  const int64_t *data = (const int64_t *)gs__tensor_data(index);
+  int64_t pos[GS_MAX_DIMS] = {0}, off = 0;
+  for (int64_t i = 0; i < index->numel; i++) {
+    int64_t v = data[off];
+    if (v < 0 || v >= size) {
+      char where[GS__SHAPE_STR], range[64];
+      if (size > 0)
+        snprintf(range, sizeof range, "expected 0 to %lld", (long long)(size - 1));
+      else
+        snprintf(range, sizeof range, "it is empty, so no index is valid");
+      gs__error(GS_ERR_INDEX, fn, "index%s = %lld is out of range for %s (%s)",
+                index->ndim ? gs__shape_str(where, pos, index->ndim) : "", (long long)v, what,
+                range);
+      return false;
+    }
+    for (int d = index->ndim - 1; d >= 0; d--) {
+      off += index->strides[d];
+      if (++pos[d] < index->shape[d])
+        break;
+      off -= index->strides[d] * index->shape[d];
+      pos[d] = 0;
+    }
+  }
+  return true;
+}
+
+/* The inner loops move elements by their size only, so one loop serves every dtype. */
+typedef struct jump_ctx {
+  int64_t jump; /* bytes between neighbours along the indexed dim */
+} jump_ctx;
+
+#define GATHER_LOOP(NAME, T)                                                                 \
+  static void NAME(char **p, const int64_t *s, int64_t n, void *ctx) {                      \
+    int64_t jump = ((const jump_ctx *)ctx)->jump;                                            \
+    char *out = p[0];                                                                        \
+    const char *index = p[1], *src = p[2];                                                   \
+    for (int64_t i = 0; i < n; i++, out += s[0], index += s[1], src += s[2])                \
+      *(T *)out = *(const T *)(src + *(const int64_t *)index * jump);                        \
+  }
+GATHER_LOOP(gather_1, uint8_t)
+GATHER_LOOP(gather_4, uint32_t)
+GATHER_LOOP(gather_8, uint64_t)
+
+/* out[i] = src[i with the indexed dim moved by index[i]]: index_strides and src_strides are
+ * laid over out's shape (src's is 0 along the indexed dim, jump its real stride). */
+static void gather_run(gs__tensor *out, const gs__tensor *index, const int64_t *index_strides,
+                       const gs__tensor *src, const int64_t *src_strides, int64_t jump) {
+  int64_t strides[3][GS_MAX_DIMS];
+  memcpy(strides[0], out->strides, sizeof strides[0]);
+  memcpy(strides[1], index_strides, sizeof(int64_t) * (size_t)out->ndim);
+  memcpy(strides[2], src_strides, sizeof(int64_t) * (size_t)out->ndim);
+  size_t es = gs_dtype_size(src->dtype);
+  char *data[3] = {gs__tensor_data(out), gs__tensor_data(index), gs__tensor_data(src)};
+  size_t sizes[3] = {es, sizeof(int64_t), es};
+  jump_ctx ctx = {jump * (int64_t)es};
+  gs__loop_fn loop = es == 1 ? gather_1 : es == 4 ? gather_4 : gather_8;
+  gs__iter_run(3, data, (const int64_t(*)[GS_MAX_DIMS])strides, sizes, out->shape, out->ndim,
+               loop, &ctx);
+}
+
+/* A dim's size and stride, counting a 0-D tensor as one element along dim 0 (as PyTorch's
+ * gather and scatter do). */
+static int64_t dim_size(const gs__tensor *t, int d) { return t->ndim ? t->shape[d] : 1; }
+static int64_t dim_stride(const gs__tensor *t, int d) { return t->ndim ? t->strides[d] : 0; }
+
+gs_tensor gs_index_select(gs_tensor ht, int dim, gs_tensor hindex) {
+  const char *fn = "index_select";
+  gs__tensor *t = gs__lookup(ht, fn);
+  gs__tensor *index = t ? gs__lookup(hindex, fn) : NULL;
+  if (!index || !check_index_dtype(index, fn))
+    return GS_NO_TENSOR;
+  if (t->ndim == 0) {
+    gs__error(GS_ERR_SHAPE, fn, "expected a tensor of at least 1 dimension, got 0-D");
+    return GS_NO_TENSOR;
+  }
+  if (index->ndim > 1) {
+    gs__error(GS_ERR_SHAPE, fn, "expected a 1-D index, got %d-D", index->ndim);
+    return GS_NO_TENSOR;
+  }
+  int d = gs__wrap_dim(dim, t->ndim, fn);
+  if (d < 0)
+    return GS_NO_TENSOR;
+  char what[64];
+  snprintf(what, sizeof what, "dim %d of size %lld", d, (long long)t->shape[d]);
+  if (!check_index_values(index, t->shape[d], what, fn))
+    return GS_NO_TENSOR;
+
+  int64_t shape[GS_MAX_DIMS], index_strides[GS_MAX_DIMS] = {0}, src_strides[GS_MAX_DIMS];
+  memcpy(shape, t->shape, sizeof shape);
+  memcpy(src_strides, t->strides, sizeof src_strides);
+  shape[d] = index->numel;
+  index_strides[d] = dim_stride(index, 0);
+  src_strides[d] = 0;
+  gs__tensor *out;
+  gs_tensor h = gs__tensor_new(t->dtype, shape, t->ndim, fn, &out);
+  if (h.id)
+    gather_run(out, index, index_strides, t, src_strides, t->strides[d]);
+  return h;
+}
+
+/* index fits inside bound in every dim (but skip, when skip >= 0), as gather and
+ * scatter_add require; the message names both roles and the first dim that does not fit. */
+static bool check_index_fits(const gs__tensor *index, const gs__tensor *bound, int skip,
+                             const char *bound_name, const char *fn) {
+  for (int d = 0; d < index->ndim; d++) {
+    if (d == skip || index->shape[d] <= bound->shape[d])
+      continue;
+    char si[GS__SHAPE_STR], sb[GS__SHAPE_STR], dims[32] = "every dim";
+    if (skip >= 0)
+      snprintf(dims, sizeof dims, "every dim but %d", skip);
+    gs__error(GS_ERR_SHAPE, fn,
+              "expected index.size(d) <= %s.size(d) for %s, got index of shape %s and %s of "
+              "shape %s (dim %d: %lld > %lld)",
+              bound_name, dims, gs__shape_str(si, index->shape, index->ndim), bound_name,
+              gs__shape_str(sb, bound->shape, bound->ndim), d, (long long)index->shape[d],
+              (long long)bound->shape[d]);
+    return false;
+  }
+  return true;
+}
+
+static bool check_same_ndim(const gs__tensor *t, const gs__tensor *other, const char *name,
+                            const char *fn) {
+  if (other->ndim == t->ndim)
+    return true;
+  gs__error(GS_ERR_SHAPE, fn, "expected %s of the input's %d dims, got %d-D", name, t->ndim,
+            other->ndim);
+  return false;
+}
+
+gs_tensor gs_gather(gs_tensor ht, int dim, gs_tensor hindex) {
+  const char *fn = "gather";
+  gs__tensor *t = gs__lookup(ht, fn);
+  gs__tensor *index = t ? gs__lookup(hindex, fn) : NULL;
+  if (!index || !check_index_dtype(index, fn) || !check_same_ndim(t, index, "an index", fn))
+    return GS_NO_TENSOR;
+  int d = gs__wrap_dim(dim, t->ndim, fn);
+  if (d < 0 || !check_index_fits(index, t, d, "input", fn))
+    return GS_NO_TENSOR;
+  char what[64];
+  snprintf(what, sizeof what, "dim %d of size %lld", d, (long long)dim_size(t, d));
+  if (!check_index_values(index, dim_size(t, d), what, fn))
+    return GS_NO_TENSOR;
+
+  int64_t src_strides[GS_MAX_DIMS];
+  memcpy(src_strides, t->strides, sizeof src_strides);
+  src_strides[d] = 0;
+  gs__tensor *out;
+  gs_tensor h = gs__tensor_new(t->dtype, index->shape, index->ndim, fn, &out);
+  if (h.id)
+    gather_run(out, index, index->strides, t, src_strides, dim_stride(t, d));
+  return h;
+}
+
+gs_tensor gs_embedding(gs_tensor hweight, gs_tensor hindex) {
+  const char *fn = "embedding";
+  gs__tensor *weight = gs__lookup(hweight, fn);
+  gs__tensor *index = weight ? gs__lookup(hindex, fn) : NULL;
+  if (!index || !check_index_dtype(index, fn))
+    return GS_NO_TENSOR;
+  if (weight->ndim != 2) {
+    gs__error(GS_ERR_SHAPE, fn, "expected a 2-D weight [rows, embedding_dim], got %d-D",
+              weight->ndim);
+    return GS_NO_TENSOR;
+  }
+  if (index->ndim >= GS_MAX_DIMS) {
+    gs__error(GS_ERR_SHAPE, fn, "expected an index of at most %d dims, got %d-D",
+              GS_MAX_DIMS - 1, index->ndim);
+    return GS_NO_TENSOR;
+  }
+  char what[64];
+  snprintf(what, sizeof what, "a weight of %lld rows", (long long)weight->shape[0]);
+  if (!check_index_values(index, weight->shape[0], what, fn))
+    return GS_NO_TENSOR;
+
+  /* out[i..., j] = weight[index[i...], j]: the index repeats along j, the weight row along
+   * the index's dims. */
+  int nd = index->ndim;
+  int64_t shape[GS_MAX_DIMS], index_strides[GS_MAX_DIMS], src_strides[GS_MAX_DIMS] = {0};
+  memcpy(shape, index->shape, sizeof(int64_t) * (size_t)nd);
+  memcpy(index_strides, index->strides, sizeof(int64_t) * (size_t)nd);
+  shape[nd] = weight->shape[1];
+  index_strides[nd] = 0;
+  src_strides[nd] = weight->strides[1];
+  gs__tensor *out;
+  gs_tensor h = gs__tensor_new(weight->dtype, shape, nd + 1, fn, &out);
+  if (h.id)
+    gather_run(out, index, index_strides, weight, src_strides, weight->strides[0]);
+  return h;
+}
+
+/* ---- scatter_add -------------------------------------------------------------------- */
+
+#define SCATTER_ADD_LOOP(NAME, T, ADD)                                                       \
+  static void NAME(char **p, const int64_t *s, int64_t n, void *ctx) {                      \
+    int64_t jump = ((const jump_ctx *)ctx)->jump;                                            \
+    char *out = p[0];                                                                        \
+    const char *index = p[1], *src = p[2];                                                   \
+    for (int64_t i = 0; i < n; i++, out += s[0], index += s[1], src += s[2]) {              \
+      T *dst = (T *)(out + *(const int64_t *)index * jump);                                  \
+      T v = *(const T *)src;                                                                 \
+      *dst = ADD;                                                                            \
+    }                                                                                        \
+  }
+SCATTER_ADD_LOOP(scatter_add_f32, float, *dst + v)
+SCATTER_ADD_LOOP(scatter_add_f64, double, *dst + v)
+/* Wraps on overflow, as PyTorch's integer add does, instead of being undefined. */
+SCATTER_ADD_LOOP(scatter_add_i64, int64_t, (int64_t)((uint64_t)*dst + (uint64_t)v))
+
+gs_tensor gs_scatter_add(gs_tensor ht, int dim, gs_tensor hindex, gs_tensor hsrc) {
+  const char *fn = "scatter_add";
+  gs__tensor *t = gs__lookup(ht, fn);
+  gs__tensor *index = t ? gs__lookup(hindex, fn) : NULL;
+  gs__tensor *src = index ? gs__lookup(hsrc, fn) : NULL;
+  if (!src || !check_index_dtype(index, fn))
+    return GS_NO_TENSOR;
+  if (t->dtype == GS_BOOL) {
+    gs__error(GS_ERR_DTYPE, fn, "expected an f32, f64 or i64 tensor, got bool");
+    return GS_NO_TENSOR;
+  }
+  if (src->dtype != t->dtype) {
+    gs__error(GS_ERR_DTYPE, fn, "expected src of the input's dtype %s, got %s",
+              gs_dtype_name(t->dtype), gs_dtype_name(src->dtype));
+    return GS_NO_TENSOR;
+  }
+  if (!check_same_ndim(t, index, "an index", fn) || !check_same_ndim(t, src, "src", fn))
+    return GS_NO_TENSOR;
+  int d = gs__wrap_dim(dim, t->ndim, fn);
+  if (d < 0 || !check_index_fits(index, src, -1, "src", fn) ||
+      !check_index_fits(index, t, d, "input", fn))
+    return GS_NO_TENSOR;
+  char what[64];
+  snprintf(what, sizeof what, "dim %d of size %lld", d, (long long)dim_size(t, d));
+  if (!check_index_values(index, dim_size(t, d), what, fn))
+    return GS_NO_TENSOR;
+
+  gs__tensor *out;
+  gs_tensor h = gs__tensor_new(t->dtype, t->shape, t->ndim, fn, &out);
+  if (!h.id)
+    return h;
+  gs__copy_into(out, t);
+  /* Walk the index's shape; out is reached through every dim but d, and moved along d by
+   * the index value. */
+  int64_t strides[3][GS_MAX_DIMS];
+  memcpy(strides[0], out->strides, sizeof strides[0]);
+  if (out->ndim)
+    strides[0][d] = 0;
+  memcpy(strides[1], index->strides, sizeof strides[1]);
+  memcpy(strides[2], src->strides, sizeof strides[2]);
+  size_t es = gs_dtype_size(t->dtype);
+  char *data[3] = {gs__tensor_data(out), gs__tensor_data(index), gs__tensor_data(src)};
+  size_t sizes[3] = {es, sizeof(int64_t), es};
+  jump_ctx ctx = {dim_stride(out, d) * (int64_t)es};
+  gs__loop_fn loop = t->dtype == GS_F32   ? scatter_add_f32
+                     : t->dtype == GS_F64 ? scatter_add_f64
+                                          : scatter_add_i64;
+  gs__iter_run(3, data, (const int64_t(*)[GS_MAX_DIMS])strides, sizes, index->shape,
+               index->ndim, loop, &ctx);
+  return h;
+}

@@ -1,0 +1,375 @@
+/* matmul.c: matrix products (matmul, addmm) on OpenBLAS.
+ *
+ * Every product becomes a batch of 2-D gemms. An operand goes to BLAS in the layout it already
+ * has whenever BLAS can describe it: rows a leading dimension apart (NoTrans) or columns a
+ * leading dimension apart (Trans). So transposed and row-sliced views cost no copy; only
+ * layouts BLAS cannot describe (column-strided slices, stride-0 broadcasts inside a matrix)
+ * are copied first. i64 has no BLAS routine: a plain loop that wraps on overflow, as
+ * PyTorch's CPU kernel does.
+ */
+#include <cblas.h>
+#include <math.h>
+#include <string.h>
+
+#include "ops-impl.h"
+
+/* The largest size or leading dimension BLAS takes (blasint is 32-bit in Debian's OpenBLAS). */
+#define BLAS_INT_MAX ((int64_t)(sizeof(blasint) == 4 ? INT32_MAX : INT64_MAX))
+
+/* One operand seen as a batch of matrices: geom is [batch..., rows, cols] over the caller's
+ * tensor (not retained), or over copy when BLAS could not read the caller's layout. */
+typedef struct operand {
+  gs__tensor geom;
+  gs__tensor copy;
+  bool copied;
+  enum CBLAS_TRANSPOSE trans; /* how BLAS reads each matrix (floating dtypes only) */
+  int64_t ld;
+} operand;
+
+/* What to compute: out[batch] = alpha * a[batch] @ b[batch] + beta * out[batch]. */
+typedef struct product {
+  gs_dtype dtype;
+  int64_t m, n, k;
+  double alpha, beta;
+  int nbatch;
+  int64_t batch[GS_MAX_DIMS];
+} product;
+
+static bool check_dtypes(gs_dtype a, gs_dtype b, const char *fn) {
+  if (a != b) {
+    gs__error(GS_ERR_DTYPE, fn, "expected operands of the same dtype, got %s and %s",
+              gs_dtype_name(a), gs_dtype_name(b));
+    return false;
+  }
+  if (a == GS_BOOL) {
+    gs__error(GS_ERR_DTYPE, fn, "expected f32, f64 or i64 operands, got bool");
+    return false;
+  }
+  return true;
+}
+
+/* How BLAS can read a rows x cols matrix with strides (rs, cs), if it can. A size-1 dim is
+ * never stepped over, so its stride is whatever suits BLAS. An ld beyond BLAS's int range
+ * counts as unreadable: the caller then copies, which brings ld down to cols. */
+static bool blas_layout(int64_t rows, int64_t cols, int64_t rs, int64_t cs,
+                        enum CBLAS_TRANSPOSE *trans, int64_t *ld) {
+  int64_t min_row_ld = cols > 1 ? cols : 1, min_col_ld = rows > 1 ? rows : 1;
+  if ((cols == 1 || cs == 1) && (rows == 1 || rs >= min_row_ld)) {
+    *trans = CblasNoTrans;
+    *ld = rows == 1 ? min_row_ld : rs;
+  } else if ((rows == 1 || rs == 1) && cs >= min_col_ld) {
+    /* A single column never gets here: NoTrans takes every one BLAS can read. */
+    *trans = CblasTrans;
+    *ld = cs;
+  } else {
+    return false;
+  }
+  return *ld <= BLAS_INT_MAX;
+}
+
+/* t as a batch of matrices: a 1-D left operand is one row, a 1-D right operand one column
+ * (torch.matmul's "prepend / append a 1", removed again from the result's shape). */
+static void as_matrices(const gs__tensor *t, bool left, operand *o) {
+  o->geom = *t;
+  o->copied = false;
+  if (t->ndim != 1)
+    return;
+  gs__tensor *g = &o->geom;
+  int64_t len = t->shape[0], step = t->strides[0];
+  g->ndim = 2;
+  g->shape[0] = left ? 1 : len;
+  g->shape[1] = left ? len : 1;
+  g->strides[0] = left ? len * step : step;
+  g->strides[1] = left ? step : 1;
+}
+
+static void report_shapes(const gs__tensor *a, const gs__tensor *b, int64_t ka, int64_t kb,
+                          const char *fn) {
+  char sa[GS__SHAPE_STR], sb[GS__SHAPE_STR];
+  gs__error(GS_ERR_SHAPE, fn, "shapes %s and %s cannot be multiplied (%lld != %lld)",
+            gs__shape_str(sa, a->shape, a->ndim), gs__shape_str(sb, b->shape, b->ndim),
+            (long long)ka, (long long)kb);
+}
+
+/* Sizes and batch shape of oa @ ob (a and b are the caller's tensors, named in errors). */
+static bool plan_product(product *p, const operand *oa, const operand *ob, const gs__tensor *a,
+                         const gs__tensor *b, const char *fn) {
+  const gs__tensor *ga = &oa->geom, *gb = &ob->geom;
+  int64_t ka = ga->shape[ga->ndim - 1], kb = gb->shape[gb->ndim - 2];
+  if (ka != kb) {
+    report_shapes(a, b, ka, kb, fn);
+    return false;
+  }
+  if (!gs__broadcast_shapes(ga->shape, ga->ndim - 2, gb->shape, gb->ndim - 2, p->batch,
+                            &p->nbatch)) {
+    char sa[GS__SHAPE_STR], sb[GS__SHAPE_STR], ba[GS__SHAPE_STR], bb[GS__SHAPE_STR];
+    gs__error(GS_ERR_SHAPE, fn,
+              "shapes %s and %s cannot be multiplied: batch dims %s and %s do not broadcast",
+              gs__shape_str(sa, a->shape, a->ndim), gs__shape_str(sb, b->shape, b->ndim),
+              gs__shape_str(ba, ga->shape, ga->ndim - 2),
+              gs__shape_str(bb, gb->shape, gb->ndim - 2));
+    return false;
+  }
+  p->dtype = a->dtype;
+  p->m = ga->shape[ga->ndim - 2];
+  p->n = gb->shape[gb->ndim - 1];
+  p->k = ka;
+  if (p->dtype != GS_I64 && (p->m > BLAS_INT_MAX || p->n > BLAS_INT_MAX || p->k > BLAS_INT_MAX)) {
+    gs__error(GS_ERR_OVERFLOW, fn,
+              "a product of %lld x %lld and %lld x %lld matrices exceeds BLAS's size limit %lld",
+              (long long)p->m, (long long)p->k, (long long)p->k, (long long)p->n,
+              (long long)BLAS_INT_MAX);
+    return false;
+  }
+  return true;
+}
+
+/* Makes o readable by BLAS: its own layout when possible, else a contiguous copy. Batch dims
+ * broadcast with stride 0 stay size 1 in the copy: the batch loop broadcasts them again. */
+static bool prepare_for_blas(operand *o, const char *fn) {
+  gs__tensor *g = &o->geom;
+  int nd = g->ndim;
+  if (blas_layout(g->shape[nd - 2], g->shape[nd - 1], g->strides[nd - 2], g->strides[nd - 1],
+                  &o->trans, &o->ld))
+    return true;
+  gs__tensor src = *g;
+  src.numel = 1;
+  for (int d = 0; d < nd; d++) {
+    if (d < nd - 2 && src.strides[d] == 0)
+      src.shape[d] = 1;
+    src.numel *= src.shape[d];
+  }
+  if (!gs__as_contiguous(&src, src.dtype, &o->copy, fn))
+    return false;
+  o->copied = true;
+  o->geom = o->copy;
+  /* Contiguous rows are always readable as NoTrans, with ld = cols. */
+  return blas_layout(g->shape[nd - 2], g->shape[nd - 1], g->strides[nd - 2],
+                     g->strides[nd - 1], &o->trans, &o->ld);
+}
+
+static void release_operand(operand *o) {
+  if (o->copied)
+    gs__tensor_release(&o->copy);
+  o->copied = false;
+}
+
+/* o's step (in elements) along each of the product's batch dims; 0 where o is broadcast. */
+static void batch_strides(const operand *o, const product *p, int64_t *strides) {
+  int own = o->geom.ndim - 2, lead = p->nbatch - own;
+  for (int d = 0; d < p->nbatch; d++) {
+    int od = d - lead;
+    strides[d] = od < 0 || o->geom.shape[od] == 1 ? 0 : o->geom.strides[od];
+  }
+}
+
+/* One matrix of the product: c = alpha * a @ b + beta * c, c contiguous with n columns. */
+static void multiply_one(const product *p, const operand *a, const char *pa, const operand *b,
+                         const char *pb, char *pc, int64_t m) {
+  switch (p->dtype) {
+  case GS_F32:
+    cblas_sgemm(CblasRowMajor, a->trans, b->trans, (blasint)m, (blasint)p->n, (blasint)p->k,
+                (float)p->alpha, (const float *)pa, (blasint)a->ld, (const float *)pb,
+                (blasint)b->ld, (float)p->beta, (float *)pc, (blasint)p->n);
+    break;
+  case GS_F64:
+    cblas_dgemm(CblasRowMajor, a->trans, b->trans, (blasint)m, (blasint)p->n, (blasint)p->k,
+                p->alpha, (const double *)pa, (blasint)a->ld, (const double *)pb,
+                (blasint)b->ld, p->beta, (double *)pc, (blasint)p->n);
+    break;
+  case GS_I64: {
+    const gs__tensor *ga = &a->geom, *gb = &b->geom;
+    int64_t ars = ga->strides[ga->ndim - 2], acs = ga->strides[ga->ndim - 1];
+    int64_t brs = gb->strides[gb->ndim - 2], bcs = gb->strides[gb->ndim - 1];
+    const int64_t *x = (const int64_t *)pa, *y = (const int64_t *)pb;
+    int64_t *out = (int64_t *)pc;
+    /* Unsigned arithmetic: overflow wraps (as PyTorch's) instead of being undefined. */
+    uint64_t alpha = (uint64_t)gs__f64_to_i64(p->alpha), beta = (uint64_t)gs__f64_to_i64(p->beta);
+    for (int64_t i = 0; i < m; i++)
+      for (int64_t j = 0; j < p->n; j++) {
+        uint64_t sum = 0;
+        for (int64_t l = 0; l < p->k; l++)
+          sum += (uint64_t)x[i * ars + l * acs] * (uint64_t)y[l * brs + j * bcs];
+        uint64_t prior = p->beta != 0.0 ? beta * (uint64_t)out[i * p->n + j] : 0;
+        out[i * p->n + j] = (int64_t)(alpha * sum + prior);
+      }
+    break;
+  }
+  case GS_BOOL:
+    break; /* refused by check_dtypes */
+  }
+}
+
+/* True when a's batch dims and rows form one run of rows ld apart, so the batch is one tall
+ * matrix, and b is one matrix for every batch entry: the whole product is then one gemm. */
+static bool batch_folds_into_rows(const product *p, const operand *a, const operand *b) {
+  if (p->dtype == GS_I64 || a->trans != CblasNoTrans || p->nbatch == 0)
+    return false;
+  const gs__tensor *ga = &a->geom, *gb = &b->geom;
+  for (int d = 0; d < gb->ndim - 2; d++)
+    if (gb->shape[d] != 1)
+      return false;
+  int64_t expected = p->m * a->ld, rows = p->m;
+  for (int d = ga->ndim - 3; d >= 0; d--) {
+    if (ga->shape[d] == 1)
+      continue;
+    if (ga->strides[d] != expected)
+      return false;
+    expected *= ga->shape[d];
+    rows *= ga->shape[d];
+  }
+  return rows <= BLAS_INT_MAX;
+}
+
+/* out *= beta, for a contiguous out, in out's dtype (as BLAS would apply beta). */
+static void scale(gs__tensor *out, double beta) {
+  char *data = gs__tensor_data(out);
+  switch (out->dtype) {
+  case GS_F32:
+    for (int64_t i = 0; i < out->numel; i++)
+      ((float *)data)[i] *= (float)beta;
+    break;
+  case GS_F64:
+    for (int64_t i = 0; i < out->numel; i++)
+      ((double *)data)[i] *= beta;
+    break;
+  case GS_I64:
+    for (int64_t i = 0; i < out->numel; i++)
+      ((int64_t *)data)[i] =
+          (int64_t)((uint64_t)((int64_t *)data)[i] * (uint64_t)gs__f64_to_i64(beta));
+    break;
+  case GS_BOOL:
+    break; /* refused by check_dtypes */
+  }
+}
+
+/* Runs the product into out's contiguous bytes (out holds beta's addend already). */
+static void run_product(const product *p, const operand *a, const operand *b, gs__tensor *out) {
+  char *pc = gs__tensor_data(out);
+  size_t es = gs_dtype_size(p->dtype);
+  if (out->numel == 0)
+    return;
+  if (p->k == 0) {
+    /* An empty sum: out = beta * out. BLAS is not called, so it reads nothing. */
+    if (p->beta == 0.0)
+      memset(pc, 0, (size_t)out->numel * es);
+    else if (p->beta != 1.0)
+      scale(out, p->beta);
+    return;
+  }
+  const char *pa = gs__tensor_data(&a->geom), *pb = gs__tensor_data(&b->geom);
+  if (batch_folds_into_rows(p, a, b)) {
+    multiply_one(p, a, pa, b, pb, pc, out->numel / p->n);
+    return;
+  }
+  int64_t sa[GS_MAX_DIMS], sb[GS_MAX_DIMS], index[GS_MAX_DIMS] = {0};
+  batch_strides(a, p, sa);
+  batch_strides(b, p, sb);
+  int64_t count = out->numel / (p->m * p->n), matrix = p->m * p->n;
+  int64_t off_a = 0, off_b = 0; /* in elements, so no pointer ever leaves its buffer */
+  for (int64_t i = 0; i < count; i++) {
+    multiply_one(p, a, pa + off_a * (int64_t)es, b, pb + off_b * (int64_t)es,
+                 pc + i * matrix * (int64_t)es, p->m);
+    for (int d = p->nbatch - 1; d >= 0; d--) {
+      off_a += sa[d];
+      off_b += sb[d];
+      if (++index[d] < p->batch[d])
+        break;
+      off_a -= sa[d] * p->batch[d];
+      off_b -= sb[d] * p->batch[d];
+      index[d] = 0;
+    }
+  }
+}
+
+/* Allocates the result (shape), fills in beta's addend from bias, and runs the product.
+ * Floating operands BLAS cannot read are copied first, and only when BLAS will be called. */
+static gs_tensor compute(const product *p, operand *oa, operand *ob, const int64_t *shape,
+                         int ndim, const gs__tensor *bias, const char *fn) {
+  bool calls_blas = p->dtype != GS_I64 && p->k > 0 && p->m > 0 && p->n > 0;
+  for (int d = 0; d < p->nbatch && calls_blas; d++)
+    calls_blas = p->batch[d] > 0;
+  if (calls_blas && (!prepare_for_blas(oa, fn) || !prepare_for_blas(ob, fn))) {
+    release_operand(oa);
+    return GS_NO_TENSOR;
+  }
+  gs__tensor *out;
+  gs_tensor h = gs__tensor_new(p->dtype, shape, ndim, fn, &out);
+  if (h.id) {
+    if (bias && p->beta != 0.0)
+      gs__copy_into(out, bias);
+    run_product(p, oa, ob, out);
+  }
+  release_operand(oa);
+  release_operand(ob);
+  return h;
+}
+
+gs_tensor gs_matmul(gs_tensor ha, gs_tensor hb) {
+  const char *fn = "matmul";
+  gs__tensor *a = gs__lookup(ha, fn);
+  gs__tensor *b = a ? gs__lookup(hb, fn) : NULL;
+  if (!b || !check_dtypes(a->dtype, b->dtype, fn))
+    return GS_NO_TENSOR;
+  if (a->ndim == 0 || b->ndim == 0) {
+    gs__error(GS_ERR_SHAPE, fn, "expected operands of at least 1 dimension, got %d-D and %d-D",
+              a->ndim, b->ndim);
+    return GS_NO_TENSOR;
+  }
+  operand oa, ob;
+  as_matrices(a, true, &oa);
+  as_matrices(b, false, &ob);
+  product p = {.alpha = 1.0, .beta = 0.0};
+  if (!plan_product(&p, &oa, &ob, a, b, fn))
+    return GS_NO_TENSOR;
+  /* The result keeps the batch dims, and rows and columns except where a 1-D operand had
+   * a 1 put in (1-D @ 1-D is a 0-D dot product). */
+  int64_t shape[GS_MAX_DIMS];
+  int ndim = p.nbatch;
+  memcpy(shape, p.batch, sizeof(int64_t) * (size_t)ndim);
+  if (a->ndim > 1)
+    shape[ndim++] = p.m;
+  if (b->ndim > 1)
+    shape[ndim++] = p.n;
+  return compute(&p, &oa, &ob, shape, ndim, NULL, fn);
+}
+
+gs_tensor gs_addmm(gs_tensor hbias, gs_tensor ha, gs_tensor hb, double beta, double alpha) {
+  const char *fn = "addmm";
+  gs__tensor *bias = gs__lookup(hbias, fn);
+  gs__tensor *a = bias ? gs__lookup(ha, fn) : NULL;
+  gs__tensor *b = a ? gs__lookup(hb, fn) : NULL;
+  if (!b || !check_dtypes(a->dtype, b->dtype, fn))
+    return GS_NO_TENSOR;
+  if (bias->dtype != a->dtype) {
+    gs__error(GS_ERR_DTYPE, fn, "expected a bias of the operands' dtype %s, got %s",
+              gs_dtype_name(a->dtype), gs_dtype_name(bias->dtype));
+    return GS_NO_TENSOR;
+  }
+  if (a->ndim != 2 || b->ndim != 2) {
+    gs__error(GS_ERR_SHAPE, fn, "expected 2-D matrices a and b, got %d-D and %d-D", a->ndim,
+              b->ndim);
+    return GS_NO_TENSOR;
+  }
+  if (a->dtype == GS_I64 && (!isfinite(beta) || !isfinite(alpha) || beta != floor(beta) ||
+                             alpha != floor(alpha))) {
+    gs__error(GS_ERR_ARGUMENT, fn,
+              "expected integral beta and alpha for i64 tensors, got beta %g and alpha %g",
+              beta, alpha);
+    return GS_NO_TENSOR;
+  }
+  operand oa, ob;
+  as_matrices(a, true, &oa);
+  as_matrices(b, false, &ob);
+  product p = {.alpha = alpha, .beta = beta};
+  if (!plan_product(&p, &oa, &ob, a, b, fn))
+    return GS_NO_TENSOR;
+  int64_t shape[2] = {p.m, p.n}, unused[2];
+  if (!gs__broadcast_strides(bias, shape, 2, unused)) {
+    char sb[GS__SHAPE_STR], so[GS__SHAPE_STR];
+    gs__error(GS_ERR_SHAPE, fn, "bias of shape %s cannot be broadcast to the product's shape %s",
+              gs__shape_str(sb, bias->shape, bias->ndim), gs__shape_str(so, shape, 2));
+    return GS_NO_TENSOR;
+  }
+  return compute(&p, &oa, &ob, shape, 2, bias, fn);
+}
