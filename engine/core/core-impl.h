@@ -58,6 +58,14 @@ char *gs__shape_str(char *buf, const int64_t *shape, int ndim);
  * even with the log off, so that errors can say which event disposed or wrote a tensor. */
 uint64_t gs__next_event(void);
 
+/* How a tensor came to be, relative to another one (its source). */
+typedef enum gs__origin {
+  GS__ORIGIN_NEW = 0, /* fresh storage: a constructor or an op's result */
+  GS__ORIGIN_VIEW,    /* shares its source's storage (view, transpose, slice, ...) */
+  GS__ORIGIN_DETACH,  /* shares its source's storage and version counter, outside the graph */
+  GS__ORIGIN_CLONE,   /* shares its source's bytes copy-on-write */
+} gs__origin;
+
 /* ---- buffers and storages (storage.c, allocator.c) ----------------------------------- */
 
 typedef struct gs__buffer {
@@ -75,9 +83,12 @@ typedef struct gs__storage {
   uint64_t id;                  /* unique for the process's lifetime; names it in the log */
   gs__buffer *buffer;
   uint64_t nbytes;
-  /* The last in-place write, for the autograd version-check message. */
+  /* The last in-place write, for the autograd version-check message: which op, when, and
+   * through which tensor (and how that tensor shares this storage). */
   const char *last_write_op;
   uint64_t last_write_event;
+  uint64_t last_write_tensor;
+  gs__origin last_write_origin;
 } gs__storage;
 
 /* Caching allocator: a block with a gs__buffer header followed by nbytes of data (64-byte
@@ -102,6 +113,18 @@ static inline bool gs__storage_is_cow(const gs__storage *s) {
 
 /* ---- tensors (handles.c, tensor.c) --------------------------------------------------- */
 
+struct gs__node;
+
+/* A tensor's place in the autograd graph (engine/autograd). Reset whenever a tensor record is
+ * registered, so geometry copies never carry graph references. */
+typedef struct gs__autograd_meta {
+  bool requires_grad;
+  bool retains_grad;        /* a non-leaf that keeps its grad (gs_retain_grad) */
+  struct gs__node *grad_fn; /* the node that made this tensor (owned reference); NULL: leaf */
+  struct gs__node *grad_accumulator; /* leaves that require grad (owned reference, lazy) */
+  uint64_t grad;            /* handle of the accumulated gradient, owned by this tensor */
+} gs__autograd_meta;
+
 typedef struct gs__tensor {
   gs_dtype dtype;
   int ndim;
@@ -112,6 +135,9 @@ typedef struct gs__tensor {
   gs__storage *storage;
   uint64_t id;            /* the handle, or 0 for an unregistered temporary */
   uint64_t created_event;
+  gs__origin origin;
+  uint64_t source;        /* the tensor this one was derived from (views, detach, clone) */
+  gs__autograd_meta ag;
 } gs__tensor;
 
 /* The slot table (handles.c): fixed pages that never move, so lookups take no lock. */
@@ -181,9 +207,11 @@ int64_t gs__checked_numel(const int64_t *shape, int ndim, const char *fn);
 /* Normalises a possibly negative dim against ndim; -1 after reporting. */
 int gs__wrap_dim(int dim, int ndim, const char *fn);
 
-/* Prepares t's storage for an in-place write by op: materialises copy-on-write bytes and
- * bumps the version (taking an event number). false after reporting out of memory. */
-bool gs__begin_write(gs__tensor *t, const char *op);
+/* Prepares t's storage for an in-place write by op: refuses writes autograd cannot record
+ * (a leaf that requires grad; operand_requires_grad says whether another operand does),
+ * materialises copy-on-write bytes and bumps the version (taking an event number). false,
+ * with nothing changed, after reporting. */
+bool gs__begin_write(gs__tensor *t, bool operand_requires_grad, const char *op);
 
 /* ---- strided iteration (iter.c) ------------------------------------------------------ */
 

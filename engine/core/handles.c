@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core-impl.h"
+#include "autograd-impl.h"
 
 #define SLOTS_PER_PAGE GS__SLOTS_PER_PAGE
 #define MAX_PAGES GS__MAX_PAGES
@@ -131,6 +131,7 @@ gs_tensor gs__register(const gs__tensor *t, const char *fn) {
   gs_tensor h = {((uint64_t)gen << 32) | index};
   s->tensor = *t;
   s->tensor.id = h.id;
+  s->tensor.ag = (gs__autograd_meta){0}; /* graph links are set by the op, never copied */
   s->tensor.created_event = gs__next_event();
   atomic_store_explicit(&s->live, true, memory_order_release);
   atomic_fetch_add_explicit(&live_count, 1, memory_order_relaxed);
@@ -160,6 +161,7 @@ void gs_dispose(gs_tensor h) {
   gs__tensor *t = gs__lookup(h, "dispose");
   if (!t)
     return;
+  gs__autograd_on_dispose(t);
   gs__storage *storage = t->storage;
   t->storage = NULL;
   release_slot((uint32_t)(h.id & 0xffffffffu), (slot *)((char *)t - offsetof(slot, tensor)),

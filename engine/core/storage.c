@@ -22,6 +22,8 @@ static gs__storage *storage_over(gs__buffer *buffer, uint64_t nbytes) {
   s->nbytes = nbytes;
   s->last_write_op = NULL;
   s->last_write_event = 0;
+  s->last_write_tensor = 0;
+  s->last_write_origin = GS__ORIGIN_NEW;
   return s;
 }
 

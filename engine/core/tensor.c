@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core-impl.h"
+#include "autograd-impl.h"
 
 void gs__contiguous_strides(const int64_t *shape, int ndim, int64_t *strides) {
   int64_t s = 1;
@@ -119,6 +119,8 @@ gs_tensor gs__make_view(const gs__tensor *base, const int64_t *shape, const int6
   }
   v.offset = offset;
   v.storage = base->storage;
+  v.origin = GS__ORIGIN_VIEW;
+  v.source = base->id;
   gs__storage_retain(v.storage);
   return gs__register(&v, fn);
 }
@@ -128,7 +130,9 @@ void gs__tensor_release(gs__tensor *t) {
   t->storage = NULL;
 }
 
-bool gs__begin_write(gs__tensor *t, const char *op) {
+bool gs__begin_write(gs__tensor *t, bool operand_requires_grad, const char *op) {
+  if (!gs__autograd_check_inplace(t, operand_requires_grad, op))
+    return false;
   gs__storage *s = t->storage;
   if (!gs__storage_materialise(s)) {
     gs__error(GS_ERR_OUT_OF_MEMORY, op,
@@ -139,6 +143,8 @@ bool gs__begin_write(gs__tensor *t, const char *op) {
   atomic_fetch_add_explicit(&s->version, 1, memory_order_relaxed);
   s->last_write_op = op;
   s->last_write_event = gs__next_event();
+  s->last_write_tensor = t->id;
+  s->last_write_origin = t->origin;
   return true;
 }
 

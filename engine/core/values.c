@@ -97,7 +97,7 @@ const void *gs_data(gs_tensor h) {
 
 void *gs_data_mut(gs_tensor h) {
   gs__tensor *t = gs__lookup(h, "data_mut");
-  if (!t || !gs__begin_write(t, "data_mut"))
+  if (!t || !gs__begin_write(t, false, "data_mut"))
     return NULL;
   return gs__tensor_data(t);
 }

@@ -400,6 +400,8 @@ gs_tensor gs_clone(gs_tensor h) {
   if (!t)
     return GS_NO_TENSOR;
   gs__tensor c = *t;
+  c.origin = GS__ORIGIN_CLONE;
+  c.source = t->id;
   c.storage = gs__storage_share_cow(t->storage);
   if (!c.storage) {
     gs__error(GS_ERR_OUT_OF_MEMORY, "clone", "could not allocate the storage record");
@@ -412,5 +414,9 @@ gs_tensor gs_detach(gs_tensor h) {
   gs__tensor *t = gs__lookup(h, "detach");
   if (!t)
     return GS_NO_TENSOR;
-  return gs__make_view(t, t->shape, t->strides, t->ndim, t->offset, "detach");
+  gs_tensor d = gs__make_view(t, t->shape, t->strides, t->ndim, t->offset, "detach");
+  gs__tensor *dt = d.id ? gs__lookup(d, "detach") : NULL;
+  if (dt)
+    dt->origin = GS__ORIGIN_DETACH;
+  return d;
 }

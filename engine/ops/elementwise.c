@@ -1,6 +1,8 @@
-/* elementwise.c: the out-of-place elementwise ops: arithmetic, comparisons, unary math and
- * where. Each public op is one line naming its operation code; the shared paths below do
- * validation, broadcasting, dtype promotion and the run over gs__iter_run. */
+/* elementwise.c: the out-of-place elementwise ops (arithmetic, comparisons, unary math,
+ * where) and their backward formulas. Each public op is one line naming its operation code;
+ * the shared paths do validation, broadcasting, dtype promotion and the run over
+ * gs__iter_run, then record a graph node when an input requires grad. Each op's formula sits
+ * with its family, written with the public ops: the chain rule as it reads on paper. */
 #include <math.h>
 #include <string.h>
 
@@ -137,12 +139,196 @@ static gs_tensor binary(gs__binop op, const gs__tensor *a, const gs__tensor *b,
   return h;
 }
 
+
+/* ---- backward formulas: binary ---------------------------------------------------------- */
+
+gs_tensor gs__pass(gs_tensor g) {
+  gs__tensor *t = gs__lookup(g, "backward");
+  return t ? gs__make_view(t, t->shape, t->strides, t->ndim, t->offset, "backward") : g;
+}
+
+/* A 0-dim zero of g's dtype, for where(mask, 0, g). */
+static gs_tensor zero_of(gs__node *n, gs_tensor g) {
+  return gs__tmp(n, gs_scalar(gs_dtype_of(g), 0.0));
+}
+
+/* d(a + b) = g, g */
+static void add_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  if (gs__needs_grad(n, 0))
+    grads[0] = gs__reduce_grad(n, 0, gs__pass(g));
+  if (gs__needs_grad(n, 1))
+    grads[1] = gs__reduce_grad(n, 1, gs__pass(g));
+}
+GS__BACKWARD(AddBackward, add_backward);
+
+/* d(a - b) = g, -g */
+static void sub_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  if (gs__needs_grad(n, 0))
+    grads[0] = gs__reduce_grad(n, 0, gs__pass(g));
+  if (gs__needs_grad(n, 1))
+    grads[1] = gs__reduce_grad(n, 1, gs_neg(g));
+}
+GS__BACKWARD(SubBackward, sub_backward);
+
+/* d(a * b) = g * b, g * a */
+static void mul_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  if (gs__needs_grad(n, 0))
+    grads[0] = gs__reduce_grad(n, 0, gs_mul(g, gs__saved(n, 1)));
+  if (gs__needs_grad(n, 1))
+    grads[1] = gs__reduce_grad(n, 1, gs_mul(g, gs__saved(n, 0)));
+}
+GS__BACKWARD(MulBackward, mul_backward);
+
+/* d(a / b) = g / b, -g * a / b^2 */
+static void div_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  gs_tensor a = gs__saved(n, 0), b = gs__saved(n, 1);
+  if (gs__needs_grad(n, 0))
+    grads[0] = gs__reduce_grad(n, 0, gs_div(g, b));
+  if (gs__needs_grad(n, 1))
+    grads[1] = gs__reduce_grad(
+        n, 1, gs_neg(gs__tmp(n, gs_div(gs__tmp(n, gs_mul(g, a)), gs__tmp(n, gs_mul(b, b))))));
+}
+GS__BACKWARD(DivBackward, div_backward);
+
+/* d(a ^ b) = g * b * a^(b-1) (0 where b == 0), g * a^b * log(a) (0 where a == 0 and b >= 0,
+ * PyTorch's convention at the edge of log's domain) */
+static void pow_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  gs_tensor a = gs__saved(n, 0), b = gs__saved(n, 1), out = gs__saved(n, 2);
+  if (gs__needs_grad(n, 0)) {
+    gs_tensor d = gs__tmp(n, gs_mul(b, gs__tmp(n, gs_pow(a, gs__tmp(n, gs_sub_scalar(b, 1))))));
+    d = gs__tmp(n, gs_where(gs__tmp(n, gs_eq_scalar(b, 0)), zero_of(n, d), d));
+    grads[0] = gs__reduce_grad(n, 0, gs_mul(g, d));
+  }
+  if (gs__needs_grad(n, 1)) {
+    gs_tensor d = gs__tmp(n, gs_mul(out, gs__tmp(n, gs_log(a))));
+    gs_tensor edge = gs__tmp(n, gs_mul(gs__tmp(n, gs_eq_scalar(a, 0)), gs__tmp(n, gs_ge_scalar(b, 0))));
+    d = gs__tmp(n, gs_where(edge, zero_of(n, d), d));
+    grads[1] = gs__reduce_grad(n, 1, gs_mul(g, d));
+  }
+}
+GS__BACKWARD(PowBackward, pow_backward);
+
+/* max(a, b) sends g to the larger input, half to each on a tie (as torch.maximum). */
+static void extremum_backward(gs__node *n, gs_tensor g, gs_tensor *grads, bool maximum) {
+  gs_tensor a = gs__saved(n, 0), b = gs__saved(n, 1);
+  gs_tensor half = gs__tmp(n, gs_where(gs__tmp(n, gs_eq(a, b)), gs__tmp(n, gs_mul_scalar(g, 0.5)), g));
+  gs_tensor a_loses = gs__tmp(n, maximum ? gs_lt(a, b) : gs_gt(a, b));
+  gs_tensor b_loses = gs__tmp(n, maximum ? gs_gt(a, b) : gs_lt(a, b));
+  if (gs__needs_grad(n, 0))
+    grads[0] = gs__reduce_grad(n, 0, gs_where(a_loses, zero_of(n, half), half));
+  if (gs__needs_grad(n, 1))
+    grads[1] = gs__reduce_grad(n, 1, gs_where(b_loses, zero_of(n, half), half));
+}
+static void maximum_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  extremum_backward(n, g, grads, true);
+}
+static void minimum_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  extremum_backward(n, g, grads, false);
+}
+GS__BACKWARD(MaximumBackward, maximum_backward);
+GS__BACKWARD(MinimumBackward, minimum_backward);
+
+/* Scalar forms: the scalar s is in n->reals[0]. */
+static void add_scalar_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  grads[0] = gs__reduce_grad(n, 0, gs__pass(g)); /* d(a + s) = g */
+}
+GS__BACKWARD(AddScalarBackward, add_scalar_backward);
+
+static void rsub_scalar_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  grads[0] = gs__reduce_grad(n, 0, gs_neg(g)); /* d(s - a) = -g */
+}
+GS__BACKWARD(RsubScalarBackward, rsub_scalar_backward);
+
+static void mul_scalar_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  grads[0] = gs__reduce_grad(n, 0, gs_mul_scalar(g, n->reals[0])); /* d(a * s) = g * s */
+}
+GS__BACKWARD(MulScalarBackward, mul_scalar_backward);
+
+static void div_scalar_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  grads[0] = gs__reduce_grad(n, 0, gs_div_scalar(g, n->reals[0])); /* d(a / s) = g / s */
+}
+GS__BACKWARD(DivScalarBackward, div_scalar_backward);
+
+/* d(a ^ e) = g * e * a^(e-1), and 0 for e == 0 (even at a == 0) */
+static void pow_scalar_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  double e = n->reals[0];
+  if (e == 0.0) {
+    grads[0] = gs__reduce_grad(n, 0, gs_zeros_like(g));
+    return;
+  }
+  gs_tensor d = gs__tmp(n, gs_mul_scalar(gs__tmp(n, gs_pow_scalar(gs__saved(n, 0), e - 1)), e));
+  grads[0] = gs__reduce_grad(n, 0, gs_mul(g, d));
+}
+GS__BACKWARD(PowScalarBackward, pow_scalar_backward);
+
+/* max(a, s): g where a wins, half of it on a tie. */
+static void extremum_scalar_backward(gs__node *n, gs_tensor g, gs_tensor *grads, bool maximum) {
+  gs_tensor a = gs__saved(n, 0);
+  double s = n->reals[0];
+  gs_tensor half = gs__tmp(n, gs_where(gs__tmp(n, gs_eq_scalar(a, s)), gs__tmp(n, gs_mul_scalar(g, 0.5)),
+                                       zero_of(n, g)));
+  gs_tensor wins = gs__tmp(n, maximum ? gs_gt_scalar(a, s) : gs_lt_scalar(a, s));
+  grads[0] = gs__reduce_grad(n, 0, gs_where(wins, g, half));
+}
+static void maximum_scalar_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  extremum_scalar_backward(n, g, grads, true);
+}
+static void minimum_scalar_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  extremum_scalar_backward(n, g, grads, false);
+}
+GS__BACKWARD(MaximumScalarBackward, maximum_scalar_backward);
+GS__BACKWARD(MinimumScalarBackward, minimum_scalar_backward);
+
+/* Records the node of a tensor-tensor binary op: which inputs and outputs its formula reads. */
+static void record_binary(gs__binop op, gs_tensor h, const gs__tensor *a, const gs__tensor *b) {
+  static const gs__node_kind *const kinds[GS__BINOP_COUNT] = {
+      [GS__ADD] = &AddBackward, [GS__SUB] = &SubBackward, [GS__MUL] = &MulBackward,
+      [GS__DIV] = &DivBackward, [GS__POW] = &PowBackward, [GS__MAXIMUM] = &MaximumBackward,
+      [GS__MINIMUM] = &MinimumBackward,
+  };
+  gs__tensor *out = gs__lookup(h, kinds[op]->name);
+  int n_saved = op == GS__ADD || op == GS__SUB ? 0 : op == GS__POW ? 3 : 2;
+  gs__node *n = gs__record(kinds[op], out, 2, (const gs__tensor *[]){a, b}, n_saved);
+  if (!n || n_saved == 0)
+    return;
+  gs__save(n, 0, a);
+  gs__save(n, 1, b);
+  if (op == GS__POW)
+    gs__save(n, 2, out);
+}
+
+static void record_binary_scalar(gs__binop op, bool reversed, gs_tensor h, const gs__tensor *a,
+                                 double s) {
+  const gs__node_kind *kind;
+  bool save_a = false;
+  switch (op) {
+  case GS__ADD: kind = &AddScalarBackward; break;
+  case GS__SUB: kind = reversed ? &RsubScalarBackward : &AddScalarBackward; break;
+  case GS__MUL: kind = &MulScalarBackward; break;
+  case GS__DIV: kind = &DivScalarBackward; break;
+  case GS__POW: kind = &PowScalarBackward, save_a = true; break;
+  case GS__MAXIMUM: kind = &MaximumScalarBackward, save_a = true; break;
+  case GS__MINIMUM: kind = &MinimumScalarBackward, save_a = true; break;
+  default: return; /* comparisons have no gradient */
+  }
+  gs__tensor *out = gs__lookup(h, kind->name);
+  gs__node *n = gs__record(kind, out, 1, (const gs__tensor *[]){a}, save_a ? 1 : 0);
+  if (!n)
+    return;
+  n->reals[0] = s;
+  if (save_a)
+    gs__save(n, 0, a);
+}
+
 static gs_tensor binary_tensors(gs__binop op, gs_tensor ha, gs_tensor hb, const char *fn) {
   gs__tensor *a = gs__lookup(ha, fn);
   gs__tensor *b = a ? gs__lookup(hb, fn) : NULL;
   if (!b)
     return GS_NO_TENSOR;
-  return binary(op, a, b, gs__result_type(a, b), fn);
+  gs_tensor h = binary(op, a, b, gs__result_type(a, b), fn);
+  if (h.id && !gs__binop_is_comparison(op))
+    record_binary(op, h, a, b);
+  return h;
 }
 
 /* a op s, or s op a when reversed. */
@@ -154,7 +340,10 @@ static gs_tensor binary_scalar(gs__binop op, gs_tensor ha, double s, bool revers
   gs_dtype compute = scalar_result_type(a->dtype);
   gs__scalar_box box;
   const gs__tensor *st = gs__scalar_box_init(&box, compute, s);
-  return reversed ? binary(op, st, a, compute, fn) : binary(op, a, st, compute, fn);
+  gs_tensor h = reversed ? binary(op, st, a, compute, fn) : binary(op, a, st, compute, fn);
+  if (h.id)
+    record_binary_scalar(op, reversed, h, a, s);
+  return h;
 }
 
 gs_tensor gs_add(gs_tensor a, gs_tensor b) { return binary_tensors(GS__ADD, a, b, "add"); }
@@ -220,13 +409,128 @@ gs_tensor gs_ge_scalar(gs_tensor a, double s) {
 
 /* ---- unary -------------------------------------------------------------------------- */
 
+/* ---- backward formulas: unary (saved slot 0 is the input or the output, as noted) -------- */
+
+static void neg_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  grads[0] = gs__reduce_grad(n, 0, gs_neg(g)); /* d(-a) = -g */
+}
+GS__BACKWARD(NegBackward, neg_backward);
+
+/* d|a| = g * sign(a), with sign(0) = 0 (saved: a) */
+static void abs_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  gs_tensor a = gs__saved(n, 0);
+  gs_tensor negative = gs__tmp(n, gs_where(gs__tmp(n, gs_lt_scalar(a, 0)), gs__tmp(n, gs_neg(g)),
+                                           zero_of(n, g)));
+  grads[0] = gs__reduce_grad(n, 0, gs_where(gs__tmp(n, gs_gt_scalar(a, 0)), g, negative));
+}
+GS__BACKWARD(AbsBackward, abs_backward);
+
+/* d exp(a) = g * exp(a) (saved: the output) */
+static void exp_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  grads[0] = gs__reduce_grad(n, 0, gs_mul(g, gs__saved(n, 0)));
+}
+GS__BACKWARD(ExpBackward, exp_backward);
+
+/* d log(a) = g / a (saved: a) */
+static void log_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  grads[0] = gs__reduce_grad(n, 0, gs_div(g, gs__saved(n, 0)));
+}
+GS__BACKWARD(LogBackward, log_backward);
+
+/* d sqrt(a) = g / (2 sqrt(a)) (saved: the output) */
+static void sqrt_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  grads[0] = gs__reduce_grad(n, 0, gs_div(g, gs__tmp(n, gs_mul_scalar(gs__saved(n, 0), 2))));
+}
+GS__BACKWARD(SqrtBackward, sqrt_backward);
+
+/* d a^(-1/2) = -g / 2 * a^(-3/2) = -g / 2 * out^3 (saved: the output) */
+static void rsqrt_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  gs_tensor out3 = gs__tmp(n, gs_pow_scalar(gs__saved(n, 0), 3));
+  grads[0] = gs__reduce_grad(n, 0, gs_mul(g, gs__tmp(n, gs_mul_scalar(out3, -0.5))));
+}
+GS__BACKWARD(RsqrtBackward, rsqrt_backward);
+
+/* d tanh(a) = g * (1 - tanh(a)^2) (saved: the output) */
+static void tanh_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  gs_tensor out = gs__saved(n, 0);
+  gs_tensor d = gs__tmp(n, gs_rsub_scalar(gs__tmp(n, gs_mul(out, out)), 1));
+  grads[0] = gs__reduce_grad(n, 0, gs_mul(g, d));
+}
+GS__BACKWARD(TanhBackward, tanh_backward);
+
+/* d sigmoid(a) = g * s * (1 - s) (saved: the output s) */
+static void sigmoid_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  gs_tensor out = gs__saved(n, 0);
+  gs_tensor d = gs__tmp(n, gs_mul(out, gs__tmp(n, gs_rsub_scalar(out, 1))));
+  grads[0] = gs__reduce_grad(n, 0, gs_mul(g, d));
+}
+GS__BACKWARD(SigmoidBackward, sigmoid_backward);
+
+/* d relu(a) = g where the output is positive (saved: the output) */
+static void relu_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  grads[0] = gs__reduce_grad(n, 0, gs_mul(g, gs__tmp(n, gs_gt_scalar(gs__saved(n, 0), 0))));
+}
+GS__BACKWARD(ReluBackward, relu_backward);
+
+/* d leaky_relu(a) = g where a > 0, g * slope elsewhere (saved: a; slope in reals[0]) */
+static void leaky_relu_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  gs_tensor positive = gs__tmp(n, gs_gt_scalar(gs__saved(n, 0), 0));
+  grads[0] = gs__reduce_grad(n, 0, gs_where(positive, g, gs__tmp(n, gs_mul_scalar(g, n->reals[0]))));
+}
+GS__BACKWARD(LeakyReluBackward, leaky_relu_backward);
+
+/* d gelu(a) = g * (Phi(a) + a * phi(a)), Phi and phi the normal CDF and density (saved: a) */
+static void gelu_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  gs_tensor d = gs__tmp(n, gs__unary_op(GS__GELU_GRAD, gs__saved(n, 0), NULL, "GeluBackward"));
+  grads[0] = gs__reduce_grad(n, 0, gs_mul(g, d));
+}
+GS__BACKWARD(GeluBackward, gelu_backward);
+
+/* d clamp(a) = g where min <= a <= max (saved: a; bounds in reals) */
+static void clamp_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  gs_tensor a = gs__saved(n, 0);
+  gs_tensor inside = gs__tmp(n, gs_mul(gs__tmp(n, gs_ge_scalar(a, n->reals[0])),
+                                       gs__tmp(n, gs_le_scalar(a, n->reals[1]))));
+  grads[0] = gs__reduce_grad(n, 0, gs_mul(g, inside));
+}
+GS__BACKWARD(ClampBackward, clamp_backward);
+
+/* Records a unary op's node: which kind, and whether its formula reads the input or output. */
+static void record_unary(gs__unop op, gs_tensor h, const gs__tensor *in,
+                         const gs__unary_params *params) {
+  static const struct {
+    const gs__node_kind *kind;
+    enum { SAVE_NOTHING, SAVE_INPUT, SAVE_OUTPUT } save;
+  } rules[GS__UNOP_COUNT] = {
+      [GS__NEG] = {&NegBackward, SAVE_NOTHING},     [GS__ABS] = {&AbsBackward, SAVE_INPUT},
+      [GS__EXP] = {&ExpBackward, SAVE_OUTPUT},      [GS__LOG] = {&LogBackward, SAVE_INPUT},
+      [GS__SQRT] = {&SqrtBackward, SAVE_OUTPUT},    [GS__RSQRT] = {&RsqrtBackward, SAVE_OUTPUT},
+      [GS__TANH] = {&TanhBackward, SAVE_OUTPUT},    [GS__SIGMOID] = {&SigmoidBackward, SAVE_OUTPUT},
+      [GS__RELU] = {&ReluBackward, SAVE_OUTPUT},    [GS__LEAKY_RELU] = {&LeakyReluBackward, SAVE_INPUT},
+      [GS__GELU] = {&GeluBackward, SAVE_INPUT},     [GS__CLAMP] = {&ClampBackward, SAVE_INPUT},
+  };
+  if (!rules[op].kind)
+    return; /* internal ops (gelu's derivative) are not differentiated */
+  gs__tensor *out = gs__lookup(h, rules[op].kind->name);
+  gs__node *n = gs__record(rules[op].kind, out, 1, (const gs__tensor *[]){in},
+                           rules[op].save == SAVE_NOTHING ? 0 : 1);
+  if (!n)
+    return;
+  if (rules[op].save != SAVE_NOTHING)
+    gs__save(n, 0, rules[op].save == SAVE_INPUT ? in : out);
+  if (params) {
+    n->reals[0] = op == GS__CLAMP ? params->min : params->slope;
+    n->reals[1] = params->max;
+  }
+}
+
 /* Math functions compute in a floating dtype (integers in f32, as torch.exp); sign-like ops
  * (neg, abs, relu, clamp) keep integer dtypes. */
 static bool unop_keeps_integers(gs__unop op) {
   return op == GS__NEG || op == GS__ABS || op == GS__RELU || op == GS__CLAMP;
 }
 
-static gs_tensor unary(gs__unop op, gs_tensor h, const gs__unary_params *params,
+gs_tensor gs__unary_op(gs__unop op, gs_tensor h, const gs__unary_params *params,
                        const char *fn) {
   gs__tensor *t = gs__lookup(h, fn);
   if (!t)
@@ -251,23 +555,26 @@ static gs_tensor unary(gs__unop op, gs_tensor h, const gs__unary_params *params,
     gs__run_unary(op, compute, out, in, params);
   if (in == &conv)
     gs__tensor_release(&conv);
+  if (r.id)
+    record_unary(op, r, t, params);
   return r;
 }
 
-gs_tensor gs_neg(gs_tensor t) { return unary(GS__NEG, t, NULL, "neg"); }
-gs_tensor gs_abs(gs_tensor t) { return unary(GS__ABS, t, NULL, "abs"); }
-gs_tensor gs_exp(gs_tensor t) { return unary(GS__EXP, t, NULL, "exp"); }
-gs_tensor gs_log(gs_tensor t) { return unary(GS__LOG, t, NULL, "log"); }
-gs_tensor gs_sqrt(gs_tensor t) { return unary(GS__SQRT, t, NULL, "sqrt"); }
-gs_tensor gs_rsqrt(gs_tensor t) { return unary(GS__RSQRT, t, NULL, "rsqrt"); }
-gs_tensor gs_tanh(gs_tensor t) { return unary(GS__TANH, t, NULL, "tanh"); }
-gs_tensor gs_sigmoid(gs_tensor t) { return unary(GS__SIGMOID, t, NULL, "sigmoid"); }
-gs_tensor gs_relu(gs_tensor t) { return unary(GS__RELU, t, NULL, "relu"); }
-gs_tensor gs_gelu(gs_tensor t) { return unary(GS__GELU, t, NULL, "gelu"); }
+
+gs_tensor gs_neg(gs_tensor t) { return gs__unary_op(GS__NEG, t, NULL, "neg"); }
+gs_tensor gs_abs(gs_tensor t) { return gs__unary_op(GS__ABS, t, NULL, "abs"); }
+gs_tensor gs_exp(gs_tensor t) { return gs__unary_op(GS__EXP, t, NULL, "exp"); }
+gs_tensor gs_log(gs_tensor t) { return gs__unary_op(GS__LOG, t, NULL, "log"); }
+gs_tensor gs_sqrt(gs_tensor t) { return gs__unary_op(GS__SQRT, t, NULL, "sqrt"); }
+gs_tensor gs_rsqrt(gs_tensor t) { return gs__unary_op(GS__RSQRT, t, NULL, "rsqrt"); }
+gs_tensor gs_tanh(gs_tensor t) { return gs__unary_op(GS__TANH, t, NULL, "tanh"); }
+gs_tensor gs_sigmoid(gs_tensor t) { return gs__unary_op(GS__SIGMOID, t, NULL, "sigmoid"); }
+gs_tensor gs_relu(gs_tensor t) { return gs__unary_op(GS__RELU, t, NULL, "relu"); }
+gs_tensor gs_gelu(gs_tensor t) { return gs__unary_op(GS__GELU, t, NULL, "gelu"); }
 
 gs_tensor gs_leaky_relu(gs_tensor t, double negative_slope) {
   gs__unary_params p = {.slope = negative_slope};
-  return unary(GS__LEAKY_RELU, t, &p, "leaky_relu");
+  return gs__unary_op(GS__LEAKY_RELU, t, &p, "leaky_relu");
 }
 
 /* Validates clamp bounds; integer tensors get them rounded inward so the clamp stays exact. */
@@ -288,10 +595,20 @@ gs_tensor gs_clamp(gs_tensor h, double min, double max) {
   gs__unary_params p;
   if (!t || !gs__clamp_params(t->dtype, min, max, &p, "clamp"))
     return GS_NO_TENSOR;
-  return unary(GS__CLAMP, h, &p, "clamp");
+  return gs__unary_op(GS__CLAMP, h, &p, "clamp");
 }
 
 /* ---- where -------------------------------------------------------------------------- */
+
+/* d where(c, a, b) = where(c, g, 0), where(c, 0, g) (saved: c) */
+static void where_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  gs_tensor c = gs__saved(n, 0);
+  if (gs__needs_grad(n, 1))
+    grads[1] = gs__reduce_grad(n, 1, gs_where(c, g, zero_of(n, g)));
+  if (gs__needs_grad(n, 2))
+    grads[2] = gs__reduce_grad(n, 2, gs_where(c, zero_of(n, g), g));
+}
+GS__BACKWARD(WhereBackward, where_backward);
 
 gs_tensor gs_where(gs_tensor hc, gs_tensor ha, gs_tensor hb) {
   const char *fn = "where";
@@ -349,5 +666,11 @@ gs_tensor gs_where(gs_tensor hc, gs_tensor ha, gs_tensor hb) {
     gs__tensor_release(&ca);
   if (pb == &cb)
     gs__tensor_release(&cb);
+  if (h.id && gs_dtype_is_floating(dtype)) {
+    gs__node *n = gs__record(&WhereBackward, gs__lookup(h, fn), 3,
+                             (const gs__tensor *[]){c, a, b}, 1);
+    if (n)
+      gs__save(n, 0, c);
+  }
   return h;
 }

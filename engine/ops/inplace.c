@@ -1,9 +1,16 @@
 /* inplace.c: in-place forms (add_, mul_, fill_, copy_, clamp_, ...).
  *
- * Every in-place write goes through write_begin: it refuses a destination whose elements
- * overlap (an expanded tensor), copies an operand that aliases the destination (so t += t.T
- * reads the old values), then materialises copy-on-write bytes and bumps the storage version.
- * All checks come before the version bump, so a refused call changes nothing.
+ * Every in-place write refuses a destination whose elements overlap (an expanded tensor),
+ * copies an operand that aliases the destination (so t += t.T reads the old values), then
+ * goes through gs__begin_write: autograd's check (no in-place writes into leaves that require
+ * grad), copy-on-write materialisation and the version bump. All checks come before the bump,
+ * so a refused call changes nothing.
+ *
+ * With autograd recording, the write rewrites the tensor's history as PyTorch does: the op's
+ * node (the same kinds as the out-of-place ops) takes the tensor's previous grad_fn as its
+ * first input and becomes its new grad_fn. Where a formula needs the value from before the
+ * write (mul_, div_, clamp_), the op saves an O(1) copy-on-write clone taken just before it:
+ * the write itself then makes the copy.
  */
 #include <math.h>
 #include <string.h>
@@ -61,6 +68,18 @@ static bool prepare_operand(const gs__tensor *t, const gs__tensor *src, gs__tens
   return true;
 }
 
+/* A copy-on-write clone of t's current value (unregistered), for a formula that needs the
+ * value from before an in-place write. */
+static bool clone_before_write(const gs__tensor *t, gs__tensor *old, const char *fn) {
+  *old = *t;
+  old->storage = gs__storage_share_cow(t->storage);
+  if (!old->storage) {
+    gs__error(GS_ERR_OUT_OF_MEMORY, fn, "could not allocate the storage record");
+    return false;
+  }
+  return true;
+}
+
 static void inplace_binary(gs__binop op, gs_tensor ht, gs_tensor hb, const char *fn) {
   gs__tensor *t = gs__lookup(ht, fn);
   gs__tensor *b = t ? gs__lookup(hb, fn) : NULL;
@@ -77,9 +96,30 @@ static void inplace_binary(gs__binop op, gs_tensor ht, gs_tensor hb, const char 
   bool tmp_used;
   if (!prepare_operand(t, b, &tmp, &tmp_used, false, fn))
     return;
+  bool record = gs__any_requires_grad(2, (const gs__tensor *[]){t, b});
+  bool needs_old = record && (op == GS__MUL || op == GS__DIV);
+  gs__tensor old;
+  if (needs_old && !clone_before_write(t, &old, fn)) {
+    if (tmp_used)
+      gs__tensor_release(&tmp);
+    return;
+  }
   /* The destination is also the left operand: out = t op b, written through t. */
-  if (gs__begin_write(t, fn))
+  if (gs__begin_write(t, b->ag.requires_grad, fn)) {
     gs__run_binary(op, t->dtype, t, t, tmp_used ? &tmp : b);
+    const gs__node_kind *kind = op == GS__ADD   ? &AddBackward
+                                : op == GS__SUB ? &SubBackward
+                                : op == GS__MUL ? &MulBackward
+                                                : &DivBackward;
+    gs__node *n = record ? gs__record(kind, t, 2, (const gs__tensor *[]){t, b}, needs_old ? 2 : 0)
+                         : NULL;
+    if (n && needs_old) {
+      gs__save(n, 0, &old);
+      gs__save(n, 1, b);
+    }
+  }
+  if (needs_old)
+    gs__tensor_release(&old);
   if (tmp_used)
     gs__tensor_release(&tmp);
 }
@@ -103,8 +143,15 @@ static void inplace_binary_scalar(gs__binop op, gs_tensor ht, double s, const ch
   }
   gs__scalar_box box;
   const gs__tensor *st = gs__scalar_box_init(&box, t->dtype, s);
-  if (gs__begin_write(t, fn))
+  bool record = gs__any_requires_grad(1, (const gs__tensor *[]){t});
+  if (gs__begin_write(t, false, fn)) {
     gs__run_binary(op, t->dtype, t, t, st);
+    gs__node *n = record ? gs__record(op == GS__ADD ? &AddScalarBackward : &MulScalarBackward, t,
+                                      1, (const gs__tensor *[]){t}, 0)
+                         : NULL;
+    if (n)
+      n->reals[0] = s;
+  }
 }
 
 void gs_add_(gs_tensor t, gs_tensor b) { inplace_binary(GS__ADD, t, b, "add_"); }
@@ -120,9 +167,28 @@ static void fill(gs_tensor ht, double value, const char *fn) {
     return;
   gs__scalar_box box;
   const gs__tensor *st = gs__scalar_box_init(&box, t->dtype, value);
-  if (gs__begin_write(t, fn))
+  bool record = gs__any_requires_grad(1, (const gs__tensor *[]){t});
+  if (gs__begin_write(t, false, fn)) {
     gs__copy_into(t, st);
+    if (record) /* the old value no longer matters: its history gets a zero gradient */
+      gs__record(&FillBackward, t, 1, (const gs__tensor *[]){t}, 0);
+  }
 }
+
+/* fill_: the previous value is overwritten, so its history receives a zero gradient. */
+static void fill_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  grads[0] = gs__reduce_grad(n, 0, gs_zeros_like(g));
+}
+GS__BACKWARD(FillBackward, fill_backward);
+
+/* copy_(t, src): t's old value gets zero, src gets g (summed to its shape, in its dtype). */
+static void copy_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  if (gs__needs_grad(n, 0))
+    grads[0] = gs__reduce_grad(n, 0, gs_zeros_like(g));
+  if (gs__needs_grad(n, 1))
+    grads[1] = gs__reduce_grad(n, 1, gs__pass(g));
+}
+GS__BACKWARD(CopyBackward, copy_backward);
 
 void gs_zero_(gs_tensor t) { fill(t, 0.0, "zero_"); }
 void gs_fill_(gs_tensor t, double value) { fill(t, value, "fill_"); }
@@ -138,8 +204,13 @@ void gs_copy_(gs_tensor ht, gs_tensor hsrc) {
   /* copy_ converts any dtype (as Tensor.copy_); only aliasing needs a private copy. */
   if (!prepare_operand(t, src, &tmp, &tmp_used, true, fn))
     return;
-  if (gs__begin_write(t, fn))
+  bool record = gs__any_requires_grad(2, (const gs__tensor *[]){t, src}) &&
+                gs_dtype_is_floating(t->dtype);
+  if (gs__begin_write(t, src->ag.requires_grad, fn)) {
     gs__copy_into(t, tmp_used ? &tmp : src);
+    if (record)
+      gs__record(&CopyBackward, t, 2, (const gs__tensor *[]){t, src}, 0);
+  }
   if (tmp_used)
     gs__tensor_release(&tmp);
 }
@@ -154,6 +225,19 @@ void gs_clamp_(gs_tensor ht, double min, double max) {
     gs__error(GS_ERR_DTYPE, fn, "cannot clamp a %s tensor", gs_dtype_name(t->dtype));
     return;
   }
-  if (gs__begin_write(t, fn))
+  bool record = gs__any_requires_grad(1, (const gs__tensor *[]){t});
+  gs__tensor old;
+  if (record && !clone_before_write(t, &old, fn))
+    return;
+  if (gs__begin_write(t, false, fn)) {
     gs__run_unary(GS__CLAMP, t->dtype, t, t, &p);
+    gs__node *n = record ? gs__record(&ClampBackward, t, 1, (const gs__tensor *[]){t}, 1) : NULL;
+    if (n) {
+      gs__save(n, 0, &old);
+      n->reals[0] = p.min;
+      n->reals[1] = p.max;
+    }
+  }
+  if (record)
+    gs__tensor_release(&old);
 }

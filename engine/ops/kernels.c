@@ -172,6 +172,7 @@ const char *gs__binop_name(gs__binop op) {
   }
 
 #define SQRT1_2 0.70710678118654752440
+#define INV_SQRT_2PI 0.39894228040143267794
 
 #define FLOAT_UNARY_LOOPS(T, SUF)                                                            \
   UNARY_LOOP(neg_##T, T, -a)                                                                 \
@@ -185,7 +186,10 @@ const char *gs__binop_name(gs__binop op) {
   UNARY_LOOP(relu_##T, T, a > 0 ? a : (a != a ? a : (T)0))                                   \
   UNARY_LOOP(leaky_relu_##T, T, a > 0 ? a : a * (T)prm->slope)                               \
   UNARY_LOOP(gelu_##T, T, (T)0.5 * a * ((T)1 + erf##SUF(a * (T)SQRT1_2)))                    \
-  UNARY_LOOP(clamp_##T, T, FMIN(FMAX(a, (T)prm->min), (T)prm->max))
+  UNARY_LOOP(clamp_##T, T, FMIN(FMAX(a, (T)prm->min), (T)prm->max))                         \
+  UNARY_LOOP(gelu_grad_##T, T,                                                               \
+             (T)0.5 * ((T)1 + erf##SUF(a * (T)SQRT1_2)) +                                    \
+                 a * exp##SUF((T)-0.5 * a * a) * (T)INV_SQRT_2PI)
 
 FLOAT_UNARY_LOOPS(f32, f)
 FLOAT_UNARY_LOOPS(f64, )
@@ -213,6 +217,7 @@ static const gs__loop_fn unary_loops[GS__UNOP_COUNT][GS_DTYPE_COUNT] = {
     [GS__LEAKY_RELU] = {leaky_relu_f32, leaky_relu_f64, NULL, NULL},
     [GS__GELU] = {gelu_f32, gelu_f64, NULL, NULL},
     [GS__CLAMP] = {clamp_f32, clamp_f64, clamp_i64, NULL},
+    [GS__GELU_GRAD] = {gelu_grad_f32, gelu_grad_f64, NULL, NULL},
 };
 
 gs__loop_fn gs__unary_loop(gs__unop op, gs_dtype dtype) { return unary_loops[op][dtype]; }

@@ -2,7 +2,7 @@
  * that turn (operands, dtype rules) into a run of gs__iter_run. */
 #pragma once
 
-#include "core-impl.h"
+#include "autograd-impl.h"
 
 typedef enum gs__binop {
   GS__ADD, GS__SUB, GS__MUL, GS__DIV, GS__POW, GS__MAXIMUM, GS__MINIMUM,
@@ -13,6 +13,7 @@ typedef enum gs__binop {
 typedef enum gs__unop {
   GS__NEG, GS__ABS, GS__EXP, GS__LOG, GS__SQRT, GS__RSQRT, GS__TANH, GS__SIGMOID, GS__RELU,
   GS__LEAKY_RELU, GS__GELU, GS__CLAMP,
+  GS__GELU_GRAD, /* d gelu(x) / dx: only for GeluBackward */
   GS__UNOP_COUNT
 } gs__unop;
 
@@ -47,6 +48,18 @@ gs_dtype gs__result_type(const gs__tensor *a, const gs__tensor *b);
  * reporting. */
 bool gs__clamp_params(gs_dtype dtype, double min, double max, gs__unary_params *p,
                       const char *fn);
+
+/* Applies a unary op to a handle, under the same rules as the public unary ops (for formulas
+ * that need an op the API does not expose, like GS__GELU_GRAD). */
+gs_tensor gs__unary_op(gs__unop op, gs_tensor t, const gs__unary_params *params,
+                       const char *fn);
+
+/* Another handle to g: the gradient passes through a formula unchanged. */
+gs_tensor gs__pass(gs_tensor g);
+
+/* Node kinds the in-place forms share with the out-of-place ops (elementwise.c). */
+extern const gs__node_kind AddBackward, SubBackward, MulBackward, DivBackward,
+    AddScalarBackward, MulScalarBackward, ClampBackward, CopyBackward, FillBackward;
 
 /* Reports a broadcast failure of a and b in PyTorch's terms against fn. */
 void gs__report_broadcast(const char *fn, const int64_t *a, int na, const int64_t *b, int nb);

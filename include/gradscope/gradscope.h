@@ -10,6 +10,7 @@
 #include "tensor.h"
 #include "ops.h"
 #include "memory.h"
+#include "autograd.h"
 
 #define GS_VERSION_MAJOR 0
 #define GS_VERSION_MINOR 1

@@ -1,0 +1,129 @@
+/* autograd-impl.h: graph nodes and how ops record them.
+ *
+ * An op that may need a gradient records itself in three steps, right after computing its
+ * result, and its backward formula sits next to it in the same file:
+ *
+ *   static void mul_backward(gs__node *n, gs_tensor grad, gs_tensor *grads) {
+ *     if (gs__needs_grad(n, 0))
+ *       grads[0] = gs__reduce_grad(n, 0, gs_mul(grad, gs__saved(n, 1)));
+ *     if (gs__needs_grad(n, 1))
+ *       grads[1] = gs__reduce_grad(n, 1, gs_mul(grad, gs__saved(n, 0)));
+ *   }
+ *   GS__BACKWARD(MulBackward, mul_backward);
+ *
+ *   gs__node *n = gs__record(&MulBackward, out, 2, (const gs__tensor *[]){a, b});
+ *   if (n) { gs__save(n, 0, a); gs__save(n, 1, b); }
+ *
+ * Backward formulas are written with the public ops on handles: they read like the math.
+ * Handles a formula gets from gs__saved are disposed for it when it returns; the gradients it
+ * writes into grads[] are handed to the engine.
+ */
+#pragma once
+
+#include "core-impl.h"
+#include "gradscope/autograd.h"
+
+typedef struct gs__node gs__node;
+
+/* Computes the gradients of a node's inputs from the gradient of its output. grads[i] starts
+ * as GS_NO_TENSOR; leave it so for inputs that need no gradient. Grad mode is off inside. */
+typedef void (*gs__backward_fn)(gs__node *node, gs_tensor grad, gs_tensor *grads);
+
+/* A kind of node: its name and its formula. Defined with GS__BACKWARD, which also lists it
+ * (in a linker section) so tests can check that every kind has a gradcheck. */
+typedef struct gs__node_kind {
+  const char *name;
+  gs__backward_fn backward;
+} gs__node_kind;
+
+#define GS__BACKWARD(NAME, FN)                                                               \
+  __attribute__((used, section("gs_node_kinds"), aligned(sizeof(void *))))                 \
+  const gs__node_kind NAME = {#NAME, FN}
+
+/* A tensor kept for backward: its geometry and a reference to its storage, and the storage
+ * version it saw, so a later in-place write is caught. */
+typedef struct gs__saved_tensor {
+  gs__tensor value;  /* unregistered; value.storage is retained (NULL once released) */
+  int64_t version;
+  uint64_t tensor;   /* the handle it was saved from, for messages */
+} gs__saved_tensor;
+
+/* What a formula needs to know of an input without keeping it alive. */
+typedef struct gs__input_meta {
+  gs_dtype dtype;
+  int ndim;
+  int64_t shape[GS_MAX_DIMS];
+} gs__input_meta;
+
+/* Small arguments of the op (dims, scalars), for its formula. */
+#define GS__NODE_INTS 16
+#define GS__NODE_REALS 4
+
+struct gs__node {
+  atomic_int_fast64_t refcount; /* from the tensors it made and from the nodes it feeds */
+  uint64_t id;                  /* node number, for messages and the event log */
+  const gs__node_kind *kind;
+  int n_inputs;
+  gs__node **next;              /* per input: the node its gradient goes to, or NULL */
+  gs__input_meta *inputs;       /* per input */
+  int n_saved;
+  gs__saved_tensor *saved;
+  int64_t ints[GS__NODE_INTS];
+  double reals[GS__NODE_REALS];
+  /* AccumulateGrad nodes: the leaf they accumulate into (not owned: the leaf owns them). */
+  uint64_t leaf;
+  /* A non-leaf output that asked to keep its grad (gs_retain_grad), or 0. */
+  uint64_t retained_output;
+  /* Set once a backward without retain_graph has run this node and freed its saved tensors. */
+  bool released;
+  uint64_t released_event;
+};
+
+/* True while ops record nodes on this thread. */
+bool gs__grad_mode(void);
+
+/* Whether an op over these inputs must record a node: grad mode on and some input requires
+ * grad. */
+bool gs__any_requires_grad(int n, const gs__tensor *const *inputs);
+
+/* Records the node that made out from inputs (out must be registered and floating), or
+ * returns NULL when nothing needs a gradient. n_saved slots are reserved for gs__save. */
+gs__node *gs__record(const gs__node_kind *kind, gs__tensor *out, int n_inputs,
+                     const gs__tensor *const *inputs, int n_saved);
+/* Saves t (or, with save_result, the op's own output) into slot i of the node. */
+void gs__save(gs__node *node, int slot, const gs__tensor *t);
+
+/* The node t's gradient goes to: its grad_fn, or (a leaf that requires grad) its
+ * AccumulateGrad node, made on first use. NULL if t needs no gradient. */
+gs__node *gs__grad_edge(gs__tensor *t);
+
+void gs__node_retain(gs__node *node);
+void gs__node_release(gs__node *node);
+/* Frees a node's saved tensors (after backward). */
+void gs__node_release_saved(gs__node *node);
+
+/* ---- inside backward formulas ------------------------------------------------------- */
+
+/* Whether input i wants a gradient. */
+static inline bool gs__needs_grad(const gs__node *n, int i) { return n->next[i] != NULL; }
+/* A handle to saved slot i (disposed after the formula returns). */
+gs_tensor gs__saved(gs__node *n, int i);
+/* Shapes a formula's gradient for input i: sums broadcast dims away (gs_sum_to) and converts
+ * to the input's dtype. Takes ownership of g (disposes it). */
+gs_tensor gs__reduce_grad(gs__node *n, int i, gs_tensor g);
+/* Registers a handle made inside a formula for disposal when it returns, and passes it on:
+ * lets formulas nest calls (gs_mul(g, gs__tmp(n, gs_exp(x)))) without leaking. */
+gs_tensor gs__tmp(gs__node *n, gs_tensor t);
+
+/* ---- hooks used by the core -------------------------------------------------------- */
+
+/* Drops t's graph references and disposes its grad; called when t is disposed. */
+void gs__autograd_on_dispose(gs__tensor *t);
+/* Before an in-place write into t by op (operand_requires_grad: whether another operand of
+ * the op requires grad): refuses, after reporting, a leaf that requires grad and a view that
+ * would join the graph. In-place ops then record their node with gs__record(kind, t, ...,
+ * inputs) where inputs[0] is t: its previous history becomes the node's first input. */
+bool gs__autograd_check_inplace(const gs__tensor *t, bool operand_requires_grad,
+                                const char *op);
+/* Adds grad into the gradient of the tensor that asked node n to retain it (gs_retain_grad). */
+void gs__accumulate_retained(gs__node *n, gs_tensor grad);

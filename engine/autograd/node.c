@@ -1,0 +1,225 @@
+/* node.c: graph nodes: recording them as ops run, saving tensors for backward, grad mode,
+ * leaves' AccumulateGrad nodes, and what disposing a tensor does to the graph. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "autograd-impl.h"
+
+static _Thread_local int no_grad_depth;
+static _Thread_local bool grad_disabled; /* gs_set_grad_enabled(false) */
+static atomic_uint_fast64_t next_node_id;
+
+bool gs__grad_mode(void) { return no_grad_depth == 0 && !grad_disabled; }
+bool gs_grad_enabled(void) { return gs__grad_mode(); }
+
+bool gs_set_grad_enabled(bool enabled) {
+  bool previous = !grad_disabled;
+  grad_disabled = !enabled;
+  return previous;
+}
+
+void gs_no_grad_begin(void) { no_grad_depth++; }
+
+void gs_no_grad_end(void) {
+  if (no_grad_depth == 0) {
+    gs__error(GS_ERR_STATE, "no_grad_end", "no no_grad block is open on this thread");
+    return;
+  }
+  no_grad_depth--;
+}
+
+bool gs__any_requires_grad(int n, const gs__tensor *const *inputs) {
+  if (!gs__grad_mode())
+    return false;
+  for (int i = 0; i < n; i++)
+    if (inputs[i] && inputs[i]->ag.requires_grad)
+      return true;
+  return false;
+}
+
+/* ---- lifetime ------------------------------------------------------------------------ */
+
+void gs__node_retain(gs__node *node) {
+  atomic_fetch_add_explicit(&node->refcount, 1, memory_order_relaxed);
+}
+
+void gs__node_release_saved(gs__node *node) {
+  for (int i = 0; i < node->n_saved; i++)
+    if (node->saved[i].value.storage)
+      gs__tensor_release(&node->saved[i].value);
+}
+
+/* Releasing a node can release the nodes it feeds: done with an explicit stack, so a long
+ * chain (an RNN over thousands of steps) cannot overflow the C stack. */
+void gs__node_release(gs__node *node) {
+  gs__node *stack[64];
+  gs__node **pending = stack;
+  size_t count = 0, capacity = 64;
+  if (node)
+    pending[count++] = node;
+  while (count > 0) {
+    gs__node *n = pending[--count];
+    if (atomic_fetch_sub_explicit(&n->refcount, 1, memory_order_acq_rel) != 1)
+      continue;
+    gs__node_release_saved(n);
+    for (int i = 0; i < n->n_inputs; i++) {
+      if (!n->next[i])
+        continue;
+      if (count == capacity) {
+        gs__node **bigger = malloc(2 * capacity * sizeof *bigger);
+        if (!bigger)
+          abort(); /* cannot free the graph: out of memory with no way to report it */
+        memcpy(bigger, pending, count * sizeof *bigger);
+        if (pending != stack)
+          free(pending);
+        pending = bigger;
+        capacity *= 2;
+      }
+      pending[count++] = n->next[i];
+    }
+    free(n);
+  }
+  if (pending != stack)
+    free(pending);
+}
+
+/* One allocation: the node, then its per-input edges and metadata, then its saved slots. */
+static gs__node *node_alloc(const gs__node_kind *kind, int n_inputs, int n_saved) {
+  size_t size = sizeof(gs__node) + (size_t)n_inputs * (sizeof(gs__node *) + sizeof(gs__input_meta)) +
+                (size_t)n_saved * sizeof(gs__saved_tensor);
+  gs__node *n = calloc(1, size);
+  if (!n)
+    return NULL;
+  atomic_init(&n->refcount, 1);
+  n->id = atomic_fetch_add_explicit(&next_node_id, 1, memory_order_relaxed) + 1;
+  n->kind = kind;
+  n->n_inputs = n_inputs;
+  n->next = (gs__node **)(n + 1);
+  n->inputs = (gs__input_meta *)(n->next + n_inputs);
+  n->n_saved = n_saved;
+  n->saved = (gs__saved_tensor *)(n->inputs + n_inputs);
+  return n;
+}
+
+/* AccumulateGrad: the node a leaf's gradient flows into. Its formula adds the gradient into the
+ * leaf's grad (if the leaf still exists). */
+static void accumulate_into(uint64_t id, gs_tensor grad) {
+  gs_tensor leaf_h = {id};
+  if (!gs_is_alive(leaf_h))
+    return; /* the leaf was disposed: its gradient has nowhere to go */
+  gs__tensor *leaf = gs__lookup(leaf_h, "backward");
+  gs_tensor existing = {leaf->ag.grad};
+  if (leaf->ag.grad && gs_is_alive(existing)) {
+    gs_add_(existing, grad);
+    return;
+  }
+  /* The first gradient becomes the leaf's own. A clone is a semantic copy in O(1) (the
+   * formula's temporary dies right after, so nothing is ever copied); only a gradient laid out
+   * non-contiguously (an expanded one, say) is copied, so later backwards can add into it. */
+  gs_tensor own = gs__is_contiguous(gs__lookup(grad, "backward")) ? gs_clone(grad)
+                                                                  : gs_contiguous(grad);
+  leaf = gs__lookup(leaf_h, "backward"); /* the slot table may have grown: look up again */
+  leaf->ag.grad = own.id;
+}
+
+static void accumulate_grad_backward(gs__node *n, gs_tensor grad, gs_tensor *grads) {
+  (void)grads;
+  accumulate_into(n->leaf, grad);
+}
+GS__BACKWARD(AccumulateGrad, accumulate_grad_backward);
+
+void gs__accumulate_retained(gs__node *n, gs_tensor grad) {
+  if (n->retained_output)
+    accumulate_into(n->retained_output, grad);
+}
+
+gs__node *gs__grad_edge(gs__tensor *t) {
+  if (!t->ag.requires_grad)
+    return NULL;
+  if (t->ag.grad_fn)
+    return t->ag.grad_fn;
+  if (!t->ag.grad_accumulator) {
+    gs__node *acc = node_alloc(&AccumulateGrad, 0, 0);
+    if (!acc)
+      return NULL;
+    acc->leaf = t->id;
+    t->ag.grad_accumulator = acc; /* the leaf's reference */
+  }
+  return t->ag.grad_accumulator;
+}
+
+gs__node *gs__record(const gs__node_kind *kind, gs__tensor *out, int n_inputs,
+                     const gs__tensor *const *inputs, int n_saved) {
+  if (!gs__any_requires_grad(n_inputs, inputs))
+    return NULL;
+  gs__node *n = node_alloc(kind, n_inputs, n_saved);
+  if (!n) {
+    gs__error(GS_ERR_OUT_OF_MEMORY, kind->name, "could not allocate a graph node");
+    return NULL;
+  }
+  for (int i = 0; i < n_inputs; i++) {
+    gs__input_meta *m = &n->inputs[i];
+    m->dtype = inputs[i]->dtype;
+    m->ndim = inputs[i]->ndim;
+    memcpy(m->shape, inputs[i]->shape, sizeof m->shape);
+    /* gs__grad_edge may create an accumulator in the input (a cast-away const of the
+     * input's bookkeeping, not of its values). */
+    n->next[i] = gs__grad_edge((gs__tensor *)inputs[i]);
+    if (n->next[i])
+      gs__node_retain(n->next[i]);
+  }
+  /* In-place ops pass out as inputs[0]: its old history is now an edge of the new node. */
+  if (out->ag.grad_fn)
+    gs__node_release(out->ag.grad_fn);
+  out->ag.grad_fn = n; /* the node's first reference */
+  out->ag.requires_grad = true;
+  return n;
+}
+
+void gs__save(gs__node *node, int slot, const gs__tensor *t) {
+  gs__saved_tensor *s = &node->saved[slot];
+  s->value = *t;
+  s->value.id = 0;
+  s->value.ag = (gs__autograd_meta){0};
+  gs__storage_retain(t->storage);
+  s->version = atomic_load_explicit(&t->storage->version, memory_order_relaxed);
+  s->tensor = t->id;
+}
+
+/* ---- hooks for the core ------------------------------------------------------------- */
+
+void gs__autograd_on_dispose(gs__tensor *t) {
+  if (t->ag.grad_fn)
+    gs__node_release(t->ag.grad_fn);
+  if (t->ag.grad_accumulator)
+    gs__node_release(t->ag.grad_accumulator);
+  gs_tensor grad = {t->ag.grad};
+  t->ag = (gs__autograd_meta){0};
+  if (grad.id && gs_is_alive(grad))
+    gs_dispose(grad);
+}
+
+bool gs__autograd_check_inplace(const gs__tensor *t, bool operand_requires_grad,
+                                const char *op) {
+  if (!gs__grad_mode() || !(t->ag.requires_grad || operand_requires_grad))
+    return true;
+  char desc[GS__SHAPE_STR];
+  if (t->ag.requires_grad && !t->ag.grad_fn) {
+    gs__error(GS_ERR_STATE, op,
+              "tensor #%u.%u %s %s is a leaf that requires grad and cannot be modified in "
+              "place; change it inside a no_grad block, or work on a clone",
+              (unsigned)(t->id & 0xffffffffu), (unsigned)(t->id >> 32),
+              gs__shape_str(desc, t->shape, t->ndim), gs_dtype_name(t->dtype));
+    return false;
+  }
+  if (t->origin == GS__ORIGIN_VIEW) {
+    gs__error(GS_ERR_STATE, op,
+              "tensor #%u.%u is a view of another tensor; recording an in-place write into a "
+              "view for autograd would have to change its base's gradient too, which is not "
+              "supported yet: write into a clone of the view instead",
+              (unsigned)(t->id & 0xffffffffu), (unsigned)(t->id >> 32));
+    return false;
+  }
+  return true;
+}
