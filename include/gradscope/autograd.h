@@ -77,8 +77,9 @@ typedef struct gs_gradcheck_result {
   char message[512];    /* one sentence saying what was compared and how it went */
 } gs_gradcheck_result;
 
-/* Compares every input's analytic gradient (one backward per output element) with float64
- * central finite differences. Inputs must be f64, require grad, and not overlap themselves in
+/* Compares the analytic gradient (one backward per output element) of every input that
+ * requires grad with float64 central finite differences; other inputs (conditions, indices)
+ * pass through unchanged. Checked inputs must be f64 and must not overlap themselves in
  * memory (no expanded inputs). options NULL: the defaults. Returns result->passed; result may
  * be NULL. */
 GS_API bool gs_gradcheck(gs_gradcheck_fn fn, void *user_data, const gs_tensor *inputs,

@@ -1,0 +1,114 @@
+/* cases-elementwise.c: gradcheck cases for the elementwise ops and their in-place forms, on
+ * broadcast shapes and transposed and sliced inputs. */
+#include "grad-case.h"
+
+#define BINARY(NAME, CALL)                                                                   \
+  static gs_tensor NAME(const gs_tensor *in, int n, void *u) {                               \
+    (void)n, (void)u;                                                                        \
+    return CALL;                                                                             \
+  }
+
+BINARY(f_add, gs_add(in[0], in[1]))
+BINARY(f_sub, gs_sub(in[0], in[1]))
+BINARY(f_mul, gs_mul(in[0], in[1]))
+BINARY(f_div, gs_div(in[0], in[1]))
+BINARY(f_pow, gs_pow(in[0], in[1]))
+BINARY(f_maximum, gs_maximum(in[0], in[1]))
+BINARY(f_minimum, gs_minimum(in[0], in[1]))
+BINARY(f_add_scalar, gs_add_scalar(in[0], 1.5))
+BINARY(f_sub_scalar, gs_sub_scalar(in[0], 1.5))
+BINARY(f_rsub_scalar, gs_rsub_scalar(in[0], 1.5))
+BINARY(f_mul_scalar, gs_mul_scalar(in[0], -2.5))
+BINARY(f_div_scalar, gs_div_scalar(in[0], 4.0))
+BINARY(f_pow_scalar, gs_pow_scalar(in[0], 2.5))
+BINARY(f_pow_scalar_zero, gs_pow_scalar(in[0], 0.0))
+BINARY(f_maximum_scalar, gs_maximum_scalar(in[0], 0.3))
+BINARY(f_minimum_scalar, gs_minimum_scalar(in[0], 0.3))
+BINARY(f_neg, gs_neg(in[0]))
+BINARY(f_abs, gs_abs(in[0]))
+BINARY(f_exp, gs_exp(in[0]))
+BINARY(f_log, gs_log(in[0]))
+BINARY(f_sqrt, gs_sqrt(in[0]))
+BINARY(f_rsqrt, gs_rsqrt(in[0]))
+BINARY(f_tanh, gs_tanh(in[0]))
+BINARY(f_sigmoid, gs_sigmoid(in[0]))
+BINARY(f_relu, gs_relu(in[0]))
+BINARY(f_leaky_relu, gs_leaky_relu(in[0], 0.1))
+BINARY(f_gelu, gs_gelu(in[0]))
+BINARY(f_clamp, gs_clamp(in[0], -0.8, 0.9))
+
+static gs_tensor f_where(const gs_tensor *in, int n, void *u) {
+  (void)n, (void)u;
+  gs_tensor cond = gs_gt_scalar(in[0], 0.0);
+  gs_tensor r = gs_where(cond, in[1], in[2]);
+  gs_dispose(cond);
+  return r;
+}
+
+/* In-place forms act on a non-leaf copy of input 0 (in-place writes into leaves that require
+ * grad are refused), so the gradient flows to input 0 through the rewritten history. */
+#define INPLACE(NAME, STMT)                                                                  \
+  static gs_tensor NAME(const gs_tensor *in, int n, void *u) {                               \
+    (void)n, (void)u;                                                                        \
+    gs_tensor y = gs_mul_scalar(in[0], 1.0);                                                 \
+    STMT;                                                                                    \
+    return y;                                                                                \
+  }
+
+INPLACE(f_add_, gs_add_(y, in[1]))
+INPLACE(f_sub_, gs_sub_(y, in[1]))
+INPLACE(f_mul_, gs_mul_(y, in[1]))
+INPLACE(f_div_, gs_div_(y, in[1]))
+INPLACE(f_add_scalar_, gs_add_scalar_(y, 2.0))
+INPLACE(f_mul_scalar_, gs_mul_scalar_(y, 3.0))
+INPLACE(f_clamp_, gs_clamp_(y, -0.8, 0.9))
+INPLACE(f_fill_, gs_fill_(y, 2.0))
+INPLACE(f_zero_, gs_zero_(y))
+INPLACE(f_copy_, gs_copy_(y, in[1]))
+
+#define COND {.ndim = 2, .shape = {3, 4}, .layout = LAYOUT_CONTIGUOUS, .lo = -1, .hi = 1, .no_grad = true, .dtype = GS_F64}
+
+const grad_case grad_cases_elementwise[] = {
+    {"AddBackward", "broadcast [3, 4] + [4]", f_add, 2, {GI(2, 3, 4), GI(1, 4)}},
+    {"AddBackward", "transposed + sliced", f_add, 2, {GI_T(2, 3, 4), GI_S(2, 3, 4)}},
+    {"SubBackward", "broadcast [2, 1, 3] - [4, 1]", f_sub, 2, {GI(3, 2, 1, 3), GI(2, 4, 1)}},
+    {"MulBackward", "broadcast [3, 4] * [3, 1]", f_mul, 2, {GI_T(2, 3, 4), GI(2, 3, 1)}},
+    {"MulBackward", "0-dim * [5]", f_mul, 2, {GI(0, 0), GI_S(1, 5)}},
+    {"DivBackward", "broadcast [3, 4] / [4]", f_div, 2, {GI_S(2, 3, 4), GI_POS(1, 4)}},
+    {"PowBackward", "positive base, broadcast exponent", f_pow, 2, {GI_POS(2, 3, 4), GI(1, 4)}},
+    {"MaximumBackward", "broadcast", f_maximum, 2, {GI_T(2, 3, 4), GI(1, 4)}},
+    {"MinimumBackward", "broadcast", f_minimum, 2, {GI(2, 3, 4), GI_S(2, 3, 4)}},
+    {"AddScalarBackward", "a + 1.5", f_add_scalar, 1, {GI_T(2, 3, 4)}},
+    {"AddScalarBackward", "a - 1.5", f_sub_scalar, 1, {GI_S(2, 3, 4)}},
+    {"RsubScalarBackward", "1.5 - a", f_rsub_scalar, 1, {GI_T(2, 3, 4)}},
+    {"MulScalarBackward", "a * -2.5", f_mul_scalar, 1, {GI_S(2, 3, 4)}},
+    {"DivScalarBackward", "a / 4", f_div_scalar, 1, {GI_T(2, 3, 4)}},
+    {"PowScalarBackward", "a ^ 2.5", f_pow_scalar, 1, {GI_POS(2, 3, 4)}},
+    {"PowScalarBackward", "a ^ 0", f_pow_scalar_zero, 1, {GI(2, 3, 4)}},
+    {"MaximumScalarBackward", "max(a, 0.3)", f_maximum_scalar, 1, {GI_T(2, 3, 4)}},
+    {"MinimumScalarBackward", "min(a, 0.3)", f_minimum_scalar, 1, {GI_S(2, 3, 4)}},
+    {"NegBackward", "transposed", f_neg, 1, {GI_T(2, 3, 4)}},
+    {"AbsBackward", "sliced", f_abs, 1, {GI_S(2, 3, 4)}},
+    {"ExpBackward", "transposed", f_exp, 1, {GI_T(2, 3, 4)}},
+    {"LogBackward", "positive", f_log, 1, {GI_POS(2, 3, 4)}},
+    {"SqrtBackward", "positive", f_sqrt, 1, {GI_POS(2, 3, 4)}},
+    {"RsqrtBackward", "positive", f_rsqrt, 1, {GI_POS(2, 3, 4)}},
+    {"TanhBackward", "sliced", f_tanh, 1, {GI_S(2, 3, 4)}},
+    {"SigmoidBackward", "transposed", f_sigmoid, 1, {GI_T(2, 3, 4)}},
+    {"ReluBackward", "sliced", f_relu, 1, {GI_S(2, 3, 4)}},
+    {"LeakyReluBackward", "transposed", f_leaky_relu, 1, {GI_T(2, 3, 4)}},
+    {"GeluBackward", "sliced", f_gelu, 1, {GI_S(2, 3, 4)}},
+    {"ClampBackward", "[-0.8, 0.9]", f_clamp, 1, {GI_T(2, 3, 4)}},
+    {"WhereBackward", "broadcast branches", f_where, 3, {COND, GI_T(2, 3, 4), GI(1, 4)}},
+    {"AddBackward", "in place: add_ broadcast", f_add_, 2, {GI_T(2, 3, 4), GI(1, 4)}},
+    {"SubBackward", "in place: sub_", f_sub_, 2, {GI(2, 3, 4), GI_S(2, 3, 4)}},
+    {"MulBackward", "in place: mul_ saves the old value", f_mul_, 2, {GI_S(2, 3, 4), GI(2, 3, 1)}},
+    {"DivBackward", "in place: div_", f_div_, 2, {GI_T(2, 3, 4), GI_POS(1, 4)}},
+    {"AddScalarBackward", "in place: add_scalar_", f_add_scalar_, 1, {GI(2, 3, 4)}},
+    {"MulScalarBackward", "in place: mul_scalar_", f_mul_scalar_, 1, {GI_T(2, 3, 4)}},
+    {"ClampBackward", "in place: clamp_", f_clamp_, 1, {GI_S(2, 3, 4)}},
+    {"FillBackward", "in place: fill_", f_fill_, 1, {GI(2, 3, 4)}},
+    {"FillBackward", "in place: zero_", f_zero_, 1, {GI_T(2, 3, 4)}},
+    {"CopyBackward", "in place: copy_ broadcast", f_copy_, 2, {GI(2, 3, 4), GI_S(1, 4)}},
+};
+const int grad_cases_elementwise_count = G_N_ELEMENTS(grad_cases_elementwise);

@@ -1,0 +1,35 @@
+/* grad-case.h: one gradcheck case: a function ending in the op under test, the node kind it
+ * must produce, and the inputs to check it on. The cases of each op family live in their own
+ * cases-*.c file; test-gradcheck.c runs them all and fails when a node kind has none. */
+#pragma once
+
+#include "../test-util.h"
+
+#define GRAD_CASE_MAX_INPUTS 4
+
+typedef struct grad_input {
+  int ndim;
+  int64_t shape[GS_MAX_DIMS];
+  test_layout layout; /* contiguous, transposed or sliced: gradcheck refuses expanded inputs */
+  double lo, hi;      /* values uniform in [lo, hi) */
+  bool no_grad;       /* an input that does not require grad (an index, a condition) */
+  gs_dtype dtype;     /* for no_grad inputs (f64 otherwise) */
+} grad_input;
+
+typedef struct grad_case {
+  const char *kind;  /* the node kind the output's grad_fn must be, e.g. "MulBackward" */
+  const char *label; /* what this case varies, e.g. "broadcast [3, 4] * [4]" */
+  gs_tensor (*fn)(const gs_tensor *inputs, int n_inputs, void *user_data);
+  int n_inputs;
+  grad_input inputs[GRAD_CASE_MAX_INPUTS];
+} grad_case;
+
+/* Shorthands for inputs: plain f64 in [-2, 2), and with a layout or range. */
+#define GI(ND, ...) {.ndim = ND, .shape = {__VA_ARGS__}, .layout = LAYOUT_CONTIGUOUS, .lo = -2, .hi = 2}
+#define GI_T(ND, ...) {.ndim = ND, .shape = {__VA_ARGS__}, .layout = LAYOUT_TRANSPOSED, .lo = -2, .hi = 2}
+#define GI_S(ND, ...) {.ndim = ND, .shape = {__VA_ARGS__}, .layout = LAYOUT_SLICED, .lo = -2, .hi = 2}
+#define GI_POS(ND, ...) {.ndim = ND, .shape = {__VA_ARGS__}, .layout = LAYOUT_CONTIGUOUS, .lo = 0.5, .hi = 2}
+
+/* Each family's table, and its length. */
+extern const grad_case grad_cases_elementwise[];
+extern const int grad_cases_elementwise_count;
