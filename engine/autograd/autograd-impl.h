@@ -111,6 +111,8 @@ gs_tensor gs__saved(gs__node *n, int i);
 /* Shapes a formula's gradient for input i: sums broadcast dims away (gs_sum_to) and converts
  * to the input's dtype. Takes ownership of g (disposes it). */
 gs_tensor gs__reduce_grad(gs__node *n, int i, gs_tensor g);
+/* Another handle to g (a view): the gradient passes through a formula unchanged. */
+gs_tensor gs__pass(gs_tensor g);
 /* Registers a handle made inside a formula for disposal when it returns, and passes it on:
  * lets formulas nest calls (gs_mul(g, gs__tmp(n, gs_exp(x)))) without leaking. */
 gs_tensor gs__tmp(gs__node *n, gs_tensor t);

@@ -3,7 +3,13 @@
 #include <math.h>
 #include <string.h>
 
-#include "core-impl.h"
+#include "autograd-impl.h"
+
+/* d to_dtype(a) = g converted back to a's dtype (gs__reduce_grad casts). */
+static void to_dtype_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  grads[0] = gs__reduce_grad(n, 0, gs__pass(g));
+}
+GS__BACKWARD(ToDtypeBackward, to_dtype_backward);
 
 gs_tensor gs_to_dtype(gs_tensor h, gs_dtype dtype) {
   gs__tensor *t = gs__lookup(h, "to_dtype");
@@ -18,8 +24,11 @@ gs_tensor gs_to_dtype(gs_tensor h, gs_dtype dtype) {
     return gs_clone(h);
   gs__tensor *out;
   gs_tensor r = gs__tensor_new(dtype, t->shape, t->ndim, "to_dtype", &out);
-  if (r.id)
+  if (r.id) {
     gs__copy_into(out, t);
+    if (gs_dtype_is_floating(dtype)) /* integer results have no gradient */
+      gs__record(&ToDtypeBackward, out, 1, (const gs__tensor *[]){t}, 0);
+  }
   return r;
 }
 

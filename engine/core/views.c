@@ -1,9 +1,77 @@
 /* views.c: zero-copy views (view, transpose, permute, slice, select, narrow, expand,
  * squeeze, unsqueeze, flatten), clone and detach, and the reshapes that copy only when a view
- * is impossible. */
+ * is impossible; with their backward formulas, which route a view's gradient back into the
+ * shape of the tensor it views. */
 #include <string.h>
 
-#include "core-impl.h"
+#include "autograd-impl.h"
+
+/* ---- backward formulas ---------------------------------------------------------------- */
+
+/* Records kind as the node of view v of base, with the op's small arguments. */
+static gs_tensor record_view(gs_tensor v, const gs__tensor *base, const gs__node_kind *kind,
+                             const int64_t *ints, int n_ints) {
+  if (!v.id)
+    return v;
+  gs__node *n = gs__record(kind, gs__lookup(v, kind->name), 1, (const gs__tensor *[]){base}, 0);
+  if (n && n_ints > 0)
+    memcpy(n->ints, ints, (size_t)n_ints * sizeof *ints);
+  return v;
+}
+
+/* Same elements, other shape (view, reshape, flatten, squeeze, unsqueeze): reshape back. */
+static void reshape_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  grads[0] = gs_reshape(g, n->inputs[0].shape, n->inputs[0].ndim);
+}
+GS__BACKWARD(ViewBackward, reshape_backward);
+GS__BACKWARD(ReshapeBackward, reshape_backward);
+GS__BACKWARD(SqueezeBackward, reshape_backward);
+GS__BACKWARD(UnsqueezeBackward, reshape_backward);
+
+/* transpose(a, d0, d1): transpose the gradient back (dims in ints). */
+static void transpose_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  grads[0] = gs_transpose(g, (int)n->ints[0], (int)n->ints[1]);
+}
+GS__BACKWARD(TransposeBackward, transpose_backward);
+
+/* permute(a, p): permute the gradient by p's inverse (p in ints). */
+static void permute_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  int inverse[GS_MAX_DIMS];
+  for (int i = 0; i < n->inputs[0].ndim; i++)
+    inverse[n->ints[i]] = i;
+  grads[0] = gs_permute(g, inverse, n->inputs[0].ndim);
+}
+GS__BACKWARD(PermuteBackward, permute_backward);
+
+/* slice and select: the gradient lands in the viewed elements of a zero tensor of the
+ * input's shape (dim, start, end, step or index in ints). */
+static void slice_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  gs_tensor z = gs_zeros(gs_dtype_of(g), n->inputs[0].shape, n->inputs[0].ndim);
+  gs_tensor part = gs__tmp(n, gs_slice(z, (int)n->ints[0], n->ints[1], n->ints[2], n->ints[3]));
+  gs_copy_(part, g);
+  grads[0] = z;
+}
+GS__BACKWARD(SliceBackward, slice_backward);
+
+static void select_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  gs_tensor z = gs_zeros(gs_dtype_of(g), n->inputs[0].shape, n->inputs[0].ndim);
+  gs_copy_(gs__tmp(n, gs_select(z, (int)n->ints[0], n->ints[1])), g);
+  grads[0] = z;
+}
+GS__BACKWARD(SelectBackward, select_backward);
+
+/* expand: each input element was read by several outputs: sum their gradients. */
+static void expand_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  grads[0] = gs__reduce_grad(n, 0, gs__pass(g));
+}
+GS__BACKWARD(ExpandBackward, expand_backward);
+
+/* contiguous and clone are the identity for gradients. */
+static void identity_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  grads[0] = gs__reduce_grad(n, 0, gs__pass(g));
+}
+GS__BACKWARD(ContiguousBackward, identity_backward);
+GS__BACKWARD(CloneBackward, identity_backward);
 
 /* Resolves a requested shape with at most one -1 against numel; false after reporting. */
 static bool infer_shape(const gs__tensor *t, const int64_t *shape, int ndim, int64_t *out,
@@ -97,7 +165,7 @@ gs_tensor gs_view(gs_tensor h, const int64_t *shape, int ndim) {
               gs__shape_str(strides, t->strides, t->ndim));
     return GS_NO_TENSOR;
   }
-  return gs__make_view(t, sh, st, ndim, t->offset, "view");
+  return record_view(gs__make_view(t, sh, st, ndim, t->offset, "view"), t, &ViewBackward, NULL, 0);
 }
 
 /* A contiguous copy of t viewed as shape sh (already validated). */
@@ -119,8 +187,9 @@ gs_tensor gs_reshape(gs_tensor h, const int64_t *shape, int ndim) {
   if (!t || !infer_shape(t, shape, ndim, sh, "reshape"))
     return GS_NO_TENSOR;
   if (view_strides(t, sh, ndim, st))
-    return gs__make_view(t, sh, st, ndim, t->offset, "reshape");
-  return copy_as_shape(t, sh, ndim, "reshape");
+    return record_view(gs__make_view(t, sh, st, ndim, t->offset, "reshape"), t,
+                       &ReshapeBackward, NULL, 0);
+  return record_view(copy_as_shape(t, sh, ndim, "reshape"), t, &ReshapeBackward, NULL, 0);
 }
 
 gs_tensor gs_transpose(gs_tensor h, int dim0, int dim1) {
@@ -138,7 +207,9 @@ gs_tensor gs_transpose(gs_tensor h, int dim0, int dim1) {
     sh[a] = t->shape[b], sh[b] = t->shape[a];
     st[a] = t->strides[b], st[b] = t->strides[a];
   }
-  return gs__make_view(t, sh, st, t->ndim, t->offset, "transpose");
+  int64_t dims[2] = {a, b};
+  return record_view(gs__make_view(t, sh, st, t->ndim, t->offset, "transpose"), t,
+                     &TransposeBackward, dims, 2);
 }
 
 gs_tensor gs_t(gs_tensor h) {
@@ -151,7 +222,8 @@ gs_tensor gs_t(gs_tensor h) {
     return GS_NO_TENSOR;
   }
   if (t->ndim < 2)
-    return gs__make_view(t, t->shape, t->strides, t->ndim, t->offset, "t");
+    return record_view(gs__make_view(t, t->shape, t->strides, t->ndim, t->offset, "t"), t,
+                       &ViewBackward, NULL, 0);
   return gs_transpose(h, 0, 1);
 }
 
@@ -178,7 +250,11 @@ gs_tensor gs_permute(gs_tensor h, const int *dims, int ndims) {
     sh[i] = t->shape[d];
     st[i] = t->strides[d];
   }
-  return gs__make_view(t, sh, st, ndims, t->offset, "permute");
+  int64_t perm[GS_MAX_DIMS];
+  for (int i = 0; i < ndims; i++)
+    perm[i] = gs__wrap_dim(dims[i], t->ndim, "permute");
+  return record_view(gs__make_view(t, sh, st, ndims, t->offset, "permute"), t, &PermuteBackward,
+                     perm, ndims);
 }
 
 /* Python slice semantics: negative indices count from the end, then clamp to [0, size]. */
@@ -213,7 +289,10 @@ gs_tensor gs_slice(gs_tensor h, int dim, int64_t start, int64_t end, int64_t ste
   memcpy(st, t->strides, sizeof st);
   sh[d] = len;
   st[d] = t->strides[d] * step;
-  return gs__make_view(t, sh, st, t->ndim, t->offset + (len ? s * t->strides[d] : 0), "slice");
+  int64_t args[4] = {d, s, s + len * step, step};
+  return record_view(
+      gs__make_view(t, sh, st, t->ndim, t->offset + (len ? s * t->strides[d] : 0), "slice"), t,
+      &SliceBackward, args, 4);
 }
 
 gs_tensor gs_select(gs_tensor h, int dim, int64_t index) {
@@ -240,7 +319,9 @@ gs_tensor gs_select(gs_tensor h, int dim, int64_t index) {
   for (int i = 0; i < t->ndim; i++)
     if (i != d)
       sh[n] = t->shape[i], st[n++] = t->strides[i];
-  return gs__make_view(t, sh, st, n, t->offset + index * t->strides[d], "select");
+  int64_t args[2] = {d, index};
+  return record_view(gs__make_view(t, sh, st, n, t->offset + index * t->strides[d], "select"), t,
+                     &SelectBackward, args, 2);
 }
 
 gs_tensor gs_narrow(gs_tensor h, int dim, int64_t start, int64_t length) {
@@ -305,7 +386,8 @@ gs_tensor gs_expand(gs_tensor h, const int64_t *shape, int ndim) {
   }
   if (gs__checked_numel(sh, ndim, "expand") < 0)
     return GS_NO_TENSOR;
-  return gs__make_view(t, sh, st, ndim, t->offset, "expand");
+  return record_view(gs__make_view(t, sh, st, ndim, t->offset, "expand"), t, &ExpandBackward,
+                     NULL, 0);
 }
 
 gs_tensor gs_squeeze(gs_tensor h, int dim) {
@@ -320,7 +402,8 @@ gs_tensor gs_squeeze(gs_tensor h, int dim) {
   for (int i = 0; i < t->ndim; i++)
     if (i != d || t->shape[i] != 1)
       sh[n] = t->shape[i], st[n++] = t->strides[i];
-  return gs__make_view(t, sh, st, n, t->offset, "squeeze");
+  return record_view(gs__make_view(t, sh, st, n, t->offset, "squeeze"), t, &SqueezeBackward,
+                     NULL, 0);
 }
 
 gs_tensor gs_squeeze_all(gs_tensor h) {
@@ -332,7 +415,8 @@ gs_tensor gs_squeeze_all(gs_tensor h) {
   for (int i = 0; i < t->ndim; i++)
     if (t->shape[i] != 1)
       sh[n] = t->shape[i], st[n++] = t->strides[i];
-  return gs__make_view(t, sh, st, n, t->offset, "squeeze_all");
+  return record_view(gs__make_view(t, sh, st, n, t->offset, "squeeze_all"), t, &SqueezeBackward,
+                     NULL, 0);
 }
 
 gs_tensor gs_unsqueeze(gs_tensor h, int dim) {
@@ -356,7 +440,8 @@ gs_tensor gs_unsqueeze(gs_tensor h, int dim) {
     if (i < t->ndim)
       sh[n] = t->shape[i], st[n++] = t->strides[i];
   }
-  return gs__make_view(t, sh, st, n, t->offset, "unsqueeze");
+  return record_view(gs__make_view(t, sh, st, n, t->offset, "unsqueeze"), t,
+                     &UnsqueezeBackward, NULL, 0);
 }
 
 gs_tensor gs_flatten(gs_tensor h, int start_dim, int end_dim) {
@@ -391,8 +476,10 @@ gs_tensor gs_contiguous(gs_tensor h) {
   if (!t)
     return GS_NO_TENSOR;
   if (gs__is_contiguous(t))
-    return gs__make_view(t, t->shape, t->strides, t->ndim, t->offset, "contiguous");
-  return copy_as_shape(t, t->shape, t->ndim, "contiguous");
+    return record_view(gs__make_view(t, t->shape, t->strides, t->ndim, t->offset, "contiguous"),
+                       t, &ContiguousBackward, NULL, 0);
+  return record_view(copy_as_shape(t, t->shape, t->ndim, "contiguous"), t, &ContiguousBackward,
+                     NULL, 0);
 }
 
 gs_tensor gs_clone(gs_tensor h) {
@@ -407,7 +494,7 @@ gs_tensor gs_clone(gs_tensor h) {
     gs__error(GS_ERR_OUT_OF_MEMORY, "clone", "could not allocate the storage record");
     return GS_NO_TENSOR;
   }
-  return gs__register(&c, "clone");
+  return record_view(gs__register(&c, "clone"), t, &CloneBackward, NULL, 0);
 }
 
 gs_tensor gs_detach(gs_tensor h) {

@@ -142,11 +142,6 @@ static gs_tensor binary(gs__binop op, const gs__tensor *a, const gs__tensor *b,
 
 /* ---- backward formulas: binary ---------------------------------------------------------- */
 
-gs_tensor gs__pass(gs_tensor g) {
-  gs__tensor *t = gs__lookup(g, "backward");
-  return t ? gs__make_view(t, t->shape, t->strides, t->ndim, t->offset, "backward") : g;
-}
-
 /* A 0-dim zero of g's dtype, for where(mask, 0, g). */
 static gs_tensor zero_of(gs__node *n, gs_tensor g) {
   return gs__tmp(n, gs_scalar(gs_dtype_of(g), 0.0));

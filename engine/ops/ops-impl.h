@@ -54,9 +54,6 @@ bool gs__clamp_params(gs_dtype dtype, double min, double max, gs__unary_params *
 gs_tensor gs__unary_op(gs__unop op, gs_tensor t, const gs__unary_params *params,
                        const char *fn);
 
-/* Another handle to g: the gradient passes through a formula unchanged. */
-gs_tensor gs__pass(gs_tensor g);
-
 /* Node kinds the in-place forms share with the out-of-place ops (elementwise.c). */
 extern const gs__node_kind AddBackward, SubBackward, MulBackward, DivBackward,
     AddScalarBackward, MulScalarBackward, ClampBackward, CopyBackward, FillBackward;

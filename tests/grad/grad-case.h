@@ -22,6 +22,9 @@ typedef struct grad_case {
   gs_tensor (*fn)(const gs_tensor *inputs, int n_inputs, void *user_data);
   int n_inputs;
   grad_input inputs[GRAD_CASE_MAX_INPUTS];
+  /* Non-default gradcheck settings (eps 0: the defaults), for paths through f32, where a
+   * step of 1e-6 drowns in rounding. */
+  gs_gradcheck_options options;
 } grad_case;
 
 /* Shorthands for inputs: plain f64 in [-2, 2), and with a layout or range. */
@@ -30,6 +33,12 @@ typedef struct grad_case {
 #define GI_S(ND, ...) {.ndim = ND, .shape = {__VA_ARGS__}, .layout = LAYOUT_SLICED, .lo = -2, .hi = 2}
 #define GI_POS(ND, ...) {.ndim = ND, .shape = {__VA_ARGS__}, .layout = LAYOUT_CONTIGUOUS, .lo = 0.5, .hi = 2}
 
+/* Registers t for disposal at the end of the current case and returns it: lets a case nest
+ * calls (gs_reshape(gs__keep(gs_t(x)), ...)) without leaking the inner result. */
+gs_tensor gs__keep(gs_tensor t);
+
 /* Each family's table, and its length. */
 extern const grad_case grad_cases_elementwise[];
 extern const int grad_cases_elementwise_count;
+extern const grad_case grad_cases_views[];
+extern const int grad_cases_views_count;
