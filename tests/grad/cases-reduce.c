@@ -1,7 +1,7 @@
-/* cases-reduce.c: gradcheck cases for the reductions (sum, mean, max, min, logsumexp, sum_to):
- * one dim, several, negative, all, keepdim or not, on transposed and sliced inputs. Ties of
- * max/min are not checked here: perturbing one tied element breaks the tie, so the finite
- * difference is one-sided. */
+/* cases-reduce.c: gradcheck cases for the reductions (sum, mean, max, min, logsumexp, sum_to)
+ * and softmax/log_softmax: one dim, several, negative, all, keepdim or not, on transposed and
+ * sliced inputs. Ties of max/min are not checked here: perturbing one tied element breaks the
+ * tie, so the finite difference is one-sided. */
 #include "grad-case.h"
 
 #define FN(NAME, ...)                                                                        \
@@ -34,6 +34,12 @@ FN(f_sum_to_ones, gs_sum_to(in[0], (int64_t[]){1, 1, 1}, 3))
 FN(f_sum_to_scalar, gs_sum_to(in[0], NULL, 0))
 FN(f_sum_to_same, gs_sum_to(in[0], (int64_t[]){3, 4}, 2))
 
+FN(f_softmax_0, gs_softmax(in[0], 0))
+FN(f_softmax_1, gs_softmax(in[0], 1))
+FN(f_softmax_neg1, gs_softmax(in[0], -1))
+FN(f_log_softmax_0, gs_log_softmax(in[0], 0))
+FN(f_log_softmax_1, gs_log_softmax(in[0], 1))
+FN(f_log_softmax_neg1, gs_log_softmax(in[0], -1))
 
 /* The reduction cases of one op: the dim lists above, over 3-D inputs in each layout. */
 #define REDUCTION_CASES(KIND, OP)                                                            \
@@ -62,5 +68,19 @@ const grad_case grad_cases_reduce[] = {
     {"SumToBackward", "[2, 3, 4] to [1, 1, 1]", f_sum_to_ones, 1, {GI_T(3, 2, 3, 4)}},
     {"SumToBackward", "[3, 4] to 0-dim", f_sum_to_scalar, 1, {GI(2, 3, 4)}},
     {"SumToBackward", "[3, 4] to itself", f_sum_to_same, 1, {GI_S(2, 3, 4)}},
+    {"SoftmaxBackward", "dim 0 of [3, 4]", f_softmax_0, 1, {GI(2, 3, 4)}},
+    {"SoftmaxBackward", "dim 1 of transposed [3, 4]", f_softmax_1, 1, {GI_T(2, 3, 4)}},
+    {"SoftmaxBackward", "dim -1 of sliced [3, 4]", f_softmax_neg1, 1, {GI_S(2, 3, 4)}},
+    {"SoftmaxBackward", "dim 0 of sliced [2, 3, 4]", f_softmax_0, 1, {GI_S(3, 2, 3, 4)}},
+    {"SoftmaxBackward", "dim 1 of [2, 3, 4]", f_softmax_1, 1, {GI(3, 2, 3, 4)}},
+    {"SoftmaxBackward", "dim -1 of transposed [2, 3, 4]", f_softmax_neg1, 1, {GI_T(3, 2, 3, 4)}},
+    {"SoftmaxBackward", "0-dim", f_softmax_0, 1, {GI(0, 0)}},
+    {"LogSoftmaxBackward", "dim 0 of sliced [3, 4]", f_log_softmax_0, 1, {GI_S(2, 3, 4)}},
+    {"LogSoftmaxBackward", "dim 1 of [3, 4]", f_log_softmax_1, 1, {GI(2, 3, 4)}},
+    {"LogSoftmaxBackward", "dim -1 of transposed [3, 4]", f_log_softmax_neg1, 1, {GI_T(2, 3, 4)}},
+    {"LogSoftmaxBackward", "dim 0 of transposed [2, 3, 4]", f_log_softmax_0, 1, {GI_T(3, 2, 3, 4)}},
+    {"LogSoftmaxBackward", "dim 1 of sliced [2, 3, 4]", f_log_softmax_1, 1, {GI_S(3, 2, 3, 4)}},
+    {"LogSoftmaxBackward", "dim -1 of [2, 3, 4]", f_log_softmax_neg1, 1, {GI(3, 2, 3, 4)}},
+    {"LogSoftmaxBackward", "0-dim", f_log_softmax_0, 1, {GI(0, 0)}},
 };
 const int grad_cases_reduce_count = G_N_ELEMENTS(grad_cases_reduce);
