@@ -1,7 +1,7 @@
 /* cases-reduce.c: gradcheck cases for the reductions (sum, mean, max, min, logsumexp, sum_to)
  * and softmax/log_softmax: one dim, several, negative, all, keepdim or not, on transposed and
- * sliced inputs. Ties of max/min are not checked here: perturbing one tied element breaks the
- * tie, so the finite difference is one-sided. */
+ * sliced inputs. Ties of max/min are not checked here (perturbing one tied element breaks the
+ * tie, so the finite difference is one-sided): test-autograd-reduce.c checks them directly. */
 #include "grad-case.h"
 
 #define FN(NAME, ...)                                                                        \
