@@ -53,11 +53,11 @@ static void test_in_place_after_detach(void) {
   g_assert_true(gs_is_leaf(d));
   g_assert_cmpuint(gs_storage_id(d), ==, gs_storage_id(y));
   gs_add_scalar_(d, 1.0);
+  uint64_t write_event = gs_event_counter(); /* the write was the last event */
   double shown[3] = {2, 3, 4};
   test_assert_values(y, (int64_t[]){3}, 1, shown, 0, 0); /* the write shows in y */
   g_assert_cmpint(gs_version(y), ==, 1);
 
-  uint64_t write_event = gs_event_counter(); /* the write was the last event */
   char expected[256];
   g_snprintf(expected, sizeof expected,
              "backward: tensor [3] f64 saved by MulBackward is at version 1; expected version "

@@ -11,6 +11,7 @@ typedef struct family {
 static const family families[] = {
     {grad_cases_elementwise, &grad_cases_elementwise_count},
     {grad_cases_views, &grad_cases_views_count},
+    {grad_cases_reduce, &grad_cases_reduce_count},
 };
 
 /* Handles cases keep for the duration of one evaluation (gs__keep). */

@@ -119,8 +119,7 @@ static void accumulate_into(uint64_t id, gs_tensor grad) {
    * non-contiguously (an expanded one, say) is copied, so later backwards can add into it. */
   gs_tensor own = gs__is_contiguous(gs__lookup(grad, "backward")) ? gs_clone(grad)
                                                                   : gs_contiguous(grad);
-  leaf = gs__lookup(leaf_h, "backward"); /* the slot table may have grown: look up again */
-  leaf->ag.grad = own.id;
+  leaf->ag.grad = own.id; /* slot pages never move: the pointer is still good */
 }
 
 static void accumulate_grad_backward(gs__node *n, gs_tensor grad, gs_tensor *grads) {

@@ -11,6 +11,9 @@
  *            position a row of adjacent inputs (sum over dim 0 of a contiguous [N, M] matrix,
  *            the bias gradient, adds contiguous rows into a buffer of double accumulators).
  * The fold itself (what "add one element" means) is a typed kernel per operation and dtype.
+ *
+ * The backward formulas sit between the shared body of the reductions and the public ones
+ * that record them: each spreads the output's gradient back over the dims its node folded.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -615,6 +618,95 @@ static gs_tensor reduce_marked(reduction r, const gs__tensor *t, const bool *red
   return h;
 }
 
+/* ---- backward formulas ---------------------------------------------------------------- */
+
+/* A reduction's node remembers what it folded: ints[0] keepdim, ints[1] how many dims,
+ * ints[2...] those dims of the input, in increasing order; reals[0] how many elements went
+ * into each output. Saved slots (max, min, logsumexp): 0 the input, 1 the output. */
+_Static_assert(GS__NODE_INTS >= 2 + GS_MAX_DIMS, "a node must hold every reduced dim");
+
+/* The reduced dims, as a list gs_sum takes; returns how many. */
+static int folded_dims(const gs__node *n, int *dims) {
+  for (int k = 0; k < n->ints[1]; k++)
+    dims[k] = (int)n->ints[2 + k];
+  return (int)n->ints[1];
+}
+
+/* t with the reduced dims put back as size 1 (the keepdim shape), so it broadcasts against
+ * the input. */
+static gs_tensor unsqueeze_folded(gs__node *n, gs_tensor t) {
+  if (n->ints[0])
+    return t;
+  for (int k = 0; k < n->ints[1]; k++) /* increasing order: each lands at its input dim */
+    t = gs__tmp(n, gs_unsqueeze(t, (int)n->ints[2 + k]));
+  return t;
+}
+
+/* g spread back over the input: every input element receives its output's gradient. */
+static gs_tensor expand_folded(gs__node *n, gs_tensor g) {
+  return gs_expand(unsqueeze_folded(n, g), n->inputs[0].shape, n->inputs[0].ndim);
+}
+
+/* d sum(a) = g expanded over the reduced dims */
+static void sum_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  grads[0] = gs__reduce_grad(n, 0, expand_folded(n, g));
+}
+GS__BACKWARD(SumBackward, sum_backward);
+
+/* d mean(a) = g / count expanded over the reduced dims (count: elements per output) */
+static void mean_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  grads[0] = gs__reduce_grad(n, 0, expand_folded(n, gs__tmp(n, gs_div_scalar(g, n->reals[0]))));
+}
+GS__BACKWARD(MeanBackward, mean_backward);
+
+/* d amax(a) = g * (a == out) / sum(a == out): the extremes share g evenly, as torch.amax
+ * (amin alike) */
+static void extreme_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  int dims[GS_MAX_DIMS];
+  int ndims = folded_dims(n, dims);
+  gs_tensor hit = gs__tmp(n, gs_eq(gs__saved(n, 0), unsqueeze_folded(n, gs__saved(n, 1))));
+  gs_tensor ties = gs__tmp(n, gs_sum(hit, dims, ndims, true));
+  gs_tensor share = gs__tmp(n, gs_div(unsqueeze_folded(n, g), ties));
+  grads[0] = gs__reduce_grad(n, 0, gs_mul(share, hit));
+}
+GS__BACKWARD(MaxBackward, extreme_backward);
+GS__BACKWARD(MinBackward, extreme_backward);
+
+/* d logsumexp(a) = g * exp(a - out) */
+static void logsumexp_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  gs_tensor a = gs__saved(n, 0), out = unsqueeze_folded(n, gs__saved(n, 1));
+  gs_tensor weight = gs__tmp(n, gs_exp(gs__tmp(n, gs_sub(a, out))));
+  grads[0] = gs__reduce_grad(n, 0, gs_mul(unsqueeze_folded(n, g), weight));
+}
+GS__BACKWARD(LogsumexpBackward, logsumexp_backward);
+
+/* Records a reduction's node when its output is floating (argmax, argmin and integer sums
+ * have no gradient). */
+static void record_reduction(reduction r, gs_tensor h, const gs__tensor *t, const bool *reduced,
+                             bool keepdim) {
+  static const gs__node_kind *const kinds[] = {
+      [R_SUM] = &SumBackward, [R_MEAN] = &MeanBackward, [R_MAX] = &MaxBackward,
+      [R_MIN] = &MinBackward, [R_LOGSUMEXP] = &LogsumexpBackward,
+      [R_ARGMAX] = NULL,      [R_ARGMIN] = NULL,
+  };
+  if (!kinds[r] || !gs_dtype_is_floating(output_dtype(r, t->dtype)))
+    return;
+  bool save = r == R_MAX || r == R_MIN || r == R_LOGSUMEXP;
+  gs__tensor *out = gs__lookup(h, kinds[r]->name);
+  gs__node *n = gs__record(kinds[r], out, 1, (const gs__tensor *[]){t}, save ? 2 : 0);
+  if (!n)
+    return;
+  n->ints[0] = keepdim;
+  for (int d = 0; d < t->ndim; d++) /* a 0-dim input folds nothing, whatever dims said */
+    if (reduced[d])
+      n->ints[2 + n->ints[1]++] = d;
+  n->reals[0] = (double)reduced_count(t, reduced);
+  if (save) {
+    gs__save(n, 0, t);
+    gs__save(n, 1, out);
+  }
+}
+
 static gs_tensor reduce_dims(reduction r, gs_tensor h, const int *dims, int ndims,
                              bool keepdim, const char *fn) {
   gs__tensor *t = gs__lookup(h, fn);
@@ -623,7 +715,10 @@ static gs_tensor reduce_dims(reduction r, gs_tensor h, const int *dims, int ndim
     return GS_NO_TENSOR;
   int64_t shape[GS_MAX_DIMS];
   int ndim = reduced_shape(t, reduced, keepdim, shape);
-  return reduce_marked(r, t, reduced, shape, ndim, fn);
+  gs_tensor out = reduce_marked(r, t, reduced, shape, ndim, fn);
+  if (out.id)
+    record_reduction(r, out, t, reduced, keepdim);
+  return out;
 }
 
 gs_tensor gs_sum(gs_tensor t, const int *dims, int ndims, bool keepdim) {
@@ -697,6 +792,12 @@ static bool sum_to_dims(const gs__tensor *t, const int64_t *shape, int ndim, boo
   return true;
 }
 
+/* d sum_to(a) = g expanded back to a's shape */
+static void sum_to_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  grads[0] = gs__reduce_grad(n, 0, gs_expand(g, n->inputs[0].shape, n->inputs[0].ndim));
+}
+GS__BACKWARD(SumToBackward, sum_to_backward);
+
 gs_tensor gs_sum_to(gs_tensor h, const int64_t *shape, int ndim) {
   const char *fn = "sum_to";
   gs__tensor *t = gs__lookup(h, fn);
@@ -705,5 +806,8 @@ gs_tensor gs_sum_to(gs_tensor h, const int64_t *shape, int ndim) {
     return GS_NO_TENSOR;
   /* The kept dims are exactly shape's sizes other than 1, in order, so a contiguous output
    * of shape holds them in the order the walk writes them. */
-  return reduce_marked(R_SUM, t, reduced, shape, ndim, fn);
+  gs_tensor out = reduce_marked(R_SUM, t, reduced, shape, ndim, fn);
+  if (out.id && gs_dtype_is_floating(t->dtype))
+    gs__record(&SumToBackward, gs__lookup(out, fn), 1, (const gs__tensor *[]){t}, 0);
+  return out;
 }

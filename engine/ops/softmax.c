@@ -5,7 +5,8 @@
  * -inf has no finite max and gives NaN, as in PyTorch. Rows compute in double whatever the
  * dtype. When neighbouring rows are closer in memory than a row's own elements (softmax over
  * dim 0 of a row-major matrix) a block of rows is done together, so each pass reads memory
- * in order instead of striding across it once per row.
+ * in order instead of striding across it once per row. The backward formulas come first,
+ * written from the saved output.
  */
 #include <math.h>
 
@@ -76,6 +77,28 @@ static void softmax_loop(char **ptrs, const int64_t *bs, int64_t n, void *vctx) 
   }
 }
 
+/* ---- backward formulas (saved: the output, as PyTorch; ints[0]: the dim) --------------- */
+
+/* d softmax(a) = out * (g - sum(g * out, dim, keepdim)) */
+static void softmax_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  gs_tensor out = gs__saved(n, 0);
+  int dim = (int)n->ints[0];
+  gs_tensor dot = gs__tmp(n, gs_sum(gs__tmp(n, gs_mul(g, out)), &dim, 1, true));
+  grads[0] = gs__reduce_grad(n, 0, gs_mul(out, gs__tmp(n, gs_sub(g, dot))));
+}
+GS__BACKWARD(SoftmaxBackward, softmax_backward);
+
+/* d log_softmax(a) = g - exp(out) * sum(g, dim, keepdim) */
+static void log_softmax_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  int dim = (int)n->ints[0];
+  gs_tensor total = gs__tmp(n, gs_sum(g, &dim, 1, true));
+  gs_tensor p = gs__tmp(n, gs_exp(gs__saved(n, 0)));
+  grads[0] = gs__reduce_grad(n, 0, gs_sub(g, gs__tmp(n, gs_mul(p, total))));
+}
+GS__BACKWARD(LogSoftmaxBackward, log_softmax_backward);
+
+/* ---- forward -------------------------------------------------------------------------- */
+
 static gs_tensor softmax_along(gs_tensor h, int dim, bool log_out, const char *fn) {
   gs__tensor *t = gs__lookup(h, fn);
   if (!t)
@@ -113,6 +136,12 @@ static gs_tensor softmax_along(gs_tensor h, int dim, bool log_out, const char *f
   size_t sizes[2] = {(size_t)es, (size_t)es};
   gs__iter_run(2, data, (const int64_t(*)[GS_MAX_DIMS])strides, sizes, shape, n,
                softmax_loop, &c);
+  gs__node *node = gs__record(log_out ? &LogSoftmaxBackward : &SoftmaxBackward, out, 1,
+                              (const gs__tensor *[]){t}, 1);
+  if (node) {
+    node->ints[0] = d;
+    gs__save(node, 0, out);
+  }
   return r;
 }
 

@@ -42,3 +42,5 @@ extern const grad_case grad_cases_elementwise[];
 extern const int grad_cases_elementwise_count;
 extern const grad_case grad_cases_views[];
 extern const int grad_cases_views_count;
+extern const grad_case grad_cases_reduce[];
+extern const int grad_cases_reduce_count;
