@@ -10,6 +10,7 @@ typedef struct family {
 
 static const family families[] = {
     {grad_cases_elementwise, &grad_cases_elementwise_count},
+    {grad_cases_linalg, &grad_cases_linalg_count},
 };
 
 static void run_case(gconstpointer data) {

@@ -33,3 +33,5 @@ typedef struct grad_case {
 /* Each family's table, and its length. */
 extern const grad_case grad_cases_elementwise[];
 extern const int grad_cases_elementwise_count;
+extern const grad_case grad_cases_linalg[];
+extern const int grad_cases_linalg_count;
