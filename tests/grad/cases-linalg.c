@@ -4,6 +4,20 @@
  * middle dim, split and chunk pieces used together). Inputs are transposed and sliced views. */
 #include "grad-case.h"
 
+/* An i64 index in [0, hi) drawn by the case runner, of the given shape (it never requires
+ * grad; a few draws from a small range repeat values). */
+#define INDEX(HI, ND, ...)                                                                   \
+  {.ndim = ND, .shape = {__VA_ARGS__}, .layout = LAYOUT_CONTIGUOUS, .lo = 0, .hi = HI,       \
+   .no_grad = true, .dtype = GS_I64}
+#define INDEX_S(HI, ND, ...)                                                                 \
+  {.ndim = ND, .shape = {__VA_ARGS__}, .layout = LAYOUT_SLICED, .lo = 0, .hi = HI,           \
+   .no_grad = true, .dtype = GS_I64}
+
+/* A fixed index with repeats, for the cases that must see them whatever the random draws. */
+static gs_tensor fixed_index(const int64_t *values, int64_t count) {
+  return gs_from_data(GS_I64, (int64_t[]){count}, 1, values);
+}
+
 /* ---- products --------------------------------------------------------------------------- */
 
 static gs_tensor f_matmul(const gs_tensor *in, int n, void *u) {
@@ -19,6 +33,56 @@ static gs_tensor f_matmul(const gs_tensor *in, int n, void *u) {
 ADDMM(f_addmm, 1.0, 1.0)
 ADDMM(f_addmm_scaled, 0.5, -1.5)
 ADDMM(f_addmm_beta_zero, 0.0, 2.0)
+
+/* ---- index ops ----------------------------------------------------------------------------- */
+
+static gs_tensor f_index_select_0(const gs_tensor *in, int n, void *u) {
+  (void)n, (void)u;
+  return gs_index_select(in[0], 0, in[1]);
+}
+
+/* index 2, 0, 2, 4, 2 along dim 1: position 2 is picked three times. */
+static gs_tensor f_index_select_repeats(const gs_tensor *in, int n, void *u) {
+  (void)n, (void)u;
+  gs_tensor index = fixed_index((int64_t[]){2, 0, 2, 4, 2}, 5);
+  gs_tensor r = gs_index_select(in[0], 1, index);
+  gs_dispose(index);
+  return r;
+}
+
+static gs_tensor f_gather_0(const gs_tensor *in, int n, void *u) {
+  (void)n, (void)u;
+  return gs_gather(in[0], 0, in[1]);
+}
+
+static gs_tensor f_gather_last(const gs_tensor *in, int n, void *u) {
+  (void)n, (void)u;
+  return gs_gather(in[0], -1, in[1]);
+}
+
+static gs_tensor f_scatter_add_0(const gs_tensor *in, int n, void *u) {
+  (void)n, (void)u;
+  return gs_scatter_add(in[0], 0, in[1], in[2]);
+}
+
+static gs_tensor f_scatter_add_1(const gs_tensor *in, int n, void *u) {
+  (void)n, (void)u;
+  return gs_scatter_add(in[0], 1, in[1], in[2]);
+}
+
+static gs_tensor f_embedding(const gs_tensor *in, int n, void *u) {
+  (void)n, (void)u;
+  return gs_embedding(in[0], in[1]);
+}
+
+/* rows 1, 3, 1, 1: row 1 is looked up three times. */
+static gs_tensor f_embedding_repeats(const gs_tensor *in, int n, void *u) {
+  (void)n, (void)u;
+  gs_tensor index = fixed_index((int64_t[]){1, 3, 1, 1}, 4);
+  gs_tensor r = gs_embedding(in[0], index);
+  gs_dispose(index);
+  return r;
+}
 
 /* ---- joining and cutting --------------------------------------------------------------- */
 
@@ -100,6 +164,14 @@ const grad_case grad_cases_linalg[] = {
     {"AddmmBackward", "bias [3, 1], beta 0.5, alpha -1.5", f_addmm_scaled, 3, {GI(2, 3, 1), GI_S(2, 3, 4), GI_T(2, 4, 5)}},
     {"AddmmBackward", "full sliced bias, beta 0.5, alpha -1.5", f_addmm_scaled, 3, {GI_S(2, 3, 5), GI(2, 3, 4), GI(2, 4, 5)}},
     {"AddmmBackward", "beta 0: the bias gets zero", f_addmm_beta_zero, 3, {GI(0, 0), GI_T(2, 3, 4), GI(2, 4, 5)}},
+    {"IndexSelectBackward", "dim 0, 6 draws from 4 rows", f_index_select_0, 2, {GI_T(2, 4, 3), INDEX(4, 1, 6)}},
+    {"IndexSelectBackward", "dim 1, index 2, 0, 2, 4, 2", f_index_select_repeats, 1, {GI_S(3, 2, 5, 3)}},
+    {"GatherBackward", "dim 0, index [5, 4] from 3 rows", f_gather_0, 2, {GI_T(2, 3, 4), INDEX(3, 2, 5, 4)}},
+    {"GatherBackward", "dim -1, sliced index [3, 6]", f_gather_last, 2, {GI_S(2, 3, 4), INDEX_S(4, 2, 3, 6)}},
+    {"ScatterAddBackward", "dim 0, src larger than the index", f_scatter_add_0, 3, {GI(2, 3, 4), INDEX(3, 2, 5, 2), GI_T(2, 5, 3)}},
+    {"ScatterAddBackward", "dim 1, index covers src", f_scatter_add_1, 3, {GI_S(2, 4, 3), INDEX(3, 2, 4, 5), GI_T(2, 4, 5)}},
+    {"EmbeddingBackward", "index [2, 4] from 5 rows", f_embedding, 2, {GI_T(2, 5, 3), INDEX(5, 2, 2, 4)}},
+    {"EmbeddingBackward", "rows 1, 3, 1, 1", f_embedding_repeats, 1, {GI_S(2, 4, 3)}},
     {"CatBackward", "3 inputs along dim 1", f_cat_middle, 3, {GI(3, 2, 1, 3), GI_T(3, 2, 3, 3), GI_S(3, 2, 2, 3)}},
     {"CatBackward", "one input twice, dim -1", f_cat_repeated_input, 2, {GI_T(2, 3, 2), GI_S(2, 3, 4)}},
     {"StackBackward", "3 inputs along dim 1", f_stack_middle, 3, {GI(2, 3, 4), GI_T(2, 3, 4), GI_S(2, 3, 4)}},
