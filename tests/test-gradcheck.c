@@ -12,6 +12,7 @@ static const family families[] = {
     {grad_cases_elementwise, &grad_cases_elementwise_count},
     {grad_cases_views, &grad_cases_views_count},
     {grad_cases_reduce, &grad_cases_reduce_count},
+    {grad_cases_linalg, &grad_cases_linalg_count},
 };
 
 /* Handles cases keep for the duration of one evaluation (gs__keep). */

@@ -5,6 +5,11 @@
  * nothing. index_select, gather and embedding are one strided run (gather_run): the source
  * operand walks every dim but the indexed one, and the inner loop adds index * stride along
  * that dim. scatter_add is the same walk in the other direction.
+ *
+ * Their gradients run the other way: what an op picked gets its gradient back with
+ * scatter_add, so an index that repeats adds up its gradients, and scatter_add's source gets
+ * its own back with gather. Indexes never require grad; floating results record a node that
+ * saves the index.
  */
 #include <stdio.h>
 #include <string.h>
@@ -88,6 +93,76 @@ static void gather_run(gs__tensor *out, const gs__tensor *index, const int64_t *
 static int64_t dim_size(const gs__tensor *t, int d) { return t->ndim ? t->shape[d] : 1; }
 static int64_t dim_stride(const gs__tensor *t, int d) { return t->ndim ? t->strides[d] : 0; }
 
+/* ---- backward formulas ---------------------------------------------------------------- */
+
+/* Records an index op's node: its inputs in the op's argument order (the index among them),
+ * the index saved for the formula (slot 0) and the dim in ints. */
+static gs_tensor record_indexed(const gs__node_kind *kind, gs_tensor h, int n_inputs,
+                                const gs__tensor *const *inputs, const gs__tensor *index,
+                                int d) {
+  if (!h.id)
+    return h;
+  gs__tensor *out = gs__lookup(h, kind->name);
+  if (!gs_dtype_is_floating(out->dtype))
+    return h;
+  gs__node *n = gs__record(kind, out, n_inputs, inputs, 1);
+  if (n) {
+    gs__save(n, 0, index);
+    n->ints[0] = d;
+  }
+  return h;
+}
+
+/* Zeros of input i's shape, in src's dtype, with src's slices along dim d added at the
+ * positions a 1-D (or 0-D) index names: a position named twice receives both slices. */
+static gs_tensor add_slices_at(gs__node *n, int i, int d, gs_tensor index, gs_tensor src) {
+  int64_t shape[GS_MAX_DIMS], along[GS_MAX_DIMS];
+  int nd = gs_shape(src, shape);
+  for (int e = 0; e < nd; e++)
+    along[e] = e == d ? shape[d] : 1;
+  /* One position per element of src: the index laid along d, repeated across the rest. */
+  gs_tensor spread = gs__tmp(n, gs_expand(gs__tmp(n, gs_reshape(index, along, nd)), shape, nd));
+  gs_tensor zeros = gs__tmp(n, gs_zeros(gs_dtype_of(src), n->inputs[i].shape, n->inputs[i].ndim));
+  return gs_scatter_add(zeros, d, spread, src);
+}
+
+/* d index_select(t, d, index) = zeros(t) with g's slices added back at index along d */
+static void index_select_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  grads[0] = gs__reduce_grad(n, 0, add_slices_at(n, 0, (int)n->ints[0], gs__saved(n, 0), g));
+}
+GS__BACKWARD(IndexSelectBackward, index_select_backward);
+
+/* d gather(t, d, index) = scatter_add(zeros(t), d, index, g) */
+static void gather_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  gs_tensor zeros = gs__tmp(n, gs_zeros(gs_dtype_of(g), n->inputs[0].shape, n->inputs[0].ndim));
+  grads[0] = gs__reduce_grad(n, 0, gs_scatter_add(zeros, (int)n->ints[0], gs__saved(n, 0), g));
+}
+GS__BACKWARD(GatherBackward, gather_backward);
+
+/* d scatter_add(t, d, index, src) = g, gather(g, d, index) (src may be larger than the index:
+ * its elements beyond it were not added and get zero) */
+static void scatter_add_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  if (gs__needs_grad(n, 0))
+    grads[0] = gs__reduce_grad(n, 0, gs__pass(g));
+  if (gs__needs_grad(n, 2)) {
+    gs_tensor picked = gs__tmp(n, gs_gather(g, (int)n->ints[0], gs__saved(n, 0)));
+    grads[2] = gs__grad_of_block(n, 2, picked, (const int64_t[GS_MAX_DIMS]){0});
+  }
+}
+GS__BACKWARD(ScatterAddBackward, scatter_add_backward);
+
+/* d embedding(w, index) = zeros(w) with g's rows added back at the rows index names */
+static void embedding_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  gs_tensor index = gs__saved(n, 0);
+  int64_t count = gs_numel(index), width = n->inputs[0].shape[1];
+  gs_tensor flat_index = gs__tmp(n, gs_reshape(index, (int64_t[]){count}, 1));
+  gs_tensor rows = gs__tmp(n, gs_reshape(g, (int64_t[]){count, width}, 2));
+  grads[0] = gs__reduce_grad(n, 0, add_slices_at(n, 0, 0, flat_index, rows));
+}
+GS__BACKWARD(EmbeddingBackward, embedding_backward);
+
+/* ---- the ops -------------------------------------------------------------------------- */
+
 gs_tensor gs_index_select(gs_tensor ht, int dim, gs_tensor hindex) {
   const char *fn = "index_select";
   gs__tensor *t = gs__lookup(ht, fn);
@@ -120,7 +195,7 @@ gs_tensor gs_index_select(gs_tensor ht, int dim, gs_tensor hindex) {
   gs_tensor h = gs__tensor_new(t->dtype, shape, t->ndim, fn, &out);
   if (h.id)
     gather_run(out, index, index_strides, t, src_strides, t->strides[d]);
-  return h;
+  return record_indexed(&IndexSelectBackward, h, 2, (const gs__tensor *[]){t, index}, index, d);
 }
 
 /* index fits inside bound in every dim (but skip, when skip >= 0), as gather and
@@ -174,7 +249,7 @@ gs_tensor gs_gather(gs_tensor ht, int dim, gs_tensor hindex) {
   gs_tensor h = gs__tensor_new(t->dtype, index->shape, index->ndim, fn, &out);
   if (h.id)
     gather_run(out, index, index->strides, t, src_strides, dim_stride(t, d));
-  return h;
+  return record_indexed(&GatherBackward, h, 2, (const gs__tensor *[]){t, index}, index, d);
 }
 
 gs_tensor gs_embedding(gs_tensor hweight, gs_tensor hindex) {
@@ -211,7 +286,8 @@ gs_tensor gs_embedding(gs_tensor hweight, gs_tensor hindex) {
   gs_tensor h = gs__tensor_new(weight->dtype, shape, nd + 1, fn, &out);
   if (h.id)
     gather_run(out, index, index_strides, weight, src_strides, weight->strides[0]);
-  return h;
+  return record_indexed(&EmbeddingBackward, h, 2, (const gs__tensor *[]){weight, index}, index,
+                        0);
 }
 
 /* ---- scatter_add -------------------------------------------------------------------- */
@@ -281,5 +357,6 @@ gs_tensor gs_scatter_add(gs_tensor ht, int dim, gs_tensor hindex, gs_tensor hsrc
                                           : scatter_add_i64;
   gs__iter_run(3, data, (const int64_t(*)[GS_MAX_DIMS])strides, sizes, index->shape,
                index->ndim, loop, &ctx);
-  return h;
+  return record_indexed(&ScatterAddBackward, h, 3, (const gs__tensor *[]){t, index, src}, index,
+                        d);
 }

@@ -3,8 +3,13 @@
  * cat and stack copy each input into its slab of a fresh result with gs__copy_into, which
  * takes any strides and converts dtypes, so inputs of mixed layouts and (promoted) dtypes
  * need no preparation. split and chunk copy nothing: every piece is a view of the input.
+ *
+ * Backward undoes each: cat's and stack's gradients are cut out of the result's gradient, and
+ * every piece of a split has its own node that puts its gradient back in place, so the
+ * pieces' gradients add up in the input.
  */
 #include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ops-impl.h"
@@ -38,6 +43,94 @@ static gs__tensor slab(const gs__tensor *out, int dim, int64_t start, int64_t le
 
 /* PyTorch's legacy rule: a 1-D empty tensor joins anything (it is skipped). */
 static bool is_legacy_empty(const gs__tensor *t) { return t->ndim == 1 && t->shape[0] == 0; }
+
+/* ---- backward formulas ---------------------------------------------------------------- */
+
+/* d cat(t_0, ..., t_k; dim) = each input's slab of g along dim, in order (dim in ints) */
+static void cat_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  int d = (int)n->ints[0], g_ndim = gs_ndim(g);
+  int64_t start = 0;
+  for (int i = 0; i < n->n_inputs; i++) {
+    const gs__input_meta *m = &n->inputs[i];
+    if (m->ndim != g_ndim) { /* a legacy empty [0] input, skipped by the forward */
+      if (gs__needs_grad(n, i))
+        grads[i] = gs_zeros(m->dtype, m->shape, m->ndim);
+      continue;
+    }
+    if (gs__needs_grad(n, i))
+      grads[i] = gs__reduce_grad(n, i, gs_narrow(g, d, start, m->shape[d]));
+    start += m->shape[d];
+  }
+}
+GS__BACKWARD(CatBackward, cat_backward);
+
+/* d stack(t_0, ..., t_k; dim) = g selected at i along dim, for each input i (dim in ints) */
+static void stack_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  for (int i = 0; i < n->n_inputs; i++)
+    if (gs__needs_grad(n, i))
+      grads[i] = gs__reduce_grad(n, i, gs_select(g, (int)n->ints[0], i));
+}
+GS__BACKWARD(StackBackward, stack_backward);
+
+/* A block's gradient written into zeros of the whole input (see ops-impl.h): formulas run
+ * with grad mode off, so writing into a fresh tensor records nothing. */
+gs_tensor gs__grad_of_block(gs__node *n, int i, gs_tensor g, const int64_t *start) {
+  const gs__input_meta *m = &n->inputs[i];
+  int64_t shape[GS_MAX_DIMS];
+  int nd = gs_shape(g, shape);
+  if (nd == m->ndim && memcmp(shape, m->shape, sizeof(int64_t) * (size_t)nd) == 0)
+    return gs__reduce_grad(n, i, gs__pass(g)); /* the block is the whole input */
+  gs_tensor whole = gs_zeros(m->dtype, m->shape, m->ndim);
+  gs_tensor block = whole;
+  for (int d = 0; d < nd; d++)
+    block = gs__tmp(n, gs_narrow(block, d, start[d], shape[d]));
+  gs_copy_(block, g);
+  return whole;
+}
+
+/* d split(t)[piece] = zeros(t) with g at the piece's place (dim, start, length in ints) */
+static void split_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  int64_t start[GS_MAX_DIMS] = {0};
+  start[n->ints[0]] = n->ints[1];
+  grads[0] = gs__grad_of_block(n, 0, g, start);
+}
+GS__BACKWARD(SplitBackward, split_backward);
+
+/* Records the node of a join (cat or stack) of count tensors into h (dim d in ints). */
+static gs_tensor record_join(const gs__node_kind *kind, gs_tensor h, const gs_tensor *tensors,
+                             int count, int d) {
+  if (!h.id || !gs__grad_mode() || !gs_dtype_is_floating(gs_dtype_of(h)))
+    return h;
+  const gs__tensor **inputs = malloc((size_t)count * sizeof *inputs);
+  if (!inputs) {
+    gs__error(GS_ERR_OUT_OF_MEMORY, kind->name, "could not allocate a graph node");
+    return h;
+  }
+  for (int i = 0; i < count; i++)
+    inputs[i] = gs__lookup(tensors[i], kind->name);
+  gs__node *n = gs__record(kind, gs__lookup(h, kind->name), count, inputs, 0);
+  if (n)
+    n->ints[0] = d;
+  free(inputs);
+  return h;
+}
+
+/* Each piece of a split gets its own node (a node has one output), so that the gradients of
+ * several pieces add up in the input. */
+static void record_piece(gs_tensor piece, const gs__tensor *t, int d, int64_t start,
+                         int64_t length) {
+  if (!gs_dtype_is_floating(t->dtype))
+    return;
+  gs__node *n = gs__record(&SplitBackward, gs__lookup(piece, SplitBackward.name), 1,
+                           (const gs__tensor *[]){t}, 0);
+  if (n) {
+    n->ints[0] = d;
+    n->ints[1] = start;
+    n->ints[2] = length;
+  }
+}
+
+/* ---- the ops -------------------------------------------------------------------------- */
 
 gs_tensor gs_cat(const gs_tensor *tensors, int count, int dim) {
   const char *fn = "cat";
@@ -106,7 +199,7 @@ gs_tensor gs_cat(const gs_tensor *tensors, int count, int dim) {
     gs__copy_into(&dst, t);
     start += t->shape[d];
   }
-  return h;
+  return record_join(&CatBackward, h, tensors, count, d);
 }
 
 gs_tensor gs_stack(const gs_tensor *tensors, int count, int dim) {
@@ -154,7 +247,7 @@ gs_tensor gs_stack(const gs_tensor *tensors, int count, int dim) {
     gs__tensor dst = slab(out, d, i, 1, true);
     gs__copy_into(&dst, gs__lookup(tensors[i], fn));
   }
-  return h;
+  return record_join(&StackBackward, h, tensors, count, d);
 }
 
 /* ---- split and chunk ---------------------------------------------------------------- */
@@ -198,6 +291,7 @@ static int make_pieces(const gs__tensor *t, int d, int64_t split_size, int64_t c
       }
       return -1;
     }
+    record_piece(out[i], t, d, start, shape[d]);
   }
   return (int)count;
 }

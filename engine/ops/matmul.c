@@ -6,6 +6,9 @@
  * layouts BLAS cannot describe (column-strided slices, stride-0 broadcasts inside a matrix)
  * are copied first. i64 has no BLAS routine: a plain loop that wraps on overflow, as
  * PyTorch's CPU kernel does.
+ *
+ * Their backward formulas are products too: g @ b^T and a^T @ g, with 1-D operands seen as
+ * the row or column the forward made of them.
  */
 #include <cblas.h>
 #include <math.h>
@@ -305,6 +308,89 @@ static gs_tensor compute(const product *p, operand *oa, operand *ob, const int64
   return h;
 }
 
+/* ---- backward formulas ---------------------------------------------------------------- */
+
+/* Matmul's operand i as the forward multiplied it: a 1-D left operand as one row [1, k], a
+ * 1-D right operand as one column [k, 1]; matrices and batches of them as they are. */
+static gs_tensor matrix_form(gs__node *n, int i, gs_tensor t) {
+  return n->inputs[i].ndim == 1 ? gs__tmp(n, gs_unsqueeze(t, i == 0 ? 0 : 1)) : t;
+}
+
+/* The gradient as a batch of matrices: the result lost the row dim of a 1-D left operand and
+ * the column dim of a 1-D right operand; put them back. */
+static gs_tensor grad_matrix_form(gs__node *n, gs_tensor g) {
+  if (n->inputs[1].ndim == 1)
+    g = gs__tmp(n, gs_unsqueeze(g, -1));
+  if (n->inputs[0].ndim == 1)
+    g = gs__tmp(n, gs_unsqueeze(g, -2));
+  return g;
+}
+
+/* Back from matrix form to input i's shape: a 1-D operand drops the dim it was given, then
+ * broadcast batch dims are summed away. Takes ownership of g. */
+static gs_tensor grad_from_matrix_form(gs__node *n, int i, gs_tensor g) {
+  if (n->inputs[i].ndim == 1)
+    g = gs_squeeze(gs__tmp(n, g), i == 0 ? -2 : -1);
+  return gs__reduce_grad(n, i, g);
+}
+
+/* x^T over the last two dims (each matrix of a batch transposed). */
+static gs_tensor mT(gs__node *n, gs_tensor x) { return gs__tmp(n, gs_transpose(x, -2, -1)); }
+
+/* d(a @ b) = g @ b^T, a^T @ g, on matrix forms (saved: a in slot 0, b in slot 1, each only
+ * when the other operand needs its gradient) */
+static void matmul_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  gs_tensor gm = grad_matrix_form(n, g);
+  if (gs__needs_grad(n, 0)) {
+    gs_tensor b = matrix_form(n, 1, gs__saved(n, 1));
+    grads[0] = grad_from_matrix_form(n, 0, gs_matmul(gm, mT(n, b)));
+  }
+  if (gs__needs_grad(n, 1)) {
+    gs_tensor a = matrix_form(n, 0, gs__saved(n, 0));
+    grads[1] = grad_from_matrix_form(n, 1, gs_matmul(mT(n, a), gm));
+  }
+}
+GS__BACKWARD(MatmulBackward, matmul_backward);
+
+/* d(beta * bias + alpha * a @ b) = beta * g, alpha * g @ b^T, alpha * a^T @ g (saved: a in
+ * slot 0, b in slot 1, as for matmul; beta and alpha in reals) */
+static void addmm_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  double beta = n->reals[0], alpha = n->reals[1];
+  if (gs__needs_grad(n, 0))
+    grads[0] = gs__reduce_grad(n, 0, gs_mul_scalar(g, beta));
+  if (gs__needs_grad(n, 1)) {
+    gs_tensor g_bT = gs__tmp(n, gs_matmul(g, mT(n, gs__saved(n, 1))));
+    grads[1] = gs__reduce_grad(n, 1, gs_mul_scalar(g_bT, alpha));
+  }
+  if (gs__needs_grad(n, 2)) {
+    gs_tensor aT_g = gs__tmp(n, gs_matmul(mT(n, gs__saved(n, 0)), g));
+    grads[2] = gs__reduce_grad(n, 2, gs_mul_scalar(aT_g, alpha));
+  }
+}
+GS__BACKWARD(AddmmBackward, addmm_backward);
+
+/* Records the node of a product h = [bias +] a @ b. Each operand is saved only for the other's
+ * gradient: x @ W with W frozen keeps W (for x's gradient) but not x. */
+static gs_tensor record_product(const gs__node_kind *kind, gs_tensor h, const gs__tensor *bias,
+                                const gs__tensor *a, const gs__tensor *b, double beta,
+                                double alpha) {
+  if (!h.id || !gs_dtype_is_floating(a->dtype))
+    return h;
+  gs__tensor *out = gs__lookup(h, kind->name);
+  gs__node *n = bias ? gs__record(kind, out, 3, (const gs__tensor *[]){bias, a, b}, 2)
+                     : gs__record(kind, out, 2, (const gs__tensor *[]){a, b}, 2);
+  if (!n)
+    return h;
+  int ia = bias ? 1 : 0, ib = ia + 1; /* a's and b's input numbers */
+  if (gs__needs_grad(n, ib))
+    gs__save(n, 0, a);
+  if (gs__needs_grad(n, ia))
+    gs__save(n, 1, b);
+  n->reals[0] = beta;
+  n->reals[1] = alpha;
+  return h;
+}
+
 gs_tensor gs_matmul(gs_tensor ha, gs_tensor hb) {
   const char *fn = "matmul";
   gs__tensor *a = gs__lookup(ha, fn);
@@ -331,7 +417,8 @@ gs_tensor gs_matmul(gs_tensor ha, gs_tensor hb) {
     shape[ndim++] = p.m;
   if (b->ndim > 1)
     shape[ndim++] = p.n;
-  return compute(&p, &oa, &ob, shape, ndim, NULL, fn);
+  return record_product(&MatmulBackward, compute(&p, &oa, &ob, shape, ndim, NULL, fn), NULL, a,
+                        b, 0.0, 1.0);
 }
 
 gs_tensor gs_addmm(gs_tensor hbias, gs_tensor ha, gs_tensor hb, double beta, double alpha) {
@@ -371,5 +458,6 @@ gs_tensor gs_addmm(gs_tensor hbias, gs_tensor ha, gs_tensor hb, double beta, dou
               gs__shape_str(sb, bias->shape, bias->ndim), gs__shape_str(so, shape, 2));
     return GS_NO_TENSOR;
   }
-  return compute(&p, &oa, &ob, shape, 2, bias, fn);
+  return record_product(&AddmmBackward, compute(&p, &oa, &ob, shape, 2, bias, fn), bias, a, b,
+                        beta, alpha);
 }

@@ -58,5 +58,10 @@ gs_tensor gs__unary_op(gs__unop op, gs_tensor t, const gs__unary_params *params,
 extern const gs__node_kind AddBackward, SubBackward, MulBackward, DivBackward,
     AddScalarBackward, MulScalarBackward, ClampBackward, CopyBackward, FillBackward;
 
+/* Input i's gradient from the gradient g of one block of it (a piece of a split, the part of
+ * scatter_add's src its index covers): zeros of input i's shape and dtype with g written at
+ * start (one offset per dim), or g itself when the block is the whole input (join.c). */
+gs_tensor gs__grad_of_block(gs__node *n, int i, gs_tensor g, const int64_t *start);
+
 /* Reports a broadcast failure of a and b in PyTorch's terms against fn. */
 void gs__report_broadcast(const char *fn, const int64_t *a, int na, const int64_t *b, int nb);
