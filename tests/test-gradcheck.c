@@ -135,6 +135,7 @@ static void test_gradcheck_catches_a_wrong_gradient(void) {
 
 int main(int argc, char **argv) {
   test_init(&argc, &argv);
+  g_test_set_nonfatal_assertions(); /* one failing case must not hide the others */
   kept = g_array_new(false, false, sizeof(gs_tensor));
   for (size_t f = 0; f < G_N_ELEMENTS(families); f++) {
     for (int i = 0; i < *families[f].count; i++) {

@@ -108,8 +108,9 @@ void gs__node_release_saved(gs__node *node);
 static inline bool gs__needs_grad(const gs__node *n, int i) { return n->next[i] != NULL; }
 /* A handle to saved slot i (disposed after the formula returns). */
 gs_tensor gs__saved(gs__node *n, int i);
-/* Shapes a formula's gradient for input i: sums broadcast dims away (gs_sum_to) and converts
- * to the input's dtype. Takes ownership of g (disposes it). */
+/* Shapes a formula's gradient for input i: sums broadcast dims away (gs_sum_to, which aligns
+ * shapes from the right as broadcasting does: squeeze dims the op added elsewhere first) and
+ * converts to the input's dtype. Takes ownership of g (disposes it). */
 gs_tensor gs__reduce_grad(gs__node *n, int i, gs_tensor g);
 /* Another handle to g (a view): the gradient passes through a formula unchanged. */
 gs_tensor gs__pass(gs_tensor g);

@@ -236,6 +236,30 @@ static void add_grad(run *r, int64_t j, gs_tensor g) {
   *sum = total;
 }
 
+/* A formula's gradient must have its input's shape and dtype: anything else is a bug in the
+ * formula, reported by name (and dropped) rather than silently broadcast into a leaf. */
+static void check_formula_grads(const gs__node *n, gs_tensor *grads) {
+  for (int i = 0; i < n->n_inputs; i++) {
+    if (!grads[i].id)
+      continue;
+    const gs__input_meta *m = &n->inputs[i];
+    gs__tensor *g = gs__lookup(grads[i], n->kind->name);
+    if (g && g->dtype == m->dtype && g->ndim == m->ndim &&
+        memcmp(g->shape, m->shape, (size_t)m->ndim * sizeof(int64_t)) == 0)
+      continue;
+    char want[GS__SHAPE_STR], got[GS__SHAPE_STR];
+    if (g)
+      gs__error(GS_ERR_STATE, "backward",
+                "%s produced a gradient %s %s for its input %d of shape %s %s (a bug in the "
+                "formula)",
+                n->kind->name, gs__shape_str(got, g->shape, g->ndim), gs_dtype_name(g->dtype),
+                i, gs__shape_str(want, m->shape, m->ndim), gs_dtype_name(m->dtype));
+    if (g)
+      gs_dispose(grads[i]);
+    grads[i] = GS_NO_TENSOR;
+  }
+}
+
 static void run_node_formula(run *r, int64_t j, bool retain_graph) {
   gs__node *n = r->nodes[j].node;
   gs_tensor grad = r->nodes[j].grad;
@@ -251,6 +275,7 @@ static void run_node_formula(run *r, int64_t j, bool retain_graph) {
   n->kind->backward(n, grad, grads);
   dispose_formula_temps();
   gs_dispose(grad);
+  check_formula_grads(n, grads);
 
   for (int i = 0; i < n->n_inputs; i++) {
     if (!grads[i].id)
