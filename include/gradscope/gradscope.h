@@ -11,6 +11,8 @@
 #include "ops.h"
 #include "memory.h"
 #include "autograd.h"
+#include "scope.h"
+#include "packed.h"
 
 #define GS_VERSION_MAJOR 0
 #define GS_VERSION_MINOR 1

@@ -1,0 +1,140 @@
+/* gradscope/scope.h: dispose scopes (TorchSharp's DisposeScope, in C), parameters, modules,
+ * and composite objects such as PackedSequence.
+ *
+ * Each thread has a stack of scopes. An object (a tensor, or a composite such as a packed
+ * sequence) created while a scope is current is owned by that scope; ending the scope disposes
+ * everything it still owns. Objects created with no scope open are owned by the caller. An
+ * object can move to the enclosing scope, to another scope, out of all scopes (detach), or be
+ * attached to a scope. Statistics follow TorchSharp's: per thread and per kind of object, six
+ * counters that only increase and the live count derived from them.
+ */
+#pragma once
+
+#include <stdio.h>
+
+#include "types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct gs_scope {
+  uint64_t id;
+} gs_scope;
+
+#define GS_NO_SCOPE ((gs_scope){0})
+
+/* ---- scopes ---------------------------------------------------------------------------- */
+
+/* Opens a scope on this thread and makes it current. name labels it in errors and in the event
+ * log ("step", "collate"); it is copied. */
+GS_API gs_scope gs_scope_begin(const char *name);
+/* Ends a scope: disposes everything it still owns and unlinks it from its thread's stack (a
+ * scope in the middle of the stack may be ended: its inner scopes then enclose in its outer
+ * one). Ending an ended scope does nothing; any other use of an ended scope is an error. */
+GS_API void gs_scope_end(gs_scope scope);
+/* This thread's innermost scope, or GS_NO_SCOPE. */
+GS_API gs_scope gs_scope_current(void);
+/* The scope enclosing scope, or GS_NO_SCOPE. */
+GS_API gs_scope gs_scope_outer(gs_scope scope);
+GS_API bool gs_scope_is_active(gs_scope scope);
+/* The name given to gs_scope_begin (valid while the scope is active). */
+GS_API const char *gs_scope_name(gs_scope scope);
+/* Disposes everything the scope owns except the objects whose ids are listed (tensor.id or
+ * packed_sequence.id: the two never collide), which stay owned by it. Listed objects the scope
+ * does not own are left alone. */
+GS_API void gs_scope_dispose_everything_but(gs_scope scope, const uint64_t *keep_ids, int n_keep);
+GS_API void gs_scope_dispose_everything(gs_scope scope);
+
+/* ---- ownership of tensors ------------------------------------------------------------- */
+
+/* The scope that owns t, or GS_NO_SCOPE (caller-owned, or owned by a module or a composite). */
+GS_API gs_scope gs_owner_scope(gs_tensor t);
+/* Moves t from its owning scope to that scope's outer scope; with no outer scope this is a
+ * detach. Does nothing if t is owned by no scope. Returns t, for chaining. */
+GS_API gs_tensor gs_move_to_outer(gs_tensor t);
+/* As scope's MoveToOuter in TorchSharp: moves t to scope's outer scope only if scope owns it
+ * (a no-op otherwise). */
+GS_API void gs_scope_move_to_outer(gs_scope scope, gs_tensor t);
+/* Moves t from scope to target (GS_NO_SCOPE: detach) if scope owns t; a no-op otherwise. */
+GS_API void gs_scope_move_to(gs_scope scope, gs_scope target, gs_tensor t);
+/* Takes t out of every scope: the caller owns it and must dispose it. Returns t. */
+GS_API gs_tensor gs_detach_from_scopes(gs_tensor t);
+/* Makes scope own t, taking it from its previous owner. Returns t. */
+GS_API gs_tensor gs_scope_attach(gs_scope scope, gs_tensor t);
+
+/* ---- statistics ----------------------------------------------------------------------- */
+
+typedef enum gs_object_kind {
+  GS_OBJECT_TENSOR = 0,
+  GS_OBJECT_PACKED_SEQUENCE = 1,
+} gs_object_kind;
+
+#define GS_OBJECT_KIND_COUNT 2
+
+/* TorchSharp's six counters (they only increase) and the live count derived from them. */
+typedef struct gs_scope_stats {
+  uint64_t created_outside_scope;
+  uint64_t disposed_outside_scope;
+  uint64_t created_in_scope;
+  uint64_t disposed_in_scope;
+  uint64_t attached_to_scope;
+  uint64_t detached_from_scope;
+  int64_t live; /* created - disposed, in and outside scopes */
+} gs_scope_stats;
+
+/* This thread's statistics for one kind of object. */
+GS_API gs_scope_stats gs_thread_scope_stats(gs_object_kind kind);
+/* Zeroes this thread's statistics (all kinds). */
+GS_API void gs_thread_scope_stats_reset(void);
+/* "live: 1; created outside: 0; disposed outside: 0; created in scope: 1; ..." into buf. */
+GS_API char *gs_scope_stats_format(const gs_scope_stats *stats, char *buf, size_t size);
+
+/* One scope's own account: objects it came to own, objects disposed while it owned them, what
+ * it owns now, and the bytes of tensor storage it owns now and at most. */
+typedef struct gs_scope_info {
+  uint64_t created;   /* objects created while it was the current scope */
+  uint64_t disposed;  /* objects disposed while it owned them */
+  uint64_t alive;     /* objects it owns now */
+  uint64_t bytes;     /* bytes of the tensors it owns now (each storage counted once per tensor) */
+  uint64_t peak_bytes;
+} gs_scope_info;
+
+GS_API gs_scope_info gs_scope_get_info(gs_scope scope);
+
+/* ---- parameters and modules ----------------------------------------------------------- */
+
+/* Turns t into a parameter by moving its handle: t becomes invalid (using it is a stale-handle
+ * error naming the parameter; disposing it does nothing), the scope that owned t owns the
+ * parameter in its place, and no statistic changes. */
+GS_API gs_tensor gs_parameter_new(gs_tensor t, bool requires_grad);
+GS_API bool gs_is_parameter(gs_tensor t);
+
+/* A module: a container of named parameters (and later, of submodules) that owns them outside
+ * every scope, so they survive the scopes of training steps. */
+typedef struct gs_module {
+  uint64_t id;
+} gs_module;
+
+GS_API gs_module gs_module_new(const char *type_name);
+/* Registers p under name (moving it out of any scope: a detach); replacing a name disposes the
+ * previous parameter. p must be a parameter. */
+GS_API void gs_module_register_parameter(gs_module m, const char *name, gs_tensor p);
+/* The parameter registered under name (borrowed: the module owns it), or GS_NO_TENSOR. */
+GS_API gs_tensor gs_module_parameter(gs_module m, const char *name);
+GS_API int gs_module_parameter_count(gs_module m);
+/* The i-th parameter in registration order, and its name. */
+GS_API gs_tensor gs_module_parameter_at(gs_module m, int i, const char **name);
+/* Disposes the module and every parameter it owns. */
+GS_API void gs_module_dispose(gs_module m);
+
+/* ---- leaks ---------------------------------------------------------------------------- */
+
+/* Writes every live, caller-owned tensor (created outside a scope or detached from one and not
+ * disposed) with its creating op, shape and scope history; returns how many there were. Set
+ * GS_LEAK_REPORT=1 to have it printed to stderr at exit. */
+GS_API int gs_leak_report(FILE *out);
+
+#ifdef __cplusplus
+}
+#endif
