@@ -121,6 +121,16 @@ const char *gs__own_refuses_dispose(const gs__owned *o) {
   }
 }
 
+void gs__own_adopt(gs_tensor h) {
+  if (!h.id || !gs_is_alive(h))
+    return;
+  gs__tensor *t = gs__lookup(h, "adopt");
+  gs__own_lock();
+  gs__own_new_locked(&gs__slot_of(t)->own, GS_OBJECT_TENSOR, h.id,
+                     t->origin == GS__ORIGIN_NEW ? t->storage->nbytes : 0);
+  gs__own_unlock();
+}
+
 void gs__dispose_object(uint64_t id, const char *reason) {
   if (gs__is_composite_id(id))
     gs__composite_dispose(id, reason);

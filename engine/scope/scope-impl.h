@@ -65,6 +65,10 @@ void gs__own_set_holder_locked(gs__owned *o, gs__holder holder, uint64_t holder_
 void gs__ownership_suspend(void);
 void gs__ownership_resume(void);
 
+/* Makes an engine-held tensor (built while suspended) a new object of the current scope or
+ * the caller, counted as created: what a composite op hands back to the user. */
+void gs__own_adopt(gs_tensor h);
+
 /* Why a user may not dispose o (a module's parameter, a composite's part, a gradient), or
  * NULL if they may. */
 const char *gs__own_refuses_dispose(const gs__owned *o);
