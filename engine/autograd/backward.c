@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "autograd-impl.h"
+#include "scope-impl.h"
 
 /* One backward at a time in the process: the per-run bookkeeping lives in this state, and
  * graphs may be shared between threads. */
@@ -333,6 +334,7 @@ void gs_backward_with(gs_tensor root_h, gs_tensor grad_h, bool retain_graph) {
 
   pthread_mutex_lock(&backward_lock);
   bool was_enabled = gs_set_grad_enabled(false);
+  gs__ownership_suspend(); /* backward's temporaries are the engine's, not the user's scope's */
   /* A leaf root accumulates into itself through its AccumulateGrad node. */
   gs__node *start = gs__grad_edge(root);
   run r = {0};
@@ -368,6 +370,7 @@ void gs_backward_with(gs_tensor root_h, gs_tensor grad_h, bool retain_graph) {
     free(ready);
   }
   run_free(&r);
+  gs__ownership_resume();
   gs_set_grad_enabled(was_enabled);
   pthread_mutex_unlock(&backward_lock);
 }
@@ -420,7 +423,7 @@ void gs_zero_grad(gs_tensor h) {
   gs_tensor g = {t->ag.grad};
   t->ag.grad = 0;
   if (g.id && gs_is_alive(g))
-    gs_dispose(g);
+    gs__dispose_as(g, "gs_zero_grad");
 }
 
 void gs_retain_grad(gs_tensor h) {

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "autograd-impl.h"
+#include "scope-impl.h"
 
 static _Thread_local int no_grad_depth;
 static _Thread_local bool grad_disabled; /* gs_set_grad_enabled(false) */
@@ -119,6 +120,10 @@ static void accumulate_into(uint64_t id, gs_tensor grad) {
    * non-contiguously (an expanded one, say) is copied, so later backwards can add into it. */
   gs_tensor own = gs__is_contiguous(gs__lookup(grad, "backward")) ? gs_clone(grad)
                                                                   : gs_contiguous(grad);
+  gs__tensor *g = gs__lookup(own, "backward");
+  gs__own_lock();
+  gs__own_set_holder_locked(&gs__slot_of(g)->own, GS__HELD_BY_TENSOR, id); /* the leaf's */
+  gs__own_unlock();
   leaf->ag.grad = own.id; /* slot pages never move: the pointer is still good */
 }
 
@@ -196,7 +201,7 @@ void gs__autograd_on_dispose(gs__tensor *t) {
   gs_tensor grad = {t->ag.grad};
   t->ag = (gs__autograd_meta){0};
   if (grad.id && gs_is_alive(grad))
-    gs_dispose(grad);
+    gs__dispose_as(grad, "the disposal of the tensor it was the gradient of");
 }
 
 bool gs__autograd_check_inplace(const gs__tensor *t, bool operand_requires_grad,

@@ -137,12 +137,40 @@ typedef struct gs__tensor {
   uint64_t created_event;
   gs__origin origin;
   uint64_t source;        /* the tensor this one was derived from (views, detach, clone) */
+  const char *created_by; /* the op that made it (static string), for leak reports */
+  bool is_parameter;
   gs__autograd_meta ag;
 } gs__tensor;
 
 /* The slot table (handles.c): fixed pages that never move, so lookups take no lock. */
 #define GS__SLOTS_PER_PAGE 1024u
 #define GS__MAX_PAGES 65536u /* 64 Mi live tensors */
+
+/* Who holds an object (engine/scope): what decides whether disposing it is the user's call,
+ * and which statistics it counts in. */
+typedef enum gs__holder {
+  GS__HELD_BY_CALLER = 0, /* created outside scopes, or detached: the caller disposes it */
+  GS__HELD_BY_SCOPE,      /* owned by a dispose scope */
+  GS__HELD_BY_MODULE,     /* a module's parameter, outside every scope */
+  GS__HELD_BY_COMPOSITE,  /* one of a composite object's tensors (a packed sequence's data) */
+  GS__HELD_BY_TENSOR,     /* a tensor's gradient */
+  GS__HELD_BY_ENGINE,     /* the engine's own temporaries (backward): invisible to statistics */
+} gs__holder;
+
+struct gs__scope_rec;
+
+/* An object's place in the ownership model: its holder and, for scoped objects, its links in
+ * the scope's list (O(1) moves and disposal, no allocation). */
+typedef struct gs__owned {
+  gs__holder holder;
+  int kind;                      /* gs_object_kind */
+  uint64_t id;                   /* the object's handle */
+  struct gs__scope_rec *scope;   /* holder == SCOPE */
+  struct gs__owned *prev, *next; /* in that scope's list */
+  uint64_t holder_id;            /* the module, composite or tensor holding it */
+  uint64_t bytes;                /* storage bytes charged to the owning scope */
+  const char *last_scope;        /* interned name of the last scope that owned it */
+} gs__owned;
 
 typedef struct gs__slot {
   /* The generation the slot's current or next tenant has. */
@@ -153,8 +181,24 @@ typedef struct gs__slot {
    * A static or interned string: never freed. */
   const char *disposed_by;
   uint64_t disposed_event;
+  bool moved; /* the previous tenant moved to another handle (a parameter): dispose is a no-op */
+  gs__owned own;
   gs__tensor tensor;
 } gs__slot;
+
+static inline gs__slot *gs__slot_of(gs__tensor *t) {
+  return (gs__slot *)((char *)t - offsetof(gs__slot, tensor));
+}
+
+/* Disposes a tensor on the engine's behalf (a scope ending, a module, a composite, a cleared
+ * gradient): no ownership checks; reason names the disposer in later stale-handle errors (a
+ * static or interned string). */
+void gs__dispose_as(gs_tensor h, const char *reason);
+/* Moves h's tensor to a new handle (parameters): h becomes stale, naming reason; its owner
+ * keeps the new handle in its place; no statistic changes. Returns the new handle. */
+gs_tensor gs__move_handle(gs_tensor h, const char *reason);
+/* Renames what disposed (or moved) a stale handle's tensor, once the name is known. */
+void gs__rename_disposer(gs_tensor stale, const char *reason);
 
 extern _Atomic(gs__slot *) gs__slot_pages[GS__MAX_PAGES];
 extern atomic_uint_fast32_t gs__slot_count;

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "autograd-impl.h"
+#include "scope-impl.h"
 
 #define SLOTS_PER_PAGE GS__SLOTS_PER_PAGE
 #define MAX_PAGES GS__MAX_PAGES
@@ -62,7 +63,11 @@ static void report_stale(gs_tensor h, const char *fn) {
     return;
   }
   uint32_t current = (uint32_t)atomic_load(&s->generation);
-  if (gen + 1 == current || (gen == current && !atomic_load(&s->live)))
+  if (gen + 1 == current && s->moved)
+    gs__error(GS_ERR_STALE_HANDLE, fn,
+              "tensor #%u.%u is stale: it was moved into %s at event %llu; use that handle",
+              index, gen, s->disposed_by, (unsigned long long)s->disposed_event);
+  else if (gen + 1 == current || (gen == current && !atomic_load(&s->live)))
     gs__error(GS_ERR_STALE_HANDLE, fn,
               "tensor #%u.%u is stale: it was disposed by %s at event %llu", index, gen,
               s->disposed_by, (unsigned long long)s->disposed_event);
@@ -132,7 +137,14 @@ gs_tensor gs__register(const gs__tensor *t, const char *fn) {
   s->tensor = *t;
   s->tensor.id = h.id;
   s->tensor.ag = (gs__autograd_meta){0}; /* graph links are set by the op, never copied */
+  s->tensor.is_parameter = false;
+  s->tensor.created_by = fn;
   s->tensor.created_event = gs__next_event();
+  /* Only a tensor with fresh bytes charges them to its scope: views share someone's. */
+  uint64_t bytes = t->origin == GS__ORIGIN_NEW ? t->storage->nbytes : 0;
+  gs__own_lock();
+  gs__own_new_locked(&s->own, GS_OBJECT_TENSOR, h.id, bytes);
+  gs__own_unlock();
   atomic_store_explicit(&s->live, true, memory_order_release);
   atomic_fetch_add_explicit(&live_count, 1, memory_order_relaxed);
   return h;
@@ -140,9 +152,10 @@ gs_tensor gs__register(const gs__tensor *t, const char *fn) {
 
 /* Ends the tenancy of a live slot: records who ended it, advances the generation and returns
  * the slot to the free list (unless its generations are used up). */
-static void release_slot(uint32_t index, slot *s, const char *disposed_by) {
+static void release_slot(uint32_t index, slot *s, const char *disposed_by, bool moved) {
   s->disposed_event = gs__next_event();
   s->disposed_by = disposed_by;
+  s->moved = moved;
   atomic_store_explicit(&s->live, false, memory_order_release);
   uint32_t gen = (uint32_t)atomic_load_explicit(&s->generation, memory_order_relaxed);
   atomic_fetch_sub_explicit(&live_count, 1, memory_order_relaxed);
@@ -155,16 +168,86 @@ static void release_slot(uint32_t index, slot *s, const char *disposed_by) {
   gs__spin_unlock(&table_lock);
 }
 
+void gs__dispose_as(gs_tensor h, const char *reason) {
+  gs__tensor *t = gs__lookup(h, "dispose");
+  if (!t)
+    return;
+  slot *s = gs__slot_of(t);
+  gs__own_lock();
+  gs__own_dispose_locked(&s->own);
+  gs__own_unlock();
+  gs__autograd_on_dispose(t);
+  gs__storage *storage = t->storage;
+  t->storage = NULL;
+  release_slot((uint32_t)(h.id & 0xffffffffu), s, reason, false);
+  gs__storage_release(storage);
+}
+
+/* A handle whose tensor moved to another handle (a parameter): disposing it does nothing, as
+ * in TorchSharp, where the moved-from tensor no longer holds anything. */
+static bool was_moved(gs_tensor h) {
+  uint32_t index = (uint32_t)(h.id & 0xffffffffu);
+  if (index >= atomic_load(&slot_count))
+    return false;
+  slot *s = slot_at(index);
+  return s && s->moved && (uint32_t)(h.id >> 32) + 1 == atomic_load(&s->generation);
+}
+
 void gs_dispose(gs_tensor h) {
-  if (h.id == 0)
+  if (h.id == 0 || (!gs_is_alive(h) && was_moved(h)))
     return;
   gs__tensor *t = gs__lookup(h, "dispose");
   if (!t)
     return;
-  gs__autograd_on_dispose(t);
-  gs__storage *storage = t->storage;
-  t->storage = NULL;
-  release_slot((uint32_t)(h.id & 0xffffffffu), (slot *)((char *)t - offsetof(slot, tensor)),
-               "gs_dispose");
-  gs__storage_release(storage);
+  const char *refusal = gs__own_refuses_dispose(&gs__slot_of(t)->own);
+  if (refusal) {
+    gs__error(GS_ERR_STATE, "dispose", "tensor #%u.%u %s", (unsigned)(h.id & 0xffffffffu),
+              (unsigned)(h.id >> 32), refusal);
+    return;
+  }
+  gs__dispose_as(h, "gs_dispose");
+}
+
+gs_tensor gs__move_handle(gs_tensor h, const char *reason) {
+  gs__tensor *t = gs__lookup(h, "move_handle");
+  if (!t)
+    return GS_NO_TENSOR;
+  uint32_t index = take_slot();
+  if (index == NO_SLOT) {
+    gs__error(GS_ERR_OUT_OF_MEMORY, "move_handle", "the tensor table is full");
+    return GS_NO_TENSOR;
+  }
+  slot *from = gs__slot_of(t), *to = slot_of(index);
+  uint32_t gen = (uint32_t)atomic_load_explicit(&to->generation, memory_order_relaxed);
+  gs_tensor moved = {((uint64_t)gen << 32) | index};
+  to->tensor = from->tensor;
+  to->tensor.id = moved.id;
+  /* The new handle takes the old one's place with its owner: same scope, same position. */
+  gs__own_lock();
+  to->own = from->own;
+  to->own.id = moved.id;
+  if (to->own.holder == GS__HELD_BY_SCOPE) {
+    to->own.prev->next = &to->own;
+    to->own.next->prev = &to->own;
+  }
+  from->own = (gs__owned){.holder = GS__HELD_BY_ENGINE};
+  gs__own_unlock();
+  /* Gradient bookkeeping moves too: the AccumulateGrad node must name the new handle. */
+  if (to->tensor.ag.grad_accumulator)
+    to->tensor.ag.grad_accumulator->leaf = moved.id;
+  from->tensor.ag = (gs__autograd_meta){0};
+  from->tensor.storage = NULL;
+  atomic_store_explicit(&to->live, true, memory_order_release);
+  atomic_fetch_add_explicit(&live_count, 1, memory_order_relaxed);
+  release_slot((uint32_t)(h.id & 0xffffffffu), from, reason, true);
+  return moved;
+}
+
+void gs__rename_disposer(gs_tensor h, const char *reason) {
+  uint32_t index = (uint32_t)(h.id & 0xffffffffu);
+  if (index >= atomic_load(&slot_count))
+    return;
+  slot *s = slot_of(index);
+  if ((uint32_t)(h.id >> 32) + 1 == atomic_load(&s->generation))
+    s->disposed_by = reason;
 }

@@ -1,0 +1,259 @@
+/* scopes.c: dispose scopes: their handle table, each thread's chain of scopes, beginning and
+ * ending them (in or out of order), disposing what they own, and their own accounts.
+ *
+ * A thread's scopes form a chain from its current scope outwards (TorchSharp's OuterScope
+ * links). Ending a scope in the middle unlinks it: the scope inside it now encloses in its
+ * outer scope. Scope handles are slot + generation like tensor handles, so a handle to an ended
+ * scope is recognised (ending it again does nothing, using it otherwise is an error).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "scope-impl.h"
+
+#define MAX_SCOPES 65536u
+
+static gs__scope_rec *records[MAX_SCOPES];
+static uint32_t record_count;
+static uint32_t free_head = UINT32_MAX;
+
+/* ---- interned strings -------------------------------------------------------------------- */
+
+typedef struct interned {
+  struct interned *next;
+  char text[];
+} interned;
+
+static interned *intern_buckets[1024];
+
+static uint32_t hash_string(const char *s) {
+  uint32_t h = 2166136261u;
+  for (; *s; s++)
+    h = (h ^ (uint8_t)*s) * 16777619u;
+  return h;
+}
+
+const char *gs__intern(const char *s) {
+  uint32_t b = hash_string(s) % 1024;
+  gs__own_lock();
+  interned *e = intern_buckets[b];
+  while (e && strcmp(e->text, s) != 0)
+    e = e->next;
+  if (!e) {
+    size_t n = strlen(s) + 1;
+    e = malloc(sizeof *e + n);
+    if (e) {
+      memcpy(e->text, s, n);
+      e->next = intern_buckets[b];
+      intern_buckets[b] = e;
+    }
+  }
+  gs__own_unlock();
+  return e ? e->text : "(out of memory)";
+}
+
+/* ---- handles ------------------------------------------------------------------------------ */
+
+static gs_scope handle_of(const gs__scope_rec *s) {
+  return (gs_scope){((uint64_t)s->generation << 32) | s->index};
+}
+
+/* The record a handle's slot holds now (any tenant), or NULL for a forged handle. */
+static gs__scope_rec *record_at(gs_scope h) {
+  uint32_t index = (uint32_t)(h.id & 0xffffffffu);
+  return h.id && index < record_count ? records[index] : NULL;
+}
+
+gs__scope_rec *gs__scope_lookup(gs_scope h, const char *fn) {
+  gs__own_lock();
+  gs__scope_rec *s = record_at(h);
+  uint32_t gen = (uint32_t)(h.id >> 32);
+  bool ok = s && s->active && s->generation == gen;
+  const char *name = s ? s->ended_name : NULL;
+  uint64_t ended = s ? s->ended_event : 0;
+  bool was_ended = s && gen < s->generation;
+  gs__own_unlock();
+  if (ok)
+    return s;
+  if (!h.id)
+    gs__error(GS_ERR_STALE_HANDLE, fn, "expected a scope, got the empty handle");
+  else if (was_ended)
+    gs__error(GS_ERR_STALE_HANDLE, fn,
+              "scope #%u.%u %s%s%s was ended (at or before event %llu) and can no longer be "
+              "used",
+              (unsigned)(h.id & 0xffffffffu), gen, name ? "'" : "", name ? name : "",
+              name ? "'" : "", (unsigned long long)ended);
+  else
+    gs__error(GS_ERR_STALE_HANDLE, fn, "scope handle %#llx was never created by this process",
+              (unsigned long long)h.id);
+  return NULL;
+}
+
+bool gs_scope_is_active(gs_scope h) {
+  gs__own_lock();
+  gs__scope_rec *s = record_at(h);
+  bool ok = s && s->active && s->generation == (uint32_t)(h.id >> 32);
+  gs__own_unlock();
+  return ok;
+}
+
+/* ---- begin and end ---------------------------------------------------------------------- */
+
+gs_scope gs_scope_begin(const char *name) {
+  if (!name)
+    name = "scope";
+  char reason[128];
+  snprintf(reason, sizeof reason, "the end of scope '%.60s'", name);
+  const char *end_reason = gs__intern(reason);
+  char short_name[64];
+  snprintf(short_name, sizeof short_name, "%s", name);
+  const char *interned_name = gs__intern(short_name);
+
+  gs__thread_scopes *ts = gs__thread_scopes_get();
+  gs__own_lock();
+  gs__scope_rec *s;
+  if (free_head != UINT32_MAX) {
+    s = records[free_head];
+    free_head = s->next_free;
+  } else if (record_count < MAX_SCOPES && (s = calloc(1, sizeof *s))) {
+    s->index = record_count;
+    s->generation = 1;
+    records[record_count++] = s;
+  } else {
+    gs__own_unlock();
+    gs__error(GS_ERR_OUT_OF_MEMORY, "scope_begin", "too many scopes are open (%u)",
+              MAX_SCOPES);
+    return GS_NO_SCOPE;
+  }
+  s->active = true;
+  memcpy(s->name, short_name, sizeof s->name);
+  s->interned_name = interned_name;
+  s->end_reason = end_reason;
+  s->head.prev = s->head.next = &s->head;
+  memset(&s->info, 0, sizeof s->info);
+  s->thread = ts;
+  s->outer = ts->current;
+  ts->current = s;
+  gs_scope h = handle_of(s);
+  gs__own_unlock();
+  return h;
+}
+
+/* Disposes every object s owns but those in keep (ids). Objects are disposed one at a time
+ * with the lock released, since disposal re-enters ownership. */
+static void dispose_owned(gs__scope_rec *s, const uint64_t *keep, int n_keep, const char *reason);
+
+static bool kept(uint64_t id, const uint64_t *keep, int n) {
+  for (int i = 0; i < n; i++)
+    if (keep[i] == id)
+      return true;
+  return false;
+}
+
+static void dispose_owned(gs__scope_rec *s, const uint64_t *keep, int n_keep, const char *reason) {
+  for (;;) {
+    gs__own_lock();
+    gs__owned *o = s->head.next;
+    while (o != &s->head && kept(o->id, keep, n_keep))
+      o = o->next;
+    uint64_t id = o != &s->head ? o->id : 0;
+    gs__own_unlock();
+    if (!id)
+      return;
+    gs__dispose_object(id, reason);
+  }
+}
+
+void gs_scope_end(gs_scope h) {
+  gs__own_lock();
+  gs__scope_rec *s = record_at(h);
+  bool ok = s && s->active && s->generation == (uint32_t)(h.id >> 32);
+  bool ended_before = s && !ok && (uint32_t)(h.id >> 32) < s->generation;
+  gs__own_unlock();
+  if (!ok) {
+    if (!ended_before) /* a forged handle is an error; ending twice is not */
+      gs__scope_lookup(h, "scope_end");
+    return;
+  }
+  dispose_owned(s, NULL, 0, s->end_reason);
+
+  gs__own_lock();
+  gs__thread_scopes *ts = s->thread;
+  if (ts->current == s) {
+    ts->current = s->outer;
+  } else { /* out of order: the scope inside it now encloses in its outer scope */
+    for (gs__scope_rec *inner = ts->current; inner; inner = inner->outer) {
+      if (inner->outer == s) {
+        inner->outer = s->outer;
+        break;
+      }
+    }
+  }
+  s->active = false;
+  s->ended_name = s->interned_name;
+  s->ended_event = gs__next_event();
+  s->outer = NULL;
+  s->generation++;
+  s->next_free = free_head;
+  free_head = s->index;
+  gs__own_unlock();
+}
+
+gs_scope gs_scope_current(void) {
+  gs__own_lock();
+  gs__scope_rec *s = gs__thread_scopes_get()->current;
+  gs_scope h = s ? handle_of(s) : GS_NO_SCOPE;
+  gs__own_unlock();
+  return h;
+}
+
+gs_scope gs_scope_outer(gs_scope h) {
+  gs__scope_rec *s = gs__scope_lookup(h, "scope_outer");
+  if (!s)
+    return GS_NO_SCOPE;
+  gs__own_lock();
+  gs_scope outer = s->outer ? handle_of(s->outer) : GS_NO_SCOPE;
+  gs__own_unlock();
+  return outer;
+}
+
+const char *gs_scope_name(gs_scope h) {
+  gs__scope_rec *s = gs__scope_lookup(h, "scope_name");
+  return s ? s->interned_name : NULL;
+}
+
+void gs_scope_dispose_everything_but(gs_scope h, const uint64_t *keep, int n_keep) {
+  gs__scope_rec *s = gs__scope_lookup(h, "scope_dispose_everything_but");
+  if (!s)
+    return;
+  if (n_keep < 0 || (n_keep > 0 && !keep)) {
+    gs__error(GS_ERR_ARGUMENT, "scope_dispose_everything_but",
+              "expected %d ids to keep, got %s", n_keep, keep ? "a negative count" : "NULL");
+    return;
+  }
+  /* Kept objects stay exactly where they are: owned by this scope if it owned them, by their
+   * own owner otherwise (TorchSharp put foreign kept objects into the scope's set without
+   * changing their owner). */
+  char reason[128];
+  snprintf(reason, sizeof reason, "dispose_everything_but on scope '%s'", s->name);
+  dispose_owned(s, keep, n_keep, gs__intern(reason));
+}
+
+void gs_scope_dispose_everything(gs_scope h) {
+  gs__scope_rec *s = gs__scope_lookup(h, "scope_dispose_everything");
+  if (!s)
+    return;
+  char reason[128];
+  snprintf(reason, sizeof reason, "dispose_everything on scope '%s'", s->name);
+  dispose_owned(s, NULL, 0, gs__intern(reason));
+}
+
+gs_scope_info gs_scope_get_info(gs_scope h) {
+  gs__scope_rec *s = gs__scope_lookup(h, "scope_get_info");
+  if (!s)
+    return (gs_scope_info){0};
+  gs__own_lock();
+  gs_scope_info info = s->info;
+  gs__own_unlock();
+  return info;
+}
