@@ -174,16 +174,34 @@ static void test_end_after_detach_keeps_tensor(void) {
   assert_stats(TENSORS, 0, 1, 1, 0, 0, 1, 0);
 }
 
-/* The statistics' text form, as TorchSharp's ToString (live first, then the six counters). */
+/* The statistics' text form, as TorchSharp's ToString: the live count first, then the six
+ * counters in order, each labelled. */
 static void test_stats_format(void) {
+  gs_scope_stats stats = {1, 2, 3, 4, 5, 6, -7};
+  char buf[512];
+  g_assert_true(gs_scope_stats_format(&stats, buf, sizeof buf) == buf);
+  g_test_message("formatted: %s", buf);
+  g_assert_true(g_str_has_prefix(buf, "live: -7; "));
+  static const char *labels[] = {"created outside", "disposed outside", "created in scope",
+                                 "disposed in scope", "attached", "detached"};
+  const char *at = buf;
+  for (int i = 0; i < 6; i++) {
+    const char *label = strstr(at, labels[i]);
+    g_assert_nonnull(label);
+    char number[8];
+    g_snprintf(number, sizeof number, ": %d", i + 1);
+    const char *value = strstr(label, number);
+    g_assert_nonnull(value);
+    g_assert_cmpint(value - label, <=, (int)strlen(labels[i]) + 12); /* its own value */
+    at = value;
+  }
+  /* And with the counts of a real scope. */
   gs_scope s = gs_scope_begin("step");
   gs_tensor t = tensor3();
   assert_stats(TENSORS, 0, 0, 1, 0, 0, 0, 1);
-  gs_scope_stats stats = gs_thread_scope_stats(TENSORS);
-  char buf[256];
-  g_assert_true(gs_scope_stats_format(&stats, buf, sizeof buf) == buf);
-  g_assert_true(g_str_has_prefix(
-      buf, "live: 1; created outside: 0; disposed outside: 0; created in scope: 1"));
+  stats = gs_thread_scope_stats(TENSORS);
+  gs_scope_stats_format(&stats, buf, sizeof buf);
+  g_assert_true(g_str_has_prefix(buf, "live: 1; "));
   gs_scope_end(s);
   assert_stats(TENSORS, 0, 0, 1, 1, 0, 0, 0);
   (void)t;
@@ -758,6 +776,26 @@ static void test_scope_info(void) {
   assert_stats(TENSORS, 1, 1, 3, 3, 1, 1, 0);
 }
 
+/* Moving between scopes moves the bytes; "created" stays with the scope that was current,
+ * "disposed" goes to the scope that owned the tensor when it was disposed. */
+static void test_scope_info_follows_moves(void) {
+  gs_scope s1 = gs_scope_begin("outer");
+  gs_scope s2 = gs_scope_begin("inner");
+  gs_tensor t = gs_zeros(GS_F32, (int64_t[]){1000}, 1);
+  assert_info(s2, 1, 0, 1, 4000, 4000);
+  assert_info(s1, 0, 0, 0, 0, 0);
+  gs_move_to_outer(t);
+  assert_info(s2, 1, 0, 0, 0, 4000);
+  assert_info(s1, 0, 0, 1, 4000, 4000);
+  gs_scope_end(s2);
+  assert_stats(TENSORS, 0, 0, 1, 0, 0, 0, 1);
+  gs_dispose(t);
+  assert_info(s1, 0, 1, 0, 0, 4000);
+  assert_stats(TENSORS, 0, 0, 1, 1, 0, 0, 0);
+  gs_scope_end(s1);
+  assert_stats(TENSORS, 0, 0, 1, 1, 0, 0, 0);
+}
+
 /* ---- parameters and modules ----------------------------------------------------------- */
 
 /* The sequence: a parameter made from a scoped tensor replaces it in its scope. */
@@ -827,6 +865,11 @@ static void test_module_owns_parameters(void) {
   gs_scope_end(init);
   assert_stats(TENSORS, 0, 0, 1, 0, 0, 1, 1);
   g_assert_true(gs_is_alive(w));
+  g_assert_cmpuint(gs_module_parameter(m, "weight").id, ==, w.id);
+  /* Owned by the module, not by a scope: moving it out or detaching it does nothing. */
+  gs_move_to_outer(w);
+  gs_detach_from_scopes(w);
+  assert_stats(TENSORS, 0, 0, 1, 0, 0, 1, 1);
   g_assert_cmpuint(gs_module_parameter(m, "weight").id, ==, w.id);
 
   /* A parameter made outside scopes: registering it counts nothing. */
@@ -936,6 +979,72 @@ static void test_two_threads_handoff(void) {
   g_assert_cmpuint(h.b_owner_after_attach, ==, h.b_scope);
   g_assert_false(h.b_alive_after_end);
   g_assert_false(gs_is_alive(h.handed));
+  assert_stats(TENSORS, 0, 0, 0, 0, 0, 0, 0);
+}
+
+typedef struct {
+  gs_tensor t;
+  gs_scope_stats created, after_other_disposed, ended;
+  gs_scope_stats disposer;
+  pthread_mutex_t lock;
+  pthread_cond_t cond;
+  int stage; /* 0: A creates; 1: B disposes; 2: A ends its scope */
+} cross_dispose;
+
+static void wait_stage(cross_dispose *c, int stage) {
+  pthread_mutex_lock(&c->lock);
+  while (c->stage < stage)
+    pthread_cond_wait(&c->cond, &c->lock);
+  pthread_mutex_unlock(&c->lock);
+}
+
+static void set_stage(cross_dispose *c, int stage) {
+  pthread_mutex_lock(&c->lock);
+  c->stage = stage;
+  pthread_cond_broadcast(&c->cond);
+  pthread_mutex_unlock(&c->lock);
+}
+
+static void *cross_owner(void *data) {
+  cross_dispose *c = data;
+  gs_scope s = gs_scope_begin("owner-thread");
+  c->t = tensor3();
+  c->created = gs_thread_scope_stats(TENSORS);
+  set_stage(c, 1);
+  wait_stage(c, 2);
+  c->after_other_disposed = gs_thread_scope_stats(TENSORS);
+  gs_scope_end(s); /* it no longer owns t */
+  c->ended = gs_thread_scope_stats(TENSORS);
+  return NULL;
+}
+
+static void *cross_disposer(void *data) {
+  cross_dispose *c = data;
+  wait_stage(c, 1);
+  gs_dispose(c->t); /* owned by a scope (of thread A) at disposal time: in scope */
+  c->disposer = gs_thread_scope_stats(TENSORS);
+  set_stage(c, 2);
+  return NULL;
+}
+
+/* Thread B disposes a tensor that a scope of thread A owns, while that scope is open: as in
+ * TorchSharp, the disposing thread counts a disposal in scope, and A's scope no longer owns it. */
+static void test_two_threads_dispose_across(void) {
+  cross_dispose c = {.stage = 0};
+  pthread_mutex_init(&c.lock, NULL);
+  pthread_cond_init(&c.cond, NULL);
+  pthread_t a, b;
+  g_assert_cmpint(pthread_create(&a, NULL, cross_owner, &c), ==, 0);
+  g_assert_cmpint(pthread_create(&b, NULL, cross_disposer, &c), ==, 0);
+  g_assert_cmpint(pthread_join(a, NULL), ==, 0);
+  g_assert_cmpint(pthread_join(b, NULL), ==, 0);
+  pthread_cond_destroy(&c.cond);
+  pthread_mutex_destroy(&c.lock);
+  assert_snapshot(c.created, 0, 0, 1, 0, 0, 0, 1);
+  assert_snapshot(c.disposer, 0, 0, 0, 1, 0, 0, -1);
+  assert_snapshot(c.after_other_disposed, 0, 0, 1, 0, 0, 0, 1);
+  assert_snapshot(c.ended, 0, 0, 1, 0, 0, 0, 1);
+  g_assert_false(gs_is_alive(c.t));
   assert_stats(TENSORS, 0, 0, 0, 0, 0, 0, 0);
 }
 
@@ -1317,6 +1426,20 @@ static void test_leak_report(void) {
   free(text);
 }
 
+/* GS_LEAK_REPORT=1: the report is printed to stderr when the process exits. */
+static void test_leak_report_at_exit(void) {
+  if (g_test_subprocess()) {
+    gs_zeros(GS_I64, (int64_t[]){3, 9}, 2); /* leaked on purpose */
+    exit(0);
+  }
+  g_setenv("GS_LEAK_REPORT", "1", TRUE); /* read when the library loads in the subprocess */
+  g_test_trap_subprocess(NULL, 0, G_TEST_SUBPROCESS_DEFAULT);
+  g_unsetenv("GS_LEAK_REPORT");
+  g_test_trap_assert_passed();
+  g_test_trap_assert_stderr("*zeros*");
+  g_test_trap_assert_stderr("*[3, 9]*");
+}
+
 /* ---- registration --------------------------------------------------------------------- */
 
 typedef struct {
@@ -1373,18 +1496,21 @@ static const scope_test tests[] = {
     {"/scope/ops/ended-scope-use-is-error", test_ended_scope_use_is_error},
     {"/scope/ops/stale-after-end-names-scope", test_stale_after_end_names_scope},
     {"/scope/info/counts-and-bytes", test_scope_info},
+    {"/scope/info/follows-moves", test_scope_info_follows_moves},
     {"/scope/parameter/moves-handle", test_parameter_moves_handle},
     {"/scope/parameter/stays-with-owning-scope", test_parameter_stays_with_owning_scope},
     {"/scope/module/owns-parameters", test_module_owns_parameters},
     {"/scope/threads/handoff", test_two_threads_handoff},
     {"/scope/threads/own-stacks", test_two_threads_own_stacks},
+    {"/scope/threads/dispose-across", test_two_threads_dispose_across},
     {"/scope/packed/crosses-collate-scope", test_packed_crosses_collate_scope},
     {"/scope/packed/in-scope", test_packed_in_scope},
     {"/scope/packed/outside-scope", test_packed_outside_scope},
     {"/scope/packed/moves-between-scopes", test_packed_moves_between_scopes},
     {"/scope/packed/dispose-everything-but", test_packed_dispose_everything_but},
     {"/scope/packed/ended-scope-is-error", test_packed_ended_scope_is_error},
-    {"/scope/leak-report", test_leak_report},
+    {"/scope/leaks/report", test_leak_report},
+    {"/scope/leaks/report-at-exit", test_leak_report_at_exit},
 };
 
 int main(int argc, char **argv) {
