@@ -116,8 +116,8 @@ static bool check_lengths(const int64_t *lengths, int64_t n, int64_t max_length,
   for (int64_t i = 1; enforce_sorted && i < n; i++) {
     if (lengths[i] > lengths[i - 1]) {
       gs__error(GS_ERR_ARGUMENT, fn,
-                "expected lengths in decreasing order when enforce_sorted is true (pass "
-                "enforce_sorted = false to have the batch sorted), got %s",
+                "expected lengths in decreasing order when enforce_sorted is true, got %s "
+                "(pass enforce_sorted = false to have the batch sorted)",
                 list_str(list, lengths, n));
       return false;
     }
