@@ -87,7 +87,8 @@ typedef struct gs_scope_stats {
 GS_API gs_scope_stats gs_thread_scope_stats(gs_object_kind kind);
 /* Zeroes this thread's statistics (all kinds). */
 GS_API void gs_thread_scope_stats_reset(void);
-/* "live: 1; created outside: 0; disposed outside: 0; created in scope: 1; ..." into buf. */
+/* "live: 1; created outside scope: 0; disposed outside scope: 0; created in scope: 1; ..."
+ * into buf (live first, then the six counters in TorchSharp's order). */
 GS_API char *gs_scope_stats_format(const gs_scope_stats *stats, char *buf, size_t size);
 
 /* One scope's own account: objects it came to own, objects disposed while it owned them, what
