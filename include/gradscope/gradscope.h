@@ -13,6 +13,7 @@
 #include "autograd.h"
 #include "scope.h"
 #include "packed.h"
+#include "trace.h"
 
 #define GS_VERSION_MAJOR 0
 #define GS_VERSION_MINOR 1

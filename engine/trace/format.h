@@ -1,0 +1,122 @@
+/* format.h: the bytes of the event log, shared by the writer (recorder.c) and the reader
+ * (reader.c), and nothing else: doc/trace-format.md is the prose version of this file.
+ *
+ *   file   = header (64 bytes) chunk*
+ *   chunk  = "GSCK" u32 payload_len u32 crc u32 thread u64 base_seq u64 base_time
+ *            payload, zero-padded to a multiple of 8
+ *   event  = u8 kind, uvarint length (of what follows), svarint seq delta, svarint time delta,
+ *            then the kind's fields in schema order
+ * Integers are little-endian; varints are LEB128 (svarint: zigzag first). The crc is CRC-32C
+ * of the chunk header's bytes 12..32 followed by the payload.
+ */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "gradscope/trace.h"
+
+#define GS__TRACE_MAGIC "GRADSCOP"
+#define GS__TRACE_HEADER_SIZE 64
+#define GS__TRACE_CHUNK_MAGIC 0x4b435347u /* "GSCK" little-endian */
+#define GS__TRACE_CHUNK_HEADER_SIZE 32
+/* A chunk's payload is at most this: bounds what a reader allocates for a damaged length. */
+#define GS__TRACE_MAX_PAYLOAD (1u << 22)
+#define GS__TRACE_MAX_ARRAY 4096 /* elements in one array field */
+#define GS__TRACE_MAX_TEXT 65536
+
+_Static_assert(GS__TRACE_CHUNK_HEADER_SIZE % 8 == 0, "chunks stay 8-byte aligned");
+_Static_assert(GS__TRACE_HEADER_SIZE % 8 == 0, "the first chunk starts 8-byte aligned");
+
+/* Header layout (offsets): magic 0..8, u16 major 8, u16 minor 10, u8 little-endian flag 12,
+ * u32 header size 16, u64 start realtime ns 24, u64 start monotonic ns 32, u32 pid 40,
+ * u32 crc of bytes 0..60 at 60. */
+#define GS__TRACE_HDR_MAJOR 8
+#define GS__TRACE_HDR_MINOR 10
+#define GS__TRACE_HDR_LITTLE 12
+#define GS__TRACE_HDR_SIZE 16
+#define GS__TRACE_HDR_REALTIME 24
+#define GS__TRACE_HDR_MONOTONIC 32
+#define GS__TRACE_HDR_PID 40
+#define GS__TRACE_HDR_CRC 60
+
+/* The fields an event kind carries, in order. */
+typedef enum gs__field {
+  GS__F_END = 0,
+  GS__F_TENSOR, GS__F_TARGET, GS__F_STORAGE, GS__F_SOURCE, GS__F_NODE, GS__F_SCOPE,
+  GS__F_OUTER, GS__F_OBJECT, GS__F_MODULE, GS__F_NBYTES, GS__F_OFFSET, GS__F_VERSION,
+  GS__F_NAME, GS__F_OP, GS__F_DTYPE, GS__F_ORIGIN, GS__F_HOLDER, GS__F_PREVIOUS_HOLDER,
+  GS__F_OWNER, GS__F_PREVIOUS_OWNER, GS__F_OBJECT_KIND, GS__F_CODE, GS__F_REQUIRES_GRAD,
+  GS__F_SHAPE,   /* uvarint ndim, then ndim svarints */
+  GS__F_STRIDES, /* ndim svarints (ndim from the shape before it) */
+  GS__F_INPUTS, GS__F_SAVED, GS__F_PARTS, /* uvarint count, then count uvarints */
+  GS__F_VALUES,  /* uvarint count, then count raw little-endian f64 */
+  GS__F_TEXT,    /* uvarint length, then the bytes (no NUL) */
+} gs__field;
+
+/* The schema of each kind (GS__F_END-terminated); NULL for kinds this version does not know,
+ * which readers skip using the event's length. */
+extern const uint8_t *const gs__trace_schema[GS_TRACE_KIND_COUNT];
+
+/* ---- varints --------------------------------------------------------------------------- */
+
+static inline uint8_t *gs__put_uvarint(uint8_t *p, uint64_t v) {
+  while (v >= 0x80) {
+    *p++ = (uint8_t)(v | 0x80);
+    v >>= 7;
+  }
+  *p++ = (uint8_t)v;
+  return p;
+}
+
+static inline uint8_t *gs__put_svarint(uint8_t *p, int64_t v) {
+  return gs__put_uvarint(p, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63));
+}
+
+/* Reads a uvarint from [p, end); NULL if it runs past end or is longer than 10 bytes. */
+static inline const uint8_t *gs__get_uvarint(const uint8_t *p, const uint8_t *end, uint64_t *v) {
+  uint64_t x = 0;
+  for (int shift = 0; shift < 70 && p < end; shift += 7) {
+    uint8_t b = *p++;
+    x |= (uint64_t)(b & 0x7f) << shift;
+    if (!(b & 0x80)) {
+      *v = x;
+      return p;
+    }
+  }
+  return NULL;
+}
+
+static inline const uint8_t *gs__get_svarint(const uint8_t *p, const uint8_t *end, int64_t *v) {
+  uint64_t u;
+  p = gs__get_uvarint(p, end, &u);
+  if (p)
+    *v = (int64_t)(u >> 1) ^ -(int64_t)(u & 1);
+  return p;
+}
+
+static inline void gs__put_u32(uint8_t *p, uint32_t v) {
+  for (int i = 0; i < 4; i++)
+    p[i] = (uint8_t)(v >> (8 * i));
+}
+static inline void gs__put_u64(uint8_t *p, uint64_t v) {
+  for (int i = 0; i < 8; i++)
+    p[i] = (uint8_t)(v >> (8 * i));
+}
+static inline uint32_t gs__get_u32(const uint8_t *p) {
+  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+static inline uint64_t gs__get_u64(const uint8_t *p) {
+  return (uint64_t)gs__get_u32(p) | (uint64_t)gs__get_u32(p + 4) << 32;
+}
+
+/* CRC-32C (Castagnoli), continuing from crc (0 to start). */
+uint32_t gs__crc32c(uint32_t crc, const void *data, size_t n);
+
+/* Encodes e's fields for its kind into p (room for gs__trace_max_event_size(e) bytes): the
+ * part after the length (seq and time deltas included). Returns the end. */
+uint8_t *gs__trace_encode_body(uint8_t *p, const gs_trace_event *e, int64_t seq_delta,
+                               int64_t time_delta);
+/* An upper bound on the encoded size of e. */
+size_t gs__trace_max_event_size(const gs_trace_event *e);

@@ -1,0 +1,142 @@
+/* schema.c: which fields each event kind carries, and their encoding. The reader decodes with
+ * the same table, so the two cannot disagree. */
+#include "format.h"
+
+#define S(...) (const uint8_t[]){__VA_ARGS__, GS__F_END}
+
+const uint8_t *const gs__trace_schema[GS_TRACE_KIND_COUNT] = {
+    [GS_TRACE_STRING] = S(GS__F_NAME, GS__F_TEXT),
+    [GS_TRACE_STORAGE_ALLOC] = S(GS__F_STORAGE, GS__F_NBYTES),
+    [GS_TRACE_STORAGE_SHARE] = S(GS__F_STORAGE, GS__F_SOURCE, GS__F_NBYTES),
+    [GS_TRACE_STORAGE_MATERIALISE] = S(GS__F_STORAGE, GS__F_NBYTES),
+    [GS_TRACE_STORAGE_FREE] = S(GS__F_STORAGE),
+    [GS_TRACE_TENSOR_CREATE] = S(GS__F_TENSOR, GS__F_STORAGE, GS__F_DTYPE, GS__F_ORIGIN,
+                                 GS__F_SOURCE, GS__F_OP, GS__F_REQUIRES_GRAD, GS__F_OFFSET,
+                                 GS__F_SHAPE, GS__F_STRIDES, GS__F_HOLDER, GS__F_OWNER),
+    [GS_TRACE_TENSOR_DISPOSE] = S(GS__F_TENSOR, GS__F_NAME),
+    [GS_TRACE_TENSOR_MOVE] = S(GS__F_TENSOR, GS__F_TARGET),
+    [GS_TRACE_TENSOR_NAME] = S(GS__F_TENSOR, GS__F_NAME),
+    [GS_TRACE_INPLACE_WRITE] = S(GS__F_TENSOR, GS__F_STORAGE, GS__F_VERSION, GS__F_OP),
+    [GS_TRACE_OWNER_CHANGE] = S(GS__F_OBJECT, GS__F_PREVIOUS_HOLDER, GS__F_PREVIOUS_OWNER,
+                                GS__F_HOLDER, GS__F_OWNER),
+    [GS_TRACE_SCOPE_BEGIN] = S(GS__F_SCOPE, GS__F_OUTER, GS__F_NAME),
+    [GS_TRACE_SCOPE_END] = S(GS__F_SCOPE),
+    [GS_TRACE_NODE_CREATE] = S(GS__F_NODE, GS__F_NAME, GS__F_TENSOR, GS__F_INPUTS, GS__F_SAVED),
+    [GS_TRACE_NODE_FREE_SAVED] = S(GS__F_NODE),
+    [GS_TRACE_NODE_RELEASE] = S(GS__F_NODE),
+    [GS_TRACE_BACKWARD_BEGIN] = S(GS__F_TENSOR, GS__F_NODE),
+    [GS_TRACE_BACKWARD_END] = S(GS__F_TENSOR),
+    [GS_TRACE_GRAD_ACCUMULATE] = S(GS__F_TENSOR, GS__F_TARGET),
+    [GS_TRACE_MODULE_CREATE] = S(GS__F_MODULE, GS__F_NAME),
+    [GS_TRACE_MODULE_PARAMETER] = S(GS__F_MODULE, GS__F_NAME, GS__F_TENSOR),
+    [GS_TRACE_COMPOSITE_CREATE] = S(GS__F_OBJECT, GS__F_OBJECT_KIND, GS__F_PARTS),
+    [GS_TRACE_MARK] = S(GS__F_NAME),
+    [GS_TRACE_ERROR] = S(GS__F_CODE, GS__F_TEXT),
+    [GS_TRACE_VALUES] = S(GS__F_TENSOR, GS__F_VALUES),
+};
+
+const char *gs_trace_kind_name(gs_trace_kind kind) {
+  static const char *const names[GS_TRACE_KIND_COUNT] = {
+      [GS_TRACE_STRING] = "string",
+      [GS_TRACE_STORAGE_ALLOC] = "storage_alloc",
+      [GS_TRACE_STORAGE_SHARE] = "storage_share",
+      [GS_TRACE_STORAGE_MATERIALISE] = "storage_materialise",
+      [GS_TRACE_STORAGE_FREE] = "storage_free",
+      [GS_TRACE_TENSOR_CREATE] = "tensor_create",
+      [GS_TRACE_TENSOR_DISPOSE] = "tensor_dispose",
+      [GS_TRACE_TENSOR_MOVE] = "tensor_move",
+      [GS_TRACE_TENSOR_NAME] = "tensor_name",
+      [GS_TRACE_INPLACE_WRITE] = "inplace_write",
+      [GS_TRACE_OWNER_CHANGE] = "owner_change",
+      [GS_TRACE_SCOPE_BEGIN] = "scope_begin",
+      [GS_TRACE_SCOPE_END] = "scope_end",
+      [GS_TRACE_NODE_CREATE] = "node_create",
+      [GS_TRACE_NODE_FREE_SAVED] = "node_free_saved",
+      [GS_TRACE_NODE_RELEASE] = "node_release",
+      [GS_TRACE_BACKWARD_BEGIN] = "backward_begin",
+      [GS_TRACE_BACKWARD_END] = "backward_end",
+      [GS_TRACE_GRAD_ACCUMULATE] = "grad_accumulate",
+      [GS_TRACE_MODULE_CREATE] = "module_create",
+      [GS_TRACE_MODULE_PARAMETER] = "module_parameter",
+      [GS_TRACE_COMPOSITE_CREATE] = "composite_create",
+      [GS_TRACE_MARK] = "mark",
+      [GS_TRACE_ERROR] = "error",
+      [GS_TRACE_VALUES] = "values",
+  };
+  return kind > 0 && kind < GS_TRACE_KIND_COUNT && names[kind] ? names[kind] : "unknown";
+}
+
+static uint8_t *put_array(uint8_t *p, const uint64_t *a, uint32_t n) {
+  p = gs__put_uvarint(p, n);
+  for (uint32_t i = 0; i < n; i++)
+    p = gs__put_uvarint(p, a[i]);
+  return p;
+}
+
+size_t gs__trace_max_event_size(const gs_trace_event *e) {
+  /* Every scalar field fits in 10 bytes; there are fewer than 16 per kind. */
+  return 1 + 10 + 20 + 16 * 10 + (size_t)2 * GS_MAX_DIMS * 10 +
+         (size_t)(e->n_inputs + e->n_saved + e->n_parts) * 10 + 30 + (size_t)e->n_values * 8 +
+         e->text_len;
+}
+
+uint8_t *gs__trace_encode_body(uint8_t *p, const gs_trace_event *e, int64_t seq_delta,
+                               int64_t time_delta) {
+  p = gs__put_svarint(p, seq_delta);
+  p = gs__put_svarint(p, time_delta);
+  for (const uint8_t *f = gs__trace_schema[e->kind]; *f != GS__F_END; f++) {
+    switch ((gs__field)*f) {
+    case GS__F_TENSOR: p = gs__put_uvarint(p, e->tensor); break;
+    case GS__F_TARGET: p = gs__put_uvarint(p, e->target); break;
+    case GS__F_STORAGE: p = gs__put_uvarint(p, e->storage); break;
+    case GS__F_SOURCE: p = gs__put_uvarint(p, e->source); break;
+    case GS__F_NODE: p = gs__put_uvarint(p, e->node); break;
+    case GS__F_SCOPE: p = gs__put_uvarint(p, e->scope); break;
+    case GS__F_OUTER: p = gs__put_uvarint(p, e->outer); break;
+    case GS__F_OBJECT: p = gs__put_uvarint(p, e->object); break;
+    case GS__F_MODULE: p = gs__put_uvarint(p, e->module); break;
+    case GS__F_NBYTES: p = gs__put_uvarint(p, e->nbytes); break;
+    case GS__F_OFFSET: p = gs__put_svarint(p, e->offset); break;
+    case GS__F_VERSION: p = gs__put_uvarint(p, e->version); break;
+    case GS__F_NAME: p = gs__put_uvarint(p, e->name); break;
+    case GS__F_OP: p = gs__put_uvarint(p, e->op); break;
+    case GS__F_DTYPE: p = gs__put_uvarint(p, e->dtype); break;
+    case GS__F_ORIGIN: p = gs__put_uvarint(p, e->origin); break;
+    case GS__F_HOLDER: p = gs__put_uvarint(p, e->holder); break;
+    case GS__F_PREVIOUS_HOLDER: p = gs__put_uvarint(p, e->previous_holder); break;
+    case GS__F_OWNER: p = gs__put_uvarint(p, e->owner); break;
+    case GS__F_PREVIOUS_OWNER: p = gs__put_uvarint(p, e->previous_owner); break;
+    case GS__F_OBJECT_KIND: p = gs__put_uvarint(p, e->object_kind); break;
+    case GS__F_CODE: p = gs__put_uvarint(p, e->code); break;
+    case GS__F_REQUIRES_GRAD: *p++ = e->requires_grad ? 1 : 0; break;
+    case GS__F_SHAPE:
+      p = gs__put_uvarint(p, (uint64_t)e->ndim);
+      for (int i = 0; i < e->ndim; i++)
+        p = gs__put_svarint(p, e->shape[i]);
+      break;
+    case GS__F_STRIDES:
+      for (int i = 0; i < e->ndim; i++)
+        p = gs__put_svarint(p, e->strides[i]);
+      break;
+    case GS__F_INPUTS: p = put_array(p, e->inputs, e->n_inputs); break;
+    case GS__F_SAVED: p = put_array(p, e->saved, e->n_saved); break;
+    case GS__F_PARTS: p = put_array(p, e->parts, e->n_parts); break;
+    case GS__F_VALUES:
+      p = gs__put_uvarint(p, e->n_values);
+      for (uint32_t i = 0; i < e->n_values; i++) {
+        uint64_t bits;
+        memcpy(&bits, &e->values[i], sizeof bits);
+        gs__put_u64(p, bits);
+        p += 8;
+      }
+      break;
+    case GS__F_TEXT:
+      p = gs__put_uvarint(p, e->text_len);
+      memcpy(p, e->text, e->text_len);
+      p += e->text_len;
+      break;
+    case GS__F_END: break;
+    }
+  }
+  return p;
+}

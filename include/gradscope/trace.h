@@ -1,0 +1,155 @@
+/* gradscope/trace.h: the event log: recording it, and reading it back.
+ *
+ * The recorder is off unless asked for (GS_TRACE=path, GS_TRACE=unix:/path/to/socket,
+ * GS_TRACE_FD=N, or gs_trace_open). When off, each event site costs one predictable branch.
+ * When on, events go into per-thread buffers that are written as CRC-checked chunks, so a
+ * crash loses at most the unflushed tail. doc/trace-format.md specifies the bytes.
+ *
+ * The reader is the only code that parses the format: it is fed bytes as they arrive (from a
+ * file, a growing file or a socket: the same code) and hands back decoded events.
+ */
+#pragma once
+
+#include "types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GS_TRACE_VERSION_MAJOR 1
+#define GS_TRACE_VERSION_MINOR 0
+
+/* ---- recording ------------------------------------------------------------------------ */
+
+/* Starts recording to dest: a file path, "unix:/path/to/socket" or "fd:N". Returns 0, or -1
+ * after reporting (the recorder stays off). Recording from the environment (GS_TRACE,
+ * GS_TRACE_FD) starts by itself when the library loads. */
+GS_API int gs_trace_open(const char *dest);
+/* Flushes every thread's buffer and stops recording. */
+GS_API void gs_trace_close(void);
+/* Writes every thread's buffered events now. */
+GS_API void gs_trace_flush(void);
+GS_API bool gs_trace_enabled(void);
+/* A user mark ("epoch 3", "step 120"): shown on timelines and in dumps. */
+GS_API void gs_trace_mark(const char *label);
+/* Gives t a name in the log (shown on graphs instead of its number). */
+GS_API void gs_trace_name(gs_tensor t, const char *name);
+
+/* ---- events --------------------------------------------------------------------------- */
+
+typedef enum gs_trace_kind {
+  GS_TRACE_STRING = 1,          /* a string-table entry: id, text */
+  GS_TRACE_STORAGE_ALLOC,       /* storage, nbytes */
+  GS_TRACE_STORAGE_SHARE,       /* storage shares source's bytes copy-on-write: storage, source, nbytes */
+  GS_TRACE_STORAGE_MATERIALISE, /* storage copied its shared bytes before a write: storage, nbytes */
+  GS_TRACE_STORAGE_FREE,        /* storage */
+  GS_TRACE_TENSOR_CREATE,       /* see gs_trace_tensor_create */
+  GS_TRACE_TENSOR_DISPOSE,      /* tensor, reason (string) */
+  GS_TRACE_TENSOR_MOVE,         /* tensor moved to new handle (a parameter): tensor, target */
+  GS_TRACE_TENSOR_NAME,         /* tensor, name (string) */
+  GS_TRACE_INPLACE_WRITE,       /* tensor, storage, version (after), op (string) */
+  GS_TRACE_OWNER_CHANGE,        /* object, holder, owner: see gs_trace_owner_change */
+  GS_TRACE_SCOPE_BEGIN,         /* scope, outer, name (string) */
+  GS_TRACE_SCOPE_END,           /* scope */
+  GS_TRACE_NODE_CREATE,         /* see gs_trace_node_create */
+  GS_TRACE_NODE_FREE_SAVED,     /* node: backward freed its saved tensors */
+  GS_TRACE_NODE_RELEASE,        /* node: nothing refers to it any more */
+  GS_TRACE_BACKWARD_BEGIN,      /* tensor (the root), node (its grad_fn) */
+  GS_TRACE_BACKWARD_END,        /* tensor */
+  GS_TRACE_GRAD_ACCUMULATE,     /* tensor (the leaf), target (its grad tensor) */
+  GS_TRACE_MODULE_CREATE,       /* module, name (its type) */
+  GS_TRACE_MODULE_PARAMETER,    /* module, name (the parameter's), tensor */
+  GS_TRACE_COMPOSITE_CREATE,    /* object, object_kind, parts (tensor ids) */
+  GS_TRACE_MARK,                /* name (the label) */
+  GS_TRACE_ERROR,               /* code, text (the message) */
+  GS_TRACE_VALUES,              /* tensor, values (its first elements, as f64) */
+  GS_TRACE_KIND_COUNT
+} gs_trace_kind;
+
+/* Who holds an object after an ownership change. */
+typedef enum gs_trace_holder {
+  GS_TRACE_HELD_BY_CALLER = 0,
+  GS_TRACE_HELD_BY_SCOPE,
+  GS_TRACE_HELD_BY_MODULE,
+  GS_TRACE_HELD_BY_COMPOSITE,
+  GS_TRACE_HELD_BY_TENSOR, /* a gradient, held by its tensor */
+  GS_TRACE_HELD_BY_ENGINE,
+} gs_trace_holder;
+
+/* One decoded event. Which fields mean something depends on kind (see gs_trace_kind and
+ * doc/trace-format.md); the rest are zero. Pointers (text, arrays) point into the reader and
+ * stay valid until the next call to gs_trace_reader_next. String fields are string-table ids;
+ * gs_trace_reader_string turns one into text. */
+typedef struct gs_trace_event {
+  gs_trace_kind kind;
+  uint32_t thread;   /* a small number per recording thread, from 1 */
+  uint64_t seq;      /* the global event number (the engine's, as in its error messages) */
+  uint64_t time_ns;  /* monotonic, from the recorder's start */
+  uint64_t tensor;   /* tensor handle id */
+  uint64_t target;   /* a second tensor: move target, grad tensor */
+  uint64_t storage;
+  uint64_t source;   /* source tensor (views, clones, detaches) or source storage */
+  uint64_t node;
+  uint64_t scope;
+  uint64_t outer;    /* enclosing scope (scope begin) */
+  uint64_t object;   /* tensor or composite id (ownership changes, composites) */
+  uint64_t module;
+  uint64_t nbytes;
+  int64_t offset;
+  uint64_t version;
+  uint32_t name;     /* string id: scope name, node kind, op, mark label, module type... */
+  uint32_t op;       /* string id: the op that made a tensor or wrote it */
+  uint32_t dtype;    /* gs_dtype */
+  uint32_t origin;   /* 0 new, 1 view, 2 detach, 3 clone */
+  uint32_t holder;   /* gs_trace_holder after the change */
+  uint32_t previous_holder;
+  uint64_t owner;    /* scope, module, composite or tensor id per holder (0 for caller) */
+  uint64_t previous_owner;
+  uint32_t object_kind; /* gs_object_kind (composites) */
+  uint32_t code;     /* gs_error_code */
+  bool requires_grad;
+  int ndim;
+  int64_t shape[GS_MAX_DIMS];
+  int64_t strides[GS_MAX_DIMS];
+  uint32_t n_inputs, n_saved, n_parts, n_values;
+  const uint64_t *inputs;  /* node create: the input nodes (0: an input needing no grad) */
+  const uint64_t *saved;   /* node create: saved tensor ids */
+  const uint64_t *parts;   /* composite create: part tensor ids */
+  const double *values;    /* values */
+  const char *text;        /* string entries and error messages (NUL-terminated) */
+  uint32_t text_len;
+} gs_trace_event;
+
+GS_API const char *gs_trace_kind_name(gs_trace_kind kind);
+
+/* ---- reading -------------------------------------------------------------------------- */
+
+typedef struct gs_trace_reader gs_trace_reader;
+
+typedef enum gs_trace_status {
+  GS_TRACE_EVENT = 1,     /* *event holds the next event */
+  GS_TRACE_NEED_MORE = 0, /* everything fed so far is consumed: feed more bytes (or stop) */
+  GS_TRACE_DAMAGED = -1,  /* the log is damaged here: see gs_trace_reader_error */
+} gs_trace_status;
+
+GS_API gs_trace_reader *gs_trace_reader_new(void);
+GS_API void gs_trace_reader_free(gs_trace_reader *reader);
+/* Appends n bytes of the log (any split: a chunk may arrive in pieces). */
+GS_API void gs_trace_reader_feed(gs_trace_reader *reader, const void *bytes, size_t n);
+/* The next event, if a whole one is available. Once DAMAGED, it stays so: the events before
+ * the damage were all delivered. */
+GS_API gs_trace_status gs_trace_reader_next(gs_trace_reader *reader, gs_trace_event *event);
+/* What is wrong and where (byte offset in the log), after DAMAGED; NULL otherwise. */
+GS_API const char *gs_trace_reader_error(const gs_trace_reader *reader, uint64_t *offset);
+/* At the end of the input: true if bytes are left over that do not make a whole chunk (a log
+ * cut by a crash, or a writer still running); *offset receives where they start. */
+GS_API bool gs_trace_reader_truncated(const gs_trace_reader *reader, uint64_t *offset);
+/* Text of string-table id (or "" if it was not defined). */
+GS_API const char *gs_trace_reader_string(const gs_trace_reader *reader, uint32_t id);
+/* The header's fields, once read. */
+GS_API bool gs_trace_reader_header(const gs_trace_reader *reader, uint32_t *major,
+                                   uint32_t *minor, uint64_t *start_realtime_ns, uint32_t *pid);
+
+#ifdef __cplusplus
+}
+#endif
