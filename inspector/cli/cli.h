@@ -1,0 +1,52 @@
+/* cli.h: what the `gradscope` commands share: reading a log with a progress bar and the
+ * standard warnings, and the one-line error convention (exit 1 for bad input, 2 for a damaged
+ * log whose valid part was still used). */
+#pragma once
+
+#include <glib.h>
+#include <gradscope/trace.h>
+
+#include "../model/trace-file.h"
+
+G_BEGIN_DECLS
+
+#define CLI_EXIT_DAMAGED 2
+
+/* Each command: argv[0] is the command's name. Returns the process exit status. */
+int cli_record(int argc, char **argv);
+int cli_stats(int argc, char **argv);
+int cli_dump(int argc, char **argv);
+int cli_export_dot(int argc, char **argv);
+int cli_chrome_trace(int argc, char **argv);
+
+/* Prints "gradscope: MESSAGE" on one line to stderr. */
+void cli_error(const char *format, ...) G_GNUC_PRINTF(1, 2);
+
+/* Parses argv with context (which gets --help), then requires exactly one FILE argument.
+ * Returns the file or NULL after printing why; argv is left with the command name only. */
+const char *cli_parse_file_args(GOptionContext *context, int *argc, char ***argv);
+
+/* Reads path through the reader, with a progress bar on a terminal. Returns FALSE after
+ * printing the reason if the file cannot be read; result says whether it was damaged. */
+gboolean cli_read_log(const char *path, gs_trace_event_fn on_event, gpointer user_data,
+                      gs_trace_read_result *result);
+
+/* Prints the warning for a damaged or truncated log, if any: returns 0, or 2 if it warned. */
+int cli_report_damage(const gs_trace_read_result *result);
+
+/* text with control characters escaped (\n, \033...) so user names cannot break a line or
+ * drive the terminal; UTF-8 is kept. Free with g_free. */
+char *cli_printable(const char *text);
+
+/* "1.5 MiB (1572864 bytes)"; free with g_free. */
+char *cli_format_bytes(guint64 bytes);
+
+/* ---- progress bar (stderr, only when it is a terminal) ---------------------------------- */
+
+typedef struct cli_progress cli_progress;
+cli_progress *cli_progress_new(const char *label);
+void cli_progress_update(guint64 done, guint64 total, gpointer progress);
+/* Erases the bar, so what follows on stderr starts on a clean line. */
+void cli_progress_free(cli_progress *progress);
+
+G_END_DECLS

@@ -1,0 +1,159 @@
+/* cmd-stats.c: `gradscope stats FILE`: what happened in a run, in one screen: events by kind,
+ * scopes with their accounts, the memory peak and when, what was still alive at the end
+ * (leaks, with the op that made them) and every error. The numbers come from
+ * model/trace-stats.c; this file only prints them. */
+#include <stdio.h>
+
+#include <gradscope/error.h>
+#include <gradscope/types.h>
+
+#include "../model/event-fields.h"
+#include "../model/trace-stats.h"
+#include "cli.h"
+
+/* Beyond this many leaks or errors, a count says how many more (the log has them all). */
+#define LIST_LIMIT 50
+
+static gboolean add_event(const gs_trace_event *event, const gs_trace_reader *reader,
+                          gpointer user_data) {
+  gs_trace_stats_add(user_data, event, reader);
+  return TRUE;
+}
+
+static void print_header(const char *path, const gs_trace_stats *s,
+                         const gs_trace_read_result *result) {
+  g_autofree char *file = cli_printable(path);
+  printf("log: %s\n", file);
+  if (result->has_header)
+    printf("  format %u.%u, recorded by pid %u\n", result->major, result->minor, result->pid);
+  g_autoptr(GArray) threads = gs_trace_stats_threads(s);
+  printf("  %" G_GUINT64_FORMAT " events on %u thread%s over %.3f ms\n", s->events, threads->len,
+         threads->len == 1 ? "" : "s", (double)(s->last_ns - s->first_ns) / 1e6);
+}
+
+static void print_kinds(const gs_trace_stats *s) {
+  printf("\nevents by kind:\n");
+  for (int k = 1; k < GS_TRACE_KIND_COUNT; k++)
+    if (s->by_kind[k])
+      printf("  %-20s %10" G_GUINT64_FORMAT "\n", gs_trace_kind_name((gs_trace_kind)k),
+             s->by_kind[k]);
+  if (s->unknown_kinds)
+    printf("  %-20s %10" G_GUINT64_FORMAT "  (newer than this reader)\n", "unknown",
+           s->unknown_kinds);
+}
+
+static void print_scopes(const gs_trace_stats *s) {
+  const gs_replay *r = s->replay;
+  printf("\nscopes: %u instances, %u names\n", r->scope_list->len, r->scope_group_list->len);
+  if (!r->scope_group_list->len)
+    return;
+  printf("  %-24s %9s %9s %9s %14s %12s\n", "name", "instances", "created", "disposed",
+         "peak bytes", "time (ms)");
+  for (guint i = 0; i < r->scope_group_list->len; i++) {
+    const gs_replay_scope_name *g = r->scope_group_list->pdata[i];
+    g_autofree char *name = cli_printable(g->name);
+    printf("  %-24s %9" G_GUINT64_FORMAT " %9" G_GUINT64_FORMAT " %9" G_GUINT64_FORMAT
+           " %14" G_GUINT64_FORMAT " %12.3f\n",
+           *name ? name : "(unnamed)", g->instances, g->created, g->disposed, g->peak_bytes,
+           (double)g->total_ns / 1e6);
+  }
+  guint open = 0;
+  for (guint i = 0; i < r->scope_list->len; i++)
+    open += !((gs_replay_scope *)r->scope_list->pdata[i])->ended;
+  if (open)
+    printf("  %u scope%s still open at the end of the log\n", open, open == 1 ? "" : "s");
+}
+
+static void print_memory(const gs_trace_stats *s) {
+  const gs_replay *r = s->replay;
+  g_autofree char *peak = cli_format_bytes(r->peak_bytes);
+  g_autofree char *end = cli_format_bytes(r->live_bytes);
+  printf("\nmemory (storage bytes alive):\n");
+  if (r->peak_bytes)
+    printf("  peak %s at event %" G_GUINT64_FORMAT " (%.3f ms)\n", peak, r->peak_seq,
+           (double)r->peak_ns / 1e6);
+  else
+    printf("  peak 0 bytes\n");
+  printf("  at the end %s in %" G_GUINT64_FORMAT " storage%s\n", end, r->live_storages,
+         r->live_storages == 1 ? "" : "s");
+}
+
+static void print_object(const gs_replay *r, const gs_replay_object *o) {
+  char handle[32];
+  GString *line = g_string_new(NULL);
+  g_string_append_printf(line, "  %s ", gs_format_handle(o->id, handle, sizeof handle));
+  if (o->composite) {
+    g_string_append(line, "composite");
+  } else {
+    g_string_append_printf(line, "%s [", gs_dtype_name((gs_dtype)o->dtype));
+    for (int i = 0; i < o->ndim; i++)
+      g_string_append_printf(line, "%s%" G_GINT64_FORMAT, i ? ", " : "", o->shape[i]);
+    g_string_append(line, "]");
+  }
+  const char *name = gs_replay_tensor_name(r, o->id);
+  if (name) {
+    g_autofree char *safe = cli_printable(name);
+    g_string_append_printf(line, " \"%s\"", safe);
+  }
+  g_autofree char *op = cli_printable(o->op);
+  g_string_append_printf(line, " made by %s at event %" G_GUINT64_FORMAT ", held by %s",
+                         *op ? op : "?", o->create_seq, gs_trace_holder_name(o->holder));
+  if (o->scope_at_create) {
+    g_autofree char *scope = cli_printable(o->scope_at_create);
+    g_string_append_printf(line, " (created in scope \"%s\")", scope);
+  }
+  printf("%s\n", line->str);
+  g_string_free(line, TRUE);
+}
+
+static void print_alive(const gs_trace_stats *s) {
+  const gs_replay *r = s->replay;
+  g_autoptr(GPtrArray) alive = gs_replay_alive_objects(r);
+  printf("\nlive objects at the end: %u%s\n", alive->len,
+         alive->len ? " (created and never disposed: leaks, unless the log was cut short)" : "");
+  for (guint i = 0; i < alive->len && i < LIST_LIMIT; i++)
+    print_object(r, alive->pdata[i]);
+  if (alive->len > LIST_LIMIT)
+    printf("  ... and %u more\n", alive->len - LIST_LIMIT);
+  if (g_hash_table_size(r->nodes))
+    printf("  graph nodes alive: %u\n", g_hash_table_size(r->nodes));
+}
+
+static void print_errors(const gs_trace_stats *s) {
+  printf("\nerrors: %u\n", s->errors->len);
+  for (guint i = 0; i < s->errors->len && i < LIST_LIMIT; i++) {
+    const gs_trace_error_record *e = &g_array_index(s->errors, gs_trace_error_record, i);
+    g_autofree char *message = cli_printable(e->message);
+    printf("  event %" G_GUINT64_FORMAT " (thread %u) %s: %s\n", e->seq, e->thread,
+           gs_error_code_name((gs_error_code)e->code), message);
+  }
+  if (s->errors->len > LIST_LIMIT)
+    printf("  ... and %u more\n", s->errors->len - LIST_LIMIT);
+}
+
+int cli_stats(int argc, char **argv) {
+  g_autoptr(GOptionContext) context = g_option_context_new("FILE");
+  g_option_context_set_summary(context,
+                               "Summarises an event log: events by kind, scopes with their "
+                               "statistics, peak memory and when,\nobjects alive at the end "
+                               "(leaks) and errors. A damaged log is summarised up to the\n"
+                               "damage, then a warning is printed and the exit status is 2.");
+  const char *path = cli_parse_file_args(context, &argc, &argv);
+  if (!path)
+    return 1;
+  g_autoptr(gs_trace_stats) stats = gs_trace_stats_new();
+  gs_trace_read_result result;
+  if (!cli_read_log(path, add_event, stats, &result))
+    return 1;
+  print_header(path, stats, &result);
+  print_kinds(stats);
+  print_scopes(stats);
+  print_memory(stats);
+  print_alive(stats);
+  print_errors(stats);
+  if (stats->replay->events && stats->backward_ns)
+    printf("\ntime in backward: %.3f ms\n", (double)stats->backward_ns / 1e6);
+  int status = cli_report_damage(&result);
+  gs_trace_read_result_clear(&result);
+  return status;
+}

@@ -1,0 +1,86 @@
+/* common.c: the pieces every `gradscope` command shares (see cli.h). */
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "cli.h"
+
+void cli_error(const char *format, ...) {
+  va_list args;
+  va_start(args, format);
+  g_autofree char *message = g_strdup_vprintf(format, args);
+  va_end(args);
+  /* One line, whatever the message carries (file names are user input too). */
+  g_autofree char *line = cli_printable(message);
+  fprintf(stderr, "gradscope: %s\n", line);
+}
+
+const char *cli_parse_file_args(GOptionContext *context, int *argc, char ***argv) {
+  g_autoptr(GError) error = NULL;
+  if (!g_option_context_parse(context, argc, argv, &error)) {
+    cli_error("%s: %s", (*argv)[0], error->message);
+    return NULL;
+  }
+  if (*argc < 2) {
+    cli_error("%s: no log file given (see gradscope %s --help)", (*argv)[0], (*argv)[0]);
+    return NULL;
+  }
+  if (*argc > 2) {
+    cli_error("%s: one log file expected, got also '%s'", (*argv)[0], (*argv)[2]);
+    return NULL;
+  }
+  return (*argv)[1];
+}
+
+typedef struct read_with_progress {
+  gs_trace_event_fn on_event;
+  gpointer user_data;
+  cli_progress *progress;
+} read_with_progress;
+
+static gboolean forward_event(const gs_trace_event *event, const gs_trace_reader *reader,
+                              gpointer user_data) {
+  read_with_progress *r = user_data;
+  return r->on_event(event, reader, r->user_data);
+}
+
+static void forward_progress(guint64 done, guint64 total, gpointer user_data) {
+  read_with_progress *r = user_data;
+  cli_progress_update(done, total, r->progress);
+}
+
+gboolean cli_read_log(const char *path, gs_trace_event_fn on_event, gpointer user_data,
+                      gs_trace_read_result *result) {
+  read_with_progress r = {on_event, user_data, cli_progress_new("reading")};
+  g_autoptr(GError) error = NULL;
+  gboolean ok = gs_trace_file_read(path, forward_event, forward_progress, &r, result, &error);
+  cli_progress_free(r.progress);
+  if (!ok)
+    cli_error("%s", error->message);
+  return ok;
+}
+
+int cli_report_damage(const gs_trace_read_result *result) {
+  g_autofree char *problem = gs_trace_read_result_problem(result);
+  if (!problem)
+    return 0;
+  fflush(stdout); /* the valid part first, then the warning */
+  fprintf(stderr, "gradscope: warning: %s (%" G_GUINT64_FORMAT " valid events before it)\n",
+          problem, result->events);
+  return CLI_EXIT_DAMAGED;
+}
+
+char *cli_printable(const char *text) {
+  /* g_strescape escapes bytes >= 0x80 unless told not to: keep UTF-8 readable. */
+  static char high[129];
+  if (!high[0])
+    for (int i = 0; i < 128; i++)
+      high[i] = (char)(0x80 + i);
+  return g_strescape(text ? text : "", high);
+}
+
+char *cli_format_bytes(guint64 bytes) {
+  if (bytes < 1024)
+    return g_strdup_printf("%" G_GUINT64_FORMAT " bytes", bytes);
+  g_autofree char *size = g_format_size_full(bytes, G_FORMAT_SIZE_IEC_UNITS);
+  return g_strdup_printf("%s (%" G_GUINT64_FORMAT " bytes)", size, bytes);
+}

@@ -1,0 +1,20 @@
+/* escape.h: quoting text that came from user code (tensor, scope and module names, error
+ * messages, mark labels) for the formats we write: JSON strings and Graphviz DOT labels.
+ * Names are arbitrary bytes from the program being traced, so nothing is written unescaped. */
+#pragma once
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+/* Appends text as a JSON string literal, quotes included. Control characters become \uXXXX
+ * (or their short forms); bytes that are not valid UTF-8 become U+FFFD so the output always
+ * parses. */
+void gs_escape_json(GString *out, const char *text);
+
+/* Appends text as a DOT double-quoted string, quotes included: quotes and backslashes are
+ * escaped, newlines become DOT's centred line break (\n), other control characters and invalid
+ * UTF-8 become spaces or U+FFFD. Safe as a node id or a label. */
+void gs_escape_dot(GString *out, const char *text);
+
+G_END_DECLS

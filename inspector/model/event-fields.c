@@ -1,0 +1,126 @@
+/* event-fields.c: an event's fields as (key, value) pairs (see event-fields.h). The list
+ * follows gs_trace_event's members in order, so a new member shows up here once. */
+#include "event-fields.h"
+
+#include <gradscope/error.h>
+#include <gradscope/types.h>
+
+const char *gs_trace_origin_name(guint32 origin) {
+  static const char *const names[] = {"new", "view", "detach", "clone"};
+  return origin < G_N_ELEMENTS(names) ? names[origin] : "unknown";
+}
+
+const char *gs_trace_holder_name(guint32 holder) {
+  static const char *const names[] = {"caller", "scope", "module", "composite", "tensor",
+                                      "engine"};
+  return holder < G_N_ELEMENTS(names) ? names[holder] : "unknown";
+}
+
+const char *gs_trace_object_kind_name(guint32 object_kind) {
+  static const char *const names[] = {"tensor", "packed_sequence"};
+  return object_kind < G_N_ELEMENTS(names) ? names[object_kind] : "unknown";
+}
+
+char *gs_format_handle(guint64 id, char *buf, gsize size) {
+  g_snprintf(buf, size, "#%u.%u", (unsigned)(id & 0xffffffffu), (unsigned)(id >> 32));
+  return buf;
+}
+
+typedef struct walk {
+  gs_event_field_fn fn;
+  gpointer user_data;
+} walk;
+
+static void emit_u(const walk *w, const char *key, gs_field_type type, guint64 v) {
+  if (!v)
+    return;
+  gs_event_field f = {.key = key, .type = type, .u = v};
+  w->fn(&f, w->user_data);
+}
+
+static void emit_s(const walk *w, const char *key, gs_field_type type, const char *s) {
+  gs_event_field f = {.key = key, .type = type, .s = s};
+  w->fn(&f, w->user_data);
+}
+
+static void emit_ids(const walk *w, const char *key, const uint64_t *ids, uint32_t n) {
+  if (!n || !ids)
+    return;
+  gs_event_field f = {.key = key, .type = GS_FIELD_IDS, .n = n, .ids = (const guint64 *)ids};
+  w->fn(&f, w->user_data);
+}
+
+void gs_event_fields_foreach(const gs_trace_event *e, const gs_trace_reader *reader,
+                             gs_event_field_fn fn, gpointer user_data) {
+  const walk w = {fn, user_data};
+  gboolean is_tensor_create = e->kind == GS_TRACE_TENSOR_CREATE;
+  gboolean has_holder = is_tensor_create || e->kind == GS_TRACE_OWNER_CHANGE;
+
+  if (e->kind == GS_TRACE_STRING) {
+    /* A string-table entry: its name field is the id being defined, not a reference. */
+    emit_u(&w, "id", GS_FIELD_ID, e->name);
+    emit_s(&w, "text", GS_FIELD_STRING, e->text ? e->text : "");
+    return;
+  }
+  emit_u(&w, "tensor", GS_FIELD_HANDLE, e->tensor);
+  emit_u(&w, "target", GS_FIELD_HANDLE, e->target);
+  emit_u(&w, "storage", GS_FIELD_ID, e->storage);
+  /* A source is a tensor for views, clones and detaches, a storage for storage_share. */
+  emit_u(&w, "source", is_tensor_create ? GS_FIELD_HANDLE : GS_FIELD_ID, e->source);
+  emit_u(&w, "node", GS_FIELD_ID, e->node);
+  emit_u(&w, "scope", GS_FIELD_HANDLE, e->scope);
+  emit_u(&w, "outer", GS_FIELD_HANDLE, e->outer);
+  emit_u(&w, "object", GS_FIELD_HANDLE, e->object);
+  emit_u(&w, "module", GS_FIELD_ID, e->module);
+  emit_u(&w, "nbytes", GS_FIELD_UINT, e->nbytes);
+  if (e->offset) {
+    gs_event_field f = {.key = "offset", .type = GS_FIELD_INT, .i = e->offset};
+    fn(&f, user_data);
+  }
+  emit_u(&w, "version", GS_FIELD_UINT, e->version);
+  if (e->name)
+    emit_s(&w, "name", GS_FIELD_STRING, gs_trace_reader_string(reader, e->name));
+  if (e->op)
+    emit_s(&w, "op", GS_FIELD_STRING, gs_trace_reader_string(reader, e->op));
+  if (e->dtype || is_tensor_create)
+    emit_s(&w, "dtype", GS_FIELD_ENUM, gs_dtype_name((gs_dtype)e->dtype));
+  if (e->origin || is_tensor_create)
+    emit_s(&w, "origin", GS_FIELD_ENUM, gs_trace_origin_name(e->origin));
+  if (e->previous_holder || e->kind == GS_TRACE_OWNER_CHANGE)
+    emit_s(&w, "previous_holder", GS_FIELD_ENUM, gs_trace_holder_name(e->previous_holder));
+  /* Scopes, composites and tensors are handles; modules are counted. */
+  emit_u(&w, "previous_owner",
+         e->previous_holder == GS_TRACE_HELD_BY_MODULE ? GS_FIELD_ID : GS_FIELD_HANDLE,
+         e->previous_owner);
+  if (e->holder || has_holder)
+    emit_s(&w, "holder", GS_FIELD_ENUM, gs_trace_holder_name(e->holder));
+  emit_u(&w, "owner", e->holder == GS_TRACE_HELD_BY_MODULE ? GS_FIELD_ID : GS_FIELD_HANDLE,
+         e->owner);
+  if (e->object_kind || e->kind == GS_TRACE_COMPOSITE_CREATE)
+    emit_s(&w, "object_kind", GS_FIELD_ENUM, gs_trace_object_kind_name(e->object_kind));
+  if (e->code)
+    emit_s(&w, "code", GS_FIELD_ENUM, gs_error_code_name((gs_error_code)e->code));
+  if (e->requires_grad || is_tensor_create) {
+    gs_event_field f = {.key = "requires_grad", .type = GS_FIELD_BOOL, .b = e->requires_grad};
+    fn(&f, user_data);
+  }
+  int ndim = CLAMP(e->ndim, 0, GS_MAX_DIMS);
+  if (ndim > 0 || is_tensor_create) {
+    gs_event_field f = {.key = "shape", .type = GS_FIELD_DIMS, .n = (guint)ndim,
+                        .dims = (const gint64 *)e->shape};
+    fn(&f, user_data);
+    f.key = "strides";
+    f.dims = (const gint64 *)e->strides;
+    fn(&f, user_data);
+  }
+  emit_ids(&w, "inputs", e->inputs, e->n_inputs);
+  emit_ids(&w, "saved", e->saved, e->n_saved);
+  emit_ids(&w, "parts", e->parts, e->n_parts);
+  if (e->n_values && e->values) {
+    gs_event_field f = {.key = "values", .type = GS_FIELD_REALS, .n = e->n_values,
+                        .reals = e->values};
+    fn(&f, user_data);
+  }
+  if (e->text)
+    emit_s(&w, "text", GS_FIELD_STRING, e->text);
+}

@@ -1,0 +1,114 @@
+/* replay.h: the state of a traced program, rebuilt by applying its events in order.
+ *
+ * What is alive after the last applied event: storages and the bytes they hold (with the
+ * peak), tensors and composites with their owners, scopes with the engine's own accounting
+ * (objects created and disposed while owned, bytes owned now and at most), graph nodes with
+ * their inputs and saved tensors, and the names user code gave to tensors. `gradscope stats`,
+ * `export-dot` and `chrome-trace` are each a thin reading of this state; the inspector's model
+ * builds its indices from the same transitions.
+ *
+ * Scope bytes follow the engine (engine/scope/ownership.c): a tensor counts its storage's
+ * bytes if it made that storage (origin "new"), nothing if it is a view, clone or detach; a
+ * composite counts its parts' storages. Memory counts buffers: a copy-on-write clone shares its
+ * source's bytes (free) until it materialises its own. */
+#pragma once
+
+#include <glib.h>
+#include <gradscope/trace.h>
+
+G_BEGIN_DECLS
+
+/* Every scope instance with the same name, summed: how `stats` and counter tracks group. */
+typedef struct gs_replay_scope_name {
+  const char *name;
+  guint64 instances;
+  guint64 created;    /* objects created in instances of it */
+  guint64 disposed;   /* objects disposed while an instance owned them */
+  guint64 peak_bytes; /* the largest peak of any one instance */
+  guint64 bytes;      /* owned now by its instances, summed */
+  guint64 total_ns;   /* time inside ended instances */
+  gboolean changed;   /* bytes changed in the last applied event */
+} gs_replay_scope_name;
+
+typedef struct gs_replay_scope {
+  guint64 id, outer;
+  guint32 thread;
+  const char *name;
+  gs_replay_scope_name *group;
+  guint64 begin_seq, begin_ns, end_seq, end_ns;
+  gboolean ended;
+  guint64 created, disposed, alive, bytes, peak_bytes;
+} gs_replay_scope;
+
+/* A tensor or a composite (PackedSequence...): the objects scopes own. */
+typedef struct gs_replay_object {
+  guint64 id;
+  gboolean composite;
+  guint32 thread;
+  guint64 create_seq;
+  guint64 storage;
+  guint64 bytes;       /* what it adds to its owning scope's bytes */
+  const char *op;      /* the op that made it ("" if unknown) */
+  const char *scope_at_create; /* name of the scope that owned it at creation, or NULL */
+  guint32 holder;      /* gs_trace_holder */
+  guint64 owner;
+  guint32 dtype, origin;
+  guint64 source;
+  gboolean requires_grad;
+  int ndim;
+  gint64 shape[GS_MAX_DIMS];
+} gs_replay_object;
+
+typedef struct gs_replay_node {
+  guint64 id;
+  const char *kind;    /* "MulBackward", "AccumulateGrad"... */
+  guint64 tensor;      /* the output it made, or (AccumulateGrad) the leaf */
+  guint64 create_seq;
+  guint n_inputs, n_saved;
+  guint64 *inputs;     /* input nodes, 0 for an input needing no gradient */
+  guint64 *saved;      /* saved tensor ids */
+  gboolean saved_freed;
+} gs_replay_node;
+
+typedef struct gs_replay {
+  GStringChunk *strings; /* interned copies of every string the state keeps */
+  guint64 events;
+  guint64 last_seq, last_ns;
+
+  /* memory */
+  GHashTable *storages; /* id -> storage record (private) */
+  guint64 live_storages, live_bytes;
+  guint64 peak_bytes, peak_seq, peak_ns;
+
+  GHashTable *objects;  /* id -> gs_replay_object*, alive ones */
+  GHashTable *scopes;   /* id -> gs_replay_scope*, every scope seen (ended ones too) */
+  GPtrArray *scope_list;       /* gs_replay_scope*, in begin order */
+  GHashTable *scope_groups;    /* interned name -> gs_replay_scope_name* */
+  GPtrArray *scope_group_list; /* gs_replay_scope_name*, in order of first begin */
+  GHashTable *thread_scopes;   /* thread -> GArray of open scope ids, innermost last */
+
+  GHashTable *nodes;    /* id -> gs_replay_node*, alive ones */
+  GHashTable *names;    /* tensor id -> name given by user code (interned) */
+  GHashTable *modules;  /* module id -> type name (interned) */
+
+  /* What the last gs_replay_apply changed, for writers that emit only changes. */
+  gboolean memory_changed;
+  GPtrArray *changed_groups; /* gs_replay_scope_name* whose bytes changed */
+} gs_replay;
+
+gs_replay *gs_replay_new(void);
+void gs_replay_free(gs_replay *replay);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(gs_replay, gs_replay_free)
+
+/* Applies one event; reader resolves its string ids. */
+void gs_replay_apply(gs_replay *replay, const gs_trace_event *event,
+                     const gs_trace_reader *reader);
+
+/* The name user code gave tensor id (tensor_name, or a module's parameter name), or NULL. */
+const char *gs_replay_tensor_name(const gs_replay *replay, guint64 tensor);
+/* Copies text into the replay's string storage (stable until the replay is freed). */
+const char *gs_replay_intern(gs_replay *replay, const char *text);
+/* Alive objects sorted by creation (caller frees the array, not the objects). */
+GPtrArray *gs_replay_alive_objects(const gs_replay *replay);
+
+G_END_DECLS

@@ -1,0 +1,46 @@
+/* trace-file.h: reading a saved log from start to end through the trace reader.
+ *
+ * The file is read in 1 MiB pieces and fed to gs_trace_reader_feed; every whole event is
+ * handed to a callback. Damage and truncation are not failures: every valid event before
+ * them is delivered, then the result says what and where, so each caller can decide how loud
+ * to be (the CLI warns and exits 2; the inspector shows a toast). */
+#pragma once
+
+#include <glib.h>
+#include <gradscope/trace.h>
+
+G_BEGIN_DECLS
+
+/* Called for each event in log order; the reader resolves string ids. Return FALSE to stop. */
+typedef gboolean (*gs_trace_event_fn)(const gs_trace_event *event, const gs_trace_reader *reader,
+                                      gpointer user_data);
+/* Called after each piece read: bytes done of total (total 0 when the size is unknown). */
+typedef void (*gs_trace_progress_fn)(guint64 done, guint64 total, gpointer user_data);
+
+typedef struct gs_trace_read_result {
+  guint64 events;     /* delivered to the callback */
+  guint64 bytes;      /* read from the file */
+  gboolean stopped;   /* the callback asked to stop */
+  gboolean has_header;
+  guint32 major, minor, pid;
+  /* The reader found damage: what (owned) and at which byte. */
+  char *damage;
+  guint64 damage_offset;
+  /* The log ends inside a chunk (or its header): a crashed or still-running writer. */
+  gboolean truncated;
+  guint64 truncated_offset;
+} gs_trace_read_result;
+
+void gs_trace_read_result_clear(gs_trace_read_result *result);
+
+/* Reads path through a new reader. Returns FALSE (with error set) only if the file cannot be
+ * opened or read; damage is reported in result. progress may be NULL. */
+gboolean gs_trace_file_read(const char *path, gs_trace_event_fn on_event,
+                            gs_trace_progress_fn progress, gpointer user_data,
+                            gs_trace_read_result *result, GError **error);
+
+/* One line for a damaged or truncated result ("log damaged at byte N: ...",
+ * "log ends mid-chunk at byte N: ..."), or NULL if the log was whole. Free with g_free. */
+char *gs_trace_read_result_problem(const gs_trace_read_result *result);
+
+G_END_DECLS

@@ -1,0 +1,82 @@
+/* trace-stats.c: counting events and keeping errors, on top of the replayed state. */
+#include "trace-stats.h"
+
+static void error_record_clear(gpointer p) {
+  gs_trace_error_record *e = p;
+  g_free(e->message);
+}
+
+gs_trace_stats *gs_trace_stats_new(void) {
+  gs_trace_stats *s = g_new0(gs_trace_stats, 1);
+  s->replay = gs_replay_new();
+  s->by_thread = g_hash_table_new(g_direct_hash, g_direct_equal);
+  s->open_backward = g_hash_table_new(g_direct_hash, g_direct_equal);
+  s->errors = g_array_new(FALSE, TRUE, sizeof(gs_trace_error_record));
+  g_array_set_clear_func(s->errors, error_record_clear);
+  return s;
+}
+
+void gs_trace_stats_free(gs_trace_stats *s) {
+  if (!s)
+    return;
+  gs_replay_free(s->replay);
+  g_hash_table_destroy(s->by_thread);
+  g_hash_table_destroy(s->open_backward);
+  g_array_unref(s->errors);
+  g_free(s);
+}
+
+void gs_trace_stats_add(gs_trace_stats *s, const gs_trace_event *e,
+                        const gs_trace_reader *reader) {
+  if (s->events == 0 || e->time_ns < s->first_ns)
+    s->first_ns = e->time_ns;
+  s->last_ns = MAX(s->last_ns, e->time_ns);
+  s->events++;
+  if (e->kind > 0 && e->kind < GS_TRACE_KIND_COUNT)
+    s->by_kind[e->kind]++;
+  else
+    s->unknown_kinds++;
+  gpointer thread = GUINT_TO_POINTER(e->thread);
+  gsize n = GPOINTER_TO_SIZE(g_hash_table_lookup(s->by_thread, thread));
+  g_hash_table_insert(s->by_thread, thread, GSIZE_TO_POINTER(n + 1));
+
+  switch (e->kind) {
+  case GS_TRACE_ERROR: {
+    gs_trace_error_record rec = {e->seq, e->thread, e->code, g_strdup(e->text ? e->text : "")};
+    g_array_append_val(s->errors, rec);
+    break;
+  }
+  /* Begin times are stored +1 so that a pass starting at time 0 is still "open". */
+  case GS_TRACE_BACKWARD_BEGIN:
+    g_hash_table_insert(s->open_backward, thread, GSIZE_TO_POINTER((gsize)e->time_ns + 1));
+    break;
+  case GS_TRACE_BACKWARD_END: {
+    gsize begin = GPOINTER_TO_SIZE(g_hash_table_lookup(s->open_backward, thread));
+    if (begin && e->time_ns + 1 >= begin)
+      s->backward_ns += e->time_ns + 1 - begin;
+    g_hash_table_remove(s->open_backward, thread);
+    break;
+  }
+  default:
+    break;
+  }
+  gs_replay_apply(s->replay, e, reader);
+}
+
+static gint by_value(gconstpointer a, gconstpointer b) {
+  guint32 x = *(const guint32 *)a, y = *(const guint32 *)b;
+  return x < y ? -1 : x > y;
+}
+
+GArray *gs_trace_stats_threads(const gs_trace_stats *s) {
+  GArray *threads = g_array_new(FALSE, FALSE, sizeof(guint32));
+  GHashTableIter it;
+  gpointer key;
+  g_hash_table_iter_init(&it, s->by_thread);
+  while (g_hash_table_iter_next(&it, &key, NULL)) {
+    guint32 t = GPOINTER_TO_UINT(key);
+    g_array_append_val(threads, t);
+  }
+  g_array_sort(threads, by_value);
+  return threads;
+}

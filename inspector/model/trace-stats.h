@@ -1,0 +1,42 @@
+/* trace-stats.h: whole-log statistics: events by kind and thread, the replayed state (scopes,
+ * memory peak, objects alive at the end), errors and marks. Built by feeding events in order;
+ * `gradscope stats` prints it, the inspector's summary page can show the same numbers. */
+#pragma once
+
+#include <glib.h>
+#include <gradscope/trace.h>
+
+#include "replay.h"
+
+G_BEGIN_DECLS
+
+typedef struct gs_trace_error_record {
+  guint64 seq;
+  guint32 thread;
+  guint32 code; /* gs_error_code */
+  char *message;
+} gs_trace_error_record;
+
+typedef struct gs_trace_stats {
+  gs_replay *replay;
+  guint64 events;
+  guint64 by_kind[GS_TRACE_KIND_COUNT];
+  guint64 unknown_kinds; /* kinds newer than this reader knows */
+  GHashTable *by_thread; /* thread -> events (stored as pointers) */
+  guint64 first_ns, last_ns;
+  GArray *errors;        /* gs_trace_error_record */
+  guint64 backward_ns;   /* time inside backward passes */
+  GHashTable *open_backward; /* thread -> begin time + 1 */
+} gs_trace_stats;
+
+gs_trace_stats *gs_trace_stats_new(void);
+void gs_trace_stats_free(gs_trace_stats *stats);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(gs_trace_stats, gs_trace_stats_free)
+
+void gs_trace_stats_add(gs_trace_stats *stats, const gs_trace_event *event,
+                        const gs_trace_reader *reader);
+
+/* Threads seen, ascending (free with g_array_unref; elements guint32). */
+GArray *gs_trace_stats_threads(const gs_trace_stats *stats);
+
+G_END_DECLS
