@@ -9,6 +9,7 @@
 #include <pthread.h>
 
 #include "core-impl.h"
+#include "trace-impl.h"
 
 #define GS__ERROR_MAX 1024
 
@@ -82,6 +83,12 @@ void gs__error(gs_error_code code, const char *fn, const char *fmt, ...) {
   else
     snprintf(last_message, sizeof last_message, "%s", body);
   last_code = code;
+
+  /* The log gets the error first, flushed: the default handler aborts next. */
+  if (gs__trace_on()) {
+    gs__trace_error((int)code, last_message);
+    gs_trace_flush();
+  }
 
   pthread_mutex_lock(&handler_lock);
   gs_error_handler h = handler;
