@@ -34,8 +34,8 @@ typedef struct run {
 } run;
 
 /* Handles a formula obtained from gs__saved or gs__tmp, disposed when it returns. */
-static _Thread_local gs_tensor *formula_temps;
-static _Thread_local size_t formula_temp_count, formula_temp_capacity;
+static GS__THREAD_LOCAL gs_tensor *formula_temps;
+static GS__THREAD_LOCAL size_t formula_temp_count, formula_temp_capacity;
 
 static size_t hash_node(const gs__node *n, size_t mask) {
   uint64_t x = (uint64_t)(uintptr_t)n;

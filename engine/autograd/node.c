@@ -8,8 +8,8 @@
 #include "scope-impl.h"
 #include "trace-impl.h"
 
-static _Thread_local int no_grad_depth;
-static _Thread_local bool grad_disabled; /* gs_set_grad_enabled(false) */
+static GS__THREAD_LOCAL int no_grad_depth;
+static GS__THREAD_LOCAL bool grad_disabled; /* gs_set_grad_enabled(false) */
 static atomic_uint_fast64_t next_node_id;
 
 bool gs__grad_mode(void) { return no_grad_depth == 0 && !grad_disabled; }

@@ -13,8 +13,8 @@
 
 #define GS__ERROR_MAX 1024
 
-static _Thread_local char last_message[GS__ERROR_MAX];
-static _Thread_local gs_error_code last_code;
+static GS__THREAD_LOCAL char last_message[GS__ERROR_MAX];
+static GS__THREAD_LOCAL gs_error_code last_code;
 
 /* The handler and its user data change together; a mutex keeps the pair consistent. The
  * error path is cold, so the lock costs nothing that matters. */

@@ -12,7 +12,7 @@
 #include "trace-impl.h"
 
 static gs__spinlock lock = GS__SPINLOCK_INIT;
-static _Thread_local gs__thread_scopes thread_scopes;
+static GS__THREAD_LOCAL gs__thread_scopes thread_scopes;
 
 gs__thread_scopes *gs__thread_scopes_get(void) { return &thread_scopes; }
 void gs__own_lock(void) { gs__spin_lock(&lock); }
