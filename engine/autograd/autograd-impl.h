@@ -40,6 +40,9 @@ typedef struct gs__node_kind {
   __attribute__((used, section("gs_node_kinds"), aligned(sizeof(void *))))                 \
   const gs__node_kind NAME = {#NAME, FN}
 
+/* The node a leaf's gradient flows into (node.c). */
+extern const gs__node_kind AccumulateGrad;
+
 /* A tensor kept for backward: its geometry and a reference to its storage, and the storage
  * version it saw, so a later in-place write is caught. */
 typedef struct gs__saved_tensor {
@@ -70,6 +73,7 @@ struct gs__node {
   gs__saved_tensor *saved;
   int64_t ints[GS__NODE_INTS];
   double reals[GS__NODE_REALS];
+  uint64_t output;              /* the tensor it made (for the event log) */
   /* AccumulateGrad nodes: the leaf they accumulate into (not owned: the leaf owns them). */
   uint64_t leaf;
   /* A non-leaf output that asked to keep its grad (gs_retain_grad), or 0. */

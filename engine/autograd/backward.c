@@ -13,6 +13,7 @@
 
 #include "autograd-impl.h"
 #include "scope-impl.h"
+#include "trace-impl.h"
 
 /* One backward at a time in the process: the per-run bookkeeping lives in this state, and
  * graphs may be shared between threads. */
@@ -33,8 +34,8 @@ typedef struct run {
 } run;
 
 /* Handles a formula obtained from gs__saved or gs__tmp, disposed when it returns. */
-static _Thread_local gs_tensor *formula_temps;
-static _Thread_local size_t formula_temp_count, formula_temp_capacity;
+static GS__THREAD_LOCAL gs_tensor *formula_temps;
+static GS__THREAD_LOCAL size_t formula_temp_count, formula_temp_capacity;
 
 static size_t hash_node(const gs__node *n, size_t mask) {
   uint64_t x = (uint64_t)(uintptr_t)n;
@@ -295,6 +296,8 @@ static void run_node_formula(run *r, int64_t j, bool retain_graph) {
     gs__node_release_saved(n);
     n->released = true;
     n->released_event = gs__next_event();
+    if (gs__trace_on() && n->n_saved > 0)
+      gs__trace_node(GS_TRACE_NODE_FREE_SAVED, n->id);
   }
 }
 
@@ -337,6 +340,8 @@ void gs_backward_with(gs_tensor root_h, gs_tensor grad_h, bool retain_graph) {
   gs__ownership_suspend(); /* backward's temporaries are the engine's, not the user's scope's */
   /* A leaf root accumulates into itself through its AccumulateGrad node. */
   gs__node *start = gs__grad_edge(root);
+  if (gs__trace_on())
+    gs__trace_backward(GS_TRACE_BACKWARD_BEGIN, root_h.id, start ? start->id : 0);
   run r = {0};
   if (start && collect(&r, start)) {
     gs_tensor first = seed ? gs_to_dtype(grad_h, root->dtype)
@@ -370,6 +375,8 @@ void gs_backward_with(gs_tensor root_h, gs_tensor grad_h, bool retain_graph) {
     free(ready);
   }
   run_free(&r);
+  if (gs__trace_on())
+    gs__trace_backward(GS_TRACE_BACKWARD_END, root_h.id, 0);
   gs__ownership_resume();
   gs_set_grad_enabled(was_enabled);
   pthread_mutex_unlock(&backward_lock);

@@ -6,9 +6,10 @@
 
 #include "autograd-impl.h"
 #include "scope-impl.h"
+#include "trace-impl.h"
 
-static _Thread_local int no_grad_depth;
-static _Thread_local bool grad_disabled; /* gs_set_grad_enabled(false) */
+static GS__THREAD_LOCAL int no_grad_depth;
+static GS__THREAD_LOCAL bool grad_disabled; /* gs_set_grad_enabled(false) */
 static atomic_uint_fast64_t next_node_id;
 
 bool gs__grad_mode(void) { return no_grad_depth == 0 && !grad_disabled; }
@@ -63,6 +64,8 @@ void gs__node_release(gs__node *node) {
     gs__node *n = pending[--count];
     if (atomic_fetch_sub_explicit(&n->refcount, 1, memory_order_acq_rel) != 1)
       continue;
+    if (gs__trace_on())
+      gs__trace_node(GS_TRACE_NODE_RELEASE, n->id);
     gs__node_release_saved(n);
     for (int i = 0; i < n->n_inputs; i++) {
       if (!n->next[i])
@@ -113,6 +116,8 @@ static void accumulate_into(uint64_t id, gs_tensor grad) {
   gs_tensor existing = {leaf->ag.grad};
   if (leaf->ag.grad && gs_is_alive(existing)) {
     gs_add_(existing, grad);
+    if (gs__trace_on())
+      gs__trace_grad_accumulate(id, existing.id);
     return;
   }
   /* The first gradient becomes the leaf's own. A clone is a semantic copy in O(1) (the
@@ -125,6 +130,8 @@ static void accumulate_into(uint64_t id, gs_tensor grad) {
   gs__own_set_holder_locked(&gs__slot_of(g)->own, GS__HELD_BY_TENSOR, id); /* the leaf's */
   gs__own_unlock();
   leaf->ag.grad = own.id; /* slot pages never move: the pointer is still good */
+  if (gs__trace_on())
+    gs__trace_grad_accumulate(id, own.id);
 }
 
 static void accumulate_grad_backward(gs__node *n, gs_tensor grad, gs_tensor *grads) {
@@ -149,6 +156,8 @@ gs__node *gs__grad_edge(gs__tensor *t) {
       return NULL;
     acc->leaf = t->id;
     t->ag.grad_accumulator = acc; /* the leaf's reference */
+    if (gs__trace_on())
+      gs__trace_defer_node(acc, 0);
   }
   return t->ag.grad_accumulator;
 }
@@ -178,6 +187,9 @@ gs__node *gs__record(const gs__node_kind *kind, gs__tensor *out, int n_inputs,
     gs__node_release(out->ag.grad_fn);
   out->ag.grad_fn = n; /* the node's first reference */
   out->ag.requires_grad = true;
+  n->output = out->id;
+  if (gs__trace_on()) /* written once the op has saved its tensors */
+    gs__trace_defer_node(n, 0);
   return n;
 }
 

@@ -9,11 +9,12 @@
 #include <pthread.h>
 
 #include "core-impl.h"
+#include "trace-impl.h"
 
 #define GS__ERROR_MAX 1024
 
-static _Thread_local char last_message[GS__ERROR_MAX];
-static _Thread_local gs_error_code last_code;
+static GS__THREAD_LOCAL char last_message[GS__ERROR_MAX];
+static GS__THREAD_LOCAL gs_error_code last_code;
 
 /* The handler and its user data change together; a mutex keeps the pair consistent. The
  * error path is cold, so the lock costs nothing that matters. */
@@ -82,6 +83,12 @@ void gs__error(gs_error_code code, const char *fn, const char *fmt, ...) {
   else
     snprintf(last_message, sizeof last_message, "%s", body);
   last_code = code;
+
+  /* The log gets the error first, flushed: the default handler aborts next. */
+  if (gs__trace_on()) {
+    gs__trace_error((int)code, last_message);
+    gs_trace_flush();
+  }
 
   pthread_mutex_lock(&handler_lock);
   gs_error_handler h = handler;

@@ -12,6 +12,7 @@
 
 #include "autograd-impl.h"
 #include "scope-impl.h"
+#include "trace-impl.h"
 
 #define SLOTS_PER_PAGE GS__SLOTS_PER_PAGE
 #define MAX_PAGES GS__MAX_PAGES
@@ -145,6 +146,8 @@ gs_tensor gs__register(const gs__tensor *t, const char *fn) {
   gs__own_lock();
   gs__own_new_locked(&s->own, GS_OBJECT_TENSOR, h.id, bytes);
   gs__own_unlock();
+  if (gs__trace_on())
+    gs__trace_tensor_create(&s->tensor, &s->own);
   atomic_store_explicit(&s->live, true, memory_order_release);
   atomic_fetch_add_explicit(&live_count, 1, memory_order_relaxed);
   return h;
@@ -180,6 +183,8 @@ void gs__dispose_as(gs_tensor h, const char *reason) {
   gs__storage *storage = t->storage;
   t->storage = NULL;
   release_slot((uint32_t)(h.id & 0xffffffffu), s, reason, false);
+  if (gs__trace_on())
+    gs__trace_tensor_dispose(h.id, reason, s->disposed_event);
   gs__storage_release(storage);
 }
 
@@ -240,6 +245,8 @@ gs_tensor gs__move_handle(gs_tensor h, const char *reason) {
   atomic_store_explicit(&to->live, true, memory_order_release);
   atomic_fetch_add_explicit(&live_count, 1, memory_order_relaxed);
   release_slot((uint32_t)(h.id & 0xffffffffu), from, reason, true);
+  if (gs__trace_on())
+    gs__trace_tensor_move(h.id, moved.id);
   return moved;
 }
 

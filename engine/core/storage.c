@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core-impl.h"
+#include "trace-impl.h"
 
 static atomic_uint_fast64_t next_storage_id;
 
@@ -47,6 +48,8 @@ gs__storage *gs__storage_new(uint64_t nbytes) {
   gs__storage *s = storage_over(b, nbytes);
   if (!s)
     gs__free_buffer(b);
+  else if (gs__trace_on())
+    gs__trace_storage(GS_TRACE_STORAGE_ALLOC, s->id, 0, nbytes);
   return s;
 }
 
@@ -66,6 +69,8 @@ gs__storage *gs__storage_wrap(void *data, uint64_t nbytes, gs_release_fn release
     return NULL;
   }
   gs__count_external_storage(1);
+  if (gs__trace_on())
+    gs__trace_storage(GS_TRACE_STORAGE_ALLOC, s->id, 0, nbytes);
   return s;
 }
 
@@ -74,6 +79,8 @@ gs__storage *gs__storage_share_cow(gs__storage *src) {
   gs__storage *s = storage_over(src->buffer, src->nbytes);
   if (!s)
     buffer_release(src->buffer);
+  else if (gs__trace_on())
+    gs__trace_storage(GS_TRACE_STORAGE_SHARE, s->id, src->id, src->nbytes);
   return s;
 }
 
@@ -84,6 +91,8 @@ void gs__storage_retain(gs__storage *s) {
 void gs__storage_release(gs__storage *s) {
   if (!s || atomic_fetch_sub_explicit(&s->refcount, 1, memory_order_acq_rel) != 1)
     return;
+  if (gs__trace_on())
+    gs__trace_storage(GS_TRACE_STORAGE_FREE, s->id, 0, s->nbytes);
   buffer_release(s->buffer);
   free(s);
 }
@@ -97,6 +106,8 @@ bool gs__storage_materialise(gs__storage *s) {
     return false;
   memcpy(own->data, shared->data, s->nbytes);
   s->buffer = own;
+  if (gs__trace_on())
+    gs__trace_storage(GS_TRACE_STORAGE_MATERIALISE, s->id, 0, s->nbytes);
   buffer_release(shared);
   return true;
 }

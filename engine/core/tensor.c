@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "autograd-impl.h"
+#include "trace-impl.h"
 
 void gs__contiguous_strides(const int64_t *shape, int ndim, int64_t *strides) {
   int64_t s = 1;
@@ -145,6 +146,8 @@ bool gs__begin_write(gs__tensor *t, bool operand_requires_grad, const char *op) 
   s->last_write_event = gs__next_event();
   s->last_write_tensor = t->id;
   s->last_write_origin = t->origin;
+  if (gs__trace_on())
+    gs__trace_inplace_write(t, op, s->last_write_event);
   return true;
 }
 

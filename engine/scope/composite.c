@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "scope-impl.h"
+#include "trace-impl.h"
 
 #define MAX_COMPOSITES 65536u
 
@@ -78,6 +79,8 @@ uint64_t gs__composite_new(int kind, const gs_tensor *parts, int n_parts, const 
   gs__own_new_locked(&c->own, kind, id, bytes);
   c->live = true;
   gs__own_unlock();
+  if (gs__trace_on())
+    gs__trace_composite_create(id, kind, parts, n_parts);
   return id;
 }
 

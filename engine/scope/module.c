@@ -7,6 +7,7 @@
 
 #include "autograd-impl.h"
 #include "scope-impl.h"
+#include "trace-impl.h"
 
 gs_tensor gs_parameter_new(gs_tensor h, bool requires_grad) {
   const char *fn = "parameter_new";
@@ -107,7 +108,10 @@ gs_module gs_module_new(const char *type_name) {
   m->n_params = 0;
   pthread_mutex_unlock(&modules_lock);
   m->type_name = gs__intern(type_name ? type_name : "Module");
-  return (gs_module){((uint64_t)m->generation << 32) | m->index};
+  gs_module h = {((uint64_t)m->generation << 32) | m->index};
+  if (gs__trace_on())
+    gs__trace_module_create(h.id, m->type_name);
+  return h;
 }
 
 static int find_param(const module *m, const char *name) {
@@ -168,6 +172,8 @@ void gs_module_register_parameter(gs_module mh, const char *name, gs_tensor p) {
   if (i >= 0) { /* replacing a parameter disposes the old one */
     gs_tensor old = m->params[i].tensor;
     m->params[i].tensor = p;
+    if (gs__trace_on())
+      gs__trace_module_parameter(mh.id, gs__intern(name), p.id);
     if (gs_is_alive(old))
       gs__dispose_as(old, "its replacement in a module");
     return;
@@ -175,6 +181,8 @@ void gs_module_register_parameter(gs_module mh, const char *name, gs_tensor p) {
   m->params[m->n_params].name = copy;
   m->params[m->n_params].tensor = p;
   m->n_params++;
+  if (gs__trace_on())
+    gs__trace_module_parameter(mh.id, gs__intern(name), p.id);
 }
 
 gs_tensor gs_module_parameter(gs_module mh, const char *name) {

@@ -9,9 +9,10 @@
 #include <string.h>
 
 #include "scope-impl.h"
+#include "trace-impl.h"
 
 static gs__spinlock lock = GS__SPINLOCK_INIT;
-static _Thread_local gs__thread_scopes thread_scopes;
+static GS__THREAD_LOCAL gs__thread_scopes thread_scopes;
 
 gs__thread_scopes *gs__thread_scopes_get(void) { return &thread_scopes; }
 void gs__own_lock(void) { gs__spin_lock(&lock); }
@@ -88,6 +89,8 @@ void gs__own_move_locked(gs__owned *o, gs__scope_rec *scope, bool counts_as_atta
   gs__scope_rec *from = o->holder == GS__HELD_BY_SCOPE ? o->scope : NULL;
   if (from == scope)
     return; /* already there: nothing happens, nothing counts */
+  int previous_holder = (int)o->holder;
+  uint64_t previous_owner = gs__owner_id(o);
   if (from)
     unlink_from_scope(o);
   if (scope) {
@@ -100,9 +103,13 @@ void gs__own_move_locked(gs__owned *o, gs__scope_rec *scope, bool counts_as_atta
     if (from)
       stats_of(o->kind)->detached_from_scope++;
   }
+  if (gs__trace_on())
+    gs__trace_owner_change(o, previous_holder, previous_owner);
 }
 
 void gs__own_set_holder_locked(gs__owned *o, gs__holder holder, uint64_t holder_id) {
+  int previous_holder = (int)o->holder;
+  uint64_t previous_owner = gs__owner_id(o);
   if (o->holder == GS__HELD_BY_SCOPE) {
     unlink_from_scope(o);
     if (holder == GS__HELD_BY_MODULE) /* a module takes it out of the scope: a detach */
@@ -110,6 +117,8 @@ void gs__own_set_holder_locked(gs__owned *o, gs__holder holder, uint64_t holder_
   }
   o->holder = holder;
   o->holder_id = holder_id;
+  if (gs__trace_on() && (previous_holder != (int)holder || previous_owner != holder_id))
+    gs__trace_owner_change(o, previous_holder, previous_owner);
 }
 
 const char *gs__own_refuses_dispose(const gs__owned *o) {

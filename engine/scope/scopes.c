@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "scope-impl.h"
+#include "trace-impl.h"
 
 #define MAX_SCOPES 65536u
 
@@ -135,7 +136,10 @@ gs_scope gs_scope_begin(const char *name) {
   s->outer = ts->current;
   ts->current = s;
   gs_scope h = handle_of(s);
+  uint64_t outer = s->outer ? handle_of(s->outer).id : 0;
   gs__own_unlock();
+  if (gs__trace_on())
+    gs__trace_scope_begin(h.id, outer, interned_name);
   return h;
 }
 
@@ -196,7 +200,10 @@ void gs_scope_end(gs_scope h) {
   s->generation++;
   s->next_free = free_head;
   free_head = s->index;
+  uint64_t ended_at = s->ended_event;
   gs__own_unlock();
+  if (gs__trace_on())
+    gs__trace_scope_end(h.id, ended_at);
 }
 
 gs_scope gs_scope_current(void) {

@@ -1,5 +1,6 @@
-/* crc32c.c: CRC-32C (Castagnoli), which checks every chunk of the event log. Slicing-by-8
- * tables: a few GB/s, far above what the reader needs for 20 M events/s. */
+/* crc32c.c: CRC-32C (Castagnoli), which checks every chunk of the event log. x86's SSE4.2
+ * crc32 instruction computes exactly this polynomial (about 8 bytes a cycle): used when the
+ * CPU has it; elsewhere slicing-by-8 tables (a few GB/s). */
 #include <pthread.h>
 
 #include "format.h"
@@ -19,7 +20,30 @@ static void build_table(void) {
       table[t][i] = (table[t - 1][i] >> 8) ^ table[0][table[t - 1][i] & 0xff];
 }
 
+#if defined(__x86_64__)
+__attribute__((target("sse4.2"))) static uint32_t crc32c_hardware(uint32_t crc, const uint8_t *p,
+                                                                 size_t n) {
+  uint64_t c = ~crc;
+  for (; n >= 8; n -= 8, p += 8) {
+    uint64_t v;
+    memcpy(&v, p, 8);
+    c = __builtin_ia32_crc32di(c, v);
+  }
+  uint32_t c32 = (uint32_t)c;
+  for (; n > 0; n--, p++)
+    c32 = __builtin_ia32_crc32qi(c32, *p);
+  return ~c32;
+}
+#endif
+
 uint32_t gs__crc32c(uint32_t crc, const void *data, size_t n) {
+#if defined(__x86_64__)
+  static int hardware = -1;
+  if (hardware < 0)
+    hardware = __builtin_cpu_supports("sse4.2") ? 1 : 0;
+  if (hardware)
+    return crc32c_hardware(crc, data, n);
+#endif
   pthread_once(&table_once, build_table);
   const uint8_t *p = data;
   crc = ~crc;

@@ -1,0 +1,102 @@
+/* bench-trace: what recording costs. Runs two workloads side by side with the log off and on
+ * (to a file in /tmp): the autograd micro-step of bench-autograd (16-element tensors: almost
+ * all bookkeeping) and a matmul-heavy loop (256x256 products: almost all arithmetic). Prints ns
+ * per recorded event, bytes per event and each workload's slowdown.
+ * Targets: <= 40 ns and <= 24 bytes per event; <= 1.05x on matmul work, <= 1.3x on the
+ * micro-step. */
+#include <gradscope/gradscope.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bench-util.h"
+
+#define REPS 5
+
+static void micro_step(gs_tensor x, gs_tensor w, gs_tensor b) {
+  gs_tensor xw = gs_mul(x, w), z = gs_add(xw, b), t = gs_tanh(z), y = gs_sum(t, NULL, 0, false);
+  gs_backward(y);
+  gs_zero_grad(x), gs_zero_grad(w), gs_zero_grad(b);
+  gs_dispose(xw), gs_dispose(z), gs_dispose(t), gs_dispose(y);
+}
+
+static void matmul_step(gs_tensor a, gs_tensor m) {
+  gs_tensor p = gs_matmul(a, m), q = gs_add(p, a), r = gs_relu(q);
+  gs_dispose(p), gs_dispose(q), gs_dispose(r);
+}
+
+typedef struct run {
+  double seconds;
+  uint64_t events;
+} run;
+
+static run time_micro(gs_tensor x, gs_tensor w, gs_tensor b, int n) {
+  uint64_t e0 = gs_event_counter();
+  double t0 = bench_now_s();
+  for (int i = 0; i < n; i++)
+    micro_step(x, w, b);
+  return (run){(bench_now_s() - t0) / n, (gs_event_counter() - e0) / (uint64_t)n};
+}
+
+static run time_matmul(gs_tensor a, gs_tensor m, int n) {
+  uint64_t e0 = gs_event_counter();
+  double t0 = bench_now_s();
+  for (int i = 0; i < n; i++)
+    matmul_step(a, m);
+  return (run){(bench_now_s() - t0) / n, (gs_event_counter() - e0) / (uint64_t)n};
+}
+
+static double median_of(run *r, int n) {
+  double s[REPS];
+  for (int i = 0; i < n; i++)
+    s[i] = r[i].seconds;
+  return bench_median(s, n);
+}
+
+int main(void) {
+  char path[64];
+  snprintf(path, sizeof path, "/tmp/gradscope-bench-%d.gstrace", (int)getpid());
+  gs_rng rng;
+  gs_rng_seed(&rng, 4);
+  gs_tensor x = gs_randn(GS_F32, (int64_t[]){16}, 1, &rng), w = gs_randn(GS_F32, (int64_t[]){16}, 1, &rng),
+            b = gs_randn(GS_F32, (int64_t[]){16}, 1, &rng);
+  gs_set_requires_grad(x, true), gs_set_requires_grad(w, true), gs_set_requires_grad(b, true);
+  gs_tensor a = gs_randn(GS_F32, (int64_t[]){256, 256}, 2, &rng),
+            m = gs_randn(GS_F32, (int64_t[]){256, 256}, 2, &rng);
+
+  const int n_micro = 20000, n_matmul = 200;
+  run micro_off[REPS], micro_on[REPS], mm_off[REPS], mm_on[REPS];
+  time_micro(x, w, b, n_micro / 10);
+  for (int r = 0; r < REPS; r++) { /* alternate off and on so both see the same machine */
+    micro_off[r] = time_micro(x, w, b, n_micro);
+    mm_off[r] = time_matmul(a, m, n_matmul);
+    gs_trace_open(path);
+    micro_on[r] = time_micro(x, w, b, n_micro);
+    mm_on[r] = time_matmul(a, m, n_matmul);
+    gs_trace_close();
+  }
+  /* Bytes: one more traced run of the micro-step alone, measured by the file's size. */
+  gs_trace_open(path);
+  uint64_t e0 = gs_event_counter();
+  for (int i = 0; i < n_micro; i++)
+    micro_step(x, w, b);
+  uint64_t events = gs_event_counter() - e0;
+  gs_trace_close();
+  struct stat st;
+  stat(path, &st);
+  unlink(path);
+
+  double micro_off_s = median_of(micro_off, REPS), micro_on_s = median_of(micro_on, REPS);
+  double mm_off_s = median_of(mm_off, REPS), mm_on_s = median_of(mm_on, REPS);
+  printf("# log off vs on, medians of %d alternating runs\n", REPS);
+  bench_result("micro_step_off_us", micro_off_s * 1e6, "us");
+  bench_result("micro_step_on_us", micro_on_s * 1e6, "us");
+  bench_result("micro_events_per_step", (double)micro_on[0].events, "");
+  bench_result("trace_ns_per_event", (micro_on_s - micro_off_s) * 1e9 / (double)micro_on[0].events, "ns");
+  bench_result("trace_bytes_per_event", (double)(st.st_size - 64) / (double)events, "bytes");
+  bench_result("micro_step_slowdown", micro_on_s / micro_off_s, "x");
+  bench_result("matmul_step_off_ms", mm_off_s * 1e3, "ms");
+  bench_result("matmul_step_on_ms", mm_on_s * 1e3, "ms");
+  bench_result("matmul_step_slowdown", mm_on_s / mm_off_s, "x");
+  gs_dispose(x), gs_dispose(w), gs_dispose(b), gs_dispose(a), gs_dispose(m);
+  return 0;
+}

@@ -1,0 +1,273 @@
+/* test-trace.c: the recorder end to end, read back with the public reader: real engine work
+ * produces every kind of event with the engine's own numbers; a child killed with SIGKILL
+ * leaves a readable log; an error that aborts is in the log before the abort. */
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "test-util.h"
+
+/* The events of a log, copied out of the reader (arrays and text as owned copies). */
+typedef struct recorded {
+  GArray *events;  /* gs_trace_event, with pointers replaced by owned copies */
+  GPtrArray *owned;
+  gs_trace_reader *reader; /* kept for string lookups */
+  bool damaged, truncated;
+} recorded;
+
+static const uint64_t *copy_ids(recorded *r, const uint64_t *ids, uint32_t n) {
+  if (!n)
+    return NULL;
+  uint64_t *c = g_memdup2(ids, n * sizeof *ids);
+  g_ptr_array_add(r->owned, c);
+  return c;
+}
+
+static recorded read_log(const char *path) {
+  recorded r = {g_array_new(false, true, sizeof(gs_trace_event)), g_ptr_array_new_with_free_func(g_free),
+                gs_trace_reader_new(), false, false};
+  gchar *bytes = NULL;
+  gsize n = 0;
+  g_assert_true(g_file_get_contents(path, &bytes, &n, NULL));
+  /* Feed in odd-sized pieces: the reader must not care how bytes arrive. */
+  for (gsize off = 0; off < n; off += 1000)
+    gs_trace_reader_feed(r.reader, bytes + off, MIN(1000, n - off));
+  g_free(bytes);
+  gs_trace_event e;
+  gs_trace_status st;
+  while ((st = gs_trace_reader_next(r.reader, &e)) == GS_TRACE_EVENT) {
+    e.inputs = copy_ids(&r, e.inputs, e.n_inputs);
+    e.saved = copy_ids(&r, e.saved, e.n_saved);
+    e.parts = copy_ids(&r, e.parts, e.n_parts);
+    if (e.text) {
+      char *t = g_strndup(e.text, e.text_len);
+      g_ptr_array_add(r.owned, t);
+      e.text = t;
+    }
+    e.values = NULL;
+    g_array_append_val(r.events, e);
+  }
+  uint64_t offset;
+  r.damaged = st == GS_TRACE_DAMAGED;
+  r.truncated = gs_trace_reader_truncated(r.reader, &offset);
+  return r;
+}
+
+static void recorded_free(recorded *r) {
+  g_array_free(r->events, true);
+  g_ptr_array_free(r->owned, true);
+  gs_trace_reader_free(r->reader);
+}
+
+static const char *str(const recorded *r, uint32_t id) { return gs_trace_reader_string(r->reader, id); }
+
+/* The first event of kind matching a predicate on one field (0: any). */
+static const gs_trace_event *find(const recorded *r, gs_trace_kind kind, uint64_t tensor) {
+  for (guint i = 0; i < r->events->len; i++) {
+    const gs_trace_event *e = &g_array_index(r->events, gs_trace_event, i);
+    if (e->kind == kind && (!tensor || e->tensor == tensor))
+      return e;
+  }
+  return NULL;
+}
+
+static int count(const recorded *r, gs_trace_kind kind) {
+  int c = 0;
+  for (guint i = 0; i < r->events->len; i++)
+    c += g_array_index(r->events, gs_trace_event, i).kind == kind;
+  return c;
+}
+
+static char *temp_path(const char *name) {
+  return g_build_filename(g_get_tmp_dir(), name, NULL);
+}
+
+static void test_engine_work_is_recorded(void) {
+  char *path = temp_path("gradscope-test-trace.gstrace");
+  g_assert_cmpint(gs_trace_open(path), ==, 0);
+  g_assert_true(gs_trace_enabled());
+  gs_trace_mark("epoch 1");
+
+  gs_scope step = gs_scope_begin("step");
+  gs_tensor x = gs_ones(GS_F64, (int64_t[]){2, 3}, 2);
+  gs_set_requires_grad(x, true);
+  gs_trace_name(x, "weights");
+  uint64_t x_created = gs_event_counter();
+  gs_tensor y = gs_mul(x, x);
+  gs_tensor s = gs_sum(y, NULL, 0, false);
+  gs_move_to_outer(s);
+  gs_backward(s);
+  gs_tensor c = gs_clone(y);
+  gs_add_scalar_(c, 1.0); /* materialises the clone */
+  uint64_t write_event = gs_event_counter();
+  gs_scope_end(step);     /* disposes x, y, c */
+  gs_module m = gs_module_new("Linear");
+  gs_tensor w = gs_parameter_new(gs_zeros(GS_F32, (int64_t[]){4}, 1), true);
+  gs_module_register_parameter(m, "weight", w);
+  gs_tensor seqs[2] = {gs_ones(GS_F32, (int64_t[]){2}, 1), gs_ones(GS_F32, (int64_t[]){1}, 1)};
+  gs_packed_sequence ps = gs_pack_sequence(seqs, 2, false);
+  EXPECT_ERROR(gs_item(x), "disposed by the end of scope 'step'");
+  gs_packed_sequence_dispose(ps);
+  gs_dispose(seqs[0]), gs_dispose(seqs[1]), gs_dispose(s);
+  gs_module_dispose(m);
+  gs_trace_close();
+  g_assert_false(gs_trace_enabled());
+
+  recorded r = read_log(path);
+  g_assert_false(r.damaged);
+  g_assert_false(r.truncated);
+  uint32_t major = 0, minor = 0, pid = 0;
+  uint64_t realtime = 0;
+  g_assert_true(gs_trace_reader_header(r.reader, &major, &minor, &realtime, &pid));
+  g_assert_cmpuint(major, ==, GS_TRACE_VERSION_MAJOR);
+  g_assert_cmpuint(pid, ==, (uint32_t)getpid());
+
+  /* Every kind the engine produced here is present. */
+  const gs_trace_kind expected[] = {
+      GS_TRACE_STRING, GS_TRACE_STORAGE_ALLOC, GS_TRACE_STORAGE_SHARE, GS_TRACE_STORAGE_MATERIALISE,
+      GS_TRACE_STORAGE_FREE, GS_TRACE_TENSOR_CREATE, GS_TRACE_TENSOR_DISPOSE, GS_TRACE_TENSOR_MOVE,
+      GS_TRACE_TENSOR_NAME, GS_TRACE_INPLACE_WRITE, GS_TRACE_OWNER_CHANGE, GS_TRACE_SCOPE_BEGIN,
+      GS_TRACE_SCOPE_END, GS_TRACE_NODE_CREATE, GS_TRACE_NODE_FREE_SAVED, GS_TRACE_NODE_RELEASE,
+      GS_TRACE_BACKWARD_BEGIN, GS_TRACE_BACKWARD_END, GS_TRACE_GRAD_ACCUMULATE,
+      GS_TRACE_MODULE_CREATE, GS_TRACE_MODULE_PARAMETER, GS_TRACE_COMPOSITE_CREATE, GS_TRACE_MARK,
+      GS_TRACE_ERROR};
+  for (size_t i = 0; i < G_N_ELEMENTS(expected); i++) {
+    if (!count(&r, expected[i]))
+      g_error("no %s event in the log", gs_trace_kind_name(expected[i]));
+  }
+
+  /* Tensor creation carries geometry, op, owner; its number is the engine's. */
+  const gs_trace_event *xc = find(&r, GS_TRACE_TENSOR_CREATE, x.id);
+  g_assert_nonnull(xc);
+  g_assert_cmpint(xc->ndim, ==, 2);
+  g_assert_cmpint(xc->shape[1], ==, 3);
+  g_assert_cmpint(xc->strides[0], ==, 3);
+  g_assert_cmpuint(xc->dtype, ==, GS_F64);
+  g_assert_cmpstr(str(&r, xc->op), ==, "ones");
+  g_assert_cmpuint(xc->holder, ==, GS_TRACE_HELD_BY_SCOPE);
+  g_assert_cmpuint(xc->owner, ==, step.id);
+  g_assert_cmpuint(xc->seq, <=, x_created);
+  const gs_trace_event *named = find(&r, GS_TRACE_TENSOR_NAME, x.id);
+  g_assert_cmpstr(str(&r, named->name), ==, "weights");
+
+  /* The node of y = x * x names its kind, its output and the tensors it saved. */
+  const gs_trace_event *node = NULL;
+  for (guint i = 0; i < r.events->len && !node; i++) {
+    const gs_trace_event *e = &g_array_index(r.events, gs_trace_event, i);
+    if (e->kind == GS_TRACE_NODE_CREATE && strcmp(str(&r, e->name), "MulBackward") == 0)
+      node = e;
+  }
+  g_assert_nonnull(node);
+  g_assert_cmpuint(node->tensor, ==, y.id);
+  g_assert_cmpuint(node->n_inputs, ==, 2);
+  g_assert_cmpuint(node->inputs[0], ==, node->inputs[1]); /* both edges go to x's accumulator */
+  g_assert_cmpuint(node->n_saved, ==, 2);
+  g_assert_cmpuint(node->saved[0], ==, x.id);
+
+  /* The in-place write has the engine's event number and the op's name. */
+  const gs_trace_event *w_ev = find(&r, GS_TRACE_INPLACE_WRITE, c.id);
+  g_assert_nonnull(w_ev);
+  g_assert_cmpuint(w_ev->seq, ==, write_event);
+  g_assert_cmpstr(str(&r, w_ev->op), ==, "add_scalar_");
+  g_assert_cmpuint(w_ev->version, ==, 1);
+
+  /* Disposal by the scope's end says so; the move out of the scope is an ownership change. */
+  const gs_trace_event *xd = find(&r, GS_TRACE_TENSOR_DISPOSE, x.id);
+  g_assert_cmpstr(str(&r, xd->name), ==, "the end of scope 'step'");
+  const gs_trace_event *moved = NULL;
+  for (guint i = 0; i < r.events->len && !moved; i++) {
+    const gs_trace_event *e = &g_array_index(r.events, gs_trace_event, i);
+    if (e->kind == GS_TRACE_OWNER_CHANGE && e->object == s.id)
+      moved = e;
+  }
+  g_assert_nonnull(moved);
+  g_assert_cmpuint(moved->previous_holder, ==, GS_TRACE_HELD_BY_SCOPE);
+  g_assert_cmpuint(moved->holder, ==, GS_TRACE_HELD_BY_CALLER);
+
+  /* The error is in the log with its message; the mark with its label. */
+  const gs_trace_event *err = find(&r, GS_TRACE_ERROR, 0);
+  g_assert_nonnull(strstr(err->text, "disposed by the end of scope 'step'"));
+  g_assert_cmpstr(str(&r, find(&r, GS_TRACE_MARK, 0)->name), ==, "epoch 1");
+
+  /* Sequence numbers increase within a thread. */
+  for (guint i = 1; i < r.events->len; i++)
+    g_assert_cmpuint(g_array_index(r.events, gs_trace_event, i).seq, >=,
+                     g_array_index(r.events, gs_trace_event, i - 1).seq);
+  recorded_free(&r);
+  unlink(path);
+  g_free(path);
+}
+
+/* A child recording in a loop is killed with SIGKILL: what it flushed is a valid log. */
+static void test_killed_child_leaves_a_readable_log(void) {
+  char *path = temp_path("gradscope-test-killed.gstrace");
+  int ready[2];
+  g_assert_cmpint(pipe(ready), ==, 0);
+  pid_t child = fork();
+  if (child == 0) {
+    gs_trace_open(path);
+    for (long i = 0;; i++) {
+      gs_scope s = gs_scope_begin("work");
+      gs_tensor a = gs_ones(GS_F32, (int64_t[]){8}, 1), b = gs_add_scalar(a, 1.0);
+      (void)b;
+      gs_scope_end(s);
+      if (i == 5000) { /* enough for several chunks: tell the parent to kill us */
+        gs_trace_flush();
+        (void)!write(ready[1], "x", 1);
+      }
+    }
+  }
+  char c;
+  g_assert_cmpint(read(ready[0], &c, 1), ==, 1);
+  kill(child, SIGKILL);
+  int status;
+  waitpid(child, &status, 0);
+  g_assert_true(WIFSIGNALED(status));
+  recorded r = read_log(path);
+  g_assert_false(r.damaged); /* a cut tail is truncation, not damage */
+  g_assert_cmpint(count(&r, GS_TRACE_SCOPE_BEGIN), >=, 5000);
+  recorded_free(&r);
+  close(ready[0]), close(ready[1]);
+  unlink(path);
+  g_free(path);
+}
+
+/* The default handler aborts; the log has the error first. */
+static void test_abort_flushes_the_error(void) {
+  char *path = temp_path("gradscope-test-abort.gstrace");
+  if (g_test_subprocess()) {
+    gs_set_error_handler(NULL, NULL, NULL);
+    gs_trace_open(path);
+    gs_tensor a = gs_zeros(GS_F32, (int64_t[]){2}, 1), b = gs_zeros(GS_F32, (int64_t[]){3}, 1);
+    gs_add(a, b);
+    return;
+  }
+  g_test_trap_subprocess(NULL, 0, G_TEST_SUBPROCESS_DEFAULT);
+  g_test_trap_assert_failed();
+  recorded r = read_log(path);
+  const gs_trace_event *err = find(&r, GS_TRACE_ERROR, 0);
+  g_assert_nonnull(err);
+  g_assert_nonnull(strstr(err->text, "add: shapes [2] and [3] cannot be broadcast"));
+  g_assert_cmpuint(err->code, ==, GS_ERR_SHAPE);
+  recorded_free(&r);
+  unlink(path);
+  g_free(path);
+}
+
+static void test_bad_destination_is_an_error(void) {
+  int rc = 0;
+  EXPECT_ERROR(rc = gs_trace_open("/nonexistent-dir/x.gstrace"),
+               "trace_open: cannot open the event log at /nonexistent-dir/x.gstrace");
+  g_assert_cmpint(rc, ==, -1);
+  EXPECT_ERROR(gs_trace_open("unix:/nonexistent-dir/socket"), "cannot open the event log");
+  g_assert_false(gs_trace_enabled());
+}
+
+int main(int argc, char **argv) {
+  test_init(&argc, &argv);
+  g_test_add_func("/trace/engine-work-is-recorded", test_engine_work_is_recorded);
+  g_test_add_func("/trace/killed-child-leaves-a-readable-log", test_killed_child_leaves_a_readable_log);
+  g_test_add_func("/trace/abort-flushes-the-error", test_abort_flushes_the_error);
+  g_test_add_func("/trace/bad-destination-is-an-error", test_bad_destination_is_an_error);
+  return g_test_run();
+}
