@@ -54,9 +54,18 @@ gboolean cli_read_log(const char *path, gs_trace_event_fn on_event, gpointer use
   g_autoptr(GError) error = NULL;
   gboolean ok = gs_trace_file_read(path, forward_event, forward_progress, &r, result, &error);
   cli_progress_free(r.progress);
-  if (!ok)
+  if (!ok) {
     cli_error("%s", error->message);
-  return ok;
+    return FALSE;
+  }
+  /* Without even a header nothing valid was read: bad input, not a damaged log. */
+  if (!result->has_header) {
+    g_autofree char *problem = gs_trace_read_result_problem(result);
+    cli_error("%s is not a gradscope event log: %s", path, problem);
+    gs_trace_read_result_clear(result);
+    return FALSE;
+  }
+  return TRUE;
 }
 
 int cli_report_damage(const gs_trace_read_result *result) {
