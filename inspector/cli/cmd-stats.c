@@ -47,15 +47,16 @@ static void print_scopes(const gs_trace_stats *s) {
   printf("\nscopes: %u instances, %u names\n", r->scope_list->len, r->scope_group_list->len);
   if (!r->scope_group_list->len)
     return;
-  printf("  %-24s %9s %9s %9s %14s %12s\n", "name", "instances", "created", "disposed",
-         "peak bytes", "time (ms)");
+  /* Names last: user code may make them long. */
+  printf("  %9s %9s %9s %12s %12s  %s\n", "instances", "created", "disposed", "peak bytes",
+         "time (ms)", "name");
   for (guint i = 0; i < r->scope_group_list->len; i++) {
     const gs_replay_scope_name *g = r->scope_group_list->pdata[i];
     g_autofree char *name = cli_printable(g->name);
-    printf("  %-24s %9" G_GUINT64_FORMAT " %9" G_GUINT64_FORMAT " %9" G_GUINT64_FORMAT
-           " %14" G_GUINT64_FORMAT " %12.3f\n",
-           *name ? name : "(unnamed)", g->instances, g->created, g->disposed, g->peak_bytes,
-           (double)g->total_ns / 1e6);
+    printf("  %9" G_GUINT64_FORMAT " %9" G_GUINT64_FORMAT " %9" G_GUINT64_FORMAT
+           " %12" G_GUINT64_FORMAT " %12.3f  %s\n",
+           g->instances, g->created, g->disposed, g->peak_bytes, (double)g->total_ns / 1e6,
+           *name ? name : "(unnamed)");
   }
   guint open = 0;
   for (guint i = 0; i < r->scope_list->len; i++)
