@@ -71,7 +71,7 @@ void gs_event_fields_foreach(const gs_trace_event *e, const gs_trace_reader *rea
   emit_u(&w, "scope", GS_FIELD_HANDLE, e->scope);
   emit_u(&w, "outer", GS_FIELD_HANDLE, e->outer);
   emit_u(&w, "object", GS_FIELD_HANDLE, e->object);
-  emit_u(&w, "module", GS_FIELD_ID, e->module);
+  emit_u(&w, "module", GS_FIELD_HANDLE, e->module);
   emit_u(&w, "nbytes", GS_FIELD_UINT, e->nbytes);
   if (e->offset) {
     gs_event_field f = {.key = "offset", .type = GS_FIELD_INT, .i = e->offset};
@@ -88,14 +88,10 @@ void gs_event_fields_foreach(const gs_trace_event *e, const gs_trace_reader *rea
     emit_s(&w, "origin", GS_FIELD_ENUM, gs_trace_origin_name(e->origin));
   if (e->previous_holder || e->kind == GS_TRACE_OWNER_CHANGE)
     emit_s(&w, "previous_holder", GS_FIELD_ENUM, gs_trace_holder_name(e->previous_holder));
-  /* Scopes, composites and tensors are handles; modules are counted. */
-  emit_u(&w, "previous_owner",
-         e->previous_holder == GS_TRACE_HELD_BY_MODULE ? GS_FIELD_ID : GS_FIELD_HANDLE,
-         e->previous_owner);
+  emit_u(&w, "previous_owner", GS_FIELD_HANDLE, e->previous_owner);
   if (e->holder || has_holder)
     emit_s(&w, "holder", GS_FIELD_ENUM, gs_trace_holder_name(e->holder));
-  emit_u(&w, "owner", e->holder == GS_TRACE_HELD_BY_MODULE ? GS_FIELD_ID : GS_FIELD_HANDLE,
-         e->owner);
+  emit_u(&w, "owner", GS_FIELD_HANDLE, e->owner); /* scope, module, composite or tensor */
   if (e->object_kind || e->kind == GS_TRACE_COMPOSITE_CREATE)
     emit_s(&w, "object_kind", GS_FIELD_ENUM, gs_trace_object_kind_name(e->object_kind));
   if (e->code)

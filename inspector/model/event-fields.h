@@ -9,8 +9,8 @@
 G_BEGIN_DECLS
 
 typedef enum gs_field_type {
-  GS_FIELD_HANDLE, /* a slot+generation handle (tensor, scope, composite): #index.generation */
-  GS_FIELD_ID,     /* a plain counter id (storage, node, module, string) */
+  GS_FIELD_HANDLE, /* a slot+generation handle (tensor, scope, module, composite) */
+  GS_FIELD_ID,     /* a plain counter id (storage, node, string) */
   GS_FIELD_UINT,   /* a quantity (bytes, version) */
   GS_FIELD_INT,
   GS_FIELD_BOOL,
