@@ -1,0 +1,190 @@
+#!/bin/sh
+# test-cli.sh: the `gradscope` CLI end to end on a recorded run (suite 'cli').
+# Records tests/cli-workload (scoped training steps with backward, marks, an error, a leak and
+# hostile names) with `gradscope record`, then checks every command's output and exit status,
+# damaged and truncated logs, and bad input. Usage: test-cli.sh GRADSCOPE WORKLOAD
+set -u
+# Absolute paths: the test works in a temporary directory.
+abspath() { case $1 in /*) echo "$1" ;; *) echo "$PWD/$1" ;; esac; }
+GS=$(abspath "$1")
+WORKLOAD=$(abspath "$2")
+PY=${PYTHON:-python3}
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/gradscope-cli.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+cd "$TMP" || exit 1
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+pass() { echo "ok: $*"; }
+
+# expect_status WANT DESCRIPTION -- COMMAND...: runs COMMAND (stdout to out, stderr to err).
+expect_status() {
+  want=$1; what=$2; shift 3
+  "$@" >out 2>err
+  got=$?
+  if [ "$got" -eq "$want" ]; then pass "$what (exit $got)"; else
+    fail "$what: exit $got, wanted $want"; sed 's/^/  stderr: /' err | head -5; fi
+}
+# expect_failure_line DESCRIPTION -- COMMAND...: non-zero exit and exactly one stderr line.
+expect_failure_line() {
+  what=$1; shift 2
+  "$@" >out 2>err
+  got=$?
+  lines=$(wc -l <err)
+  if [ "$got" -ne 0 ] && [ "$lines" -eq 1 ] && grep -q '^gradscope: ' err; then
+    pass "$what (exit $got: $(cat err))"
+  else
+    fail "$what: exit $got with $lines stderr lines"; sed 's/^/  stderr: /' err | head -5
+  fi
+}
+contains() { # contains FILE TEXT...
+  file=$1; shift
+  for text in "$@"; do
+    if grep -qF -- "$text" "$file"; then :; else fail "$file lacks '$text'"; return; fi
+  done
+  pass "$file mentions: $*"
+}
+
+# ---- help, version, bad commands ----------------------------------------------------------
+expect_status 0 "gradscope --help" -- "$GS" --help
+expect_status 0 "gradscope --version" -- "$GS" --version
+contains out "gradscope "
+for cmd in record stats dump export-dot chrome-trace; do
+  expect_status 0 "gradscope $cmd --help" -- "$GS" "$cmd" --help
+done
+expect_failure_line "an unknown command" -- "$GS" frobnicate
+expect_failure_line "no command" -- "$GS"
+expect_failure_line "an unknown option" -- "$GS" dump --frob run.gstrace
+for cmd in stats dump export-dot; do
+  expect_failure_line "$cmd of a nonexistent file" -- "$GS" "$cmd" does-not-exist.gstrace
+done
+expect_failure_line "chrome-trace of a nonexistent file" -- "$GS" chrome-trace nope.gstrace -o x.json
+expect_failure_line "stats of a directory" -- "$GS" stats .
+printf 'this is not an event log, just some text long enough to hold a header....' >junk.txt
+expect_failure_line "dump of a file that is not a log" -- "$GS" dump junk.txt
+: >empty.gstrace
+expect_failure_line "stats of an empty file" -- "$GS" stats empty.gstrace
+expect_failure_line "record without a program" -- "$GS" record -o x.gstrace --
+
+# ---- record -------------------------------------------------------------------------------
+expect_status 0 "record the workload" -- "$GS" record -o run.gstrace -- "$WORKLOAD"
+contains err "recorded" "run.gstrace"
+[ -s run.gstrace ] && pass "the log exists" || fail "no log written"
+expect_status 3 "record passes the program's exit status on" -- "$GS" record -o sh.gstrace -- sh -c 'exit 3'
+( "$GS" record -- "$WORKLOAD" >/dev/null 2>&1 )
+ls gradscope-*.gstrace >/dev/null 2>&1 && pass "record's default file name" || fail "no gradscope-PID.gstrace"
+
+# ---- stats --------------------------------------------------------------------------------
+expect_status 0 "stats" -- "$GS" stats run.gstrace
+cp out stats.txt
+contains stats.txt "events by kind" tensor_create tensor_dispose node_create backward_begin \
+  scope_begin mark error "train step" "sgd evil" "peak" "at event" "leaked on purpose" \
+  "made by ones" "errors: 1" "shape mismatch" "live objects at the end: 2"
+events=$(sed -n 's/^  \([0-9]*\) events on.*/\1/p' stats.txt)
+[ -n "$events" ] && [ "$events" -gt 100 ] && pass "stats counts $events events" || fail "event count '$events'"
+
+# ---- dump ---------------------------------------------------------------------------------
+expect_status 0 "dump" -- "$GS" dump run.gstrace
+[ "$(wc -l <out)" -eq "$events" ] && pass "dump prints one line per event" || fail "dump: $(wc -l <out) lines for $events events"
+contains out "tensor_create" "op=\"matmul\"" "shape=[8,4]"
+expect_status 0 "dump --jsonl" -- "$GS" dump --jsonl run.gstrace
+cp out run.jsonl
+[ "$(wc -l <run.jsonl)" -eq "$events" ] && pass "dump --jsonl prints one line per event" || fail "jsonl line count"
+# Each line parses alone; the hostile name comes back byte for byte.
+if "$PY" - run.jsonl <<'PYEOF'
+import json, sys
+hostile = 'evil "name" \\ back\\slash\nnew line\ttab\x01\x1b[31m red } ] //'
+events = [json.loads(line) for line in open(sys.argv[1], encoding='utf-8')]
+assert all('seq' in e and 'kind' in e and 'thread' in e for e in events)
+names = [e.get('name') for e in events if e['kind'] == 'tensor_name']
+assert hostile in names, names
+kinds = {e['kind'] for e in events}
+for k in ('tensor_create', 'node_create', 'scope_begin', 'scope_end', 'backward_begin', 'mark', 'error'):
+    assert k in kinds, k
+scope = [e for e in events if e['kind'] == 'scope_begin' and e['name'].startswith('sgd')]
+assert scope and scope[0]['name'] == 'sgd ' + hostile
+err = [e for e in events if e['kind'] == 'error'][0]
+assert err['code'] == 'shape mismatch' and 'broadcast' in err['text'], err
+nodes = [e for e in events if e['kind'] == 'node_create' and e['name'] == 'MatmulBackward']
+assert nodes and len(nodes[0]['inputs']) == 2
+PYEOF
+then pass "every JSON line parses; hostile strings round-trip"; else fail "dump --jsonl content"; fi
+
+# ---- export-dot ---------------------------------------------------------------------------
+check_dot() { # check_dot FILE: well-formed as far as we can tell, and through dot if installed
+  if "$PY" - "$1" <<'PYEOF'
+import re, sys
+text = open(sys.argv[1], encoding='utf-8').read()
+assert text.startswith('//') and 'digraph autograd {' in text and text.rstrip().endswith('}')
+quoted = r'"(?:[^"\\\n]|\\.)*"'
+stmt = re.compile(r'^  (%s( -> %s)?( \[.*\])?|graph \[.*\]|node \[.*\]|edge \[.*\]);$' % (quoted, quoted))
+for line in text.splitlines()[2:-1]:
+    assert stmt.match(line), line
+PYEOF
+  then pass "$1 is well-formed DOT"; else fail "$1 is not well-formed DOT"; fi
+  if command -v dot >/dev/null 2>&1; then
+    if dot -Tsvg "$1" >"$1.svg" 2>dot.err; then pass "dot -Tsvg accepts $1"; else
+      fail "dot -Tsvg rejects $1: $(head -3 dot.err)"; fi
+  else
+    echo "skip: graphviz 'dot' is not installed; $1 checked by pattern only"
+  fi
+}
+expect_status 0 "export-dot (default: the last node_create)" -- "$GS" export-dot run.gstrace
+cp out last.dot
+contains last.dot "digraph autograd" "MulScalarBackward" "leaked on purpose" "lightblue" "darkolivegreen1"
+check_dot last.dot
+# The last step's graph, just before its backward.
+at=$("$PY" -c 'import json,sys; print([e for e in map(json.loads, open(sys.argv[1])) if e["kind"] == "backward_begin"][-1]["seq"])' run.jsonl)
+expect_status 0 "export-dot --at $at" -- "$GS" export-dot run.gstrace --at "$at"
+cp out step.dot
+contains step.dot "MatmulBackward" "AddBackward" "MeanBackward" "Linear.weight" "batch" \
+  "fillcolor=orange" "dir=none" "fillcolor=lightblue" "\"loss" "evil \\\"name\\\" \\\\ back"
+check_dot step.dot
+expect_status 0 "export-dot --at 1 (no graph yet)" -- "$GS" export-dot run.gstrace --at 1
+grep -q -- '->' out && fail "a graph at event 1" || pass "no nodes at event 1"
+expect_failure_line "export-dot --at with a non-number" -- "$GS" export-dot run.gstrace --at soon
+
+# ---- chrome-trace -------------------------------------------------------------------------
+expect_status 0 "chrome-trace" -- "$GS" chrome-trace run.gstrace -o run.json
+if "$PY" - run.json <<'PYEOF'
+import json, sys
+doc = json.load(open(sys.argv[1], encoding='utf-8'))
+ev = doc['traceEvents']
+slices = [e for e in ev if e['ph'] == 'X']
+assert len([e for e in slices if e['name'] == 'train step']) == 3
+assert len([e for e in slices if e['name'] == 'backward']) == 3
+assert all(e['dur'] >= 0 and isinstance(e['ts'], (int, float)) for e in slices)
+assert any(e['ph'] == 'C' and e['name'] == 'scope bytes: train step' for e in ev)
+assert any(e['ph'] == 'C' and e['name'].startswith('memory') for e in ev)
+assert {e['name'] for e in ev if e['ph'] == 'i'} >= {'step 0', 'step 1', 'step 2'}
+PYEOF
+then pass "chrome-trace JSON parses, with slices, counters and instants"; else fail "chrome-trace content"; fi
+expect_failure_line "chrome-trace without -o" -- "$GS" chrome-trace run.gstrace
+
+# ---- damaged logs -------------------------------------------------------------------------
+size=$(wc -c <run.gstrace)
+head -c $((size - 100)) run.gstrace >cut.gstrace
+expect_status 2 "dump of a truncated log" -- "$GS" dump cut.gstrace
+lines=$(wc -l <out)
+[ "$lines" -gt 0 ] && [ "$lines" -lt "$events" ] && pass "the truncated log's $lines valid events are printed" || fail "truncated dump printed $lines lines"
+contains err "warning: log ends mid-chunk at byte"
+expect_status 2 "stats of a truncated log" -- "$GS" stats cut.gstrace
+contains out "events by kind" "scopes:" "memory"
+expect_status 2 "dump --jsonl of a truncated log" -- "$GS" dump --jsonl cut.gstrace
+"$PY" -c 'import json,sys; [json.loads(l) for l in sys.stdin]' <out && pass "its JSON lines parse" || fail "truncated JSON lines"
+expect_status 2 "chrome-trace of a truncated log" -- "$GS" chrome-trace cut.gstrace -o cut.json
+"$PY" -c 'import json,sys; json.load(open(sys.argv[1]))' cut.json && pass "its JSON parses" || fail "truncated chrome-trace JSON"
+expect_status 2 "export-dot of a truncated log" -- "$GS" export-dot cut.gstrace
+
+# A flipped byte in the middle: the chunk's CRC fails there.
+"$PY" - run.gstrace flipped.gstrace <<'PYEOF'
+import sys
+data = bytearray(open(sys.argv[1], 'rb').read())
+data[len(data) // 2] ^= 0xff
+open(sys.argv[2], 'wb').write(data)
+PYEOF
+expect_status 2 "dump of a log with a flipped byte" -- "$GS" dump flipped.gstrace
+contains err "warning: log damaged at byte"
+[ "$(wc -l <out)" -gt 0 ] && pass "events before the damage are printed" || fail "nothing printed before the damage"
+
+echo "$failures failure(s)"
+[ "$failures" -eq 0 ]
