@@ -1,0 +1,148 @@
+/* test-trace-model.c: the trace model the CLI and the inspector share (inspector/model/):
+ * escaping of names from user code, and the replayed state (memory with copy-on-write, scope
+ * accounts equal to the engine's own, parameter handle moves, the autograd graph) on logs the
+ * engine records here, read back through the public reader. */
+#include <glib.h>
+#include <glib/gstdio.h>
+#include <gradscope/gradscope.h>
+
+#include "escape.h"
+#include "graph.h"
+#include "replay.h"
+#include "trace-file.h"
+
+#define HOSTILE "a \"q\" \\ b\nc\td\x01\x1b[0m\x7f"
+
+static void test_escape_json(void) {
+  g_autoptr(GString) s = g_string_new(NULL);
+  gs_escape_json(s, HOSTILE);
+  g_assert_cmpstr(s->str, ==, "\"a \\\"q\\\" \\\\ b\\nc\\td\\u0001\\u001b[0m\\u007f\"");
+  g_string_truncate(s, 0);
+  gs_escape_json(s, "caf\xc3\xa9 \xff end \xe2\x80\xa8"); /* UTF-8 kept, a bad byte replaced */
+  g_assert_cmpstr(s->str, ==, "\"caf\xc3\xa9 \xef\xbf\xbd end \\u2028\"");
+  g_string_truncate(s, 0);
+  gs_escape_json(s, NULL);
+  g_assert_cmpstr(s->str, ==, "\"\"");
+}
+
+static void test_escape_dot(void) {
+  g_autoptr(GString) s = g_string_new(NULL);
+  gs_escape_dot(s, HOSTILE);
+  g_assert_cmpstr(s->str, ==, "\"a \\\"q\\\" \\\\ b\\nc d  [0m \"");
+}
+
+/* Records what body does into a fresh log and replays the whole log. */
+typedef void (*workload_fn)(void);
+
+static gboolean apply(const gs_trace_event *e, const gs_trace_reader *reader, gpointer user) {
+  gs_replay_apply(user, e, reader);
+  return TRUE;
+}
+
+static gs_replay *record_and_replay(workload_fn body) {
+  g_autofree char *dir = g_dir_make_tmp("gradscope-model-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename(dir, "run.gstrace", NULL);
+  g_assert_cmpint(gs_trace_open(path), ==, 0);
+  body();
+  gs_trace_close();
+  gs_replay *r = gs_replay_new();
+  gs_trace_read_result result;
+  g_autoptr(GError) error = NULL;
+  g_assert_true(gs_trace_file_read(path, apply, NULL, r, &result, &error));
+  g_assert_null(result.damage);
+  g_assert_false(result.truncated);
+  g_assert_cmpuint(result.events, >, 0);
+  gs_trace_read_result_clear(&result);
+  g_remove(path);
+  g_rmdir(dir);
+  return r;
+}
+
+/* The engine's own account of the scope, taken just before it ends. */
+static gs_scope_info engine_info;
+
+static void scoped_work(void) {
+  const int64_t shape[] = {4, 4};
+  gs_scope s = gs_scope_begin("work");
+  gs_tensor a = gs_ones(GS_F32, shape, 2);       /* 64 bytes, owned by s */
+  gs_tensor v = gs_t(a);                         /* a view: counts no bytes */
+  gs_tensor c = gs_clone(a);                     /* copy-on-write: no new bytes yet */
+  gs_fill_(c, 2.0);                              /* materialises 64 bytes */
+  gs_tensor kept = gs_move_to_outer(gs_zeros(GS_F32, shape, 2)); /* leaves s: a detach */
+  gs_dispose(v);
+  engine_info = gs_scope_get_info(s);
+  gs_scope_end(s);
+  gs_dispose(kept);
+}
+
+static void test_scope_accounts_match_the_engine(void) {
+  g_autoptr(gs_replay) r = record_and_replay(scoped_work);
+  g_assert_cmpuint(r->scope_group_list->len, ==, 1);
+  const gs_replay_scope *s = r->scope_list->pdata[0];
+  g_assert_cmpstr(s->name, ==, "work");
+  g_assert_true(s->ended);
+  g_assert_cmpuint(s->created, ==, engine_info.created);
+  g_assert_cmpuint(s->peak_bytes, ==, engine_info.peak_bytes);
+  /* Everything it owned at the end was disposed by the end: alive then equals disposed now
+   * minus what was disposed before (the view). */
+  g_assert_cmpuint(s->disposed, ==, engine_info.disposed + engine_info.alive);
+  g_assert_cmpuint(s->alive, ==, 0);
+  g_assert_cmpuint(s->bytes, ==, 0);
+  /* Memory: ones 64 + zeros 64 + the clone's own 64 after materialising, all alive at once. */
+  g_assert_cmpuint(r->peak_bytes, ==, 192);
+  g_assert_cmpuint(r->live_bytes, ==, 0);
+  g_assert_cmpuint(r->live_storages, ==, 0);
+  g_assert_cmpuint(g_hash_table_size(r->objects), ==, 0);
+}
+
+static gs_tensor graph_output;
+
+static void graph_work(void) {
+  const int64_t shape[] = {3};
+  gs_tensor w = gs_parameter_new(gs_ones(GS_F32, shape, 1), true); /* a handle move */
+  gs_trace_name(w, "w " HOSTILE);
+  gs_tensor x = gs_full(GS_F32, shape, 1, 2.0);
+  gs_tensor y = gs_mul(w, x); /* MulBackward saves both */
+  graph_output = gs_sum(y, NULL, 0, false);
+  gs_trace_flush();
+  /* Stop here (the replay then sees the graph alive), leaving the tensors to the process. */
+}
+
+static void test_graph_of_a_product(void) {
+  g_autoptr(gs_replay) r = record_and_replay(graph_work);
+  g_autoptr(gs_graph) g = gs_graph_build(r);
+  guint ops = 0, leaves = 0, saved = 0, outputs = 0;
+  for (guint i = 0; i < g->items->len; i++) {
+    const gs_graph_item *item = &g_array_index(g->items, gs_graph_item, i);
+    switch (item->kind) {
+    case GS_GRAPH_OP: ops++; break;
+    case GS_GRAPH_LEAF:
+      leaves++;
+      g_assert_cmpstr(item->label, ==, "w " HOSTILE "\n(3)"); /* escaping is the writer's job */
+      break;
+    case GS_GRAPH_SAVED: saved++; break;
+    case GS_GRAPH_OUTPUT:
+      outputs++;
+      g_assert_cmpuint(item->tensor, ==, graph_output.id);
+      break;
+    }
+  }
+  g_assert_cmpuint(ops, ==, 2);    /* MulBackward, SumBackward */
+  g_assert_cmpuint(leaves, ==, 1); /* only w requires grad */
+  g_assert_cmpuint(saved, ==, 2);  /* w and x */
+  g_assert_cmpuint(outputs, ==, 1);
+  guint undirected = 0;
+  for (guint i = 0; i < g->edges->len; i++)
+    undirected += g_array_index(g->edges, gs_graph_edge, i).undirected;
+  g_assert_cmpuint(undirected, ==, 2);
+  g_assert_cmpuint(g->edges->len, ==, 2 + 3); /* + leaf->mul, mul->sum, sum->output */
+}
+
+int main(int argc, char **argv) {
+  g_test_init(&argc, &argv, NULL);
+  g_test_add_func("/model/escape-json", test_escape_json);
+  g_test_add_func("/model/escape-dot", test_escape_dot);
+  g_test_add_func("/model/scope-accounts-match-the-engine", test_scope_accounts_match_the_engine);
+  g_test_add_func("/model/graph-of-a-product", test_graph_of_a_product);
+  return g_test_run();
+}
