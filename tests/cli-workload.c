@@ -1,18 +1,37 @@
 /* cli-workload.c: a small training-like program for the `gradscope` CLI tests (test-cli.sh):
  * a module with named parameters, three scoped steps with forward, backward and an SGD
  * update in a nested scope, marks, one error, one tensor leaked on purpose, and names full of
- * quotes, backslashes, newlines and control characters that every output must escape. Run it
+ * quotes, backslashes, newlines and control characters that every output must escape, and a
+ * second thread with its own scope (its own track in a Chrome trace). Run it
  * under `gradscope record`; it exits 0 if the engine behaved. */
 #include <gradscope/gradscope.h>
+#include <pthread.h>
 #include <stdio.h>
 
 /* What user code may legally name things: every character a writer must escape. */
 #define HOSTILE "evil \"name\" \\ back\\slash\nnew line\ttab\x01\x1b[31m red } ] //"
 
+/* A data-loading thread: its scope and tensors are recorded on its own thread id. */
+static void *load_batches(void *unused) {
+  (void)unused;
+  const int64_t shape[] = {16, 4};
+  for (int i = 0; i < 2; i++) {
+    gs_scope scope = gs_scope_begin("load batch");
+    gs_tensor batch = gs_ones(GS_F32, shape, 2);
+    gs_dispose(gs_mul_scalar(batch, 0.5));
+    gs_scope_end(scope);
+  }
+  return NULL;
+}
+
 int main(void) {
   gs_set_error_handler(gs_error_handler_return, NULL, NULL);
   gs_rng rng;
   gs_rng_seed(&rng, 7);
+
+  pthread_t loader;
+  pthread_create(&loader, NULL, load_batches, NULL);
+  pthread_join(loader, NULL);
 
   gs_module linear = gs_module_new("Linear");
   const int64_t w_shape[] = {4, 3}, b_shape[] = {3}, x_shape[] = {8, 4};

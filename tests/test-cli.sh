@@ -78,7 +78,8 @@ expect_status 0 "stats" -- "$GS" stats run.gstrace
 cp out stats.txt
 contains stats.txt "events by kind" tensor_create tensor_dispose node_create backward_begin \
   scope_begin mark error "train step" "sgd evil" "peak" "at event" "leaked on purpose" \
-  "made by ones" "errors: 1" "shape mismatch" "live objects at the end: 2"
+  "made by ones" "errors: 1" "shape mismatch" "live objects at the end: 2" "on 2 threads" \
+  "load batch"
 events=$(sed -n 's/^  \([0-9]*\) events on.*/\1/p' stats.txt)
 [ -n "$events" ] && [ "$events" -gt 100 ] && pass "stats counts $events events" || fail "event count '$events'"
 
@@ -156,6 +157,11 @@ assert all(e['dur'] >= 0 and isinstance(e['ts'], (int, float)) for e in slices)
 assert any(e['ph'] == 'C' and e['name'] == 'scope bytes: train step' for e in ev)
 assert any(e['ph'] == 'C' and e['name'].startswith('memory') for e in ev)
 assert {e['name'] for e in ev if e['ph'] == 'i'} >= {'step 0', 'step 1', 'step 2'}
+loads = [e for e in slices if e['name'] == 'load batch']
+assert len(loads) == 2
+assert len({e['tid'] for e in slices if e['name'] == 'load batch'} |
+           {e['tid'] for e in slices if e['name'] == 'train step'}) == 2
+assert len([e for e in ev if e['ph'] == 'M' and e['name'] == 'thread_name']) == 2
 PYEOF
 then pass "chrome-trace JSON parses, with slices, counters and instants"; else fail "chrome-trace content"; fi
 expect_failure_line "chrome-trace without -o" -- "$GS" chrome-trace run.gstrace

@@ -29,6 +29,11 @@ static void print_header(const char *path, const gs_trace_stats *s,
   g_autoptr(GArray) threads = gs_trace_stats_threads(s);
   printf("  %" G_GUINT64_FORMAT " events on %u thread%s over %.3f ms\n", s->events, threads->len,
          threads->len == 1 ? "" : "s", (double)(s->last_ns - s->first_ns) / 1e6);
+  for (guint i = 0; threads->len > 1 && i < threads->len; i++) {
+    guint32 t = g_array_index(threads, guint32, i);
+    printf("    thread %u: %zu events\n", t,
+           GPOINTER_TO_SIZE(g_hash_table_lookup(s->by_thread, GUINT_TO_POINTER(t))));
+  }
 }
 
 static void print_kinds(const gs_trace_stats *s) {
