@@ -96,7 +96,14 @@ int cli_record(int argc, char **argv) {
     cli_error("record: cannot run %s: %s", program[0], error->message);
     return 127;
   }
+  /* Ctrl-C at the terminal reaches the program too: let it decide how to stop (the recorder
+   * flushes on fatal signals), and stay to report where its log is. g_spawn_async returns
+   * after the exec, so the program does not inherit these dispositions. */
+  void (*old_int)(int) = signal(SIGINT, SIG_IGN);
+  void (*old_quit)(int) = signal(SIGQUIT, SIG_IGN);
   int status = wait_status(pid, program[0]);
+  signal(SIGINT, old_int);
+  signal(SIGQUIT, old_quit);
   g_spawn_close_pid(pid);
 
   gs_trace_read_result result;
