@@ -242,13 +242,14 @@ static gs_replay_object *object_get(gs_replay *r, guint64 id) {
 /* A new object counts as created in the scope that owns it from the start. */
 static void object_add(gs_replay *r, gs_replay_object *o) {
   gs_replay_object *old = object_get(r, o->id);
+  gboolean replaced = old != NULL;
   if (old) { /* recorded twice (or a reused id without a dispose): replace, count once */
     unlink_from_scope(r, old);
     g_hash_table_remove(r->objects, &o->id);
   }
   g_hash_table_insert(r->objects, &o->id, o);
   gs_replay_scope *s = o->holder == GS_TRACE_HELD_BY_SCOPE ? scope_get(r, o->owner) : NULL;
-  if (s && !old) {
+  if (s && !replaced) {
     s->created++;
     s->group->created++;
     o->scope_at_create = s->name;
