@@ -74,11 +74,14 @@ static inline uint8_t *gs__put_svarint(uint8_t *p, int64_t v) {
   return gs__put_uvarint(p, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63));
 }
 
-/* Reads a uvarint from [p, end); NULL if it runs past end or is longer than 10 bytes. */
+/* Reads a uvarint from [p, end); NULL if it runs past end, is longer than 10 bytes or holds
+ * more than 64 bits (a 10th byte above 1 would otherwise be silently cut to its low bit). */
 static inline const uint8_t *gs__get_uvarint(const uint8_t *p, const uint8_t *end, uint64_t *v) {
   uint64_t x = 0;
   for (int shift = 0; shift < 70 && p < end; shift += 7) {
     uint8_t b = *p++;
+    if (shift == 63 && b > 1)
+      return NULL;
     x |= (uint64_t)(b & 0x7f) << shift;
     if (!(b & 0x80)) {
       *v = x;

@@ -42,7 +42,7 @@ void gs__trace_tensor_create(const gs__tensor *t, const gs__owned *own) {
   gs__trace_defer_values(t->id); /* its op computes the values next */
 }
 
-void gs__trace_emit_values(uint64_t id, int limit) {
+void gs__trace_emit_values(uint64_t id, int limit, uint64_t seq) {
   gs_tensor h = {id};
   if (!gs_is_alive(h))
     return;
@@ -61,7 +61,8 @@ void gs__trace_emit_values(uint64_t id, int limit) {
     for (int d = t->ndim - 1; d >= 0 && ++index[d] == t->shape[d]; d--)
       index[d] = 0;
   }
-  gs_trace_event e = {.kind = GS_TRACE_VALUES, .tensor = id, .values = v, .n_values = (uint32_t)n};
+  gs_trace_event e = {.kind = GS_TRACE_VALUES, .seq = seq, .tensor = id, .values = v,
+                      .n_values = (uint32_t)n};
   gs__trace_record_in(NULL, &e);
   free(v);
 }

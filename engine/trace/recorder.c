@@ -304,7 +304,9 @@ static void append(thread_buffer *b, const gs_trace_event *e) {
     return; /* larger than a whole buffer: dropped (bounded by the limits on arrays and text) */
   if (b->used + 1 + LENGTH_BYTES + bound > BUFFER_BYTES)
     flush_buffer(b);
-  uint64_t seq = e->seq ? e->seq : gs__next_event();
+  /* String definitions are the table, not engine events: they take no number of their own
+   * (they repeat the stream's previous one), so numbers keep increasing in every stream. */
+  uint64_t seq = e->kind == GS_TRACE_STRING ? b->last_seq : e->seq ? e->seq : gs__next_event();
   uint64_t t = now_ns() - start_monotonic;
   uint8_t *p = b->data + b->used;
   p[0] = (uint8_t)e->kind;
@@ -326,6 +328,7 @@ static void append(thread_buffer *b, const gs_trace_event *e) {
 static GS__THREAD_LOCAL struct gs__node *pending_node;
 static GS__THREAD_LOCAL uint64_t pending_node_seq;
 static GS__THREAD_LOCAL uint64_t pending_values;
+static GS__THREAD_LOCAL uint64_t pending_values_seq;
 
 static void emit_pending(thread_buffer *b) {
   if (pending_node) {
@@ -336,7 +339,7 @@ static void emit_pending(thread_buffer *b) {
   if (pending_values) {
     uint64_t id = pending_values;
     pending_values = 0;
-    gs__trace_emit_values(id, values_limit);
+    gs__trace_emit_values(id, values_limit, pending_values_seq);
   }
 }
 
@@ -360,7 +363,8 @@ void gs__trace_defer_node(struct gs__node *n, uint64_t seq) {
     return;
   emit_pending(b);
   pending_node = n;
-  pending_node_seq = seq;
+  /* Numbered now, written later: the stream's numbers must keep increasing. */
+  pending_node_seq = seq ? seq : gs__next_event();
 }
 
 void gs__trace_defer_values(uint64_t tensor) {
@@ -371,6 +375,7 @@ void gs__trace_defer_values(uint64_t tensor) {
     return;
   emit_pending(b);
   pending_values = tensor;
+  pending_values_seq = gs__next_event();
 }
 
 /* ---- open, flush, close ------------------------------------------------------------------ */

@@ -30,7 +30,7 @@ void gs__trace_defer_values(uint64_t tensor);
 
 /* hooks.c: one per kind of event site. */
 void gs__trace_emit_node(void *buffer, struct gs__node *n, uint64_t seq);
-void gs__trace_emit_values(uint64_t tensor, int limit);
+void gs__trace_emit_values(uint64_t tensor, int limit, uint64_t seq);
 void gs__trace_storage(gs_trace_kind kind, uint64_t storage, uint64_t source, uint64_t nbytes);
 void gs__trace_tensor_create(const gs__tensor *t, const gs__owned *own);
 void gs__trace_tensor_dispose(uint64_t tensor, const char *reason, uint64_t seq);

@@ -1,0 +1,572 @@
+/* reader.c: the only code that parses the event log (doc/trace-format.md, engine/trace/format.h).
+ *
+ * Bytes are fed as they arrive, in any split, so a saved file, a growing file and a socket go
+ * through the same code. The reader buffers bytes until a whole chunk is there, checks its CRC
+ * and then decodes its events one per gs_trace_reader_next straight from that contiguous
+ * buffer, walking the same per-kind schema table as the encoder (schema.c). A chunk is
+ * dropped from the buffer once its events are delivered, so a long live log costs one chunk
+ * plus what the caller feeds at a time.
+ *
+ * A cut tail is normal (a crash, or a writer still running): it is NEED_MORE plus
+ * gs_trace_reader_truncated. Anything wrong is DAMAGED at the first bad byte, with a message
+ * naming what and where; every event before it has been delivered, none after. Every length
+ * read from the log is bounded before it sizes anything.
+ */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "format.h"
+
+/* String ids are small dense numbers handed out by the recorder; the bound keeps a damaged or
+ * hostile id from sizing the table. Pages keep sparse ids cheap. */
+#define STRING_ID_LIMIT (1u << 24)
+#define STRING_PAGE_BITS 12
+#define STRING_PAGE_SIZE (1u << STRING_PAGE_BITS)
+#define STRING_PAGES (STRING_ID_LIMIT >> STRING_PAGE_BITS)
+
+/* A newer minor version may grow the header; a reader skips what it does not know, up to
+ * this much. */
+#define MAX_HEADER_SIZE 4096
+
+typedef enum read_state { READ_HEADER, READ_CHUNKS, READ_DAMAGED } read_state;
+
+/* Reader-owned memory that decoded events point into; grows to the largest event seen. */
+typedef struct scratch {
+  void *data;
+  size_t cap; /* bytes */
+} scratch;
+
+struct gs_trace_reader {
+  /* Bytes fed and not yet consumed are buf[start..len); buf[0] is at log offset buf_offset. */
+  uint8_t *buf;
+  size_t cap, start, len;
+  uint64_t buf_offset;
+  read_state state;
+
+  bool have_header;
+  uint32_t major, minor, pid;
+  uint64_t start_realtime_ns;
+
+  /* The chunk being delivered starts at buf[start] and is chunk_size bytes with padding. */
+  bool in_chunk;
+  size_t chunk_size;
+  uint32_t payload_len;
+  size_t cursor; /* the next event, from the payload's start */
+  uint32_t thread;
+  uint64_t seq, time_ns; /* of the last event decoded (the chunk's base before the first) */
+
+  scratch inputs, saved, parts, values, text;
+  char **string_pages[STRING_PAGES];
+
+  char error[256];
+  uint64_t error_offset;
+};
+
+/* ---- bookkeeping -------------------------------------------------------------------------- */
+
+static uint64_t log_offset(const gs_trace_reader *r, const uint8_t *p) {
+  return r->buf_offset + (uint64_t)(p - r->buf);
+}
+
+/* Marks the log damaged at offset; always returns false so callers can `return damage(...)`. */
+__attribute__((format(printf, 3, 4))) static bool damage(gs_trace_reader *r, uint64_t offset,
+                                                        const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(r->error, sizeof r->error, fmt, ap);
+  va_end(ap);
+  if (n >= 0 && (size_t)n < sizeof r->error)
+    snprintf(r->error + n, sizeof r->error - (size_t)n, " (at byte %" PRIu64 ")", offset);
+  r->error_offset = offset;
+  r->state = READ_DAMAGED;
+  r->in_chunk = false;
+  return false;
+}
+
+static void *reserve(gs_trace_reader *r, scratch *s, size_t bytes) {
+  if (bytes > s->cap) {
+    size_t cap = s->cap ? s->cap : 64;
+    while (cap < bytes)
+      cap *= 2;
+    void *data = realloc(s->data, cap);
+    if (!data) {
+      damage(r, r->buf_offset + r->start, "out of memory decoding an event");
+      return NULL;
+    }
+    s->data = data;
+    s->cap = cap;
+  }
+  return s->data;
+}
+
+/* ---- the public surface ------------------------------------------------------------------- */
+
+gs_trace_reader *gs_trace_reader_new(void) {
+  gs_trace_reader *r = calloc(1, sizeof *r);
+  return r;
+}
+
+void gs_trace_reader_free(gs_trace_reader *r) {
+  if (!r)
+    return;
+  for (size_t pg = 0; pg < STRING_PAGES; pg++) {
+    if (!r->string_pages[pg])
+      continue;
+    for (size_t i = 0; i < STRING_PAGE_SIZE; i++)
+      free(r->string_pages[pg][i]);
+    free(r->string_pages[pg]);
+  }
+  free(r->inputs.data);
+  free(r->saved.data);
+  free(r->parts.data);
+  free(r->values.data);
+  free(r->text.data);
+  free(r->buf);
+  free(r);
+}
+
+void gs_trace_reader_feed(gs_trace_reader *r, const void *bytes, size_t n) {
+  /* Past damage nothing more is read: keeping the bytes would only grow memory. */
+  if (r->state == READ_DAMAGED || n == 0)
+    return;
+  if (r->cap - r->len < n && r->start > 0) {
+    /* Slide the unconsumed bytes down over what was delivered instead of growing. */
+    memmove(r->buf, r->buf + r->start, r->len - r->start);
+    r->buf_offset += r->start;
+    r->len -= r->start;
+    r->start = 0;
+  }
+  if (r->cap - r->len < n) {
+    size_t cap = r->cap ? r->cap : 4096;
+    while (cap - r->len < n)
+      cap *= 2;
+    uint8_t *buf = realloc(r->buf, cap);
+    if (!buf) {
+      damage(r, r->buf_offset + r->len, "out of memory buffering %zu bytes", n);
+      return;
+    }
+    r->buf = buf;
+    r->cap = cap;
+  }
+  memcpy(r->buf + r->len, bytes, n);
+  r->len += n;
+}
+
+const char *gs_trace_reader_error(const gs_trace_reader *r, uint64_t *offset) {
+  if (r->state != READ_DAMAGED)
+    return NULL;
+  if (offset)
+    *offset = r->error_offset;
+  return r->error;
+}
+
+bool gs_trace_reader_truncated(const gs_trace_reader *r, uint64_t *offset) {
+  if (r->state == READ_DAMAGED)
+    return false;
+  size_t from = r->start + (r->in_chunk ? r->chunk_size : 0);
+  if (r->len <= from)
+    return false;
+  if (offset)
+    *offset = r->buf_offset + from;
+  return true;
+}
+
+const char *gs_trace_reader_string(const gs_trace_reader *r, uint32_t id) {
+  if (id >= STRING_ID_LIMIT)
+    return "";
+  char **page = r->string_pages[id >> STRING_PAGE_BITS];
+  const char *s = page ? page[id & (STRING_PAGE_SIZE - 1)] : NULL;
+  return s ? s : "";
+}
+
+bool gs_trace_reader_header(const gs_trace_reader *r, uint32_t *major, uint32_t *minor,
+                            uint64_t *start_realtime_ns, uint32_t *pid) {
+  if (!r->have_header)
+    return false;
+  if (major)
+    *major = r->major;
+  if (minor)
+    *minor = r->minor;
+  if (start_realtime_ns)
+    *start_realtime_ns = r->start_realtime_ns;
+  if (pid)
+    *pid = r->pid;
+  return true;
+}
+
+/* ---- header and chunks -------------------------------------------------------------------- */
+
+/* True once the header is read; false for NEED_MORE or damage (r->state tells which). The
+ * checks run in byte order, each as soon as its bytes are there, so a live reader reports
+ * garbage early and the verdict does not depend on how the bytes were split. */
+static bool read_header(gs_trace_reader *r) {
+  size_t avail = r->len - r->start;
+  if (avail == 0)
+    return false;
+  const uint8_t *h = r->buf + r->start;
+  size_t magic_len = avail < 8 ? avail : 8;
+  if (memcmp(h, GS__TRACE_MAGIC, magic_len) != 0)
+    return damage(r, 0, "not a Gradscope event log: bad magic");
+  if (avail < GS__TRACE_HDR_MINOR)
+    return false;
+  uint32_t major = (uint32_t)h[GS__TRACE_HDR_MAJOR] | (uint32_t)h[GS__TRACE_HDR_MAJOR + 1] << 8;
+  if (major != GS_TRACE_VERSION_MAJOR)
+    return damage(r, GS__TRACE_HDR_MAJOR, "unsupported major version %" PRIu32
+                  "; this reader reads %d", major, GS_TRACE_VERSION_MAJOR);
+  if (avail < GS__TRACE_HEADER_SIZE)
+    return false;
+  uint32_t stored = gs__get_u32(h + GS__TRACE_HDR_CRC);
+  uint32_t computed = gs__crc32c(0, h, GS__TRACE_HDR_CRC);
+  if (stored != computed)
+    return damage(r, 0, "header CRC mismatch (stored 0x%08" PRIx32 ", computed 0x%08" PRIx32 ")",
+                  stored, computed);
+  if (h[GS__TRACE_HDR_LITTLE] != 1)
+    return damage(r, GS__TRACE_HDR_LITTLE, "little-endian flag is %u, not 1",
+                  (unsigned)h[GS__TRACE_HDR_LITTLE]);
+  uint32_t size = gs__get_u32(h + GS__TRACE_HDR_SIZE);
+  if (size < GS__TRACE_HEADER_SIZE || size > MAX_HEADER_SIZE || size % 8 != 0)
+    return damage(r, GS__TRACE_HDR_SIZE, "header size %" PRIu32
+                  " is not a multiple of 8 between %d and %d", size, GS__TRACE_HEADER_SIZE,
+                  MAX_HEADER_SIZE);
+  if (avail < size)
+    return false;
+  r->major = major;
+  r->minor = (uint32_t)h[GS__TRACE_HDR_MINOR] | (uint32_t)h[GS__TRACE_HDR_MINOR + 1] << 8;
+  r->start_realtime_ns = gs__get_u64(h + GS__TRACE_HDR_REALTIME);
+  r->pid = gs__get_u32(h + GS__TRACE_HDR_PID);
+  r->have_header = true;
+  r->start += size;
+  r->state = READ_CHUNKS;
+  return true;
+}
+
+/* True once a whole, CRC-checked chunk is at buf[start]; false for NEED_MORE or damage. The
+ * payload length is bounded before the reader waits for (and so buffers) that many bytes. */
+static bool open_chunk(gs_trace_reader *r) {
+  size_t avail = r->len - r->start;
+  if (avail == 0)
+    return false;
+  const uint8_t *c = r->buf + r->start;
+  uint64_t at = r->buf_offset + r->start;
+  uint8_t magic[4];
+  gs__put_u32(magic, GS__TRACE_CHUNK_MAGIC);
+  if (memcmp(c, magic, avail < 4 ? avail : 4) != 0)
+    return damage(r, at, "bad chunk magic");
+  if (avail < 8)
+    return false;
+  uint32_t payload_len = gs__get_u32(c + 4);
+  if (payload_len > GS__TRACE_MAX_PAYLOAD)
+    return damage(r, at + 4, "chunk payload length %" PRIu32 " exceeds the limit %u",
+                  payload_len, GS__TRACE_MAX_PAYLOAD);
+  size_t size = GS__TRACE_CHUNK_HEADER_SIZE + (((size_t)payload_len + 7) & ~(size_t)7);
+  if (avail < size)
+    return false;
+  const uint8_t *payload = c + GS__TRACE_CHUNK_HEADER_SIZE;
+  uint32_t stored = gs__get_u32(c + 8);
+  uint32_t computed = gs__crc32c(gs__crc32c(0, c + 12, GS__TRACE_CHUNK_HEADER_SIZE - 12),
+                                 payload, payload_len);
+  if (stored != computed)
+    return damage(r, at, "chunk CRC mismatch (stored 0x%08" PRIx32 ", computed 0x%08" PRIx32 ")",
+                  stored, computed);
+  r->in_chunk = true;
+  r->chunk_size = size;
+  r->payload_len = payload_len;
+  r->cursor = 0;
+  r->thread = gs__get_u32(c + 12);
+  r->seq = gs__get_u64(c + 16);
+  r->time_ns = gs__get_u64(c + 24);
+  return true;
+}
+
+static void close_chunk(gs_trace_reader *r) {
+  r->in_chunk = false;
+  r->start += r->chunk_size;
+  if (r->start == r->len) {
+    /* Everything fed is consumed: the next feed starts at the buffer's beginning. */
+    r->buf_offset += r->len;
+    r->start = r->len = 0;
+  }
+}
+
+/* ---- events ------------------------------------------------------------------------------- */
+
+/* Most ids, counts and deltas fit in one byte. */
+static inline const uint8_t *get_u(const uint8_t *p, const uint8_t *end, uint64_t *v) {
+  if (p < end && *p < 0x80) {
+    *v = *p;
+    return p + 1;
+  }
+  return gs__get_uvarint(p, end, v);
+}
+
+/* Why a varint at p could not be read within [p, end). */
+static bool bad_varint(gs_trace_reader *r, const uint8_t *p, const uint8_t *end, unsigned kind) {
+  if (end - p >= 10)
+    return damage(r, log_offset(r, p), "malformed varint in %s event",
+                  gs_trace_kind_name((gs_trace_kind)kind));
+  return damage(r, log_offset(r, p), "%s event's field runs past its length",
+                gs_trace_kind_name((gs_trace_kind)kind));
+}
+
+/* An array field: count, then count uvarints, into reader-owned memory. */
+static bool decode_array(gs_trace_reader *r, const uint8_t **pp, const uint8_t *end,
+                         unsigned kind, scratch *s, const uint64_t **out, uint32_t *n_out) {
+  const uint8_t *p = *pp;
+  uint64_t n;
+  if (!(p = get_u(*pp, end, &n)))
+    return bad_varint(r, *pp, end, kind);
+  if (n > GS__TRACE_MAX_ARRAY)
+    return damage(r, log_offset(r, *pp), "%s event: array of %" PRIu64 " elements exceeds %d",
+                  gs_trace_kind_name((gs_trace_kind)kind), n, GS__TRACE_MAX_ARRAY);
+  if (n > (uint64_t)(end - p)) /* each element takes at least a byte */
+    return damage(r, log_offset(r, *pp), "%s event: array of %" PRIu64
+                  " elements runs past its length", gs_trace_kind_name((gs_trace_kind)kind), n);
+  *pp = p;
+  if (n == 0)
+    return true;
+  uint64_t *a = reserve(r, s, (size_t)n * sizeof *a);
+  if (!a)
+    return false;
+  for (uint64_t i = 0; i < n; i++) {
+    const uint8_t *q = p;
+    if (!(p = get_u(q, end, &a[i])))
+      return bad_varint(r, q, end, kind);
+  }
+  *out = a;
+  *n_out = (uint32_t)n;
+  *pp = p;
+  return true;
+}
+
+/* Fills ev's fields from [p, end) in schema order; bytes after the last field (trailing
+ * fields of a newer minor version) are left unread. */
+static bool decode_fields(gs_trace_reader *r, gs_trace_event *ev, const uint8_t *schema,
+                          const uint8_t *p, const uint8_t *end) {
+  unsigned kind = ev->kind;
+  const char *kname = gs_trace_kind_name(ev->kind);
+  for (const uint8_t *f = schema; *f != GS__F_END; f++) {
+    const uint8_t *field = p;
+    uint64_t u = 0;
+    int64_t s = 0;
+    /* Scalar fields: one varint each. */
+#define GET_U()                                                                              \
+  do {                                                                                       \
+    if (!(p = get_u(field, end, &u)))                                                        \
+      return bad_varint(r, field, end, kind);                                                \
+  } while (0)
+#define U64(member)                                                                          \
+  GET_U();                                                                                   \
+  ev->member = u;                                                                            \
+  break
+#define U32(member)                                                                          \
+  GET_U();                                                                                   \
+  if (u > UINT32_MAX)                                                                        \
+    return damage(r, log_offset(r, field), "%s event: " #member " %" PRIu64                 \
+                  " does not fit in 32 bits", kname, u);                                     \
+  ev->member = (uint32_t)u;                                                                  \
+  break
+    switch ((gs__field)*f) {
+    case GS__F_TENSOR: U64(tensor);
+    case GS__F_TARGET: U64(target);
+    case GS__F_STORAGE: U64(storage);
+    case GS__F_SOURCE: U64(source);
+    case GS__F_NODE: U64(node);
+    case GS__F_SCOPE: U64(scope);
+    case GS__F_OUTER: U64(outer);
+    case GS__F_OBJECT: U64(object);
+    case GS__F_MODULE: U64(module);
+    case GS__F_NBYTES: U64(nbytes);
+    case GS__F_VERSION: U64(version);
+    case GS__F_OWNER: U64(owner);
+    case GS__F_PREVIOUS_OWNER: U64(previous_owner);
+    case GS__F_NAME: U32(name);
+    case GS__F_OP: U32(op);
+    case GS__F_DTYPE: U32(dtype);
+    case GS__F_ORIGIN: U32(origin);
+    case GS__F_HOLDER: U32(holder);
+    case GS__F_PREVIOUS_HOLDER: U32(previous_holder);
+    case GS__F_OBJECT_KIND: U32(object_kind);
+    case GS__F_CODE: U32(code);
+    case GS__F_OFFSET:
+      if (!(p = gs__get_svarint(field, end, &s)))
+        return bad_varint(r, field, end, kind);
+      ev->offset = s;
+      break;
+    case GS__F_REQUIRES_GRAD:
+      if (p >= end)
+        return bad_varint(r, field, end, kind);
+      if (*p > 1)
+        return damage(r, log_offset(r, p), "%s event: requires_grad byte is %u, not 0 or 1",
+                      kname, (unsigned)*p);
+      ev->requires_grad = *p++ != 0;
+      break;
+    case GS__F_SHAPE:
+      GET_U();
+      if (u > GS_MAX_DIMS)
+        return damage(r, log_offset(r, field), "%s event: ndim %" PRIu64 " exceeds %d", kname,
+                      u, GS_MAX_DIMS);
+      ev->ndim = (int)u;
+      for (int i = 0; i < ev->ndim; i++) {
+        const uint8_t *q = p;
+        if (!(p = gs__get_svarint(q, end, &ev->shape[i])))
+          return bad_varint(r, q, end, kind);
+      }
+      break;
+    case GS__F_STRIDES:
+      for (int i = 0; i < ev->ndim; i++) {
+        const uint8_t *q = p;
+        if (!(p = gs__get_svarint(q, end, &ev->strides[i])))
+          return bad_varint(r, q, end, kind);
+      }
+      break;
+    case GS__F_INPUTS:
+      if (!decode_array(r, &p, end, kind, &r->inputs, &ev->inputs, &ev->n_inputs))
+        return false;
+      break;
+    case GS__F_SAVED:
+      if (!decode_array(r, &p, end, kind, &r->saved, &ev->saved, &ev->n_saved))
+        return false;
+      break;
+    case GS__F_PARTS:
+      if (!decode_array(r, &p, end, kind, &r->parts, &ev->parts, &ev->n_parts))
+        return false;
+      break;
+    case GS__F_VALUES: {
+      GET_U();
+      if (u > GS__TRACE_MAX_ARRAY)
+        return damage(r, log_offset(r, field), "%s event: %" PRIu64 " values exceed %d", kname,
+                      u, GS__TRACE_MAX_ARRAY);
+      if (u * 8 > (uint64_t)(end - p))
+        return damage(r, log_offset(r, field), "%s event: %" PRIu64
+                      " values run past its length", kname, u);
+      if (u == 0)
+        break;
+      double *v = reserve(r, &r->values, (size_t)u * sizeof *v);
+      if (!v)
+        return false;
+      for (uint64_t i = 0; i < u; i++, p += 8) {
+        uint64_t bits = gs__get_u64(p);
+        memcpy(&v[i], &bits, sizeof bits);
+      }
+      ev->values = v;
+      ev->n_values = (uint32_t)u;
+      break;
+    }
+    case GS__F_TEXT: {
+      GET_U();
+      if (u > GS__TRACE_MAX_TEXT)
+        return damage(r, log_offset(r, field), "%s event: text of %" PRIu64
+                      " bytes exceeds %d", kname, u, GS__TRACE_MAX_TEXT);
+      if (u > (uint64_t)(end - p))
+        return damage(r, log_offset(r, field), "%s event: text of %" PRIu64
+                      " bytes runs past its length", kname, u);
+      char *t = reserve(r, &r->text, (size_t)u + 1);
+      if (!t)
+        return false;
+      memcpy(t, p, (size_t)u);
+      t[u] = '\0';
+      p += u;
+      ev->text = t;
+      ev->text_len = (uint32_t)u;
+      break;
+    }
+    case GS__F_END:
+      break;
+    }
+#undef U32
+#undef U64
+#undef GET_U
+  }
+  return true;
+}
+
+/* A STRING event enters the table; a later one with the same id replaces it. */
+static bool define_string(gs_trace_reader *r, const gs_trace_event *ev, const uint8_t *at) {
+  if (ev->name >= STRING_ID_LIMIT)
+    return damage(r, log_offset(r, at), "string id %" PRIu32 " exceeds the limit %u", ev->name,
+                  STRING_ID_LIMIT - 1);
+  char ***page = &r->string_pages[ev->name >> STRING_PAGE_BITS];
+  if (!*page && !(*page = calloc(STRING_PAGE_SIZE, sizeof **page)))
+    return damage(r, log_offset(r, at), "out of memory for the string table");
+  char *copy = malloc((size_t)ev->text_len + 1);
+  if (!copy)
+    return damage(r, log_offset(r, at), "out of memory for the string table");
+  memcpy(copy, ev->text, (size_t)ev->text_len + 1);
+  char **slot = &(*page)[ev->name & (STRING_PAGE_SIZE - 1)];
+  free(*slot);
+  *slot = copy;
+  return true;
+}
+
+typedef enum { DECODED, CHUNK_DONE, DECODE_DAMAGED } decode_result;
+
+/* The next event of the open chunk. Unknown kinds (a newer minor version) are skipped by
+ * their length, but their seq and time deltas still count: later events are relative. */
+static decode_result decode_event(gs_trace_reader *r, gs_trace_event *ev) {
+  const uint8_t *payload = r->buf + r->start + GS__TRACE_CHUNK_HEADER_SIZE;
+  const uint8_t *end = payload + r->payload_len;
+  const uint8_t *p = payload + r->cursor;
+  while (p < end) {
+    const uint8_t *at = p;
+    unsigned kind = *p++;
+    uint64_t len;
+    const uint8_t *body = get_u(p, end, &len);
+    if (!body) {
+      damage(r, log_offset(r, p), "malformed event length");
+      return DECODE_DAMAGED;
+    }
+    if (len > (uint64_t)(end - body)) {
+      damage(r, log_offset(r, at), "event length %" PRIu64 " runs past its chunk", len);
+      return DECODE_DAMAGED;
+    }
+    const uint8_t *body_end = body + len;
+    uint64_t dseq, dtime;
+    if (!(p = get_u(body, body_end, &dseq)) || !(p = get_u(p, body_end, &dtime))) {
+      damage(r, log_offset(r, at), "event too short for its seq and time deltas");
+      return DECODE_DAMAGED;
+    }
+    /* Zigzag-decoded deltas added in unsigned arithmetic: wraps, never overflows. */
+    r->seq += (dseq >> 1) ^ -(dseq & 1);
+    r->time_ns += (dtime >> 1) ^ -(dtime & 1);
+    const uint8_t *schema = kind < GS_TRACE_KIND_COUNT ? gs__trace_schema[kind] : NULL;
+    if (!schema) {
+      p = body_end;
+      continue;
+    }
+    memset(ev, 0, sizeof *ev);
+    ev->kind = (gs_trace_kind)kind;
+    ev->thread = r->thread;
+    ev->seq = r->seq;
+    ev->time_ns = r->time_ns;
+    if (!decode_fields(r, ev, schema, p, body_end) ||
+        (kind == GS_TRACE_STRING && !define_string(r, ev, at)))
+      return DECODE_DAMAGED;
+    r->cursor = (size_t)(body_end - payload);
+    return DECODED;
+  }
+  return CHUNK_DONE;
+}
+
+gs_trace_status gs_trace_reader_next(gs_trace_reader *r, gs_trace_event *event) {
+  for (;;) {
+    switch (r->state) {
+    case READ_DAMAGED:
+      return GS_TRACE_DAMAGED;
+    case READ_HEADER:
+      if (!read_header(r))
+        return r->state == READ_DAMAGED ? GS_TRACE_DAMAGED : GS_TRACE_NEED_MORE;
+      break;
+    case READ_CHUNKS:
+      if (!r->in_chunk && !open_chunk(r))
+        return r->state == READ_DAMAGED ? GS_TRACE_DAMAGED : GS_TRACE_NEED_MORE;
+      switch (decode_event(r, event)) {
+      case DECODED: return GS_TRACE_EVENT;
+      case DECODE_DAMAGED: return GS_TRACE_DAMAGED;
+      case CHUNK_DONE: close_chunk(r); break;
+      }
+      break;
+    }
+  }
+}

@@ -1,0 +1,395 @@
+/* test-trace-damage.c: cut, flipped and hand-damaged event logs. The reader delivers every
+ * event before the damage, then stops with what is wrong and at which byte, never crashing and
+ * never delivering a wrong event; a cut tail is NEED_MORE plus truncated(), and reading resumes
+ * when the rest arrives. Sizes read from the log are refused before they size anything. */
+#include "trace-test-util.h"
+
+static void check_damaged_payload(GByteArray *payload, size_t at, const char *what) {
+  tw_log log = {0};
+  tw_header(&log, 1, 0, 0, 1);
+  gs_trace_event first = sample(GS_TRACE_SCOPE_END);
+  tw_chunk(&log, 1, &first, 1);
+  uint64_t payload_start = log.len + GS__TRACE_CHUNK_HEADER_SIZE;
+  tw_chunk_raw(&log, 1, 0, 0, payload->data, payload->len);
+  for (size_t step = 1; step <= log.len; step += log.len - 1) {
+    read_result res = read_log(log.data, log.len, step);
+    g_assert_cmpint(res.status, ==, GS_TRACE_DAMAGED);
+    g_assert_cmpuint(res.events->len, ==, 2);
+    g_assert_cmpint(((gs_trace_event *)res.events->pdata[1])->kind, ==, GS_TRACE_MARK);
+    uint64_t offset = 0;
+    const char *error = gs_trace_reader_error(res.reader, &offset);
+    g_assert_nonnull(error);
+    if (!strstr(error, what))
+      g_error("error '%s' does not mention '%s'", error, what);
+    g_assert_cmpuint(offset, ==, payload_start + at);
+    g_autofree char *where = g_strdup_printf("at byte %" G_GUINT64_FORMAT, offset);
+    g_assert_nonnull(strstr(error, where));
+    g_assert_false(gs_trace_reader_truncated(res.reader, NULL));
+    read_result_clear(&res);
+  }
+  tw_free(&log);
+  g_byte_array_unref(payload);
+}
+
+static GByteArray *payload_with(unsigned kind, GByteArray *body) {
+  GByteArray *payload = g_byte_array_new();
+  put_sample(payload, GS_TRACE_MARK, 1); /* a good event first: 5 bytes */
+  g_assert_cmpuint(payload->len, ==, 5);
+  put_event(payload, kind, body);
+  return payload;
+}
+
+static void test_damaged_events(void) {
+  GByteArray *b;
+  /* The event's length runs past the chunk. */
+  GByteArray *p = g_byte_array_new();
+  put_sample(p, GS_TRACE_MARK, 1);
+  put_bytes(p, "\x05\x09\x00\x00\x01", 5);
+  check_damaged_payload(p, 5, "runs past its chunk");
+  /* A field runs past the event's length (storage_alloc with only its storage). */
+  b = body_new(0, 0);
+  put_uv(b, 9);
+  check_damaged_payload(payload_with(GS_TRACE_STORAGE_ALLOC, b), 5 + 2 + 3,
+                        "runs past its length");
+  /* A varint longer than 10 bytes. */
+  b = body_new(0, 0);
+  put_bytes(b, "\x80\x80\x80\x80\x80\x80\x80\x80\x80\x80\x80\x01", 12);
+  check_damaged_payload(payload_with(GS_TRACE_STORAGE_FREE, b), 5 + 2 + 2, "malformed varint");
+  /* A 10-byte varint whose value does not fit in 64 bits. */
+  b = body_new(0, 0);
+  put_bytes(b, "\xff\xff\xff\xff\xff\xff\xff\xff\xff\x7f", 10);
+  check_damaged_payload(payload_with(GS_TRACE_STORAGE_FREE, b), 5 + 2 + 2, "malformed varint");
+  /* An event too short for its deltas. */
+  b = g_byte_array_new();
+  put_bytes(b, "\x02", 1);
+  check_damaged_payload(payload_with(GS_TRACE_STORAGE_FREE, b), 5, "too short");
+  /* A 32-bit field (a string id) beyond 32 bits. */
+  b = body_new(0, 0);
+  put_uv(b, UINT64_C(1) << 32);
+  check_damaged_payload(payload_with(GS_TRACE_MARK, b), 5 + 2 + 2, "does not fit in 32 bits");
+  /* requires_grad is a byte, 0 or 1. */
+  b = body_new(0, 0);
+  put_bytes(b, "\x01\x01\x00\x00\x00\x00\x02", 7);
+  check_damaged_payload(payload_with(GS_TRACE_TENSOR_CREATE, b), 5 + 2 + 2 + 6, "requires_grad");
+  /* A string id beyond the table. */
+  b = body_new(0, 0);
+  put_uv(b, 1u << 24);
+  put_bytes(b, "\x01x", 2);
+  check_damaged_payload(payload_with(GS_TRACE_STRING, b), 5, "string id 16777216");
+}
+
+/* Counts and lengths read from the log are checked against the limits before anything is
+ * sized by them. */
+static void test_oversize_counts_rejected(void) {
+  GByteArray *b;
+  b = body_new(0, 0);
+  put_bytes(b, "\x01\x01\x00\x00\x00\x00\x01\x00", 8);
+  put_uv(b, GS_MAX_DIMS + 1);
+  check_damaged_payload(payload_with(GS_TRACE_TENSOR_CREATE, b), 5 + 2 + 2 + 8, "ndim 9");
+  b = body_new(0, 0);
+  put_bytes(b, "\x01\x01\x01", 3);
+  put_uv(b, GS__TRACE_MAX_ARRAY + 1);
+  check_damaged_payload(payload_with(GS_TRACE_NODE_CREATE, b), 5 + 2 + 2 + 3, "exceeds 4096");
+  b = body_new(0, 0);
+  put_bytes(b, "\x01\x01\x01\x00", 4);
+  put_uv(b, UINT64_MAX);
+  check_damaged_payload(payload_with(GS_TRACE_NODE_CREATE, b), 5 + 2 + 2 + 4, "exceeds 4096");
+  b = body_new(0, 0);
+  put_bytes(b, "\x01\x01", 2);
+  put_uv(b, 4000); /* within the limit, but more than the event holds */
+  check_damaged_payload(payload_with(GS_TRACE_COMPOSITE_CREATE, b), 5 + 2 + 2 + 2,
+                        "runs past its length");
+  b = body_new(0, 0);
+  put_bytes(b, "\x01", 1);
+  put_uv(b, GS__TRACE_MAX_ARRAY + 1);
+  check_damaged_payload(payload_with(GS_TRACE_VALUES, b), 5 + 2 + 2 + 1, "values exceed");
+  b = body_new(0, 0);
+  put_bytes(b, "\x01\x02", 2);
+  check_damaged_payload(payload_with(GS_TRACE_VALUES, b), 5 + 2 + 2 + 1, "run past");
+  b = body_new(0, 0);
+  put_bytes(b, "\x01", 1);
+  put_uv(b, GS__TRACE_MAX_TEXT + 1);
+  check_damaged_payload(payload_with(GS_TRACE_ERROR, b), 5 + 2 + 2 + 1, "exceeds 65536");
+  b = body_new(0, 0);
+  put_bytes(b, "\x01\x05xy", 4);
+  check_damaged_payload(payload_with(GS_TRACE_ERROR, b), 5 + 2 + 2 + 1, "runs past its length");
+}
+
+/* ---- header and chunks -------------------------------------------------------------------- */
+
+/* Reads bytes whole and one at a time: both must be DAMAGED at offset with `what`. */
+static void check_damaged_log(const uint8_t *data, size_t len, guint n_events, uint64_t offset,
+                              const char *what) {
+  for (size_t step = 1; step <= len; step += len - 1) {
+    read_result res = read_log(data, len, step);
+    g_assert_cmpint(res.status, ==, GS_TRACE_DAMAGED);
+    g_assert_cmpuint(res.events->len, ==, n_events);
+    uint64_t at = 0;
+    const char *error = gs_trace_reader_error(res.reader, &at);
+    if (!strstr(error, what))
+      g_error("error '%s' does not mention '%s'", error, what);
+    g_assert_cmpuint(at, ==, offset);
+    read_result_clear(&res);
+    if (step == len)
+      break;
+  }
+}
+
+static void rewrite_header_crc(tw_log *log) {
+  gs__put_u32(log->data + GS__TRACE_HDR_CRC, gs__crc32c(0, log->data, GS__TRACE_HDR_CRC));
+}
+
+static void test_header_checks(void) {
+  gs_trace_event e = sample(GS_TRACE_SCOPE_END);
+  tw_log log = {0};
+  tw_header(&log, 2, 0, 0, 1);
+  tw_chunk(&log, 1, &e, 1);
+  check_damaged_log(log.data, log.len, 0, 8, "unsupported major version 2; this reader reads 1");
+  log.data[GS__TRACE_HDR_MAJOR] = 0;
+  check_damaged_log(log.data, log.len, 0, 8, "unsupported major version 0");
+  log.data[GS__TRACE_HDR_MAJOR] = 1;
+  /* The version is checked before the CRC: a newer major may lay its header out otherwise. */
+  log.data[GS__TRACE_HDR_MAJOR + 1] = 1;
+  check_damaged_log(log.data, log.len, 0, 8, "unsupported major version 257");
+  log.data[GS__TRACE_HDR_MAJOR + 1] = 0;
+  check_damaged_log(log.data, log.len, 0, 0, "header CRC mismatch");
+  rewrite_header_crc(&log);
+  read_result ok = read_log(log.data, log.len, log.len);
+  g_assert_cmpuint(ok.events->len, ==, 1);
+  read_result_clear(&ok);
+
+  log.data[3] ^= 0x20;
+  check_damaged_log(log.data, log.len, 0, 0, "bad magic");
+  log.data[3] ^= 0x20;
+  log.data[GS__TRACE_HDR_LITTLE] = 0;
+  rewrite_header_crc(&log);
+  check_damaged_log(log.data, log.len, 0, GS__TRACE_HDR_LITTLE, "little-endian");
+  log.data[GS__TRACE_HDR_LITTLE] = 1;
+  gs__put_u32(log.data + GS__TRACE_HDR_SIZE, 60);
+  rewrite_header_crc(&log);
+  check_damaged_log(log.data, log.len, 0, GS__TRACE_HDR_SIZE, "header size 60");
+  tw_free(&log);
+
+  /* A bigger header (a newer minor's fields) is skipped. */
+  tw_header(&log, 1, 3, 0, 1);
+  gs__put_u32(log.data + GS__TRACE_HDR_SIZE, 80);
+  rewrite_header_crc(&log);
+  tw_append(&log, "new header fields", 16);
+  tw_chunk(&log, 1, &e, 1);
+  ok = read_log(log.data, log.len, 1);
+  g_assert_cmpint(ok.status, ==, GS_TRACE_NEED_MORE);
+  g_assert_cmpuint(ok.events->len, ==, 1);
+  read_result_clear(&ok);
+  tw_free(&log);
+
+  /* Not a log at all: told at once, before a whole header arrives. */
+  gs_trace_reader *r = gs_trace_reader_new();
+  gs_trace_reader_feed(r, "GRADX", 5);
+  gs_trace_event ev;
+  g_assert_cmpint(gs_trace_reader_next(r, &ev), ==, GS_TRACE_DAMAGED);
+  gs_trace_reader_free(r);
+}
+
+static void test_chunk_checks(void) {
+  gs_trace_event e = sample(GS_TRACE_SCOPE_END);
+  tw_log log = {0};
+  tw_header(&log, 1, 0, 0, 1);
+  tw_chunk(&log, 1, &e, 1);
+  size_t second = log.len;
+  tw_chunk(&log, 1, &e, 1);
+  log.data[second + 1] = 'X';
+  check_damaged_log(log.data, log.len, 1, second, "bad chunk magic");
+  log.data[second + 1] = 'S';
+  log.data[second + GS__TRACE_CHUNK_HEADER_SIZE] ^= 1;
+  check_damaged_log(log.data, log.len, 1, second, "chunk CRC mismatch");
+  log.data[second + GS__TRACE_CHUNK_HEADER_SIZE] ^= 1;
+  log.data[second + 12] ^= 1; /* the thread is covered by the CRC too */
+  check_damaged_log(log.data, log.len, 1, second, "chunk CRC mismatch");
+  tw_free(&log);
+}
+
+/* A damaged payload length is refused from the chunk header alone: the reader never waits
+ * for, or buffers towards, more than GS__TRACE_MAX_PAYLOAD. */
+static void test_oversize_chunk_rejected_before_allocation(void) {
+  static const uint32_t lengths[] = {GS__TRACE_MAX_PAYLOAD + 1, UINT32_MAX};
+  for (size_t i = 0; i < G_N_ELEMENTS(lengths); i++) {
+    tw_log log = {0};
+    tw_header(&log, 1, 0, 0, 1);
+    uint8_t h[8];
+    gs__put_u32(h, GS__TRACE_CHUNK_MAGIC);
+    gs__put_u32(h + 4, lengths[i]);
+    tw_append(&log, h, sizeof h);
+    check_damaged_log(log.data, log.len, 0, GS__TRACE_HEADER_SIZE + 4, "exceeds the limit");
+    tw_free(&log);
+  }
+  /* The limit itself is allowed: the reader waits for the rest. */
+  tw_log log = {0};
+  tw_header(&log, 1, 0, 0, 1);
+  uint8_t h[8];
+  gs__put_u32(h, GS__TRACE_CHUNK_MAGIC);
+  gs__put_u32(h + 4, GS__TRACE_MAX_PAYLOAD);
+  tw_append(&log, h, sizeof h);
+  read_result res = read_log(log.data, log.len, log.len);
+  g_assert_cmpint(res.status, ==, GS_TRACE_NEED_MORE);
+  uint64_t at = 0;
+  g_assert_true(gs_trace_reader_truncated(res.reader, &at));
+  g_assert_cmpuint(at, ==, GS__TRACE_HEADER_SIZE);
+  read_result_clear(&res);
+  tw_free(&log);
+}
+
+/* Once damaged, always damaged: later good chunks are not read, fed bytes are dropped. */
+static void test_damage_is_final(void) {
+  GArray *events = every_kind();
+  GArray *ends = g_array_new(FALSE, FALSE, sizeof(size_t));
+  tw_log log = make_log(events, 8, 1, ends);
+  size_t second = g_array_index(ends, size_t, 0);
+  log.data[second + 8] ^= 0x40;
+  read_result res = read_log(log.data, log.len, log.len);
+  g_assert_cmpint(res.status, ==, GS_TRACE_DAMAGED);
+  assert_events_equal(events, res.events, 8);
+  gs_trace_reader_feed(res.reader, log.data, log.len);
+  gs_trace_event e;
+  g_assert_cmpint(gs_trace_reader_next(res.reader, &e), ==, GS_TRACE_DAMAGED);
+  uint64_t at = 0;
+  g_assert_nonnull(strstr(gs_trace_reader_error(res.reader, &at), "CRC"));
+  g_assert_cmpuint(at, ==, second);
+  read_result_clear(&res);
+  tw_free(&log);
+  g_array_unref(ends);
+  g_array_unref(events);
+}
+
+/* ---- cut and flipped logs ----------------------------------------------------------------- */
+
+/* A small log: header, then chunks of 3, 1 and 5 events across two threads. */
+static tw_log small_log(GArray *events, GArray *chunk_ends) {
+  tw_log log = {0};
+  tw_header(&log, 1, 0, 123, 77);
+  static const guint sizes[] = {3, 1, 5};
+  guint next = 0;
+  for (size_t c = 0; c < G_N_ELEMENTS(sizes); c++) {
+    for (guint i = 0; i < sizes[c]; i++) {
+      gs_trace_event e = sample((gs_trace_kind)(1 + (next * 7) % (GS_TRACE_KIND_COUNT - 1)));
+      e.thread = (uint32_t)c % 2 + 1;
+      e.seq = 10 + next;
+      e.time_ns = 1000 + 10 * next;
+      g_array_append_val(events, e);
+      next++;
+    }
+    tw_chunk(&log, (uint32_t)c % 2 + 1, &g_array_index(events, gs_trace_event, next - sizes[c]),
+             sizes[c]);
+    size_t end = log.len;
+    g_array_append_val(chunk_ends, end);
+  }
+  return log;
+}
+
+/* Events in the chunks that end at or before byte `at`. */
+static guint events_before(GArray *chunk_ends, size_t at) {
+  static const guint sizes_sum[] = {3, 4, 9};
+  guint n = 0;
+  for (guint c = 0; c < chunk_ends->len; c++)
+    if (g_array_index(chunk_ends, size_t, c) <= at)
+      n = sizes_sum[c];
+  return n;
+}
+
+/* Cut anywhere, a log reads as every whole chunk's events, then NEED_MORE with the cut
+ * reported as a truncated tail; the rest, fed later, reads on as if never cut. */
+static void test_truncation_at_every_byte(void) {
+  GArray *events = g_array_new(FALSE, TRUE, sizeof(gs_trace_event));
+  GArray *ends = g_array_new(FALSE, FALSE, sizeof(size_t));
+  tw_log log = small_log(events, ends);
+  for (size_t cut = 0; cut <= log.len; cut++) {
+    read_result res = read_log(log.data, cut, cut ? cut : 1);
+    g_assert_cmpint(res.status, ==, GS_TRACE_NEED_MORE);
+    guint n = events_before(ends, cut);
+    assert_events_equal(events, res.events, n);
+    size_t whole = cut < GS__TRACE_HEADER_SIZE ? 0 : GS__TRACE_HEADER_SIZE;
+    for (guint c = 0; c < ends->len; c++)
+      if (g_array_index(ends, size_t, c) <= cut)
+        whole = g_array_index(ends, size_t, c);
+    uint64_t at = 0;
+    g_assert_cmpint(gs_trace_reader_truncated(res.reader, &at), ==, cut > whole);
+    if (cut > whole)
+      g_assert_cmpuint(at, ==, whole);
+    g_assert_null(gs_trace_reader_error(res.reader, NULL));
+    gs_trace_reader_feed(res.reader, log.data + cut, log.len - cut);
+    drain(&res);
+    g_assert_cmpint(res.status, ==, GS_TRACE_NEED_MORE);
+    assert_events_equal(events, res.events, events->len);
+    g_assert_false(gs_trace_reader_truncated(res.reader, NULL));
+    read_result_clear(&res);
+  }
+  tw_free(&log);
+  g_array_unref(ends);
+  g_array_unref(events);
+}
+
+/* Every byte flipped in turn (three ways): the reader never delivers a wrong event. It reads
+ * every chunk before the flip and then reports damage at or before the flipped byte; a flip in
+ * chunk padding changes nothing; a flip in the last chunk's payload length may instead make
+ * the chunk look unfinished (a truncated tail), which a live reader cannot tell apart. */
+static void test_flipped_bytes(void) {
+  GArray *events = g_array_new(FALSE, TRUE, sizeof(gs_trace_event));
+  GArray *ends = g_array_new(FALSE, FALSE, sizeof(size_t));
+  tw_log log = small_log(events, ends);
+  static const uint8_t flips[] = {0x01, 0x80, 0xff};
+  for (size_t pos = 0; pos < log.len; pos++) {
+    size_t chunk_start = GS__TRACE_HEADER_SIZE, chunk_end = 0, payload_end = 0;
+    for (guint c = 0; c < ends->len; c++) {
+      chunk_end = g_array_index(ends, size_t, c);
+      if (pos < chunk_end)
+        break;
+      chunk_start = chunk_end;
+    }
+    if (pos >= GS__TRACE_HEADER_SIZE)
+      payload_end = chunk_start + GS__TRACE_CHUNK_HEADER_SIZE +
+                    gs__get_u32(log.data + chunk_start + 4);
+    bool in_padding = pos >= GS__TRACE_HEADER_SIZE && pos >= payload_end;
+    bool in_length = pos >= GS__TRACE_HEADER_SIZE && pos >= chunk_start + 4 &&
+                     pos < chunk_start + 8;
+    guint before = pos < GS__TRACE_HEADER_SIZE ? 0 : events_before(ends, chunk_start);
+    for (size_t f = 0; f < G_N_ELEMENTS(flips); f++) {
+      log.data[pos] ^= flips[f];
+      read_result res = read_log(log.data, log.len, 64);
+      if (in_padding) {
+        g_assert_cmpint(res.status, ==, GS_TRACE_NEED_MORE);
+        assert_events_equal(events, res.events, events->len);
+        g_assert_false(gs_trace_reader_truncated(res.reader, NULL));
+      } else if (res.status == GS_TRACE_DAMAGED) {
+        assert_events_equal(events, res.events, before);
+        uint64_t at = UINT64_MAX;
+        g_assert_nonnull(gs_trace_reader_error(res.reader, &at));
+        g_assert_cmpuint(at, <=, pos);
+        g_assert_cmpuint(at, >=, pos < GS__TRACE_HEADER_SIZE ? 0 : chunk_start);
+      } else {
+        g_assert_true(in_length);
+        assert_events_equal(events, res.events, before);
+        uint64_t at = 0;
+        g_assert_true(gs_trace_reader_truncated(res.reader, &at));
+        g_assert_cmpuint(at, ==, chunk_start);
+      }
+      read_result_clear(&res);
+      log.data[pos] ^= flips[f];
+    }
+  }
+  tw_free(&log);
+  g_array_unref(ends);
+  g_array_unref(events);
+}
+
+int main(int argc, char **argv) {
+  g_test_init(&argc, &argv, NULL);
+  g_test_add_func("/trace-reader/damage/events", test_damaged_events);
+  g_test_add_func("/trace-reader/damage/oversize-counts", test_oversize_counts_rejected);
+  g_test_add_func("/trace-reader/damage/header", test_header_checks);
+  g_test_add_func("/trace-reader/damage/chunks", test_chunk_checks);
+  g_test_add_func("/trace-reader/damage/oversize-chunk",
+                  test_oversize_chunk_rejected_before_allocation);
+  g_test_add_func("/trace-reader/damage/is-final", test_damage_is_final);
+  g_test_add_func("/trace-reader/truncation-at-every-byte", test_truncation_at_every_byte);
+  g_test_add_func("/trace-reader/flipped-bytes", test_flipped_bytes);
+  return g_test_run();
+}

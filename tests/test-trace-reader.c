@@ -1,0 +1,259 @@
+/* test-trace-reader.c: the event-log reader reads back what the format's own encoder wrote
+ * (logs built in memory by trace-writer-test.c, no recorder): every kind with every field,
+ * in any split of the bytes, across threads, with the string table and the rules for logs of
+ * a newer minor version. test-trace-damage.c covers cut and damaged logs. */
+#include "trace-test-util.h"
+
+/* ---- round trips -------------------------------------------------------------------------- */
+
+static void test_every_kind_has_a_schema(void) {
+  for (int k = 1; k < GS_TRACE_KIND_COUNT; k++) {
+    g_assert_nonnull(gs__trace_schema[k]);
+    g_assert_cmpstr(gs_trace_kind_name((gs_trace_kind)k), !=, "unknown");
+  }
+}
+
+static void test_round_trip_every_kind(void) {
+  GArray *events = every_kind();
+  for (guint per_chunk = 1; per_chunk <= events->len; per_chunk += events->len - 1) {
+    tw_log log = make_log(events, per_chunk, 1, NULL);
+    read_result res = read_log(log.data, log.len, log.len);
+    g_assert_cmpint(res.status, ==, GS_TRACE_NEED_MORE);
+    assert_events_equal(events, res.events, events->len);
+    g_assert_false(gs_trace_reader_truncated(res.reader, NULL));
+    g_assert_null(gs_trace_reader_error(res.reader, NULL));
+    g_assert_cmpstr(gs_trace_reader_string(res.reader, 5), ==, "MulBackward");
+    uint32_t major = 0, minor = 99, pid = 0;
+    uint64_t realtime = 0;
+    g_assert_true(gs_trace_reader_header(res.reader, &major, &minor, &realtime, &pid));
+    g_assert_cmpuint(major, ==, GS_TRACE_VERSION_MAJOR);
+    g_assert_cmpuint(minor, ==, GS_TRACE_VERSION_MINOR);
+    g_assert_cmpuint(realtime, ==, 1700000000000000000u);
+    g_assert_cmpuint(pid, ==, 4242);
+    read_result_clear(&res);
+    tw_free(&log);
+  }
+  g_array_unref(events);
+}
+
+/* Whatever the event struct holds in fields its kind does not carry, they read back as 0. */
+static void test_round_trip_zeroes_other_fields(void) {
+  GArray *events = every_kind();
+  GArray *noisy = g_array_copy(events);
+  static const uint64_t junk_array[] = {99, 98};
+  static const double junk_values[] = {6.0};
+  for (guint i = 0; i < noisy->len; i++) {
+    gs_trace_event *e = &g_array_index(noisy, gs_trace_event, i);
+#define JUNK(member, value)                                                                  \
+  if (!e->member)                                                                            \
+    e->member = value;
+    JUNK(tensor, 1001) JUNK(target, 1002) JUNK(storage, 1003) JUNK(source, 1004)
+    JUNK(node, 1005) JUNK(scope, 1006) JUNK(outer, 1007) JUNK(object, 1008) JUNK(module, 1009)
+    JUNK(nbytes, 1010) JUNK(offset, -1011) JUNK(version, 1012) JUNK(name, 1013) JUNK(op, 1014)
+    JUNK(dtype, 3) JUNK(origin, 2) JUNK(holder, 4) JUNK(previous_holder, 5) JUNK(owner, 1015)
+    JUNK(previous_owner, 1016) JUNK(object_kind, 7) JUNK(code, 8) JUNK(requires_grad, true)
+#undef JUNK
+    if (!e->ndim) {
+      e->ndim = 2;
+      e->shape[0] = 5, e->shape[1] = 6;
+      e->strides[0] = 6, e->strides[1] = 1;
+    }
+    if (!e->n_inputs)
+      e->inputs = junk_array, e->n_inputs = 2;
+    if (!e->n_saved)
+      e->saved = junk_array, e->n_saved = 2;
+    if (!e->n_parts)
+      e->parts = junk_array, e->n_parts = 2;
+    if (!e->n_values)
+      e->values = junk_values, e->n_values = 1;
+    if (!e->text)
+      e->text = "junk", e->text_len = 4;
+  }
+  tw_log log = make_log(noisy, 4, 1, NULL);
+  for (guint i = 0; i < events->len; i++)
+    g_array_index(events, gs_trace_event, i).thread = 1;
+  read_result res = read_log(log.data, log.len, log.len);
+  g_assert_cmpint(res.status, ==, GS_TRACE_NEED_MORE);
+  assert_events_equal(events, res.events, events->len);
+  read_result_clear(&res);
+  tw_free(&log);
+  g_array_unref(noisy);
+  g_array_unref(events);
+}
+
+/* Any split of the bytes reads the same events: a live socket delivers whatever it has. */
+static void test_any_split_reads_the_same(void) {
+  GArray *events = every_kind();
+  tw_log log = make_log(events, 5, 2, NULL);
+  static const size_t steps[] = {1, 2, 3, 7, 31, 64, 4096};
+  for (size_t s = 0; s < G_N_ELEMENTS(steps); s++) {
+    read_result res = read_log(log.data, log.len, steps[s]);
+    g_assert_cmpint(res.status, ==, GS_TRACE_NEED_MORE);
+    assert_events_equal(events, res.events, events->len);
+    g_assert_false(gs_trace_reader_truncated(res.reader, NULL));
+    read_result_clear(&res);
+  }
+  tw_free(&log);
+  g_array_unref(events);
+}
+
+/* Chunks of several threads interleave in the file; each event takes its chunk's thread and
+ * seq runs globally across them. */
+static void test_threads_interleaved(void) {
+  GArray *want = g_array_new(FALSE, TRUE, sizeof(gs_trace_event));
+  tw_log log = {0};
+  tw_header(&log, GS_TRACE_VERSION_MAJOR, GS_TRACE_VERSION_MINOR, 0, 1);
+  uint64_t seq = 1;
+  for (int round = 0; round < 4; round++) {
+    for (uint32_t thread = 1; thread <= 3; thread++) {
+      gs_trace_event chunk[3];
+      for (int i = 0; i < 3; i++) {
+        chunk[i] = sample(GS_TRACE_INPLACE_WRITE);
+        chunk[i].thread = thread;
+        chunk[i].tensor = 100 * thread + (uint64_t)i;
+        chunk[i].seq = seq + 3 * (uint64_t)i; /* the other threads' events fall between */
+        chunk[i].time_ns = chunk[i].seq * 10;
+        g_array_append_val(want, chunk[i]);
+      }
+      seq++;
+      tw_chunk(&log, thread, chunk, 3);
+    }
+    seq += 6;
+  }
+  read_result res = read_log(log.data, log.len, 13);
+  assert_events_equal(want, res.events, want->len);
+  read_result_clear(&res);
+  tw_free(&log);
+  g_array_unref(want);
+}
+
+/* seq and time are deltas from the previous event in the chunk: negative ones, and jumps
+ * across the whole 64-bit range, come back exactly. */
+static void test_seq_and_time_deltas(void) {
+  static const uint64_t seqs[] = {5, 4, UINT64_MAX, 0, UINT64_C(1) << 63, 6};
+  static const uint64_t times[] = {UINT64_MAX, 0, 17, 16, 1u << 31, UINT64_C(1) << 62};
+  GArray *events = g_array_new(FALSE, TRUE, sizeof(gs_trace_event));
+  for (size_t i = 0; i < G_N_ELEMENTS(seqs); i++) {
+    gs_trace_event e = sample(GS_TRACE_MARK);
+    e.seq = seqs[i];
+    e.time_ns = times[i];
+    g_array_append_val(events, e);
+  }
+  tw_log log = make_log(events, 6, 9, NULL);
+  read_result res = read_log(log.data, log.len, 5);
+  assert_events_equal(events, res.events, events->len);
+  read_result_clear(&res);
+  tw_free(&log);
+  g_array_unref(events);
+}
+
+static gs_trace_event string_event(uint32_t id, const char *text, uint64_t seq) {
+  return (gs_trace_event){.kind = GS_TRACE_STRING, .name = id, .text = text,
+                          .text_len = (uint32_t)strlen(text), .seq = seq, .time_ns = seq};
+}
+
+/* STRING events fill the table as they are read; a later definition replaces; ids never
+ * defined (or beyond the table) read as "". */
+static void test_string_table(void) {
+  gs_trace_event events[] = {
+      string_event(1, "alpha", 1),          string_event(4095, "page end", 2),
+      string_event(4096, "next page", 3),   string_event((1u << 24) - 1, "last", 4),
+      string_event(1, "beta", 5),           string_event(2, "", 6),
+  };
+  tw_log log = {0};
+  tw_header(&log, 1, 0, 0, 1);
+  tw_chunk(&log, 1, events, G_N_ELEMENTS(events));
+  gs_trace_reader *r = gs_trace_reader_new();
+  g_assert_cmpstr(gs_trace_reader_string(r, 1), ==, "");
+  gs_trace_reader_feed(r, log.data, log.len);
+  gs_trace_event e;
+  g_assert_cmpint(gs_trace_reader_next(r, &e), ==, GS_TRACE_EVENT);
+  g_assert_cmpstr(gs_trace_reader_string(r, 1), ==, "alpha");
+  g_assert_cmpstr(e.text, ==, "alpha");
+  while (gs_trace_reader_next(r, &e) == GS_TRACE_EVENT)
+    ;
+  g_assert_cmpstr(gs_trace_reader_string(r, 1), ==, "beta");
+  g_assert_cmpstr(gs_trace_reader_string(r, 4095), ==, "page end");
+  g_assert_cmpstr(gs_trace_reader_string(r, 4096), ==, "next page");
+  g_assert_cmpstr(gs_trace_reader_string(r, (1u << 24) - 1), ==, "last");
+  g_assert_cmpstr(gs_trace_reader_string(r, 2), ==, "");
+  g_assert_cmpstr(gs_trace_reader_string(r, 3), ==, "");
+  g_assert_cmpstr(gs_trace_reader_string(r, 1u << 24), ==, "");
+  g_assert_cmpstr(gs_trace_reader_string(r, UINT32_MAX), ==, "");
+  gs_trace_reader_free(r);
+  tw_free(&log);
+}
+
+/* Events of a newer minor version: unknown kinds are skipped by their length, but their seq
+ * and time deltas still count; known kinds with extra trailing fields keep the known ones. */
+static void test_newer_minor_version(void) {
+  GByteArray *payload = g_byte_array_new();
+  put_sample(payload, GS_TRACE_STORAGE_FREE, 1);
+  GByteArray *unknown = body_new(10, 100);
+  put_bytes(unknown, "\xff\xff\xff\x01 whatever a newer writer puts here", 38);
+  put_event(payload, GS_TRACE_KIND_COUNT, unknown);
+  put_event(payload, 255, body_new(5, 50));
+  put_event(payload, 0, body_new(1, 1));
+  GByteArray *longer = body_new(2, 3);
+  put_uv(longer, 77);                     /* storage */
+  put_bytes(longer, "\x80\x01\xff\x7f", 4); /* a field this version does not know */
+  put_event(payload, GS_TRACE_STORAGE_FREE, longer);
+  put_sample(payload, GS_TRACE_SCOPE_END, 1);
+
+  tw_log log = {0};
+  tw_header(&log, GS_TRACE_VERSION_MAJOR, GS_TRACE_VERSION_MINOR + 7, 0, 1);
+  tw_chunk_raw(&log, 3, 1000, 5000, payload->data, payload->len);
+  for (size_t step = 1; step <= log.len; step += log.len - 1) {
+    read_result res = read_log(log.data, log.len, step);
+    g_assert_cmpint(res.status, ==, GS_TRACE_NEED_MORE);
+    g_assert_cmpuint(res.events->len, ==, 3);
+    const gs_trace_event *first = res.events->pdata[0], *second = res.events->pdata[1];
+    const gs_trace_event *third = res.events->pdata[2];
+    g_assert_cmpuint(first->seq, ==, 1001);
+    g_assert_cmpuint(first->storage, ==, UINT64_MAX);
+    g_assert_cmpint(second->kind, ==, GS_TRACE_STORAGE_FREE);
+    g_assert_cmpuint(second->storage, ==, 77);
+    g_assert_cmpuint(second->seq, ==, 1001 + 10 + 5 + 1 + 2);
+    g_assert_cmpuint(second->time_ns, ==, 5000 + 100 + 50 + 1 + 3);
+    g_assert_cmpuint(second->thread, ==, 3);
+    g_assert_cmpint(third->kind, ==, GS_TRACE_SCOPE_END);
+    g_assert_cmpuint(third->seq, ==, second->seq + 1);
+    uint32_t minor = 0;
+    g_assert_true(gs_trace_reader_header(res.reader, NULL, &minor, NULL, NULL));
+    g_assert_cmpuint(minor, ==, GS_TRACE_VERSION_MINOR + 7);
+    read_result_clear(&res);
+  }
+  tw_free(&log);
+  g_byte_array_unref(payload);
+}
+
+/* A valid log whose second chunk has this payload (a good MARK event, then damage) must
+ * deliver the first chunk's event and the MARK, then be DAMAGED at payload offset `at` with a
+ * message containing `what`, in any split. */
+static void test_empty_input(void) {
+  gs_trace_reader *r = gs_trace_reader_new();
+  gs_trace_event e;
+  g_assert_cmpint(gs_trace_reader_next(r, &e), ==, GS_TRACE_NEED_MORE);
+  gs_trace_reader_feed(r, NULL, 0);
+  g_assert_cmpint(gs_trace_reader_next(r, &e), ==, GS_TRACE_NEED_MORE);
+  g_assert_false(gs_trace_reader_truncated(r, NULL));
+  g_assert_false(gs_trace_reader_header(r, NULL, NULL, NULL, NULL));
+  g_assert_null(gs_trace_reader_error(r, NULL));
+  gs_trace_reader_free(r);
+  gs_trace_reader_free(NULL);
+}
+
+int main(int argc, char **argv) {
+  g_test_init(&argc, &argv, NULL);
+  g_test_add_func("/trace-reader/every-kind-has-a-schema", test_every_kind_has_a_schema);
+  g_test_add_func("/trace-reader/round-trip/every-kind", test_round_trip_every_kind);
+  g_test_add_func("/trace-reader/round-trip/zeroes-other-fields",
+                  test_round_trip_zeroes_other_fields);
+  g_test_add_func("/trace-reader/round-trip/any-split", test_any_split_reads_the_same);
+  g_test_add_func("/trace-reader/round-trip/threads-interleaved", test_threads_interleaved);
+  g_test_add_func("/trace-reader/round-trip/seq-and-time-deltas", test_seq_and_time_deltas);
+  g_test_add_func("/trace-reader/string-table", test_string_table);
+  g_test_add_func("/trace-reader/newer-minor-version", test_newer_minor_version);
+  g_test_add_func("/trace-reader/empty-input", test_empty_input);
+  return g_test_run();
+}
