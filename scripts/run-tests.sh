@@ -32,11 +32,11 @@ gs_say "sanitizer build (build-asan/: address, undefined; every report fatal)"
 gs_configure build-asan -Db_sanitize=address,undefined -Db_lundef=false \
   -Dc_args=-fno-sanitize-recover=all
 if ninja -C build-asan -j "$GS_JOBS"; then
-  gs_say "engine and example tests under the sanitizers (build-asan/)"
+  gs_say "engine, example and CLI tests under the sanitizers (build-asan/)"
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
   UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
     meson test -C build-asan --no-rebuild --print-errorlogs --num-processes "$GS_JOBS" \
-      --suite engine --suite examples || status=1
+      --suite engine --suite examples --suite cli || status=1
 else
   gs_say "build-asan/ did not compile"
   status=1
