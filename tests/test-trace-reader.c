@@ -13,6 +13,14 @@ static void test_every_kind_has_a_schema(void) {
   }
 }
 
+/* CRC-32C's published check value, and that a CRC can be continued over pieces (the chunk
+ * CRC covers the header's tail, then the payload). */
+static void test_crc32c(void) {
+  g_assert_cmphex(gs__crc32c(0, "123456789", 9), ==, 0xe3069283u);
+  g_assert_cmphex(gs__crc32c(gs__crc32c(0, "1234", 4), "56789", 5), ==, 0xe3069283u);
+  g_assert_cmphex(gs__crc32c(0, "", 0), ==, 0);
+}
+
 static void test_round_trip_every_kind(void) {
   GArray *events = every_kind();
   for (guint per_chunk = 1; per_chunk <= events->len; per_chunk += events->len - 1) {
@@ -246,6 +254,7 @@ static void test_empty_input(void) {
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/trace-reader/every-kind-has-a-schema", test_every_kind_has_a_schema);
+  g_test_add_func("/trace-reader/crc32c", test_crc32c);
   g_test_add_func("/trace-reader/round-trip/every-kind", test_round_trip_every_kind);
   g_test_add_func("/trace-reader/round-trip/zeroes-other-fields",
                   test_round_trip_zeroes_other_fields);
