@@ -143,9 +143,7 @@ gs_tensor gs__register(const gs__tensor *t, const char *fn) {
   s->tensor.created_event = gs__next_event();
   /* Only a tensor with fresh bytes charges them to its scope: views share someone's. */
   uint64_t bytes = t->origin == GS__ORIGIN_NEW ? t->storage->nbytes : 0;
-  gs__own_lock();
-  gs__own_new_locked(&s->own, GS_OBJECT_TENSOR, h.id, bytes);
-  gs__own_unlock();
+  gs__own_new(&s->own, GS_OBJECT_TENSOR, h.id, bytes);
   if (gs__trace_on())
     gs__trace_tensor_create(&s->tensor, &s->own);
   atomic_store_explicit(&s->live, true, memory_order_release);
@@ -176,9 +174,7 @@ void gs__dispose_as(gs_tensor h, const char *reason) {
   if (!t)
     return;
   slot *s = gs__slot_of(t);
-  gs__own_lock();
-  gs__own_dispose_locked(&s->own);
-  gs__own_unlock();
+  gs__own_dispose(&s->own);
   gs__autograd_on_dispose(t);
   gs__storage *storage = t->storage;
   t->storage = NULL;

@@ -276,6 +276,8 @@ GS__BACKWARD(MinimumScalarBackward, minimum_scalar_backward);
 
 /* Records the node of a tensor-tensor binary op: which inputs and outputs its formula reads. */
 static void record_binary(gs__binop op, gs_tensor h, const gs__tensor *a, const gs__tensor *b) {
+  if (!gs__any_requires_grad(2, (const gs__tensor *[]){a, b}))
+    return; /* the common case for data and inference: nothing to look up */
   static const gs__node_kind *const kinds[GS__BINOP_COUNT] = {
       [GS__ADD] = &AddBackward, [GS__SUB] = &SubBackward, [GS__MUL] = &MulBackward,
       [GS__DIV] = &DivBackward, [GS__POW] = &PowBackward, [GS__MAXIMUM] = &MaximumBackward,
@@ -294,6 +296,8 @@ static void record_binary(gs__binop op, gs_tensor h, const gs__tensor *a, const 
 
 static void record_binary_scalar(gs__binop op, bool reversed, gs_tensor h, const gs__tensor *a,
                                  double s) {
+  if (!gs__any_requires_grad(1, &a))
+    return;
   const gs__node_kind *kind;
   bool save_a = false;
   switch (op) {
@@ -504,7 +508,7 @@ static void record_unary(gs__unop op, gs_tensor h, const gs__tensor *in,
       [GS__RELU] = {&ReluBackward, SAVE_OUTPUT},    [GS__LEAKY_RELU] = {&LeakyReluBackward, SAVE_INPUT},
       [GS__GELU] = {&GeluBackward, SAVE_INPUT},     [GS__CLAMP] = {&ClampBackward, SAVE_INPUT},
   };
-  if (!rules[op].kind)
+  if (!rules[op].kind || !gs__any_requires_grad(1, &in))
     return; /* internal ops (gelu's derivative) are not differentiated */
   gs__tensor *out = gs__lookup(h, rules[op].kind->name);
   gs__node *n = gs__record(rules[op].kind, out, 1, (const gs__tensor *[]){in},

@@ -140,6 +140,29 @@ void gs__own_adopt(gs_tensor h) {
   gs__own_unlock();
 }
 
+void gs__own_new(gs__owned *o, int kind, uint64_t id, uint64_t bytes) {
+  /* With no scope open the record only touches this thread's counters: no lock needed, which
+   * keeps unscoped small ops cheap. */
+  if (!thread_scopes.current || thread_scopes.suspended > 0) {
+    gs__own_new_locked(o, kind, id, bytes);
+    return;
+  }
+  gs__own_lock();
+  gs__own_new_locked(o, kind, id, bytes);
+  gs__own_unlock();
+}
+
+void gs__own_dispose(gs__owned *o) {
+  /* Only a scoped object is on a list another thread may walk. */
+  if (o->holder != GS__HELD_BY_SCOPE) {
+    gs__own_dispose_locked(o);
+    return;
+  }
+  gs__own_lock();
+  gs__own_dispose_locked(o);
+  gs__own_unlock();
+}
+
 void gs__dispose_object(uint64_t id, const char *reason) {
   if (gs__is_composite_id(id))
     gs__composite_dispose(id, reason);

@@ -50,6 +50,9 @@ gs__scope_rec *gs__scope_lookup(gs_scope s, const char *fn);
 
 /* A new object: owned by the current scope, the caller, or (while suspended) the engine. */
 void gs__own_new_locked(gs__owned *o, int kind, uint64_t id, uint64_t bytes);
+/* The same, taking the lock only when a scope's list is involved. */
+void gs__own_new(gs__owned *o, int kind, uint64_t id, uint64_t bytes);
+void gs__own_dispose(gs__owned *o);
 /* The object is being disposed: counts the disposal and leaves its owner. */
 void gs__own_dispose_locked(gs__owned *o);
 /* Moves o into scope (NULL: to the caller), counting as TorchSharp does: attach counts when
