@@ -14,6 +14,7 @@
 #include "scope.h"
 #include "packed.h"
 #include "trace.h"
+#include "optim.h"
 
 #define GS_VERSION_MAJOR 0
 #define GS_VERSION_MINOR 1
