@@ -15,6 +15,7 @@
 #include "packed.h"
 #include "trace.h"
 #include "nn.h"
+#include "optim.h"
 
 #define GS_VERSION_MAJOR 0
 #define GS_VERSION_MINOR 1

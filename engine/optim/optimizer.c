@@ -1,0 +1,374 @@
+/* optimizer.c: SGD, Adam and AdamW, step for step as torch.optim's single-tensor
+ * implementations, written with the engine's own ops under no_grad.
+ *
+ * An optimizer is a record in a table of generation-checked records (as modules are). It
+ * borrows its parameters and owns its state tensors outside every scope: they are created
+ * lazily on a parameter's first step (as PyTorch does), detached from whatever scope is
+ * current, and disposed by gs_optimizer_dispose. Temporaries of a step are disposed at once. */
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gradscope/gradscope.h>
+
+#include "core-impl.h"
+
+typedef enum opt_kind { OPT_SGD, OPT_ADAM, OPT_ADAMW } opt_kind;
+
+typedef struct param_state {
+  gs_tensor param;
+  gs_tensor buf;        /* SGD momentum buffer, or Adam's exp_avg */
+  gs_tensor sq;         /* Adam's exp_avg_sq */
+  gs_tensor max_sq;     /* Adam's max_exp_avg_sq (amsgrad) */
+  int64_t step;         /* Adam's per-parameter step count */
+} param_state;
+
+typedef struct optimizer {
+  uint32_t index;
+  uint32_t generation;
+  bool live;
+  uint32_t next_free;
+  opt_kind kind;
+  gs_sgd_options sgd;
+  gs_adam_options adam;
+  param_state *params;
+  int n_params;
+} optimizer;
+
+#define MAX_OPTIMIZERS 65536u
+
+static optimizer *records[MAX_OPTIMIZERS];
+static uint32_t record_count;
+static uint32_t free_head = UINT32_MAX;
+static pthread_mutex_t optim_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static const char *kind_name(opt_kind k) {
+  return k == OPT_SGD ? "SGD" : k == OPT_ADAM ? "Adam" : "AdamW";
+}
+
+static optimizer *lookup(gs_optimizer h, const char *fn) {
+  uint32_t index = (uint32_t)(h.id & 0xffffffffu);
+  pthread_mutex_lock(&optim_lock);
+  optimizer *o = h.id && index < record_count ? records[index] : NULL;
+  bool ok = o && o->live && o->generation == (uint32_t)(h.id >> 32);
+  pthread_mutex_unlock(&optim_lock);
+  if (ok)
+    return o;
+  gs__error(GS_ERR_STALE_HANDLE, fn, "optimizer handle %#llx is %s", (unsigned long long)h.id,
+            !h.id ? "empty"
+            : o   ? "stale: the optimizer was disposed"
+                  : "not one this process made");
+  return NULL;
+}
+
+/* Parameters must be alive, floating leaves (PyTorch: "can't optimize a non-leaf Tensor"). */
+static bool check_params(const gs_tensor *params, int n, const char *fn) {
+  if (n < 0 || (n > 0 && !params)) {
+    gs__error(GS_ERR_ARGUMENT, fn, "expected an array of %d parameters, got %s", n,
+              n < 0 ? "a negative count" : "NULL");
+    return false;
+  }
+  if (n == 0) {
+    gs__error(GS_ERR_ARGUMENT, fn, "optimizer got an empty parameter list");
+    return false;
+  }
+  for (int i = 0; i < n; i++) {
+    gs_tensor p = params[i];
+    if (!gs_is_alive(p)) {
+      gs__error(GS_ERR_STALE_HANDLE, fn, "parameter %d (handle %#llx) is not a live tensor", i,
+                (unsigned long long)p.id);
+      return false;
+    }
+    if (!gs_dtype_is_floating(gs_dtype_of(p))) {
+      gs__error(GS_ERR_DTYPE, fn, "parameter %d is %s; an optimizer can only optimize floating "
+                "tensors", i, gs_dtype_name(gs_dtype_of(p)));
+      return false;
+    }
+    if (!gs_is_leaf(p)) {
+      gs__error(GS_ERR_ARGUMENT, fn, "parameter %d: can't optimize a non-leaf Tensor (it was "
+                "made by %s)", i, gs_grad_fn_name(p));
+      return false;
+    }
+  }
+  return true;
+}
+
+static gs_optimizer new_optimizer(opt_kind kind, const gs_tensor *params, int n,
+                                  const gs_sgd_options *sgd, const gs_adam_options *adam,
+                                  const char *fn) {
+  param_state *ps = calloc((size_t)n, sizeof *ps);
+  if (!ps) {
+    gs__error(GS_ERR_OUT_OF_MEMORY, fn, "could not allocate the state of %d parameters", n);
+    return (gs_optimizer){0};
+  }
+  for (int i = 0; i < n; i++)
+    ps[i].param = params[i];
+  pthread_mutex_lock(&optim_lock);
+  optimizer *o;
+  if (free_head != UINT32_MAX) {
+    o = records[free_head];
+    free_head = o->next_free;
+  } else if (record_count < MAX_OPTIMIZERS && (o = calloc(1, sizeof *o))) {
+    o->index = record_count;
+    o->generation = 1;
+    records[record_count++] = o;
+  } else {
+    pthread_mutex_unlock(&optim_lock);
+    free(ps);
+    gs__error(GS_ERR_OUT_OF_MEMORY, fn, "too many optimizers are alive");
+    return (gs_optimizer){0};
+  }
+  o->live = true;
+  o->kind = kind;
+  if (sgd)
+    o->sgd = *sgd;
+  if (adam)
+    o->adam = *adam;
+  o->params = ps;
+  o->n_params = n;
+  gs_optimizer h = {((uint64_t)o->generation << 32) | o->index};
+  pthread_mutex_unlock(&optim_lock);
+  return h;
+}
+
+gs_optimizer gs_sgd_new(const gs_tensor *params, int n, const gs_sgd_options *opt) {
+  const char *fn = "sgd_new";
+  gs_sgd_options o = opt ? *opt : GS_SGD_OPTIONS_DEFAULT;
+  if (!(o.lr >= 0.0)) {
+    gs__error(GS_ERR_ARGUMENT, fn, "Invalid learning rate: %g", o.lr);
+    return (gs_optimizer){0};
+  }
+  if (!(o.momentum >= 0.0)) {
+    gs__error(GS_ERR_ARGUMENT, fn, "Invalid momentum value: %g", o.momentum);
+    return (gs_optimizer){0};
+  }
+  if (!(o.weight_decay >= 0.0)) {
+    gs__error(GS_ERR_ARGUMENT, fn, "Invalid weight_decay value: %g", o.weight_decay);
+    return (gs_optimizer){0};
+  }
+  if (isnan(o.dampening)) {
+    gs__error(GS_ERR_ARGUMENT, fn, "Invalid dampening value: %g", o.dampening);
+    return (gs_optimizer){0};
+  }
+  if (o.nesterov && (o.momentum <= 0.0 || o.dampening != 0.0)) {
+    gs__error(GS_ERR_ARGUMENT, fn,
+              "Nesterov momentum requires a momentum and zero dampening (got momentum %g, "
+              "dampening %g)", o.momentum, o.dampening);
+    return (gs_optimizer){0};
+  }
+  if (!check_params(params, n, fn))
+    return (gs_optimizer){0};
+  return new_optimizer(OPT_SGD, params, n, &o, NULL, fn);
+}
+
+static bool check_adam(const gs_adam_options *o, const char *fn) {
+  if (!(o->lr >= 0.0)) {
+    gs__error(GS_ERR_ARGUMENT, fn, "Invalid learning rate: %g", o->lr);
+    return false;
+  }
+  if (!(o->eps >= 0.0)) {
+    gs__error(GS_ERR_ARGUMENT, fn, "Invalid epsilon value: %g", o->eps);
+    return false;
+  }
+  if (!(o->beta1 >= 0.0 && o->beta1 < 1.0)) {
+    gs__error(GS_ERR_ARGUMENT, fn, "Invalid beta parameter at index 0: %g (must be in [0, 1))",
+              o->beta1);
+    return false;
+  }
+  if (!(o->beta2 >= 0.0 && o->beta2 < 1.0)) {
+    gs__error(GS_ERR_ARGUMENT, fn, "Invalid beta parameter at index 1: %g (must be in [0, 1))",
+              o->beta2);
+    return false;
+  }
+  if (!(o->weight_decay >= 0.0)) {
+    gs__error(GS_ERR_ARGUMENT, fn, "Invalid weight_decay value: %g", o->weight_decay);
+    return false;
+  }
+  return true;
+}
+
+gs_optimizer gs_adam_new(const gs_tensor *params, int n, const gs_adam_options *opt) {
+  gs_adam_options o = opt ? *opt : GS_ADAM_OPTIONS_DEFAULT;
+  if (!check_adam(&o, "adam_new") || !check_params(params, n, "adam_new"))
+    return (gs_optimizer){0};
+  return new_optimizer(OPT_ADAM, params, n, NULL, &o, "adam_new");
+}
+
+gs_optimizer gs_adamw_new(const gs_tensor *params, int n, const gs_adam_options *opt) {
+  gs_adam_options o = opt ? *opt : GS_ADAM_OPTIONS_DEFAULT;
+  if (!check_adam(&o, "adamw_new") || !check_params(params, n, "adamw_new"))
+    return (gs_optimizer){0};
+  return new_optimizer(OPT_ADAMW, params, n, NULL, &o, "adamw_new");
+}
+
+/* ---- steps ------------------------------------------------------------------------------ */
+
+static void drop(gs_tensor t) {
+  if (t.id && gs_is_alive(t))
+    gs_dispose(t);
+}
+
+/* A state tensor: owned by the optimizer, outside every scope. */
+static gs_tensor own(gs_tensor t) {
+  return t.id ? gs_detach_from_scopes(t) : t;
+}
+
+/* y += alpha * x (PyTorch's y.add_(x, alpha=alpha)). */
+static void axpy_(gs_tensor y, gs_tensor x, double alpha) {
+  gs_tensor tmp = gs_mul_scalar(x, alpha);
+  if (tmp.id)
+    gs_add_(y, tmp);
+  drop(tmp);
+}
+
+/* x + alpha * y, a new tensor (PyTorch's x.add(y, alpha=alpha)). */
+static gs_tensor add_scaled(gs_tensor x, gs_tensor y, double alpha) {
+  gs_tensor tmp = gs_mul_scalar(y, alpha);
+  gs_tensor out = tmp.id ? gs_add(x, tmp) : GS_NO_TENSOR;
+  drop(tmp);
+  return out;
+}
+
+static void sgd_step(const gs_sgd_options *o, param_state *s) {
+  gs_tensor p = s->param;
+  gs_tensor g = gs_grad(p);
+  gs_tensor d = g, d_owned = GS_NO_TENSOR;
+  if (o->weight_decay != 0.0)
+    d = d_owned = add_scaled(g, p, o->weight_decay);
+  if (!d.id)
+    return;
+  gs_tensor nesterov = GS_NO_TENSOR;
+  if (o->momentum != 0.0) {
+    if (!s->buf.id) {
+      s->buf = own(gs_clone(d));
+    } else {
+      gs_mul_scalar_(s->buf, o->momentum);
+      axpy_(s->buf, d, 1.0 - o->dampening);
+    }
+    if (o->nesterov)
+      d = nesterov = add_scaled(d, s->buf, o->momentum);
+    else
+      d = s->buf;
+  }
+  if (d.id)
+    axpy_(p, d, -o->lr);
+  drop(nesterov);
+  drop(d_owned);
+}
+
+static void adam_step(const gs_adam_options *o, bool decoupled, param_state *s) {
+  gs_tensor p = s->param;
+  gs_tensor g = gs_grad(p), g_owned = GS_NO_TENSOR;
+  if (!s->buf.id) {
+    s->step = 0;
+    s->buf = own(gs_zeros_like(p));
+    s->sq = own(gs_zeros_like(p));
+    if (o->amsgrad)
+      s->max_sq = own(gs_zeros_like(p));
+    if (!s->buf.id || !s->sq.id || (o->amsgrad && !s->max_sq.id))
+      return;
+  }
+  s->step++;
+  if (o->weight_decay != 0.0) {
+    if (decoupled)
+      gs_mul_scalar_(p, 1.0 - o->lr * o->weight_decay);
+    else if (!(g = g_owned = add_scaled(g, p, o->weight_decay)).id)
+      return;
+  }
+  /* exp_avg = beta1 * exp_avg + (1 - beta1) * g; exp_avg_sq = beta2 * exp_avg_sq + (1 - beta2) g^2 */
+  gs_mul_scalar_(s->buf, o->beta1);
+  axpy_(s->buf, g, 1.0 - o->beta1);
+  gs_tensor g2 = gs_mul(g, g);
+  gs_mul_scalar_(s->sq, o->beta2);
+  if (g2.id)
+    axpy_(s->sq, g2, 1.0 - o->beta2);
+  drop(g2);
+  double bc1 = 1.0 - pow(o->beta1, (double)s->step);
+  double bc2 = 1.0 - pow(o->beta2, (double)s->step);
+  double step_size = o->lr / bc1;
+  double bc2_sqrt = sqrt(bc2);
+  gs_tensor v = s->sq;
+  if (o->amsgrad) {
+    gs_tensor mx = gs_maximum(s->max_sq, s->sq);
+    if (mx.id)
+      gs_copy_(s->max_sq, mx);
+    drop(mx);
+    v = s->max_sq;
+  }
+  /* denom = sqrt(v) / sqrt(bc2) + eps; p += -step_size * exp_avg / denom */
+  gs_tensor root = gs_sqrt(v);
+  gs_tensor denom = root.id ? gs_div_scalar(root, bc2_sqrt) : GS_NO_TENSOR;
+  drop(root);
+  if (denom.id) {
+    gs_add_scalar_(denom, o->eps);
+    gs_tensor ratio = gs_div(s->buf, denom);
+    if (ratio.id)
+      axpy_(p, ratio, -step_size);
+    drop(ratio);
+  }
+  drop(denom);
+  drop(g_owned);
+}
+
+void gs_optimizer_step(gs_optimizer h) {
+  const char *fn = "optimizer_step";
+  optimizer *o = lookup(h, fn);
+  if (!o)
+    return;
+  for (int i = 0; i < o->n_params; i++) {
+    if (!gs_is_alive(o->params[i].param)) {
+      gs__error(GS_ERR_STALE_HANDLE, fn,
+                "%s parameter %d (handle %#llx) was disposed while the optimizer still holds it",
+                kind_name(o->kind), i, (unsigned long long)o->params[i].param.id);
+      return;
+    }
+  }
+  gs_no_grad_begin();
+  for (int i = 0; i < o->n_params; i++) {
+    param_state *s = &o->params[i];
+    if (!gs_grad(s->param).id)
+      continue; /* no gradient: skipped, as PyTorch */
+    if (o->kind == OPT_SGD)
+      sgd_step(&o->sgd, s);
+    else
+      adam_step(&o->adam, o->kind == OPT_ADAMW, s);
+  }
+  gs_no_grad_end();
+}
+
+void gs_optimizer_zero_grad(gs_optimizer h) {
+  optimizer *o = lookup(h, "optimizer_zero_grad");
+  if (!o)
+    return;
+  for (int i = 0; i < o->n_params; i++)
+    if (gs_is_alive(o->params[i].param))
+      gs_zero_grad(o->params[i].param);
+}
+
+int gs_optimizer_parameter_count(gs_optimizer h) {
+  optimizer *o = lookup(h, "optimizer_parameter_count");
+  return o ? o->n_params : -1;
+}
+
+void gs_optimizer_dispose(gs_optimizer h) {
+  optimizer *o = lookup(h, "optimizer_dispose");
+  if (!o)
+    return;
+  for (int i = 0; i < o->n_params; i++) {
+    drop(o->params[i].buf);
+    drop(o->params[i].sq);
+    drop(o->params[i].max_sq);
+  }
+  free(o->params);
+  pthread_mutex_lock(&optim_lock);
+  o->params = NULL;
+  o->n_params = 0;
+  o->live = false;
+  o->generation++;
+  if (o->generation == 0)
+    o->generation = 1;
+  o->next_free = free_head;
+  free_head = o->index;
+  pthread_mutex_unlock(&optim_lock);
+}
