@@ -11,6 +11,7 @@
 #include "ops.h"
 #include "memory.h"
 #include "autograd.h"
+#include "loss.h"
 #include "scope.h"
 #include "packed.h"
 #include "trace.h"

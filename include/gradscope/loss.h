@@ -1,0 +1,45 @@
+/* gradscope/loss.h: loss functions, as torch.nn.functional computes them.
+ *
+ * Every loss is composed of differentiable ops (log_softmax, gather, logsumexp, ...), so its
+ * result takes part in autograd like any other op's: backward reaches the floating inputs
+ * that require grad. Each call validates its arguments before computing anything, reports
+ * errors under the loss's name ("cross_entropy: ...") and returns GS_NO_TENSOR after one;
+ * otherwise it leaves exactly one new handle (the result), its intermediates disposed.
+ */
+#pragma once
+
+#include "types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* How per-element losses become the result: their mean (a 0-dim tensor; over the N rows for
+ * the class losses, over every element for mse and bce), their sum (0-dim), or none (the
+ * per-element losses themselves: [N] for the class losses, the input's shape otherwise). */
+typedef enum gs_reduction {
+  GS_REDUCTION_MEAN = 0,
+  GS_REDUCTION_SUM,
+  GS_REDUCTION_NONE,
+} gs_reduction;
+
+/* F.cross_entropy with class indices: logits [N, C] (floating), targets [N] i64 class indices
+ * in [0, C). label_smoothing in [0, 1] as PyTorch's: each row's loss is
+ * (1 - e) * -log_softmax[target] + e * mean over classes of -log_softmax. */
+GS_API gs_tensor gs_cross_entropy(gs_tensor logits, gs_tensor targets, gs_reduction reduction,
+                                  double label_smoothing);
+/* F.nll_loss: log_probs [N, C] (floating), targets [N] i64 in [0, C); each row's loss is
+ * -log_probs[target]. */
+GS_API gs_tensor gs_nll_loss(gs_tensor log_probs, gs_tensor targets, gs_reduction reduction);
+/* F.mse_loss: (input - target)^2, input and target floating and of one shape (no
+ * broadcasting). */
+GS_API gs_tensor gs_mse_loss(gs_tensor input, gs_tensor target, gs_reduction reduction);
+/* F.binary_cross_entropy_with_logits: max(x, 0) - x*y + log(1 + exp(-|x|)) for logits x and
+ * targets y (floating, of one shape), computed stably (as logsumexp(0, x) - x*y, whose
+ * gradient is exactly sigmoid(x) - y, also at x = 0). */
+GS_API gs_tensor gs_binary_cross_entropy_with_logits(gs_tensor logits, gs_tensor targets,
+                                                     gs_reduction reduction);
+
+#ifdef __cplusplus
+}
+#endif

@@ -1,0 +1,353 @@
+/* test-loss.c: the losses against values computed here in plain C from PyTorch's formulas,
+ * in every reduction; label smoothing; gradcheck of each loss with respect to its floating
+ * inputs; the errors each refuses bad arguments with; and that a call leaves exactly one new
+ * handle (every test ends with the live tensor count it started with). */
+#include "test-util.h"
+
+#define N 3
+#define C 4
+
+static const double logits_v[N * C] = {0.5, -1.25, 2.0,  0.125, /* row 0 */
+                                       -0.75, 0.3, 0.0, 1.5,    /* row 1 */
+                                       3.0, -2.0, 0.25, -0.5};  /* row 2 */
+static const int64_t targets_v[N] = {2, 0, 3};
+
+static gs_tensor make_logits(bool requires_grad) {
+  gs_tensor t = gs_from_data(GS_F64, (int64_t[]){N, C}, 2, logits_v);
+  if (requires_grad)
+    gs_set_requires_grad(t, true);
+  return t;
+}
+
+static gs_tensor make_targets(void) {
+  return gs_from_data(GS_I64, (int64_t[]){N}, 1, targets_v);
+}
+
+/* Per-row cross entropy with smoothing eps, as PyTorch: (1-eps)*nll + eps*mean_c(-lsm). */
+static void expected_ce_rows(double eps, double *rows) {
+  for (int i = 0; i < N; i++) {
+    const double *x = &logits_v[i * C];
+    double m = x[0];
+    for (int c = 1; c < C; c++)
+      m = fmax(m, x[c]);
+    double s = 0, mean_x = 0;
+    for (int c = 0; c < C; c++)
+      s += exp(x[c] - m), mean_x += x[c] / C;
+    double lse = m + log(s);
+    double nll = lse - x[targets_v[i]];
+    double smooth = lse - mean_x;
+    rows[i] = (1 - eps) * nll + eps * smooth;
+  }
+}
+
+/* Checks a loss result against per-element expectations under reduction. */
+static void assert_reduced(gs_tensor loss, gs_reduction reduction, const double *rows,
+                           const int64_t *shape, int ndim) {
+  int64_t n = test_numel(shape, ndim);
+  if (reduction == GS_REDUCTION_NONE) {
+    test_assert_values(loss, shape, ndim, rows, 1e-12, 1e-12);
+    return;
+  }
+  double total = 0;
+  for (int64_t i = 0; i < n; i++)
+    total += rows[i];
+  double expected = reduction == GS_REDUCTION_MEAN ? total / (double)n : total;
+  test_assert_values(loss, NULL, 0, &expected, 1e-12, 1e-12);
+}
+
+static const gs_reduction reductions[] = {GS_REDUCTION_MEAN, GS_REDUCTION_SUM,
+                                          GS_REDUCTION_NONE};
+
+/* ---- values -------------------------------------------------------------------------- */
+
+static void test_cross_entropy_values(void) {
+  uint64_t live = gs_live_tensor_count();
+  gs_tensor logits = make_logits(false), targets = make_targets();
+  const double eps_values[] = {0.0, 0.1, 0.35};
+  for (size_t e = 0; e < G_N_ELEMENTS(eps_values); e++) {
+    double rows[N];
+    expected_ce_rows(eps_values[e], rows);
+    for (size_t r = 0; r < G_N_ELEMENTS(reductions); r++) {
+      test_set_context("cross_entropy eps %g reduction %d", eps_values[e], (int)reductions[r]);
+      uint64_t before = gs_live_tensor_count();
+      gs_tensor loss = gs_cross_entropy(logits, targets, reductions[r], eps_values[e]);
+      g_assert_cmpuint(gs_live_tensor_count(), ==, before + 1); /* only the result */
+      assert_reduced(loss, reductions[r], rows, (int64_t[]){N}, 1);
+      gs_dispose(loss);
+    }
+  }
+  gs_dispose(logits), gs_dispose(targets);
+  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
+}
+
+/* Logits in f32 give an f32 loss close to the f64 one. */
+static void test_cross_entropy_f32(void) {
+  uint64_t live = gs_live_tensor_count();
+  gs_tensor l64 = make_logits(false), targets = make_targets();
+  gs_tensor l32 = gs_to_dtype(l64, GS_F32);
+  gs_tensor loss = gs_cross_entropy(l32, targets, GS_REDUCTION_MEAN, 0.1);
+  g_assert_cmpint(gs_dtype_of(loss), ==, GS_F32);
+  double rows[N];
+  expected_ce_rows(0.1, rows);
+  double expected = (rows[0] + rows[1] + rows[2]) / N;
+  test_assert_values(loss, NULL, 0, &expected, 1e-5, 1e-5);
+  gs_dispose(loss), gs_dispose(l32), gs_dispose(l64), gs_dispose(targets);
+  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
+}
+
+/* nll_loss of log_softmax is cross_entropy; on arbitrary scores it picks -x[target]. */
+static void test_nll_loss_values(void) {
+  uint64_t live = gs_live_tensor_count();
+  gs_tensor logits = make_logits(false), targets = make_targets();
+  double rows[N];
+  for (int i = 0; i < N; i++)
+    rows[i] = -logits_v[i * C + targets_v[i]];
+  for (size_t r = 0; r < G_N_ELEMENTS(reductions); r++) {
+    test_set_context("nll_loss reduction %d", (int)reductions[r]);
+    uint64_t before = gs_live_tensor_count();
+    gs_tensor loss = gs_nll_loss(logits, targets, reductions[r]);
+    g_assert_cmpuint(gs_live_tensor_count(), ==, before + 1);
+    assert_reduced(loss, reductions[r], rows, (int64_t[]){N}, 1);
+    gs_dispose(loss);
+  }
+  gs_tensor lsm = gs_log_softmax(logits, 1);
+  gs_tensor a = gs_nll_loss(lsm, targets, GS_REDUCTION_MEAN);
+  gs_tensor b = gs_cross_entropy(logits, targets, GS_REDUCTION_MEAN, 0.0);
+  test_assert_values(a, NULL, 0, (double[]){gs_item(b)}, 1e-14, 1e-14);
+  gs_dispose(a), gs_dispose(b), gs_dispose(lsm), gs_dispose(logits), gs_dispose(targets);
+  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
+}
+
+static void test_mse_loss_values(void) {
+  uint64_t live = gs_live_tensor_count();
+  const double x[6] = {1.0, -2.0, 0.5, 3.25, 0.0, -1.5};
+  const double y[6] = {0.5, -2.0, 1.5, 1.0, -0.25, 2.0};
+  int64_t shape[2] = {2, 3};
+  gs_tensor input = gs_from_data(GS_F64, shape, 2, x);
+  gs_tensor target = gs_from_data(GS_F64, shape, 2, y);
+  double rows[6];
+  for (int i = 0; i < 6; i++)
+    rows[i] = (x[i] - y[i]) * (x[i] - y[i]);
+  for (size_t r = 0; r < G_N_ELEMENTS(reductions); r++) {
+    test_set_context("mse_loss reduction %d", (int)reductions[r]);
+    uint64_t before = gs_live_tensor_count();
+    gs_tensor loss = gs_mse_loss(input, target, reductions[r]);
+    g_assert_cmpuint(gs_live_tensor_count(), ==, before + 1);
+    assert_reduced(loss, reductions[r], rows, shape, 2);
+    gs_dispose(loss);
+  }
+  gs_dispose(input), gs_dispose(target);
+  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
+}
+
+static double bce_ref(double x, double y) {
+  return fmax(x, 0) - x * y + log1p(exp(-fabs(x)));
+}
+
+static void test_bce_with_logits_values(void) {
+  uint64_t live = gs_live_tensor_count();
+  const double x[8] = {-2.5, -0.3, 0.0, 0.7, 3.0, 40.0, -40.0, 1000.0};
+  const double y[8] = {0.0, 1.0, 0.5, 1.0, 0.0, 1.0, 0.25, 0.0};
+  int64_t shape[2] = {2, 4};
+  gs_tensor logits = gs_from_data(GS_F64, shape, 2, x);
+  gs_tensor targets = gs_from_data(GS_F64, shape, 2, y);
+  double rows[8];
+  for (int i = 0; i < 8; i++)
+    rows[i] = bce_ref(x[i], y[i]);
+  g_assert_cmpfloat(rows[7], ==, 1000.0); /* stable: no overflow for large logits */
+  for (size_t r = 0; r < G_N_ELEMENTS(reductions); r++) {
+    test_set_context("bce_with_logits reduction %d", (int)reductions[r]);
+    uint64_t before = gs_live_tensor_count();
+    gs_tensor loss = gs_binary_cross_entropy_with_logits(logits, targets, reductions[r]);
+    g_assert_cmpuint(gs_live_tensor_count(), ==, before + 1);
+    assert_reduced(loss, reductions[r], rows, shape, 2);
+    gs_dispose(loss);
+  }
+  gs_dispose(logits), gs_dispose(targets);
+  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
+}
+
+/* The gradient at x = 0 is sigmoid(0) - y = 0.5 - y exactly (no kink from relu or abs), and
+ * mean reduction divides by the element count. */
+static void test_bce_gradient_at_zero(void) {
+  uint64_t live = gs_live_tensor_count();
+  const double x[3] = {0.0, 0.0, 2.0}, y[3] = {0.0, 1.0, 0.25};
+  gs_tensor logits = gs_from_data(GS_F64, (int64_t[]){3}, 1, x);
+  gs_set_requires_grad(logits, true);
+  gs_tensor targets = gs_from_data(GS_F64, (int64_t[]){3}, 1, y);
+  gs_tensor loss = gs_binary_cross_entropy_with_logits(logits, targets, GS_REDUCTION_MEAN);
+  gs_backward(loss);
+  double expected[3];
+  for (int i = 0; i < 3; i++)
+    expected[i] = (1.0 / (1.0 + exp(-x[i])) - y[i]) / 3.0;
+  test_assert_values(gs_grad(logits), (int64_t[]){3}, 1, expected, 1e-14, 1e-12);
+  gs_dispose(loss), gs_dispose(logits), gs_dispose(targets);
+  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
+}
+
+/* Cross entropy's gradient is (softmax - smoothed one-hot) / N under mean reduction. */
+static void test_cross_entropy_gradient(void) {
+  uint64_t live = gs_live_tensor_count();
+  const double eps = 0.2;
+  gs_tensor logits = make_logits(true), targets = make_targets();
+  gs_tensor loss = gs_cross_entropy(logits, targets, GS_REDUCTION_MEAN, eps);
+  g_assert_cmpuint(gs_live_tensor_count(), ==, live + 3);
+  gs_backward(loss);
+  double expected[N * C];
+  for (int i = 0; i < N; i++) {
+    const double *x = &logits_v[i * C];
+    double s = 0;
+    for (int c = 0; c < C; c++)
+      s += exp(x[c]);
+    for (int c = 0; c < C; c++) {
+      double q = (1 - eps) * (c == targets_v[i]) + eps / C;
+      expected[i * C + c] = (exp(x[c]) / s - q) / N;
+    }
+  }
+  test_assert_values(gs_grad(logits), (int64_t[]){N, C}, 2, expected, 1e-14, 1e-12);
+  gs_dispose(loss), gs_dispose(logits), gs_dispose(targets);
+  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
+}
+
+/* ---- gradcheck ------------------------------------------------------------------------ */
+
+typedef enum { LOSS_CE, LOSS_NLL, LOSS_MSE, LOSS_BCE } loss_kind;
+
+typedef struct loss_call {
+  loss_kind kind;
+  gs_reduction reduction;
+  double eps;
+} loss_call;
+
+static gs_tensor call_loss(const gs_tensor *in, int n, void *user_data) {
+  (void)n;
+  const loss_call *c = user_data;
+  switch (c->kind) {
+  case LOSS_CE:
+    return gs_cross_entropy(in[0], in[1], c->reduction, c->eps);
+  case LOSS_NLL:
+    return gs_nll_loss(in[0], in[1], c->reduction);
+  case LOSS_MSE:
+    return gs_mse_loss(in[0], in[1], c->reduction);
+  case LOSS_BCE:
+    return gs_binary_cross_entropy_with_logits(in[0], in[1], c->reduction);
+  }
+  return GS_NO_TENSOR;
+}
+
+static void run_gradcheck(loss_kind kind, gs_reduction reduction, double eps) {
+  uint64_t live = gs_live_tensor_count();
+  gs_rng rng;
+  gs_rng_seed(&rng, 42);
+  int64_t shape[2] = {N, C};
+  gs_tensor in[2];
+  in[0] = test_make(GS_F64, shape, 2, LAYOUT_CONTIGUOUS, -2, 2, &rng);
+  gs_set_requires_grad(in[0], true);
+  if (kind == LOSS_CE || kind == LOSS_NLL) {
+    in[1] = make_targets();
+  } else {
+    /* Both inputs are checked: mse's target and bce's targets get gradients too. */
+    double lo = kind == LOSS_BCE ? 0 : -2, hi = kind == LOSS_BCE ? 1 : 2;
+    in[1] = test_make(GS_F64, shape, 2, LAYOUT_CONTIGUOUS, lo, hi, &rng);
+    gs_set_requires_grad(in[1], true);
+  }
+  loss_call call = {kind, reduction, eps};
+  gs_gradcheck_result result;
+  bool passed = gs_gradcheck(call_loss, &call, in, 2, NULL, &result);
+  if (!passed)
+    g_printerr("loss %d reduction %d eps %g: %s\n", (int)kind, (int)reduction, eps,
+               result.message);
+  g_assert_true(passed);
+  g_assert_cmpint(result.worst_input, >=, 0);
+  gs_dispose(in[0]), gs_dispose(in[1]);
+  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
+}
+
+static void test_gradcheck_all(void) {
+  for (size_t r = 0; r < G_N_ELEMENTS(reductions); r++) {
+    run_gradcheck(LOSS_CE, reductions[r], 0.0);
+    run_gradcheck(LOSS_CE, reductions[r], 0.25);
+    run_gradcheck(LOSS_NLL, reductions[r], 0.0);
+    run_gradcheck(LOSS_MSE, reductions[r], 0.0);
+    run_gradcheck(LOSS_BCE, reductions[r], 0.0);
+  }
+}
+
+/* ---- errors --------------------------------------------------------------------------- */
+
+static void test_errors(void) {
+  uint64_t live = gs_live_tensor_count();
+  gs_tensor logits = gs_zeros(GS_F64, (int64_t[]){4, 5}, 2);
+  gs_tensor t41 = gs_zeros(GS_I64, (int64_t[]){4, 1}, 2);
+  gs_tensor bad = gs_from_data(GS_I64, (int64_t[]){4}, 1, (int64_t[]){0, 4, 7, 1});
+  gs_tensor neg = gs_from_data(GS_I64, (int64_t[]){4}, 1, (int64_t[]){0, -1, 2, 1});
+  gs_tensor ok = gs_from_data(GS_I64, (int64_t[]){4}, 1, (int64_t[]){0, 4, 3, 1});
+  gs_tensor f32t = gs_zeros(GS_F32, (int64_t[]){4}, 1);
+  gs_tensor ilogits = gs_zeros(GS_I64, (int64_t[]){4, 5}, 2);
+  gs_tensor v5 = gs_zeros(GS_F64, (int64_t[]){5}, 1);
+  gs_tensor m23 = gs_zeros(GS_F64, (int64_t[]){2, 3}, 2);
+  gs_tensor m32 = gs_zeros(GS_F64, (int64_t[]){3, 2}, 2);
+  gs_tensor i23 = gs_zeros(GS_I64, (int64_t[]){2, 3}, 2);
+  uint64_t before = gs_live_tensor_count();
+  gs_tensor r = GS_NO_TENSOR;
+
+  EXPECT_ERROR(r = gs_cross_entropy(logits, t41, GS_REDUCTION_MEAN, 0.0),
+               "cross_entropy: expected targets of shape [4] (one class index per row), got "
+               "[4, 1]");
+  g_assert_true(r.id == 0);
+  EXPECT_ERROR(r = gs_cross_entropy(logits, bad, GS_REDUCTION_MEAN, 0.0),
+               "cross_entropy: target 7 is out of range for 5 classes (row 2; expected 0 to 4)");
+  EXPECT_ERROR(r = gs_nll_loss(logits, neg, GS_REDUCTION_SUM),
+               "nll_loss: target -1 is out of range for 5 classes");
+  EXPECT_ERROR(r = gs_cross_entropy(logits, f32t, GS_REDUCTION_MEAN, 0.0),
+               "cross_entropy: expected i64 targets (class indices), got f32");
+  EXPECT_ERROR(r = gs_cross_entropy(ilogits, ok, GS_REDUCTION_MEAN, 0.0),
+               "cross_entropy: expected floating logits (f32 or f64), got i64");
+  EXPECT_ERROR(r = gs_cross_entropy(v5, ok, GS_REDUCTION_MEAN, 0.0),
+               "cross_entropy: expected logits of shape [N, C]");
+  EXPECT_ERROR(r = gs_nll_loss(v5, ok, GS_REDUCTION_MEAN),
+               "nll_loss: expected log_probs of shape [N, C] (a row of class scores per "
+               "sample), got [5]");
+  EXPECT_ERROR(r = gs_cross_entropy(logits, ok, GS_REDUCTION_MEAN, -0.1),
+               "cross_entropy: expected label_smoothing between 0.0 and 1.0, got -0.1");
+  EXPECT_ERROR(r = gs_cross_entropy(logits, ok, GS_REDUCTION_MEAN, NAN),
+               "expected label_smoothing between 0.0 and 1.0, got nan");
+  EXPECT_ERROR(r = gs_cross_entropy(logits, ok, (gs_reduction)7, 0.0),
+               "cross_entropy: unknown reduction 7");
+  EXPECT_ERROR(r = gs_mse_loss(m23, m32, GS_REDUCTION_MEAN),
+               "mse_loss: expected input and target of the same shape, got [2, 3] and [3, 2]");
+  EXPECT_ERROR(r = gs_mse_loss(m23, i23, GS_REDUCTION_MEAN),
+               "mse_loss: expected floating target (f32 or f64), got i64");
+  EXPECT_ERROR(r = gs_binary_cross_entropy_with_logits(m23, m32, GS_REDUCTION_NONE),
+               "binary_cross_entropy_with_logits: expected logits and targets of the same "
+               "shape, got [2, 3] and [3, 2]");
+  EXPECT_ERROR(r = gs_binary_cross_entropy_with_logits(i23, m23, GS_REDUCTION_NONE),
+               "binary_cross_entropy_with_logits: expected floating logits (f32 or f64), got "
+               "i64");
+  EXPECT_ERROR(r = gs_mse_loss(m23, m23, (gs_reduction)-1), "mse_loss: unknown reduction -1");
+  g_assert_true(r.id == 0);
+  /* A stale handle is reported under the loss's name. */
+  gs_tensor gone = gs_zeros(GS_F64, (int64_t[]){2, 3}, 2);
+  gs_dispose(gone);
+  EXPECT_ERROR(r = gs_mse_loss(gone, m23, GS_REDUCTION_MEAN), "mse_loss:");
+  g_assert_cmpuint(gs_live_tensor_count(), ==, before); /* a refused call creates nothing */
+
+  gs_tensor hs[] = {logits, t41, bad, neg, ok, f32t, ilogits, v5, m23, m32, i23};
+  for (size_t i = 0; i < G_N_ELEMENTS(hs); i++)
+    gs_dispose(hs[i]);
+  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
+}
+
+int main(int argc, char **argv) {
+  test_init(&argc, &argv);
+  g_test_add_func("/loss/cross-entropy-values", test_cross_entropy_values);
+  g_test_add_func("/loss/cross-entropy-f32", test_cross_entropy_f32);
+  g_test_add_func("/loss/cross-entropy-gradient", test_cross_entropy_gradient);
+  g_test_add_func("/loss/nll-loss-values", test_nll_loss_values);
+  g_test_add_func("/loss/mse-loss-values", test_mse_loss_values);
+  g_test_add_func("/loss/bce-with-logits-values", test_bce_with_logits_values);
+  g_test_add_func("/loss/bce-gradient-at-zero", test_bce_gradient_at_zero);
+  g_test_add_func("/loss/gradcheck", test_gradcheck_all);
+  g_test_add_func("/loss/errors", test_errors);
+  return g_test_run();
+}
