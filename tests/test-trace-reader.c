@@ -105,6 +105,29 @@ static void test_any_split_reads_the_same(void) {
   g_array_unref(events);
 }
 
+/* A log much longer than the reader's buffer, fed in odd pieces: consumed chunks are dropped
+ * and the rest slides down, without losing or reordering a byte. */
+static void test_long_log_in_pieces(void) {
+  GArray *events = g_array_new(FALSE, TRUE, sizeof(gs_trace_event));
+  for (int i = 0; i < 20000; i++) {
+    gs_trace_event e = sample((gs_trace_kind)(1 + i % (GS_TRACE_KIND_COUNT - 1)));
+    e.seq = (uint64_t)i;
+    e.time_ns = 10 * (uint64_t)i;
+    g_array_append_val(events, e);
+  }
+  tw_log log = make_log(events, 97, 1, NULL);
+  g_assert_cmpuint(log.len, >, 200000);
+  static const size_t steps[] = {333, 4093, 65536};
+  for (size_t s = 0; s < G_N_ELEMENTS(steps); s++) {
+    read_result res = read_log(log.data, log.len, steps[s]);
+    g_assert_cmpint(res.status, ==, GS_TRACE_NEED_MORE);
+    assert_events_equal(events, res.events, events->len);
+    read_result_clear(&res);
+  }
+  tw_free(&log);
+  g_array_unref(events);
+}
+
 /* Chunks of several threads interleave in the file; each event takes its chunk's thread and
  * seq runs globally across them. */
 static void test_threads_interleaved(void) {
@@ -259,6 +282,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/trace-reader/round-trip/zeroes-other-fields",
                   test_round_trip_zeroes_other_fields);
   g_test_add_func("/trace-reader/round-trip/any-split", test_any_split_reads_the_same);
+  g_test_add_func("/trace-reader/round-trip/long-log-in-pieces", test_long_log_in_pieces);
   g_test_add_func("/trace-reader/round-trip/threads-interleaved", test_threads_interleaved);
   g_test_add_func("/trace-reader/round-trip/seq-and-time-deltas", test_seq_and_time_deltas);
   g_test_add_func("/trace-reader/string-table", test_string_table);

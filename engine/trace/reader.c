@@ -140,7 +140,7 @@ void gs_trace_reader_feed(gs_trace_reader *r, const void *bytes, size_t n) {
     r->start = 0;
   }
   if (r->cap - r->len < n) {
-    size_t cap = r->cap ? r->cap : 4096;
+    size_t cap = r->cap ? r->cap : 256; /* grows to one chunk plus one feed, no more */
     while (cap - r->len < n)
       cap *= 2;
     uint8_t *buf = realloc(r->buf, cap);
@@ -302,13 +302,13 @@ static inline const uint8_t *get_u(const uint8_t *p, const uint8_t *end, uint64_
   return gs__get_uvarint(p, end, v);
 }
 
+static const char *kind_name(unsigned kind) { return gs_trace_kind_name((gs_trace_kind)kind); }
+
 /* Why a varint at p could not be read within [p, end). */
 static bool bad_varint(gs_trace_reader *r, const uint8_t *p, const uint8_t *end, unsigned kind) {
   if (end - p >= 10)
-    return damage(r, log_offset(r, p), "malformed varint in %s event",
-                  gs_trace_kind_name((gs_trace_kind)kind));
-  return damage(r, log_offset(r, p), "%s event's field runs past its length",
-                gs_trace_kind_name((gs_trace_kind)kind));
+    return damage(r, log_offset(r, p), "malformed varint in %s event", kind_name(kind));
+  return damage(r, log_offset(r, p), "%s event's field runs past its length", kind_name(kind));
 }
 
 /* An array field: count, then count uvarints, into reader-owned memory. */
@@ -320,10 +320,10 @@ static bool decode_array(gs_trace_reader *r, const uint8_t **pp, const uint8_t *
     return bad_varint(r, *pp, end, kind);
   if (n > GS__TRACE_MAX_ARRAY)
     return damage(r, log_offset(r, *pp), "%s event: array of %" PRIu64 " elements exceeds %d",
-                  gs_trace_kind_name((gs_trace_kind)kind), n, GS__TRACE_MAX_ARRAY);
+                  kind_name(kind), n, GS__TRACE_MAX_ARRAY);
   if (n > (uint64_t)(end - p)) /* each element takes at least a byte */
     return damage(r, log_offset(r, *pp), "%s event: array of %" PRIu64
-                  " elements runs past its length", gs_trace_kind_name((gs_trace_kind)kind), n);
+                  " elements runs past its length", kind_name(kind), n);
   *pp = p;
   if (n == 0)
     return true;
@@ -346,8 +346,6 @@ static bool decode_array(gs_trace_reader *r, const uint8_t **pp, const uint8_t *
 static bool decode_fields(gs_trace_reader *r, gs_trace_event *ev, const uint8_t *schema,
                           const uint8_t *p, const uint8_t *end) {
   unsigned kind = ev->kind;
-  /* Only for error messages: not looked up on the hot path. */
-#define kname gs_trace_kind_name(ev->kind)
   for (const uint8_t *f = schema; *f != GS__F_END; f++) {
     const uint8_t *field = p;
     uint64_t u = 0;
@@ -366,7 +364,7 @@ static bool decode_fields(gs_trace_reader *r, gs_trace_event *ev, const uint8_t 
   GET_U();                                                                                   \
   if (u > UINT32_MAX)                                                                        \
     return damage(r, log_offset(r, field), "%s event: " #member " %" PRIu64                 \
-                  " does not fit in 32 bits", kname, u);                                     \
+                  " does not fit in 32 bits", kind_name(kind), u);                          \
   ev->member = (uint32_t)u;                                                                  \
   break
     switch ((gs__field)*f) {
@@ -401,14 +399,14 @@ static bool decode_fields(gs_trace_reader *r, gs_trace_event *ev, const uint8_t 
         return bad_varint(r, field, end, kind);
       if (*p > 1)
         return damage(r, log_offset(r, p), "%s event: requires_grad byte is %u, not 0 or 1",
-                      kname, (unsigned)*p);
+                      kind_name(kind), (unsigned)*p);
       ev->requires_grad = *p++ != 0;
       break;
     case GS__F_SHAPE:
       GET_U();
       if (u > GS_MAX_DIMS)
-        return damage(r, log_offset(r, field), "%s event: ndim %" PRIu64 " exceeds %d", kname,
-                      u, GS_MAX_DIMS);
+        return damage(r, log_offset(r, field), "%s event: ndim %" PRIu64 " exceeds %d",
+                      kind_name(kind), u, GS_MAX_DIMS);
       ev->ndim = (int)u;
       for (int i = 0; i < ev->ndim; i++) {
         const uint8_t *q = p;
@@ -438,11 +436,11 @@ static bool decode_fields(gs_trace_reader *r, gs_trace_event *ev, const uint8_t 
     case GS__F_VALUES: {
       GET_U();
       if (u > GS__TRACE_MAX_ARRAY)
-        return damage(r, log_offset(r, field), "%s event: %" PRIu64 " values exceed %d", kname,
-                      u, GS__TRACE_MAX_ARRAY);
+        return damage(r, log_offset(r, field), "%s event: %" PRIu64 " values exceed %d",
+                      kind_name(kind), u, GS__TRACE_MAX_ARRAY);
       if (u * 8 > (uint64_t)(end - p))
         return damage(r, log_offset(r, field), "%s event: %" PRIu64
-                      " values run past its length", kname, u);
+                      " values run past its length", kind_name(kind), u);
       if (u == 0)
         break;
       double *v = reserve(r, &r->values, (size_t)u * sizeof *v);
@@ -460,10 +458,10 @@ static bool decode_fields(gs_trace_reader *r, gs_trace_event *ev, const uint8_t 
       GET_U();
       if (u > GS__TRACE_MAX_TEXT)
         return damage(r, log_offset(r, field), "%s event: text of %" PRIu64
-                      " bytes exceeds %d", kname, u, GS__TRACE_MAX_TEXT);
+                      " bytes exceeds %d", kind_name(kind), u, GS__TRACE_MAX_TEXT);
       if (u > (uint64_t)(end - p))
         return damage(r, log_offset(r, field), "%s event: text of %" PRIu64
-                      " bytes runs past its length", kname, u);
+                      " bytes runs past its length", kind_name(kind), u);
       char *t = reserve(r, &r->text, (size_t)u + 1);
       if (!t)
         return false;
@@ -481,7 +479,6 @@ static bool decode_fields(gs_trace_reader *r, gs_trace_event *ev, const uint8_t 
 #undef U64
 #undef GET_U
   }
-#undef kname
   return true;
 }
 

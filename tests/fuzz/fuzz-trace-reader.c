@@ -120,6 +120,14 @@ static outcome read_in_pieces(const uint8_t *data, size_t size, uint64_t seed) {
     CHECK(o.error_offset <= size);
     snprintf(o.error, sizeof o.error, "%s", error);
   }
+  uint32_t major = 0, minor = 0, pid = 0;
+  uint64_t realtime = 0;
+  if (gs_trace_reader_header(r, &major, &minor, &realtime, &pid)) {
+    CHECK(major == GS_TRACE_VERSION_MAJOR && size >= GS__TRACE_HEADER_SIZE);
+    o.digest = mix(mix(mix(o.digest, minor), realtime), pid);
+  } else {
+    CHECK(o.n_events == 0);
+  }
   o.truncated = gs_trace_reader_truncated(r, &o.truncated_at);
   CHECK(!(o.truncated && error));
   CHECK(!o.truncated || o.truncated_at < size);
