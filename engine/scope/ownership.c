@@ -230,31 +230,29 @@ gs_tensor gs_move_to_outer(gs_tensor h) {
   return h;
 }
 
+/* TorchSharp's scope.MoveToOther: moves o from s to target (NULL: detach) only if s owns it. */
+static void move_if_owned(gs__scope_rec *s, gs__owned *o, bool to_outer, gs__scope_rec *target) {
+  gs__own_lock();
+  if (o->holder == GS__HELD_BY_SCOPE && o->scope == s)
+    gs__own_move_locked(o, to_outer ? s->outer : target, false);
+  gs__own_unlock();
+}
+
 void gs_scope_move_to_outer(gs_scope sh, gs_tensor h) {
   gs__scope_rec *s = gs__scope_lookup(sh, "scope_move_to_outer");
   gs__owned *o = s ? owned_of(h, "scope_move_to_outer") : NULL;
-  if (!o)
-    return;
-  gs__own_lock();
-  if (o->holder == GS__HELD_BY_SCOPE && o->scope == s)
-    gs__own_move_locked(o, s->outer, false);
-  gs__own_unlock();
+  if (o)
+    move_if_owned(s, o, true, NULL);
 }
 
 void gs_scope_move_to(gs_scope sh, gs_scope target_h, gs_tensor h) {
   gs__scope_rec *s = gs__scope_lookup(sh, "scope_move_to");
   gs__scope_rec *target = NULL;
-  if (!s)
-    return;
-  if (target_h.id && !(target = gs__scope_lookup(target_h, "scope_move_to")))
+  if (!s || (target_h.id && !(target = gs__scope_lookup(target_h, "scope_move_to"))))
     return;
   gs__owned *o = owned_of(h, "scope_move_to");
-  if (!o)
-    return;
-  gs__own_lock();
-  if (o->holder == GS__HELD_BY_SCOPE && o->scope == s)
-    gs__own_move_locked(o, target, false);
-  gs__own_unlock();
+  if (o)
+    move_if_owned(s, o, false, target);
 }
 
 gs_tensor gs_detach_from_scopes(gs_tensor h) {
