@@ -1,0 +1,225 @@
+/* layers.c: Dropout, Embedding and LayerNorm, composed from public differentiable ops so
+ * autograd needs nothing new. Every call leaves exactly one new handle (its result): all
+ * intermediates are disposed before returning. */
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "core-impl.h"
+#include "gradscope/autograd.h"
+#include "gradscope/nn.h"
+#include "gradscope/ops.h"
+
+/* ---- dropout ------------------------------------------------------------------------ */
+
+gs_tensor gs_dropout(gs_tensor x, double p, bool training, gs_rng *rng) {
+  gs__tensor *xp = gs__lookup(x, "dropout");
+  if (!xp)
+    return GS_NO_TENSOR;
+  if (!gs_dtype_is_floating(xp->dtype)) {
+    gs__error(GS_ERR_DTYPE, "dropout", "expected a floating tensor, got %s",
+              gs_dtype_name(xp->dtype));
+    return GS_NO_TENSOR;
+  }
+  if (!(p >= 0.0 && p < 1.0)) {
+    gs__error(GS_ERR_ARGUMENT, "dropout", "expected p in [0, 1), got %g", p);
+    return GS_NO_TENSOR;
+  }
+  if (!training || p == 0.0)
+    return gs_clone(x);
+  int64_t shape[GS_MAX_DIMS];
+  int nd = gs_shape(x, shape);
+  /* 1 (kept) with probability 1 - p, then scaled in place: the mask is a constant. */
+  gs_tensor mask = gs_bernoulli_p(gs_dtype_of(x), shape, nd, 1.0 - p, rng);
+  if (!mask.id)
+    return GS_NO_TENSOR;
+  gs_mul_scalar_(mask, 1.0 / (1.0 - p));
+  gs_tensor y = gs_mul(x, mask);
+  gs_dispose(mask);
+  return y;
+}
+
+/* ---- embedding ---------------------------------------------------------------------- */
+
+gs_module gs_embedding_new(int64_t num_embeddings, int64_t dim, gs_rng *rng) {
+  if (num_embeddings <= 0 || dim <= 0) {
+    gs__error(GS_ERR_ARGUMENT, "embedding_new",
+              "expected positive sizes, got num_embeddings %lld, dim %lld",
+              (long long)num_embeddings, (long long)dim);
+    return (gs_module){0};
+  }
+  gs_module m = gs_module_new("Embedding");
+  gs_tensor w = gs_parameter_new(gs_empty(GS_F32, (int64_t[]){num_embeddings, dim}, 2), true);
+  gs_init_normal_(w, 0.0, 1.0, rng);
+  gs_module_register_parameter(m, "weight", w);
+  return m;
+}
+
+gs_tensor gs_embedding_forward(gs_module m, gs_tensor indices) {
+  gs_tensor w = gs_module_parameter(m, "weight");
+  if (!w.id || gs_ndim(w) != 2) {
+    gs__error(GS_ERR_ARGUMENT, "embedding_forward",
+              "expected an Embedding module (it has no 2-D weight)");
+    return GS_NO_TENSOR;
+  }
+  return gs_embedding(w, indices);
+}
+
+/* ---- layer norm --------------------------------------------------------------------- */
+
+static bool check_affine(gs_tensor t, const char *what, int64_t d, const char *fn) {
+  if (!t.id)
+    return true;
+  if (!gs__lookup(t, fn))
+    return false;
+  if (gs_ndim(t) != 1 || gs_size(t, 0) != d) {
+    int64_t shape[GS_MAX_DIMS];
+    int nd = gs_shape(t, shape);
+    char buf[GS__SHAPE_STR];
+    gs__error(GS_ERR_SHAPE, fn, "expected %s of shape [%lld], got %s", what, (long long)d,
+              gs__shape_str(buf, shape, nd));
+    return false;
+  }
+  return true;
+}
+
+gs_tensor gs_layer_norm(gs_tensor x, gs_tensor weight, gs_tensor bias, double eps) {
+  static const char *fn = "layer_norm";
+  gs__tensor *xp = gs__lookup(x, fn);
+  if (!xp)
+    return GS_NO_TENSOR;
+  if (!gs_dtype_is_floating(xp->dtype)) {
+    gs__error(GS_ERR_DTYPE, fn, "expected a floating tensor, got %s", gs_dtype_name(xp->dtype));
+    return GS_NO_TENSOR;
+  }
+  int nd = gs_ndim(x);
+  if (nd < 1) {
+    gs__error(GS_ERR_SHAPE, fn, "expected at least 1 dimension, got a 0-D tensor");
+    return GS_NO_TENSOR;
+  }
+  if (!(eps > 0.0) || !isfinite(eps)) {
+    gs__error(GS_ERR_ARGUMENT, fn, "expected a positive eps, got %g", eps);
+    return GS_NO_TENSOR;
+  }
+  int64_t d = gs_size(x, -1);
+  if (!check_affine(weight, "weight", d, fn) || !check_affine(bias, "bias", d, fn))
+    return GS_NO_TENSOR;
+
+  int last = -1;
+  gs_tensor mean = gs_mean(x, &last, 1, true);
+  gs_tensor xc = gs_sub(x, mean);
+  gs_dispose(mean);
+  gs_tensor sq = gs_mul(xc, xc);
+  gs_tensor var = gs_mean(sq, &last, 1, true); /* biased, as torch */
+  gs_dispose(sq);
+  gs_tensor var_eps = gs_add_scalar(var, eps);
+  gs_dispose(var);
+  gs_tensor rstd = gs_rsqrt(var_eps);
+  gs_dispose(var_eps);
+  gs_tensor y = gs_mul(xc, rstd);
+  gs_dispose(xc), gs_dispose(rstd);
+  if (weight.id) {
+    gs_tensor yw = gs_mul(y, weight);
+    gs_dispose(y);
+    y = yw;
+  }
+  if (bias.id) {
+    gs_tensor yb = gs_add(y, bias);
+    gs_dispose(y);
+    y = yb;
+  }
+  return y;
+}
+
+/* eps per LayerNorm module, keyed by module id. Module ids are never reused, so entries of
+ * disposed modules are harmless; they are not reclaimed (16 bytes per LayerNorm created). */
+typedef struct eps_entry {
+  uint64_t module_id;
+  double eps;
+} eps_entry;
+
+static pthread_mutex_t eps_lock = PTHREAD_MUTEX_INITIALIZER;
+static eps_entry *eps_table;
+static size_t eps_count, eps_capacity;
+
+static bool eps_store(uint64_t id, double eps) {
+  bool ok = true;
+  pthread_mutex_lock(&eps_lock);
+  if (eps_count == eps_capacity) {
+    size_t cap = eps_capacity ? eps_capacity * 2 : 16;
+    eps_entry *grown = realloc(eps_table, cap * sizeof *grown);
+    if (grown)
+      eps_table = grown, eps_capacity = cap;
+    else
+      ok = false;
+  }
+  if (ok)
+    eps_table[eps_count++] = (eps_entry){id, eps};
+  pthread_mutex_unlock(&eps_lock);
+  return ok;
+}
+
+static bool eps_find(uint64_t id, double *eps) {
+  bool found = false;
+  pthread_mutex_lock(&eps_lock);
+  for (size_t i = eps_count; i-- > 0;)
+    if (eps_table[i].module_id == id) {
+      *eps = eps_table[i].eps;
+      found = true;
+      break;
+    }
+  pthread_mutex_unlock(&eps_lock);
+  return found;
+}
+
+gs_module gs_layer_norm_new(int64_t dim, double eps) {
+  static const char *fn = "layer_norm_new";
+  if (dim <= 0) {
+    gs__error(GS_ERR_ARGUMENT, fn, "expected a positive dim, got %lld", (long long)dim);
+    return (gs_module){0};
+  }
+  if (!(eps > 0.0) || !isfinite(eps)) {
+    gs__error(GS_ERR_ARGUMENT, fn, "expected a positive eps, got %g", eps);
+    return (gs_module){0};
+  }
+  gs_module m = gs_module_new("LayerNorm");
+  if (!m.id)
+    return m;
+  if (!eps_store(m.id, eps)) {
+    gs_module_dispose(m);
+    gs__error(GS_ERR_OUT_OF_MEMORY, fn, "out of memory recording eps");
+    return (gs_module){0};
+  }
+  gs_tensor w = gs_parameter_new(gs_empty(GS_F32, &dim, 1), true);
+  gs_init_ones_(w);
+  gs_module_register_parameter(m, "weight", w);
+  gs_tensor b = gs_parameter_new(gs_empty(GS_F32, &dim, 1), true);
+  gs_init_zeros_(b);
+  gs_module_register_parameter(m, "bias", b);
+  return m;
+}
+
+gs_tensor gs_layer_norm_forward(gs_module m, gs_tensor x) {
+  static const char *fn = "layer_norm_forward";
+  double eps;
+  gs_tensor w = gs_module_parameter(m, "weight");
+  gs_tensor b = gs_module_parameter(m, "bias");
+  if (!w.id || !b.id || !eps_find(m.id, &eps)) {
+    gs__error(GS_ERR_ARGUMENT, fn, "expected a LayerNorm module (made by gs_layer_norm_new)");
+    return GS_NO_TENSOR;
+  }
+  if (!gs__lookup(x, fn))
+    return GS_NO_TENSOR;
+  int64_t d = gs_size(w, 0);
+  if (gs_ndim(x) < 1) {
+    gs__error(GS_ERR_SHAPE, fn, "expected a last dimension of %lld, got a 0-D tensor",
+              (long long)d);
+    return GS_NO_TENSOR;
+  }
+  if (gs_size(x, -1) != d) {
+    gs__error(GS_ERR_SHAPE, fn, "expected a last dimension of %lld, got %lld", (long long)d,
+              (long long)gs_size(x, -1));
+    return GS_NO_TENSOR;
+  }
+  return gs_layer_norm(x, w, b, eps);
+}
