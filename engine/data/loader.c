@@ -1,0 +1,281 @@
+/* loader.c: datasets and the DataLoader (include/gradscope/data.h).
+ *
+ * Collation follows the scope pattern of the issue's seeds: open a "collate" scope, fetch the
+ * samples (their tensors are owned by it), stack each field, move the stacked tensors to the
+ * outer scope, end the collate scope (disposing the samples). No prefetch thread. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core-impl.h"
+#include "gradscope/data.h"
+
+/* ---- tensor dataset -------------------------------------------------------------------- */
+
+typedef struct tensor_dataset {
+  int n;
+  gs_tensor tensors[GS_DATASET_MAX_FIELDS];
+} tensor_dataset;
+
+static bool tensor_dataset_get(void *user, int64_t index, gs_tensor *fields_out) {
+  const tensor_dataset *td = user;
+  for (int f = 0; f < td->n; f++) {
+    fields_out[f] = gs_select(td->tensors[f], 0, index);
+    if (!fields_out[f].id) {
+      for (int g = 0; g < f; g++)
+        gs_dispose(fields_out[g]);
+      return false;
+    }
+  }
+  return true;
+}
+
+gs_dataset gs_tensor_dataset(const gs_tensor *tensors, int n) {
+  const char *fn = "tensor_dataset";
+  gs_dataset none = {0};
+  if (!tensors) {
+    gs__error(GS_ERR_ARGUMENT, fn, "expected an array of tensors, got NULL");
+    return none;
+  }
+  if (n < 1 || n > GS_DATASET_MAX_FIELDS) {
+    gs__error(GS_ERR_ARGUMENT, fn, "expected 1 to %d tensors, got %d", GS_DATASET_MAX_FIELDS,
+              n);
+    return none;
+  }
+  int64_t length = 0;
+  for (int i = 0; i < n; i++) {
+    if (!gs_is_alive(tensors[i])) {
+      gs__error(GS_ERR_STALE_HANDLE, fn, "tensor %d is not a live tensor", i);
+      return none;
+    }
+    if (gs_ndim(tensors[i]) < 1) {
+      gs__error(GS_ERR_SHAPE, fn, "tensor %d is 0-D: expected at least one dimension (the rows)",
+                i);
+      return none;
+    }
+    int64_t rows = gs_size(tensors[i], 0);
+    if (i == 0) {
+      length = rows;
+    } else if (rows != length) {
+      gs__error(GS_ERR_SHAPE, fn,
+                "expected tensors with the same first size, got %lld (tensor 0) and %lld "
+                "(tensor %d)",
+                (long long)length, (long long)rows, i);
+      return none;
+    }
+  }
+  tensor_dataset *td = calloc(1, sizeof *td);
+  if (!td) {
+    gs__error(GS_ERR_OUT_OF_MEMORY, fn, "cannot allocate the dataset");
+    return none;
+  }
+  td->n = n;
+  memcpy(td->tensors, tensors, (size_t)n * sizeof *tensors);
+  return (gs_dataset){.length = length,
+                      .n_fields = n,
+                      .get_item = tensor_dataset_get,
+                      .user = td,
+                      .release = free};
+}
+
+void gs_dataset_release(gs_dataset *ds) {
+  if (!ds)
+    return;
+  if (ds->release)
+    ds->release(ds->user);
+  memset(ds, 0, sizeof *ds);
+}
+
+/* ---- loader ---------------------------------------------------------------------------- */
+
+struct gs_data_loader {
+  gs_dataset ds;
+  gs_loader_options opt;
+  int64_t *order; /* this epoch's sample order */
+  int64_t pos;    /* next position in order */
+  int64_t epoch;  /* -1 before the first epoch */
+  gs_tensor *samples; /* batch_size * n_fields, scratch for collation */
+  gs_tensor *column;  /* batch_size, one field of every sample */
+};
+
+gs_data_loader *gs_data_loader_new(const gs_dataset *ds, const gs_loader_options *opt) {
+  const char *fn = "data_loader_new";
+  if (!ds || !opt) {
+    gs__error(GS_ERR_ARGUMENT, fn, "expected a dataset and options, got %s and %s",
+              ds ? "a dataset" : "NULL", opt ? "options" : "NULL");
+    return NULL;
+  }
+  if (!ds->get_item) {
+    gs__error(GS_ERR_ARGUMENT, fn, "expected a dataset with a get_item callback, got NULL");
+    return NULL;
+  }
+  if (ds->n_fields < 1 || ds->n_fields > GS_DATASET_MAX_FIELDS) {
+    gs__error(GS_ERR_ARGUMENT, fn, "expected a dataset of 1 to %d fields per sample, got %d",
+              GS_DATASET_MAX_FIELDS, ds->n_fields);
+    return NULL;
+  }
+  if (ds->length < 0) {
+    gs__error(GS_ERR_ARGUMENT, fn, "expected a dataset length >= 0, got %lld",
+              (long long)ds->length);
+    return NULL;
+  }
+  if (opt->batch_size <= 0) {
+    gs__error(GS_ERR_ARGUMENT, fn, "expected batch_size > 0, got %lld",
+              (long long)opt->batch_size);
+    return NULL;
+  }
+  if ((uint64_t)opt->batch_size > SIZE_MAX / sizeof(gs_tensor) / GS_DATASET_MAX_FIELDS ||
+      (uint64_t)ds->length > SIZE_MAX / sizeof(int64_t)) {
+    gs__error(GS_ERR_OVERFLOW, fn, "batch_size %lld or length %lld is too large",
+              (long long)opt->batch_size, (long long)ds->length);
+    return NULL;
+  }
+  /* A batch never holds more samples than the dataset. */
+  int64_t cap = opt->batch_size < ds->length ? opt->batch_size : ds->length;
+  if (cap < 1)
+    cap = 1;
+  gs_data_loader *l = calloc(1, sizeof *l);
+  if (l) {
+    l->order = malloc((size_t)(ds->length > 0 ? ds->length : 1) * sizeof *l->order);
+    l->samples = malloc((size_t)cap * (size_t)ds->n_fields * sizeof *l->samples);
+    l->column = malloc((size_t)cap * sizeof *l->column);
+  }
+  if (!l || !l->order || !l->samples || !l->column) {
+    gs_data_loader_free(l);
+    gs__error(GS_ERR_OUT_OF_MEMORY, fn, "cannot allocate a loader over %lld samples",
+              (long long)ds->length);
+    return NULL;
+  }
+  l->ds = *ds;
+  l->opt = *opt;
+  l->epoch = -1;
+  l->pos = ds->length; /* no epoch started */
+  return l;
+}
+
+void gs_data_loader_free(gs_data_loader *l) {
+  if (!l)
+    return;
+  free(l->order);
+  free(l->samples);
+  free(l->column);
+  free(l);
+}
+
+/* Uniform in [0, bound), without modulo bias. */
+static uint64_t uniform_below(gs_rng *rng, uint64_t bound) {
+  uint64_t limit = UINT64_MAX - UINT64_MAX % bound;
+  uint64_t x;
+  do
+    x = gs_rng_next_u64(rng);
+  while (x >= limit);
+  return x % bound;
+}
+
+void gs_data_loader_reset(gs_data_loader *l) {
+  if (!l) {
+    gs__error(GS_ERR_ARGUMENT, "data_loader_reset", "expected a loader, got NULL");
+    return;
+  }
+  l->epoch++;
+  int64_t n = l->ds.length;
+  for (int64_t i = 0; i < n; i++)
+    l->order[i] = i;
+  if (l->opt.shuffle && n > 1) {
+    gs_rng rng;
+    gs_rng_seed(&rng, l->opt.seed + (uint64_t)l->epoch);
+    for (int64_t i = n - 1; i > 0; i--) { /* Fisher-Yates */
+      int64_t j = (int64_t)uniform_below(&rng, (uint64_t)i + 1);
+      int64_t tmp = l->order[i];
+      l->order[i] = l->order[j];
+      l->order[j] = tmp;
+    }
+  }
+  l->pos = 0;
+}
+
+int64_t gs_data_loader_epoch(const gs_data_loader *l) {
+  if (!l) {
+    gs__error(GS_ERR_ARGUMENT, "data_loader_epoch", "expected a loader, got NULL");
+    return -1;
+  }
+  return l->epoch;
+}
+
+int64_t gs_data_loader_num_batches(const gs_data_loader *l) {
+  if (!l) {
+    gs__error(GS_ERR_ARGUMENT, "data_loader_num_batches", "expected a loader, got NULL");
+    return -1;
+  }
+  int64_t n = l->ds.length, b = l->opt.batch_size;
+  return l->opt.drop_last ? n / b : (n + b - 1) / b;
+}
+
+/* Stacks field f of the count samples; NO_TENSOR on error (reported by gs_stack). */
+static gs_tensor stack_field(gs_data_loader *l, int f, int64_t count) {
+  for (int64_t i = 0; i < count; i++)
+    l->column[i] = l->samples[i * l->ds.n_fields + f];
+  return gs_stack(l->column, (int)count, 0);
+}
+
+bool gs_data_loader_next(gs_data_loader *l, gs_tensor *out) {
+  const char *fn = "data_loader_next";
+  if (!l || !out) {
+    gs__error(GS_ERR_ARGUMENT, fn, "expected a loader and an output array, got %s and %s",
+              l ? "a loader" : "NULL", out ? "an array" : "NULL");
+    return false;
+  }
+  if (l->epoch < 0)
+    gs_data_loader_reset(l);
+  int64_t remaining = l->ds.length - l->pos;
+  if (remaining <= 0 || (l->opt.drop_last && remaining < l->opt.batch_size))
+    return false;
+  int64_t count = remaining < l->opt.batch_size ? remaining : l->opt.batch_size;
+  if (count > INT32_MAX) {
+    gs__error(GS_ERR_OVERFLOW, fn, "a batch of %lld samples is more than gs_stack takes",
+              (long long)count);
+    return false;
+  }
+  int nf = l->ds.n_fields;
+
+  gs_scope collate = gs_scope_begin("collate");
+  gs_no_grad_begin();
+  bool ok = true;
+  for (int64_t i = 0; i < count && ok; i++) {
+    int64_t index = l->order[l->pos + i];
+    gs_tensor *fields = &l->samples[i * nf];
+    for (int f = 0; f < nf; f++)
+      fields[f] = GS_NO_TENSOR;
+    if (!l->ds.get_item(l->ds.user, index, fields)) {
+      gs__error(GS_ERR_STATE, fn, "the dataset's get_item failed for sample %lld",
+                (long long)index);
+      ok = false;
+      break;
+    }
+    for (int f = 0; f < nf; f++) {
+      if (!gs_is_alive(fields[f])) {
+        gs__error(GS_ERR_STATE, fn,
+                  "the dataset's get_item gave no live tensor for field %d of sample %lld", f,
+                  (long long)index);
+        ok = false;
+        break;
+      }
+    }
+  }
+  gs_tensor batch[GS_DATASET_MAX_FIELDS] = {0};
+  for (int f = 0; f < nf && ok; f++) {
+    batch[f] = stack_field(l, f, count);
+    ok = batch[f].id != 0;
+  }
+  if (ok)
+    for (int f = 0; f < nf; f++)
+      gs_move_to_outer(batch[f]);
+  gs_no_grad_end();
+  /* Disposes the samples (and, on error, whatever was stacked). Samples that get_item made
+   * outside this scope (detached, or owned elsewhere) are the dataset's business. */
+  gs_scope_end(collate);
+  if (!ok)
+    return false;
+  memcpy(out, batch, (size_t)nf * sizeof *out);
+  l->pos += count;
+  return true;
+}

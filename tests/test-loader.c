@@ -1,0 +1,417 @@
+/* test-loader.c: datasets and the DataLoader (issue 6, Data): every sample once per epoch,
+ * batch sizes, seeded shuffles, batch contents, and batches that survive the "collate" scope
+ * and belong to the caller's scope, with the scope statistics of one batch counted exactly. */
+#include "test-util.h"
+
+#define N_ROWS 10
+#define N_COLS 3
+
+/* x[i][j] = 10 i + j (f32), y[i] = i (i64). */
+static void make_xy(int64_t rows, gs_tensor *x, gs_tensor *y) {
+  float xs[64 * N_COLS];
+  int64_t ys[64];
+  g_assert_cmpint(rows, <=, 64);
+  for (int64_t i = 0; i < rows; i++) {
+    ys[i] = i;
+    for (int j = 0; j < N_COLS; j++)
+      xs[i * N_COLS + j] = (float)(10 * i + j);
+  }
+  *x = gs_from_data(GS_F32, (int64_t[]){rows, N_COLS}, 2, xs);
+  *y = gs_from_data(GS_I64, (int64_t[]){rows}, 1, ys);
+}
+
+/* Checks one batch of the x/y dataset (rows are stacked copies of the right samples), records
+ * the sample indices in seen (counting) and order (in batch order, from *pos). Returns its size. */
+static int64_t check_xy_batch(const gs_tensor *batch, int *seen, int64_t *order, int64_t *pos) {
+  g_assert_cmpint(gs_ndim(batch[0]), ==, 2);
+  g_assert_cmpint(gs_ndim(batch[1]), ==, 1);
+  int64_t b = gs_size(batch[1], 0);
+  g_assert_cmpint(gs_size(batch[0], 0), ==, b);
+  g_assert_cmpint(gs_size(batch[0], 1), ==, N_COLS);
+  g_assert_cmpint(gs_dtype_of(batch[0]), ==, GS_F32);
+  g_assert_cmpint(gs_dtype_of(batch[1]), ==, GS_I64);
+  float xs[64 * N_COLS];
+  int64_t ys[64];
+  g_assert_cmpint(gs_copy_to(batch[0], xs, sizeof xs), ==, 0);
+  g_assert_cmpint(gs_copy_to(batch[1], ys, sizeof ys), ==, 0);
+  for (int64_t r = 0; r < b; r++) {
+    int64_t i = ys[r];
+    g_assert_cmpint(i, >=, 0);
+    g_assert_cmpint(i, <, 64);
+    for (int j = 0; j < N_COLS; j++)
+      g_assert_cmpfloat(xs[r * N_COLS + j], ==, (float)(10 * i + j));
+    seen[i]++;
+    if (order)
+      order[(*pos)++] = i;
+  }
+  return b;
+}
+
+/* Runs one epoch; writes batch sizes into sizes (returns their count) and the order. */
+static int run_epoch(gs_data_loader *l, int64_t rows, int64_t *sizes, int64_t *order) {
+  int seen[64] = {0};
+  int64_t pos = 0;
+  int n = 0;
+  gs_tensor batch[2];
+  while (gs_data_loader_next(l, batch)) {
+    sizes[n++] = check_xy_batch(batch, seen, order, &pos);
+    gs_dispose(batch[0]);
+    gs_dispose(batch[1]);
+  }
+  /* Once at the end, always at the end. */
+  g_assert_false(gs_data_loader_next(l, batch));
+  int64_t total = 0;
+  for (int i = 0; i < n; i++)
+    total += sizes[i];
+  g_assert_cmpint(total, ==, pos);
+  for (int64_t i = 0; i < rows; i++)
+    g_assert_cmpint(seen[i], <=, 1);
+  return n;
+}
+
+static void assert_permutation(const int64_t *order, int64_t n) {
+  int seen[64] = {0};
+  for (int64_t i = 0; i < n; i++)
+    seen[order[i]]++;
+  for (int64_t i = 0; i < n; i++)
+    g_assert_cmpint(seen[i], ==, 1);
+}
+
+static void test_sequential_epoch(void) {
+  uint64_t live = gs_live_tensor_count();
+  gs_tensor xy[2];
+  make_xy(N_ROWS, &xy[0], &xy[1]);
+  gs_dataset ds = gs_tensor_dataset(xy, 2);
+  g_assert_cmpint(ds.length, ==, N_ROWS);
+  g_assert_cmpint(ds.n_fields, ==, 2);
+  gs_data_loader *l = gs_data_loader_new(&ds, &(gs_loader_options){.batch_size = 3});
+  g_assert_cmpint(gs_data_loader_epoch(l), ==, -1);
+  g_assert_cmpint(gs_data_loader_num_batches(l), ==, 4);
+  for (int epoch = 0; epoch < 2; epoch++) {
+    if (epoch > 0)
+      gs_data_loader_reset(l);
+    int64_t sizes[16], order[64];
+    int n = run_epoch(l, N_ROWS, sizes, order);
+    g_assert_cmpint(gs_data_loader_epoch(l), ==, epoch);
+    g_assert_cmpint(n, ==, 4);
+    g_assert_cmpint(sizes[0], ==, 3);
+    g_assert_cmpint(sizes[1], ==, 3);
+    g_assert_cmpint(sizes[2], ==, 3);
+    g_assert_cmpint(sizes[3], ==, 1);
+    for (int64_t i = 0; i < N_ROWS; i++)
+      g_assert_cmpint(order[i], ==, i);
+  }
+  gs_data_loader_free(l);
+  gs_dataset_release(&ds);
+  g_assert_null(ds.user);
+  gs_dispose(xy[0]);
+  gs_dispose(xy[1]);
+  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
+}
+
+static void test_shuffled_epochs(void) {
+  uint64_t live = gs_live_tensor_count();
+  gs_tensor xy[2];
+  make_xy(N_ROWS, &xy[0], &xy[1]);
+  gs_dataset ds = gs_tensor_dataset(xy, 2);
+  gs_loader_options opt = {.batch_size = 4, .shuffle = true, .seed = 42};
+  gs_data_loader *a = gs_data_loader_new(&ds, &opt);
+  gs_data_loader *b = gs_data_loader_new(&ds, &opt);
+  int64_t sizes[16], order_a[2][64], order_b[2][64];
+  for (int epoch = 0; epoch < 2; epoch++) {
+    gs_data_loader_reset(a);
+    gs_data_loader_reset(b);
+    g_assert_cmpint(run_epoch(a, N_ROWS, sizes, order_a[epoch]), ==, 3);
+    g_assert_cmpint(sizes[0], ==, 4);
+    g_assert_cmpint(sizes[1], ==, 4);
+    g_assert_cmpint(sizes[2], ==, 2);
+    g_assert_cmpint(run_epoch(b, N_ROWS, sizes, order_b[epoch]), ==, 3);
+    assert_permutation(order_a[epoch], N_ROWS);
+    /* Same seed, same order. */
+    g_assert_cmpmem(order_a[epoch], N_ROWS * sizeof(int64_t), order_b[epoch],
+                    N_ROWS * sizeof(int64_t));
+  }
+  /* Different epochs, different orders; shuffled at all. */
+  g_assert_true(memcmp(order_a[0], order_a[1], N_ROWS * sizeof(int64_t)) != 0);
+  bool identity = true;
+  for (int64_t i = 0; i < N_ROWS; i++)
+    identity = identity && order_a[0][i] == i;
+  g_assert_false(identity);
+
+  /* Epoch e uses seed + e: epoch 1 of seed 42 is epoch 0 of seed 43. */
+  gs_data_loader *c = gs_data_loader_new(&ds, &(gs_loader_options){4, true, 43, false});
+  int64_t order_c[64];
+  run_epoch(c, N_ROWS, sizes, order_c); /* next() starts epoch 0 itself */
+  g_assert_cmpint(gs_data_loader_epoch(c), ==, 0);
+  g_assert_cmpmem(order_c, N_ROWS * sizeof(int64_t), order_a[1], N_ROWS * sizeof(int64_t));
+  /* A different seed, a different order. */
+  gs_data_loader *d = gs_data_loader_new(&ds, &(gs_loader_options){4, true, 7, false});
+  int64_t order_d[64];
+  run_epoch(d, N_ROWS, sizes, order_d);
+  g_assert_true(memcmp(order_d, order_a[0], N_ROWS * sizeof(int64_t)) != 0);
+
+  gs_data_loader_free(a);
+  gs_data_loader_free(b);
+  gs_data_loader_free(c);
+  gs_data_loader_free(d);
+  gs_dataset_release(&ds);
+  gs_dispose(xy[0]);
+  gs_dispose(xy[1]);
+  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
+}
+
+static void test_drop_last(void) {
+  gs_tensor xy[2];
+  make_xy(N_ROWS, &xy[0], &xy[1]);
+  gs_dataset ds = gs_tensor_dataset(xy, 2);
+  for (int shuffle = 0; shuffle < 2; shuffle++) {
+    gs_data_loader *l = gs_data_loader_new(
+        &ds, &(gs_loader_options){.batch_size = 3, .shuffle = shuffle, .seed = 5,
+                                  .drop_last = true});
+    g_assert_cmpint(gs_data_loader_num_batches(l), ==, 3);
+    int64_t sizes[16], order[64];
+    g_assert_cmpint(run_epoch(l, N_ROWS, sizes, order), ==, 3);
+    for (int i = 0; i < 3; i++)
+      g_assert_cmpint(sizes[i], ==, 3);
+    gs_data_loader_free(l);
+  }
+  /* An exact multiple keeps every batch either way; a batch larger than the dataset. */
+  gs_data_loader *l = gs_data_loader_new(&ds, &(gs_loader_options){.batch_size = 5,
+                                                                    .drop_last = true});
+  int64_t sizes[16], order[64];
+  g_assert_cmpint(run_epoch(l, N_ROWS, sizes, order), ==, 2);
+  assert_permutation(order, N_ROWS);
+  gs_data_loader_free(l);
+  l = gs_data_loader_new(&ds, &(gs_loader_options){.batch_size = 64});
+  g_assert_cmpint(run_epoch(l, N_ROWS, sizes, order), ==, 1);
+  g_assert_cmpint(sizes[0], ==, N_ROWS);
+  gs_data_loader_free(l);
+  l = gs_data_loader_new(&ds, &(gs_loader_options){.batch_size = 64, .drop_last = true});
+  g_assert_cmpint(gs_data_loader_num_batches(l), ==, 0);
+  g_assert_cmpint(run_epoch(l, N_ROWS, sizes, order), ==, 0);
+  gs_data_loader_free(l);
+  gs_dataset_release(&ds);
+  gs_dispose(xy[0]);
+  gs_dispose(xy[1]);
+}
+
+#define assert_stats(co, dout, ci, di, att, det, lv)                                          \
+  do {                                                                                       \
+    gs_scope_stats s_ = gs_thread_scope_stats(GS_OBJECT_TENSOR);                             \
+    g_assert_cmpuint(s_.created_outside_scope, ==, co);                                      \
+    g_assert_cmpuint(s_.disposed_outside_scope, ==, dout);                                   \
+    g_assert_cmpuint(s_.created_in_scope, ==, ci);                                           \
+    g_assert_cmpuint(s_.disposed_in_scope, ==, di);                                          \
+    g_assert_cmpuint(s_.attached_to_scope, ==, att);                                         \
+    g_assert_cmpuint(s_.detached_from_scope, ==, det);                                       \
+    g_assert_cmpint(s_.live, ==, lv);                                                        \
+  } while (0)
+
+/* One batch of B samples and F fields in a "step" scope: the collate scope creates B*F sample
+ * views and F stacked batches, disposes the B*F views when it ends, and the F batches move to
+ * "step" (a move between scopes changes no counter) and die with it. */
+static void test_batch_survives_collate_scope(void) {
+  const int64_t B = 4, F = 2;
+  gs_tensor xy[2];
+  make_xy(N_ROWS, &xy[0], &xy[1]);
+  gs_dataset ds = gs_tensor_dataset(xy, 2);
+  gs_data_loader *l = gs_data_loader_new(&ds, &(gs_loader_options){.batch_size = B,
+                                                                    .shuffle = true});
+  uint64_t live = gs_live_tensor_count();
+  gs_thread_scope_stats_reset();
+
+  gs_scope step = gs_scope_begin("step");
+  gs_tensor batch[2];
+  g_assert_true(gs_data_loader_next(l, batch));
+  g_assert_cmpuint(gs_scope_current().id, ==, step.id); /* collate is gone */
+  for (int f = 0; f < F; f++) {
+    g_assert_true(gs_is_alive(batch[f]));
+    g_assert_cmpuint(gs_owner_scope(batch[f]).id, ==, step.id);
+    g_assert_cmpint(gs_size(batch[f], 0), ==, B);
+  }
+  assert_stats(0, 0, B * F + F, B * F, 0, 0, F);
+  g_assert_cmpuint(gs_live_tensor_count(), ==, live + F);
+  gs_scope_info info = gs_scope_get_info(step);
+  g_assert_cmpuint(info.alive, ==, F);
+  g_assert_cmpuint(info.bytes, ==, B * N_COLS * 4 + B * 8);
+  /* Usable after the collate scope ended. */
+  int seen[64] = {0};
+  int64_t pos = 0;
+  check_xy_batch(batch, seen, NULL, &pos);
+  gs_scope_end(step);
+  for (int f = 0; f < F; f++)
+    g_assert_false(gs_is_alive(batch[f]));
+  assert_stats(0, 0, B * F + F, B * F + F, 0, 0, 0);
+  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
+
+  /* With no scope open the batch is caller-owned: the move out of "collate" is a detach. */
+  gs_thread_scope_stats_reset();
+  g_assert_true(gs_data_loader_next(l, batch));
+  g_assert_cmpuint(gs_owner_scope(batch[0]).id, ==, 0);
+  g_assert_cmpuint(gs_owner_scope(batch[1]).id, ==, 0);
+  assert_stats(0, 0, B * F + F, B * F, 0, F, F);
+  gs_dispose(batch[0]);
+  gs_dispose(batch[1]);
+  assert_stats(0, F, B * F + F, B * F, 0, F, 0);
+
+  /* Nested: the batch goes to the innermost scope current at the call. */
+  gs_scope outer = gs_scope_begin("epoch");
+  gs_scope inner = gs_scope_begin("step");
+  g_assert_true(gs_data_loader_next(l, batch));
+  g_assert_cmpuint(gs_owner_scope(batch[0]).id, ==, inner.id);
+  gs_scope_end(inner);
+  g_assert_false(gs_is_alive(batch[0]));
+  gs_scope_end(outer);
+  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
+
+  gs_data_loader_free(l);
+  gs_dataset_release(&ds);
+  gs_dispose(xy[0]);
+  gs_dispose(xy[1]);
+}
+
+/* ---- a custom dataset: sample i is (i*i as a f64 scalar, [i, -i] as f32) --------------- */
+
+typedef struct {
+  int calls;
+  int64_t fail_at; /* -1: never */
+} custom_user;
+
+static bool custom_get(void *user, int64_t index, gs_tensor *out) {
+  custom_user *u = user;
+  u->calls++;
+  if (index == u->fail_at)
+    return false;
+  out[0] = gs_scalar(GS_F64, (double)(index * index));
+  out[1] = gs_from_data(GS_F32, (int64_t[]){2}, 1, (float[]){(float)index, (float)-index});
+  return true;
+}
+
+static void test_custom_dataset(void) {
+  uint64_t live = gs_live_tensor_count();
+  custom_user u = {0, -1};
+  gs_dataset ds = {.length = 7, .n_fields = 2, .get_item = custom_get, .user = &u};
+  gs_data_loader *l = gs_data_loader_new(&ds, &(gs_loader_options){.batch_size = 3,
+                                                                    .shuffle = true,
+                                                                    .seed = 1});
+  int seen[7] = {0};
+  int64_t total = 0;
+  gs_scope step = gs_scope_begin("step");
+  gs_tensor batch[2];
+  while (gs_data_loader_next(l, batch)) {
+    int64_t b = gs_size(batch[0], 0);
+    g_assert_cmpint(gs_ndim(batch[0]), ==, 1);
+    g_assert_cmpint(gs_dtype_of(batch[0]), ==, GS_F64);
+    g_assert_cmpint(gs_ndim(batch[1]), ==, 2);
+    g_assert_cmpint(gs_size(batch[1], 0), ==, b);
+    g_assert_cmpint(gs_size(batch[1], 1), ==, 2);
+    for (int64_t r = 0; r < b; r++) {
+      double sq = gs_get(batch[0], (int64_t[]){r});
+      double i = gs_get(batch[1], (int64_t[]){r, 0});
+      g_assert_cmpfloat(gs_get(batch[1], (int64_t[]){r, 1}), ==, -i);
+      g_assert_cmpfloat(sq, ==, i * i);
+      seen[(int)i]++;
+    }
+    total += b;
+    g_assert_cmpuint(gs_owner_scope(batch[0]).id, ==, step.id);
+  }
+  gs_scope_end(step);
+  g_assert_cmpint(total, ==, 7);
+  g_assert_cmpint(u.calls, ==, 7);
+  for (int i = 0; i < 7; i++)
+    g_assert_cmpint(seen[i], ==, 1);
+  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
+
+  /* A failing get_item: an error naming the sample, no batch, nothing leaked. */
+  gs_data_loader_reset(l);
+  u.fail_at = 2;
+  bool got = true;
+  gs_data_loader *seq = gs_data_loader_new(&ds, &(gs_loader_options){.batch_size = 4});
+  EXPECT_ERROR(got = gs_data_loader_next(seq, batch), "get_item failed for sample 2");
+  g_assert_false(got);
+  g_assert_cmpuint(gs_scope_current().id, ==, 0);
+  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
+  gs_data_loader_free(seq);
+  gs_data_loader_free(l);
+  gs_dataset_release(&ds); /* no release callback: only clears */
+}
+
+static void test_errors(void) {
+  uint64_t live = gs_live_tensor_count();
+  gs_tensor xy[2];
+  make_xy(N_ROWS, &xy[0], &xy[1]);
+  gs_tensor short_y = gs_zeros(GS_I64, (int64_t[]){N_ROWS - 1}, 1);
+  gs_tensor scalar = gs_scalar(GS_F32, 1.0);
+  gs_dataset ds;
+
+  EXPECT_ERROR(ds = gs_tensor_dataset(NULL, 1), "NULL");
+  g_assert_null(ds.get_item);
+  EXPECT_ERROR(ds = gs_tensor_dataset(xy, 0), "expected 1 to 4 tensors, got 0");
+  g_assert_cmpint(ds.n_fields, ==, 0);
+  EXPECT_ERROR(ds = gs_tensor_dataset((gs_tensor[5]){xy[0], xy[1], xy[0], xy[1], xy[0]}, 5),
+               "got 5");
+  EXPECT_ERROR(ds = gs_tensor_dataset((gs_tensor[]){xy[0], short_y}, 2),
+               "same first size, got 10 (tensor 0) and 9 (tensor 1)");
+  EXPECT_ERROR(ds = gs_tensor_dataset(&scalar, 1), "0-D");
+  EXPECT_ERROR(ds = gs_tensor_dataset((gs_tensor[]){xy[0], GS_NO_TENSOR}, 2),
+               "tensor 1 is not a live tensor");
+
+  ds = gs_tensor_dataset(xy, 2);
+  gs_data_loader *l;
+  EXPECT_ERROR(l = gs_data_loader_new(&ds, &(gs_loader_options){.batch_size = 0}),
+               "expected batch_size > 0, got 0");
+  g_assert_null(l);
+  EXPECT_ERROR(l = gs_data_loader_new(&ds, &(gs_loader_options){.batch_size = -3}),
+               "got -3");
+  EXPECT_ERROR(l = gs_data_loader_new(NULL, &(gs_loader_options){.batch_size = 1}), "NULL");
+  EXPECT_ERROR(l = gs_data_loader_new(&ds, NULL), "NULL");
+  gs_dataset bad = ds;
+  bad.n_fields = 5;
+  EXPECT_ERROR(l = gs_data_loader_new(&bad, &(gs_loader_options){.batch_size = 1}),
+               "1 to 4 fields per sample, got 5");
+  bad.n_fields = 0;
+  EXPECT_ERROR(l = gs_data_loader_new(&bad, &(gs_loader_options){.batch_size = 1}), "got 0");
+  bad = ds;
+  bad.get_item = NULL;
+  EXPECT_ERROR(l = gs_data_loader_new(&bad, &(gs_loader_options){.batch_size = 1}),
+               "get_item");
+  bad = ds;
+  bad.length = -1;
+  EXPECT_ERROR(l = gs_data_loader_new(&bad, &(gs_loader_options){.batch_size = 1}),
+               "length >= 0, got -1");
+
+  l = gs_data_loader_new(&ds, &(gs_loader_options){.batch_size = 2});
+  bool got = true;
+  EXPECT_ERROR(got = gs_data_loader_next(l, NULL), "output array");
+  g_assert_false(got);
+  EXPECT_ERROR(got = gs_data_loader_next(NULL, xy), "NULL");
+  EXPECT_ERROR(gs_data_loader_reset(NULL), "NULL");
+  gs_data_loader_free(l);
+  gs_data_loader_free(NULL);
+
+  /* An empty dataset is valid: epochs without batches. */
+  gs_dataset empty = {.length = 0, .n_fields = 1, .get_item = custom_get, .user = NULL};
+  l = gs_data_loader_new(&empty, &(gs_loader_options){.batch_size = 2, .shuffle = true});
+  gs_tensor batch[1];
+  g_assert_false(gs_data_loader_next(l, batch));
+  gs_data_loader_free(l);
+
+  gs_dataset_release(&ds);
+  gs_dataset_release(NULL);
+  gs_dispose(xy[0]);
+  gs_dispose(xy[1]);
+  gs_dispose(short_y);
+  gs_dispose(scalar);
+  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
+}
+
+int main(int argc, char **argv) {
+  test_init(&argc, &argv);
+  g_test_add_func("/loader/sequential-epoch", test_sequential_epoch);
+  g_test_add_func("/loader/shuffled-epochs", test_shuffled_epochs);
+  g_test_add_func("/loader/drop-last", test_drop_last);
+  g_test_add_func("/loader/batch-survives-collate-scope", test_batch_survives_collate_scope);
+  g_test_add_func("/loader/custom-dataset", test_custom_dataset);
+  g_test_add_func("/loader/errors", test_errors);
+  return g_test_run();
+}
