@@ -17,6 +17,7 @@
 #include "trace.h"
 #include "nn.h"
 #include "optim.h"
+#include "checkpoint.h"
 
 #define GS_VERSION_MAJOR 0
 #define GS_VERSION_MINOR 1
