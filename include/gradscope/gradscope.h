@@ -18,6 +18,7 @@
 #include "nn.h"
 #include "optim.h"
 #include "data.h"
+#include "checkpoint.h"
 
 #define GS_VERSION_MAJOR 0
 #define GS_VERSION_MINOR 1

@@ -1,0 +1,43 @@
+/* gradscope/checkpoint.h: saving and loading tensors in the safetensors and NumPy .npy formats.
+ *
+ * safetensors (https://github.com/huggingface/safetensors): an 8-byte little-endian header
+ * length N, N bytes of JSON
+ *   {"name": {"dtype": "F32"|"F64"|"I64"|"BOOL", "shape": [..], "data_offsets": [begin, end]},
+ *    ..., optional "__metadata__": {"k": "v"}}
+ * padded with spaces to a multiple of 8 bytes, then the raw little-endian data (offsets relative
+ * to the data start, tensors contiguous with no holes, in the order written). Files interoperate
+ * with Python's safetensors. Non-contiguous tensors are written contiguously.
+ *
+ * Loading checks everything it reads before allocating (header length at most 100 MB, shapes,
+ * offsets within the file and consistent with dtype and shape, no holes or overlaps) and
+ * reports a damaged file as an error naming what was expected and what was found, creating
+ * nothing.
+ */
+#pragma once
+
+#include "types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Writes count tensors under names (unique, non-empty, not "__metadata__"). metadata_kv is
+ * NULL or {k1, v1, k2, v2, ..., NULL}. Returns 0, or -1 after an error (no file is left). */
+GS_API int gs_safetensors_save(const char *path, const char *const *names,
+                               const gs_tensor *tensors, int count,
+                               const char *const *metadata_kv);
+/* Loads every tensor of the file: returns how many it holds and writes the first max of them
+ * (in the file's header order) to names and tensors. Names are malloc'd strings the caller
+ * frees with free(); tensors are new handles the caller disposes. -1 after an error (nothing
+ * created). names and tensors may be NULL when max is 0 (to count). */
+GS_API int gs_safetensors_load(const char *path, char **names, gs_tensor *tensors, int max);
+
+/* NumPy .npy version 1.0 for one tensor ('<f4', '<f8', '<i8', '|b1'; fortran_order False).
+ * Save returns 0 or -1; load returns a new tensor or GS_NO_TENSOR (version 2.0 files are read
+ * too). */
+GS_API int gs_npy_save(const char *path, gs_tensor t);
+GS_API gs_tensor gs_npy_load(const char *path);
+
+#ifdef __cplusplus
+}
+#endif
