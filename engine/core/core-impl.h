@@ -45,6 +45,12 @@ static inline void gs__spin_unlock(gs__spinlock *lock) {
   atomic_flag_clear_explicit(&lock->flag, memory_order_release);
 }
 
+/* PyTorch's dtype categories (bool < integer < floating): what decides whether a 0-dim
+ * operand widens a result, and whether an in-place write would lose information. */
+static inline int gs__dtype_category(gs_dtype d) {
+  return d == GS_BOOL ? 0 : d == GS_I64 ? 1 : 2;
+}
+
 /* ---- errors (error.c) ---------------------------------------------------------------- */
 
 /* Formats the message, stores it as this thread's last error and calls the handler.

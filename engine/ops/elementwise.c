@@ -10,15 +10,13 @@
 
 /* ---- dtype rules ---------------------------------------------------------------------- */
 
-static int category(gs_dtype d) { return d == GS_BOOL ? 0 : d == GS_I64 ? 1 : 2; }
-
 gs_dtype gs__result_type(const gs__tensor *a, const gs__tensor *b) {
   bool a_dim = a->ndim > 0, b_dim = b->ndim > 0;
   if (a_dim == b_dim)
     return gs_promote_types(a->dtype, b->dtype);
   const gs__tensor *dimmed = a_dim ? a : b, *zero = a_dim ? b : a;
   /* A 0-dim operand decides only when it is of a higher category. */
-  return category(zero->dtype) > category(dimmed->dtype) ? zero->dtype : dimmed->dtype;
+  return gs__dtype_category(zero->dtype) > gs__dtype_category(dimmed->dtype) ? zero->dtype : dimmed->dtype;
 }
 
 /* A double scalar is a floating operand of the default dtype: it keeps floating tensors'

@@ -17,8 +17,6 @@
 
 #include "ops-impl.h"
 
-static int category(gs_dtype d) { return d == GS_BOOL ? 0 : d == GS_I64 ? 1 : 2; }
-
 /* An expanded (stride-0) destination would write one element several times. */
 static bool check_writable(const gs__tensor *t, const char *fn) {
   for (int i = 0; i < t->ndim; i++) {
@@ -46,12 +44,12 @@ static bool prepare_operand(const gs__tensor *t, const gs__tensor *src, gs__tens
               gs__shape_str(b, src->shape, src->ndim), gs__shape_str(a, t->shape, t->ndim));
     return false;
   }
-  if (!allow_any_dtype && category(src->dtype) > category(t->dtype)) {
+  if (!allow_any_dtype && gs__dtype_category(src->dtype) > gs__dtype_category(t->dtype)) {
     gs__error(GS_ERR_DTYPE, fn,
               "result type %s cannot be written in place into a tensor of dtype %s (it would "
               "lose the %s)",
               gs_dtype_name(src->dtype), gs_dtype_name(t->dtype),
-              category(src->dtype) == 2 ? "fraction" : "integer values");
+              gs__dtype_category(src->dtype) == 2 ? "fraction" : "integer values");
     return false;
   }
   if (src->dtype != t->dtype || src->storage == t->storage) {

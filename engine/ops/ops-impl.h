@@ -63,5 +63,7 @@ extern const gs__node_kind AddBackward, SubBackward, MulBackward, DivBackward,
  * start (one offset per dim), or g itself when the block is the whole input (join.c). */
 gs_tensor gs__grad_of_block(gs__node *n, int i, gs_tensor g, const int64_t *start);
 
+static inline int64_t gs__abs64(int64_t v) { return v < 0 ? -v : v; }
+
 /* Reports a broadcast failure of a and b in PyTorch's terms against fn. */
 void gs__report_broadcast(const char *fn, const int64_t *a, int na, const int64_t *b, int nb);

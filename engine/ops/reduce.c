@@ -274,8 +274,6 @@ typedef struct reduce_ctx {
   int64_t chunk_size;
 } reduce_ctx;
 
-static int64_t abs64(int64_t v) { return v < 0 ? -v : v; }
-
 /* keep_order keeps the reduced dims in logical order, so positions count row-major (what
  * argmax reports, and which of equal extremes comes first); other folds are free to walk the
  * reduced dims in memory order. */
@@ -300,7 +298,7 @@ static void build_plan(const gs__tensor *t, const bool *reduced, bool keep_order
     for (int i = 1; i < n; i++) {
       int64_t sh = shape[i], by = bytes[i];
       int j = i;
-      for (; j > 0 && abs64(bytes[j - 1]) < abs64(by); j--)
+      for (; j > 0 && gs__abs64(bytes[j - 1]) < gs__abs64(by); j--)
         shape[j] = shape[j - 1], bytes[j] = bytes[j - 1];
       shape[j] = sh, bytes[j] = by;
     }
@@ -463,7 +461,7 @@ static void reduce_loop(char **ptrs, const int64_t *bs, int64_t n, void *ctx) {
   const reduce_plan *p = &c->plan;
   /* Rows are worth it when neighbouring outputs are closer in memory than neighbouring
    * reduced elements, or when there is (almost) nothing to reduce. */
-  bool rows = n > 1 && (p->red_count <= 1 || abs64(bs[0]) < abs64(p->red_bytes[p->nred - 1]));
+  bool rows = n > 1 && (p->red_count <= 1 || gs__abs64(bs[0]) < gs__abs64(p->red_bytes[p->nred - 1]));
   if (rows)
     fold_by_rows(c, ptrs, bs, n);
   else

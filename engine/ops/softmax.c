@@ -62,12 +62,10 @@ typedef double f64;
 SOFTMAX_ROWS(f32)
 SOFTMAX_ROWS(f64)
 
-static int64_t abs64(int64_t v) { return v < 0 ? -v : v; }
-
 /* gs__iter_run's inner loop over n rows: operand 0 is the input, 1 the output. */
 static void softmax_loop(char **ptrs, const int64_t *bs, int64_t n, void *vctx) {
   const softmax_ctx *c = vctx;
-  int64_t block = n > 1 && abs64(bs[0]) < abs64(c->in_bytes) ? SOFTMAX_BLOCK : 1;
+  int64_t block = n > 1 && gs__abs64(bs[0]) < gs__abs64(c->in_bytes) ? SOFTMAX_BLOCK : 1;
   for (int64_t j = 0; j < n; j += block) {
     int64_t m = n - j < block ? n - j : block;
     if (c->dtype == GS_F32)

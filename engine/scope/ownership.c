@@ -89,8 +89,10 @@ void gs__own_move_locked(gs__owned *o, gs__scope_rec *scope, bool counts_as_atta
   gs__scope_rec *from = o->holder == GS__HELD_BY_SCOPE ? o->scope : NULL;
   if (from == scope)
     return; /* already there: nothing happens, nothing counts */
+  /* Who held it before matters only to the event log. */
+  bool tracing = gs__trace_on();
   int previous_holder = (int)o->holder;
-  uint64_t previous_owner = gs__owner_id(o);
+  uint64_t previous_owner = tracing ? gs__owner_id(o) : 0;
   if (from)
     unlink_from_scope(o);
   if (scope) {
@@ -103,13 +105,14 @@ void gs__own_move_locked(gs__owned *o, gs__scope_rec *scope, bool counts_as_atta
     if (from)
       stats_of(o->kind)->detached_from_scope++;
   }
-  if (gs__trace_on())
+  if (tracing)
     gs__trace_owner_change(o, previous_holder, previous_owner);
 }
 
 void gs__own_set_holder_locked(gs__owned *o, gs__holder holder, uint64_t holder_id) {
+  bool tracing = gs__trace_on();
   int previous_holder = (int)o->holder;
-  uint64_t previous_owner = gs__owner_id(o);
+  uint64_t previous_owner = tracing ? gs__owner_id(o) : 0;
   if (o->holder == GS__HELD_BY_SCOPE) {
     unlink_from_scope(o);
     if (holder == GS__HELD_BY_MODULE) /* a module takes it out of the scope: a detach */
@@ -117,7 +120,7 @@ void gs__own_set_holder_locked(gs__owned *o, gs__holder holder, uint64_t holder_
   }
   o->holder = holder;
   o->holder_id = holder_id;
-  if (gs__trace_on() && (previous_holder != (int)holder || previous_owner != holder_id))
+  if (tracing && (previous_holder != (int)holder || previous_owner != holder_id))
     gs__trace_owner_change(o, previous_holder, previous_owner);
 }
 
@@ -177,10 +180,6 @@ static gs__owned *owned_of(gs_tensor h, const char *fn) {
   return t ? &gs__slot_of(t)->own : NULL;
 }
 
-static gs_scope handle_of(const gs__scope_rec *s) {
-  return s ? (gs_scope){((uint64_t)s->generation << 32) | s->index} : GS_NO_SCOPE;
-}
-
 gs_scope gs__owned_scope(gs__owned *o);
 
 gs_scope gs_owner_scope(gs_tensor h) {
@@ -217,7 +216,7 @@ bool gs__owned_attach(gs__owned *o, gs__scope_rec *s, const char *what, const ch
 
 gs_scope gs__owned_scope(gs__owned *o) {
   gs__own_lock();
-  gs_scope s = o->holder == GS__HELD_BY_SCOPE ? handle_of(o->scope) : GS_NO_SCOPE;
+  gs_scope s = o->holder == GS__HELD_BY_SCOPE ? gs__scope_handle(o->scope) : GS_NO_SCOPE;
   gs__own_unlock();
   return s;
 }

@@ -55,10 +55,6 @@ const char *gs__intern(const char *s) {
 
 /* ---- handles ------------------------------------------------------------------------------ */
 
-static gs_scope handle_of(const gs__scope_rec *s) {
-  return (gs_scope){((uint64_t)s->generation << 32) | s->index};
-}
-
 /* The record a handle's slot holds now (any tenant), or NULL for a forged handle. */
 static gs__scope_rec *record_at(gs_scope h) {
   uint32_t index = (uint32_t)(h.id & 0xffffffffu);
@@ -135,8 +131,8 @@ gs_scope gs_scope_begin(const char *name) {
   s->thread = ts;
   s->outer = ts->current;
   ts->current = s;
-  gs_scope h = handle_of(s);
-  uint64_t outer = s->outer ? handle_of(s->outer).id : 0;
+  gs_scope h = gs__scope_handle(s);
+  uint64_t outer = s->outer ? gs__scope_handle(s->outer).id : 0;
   gs__own_unlock();
   if (gs__trace_on())
     gs__trace_scope_begin(h.id, outer, interned_name);
@@ -209,7 +205,7 @@ void gs_scope_end(gs_scope h) {
 gs_scope gs_scope_current(void) {
   gs__own_lock();
   gs__scope_rec *s = gs__thread_scopes_get()->current;
-  gs_scope h = s ? handle_of(s) : GS_NO_SCOPE;
+  gs_scope h = s ? gs__scope_handle(s) : GS_NO_SCOPE;
   gs__own_unlock();
   return h;
 }
@@ -219,7 +215,7 @@ gs_scope gs_scope_outer(gs_scope h) {
   if (!s)
     return GS_NO_SCOPE;
   gs__own_lock();
-  gs_scope outer = s->outer ? handle_of(s->outer) : GS_NO_SCOPE;
+  gs_scope outer = s->outer ? gs__scope_handle(s->outer) : GS_NO_SCOPE;
   gs__own_unlock();
   return outer;
 }

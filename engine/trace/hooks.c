@@ -17,12 +17,6 @@ static inline void begin_event(gs_trace_event *e, gs_trace_kind kind, uint64_t s
   e->ndim = 0;
 }
 
-uint64_t gs__owner_id(const gs__owned *o) {
-  if (o->holder == GS__HELD_BY_SCOPE && o->scope)
-    return ((uint64_t)o->scope->generation << 32) | o->scope->index;
-  return o->holder_id;
-}
-
 void gs__trace_storage(gs_trace_kind kind, uint64_t storage, uint64_t source, uint64_t nbytes) {
   gs_trace_event e;
   begin_event(&e, kind, 0);

@@ -46,6 +46,3 @@ void gs__trace_module_create(uint64_t module, const char *interned_type);
 void gs__trace_module_parameter(uint64_t module, const char *interned_name, uint64_t tensor);
 void gs__trace_composite_create(uint64_t object, int kind, const gs_tensor *parts, int n);
 void gs__trace_error(int code, const char *message);
-
-/* The id an owner record's holder has in the log (a scope's handle, a module's...). */
-uint64_t gs__owner_id(const gs__owned *o);
