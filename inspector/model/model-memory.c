@@ -119,7 +119,7 @@ void gs_trace_model_category_bytes(const gs_trace_model *m, const gs_replay *sta
                                    guint64 *out) {
   (void)m;
   memset(out, 0, sizeof(guint64) * GS_MEM_N_CATEGORIES);
-  tally t = {g_hash_table_new(g_int64_hash, g_int64_equal), out};
+  tally t = {g_hash_table_new(gs_id_hash, gs_id_equal), out};
   GHashTableIter it;
   gpointer value;
   g_hash_table_iter_init(&it, state->objects);
@@ -223,8 +223,8 @@ struct model_memory {
 
 model_memory *model_memory_new(void) {
   model_memory *mm = g_new0(model_memory, 1);
-  mm->objects = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
-  mm->storages = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
+  mm->objects = g_hash_table_new_full(gs_id_hash, gs_id_equal, g_free, g_free);
+  mm->storages = g_hash_table_new_full(gs_id_hash, gs_id_equal, g_free, g_free);
   mm->touched_objects = g_array_new(FALSE, FALSE, sizeof(guint64));
   mm->touched_storages = g_array_new(FALSE, FALSE, sizeof(guint64));
   return mm;
@@ -249,10 +249,26 @@ void model_memory_before(gs_trace_model *m, const gs_trace_event *e) {
   model_memory *mm = m->memory;
   g_array_set_size(mm->touched_objects, 0);
   g_array_set_size(mm->touched_storages, 0);
+  /* Only these kinds change an object's category or a storage's own bytes: the rest (most
+   * events) cost nothing here. A new storage or a shared one owns no counted bytes until an
+   * object views it or it materialises. */
+  switch (e->kind) {
+  case GS_TRACE_STORAGE_MATERIALISE:
+  case GS_TRACE_STORAGE_FREE: touch(mm->touched_storages, e->storage); return;
+  case GS_TRACE_TENSOR_CREATE:
+  case GS_TRACE_TENSOR_MOVE:
+  case GS_TRACE_MODULE_PARAMETER:
+  case GS_TRACE_OWNER_CHANGE:
+  case GS_TRACE_TENSOR_DISPOSE:
+  case GS_TRACE_NODE_CREATE:
+  case GS_TRACE_NODE_FREE_SAVED:
+  case GS_TRACE_NODE_RELEASE:
+  case GS_TRACE_COMPOSITE_CREATE: break;
+  default: return;
+  }
   touch(mm->touched_objects, e->tensor);
   touch(mm->touched_objects, e->target);
   touch(mm->touched_objects, e->object);
-  touch(mm->touched_storages, e->storage);
   if (e->kind == GS_TRACE_NODE_CREATE || e->kind == GS_TRACE_NODE_FREE_SAVED ||
       e->kind == GS_TRACE_NODE_RELEASE) {
     for (guint i = 0; i < e->n_saved; i++)
@@ -365,6 +381,9 @@ void model_memory_after(gs_trace_model *m, const gs_trace_event *e, guint64 inde
   (void)e;
   model_memory *mm = m->memory;
   touch(mm->touched_storages, m->head->heir_storage);
+  if (!mm->touched_objects->len && !mm->touched_storages->len && !m->head->memory_changed &&
+      !m->head->changed_groups->len)
+    return;
   for (guint i = 0; i < mm->touched_objects->len; i++)
     update_object(m, g_array_index(mm->touched_objects, guint64, i));
   for (guint i = 0; i < mm->touched_storages->len; i++)

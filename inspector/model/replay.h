@@ -106,6 +106,10 @@ typedef struct gs_replay {
   guint64 heir_storage;      /* a storage that took over a shared buffer's bytes (or 0) */
 } gs_replay;
 
+/* Hashing for tables keyed by a pointer to a 64-bit id (handles, storages, nodes). */
+guint gs_id_hash(gconstpointer id);
+gboolean gs_id_equal(gconstpointer a, gconstpointer b);
+
 gs_replay *gs_replay_new(void);
 void gs_replay_free(gs_replay *replay);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(gs_replay, gs_replay_free)
