@@ -19,6 +19,7 @@ typedef struct storage_entry {
   guint64 nbytes;
   buffer *bytes;
   guint saved_refs; /* live nodes' saved tensors that view it */
+  gs_replay_tally tally;
 } storage_entry;
 
 /* Interned strings, shared by a state and its copies (a model's keyframes). */
@@ -710,4 +711,9 @@ gboolean gs_replay_storage(const gs_replay *r, guint64 id, guint64 *bytes, guint
   if (saved_refs)
     *saved_refs = s->saved_refs;
   return TRUE;
+}
+
+gs_replay_tally *gs_replay_storage_tally(gs_replay *r, guint64 id) {
+  storage_entry *s = g_hash_table_lookup(r->storages, &id);
+  return s ? &s->tally : NULL;
 }
