@@ -26,7 +26,7 @@ static void extra(gs_trace_model *m, guint64 id, guint domain, guint64 index) {
     g_array_append_val(m->life_extra, p);
 }
 
-void model_life_add(gs_trace_model *m, const gs_trace_event *e, guint64 index) {
+guint32 model_life_add(gs_trace_model *m, const gs_trace_event *e, guint64 index) {
   guint32 key = 0;
   switch (e->kind) {
   case GS_TRACE_STORAGE_ALLOC:
@@ -72,7 +72,7 @@ void model_life_add(gs_trace_model *m, const gs_trace_event *e, guint64 index) {
     break;
   default: break;
   }
-  g_array_append_val(m->life_keys, key);
+  return key;
 }
 
 /* Appends to hits every event index whose own (primary) key is k, then those where k is an

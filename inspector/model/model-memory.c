@@ -270,12 +270,11 @@ static void assert_object(gs_trace_model *m, gs_replay_object *o) {
 }
 
 static void assert_storage(gs_trace_model *m, guint64 id) {
-  gs_replay_tally *t = gs_replay_storage_tally(m->head, id);
-  if (!t || t->epoch != m->memory->epoch)
-    return; /* gone, or put back already */
   guint64 bytes = 0;
   guint saved = 0;
-  gs_replay_storage(m->head, id, &bytes, &saved);
+  gs_replay_tally *t = gs_replay_storage_full(m->head, id, &bytes, &saved);
+  if (!t || t->epoch != m->memory->epoch)
+    return; /* gone, or put back already */
   gs_mem_category by_objects = GS_MEM_TEMPORARIES;
   for (int c = 0; c < GS_MEM_TEMPORARIES; c++)
     if (t->counts[c]) {

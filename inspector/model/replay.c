@@ -717,3 +717,35 @@ gs_replay_tally *gs_replay_storage_tally(gs_replay *r, guint64 id) {
   storage_entry *s = g_hash_table_lookup(r->storages, &id);
   return s ? &s->tally : NULL;
 }
+
+gs_replay_tally *gs_replay_storage_full(gs_replay *r, guint64 id, guint64 *bytes,
+                                        guint *saved_refs) {
+  storage_entry *s = g_hash_table_lookup(r->storages, &id);
+  if (!s)
+    return NULL;
+  *bytes = own_bytes(s);
+  *saved_refs = s->saved_refs;
+  return &s->tally;
+}
+
+/* GLib's tables leave a tombstone per removal and only rebuild when tombstones nearly fill
+ * them; with tensors created and disposed every step, lookups then probe long runs of them.
+ * A fresh table holds only the alive records (a few hundred), so rebuilding is cheap. */
+static GHashTable *rebuilt(GHashTable *old, GDestroyNotify free_value) {
+  GHashTable *fresh = id_table(free_value);
+  GHashTableIter it;
+  gpointer key, value;
+  g_hash_table_iter_init(&it, old);
+  while (g_hash_table_iter_next(&it, &key, &value)) {
+    g_hash_table_insert(fresh, key, value);
+    g_hash_table_iter_steal(&it);
+  }
+  g_hash_table_destroy(old);
+  return fresh;
+}
+
+void gs_replay_compact(gs_replay *r) {
+  r->storages = rebuilt(r->storages, storage_entry_free);
+  r->objects = rebuilt(r->objects, g_free);
+  r->nodes = rebuilt(r->nodes, node_free);
+}

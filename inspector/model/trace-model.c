@@ -130,8 +130,18 @@ static guint32 offset_or_aside(GHashTable *aside, guint64 index, guint64 base, g
   return G_MAXUINT32;
 }
 
+static void flush_pending(gs_trace_model *m) {
+  if (!m->n_pending)
+    return;
+  g_array_append_vals(m->kinds, m->pending_kinds, m->n_pending);
+  g_array_append_vals(m->seq_off, m->pending_seq, m->n_pending);
+  g_array_append_vals(m->time_off, m->pending_time, m->n_pending);
+  g_array_append_vals(m->life_keys, m->pending_life, m->n_pending);
+  m->n_pending = 0;
+}
+
 static void index_event(gs_trace_model *m, const gs_trace_event *e) {
-  guint64 index = m->kinds->len;
+  guint64 index = m->kinds->len + m->n_pending;
   uint64_t offset = 0, size = 0;
   gs_trace_reader_chunk(m->reader, &offset, &size);
   model_chunk *c = m->chunks->len ? &g_array_index(m->chunks, model_chunk, m->chunks->len - 1)
@@ -144,19 +154,21 @@ static void index_event(gs_trace_model *m, const gs_trace_event *e) {
     c = &g_array_index(m->chunks, model_chunk, m->chunks->len - 1);
   }
   c->n++;
-  guint8 kind = (guint8)e->kind;
-  g_array_append_val(m->kinds, kind);
-  guint32 seq = offset_or_aside(m->seq_big, index, c->seq0, e->seq);
-  guint32 time = offset_or_aside(m->time_big, index, c->time0, e->time_ns);
-  g_array_append_val(m->seq_off, seq);
-  g_array_append_val(m->time_off, time);
+  guint p = m->n_pending++;
+  m->pending_kinds[p] = (guint8)e->kind;
+  m->pending_seq[p] = offset_or_aside(m->seq_big, index, c->seq0, e->seq);
+  m->pending_time[p] = offset_or_aside(m->time_big, index, c->time0, e->time_ns);
+  m->pending_life[p] = model_life_add(m, e, index);
+  if (m->n_pending == MODEL_PENDING)
+    flush_pending(m);
 
-  model_life_add(m, e, index);
   model_memory_before(m, e);
   gs_replay_apply_with(m->head, e, model_string_fn, m);
   model_memory_after(m, e, index);
   model_scopes_after(m, e, index);
   model_keyframes_after(m, index + 1);
+  if ((index & 0x3fff) == 0x3fff)
+    gs_replay_compact(m->head);
 }
 
 /* Indexes every whole event the reader has; the count added. */
@@ -168,6 +180,7 @@ static guint64 drain(gs_trace_model *m) {
     if (status == GS_TRACE_NEED_MORE)
       break;
     if (status == GS_TRACE_DAMAGED) {
+      flush_pending(m);
       if (!m->problem) {
         uint64_t at = 0;
         const char *what = gs_trace_reader_error(m->reader, &at);
@@ -189,7 +202,8 @@ static guint64 drain(gs_trace_model *m) {
                            g_strndup(e.text ? e.text : "", e.text_len));
       continue;
     }
-    if (m->kinds->len >= G_MAXUINT32) {
+    if (m->kinds->len + m->n_pending >= G_MAXUINT32) {
+      flush_pending(m);
       set_problem(m, g_strdup_printf(_("The log has more than %u events; the first %u are "
                                        "shown."), G_MAXUINT32 - 1, G_MAXUINT32 - 1));
       break;
@@ -197,6 +211,7 @@ static guint64 drain(gs_trace_model *m) {
     index_event(m, &e);
     added++;
   }
+  flush_pending(m);
   return added;
 }
 
