@@ -150,7 +150,7 @@ char *gs_trace_model_owner_label(const gs_trace_model *m, const gs_replay *state
   gs_format_handle(o->owner, h, sizeof h);
   switch (o->holder) {
   case GS_TRACE_HELD_BY_SCOPE: {
-    const gs_replay_scope *scope = g_hash_table_lookup(state->scopes, &o->owner);
+    const gs_replay_scope *scope = gs_trace_model_scope_in(m, state, o->owner);
     /* TRANSLATORS: a dispose scope and its handle, e.g. "scope step #12.1" */
     g_string_printf(s, _("scope %s %s"), scope ? scope->name : "?", h);
     break;
