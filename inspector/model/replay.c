@@ -610,6 +610,18 @@ static gs_replay_scope_name *copy_group(const gs_replay_scope_name *g) {
   return g_memdup2(g, sizeof *g);
 }
 
+static void copy_scope(gs_replay *r, const gs_replay_scope *from) {
+  gs_replay_scope *s = g_memdup2(from, sizeof *from);
+  g_ptr_array_add(r->scope_list, s);
+  g_ptr_array_add(r->scope_store, s);
+  g_hash_table_insert(r->scopes, &s->id, s);
+}
+
+static gint by_begin_seq(gconstpointer a, gconstpointer b) {
+  const gs_replay_scope *x = *(gs_replay_scope *const *)a, *y = *(gs_replay_scope *const *)b;
+  return x->begin_seq < y->begin_seq ? -1 : x->begin_seq > y->begin_seq;
+}
+
 gs_replay *gs_replay_copy(const gs_replay *src, gboolean open_scopes_only) {
   gs_replay *r = gs_replay_new();
   pool_unref(r->pool);
@@ -654,14 +666,26 @@ gs_replay *gs_replay_copy(const gs_replay *src, gboolean open_scopes_only) {
     g_ptr_array_add(r->scope_group_list, g);
     g_hash_table_insert(r->scope_groups, (gpointer)g->name, g);
   }
-  for (guint i = 0; i < src->scope_list->len; i++) {
-    const gs_replay_scope *from = src->scope_list->pdata[i];
-    if (open_scopes_only && from->ended)
-      continue;
-    gs_replay_scope *s = g_memdup2(from, sizeof *from);
-    g_ptr_array_add(r->scope_list, s);
-    g_ptr_array_add(r->scope_store, s);
-    g_hash_table_insert(r->scopes, &s->id, s);
+  if (open_scopes_only) {
+    /* The open scopes are the threads' stacks: a few, however many scopes the log had. Kept
+     * in begin order, as scope_list is. */
+    g_autoptr(GPtrArray) open = g_ptr_array_new();
+    GHashTableIter st;
+    gpointer stack;
+    g_hash_table_iter_init(&st, src->thread_scopes);
+    while (g_hash_table_iter_next(&st, NULL, &stack))
+      for (guint i = 0; i < ((GArray *)stack)->len; i++) {
+        guint64 id = g_array_index((GArray *)stack, guint64, i);
+        gpointer s = g_hash_table_lookup(src->scopes, &id);
+        if (s)
+          g_ptr_array_add(open, s);
+      }
+    g_ptr_array_sort(open, by_begin_seq);
+    for (guint i = 0; i < open->len; i++)
+      copy_scope(r, open->pdata[i]);
+  } else {
+    for (guint i = 0; i < src->scope_list->len; i++)
+      copy_scope(r, src->scope_list->pdata[i]);
   }
   g_hash_table_iter_init(&it, src->thread_scopes);
   gpointer key;
