@@ -251,7 +251,15 @@ static void on_storage(gs_replay *r, const gs_trace_event *e) {
 /* ---- ownership (as engine/scope/ownership.c) ------------------------------------------ */
 
 static gs_replay_scope *scope_get(gs_replay *r, guint64 id) {
-  return id ? g_hash_table_lookup(r->scopes, &id) : NULL;
+  if (!id)
+    return NULL;
+  gs_replay_scope **slot = &r->scope_cache[(id ^ (id >> 32)) & 15];
+  if (*slot && (*slot)->id == id)
+    return *slot;
+  gs_replay_scope *s = g_hash_table_lookup(r->scopes, &id);
+  if (s)
+    *slot = s;
+  return s;
 }
 
 static gs_replay_scope_name *group_of(gs_replay *r, const gs_replay_scope *s) {
@@ -448,6 +456,7 @@ static void on_scope_begin(gs_replay *r, const gs_trace_event *e, const strings 
   g_ptr_array_add(r->scope_list, s);
   g_ptr_array_add(r->scope_store, s);
   g_hash_table_replace(r->scopes, &s->id, s);
+  r->scope_cache[(s->id ^ (s->id >> 32)) & 15] = s;
   GArray *open = g_hash_table_lookup(r->thread_scopes, GUINT_TO_POINTER(e->thread));
   if (!open) {
     open = g_array_new(FALSE, FALSE, sizeof(guint64));

@@ -116,6 +116,10 @@ typedef struct gs_replay {
   gboolean memory_changed;
   GPtrArray *changed_groups; /* gs_replay_scope_name* whose bytes changed */
   guint64 heir_storage;      /* a storage that took over a shared buffer's bytes (or 0) */
+
+  /* private: the scopes last looked up (most objects belong to the current step's scope, and
+   * the table of every scope seen grows to tens of thousands) */
+  gs_replay_scope *scope_cache[16];
 } gs_replay;
 
 /* Hashing for tables keyed by a pointer to a 64-bit id (handles, storages, nodes). */
