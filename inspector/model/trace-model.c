@@ -184,11 +184,11 @@ static guint64 drain(gs_trace_model *m) {
       if (!m->problem) {
         uint64_t at = 0;
         const char *what = gs_trace_reader_error(m->reader, &at);
-        set_problem(m, g_strdup_printf(_("The log is damaged at byte %" G_GUINT64_FORMAT
-                                         " (%s); the %" G_GUINT64_FORMAT
-                                         " events before it are shown."),
-                                       (guint64)at, what ? what : "?",
-                                       (guint64)m->kinds->len));
+        /* The reader's message says what and at which byte. */
+        (void)at;
+        set_problem(m, g_strdup_printf(_("The log is damaged: %s. The %" G_GUINT64_FORMAT
+                                         " events before the damage are shown."),
+                                       what ? what : "?", (guint64)m->kinds->len));
       }
       break;
     }
