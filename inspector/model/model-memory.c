@@ -254,6 +254,8 @@ static void retract_object(gs_trace_model *m, gs_replay_object *o) {
   o->tally_category = 0;
 }
 
+static void assert_tally(gs_trace_model *m, gs_replay_tally *t);
+
 static void assert_object(gs_trace_model *m, gs_replay_object *o) {
   /* Every touched object was taken out before the event: one still counted was put back
    * already (an event may name a tensor twice, as a node's output and a saved tensor). */
@@ -266,15 +268,15 @@ static void assert_object(gs_trace_model *m, gs_replay_object *o) {
   o->tally_category = cat + 1;
   t->counts[cat]++;
   retract_storage(m->memory, t);
-  touch(m->memory->touched_storages, o->storage);
+  assert_tally(m, t);
 }
 
-static void assert_storage(gs_trace_model *m, guint64 id) {
-  guint64 bytes = 0;
-  guint saved = 0;
-  gs_replay_tally *t = gs_replay_storage_full(m->head, id, &bytes, &saved);
+static void assert_tally(gs_trace_model *m, gs_replay_tally *t) {
   if (!t || t->epoch != m->memory->epoch)
     return; /* gone, or put back already */
+  guint64 bytes = 0;
+  guint saved = 0;
+  gs_replay_tally_storage(t, &bytes, &saved);
   gs_mem_category by_objects = GS_MEM_TEMPORARIES;
   for (int c = 0; c < GS_MEM_TEMPORARIES; c++)
     if (t->counts[c]) {
@@ -371,7 +373,8 @@ void model_memory_after(gs_trace_model *m, const gs_trace_event *e, guint64 inde
   for (guint i = 0; i < mm->touched_objects->len; i++)
     assert_object(m, head_object(m, g_array_index(mm->touched_objects, guint64, i)));
   for (guint i = 0; i < mm->touched_storages->len; i++)
-    assert_storage(m, g_array_index(mm->touched_storages, guint64, i));
+    assert_tally(m, gs_replay_storage_tally(m->head,
+                                            g_array_index(mm->touched_storages, guint64, i)));
   guint64 counted = 0;
   for (int c = 0; c < GS_MEM_TEMPORARIES; c++) {
     counted += mm->totals[c];

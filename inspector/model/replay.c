@@ -782,3 +782,10 @@ void gs_replay_compact(gs_replay *r) {
   r->objects = rebuilt(r->objects, g_free);
   r->nodes = rebuilt(r->nodes, node_free);
 }
+
+void gs_replay_tally_storage(const gs_replay_tally *t, guint64 *bytes, guint *saved_refs) {
+  const storage_entry *s =
+      (const storage_entry *)((const char *)t - G_STRUCT_OFFSET(storage_entry, tally));
+  *bytes = own_bytes(s);
+  *saved_refs = s->saved_refs;
+}

@@ -161,6 +161,8 @@ void gs_replay_foreach_storage(const gs_replay *replay, gs_replay_storage_fn fn,
 gs_replay_tally *gs_replay_storage_tally(gs_replay *replay, guint64 id);
 gs_replay_tally *gs_replay_storage_full(gs_replay *replay, guint64 id, guint64 *own_bytes,
                                         guint *saved_refs);
+/* What gs_replay_storage says of the storage that keeps tally (no lookup). */
+void gs_replay_tally_storage(const gs_replay_tally *tally, guint64 *own_bytes, guint *saved_refs);
 /* The same for one storage id; FALSE if it is not alive. */
 gboolean gs_replay_storage(const gs_replay *replay, guint64 id, guint64 *own_bytes,
                            guint *saved_refs);
