@@ -5,6 +5,7 @@
 #include "model-private.h"
 
 #include <glib/gi18n-lib.h>
+#include <gradscope/scope.h>
 
 #include "event-fields.h"
 
@@ -263,11 +264,20 @@ char *gs_trace_model_explain(gs_trace_model *m, guint64 index) {
   case GS_TRACE_COMPOSITE_CREATE: {
     char h[32];
     gs_format_handle(e.object, h, sizeof h);
+    guint parts = 0;
+    for (guint i = 0; i < e.n_parts; i++)
+      parts += e.parts[i] != 0; /* absent parts (no index tensors) are 0 */
+    if (e.object_kind == GS_OBJECT_PACKED_SEQUENCE)
+      return g_strdup_printf(ngettext("packed sequence %s was made of %u tensor; scopes own and "
+                                      "dispose it as one",
+                                      "packed sequence %s was made of %u tensors; scopes own "
+                                      "and dispose them as one", parts),
+                             h, parts);
     return g_strdup_printf(ngettext("composite %s was made of %u tensor; scopes own and dispose "
                                     "it as one",
                                     "composite %s was made of %u tensors; scopes own and "
-                                    "dispose them as one", e.n_parts),
-                           h, e.n_parts);
+                                    "dispose them as one", parts),
+                           h, parts);
   }
   case GS_TRACE_MARK: return g_strdup_printf(_("mark: %s"), name);
   case GS_TRACE_ERROR: return g_strdup_printf(_("error: %s"), e.text ? e.text : "");
