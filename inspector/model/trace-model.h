@@ -171,11 +171,15 @@ const GArray *gs_trace_model_scope_children(const gs_trace_model *m, guint64 sco
 
 /* ---- tensor life ---------------------------------------------------------------------- */
 
-/* Every event index that concerns tensor_id, ascending: its creation, views, clones and
- * detaches made from it, ownership changes, in-place writes to it or its storage (versions),
- * names, nodes that saved it or that it feeds, gradient accumulation into it or its grad,
+/* Every event index that concerns tensor_id, ascending: its storage's allocation, sharing,
+ * materialisation and release, its creation, views, clones and detaches made from it,
+ * ownership changes, in-place writes to it or through any view of its storage (versions),
+ * names, the nodes that made it or saved it, gradient accumulation into it or as its grad,
  * its move into a parameter (the new handle's events follow), composites it is part of, and
- * its disposal. *indices is newly allocated (g_free); *n its length. */
+ * its disposal. Found through 32-bit keys: a life of up to 512 events is checked event by
+ * event; a longer one may (rarely: about once in a thousand queries on a log of millions of
+ * tensors) include a few events of another tensor whose key collides. *indices is newly
+ * allocated (g_free); *n its length. */
 void gs_trace_model_tensor_life(const gs_trace_model *m, guint64 tensor_id, guint64 **indices,
                                 guint *n);
 
