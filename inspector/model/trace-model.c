@@ -289,12 +289,17 @@ gs_trace_model *gs_trace_model_load_file(const char *path, gs_trace_progress_fn 
                 _("Cannot read %s: it is a folder, not an event log"), path);
     return NULL;
   }
-  guint64 total = S_ISREG(st.st_mode) ? (guint64)st.st_size : 0;
+  gboolean regular = S_ISREG(st.st_mode);
+  guint64 total = regular ? (guint64)st.st_size : 0;
   gs_trace_model *m = gs_trace_model_new();
-  m->fd = fd;
+  /* A regular file is read again on demand; a pipe or a device cannot be, so its bytes are
+   * kept in memory as a fed source's are. */
+  m->fd = regular ? fd : -1;
   g_autofree guint8 *piece = g_malloc(LOAD_PIECE);
   for (;;) {
     if (g_cancellable_set_error_if_cancelled(cancellable, error)) {
+      if (!regular)
+        close(fd);
       gs_trace_model_free(m);
       return NULL;
     }
@@ -305,6 +310,8 @@ gs_trace_model *gs_trace_model_load_file(const char *path, gs_trace_progress_fn 
       int saved = errno;
       g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(saved), _("Cannot read %s: %s"),
                   path, g_strerror(saved));
+      if (!regular)
+        close(fd);
       gs_trace_model_free(m);
       return NULL;
     }
@@ -317,5 +324,7 @@ gs_trace_model *gs_trace_model_load_file(const char *path, gs_trace_progress_fn 
       break;
   }
   gs_trace_model_finish(m);
+  if (!regular)
+    close(fd);
   return m;
 }
