@@ -214,14 +214,6 @@ static gs_tensor own(gs_tensor t) {
   return t.id ? gs_detach_from_scopes(t) : t;
 }
 
-/* y += alpha * x (PyTorch's y.add_(x, alpha=alpha)). */
-static void axpy_(gs_tensor y, gs_tensor x, double alpha) {
-  gs_tensor tmp = gs_mul_scalar(x, alpha);
-  if (tmp.id)
-    gs_add_(y, tmp);
-  drop(tmp);
-}
-
 /* x + alpha * y, a new tensor (PyTorch's x.add(y, alpha=alpha)). */
 static gs_tensor add_scaled(gs_tensor x, gs_tensor y, double alpha) {
   gs_tensor tmp = gs_mul_scalar(y, alpha);
@@ -244,7 +236,7 @@ static void sgd_step(const gs_sgd_options *o, param_state *s) {
       s->buf = own(gs_clone(d));
     } else {
       gs_mul_scalar_(s->buf, o->momentum);
-      axpy_(s->buf, d, 1.0 - o->dampening);
+      gs_add_scaled_(s->buf, d, 1.0 - o->dampening);
     }
     if (o->nesterov)
       d = nesterov = add_scaled(d, s->buf, o->momentum);
@@ -252,7 +244,7 @@ static void sgd_step(const gs_sgd_options *o, param_state *s) {
       d = s->buf;
   }
   if (d.id)
-    axpy_(p, d, -o->lr);
+    gs_add_scaled_(p, d, -o->lr);
   drop(nesterov);
   drop(d_owned);
 }
@@ -278,11 +270,11 @@ static void adam_step(const gs_adam_options *o, bool decoupled, param_state *s) 
   }
   /* exp_avg = beta1 * exp_avg + (1 - beta1) * g; exp_avg_sq = beta2 * exp_avg_sq + (1 - beta2) g^2 */
   gs_mul_scalar_(s->buf, o->beta1);
-  axpy_(s->buf, g, 1.0 - o->beta1);
+  gs_add_scaled_(s->buf, g, 1.0 - o->beta1);
   gs_tensor g2 = gs_mul(g, g);
   gs_mul_scalar_(s->sq, o->beta2);
   if (g2.id)
-    axpy_(s->sq, g2, 1.0 - o->beta2);
+    gs_add_scaled_(s->sq, g2, 1.0 - o->beta2);
   drop(g2);
   double bc1 = 1.0 - pow(o->beta1, (double)s->step);
   double bc2 = 1.0 - pow(o->beta2, (double)s->step);
@@ -304,7 +296,7 @@ static void adam_step(const gs_adam_options *o, bool decoupled, param_state *s) 
     gs_add_scalar_(denom, o->eps);
     gs_tensor ratio = gs_div(s->buf, denom);
     if (ratio.id)
-      axpy_(p, ratio, -step_size);
+      gs_add_scaled_(p, ratio, -step_size);
     drop(ratio);
   }
   drop(denom);
