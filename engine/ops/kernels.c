@@ -16,9 +16,10 @@ typedef bool b8;
 
 /* ---- binary ------------------------------------------------------------------------- */
 
-#define BINARY_LOOP(NAME, T, TO, EXPR)                                                       \
+/* SETUP runs once per call: a loop whose EXPR needs a parameter reads it from ctx there. */
+#define BINARY_LOOP_WITH(NAME, T, TO, SETUP, EXPR)                                           \
   static void NAME(char **p, const int64_t *s, int64_t n, void *ctx) {                      \
-    (void)ctx;                                                                               \
+    SETUP;                                                                                   \
     const int64_t so = (int64_t)sizeof(TO), si = (int64_t)sizeof(T);                        \
     if (s[0] == so && s[1] == si && s[2] == si) {                                            \
       TO *o = (TO *)p[0];                                                                    \
@@ -52,6 +53,8 @@ typedef bool b8;
       }                                                                                      \
     }                                                                                        \
   }
+
+#define BINARY_LOOP(NAME, T, TO, EXPR) BINARY_LOOP_WITH(NAME, T, TO, (void)ctx, EXPR)
 
 /* NaN-propagating max/min, as torch.maximum/minimum. */
 #define FMAX(a, b) ((a) != (a) || (a) > (b) ? (a) : (b))
@@ -226,30 +229,10 @@ gs__loop_fn gs__unary_loop(gs__unop op, gs_dtype dtype) { return unary_loops[op]
 
 /* Operands (out, a, b) of one dtype, ctx the alpha in that dtype: out = a + alpha * b in one
  * pass (the optimizers' updates), rounded exactly as a + (alpha * b) computed in two. */
-#define ADD_SCALED_LOOP(NAME, T, EXPR)                                                       \
-  static void NAME(char **p, const int64_t *s, int64_t n, void *ctx) {                      \
-    const T alpha = *(const T *)ctx;                                                         \
-    const int64_t st = (int64_t)sizeof(T);                                                   \
-    if (s[0] == st && s[1] == st && s[2] == st) {                                            \
-      T *o = (T *)p[0]; /* may alias a exactly (it is the destination) */                    \
-      const T *x = (const T *)p[1], *y = (const T *)p[2];                                    \
-      for (int64_t i = 0; i < n; i++) {                                                      \
-        T a = x[i], b = y[i];                                                                \
-        o[i] = (EXPR);                                                                       \
-      }                                                                                      \
-    } else {                                                                                 \
-      char *o = p[0];                                                                        \
-      const char *x = p[1], *y = p[2];                                                       \
-      for (int64_t i = 0; i < n; i++, o += s[0], x += s[1], y += s[2]) {                    \
-        T a = *(const T *)x, b = *(const T *)y;                                              \
-        *(T *)o = (EXPR);                                                                    \
-      }                                                                                      \
-    }                                                                                        \
-  }
-
-ADD_SCALED_LOOP(add_scaled_f32, f32, a + alpha * b)
-ADD_SCALED_LOOP(add_scaled_f64, f64, a + alpha * b)
-ADD_SCALED_LOOP(add_scaled_i64, i64, WADD(a, WMUL(alpha, b)))
+BINARY_LOOP_WITH(add_scaled_f32, f32, f32, const f32 alpha = *(const f32 *)ctx, a + alpha * b)
+BINARY_LOOP_WITH(add_scaled_f64, f64, f64, const f64 alpha = *(const f64 *)ctx, a + alpha * b)
+BINARY_LOOP_WITH(add_scaled_i64, i64, i64, const i64 alpha = *(const i64 *)ctx,
+                 WADD(a, WMUL(alpha, b)))
 
 gs__loop_fn gs__add_scaled_loop(gs_dtype dtype) {
   static const gs__loop_fn loops[GS_DTYPE_COUNT] = {add_scaled_f32, add_scaled_f64,
