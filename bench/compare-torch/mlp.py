@@ -3,10 +3,11 @@
 # each step is forward (with the loss), backward, step, zero_grad. 20 warm-up steps, then the
 # medians of 200 timed steps, per phase and whole, and the peak RSS (VmHWM), printed with the
 # same keys as bench-mlp prefixed by torch_.
-# Usage: /usr/bin/python3 bench/compare-torch/mlp.py [threads]   (torch.set_num_threads, default 2)
-import statistics, sys, time, torch
+# Usage: /usr/bin/python3 bench/compare-torch/mlp.py
+# GS_TORCH_THREADS=N sets torch.set_num_threads(N) (default 2, the comparison's budget).
+import os, statistics, sys, time, torch
 
-threads = int(sys.argv[1]) if len(sys.argv) > 1 else 2
+threads = int(os.environ.get('GS_TORCH_THREADS') or 2)
 torch.set_num_threads(threads)
 torch.manual_seed(42)
 BATCH, IN, HIDDEN, CLASSES, WARMUP, TIMED = 128, 784, 512, 10, 20, 200

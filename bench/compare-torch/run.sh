@@ -2,7 +2,7 @@
 # run.sh: the engine against Debian's PyTorch on the same workloads, run alternately, with the
 # ratios as key=value lines. Workloads: the MLP step (bench/bench-mlp vs mlp.py: 784-512-512-10,
 # batch 128, SGD momentum; median of 200 steps after 20 warm-up; peak RSS) and the digits
-# example's 30 epochs (examples/digits-mlp vs digits.py, label smoothing 0.1 as the example).
+# example's 30 epochs (examples/digits-mlp vs digits.py, whose defaults are the example's recipe).
 #
 # Both sides get the same settings: OMP_WAIT_POLICY=PASSIVE, OPENBLAS_NUM_THREADS (default 2)
 # and OPENBLAS_CORETYPE exactly as the caller has them (unset stays unset), and a budget of
@@ -35,6 +35,7 @@ ninja -C build -j "$GS_JOBS" bench/bench-mlp examples/digits-mlp >/dev/null
 export OMP_WAIT_POLICY=PASSIVE
 export OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-2}
 threads=$OPENBLAS_NUM_THREADS
+export GS_TORCH_THREADS=$threads # read by mlp.py and digits.py
 echo "# thread budget $threads per side: engine OpenBLAS $threads; torch set_num_threads($threads) + OpenBLAS $threads"
 echo "# OMP_WAIT_POLICY=$OMP_WAIT_POLICY OPENBLAS_NUM_THREADS=$OPENBLAS_NUM_THREADS OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-(unset)}"
 echo "# torch $("$python" -c 'import torch; print(torch.__version__)'), $rounds alternating rounds"
@@ -59,7 +60,7 @@ engine_mlp() {
 }
 torch_mlp() {
   local out
-  out=$("$python" bench/compare-torch/mlp.py "$threads") || gs_die "mlp.py failed"
+  out=$("$python" bench/compare-torch/mlp.py) || gs_die "mlp.py failed"
   torch_mlp_ms+=("$(value torch_mlp_step_ms "$out")")
   torch_mlp_rss+=("$(value torch_mlp_peak_rss_mib "$out")")
 }
@@ -71,7 +72,7 @@ engine_digits() {
 }
 torch_digits() {
   local out
-  out=$("$python" bench/compare-torch/digits.py 0.1 0 "$threads") || gs_die "digits.py failed"
+  out=$("$python" bench/compare-torch/digits.py) || gs_die "digits.py failed"
   torch_digits_s+=("$(value digits_seconds "$out")")
   torch_digits_acc=$(value test_accuracy "$out")
 }
