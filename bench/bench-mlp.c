@@ -105,18 +105,21 @@ static int run_timing(mlp *m) {
 typedef struct memory_sample {
   long rss_kib;
   uint64_t live_tensors, live_storages, bytes_in_use;
+  int64_t scope_live; /* this thread's live tensors by the scope statistics */
 } memory_sample;
 
 static memory_sample sample_memory(void) {
   gs_memory_stats stats;
   gs_memory_get_stats(&stats);
   return (memory_sample){bench_proc_status_kib("VmRSS"), gs_live_tensor_count(),
-                         stats.live_storages, stats.bytes_in_use};
+                         stats.live_storages, stats.bytes_in_use,
+                         gs_thread_scope_stats(GS_OBJECT_TENSOR).live};
 }
 
 static void print_sample(const char *when, int step, memory_sample s) {
-  printf("# %s (step %d): rss %ld KiB, live tensors %llu, live storages %llu, bytes in use %llu\n",
-         when, step, s.rss_kib, (unsigned long long)s.live_tensors,
+  printf("# %s (step %d): rss %ld KiB, live tensors %llu (scope statistics: %lld), live "
+         "storages %llu, bytes in use %llu\n",
+         when, step, s.rss_kib, (unsigned long long)s.live_tensors, (long long)s.scope_live,
          (unsigned long long)s.live_storages, (unsigned long long)s.bytes_in_use);
 }
 
