@@ -13,12 +13,12 @@
 # side's result is the median over rounds.
 #
 # Installs python3-torch with apt-get when /usr/bin/python3 cannot import torch (needs root).
-# Usage: bench/compare-torch/run.sh [ROUNDS]   (default 3; builds build/ incrementally)
+# Usage: bench/compare-torch/run.sh [ROUNDS]   (default 5; builds build/ incrementally)
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$here/../../scripts/common.sh"
 cd "$GS_ROOT"
-rounds=${1:-3}
+rounds=${1:-5}
 [[ $rounds =~ ^[1-9][0-9]*$ ]] || gs_die "run.sh: expected a positive number of rounds, got '$rounds'"
 python=/usr/bin/python3 # Debian's python3-torch is installed for the system Python
 
@@ -39,6 +39,9 @@ export GS_TORCH_THREADS=$threads # read by mlp.py and digits.py
 echo "# thread budget $threads per side: engine OpenBLAS $threads; torch set_num_threads($threads) + OpenBLAS $threads"
 echo "# OMP_WAIT_POLICY=$OMP_WAIT_POLICY OPENBLAS_NUM_THREADS=$OPENBLAS_NUM_THREADS OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-(unset)}"
 echo "# torch $("$python" -c 'import torch; print(torch.__version__)'), $rounds alternating rounds"
+# Other work on the machine moves both sides' times (most with OpenBLAS threads, which spin
+# while they wait): the load average says how much to trust one run.
+echo "# load average before: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) CPUs"
 
 # value KEY TEXT: the number after KEY= at the start of a line of TEXT or after a space (the
 # last one; fails if there is none).
@@ -91,6 +94,10 @@ m_engine=$(median "${mlp_ms[@]}") m_torch=$(median "${torch_mlp_ms[@]}")
 d_engine=$(median "${digits_s[@]}") d_torch=$(median "${torch_digits_s[@]}")
 rss=$(median "${mlp_rss[@]}") torch_rss=$(median "${torch_mlp_rss[@]}")
 mlp_ratio=$(ratio "$m_engine" "$m_torch") digits_ratio=$(ratio "$d_engine" "$d_torch")
+echo "# load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+minimum() { printf '%s\n' "$@" | sort -g | head -n 1; }
+echo "# fastest round of each side: mlp engine $(minimum "${mlp_ms[@]}") ms, torch $(minimum "${torch_mlp_ms[@]}") ms;" \
+  "digits engine $(minimum "${digits_s[@]}") s, torch $(minimum "${torch_digits_s[@]}") s"
 verdict() { awk -v v="$1" -v t="$2" 'BEGIN { print (v <= t ? "met" : "missed") }'; }
 echo "# targets: mlp_step_ratio <= 0.9 $(verdict "$mlp_ratio" 0.9), digits_time_ratio <= 0.3 $(verdict "$digits_ratio" 0.3), mlp_rss_mib <= 64 $(verdict "$rss" 64)"
 echo "# digits test accuracy: engine $digits_acc, torch $torch_digits_acc"
