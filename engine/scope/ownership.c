@@ -77,6 +77,7 @@ void gs__own_dispose_locked(gs__owned *o) {
     break;
   case GS__HELD_BY_CALLER:
   case GS__HELD_BY_MODULE: /* modules own their parameters outside every scope */
+  case GS__HELD_BY_OPTIMIZER: /* and optimizers their state, alike */
     stats_of(o->kind)->disposed_outside_scope++;
     break;
   default: /* parts, gradients and the engine's temporaries count in no statistic */
@@ -115,7 +116,8 @@ void gs__own_set_holder_locked(gs__owned *o, gs__holder holder, uint64_t holder_
   uint64_t previous_owner = tracing ? gs__owner_id(o) : 0;
   if (o->holder == GS__HELD_BY_SCOPE) {
     unlink_from_scope(o);
-    if (holder == GS__HELD_BY_MODULE) /* a module takes it out of the scope: a detach */
+    /* A module or an optimizer takes it out of the scope: a detach. */
+    if (holder == GS__HELD_BY_MODULE || holder == GS__HELD_BY_OPTIMIZER)
       stats_of(o->kind)->detached_from_scope++;
   }
   o->holder = holder;
@@ -127,8 +129,10 @@ void gs__own_set_holder_locked(gs__owned *o, gs__holder holder, uint64_t holder_
 const char *gs__own_refuses_dispose(const gs__owned *o) {
   switch (o->holder) {
   case GS__HELD_BY_MODULE: return "is a parameter owned by a module; it is disposed with the module";
-  case GS__HELD_BY_COMPOSITE: return "belongs to a packed sequence; dispose the packed sequence";
+  case GS__HELD_BY_COMPOSITE:
+    return "belongs to a composite (a packed sequence or a batch); dispose the composite";
   case GS__HELD_BY_TENSOR: return "is the gradient of another tensor; clear it with gs_zero_grad";
+  case GS__HELD_BY_OPTIMIZER: return "is an optimizer's state; it is disposed with the optimizer";
   default: return NULL;
   }
 }

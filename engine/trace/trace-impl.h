@@ -44,5 +44,8 @@ void gs__trace_backward(gs_trace_kind kind, uint64_t tensor, uint64_t node);
 void gs__trace_grad_accumulate(uint64_t tensor, uint64_t grad);
 void gs__trace_module_create(uint64_t module, const char *interned_type);
 void gs__trace_module_parameter(uint64_t module, const char *interned_name, uint64_t tensor);
+void gs__trace_module_child(uint64_t module, uint64_t child, const char *interned_name);
+void gs__trace_optimizer_create(uint64_t optimizer, const char *type_name,
+                                const gs_tensor *params, int n);
 void gs__trace_composite_create(uint64_t object, int kind, const gs_tensor *parts, int n);
 void gs__trace_error(int code, const char *message);
