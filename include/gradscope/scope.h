@@ -68,9 +68,10 @@ GS_API gs_tensor gs_scope_attach(gs_scope scope, gs_tensor t);
 typedef enum gs_object_kind {
   GS_OBJECT_TENSOR = 0,
   GS_OBJECT_PACKED_SEQUENCE = 1,
+  GS_OBJECT_BATCH = 2, /* a DataLoader batch (data.h) */
 } gs_object_kind;
 
-#define GS_OBJECT_KIND_COUNT 2
+#define GS_OBJECT_KIND_COUNT 3
 
 /* TorchSharp's six counters (they only increase) and the live count derived from them. */
 typedef struct gs_scope_stats {
