@@ -141,9 +141,15 @@ void gs__own_adopt(gs_tensor h) {
   if (!h.id || !gs_is_alive(h))
     return;
   gs__tensor *t = gs__lookup(h, "adopt");
+  gs__owned *o = &gs__slot_of(t)->own;
   gs__own_lock();
-  gs__own_new_locked(&gs__slot_of(t)->own, GS_OBJECT_TENSOR, h.id,
+  int previous_holder = (int)o->holder;
+  uint64_t previous_owner = gs__owner_id(o);
+  gs__own_new_locked(o, GS_OBJECT_TENSOR, h.id,
                      t->origin == GS__ORIGIN_NEW ? t->storage->nbytes : 0);
+  /* Its creation was logged as the engine's: the log learns who owns it now. */
+  if (gs__trace_on())
+    gs__trace_owner_change(o, previous_holder, previous_owner);
   gs__own_unlock();
 }
 

@@ -283,6 +283,23 @@ static gs_replay_object *object_get(gs_replay *r, guint64 id) {
   return id ? g_hash_table_lookup(r->objects, &id) : NULL;
 }
 
+/* An object the engine built for itself (while ownership was suspended) and then handed to
+ * user code counts, as in the engine's gs__own_adopt, as created in the scope it goes to. */
+static void on_owner_change(gs_replay *r, const gs_trace_event *e) {
+  gs_replay_object *o = object_get(r, e->object);
+  if (!o)
+    return;
+  gboolean adopted = e->previous_holder == GS_TRACE_HELD_BY_ENGINE &&
+                     o->holder == GS_TRACE_HELD_BY_ENGINE && e->holder == GS_TRACE_HELD_BY_SCOPE;
+  set_holder(r, o, e->holder, e->owner);
+  gs_replay_scope *s = adopted ? scope_get(r, e->owner) : NULL;
+  if (s) {
+    s->created++;
+    s->group->created++;
+    o->scope_at_create = s->name;
+  }
+}
+
 /* A new object counts as created in the scope that owns it from the start. */
 static void object_add(gs_replay *r, gs_replay_object *o) {
   gs_replay_object *old = object_get(r, o->id);
@@ -582,12 +599,7 @@ void gs_replay_apply(gs_replay *r, const gs_trace_event *e, const gs_trace_reade
   case GS_TRACE_TENSOR_NAME:
     set_u64_name(r->names, e->tensor, intern_id(r, reader, e->name));
     break;
-  case GS_TRACE_OWNER_CHANGE: {
-    gs_replay_object *o = object_get(r, e->object);
-    if (o)
-      set_holder(r, o, e->holder, e->owner);
-    break;
-  }
+  case GS_TRACE_OWNER_CHANGE: on_owner_change(r, e); break;
   case GS_TRACE_SCOPE_BEGIN: on_scope_begin(r, e, reader); break;
   case GS_TRACE_SCOPE_END: on_scope_end(r, e); break;
   case GS_TRACE_NODE_CREATE: on_node_create(r, e, reader); break;
