@@ -154,6 +154,56 @@ static void expect_load_error(const char *path, const char *substring) {
     g_assert_null(names[i]);
     g_assert_cmpuint(ts[i].id, ==, 0);
   }
+  /* Reading only the metadata checks the whole file just as strictly (its messages start
+   * with its own name). */
+  char *keys[2] = {NULL}, *values[2] = {NULL};
+  const char *prefix = "safetensors_load: ";
+  if (g_str_has_prefix(substring, prefix))
+    substring += strlen(prefix);
+  EXPECT_ERROR(rc = gs_safetensors_load_metadata(path, keys, values, 2), substring);
+  g_assert_cmpint(rc, ==, -1);
+  g_assert_null(keys[0]);
+  g_assert_null(values[0]);
+}
+
+static void test_metadata_round_trip(void) {
+  char *path = tmp_path("meta.safetensors");
+  gs_tensor x = gs_ones(GS_F32, (int64_t[]){3}, 1);
+  const char *meta[] = {"format", "pt", "note", "a \"quoted\" value\n\t caf\xc3\xa9",
+                        "", "empty key", "epoch", "", NULL};
+  g_assert_cmpint(gs_safetensors_save(path, (const char *[]){"x"}, &x, 1, meta), ==, 0);
+  g_assert_cmpint(gs_safetensors_load_metadata(path, NULL, NULL, 0), ==, 4);
+  char *keys[8], *values[8];
+  g_assert_cmpint(gs_safetensors_load_metadata(path, keys, values, 8), ==, 4);
+  for (int i = 0; i < 4; i++) {
+    g_assert_cmpstr(keys[i], ==, meta[2 * i]);
+    g_assert_cmpstr(values[i], ==, meta[2 * i + 1]);
+    free(keys[i]), free(values[i]);
+  }
+  /* A short buffer gets the first pairs; the count is still the total. */
+  g_assert_cmpint(gs_safetensors_load_metadata(path, keys, values, 1), ==, 4);
+  g_assert_cmpstr(keys[0], ==, "format");
+  free(keys[0]), free(values[0]);
+  /* No metadata, or an empty map: zero pairs. */
+  g_assert_cmpint(gs_safetensors_save(path, (const char *[]){"x"}, &x, 1, NULL), ==, 0);
+  g_assert_cmpint(gs_safetensors_load_metadata(path, keys, values, 8), ==, 0);
+  write_st(path, "{\"__metadata__\":{}}", NULL, 0);
+  g_assert_cmpint(gs_safetensors_load_metadata(path, keys, values, 8), ==, 0);
+  /* Written by hand, as Python's safetensors lays it out (metadata first). */
+  write_st(path, "{\"__metadata__\":{\"format\":\"np\"},\"a\":{\"dtype\":\"F32\",\"shape\":[2],"
+                 "\"data_offsets\":[0,8]}}", (const guint8[8]){0}, 8);
+  g_assert_cmpint(gs_safetensors_load_metadata(path, keys, values, 8), ==, 1);
+  g_assert_cmpstr(keys[0], ==, "format");
+  g_assert_cmpstr(values[0], ==, "np");
+  free(keys[0]), free(values[0]);
+  int rc = 0;
+  EXPECT_ERROR(rc = gs_safetensors_load_metadata(path, NULL, NULL, -1), "expected max >= 0");
+  EXPECT_ERROR(rc = gs_safetensors_load_metadata(path, NULL, NULL, 1), "keys and values");
+  EXPECT_ERROR(rc = gs_safetensors_load_metadata(NULL, NULL, NULL, 0), "expected a path, got NULL");
+  g_assert_cmpint(rc, ==, -1);
+  gs_dispose(x);
+  unlink(path);
+  g_free(path);
 }
 
 static void test_damaged(void) {
@@ -226,6 +276,16 @@ static void test_damaged(void) {
   expect_load_error(bad, "expected unique tensor names");
   write_st(bad, "{\"__metadata__\":{\"k\":1}}", d8, 0);
   expect_load_error(bad, "expected a string value in __metadata__ (values must be strings), found '1'");
+  write_st(bad, "{\"__metadata__\":{\"k\":\"v\",\"k\":\"w\"}}", d8, 0);
+  expect_load_error(bad, "header JSON at byte 33: expected unique keys in __metadata__, found '\"'");
+  write_st(bad, "{\"__metadata__\":[\"k\"]}", d8, 0);
+  expect_load_error(bad, "expected '{' starting __metadata__, found '['");
+  write_st(bad, "{\"__metadata__\":{\"k\":\"v\"},\"__metadata__\":{}}", d8, 0);
+  expect_load_error(bad, "expected one \"__metadata__\"");
+  write_st(bad, "{\"__metadata__\":{\"k\":\"v\" \"j\":\"w\"}}", d8, 0);
+  expect_load_error(bad, "expected ',' or '}' in __metadata__, found '\"'");
+  write_st(bad, "{\"__metadata__\":{\"k\":\"v\\x\"}}", d8, 0);
+  expect_load_error(bad, "expected an escape");
   write_st(bad, "{\"a\":{\"dtype\":\"F32\",\"shape\":[99999999999999999999],\"data_offsets\":[0,8]}}", d8, 8);
   expect_load_error(bad, "expected an integer below 2^63");
 
@@ -385,6 +445,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/checkpoint/safetensors-round-trip", test_round_trip);
   g_test_add_func("/checkpoint/safetensors-known-bytes", test_known_bytes);
   g_test_add_func("/checkpoint/safetensors-damaged", test_damaged);
+  g_test_add_func("/checkpoint/safetensors-metadata-round-trip", test_metadata_round_trip);
   g_test_add_func("/checkpoint/npy", test_npy);
   int rc = g_test_run();
   GDir *dir = g_dir_open(tmpdir, 0, NULL);

@@ -31,6 +31,13 @@ GS_API int gs_safetensors_save(const char *path, const char *const *names,
  * frees with free(); tensors are new handles the caller disposes. -1 after an error (nothing
  * created). names and tensors may be NULL when max is 0 (to count). */
 GS_API int gs_safetensors_load(const char *path, char **names, gs_tensor *tensors, int max);
+/* The file's "__metadata__" string map (what gs_safetensors_save's metadata_kv wrote, or
+ * Python's save_file(..., metadata=...)): returns how many pairs it holds (0 without one) and
+ * writes the first max keys and values, in the file's order, as malloc'd strings the caller
+ * frees. The whole file is checked as gs_safetensors_load checks it (a damaged file is -1,
+ * after an error saying what was expected and found); metadata values must be strings and
+ * keys unique. keys and values may be NULL when max is 0 (to count). */
+GS_API int gs_safetensors_load_metadata(const char *path, char **keys, char **values, int max);
 
 /* NumPy .npy version 1.0 for one tensor ('<f4', '<f8', '<i8', '|b1'; fortran_order False).
  * Save returns 0 or -1; load returns a new tensor or GS_NO_TENSOR (version 2.0 files are read
