@@ -142,7 +142,10 @@ static void test_graph_of_a_product(void) {
 /* Kept alive past the end of the log, so the replay sees them held. */
 static gs_module tree_root, tree_standalone;
 static gs_optimizer tree_sgd;
-static gs_tensor tree_bias, tree_lone_weight, tree_named;
+static gs_tensor tree_bias, tree_lone_weight, tree_named, tree_xy[2];
+static gs_batch tree_batch;
+static gs_dataset tree_ds;
+static gs_scope_info tree_epoch_info;
 
 static void tree_work(void) {
   gs_rng rng;
@@ -168,6 +171,20 @@ static void tree_work(void) {
   gs_backward(gs_sum(gs_module_forward(fc2, h), NULL, 0, false));
   gs_optimizer_step(tree_sgd); /* a momentum buffer per parameter, held by the optimizer */
   gs_scope_end(step);
+  /* A batch from a prefetching loader, kept past the end of the log. */
+  tree_xy[0] = gs_ones(GS_F32, (int64_t[]){6, 3}, 2);
+  tree_xy[1] = gs_zeros(GS_I64, (int64_t[]){6}, 1);
+  tree_ds = gs_tensor_dataset(tree_xy, 2);
+  gs_data_loader *l = gs_data_loader_new(&tree_ds, &(gs_loader_options){.batch_size = 4,
+                                                                        .prefetch = 1});
+  gs_scope epoch = gs_scope_begin("epoch");
+  tree_batch = gs_data_loader_next_batch(l);
+  gs_batch_detach_from_scopes(tree_batch);
+  gs_tensor rest[2]; /* handed over as two tensors of "epoch" (adopted from the worker) */
+  gs_data_loader_next(l, rest);
+  tree_epoch_info = gs_scope_get_info(epoch);
+  gs_scope_end(epoch);
+  gs_data_loader_free(l);
   gs_trace_flush();
 }
 
@@ -195,6 +212,36 @@ static void test_module_tree_and_optimizer_state(void) {
   }
   g_assert_cmpuint(state, ==, 4);
   g_assert_cmpuint(parameters, ==, 5); /* 4 in the tree, 1 in the standalone Linear */
+  /* The batch: one composite and its two tensors, all batch data; the caller holds it. */
+  guint batch_data = 0;
+  for (guint i = 0; i < alive->len; i++) {
+    const gs_replay_object *o = alive->pdata[i];
+    if (gs_replay_object_category(r, o) != GS_REPLAY_CATEGORY_BATCH_DATA)
+      continue;
+    batch_data++;
+    g_autofree char *owner = gs_replay_describe_owner(r, o);
+    if (o->composite) {
+      g_assert_cmpuint(o->id, ==, tree_batch.id);
+      g_assert_cmpstr(owner, ==, "the caller");
+      g_assert_cmpstr(o->scope_at_create, ==, "epoch");
+    } else {
+      g_assert_true(g_str_has_prefix(owner, "batch #"));
+    }
+  }
+  g_assert_cmpuint(batch_data, ==, 3);
+  const gs_replay_scope *epoch = NULL;
+  for (guint i = 0; i < r->scope_list->len; i++)
+    if (strcmp(((gs_replay_scope *)r->scope_list->pdata[i])->name, "epoch") == 0)
+      epoch = r->scope_list->pdata[i];
+  g_assert_nonnull(epoch);
+  /* The batch and the two tensors, as the engine counts them. */
+  g_assert_cmpuint(tree_epoch_info.created, ==, 3);
+  g_assert_cmpuint(epoch->created, ==, tree_epoch_info.created);
+  g_assert_cmpuint(epoch->disposed, ==, 2);
+  g_assert_cmpuint(epoch->peak_bytes, ==, tree_epoch_info.peak_bytes);
+  gs_batch_dispose(tree_batch);
+  gs_dataset_release(&tree_ds);
+  gs_dispose(tree_xy[0]), gs_dispose(tree_xy[1]);
   g_assert_cmpstr(gs_replay_category_name(GS_REPLAY_CATEGORY_OPTIMIZER_STATE), ==,
                   "optimizer state");
   gs_optimizer_dispose(tree_sgd);

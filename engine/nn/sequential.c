@@ -30,8 +30,10 @@ static gs_tensor sequential_forward(gs_module seq, gs_tensor x) {
   gs_tensor y = x;
   for (int i = 0; i < n; i++) {
     gs_tensor next = gs_module_forward(gs_module_child_at(seq, i, NULL), y);
-    if (y.id != x.id)
-      gs_dispose(y); /* an intermediate: the graph keeps what backward needs */
+    /* An intermediate goes as soon as it is used (the graph keeps what backward needs);
+     * never the caller's input, nor a result a module passed through unchanged. */
+    if (y.id != x.id && y.id != next.id)
+      gs_dispose(y);
     if (!next.id)
       return GS_NO_TENSOR;
     y = next;
