@@ -8,6 +8,9 @@
  * to the data start, tensors contiguous with no holes, in the order written). Files interoperate
  * with Python's safetensors. Non-contiguous tensors are written contiguously.
  *
+ * The "__metadata__" map is written from a key/value list and read back by
+ * gs_safetensors_load_metadata.
+ *
  * Loading checks everything it reads before allocating (header length at most 100 MB, shapes,
  * offsets within the file and consistent with dtype and shape, no holes or overlaps) and
  * reports a damaged file as an error naming what was expected and what was found, creating

@@ -1,5 +1,6 @@
-/* gradscope/scope.h: dispose scopes (TorchSharp's DisposeScope, in C), parameters, modules,
- * and composite objects such as PackedSequence.
+/* gradscope/scope.h: dispose scopes (TorchSharp's DisposeScope, in C), parameters, modules
+ * (trees of named parameters and child modules, with forward dispatch and train/eval mode),
+ * and composite objects such as PackedSequence and DataLoader batches.
  *
  * Each thread has a stack of scopes. An object (a tensor, or a composite such as a packed
  * sequence) created while a scope is current is owned by that scope; ending the scope disposes
@@ -48,7 +49,8 @@ GS_API void gs_scope_dispose_everything(gs_scope scope);
 
 /* ---- ownership of tensors ------------------------------------------------------------- */
 
-/* The scope that owns t, or GS_NO_SCOPE (caller-owned, or owned by a module or a composite). */
+/* The scope that owns t, or GS_NO_SCOPE (caller-owned, or held by a module, an optimizer or a
+ * composite). */
 GS_API gs_scope gs_owner_scope(gs_tensor t);
 /* Moves t from its owning scope to that scope's outer scope; with no outer scope this is a
  * detach. Does nothing if t is owned by no scope. Returns t, for chaining. */
