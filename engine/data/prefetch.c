@@ -4,7 +4,9 @@
  * starts, so the batches are the ones the calling thread would make) and collates each batch
  * in its own "collate" scope, with the stacked tensors built while ownership is suspended:
  * they belong to no scope while they wait in a ring of opt.prefetch slots, and
- * gs_data_loader_next hands them to the consumer's current scope. Reset and free stop the
+ * gs_data_loader_next hands them to the consumer's current scope. With the event log on, the
+ * worker writes its events out before publishing each batch, so a reader going through the
+ * file sees a batch created before it sees it handed over. Reset and free stop the
  * worker (it finishes the batch in hand), join it, and dispose whatever is still waiting. */
 #include <pthread.h>
 #include <stdlib.h>
@@ -13,6 +15,7 @@
 #include "gradscope/error.h"
 #include "loader-impl.h"
 #include "scope-impl.h"
+#include "trace-impl.h"
 
 typedef struct slot {
   gs_tensor parts[GS_DATASET_MAX_FIELDS];
@@ -46,6 +49,9 @@ static void *worker(void *arg) {
     s.failed = !gs__loader_collate(l, pos, count, true, s.parts, "data_loader_next");
     if (s.failed) /* the handler returned: keep the message for the consumer's thread */
       snprintf(s.error, sizeof s.error, "%s", gs_last_error());
+    /* The log gets the batch's creation before the consumer can log its hand-over. */
+    if (gs__trace_on())
+      gs__trace_flush_this_thread();
     pos += count;
     pthread_mutex_lock(&p->lock);
     p->ring[(p->head + p->count) % p->capacity] = s;

@@ -27,6 +27,10 @@ void gs__trace_record(const gs_trace_event *e);
 void gs__trace_record_in(void *buffer, const gs_trace_event *e);
 void gs__trace_defer_node(struct gs__node *n, uint64_t seq);
 void gs__trace_defer_values(uint64_t tensor);
+/* Writes this thread's buffered events now. A thread that hands objects to another (the
+ * DataLoader's prefetch worker) calls it first, so the objects' creation precedes, in file
+ * order, whatever the receiving thread logs about them. */
+void gs__trace_flush_this_thread(void);
 
 /* hooks.c: one per kind of event site. */
 void gs__trace_emit_node(void *buffer, struct gs__node *n, uint64_t seq);
