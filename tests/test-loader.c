@@ -612,7 +612,7 @@ static void test_errors(void) {
                "expected prefetch in 0..64 (batches collated ahead), got -1");
   EXPECT_ERROR(gs_data_loader_new(&ds, &(gs_loader_options){.batch_size = 1, .prefetch = 65}),
                "got 65");
-  EXPECT_ERROR(gs_data_loader_next_batch(NULL), "NULL");
+  EXPECT_ERROR(gs_data_loader_next_batch(NULL), "data_loader_next_batch: expected a loader, got NULL");
   gs_data_loader_free(l);
   gs_data_loader_free(NULL);
 

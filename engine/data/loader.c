@@ -306,19 +306,13 @@ static int next_engine_held(gs_data_loader *l, gs_tensor *parts, const char *fn)
   return 1;
 }
 
-static bool check_loader(const gs_data_loader *l, const void *out, const char *fn) {
+bool gs_data_loader_next(gs_data_loader *l, gs_tensor *out) {
+  const char *fn = "data_loader_next";
   if (!l || !out) {
     gs__error(GS_ERR_ARGUMENT, fn, "expected a loader and an output array, got %s and %s",
               l ? "a loader" : "NULL", out ? "an array" : "NULL");
     return false;
   }
-  return true;
-}
-
-bool gs_data_loader_next(gs_data_loader *l, gs_tensor *out) {
-  const char *fn = "data_loader_next";
-  if (!check_loader(l, out, fn))
-    return false;
   if (l->epoch < 0)
     gs_data_loader_reset(l);
   if (l->prefetch) {
@@ -340,8 +334,10 @@ bool gs_data_loader_next(gs_data_loader *l, gs_tensor *out) {
 
 gs_batch gs_data_loader_next_batch(gs_data_loader *l) {
   const char *fn = "data_loader_next_batch";
-  if (!check_loader(l, l, fn))
+  if (!l) {
+    gs__error(GS_ERR_ARGUMENT, fn, "expected a loader, got NULL");
     return GS_NO_BATCH;
+  }
   gs_tensor parts[GS_DATASET_MAX_FIELDS] = {0};
   if (next_engine_held(l, parts, fn) != 1)
     return GS_NO_BATCH;
