@@ -131,6 +131,8 @@ gs_module gs_module_new(const char *type_name) {
 
 gs_module gs_module_new_typed(const gs_module_type *type, void *data) {
   if (!type || !type->name || !*type->name) {
+    if (type && type->free_data && data)
+      type->free_data(data);
     gs__error(GS_ERR_ARGUMENT, "module_new_typed", "expected a module type with a name, got %s",
               type ? "a type without a name" : "NULL");
     return GS_NO_MODULE;
