@@ -138,7 +138,7 @@ typedef struct gs_module_type {
 /* A module with no forward: a container named type_name (copied; NULL: "Module"). */
 GS_API gs_module gs_module_new(const char *type_name);
 /* A module of type, holding data: the module owns it from now on (if the module cannot be
- * made, data is freed with type->free_data when the type is valid and has one). */
+ * made, data is freed with type->free_data when there is one). */
 GS_API gs_module gs_module_new_typed(const gs_module_type *type, void *data);
 /* "Linear", "Sequential"... (valid while the process runs), or NULL for a stale handle. */
 GS_API const char *gs_module_type_name(gs_module m);
