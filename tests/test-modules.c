@@ -300,6 +300,35 @@ static void test_sequential_ownership_counts(void) {
   g_assert_cmpuint(gs_live_tensor_count(), ==, live);
 }
 
+/* A user-defined module type: y = factor * x, its factor in the module's data. */
+static gs_tensor scale_forward(gs_module m, gs_tensor x);
+static const gs_module_type scale_type = {"Scale", scale_forward, g_free};
+
+static gs_tensor scale_forward(gs_module m, gs_tensor x) {
+  const double *factor = gs_module_data(m, &scale_type);
+  return factor ? gs_mul_scalar(x, *factor) : GS_NO_TENSOR;
+}
+
+static void test_user_defined_type(void) {
+  uint64_t live = gs_live_tensor_count();
+  double *factor = g_new(double, 1);
+  *factor = 3.0;
+  gs_module scale = gs_module_new_typed(&scale_type, factor);
+  g_assert_cmpstr(gs_module_type_name(scale), ==, "Scale");
+  g_assert_true(gs_module_is_a(scale, &scale_type));
+  gs_module seq = gs_sequential_new((gs_module[]){scale, gs_relu_new()}, 2);
+  g_assert_false(gs_module_is_a(seq, &scale_type));
+  gs_tensor x = gs_from_data(GS_F64, (int64_t[]){3}, 1, (double[]){1, -2, 0.5});
+  gs_tensor y = gs_module_forward(seq, x);
+  test_assert_values(y, (int64_t[]){3}, 1, (double[]){3, 0, 1.5}, 0, 0);
+  EXPECT_ERROR(gs_module_data(seq, &scale_type), "module_data: expected a Scale module, got a Sequential module");
+  EXPECT_ERROR(gs_module_new_typed(NULL, NULL), "expected a module type with a name, got NULL");
+  gs_dispose(x), gs_dispose(y);
+  gs_module_dispose(seq); /* frees the factor with g_free: ASan would see a leak otherwise */
+  EXPECT_ERROR(gs_module_forward(scale, x), "stale: the module was disposed");
+  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
+}
+
 int main(int argc, char **argv) {
   test_init(&argc, &argv);
   g_test_add_func("/modules/named-parameters-of-a-nested-tree",
@@ -309,5 +338,6 @@ int main(int argc, char **argv) {
   g_test_add_func("/modules/sequential-equals-manual-composition",
                   test_sequential_equals_manual_composition);
   g_test_add_func("/modules/sequential-ownership-counts", test_sequential_ownership_counts);
+  g_test_add_func("/modules/user-defined-type", test_user_defined_type);
   return g_test_run();
 }
