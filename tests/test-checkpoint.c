@@ -166,6 +166,68 @@ static void expect_load_error(const char *path, const char *substring) {
   g_assert_null(values[0]);
 }
 
+/* A model's parameters to a file and into a second model made differently: equal after; the
+ * load refuses missing keys, unexpected keys and size mismatches, changing nothing then. */
+static void test_module_state_dict(void) {
+  uint64_t live = gs_live_tensor_count();
+  char *path = tmp_path("model.safetensors");
+  gs_rng a_rng, b_rng;
+  gs_rng_seed(&a_rng, 1), gs_rng_seed(&b_rng, 2);
+  gs_module a = gs_sequential_new(
+      (gs_module[]){gs_linear_new(4, 3, true, &a_rng), gs_tanh_new(), gs_layer_norm_new(3, 1e-5)}, 3);
+  gs_module b = gs_sequential_new(
+      (gs_module[]){gs_linear_new(4, 3, true, &b_rng), gs_tanh_new(), gs_layer_norm_new(3, 1e-5)}, 3);
+  g_assert_cmpint(gs_module_save_safetensors(a, path, (const char *[]){"format", "pt", NULL}), ==, 0);
+  char *names[8];
+  gs_tensor ts[8];
+  g_assert_cmpint(gs_safetensors_load(path, names, ts, 8), ==, 4);
+  g_assert_cmpstr(names[0], ==, "0.weight");
+  g_assert_cmpstr(names[3], ==, "2.bias");
+  for (int i = 0; i < 4; i++)
+    free(names[i]), gs_dispose(ts[i]);
+  gs_tensor b_weight = gs_module_parameter(b, "0.weight");
+  g_assert_cmpint(gs_module_load_safetensors(b, path, true), ==, 0);
+  gs_tensor pa[4], pb[4];
+  gs_module_named_parameters(a, pa, NULL, 4);
+  gs_module_named_parameters(b, pb, NULL, 4);
+  for (int i = 0; i < 4; i++) {
+    int64_t shape[GS_MAX_DIMS];
+    int nd = gs_shape(pa[i], shape);
+    double *want = test_values(pa[i]);
+    test_assert_values(pb[i], shape, nd, want, 0, 0);
+    g_free(want);
+  }
+  g_assert_cmpuint(gs_module_parameter(b, "0.weight").id, ==, b_weight.id); /* in place */
+
+  /* A one-layer model's file lacks the "2.*" tensors of the others; a model whose Linear has
+   * another shape cannot take it. */
+  gs_module c = gs_sequential_new((gs_module[]){gs_linear_new(4, 3, true, &b_rng)}, 1);
+  char *small = tmp_path("small.safetensors");
+  g_assert_cmpint(gs_module_save_safetensors(c, small, NULL), ==, 0);
+  double *before = test_values(gs_module_parameter(a, "0.weight"));
+  int rc = 0;
+  EXPECT_ERROR(rc = gs_module_load_safetensors(a, small, true),
+               "holds no tensor \"2.weight\" (a parameter of module Sequential): missing key");
+  g_assert_cmpint(rc, ==, -1);
+  test_assert_values(gs_module_parameter(a, "0.weight"), (int64_t[]){3, 4}, 2, before, 0, 0);
+  g_assert_cmpint(gs_module_load_safetensors(a, small, false), ==, 0); /* non-strict: 0.* only */
+  double *from_c = test_values(gs_module_parameter(c, "0.weight"));
+  test_assert_values(gs_module_parameter(a, "0.weight"), (int64_t[]){3, 4}, 2, from_c, 0, 0);
+  EXPECT_ERROR(rc = gs_module_load_safetensors(c, path, true),
+               "holds \"2.weight\", which is not a parameter of module Sequential: unexpected key");
+  g_assert_cmpint(gs_module_load_safetensors(c, path, false), ==, 0);
+  gs_module d = gs_sequential_new((gs_module[]){gs_linear_new(5, 3, true, &b_rng)}, 1);
+  EXPECT_ERROR(rc = gs_module_load_safetensors(d, small, false),
+               "size mismatch for \"0.weight\": expected [3, 5] (the parameter), found [3, 4]");
+  EXPECT_ERROR(rc = gs_module_load_safetensors(d, "/nonexistent/x.safetensors", false),
+               "cannot open");
+  g_free(before), g_free(from_c);
+  gs_module_dispose(a), gs_module_dispose(b), gs_module_dispose(c), gs_module_dispose(d);
+  unlink(path), unlink(small);
+  g_free(path), g_free(small);
+  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
+}
+
 static void test_metadata_round_trip(void) {
   char *path = tmp_path("meta.safetensors");
   gs_tensor x = gs_ones(GS_F32, (int64_t[]){3}, 1);
@@ -446,6 +508,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/checkpoint/safetensors-known-bytes", test_known_bytes);
   g_test_add_func("/checkpoint/safetensors-damaged", test_damaged);
   g_test_add_func("/checkpoint/safetensors-metadata-round-trip", test_metadata_round_trip);
+  g_test_add_func("/checkpoint/module-state-dict", test_module_state_dict);
   g_test_add_func("/checkpoint/npy", test_npy);
   int rc = g_test_run();
   GDir *dir = g_dir_open(tmpdir, 0, NULL);

@@ -18,6 +18,7 @@
  */
 #pragma once
 
+#include "scope.h"
 #include "types.h"
 
 #ifdef __cplusplus
@@ -41,6 +42,19 @@ GS_API int gs_safetensors_load(const char *path, char **names, gs_tensor *tensor
  * after an error saying what was expected and found); metadata values must be strings and
  * keys unique. keys and values may be NULL when max is 0 (to count). */
 GS_API int gs_safetensors_load_metadata(const char *path, char **keys, char **values, int max);
+
+/* A module tree's parameters (model.state_dict() in PyTorch) under their dotted names
+ * ("0.weight", "fc2.bias"), as safetensors: what Python reads with
+ * safetensors.torch.load_file and loads with model.load_state_dict. 0 or -1. */
+GS_API int gs_module_save_safetensors(gs_module m, const char *path,
+                                      const char *const *metadata_kv);
+/* model.load_state_dict(load_file(path), strict): copies each file tensor into the parameter
+ * of the same dotted name, in place (converting the dtype, under no_grad), so optimizers and
+ * other holders of the parameters see the new values. Shapes must match. strict: every
+ * parameter must be in the file and every tensor of the file must be a parameter (PyTorch's
+ * missing and unexpected keys); otherwise absent ones are left as they are and extra ones
+ * ignored. Everything is checked before anything is written: on -1 the model is unchanged. */
+GS_API int gs_module_load_safetensors(gs_module m, const char *path, bool strict);
 
 /* NumPy .npy version 1.0 for one tensor ('<f4', '<f8', '<i8', '|b1'; fortran_order False).
  * Save returns 0 or -1; load returns a new tensor or GS_NO_TENSOR (version 2.0 files are read
