@@ -3,6 +3,10 @@
  * scope numbers here equal the engine's own gs_scope_info. */
 #include "replay.h"
 
+#include <gradscope/scope.h>
+
+#include "event-fields.h"
+
 #include <string.h>
 
 /* A storage points at the bytes it reads: its own buffer, or (copy-on-write) its source's
@@ -47,6 +51,19 @@ static void storage_entry_free(gpointer p) {
 
 static void array_free(gpointer p) { g_array_unref(p); }
 
+static void optimizer_free(gpointer p) {
+  gs_replay_optimizer *o = p;
+  g_array_unref(o->params);
+  g_free(o);
+}
+
+/* A parameter's place: the module that registered it and its name there. */
+typedef struct parameter_entry {
+  guint64 tensor;
+  guint64 module;
+  const char *name;
+} parameter_entry;
+
 gs_replay *gs_replay_new(void) {
   gs_replay *r = g_new0(gs_replay, 1);
   r->strings = g_string_chunk_new(4096);
@@ -59,7 +76,9 @@ gs_replay *gs_replay_new(void) {
   r->thread_scopes = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, array_free);
   r->nodes = id_table(node_free);
   r->names = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
-  r->modules = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+  r->modules = id_table(g_free);
+  r->parameters = id_table(g_free);
+  r->optimizers = id_table(optimizer_free);
   r->changed_groups = g_ptr_array_new();
   return r;
 }
@@ -77,6 +96,8 @@ void gs_replay_free(gs_replay *r) {
   g_hash_table_destroy(r->nodes);
   g_hash_table_destroy(r->names);
   g_hash_table_destroy(r->modules);
+  g_hash_table_destroy(r->parameters);
+  g_hash_table_destroy(r->optimizers);
   g_ptr_array_free(r->changed_groups, TRUE);
   g_string_chunk_free(r->strings);
   g_free(r);
@@ -96,8 +117,31 @@ static void set_u64_name(GHashTable *table, guint64 id, const char *name) {
   g_hash_table_replace(table, key, (gpointer)name);
 }
 
+static gs_replay_module *module_get(const gs_replay *r, guint64 id) {
+  return id ? g_hash_table_lookup(r->modules, &id) : NULL;
+}
+
 const char *gs_replay_tensor_name(const gs_replay *r, guint64 tensor) {
-  return g_hash_table_lookup(r->names, &tensor);
+  const char *name = g_hash_table_lookup(r->names, &tensor);
+  const parameter_entry *p = name ? NULL : g_hash_table_lookup(r->parameters, &tensor);
+  if (!p)
+    return name;
+  /* The dotted path from the root of the tree, built from the child links up; a module that
+   * is no one's child prefixes its type instead. */
+  const gs_replay_module *m = module_get(r, p->module);
+  GString *path = g_string_new(p->name);
+  if (m && !m->parent && m->type && *m->type) {
+    g_string_prepend_c(path, '.');
+    g_string_prepend(path, m->type);
+  }
+  for (int depth = 0; m && m->parent && depth < 1000; depth++) {
+    g_string_prepend_c(path, '.');
+    g_string_prepend(path, m->name ? m->name : "?");
+    m = module_get(r, m->parent);
+  }
+  const char *interned = g_string_chunk_insert_const(r->strings, path->str);
+  g_string_free(path, TRUE);
+  return interned;
 }
 
 /* ---- memory -------------------------------------------------------------------------- */
@@ -239,6 +283,23 @@ static gs_replay_object *object_get(gs_replay *r, guint64 id) {
   return id ? g_hash_table_lookup(r->objects, &id) : NULL;
 }
 
+/* An object the engine built for itself (while ownership was suspended) and then handed to
+ * user code counts, as in the engine's gs__own_adopt, as created in the scope it goes to. */
+static void on_owner_change(gs_replay *r, const gs_trace_event *e) {
+  gs_replay_object *o = object_get(r, e->object);
+  if (!o)
+    return;
+  gboolean adopted = e->previous_holder == GS_TRACE_HELD_BY_ENGINE &&
+                     o->holder == GS_TRACE_HELD_BY_ENGINE && e->holder == GS_TRACE_HELD_BY_SCOPE;
+  set_holder(r, o, e->holder, e->owner);
+  gs_replay_scope *s = adopted ? scope_get(r, e->owner) : NULL;
+  if (s) {
+    s->created++;
+    s->group->created++;
+    o->scope_at_create = s->name;
+  }
+}
+
 /* A new object counts as created in the scope that owns it from the start. */
 static void object_add(gs_replay *r, gs_replay_object *o) {
   gs_replay_object *old = object_get(r, o->id);
@@ -293,6 +354,7 @@ static void on_composite_create(gs_replay *r, const gs_trace_event *e) {
   gs_replay_object *o = g_new0(gs_replay_object, 1);
   o->id = e->object;
   o->composite = TRUE;
+  o->object_kind = e->object_kind;
   o->thread = e->thread;
   o->create_seq = e->seq;
   o->op = gs_replay_intern(r, "composite");
@@ -415,15 +477,106 @@ static void on_node_free_saved(gs_replay *r, const gs_trace_event *e) {
     n->saved_freed = TRUE;
 }
 
-/* A parameter's name as its module knows it, unless user code named the tensor itself. */
+/* ---- modules and optimizers ------------------------------------------------------------ */
+
+static void on_module_create(gs_replay *r, const gs_trace_event *e,
+                             const gs_trace_reader *reader) {
+  gs_replay_module *m = g_new0(gs_replay_module, 1);
+  m->id = e->module;
+  m->type = intern_id(r, reader, e->name);
+  g_hash_table_replace(r->modules, &m->id, m);
+}
+
+/* Where a parameter sits; its name is built on demand (gs_replay_tensor_name), so a module
+ * that becomes a child later renames its parameters with it. */
 static void on_module_parameter(gs_replay *r, const gs_trace_event *e,
                                 const gs_trace_reader *reader) {
-  if (gs_replay_tensor_name(r, e->tensor))
-    return;
-  const char *type = g_hash_table_lookup(r->modules, &e->module);
-  const char *param = gs_trace_reader_string(reader, e->name);
-  g_autofree char *full = type && *type ? g_strdup_printf("%s.%s", type, param) : g_strdup(param);
-  set_u64_name(r->names, e->tensor, gs_replay_intern(r, full));
+  parameter_entry *p = g_new(parameter_entry, 1);
+  p->tensor = e->tensor;
+  p->module = e->module;
+  p->name = intern_id(r, reader, e->name);
+  g_hash_table_replace(r->parameters, &p->tensor, p);
+}
+
+static void on_module_child(gs_replay *r, const gs_trace_event *e,
+                            const gs_trace_reader *reader) {
+  gs_replay_module *child = module_get(r, e->child);
+  if (!child) { /* its creation was not in the log (a log started late): still place it */
+    child = g_new0(gs_replay_module, 1);
+    child->id = e->child;
+    child->type = gs_replay_intern(r, "");
+    g_hash_table_replace(r->modules, &child->id, child);
+  }
+  child->parent = e->module;
+  child->name = intern_id(r, reader, e->name);
+}
+
+static void on_optimizer_create(gs_replay *r, const gs_trace_event *e,
+                                const gs_trace_reader *reader) {
+  gs_replay_optimizer *o = g_hash_table_lookup(r->optimizers, &e->optimizer);
+  if (!o) { /* a repeated id continues the parameter list of a large optimizer */
+    o = g_new0(gs_replay_optimizer, 1);
+    o->id = e->optimizer;
+    o->type = intern_id(r, reader, e->name);
+    o->params = g_array_new(FALSE, FALSE, sizeof(guint64));
+    g_hash_table_replace(r->optimizers, &o->id, o);
+  }
+  if (e->n_params)
+    g_array_append_vals(o->params, e->params, e->n_params);
+}
+
+char *gs_replay_describe_owner(const gs_replay *r, const gs_replay_object *o) {
+  char handle[32];
+  guint index = (guint)(o->owner & 0x7fffffffu);
+  switch (o->holder) {
+  case GS_TRACE_HELD_BY_CALLER: return g_strdup("the caller");
+  case GS_TRACE_HELD_BY_SCOPE: {
+    gs_replay_scope *s = scope_get((gs_replay *)r, o->owner);
+    return s ? g_strdup_printf("scope '%s'", s->name) : g_strdup("a scope");
+  }
+  case GS_TRACE_HELD_BY_MODULE: {
+    const gs_replay_module *m = module_get(r, o->owner);
+    return g_strdup_printf("module %s #%u", m && *m->type ? m->type : "?", index);
+  }
+  case GS_TRACE_HELD_BY_OPTIMIZER: {
+    const gs_replay_optimizer *opt = g_hash_table_lookup(r->optimizers, &o->owner);
+    return g_strdup_printf("optimizer %s #%u", opt ? opt->type : "?", index);
+  }
+  case GS_TRACE_HELD_BY_COMPOSITE: {
+    const gs_replay_object *c = g_hash_table_lookup(r->objects, &o->owner);
+    return g_strdup_printf("%s %s", c ? gs_trace_object_kind_name(c->object_kind) : "composite",
+                           gs_format_handle(o->owner & ~(guint64)0x80000000u, handle,
+                                            sizeof handle));
+  }
+  case GS_TRACE_HELD_BY_TENSOR:
+    return g_strdup_printf("tensor %s", gs_format_handle(o->owner, handle, sizeof handle));
+  case GS_TRACE_HELD_BY_ENGINE: return g_strdup("the engine");
+  default: return g_strdup_printf("holder %u", o->holder);
+  }
+}
+
+gs_replay_category gs_replay_object_category(const gs_replay *r, const gs_replay_object *o) {
+  switch (o->holder) {
+  case GS_TRACE_HELD_BY_MODULE: return GS_REPLAY_CATEGORY_PARAMETER;
+  case GS_TRACE_HELD_BY_TENSOR: return GS_REPLAY_CATEGORY_GRADIENT;
+  case GS_TRACE_HELD_BY_OPTIMIZER: return GS_REPLAY_CATEGORY_OPTIMIZER_STATE;
+  case GS_TRACE_HELD_BY_COMPOSITE: {
+    const gs_replay_object *c = g_hash_table_lookup(r->objects, &o->owner);
+    return c && c->object_kind == GS_OBJECT_BATCH ? GS_REPLAY_CATEGORY_BATCH_DATA
+                                                  : GS_REPLAY_CATEGORY_OTHER;
+  }
+  default:
+    break;
+  }
+  if (o->composite && o->object_kind == GS_OBJECT_BATCH)
+    return GS_REPLAY_CATEGORY_BATCH_DATA;
+  return GS_REPLAY_CATEGORY_OTHER;
+}
+
+const char *gs_replay_category_name(gs_replay_category category) {
+  static const char *const names[] = {"other", "parameter", "gradient", "optimizer state",
+                                      "batch data"};
+  return (guint)category < G_N_ELEMENTS(names) ? names[category] : "unknown";
 }
 
 void gs_replay_apply(gs_replay *r, const gs_trace_event *e, const gs_trace_reader *reader) {
@@ -446,21 +599,16 @@ void gs_replay_apply(gs_replay *r, const gs_trace_event *e, const gs_trace_reade
   case GS_TRACE_TENSOR_NAME:
     set_u64_name(r->names, e->tensor, intern_id(r, reader, e->name));
     break;
-  case GS_TRACE_OWNER_CHANGE: {
-    gs_replay_object *o = object_get(r, e->object);
-    if (o)
-      set_holder(r, o, e->holder, e->owner);
-    break;
-  }
+  case GS_TRACE_OWNER_CHANGE: on_owner_change(r, e); break;
   case GS_TRACE_SCOPE_BEGIN: on_scope_begin(r, e, reader); break;
   case GS_TRACE_SCOPE_END: on_scope_end(r, e); break;
   case GS_TRACE_NODE_CREATE: on_node_create(r, e, reader); break;
   case GS_TRACE_NODE_FREE_SAVED: on_node_free_saved(r, e); break;
   case GS_TRACE_NODE_RELEASE: g_hash_table_remove(r->nodes, &e->node); break;
-  case GS_TRACE_MODULE_CREATE:
-    set_u64_name(r->modules, e->module, intern_id(r, reader, e->name));
-    break;
+  case GS_TRACE_MODULE_CREATE: on_module_create(r, e, reader); break;
   case GS_TRACE_MODULE_PARAMETER: on_module_parameter(r, e, reader); break;
+  case GS_TRACE_MODULE_CHILD: on_module_child(r, e, reader); break;
+  case GS_TRACE_OPTIMIZER_CREATE: on_optimizer_create(r, e, reader); break;
   case GS_TRACE_COMPOSITE_CREATE: on_composite_create(r, e); break;
   default: break;
   }

@@ -3,7 +3,9 @@
  * What is alive after the last applied event: storages and the bytes they hold (with the
  * peak), tensors and composites with their owners, scopes with the engine's own accounting
  * (objects created and disposed while owned, bytes owned now and at most), graph nodes with
- * their inputs and saved tensors, and the names user code gave to tensors. `gradscope stats`,
+ * their inputs and saved tensors, the names user code gave to tensors, module trees (so a
+ * parameter is named by its dotted path, "fc2.bias") and optimizers (so their state tensors
+ * read as "held by optimizer Adam #0" and fall in the optimizer-state category). `gradscope stats`,
  * `export-dot` and `chrome-trace` are each a thin reading of this state; the inspector's model
  * builds its indices from the same transitions.
  *
@@ -44,6 +46,7 @@ typedef struct gs_replay_scope {
 typedef struct gs_replay_object {
   guint64 id;
   gboolean composite;
+  guint32 object_kind; /* gs_object_kind of a composite (packed sequence, batch) */
   guint32 thread;
   guint64 create_seq;
   guint64 storage;
@@ -70,6 +73,30 @@ typedef struct gs_replay_node {
   gboolean saved_freed;
 } gs_replay_node;
 
+/* A module: its type and its place in a tree. */
+typedef struct gs_replay_module {
+  guint64 id;
+  const char *type;
+  guint64 parent;     /* the module holding it as a child, or 0 */
+  const char *name;   /* its name in that parent ("fc2"), or NULL */
+} gs_replay_module;
+
+typedef struct gs_replay_optimizer {
+  guint64 id;
+  const char *type;   /* "SGD", "Adam", "AdamW" */
+  GArray *params;     /* guint64 tensor ids of the parameters it updates */
+} gs_replay_optimizer;
+
+/* What an object is for, from who holds it: the categories of the memory timeline that the
+ * log can tell apart by ownership alone. */
+typedef enum gs_replay_category {
+  GS_REPLAY_CATEGORY_OTHER = 0,   /* activations and temporaries, or unknown */
+  GS_REPLAY_CATEGORY_PARAMETER,   /* held by a module */
+  GS_REPLAY_CATEGORY_GRADIENT,    /* held by its tensor */
+  GS_REPLAY_CATEGORY_OPTIMIZER_STATE,
+  GS_REPLAY_CATEGORY_BATCH_DATA,  /* a DataLoader batch, or one of its tensors */
+} gs_replay_category;
+
 typedef struct gs_replay {
   GStringChunk *strings; /* interned copies of every string the state keeps */
   guint64 events;
@@ -89,7 +116,9 @@ typedef struct gs_replay {
 
   GHashTable *nodes;    /* id -> gs_replay_node*, alive ones */
   GHashTable *names;    /* tensor id -> name given by user code (interned) */
-  GHashTable *modules;  /* module id -> type name (interned) */
+  GHashTable *modules;  /* module id -> gs_replay_module* */
+  GHashTable *parameters; /* tensor id -> its module and name in it (private) */
+  GHashTable *optimizers; /* optimizer id -> gs_replay_optimizer* */
 
   /* What the last gs_replay_apply changed, for writers that emit only changes. */
   gboolean memory_changed;
@@ -104,10 +133,17 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(gs_replay, gs_replay_free)
 void gs_replay_apply(gs_replay *replay, const gs_trace_event *event,
                      const gs_trace_reader *reader);
 
-/* The name user code gave tensor id (tensor_name, or a module's parameter name), or NULL. */
+/* The name user code gave tensor id with tensor_name or, failing that, its name as a module's
+ * parameter: the dotted path from the root of its module tree ("encoder.layers.0.weight"), or
+ * "Type.name" ("Linear.weight") for a module that is no one's child. NULL if it has neither. */
 const char *gs_replay_tensor_name(const gs_replay *replay, guint64 tensor);
 /* Copies text into the replay's string storage (stable until the replay is freed). */
 const char *gs_replay_intern(gs_replay *replay, const char *text);
+/* Who holds o, in words: "scope 'train step'", "module Linear #0", "optimizer Adam #0",
+ * "batch #3.1", "tensor #5.1" (a gradient), "the caller", "the engine". g_free the result. */
+char *gs_replay_describe_owner(const gs_replay *replay, const gs_replay_object *o);
+gs_replay_category gs_replay_object_category(const gs_replay *replay, const gs_replay_object *o);
+const char *gs_replay_category_name(gs_replay_category category);
 /* Alive objects sorted by creation (caller frees the array, not the objects). */
 GPtrArray *gs_replay_alive_objects(const gs_replay *replay);
 
