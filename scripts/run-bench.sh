@@ -23,4 +23,10 @@ for name in overhead bandwidth matmul autograd scope trace trace-read model; do
   gs_say "bench-$name"
   "$exe" || { gs_say "bench-$name failed"; status=1; }
 done
+# The training workloads: the MLP step, its memory over 10,000 steps (flat: no growth in RSS
+# or live tensors), and the digits example's 30 epochs.
+for cmd in "build/bench/bench-mlp" "build/bench/bench-mlp --steps 10000" "bench/bench-digits.sh build"; do
+  gs_say "$cmd"
+  $cmd || { gs_say "$cmd failed"; status=1; }
+done
 exit "$status"

@@ -3,8 +3,10 @@
 # Installs missing packages, then
 #   1. builds build/ (the normal configuration) and runs every test in it;
 #   2. builds build-asan/ with AddressSanitizer + UndefinedBehaviorSanitizer (any report is
-#      fatal, leaks included) and runs the engine and example tests in it.
-# Both runs always happen; the exit status is non-zero if either failed. Reruns are
+#      fatal, leaks included) and runs the engine and example tests in it;
+#   3. builds the tests that run threads (the DataLoader's prefetch thread, scopes on two
+#      threads) in build-tsan/ with ThreadSanitizer and runs them.
+# Every run always happens; the exit status is non-zero if either failed. Reruns are
 # incremental. Results: build/meson-logs/testlog.json and build-asan/meson-logs/testlog.json.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -39,6 +41,18 @@ if ninja -C build-asan -j "$GS_JOBS"; then
       --suite engine --suite examples --suite cli || status=1
 else
   gs_say "build-asan/ did not compile"
+  status=1
+fi
+
+gs_say "thread sanitizer (build-tsan/: the tests that run threads)"
+gs_configure build-tsan -Db_sanitize=thread -Db_lundef=false
+tsan_tests=(loader scope)
+if ninja -C build-tsan -j "$GS_JOBS" "${tsan_tests[@]/#/tests/test-}"; then
+  TSAN_OPTIONS=halt_on_error=1 \
+    meson test -C build-tsan --no-rebuild --print-errorlogs --num-processes "$GS_JOBS" \
+      "${tsan_tests[@]}" || status=1
+else
+  gs_say "build-tsan/ did not compile"
   status=1
 fi
 
