@@ -5,7 +5,8 @@
 #   2. builds build-asan/ with AddressSanitizer + UndefinedBehaviorSanitizer (any report is
 #      fatal, leaks included) and runs the engine and example tests in it;
 #   3. builds the tests that run threads (the DataLoader's prefetch thread, scopes on two
-#      threads) in build-tsan/ with ThreadSanitizer and runs them.
+#      threads, recording while another thread flushes the log) in build-tsan/ with
+#      ThreadSanitizer and runs them.
 # Every run always happens; the exit status is non-zero if either failed. Reruns are
 # incremental. Results: build/meson-logs/testlog.json and build-asan/meson-logs/testlog.json.
 set -euo pipefail
@@ -46,7 +47,7 @@ fi
 
 gs_say "thread sanitizer (build-tsan/: the tests that run threads)"
 gs_configure build-tsan -Db_sanitize=thread -Db_lundef=false
-tsan_tests=(loader scope)
+tsan_tests=(loader scope trace)
 if ninja -C build-tsan -j "$GS_JOBS" "${tsan_tests[@]/#/tests/test-}"; then
   TSAN_OPTIONS=halt_on_error=1 \
     meson test -C build-tsan --no-rebuild --print-errorlogs --num-processes "$GS_JOBS" \

@@ -1,7 +1,7 @@
 /* test-trace.c: the recorder end to end, read back with the public reader: real engine work
  * produces every kind of event with the engine's own numbers; a child killed with SIGKILL
  * leaves a readable log; an error that aborts is in the log before the abort; a detach is
- * recorded as one. */
+ * recorded as one; a flush from one thread while two others record leaves a whole log. */
 #include <glib/gstdio.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -375,6 +375,91 @@ static void test_detach_is_recorded_as_a_detach(void) {
   g_free(path);
 }
 
+/* Two threads record while a third flushes every thread's buffer over and over. */
+typedef struct recorder_thread {
+  const char *label;
+  gint *stop;
+  guint64 marks, tensors;
+} recorder_thread;
+
+static gpointer record_until_stopped(gpointer data) {
+  recorder_thread *t = data;
+  const int64_t shape[] = {3};
+  while (!g_atomic_int_get(t->stop)) {
+    gs_trace_mark(t->label);
+    t->marks++;
+    gs_tensor a = gs_full(GS_F32, shape, 1, 1.0);
+    gs_dispose(gs_mul(a, a));
+    gs_dispose(a);
+    t->tensors += 2;
+  }
+  return NULL;
+}
+
+static gpointer flush_until_stopped(gpointer data) {
+  gint *stop = data;
+  guint64 flushes = 0;
+  while (!g_atomic_int_get(stop)) {
+    gs_trace_flush();
+    flushes++;
+  }
+  return GSIZE_TO_POINTER(flushes);
+}
+
+static void test_flush_while_other_threads_record(void) {
+  char *path = temp_path("gradscope-test-flush-race.gstrace");
+  g_assert_cmpint(gs_trace_open(path), ==, 0);
+  gint stop = 0;
+  recorder_thread a = {"thread a", &stop, 0, 0}, b = {"thread b", &stop, 0, 0};
+  GThread *ta = g_thread_new("record-a", record_until_stopped, &a);
+  GThread *tb = g_thread_new("record-b", record_until_stopped, &b);
+  GThread *tf = g_thread_new("flush", flush_until_stopped, &stop);
+  g_usleep(400 * 1000);
+  g_atomic_int_set(&stop, 1);
+  g_thread_join(ta);
+  g_thread_join(tb);
+  guint64 flushes = GPOINTER_TO_SIZE(g_thread_join(tf));
+  gs_trace_close();
+  g_assert_cmpuint(flushes, >, 10);
+  g_assert_cmpuint(a.marks, >, 100);
+  g_assert_cmpuint(b.marks, >, 100);
+  recorded r = read_log(path);
+  g_assert_false(r.damaged);
+  g_assert_false(r.truncated);
+  /* Every event of both threads is there, once, in each thread's order. */
+  guint64 marks_a = 0, marks_b = 0, created = 0;
+  GHashTable *last_seq = g_hash_table_new(g_direct_hash, g_direct_equal);
+  for (guint i = 0; i < r.events->len; i++) {
+    const gs_trace_event *e = &g_array_index(r.events, gs_trace_event, i);
+    guint64 *prev = g_hash_table_lookup(last_seq, GUINT_TO_POINTER(e->thread));
+    if (!prev) {
+      prev = g_new0(guint64, 1);
+      g_hash_table_insert(last_seq, GUINT_TO_POINTER(e->thread), prev);
+    }
+    if (e->kind == GS_TRACE_STRING)
+      continue; /* string definitions repeat their stream's previous number */
+    g_assert_cmpuint(e->seq, >, *prev);
+    *prev = e->seq;
+    if (e->kind == GS_TRACE_MARK) {
+      marks_a += g_strcmp0(str(&r, e->name), "thread a") == 0;
+      marks_b += g_strcmp0(str(&r, e->name), "thread b") == 0;
+    }
+    created += e->kind == GS_TRACE_TENSOR_CREATE;
+  }
+  g_assert_cmpuint(marks_a, ==, a.marks);
+  g_assert_cmpuint(marks_b, ==, b.marks);
+  g_assert_cmpuint(created, ==, a.tensors + b.tensors);
+  GHashTableIter it;
+  gpointer value;
+  g_hash_table_iter_init(&it, last_seq);
+  while (g_hash_table_iter_next(&it, NULL, &value))
+    g_free(value);
+  g_hash_table_destroy(last_seq);
+  recorded_free(&r);
+  g_remove(path);
+  g_free(path);
+}
+
 int main(int argc, char **argv) {
   test_init(&argc, &argv);
   g_test_add_func("/trace/engine-work-is-recorded", test_engine_work_is_recorded);
@@ -384,5 +469,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/trace/abort-flushes-the-error", test_abort_flushes_the_error);
   g_test_add_func("/trace/bad-destination-is-an-error", test_bad_destination_is_an_error);
   g_test_add_func("/trace/detach-is-recorded-as-a-detach", test_detach_is_recorded_as_a_detach);
+  g_test_add_func("/trace/flush-while-other-threads-record",
+                  test_flush_while_other_threads_record);
   return g_test_run();
 }
