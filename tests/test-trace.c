@@ -1,7 +1,8 @@
 /* test-trace.c: the recorder end to end, read back with the public reader: real engine work
  * produces every kind of event with the engine's own numbers; a child killed with SIGKILL
  * leaves a readable log; an error that aborts is in the log before the abort; a detach is
- * recorded as one; a flush from one thread while two others record leaves a whole log. */
+ * recorded as one; a composite's disposal is recorded; a flush from one thread while two
+ * others record leaves a whole log. */
 #include <glib/gstdio.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -460,6 +461,28 @@ static void test_flush_while_other_threads_record(void) {
   g_free(path);
 }
 
+/* A composite disposed with its scope is in the log itself, before its parts. */
+static void test_composite_disposal_is_recorded(void) {
+  char *path = temp_path("gradscope-test-composite.gstrace");
+  g_assert_cmpint(gs_trace_open(path), ==, 0);
+  gs_scope s = gs_scope_begin("batch");
+  gs_tensor seqs[] = {gs_ones(GS_F32, (int64_t[]){3, 2}, 2), gs_ones(GS_F32, (int64_t[]){2, 2}, 2)};
+  gs_packed_sequence ps = gs_pack_sequence(seqs, 2, true);
+  gs_tensor data = gs_packed_data(ps);
+  gs_scope_end(s);
+  gs_trace_close();
+  recorded r = read_log(path);
+  g_assert_false(r.damaged);
+  const gs_trace_event *gone = find(&r, GS_TRACE_TENSOR_DISPOSE, ps.id);
+  const gs_trace_event *part = find(&r, GS_TRACE_TENSOR_DISPOSE, data.id);
+  g_assert_cmpstr(str(&r, gone->name), ==, "the end of scope 'batch'");
+  g_assert_cmpuint(gone->seq, <, part->seq);
+  g_assert_cmpint(count(&r, GS_TRACE_COMPOSITE_CREATE), ==, 1);
+  recorded_free(&r);
+  g_remove(path);
+  g_free(path);
+}
+
 int main(int argc, char **argv) {
   test_init(&argc, &argv);
   g_test_add_func("/trace/engine-work-is-recorded", test_engine_work_is_recorded);
@@ -469,6 +492,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/trace/abort-flushes-the-error", test_abort_flushes_the_error);
   g_test_add_func("/trace/bad-destination-is-an-error", test_bad_destination_is_an_error);
   g_test_add_func("/trace/detach-is-recorded-as-a-detach", test_detach_is_recorded_as_a_detach);
+  g_test_add_func("/trace/composite-disposal-is-recorded", test_composite_disposal_is_recorded);
   g_test_add_func("/trace/flush-while-other-threads-record",
                   test_flush_while_other_threads_record);
   return g_test_run();
