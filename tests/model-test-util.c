@@ -138,6 +138,31 @@ void assert_replay_equal(const gs_replay *a, const gs_replay *b) {
     g_assert_cmpuint(n->n_saved, ==, o->n_saved);
   }
   g_assert_cmpuint(g_hash_table_size(a->names), ==, g_hash_table_size(b->names));
+  /* Module trees, parameters' places and optimizers: every alive tensor is named alike. */
+  g_assert_cmpuint(g_hash_table_size(a->modules), ==, g_hash_table_size(b->modules));
+  g_hash_table_iter_init(&it, a->modules);
+  while (g_hash_table_iter_next(&it, NULL, &value)) {
+    const gs_replay_module *x = value, *y = gs_replay_module_get(b, x->id);
+    g_assert_nonnull(y);
+    g_assert_cmpstr(x->type, ==, y->type);
+    g_assert_cmpuint(x->parent, ==, y->parent);
+    g_assert_cmpstr(x->name, ==, y->name);
+  }
+  g_assert_cmpuint(g_hash_table_size(a->parameters), ==, g_hash_table_size(b->parameters));
+  for (guint i = 0; i < xa->len; i++) {
+    const gs_replay_object *o = xa->pdata[i];
+    g_assert_cmpstr(gs_replay_tensor_name(a, o->id), ==, gs_replay_tensor_name(b, o->id));
+  }
+  g_assert_cmpuint(g_hash_table_size(a->optimizers), ==, g_hash_table_size(b->optimizers));
+  g_hash_table_iter_init(&it, a->optimizers);
+  while (g_hash_table_iter_next(&it, NULL, &value)) {
+    const gs_replay_optimizer *x = value, *y = gs_replay_optimizer_get(b, x->id);
+    g_assert_nonnull(y);
+    g_assert_cmpstr(x->type, ==, y->type);
+    g_assert_cmpuint(x->params->len, ==, y->params->len);
+    g_assert_cmpmem(x->params->data, x->params->len * sizeof(guint64), y->params->data,
+                    y->params->len * sizeof(guint64));
+  }
 }
 
 guint64 find_event(gs_trace_model *m, guint64 from, gs_trace_kind kind, const char *name) {
