@@ -165,6 +165,29 @@ void assert_replay_equal(const gs_replay *a, const gs_replay *b) {
   }
 }
 
+void assert_seeks_equal_fresh_replay(gs_trace_model *m, GBytes *bytes, guint64 forward,
+                                     guint64 backward, guint jumps, guint32 seed) {
+  guint64 n = gs_trace_model_n_events(m);
+  g_autoptr(GArray) order = g_array_new(FALSE, FALSE, sizeof(guint64));
+  for (guint64 i = 0; i < MIN(n, forward); i++)
+    g_array_append_val(order, i);
+  for (guint64 i = n; i-- > 0 && n - i <= backward;)
+    g_array_append_val(order, i);
+  GRand *rand = g_rand_new_with_seed(seed);
+  for (guint k = 0; k < jumps; k++) {
+    guint64 i = (guint64)g_rand_int_range(rand, 0, (gint32)n);
+    g_array_append_val(order, i);
+  }
+  g_rand_free(rand);
+  for (guint k = 0; k < order->len; k++) {
+    guint64 i = g_array_index(order, guint64, k);
+    g_autoptr(gs_replay) want = replay_prefix(bytes, i + 1);
+    assert_replay_equal(want, gs_trace_model_seek(m, i));
+  }
+  g_autoptr(gs_replay) all = replay_prefix(bytes, n);
+  assert_replay_equal(all, gs_trace_model_head(m));
+}
+
 guint64 find_event(gs_trace_model *m, guint64 from, gs_trace_kind kind, const char *name) {
   for (guint64 i = from; i < gs_trace_model_n_events(m); i++) {
     if (gs_trace_model_kind_at(m, i) != kind)

@@ -242,24 +242,9 @@ static void test_seek_equals_fresh_replay(void) {
   gs_trace_model *m = f.m;
   guint64 n = gs_trace_model_n_events(m);
   g_assert_cmpuint(n, >, 500);
-  g_autoptr(GArray) order = g_array_new(FALSE, FALSE, sizeof(guint64));
-  for (guint64 i = 0; i < MIN(n, 200); i++) /* the tree and the optimizer being built */
-    g_array_append_val(order, i);
-  for (guint64 i = n - 1; i > n - 100; i--)
-    g_array_append_val(order, i);
-  GRand *rand = g_rand_new_with_seed(17);
-  for (int k = 0; k < 60; k++) {
-    guint64 i = (guint64)g_rand_int_range(rand, 0, (gint32)n);
-    g_array_append_val(order, i);
-  }
-  g_rand_free(rand);
-  for (guint k = 0; k < order->len; k++) {
-    guint64 i = g_array_index(order, guint64, k);
-    g_autoptr(gs_replay) want = replay_prefix(f.bytes, i + 1);
-    assert_replay_equal(want, gs_trace_model_seek(m, i));
-  }
-  g_autoptr(gs_replay) all = replay_prefix(f.bytes, n);
-  assert_replay_equal(all, gs_trace_model_head(m));
+  /* The first 200 events build the tree and the optimizer. */
+  assert_seeks_equal_fresh_replay(m, f.bytes, 200, 99, 60, 17);
+  const gs_replay *all = gs_trace_model_head(m);
   g_assert_cmpuint(g_hash_table_size(all->optimizers), ==, 1);
   g_assert_cmpuint(g_hash_table_size(all->modules), >=, 5); /* Net, Sequential, 2 Linear, ReLU */
   fixture_clear(&f);
