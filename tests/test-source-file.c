@@ -40,7 +40,7 @@ static void test_read_whole(void) {
   g_assert_true(source_run_until(&run, NULL, NULL, 10000));
 
   g_assert_cmpint(gs_trace_source_get_state(run.source), ==, GS_TRACE_SOURCE_ENDED);
-  source_test_assert_message(run.source, "the whole log was read");
+  source_test_assert_message(run.source, "The whole log was read.");
   g_assert_cmpfloat(gs_trace_source_get_progress(run.source), ==, 1.0);
   g_assert_nonnull(run.model);
   g_assert_cmpuint(gs_trace_model_n_events(run.model), ==, source_test_count_events(bytes, n));
@@ -120,7 +120,7 @@ static void test_follow_growing_file(void) {
   /* Stopping ends the source and keeps the events. */
   gs_trace_source_stop(run.source);
   g_assert_true(source_run_until(&run, NULL, NULL, 5000));
-  source_test_assert_final(&run, GS_TRACE_SOURCE_ENDED, "stopped", total);
+  source_test_assert_final(&run, GS_TRACE_SOURCE_ENDED, "Stopped. Everything received", total);
   source_run_clear(&run);
 }
 
@@ -171,7 +171,7 @@ static void test_big_file_loads_off_the_ui_thread(void) {
   source_run run = {.source = gs_trace_source_new_file(path, FALSE)};
   g_signal_connect(run.source, "notify::progress", G_CALLBACK(on_progress), &w);
   g_assert_true(source_run_until(&run, loaded_watching_frames, &w, 60000));
-  source_test_assert_final(&run, GS_TRACE_SOURCE_ENDED, "the whole log was read", total);
+  source_test_assert_final(&run, GS_TRACE_SOURCE_ENDED, "The whole log was read.", total);
 
   gboolean between = FALSE;
   for (guint i = 0; i < w.progress->len; i++) {
@@ -198,7 +198,7 @@ static void test_cut_tail(void) {
   source_run run = {.source = gs_trace_source_new_file(path, FALSE)};
   g_assert_true(source_run_until(&run, NULL, NULL, 10000));
   g_assert_cmpint(gs_trace_source_get_state(run.source), ==, GS_TRACE_SOURCE_BROKEN);
-  source_test_assert_message(run.source, "the log ends in the middle of a chunk at byte ");
+  source_test_assert_message(run.source, "The log ends in the middle of a chunk at byte ");
   guint64 kept = source_test_count_events(bytes, n - 5);
   g_assert_cmpuint(kept, >, 0);
   g_assert_cmpuint(kept, <, source_test_count_events(bytes, n));
@@ -221,7 +221,7 @@ static void test_damage_in_loaded_part(void) {
 
   source_run run = {.source = gs_trace_source_new_file(path, TRUE)};
   g_assert_true(source_run_until(&run, NULL, NULL, 10000));
-  source_test_assert_final(&run, GS_TRACE_SOURCE_BROKEN, "log damaged at byte ",
+  source_test_assert_final(&run, GS_TRACE_SOURCE_BROKEN, "The log is damaged at byte ",
                            source_test_count_events(bad, n));
   g_assert_cmpuint(gs_trace_model_n_events(run.model), >, 0);
   source_run_clear(&run);
@@ -240,7 +240,7 @@ static void test_damage_while_following(void) {
   g_assert_true(source_run_until(&run, NULL, NULL, 20000));
   g_thread_join(ar.thread);
   g_free(ar.a.path);
-  source_test_assert_final(&run, GS_TRACE_SOURCE_BROKEN, "log damaged at byte ",
+  source_test_assert_final(&run, GS_TRACE_SOURCE_BROKEN, "The log is damaged at byte ",
                            source_test_count_events(bad, n));
   g_assert_cmpuint(gs_trace_model_n_events(run.model), >, first);
   source_run_clear(&run);
@@ -251,7 +251,7 @@ static void test_missing_file(void) {
   source_run run = {.source = gs_trace_source_new_file(path, TRUE)};
   g_assert_true(source_run_until(&run, NULL, NULL, 5000));
   g_assert_cmpint(gs_trace_source_get_state(run.source), ==, GS_TRACE_SOURCE_BROKEN);
-  source_test_assert_message(run.source, "cannot open ");
+  source_test_assert_message(run.source, "Cannot open ");
   source_test_assert_message(run.source, "no-such.gst");
   g_assert_null(run.model);
   source_run_clear(&run);
@@ -274,7 +274,7 @@ static void test_truncated_under_follower(void) {
   g_assert_true(source_run_until(&run, reached, &total, 10000));
   g_assert_cmpint(truncate(path, 64), ==, 0);
   g_assert_true(source_run_until(&run, NULL, NULL, 5000));
-  source_test_assert_final(&run, GS_TRACE_SOURCE_BROKEN, "was truncated while being followed",
+  source_test_assert_final(&run, GS_TRACE_SOURCE_BROKEN, "The file was truncated to 64 bytes while ",
                            total);
   source_run_clear(&run);
 }
