@@ -79,12 +79,21 @@ static void follow(GsTraceSource *self, int fd, guint64 offset) {
         break;
       continue;
     }
-    struct stat st;
+    struct stat st, at_path;
     if (fstat(fd, &st) == 0 && (guint64)st.st_size < offset) {
       gs_trace_source_post_end(self, TRUE,
           g_strdup_printf(_("The file was truncated to %" PRIu64 " bytes while %" PRIu64
                             " were read: a new recording may have started. Open the file "
                             "again to see it."), (guint64)st.st_size, offset));
+      return;
+    }
+    /* Replaced (written elsewhere and renamed over it): what we follow is no longer what the
+     * path shows. Merely deleted is fine: a writer may still append to what we hold. */
+    if (stat(self->path, &at_path) == 0 &&
+        (at_path.st_ino != st.st_ino || at_path.st_dev != st.st_dev)) {
+      gs_trace_source_post_end(self, TRUE, g_strdup_printf(
+          _("%s was replaced by another file: a new recording may have started. Open the file "
+            "again to see it."), self->path));
       return;
     }
     if (!gs_trace_source_wait(self, FOLLOW_POLL_US))
