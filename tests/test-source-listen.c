@@ -17,6 +17,19 @@ static char *socket_in_test_dir(const char *name) {
   return g_build_filename(source_test_dir(), name, NULL);
 }
 
+/* Runs cli-workload with its log sent to the socket at path (GS_TRACE=unix:PATH). */
+static GSubprocess *run_workload_into(const char *path) {
+  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new(
+      G_SUBPROCESS_FLAGS_STDERR_SILENCE);
+  g_autofree char *dest = g_strconcat("unix:", path, NULL);
+  g_subprocess_launcher_setenv(launcher, "GS_TRACE", dest, TRUE);
+  const char *argv[] = {source_test_workload(), NULL};
+  g_autoptr(GError) error = NULL;
+  GSubprocess *program = g_subprocess_launcher_spawnv(launcher, argv, &error);
+  g_assert_no_error(error);
+  return program;
+}
+
 /* XDG_RUNTIME_DIR points into the test directory (set in main, before GLib reads it). */
 static void test_default_path_and_modes(void) {
   g_autofree char *expected = g_build_filename(source_test_dir(), "runtime", "gradscope",
@@ -115,13 +128,7 @@ static void test_engine_stream(void) {
   source_run run = {.source = gs_trace_source_new_listen(path, &error)};
   g_assert_no_error(error);
 
-  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new(
-      G_SUBPROCESS_FLAGS_STDERR_SILENCE);
-  g_autofree char *dest = g_strconcat("unix:", path, NULL);
-  g_subprocess_launcher_setenv(launcher, "GS_TRACE", dest, TRUE);
-  const char *argv[] = {source_test_workload(), NULL};
-  g_autoptr(GSubprocess) program = g_subprocess_launcher_spawnv(launcher, argv, &error);
-  g_assert_no_error(error);
+  g_autoptr(GSubprocess) program = run_workload_into(path);
 
   g_assert_true(source_run_until(&run, NULL, NULL, 20000));
   g_assert_true(g_subprocess_wait_check(program, NULL, &error));
@@ -289,13 +296,7 @@ static void test_other_user_refused(void) {
   g_assert_cmpuint(gs_trace_source_get_bytes_received(run.source), ==, 0);
 
   /* Still listening: our own program gets in. */
-  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new(
-      G_SUBPROCESS_FLAGS_STDERR_SILENCE);
-  g_autofree char *dest = g_strconcat("unix:", path, NULL);
-  g_subprocess_launcher_setenv(launcher, "GS_TRACE", dest, TRUE);
-  const char *argv[] = {source_test_workload(), NULL};
-  g_autoptr(GSubprocess) program = g_subprocess_launcher_spawnv(launcher, argv, &error);
-  g_assert_no_error(error);
+  g_autoptr(GSubprocess) program = run_workload_into(path);
   g_assert_true(source_run_until(&run, NULL, NULL, 20000));
   g_assert_true(g_subprocess_wait_check(program, NULL, NULL));
   g_assert_cmpint(gs_trace_source_get_state(run.source), ==, GS_TRACE_SOURCE_ENDED);
