@@ -42,7 +42,9 @@ GType gs_trace_source_kind_get_type(void) G_GNUC_CONST;
 G_DECLARE_FINAL_TYPE(GsTraceSource, gs_trace_source, GS, TRACE_SOURCE, GObject)
 
 /* Reads the log at path; with follow, keeps reading what a running program appends. Problems
- * (no such file, damage) arrive as the broken state, like every later problem. */
+ * (no such file, damage) arrive as the broken state, like every later problem. A file read
+ * once keeps its event bytes on disk (gs_trace_model_load_file); a followed one is fed as a
+ * stream, so the model holds its bytes in memory. */
 GsTraceSource *gs_trace_source_new_file(const char *path, gboolean follow);
 /* Listens on a Unix socket (NULL: $XDG_RUNTIME_DIR/gradscope/inspector.sock, directory 0700,
  * socket 0600) and takes the first program of this user that connects with
