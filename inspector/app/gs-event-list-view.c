@@ -43,6 +43,14 @@ GsEventListModel *gs_event_list_view_get_list(GsEventListView *self) {
   return self->list;
 }
 
+guint64 gs_event_list_view_get_selected_index(GsEventListView *self) {
+  g_return_val_if_fail(GS_IS_EVENT_LIST_VIEW(self), G_MAXUINT64);
+  guint position = gtk_single_selection_get_selected(self->selection);
+  if (position == GTK_INVALID_LIST_POSITION || !self->model)
+    return G_MAXUINT64;
+  return gs_event_list_model_index_at(self->list, position);
+}
+
 static void update_count(GsEventListView *self) {
   guint shown = g_list_model_get_n_items(G_LIST_MODEL(self->list));
   guint64 total = self->model ? gs_trace_model_n_events(self->model) : 0;

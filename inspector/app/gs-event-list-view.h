@@ -29,6 +29,8 @@ void gs_event_list_view_set_search(GsEventListView *self, const char *text);
 void gs_event_list_view_set_kind_filter(GsEventListView *self, gs_trace_kind kind);
 void gs_event_list_view_focus_search(GsEventListView *self);
 
+/* The event of the selected row, or G_MAXUINT64. */
+guint64 gs_event_list_view_get_selected_index(GsEventListView *self);
 /* The list model behind the rows (tests count rows through it). */
 GsEventListModel *gs_event_list_view_get_list(GsEventListView *self);
 
