@@ -40,6 +40,23 @@ guint64 source_test_count_events(const void *bytes, gsize n) {
   return count;
 }
 
+void source_test_assert_message(GsTraceSource *source, const char *part) {
+  const char *message = gs_trace_source_get_message(source);
+  if (!message || !strstr(message, part))
+    g_error("expected the message to contain \"%s\", got \"%s\"", part, message);
+}
+
+GBytes *source_test_record_cut(const char *name, gsize cut_back, guint64 *kept) {
+  g_autofree char *path = g_build_filename(source_test_dir(), name, NULL);
+  GBytes *log = source_test_record_workload(path);
+  gsize n;
+  const guint8 *bytes = g_bytes_get_data(log, &n);
+  *kept = source_test_count_events(bytes, n - cut_back);
+  g_assert_cmpuint(*kept, >, 0);
+  g_assert_cmpuint(*kept, <, source_test_count_events(bytes, n));
+  return log;
+}
+
 const char *source_test_dir(void) {
   if (!test_dir) {
     g_autoptr(GError) error = NULL;
@@ -109,4 +126,12 @@ gboolean source_run_until(source_run *run, source_run_done done, gpointer data, 
 void source_run_clear(source_run *run) {
   g_clear_object(&run->source);
   g_clear_pointer(&run->model, gs_trace_model_free);
+}
+
+void source_test_assert_final(source_run *run, GsTraceSourceState state, const char *part,
+                              guint64 events) {
+  g_assert_cmpint(gs_trace_source_get_state(run->source), ==, state);
+  source_test_assert_message(run->source, part);
+  g_assert_nonnull(run->model);
+  g_assert_cmpuint(gs_trace_model_n_events(run->model), ==, events);
 }

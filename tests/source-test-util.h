@@ -12,8 +12,13 @@
 const char *source_test_workload(void);
 /* Runs cli-workload with GS_TRACE=path and returns the log it wrote. */
 GBytes *source_test_record_workload(const char *path);
+/* Records cli-workload into name (in the test dir) and returns the log; *kept receives the
+ * events in all but its last cut_back bytes, which must be fewer (the cut is in a chunk). */
+GBytes *source_test_record_cut(const char *name, gsize cut_back, guint64 *kept);
 /* How many whole events the reader gets out of these bytes (stopping at damage). */
 guint64 source_test_count_events(const void *bytes, gsize n);
+/* The source's message contains part (or the test fails, showing the message). */
+void source_test_assert_message(GsTraceSource *source, const char *part);
 /* A temporary directory for this test process, removed by source_test_cleanup. */
 const char *source_test_dir(void);
 void source_test_cleanup(void);
@@ -31,3 +36,6 @@ typedef gboolean (*source_run_done)(source_run *run, gpointer data);
 gboolean source_run_until(source_run *run, source_run_done done, gpointer data, int timeout_ms);
 gboolean source_run_is_final(source_run *run, gpointer data);
 void source_run_clear(source_run *run);
+/* The source ended in state, its message contains part, and the model has events events. */
+void source_test_assert_final(source_run *run, GsTraceSourceState state, const char *part,
+                              guint64 events);

@@ -26,12 +26,6 @@ static char *write_temp(const char *name, const void *bytes, gsize n) {
   return path;
 }
 
-static void assert_message_has(GsTraceSource *source, const char *part) {
-  const char *message = gs_trace_source_get_message(source);
-  if (!message || !strstr(message, part))
-    g_error("expected the message to contain \"%s\", got \"%s\"", part, message);
-}
-
 static void test_read_whole(void) {
   g_autoptr(GBytes) log = workload_log();
   gsize n;
@@ -45,7 +39,7 @@ static void test_read_whole(void) {
   g_assert_true(source_run_until(&run, NULL, NULL, 10000));
 
   g_assert_cmpint(gs_trace_source_get_state(run.source), ==, GS_TRACE_SOURCE_ENDED);
-  assert_message_has(run.source, "the whole log was read");
+  source_test_assert_message(run.source, "the whole log was read");
   g_assert_cmpfloat(gs_trace_source_get_progress(run.source), ==, 1.0);
   g_assert_nonnull(run.model);
   g_assert_cmpuint(gs_trace_model_n_events(run.model), ==, source_test_count_events(bytes, n));
@@ -81,6 +75,26 @@ static gboolean reached(source_run *run, gpointer data) {
   return run->events >= *(guint64 *)data;
 }
 
+/* Writes bytes[0, from) to a new file, follows it until those events are in, then starts a
+ * thread appending bytes[from, to) in pieces (join a->thread). */
+typedef struct appender_run {
+  appender a;
+  GThread *thread;
+  guint64 first; /* events in bytes[0, from) */
+} appender_run;
+
+static void follow_then_append(source_run *run, appender_run *ar, const char *name,
+                               const guint8 *bytes, gsize from, gsize to) {
+  ar->a = (appender){.path = write_temp(name, bytes, from), .bytes = bytes, .from = from,
+                     .to = to};
+  run->source = gs_trace_source_new_file(ar->a.path, TRUE);
+  ar->first = source_test_count_events(bytes, from);
+  g_assert_true(source_run_until(run, reached, &ar->first, 10000));
+  g_assert_cmpuint(run->events, ==, ar->first);
+  g_assert_cmpint(gs_trace_source_get_state(run->source), ==, GS_TRACE_SOURCE_LIVE);
+  ar->thread = g_thread_new("appender", append_in_pieces, &ar->a);
+}
+
 /* The file starts with a third of the log (cut inside a chunk), so the loaded model ends
  * mid-chunk and the followed bytes must complete that chunk in the same model. */
 static void test_follow_growing_file(void) {
@@ -88,20 +102,14 @@ static void test_follow_growing_file(void) {
   gsize n;
   const guint8 *bytes = g_bytes_get_data(log, &n);
   gsize start = n / 3;
-  g_autofree char *path = write_temp("follow.gst", bytes, start);
-
-  source_run run = {.source = gs_trace_source_new_file(path, TRUE)};
-  guint64 first = source_test_count_events(bytes, start);
-  g_assert_true(source_run_until(&run, reached, &first, 10000));
-  g_assert_cmpuint(run.events, ==, first);
-  g_assert_cmpint(gs_trace_source_get_state(run.source), ==, GS_TRACE_SOURCE_LIVE);
-
-  appender a = {.path = path, .bytes = bytes, .from = start, .to = n};
-  GThread *writer = g_thread_new("appender", append_in_pieces, &a);
+  source_run run = {0};
+  appender_run ar;
+  follow_then_append(&run, &ar, "follow.gst", bytes, start, n);
   guint growths_before = run.growths;
   guint64 total = source_test_count_events(bytes, n);
   g_assert_true(source_run_until(&run, reached, &total, 20000));
-  g_thread_join(writer);
+  g_thread_join(ar.thread);
+  g_free(ar.a.path);
   /* The events came in several batches as the file grew, never as one at the end. */
   g_assert_cmpuint(run.growths - growths_before, >=, 3);
   g_assert_cmpuint(run.events, ==, total);
@@ -111,9 +119,7 @@ static void test_follow_growing_file(void) {
   /* Stopping ends the source and keeps the events. */
   gs_trace_source_stop(run.source);
   g_assert_true(source_run_until(&run, NULL, NULL, 5000));
-  g_assert_cmpint(gs_trace_source_get_state(run.source), ==, GS_TRACE_SOURCE_ENDED);
-  assert_message_has(run.source, "stopped");
-  g_assert_cmpuint(gs_trace_model_n_events(run.model), ==, total);
+  source_test_assert_final(&run, GS_TRACE_SOURCE_ENDED, "stopped", total);
   source_run_clear(&run);
 }
 
@@ -127,7 +133,7 @@ static void test_cut_tail(void) {
   source_run run = {.source = gs_trace_source_new_file(path, FALSE)};
   g_assert_true(source_run_until(&run, NULL, NULL, 10000));
   g_assert_cmpint(gs_trace_source_get_state(run.source), ==, GS_TRACE_SOURCE_BROKEN);
-  assert_message_has(run.source, "the log ends in the middle of a chunk at byte ");
+  source_test_assert_message(run.source, "the log ends in the middle of a chunk at byte ");
   guint64 kept = source_test_count_events(bytes, n - 5);
   g_assert_cmpuint(kept, >, 0);
   g_assert_cmpuint(kept, <, source_test_count_events(bytes, n));
@@ -150,9 +156,8 @@ static void test_damage_in_loaded_part(void) {
 
   source_run run = {.source = gs_trace_source_new_file(path, TRUE)};
   g_assert_true(source_run_until(&run, NULL, NULL, 10000));
-  g_assert_cmpint(gs_trace_source_get_state(run.source), ==, GS_TRACE_SOURCE_BROKEN);
-  assert_message_has(run.source, "log damaged at byte ");
-  g_assert_cmpuint(gs_trace_model_n_events(run.model), ==, source_test_count_events(bad, n));
+  source_test_assert_final(&run, GS_TRACE_SOURCE_BROKEN, "log damaged at byte ",
+                           source_test_count_events(bad, n));
   g_assert_cmpuint(gs_trace_model_n_events(run.model), >, 0);
   source_run_clear(&run);
 }
@@ -163,18 +168,15 @@ static void test_damage_while_following(void) {
   gsize n;
   const guint8 *bytes = g_bytes_get_data(log, &n);
   g_autofree guint8 *bad = damaged_copy(bytes, n, n - 40);
-  g_autofree char *path = write_temp("damaged-later.gst", bad, n / 2);
-
-  source_run run = {.source = gs_trace_source_new_file(path, TRUE)};
-  guint64 first = source_test_count_events(bad, n / 2);
-  g_assert_true(source_run_until(&run, reached, &first, 10000));
-  appender a = {.path = path, .bytes = bad, .from = n / 2, .to = n};
-  GThread *writer = g_thread_new("appender", append_in_pieces, &a);
+  source_run run = {0};
+  appender_run ar;
+  follow_then_append(&run, &ar, "damaged-later.gst", bad, n / 2, n);
+  guint64 first = ar.first;
   g_assert_true(source_run_until(&run, NULL, NULL, 20000));
-  g_thread_join(writer);
-  g_assert_cmpint(gs_trace_source_get_state(run.source), ==, GS_TRACE_SOURCE_BROKEN);
-  assert_message_has(run.source, "log damaged at byte ");
-  g_assert_cmpuint(gs_trace_model_n_events(run.model), ==, source_test_count_events(bad, n));
+  g_thread_join(ar.thread);
+  g_free(ar.a.path);
+  source_test_assert_final(&run, GS_TRACE_SOURCE_BROKEN, "log damaged at byte ",
+                           source_test_count_events(bad, n));
   g_assert_cmpuint(gs_trace_model_n_events(run.model), >, first);
   source_run_clear(&run);
 }
@@ -184,15 +186,15 @@ static void test_missing_file(void) {
   source_run run = {.source = gs_trace_source_new_file(path, TRUE)};
   g_assert_true(source_run_until(&run, NULL, NULL, 5000));
   g_assert_cmpint(gs_trace_source_get_state(run.source), ==, GS_TRACE_SOURCE_BROKEN);
-  assert_message_has(run.source, "cannot open ");
-  assert_message_has(run.source, "no-such.gst");
+  source_test_assert_message(run.source, "cannot open ");
+  source_test_assert_message(run.source, "no-such.gst");
   g_assert_null(run.model);
   source_run_clear(&run);
 
   run.source = gs_trace_source_new_file(source_test_dir(), FALSE);
   g_assert_true(source_run_until(&run, NULL, NULL, 5000));
   g_assert_cmpint(gs_trace_source_get_state(run.source), ==, GS_TRACE_SOURCE_BROKEN);
-  assert_message_has(run.source, "it is a folder");
+  source_test_assert_message(run.source, "it is a folder");
   source_run_clear(&run);
 }
 
@@ -207,9 +209,8 @@ static void test_truncated_under_follower(void) {
   g_assert_true(source_run_until(&run, reached, &total, 10000));
   g_assert_cmpint(truncate(path, 64), ==, 0);
   g_assert_true(source_run_until(&run, NULL, NULL, 5000));
-  g_assert_cmpint(gs_trace_source_get_state(run.source), ==, GS_TRACE_SOURCE_BROKEN);
-  assert_message_has(run.source, "was truncated while being followed");
-  g_assert_cmpuint(gs_trace_model_n_events(run.model), ==, total);
+  source_test_assert_final(&run, GS_TRACE_SOURCE_BROKEN, "was truncated while being followed",
+                           total);
   source_run_clear(&run);
 }
 

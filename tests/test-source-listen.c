@@ -10,12 +10,6 @@
 #include "gs-source-peer.h"
 #include "source-test-util.h"
 
-static void assert_message_has(GsTraceSource *source, const char *part) {
-  const char *message = gs_trace_source_get_message(source);
-  if (!message || !strstr(message, part))
-    g_error("expected the message to contain \"%s\", got \"%s\"", part, message);
-}
-
 static char *socket_in_test_dir(const char *name) {
   return g_build_filename(source_test_dir(), name, NULL);
 }
@@ -33,7 +27,7 @@ static void test_default_path_and_modes(void) {
   g_assert_cmpstr(gs_trace_source_get_description(source), ==, expected);
   g_assert_cmpint(gs_trace_source_get_kind(source), ==, GS_TRACE_SOURCE_LISTEN);
   g_assert_cmpint(gs_trace_source_get_state(source), ==, GS_TRACE_SOURCE_CONNECTING);
-  assert_message_has(source, "GS_TRACE=unix:");
+  source_test_assert_message(source, "GS_TRACE=unix:");
 
   struct stat st;
   g_assert_cmpint(lstat(path, &st), ==, 0);
@@ -129,9 +123,8 @@ static void test_engine_stream(void) {
   g_assert_true(source_run_until(&run, NULL, NULL, 20000));
   g_assert_true(g_subprocess_wait_check(program, NULL, &error));
   g_assert_no_error(error);
-  g_assert_cmpint(gs_trace_source_get_state(run.source), ==, GS_TRACE_SOURCE_ENDED);
-  assert_message_has(run.source, "the program closed the connection");
-  g_assert_cmpuint(gs_trace_model_n_events(run.model), ==, expected);
+  source_test_assert_final(&run, GS_TRACE_SOURCE_ENDED, "the program closed the connection",
+                           expected);
   g_assert_cmpuint(gs_trace_source_get_bytes_received(run.source), >, 1000);
   g_assert_cmpuint(gs_trace_source_get_bytes_pending(run.source), ==, 0);
   /* Once a program is connected nobody else can reach this source. */
@@ -163,13 +156,11 @@ static gpointer write_and_die(gpointer data) {
 }
 
 static void test_writer_dies_mid_chunk(void) {
-  g_autofree char *log_path = g_build_filename(source_test_dir(), "to-cut.gst", NULL);
-  g_autoptr(GBytes) log = source_test_record_workload(log_path);
+  guint64 kept;
+  g_autoptr(GBytes) log = source_test_record_cut("to-cut.gst", 11, &kept);
   gsize n;
   const guint8 *bytes = g_bytes_get_data(log, &n);
   gsize cut = n - 11;
-  guint64 kept = source_test_count_events(bytes, cut);
-  g_assert_cmpuint(kept, <, source_test_count_events(bytes, n));
 
   g_autofree char *path = socket_in_test_dir("dying.sock");
   g_autoptr(GError) error = NULL;
@@ -179,9 +170,9 @@ static void test_writer_dies_mid_chunk(void) {
   GThread *writer = g_thread_new("dying writer", write_and_die, &w);
   g_assert_true(source_run_until(&run, NULL, NULL, 20000));
   g_thread_join(writer);
-  g_assert_cmpint(gs_trace_source_get_state(run.source), ==, GS_TRACE_SOURCE_BROKEN);
-  assert_message_has(run.source, "connection lost in the middle of a chunk at byte ");
-  g_assert_cmpuint(gs_trace_model_n_events(run.model), ==, kept);
+  source_test_assert_final(&run, GS_TRACE_SOURCE_BROKEN,
+                           "connection lost in the middle of a chunk at byte ",
+                           kept);
   source_run_clear(&run);
 }
 
@@ -193,7 +184,7 @@ static void test_stop_while_waiting(void) {
   gs_trace_source_stop(run.source);
   g_assert_true(source_run_until(&run, NULL, NULL, 5000));
   g_assert_cmpint(gs_trace_source_get_state(run.source), ==, GS_TRACE_SOURCE_ENDED);
-  assert_message_has(run.source, "stopped");
+  source_test_assert_message(run.source, "stopped");
   source_run_clear(&run);
   g_assert_false(g_file_test(path, G_FILE_TEST_EXISTS));
 }

@@ -6,12 +6,6 @@
 
 #include "source-test-util.h"
 
-static void assert_message_has(GsTraceSource *source, const char *part) {
-  const char *message = gs_trace_source_get_message(source);
-  if (!message || !strstr(message, part))
-    g_error("expected the message to contain \"%s\", got \"%s\"", part, message);
-}
-
 static void test_workload(void) {
   g_autofree char *log_path = g_build_filename(source_test_dir(), "reference.gst", NULL);
   g_autoptr(GBytes) reference = source_test_record_workload(log_path);
@@ -27,10 +21,9 @@ static void test_workload(void) {
   g_assert_cmpint(gs_trace_source_get_state(run.source), ==, GS_TRACE_SOURCE_LIVE);
 
   g_assert_true(source_run_until(&run, NULL, NULL, 20000));
-  g_assert_cmpint(gs_trace_source_get_state(run.source), ==, GS_TRACE_SOURCE_ENDED);
-  assert_message_has(run.source, "the program exited with status 0");
+  source_test_assert_final(&run, GS_TRACE_SOURCE_ENDED, "the program exited with status 0",
+                           expected);
   g_assert_cmpint(gs_trace_source_get_exit_status(run.source), ==, 0);
-  g_assert_cmpuint(gs_trace_model_n_events(run.model), ==, expected);
   g_assert_cmpuint(gs_trace_source_get_bytes_received(run.source), >, 1000);
   g_assert_cmpuint(gs_trace_source_get_bytes_pending(run.source), ==, 0);
   /* The GS_TRACE the inspector itself was started with did not reach the program. */
@@ -59,13 +52,10 @@ static void test_output_and_status(void) {
 
 /* The program writes its log up to the middle of a chunk into GS_TRACE_FD, then dies. */
 static void test_killed_mid_chunk(void) {
+  guint64 kept;
+  g_autoptr(GBytes) log = source_test_record_cut("to-cut.gst", 13, &kept);
   g_autofree char *log_path = g_build_filename(source_test_dir(), "to-cut.gst", NULL);
-  g_autoptr(GBytes) log = source_test_record_workload(log_path);
-  gsize n;
-  const guint8 *bytes = g_bytes_get_data(log, &n);
-  gsize cut = n - 13;
-  guint64 kept = source_test_count_events(bytes, cut);
-  g_assert_cmpuint(kept, <, source_test_count_events(bytes, n));
+  gsize cut = g_bytes_get_size(log) - 13;
 
   g_autofree char *cut_text = g_strdup_printf("%zu", cut);
   const char *argv[] = {"/bin/sh", "-c", "head -c \"$1\" \"$0\" >&\"$GS_TRACE_FD\"; kill -9 $$",
@@ -74,11 +64,10 @@ static void test_killed_mid_chunk(void) {
   source_run run = {.source = gs_trace_source_new_spawn(argv, NULL, &error)};
   g_assert_no_error(error);
   g_assert_true(source_run_until(&run, NULL, NULL, 10000));
-  g_assert_cmpint(gs_trace_source_get_state(run.source), ==, GS_TRACE_SOURCE_BROKEN);
-  assert_message_has(run.source, "the program was killed by signal 9");
-  assert_message_has(run.source, "the log stops in the middle of a chunk at byte ");
+  source_test_assert_final(&run, GS_TRACE_SOURCE_BROKEN, "the program was killed by signal 9",
+                           kept);
+  source_test_assert_message(run.source, "the log stops in the middle of a chunk at byte ");
   g_assert_cmpint(gs_trace_source_get_exit_status(run.source), ==, -1);
-  g_assert_cmpuint(gs_trace_model_n_events(run.model), ==, kept);
   source_run_clear(&run);
 }
 
@@ -90,7 +79,7 @@ static void test_stop(void) {
   gs_trace_source_stop(run.source);
   g_assert_true(source_run_until(&run, NULL, NULL, 5000));
   g_assert_cmpint(gs_trace_source_get_state(run.source), ==, GS_TRACE_SOURCE_BROKEN);
-  assert_message_has(run.source, "the program was killed by signal 15");
+  source_test_assert_message(run.source, "the program was killed by signal 15");
   source_run_clear(&run);
 }
 

@@ -37,7 +37,7 @@ static GParamSpec *properties[N_PROPS];
 enum { SIGNAL_CHANGED, SIGNAL_LOADED, N_SIGNALS };
 static guint signals[N_SIGNALS];
 
-/* ---- waking the UI thread ----------------------------------------------------------------- */
+/* ---- waking the UI thread -------------------------------------------------------------- */
 
 static gboolean gs_trace_source_sync(gpointer data);
 
@@ -52,7 +52,7 @@ static GSourceFuncs wakeup_funcs = {.dispatch = wakeup_dispatch};
 
 static void wake(GsTraceSource *self) { g_source_set_ready_time(self->wakeup, 0); }
 
-/* ---- object ---------------------------------------------------------------------------------- */
+/* ---- object ---------------------------------------------------------------------------- */
 
 static void gs_trace_source_init(GsTraceSource *self) {
   g_mutex_init(&self->lock);
@@ -172,7 +172,7 @@ void gs_trace_source_start_worker(GsTraceSource *self, const char *name, GThread
   self->worker = g_thread_new(name, func, self);
 }
 
-/* ---- worker side ------------------------------------------------------------------------------ */
+/* ---- worker side ----------------------------------------------------------------------- */
 
 gboolean gs_trace_source_push(GsTraceSource *self, const void *bytes, gsize n) {
   g_mutex_lock(&self->lock);
@@ -262,7 +262,7 @@ void gs_trace_source_post_end(GsTraceSource *self, gboolean broken, char *note) 
   wake(self);
 }
 
-/* ---- UI side ------------------------------------------------------------------------------- */
+/* ---- UI side --------------------------------------------------------------------------- */
 
 static void set_state(GsTraceSource *self, GsTraceSourceState state, const char *message) {
   if (self->state != state) {
@@ -481,7 +481,7 @@ void gs_trace_source_stop(GsTraceSource *self) {
   g_cancellable_cancel(self->cancellable);
 }
 
-/* ---- getters ---------------------------------------------------------------------------------- */
+/* ---- getters --------------------------------------------------------------------------- */
 
 GsTraceSourceKind gs_trace_source_get_kind(GsTraceSource *self) {
   g_return_val_if_fail(GS_IS_TRACE_SOURCE(self), GS_TRACE_SOURCE_FILE);
