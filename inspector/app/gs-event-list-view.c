@@ -3,6 +3,7 @@
 #include "gs-event-list-view.h"
 
 #include <glib/gi18n.h>
+#include <inttypes.h>
 
 #include "event-fields.h"
 #include "gs-event-row.h"
@@ -56,10 +57,10 @@ static void update_count(GsEventListView *self) {
   guint64 total = self->model ? gs_trace_model_n_events(self->model) : 0;
   g_autofree char *text = NULL;
   if (shown == total)
-    text = g_strdup_printf(ngettext("%" G_GUINT64_FORMAT " event",
-                                    "%" G_GUINT64_FORMAT " events", total), total);
+    text = g_strdup_printf(ngettext("%" PRIu64 " event",
+                                    "%" PRIu64 " events", total), total);
   else
-    text = g_strdup_printf(_("%u of %" G_GUINT64_FORMAT " events match"), shown, total);
+    text = g_strdup_printf(_("%u of %" PRIu64 " events match"), shown, total);
   gtk_label_set_text(GTK_LABEL(self->count_label), text);
   gboolean filtering = gs_event_list_model_get_filtering(self->list);
   gtk_spinner_set_spinning(GTK_SPINNER(self->spinner), filtering);

@@ -3,6 +3,7 @@
 #include "gs-event-row.h"
 
 #include <glib/gi18n.h>
+#include <inttypes.h>
 
 #include "event-fields.h"
 
@@ -89,14 +90,14 @@ char *gs_event_summary(gs_trace_model *model, guint64 index) {
   case GS_TRACE_STORAGE_ALLOC:
   case GS_TRACE_STORAGE_MATERIALISE:
   case GS_TRACE_STORAGE_FREE:
-    g_string_append_printf(out, _("storage %" G_GUINT64_FORMAT), e.storage);
+    g_string_append_printf(out, _("storage %" PRIu64), e.storage);
     if (e.nbytes) {
       g_autofree char *size = g_format_size_full(e.nbytes, G_FORMAT_SIZE_IEC_UNITS);
       g_string_append_printf(out, " (%s)", size);
     }
     break;
   case GS_TRACE_STORAGE_SHARE:
-    g_string_append_printf(out, _("storage %" G_GUINT64_FORMAT " shares storage %" G_GUINT64_FORMAT),
+    g_string_append_printf(out, _("storage %" PRIu64 " shares storage %" PRIu64),
                            e.storage, e.source);
     break;
   case GS_TRACE_TENSOR_CREATE:
@@ -122,7 +123,8 @@ char *gs_event_summary(gs_trace_model *model, guint64 index) {
   case GS_TRACE_INPLACE_WRITE:
     append_handle(out, _("tensor"), e.tensor);
     append_text(out, op);
-    g_string_append_printf(out, _(" version %" G_GUINT64_FORMAT), e.version);
+    g_string_append_c(out, ' ');
+    g_string_append_printf(out, _("version %" PRIu64), e.version);
     break;
   case GS_TRACE_OWNER_CHANGE:
     append_handle(out, _("object"), e.object);
@@ -146,7 +148,7 @@ char *gs_event_summary(gs_trace_model *model, guint64 index) {
     break;
   case GS_TRACE_NODE_FREE_SAVED:
   case GS_TRACE_NODE_RELEASE:
-    g_string_append_printf(out, _("node #%" G_GUINT64_FORMAT), e.node);
+    g_string_append_printf(out, _("node #%" PRIu64), e.node);
     break;
   case GS_TRACE_BACKWARD_BEGIN:
   case GS_TRACE_BACKWARD_END:

@@ -373,7 +373,7 @@ static void gs_scope_tree_view_class_init(GsScopeTreeViewClass *klass) {
                    NULL, NULL, G_TYPE_NONE, 1, G_TYPE_UINT64);
 
   gtk_widget_class_set_template_from_resource(
-      widget_class, "/org/gradscope/Inspector/views/gs-scope-tree-view.ui");
+      widget_class, "/io/github/gradscope/Inspector/gs-scope-tree-view.ui");
   gtk_widget_class_bind_template_child(widget_class, GsScopeTreeView, stack);
   gtk_widget_class_bind_template_child(widget_class, GsScopeTreeView, column_view);
   static const char *const column_ids[N_COLUMNS] = {

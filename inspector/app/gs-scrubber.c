@@ -3,6 +3,7 @@
 #include "gs-scrubber.h"
 
 #include <glib/gi18n.h>
+#include <inttypes.h>
 #include <math.h>
 
 struct _GsScrubber {
@@ -57,7 +58,7 @@ static void update_labels(GsScrubber *self) {
     explanation = g_strdup("");
   } else {
     /* Translators: the scrubber's position, "event 12 of 3,400". */
-    where = g_strdup_printf(_("event %'" G_GUINT64_FORMAT " of %'" G_GUINT64_FORMAT),
+    where = g_strdup_printf(_("event %'" PRIu64 " of %'" PRIu64),
                             self->position + 1, n);
     explanation = gs_trace_model_explain(self->model, self->position);
   }
