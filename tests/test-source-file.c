@@ -5,6 +5,7 @@
  * file truncated under a follower. Every event before a problem stays in the model. */
 #include <fcntl.h>
 #include <glib/gstdio.h>
+#include <gradscope/gradscope.h>
 #include <unistd.h>
 
 #include "source-test-util.h"
@@ -123,6 +124,70 @@ static void test_follow_growing_file(void) {
   source_run_clear(&run);
 }
 
+/* A log big enough that loading it takes many frames, recorded by this process. */
+static char *record_big_log(guint iterations) {
+  char *path = g_build_filename(source_test_dir(), "big.gst", NULL);
+  g_assert_cmpint(gs_trace_open(path), ==, 0);
+  const int64_t shape[] = {4};
+  for (guint i = 0; i < iterations; i++)
+    gs_dispose(gs_ones(GS_F32, shape, 1)); /* alloc, create, dispose, free */
+  gs_trace_close();
+  return path;
+}
+
+typedef struct load_watch {
+  GArray *progress; /* every value notified */
+  gint64 last_frame_us, longest_gap_us;
+} load_watch;
+
+static void on_progress(GObject *source, GParamSpec *pspec, gpointer data) {
+  (void)pspec;
+  double p = gs_trace_source_get_progress(GS_TRACE_SOURCE(source));
+  g_array_append_val(((load_watch *)data)->progress, p);
+}
+
+/* Measures the longest time the main loop went without a frame while loading. */
+static gboolean loaded_watching_frames(source_run *run, gpointer data) {
+  load_watch *w = data;
+  gint64 now = g_get_monotonic_time();
+  if (w->last_frame_us)
+    w->longest_gap_us = MAX(w->longest_gap_us, now - w->last_frame_us);
+  w->last_frame_us = now;
+  return source_run_is_final(run, NULL);
+}
+
+/* Loading happens on the worker: frames keep coming, progress rises through values
+ * between 0 and 1, and the model handed over has every event. */
+static void test_big_file_loads_off_the_ui_thread(void) {
+  g_autofree char *path = record_big_log(400000);
+  g_autofree char *bytes = NULL;
+  gsize n = 0;
+  g_assert_true(g_file_get_contents(path, &bytes, &n, NULL));
+  g_assert_cmpuint(n, >, 4u << 20);
+  guint64 total = source_test_count_events(bytes, n);
+  g_assert_cmpuint(total, >=, 1600000);
+
+  load_watch w = {.progress = g_array_new(FALSE, FALSE, sizeof(double))};
+  source_run run = {.source = gs_trace_source_new_file(path, FALSE)};
+  g_signal_connect(run.source, "notify::progress", G_CALLBACK(on_progress), &w);
+  g_assert_true(source_run_until(&run, loaded_watching_frames, &w, 60000));
+  source_test_assert_final(&run, GS_TRACE_SOURCE_ENDED, "the whole log was read", total);
+
+  gboolean between = FALSE;
+  for (guint i = 0; i < w.progress->len; i++) {
+    double p = g_array_index(w.progress, double, i);
+    between |= p > 0 && p < 1;
+    if (i > 0)
+      g_assert_cmpfloat(p, >=, g_array_index(w.progress, double, i - 1));
+  }
+  g_assert_true(between);
+  g_assert_cmpfloat(g_array_index(w.progress, double, w.progress->len - 1), ==, 1.0);
+  /* A frame every few ms throughout; 250 ms leaves room for a loaded machine and ASan. */
+  g_assert_cmpint(w.longest_gap_us, <, 250 * 1000);
+  g_array_free(w.progress, TRUE);
+  source_run_clear(&run);
+}
+
 /* A file cut by a crash: everything before the cut, then broken, saying where. */
 static void test_cut_tail(void) {
   g_autoptr(GBytes) log = workload_log();
@@ -232,6 +297,8 @@ int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/source/file/read-whole", test_read_whole);
   g_test_add_func("/source/file/follow-growing-file", test_follow_growing_file);
+  g_test_add_func("/source/file/big-file-loads-off-the-ui-thread",
+                  test_big_file_loads_off_the_ui_thread);
   g_test_add_func("/source/file/cut-tail", test_cut_tail);
   g_test_add_func("/source/file/damage-in-loaded-part", test_damage_in_loaded_part);
   g_test_add_func("/source/file/damage-while-following", test_damage_while_following);

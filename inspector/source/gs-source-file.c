@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <glib/gi18n-lib.h>
+#include <inttypes.h> /* PRIu64, which xgettext understands in translatable formats */
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -77,8 +78,8 @@ static void follow(GsTraceSource *self, int fd, guint64 offset) {
     struct stat st;
     if (fstat(fd, &st) == 0 && (guint64)st.st_size < offset) {
       gs_trace_source_post_end(self, TRUE,
-          g_strdup_printf(_("%s was truncated while being followed (at %" G_GUINT64_FORMAT
-                            " of %" G_GUINT64_FORMAT " bytes): a new recording may have "
+          g_strdup_printf(_("%s was truncated while being followed (at %" PRIu64
+                            " of %" PRIu64 " bytes): a new recording may have "
                             "started; open it again to see it"),
                           self->path, (guint64)st.st_size, offset));
       return;

@@ -5,6 +5,7 @@
 #include "gs-trace-source-private.h"
 
 #include <glib/gi18n-lib.h>
+#include <inttypes.h> /* PRIu64, which xgettext understands in translatable formats */
 #include <glib/gstdio.h>
 #include <signal.h>
 #include <unistd.h>
@@ -289,19 +290,19 @@ static char *log_problem(GsTraceSource *self, gs_trace_model *m) {
   guint64 at = 0;
   const char *damage = gs_trace_model_damage(m, &at);
   if (damage)
-    return g_strdup_printf(_("log damaged at byte %" G_GUINT64_FORMAT ": %s"), at, damage);
+    return g_strdup_printf(_("log damaged at byte %" PRIu64 ": %s"), at, damage);
   if (!gs_trace_model_truncated(m, &at))
     return NULL;
   switch (self->kind) {
   case GS_TRACE_SOURCE_LISTEN:
-    return g_strdup_printf(_("connection lost in the middle of a chunk at byte %" G_GUINT64_FORMAT
+    return g_strdup_printf(_("connection lost in the middle of a chunk at byte %" PRIu64
                              ": the program may have crashed"), at);
   case GS_TRACE_SOURCE_SPAWN:
-    return g_strdup_printf(_("the log stops in the middle of a chunk at byte %" G_GUINT64_FORMAT),
+    return g_strdup_printf(_("the log stops in the middle of a chunk at byte %" PRIu64),
                            at);
   case GS_TRACE_SOURCE_FILE:
   default:
-    return g_strdup_printf(_("the log ends in the middle of a chunk at byte %" G_GUINT64_FORMAT
+    return g_strdup_printf(_("the log ends in the middle of a chunk at byte %" PRIu64
                              ": the program that wrote it may have crashed or still be writing"),
                            at);
   }
@@ -332,7 +333,9 @@ static void finalize_state(GsTraceSource *self, gs_trace_model *m) {
   gboolean stopped = self->user_stopped && !damaged;
   gboolean failed = !stopped && (broken || problem != NULL);
   g_autofree char *message = NULL;
-  if (stopped)
+  if (stopped && note && self->kind == GS_TRACE_SOURCE_SPAWN)
+    message = g_strdup(note); /* how the program took being stopped */
+  else if (stopped)
     message = g_strdup(_("stopped: everything received so far is kept"));
   else if (problem && note && self->kind == GS_TRACE_SOURCE_SPAWN)
     message = g_strdup_printf(_("%s (%s)"), note, problem); /* the exit explains the cut */
@@ -468,12 +471,12 @@ void gs_trace_source_stop(GsTraceSource *self) {
   g_return_if_fail(GS_IS_TRACE_SOURCE(self));
   if (self->final)
     return;
+  self->user_stopped = TRUE;
   if (self->kind == GS_TRACE_SOURCE_SPAWN && self->process) {
-    /* The program's end is the source's end: it will say it was stopped by the signal. */
+    /* The program's end is the source's end: its exit will be the last thing said. */
     g_subprocess_send_signal(self->process, SIGTERM);
     return;
   }
-  self->user_stopped = TRUE;
   g_mutex_lock(&self->lock);
   self->stopping = TRUE;
   g_cond_broadcast(&self->cond);

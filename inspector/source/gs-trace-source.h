@@ -62,8 +62,8 @@ char *gs_trace_source_default_socket_path(void);
 guint64 gs_trace_source_pump(GsTraceSource *self, gs_trace_model *m, gint64 budget_us);
 /* The model a file was loaded into, once "loaded" was emitted (transfer full), else NULL. */
 gs_trace_model *gs_trace_source_take_model(GsTraceSource *self);
-/* Stops reading (a spawned program is sent SIGTERM): the source ends once what arrived is
- * pumped. */
+/* Stops reading (a spawned program is sent SIGTERM): the source ends, not broken, once what
+ * arrived is pumped. */
 void gs_trace_source_stop(GsTraceSource *self);
 
 GsTraceSourceKind gs_trace_source_get_kind(GsTraceSource *self);
