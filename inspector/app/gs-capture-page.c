@@ -115,15 +115,29 @@ static void set_subtitle(GsCapturePage *self, const char *subtitle) {
 
 /* ---- views ---------------------------------------------------------------------------- */
 
-/* The visible state: loading until a model exists, waiting until it has an event. */
+static gboolean source_finished(GsCapturePage *self) {
+  if (!self->source)
+    return TRUE;
+  GsTraceSourceState state = gs_trace_source_get_state(self->source);
+  return state == GS_TRACE_SOURCE_ENDED || state == GS_TRACE_SOURCE_BROKEN;
+}
+
+/* The visible state: loading until a model exists, waiting until it has an event (or, if
+ * the source ended with none, saying so). */
 static void update_stack(GsCapturePage *self) {
   const char *name;
-  if (!self->model)
+  if (!self->model && !source_finished(self)) {
     name = "loading";
-  else if (gs_trace_model_n_events(self->model) == 0)
+  } else if (!self->model || gs_trace_model_n_events(self->model) == 0) {
     name = "waiting";
-  else
+    gboolean over = source_finished(self);
+    adw_status_page_set_title(self->waiting_page,
+                              over ? _("No Events") : _("Waiting for Events…"));
+    adw_status_page_set_icon_name(self->waiting_page,
+                                  over ? "dialog-warning-symbolic" : "content-loading-symbolic");
+  } else {
     name = "content";
+  }
   if (g_strcmp0(gtk_stack_get_visible_child_name(GTK_STACK(self->stack)), name) != 0)
     gtk_stack_set_visible_child_name(GTK_STACK(self->stack), name);
 }
@@ -216,6 +230,7 @@ static void update_status(GsCapturePage *self) {
   adw_status_page_set_description(self->loading_page,
                                   gs_trace_source_get_description(self->source));
   set_subtitle(self, message);
+  update_stack(self);
 
   if (state != self->last_state) {
     /* A source that breaks says so once, loudly; its events stay. */
@@ -337,10 +352,13 @@ static void gs_capture_page_dispose(GObject *object) {
     gs_trace_source_stop(self->source);
     g_clear_object(&self->source);
   }
-  /* The views borrow the model: they let go of it before it is freed. */
-  if (self->model)
-    set_views_model(self, NULL);
+  /* The views borrow the model: they go (with the template) before it is freed. Clearing
+   * their model first would make GTK 4.8's column views remove every row while unmapped,
+   * which leaves row widgets behind and trips its list item manager at finalization. */
   gtk_widget_dispose_template(GTK_WIDGET(self), GS_TYPE_CAPTURE_PAGE);
+  /* The template's top box is our child, not a bound one: let it go too. */
+  for (GtkWidget *child; (child = gtk_widget_get_first_child(GTK_WIDGET(self)));)
+    gtk_widget_unparent(child);
   g_clear_pointer(&self->model, gs_trace_model_free);
   G_OBJECT_CLASS(gs_capture_page_parent_class)->dispose(object);
 }

@@ -4,6 +4,8 @@
 
 #include "gs-event-row.h"
 
+#include <string.h>
+
 /* Work per idle callback while filtering: short enough to keep frames on time. */
 #define SCAN_BUDGET_US 4000
 /* Check the clock every this many events. */
@@ -146,13 +148,15 @@ void gs_event_list_model_finish_filtering(GsEventListModel *self) {
   scan_some(self, 0);
 }
 
-/* Replaces the whole list: removes every row, resets the scan, announces the new rows. */
-static void reset(GsEventListModel *self) {
-  guint old = list_get_n_items(G_LIST_MODEL(self));
+/* Replaces the whole list: removes the `old` rows shown before the model or filter changed,
+ * resets the scan, announces the new rows. */
+static void reset(GsEventListModel *self, guint old) {
   stop_scan(self);
   g_array_set_size(self->matches, 0);
   self->scanned = 0;
-  self->shown = (!self->filtered && self->model) ? gs_trace_model_n_events(self->model) : 0;
+  self->shown = (!self->filtered && self->model)
+                    ? MIN(gs_trace_model_n_events(self->model), (guint64)G_MAXUINT)
+                    : 0;
   guint now = list_get_n_items(G_LIST_MODEL(self));
   if (old || now) {
     g_list_model_items_changed(G_LIST_MODEL(self), 0, old, now);
@@ -165,8 +169,9 @@ void gs_event_list_model_set_model(GsEventListModel *self, gs_trace_model *model
   g_return_if_fail(GS_IS_EVENT_LIST_MODEL(self));
   if (self->model == model)
     return;
+  guint old = list_get_n_items(G_LIST_MODEL(self));
   self->model = model;
-  reset(self);
+  reset(self, old);
 }
 
 void gs_event_list_model_model_grew(GsEventListModel *self) {
@@ -190,6 +195,7 @@ void gs_event_list_model_model_grew(GsEventListModel *self) {
 
 void gs_event_list_model_set_filter(GsEventListModel *self, const gs_event_filter *filter) {
   g_return_if_fail(GS_IS_EVENT_LIST_MODEL(self));
+  guint old = list_get_n_items(G_LIST_MODEL(self));
   g_clear_pointer(&self->search, g_free);
   memset(&self->filter, 0, sizeof self->filter);
   if (filter) {
@@ -199,7 +205,7 @@ void gs_event_list_model_set_filter(GsEventListModel *self, const gs_event_filte
   }
   self->filtered = self->filter.kinds || self->filter.tensor || self->filter.scope ||
                    self->filter.thread || self->search;
-  reset(self);
+  reset(self, old);
 }
 
 static void gs_event_list_model_get_property(GObject *object, guint prop_id, GValue *value,

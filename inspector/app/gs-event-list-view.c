@@ -308,9 +308,20 @@ static void fill_kinds(GsEventListView *self) {
 static void gs_event_list_view_dispose(GObject *object) {
   GsEventListView *self = GS_EVENT_LIST_VIEW(object);
   g_clear_handle_id(&self->count_idle, g_source_remove);
+  /* GTK 4.8's column view asserts if it is finalized with rows still bound: drop them first. */
+  if (self->column_view)
+    gtk_column_view_set_model(GTK_COLUMN_VIEW(self->column_view), NULL);
   gtk_widget_dispose_template(GTK_WIDGET(self), GS_TYPE_EVENT_LIST_VIEW);
-  if (self->list)
+  /* The template's top box is our child, not a bound one: let it go too. */
+  for (GtkWidget *child; (child = gtk_widget_get_first_child(GTK_WIDGET(self)));)
+    gtk_widget_unparent(child);
+  if (self->list) {
+    g_signal_handlers_disconnect_by_data(self->list, self);
     gs_event_list_model_set_model(self->list, NULL);
+  }
+  if (self->selection)
+    g_signal_handlers_disconnect_by_data(self->selection, self);
+  g_clear_handle_id(&self->count_idle, g_source_remove);
   g_clear_object(&self->selection);
   g_clear_object(&self->list);
   g_clear_object(&self->threads);

@@ -23,8 +23,13 @@ struct _GsWindow {
 
 G_DEFINE_FINAL_TYPE(GsWindow, gs_window, ADW_TYPE_APPLICATION_WINDOW)
 
+static void setup_settings(GsWindow *self, GsApplication *app);
+
 GsWindow *gs_window_new(GsApplication *app) {
-  return g_object_new(GS_TYPE_WINDOW, "application", app, NULL);
+  g_return_val_if_fail(GS_IS_APPLICATION(app), NULL);
+  GsWindow *self = g_object_new(GS_TYPE_WINDOW, "application", app, NULL);
+  setup_settings(self, app);
+  return self;
 }
 
 AdwTabView *gs_window_get_tab_view(GsWindow *self) {
@@ -258,12 +263,10 @@ static gboolean on_close_request(GtkWindow *window) {
   return GTK_WINDOW_CLASS(gs_window_parent_class)->close_request(window);
 }
 
-static void gs_window_constructed(GObject *object) {
-  GsWindow *self = GS_WINDOW(object);
-  G_OBJECT_CLASS(gs_window_parent_class)->constructed(object);
-
-  GtkApplication *app = gtk_window_get_application(GTK_WINDOW(self));
-  self->settings = g_object_ref(gs_application_get_settings(GS_APPLICATION(app)));
+/* The application's settings: window size, follow option, recent captures. ("application"
+ * is not a construct property, so this runs after g_object_new.) */
+static void setup_settings(GsWindow *self, GsApplication *app) {
+  self->settings = g_object_ref(gs_application_get_settings(app));
   gtk_window_set_default_size(GTK_WINDOW(self), g_settings_get_int(self->settings, "window-width"),
                               g_settings_get_int(self->settings, "window-height"));
 
@@ -286,7 +289,6 @@ static void gs_window_dispose(GObject *object) {
 static void gs_window_class_init(GsWindowClass *klass) {
   GObjectClass *object_class = G_OBJECT_CLASS(klass);
   GtkWidgetClass *widget_class = GTK_WIDGET_CLASS(klass);
-  object_class->constructed = gs_window_constructed;
   object_class->dispose = gs_window_dispose;
   GTK_WINDOW_CLASS(klass)->close_request = on_close_request;
 
