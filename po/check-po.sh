@@ -21,6 +21,17 @@ xgettext --package-name=gradscope --from-code=UTF-8 --add-comments \
   -D "$root" -f "$src/POTFILES" -o "$work/gradscope.pot"
 
 status=0
+# Every source that marks strings must be listed, or its strings never reach translators.
+cd "$root"
+for f in $(grep -l -E '\b(N?C?_|ngettext)\(' inspector/*/*.c 2>/dev/null) \
+         $(grep -l 'translatable="yes"' inspector/*/*.ui inspector/*/*/*.ui 2>/dev/null); do
+  if ! grep -qxF "$f" "$src/POTFILES"; then
+    echo "po/POTFILES does not list $f, which has translatable strings"
+    status=1
+  fi
+done
+cd - >/dev/null
+
 while read -r lang; do
   [ -z "$lang" ] && continue
   case "$lang" in \#*) continue ;; esac
@@ -32,9 +43,9 @@ while read -r lang; do
   }
   echo "$lang: $stats"
   if echo "$stats" | grep -Eq 'fuzzy|untranslated'; then
-    echo "$lang: every message must be translated and none fuzzy; missing:"
-    msgattrib --untranslated --only-fuzzy "$work/$lang.po" 2>/dev/null | grep '^msgid' | head -20 || true
-    msgattrib --untranslated "$work/$lang.po" | grep -A1 '^msgid' | head -40 || true
+    echo "$lang: every message must be translated and none fuzzy; these are not:"
+    { msgattrib --untranslated "$work/$lang.po"; msgattrib --only-fuzzy "$work/$lang.po"; } |
+      grep '^msgid "..*' | head -40 || true
     status=1
   fi
   # Messages in the .po that no source uses any more are stale: they must go too.
