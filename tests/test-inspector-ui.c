@@ -16,6 +16,7 @@
 #include "gs-event-list-view.h"
 #include "gs-scope-tree-view.h"
 #include "gs-scrubber.h"
+#include "gs-tensor-view.h"
 #include "gs-window.h"
 #include "trace-file.h"
 
@@ -290,6 +291,19 @@ static void test_scrub(void) {
       g_strdup_printf("event %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT,
                       want.clone_index + 1, want.events);
   g_assert_cmpstr(gs_scrubber_get_position_text(scrubber), ==, where);
+  /* A click on the clone's row (what the selection does for a click): the scrubber goes
+   * there and the details panel shows the clone. */
+  gs_scrubber_set_position(scrubber, 0);
+  GtkColumnView *columns = GTK_COLUMN_VIEW(find_widget(GTK_WIDGET(list), GTK_TYPE_COLUMN_VIEW));
+  GtkSelectionModel *selection = gtk_column_view_get_model(columns);
+  guint row = gs_event_list_model_position_of(gs_event_list_view_get_list(list),
+                                              want.clone_index);
+  gtk_selection_model_select_item(selection, row, TRUE);
+  g_assert_cmpuint(gs_scrubber_get_position(scrubber), ==, want.clone_index);
+  gs_trace_event e;
+  g_assert_true(gs_trace_model_event(model, want.clone_index, &e));
+  GsTensorView *details = GS_TENSOR_VIEW(gs_capture_page_get_tensor_view(page));
+  g_assert_cmpuint(gs_tensor_view_get_tensor(details), ==, e.tensor);
   save_screenshot(GTK_WIDGET(window), "scrubbed.png");
 
   /* The in-place write: explained with its version. */
@@ -344,6 +358,48 @@ static void test_damaged_log_toast(void) {
   gtk_window_destroy(GTK_WINDOW(window));
 }
 
+static gboolean source_over(gpointer data) {
+  GsTraceSource *source = gs_capture_page_get_source(data);
+  GsTraceSourceState state = gs_trace_source_get_state(source);
+  return state == GS_TRACE_SOURCE_ENDED || state == GS_TRACE_SOURCE_BROKEN;
+}
+
+/* `gradscope-inspector -- PROGRAM`: the program runs with tracing pointed at the inspector;
+ * its events arrive through the frame clock into the views, and its exit is reported. */
+static void test_spawn(void) {
+  const char *workload = g_getenv("GS_CLI_WORKLOAD");
+  if (!workload) {
+    g_test_skip("GS_CLI_WORKLOAD is not set");
+    return;
+  }
+  GsWindow *window = new_window();
+  const char *argv[] = {workload, NULL};
+  gs_window_spawn(window, argv, NULL);
+  GsCapturePage *page = gs_window_get_current_page(window);
+  g_assert_nonnull(page);
+  wait_for(source_over, page);
+  wait_for(page_has_content, page);
+  g_assert_cmpint(gs_trace_source_get_state(gs_capture_page_get_source(page)), ==,
+                  GS_TRACE_SOURCE_ENDED);
+  g_assert_cmpint(gs_trace_source_get_exit_status(gs_capture_page_get_source(page)), ==, 0);
+  gs_trace_model *model = gs_capture_page_get_model(page);
+  guint64 n = gs_trace_model_n_events(model);
+  g_assert_cmpuint(n, >, 100);
+  /* Every event reached the list, and the scrubber followed the live end. */
+  g_assert_cmpuint(n_rows(gs_capture_page_get_event_list(page)), ==, n);
+  g_assert_cmpuint(gs_scrubber_get_position(gs_capture_page_get_scrubber(page)), ==, n - 1);
+  g_assert_cmpstr(gs_capture_page_get_title(page), ==, "cli-workload");
+  save_screenshot(GTK_WIDGET(window), "spawned.png");
+  /* ...and the list scrolled along: its last row is on screen. */
+  GtkScrolledWindow *scroller = GTK_SCROLLED_WINDOW(
+      find_widget(GTK_WIDGET(gs_capture_page_get_event_list(page)), GTK_TYPE_SCROLLED_WINDOW));
+  GtkAdjustment *adj = gtk_scrolled_window_get_vadjustment(scroller);
+  double row = gtk_adjustment_get_upper(adj) / (double)n;
+  g_assert_cmpfloat(gtk_adjustment_get_value(adj) + gtk_adjustment_get_page_size(adj), >=,
+                    gtk_adjustment_get_upper(adj) - row);
+  gtk_window_destroy(GTK_WINDOW(window));
+}
+
 /* Run with LANGUAGE=zh_CN LANG=C.UTF-8: the empty window speaks Chinese. */
 static void test_chinese(void) {
   GsWindow *window = new_window();
@@ -386,6 +442,7 @@ int main(int argc, char **argv) {
     g_test_add_func("/inspector-ui/scrub", test_scrub);
     g_test_add_func("/inspector-ui/dark", test_dark);
     g_test_add_func("/inspector-ui/damaged-log", test_damaged_log_toast);
+    g_test_add_func("/inspector-ui/spawn", test_spawn);
   }
   int status = g_test_run();
 
