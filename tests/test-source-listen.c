@@ -123,7 +123,7 @@ static void test_engine_stream(void) {
   g_assert_true(source_run_until(&run, NULL, NULL, 20000));
   g_assert_true(g_subprocess_wait_check(program, NULL, &error));
   g_assert_no_error(error);
-  source_test_assert_final(&run, GS_TRACE_SOURCE_ENDED, "the program closed the connection",
+  source_test_assert_final(&run, GS_TRACE_SOURCE_ENDED, "The program closed the connection.",
                            expected);
   g_assert_cmpuint(gs_trace_source_get_bytes_received(run.source), >, 1000);
   g_assert_cmpuint(gs_trace_source_get_bytes_pending(run.source), ==, 0);
@@ -171,7 +171,7 @@ static void test_writer_dies_mid_chunk(void) {
   g_assert_true(source_run_until(&run, NULL, NULL, 20000));
   g_thread_join(writer);
   source_test_assert_final(&run, GS_TRACE_SOURCE_BROKEN,
-                           "connection lost in the middle of a chunk at byte ",
+                           "The program closed the connection. The log ends in the middle of a chunk at byte ",
                            kept);
   source_run_clear(&run);
 }
@@ -184,7 +184,7 @@ static void test_stop_while_waiting(void) {
   gs_trace_source_stop(run.source);
   g_assert_true(source_run_until(&run, NULL, NULL, 5000));
   g_assert_cmpint(gs_trace_source_get_state(run.source), ==, GS_TRACE_SOURCE_ENDED);
-  source_test_assert_message(run.source, "stopped");
+  source_test_assert_message(run.source, "Stopped. Everything received");
   source_run_clear(&run);
   g_assert_false(g_file_test(path, G_FILE_TEST_EXISTS));
 }

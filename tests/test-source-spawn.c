@@ -21,7 +21,7 @@ static void test_workload(void) {
   g_assert_cmpint(gs_trace_source_get_state(run.source), ==, GS_TRACE_SOURCE_LIVE);
 
   g_assert_true(source_run_until(&run, NULL, NULL, 20000));
-  source_test_assert_final(&run, GS_TRACE_SOURCE_ENDED, "the program exited with status 0",
+  source_test_assert_final(&run, GS_TRACE_SOURCE_ENDED, "The program exited with status 0.",
                            expected);
   g_assert_cmpint(gs_trace_source_get_exit_status(run.source), ==, 0);
   g_assert_cmpuint(gs_trace_source_get_bytes_received(run.source), >, 1000);
@@ -41,7 +41,7 @@ static void test_output_and_status(void) {
   g_assert_true(source_run_until(&run, NULL, NULL, 10000));
   g_assert_cmpint(gs_trace_source_get_state(run.source), ==, GS_TRACE_SOURCE_ENDED);
   g_assert_cmpstr(gs_trace_source_get_message(run.source), ==,
-                  "the program exited with status 3");
+                  "The program exited with status 3. No event log arrived.");
   g_assert_cmpint(gs_trace_source_get_exit_status(run.source), ==, 3);
   g_autofree char *output = gs_trace_source_dup_output(run.source);
   g_assert_nonnull(strstr(output, "to stdout\n"));
@@ -64,9 +64,9 @@ static void test_killed_mid_chunk(void) {
   source_run run = {.source = gs_trace_source_new_spawn(argv, NULL, &error)};
   g_assert_no_error(error);
   g_assert_true(source_run_until(&run, NULL, NULL, 10000));
-  source_test_assert_final(&run, GS_TRACE_SOURCE_BROKEN, "the program was killed by signal 9",
+  source_test_assert_final(&run, GS_TRACE_SOURCE_BROKEN, "The program was killed by signal 9 (",
                            kept);
-  source_test_assert_message(run.source, "the log stops in the middle of a chunk at byte ");
+  source_test_assert_message(run.source, "). The log ends in the middle of a chunk at byte ");
   g_assert_cmpint(gs_trace_source_get_exit_status(run.source), ==, -1);
   source_run_clear(&run);
 }
@@ -80,7 +80,7 @@ static void test_stop(void) {
   g_assert_true(source_run_until(&run, NULL, NULL, 5000));
   /* Stopped on purpose: ended, not broken, and the message says how the program ended. */
   g_assert_cmpint(gs_trace_source_get_state(run.source), ==, GS_TRACE_SOURCE_ENDED);
-  source_test_assert_message(run.source, "the program was killed by signal 15");
+  source_test_assert_message(run.source, "The program was killed by signal 15 (");
   source_run_clear(&run);
 }
 
@@ -108,7 +108,7 @@ static void test_cannot_start(void) {
   source = gs_trace_source_new_spawn(empty, NULL, &error);
   g_assert_null(source);
   g_assert_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT);
-  g_assert_nonnull(strstr(error->message, "expected a program to run"));
+  g_assert_nonnull(strstr(error->message, "Expected a program to run"));
   g_clear_error(&error);
 
   const char *sh[] = {"/bin/sh", "-c", "true", NULL};

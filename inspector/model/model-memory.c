@@ -365,6 +365,7 @@ static model_series *group_series(gs_trace_model *m, guint group) {
 void model_memory_after(gs_trace_model *m, const gs_trace_event *e, guint64 index) {
   (void)e;
   model_memory *mm = m->memory;
+  touch(mm->touched_storages, m->head->heir_storage);
   for (guint i = 0; i < mm->touched_objects->len; i++)
     update_object(m, g_array_index(mm->touched_objects, guint64, i));
   for (guint i = 0; i < mm->touched_storages->len; i++)

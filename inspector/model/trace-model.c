@@ -35,6 +35,7 @@ gs_trace_model *gs_trace_model_new(void) {
   model_scopes_init(m);
   m->head = gs_replay_new();
   m->keyframes = g_array_new(FALSE, FALSE, sizeof(model_keyframe));
+  m->keyframe_events = 8192; /* a seek applies at most this many events after a copy */
   model_decoder_init(&m->seek_decoder);
   model_decoder_init(&m->event_decoder);
   model_decoder_init(&m->query_decoder);

@@ -21,14 +21,14 @@
 static char *describe_exit(int wait_status, gboolean *broken) {
   *broken = FALSE;
   if (WIFEXITED(wait_status))
-    return g_strdup_printf(_("the program exited with status %d"), WEXITSTATUS(wait_status));
+    return g_strdup_printf(_("The program exited with status %d."), WEXITSTATUS(wait_status));
   if (WIFSIGNALED(wait_status)) {
     *broken = TRUE;
     int sig = WTERMSIG(wait_status);
-    return g_strdup_printf(_("the program was killed by signal %d (%s)"), sig, g_strsignal(sig));
+    return g_strdup_printf(_("The program was killed by signal %d (%s)."), sig, g_strsignal(sig));
   }
   *broken = TRUE;
-  return g_strdup(_("the program ended in an unknown way"));
+  return g_strdup(_("The program ended in an unknown way."));
 }
 
 /* Reads once from fd into the log queue (trace) or the output; FALSE at its end. */
@@ -38,7 +38,7 @@ static gboolean read_ready(GsTraceSource *self, int fd, gboolean trace, guint8 *
   if (n < 0 && (errno == EINTR || errno == EAGAIN))
     return TRUE;
   if (n < 0) {
-    *failure = g_strdup_printf(_("cannot read from the program: %s"), g_strerror(errno));
+    *failure = g_strdup_printf(_("Cannot read from the program: %s"), g_strerror(errno));
     return FALSE;
   }
   if (n == 0)
@@ -69,7 +69,7 @@ static gpointer spawn_worker(gpointer data) {
     if (poll(fds, 3, -1) < 0) {
       if (errno == EINTR)
         continue;
-      failure = g_strdup_printf(_("cannot wait for the program: %s"), g_strerror(errno));
+      failure = g_strdup_printf(_("Cannot wait for the program: %s"), g_strerror(errno));
       break;
     }
     if (trace_open && fds[0].revents)
@@ -88,7 +88,7 @@ static gpointer spawn_worker(gpointer data) {
   gboolean broken;
   char *how = describe_exit(status, &broken);
   if (failure) {
-    gs_trace_source_post_end(self, TRUE, g_strdup_printf(_("%s (%s)"), how, failure));
+    gs_trace_source_post_end(self, TRUE, g_strdup_printf(_("%s %s"), how, failure));
     g_free(how);
     g_free(failure);
   } else {
@@ -114,8 +114,8 @@ GsTraceSource *gs_trace_source_new_spawn(const char *const *argv, const char *cw
                                          GError **error) {
   if (!argv || !argv[0] || !*argv[0]) {
     g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
-                _("expected a program to run (a command line with at least a program name), "
-                  "got an empty one"));
+                _("Expected a program to run (a command line with at least a program name), "
+                  "got an empty one."));
     return NULL;
   }
   int fds[2];
@@ -141,8 +141,8 @@ GsTraceSource *gs_trace_source_new_spawn(const char *const *argv, const char *cw
 
   g_autofree char *description = command_line(argv);
   const char *pid = g_subprocess_get_identifier(process); /* NULL once it has exited */
-  g_autofree char *running = pid ? g_strdup_printf(_("running %s (process %s)"), description, pid)
-                                 : g_strdup_printf(_("running %s"), description);
+  g_autofree char *running = pid ? g_strdup_printf(_("Running %s (process %s)."), description, pid)
+                                 : g_strdup_printf(_("Running %s."), description);
   GsTraceSource *self = gs_trace_source_new_of_kind(GS_TRACE_SOURCE_SPAWN, description,
                                                     GS_TRACE_SOURCE_LIVE, running);
   self->process = process;

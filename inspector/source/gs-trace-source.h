@@ -15,7 +15,7 @@
 
 #include <gio/gio.h>
 
-#include "gs-source-model.h"
+#include "trace-model.h"
 
 G_BEGIN_DECLS
 
