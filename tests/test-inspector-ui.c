@@ -372,9 +372,13 @@ static void test_spawn(void) {
     g_test_skip("GS_CLI_WORKLOAD is not set");
     return;
   }
-  GsWindow *window = new_window();
+  /* As from the command line: the program starts before the window is shown. */
+  GsWindow *window = gs_window_new(app);
+  gtk_window_set_default_size(GTK_WINDOW(window), 1400, 860);
   const char *argv[] = {workload, NULL};
-  gs_window_spawn(window, argv, NULL);
+  g_autofree char *cwd = g_get_current_dir();
+  gs_window_spawn(window, argv, cwd);
+  gtk_window_present(GTK_WINDOW(window));
   GsCapturePage *page = gs_window_get_current_page(window);
   g_assert_nonnull(page);
   wait_for(source_over, page);

@@ -31,7 +31,6 @@ struct _GsEventListView {
   guint scroll_target;    /* the row set_position chose: kept on screen as the list grows */
   gboolean scroll_pending;
   guint scroll_idle;
-  guint count_idle;
 };
 
 G_DEFINE_FINAL_TYPE(GsEventListView, gs_event_list_view, GTK_TYPE_WIDGET)
@@ -71,17 +70,9 @@ static void update_count(GsEventListView *self) {
   gtk_widget_set_visible(self->spinner, filtering);
 }
 
-static gboolean count_idle_cb(gpointer data) {
-  GsEventListView *self = data;
-  self->count_idle = 0;
-  update_count(self);
-  return G_SOURCE_REMOVE;
-}
-
-/* Counts change a lot while filtering or following: update the label once per main loop turn. */
+/* Counts change at most once per frame (a live run) or per filter chunk: cheap to show now. */
 static void queue_count(GsEventListView *self) {
-  if (!self->count_idle)
-    self->count_idle = g_idle_add(count_idle_cb, self);
+  update_count(self);
 }
 
 /* ---- filters -------------------------------------------------------------------------- */
@@ -220,10 +211,11 @@ static gboolean scroll_idle_cb(gpointer data) {
 }
 
 /* Scrolls after the current layout: the list view sets the adjustment while it allocates,
- * and moving it from inside that leaves the rows drawn at the old place. */
+ * and moving it from inside that leaves the rows drawn at the old place. A zero timeout
+ * (not an idle) runs before the next frame even while a live run keeps frames coming. */
 static void queue_scroll(GsEventListView *self) {
   if (!self->scroll_idle)
-    self->scroll_idle = g_idle_add(scroll_idle_cb, self);
+    self->scroll_idle = g_timeout_add(0, scroll_idle_cb, self);
 }
 
 static void on_adjustment_changed(GsEventListView *self) {
@@ -340,7 +332,6 @@ static void fill_kinds(GsEventListView *self) {
 
 static void gs_event_list_view_dispose(GObject *object) {
   GsEventListView *self = GS_EVENT_LIST_VIEW(object);
-  g_clear_handle_id(&self->count_idle, g_source_remove);
   g_clear_handle_id(&self->scroll_idle, g_source_remove);
   self->scroll_pending = FALSE;
   if (self->scroller)
@@ -359,7 +350,6 @@ static void gs_event_list_view_dispose(GObject *object) {
   }
   if (self->selection)
     g_signal_handlers_disconnect_by_data(self->selection, self);
-  g_clear_handle_id(&self->count_idle, g_source_remove);
   g_clear_object(&self->selection);
   g_clear_object(&self->list);
   g_clear_object(&self->threads);
