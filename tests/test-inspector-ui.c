@@ -404,6 +404,47 @@ static void test_spawn(void) {
   gtk_window_destroy(GTK_WINDOW(window));
 }
 
+static gboolean page_waiting(gpointer data) {
+  return g_strcmp0(gs_capture_page_get_state_name(data), "waiting") == 0;
+}
+
+/* Listen for Programs: the page waits on the per-user socket (XDG_RUNTIME_DIR is a private
+ * temporary folder here) until a program traced with GS_TRACE=unix:PATH connects. */
+static void test_listen(void) {
+  const char *workload = g_getenv("GS_CLI_WORKLOAD");
+  if (!workload) {
+    g_test_skip("GS_CLI_WORKLOAD is not set");
+    return;
+  }
+  GsWindow *window = new_window();
+  gs_window_listen(window);
+  GsCapturePage *page = gs_window_get_current_page(window);
+  g_assert_nonnull(page);
+  wait_for(page_waiting, page);
+  g_assert_cmpstr(gs_capture_page_get_title(page), ==, "Listening");
+  save_screenshot(GTK_WIDGET(window), "waiting.png");
+
+  g_autofree char *socket = gs_trace_source_default_socket_path();
+  g_assert_true(g_file_test(socket, G_FILE_TEST_EXISTS));
+  g_autofree char *trace = g_strconcat("GS_TRACE=unix:", socket, NULL);
+  const char *argv[] = {workload, NULL};
+  g_auto(GStrv) env = g_environ_setenv(g_get_environ(), "GS_TRACE", trace + 9, TRUE);
+  g_autoptr(GError) error = NULL;
+  GPid pid;
+  g_assert_true(g_spawn_async(NULL, (char **)argv, env, G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL,
+                              &pid, &error));
+  g_assert_no_error(error);
+  wait_for(source_over, page);
+  wait_for(page_has_content, page);
+  g_spawn_close_pid(pid);
+  g_assert_cmpint(gs_trace_source_get_state(gs_capture_page_get_source(page)), ==,
+                  GS_TRACE_SOURCE_ENDED);
+  guint64 n = gs_trace_model_n_events(gs_capture_page_get_model(page));
+  g_assert_cmpuint(n, >, 100);
+  g_assert_cmpuint(n_rows(gs_capture_page_get_event_list(page)), ==, n);
+  gtk_window_destroy(GTK_WINDOW(window));
+}
+
 /* Run with LANGUAGE=zh_CN LANG=C.UTF-8: the empty window speaks Chinese. */
 static void test_chinese(void) {
   GsWindow *window = new_window();
@@ -426,6 +467,9 @@ int main(int argc, char **argv) {
   gs_config_init_i18n();
   gs_config_init_settings();
   g_setenv("GSETTINGS_BACKEND", "memory", TRUE);
+  /* The listening socket goes in a private runtime folder of this test, not the user's. */
+  g_autofree char *runtime = g_dir_make_tmp("gs-inspector-run-XXXXXX", NULL);
+  g_setenv("XDG_RUNTIME_DIR", runtime, TRUE);
   gtk_test_init(&argc, &argv, NULL);
   adw_init();
 
@@ -447,12 +491,18 @@ int main(int argc, char **argv) {
     g_test_add_func("/inspector-ui/dark", test_dark);
     g_test_add_func("/inspector-ui/damaged-log", test_damaged_log_toast);
     g_test_add_func("/inspector-ui/spawn", test_spawn);
+    g_test_add_func("/inspector-ui/listen", test_listen);
   }
   int status = g_test_run();
 
   g_object_unref(app);
   g_unlink(log_path);
   g_rmdir(dir);
+  g_autofree char *socket_dir = g_build_filename(runtime, "gradscope", NULL);
+  g_autofree char *socket = g_build_filename(socket_dir, "inspector.sock", NULL);
+  g_unlink(socket);
+  g_rmdir(socket_dir);
+  g_rmdir(runtime);
   g_free(log_path);
   return status;
 }
