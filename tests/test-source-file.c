@@ -306,35 +306,42 @@ static void test_missing_file(void) {
   source_run_clear(&run);
 }
 
-/* A program restarted with the same log path truncates it: not a continuation. */
-static void test_truncated_under_follower(void) {
+/* Follows a whole log, lets change() do something to the file, and expects the source to
+ * break saying part, with every event it had kept. */
+static void follow_then(const char *name, void (*change)(const char *path, GBytes *log),
+                        const char *part) {
   g_autoptr(GBytes) log = workload_log();
   gsize n;
   const guint8 *bytes = g_bytes_get_data(log, &n);
-  g_autofree char *path = write_temp("restarted.gst", bytes, n);
+  g_autofree char *path = write_temp(name, bytes, n);
   source_run run = {.source = gs_trace_source_new_file(path, TRUE)};
   guint64 total = source_test_count_events(bytes, n);
   g_assert_true(source_run_until(&run, reached, &total, 10000));
-  g_assert_cmpint(truncate(path, 64), ==, 0);
+  change(path, log);
   g_assert_true(source_run_until(&run, NULL, NULL, 5000));
-  source_test_assert_final(&run, GS_TRACE_SOURCE_BROKEN, "The file was truncated to 64 bytes while ",
-                           total);
+  source_test_assert_final(&run, GS_TRACE_SOURCE_BROKEN, part, total);
   source_run_clear(&run);
+}
+
+static void truncate_to_64(const char *path, GBytes *log) {
+  (void)log;
+  g_assert_cmpint(truncate(path, 64), ==, 0);
+}
+
+static void replace_by_rename(const char *path, GBytes *log) {
+  /* g_file_set_contents writes a new file and renames it over path. */
+  g_assert_true(g_file_set_contents(path, g_bytes_get_data(log, NULL),
+                                    (gssize)g_bytes_get_size(log), NULL));
+}
+
+/* A program restarted with the same log path truncates it: not a continuation. */
+static void test_truncated_under_follower(void) {
+  follow_then("restarted.gst", truncate_to_64, "The file was truncated to 64 bytes while ");
 }
 
 /* A file written elsewhere and renamed over the followed one is a different log. */
 static void test_replaced_under_follower(void) {
-  g_autoptr(GBytes) log = workload_log();
-  gsize n;
-  const guint8 *bytes = g_bytes_get_data(log, &n);
-  g_autofree char *path = write_temp("replaced.gst", bytes, n);
-  source_run run = {.source = gs_trace_source_new_file(path, TRUE)};
-  guint64 total = source_test_count_events(bytes, n);
-  g_assert_true(source_run_until(&run, reached, &total, 10000));
-  g_assert_true(g_file_set_contents(path, (const char *)bytes, (gssize)n, NULL)); /* renamed */
-  g_assert_true(source_run_until(&run, NULL, NULL, 5000));
-  source_test_assert_final(&run, GS_TRACE_SOURCE_BROKEN, "was replaced by another file", total);
-  source_run_clear(&run);
+  follow_then("replaced.gst", replace_by_rename, "was replaced by another file");
 }
 
 /* Dropping a source that is following stops its worker promptly. */

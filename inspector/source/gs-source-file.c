@@ -37,8 +37,9 @@ static char *read_failed(GsTraceSource *self, int saved_errno) {
   return g_strdup_printf(_("Cannot read %s: %s"), self->path, g_strerror(saved_errno));
 }
 
-/* Loads from fd until its current end into a new model; FALSE (with *failure set) if
- * reading failed. *offset receives the bytes read. */
+/* Feeds fd into a new model until its current end (or damage, or a stop); *offset receives
+ * the bytes read, *failure what went wrong if reading failed (the model keeps what came
+ * before). */
 static gs_trace_model *load(GsTraceSource *self, int fd, guint64 total, guint64 *offset,
                             char **failure) {
   gs_trace_model *m = gs_trace_model_new();

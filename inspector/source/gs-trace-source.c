@@ -114,6 +114,7 @@ static void gs_trace_source_finalize(GObject *object) {
   g_free(self->path);
   g_free(self->socket_path);
   g_object_unref(self->cancellable);
+  g_clear_object(&self->exited);
   g_main_context_unref(self->context);
   g_mutex_clear(&self->lock);
   g_cond_clear(&self->cond);
@@ -458,12 +459,17 @@ void gs_trace_source_stop(GsTraceSource *self) {
   g_return_if_fail(GS_IS_TRACE_SOURCE(self));
   if (self->final)
     return;
-  self->user_stopped = TRUE;
   if (self->kind == GS_TRACE_SOURCE_SPAWN && self->process) {
-    /* The program's end is the source's end: its exit will be the last thing said. */
-    g_subprocess_send_signal(self->process, SIGTERM);
+    /* The program's end is the source's end: its exit will be the last thing said. Asked
+     * twice, a program that ignores SIGTERM gets SIGKILL. */
+    if (self->user_stopped)
+      g_subprocess_force_exit(self->process);
+    else
+      g_subprocess_send_signal(self->process, SIGTERM);
+    self->user_stopped = TRUE;
     return;
   }
+  self->user_stopped = TRUE;
   g_mutex_lock(&self->lock);
   self->stopping = TRUE;
   g_cond_broadcast(&self->cond);
