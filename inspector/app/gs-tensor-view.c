@@ -68,6 +68,9 @@ static void setup_row(GtkSignalListItemFactory *factory, GtkListItem *list_item,
   gtk_widget_add_css_class(index, "dim-label");
   GtkWidget *text = gtk_label_new(NULL);
   gtk_label_set_xalign(GTK_LABEL(text), 0);
+  gtk_label_set_yalign(GTK_LABEL(text), 0);
+  gtk_widget_set_valign(text, GTK_ALIGN_START);
+  gtk_widget_set_valign(index, GTK_ALIGN_START);
   gtk_label_set_wrap(GTK_LABEL(text), TRUE);
   gtk_label_set_wrap_mode(GTK_LABEL(text), PANGO_WRAP_WORD_CHAR);
   gtk_widget_set_hexpand(text, TRUE);
@@ -210,10 +213,9 @@ static void show_identity(GsTensorView *self) {
   }
   if (self->source) {
     g_autofree char *source = gs_view_handle(self->source);
-    const char *format = self->origin == 1   ? _("View of %s")
-                         : self->origin == 2 ? _("Detach of %s")
-                                             : _("Clone of %s");
-    g_autofree char *label = g_strdup_printf(format, source);
+    g_autofree char *label = self->origin == 1   ? g_strdup_printf(_("View of %s"), source)
+                             : self->origin == 2 ? g_strdup_printf(_("Detach of %s"), source)
+                                                 : g_strdup_printf(_("Clone of %s"), source);
     gtk_button_set_label(self->source_button, label);
     gtk_widget_set_tooltip_text(GTK_WIDGET(self->source_button),
                                 _("Show the tensor it was made from"));
