@@ -206,7 +206,16 @@ static void test_parameter_life(Fixture *f, gconstpointer data) {
   const char *alive = views_test_label_after(GTK_WIDGET(f->view), "Alive");
   g_assert_true(g_str_has_prefix(alive, "Yes, as parameter #"));
   views_test_screenshot(GTK_WIDGET(f->window), "tensor-view-parameter.png");
-  (void)param_id;
+
+  /* Selecting the parameter's handle shows the same whole life, from the tensor it was. */
+  gs_tensor_view_set_tensor(f->view, param_id);
+  views_test_settle(GTK_WIDGET(f->view));
+  g_assert_cmpuint(gs_tensor_view_get_tensor(f->view), ==, param_id);
+  g_autoptr(GArray) again = sorted_entries(f);
+  g_assert_cmpuint(again->len, ==, life->len);
+  expect_entry(again, 0, "Created by full: f32 [2, 3]", NULL);
+  g_autoptr(GPtrArray) labels = views_test_labels(GTK_WIDGET(f->view));
+  g_assert_true(strstr(gtk_label_get_text(labels->pdata[0]), ", now parameter #"));
 }
 
 static void on_index(GsTensorView *view, guint64 value, gpointer data) {
