@@ -27,6 +27,7 @@ struct _GsTensorView {
   gs_trace_model *model; /* borrowed */
   guint64 position;
   guint64 selected;      /* what set_tensor was given */
+  guint scroll_tick;     /* a pending scroll to the scrubber's entry */
   gs_tensor_handles handles;
   guint64 move_index;    /* where it was moved into a parameter, or G_MAXUINT64 */
   GsEventIndexList *life;
@@ -351,12 +352,26 @@ static guint64 moved_from(GsTensorView *self, const guint64 *indices, guint n, g
   return 0;
 }
 
-/* Shows the life entry at the scrubber's event (the list opens at the top otherwise). */
-static void scroll_to_now(GsTensorView *self) {
+/* Shows the life entry at the scrubber's event (the list opens at the top otherwise), once
+ * the list has been laid out: scrolling needs its size. */
+static gboolean scroll_on_tick(GtkWidget *widget, GdkFrameClock *clock, gpointer data) {
+  (void)clock, (void)data;
+  GsTensorView *self = GS_TENSOR_VIEW(gtk_widget_get_ancestor(widget, GS_TYPE_TENSOR_VIEW));
+  if (!self || !self->life)
+    return G_SOURCE_REMOVE;
+  if (gtk_widget_get_height(widget) == 0)
+    return G_SOURCE_CONTINUE;
+  self->scroll_tick = 0;
   guint upto = gs_event_index_list_count_upto(self->life, self->position);
   if (upto > 1)
-    gtk_widget_activate_action(GTK_WIDGET(self->life_view), "list.scroll-to-item", "u",
-                               upto - 1);
+    gtk_widget_activate_action(widget, "list.scroll-to-item", "u", upto - 1);
+  return G_SOURCE_REMOVE;
+}
+
+static void scroll_to_now(GsTensorView *self) {
+  if (!self->scroll_tick)
+    self->scroll_tick =
+        gtk_widget_add_tick_callback(GTK_WIDGET(self->life_view), scroll_on_tick, NULL, NULL);
 }
 
 static void load_tensor(GsTensorView *self, guint64 tensor_id) {
@@ -462,6 +477,10 @@ GtkWidget *gs_tensor_view_new(void) {
 
 static void gs_tensor_view_dispose(GObject *object) {
   GsTensorView *self = GS_TENSOR_VIEW(object);
+  if (self->scroll_tick) {
+    gtk_widget_remove_tick_callback(GTK_WIDGET(self->life_view), self->scroll_tick);
+    self->scroll_tick = 0;
+  }
   if (self->life_view)
     gtk_list_view_set_model(self->life_view, NULL);
   g_clear_object(&self->life);
