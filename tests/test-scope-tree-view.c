@@ -4,6 +4,7 @@
  * each scope, scopes not begun yet are greyed, and selecting or activating a row emits the
  * contract's signals. Saves a screenshot. */
 #include <adwaita.h>
+#include <glib/gstdio.h>
 #include <gradscope/gradscope.h>
 
 #include "gs-scope-tree-view.h"
@@ -14,6 +15,7 @@
 
 /* The engine's account of "work" just before it ends, and of the last step. */
 static gs_scope_info work_info, step_info;
+static guint64 work_info_seq; /* the engine's event counter when work_info was taken */
 
 static void workload(void) {
   const int64_t shape[] = {2, 3};
@@ -33,6 +35,7 @@ static void workload(void) {
   gs_fill_(c, 2.0); /* materialises 24 bytes */
   gs_tensor kept = gs_move_to_outer(gs_zeros(GS_F32, shape, 2));
   work_info = gs_scope_get_info(work);
+  work_info_seq = gs_event_counter();
   gs_scope_end(work);
   gs_dispose(kept);
   gs_scope_end(epoch);
@@ -109,6 +112,16 @@ static guint64 scope_end_index(Fixture *f, const char *name) {
   g_assert_not_reached();
 }
 
+/* The last event the engine had numbered when its counter said seq. */
+static guint64 index_at_seq(Fixture *f, guint64 seq) {
+  guint64 found = G_MAXUINT64;
+  for (guint64 i = 0; i < gs_trace_model_n_events(f->model); i++)
+    if (gs_trace_model_seq_at(f->model, i) <= seq)
+      found = i;
+  g_assert_cmpuint(found, !=, G_MAXUINT64);
+  return found;
+}
+
 static void test_rows_are_lazy(Fixture *f, gconstpointer data) {
   (void)data;
   g_assert_cmpuint(gs_trace_model_n_scopes(f->model), ==, N_STEPS + 2);
@@ -123,8 +136,8 @@ static void test_rows_are_lazy(Fixture *f, gconstpointer data) {
 static void test_statistics_match_the_engine(Fixture *f, gconstpointer data) {
   (void)data;
   expand(f, 0);
-  /* Just before "work" ends: the state the engine reported from inside it. */
-  gs_scope_tree_view_set_position(f->view, scope_end_index(f, "work") - 1);
+  /* Where the engine reported the state of "work" from inside it. */
+  gs_scope_tree_view_set_position(f->view, index_at_seq(f, work_info_seq));
   views_test_settle(GTK_WIDGET(f->view));
   g_autoptr(GPtrArray) work = row_labels(f, "work", 0);
   g_assert_nonnull(work);
@@ -150,7 +163,10 @@ static void test_statistics_match_the_engine(Fixture *f, gconstpointer data) {
   g_assert_cmpstr(cell(ended, 8), ==, peak);
   g_autoptr(GPtrArray) step = row_labels(f, "step", N_STEPS - 1);
   g_autofree char *step_created = g_strdup_printf("%llu", (unsigned long long)step_info.created);
-  g_autofree char *step_disposed = g_strdup_printf("%llu", (unsigned long long)step_info.disposed);
+  /* Ending the step disposed what it still owned. */
+  g_autofree char *step_disposed =
+      g_strdup_printf("%llu", (unsigned long long)(step_info.disposed + step_info.alive));
+  g_assert_cmpuint(step_info.alive, ==, 1);
   g_assert_cmpstr(cell(step, 4), ==, step_created);
   g_assert_cmpstr(cell(step, 5), ==, step_disposed);
   views_test_screenshot(GTK_WIDGET(f->window), "scope-tree-view.png");
@@ -209,7 +225,7 @@ static void test_selection_signals(Fixture *f, gconstpointer data) {
   g_signal_emit_by_name(views_test_find(GTK_WIDGET(f->view), GTK_TYPE_COLUMN_VIEW), "activate",
                         (guint)(N_STEPS + 1));
   g_assert_cmpuint(event, ==, scope_begin_index(f, "work", 0));
-  gtk_selection_model_unselect_all(selection);
+  gtk_selection_model_unselect_item(selection, N_STEPS + 1); /* Ctrl+click */
   g_assert_cmpuint(selected, ==, 0);
   /* Clearing the model clears the selection and shows the empty state. */
   gs_scope_tree_view_set_model(f->view, NULL);

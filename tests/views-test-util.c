@@ -74,7 +74,7 @@ GtkWidget *views_test_find(GtkWidget *root, GType type) {
 }
 
 static void collect_labels(GtkWidget *w, GPtrArray *out) {
-  if (!gtk_widget_get_visible(w))
+  if (!gtk_widget_get_mapped(w)) /* hidden, or a stack's page not shown */
     return;
   if (GTK_IS_LABEL(w))
     g_ptr_array_add(out, w);

@@ -41,6 +41,7 @@ struct _GsScopeTreeView {
   GPtrArray *lists;       /* every GsScopeList alive (weak), to refresh or detach them */
   GHashTable *bound;      /* GtkListItem* bound now -> column + 1 */
   guint64 selected_scope;
+  guint refresh_tick;     /* a pending once-per-frame refresh of the cells */
 };
 
 G_DEFINE_FINAL_TYPE(GsScopeTreeView, gs_scope_tree_view, GTK_TYPE_WIDGET)
@@ -166,17 +167,47 @@ static void update_cell(GsScopeTreeView *self, GtkListItem *list_item, ScopeColu
     gtk_widget_remove_css_class(GTK_WIDGET(label), "dim-label");
   else
     gtk_widget_add_css_class(GTK_WIDGET(label), "dim-label");
-  if (column == COLUMN_NAME)
+  if (column == COLUMN_NAME && gtk_widget_get_has_tooltip(GTK_WIDGET(label)) == begun)
     gtk_widget_set_tooltip_text(GTK_WIDGET(label),
                                 begun ? NULL : _("Not begun yet at the chosen event"));
 }
 
+/* GTK keeps cells of rows just off screen bound; those are brought up to date when they are
+ * mapped (on_cell_map), so a scrubber step rewrites only what is visible. */
 static void refresh_cells(GsScopeTreeView *self) {
   GHashTableIter iter;
   gpointer list_item, column;
   g_hash_table_iter_init(&iter, self->bound);
   while (g_hash_table_iter_next(&iter, &list_item, &column))
+    if (gtk_widget_get_mapped(gtk_list_item_get_child(list_item)))
+      update_cell(self, list_item, GPOINTER_TO_INT(column) - 1);
+}
+
+static void on_cell_map(GtkWidget *child, GtkListItem *list_item) {
+  GsScopeTreeView *self = GS_SCOPE_TREE_VIEW(
+      gtk_widget_get_ancestor(child, GS_TYPE_SCOPE_TREE_VIEW));
+  gpointer column = self ? g_hash_table_lookup(self->bound, list_item) : NULL;
+  if (column)
     update_cell(self, list_item, GPOINTER_TO_INT(column) - 1);
+}
+
+/* Scrubbing with a held arrow key moves the position faster than frames are drawn: the cells
+ * are rewritten once per frame. */
+static gboolean refresh_on_tick(GtkWidget *widget, GdkFrameClock *clock, gpointer data) {
+  (void)clock, (void)data;
+  GsScopeTreeView *self = GS_SCOPE_TREE_VIEW(widget);
+  self->refresh_tick = 0;
+  if (self->model)
+    refresh_cells(self);
+  return G_SOURCE_REMOVE;
+}
+
+static void queue_refresh(GsScopeTreeView *self) {
+  if (!gtk_widget_get_mapped(GTK_WIDGET(self)))
+    return; /* its cells catch up when they are mapped */
+  if (!self->refresh_tick)
+    self->refresh_tick =
+        gtk_widget_add_tick_callback(GTK_WIDGET(self), refresh_on_tick, NULL, NULL);
 }
 
 static void setup_cell(GtkSignalListItemFactory *factory, GtkListItem *list_item,
@@ -195,6 +226,7 @@ static void setup_cell(GtkSignalListItemFactory *factory, GtkListItem *list_item
     gtk_widget_add_css_class(label, "numeric");
     gtk_list_item_set_child(list_item, label);
   }
+  g_signal_connect(gtk_list_item_get_child(list_item), "map", G_CALLBACK(on_cell_map), list_item);
 }
 
 static void bind_cell(GtkSignalListItemFactory *factory, GtkListItem *list_item,
@@ -300,7 +332,7 @@ void gs_scope_tree_view_set_position(GsScopeTreeView *self, guint64 index) {
   g_return_if_fail(GS_IS_SCOPE_TREE_VIEW(self));
   self->position = index;
   if (self->model)
-    refresh_cells(self);
+    queue_refresh(self);
 }
 
 guint64 gs_scope_tree_view_get_position(GsScopeTreeView *self) {
@@ -319,7 +351,7 @@ void gs_scope_tree_view_model_grew(GsScopeTreeView *self) {
   for (guint i = 0; i < lists->len; i++)
     gs_scope_list_refresh(g_ptr_array_index(lists, i));
   update_shape(self);
-  refresh_cells(self);
+  queue_refresh(self);
 }
 
 guint64 gs_scope_tree_view_get_selected_scope(GsScopeTreeView *self) {
@@ -345,6 +377,10 @@ static void gs_scope_tree_view_dispose(GObject *object) {
     forget_lists(self);
   self->model = NULL;
   gtk_widget_dispose_template(GTK_WIDGET(self), GS_TYPE_SCOPE_TREE_VIEW);
+  if (self->refresh_tick) {
+    gtk_widget_remove_tick_callback(GTK_WIDGET(self), self->refresh_tick);
+    self->refresh_tick = 0;
+  }
   G_OBJECT_CLASS(gs_scope_tree_view_parent_class)->dispose(object);
 }
 
