@@ -15,6 +15,7 @@
 #include "gs-config.h"
 #include "gs-event-list-view.h"
 #include "gs-scope-tree-view.h"
+#include "gs-run-dialog.h"
 #include "gs-scrubber.h"
 #include "gs-tensor-view.h"
 #include "gs-window.h"
@@ -91,13 +92,21 @@ static gboolean timed_out(gpointer data) {
   return G_SOURCE_REMOVE;
 }
 
-/* Runs the main loop until done(data) holds, failing after 20 s. */
+static gboolean tick(gpointer data) {
+  (void)data;
+  return G_SOURCE_CONTINUE;
+}
+
+/* Runs the main loop until done(data) holds, failing after 20 s. A 10 ms tick wakes the loop
+ * for conditions outside it (a file another process writes). */
 static void wait_for(gboolean (*done)(gpointer), gpointer data) {
   gboolean expired = FALSE;
   guint timer = g_timeout_add_seconds(20, timed_out, &expired);
+  guint ticker = g_timeout_add(10, tick, NULL);
   while (!done(data) && !expired)
     g_main_context_iteration(NULL, TRUE);
   g_assert_false(expired);
+  g_source_remove(ticker);
   g_source_remove(timer);
 }
 
@@ -445,6 +454,85 @@ static void test_listen(void) {
   gtk_window_destroy(GTK_WINDOW(window));
 }
 
+typedef struct follow_wait {
+  GsCapturePage *page;
+  guint64 want;
+} follow_wait;
+
+static gboolean followed_all(gpointer data) {
+  follow_wait *w = data;
+  gs_trace_model *model = gs_capture_page_get_model(w->page);
+  return model && gs_trace_model_n_events(model) == w->want;
+}
+
+/* One scoped step of the recorded run, flushed so a follower sees it whole. */
+static void record_step(void) {
+  const int64_t shape[] = {4, 8};
+  gs_scope scope = gs_scope_begin("step");
+  gs_tensor x = gs_ones(GS_F32, shape, 2);
+  gs_dispose(gs_clone(x));
+  gs_scope_end(scope);
+  gs_trace_flush();
+}
+
+/* What the reader finds in path now (the writer may still be going). */
+static guint64 count_events_in(const char *path) {
+  char *saved = log_path;
+  log_path = (char *)path;
+  counts c = count_log();
+  log_path = saved;
+  return c.events;
+}
+
+/* Follow: a log opened while the program (this test, through the engine) is still writing it
+ * keeps growing in the window, and the scrubber stays on the newest event. */
+static void test_follow(void) {
+  g_autofree char *growing = g_strconcat(log_path, ".growing", NULL);
+  g_assert_cmpint(gs_trace_open(growing), ==, 0);
+  record_step();
+  GsWindow *window = new_window();
+  g_autoptr(GFile) file = g_file_new_for_path(growing);
+  gs_window_open_file(window, file, TRUE);
+  GsCapturePage *page = gs_window_get_current_page(window);
+  follow_wait w = {page, count_events_in(growing)};
+  wait_for(followed_all, &w);
+  guint64 first = w.want;
+
+  for (int i = 0; i < 3; i++)
+    record_step();
+  w.want = count_events_in(growing);
+  g_assert_cmpuint(w.want, >, first);
+  wait_for(followed_all, &w);
+  g_assert_cmpint(gs_trace_source_get_state(gs_capture_page_get_source(page)), ==,
+                  GS_TRACE_SOURCE_LIVE); /* still following: more may come */
+  g_assert_cmpuint(n_rows(gs_capture_page_get_event_list(page)), ==, w.want);
+  g_assert_cmpuint(gs_scrubber_get_position(gs_capture_page_get_scrubber(page)), ==,
+                   w.want - 1);
+  gs_trace_close();
+  gtk_window_destroy(GTK_WINDOW(window));
+  g_unlink(growing);
+}
+
+/* Run Program…: the dialog accepts a command line only when it parses and the program
+ * exists, and says why not. */
+static void test_run_dialog(void) {
+  GsWindow *window = new_window();
+  GsRunDialog *dialog = gs_run_dialog_new(GTK_WINDOW(window), gs_application_get_settings(app));
+  GtkEntry *entry = GTK_ENTRY(find_widget(GTK_WIDGET(dialog), GTK_TYPE_ENTRY));
+  g_assert_nonnull(entry);
+  AdwMessageDialog *message = ADW_MESSAGE_DIALOG(dialog);
+  gtk_editable_set_text(GTK_EDITABLE(entry), "sh -c 'exit 0'");
+  g_assert_true(adw_message_dialog_get_response_enabled(message, "run"));
+  gtk_editable_set_text(GTK_EDITABLE(entry), "no-such-program-gradscope --x");
+  g_assert_false(adw_message_dialog_get_response_enabled(message, "run"));
+  gtk_editable_set_text(GTK_EDITABLE(entry), "sh -c 'unclosed");
+  g_assert_false(adw_message_dialog_get_response_enabled(message, "run"));
+  gtk_editable_set_text(GTK_EDITABLE(entry), "");
+  g_assert_false(adw_message_dialog_get_response_enabled(message, "run"));
+  gtk_window_destroy(GTK_WINDOW(dialog));
+  gtk_window_destroy(GTK_WINDOW(window));
+}
+
 /* Run with LANGUAGE=zh_CN LANG=C.UTF-8: the empty window speaks Chinese. */
 static void test_chinese(void) {
   GsWindow *window = new_window();
@@ -492,6 +580,8 @@ int main(int argc, char **argv) {
     g_test_add_func("/inspector-ui/damaged-log", test_damaged_log_toast);
     g_test_add_func("/inspector-ui/spawn", test_spawn);
     g_test_add_func("/inspector-ui/listen", test_listen);
+    g_test_add_func("/inspector-ui/follow", test_follow);
+    g_test_add_func("/inspector-ui/run-dialog", test_run_dialog);
   }
   int status = g_test_run();
 
