@@ -90,6 +90,8 @@ struct gs_trace_model {
   /* states */
   gs_replay *head;
   GArray *keyframes; /* model_keyframe */
+  guint keyframe_events;
+  gboolean keyframe_fixed; /* set by the caller: no growing the spacing for big states */
   gs_replay *cursor; /* what _seek returned */
   guint64 cursor_applied;
   model_decoder seek_decoder, event_decoder, query_decoder;

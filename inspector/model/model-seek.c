@@ -7,8 +7,6 @@
  * keyframes to a few bytes per event. */
 #include "model-private.h"
 
-/* Events between keyframes: a seek applies at most this many events after a copy. */
-#define KEYFRAME_EVENTS 8192
 /* ... unless the state is big: then a keyframe waits until it costs at most this many bytes
  * per event it covers. */
 #define KEYFRAME_BYTES_PER_EVENT 2
@@ -32,13 +30,19 @@ void model_keyframes_after(gs_trace_model *m, guint64 applied) {
     const model_keyframe *last =
         &g_array_index(m->keyframes, model_keyframe, m->keyframes->len - 1);
     guint64 since = applied - last->applied;
-    if (since < KEYFRAME_EVENTS ||
-        since * KEYFRAME_BYTES_PER_EVENT < state_bytes(m->head))
+    if (since < m->keyframe_events ||
+        (!m->keyframe_fixed && since * KEYFRAME_BYTES_PER_EVENT < state_bytes(m->head)))
       return;
   }
   model_keyframe k = {.applied = applied, .n_scopes = m->head->scope_list->len,
                       .state = gs_replay_copy(m->head, TRUE)};
   g_array_append_val(m->keyframes, k);
+}
+
+void gs_trace_model_set_keyframe_interval(gs_trace_model *m, guint events) {
+  g_return_if_fail(m->kinds->len == 0);
+  m->keyframe_events = MAX(events, 1);
+  m->keyframe_fixed = TRUE;
 }
 
 void model_keyframes_clear(gs_trace_model *m) {
