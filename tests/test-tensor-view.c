@@ -83,7 +83,9 @@ static GArray *entries(Fixture *f) {
     GtkWidget *text = gtk_widget_get_next_sibling(index);
     GtkWidget *future = gtk_widget_get_next_sibling(text);
     Entry e = {
-        .index = g_ascii_strtoull(gtk_label_get_text(GTK_LABEL(index)), NULL, 10),
+        /* Rows show the engine's event number: back to the log position. */
+        .index = gs_trace_model_find_seq(
+            f->model, g_ascii_strtoull(gtk_label_get_text(GTK_LABEL(index)), NULL, 10)),
         .text = gtk_label_get_text(GTK_LABEL(text)),
         .future = gtk_widget_get_visible(future),
         .opacity = gtk_widget_get_opacity(text),
@@ -182,8 +184,9 @@ static void test_scrubbing_dims_the_future(Fixture *f, gconstpointer data) {
   gs_tensor_view_set_position(f->view, g_array_index(all, Entry, write).index);
   g_assert_cmpstr(views_test_label_after(root, "Version"), ==, "1");
   const Entry *created = &g_array_index(all, Entry, expect_entry(all, 0, "Created by ", NULL));
-  g_autofree char *not_yet =
-      g_strdup_printf("Not yet: created at event %llu", (unsigned long long)created->index);
+  g_autofree char *not_yet = g_strdup_printf(
+      "Not yet: created at event %llu",
+      (unsigned long long)gs_trace_model_seq_at(f->model, created->index));
   gs_tensor_view_set_position(f->view, created->index - 1);
   g_assert_cmpstr(views_test_label_after(root, "Alive"), ==, not_yet);
   g_assert_cmpstr(views_test_label_after(root, "Owner"), ==, "—");

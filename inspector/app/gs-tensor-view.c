@@ -118,7 +118,10 @@ static void bind_row(GtkSignalListItemFactory *factory, GtkListItem *list_item,
   GsEventRef *ref = gtk_list_item_get_item(list_item);
   LifeRow row = life_row(list_item);
   guint64 index = gs_event_ref_get_index(ref);
-  g_autofree char *number = g_strdup_printf("%" G_GUINT64_FORMAT, index);
+  /* The engine's event number, as the event list and error messages show it. */
+  g_autofree char *number =
+      self->model ? g_strdup_printf("%" G_GUINT64_FORMAT, gs_trace_model_seq_at(self->model, index))
+                  : g_strdup("");
   gtk_label_set_text(row.index, number);
   gs_trace_event e;
   if (self->model && gs_trace_model_event(self->model, index, &e)) {
@@ -258,7 +261,8 @@ static char *why_not_alive(GsTensorView *self, guint upto) {
   if (upto == 0 || (self->have_create && self->position < self->create_index)) {
     if (self->have_create)
       return g_strdup_printf(_("Not yet: created at event %llu"),
-                             (unsigned long long)self->create_index);
+                             (unsigned long long)gs_trace_model_seq_at(self->model,
+                                                                       self->create_index));
     return g_strdup(_("No"));
   }
   for (guint i = upto; i-- > 0;) {
@@ -269,7 +273,8 @@ static char *why_not_alive(GsTensorView *self, guint upto) {
     if (gs_trace_model_event(self->model, index, &e) && is_me(self, e.tensor)) {
       const char *reason = gs_trace_model_string(self->model, e.name);
       /* TRANSLATORS: event number, then why (e.g. "end of scope step #7.1") */
-      return g_strdup_printf(_("No: disposed at event %llu (%s)"), (unsigned long long)index,
+      return g_strdup_printf(_("No: disposed at event %llu (%s)"),
+                             (unsigned long long)gs_trace_model_seq_at(self->model, index),
                              *reason ? reason : _("no reason recorded"));
     }
   }
