@@ -28,6 +28,7 @@ struct _GsTensorView {
   guint64 position;
   guint64 selected;      /* what set_tensor was given */
   guint scroll_tick;     /* a pending scroll to the scrubber's entry */
+  guint scroll_waits;    /* frames it has waited for the list's first layout */
   gs_tensor_handles handles;
   guint64 move_index;    /* where it was moved into a parameter, or G_MAXUINT64 */
   GsEventIndexList *life;
@@ -362,11 +363,12 @@ static guint64 moved_from(GsTensorView *self, const guint64 *indices, guint n, g
 static gboolean scroll_on_tick(GtkWidget *widget, GdkFrameClock *clock, gpointer data) {
   (void)clock, (void)data;
   GsTensorView *self = GS_TENSOR_VIEW(gtk_widget_get_ancestor(widget, GS_TYPE_TENSOR_VIEW));
-  if (!self || !self->life)
-    return G_SOURCE_REMOVE;
-  if (gtk_widget_get_height(widget) == 0)
+  /* A few frames for the first layout; a panel kept collapsed is not polled forever. */
+  if (self->life && gtk_widget_get_height(widget) == 0 && ++self->scroll_waits < 10)
     return G_SOURCE_CONTINUE;
   self->scroll_tick = 0;
+  if (!self->life)
+    return G_SOURCE_REMOVE;
   guint upto = gs_event_index_list_count_upto(self->life, self->position);
   if (upto > 1)
     gtk_widget_activate_action(widget, "list.scroll-to-item", "u", upto - 1);
@@ -374,6 +376,7 @@ static gboolean scroll_on_tick(GtkWidget *widget, GdkFrameClock *clock, gpointer
 }
 
 static void scroll_to_now(GsTensorView *self) {
+  self->scroll_waits = 0;
   if (!self->scroll_tick)
     self->scroll_tick =
         gtk_widget_add_tick_callback(GTK_WIDGET(self->life_view), scroll_on_tick, NULL, NULL);
