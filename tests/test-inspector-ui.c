@@ -516,6 +516,37 @@ static void test_follow(void) {
   g_unlink(growing);
 }
 
+/* A log dropped on the window opens in a new tab (what the window's drop target does with
+ * the file list a file manager sends). */
+static void test_drop(void) {
+  GsWindow *window = new_window();
+  GListModel *controllers = gtk_widget_observe_controllers(GTK_WIDGET(window));
+  GtkDropTarget *target = NULL;
+  for (guint i = 0; i < g_list_model_get_n_items(controllers) && !target; i++) {
+    g_autoptr(GObject) controller = g_list_model_get_item(controllers, i);
+    if (GTK_IS_DROP_TARGET(controller))
+      target = GTK_DROP_TARGET(controller);
+  }
+  g_object_unref(controllers);
+  g_assert_nonnull(target);
+
+  g_autoptr(GFile) file = g_file_new_for_path(log_path);
+  GSList files = {file, NULL};
+  GdkFileList *list = gdk_file_list_new_from_list(&files);
+  GValue value = G_VALUE_INIT;
+  g_value_init(&value, GDK_TYPE_FILE_LIST);
+  g_value_take_boxed(&value, list);
+  gboolean accepted = FALSE;
+  g_signal_emit_by_name(target, "drop", &value, 10.0, 10.0, &accepted);
+  g_value_unset(&value);
+  g_assert_true(accepted);
+  GsCapturePage *page = gs_window_get_current_page(window);
+  g_assert_nonnull(page);
+  g_assert_cmpstr(gs_capture_page_get_title(page), ==, "run.gstrace");
+  wait_for(page_has_content, page);
+  gtk_window_destroy(GTK_WINDOW(window));
+}
+
 /* Run Program…: the dialog accepts a command line only when it parses and the program
  * exists, and says why not. */
 static void test_run_dialog(void) {
@@ -585,6 +616,7 @@ int main(int argc, char **argv) {
     g_test_add_func("/inspector-ui/listen", test_listen);
     g_test_add_func("/inspector-ui/follow", test_follow);
     g_test_add_func("/inspector-ui/run-dialog", test_run_dialog);
+    g_test_add_func("/inspector-ui/drop", test_drop);
   }
   int status = g_test_run();
 
