@@ -224,8 +224,9 @@ static void test_open_counts_rows(void) {
   /* Opened at the end, like a live run: the scrubber is on the last event. */
   GsScrubber *scrubber = gs_capture_page_get_scrubber(page);
   g_assert_cmpuint(gs_scrubber_get_position(scrubber), ==, want.events - 1);
-  g_autofree char *where = g_strdup_printf("event %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT,
-                                           want.events, want.events);
+  g_autofree char *where = g_strdup_printf(
+      "event %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT " · #%" G_GUINT64_FORMAT, want.events,
+      want.events, gs_trace_model_seq_at(model, want.events - 1));
   g_assert_cmpstr(gs_scrubber_get_position_text(scrubber), ==, where);
 
   /* The recent captures list remembers it. */
@@ -299,9 +300,9 @@ static void test_scrub(void) {
   g_assert_cmpuint(gs_scrubber_get_position(scrubber), ==, want.clone_index + 1);
   gs_scrubber_step(scrubber, -1);
   g_assert_cmpuint(gs_scrubber_get_position(scrubber), ==, want.clone_index);
-  g_autofree char *where =
-      g_strdup_printf("event %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT,
-                      want.clone_index + 1, want.events);
+  g_autofree char *where = g_strdup_printf(
+      "event %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT " · #%" G_GUINT64_FORMAT,
+      want.clone_index + 1, want.events, gs_trace_model_seq_at(model, want.clone_index));
   g_assert_cmpstr(gs_scrubber_get_position_text(scrubber), ==, where);
   /* A click on the clone's row (what the selection does for a click): the scrubber goes
    * there and the details panel shows the clone. */
