@@ -258,9 +258,39 @@ char *gs_trace_model_explain(gs_trace_model *m, guint64 index) {
   case GS_TRACE_MODULE_PARAMETER: {
     char h[32];
     gs_format_handle(e.module, h, sizeof h);
-    const char *type = g_hash_table_lookup(r->modules, &e.module);
+    const gs_replay_module *mod = gs_replay_module_get(r, e.module);
     return g_strdup_printf(_("module %s %s registered %s as its parameter \"%s\""),
-                           type ? type : "", h, t, name);
+                           mod ? mod->type : "", h, t, name);
+  }
+  case GS_TRACE_MODULE_CHILD: {
+    char parent_h[32], child_h[32];
+    gs_format_handle(e.module, parent_h, sizeof parent_h);
+    gs_format_handle(e.child, child_h, sizeof child_h);
+    const gs_replay_module *parent = gs_replay_module_get(r, e.module);
+    const gs_replay_module *child = gs_replay_module_get(r, e.child);
+    return g_strdup_printf(_("module %s %s became the child \"%s\" of module %s %s: it and "
+                             "its parameters now belong to that tree, and its parameters are "
+                             "named \"%s.…\""),
+                           child ? child->type : "", child_h, name, parent ? parent->type : "",
+                           parent_h, name);
+  }
+  case GS_TRACE_OPTIMIZER_CREATE: {
+    char h[32];
+    gs_format_handle(e.optimizer, h, sizeof h);
+    const gs_replay_optimizer *opt = gs_replay_optimizer_get(r, e.optimizer);
+    /* A large optimizer's parameter list continues in events with the same id. */
+    if (opt && opt->params->len > e.n_params)
+      return g_strdup_printf(ngettext("optimizer %s %s also updates %u more parameter",
+                                      "optimizer %s %s also updates %u more parameters",
+                                      e.n_params),
+                             opt->type, h, e.n_params);
+    return g_strdup_printf(ngettext("optimizer %s %s was created to update %u parameter; the "
+                                    "state it keeps for it (momentum, running averages) is "
+                                    "optimizer state",
+                                    "optimizer %s %s was created to update %u parameters; the "
+                                    "state it keeps for them (momentum, running averages) is "
+                                    "optimizer state", e.n_params),
+                           name, h, e.n_params);
   }
   case GS_TRACE_COMPOSITE_CREATE: {
     char h[32];

@@ -77,17 +77,19 @@ static gs_mem_category object_category(const gs_replay *r, const gs_replay_objec
     return GS_MEM_PARAMETERS;
   switch (o->holder) {
   case GS_TRACE_HELD_BY_TENSOR: return GS_MEM_GRADIENTS;
-  /* GS_TRACE_HELD_BY_OPTIMIZER (being added on branch nn6) slots in here as
-   * GS_MEM_OPTIMIZER_STATE; until the engine records it, optimizer state shows up as held by
-   * the caller or the engine, and so as temporaries. */
-  case GS_TRACE_HELD_BY_COMPOSITE: {
+  case GS_TRACE_HELD_BY_OPTIMIZER: return GS_MEM_OPTIMIZER_STATE;
+  case GS_TRACE_HELD_BY_COMPOSITE: { /* a part of a packed sequence or a DataLoader batch */
     const gs_replay_object *c = g_hash_table_lookup(r->objects, &o->owner);
-    if (c && c->composite && c->object_kind == GS_OBJECT_PACKED_SEQUENCE)
+    if (c && c->composite &&
+        (c->object_kind == GS_OBJECT_PACKED_SEQUENCE || c->object_kind == GS_OBJECT_BATCH))
       return GS_MEM_BATCH;
     break;
   }
   default: break;
   }
+  /* The batch itself (its bytes are its parts'), whoever holds it. */
+  if (o->composite && o->object_kind == GS_OBJECT_BATCH)
+    return GS_MEM_BATCH;
   if (o->saved_refs > 0)
     return GS_MEM_SAVED;
   return GS_MEM_TEMPORARIES;
@@ -157,15 +159,24 @@ char *gs_trace_model_owner_label(const gs_trace_model *m, const gs_replay *state
     break;
   }
   case GS_TRACE_HELD_BY_MODULE: {
-    const char *type = g_hash_table_lookup(state->modules, &o->owner);
+    const gs_replay_module *mod = gs_replay_module_get(state, o->owner);
     /* TRANSLATORS: a module's type and handle, e.g. "module Linear #3.1" */
-    g_string_printf(s, _("module %s %s"), type ? type : "?", h);
+    g_string_printf(s, _("module %s %s"), mod && *mod->type ? mod->type : "?", h);
+    break;
+  }
+  case GS_TRACE_HELD_BY_OPTIMIZER: {
+    const gs_replay_optimizer *opt = gs_replay_optimizer_get(state, o->owner);
+    /* TRANSLATORS: an optimizer's type and handle, e.g. "optimizer Adam #1" */
+    g_string_printf(s, _("optimizer %s %s"), opt ? opt->type : "?", h);
     break;
   }
   case GS_TRACE_HELD_BY_COMPOSITE: {
     const gs_replay_object *c = g_hash_table_lookup(state->objects, &o->owner);
     if (c && c->object_kind == GS_OBJECT_PACKED_SEQUENCE)
       g_string_printf(s, _("packed sequence %s"), h);
+    else if (c && c->object_kind == GS_OBJECT_BATCH)
+      /* TRANSLATORS: a DataLoader batch and its handle, e.g. "batch #3.1" */
+      g_string_printf(s, _("batch %s"), h);
     else
       g_string_printf(s, _("composite %s"), h);
     break;

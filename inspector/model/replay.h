@@ -3,7 +3,9 @@
  * What is alive after the last applied event: storages and the bytes they hold (with the
  * peak), tensors and composites with their owners, scopes with the engine's own accounting
  * (objects created and disposed while owned, bytes owned now and at most), graph nodes with
- * their inputs and saved tensors, and the names user code gave to tensors. `gradscope stats`,
+ * their inputs and saved tensors, the names user code gave to tensors, module trees (so a
+ * parameter is named by its dotted path, "fc2.bias") and optimizers with their parameters (so
+ * the trace model can file their state tensors as optimizer state). `gradscope stats`,
  * `export-dot` and `chrome-trace` are each a thin reading of this state; the inspector's model
  * builds its indices from the same transitions.
  *
@@ -90,6 +92,20 @@ typedef struct gs_replay_node {
 
 typedef struct gs_replay_pool gs_replay_pool;
 
+/* A module: its type and its place in a tree. */
+typedef struct gs_replay_module {
+  guint64 id;
+  const char *type;
+  guint64 parent;     /* the module holding it as a child, or 0 */
+  const char *name;   /* its name in that parent ("fc2"), or NULL */
+} gs_replay_module;
+
+typedef struct gs_replay_optimizer {
+  guint64 id;
+  const char *type;   /* "SGD", "Adam", "AdamW" */
+  GArray *params;     /* guint64 tensor ids of the parameters it updates */
+} gs_replay_optimizer;
+
 typedef struct gs_replay {
   gs_replay_pool *pool; /* interned copies of every string the state keeps; copies share it */
   guint64 events;
@@ -110,7 +126,9 @@ typedef struct gs_replay {
 
   GHashTable *nodes;    /* id -> gs_replay_node*, alive ones */
   GHashTable *names;    /* tensor id -> name given by user code (interned) */
-  GHashTable *modules;  /* module id -> type name (interned) */
+  GHashTable *modules;  /* module id -> gs_replay_module* */
+  GHashTable *parameters; /* tensor id -> its module and name in it (private) */
+  GHashTable *optimizers; /* optimizer id -> gs_replay_optimizer* */
 
   /* What the last gs_replay_apply changed, for writers that emit only changes. */
   gboolean memory_changed;
@@ -167,10 +185,17 @@ void gs_replay_tally_storage(const gs_replay_tally *tally, guint64 *own_bytes, g
 gboolean gs_replay_storage(const gs_replay *replay, guint64 id, guint64 *own_bytes,
                            guint *saved_refs);
 
-/* The name user code gave tensor id (tensor_name, or a module's parameter name), or NULL. */
+/* The name user code gave tensor id with tensor_name or, failing that, its name as a module's
+ * parameter: the dotted path from the root of its module tree ("encoder.layers.0.weight"), or
+ * "Type.name" ("Linear.weight") for a module that is no one's child. NULL if it has neither. */
 const char *gs_replay_tensor_name(const gs_replay *replay, guint64 tensor);
 /* Copies text into the replay's string storage (stable until the replay is freed). */
 const char *gs_replay_intern(gs_replay *replay, const char *text);
+/* A module (NULL if the log never named it) and an optimizer (NULL if unknown). What an
+ * object is for and who holds it, in words, is the trace model's to say
+ * (gs_trace_model_category, gs_trace_model_owner_label): it reads these. */
+const gs_replay_module *gs_replay_module_get(const gs_replay *replay, guint64 module);
+const gs_replay_optimizer *gs_replay_optimizer_get(const gs_replay *replay, guint64 optimizer);
 /* Alive objects sorted by creation (caller frees the array, not the objects). */
 GPtrArray *gs_replay_alive_objects(const gs_replay *replay);
 
