@@ -7,7 +7,8 @@
 #      in it. Leaks of fontconfig and Graphviz's plugin loader, and only those, are
 #      suppressed (tests/lsan.supp);
 #   3. builds the tests that run threads (the DataLoader's prefetch thread, scopes on two
-#      threads) in build-tsan/ with ThreadSanitizer and runs them.
+#      threads, recording while another thread flushes the log) in build-tsan/ with
+#      ThreadSanitizer and runs them.
 # The widget tests (suite inspector-ui) run under `xvfb-run -a` with GSK_RENDERER=cairo and
 # GTK_A11Y=none (set in tests/meson.build), in English and once in Chinese.
 # Every run always happens; the exit status is non-zero if either failed. Reruns are
@@ -52,7 +53,7 @@ fi
 
 gs_say "thread sanitizer (build-tsan/: the tests that run threads)"
 gs_configure build-tsan -Db_sanitize=thread -Db_lundef=false
-tsan_tests=(loader scope)
+tsan_tests=(loader scope trace)
 if ninja -C build-tsan -j "$GS_JOBS" "${tsan_tests[@]/#/tests/test-}"; then
   TSAN_OPTIONS=halt_on_error=1 \
     meson test -C build-tsan --no-rebuild --print-errorlogs --num-processes "$GS_JOBS" \

@@ -138,6 +138,54 @@ void assert_replay_equal(const gs_replay *a, const gs_replay *b) {
     g_assert_cmpuint(n->n_saved, ==, o->n_saved);
   }
   g_assert_cmpuint(g_hash_table_size(a->names), ==, g_hash_table_size(b->names));
+  /* Module trees, parameters' places and optimizers: every alive tensor is named alike. */
+  g_assert_cmpuint(g_hash_table_size(a->modules), ==, g_hash_table_size(b->modules));
+  g_hash_table_iter_init(&it, a->modules);
+  while (g_hash_table_iter_next(&it, NULL, &value)) {
+    const gs_replay_module *x = value, *y = gs_replay_module_get(b, x->id);
+    g_assert_nonnull(y);
+    g_assert_cmpstr(x->type, ==, y->type);
+    g_assert_cmpuint(x->parent, ==, y->parent);
+    g_assert_cmpstr(x->name, ==, y->name);
+  }
+  g_assert_cmpuint(g_hash_table_size(a->parameters), ==, g_hash_table_size(b->parameters));
+  for (guint i = 0; i < xa->len; i++) {
+    const gs_replay_object *o = xa->pdata[i];
+    g_assert_cmpstr(gs_replay_tensor_name(a, o->id), ==, gs_replay_tensor_name(b, o->id));
+  }
+  g_assert_cmpuint(g_hash_table_size(a->optimizers), ==, g_hash_table_size(b->optimizers));
+  g_hash_table_iter_init(&it, a->optimizers);
+  while (g_hash_table_iter_next(&it, NULL, &value)) {
+    const gs_replay_optimizer *x = value, *y = gs_replay_optimizer_get(b, x->id);
+    g_assert_nonnull(y);
+    g_assert_cmpstr(x->type, ==, y->type);
+    g_assert_cmpuint(x->params->len, ==, y->params->len);
+    g_assert_cmpmem(x->params->data, x->params->len * sizeof(guint64), y->params->data,
+                    y->params->len * sizeof(guint64));
+  }
+}
+
+void assert_seeks_equal_fresh_replay(gs_trace_model *m, GBytes *bytes, guint64 forward,
+                                     guint64 backward, guint jumps, guint32 seed) {
+  guint64 n = gs_trace_model_n_events(m);
+  g_autoptr(GArray) order = g_array_new(FALSE, FALSE, sizeof(guint64));
+  for (guint64 i = 0; i < MIN(n, forward); i++)
+    g_array_append_val(order, i);
+  for (guint64 i = n; i-- > 0 && n - i <= backward;)
+    g_array_append_val(order, i);
+  GRand *rand = g_rand_new_with_seed(seed);
+  for (guint k = 0; k < jumps; k++) {
+    guint64 i = (guint64)g_rand_int_range(rand, 0, (gint32)n);
+    g_array_append_val(order, i);
+  }
+  g_rand_free(rand);
+  for (guint k = 0; k < order->len; k++) {
+    guint64 i = g_array_index(order, guint64, k);
+    g_autoptr(gs_replay) want = replay_prefix(bytes, i + 1);
+    assert_replay_equal(want, gs_trace_model_seek(m, i));
+  }
+  g_autoptr(gs_replay) all = replay_prefix(bytes, n);
+  assert_replay_equal(all, gs_trace_model_head(m));
 }
 
 guint64 find_event(gs_trace_model *m, guint64 from, gs_trace_kind kind, const char *name) {

@@ -28,6 +28,11 @@ gs_trace_model *model_from_bytes(GBytes *bytes, guint keyframe_interval);
  * gs_replay_apply: the reference. */
 gs_replay *replay_prefix(GBytes *bytes, guint64 n);
 
+/* Seeks m to the first `forward` events one by one, the last `backward` ones backwards, then
+ * `jumps` random ones (seeded), and checks each moment, and the head, against replay_prefix. */
+void assert_seeks_equal_fresh_replay(gs_trace_model *m, GBytes *bytes, guint64 forward,
+                                     guint64 backward, guint jumps, guint32 seed);
+
 /* a and b hold the same state: memory, objects with owners, scopes with statistics, nodes. */
 void assert_replay_equal(const gs_replay *a, const gs_replay *b);
 

@@ -219,27 +219,8 @@ static void test_seek_equals_fresh_replay(void) {
   gs_trace_model *m = f.m;
   guint64 n = gs_trace_model_n_events(m);
   g_assert_cmpuint(n, >, 2000);
-  /* Forward one by one over a stretch, then backward, then random jumps. */
-  g_autoptr(GArray) order = g_array_new(FALSE, FALSE, sizeof(guint64));
-  for (guint64 i = 0; i < MIN(n, 300); i++)
-    g_array_append_val(order, i);
-  for (guint64 i = n - 1; i > n - 200; i--)
-    g_array_append_val(order, i);
-  GRand *rand = g_rand_new_with_seed(11);
-  for (int k = 0; k < 60; k++) {
-    guint64 i = (guint64)g_rand_int_range(rand, 0, (gint32)n);
-    g_array_append_val(order, i);
-  }
-  g_rand_free(rand);
-  for (guint k = 0; k < order->len; k++) {
-    guint64 i = g_array_index(order, guint64, k);
-    g_autoptr(gs_replay) want = replay_prefix(f.bytes, i + 1);
-    const gs_replay *got = gs_trace_model_seek(m, i);
-    assert_replay_equal(want, got);
-  }
-  /* The head is the state after the last event. */
-  g_autoptr(gs_replay) all = replay_prefix(f.bytes, n);
-  assert_replay_equal(all, gs_trace_model_head(m));
+  /* Forward one by one over a stretch, then backward, then random jumps; then the head. */
+  assert_seeks_equal_fresh_replay(m, f.bytes, 300, 199, 60, 11);
   /* Scope tree: the epoch is the root, its steps its children, updates theirs. */
   const GArray *roots = gs_trace_model_scope_children(m, 0);
   g_assert_cmpuint(roots->len, ==, 1);

@@ -1,6 +1,9 @@
 /* test-trace.c: the recorder end to end, read back with the public reader: real engine work
  * produces every kind of event with the engine's own numbers; a child killed with SIGKILL
- * leaves a readable log; an error that aborts is in the log before the abort. */
+ * leaves a readable log; an error that aborts is in the log before the abort; a detach is
+ * recorded as one; a composite's disposal is recorded; a flush from one thread while two
+ * others record leaves a whole log. */
+#include <glib/gstdio.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -348,6 +351,138 @@ static void test_bad_destination_is_an_error(void) {
   g_assert_false(gs_trace_enabled());
 }
 
+static void test_detach_is_recorded_as_a_detach(void) {
+  char *path = temp_path("gradscope-test-detach.gstrace");
+  g_assert_cmpint(gs_trace_open(path), ==, 0);
+  gs_tensor x = gs_ones(GS_F32, (int64_t[]){2, 2}, 2);
+  gs_set_requires_grad(x, true);
+  gs_tensor v = gs_transpose(x, 0, 1);
+  gs_tensor d = gs_detach(x);
+  gs_trace_close();
+  recorded r = read_log(path);
+  g_assert_false(r.damaged);
+  const gs_trace_event *made = find(&r, GS_TRACE_TENSOR_CREATE, x.id);
+  const gs_trace_event *view = find(&r, GS_TRACE_TENSOR_CREATE, v.id);
+  const gs_trace_event *det = find(&r, GS_TRACE_TENSOR_CREATE, d.id);
+  g_assert_cmpuint(view->origin, ==, 1);
+  g_assert_cmpuint(det->origin, ==, 2); /* detach, not view */
+  g_assert_cmpstr(str(&r, det->op), ==, "detach");
+  g_assert_cmpuint(det->source, ==, x.id);
+  g_assert_cmpuint(det->storage, ==, made->storage);
+  g_assert_false(det->requires_grad);
+  recorded_free(&r);
+  gs_dispose(d), gs_dispose(v), gs_dispose(x);
+  g_remove(path);
+  g_free(path);
+}
+
+/* Two threads record while a third flushes every thread's buffer over and over. */
+typedef struct recorder_thread {
+  const char *label;
+  gint *stop;
+  guint64 marks, tensors;
+} recorder_thread;
+
+static gpointer record_until_stopped(gpointer data) {
+  recorder_thread *t = data;
+  const int64_t shape[] = {3};
+  while (!g_atomic_int_get(t->stop)) {
+    gs_trace_mark(t->label);
+    t->marks++;
+    gs_tensor a = gs_full(GS_F32, shape, 1, 1.0);
+    gs_dispose(gs_mul(a, a));
+    gs_dispose(a);
+    t->tensors += 2;
+  }
+  return NULL;
+}
+
+static gpointer flush_until_stopped(gpointer data) {
+  gint *stop = data;
+  guint64 flushes = 0;
+  while (!g_atomic_int_get(stop)) {
+    gs_trace_flush();
+    flushes++;
+  }
+  return GSIZE_TO_POINTER(flushes);
+}
+
+static void test_flush_while_other_threads_record(void) {
+  char *path = temp_path("gradscope-test-flush-race.gstrace");
+  g_assert_cmpint(gs_trace_open(path), ==, 0);
+  gint stop = 0;
+  recorder_thread a = {"thread a", &stop, 0, 0}, b = {"thread b", &stop, 0, 0};
+  GThread *ta = g_thread_new("record-a", record_until_stopped, &a);
+  GThread *tb = g_thread_new("record-b", record_until_stopped, &b);
+  GThread *tf = g_thread_new("flush", flush_until_stopped, &stop);
+  g_usleep(400 * 1000);
+  g_atomic_int_set(&stop, 1);
+  g_thread_join(ta);
+  g_thread_join(tb);
+  guint64 flushes = GPOINTER_TO_SIZE(g_thread_join(tf));
+  gs_trace_close();
+  g_assert_cmpuint(flushes, >, 10);
+  g_assert_cmpuint(a.marks, >, 100);
+  g_assert_cmpuint(b.marks, >, 100);
+  recorded r = read_log(path);
+  g_assert_false(r.damaged);
+  g_assert_false(r.truncated);
+  /* Every event of both threads is there, once, in each thread's order. */
+  guint64 marks_a = 0, marks_b = 0, created = 0;
+  GHashTable *last_seq = g_hash_table_new(g_direct_hash, g_direct_equal);
+  for (guint i = 0; i < r.events->len; i++) {
+    const gs_trace_event *e = &g_array_index(r.events, gs_trace_event, i);
+    guint64 *prev = g_hash_table_lookup(last_seq, GUINT_TO_POINTER(e->thread));
+    if (!prev) {
+      prev = g_new0(guint64, 1);
+      g_hash_table_insert(last_seq, GUINT_TO_POINTER(e->thread), prev);
+    }
+    if (e->kind == GS_TRACE_STRING)
+      continue; /* string definitions repeat their stream's previous number */
+    g_assert_cmpuint(e->seq, >, *prev);
+    *prev = e->seq;
+    if (e->kind == GS_TRACE_MARK) {
+      marks_a += g_strcmp0(str(&r, e->name), "thread a") == 0;
+      marks_b += g_strcmp0(str(&r, e->name), "thread b") == 0;
+    }
+    created += e->kind == GS_TRACE_TENSOR_CREATE;
+  }
+  g_assert_cmpuint(marks_a, ==, a.marks);
+  g_assert_cmpuint(marks_b, ==, b.marks);
+  g_assert_cmpuint(created, ==, a.tensors + b.tensors);
+  GHashTableIter it;
+  gpointer value;
+  g_hash_table_iter_init(&it, last_seq);
+  while (g_hash_table_iter_next(&it, NULL, &value))
+    g_free(value);
+  g_hash_table_destroy(last_seq);
+  recorded_free(&r);
+  g_remove(path);
+  g_free(path);
+}
+
+/* A composite disposed with its scope is in the log itself, before its parts. */
+static void test_composite_disposal_is_recorded(void) {
+  char *path = temp_path("gradscope-test-composite.gstrace");
+  g_assert_cmpint(gs_trace_open(path), ==, 0);
+  gs_scope s = gs_scope_begin("batch");
+  gs_tensor seqs[] = {gs_ones(GS_F32, (int64_t[]){3, 2}, 2), gs_ones(GS_F32, (int64_t[]){2, 2}, 2)};
+  gs_packed_sequence ps = gs_pack_sequence(seqs, 2, true);
+  gs_tensor data = gs_packed_data(ps);
+  gs_scope_end(s);
+  gs_trace_close();
+  recorded r = read_log(path);
+  g_assert_false(r.damaged);
+  const gs_trace_event *gone = find(&r, GS_TRACE_TENSOR_DISPOSE, ps.id);
+  const gs_trace_event *part = find(&r, GS_TRACE_TENSOR_DISPOSE, data.id);
+  g_assert_cmpstr(str(&r, gone->name), ==, "the end of scope 'batch'");
+  g_assert_cmpuint(gone->seq, <, part->seq);
+  g_assert_cmpint(count(&r, GS_TRACE_COMPOSITE_CREATE), ==, 1);
+  recorded_free(&r);
+  g_remove(path);
+  g_free(path);
+}
+
 int main(int argc, char **argv) {
   test_init(&argc, &argv);
   g_test_add_func("/trace/engine-work-is-recorded", test_engine_work_is_recorded);
@@ -356,5 +491,9 @@ int main(int argc, char **argv) {
   g_test_add_func("/trace/killed-child-leaves-a-readable-log", test_killed_child_leaves_a_readable_log);
   g_test_add_func("/trace/abort-flushes-the-error", test_abort_flushes_the_error);
   g_test_add_func("/trace/bad-destination-is-an-error", test_bad_destination_is_an_error);
+  g_test_add_func("/trace/detach-is-recorded-as-a-detach", test_detach_is_recorded_as_a_detach);
+  g_test_add_func("/trace/composite-disposal-is-recorded", test_composite_disposal_is_recorded);
+  g_test_add_func("/trace/flush-while-other-threads-record",
+                  test_flush_while_other_threads_record);
   return g_test_run();
 }

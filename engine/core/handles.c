@@ -152,21 +152,24 @@ gs_tensor gs__register(const gs__tensor *t, const char *fn) {
 }
 
 /* Ends the tenancy of a live slot: records who ended it, advances the generation and returns
- * the slot to the free list (unless its generations are used up). */
-static void release_slot(uint32_t index, slot *s, const char *disposed_by, bool moved) {
-  s->disposed_event = gs__next_event();
+ * the slot to the free list (unless its generations are used up). Returns the disposal's event
+ * number: once the slot is free another thread may take it, so s is not read again. */
+static uint64_t release_slot(uint32_t index, slot *s, const char *disposed_by, bool moved) {
+  uint64_t event = gs__next_event();
+  s->disposed_event = event;
   s->disposed_by = disposed_by;
   s->moved = moved;
   atomic_store_explicit(&s->live, false, memory_order_release);
   uint32_t gen = (uint32_t)atomic_load_explicit(&s->generation, memory_order_relaxed);
   atomic_fetch_sub_explicit(&live_count, 1, memory_order_relaxed);
   if (gen == UINT32_MAX)
-    return; /* retired: never handed out again */
+    return event; /* retired: never handed out again */
   atomic_store_explicit(&s->generation, gen + 1, memory_order_release);
   gs__spin_lock(&table_lock);
   s->next_free = free_head;
   free_head = index;
   gs__spin_unlock(&table_lock);
+  return event;
 }
 
 void gs__dispose_as(gs_tensor h, const char *reason) {
@@ -178,9 +181,9 @@ void gs__dispose_as(gs_tensor h, const char *reason) {
   gs__autograd_on_dispose(t);
   gs__storage *storage = t->storage;
   t->storage = NULL;
-  release_slot((uint32_t)(h.id & 0xffffffffu), s, reason, false);
+  uint64_t event = release_slot((uint32_t)(h.id & 0xffffffffu), s, reason, false);
   if (gs__trace_on())
-    gs__trace_tensor_dispose(h.id, reason, s->disposed_event);
+    gs__trace_tensor_dispose(h.id, reason, event);
   gs__storage_release(storage);
 }
 

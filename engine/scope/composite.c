@@ -133,10 +133,15 @@ void gs__composite_dispose(uint64_t id, const char *reason) {
   memcpy(parts, c->parts, sizeof parts);
   c->disposed_by = reason;
   c->disposed_event = gs__next_event();
+  uint64_t event = c->disposed_event;
   c->generation++;
   c->next_free = free_head;
   free_head = c->index;
   gs__own_unlock();
+  /* The log says the composite itself is gone (before its parts), or a reader would keep it
+   * alive forever. */
+  if (gs__trace_on())
+    gs__trace_tensor_dispose(id, reason, event);
   for (int i = 0; i < n; i++)
     if (parts[i].id && gs_is_alive(parts[i]))
       gs__dispose_as(parts[i], reason);

@@ -1,8 +1,13 @@
 /* recorder.c: writing the event log.
  *
  * Off by default: every event site tests gs__tracing (one predictable branch). On: each thread
- * appends encoded events to its own buffer without locks; a full buffer becomes one chunk
- * (header, CRC-32C, payload) written to the sink under one lock, in one write. The log is
+ * appends encoded events to its own buffer; a full buffer becomes one chunk (header, CRC-32C,
+ * payload) written to the sink under one lock, in one write. gs_trace_flush on any thread
+ * writes out every thread's buffer, so each buffer has a spinlock: its own thread takes it
+ * around each append (uncontended, one atomic exchange: a few ns) and a flush takes it to
+ * write the buffer out, never while the owner is half-way through an event.
+ *
+ * Lock order: registry_lock, then a buffer's lock, then sink_lock. The log is
  * flushed on close, at exit, by the error handler before an abort, and best-effort on fatal
  * signals, so a crash loses at most what threads had not flushed.
  *
@@ -39,10 +44,12 @@ typedef struct thread_buffer {
   uint64_t last_seq, last_time;
   uint8_t *defined;             /* bitmap: string ids this thread's stream has defined */
   size_t defined_bytes;
+  uint64_t defined_epoch;       /* the log the bitmap is for (log_epoch) */
   struct thread_buffer *next;   /* in the registry */
-  bool registered;
+  gs__spinlock lock;            /* data, used, base_*, last_*: its thread and flushes */
 } thread_buffer;
 
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER; /* registry, next_thread_no */
 static pthread_mutex_t sink_lock = PTHREAD_MUTEX_INITIALIZER;
 static int sink_fd = -1;
 static bool sink_owned; /* we opened it: close it on gs_trace_close */
@@ -123,8 +130,8 @@ static void write_header(void) {
 
 /* ---- chunks ----------------------------------------------------------------------------- */
 
-/* Writes b's events as one chunk. locked: the caller holds sink_lock (or is a signal handler
- * that cannot take it). */
+/* Writes b's events as one chunk. locked: the caller holds b's lock and sink_lock (or is a
+ * signal handler that cannot take them). */
 static void flush_buffer_locked(thread_buffer *b) {
   if (b->used == 0 || sink_fd < 0)
     return;
@@ -159,23 +166,31 @@ static void flush_buffer_locked(thread_buffer *b) {
   b->base_time = b->last_time;
 }
 
+/* The caller holds b's lock. */
 static void flush_buffer(thread_buffer *b) {
   pthread_mutex_lock(&sink_lock);
   flush_buffer_locked(b);
   pthread_mutex_unlock(&sink_lock);
 }
 
+/* Takes b's lock: from any thread. */
+static void flush_buffer_of(thread_buffer *b) {
+  gs__spin_lock(&b->lock);
+  flush_buffer(b);
+  gs__spin_unlock(&b->lock);
+}
+
 /* A thread that ends flushes what it buffered and leaves the registry. */
 static void thread_exit(void *p) {
   thread_buffer *b = p;
-  pthread_mutex_lock(&sink_lock);
-  flush_buffer_locked(b);
+  pthread_mutex_lock(&registry_lock);
+  flush_buffer_of(b);
   for (thread_buffer **q = &registry; *q; q = &(*q)->next)
     if (*q == b) {
       *q = b->next;
       break;
     }
-  pthread_mutex_unlock(&sink_lock);
+  pthread_mutex_unlock(&registry_lock);
   free(b->defined);
   free(b);
 }
@@ -190,11 +205,12 @@ static thread_buffer *buffer(void) {
     return NULL;
   pthread_once(&key_once, make_key);
   pthread_setspecific(buffer_key, b);
-  pthread_mutex_lock(&sink_lock);
+  b->lock = (gs__spinlock)GS__SPINLOCK_INIT;
+  pthread_mutex_lock(&registry_lock);
   b->thread_no = ++next_thread_no;
   b->next = registry;
   registry = b;
-  pthread_mutex_unlock(&sink_lock);
+  pthread_mutex_unlock(&registry_lock);
   my_buffer = b;
   return b;
 }
@@ -271,6 +287,11 @@ uint32_t gs__trace_string(const char *s) {
   thread_buffer *b = buffer();
   if (!b || !id)
     return id;
+  if (b->defined_epoch != epoch) { /* a new log: this stream has defined nothing yet */
+    if (b->defined)
+      memset(b->defined, 0, b->defined_bytes);
+    b->defined_epoch = epoch;
+  }
   size_t byte = id / 8;
   if (byte >= b->defined_bytes) {
     size_t n = b->defined_bytes ? b->defined_bytes : 256;
@@ -302,8 +323,14 @@ static void append(thread_buffer *b, const gs_trace_event *e) {
   size_t bound = gs__trace_max_event_size(e);
   if (1 + LENGTH_BYTES + bound > BUFFER_BYTES)
     return; /* larger than a whole buffer: dropped (bounded by the limits on arrays and text) */
-  if (b->used + 1 + LENGTH_BYTES + bound > BUFFER_BYTES)
+  gs__spin_lock(&b->lock);
+  if (b->used + 1 + LENGTH_BYTES + bound > BUFFER_BYTES) {
     flush_buffer(b);
+    if (b->used) { /* no sink any more (the log was closed meanwhile): drop the event */
+      gs__spin_unlock(&b->lock);
+      return;
+    }
+  }
   /* String definitions are the table, not engine events: they take no number of their own
    * (they repeat the stream's previous one), so numbers keep increasing in every stream. */
   uint64_t seq = e->kind == GS_TRACE_STRING ? b->last_seq : e->seq ? e->seq : gs__next_event();
@@ -320,6 +347,7 @@ static void append(thread_buffer *b, const gs_trace_event *e) {
   b->used = (size_t)(end - b->data);
   b->last_seq = seq;
   b->last_time = t;
+  gs__spin_unlock(&b->lock);
 }
 
 /* Nodes are announced once their op has saved what it saves: the creation is held back until
@@ -380,24 +408,25 @@ void gs__trace_defer_values(uint64_t tensor) {
 
 /* ---- open, flush, close ------------------------------------------------------------------ */
 
-static void flush_all_locked(void) {
+/* Every thread's buffer, each taken between two of its thread's events. */
+static void flush_all(void) {
+  pthread_mutex_lock(&registry_lock);
   for (thread_buffer *b = registry; b; b = b->next)
-    flush_buffer_locked(b);
+    flush_buffer_of(b);
+  pthread_mutex_unlock(&registry_lock);
 }
 
 void gs__trace_flush_this_thread(void) {
   if (!my_buffer || !atomic_load(&gs__tracing))
     return;
   emit_pending(my_buffer);
-  flush_buffer(my_buffer); /* only this thread appends to it: no race with the others */
+  flush_buffer_of(my_buffer);
 }
 
 void gs_trace_flush(void) {
   if (my_buffer && atomic_load(&gs__tracing))
     emit_pending(my_buffer);
-  pthread_mutex_lock(&sink_lock);
-  flush_all_locked();
-  pthread_mutex_unlock(&sink_lock);
+  flush_all();
 }
 
 static void install_signal_handlers(void);
@@ -427,21 +456,24 @@ static int open_sink(const char *dest, bool *owned) {
 
 /* Starts recording into an open sink. */
 static void start(int fd, bool owned) {
+  pthread_mutex_lock(&registry_lock);
+  /* Fresh streams for every thread (their string bitmaps follow log_epoch). */
+  atomic_fetch_add(&log_epoch, 1);
+  for (thread_buffer *b = registry; b; b = b->next) {
+    gs__spin_lock(&b->lock);
+    b->used = 0;
+    b->base_seq = b->last_seq = 0;
+    b->base_time = b->last_time = 0;
+    gs__spin_unlock(&b->lock);
+  }
   pthread_mutex_lock(&sink_lock);
   sink_fd = fd;
   sink_owned = owned;
   calibrate_clock();
   start_monotonic = now_ns();
-  atomic_fetch_add(&log_epoch, 1);
-  for (thread_buffer *b = registry; b; b = b->next) { /* fresh streams for every thread */
-    b->used = 0;
-    b->base_seq = b->last_seq = 0;
-    b->base_time = b->last_time = 0;
-    if (b->defined)
-      memset(b->defined, 0, b->defined_bytes);
-  }
   write_header();
   pthread_mutex_unlock(&sink_lock);
+  pthread_mutex_unlock(&registry_lock);
   install_signal_handlers();
   atomic_store(&gs__tracing, true);
 }
@@ -471,8 +503,8 @@ void gs_trace_close(void) {
     return;
   gs_trace_flush();
   atomic_store(&gs__tracing, false);
+  flush_all(); /* what threads appended while the switch went off */
   pthread_mutex_lock(&sink_lock);
-  flush_all_locked();
   if (sink_owned && sink_fd >= 0)
     close(sink_fd);
   sink_fd = -1;

@@ -3,7 +3,8 @@
  * While indexing, each event gets one 32-bit key (the thing it is mainly about: a tensor, a
  * node or a storage, hashed with its kind of id) and a few events get extra (key, event)
  * pairs for the other tensors they concern (a view's source, a move's target, a node's saved
- * tensors, a composite's parts, a grad). A query scans those compact arrays (tens of MB read
+ * tensors, a composite's parts, a grad, an optimizer's parameters, the parameters a module's
+ * joining a tree renames). A query scans those compact arrays (tens of MB read
  * at memory speed) and decodes only the events whose fields it must follow: the tensor's
  * creation (for its storage) and its moves into parameters (for the new handle). */
 #include "model-private.h"
@@ -70,6 +71,17 @@ guint32 model_life_add(gs_trace_model *m, const gs_trace_event *e, guint64 index
     for (guint i = 0; i < e->n_parts; i++)
       extra(m, e->parts[i], KEY_TENSOR, index);
     break;
+  case GS_TRACE_OPTIMIZER_CREATE: /* from here on the optimizer updates (and keeps state for) */
+    for (guint i = 0; i < e->n_params; i++)
+      extra(m, e->params[i], KEY_TENSOR, index);
+    break;
+  case GS_TRACE_MODULE_CHILD: { /* renames the parameters already in the child's tree */
+    g_autoptr(GArray) renamed = g_array_new(FALSE, FALSE, sizeof(guint64));
+    gs_replay_subtree_parameters(m->head, e->child, renamed);
+    for (guint i = 0; i < renamed->len; i++)
+      extra(m, g_array_index(renamed, guint64, i), KEY_TENSOR, index);
+    break;
+  }
   default: break;
   }
   return key;
@@ -97,12 +109,22 @@ static guint scan(const gs_trace_model *m, guint32 k, GArray *hits) {
 #define VERIFY_LIMIT 512
 
 /* Does e concern one of the tensor's handles, or (storage events, in-place writes) its
- * storage? The same reading of "concerns" the keys were made with. */
-static gboolean concerns(const gs_trace_event *e, const guint64 *ids, guint n, guint64 storage) {
+ * storage? The same reading of "concerns" the keys were made with. A module's tree is read
+ * from the head state: child links never change once recorded. */
+static gboolean concerns(const gs_trace_model *m, const gs_trace_event *e, const guint64 *ids,
+                         guint n, guint64 storage) {
   for (guint k = 0; k < n; k++) {
     guint64 id = ids[k];
+    if (e->kind == GS_TRACE_MODULE_CHILD) {
+      if (gs_replay_parameter_under(m->head, id, e->child))
+        return TRUE;
+      continue;
+    }
     if (e->tensor == id || e->target == id || e->object == id)
       return TRUE;
+    for (guint i = 0; i < e->n_params; i++)
+      if (e->params[i] == id)
+        return TRUE;
     if (e->kind == GS_TRACE_TENSOR_CREATE && e->origin != 0 && e->source == id)
       return TRUE;
     for (guint i = 0; i < e->n_saved; i++)
@@ -177,7 +199,7 @@ void gs_trace_model_tensor_life(const gs_trace_model *cm, guint64 tensor_id, gui
       guint64 at = g_array_index(hits, guint64, i);
       gs_trace_event e;
       if (model_decode(m, &m->query_decoder, at, &e) &&
-          concerns(&e, (const guint64 *)handles->data, handles->len, storage))
+          concerns(m, &e, (const guint64 *)handles->data, handles->len, storage))
         g_array_index(hits, guint64, kept++) = at;
     }
     out = kept;

@@ -21,9 +21,17 @@ static guint64 state_bytes(const gs_replay *r) {
   g_hash_table_iter_init(&it, r->thread_scopes);
   while (g_hash_table_iter_next(&it, NULL, &value))
     open += ((GArray *)value)->len;
+  guint64 optimizer_params = 0;
+  g_hash_table_iter_init(&it, r->optimizers);
+  while (g_hash_table_iter_next(&it, NULL, &value))
+    optimizer_params += ((const gs_replay_optimizer *)value)->params->len;
   return g_hash_table_size(r->objects) * (sizeof(gs_replay_object) + 48) +
          g_hash_table_size(r->storages) * 96 + g_hash_table_size(r->nodes) * 160 +
-         (g_hash_table_size(r->names) + g_hash_table_size(r->modules)) * 56 + open * 200 +
+         g_hash_table_size(r->names) * 56 +
+         g_hash_table_size(r->modules) * (sizeof(gs_replay_module) + 48) +
+         g_hash_table_size(r->parameters) * 72 +
+         g_hash_table_size(r->optimizers) * (sizeof(gs_replay_optimizer) + 96) +
+         optimizer_params * sizeof(guint64) + open * 200 +
          r->scope_group_list->len * (sizeof(gs_replay_scope_name) + 48) + 512;
 }
 

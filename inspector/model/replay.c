@@ -653,6 +653,31 @@ const gs_replay_optimizer *gs_replay_optimizer_get(const gs_replay *r, guint64 o
   return optimizer ? g_hash_table_lookup(r->optimizers, &optimizer) : NULL;
 }
 
+static gboolean entry_under(const gs_replay *r, const parameter_entry *p, guint64 module) {
+  guint64 at = p->module;
+  for (int depth = 0; at && depth < 1000; depth++) { /* bounded: a damaged log may loop */
+    if (at == module)
+      return TRUE;
+    const gs_replay_module *m = module_get(r, at);
+    at = m ? m->parent : 0;
+  }
+  return FALSE;
+}
+
+gboolean gs_replay_parameter_under(const gs_replay *r, guint64 tensor, guint64 module) {
+  const parameter_entry *p = g_hash_table_lookup(r->parameters, &tensor);
+  return p && module && entry_under(r, p, module);
+}
+
+void gs_replay_subtree_parameters(const gs_replay *r, guint64 module, GArray *out) {
+  GHashTableIter it;
+  gpointer value;
+  g_hash_table_iter_init(&it, r->parameters);
+  while (g_hash_table_iter_next(&it, NULL, &value))
+    if (module && entry_under(r, value, module))
+      g_array_append_val(out, ((const parameter_entry *)value)->tensor);
+}
+
 static const char *reader_string(guint32 id, gpointer reader) {
   return gs_trace_reader_string(reader, id);
 }

@@ -196,6 +196,11 @@ const char *gs_replay_intern(gs_replay *replay, const char *text);
  * (gs_trace_model_category, gs_trace_model_owner_label): it reads these. */
 const gs_replay_module *gs_replay_module_get(const gs_replay *replay, guint64 module);
 const gs_replay_optimizer *gs_replay_optimizer_get(const gs_replay *replay, guint64 optimizer);
+/* Whether tensor was registered as a parameter of module or of a module below it in its tree
+ * (whose dotted name therefore starts with module's place). */
+gboolean gs_replay_parameter_under(const gs_replay *replay, guint64 tensor, guint64 module);
+/* Appends (guint64) every tensor registered as a parameter of module or below it. */
+void gs_replay_subtree_parameters(const gs_replay *replay, guint64 module, GArray *out);
 /* Alive objects sorted by creation (caller frees the array, not the objects). */
 GPtrArray *gs_replay_alive_objects(const gs_replay *replay);
 

@@ -98,7 +98,7 @@ typedef enum {
   GS_MEM_PARAMETERS,      /* held by a module, or a tensor moved into a parameter */
   GS_MEM_GRADIENTS,       /* held by a tensor: a .grad */
   GS_MEM_OPTIMIZER_STATE, /* held by an optimizer */
-  GS_MEM_BATCH,           /* part of a data batch or a PackedSequence */
+  GS_MEM_BATCH,           /* a DataLoader batch and its fields, a PackedSequence's parts */
   GS_MEM_SAVED,           /* saved for backward by a live graph node */
   GS_MEM_TEMPORARIES,     /* everything else */
   GS_MEM_N_CATEGORIES
@@ -112,7 +112,8 @@ const char *gs_mem_category_name(gs_mem_category category);
 gs_mem_category gs_trace_model_category(const gs_trace_model *m, const gs_replay *state,
                                         const gs_replay_object *object);
 /* Who holds object and, if a live node saves it, why it is still alive, translated:
- * "scope step #12", "module Linear #3", "caller", "gradient of tensor #5.1", then
+ * "scope step #12", "module Linear #3", "optimizer Adam #1.1", "batch #4.1", "caller",
+ * "gradient of tensor #5.1", then
  * "; saved by MatmulBackward #88 for backward". Free with g_free. */
 char *gs_trace_model_owner_label(const gs_trace_model *m, const gs_replay *state,
                                  const gs_replay_object *object);
@@ -175,8 +176,10 @@ const GArray *gs_trace_model_scope_children(const gs_trace_model *m, guint64 sco
  * materialisation and release, its creation, views, clones and detaches made from it,
  * ownership changes, in-place writes to it or through any view of its storage (versions),
  * names, the nodes that made it or saved it, gradient accumulation into it or as its grad,
- * its move into a parameter (the new handle's events follow), composites it is part of, and
- * its disposal. Found through 32-bit keys: a life of up to 512 events is checked event by
+ * its move into a parameter (the new handle's events follow), its registration as a module's
+ * parameter, the module_child events that put it (inside its module) into a tree and so
+ * renamed it ("bias" -> "fc2.bias"), the optimizer_create that listed it, composites it is part
+ * of, and its disposal. Found through 32-bit keys: a life of up to 512 events is checked event by
  * event; a longer one may (rarely: about once in a thousand queries on a log of millions of
  * tensors) include a few events of another tensor whose key collides. *indices is newly
  * allocated (g_free); *n its length. */
