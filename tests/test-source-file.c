@@ -264,7 +264,7 @@ static void test_damage_in_loaded_part(void) {
 
   source_run run = {.source = gs_trace_source_new_file(path, TRUE)};
   g_assert_true(source_run_until(&run, NULL, NULL, 10000));
-  source_test_assert_final(&run, GS_TRACE_SOURCE_BROKEN, "The log is damaged at byte ",
+  source_test_assert_final(&run, GS_TRACE_SOURCE_BROKEN, "The log is damaged: ",
                            source_test_count_events(bad, n));
   g_assert_cmpuint(gs_trace_model_n_events(run.model), >, 0);
   source_run_clear(&run);
@@ -283,7 +283,7 @@ static void test_damage_while_following(void) {
   g_assert_true(source_run_until(&run, NULL, NULL, 20000));
   g_thread_join(ar.thread);
   g_free(ar.a.path);
-  source_test_assert_final(&run, GS_TRACE_SOURCE_BROKEN, "The log is damaged at byte ",
+  source_test_assert_final(&run, GS_TRACE_SOURCE_BROKEN, "The log is damaged: ",
                            source_test_count_events(bad, n));
   g_assert_cmpuint(gs_trace_model_n_events(run.model), >, first);
   source_run_clear(&run);
