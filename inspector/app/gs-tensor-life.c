@@ -37,6 +37,12 @@ char *gs_tensor_life_holder(gs_trace_model *m, guint32 holder, guint64 owner) {
     return g_strdup_printf(_("gradient of %s"), handle);
   case GS_TRACE_HELD_BY_ENGINE:
     return g_strdup(_("the engine"));
+  case GS_TRACE_HELD_BY_OPTIMIZER: {
+    const gs_replay *head = gs_trace_model_head(m);
+    const gs_replay_optimizer *opt = head ? gs_replay_optimizer_get(head, owner) : NULL;
+    /* TRANSLATORS: an optimizer's type and handle, e.g. "optimizer Adam #1" */
+    return g_strdup_printf(_("optimizer %s %s"), opt ? opt->type : "?", handle);
+  }
   }
   return g_strdup_printf(_("unknown holder %u"), holder);
 }
