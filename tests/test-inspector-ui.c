@@ -421,6 +421,34 @@ static gboolean page_waiting(gpointer data) {
   return g_strcmp0(gs_capture_page_get_state_name(data), "waiting") == 0;
 }
 
+/* A program run in a tab that is then hidden behind another keeps being read: the hidden
+ * page takes what arrives on a timer instead of frames. */
+static void test_background_tab(void) {
+  const char *workload = g_getenv("GS_CLI_WORKLOAD");
+  if (!workload) {
+    g_test_skip("GS_CLI_WORKLOAD is not set");
+    return;
+  }
+  GsWindow *window = new_window();
+  const char *argv[] = {workload, NULL};
+  gs_window_spawn(window, argv, NULL);
+  GsCapturePage *running = gs_window_get_current_page(window);
+  g_autoptr(GFile) file = g_file_new_for_path(log_path);
+  gs_window_open_file(window, file, FALSE);
+  GsCapturePage *front = gs_window_get_current_page(window);
+  g_assert_true(front != running);
+  wait_for(page_has_content, front);
+  g_assert_false(gtk_widget_get_mapped(GTK_WIDGET(running)));
+
+  wait_for(source_over, running);
+  g_assert_cmpint(gs_trace_source_get_state(gs_capture_page_get_source(running)), ==,
+                  GS_TRACE_SOURCE_ENDED);
+  guint64 n = gs_trace_model_n_events(gs_capture_page_get_model(running));
+  g_assert_cmpuint(n, >, 100);
+  g_assert_cmpuint(n_rows(gs_capture_page_get_event_list(running)), ==, n);
+  gtk_window_destroy(GTK_WINDOW(window));
+}
+
 /* Listen for Programs: the page waits on the per-user socket (XDG_RUNTIME_DIR is a private
  * temporary folder here) until a program traced with GS_TRACE=unix:PATH connects. */
 static void test_listen(void) {
@@ -615,6 +643,7 @@ int main(int argc, char **argv) {
     g_test_add_func("/inspector-ui/damaged-log", test_damaged_log_toast);
     g_test_add_func("/inspector-ui/spawn", test_spawn);
     g_test_add_func("/inspector-ui/listen", test_listen);
+    g_test_add_func("/inspector-ui/background-tab", test_background_tab);
     g_test_add_func("/inspector-ui/follow", test_follow);
     g_test_add_func("/inspector-ui/run-dialog", test_run_dialog);
     g_test_add_func("/inspector-ui/drop", test_drop);

@@ -11,6 +11,8 @@
 
 /* Work per frame spent feeding arrived bytes into the model: a quarter of a 60 Hz frame. */
 #define PUMP_BUDGET_US 4000
+/* How often a capture in a background tab takes what arrived. */
+#define BACKGROUND_PUMP_MS 50
 
 struct _GsCapturePage {
   GtkWidget parent_instance;
@@ -33,7 +35,8 @@ struct _GsCapturePage {
   GsTraceSource *source;
   char *title;
   char *subtitle;
-  guint tick_id;
+  guint tick_id;       /* frame-clock pumping while shown */
+  guint background_id;  /* timer pumping while in a background tab */
   GsTraceSourceState last_state;
   gboolean positioning; /* a view is moving the scrubber: do not echo back to it */
 };
@@ -247,36 +250,78 @@ static void on_source_loaded(GsCapturePage *self) {
     adopt_model(self, model);
 }
 
-/* Each frame: take what arrived, within the budget; show loading progress. */
-static gboolean on_tick(GtkWidget *widget, GdkFrameClock *clock, gpointer data) {
-  (void)clock, (void)data;
-  GsCapturePage *self = GS_CAPTURE_PAGE(widget);
+/* Takes what arrived, within the budget, and shows loading progress. FALSE once nothing
+ * more can come (the source is over and drained, or its load failed). */
+static gboolean pump_once(GsCapturePage *self) {
   if (!self->source)
-    return G_SOURCE_CONTINUE;
-  if (!self->model && source_finished(self)) { /* the load failed: nothing will come */
-    self->tick_id = 0;
-    return G_SOURCE_REMOVE;
-  }
+    return TRUE;
+  if (!self->model && source_finished(self)) /* the load failed: nothing will come */
+    return FALSE;
   if (!self->model) {
     double progress = gs_trace_source_get_progress(self->source);
     gtk_progress_bar_set_fraction(GTK_PROGRESS_BAR(self->progress_bar), progress);
     g_autofree char *text = g_strdup_printf(_("%.0f %%"), progress * 100);
     gtk_progress_bar_set_text(GTK_PROGRESS_BAR(self->progress_bar), text);
-    return G_SOURCE_CONTINUE;
+    return TRUE;
   }
   if (gs_trace_source_pump(self->source, self->model, PUMP_BUDGET_US) > 0)
     model_grew(self);
-  /* A source that is over and drained brings nothing more: stop waking every frame. */
-  if (source_finished(self) && gs_trace_source_get_bytes_pending(self->source) == 0) {
-    self->tick_id = 0;
-    return G_SOURCE_REMOVE;
-  }
-  return G_SOURCE_CONTINUE;
+  return !(source_finished(self) && gs_trace_source_get_bytes_pending(self->source) == 0);
+}
+
+/* Each frame while the page is shown. */
+static gboolean on_tick(GtkWidget *widget, GdkFrameClock *clock, gpointer data) {
+  (void)clock, (void)data;
+  GsCapturePage *self = GS_CAPTURE_PAGE(widget);
+  if (pump_once(self))
+    return G_SOURCE_CONTINUE;
+  self->tick_id = 0; /* over and drained: stop waking every frame */
+  return G_SOURCE_REMOVE;
+}
+
+/* A page in a background tab gets no frames: it is pumped by a timer instead, so a live
+ * program is never held up by a capture nobody is looking at. */
+static gboolean on_background_pump(gpointer data) {
+  GsCapturePage *self = data;
+  if (pump_once(self))
+    return G_SOURCE_CONTINUE;
+  self->background_id = 0;
+  return G_SOURCE_REMOVE;
 }
 
 static void start_tick(GsCapturePage *self) {
-  if (!self->tick_id)
-    self->tick_id = gtk_widget_add_tick_callback(GTK_WIDGET(self), on_tick, NULL, NULL);
+  if (gtk_widget_get_mapped(GTK_WIDGET(self))) {
+    if (!self->tick_id)
+      self->tick_id = gtk_widget_add_tick_callback(GTK_WIDGET(self), on_tick, NULL, NULL);
+  } else if (!self->background_id) {
+    self->background_id = g_timeout_add(BACKGROUND_PUMP_MS, on_background_pump, self);
+  }
+}
+
+static void stop_pumping(GsCapturePage *self) {
+  if (self->tick_id) {
+    gtk_widget_remove_tick_callback(GTK_WIDGET(self), self->tick_id);
+    self->tick_id = 0;
+  }
+  g_clear_handle_id(&self->background_id, g_source_remove);
+}
+
+static void gs_capture_page_map(GtkWidget *widget) {
+  GsCapturePage *self = GS_CAPTURE_PAGE(widget);
+  GTK_WIDGET_CLASS(gs_capture_page_parent_class)->map(widget);
+  if (self->background_id || self->tick_id) {
+    stop_pumping(self);
+    start_tick(self); /* mapped now: frames again */
+  }
+}
+
+static void gs_capture_page_unmap(GtkWidget *widget) {
+  GsCapturePage *self = GS_CAPTURE_PAGE(widget);
+  gboolean pumping = self->tick_id != 0;
+  stop_pumping(self);
+  GTK_WIDGET_CLASS(gs_capture_page_parent_class)->unmap(widget);
+  if (pumping)
+    start_tick(self); /* unmapped now: the timer */
 }
 
 static void on_stop(GsCapturePage *self) {
@@ -352,10 +397,7 @@ static gboolean step_shortcut(GtkWidget *widget, GVariant *args, gpointer data) 
 
 static void gs_capture_page_dispose(GObject *object) {
   GsCapturePage *self = GS_CAPTURE_PAGE(object);
-  if (self->tick_id) {
-    gtk_widget_remove_tick_callback(GTK_WIDGET(self), self->tick_id);
-    self->tick_id = 0;
-  }
+  stop_pumping(self);
   if (self->source) {
     g_signal_handlers_disconnect_by_data(self->source, self);
     gs_trace_source_stop(self->source);
@@ -403,6 +445,8 @@ static void gs_capture_page_class_init(GsCapturePageClass *klass) {
   object_class->dispose = gs_capture_page_dispose;
   object_class->finalize = gs_capture_page_finalize;
   object_class->get_property = gs_capture_page_get_property;
+  widget_class->map = gs_capture_page_map;
+  widget_class->unmap = gs_capture_page_unmap;
 
   props[PROP_TITLE] = g_param_spec_string("title", NULL, NULL, NULL,
                                           G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
