@@ -29,4 +29,10 @@ for cmd in "build/bench/bench-mlp" "build/bench/bench-mlp --steps 10000" "bench/
   gs_say "$cmd"
   $cmd || { gs_say "$cmd failed"; status=1; }
 done
+# The inspector's event list needs a display: a virtual one, drawn with cairo.
+if [ -x build/bench/bench-event-list ] && command -v xvfb-run >/dev/null 2>&1; then
+  gs_say "bench-event-list (under xvfb-run)"
+  GSK_RENDERER=cairo GTK_A11Y=none GSETTINGS_BACKEND=memory \
+    xvfb-run -a build/bench/bench-event-list || { gs_say "bench-event-list failed"; status=1; }
+fi
 exit "$status"
