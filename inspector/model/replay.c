@@ -94,7 +94,7 @@ gs_replay *gs_replay_new(void) {
   r->pool = g_new0(gs_replay_pool, 1);
   r->pool->chunk = g_string_chunk_new(4096);
   r->pool->refs = 1;
-  r->storages = id_table(storage_entry_free);
+  r->storages = gs_id_table_new(storage_entry_free);
   r->objects = id_table(g_free);
   r->scopes = id_table(NULL); /* owned by scope_store */
   r->scope_list = g_ptr_array_new();
@@ -114,7 +114,7 @@ gs_replay *gs_replay_new(void) {
 void gs_replay_free(gs_replay *r) {
   if (!r)
     return;
-  g_hash_table_destroy(r->storages);
+  gs_id_table_free(r->storages);
   g_hash_table_destroy(r->objects);
   g_hash_table_destroy(r->scopes);
   g_ptr_array_free(r->scope_list, TRUE);
@@ -212,10 +212,8 @@ static void buffer_drop(gs_replay *r, const gs_trace_event *e, buffer *b, guint6
   if (b->owner != storage)
     return;
   b->owner = 0;
-  GHashTableIter it;
   gpointer value;
-  g_hash_table_iter_init(&it, r->storages);
-  while (g_hash_table_iter_next(&it, NULL, &value)) {
+  for (guint it = 0; gs_id_table_next(r->storages, &it, &value);) {
     const storage_entry *heir = value;
     if (heir->bytes == b && heir->id != storage && (!b->owner || heir->id < b->owner))
       b->owner = heir->id; /* the oldest sharer, so any copy of the state picks the same */
@@ -233,7 +231,7 @@ static buffer *buffer_new(gs_replay *r, const gs_trace_event *e, guint64 nbytes)
 }
 
 static storage_entry *storage_get(gs_replay *r, guint64 id) {
-  return g_hash_table_lookup(r->storages, &id);
+  return gs_id_table_lookup(r->storages, id);
 }
 
 static storage_entry *storage_add(gs_replay *r, const gs_trace_event *e, guint64 nbytes) {
@@ -241,13 +239,13 @@ static storage_entry *storage_add(gs_replay *r, const gs_trace_event *e, guint64
   if (old) { /* a reused id without a free: the old one is gone now */
     buffer_drop(r, e, old->bytes, old->id);
     old->bytes = NULL;
-    g_hash_table_remove(r->storages, &e->storage);
+    gs_id_table_remove(r->storages, e->storage);
     r->live_storages--;
   }
   storage_entry *s = g_new0(storage_entry, 1);
   s->id = e->storage;
   s->nbytes = nbytes;
-  g_hash_table_insert(r->storages, &s->id, s);
+  gs_id_table_replace(r->storages, s->id, s);
   r->live_storages++;
   return s;
 }
@@ -283,7 +281,7 @@ static void on_storage(gs_replay *r, const gs_trace_event *e) {
     if (s) {
       buffer_drop(r, e, s->bytes, s->id);
       s->bytes = NULL;
-      g_hash_table_remove(r->storages, &e->storage);
+      gs_id_table_remove(r->storages, e->storage);
       r->live_storages--;
     }
     break;
@@ -776,8 +774,7 @@ gs_replay *gs_replay_copy(const gs_replay *src, gboolean open_scopes_only) {
   g_autoptr(GHashTable) buffers = g_hash_table_new(g_direct_hash, g_direct_equal);
   GHashTableIter it;
   gpointer value;
-  g_hash_table_iter_init(&it, src->storages);
-  while (g_hash_table_iter_next(&it, NULL, &value)) {
+  for (guint at = 0; gs_id_table_next(src->storages, &at, &value);) {
     const storage_entry *from = value;
     storage_entry *to = g_memdup2(from, sizeof *from);
     if (from->bytes) {
@@ -789,7 +786,7 @@ gs_replay *gs_replay_copy(const gs_replay *src, gboolean open_scopes_only) {
       }
       to->bytes->refs++;
     }
-    g_hash_table_insert(r->storages, &to->id, to);
+    gs_id_table_replace(r->storages, to->id, to);
   }
   g_hash_table_iter_init(&it, src->objects);
   while (g_hash_table_iter_next(&it, NULL, &value)) {
@@ -869,17 +866,15 @@ static guint64 own_bytes(const storage_entry *s) {
 }
 
 void gs_replay_foreach_storage(const gs_replay *r, gs_replay_storage_fn fn, gpointer user_data) {
-  GHashTableIter it;
   gpointer value;
-  g_hash_table_iter_init(&it, r->storages);
-  while (g_hash_table_iter_next(&it, NULL, &value)) {
+  for (guint it = 0; gs_id_table_next(r->storages, &it, &value);) {
     const storage_entry *s = value;
     fn(s->id, own_bytes(s), s->saved_refs, user_data);
   }
 }
 
 gboolean gs_replay_storage(const gs_replay *r, guint64 id, guint64 *bytes, guint *saved_refs) {
-  const storage_entry *s = g_hash_table_lookup(r->storages, &id);
+  const storage_entry *s = gs_id_table_lookup(r->storages, id);
   if (!s)
     return FALSE;
   if (bytes)
@@ -890,13 +885,13 @@ gboolean gs_replay_storage(const gs_replay *r, guint64 id, guint64 *bytes, guint
 }
 
 gs_replay_tally *gs_replay_storage_tally(gs_replay *r, guint64 id) {
-  storage_entry *s = g_hash_table_lookup(r->storages, &id);
+  storage_entry *s = gs_id_table_lookup(r->storages, id);
   return s ? &s->tally : NULL;
 }
 
 gs_replay_tally *gs_replay_storage_full(gs_replay *r, guint64 id, guint64 *bytes,
                                         guint *saved_refs) {
-  storage_entry *s = g_hash_table_lookup(r->storages, &id);
+  storage_entry *s = gs_id_table_lookup(r->storages, id);
   if (!s)
     return NULL;
   *bytes = own_bytes(s);
@@ -921,7 +916,6 @@ static GHashTable *rebuilt(GHashTable *old, GDestroyNotify free_value) {
 }
 
 void gs_replay_compact(gs_replay *r) {
-  r->storages = rebuilt(r->storages, storage_entry_free);
   r->objects = rebuilt(r->objects, g_free);
   r->nodes = rebuilt(r->nodes, node_free);
 }

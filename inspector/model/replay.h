@@ -18,6 +18,8 @@
 #include <glib.h>
 #include <gradscope/trace.h>
 
+#include "id-table.h"
+
 G_BEGIN_DECLS
 
 /* Every scope instance with the same name, summed: how `stats` and counter tracks group. */
@@ -112,7 +114,7 @@ typedef struct gs_replay {
   guint64 last_seq, last_ns;
 
   /* memory */
-  GHashTable *storages; /* id -> storage record (private) */
+  gs_id_table *storages; /* id -> storage record (private) */
   guint64 live_storages, live_bytes;
   guint64 peak_bytes, peak_seq, peak_ns;
 
