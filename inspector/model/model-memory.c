@@ -78,7 +78,7 @@ static gs_mem_category object_category(const gs_replay *r, const gs_replay_objec
   case GS_TRACE_HELD_BY_TENSOR: return GS_MEM_GRADIENTS;
   case GS_TRACE_HELD_BY_OPTIMIZER: return GS_MEM_OPTIMIZER_STATE;
   case GS_TRACE_HELD_BY_COMPOSITE: { /* a part of a packed sequence or a DataLoader batch */
-    const gs_replay_object *c = g_hash_table_lookup(r->objects, &o->owner);
+    const gs_replay_object *c = gs_replay_object_get(r, o->owner);
     if (c && c->composite &&
         (c->object_kind == GS_OBJECT_PACKED_SEQUENCE || c->object_kind == GS_OBJECT_BATCH))
       return GS_MEM_BATCH;
@@ -301,7 +301,7 @@ static void assert_tally(gs_trace_model *m, gs_replay_tally *t) {
 }
 
 static gs_replay_object *head_object(gs_trace_model *m, guint64 id) {
-  return id ? g_hash_table_lookup(m->head->objects, &id) : NULL;
+  return gs_replay_object_get(m->head, id);
 }
 
 void model_memory_before(gs_trace_model *m, const gs_trace_event *e) {
@@ -337,7 +337,7 @@ void model_memory_before(gs_trace_model *m, const gs_trace_event *e) {
       e->kind == GS_TRACE_NODE_RELEASE) {
     for (guint i = 0; i < e->n_saved; i++)
       touch(mm->touched_objects, e->saved[i]);
-    const gs_replay_node *n = g_hash_table_lookup(m->head->nodes, &e->node);
+    const gs_replay_node *n = gs_replay_node_get(m->head, e->node);
     for (guint i = 0; n && i < n->n_saved; i++) { /* the node being replaced, freed, released */
       touch(mm->touched_objects, n->saved[i]);
       retract_storage(mm, gs_replay_storage_tally(m->head, n->saved_storages[i]));

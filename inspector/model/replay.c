@@ -96,6 +96,7 @@ gs_replay *gs_replay_new(void) {
   r->pool->refs = 1;
   r->storages = gs_id_table_new(storage_entry_free);
   r->objects = id_table(g_free);
+  r->object_index = gs_id_table_new(NULL);
   r->scopes = id_table(NULL); /* owned by scope_store */
   r->scope_list = g_ptr_array_new();
   r->scope_store = g_ptr_array_new_with_free_func(g_free);
@@ -103,6 +104,7 @@ gs_replay *gs_replay_new(void) {
   r->scope_group_list = g_ptr_array_new_with_free_func(g_free);
   r->thread_scopes = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, array_free);
   r->nodes = id_table(node_free);
+  r->node_index = gs_id_table_new(NULL);
   r->names = g_hash_table_new_full(gs_id_hash, gs_id_equal, g_free, NULL);
   r->modules = id_table(g_free);
   r->parameters = id_table(g_free);
@@ -116,6 +118,7 @@ void gs_replay_free(gs_replay *r) {
     return;
   gs_id_table_free(r->storages);
   g_hash_table_destroy(r->objects);
+  gs_id_table_free(r->object_index);
   g_hash_table_destroy(r->scopes);
   g_ptr_array_free(r->scope_list, TRUE);
   g_ptr_array_free(r->scope_store, TRUE);
@@ -123,6 +126,7 @@ void gs_replay_free(gs_replay *r) {
   g_ptr_array_free(r->scope_group_list, TRUE);
   g_hash_table_destroy(r->thread_scopes);
   g_hash_table_destroy(r->nodes);
+  gs_id_table_free(r->node_index);
   g_hash_table_destroy(r->names);
   g_hash_table_destroy(r->modules);
   g_hash_table_destroy(r->parameters);
@@ -358,7 +362,34 @@ static void set_holder(gs_replay *r, gs_replay_object *o, guint32 holder, guint6
 }
 
 static gs_replay_object *object_get(gs_replay *r, guint64 id) {
-  return id ? g_hash_table_lookup(r->objects, &id) : NULL;
+  return id ? gs_id_table_lookup(r->object_index, id) : NULL;
+}
+
+gs_replay_object *gs_replay_object_get(const gs_replay *r, guint64 id) {
+  return id ? gs_id_table_lookup(r->object_index, id) : NULL;
+}
+
+gs_replay_node *gs_replay_node_get(const gs_replay *r, guint64 id) {
+  return gs_id_table_lookup(r->node_index, id);
+}
+
+/* Objects and nodes go in and out of their table and its index together. */
+static void object_put(gs_replay *r, gs_replay_object *o) {
+  g_hash_table_insert(r->objects, &o->id, o);
+  gs_id_table_replace(r->object_index, o->id, o);
+}
+
+static void object_remove(gs_replay *r, guint64 id, gboolean free_it) {
+  gs_id_table_remove(r->object_index, id);
+  if (free_it)
+    g_hash_table_remove(r->objects, &id);
+  else
+    g_hash_table_steal(r->objects, &id);
+}
+
+static void node_put(gs_replay *r, gs_replay_node *n) {
+  g_hash_table_replace(r->nodes, &n->id, n);
+  gs_id_table_replace(r->node_index, n->id, n);
 }
 
 /* An object the engine built for itself (while ownership was suspended) and then handed to
@@ -384,9 +415,9 @@ static void object_add(gs_replay *r, gs_replay_object *o) {
   gboolean replaced = old != NULL;
   if (old) { /* recorded twice (or a reused id without a dispose): replace, count once */
     unlink_from_scope(r, old);
-    g_hash_table_remove(r->objects, &o->id);
+    object_remove(r, o->id, TRUE);
   }
-  g_hash_table_insert(r->objects, &o->id, o);
+  object_put(r, o);
   gs_replay_scope *s = owning_scope(r, o);
   if (s && !replaced) {
     s->created++;
@@ -456,14 +487,14 @@ static void on_dispose(gs_replay *r, const gs_trace_event *e) {
     group_of(r, s)->disposed++;
   }
   unlink_from_scope(r, o);
-  g_hash_table_remove(r->objects, &e->tensor);
+  object_remove(r, e->tensor, TRUE);
 }
 
 /* A parameter takes over a tensor's handle: the same object under a new id, counted once. */
 static void on_tensor_move(gs_replay *r, const gs_trace_event *e) {
   gs_replay_object *o = object_get(r, e->tensor);
   if (o && e->target && e->target != e->tensor) {
-    g_hash_table_steal(r->objects, &e->tensor);
+    object_remove(r, e->tensor, FALSE);
     gs_replay_object *existing = object_get(r, e->target);
     if (existing) { /* the new handle was recorded too: keep that record, drop this one */
       unlink_from_scope(r, o);
@@ -471,7 +502,7 @@ static void on_tensor_move(gs_replay *r, const gs_trace_event *e) {
     } else {
       o->id = e->target;
       o->parameter = TRUE;
-      g_hash_table_insert(r->objects, &o->id, o);
+      object_put(r, o);
     }
   }
   const char *name = gs_replay_tensor_name(r, e->tensor);
@@ -570,15 +601,15 @@ static void on_node_create(gs_replay *r, const gs_trace_event *e, const strings 
     gs_replay_object *o = object_get(r, e->saved[i]);
     n->saved_storages[i] = o ? o->storage : 0;
   }
-  gs_replay_node *old = g_hash_table_lookup(r->nodes, &n->id);
+  gs_replay_node *old = gs_replay_node_get(r, n->id);
   if (old && !old->saved_freed)
     node_saved_refs(r, old, -1);
-  g_hash_table_replace(r->nodes, &n->id, n);
+  node_put(r, n);
   node_saved_refs(r, n, +1);
 }
 
 static void on_node_free_saved(gs_replay *r, const gs_trace_event *e) {
-  gs_replay_node *n = g_hash_table_lookup(r->nodes, &e->node);
+  gs_replay_node *n = gs_replay_node_get(r, e->node);
   if (n && !n->saved_freed) {
     n->saved_freed = TRUE;
     node_saved_refs(r, n, -1);
@@ -586,9 +617,10 @@ static void on_node_free_saved(gs_replay *r, const gs_trace_event *e) {
 }
 
 static void on_node_release(gs_replay *r, const gs_trace_event *e) {
-  gs_replay_node *n = g_hash_table_lookup(r->nodes, &e->node);
+  gs_replay_node *n = gs_replay_node_get(r, e->node);
   if (n && !n->saved_freed)
     node_saved_refs(r, n, -1);
+  gs_id_table_remove(r->node_index, e->node);
   g_hash_table_remove(r->nodes, &e->node);
 }
 
@@ -791,7 +823,7 @@ gs_replay *gs_replay_copy(const gs_replay *src, gboolean open_scopes_only) {
   g_hash_table_iter_init(&it, src->objects);
   while (g_hash_table_iter_next(&it, NULL, &value)) {
     gs_replay_object *o = g_memdup2(value, sizeof(gs_replay_object));
-    g_hash_table_insert(r->objects, &o->id, o);
+    object_put(r, o);
   }
   for (guint i = 0; i < src->scope_group_list->len; i++) {
     gs_replay_scope_name *g = copy_group(src->scope_group_list->pdata[i]);
@@ -834,7 +866,7 @@ gs_replay *gs_replay_copy(const gs_replay *src, gboolean open_scopes_only) {
     n->inputs = g_memdup2(from->inputs, sizeof(guint64) * from->n_inputs);
     n->saved = g_memdup2(from->saved, sizeof(guint64) * from->n_saved);
     n->saved_storages = g_memdup2(from->saved_storages, sizeof(guint64) * from->n_saved);
-    g_hash_table_insert(r->nodes, &n->id, n);
+    node_put(r, n);
   }
   g_hash_table_iter_init(&it, src->names);
   while (g_hash_table_iter_next(&it, &key, &value))

@@ -137,6 +137,10 @@ typedef struct gs_replay {
   GPtrArray *changed_groups; /* gs_replay_scope_name* whose bytes changed */
   guint64 heir_storage;      /* a storage that took over a shared buffer's bytes (or 0) */
 
+  /* private: objects and nodes by id again, for the lookups of every event (the GHashTables
+   * above stay what readers iterate and look up; these own nothing) */
+  gs_id_table *object_index, *node_index;
+
   /* private: the scopes last looked up (most objects belong to the current step's scope, and
    * the table of every scope seen grows to tens of thousands) */
   gs_replay_scope *scope_cache[16];
@@ -203,6 +207,10 @@ const gs_replay_optimizer *gs_replay_optimizer_get(const gs_replay *replay, guin
 gboolean gs_replay_parameter_under(const gs_replay *replay, guint64 tensor, guint64 module);
 /* Appends (guint64) every tensor registered as a parameter of module or below it. */
 void gs_replay_subtree_parameters(const gs_replay *replay, guint64 module, GArray *out);
+/* An alive object or graph node by id (NULL if none): one probe of the replay's own index,
+ * cheaper than looking up the objects or nodes table. */
+gs_replay_object *gs_replay_object_get(const gs_replay *replay, guint64 id);
+gs_replay_node *gs_replay_node_get(const gs_replay *replay, guint64 id);
 /* Alive objects sorted by creation (caller frees the array, not the objects). */
 GPtrArray *gs_replay_alive_objects(const gs_replay *replay);
 
