@@ -216,8 +216,14 @@ char *gs_trace_model_owner_label(const gs_trace_model *m, const gs_replay *state
  * counted at, kept in their tally), applies, and puts them back as they are now. Objects do
  * the same with their storage's per-category counts. All of it lives in the head state's own
  * records (gs_replay_tally, tally_category): no table of the model's. */
+/* The ids an event touches (a handful): a plain array, as this runs for every event. */
+typedef struct id_list {
+  guint64 *ids;
+  guint len, cap;
+} id_list;
+
 struct model_memory {
-  GArray *touched_objects, *touched_storages; /* guint64, this event */
+  id_list touched_objects, touched_storages; /* this event's */
   guint32 epoch;
   guint64 totals[GS_MEM_N_CATEGORIES];
   guint64 emitted[GS_MEM_N_CATEGORIES];
@@ -226,22 +232,25 @@ struct model_memory {
 
 model_memory *model_memory_new(void) {
   model_memory *mm = g_new0(model_memory, 1);
-  mm->touched_objects = g_array_new(FALSE, FALSE, sizeof(guint64));
-  mm->touched_storages = g_array_new(FALSE, FALSE, sizeof(guint64));
   return mm;
 }
 
 void model_memory_free(model_memory *mm) {
   if (!mm)
     return;
-  g_array_unref(mm->touched_objects);
-  g_array_unref(mm->touched_storages);
+  g_free(mm->touched_objects.ids);
+  g_free(mm->touched_storages.ids);
   g_free(mm);
 }
 
-static void touch(GArray *list, guint64 id) {
-  if (id)
-    g_array_append_val(list, id);
+static inline void touch(id_list *list, guint64 id) {
+  if (!id)
+    return;
+  if (list->len == list->cap) {
+    list->cap = list->cap ? list->cap * 2 : 64;
+    list->ids = g_renew(guint64, list->ids, list->cap);
+  }
+  list->ids[list->len++] = id;
 }
 
 /* Takes the storage's bytes out of the totals, once per event. */
@@ -260,7 +269,7 @@ static void retract_object(gs_trace_model *m, gs_replay_object *o) {
   if (t) {
     t->counts[o->tally_category - 1]--;
     retract_storage(m->memory, t);
-    touch(m->memory->touched_storages, o->storage);
+    touch(&m->memory->touched_storages, o->storage);
   }
   o->tally_category = 0;
 }
@@ -306,8 +315,8 @@ static gs_replay_object *head_object(gs_trace_model *m, guint64 id) {
 
 void model_memory_before(gs_trace_model *m, const gs_trace_event *e) {
   model_memory *mm = m->memory;
-  g_array_set_size(mm->touched_objects, 0);
-  g_array_set_size(mm->touched_storages, 0);
+  mm->touched_objects.len = 0;
+  mm->touched_storages.len = 0;
   if (++mm->epoch == 0)
     mm->epoch = 1; /* 0 means "counted" */
   /* Only these kinds change an object's category or a storage's own bytes: the rest (most
@@ -317,7 +326,7 @@ void model_memory_before(gs_trace_model *m, const gs_trace_event *e) {
   case GS_TRACE_STORAGE_MATERIALISE:
   case GS_TRACE_STORAGE_FREE:
     retract_storage(mm, gs_replay_storage_tally(m->head, e->storage));
-    touch(mm->touched_storages, e->storage);
+    touch(&mm->touched_storages, e->storage);
     return;
   case GS_TRACE_TENSOR_CREATE:
   case GS_TRACE_TENSOR_MOVE:
@@ -330,22 +339,22 @@ void model_memory_before(gs_trace_model *m, const gs_trace_event *e) {
   case GS_TRACE_COMPOSITE_CREATE: break;
   default: return;
   }
-  touch(mm->touched_objects, e->tensor);
-  touch(mm->touched_objects, e->target);
-  touch(mm->touched_objects, e->object);
+  touch(&mm->touched_objects, e->tensor);
+  touch(&mm->touched_objects, e->target);
+  touch(&mm->touched_objects, e->object);
   if (e->kind == GS_TRACE_NODE_CREATE || e->kind == GS_TRACE_NODE_FREE_SAVED ||
       e->kind == GS_TRACE_NODE_RELEASE) {
     for (guint i = 0; i < e->n_saved; i++)
-      touch(mm->touched_objects, e->saved[i]);
+      touch(&mm->touched_objects, e->saved[i]);
     const gs_replay_node *n = gs_replay_node_get(m->head, e->node);
     for (guint i = 0; n && i < n->n_saved; i++) { /* the node being replaced, freed, released */
-      touch(mm->touched_objects, n->saved[i]);
+      touch(&mm->touched_objects, n->saved[i]);
       retract_storage(mm, gs_replay_storage_tally(m->head, n->saved_storages[i]));
-      touch(mm->touched_storages, n->saved_storages[i]);
+      touch(&mm->touched_storages, n->saved_storages[i]);
     }
   }
   for (guint i = 0; i < e->n_parts; i++)
-    touch(mm->touched_objects, e->parts[i]);
+    touch(&mm->touched_objects, e->parts[i]);
   /* A composite that goes away takes the category of its parts with it. */
   const gs_replay_object *c = e->kind == GS_TRACE_TENSOR_DISPOSE ? head_object(m, e->tensor) : NULL;
   if (c && c->composite) {
@@ -355,11 +364,11 @@ void model_memory_before(gs_trace_model *m, const gs_trace_event *e) {
     while (g_hash_table_iter_next(&it, NULL, &value)) {
       const gs_replay_object *o = value;
       if (o->holder == GS_TRACE_HELD_BY_COMPOSITE && o->owner == c->id)
-        touch(mm->touched_objects, o->id);
+        touch(&mm->touched_objects, o->id);
     }
   }
-  for (guint i = 0; i < mm->touched_objects->len; i++)
-    retract_object(m, head_object(m, g_array_index(mm->touched_objects, guint64, i)));
+  for (guint i = 0; i < mm->touched_objects.len; i++)
+    retract_object(m, head_object(m, mm->touched_objects.ids[i]));
 }
 
 static model_series *group_series(gs_trace_model *m, guint group) {
@@ -376,16 +385,16 @@ void model_memory_after(gs_trace_model *m, const gs_trace_event *e, guint64 inde
   model_memory *mm = m->memory;
   if (m->head->heir_storage) { /* bytes passed to a storage no event named */
     retract_storage(mm, gs_replay_storage_tally(m->head, m->head->heir_storage));
-    touch(mm->touched_storages, m->head->heir_storage);
+    touch(&mm->touched_storages, m->head->heir_storage);
   }
-  if (!mm->touched_objects->len && !mm->touched_storages->len && !m->head->memory_changed &&
+  if (!mm->touched_objects.len && !mm->touched_storages.len && !m->head->memory_changed &&
       !m->head->changed_groups->len)
     return;
-  for (guint i = 0; i < mm->touched_objects->len; i++)
-    assert_object(m, head_object(m, g_array_index(mm->touched_objects, guint64, i)));
-  for (guint i = 0; i < mm->touched_storages->len; i++)
+  for (guint i = 0; i < mm->touched_objects.len; i++)
+    assert_object(m, head_object(m, mm->touched_objects.ids[i]));
+  for (guint i = 0; i < mm->touched_storages.len; i++)
     assert_tally(m, gs_replay_storage_tally(m->head,
-                                            g_array_index(mm->touched_storages, guint64, i)));
+                                            mm->touched_storages.ids[i]));
   guint64 counted = 0;
   for (int c = 0; c < GS_MEM_TEMPORARIES; c++) {
     counted += mm->totals[c];
