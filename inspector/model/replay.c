@@ -362,15 +362,7 @@ static void set_holder(gs_replay *r, gs_replay_object *o, guint32 holder, guint6
 }
 
 static gs_replay_object *object_get(gs_replay *r, guint64 id) {
-  return id ? gs_id_table_lookup(r->object_index, id) : NULL;
-}
-
-gs_replay_object *gs_replay_object_get(const gs_replay *r, guint64 id) {
-  return id ? gs_id_table_lookup(r->object_index, id) : NULL;
-}
-
-gs_replay_node *gs_replay_node_get(const gs_replay *r, guint64 id) {
-  return gs_id_table_lookup(r->node_index, id);
+  return gs_replay_object_get(r, id);
 }
 
 /* Objects and nodes go in and out of their table and its index together. */

@@ -209,8 +209,12 @@ gboolean gs_replay_parameter_under(const gs_replay *replay, guint64 tensor, guin
 void gs_replay_subtree_parameters(const gs_replay *replay, guint64 module, GArray *out);
 /* An alive object or graph node by id (NULL if none): one probe of the replay's own index,
  * cheaper than looking up the objects or nodes table. */
-gs_replay_object *gs_replay_object_get(const gs_replay *replay, guint64 id);
-gs_replay_node *gs_replay_node_get(const gs_replay *replay, guint64 id);
+static inline gs_replay_object *gs_replay_object_get(const gs_replay *replay, guint64 id) {
+  return id ? (gs_replay_object *)gs_id_table_lookup(replay->object_index, id) : NULL;
+}
+static inline gs_replay_node *gs_replay_node_get(const gs_replay *replay, guint64 id) {
+  return (gs_replay_node *)gs_id_table_lookup(replay->node_index, id);
+}
 /* Alive objects sorted by creation (caller frees the array, not the objects). */
 GPtrArray *gs_replay_alive_objects(const gs_replay *replay);
 
