@@ -151,8 +151,13 @@ static const char *lookup_string(const strings *st, guint32 id) {
   return text ? text : "";
 }
 
+/* A string id may be redefined, so the cache is checked by text, not trusted by id. */
 static const char *intern_id(gs_replay *r, const strings *st, guint32 id) {
-  return gs_replay_intern(r, lookup_string(st, id));
+  const char *text = lookup_string(st, id);
+  const char **slot = &r->intern_cache[id & 63];
+  if (*slot && strcmp(*slot, text) == 0)
+    return *slot;
+  return *slot = gs_replay_intern(r, text);
 }
 
 static void set_u64_name(GHashTable *table, guint64 id, const char *name) {

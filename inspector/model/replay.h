@@ -144,6 +144,9 @@ typedef struct gs_replay {
   /* private: the scopes last looked up (most objects belong to the current step's scope, and
    * the table of every scope seen grows to tens of thousands) */
   gs_replay_scope *scope_cache[16];
+  /* private: the interned text last seen per string id slot (most events name an op or a
+   * node kind: comparing with the last one is cheaper than hashing into the pool) */
+  const char *intern_cache[64];
 } gs_replay;
 
 /* Hashing for tables keyed by a pointer to a 64-bit id (handles, storages, nodes). */
