@@ -19,32 +19,39 @@
 /* ---- series ------------------------------------------------------------------------------ */
 
 void model_series_init(model_series *s) {
-  s->at = g_array_new(FALSE, FALSE, sizeof(guint32));
-  s->value = g_array_new(FALSE, FALSE, sizeof(guint64));
+  s->at = NULL;
+  s->value = NULL;
+  s->len = s->cap = 0;
 }
 
 void model_series_clear(model_series *s) {
-  g_clear_pointer(&s->at, g_array_unref);
-  g_clear_pointer(&s->value, g_array_unref);
+  g_clear_pointer(&s->at, g_free);
+  g_clear_pointer(&s->value, g_free);
+  s->len = s->cap = 0;
 }
 
 void model_series_set(model_series *s, guint64 index, guint64 value) {
-  guint n = s->at->len;
-  if (n && g_array_index(s->at, guint32, n - 1) == (guint32)index) {
-    g_array_index(s->value, guint64, n - 1) = value; /* changed twice in one event */
+  guint n = s->len;
+  if (n && s->at[n - 1] == (guint32)index) {
+    s->value[n - 1] = value; /* changed twice in one event */
     return;
   }
-  guint32 at = (guint32)index;
-  g_array_append_val(s->at, at);
-  g_array_append_val(s->value, value);
+  if (n == s->cap) {
+    s->cap = s->cap ? s->cap * 2 : 64;
+    s->at = g_renew(guint32, s->at, s->cap);
+    s->value = g_renew(guint64, s->value, s->cap);
+  }
+  s->at[n] = (guint32)index;
+  s->value[n] = value;
+  s->len = n + 1;
 }
 
 /* Position of the last change at or before index, or -1. */
 static gint64 series_find(const model_series *s, guint64 index) {
-  guint lo = 0, hi = s->at->len;
+  guint lo = 0, hi = s->len;
   while (lo < hi) {
     guint mid = (lo + hi) / 2;
-    if (g_array_index(s->at, guint32, mid) <= index)
+    if (s->at[mid] <= index)
       lo = mid + 1;
     else
       hi = mid;
@@ -54,7 +61,7 @@ static gint64 series_find(const model_series *s, guint64 index) {
 
 guint64 model_series_value(const model_series *s, guint64 index) {
   gint64 k = series_find(s, index);
-  return k < 0 ? 0 : g_array_index(s->value, guint64, k);
+  return k < 0 ? 0 : s->value[k];
 }
 
 /* ---- categories -------------------------------------------------------------------------- */
@@ -489,14 +496,14 @@ void gs_trace_model_memory_columns(const gs_trace_model *m, guint64 first, guint
     }
     c->last = end - 1;
     gint64 k = series_find(t, c->first);
-    guint64 v = k < 0 ? 0 : g_array_index(t->value, guint64, k);
+    guint64 v = k < 0 ? 0 : t->value[k];
     c->min_total = c->max_total = v;
     c->max_index = c->first;
-    for (guint j = (guint)(k + 1); j < t->at->len; j++) {
-      guint32 at = g_array_index(t->at, guint32, j);
+    for (guint j = (guint)(k + 1); j < t->len; j++) {
+      guint32 at = t->at[j];
       if (at > c->last)
         break;
-      v = g_array_index(t->value, guint64, j);
+      v = t->value[j];
       if (v > c->max_total) {
         c->max_total = v;
         c->max_index = at;
