@@ -118,6 +118,9 @@ void gs_replay_free(gs_replay *r) {
     return;
   gs_id_table_free(r->storages);
   g_hash_table_destroy(r->objects);
+  for (guint i = 0; i < r->n_spare_objects; i++)
+    g_free(r->spare_objects[i]);
+  g_free(r->spare_objects);
   gs_id_table_free(r->object_index);
   g_hash_table_destroy(r->scopes);
   g_ptr_array_free(r->scope_list, TRUE);
@@ -376,12 +379,33 @@ static void object_put(gs_replay *r, gs_replay_object *o) {
   gs_id_table_replace(r->object_index, o->id, o);
 }
 
-static void object_remove(gs_replay *r, guint64 id, gboolean free_it) {
-  gs_id_table_remove(r->object_index, id);
-  if (free_it)
-    g_hash_table_remove(r->objects, &id);
+#define MAX_SPARE_OBJECTS 1024
+
+/* A zeroed object record, a spare one if there is one. */
+static gs_replay_object *object_new(gs_replay *r) {
+  if (!r->n_spare_objects)
+    return g_new0(gs_replay_object, 1);
+  gs_replay_object *o = r->spare_objects[--r->n_spare_objects];
+  memset(o, 0, sizeof *o);
+  return o;
+}
+
+static void object_recycle(gs_replay *r, gs_replay_object *o) {
+  if (!r->spare_objects)
+    r->spare_objects = g_new(gs_replay_object *, MAX_SPARE_OBJECTS);
+  if (r->n_spare_objects < MAX_SPARE_OBJECTS)
+    r->spare_objects[r->n_spare_objects++] = o;
   else
-    g_hash_table_steal(r->objects, &id);
+    g_free(o);
+}
+
+/* Takes the object out of the table and the index; recycles it unless keep. */
+static void object_remove(gs_replay *r, guint64 id, gboolean keep) {
+  gs_replay_object *o = gs_id_table_lookup(r->object_index, id);
+  gs_id_table_remove(r->object_index, id);
+  g_hash_table_steal(r->objects, &id);
+  if (o && !keep)
+    object_recycle(r, o);
 }
 
 static void node_put(gs_replay *r, gs_replay_node *n) {
@@ -412,7 +436,7 @@ static void object_add(gs_replay *r, gs_replay_object *o) {
   gboolean replaced = old != NULL;
   if (old) { /* recorded twice (or a reused id without a dispose): replace, count once */
     unlink_from_scope(r, old);
-    object_remove(r, o->id, TRUE);
+    object_remove(r, o->id, FALSE);
   }
   object_put(r, o);
   gs_replay_scope *s = owning_scope(r, o);
@@ -430,7 +454,7 @@ static guint64 storage_bytes(gs_replay *r, guint64 storage) {
 }
 
 static void on_tensor_create(gs_replay *r, const gs_trace_event *e, const strings *reader) {
-  gs_replay_object *o = g_new0(gs_replay_object, 1);
+  gs_replay_object *o = object_new(r);
   o->id = e->tensor;
   o->thread = e->thread;
   o->create_seq = e->seq;
@@ -456,7 +480,7 @@ static guint64 current_scope(gs_replay *r, guint32 thread) {
 /* A composite has no owner field: the engine gives it to the thread's current scope, and any
  * later change arrives as an owner_change. */
 static void on_composite_create(gs_replay *r, const gs_trace_event *e) {
-  gs_replay_object *o = g_new0(gs_replay_object, 1);
+  gs_replay_object *o = object_new(r);
   o->id = e->object;
   o->composite = TRUE;
   o->object_kind = e->object_kind;
@@ -484,18 +508,18 @@ static void on_dispose(gs_replay *r, const gs_trace_event *e) {
     group_of(r, s)->disposed++;
   }
   unlink_from_scope(r, o);
-  object_remove(r, e->tensor, TRUE);
+  object_remove(r, e->tensor, FALSE);
 }
 
 /* A parameter takes over a tensor's handle: the same object under a new id, counted once. */
 static void on_tensor_move(gs_replay *r, const gs_trace_event *e) {
   gs_replay_object *o = object_get(r, e->tensor);
   if (o && e->target && e->target != e->tensor) {
-    object_remove(r, e->tensor, FALSE);
+    object_remove(r, e->tensor, TRUE);
     gs_replay_object *existing = object_get(r, e->target);
     if (existing) { /* the new handle was recorded too: keep that record, drop this one */
       unlink_from_scope(r, o);
-      g_free(o);
+      object_recycle(r, o);
     } else {
       o->id = e->target;
       o->parameter = TRUE;

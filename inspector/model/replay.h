@@ -140,6 +140,10 @@ typedef struct gs_replay {
   /* private: objects and nodes by id again, for the lookups of every event (the GHashTables
    * above stay what readers iterate and look up; these own nothing) */
   gs_id_table *object_index, *node_index;
+  /* private: object records disposed of, reused by the next creations (a training step
+   * creates and disposes dozens: the allocator was a tenth of indexing a log) */
+  gs_replay_object **spare_objects;
+  guint n_spare_objects;
 
   /* private: the scopes last looked up (most objects belong to the current step's scope, and
    * the table of every scope seen grows to tens of thousands) */
