@@ -742,7 +742,8 @@ void gs_replay_apply_with(gs_replay *r, const gs_trace_event *e, gs_replay_strin
   const strings st = {lookup, user_data}, *reader = &st;
   for (guint i = 0; i < r->changed_groups->len; i++)
     ((gs_replay_scope_name *)r->changed_groups->pdata[i])->changed = FALSE;
-  g_ptr_array_set_size(r->changed_groups, 0);
+  if (r->changed_groups->len) /* most events change no group: skip the call */
+    g_ptr_array_set_size(r->changed_groups, 0);
   r->memory_changed = FALSE;
   r->heir_storage = 0;
   r->events++;
