@@ -1,7 +1,8 @@
 /* id-table.c: the replay's open-addressing id map (see id-table.h). */
 #include "id-table.h"
 
-/* Kept at most half full: probes stay short. */
+/* The smallest table has 16 slots; tables are kept at most half full (grow() in
+ * gs_id_table_replace), so probe runs stay short. */
 #define ID_TABLE_MIN_BITS 4
 
 static void alloc_slots(gs_id_table *t, guint bits) {

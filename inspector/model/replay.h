@@ -166,7 +166,8 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(gs_replay, gs_replay_free)
  * which borrow ended scope records from its head state instead (they never change). */
 gs_replay *gs_replay_copy(const gs_replay *src, gboolean open_scopes_only);
 
-/* Rebuilds the tables of alive records (storages, objects, nodes), which long runs of
+/* Rebuilds the tables of alive records (the GHashTables of objects and nodes;
+ * storages are in an id table, which needs none), which long runs of
  * creations and disposals slow down; for a state applied for millions of events. */
 void gs_replay_compact(gs_replay *replay);
 
