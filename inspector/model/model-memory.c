@@ -20,32 +20,39 @@
 /* ---- series ------------------------------------------------------------------------------ */
 
 void model_series_init(model_series *s) {
-  s->at = g_array_new(FALSE, FALSE, sizeof(guint32));
-  s->value = g_array_new(FALSE, FALSE, sizeof(guint64));
+  s->at = NULL;
+  s->value = NULL;
+  s->len = s->cap = 0;
 }
 
 void model_series_clear(model_series *s) {
-  g_clear_pointer(&s->at, g_array_unref);
-  g_clear_pointer(&s->value, g_array_unref);
+  g_clear_pointer(&s->at, g_free);
+  g_clear_pointer(&s->value, g_free);
+  s->len = s->cap = 0;
 }
 
 void model_series_set(model_series *s, guint64 index, guint64 value) {
-  guint n = s->at->len;
-  if (n && g_array_index(s->at, guint32, n - 1) == (guint32)index) {
-    g_array_index(s->value, guint64, n - 1) = value; /* changed twice in one event */
+  guint n = s->len;
+  if (n && s->at[n - 1] == (guint32)index) {
+    s->value[n - 1] = value; /* changed twice in one event */
     return;
   }
-  guint32 at = (guint32)index;
-  g_array_append_val(s->at, at);
-  g_array_append_val(s->value, value);
+  if (n == s->cap) {
+    s->cap = s->cap ? s->cap * 2 : 64;
+    s->at = g_renew(guint32, s->at, s->cap);
+    s->value = g_renew(guint64, s->value, s->cap);
+  }
+  s->at[n] = (guint32)index;
+  s->value[n] = value;
+  s->len = n + 1;
 }
 
 /* Position of the last change at or before index, or -1. */
 static gint64 series_find(const model_series *s, guint64 index) {
-  guint lo = 0, hi = s->at->len;
+  guint lo = 0, hi = s->len;
   while (lo < hi) {
     guint mid = (lo + hi) / 2;
-    if (g_array_index(s->at, guint32, mid) <= index)
+    if (s->at[mid] <= index)
       lo = mid + 1;
     else
       hi = mid;
@@ -55,7 +62,7 @@ static gint64 series_find(const model_series *s, guint64 index) {
 
 guint64 model_series_value(const model_series *s, guint64 index) {
   gint64 k = series_find(s, index);
-  return k < 0 ? 0 : g_array_index(s->value, guint64, k);
+  return k < 0 ? 0 : s->value[k];
 }
 
 /* ---- categories -------------------------------------------------------------------------- */
@@ -79,7 +86,7 @@ static gs_mem_category object_category(const gs_replay *r, const gs_replay_objec
   case GS_TRACE_HELD_BY_TENSOR: return GS_MEM_GRADIENTS;
   case GS_TRACE_HELD_BY_OPTIMIZER: return GS_MEM_OPTIMIZER_STATE;
   case GS_TRACE_HELD_BY_COMPOSITE: { /* a part of a packed sequence or a DataLoader batch */
-    const gs_replay_object *c = g_hash_table_lookup(r->objects, &o->owner);
+    const gs_replay_object *c = gs_replay_object_get(r, o->owner);
     if (c && c->composite &&
         (c->object_kind == GS_OBJECT_PACKED_SEQUENCE || c->object_kind == GS_OBJECT_BATCH))
       return GS_MEM_BATCH;
@@ -217,8 +224,14 @@ char *gs_trace_model_owner_label(const gs_trace_model *m, const gs_replay *state
  * counted at, kept in their tally), applies, and puts them back as they are now. Objects do
  * the same with their storage's per-category counts. All of it lives in the head state's own
  * records (gs_replay_tally, tally_category): no table of the model's. */
+/* The ids an event touches (a handful): a plain array, as this runs for every event. */
+typedef struct id_list {
+  guint64 *ids;
+  guint len, cap;
+} id_list;
+
 struct model_memory {
-  GArray *touched_objects, *touched_storages; /* guint64, this event */
+  id_list touched_objects, touched_storages; /* this event's */
   guint32 epoch;
   guint64 totals[GS_MEM_N_CATEGORIES];
   guint64 emitted[GS_MEM_N_CATEGORIES];
@@ -227,22 +240,25 @@ struct model_memory {
 
 model_memory *model_memory_new(void) {
   model_memory *mm = g_new0(model_memory, 1);
-  mm->touched_objects = g_array_new(FALSE, FALSE, sizeof(guint64));
-  mm->touched_storages = g_array_new(FALSE, FALSE, sizeof(guint64));
   return mm;
 }
 
 void model_memory_free(model_memory *mm) {
   if (!mm)
     return;
-  g_array_unref(mm->touched_objects);
-  g_array_unref(mm->touched_storages);
+  g_free(mm->touched_objects.ids);
+  g_free(mm->touched_storages.ids);
   g_free(mm);
 }
 
-static void touch(GArray *list, guint64 id) {
-  if (id)
-    g_array_append_val(list, id);
+static inline void touch(id_list *list, guint64 id) {
+  if (!id)
+    return;
+  if (list->len == list->cap) {
+    list->cap = list->cap ? list->cap * 2 : 64;
+    list->ids = g_renew(guint64, list->ids, list->cap);
+  }
+  list->ids[list->len++] = id;
 }
 
 /* Takes the storage's bytes out of the totals, once per event. */
@@ -261,7 +277,7 @@ static void retract_object(gs_trace_model *m, gs_replay_object *o) {
   if (t) {
     t->counts[o->tally_category - 1]--;
     retract_storage(m->memory, t);
-    touch(m->memory->touched_storages, o->storage);
+    touch(&m->memory->touched_storages, o->storage);
   }
   o->tally_category = 0;
 }
@@ -302,13 +318,13 @@ static void assert_tally(gs_trace_model *m, gs_replay_tally *t) {
 }
 
 static gs_replay_object *head_object(gs_trace_model *m, guint64 id) {
-  return id ? g_hash_table_lookup(m->head->objects, &id) : NULL;
+  return gs_replay_object_get(m->head, id);
 }
 
 void model_memory_before(gs_trace_model *m, const gs_trace_event *e) {
   model_memory *mm = m->memory;
-  g_array_set_size(mm->touched_objects, 0);
-  g_array_set_size(mm->touched_storages, 0);
+  mm->touched_objects.len = 0;
+  mm->touched_storages.len = 0;
   if (++mm->epoch == 0)
     mm->epoch = 1; /* 0 means "counted" */
   /* Only these kinds change an object's category or a storage's own bytes: the rest (most
@@ -318,7 +334,7 @@ void model_memory_before(gs_trace_model *m, const gs_trace_event *e) {
   case GS_TRACE_STORAGE_MATERIALISE:
   case GS_TRACE_STORAGE_FREE:
     retract_storage(mm, gs_replay_storage_tally(m->head, e->storage));
-    touch(mm->touched_storages, e->storage);
+    touch(&mm->touched_storages, e->storage);
     return;
   case GS_TRACE_TENSOR_CREATE:
   case GS_TRACE_TENSOR_MOVE:
@@ -331,22 +347,22 @@ void model_memory_before(gs_trace_model *m, const gs_trace_event *e) {
   case GS_TRACE_COMPOSITE_CREATE: break;
   default: return;
   }
-  touch(mm->touched_objects, e->tensor);
-  touch(mm->touched_objects, e->target);
-  touch(mm->touched_objects, e->object);
+  touch(&mm->touched_objects, e->tensor);
+  touch(&mm->touched_objects, e->target);
+  touch(&mm->touched_objects, e->object);
   if (e->kind == GS_TRACE_NODE_CREATE || e->kind == GS_TRACE_NODE_FREE_SAVED ||
       e->kind == GS_TRACE_NODE_RELEASE) {
     for (guint i = 0; i < e->n_saved; i++)
-      touch(mm->touched_objects, e->saved[i]);
-    const gs_replay_node *n = g_hash_table_lookup(m->head->nodes, &e->node);
+      touch(&mm->touched_objects, e->saved[i]);
+    const gs_replay_node *n = gs_replay_node_get(m->head, e->node);
     for (guint i = 0; n && i < n->n_saved; i++) { /* the node being replaced, freed, released */
-      touch(mm->touched_objects, n->saved[i]);
+      touch(&mm->touched_objects, n->saved[i]);
       retract_storage(mm, gs_replay_storage_tally(m->head, n->saved_storages[i]));
-      touch(mm->touched_storages, n->saved_storages[i]);
+      touch(&mm->touched_storages, n->saved_storages[i]);
     }
   }
   for (guint i = 0; i < e->n_parts; i++)
-    touch(mm->touched_objects, e->parts[i]);
+    touch(&mm->touched_objects, e->parts[i]);
   /* A composite that goes away takes the category of its parts with it. */
   const gs_replay_object *c = e->kind == GS_TRACE_TENSOR_DISPOSE ? head_object(m, e->tensor) : NULL;
   if (c && c->composite) {
@@ -356,11 +372,11 @@ void model_memory_before(gs_trace_model *m, const gs_trace_event *e) {
     while (g_hash_table_iter_next(&it, NULL, &value)) {
       const gs_replay_object *o = value;
       if (o->holder == GS_TRACE_HELD_BY_COMPOSITE && o->owner == c->id)
-        touch(mm->touched_objects, o->id);
+        touch(&mm->touched_objects, o->id);
     }
   }
-  for (guint i = 0; i < mm->touched_objects->len; i++)
-    retract_object(m, head_object(m, g_array_index(mm->touched_objects, guint64, i)));
+  for (guint i = 0; i < mm->touched_objects.len; i++)
+    retract_object(m, head_object(m, mm->touched_objects.ids[i]));
 }
 
 static model_series *group_series(gs_trace_model *m, guint group) {
@@ -377,16 +393,16 @@ void model_memory_after(gs_trace_model *m, const gs_trace_event *e, guint64 inde
   model_memory *mm = m->memory;
   if (m->head->heir_storage) { /* bytes passed to a storage no event named */
     retract_storage(mm, gs_replay_storage_tally(m->head, m->head->heir_storage));
-    touch(mm->touched_storages, m->head->heir_storage);
+    touch(&mm->touched_storages, m->head->heir_storage);
   }
-  if (!mm->touched_objects->len && !mm->touched_storages->len && !m->head->memory_changed &&
+  if (!mm->touched_objects.len && !mm->touched_storages.len && !m->head->memory_changed &&
       !m->head->changed_groups->len)
     return;
-  for (guint i = 0; i < mm->touched_objects->len; i++)
-    assert_object(m, head_object(m, g_array_index(mm->touched_objects, guint64, i)));
-  for (guint i = 0; i < mm->touched_storages->len; i++)
+  for (guint i = 0; i < mm->touched_objects.len; i++)
+    assert_object(m, head_object(m, mm->touched_objects.ids[i]));
+  for (guint i = 0; i < mm->touched_storages.len; i++)
     assert_tally(m, gs_replay_storage_tally(m->head,
-                                            g_array_index(mm->touched_storages, guint64, i)));
+                                            mm->touched_storages.ids[i]));
   guint64 counted = 0;
   for (int c = 0; c < GS_MEM_TEMPORARIES; c++) {
     counted += mm->totals[c];
@@ -481,14 +497,14 @@ void gs_trace_model_memory_columns(const gs_trace_model *m, guint64 first, guint
     }
     c->last = end - 1;
     gint64 k = series_find(t, c->first);
-    guint64 v = k < 0 ? 0 : g_array_index(t->value, guint64, k);
+    guint64 v = k < 0 ? 0 : t->value[k];
     c->min_total = c->max_total = v;
     c->max_index = c->first;
-    for (guint j = (guint)(k + 1); j < t->at->len; j++) {
-      guint32 at = g_array_index(t->at, guint32, j);
+    for (guint j = (guint)(k + 1); j < t->len; j++) {
+      guint32 at = t->at[j];
       if (at > c->last)
         break;
-      v = g_array_index(t->value, guint64, j);
+      v = t->value[j];
       if (v > c->max_total) {
         c->max_total = v;
         c->max_index = at;

@@ -31,8 +31,9 @@ typedef struct model_decoder {
 
 /* A value over event indices, stored only where it changes. */
 typedef struct model_series {
-  GArray *at;    /* guint32 event index of each change, ascending */
-  GArray *value; /* guint64 value from that event on */
+  guint32 *at;    /* event index of each change, ascending */
+  guint64 *value; /* the value from that event on */
+  guint len, cap; /* plain arrays: a change is appended for most events while indexing */
 } model_series;
 
 /* A copy of the state after `applied` events (open scopes only: ended ones are borrowed from

@@ -26,7 +26,7 @@ static guint64 state_bytes(const gs_replay *r) {
   while (g_hash_table_iter_next(&it, NULL, &value))
     optimizer_params += ((const gs_replay_optimizer *)value)->params->len;
   return g_hash_table_size(r->objects) * (sizeof(gs_replay_object) + 48) +
-         g_hash_table_size(r->storages) * 96 + g_hash_table_size(r->nodes) * 160 +
+         gs_id_table_size(r->storages) * 96 + g_hash_table_size(r->nodes) * 160 +
          g_hash_table_size(r->names) * 56 +
          g_hash_table_size(r->modules) * (sizeof(gs_replay_module) + 48) +
          g_hash_table_size(r->parameters) * 72 +

@@ -94,8 +94,9 @@ gs_replay *gs_replay_new(void) {
   r->pool = g_new0(gs_replay_pool, 1);
   r->pool->chunk = g_string_chunk_new(4096);
   r->pool->refs = 1;
-  r->storages = id_table(storage_entry_free);
+  r->storages = gs_id_table_new(storage_entry_free);
   r->objects = id_table(g_free);
+  r->object_index = gs_id_table_new(NULL);
   r->scopes = id_table(NULL); /* owned by scope_store */
   r->scope_list = g_ptr_array_new();
   r->scope_store = g_ptr_array_new_with_free_func(g_free);
@@ -103,6 +104,7 @@ gs_replay *gs_replay_new(void) {
   r->scope_group_list = g_ptr_array_new_with_free_func(g_free);
   r->thread_scopes = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, array_free);
   r->nodes = id_table(node_free);
+  r->node_index = gs_id_table_new(NULL);
   r->names = g_hash_table_new_full(gs_id_hash, gs_id_equal, g_free, NULL);
   r->modules = id_table(g_free);
   r->parameters = id_table(g_free);
@@ -114,8 +116,12 @@ gs_replay *gs_replay_new(void) {
 void gs_replay_free(gs_replay *r) {
   if (!r)
     return;
-  g_hash_table_destroy(r->storages);
+  gs_id_table_free(r->storages);
   g_hash_table_destroy(r->objects);
+  for (guint i = 0; i < r->n_spare_objects; i++)
+    g_free(r->spare_objects[i]);
+  g_free(r->spare_objects);
+  gs_id_table_free(r->object_index);
   g_hash_table_destroy(r->scopes);
   g_ptr_array_free(r->scope_list, TRUE);
   g_ptr_array_free(r->scope_store, TRUE);
@@ -123,6 +129,7 @@ void gs_replay_free(gs_replay *r) {
   g_ptr_array_free(r->scope_group_list, TRUE);
   g_hash_table_destroy(r->thread_scopes);
   g_hash_table_destroy(r->nodes);
+  gs_id_table_free(r->node_index);
   g_hash_table_destroy(r->names);
   g_hash_table_destroy(r->modules);
   g_hash_table_destroy(r->parameters);
@@ -147,8 +154,13 @@ static const char *lookup_string(const strings *st, guint32 id) {
   return text ? text : "";
 }
 
+/* A string id may be redefined, so the cache is checked by text, not trusted by id. */
 static const char *intern_id(gs_replay *r, const strings *st, guint32 id) {
-  return gs_replay_intern(r, lookup_string(st, id));
+  const char *text = lookup_string(st, id);
+  const char **slot = &r->intern_cache[id & 63];
+  if (*slot && strcmp(*slot, text) == 0)
+    return *slot;
+  return *slot = gs_replay_intern(r, text);
 }
 
 static void set_u64_name(GHashTable *table, guint64 id, const char *name) {
@@ -212,10 +224,8 @@ static void buffer_drop(gs_replay *r, const gs_trace_event *e, buffer *b, guint6
   if (b->owner != storage)
     return;
   b->owner = 0;
-  GHashTableIter it;
   gpointer value;
-  g_hash_table_iter_init(&it, r->storages);
-  while (g_hash_table_iter_next(&it, NULL, &value)) {
+  for (guint it = 0; gs_id_table_next(r->storages, &it, &value);) {
     const storage_entry *heir = value;
     if (heir->bytes == b && heir->id != storage && (!b->owner || heir->id < b->owner))
       b->owner = heir->id; /* the oldest sharer, so any copy of the state picks the same */
@@ -233,7 +243,7 @@ static buffer *buffer_new(gs_replay *r, const gs_trace_event *e, guint64 nbytes)
 }
 
 static storage_entry *storage_get(gs_replay *r, guint64 id) {
-  return g_hash_table_lookup(r->storages, &id);
+  return gs_id_table_lookup(r->storages, id);
 }
 
 static storage_entry *storage_add(gs_replay *r, const gs_trace_event *e, guint64 nbytes) {
@@ -241,13 +251,13 @@ static storage_entry *storage_add(gs_replay *r, const gs_trace_event *e, guint64
   if (old) { /* a reused id without a free: the old one is gone now */
     buffer_drop(r, e, old->bytes, old->id);
     old->bytes = NULL;
-    g_hash_table_remove(r->storages, &e->storage);
+    gs_id_table_remove(r->storages, e->storage);
     r->live_storages--;
   }
   storage_entry *s = g_new0(storage_entry, 1);
   s->id = e->storage;
   s->nbytes = nbytes;
-  g_hash_table_insert(r->storages, &s->id, s);
+  gs_id_table_replace(r->storages, s->id, s);
   r->live_storages++;
   return s;
 }
@@ -283,7 +293,7 @@ static void on_storage(gs_replay *r, const gs_trace_event *e) {
     if (s) {
       buffer_drop(r, e, s->bytes, s->id);
       s->bytes = NULL;
-      g_hash_table_remove(r->storages, &e->storage);
+      gs_id_table_remove(r->storages, e->storage);
       r->live_storages--;
     }
     break;
@@ -360,7 +370,47 @@ static void set_holder(gs_replay *r, gs_replay_object *o, guint32 holder, guint6
 }
 
 static gs_replay_object *object_get(gs_replay *r, guint64 id) {
-  return id ? g_hash_table_lookup(r->objects, &id) : NULL;
+  return gs_replay_object_get(r, id);
+}
+
+/* Objects and nodes go in and out of their table and its index together. */
+static void object_put(gs_replay *r, gs_replay_object *o) {
+  g_hash_table_insert(r->objects, &o->id, o);
+  gs_id_table_replace(r->object_index, o->id, o);
+}
+
+#define MAX_SPARE_OBJECTS 1024
+
+/* A zeroed object record, a spare one if there is one. */
+static gs_replay_object *object_new(gs_replay *r) {
+  if (!r->n_spare_objects)
+    return g_new0(gs_replay_object, 1);
+  gs_replay_object *o = r->spare_objects[--r->n_spare_objects];
+  memset(o, 0, sizeof *o);
+  return o;
+}
+
+static void object_recycle(gs_replay *r, gs_replay_object *o) {
+  if (!r->spare_objects)
+    r->spare_objects = g_new(gs_replay_object *, MAX_SPARE_OBJECTS);
+  if (r->n_spare_objects < MAX_SPARE_OBJECTS)
+    r->spare_objects[r->n_spare_objects++] = o;
+  else
+    g_free(o);
+}
+
+/* Takes the object out of the table and the index; recycles it unless keep. */
+static void object_remove(gs_replay *r, guint64 id, gboolean keep) {
+  gs_replay_object *o = gs_id_table_lookup(r->object_index, id);
+  gs_id_table_remove(r->object_index, id);
+  g_hash_table_steal(r->objects, &id);
+  if (o && !keep)
+    object_recycle(r, o);
+}
+
+static void node_put(gs_replay *r, gs_replay_node *n) {
+  g_hash_table_replace(r->nodes, &n->id, n);
+  gs_id_table_replace(r->node_index, n->id, n);
 }
 
 /* An object the engine built for itself (while ownership was suspended) and then handed to
@@ -386,9 +436,9 @@ static void object_add(gs_replay *r, gs_replay_object *o) {
   gboolean replaced = old != NULL;
   if (old) { /* recorded twice (or a reused id without a dispose): replace, count once */
     unlink_from_scope(r, old);
-    g_hash_table_remove(r->objects, &o->id);
+    object_remove(r, o->id, FALSE);
   }
-  g_hash_table_insert(r->objects, &o->id, o);
+  object_put(r, o);
   gs_replay_scope *s = owning_scope(r, o);
   if (s && !replaced) {
     s->created++;
@@ -404,7 +454,7 @@ static guint64 storage_bytes(gs_replay *r, guint64 storage) {
 }
 
 static void on_tensor_create(gs_replay *r, const gs_trace_event *e, const strings *reader) {
-  gs_replay_object *o = g_new0(gs_replay_object, 1);
+  gs_replay_object *o = object_new(r);
   o->id = e->tensor;
   o->thread = e->thread;
   o->create_seq = e->seq;
@@ -430,7 +480,7 @@ static guint64 current_scope(gs_replay *r, guint32 thread) {
 /* A composite has no owner field: the engine gives it to the thread's current scope, and any
  * later change arrives as an owner_change. */
 static void on_composite_create(gs_replay *r, const gs_trace_event *e) {
-  gs_replay_object *o = g_new0(gs_replay_object, 1);
+  gs_replay_object *o = object_new(r);
   o->id = e->object;
   o->composite = TRUE;
   o->object_kind = e->object_kind;
@@ -458,22 +508,22 @@ static void on_dispose(gs_replay *r, const gs_trace_event *e) {
     group_of(r, s)->disposed++;
   }
   unlink_from_scope(r, o);
-  g_hash_table_remove(r->objects, &e->tensor);
+  object_remove(r, e->tensor, FALSE);
 }
 
 /* A parameter takes over a tensor's handle: the same object under a new id, counted once. */
 static void on_tensor_move(gs_replay *r, const gs_trace_event *e) {
   gs_replay_object *o = object_get(r, e->tensor);
   if (o && e->target && e->target != e->tensor) {
-    g_hash_table_steal(r->objects, &e->tensor);
+    object_remove(r, e->tensor, TRUE);
     gs_replay_object *existing = object_get(r, e->target);
     if (existing) { /* the new handle was recorded too: keep that record, drop this one */
       unlink_from_scope(r, o);
-      g_free(o);
+      object_recycle(r, o);
     } else {
       o->id = e->target;
       o->parameter = TRUE;
-      g_hash_table_insert(r->objects, &o->id, o);
+      object_put(r, o);
     }
   }
   const char *name = gs_replay_tensor_name(r, e->tensor);
@@ -572,15 +622,15 @@ static void on_node_create(gs_replay *r, const gs_trace_event *e, const strings 
     gs_replay_object *o = object_get(r, e->saved[i]);
     n->saved_storages[i] = o ? o->storage : 0;
   }
-  gs_replay_node *old = g_hash_table_lookup(r->nodes, &n->id);
+  gs_replay_node *old = gs_replay_node_get(r, n->id);
   if (old && !old->saved_freed)
     node_saved_refs(r, old, -1);
-  g_hash_table_replace(r->nodes, &n->id, n);
+  node_put(r, n);
   node_saved_refs(r, n, +1);
 }
 
 static void on_node_free_saved(gs_replay *r, const gs_trace_event *e) {
-  gs_replay_node *n = g_hash_table_lookup(r->nodes, &e->node);
+  gs_replay_node *n = gs_replay_node_get(r, e->node);
   if (n && !n->saved_freed) {
     n->saved_freed = TRUE;
     node_saved_refs(r, n, -1);
@@ -588,9 +638,10 @@ static void on_node_free_saved(gs_replay *r, const gs_trace_event *e) {
 }
 
 static void on_node_release(gs_replay *r, const gs_trace_event *e) {
-  gs_replay_node *n = g_hash_table_lookup(r->nodes, &e->node);
+  gs_replay_node *n = gs_replay_node_get(r, e->node);
   if (n && !n->saved_freed)
     node_saved_refs(r, n, -1);
+  gs_id_table_remove(r->node_index, e->node);
   g_hash_table_remove(r->nodes, &e->node);
 }
 
@@ -691,7 +742,8 @@ void gs_replay_apply_with(gs_replay *r, const gs_trace_event *e, gs_replay_strin
   const strings st = {lookup, user_data}, *reader = &st;
   for (guint i = 0; i < r->changed_groups->len; i++)
     ((gs_replay_scope_name *)r->changed_groups->pdata[i])->changed = FALSE;
-  g_ptr_array_set_size(r->changed_groups, 0);
+  if (r->changed_groups->len) /* most events change no group: skip the call */
+    g_ptr_array_set_size(r->changed_groups, 0);
   r->memory_changed = FALSE;
   r->heir_storage = 0;
   r->events++;
@@ -776,8 +828,7 @@ gs_replay *gs_replay_copy(const gs_replay *src, gboolean open_scopes_only) {
   g_autoptr(GHashTable) buffers = g_hash_table_new(g_direct_hash, g_direct_equal);
   GHashTableIter it;
   gpointer value;
-  g_hash_table_iter_init(&it, src->storages);
-  while (g_hash_table_iter_next(&it, NULL, &value)) {
+  for (guint at = 0; gs_id_table_next(src->storages, &at, &value);) {
     const storage_entry *from = value;
     storage_entry *to = g_memdup2(from, sizeof *from);
     if (from->bytes) {
@@ -789,12 +840,12 @@ gs_replay *gs_replay_copy(const gs_replay *src, gboolean open_scopes_only) {
       }
       to->bytes->refs++;
     }
-    g_hash_table_insert(r->storages, &to->id, to);
+    gs_id_table_replace(r->storages, to->id, to);
   }
   g_hash_table_iter_init(&it, src->objects);
   while (g_hash_table_iter_next(&it, NULL, &value)) {
     gs_replay_object *o = g_memdup2(value, sizeof(gs_replay_object));
-    g_hash_table_insert(r->objects, &o->id, o);
+    object_put(r, o);
   }
   for (guint i = 0; i < src->scope_group_list->len; i++) {
     gs_replay_scope_name *g = copy_group(src->scope_group_list->pdata[i]);
@@ -837,7 +888,7 @@ gs_replay *gs_replay_copy(const gs_replay *src, gboolean open_scopes_only) {
     n->inputs = g_memdup2(from->inputs, sizeof(guint64) * from->n_inputs);
     n->saved = g_memdup2(from->saved, sizeof(guint64) * from->n_saved);
     n->saved_storages = g_memdup2(from->saved_storages, sizeof(guint64) * from->n_saved);
-    g_hash_table_insert(r->nodes, &n->id, n);
+    node_put(r, n);
   }
   g_hash_table_iter_init(&it, src->names);
   while (g_hash_table_iter_next(&it, &key, &value))
@@ -869,17 +920,15 @@ static guint64 own_bytes(const storage_entry *s) {
 }
 
 void gs_replay_foreach_storage(const gs_replay *r, gs_replay_storage_fn fn, gpointer user_data) {
-  GHashTableIter it;
   gpointer value;
-  g_hash_table_iter_init(&it, r->storages);
-  while (g_hash_table_iter_next(&it, NULL, &value)) {
+  for (guint it = 0; gs_id_table_next(r->storages, &it, &value);) {
     const storage_entry *s = value;
     fn(s->id, own_bytes(s), s->saved_refs, user_data);
   }
 }
 
 gboolean gs_replay_storage(const gs_replay *r, guint64 id, guint64 *bytes, guint *saved_refs) {
-  const storage_entry *s = g_hash_table_lookup(r->storages, &id);
+  const storage_entry *s = gs_id_table_lookup(r->storages, id);
   if (!s)
     return FALSE;
   if (bytes)
@@ -890,13 +939,13 @@ gboolean gs_replay_storage(const gs_replay *r, guint64 id, guint64 *bytes, guint
 }
 
 gs_replay_tally *gs_replay_storage_tally(gs_replay *r, guint64 id) {
-  storage_entry *s = g_hash_table_lookup(r->storages, &id);
+  storage_entry *s = gs_id_table_lookup(r->storages, id);
   return s ? &s->tally : NULL;
 }
 
 gs_replay_tally *gs_replay_storage_full(gs_replay *r, guint64 id, guint64 *bytes,
                                         guint *saved_refs) {
-  storage_entry *s = g_hash_table_lookup(r->storages, &id);
+  storage_entry *s = gs_id_table_lookup(r->storages, id);
   if (!s)
     return NULL;
   *bytes = own_bytes(s);
@@ -921,7 +970,6 @@ static GHashTable *rebuilt(GHashTable *old, GDestroyNotify free_value) {
 }
 
 void gs_replay_compact(gs_replay *r) {
-  r->storages = rebuilt(r->storages, storage_entry_free);
   r->objects = rebuilt(r->objects, g_free);
   r->nodes = rebuilt(r->nodes, node_free);
 }

@@ -18,6 +18,8 @@
 #include <glib.h>
 #include <gradscope/trace.h>
 
+#include "id-table.h"
+
 G_BEGIN_DECLS
 
 /* Every scope instance with the same name, summed: how `stats` and counter tracks group. */
@@ -112,7 +114,7 @@ typedef struct gs_replay {
   guint64 last_seq, last_ns;
 
   /* memory */
-  GHashTable *storages; /* id -> storage record (private) */
+  gs_id_table *storages; /* id -> storage record (private) */
   guint64 live_storages, live_bytes;
   guint64 peak_bytes, peak_seq, peak_ns;
 
@@ -135,9 +137,20 @@ typedef struct gs_replay {
   GPtrArray *changed_groups; /* gs_replay_scope_name* whose bytes changed */
   guint64 heir_storage;      /* a storage that took over a shared buffer's bytes (or 0) */
 
+  /* private: objects and nodes by id again, for the lookups of every event (the GHashTables
+   * above stay what readers iterate and look up; these own nothing) */
+  gs_id_table *object_index, *node_index;
+  /* private: object records disposed of, reused by the next creations (a training step
+   * creates and disposes dozens: the allocator was a tenth of indexing a log) */
+  gs_replay_object **spare_objects;
+  guint n_spare_objects;
+
   /* private: the scopes last looked up (most objects belong to the current step's scope, and
    * the table of every scope seen grows to tens of thousands) */
   gs_replay_scope *scope_cache[16];
+  /* private: the interned text last seen per string id slot (most events name an op or a
+   * node kind: comparing with the last one is cheaper than hashing into the pool) */
+  const char *intern_cache[64];
 } gs_replay;
 
 /* Hashing for tables keyed by a pointer to a 64-bit id (handles, storages, nodes). */
@@ -153,7 +166,8 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(gs_replay, gs_replay_free)
  * which borrow ended scope records from its head state instead (they never change). */
 gs_replay *gs_replay_copy(const gs_replay *src, gboolean open_scopes_only);
 
-/* Rebuilds the tables of alive records (storages, objects, nodes), which long runs of
+/* Rebuilds the tables of alive records (the GHashTables of objects and nodes;
+ * storages are in an id table, which needs none), which long runs of
  * creations and disposals slow down; for a state applied for millions of events. */
 void gs_replay_compact(gs_replay *replay);
 
@@ -201,6 +215,14 @@ const gs_replay_optimizer *gs_replay_optimizer_get(const gs_replay *replay, guin
 gboolean gs_replay_parameter_under(const gs_replay *replay, guint64 tensor, guint64 module);
 /* Appends (guint64) every tensor registered as a parameter of module or below it. */
 void gs_replay_subtree_parameters(const gs_replay *replay, guint64 module, GArray *out);
+/* An alive object or graph node by id (NULL if none): one probe of the replay's own index,
+ * cheaper than looking up the objects or nodes table. */
+static inline gs_replay_object *gs_replay_object_get(const gs_replay *replay, guint64 id) {
+  return id ? (gs_replay_object *)gs_id_table_lookup(replay->object_index, id) : NULL;
+}
+static inline gs_replay_node *gs_replay_node_get(const gs_replay *replay, guint64 id) {
+  return (gs_replay_node *)gs_id_table_lookup(replay->node_index, id);
+}
 /* Alive objects sorted by creation (caller frees the array, not the objects). */
 GPtrArray *gs_replay_alive_objects(const gs_replay *replay);
 

@@ -1,0 +1,53 @@
+/* id-table.h: a map from 64-bit ids (handles, storage and node ids) to records, for the
+ * replay's hottest tables. Open addressing with linear probing and backward-shift deletion:
+ * no tombstones (a GHashTable that sees millions of inserts and removals of a few hundred
+ * live keys probes long runs of them), no hash or equality call through a pointer, and the
+ * key beside its value so a lookup touches one cache line. Values are never NULL. */
+#pragma once
+
+#include <glib.h>
+
+typedef struct gs_id_slot {
+  guint64 id;
+  gpointer value; /* NULL: empty */
+} gs_id_slot;
+
+typedef struct gs_id_table {
+  gs_id_slot *slots;
+  guint mask;  /* capacity - 1 (a power of two) */
+  guint shift; /* 64 - log2(capacity) */
+  guint len;
+  GDestroyNotify free_value;
+} gs_id_table;
+
+gs_id_table *gs_id_table_new(GDestroyNotify free_value);
+/* Frees the table and (with free_value) its values. */
+void gs_id_table_free(gs_id_table *t);
+
+static inline guint gs_id_table_home(const gs_id_table *t, guint64 id) {
+  return (guint)((id * 0x9e3779b97f4a7c15ull) >> t->shift);
+}
+
+static inline gpointer gs_id_table_lookup(const gs_id_table *t, guint64 id) {
+  for (guint i = gs_id_table_home(t, id);; i = (i + 1) & t->mask) {
+    const gs_id_slot *s = &t->slots[i];
+    if (!s->value || s->id == id)
+      return s->value;
+  }
+}
+
+/* Sets id's value (value not NULL); a value it replaces is freed. */
+void gs_id_table_replace(gs_id_table *t, guint64 id, gpointer value);
+/* Takes id out, freeing its value; FALSE if it was not there. */
+gboolean gs_id_table_remove(gs_id_table *t, guint64 id);
+static inline guint gs_id_table_size(const gs_id_table *t) { return t->len; }
+
+/* Iterates: for (guint i = 0; gs_id_table_next(t, &i, &value);) ... (no changes meanwhile). */
+static inline gboolean gs_id_table_next(const gs_id_table *t, guint *at, gpointer *value) {
+  for (; *at <= t->mask; (*at)++)
+    if (t->slots[*at].value) {
+      *value = t->slots[(*at)++].value;
+      return TRUE;
+    }
+  return FALSE;
+}
