@@ -1,0 +1,137 @@
+/* timeline-frame.c: laying out the memory timeline from the model's per-column summary
+ * (see timeline-frame.h). The only model call is gs_trace_model_memory_columns, once per
+ * frame, for as many columns as the plot is wide. */
+#include "timeline-frame.h"
+
+#include <math.h>
+#include <string.h>
+
+/* Room around the plot: byte labels on the left, the legend on top, event numbers and mark
+ * labels below. */
+#define MARGIN_LEFT 76
+#define MARGIN_RIGHT 18
+#define MARGIN_TOP 34
+#define MARGIN_BOTTOM 48
+
+gs_timeline_frame *gs_timeline_frame_new(void) { return g_new0(gs_timeline_frame, 1); }
+
+void gs_timeline_frame_free(gs_timeline_frame *frame) {
+  if (!frame)
+    return;
+  g_free(frame->columns);
+  g_free(frame);
+}
+
+void gs_timeline_nice_scale(guint64 peak, guint64 *scale_max, guint64 *step) {
+  if (peak == 0) {
+    *scale_max = 1024;
+    *step = 256;
+    return;
+  }
+  double unit = 1;
+  while (unit < 1099511627776.0 && (double)peak >= unit * 1024)
+    unit *= 1024;
+  double value = (double)peak / unit;
+  static const double mantissas[] = {1, 2, 5};
+  /* Bytes come whole: below KiB the smallest step is one byte. */
+  for (double decade = unit > 1 ? 0.01 : 1;; decade *= 10)
+    for (int k = 0; k < 3; k++) {
+      double s = mantissas[k] * decade;
+      double steps = ceil(value / s - 1e-9);
+      if (steps <= 6) {
+        if (steps < 1)
+          steps = 1;
+        *step = (guint64)llround(s * unit);
+        *scale_max = (guint64)llround(steps * s * unit);
+        if (*scale_max < peak) /* rounding of fractional steps */
+          *scale_max += *step;
+        return;
+      }
+    }
+}
+
+void gs_timeline_frame_compute(gs_timeline_frame *frame, const gs_trace_model *m,
+                               const gs_timeline_request *request) {
+  frame->request = *request;
+  frame->n_events = m ? gs_trace_model_n_events(m) : 0;
+  frame->plot_x = MARGIN_LEFT;
+  frame->plot_y = MARGIN_TOP;
+  frame->plot_width = MAX(1, request->width - MARGIN_LEFT - MARGIN_RIGHT);
+  frame->plot_height = MAX(1, request->height - MARGIN_TOP - MARGIN_BOTTOM);
+  guint columns = (guint)frame->plot_width;
+  if (frame->n_columns != columns) {
+    g_free(frame->columns);
+    frame->columns = g_new0(gs_memory_column, columns);
+    frame->n_columns = columns;
+  }
+  frame->peak_column = -1;
+  frame->peak_bytes = 0;
+  frame->peak_index = GS_TIMELINE_NO_EVENT;
+  memset(frame->stack_peak, 0, sizeof frame->stack_peak);
+  if (frame->n_events == 0) {
+    memset(frame->columns, 0, sizeof *frame->columns * columns);
+    for (guint c = 0; c < columns; c++)
+      frame->columns[c].first = 1; /* no events: first > last */
+    frame->n_stacks = 0;
+    frame->request.first = 0;
+    frame->request.last = 0;
+    gs_timeline_nice_scale(0, &frame->scale_max, &frame->scale_step);
+    return;
+  }
+  guint64 last = MIN(request->last, frame->n_events - 1);
+  guint64 first = MIN(request->first, last);
+  frame->request.first = first;
+  frame->request.last = last;
+  gs_trace_model_memory_columns(m, first, last, columns, request->by_scope, frame->columns);
+  frame->n_stacks = gs_trace_model_n_stacks(m, request->by_scope);
+  for (guint c = 0; c < columns; c++) {
+    const gs_memory_column *col = &frame->columns[c];
+    if (col->first > col->last)
+      continue;
+    if (frame->peak_column < 0 || col->max_total > frame->peak_bytes) {
+      frame->peak_column = (int)c;
+      frame->peak_bytes = col->max_total;
+      frame->peak_index = col->max_index;
+    }
+    for (guint s = 0; s < col->n_stacks && s < GS_MEMORY_MAX_STACKS; s++)
+      frame->stack_peak[s] = MAX(frame->stack_peak[s], col->stack[s]);
+  }
+  if (frame->peak_bytes == 0)
+    frame->peak_column = -1;
+  gs_timeline_nice_scale(frame->peak_bytes, &frame->scale_max, &frame->scale_step);
+}
+
+int gs_timeline_frame_column_at(const gs_timeline_frame *frame, double x) {
+  double c = floor(x - frame->plot_x);
+  if (c < 0 || c >= frame->n_columns)
+    return -1;
+  const gs_memory_column *col = &frame->columns[(guint)c];
+  return col->first > col->last ? -1 : (int)c;
+}
+
+guint64 gs_timeline_frame_event_at(const gs_timeline_frame *frame, double x) {
+  if (frame->n_events == 0)
+    return GS_TIMELINE_NO_EVENT;
+  guint64 first = frame->request.first, last = frame->request.last;
+  double t = (x - frame->plot_x) / frame->plot_width;
+  if (t <= 0)
+    return first;
+  if (t >= 1)
+    return last;
+  /* The same split as the model's columns: column c holds first + span*c/columns... */
+  guint64 span = last - first + 1;
+  guint64 e = first + (guint64)(t * (double)span);
+  return MIN(e, last);
+}
+
+double gs_timeline_frame_x_of(const gs_timeline_frame *frame, guint64 index) {
+  guint64 first = frame->request.first;
+  double span = (double)(frame->request.last - first + 1);
+  double offset = (double)index - (double)first + 0.5;
+  return frame->plot_x + offset / span * frame->plot_width;
+}
+
+double gs_timeline_frame_y_of(const gs_timeline_frame *frame, guint64 bytes) {
+  double bottom = frame->plot_y + frame->plot_height;
+  return bottom - (double)bytes / (double)frame->scale_max * frame->plot_height;
+}
