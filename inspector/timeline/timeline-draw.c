@@ -11,6 +11,8 @@
 
 #define FONT "Sans 8"
 #define LABEL_FONT "Sans Bold 8"
+/* Narrower scope or backward spans are not shaded over the whole plot height. */
+#define MIN_BAND_PX 4
 
 static void set_color(cairo_t *cr, gs_rgba c) { cairo_set_source_rgba(cr, c.r, c.g, c.b, c.a); }
 
@@ -78,6 +80,10 @@ static void draw_spans(cairo_t *cr, const gs_timeline_frame *f, gs_trace_model *
     double x0, x1;
     if (!span_pixels(f, s->first, s->last, &x0, &x1))
       continue;
+    /* Bands narrower than a few pixels would only add stripes: the marks and the backward
+     * strip still show the rhythm of steps at that zoom. */
+    if (x1 - x0 < MIN_BAND_PX)
+      continue;
     set_color(cr, pal->scope_band[i % 2]);
     cairo_rectangle(cr, x0, f->plot_y, x1 - x0, f->plot_height);
     cairo_fill(cr);
@@ -97,8 +103,17 @@ static void draw_spans(cairo_t *cr, const gs_timeline_frame *f, gs_trace_model *
     double x0, x1;
     if (!span_pixels(f, s->first, s->last, &x0, &x1))
       continue;
+    /* Always a strip along the top; the whole height too once a pass is wide enough not to
+     * cover the plot when passes follow each other closely. */
+    gs_rgba strip = pal->backward;
+    strip.a = MIN(1.0, strip.a * 4);
+    set_color(cr, strip);
+    cairo_rectangle(cr, x0, f->plot_y, x1 - x0, 3);
+    cairo_fill(cr);
+    if (x1 - x0 < MIN_BAND_PX)
+      continue;
     set_color(cr, pal->backward);
-    cairo_rectangle(cr, x0, f->plot_y, x1 - x0, f->plot_height);
+    cairo_rectangle(cr, x0, f->plot_y + 3, x1 - x0, f->plot_height - 3);
     cairo_fill(cr);
     if (x1 - x0 >= 70)
       draw_text(cr, layout, _("backward"), (x0 + x1) / 2, f->plot_y + 14, ALIGN_CENTER,
@@ -196,8 +211,23 @@ static void draw_marks(cairo_t *cr, const gs_timeline_frame *f, gs_trace_model *
 
 /* ---- data -------------------------------------------------------------------------------- */
 
+/* For each plot column, the column whose data it shows: itself, or when zoomed in past one
+ * event per pixel and it holds no event, the next one that does (an event is drawn across
+ * all the pixels event_at maps to it); -1 after the last event. Free with g_free. */
+static int *shown_columns(const gs_timeline_frame *f) {
+  int *shown = g_new(int, MAX(f->n_columns, 1));
+  int next = -1;
+  for (guint c = f->n_columns; c-- > 0;) {
+    if (f->columns[c].first <= f->columns[c].last)
+      next = (int)c;
+    shown[c] = next;
+  }
+  return shown;
+}
+
 /* Each stack as one path of one-pixel rectangles over the columns, bottom stack first. */
-static void draw_stacks(cairo_t *cr, const gs_timeline_frame *f, gboolean dark) {
+static void draw_stacks(cairo_t *cr, const gs_timeline_frame *f, const int *shown,
+                        gboolean dark) {
   cairo_antialias_t aa = cairo_get_antialias(cr);
   cairo_set_antialias(cr, CAIRO_ANTIALIAS_NONE);
   double bottom = plot_bottom(f);
@@ -205,16 +235,17 @@ static void draw_stacks(cairo_t *cr, const gs_timeline_frame *f, gboolean dark) 
     if (f->stack_peak[s] == 0)
       continue;
     for (guint c = 0; c < f->n_columns; c++) {
-      const gs_memory_column *col = &f->columns[c];
-      if (col->first > col->last || col->stack[s] == 0)
+      if (shown[c] < 0)
+        break;
+      const gs_memory_column *col = &f->columns[shown[c]];
+      if (col->stack[s] == 0)
         continue;
       guint64 below = 0;
       for (guint k = 0; k < s; k++)
         below += col->stack[k];
-      double y0 = gs_timeline_frame_y_of(f, below);
-      double y1 = gs_timeline_frame_y_of(f, below + col->stack[s]);
-      y0 = MIN(y0, bottom);
-      cairo_rectangle(cr, f->plot_x + c, round(y1), 1, round(y0) - round(y1));
+      double y0 = round(MIN(gs_timeline_frame_y_of(f, below), bottom));
+      double y1 = round(gs_timeline_frame_y_of(f, below + col->stack[s]));
+      cairo_rectangle(cr, f->plot_x + c, y1, 1, y0 - y1);
     }
     set_color(cr, gs_timeline_stack_color(dark, f->request.by_scope, s));
     cairo_fill(cr);
@@ -224,26 +255,28 @@ static void draw_stacks(cairo_t *cr, const gs_timeline_frame *f, gboolean dark) 
 
 /* The total's largest value per column as a line, and its range down to the smallest where
  * bytes changed within a column (an allocation and its free inside one pixel). */
-static void draw_outline(cairo_t *cr, const gs_timeline_frame *f,
+static void draw_outline(cairo_t *cr, const gs_timeline_frame *f, const int *shown,
                          const gs_timeline_palette *pal) {
-  gboolean drawing = FALSE;
-  for (guint c = 0; c < f->n_columns; c++) {
-    const gs_memory_column *col = &f->columns[c];
-    if (col->first > col->last) {
-      drawing = FALSE;
-      continue;
-    }
-    double x = f->plot_x + c + 0.5, y = gs_timeline_frame_y_of(f, col->max_total);
-    if (drawing) {
-      cairo_line_to(cr, x, y);
-    } else {
-      cairo_move_to(cr, x, y);
-      drawing = TRUE;
-    }
+  /* The ranges first, faint, so the stacks under them stay readable. */
+  for (guint c = 0; c < f->n_columns && shown[c] >= 0; c++) {
+    const gs_memory_column *col = &f->columns[shown[c]];
     if (col->min_total < col->max_total) {
-      cairo_line_to(cr, x, gs_timeline_frame_y_of(f, col->min_total));
-      cairo_move_to(cr, x, y);
+      cairo_move_to(cr, f->plot_x + c + 0.5, gs_timeline_frame_y_of(f, col->max_total));
+      cairo_line_to(cr, f->plot_x + c + 0.5, gs_timeline_frame_y_of(f, col->min_total));
     }
+  }
+  gs_rgba range = pal->outline;
+  range.a *= 0.25;
+  set_color(cr, range);
+  cairo_set_line_width(cr, 1);
+  cairo_stroke(cr);
+  for (guint c = 0; c < f->n_columns && shown[c] >= 0; c++) {
+    double x = f->plot_x + c + 0.5;
+    double y = gs_timeline_frame_y_of(f, f->columns[shown[c]].max_total);
+    if (c == 0)
+      cairo_move_to(cr, x, y);
+    else
+      cairo_line_to(cr, x, y);
   }
   set_color(cr, pal->outline);
   cairo_set_line_width(cr, 1);
@@ -340,8 +373,9 @@ void gs_timeline_draw(cairo_t *cr, const gs_timeline_frame *f, gs_trace_model *m
     cairo_clip(cr);
     if (index)
       draw_spans(cr, f, m, index, pal, layout);
-    draw_stacks(cr, f, decor->dark);
-    draw_outline(cr, f, pal);
+    g_autofree int *shown = shown_columns(f);
+    draw_stacks(cr, f, shown, decor->dark);
+    draw_outline(cr, f, shown, pal);
     cairo_restore(cr);
     draw_byte_axis(cr, f, pal, layout);
     draw_event_axis(cr, f, pal, layout);

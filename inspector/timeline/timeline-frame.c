@@ -50,6 +50,23 @@ void gs_timeline_nice_scale(guint64 peak, guint64 *scale_max, guint64 *step) {
     }
 }
 
+/* The engine allocates a tensor's storage one event before it creates the tensor and gives it
+ * an owner, so the first event of a column's largest total is usually that allocation, when
+ * its bytes belong to no scope and no category yet. Stacks are shown as of the tensor's
+ * creation right after (same total) instead, even when that falls in the next column (zoomed
+ * in to single events), or every peak would read "outside any scope". */
+static void settle_column(const gs_trace_model *m, gboolean by_scope, gs_memory_column *col) {
+  guint64 i = col->max_index;
+  if (i + 1 >= gs_trace_model_n_events(m) ||
+      gs_trace_model_kind_at(m, i) != GS_TRACE_STORAGE_ALLOC ||
+      gs_trace_model_kind_at(m, i + 1) != GS_TRACE_TENSOR_CREATE ||
+      gs_trace_model_bytes_at(m, i + 1) != col->max_total)
+    return;
+  gs_memory_column created;
+  gs_trace_model_memory_columns(m, i + 1, i + 1, 1, by_scope, &created);
+  memcpy(col->stack, created.stack, sizeof col->stack);
+}
+
 void gs_timeline_frame_compute(gs_timeline_frame *frame, const gs_trace_model *m,
                                const gs_timeline_request *request) {
   frame->request = *request;
@@ -85,9 +102,10 @@ void gs_timeline_frame_compute(gs_timeline_frame *frame, const gs_trace_model *m
   gs_trace_model_memory_columns(m, first, last, columns, request->by_scope, frame->columns);
   frame->n_stacks = gs_trace_model_n_stacks(m, request->by_scope);
   for (guint c = 0; c < columns; c++) {
-    const gs_memory_column *col = &frame->columns[c];
+    gs_memory_column *col = &frame->columns[c];
     if (col->first > col->last)
       continue;
+    settle_column(m, request->by_scope, col);
     if (frame->peak_column < 0 || col->max_total > frame->peak_bytes) {
       frame->peak_column = (int)c;
       frame->peak_bytes = col->max_total;
@@ -105,30 +123,41 @@ int gs_timeline_frame_column_at(const gs_timeline_frame *frame, double x) {
   double c = floor(x - frame->plot_x);
   if (c < 0 || c >= frame->n_columns)
     return -1;
-  const gs_memory_column *col = &frame->columns[(guint)c];
-  return col->first > col->last ? -1 : (int)c;
+  /* Zoomed in past one event per pixel, an event's column is the last of the pixels it
+   * spans; the ones before it (empty columns) show that event too. */
+  for (guint k = (guint)c; k < frame->n_columns; k++)
+    if (frame->columns[k].first <= frame->columns[k].last)
+      return (int)k;
+  return -1;
 }
 
 guint64 gs_timeline_frame_event_at(const gs_timeline_frame *frame, double x) {
   if (frame->n_events == 0)
     return GS_TIMELINE_NO_EVENT;
   guint64 first = frame->request.first, last = frame->request.last;
-  double t = (x - frame->plot_x) / frame->plot_width;
-  if (t <= 0)
+  double c = floor(x - frame->plot_x);
+  if (c < 0)
     return first;
-  if (t >= 1)
+  if (c >= frame->n_columns)
     return last;
-  /* The same split as the model's columns: column c holds first + span*c/columns... */
+  /* The same integer split as the model's columns: column c starts at first + span*c/cols. */
   guint64 span = last - first + 1;
-  guint64 e = first + (guint64)(t * (double)span);
-  return MIN(e, last);
+  return first + span * (guint64)c / frame->n_columns;
 }
 
 double gs_timeline_frame_x_of(const gs_timeline_frame *frame, guint64 index) {
-  guint64 first = frame->request.first;
-  double span = (double)(frame->request.last - first + 1);
-  double offset = (double)index - (double)first + 0.5;
-  return frame->plot_x + offset / span * frame->plot_width;
+  guint64 first = frame->request.first, last = frame->request.last;
+  guint64 cols = frame->n_columns, span = last - first + 1;
+  if (frame->n_events == 0 || index < first || index > last)
+    return frame->plot_x +
+           ((double)index - (double)first + 0.5) / (double)span * (double)cols;
+  /* The pixels whose events (as event_at sees them) are index: lo..hi; when several events
+   * share a pixel the range is empty and the event lies in the column ending just after. */
+  guint64 off = index - first;
+  guint64 lo = (off * cols + span - 1) / span, hi = ((off + 1) * cols + span - 1) / span - 1;
+  if (hi < lo)
+    return frame->plot_x + (double)hi + 0.5;
+  return frame->plot_x + (double)(lo + hi + 1) / 2.0;
 }
 
 double gs_timeline_frame_y_of(const gs_timeline_frame *frame, guint64 bytes) {

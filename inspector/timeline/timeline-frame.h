@@ -1,6 +1,9 @@
 /* timeline-frame.h: one layout of the memory timeline, a function of (model, viewport, size,
  * stacking): the plot rectangle, one gs_memory_column per pixel column of the plot (the
  * model's min/max summary: never one shape per event), the byte scale and the viewport's peak.
+ * A column's stacks are the model's, except where its largest total is first reached by a
+ * storage allocation followed by its tensor's creation: then the stacks are the creation's
+ * (see settle_column in timeline-frame.c).
  * The GTK view and `gradscope export-timeline` both compute a frame and draw it with
  * timeline-draw.h; the view keeps it between draws, so hovering and moving the scrubber
  * redraw without asking the model again. */
@@ -44,12 +47,14 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(gs_timeline_frame, gs_timeline_frame_free)
 void gs_timeline_frame_compute(gs_timeline_frame *frame, const gs_trace_model *m,
                                const gs_timeline_request *request);
 
-/* The plot column under x (drawing coordinates), or -1 outside the plot or on a column with
- * no events. */
+/* The column whose events are drawn under x (drawing coordinates): the column there, or when
+ * zoomed in past one event per pixel and it is empty, the next one (the event it shows); -1
+ * outside the plot. */
 int gs_timeline_frame_column_at(const gs_timeline_frame *frame, double x);
 /* The event under x, clamped to the viewport; GS_TIMELINE_NO_EVENT when there are none. */
 guint64 gs_timeline_frame_event_at(const gs_timeline_frame *frame, double x);
-/* The x of event index's column centre (may lie outside the plot). */
+/* The x at the centre of the pixels that show event index (outside the plot for events
+ * outside the viewport). */
 double gs_timeline_frame_x_of(const gs_timeline_frame *frame, guint64 index);
 /* The y of a byte count (plot_y + plot_height at 0). */
 double gs_timeline_frame_y_of(const gs_timeline_frame *frame, guint64 bytes);
