@@ -22,6 +22,7 @@ void timeline_training_work(void) {
     gs_backward(loss);
     gs_zero_grad(w);
     gs_scope_end(s);
+    gs_trace_flush(); /* a chunk per step, as a live reader would receive them */
     if (step == EVAL_STEP) {
       gs_scope e = gs_scope_begin("evaluate");
       gs_tensor activations = gs_ones(GS_F32, big, 2);

@@ -1,7 +1,7 @@
 /* timeline-test-util.h: what the timeline's tests share: a small training run recorded by
  * the real engine (a module, scoped steps with forward, backward and an update, epoch marks,
- * and one large evaluation allocation that makes the run's peak), and reading pixels of an
- * image surface. */
+ * and one large evaluation allocation that makes the run's peak; the log is flushed after each
+ * step, so a live reader gets it in pieces), and reading pixels of an image surface. */
 #pragma once
 
 #include <cairo.h>
