@@ -184,8 +184,9 @@ expect_failure_line "export-timeline --width 10" -- "$GS" export-timeline run.gs
 contains err "200..16384" "10 x 400"
 expect_failure_line "export-timeline -o x.svg" -- "$GS" export-timeline run.gstrace -o x.svg
 expect_failure_line "export-timeline --first after the end" -- "$GS" export-timeline run.gstrace -o x.png --first 99999999
-contains err "events (0.."
+contains err "events (1.."
 expect_failure_line "export-timeline --first after --last" -- "$GS" export-timeline run.gstrace -o x.png --first 9 --last 3
+expect_failure_line "export-timeline --first 0 (events count from 1)" -- "$GS" export-timeline run.gstrace -o x.png --first 0
 expect_failure_line "export-timeline of a nonexistent file" -- "$GS" export-timeline nope.gstrace -o x.png
 expect_failure_line "export-timeline into a missing directory" -- "$GS" export-timeline run.gstrace -o no/such/dir/x.png
 [ -e x.png ] && fail "a failed export left x.png" || pass "failed exports wrote nothing"

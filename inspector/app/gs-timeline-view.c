@@ -55,6 +55,8 @@ G_DEFINE_FINAL_TYPE(GsTimelineView, gs_timeline_view, GTK_TYPE_WIDGET)
 enum { SIGNAL_TENSOR_SELECTED, SIGNAL_EVENT_SELECTED, N_SIGNALS };
 static guint signals[N_SIGNALS];
 
+/* Events are numbered from 1 wherever they are shown, as the scrubber counts them; indices
+ * (from 0) are only used inside. */
 static guint64 n_events(GsTimelineView *self) {
   return self->model ? gs_trace_model_n_events(self->model) : 0;
 }
@@ -70,8 +72,8 @@ static void update_viewport_label(GsTimelineView *self) {
     return;
   }
   g_autofree char *text =
-      g_strdup_printf(_("Events %" PRIu64 "–%" PRIu64 " of %" PRIu64), (uint64_t)self->first,
-                      (uint64_t)self->last, (uint64_t)n);
+      g_strdup_printf(_("Events %" PRIu64 "–%" PRIu64 " of %" PRIu64),
+                      (uint64_t)self->first + 1, (uint64_t)self->last + 1, (uint64_t)n);
   gtk_label_set_text(GTK_LABEL(self->viewport_label), text);
 }
 
@@ -144,10 +146,10 @@ char *gs_timeline_view_describe_at(GsTimelineView *self, double x) {
   const gs_memory_column *col = &frame->columns[c];
   GString *s = g_string_new(NULL);
   if (col->first == col->last)
-    g_string_append_printf(s, _("After event %" PRIu64), (uint64_t)col->first);
+    g_string_append_printf(s, _("After event %" PRIu64), (uint64_t)col->first + 1);
   else
-    g_string_append_printf(s, _("Events %" PRIu64 "–%" PRIu64), (uint64_t)col->first,
-                           (uint64_t)col->last);
+    g_string_append_printf(s, _("Events %" PRIu64 "–%" PRIu64), (uint64_t)col->first + 1,
+                           (uint64_t)col->last + 1);
   g_autofree char *total = format_bytes(col->max_total);
   g_string_append_c(s, '\n');
   if (col->min_total == col->max_total) {
@@ -222,7 +224,7 @@ static GsAliveItem *alive_item(gs_trace_model *m, const gs_replay *state,
   const char *name = gs_replay_tensor_name(state, o->id);
   g_autofree char *label =
       o->composite ? g_strdup_printf(_("composite %s"), handle)
-      : name       ? g_strdup_printf(_("tensor %s “%s”"), handle, name)
+      : name       ? g_strdup_printf(_("tensor %s \"%s\""), handle, name)
                    : g_strdup_printf(_("tensor %s"), handle);
   /* What it holds itself: a view, detach or unmaterialised clone shares its source's bytes. */
   guint64 held = o->bytes;
@@ -256,7 +258,7 @@ static void fill_alive(GsTimelineView *self, guint64 index) {
   g_autofree char *heading = g_strdup_printf(
       g_dngettext(GETTEXT_PACKAGE, "Alive after event %" PRIu64 ": %u object, %s in storages",
                   "Alive after event %" PRIu64 ": %u objects, %s in storages", objects->len),
-      (uint64_t)index, objects->len, live);
+      (uint64_t)index + 1, objects->len, live);
   gtk_label_set_text(GTK_LABEL(self->alive_heading), heading);
 }
 
@@ -566,7 +568,7 @@ static void gs_timeline_view_init(GsTimelineView *self) {
   gtk_column_view_set_model(GTK_COLUMN_VIEW(self->alive_view), GTK_SELECTION_MODEL(selection));
   g_object_unref(selection);
   gtk_column_view_set_single_click_activate(GTK_COLUMN_VIEW(self->alive_view), TRUE);
-  add_column(self, _("Tensor"), gs_alive_item_get_label, FALSE);
+  add_column(self, _("Tensor"), gs_alive_item_get_label, TRUE);
   add_column(self, _("Size"), gs_alive_item_get_size, FALSE);
   add_column(self, _("Category"), gs_alive_item_get_category, FALSE);
   add_column(self, _("Created by"), gs_alive_item_get_op, FALSE);

@@ -23,11 +23,13 @@ static gboolean parse_by(const char *text, gboolean *by_scope) {
   return TRUE;
 }
 
+/* Event numbers count from 1, as the image's axis and the inspector's scrubber do. */
 static gboolean parse_event(const char *option, const char *text, guint64 *out) {
   if (!text)
     return TRUE;
-  if (!g_ascii_string_to_unsigned(text, 10, 0, G_MAXUINT64, out, NULL)) {
-    cli_error("export-timeline: %s wants an event index (0, 1, 2...), got '%s'", option, text);
+  if (!g_ascii_string_to_unsigned(text, 10, 1, G_MAXUINT64, out, NULL)) {
+    cli_error("export-timeline: %s wants an event number (1 is the first event), got '%s'",
+              option, text);
     return FALSE;
   }
   return TRUE;
@@ -48,9 +50,9 @@ int cli_export_timeline(int argc, char **argv) {
       {"height", 'H', 0, G_OPTION_ARG_INT, &height, "Image height in pixels (default 400)",
        "H"},
       {"first", 0, 0, G_OPTION_ARG_STRING, &first_text,
-       "First event index shown (default: the log's first)", "N"},
+       "First event shown, numbered from 1 as on the image's axis (default: 1)", "N"},
       {"last", 0, 0, G_OPTION_ARG_STRING, &last_text,
-       "Last event index shown (default: the log's last)", "N"},
+       "Last event shown (default: the log's last)", "N"},
       {"dark", 0, 0, G_OPTION_ARG_NONE, &dark, "Dark background", NULL},
       {NULL, 0, 0, 0, NULL, NULL, NULL},
   };
@@ -60,7 +62,7 @@ int cli_export_timeline(int argc, char **argv) {
       context, "Draws the memory timeline of a log as a PNG image: bytes alive after each\n"
                "event, stacked by scope or by category, with the peak marked, user marks\n"
                "(epochs, steps) on the time axis and outermost scopes and backward passes\n"
-               "shaded. Event indices count the log's events from 0, in file order.\n\n"
+               "shaded. Events are numbered from 1 in the log's order, as on the image's axis.\n\n"
                "Example: gradscope export-timeline run.gstrace -o timeline.png --by category");
   const char *path = cli_parse_file_args(context, &argc, &argv);
   g_autofree char *output_owned = output, *by_owned = by, *first_owned = first_text,
@@ -86,7 +88,7 @@ int cli_export_timeline(int argc, char **argv) {
               "%d x %d", MIN_WIDTH, MAX_SIDE, MIN_HEIGHT, MAX_SIDE, width, height);
     return 1;
   }
-  guint64 first = 0, last = G_MAXUINT64;
+  guint64 first = 1, last = G_MAXUINT64;
   if (!parse_event("--first", first_text, &first) || !parse_event("--last", last_text, &last))
     return 1;
   if (first > last) {
@@ -109,14 +111,14 @@ int cli_export_timeline(int argc, char **argv) {
     cli_error("export-timeline: %s has no events to draw", path);
     return 1;
   }
-  if (first >= n) {
+  if (first > n) {
     cli_error("export-timeline: --first is %" G_GUINT64_FORMAT " but the log has only %"
-              G_GUINT64_FORMAT " events (0..%" G_GUINT64_FORMAT ")", first, n, n - 1);
+              G_GUINT64_FORMAT " events (1..%" G_GUINT64_FORMAT ")", first, n, n);
     return 1;
   }
   g_autoptr(gs_timeline_index) index = gs_timeline_index_new();
   gs_timeline_index_update(index, model);
-  gs_timeline_request request = {.first = first, .last = MIN(last, n - 1), .width = width,
+  gs_timeline_request request = {.first = first - 1, .last = MIN(last, n) - 1, .width = width,
                                  .height = height, .by_scope = by_scope};
   if (!gs_timeline_export_png(model, index, &request, dark, output, &error)) {
     cli_error("export-timeline: %s", error->message);

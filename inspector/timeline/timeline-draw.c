@@ -4,6 +4,7 @@
 #include "timeline-draw.h"
 
 #include <glib/gi18n-lib.h>
+#include <inttypes.h>
 #include <math.h>
 #include <pango/pangocairo.h>
 
@@ -150,19 +151,21 @@ static void draw_event_axis(cairo_t *cr, const gs_timeline_frame *f,
         istep = decade * mantissas[k];
   if (!istep)
     return;
-  guint64 start = (f->request.first + istep - 1) / istep * istep;
+  /* Events are numbered from 1 on screen, as the scrubber counts them: ticks sit on the
+   * events numbered by round multiples of the step. */
+  guint64 start = (f->request.first + 1 + istep - 1) / istep * istep; /* a number, >= 1 */
   double y = plot_bottom(f);
   set_color(cr, pal->axis);
-  for (guint64 e = start; e <= f->request.last; e += istep) {
-    double x = round(gs_timeline_frame_x_of(f, e)) + 0.5;
+  for (guint64 number = start; number - 1 <= f->request.last; number += istep) {
+    double x = round(gs_timeline_frame_x_of(f, number - 1)) + 0.5;
     cairo_move_to(cr, x, y);
     cairo_line_to(cr, x, y + 4);
   }
   cairo_set_line_width(cr, 1);
   cairo_stroke(cr);
-  for (guint64 e = start; e <= f->request.last; e += istep) {
-    g_autofree char *label = g_strdup_printf("%" G_GUINT64_FORMAT, e);
-    draw_text(cr, layout, label, gs_timeline_frame_x_of(f, e), y + 5, ALIGN_CENTER,
+  for (guint64 number = start; number - 1 <= f->request.last; number += istep) {
+    g_autofree char *label = g_strdup_printf("%" G_GUINT64_FORMAT, number);
+    draw_text(cr, layout, label, gs_timeline_frame_x_of(f, number - 1), y + 5, ALIGN_CENTER,
               pal->dim_text, NULL);
   }
   /* Which way time runs, at the right end under the numbers. */
@@ -297,7 +300,7 @@ static void draw_peak(cairo_t *cr, const gs_timeline_frame *f, const gs_timeline
   cairo_fill(cr);
   g_autofree char *bytes = format_bytes(f->peak_bytes);
   g_autofree char *label =
-      g_strdup_printf(_("peak %s at event %" G_GUINT64_FORMAT), bytes, f->peak_index);
+      g_strdup_printf(_("peak %s at event %" PRIu64), bytes, (uint64_t)f->peak_index + 1);
   PangoFontDescription *bold = pango_font_description_from_string(LABEL_FONT);
   pango_layout_set_font_description(layout, bold);
   double w = text_width(layout, label);
