@@ -72,7 +72,7 @@ static gboolean span_pixels(const gs_timeline_frame *f, guint64 first, guint64 l
 /* Outermost scopes as alternating bands, their names on top where a band is wide enough;
  * backward passes tinted over them. */
 static void draw_spans(cairo_t *cr, const gs_timeline_frame *f, gs_trace_model *m,
-                       const gs_timeline_index *index, const gs_timeline_palette *pal,
+                       gs_timeline_index *index, const gs_timeline_palette *pal,
                        PangoLayout *layout) {
   const GArray *scopes = gs_timeline_index_scope_spans(index);
   double label_end = -1;
@@ -89,29 +89,41 @@ static void draw_spans(cairo_t *cr, const gs_timeline_frame *f, gs_trace_model *
     cairo_rectangle(cr, x0, f->plot_y, x1 - x0, f->plot_height);
     cairo_fill(cr);
     if (x1 - x0 >= 60 && x0 >= label_end && s->first >= f->request.first) {
-      gs_trace_event e;
-      if (gs_trace_model_event(m, s->first, &e)) {
-        const char *name = gs_trace_model_string(m, e.name);
-        if (text_width(layout, name) + 8 <= x1 - x0)
-          label_end = x0 + 4 + draw_text(cr, layout, name, x0 + 4, f->plot_y + 2, ALIGN_LEFT,
-                                         pal->dim_text, NULL);
-      }
+      const char *name = gs_timeline_index_scope_name(index, m, i);
+      if (text_width(layout, name) + 8 <= x1 - x0)
+        label_end = x0 + 4 + draw_text(cr, layout, name, x0 + 4, f->plot_y + 2, ALIGN_LEFT,
+                                       pal->dim_text, NULL);
     }
   }
+  /* Backward passes: a strip along the top, merged per pixel into one path (a run has a
+   * pass per step: thousands in view when zoomed out); the whole height too where a pass is
+   * wide enough not to cover the plot when passes follow each other closely. */
   const GArray *backwards = gs_timeline_index_backward_spans(index);
+  double strip_x0 = 0, strip_x1 = -1;
   for (guint i = 0; i < backwards->len; i++) {
     const gs_timeline_span *s = &g_array_index(backwards, gs_timeline_span, i);
     double x0, x1;
     if (!span_pixels(f, s->first, s->last, &x0, &x1))
       continue;
-    /* Always a strip along the top; the whole height too once a pass is wide enough not to
-     * cover the plot when passes follow each other closely. */
-    gs_rgba strip = pal->backward;
-    strip.a = MIN(1.0, strip.a * 4);
-    set_color(cr, strip);
-    cairo_rectangle(cr, x0, f->plot_y, x1 - x0, 3);
-    cairo_fill(cr);
-    if (x1 - x0 < MIN_BAND_PX)
+    if (x0 <= strip_x1) {
+      strip_x1 = MAX(strip_x1, x1);
+    } else {
+      if (strip_x1 > strip_x0)
+        cairo_rectangle(cr, strip_x0, f->plot_y, strip_x1 - strip_x0, 3);
+      strip_x0 = x0;
+      strip_x1 = x1;
+    }
+  }
+  if (strip_x1 > strip_x0)
+    cairo_rectangle(cr, strip_x0, f->plot_y, strip_x1 - strip_x0, 3);
+  gs_rgba strip = pal->backward;
+  strip.a = MIN(1.0, strip.a * 4);
+  set_color(cr, strip);
+  cairo_fill(cr);
+  for (guint i = 0; i < backwards->len; i++) {
+    const gs_timeline_span *s = &g_array_index(backwards, gs_timeline_span, i);
+    double x0, x1;
+    if (!span_pixels(f, s->first, s->last, &x0, &x1) || x1 - x0 < MIN_BAND_PX)
       continue;
     set_color(cr, pal->backward);
     cairo_rectangle(cr, x0, f->plot_y + 3, x1 - x0, f->plot_height - 3);
@@ -172,41 +184,45 @@ static void draw_event_axis(cairo_t *cr, const gs_timeline_frame *f,
   draw_text(cr, layout, _("events →"), plot_right(f), y + 32, ALIGN_RIGHT, pal->dim_text, NULL);
 }
 
-/* User marks: a line through the plot and a tick, at most one per pixel; labels where they
- * do not overlap the previous one. */
+/* User marks: a line through the plot and a tick, at most one per pixel, each set in one
+ * path; labels where they do not overlap the previous one. */
 static void draw_marks(cairo_t *cr, const gs_timeline_frame *f, gs_trace_model *m,
-                       const gs_timeline_index *index, const gs_timeline_palette *pal,
+                       gs_timeline_index *index, const gs_timeline_palette *pal,
                        PangoLayout *layout) {
   const GArray *marks = gs_timeline_index_marks(index);
-  guint i = gs_timeline_index_first_mark(index, f->request.first);
-  double last_x = -1, label_end = -1;
-  double y = plot_bottom(f);
-  for (; i < marks->len; i++) {
-    guint64 at = g_array_index(marks, guint64, i);
-    if (at > f->request.last)
-      break;
-    double x = round(gs_timeline_frame_x_of(f, at)) + 0.5;
+  guint begin = gs_timeline_index_first_mark(index, f->request.first), end = begin;
+  double y = plot_bottom(f), last_x = -1;
+  for (; end < marks->len && g_array_index(marks, guint64, end) <= f->request.last; end++) {
+    double x = round(gs_timeline_frame_x_of(f, g_array_index(marks, guint64, end))) + 0.5;
     if (x == last_x)
       continue;
     last_x = x;
-    gs_rgba line = pal->mark;
-    line.a *= 0.35;
-    set_color(cr, line);
     cairo_move_to(cr, x, f->plot_y);
     cairo_line_to(cr, x, y);
-    cairo_stroke(cr);
-    set_color(cr, pal->mark);
+  }
+  gs_rgba line = pal->mark;
+  line.a *= 0.35;
+  set_color(cr, line);
+  cairo_set_line_width(cr, 1);
+  cairo_stroke(cr);
+  last_x = -1;
+  for (guint i = begin; i < end; i++) {
+    double x = round(gs_timeline_frame_x_of(f, g_array_index(marks, guint64, i))) + 0.5;
+    if (x == last_x)
+      continue;
+    last_x = x;
     cairo_move_to(cr, x, y);
     cairo_line_to(cr, x, y + 18);
-    cairo_stroke(cr);
+  }
+  set_color(cr, pal->mark);
+  cairo_stroke(cr);
+  double label_end = -1;
+  for (guint i = begin; i < end; i++) {
+    double x = round(gs_timeline_frame_x_of(f, g_array_index(marks, guint64, i))) + 0.5;
     if (x < label_end + 6)
       continue;
-    gs_trace_event e;
-    if (!gs_trace_model_event(m, at, &e))
-      continue;
-    const char *label = gs_trace_model_string(m, e.name);
-    double w = text_width(layout, label);
-    if (x + 2 + w > f->request.width - 2)
+    const char *label = gs_timeline_index_mark_label(index, m, i);
+    if (x + 2 + text_width(layout, label) > f->request.width - 2)
       continue;
     label_end = x + 2 + draw_text(cr, layout, label, x + 2, y + 18, ALIGN_LEFT, pal->mark, NULL);
   }
@@ -356,7 +372,7 @@ static void draw_legend(cairo_t *cr, const gs_timeline_frame *f, gs_trace_model 
 }
 
 void gs_timeline_draw(cairo_t *cr, const gs_timeline_frame *f, gs_trace_model *m,
-                      const gs_timeline_index *index, const gs_timeline_decor *decor) {
+                      gs_timeline_index *index, const gs_timeline_decor *decor) {
   const gs_timeline_palette *pal = gs_timeline_palette_get(decor->dark);
   cairo_save(cr);
   set_color(cr, pal->background);

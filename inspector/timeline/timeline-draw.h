@@ -22,14 +22,14 @@ typedef struct gs_timeline_decor {
 } gs_timeline_decor;
 
 /* Draws frame (computed over m) at (0, 0) .. (width, height) of cr. m is not const only
- * because labels of marks and scopes are decoded from their events; index may be NULL (no
- * marks, no spans). */
+ * because labels of marks and scopes are decoded from their events (index remembers them);
+ * index may be NULL (no marks, no spans). */
 void gs_timeline_draw(cairo_t *cr, const gs_timeline_frame *frame, gs_trace_model *m,
-                      const gs_timeline_index *index, const gs_timeline_decor *decor);
+                      gs_timeline_index *index, const gs_timeline_decor *decor);
 
 /* Computes and draws request into a new PNG file at path. FALSE with error set if the file
  * cannot be written. */
-gboolean gs_timeline_export_png(gs_trace_model *m, const gs_timeline_index *index,
+gboolean gs_timeline_export_png(gs_trace_model *m, gs_timeline_index *index,
                                 const gs_timeline_request *request, gboolean dark,
                                 const char *path, GError **error);
 

@@ -4,7 +4,7 @@
 
 #include "timeline-draw.h"
 
-gboolean gs_timeline_export_png(gs_trace_model *m, const gs_timeline_index *index,
+gboolean gs_timeline_export_png(gs_trace_model *m, gs_timeline_index *index,
                                 const gs_timeline_request *request, gboolean dark,
                                 const char *path, GError **error) {
   g_autoptr(gs_timeline_frame) frame = gs_timeline_frame_new();

@@ -18,6 +18,9 @@ struct gs_timeline_index {
   GArray *scope_spans;
   GArray *backward_spans;
   GHashTable *threads; /* thread id -> thread_state* */
+  /* Decoded name string ids plus one, by position in marks / scope_spans. */
+  GHashTable *mark_labels;
+  GHashTable *scope_names;
 };
 
 static void index_clear(gs_timeline_index *index) {
@@ -27,6 +30,8 @@ static void index_clear(gs_timeline_index *index) {
   g_array_set_size(index->scope_spans, 0);
   g_array_set_size(index->backward_spans, 0);
   g_hash_table_remove_all(index->threads);
+  g_hash_table_remove_all(index->mark_labels);
+  g_hash_table_remove_all(index->scope_names);
 }
 
 gs_timeline_index *gs_timeline_index_new(void) {
@@ -35,6 +40,8 @@ gs_timeline_index *gs_timeline_index_new(void) {
   index->scope_spans = g_array_new(FALSE, FALSE, sizeof(gs_timeline_span));
   index->backward_spans = g_array_new(FALSE, FALSE, sizeof(gs_timeline_span));
   index->threads = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
+  index->mark_labels = g_hash_table_new(g_direct_hash, g_direct_equal);
+  index->scope_names = g_hash_table_new(g_direct_hash, g_direct_equal);
   return index;
 }
 
@@ -45,6 +52,8 @@ void gs_timeline_index_free(gs_timeline_index *index) {
   g_array_unref(index->scope_spans);
   g_array_unref(index->backward_spans);
   g_hash_table_unref(index->threads);
+  g_hash_table_unref(index->mark_labels);
+  g_hash_table_unref(index->scope_names);
   g_free(index);
 }
 
@@ -134,4 +143,34 @@ guint gs_timeline_index_first_mark(const gs_timeline_index *index, guint64 event
       hi = mid;
   }
   return lo;
+}
+
+/* The name of event i: its string id is remembered in cache under position (plus one, so
+ * 0 means "not decoded yet"); the text is looked up each time, since a log may define an id
+ * again. */
+static const char *cached_name(GHashTable *cache, gs_trace_model *m, guint position,
+                               guint64 i) {
+  guint32 id_plus_one = GPOINTER_TO_UINT(g_hash_table_lookup(cache, GUINT_TO_POINTER(position)));
+  if (!id_plus_one) {
+    gs_trace_event e;
+    if (!gs_trace_model_event(m, i, &e))
+      return "";
+    id_plus_one = e.name + 1;
+    g_hash_table_insert(cache, GUINT_TO_POINTER(position), GUINT_TO_POINTER(id_plus_one));
+  }
+  return gs_trace_model_string(m, id_plus_one - 1);
+}
+
+const char *gs_timeline_index_mark_label(gs_timeline_index *index, gs_trace_model *m,
+                                         guint position) {
+  g_return_val_if_fail(position < index->marks->len, "");
+  return cached_name(index->mark_labels, m, position,
+                     g_array_index(index->marks, guint64, position));
+}
+
+const char *gs_timeline_index_scope_name(gs_timeline_index *index, gs_trace_model *m,
+                                         guint position) {
+  g_return_val_if_fail(position < index->scope_spans->len, "");
+  return cached_name(index->scope_names, m, position,
+                     g_array_index(index->scope_spans, gs_timeline_span, position).first);
 }

@@ -34,4 +34,12 @@ const GArray *gs_timeline_index_backward_spans(const gs_timeline_index *index);
 /* Position of the first mark at or after event, in gs_timeline_index_marks. */
 guint gs_timeline_index_first_mark(const gs_timeline_index *index, guint64 event);
 
+/* The label of mark number position, or the name of the scope that begins scope span
+ * position: decoded from m the first time (decoding one event re-reads its chunk), then
+ * remembered. Owned by m; "" if the event cannot be decoded. */
+const char *gs_timeline_index_mark_label(gs_timeline_index *index, gs_trace_model *m,
+                                         guint position);
+const char *gs_timeline_index_scope_name(gs_timeline_index *index, gs_trace_model *m,
+                                         guint position);
+
 G_END_DECLS
