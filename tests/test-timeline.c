@@ -98,14 +98,16 @@ static void fixture_clear(fixture *f) {
   remove_log(f->path);
 }
 
-/* Every column of a frame over first..last against the reference. */
-static void check_frame(fixture *f, guint64 first, guint64 last, int width, gboolean by_scope) {
-  gs_timeline_request req = {.first = first, .last = last, .width = width, .height = 300,
-                             .by_scope = by_scope};
-  g_autoptr(gs_timeline_frame) frame = gs_timeline_frame_new();
-  gs_timeline_frame_compute(frame, f->m, &req);
+/* Every column of frame (computed over m, whose events are a prefix of the reference's)
+ * against the reference. */
+static void check_frame_columns(fixture *f, const gs_trace_model *m,
+                                const gs_timeline_frame *frame, gboolean by_scope) {
+  guint64 first = frame->request.first, last = frame->request.last;
   g_assert_cmpuint(frame->n_columns, ==, (guint)frame->plot_width);
-  g_assert_cmpuint(frame->n_stacks, ==, by_scope ? f->ref.n_scope_stacks : GS_MEM_N_CATEGORIES);
+  g_assert_cmpuint(frame->n_stacks, ==, gs_trace_model_n_stacks(m, by_scope));
+  if (m == f->m)
+    g_assert_cmpuint(frame->n_stacks, ==,
+                     by_scope ? f->ref.n_scope_stacks : GS_MEM_N_CATEGORIES);
   guint64 span = last - first + 1, covered = 0, next = first;
   guint64 peak = 0, peak_at = G_MAXUINT64;
   for (guint c = 0; c < frame->n_columns; c++) {
@@ -119,7 +121,7 @@ static void check_frame(fixture *f, guint64 first, guint64 last, int width, gboo
                        frame->columns[shown].first);
       continue;
     }
-    /* Columns tile the viewport in order, each an equal share. */
+    /* Columns tile the viewport in order. */
     g_assert_cmpuint(col->first, ==, next);
     next = col->last + 1;
     covered += col->last - col->first + 1;
@@ -175,21 +177,72 @@ static void check_frame(fixture *f, guint64 first, guint64 last, int width, gboo
   g_assert_cmpuint(frame->scale_max / frame->scale_step, <=, 6);
 }
 
+/* A frame over first..last of the whole log, with buckets of bucket events (0: none). */
+static void check_frame(fixture *f, guint bucket, guint64 first, guint64 last, int width,
+                        gboolean by_scope) {
+  gs_timeline_request req = {.first = first, .last = last, .width = width, .height = 300,
+                             .by_scope = by_scope};
+  g_autoptr(gs_timeline_frame) frame = gs_timeline_frame_new_with_buckets(bucket);
+  gs_timeline_frame_compute(frame, f->m, &req);
+  g_assert_cmpuint(frame->request.first, ==, first);
+  g_assert_cmpuint(frame->request.last, ==, last);
+  check_frame_columns(f, f->m, frame, by_scope);
+  /* Again from the filled cache, after the other stacking used it too. */
+  req.by_scope = !by_scope;
+  gs_timeline_frame_compute(frame, f->m, &req);
+  check_frame_columns(f, f->m, frame, !by_scope);
+}
+
 static void test_columns_equal_exact_sums(void) {
   fixture f;
   fixture_init(&f);
   guint64 n = f.ref.n;
-  const int widths[] = {300, 777, (int)n + 94 + 2, (int)n * 3};
-  for (gsize w = 0; w < G_N_ELEMENTS(widths); w++)
-    for (int by_scope = 0; by_scope < 2; by_scope++) {
-      check_frame(&f, 0, n - 1, widths[w], by_scope);
-      check_frame(&f, n / 3, n / 3 + n / 5, widths[w], by_scope); /* zoomed in */
-    }
+  const int widths[] = {100, 300, 777, (int)n + 94 + 2, (int)n * 3};
+  /* No cache, one-event buckets, odd-sized buckets, and the default (too big to be used on
+   * this run: the model answers). */
+  const guint buckets[] = {0, 1, 3, 16, 512};
+  for (gsize b = 0; b < G_N_ELEMENTS(buckets); b++)
+    for (gsize w = 0; w < G_N_ELEMENTS(widths); w++)
+      for (int by_scope = 0; by_scope < 2; by_scope++) {
+        check_frame(&f, buckets[b], 0, n - 1, widths[w], by_scope);
+        check_frame(&f, buckets[b], n / 3, n / 3 + n / 5, widths[w], by_scope); /* zoomed */
+        check_frame(&f, buckets[b], 5, n - 7, widths[w], by_scope); /* unaligned ends */
+      }
   /* A viewport past the end is clamped to the last event. */
   g_autoptr(gs_timeline_frame) frame = gs_timeline_frame_new();
   gs_timeline_request req = {.first = 0, .last = G_MAXUINT64, .width = 400, .height = 200};
   gs_timeline_frame_compute(frame, f.m, &req);
   g_assert_cmpuint(frame->request.last, ==, n - 1);
+  fixture_clear(&f);
+}
+
+/* A live log: one frame (and its bucket cache) kept while the log arrives in pieces; every
+ * layout equals the reference over the events that have arrived. */
+static void test_columns_while_the_log_grows(void) {
+  fixture f;
+  fixture_init(&f);
+  g_autoptr(gs_trace_model) live = gs_trace_model_new();
+  g_autoptr(gs_timeline_frame) frame = gs_timeline_frame_new_with_buckets(2);
+  gsize len;
+  const guint8 *data = g_bytes_get_data(f.bytes, &len);
+  guint layouts = 0;
+  for (gsize at = 0; at < len;) {
+    gsize piece = MIN(len - at, 700 + at % 500);
+    gs_trace_model_feed(live, data + at, piece);
+    at += piece;
+    guint64 n = gs_trace_model_n_events(live);
+    if (n == 0)
+      continue;
+    for (int by_scope = 0; by_scope < 2; by_scope++) {
+      gs_timeline_request req = {.first = 0, .last = n - 1, .width = 76 + 18 + 60,
+                                 .height = 200, .by_scope = by_scope};
+      gs_timeline_frame_compute(frame, live, &req);
+      check_frame_columns(&f, live, frame, by_scope);
+      layouts++;
+    }
+  }
+  g_assert_cmpuint(gs_trace_model_n_events(live), ==, f.ref.n);
+  g_assert_cmpuint(layouts, >, 4);
   fixture_clear(&f);
 }
 
@@ -472,6 +525,7 @@ static void test_empty_model(void) {
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/timeline/columns-equal-exact-sums", test_columns_equal_exact_sums);
+  g_test_add_func("/timeline/columns-while-the-log-grows", test_columns_while_the_log_grows);
   g_test_add_func("/timeline/nice-scale", test_nice_scale);
   g_test_add_func("/timeline/index-marks-and-spans", test_index_marks_and_spans);
   g_test_add_func("/timeline/index-grows-with-the-log", test_index_grows_with_the_log);

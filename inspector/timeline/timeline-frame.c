@@ -13,12 +13,24 @@
 #define MARGIN_TOP 34
 #define MARGIN_BOTTOM 48
 
-gs_timeline_frame *gs_timeline_frame_new(void) { return g_new0(gs_timeline_frame, 1); }
+gs_timeline_frame *gs_timeline_frame_new_with_buckets(guint bucket_events) {
+  gs_timeline_frame *frame = g_new0(gs_timeline_frame, 1);
+  if (bucket_events)
+    frame->summary = gs_timeline_summary_new(bucket_events);
+  return frame;
+}
+
+gs_timeline_frame *gs_timeline_frame_new(void) {
+  gs_timeline_frame *frame = g_new0(gs_timeline_frame, 1);
+  frame->summary = gs_timeline_summary_new(0);
+  return frame;
+}
 
 void gs_timeline_frame_free(gs_timeline_frame *frame) {
   if (!frame)
     return;
   g_free(frame->columns);
+  g_clear_pointer(&frame->summary, gs_timeline_summary_free);
   g_free(frame);
 }
 
@@ -99,7 +111,11 @@ void gs_timeline_frame_compute(gs_timeline_frame *frame, const gs_trace_model *m
   guint64 first = MIN(request->first, last);
   frame->request.first = first;
   frame->request.last = last;
-  gs_trace_model_memory_columns(m, first, last, columns, request->by_scope, frame->columns);
+  if (frame->summary)
+    gs_timeline_summary_columns(frame->summary, m, first, last, columns, request->by_scope,
+                                frame->columns);
+  else
+    gs_trace_model_memory_columns(m, first, last, columns, request->by_scope, frame->columns);
   frame->n_stacks = gs_trace_model_n_stacks(m, request->by_scope);
   for (guint c = 0; c < columns; c++) {
     gs_memory_column *col = &frame->columns[c];
@@ -134,15 +150,16 @@ int gs_timeline_frame_column_at(const gs_timeline_frame *frame, double x) {
 guint64 gs_timeline_frame_event_at(const gs_timeline_frame *frame, double x) {
   if (frame->n_events == 0)
     return GS_TIMELINE_NO_EVENT;
-  guint64 first = frame->request.first, last = frame->request.last;
-  double c = floor(x - frame->plot_x);
-  if (c < 0)
-    return first;
-  if (c >= frame->n_columns)
-    return last;
-  /* The same integer split as the model's columns: column c starts at first + span*c/cols. */
-  guint64 span = last - first + 1;
-  return first + span * (guint64)c / frame->n_columns;
+  if (x < frame->plot_x)
+    return frame->request.first;
+  if (x >= frame->plot_x + (double)frame->n_columns)
+    return frame->request.last;
+  int c = gs_timeline_frame_column_at(frame, x);
+  return c < 0 ? frame->request.last : frame->columns[c].first;
+}
+
+static gboolean column_empty(const gs_timeline_frame *frame, guint64 c) {
+  return frame->columns[c].first > frame->columns[c].last;
 }
 
 double gs_timeline_frame_x_of(const gs_timeline_frame *frame, guint64 index) {
@@ -151,13 +168,21 @@ double gs_timeline_frame_x_of(const gs_timeline_frame *frame, guint64 index) {
   if (frame->n_events == 0 || index < first || index > last)
     return frame->plot_x +
            ((double)index - (double)first + 0.5) / (double)span * (double)cols;
-  /* The pixels whose events (as event_at sees them) are index: lo..hi; when several events
-   * share a pixel the range is empty and the event lies in the column ending just after. */
+  /* The even split's column holding index; snapped boundaries (timeline-summary.h) move it
+   * by at most one column, so a short walk finds the column that really holds it. */
   guint64 off = index - first;
-  guint64 lo = (off * cols + span - 1) / span, hi = ((off + 1) * cols + span - 1) / span - 1;
-  if (hi < lo)
-    return frame->plot_x + (double)hi + 0.5;
-  return frame->plot_x + (double)(lo + hi + 1) / 2.0;
+  guint64 c = ((off + 1) * cols + span - 1) / span - 1;
+  c = MIN(c, cols - 1);
+  while (c > 0 && (column_empty(frame, c) || frame->columns[c].first > index))
+    c--;
+  while (c + 1 < cols && (column_empty(frame, c) || frame->columns[c].last < index))
+    c++;
+  /* Zoomed in past one event per pixel, the empty columns before it show it too: the
+   * centre of that run of pixels. */
+  guint64 lo = c;
+  while (lo > 0 && column_empty(frame, lo - 1))
+    lo--;
+  return frame->plot_x + (double)(lo + c + 1) / 2.0;
 }
 
 double gs_timeline_frame_y_of(const gs_timeline_frame *frame, guint64 bytes) {

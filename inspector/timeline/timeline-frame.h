@@ -1,6 +1,8 @@
 /* timeline-frame.h: one layout of the memory timeline, a function of (model, viewport, size,
  * stacking): the plot rectangle, one gs_memory_column per pixel column of the plot (the
- * model's min/max summary: never one shape per event), the byte scale and the viewport's peak.
+ * model's min/max summary, through a bucket cache when zoomed out: never one shape per
+ * event), the byte scale and the viewport's peak. Columns tile the viewport in order; their
+ * boundaries are the model's even split, or snapped to buckets (timeline-summary.h).
  * A column's stacks are the model's, except where its largest total is first reached by a
  * storage allocation followed by its tensor's creation: then the stacks are the creation's
  * (see settle_column in timeline-frame.c).
@@ -12,6 +14,7 @@
 #include <glib.h>
 
 #include "timeline-index.h"
+#include "timeline-summary.h"
 #include "trace-model.h"
 
 G_BEGIN_DECLS
@@ -37,9 +40,14 @@ typedef struct gs_timeline_frame {
   guint64 scale_step; /* bytes between gridlines */
   int peak_column;    /* column of the viewport's largest total, -1 if nothing is alive */
   guint64 peak_bytes, peak_index;
+  gs_timeline_summary *summary; /* NULL: the model's columns directly */
 } gs_timeline_frame;
 
+/* A frame keeps a gs_timeline_summary between computes (default buckets), so zoomed-out
+ * layouts of a long run do not rescan it. */
 gs_timeline_frame *gs_timeline_frame_new(void);
+/* With buckets of bucket_events events; 0 asks the model directly every time (tests). */
+gs_timeline_frame *gs_timeline_frame_new_with_buckets(guint bucket_events);
 void gs_timeline_frame_free(gs_timeline_frame *frame);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(gs_timeline_frame, gs_timeline_frame_free)
 
