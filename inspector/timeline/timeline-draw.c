@@ -306,7 +306,8 @@ static void draw_peak(cairo_t *cr, const gs_timeline_frame *f, const gs_timeline
                       PangoLayout *layout) {
   if (f->peak_column < 0)
     return;
-  double x = f->plot_x + f->peak_column + 0.5;
+  /* Where the peak's event is drawn: its column, or zoomed in, the middle of its pixels. */
+  double x = round(gs_timeline_frame_x_of(f, f->peak_index) - 0.5) + 0.5;
   double y = gs_timeline_frame_y_of(f, f->peak_bytes);
   set_color(cr, pal->peak);
   cairo_move_to(cr, x, y - 1);
