@@ -406,8 +406,13 @@ static void on_fit_clicked(GsTimelineView *self) {
 void gs_timeline_view_set_model(GsTimelineView *self, gs_trace_model *model) {
   g_return_if_fail(GS_IS_TIMELINE_VIEW(self));
   self->model = model;
+  /* A new index and frame (with its bucket cache): a new model may sit at the old one's
+   * address, so nothing cached may survive by pointer identity. */
   g_clear_pointer(&self->index, gs_timeline_index_free);
   self->index = gs_timeline_index_new();
+  g_clear_pointer(&self->frame, gs_timeline_frame_free);
+  self->frame = gs_timeline_frame_new();
+  self->frame_valid = FALSE;
   if (model)
     gs_timeline_index_update(self->index, model);
   self->position = GS_TIMELINE_NO_EVENT;
