@@ -1,9 +1,11 @@
 /* bench-util.h: what the benchmarks share: a monotonic clock, a median, a barrier that keeps
- * the compiler from deleting the work being timed, and the `name=value unit` result lines. */
+ * the compiler from deleting the work being timed, the `name=value unit` result lines and the
+ * process's resident memory from /proc/self/status. */
 #pragma once
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 static inline double bench_now_s(void) {
@@ -38,4 +40,21 @@ static inline void bench_print_setup(void) {
     const char *v = getenv(vars[i]);
     printf("# %s=%s\n", vars[i], v ? v : "(unset)");
   }
+}
+
+/* A field of /proc/self/status in KiB ("VmRSS", "VmHWM"), or -1 where there is no such file. */
+static inline long bench_proc_status_kib(const char *field) {
+  FILE *f = fopen("/proc/self/status", "r");
+  if (!f)
+    return -1;
+  char line[256];
+  long kib = -1;
+  size_t n = strlen(field);
+  while (fgets(line, sizeof line, f))
+    if (strncmp(line, field, n) == 0 && line[n] == ':') {
+      kib = strtol(line + n + 1, NULL, 10);
+      break;
+    }
+  fclose(f);
+  return kib;
 }

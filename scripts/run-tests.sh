@@ -5,10 +5,12 @@
 #   2. builds build-asan/ with AddressSanitizer + UndefinedBehaviorSanitizer (any report is
 #      fatal, leaks included) and runs the engine, example, CLI, inspector and widget tests
 #      in it. Leaks of fontconfig and Graphviz's plugin loader, and only those, are
-#      suppressed (tests/lsan.supp).
+#      suppressed (tests/lsan.supp);
+#   3. builds the tests that run threads (the DataLoader's prefetch thread, scopes on two
+#      threads) in build-tsan/ with ThreadSanitizer and runs them.
 # The widget tests (suite inspector-ui) run under `xvfb-run -a` with GSK_RENDERER=cairo and
 # GTK_A11Y=none (set in tests/meson.build), in English and once in Chinese.
-# Both runs always happen; the exit status is non-zero if either failed. Reruns are
+# Every run always happens; the exit status is non-zero if either failed. Reruns are
 # incremental. Results: build/meson-logs/testlog.json and build-asan/meson-logs/testlog.json.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -45,6 +47,18 @@ if ninja -C build-asan -j "$GS_JOBS"; then
       || status=1
 else
   gs_say "build-asan/ did not compile"
+  status=1
+fi
+
+gs_say "thread sanitizer (build-tsan/: the tests that run threads)"
+gs_configure build-tsan -Db_sanitize=thread -Db_lundef=false
+tsan_tests=(loader scope)
+if ninja -C build-tsan -j "$GS_JOBS" "${tsan_tests[@]/#/tests/test-}"; then
+  TSAN_OPTIONS=halt_on_error=1 \
+    meson test -C build-tsan --no-rebuild --print-errorlogs --num-processes "$GS_JOBS" \
+      "${tsan_tests[@]}" || status=1
+else
+  gs_say "build-tsan/ did not compile"
   status=1
 fi
 

@@ -1,5 +1,6 @@
 /* cli-workload.c: a small training-like program for the `gradscope` CLI tests (test-cli.sh):
- * a module with named parameters, three scoped steps with forward, backward and an SGD
+ * a module with named parameters, a module tree trained one step by SGD with momentum (module
+ * children, an optimizer and its state in the log), three scoped steps with forward, backward and an SGD
  * update in a nested scope, marks, one error, one tensor leaked on purpose, and names full of
  * quotes, backslashes, newlines and control characters that every output must escape, and a
  * second thread with its own scope (its own track in a Chrome trace). Run it
@@ -40,6 +41,22 @@ int main(void) {
   gs_tensor b = gs_parameter_new(gs_zeros(GS_F32, b_shape, 1), true);
   gs_module_register_parameter(linear, "bias", b);
   gs_trace_name(b, HOSTILE);
+
+  /* A tree ("head.0.weight"...) and an optimizer whose momentum buffers it holds. */
+  gs_module net = gs_module_new("Net");
+  gs_module head = gs_sequential_new((gs_module[]){gs_linear_new(4, 2, true, &rng), gs_tanh_new()}, 2);
+  gs_module_register_child(net, "head", head);
+  gs_tensor head_params[2];
+  gs_module_named_parameters(net, head_params, NULL, 2);
+  gs_sgd_options sgd_options = {.lr = 0.1, .momentum = 0.9};
+  gs_optimizer sgd = gs_sgd_new(head_params, 2, &sgd_options);
+  gs_scope head_step = gs_scope_begin("head step");
+  gs_tensor head_in = gs_randn(GS_F32, x_shape, 2, &rng);
+  gs_backward(gs_sum(gs_module_forward(head, head_in), NULL, 0, false));
+  gs_optimizer_step(sgd);
+  gs_scope_end(head_step);
+  gs_optimizer_dispose(sgd);
+  gs_module_dispose(net);
 
   for (int step = 0; step < 3; step++) {
     char label[32];

@@ -7,6 +7,7 @@
 #include <glib.h>
 #include <gradscope/gradscope.h>
 
+#include "event-fields.h"
 #include "replay.h"
 #include "trace-model.h"
 

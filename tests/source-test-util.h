@@ -15,7 +15,8 @@ GBytes *source_test_record_workload(const char *path);
 /* Records cli-workload into name (in the test dir) and returns the log; *kept receives the
  * events in all but its last cut_back bytes, which must be fewer (the cut is in a chunk). */
 GBytes *source_test_record_cut(const char *name, gsize cut_back, guint64 *kept);
-/* How many whole events the reader gets out of these bytes (stopping at damage). */
+/* How many whole events (string-table entries aside, as the model counts) the reader gets
+ * out of these bytes, stopping at damage. */
 guint64 source_test_count_events(const void *bytes, gsize n);
 /* The source's message contains part (or the test fails, showing the message). */
 void source_test_assert_message(GsTraceSource *source, const char *part);

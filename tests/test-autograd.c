@@ -319,6 +319,20 @@ static void test_two_layer_network_gradcheck(void) {
     gs_dispose(in[i]);
 }
 
+/* relu's gradient is PyTorch's threshold_backward on the output: g where the output is not
+ * <= 0 (a NaN output passes g), exactly 0 elsewhere (also against an infinite g, and at 0). */
+static void test_relu_gradient_at_special_values(void) {
+  double xs[4] = {NAN, 2, -1, 0}, seeds[4] = {1, 1, INFINITY, 1};
+  gs_tensor x = gs_from_data(GS_F64, (int64_t[]){4}, 1, xs);
+  gs_set_requires_grad(x, true);
+  gs_tensor y = gs_relu(x);
+  gs_tensor g = gs_from_data(GS_F64, (int64_t[]){4}, 1, seeds);
+  gs_backward_with(y, g, false);
+  double expected[4] = {1, 1, 0, 0};
+  test_assert_values(gs_grad(x), (int64_t[]){4}, 1, expected, 0, 0);
+  gs_dispose(x), gs_dispose(y), gs_dispose(g);
+}
+
 int main(int argc, char **argv) {
   test_init(&argc, &argv);
   g_test_add_func("/autograd/clone-then-write", test_clone_then_write);
@@ -337,5 +351,6 @@ int main(int argc, char **argv) {
                   test_disposed_handles_do_not_break_backward);
   g_test_add_func("/autograd/graph-memory-is-released", test_graph_memory_is_released);
   g_test_add_func("/autograd/two-layer-network-gradcheck", test_two_layer_network_gradcheck);
+  g_test_add_func("/autograd/relu-gradient-at-special-values", test_relu_gradient_at_special_values);
   return g_test_run();
 }

@@ -154,6 +154,118 @@ static void expect_load_error(const char *path, const char *substring) {
     g_assert_null(names[i]);
     g_assert_cmpuint(ts[i].id, ==, 0);
   }
+  /* Reading only the metadata checks the whole file just as strictly (its messages start
+   * with its own name). */
+  char *keys[2] = {NULL}, *values[2] = {NULL};
+  const char *prefix = "safetensors_load: ";
+  if (g_str_has_prefix(substring, prefix))
+    substring += strlen(prefix);
+  EXPECT_ERROR(rc = gs_safetensors_load_metadata(path, keys, values, 2), substring);
+  g_assert_cmpint(rc, ==, -1);
+  g_assert_null(keys[0]);
+  g_assert_null(values[0]);
+}
+
+/* A model's parameters to a file and into a second model made differently: equal after; the
+ * load refuses missing keys, unexpected keys and size mismatches, changing nothing then. */
+static void test_module_state_dict(void) {
+  uint64_t live = gs_live_tensor_count();
+  char *path = tmp_path("model.safetensors");
+  gs_rng a_rng, b_rng;
+  gs_rng_seed(&a_rng, 1), gs_rng_seed(&b_rng, 2);
+  gs_module a = gs_sequential_new(
+      (gs_module[]){gs_linear_new(4, 3, true, &a_rng), gs_tanh_new(), gs_layer_norm_new(3, 1e-5)}, 3);
+  gs_module b = gs_sequential_new(
+      (gs_module[]){gs_linear_new(4, 3, true, &b_rng), gs_tanh_new(), gs_layer_norm_new(3, 1e-5)}, 3);
+  g_assert_cmpint(gs_module_save_safetensors(a, path, (const char *[]){"format", "pt", NULL}), ==, 0);
+  char *names[8];
+  gs_tensor ts[8];
+  g_assert_cmpint(gs_safetensors_load(path, names, ts, 8), ==, 4);
+  g_assert_cmpstr(names[0], ==, "0.weight");
+  g_assert_cmpstr(names[3], ==, "2.bias");
+  for (int i = 0; i < 4; i++)
+    free(names[i]), gs_dispose(ts[i]);
+  gs_tensor b_weight = gs_module_parameter(b, "0.weight");
+  g_assert_cmpint(gs_module_load_safetensors(b, path, true), ==, 0);
+  gs_tensor pa[4], pb[4];
+  gs_module_named_parameters(a, pa, NULL, 4);
+  gs_module_named_parameters(b, pb, NULL, 4);
+  for (int i = 0; i < 4; i++) {
+    int64_t shape[GS_MAX_DIMS];
+    int nd = gs_shape(pa[i], shape);
+    double *want = test_values(pa[i]);
+    test_assert_values(pb[i], shape, nd, want, 0, 0);
+    g_free(want);
+  }
+  g_assert_cmpuint(gs_module_parameter(b, "0.weight").id, ==, b_weight.id); /* in place */
+
+  /* A one-layer model's file lacks the "2.*" tensors of the others; a model whose Linear has
+   * another shape cannot take it. */
+  gs_module c = gs_sequential_new((gs_module[]){gs_linear_new(4, 3, true, &b_rng)}, 1);
+  char *small = tmp_path("small.safetensors");
+  g_assert_cmpint(gs_module_save_safetensors(c, small, NULL), ==, 0);
+  double *before = test_values(gs_module_parameter(a, "0.weight"));
+  int rc = 0;
+  EXPECT_ERROR(rc = gs_module_load_safetensors(a, small, true),
+               "holds no tensor \"2.weight\" (a parameter of module Sequential): missing key");
+  g_assert_cmpint(rc, ==, -1);
+  test_assert_values(gs_module_parameter(a, "0.weight"), (int64_t[]){3, 4}, 2, before, 0, 0);
+  g_assert_cmpint(gs_module_load_safetensors(a, small, false), ==, 0); /* non-strict: 0.* only */
+  double *from_c = test_values(gs_module_parameter(c, "0.weight"));
+  test_assert_values(gs_module_parameter(a, "0.weight"), (int64_t[]){3, 4}, 2, from_c, 0, 0);
+  EXPECT_ERROR(rc = gs_module_load_safetensors(c, path, true),
+               "holds \"2.weight\", which is not a parameter of module Sequential: unexpected key");
+  g_assert_cmpint(gs_module_load_safetensors(c, path, false), ==, 0);
+  gs_module d = gs_sequential_new((gs_module[]){gs_linear_new(5, 3, true, &b_rng)}, 1);
+  EXPECT_ERROR(rc = gs_module_load_safetensors(d, small, false),
+               "size mismatch for \"0.weight\": expected [3, 5] (the parameter), found [3, 4]");
+  EXPECT_ERROR(rc = gs_module_load_safetensors(d, "/nonexistent/x.safetensors", false),
+               "cannot open");
+  g_free(before), g_free(from_c);
+  gs_module_dispose(a), gs_module_dispose(b), gs_module_dispose(c), gs_module_dispose(d);
+  unlink(path), unlink(small);
+  g_free(path), g_free(small);
+  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
+}
+
+static void test_metadata_round_trip(void) {
+  char *path = tmp_path("meta.safetensors");
+  gs_tensor x = gs_ones(GS_F32, (int64_t[]){3}, 1);
+  const char *meta[] = {"format", "pt", "note", "a \"quoted\" value\n\t caf\xc3\xa9",
+                        "", "empty key", "epoch", "", NULL};
+  g_assert_cmpint(gs_safetensors_save(path, (const char *[]){"x"}, &x, 1, meta), ==, 0);
+  g_assert_cmpint(gs_safetensors_load_metadata(path, NULL, NULL, 0), ==, 4);
+  char *keys[8], *values[8];
+  g_assert_cmpint(gs_safetensors_load_metadata(path, keys, values, 8), ==, 4);
+  for (int i = 0; i < 4; i++) {
+    g_assert_cmpstr(keys[i], ==, meta[2 * i]);
+    g_assert_cmpstr(values[i], ==, meta[2 * i + 1]);
+    free(keys[i]), free(values[i]);
+  }
+  /* A short buffer gets the first pairs; the count is still the total. */
+  g_assert_cmpint(gs_safetensors_load_metadata(path, keys, values, 1), ==, 4);
+  g_assert_cmpstr(keys[0], ==, "format");
+  free(keys[0]), free(values[0]);
+  /* No metadata, or an empty map: zero pairs. */
+  g_assert_cmpint(gs_safetensors_save(path, (const char *[]){"x"}, &x, 1, NULL), ==, 0);
+  g_assert_cmpint(gs_safetensors_load_metadata(path, keys, values, 8), ==, 0);
+  write_st(path, "{\"__metadata__\":{}}", NULL, 0);
+  g_assert_cmpint(gs_safetensors_load_metadata(path, keys, values, 8), ==, 0);
+  /* Written by hand, as Python's safetensors lays it out (metadata first). */
+  write_st(path, "{\"__metadata__\":{\"format\":\"np\"},\"a\":{\"dtype\":\"F32\",\"shape\":[2],"
+                 "\"data_offsets\":[0,8]}}", (const guint8[8]){0}, 8);
+  g_assert_cmpint(gs_safetensors_load_metadata(path, keys, values, 8), ==, 1);
+  g_assert_cmpstr(keys[0], ==, "format");
+  g_assert_cmpstr(values[0], ==, "np");
+  free(keys[0]), free(values[0]);
+  int rc = 0;
+  EXPECT_ERROR(rc = gs_safetensors_load_metadata(path, NULL, NULL, -1), "expected max >= 0");
+  EXPECT_ERROR(rc = gs_safetensors_load_metadata(path, NULL, NULL, 1), "keys and values");
+  EXPECT_ERROR(rc = gs_safetensors_load_metadata(NULL, NULL, NULL, 0), "expected a path, got NULL");
+  g_assert_cmpint(rc, ==, -1);
+  gs_dispose(x);
+  unlink(path);
+  g_free(path);
 }
 
 static void test_damaged(void) {
@@ -226,6 +338,16 @@ static void test_damaged(void) {
   expect_load_error(bad, "expected unique tensor names");
   write_st(bad, "{\"__metadata__\":{\"k\":1}}", d8, 0);
   expect_load_error(bad, "expected a string value in __metadata__ (values must be strings), found '1'");
+  write_st(bad, "{\"__metadata__\":{\"k\":\"v\",\"k\":\"w\"}}", d8, 0);
+  expect_load_error(bad, "header JSON at byte 33: expected unique keys in __metadata__, found '\"'");
+  write_st(bad, "{\"__metadata__\":[\"k\"]}", d8, 0);
+  expect_load_error(bad, "expected '{' starting __metadata__, found '['");
+  write_st(bad, "{\"__metadata__\":{\"k\":\"v\"},\"__metadata__\":{}}", d8, 0);
+  expect_load_error(bad, "expected one \"__metadata__\"");
+  write_st(bad, "{\"__metadata__\":{\"k\":\"v\" \"j\":\"w\"}}", d8, 0);
+  expect_load_error(bad, "expected ',' or '}' in __metadata__, found '\"'");
+  write_st(bad, "{\"__metadata__\":{\"k\":\"v\\x\"}}", d8, 0);
+  expect_load_error(bad, "expected an escape");
   write_st(bad, "{\"a\":{\"dtype\":\"F32\",\"shape\":[99999999999999999999],\"data_offsets\":[0,8]}}", d8, 8);
   expect_load_error(bad, "expected an integer below 2^63");
 
@@ -385,6 +507,8 @@ int main(int argc, char **argv) {
   g_test_add_func("/checkpoint/safetensors-round-trip", test_round_trip);
   g_test_add_func("/checkpoint/safetensors-known-bytes", test_known_bytes);
   g_test_add_func("/checkpoint/safetensors-damaged", test_damaged);
+  g_test_add_func("/checkpoint/safetensors-metadata-round-trip", test_metadata_round_trip);
+  g_test_add_func("/checkpoint/module-state-dict", test_module_state_dict);
   g_test_add_func("/checkpoint/npy", test_npy);
   int rc = g_test_run();
   GDir *dir = g_dir_open(tmpdir, 0, NULL);

@@ -86,7 +86,8 @@ events=$(sed -n 's/^  \([0-9]*\) events on.*/\1/p' stats.txt)
 # ---- dump ---------------------------------------------------------------------------------
 expect_status 0 "dump" -- "$GS" dump run.gstrace
 [ "$(wc -l <out)" -eq "$events" ] && pass "dump prints one line per event" || fail "dump: $(wc -l <out) lines for $events events"
-contains out "tensor_create" "op=\"matmul\"" "shape=[8,4]"
+contains out "tensor_create" "op=\"matmul\"" "shape=[8,4]" "module_child" "name=\"head\"" \
+  "optimizer_create" "name=\"SGD\"" "holder=optimizer" "params=["
 expect_status 0 "dump --jsonl" -- "$GS" dump --jsonl run.gstrace
 cp out run.jsonl
 [ "$(wc -l <run.jsonl)" -eq "$events" ] && pass "dump --jsonl prints one line per event" || fail "jsonl line count"
@@ -105,6 +106,12 @@ scope = [e for e in events if e['kind'] == 'scope_begin' and e['name'].startswit
 assert scope and scope[0]['name'] == 'sgd ' + hostile
 err = [e for e in events if e['kind'] == 'error'][0]
 assert err['code'] == 'shape mismatch' and 'broadcast' in err['text'], err
+child = [e for e in events if e['kind'] == 'module_child' and e['name'] == 'head']
+assert child and child[0]['module'] and child[0]['child'], child
+opt = [e for e in events if e['kind'] == 'optimizer_create'][0]
+assert opt['name'] == 'SGD' and len(opt['params']) == 2, opt
+held = [e for e in events if e['kind'] == 'owner_change' and e['holder'] == 'optimizer']
+assert len(held) == 2 and all(e['owner'] == opt['optimizer'] for e in held), held
 nodes = [e for e in events if e['kind'] == 'node_create' and e['name'] == 'MatmulBackward']
 assert nodes and len(nodes[0]['inputs']) == 2
 PYEOF
@@ -152,7 +159,8 @@ doc = json.load(open(sys.argv[1], encoding='utf-8'))
 ev = doc['traceEvents']
 slices = [e for e in ev if e['ph'] == 'X']
 assert len([e for e in slices if e['name'] == 'train step']) == 3
-assert len([e for e in slices if e['name'] == 'backward']) == 3
+assert len([e for e in slices if e['name'] == 'head step']) == 1
+assert len([e for e in slices if e['name'] == 'backward']) == 4  # 3 train steps, the head's
 assert all(e['dur'] >= 0 and isinstance(e['ts'], (int, float)) for e in slices)
 assert any(e['ph'] == 'C' and e['name'] == 'scope bytes: train step' for e in ev)
 assert any(e['ph'] == 'C' and e['name'].startswith('memory') for e in ev)

@@ -168,6 +168,50 @@ static void test_refused_writes_change_nothing(void) {
     gs_dispose(handles[k]);
 }
 
+/* add_scaled_ is t.add_(b, alpha=alpha): one pass that must round exactly as mul_scalar then
+ * add_ (the optimizers switched to it without changing a single update). */
+static void test_add_scaled(void) {
+  gs_rng rng;
+  gs_rng_seed(&rng, 11);
+  gs_tensor t = gs_randn(GS_F32, (int64_t[]){1000}, 1, &rng);
+  gs_tensor b = gs_randn(GS_F32, (int64_t[]){1000}, 1, &rng);
+  gs_tensor two_pass = gs_clone(t), scaled = gs_mul_scalar(b, -0.01);
+  gs_add_(two_pass, scaled);
+  gs_add_scaled_(t, b, -0.01);
+  g_assert_cmpint(gs_version(t), ==, 1);
+  g_assert_cmpmem(gs_data(t), 4000, gs_data(two_pass), 4000);
+
+  /* b broadcast into a transposed destination. */
+  gs_tensor base = gs_zeros(GS_F64, (int64_t[]){4, 3}, 2);
+  gs_tensor tt = gs_t(base);
+  gs_tensor row = gs_arange(1, 5, 1, GS_F64);
+  gs_add_scaled_(tt, row, 0.5);
+  double expected[12] = {0.5, 1, 1.5, 2, 0.5, 1, 1.5, 2, 0.5, 1, 1.5, 2};
+  test_assert_values(tt, (int64_t[]){3, 4}, 2, expected, 0, 0);
+
+  /* An operand aliasing the destination reads the old values: x += 2 * x is 3 * x. */
+  gs_tensor x = gs_arange(0, 4, 1, GS_F32);
+  gs_add_scaled_(x, x, 2.0);
+  double tripled[4] = {0, 3, 6, 9};
+  test_assert_values(x, (int64_t[]){4}, 1, tripled, 0, 0);
+
+  /* Integers take an integral alpha and wrap as PyTorch's do. */
+  gs_tensor i = gs_arange(0, 3, 1, GS_I64);
+  gs_add_scaled_(i, i, -3);
+  double minus_twice[3] = {0, -2, -4};
+  test_assert_values(i, (int64_t[]){3}, 1, minus_twice, 0, 0);
+  EXPECT_ERROR(gs_add_scaled_(i, i, 0.5),
+               "add_scaled_: expected an integral alpha for a tensor of dtype i64, got 0.5");
+  gs_tensor flags = gs_zeros(GS_BOOL, (int64_t[]){3}, 1);
+  EXPECT_ERROR(gs_add_scaled_(flags, flags, 1),
+               "add_scaled_: cannot add_scaled_ in place into a tensor of dtype bool");
+  EXPECT_ERROR(gs_add_scaled_(i, x, 1), "add_scaled_: operand of shape [4] cannot be broadcast");
+  g_assert_cmpint(gs_version(i), ==, 1); /* only the call that succeeded wrote */
+  gs_tensor handles[] = {t, b, two_pass, scaled, base, tt, row, x, i, flags};
+  for (size_t k = 0; k < G_N_ELEMENTS(handles); k++)
+    gs_dispose(handles[k]);
+}
+
 int main(int argc, char **argv) {
   test_init(&argc, &argv);
   g_test_add_func("/inplace/binary-inplace-on-every-layout", test_binary_inplace_on_every_layout);
@@ -178,5 +222,6 @@ int main(int argc, char **argv) {
   g_test_add_func("/inplace/aliased-operand-reads-old-values",
                   test_aliased_operand_reads_old_values);
   g_test_add_func("/inplace/refused-writes-change-nothing", test_refused_writes_change_nothing);
+  g_test_add_func("/inplace/add-scaled", test_add_scaled);
   return g_test_run();
 }

@@ -15,6 +15,7 @@
 #include "gs-config.h"
 #include "gs-event-list-view.h"
 #include "gs-scope-tree-view.h"
+#include "gs-run-dialog.h"
 #include "gs-scrubber.h"
 #include "gs-alive-item.h"
 #include "gs-tensor-view.h"
@@ -93,13 +94,21 @@ static gboolean timed_out(gpointer data) {
   return G_SOURCE_REMOVE;
 }
 
-/* Runs the main loop until done(data) holds, failing after 20 s. */
+static gboolean tick(gpointer data) {
+  (void)data;
+  return G_SOURCE_CONTINUE;
+}
+
+/* Runs the main loop until done(data) holds, failing after 20 s. A 10 ms tick wakes the loop
+ * for conditions outside it (a file another process writes). */
 static void wait_for(gboolean (*done)(gpointer), gpointer data) {
   gboolean expired = FALSE;
   guint timer = g_timeout_add_seconds(20, timed_out, &expired);
+  guint ticker = g_timeout_add(10, tick, NULL);
   while (!done(data) && !expired)
     g_main_context_iteration(NULL, TRUE);
   g_assert_false(expired);
+  g_source_remove(ticker);
   g_source_remove(timer);
 }
 
@@ -192,6 +201,9 @@ static void test_empty_window(void) {
   GsWindow *window = new_window();
   g_assert_null(gs_window_get_current_page(window));
   g_assert_cmpint(adw_tab_view_get_n_pages(gs_window_get_tab_view(window)), ==, 0);
+  /* The shortcuts window (gtk/help-overlay.ui in the resource) is attached, for Ctrl+?. */
+  g_assert_nonnull(gtk_application_window_get_help_overlay(GTK_APPLICATION_WINDOW(window)));
+  g_assert_true(g_action_group_has_action(G_ACTION_GROUP(window), "show-help-overlay"));
   save_screenshot(GTK_WIDGET(window), "empty.png");
   gtk_window_destroy(GTK_WINDOW(window));
 }
@@ -214,8 +226,9 @@ static void test_open_counts_rows(void) {
   /* Opened at the end, like a live run: the scrubber is on the last event. */
   GsScrubber *scrubber = gs_capture_page_get_scrubber(page);
   g_assert_cmpuint(gs_scrubber_get_position(scrubber), ==, want.events - 1);
-  g_autofree char *where = g_strdup_printf("event %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT,
-                                           want.events, want.events);
+  g_autofree char *where = g_strdup_printf(
+      "event %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT " · #%" G_GUINT64_FORMAT, want.events,
+      want.events, gs_trace_model_seq_at(model, want.events - 1));
   g_assert_cmpstr(gs_scrubber_get_position_text(scrubber), ==, where);
 
   /* The recent captures list remembers it. */
@@ -289,10 +302,23 @@ static void test_scrub(void) {
   g_assert_cmpuint(gs_scrubber_get_position(scrubber), ==, want.clone_index + 1);
   gs_scrubber_step(scrubber, -1);
   g_assert_cmpuint(gs_scrubber_get_position(scrubber), ==, want.clone_index);
-  g_autofree char *where =
-      g_strdup_printf("event %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT,
-                      want.clone_index + 1, want.events);
+  g_autofree char *where = g_strdup_printf(
+      "event %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT " · #%" G_GUINT64_FORMAT,
+      want.clone_index + 1, want.events, gs_trace_model_seq_at(model, want.clone_index));
   g_assert_cmpstr(gs_scrubber_get_position_text(scrubber), ==, where);
+  /* A click on the clone's row (what the selection does for a click): the scrubber goes
+   * there and the details panel shows the clone. */
+  gs_scrubber_set_position(scrubber, 0);
+  GtkColumnView *columns = GTK_COLUMN_VIEW(find_widget(GTK_WIDGET(list), GTK_TYPE_COLUMN_VIEW));
+  GtkSelectionModel *selection = gtk_column_view_get_model(columns);
+  guint row = gs_event_list_model_position_of(gs_event_list_view_get_list(list),
+                                              want.clone_index);
+  gtk_selection_model_select_item(selection, row, TRUE);
+  g_assert_cmpuint(gs_scrubber_get_position(scrubber), ==, want.clone_index);
+  gs_trace_event e;
+  g_assert_true(gs_trace_model_event(model, want.clone_index, &e));
+  GsTensorView *details = GS_TENSOR_VIEW(gs_capture_page_get_tensor_view(page));
+  g_assert_cmpuint(gs_tensor_view_get_tensor(details), ==, e.tensor);
   save_screenshot(GTK_WIDGET(window), "scrubbed.png");
 
   /* The in-place write: explained with its version. */
@@ -381,6 +407,203 @@ static void test_damaged_log_toast(void) {
   gtk_window_destroy(GTK_WINDOW(window));
 }
 
+static gboolean source_over(gpointer data) {
+  GsTraceSource *source = gs_capture_page_get_source(data);
+  GsTraceSourceState state = gs_trace_source_get_state(source);
+  return state == GS_TRACE_SOURCE_ENDED || state == GS_TRACE_SOURCE_BROKEN;
+}
+
+/* `gradscope-inspector -- PROGRAM`: the program runs with tracing pointed at the inspector;
+ * its events arrive through the frame clock into the views, and its exit is reported. */
+static void test_spawn(void) {
+  const char *workload = g_getenv("GS_CLI_WORKLOAD");
+  if (!workload) {
+    g_test_skip("GS_CLI_WORKLOAD is not set");
+    return;
+  }
+  /* As from the command line: the program starts before the window is shown. */
+  GsWindow *window = gs_window_new(app);
+  gtk_window_set_default_size(GTK_WINDOW(window), 1400, 860);
+  const char *argv[] = {workload, NULL};
+  g_autofree char *cwd = g_get_current_dir();
+  gs_window_spawn(window, argv, cwd);
+  gtk_window_present(GTK_WINDOW(window));
+  GsCapturePage *page = gs_window_get_current_page(window);
+  g_assert_nonnull(page);
+  wait_for(source_over, page);
+  wait_for(page_has_content, page);
+  g_assert_cmpint(gs_trace_source_get_state(gs_capture_page_get_source(page)), ==,
+                  GS_TRACE_SOURCE_ENDED);
+  g_assert_cmpint(gs_trace_source_get_exit_status(gs_capture_page_get_source(page)), ==, 0);
+  gs_trace_model *model = gs_capture_page_get_model(page);
+  guint64 n = gs_trace_model_n_events(model);
+  g_assert_cmpuint(n, >, 100);
+  /* Every event reached the list, and the scrubber followed the live end. */
+  g_assert_cmpuint(n_rows(gs_capture_page_get_event_list(page)), ==, n);
+  g_assert_cmpuint(gs_scrubber_get_position(gs_capture_page_get_scrubber(page)), ==, n - 1);
+  g_assert_cmpstr(gs_capture_page_get_title(page), ==, "cli-workload");
+  save_screenshot(GTK_WIDGET(window), "spawned.png");
+  /* ...and the list scrolled along: its last row is on screen. */
+  GtkScrolledWindow *scroller = GTK_SCROLLED_WINDOW(
+      find_widget(GTK_WIDGET(gs_capture_page_get_event_list(page)), GTK_TYPE_SCROLLED_WINDOW));
+  GtkAdjustment *adj = gtk_scrolled_window_get_vadjustment(scroller);
+  double row = gtk_adjustment_get_upper(adj) / (double)n;
+  g_assert_cmpfloat(gtk_adjustment_get_value(adj) + gtk_adjustment_get_page_size(adj), >=,
+                    gtk_adjustment_get_upper(adj) - row);
+  gtk_window_destroy(GTK_WINDOW(window));
+}
+
+static gboolean page_waiting(gpointer data) {
+  return g_strcmp0(gs_capture_page_get_state_name(data), "waiting") == 0;
+}
+
+/* Listen for Programs: the page waits on the per-user socket (XDG_RUNTIME_DIR is a private
+ * temporary folder here) until a program traced with GS_TRACE=unix:PATH connects. */
+static void test_listen(void) {
+  const char *workload = g_getenv("GS_CLI_WORKLOAD");
+  if (!workload) {
+    g_test_skip("GS_CLI_WORKLOAD is not set");
+    return;
+  }
+  GsWindow *window = new_window();
+  gs_window_listen(window);
+  GsCapturePage *page = gs_window_get_current_page(window);
+  g_assert_nonnull(page);
+  wait_for(page_waiting, page);
+  g_assert_cmpstr(gs_capture_page_get_title(page), ==, "Listening");
+  save_screenshot(GTK_WIDGET(window), "waiting.png");
+
+  g_autofree char *socket = gs_trace_source_default_socket_path();
+  g_assert_true(g_file_test(socket, G_FILE_TEST_EXISTS));
+  g_autofree char *trace = g_strconcat("GS_TRACE=unix:", socket, NULL);
+  const char *argv[] = {workload, NULL};
+  g_auto(GStrv) env = g_environ_setenv(g_get_environ(), "GS_TRACE", trace + 9, TRUE);
+  g_autoptr(GError) error = NULL;
+  GPid pid;
+  g_assert_true(g_spawn_async(NULL, (char **)argv, env, G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL,
+                              &pid, &error));
+  g_assert_no_error(error);
+  wait_for(source_over, page);
+  wait_for(page_has_content, page);
+  g_spawn_close_pid(pid);
+  g_assert_cmpint(gs_trace_source_get_state(gs_capture_page_get_source(page)), ==,
+                  GS_TRACE_SOURCE_ENDED);
+  guint64 n = gs_trace_model_n_events(gs_capture_page_get_model(page));
+  g_assert_cmpuint(n, >, 100);
+  g_assert_cmpuint(n_rows(gs_capture_page_get_event_list(page)), ==, n);
+  gtk_window_destroy(GTK_WINDOW(window));
+}
+
+typedef struct follow_wait {
+  GsCapturePage *page;
+  guint64 want;
+} follow_wait;
+
+static gboolean followed_all(gpointer data) {
+  follow_wait *w = data;
+  gs_trace_model *model = gs_capture_page_get_model(w->page);
+  return model && gs_trace_model_n_events(model) == w->want;
+}
+
+/* One scoped step of the recorded run, flushed so a follower sees it whole. */
+static void record_step(void) {
+  const int64_t shape[] = {4, 8};
+  gs_scope scope = gs_scope_begin("step");
+  gs_tensor x = gs_ones(GS_F32, shape, 2);
+  gs_dispose(gs_clone(x));
+  gs_scope_end(scope);
+  gs_trace_flush();
+}
+
+/* What the reader finds in path now (the writer may still be going). */
+static guint64 count_events_in(const char *path) {
+  char *saved = log_path;
+  log_path = (char *)path;
+  counts c = count_log();
+  log_path = saved;
+  return c.events;
+}
+
+/* Follow: a log opened while the program (this test, through the engine) is still writing it
+ * keeps growing in the window, and the scrubber stays on the newest event. */
+static void test_follow(void) {
+  g_autofree char *growing = g_strconcat(log_path, ".growing", NULL);
+  g_assert_cmpint(gs_trace_open(growing), ==, 0);
+  record_step();
+  GsWindow *window = new_window();
+  g_autoptr(GFile) file = g_file_new_for_path(growing);
+  gs_window_open_file(window, file, TRUE);
+  GsCapturePage *page = gs_window_get_current_page(window);
+  follow_wait w = {page, count_events_in(growing)};
+  wait_for(followed_all, &w);
+  guint64 first = w.want;
+
+  for (int i = 0; i < 3; i++)
+    record_step();
+  w.want = count_events_in(growing);
+  g_assert_cmpuint(w.want, >, first);
+  wait_for(followed_all, &w);
+  g_assert_cmpint(gs_trace_source_get_state(gs_capture_page_get_source(page)), ==,
+                  GS_TRACE_SOURCE_LIVE); /* still following: more may come */
+  g_assert_cmpuint(n_rows(gs_capture_page_get_event_list(page)), ==, w.want);
+  g_assert_cmpuint(gs_scrubber_get_position(gs_capture_page_get_scrubber(page)), ==,
+                   w.want - 1);
+  gs_trace_close();
+  gtk_window_destroy(GTK_WINDOW(window));
+  g_unlink(growing);
+}
+
+/* A log dropped on the window opens in a new tab (what the window's drop target does with
+ * the file list a file manager sends). */
+static void test_drop(void) {
+  GsWindow *window = new_window();
+  GListModel *controllers = gtk_widget_observe_controllers(GTK_WIDGET(window));
+  GtkDropTarget *target = NULL;
+  for (guint i = 0; i < g_list_model_get_n_items(controllers) && !target; i++) {
+    g_autoptr(GObject) controller = g_list_model_get_item(controllers, i);
+    if (GTK_IS_DROP_TARGET(controller))
+      target = GTK_DROP_TARGET(controller);
+  }
+  g_object_unref(controllers);
+  g_assert_nonnull(target);
+
+  g_autoptr(GFile) file = g_file_new_for_path(log_path);
+  GSList files = {file, NULL};
+  GdkFileList *list = gdk_file_list_new_from_list(&files);
+  GValue value = G_VALUE_INIT;
+  g_value_init(&value, GDK_TYPE_FILE_LIST);
+  g_value_take_boxed(&value, list);
+  gboolean accepted = FALSE;
+  g_signal_emit_by_name(target, "drop", &value, 10.0, 10.0, &accepted);
+  g_value_unset(&value);
+  g_assert_true(accepted);
+  GsCapturePage *page = gs_window_get_current_page(window);
+  g_assert_nonnull(page);
+  g_assert_cmpstr(gs_capture_page_get_title(page), ==, "run.gstrace");
+  wait_for(page_has_content, page);
+  gtk_window_destroy(GTK_WINDOW(window));
+}
+
+/* Run Program…: the dialog accepts a command line only when it parses and the program
+ * exists, and says why not. */
+static void test_run_dialog(void) {
+  GsWindow *window = new_window();
+  GsRunDialog *dialog = gs_run_dialog_new(GTK_WINDOW(window), gs_application_get_settings(app));
+  GtkEntry *entry = GTK_ENTRY(find_widget(GTK_WIDGET(dialog), GTK_TYPE_ENTRY));
+  g_assert_nonnull(entry);
+  AdwMessageDialog *message = ADW_MESSAGE_DIALOG(dialog);
+  gtk_editable_set_text(GTK_EDITABLE(entry), "sh -c 'exit 0'");
+  g_assert_true(adw_message_dialog_get_response_enabled(message, "run"));
+  gtk_editable_set_text(GTK_EDITABLE(entry), "no-such-program-gradscope --x");
+  g_assert_false(adw_message_dialog_get_response_enabled(message, "run"));
+  gtk_editable_set_text(GTK_EDITABLE(entry), "sh -c 'unclosed");
+  g_assert_false(adw_message_dialog_get_response_enabled(message, "run"));
+  gtk_editable_set_text(GTK_EDITABLE(entry), "");
+  g_assert_false(adw_message_dialog_get_response_enabled(message, "run"));
+  gtk_window_destroy(GTK_WINDOW(dialog));
+  gtk_window_destroy(GTK_WINDOW(window));
+}
+
 /* Run with LANGUAGE=zh_CN LANG=C.UTF-8: the empty window speaks Chinese. */
 static void test_chinese(void) {
   GsWindow *window = new_window();
@@ -403,6 +626,9 @@ int main(int argc, char **argv) {
   gs_config_init_i18n();
   gs_config_init_settings();
   g_setenv("GSETTINGS_BACKEND", "memory", TRUE);
+  /* The listening socket goes in a private runtime folder of this test, not the user's. */
+  g_autofree char *runtime = g_dir_make_tmp("gs-inspector-run-XXXXXX", NULL);
+  g_setenv("XDG_RUNTIME_DIR", runtime, TRUE);
   gtk_test_init(&argc, &argv, NULL);
   adw_init();
 
@@ -424,12 +650,22 @@ int main(int argc, char **argv) {
     g_test_add_func("/inspector-ui/memory-timeline", test_memory_timeline);
     g_test_add_func("/inspector-ui/dark", test_dark);
     g_test_add_func("/inspector-ui/damaged-log", test_damaged_log_toast);
+    g_test_add_func("/inspector-ui/spawn", test_spawn);
+    g_test_add_func("/inspector-ui/listen", test_listen);
+    g_test_add_func("/inspector-ui/follow", test_follow);
+    g_test_add_func("/inspector-ui/run-dialog", test_run_dialog);
+    g_test_add_func("/inspector-ui/drop", test_drop);
   }
   int status = g_test_run();
 
   g_object_unref(app);
   g_unlink(log_path);
   g_rmdir(dir);
+  g_autofree char *socket_dir = g_build_filename(runtime, "gradscope", NULL);
+  g_autofree char *socket = g_build_filename(socket_dir, "inspector.sock", NULL);
+  g_unlink(socket);
+  g_rmdir(socket_dir);
+  g_rmdir(runtime);
   g_free(log_path);
   return status;
 }

@@ -1,6 +1,11 @@
 /* test-loader.c: datasets and the DataLoader (issue 6, Data): every sample once per epoch,
  * batch sizes, seeded shuffles, batch contents, and batches that survive the "collate" scope
- * and belong to the caller's scope, with the scope statistics of one batch counted exactly. */
+ * and belong to the caller's scope, with the scope statistics of one batch counted exactly;
+ * the prefetch thread (same order as without, every sample once, hand-over to the consumer's
+ * scope, reset and free with batches in flight; the TSan build runs these too), and batches
+ * as one composite object. */
+#include <pthread.h>
+
 #include "test-util.h"
 
 #define N_ROWS 10
@@ -336,6 +341,223 @@ static void test_custom_dataset(void) {
   gs_dataset_release(&ds); /* no release callback: only clears */
 }
 
+/* ---- prefetch ------------------------------------------------------------------------------ */
+
+/* Three shuffled epochs with and without prefetch (several depths, batch sizes that do and do
+ * not divide the length): the same batches in the same order, every sample once an epoch. */
+static void test_prefetch_same_order_as_without(void) {
+  uint64_t live = gs_live_tensor_count();
+  gs_tensor xy[2];
+  make_xy(37, &xy[0], &xy[1]);
+  gs_dataset ds = gs_tensor_dataset(xy, 2);
+  static const int depths[] = {1, 2, 5};
+  static const int64_t batch_sizes[] = {4, 37, 1};
+  for (size_t k = 0; k < G_N_ELEMENTS(depths); k++) {
+    gs_loader_options plain = {.batch_size = batch_sizes[k], .shuffle = true, .seed = 9};
+    gs_loader_options ahead = plain;
+    ahead.prefetch = depths[k];
+    gs_data_loader *a = gs_data_loader_new(&ds, &plain), *b = gs_data_loader_new(&ds, &ahead);
+    for (int epoch = 0; epoch < 3; epoch++) {
+      int64_t sizes_a[64], sizes_b[64], order_a[64], order_b[64];
+      int na = run_epoch(a, 37, sizes_a, order_a), nb = run_epoch(b, 37, sizes_b, order_b);
+      g_assert_cmpint(na, ==, nb);
+      g_assert_cmpmem(sizes_a, na * sizeof *sizes_a, sizes_b, nb * sizeof *sizes_b);
+      g_assert_cmpmem(order_a, 37 * sizeof *order_a, order_b, 37 * sizeof *order_b);
+      assert_permutation(order_b, 37);
+      g_assert_cmpint(gs_data_loader_epoch(b), ==, epoch);
+      gs_data_loader_reset(a);
+      gs_data_loader_reset(b);
+    }
+    gs_data_loader_free(a);
+    gs_data_loader_free(b);
+  }
+  gs_dataset_release(&ds);
+  gs_dispose(xy[0]), gs_dispose(xy[1]);
+  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
+}
+
+/* A prefetched batch was collated in the worker's "collate" scope; it arrives in the consumer's
+ * current scope, where this thread counts exactly the batch's tensors as created (the samples
+ * were counted on the worker's thread, and died there). */
+static void test_prefetch_hands_batches_to_the_consumer_scope(void) {
+  uint64_t live = gs_live_tensor_count();
+  gs_tensor xy[2];
+  make_xy(N_ROWS, &xy[0], &xy[1]);
+  gs_dataset ds = gs_tensor_dataset(xy, 2);
+  gs_data_loader *l =
+      gs_data_loader_new(&ds, &(gs_loader_options){.batch_size = 4, .prefetch = 2});
+  gs_data_loader_reset(l); /* starts the worker */
+  gs_thread_scope_stats_reset();
+  gs_scope step = gs_scope_begin("step");
+  gs_tensor batch[2];
+  g_assert_true(gs_data_loader_next(l, batch));
+  g_assert_cmpuint(gs_scope_current().id, ==, step.id);
+  g_assert_cmpuint(gs_owner_scope(batch[0]).id, ==, step.id);
+  g_assert_cmpuint(gs_owner_scope(batch[1]).id, ==, step.id);
+  gs_scope_stats s = gs_thread_scope_stats(GS_OBJECT_TENSOR);
+  g_assert_cmpuint(s.created_in_scope, ==, 2);
+  g_assert_cmpuint(s.created_outside_scope + s.disposed_in_scope + s.attached_to_scope +
+                   s.detached_from_scope, ==, 0);
+  gs_scope_info info = gs_scope_get_info(step);
+  g_assert_cmpuint(info.alive, ==, 2);
+  g_assert_cmpuint(info.bytes, ==, 4 * N_COLS * 4 + 4 * 8);
+  /* Usable, then gone with the step. */
+  int seen[64] = {0};
+  int64_t pos = 0;
+  g_assert_cmpint(check_xy_batch(batch, seen, NULL, &pos), ==, 4);
+  gs_scope_end(step);
+  g_assert_false(gs_is_alive(batch[0]));
+  /* With no scope open the caller owns it. */
+  g_assert_true(gs_data_loader_next(l, batch));
+  g_assert_cmpuint(gs_owner_scope(batch[0]).id, ==, 0);
+  gs_dispose(batch[0]), gs_dispose(batch[1]);
+  gs_data_loader_free(l);
+  gs_dataset_release(&ds);
+  gs_dispose(xy[0]), gs_dispose(xy[1]);
+  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
+}
+
+/* Reset and free while the worker has batches waiting (or is collating one) dispose them all
+ * and never race: nothing leaks, the next epoch starts clean. */
+static void test_prefetch_reset_and_free_in_flight(void) {
+  uint64_t live = gs_live_tensor_count();
+  gs_tensor xy[2];
+  make_xy(40, &xy[0], &xy[1]);
+  gs_dataset ds = gs_tensor_dataset(xy, 2);
+  for (int round = 0; round < 20; round++) {
+    gs_data_loader *l = gs_data_loader_new(
+        &ds, &(gs_loader_options){.batch_size = 3, .shuffle = true, .seed = 2, .prefetch = 4});
+    gs_tensor batch[2];
+    if (round % 2) { /* take some, leave the rest in flight, start over */
+      for (int i = 0; i < round % 5; i++) {
+        g_assert_true(gs_data_loader_next(l, batch));
+        gs_dispose(batch[0]), gs_dispose(batch[1]);
+      }
+      gs_data_loader_reset(l);
+      int64_t sizes[64], order[64];
+      g_assert_cmpint(run_epoch(l, 40, sizes, order), ==, 14);
+      assert_permutation(order, 40);
+      gs_data_loader_reset(l);
+    } else if (round % 4 == 0) {
+      gs_data_loader_reset(l); /* free right after the worker starts */
+    }
+    gs_data_loader_free(l);
+    g_assert_cmpuint(gs_live_tensor_count(), ==, live + 2);
+  }
+  gs_dataset_release(&ds);
+  gs_dispose(xy[0]), gs_dispose(xy[1]);
+  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
+}
+
+/* Errors raised on the worker: counted, not asserted per thread (the test handler expects one
+ * error at a time on the calling thread). */
+static pthread_mutex_t worker_errors_lock = PTHREAD_MUTEX_INITIALIZER;
+static int worker_errors;
+static char first_worker_error[512];
+
+static void collect_error(const gs_error *error, void *user_data) {
+  (void)user_data;
+  pthread_mutex_lock(&worker_errors_lock);
+  if (!worker_errors++)
+    g_strlcpy(first_worker_error, error->message, sizeof first_worker_error);
+  pthread_mutex_unlock(&worker_errors_lock);
+}
+
+static void test_prefetch_worker_error(void) {
+  uint64_t live = gs_live_tensor_count();
+  custom_user u = {0, 5};
+  gs_dataset ds = {.length = 9, .n_fields = 2, .get_item = custom_get, .user = &u};
+  gs_data_loader *l =
+      gs_data_loader_new(&ds, &(gs_loader_options){.batch_size = 2, .prefetch = 3});
+  void *old_data;
+  gs_error_handler old = gs_set_error_handler(collect_error, NULL, &old_data);
+  worker_errors = 0;
+  gs_tensor batch[2];
+  int got = 0;
+  while (gs_data_loader_next(l, batch)) {
+    got++;
+    gs_dispose(batch[0]), gs_dispose(batch[1]);
+  }
+  gs_set_error_handler(old, old_data, NULL);
+  g_assert_cmpint(got, ==, 2); /* samples 0-3; the batch holding sample 5 failed */
+  g_assert_cmpint(worker_errors, ==, 2); /* on the worker, then reported to the consumer */
+  g_assert_nonnull(strstr(first_worker_error, "get_item failed for sample 5"));
+  g_assert_nonnull(strstr(gs_last_error(), "the prefetch thread could not collate a batch: "
+                                           "data_loader_next: the dataset's get_item failed"));
+  gs_data_loader_free(l);
+  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
+}
+
+/* ---- batches as one object ------------------------------------------------------------------ */
+
+static void check_batch_object(bool prefetch) {
+  uint64_t live = gs_live_tensor_count();
+  gs_tensor xy[2];
+  make_xy(N_ROWS, &xy[0], &xy[1]);
+  gs_dataset ds = gs_tensor_dataset(xy, 2);
+  gs_data_loader *l = gs_data_loader_new(
+      &ds, &(gs_loader_options){.batch_size = 4, .shuffle = true, .seed = 3,
+                                .prefetch = prefetch ? 2 : 0});
+  gs_data_loader_reset(l);
+  gs_thread_scope_stats_reset();
+  gs_scope epoch = gs_scope_begin("epoch");
+  gs_scope step = gs_scope_begin("step");
+  gs_batch b = gs_data_loader_next_batch(l);
+  g_assert_true(gs_batch_is_alive(b));
+  g_assert_cmpuint(gs_batch_owner_scope(b).id, ==, step.id);
+  g_assert_cmpint(gs_batch_field_count(b), ==, 2);
+  g_assert_cmpint(gs_batch_size(b), ==, 4);
+  gs_tensor fields[2] = {gs_batch_field(b, 0), gs_batch_field(b, 1)};
+  int seen[64] = {0};
+  int64_t pos = 0;
+  g_assert_cmpint(check_xy_batch(fields, seen, NULL, &pos), ==, 4);
+  /* One object in this thread's statistics: the batch, in "step". Its tensors are its parts. */
+  gs_scope_stats bs = gs_thread_scope_stats(GS_OBJECT_BATCH);
+  g_assert_cmpuint(bs.created_in_scope, ==, 1);
+  g_assert_cmpint(bs.live, ==, 1);
+  g_assert_cmpuint(gs_scope_get_info(step).alive, ==, 1);
+  g_assert_cmpuint(gs_owner_scope(fields[0]).id, ==, 0);
+  EXPECT_ERROR(gs_dispose(fields[0]), "belongs to a composite");
+  EXPECT_ERROR(gs_batch_field(b, 2), "field 2 is out of range for a batch of 2 fields");
+  /* Moving the batch moves all its tensors: they outlive "step". */
+  gs_batch_move_to_outer(b);
+  g_assert_cmpuint(gs_batch_owner_scope(b).id, ==, epoch.id);
+  gs_scope_end(step);
+  g_assert_true(gs_is_alive(fields[0]) && gs_is_alive(fields[1]));
+  /* Disposing it disposes them, and the handles say who did. */
+  gs_scope_end(epoch);
+  g_assert_false(gs_batch_is_alive(b));
+  g_assert_false(gs_is_alive(fields[1]));
+  EXPECT_ERROR(gs_batch_size(b), "batch #");
+  EXPECT_ERROR(gs_batch_size(b), "disposed by the end of scope 'epoch'");
+  bs = gs_thread_scope_stats(GS_OBJECT_BATCH);
+  g_assert_cmpuint(bs.disposed_in_scope, ==, 1);
+  g_assert_cmpint(bs.live, ==, 0);
+
+  /* Detached, attached, disposed by hand; and the rest of the epoch. */
+  b = gs_data_loader_next_batch(l);
+  g_assert_cmpuint(gs_batch_owner_scope(b).id, ==, 0);
+  gs_scope s = gs_scope_begin("s");
+  gs_scope_attach_batch(s, b);
+  g_assert_cmpuint(gs_batch_owner_scope(b).id, ==, s.id);
+  gs_batch_detach_from_scopes(b);
+  gs_scope_end(s);
+  g_assert_true(gs_batch_is_alive(b));
+  gs_batch_dispose(b);
+  b = gs_data_loader_next_batch(l);
+  g_assert_cmpint(gs_batch_size(b), ==, 2);
+  gs_batch_dispose(b);
+  g_assert_cmpuint(gs_data_loader_next_batch(l).id, ==, 0); /* the end of the epoch */
+  EXPECT_ERROR(gs_batch_field(GS_NO_BATCH, 0), "expected a batch, got the empty handle");
+  gs_data_loader_free(l);
+  gs_dataset_release(&ds);
+  gs_dispose(xy[0]), gs_dispose(xy[1]);
+  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
+}
+
+static void test_batch_object(void) { check_batch_object(false); }
+static void test_batch_object_prefetched(void) { check_batch_object(true); }
+
 static void test_errors(void) {
   uint64_t live = gs_live_tensor_count();
   gs_tensor xy[2];
@@ -386,6 +608,11 @@ static void test_errors(void) {
   g_assert_false(got);
   EXPECT_ERROR(got = gs_data_loader_next(NULL, xy), "NULL");
   EXPECT_ERROR(gs_data_loader_reset(NULL), "NULL");
+  EXPECT_ERROR(gs_data_loader_new(&ds, &(gs_loader_options){.batch_size = 1, .prefetch = -1}),
+               "expected prefetch in 0..64 (batches collated ahead), got -1");
+  EXPECT_ERROR(gs_data_loader_new(&ds, &(gs_loader_options){.batch_size = 1, .prefetch = 65}),
+               "got 65");
+  EXPECT_ERROR(gs_data_loader_next_batch(NULL), "data_loader_next_batch: expected a loader, got NULL");
   gs_data_loader_free(l);
   gs_data_loader_free(NULL);
 
@@ -412,6 +639,14 @@ int main(int argc, char **argv) {
   g_test_add_func("/loader/drop-last", test_drop_last);
   g_test_add_func("/loader/batch-survives-collate-scope", test_batch_survives_collate_scope);
   g_test_add_func("/loader/custom-dataset", test_custom_dataset);
+  g_test_add_func("/loader/prefetch-same-order-as-without", test_prefetch_same_order_as_without);
+  g_test_add_func("/loader/prefetch-hands-batches-to-the-consumer-scope",
+                  test_prefetch_hands_batches_to_the_consumer_scope);
+  g_test_add_func("/loader/prefetch-reset-and-free-in-flight",
+                  test_prefetch_reset_and_free_in_flight);
+  g_test_add_func("/loader/prefetch-worker-error", test_prefetch_worker_error);
+  g_test_add_func("/loader/batch-object", test_batch_object);
+  g_test_add_func("/loader/batch-object-prefetched", test_batch_object_prefetched);
   g_test_add_func("/loader/errors", test_errors);
   return g_test_run();
 }

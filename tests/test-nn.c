@@ -62,14 +62,20 @@ static void test_linear_forward_and_init(void) {
   gs_tensor row = gs_select(x, 0, 0);
   gs_tensor y1 = gs_linear_forward(lin, row);
   test_assert_values(y1, (int64_t[]){4}, 1, expected, 1e-5, 1e-5);
-  g_free(vx), g_free(vw), g_free(vb);
 
-  /* Gradients reach both parameters. */
+  /* Gradients reach both parameters: d sum(y) / dW[o][i] = sum over rows of x[n][i] (the
+   * product behind it is computed transposed, in W's layout), contiguous as weight.grad is
+   * in PyTorch. */
   gs_tensor s = gs_sum(y, NULL, 0, false);
   gs_backward(s);
-  double ones[4] = {3, 3, 3, 3};
+  double ones[4] = {3, 3, 3, 3}, column_sums[4 * 16];
+  for (int o = 0; o < 4; o++)
+    for (int i = 0; i < 16; i++)
+      column_sums[o * 16 + i] = vx[i] + vx[16 + i] + vx[32 + i];
   test_assert_values(gs_grad(b), (int64_t[]){4}, 1, ones, 1e-6, 0);
-  g_assert_true(gs_grad(w).id != 0);
+  test_assert_values(gs_grad(w), (int64_t[]){4, 16}, 2, column_sums, 1e-5, 1e-5);
+  g_assert_true(gs_is_contiguous(gs_grad(w)));
+  g_free(vx), g_free(vw), g_free(vb);
   gs_dispose(x), gs_dispose(y), gs_dispose(row), gs_dispose(y1), gs_dispose(s);
   gs_module_dispose(lin);
 }

@@ -40,7 +40,7 @@ static void test_read_whole(void) {
   g_assert_true(source_run_until(&run, NULL, NULL, 10000));
 
   g_assert_cmpint(gs_trace_source_get_state(run.source), ==, GS_TRACE_SOURCE_ENDED);
-  source_test_assert_message(run.source, "the whole log was read");
+  source_test_assert_message(run.source, "The whole log was read.");
   g_assert_cmpfloat(gs_trace_source_get_progress(run.source), ==, 1.0);
   g_assert_nonnull(run.model);
   g_assert_cmpuint(gs_trace_model_n_events(run.model), ==, source_test_count_events(bytes, n));
@@ -120,13 +120,13 @@ static void test_follow_growing_file(void) {
   /* Stopping ends the source and keeps the events. */
   gs_trace_source_stop(run.source);
   g_assert_true(source_run_until(&run, NULL, NULL, 5000));
-  source_test_assert_final(&run, GS_TRACE_SOURCE_ENDED, "stopped", total);
+  source_test_assert_final(&run, GS_TRACE_SOURCE_ENDED, "Stopped. Everything received", total);
   source_run_clear(&run);
 }
 
 /* A log big enough that loading it takes many frames, recorded by this process. */
-static char *record_big_log(guint iterations) {
-  char *path = g_build_filename(source_test_dir(), "big.gst", NULL);
+static char *record_big_log(const char *name, guint iterations) {
+  char *path = g_build_filename(source_test_dir(), name, NULL);
   g_assert_cmpint(gs_trace_open(path), ==, 0);
   const int64_t shape[] = {4};
   for (guint i = 0; i < iterations; i++)
@@ -159,7 +159,7 @@ static gboolean loaded_watching_frames(source_run *run, gpointer data) {
 /* Loading happens on the worker: frames keep coming, progress rises through values
  * between 0 and 1, and the model handed over has every event. */
 static void test_big_file_loads_off_the_ui_thread(void) {
-  g_autofree char *path = record_big_log(400000);
+  g_autofree char *path = record_big_log("big.gst", 400000);
   g_autofree char *bytes = NULL;
   gsize n = 0;
   g_assert_true(g_file_get_contents(path, &bytes, &n, NULL));
@@ -171,7 +171,7 @@ static void test_big_file_loads_off_the_ui_thread(void) {
   source_run run = {.source = gs_trace_source_new_file(path, FALSE)};
   g_signal_connect(run.source, "notify::progress", G_CALLBACK(on_progress), &w);
   g_assert_true(source_run_until(&run, loaded_watching_frames, &w, 60000));
-  source_test_assert_final(&run, GS_TRACE_SOURCE_ENDED, "the whole log was read", total);
+  source_test_assert_final(&run, GS_TRACE_SOURCE_ENDED, "The whole log was read.", total);
 
   gboolean between = FALSE;
   for (guint i = 0; i < w.progress->len; i++) {
@@ -188,6 +188,49 @@ static void test_big_file_loads_off_the_ui_thread(void) {
   source_run_clear(&run);
 }
 
+static gboolean is_live(source_run *run, gpointer data) {
+  (void)data;
+  return run->model && gs_trace_source_get_state(run->source) == GS_TRACE_SOURCE_LIVE;
+}
+
+/* A pump takes what fits its budget and leaves the rest queued for the next frames. */
+static void test_pump_keeps_to_its_budget(void) {
+  g_autofree char *big = record_big_log("budget-source.gst", 100000);
+  g_autofree char *bytes = NULL;
+  gsize n = 0;
+  g_assert_true(g_file_get_contents(big, &bytes, &n, NULL));
+  guint64 total = source_test_count_events(bytes, n);
+  g_autofree char *path = write_temp("budget.gst", "", 0);
+
+  source_run run = {.source = gs_trace_source_new_file(path, TRUE)};
+  g_assert_true(source_run_until(&run, is_live, NULL, 10000));
+  g_assert_cmpuint(run.events, ==, 0);
+  int fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+  g_assert_cmpint(write(fd, bytes, n), ==, (gssize)n);
+  close(fd);
+  gint64 until = g_get_monotonic_time() + 10 * G_USEC_PER_SEC;
+  while (gs_trace_source_get_bytes_pending(run.source) < n && g_get_monotonic_time() < until)
+    g_main_context_iteration(NULL, FALSE); /* the worker queues the file; nothing pumps */
+  g_assert_cmpuint(gs_trace_source_get_bytes_pending(run.source), ==, n);
+
+  /* With no budget, each pump still takes one piece (so the log always moves on), and the
+   * first events come long before the last. */
+  guint64 added = 0, left = n;
+  while (added == 0) {
+    added = gs_trace_source_pump(run.source, run.model, 0);
+    guint64 now_left = gs_trace_source_get_bytes_pending(run.source);
+    g_assert_cmpuint(now_left, <, left);
+    left = now_left;
+  }
+  g_assert_cmpuint(added, <, total / 10);
+  g_assert_cmpuint(left, >, n / 2);
+  run.events = added;
+  g_assert_true(source_run_until(&run, reached, &total, 20000));
+  g_assert_cmpuint(gs_trace_source_get_bytes_pending(run.source), ==, 0);
+  g_assert_cmpint(gs_trace_source_get_state(run.source), ==, GS_TRACE_SOURCE_LIVE);
+  source_run_clear(&run);
+}
+
 /* A file cut by a crash: everything before the cut, then broken, saying where. */
 static void test_cut_tail(void) {
   g_autoptr(GBytes) log = workload_log();
@@ -198,7 +241,7 @@ static void test_cut_tail(void) {
   source_run run = {.source = gs_trace_source_new_file(path, FALSE)};
   g_assert_true(source_run_until(&run, NULL, NULL, 10000));
   g_assert_cmpint(gs_trace_source_get_state(run.source), ==, GS_TRACE_SOURCE_BROKEN);
-  source_test_assert_message(run.source, "the log ends in the middle of a chunk at byte ");
+  source_test_assert_message(run.source, "The log ends in the middle of a chunk at byte ");
   guint64 kept = source_test_count_events(bytes, n - 5);
   g_assert_cmpuint(kept, >, 0);
   g_assert_cmpuint(kept, <, source_test_count_events(bytes, n));
@@ -221,7 +264,7 @@ static void test_damage_in_loaded_part(void) {
 
   source_run run = {.source = gs_trace_source_new_file(path, TRUE)};
   g_assert_true(source_run_until(&run, NULL, NULL, 10000));
-  source_test_assert_final(&run, GS_TRACE_SOURCE_BROKEN, "log damaged at byte ",
+  source_test_assert_final(&run, GS_TRACE_SOURCE_BROKEN, "The log is damaged at byte ",
                            source_test_count_events(bad, n));
   g_assert_cmpuint(gs_trace_model_n_events(run.model), >, 0);
   source_run_clear(&run);
@@ -240,7 +283,7 @@ static void test_damage_while_following(void) {
   g_assert_true(source_run_until(&run, NULL, NULL, 20000));
   g_thread_join(ar.thread);
   g_free(ar.a.path);
-  source_test_assert_final(&run, GS_TRACE_SOURCE_BROKEN, "log damaged at byte ",
+  source_test_assert_final(&run, GS_TRACE_SOURCE_BROKEN, "The log is damaged at byte ",
                            source_test_count_events(bad, n));
   g_assert_cmpuint(gs_trace_model_n_events(run.model), >, first);
   source_run_clear(&run);
@@ -251,7 +294,7 @@ static void test_missing_file(void) {
   source_run run = {.source = gs_trace_source_new_file(path, TRUE)};
   g_assert_true(source_run_until(&run, NULL, NULL, 5000));
   g_assert_cmpint(gs_trace_source_get_state(run.source), ==, GS_TRACE_SOURCE_BROKEN);
-  source_test_assert_message(run.source, "cannot open ");
+  source_test_assert_message(run.source, "Cannot open ");
   source_test_assert_message(run.source, "no-such.gst");
   g_assert_null(run.model);
   source_run_clear(&run);
@@ -263,20 +306,42 @@ static void test_missing_file(void) {
   source_run_clear(&run);
 }
 
-/* A program restarted with the same log path truncates it: not a continuation. */
-static void test_truncated_under_follower(void) {
+/* Follows a whole log, lets change() do something to the file, and expects the source to
+ * break saying part, with every event it had kept. */
+static void follow_then(const char *name, void (*change)(const char *path, GBytes *log),
+                        const char *part) {
   g_autoptr(GBytes) log = workload_log();
   gsize n;
   const guint8 *bytes = g_bytes_get_data(log, &n);
-  g_autofree char *path = write_temp("restarted.gst", bytes, n);
+  g_autofree char *path = write_temp(name, bytes, n);
   source_run run = {.source = gs_trace_source_new_file(path, TRUE)};
   guint64 total = source_test_count_events(bytes, n);
   g_assert_true(source_run_until(&run, reached, &total, 10000));
-  g_assert_cmpint(truncate(path, 64), ==, 0);
+  change(path, log);
   g_assert_true(source_run_until(&run, NULL, NULL, 5000));
-  source_test_assert_final(&run, GS_TRACE_SOURCE_BROKEN, "was truncated while being followed",
-                           total);
+  source_test_assert_final(&run, GS_TRACE_SOURCE_BROKEN, part, total);
   source_run_clear(&run);
+}
+
+static void truncate_to_64(const char *path, GBytes *log) {
+  (void)log;
+  g_assert_cmpint(truncate(path, 64), ==, 0);
+}
+
+static void replace_by_rename(const char *path, GBytes *log) {
+  /* g_file_set_contents writes a new file and renames it over path. */
+  g_assert_true(g_file_set_contents(path, g_bytes_get_data(log, NULL),
+                                    (gssize)g_bytes_get_size(log), NULL));
+}
+
+/* A program restarted with the same log path truncates it: not a continuation. */
+static void test_truncated_under_follower(void) {
+  follow_then("restarted.gst", truncate_to_64, "The file was truncated to 64 bytes while ");
+}
+
+/* A file written elsewhere and renamed over the followed one is a different log. */
+static void test_replaced_under_follower(void) {
+  follow_then("replaced.gst", replace_by_rename, "was replaced by another file");
 }
 
 /* Dropping a source that is following stops its worker promptly. */
@@ -299,11 +364,13 @@ int main(int argc, char **argv) {
   g_test_add_func("/source/file/follow-growing-file", test_follow_growing_file);
   g_test_add_func("/source/file/big-file-loads-off-the-ui-thread",
                   test_big_file_loads_off_the_ui_thread);
+  g_test_add_func("/source/file/pump-keeps-to-its-budget", test_pump_keeps_to_its_budget);
   g_test_add_func("/source/file/cut-tail", test_cut_tail);
   g_test_add_func("/source/file/damage-in-loaded-part", test_damage_in_loaded_part);
   g_test_add_func("/source/file/damage-while-following", test_damage_while_following);
   g_test_add_func("/source/file/missing-file", test_missing_file);
   g_test_add_func("/source/file/truncated-under-follower", test_truncated_under_follower);
+  g_test_add_func("/source/file/replaced-under-follower", test_replaced_under_follower);
   g_test_add_func("/source/file/unref-while-following", test_unref_while_following);
   int status = g_test_run();
   source_test_cleanup();

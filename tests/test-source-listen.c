@@ -4,7 +4,10 @@
  * a chunk, stopping, and the admission rule on made-up credentials of another user. */
 #include <gio/gunixsocketaddress.h>
 #include <glib/gstdio.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "gs-source-peer.h"
@@ -12,6 +15,19 @@
 
 static char *socket_in_test_dir(const char *name) {
   return g_build_filename(source_test_dir(), name, NULL);
+}
+
+/* Runs cli-workload with its log sent to the socket at path (GS_TRACE=unix:PATH). */
+static GSubprocess *run_workload_into(const char *path) {
+  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new(
+      G_SUBPROCESS_FLAGS_STDERR_SILENCE);
+  g_autofree char *dest = g_strconcat("unix:", path, NULL);
+  g_subprocess_launcher_setenv(launcher, "GS_TRACE", dest, TRUE);
+  const char *argv[] = {source_test_workload(), NULL};
+  g_autoptr(GError) error = NULL;
+  GSubprocess *program = g_subprocess_launcher_spawnv(launcher, argv, &error);
+  g_assert_no_error(error);
+  return program;
 }
 
 /* XDG_RUNTIME_DIR points into the test directory (set in main, before GLib reads it). */
@@ -112,18 +128,12 @@ static void test_engine_stream(void) {
   source_run run = {.source = gs_trace_source_new_listen(path, &error)};
   g_assert_no_error(error);
 
-  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new(
-      G_SUBPROCESS_FLAGS_STDERR_SILENCE);
-  g_autofree char *dest = g_strconcat("unix:", path, NULL);
-  g_subprocess_launcher_setenv(launcher, "GS_TRACE", dest, TRUE);
-  const char *argv[] = {source_test_workload(), NULL};
-  g_autoptr(GSubprocess) program = g_subprocess_launcher_spawnv(launcher, argv, &error);
-  g_assert_no_error(error);
+  g_autoptr(GSubprocess) program = run_workload_into(path);
 
   g_assert_true(source_run_until(&run, NULL, NULL, 20000));
   g_assert_true(g_subprocess_wait_check(program, NULL, &error));
   g_assert_no_error(error);
-  source_test_assert_final(&run, GS_TRACE_SOURCE_ENDED, "the program closed the connection",
+  source_test_assert_final(&run, GS_TRACE_SOURCE_ENDED, "The program closed the connection.",
                            expected);
   g_assert_cmpuint(gs_trace_source_get_bytes_received(run.source), >, 1000);
   g_assert_cmpuint(gs_trace_source_get_bytes_pending(run.source), ==, 0);
@@ -171,7 +181,7 @@ static void test_writer_dies_mid_chunk(void) {
   g_assert_true(source_run_until(&run, NULL, NULL, 20000));
   g_thread_join(writer);
   source_test_assert_final(&run, GS_TRACE_SOURCE_BROKEN,
-                           "connection lost in the middle of a chunk at byte ",
+                           "The program closed the connection. The log ends in the middle of a chunk at byte ",
                            kept);
   source_run_clear(&run);
 }
@@ -184,7 +194,7 @@ static void test_stop_while_waiting(void) {
   gs_trace_source_stop(run.source);
   g_assert_true(source_run_until(&run, NULL, NULL, 5000));
   g_assert_cmpint(gs_trace_source_get_state(run.source), ==, GS_TRACE_SOURCE_ENDED);
-  source_test_assert_message(run.source, "stopped");
+  source_test_assert_message(run.source, "Stopped. Everything received");
   source_run_clear(&run);
   g_assert_false(g_file_test(path, G_FILE_TEST_EXISTS));
 }
@@ -210,6 +220,95 @@ static void test_peer_rule(void) {
   g_free(reason);
 }
 
+/* What the source logged, from whichever thread. */
+typedef struct logged {
+  GMutex lock;
+  GString *text;
+} logged;
+
+static void keep_message(const char *domain, GLogLevelFlags level, const char *message,
+                         gpointer data) {
+  (void)domain, (void)level;
+  logged *l = data;
+  g_mutex_lock(&l->lock);
+  g_string_append_printf(l->text, "%s\n", message);
+  g_mutex_unlock(&l->lock);
+}
+
+static gboolean logged_has(logged *l, const char *part) {
+  g_mutex_lock(&l->lock);
+  gboolean has = strstr(l->text->str, part) != NULL;
+  g_mutex_unlock(&l->lock);
+  return has;
+}
+
+/* A child of another user connects and writes; only raw system calls after fork. */
+static pid_t connect_as(uid_t uid, const char *path) {
+  struct sockaddr_un address = {.sun_family = AF_UNIX};
+  g_strlcpy(address.sun_path, path, sizeof address.sun_path);
+  pid_t child = fork();
+  if (child == 0) {
+    if (setgid(uid) != 0 || setuid(uid) != 0)
+      _exit(3);
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    if (fd < 0 || connect(fd, (struct sockaddr *)&address, sizeof address) != 0)
+      _exit(4);
+    static const char bytes[64] = "not a log, and not ours";
+    ssize_t unused = write(fd, bytes, sizeof bytes);
+    (void)unused;
+    _exit(0);
+  }
+  return child;
+}
+
+/* The real SO_PEERCRED path: with the socket opened to everyone by mistake, a program of
+ * another user is still refused (logged with its reason) and ours is taken after it. Needs
+ * root, to run a process as another user. */
+static void test_other_user_refused(void) {
+  if (getuid() != 0) {
+    g_test_skip("needs root to run a process as another user");
+    return;
+  }
+  logged l = {.text = g_string_new(NULL)};
+  g_mutex_init(&l.lock);
+  guint handler = g_log_set_handler("gradscope", G_LOG_LEVEL_MESSAGE, keep_message, &l);
+
+  g_autofree char *path = socket_in_test_dir("opened-by-mistake.sock");
+  g_autoptr(GError) error = NULL;
+  source_run run = {.source = gs_trace_source_new_listen(path, &error)};
+  g_assert_no_error(error);
+  g_assert_cmpint(chmod(source_test_dir(), 0755), ==, 0);
+  g_assert_cmpint(chmod(path, 0666), ==, 0);
+
+  uid_t stranger = 65534;
+  pid_t child = connect_as(stranger, path);
+  int status = -1;
+  g_assert_cmpint(waitpid(child, &status, 0), ==, child);
+  g_assert_true(WIFEXITED(status));
+  g_assert_cmpint(WEXITSTATUS(status), ==, 0); /* it did connect and write */
+  g_autofree char *reason = g_strdup_printf("belongs to user %u", (unsigned)stranger);
+  for (int i = 0; i < 500 && !logged_has(&l, reason); i++)
+    g_usleep(10000);
+  g_assert_true(logged_has(&l, "Refused a connection on "));
+  g_assert_true(logged_has(&l, reason));
+  source_run_until(&run, NULL, NULL, 100);
+  g_assert_cmpint(gs_trace_source_get_state(run.source), ==, GS_TRACE_SOURCE_CONNECTING);
+  g_assert_cmpuint(gs_trace_source_get_bytes_received(run.source), ==, 0);
+
+  /* Still listening: our own program gets in. */
+  g_autoptr(GSubprocess) program = run_workload_into(path);
+  g_assert_true(source_run_until(&run, NULL, NULL, 20000));
+  g_assert_true(g_subprocess_wait_check(program, NULL, NULL));
+  g_assert_cmpint(gs_trace_source_get_state(run.source), ==, GS_TRACE_SOURCE_ENDED);
+  g_assert_cmpuint(gs_trace_model_n_events(run.model), >, 400);
+  source_run_clear(&run);
+
+  g_assert_cmpint(chmod(source_test_dir(), 0700), ==, 0);
+  g_log_remove_handler("gradscope", handler);
+  g_string_free(l.text, TRUE);
+  g_mutex_clear(&l.lock);
+}
+
 int main(int argc, char **argv) {
   g_autofree char *runtime = g_build_filename(source_test_dir(), "runtime", NULL);
   g_assert_cmpint(g_mkdir(runtime, 0700), ==, 0);
@@ -223,6 +322,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/source/listen/writer-dies-mid-chunk", test_writer_dies_mid_chunk);
   g_test_add_func("/source/listen/stop-while-waiting", test_stop_while_waiting);
   g_test_add_func("/source/listen/peer-rule", test_peer_rule);
+  g_test_add_func("/source/listen/other-user-refused", test_other_user_refused);
   int status = g_test_run();
   source_test_cleanup();
   return status;

@@ -3,6 +3,8 @@
  * writing half a chunk (its events kept, the signal and the cut both said), stopping a
  * program, dropping a source whose program runs on, and programs that cannot start. */
 #include <glib/gstdio.h>
+#include <signal.h>
+#include <stdlib.h>
 
 #include "source-test-util.h"
 
@@ -21,7 +23,7 @@ static void test_workload(void) {
   g_assert_cmpint(gs_trace_source_get_state(run.source), ==, GS_TRACE_SOURCE_LIVE);
 
   g_assert_true(source_run_until(&run, NULL, NULL, 20000));
-  source_test_assert_final(&run, GS_TRACE_SOURCE_ENDED, "the program exited with status 0",
+  source_test_assert_final(&run, GS_TRACE_SOURCE_ENDED, "The program exited with status 0.",
                            expected);
   g_assert_cmpint(gs_trace_source_get_exit_status(run.source), ==, 0);
   g_assert_cmpuint(gs_trace_source_get_bytes_received(run.source), >, 1000);
@@ -41,7 +43,7 @@ static void test_output_and_status(void) {
   g_assert_true(source_run_until(&run, NULL, NULL, 10000));
   g_assert_cmpint(gs_trace_source_get_state(run.source), ==, GS_TRACE_SOURCE_ENDED);
   g_assert_cmpstr(gs_trace_source_get_message(run.source), ==,
-                  "the program exited with status 3");
+                  "The program exited with status 3. No event log arrived.");
   g_assert_cmpint(gs_trace_source_get_exit_status(run.source), ==, 3);
   g_autofree char *output = gs_trace_source_dup_output(run.source);
   g_assert_nonnull(strstr(output, "to stdout\n"));
@@ -64,11 +66,39 @@ static void test_killed_mid_chunk(void) {
   source_run run = {.source = gs_trace_source_new_spawn(argv, NULL, &error)};
   g_assert_no_error(error);
   g_assert_true(source_run_until(&run, NULL, NULL, 10000));
-  source_test_assert_final(&run, GS_TRACE_SOURCE_BROKEN, "the program was killed by signal 9",
+  source_test_assert_final(&run, GS_TRACE_SOURCE_BROKEN, "The program was killed by signal 9 (",
                            kept);
-  source_test_assert_message(run.source, "the log stops in the middle of a chunk at byte ");
+  source_test_assert_message(run.source, "). The log ends in the middle of a chunk at byte ");
   g_assert_cmpint(gs_trace_source_get_exit_status(run.source), ==, -1);
   source_run_clear(&run);
+}
+
+/* A program that ignores SIGTERM is killed when stop is asked for again. */
+static void test_stop_twice(void) {
+  /* Its child sleeps on with the program's pipes open, as helpers left behind do. */
+  const char *argv[] = {"/bin/sh", "-c", "trap '' TERM; sleep 30 & echo \"ready $!\"; wait",
+                        NULL};
+  g_autoptr(GError) error = NULL;
+  source_run run = {.source = gs_trace_source_new_spawn(argv, NULL, &error)};
+  g_assert_no_error(error);
+  int left_behind = 0;
+  for (int i = 0; i < 500 && !left_behind; i++) { /* the trap is set once "ready" is out */
+    g_autofree char *output = gs_trace_source_dup_output(run.source);
+    const char *ready = strstr(output, "ready ");
+    if (ready && strchr(ready, '\n'))
+      left_behind = atoi(ready + 6);
+    g_main_context_iteration(NULL, FALSE);
+    g_usleep(10000);
+  }
+  g_assert_cmpint(left_behind, >, 0);
+  gs_trace_source_stop(run.source);
+  g_assert_false(source_run_until(&run, NULL, NULL, 300)); /* ignored */
+  gs_trace_source_stop(run.source);
+  g_assert_true(source_run_until(&run, NULL, NULL, 5000));
+  g_assert_cmpint(gs_trace_source_get_state(run.source), ==, GS_TRACE_SOURCE_ENDED);
+  source_test_assert_message(run.source, "The program was killed by signal 9 (");
+  source_run_clear(&run);
+  kill(left_behind, SIGKILL);
 }
 
 static void test_stop(void) {
@@ -80,7 +110,7 @@ static void test_stop(void) {
   g_assert_true(source_run_until(&run, NULL, NULL, 5000));
   /* Stopped on purpose: ended, not broken, and the message says how the program ended. */
   g_assert_cmpint(gs_trace_source_get_state(run.source), ==, GS_TRACE_SOURCE_ENDED);
-  source_test_assert_message(run.source, "the program was killed by signal 15");
+  source_test_assert_message(run.source, "The program was killed by signal 15 (");
   source_run_clear(&run);
 }
 
@@ -108,7 +138,7 @@ static void test_cannot_start(void) {
   source = gs_trace_source_new_spawn(empty, NULL, &error);
   g_assert_null(source);
   g_assert_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT);
-  g_assert_nonnull(strstr(error->message, "expected a program to run"));
+  g_assert_nonnull(strstr(error->message, "Expected a program to run"));
   g_clear_error(&error);
 
   const char *sh[] = {"/bin/sh", "-c", "true", NULL};
@@ -127,6 +157,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/source/spawn/output-and-status", test_output_and_status);
   g_test_add_func("/source/spawn/killed-mid-chunk", test_killed_mid_chunk);
   g_test_add_func("/source/spawn/stop", test_stop);
+  g_test_add_func("/source/spawn/stop-twice", test_stop_twice);
   g_test_add_func("/source/spawn/unref-running", test_unref_running);
   g_test_add_func("/source/spawn/cannot-start", test_cannot_start);
   int status = g_test_run();

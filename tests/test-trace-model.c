@@ -1,7 +1,9 @@
 /* test-trace-model.c: the trace model the CLI and the inspector share (inspector/model/):
  * escaping of names from user code, and the replayed state (memory with copy-on-write, scope
  * accounts equal to the engine's own, parameter handle moves, the autograd graph) on logs the
- * engine records here, read back through the public reader. */
+ * engine records here, read back through the public reader), module trees naming parameters by
+ * their dotted paths, optimizers with their parameters, and who holds optimizer state and
+ * batches. */
 #include <glib.h>
 #include <glib/gstdio.h>
 #include <gradscope/gradscope.h>
@@ -138,8 +140,120 @@ static void test_graph_of_a_product(void) {
   g_assert_cmpuint(g->edges->len, ==, 2 + 3); /* + leaf->mul, mul->sum, sum->output */
 }
 
+/* Kept alive past the end of the log, so the replay sees them held. */
+static gs_module tree_root, tree_standalone;
+static gs_optimizer tree_sgd;
+static gs_tensor tree_bias, tree_lone_weight, tree_named, tree_xy[2];
+static gs_batch tree_batch;
+static gs_dataset tree_ds;
+static gs_scope_info tree_epoch_info;
+
+static void tree_work(void) {
+  gs_rng rng;
+  gs_rng_seed(&rng, 4);
+  tree_root = gs_module_new("Net");
+  gs_module enc = gs_sequential_new((gs_module[]){gs_linear_new(3, 3, true, &rng), gs_relu_new()}, 2);
+  /* The child's parameters are registered before it joins the tree: names follow it there. */
+  gs_module fc2 = gs_linear_new(3, 2, true, &rng);
+  gs_module_register_child(tree_root, "encoder", enc);
+  gs_module_register_child(tree_root, "fc2", fc2);
+  tree_bias = gs_module_parameter(tree_root, "fc2.bias");
+  tree_named = gs_module_parameter(tree_root, "encoder.0.bias");
+  gs_trace_name(tree_named, "my bias"); /* a user's name wins */
+  tree_standalone = gs_linear_new(2, 2, false, &rng);
+  tree_lone_weight = gs_module_parameter(tree_standalone, "weight");
+  gs_tensor params[4];
+  gs_module_named_parameters(tree_root, params, NULL, 4);
+  gs_sgd_options o = {.lr = 0.1, .momentum = 0.9};
+  tree_sgd = gs_sgd_new(params, 4, &o);
+  gs_scope step = gs_scope_begin("step");
+  gs_tensor x = gs_ones(GS_F32, (int64_t[]){2, 3}, 2);
+  gs_tensor h = gs_module_forward(enc, x);
+  gs_backward(gs_sum(gs_module_forward(fc2, h), NULL, 0, false));
+  gs_optimizer_step(tree_sgd); /* a momentum buffer per parameter, held by the optimizer */
+  gs_scope_end(step);
+  /* A batch from a prefetching loader, kept past the end of the log. */
+  tree_xy[0] = gs_ones(GS_F32, (int64_t[]){6, 3}, 2);
+  tree_xy[1] = gs_zeros(GS_I64, (int64_t[]){6}, 1);
+  tree_ds = gs_tensor_dataset(tree_xy, 2);
+  gs_data_loader *l = gs_data_loader_new(&tree_ds, &(gs_loader_options){.batch_size = 4,
+                                                                        .prefetch = 1});
+  gs_scope epoch = gs_scope_begin("epoch");
+  tree_batch = gs_data_loader_next_batch(l);
+  gs_batch_detach_from_scopes(tree_batch);
+  gs_tensor rest[2]; /* handed over as two tensors of "epoch" (adopted from the worker) */
+  gs_data_loader_next(l, rest);
+  tree_epoch_info = gs_scope_get_info(epoch);
+  gs_scope_end(epoch);
+  gs_data_loader_free(l);
+  gs_trace_flush();
+}
+
+static void test_module_tree_and_optimizer_state(void) {
+  g_autoptr(gs_replay) r = record_and_replay(tree_work);
+  g_assert_cmpstr(gs_replay_tensor_name(r, tree_bias.id), ==, "fc2.bias");
+  g_assert_cmpstr(gs_replay_tensor_name(r, gs_module_parameter(tree_root, "encoder.0.weight").id),
+                  ==, "encoder.0.weight");
+  g_assert_cmpstr(gs_replay_tensor_name(r, tree_named.id), ==, "my bias");
+  g_assert_cmpstr(gs_replay_tensor_name(r, tree_lone_weight.id), ==, "Linear.weight");
+  g_assert_cmpuint(g_hash_table_size(r->optimizers), ==, 1);
+  g_autoptr(GPtrArray) alive = gs_replay_alive_objects(r);
+  /* Who holds what, as the replay keeps it (the trace model's categories and owner labels
+   * read these: test-trace-model-state.c). */
+  const gs_replay_optimizer *sgd = gs_replay_optimizer_get(r, tree_sgd.id);
+  g_assert_nonnull(sgd);
+  g_assert_cmpstr(sgd->type, ==, "SGD");
+  g_assert_cmpuint(sgd->params->len, ==, 4);
+  guint state = 0, parameters = 0;
+  for (guint i = 0; i < alive->len; i++) {
+    const gs_replay_object *o = alive->pdata[i];
+    if (o->holder == GS_TRACE_HELD_BY_OPTIMIZER) {
+      g_assert_cmpuint(o->owner, ==, tree_sgd.id);
+      state++;
+    } else if (o->holder == GS_TRACE_HELD_BY_MODULE) {
+      const gs_replay_module *mod = gs_replay_module_get(r, o->owner);
+      g_assert_nonnull(mod);
+      g_assert_cmpstr(mod->type, ==, "Linear");
+      parameters++;
+    }
+  }
+  g_assert_cmpuint(state, ==, 4);
+  g_assert_cmpuint(parameters, ==, 5); /* 4 in the tree, 1 in the standalone Linear */
+  /* The batch: one composite and its two tensors; the caller holds it. */
+  guint batch_data = 0;
+  for (guint i = 0; i < alive->len; i++) {
+    const gs_replay_object *o = alive->pdata[i];
+    if (o->composite && o->object_kind == GS_OBJECT_BATCH) {
+      batch_data++;
+      g_assert_cmpuint(o->id, ==, tree_batch.id);
+      g_assert_cmpuint(o->holder, ==, GS_TRACE_HELD_BY_CALLER);
+      g_assert_cmpstr(o->scope_at_create, ==, "epoch");
+    } else if (o->holder == GS_TRACE_HELD_BY_COMPOSITE && o->owner == tree_batch.id) {
+      batch_data++;
+    }
+  }
+  g_assert_cmpuint(batch_data, ==, 3);
+  const gs_replay_scope *epoch = NULL;
+  for (guint i = 0; i < r->scope_list->len; i++)
+    if (strcmp(((gs_replay_scope *)r->scope_list->pdata[i])->name, "epoch") == 0)
+      epoch = r->scope_list->pdata[i];
+  g_assert_nonnull(epoch);
+  /* The batch and the two tensors, as the engine counts them. */
+  g_assert_cmpuint(tree_epoch_info.created, ==, 3);
+  g_assert_cmpuint(epoch->created, ==, tree_epoch_info.created);
+  g_assert_cmpuint(epoch->disposed, ==, 2);
+  g_assert_cmpuint(epoch->peak_bytes, ==, tree_epoch_info.peak_bytes);
+  gs_batch_dispose(tree_batch);
+  gs_dataset_release(&tree_ds);
+  gs_dispose(tree_xy[0]), gs_dispose(tree_xy[1]);
+  gs_optimizer_dispose(tree_sgd);
+  gs_module_dispose(tree_root);
+  gs_module_dispose(tree_standalone);
+}
+
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
+  g_test_add_func("/model/module-tree-and-optimizer-state", test_module_tree_and_optimizer_state);
   g_test_add_func("/model/escape-json", test_escape_json);
   g_test_add_func("/model/escape-dot", test_escape_dot);
   g_test_add_func("/model/scope-accounts-match-the-engine", test_scope_accounts_match_the_engine);

@@ -57,6 +57,7 @@ static void test_round_trip_zeroes_other_fields(void) {
     e->member = value;
     JUNK(tensor, 1001) JUNK(target, 1002) JUNK(storage, 1003) JUNK(source, 1004)
     JUNK(node, 1005) JUNK(scope, 1006) JUNK(outer, 1007) JUNK(object, 1008) JUNK(module, 1009)
+    JUNK(child, 1017) JUNK(optimizer, 1018)
     JUNK(nbytes, 1010) JUNK(offset, -1011) JUNK(version, 1012) JUNK(name, 1013) JUNK(op, 1014)
     JUNK(dtype, 3) JUNK(origin, 2) JUNK(holder, 4) JUNK(previous_holder, 5) JUNK(owner, 1015)
     JUNK(previous_owner, 1016) JUNK(object_kind, 7) JUNK(code, 8) JUNK(requires_grad, true)
@@ -72,6 +73,8 @@ static void test_round_trip_zeroes_other_fields(void) {
       e->saved = junk_array, e->n_saved = 2;
     if (!e->n_parts)
       e->parts = junk_array, e->n_parts = 2;
+    if (!e->n_params)
+      e->params = junk_array, e->n_params = 2;
     if (!e->n_values)
       e->values = junk_values, e->n_values = 1;
     if (!e->text)

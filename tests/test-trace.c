@@ -39,6 +39,7 @@ static recorded read_log(const char *path) {
     e.inputs = copy_ids(&r, e.inputs, e.n_inputs);
     e.saved = copy_ids(&r, e.saved, e.n_saved);
     e.parts = copy_ids(&r, e.parts, e.n_parts);
+    e.params = copy_ids(&r, e.params, e.n_params);
     if (e.text) {
       char *t = g_strndup(e.text, e.text_len);
       g_ptr_array_add(r.owned, t);
@@ -202,6 +203,86 @@ static void test_engine_work_is_recorded(void) {
   g_free(path);
 }
 
+/* A module tree and an optimizer reach the log: each child link with its name, the optimizer
+ * with its type and parameters, and its state tensors held by it (not the caller). The
+ * statistics count the state as they count parameters: a detach from the step's scope. */
+static void test_modules_and_optimizer_state_are_recorded(void) {
+  char *path = temp_path("gradscope-test-trace-modules.gstrace");
+  gs_rng rng;
+  gs_rng_seed(&rng, 2);
+  g_assert_cmpint(gs_trace_open(path), ==, 0);
+  gs_module fc2 = gs_linear_new(3, 2, true, &rng);
+  gs_module body = gs_sequential_new((gs_module[]){gs_linear_new(4, 3, true, &rng), gs_relu_new()}, 2);
+  gs_module net = gs_module_new("Net");
+  gs_module_register_child(net, "body", body);
+  gs_module_register_child(net, "fc2", fc2);
+  gs_tensor params[4];
+  g_assert_cmpint(gs_module_named_parameters(net, params, NULL, 4), ==, 4);
+  gs_optimizer adam = gs_adam_new(params, 4, NULL);
+  gs_scope_stats before = gs_thread_scope_stats(GS_OBJECT_TENSOR);
+  gs_scope step = gs_scope_begin("step");
+  gs_tensor x = gs_ones(GS_F32, (int64_t[]){5, 4}, 2);
+  gs_tensor h = gs_module_forward(body, x);
+  gs_tensor y = gs_module_forward(fc2, h);
+  gs_backward(gs_sum(y, NULL, 0, false));
+  gs_optimizer_step(adam); /* makes exp_avg and exp_avg_sq for each of the 4 parameters */
+  gs_scope_end(step);
+  gs_scope_stats mid = gs_thread_scope_stats(GS_OBJECT_TENSOR);
+  g_assert_cmpuint(mid.detached_from_scope - before.detached_from_scope, ==, 8);
+  g_assert_cmpint(mid.live - before.live, ==, 8);
+  gs_optimizer_dispose(adam);
+  gs_scope_stats after = gs_thread_scope_stats(GS_OBJECT_TENSOR);
+  g_assert_cmpuint(after.disposed_outside_scope - mid.disposed_outside_scope, ==, 8);
+  g_assert_cmpint(after.live, ==, before.live);
+  gs_module_dispose(net);
+  gs_trace_close();
+
+  recorded r = read_log(path);
+  g_assert_false(r.damaged);
+  uint32_t minor = 0;
+  g_assert_true(gs_trace_reader_header(r.reader, NULL, &minor, NULL, NULL));
+  g_assert_cmpuint(minor, ==, 1);
+  int children = 0, held = 0, state_disposed = 0;
+  const gs_trace_event *created = NULL;
+  for (guint i = 0; i < r.events->len; i++) {
+    const gs_trace_event *e = &g_array_index(r.events, gs_trace_event, i);
+    if (e->kind == GS_TRACE_MODULE_CHILD) {
+      const char *name = str(&r, e->name);
+      if (e->module == net.id && e->child == body.id)
+        g_assert_cmpstr(name, ==, "body");
+      else if (e->module == net.id && e->child == fc2.id)
+        g_assert_cmpstr(name, ==, "fc2");
+      else if (e->module == body.id)
+        g_assert_true(strcmp(name, "0") == 0 || strcmp(name, "1") == 0);
+      else
+        g_error("a module_child event for an unknown parent");
+      children++;
+    } else if (e->kind == GS_TRACE_OPTIMIZER_CREATE) {
+      created = e;
+    } else if (e->kind == GS_TRACE_OWNER_CHANGE && e->holder == GS_TRACE_HELD_BY_OPTIMIZER) {
+      g_assert_cmpuint(e->owner, ==, adam.id);
+      g_assert_cmpuint(e->previous_holder, ==, GS_TRACE_HELD_BY_SCOPE);
+      g_assert_cmpuint(e->previous_owner, ==, step.id);
+      held++;
+    } else if (e->kind == GS_TRACE_TENSOR_DISPOSE &&
+               strstr(str(&r, e->name), "the disposal of optimizer Adam #")) {
+      state_disposed++;
+    }
+  }
+  g_assert_cmpint(children, ==, 4);
+  g_assert_nonnull(created);
+  g_assert_cmpuint(created->optimizer, ==, adam.id);
+  g_assert_cmpstr(str(&r, created->name), ==, "Adam");
+  g_assert_cmpuint(created->n_params, ==, 4);
+  for (int i = 0; i < 4; i++)
+    g_assert_cmpuint(created->params[i], ==, params[i].id);
+  g_assert_cmpint(held, ==, 8);
+  g_assert_cmpint(state_disposed, ==, 8);
+  recorded_free(&r);
+  unlink(path);
+  g_free(path);
+}
+
 /* A child recording in a loop is killed with SIGKILL: what it flushed is a valid log. */
 static void test_killed_child_leaves_a_readable_log(void) {
   char *path = temp_path("gradscope-test-killed.gstrace");
@@ -270,6 +351,8 @@ static void test_bad_destination_is_an_error(void) {
 int main(int argc, char **argv) {
   test_init(&argc, &argv);
   g_test_add_func("/trace/engine-work-is-recorded", test_engine_work_is_recorded);
+  g_test_add_func("/trace/modules-and-optimizer-state-are-recorded",
+                  test_modules_and_optimizer_state_are_recorded);
   g_test_add_func("/trace/killed-child-leaves-a-readable-log", test_killed_child_leaves_a_readable_log);
   g_test_add_func("/trace/abort-flushes-the-error", test_abort_flushes_the_error);
   g_test_add_func("/trace/bad-destination-is-an-error", test_bad_destination_is_an_error);

@@ -8,6 +8,7 @@
 static const uint64_t node_inputs[] = {7, 0, UINT64_C(1) << 40};
 static const uint64_t node_saved[] = {UINT64_C(0x100000002), 3};
 static const uint64_t composite_parts[] = {11, 12, 13, 14};
+static const uint64_t optimizer_params[] = {UINT64_C(0x100000040), UINT64_C(0x100000041), 46};
 static const double tensor_values[] = {1.5, -0.0, -2.25e300, INFINITY, 4.9e-324, NAN};
 static const char error_text[] = "add: shapes [2, 3] and [3, 2] do not broadcast";
 
@@ -72,6 +73,13 @@ gs_trace_event sample(gs_trace_kind kind) {
   case GS_TRACE_VALUES:
     return (gs_trace_event){.kind = kind, .tensor = 43, .n_values = G_N_ELEMENTS(tensor_values),
                             .values = tensor_values};
+  case GS_TRACE_MODULE_CHILD:
+    return (gs_trace_event){.kind = kind, .module = 1, .child = UINT64_C(0x200000003),
+                            .name = 11};
+  case GS_TRACE_OPTIMIZER_CREATE:
+    return (gs_trace_event){.kind = kind, .optimizer = UINT64_C(0x100000002), .name = 12,
+                            .n_params = G_N_ELEMENTS(optimizer_params),
+                            .params = optimizer_params};
   case GS_TRACE_KIND_COUNT:
     break;
   }
@@ -96,6 +104,7 @@ static gs_trace_event *event_dup(const gs_trace_event *e) {
   c->inputs = e->n_inputs ? g_memdup2(e->inputs, e->n_inputs * sizeof *e->inputs) : NULL;
   c->saved = e->n_saved ? g_memdup2(e->saved, e->n_saved * sizeof *e->saved) : NULL;
   c->parts = e->n_parts ? g_memdup2(e->parts, e->n_parts * sizeof *e->parts) : NULL;
+  c->params = e->n_params ? g_memdup2(e->params, e->n_params * sizeof *e->params) : NULL;
   c->values = e->n_values ? g_memdup2(e->values, e->n_values * sizeof *e->values) : NULL;
   c->text = e->text ? g_memdup2(e->text, (gsize)e->text_len + 1) : NULL;
   return c;
@@ -106,6 +115,7 @@ static void event_free(gpointer p) {
   g_free((void *)e->inputs);
   g_free((void *)e->saved);
   g_free((void *)e->parts);
+  g_free((void *)e->params);
   g_free((void *)e->values);
   g_free((void *)e->text);
   g_free(e);
@@ -152,6 +162,8 @@ void assert_event_equal(const gs_trace_event *want, const gs_trace_event *got) {
   g_assert_cmpuint(got->outer, ==, want->outer);
   g_assert_cmpuint(got->object, ==, want->object);
   g_assert_cmpuint(got->module, ==, want->module);
+  g_assert_cmpuint(got->child, ==, want->child);
+  g_assert_cmpuint(got->optimizer, ==, want->optimizer);
   g_assert_cmpuint(got->nbytes, ==, want->nbytes);
   g_assert_cmpint(got->offset, ==, want->offset);
   g_assert_cmpuint(got->version, ==, want->version);
@@ -174,6 +186,7 @@ void assert_event_equal(const gs_trace_event *want, const gs_trace_event *got) {
   assert_array_equal(want->inputs, want->n_inputs, got->inputs, got->n_inputs);
   assert_array_equal(want->saved, want->n_saved, got->saved, got->n_saved);
   assert_array_equal(want->parts, want->n_parts, got->parts, got->n_parts);
+  assert_array_equal(want->params, want->n_params, got->params, got->n_params);
   g_assert_cmpuint(got->n_values, ==, want->n_values);
   /* Bit for bit: -0.0 and NaN must survive too. */
   if (want->n_values)

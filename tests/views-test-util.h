@@ -22,12 +22,12 @@ GtkWindow *views_test_show(GtkWidget *child, int width, int height);
 void views_test_settle(GtkWidget *widget);
 /* The first descendant of root (root included) of type, depth first, or NULL. */
 GtkWidget *views_test_find(GtkWidget *root, GType type);
-/* Every visible GtkLabel under root, depth first, in widget order. */
+/* Every GtkLabel on screen (mapped) under root, depth first, in widget order. */
 GPtrArray *views_test_labels(GtkWidget *root);
-/* The text of the visible label that follows the visible label saying key, or NULL. */
+/* The text of the label on screen that follows the label saying key, or NULL. */
 const char *views_test_label_after(GtkWidget *root, const char *key);
-/* Saves widget as GS_SCREENSHOT_DIR/name (or the current directory); returns the path. */
-char *views_test_screenshot(GtkWidget *widget, const char *name);
+/* Saves widget as GS_SCREENSHOT_DIR/name (or the current directory). */
+void views_test_screenshot(GtkWidget *widget, const char *name);
 /* The index of the first event of kind in m at or after from, or G_MAXUINT64. */
 guint64 views_test_find_kind(gs_trace_model *m, gs_trace_kind kind, guint64 from);
 

@@ -166,6 +166,7 @@ typedef enum gs__holder {
   GS__HELD_BY_COMPOSITE,  /* one of a composite object's tensors (a packed sequence's data) */
   GS__HELD_BY_TENSOR,     /* a tensor's gradient */
   GS__HELD_BY_ENGINE,     /* the engine's own temporaries (backward): invisible to statistics */
+  GS__HELD_BY_OPTIMIZER,  /* an optimizer's state tensor, outside every scope (as a parameter) */
 } gs__holder;
 
 struct gs__scope_rec;

@@ -1,13 +1,19 @@
 /* loader.c: datasets and the DataLoader (include/gradscope/data.h).
  *
  * Collation follows the scope pattern of the issue's seeds: open a "collate" scope, fetch the
- * samples (their tensors are owned by it), stack each field, move the stacked tensors to the
- * outer scope, end the collate scope (disposing the samples). No prefetch thread. */
+ * samples (their tensors are owned by it), stack each field, move the stacked tensors out, end
+ * the collate scope (disposing the samples). Without prefetch this runs on the calling thread
+ * at each call; with it, prefetch.c runs it ahead on a worker and the batches are handed over
+ * here. A batch composite (gs_data_loader_next_batch) is assembled at the hand-over. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "core-impl.h"
 #include "gradscope/data.h"
+#include "loader-impl.h"
+#include "scope-impl.h"
+
+_Static_assert(GS_DATASET_MAX_FIELDS <= GS__COMPOSITE_MAX_PARTS,
+               "a batch holds one composite part per field");
 
 /* ---- tensor dataset -------------------------------------------------------------------- */
 
@@ -87,16 +93,6 @@ void gs_dataset_release(gs_dataset *ds) {
 
 /* ---- loader ---------------------------------------------------------------------------- */
 
-struct gs_data_loader {
-  gs_dataset ds;
-  gs_loader_options opt;
-  int64_t *order; /* this epoch's sample order */
-  int64_t pos;    /* next position in order */
-  int64_t epoch;  /* -1 before the first epoch */
-  gs_tensor *samples; /* batch_size * n_fields, scratch for collation */
-  gs_tensor *column;  /* batch_size, one field of every sample */
-};
-
 gs_data_loader *gs_data_loader_new(const gs_dataset *ds, const gs_loader_options *opt) {
   const char *fn = "data_loader_new";
   if (!ds || !opt) {
@@ -129,6 +125,11 @@ gs_data_loader *gs_data_loader_new(const gs_dataset *ds, const gs_loader_options
               (long long)opt->batch_size, (long long)ds->length);
     return NULL;
   }
+  if (opt->prefetch < 0 || opt->prefetch > GS_LOADER_MAX_PREFETCH) {
+    gs__error(GS_ERR_ARGUMENT, fn, "expected prefetch in 0..%d (batches collated ahead), got %d",
+              GS_LOADER_MAX_PREFETCH, opt->prefetch);
+    return NULL;
+  }
   /* A batch never holds more samples than the dataset. */
   int64_t cap = opt->batch_size < ds->length ? opt->batch_size : ds->length;
   if (cap < 1)
@@ -155,6 +156,7 @@ gs_data_loader *gs_data_loader_new(const gs_dataset *ds, const gs_loader_options
 void gs_data_loader_free(gs_data_loader *l) {
   if (!l)
     return;
+  gs__prefetch_stop(l->prefetch); /* batches in flight are disposed */
   free(l->order);
   free(l->samples);
   free(l->column);
@@ -176,6 +178,8 @@ void gs_data_loader_reset(gs_data_loader *l) {
     gs__error(GS_ERR_ARGUMENT, "data_loader_reset", "expected a loader, got NULL");
     return;
   }
+  gs__prefetch_stop(l->prefetch); /* the worker reads order: stop it before changing it */
+  l->prefetch = NULL;
   l->epoch++;
   int64_t n = l->ds.length;
   for (int64_t i = 0; i < n; i++)
@@ -191,6 +195,8 @@ void gs_data_loader_reset(gs_data_loader *l) {
     }
   }
   l->pos = 0;
+  if (l->opt.prefetch > 0)
+    l->prefetch = gs__prefetch_start(l); /* NULL after an error: next then collates itself */
 }
 
 int64_t gs_data_loader_epoch(const gs_data_loader *l) {
@@ -210,6 +216,13 @@ int64_t gs_data_loader_num_batches(const gs_data_loader *l) {
   return l->opt.drop_last ? n / b : (n + b - 1) / b;
 }
 
+int64_t gs__loader_batch_count(const gs_data_loader *l, int64_t pos) {
+  int64_t remaining = l->ds.length - pos;
+  if (remaining <= 0 || (l->opt.drop_last && remaining < l->opt.batch_size))
+    return 0;
+  return remaining < l->opt.batch_size ? remaining : l->opt.batch_size;
+}
+
 /* Stacks field f of the count samples; NO_TENSOR on error (reported by gs_stack). */
 static gs_tensor stack_field(gs_data_loader *l, int f, int64_t count) {
   for (int64_t i = 0; i < count; i++)
@@ -217,31 +230,19 @@ static gs_tensor stack_field(gs_data_loader *l, int f, int64_t count) {
   return gs_stack(l->column, (int)count, 0);
 }
 
-bool gs_data_loader_next(gs_data_loader *l, gs_tensor *out) {
-  const char *fn = "data_loader_next";
-  if (!l || !out) {
-    gs__error(GS_ERR_ARGUMENT, fn, "expected a loader and an output array, got %s and %s",
-              l ? "a loader" : "NULL", out ? "an array" : "NULL");
-    return false;
-  }
-  if (l->epoch < 0)
-    gs_data_loader_reset(l);
-  int64_t remaining = l->ds.length - l->pos;
-  if (remaining <= 0 || (l->opt.drop_last && remaining < l->opt.batch_size))
-    return false;
-  int64_t count = remaining < l->opt.batch_size ? remaining : l->opt.batch_size;
+bool gs__loader_collate(gs_data_loader *l, int64_t pos, int64_t count, bool engine_held,
+                        gs_tensor *out, const char *fn) {
   if (count > INT32_MAX) {
     gs__error(GS_ERR_OVERFLOW, fn, "a batch of %lld samples is more than gs_stack takes",
               (long long)count);
     return false;
   }
   int nf = l->ds.n_fields;
-
   gs_scope collate = gs_scope_begin("collate");
   gs_no_grad_begin();
   bool ok = true;
   for (int64_t i = 0; i < count && ok; i++) {
-    int64_t index = l->order[l->pos + i];
+    int64_t index = l->order[pos + i];
     gs_tensor *fields = &l->samples[i * nf];
     for (int f = 0; f < nf; f++)
       fields[f] = GS_NO_TENSOR;
@@ -262,20 +263,83 @@ bool gs_data_loader_next(gs_data_loader *l, gs_tensor *out) {
     }
   }
   gs_tensor batch[GS_DATASET_MAX_FIELDS] = {0};
+  /* Engine-held: built while ownership is suspended, so they count nowhere until handed over
+   * (as a composite's parts must). */
+  if (engine_held)
+    gs__ownership_suspend();
   for (int f = 0; f < nf && ok; f++) {
     batch[f] = stack_field(l, f, count);
     ok = batch[f].id != 0;
   }
-  if (ok)
+  if (engine_held) {
+    gs__ownership_resume();
+    if (!ok)
+      for (int f = 0; f < nf; f++)
+        if (batch[f].id)
+          gs__dispose_as(batch[f], "a failed collation");
+  } else if (ok) {
     for (int f = 0; f < nf; f++)
       gs_move_to_outer(batch[f]);
+  }
   gs_no_grad_end();
   /* Disposes the samples (and, on error, whatever was stacked). Samples that get_item made
    * outside this scope (detached, or owned elsewhere) are the dataset's business. */
   gs_scope_end(collate);
-  if (!ok)
+  if (ok)
+    memcpy(out, batch, (size_t)nf * sizeof *out);
+  return ok;
+}
+
+/* The next batch's engine-held parts, from the prefetch worker or collated here: 1, 0 at the
+ * end of the epoch, -1 after an error. */
+static int next_engine_held(gs_data_loader *l, gs_tensor *parts, const char *fn) {
+  if (l->epoch < 0)
+    gs_data_loader_reset(l);
+  if (l->prefetch)
+    return gs__prefetch_take(l->prefetch, parts, fn);
+  int64_t count = gs__loader_batch_count(l, l->pos);
+  if (count == 0)
+    return 0;
+  if (!gs__loader_collate(l, l->pos, count, true, parts, fn))
+    return -1;
+  l->pos += count;
+  return 1;
+}
+
+bool gs_data_loader_next(gs_data_loader *l, gs_tensor *out) {
+  const char *fn = "data_loader_next";
+  if (!l || !out) {
+    gs__error(GS_ERR_ARGUMENT, fn, "expected a loader and an output array, got %s and %s",
+              l ? "a loader" : "NULL", out ? "an array" : "NULL");
     return false;
-  memcpy(out, batch, (size_t)nf * sizeof *out);
+  }
+  if (l->epoch < 0)
+    gs_data_loader_reset(l);
+  if (l->prefetch) {
+    /* Collated on the worker: the tensors become new objects of this thread's scope. */
+    gs_tensor parts[GS_DATASET_MAX_FIELDS] = {0};
+    if (gs__prefetch_take(l->prefetch, parts, fn) != 1)
+      return false;
+    for (int f = 0; f < l->ds.n_fields; f++)
+      gs__own_adopt(parts[f]);
+    memcpy(out, parts, (size_t)l->ds.n_fields * sizeof *out);
+    return true;
+  }
+  int64_t count = gs__loader_batch_count(l, l->pos);
+  if (count == 0 || !gs__loader_collate(l, l->pos, count, false, out, fn))
+    return false;
   l->pos += count;
   return true;
+}
+
+gs_batch gs_data_loader_next_batch(gs_data_loader *l) {
+  const char *fn = "data_loader_next_batch";
+  if (!l) {
+    gs__error(GS_ERR_ARGUMENT, fn, "expected a loader, got NULL");
+    return GS_NO_BATCH;
+  }
+  gs_tensor parts[GS_DATASET_MAX_FIELDS] = {0};
+  if (next_engine_held(l, parts, fn) != 1)
+    return GS_NO_BATCH;
+  return (gs_batch){gs__composite_new(GS_OBJECT_BATCH, parts, l->ds.n_fields, fn)};
 }

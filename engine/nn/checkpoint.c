@@ -491,16 +491,41 @@ typedef struct st_entry {
 typedef struct st_header {
   st_entry *entries;
   int count, cap;
+  char **metadata; /* key, value, key, value... in the file's order */
+  int n_metadata, metadata_cap; /* pairs */
 } st_header;
 
 static void st_header_free(st_header *h) {
   for (int i = 0; i < h->count; i++)
     free(h->entries[i].name);
   free(h->entries);
+  for (int i = 0; i < 2 * h->n_metadata; i++)
+    free(h->metadata[i]);
+  free(h->metadata);
 }
 
-/* {"k": "v", ...} (metadata: checked, not kept). */
-static bool jp_metadata(jp *p) {
+/* Keeps one metadata pair (taking k and v); false after reporting. */
+static bool keep_metadata(jp *p, st_header *h, char *k, char *v) {
+  if (h->n_metadata == h->metadata_cap) {
+    int cap = h->metadata_cap ? h->metadata_cap * 2 : 8;
+    char **grown = realloc(h->metadata, sizeof *grown * 2 * (size_t)cap);
+    if (!grown) {
+      free(k), free(v);
+      gs__error(GS_ERR_OUT_OF_MEMORY, p->fn, "out of memory");
+      return false;
+    }
+    h->metadata = grown;
+    h->metadata_cap = cap;
+  }
+  h->metadata[2 * h->n_metadata] = k;
+  h->metadata[2 * h->n_metadata + 1] = v;
+  h->n_metadata++;
+  return true;
+}
+
+/* {"k": "v", ...}: string values only, each key once (a JSON object with a repeated key means
+ * different things to different readers, so it is refused). */
+static bool jp_metadata(jp *p, st_header *h) {
   if (!jp_char(p, '{', "'{' starting __metadata__"))
     return false;
   jp_ws(p);
@@ -510,14 +535,26 @@ static bool jp_metadata(jp *p) {
   }
   for (bool more = true; more;) {
     char *k = NULL, *v = NULL;
+    jp_ws(p);
+    size_t key_pos = p->pos;
     if (!jp_string(p, &k, "a string key in __metadata__"))
       return false;
-    free(k);
-    if (!jp_char(p, ':', "':' after a metadata key"))
+    for (int i = 0; i < h->n_metadata; i++)
+      if (strcmp(h->metadata[2 * i], k) == 0) {
+        free(k);
+        p->pos = key_pos;
+        return jp_fail(p, "unique keys in __metadata__");
+      }
+    if (!jp_char(p, ':', "':' after a metadata key")) {
+      free(k);
       return false;
-    if (!jp_string(p, &v, "a string value in __metadata__ (values must be strings)"))
+    }
+    if (!jp_string(p, &v, "a string value in __metadata__ (values must be strings)")) {
+      free(k);
       return false;
-    free(v);
+    }
+    if (!keep_metadata(p, h, k, v))
+      return false;
     if (!jp_next(p, '}', &more, "',' or '}' in __metadata__"))
       return false;
   }
@@ -626,7 +663,7 @@ static bool jp_header(jp *p, st_header *h) {
         return jp_fail(p, "one \"__metadata__\"");
       }
       have_metadata = true;
-      if (!jp_metadata(p))
+      if (!jp_metadata(p, h))
         return false;
     } else {
       for (int i = 0; i < h->count; i++)
@@ -697,27 +734,25 @@ static bool read_exact(FILE *f, void *buf, size_t n, const char *what, const cha
   return true;
 }
 
-int gs_safetensors_load(const char *path, char **names, gs_tensor *tensors, int max) {
-  static const char fn[] = "safetensors_load";
-  if (max < 0 || (max > 0 && (!names || !tensors))) {
-    gs__error(GS_ERR_ARGUMENT, fn, "expected max >= 0 and names and tensors when max > 0, "
-              "got max %d", max);
-    return -1;
-  }
+/* Reads and checks the whole header of path (length, JSON, each entry's geometry, and the
+ * layout of the data) into h. Returns the open file and the header length in *header_len, or
+ * NULL after reporting (h is then freed). */
+static FILE *st_read_checked(const char *path, st_header *h, uint64_t *header_len,
+                             const char *fn) {
   int64_t size;
   FILE *f = open_sized(path, &size, fn);
   if (!f)
-    return -1;
+    return NULL;
   unsigned char lenbuf[8];
   if (size < 8) {
     gs__error(GS_ERR_ARGUMENT, fn, "expected an 8-byte header length, found a file of %lld "
               "bytes", (long long)size);
     fclose(f);
-    return -1;
+    return NULL;
   }
   if (!read_exact(f, lenbuf, 8, "the header length", fn)) {
     fclose(f);
-    return -1;
+    return NULL;
   }
   uint64_t n = 0;
   for (int i = 7; i >= 0; i--)
@@ -726,39 +761,38 @@ int gs_safetensors_load(const char *path, char **names, gs_tensor *tensors, int 
     gs__error(GS_ERR_ARGUMENT, fn, "expected a header length of at most 100000000 bytes, "
               "found %llu", (unsigned long long)n);
     fclose(f);
-    return -1;
+    return NULL;
   }
   if (n > (uint64_t)(size - 8)) {
     gs__error(GS_ERR_ARGUMENT, fn, "expected a header of %llu bytes, found only %lld bytes "
               "after the header length", (unsigned long long)n, (long long)(size - 8));
     fclose(f);
-    return -1;
+    return NULL;
   }
   if (n < 2) {
     gs__error(GS_ERR_ARGUMENT, fn, "expected a header length of at least 2 (\"{}\"), found "
               "%llu", (unsigned long long)n);
     fclose(f);
-    return -1;
+    return NULL;
   }
   char *json = malloc(n);
   if (!json) {
     gs__error(GS_ERR_OUT_OF_MEMORY, fn, "out of memory for a %llu-byte header",
               (unsigned long long)n);
     fclose(f);
-    return -1;
+    return NULL;
   }
-  st_header h = {0};
   st_entry **order = NULL;
   int64_t data_size = size - 8 - (int64_t)n;
-  int result = -1;
+  bool ok = false;
   if (!read_exact(f, json, n, "the header", fn))
     goto out;
   jp p = {json, n, 0, 8, fn};
-  if (!jp_header(&p, &h))
+  if (!jp_header(&p, h))
     goto out;
   /* Geometry: each entry's bytes match its dtype and shape. */
-  for (int i = 0; i < h.count; i++) {
-    st_entry *e = &h.entries[i];
+  for (int i = 0; i < h->count; i++) {
+    st_entry *e = &h->entries[i];
     int64_t numel = 1;
     bool overflow = false;
     for (int d = 0; d < e->ndim; d++) {
@@ -797,16 +831,16 @@ int gs_safetensors_load(const char *path, char **names, gs_tensor *tensors, int 
   }
   /* Layout: sorted by offset, the entries cover the data exactly, with no holes or
    * overlaps (as the specification requires). */
-  order = malloc(sizeof *order * (h.count > 0 ? (size_t)h.count : 1));
+  order = malloc(sizeof *order * (h->count > 0 ? (size_t)h->count : 1));
   if (!order) {
     gs__error(GS_ERR_OUT_OF_MEMORY, fn, "out of memory");
     goto out;
   }
-  for (int i = 0; i < h.count; i++)
-    order[i] = &h.entries[i];
-  qsort(order, (size_t)h.count, sizeof *order, cmp_by_begin);
+  for (int i = 0; i < h->count; i++)
+    order[i] = &h->entries[i];
+  qsort(order, (size_t)h->count, sizeof *order, cmp_by_begin);
   int64_t expect = 0;
-  for (int i = 0; i < h.count; i++) {
+  for (int i = 0; i < h->count; i++) {
     if (order[i]->begin != expect) {
       gs__error(GS_ERR_ARGUMENT, fn, "tensor \"%s\": expected data to start at offset %lld "
                 "(%s), found data_offsets [%lld, %lld]", order[i]->name, (long long)expect,
@@ -822,6 +856,33 @@ int gs_safetensors_load(const char *path, char **names, gs_tensor *tensors, int 
               "data_offsets), found %lld", (long long)expect, (long long)data_size);
     goto out;
   }
+  ok = true;
+out:
+  free(order);
+  free(json);
+  if (!ok) {
+    st_header_free(h);
+    memset(h, 0, sizeof *h);
+    fclose(f);
+    return NULL;
+  }
+  *header_len = n;
+  return f;
+}
+
+int gs_safetensors_load(const char *path, char **names, gs_tensor *tensors, int max) {
+  static const char fn[] = "safetensors_load";
+  if (max < 0 || (max > 0 && (!names || !tensors))) {
+    gs__error(GS_ERR_ARGUMENT, fn, "expected max >= 0 and names and tensors when max > 0, "
+              "got max %d", max);
+    return -1;
+  }
+  st_header h = {0};
+  uint64_t n;
+  FILE *f = st_read_checked(path, &h, &n, fn);
+  if (!f)
+    return -1;
+  int result = -1;
   /* Everything checks out: create the first max tensors. */
   int made = 0;
   int want = max < h.count ? max : h.count;
@@ -863,12 +924,35 @@ int gs_safetensors_load(const char *path, char **names, gs_tensor *tensors, int 
   }
   result = h.count;
 out:
-  free(order);
   st_header_free(&h);
-  free(json);
   fclose(f);
   return result;
 }
+
+int gs_safetensors_load_metadata(const char *path, char **keys, char **values, int max) {
+  static const char fn[] = "safetensors_load_metadata";
+  if (max < 0 || (max > 0 && (!keys || !values))) {
+    gs__error(GS_ERR_ARGUMENT, fn, "expected max >= 0 and keys and values when max > 0, "
+              "got max %d", max);
+    return -1;
+  }
+  st_header h = {0};
+  uint64_t n;
+  FILE *f = st_read_checked(path, &h, &n, fn);
+  if (!f)
+    return -1;
+  fclose(f);
+  int result = h.n_metadata;
+  for (int i = 0; i < h.n_metadata && i < max; i++) {
+    keys[i] = h.metadata[2 * i];
+    values[i] = h.metadata[2 * i + 1];
+    h.metadata[2 * i] = h.metadata[2 * i + 1] = NULL; /* now the caller's */
+  }
+  st_header_free(&h);
+  return result;
+}
+
+
 
 /* ---- NumPy .npy ----------------------------------------------------------------------- */
 

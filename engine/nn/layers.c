@@ -1,11 +1,11 @@
-/* layers.c: Dropout, Embedding and LayerNorm, composed from public differentiable ops so
- * autograd needs nothing new. Every call leaves exactly one new handle (its result): all
+/* layers.c: Dropout, Embedding and LayerNorm (functions and module types), composed from
+ * public differentiable ops so autograd needs nothing new. Every call leaves exactly one new handle (its result): all
  * intermediates are disposed before returning. */
 #include <math.h>
-#include <pthread.h>
 #include <stdlib.h>
 
 #include "core-impl.h"
+#include "module-impl.h"
 #include "gradscope/autograd.h"
 #include "gradscope/nn.h"
 #include "gradscope/ops.h"
@@ -39,7 +39,38 @@ gs_tensor gs_dropout(gs_tensor x, double p, bool training, gs_rng *rng) {
   return y;
 }
 
+/* The Dropout module's configuration: its p and the generator its masks come from. */
+typedef struct dropout_config {
+  double p;
+  gs_rng *rng;
+} dropout_config;
+
+static gs_tensor dropout_forward(gs_module m, gs_tensor x);
+static const gs_module_type dropout_type = {"Dropout", dropout_forward, free};
+
+static gs_tensor dropout_forward(gs_module m, gs_tensor x) {
+  const dropout_config *config = gs__module_data_as(m, &dropout_type, "dropout_forward");
+  return config ? gs_dropout(x, config->p, gs_module_is_training(m), config->rng)
+                : GS_NO_TENSOR;
+}
+
+gs_module gs_dropout_new(double p, gs_rng *rng) {
+  if (!(p >= 0.0 && p < 1.0)) {
+    gs__error(GS_ERR_ARGUMENT, "dropout_new", "expected p in [0, 1), got %g", p);
+    return GS_NO_MODULE;
+  }
+  dropout_config *config = malloc(sizeof *config);
+  if (!config) {
+    gs__error(GS_ERR_OUT_OF_MEMORY, "dropout_new", "out of memory");
+    return GS_NO_MODULE;
+  }
+  *config = (dropout_config){p, rng};
+  return gs_module_new_typed(&dropout_type, config);
+}
+
 /* ---- embedding ---------------------------------------------------------------------- */
+
+static const gs_module_type embedding_type = {"Embedding", gs_embedding_forward, NULL};
 
 gs_module gs_embedding_new(int64_t num_embeddings, int64_t dim, gs_rng *rng) {
   if (num_embeddings <= 0 || dim <= 0) {
@@ -48,7 +79,9 @@ gs_module gs_embedding_new(int64_t num_embeddings, int64_t dim, gs_rng *rng) {
               (long long)num_embeddings, (long long)dim);
     return (gs_module){0};
   }
-  gs_module m = gs_module_new("Embedding");
+  gs_module m = gs_module_new_typed(&embedding_type, NULL);
+  if (!m.id)
+    return m;
   gs_tensor w = gs_parameter_new(gs_empty(GS_F32, (int64_t[]){num_embeddings, dim}, 2), true);
   gs_init_normal_(w, 0.0, 1.0, rng);
   gs_module_register_parameter(m, "weight", w);
@@ -131,46 +164,12 @@ gs_tensor gs_layer_norm(gs_tensor x, gs_tensor weight, gs_tensor bias, double ep
   return y;
 }
 
-/* eps per LayerNorm module, keyed by module id. Module ids are never reused, so entries of
- * disposed modules are harmless; they are not reclaimed (16 bytes per LayerNorm created). */
-typedef struct eps_entry {
-  uint64_t module_id;
+/* A LayerNorm's eps lives in the module's data (its non-tensor configuration). */
+typedef struct layer_norm_config {
   double eps;
-} eps_entry;
+} layer_norm_config;
 
-static pthread_mutex_t eps_lock = PTHREAD_MUTEX_INITIALIZER;
-static eps_entry *eps_table;
-static size_t eps_count, eps_capacity;
-
-static bool eps_store(uint64_t id, double eps) {
-  bool ok = true;
-  pthread_mutex_lock(&eps_lock);
-  if (eps_count == eps_capacity) {
-    size_t cap = eps_capacity ? eps_capacity * 2 : 16;
-    eps_entry *grown = realloc(eps_table, cap * sizeof *grown);
-    if (grown)
-      eps_table = grown, eps_capacity = cap;
-    else
-      ok = false;
-  }
-  if (ok)
-    eps_table[eps_count++] = (eps_entry){id, eps};
-  pthread_mutex_unlock(&eps_lock);
-  return ok;
-}
-
-static bool eps_find(uint64_t id, double *eps) {
-  bool found = false;
-  pthread_mutex_lock(&eps_lock);
-  for (size_t i = eps_count; i-- > 0;)
-    if (eps_table[i].module_id == id) {
-      *eps = eps_table[i].eps;
-      found = true;
-      break;
-    }
-  pthread_mutex_unlock(&eps_lock);
-  return found;
-}
+static const gs_module_type layer_norm_type = {"LayerNorm", gs_layer_norm_forward, free};
 
 gs_module gs_layer_norm_new(int64_t dim, double eps) {
   static const char *fn = "layer_norm_new";
@@ -182,14 +181,15 @@ gs_module gs_layer_norm_new(int64_t dim, double eps) {
     gs__error(GS_ERR_ARGUMENT, fn, "expected a positive eps, got %g", eps);
     return (gs_module){0};
   }
-  gs_module m = gs_module_new("LayerNorm");
+  layer_norm_config *config = malloc(sizeof *config);
+  if (!config) {
+    gs__error(GS_ERR_OUT_OF_MEMORY, fn, "out of memory recording eps");
+    return GS_NO_MODULE;
+  }
+  config->eps = eps;
+  gs_module m = gs_module_new_typed(&layer_norm_type, config);
   if (!m.id)
     return m;
-  if (!eps_store(m.id, eps)) {
-    gs_module_dispose(m);
-    gs__error(GS_ERR_OUT_OF_MEMORY, fn, "out of memory recording eps");
-    return (gs_module){0};
-  }
   gs_tensor w = gs_parameter_new(gs_empty(GS_F32, &dim, 1), true);
   gs_init_ones_(w);
   gs_module_register_parameter(m, "weight", w);
@@ -201,11 +201,15 @@ gs_module gs_layer_norm_new(int64_t dim, double eps) {
 
 gs_tensor gs_layer_norm_forward(gs_module m, gs_tensor x) {
   static const char *fn = "layer_norm_forward";
-  double eps;
+  const layer_norm_config *config = gs__module_data_as(m, &layer_norm_type, fn);
+  if (!config)
+    return GS_NO_TENSOR;
+  double eps = config->eps;
   gs_tensor w = gs_module_parameter(m, "weight");
   gs_tensor b = gs_module_parameter(m, "bias");
-  if (!w.id || !b.id || !eps_find(m.id, &eps)) {
-    gs__error(GS_ERR_ARGUMENT, fn, "expected a LayerNorm module (made by gs_layer_norm_new)");
+  if (!w.id || !b.id) {
+    gs__error(GS_ERR_ARGUMENT, fn, "LayerNorm module #%u lost its weight or bias",
+              (unsigned)(m.id & 0xffffffffu));
     return GS_NO_TENSOR;
   }
   if (!gs__lookup(x, fn))

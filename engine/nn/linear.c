@@ -91,13 +91,17 @@ void gs_init_xavier_uniform_(gs_tensor t, gs_rng *rng) {
   gs_init_uniform_(t, -bound, bound, rng);
 }
 
+static const gs_module_type linear_type = {"Linear", gs_linear_forward, NULL};
+
 gs_module gs_linear_new(int64_t in, int64_t out, bool bias, gs_rng *rng) {
   if (in <= 0 || out <= 0) {
     gs__error(GS_ERR_ARGUMENT, "linear_new", "expected positive feature counts, got in %lld, out %lld",
               (long long)in, (long long)out);
     return (gs_module){0};
   }
-  gs_module m = gs_module_new("Linear");
+  gs_module m = gs_module_new_typed(&linear_type, NULL);
+  if (!m.id)
+    return m;
   gs_tensor w = gs_parameter_new(gs_empty(GS_F32, (int64_t[]){out, in}, 2), true);
   gs_init_kaiming_uniform_(w, sqrt(5.0), rng);
   gs_module_register_parameter(m, "weight", w);

@@ -463,9 +463,27 @@ static void sigmoid_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
 }
 GS__BACKWARD(SigmoidBackward, sigmoid_backward);
 
-/* d relu(a) = g where the output is positive (saved: the output) */
-static void relu_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
-  grads[0] = gs__reduce_grad(n, 0, gs_mul(g, gs__tmp(n, gs_gt_scalar(gs__saved(n, 0), 0))));
+/* d relu(a) = g where the output y is positive, 0 elsewhere, as PyTorch's threshold_backward
+ * (saved: the output). One fused pass: g * (y > 0) took a comparison, a bool-to-float copy
+ * and a product. g has y's shape and dtype (the engine hands each formula its output's). */
+static void relu_backward(gs__node *n, gs_tensor hg, gs_tensor *grads) {
+  const char *fn = n->kind->name;
+  gs__tensor *g = gs__lookup(hg, fn), *y = g ? gs__lookup(gs__saved(n, 0), fn) : NULL;
+  if (!y)
+    return;
+  gs__tensor *out;
+  gs_tensor h = gs__tensor_new(y->dtype, y->shape, y->ndim, fn, &out);
+  if (!h.id)
+    return;
+  int64_t strides[3][GS_MAX_DIMS];
+  memcpy(strides[0], out->strides, sizeof strides[0]);
+  memcpy(strides[1], g->strides, sizeof strides[1]);
+  memcpy(strides[2], y->strides, sizeof strides[2]);
+  char *data[3] = {gs__tensor_data(out), gs__tensor_data(g), gs__tensor_data(y)};
+  size_t es = gs__elsize(y->dtype), sizes[3] = {es, es, es};
+  gs__iter_run(3, data, (const int64_t(*)[GS_MAX_DIMS])strides, sizes, out->shape, out->ndim,
+               gs__relu_grad_loop(y->dtype), NULL);
+  grads[0] = gs__reduce_grad(n, 0, h);
 }
 GS__BACKWARD(ReluBackward, relu_backward);
 

@@ -159,6 +159,61 @@ void gs_div_(gs_tensor t, gs_tensor b) { inplace_binary(GS__DIV, t, b, "div_"); 
 void gs_add_scalar_(gs_tensor t, double s) { inplace_binary_scalar(GS__ADD, t, s, "add_scalar_"); }
 void gs_mul_scalar_(gs_tensor t, double s) { inplace_binary_scalar(GS__MUL, t, s, "mul_scalar_"); }
 
+/* d(t + alpha * b) = g, alpha * g (alpha in reals[0]) */
+static void add_scaled_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  if (gs__needs_grad(n, 0))
+    grads[0] = gs__reduce_grad(n, 0, gs__pass(g));
+  if (gs__needs_grad(n, 1))
+    grads[1] = gs__reduce_grad(n, 1, gs_mul_scalar(g, n->reals[0]));
+}
+GS__BACKWARD(AddScaledBackward, add_scaled_backward);
+
+void gs_add_scaled_(gs_tensor ht, gs_tensor hb, double alpha) {
+  const char *fn = "add_scaled_";
+  gs__tensor *t = gs__lookup(ht, fn);
+  gs__tensor *b = t ? gs__lookup(hb, fn) : NULL;
+  if (!b || !check_writable(t, fn))
+    return;
+  if (!gs__add_scaled_loop(t->dtype)) {
+    gs__error(GS_ERR_DTYPE, fn, "cannot add_scaled_ in place into a tensor of dtype %s",
+              gs_dtype_name(t->dtype));
+    return;
+  }
+  if (!gs_dtype_is_floating(t->dtype) && (!isfinite(alpha) || alpha != floor(alpha))) {
+    gs__error(GS_ERR_DTYPE, fn, "expected an integral alpha for a tensor of dtype %s, got %g",
+              gs_dtype_name(t->dtype), alpha);
+    return;
+  }
+  gs__tensor tmp;
+  bool tmp_used;
+  if (!prepare_operand(t, b, &tmp, &tmp_used, false, fn))
+    return;
+  const gs__tensor *src = tmp_used ? &tmp : b;
+  bool record = gs__any_requires_grad(2, (const gs__tensor *[]){t, b});
+  if (gs__begin_write(t, b->ag.requires_grad, fn)) {
+    int64_t strides[3][GS_MAX_DIMS];
+    memcpy(strides[0], t->strides, sizeof strides[0]);
+    memcpy(strides[1], t->strides, sizeof strides[1]);
+    gs__broadcast_strides(src, t->shape, t->ndim, strides[2]);
+    char *data[3] = {gs__tensor_data(t), gs__tensor_data(t), gs__tensor_data(src)};
+    size_t es = gs__elsize(t->dtype), sizes[3] = {es, es, es};
+    float alpha_f32 = (float)alpha;
+    double alpha_f64 = alpha;
+    int64_t alpha_i64 = t->dtype == GS_I64 ? gs__f64_to_i64(alpha) : 0;
+    void *ctx = t->dtype == GS_F32 ? (void *)&alpha_f32
+                : t->dtype == GS_F64 ? (void *)&alpha_f64
+                                     : (void *)&alpha_i64;
+    gs__iter_run(3, data, (const int64_t(*)[GS_MAX_DIMS])strides, sizes, t->shape, t->ndim,
+                 gs__add_scaled_loop(t->dtype), ctx);
+    gs__node *n = record ? gs__record(&AddScaledBackward, t, 2, (const gs__tensor *[]){t, b}, 0)
+                         : NULL;
+    if (n)
+      n->reals[0] = alpha;
+  }
+  if (tmp_used)
+    gs__tensor_release(&tmp);
+}
+
 static void fill(gs_tensor ht, double value, const char *fn) {
   gs__tensor *t = gs__lookup(ht, fn);
   if (!t || !check_writable(t, fn))

@@ -16,9 +16,10 @@ typedef bool b8;
 
 /* ---- binary ------------------------------------------------------------------------- */
 
-#define BINARY_LOOP(NAME, T, TO, EXPR)                                                       \
+/* SETUP runs once per call: a loop whose EXPR needs a parameter reads it from ctx there. */
+#define BINARY_LOOP_WITH(NAME, T, TO, SETUP, EXPR)                                           \
   static void NAME(char **p, const int64_t *s, int64_t n, void *ctx) {                      \
-    (void)ctx;                                                                               \
+    SETUP;                                                                                   \
     const int64_t so = (int64_t)sizeof(TO), si = (int64_t)sizeof(T);                        \
     if (s[0] == so && s[1] == si && s[2] == si) {                                            \
       TO *o = (TO *)p[0];                                                                    \
@@ -52,6 +53,8 @@ typedef bool b8;
       }                                                                                      \
     }                                                                                        \
   }
+
+#define BINARY_LOOP(NAME, T, TO, EXPR) BINARY_LOOP_WITH(NAME, T, TO, (void)ctx, EXPR)
 
 /* NaN-propagating max/min, as torch.maximum/minimum. */
 #define FMAX(a, b) ((a) != (a) || (a) > (b) ? (a) : (b))
@@ -221,6 +224,51 @@ static const gs__loop_fn unary_loops[GS__UNOP_COUNT][GS_DTYPE_COUNT] = {
 };
 
 gs__loop_fn gs__unary_loop(gs__unop op, gs_dtype dtype) { return unary_loops[op][dtype]; }
+
+/* ---- add_scaled_: t += alpha * b ----------------------------------------------------------- */
+
+/* Operands (out, a, b) of one dtype, ctx the alpha in that dtype: out = a + alpha * b in one
+ * pass (the optimizers' updates), rounded exactly as a + (alpha * b) computed in two. */
+BINARY_LOOP_WITH(add_scaled_f32, f32, f32, const f32 alpha = *(const f32 *)ctx, a + alpha * b)
+BINARY_LOOP_WITH(add_scaled_f64, f64, f64, const f64 alpha = *(const f64 *)ctx, a + alpha * b)
+BINARY_LOOP_WITH(add_scaled_i64, i64, i64, const i64 alpha = *(const i64 *)ctx,
+                 WADD(a, WMUL(alpha, b)))
+
+gs__loop_fn gs__add_scaled_loop(gs_dtype dtype) {
+  static const gs__loop_fn loops[GS_DTYPE_COUNT] = {add_scaled_f32, add_scaled_f64,
+                                                    add_scaled_i64, NULL};
+  return loops[dtype];
+}
+
+/* ---- relu's gradient --------------------------------------------------------------------- */
+
+/* Operands (out, g, y): out = y <= 0 ? 0 : g, PyTorch's threshold_backward on relu's output
+ * y. One pass, where g * (y > 0) took a comparison, a bool-to-float copy and a product. */
+#define RELU_GRAD_LOOP(T)                                                                    \
+  static void relu_grad_##T(char **p, const int64_t *s, int64_t n, void *ctx) {             \
+    (void)ctx;                                                                               \
+    const int64_t st = (int64_t)sizeof(T);                                                   \
+    if (s[0] == st && s[1] == st && s[2] == st) {                                            \
+      T *o = (T *)p[0];                                                                      \
+      const T *g = (const T *)p[1], *y = (const T *)p[2];                                    \
+      for (int64_t i = 0; i < n; i++) { /* both loads unconditional: a vector select */     \
+        T gi = g[i], yi = y[i];                                                              \
+        o[i] = yi <= 0 ? (T)0 : gi;                                                          \
+      }                                                                                      \
+    } else {                                                                                 \
+      char *o = p[0];                                                                        \
+      const char *g = p[1], *y = p[2];                                                       \
+      for (int64_t i = 0; i < n; i++, o += s[0], g += s[1], y += s[2])                      \
+        *(T *)o = *(const T *)y <= 0 ? (T)0 : *(const T *)g;                                 \
+    }                                                                                        \
+  }
+
+RELU_GRAD_LOOP(f32)
+RELU_GRAD_LOOP(f64)
+
+gs__loop_fn gs__relu_grad_loop(gs_dtype dtype) {
+  return dtype == GS_F32 ? relu_grad_f32 : dtype == GS_F64 ? relu_grad_f64 : NULL;
+}
 
 /* ---- where ---------------------------------------------------------------------------- */
 

@@ -337,18 +337,50 @@ static gs_tensor grad_from_matrix_form(gs__node *n, int i, gs_tensor g) {
 /* x^T over the last two dims (each matrix of a batch transposed). */
 static gs_tensor mT(gs__node *n, gs_tensor x) { return gs__tmp(n, gs_transpose(x, -2, -1)); }
 
+/* Flags in ints[0]: which operands the forward read as the transpose of a contiguous matrix
+ * (a weight used as W^T, say). Their gradients are computed transposed, (y @ x)^T instead of
+ * x^T @ y^T, so they come out in the operand's own layout: the gradient of W^T is then a
+ * transposed view of a contiguous [out, in] product, the gradient of W contiguous, and the
+ * leaf takes it without a copy (PyTorch's mm_mat2_backward does the same). */
+enum { A_TRANSPOSED = 1, B_TRANSPOSED = 2 };
+
+static bool transposed_contiguous(const gs__tensor *t) {
+  if (t->ndim < 2)
+    return false;
+  int64_t rows = t->shape[t->ndim - 2], cols = t->shape[t->ndim - 1];
+  return rows > 1 && cols > 1 && t->strides[t->ndim - 2] == 1 &&
+         t->strides[t->ndim - 1] == rows;
+}
+
+/* t * s, or t itself when s is 1 (no pass over the data); takes ownership of t. */
+static gs_tensor times(gs__node *n, gs_tensor t, double s) {
+  return s == 1.0 ? t : gs_mul_scalar(gs__tmp(n, t), s);
+}
+
+/* The gradient of a in a @ b, in matrix form: g @ b^T, or (b @ g^T)^T when a was read
+ * transposed. */
+static gs_tensor grad_left(gs__node *n, gs_tensor g, gs_tensor b) {
+  if (n->ints[0] & A_TRANSPOSED)
+    return gs_transpose(gs__tmp(n, gs_matmul(b, mT(n, g))), -2, -1);
+  return gs_matmul(g, mT(n, b));
+}
+
+/* The gradient of b in a @ b, in matrix form: a^T @ g, or (g^T @ a)^T when b was read
+ * transposed. */
+static gs_tensor grad_right(gs__node *n, gs_tensor g, gs_tensor a) {
+  if (n->ints[0] & B_TRANSPOSED)
+    return gs_transpose(gs__tmp(n, gs_matmul(mT(n, g), a)), -2, -1);
+  return gs_matmul(mT(n, a), g);
+}
+
 /* d(a @ b) = g @ b^T, a^T @ g, on matrix forms (saved: a in slot 0, b in slot 1, each only
  * when the other operand needs its gradient) */
 static void matmul_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   gs_tensor gm = grad_matrix_form(n, g);
-  if (gs__needs_grad(n, 0)) {
-    gs_tensor b = matrix_form(n, 1, gs__saved(n, 1));
-    grads[0] = grad_from_matrix_form(n, 0, gs_matmul(gm, mT(n, b)));
-  }
-  if (gs__needs_grad(n, 1)) {
-    gs_tensor a = matrix_form(n, 0, gs__saved(n, 0));
-    grads[1] = grad_from_matrix_form(n, 1, gs_matmul(mT(n, a), gm));
-  }
+  if (gs__needs_grad(n, 0))
+    grads[0] = grad_from_matrix_form(n, 0, grad_left(n, gm, matrix_form(n, 1, gs__saved(n, 1))));
+  if (gs__needs_grad(n, 1))
+    grads[1] = grad_from_matrix_form(n, 1, grad_right(n, gm, matrix_form(n, 0, gs__saved(n, 0))));
 }
 GS__BACKWARD(MatmulBackward, matmul_backward);
 
@@ -357,15 +389,11 @@ GS__BACKWARD(MatmulBackward, matmul_backward);
 static void addmm_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   double beta = n->reals[0], alpha = n->reals[1];
   if (gs__needs_grad(n, 0))
-    grads[0] = gs__reduce_grad(n, 0, gs_mul_scalar(g, beta));
-  if (gs__needs_grad(n, 1)) {
-    gs_tensor g_bT = gs__tmp(n, gs_matmul(g, mT(n, gs__saved(n, 1))));
-    grads[1] = gs__reduce_grad(n, 1, gs_mul_scalar(g_bT, alpha));
-  }
-  if (gs__needs_grad(n, 2)) {
-    gs_tensor aT_g = gs__tmp(n, gs_matmul(mT(n, gs__saved(n, 0)), g));
-    grads[2] = gs__reduce_grad(n, 2, gs_mul_scalar(aT_g, alpha));
-  }
+    grads[0] = gs__reduce_grad(n, 0, beta == 1.0 ? gs__pass(g) : gs_mul_scalar(g, beta));
+  if (gs__needs_grad(n, 1))
+    grads[1] = gs__reduce_grad(n, 1, times(n, grad_left(n, g, gs__saved(n, 1)), alpha));
+  if (gs__needs_grad(n, 2))
+    grads[2] = gs__reduce_grad(n, 2, times(n, grad_right(n, g, gs__saved(n, 0)), alpha));
 }
 GS__BACKWARD(AddmmBackward, addmm_backward);
 
@@ -388,6 +416,8 @@ static gs_tensor record_product(const gs__node_kind *kind, gs_tensor h, const gs
     gs__save(n, 1, b);
   n->reals[0] = beta;
   n->reals[1] = alpha;
+  n->ints[0] = (a->ndim >= 2 && transposed_contiguous(a) ? A_TRANSPOSED : 0) |
+               (b->ndim >= 2 && transposed_contiguous(b) ? B_TRANSPOSED : 0);
   return h;
 }
 

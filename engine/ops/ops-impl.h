@@ -30,6 +30,12 @@ static inline bool gs__binop_is_comparison(gs__binop op) { return op >= GS__EQ; 
 gs__loop_fn gs__binary_loop(gs__binop op, gs_dtype dtype);
 gs__loop_fn gs__unary_loop(gs__unop op, gs_dtype dtype);
 const char *gs__binop_name(gs__binop op);
+/* out = a + alpha * b, operands (out, a, b) of one dtype and ctx pointing to alpha in that
+ * dtype; NULL for bool. */
+gs__loop_fn gs__add_scaled_loop(gs_dtype dtype);
+/* relu's gradient, with operands (out, g, y) of one floating dtype: y <= 0 ? 0 : g. NULL for
+ * other dtypes. */
+gs__loop_fn gs__relu_grad_loop(gs_dtype dtype);
 /* cond ? a : b, with operands (out, cond, a, b) and cond bool. */
 gs__loop_fn gs__where_loop(gs_dtype dtype);
 

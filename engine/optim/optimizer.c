@@ -2,9 +2,11 @@
  * implementations, written with the engine's own ops under no_grad.
  *
  * An optimizer is a record in a table of generation-checked records (as modules are). It
- * borrows its parameters and owns its state tensors outside every scope: they are created
- * lazily on a parameter's first step (as PyTorch does), detached from whatever scope is
- * current, and disposed by gs_optimizer_dispose. Temporaries of a step are disposed at once. */
+ * borrows its parameters and owns its state tensors outside every scope, as a module owns its
+ * parameters: they are created lazily on a parameter's first step (as PyTorch does), taken out
+ * of whatever scope is current (counted as a detach) to be held by the optimizer, and disposed
+ * by gs_optimizer_dispose. The log shows them held by the optimizer. Temporaries of a step are
+ * disposed at once. */
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -13,6 +15,8 @@
 #include <gradscope/gradscope.h>
 
 #include "core-impl.h"
+#include "scope-impl.h"
+#include "trace-impl.h"
 
 typedef enum opt_kind { OPT_SGD, OPT_ADAM, OPT_ADAMW } opt_kind;
 
@@ -129,6 +133,8 @@ static gs_optimizer new_optimizer(opt_kind kind, const gs_tensor *params, int n,
   o->n_params = n;
   gs_optimizer h = {((uint64_t)o->generation << 32) | o->index};
   pthread_mutex_unlock(&optim_lock);
+  if (gs__trace_on())
+    gs__trace_optimizer_create(h.id, kind_name(kind), params, n);
   return h;
 }
 
@@ -209,17 +215,21 @@ static void drop(gs_tensor t) {
     gs_dispose(t);
 }
 
-/* A state tensor: owned by the optimizer, outside every scope. */
-static gs_tensor own(gs_tensor t) {
-  return t.id ? gs_detach_from_scopes(t) : t;
+/* A state tensor: held by optimizer (its id), outside every scope. */
+static gs_tensor own(gs_tensor t, uint64_t owner) {
+  gs__tensor *p = t.id ? gs__lookup(t, "optimizer_step") : NULL;
+  if (!p)
+    return GS_NO_TENSOR;
+  gs__own_lock();
+  gs__own_set_holder_locked(&gs__slot_of(p)->own, GS__HELD_BY_OPTIMIZER, owner);
+  gs__own_unlock();
+  return t;
 }
 
-/* y += alpha * x (PyTorch's y.add_(x, alpha=alpha)). */
-static void axpy_(gs_tensor y, gs_tensor x, double alpha) {
-  gs_tensor tmp = gs_mul_scalar(x, alpha);
-  if (tmp.id)
-    gs_add_(y, tmp);
-  drop(tmp);
+/* A state tensor goes with its optimizer (users cannot dispose it: it refuses). */
+static void drop_state(gs_tensor t, const char *why) {
+  if (t.id && gs_is_alive(t))
+    gs__dispose_as(t, why);
 }
 
 /* x + alpha * y, a new tensor (PyTorch's x.add(y, alpha=alpha)). */
@@ -230,7 +240,7 @@ static gs_tensor add_scaled(gs_tensor x, gs_tensor y, double alpha) {
   return out;
 }
 
-static void sgd_step(const gs_sgd_options *o, param_state *s) {
+static void sgd_step(const gs_sgd_options *o, param_state *s, uint64_t id) {
   gs_tensor p = s->param;
   gs_tensor g = gs_grad(p);
   gs_tensor d = g, d_owned = GS_NO_TENSOR;
@@ -241,10 +251,10 @@ static void sgd_step(const gs_sgd_options *o, param_state *s) {
   gs_tensor nesterov = GS_NO_TENSOR;
   if (o->momentum != 0.0) {
     if (!s->buf.id) {
-      s->buf = own(gs_clone(d));
+      s->buf = own(gs_clone(d), id);
     } else {
       gs_mul_scalar_(s->buf, o->momentum);
-      axpy_(s->buf, d, 1.0 - o->dampening);
+      gs_add_scaled_(s->buf, d, 1.0 - o->dampening);
     }
     if (o->nesterov)
       d = nesterov = add_scaled(d, s->buf, o->momentum);
@@ -252,20 +262,20 @@ static void sgd_step(const gs_sgd_options *o, param_state *s) {
       d = s->buf;
   }
   if (d.id)
-    axpy_(p, d, -o->lr);
+    gs_add_scaled_(p, d, -o->lr);
   drop(nesterov);
   drop(d_owned);
 }
 
-static void adam_step(const gs_adam_options *o, bool decoupled, param_state *s) {
+static void adam_step(const gs_adam_options *o, bool decoupled, param_state *s, uint64_t id) {
   gs_tensor p = s->param;
   gs_tensor g = gs_grad(p), g_owned = GS_NO_TENSOR;
   if (!s->buf.id) {
     s->step = 0;
-    s->buf = own(gs_zeros_like(p));
-    s->sq = own(gs_zeros_like(p));
+    s->buf = own(gs_zeros_like(p), id);
+    s->sq = own(gs_zeros_like(p), id);
     if (o->amsgrad)
-      s->max_sq = own(gs_zeros_like(p));
+      s->max_sq = own(gs_zeros_like(p), id);
     if (!s->buf.id || !s->sq.id || (o->amsgrad && !s->max_sq.id))
       return;
   }
@@ -278,11 +288,11 @@ static void adam_step(const gs_adam_options *o, bool decoupled, param_state *s) 
   }
   /* exp_avg = beta1 * exp_avg + (1 - beta1) * g; exp_avg_sq = beta2 * exp_avg_sq + (1 - beta2) g^2 */
   gs_mul_scalar_(s->buf, o->beta1);
-  axpy_(s->buf, g, 1.0 - o->beta1);
+  gs_add_scaled_(s->buf, g, 1.0 - o->beta1);
   gs_tensor g2 = gs_mul(g, g);
   gs_mul_scalar_(s->sq, o->beta2);
   if (g2.id)
-    axpy_(s->sq, g2, 1.0 - o->beta2);
+    gs_add_scaled_(s->sq, g2, 1.0 - o->beta2);
   drop(g2);
   double bc1 = 1.0 - pow(o->beta1, (double)s->step);
   double bc2 = 1.0 - pow(o->beta2, (double)s->step);
@@ -304,7 +314,7 @@ static void adam_step(const gs_adam_options *o, bool decoupled, param_state *s) 
     gs_add_scalar_(denom, o->eps);
     gs_tensor ratio = gs_div(s->buf, denom);
     if (ratio.id)
-      axpy_(p, ratio, -step_size);
+      gs_add_scaled_(p, ratio, -step_size);
     drop(ratio);
   }
   drop(denom);
@@ -330,9 +340,9 @@ void gs_optimizer_step(gs_optimizer h) {
     if (!gs_grad(s->param).id)
       continue; /* no gradient: skipped, as PyTorch */
     if (o->kind == OPT_SGD)
-      sgd_step(&o->sgd, s);
+      sgd_step(&o->sgd, s, h.id);
     else
-      adam_step(&o->adam, o->kind == OPT_ADAMW, s);
+      adam_step(&o->adam, o->kind == OPT_ADAMW, s, h.id);
   }
   gs_no_grad_end();
 }
@@ -355,10 +365,14 @@ void gs_optimizer_dispose(gs_optimizer h) {
   optimizer *o = lookup(h, "optimizer_dispose");
   if (!o)
     return;
+  char reason[64];
+  snprintf(reason, sizeof reason, "the disposal of optimizer %s #%u", kind_name(o->kind),
+           o->index);
+  const char *why = gs__intern(reason);
   for (int i = 0; i < o->n_params; i++) {
-    drop(o->params[i].buf);
-    drop(o->params[i].sq);
-    drop(o->params[i].max_sq);
+    drop_state(o->params[i].buf, why);
+    drop_state(o->params[i].sq, why);
+    drop_state(o->params[i].max_sq, why);
   }
   free(o->params);
   pthread_mutex_lock(&optim_lock);

@@ -31,7 +31,9 @@ static uint32_t record_count;
 static uint32_t free_head = UINT32_MAX;
 
 static const char *kind_name(int kind) {
-  return kind == GS_OBJECT_PACKED_SEQUENCE ? "packed sequence" : "object";
+  return kind == GS_OBJECT_PACKED_SEQUENCE ? "packed sequence"
+         : kind == GS_OBJECT_BATCH        ? "batch"
+                                          : "object";
 }
 
 static uint64_t id_of(const composite *c) {

@@ -1,11 +1,14 @@
-/* module.c: parameters (a tensor turned into a parameter by moving its handle) and modules,
- * the containers that own named parameters outside every scope so they survive the scopes of
- * training steps. nn layers build on these. */
+/* module.c: parameters (a tensor turned into a parameter by moving its handle) and modules:
+ * their records, the named parameters and child modules they own outside every scope (so they
+ * survive the scopes of training steps), their disposal, and forward dispatch through the
+ * module's type. Walks over a tree (dotted names, train mode) are in module-tree.c; nn layers
+ * build on both. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "autograd-impl.h"
+#include "module-impl.h"
 #include "scope-impl.h"
 #include "trace-impl.h"
 
@@ -50,48 +53,50 @@ bool gs_is_parameter(gs_tensor h) {
   return t && t->is_parameter;
 }
 
-/* ---- modules ------------------------------------------------------------------------- */
+/* ---- module records ------------------------------------------------------------------ */
 
 #define MAX_MODULES 65536u
 
-typedef struct named_parameter {
-  char *name;
-  gs_tensor tensor;
-} named_parameter;
-
-typedef struct module {
-  uint32_t index;
-  uint32_t generation;
-  bool live;
-  uint32_t next_free;
-  const char *type_name;
-  named_parameter *params;
-  int n_params, capacity;
-} module;
-
-static module *records[MAX_MODULES];
+static gs__module *records[MAX_MODULES];
 static uint32_t record_count;
 static uint32_t free_head = UINT32_MAX;
 static pthread_mutex_t modules_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic uint64_t edits = 1;
 
-/* The live module a handle names, or NULL after reporting. Modules are used from one thread
- * at a time (like a PyTorch module); the lock guards the table, not concurrent edits. */
-static module *lookup(gs_module h, const char *fn) {
+uint64_t gs__module_edits_now(void) { return edits; }
+void gs__module_edited(void) { edits++; }
+
+gs__module *gs__module_peek(gs_module h) {
   uint32_t index = (uint32_t)(h.id & 0xffffffffu);
   pthread_mutex_lock(&modules_lock);
-  module *m = h.id && index < record_count ? records[index] : NULL;
+  gs__module *m = h.id && index < record_count ? records[index] : NULL;
   bool ok = m && m->live && m->generation == (uint32_t)(h.id >> 32);
   pthread_mutex_unlock(&modules_lock);
-  if (ok)
+  return ok ? m : NULL;
+}
+
+gs__module *gs__module_lookup(gs_module h, const char *fn) {
+  gs__module *m = gs__module_peek(h);
+  if (m)
     return m;
+  uint32_t index = (uint32_t)(h.id & 0xffffffffu);
+  pthread_mutex_lock(&modules_lock);
+  bool known = h.id && index < record_count;
+  pthread_mutex_unlock(&modules_lock);
   gs__error(GS_ERR_STALE_HANDLE, fn, "module handle %#llx is %s", (unsigned long long)h.id,
-            !h.id ? "empty" : m ? "stale: the module was disposed" : "not one this process made");
+            !h.id   ? "empty"
+            : known ? "stale: the module was disposed"
+                    : "not one this process made");
   return NULL;
 }
 
-gs_module gs_module_new(const char *type_name) {
+static gs_module handle_of(const gs__module *m) {
+  return (gs_module){((uint64_t)m->generation << 32) | m->index};
+}
+
+static gs_module module_new(const gs_module_type *type, const char *type_name, void *data) {
   pthread_mutex_lock(&modules_lock);
-  module *m;
+  gs__module *m;
   if (free_head != UINT32_MAX) {
     m = records[free_head];
     free_head = m->next_free;
@@ -101,35 +106,135 @@ gs_module gs_module_new(const char *type_name) {
     records[record_count++] = m;
   } else {
     pthread_mutex_unlock(&modules_lock);
+    if (type && type->free_data && data)
+      type->free_data(data);
     gs__error(GS_ERR_OUT_OF_MEMORY, "module_new", "too many modules are alive");
-    return (gs_module){0};
+    return GS_NO_MODULE;
   }
   m->live = true;
-  m->n_params = 0;
+  m->type = type;
+  m->data = data;
+  m->training = true; /* PyTorch's default */
+  m->parent = 0;
+  m->n_params = m->n_children = 0;
   pthread_mutex_unlock(&modules_lock);
-  m->type_name = gs__intern(type_name ? type_name : "Module");
-  gs_module h = {((uint64_t)m->generation << 32) | m->index};
+  m->type_name = gs__intern(type_name);
+  gs_module h = handle_of(m);
   if (gs__trace_on())
     gs__trace_module_create(h.id, m->type_name);
   return h;
 }
 
-static int find_param(const module *m, const char *name) {
+gs_module gs_module_new(const char *type_name) {
+  return module_new(NULL, type_name ? type_name : "Module", NULL);
+}
+
+gs_module gs_module_new_typed(const gs_module_type *type, void *data) {
+  if (!type || !type->name || !*type->name) {
+    if (type && type->free_data && data)
+      type->free_data(data);
+    gs__error(GS_ERR_ARGUMENT, "module_new_typed", "expected a module type with a name, got %s",
+              type ? "a type without a name" : "NULL");
+    return GS_NO_MODULE;
+  }
+  return module_new(type, type->name, data);
+}
+
+const char *gs_module_type_name(gs_module mh) {
+  gs__module *m = gs__module_lookup(mh, "module_type_name");
+  return m ? m->type_name : NULL;
+}
+
+bool gs_module_is_a(gs_module mh, const gs_module_type *type) {
+  gs__module *m = gs__module_peek(mh);
+  return m && type && m->type == type;
+}
+
+/* "a" or "an" before a type name, for messages that read as English. */
+static const char *article(const char *name) {
+  return name && strchr("AEIOUaeiou", name[0]) && name[0] ? "an" : "a";
+}
+
+void *gs__module_data_as(gs_module mh, const gs_module_type *expected, const char *fn) {
+  gs__module *m = gs__module_lookup(mh, fn);
+  if (!m)
+    return NULL;
+  if (m->type != expected) {
+    const char *want = expected && expected->name ? expected->name : "(untyped)";
+    gs__error(GS_ERR_ARGUMENT, fn, "expected %s %s module, got %s %s module", article(want),
+              want, article(m->type_name), m->type_name);
+    return NULL;
+  }
+  return m->data;
+}
+
+void *gs_module_data(gs_module mh, const gs_module_type *expected) {
+  return gs__module_data_as(mh, expected, "module_data");
+}
+
+gs_tensor gs_module_forward(gs_module mh, gs_tensor x) {
+  gs__module *m = gs__module_lookup(mh, "module_forward");
+  if (!m)
+    return GS_NO_TENSOR;
+  if (!m->type || !m->type->forward) {
+    gs__error(GS_ERR_STATE, "module_forward",
+              "module %s #%u has no forward function (it is a container: call its children)",
+              m->type_name, m->index);
+    return GS_NO_TENSOR;
+  }
+  return m->type->forward(mh, x);
+}
+
+/* ---- parameters and children ----------------------------------------------------------- */
+
+static int find_param(const gs__module *m, const char *name) {
   for (int i = 0; i < m->n_params; i++)
     if (strcmp(m->params[i].name, name) == 0)
       return i;
   return -1;
 }
 
+static int find_child(const gs__module *m, const char *name) {
+  for (int i = 0; i < m->n_children; i++)
+    if (strcmp(m->children[i].name, name) == 0)
+      return i;
+  return -1;
+}
+
+/* A name a module may register: non-empty, without '.' (dots separate path steps). */
+static bool check_name(const char *name, const char *what, const char *fn) {
+  if (!name || !*name) {
+    gs__error(GS_ERR_ARGUMENT, fn, "expected a %s name, got %s", what, name ? "\"\"" : "NULL");
+    return false;
+  }
+  if (strchr(name, '.')) {
+    gs__error(GS_ERR_ARGUMENT, fn, "%s name \"%s\" contains '.': dots separate the steps of a "
+              "dotted path, so a name cannot hold one", what, name);
+    return false;
+  }
+  return true;
+}
+
+/* Room for one more entry in a growable array. */
+static bool grow(void **items, int *capacity, int count, size_t size, const char *fn) {
+  if (count < *capacity)
+    return true;
+  int cap = *capacity ? *capacity * 2 : 8;
+  void *grown = realloc(*items, (size_t)cap * size);
+  if (!grown) {
+    gs__error(GS_ERR_OUT_OF_MEMORY, fn, "could not grow a module's list");
+    return false;
+  }
+  *items = grown;
+  *capacity = cap;
+  return true;
+}
+
 void gs_module_register_parameter(gs_module mh, const char *name, gs_tensor p) {
   const char *fn = "module_register_parameter";
-  module *m = lookup(mh, fn);
-  if (!m)
+  gs__module *m = gs__module_lookup(mh, fn);
+  if (!m || !check_name(name, "parameter", fn))
     return;
-  if (!name || !*name) {
-    gs__error(GS_ERR_ARGUMENT, fn, "expected a parameter name, got %s", name ? "\"\"" : "NULL");
-    return;
-  }
   gs__tensor *t = gs__lookup(p, fn);
   if (!t)
     return;
@@ -139,28 +244,24 @@ void gs_module_register_parameter(gs_module mh, const char *name, gs_tensor p) {
               (unsigned)(p.id & 0xffffffffu), (unsigned)(p.id >> 32));
     return;
   }
+  if (find_child(m, name) >= 0) {
+    gs__error(GS_ERR_ARGUMENT, fn, "module %s #%u already has a child named \"%s\"",
+              m->type_name, m->index, name);
+    return;
+  }
+  int i = find_param(m, name);
   gs__owned *o = &gs__slot_of(t)->own;
   if (o->holder == GS__HELD_BY_MODULE) {
-    if (o->holder_id == mh.id && find_param(m, name) >= 0 &&
-        m->params[find_param(m, name)].tensor.id == p.id)
+    if (o->holder_id == mh.id && i >= 0 && m->params[i].tensor.id == p.id)
       return; /* already registered under this name */
     gs__error(GS_ERR_STATE, fn, "parameter #%u.%u already belongs to a module",
               (unsigned)(p.id & 0xffffffffu), (unsigned)(p.id >> 32));
     return;
   }
-  int i = find_param(m, name);
   char *copy = NULL;
   if (i < 0) { /* a new name: make room for it before anything changes */
-    if (m->n_params == m->capacity) {
-      int cap = m->capacity ? m->capacity * 2 : 8;
-      named_parameter *grown = realloc(m->params, (size_t)cap * sizeof *grown);
-      if (!grown) {
-        gs__error(GS_ERR_OUT_OF_MEMORY, fn, "could not grow the module's parameter list");
-        return;
-      }
-      m->params = grown;
-      m->capacity = cap;
-    }
+    if (!grow((void **)&m->params, &m->params_capacity, m->n_params, sizeof *m->params, fn))
+      return;
     if (!(copy = strdup(name))) {
       gs__error(GS_ERR_OUT_OF_MEMORY, fn, "could not copy the parameter name");
       return;
@@ -169,35 +270,79 @@ void gs_module_register_parameter(gs_module mh, const char *name, gs_tensor p) {
   gs__own_lock();
   gs__own_set_holder_locked(o, GS__HELD_BY_MODULE, mh.id); /* out of its scope: a detach */
   gs__own_unlock();
+  gs__module_edited();
+  gs_tensor old = GS_NO_TENSOR;
   if (i >= 0) { /* replacing a parameter disposes the old one */
-    gs_tensor old = m->params[i].tensor;
+    old = m->params[i].tensor;
     m->params[i].tensor = p;
-    if (gs__trace_on())
-      gs__trace_module_parameter(mh.id, gs__intern(name), p.id);
-    if (gs_is_alive(old))
-      gs__dispose_as(old, "its replacement in a module");
-    return;
+  } else {
+    m->params[m->n_params++] = (gs__named_parameter){copy, p};
   }
-  m->params[m->n_params].name = copy;
-  m->params[m->n_params].tensor = p;
-  m->n_params++;
   if (gs__trace_on())
     gs__trace_module_parameter(mh.id, gs__intern(name), p.id);
+  if (old.id && gs_is_alive(old))
+    gs__dispose_as(old, "its replacement in a module");
 }
 
-gs_tensor gs_module_parameter(gs_module mh, const char *name) {
-  module *m = lookup(mh, "module_parameter");
-  int i = m && name ? find_param(m, name) : -1;
-  return i >= 0 ? m->params[i].tensor : GS_NO_TENSOR;
-}
+static void dispose_tree(gs__module *m, const char *why);
 
-int gs_module_parameter_count(gs_module mh) {
-  module *m = lookup(mh, "module_parameter_count");
-  return m ? m->n_params : -1;
+void gs_module_register_child(gs_module mh, const char *name, gs_module ch) {
+  const char *fn = "module_register_child";
+  gs__module *m = gs__module_lookup(mh, fn);
+  if (!m || !check_name(name, "child", fn))
+    return;
+  gs__module *c = gs__module_lookup(ch, fn);
+  if (!c)
+    return;
+  if (find_param(m, name) >= 0) {
+    gs__error(GS_ERR_ARGUMENT, fn, "module %s #%u already has a parameter named \"%s\"",
+              m->type_name, m->index, name);
+    return;
+  }
+  int i = find_child(m, name);
+  if (c->parent) {
+    if (c->parent == mh.id && i >= 0 && m->children[i].module.id == ch.id)
+      return; /* already registered under this name */
+    gs__error(GS_ERR_STATE, fn, "module %s #%u already belongs to a parent module",
+              c->type_name, c->index);
+    return;
+  }
+  /* No cycles: the child may be neither m nor one of m's ancestors. */
+  for (gs__module *a = m; a; a = a->parent ? gs__module_peek((gs_module){a->parent}) : NULL) {
+    if (a == c) {
+      gs__error(GS_ERR_ARGUMENT, fn, "module %s #%u cannot be a child of %s #%u: it %s",
+                c->type_name, c->index, m->type_name, m->index,
+                a == m ? "is the same module" : "is one of its ancestors");
+      return;
+    }
+  }
+  char *copy = NULL;
+  if (i < 0) {
+    if (!grow((void **)&m->children, &m->children_capacity, m->n_children, sizeof *m->children,
+              fn))
+      return;
+    if (!(copy = strdup(name))) {
+      gs__error(GS_ERR_OUT_OF_MEMORY, fn, "could not copy the child name");
+      return;
+    }
+  }
+  c->parent = mh.id;
+  gs__module_edited();
+  gs__module *old = NULL;
+  if (i >= 0) { /* replacing a child disposes the old one */
+    old = gs__module_peek(m->children[i].module);
+    m->children[i].module = ch;
+  } else {
+    m->children[m->n_children++] = (gs__named_child){copy, ch};
+  }
+  if (gs__trace_on())
+    gs__trace_module_child(mh.id, ch.id, gs__intern(name));
+  if (old)
+    dispose_tree(old, gs__intern("its replacement in a module"));
 }
 
 gs_tensor gs_module_parameter_at(gs_module mh, int i, const char **name) {
-  module *m = lookup(mh, "module_parameter_at");
+  gs__module *m = gs__module_lookup(mh, "module_parameter_at");
   if (!m)
     return GS_NO_TENSOR;
   if (i < 0 || i >= m->n_params) {
@@ -210,25 +355,85 @@ gs_tensor gs_module_parameter_at(gs_module mh, int i, const char **name) {
   return m->params[i].tensor;
 }
 
-void gs_module_dispose(gs_module mh) {
-  module *m = lookup(mh, "module_dispose");
+int gs_module_parameter_count(gs_module mh) {
+  gs__module *m = gs__module_lookup(mh, "module_parameter_count");
+  return m ? m->n_params : -1;
+}
+
+int gs_module_child_count(gs_module mh) {
+  gs__module *m = gs__module_lookup(mh, "module_child_count");
+  return m ? m->n_children : -1;
+}
+
+gs_module gs_module_child_at(gs_module mh, int i, const char **name) {
+  gs__module *m = gs__module_lookup(mh, "module_child_at");
   if (!m)
-    return;
-  char reason[96];
-  snprintf(reason, sizeof reason, "the disposal of module %s #%u", m->type_name, m->index);
-  const char *why = gs__intern(reason);
+    return GS_NO_MODULE;
+  if (i < 0 || i >= m->n_children) {
+    gs__error(GS_ERR_INDEX, "module_child_at",
+              "index %d is out of range for a module with %d children", i, m->n_children);
+    return GS_NO_MODULE;
+  }
+  if (name)
+    *name = m->children[i].name;
+  return m->children[i].module;
+}
+
+gs_module gs_module_parent(gs_module mh) {
+  gs__module *m = gs__module_lookup(mh, "module_parent");
+  return m ? (gs_module){m->parent} : GS_NO_MODULE;
+}
+
+/* ---- disposal ---------------------------------------------------------------------------- */
+
+/* Children first (depth first), then m's own parameters; each module's parameters go stale
+ * naming the disposal of the module that was asked to go. */
+static void dispose_tree(gs__module *m, const char *why) {
+  for (int i = 0; i < m->n_children; i++) {
+    gs__module *c = gs__module_peek(m->children[i].module);
+    if (c)
+      dispose_tree(c, why);
+    free(m->children[i].name);
+  }
   for (int i = 0; i < m->n_params; i++) {
     if (gs_is_alive(m->params[i].tensor))
       gs__dispose_as(m->params[i].tensor, why);
     free(m->params[i].name);
   }
+  if (m->type && m->type->free_data && m->data)
+    m->type->free_data(m->data);
+  gs__module_free_names(m);
   free(m->params);
+  free(m->children);
+  gs__module_edited();
   pthread_mutex_lock(&modules_lock);
   m->params = NULL;
-  m->n_params = m->capacity = 0;
+  m->children = NULL;
+  m->data = NULL;
+  m->n_params = m->params_capacity = 0;
+  m->n_children = m->children_capacity = 0;
+  m->parent = 0;
   m->live = false;
   m->generation++;
+  if (m->generation == 0)
+    m->generation = 1;
   m->next_free = free_head;
   free_head = m->index;
   pthread_mutex_unlock(&modules_lock);
+}
+
+void gs_module_dispose(gs_module mh) {
+  gs__module *m = gs__module_lookup(mh, "module_dispose");
+  if (!m)
+    return;
+  if (m->parent) {
+    gs__module *p = gs__module_peek((gs_module){m->parent});
+    gs__error(GS_ERR_STATE, "module_dispose",
+              "module %s #%u is a child of %s #%u; it is disposed with its parent", m->type_name,
+              m->index, p ? p->type_name : "a module", p ? p->index : 0u);
+    return;
+  }
+  char reason[96];
+  snprintf(reason, sizeof reason, "the disposal of module %s #%u", m->type_name, m->index);
+  dispose_tree(m, gs__intern(reason));
 }

@@ -77,6 +77,7 @@ void gs__own_dispose_locked(gs__owned *o) {
     break;
   case GS__HELD_BY_CALLER:
   case GS__HELD_BY_MODULE: /* modules own their parameters outside every scope */
+  case GS__HELD_BY_OPTIMIZER: /* and optimizers their state, alike */
     stats_of(o->kind)->disposed_outside_scope++;
     break;
   default: /* parts, gradients and the engine's temporaries count in no statistic */
@@ -115,7 +116,8 @@ void gs__own_set_holder_locked(gs__owned *o, gs__holder holder, uint64_t holder_
   uint64_t previous_owner = tracing ? gs__owner_id(o) : 0;
   if (o->holder == GS__HELD_BY_SCOPE) {
     unlink_from_scope(o);
-    if (holder == GS__HELD_BY_MODULE) /* a module takes it out of the scope: a detach */
+    /* A module or an optimizer takes it out of the scope: a detach. */
+    if (holder == GS__HELD_BY_MODULE || holder == GS__HELD_BY_OPTIMIZER)
       stats_of(o->kind)->detached_from_scope++;
   }
   o->holder = holder;
@@ -127,8 +129,10 @@ void gs__own_set_holder_locked(gs__owned *o, gs__holder holder, uint64_t holder_
 const char *gs__own_refuses_dispose(const gs__owned *o) {
   switch (o->holder) {
   case GS__HELD_BY_MODULE: return "is a parameter owned by a module; it is disposed with the module";
-  case GS__HELD_BY_COMPOSITE: return "belongs to a packed sequence; dispose the packed sequence";
+  case GS__HELD_BY_COMPOSITE:
+    return "belongs to a composite (a packed sequence or a batch); dispose the composite";
   case GS__HELD_BY_TENSOR: return "is the gradient of another tensor; clear it with gs_zero_grad";
+  case GS__HELD_BY_OPTIMIZER: return "is an optimizer's state; it is disposed with the optimizer";
   default: return NULL;
   }
 }
@@ -137,9 +141,15 @@ void gs__own_adopt(gs_tensor h) {
   if (!h.id || !gs_is_alive(h))
     return;
   gs__tensor *t = gs__lookup(h, "adopt");
+  gs__owned *o = &gs__slot_of(t)->own;
   gs__own_lock();
-  gs__own_new_locked(&gs__slot_of(t)->own, GS_OBJECT_TENSOR, h.id,
+  int previous_holder = (int)o->holder;
+  uint64_t previous_owner = gs__owner_id(o);
+  gs__own_new_locked(o, GS_OBJECT_TENSOR, h.id,
                      t->origin == GS__ORIGIN_NEW ? t->storage->nbytes : 0);
+  /* Its creation was logged as the engine's: the log learns who owns it now. */
+  if (gs__trace_on())
+    gs__trace_owner_change(o, previous_holder, previous_owner);
   gs__own_unlock();
 }
 
@@ -275,7 +285,7 @@ gs_tensor gs_scope_attach(gs_scope sh, gs_tensor h) {
 gs_scope_stats gs_thread_scope_stats(gs_object_kind kind) {
   if ((int)kind < 0 || kind >= GS_OBJECT_KIND_COUNT) {
     gs__error(GS_ERR_ARGUMENT, "thread_scope_stats",
-              "expected an object kind (tensor or packed sequence), got %d", (int)kind);
+              "expected an object kind (tensor, packed sequence or batch), got %d", (int)kind);
     return (gs_scope_stats){0};
   }
   gs_scope_stats s = thread_scopes.stats[kind];

@@ -53,6 +53,8 @@ typedef enum gs__field {
   GS__F_INPUTS, GS__F_SAVED, GS__F_PARTS, /* uvarint count, then count uvarints */
   GS__F_VALUES,  /* uvarint count, then count raw little-endian f64 */
   GS__F_TEXT,    /* uvarint length, then the bytes (no NUL) */
+  GS__F_CHILD, GS__F_OPTIMIZER, /* since 1.1 */
+  GS__F_PARAMS,  /* as INPUTS */
 } gs__field;
 
 /* The schema of each kind (GS__F_END-terminated); NULL for kinds this version does not know,

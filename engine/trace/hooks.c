@@ -4,16 +4,21 @@
 #include <string.h>
 
 #include "autograd-impl.h"
+#include "format.h"
 #include "scope-impl.h"
 #include "trace-impl.h"
 
 /* The hottest hooks fill an event without zeroing all ~400 bytes of it (an inlined rep stos
  * per event): the encoder reads only the kind's schema fields, which each of these hooks sets,
  * and the array and text counts, set here. */
+_Static_assert((int)GS__HELD_BY_OPTIMIZER == (int)GS_TRACE_HELD_BY_OPTIMIZER &&
+                   (int)GS__HELD_BY_ENGINE == (int)GS_TRACE_HELD_BY_ENGINE,
+               "the log's holder numbers are the engine's");
+
 static inline void begin_event(gs_trace_event *e, gs_trace_kind kind, uint64_t seq) {
   e->kind = kind;
   e->seq = seq;
-  e->n_inputs = e->n_saved = e->n_parts = e->n_values = e->text_len = 0;
+  e->n_inputs = e->n_saved = e->n_parts = e->n_values = e->n_params = e->text_len = 0;
   e->ndim = 0;
 }
 
@@ -163,6 +168,34 @@ void gs__trace_module_parameter(uint64_t module, const char *interned_name, uint
   gs_trace_event e = {.kind = GS_TRACE_MODULE_PARAMETER, .module = module,
                       .name = gs__trace_string(interned_name), .tensor = tensor};
   gs__trace_record(&e);
+}
+
+void gs__trace_module_child(uint64_t module, uint64_t child, const char *interned_name) {
+  gs_trace_event e = {.kind = GS_TRACE_MODULE_CHILD, .module = module, .child = child,
+                      .name = gs__trace_string(interned_name)};
+  gs__trace_record(&e);
+}
+
+/* An optimizer with more parameters than an array field holds is recorded as several events
+ * with the same id, each listing the next parameters (doc/trace-format.md). */
+void gs__trace_optimizer_create(uint64_t optimizer, const char *type_name,
+                                const gs_tensor *params, int n) {
+  enum { MAX = GS__TRACE_MAX_ARRAY };
+  uint64_t *ids = malloc((size_t)(n < MAX ? (n > 0 ? n : 1) : MAX) * sizeof *ids);
+  if (!ids)
+    return;
+  int done = 0;
+  do {
+    int count = n - done < MAX ? n - done : MAX;
+    for (int i = 0; i < count; i++)
+      ids[i] = params[done + i].id;
+    gs_trace_event e = {.kind = GS_TRACE_OPTIMIZER_CREATE, .optimizer = optimizer,
+                        .name = gs__trace_string(type_name), .params = ids,
+                        .n_params = (uint32_t)count};
+    gs__trace_record(&e);
+    done += count;
+  } while (done < n);
+  free(ids);
 }
 
 void gs__trace_composite_create(uint64_t object, int kind, const gs_tensor *parts, int n) {

@@ -57,7 +57,7 @@ struct gs_trace_reader {
   uint32_t thread;
   uint64_t seq, time_ns; /* of the last event decoded (the chunk's base before the first) */
 
-  scratch inputs, saved, parts, values, text;
+  scratch inputs, saved, parts, params, values, text;
   char ***string_pages; /* STRING_PAGES pointers, allocated with the first string */
 
   char error[256];
@@ -122,6 +122,7 @@ void gs_trace_reader_free(gs_trace_reader *r) {
   free(r->inputs.data);
   free(r->saved.data);
   free(r->parts.data);
+  free(r->params.data);
   free(r->values.data);
   free(r->text.data);
   free(r->buf);
@@ -387,6 +388,8 @@ static bool decode_fields(gs_trace_reader *r, gs_trace_event *ev, const uint8_t 
     case GS__F_OUTER: U64(outer);
     case GS__F_OBJECT: U64(object);
     case GS__F_MODULE: U64(module);
+    case GS__F_CHILD: U64(child);
+    case GS__F_OPTIMIZER: U64(optimizer);
     case GS__F_NBYTES: U64(nbytes);
     case GS__F_VERSION: U64(version);
     case GS__F_OWNER: U64(owner);
@@ -441,6 +444,10 @@ static bool decode_fields(gs_trace_reader *r, gs_trace_event *ev, const uint8_t 
       break;
     case GS__F_PARTS:
       if (!decode_array(r, &p, end, kind, &r->parts, &ev->parts, &ev->n_parts))
+        return false;
+      break;
+    case GS__F_PARAMS:
+      if (!decode_array(r, &p, end, kind, &r->params, &ev->params, &ev->n_params))
         return false;
       break;
     case GS__F_VALUES: {

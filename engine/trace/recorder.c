@@ -385,6 +385,13 @@ static void flush_all_locked(void) {
     flush_buffer_locked(b);
 }
 
+void gs__trace_flush_this_thread(void) {
+  if (!my_buffer || !atomic_load(&gs__tracing))
+    return;
+  emit_pending(my_buffer);
+  flush_buffer(my_buffer); /* only this thread appends to it: no race with the others */
+}
+
 void gs_trace_flush(void) {
   if (my_buffer && atomic_load(&gs__tracing))
     emit_pending(my_buffer);

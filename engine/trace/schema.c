@@ -33,6 +33,8 @@ const uint8_t *const gs__trace_schema[GS_TRACE_KIND_COUNT] = {
     [GS_TRACE_MARK] = S(GS__F_NAME),
     [GS_TRACE_ERROR] = S(GS__F_CODE, GS__F_TEXT),
     [GS_TRACE_VALUES] = S(GS__F_TENSOR, GS__F_VALUES),
+    [GS_TRACE_MODULE_CHILD] = S(GS__F_MODULE, GS__F_CHILD, GS__F_NAME),
+    [GS_TRACE_OPTIMIZER_CREATE] = S(GS__F_OPTIMIZER, GS__F_NAME, GS__F_PARAMS),
 };
 
 const char *gs_trace_kind_name(gs_trace_kind kind) {
@@ -62,6 +64,8 @@ const char *gs_trace_kind_name(gs_trace_kind kind) {
       [GS_TRACE_MARK] = "mark",
       [GS_TRACE_ERROR] = "error",
       [GS_TRACE_VALUES] = "values",
+      [GS_TRACE_MODULE_CHILD] = "module_child",
+      [GS_TRACE_OPTIMIZER_CREATE] = "optimizer_create",
   };
   return kind > 0 && kind < GS_TRACE_KIND_COUNT && names[kind] ? names[kind] : "unknown";
 }
@@ -76,7 +80,7 @@ static uint8_t *put_array(uint8_t *p, const uint64_t *a, uint32_t n) {
 size_t gs__trace_max_event_size(const gs_trace_event *e) {
   /* Every scalar field fits in 10 bytes; there are fewer than 16 per kind. */
   return 1 + 10 + 20 + 16 * 10 + (size_t)2 * GS_MAX_DIMS * 10 +
-         (size_t)(e->n_inputs + e->n_saved + e->n_parts) * 10 + 30 + (size_t)e->n_values * 8 +
+         (size_t)(e->n_inputs + e->n_saved + e->n_parts + e->n_params) * 10 + 30 + (size_t)e->n_values * 8 +
          e->text_len;
 }
 
@@ -95,6 +99,8 @@ uint8_t *gs__trace_encode_body(uint8_t *p, const gs_trace_event *e, int64_t seq_
     case GS__F_OUTER: p = gs__put_uvarint(p, e->outer); break;
     case GS__F_OBJECT: p = gs__put_uvarint(p, e->object); break;
     case GS__F_MODULE: p = gs__put_uvarint(p, e->module); break;
+    case GS__F_CHILD: p = gs__put_uvarint(p, e->child); break;
+    case GS__F_OPTIMIZER: p = gs__put_uvarint(p, e->optimizer); break;
     case GS__F_NBYTES: p = gs__put_uvarint(p, e->nbytes); break;
     case GS__F_OFFSET: p = gs__put_svarint(p, e->offset); break;
     case GS__F_VERSION: p = gs__put_uvarint(p, e->version); break;
@@ -121,6 +127,7 @@ uint8_t *gs__trace_encode_body(uint8_t *p, const gs_trace_event *e, int64_t seq_
     case GS__F_INPUTS: p = put_array(p, e->inputs, e->n_inputs); break;
     case GS__F_SAVED: p = put_array(p, e->saved, e->n_saved); break;
     case GS__F_PARTS: p = put_array(p, e->parts, e->n_parts); break;
+    case GS__F_PARAMS: p = put_array(p, e->params, e->n_params); break;
     case GS__F_VALUES:
       p = gs__put_uvarint(p, e->n_values);
       for (uint32_t i = 0; i < e->n_values; i++) {

@@ -27,6 +27,10 @@ void gs__trace_record(const gs_trace_event *e);
 void gs__trace_record_in(void *buffer, const gs_trace_event *e);
 void gs__trace_defer_node(struct gs__node *n, uint64_t seq);
 void gs__trace_defer_values(uint64_t tensor);
+/* Writes this thread's buffered events now. A thread that hands objects to another (the
+ * DataLoader's prefetch worker) calls it first, so the objects' creation precedes, in file
+ * order, whatever the receiving thread logs about them. */
+void gs__trace_flush_this_thread(void);
 
 /* hooks.c: one per kind of event site. */
 void gs__trace_emit_node(void *buffer, struct gs__node *n, uint64_t seq);
@@ -44,5 +48,8 @@ void gs__trace_backward(gs_trace_kind kind, uint64_t tensor, uint64_t node);
 void gs__trace_grad_accumulate(uint64_t tensor, uint64_t grad);
 void gs__trace_module_create(uint64_t module, const char *interned_type);
 void gs__trace_module_parameter(uint64_t module, const char *interned_name, uint64_t tensor);
+void gs__trace_module_child(uint64_t module, uint64_t child, const char *interned_name);
+void gs__trace_optimizer_create(uint64_t optimizer, const char *type_name,
+                                const gs_tensor *params, int n);
 void gs__trace_composite_create(uint64_t object, int kind, const gs_tensor *parts, int n);
 void gs__trace_error(int code, const char *message);

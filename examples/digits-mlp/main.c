@@ -76,14 +76,11 @@ static gs_tensor standardise(gs_tensor x) {
 }
 
 typedef struct mlp {
-  gs_module fc1, fc2;
+  gs_module net; /* Sequential: Linear(64, 128), ReLU, Linear(128, 10) */
 } mlp;
 
 static gs_tensor forward(const mlp *m, gs_tensor x) {
-  gs_tensor h = gs_linear_forward(m->fc1, x);
-  gs_tensor a = gs_relu(h);
-  gs_tensor logits = gs_linear_forward(m->fc2, a);
-  return logits; /* h and a belong to the step's scope */
+  return gs_module_forward(m->net, x); /* only the logits are left, in the step's scope */
 }
 
 /* Fraction of rows whose largest logit is the label. */
@@ -117,11 +114,21 @@ int main(int argc, char **argv) {
   gs_tensor x_test = gs_narrow(x_all, 0, TRAIN, ROWS - TRAIN);
   gs_tensor y_test = gs_narrow(y_all, 0, TRAIN, ROWS - TRAIN);
 
-  mlp model = {gs_linear_new(PIXELS, HIDDEN, true, &rng), gs_linear_new(HIDDEN, CLASSES, true, &rng)};
-  gs_tensor params[4] = {gs_module_parameter(model.fc1, "weight"), gs_module_parameter(model.fc1, "bias"),
-                         gs_module_parameter(model.fc2, "weight"), gs_module_parameter(model.fc2, "bias")};
+  gs_module fc1 = gs_linear_new(PIXELS, HIDDEN, true, &rng);
+  gs_module fc2 = gs_linear_new(HIDDEN, CLASSES, true, &rng);
+  mlp model = {gs_sequential_new((gs_module[]){fc1, gs_relu_new(), fc2}, 3)};
+  /* "0.weight", "0.bias", "2.weight", "2.bias", as PyTorch's named_parameters() */
+  gs_tensor params[4];
+  const char *names[4];
+  int n_params = gs_module_named_parameters(model.net, params, names, 4);
+  for (int i = 0; i < n_params; i++) {
+    printf("%s%s", i ? ", " : "parameters: ", names[i]);
+    for (int d = 0; d < gs_ndim(params[i]); d++)
+      printf("%c%lld", d ? 'x' : ' ', (long long)gs_size(params[i], d));
+  }
+  printf("\n");
   gs_adam_options opts = {.lr = LR, .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8};
-  gs_optimizer adam = gs_adam_new(params, 4, &opts);
+  gs_optimizer adam = gs_adam_new(params, n_params, &opts);
 
   int64_t order[TRAIN];
   for (int i = 0; i < TRAIN; i++)
@@ -160,7 +167,7 @@ int main(int argc, char **argv) {
   double seconds = now_s() - start;
 
   gs_optimizer_dispose(adam);
-  gs_module_dispose(model.fc1), gs_module_dispose(model.fc2);
+  gs_module_dispose(model.net); /* and its three children */
   gs_tensor handles[] = {x_all, y_all, x_train, y_train, x_test, y_test};
   for (size_t i = 0; i < sizeof handles / sizeof *handles; i++)
     gs_dispose(handles[i]);

@@ -8,6 +8,9 @@
  * to the data start, tensors contiguous with no holes, in the order written). Files interoperate
  * with Python's safetensors. Non-contiguous tensors are written contiguously.
  *
+ * The "__metadata__" map is written from a key/value list and read back by
+ * gs_safetensors_load_metadata.
+ *
  * Loading checks everything it reads before allocating (header length at most 100 MB, shapes,
  * offsets within the file and consistent with dtype and shape, no holes or overlaps) and
  * reports a damaged file as an error naming what was expected and what was found, creating
@@ -15,6 +18,7 @@
  */
 #pragma once
 
+#include "scope.h"
 #include "types.h"
 
 #ifdef __cplusplus
@@ -31,6 +35,26 @@ GS_API int gs_safetensors_save(const char *path, const char *const *names,
  * frees with free(); tensors are new handles the caller disposes. -1 after an error (nothing
  * created). names and tensors may be NULL when max is 0 (to count). */
 GS_API int gs_safetensors_load(const char *path, char **names, gs_tensor *tensors, int max);
+/* The file's "__metadata__" string map (what gs_safetensors_save's metadata_kv wrote, or
+ * Python's save_file(..., metadata=...)): returns how many pairs it holds (0 without one) and
+ * writes the first max keys and values, in the file's order, as malloc'd strings the caller
+ * frees. The whole file is checked as gs_safetensors_load checks it (a damaged file is -1,
+ * after an error saying what was expected and found); metadata values must be strings and
+ * keys unique. keys and values may be NULL when max is 0 (to count). */
+GS_API int gs_safetensors_load_metadata(const char *path, char **keys, char **values, int max);
+
+/* A module tree's parameters (model.state_dict() in PyTorch) under their dotted names
+ * ("0.weight", "fc2.bias"), as safetensors: what Python reads with
+ * safetensors.torch.load_file and loads with model.load_state_dict. 0 or -1. */
+GS_API int gs_module_save_safetensors(gs_module m, const char *path,
+                                      const char *const *metadata_kv);
+/* model.load_state_dict(load_file(path), strict): copies each file tensor into the parameter
+ * of the same dotted name, in place (converting the dtype, under no_grad), so optimizers and
+ * other holders of the parameters see the new values. Shapes must match. strict: every
+ * parameter must be in the file and every tensor of the file must be a parameter (PyTorch's
+ * missing and unexpected keys); otherwise absent ones are left as they are and extra ones
+ * ignored. Everything is checked before anything is written: on -1 the model is unchanged. */
+GS_API int gs_module_load_safetensors(gs_module m, const char *path, bool strict);
 
 /* NumPy .npy version 1.0 for one tensor ('<f4', '<f8', '<i8', '|b1'; fortran_order False).
  * Save returns 0 or -1; load returns a new tensor or GS_NO_TENSOR (version 2.0 files are read

@@ -4,13 +4,23 @@
  * ...). A loader walks a dataset in batches: optionally shuffled by a seeded generator, the
  * last short batch kept or dropped. Each batch is collated (the samples' tensors stacked along
  * a new first dimension) inside its own dispose scope named "collate": the per-sample tensors
- * die with that scope and the finished batch tensors are moved out to the scope that was
- * current when gs_data_loader_next was called (or become caller-owned when none was).
+ * die with that scope and the finished batch is handed to the scope that is current when
+ * gs_data_loader_next (or _next_batch) returns it (or to the caller when none is).
  *
- * There is no prefetch thread: batches are collated on the calling thread, on demand.
+ * With opt.prefetch > 0 a background thread collates up to that many batches ahead, each in
+ * its own "collate" scope on that thread; the batches wait owned by no scope and are handed
+ * over the same way. The order is the same with and without prefetch. The dataset's get_item
+ * is then called on the worker thread (one call at a time), so it must not rely on the
+ * calling thread's state. gs_data_loader_reset and _free stop the worker and dispose the
+ * batches it made that nobody took.
+ *
+ * A batch can also come as one object (gs_data_loader_next_batch): a composite, like a packed
+ * sequence, whose fields are its parts. Moving, detaching or disposing it does that to all its
+ * tensors, and the event log and the statistics (kind GS_OBJECT_BATCH) count it once.
  */
 #pragma once
 
+#include "scope.h"
 #include "types.h"
 
 #ifdef __cplusplus
@@ -44,7 +54,11 @@ typedef struct gs_loader_options {
   bool shuffle;
   uint64_t seed;      /* epoch e shuffles with a generator seeded with seed + e */
   bool drop_last;     /* drop the last batch when it is smaller than batch_size */
+  int prefetch;       /* batches collated ahead on a background thread (0: none, on demand);
+                         at most GS_LOADER_MAX_PREFETCH */
 } gs_loader_options;
+
+#define GS_LOADER_MAX_PREFETCH 64
 
 typedef struct gs_data_loader gs_data_loader;
 
@@ -57,8 +71,34 @@ GS_API void gs_data_loader_free(gs_data_loader *l);
 GS_API void gs_data_loader_reset(gs_data_loader *l);
 /* The next batch: writes n_fields stacked tensors (batch dimension first) into out and
  * returns true; returns false (out untouched) at the end of the epoch or on error. The batch
- * tensors belong to the scope current at the call (caller-owned with no scope open). */
+ * tensors belong to the scope current at the call (caller-owned with no scope open). Without
+ * prefetch they are made in "collate" and moved out (counted as created in scope, then a move
+ * to the outer scope, or a detach with none); with prefetch they count as created where they
+ * are handed over. */
 GS_API bool gs_data_loader_next(gs_data_loader *l, gs_tensor *out);
+/* The next batch as one object owned by the scope current at the call (or the caller); its
+ * fields are borrowed handles (gs_batch_field). GS_NO_BATCH at the end of the epoch or on
+ * error. */
+typedef struct gs_batch {
+  uint64_t id; /* never equal to a tensor's id */
+} gs_batch;
+
+#define GS_NO_BATCH ((gs_batch){0})
+
+GS_API gs_batch gs_data_loader_next_batch(gs_data_loader *l);
+/* Field i's stacked tensor (borrowed: valid while the batch lives; dispose the batch, not
+ * it), the number of fields, and the number of samples (the first size). */
+GS_API gs_tensor gs_batch_field(gs_batch b, int i);
+GS_API int gs_batch_field_count(gs_batch b);
+GS_API int64_t gs_batch_size(gs_batch b);
+GS_API bool gs_batch_is_alive(gs_batch b);
+GS_API void gs_batch_dispose(gs_batch b);
+/* Scope operations on a batch, as for tensors (see scope.h). */
+GS_API gs_scope gs_batch_owner_scope(gs_batch b);
+GS_API gs_batch gs_batch_move_to_outer(gs_batch b);
+GS_API gs_batch gs_batch_detach_from_scopes(gs_batch b);
+GS_API gs_batch gs_scope_attach_batch(gs_scope scope, gs_batch b);
+
 /* The current epoch number (-1 before the first), and batches per epoch. */
 GS_API int64_t gs_data_loader_epoch(const gs_data_loader *l);
 GS_API int64_t gs_data_loader_num_batches(const gs_data_loader *l);

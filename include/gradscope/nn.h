@@ -1,5 +1,9 @@
 /* gradscope/nn.h: layers and initialisation, built on modules (scope.h): a layer is a module
- * whose parameters it owns outside every scope. */
+ * whose parameters it owns outside every scope, and whose type carries its forward function,
+ * so gs_module_forward(m, x) runs any of them (the gs_X_forward functions remain, for when the
+ * kind is known). Layers compose into trees: gs_sequential_new, or gs_module_register_child
+ * on a container from gs_module_new, with dotted parameter names ("0.weight", "fc2.bias") from
+ * gs_module_named_parameters and train/eval mode from gs_module_train. */
 #pragma once
 
 #include "scope.h"
@@ -36,6 +40,11 @@ GS_API gs_tensor gs_linear_forward(gs_module linear, gs_tensor x);
  * (NULL: the default generator). */
 GS_API gs_tensor gs_dropout(gs_tensor x, double p, bool training, gs_rng *rng);
 
+/* Dropout as a module (type "Dropout", no parameters): gs_dropout with the module's p and its
+ * train/eval mode (gs_module_train; training by default). rng (NULL: the default generator)
+ * must outlive the module. p must lie in [0, 1). */
+GS_API gs_module gs_dropout_new(double p, gs_rng *rng);
+
 /* Embedding: a module with parameter "weight" [num_embeddings, dim] (f32) initialised N(0, 1)
  * as torch.nn.Embedding. */
 GS_API gs_module gs_embedding_new(int64_t num_embeddings, int64_t dim, gs_rng *rng);
@@ -47,11 +56,28 @@ GS_API gs_tensor gs_embedding_forward(gs_module embedding, gs_tensor indices);
  * weight and bias are [D] (D = x's last size) or GS_NO_TENSOR (no affine part); eps > 0. */
 GS_API gs_tensor gs_layer_norm(gs_tensor x, gs_tensor weight, gs_tensor bias, double eps);
 /* LayerNorm: a module with parameters "weight" (ones) and "bias" (zeros) of shape [dim] (f32).
- * eps (torch's default is 1e-5) is not a tensor: layers.c keeps it in a small side table keyed
- * by module id (entries are 16 bytes and are not reclaimed when the module is disposed). */
+ * eps (torch's default is 1e-5) is not a tensor: it is kept in the module's data and freed
+ * with the module. */
 GS_API gs_module gs_layer_norm_new(int64_t dim, double eps);
 /* x [..., dim] through the layer (gs_layer_norm with the module's weight, bias and eps). */
 GS_API gs_tensor gs_layer_norm_forward(gs_module layer_norm, gs_tensor x);
+
+/* ---- activations and Sequential (engine/nn/activations.c, sequential.c) --------------- */
+
+/* Modules without parameters whose forward is gs_relu, gs_tanh, gs_sigmoid, gs_gelu. */
+GS_API gs_module gs_relu_new(void);
+GS_API gs_module gs_tanh_new(void);
+GS_API gs_module gs_sigmoid_new(void);
+GS_API gs_module gs_gelu_new(void);
+
+/* torch.nn.Sequential: the n modules become its children "0", "1", ... (it owns them from now
+ * on: disposing it disposes them; on error none is taken). Its forward applies them in order
+ * and disposes each intermediate result once the next module has used it, so only the output
+ * is left (in the current scope, or to the caller); gradients flow through the whole chain.
+ * An empty Sequential returns a clone of its input. */
+GS_API gs_module gs_sequential_new(const gs_module *mods, int n);
+/* Adds m as the next child ("n" for a Sequential of n modules). */
+GS_API void gs_sequential_append(gs_module seq, gs_module m);
 
 #ifdef __cplusplus
 }

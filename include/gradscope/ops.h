@@ -81,6 +81,9 @@ GS_API void gs_add_(gs_tensor t, gs_tensor b);
 GS_API void gs_sub_(gs_tensor t, gs_tensor b);
 GS_API void gs_mul_(gs_tensor t, gs_tensor b);
 GS_API void gs_div_(gs_tensor t, gs_tensor b);
+/* t += alpha * b in one pass (PyTorch's t.add_(b, alpha=alpha)), rounded as gs_mul_scalar then
+ * gs_add_ would round it. Not for bool; for i64 tensors alpha must be integral. */
+GS_API void gs_add_scaled_(gs_tensor t, gs_tensor b, double alpha);
 /* For integer and bool tensors s must be integral (else a dtype error). */
 GS_API void gs_add_scalar_(gs_tensor t, double s);
 GS_API void gs_mul_scalar_(gs_tensor t, double s);

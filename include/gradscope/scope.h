@@ -1,5 +1,6 @@
-/* gradscope/scope.h: dispose scopes (TorchSharp's DisposeScope, in C), parameters, modules,
- * and composite objects such as PackedSequence.
+/* gradscope/scope.h: dispose scopes (TorchSharp's DisposeScope, in C), parameters, modules
+ * (trees of named parameters and child modules, with forward dispatch and train/eval mode),
+ * and composite objects such as PackedSequence and DataLoader batches.
  *
  * Each thread has a stack of scopes. An object (a tensor, or a composite such as a packed
  * sequence) created while a scope is current is owned by that scope; ending the scope disposes
@@ -48,7 +49,8 @@ GS_API void gs_scope_dispose_everything(gs_scope scope);
 
 /* ---- ownership of tensors ------------------------------------------------------------- */
 
-/* The scope that owns t, or GS_NO_SCOPE (caller-owned, or owned by a module or a composite). */
+/* The scope that owns t, or GS_NO_SCOPE (caller-owned, or held by a module, an optimizer or a
+ * composite). */
 GS_API gs_scope gs_owner_scope(gs_tensor t);
 /* Moves t from its owning scope to that scope's outer scope; with no outer scope this is a
  * detach. Does nothing if t is owned by no scope. Returns t, for chaining. */
@@ -68,9 +70,10 @@ GS_API gs_tensor gs_scope_attach(gs_scope scope, gs_tensor t);
 typedef enum gs_object_kind {
   GS_OBJECT_TENSOR = 0,
   GS_OBJECT_PACKED_SEQUENCE = 1,
+  GS_OBJECT_BATCH = 2, /* a DataLoader batch (data.h) */
 } gs_object_kind;
 
-#define GS_OBJECT_KIND_COUNT 2
+#define GS_OBJECT_KIND_COUNT 3
 
 /* TorchSharp's six counters (they only increase) and the live count derived from them. */
 typedef struct gs_scope_stats {
@@ -111,22 +114,80 @@ GS_API gs_scope_info gs_scope_get_info(gs_scope scope);
 GS_API gs_tensor gs_parameter_new(gs_tensor t, bool requires_grad);
 GS_API bool gs_is_parameter(gs_tensor t);
 
-/* A module: a container of named parameters (and later, of submodules) that owns them outside
- * every scope, so they survive the scopes of training steps. */
+/* A module, as torch.nn.Module: named parameters and named child modules, which it owns
+ * outside every scope (so they survive the scopes of training steps), a type that says how it
+ * computes, and a train/eval mode. Names contain no '.': a dotted name ("encoder.layers.1.bias")
+ * is a path through the tree. */
 typedef struct gs_module {
   uint64_t id;
 } gs_module;
 
+#define GS_NO_MODULE ((gs_module){0})
+
+/* What kind of module it is. name labels it in errors, in the event log and in
+ * gs_module_type_name; forward computes its output (NULL: a container that cannot be called,
+ * as a bare nn.Module); free_data frees the module's data (its non-tensor configuration, such
+ * as dropout's p) at disposal (NULL: data is not freed). A type must outlive its modules (a
+ * static constant). */
+typedef struct gs_module_type {
+  const char *name;
+  gs_tensor (*forward)(gs_module m, gs_tensor x);
+  void (*free_data)(void *data);
+} gs_module_type;
+
+/* A module with no forward: a container named type_name (copied; NULL: "Module"). */
 GS_API gs_module gs_module_new(const char *type_name);
+/* A module of type, holding data: the module owns it from now on (if the module cannot be
+ * made, data is freed with type->free_data when there is one). */
+GS_API gs_module gs_module_new_typed(const gs_module_type *type, void *data);
+/* "Linear", "Sequential"... (valid while the process runs), or NULL for a stale handle. */
+GS_API const char *gs_module_type_name(gs_module m);
+/* Whether m is a live module of type (no error for another type). */
+GS_API bool gs_module_is_a(gs_module m, const gs_module_type *type);
+/* m's data if m is of type expected; otherwise an error naming both types, and NULL. */
+GS_API void *gs_module_data(gs_module m, const gs_module_type *expected);
+/* m's forward on x: one new tensor (owned like any op's result by the current scope, or the
+ * caller); intermediates it made are disposed. An error for a module without a forward. */
+GS_API gs_tensor gs_module_forward(gs_module m, gs_tensor x);
+
 /* Registers p under name (moving it out of any scope: a detach); replacing a name disposes the
- * previous parameter. p must be a parameter. */
+ * previous parameter. p must be a parameter; name must be non-empty, without '.', and not a
+ * child's name. */
 GS_API void gs_module_register_parameter(gs_module m, const char *name, gs_tensor p);
-/* The parameter registered under name (borrowed: the module owns it), or GS_NO_TENSOR. */
+/* The parameter under name, which may be dotted ("fc2.bias": parameter bias of child fc2)
+ * (borrowed: the module owns it), or GS_NO_TENSOR. */
 GS_API gs_tensor gs_module_parameter(gs_module m, const char *name);
+/* m's own parameters (not its children's): how many, and the i-th in registration order with
+ * its name. */
 GS_API int gs_module_parameter_count(gs_module m);
-/* The i-th parameter in registration order, and its name. */
 GS_API gs_tensor gs_module_parameter_at(gs_module m, int i, const char **name);
-/* Disposes the module and every parameter it owns. */
+
+/* Makes child a submodule of m under name (non-empty, without '.', not a parameter's name):
+ * m owns it from now on, and disposing m disposes it. Replacing a name disposes the previous
+ * child. child must not have a parent already, and must not be m or one of m's ancestors. */
+GS_API void gs_module_register_child(gs_module m, const char *name, gs_module child);
+/* m's direct children: how many, and the i-th in registration order with its name. */
+GS_API int gs_module_child_count(gs_module m);
+GS_API gs_module gs_module_child_at(gs_module m, int i, const char **name);
+/* The submodule under a (possibly dotted) name ("encoder.layers.1"), or GS_NO_MODULE. */
+GS_API gs_module gs_module_child(gs_module m, const char *name);
+/* The module that owns m as a child, or GS_NO_MODULE for a root. */
+GS_API gs_module gs_module_parent(gs_module m);
+
+/* Every parameter of the tree, as PyTorch's named_parameters(): m's own in registration order,
+ * then each child's in registration order, depth first, with dotted names relative to m
+ * ("0.weight", "fc2.bias"). Writes the first max into out and names_out (either may be NULL)
+ * and returns the total (-1 for a stale handle). Names stay valid while m lives. */
+GS_API int gs_module_named_parameters(gs_module m, gs_tensor *out, const char **names_out,
+                                      int max);
+
+/* Training mode (the default, as PyTorch's) or evaluation mode, for m and its whole tree
+ * (nn.Module.train(mode) / eval()). Dropout uses it. */
+GS_API void gs_module_train(gs_module m, bool training);
+GS_API bool gs_module_is_training(gs_module m);
+
+/* Disposes the module, its children (their whole trees) and every parameter they own. A child
+ * cannot be disposed on its own: it goes with its parent. */
 GS_API void gs_module_dispose(gs_module m);
 
 /* ---- leaks ---------------------------------------------------------------------------- */

@@ -17,7 +17,7 @@ extern "C" {
 #endif
 
 #define GS_TRACE_VERSION_MAJOR 1
-#define GS_TRACE_VERSION_MINOR 0
+#define GS_TRACE_VERSION_MINOR 1
 
 /* ---- recording ------------------------------------------------------------------------ */
 
@@ -63,6 +63,9 @@ typedef enum gs_trace_kind {
   GS_TRACE_MARK,                /* name (the label) */
   GS_TRACE_ERROR,               /* code, text (the message) */
   GS_TRACE_VALUES,              /* tensor, values (its first elements, as f64) */
+  /* since 1.1 */
+  GS_TRACE_MODULE_CHILD,        /* module (the parent), child (a module), name (the child's) */
+  GS_TRACE_OPTIMIZER_CREATE,    /* optimizer, name (its type: "SGD", "Adam", "AdamW"), params */
   GS_TRACE_KIND_COUNT
 } gs_trace_kind;
 
@@ -74,6 +77,7 @@ typedef enum gs_trace_holder {
   GS_TRACE_HELD_BY_COMPOSITE,
   GS_TRACE_HELD_BY_TENSOR, /* a gradient, held by its tensor */
   GS_TRACE_HELD_BY_ENGINE,
+  GS_TRACE_HELD_BY_OPTIMIZER, /* an optimizer's state (momentum, exp_avg...); since 1.1 */
 } gs_trace_holder;
 
 /* One decoded event. Which fields mean something depends on kind (see gs_trace_kind and
@@ -94,6 +98,8 @@ typedef struct gs_trace_event {
   uint64_t outer;    /* enclosing scope (scope begin) */
   uint64_t object;   /* tensor or composite id (ownership changes, composites) */
   uint64_t module;
+  uint64_t child;    /* module child: the child module */
+  uint64_t optimizer;
   uint64_t nbytes;
   int64_t offset;
   uint64_t version;
@@ -103,7 +109,7 @@ typedef struct gs_trace_event {
   uint32_t origin;   /* 0 new, 1 view, 2 detach, 3 clone */
   uint32_t holder;   /* gs_trace_holder after the change */
   uint32_t previous_holder;
-  uint64_t owner;    /* scope, module, composite or tensor id per holder (0 for caller) */
+  uint64_t owner;    /* scope, module, composite, tensor or optimizer id per holder (0 for caller) */
   uint64_t previous_owner;
   uint32_t object_kind; /* gs_object_kind (composites) */
   uint32_t code;     /* gs_error_code */
@@ -111,10 +117,11 @@ typedef struct gs_trace_event {
   int ndim;
   int64_t shape[GS_MAX_DIMS];
   int64_t strides[GS_MAX_DIMS];
-  uint32_t n_inputs, n_saved, n_parts, n_values;
+  uint32_t n_inputs, n_saved, n_parts, n_values, n_params;
   const uint64_t *inputs;  /* node create: the input nodes (0: an input needing no grad) */
   const uint64_t *saved;   /* node create: saved tensor ids */
   const uint64_t *parts;   /* composite create: part tensor ids */
+  const uint64_t *params;  /* optimizer create: the parameters' tensor ids */
   const double *values;    /* values */
   const char *text;        /* string entries and error messages (NUL-terminated) */
   uint32_t text_len;

@@ -21,6 +21,8 @@ static const GOptionEntry option_entries[] = {
   {"listen", 'l', 0, G_OPTION_ARG_NONE, NULL,
    N_("Listen for traced programs on the per-user socket"), NULL},
   {"version", 0, 0, G_OPTION_ARG_NONE, NULL, N_("Print the version and exit"), NULL},
+  /* What followed "--", one argument each (see gs_application_local_command_line). */
+  {"program-argument", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_STRING_ARRAY, NULL, NULL, NULL},
   {NULL},
 };
 
@@ -70,31 +72,51 @@ static int gs_application_handle_local_options(GApplication *app, GVariantDict *
   return -1;
 }
 
-/* Files, options and `-- PROGRAM ARGS`: GOption has already checked the options in the
- * calling process; the raw arguments are scanned here for files and the program. */
+/* GOption drops "--" and would take PROGRAM for a file to open: before it parses, everything
+ * after "--" becomes --program-argument=ARG options, which also travel to a primary instance
+ * running elsewhere. */
+static gboolean gs_application_local_command_line(GApplication *app, char ***arguments,
+                                                  int *exit_status) {
+  char **argv = *arguments;
+  int dashes = -1;
+  for (int i = 1; argv[i]; i++)
+    if (g_str_equal(argv[i], "--")) {
+      dashes = i;
+      break;
+    }
+  if (dashes >= 0) {
+    if (!argv[dashes + 1]) {
+      g_printerr(_("Expected a program to run after “--”, got nothing.\n"));
+      *exit_status = 1;
+      return TRUE;
+    }
+    g_autoptr(GStrvBuilder) rewritten = g_strv_builder_new();
+    for (int i = 0; i < dashes; i++)
+      g_strv_builder_add(rewritten, argv[i]);
+    for (int i = dashes + 1; argv[i]; i++) {
+      g_autofree char *option = g_strconcat("--program-argument=", argv[i], NULL);
+      g_strv_builder_add(rewritten, option);
+    }
+    g_strfreev(*arguments);
+    *arguments = g_strv_builder_end(rewritten);
+  }
+  return G_APPLICATION_CLASS(gs_application_parent_class)
+      ->local_command_line(app, arguments, exit_status);
+}
+
+/* Files, --follow, --listen and the program to run, in the primary instance. */
 static int gs_application_command_line(GApplication *app, GApplicationCommandLine *cmdline) {
   GsApplication *self = GS_APPLICATION(app);
   GVariantDict *options = g_application_command_line_get_options_dict(cmdline);
   gboolean follow = g_variant_dict_contains(options, "follow");
   gboolean listen = g_variant_dict_contains(options, "listen");
+  g_autofree const char **program = NULL;
+  g_variant_dict_lookup(options, "program-argument", "^a&s", &program);
 
   int argc = 0;
   g_auto(GStrv) argv = g_application_command_line_get_arguments(cmdline, &argc);
   g_autoptr(GPtrArray) files = g_ptr_array_new_with_free_func(g_object_unref);
-  g_autoptr(GStrvBuilder) program = g_strv_builder_new();
-  gboolean have_program = FALSE;
   for (int i = 1; i < argc; i++) {
-    if (g_str_equal(argv[i], "--")) {
-      for (int j = i + 1; j < argc; j++)
-        g_strv_builder_add(program, argv[j]);
-      have_program = i + 1 < argc;
-      if (!have_program) {
-        g_application_command_line_printerr(
-            cmdline, _("Expected a program to run after “--”, got nothing.\n"));
-        return 1;
-      }
-      break;
-    }
     if (argv[i][0] == '-' && argv[i][1] != '\0')
       continue; /* an option, already parsed */
     g_ptr_array_add(files, g_application_command_line_create_file_for_arg(cmdline, argv[i]));
@@ -103,11 +125,8 @@ static int gs_application_command_line(GApplication *app, GApplicationCommandLin
   GsWindow *window = current_window(self);
   if (files->len > 0)
     g_application_open(app, (GFile **)files->pdata, (int)files->len, follow ? "follow" : "");
-  if (have_program) {
-    g_auto(GStrv) prog_argv = g_strv_builder_end(program);
-    gs_window_spawn(window, (const char *const *)prog_argv,
-                    g_application_command_line_get_cwd(cmdline));
-  }
+  if (program && program[0])
+    gs_window_spawn(window, program, g_application_command_line_get_cwd(cmdline));
   if (listen)
     gs_window_listen(window);
   gtk_window_present(GTK_WINDOW(window));
@@ -203,6 +222,7 @@ static void gs_application_class_init(GsApplicationClass *klass) {
   app_class->startup = gs_application_startup;
   app_class->shutdown = gs_application_shutdown;
   app_class->command_line = gs_application_command_line;
+  app_class->local_command_line = gs_application_local_command_line;
   app_class->handle_local_options = gs_application_handle_local_options;
 }
 

@@ -8,6 +8,8 @@
 
 /* Work per idle callback while filtering: short enough to keep frames on time. */
 #define SCAN_BUDGET_US 4000
+/* Time between chunks. */
+#define SCAN_PERIOD_MS 8
 /* Check the clock every this many events. */
 #define SCAN_STRIDE 1024
 
@@ -128,8 +130,9 @@ static void start_scan(GsEventListModel *self) {
     return;
   if (self->scanned >= gs_trace_model_n_events(self->model))
     return;
-  /* Below the default redraw priority, so the rows found so far get drawn between chunks. */
-  self->scan_source = g_idle_add_full(G_PRIORITY_DEFAULT_IDLE, scan_idle, self, NULL);
+  /* A chunk every SCAN_PERIOD_MS: an idle would starve while a live run keeps frames coming,
+   * and frames get the time between chunks, so the rows found so far are drawn. */
+  self->scan_source = g_timeout_add(SCAN_PERIOD_MS, scan_idle, self);
   g_object_notify_by_pspec(G_OBJECT(self), props[PROP_FILTERING]);
 }
 

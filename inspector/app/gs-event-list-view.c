@@ -17,6 +17,7 @@ struct _GsEventListView {
   GtkWidget *thread_dropdown;
   GtkWidget *tensor_entry;
   GtkWidget *scope_entry;
+  GtkWidget *scroller;
   GtkWidget *column_view;
   GtkWidget *spinner;
   GtkWidget *count_label;
@@ -27,7 +28,9 @@ struct _GsEventListView {
   GtkStringList *threads;
   guint n_threads;        /* threads listed in the dropdown */
   gboolean updating;      /* set_position is moving the selection: emit nothing */
-  guint count_idle;
+  guint scroll_target;    /* the row set_position chose: kept on screen as the list grows */
+  gboolean scroll_pending;
+  guint scroll_idle;
 };
 
 G_DEFINE_FINAL_TYPE(GsEventListView, gs_event_list_view, GTK_TYPE_WIDGET)
@@ -67,17 +70,9 @@ static void update_count(GsEventListView *self) {
   gtk_widget_set_visible(self->spinner, filtering);
 }
 
-static gboolean count_idle_cb(gpointer data) {
-  GsEventListView *self = data;
-  self->count_idle = 0;
-  update_count(self);
-  return G_SOURCE_REMOVE;
-}
-
-/* Counts change a lot while filtering or following: update the label once per main loop turn. */
+/* Counts change at most once per frame (a live run) or per filter chunk: cheap to show now. */
 static void queue_count(GsEventListView *self) {
-  if (!self->count_idle)
-    self->count_idle = g_idle_add(count_idle_cb, self);
+  update_count(self);
 }
 
 /* ---- filters -------------------------------------------------------------------------- */
@@ -189,28 +184,57 @@ void gs_event_list_view_model_grew(GsEventListView *self) {
   queue_count(self);
 }
 
-/* GTK 4.8 has no gtk_column_view_scroll_to: its inner list view has the "list.scroll-to-item"
- * action that keyboard navigation uses. */
+/* GTK 4.8 has no gtk_column_view_scroll_to, and its inner "list.scroll-to-item" action
+ * leaves the list drawn wrong while rows are being appended (a live run). Rows all have the
+ * same height, so the position maps linearly onto the scrolled window's adjustment. The
+ * adjustment learns about new rows only at the next layout, so the target is applied again
+ * whenever it changes (see on_adjustment_changed). */
 static void scroll_to(GsEventListView *self, guint position) {
-  for (GtkWidget *child = gtk_widget_get_first_child(self->column_view); child;
-       child = gtk_widget_get_next_sibling(child)) {
-    if (GTK_IS_LIST_VIEW(child)) {
-      gtk_widget_activate_action(child, "list.scroll-to-item", "u", position);
-      return;
-    }
-  }
+  GtkAdjustment *adj = gtk_scrolled_window_get_vadjustment(GTK_SCROLLED_WINDOW(self->scroller));
+  guint n = g_list_model_get_n_items(G_LIST_MODEL(self->list));
+  double upper = gtk_adjustment_get_upper(adj), page = gtk_adjustment_get_page_size(adj);
+  if (n == 0 || upper <= page)
+    return;
+  double row = upper / n;
+  double top = row * position, value = gtk_adjustment_get_value(adj);
+  if (top >= value && top + row <= value + page)
+    return; /* already on screen */
+  gtk_adjustment_set_value(adj, CLAMP(top - (page - row) / 2, 0, upper - page));
+}
+
+static gboolean scroll_idle_cb(gpointer data) {
+  GsEventListView *self = data;
+  self->scroll_idle = 0;
+  if (self->scroll_pending)
+    scroll_to(self, self->scroll_target);
+  return G_SOURCE_REMOVE;
+}
+
+/* Scrolls after the current layout: the list view sets the adjustment while it allocates,
+ * and moving it from inside that leaves the rows drawn at the old place. A zero timeout
+ * (not an idle) runs before the next frame even while a live run keeps frames coming. */
+static void queue_scroll(GsEventListView *self) {
+  if (!self->scroll_idle)
+    self->scroll_idle = g_timeout_add(0, scroll_idle_cb, self);
+}
+
+static void on_adjustment_changed(GsEventListView *self) {
+  if (self->scroll_pending)
+    queue_scroll(self);
 }
 
 void gs_event_list_view_set_position(GsEventListView *self, guint64 index) {
   g_return_if_fail(GS_IS_EVENT_LIST_VIEW(self));
   guint position = gs_event_list_model_position_of(self->list, index);
   self->updating = TRUE;
+  self->scroll_pending = position != G_MAXUINT;
   if (position == G_MAXUINT) {
     gtk_selection_model_unselect_all(GTK_SELECTION_MODEL(self->selection));
-  } else if (gtk_single_selection_get_selected(self->selection) != position) {
-    gtk_single_selection_set_selected(self->selection, position);
-    if (gtk_widget_get_mapped(GTK_WIDGET(self)))
-      scroll_to(self, position);
+  } else {
+    if (gtk_single_selection_get_selected(self->selection) != position)
+      gtk_single_selection_set_selected(self->selection, position);
+    self->scroll_target = position;
+    queue_scroll(self);
   }
   self->updating = FALSE;
 }
@@ -218,6 +242,7 @@ void gs_event_list_view_set_position(GsEventListView *self, guint64 index) {
 static void on_selection_changed(GsEventListView *self) {
   if (self->updating || !self->model)
     return;
+  self->scroll_pending = FALSE; /* the user picked a row: it is on screen already */
   guint position = gtk_single_selection_get_selected(self->selection);
   if (position == GTK_INVALID_LIST_POSITION)
     return;
@@ -307,7 +332,11 @@ static void fill_kinds(GsEventListView *self) {
 
 static void gs_event_list_view_dispose(GObject *object) {
   GsEventListView *self = GS_EVENT_LIST_VIEW(object);
-  g_clear_handle_id(&self->count_idle, g_source_remove);
+  g_clear_handle_id(&self->scroll_idle, g_source_remove);
+  self->scroll_pending = FALSE;
+  if (self->scroller)
+    g_signal_handlers_disconnect_by_data(
+        gtk_scrolled_window_get_vadjustment(GTK_SCROLLED_WINDOW(self->scroller)), self);
   /* GTK 4.8's column view asserts if it is finalized with rows still bound: drop them first. */
   if (self->column_view)
     gtk_column_view_set_model(GTK_COLUMN_VIEW(self->column_view), NULL);
@@ -321,7 +350,6 @@ static void gs_event_list_view_dispose(GObject *object) {
   }
   if (self->selection)
     g_signal_handlers_disconnect_by_data(self->selection, self);
-  g_clear_handle_id(&self->count_idle, g_source_remove);
   g_clear_object(&self->selection);
   g_clear_object(&self->list);
   g_clear_object(&self->threads);
@@ -347,6 +375,7 @@ static void gs_event_list_view_class_init(GsEventListViewClass *klass) {
   gtk_widget_class_bind_template_child(widget_class, GsEventListView, thread_dropdown);
   gtk_widget_class_bind_template_child(widget_class, GsEventListView, tensor_entry);
   gtk_widget_class_bind_template_child(widget_class, GsEventListView, scope_entry);
+  gtk_widget_class_bind_template_child(widget_class, GsEventListView, scroller);
   gtk_widget_class_bind_template_child(widget_class, GsEventListView, column_view);
   gtk_widget_class_bind_template_child(widget_class, GsEventListView, spinner);
   gtk_widget_class_bind_template_child(widget_class, GsEventListView, count_label);
@@ -366,14 +395,17 @@ static void gs_event_list_view_init(GsEventListView *self) {
   g_signal_connect_swapped(self->selection, "notify::selected",
                            G_CALLBACK(on_selection_changed), self);
   g_signal_connect_swapped(self->list, "items-changed", G_CALLBACK(on_items_changed), self);
+  g_signal_connect_swapped(
+      gtk_scrolled_window_get_vadjustment(GTK_SCROLLED_WINDOW(self->scroller)), "changed",
+      G_CALLBACK(on_adjustment_changed), self);
   g_signal_connect_swapped(self->list, "notify::filtering", G_CALLBACK(on_items_changed),
                            self);
 
   /* Translators: column titles of the event list. */
-  add_column(self, _("#"), COL_SEQ, 80, FALSE);
-  add_column(self, _("Time"), COL_TIME, 110, FALSE);
-  add_column(self, _("Thread"), COL_THREAD, 60, FALSE);
-  add_column(self, _("Kind"), COL_KIND, 150, FALSE);
+  add_column(self, _("#"), COL_SEQ, 72, FALSE);
+  add_column(self, _("Time"), COL_TIME, 100, FALSE);
+  add_column(self, _("Thread"), COL_THREAD, 56, FALSE);
+  add_column(self, _("Kind"), COL_KIND, 140, FALSE);
   add_column(self, _("Summary"), COL_SUMMARY, -1, TRUE);
 
   fill_kinds(self);

@@ -41,6 +41,8 @@ struct _GsScopeTreeView {
   GPtrArray *lists;       /* every GsScopeList alive (weak), to refresh or detach them */
   GHashTable *bound;      /* GtkListItem* bound now -> column + 1 */
   guint64 selected_scope;
+  guint refresh_tick;     /* a pending once-per-frame refresh of the cells */
+  gboolean many_threads;  /* the thread column was shown for a second thread */
 };
 
 G_DEFINE_FINAL_TYPE(GsScopeTreeView, gs_scope_tree_view, GTK_TYPE_WIDGET)
@@ -87,11 +89,10 @@ static GListModel *create_children(gpointer item, gpointer user_data) {
 
 /* ---- cells ---------------------------------------------------------------------------- */
 
-static char *event_index_text(gs_trace_model *model, guint64 seq) {
-  guint64 index = gs_trace_model_find_seq(model, seq);
-  if (index == G_MAXUINT64)
-    return g_strdup("?");
-  return g_strdup_printf("%" G_GUINT64_FORMAT, index);
+/* Events are shown by the engine's own number (what its error messages and the event list
+ * say), not by their position in the log. */
+static char *event_number_text(guint64 seq) {
+  return g_strdup_printf("%" G_GUINT64_FORMAT, seq);
 }
 
 /* The text of one cell, and whether the scope has begun at the scrubber's event. */
@@ -113,10 +114,10 @@ static char *cell_text(GsScopeTreeView *self, GsScopeItem *item, ScopeColumn col
   case COLUMN_THREAD:
     return g_strdup_printf("%u", head->thread);
   case COLUMN_BEGIN:
-    return event_index_text(m, head->begin_seq);
+    return event_number_text(head->begin_seq);
   case COLUMN_END:
     if (now && now->ended)
-      return event_index_text(m, now->end_seq);
+      return event_number_text(now->end_seq);
     return g_strdup(now ? C_("scope", "open") : "");
   default:
     break;
@@ -166,17 +167,47 @@ static void update_cell(GsScopeTreeView *self, GtkListItem *list_item, ScopeColu
     gtk_widget_remove_css_class(GTK_WIDGET(label), "dim-label");
   else
     gtk_widget_add_css_class(GTK_WIDGET(label), "dim-label");
-  if (column == COLUMN_NAME)
+  if (column == COLUMN_NAME && gtk_widget_get_has_tooltip(GTK_WIDGET(label)) == begun)
     gtk_widget_set_tooltip_text(GTK_WIDGET(label),
                                 begun ? NULL : _("Not begun yet at the chosen event"));
 }
 
+/* GTK keeps cells of rows just off screen bound; those are brought up to date when they are
+ * mapped (on_cell_map), so a scrubber step rewrites only what is visible. */
 static void refresh_cells(GsScopeTreeView *self) {
   GHashTableIter iter;
   gpointer list_item, column;
   g_hash_table_iter_init(&iter, self->bound);
   while (g_hash_table_iter_next(&iter, &list_item, &column))
+    if (gtk_widget_get_mapped(gtk_list_item_get_child(list_item)))
+      update_cell(self, list_item, GPOINTER_TO_INT(column) - 1);
+}
+
+static void on_cell_map(GtkWidget *child, GtkListItem *list_item) {
+  GsScopeTreeView *self = GS_SCOPE_TREE_VIEW(
+      gtk_widget_get_ancestor(child, GS_TYPE_SCOPE_TREE_VIEW));
+  gpointer column = self ? g_hash_table_lookup(self->bound, list_item) : NULL;
+  if (column)
     update_cell(self, list_item, GPOINTER_TO_INT(column) - 1);
+}
+
+/* Scrubbing with a held arrow key moves the position faster than frames are drawn: the cells
+ * are rewritten once per frame. */
+static gboolean refresh_on_tick(GtkWidget *widget, GdkFrameClock *clock, gpointer data) {
+  (void)clock, (void)data;
+  GsScopeTreeView *self = GS_SCOPE_TREE_VIEW(widget);
+  self->refresh_tick = 0;
+  if (self->model)
+    refresh_cells(self);
+  return G_SOURCE_REMOVE;
+}
+
+static void queue_refresh(GsScopeTreeView *self) {
+  if (!gtk_widget_get_mapped(GTK_WIDGET(self)))
+    return; /* its cells catch up when they are mapped */
+  if (!self->refresh_tick)
+    self->refresh_tick =
+        gtk_widget_add_tick_callback(GTK_WIDGET(self), refresh_on_tick, NULL, NULL);
 }
 
 static void setup_cell(GtkSignalListItemFactory *factory, GtkListItem *list_item,
@@ -187,6 +218,7 @@ static void setup_cell(GtkSignalListItemFactory *factory, GtkListItem *list_item
   if (column == COLUMN_NAME) {
     gtk_label_set_xalign(GTK_LABEL(label), 0);
     gtk_label_set_ellipsize(GTK_LABEL(label), PANGO_ELLIPSIZE_END);
+    gtk_label_set_width_chars(GTK_LABEL(label), 10); /* names stay readable in a narrow pane */
     GtkWidget *expander = gtk_tree_expander_new();
     gtk_tree_expander_set_child(GTK_TREE_EXPANDER(expander), label);
     gtk_list_item_set_child(list_item, expander);
@@ -195,6 +227,7 @@ static void setup_cell(GtkSignalListItemFactory *factory, GtkListItem *list_item
     gtk_widget_add_css_class(label, "numeric");
     gtk_list_item_set_child(list_item, label);
   }
+  g_signal_connect(gtk_list_item_get_child(list_item), "map", G_CALLBACK(on_cell_map), list_item);
 }
 
 static void bind_cell(GtkSignalListItemFactory *factory, GtkListItem *list_item,
@@ -261,8 +294,41 @@ static void on_row_activated(GsScopeTreeView *self, guint position) {
 static void update_shape(GsScopeTreeView *self) {
   gboolean any = self->model && gs_trace_model_n_scopes(self->model) > 0;
   gtk_stack_set_visible_child_name(self->stack, any ? "tree" : "empty");
+  /* The thread column appears once a second thread does (the header menu can hide it). */
   const GArray *threads = self->model ? gs_trace_model_threads(self->model) : NULL;
-  gtk_column_view_column_set_visible(self->columns[COLUMN_THREAD], threads && threads->len > 1);
+  gboolean many = threads && threads->len > 1;
+  if (many != self->many_threads) {
+    self->many_threads = many;
+    gtk_column_view_column_set_visible(self->columns[COLUMN_THREAD], many);
+  }
+}
+
+/* A header menu on every column to show or hide the other columns, as in Sysprof and
+ * GNOME's file manager. */
+static void add_column_menu(GsScopeTreeView *self) {
+  g_autoptr(GSimpleActionGroup) group = g_simple_action_group_new();
+  g_autoptr(GMenu) menu = g_menu_new();
+  static const char *const action_names[N_COLUMNS] = {
+      NULL,          "show-id",       "show-thread", "show-begin",
+      "show-end",    "show-created",  "show-disposed", "show-alive",
+      "show-bytes",  "show-peak",     "show-duration",
+  };
+  /* In the order the columns are shown. */
+  GListModel *columns = gtk_column_view_get_columns(self->column_view);
+  for (guint i = 0; i < g_list_model_get_n_items(columns); i++) {
+    g_autoptr(GtkColumnViewColumn) column = g_list_model_get_item(columns, i);
+    for (int c = 1; c < N_COLUMNS; c++) {
+      if (self->columns[c] != column)
+        continue;
+      g_autoptr(GPropertyAction) action = g_property_action_new(action_names[c], column, "visible");
+      g_action_map_add_action(G_ACTION_MAP(group), G_ACTION(action));
+      g_autofree char *detailed = g_strconcat("scopes.", action_names[c], NULL);
+      g_menu_append(menu, gtk_column_view_column_get_title(column), detailed);
+    }
+  }
+  gtk_widget_insert_action_group(GTK_WIDGET(self), "scopes", G_ACTION_GROUP(group));
+  for (int c = 0; c < N_COLUMNS; c++)
+    gtk_column_view_column_set_header_menu(self->columns[c], G_MENU_MODEL(menu));
 }
 
 void gs_scope_tree_view_set_model(GsScopeTreeView *self, gs_trace_model *model) {
@@ -300,7 +366,7 @@ void gs_scope_tree_view_set_position(GsScopeTreeView *self, guint64 index) {
   g_return_if_fail(GS_IS_SCOPE_TREE_VIEW(self));
   self->position = index;
   if (self->model)
-    refresh_cells(self);
+    queue_refresh(self);
 }
 
 guint64 gs_scope_tree_view_get_position(GsScopeTreeView *self) {
@@ -319,7 +385,7 @@ void gs_scope_tree_view_model_grew(GsScopeTreeView *self) {
   for (guint i = 0; i < lists->len; i++)
     gs_scope_list_refresh(g_ptr_array_index(lists, i));
   update_shape(self);
-  refresh_cells(self);
+  queue_refresh(self);
 }
 
 guint64 gs_scope_tree_view_get_selected_scope(GsScopeTreeView *self) {
@@ -345,6 +411,10 @@ static void gs_scope_tree_view_dispose(GObject *object) {
     forget_lists(self);
   self->model = NULL;
   gtk_widget_dispose_template(GTK_WIDGET(self), GS_TYPE_SCOPE_TREE_VIEW);
+  if (self->refresh_tick) {
+    gtk_widget_remove_tick_callback(GTK_WIDGET(self), self->refresh_tick);
+    self->refresh_tick = 0;
+  }
   G_OBJECT_CLASS(gs_scope_tree_view_parent_class)->dispose(object);
 }
 
@@ -405,4 +475,5 @@ static void gs_scope_tree_view_init(GsScopeTreeView *self) {
     gtk_column_view_column_set_factory(self->columns[i], factory);
     g_object_unref(factory);
   }
+  add_column_menu(self);
 }

@@ -57,9 +57,11 @@ static void update_labels(GsScrubber *self) {
     where = g_strdup(_("no events"));
     explanation = g_strdup("");
   } else {
-    /* Translators: the scrubber's position, "event 12 of 3,400". */
-    where = g_strdup_printf(_("event %'" PRIu64 " of %'" PRIu64),
-                            self->position + 1, n);
+    /* Translators: the scrubber's position, "event 12 of 3,400 · #15": the event's place in
+     * the log, then its engine event number (as the event list and error messages show). */
+    where = g_strdup_printf(_("event %'" PRIu64 " of %'" PRIu64 " · #%" PRIu64),
+                            self->position + 1, n,
+                            gs_trace_model_seq_at(self->model, self->position));
     explanation = gs_trace_model_explain(self->model, self->position);
   }
   gtk_label_set_text(GTK_LABEL(self->position_label), where);

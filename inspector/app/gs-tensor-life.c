@@ -19,8 +19,8 @@ char *gs_tensor_life_holder(gs_trace_model *m, guint32 holder, guint64 owner) {
   case GS_TRACE_HELD_BY_SCOPE: {
     const gs_replay_scope *scope = gs_trace_model_scope(m, owner);
     if (scope && scope->name && *scope->name)
-      /* TRANSLATORS: a dispose scope: its name, then its handle */
-      return g_strdup_printf(_("scope “%s” %s"), scope->name, handle);
+      /* TRANSLATORS: a dispose scope: its name, then its handle (as the model's owner labels) */
+      return g_strdup_printf(_("scope %s %s"), scope->name, handle);
     return g_strdup_printf(_("scope %s"), handle);
   }
   case GS_TRACE_HELD_BY_MODULE: {
@@ -110,9 +110,14 @@ static char *describe_node(gs_trace_model *m, const gs_tensor_handles *h,
     if (is_me(h, e->saved[i]))
       /* TRANSLATORS: a graph node (its kind, e.g. MulBackward, and number) saved this tensor */
       return g_strdup_printf(_("Saved for backward by %s #%llu"), kind, (unsigned long long)e->node);
+  /* An AccumulateGrad node stands for a leaf; any other node made the tensor. */
+  if (is_me(h, e->tensor) && g_str_equal(kind, "AccumulateGrad"))
+    return g_strdup_printf(_("Became a leaf of the graph: AccumulateGrad #%llu will receive its "
+                             "gradient"),
+                           (unsigned long long)e->node);
   if (is_me(h, e->tensor))
-    return g_strdup_printf(_("Its gradient function %s #%llu was recorded"),
-                           kind, (unsigned long long)e->node);
+    return g_strdup_printf(_("Made by the graph node %s #%llu (its grad_fn)"), kind,
+                           (unsigned long long)e->node);
   return g_strdup_printf(_("Fed into %s #%llu"), kind, (unsigned long long)e->node);
 }
 
@@ -186,10 +191,15 @@ char *gs_tensor_life_describe(gs_trace_model *m, const gs_tensor_handles *h,
     return g_strdup_printf(_("Became part of %s %s"), gs_trace_object_kind_name(e->object_kind),
                            object);
   }
-  case GS_TRACE_STORAGE_ALLOC:
-  case GS_TRACE_STORAGE_SHARE: {
+  case GS_TRACE_STORAGE_ALLOC: {
     g_autofree char *bytes = gs_view_bytes(e->nbytes);
     return g_strdup_printf(_("Storage #%llu allocated: %s"), (unsigned long long)e->storage, bytes);
+  }
+  case GS_TRACE_STORAGE_SHARE: {
+    g_autofree char *bytes = gs_view_bytes(e->nbytes);
+    return g_strdup_printf(_("Storage #%llu shares the %s of storage #%llu copy-on-write: "
+                             "nothing was copied"),
+                           (unsigned long long)e->storage, bytes, (unsigned long long)e->source);
   }
   case GS_TRACE_STORAGE_MATERIALISE: {
     g_autofree char *bytes = gs_view_bytes(e->nbytes);

@@ -26,6 +26,9 @@ struct _GsTensorView {
 
   gs_trace_model *model; /* borrowed */
   guint64 position;
+  guint64 selected;      /* what set_tensor was given */
+  guint scroll_tick;     /* a pending scroll to the scrubber's entry */
+  guint scroll_waits;    /* frames it has waited for the list's first layout */
   gs_tensor_handles handles;
   guint64 move_index;    /* where it was moved into a parameter, or G_MAXUINT64 */
   GsEventIndexList *life;
@@ -60,6 +63,7 @@ static void setup_row(GtkSignalListItemFactory *factory, GtkListItem *list_item,
                       gpointer user_data) {
   (void)factory, (void)user_data;
   GtkWidget *box = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 12);
+  gtk_widget_set_valign(box, GTK_ALIGN_CENTER); /* one-line rows centred, long ones top-aligned */
   GtkWidget *index = gtk_label_new(NULL);
   gtk_label_set_xalign(GTK_LABEL(index), 1);
   gtk_label_set_yalign(GTK_LABEL(index), 0);
@@ -68,6 +72,9 @@ static void setup_row(GtkSignalListItemFactory *factory, GtkListItem *list_item,
   gtk_widget_add_css_class(index, "dim-label");
   GtkWidget *text = gtk_label_new(NULL);
   gtk_label_set_xalign(GTK_LABEL(text), 0);
+  gtk_label_set_yalign(GTK_LABEL(text), 0);
+  gtk_widget_set_valign(text, GTK_ALIGN_START);
+  gtk_widget_set_valign(index, GTK_ALIGN_START);
   gtk_label_set_wrap(GTK_LABEL(text), TRUE);
   gtk_label_set_wrap_mode(GTK_LABEL(text), PANGO_WRAP_WORD_CHAR);
   gtk_widget_set_hexpand(text, TRUE);
@@ -112,7 +119,10 @@ static void bind_row(GtkSignalListItemFactory *factory, GtkListItem *list_item,
   GsEventRef *ref = gtk_list_item_get_item(list_item);
   LifeRow row = life_row(list_item);
   guint64 index = gs_event_ref_get_index(ref);
-  g_autofree char *number = g_strdup_printf("%" G_GUINT64_FORMAT, index);
+  /* The engine's event number, as the event list and error messages show it. */
+  g_autofree char *number =
+      self->model ? g_strdup_printf("%" G_GUINT64_FORMAT, gs_trace_model_seq_at(self->model, index))
+                  : g_strdup("");
   gtk_label_set_text(row.index, number);
   gs_trace_event e;
   if (self->model && gs_trace_model_event(self->model, index, &e)) {
@@ -192,10 +202,18 @@ static void read_identity(GsTensorView *self) {
 
 static void show_identity(GsTensorView *self) {
   g_autofree char *handle = gs_view_handle(self->handles.id);
-  g_autofree char *title = self->name && *self->name
-                               /* TRANSLATORS: the details panel's title: handle and name */
-                               ? g_strdup_printf(_("Tensor %s “%s”"), handle, self->name)
-                               : g_strdup_printf(_("Tensor %s"), handle);
+  g_autofree char *parameter = gs_view_handle(self->handles.moved_to);
+  g_autofree char *title =
+      self->handles.moved_to
+          /* TRANSLATORS: the details panel's title: handle, then the parameter it became */
+          ? (self->name && *self->name
+                 ? g_strdup_printf(_("Tensor %s “%s”, now parameter %s"), handle, self->name,
+                                   parameter)
+                 : g_strdup_printf(_("Tensor %s, now parameter %s"), handle, parameter))
+      : self->name && *self->name
+          /* TRANSLATORS: the details panel's title: handle and name */
+          ? g_strdup_printf(_("Tensor %s “%s”"), handle, self->name)
+          : g_strdup_printf(_("Tensor %s"), handle);
   gtk_label_set_text(self->title_label, title);
   if (self->have_create) {
     g_autofree char *shape = gs_view_shape(self->shape, self->ndim);
@@ -210,10 +228,9 @@ static void show_identity(GsTensorView *self) {
   }
   if (self->source) {
     g_autofree char *source = gs_view_handle(self->source);
-    const char *format = self->origin == 1   ? _("View of %s")
-                         : self->origin == 2 ? _("Detach of %s")
-                                             : _("Clone of %s");
-    g_autofree char *label = g_strdup_printf(format, source);
+    g_autofree char *label = self->origin == 1   ? g_strdup_printf(_("View of %s"), source)
+                             : self->origin == 2 ? g_strdup_printf(_("Detach of %s"), source)
+                                                 : g_strdup_printf(_("Clone of %s"), source);
     gtk_button_set_label(self->source_button, label);
     gtk_widget_set_tooltip_text(GTK_WIDGET(self->source_button),
                                 _("Show the tensor it was made from"));
@@ -245,7 +262,8 @@ static char *why_not_alive(GsTensorView *self, guint upto) {
   if (upto == 0 || (self->have_create && self->position < self->create_index)) {
     if (self->have_create)
       return g_strdup_printf(_("Not yet: created at event %llu"),
-                             (unsigned long long)self->create_index);
+                             (unsigned long long)gs_trace_model_seq_at(self->model,
+                                                                       self->create_index));
     return g_strdup(_("No"));
   }
   for (guint i = upto; i-- > 0;) {
@@ -256,7 +274,8 @@ static char *why_not_alive(GsTensorView *self, guint upto) {
     if (gs_trace_model_event(self->model, index, &e) && is_me(self, e.tensor)) {
       const char *reason = gs_trace_model_string(self->model, e.name);
       /* TRANSLATORS: event number, then why (e.g. "end of scope step #7.1") */
-      return g_strdup_printf(_("No: disposed at event %llu (%s)"), (unsigned long long)index,
+      return g_strdup_printf(_("No: disposed at event %llu (%s)"),
+                             (unsigned long long)gs_trace_model_seq_at(self->model, index),
                              *reason ? reason : _("no reason recorded"));
     }
   }
@@ -327,9 +346,47 @@ static void refresh_rows(GsTensorView *self) {
 
 /* ---- public --------------------------------------------------------------------------- */
 
+/* The handle a parameter was moved from, if tensor_id is a parameter's new handle: its life
+ * starts with the move (the handle did not exist before). 0 otherwise. */
+static guint64 moved_from(GsTensorView *self, const guint64 *indices, guint n, guint64 tensor_id) {
+  for (guint i = 0; i < MIN(n, 4u); i++) {
+    gs_trace_event e;
+    if (gs_trace_model_kind_at(self->model, indices[i]) == GS_TRACE_TENSOR_MOVE &&
+        gs_trace_model_event(self->model, indices[i], &e) && e.target == tensor_id)
+      return e.tensor;
+  }
+  return 0;
+}
+
+/* Shows the life entry at the scrubber's event (the list opens at the top otherwise), once
+ * the list has been laid out: scrolling needs its size. */
+static gboolean scroll_on_tick(GtkWidget *widget, GdkFrameClock *clock, gpointer data) {
+  (void)clock, (void)data;
+  GsTensorView *self = GS_TENSOR_VIEW(gtk_widget_get_ancestor(widget, GS_TYPE_TENSOR_VIEW));
+  /* A few frames for the first layout; a panel kept collapsed is not polled forever. */
+  if (self->life && gtk_widget_get_height(widget) == 0 && ++self->scroll_waits < 10)
+    return G_SOURCE_CONTINUE;
+  self->scroll_tick = 0;
+  if (!self->life)
+    return G_SOURCE_REMOVE;
+  guint upto = gs_event_index_list_count_upto(self->life, self->position);
+  if (upto > 1)
+    gtk_widget_activate_action(widget, "list.scroll-to-item", "u", upto - 1);
+  return G_SOURCE_REMOVE;
+}
+
+static void scroll_to_now(GsTensorView *self) {
+  self->scroll_waits = 0;
+  if (!self->scroll_tick)
+    self->scroll_tick =
+        gtk_widget_add_tick_callback(GTK_WIDGET(self->life_view), scroll_on_tick, NULL, NULL);
+}
+
 static void load_tensor(GsTensorView *self, guint64 tensor_id) {
   forget_tensor(self);
+  self->selected = tensor_id;
   if (!tensor_id || !self->model) {
+    self->selected = 0;
     gtk_stack_set_visible_child_name(self->stack, "empty");
     return;
   }
@@ -337,6 +394,21 @@ static void load_tensor(GsTensorView *self, guint64 tensor_id) {
   guint64 *indices = NULL;
   guint n = 0;
   gs_trace_model_tensor_life(self->model, tensor_id, &indices, &n);
+  /* A parameter's handle: show the whole tensor, from the handle it was moved from. */
+  guint64 origin = moved_from(self, indices, n, tensor_id);
+  if (origin) {
+    guint64 *whole = NULL;
+    guint n_whole = 0;
+    gs_trace_model_tensor_life(self->model, origin, &whole, &n_whole);
+    if (n_whole > 0) {
+      g_free(indices);
+      indices = whole;
+      n = n_whole;
+      self->handles.id = origin;
+    } else {
+      g_free(whole);
+    }
+  }
   self->life = gs_event_index_list_new_take(indices, n);
   if (n == 0) {
     g_autofree char *handle = gs_view_handle(tensor_id);
@@ -353,6 +425,7 @@ static void load_tensor(GsTensorView *self, guint64 tensor_id) {
   show_identity(self);
   show_state(self);
   gtk_stack_set_visible_child_name(self->stack, "details");
+  scroll_to_now(self);
 }
 
 void gs_tensor_view_set_tensor(GsTensorView *self, guint64 tensor_id) {
@@ -362,7 +435,7 @@ void gs_tensor_view_set_tensor(GsTensorView *self, guint64 tensor_id) {
 
 guint64 gs_tensor_view_get_tensor(GsTensorView *self) {
   g_return_val_if_fail(GS_IS_TENSOR_VIEW(self), 0);
-  return self->handles.id;
+  return self->selected;
 }
 
 void gs_tensor_view_set_model(GsTensorView *self, gs_trace_model *model) {
@@ -391,7 +464,7 @@ void gs_tensor_view_model_grew(GsTensorView *self) {
   if (!self->life || g_list_model_get_n_items(G_LIST_MODEL(self->life)) == 0) {
     g_free(indices);
     if (n)
-      load_tensor(self, self->handles.id); /* it has just appeared */
+      load_tensor(self, self->selected); /* it has just appeared */
     return;
   }
   gs_event_index_list_update_take(self->life, indices, n);
@@ -412,6 +485,10 @@ GtkWidget *gs_tensor_view_new(void) {
 
 static void gs_tensor_view_dispose(GObject *object) {
   GsTensorView *self = GS_TENSOR_VIEW(object);
+  if (self->scroll_tick) {
+    gtk_widget_remove_tick_callback(GTK_WIDGET(self->life_view), self->scroll_tick);
+    self->scroll_tick = 0;
+  }
   if (self->life_view)
     gtk_list_view_set_model(self->life_view, NULL);
   g_clear_object(&self->life);

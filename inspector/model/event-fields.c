@@ -11,13 +11,13 @@ const char *gs_trace_origin_name(guint32 origin) {
 }
 
 const char *gs_trace_holder_name(guint32 holder) {
-  static const char *const names[] = {"caller", "scope", "module", "composite", "tensor",
-                                      "engine"};
+  static const char *const names[] = {"caller", "scope",  "module",   "composite",
+                                      "tensor", "engine", "optimizer"};
   return holder < G_N_ELEMENTS(names) ? names[holder] : "unknown";
 }
 
 const char *gs_trace_object_kind_name(guint32 object_kind) {
-  static const char *const names[] = {"tensor", "packed_sequence"};
+  static const char *const names[] = {"tensor", "packed_sequence", "batch"};
   return object_kind < G_N_ELEMENTS(names) ? names[object_kind] : "unknown";
 }
 
@@ -72,6 +72,8 @@ void gs_event_fields_foreach(const gs_trace_event *e, const gs_trace_reader *rea
   emit_u(&w, "outer", GS_FIELD_HANDLE, e->outer);
   emit_u(&w, "object", GS_FIELD_HANDLE, e->object);
   emit_u(&w, "module", GS_FIELD_HANDLE, e->module);
+  emit_u(&w, "child", GS_FIELD_HANDLE, e->child);
+  emit_u(&w, "optimizer", GS_FIELD_HANDLE, e->optimizer);
   emit_u(&w, "nbytes", GS_FIELD_UINT, e->nbytes);
   if (e->offset) {
     gs_event_field f = {.key = "offset", .type = GS_FIELD_INT, .i = e->offset};
@@ -112,6 +114,7 @@ void gs_event_fields_foreach(const gs_trace_event *e, const gs_trace_reader *rea
   emit_ids(&w, "inputs", e->inputs, e->n_inputs);
   emit_ids(&w, "saved", e->saved, e->n_saved);
   emit_ids(&w, "parts", e->parts, e->n_parts);
+  emit_ids(&w, "params", e->params, e->n_params);
   if (e->n_values && e->values) {
     gs_event_field f = {.key = "values", .type = GS_FIELD_REALS, .n = e->n_values,
                         .reals = e->values};

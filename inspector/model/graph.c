@@ -66,7 +66,7 @@ gs_graph *gs_graph_build(const gs_replay *r) {
   g->edges = g_array_new(FALSE, FALSE, sizeof(gs_graph_edge));
 
   g_autoptr(GPtrArray) nodes = g_ptr_array_new();
-  g_autoptr(GHashTable) consumed = g_hash_table_new(g_int64_hash, g_int64_equal);
+  g_autoptr(GHashTable) consumed = g_hash_table_new(gs_id_hash, gs_id_equal);
   GHashTableIter it;
   gpointer value;
   g_hash_table_iter_init(&it, r->nodes);

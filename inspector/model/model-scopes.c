@@ -8,8 +8,8 @@ static void free_array(gpointer p) { g_array_unref(p); }
 
 void model_scopes_init(gs_trace_model *m) {
   m->scope_spans = g_array_new(FALSE, FALSE, sizeof(model_scope_span));
-  m->scope_pos = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
-  m->scope_kids = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, free_array);
+  m->scope_pos = g_hash_table_new_full(gs_id_hash, gs_id_equal, g_free, NULL);
+  m->scope_kids = g_hash_table_new_full(gs_id_hash, gs_id_equal, g_free, free_array);
   m->thread_scope_list = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, free_array);
 }
 
@@ -64,6 +64,15 @@ const gs_replay_scope *gs_trace_model_scope_at(const gs_trace_model *m, guint po
 
 const gs_replay_scope *gs_trace_model_scope(const gs_trace_model *m, guint64 scope_id) {
   return g_hash_table_lookup(m->head->scopes, &scope_id);
+}
+
+const gs_replay_scope *gs_trace_model_scope_in(const gs_trace_model *m, const gs_replay *state,
+                                               guint64 scope_id) {
+  const gs_replay_scope *s = g_hash_table_lookup(state->scopes, &scope_id);
+  if (s)
+    return s;
+  guint pos = position_of(m, scope_id);
+  return pos && pos <= state->scope_list->len ? state->scope_list->pdata[pos - 1] : NULL;
 }
 
 const GArray *gs_trace_model_scope_children(const gs_trace_model *m, guint64 scope_id) {

@@ -3,6 +3,10 @@
  * scope numbers here equal the engine's own gs_scope_info. */
 #include "replay.h"
 
+#include <gradscope/scope.h>
+
+#include "event-fields.h"
+
 #include <string.h>
 
 /* A storage points at the bytes it reads: its own buffer, or (copy-on-write) its source's
@@ -19,6 +23,7 @@ typedef struct storage_entry {
   guint64 nbytes;
   buffer *bytes;
   guint saved_refs; /* live nodes' saved tensors that view it */
+  gs_replay_tally tally;
 } storage_entry;
 
 /* Interned strings, shared by a state and its copies (a model's keyframes). */
@@ -27,16 +32,19 @@ struct gs_replay_pool {
   gint refs;
 };
 
-static gboolean key_equal(gconstpointer a, gconstpointer b) {
+gboolean gs_id_equal(gconstpointer a, gconstpointer b) {
   return *(const guint64 *)a == *(const guint64 *)b;
 }
-static guint key_hash(gconstpointer a) {
-  guint64 v = *(const guint64 *)a;
-  return (guint)(v ^ (v >> 32));
+
+/* Handles reuse slots (the low 32 bits) with new generations, so both halves must count:
+ * g_int64_hash keeps only the low half, which put every instance of a scope in one bucket. */
+guint gs_id_hash(gconstpointer a) {
+  guint64 v = *(const guint64 *)a * 0x9e3779b97f4a7c15ull;
+  return (guint)(v >> 32);
 }
 /* Each record starts with its 64-bit id, which serves as its own key. */
 static GHashTable *id_table(GDestroyNotify free_value) {
-  return g_hash_table_new_full(key_hash, key_equal, NULL, free_value);
+  return g_hash_table_new_full(gs_id_hash, gs_id_equal, NULL, free_value);
 }
 
 static void node_free(gpointer p) {
@@ -68,6 +76,19 @@ static void pool_unref(gs_replay_pool *pool) {
 
 static void array_free(gpointer p) { g_array_unref(p); }
 
+static void optimizer_free(gpointer p) {
+  gs_replay_optimizer *o = p;
+  g_array_unref(o->params);
+  g_free(o);
+}
+
+/* A parameter's place: the module that registered it and its name there. */
+typedef struct parameter_entry {
+  guint64 tensor;
+  guint64 module;
+  const char *name;
+} parameter_entry;
+
 gs_replay *gs_replay_new(void) {
   gs_replay *r = g_new0(gs_replay, 1);
   r->pool = g_new0(gs_replay_pool, 1);
@@ -82,8 +103,10 @@ gs_replay *gs_replay_new(void) {
   r->scope_group_list = g_ptr_array_new_with_free_func(g_free);
   r->thread_scopes = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, array_free);
   r->nodes = id_table(node_free);
-  r->names = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
-  r->modules = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+  r->names = g_hash_table_new_full(gs_id_hash, gs_id_equal, g_free, NULL);
+  r->modules = id_table(g_free);
+  r->parameters = id_table(g_free);
+  r->optimizers = id_table(optimizer_free);
   r->changed_groups = g_ptr_array_new();
   return r;
 }
@@ -102,6 +125,8 @@ void gs_replay_free(gs_replay *r) {
   g_hash_table_destroy(r->nodes);
   g_hash_table_destroy(r->names);
   g_hash_table_destroy(r->modules);
+  g_hash_table_destroy(r->parameters);
+  g_hash_table_destroy(r->optimizers);
   g_ptr_array_free(r->changed_groups, TRUE);
   pool_unref(r->pool);
   g_free(r);
@@ -132,8 +157,31 @@ static void set_u64_name(GHashTable *table, guint64 id, const char *name) {
   g_hash_table_replace(table, key, (gpointer)name);
 }
 
+static gs_replay_module *module_get(const gs_replay *r, guint64 id) {
+  return id ? g_hash_table_lookup(r->modules, &id) : NULL;
+}
+
 const char *gs_replay_tensor_name(const gs_replay *r, guint64 tensor) {
-  return g_hash_table_lookup(r->names, &tensor);
+  const char *name = g_hash_table_lookup(r->names, &tensor);
+  const parameter_entry *p = name ? NULL : g_hash_table_lookup(r->parameters, &tensor);
+  if (!p)
+    return name;
+  /* The dotted path from the root of the tree, built from the child links up; a module that
+   * is no one's child prefixes its type instead. */
+  const gs_replay_module *m = module_get(r, p->module);
+  GString *path = g_string_new(p->name);
+  if (m && !m->parent && m->type && *m->type) {
+    g_string_prepend_c(path, '.');
+    g_string_prepend(path, m->type);
+  }
+  for (int depth = 0; m && m->parent && depth < 1000; depth++) {
+    g_string_prepend_c(path, '.');
+    g_string_prepend(path, m->name ? m->name : "?");
+    m = module_get(r, m->parent);
+  }
+  const char *interned = gs_replay_intern((gs_replay *)r, path->str);
+  g_string_free(path, TRUE);
+  return interned;
 }
 
 /* ---- memory -------------------------------------------------------------------------- */
@@ -247,7 +295,15 @@ static void on_storage(gs_replay *r, const gs_trace_event *e) {
 /* ---- ownership (as engine/scope/ownership.c) ------------------------------------------ */
 
 static gs_replay_scope *scope_get(gs_replay *r, guint64 id) {
-  return id ? g_hash_table_lookup(r->scopes, &id) : NULL;
+  if (!id)
+    return NULL;
+  gs_replay_scope **slot = &r->scope_cache[(id ^ (id >> 32)) & 15];
+  if (*slot && (*slot)->id == id)
+    return *slot;
+  gs_replay_scope *s = g_hash_table_lookup(r->scopes, &id);
+  if (s)
+    *slot = s;
+  return s;
 }
 
 static gs_replay_scope_name *group_of(gs_replay *r, const gs_replay_scope *s) {
@@ -305,6 +361,23 @@ static void set_holder(gs_replay *r, gs_replay_object *o, guint32 holder, guint6
 
 static gs_replay_object *object_get(gs_replay *r, guint64 id) {
   return id ? g_hash_table_lookup(r->objects, &id) : NULL;
+}
+
+/* An object the engine built for itself (while ownership was suspended) and then handed to
+ * user code counts, as in the engine's gs__own_adopt, as created in the scope it goes to. */
+static void on_owner_change(gs_replay *r, const gs_trace_event *e) {
+  gs_replay_object *o = object_get(r, e->object);
+  if (!o)
+    return;
+  gboolean adopted = e->previous_holder == GS_TRACE_HELD_BY_ENGINE &&
+                     o->holder == GS_TRACE_HELD_BY_ENGINE && e->holder == GS_TRACE_HELD_BY_SCOPE;
+  set_holder(r, o, e->holder, e->owner);
+  gs_replay_scope *s = adopted ? scope_get(r, e->owner) : NULL;
+  if (s) {
+    s->created++;
+    group_of(r, s)->created++;
+    o->scope_at_create = s->name;
+  }
 }
 
 /* A new object counts as created in the scope that owns it from the start. */
@@ -444,6 +517,7 @@ static void on_scope_begin(gs_replay *r, const gs_trace_event *e, const strings 
   g_ptr_array_add(r->scope_list, s);
   g_ptr_array_add(r->scope_store, s);
   g_hash_table_replace(r->scopes, &s->id, s);
+  r->scope_cache[(s->id ^ (s->id >> 32)) & 15] = s;
   GArray *open = g_hash_table_lookup(r->thread_scopes, GUINT_TO_POINTER(e->thread));
   if (!open) {
     open = g_array_new(FALSE, FALSE, sizeof(guint64));
@@ -520,17 +594,63 @@ static void on_node_release(gs_replay *r, const gs_trace_event *e) {
   g_hash_table_remove(r->nodes, &e->node);
 }
 
-/* A parameter's name as its module knows it, unless user code named the tensor itself. */
-static void on_module_parameter(gs_replay *r, const gs_trace_event *e, const strings *reader) {
+/* ---- modules and optimizers ------------------------------------------------------------ */
+
+static void on_module_create(gs_replay *r, const gs_trace_event *e,
+                             const strings *reader) {
+  gs_replay_module *m = g_new0(gs_replay_module, 1);
+  m->id = e->module;
+  m->type = intern_id(r, reader, e->name);
+  g_hash_table_replace(r->modules, &m->id, m);
+}
+
+/* Where a parameter sits; its name is built on demand (gs_replay_tensor_name), so a module
+ * that becomes a child later renames its parameters with it. */
+static void on_module_parameter(gs_replay *r, const gs_trace_event *e,
+                                const strings *reader) {
   gs_replay_object *o = object_get(r, e->tensor);
   if (o)
     o->parameter = TRUE;
-  if (gs_replay_tensor_name(r, e->tensor))
-    return;
-  const char *type = g_hash_table_lookup(r->modules, &e->module);
-  const char *param = lookup_string(reader, e->name);
-  g_autofree char *full = type && *type ? g_strdup_printf("%s.%s", type, param) : g_strdup(param);
-  set_u64_name(r->names, e->tensor, gs_replay_intern(r, full));
+  parameter_entry *p = g_new(parameter_entry, 1);
+  p->tensor = e->tensor;
+  p->module = e->module;
+  p->name = intern_id(r, reader, e->name);
+  g_hash_table_replace(r->parameters, &p->tensor, p);
+}
+
+static void on_module_child(gs_replay *r, const gs_trace_event *e,
+                            const strings *reader) {
+  gs_replay_module *child = module_get(r, e->child);
+  if (!child) { /* its creation was not in the log (a log started late): still place it */
+    child = g_new0(gs_replay_module, 1);
+    child->id = e->child;
+    child->type = gs_replay_intern(r, "");
+    g_hash_table_replace(r->modules, &child->id, child);
+  }
+  child->parent = e->module;
+  child->name = intern_id(r, reader, e->name);
+}
+
+static void on_optimizer_create(gs_replay *r, const gs_trace_event *e,
+                                const strings *reader) {
+  gs_replay_optimizer *o = g_hash_table_lookup(r->optimizers, &e->optimizer);
+  if (!o) { /* a repeated id continues the parameter list of a large optimizer */
+    o = g_new0(gs_replay_optimizer, 1);
+    o->id = e->optimizer;
+    o->type = intern_id(r, reader, e->name);
+    o->params = g_array_new(FALSE, FALSE, sizeof(guint64));
+    g_hash_table_replace(r->optimizers, &o->id, o);
+  }
+  if (e->n_params)
+    g_array_append_vals(o->params, e->params, e->n_params);
+}
+
+const gs_replay_module *gs_replay_module_get(const gs_replay *r, guint64 module) {
+  return module_get(r, module);
+}
+
+const gs_replay_optimizer *gs_replay_optimizer_get(const gs_replay *r, guint64 optimizer) {
+  return optimizer ? g_hash_table_lookup(r->optimizers, &optimizer) : NULL;
 }
 
 static const char *reader_string(guint32 id, gpointer reader) {
@@ -564,21 +684,16 @@ void gs_replay_apply_with(gs_replay *r, const gs_trace_event *e, gs_replay_strin
   case GS_TRACE_TENSOR_NAME:
     set_u64_name(r->names, e->tensor, intern_id(r, reader, e->name));
     break;
-  case GS_TRACE_OWNER_CHANGE: {
-    gs_replay_object *o = object_get(r, e->object);
-    if (o)
-      set_holder(r, o, e->holder, e->owner);
-    break;
-  }
+  case GS_TRACE_OWNER_CHANGE: on_owner_change(r, e); break;
   case GS_TRACE_SCOPE_BEGIN: on_scope_begin(r, e, reader); break;
   case GS_TRACE_SCOPE_END: on_scope_end(r, e); break;
   case GS_TRACE_NODE_CREATE: on_node_create(r, e, reader); break;
   case GS_TRACE_NODE_FREE_SAVED: on_node_free_saved(r, e); break;
   case GS_TRACE_NODE_RELEASE: on_node_release(r, e); break;
-  case GS_TRACE_MODULE_CREATE:
-    set_u64_name(r->modules, e->module, intern_id(r, reader, e->name));
-    break;
+  case GS_TRACE_MODULE_CREATE: on_module_create(r, e, reader); break;
   case GS_TRACE_MODULE_PARAMETER: on_module_parameter(r, e, reader); break;
+  case GS_TRACE_MODULE_CHILD: on_module_child(r, e, reader); break;
+  case GS_TRACE_OPTIMIZER_CREATE: on_optimizer_create(r, e, reader); break;
   case GS_TRACE_COMPOSITE_CREATE: on_composite_create(r, e); break;
   default: break;
   }
@@ -604,6 +719,18 @@ GPtrArray *gs_replay_alive_objects(const gs_replay *r) {
 
 static gs_replay_scope_name *copy_group(const gs_replay_scope_name *g) {
   return g_memdup2(g, sizeof *g);
+}
+
+static void copy_scope(gs_replay *r, const gs_replay_scope *from) {
+  gs_replay_scope *s = g_memdup2(from, sizeof *from);
+  g_ptr_array_add(r->scope_list, s);
+  g_ptr_array_add(r->scope_store, s);
+  g_hash_table_insert(r->scopes, &s->id, s);
+}
+
+static gint by_begin_seq(gconstpointer a, gconstpointer b) {
+  const gs_replay_scope *x = *(gs_replay_scope *const *)a, *y = *(gs_replay_scope *const *)b;
+  return x->begin_seq < y->begin_seq ? -1 : x->begin_seq > y->begin_seq;
 }
 
 gs_replay *gs_replay_copy(const gs_replay *src, gboolean open_scopes_only) {
@@ -650,14 +777,26 @@ gs_replay *gs_replay_copy(const gs_replay *src, gboolean open_scopes_only) {
     g_ptr_array_add(r->scope_group_list, g);
     g_hash_table_insert(r->scope_groups, (gpointer)g->name, g);
   }
-  for (guint i = 0; i < src->scope_list->len; i++) {
-    const gs_replay_scope *from = src->scope_list->pdata[i];
-    if (open_scopes_only && from->ended)
-      continue;
-    gs_replay_scope *s = g_memdup2(from, sizeof *from);
-    g_ptr_array_add(r->scope_list, s);
-    g_ptr_array_add(r->scope_store, s);
-    g_hash_table_insert(r->scopes, &s->id, s);
+  if (open_scopes_only) {
+    /* The open scopes are the threads' stacks: a few, however many scopes the log had. Kept
+     * in begin order, as scope_list is. */
+    g_autoptr(GPtrArray) open = g_ptr_array_new();
+    GHashTableIter st;
+    gpointer stack;
+    g_hash_table_iter_init(&st, src->thread_scopes);
+    while (g_hash_table_iter_next(&st, NULL, &stack))
+      for (guint i = 0; i < ((GArray *)stack)->len; i++) {
+        guint64 id = g_array_index((GArray *)stack, guint64, i);
+        gpointer s = g_hash_table_lookup(src->scopes, &id);
+        if (s)
+          g_ptr_array_add(open, s);
+      }
+    g_ptr_array_sort(open, by_begin_seq);
+    for (guint i = 0; i < open->len; i++)
+      copy_scope(r, open->pdata[i]);
+  } else {
+    for (guint i = 0; i < src->scope_list->len; i++)
+      copy_scope(r, src->scope_list->pdata[i]);
   }
   g_hash_table_iter_init(&it, src->thread_scopes);
   gpointer key;
@@ -678,9 +817,25 @@ gs_replay *gs_replay_copy(const gs_replay *src, gboolean open_scopes_only) {
   g_hash_table_iter_init(&it, src->names);
   while (g_hash_table_iter_next(&it, &key, &value))
     set_u64_name(r->names, *(guint64 *)key, value);
+  /* Modules, parameters' places and optimizers: their strings are the shared pool's. */
   g_hash_table_iter_init(&it, src->modules);
-  while (g_hash_table_iter_next(&it, &key, &value))
-    set_u64_name(r->modules, *(guint64 *)key, value);
+  while (g_hash_table_iter_next(&it, NULL, &value)) {
+    gs_replay_module *mod = g_memdup2(value, sizeof(gs_replay_module));
+    g_hash_table_insert(r->modules, &mod->id, mod);
+  }
+  g_hash_table_iter_init(&it, src->parameters);
+  while (g_hash_table_iter_next(&it, NULL, &value)) {
+    parameter_entry *p = g_memdup2(value, sizeof(parameter_entry));
+    g_hash_table_insert(r->parameters, &p->tensor, p);
+  }
+  g_hash_table_iter_init(&it, src->optimizers);
+  while (g_hash_table_iter_next(&it, NULL, &value)) {
+    const gs_replay_optimizer *from = value;
+    gs_replay_optimizer *opt = g_memdup2(from, sizeof *from);
+    opt->params = g_array_sized_new(FALSE, FALSE, sizeof(guint64), from->params->len);
+    g_array_append_vals(opt->params, from->params->data, from->params->len);
+    g_hash_table_insert(r->optimizers, &opt->id, opt);
+  }
   return r;
 }
 
@@ -707,4 +862,48 @@ gboolean gs_replay_storage(const gs_replay *r, guint64 id, guint64 *bytes, guint
   if (saved_refs)
     *saved_refs = s->saved_refs;
   return TRUE;
+}
+
+gs_replay_tally *gs_replay_storage_tally(gs_replay *r, guint64 id) {
+  storage_entry *s = g_hash_table_lookup(r->storages, &id);
+  return s ? &s->tally : NULL;
+}
+
+gs_replay_tally *gs_replay_storage_full(gs_replay *r, guint64 id, guint64 *bytes,
+                                        guint *saved_refs) {
+  storage_entry *s = g_hash_table_lookup(r->storages, &id);
+  if (!s)
+    return NULL;
+  *bytes = own_bytes(s);
+  *saved_refs = s->saved_refs;
+  return &s->tally;
+}
+
+/* GLib's tables leave a tombstone per removal and only rebuild when tombstones nearly fill
+ * them; with tensors created and disposed every step, lookups then probe long runs of them.
+ * A fresh table holds only the alive records (a few hundred), so rebuilding is cheap. */
+static GHashTable *rebuilt(GHashTable *old, GDestroyNotify free_value) {
+  GHashTable *fresh = id_table(free_value);
+  GHashTableIter it;
+  gpointer key, value;
+  g_hash_table_iter_init(&it, old);
+  while (g_hash_table_iter_next(&it, &key, &value)) {
+    g_hash_table_insert(fresh, key, value);
+    g_hash_table_iter_steal(&it);
+  }
+  g_hash_table_destroy(old);
+  return fresh;
+}
+
+void gs_replay_compact(gs_replay *r) {
+  r->storages = rebuilt(r->storages, storage_entry_free);
+  r->objects = rebuilt(r->objects, g_free);
+  r->nodes = rebuilt(r->nodes, node_free);
+}
+
+void gs_replay_tally_storage(const gs_replay_tally *t, guint64 *bytes, guint *saved_refs) {
+  const storage_entry *s =
+      (const storage_entry *)((const char *)t - G_STRUCT_OFFSET(storage_entry, tally));
+  *bytes = own_bytes(s);
+  *saved_refs = s->saved_refs;
 }

@@ -3,7 +3,9 @@
  * What is alive after the last applied event: storages and the bytes they hold (with the
  * peak), tensors and composites with their owners, scopes with the engine's own accounting
  * (objects created and disposed while owned, bytes owned now and at most), graph nodes with
- * their inputs and saved tensors, and the names user code gave to tensors. `gradscope stats`,
+ * their inputs and saved tensors, the names user code gave to tensors, module trees (so a
+ * parameter is named by its dotted path, "fc2.bias") and optimizers with their parameters (so
+ * the trace model can file their state tensors as optimizer state). `gradscope stats`,
  * `export-dot` and `chrome-trace` are each a thin reading of this state; the inspector's model
  * builds its indices from the same transitions.
  *
@@ -62,7 +64,19 @@ typedef struct gs_replay_object {
   guint32 object_kind; /* composites: gs_object_kind */
   gboolean parameter;  /* a parameter's handle (moved into one, or registered by a module) */
   guint saved_refs;    /* live graph nodes that saved it and have not freed their saved tensors */
+  guint tally_category; /* the trace model's bookkeeping (head state only): 0, or its memory
+                         * category + 1 as counted in its storage's tally */
 } gs_replay_object;
+
+/* What the trace model counts per storage as the head state advances (its memory categories,
+ * model-memory.c): kept with the storage so following a log needs no table of its own.
+ * Copied with the state, meaningful in the model's head state only. */
+typedef struct gs_replay_tally {
+  guint32 counts[8];   /* alive objects on the storage, per category */
+  guint32 category;    /* the category its bytes are counted under now */
+  guint32 epoch;       /* the event that last took its bytes out of the totals */
+  guint64 bytes;       /* the bytes counted */
+} gs_replay_tally;
 
 typedef struct gs_replay_node {
   guint64 id;
@@ -77,6 +91,20 @@ typedef struct gs_replay_node {
 } gs_replay_node;
 
 typedef struct gs_replay_pool gs_replay_pool;
+
+/* A module: its type and its place in a tree. */
+typedef struct gs_replay_module {
+  guint64 id;
+  const char *type;
+  guint64 parent;     /* the module holding it as a child, or 0 */
+  const char *name;   /* its name in that parent ("fc2"), or NULL */
+} gs_replay_module;
+
+typedef struct gs_replay_optimizer {
+  guint64 id;
+  const char *type;   /* "SGD", "Adam", "AdamW" */
+  GArray *params;     /* guint64 tensor ids of the parameters it updates */
+} gs_replay_optimizer;
 
 typedef struct gs_replay {
   gs_replay_pool *pool; /* interned copies of every string the state keeps; copies share it */
@@ -98,13 +126,23 @@ typedef struct gs_replay {
 
   GHashTable *nodes;    /* id -> gs_replay_node*, alive ones */
   GHashTable *names;    /* tensor id -> name given by user code (interned) */
-  GHashTable *modules;  /* module id -> type name (interned) */
+  GHashTable *modules;  /* module id -> gs_replay_module* */
+  GHashTable *parameters; /* tensor id -> its module and name in it (private) */
+  GHashTable *optimizers; /* optimizer id -> gs_replay_optimizer* */
 
   /* What the last gs_replay_apply changed, for writers that emit only changes. */
   gboolean memory_changed;
   GPtrArray *changed_groups; /* gs_replay_scope_name* whose bytes changed */
   guint64 heir_storage;      /* a storage that took over a shared buffer's bytes (or 0) */
+
+  /* private: the scopes last looked up (most objects belong to the current step's scope, and
+   * the table of every scope seen grows to tens of thousands) */
+  gs_replay_scope *scope_cache[16];
 } gs_replay;
+
+/* Hashing for tables keyed by a pointer to a 64-bit id (handles, storages, nodes). */
+guint gs_id_hash(gconstpointer id);
+gboolean gs_id_equal(gconstpointer a, gconstpointer b);
 
 gs_replay *gs_replay_new(void);
 void gs_replay_free(gs_replay *replay);
@@ -114,6 +152,10 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(gs_replay, gs_replay_free)
  * out (scope_list and scopes hold copies of the open ones only): the trace model's keyframes,
  * which borrow ended scope records from its head state instead (they never change). */
 gs_replay *gs_replay_copy(const gs_replay *src, gboolean open_scopes_only);
+
+/* Rebuilds the tables of alive records (storages, objects, nodes), which long runs of
+ * creations and disposals slow down; for a state applied for millions of events. */
+void gs_replay_compact(gs_replay *replay);
 
 /* Applies one event; reader resolves its string ids. */
 void gs_replay_apply(gs_replay *replay, const gs_trace_event *event,
@@ -132,14 +174,28 @@ typedef void (*gs_replay_storage_fn)(guint64 id, guint64 own_bytes, guint saved_
                                      gpointer user_data);
 void gs_replay_foreach_storage(const gs_replay *replay, gs_replay_storage_fn fn,
                                gpointer user_data);
+/* The tally kept with an alive storage, or NULL; _full also gives what gs_replay_storage does
+ * (one lookup for both). */
+gs_replay_tally *gs_replay_storage_tally(gs_replay *replay, guint64 id);
+gs_replay_tally *gs_replay_storage_full(gs_replay *replay, guint64 id, guint64 *own_bytes,
+                                        guint *saved_refs);
+/* What gs_replay_storage says of the storage that keeps tally (no lookup). */
+void gs_replay_tally_storage(const gs_replay_tally *tally, guint64 *own_bytes, guint *saved_refs);
 /* The same for one storage id; FALSE if it is not alive. */
 gboolean gs_replay_storage(const gs_replay *replay, guint64 id, guint64 *own_bytes,
                            guint *saved_refs);
 
-/* The name user code gave tensor id (tensor_name, or a module's parameter name), or NULL. */
+/* The name user code gave tensor id with tensor_name or, failing that, its name as a module's
+ * parameter: the dotted path from the root of its module tree ("encoder.layers.0.weight"), or
+ * "Type.name" ("Linear.weight") for a module that is no one's child. NULL if it has neither. */
 const char *gs_replay_tensor_name(const gs_replay *replay, guint64 tensor);
 /* Copies text into the replay's string storage (stable until the replay is freed). */
 const char *gs_replay_intern(gs_replay *replay, const char *text);
+/* A module (NULL if the log never named it) and an optimizer (NULL if unknown). What an
+ * object is for and who holds it, in words, is the trace model's to say
+ * (gs_trace_model_category, gs_trace_model_owner_label): it reads these. */
+const gs_replay_module *gs_replay_module_get(const gs_replay *replay, guint64 module);
+const gs_replay_optimizer *gs_replay_optimizer_get(const gs_replay *replay, guint64 optimizer);
 /* Alive objects sorted by creation (caller frees the array, not the objects). */
 GPtrArray *gs_replay_alive_objects(const gs_replay *replay);
 

@@ -25,21 +25,21 @@ static gboolean ensure_private_dir(const char *dir, GError **error) {
   if (g_mkdir_with_parents(dir, 0700) != 0) {
     int saved = errno;
     g_set_error(error, G_IO_ERROR, g_io_error_from_errno(saved),
-                _("cannot create the folder %s for the inspector's socket: %s"), dir,
+                _("Cannot create the folder %s for the inspector's socket: %s"), dir,
                 g_strerror(saved));
     return FALSE;
   }
   struct stat st;
   if (lstat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid()) {
     g_set_error(error, G_IO_ERROR, G_IO_ERROR_PERMISSION_DENIED,
-                _("%s must be a folder owned by you (user %u) to hold the inspector's socket"),
+                _("%s must be a folder owned by you (user %u) to hold the inspector's socket."),
                 dir, (unsigned)getuid());
     return FALSE;
   }
   if ((st.st_mode & 0077) != 0 && chmod(dir, 0700) != 0) {
     int saved = errno;
     g_set_error(error, G_IO_ERROR, g_io_error_from_errno(saved),
-                _("cannot make %s private (mode 0700): %s"), dir, g_strerror(saved));
+                _("Cannot make %s private (mode 0700): %s"), dir, g_strerror(saved));
     return FALSE;
   }
   return TRUE;
@@ -53,7 +53,7 @@ static gboolean clear_stale_socket(const char *path, GError **error) {
     return TRUE;
   if (!S_ISSOCK(st.st_mode)) {
     g_set_error(error, G_IO_ERROR, G_IO_ERROR_EXISTS,
-                _("%s exists and is not a socket: not replacing it"), path);
+                _("%s exists and is not a socket: it was left as it is."), path);
     return FALSE;
   }
   g_autoptr(GSocket) probe = g_socket_new(G_SOCKET_FAMILY_UNIX, G_SOCKET_TYPE_STREAM,
@@ -61,7 +61,7 @@ static gboolean clear_stale_socket(const char *path, GError **error) {
   g_autoptr(GSocketAddress) address = g_unix_socket_address_new(path);
   if (probe && g_socket_connect(probe, address, NULL, NULL)) {
     g_set_error(error, G_IO_ERROR, G_IO_ERROR_ADDRESS_IN_USE,
-                _("another inspector is already listening on %s"), path);
+                _("Another inspector is already listening on %s."), path);
     return FALSE;
   }
   g_unlink(path);
@@ -71,7 +71,7 @@ static gboolean clear_stale_socket(const char *path, GError **error) {
 static GSocket *listen_on(const char *path, GError **error) {
   if (strlen(path) >= sizeof(((struct sockaddr_un *)NULL)->sun_path)) {
     g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
-                _("the socket path %s is %zu bytes long; at most %zu fit"), path, strlen(path),
+                _("The socket path %s is %zu bytes long; at most %zu fit."), path, strlen(path),
                 sizeof(((struct sockaddr_un *)NULL)->sun_path) - 1);
     return NULL;
   }
@@ -89,7 +89,7 @@ static GSocket *listen_on(const char *path, GError **error) {
     int saved = errno;
     g_unlink(path);
     g_set_error(error, G_IO_ERROR, g_io_error_from_errno(saved),
-                _("cannot restrict %s to your user (mode 0600): %s"), path, g_strerror(saved));
+                _("Cannot restrict %s to your user (mode 0600): %s"), path, g_strerror(saved));
     return NULL;
   }
   g_socket_set_listen_backlog(socket, 4);
@@ -107,10 +107,10 @@ static GSocket *accept_peer(GsTraceSource *self) {
     g_autoptr(GSocket) peer = g_socket_accept(self->listener, self->cancellable, &error);
     if (!peer) {
       if (g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-        gs_trace_source_post_end(self, FALSE, g_strdup(_("stopped listening")));
+        gs_trace_source_post_end(self, FALSE, g_strdup(_("Stopped listening.")));
       else
         gs_trace_source_post_end(self, TRUE, g_strdup_printf(
-            _("cannot accept a connection on %s: %s"), self->socket_path, error->message));
+            _("Cannot accept a connection on %s: %s"), self->socket_path, error->message));
       return NULL;
     }
     g_autoptr(GCredentials) credentials = g_socket_get_credentials(peer, &error);
@@ -120,7 +120,7 @@ static GSocket *accept_peer(GsTraceSource *self) {
     if (credentials && gs_source_peer_allowed(credentials, getuid(), &reason))
       return g_steal_pointer(&peer);
     /* A message, not a warning: another user's attempt is no fault of this program. */
-    g_message(_("refused a connection on %s: %s"), self->socket_path, reason);
+    g_message(_("Refused a connection on %s: %s"), self->socket_path, reason);
     g_socket_close(peer, NULL);
   }
 }
@@ -138,8 +138,8 @@ static gpointer listen_worker(gpointer data) {
   g_autoptr(GCredentials) credentials = g_socket_get_credentials(peer, NULL);
   pid_t pid = credentials ? g_credentials_get_unix_pid(credentials, NULL) : -1;
   gs_trace_source_post_live(self, pid > 0
-      ? g_strdup_printf(_("receiving the log of process %d"), (int)pid)
-      : g_strdup(_("receiving the log of a program")));
+      ? g_strdup_printf(_("Receiving the log of process %d."), (int)pid)
+      : g_strdup(_("Receiving the log of a program.")));
 
   g_autofree guint8 *piece = g_malloc(RECEIVE_PIECE);
   for (;;) {
@@ -149,17 +149,17 @@ static gpointer listen_worker(gpointer data) {
       if (!gs_trace_source_push(self, piece, (gsize)n))
         break;
     } else if (n == 0) {
-      gs_trace_source_post_end(self, FALSE, g_strdup(_("the program closed the connection")));
+      gs_trace_source_post_end(self, FALSE, g_strdup(_("The program closed the connection.")));
       return NULL;
     } else if (g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED)) {
       break;
     } else {
       gs_trace_source_post_end(self, TRUE,
-          g_strdup_printf(_("connection lost: %s"), error->message));
+          g_strdup_printf(_("Connection lost: %s"), error->message));
       return NULL;
     }
   }
-  gs_trace_source_post_end(self, FALSE, g_strdup(_("stopped receiving")));
+  gs_trace_source_post_end(self, FALSE, g_strdup(_("Stopped receiving.")));
   return NULL;
 }
 
@@ -175,7 +175,7 @@ GsTraceSource *gs_trace_source_new_listen(const char *socket_path, GError **erro
   if (!listener)
     return NULL;
   g_autofree char *waiting = g_strdup_printf(
-      _("waiting for a program: run it with GS_TRACE=unix:%s"), path);
+      _("Waiting for a program: run it with GS_TRACE=unix:%s"), path);
   GsTraceSource *self = gs_trace_source_new_of_kind(GS_TRACE_SOURCE_LISTEN, path,
                                                     GS_TRACE_SOURCE_CONNECTING, waiting);
   self->listener = listener;

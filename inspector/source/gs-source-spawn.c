@@ -16,19 +16,22 @@
 /* The descriptor number the program finds its log pipe on. */
 #define TRACE_FD_IN_CHILD 3
 #define READ_PIECE (256u << 10)
+/* After the program exited, how long its pipes may stay quiet before we stop reading them:
+ * a child it left behind may hold them open for ever. */
+#define AFTER_EXIT_QUIET_MS 200
 
 /* How the program ended, in words; broken when a signal ended it. */
 static char *describe_exit(int wait_status, gboolean *broken) {
   *broken = FALSE;
   if (WIFEXITED(wait_status))
-    return g_strdup_printf(_("the program exited with status %d"), WEXITSTATUS(wait_status));
+    return g_strdup_printf(_("The program exited with status %d."), WEXITSTATUS(wait_status));
   if (WIFSIGNALED(wait_status)) {
     *broken = TRUE;
     int sig = WTERMSIG(wait_status);
-    return g_strdup_printf(_("the program was killed by signal %d (%s)"), sig, g_strsignal(sig));
+    return g_strdup_printf(_("The program was killed by signal %d (%s)."), sig, g_strsignal(sig));
   }
   *broken = TRUE;
-  return g_strdup(_("the program ended in an unknown way"));
+  return g_strdup(_("The program ended in an unknown way."));
 }
 
 /* Reads once from fd into the log queue (trace) or the output; FALSE at its end. */
@@ -38,7 +41,7 @@ static gboolean read_ready(GsTraceSource *self, int fd, gboolean trace, guint8 *
   if (n < 0 && (errno == EINTR || errno == EAGAIN))
     return TRUE;
   if (n < 0) {
-    *failure = g_strdup_printf(_("cannot read from the program: %s"), g_strerror(errno));
+    *failure = g_strdup_printf(_("Cannot read from the program: %s"), g_strerror(errno));
     return FALSE;
   }
   if (n == 0)
@@ -53,25 +56,33 @@ static gpointer spawn_worker(gpointer data) {
   GsTraceSource *self = data;
   GInputStream *output = g_subprocess_get_stdout_pipe(self->process);
   int output_fd = g_unix_input_stream_get_fd(G_UNIX_INPUT_STREAM(output));
-  GPollFD cancel_fd;
+  GPollFD cancel_fd, exit_fd;
   gboolean can_cancel = g_cancellable_make_pollfd(self->cancellable, &cancel_fd);
+  gboolean can_see_exit = g_cancellable_make_pollfd(self->exited, &exit_fd);
   g_autofree guint8 *piece = g_malloc(READ_PIECE);
   char *failure = NULL;
-  gboolean trace_open = TRUE, output_open = TRUE;
+  gboolean trace_open = TRUE, output_open = TRUE, exited = FALSE;
 
-  /* Until both pipes close: the program exited (or closed them), or we were told to leave. */
+  /* Until both pipes close (the program exited or closed them) or stay quiet for a while
+   * after it exited, or we are told to leave. */
   while ((trace_open || output_open) && !failure && !gs_trace_source_stopping(self)) {
-    struct pollfd fds[3] = {
+    struct pollfd fds[4] = {
       {.fd = trace_open ? self->trace_fd : -1, .events = POLLIN},
       {.fd = output_open ? output_fd : -1, .events = POLLIN},
       {.fd = can_cancel ? cancel_fd.fd : -1, .events = POLLIN},
+      {.fd = can_see_exit && !exited ? exit_fd.fd : -1, .events = POLLIN},
     };
-    if (poll(fds, 3, -1) < 0) {
+    int ready = poll(fds, 4, exited ? AFTER_EXIT_QUIET_MS : -1);
+    if (ready < 0) {
       if (errno == EINTR)
         continue;
-      failure = g_strdup_printf(_("cannot wait for the program: %s"), g_strerror(errno));
+      failure = g_strdup_printf(_("Cannot wait for the program: %s"), g_strerror(errno));
       break;
     }
+    if (ready == 0)
+      break; /* exited, and what it left behind writes nothing */
+    if (fds[3].revents)
+      exited = TRUE;
     if (trace_open && fds[0].revents)
       trace_open = read_ready(self, self->trace_fd, TRUE, piece, &failure);
     if (output_open && fds[1].revents && !failure)
@@ -79,6 +90,8 @@ static gpointer spawn_worker(gpointer data) {
   }
   if (can_cancel)
     g_cancellable_release_fd(self->cancellable);
+  if (can_see_exit)
+    g_cancellable_release_fd(self->exited);
 
   /* The exit status is wanted even when told to leave: dispose has killed the program. */
   g_subprocess_wait(self->process, NULL, NULL);
@@ -88,13 +101,20 @@ static gpointer spawn_worker(gpointer data) {
   gboolean broken;
   char *how = describe_exit(status, &broken);
   if (failure) {
-    gs_trace_source_post_end(self, TRUE, g_strdup_printf(_("%s (%s)"), how, failure));
+    gs_trace_source_post_end(self, TRUE, g_strdup_printf(_("%s %s"), how, failure));
     g_free(how);
     g_free(failure);
   } else {
     gs_trace_source_post_end(self, broken, how);
   }
   return NULL;
+}
+
+static void on_exited(GObject *process, GAsyncResult *result, gpointer data) {
+  GCancellable *exited = data;
+  g_subprocess_wait_finish(G_SUBPROCESS(process), result, NULL);
+  g_cancellable_cancel(exited);
+  g_object_unref(exited);
 }
 
 /* "prog arg 'two words'": how the source describes itself. */
@@ -114,8 +134,8 @@ GsTraceSource *gs_trace_source_new_spawn(const char *const *argv, const char *cw
                                          GError **error) {
   if (!argv || !argv[0] || !*argv[0]) {
     g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
-                _("expected a program to run (a command line with at least a program name), "
-                  "got an empty one"));
+                _("Expected a program to run (a command line with at least a program name), "
+                  "got an empty one."));
     return NULL;
   }
   int fds[2];
@@ -141,12 +161,15 @@ GsTraceSource *gs_trace_source_new_spawn(const char *const *argv, const char *cw
 
   g_autofree char *description = command_line(argv);
   const char *pid = g_subprocess_get_identifier(process); /* NULL once it has exited */
-  g_autofree char *running = pid ? g_strdup_printf(_("running %s (process %s)"), description, pid)
-                                 : g_strdup_printf(_("running %s"), description);
+  g_autofree char *running = pid ? g_strdup_printf(_("Running %s (process %s)."), description, pid)
+                                 : g_strdup_printf(_("Running %s."), description);
   GsTraceSource *self = gs_trace_source_new_of_kind(GS_TRACE_SOURCE_SPAWN, description,
                                                     GS_TRACE_SOURCE_LIVE, running);
   self->process = process;
   self->trace_fd = fds[0];
+  /* The exit is seen on this (the UI) thread's context, and told to the worker's poll. */
+  self->exited = g_cancellable_new();
+  g_subprocess_wait_async(process, NULL, on_exited, g_object_ref(self->exited));
   gs_trace_source_start_worker(self, "gs-source-spawn", spawn_worker);
   return self;
 }

@@ -55,6 +55,7 @@ struct _GsTraceSource {
   gboolean owns_socket_path; /* we bound it: unlink it when done */
   GSubprocess *process;  /* spawn */
   int trace_fd;          /* spawn: our end of the log pipe */
+  GCancellable *exited;  /* spawn: cancelled once the program has exited (a pollable flag) */
 };
 
 /* Made by the kinds' constructors: a source of kind in state connecting or loading. */

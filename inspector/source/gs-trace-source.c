@@ -5,7 +5,6 @@
 #include "gs-trace-source-private.h"
 
 #include <glib/gi18n-lib.h>
-#include <inttypes.h> /* PRIu64, which xgettext understands in translatable formats */
 #include <glib/gstdio.h>
 #include <signal.h>
 #include <unistd.h>
@@ -115,6 +114,7 @@ static void gs_trace_source_finalize(GObject *object) {
   g_free(self->path);
   g_free(self->socket_path);
   g_object_unref(self->cancellable);
+  g_clear_object(&self->exited);
   g_main_context_unref(self->context);
   g_mutex_clear(&self->lock);
   g_cond_clear(&self->cond);
@@ -284,32 +284,20 @@ static void set_progress(GsTraceSource *self, double progress) {
   g_object_notify_by_pspec(G_OBJECT(self), properties[PROP_PROGRESS]);
 }
 
-/* What went wrong with the log itself, or NULL: damage anywhere, or (at the end of the
- * input) a chunk cut off, said the way this kind of source cuts logs. */
-static char *log_problem(GsTraceSource *self, gs_trace_model *m) {
-  guint64 at = 0;
-  const char *damage = gs_trace_model_damage(m, &at);
-  if (damage)
-    return g_strdup_printf(_("log damaged at byte %" PRIu64 ": %s"), at, damage);
-  if (!gs_trace_model_truncated(m, &at))
-    return NULL;
-  switch (self->kind) {
-  case GS_TRACE_SOURCE_LISTEN:
-    return g_strdup_printf(_("connection lost in the middle of a chunk at byte %" PRIu64
-                             ": the program may have crashed"), at);
-  case GS_TRACE_SOURCE_SPAWN:
-    return g_strdup_printf(_("the log stops in the middle of a chunk at byte %" PRIu64),
-                           at);
-  case GS_TRACE_SOURCE_FILE:
-  default:
-    return g_strdup_printf(_("the log ends in the middle of a chunk at byte %" PRIu64
-                             ": the program that wrote it may have crashed or still be writing"),
-                           at);
-  }
+/* Two sentences as one message. */
+static char *join_sentences(const char *first, const char *second) {
+  if (!first)
+    return g_strdup(second);
+  if (!second)
+    return g_strdup(first);
+  /* TRANSLATORS: two sentences of a source's status, e.g. "The program exited with status
+   * 0." and "The log ends in the middle of a chunk...". */
+  return g_strdup_printf(_("%s %s"), first, second);
 }
 
-/* The input is over and everything was pumped (or the log is damaged): says how it ended.
- * m is the model that got the bytes (NULL if none arrived). */
+/* The input is over and everything was pumped (or the log is damaged): says how it ended,
+ * from how the input ended (the worker's note) and what the model found in the log. m is
+ * the model that got the bytes (NULL if there is none). */
 static void finalize_state(GsTraceSource *self, gs_trace_model *m) {
   if (self->final)
     return;
@@ -317,33 +305,33 @@ static void finalize_state(GsTraceSource *self, gs_trace_model *m) {
   g_mutex_lock(&self->lock);
   self->stopping = TRUE; /* a follower or reader still running may leave now */
   g_cond_broadcast(&self->cond);
-  char *note = g_strdup(self->end_note);
+  g_autofree char *note = g_strdup(self->end_note);
   gboolean broken = self->end_broken;
   g_mutex_unlock(&self->lock);
   g_cancellable_cancel(self->cancellable);
 
-  g_autofree char *problem = NULL;
-  gboolean damaged = m && gs_trace_model_damage(m, NULL) != NULL;
-  if (m) {
-    if (!damaged)
-      gs_trace_model_finish(m);
-    problem = log_problem(self, m);
-  }
-  /* A user who stops a source mid-chunk cut it on purpose: that is no failure. */
+  /* A model that got no bytes knows nothing about the log (it would call it empty). */
+  if (m && gs_trace_model_bytes_fed(m) == 0)
+    m = NULL;
+  if (m)
+    gs_trace_model_finish(m); /* from here a cut chunk counts as a problem of the log */
+  gboolean damaged = m && gs_trace_model_damaged(m);
+  /* A user who stops a source mid-chunk cut it on purpose: only damage is a failure then. */
   gboolean stopped = self->user_stopped && !damaged;
+  const char *problem = m && !stopped ? gs_trace_model_problem(m) : NULL;
   gboolean failed = !stopped && (broken || problem != NULL);
+
   g_autofree char *message = NULL;
   if (stopped && note && self->kind == GS_TRACE_SOURCE_SPAWN)
     message = g_strdup(note); /* how the program took being stopped */
   else if (stopped)
-    message = g_strdup(_("stopped: everything received so far is kept"));
-  else if (problem && note && self->kind == GS_TRACE_SOURCE_SPAWN)
-    message = g_strdup_printf(_("%s (%s)"), note, problem); /* the exit explains the cut */
-  else if (problem)
-    message = g_steal_pointer(&problem);
+    message = g_strdup(_("Stopped. Everything received so far is kept."));
+  else if (!m && self->kind != GS_TRACE_SOURCE_FILE)
+    message = join_sentences(note, _("No event log arrived."));
+  else if (note || problem)
+    message = join_sentences(note, problem);
   else
-    message = g_strdup(note ? note : _("the log ended"));
-  g_free(note);
+    message = g_strdup(_("The log ended."));
   set_state(self, failed ? GS_TRACE_SOURCE_BROKEN : GS_TRACE_SOURCE_ENDED, message);
 }
 
@@ -388,7 +376,7 @@ static gboolean gs_trace_source_sync(gpointer data) {
     if (drained(self))
       finalize_state(self, model); /* a file read once: its end is known now */
     else if (!self->final)
-      set_state(self, GS_TRACE_SOURCE_LIVE, _("following the file as it grows"));
+      set_state(self, GS_TRACE_SOURCE_LIVE, _("Following the file as it grows."));
     self->loaded = model;
     emit_loaded = changed = TRUE;
   } else if (input_done && !self->final && !self->loading && received == 0 &&
@@ -445,7 +433,7 @@ guint64 gs_trace_source_pump(GsTraceSource *self, gs_trace_model *m, gint64 budg
     g_cond_broadcast(&self->cond); /* a worker held back by MAX_PENDING may go on */
     g_mutex_unlock(&self->lock);
 
-    if (gs_trace_model_damage(m, NULL)) {
+    if (gs_trace_model_damaged(m)) {
       finalize_state(self, m); /* nothing after damage can be trusted: stop reading */
       g_signal_emit(self, signals[SIGNAL_CHANGED], 0);
       return added;
@@ -471,12 +459,17 @@ void gs_trace_source_stop(GsTraceSource *self) {
   g_return_if_fail(GS_IS_TRACE_SOURCE(self));
   if (self->final)
     return;
-  self->user_stopped = TRUE;
   if (self->kind == GS_TRACE_SOURCE_SPAWN && self->process) {
-    /* The program's end is the source's end: its exit will be the last thing said. */
-    g_subprocess_send_signal(self->process, SIGTERM);
+    /* The program's end is the source's end: its exit will be the last thing said. Asked
+     * twice, a program that ignores SIGTERM gets SIGKILL. */
+    if (self->user_stopped)
+      g_subprocess_force_exit(self->process);
+    else
+      g_subprocess_send_signal(self->process, SIGTERM);
+    self->user_stopped = TRUE;
     return;
   }
+  self->user_stopped = TRUE;
   g_mutex_lock(&self->lock);
   self->stopping = TRUE;
   g_cond_broadcast(&self->cond);

@@ -15,7 +15,7 @@
 
 #include <gio/gio.h>
 
-#include "gs-source-model.h"
+#include "trace-model.h"
 
 G_BEGIN_DECLS
 
@@ -42,7 +42,9 @@ GType gs_trace_source_kind_get_type(void) G_GNUC_CONST;
 G_DECLARE_FINAL_TYPE(GsTraceSource, gs_trace_source, GS, TRACE_SOURCE, GObject)
 
 /* Reads the log at path; with follow, keeps reading what a running program appends. Problems
- * (no such file, damage) arrive as the broken state, like every later problem. */
+ * (no such file, damage) arrive as the broken state, like every later problem. A file read
+ * once keeps its event bytes on disk (gs_trace_model_load_file); a followed one is fed as a
+ * stream, so the model holds its bytes in memory. */
 GsTraceSource *gs_trace_source_new_file(const char *path, gboolean follow);
 /* Listens on a Unix socket (NULL: $XDG_RUNTIME_DIR/gradscope/inspector.sock, directory 0700,
  * socket 0600) and takes the first program of this user that connects with
@@ -62,8 +64,8 @@ char *gs_trace_source_default_socket_path(void);
 guint64 gs_trace_source_pump(GsTraceSource *self, gs_trace_model *m, gint64 budget_us);
 /* The model a file was loaded into, once "loaded" was emitted (transfer full), else NULL. */
 gs_trace_model *gs_trace_source_take_model(GsTraceSource *self);
-/* Stops reading (a spawned program is sent SIGTERM): the source ends, not broken, once what
- * arrived is pumped. */
+/* Stops reading (a spawned program is sent SIGTERM, and SIGKILL if asked again): the source
+ * ends, not broken, once what arrived is pumped. */
 void gs_trace_source_stop(GsTraceSource *self);
 
 GsTraceSourceKind gs_trace_source_get_kind(GsTraceSource *self);

@@ -43,12 +43,14 @@ static uint64_t event_digest(const gs_trace_reader *r, const gs_trace_event *e) 
   CHECK(e->ndim >= 0 && e->ndim <= GS_MAX_DIMS);
   CHECK(e->n_inputs <= GS__TRACE_MAX_ARRAY && e->n_saved <= GS__TRACE_MAX_ARRAY);
   CHECK(e->n_parts <= GS__TRACE_MAX_ARRAY && e->n_values <= GS__TRACE_MAX_ARRAY);
+  CHECK(e->n_params <= GS__TRACE_MAX_ARRAY);
   CHECK(e->text_len <= GS__TRACE_MAX_TEXT);
   uint64_t scalars[] = {
       e->kind, e->thread, e->seq, e->time_ns, e->tensor, e->target, e->storage, e->source,
       e->node, e->scope, e->outer, e->object, e->module, e->nbytes, (uint64_t)e->offset,
       e->version, e->name, e->op, e->dtype, e->origin, e->holder, e->previous_holder, e->owner,
       e->previous_owner, e->object_kind, e->code, e->requires_grad, (uint64_t)e->ndim,
+      e->child, e->optimizer,
   };
   uint64_t h = UINT64_C(0xcbf29ce484222325);
   for (size_t i = 0; i < sizeof scalars / sizeof scalars[0]; i++)
@@ -58,8 +60,9 @@ static uint64_t event_digest(const gs_trace_reader *r, const gs_trace_event *e) 
   const struct {
     const uint64_t *a;
     uint32_t n;
-  } arrays[] = {{e->inputs, e->n_inputs}, {e->saved, e->n_saved}, {e->parts, e->n_parts}};
-  for (size_t k = 0; k < 3; k++) {
+  } arrays[] = {{e->inputs, e->n_inputs}, {e->saved, e->n_saved}, {e->parts, e->n_parts},
+                {e->params, e->n_params}};
+  for (size_t k = 0; k < sizeof arrays / sizeof arrays[0]; k++) {
     h = mix(h, arrays[k].n);
     for (uint32_t i = 0; i < arrays[k].n; i++)
       h = mix(h, arrays[k].a[i]);

@@ -56,6 +56,9 @@ static void every_kind(tw_log *log) {
        .holder = 2, .owner = 1},
       {.kind = GS_TRACE_COMPOSITE_CREATE, .object = 10, .object_kind = 2, .n_parts = 3,
        .parts = parts},
+      {.kind = GS_TRACE_MODULE_CHILD, .module = 1, .child = 2, .name = 2},
+      {.kind = GS_TRACE_OPTIMIZER_CREATE, .optimizer = 1, .name = 1, .n_params = 3,
+       .params = parts},
       {.kind = GS_TRACE_MARK, .name = 2},
       {.kind = GS_TRACE_ERROR, .code = 2, .text = "shape mismatch", .text_len = 14},
       {.kind = GS_TRACE_TENSOR_DISPOSE, .tensor = 4, .name = 2},
@@ -67,7 +70,7 @@ static void every_kind(tw_log *log) {
     e[i].seq = 1 + i;
     e[i].time_ns = 1000 * (1 + i);
   }
-  tw_header(log, 1, 0, 1700000000000000000u, 1234);
+  tw_header(log, 1, GS_TRACE_VERSION_MINOR, 1700000000000000000u, 1234);
   tw_chunk(log, 1, e, 10);
   tw_chunk(log, 2, e + 10, 8);
   tw_chunk(log, 1, e + 18, n - 18);
@@ -95,7 +98,7 @@ int main(int argc, char **argv) {
   /* A newer minor: an unknown kind and a known kind with a trailing field. */
   tw_header(&log, 1, 4, 0, 1);
   static const uint8_t newer[] = {
-      GS_TRACE_KIND_COUNT, 5, 2, 2, 0x81, 0x01, 'x',     /* unknown kind, 3 field bytes */
+      200, 5, 2, 2, 0x81, 0x01, 'x',                     /* unknown kind, 3 field bytes */
       GS_TRACE_STORAGE_FREE, 4, 2, 2, 7, 0x2a,           /* storage 7, then an extra field */
       GS_TRACE_MARK, 3, 2, 2, 1,                         /* mark */
   };

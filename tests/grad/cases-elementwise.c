@@ -59,6 +59,7 @@ INPLACE(f_add_, gs_add_(y, in[1]))
 INPLACE(f_sub_, gs_sub_(y, in[1]))
 INPLACE(f_mul_, gs_mul_(y, in[1]))
 INPLACE(f_div_, gs_div_(y, in[1]))
+INPLACE(f_add_scaled_, gs_add_scaled_(y, in[1], -1.5))
 INPLACE(f_add_scalar_, gs_add_scalar_(y, 2.0))
 INPLACE(f_mul_scalar_, gs_mul_scalar_(y, 3.0))
 INPLACE(f_clamp_, gs_clamp_(y, -0.8, 0.9))
@@ -104,6 +105,7 @@ const grad_case grad_cases_elementwise[] = {
     {"SubBackward", "in place: sub_", f_sub_, 2, {GI(2, 3, 4), GI_S(2, 3, 4)}},
     {"MulBackward", "in place: mul_ saves the old value", f_mul_, 2, {GI_S(2, 3, 4), GI(2, 3, 1)}},
     {"DivBackward", "in place: div_", f_div_, 2, {GI_T(2, 3, 4), GI_POS(1, 4)}},
+    {"AddScaledBackward", "in place: add_scaled_ broadcast, alpha -1.5", f_add_scaled_, 2, {GI_T(2, 3, 4), GI_S(1, 4)}},
     {"AddScalarBackward", "in place: add_scalar_", f_add_scalar_, 1, {GI(2, 3, 4)}},
     {"MulScalarBackward", "in place: mul_scalar_", f_mul_scalar_, 1, {GI_T(2, 3, 4)}},
     {"ClampBackward", "in place: clamp_", f_clamp_, 1, {GI_S(2, 3, 4)}},

@@ -1,0 +1,60 @@
+/* module-impl.h: the module record, shared by module.c (records, parameters, children,
+ * disposal, forward dispatch) and module-tree.c (walks over the tree: dotted names, train
+ * mode). Modules are used from one thread at a time, as a PyTorch module is; the table lock
+ * guards the table of records, not concurrent edits of one module. */
+#pragma once
+
+#include "gradscope/scope.h"
+
+typedef struct gs__named_parameter {
+  char *name;
+  gs_tensor tensor;
+} gs__named_parameter;
+
+typedef struct gs__named_child {
+  char *name;
+  gs_module module;
+} gs__named_child;
+
+/* Dotted names of a tree's parameters, built on demand. Caches replaced by a newer one are
+ * kept (retired) until the module is disposed, so names handed out stay valid while it lives. */
+typedef struct gs__name_cache {
+  uint64_t edit;    /* gs__module_edits when it was built */
+  int count;
+  char **names;
+  gs_tensor *tensors;
+  struct gs__name_cache *retired;
+} gs__name_cache;
+
+typedef struct gs__module {
+  uint32_t index;
+  uint32_t generation;
+  bool live;
+  uint32_t next_free;
+  const gs_module_type *type;
+  const char *type_name; /* interned */
+  void *data;            /* the type's own configuration (freed by type->free_data) */
+  bool training;
+  uint64_t parent;       /* the module that owns it as a child, or 0 */
+  gs__named_parameter *params;
+  int n_params, params_capacity;
+  gs__named_child *children;
+  int n_children, children_capacity;
+  gs__name_cache *names;
+} gs__module;
+
+/* The live module a handle names, or NULL after reporting a stale or empty handle as an
+ * error of fn. */
+gs__module *gs__module_lookup(gs_module h, const char *fn);
+/* m's data if it is of type expected, else NULL after reporting as an error of fn. */
+void *gs__module_data_as(gs_module m, const gs_module_type *expected, const char *fn);
+/* The same, without reporting (NULL for anything but a live module). */
+gs__module *gs__module_peek(gs_module h);
+
+/* Bumped by every change to any module's parameters or children: a name cache older than
+ * this is rebuilt. */
+uint64_t gs__module_edits_now(void);
+void gs__module_edited(void);
+
+/* Frees a module's name caches (module-tree.c), at disposal. */
+void gs__module_free_names(gs__module *m);
