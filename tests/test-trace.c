@@ -1,6 +1,8 @@
 /* test-trace.c: the recorder end to end, read back with the public reader: real engine work
  * produces every kind of event with the engine's own numbers; a child killed with SIGKILL
- * leaves a readable log; an error that aborts is in the log before the abort. */
+ * leaves a readable log; an error that aborts is in the log before the abort; a detach is
+ * recorded as one. */
+#include <glib/gstdio.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -348,6 +350,31 @@ static void test_bad_destination_is_an_error(void) {
   g_assert_false(gs_trace_enabled());
 }
 
+static void test_detach_is_recorded_as_a_detach(void) {
+  char *path = temp_path("gradscope-test-detach.gstrace");
+  g_assert_cmpint(gs_trace_open(path), ==, 0);
+  gs_tensor x = gs_ones(GS_F32, (int64_t[]){2, 2}, 2);
+  gs_set_requires_grad(x, true);
+  gs_tensor v = gs_transpose(x, 0, 1);
+  gs_tensor d = gs_detach(x);
+  gs_trace_close();
+  recorded r = read_log(path);
+  g_assert_false(r.damaged);
+  const gs_trace_event *made = find(&r, GS_TRACE_TENSOR_CREATE, x.id);
+  const gs_trace_event *view = find(&r, GS_TRACE_TENSOR_CREATE, v.id);
+  const gs_trace_event *det = find(&r, GS_TRACE_TENSOR_CREATE, d.id);
+  g_assert_cmpuint(view->origin, ==, 1);
+  g_assert_cmpuint(det->origin, ==, 2); /* detach, not view */
+  g_assert_cmpstr(str(&r, det->op), ==, "detach");
+  g_assert_cmpuint(det->source, ==, x.id);
+  g_assert_cmpuint(det->storage, ==, made->storage);
+  g_assert_false(det->requires_grad);
+  recorded_free(&r);
+  gs_dispose(d), gs_dispose(v), gs_dispose(x);
+  g_remove(path);
+  g_free(path);
+}
+
 int main(int argc, char **argv) {
   test_init(&argc, &argv);
   g_test_add_func("/trace/engine-work-is-recorded", test_engine_work_is_recorded);
@@ -356,5 +383,6 @@ int main(int argc, char **argv) {
   g_test_add_func("/trace/killed-child-leaves-a-readable-log", test_killed_child_leaves_a_readable_log);
   g_test_add_func("/trace/abort-flushes-the-error", test_abort_flushes_the_error);
   g_test_add_func("/trace/bad-destination-is-an-error", test_bad_destination_is_an_error);
+  g_test_add_func("/trace/detach-is-recorded-as-a-detach", test_detach_is_recorded_as_a_detach);
   return g_test_run();
 }

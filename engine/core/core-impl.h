@@ -248,6 +248,9 @@ gs_tensor gs__tensor_new(gs_dtype dtype, const int64_t *shape, int ndim, const c
 /* A view of base (same storage, retained) with new geometry, registered. */
 gs_tensor gs__make_view(const gs__tensor *base, const int64_t *shape, const int64_t *strides,
                         int ndim, int64_t offset, const char *fn);
+/* The same with another origin sharing the storage (GS__ORIGIN_DETACH). */
+gs_tensor gs__make_view_as(const gs__tensor *base, const int64_t *shape, const int64_t *strides,
+                           int ndim, int64_t offset, gs__origin origin, const char *fn);
 /* Drops an unregistered tensor's storage reference. */
 void gs__tensor_release(gs__tensor *t);
 

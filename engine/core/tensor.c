@@ -108,6 +108,11 @@ gs_tensor gs__tensor_new(gs_dtype dtype, const int64_t *shape, int ndim, const c
 
 gs_tensor gs__make_view(const gs__tensor *base, const int64_t *shape, const int64_t *strides,
                         int ndim, int64_t offset, const char *fn) {
+  return gs__make_view_as(base, shape, strides, ndim, offset, GS__ORIGIN_VIEW, fn);
+}
+
+gs_tensor gs__make_view_as(const gs__tensor *base, const int64_t *shape, const int64_t *strides,
+                           int ndim, int64_t offset, gs__origin origin, const char *fn) {
   gs__tensor v;
   memset(&v, 0, sizeof v);
   v.dtype = base->dtype;
@@ -120,7 +125,7 @@ gs_tensor gs__make_view(const gs__tensor *base, const int64_t *shape, const int6
   }
   v.offset = offset;
   v.storage = base->storage;
-  v.origin = GS__ORIGIN_VIEW;
+  v.origin = origin; /* set before registering: the log records the tensor as registered */
   v.source = base->id;
   gs__storage_retain(v.storage);
   return gs__register(&v, fn);

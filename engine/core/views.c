@@ -501,9 +501,7 @@ gs_tensor gs_detach(gs_tensor h) {
   gs__tensor *t = gs__lookup(h, "detach");
   if (!t)
     return GS_NO_TENSOR;
-  gs_tensor d = gs__make_view(t, t->shape, t->strides, t->ndim, t->offset, "detach");
-  gs__tensor *dt = d.id ? gs__lookup(d, "detach") : NULL;
-  if (dt)
-    dt->origin = GS__ORIGIN_DETACH;
-  return d;
+  /* Made a detach from the start, so the log records it as one (origin detach, op "detach"). */
+  return gs__make_view_as(t, t->shape, t->strides, t->ndim, t->offset, GS__ORIGIN_DETACH,
+                          "detach");
 }
