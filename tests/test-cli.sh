@@ -48,7 +48,7 @@ contains() { # contains FILE TEXT...
 expect_status 0 "gradscope --help" -- "$GS" --help
 expect_status 0 "gradscope --version" -- "$GS" --version
 contains out "gradscope "
-for cmd in record stats dump export-dot chrome-trace; do
+for cmd in record stats dump export-dot export-timeline chrome-trace; do
   expect_status 0 "gradscope $cmd --help" -- "$GS" "$cmd" --help
 done
 expect_failure_line "an unknown command" -- "$GS" frobnicate
@@ -174,6 +174,31 @@ PYEOF
 then pass "chrome-trace JSON parses, with slices, counters and instants"; else fail "chrome-trace content"; fi
 expect_failure_line "chrome-trace without -o" -- "$GS" chrome-trace run.gstrace
 
+# ---- export-timeline ----------------------------------------------------------------------
+png_size() { # png_size FILE: "W H" from the PNG header, or nothing if it is not a PNG
+  "$PY" -c 'import struct,sys; d=open(sys.argv[1],"rb").read(24); assert d[:8]==b"\x89PNG\r\n\x1a\n" and d[12:16]==b"IHDR"; print(*struct.unpack(">II", d[16:24]))' "$1" 2>/dev/null
+}
+expect_status 0 "export-timeline (defaults)" -- "$GS" export-timeline run.gstrace -o tl.png
+[ "$(png_size tl.png)" = "1200 400" ] && pass "tl.png is a 1200x400 PNG" || fail "tl.png size: $(png_size tl.png)"
+expect_status 0 "export-timeline --by category --width 640 --height 200" -- \
+  "$GS" export-timeline run.gstrace -o tl-cat.png --by category --width 640 --height 200
+[ "$(png_size tl-cat.png)" = "640 200" ] && pass "tl-cat.png is a 640x200 PNG" || fail "tl-cat.png size: $(png_size tl-cat.png)"
+expect_status 0 "export-timeline --first/--last --dark" -- \
+  "$GS" export-timeline run.gstrace -o tl-zoom.png --first 10 --last 60 --dark
+expect_failure_line "export-timeline without -o" -- "$GS" export-timeline run.gstrace
+expect_failure_line "export-timeline --by module" -- "$GS" export-timeline run.gstrace -o x.png --by module
+contains err "'scope' or 'category'" "module"
+expect_failure_line "export-timeline --width 10" -- "$GS" export-timeline run.gstrace -o x.png --width 10
+contains err "200..16384" "10 x 400"
+expect_failure_line "export-timeline -o x.svg" -- "$GS" export-timeline run.gstrace -o x.svg
+expect_failure_line "export-timeline --first after the end" -- "$GS" export-timeline run.gstrace -o x.png --first 99999999
+contains err "events (1.."
+expect_failure_line "export-timeline --first after --last" -- "$GS" export-timeline run.gstrace -o x.png --first 9 --last 3
+expect_failure_line "export-timeline --first 0 (events count from 1)" -- "$GS" export-timeline run.gstrace -o x.png --first 0
+expect_failure_line "export-timeline of a nonexistent file" -- "$GS" export-timeline nope.gstrace -o x.png
+expect_failure_line "export-timeline into a missing directory" -- "$GS" export-timeline run.gstrace -o no/such/dir/x.png
+[ -e x.png ] && fail "a failed export left x.png" || pass "failed exports wrote nothing"
+
 # ---- damaged logs -------------------------------------------------------------------------
 size=$(wc -c <run.gstrace)
 head -c $((size - 100)) run.gstrace >cut.gstrace
@@ -185,6 +210,8 @@ expect_status 2 "stats of a truncated log" -- "$GS" stats cut.gstrace
 contains out "events by kind" "scopes:" "memory"
 expect_status 2 "dump --jsonl of a truncated log" -- "$GS" dump --jsonl cut.gstrace
 "$PY" -c 'import json,sys; [json.loads(l) for l in sys.stdin]' <out && pass "its JSON lines parse" || fail "truncated JSON lines"
+expect_status 2 "export-timeline of a truncated log" -- "$GS" export-timeline cut.gstrace -o cut.png
+[ "$(png_size cut.png)" = "1200 400" ] && pass "the truncated log's timeline is still drawn" || fail "cut.png: $(png_size cut.png)"
 expect_status 2 "chrome-trace of a truncated log" -- "$GS" chrome-trace cut.gstrace -o cut.json
 "$PY" -c 'import json,sys; json.load(open(sys.argv[1]))' cut.json && pass "its JSON parses" || fail "truncated chrome-trace JSON"
 expect_status 2 "export-dot of a truncated log" -- "$GS" export-dot cut.gstrace

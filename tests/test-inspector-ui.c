@@ -17,7 +17,9 @@
 #include "gs-scope-tree-view.h"
 #include "gs-run-dialog.h"
 #include "gs-scrubber.h"
+#include "gs-alive-item.h"
 #include "gs-tensor-view.h"
+#include "gs-timeline-view.h"
 #include "gs-window.h"
 #include "trace-file.h"
 
@@ -333,6 +335,40 @@ static void test_scrub(void) {
   gtk_window_destroy(GTK_WINDOW(window));
 }
 
+/* The Memory page: a click in the timeline moves the scrubber there and lists what was
+ * alive; a row of that list opens the tensor in the details panel. */
+static void test_memory_timeline(void) {
+  counts want = count_log();
+  GsWindow *window = new_window();
+  GsCapturePage *page = open_log(window);
+  GsScrubber *scrubber = gs_capture_page_get_scrubber(page);
+  AdwViewStack *stack = ADW_VIEW_STACK(find_widget(GTK_WIDGET(page), ADW_TYPE_VIEW_STACK));
+  adw_view_stack_set_visible_child_name(stack, "timeline");
+  GsTimelineView *timeline =
+      GS_TIMELINE_VIEW(find_widget(GTK_WIDGET(page), GS_TYPE_TIMELINE_VIEW));
+  g_assert_nonnull(timeline);
+  settle();
+  guint64 first, last;
+  gs_timeline_view_get_viewport(timeline, &first, &last);
+  g_assert_cmpuint(first, ==, 0);
+  g_assert_cmpuint(last, ==, want.events - 1);
+
+  guint64 clicked =
+      gs_timeline_view_click(timeline, gs_timeline_view_x_of(timeline, want.clone_index));
+  g_assert_cmpuint(clicked, ==, want.clone_index);
+  g_assert_cmpuint(gs_scrubber_get_position(scrubber), ==, want.clone_index);
+  GListModel *alive = gs_timeline_view_get_alive(timeline);
+  g_assert_cmpuint(g_list_model_get_n_items(alive), >, 0);
+  g_autoptr(GsAliveItem) item = g_list_model_get_item(alive, 0);
+  GtkWidget *columns = find_widget(GTK_WIDGET(timeline), GTK_TYPE_COLUMN_VIEW);
+  g_signal_emit_by_name(columns, "activate", 0u);
+  GsTensorView *details = GS_TENSOR_VIEW(gs_capture_page_get_tensor_view(page));
+  g_assert_cmpuint(gs_tensor_view_get_tensor(details), ==, gs_alive_item_get_id(item));
+  settle();
+  save_screenshot(GTK_WIDGET(window), "memory.png");
+  gtk_window_destroy(GTK_WINDOW(window));
+}
+
 static void test_dark(void) {
   GsWindow *window = new_window();
   open_log(window);
@@ -639,6 +675,7 @@ int main(int argc, char **argv) {
     g_test_add_func("/inspector-ui/open-counts-rows", test_open_counts_rows);
     g_test_add_func("/inspector-ui/filter", test_filter);
     g_test_add_func("/inspector-ui/scrub", test_scrub);
+    g_test_add_func("/inspector-ui/memory-timeline", test_memory_timeline);
     g_test_add_func("/inspector-ui/dark", test_dark);
     g_test_add_func("/inspector-ui/damaged-log", test_damaged_log_toast);
     g_test_add_func("/inspector-ui/spawn", test_spawn);

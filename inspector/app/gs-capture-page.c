@@ -8,6 +8,7 @@
 
 #include "gs-scope-tree-view.h"
 #include "gs-tensor-view.h"
+#include "gs-timeline-view.h"
 
 /* Work per frame spent feeding arrived bytes into the model: a quarter of a 60 Hz frame. */
 #define PUMP_BUDGET_US 4000
@@ -25,6 +26,7 @@ struct _GsCapturePage {
   GtkWidget *scope_tree;
   GtkWidget *event_list;
   GtkWidget *tensor_view;
+  GtkWidget *timeline_view;
   GtkWidget *scrubber;
   GtkWidget *status_revealer;
   GtkWidget *status_icon;
@@ -149,6 +151,7 @@ static void set_views_model(GsCapturePage *self, gs_trace_model *model) {
   gs_scope_tree_view_set_model(GS_SCOPE_TREE_VIEW(self->scope_tree), model);
   gs_tensor_view_set_model(GS_TENSOR_VIEW(self->tensor_view), model);
   gs_event_list_view_set_model(GS_EVENT_LIST_VIEW(self->event_list), model);
+  gs_timeline_view_set_model(GS_TIMELINE_VIEW(self->timeline_view), model);
   gs_scrubber_set_model(GS_SCRUBBER(self->scrubber), model);
 }
 
@@ -169,6 +172,7 @@ static void on_position(GsCapturePage *self) {
   guint64 index = gs_scrubber_get_position(GS_SCRUBBER(self->scrubber));
   gs_scope_tree_view_set_position(GS_SCOPE_TREE_VIEW(self->scope_tree), index);
   gs_tensor_view_set_position(GS_TENSOR_VIEW(self->tensor_view), index);
+  gs_timeline_view_set_position(GS_TIMELINE_VIEW(self->timeline_view), index);
   if (!self->positioning)
     gs_event_list_view_set_position(GS_EVENT_LIST_VIEW(self->event_list), index);
 }
@@ -196,6 +200,7 @@ static void model_grew(GsCapturePage *self) {
   gs_scope_tree_view_model_grew(GS_SCOPE_TREE_VIEW(self->scope_tree));
   gs_tensor_view_model_grew(GS_TENSOR_VIEW(self->tensor_view));
   gs_event_list_view_model_grew(GS_EVENT_LIST_VIEW(self->event_list));
+  gs_timeline_view_model_grew(GS_TIMELINE_VIEW(self->timeline_view));
   /* Last: it may move to the new end, which positions the views above. */
   gs_scrubber_model_grew(GS_SCRUBBER(self->scrubber));
   update_stack(self);
@@ -466,6 +471,7 @@ static void gs_capture_page_class_init(GsCapturePageClass *klass) {
   g_type_ensure(GS_TYPE_TENSOR_VIEW);
   g_type_ensure(GS_TYPE_EVENT_LIST_VIEW);
   g_type_ensure(GS_TYPE_SCRUBBER);
+  g_type_ensure(GS_TYPE_TIMELINE_VIEW);
   gtk_widget_class_set_template_from_resource(
       widget_class, "/io/github/gradscope/Inspector/gs-capture-page.ui");
   gtk_widget_class_bind_template_child(widget_class, GsCapturePage, stack);
@@ -476,6 +482,7 @@ static void gs_capture_page_class_init(GsCapturePageClass *klass) {
   gtk_widget_class_bind_template_child(widget_class, GsCapturePage, scope_tree);
   gtk_widget_class_bind_template_child(widget_class, GsCapturePage, event_list);
   gtk_widget_class_bind_template_child(widget_class, GsCapturePage, tensor_view);
+  gtk_widget_class_bind_template_child(widget_class, GsCapturePage, timeline_view);
   gtk_widget_class_bind_template_child(widget_class, GsCapturePage, scrubber);
   gtk_widget_class_bind_template_child(widget_class, GsCapturePage, status_revealer);
   gtk_widget_class_bind_template_child(widget_class, GsCapturePage, status_icon);
@@ -514,6 +521,10 @@ static void gs_capture_page_init(GsCapturePage *self) {
   g_signal_connect_swapped(self->tensor_view, "event-selected",
                            G_CALLBACK(on_event_selected_elsewhere), self);
   g_signal_connect_swapped(self->tensor_view, "tensor-selected",
+                           G_CALLBACK(on_tensor_selected), self);
+  g_signal_connect_swapped(self->timeline_view, "event-selected",
+                           G_CALLBACK(on_event_selected_elsewhere), self);
+  g_signal_connect_swapped(self->timeline_view, "tensor-selected",
                            G_CALLBACK(on_tensor_selected), self);
   g_signal_connect_swapped(self->stop_button, "clicked", G_CALLBACK(on_stop), self);
   g_signal_connect_swapped(self->waiting_stop_button, "clicked", G_CALLBACK(on_stop), self);

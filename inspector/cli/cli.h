@@ -17,6 +17,7 @@ int cli_record(int argc, char **argv);
 int cli_stats(int argc, char **argv);
 int cli_dump(int argc, char **argv);
 int cli_export_dot(int argc, char **argv);
+int cli_export_timeline(int argc, char **argv);
 int cli_chrome_trace(int argc, char **argv);
 
 /* Prints "gradscope: MESSAGE" on one line to stderr. */

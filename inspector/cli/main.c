@@ -1,5 +1,5 @@
 /* main.c: `gradscope`, the command-line side of Gradscope: record a program's event log and
- * read one back (stats, dump, DOT graph, Chrome trace). Each command lives in its own file;
+ * read one back (stats, dump, DOT graph, memory timeline PNG, Chrome trace). Each command lives in its own file;
  * the analysis they print lives in inspector/model/, shared with the GTK inspector. */
 #include <stdio.h>
 #include <string.h>
@@ -17,6 +17,8 @@ static const command commands[] = {
     {"stats", cli_stats, "events by kind, scopes, peak memory, leaks and errors of a log"},
     {"dump", cli_dump, "one line (or with --jsonl one JSON object) per event"},
     {"export-dot", cli_export_dot, "the autograd graph at an event, as Graphviz DOT"},
+    {"export-timeline", cli_export_timeline,
+     "the memory timeline as a PNG: export-timeline FILE -o timeline.png"},
     {"chrome-trace", cli_chrome_trace, "convert to Chrome trace / Perfetto JSON"},
 };
 
@@ -24,7 +26,7 @@ static void usage(FILE *out) {
   fprintf(out, "Usage: gradscope COMMAND [OPTIONS] [FILE]\n\n"
                "Record and read Gradscope event logs.\n\nCommands:\n");
   for (size_t i = 0; i < G_N_ELEMENTS(commands); i++)
-    fprintf(out, "  %-13s %s\n", commands[i].name, commands[i].summary);
+    fprintf(out, "  %-16s %s\n", commands[i].name, commands[i].summary);
   fprintf(out, "\nOptions:\n  --help      this text (gradscope COMMAND --help: the command's)\n"
                "  --version   the program and event log format versions\n");
 }

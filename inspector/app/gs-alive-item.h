@@ -1,0 +1,25 @@
+/* gs-alive-item.h: one row of the memory timeline's alive list: a tensor (or composite) alive
+ * at the clicked event, with its texts computed once when the list is filled: handle and
+ * name, size, memory category, the op that made it, and who holds it and why it is still
+ * alive ("scope step #12; saved by MatmulBackward #88 for backward"). */
+#pragma once
+
+#include <glib-object.h>
+
+G_BEGIN_DECLS
+
+#define GS_TYPE_ALIVE_ITEM (gs_alive_item_get_type())
+G_DECLARE_FINAL_TYPE(GsAliveItem, gs_alive_item, GS, ALIVE_ITEM, GObject)
+
+/* Takes copies of the strings. */
+GsAliveItem *gs_alive_item_new(guint64 id, guint64 bytes, const char *label, const char *size,
+                               const char *category, const char *op, const char *held_by);
+guint64 gs_alive_item_get_id(GsAliveItem *self);
+guint64 gs_alive_item_get_bytes(GsAliveItem *self);
+const char *gs_alive_item_get_label(GsAliveItem *self);
+const char *gs_alive_item_get_size(GsAliveItem *self);
+const char *gs_alive_item_get_category(GsAliveItem *self);
+const char *gs_alive_item_get_op(GsAliveItem *self);
+const char *gs_alive_item_get_held_by(GsAliveItem *self);
+
+G_END_DECLS

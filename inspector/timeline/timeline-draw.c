@@ -1,0 +1,416 @@
+/* timeline-draw.c: the memory timeline's drawing (see timeline-draw.h). Everything is drawn
+ * from the frame's per-column summary; the only per-item loops are over marks and spans
+ * inside the viewport, each collapsed to at most one shape per pixel. */
+#include "timeline-draw.h"
+
+#include <glib/gi18n-lib.h>
+#include <inttypes.h>
+#include <math.h>
+#include <pango/pangocairo.h>
+
+#include "timeline-palette.h"
+
+#define FONT "Sans 8"
+#define LABEL_FONT "Sans Bold 8"
+/* Narrower scope or backward spans are not shaded over the whole plot height. */
+#define MIN_BAND_PX 4
+
+static void set_color(cairo_t *cr, gs_rgba c) { cairo_set_source_rgba(cr, c.r, c.g, c.b, c.a); }
+
+typedef enum { ALIGN_LEFT, ALIGN_CENTER, ALIGN_RIGHT } text_align;
+
+/* Draws text with its top at y, aligned at x; returns its width. With background, a
+ * rounded box in that colour goes under it so it stays legible over the stacks. */
+static double draw_text(cairo_t *cr, PangoLayout *layout, const char *text, double x, double y,
+                        text_align align, gs_rgba color, const gs_rgba *background) {
+  pango_layout_set_text(layout, text, -1);
+  int w, h;
+  pango_layout_get_pixel_size(layout, &w, &h);
+  double left = align == ALIGN_LEFT ? x : align == ALIGN_CENTER ? x - w / 2.0 : x - w;
+  if (background) {
+    set_color(cr, *background);
+    cairo_rectangle(cr, left - 3, y - 1, w + 6, h + 2);
+    cairo_fill(cr);
+  }
+  set_color(cr, color);
+  cairo_move_to(cr, left, y);
+  pango_cairo_show_layout(cr, layout);
+  return w;
+}
+
+static double text_width(PangoLayout *layout, const char *text) {
+  pango_layout_set_text(layout, text, -1);
+  int w, h;
+  pango_layout_get_pixel_size(layout, &w, &h);
+  return w;
+}
+
+static char *format_bytes(guint64 bytes) {
+  return g_format_size_full(bytes, G_FORMAT_SIZE_IEC_UNITS);
+}
+
+static double plot_right(const gs_timeline_frame *f) { return f->plot_x + f->plot_width; }
+static double plot_bottom(const gs_timeline_frame *f) { return f->plot_y + f->plot_height; }
+
+/* ---- spans ------------------------------------------------------------------------------- */
+
+/* The pixel range [x0, x1) of events first..last clipped to the plot; FALSE if outside. */
+static gboolean span_pixels(const gs_timeline_frame *f, guint64 first, guint64 last, double *x0,
+                            double *x1) {
+  if (last < f->request.first || first > f->request.last)
+    return FALSE;
+  first = MAX(first, f->request.first);
+  last = MIN(last, f->request.last);
+  double span = (double)(f->request.last - f->request.first + 1);
+  *x0 = f->plot_x + (double)(first - f->request.first) / span * f->plot_width;
+  *x1 = f->plot_x + (double)(last - f->request.first + 1) / span * f->plot_width;
+  *x0 = floor(*x0);
+  *x1 = MAX(ceil(*x1), *x0 + 1);
+  return TRUE;
+}
+
+/* Outermost scopes as alternating bands, their names on top where a band is wide enough;
+ * backward passes tinted over them. */
+static void draw_spans(cairo_t *cr, const gs_timeline_frame *f, gs_trace_model *m,
+                       gs_timeline_index *index, const gs_timeline_palette *pal,
+                       PangoLayout *layout) {
+  const GArray *scopes = gs_timeline_index_scope_spans(index);
+  double label_end = -1;
+  for (guint i = 0; i < scopes->len; i++) {
+    const gs_timeline_span *s = &g_array_index(scopes, gs_timeline_span, i);
+    double x0, x1;
+    if (!span_pixels(f, s->first, s->last, &x0, &x1))
+      continue;
+    /* Bands narrower than a few pixels would only add stripes: the marks and the backward
+     * strip still show the rhythm of steps at that zoom. */
+    if (x1 - x0 < MIN_BAND_PX)
+      continue;
+    set_color(cr, pal->scope_band[i % 2]);
+    cairo_rectangle(cr, x0, f->plot_y, x1 - x0, f->plot_height);
+    cairo_fill(cr);
+    if (x1 - x0 >= 60 && x0 >= label_end && s->first >= f->request.first) {
+      const char *name = gs_timeline_index_scope_name(index, m, i);
+      if (text_width(layout, name) + 8 <= x1 - x0)
+        label_end = x0 + 4 + draw_text(cr, layout, name, x0 + 4, f->plot_y + 2, ALIGN_LEFT,
+                                       pal->dim_text, NULL);
+    }
+  }
+  /* Backward passes: a strip along the top, merged per pixel into one path (a run has a
+   * pass per step: thousands in view when zoomed out); the whole height too where a pass is
+   * wide enough not to cover the plot when passes follow each other closely. */
+  const GArray *backwards = gs_timeline_index_backward_spans(index);
+  double strip_x0 = 0, strip_x1 = -1;
+  for (guint i = 0; i < backwards->len; i++) {
+    const gs_timeline_span *s = &g_array_index(backwards, gs_timeline_span, i);
+    double x0, x1;
+    if (!span_pixels(f, s->first, s->last, &x0, &x1))
+      continue;
+    if (x0 <= strip_x1) {
+      strip_x1 = MAX(strip_x1, x1);
+    } else {
+      if (strip_x1 > strip_x0)
+        cairo_rectangle(cr, strip_x0, f->plot_y, strip_x1 - strip_x0, 3);
+      strip_x0 = x0;
+      strip_x1 = x1;
+    }
+  }
+  if (strip_x1 > strip_x0)
+    cairo_rectangle(cr, strip_x0, f->plot_y, strip_x1 - strip_x0, 3);
+  gs_rgba strip = pal->backward;
+  strip.a = MIN(1.0, strip.a * 4);
+  set_color(cr, strip);
+  cairo_fill(cr);
+  for (guint i = 0; i < backwards->len; i++) {
+    const gs_timeline_span *s = &g_array_index(backwards, gs_timeline_span, i);
+    double x0, x1;
+    if (!span_pixels(f, s->first, s->last, &x0, &x1) || x1 - x0 < MIN_BAND_PX)
+      continue;
+    set_color(cr, pal->backward);
+    cairo_rectangle(cr, x0, f->plot_y + 3, x1 - x0, f->plot_height - 3);
+    cairo_fill(cr);
+    if (x1 - x0 >= 70)
+      draw_text(cr, layout, _("backward"), (x0 + x1) / 2, f->plot_y + 14, ALIGN_CENTER,
+                pal->dim_text, NULL);
+  }
+}
+
+/* ---- axes -------------------------------------------------------------------------------- */
+
+static void draw_byte_axis(cairo_t *cr, const gs_timeline_frame *f,
+                           const gs_timeline_palette *pal, PangoLayout *layout) {
+  for (guint64 v = 0; v <= f->scale_max; v += f->scale_step) {
+    double y = round(gs_timeline_frame_y_of(f, v)) + 0.5;
+    set_color(cr, v == 0 ? pal->axis : pal->grid);
+    cairo_move_to(cr, f->plot_x, y);
+    cairo_line_to(cr, plot_right(f), y);
+    cairo_set_line_width(cr, 1);
+    cairo_stroke(cr);
+    g_autofree char *label = format_bytes(v);
+    draw_text(cr, layout, label, f->plot_x - 6, y - 7, ALIGN_RIGHT, pal->dim_text, NULL);
+  }
+}
+
+/* Event numbers under the plot, at round steps at least ~90 px apart. */
+static void draw_event_axis(cairo_t *cr, const gs_timeline_frame *f,
+                            const gs_timeline_palette *pal, PangoLayout *layout) {
+  double span = (double)(f->request.last - f->request.first + 1);
+  double per_px = span / f->plot_width;
+  static const guint64 mantissas[] = {1, 2, 5};
+  guint64 istep = 0;
+  for (guint64 decade = 1; !istep && decade < G_MAXUINT64 / 10; decade *= 10)
+    for (int k = 0; k < 3 && !istep; k++)
+      if ((double)(decade * mantissas[k]) / per_px >= 90)
+        istep = decade * mantissas[k];
+  if (!istep)
+    return;
+  /* Events are numbered from 1 on screen, as the scrubber counts them: ticks sit on the
+   * events numbered by round multiples of the step. */
+  guint64 start = (f->request.first + 1 + istep - 1) / istep * istep; /* a number, >= 1 */
+  double y = plot_bottom(f);
+  set_color(cr, pal->axis);
+  for (guint64 number = start; number - 1 <= f->request.last; number += istep) {
+    double x = round(gs_timeline_frame_x_of(f, number - 1)) + 0.5;
+    cairo_move_to(cr, x, y);
+    cairo_line_to(cr, x, y + 4);
+  }
+  cairo_set_line_width(cr, 1);
+  cairo_stroke(cr);
+  for (guint64 number = start; number - 1 <= f->request.last; number += istep) {
+    g_autofree char *label = g_strdup_printf("%" G_GUINT64_FORMAT, number);
+    draw_text(cr, layout, label, gs_timeline_frame_x_of(f, number - 1), y + 5, ALIGN_CENTER,
+              pal->dim_text, NULL);
+  }
+  /* Which way time runs, at the right end under the numbers. */
+  draw_text(cr, layout, _("events →"), plot_right(f), y + 32, ALIGN_RIGHT, pal->dim_text, NULL);
+}
+
+/* User marks: a line through the plot and a tick, at most one per pixel, each set in one
+ * path; labels where they do not overlap the previous one. */
+static void draw_marks(cairo_t *cr, const gs_timeline_frame *f, gs_trace_model *m,
+                       gs_timeline_index *index, const gs_timeline_palette *pal,
+                       PangoLayout *layout) {
+  const GArray *marks = gs_timeline_index_marks(index);
+  guint begin = gs_timeline_index_first_mark(index, f->request.first), end = begin;
+  double y = plot_bottom(f), last_x = -1;
+  for (; end < marks->len && g_array_index(marks, guint64, end) <= f->request.last; end++) {
+    double x = round(gs_timeline_frame_x_of(f, g_array_index(marks, guint64, end))) + 0.5;
+    if (x == last_x)
+      continue;
+    last_x = x;
+    cairo_move_to(cr, x, f->plot_y);
+    cairo_line_to(cr, x, y);
+  }
+  gs_rgba line = pal->mark;
+  line.a *= 0.35;
+  set_color(cr, line);
+  cairo_set_line_width(cr, 1);
+  cairo_stroke(cr);
+  last_x = -1;
+  for (guint i = begin; i < end; i++) {
+    double x = round(gs_timeline_frame_x_of(f, g_array_index(marks, guint64, i))) + 0.5;
+    if (x == last_x)
+      continue;
+    last_x = x;
+    cairo_move_to(cr, x, y);
+    cairo_line_to(cr, x, y + 18);
+  }
+  set_color(cr, pal->mark);
+  cairo_stroke(cr);
+  double label_end = -1;
+  for (guint i = begin; i < end; i++) {
+    double x = round(gs_timeline_frame_x_of(f, g_array_index(marks, guint64, i))) + 0.5;
+    if (x < label_end + 6)
+      continue;
+    const char *label = gs_timeline_index_mark_label(index, m, i);
+    if (x + 2 + text_width(layout, label) > f->request.width - 2)
+      continue;
+    label_end = x + 2 + draw_text(cr, layout, label, x + 2, y + 18, ALIGN_LEFT, pal->mark, NULL);
+  }
+}
+
+/* ---- data -------------------------------------------------------------------------------- */
+
+/* For each plot column, the column whose data it shows: itself, or when zoomed in past one
+ * event per pixel and it holds no event, the next one that does (an event is drawn across
+ * all the pixels event_at maps to it); -1 after the last event. Free with g_free. */
+static int *shown_columns(const gs_timeline_frame *f) {
+  int *shown = g_new(int, MAX(f->n_columns, 1));
+  int next = -1;
+  for (guint c = f->n_columns; c-- > 0;) {
+    if (f->columns[c].first <= f->columns[c].last)
+      next = (int)c;
+    shown[c] = next;
+  }
+  return shown;
+}
+
+/* Each stack as one path of one-pixel rectangles over the columns, bottom stack first. */
+static void draw_stacks(cairo_t *cr, const gs_timeline_frame *f, const int *shown,
+                        gboolean dark) {
+  cairo_antialias_t aa = cairo_get_antialias(cr);
+  cairo_set_antialias(cr, CAIRO_ANTIALIAS_NONE);
+  double bottom = plot_bottom(f);
+  for (guint s = 0; s < f->n_stacks; s++) {
+    if (f->stack_peak[s] == 0)
+      continue;
+    for (guint c = 0; c < f->n_columns; c++) {
+      if (shown[c] < 0)
+        break;
+      const gs_memory_column *col = &f->columns[shown[c]];
+      if (col->stack[s] == 0)
+        continue;
+      guint64 below = 0;
+      for (guint k = 0; k < s; k++)
+        below += col->stack[k];
+      double y0 = round(MIN(gs_timeline_frame_y_of(f, below), bottom));
+      double y1 = round(gs_timeline_frame_y_of(f, below + col->stack[s]));
+      cairo_rectangle(cr, f->plot_x + c, y1, 1, y0 - y1);
+    }
+    set_color(cr, gs_timeline_stack_color(dark, f->request.by_scope, s));
+    cairo_fill(cr);
+  }
+  cairo_set_antialias(cr, aa);
+}
+
+/* The total's largest value per column as a line, and its range down to the smallest where
+ * bytes changed within a column (an allocation and its free inside one pixel). */
+static void draw_outline(cairo_t *cr, const gs_timeline_frame *f, const int *shown,
+                         const gs_timeline_palette *pal) {
+  /* The ranges first, faint, so the stacks under them stay readable. */
+  for (guint c = 0; c < f->n_columns && shown[c] >= 0; c++) {
+    const gs_memory_column *col = &f->columns[shown[c]];
+    if (col->min_total < col->max_total) {
+      cairo_move_to(cr, f->plot_x + c + 0.5, gs_timeline_frame_y_of(f, col->max_total));
+      cairo_line_to(cr, f->plot_x + c + 0.5, gs_timeline_frame_y_of(f, col->min_total));
+    }
+  }
+  gs_rgba range = pal->outline;
+  range.a *= 0.25;
+  set_color(cr, range);
+  cairo_set_line_width(cr, 1);
+  cairo_stroke(cr);
+  for (guint c = 0; c < f->n_columns && shown[c] >= 0; c++) {
+    double x = f->plot_x + c + 0.5;
+    double y = gs_timeline_frame_y_of(f, f->columns[shown[c]].max_total);
+    if (c == 0)
+      cairo_move_to(cr, x, y);
+    else
+      cairo_line_to(cr, x, y);
+  }
+  set_color(cr, pal->outline);
+  cairo_set_line_width(cr, 1);
+  cairo_stroke(cr);
+}
+
+static void draw_peak(cairo_t *cr, const gs_timeline_frame *f, const gs_timeline_palette *pal,
+                      PangoLayout *layout) {
+  if (f->peak_column < 0)
+    return;
+  /* Where the peak's event is drawn: its column, or zoomed in, the middle of its pixels. */
+  double x = round(gs_timeline_frame_x_of(f, f->peak_index) - 0.5) + 0.5;
+  double y = gs_timeline_frame_y_of(f, f->peak_bytes);
+  set_color(cr, pal->peak);
+  cairo_move_to(cr, x, y - 1);
+  cairo_line_to(cr, x - 5, y - 9);
+  cairo_line_to(cr, x + 5, y - 9);
+  cairo_close_path(cr);
+  cairo_fill(cr);
+  g_autofree char *bytes = format_bytes(f->peak_bytes);
+  g_autofree char *label =
+      g_strdup_printf(_("peak %s at event %" PRIu64), bytes, (uint64_t)f->peak_index + 1);
+  PangoFontDescription *bold = pango_font_description_from_string(LABEL_FONT);
+  pango_layout_set_font_description(layout, bold);
+  double w = text_width(layout, label);
+  gboolean left = x + 8 + w > plot_right(f);
+  double ty = MAX(y - 24, f->plot_y + 1);
+  gs_rgba bg = pal->background;
+  bg.a = 0.8;
+  draw_text(cr, layout, label, left ? x - 8 : x + 8, ty, left ? ALIGN_RIGHT : ALIGN_LEFT,
+            pal->peak, &bg);
+  pango_font_description_free(bold);
+}
+
+static void draw_vertical(cairo_t *cr, const gs_timeline_frame *f, double x, gs_rgba color,
+                          double width) {
+  if (x < f->plot_x || x > plot_right(f))
+    return;
+  set_color(cr, color);
+  cairo_set_line_width(cr, width);
+  cairo_move_to(cr, x, f->plot_y);
+  cairo_line_to(cr, x, plot_bottom(f));
+  cairo_stroke(cr);
+  cairo_set_line_width(cr, 1);
+}
+
+/* The stacks that hold bytes in the viewport, left to right; "+N more" when out of room. */
+static void draw_legend(cairo_t *cr, const gs_timeline_frame *f, gs_trace_model *m,
+                        gboolean dark, const gs_timeline_palette *pal, PangoLayout *layout) {
+  double x = f->plot_x, y = 10;
+  guint shown = 0, hidden = 0;
+  for (guint s = 0; s < f->n_stacks; s++) {
+    if (f->stack_peak[s] == 0)
+      continue;
+    const char *name = gs_trace_model_stack_name(m, f->request.by_scope, s);
+    double w = 14 + text_width(layout, name) + 14;
+    if (x + w > f->request.width - 80 && shown > 0) {
+      hidden++;
+      continue;
+    }
+    set_color(cr, gs_timeline_stack_color(dark, f->request.by_scope, s));
+    cairo_rectangle(cr, x, y + 2, 10, 10);
+    cairo_fill(cr);
+    draw_text(cr, layout, name, x + 14, y, ALIGN_LEFT, pal->text, NULL);
+    x += w;
+    shown++;
+  }
+  if (hidden) {
+    g_autofree char *more = g_strdup_printf(_("+%u more"), hidden);
+    draw_text(cr, layout, more, x, y, ALIGN_LEFT, pal->dim_text, NULL);
+  }
+  const char *mode = f->request.by_scope ? _("by scope") : _("by category");
+  draw_text(cr, layout, mode, plot_right(f), y, ALIGN_RIGHT,
+            pal->dim_text, NULL);
+}
+
+void gs_timeline_draw(cairo_t *cr, const gs_timeline_frame *f, gs_trace_model *m,
+                      gs_timeline_index *index, const gs_timeline_decor *decor) {
+  const gs_timeline_palette *pal = gs_timeline_palette_get(decor->dark);
+  cairo_save(cr);
+  set_color(cr, pal->background);
+  cairo_rectangle(cr, 0, 0, f->request.width, f->request.height);
+  cairo_fill(cr);
+
+  PangoLayout *layout = pango_cairo_create_layout(cr);
+  PangoFontDescription *font = pango_font_description_from_string(FONT);
+  pango_layout_set_font_description(layout, font);
+
+  if (f->n_events == 0) {
+    draw_text(cr, layout, _("No events yet"), f->request.width / 2.0,
+              f->request.height / 2.0 - 8, ALIGN_CENTER, pal->dim_text, NULL);
+  } else {
+    cairo_save(cr);
+    cairo_rectangle(cr, f->plot_x, f->plot_y, f->plot_width, f->plot_height);
+    cairo_clip(cr);
+    if (index)
+      draw_spans(cr, f, m, index, pal, layout);
+    g_autofree int *shown = shown_columns(f);
+    draw_stacks(cr, f, shown, decor->dark);
+    draw_outline(cr, f, shown, pal);
+    cairo_restore(cr);
+    draw_byte_axis(cr, f, pal, layout);
+    draw_event_axis(cr, f, pal, layout);
+    if (index)
+      draw_marks(cr, f, m, index, pal, layout);
+    if (decor->hover_column >= 0)
+      draw_vertical(cr, f, f->plot_x + decor->hover_column + 0.5, pal->hover, 1);
+    if (decor->position != GS_TIMELINE_NO_EVENT && decor->position >= f->request.first &&
+        decor->position <= f->request.last)
+      draw_vertical(cr, f, round(gs_timeline_frame_x_of(f, decor->position)) + 0.5,
+                    pal->position, 2);
+    draw_legend(cr, f, m, decor->dark, pal, layout);
+    draw_peak(cr, f, pal, layout);
+  }
+  pango_font_description_free(font);
+  g_object_unref(layout);
+  cairo_restore(cr);
+}
