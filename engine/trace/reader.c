@@ -182,6 +182,16 @@ const char *gs_trace_reader_string(const gs_trace_reader *r, uint32_t id) {
   return s ? s : "";
 }
 
+bool gs_trace_reader_chunk(const gs_trace_reader *r, uint64_t *offset, uint64_t *size) {
+  if (r->state != READ_CHUNKS || !r->in_chunk)
+    return false;
+  if (offset)
+    *offset = r->buf_offset + r->start;
+  if (size)
+    *size = r->chunk_size;
+  return true;
+}
+
 bool gs_trace_reader_header(const gs_trace_reader *r, uint32_t *major, uint32_t *minor,
                             uint64_t *start_realtime_ns, uint32_t *pid) {
   if (!r->have_header)

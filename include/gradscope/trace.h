@@ -146,6 +146,12 @@ GS_API const char *gs_trace_reader_error(const gs_trace_reader *reader, uint64_t
 GS_API bool gs_trace_reader_truncated(const gs_trace_reader *reader, uint64_t *offset);
 /* Text of string-table id (or "" if it was not defined). */
 GS_API const char *gs_trace_reader_string(const gs_trace_reader *reader, uint32_t id);
+/* Where the chunk of the event just returned by gs_trace_reader_next lies in the log: its
+ * first byte and its size (chunk header, payload and padding). Feeding a new reader the log's
+ * header and then those bytes decodes that chunk's events again: how an index over a huge log
+ * re-reads one event without keeping it decoded. False when no chunk is open. */
+GS_API bool gs_trace_reader_chunk(const gs_trace_reader *reader, uint64_t *offset,
+                                  uint64_t *size);
 /* The header's fields, once read. */
 GS_API bool gs_trace_reader_header(const gs_trace_reader *reader, uint32_t *major,
                                    uint32_t *minor, uint64_t *start_realtime_ns, uint32_t *pid);

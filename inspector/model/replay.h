@@ -30,11 +30,13 @@ typedef struct gs_replay_scope_name {
   gboolean changed;   /* bytes changed in the last applied event */
 } gs_replay_scope_name;
 
+/* Once ended, a scope record never changes again: the trace model shares ended records between
+ * the states it rebuilds instead of copying them. */
 typedef struct gs_replay_scope {
   guint64 id, outer;
   guint32 thread;
   const char *name;
-  gs_replay_scope_name *group;
+  guint group;         /* index in scope_group_list */
   guint64 begin_seq, begin_ns, end_seq, end_ns;
   gboolean ended;
   guint64 created, disposed, alive, bytes, peak_bytes;
@@ -57,6 +59,9 @@ typedef struct gs_replay_object {
   gboolean requires_grad;
   int ndim;
   gint64 shape[GS_MAX_DIMS];
+  guint32 object_kind; /* composites: gs_object_kind */
+  gboolean parameter;  /* a parameter's handle (moved into one, or registered by a module) */
+  guint saved_refs;    /* live graph nodes that saved it and have not freed their saved tensors */
 } gs_replay_object;
 
 typedef struct gs_replay_node {
@@ -67,11 +72,14 @@ typedef struct gs_replay_node {
   guint n_inputs, n_saved;
   guint64 *inputs;     /* input nodes, 0 for an input needing no gradient */
   guint64 *saved;      /* saved tensor ids */
+  guint64 *saved_storages; /* the storage each saved tensor viewed when saved (0: unknown) */
   gboolean saved_freed;
 } gs_replay_node;
 
+typedef struct gs_replay_pool gs_replay_pool;
+
 typedef struct gs_replay {
-  GStringChunk *strings; /* interned copies of every string the state keeps */
+  gs_replay_pool *pool; /* interned copies of every string the state keeps; copies share it */
   guint64 events;
   guint64 last_seq, last_ns;
 
@@ -82,7 +90,8 @@ typedef struct gs_replay {
 
   GHashTable *objects;  /* id -> gs_replay_object*, alive ones */
   GHashTable *scopes;   /* id -> gs_replay_scope*, every scope seen (ended ones too) */
-  GPtrArray *scope_list;       /* gs_replay_scope*, in begin order */
+  GPtrArray *scope_list;       /* gs_replay_scope*, in begin order (does not own them) */
+  GPtrArray *scope_store;      /* the scope records this state allocated (owns them) */
   GHashTable *scope_groups;    /* interned name -> gs_replay_scope_name* */
   GPtrArray *scope_group_list; /* gs_replay_scope_name*, in order of first begin */
   GHashTable *thread_scopes;   /* thread -> GArray of open scope ids, innermost last */
@@ -100,9 +109,31 @@ gs_replay *gs_replay_new(void);
 void gs_replay_free(gs_replay *replay);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(gs_replay, gs_replay_free)
 
+/* A deep copy that shares src's string pool. With open_scopes_only, ended scopes are left
+ * out (scope_list and scopes hold copies of the open ones only): the trace model's keyframes,
+ * which borrow ended scope records from its head state instead (they never change). */
+gs_replay *gs_replay_copy(const gs_replay *src, gboolean open_scopes_only);
+
 /* Applies one event; reader resolves its string ids. */
 void gs_replay_apply(gs_replay *replay, const gs_trace_event *event,
                      const gs_trace_reader *reader);
+/* Resolves a string id ("" when undefined). */
+typedef const char *(*gs_replay_string_fn)(guint32 id, gpointer user_data);
+/* Applies one event; lookup resolves its string ids (a log decoded again out of order). */
+void gs_replay_apply_with(gs_replay *replay, const gs_trace_event *event,
+                          gs_replay_string_fn lookup, gpointer user_data);
+
+/* One alive storage: its id, the bytes it owns (of the buffer it allocated or materialised;
+ * 0 while it shares another storage's bytes copy-on-write, and 0 once the storage that made a
+ * shared buffer is gone: those bytes then belong to no storage), and how many live nodes'
+ * saved tensors viewed it. */
+typedef void (*gs_replay_storage_fn)(guint64 id, guint64 own_bytes, guint saved_refs,
+                                     gpointer user_data);
+void gs_replay_foreach_storage(const gs_replay *replay, gs_replay_storage_fn fn,
+                               gpointer user_data);
+/* The same for one storage id; FALSE if it is not alive. */
+gboolean gs_replay_storage(const gs_replay *replay, guint64 id, guint64 *own_bytes,
+                           guint *saved_refs);
 
 /* The name user code gave tensor id (tensor_name, or a module's parameter name), or NULL. */
 const char *gs_replay_tensor_name(const gs_replay *replay, guint64 tensor);

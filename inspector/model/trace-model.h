@@ -1,0 +1,195 @@
+/* trace-model.h: the inspector's index over one event log, answering "what was alive, owned by
+ * whom, at event N" on logs of millions of events, while the log may still be growing.
+ *
+ * Raw log bytes go in (gs_trace_model_feed, from a file, a growing file or a socket: the same
+ * code); the model parses every whole event once, through the trace reader, and keeps only
+ * compact indices: a table of chunks (where each chunk's bytes are, its thread, its first
+ * event), one byte of kind and a few bytes of seq and time per event, postings of the events
+ * that concern each tensor, the memory series only where it changes, and keyframes of the
+ * replayed state. A single event is decoded again on demand from its chunk's bytes; a moment
+ * is rebuilt by copying the nearest keyframe and applying the events after it.
+ *
+ * Events are numbered 0..n-1 in log (file) order; string-table entries are not events here.
+ *
+ * A model is single-threaded: one thread feeds and queries at a time. A worker thread may
+ * build one (gs_trace_model_load_file) and hand it to the UI thread.
+ *
+ * GLib only, no GTK: the CLI, the tests and the GTK inspector share it. */
+#pragma once
+
+#include <gio/gio.h>
+#include <glib.h>
+#include <gradscope/trace.h>
+
+#include "replay.h"
+#include "trace-file.h"
+
+G_BEGIN_DECLS
+
+typedef struct gs_trace_model gs_trace_model;
+
+/* ---- building ------------------------------------------------------------------------- */
+
+gs_trace_model *gs_trace_model_new(void);
+void gs_trace_model_free(gs_trace_model *m);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(gs_trace_model, gs_trace_model_free)
+
+/* Appends n raw bytes of the log, in any split; parses and indexes every whole event now
+ * available. Returns how many events were added. After damage nothing more is added (every
+ * event before it is kept); after gs_trace_model_finish, feeding is a programming error. */
+guint64 gs_trace_model_feed(gs_trace_model *m, const void *bytes, gsize n);
+/* The source ended: a log that now ends mid-chunk is truncated (see _problem). */
+void gs_trace_model_finish(gs_trace_model *m);
+/* NULL while the log is whole (or still arriving), else one translated sentence: damage (what
+ * and at which byte), a log cut mid-chunk, or a source that ended before a header arrived. */
+const char *gs_trace_model_problem(const gs_trace_model *m);
+/* TRUE once the reader found damage: feeding adds nothing more. */
+gboolean gs_trace_model_damaged(const gs_trace_model *m);
+/* Bytes fed so far. */
+guint64 gs_trace_model_bytes_fed(const gs_trace_model *m);
+
+/* Reads a whole file into a new model (for a worker thread). progress (may be NULL) is called
+ * after each piece with bytes done of total. Returns NULL with error set if the file cannot be
+ * read or cancellable was cancelled; a damaged or truncated log is not an error (see
+ * gs_trace_model_problem). The file's bytes are read again on demand to decode single events,
+ * so it must not be rewritten while the model is alive (appending is fine). */
+gs_trace_model *gs_trace_model_load_file(const char *path, gs_trace_progress_fn progress,
+                                         gpointer user_data, GCancellable *cancellable,
+                                         GError **error);
+
+/* ---- events --------------------------------------------------------------------------- */
+
+guint64 gs_trace_model_n_events(const gs_trace_model *m);
+/* Cheap: no decoding. Out of range gives 0. */
+gs_trace_kind gs_trace_model_kind_at(const gs_trace_model *m, guint64 index);
+guint32 gs_trace_model_thread_at(const gs_trace_model *m, guint64 index);
+guint64 gs_trace_model_seq_at(const gs_trace_model *m, guint64 index);
+guint64 gs_trace_model_time_at(const gs_trace_model *m, guint64 index);
+/* Decodes event index into *out; its pointers (arrays, text) stay valid until the next call
+ * of this function on m. FALSE if index is out of range. */
+gboolean gs_trace_model_event(gs_trace_model *m, guint64 index, gs_trace_event *out);
+/* The text of string id as the log defined it last ("" if never defined). */
+const char *gs_trace_model_string(const gs_trace_model *m, guint32 id);
+/* The index of the event with engine event number seq, or G_MAXUINT64 if none. */
+guint64 gs_trace_model_find_seq(const gs_trace_model *m, guint64 seq);
+/* Threads seen, ascending (guint32; owned by the model). */
+const GArray *gs_trace_model_threads(const gs_trace_model *m);
+
+/* ---- moments -------------------------------------------------------------------------- */
+
+/* The state just after event index (clamped to the last event); NULL while there are no
+ * events. Owned by the model and valid until the next _seek on m. Nearby seeks are cheap:
+ * forward applies the events in between, backward restarts from a cached keyframe. */
+const gs_replay *gs_trace_model_seek(gs_trace_model *m, guint64 index);
+/* The state after the last event fed (kept current by _feed); owned by the model. */
+const gs_replay *gs_trace_model_head(const gs_trace_model *m);
+
+/* ---- memory categories ---------------------------------------------------------------- */
+
+typedef enum {
+  GS_MEM_PARAMETERS,      /* held by a module, or a tensor moved into a parameter */
+  GS_MEM_GRADIENTS,       /* held by a tensor: a .grad */
+  GS_MEM_OPTIMIZER_STATE, /* held by an optimizer */
+  GS_MEM_BATCH,           /* part of a data batch or a PackedSequence */
+  GS_MEM_SAVED,           /* saved for backward by a live graph node */
+  GS_MEM_TEMPORARIES,     /* everything else */
+  GS_MEM_N_CATEGORIES
+} gs_mem_category;
+
+/* Translated name ("parameters", "saved for backward"...). */
+const char *gs_mem_category_name(gs_mem_category category);
+
+/* The category of an alive object in a state returned by _seek or _head. The first rule that
+ * holds wins, in the enum's order. */
+gs_mem_category gs_trace_model_category(const gs_trace_model *m, const gs_replay *state,
+                                        const gs_replay_object *object);
+/* Who holds object and, if a live node saves it, why it is still alive, translated:
+ * "scope step #12", "module Linear #3", "caller", "gradient of tensor #5.1", then
+ * "; saved by MatmulBackward #88 for backward". Free with g_free. */
+char *gs_trace_model_owner_label(const gs_trace_model *m, const gs_replay *state,
+                                 const gs_replay_object *object);
+/* Bytes alive in state per category, from scratch (what the memory series holds at that
+ * event). Bytes belong to the buffer's storage; a storage takes the first category (enum
+ * order) of the alive objects on it, SAVED if a live node saved a tensor on it, else
+ * temporaries. out has GS_MEM_N_CATEGORIES entries and sums to state->live_bytes. */
+void gs_trace_model_category_bytes(const gs_trace_model *m, const gs_replay *state,
+                                   guint64 *out);
+
+/* ---- memory series -------------------------------------------------------------------- */
+
+/* Bytes alive (all storages) just after event index. */
+guint64 gs_trace_model_bytes_at(const gs_trace_model *m, guint64 index);
+
+/* At most this many stacks in a column. */
+#define GS_MEMORY_MAX_STACKS 32
+
+/* One pixel column of the memory timeline: events first..last (inclusive), the smallest and
+ * largest total over them, and each stack's bytes at the first event where the largest total
+ * is reached (so the stacks at max_index sum to max_total). By category, stack i is
+ * gs_mem_category i. By scope, stack 0 is bytes owned by no scope (held by modules, the
+ * caller, tensors, the engine...), stack i >= 1 is scope group i - 1 (every scope instance of
+ * one name: see gs_trace_model_stack_name), and when there are more groups than fit, the last
+ * stack sums the rest. n_stacks is the same for every column of one call. A column with no
+ * events (more columns than events) has first > last and zeros. */
+typedef struct gs_memory_column {
+  guint64 first, last;
+  guint64 min_total, max_total;
+  guint64 max_index;
+  guint n_stacks;
+  guint64 stack[GS_MEMORY_MAX_STACKS];
+} gs_memory_column;
+
+/* Splits events first..last (clamped) into `columns` equal runs and fills out[columns]. */
+void gs_trace_model_memory_columns(const gs_trace_model *m, guint64 first, guint64 last,
+                                   guint columns, gboolean by_scope, gs_memory_column *out);
+/* Stacks of a call with this by_scope, and stack i's translated label. */
+guint gs_trace_model_n_stacks(const gs_trace_model *m, gboolean by_scope);
+const char *gs_trace_model_stack_name(const gs_trace_model *m, gboolean by_scope, guint stack);
+
+/* ---- scopes --------------------------------------------------------------------------- */
+
+/* Every scope seen so far, in begin order, with its statistics as of the last event fed
+ * (gs_replay_scope: id, outer, name, thread, begin/end, created/disposed/alive/bytes/peak).
+ * Owned by the model; for a past moment use gs_trace_model_seek(...)->scopes. */
+guint gs_trace_model_n_scopes(const gs_trace_model *m);
+const gs_replay_scope *gs_trace_model_scope_at(const gs_trace_model *m, guint position);
+const gs_replay_scope *gs_trace_model_scope(const gs_trace_model *m, guint64 scope_id);
+/* The scopes whose outer is scope_id (0: the roots), in begin order, as positions for
+ * _scope_at (owned by the model; grows while the log does). NULL when there are none. */
+const GArray *gs_trace_model_scope_children(const gs_trace_model *m, guint64 scope_id);
+
+/* ---- tensor life ---------------------------------------------------------------------- */
+
+/* Every event index that concerns tensor_id, ascending: its creation, views, clones and
+ * detaches made from it, ownership changes, in-place writes to it or its storage (versions),
+ * names, nodes that saved it or that it feeds, gradient accumulation into it or its grad,
+ * its move into a parameter (the new handle's events follow), composites it is part of, and
+ * its disposal. *indices is newly allocated (g_free); *n its length. */
+void gs_trace_model_tensor_life(const gs_trace_model *m, guint64 tensor_id, guint64 **indices,
+                                guint *n);
+
+/* ---- filters -------------------------------------------------------------------------- */
+
+typedef struct gs_event_filter {
+  guint64 kinds;      /* bit (1 << kind) for each kind to show; 0 shows every kind */
+  guint64 tensor;     /* only events in this tensor's life; 0 for any */
+  guint64 scope;      /* only events whose thread's innermost open scope is this; 0 any */
+  guint32 thread;     /* 0 for any */
+  const char *search; /* case-insensitive text in the kind name, op, scope or tensor names,
+                       * or "#id" / "#slot.gen" of a tensor, scope, node, storage; NULL/"" */
+} gs_event_filter;
+
+/* Kind and thread are tested without decoding; the rest decodes only when needed. */
+gboolean gs_trace_model_event_matches(gs_trace_model *m, guint64 index,
+                                      const gs_event_filter *filter);
+/* The scope open innermost on the event's thread when it happened (0 if none). */
+guint64 gs_trace_model_scope_of(gs_trace_model *m, guint64 index);
+
+/* ---- explanations --------------------------------------------------------------------- */
+
+/* One translated sentence explaining event index in plain words, from the state before and
+ * after it, e.g. "clone: tensor #12 now shares storage #4 copy-on-write; nothing was
+ * copied". Free with g_free; NULL if index is out of range. Moves the seek position. */
+char *gs_trace_model_explain(gs_trace_model *m, guint64 index);
+
+G_END_DECLS
