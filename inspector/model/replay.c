@@ -150,16 +150,29 @@ static void memory_add(gs_replay *r, const gs_trace_event *e, gint64 delta) {
   }
 }
 
-/* storage lets go of b; b's bytes stop belonging to it. */
+/* storage lets go of b. If it owned b and others still share it (a clone outliving the
+ * tensor it was cloned from, as every accumulated gradient does), the bytes pass to one of
+ * them: they are alive, and someone's. */
 static void buffer_drop(gs_replay *r, const gs_trace_event *e, buffer *b, guint64 storage) {
   if (!b)
     return;
-  if (b->owner == storage)
-    b->owner = 0;
   if (--b->refs == 0) {
     memory_add(r, e, -(gint64)b->nbytes);
     g_free(b);
+    return;
   }
+  if (b->owner != storage)
+    return;
+  b->owner = 0;
+  GHashTableIter it;
+  gpointer value;
+  g_hash_table_iter_init(&it, r->storages);
+  while (g_hash_table_iter_next(&it, NULL, &value)) {
+    const storage_entry *heir = value;
+    if (heir->bytes == b && heir->id != storage && (!b->owner || heir->id < b->owner))
+      b->owner = heir->id; /* the oldest sharer, so any copy of the state picks the same */
+  }
+  r->heir_storage = b->owner;
 }
 
 static buffer *buffer_new(gs_replay *r, const gs_trace_event *e, guint64 nbytes) {
@@ -535,6 +548,7 @@ void gs_replay_apply_with(gs_replay *r, const gs_trace_event *e, gs_replay_strin
     ((gs_replay_scope_name *)r->changed_groups->pdata[i])->changed = FALSE;
   g_ptr_array_set_size(r->changed_groups, 0);
   r->memory_changed = FALSE;
+  r->heir_storage = 0;
   r->events++;
   r->last_seq = MAX(r->last_seq, e->seq);
   r->last_ns = MAX(r->last_ns, e->time_ns);

@@ -103,6 +103,7 @@ typedef struct gs_replay {
   /* What the last gs_replay_apply changed, for writers that emit only changes. */
   gboolean memory_changed;
   GPtrArray *changed_groups; /* gs_replay_scope_name* whose bytes changed */
+  guint64 heir_storage;      /* a storage that took over a shared buffer's bytes (or 0) */
 } gs_replay;
 
 gs_replay *gs_replay_new(void);

@@ -48,6 +48,11 @@ gboolean gs_trace_model_damaged(const gs_trace_model *m);
 /* Bytes fed so far. */
 guint64 gs_trace_model_bytes_fed(const gs_trace_model *m);
 
+/* Events between keyframes of the state, exactly (by default 8192, more while the state is
+ * big, so keyframes cost at most ~2 bytes per event): fewer make seeks faster and the model
+ * bigger. For tests and benchmarks; set it before feeding anything. */
+void gs_trace_model_set_keyframe_interval(gs_trace_model *m, guint events);
+
 /* Reads a whole file into a new model (for a worker thread). progress (may be NULL) is called
  * after each piece with bytes done of total. Returns NULL with error set if the file cannot be
  * read or cancellable was cancelled; a damaged or truncated log is not an error (see

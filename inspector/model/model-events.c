@@ -1,0 +1,161 @@
+/* model-events.c: single events on demand: the cheap per-event columns (kind, thread, seq,
+ * time) and full decoding by re-reading the event's chunk through a reader (the only parser). */
+#include "model-private.h"
+
+#include <errno.h>
+#include <unistd.h>
+
+#define MODEL_PAGE (1u << 20)
+
+void model_decoder_init(model_decoder *d) {
+  d->reader = NULL;
+  d->chunk = G_MAXUINT;
+  d->next = 0;
+}
+
+void model_decoder_clear(model_decoder *d) {
+  g_clear_pointer(&d->reader, gs_trace_reader_free);
+  d->chunk = G_MAXUINT;
+}
+
+/* Feeds the log's bytes [offset, offset + len) to reader, from memory or the file. */
+static gboolean feed_range(gs_trace_model *m, gs_trace_reader *reader, guint64 offset,
+                           guint64 len) {
+  if (m->fd >= 0) {
+    g_autofree guint8 *buf = g_malloc(len ? len : 1);
+    guint64 done = 0;
+    while (done < len) {
+      ssize_t n = pread(m->fd, buf + done, len - done, (off_t)(offset + done));
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        return FALSE; /* the file shrank or broke: the event is not there any more */
+      done += (guint64)n;
+    }
+    gs_trace_reader_feed(reader, buf, len);
+    return TRUE;
+  }
+  while (len > 0) {
+    guint page = (guint)(offset / MODEL_PAGE);
+    if (page >= m->pages->len)
+      return FALSE;
+    const GByteArray *p = m->pages->pdata[page];
+    guint64 in_page = offset % MODEL_PAGE;
+    if (in_page >= p->len)
+      return FALSE;
+    guint64 take = MIN(len, p->len - in_page);
+    gs_trace_reader_feed(reader, p->data + in_page, take);
+    offset += take;
+    len -= take;
+  }
+  return TRUE;
+}
+
+guint model_chunk_of(const gs_trace_model *m, guint64 index) {
+  guint lo = 0, hi = m->chunks->len;
+  while (hi - lo > 1) {
+    guint mid = (lo + hi) / 2;
+    if (g_array_index(m->chunks, model_chunk, mid).first <= index)
+      lo = mid;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+static gboolean decoder_open(gs_trace_model *m, model_decoder *d, guint chunk) {
+  model_decoder_clear(d);
+  d->reader = gs_trace_reader_new();
+  const model_chunk *c = &g_array_index(m->chunks, model_chunk, chunk);
+  if (!feed_range(m, d->reader, 0, m->header_size) ||
+      !feed_range(m, d->reader, c->offset, c->size))
+    return FALSE;
+  d->chunk = chunk;
+  d->next = c->first;
+  return TRUE;
+}
+
+gboolean model_decode(gs_trace_model *m, model_decoder *d, guint64 index, gs_trace_event *out) {
+  if (index >= m->kinds->len)
+    return FALSE;
+  guint chunk = model_chunk_of(m, index);
+  if ((d->chunk != chunk || d->next > index) && !decoder_open(m, d, chunk))
+    return FALSE;
+  for (;;) {
+    if (gs_trace_reader_next(d->reader, out) != GS_TRACE_EVENT) {
+      d->chunk = G_MAXUINT;
+      return FALSE;
+    }
+    if (out->kind == GS_TRACE_STRING)
+      continue;
+    if (d->next++ == index)
+      return TRUE;
+  }
+}
+
+gboolean gs_trace_model_event(gs_trace_model *m, guint64 index, gs_trace_event *out) {
+  return model_decode(m, &m->event_decoder, index, out);
+}
+
+gs_trace_kind gs_trace_model_kind_at(const gs_trace_model *m, guint64 index) {
+  return index < m->kinds->len ? (gs_trace_kind)g_array_index(m->kinds, guint8, index) : 0;
+}
+
+guint32 gs_trace_model_thread_at(const gs_trace_model *m, guint64 index) {
+  if (index >= m->kinds->len)
+    return 0;
+  return g_array_index(m->chunks, model_chunk, model_chunk_of(m, index)).thread;
+}
+
+static guint64 column_at(const gs_trace_model *m, const GArray *offsets, GHashTable *aside,
+                         gboolean seq, guint64 index) {
+  if (index >= m->kinds->len)
+    return 0;
+  guint32 off = g_array_index(offsets, guint32, index);
+  if (off == G_MAXUINT32)
+    return *(guint64 *)g_hash_table_lookup(aside, &index);
+  const model_chunk *c = &g_array_index(m->chunks, model_chunk, model_chunk_of(m, index));
+  return (seq ? c->seq0 : c->time0) + off;
+}
+
+guint64 gs_trace_model_seq_at(const gs_trace_model *m, guint64 index) {
+  return column_at(m, m->seq_off, m->seq_big, TRUE, index);
+}
+
+guint64 gs_trace_model_time_at(const gs_trace_model *m, guint64 index) {
+  return column_at(m, m->time_off, m->time_big, FALSE, index);
+}
+
+/* Each thread's chunks are in its own order, where seq never decreases: a binary search over
+ * its chunks, then over the chunk's events. */
+guint64 gs_trace_model_find_seq(const gs_trace_model *m, guint64 seq) {
+  for (guint t = 0; t < m->threads->len; t++) {
+    guint32 thread = g_array_index(m->threads, guint32, t);
+    const GArray *list = g_hash_table_lookup(m->thread_chunks, GUINT_TO_POINTER(thread));
+    guint lo = 0, hi = list->len;
+    while (lo < hi) { /* the first chunk whose seq0 > seq */
+      guint mid = (lo + hi) / 2;
+      const model_chunk *c = &g_array_index(m->chunks, model_chunk,
+                                            g_array_index(list, guint, mid));
+      if (c->seq0 <= seq)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+    /* The event may sit in the chunk before, or (equal seq0s) one further back. */
+    for (guint k = lo; k-- > 0 && k + 2 >= lo;) {
+      const model_chunk *c = &g_array_index(m->chunks, model_chunk, g_array_index(list, guint, k));
+      guint64 a = c->first, b = c->first + c->n;
+      while (a < b) {
+        guint64 mid = (a + b) / 2;
+        if (gs_trace_model_seq_at(m, mid) < seq)
+          a = mid + 1;
+        else
+          b = mid;
+      }
+      if (a < c->first + c->n && gs_trace_model_seq_at(m, a) == seq)
+        return a;
+    }
+  }
+  return G_MAXUINT64;
+}

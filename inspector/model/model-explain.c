@@ -1,0 +1,281 @@
+/* model-explain.c: one sentence per event in plain words, for the time scrubber ("clone:
+ * tensor #12.1 now shares storage #4 copy-on-write; nothing was copied"). Each kind reads
+ * the event's fields and the state just after it; what the state no longer shows (bytes
+ * freed, what a scope's end disposed) comes from the memory series and the events before. */
+#include "model-private.h"
+
+#include <glib/gi18n-lib.h>
+
+#include "event-fields.h"
+
+/* How far back a scope's end looks for the disposals it made. */
+#define SCOPE_END_LOOKBACK 100000
+
+/* "tensor #3.1" or, when user code named it, "tensor #3.1 "w"". */
+static char *tensor_words(const gs_replay *r, guint64 id) {
+  char h[32];
+  gs_format_handle(id, h, sizeof h);
+  const char *name = r ? gs_replay_tensor_name(r, id) : NULL;
+  if (name && *name)
+    return g_strdup_printf(_("tensor %s \"%s\""), h, name);
+  return g_strdup_printf(_("tensor %s"), h);
+}
+
+static char *scope_words(const gs_replay *r, guint64 id) {
+  char h[32];
+  gs_format_handle(id, h, sizeof h);
+  const gs_replay_scope *s = g_hash_table_lookup(r->scopes, &id);
+  return g_strdup_printf(_("scope \"%s\" %s"), s ? s->name : "?", h);
+}
+
+/* Who holds an object, from a holder and owner (the words of gs_trace_model_owner_label). */
+static char *holder_words(const gs_trace_model *m, const gs_replay *r, guint32 holder,
+                          guint64 owner) {
+  gs_replay_object probe = {.holder = holder, .owner = owner};
+  return gs_trace_model_owner_label(m, r, &probe);
+}
+
+static char *shape_words(const gs_trace_event *e) {
+  GString *s = g_string_new("[");
+  for (int i = 0; i < e->ndim; i++)
+    g_string_append_printf(s, "%s%" G_GINT64_FORMAT, i ? ", " : "", e->shape[i]);
+  g_string_append_printf(s, "] %s", gs_dtype_name((gs_dtype)e->dtype));
+  return g_string_free(s, FALSE);
+}
+
+static char *explain_create(gs_trace_model *m, const gs_replay *r, const gs_trace_event *e) {
+  g_autofree char *t = tensor_words(r, e->tensor);
+  g_autofree char *src = tensor_words(r, e->source);
+  g_autofree char *shape = shape_words(e);
+  g_autofree char *owner = holder_words(m, r, e->holder, e->owner);
+  const char *op = gs_trace_model_string(m, e->op);
+  const gs_replay_object *source = g_hash_table_lookup(r->objects, &e->source);
+  switch (e->origin) {
+  case 1:
+    return g_strdup_printf(_("view: %s made %s %s, a view of %s sharing storage #%"
+                             G_GUINT64_FORMAT "; no bytes were copied"),
+                           op, t, shape, src, e->storage);
+  case 2:
+    return g_strdup_printf(_("detach: %s shares storage #%" G_GUINT64_FORMAT " and its version "
+                             "counter with %s, but is a new leaf outside the graph"),
+                           t, e->storage, src);
+  case 3:
+    if (source && source->storage != e->storage)
+      return g_strdup_printf(_("clone: %s now shares storage #%" G_GUINT64_FORMAT
+                               " copy-on-write; nothing was copied"),
+                             t, source->storage);
+    return g_strdup_printf(_("clone: %s now shares the bytes of %s copy-on-write; nothing was "
+                             "copied"), t, src);
+  default: {
+    guint64 bytes = 0;
+    gs_replay_storage(r, e->storage, &bytes, NULL);
+    g_autofree char *size = g_format_size(bytes);
+    return g_strdup_printf(_("%s created %s %s with storage #%" G_GUINT64_FORMAT " (%s), held "
+                             "by %s"),
+                           *op ? op : _("an operation"), t, shape, e->storage, size, owner);
+  }
+  }
+}
+
+/* The storage's version just before event `before` (0 before any in-place write). */
+static guint64 version_before(gs_trace_model *m, GArray *writes, guint64 before) {
+  guint64 version = 0;
+  for (guint i = 0; i < writes->len && g_array_index(writes, guint64, i) < before; i++) {
+    gs_trace_event w;
+    if (model_decode(m, &m->query_decoder, g_array_index(writes, guint64, i), &w))
+      version = w.version;
+  }
+  return version;
+}
+
+static char *explain_inplace(gs_trace_model *m, const gs_replay *r, const gs_trace_event *e,
+                             guint64 index) {
+  g_autofree char *t = tensor_words(r, e->tensor);
+  GString *s = g_string_new(NULL);
+  g_string_printf(s, _("in-place %s: %s is now at version %" G_GUINT64_FORMAT),
+                  gs_trace_model_string(m, e->op), t, e->version);
+  /* A live node that saved a tensor on this storage at an older version will fail. */
+  g_autoptr(GArray) writes = model_storage_writes(m, e->storage);
+  GHashTableIter it;
+  gpointer value;
+  g_hash_table_iter_init(&it, r->nodes);
+  guint named = 0;
+  while (g_hash_table_iter_next(&it, NULL, &value) && named < 3) {
+    const gs_replay_node *n = value;
+    if (n->saved_freed)
+      continue;
+    for (guint i = 0; i < n->n_saved; i++) {
+      if (n->saved_storages[i] != e->storage)
+        continue;
+      guint64 created = gs_trace_model_find_seq(m, n->create_seq);
+      if (created == G_MAXUINT64 || created > index)
+        break;
+      guint64 saved_version = version_before(m, writes, created);
+      if (saved_version != e->version)
+        g_string_append_printf(s, _("; %s #%" G_GUINT64_FORMAT " saved it at version %"
+                                    G_GUINT64_FORMAT " and will fail in backward"),
+                               n->kind, n->id, saved_version);
+      named++;
+      break;
+    }
+  }
+  return g_string_free(s, FALSE);
+}
+
+/* What a scope's end disposed: the disposals recorded just before it on its thread. */
+static char *explain_scope_end(gs_trace_model *m, const gs_replay *r, const gs_trace_event *e,
+                               guint64 index) {
+  g_autofree char *scope = scope_words(r, e->scope);
+  guint disposed = 0;
+  guint64 first = index;
+  for (guint64 i = index; i-- > 0 && index - i <= SCOPE_END_LOOKBACK;) {
+    if (gs_trace_model_thread_at(m, i) != e->thread)
+      continue;
+    gs_trace_kind kind = gs_trace_model_kind_at(m, i);
+    if (kind == GS_TRACE_TENSOR_DISPOSE)
+      disposed++;
+    else if (kind != GS_TRACE_STORAGE_FREE && kind != GS_TRACE_NODE_RELEASE &&
+             kind != GS_TRACE_NODE_FREE_SAVED)
+      break;
+    first = i;
+  }
+  guint64 before = first > 0 ? gs_trace_model_bytes_at(m, first - 1) : 0;
+  guint64 after = gs_trace_model_bytes_at(m, index);
+  g_autofree char *freed = g_format_size(before > after ? before - after : 0);
+  if (disposed == 0)
+    return g_strdup_printf(_("%s ended; it owned nothing any more"), scope);
+  return g_strdup_printf(ngettext("%s ended and disposed %u tensor (%s freed)",
+                                  "%s ended and disposed %u tensors (%s freed)", disposed),
+                         scope, disposed, freed);
+}
+
+static const gs_replay_node *node_in(const gs_replay *r, guint64 id) {
+  return g_hash_table_lookup(r->nodes, &id);
+}
+
+char *gs_trace_model_explain(gs_trace_model *m, guint64 index) {
+  if (index >= m->kinds->len)
+    return NULL;
+  /* Facts only the state before knows. */
+  const gs_replay *before = index > 0 ? gs_trace_model_seek(m, index - 1) : NULL;
+  g_autofree char *node_kind = NULL;
+  guint node_saved = 0;
+  gs_trace_event e;
+  if (!model_decode(m, &m->query_decoder, index, &e))
+    return NULL;
+  if (before && (e.kind == GS_TRACE_NODE_RELEASE || e.kind == GS_TRACE_NODE_FREE_SAVED)) {
+    const gs_replay_node *n = node_in(before, e.node);
+    node_kind = g_strdup(n ? n->kind : "");
+    node_saved = n ? n->n_saved : 0;
+  }
+  g_autofree char *disposed_name = NULL;
+  if (before && e.kind == GS_TRACE_TENSOR_DISPOSE)
+    disposed_name = tensor_words(before, e.tensor);
+  const gs_replay *r = gs_trace_model_seek(m, index);
+  if (!model_decode(m, &m->query_decoder, index, &e)) /* seeking moved no decoder of ours, */
+    return NULL;                                     /* but explain_* may: decode again */
+  g_autofree char *t = tensor_words(r, e.tensor);
+  g_autofree char *target = tensor_words(r, e.target);
+  char node_h[32];
+  g_snprintf(node_h, sizeof node_h, "#%" G_GUINT64_FORMAT, e.node);
+  const char *name = gs_trace_model_string(m, e.name);
+  switch (e.kind) {
+  case GS_TRACE_STORAGE_ALLOC: {
+    g_autofree char *size = g_format_size(e.nbytes);
+    return g_strdup_printf(_("storage #%" G_GUINT64_FORMAT " allocated %s"), e.storage, size);
+  }
+  case GS_TRACE_STORAGE_SHARE:
+    return g_strdup_printf(_("storage #%" G_GUINT64_FORMAT " shares the bytes of storage #%"
+                             G_GUINT64_FORMAT " copy-on-write; nothing was copied"),
+                           e.storage, e.source);
+  case GS_TRACE_STORAGE_MATERIALISE: {
+    g_autofree char *size = g_format_size(e.nbytes);
+    return g_strdup_printf(_("storage #%" G_GUINT64_FORMAT " copied its shared bytes (%s) "
+                             "before a write: copy-on-write ends here"), e.storage, size);
+  }
+  case GS_TRACE_STORAGE_FREE: {
+    guint64 was = gs_trace_model_bytes_at(m, index - (index > 0));
+    guint64 now = gs_trace_model_bytes_at(m, index);
+    if (index == 0 || was <= now)
+      return g_strdup_printf(_("storage #%" G_GUINT64_FORMAT " was released; its bytes stay "
+                               "alive for the storages sharing them"), e.storage);
+    g_autofree char *size = g_format_size(was - now);
+    return g_strdup_printf(_("storage #%" G_GUINT64_FORMAT " was freed (%s)"), e.storage, size);
+  }
+  case GS_TRACE_TENSOR_CREATE: return explain_create(m, r, &e);
+  case GS_TRACE_TENSOR_DISPOSE:
+    return g_strdup_printf(_("%s was disposed (%s)"), disposed_name ? disposed_name : t,
+                           *name ? name : _("no reason given"));
+  case GS_TRACE_TENSOR_MOVE:
+    return g_strdup_printf(_("%s became a parameter with the new handle %s: the old handle is "
+                             "no longer valid, and its owner still counts one object"),
+                           t, target);
+  case GS_TRACE_TENSOR_NAME:
+    return g_strdup_printf(_("user code named %s"), t);
+  case GS_TRACE_INPLACE_WRITE: return explain_inplace(m, r, &e, index);
+  case GS_TRACE_OWNER_CHANGE: {
+    g_autofree char *o = tensor_words(r, e.object);
+    g_autofree char *from = holder_words(m, r, e.previous_holder, e.previous_owner);
+    g_autofree char *to = holder_words(m, r, e.holder, e.owner);
+    return g_strdup_printf(_("%s moved from %s to %s"), o, from, to);
+  }
+  case GS_TRACE_SCOPE_BEGIN: {
+    g_autofree char *s = scope_words(r, e.scope);
+    if (!e.outer)
+      return g_strdup_printf(_("%s began on thread %u; tensors made on this thread now belong "
+                               "to it"), s, e.thread);
+    g_autofree char *outer = scope_words(r, e.outer);
+    return g_strdup_printf(_("%s began inside %s; tensors made on this thread now belong to "
+                             "it"), s, outer);
+  }
+  case GS_TRACE_SCOPE_END: return explain_scope_end(m, r, &e, index);
+  case GS_TRACE_NODE_CREATE:
+    return g_strdup_printf(ngettext("%s %s recorded how to backpropagate into %s; it saved %u "
+                                    "tensor for backward",
+                                    "%s %s recorded how to backpropagate into %s; it saved %u "
+                                    "tensors for backward", e.n_saved),
+                           name, node_h, t, e.n_saved);
+  case GS_TRACE_NODE_FREE_SAVED:
+    return g_strdup_printf(ngettext("backward freed the %u tensor %s %s saved",
+                                    "backward freed the %u tensors %s %s saved", node_saved),
+                           node_saved, node_kind ? node_kind : "", node_h);
+  case GS_TRACE_NODE_RELEASE:
+    return g_strdup_printf(_("%s %s was released: nothing refers to it any more"),
+                           node_kind ? node_kind : "", node_h);
+  case GS_TRACE_BACKWARD_BEGIN:
+    return g_strdup_printf(_("backward started from %s"), t);
+  case GS_TRACE_BACKWARD_END:
+    return g_strdup_printf(_("backward from %s finished"), t);
+  case GS_TRACE_GRAD_ACCUMULATE:
+    return g_strdup_printf(_("a gradient was accumulated into the grad of %s (%s)"), t, target);
+  case GS_TRACE_MODULE_CREATE: {
+    char h[32];
+    gs_format_handle(e.module, h, sizeof h);
+    return g_strdup_printf(_("module %s %s was created"), name, h);
+  }
+  case GS_TRACE_MODULE_PARAMETER: {
+    char h[32];
+    gs_format_handle(e.module, h, sizeof h);
+    const char *type = g_hash_table_lookup(r->modules, &e.module);
+    return g_strdup_printf(_("module %s %s registered %s as its parameter \"%s\""),
+                           type ? type : "", h, t, name);
+  }
+  case GS_TRACE_COMPOSITE_CREATE: {
+    char h[32];
+    gs_format_handle(e.object, h, sizeof h);
+    return g_strdup_printf(ngettext("composite %s was made of %u tensor; scopes own and dispose "
+                                    "it as one",
+                                    "composite %s was made of %u tensors; scopes own and "
+                                    "dispose them as one", e.n_parts),
+                           h, e.n_parts);
+  }
+  case GS_TRACE_MARK: return g_strdup_printf(_("mark: %s"), name);
+  case GS_TRACE_ERROR: return g_strdup_printf(_("error: %s"), e.text ? e.text : "");
+  case GS_TRACE_VALUES:
+    return g_strdup_printf(ngettext("the first %u value of %s were recorded",
+                                    "the first %u values of %s were recorded", e.n_values),
+                           e.n_values, t);
+  default:
+    return g_strdup_printf(_("an event of kind %u, newer than this inspector"), e.kind);
+  }
+}

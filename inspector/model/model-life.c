@@ -1,0 +1,148 @@
+/* model-life.c: a tensor's whole life, found fast on huge logs without an object per tensor.
+ *
+ * While indexing, each event gets one 32-bit key (the thing it is mainly about: a tensor, a
+ * node or a storage, hashed with its kind of id) and a few events get extra (key, event)
+ * pairs for the other tensors they concern (a view's source, a move's target, a node's saved
+ * tensors, a composite's parts, a grad). A query scans those compact arrays (tens of MB read
+ * at memory speed) and decodes only the events whose fields it must follow: the tensor's
+ * creation (for its storage) and its moves into parameters (for the new handle). */
+#include "model-private.h"
+
+enum { KEY_TENSOR = 1, KEY_NODE = 2, KEY_STORAGE = 3 };
+
+static guint32 life_key(guint64 id, guint domain) {
+  if (!id)
+    return 0;
+  guint64 h = (id + domain * 0x9e3779b97f4a7c15ull) * 0xbf58476d1ce4e5b9ull;
+  h ^= h >> 31;
+  h *= 0x94d049bb133111ebull;
+  guint32 k = (guint32)(h >> 32);
+  return k ? k : 1;
+}
+
+static void extra(gs_trace_model *m, guint64 id, guint domain, guint64 index) {
+  model_posting p = {life_key(id, domain), (guint32)index};
+  if (p.key)
+    g_array_append_val(m->life_extra, p);
+}
+
+void model_life_add(gs_trace_model *m, const gs_trace_event *e, guint64 index) {
+  guint32 key = 0;
+  switch (e->kind) {
+  case GS_TRACE_STORAGE_ALLOC:
+  case GS_TRACE_STORAGE_MATERIALISE:
+  case GS_TRACE_STORAGE_FREE: key = life_key(e->storage, KEY_STORAGE); break;
+  case GS_TRACE_STORAGE_SHARE:
+    key = life_key(e->storage, KEY_STORAGE);
+    extra(m, e->source, KEY_STORAGE, index);
+    break;
+  case GS_TRACE_TENSOR_CREATE:
+    key = life_key(e->tensor, KEY_TENSOR);
+    if (e->origin != 0)
+      extra(m, e->source, KEY_TENSOR, index);
+    break;
+  case GS_TRACE_INPLACE_WRITE: /* a write through any view of the storage is a new version */
+    key = life_key(e->tensor, KEY_TENSOR);
+    extra(m, e->storage, KEY_STORAGE, index);
+    break;
+  case GS_TRACE_TENSOR_MOVE:
+  case GS_TRACE_GRAD_ACCUMULATE:
+    key = life_key(e->tensor, KEY_TENSOR);
+    extra(m, e->target, KEY_TENSOR, index);
+    break;
+  case GS_TRACE_TENSOR_DISPOSE:
+  case GS_TRACE_TENSOR_NAME:
+  case GS_TRACE_VALUES:
+  case GS_TRACE_BACKWARD_BEGIN:
+  case GS_TRACE_BACKWARD_END:
+  case GS_TRACE_MODULE_PARAMETER: key = life_key(e->tensor, KEY_TENSOR); break;
+  case GS_TRACE_OWNER_CHANGE: key = life_key(e->object, KEY_TENSOR); break;
+  case GS_TRACE_NODE_CREATE:
+    key = life_key(e->node, KEY_NODE);
+    extra(m, e->tensor, KEY_TENSOR, index);
+    for (guint i = 0; i < e->n_saved; i++)
+      extra(m, e->saved[i], KEY_TENSOR, index);
+    break;
+  case GS_TRACE_NODE_FREE_SAVED:
+  case GS_TRACE_NODE_RELEASE: key = life_key(e->node, KEY_NODE); break;
+  case GS_TRACE_COMPOSITE_CREATE:
+    key = life_key(e->object, KEY_TENSOR);
+    for (guint i = 0; i < e->n_parts; i++)
+      extra(m, e->parts[i], KEY_TENSOR, index);
+    break;
+  default: break;
+  }
+  g_array_append_val(m->life_keys, key);
+}
+
+/* Appends to hits every event index whose key is k. */
+static void scan(const gs_trace_model *m, guint32 k, GArray *hits) {
+  const guint32 *keys = (const guint32 *)m->life_keys->data;
+  guint64 n = m->life_keys->len;
+  for (guint64 i = 0; i < n; i++)
+    if (G_UNLIKELY(keys[i] == k))
+      g_array_append_val(hits, i);
+  const model_posting *extra = (const model_posting *)m->life_extra->data;
+  for (guint i = 0; i < m->life_extra->len; i++)
+    if (G_UNLIKELY(extra[i].key == k)) {
+      guint64 at = extra[i].index;
+      g_array_append_val(hits, at);
+    }
+}
+
+static gint by_index(gconstpointer a, gconstpointer b) {
+  guint64 x = *(const guint64 *)a, y = *(const guint64 *)b;
+  return x < y ? -1 : x > y;
+}
+
+void gs_trace_model_tensor_life(const gs_trace_model *cm, guint64 tensor_id, guint64 **indices,
+                                guint *n) {
+  gs_trace_model *m = (gs_trace_model *)cm; /* decoding moves a private decoder only */
+  g_autoptr(GArray) hits = g_array_new(FALSE, FALSE, sizeof(guint64));
+  g_autoptr(GArray) handles = g_array_new(FALSE, FALSE, sizeof(guint64));
+  g_array_append_val(handles, tensor_id);
+  /* Each handle the tensor had (a parameter takes over its handle), and its storage. */
+  for (guint h = 0; h < handles->len && h < 64; h++) {
+    guint64 id = g_array_index(handles, guint64, h);
+    guint from = hits->len;
+    scan(m, life_key(id, KEY_TENSOR), hits);
+    for (guint i = from; i < hits->len; i++) {
+      guint64 at = g_array_index(hits, guint64, i);
+      gs_trace_kind kind = gs_trace_model_kind_at(m, at);
+      if (kind != GS_TRACE_TENSOR_CREATE && kind != GS_TRACE_TENSOR_MOVE)
+        continue;
+      gs_trace_event e;
+      if (!model_decode(m, &m->query_decoder, at, &e) || e.tensor != id)
+        continue;
+      if (kind == GS_TRACE_TENSOR_MOVE && e.target && e.target != id) {
+        gboolean seen = FALSE;
+        for (guint k = 0; k < handles->len; k++)
+          seen = seen || g_array_index(handles, guint64, k) == e.target;
+        if (!seen)
+          g_array_append_val(handles, e.target);
+      } else if (kind == GS_TRACE_TENSOR_CREATE && e.storage && h == 0) {
+        scan(m, life_key(e.storage, KEY_STORAGE), hits);
+      }
+    }
+  }
+  g_array_sort(hits, by_index);
+  guint out = 0;
+  for (guint i = 0; i < hits->len; i++) /* an event may be found by two keys */
+    if (out == 0 || g_array_index(hits, guint64, out - 1) != g_array_index(hits, guint64, i))
+      g_array_index(hits, guint64, out++) = g_array_index(hits, guint64, i);
+  *n = out;
+  *indices = g_memdup2(hits->data, sizeof(guint64) * out);
+}
+
+GArray *model_storage_writes(gs_trace_model *m, guint64 storage) {
+  g_autoptr(GArray) hits = g_array_new(FALSE, FALSE, sizeof(guint64));
+  scan(m, life_key(storage, KEY_STORAGE), hits);
+  g_array_sort(hits, by_index);
+  GArray *writes = g_array_new(FALSE, FALSE, sizeof(guint64));
+  for (guint i = 0; i < hits->len; i++) {
+    guint64 at = g_array_index(hits, guint64, i);
+    if (gs_trace_model_kind_at(m, at) == GS_TRACE_INPLACE_WRITE)
+      g_array_append_val(writes, at);
+  }
+  return writes;
+}

@@ -1,0 +1,482 @@
+/* model-memory.c: memory by category and by scope: what category an object is in, who holds
+ * it (in words), bytes per category in a state, and the memory series kept as the log is
+ * indexed (only where a value changes), summarised per pixel column for the timeline.
+ *
+ * Bytes are counted per buffer, as gs_replay counts live_bytes: a buffer's bytes belong to
+ * the storage that allocated (or materialised) it, and a storage takes the first category, in
+ * the enum's order, of the alive objects viewing it (a view of a parameter is parameter
+ * memory), "saved for backward" if a live node still saved a tensor on it, else temporaries.
+ * Bytes no storage owns any more (a copy-on-write buffer whose maker is gone) are
+ * temporaries too, so the categories always sum to the total. */
+#include "model-private.h"
+
+#include <glib/gi18n-lib.h>
+#include <gradscope/scope.h>
+#include <string.h>
+
+#include "event-fields.h"
+
+/* ---- series ------------------------------------------------------------------------------ */
+
+void model_series_init(model_series *s) {
+  s->at = g_array_new(FALSE, FALSE, sizeof(guint32));
+  s->value = g_array_new(FALSE, FALSE, sizeof(guint64));
+}
+
+void model_series_clear(model_series *s) {
+  g_clear_pointer(&s->at, g_array_unref);
+  g_clear_pointer(&s->value, g_array_unref);
+}
+
+void model_series_set(model_series *s, guint64 index, guint64 value) {
+  guint n = s->at->len;
+  if (n && g_array_index(s->at, guint32, n - 1) == (guint32)index) {
+    g_array_index(s->value, guint64, n - 1) = value; /* changed twice in one event */
+    return;
+  }
+  guint32 at = (guint32)index;
+  g_array_append_val(s->at, at);
+  g_array_append_val(s->value, value);
+}
+
+/* Position of the last change at or before index, or -1. */
+static gint64 series_find(const model_series *s, guint64 index) {
+  guint lo = 0, hi = s->at->len;
+  while (lo < hi) {
+    guint mid = (lo + hi) / 2;
+    if (g_array_index(s->at, guint32, mid) <= index)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return (gint64)lo - 1;
+}
+
+guint64 model_series_value(const model_series *s, guint64 index) {
+  gint64 k = series_find(s, index);
+  return k < 0 ? 0 : g_array_index(s->value, guint64, k);
+}
+
+/* ---- categories -------------------------------------------------------------------------- */
+
+const char *gs_mem_category_name(gs_mem_category category) {
+  switch (category) {
+  case GS_MEM_PARAMETERS: return _("parameters");
+  case GS_MEM_GRADIENTS: return _("gradients");
+  case GS_MEM_OPTIMIZER_STATE: return _("optimizer state");
+  case GS_MEM_BATCH: return _("batch data");
+  case GS_MEM_SAVED: return _("saved for backward");
+  case GS_MEM_TEMPORARIES: return _("temporaries");
+  default: return "";
+  }
+}
+
+static gs_mem_category object_category(const gs_replay *r, const gs_replay_object *o) {
+  if (o->holder == GS_TRACE_HELD_BY_MODULE || o->parameter)
+    return GS_MEM_PARAMETERS;
+  switch (o->holder) {
+  case GS_TRACE_HELD_BY_TENSOR: return GS_MEM_GRADIENTS;
+  /* GS_TRACE_HELD_BY_OPTIMIZER (being added on branch nn6) slots in here as
+   * GS_MEM_OPTIMIZER_STATE; until the engine records it, optimizer state shows up as held by
+   * the caller or the engine, and so as temporaries. */
+  case GS_TRACE_HELD_BY_COMPOSITE: {
+    const gs_replay_object *c = g_hash_table_lookup(r->objects, &o->owner);
+    if (c && c->composite && c->object_kind == GS_OBJECT_PACKED_SEQUENCE)
+      return GS_MEM_BATCH;
+    break;
+  }
+  default: break;
+  }
+  if (o->saved_refs > 0)
+    return GS_MEM_SAVED;
+  return GS_MEM_TEMPORARIES;
+}
+
+gs_mem_category gs_trace_model_category(const gs_trace_model *m, const gs_replay *state,
+                                        const gs_replay_object *o) {
+  (void)m;
+  return object_category(state, o);
+}
+
+static gs_mem_category storage_category(gs_mem_category by_objects, guint saved_refs) {
+  return saved_refs > 0 && GS_MEM_SAVED < by_objects ? GS_MEM_SAVED : by_objects;
+}
+
+typedef struct tally {
+  GHashTable *by_storage; /* storage id -> first category + 1 */
+  guint64 *out;
+} tally;
+
+static void tally_storage(guint64 id, guint64 own_bytes, guint saved_refs, gpointer data) {
+  tally *t = data;
+  guint c = GPOINTER_TO_UINT(g_hash_table_lookup(t->by_storage, &id));
+  gs_mem_category cat = storage_category(c ? c - 1 : GS_MEM_TEMPORARIES, saved_refs);
+  if (cat != GS_MEM_TEMPORARIES)
+    t->out[cat] += own_bytes;
+}
+
+void gs_trace_model_category_bytes(const gs_trace_model *m, const gs_replay *state,
+                                   guint64 *out) {
+  (void)m;
+  memset(out, 0, sizeof(guint64) * GS_MEM_N_CATEGORIES);
+  tally t = {g_hash_table_new(g_int64_hash, g_int64_equal), out};
+  GHashTableIter it;
+  gpointer value;
+  g_hash_table_iter_init(&it, state->objects);
+  while (g_hash_table_iter_next(&it, NULL, &value)) {
+    const gs_replay_object *o = value;
+    if (o->composite || !o->storage)
+      continue;
+    guint c = GPOINTER_TO_UINT(g_hash_table_lookup(t.by_storage, &o->storage));
+    guint mine = object_category(state, o) + 1;
+    if (!c || mine < c)
+      g_hash_table_insert(t.by_storage, (gpointer)&o->storage, GUINT_TO_POINTER(mine));
+  }
+  gs_replay_foreach_storage(state, tally_storage, &t);
+  g_hash_table_destroy(t.by_storage);
+  guint64 counted = 0;
+  for (int c = 0; c < GS_MEM_TEMPORARIES; c++)
+    counted += out[c];
+  out[GS_MEM_TEMPORARIES] = state->live_bytes > counted ? state->live_bytes - counted : 0;
+}
+
+/* ---- who holds it, in words ---------------------------------------------------------------- */
+
+char *gs_trace_model_owner_label(const gs_trace_model *m, const gs_replay *state,
+                                 const gs_replay_object *o) {
+  (void)m;
+  char h[32];
+  g_autoptr(GString) s = g_string_new(NULL);
+  gs_format_handle(o->owner, h, sizeof h);
+  switch (o->holder) {
+  case GS_TRACE_HELD_BY_SCOPE: {
+    const gs_replay_scope *scope = g_hash_table_lookup(state->scopes, &o->owner);
+    /* TRANSLATORS: a dispose scope and its handle, e.g. "scope step #12.1" */
+    g_string_printf(s, _("scope %s %s"), scope ? scope->name : "?", h);
+    break;
+  }
+  case GS_TRACE_HELD_BY_MODULE: {
+    const char *type = g_hash_table_lookup(state->modules, &o->owner);
+    /* TRANSLATORS: a module's type and handle, e.g. "module Linear #3.1" */
+    g_string_printf(s, _("module %s %s"), type ? type : "?", h);
+    break;
+  }
+  case GS_TRACE_HELD_BY_COMPOSITE: {
+    const gs_replay_object *c = g_hash_table_lookup(state->objects, &o->owner);
+    if (c && c->object_kind == GS_OBJECT_PACKED_SEQUENCE)
+      g_string_printf(s, _("packed sequence %s"), h);
+    else
+      g_string_printf(s, _("composite %s"), h);
+    break;
+  }
+  case GS_TRACE_HELD_BY_TENSOR:
+    g_string_printf(s, _("gradient of tensor %s"), h);
+    break;
+  case GS_TRACE_HELD_BY_ENGINE: g_string_assign(s, _("the engine")); break;
+  case GS_TRACE_HELD_BY_CALLER: g_string_assign(s, _("caller")); break;
+  default: g_string_printf(s, _("holder %u"), o->holder); break;
+  }
+  if (o->saved_refs > 0) {
+    const gs_replay_node *best = NULL;
+    GHashTableIter it;
+    gpointer value;
+    g_hash_table_iter_init(&it, state->nodes);
+    while (g_hash_table_iter_next(&it, NULL, &value)) {
+      const gs_replay_node *n = value;
+      if (n->saved_freed || (best && best->id < n->id))
+        continue;
+      for (guint i = 0; i < n->n_saved; i++)
+        if (n->saved[i] == o->id) {
+          best = n;
+          break;
+        }
+    }
+    if (best)
+      /* TRANSLATORS: added after the holder: "; saved by MulBackward #88 for backward" */
+      g_string_append_printf(s, _("; saved by %s #%" G_GUINT64_FORMAT " for backward"),
+                             best->kind, best->id);
+  }
+  return g_string_free(g_steal_pointer(&s), FALSE);
+}
+
+/* ---- the series, kept as the head state advances ------------------------------------------- */
+
+typedef struct object_shadow {
+  guint64 storage;
+  gs_mem_category cat;
+} object_shadow;
+
+typedef struct storage_shadow {
+  guint32 counts[GS_MEM_N_CATEGORIES]; /* alive objects on it, per category */
+  gs_mem_category cat;
+  guint64 bytes; /* own bytes counted in cat (unless temporaries) */
+} storage_shadow;
+
+struct model_memory {
+  GHashTable *objects;  /* id -> object_shadow, for alive non-composite objects */
+  GHashTable *storages; /* id -> storage_shadow */
+  GArray *touched_objects, *touched_storages; /* guint64, this event */
+  guint64 totals[GS_MEM_N_CATEGORIES];
+  guint64 emitted[GS_MEM_N_CATEGORIES];
+  guint64 emitted_total;
+};
+
+model_memory *model_memory_new(void) {
+  model_memory *mm = g_new0(model_memory, 1);
+  mm->objects = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
+  mm->storages = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
+  mm->touched_objects = g_array_new(FALSE, FALSE, sizeof(guint64));
+  mm->touched_storages = g_array_new(FALSE, FALSE, sizeof(guint64));
+  return mm;
+}
+
+void model_memory_free(model_memory *mm) {
+  if (!mm)
+    return;
+  g_hash_table_destroy(mm->objects);
+  g_hash_table_destroy(mm->storages);
+  g_array_unref(mm->touched_objects);
+  g_array_unref(mm->touched_storages);
+  g_free(mm);
+}
+
+static void touch(GArray *list, guint64 id) {
+  if (id)
+    g_array_append_val(list, id);
+}
+
+void model_memory_before(gs_trace_model *m, const gs_trace_event *e) {
+  model_memory *mm = m->memory;
+  g_array_set_size(mm->touched_objects, 0);
+  g_array_set_size(mm->touched_storages, 0);
+  touch(mm->touched_objects, e->tensor);
+  touch(mm->touched_objects, e->target);
+  touch(mm->touched_objects, e->object);
+  touch(mm->touched_storages, e->storage);
+  if (e->kind == GS_TRACE_NODE_CREATE || e->kind == GS_TRACE_NODE_FREE_SAVED ||
+      e->kind == GS_TRACE_NODE_RELEASE) {
+    for (guint i = 0; i < e->n_saved; i++)
+      touch(mm->touched_objects, e->saved[i]);
+    const gs_replay_node *n = g_hash_table_lookup(m->head->nodes, &e->node);
+    for (guint i = 0; n && i < n->n_saved; i++) { /* the node being replaced, freed, released */
+      touch(mm->touched_objects, n->saved[i]);
+      touch(mm->touched_storages, n->saved_storages[i]);
+    }
+  }
+  if (e->kind == GS_TRACE_NODE_CREATE) /* their storages gain a saved reference */
+    for (guint i = 0; i < e->n_saved; i++) {
+      const gs_replay_object *o = g_hash_table_lookup(m->head->objects, &e->saved[i]);
+      if (o)
+        touch(mm->touched_storages, o->storage);
+    }
+  for (guint i = 0; i < e->n_parts; i++)
+    touch(mm->touched_objects, e->parts[i]);
+  /* A composite that goes away takes the category of its parts with it. */
+  if (e->kind == GS_TRACE_TENSOR_DISPOSE) {
+    const gs_replay_object *c = g_hash_table_lookup(m->head->objects, &e->tensor);
+    if (c && c->composite) {
+      GHashTableIter it;
+      gpointer value;
+      g_hash_table_iter_init(&it, m->head->objects);
+      while (g_hash_table_iter_next(&it, NULL, &value)) {
+        const gs_replay_object *o = value;
+        if (o->holder == GS_TRACE_HELD_BY_COMPOSITE && o->owner == c->id)
+          touch(mm->touched_objects, o->id);
+      }
+    }
+  }
+}
+
+static storage_shadow *storage_shadow_get(model_memory *mm, guint64 id) {
+  storage_shadow *s = g_hash_table_lookup(mm->storages, &id);
+  if (!s) {
+    s = g_new0(storage_shadow, 1);
+    s->cat = GS_MEM_TEMPORARIES;
+    g_hash_table_insert(mm->storages, g_memdup2(&id, sizeof id), s);
+  }
+  return s;
+}
+
+/* Brings an object's shadow in line with the head state. */
+static void update_object(gs_trace_model *m, guint64 id) {
+  model_memory *mm = m->memory;
+  const gs_replay_object *o = g_hash_table_lookup(m->head->objects, &id);
+  object_shadow *old = g_hash_table_lookup(mm->objects, &id);
+  gboolean alive = o && !o->composite && o->storage;
+  gs_mem_category cat = alive ? object_category(m->head, o) : GS_MEM_TEMPORARIES;
+  if (old && alive && old->storage == o->storage && old->cat == cat)
+    return;
+  if (old) {
+    storage_shadow *s = storage_shadow_get(mm, old->storage);
+    s->counts[old->cat]--;
+    touch(mm->touched_storages, old->storage);
+  }
+  if (alive) {
+    storage_shadow *s = storage_shadow_get(mm, o->storage);
+    s->counts[cat]++;
+    touch(mm->touched_storages, o->storage);
+    if (!old) {
+      old = g_new(object_shadow, 1);
+      g_hash_table_insert(mm->objects, g_memdup2(&id, sizeof id), old);
+    }
+    old->storage = o->storage;
+    old->cat = cat;
+  } else if (old) {
+    g_hash_table_remove(mm->objects, &id);
+  }
+}
+
+static void update_storage(gs_trace_model *m, guint64 id) {
+  model_memory *mm = m->memory;
+  storage_shadow *s = storage_shadow_get(mm, id);
+  guint64 bytes = 0;
+  guint saved = 0;
+  gboolean alive = gs_replay_storage(m->head, id, &bytes, &saved);
+  gs_mem_category by_objects = GS_MEM_TEMPORARIES;
+  for (int c = 0; c < GS_MEM_N_CATEGORIES; c++)
+    if (s->counts[c]) {
+      by_objects = c;
+      break;
+    }
+  gs_mem_category cat = storage_category(by_objects, saved);
+  if (s->cat != GS_MEM_TEMPORARIES)
+    mm->totals[s->cat] -= s->bytes;
+  if (cat != GS_MEM_TEMPORARIES)
+    mm->totals[cat] += bytes;
+  s->cat = cat;
+  s->bytes = bytes;
+  gboolean unused = TRUE;
+  for (int c = 0; c < GS_MEM_N_CATEGORIES; c++)
+    unused = unused && s->counts[c] == 0;
+  if (!alive && unused)
+    g_hash_table_remove(mm->storages, &id);
+}
+
+static model_series *group_series(gs_trace_model *m, guint group) {
+  while (m->group_series->len <= group) {
+    model_series *s = g_new0(model_series, 1);
+    model_series_init(s);
+    g_ptr_array_add(m->group_series, s);
+  }
+  return m->group_series->pdata[group];
+}
+
+void model_memory_after(gs_trace_model *m, const gs_trace_event *e, guint64 index) {
+  (void)e;
+  model_memory *mm = m->memory;
+  touch(mm->touched_storages, m->head->heir_storage);
+  for (guint i = 0; i < mm->touched_objects->len; i++)
+    update_object(m, g_array_index(mm->touched_objects, guint64, i));
+  for (guint i = 0; i < mm->touched_storages->len; i++)
+    update_storage(m, g_array_index(mm->touched_storages, guint64, i));
+  guint64 counted = 0;
+  for (int c = 0; c < GS_MEM_TEMPORARIES; c++) {
+    counted += mm->totals[c];
+    if (mm->totals[c] != mm->emitted[c]) {
+      model_series_set(&m->categories[c], index, mm->totals[c]);
+      mm->emitted[c] = mm->totals[c];
+    }
+  }
+  guint64 live = m->head->live_bytes;
+  guint64 temporaries = live > counted ? live - counted : 0;
+  if (temporaries != mm->emitted[GS_MEM_TEMPORARIES]) {
+    model_series_set(&m->categories[GS_MEM_TEMPORARIES], index, temporaries);
+    mm->emitted[GS_MEM_TEMPORARIES] = temporaries;
+  }
+  if (live != mm->emitted_total) {
+    model_series_set(&m->total, index, live);
+    mm->emitted_total = live;
+  }
+  for (guint i = 0; i < m->head->changed_groups->len; i++) {
+    const gs_replay_scope_name *g = m->head->changed_groups->pdata[i];
+    guint k = 0;
+    while (m->head->scope_group_list->pdata[k] != g)
+      k++;
+    model_series_set(group_series(m, k), index, g->bytes);
+  }
+}
+
+/* ---- queries ------------------------------------------------------------------------------- */
+
+guint64 gs_trace_model_bytes_at(const gs_trace_model *m, guint64 index) {
+  return model_series_value(&m->total, index);
+}
+
+guint gs_trace_model_n_stacks(const gs_trace_model *m, gboolean by_scope) {
+  if (!by_scope)
+    return GS_MEM_N_CATEGORIES;
+  return MIN(1 + m->head->scope_group_list->len, GS_MEMORY_MAX_STACKS);
+}
+
+const char *gs_trace_model_stack_name(const gs_trace_model *m, gboolean by_scope, guint stack) {
+  if (!by_scope)
+    return stack < GS_MEM_N_CATEGORIES ? gs_mem_category_name(stack) : "";
+  guint groups = m->head->scope_group_list->len;
+  if (stack == 0)
+    return _("outside any scope");
+  if (stack >= gs_trace_model_n_stacks(m, TRUE))
+    return "";
+  if (stack == GS_MEMORY_MAX_STACKS - 1 && groups > GS_MEMORY_MAX_STACKS - 1)
+    return _("other scopes");
+  return ((const gs_replay_scope_name *)m->head->scope_group_list->pdata[stack - 1])->name;
+}
+
+static void stacks_at(const gs_trace_model *m, gboolean by_scope, guint64 index,
+                      gs_memory_column *col) {
+  col->n_stacks = gs_trace_model_n_stacks(m, by_scope);
+  if (!by_scope) {
+    for (int c = 0; c < GS_MEM_N_CATEGORIES; c++)
+      col->stack[c] = model_series_value(&m->categories[c], index);
+    return;
+  }
+  guint64 in_scopes = 0;
+  for (guint g = 0; g < m->group_series->len; g++) {
+    guint64 v = model_series_value(m->group_series->pdata[g], index);
+    in_scopes += v;
+    col->stack[MIN(1 + g, GS_MEMORY_MAX_STACKS - 1)] += v;
+  }
+  guint64 total = model_series_value(&m->total, index);
+  col->stack[0] = total > in_scopes ? total - in_scopes : 0;
+}
+
+void gs_trace_model_memory_columns(const gs_trace_model *m, guint64 first, guint64 last,
+                                   guint columns, gboolean by_scope, gs_memory_column *out) {
+  guint64 n = m->kinds->len;
+  memset(out, 0, sizeof *out * columns);
+  if (columns == 0)
+    return;
+  guint64 span = 0;
+  if (n > 0 && first < n) {
+    last = MIN(last, n - 1);
+    span = last >= first ? last - first + 1 : 0;
+  }
+  const model_series *t = &m->total;
+  for (guint col = 0; col < columns; col++) {
+    gs_memory_column *c = &out[col];
+    c->first = first + span * col / columns;
+    guint64 end = first + span * (col + 1) / columns; /* exclusive */
+    c->n_stacks = gs_trace_model_n_stacks(m, by_scope);
+    if (end <= c->first) {
+      c->first = 1;
+      c->last = 0;
+      continue;
+    }
+    c->last = end - 1;
+    gint64 k = series_find(t, c->first);
+    guint64 v = k < 0 ? 0 : g_array_index(t->value, guint64, k);
+    c->min_total = c->max_total = v;
+    c->max_index = c->first;
+    for (guint j = (guint)(k + 1); j < t->at->len; j++) {
+      guint32 at = g_array_index(t->at, guint32, j);
+      if (at > c->last)
+        break;
+      v = g_array_index(t->value, guint64, j);
+      if (v > c->max_total) {
+        c->max_total = v;
+        c->max_index = at;
+      }
+      c->min_total = MIN(c->min_total, v);
+    }
+    stacks_at(m, by_scope, c->max_index, c);
+  }
+}

@@ -1,0 +1,144 @@
+/* model-private.h: the trace model's insides, shared by its files (trace-model.c builds the
+ * index; model-events.c decodes single events; model-seek.c rebuilds moments; model-memory.c,
+ * model-scopes.c, model-life.c, model-filter.c and model-explain.c answer the rest).
+ *
+ * Memory per event is the budget that shapes this (issue 7: <= 32 bytes per event on a 10 M
+ * event log): a byte of kind, four of seq and four of time (offsets from the event's chunk,
+ * with the rare misfit in a side table), four of tensor-life key, and sparse side arrays for
+ * everything else. Event indices are stored as 32 bits: a model holds at most 2^32 - 1
+ * events (a log of some 70 GB). */
+#pragma once
+
+#include "trace-model.h"
+
+/* One chunk of the log that delivered events: where its bytes are, and which events. */
+typedef struct model_chunk {
+  guint64 offset; /* its first byte in the log */
+  guint64 first;  /* index of its first event */
+  guint64 seq0, time0; /* seq and time of its first event */
+  guint32 size;   /* header, payload and padding */
+  guint32 thread;
+  guint32 n;      /* events (string entries excluded) */
+} model_chunk;
+
+/* Re-reads chunks through a reader of its own: the model keeps several, so decoding for one
+ * purpose (an event shown, a moment rebuilt) does not disturb another. */
+typedef struct model_decoder {
+  gs_trace_reader *reader;
+  guint chunk;   /* the chunk fed to reader, G_MAXUINT for none */
+  guint64 next;  /* index of the event the reader delivers next */
+} model_decoder;
+
+/* A value over event indices, stored only where it changes. */
+typedef struct model_series {
+  GArray *at;    /* guint32 event index of each change, ascending */
+  GArray *value; /* guint64 value from that event on */
+} model_series;
+
+/* A copy of the state after `applied` events (open scopes only: ended ones are borrowed from
+ * the head state, whose ended records never change). */
+typedef struct model_keyframe {
+  guint64 applied;
+  guint n_scopes; /* scopes begun by then */
+  gs_replay *state;
+} model_keyframe;
+
+/* Where each scope is in the log, by its position in the head's scope_list. */
+typedef struct model_scope_span {
+  guint64 begin, end; /* event indices; end G_MAXUINT64 while open */
+} model_scope_span;
+
+/* The memory series' incremental bookkeeping (model-memory.c). */
+typedef struct model_memory model_memory;
+
+struct gs_trace_model {
+  /* first pass */
+  gs_trace_reader *reader;
+  guint64 fed;
+  gboolean finished;
+  char *problem;
+  guint64 header_size; /* bytes before the first chunk, once known */
+
+  /* where the bytes are: in memory (pages of fed bytes) or in a file (re-read on demand) */
+  GPtrArray *pages; /* GByteArray* of MODEL_PAGE bytes each, the last one filling */
+  int fd;           /* -1 for memory */
+
+  /* the index */
+  GArray *chunks;   /* model_chunk */
+  GArray *kinds;    /* guint8 per event */
+  GArray *seq_off;  /* guint32 per event: seq - chunk seq0, or G_MAXUINT32 (see seq_big) */
+  GArray *time_off; /* guint32 per event: time - chunk time0, or G_MAXUINT32 */
+  GHashTable *seq_big, *time_big; /* event index -> full value, where the offset overflowed */
+  GHashTable *thread_chunks;      /* thread -> GArray of guint chunk positions */
+  GArray *threads;                /* guint32, ascending */
+  GHashTable *strings;            /* string id -> text (owned) */
+
+  /* tensor life: a key per event and extra (key, event) pairs (model-life.c) */
+  GArray *life_keys;  /* guint32 per event, 0 for none */
+  GArray *life_extra; /* model_posting */
+  /* the last tensor filtered on (model-filter.c), until more events arrive */
+  guint64 life_cache_tensor, life_cache_events;
+  guint64 *life_cache;
+  guint life_cache_n;
+
+  /* scopes (model-scopes.c) */
+  GArray *scope_spans;     /* model_scope_span, by position in head->scope_list */
+  GHashTable *scope_pos;   /* scope id -> position + 1 */
+  GHashTable *scope_kids;  /* outer id -> GArray of guint positions (0: the roots) */
+  GHashTable *thread_scope_list; /* thread -> GArray of guint positions, in begin order */
+
+  /* states */
+  gs_replay *head;
+  GArray *keyframes; /* model_keyframe */
+  guint keyframe_events;
+  gboolean keyframe_fixed; /* set by the caller: no growing the spacing for big states */
+  gs_replay *cursor; /* what _seek returned */
+  guint64 cursor_applied;
+  model_decoder seek_decoder, event_decoder, query_decoder;
+
+  /* memory series (model-memory.c) */
+  model_series total;
+  model_series categories[GS_MEM_N_CATEGORIES];
+  GPtrArray *group_series; /* model_series* per scope group */
+  model_memory *memory;
+};
+
+typedef struct model_posting {
+  guint32 key, index;
+} model_posting;
+
+/* model-events.c */
+void model_decoder_init(model_decoder *d);
+void model_decoder_clear(model_decoder *d);
+/* Decodes event index with d; pointers in *out valid until d's next use. */
+gboolean model_decode(gs_trace_model *m, model_decoder *d, guint64 index, gs_trace_event *out);
+const char *model_string_fn(guint32 id, gpointer model);
+guint model_chunk_of(const gs_trace_model *m, guint64 index);
+
+/* model-series helpers (model-memory.c) */
+void model_series_init(model_series *s);
+void model_series_clear(model_series *s);
+void model_series_set(model_series *s, guint64 index, guint64 value);
+guint64 model_series_value(const model_series *s, guint64 index);
+
+/* model-memory.c: the category bookkeeping follows the head state event by event. */
+model_memory *model_memory_new(void);
+void model_memory_free(model_memory *mm);
+/* Before applying e to the head: note what e may change. */
+void model_memory_before(gs_trace_model *m, const gs_trace_event *e);
+/* After: update the series at index. */
+void model_memory_after(gs_trace_model *m, const gs_trace_event *e, guint64 index);
+
+/* model-seek.c */
+void model_keyframes_after(gs_trace_model *m, guint64 applied);
+void model_keyframes_clear(gs_trace_model *m);
+
+/* model-scopes.c */
+void model_scopes_after(gs_trace_model *m, const gs_trace_event *e, guint64 index);
+void model_scopes_init(gs_trace_model *m);
+void model_scopes_clear(gs_trace_model *m);
+
+/* model-life.c */
+void model_life_add(gs_trace_model *m, const gs_trace_event *e, guint64 index);
+/* The in-place writes to storage (event indices, ascending). */
+GArray *model_storage_writes(gs_trace_model *m, guint64 storage);

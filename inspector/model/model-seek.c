@@ -1,0 +1,105 @@
+/* model-seek.c: the state at any event: keyframes of the head state taken as the log is
+ * indexed, and a cursor rebuilt from the nearest one by applying the events after it.
+ *
+ * A keyframe holds the state without ended scopes (those records are final, so the cursor
+ * borrows them from the head state); what it still holds (alive objects, storages, nodes,
+ * open scopes, names) is small next to the events between keyframes, which is what keeps
+ * keyframes to a few bytes per event. */
+#include "model-private.h"
+
+/* ... unless the state is big: then a keyframe waits until it costs at most this many bytes
+ * per event it covers. */
+#define KEYFRAME_BYTES_PER_EVENT 2
+
+/* Roughly what a copy of r costs (records, hash tables, arrays). */
+static guint64 state_bytes(const gs_replay *r) {
+  guint64 open = 0;
+  GHashTableIter it;
+  gpointer value;
+  g_hash_table_iter_init(&it, r->thread_scopes);
+  while (g_hash_table_iter_next(&it, NULL, &value))
+    open += ((GArray *)value)->len;
+  return g_hash_table_size(r->objects) * (sizeof(gs_replay_object) + 48) +
+         g_hash_table_size(r->storages) * 96 + g_hash_table_size(r->nodes) * 160 +
+         (g_hash_table_size(r->names) + g_hash_table_size(r->modules)) * 56 + open * 200 +
+         r->scope_group_list->len * (sizeof(gs_replay_scope_name) + 48) + 512;
+}
+
+void model_keyframes_after(gs_trace_model *m, guint64 applied) {
+  if (m->keyframes->len) {
+    const model_keyframe *last =
+        &g_array_index(m->keyframes, model_keyframe, m->keyframes->len - 1);
+    guint64 since = applied - last->applied;
+    if (since < m->keyframe_events ||
+        (!m->keyframe_fixed && since * KEYFRAME_BYTES_PER_EVENT < state_bytes(m->head)))
+      return;
+  }
+  model_keyframe k = {.applied = applied, .n_scopes = m->head->scope_list->len,
+                      .state = gs_replay_copy(m->head, TRUE)};
+  g_array_append_val(m->keyframes, k);
+}
+
+void gs_trace_model_set_keyframe_interval(gs_trace_model *m, guint events) {
+  g_return_if_fail(m->kinds->len == 0);
+  m->keyframe_events = MAX(events, 1);
+  m->keyframe_fixed = TRUE;
+}
+
+void model_keyframes_clear(gs_trace_model *m) {
+  for (guint i = 0; i < m->keyframes->len; i++)
+    gs_replay_free(g_array_index(m->keyframes, model_keyframe, i).state);
+  g_array_set_size(m->keyframes, 0);
+}
+
+/* The last keyframe at or before applied. */
+static const model_keyframe *keyframe_before(const gs_trace_model *m, guint64 applied) {
+  guint lo = 0, hi = m->keyframes->len;
+  while (hi - lo > 1) {
+    guint mid = (lo + hi) / 2;
+    if (g_array_index(m->keyframes, model_keyframe, mid).applied <= applied)
+      lo = mid;
+    else
+      hi = mid;
+  }
+  return &g_array_index(m->keyframes, model_keyframe, lo);
+}
+
+/* The cursor becomes a copy of k, with the ended scopes borrowed from the head in begin
+ * order (the head's first n_scopes records are the scopes begun by then). */
+static void restore(gs_trace_model *m, const model_keyframe *k) {
+  g_clear_pointer(&m->cursor, gs_replay_free);
+  gs_replay *r = gs_replay_copy(k->state, FALSE);
+  GPtrArray *list = g_ptr_array_sized_new(k->n_scopes);
+  for (guint p = 0; p < k->n_scopes; p++) {
+    gs_replay_scope *h = m->head->scope_list->pdata[p];
+    gs_replay_scope *own = g_hash_table_lookup(r->scopes, &h->id);
+    if (own) {
+      g_ptr_array_add(list, own);
+    } else {
+      g_ptr_array_add(list, h);
+      g_hash_table_insert(r->scopes, &h->id, h);
+    }
+  }
+  g_ptr_array_free(r->scope_list, TRUE);
+  r->scope_list = list;
+  m->cursor = r;
+  m->cursor_applied = k->applied;
+}
+
+const gs_replay *gs_trace_model_seek(gs_trace_model *m, guint64 index) {
+  guint64 n = m->kinds->len;
+  if (n == 0)
+    return NULL;
+  guint64 target = MIN(index, n - 1) + 1; /* events applied */
+  const model_keyframe *k = keyframe_before(m, target);
+  if (!m->cursor || m->cursor_applied > target || m->cursor_applied < k->applied)
+    restore(m, k);
+  while (m->cursor_applied < target) {
+    gs_trace_event e;
+    if (!model_decode(m, &m->seek_decoder, m->cursor_applied, &e))
+      break; /* the file changed under us: the state stops at the last event still readable */
+    gs_replay_apply_with(m->cursor, &e, model_string_fn, m);
+    m->cursor_applied++;
+  }
+  return m->cursor;
+}

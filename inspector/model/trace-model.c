@@ -1,0 +1,306 @@
+/* trace-model.c: building the trace model: raw bytes in, one pass through the reader, every
+ * event indexed and applied to the head state (see trace-model.h, model-private.h). */
+#include "model-private.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <glib/gi18n-lib.h>
+#include <glib/gstdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Fed bytes are kept in pages this big: no copying as the log grows. */
+#define MODEL_PAGE (1u << 20)
+/* load_file reads the file in pieces this big: progress moves and cancelling is prompt. */
+#define LOAD_PIECE (1u << 20)
+
+gs_trace_model *gs_trace_model_new(void) {
+  gs_trace_model *m = g_new0(gs_trace_model, 1);
+  m->reader = gs_trace_reader_new();
+  m->pages = g_ptr_array_new_with_free_func((GDestroyNotify)g_byte_array_unref);
+  m->fd = -1;
+  m->chunks = g_array_new(FALSE, FALSE, sizeof(model_chunk));
+  m->kinds = g_array_new(FALSE, FALSE, sizeof(guint8));
+  m->seq_off = g_array_new(FALSE, FALSE, sizeof(guint32));
+  m->time_off = g_array_new(FALSE, FALSE, sizeof(guint32));
+  m->seq_big = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
+  m->time_big = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
+  m->thread_chunks = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL,
+                                           (GDestroyNotify)g_array_unref);
+  m->threads = g_array_new(FALSE, FALSE, sizeof(guint32));
+  m->strings = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
+  m->life_keys = g_array_new(FALSE, FALSE, sizeof(guint32));
+  m->life_extra = g_array_new(FALSE, FALSE, sizeof(model_posting));
+  model_scopes_init(m);
+  m->head = gs_replay_new();
+  m->keyframes = g_array_new(FALSE, FALSE, sizeof(model_keyframe));
+  m->keyframe_events = 8192; /* a seek applies at most this many events after a copy */
+  model_decoder_init(&m->seek_decoder);
+  model_decoder_init(&m->event_decoder);
+  model_decoder_init(&m->query_decoder);
+  model_series_init(&m->total);
+  for (int c = 0; c < GS_MEM_N_CATEGORIES; c++)
+    model_series_init(&m->categories[c]);
+  m->group_series = g_ptr_array_new();
+  m->memory = model_memory_new();
+  model_keyframes_after(m, 0); /* the empty state: seeks before the first keyframe start here */
+  return m;
+}
+
+void gs_trace_model_free(gs_trace_model *m) {
+  if (!m)
+    return;
+  gs_trace_reader_free(m->reader);
+  g_free(m->problem);
+  g_ptr_array_unref(m->pages);
+  if (m->fd >= 0)
+    close(m->fd);
+  g_array_unref(m->chunks);
+  g_array_unref(m->kinds);
+  g_array_unref(m->seq_off);
+  g_array_unref(m->time_off);
+  g_hash_table_destroy(m->seq_big);
+  g_hash_table_destroy(m->time_big);
+  g_hash_table_destroy(m->thread_chunks);
+  g_array_unref(m->threads);
+  g_hash_table_destroy(m->strings);
+  g_array_unref(m->life_keys);
+  g_array_unref(m->life_extra);
+  g_free(m->life_cache);
+  model_scopes_clear(m);
+  model_keyframes_clear(m);
+  g_array_unref(m->keyframes);
+  g_clear_pointer(&m->cursor, gs_replay_free);
+  gs_replay_free(m->head);
+  model_decoder_clear(&m->seek_decoder);
+  model_decoder_clear(&m->event_decoder);
+  model_decoder_clear(&m->query_decoder);
+  model_series_clear(&m->total);
+  for (int c = 0; c < GS_MEM_N_CATEGORIES; c++)
+    model_series_clear(&m->categories[c]);
+  for (guint i = 0; i < m->group_series->len; i++) {
+    model_series_clear(m->group_series->pdata[i]);
+    g_free(m->group_series->pdata[i]);
+  }
+  g_ptr_array_unref(m->group_series);
+  model_memory_free(m->memory);
+  g_free(m);
+}
+
+static void keep_bytes(gs_trace_model *m, const guint8 *bytes, gsize n) {
+  while (n > 0) {
+    GByteArray *page = m->pages->len ? m->pages->pdata[m->pages->len - 1] : NULL;
+    if (!page || page->len == MODEL_PAGE) {
+      page = g_byte_array_sized_new(MODEL_PAGE);
+      g_ptr_array_add(m->pages, page);
+    }
+    gsize take = MIN(n, MODEL_PAGE - page->len);
+    g_byte_array_append(page, bytes, (guint)take);
+    bytes += take;
+    n -= take;
+  }
+}
+
+static void set_problem(gs_trace_model *m, char *problem) {
+  g_free(m->problem);
+  m->problem = problem;
+}
+
+static void add_thread(gs_trace_model *m, guint32 thread, guint chunk) {
+  GArray *list = g_hash_table_lookup(m->thread_chunks, GUINT_TO_POINTER(thread));
+  if (!list) {
+    list = g_array_new(FALSE, FALSE, sizeof(guint));
+    g_hash_table_insert(m->thread_chunks, GUINT_TO_POINTER(thread), list);
+    guint at = 0;
+    while (at < m->threads->len && g_array_index(m->threads, guint32, at) < thread)
+      at++;
+    g_array_insert_val(m->threads, at, thread);
+  }
+  g_array_append_val(list, chunk);
+}
+
+/* The offset of value from base, or G_MAXUINT32 with the value kept aside. */
+static guint32 offset_or_aside(GHashTable *aside, guint64 index, guint64 base, guint64 value) {
+  if (value >= base && value - base < G_MAXUINT32)
+    return (guint32)(value - base);
+  guint64 *key = g_new(guint64, 1), *val = g_new(guint64, 1);
+  *key = index;
+  *val = value;
+  g_hash_table_insert(aside, key, val);
+  return G_MAXUINT32;
+}
+
+static void index_event(gs_trace_model *m, const gs_trace_event *e) {
+  guint64 index = m->kinds->len;
+  uint64_t offset = 0, size = 0;
+  gs_trace_reader_chunk(m->reader, &offset, &size);
+  model_chunk *c = m->chunks->len ? &g_array_index(m->chunks, model_chunk, m->chunks->len - 1)
+                                  : NULL;
+  if (!c || c->offset != offset) {
+    model_chunk fresh = {.offset = offset, .first = index, .seq0 = e->seq, .time0 = e->time_ns,
+                         .size = (guint32)size, .thread = e->thread};
+    g_array_append_val(m->chunks, fresh);
+    add_thread(m, e->thread, m->chunks->len - 1);
+    c = &g_array_index(m->chunks, model_chunk, m->chunks->len - 1);
+  }
+  c->n++;
+  guint8 kind = (guint8)e->kind;
+  g_array_append_val(m->kinds, kind);
+  guint32 seq = offset_or_aside(m->seq_big, index, c->seq0, e->seq);
+  guint32 time = offset_or_aside(m->time_big, index, c->time0, e->time_ns);
+  g_array_append_val(m->seq_off, seq);
+  g_array_append_val(m->time_off, time);
+
+  model_life_add(m, e, index);
+  model_memory_before(m, e);
+  gs_replay_apply_with(m->head, e, model_string_fn, m);
+  model_memory_after(m, e, index);
+  model_scopes_after(m, e, index);
+  model_keyframes_after(m, index + 1);
+}
+
+/* Indexes every whole event the reader has; the count added. */
+static guint64 drain(gs_trace_model *m) {
+  guint64 added = 0;
+  for (;;) {
+    gs_trace_event e;
+    gs_trace_status status = gs_trace_reader_next(m->reader, &e);
+    if (status == GS_TRACE_NEED_MORE)
+      break;
+    if (status == GS_TRACE_DAMAGED) {
+      if (!m->problem) {
+        uint64_t at = 0;
+        const char *what = gs_trace_reader_error(m->reader, &at);
+        set_problem(m, g_strdup_printf(_("The log is damaged at byte %" G_GUINT64_FORMAT
+                                         " (%s); the %" G_GUINT64_FORMAT
+                                         " events before it are shown."),
+                                       (guint64)at, what ? what : "?",
+                                       (guint64)m->kinds->len));
+      }
+      break;
+    }
+    if (m->header_size == 0) {
+      uint64_t offset = 0;
+      gs_trace_reader_chunk(m->reader, &offset, NULL);
+      m->header_size = offset;
+    }
+    if (e.kind == GS_TRACE_STRING) {
+      g_hash_table_replace(m->strings, GUINT_TO_POINTER(e.name),
+                           g_strndup(e.text ? e.text : "", e.text_len));
+      continue;
+    }
+    if (m->kinds->len >= G_MAXUINT32) {
+      set_problem(m, g_strdup_printf(_("The log has more than %u events; the first %u are "
+                                       "shown."), G_MAXUINT32 - 1, G_MAXUINT32 - 1));
+      break;
+    }
+    index_event(m, &e);
+    added++;
+  }
+  return added;
+}
+
+gboolean gs_trace_model_damaged(const gs_trace_model *m) {
+  return gs_trace_reader_error(m->reader, NULL) != NULL || m->kinds->len >= G_MAXUINT32;
+}
+
+guint64 gs_trace_model_feed(gs_trace_model *m, const void *bytes, gsize n) {
+  g_return_val_if_fail(m != NULL, 0);
+  g_return_val_if_fail(!m->finished, 0);
+  if (n == 0 || gs_trace_model_damaged(m))
+    return 0;
+  if (m->fd < 0)
+    keep_bytes(m, bytes, n);
+  m->fed += n;
+  gs_trace_reader_feed(m->reader, bytes, n);
+  return drain(m);
+}
+
+void gs_trace_model_finish(gs_trace_model *m) {
+  g_return_if_fail(m != NULL);
+  if (m->finished)
+    return;
+  m->finished = TRUE;
+  if (m->problem)
+    return;
+  uint64_t at = 0;
+  if (!gs_trace_reader_header(m->reader, NULL, NULL, NULL, NULL))
+    set_problem(m, g_strdup_printf(_("The source ended after %" G_GUINT64_FORMAT " bytes, "
+                                     "before a whole log header: it is empty or not a "
+                                     "Gradscope event log."), m->fed));
+  else if (gs_trace_reader_truncated(m->reader, &at))
+    set_problem(m, g_strdup_printf(_("The log ends in the middle of a chunk at byte %"
+                                     G_GUINT64_FORMAT ": the program was killed or is still "
+                                     "writing. The %" G_GUINT64_FORMAT " events before it are "
+                                     "shown."), (guint64)at, (guint64)m->kinds->len));
+}
+
+const char *gs_trace_model_problem(const gs_trace_model *m) { return m->problem; }
+
+guint64 gs_trace_model_bytes_fed(const gs_trace_model *m) { return m->fed; }
+
+guint64 gs_trace_model_n_events(const gs_trace_model *m) { return m->kinds->len; }
+
+const GArray *gs_trace_model_threads(const gs_trace_model *m) { return m->threads; }
+
+const char *model_string_fn(guint32 id, gpointer model) {
+  const gs_trace_model *m = model;
+  const char *text = g_hash_table_lookup(m->strings, GUINT_TO_POINTER(id));
+  return text ? text : "";
+}
+
+const char *gs_trace_model_string(const gs_trace_model *m, guint32 id) {
+  return model_string_fn(id, (gpointer)m);
+}
+
+const gs_replay *gs_trace_model_head(const gs_trace_model *m) { return m->head; }
+
+/* Reads the file through the model; its bytes stay in the file (re-read by pread), not in
+ * memory, which is what keeps a 10 M event log within the memory budget. */
+gs_trace_model *gs_trace_model_load_file(const char *path, gs_trace_progress_fn progress,
+                                         gpointer user_data, GCancellable *cancellable,
+                                         GError **error) {
+  int fd = g_open(path, O_RDONLY | O_CLOEXEC, 0);
+  if (fd < 0) {
+    int saved = errno;
+    g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(saved), _("Cannot open %s: %s"),
+                path, g_strerror(saved));
+    return NULL;
+  }
+  struct stat st;
+  if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+    close(fd);
+    g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_ISDIR,
+                _("Cannot read %s: it is a folder, not an event log"), path);
+    return NULL;
+  }
+  guint64 total = S_ISREG(st.st_mode) ? (guint64)st.st_size : 0;
+  gs_trace_model *m = gs_trace_model_new();
+  m->fd = fd;
+  g_autofree guint8 *piece = g_malloc(LOAD_PIECE);
+  for (;;) {
+    if (g_cancellable_set_error_if_cancelled(cancellable, error)) {
+      gs_trace_model_free(m);
+      return NULL;
+    }
+    ssize_t n = read(fd, piece, LOAD_PIECE);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0) {
+      int saved = errno;
+      g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(saved), _("Cannot read %s: %s"),
+                  path, g_strerror(saved));
+      gs_trace_model_free(m);
+      return NULL;
+    }
+    if (n == 0)
+      break;
+    gs_trace_model_feed(m, piece, (gsize)n);
+    if (progress)
+      progress(m->fed, total, user_data);
+    if (gs_trace_model_damaged(m))
+      break;
+  }
+  gs_trace_model_finish(m);
+  return m;
+}

@@ -1,0 +1,152 @@
+/* model-test-util.c: recording, reference replays and state comparison for the trace model
+ * tests (see model-test-util.h). */
+#include "model-test-util.h"
+
+#include <glib/gstdio.h>
+#include <string.h>
+
+char *record_log(workload_fn body) {
+  g_autofree char *dir = g_dir_make_tmp("gradscope-model-XXXXXX", NULL);
+  g_assert_nonnull(dir);
+  char *path = g_build_filename(dir, "run.gstrace", NULL);
+  g_assert_cmpint(gs_trace_open(path), ==, 0);
+  body();
+  gs_trace_close();
+  return path;
+}
+
+void remove_log(char *path) {
+  g_autofree char *dir = g_path_get_dirname(path);
+  g_remove(path);
+  g_rmdir(dir);
+  g_free(path);
+}
+
+GBytes *read_log_bytes(const char *path) {
+  char *data = NULL;
+  gsize len = 0;
+  g_autoptr(GError) error = NULL;
+  g_assert_true(g_file_get_contents(path, &data, &len, &error));
+  return g_bytes_new_take(data, len);
+}
+
+gs_trace_model *model_from_bytes(GBytes *bytes, guint keyframe_interval) {
+  gs_trace_model *m = gs_trace_model_new();
+  if (keyframe_interval)
+    gs_trace_model_set_keyframe_interval(m, keyframe_interval);
+  gsize len = 0;
+  const guint8 *data = g_bytes_get_data(bytes, &len);
+  gs_trace_model_feed(m, data, len);
+  gs_trace_model_finish(m);
+  if (g_getenv("GS_MODEL_TEST_DUMP")) /* every event explained, when a test needs a look */
+    for (guint64 i = 0; i < gs_trace_model_n_events(m); i++) {
+      g_autofree char *text = gs_trace_model_explain(m, i);
+      g_printerr("%4" G_GUINT64_FORMAT " %-20s %8" G_GUINT64_FORMAT " B  %s\n", i,
+                 gs_trace_kind_name(gs_trace_model_kind_at(m, i)),
+                 gs_trace_model_bytes_at(m, i), text);
+    }
+  return m;
+}
+
+gs_replay *replay_prefix(GBytes *bytes, guint64 n) {
+  gs_replay *r = gs_replay_new();
+  gs_trace_reader *reader = gs_trace_reader_new();
+  gsize len = 0;
+  const guint8 *data = g_bytes_get_data(bytes, &len);
+  gs_trace_reader_feed(reader, data, len);
+  guint64 applied = 0;
+  gs_trace_event e;
+  while (applied < n && gs_trace_reader_next(reader, &e) == GS_TRACE_EVENT) {
+    if (e.kind == GS_TRACE_STRING)
+      continue;
+    gs_replay_apply(r, &e, reader);
+    applied++;
+  }
+  g_assert_cmpuint(applied, ==, n);
+  gs_trace_reader_free(reader);
+  return r;
+}
+
+static void assert_object_equal(const gs_replay_object *a, const gs_replay_object *b) {
+  g_assert_cmpuint(a->id, ==, b->id);
+  g_assert_cmpint(a->composite, ==, b->composite);
+  g_assert_cmpuint(a->storage, ==, b->storage);
+  g_assert_cmpuint(a->bytes, ==, b->bytes);
+  g_assert_cmpuint(a->holder, ==, b->holder);
+  g_assert_cmpuint(a->owner, ==, b->owner);
+  g_assert_cmpuint(a->create_seq, ==, b->create_seq);
+  g_assert_cmpint(a->parameter, ==, b->parameter);
+  g_assert_cmpuint(a->saved_refs, ==, b->saved_refs);
+  g_assert_cmpstr(a->op, ==, b->op);
+}
+
+static void assert_scope_equal(const gs_replay_scope *a, const gs_replay_scope *b) {
+  g_assert_cmpuint(a->id, ==, b->id);
+  g_assert_cmpuint(a->outer, ==, b->outer);
+  g_assert_cmpstr(a->name, ==, b->name);
+  g_assert_cmpint(a->ended, ==, b->ended);
+  g_assert_cmpuint(a->end_seq, ==, b->end_seq);
+  g_assert_cmpuint(a->created, ==, b->created);
+  g_assert_cmpuint(a->disposed, ==, b->disposed);
+  g_assert_cmpuint(a->alive, ==, b->alive);
+  g_assert_cmpuint(a->bytes, ==, b->bytes);
+  g_assert_cmpuint(a->peak_bytes, ==, b->peak_bytes);
+  g_assert_cmpuint(a->group, ==, b->group);
+}
+
+void assert_replay_equal(const gs_replay *a, const gs_replay *b) {
+  g_assert_cmpuint(a->events, ==, b->events);
+  g_assert_cmpuint(a->live_bytes, ==, b->live_bytes);
+  g_assert_cmpuint(a->live_storages, ==, b->live_storages);
+  g_assert_cmpuint(a->peak_bytes, ==, b->peak_bytes);
+  g_assert_cmpuint(g_hash_table_size(a->objects), ==, g_hash_table_size(b->objects));
+  g_autoptr(GPtrArray) xa = gs_replay_alive_objects(a);
+  g_autoptr(GPtrArray) xb = gs_replay_alive_objects(b);
+  for (guint i = 0; i < xa->len; i++) {
+    const gs_replay_object *o = xa->pdata[i];
+    const gs_replay_object *p = g_hash_table_lookup(b->objects, &o->id);
+    g_assert_nonnull(p);
+    assert_object_equal(o, p);
+  }
+  g_assert_cmpuint(a->scope_list->len, ==, b->scope_list->len);
+  for (guint i = 0; i < a->scope_list->len; i++) {
+    assert_scope_equal(a->scope_list->pdata[i], b->scope_list->pdata[i]);
+    const gs_replay_scope *s = a->scope_list->pdata[i];
+    g_assert_true(g_hash_table_lookup(b->scopes, &s->id) == b->scope_list->pdata[i]);
+  }
+  g_assert_cmpuint(a->scope_group_list->len, ==, b->scope_group_list->len);
+  for (guint i = 0; i < a->scope_group_list->len; i++) {
+    const gs_replay_scope_name *g = a->scope_group_list->pdata[i], *h = b->scope_group_list->pdata[i];
+    g_assert_cmpstr(g->name, ==, h->name);
+    g_assert_cmpuint(g->bytes, ==, h->bytes);
+    g_assert_cmpuint(g->created, ==, h->created);
+    g_assert_cmpuint(g->disposed, ==, h->disposed);
+    g_assert_cmpuint(g->instances, ==, h->instances);
+  }
+  g_assert_cmpuint(g_hash_table_size(a->nodes), ==, g_hash_table_size(b->nodes));
+  GHashTableIter it;
+  gpointer value;
+  g_hash_table_iter_init(&it, a->nodes);
+  while (g_hash_table_iter_next(&it, NULL, &value)) {
+    const gs_replay_node *n = value;
+    const gs_replay_node *o = g_hash_table_lookup(b->nodes, &n->id);
+    g_assert_nonnull(o);
+    g_assert_cmpstr(n->kind, ==, o->kind);
+    g_assert_cmpint(n->saved_freed, ==, o->saved_freed);
+    g_assert_cmpuint(n->n_saved, ==, o->n_saved);
+  }
+  g_assert_cmpuint(g_hash_table_size(a->names), ==, g_hash_table_size(b->names));
+}
+
+guint64 find_event(gs_trace_model *m, guint64 from, gs_trace_kind kind, const char *name) {
+  for (guint64 i = from; i < gs_trace_model_n_events(m); i++) {
+    if (gs_trace_model_kind_at(m, i) != kind)
+      continue;
+    gs_trace_event e;
+    g_assert_true(gs_trace_model_event(m, i, &e));
+    if (!name || g_strcmp0(gs_trace_model_string(m, e.name), name) == 0 ||
+        g_strcmp0(gs_trace_model_string(m, e.op), name) == 0)
+      return i;
+  }
+  return G_MAXUINT64;
+}

@@ -1,0 +1,36 @@
+/* model-test-util.h: what the trace model's tests share: recording a workload with the real
+ * engine into log bytes, building a model from them, replaying a prefix of the log from
+ * scratch with a plain reader (the reference every indexed answer must equal), and comparing
+ * two replayed states field by field. */
+#pragma once
+
+#include <glib.h>
+#include <gradscope/gradscope.h>
+
+#include "event-fields.h"
+#include "replay.h"
+#include "trace-model.h"
+
+typedef void (*workload_fn)(void);
+
+/* Runs body with recording on, into a temporary file; returns its path (g_free; the caller
+ * removes the file with remove_log). */
+char *record_log(workload_fn body);
+void remove_log(char *path);
+/* The log's bytes. */
+GBytes *read_log_bytes(const char *path);
+
+/* A model fed all of bytes in one piece, then finished; keyframes every keyframe_interval
+ * events (0: the default). */
+gs_trace_model *model_from_bytes(GBytes *bytes, guint keyframe_interval);
+
+/* The state after the first n events (string entries excluded), by a fresh reader and
+ * gs_replay_apply: the reference. */
+gs_replay *replay_prefix(GBytes *bytes, guint64 n);
+
+/* a and b hold the same state: memory, objects with owners, scopes with statistics, nodes. */
+void assert_replay_equal(const gs_replay *a, const gs_replay *b);
+
+/* The first event index at or after from of kind whose name (or op) string is name (NULL:
+ * any), or G_MAXUINT64. */
+guint64 find_event(gs_trace_model *m, guint64 from, gs_trace_kind kind, const char *name);

@@ -1,0 +1,359 @@
+/* test-trace-model-state.c: the trace model's moments on logs the engine records here: alive
+ * sets and bytes at chosen events (hand-checked), scope statistics equal to the engine's own
+ * counters, categories and owners in words, every seek equal to a fresh replay of the events
+ * up to it (forward, backward, random), and memory columns equal to exact sums. */
+#include <string.h>
+
+#include "model-test-util.h"
+
+/* ---- a small run whose every byte is accounted for by hand --------------------------------- */
+
+static gs_scope_info step_info; /* the engine's own account of "step", just before it ends */
+static guint64 w_id, x_id, v_id, c_id, y_id;
+
+/* 4x4 f32 = 64 bytes each. */
+static void lifecycle_work(void) {
+  const int64_t shape[] = {4, 4};
+  gs_module lin = gs_module_new("Linear");
+  gs_tensor w = gs_parameter_new(gs_ones(GS_F32, shape, 2), true); /* 64: parameters */
+  gs_module_register_parameter(lin, "weight", w);
+  w_id = w.id;
+  gs_trace_mark("start");
+  gs_scope s = gs_scope_begin("step");
+  gs_tensor x = gs_full(GS_F32, shape, 2, 2.0); /* 64: temporaries */
+  gs_trace_name(x, "x");
+  gs_tensor v = gs_t(x);     /* a view: no bytes */
+  gs_tensor c = gs_clone(x); /* copy-on-write: no bytes yet */
+  gs_tensor y = gs_mul(w, x); /* 64; MulBackward saves w and x */
+  gs_trace_mark("after mul");
+  gs_fill_(c, 3.0); /* c materialises: 64 */
+  gs_trace_mark("after fill");
+  x_id = x.id, v_id = v.id, c_id = c.id, y_id = y.id;
+  gs_tensor loss = gs_sum(y, NULL, 0, false);
+  gs_backward(loss); /* w's grad: 64, gradients */
+  gs_trace_mark("after backward");
+  step_info = gs_scope_get_info(s);
+  gs_scope_end(s);
+  gs_module_dispose(lin);
+}
+
+typedef struct fixture {
+  char *path;
+  GBytes *bytes;
+  gs_trace_model *m;
+} fixture;
+
+/* Keyframes every 37 events: seeks restore from many keyframes, borrowing ended scopes. */
+static void fixture_init(fixture *f, workload_fn body) {
+  f->path = record_log(body);
+  f->bytes = read_log_bytes(f->path);
+  f->m = model_from_bytes(f->bytes, 37);
+  g_assert_null(gs_trace_model_problem(f->m));
+  g_assert_cmpuint(gs_trace_model_n_events(f->m), >, 0);
+}
+
+static void fixture_clear(fixture *f) {
+  gs_trace_model_free(f->m);
+  g_bytes_unref(f->bytes);
+  remove_log(f->path);
+}
+
+static guint64 mark(gs_trace_model *m, const char *label) {
+  guint64 at = find_event(m, 0, GS_TRACE_MARK, label);
+  g_assert_cmpuint(at, !=, G_MAXUINT64);
+  return at;
+}
+
+static void assert_categories(gs_trace_model *m, guint64 at, guint64 params, guint64 grads,
+                              guint64 saved, guint64 temps) {
+  const gs_replay *r = gs_trace_model_seek(m, at);
+  guint64 cats[GS_MEM_N_CATEGORIES];
+  gs_trace_model_category_bytes(m, r, cats);
+  g_assert_cmpuint(cats[GS_MEM_PARAMETERS], ==, params);
+  g_assert_cmpuint(cats[GS_MEM_GRADIENTS], ==, grads);
+  g_assert_cmpuint(cats[GS_MEM_OPTIMIZER_STATE], ==, 0);
+  g_assert_cmpuint(cats[GS_MEM_BATCH], ==, 0);
+  g_assert_cmpuint(cats[GS_MEM_SAVED], ==, saved);
+  g_assert_cmpuint(cats[GS_MEM_TEMPORARIES], ==, temps);
+  /* The series the timeline draws holds the same values at that event. */
+  gs_memory_column col;
+  gs_trace_model_memory_columns(m, at, at, 1, FALSE, &col);
+  g_assert_cmpuint(col.max_total, ==, r->live_bytes);
+  for (int c = 0; c < GS_MEM_N_CATEGORIES; c++)
+    g_assert_cmpuint(col.stack[c], ==, cats[c]);
+}
+
+static void test_alive_and_bytes_at_chosen_events(void) {
+  fixture f;
+  fixture_init(&f, lifecycle_work);
+  gs_trace_model *m = f.m;
+
+  /* At "start": only the parameter, held by its module. */
+  const gs_replay *r = gs_trace_model_seek(m, mark(m, "start"));
+  g_assert_cmpuint(r->live_bytes, ==, 64);
+  g_assert_cmpuint(g_hash_table_size(r->objects), ==, 1);
+  const gs_replay_object *w = g_hash_table_lookup(r->objects, &w_id);
+  g_assert_nonnull(w);
+  g_assert_cmpuint(w->holder, ==, GS_TRACE_HELD_BY_MODULE);
+  g_assert_true(w->parameter);
+  g_assert_cmpint(gs_trace_model_category(m, r, w), ==, GS_MEM_PARAMETERS);
+  g_autofree char *wl = gs_trace_model_owner_label(m, r, w);
+  g_assert_true(g_str_has_prefix(wl, "module Linear #"));
+  assert_categories(m, mark(m, "start"), 64, 0, 0, 0);
+
+  /* After the product: w, x (saved by MulBackward), v (view of x), c (shares x's bytes), y. */
+  r = gs_trace_model_seek(m, mark(m, "after mul"));
+  g_assert_cmpuint(r->live_bytes, ==, 64 * 3);
+  const gs_replay_object *x = g_hash_table_lookup(r->objects, &x_id);
+  const gs_replay_object *v = g_hash_table_lookup(r->objects, &v_id);
+  const gs_replay_object *c = g_hash_table_lookup(r->objects, &c_id);
+  const gs_replay_object *y = g_hash_table_lookup(r->objects, &y_id);
+  g_assert_nonnull(x);
+  g_assert_nonnull(v);
+  g_assert_nonnull(c);
+  g_assert_nonnull(y);
+  g_assert_cmpuint(x->saved_refs, ==, 1);
+  g_assert_cmpint(gs_trace_model_category(m, r, x), ==, GS_MEM_SAVED);
+  g_assert_cmpint(gs_trace_model_category(m, r, y), ==, GS_MEM_TEMPORARIES);
+  g_autofree char *xl = gs_trace_model_owner_label(m, r, x);
+  g_assert_true(g_str_has_prefix(xl, "scope step #"));
+  g_assert_nonnull(strstr(xl, "; saved by MulBackward #"));
+  g_assert_true(g_str_has_suffix(xl, " for backward"));
+  /* x's storage is saved (64), y is a temporary (64), the parameter (64). */
+  assert_categories(m, mark(m, "after mul"), 64, 0, 64, 64);
+
+  /* The clone materialised its own 64 bytes: a temporary. */
+  r = gs_trace_model_seek(m, mark(m, "after fill"));
+  g_assert_cmpuint(r->live_bytes, ==, 64 * 4);
+  assert_categories(m, mark(m, "after fill"), 64, 0, 64, 128);
+
+  /* After backward: w's gradient (64) exists; backward freed the saved tensors, so x is a
+   * temporary again; loss and its grad are small scalars (temporaries). */
+  r = gs_trace_model_seek(m, mark(m, "after backward"));
+  guint64 cats[GS_MEM_N_CATEGORIES];
+  gs_trace_model_category_bytes(m, r, cats);
+  g_assert_cmpuint(cats[GS_MEM_PARAMETERS], ==, 64);
+  g_assert_cmpuint(cats[GS_MEM_GRADIENTS], ==, 64);
+  g_assert_cmpuint(cats[GS_MEM_SAVED], ==, 0);
+  g_assert_cmpuint(r->live_bytes, ==, cats[GS_MEM_PARAMETERS] + cats[GS_MEM_GRADIENTS] +
+                                          cats[GS_MEM_TEMPORARIES]);
+  x = g_hash_table_lookup(r->objects, &x_id);
+  g_assert_cmpuint(x->saved_refs, ==, 0);
+
+  /* At the end everything is gone. */
+  r = gs_trace_model_seek(m, gs_trace_model_n_events(m) - 1);
+  g_assert_cmpuint(r->live_bytes, ==, 0);
+  g_assert_cmpuint(g_hash_table_size(r->objects), ==, 0);
+  g_assert_cmpuint(gs_trace_model_bytes_at(m, gs_trace_model_n_events(m) - 1), ==, 0);
+  fixture_clear(&f);
+}
+
+static void test_scope_statistics_equal_the_engine(void) {
+  fixture f;
+  fixture_init(&f, lifecycle_work);
+  g_assert_cmpuint(gs_trace_model_n_scopes(f.m), ==, 1);
+  const gs_replay_scope *s = gs_trace_model_scope_at(f.m, 0);
+  g_assert_cmpstr(s->name, ==, "step");
+  g_assert_true(s->ended);
+  g_assert_cmpuint(s->created, ==, step_info.created);
+  g_assert_cmpuint(s->peak_bytes, ==, step_info.peak_bytes);
+  g_assert_cmpuint(s->disposed, ==, step_info.disposed + step_info.alive);
+  /* Just before its end, the state at that moment has the engine's numbers exactly. */
+  guint64 end = find_event(f.m, 0, GS_TRACE_SCOPE_END, NULL);
+  guint64 before_disposals = mark(f.m, "after backward");
+  const gs_replay *r = gs_trace_model_seek(f.m, before_disposals);
+  const gs_replay_scope *then = g_hash_table_lookup(r->scopes, &s->id);
+  g_assert_cmpuint(then->created, ==, step_info.created);
+  g_assert_cmpuint(then->disposed, ==, step_info.disposed);
+  g_assert_cmpuint(then->alive, ==, step_info.alive);
+  g_assert_cmpuint(then->bytes, ==, step_info.bytes);
+  g_assert_cmpuint(then->peak_bytes, ==, step_info.peak_bytes);
+  g_assert_false(then->ended);
+  r = gs_trace_model_seek(f.m, end);
+  g_assert_true(((const gs_replay_scope *)g_hash_table_lookup(r->scopes, &s->id))->ended);
+  /* The tree: one root, no children. */
+  const GArray *roots = gs_trace_model_scope_children(f.m, 0);
+  g_assert_nonnull(roots);
+  g_assert_cmpuint(roots->len, ==, 1);
+  g_assert_null(gs_trace_model_scope_children(f.m, s->id));
+  fixture_clear(&f);
+}
+
+/* ---- a longer run: nested scopes over many steps, for seeks and columns -------------------- */
+
+#define STEPS 40
+
+static void training_work(void) {
+  gs_rng rng;
+  gs_rng_seed(&rng, 3);
+  const int64_t w_shape[] = {6, 5}, x_shape[] = {7, 6};
+  gs_module lin = gs_module_new("Linear");
+  gs_tensor w = gs_parameter_new(gs_randn(GS_F32, w_shape, 2, &rng), true);
+  gs_module_register_parameter(lin, "weight", w);
+  gs_optimizer opt = gs_sgd_new(&w, 1, &(gs_sgd_options){.lr = 0.1, .momentum = 0.9});
+  gs_scope epoch = gs_scope_begin("epoch");
+  for (int step = 0; step < STEPS; step++) {
+    gs_scope s = gs_scope_begin("step");
+    gs_tensor x = gs_randn(GS_F32, x_shape, 2, &rng);
+    gs_tensor h = gs_relu(gs_matmul(x, w));
+    gs_tensor loss = gs_mean(gs_mul(h, h), NULL, 0, false);
+    gs_backward(loss);
+    gs_scope inner = gs_scope_begin("update");
+    gs_optimizer_step(opt);
+    gs_scope_end(inner);
+    gs_optimizer_zero_grad(opt);
+    if (step % 7 == 0)
+      gs_move_to_outer(gs_clone(x)); /* kept by the epoch */
+    gs_scope_end(s);
+    if (step % 10 == 9)
+      gs_trace_flush(); /* several chunks */
+  }
+  gs_scope_end(epoch);
+  gs_optimizer_dispose(opt);
+  gs_module_dispose(lin);
+}
+
+static void test_seek_equals_fresh_replay(void) {
+  fixture f;
+  fixture_init(&f, training_work);
+  gs_trace_model *m = f.m;
+  guint64 n = gs_trace_model_n_events(m);
+  g_assert_cmpuint(n, >, 2000);
+  /* Forward one by one over a stretch, then backward, then random jumps. */
+  g_autoptr(GArray) order = g_array_new(FALSE, FALSE, sizeof(guint64));
+  for (guint64 i = 0; i < MIN(n, 300); i++)
+    g_array_append_val(order, i);
+  for (guint64 i = n - 1; i > n - 200; i--)
+    g_array_append_val(order, i);
+  GRand *rand = g_rand_new_with_seed(11);
+  for (int k = 0; k < 60; k++) {
+    guint64 i = (guint64)g_rand_int_range(rand, 0, (gint32)n);
+    g_array_append_val(order, i);
+  }
+  g_rand_free(rand);
+  for (guint k = 0; k < order->len; k++) {
+    guint64 i = g_array_index(order, guint64, k);
+    g_autoptr(gs_replay) want = replay_prefix(f.bytes, i + 1);
+    const gs_replay *got = gs_trace_model_seek(m, i);
+    assert_replay_equal(want, got);
+  }
+  /* The head is the state after the last event. */
+  g_autoptr(gs_replay) all = replay_prefix(f.bytes, n);
+  assert_replay_equal(all, gs_trace_model_head(m));
+  /* Scope tree: the epoch is the root, its steps its children, updates theirs. */
+  const GArray *roots = gs_trace_model_scope_children(m, 0);
+  g_assert_cmpuint(roots->len, ==, 1);
+  const gs_replay_scope *epoch = gs_trace_model_scope_at(m, g_array_index(roots, guint, 0));
+  g_assert_cmpstr(epoch->name, ==, "epoch");
+  const GArray *steps = gs_trace_model_scope_children(m, epoch->id);
+  g_assert_cmpuint(steps->len, ==, STEPS);
+  for (guint i = 0; i < steps->len; i++) {
+    const gs_replay_scope *s = gs_trace_model_scope_at(m, g_array_index(steps, guint, i));
+    g_assert_cmpstr(s->name, ==, "step");
+    const GArray *kids = gs_trace_model_scope_children(m, s->id);
+    g_assert_cmpuint(kids->len, ==, 1);
+    g_assert_cmpstr(gs_trace_model_scope_at(m, g_array_index(kids, guint, 0))->name, ==,
+                    "update");
+  }
+  fixture_clear(&f);
+}
+
+/* Every column's min, max and stacks equal sums computed from fresh replays. */
+static void check_columns(fixture *f, guint64 first, guint64 last, guint columns,
+                          gboolean by_scope, GArray *totals, GPtrArray *states) {
+  gs_trace_model *m = f->m;
+  g_autofree gs_memory_column *cols = g_new0(gs_memory_column, columns);
+  gs_trace_model_memory_columns(m, first, last, columns, by_scope, cols);
+  guint64 covered = 0;
+  for (guint c = 0; c < columns; c++) {
+    const gs_memory_column *col = &cols[c];
+    if (col->first > col->last)
+      continue;
+    covered += col->last - col->first + 1;
+    guint64 lo = G_MAXUINT64, hi = 0, hi_at = col->first;
+    for (guint64 i = col->first; i <= col->last; i++) {
+      guint64 v = g_array_index(totals, guint64, i);
+      lo = MIN(lo, v);
+      if (v > hi) { /* the first event where the largest total is reached */
+        hi = v;
+        hi_at = i;
+      }
+    }
+    g_assert_cmpuint(col->min_total, ==, lo);
+    g_assert_cmpuint(col->max_total, ==, hi);
+    g_assert_cmpuint(col->max_index, ==, hi_at);
+    const gs_replay *r = states->pdata[col->max_index];
+    guint64 sum = 0;
+    for (guint s = 0; s < col->n_stacks; s++)
+      sum += col->stack[s];
+    g_assert_cmpuint(sum, ==, hi);
+    if (!by_scope) {
+      guint64 cats[GS_MEM_N_CATEGORIES];
+      gs_trace_model_category_bytes(m, r, cats);
+      for (int k = 0; k < GS_MEM_N_CATEGORIES; k++)
+        g_assert_cmpuint(col->stack[k], ==, cats[k]);
+    } else {
+      guint64 in_scopes = 0;
+      for (guint g = 0; g < r->scope_group_list->len; g++) {
+        const gs_replay_scope_name *group = r->scope_group_list->pdata[g];
+        g_assert_cmpuint(col->stack[1 + g], ==, group->bytes);
+        in_scopes += group->bytes;
+      }
+      g_assert_cmpuint(col->stack[0], ==, r->live_bytes - in_scopes);
+    }
+  }
+  g_assert_cmpuint(covered, ==, last - first + 1);
+}
+
+static void test_memory_columns_equal_exact_sums(void) {
+  fixture f;
+  fixture_init(&f, training_work);
+  gs_trace_model *m = f.m;
+  guint64 n = gs_trace_model_n_events(m);
+  /* The reference: a fresh replay applied event by event, its state copied at each event. */
+  g_autoptr(GArray) totals = g_array_new(FALSE, FALSE, sizeof(guint64));
+  g_autoptr(GPtrArray) states = g_ptr_array_new_with_free_func((GDestroyNotify)gs_replay_free);
+  g_autoptr(gs_replay) r = gs_replay_new();
+  gs_trace_reader *reader = gs_trace_reader_new();
+  gsize len = 0;
+  const guint8 *data = g_bytes_get_data(f.bytes, &len);
+  gs_trace_reader_feed(reader, data, len);
+  gs_trace_event e;
+  while (gs_trace_reader_next(reader, &e) == GS_TRACE_EVENT) {
+    if (e.kind == GS_TRACE_STRING)
+      continue;
+    gs_replay_apply(r, &e, reader);
+    g_array_append_val(totals, r->live_bytes);
+    g_ptr_array_add(states, gs_replay_copy(r, FALSE));
+    g_assert_cmpuint(gs_trace_model_bytes_at(m, totals->len - 1), ==, r->live_bytes);
+  }
+  gs_trace_reader_free(reader);
+  g_assert_cmpuint(totals->len, ==, n);
+  /* The scope groups are epoch, step, update: three stacks after "outside any scope". */
+  g_assert_cmpuint(gs_trace_model_n_stacks(m, TRUE), ==, 4);
+  g_assert_cmpstr(gs_trace_model_stack_name(m, TRUE, 2), ==, "step");
+  g_assert_cmpstr(gs_trace_model_stack_name(m, FALSE, GS_MEM_SAVED), ==, "saved for backward");
+  check_columns(&f, 0, n - 1, 97, FALSE, totals, states);
+  check_columns(&f, 0, n - 1, 97, TRUE, totals, states);
+  check_columns(&f, n / 3, n / 2, 13, FALSE, totals, states);
+  check_columns(&f, n / 3, n / 3 + 5, 20, TRUE, totals, states); /* more columns than events */
+  /* Optimizer momentum buffers are held outside scopes; gradients are counted somewhere. */
+  guint64 grads = 0;
+  for (guint64 i = 0; i < n; i++)
+    grads = MAX(grads, gs_trace_model_bytes_at(m, i));
+  g_assert_cmpuint(grads, >, 0);
+  fixture_clear(&f);
+}
+
+int main(int argc, char **argv) {
+  g_test_init(&argc, &argv, NULL);
+  gs_set_error_handler(gs_error_handler_return, NULL, NULL);
+  g_test_add_func("/trace-model/alive-and-bytes-at-chosen-events",
+                  test_alive_and_bytes_at_chosen_events);
+  g_test_add_func("/trace-model/scope-statistics-equal-the-engine",
+                  test_scope_statistics_equal_the_engine);
+  g_test_add_func("/trace-model/seek-equals-fresh-replay", test_seek_equals_fresh_replay);
+  g_test_add_func("/trace-model/memory-columns-equal-exact-sums",
+                  test_memory_columns_equal_exact_sums);
+  return g_test_run();
+}
