@@ -6,6 +6,7 @@
 #include <glib.h>
 #include <gradscope/trace.h>
 
+#include "../model/graph.h"
 #include "../model/trace-file.h"
 
 G_BEGIN_DECLS
@@ -18,6 +19,13 @@ int cli_stats(int argc, char **argv);
 int cli_dump(int argc, char **argv);
 int cli_export_dot(int argc, char **argv);
 int cli_chrome_trace(int argc, char **argv);
+int cli_export_graph(int argc, char **argv);
+
+/* The graph at event seq at_text (NULL: the last node_create) of the log at path, with
+ * versions and storage relations; *at is the moment used, *status 0 or CLI_EXIT_DAMAGED.
+ * NULL after printing why (command names the command in messages). */
+gs_graph *cli_graph_at(const char *command, const char *path, const char *at_text, guint64 *at,
+                       int *status);
 
 /* Prints "gradscope: MESSAGE" on one line to stderr. */
 void cli_error(const char *format, ...) G_GNUC_PRINTF(1, 2);
