@@ -117,9 +117,20 @@ import re, sys
 text = open(sys.argv[1], encoding='utf-8').read()
 assert text.startswith('//') and 'digraph autograd {' in text and text.rstrip().endswith('}')
 quoted = r'"(?:[^"\\\n]|\\.)*"'
-stmt = re.compile(r'^  (%s( -> %s)?( \[.*\])?|graph \[.*\]|node \[.*\]|edge \[.*\]);$' % (quoted, quoted))
+stmt = re.compile(r'^ +(%s( -> %s)?( \[.*\])?|graph \[.*\]|node \[.*\]|edge \[.*\]);$' % (quoted, quoted))
+# Scopes are clusters: subgraph "cluster_ID" { label="..."; style...; ... }
+opening = re.compile(r'^ +subgraph "cluster_[0-9]+" \{$')
+cluster_attrs = re.compile(r'^ +label=%s; style=rounded; color=gray60;$' % quoted)
+depth = 0
 for line in text.splitlines()[2:-1]:
-    assert stmt.match(line), line
+    if opening.match(line):
+        depth += 1
+    elif line.strip() == '}':
+        depth -= 1
+        assert depth >= 0, line
+    else:
+        assert stmt.match(line) or (depth and cluster_attrs.match(line)), line
+assert depth == 0
 PYEOF
   then pass "$1 is well-formed DOT"; else fail "$1 is not well-formed DOT"; fi
   if command -v dot >/dev/null 2>&1; then

@@ -155,7 +155,9 @@ gs_layout *gs_layout_compute(GVC_t *gvc, gs_graph *graph, const gs_layout_option
   for (guint i = 0; i < graph->items->len; i++) {
     gs_layout_node *out = &g_array_index(l->nodes, gs_layout_node, i);
     out->item = i;
-    Agnode_t *n = agnode(g, g_array_index(graph->items, gs_graph_item, i).key, FALSE);
+    char id[24];
+    g_snprintf(id, sizeof id, "i%u", i); /* graph-dot.c's node ids */
+    Agnode_t *n = agnode(g, id, FALSE);
     if (!n)
       continue; /* cannot happen: graph-dot.c writes every item */
     out->x = fx(&f, ND_coord(n).x);

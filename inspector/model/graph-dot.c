@@ -43,9 +43,11 @@ static const char *edge_style(const gs_graph_edge *edge) {
   return "";
 }
 
-static void write_node(GString *s, const gs_graph_item *item, const char *indent) {
-  g_string_append(s, indent);
-  gs_escape_dot(s, item->key);
+/* Node ids are "i<item index>": keys may hold scope names from user code, and Graphviz keeps a
+ * quoted id's backslashes, so an escaped key would not find its node again. */
+static void write_node(GString *s, const gs_graph *g, guint index, const char *indent) {
+  const gs_graph_item *item = &g_array_index(g->items, gs_graph_item, index);
+  g_string_append_printf(s, "%s\"i%u\"", indent, index);
   g_autofree char *label = gs_graph_item_display_label(item);
   g_string_append(s, " [label=");
   gs_escape_dot(s, label);
@@ -69,7 +71,7 @@ static void write_cluster(GString *s, const gs_graph *g, guint64 id, GHashTable 
   GArray *own = g_hash_table_lookup(members, &id);
   g_autofree char *inner = g_strnfill(2 * depth + (id ? 4 : 2), ' ');
   for (guint i = 0; own && i < own->len; i++)
-    write_node(s, &g_array_index(g->items, gs_graph_item, g_array_index(own, guint, i)), inner);
+    write_node(s, g, g_array_index(own, guint, i), inner);
   GArray *kids = g_hash_table_lookup(children, &id);
   for (guint i = 0; kids && i < kids->len; i++)
     write_cluster(s, g, g_array_index(kids, guint64, i), children, members, depth + 1);
@@ -117,14 +119,11 @@ void gs_graph_write_dot(GString *s, const gs_graph *g, const gs_graph_dot_option
     write_cluster(s, g, 0, children, members, 0);
   } else {
     for (guint i = 0; i < g->items->len; i++)
-      write_node(s, &g_array_index(g->items, gs_graph_item, i), "  ");
+      write_node(s, g, i, "  ");
   }
   for (guint i = 0; i < g->edges->len; i++) {
     const gs_graph_edge *edge = &g_array_index(g->edges, gs_graph_edge, i);
-    g_string_append(s, "  ");
-    gs_escape_dot(s, g_array_index(g->items, gs_graph_item, edge->from).key);
-    g_string_append(s, " -> ");
-    gs_escape_dot(s, g_array_index(g->items, gs_graph_item, edge->to).key);
+    g_string_append_printf(s, "  \"i%u\" -> \"i%u\"", edge->from, edge->to);
     const char *style = edge_style(edge);
     if (*style || options->ids) {
       g_string_append(s, " [");

@@ -133,7 +133,9 @@ static void add_storage_relations(builder *b) {
     if (!g_hash_table_contains(b->r->objects, &o->source))
       continue;
     gs_graph_edge_kind kind = GS_GRAPH_EDGE_VIEW;
-    if (o->origin == 2)
+    /* The engine (views.c) logs a detach's tensor_create before marking it detached: origin
+     * 1 with op "detach". Both spellings mean a detach. */
+    if (o->origin == 2 || (o->origin == 1 && !g_strcmp0(o->op, "detach")))
       kind = GS_GRAPH_EDGE_DETACH;
     else if (o->origin == 3) {
       guint64 own = 0;
