@@ -232,6 +232,27 @@ static void draw_nodes(cairo_t *cr, const gs_layout *l, const gs_graph_viewport 
   }
 }
 
+/* The engine's message for a failed version check, across the top in surface units: it says
+ * why the red items are red, whatever the zoom. */
+static void draw_banner(cairo_t *cr, const gs_graph_viewport *vp, const char *message) {
+  cairo_save(cr);
+  PangoLayout *text = text_layout(cr, 10);
+  pango_layout_set_alignment(text, PANGO_ALIGN_LEFT);
+  pango_layout_set_wrap(text, PANGO_WRAP_WORD_CHAR);
+  pango_layout_set_width(text, (int)MAX(50, vp->width - 24) * PANGO_SCALE);
+  pango_layout_set_text(text, message, -1);
+  int w, h;
+  pango_layout_get_pixel_size(text, &w, &h);
+  cairo_rectangle(cr, 0, 0, vp->width, h + 12);
+  cairo_set_source_rgba(cr, 0.88, 0.11, 0.14, 0.92);
+  cairo_fill(cr);
+  cairo_set_source_rgb(cr, 1, 1, 1);
+  cairo_move_to(cr, 12, 6);
+  pango_cairo_show_layout(cr, text);
+  g_object_unref(text);
+  cairo_restore(cr);
+}
+
 void gs_graph_render(cairo_t *cr, const gs_layout *l, const gs_graph_viewport *vp,
                      const gs_graph_style *style) {
   cairo_save(cr);
@@ -267,6 +288,8 @@ void gs_graph_render(cairo_t *cr, const gs_layout *l, const gs_graph_viewport *v
   g_clear_object(&text);
   g_clear_object(&small);
   cairo_restore(cr);
+  if (l->graph->version_error && !style->no_text)
+    draw_banner(cr, vp, l->graph->version_error);
 }
 
 gboolean gs_graph_render_to_file(const gs_layout *l, const char *path, int width, int height,
@@ -288,6 +311,13 @@ gboolean gs_graph_render_to_file(const gs_layout *l, const char *path, int width
   cairo_t *cr = cairo_create(surface);
   gs_graph_viewport vp;
   gs_graph_viewport_fit(l, width, height, &vp);
+  if (l->graph->version_error && height > 120) {
+    /* Leave the top to the banner so it covers no node. */
+    const double banner = 56;
+    gs_graph_viewport_fit(l, width, height - banner, &vp);
+    vp.y -= banner / vp.scale;
+    vp.height = height;
+  }
   gs_graph_style style = {-1, FALSE, FALSE};
   gs_graph_render(cr, l, &vp, &style);
   cairo_destroy(cr);
