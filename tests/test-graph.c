@@ -15,61 +15,8 @@
 #include "graph-render.h"
 #include "graph-source.h"
 #include "layout-worker.h"
+#include "graph-workloads.h"
 #include "trace-model.h"
-
-/* ---- recording ------------------------------------------------------------------------ */
-
-typedef void (*workload_fn)(void);
-
-/* Records body into a fresh log and loads it into a model. *path is left for the caller. */
-static gs_trace_model *record(workload_fn body, char **dir_out) {
-  char *dir = g_dir_make_tmp("gradscope-graph-XXXXXX", NULL);
-  g_autofree char *path = g_build_filename(dir, "run.gstrace", NULL);
-  g_assert_cmpint(gs_trace_open(path), ==, 0);
-  body();
-  gs_trace_close();
-  g_autoptr(GError) error = NULL;
-  gs_trace_model *m = gs_trace_model_load_file(path, NULL, NULL, NULL, &error);
-  g_assert_no_error(error);
-  g_assert_nonnull(m);
-  *dir_out = dir;
-  return m;
-}
-
-static void remove_dir(const char *dir) {
-  g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
-  const char *name;
-  while (d && (name = g_dir_read_name(d))) {
-    g_autofree char *p = g_build_filename(dir, name, NULL);
-    g_remove(p);
-  }
-  g_rmdir(dir);
-}
-
-static guint64 find_kind(gs_trace_model *m, gs_trace_kind kind, guint nth) {
-  for (guint64 i = 0; i < gs_trace_model_n_events(m); i++)
-    if (gs_trace_model_kind_at(m, i) == kind && nth-- == 0)
-      return i;
-  g_assert_not_reached();
-}
-
-/* A two-layer MLP step in a scope: Linear(8,16) -> ReLU -> Linear(16,4) -> MSE, backward. */
-static void mlp_step(void) {
-  gs_rng rng;
-  gs_rng_seed(&rng, 3);
-  gs_module l1 = gs_linear_new(8, 16, true, &rng), l2 = gs_linear_new(16, 4, true, &rng);
-  const int64_t xs[] = {5, 8}, ts[] = {5, 4};
-  gs_scope step = gs_scope_begin("step");
-  gs_tensor x = gs_randn(GS_F32, xs, 2, &rng), target = gs_randn(GS_F32, ts, 2, &rng);
-  gs_trace_name(x, "batch");
-  gs_tensor h = gs_relu(gs_linear_forward(l1, x));
-  gs_tensor loss = gs_mse_loss(gs_linear_forward(l2, h), target, GS_REDUCTION_MEAN);
-  gs_trace_name(loss, "loss");
-  gs_backward(loss);
-  gs_scope_end(step);
-  gs_module_dispose(l1);
-  gs_module_dispose(l2);
-}
 
 static guint count_kind(const gs_graph *g, gs_graph_item_kind kind) {
   guint n = 0;
@@ -121,10 +68,10 @@ static void assert_layout_matches(const gs_layout *l, guint items, guint edges) 
 
 static void test_mlp_step_laid_out_on_the_worker(void) {
   g_autofree char *dir = NULL;
-  g_autoptr(gs_trace_model) m = record(mlp_step, &dir);
+  g_autoptr(gs_trace_model) m = graph_workload_record(graph_workload_mlp_step, &dir);
   g_autoptr(gs_graph_source) source = gs_graph_source_new(m);
   guint64 at = gs_graph_source_find_backward(source, 0);
-  g_assert_cmpuint(at, ==, find_kind(m, GS_TRACE_BACKWARD_BEGIN, 0));
+  g_assert_cmpuint(at, ==, graph_workload_find_kind(m, GS_TRACE_BACKWARD_BEGIN, 0));
   gs_graph *g = gs_graph_source_build(source, at);
   /* Two Linear layers: their four parameters are leaves; the loss is the one output. */
   g_assert_cmpuint(count_kind(g, GS_GRAPH_LEAF), ==, 4);
@@ -170,7 +117,7 @@ static void test_mlp_step_laid_out_on_the_worker(void) {
   assert_layout_matches(a.layout, items, edges);
   g_clear_pointer(&a.layout, gs_layout_free);
   g_main_loop_unref(a.loop);
-  remove_dir(dir);
+  graph_workload_remove_dir(dir);
 }
 
 /* ---- hostile names -------------------------------------------------------------------- */
@@ -264,9 +211,9 @@ static gboolean has_edge(const gs_graph *g, gs_graph_edge_kind kind, guint64 fro
 
 static void test_storage_relations_and_failed_version_check(void) {
   g_autofree char *dir = NULL;
-  g_autoptr(gs_trace_model) m = record(version_trouble, &dir);
+  g_autoptr(gs_trace_model) m = graph_workload_record(version_trouble, &dir);
   g_autoptr(gs_graph_source) source = gs_graph_source_new(m);
-  guint64 before = find_kind(m, GS_TRACE_MARK, 0), after = find_kind(m, GS_TRACE_MARK, 1);
+  guint64 before = graph_workload_find_kind(m, GS_TRACE_MARK, 0), after = graph_workload_find_kind(m, GS_TRACE_MARK, 1);
 
   g_autoptr(gs_graph) g = gs_graph_source_build(source, before);
   /* The saved view of c, the clone sharing c's bytes, the detached x: each from its source. */
@@ -302,10 +249,10 @@ static void test_storage_relations_and_failed_version_check(void) {
   g_assert_cmpint(writer->version, ==, 1);
 
   /* After backward refused, the engine's message comes with the graph. */
-  g_autoptr(gs_graph) failed = gs_graph_source_build(source, find_kind(m, GS_TRACE_ERROR, 0));
+  g_autoptr(gs_graph) failed = gs_graph_source_build(source, graph_workload_find_kind(m, GS_TRACE_ERROR, 0));
   g_assert_nonnull(failed->version_error);
   g_assert_nonnull(strstr(failed->version_error, "expected version 0"));
-  remove_dir(dir);
+  graph_workload_remove_dir(dir);
 }
 
 /* ---- collapsing ----------------------------------------------------------------------- */
@@ -370,10 +317,10 @@ static void test_repeated_steps_collapse_and_expand(void) {
 
 static gs_layout *mlp_layout(void) {
   g_autofree char *dir = NULL;
-  g_autoptr(gs_trace_model) m = record(mlp_step, &dir);
+  g_autoptr(gs_trace_model) m = graph_workload_record(graph_workload_mlp_step, &dir);
   g_autoptr(gs_graph_source) source = gs_graph_source_new(m);
   gs_graph *g = gs_graph_source_build(source, gs_graph_source_find_backward(source, 0));
-  remove_dir(dir);
+  graph_workload_remove_dir(dir);
   GVC_t *gvc = gvContext();
   gs_layout_options options = {TRUE, NULL};
   gs_layout *l = gs_layout_compute(gvc, g, &options, NULL);

@@ -1,0 +1,25 @@
+/* graph-workloads.h: programs the graph tests record (test-graph.c, test-graph-view.c), and
+ * recording one into a trace model. */
+#pragma once
+
+#include <glib.h>
+
+#include "trace-model.h"
+
+G_BEGIN_DECLS
+
+typedef void (*graph_workload_fn)(void);
+
+/* A two-layer MLP step in scope "step": Linear(8,16) -> ReLU -> Linear(16,4) -> MSE loss,
+ * then backward; the input is named "batch", the loss "loss". */
+void graph_workload_mlp_step(void);
+
+/* Records body into a fresh log in a new temporary directory (*dir, for
+ * graph_workload_remove_dir) and loads the log into a model. */
+gs_trace_model *graph_workload_record(graph_workload_fn body, char **dir);
+void graph_workload_remove_dir(const char *dir);
+
+/* The index of the nth event of kind in m (asserts there is one). */
+guint64 graph_workload_find_kind(gs_trace_model *m, gs_trace_kind kind, guint nth);
+
+G_END_DECLS
