@@ -21,11 +21,15 @@ int cli_export_dot(int argc, char **argv);
 int cli_chrome_trace(int argc, char **argv);
 int cli_export_graph(int argc, char **argv);
 
-/* The graph at event seq at_text (NULL: the last node_create) of the log at path, with
- * versions and storage relations; *at is the moment used, *status 0 or CLI_EXIT_DAMAGED.
+/* The graph at event seq at_text (NULL: the last node_create) of the log at path, built as
+ * the inspector's graph view builds it; *at is the seq used. For a damaged or truncated log
+ * *warning says what is wrong (print it with cli_warn_damaged after the output), else NULL.
  * NULL after printing why (command names the command in messages). */
 gs_graph *cli_graph_at(const char *command, const char *path, const char *at_text, guint64 *at,
-                       int *status);
+                       char **warning);
+/* Prints "gradscope: warning: WARNING" after flushing stdout; returns CLI_EXIT_DAMAGED, or 0
+ * if warning is NULL. */
+int cli_warn_damaged(const char *warning);
 
 /* Prints "gradscope: MESSAGE" on one line to stderr. */
 void cli_error(const char *format, ...) G_GNUC_PRINTF(1, 2);

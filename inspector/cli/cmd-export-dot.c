@@ -43,10 +43,10 @@ int cli_export_dot(int argc, char **argv) {
   if (!path)
     return 1;
   guint64 at = 0;
-  int status = 0;
-  g_autoptr(gs_graph) graph = cli_graph_at("export-dot", path, at_text, &at, &status);
+  g_autofree char *warning = NULL;
+  g_autoptr(gs_graph) graph = cli_graph_at("export-dot", path, at_text, &at, &warning);
   if (!graph)
     return 1;
   write_dot(stdout, graph, at);
-  return status;
+  return cli_warn_damaged(warning);
 }

@@ -64,8 +64,8 @@ int cli_export_graph(int argc, char **argv) {
     return 1;
   }
   guint64 at = 0;
-  int status = 0;
-  g_autoptr(gs_graph) full = cli_graph_at("export-graph", path, at_text, &at, &status);
+  g_autofree char *warning = NULL;
+  g_autoptr(gs_graph) full = cli_graph_at("export-graph", path, at_text, &at, &warning);
   if (!full)
     return 1;
   gs_graph *graph = gs_graph_collapse(full, expand_all ? G_MAXUINT : GS_GRAPH_COLLAPSE_LIMIT, NULL);
@@ -95,5 +95,5 @@ int cli_export_graph(int argc, char **argv) {
     cli_error("export-graph: %s", error->message);
     return 1;
   }
-  return status;
+  return cli_warn_damaged(warning);
 }

@@ -1,6 +1,7 @@
 /* graph-at.c: the autograd graph at an event of a log, for `export-dot` and `export-graph`:
- * replays the log up to the event (with storage versions, for the version checks) and builds
- * the graph there.
+ * the log is loaded into the trace model and the graph is built at the event by the same code
+ * as the inspector's graph view (inspector/graph/graph-source.c): versions, version checks,
+ * storage relations and a cluster per scope the nodes were created in.
  *
  * Without --at, the moment is the last node_create event of the log: the last time a graph
  * grew, so the last step's graph is complete there. (The end of a log usually has no graph at
@@ -8,77 +9,81 @@
  * existed is midway through that teardown, one node left.) */
 #include <stdio.h>
 
+#include "../graph/graph-source.h"
+#include "../model/trace-model.h"
 #include "cli.h"
 
-typedef struct replay_until {
-  gs_replay *replay;
-  gs_graph_versions *versions;
-  guint64 at;
-  guint64 max_seq;
-} replay_until;
-
-/* Events are applied up to and including seq `at`. Later ones are skipped rather than ending
- * the read, since threads' chunks interleave and a later chunk may hold earlier events. */
-static gboolean replay_event(const gs_trace_event *e, const gs_trace_reader *reader,
-                             gpointer user_data) {
-  replay_until *u = user_data;
-  u->max_seq = MAX(u->max_seq, e->seq);
-  if (e->seq > u->at)
-    return TRUE;
-  gs_replay_apply(u->replay, e, reader);
-  if (gs_graph_versions_wants(e->kind))
-    gs_graph_versions_apply(u->versions, e, gs_trace_reader_string(reader, e->op));
-  return TRUE;
+static guint64 last_node_create(gs_trace_model *m) {
+  guint64 best = G_MAXUINT64, best_seq = 0;
+  for (guint64 i = 0; i < gs_trace_model_n_events(m); i++)
+    if (gs_trace_model_kind_at(m, i) == GS_TRACE_NODE_CREATE &&
+        (best == G_MAXUINT64 || gs_trace_model_seq_at(m, i) > best_seq)) {
+      best = i;
+      best_seq = gs_trace_model_seq_at(m, i);
+    }
+  return best;
 }
 
-typedef struct last_graph {
-  gboolean found;
-  guint64 seq;
-} last_graph;
-
-static gboolean find_last_node_create(const gs_trace_event *e, const gs_trace_reader *reader,
-                                      gpointer user_data) {
-  (void)reader;
-  last_graph *last = user_data;
-  if (e->kind == GS_TRACE_NODE_CREATE && (!last->found || e->seq > last->seq)) {
-    last->found = TRUE;
-    last->seq = e->seq;
+/* The index of the last event whose seq is at most seq (threads' chunks interleave, so log
+ * order is not seq order: the state "at seq" is the one after every event up to it). */
+static guint64 index_at_seq(gs_trace_model *m, guint64 seq, guint64 *max_seq) {
+  guint64 found = G_MAXUINT64, found_seq = 0;
+  *max_seq = 0;
+  for (guint64 i = 0; i < gs_trace_model_n_events(m); i++) {
+    guint64 s = gs_trace_model_seq_at(m, i);
+    *max_seq = MAX(*max_seq, s);
+    if (s <= seq && (found == G_MAXUINT64 || s >= found_seq)) {
+      found = i;
+      found_seq = s;
+    }
   }
-  return TRUE;
+  return found;
 }
 
 gs_graph *cli_graph_at(const char *command, const char *path, const char *at_text,
-                       guint64 *at_out, int *status) {
+                       guint64 *at_out, char **warning) {
   guint64 at = 0;
   if (at_text && !g_ascii_string_to_unsigned(at_text, 10, 0, G_MAXUINT64, &at, NULL)) {
     cli_error("%s: --at wants an event number (a seq as `gradscope dump` prints), got '%s'",
               command, at_text);
     return NULL;
   }
-  gs_trace_read_result result;
-  if (!at_text) {
-    last_graph last = {FALSE, 0};
-    if (!cli_read_log(path, find_last_node_create, &last, &result))
+  cli_progress *progress = cli_progress_new("reading");
+  g_autoptr(GError) error = NULL;
+  g_autoptr(gs_trace_model) m =
+      gs_trace_model_load_file(path, cli_progress_update, progress, NULL, &error);
+  cli_progress_free(progress);
+  if (!m) {
+    cli_error("%s", error->message);
+    return NULL;
+  }
+  const char *problem = gs_trace_model_problem(m);
+  if (gs_trace_model_n_events(m) == 0 && problem) {
+    cli_error("%s is not a gradscope event log: %s", path, problem);
+    return NULL;
+  }
+  guint64 index;
+  if (at_text) {
+    guint64 max_seq;
+    index = index_at_seq(m, at, &max_seq);
+    if (at > max_seq) {
+      cli_error("%s: --at %" G_GUINT64_FORMAT " is past the log's last event (%" G_GUINT64_FORMAT
+                ")",
+                command, at, max_seq);
       return NULL;
-    gs_trace_read_result_clear(&result);
-    if (!last.found)
+    }
+  } else {
+    index = last_node_create(m);
+    if (index == G_MAXUINT64) {
       fprintf(stderr, "gradscope: note: the log has no graph nodes; the graph is empty\n");
-    at = last.found ? last.seq : G_MAXUINT64;
+      index = gs_trace_model_n_events(m) ? gs_trace_model_n_events(m) - 1 : G_MAXUINT64;
+    }
   }
-  g_autoptr(gs_replay) replay = gs_replay_new();
-  g_autoptr(gs_graph_versions) versions = gs_graph_versions_new();
-  replay_until until = {replay, versions, at, 0};
-  if (!cli_read_log(path, replay_event, &until, &result))
-    return NULL;
-  if (at_text && at > until.max_seq) {
-    cli_error("%s: --at %" G_GUINT64_FORMAT " is past the log's last event (%" G_GUINT64_FORMAT
-              ")",
-              command, at, until.max_seq);
-    gs_trace_read_result_clear(&result);
-    return NULL;
-  }
-  *at_out = at == G_MAXUINT64 ? replay->last_seq : at;
-  *status = cli_report_damage(&result);
-  gs_trace_read_result_clear(&result);
-  return gs_graph_build_with(replay, versions);
+  g_autoptr(gs_graph_source) source = gs_graph_source_new(m);
+  gs_graph *graph = index == G_MAXUINT64 ? gs_graph_new() : gs_graph_source_build(source, index);
+  *at_out = at_text ? at : index == G_MAXUINT64 ? 0 : gs_trace_model_seq_at(m, index);
+  *warning = problem ? g_strdup_printf("%s (%" G_GUINT64_FORMAT " valid events before it)",
+                                       problem, gs_trace_model_n_events(m))
+                     : NULL;
+  return graph;
 }
