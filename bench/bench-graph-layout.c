@@ -50,12 +50,12 @@ static gs_graph *mlp_like(guint n_items) {
   return g;
 }
 
-static void run(GVC_t *gvc, guint n, gboolean clustered) {
+static void run(guint n, gboolean clustered) {
   gs_graph *g = mlp_like(n);
   gs_layout_options options = {clustered, NULL};
   double start = bench_now_s();
   g_autoptr(GError) error = NULL;
-  g_autoptr(gs_layout) l = gs_layout_compute(gvc, g, &options, &error);
+  g_autoptr(gs_layout) l = gs_layout_compute(g, &options, &error);
   double took = bench_now_s() - start;
   if (!l) {
     fprintf(stderr, "bench-graph-layout: %s\n", error->message);
@@ -83,14 +83,12 @@ static void run(GVC_t *gvc, guint n, gboolean clustered) {
 int main(int argc, char **argv) {
   /* --quick: the 500 and 2,000 sizes only (5,000 flat takes ~15 s). */
   gboolean quick = argc > 1 && !g_strcmp0(argv[1], "--quick");
-  GVC_t *gvc = gvContext();
   static const guint sizes[] = {500, 2000, 5000};
   for (guint i = 0; i < G_N_ELEMENTS(sizes); i++) {
     if (quick && sizes[i] > 2000)
       break;
-    run(gvc, sizes[i], FALSE);
-    run(gvc, sizes[i], TRUE);
+    run(sizes[i], FALSE);
+    run(sizes[i], TRUE);
   }
-  gvFreeContext(gvc);
   return 0;
 }

@@ -149,11 +149,9 @@ static void test_hostile_names_round_trip_through_graphviz(void) {
   }
   gs_graph_scope scope = {7, 0, g_strdup("scope \"{|}\" \\ \xff")};
   g_array_append_val(g->scopes, scope);
-  GVC_t *gvc = gvContext();
   g_autoptr(GError) error = NULL;
   gs_layout_options options = {TRUE, "title \\ \" \n"};
-  g_autoptr(gs_layout) l = gs_layout_compute(gvc, g, &options, &error);
-  gvFreeContext(gvc);
+  g_autoptr(gs_layout) l = gs_layout_compute(g, &options, &error);
   g_assert_no_error(error);
   assert_layout_matches(l, G_N_ELEMENTS(cases), G_N_ELEMENTS(cases) - 1);
   for (guint i = 0; i < G_N_ELEMENTS(cases); i++)
@@ -321,10 +319,8 @@ static gs_layout *mlp_layout(void) {
   g_autoptr(gs_graph_source) source = gs_graph_source_new(m);
   gs_graph *g = gs_graph_source_build(source, gs_graph_source_find_backward(source, 0));
   graph_workload_remove_dir(dir);
-  GVC_t *gvc = gvContext();
   gs_layout_options options = {TRUE, NULL};
-  gs_layout *l = gs_layout_compute(gvc, g, &options, NULL);
-  gvFreeContext(gvc);
+  gs_layout *l = gs_layout_compute(g, &options, NULL);
   g_assert_nonnull(l);
   return l;
 }

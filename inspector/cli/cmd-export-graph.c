@@ -71,15 +71,12 @@ int cli_export_graph(int argc, char **argv) {
   gs_graph *graph = gs_graph_collapse(full, expand_all ? G_MAXUINT : GS_GRAPH_COLLAPSE_LIMIT, NULL);
   g_autofree char *title = g_strdup_printf("graph at event %" G_GUINT64_FORMAT, at);
   gs_layout_options options = {!flat, title};
-  GVC_t *gvc = gvContext();
   g_autoptr(GError) error = NULL;
-  g_autoptr(gs_layout) layout = gs_layout_compute(gvc, graph, &options, &error);
+  g_autoptr(gs_layout) layout = gs_layout_compute(graph, &options, &error);
   if (!layout) {
-    gvFreeContext(gvc);
     cli_error("export-graph: %s", error->message);
     return 1;
   }
-  gvFreeContext(gvc);
   int natural_w, natural_h;
   natural_size(layout, &natural_w, &natural_h);
   /* One side given: keep the layout's proportions. */

@@ -107,8 +107,24 @@ static void read_edge(gs_layout_edge *out, Agedge_t *e, const flip *f) {
   }
 }
 
-gs_layout *gs_layout_compute(GVC_t *gvc, gs_graph *graph, const gs_layout_options *options,
-                             GError **error) {
+/* The process's Graphviz: its context and the lock every call into it holds. */
+static GMutex graphviz_lock;
+static GVC_t *graphviz_context;
+
+static gs_layout *compute_locked(GVC_t *gvc, gs_graph *graph, const gs_layout_options *options,
+                                 GError **error);
+
+gs_layout *gs_layout_compute(gs_graph *graph, const gs_layout_options *options, GError **error) {
+  g_mutex_lock(&graphviz_lock);
+  if (!graphviz_context)
+    graphviz_context = gvContext();
+  gs_layout *l = compute_locked(graphviz_context, graph, options, error);
+  g_mutex_unlock(&graphviz_lock);
+  return l;
+}
+
+static gs_layout *compute_locked(GVC_t *gvc, gs_graph *graph, const gs_layout_options *options,
+                                 GError **error) {
   g_autoptr(GString) dot = g_string_new(NULL);
   gs_graph_dot_options dot_options = {options->title, options->clusters, TRUE};
   gs_graph_write_dot(dot, graph, &dot_options);

@@ -4,9 +4,11 @@
  * Units: points (1/72 inch), origin at the top-left of the drawing, y growing DOWN (Graphviz
  * gives y up; the flip is done here once, so drawing code matches cairo and GTK).
  *
- * Graphviz is not thread-safe: call gs_layout_compute from one thread only, the one that owns
- * the GVC_t (layout-worker.h gives the UI such a thread; the CLI and benchmarks call it from
- * main). */
+ * Graphviz keeps global state and is not thread-safe, and its pango plugin caches a font name
+ * that a freed GVC context leaves dangling: so there is one GVC context per process, made on
+ * first use and kept (like Graphviz's plugin state), and every Graphviz call here holds one
+ * lock. UIs go through the single layout thread (layout-worker.h) so they never wait on it;
+ * the CLI and benchmarks call gs_layout_compute directly. */
 #pragma once
 
 #include <glib.h>
@@ -60,9 +62,9 @@ typedef struct gs_layout_options {
 #define GS_LAYOUT_ERROR (gs_layout_error_quark())
 GQuark gs_layout_error_quark(void);
 
-/* Lays graph out (taking it) with dot. NULL with error set if Graphviz refuses. */
-gs_layout *gs_layout_compute(GVC_t *gvc, gs_graph *graph, const gs_layout_options *options,
-                             GError **error);
+/* Lays graph out (taking it) with dot. NULL with error set if Graphviz refuses. Blocks while
+ * another thread is inside Graphviz. */
+gs_layout *gs_layout_compute(gs_graph *graph, const gs_layout_options *options, GError **error);
 void gs_layout_free(gs_layout *layout);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(gs_layout, gs_layout_free)
 
