@@ -21,6 +21,29 @@ void graph_workload_mlp_step(void) {
   gs_module_dispose(l2);
 }
 
+void graph_workload_rnn(void) {
+  gs_rng rng;
+  gs_rng_seed(&rng, 5);
+  const int64_t ws[] = {4, 4}, hs[] = {1, 4};
+  gs_tensor w = gs_randn(GS_F32, ws, 2, &rng);
+  gs_set_requires_grad(w, true);
+  gs_trace_name(w, "W");
+  gs_tensor h = gs_zeros(GS_F32, hs, 2);
+  gs_scope unroll = gs_scope_begin("unroll");
+  for (int t = 0; t < GRAPH_WORKLOAD_RNN_STEPS; t++) {
+    gs_scope step = gs_scope_begin("t");
+    gs_tensor x = gs_randn(GS_F32, hs, 2, &rng);
+    /* h leaves the step's scope: the next step needs it. */
+    h = gs_move_to_outer(gs_tanh(gs_add(gs_matmul(h, w), x)));
+    gs_scope_end(step);
+  }
+  gs_tensor loss = gs_sum(h, NULL, 0, false);
+  gs_trace_name(loss, "loss");
+  gs_trace_flush();
+  gs_scope_end(unroll);
+  (void)loss;
+}
+
 gs_trace_model *graph_workload_record(graph_workload_fn body, char **dir_out) {
   char *dir = g_dir_make_tmp("gradscope-graph-XXXXXX", NULL);
   g_autofree char *path = g_build_filename(dir, "run.gstrace", NULL);

@@ -14,6 +14,12 @@ typedef void (*graph_workload_fn)(void);
  * then backward; the input is named "batch", the loss "loss". */
 void graph_workload_mlp_step(void);
 
+/* A recurrent net unrolled over GRAPH_WORKLOAD_RNN_STEPS time steps, each in scope "t" inside
+ * scope "unroll": h = tanh(h W + x_t), then a sum as the loss; stops before backward, so the
+ * whole unrolled graph (> 1,500 items) is alive at the end of the log. */
+#define GRAPH_WORKLOAD_RNN_STEPS 400
+void graph_workload_rnn(void);
+
 /* Records body into a fresh log in a new temporary directory (*dir, for
  * graph_workload_remove_dir) and loads the log into a model. */
 gs_trace_model *graph_workload_record(graph_workload_fn body, char **dir);

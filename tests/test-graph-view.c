@@ -176,8 +176,63 @@ static void test_click_selects_nodes(void) {
   graph_workload_remove_dir(dir);
 }
 
+static guint64 last_of_kind(gs_trace_model *m, gs_trace_kind kind) {
+  for (guint64 i = gs_trace_model_n_events(m); i-- > 0;)
+    if (gs_trace_model_kind_at(m, i) == kind)
+      return i;
+  g_assert_not_reached();
+}
+
+/* An unrolled RNN of 400 steps: beyond 1,500 items the older steps are one "t ×399" group;
+ * a double-click on it lays the whole graph out. */
+static void test_double_click_expands_a_group(void) {
+  g_autofree char *dir = NULL;
+  g_autoptr(gs_trace_model) m = graph_workload_record(graph_workload_rnn, &dir);
+  GtkWidget *window = gtk_window_new();
+  gtk_window_set_default_size(GTK_WINDOW(window), 900, 700);
+  GsGraphView *view = GS_GRAPH_VIEW(gs_graph_view_new());
+  gtk_window_set_child(GTK_WINDOW(window), GTK_WIDGET(view));
+  gtk_window_present(GTK_WINDOW(window));
+  gs_graph_view_set_model(view, m);
+  gs_graph_view_set_position(view, last_of_kind(m, GS_TRACE_NODE_CREATE));
+  wait_for_layout(view);
+  const gs_layout *l = gs_graph_view_get_layout(view);
+  gint group = find_node(l, GS_GRAPH_GROUP, "t \xc3\x97" "399");
+  g_assert_cmpint(group, >=, 0);
+  guint collapsed = l->nodes->len;
+  g_assert_cmpuint(collapsed, <, 100);
+  save_screenshot(window, "graph-view-collapsed.png");
+
+  const gs_layout_node *n = &g_array_index(l->nodes, gs_layout_node, group);
+  double wx, wy;
+  gs_graph_view_layout_to_widget(view, n->x, n->y, &wx, &wy);
+  click_at(view, wx, wy, 1);
+  click_at(view, wx, wy, 2);
+  g_assert_true(gs_graph_view_is_busy(view));
+  wait_for_layout(view);
+  l = gs_graph_view_get_layout(view);
+  g_assert_cmpuint(l->nodes->len, >, 1500);
+  g_assert_cmpint(find_node(l, GS_GRAPH_GROUP, NULL), ==, -1);
+  /* A cluster per time step. */
+  g_assert_cmpuint(l->clusters->len, >=, GRAPH_WORKLOAD_RNN_STEPS);
+  /* It opened in place, at the same zoom: the node next to the group is where it was. */
+  gint kept = -1;
+  for (guint i = 0; i < l->nodes->len && kept < 0; i++) {
+    double x, y;
+    const gs_layout_node *k = &g_array_index(l->nodes, gs_layout_node, i);
+    gs_graph_view_layout_to_widget(view, k->x, k->y, &x, &y);
+    if (fabs(x - wx) < 200 && fabs(y - wy) < 200)
+      kept = (gint)i;
+  }
+  g_assert_cmpint(kept, >=, 0);
+  save_screenshot(window, "graph-view-expanded.png");
+  gtk_window_destroy(GTK_WINDOW(window));
+  graph_workload_remove_dir(dir);
+}
+
 int main(int argc, char **argv) {
   gtk_test_init(&argc, &argv, NULL);
   g_test_add_func("/graph-view/click-selects-nodes", test_click_selects_nodes);
+  g_test_add_func("/graph-view/double-click-expands-a-group", test_double_click_expands_a_group);
   return g_test_run();
 }

@@ -41,6 +41,9 @@ struct _GsGraphView {
 
   gint selected;
   char *selected_key;        /* kept across layouts of nearby events */
+  /* After an expansion: keep this node where it was on screen, so the graph opens in place. */
+  char *anchor_key;
+  double anchor_wx, anchor_wy;
 };
 
 G_DEFINE_FINAL_TYPE(GsGraphView, gs_graph_view, GTK_TYPE_WIDGET)
@@ -64,6 +67,7 @@ static void request_layout(GsGraphView *self) {
     return;
   g_autoptr(gs_graph) full = gs_graph_source_build(self->source, self->position);
   gs_graph *shown = gs_graph_collapse(full, GS_GRAPH_COLLAPSE_LIMIT, self->expanded);
+  gs_graph_split_hubs(shown, GS_GRAPH_HUB_LIMIT);
   GWeakRef *ref = g_new0(GWeakRef, 1);
   g_weak_ref_init(ref, self);
   g_autofree char *title = g_strdup_printf(_("graph after event %" G_GUINT64_FORMAT),
@@ -100,8 +104,15 @@ static void on_layout_done(guint64 serial, gs_layout *layout, const GError *erro
   self->layout = layout;
   self->shown_serial = serial;
   select_key(self, self->selected_key);
-  if (self->fitted || !self->scale)
+  gint anchor = self->anchor_key ? gs_graph_find(layout->graph, self->anchor_key) : -1;
+  g_clear_pointer(&self->anchor_key, g_free);
+  if (anchor >= 0 && self->scale) {
+    const gs_layout_node *n = &g_array_index(layout->nodes, gs_layout_node, anchor);
+    self->x = n->x - self->anchor_wx / self->scale;
+    self->y = n->y - self->anchor_wy / self->scale;
+  } else if (self->fitted || !self->scale) {
     gs_graph_view_fit(self);
+  }
   gtk_widget_queue_draw(GTK_WIDGET(self));
 }
 
@@ -263,6 +274,31 @@ static void select_node(GsGraphView *self, gint node) {
   }
 }
 
+/* Remembers the ordinary node nearest to node and where it is on screen: after the group
+ * opens, the view puts it back there instead of fitting a much bigger graph. */
+static void anchor_near(GsGraphView *self, gint node) {
+  const gs_layout_node *g = &g_array_index(self->layout->nodes, gs_layout_node, node);
+  gint best = -1;
+  double best_d = G_MAXDOUBLE;
+  for (guint i = 0; i < self->layout->nodes->len; i++) {
+    const gs_layout_node *n = &g_array_index(self->layout->nodes, gs_layout_node, i);
+    const gs_graph_item *item = &g_array_index(self->layout->graph->items, gs_graph_item, n->item);
+    double d = (n->x - g->x) * (n->x - g->x) + (n->y - g->y) * (n->y - g->y);
+    if (item->kind != GS_GRAPH_GROUP && d < best_d) {
+      best = (gint)i;
+      best_d = d;
+    }
+  }
+  g_clear_pointer(&self->anchor_key, g_free);
+  if (best < 0)
+    return;
+  const gs_layout_node *n = &g_array_index(self->layout->nodes, gs_layout_node, best);
+  self->anchor_key =
+      g_strdup(g_array_index(self->layout->graph->items, gs_graph_item, n->item).key);
+  gs_graph_view_layout_to_widget(self, n->x, n->y, &self->anchor_wx, &self->anchor_wy);
+  self->fitted = FALSE;
+}
+
 static void on_pressed(GtkGestureClick *g, int n_press, double wx, double wy, gpointer data) {
   (void)g;
   GsGraphView *self = data;
@@ -279,8 +315,10 @@ static void on_pressed(GtkGestureClick *g, int n_press, double wx, double wy, gp
     const gs_layout_node *n = &g_array_index(self->layout->nodes, gs_layout_node, node);
     const gs_graph_item *item =
         &g_array_index(self->layout->graph->items, gs_graph_item, n->item);
-    if (item->kind == GS_GRAPH_GROUP)
+    if (item->kind == GS_GRAPH_GROUP) {
+      anchor_near(self, node);
       gs_graph_view_expand(self, item->key);
+    }
     return;
   }
   select_node(self, node);
@@ -385,6 +423,7 @@ static void gs_graph_view_finalize(GObject *object) {
   GsGraphView *self = GS_GRAPH_VIEW(object);
   g_hash_table_unref(self->expanded);
   g_free(self->selected_key);
+  g_free(self->anchor_key);
   G_OBJECT_CLASS(gs_graph_view_parent_class)->finalize(object);
 }
 

@@ -69,6 +69,7 @@ int cli_export_graph(int argc, char **argv) {
   if (!full)
     return 1;
   gs_graph *graph = gs_graph_collapse(full, expand_all ? G_MAXUINT : GS_GRAPH_COLLAPSE_LIMIT, NULL);
+  gs_graph_split_hubs(graph, GS_GRAPH_HUB_LIMIT);
   g_autofree char *title = g_strdup_printf("graph at event %" G_GUINT64_FORMAT, at);
   gs_layout_options options = {!flat, title};
   g_autoptr(GError) error = NULL;

@@ -166,3 +166,35 @@ gs_graph *gs_graph_collapse(const gs_graph *g, guint limit, GHashTable *expanded
   }
   return out;
 }
+
+/* A use that splitting may move: a tensor's gradient or saved edge to a node. */
+static gboolean hub_edge(const gs_graph *g, const gs_graph_edge *e) {
+  gs_graph_item_kind kind = g_array_index(g->items, gs_graph_item, e->from).kind;
+  gboolean tensor = kind == GS_GRAPH_LEAF || kind == GS_GRAPH_SAVED || kind == GS_GRAPH_TENSOR;
+  return tensor && (e->kind == GS_GRAPH_EDGE_GRAD || e->kind == GS_GRAPH_EDGE_SAVED);
+}
+
+void gs_graph_split_hubs(gs_graph *g, guint limit) {
+  guint n_items = g->items->len;
+  g_autofree guint *uses = g_new0(guint, n_items);
+  for (guint i = 0; i < g->edges->len; i++) {
+    const gs_graph_edge *e = &g_array_index(g->edges, gs_graph_edge, i);
+    if (hub_edge(g, e))
+      uses[e->from]++;
+  }
+  g_autofree guint *seen = g_new0(guint, n_items);
+  for (guint i = 0; i < g->edges->len; i++) {
+    gs_graph_edge e = g_array_index(g->edges, gs_graph_edge, i);
+    if (e.from >= n_items || uses[e.from] <= limit || !hub_edge(g, &e))
+      continue;
+    if (seen[e.from]++ == 0)
+      continue; /* the first consumer keeps the original */
+    const gs_graph_item *hub = &g_array_index(g->items, gs_graph_item, e.from);
+    gs_graph_item copy = copy_item(hub);
+    g_free(copy.key);
+    copy.key = g_strdup_printf("%s~%u", hub->key, seen[e.from] - 1);
+    copy.scope = g_array_index(g->items, gs_graph_item, e.to).scope;
+    g_array_append_val(g->items, copy);
+    g_array_index(g->edges, gs_graph_edge, i).from = g->items->len - 1;
+  }
+}
