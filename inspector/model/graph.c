@@ -209,7 +209,7 @@ gs_graph *gs_graph_build_with(const gs_replay *r, const gs_graph_versions *v) {
                g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL)};
 
   g_autoptr(GPtrArray) nodes = g_ptr_array_new();
-  g_autoptr(GHashTable) consumed = g_hash_table_new(g_int64_hash, g_int64_equal);
+  g_autoptr(GHashTable) consumed = g_hash_table_new(gs_id_hash, gs_id_equal);
   GHashTableIter it;
   gpointer value;
   g_hash_table_iter_init(&it, r->nodes);

@@ -75,19 +75,22 @@ void model_life_add(gs_trace_model *m, const gs_trace_event *e, guint64 index) {
   g_array_append_val(m->life_keys, key);
 }
 
-/* Appends to hits every event index whose key is k. */
-static void scan(const gs_trace_model *m, guint32 k, GArray *hits) {
+/* Appends to hits every event index whose own (primary) key is k, then those where k is an
+ * extra key; returns where the extras begin in hits. */
+static guint scan(const gs_trace_model *m, guint32 k, GArray *hits) {
   const guint32 *keys = (const guint32 *)m->life_keys->data;
   guint64 n = m->life_keys->len;
   for (guint64 i = 0; i < n; i++)
     if (G_UNLIKELY(keys[i] == k))
       g_array_append_val(hits, i);
+  guint extras = hits->len;
   const model_posting *extra = (const model_posting *)m->life_extra->data;
   for (guint i = 0; i < m->life_extra->len; i++)
     if (G_UNLIKELY(extra[i].key == k)) {
       guint64 at = extra[i].index;
       g_array_append_val(hits, at);
     }
+  return extras;
 }
 
 static gint by_index(gconstpointer a, gconstpointer b) {
@@ -105,8 +108,10 @@ void gs_trace_model_tensor_life(const gs_trace_model *cm, guint64 tensor_id, gui
   for (guint h = 0; h < handles->len && h < 64; h++) {
     guint64 id = g_array_index(handles, guint64, h);
     guint from = hits->len;
-    scan(m, life_key(id, KEY_TENSOR), hits);
-    for (guint i = from; i < hits->len; i++) {
+    guint extras = scan(m, life_key(id, KEY_TENSOR), hits);
+    /* Only events about the tensor itself carry what to follow: its creation (the storage)
+     * and its moves. Views made from it are extras: never decoded. */
+    for (guint i = from; i < extras; i++) {
       guint64 at = g_array_index(hits, guint64, i);
       gs_trace_kind kind = gs_trace_model_kind_at(m, at);
       if (kind != GS_TRACE_TENSOR_CREATE && kind != GS_TRACE_TENSOR_MOVE)

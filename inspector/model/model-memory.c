@@ -119,7 +119,7 @@ void gs_trace_model_category_bytes(const gs_trace_model *m, const gs_replay *sta
                                    guint64 *out) {
   (void)m;
   memset(out, 0, sizeof(guint64) * GS_MEM_N_CATEGORIES);
-  tally t = {g_hash_table_new(g_int64_hash, g_int64_equal), out};
+  tally t = {g_hash_table_new(gs_id_hash, gs_id_equal), out};
   GHashTableIter it;
   gpointer value;
   g_hash_table_iter_init(&it, state->objects);
@@ -201,21 +201,13 @@ char *gs_trace_model_owner_label(const gs_trace_model *m, const gs_replay *state
 
 /* ---- the series, kept as the head state advances ------------------------------------------- */
 
-typedef struct object_shadow {
-  guint64 storage;
-  gs_mem_category cat;
-} object_shadow;
-
-typedef struct storage_shadow {
-  guint32 counts[GS_MEM_N_CATEGORIES]; /* alive objects on it, per category */
-  gs_mem_category cat;
-  guint64 bytes; /* own bytes counted in cat (unless temporaries) */
-} storage_shadow;
-
+/* Each event takes the storages it may change out of the totals (with the values they were
+ * counted at, kept in their tally), applies, and puts them back as they are now. Objects do
+ * the same with their storage's per-category counts. All of it lives in the head state's own
+ * records (gs_replay_tally, tally_category): no table of the model's. */
 struct model_memory {
-  GHashTable *objects;  /* id -> object_shadow, for alive non-composite objects */
-  GHashTable *storages; /* id -> storage_shadow */
   GArray *touched_objects, *touched_storages; /* guint64, this event */
+  guint32 epoch;
   guint64 totals[GS_MEM_N_CATEGORIES];
   guint64 emitted[GS_MEM_N_CATEGORIES];
   guint64 emitted_total;
@@ -223,8 +215,6 @@ struct model_memory {
 
 model_memory *model_memory_new(void) {
   model_memory *mm = g_new0(model_memory, 1);
-  mm->objects = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
-  mm->storages = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
   mm->touched_objects = g_array_new(FALSE, FALSE, sizeof(guint64));
   mm->touched_storages = g_array_new(FALSE, FALSE, sizeof(guint64));
   return mm;
@@ -233,8 +223,6 @@ model_memory *model_memory_new(void) {
 void model_memory_free(model_memory *mm) {
   if (!mm)
     return;
-  g_hash_table_destroy(mm->objects);
-  g_hash_table_destroy(mm->storages);
   g_array_unref(mm->touched_objects);
   g_array_unref(mm->touched_storages);
   g_free(mm);
@@ -245,14 +233,94 @@ static void touch(GArray *list, guint64 id) {
     g_array_append_val(list, id);
 }
 
+/* Takes the storage's bytes out of the totals, once per event. */
+static void retract_storage(model_memory *mm, gs_replay_tally *t) {
+  if (!t || t->epoch == mm->epoch)
+    return;
+  t->epoch = mm->epoch;
+  mm->totals[t->category] -= t->bytes;
+  t->bytes = 0;
+}
+
+static void retract_object(gs_trace_model *m, gs_replay_object *o) {
+  if (!o || !o->tally_category)
+    return;
+  gs_replay_tally *t = gs_replay_storage_tally(m->head, o->storage);
+  if (t) {
+    t->counts[o->tally_category - 1]--;
+    retract_storage(m->memory, t);
+    touch(m->memory->touched_storages, o->storage);
+  }
+  o->tally_category = 0;
+}
+
+static void assert_object(gs_trace_model *m, gs_replay_object *o) {
+  /* Every touched object was taken out before the event: one still counted was put back
+   * already (an event may name a tensor twice, as a node's output and a saved tensor). */
+  if (!o || o->composite || !o->storage || o->tally_category)
+    return;
+  gs_replay_tally *t = gs_replay_storage_tally(m->head, o->storage);
+  if (!t)
+    return;
+  gs_mem_category cat = object_category(m->head, o);
+  o->tally_category = cat + 1;
+  t->counts[cat]++;
+  retract_storage(m->memory, t);
+  touch(m->memory->touched_storages, o->storage);
+}
+
+static void assert_storage(gs_trace_model *m, guint64 id) {
+  gs_replay_tally *t = gs_replay_storage_tally(m->head, id);
+  if (!t || t->epoch != m->memory->epoch)
+    return; /* gone, or put back already */
+  guint64 bytes = 0;
+  guint saved = 0;
+  gs_replay_storage(m->head, id, &bytes, &saved);
+  gs_mem_category by_objects = GS_MEM_TEMPORARIES;
+  for (int c = 0; c < GS_MEM_TEMPORARIES; c++)
+    if (t->counts[c]) {
+      by_objects = c;
+      break;
+    }
+  t->category = storage_category(by_objects, saved);
+  t->bytes = bytes;
+  t->epoch = 0;
+  m->memory->totals[t->category] += bytes;
+}
+
+static gs_replay_object *head_object(gs_trace_model *m, guint64 id) {
+  return id ? g_hash_table_lookup(m->head->objects, &id) : NULL;
+}
+
 void model_memory_before(gs_trace_model *m, const gs_trace_event *e) {
   model_memory *mm = m->memory;
   g_array_set_size(mm->touched_objects, 0);
   g_array_set_size(mm->touched_storages, 0);
+  if (++mm->epoch == 0)
+    mm->epoch = 1; /* 0 means "counted" */
+  /* Only these kinds change an object's category or a storage's own bytes: the rest (most
+   * events) cost nothing here. A new storage or a shared one owns no counted bytes until an
+   * object views it or it materialises. */
+  switch (e->kind) {
+  case GS_TRACE_STORAGE_MATERIALISE:
+  case GS_TRACE_STORAGE_FREE:
+    retract_storage(mm, gs_replay_storage_tally(m->head, e->storage));
+    touch(mm->touched_storages, e->storage);
+    return;
+  case GS_TRACE_TENSOR_CREATE:
+  case GS_TRACE_TENSOR_MOVE:
+  case GS_TRACE_MODULE_PARAMETER:
+  case GS_TRACE_OWNER_CHANGE:
+  case GS_TRACE_TENSOR_DISPOSE:
+  case GS_TRACE_NODE_CREATE:
+  case GS_TRACE_NODE_FREE_SAVED:
+  case GS_TRACE_NODE_RELEASE:
+  case GS_TRACE_COMPOSITE_CREATE: break;
+  default: return;
+  }
   touch(mm->touched_objects, e->tensor);
   touch(mm->touched_objects, e->target);
   touch(mm->touched_objects, e->object);
-  touch(mm->touched_storages, e->storage);
   if (e->kind == GS_TRACE_NODE_CREATE || e->kind == GS_TRACE_NODE_FREE_SAVED ||
       e->kind == GS_TRACE_NODE_RELEASE) {
     for (guint i = 0; i < e->n_saved; i++)
@@ -260,96 +328,26 @@ void model_memory_before(gs_trace_model *m, const gs_trace_event *e) {
     const gs_replay_node *n = g_hash_table_lookup(m->head->nodes, &e->node);
     for (guint i = 0; n && i < n->n_saved; i++) { /* the node being replaced, freed, released */
       touch(mm->touched_objects, n->saved[i]);
+      retract_storage(mm, gs_replay_storage_tally(m->head, n->saved_storages[i]));
       touch(mm->touched_storages, n->saved_storages[i]);
     }
   }
-  if (e->kind == GS_TRACE_NODE_CREATE) /* their storages gain a saved reference */
-    for (guint i = 0; i < e->n_saved; i++) {
-      const gs_replay_object *o = g_hash_table_lookup(m->head->objects, &e->saved[i]);
-      if (o)
-        touch(mm->touched_storages, o->storage);
-    }
   for (guint i = 0; i < e->n_parts; i++)
     touch(mm->touched_objects, e->parts[i]);
   /* A composite that goes away takes the category of its parts with it. */
-  if (e->kind == GS_TRACE_TENSOR_DISPOSE) {
-    const gs_replay_object *c = g_hash_table_lookup(m->head->objects, &e->tensor);
-    if (c && c->composite) {
-      GHashTableIter it;
-      gpointer value;
-      g_hash_table_iter_init(&it, m->head->objects);
-      while (g_hash_table_iter_next(&it, NULL, &value)) {
-        const gs_replay_object *o = value;
-        if (o->holder == GS_TRACE_HELD_BY_COMPOSITE && o->owner == c->id)
-          touch(mm->touched_objects, o->id);
-      }
+  const gs_replay_object *c = e->kind == GS_TRACE_TENSOR_DISPOSE ? head_object(m, e->tensor) : NULL;
+  if (c && c->composite) {
+    GHashTableIter it;
+    gpointer value;
+    g_hash_table_iter_init(&it, m->head->objects);
+    while (g_hash_table_iter_next(&it, NULL, &value)) {
+      const gs_replay_object *o = value;
+      if (o->holder == GS_TRACE_HELD_BY_COMPOSITE && o->owner == c->id)
+        touch(mm->touched_objects, o->id);
     }
   }
-}
-
-static storage_shadow *storage_shadow_get(model_memory *mm, guint64 id) {
-  storage_shadow *s = g_hash_table_lookup(mm->storages, &id);
-  if (!s) {
-    s = g_new0(storage_shadow, 1);
-    s->cat = GS_MEM_TEMPORARIES;
-    g_hash_table_insert(mm->storages, g_memdup2(&id, sizeof id), s);
-  }
-  return s;
-}
-
-/* Brings an object's shadow in line with the head state. */
-static void update_object(gs_trace_model *m, guint64 id) {
-  model_memory *mm = m->memory;
-  const gs_replay_object *o = g_hash_table_lookup(m->head->objects, &id);
-  object_shadow *old = g_hash_table_lookup(mm->objects, &id);
-  gboolean alive = o && !o->composite && o->storage;
-  gs_mem_category cat = alive ? object_category(m->head, o) : GS_MEM_TEMPORARIES;
-  if (old && alive && old->storage == o->storage && old->cat == cat)
-    return;
-  if (old) {
-    storage_shadow *s = storage_shadow_get(mm, old->storage);
-    s->counts[old->cat]--;
-    touch(mm->touched_storages, old->storage);
-  }
-  if (alive) {
-    storage_shadow *s = storage_shadow_get(mm, o->storage);
-    s->counts[cat]++;
-    touch(mm->touched_storages, o->storage);
-    if (!old) {
-      old = g_new(object_shadow, 1);
-      g_hash_table_insert(mm->objects, g_memdup2(&id, sizeof id), old);
-    }
-    old->storage = o->storage;
-    old->cat = cat;
-  } else if (old) {
-    g_hash_table_remove(mm->objects, &id);
-  }
-}
-
-static void update_storage(gs_trace_model *m, guint64 id) {
-  model_memory *mm = m->memory;
-  storage_shadow *s = storage_shadow_get(mm, id);
-  guint64 bytes = 0;
-  guint saved = 0;
-  gboolean alive = gs_replay_storage(m->head, id, &bytes, &saved);
-  gs_mem_category by_objects = GS_MEM_TEMPORARIES;
-  for (int c = 0; c < GS_MEM_N_CATEGORIES; c++)
-    if (s->counts[c]) {
-      by_objects = c;
-      break;
-    }
-  gs_mem_category cat = storage_category(by_objects, saved);
-  if (s->cat != GS_MEM_TEMPORARIES)
-    mm->totals[s->cat] -= s->bytes;
-  if (cat != GS_MEM_TEMPORARIES)
-    mm->totals[cat] += bytes;
-  s->cat = cat;
-  s->bytes = bytes;
-  gboolean unused = TRUE;
-  for (int c = 0; c < GS_MEM_N_CATEGORIES; c++)
-    unused = unused && s->counts[c] == 0;
-  if (!alive && unused)
-    g_hash_table_remove(mm->storages, &id);
+  for (guint i = 0; i < mm->touched_objects->len; i++)
+    retract_object(m, head_object(m, g_array_index(mm->touched_objects, guint64, i)));
 }
 
 static model_series *group_series(gs_trace_model *m, guint group) {
@@ -364,11 +362,17 @@ static model_series *group_series(gs_trace_model *m, guint group) {
 void model_memory_after(gs_trace_model *m, const gs_trace_event *e, guint64 index) {
   (void)e;
   model_memory *mm = m->memory;
-  touch(mm->touched_storages, m->head->heir_storage);
+  if (m->head->heir_storage) { /* bytes passed to a storage no event named */
+    retract_storage(mm, gs_replay_storage_tally(m->head, m->head->heir_storage));
+    touch(mm->touched_storages, m->head->heir_storage);
+  }
+  if (!mm->touched_objects->len && !mm->touched_storages->len && !m->head->memory_changed &&
+      !m->head->changed_groups->len)
+    return;
   for (guint i = 0; i < mm->touched_objects->len; i++)
-    update_object(m, g_array_index(mm->touched_objects, guint64, i));
+    assert_object(m, head_object(m, g_array_index(mm->touched_objects, guint64, i)));
   for (guint i = 0; i < mm->touched_storages->len; i++)
-    update_storage(m, g_array_index(mm->touched_storages, guint64, i));
+    assert_storage(m, g_array_index(mm->touched_storages, guint64, i));
   guint64 counted = 0;
   for (int c = 0; c < GS_MEM_TEMPORARIES; c++) {
     counted += mm->totals[c];

@@ -8,8 +8,8 @@ static void free_array(gpointer p) { g_array_unref(p); }
 
 void model_scopes_init(gs_trace_model *m) {
   m->scope_spans = g_array_new(FALSE, FALSE, sizeof(model_scope_span));
-  m->scope_pos = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
-  m->scope_kids = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, free_array);
+  m->scope_pos = g_hash_table_new_full(gs_id_hash, gs_id_equal, g_free, NULL);
+  m->scope_kids = g_hash_table_new_full(gs_id_hash, gs_id_equal, g_free, free_array);
   m->thread_scope_list = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, free_array);
 }
 

@@ -19,6 +19,7 @@ typedef struct storage_entry {
   guint64 nbytes;
   buffer *bytes;
   guint saved_refs; /* live nodes' saved tensors that view it */
+  gs_replay_tally tally;
 } storage_entry;
 
 /* Interned strings, shared by a state and its copies (a model's keyframes). */
@@ -27,16 +28,19 @@ struct gs_replay_pool {
   gint refs;
 };
 
-static gboolean key_equal(gconstpointer a, gconstpointer b) {
+gboolean gs_id_equal(gconstpointer a, gconstpointer b) {
   return *(const guint64 *)a == *(const guint64 *)b;
 }
-static guint key_hash(gconstpointer a) {
-  guint64 v = *(const guint64 *)a;
-  return (guint)(v ^ (v >> 32));
+
+/* Handles reuse slots (the low 32 bits) with new generations, so both halves must count:
+ * g_int64_hash keeps only the low half, which put every instance of a scope in one bucket. */
+guint gs_id_hash(gconstpointer a) {
+  guint64 v = *(const guint64 *)a * 0x9e3779b97f4a7c15ull;
+  return (guint)(v >> 32);
 }
 /* Each record starts with its 64-bit id, which serves as its own key. */
 static GHashTable *id_table(GDestroyNotify free_value) {
-  return g_hash_table_new_full(key_hash, key_equal, NULL, free_value);
+  return g_hash_table_new_full(gs_id_hash, gs_id_equal, NULL, free_value);
 }
 
 static void node_free(gpointer p) {
@@ -82,8 +86,8 @@ gs_replay *gs_replay_new(void) {
   r->scope_group_list = g_ptr_array_new_with_free_func(g_free);
   r->thread_scopes = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, array_free);
   r->nodes = id_table(node_free);
-  r->names = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
-  r->modules = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+  r->names = g_hash_table_new_full(gs_id_hash, gs_id_equal, g_free, NULL);
+  r->modules = g_hash_table_new_full(gs_id_hash, gs_id_equal, g_free, NULL);
   r->changed_groups = g_ptr_array_new();
   return r;
 }
@@ -707,4 +711,9 @@ gboolean gs_replay_storage(const gs_replay *r, guint64 id, guint64 *bytes, guint
   if (saved_refs)
     *saved_refs = s->saved_refs;
   return TRUE;
+}
+
+gs_replay_tally *gs_replay_storage_tally(gs_replay *r, guint64 id) {
+  storage_entry *s = g_hash_table_lookup(r->storages, &id);
+  return s ? &s->tally : NULL;
 }

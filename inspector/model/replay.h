@@ -62,7 +62,19 @@ typedef struct gs_replay_object {
   guint32 object_kind; /* composites: gs_object_kind */
   gboolean parameter;  /* a parameter's handle (moved into one, or registered by a module) */
   guint saved_refs;    /* live graph nodes that saved it and have not freed their saved tensors */
+  guint tally_category; /* the trace model's bookkeeping (head state only): 0, or its memory
+                         * category + 1 as counted in its storage's tally */
 } gs_replay_object;
+
+/* What the trace model counts per storage as the head state advances (its memory categories,
+ * model-memory.c): kept with the storage so following a log needs no table of its own.
+ * Copied with the state, meaningful in the model's head state only. */
+typedef struct gs_replay_tally {
+  guint32 counts[8];   /* alive objects on the storage, per category */
+  guint32 category;    /* the category its bytes are counted under now */
+  guint32 epoch;       /* the event that last took its bytes out of the totals */
+  guint64 bytes;       /* the bytes counted */
+} gs_replay_tally;
 
 typedef struct gs_replay_node {
   guint64 id;
@@ -106,6 +118,10 @@ typedef struct gs_replay {
   guint64 heir_storage;      /* a storage that took over a shared buffer's bytes (or 0) */
 } gs_replay;
 
+/* Hashing for tables keyed by a pointer to a 64-bit id (handles, storages, nodes). */
+guint gs_id_hash(gconstpointer id);
+gboolean gs_id_equal(gconstpointer a, gconstpointer b);
+
 gs_replay *gs_replay_new(void);
 void gs_replay_free(gs_replay *replay);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(gs_replay, gs_replay_free)
@@ -132,6 +148,8 @@ typedef void (*gs_replay_storage_fn)(guint64 id, guint64 own_bytes, guint saved_
                                      gpointer user_data);
 void gs_replay_foreach_storage(const gs_replay *replay, gs_replay_storage_fn fn,
                                gpointer user_data);
+/* The tally kept with an alive storage, or NULL. */
+gs_replay_tally *gs_replay_storage_tally(gs_replay *replay, guint64 id);
 /* The same for one storage id; FALSE if it is not alive. */
 gboolean gs_replay_storage(const gs_replay *replay, guint64 id, guint64 *own_bytes,
                            guint *saved_refs);

@@ -23,8 +23,8 @@ gs_trace_model *gs_trace_model_new(void) {
   m->kinds = g_array_new(FALSE, FALSE, sizeof(guint8));
   m->seq_off = g_array_new(FALSE, FALSE, sizeof(guint32));
   m->time_off = g_array_new(FALSE, FALSE, sizeof(guint32));
-  m->seq_big = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
-  m->time_big = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
+  m->seq_big = g_hash_table_new_full(gs_id_hash, gs_id_equal, g_free, g_free);
+  m->time_big = g_hash_table_new_full(gs_id_hash, gs_id_equal, g_free, g_free);
   m->thread_chunks = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL,
                                            (GDestroyNotify)g_array_unref);
   m->threads = g_array_new(FALSE, FALSE, sizeof(guint32));

@@ -1,0 +1,202 @@
+/* bench-model: the inspector's trace model on a long log (issue 7's budgets). A child process
+ * records a small MLP training loop (two Linear layers, ReLU, MSE, SGD with momentum, a scope
+ * per step and one around each update, a mark every 100 steps) until the log holds at least
+ * GS_BENCH_MODEL_EVENTS events (10 M by default); the parent then opens it with
+ * gs_trace_model_load_file and measures:
+ *   model_open_s           time to open (parse, index, keyframes, memory series)  target <= 3 s
+ *   (each time is printed as wall time and, as *_cpu_*, as this process's CPU time)
+ *   model_bytes_per_event  growth of the process's RSS over the open, per event    target <= 32
+ *   model_seek_ms          worst of 100 random seeks                               target <= 20 ms
+ *   model_step_back_ms     worst of 100 one-event steps backwards
+ *   model_life_ms          worst tensor life (a parameter's, and 20 random tensors') target <= 50
+ *   model_columns_ms       2,000 timeline columns over the whole log, by category and by scope
+ *   model_feed_64k_ms      worst time to index one 64 KiB piece fed from memory (its share of
+ *                          the live latency from an event written to it being in the model)
+ * The log is recorded in a child so the engine's own memory does not blur the RSS numbers.
+ * GS_BENCH_MODEL_LOG=path reuses (or keeps) a log there instead of a temporary one. */
+#include <gradscope/gradscope.h>
+#include <stdint.h>
+#include <string.h>
+#include <glib/gstdio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bench-util.h"
+#include "trace-model.h"
+
+static guint64 rss_bytes(void) {
+  g_autofree char *status = NULL;
+  if (!g_file_get_contents("/proc/self/status", &status, NULL, NULL))
+    return 0;
+  const char *line = strstr(status, "VmRSS:");
+  return line ? g_ascii_strtoull(line + 6, NULL, 10) * 1024 : 0;
+}
+
+/* Trains until the engine has numbered `events` events, recording to path. */
+static void record_training(const char *path, guint64 events) {
+  gs_rng rng;
+  gs_rng_seed(&rng, 1);
+  if (gs_trace_open(path) != 0)
+    _exit(1);
+  gs_module l1 = gs_linear_new(8, 16, true, &rng), l2 = gs_linear_new(16, 4, true, &rng);
+  gs_tensor params[4];
+  for (int i = 0; i < 2; i++) {
+    params[i] = gs_module_parameter_at(l1, i, NULL);
+    params[2 + i] = gs_module_parameter_at(l2, i, NULL);
+  }
+  gs_optimizer opt = gs_sgd_new(params, 4, &(gs_sgd_options){.lr = 0.01, .momentum = 0.9});
+  const int64_t x_shape[] = {4, 8}, y_shape[] = {4, 4};
+  /* The engine numbers a few events it does not record (about 5%): aim a little higher. */
+  guint64 start = gs_event_counter(), until = events + events / 16;
+  for (long step = 0; gs_event_counter() - start < until; step++) {
+    if (step % 100 == 0) {
+      char label[32];
+      g_snprintf(label, sizeof label, "step %ld", step);
+      gs_trace_mark(label);
+    }
+    gs_scope s = gs_scope_begin("train step");
+    gs_tensor x = gs_randn(GS_F32, x_shape, 2, &rng), y = gs_randn(GS_F32, y_shape, 2, &rng);
+    gs_tensor out = gs_linear_forward(l2, gs_relu(gs_linear_forward(l1, x)));
+    gs_tensor loss = gs_mse_loss(out, y, GS_REDUCTION_MEAN);
+    gs_backward(loss);
+    gs_scope u = gs_scope_begin("update");
+    gs_optimizer_step(opt);
+    gs_scope_end(u);
+    gs_optimizer_zero_grad(opt);
+    gs_scope_end(s);
+  }
+  gs_optimizer_dispose(opt);
+  gs_module_dispose(l1);
+  gs_module_dispose(l2);
+  gs_trace_close();
+}
+
+static double ms_since(double t0) { return (bench_now_s() - t0) * 1e3; }
+
+/* CPU time of this process: the machine these run on is shared, so wall time alone measures
+ * the neighbours too. Both are printed. */
+static double cpu_now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static double cpu_ms_since(double c0) { return (cpu_now_s() - c0) * 1e3; }
+
+int main(void) {
+  const char *env_events = g_getenv("GS_BENCH_MODEL_EVENTS");
+  guint64 events = env_events ? g_ascii_strtoull(env_events, NULL, 10) : 10000000;
+  const char *keep = g_getenv("GS_BENCH_MODEL_LOG");
+  g_autofree char *path = keep ? g_strdup(keep)
+                               : g_strdup_printf("/tmp/gradscope-bench-model-%d.gstrace",
+                                                 (int)getpid());
+  if (!keep || !g_file_test(path, G_FILE_TEST_EXISTS)) {
+    double t0 = bench_now_s();
+    pid_t child = fork();
+    if (child == 0) {
+      record_training(path, events);
+      _exit(0);
+    }
+    int status = 0;
+    waitpid(child, &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      fprintf(stderr, "bench-model: recording the training run to %s failed\n", path);
+      return 1;
+    }
+    printf("# recorded in %.1f s\n", bench_now_s() - t0);
+  }
+
+  guint64 rss0 = rss_bytes();
+  double t0 = bench_now_s(), cpu0 = cpu_now_s();
+  g_autoptr(GError) error = NULL;
+  gs_trace_model *m = gs_trace_model_load_file(path, NULL, NULL, NULL, &error);
+  double open_s = bench_now_s() - t0, open_cpu_s = cpu_now_s() - cpu0;
+  if (!m) {
+    fprintf(stderr, "bench-model: %s\n", error->message);
+    return 1;
+  }
+  guint64 rss1 = rss_bytes();
+  guint64 n = gs_trace_model_n_events(m);
+  if (gs_trace_model_problem(m))
+    printf("# problem: %s\n", gs_trace_model_problem(m));
+  printf("# %" G_GUINT64_FORMAT " events, %u scopes\n", n, gs_trace_model_n_scopes(m));
+  bench_result("model_events", (double)n, "");
+  bench_result("model_open_s", open_s, "s");
+  bench_result("model_open_cpu_s", open_cpu_s, "s");
+  bench_result("model_bytes_per_event", (double)(rss1 - rss0) / (double)n, "B");
+
+  GRand *rand = g_rand_new_with_seed(9);
+  double worst_seek = 0, worst_back = 0, worst_seek_cpu = 0, worst_back_cpu = 0;
+  for (int i = 0; i < 100; i++) {
+    guint64 at = (guint64)g_rand_double_range(rand, 0, (double)n);
+    double s0 = bench_now_s(), c0 = cpu_now_s();
+    gs_trace_model_seek(m, at);
+    worst_seek = MAX(worst_seek, ms_since(s0));
+    worst_seek_cpu = MAX(worst_seek_cpu, cpu_ms_since(c0));
+  }
+  guint64 at = n / 2;
+  gs_trace_model_seek(m, at);
+  for (int i = 0; i < 100; i++) {
+    double s0 = bench_now_s(), c0 = cpu_now_s();
+    gs_trace_model_seek(m, --at);
+    worst_back = MAX(worst_back, ms_since(s0));
+    worst_back_cpu = MAX(worst_back_cpu, cpu_ms_since(c0));
+  }
+  bench_result("model_seek_ms", worst_seek, "ms");
+  bench_result("model_seek_cpu_ms", worst_seek_cpu, "ms");
+  bench_result("model_step_back_ms", worst_back, "ms");
+  bench_result("model_step_back_cpu_ms", worst_back_cpu, "ms");
+
+  /* The first tensor created (a parameter: alive all run long) and random ones. */
+  double worst_life = 0, worst_life_cpu = 0;
+  guint max_len = 0;
+  for (int i = 0; i < 21; i++) {
+    guint64 from = i == 0 ? 0 : (guint64)g_rand_double_range(rand, 0, (double)n);
+    guint64 tensor = 0;
+    for (guint64 k = from; k < n && !tensor; k++) {
+      gs_trace_event e;
+      if (gs_trace_model_kind_at(m, k) == GS_TRACE_TENSOR_CREATE &&
+          gs_trace_model_event(m, k, &e))
+        tensor = e.tensor;
+    }
+    g_autofree guint64 *life = NULL;
+    guint len = 0;
+    double s0 = bench_now_s(), c0 = cpu_now_s();
+    gs_trace_model_tensor_life(m, tensor, &life, &len);
+    worst_life = MAX(worst_life, ms_since(s0));
+    worst_life_cpu = MAX(worst_life_cpu, cpu_ms_since(c0));
+    max_len = MAX(max_len, len);
+  }
+  g_rand_free(rand);
+  printf("# longest life: %u events\n", max_len);
+  bench_result("model_life_ms", worst_life, "ms");
+  bench_result("model_life_cpu_ms", worst_life_cpu, "ms");
+
+  g_autofree gs_memory_column *cols = g_new(gs_memory_column, 2000);
+  double c0 = bench_now_s(), cc0 = cpu_now_s();
+  gs_trace_model_memory_columns(m, 0, n - 1, 2000, FALSE, cols);
+  gs_trace_model_memory_columns(m, 0, n - 1, 2000, TRUE, cols);
+  bench_result("model_columns_ms", ms_since(c0) / 2, "ms");
+  bench_result("model_columns_cpu_ms", cpu_ms_since(cc0) / 2, "ms");
+  gs_trace_model_free(m);
+
+  /* Fed from memory in 64 KiB pieces, as a socket delivers them. */
+  g_autofree char *data = NULL;
+  gsize len = 0;
+  if (g_file_get_contents(path, &data, &len, NULL)) {
+    gs_trace_model *live = gs_trace_model_new();
+    double worst_feed = 0, worst_feed_cpu = 0;
+    for (gsize off = 0; off < len; off += 65536) {
+      double f0 = bench_now_s(), c0 = cpu_now_s();
+      gs_trace_model_feed(live, data + off, MIN(65536, len - off));
+      worst_feed = MAX(worst_feed, ms_since(f0));
+      worst_feed_cpu = MAX(worst_feed_cpu, cpu_ms_since(c0));
+    }
+    gs_trace_model_free(live);
+    bench_result("model_feed_64k_ms", worst_feed, "ms");
+    bench_result("model_feed_64k_cpu_ms", worst_feed_cpu, "ms");
+  }
+  if (!keep)
+    g_unlink(path);
+  return 0;
+}
