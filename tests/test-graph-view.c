@@ -137,6 +137,10 @@ static void test_click_selects_nodes(void) {
   g_assert_cmpint(gs_graph_view_get_selected(view), ==, weight);
   draw_frames();
   save_screenshot(window, "graph-view-selected.png");
+  /* Dark style: the background follows the theme, nodes keep torchviz's colours. */
+  g_object_set(gtk_settings_get_default(), "gtk-application-prefer-dark-theme", TRUE, NULL);
+  save_screenshot(window, "graph-view-dark.png");
+  g_object_set(gtk_settings_get_default(), "gtk-application-prefer-dark-theme", FALSE, NULL);
 
   /* An op: event-selected with the event that created it. */
   gint op = find_node(l, GS_GRAPH_OP, "Backward");

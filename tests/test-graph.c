@@ -311,6 +311,47 @@ static void test_repeated_steps_collapse_and_expand(void) {
   g_assert_cmpuint(same->items->len, ==, 2001);
 }
 
+/* A weight feeding six nodes in six scopes: drawn once per consumer, each copy in its
+ * consumer's scope; a tensor used three times stays one item. */
+static void test_hubs_are_split_per_consumer(void) {
+  gs_graph *g = gs_graph_new();
+  gs_graph_item w = {GS_GRAPH_LEAF, 100, 7, g_strdup("n100"), g_strdup("W"), 0, 3, -1, 0, 1};
+  g_array_append_val(g->items, w);
+  gs_graph_item x = {GS_GRAPH_SAVED, 7, 7, g_strdup("s7"), g_strdup("saved x"), 0, -1, -1, 0, 1};
+  g_array_append_val(g->items, x);
+  for (guint k = 0; k < 6; k++) {
+    gs_graph_item op = {GS_GRAPH_OP, k + 1, 0, g_strdup_printf("n%u", k + 1),
+                        g_strdup("MatmulBackward"), 10 + k, -1, -1, 0, 1};
+    g_array_append_val(g->items, op);
+    gs_graph_add_edge(g, 0, 2 + k, GS_GRAPH_EDGE_GRAD);
+    if (k < 3)
+      gs_graph_add_edge(g, 1, 2 + k, GS_GRAPH_EDGE_SAVED);
+  }
+  g_autoptr(gs_graph) owned = g;
+  gs_graph_split_hubs(g, GS_GRAPH_HUB_LIMIT);
+  g_assert_cmpuint(g->items->len, ==, 2 + 6 + 5);
+  g_assert_cmpuint(g->edges->len, ==, 9);
+  for (guint i = 0; i < g->edges->len; i++) {
+    const gs_graph_edge *e = &g_array_index(g->edges, gs_graph_edge, i);
+    const gs_graph_item *from = &g_array_index(g->items, gs_graph_item, e->from);
+    const gs_graph_item *to = &g_array_index(g->items, gs_graph_item, e->to);
+    if (e->kind == GS_GRAPH_EDGE_SAVED) {
+      g_assert_cmpuint(e->from, ==, 1); /* three uses: not a hub */
+      continue;
+    }
+    g_assert_cmpstr(from->label, ==, "W");
+    g_assert_cmpuint(from->tensor, ==, 7);
+    g_assert_cmpint(from->version, ==, 3);
+    /* The first consumer keeps the original; the others get copies in their own scope. */
+    if (to->id == 1)
+      g_assert_cmpuint(e->from, ==, 0);
+    else
+      g_assert_cmpuint(from->scope, ==, to->scope);
+  }
+  g_assert_cmpint(gs_graph_find(g, "n100~5"), ==, 12);
+  g_assert_cmpint(gs_graph_find(g, "n100~6"), ==, -1);
+}
+
 /* ---- export --------------------------------------------------------------------------- */
 
 static gs_layout *mlp_layout(void) {
@@ -409,6 +450,7 @@ int main(int argc, char **argv) {
                   test_storage_relations_and_failed_version_check);
   g_test_add_func("/graph/repeated-steps-collapse-and-expand",
                   test_repeated_steps_collapse_and_expand);
+  g_test_add_func("/graph/hubs-are-split-per-consumer", test_hubs_are_split_per_consumer);
   g_test_add_func("/graph/png-export", test_png_export_has_the_size_and_draws_the_nodes);
   g_test_add_func("/graph/svg-export", test_svg_export_is_well_formed);
   return g_test_run();
