@@ -180,6 +180,16 @@ expect_failure_line "export-graph --at with a non-number" -- \
 expect_failure_line "export-graph --width out of range" -- \
   "$GS" export-graph run.gstrace -o g.png --width 99999
 expect_failure_line "export-graph of a nonexistent file" -- "$GS" export-graph nope.gstrace -o g.png
+# The graph a chosen backward pass walks: the third step's, the same as at its backward_begin.
+expect_status 0 "export-dot --backward 3" -- "$GS" export-dot run.gstrace --backward 3
+cp out backward3.dot
+contains backward3.dot "graph at event $at" "MatmulBackward" "MeanBackward"
+expect_status 0 "export-graph --backward 1" -- "$GS" export-graph run.gstrace --backward 1 -o b1.png
+expect_failure_line "export-graph --backward past the last pass" -- \
+  "$GS" export-graph run.gstrace --backward 9 -o g.png
+expect_failure_line "export-graph --backward 0" -- "$GS" export-graph run.gstrace --backward 0 -o g.png
+expect_failure_line "export-graph with --at and --backward" -- \
+  "$GS" export-graph run.gstrace --at 5 --backward 1 -o g.png
 
 # ---- chrome-trace -------------------------------------------------------------------------
 expect_status 0 "chrome-trace" -- "$GS" chrome-trace run.gstrace -o run.json

@@ -21,12 +21,13 @@ int cli_export_dot(int argc, char **argv);
 int cli_chrome_trace(int argc, char **argv);
 int cli_export_graph(int argc, char **argv);
 
-/* The graph at event seq at_text (NULL: the last node_create) of the log at path, built as
- * the inspector's graph view builds it; *at is the seq used. For a damaged or truncated log
+/* The graph at event seq at_text, or at the start of backward pass number backward_text (from
+ * 1), or (both NULL) at the last node_create of the log at path, built as the inspector's
+ * graph view builds it; *at is the seq used. For a damaged or truncated log
  * *warning says what is wrong (print it with cli_warn_damaged after the output), else NULL.
  * NULL after printing why (command names the command in messages). */
-gs_graph *cli_graph_at(const char *command, const char *path, const char *at_text, guint64 *at,
-                       char **warning);
+gs_graph *cli_graph_at(const char *command, const char *path, const char *at_text,
+                       const char *backward_text, guint64 *at, char **warning);
 /* Prints "gradscope: warning: WARNING" after flushing stdout; returns CLI_EXIT_DAMAGED, or 0
  * if warning is NULL. */
 int cli_warn_damaged(const char *warning);

@@ -22,11 +22,14 @@ static void write_dot(FILE *out, const gs_graph *g, guint64 at) {
 }
 
 int cli_export_dot(int argc, char **argv) {
+  char *backward_text = NULL;
   char *at_text = NULL;
   const GOptionEntry entries[] = {
       {"at", 'a', 0, G_OPTION_ARG_STRING, &at_text,
        "The event (sequence number) at which to show the graph; default: the last node_create",
        "EVENT"},
+      {"backward", 'b', 0, G_OPTION_ARG_STRING, &backward_text,
+       "Show the graph backward pass number N (from 1) walks, as it starts", "N"},
       {NULL, 0, 0, 0, NULL, NULL, NULL},
   };
   g_autoptr(GOptionContext) context = g_option_context_new("FILE");
@@ -39,12 +42,14 @@ int cli_export_dot(int argc, char **argv) {
                "node_create: the moment the last graph was complete.\n\n"
                "Example: gradscope export-dot run.gstrace | dot -Tsvg > graph.svg");
   const char *path = cli_parse_file_args(context, &argc, &argv);
+  g_autofree char *backward_owned = backward_text;
   g_autofree char *at_owned = at_text;
   if (!path)
     return 1;
   guint64 at = 0;
   g_autofree char *warning = NULL;
-  g_autoptr(gs_graph) graph = cli_graph_at("export-dot", path, at_text, &at, &warning);
+  g_autoptr(gs_graph) graph =
+      cli_graph_at("export-dot", path, at_text, backward_text, &at, &warning);
   if (!graph)
     return 1;
   write_dot(stdout, graph, at);

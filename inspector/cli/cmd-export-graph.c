@@ -17,6 +17,7 @@ static void natural_size(const gs_layout *l, int *width, int *height) {
 }
 
 int cli_export_graph(int argc, char **argv) {
+  char *backward_text = NULL;
   char *at_text = NULL, *output = NULL;
   int width = 0, height = 0;
   gboolean flat = FALSE, expand_all = FALSE;
@@ -24,6 +25,8 @@ int cli_export_graph(int argc, char **argv) {
       {"at", 'a', 0, G_OPTION_ARG_STRING, &at_text,
        "The event (sequence number) at which to show the graph; default: the last node_create",
        "EVENT"},
+      {"backward", 'b', 0, G_OPTION_ARG_STRING, &backward_text,
+       "Show the graph backward pass number N (from 1) walks, as it starts", "N"},
       {"output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "The image to write: NAME.png or NAME.svg",
        "FILE"},
       {"width", 'W', 0, G_OPTION_ARG_INT, &width, "Image width (pixels for PNG, points for SVG)",
@@ -44,6 +47,7 @@ int cli_export_graph(int argc, char **argv) {
                "Without --width/--height the image has the layout's natural size.\n\n"
                "Example: gradscope export-graph run.gstrace --at 4200 -o step.png");
   const char *path = cli_parse_file_args(context, &argc, &argv);
+  g_autofree char *backward_owned = backward_text;
   g_autofree char *at_owned = at_text, *output_owned = output;
   if (!path)
     return 1;
@@ -65,7 +69,8 @@ int cli_export_graph(int argc, char **argv) {
   }
   guint64 at = 0;
   g_autofree char *warning = NULL;
-  g_autoptr(gs_graph) full = cli_graph_at("export-graph", path, at_text, &at, &warning);
+  g_autoptr(gs_graph) full =
+      cli_graph_at("export-graph", path, at_text, backward_text, &at, &warning);
   if (!full)
     return 1;
   gs_graph *graph = gs_graph_collapse(full, expand_all ? G_MAXUINT : GS_GRAPH_COLLAPSE_LIMIT, NULL);

@@ -3,7 +3,9 @@
  * as the inspector's graph view (inspector/graph/graph-source.c): versions, version checks,
  * storage relations and a cluster per scope the nodes were created in.
  *
- * Without --at, the moment is the last node_create event of the log: the last time a graph
+ * With --backward N, the moment is the N-th backward_begin: the graph that backward pass
+ * walks, complete, just before it frees anything. Without --at or --backward, the moment is
+ * the last node_create event of the log: the last time a graph
  * grew, so the last step's graph is complete there. (The end of a log usually has no graph at
  * all: every node is released when its outputs are disposed; and the last moment any node
  * existed is midway through that teardown, one node left.) */
@@ -41,8 +43,18 @@ static guint64 index_at_seq(gs_trace_model *m, guint64 seq, guint64 *max_seq) {
 }
 
 gs_graph *cli_graph_at(const char *command, const char *path, const char *at_text,
-                       guint64 *at_out, char **warning) {
-  guint64 at = 0;
+                       const char *backward_text, guint64 *at_out, char **warning) {
+  guint64 at = 0, backward = 0;
+  if (at_text && backward_text) {
+    cli_error("%s: give --at or --backward, not both", command);
+    return NULL;
+  }
+  if (backward_text &&
+      !g_ascii_string_to_unsigned(backward_text, 10, 1, G_MAXUINT, &backward, NULL)) {
+    cli_error("%s: --backward wants the number of a backward pass, from 1, got '%s'", command,
+              backward_text);
+    return NULL;
+  }
   if (at_text && !g_ascii_string_to_unsigned(at_text, 10, 0, G_MAXUINT64, &at, NULL)) {
     cli_error("%s: --at wants an event number (a seq as `gradscope dump` prints), got '%s'",
               command, at_text);
@@ -63,7 +75,18 @@ gs_graph *cli_graph_at(const char *command, const char *path, const char *at_tex
     return NULL;
   }
   guint64 index;
-  if (at_text) {
+  g_autoptr(gs_graph_source) source = gs_graph_source_new(m);
+  if (backward_text) {
+    index = gs_graph_source_find_backward(source, (guint)backward - 1);
+    if (index == G_MAXUINT64) {
+      guint n = 0;
+      for (guint64 i = 0; i < gs_trace_model_n_events(m); i++)
+        n += gs_trace_model_kind_at(m, i) == GS_TRACE_BACKWARD_BEGIN;
+      cli_error("%s: --backward %" G_GUINT64_FORMAT ": the log has %u backward passes", command,
+                backward, n);
+      return NULL;
+    }
+  } else if (at_text) {
     guint64 max_seq;
     index = index_at_seq(m, at, &max_seq);
     if (at > max_seq) {
@@ -79,7 +102,6 @@ gs_graph *cli_graph_at(const char *command, const char *path, const char *at_tex
       index = gs_trace_model_n_events(m) ? gs_trace_model_n_events(m) - 1 : G_MAXUINT64;
     }
   }
-  g_autoptr(gs_graph_source) source = gs_graph_source_new(m);
   gs_graph *graph = index == G_MAXUINT64 ? gs_graph_new() : gs_graph_source_build(source, index);
   *at_out = at_text ? at : index == G_MAXUINT64 ? 0 : gs_trace_model_seq_at(m, index);
   *warning = problem ? g_strdup_printf("%s (%" G_GUINT64_FORMAT " valid events before it)",
