@@ -14,7 +14,7 @@ ninja -C build -j "$GS_JOBS"
 
 export OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-1}
 status=0
-for name in overhead bandwidth matmul autograd scope trace trace-read model graph-layout; do
+for name in overhead bandwidth matmul autograd scope trace trace-read model live open graph-layout; do
   exe=build/bench/bench-$name
   if [ ! -x "$exe" ]; then
     gs_say "bench-$name is not built in this configuration (see bench/meson.build); skipped"
@@ -23,4 +23,10 @@ for name in overhead bandwidth matmul autograd scope trace trace-read model grap
   gs_say "bench-$name"
   "$exe" || { gs_say "bench-$name failed"; status=1; }
 done
+# The inspector's event list needs a display: a virtual one, drawn with cairo.
+if [ -x build/bench/bench-event-list ] && command -v xvfb-run >/dev/null 2>&1; then
+  gs_say "bench-event-list (under xvfb-run)"
+  GSK_RENDERER=cairo GTK_A11Y=none GSETTINGS_BACKEND=memory \
+    xvfb-run -a build/bench/bench-event-list || { gs_say "bench-event-list failed"; status=1; }
+fi
 exit "$status"

@@ -3,6 +3,7 @@
  * the event's fields and the state just after it; what the state no longer shows (bytes
  * freed, what a scope's end disposed) comes from the memory series and the events before. */
 #include "model-private.h"
+#include <inttypes.h>
 
 #include <glib/gi18n-lib.h>
 
@@ -53,15 +54,15 @@ static char *explain_create(gs_trace_model *m, const gs_replay *r, const gs_trac
   switch (e->origin) {
   case 1:
     return g_strdup_printf(_("view: %s made %s %s, a view of %s sharing storage #%"
-                             G_GUINT64_FORMAT "; no bytes were copied"),
+                             PRIu64 "; no bytes were copied"),
                            op, t, shape, src, e->storage);
   case 2:
-    return g_strdup_printf(_("detach: %s shares storage #%" G_GUINT64_FORMAT " and its version "
+    return g_strdup_printf(_("detach: %s shares storage #%" PRIu64 " and its version "
                              "counter with %s, but is a new leaf outside the graph"),
                            t, e->storage, src);
   case 3:
     if (source && source->storage != e->storage)
-      return g_strdup_printf(_("clone: %s now shares storage #%" G_GUINT64_FORMAT
+      return g_strdup_printf(_("clone: %s now shares storage #%" PRIu64
                                " copy-on-write; nothing was copied"),
                              t, source->storage);
     return g_strdup_printf(_("clone: %s now shares the bytes of %s copy-on-write; nothing was "
@@ -70,7 +71,7 @@ static char *explain_create(gs_trace_model *m, const gs_replay *r, const gs_trac
     guint64 bytes = 0;
     gs_replay_storage(r, e->storage, &bytes, NULL);
     g_autofree char *size = g_format_size(bytes);
-    return g_strdup_printf(_("%s created %s %s with storage #%" G_GUINT64_FORMAT " (%s), held "
+    return g_strdup_printf(_("%s created %s %s with storage #%" PRIu64 " (%s), held "
                              "by %s"),
                            *op ? op : _("an operation"), t, shape, e->storage, size, owner);
   }
@@ -92,7 +93,7 @@ static char *explain_inplace(gs_trace_model *m, const gs_replay *r, const gs_tra
                              guint64 index) {
   g_autofree char *t = tensor_words(r, e->tensor);
   GString *s = g_string_new(NULL);
-  g_string_printf(s, _("in-place %s: %s is now at version %" G_GUINT64_FORMAT),
+  g_string_printf(s, _("in-place %s: %s is now at version %" PRIu64),
                   gs_trace_model_string(m, e->op), t, e->version);
   /* A live node that saved a tensor on this storage at an older version will fail. */
   g_autoptr(GArray) writes = model_storage_writes(m, e->storage);
@@ -112,8 +113,8 @@ static char *explain_inplace(gs_trace_model *m, const gs_replay *r, const gs_tra
         break;
       guint64 saved_version = version_before(m, writes, created);
       if (saved_version != e->version)
-        g_string_append_printf(s, _("; %s #%" G_GUINT64_FORMAT " saved it at version %"
-                                    G_GUINT64_FORMAT " and will fail in backward"),
+        g_string_append_printf(s, _("; %s #%" PRIu64 " saved it at version %"
+                                    PRIu64 " and will fail in backward"),
                                n->kind, n->id, saved_version);
       named++;
       break;
@@ -182,25 +183,25 @@ char *gs_trace_model_explain(gs_trace_model *m, guint64 index) {
   switch (e.kind) {
   case GS_TRACE_STORAGE_ALLOC: {
     g_autofree char *size = g_format_size(e.nbytes);
-    return g_strdup_printf(_("storage #%" G_GUINT64_FORMAT " allocated %s"), e.storage, size);
+    return g_strdup_printf(_("storage #%" PRIu64 " allocated %s"), e.storage, size);
   }
   case GS_TRACE_STORAGE_SHARE:
-    return g_strdup_printf(_("storage #%" G_GUINT64_FORMAT " shares the bytes of storage #%"
-                             G_GUINT64_FORMAT " copy-on-write; nothing was copied"),
+    return g_strdup_printf(_("storage #%" PRIu64 " shares the bytes of storage #%"
+                             PRIu64 " copy-on-write; nothing was copied"),
                            e.storage, e.source);
   case GS_TRACE_STORAGE_MATERIALISE: {
     g_autofree char *size = g_format_size(e.nbytes);
-    return g_strdup_printf(_("storage #%" G_GUINT64_FORMAT " copied its shared bytes (%s) "
+    return g_strdup_printf(_("storage #%" PRIu64 " copied its shared bytes (%s) "
                              "before a write: copy-on-write ends here"), e.storage, size);
   }
   case GS_TRACE_STORAGE_FREE: {
     guint64 was = gs_trace_model_bytes_at(m, index - (index > 0));
     guint64 now = gs_trace_model_bytes_at(m, index);
     if (index == 0 || was <= now)
-      return g_strdup_printf(_("storage #%" G_GUINT64_FORMAT " was released; its bytes stay "
+      return g_strdup_printf(_("storage #%" PRIu64 " was released; its bytes stay "
                                "alive for the storages sharing them"), e.storage);
     g_autofree char *size = g_format_size(was - now);
-    return g_strdup_printf(_("storage #%" G_GUINT64_FORMAT " was freed (%s)"), e.storage, size);
+    return g_strdup_printf(_("storage #%" PRIu64 " was freed (%s)"), e.storage, size);
   }
   case GS_TRACE_TENSOR_CREATE: return explain_create(m, r, &e);
   case GS_TRACE_TENSOR_DISPOSE:

@@ -9,6 +9,7 @@
  * Bytes no storage owns any more (a copy-on-write buffer whose maker is gone) are
  * temporaries too, so the categories always sum to the total. */
 #include "model-private.h"
+#include <inttypes.h>
 
 #include <glib/gi18n-lib.h>
 #include <gradscope/scope.h>
@@ -193,7 +194,7 @@ char *gs_trace_model_owner_label(const gs_trace_model *m, const gs_replay *state
     }
     if (best)
       /* TRANSLATORS: added after the holder: "; saved by MulBackward #88 for backward" */
-      g_string_append_printf(s, _("; saved by %s #%" G_GUINT64_FORMAT " for backward"),
+      g_string_append_printf(s, _("; saved by %s #%" PRIu64 " for backward"),
                              best->kind, best->id);
   }
   return g_string_free(g_steal_pointer(&s), FALSE);

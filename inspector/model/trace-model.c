@@ -1,6 +1,7 @@
 /* trace-model.c: building the trace model: raw bytes in, one pass through the reader, every
  * event indexed and applied to the head state (see trace-model.h, model-private.h). */
 #include "model-private.h"
+#include <inttypes.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -171,8 +172,8 @@ static guint64 drain(gs_trace_model *m) {
       if (!m->problem) {
         uint64_t at = 0;
         const char *what = gs_trace_reader_error(m->reader, &at);
-        set_problem(m, g_strdup_printf(_("The log is damaged at byte %" G_GUINT64_FORMAT
-                                         " (%s); the %" G_GUINT64_FORMAT
+        set_problem(m, g_strdup_printf(_("The log is damaged at byte %" PRIu64
+                                         " (%s); the %" PRIu64
                                          " events before it are shown."),
                                        (guint64)at, what ? what : "?",
                                        (guint64)m->kinds->len));
@@ -225,13 +226,13 @@ void gs_trace_model_finish(gs_trace_model *m) {
     return;
   uint64_t at = 0;
   if (!gs_trace_reader_header(m->reader, NULL, NULL, NULL, NULL))
-    set_problem(m, g_strdup_printf(_("The source ended after %" G_GUINT64_FORMAT " bytes, "
+    set_problem(m, g_strdup_printf(_("The source ended after %" PRIu64 " bytes, "
                                      "before a whole log header: it is empty or not a "
                                      "Gradscope event log."), m->fed));
   else if (gs_trace_reader_truncated(m->reader, &at))
     set_problem(m, g_strdup_printf(_("The log ends in the middle of a chunk at byte %"
-                                     G_GUINT64_FORMAT ": the program was killed or is still "
-                                     "writing. The %" G_GUINT64_FORMAT " events before it are "
+                                     PRIu64 ": the program was killed or is still "
+                                     "writing. The %" PRIu64 " events before it are "
                                      "shown."), (guint64)at, (guint64)m->kinds->len));
 }
 

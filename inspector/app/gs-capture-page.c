@@ -1,0 +1,467 @@
+/* gs-capture-page.c: one capture (see the header). The page owns the model; its views borrow
+ * it and are cleared before it is freed. A file source hands its model over once loaded; a
+ * live source feeds a model the page makes at once. */
+#include "gs-capture-page.h"
+
+#include <adwaita.h>
+#include <glib/gi18n.h>
+
+#include "gs-scope-tree-view.h"
+#include "gs-tensor-view.h"
+
+/* Work per frame spent feeding arrived bytes into the model: a quarter of a 60 Hz frame. */
+#define PUMP_BUDGET_US 4000
+
+struct _GsCapturePage {
+  GtkWidget parent_instance;
+
+  GtkWidget *stack;
+  AdwStatusPage *loading_page;
+  GtkWidget *progress_bar;
+  AdwStatusPage *waiting_page;
+  GtkWidget *waiting_stop_button;
+  GtkWidget *scope_tree;
+  GtkWidget *event_list;
+  GtkWidget *tensor_view;
+  GtkWidget *scrubber;
+  GtkWidget *status_revealer;
+  GtkWidget *status_icon;
+  GtkWidget *status_label;
+  GtkWidget *stop_button;
+
+  gs_trace_model *model;
+  GsTraceSource *source;
+  char *title;
+  char *subtitle;
+  guint tick_id;
+  GsTraceSourceState last_state;
+  gboolean positioning; /* a view is moving the scrubber: do not echo back to it */
+};
+
+G_DEFINE_FINAL_TYPE(GsCapturePage, gs_capture_page, GTK_TYPE_WIDGET)
+
+enum { PROP_0, PROP_TITLE, PROP_SUBTITLE, PROP_BUSY, N_PROPS };
+static GParamSpec *props[N_PROPS];
+
+enum { SIGNAL_TOAST, N_SIGNALS };
+static guint signals[N_SIGNALS];
+
+const char *gs_capture_page_get_title(GsCapturePage *self) {
+  g_return_val_if_fail(GS_IS_CAPTURE_PAGE(self), NULL);
+  return self->title;
+}
+
+const char *gs_capture_page_get_subtitle(GsCapturePage *self) {
+  g_return_val_if_fail(GS_IS_CAPTURE_PAGE(self), NULL);
+  return self->subtitle;
+}
+
+gboolean gs_capture_page_get_busy(GsCapturePage *self) {
+  g_return_val_if_fail(GS_IS_CAPTURE_PAGE(self), FALSE);
+  if (!self->source)
+    return FALSE;
+  GsTraceSourceState state = gs_trace_source_get_state(self->source);
+  return state == GS_TRACE_SOURCE_LOADING || state == GS_TRACE_SOURCE_LIVE ||
+         state == GS_TRACE_SOURCE_CONNECTING;
+}
+
+gs_trace_model *gs_capture_page_get_model(GsCapturePage *self) {
+  g_return_val_if_fail(GS_IS_CAPTURE_PAGE(self), NULL);
+  return self->model;
+}
+
+GsTraceSource *gs_capture_page_get_source(GsCapturePage *self) {
+  g_return_val_if_fail(GS_IS_CAPTURE_PAGE(self), NULL);
+  return self->source;
+}
+
+GsScrubber *gs_capture_page_get_scrubber(GsCapturePage *self) {
+  g_return_val_if_fail(GS_IS_CAPTURE_PAGE(self), NULL);
+  return GS_SCRUBBER(self->scrubber);
+}
+
+GsEventListView *gs_capture_page_get_event_list(GsCapturePage *self) {
+  g_return_val_if_fail(GS_IS_CAPTURE_PAGE(self), NULL);
+  return GS_EVENT_LIST_VIEW(self->event_list);
+}
+
+GtkWidget *gs_capture_page_get_scope_tree(GsCapturePage *self) {
+  g_return_val_if_fail(GS_IS_CAPTURE_PAGE(self), NULL);
+  return self->scope_tree;
+}
+
+GtkWidget *gs_capture_page_get_tensor_view(GsCapturePage *self) {
+  g_return_val_if_fail(GS_IS_CAPTURE_PAGE(self), NULL);
+  return self->tensor_view;
+}
+
+const char *gs_capture_page_get_state_name(GsCapturePage *self) {
+  g_return_val_if_fail(GS_IS_CAPTURE_PAGE(self), NULL);
+  return gtk_stack_get_visible_child_name(GTK_STACK(self->stack));
+}
+
+void gs_capture_page_focus_search(GsCapturePage *self) {
+  g_return_if_fail(GS_IS_CAPTURE_PAGE(self));
+  gs_event_list_view_focus_search(GS_EVENT_LIST_VIEW(self->event_list));
+}
+
+static void set_subtitle(GsCapturePage *self, const char *subtitle) {
+  if (g_strcmp0(self->subtitle, subtitle) == 0)
+    return;
+  g_free(self->subtitle);
+  self->subtitle = g_strdup(subtitle);
+  g_object_notify_by_pspec(G_OBJECT(self), props[PROP_SUBTITLE]);
+}
+
+/* ---- views ---------------------------------------------------------------------------- */
+
+static gboolean source_finished(GsCapturePage *self) {
+  if (!self->source)
+    return TRUE;
+  GsTraceSourceState state = gs_trace_source_get_state(self->source);
+  return state == GS_TRACE_SOURCE_ENDED || state == GS_TRACE_SOURCE_BROKEN;
+}
+
+/* The visible state: loading until a model exists, waiting until it has an event (or, if
+ * the source ended with none, saying so). */
+static void update_stack(GsCapturePage *self) {
+  const char *name;
+  if (!self->model && !source_finished(self)) {
+    name = "loading";
+  } else if (!self->model || gs_trace_model_n_events(self->model) == 0) {
+    name = "waiting";
+    gboolean over = source_finished(self);
+    adw_status_page_set_title(self->waiting_page,
+                              over ? _("No Events") : _("Waiting for Events…"));
+    adw_status_page_set_icon_name(self->waiting_page,
+                                  over ? "dialog-warning-symbolic" : "content-loading-symbolic");
+  } else {
+    name = "content";
+  }
+  if (g_strcmp0(gtk_stack_get_visible_child_name(GTK_STACK(self->stack)), name) != 0)
+    gtk_stack_set_visible_child_name(GTK_STACK(self->stack), name);
+}
+
+static void set_views_model(GsCapturePage *self, gs_trace_model *model) {
+  gs_scope_tree_view_set_model(GS_SCOPE_TREE_VIEW(self->scope_tree), model);
+  gs_tensor_view_set_model(GS_TENSOR_VIEW(self->tensor_view), model);
+  gs_event_list_view_set_model(GS_EVENT_LIST_VIEW(self->event_list), model);
+  gs_scrubber_set_model(GS_SCRUBBER(self->scrubber), model);
+}
+
+static void adopt_model(GsCapturePage *self, gs_trace_model *model) {
+  if (self->model) {
+    set_views_model(self, NULL);
+    g_clear_pointer(&self->model, gs_trace_model_free);
+  }
+  self->model = model;
+  set_views_model(self, model);
+  update_stack(self);
+}
+
+/* The scrubber moved (a drag, a key, a click in a view, or following the live end). */
+static void on_position(GsCapturePage *self) {
+  if (!self->model || gs_trace_model_n_events(self->model) == 0)
+    return;
+  guint64 index = gs_scrubber_get_position(GS_SCRUBBER(self->scrubber));
+  gs_scope_tree_view_set_position(GS_SCOPE_TREE_VIEW(self->scope_tree), index);
+  gs_tensor_view_set_position(GS_TENSOR_VIEW(self->tensor_view), index);
+  if (!self->positioning)
+    gs_event_list_view_set_position(GS_EVENT_LIST_VIEW(self->event_list), index);
+}
+
+static void on_event_selected(GsCapturePage *self, guint64 index) {
+  self->positioning = TRUE;
+  gs_scrubber_set_position(GS_SCRUBBER(self->scrubber), index);
+  self->positioning = FALSE;
+}
+
+static void on_event_selected_elsewhere(GsCapturePage *self, guint64 index) {
+  /* From the scope tree or the tensor details: the list follows too. */
+  gs_scrubber_set_position(GS_SCRUBBER(self->scrubber), index);
+}
+
+static void on_tensor_selected(GsCapturePage *self, guint64 tensor) {
+  gs_tensor_view_set_tensor(GS_TENSOR_VIEW(self->tensor_view), tensor);
+}
+
+static void on_scope_selected(GsCapturePage *self, guint64 scope) {
+  gs_event_list_view_set_scope_filter(GS_EVENT_LIST_VIEW(self->event_list), scope);
+}
+
+static void model_grew(GsCapturePage *self) {
+  gs_scope_tree_view_model_grew(GS_SCOPE_TREE_VIEW(self->scope_tree));
+  gs_tensor_view_model_grew(GS_TENSOR_VIEW(self->tensor_view));
+  gs_event_list_view_model_grew(GS_EVENT_LIST_VIEW(self->event_list));
+  /* Last: it may move to the new end, which positions the views above. */
+  gs_scrubber_model_grew(GS_SCRUBBER(self->scrubber));
+  update_stack(self);
+}
+
+/* ---- source --------------------------------------------------------------------------- */
+
+static void update_status(GsCapturePage *self) {
+  GsTraceSourceState state = gs_trace_source_get_state(self->source);
+  const char *message = gs_trace_source_get_message(self->source);
+  const char *icon = NULL;
+  switch (state) {
+  case GS_TRACE_SOURCE_CONNECTING:
+  case GS_TRACE_SOURCE_LOADING:
+    icon = "content-loading-symbolic";
+    break;
+  case GS_TRACE_SOURCE_LIVE:
+    icon = "media-record-symbolic";
+    break;
+  case GS_TRACE_SOURCE_ENDED:
+    icon = "object-select-symbolic";
+    break;
+  case GS_TRACE_SOURCE_BROKEN:
+    icon = "dialog-warning-symbolic";
+    break;
+  }
+  gtk_image_set_from_icon_name(GTK_IMAGE(self->status_icon), icon);
+  gtk_label_set_text(GTK_LABEL(self->status_label), message ? message : "");
+  gtk_widget_set_tooltip_text(self->status_label, message);
+  gtk_revealer_set_reveal_child(GTK_REVEALER(self->status_revealer), message && *message);
+  gboolean running = state == GS_TRACE_SOURCE_LIVE || state == GS_TRACE_SOURCE_CONNECTING;
+  gtk_widget_set_visible(self->stop_button, running);
+  gtk_widget_set_visible(self->waiting_stop_button, running);
+  adw_status_page_set_description(self->waiting_page, message);
+  adw_status_page_set_description(self->loading_page,
+                                  gs_trace_source_get_description(self->source));
+  set_subtitle(self, message);
+  update_stack(self);
+
+  if (state != self->last_state) {
+    /* A source that breaks says so once, loudly; its events stay. */
+    if (state == GS_TRACE_SOURCE_BROKEN && message)
+      g_signal_emit(self, signals[SIGNAL_TOAST], 0, message);
+    self->last_state = state;
+    g_object_notify_by_pspec(G_OBJECT(self), props[PROP_BUSY]);
+  }
+}
+
+static void on_source_loaded(GsCapturePage *self) {
+  gs_trace_model *model = gs_trace_source_take_model(self->source);
+  if (model)
+    adopt_model(self, model);
+}
+
+/* Each frame: take what arrived, within the budget; show loading progress. */
+static gboolean on_tick(GtkWidget *widget, GdkFrameClock *clock, gpointer data) {
+  (void)widget, (void)clock, (void)data;
+  GsCapturePage *self = GS_CAPTURE_PAGE(widget);
+  if (!self->source)
+    return G_SOURCE_CONTINUE;
+  if (!self->model) {
+    double progress = gs_trace_source_get_progress(self->source);
+    gtk_progress_bar_set_fraction(GTK_PROGRESS_BAR(self->progress_bar), progress);
+    g_autofree char *text = g_strdup_printf(_("%.0f %%"), progress * 100);
+    gtk_progress_bar_set_text(GTK_PROGRESS_BAR(self->progress_bar), text);
+    return G_SOURCE_CONTINUE;
+  }
+  if (gs_trace_source_pump(self->source, self->model, PUMP_BUDGET_US) > 0)
+    model_grew(self);
+  return G_SOURCE_CONTINUE;
+}
+
+static void start_tick(GsCapturePage *self) {
+  if (!self->tick_id)
+    self->tick_id = gtk_widget_add_tick_callback(GTK_WIDGET(self), on_tick, NULL, NULL);
+}
+
+static void on_stop(GsCapturePage *self) {
+  if (self->source)
+    gs_trace_source_stop(self->source);
+}
+
+static void attach_source(GsCapturePage *self, GsTraceSource *source, const char *title) {
+  self->source = source;
+  self->title = g_strdup(title);
+  self->last_state = gs_trace_source_get_state(source);
+  g_signal_connect_object(source, "changed", G_CALLBACK(update_status), self,
+                          G_CONNECT_SWAPPED);
+  g_signal_connect_object(source, "loaded", G_CALLBACK(on_source_loaded), self,
+                          G_CONNECT_SWAPPED);
+  /* Live sources feed a model from the first byte; a file's comes with "loaded". */
+  if (gs_trace_source_get_kind(source) != GS_TRACE_SOURCE_FILE)
+    adopt_model(self, gs_trace_model_new());
+  else
+    update_stack(self);
+  update_status(self);
+  start_tick(self);
+}
+
+GsCapturePage *gs_capture_page_new_for_file(const char *path, gboolean follow) {
+  g_return_val_if_fail(path != NULL, NULL);
+  GsCapturePage *self = g_object_new(GS_TYPE_CAPTURE_PAGE, NULL);
+  g_autofree char *base = g_path_get_basename(path);
+  attach_source(self, gs_trace_source_new_file(path, follow), base);
+  return self;
+}
+
+GsCapturePage *gs_capture_page_new_for_program(const char *const *argv, const char *cwd,
+                                               GError **error) {
+  g_return_val_if_fail(argv && argv[0], NULL);
+  GsTraceSource *source = gs_trace_source_new_spawn(argv, cwd, error);
+  if (!source)
+    return NULL;
+  GsCapturePage *self = g_object_new(GS_TYPE_CAPTURE_PAGE, NULL);
+  g_autofree char *base = g_path_get_basename(argv[0]);
+  attach_source(self, source, base);
+  return self;
+}
+
+GsCapturePage *gs_capture_page_new_listening(GError **error) {
+  GsTraceSource *source = gs_trace_source_new_listen(NULL, error);
+  if (!source)
+    return NULL;
+  GsCapturePage *self = g_object_new(GS_TYPE_CAPTURE_PAGE, NULL);
+  attach_source(self, source, _("Listening"));
+  return self;
+}
+
+/* ---- keys ----------------------------------------------------------------------------- */
+
+static gboolean step_shortcut(GtkWidget *widget, GVariant *args, gpointer data) {
+  (void)data;
+  GsCapturePage *self = GS_CAPTURE_PAGE(widget);
+  if (!self->model)
+    return FALSE;
+  gint64 delta = g_variant_get_int64(args);
+  GsScrubber *scrubber = GS_SCRUBBER(self->scrubber);
+  if (delta == G_MININT64)
+    gs_scrubber_set_position(scrubber, 0);
+  else if (delta == G_MAXINT64)
+    gs_scrubber_set_position(scrubber, G_MAXUINT64);
+  else
+    gs_scrubber_step(scrubber, delta);
+  return TRUE;
+}
+
+/* ---- GObject -------------------------------------------------------------------------- */
+
+static void gs_capture_page_dispose(GObject *object) {
+  GsCapturePage *self = GS_CAPTURE_PAGE(object);
+  if (self->tick_id) {
+    gtk_widget_remove_tick_callback(GTK_WIDGET(self), self->tick_id);
+    self->tick_id = 0;
+  }
+  if (self->source) {
+    g_signal_handlers_disconnect_by_data(self->source, self);
+    gs_trace_source_stop(self->source);
+    g_clear_object(&self->source);
+  }
+  /* The views borrow the model: they go (with the template) before it is freed. Clearing
+   * their model first would make GTK 4.8's column views remove every row while unmapped,
+   * which leaves row widgets behind and trips its list item manager at finalization. */
+  gtk_widget_dispose_template(GTK_WIDGET(self), GS_TYPE_CAPTURE_PAGE);
+  /* The template's top box is our child, not a bound one: let it go too. */
+  for (GtkWidget *child; (child = gtk_widget_get_first_child(GTK_WIDGET(self)));)
+    gtk_widget_unparent(child);
+  g_clear_pointer(&self->model, gs_trace_model_free);
+  G_OBJECT_CLASS(gs_capture_page_parent_class)->dispose(object);
+}
+
+static void gs_capture_page_finalize(GObject *object) {
+  GsCapturePage *self = GS_CAPTURE_PAGE(object);
+  g_free(self->title);
+  g_free(self->subtitle);
+  G_OBJECT_CLASS(gs_capture_page_parent_class)->finalize(object);
+}
+
+static void gs_capture_page_get_property(GObject *object, guint prop_id, GValue *value,
+                                         GParamSpec *pspec) {
+  GsCapturePage *self = GS_CAPTURE_PAGE(object);
+  switch (prop_id) {
+  case PROP_TITLE:
+    g_value_set_string(value, self->title);
+    break;
+  case PROP_SUBTITLE:
+    g_value_set_string(value, self->subtitle);
+    break;
+  case PROP_BUSY:
+    g_value_set_boolean(value, gs_capture_page_get_busy(self));
+    break;
+  default:
+    G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
+  }
+}
+
+static void gs_capture_page_class_init(GsCapturePageClass *klass) {
+  GObjectClass *object_class = G_OBJECT_CLASS(klass);
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS(klass);
+  object_class->dispose = gs_capture_page_dispose;
+  object_class->finalize = gs_capture_page_finalize;
+  object_class->get_property = gs_capture_page_get_property;
+
+  props[PROP_TITLE] = g_param_spec_string("title", NULL, NULL, NULL,
+                                          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  props[PROP_SUBTITLE] = g_param_spec_string(
+      "subtitle", NULL, NULL, NULL,
+      G_PARAM_READABLE | G_PARAM_STATIC_STRINGS | G_PARAM_EXPLICIT_NOTIFY);
+  props[PROP_BUSY] = g_param_spec_boolean(
+      "busy", NULL, NULL, FALSE,
+      G_PARAM_READABLE | G_PARAM_STATIC_STRINGS | G_PARAM_EXPLICIT_NOTIFY);
+  g_object_class_install_properties(object_class, N_PROPS, props);
+
+  /* Something the user should hear about (a broken source): the window shows a toast. */
+  signals[SIGNAL_TOAST] = g_signal_new("toast", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0,
+                                       NULL, NULL, NULL, G_TYPE_NONE, 1, G_TYPE_STRING);
+
+  g_type_ensure(GS_TYPE_SCOPE_TREE_VIEW);
+  g_type_ensure(GS_TYPE_TENSOR_VIEW);
+  g_type_ensure(GS_TYPE_EVENT_LIST_VIEW);
+  g_type_ensure(GS_TYPE_SCRUBBER);
+  gtk_widget_class_set_template_from_resource(
+      widget_class, "/io/github/gradscope/Inspector/gs-capture-page.ui");
+  gtk_widget_class_bind_template_child(widget_class, GsCapturePage, stack);
+  gtk_widget_class_bind_template_child(widget_class, GsCapturePage, loading_page);
+  gtk_widget_class_bind_template_child(widget_class, GsCapturePage, progress_bar);
+  gtk_widget_class_bind_template_child(widget_class, GsCapturePage, waiting_page);
+  gtk_widget_class_bind_template_child(widget_class, GsCapturePage, waiting_stop_button);
+  gtk_widget_class_bind_template_child(widget_class, GsCapturePage, scope_tree);
+  gtk_widget_class_bind_template_child(widget_class, GsCapturePage, event_list);
+  gtk_widget_class_bind_template_child(widget_class, GsCapturePage, tensor_view);
+  gtk_widget_class_bind_template_child(widget_class, GsCapturePage, scrubber);
+  gtk_widget_class_bind_template_child(widget_class, GsCapturePage, status_revealer);
+  gtk_widget_class_bind_template_child(widget_class, GsCapturePage, status_icon);
+  gtk_widget_class_bind_template_child(widget_class, GsCapturePage, status_label);
+  gtk_widget_class_bind_template_child(widget_class, GsCapturePage, stop_button);
+  gtk_widget_class_set_layout_manager_type(widget_class, GTK_TYPE_BIN_LAYOUT);
+
+  /* Step through the run from anywhere on the page that does not use the keys itself. */
+  gtk_widget_class_add_binding(widget_class, GDK_KEY_Left, 0, step_shortcut, "x", (gint64)-1);
+  gtk_widget_class_add_binding(widget_class, GDK_KEY_Right, 0, step_shortcut, "x", (gint64)1);
+  gtk_widget_class_add_binding(widget_class, GDK_KEY_Left, GDK_CONTROL_MASK, step_shortcut, "x",
+                               (gint64)-100);
+  gtk_widget_class_add_binding(widget_class, GDK_KEY_Right, GDK_CONTROL_MASK, step_shortcut,
+                               "x", (gint64)100);
+  gtk_widget_class_add_binding(widget_class, GDK_KEY_Home, 0, step_shortcut, "x", G_MININT64);
+  gtk_widget_class_add_binding(widget_class, GDK_KEY_End, 0, step_shortcut, "x", G_MAXINT64);
+  gtk_widget_class_add_binding(widget_class, GDK_KEY_Home, GDK_CONTROL_MASK, step_shortcut, "x",
+                               G_MININT64);
+  gtk_widget_class_add_binding(widget_class, GDK_KEY_End, GDK_CONTROL_MASK, step_shortcut, "x",
+                               G_MAXINT64);
+}
+
+static void gs_capture_page_init(GsCapturePage *self) {
+  gtk_widget_init_template(GTK_WIDGET(self));
+  g_signal_connect_swapped(self->scrubber, "notify::position", G_CALLBACK(on_position), self);
+  g_signal_connect_swapped(self->event_list, "event-selected", G_CALLBACK(on_event_selected),
+                           self);
+  g_signal_connect_swapped(self->event_list, "tensor-selected", G_CALLBACK(on_tensor_selected),
+                           self);
+  g_signal_connect_swapped(self->scope_tree, "event-selected",
+                           G_CALLBACK(on_event_selected_elsewhere), self);
+  g_signal_connect_swapped(self->scope_tree, "tensor-selected", G_CALLBACK(on_tensor_selected),
+                           self);
+  g_signal_connect_swapped(self->scope_tree, "scope-selected", G_CALLBACK(on_scope_selected),
+                           self);
+  g_signal_connect_swapped(self->tensor_view, "event-selected",
+                           G_CALLBACK(on_event_selected_elsewhere), self);
+  g_signal_connect_swapped(self->tensor_view, "tensor-selected",
+                           G_CALLBACK(on_tensor_selected), self);
+  g_signal_connect_swapped(self->stop_button, "clicked", G_CALLBACK(on_stop), self);
+  g_signal_connect_swapped(self->waiting_stop_button, "clicked", G_CALLBACK(on_stop), self);
+}

@@ -1,0 +1,44 @@
+/* gs-capture-page.h: one capture, shown in a tab: it owns the trace model and the source
+ * feeding it, and composes the views (scope tree, event list, tensor details, scrubber). The
+ * source is pumped from the frame clock with a time budget; every view follows the
+ * scrubber's event, and a selection in one view drives the others. */
+#pragma once
+
+#include <gtk/gtk.h>
+
+#include "gs-event-list-view.h"
+#include "gs-scrubber.h"
+#include "gs-trace-source.h"
+#include "trace-model.h"
+
+G_BEGIN_DECLS
+
+#define GS_TYPE_CAPTURE_PAGE (gs_capture_page_get_type())
+G_DECLARE_FINAL_TYPE(GsCapturePage, gs_capture_page, GS, CAPTURE_PAGE, GtkWidget)
+
+/* A log file, loaded on a worker with progress; follow keeps reading what is appended. */
+GsCapturePage *gs_capture_page_new_for_file(const char *path, gboolean follow);
+/* A program run with tracing pointed at the inspector. NULL with error if it cannot start. */
+GsCapturePage *gs_capture_page_new_for_program(const char *const *argv, const char *cwd,
+                                               GError **error);
+/* Waits for a traced program on the per-user socket. NULL with error if it cannot listen. */
+GsCapturePage *gs_capture_page_new_listening(GError **error);
+
+const char *gs_capture_page_get_title(GsCapturePage *self);
+/* The source's state in a sentence ("the program exited with status 0"). */
+const char *gs_capture_page_get_subtitle(GsCapturePage *self);
+/* TRUE while loading or live. */
+gboolean gs_capture_page_get_busy(GsCapturePage *self);
+void gs_capture_page_focus_search(GsCapturePage *self);
+
+/* NULL until a file has loaded. */
+gs_trace_model *gs_capture_page_get_model(GsCapturePage *self);
+GsTraceSource *gs_capture_page_get_source(GsCapturePage *self);
+GsScrubber *gs_capture_page_get_scrubber(GsCapturePage *self);
+GsEventListView *gs_capture_page_get_event_list(GsCapturePage *self);
+GtkWidget *gs_capture_page_get_scope_tree(GsCapturePage *self);
+GtkWidget *gs_capture_page_get_tensor_view(GsCapturePage *self);
+/* "loading", "waiting" or "content". */
+const char *gs_capture_page_get_state_name(GsCapturePage *self);
+
+G_END_DECLS

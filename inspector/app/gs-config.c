@@ -1,0 +1,32 @@
+/* gs-config.c: installed or build-tree paths for the catalogue and the settings schema. The
+ * build tree's paths are compiled in by meson; which set applies is decided by where the
+ * running executable is. */
+#include "gs-config.h"
+
+#include <glib/gi18n.h>
+
+gboolean gs_config_uninstalled(void) {
+  static gsize once;
+  static gboolean uninstalled;
+  if (g_once_init_enter(&once)) {
+    g_autofree char *exe = g_file_read_link("/proc/self/exe", NULL);
+    uninstalled = exe && g_str_has_prefix(exe, GS_BUILD_ROOT "/");
+    g_once_init_leave(&once, 1);
+  }
+  return uninstalled;
+}
+
+const char *gs_config_locale_dir(void) {
+  return gs_config_uninstalled() ? GS_BUILD_LOCALEDIR : GS_LOCALEDIR;
+}
+
+void gs_config_init_i18n(void) {
+  bindtextdomain(GETTEXT_PACKAGE, gs_config_locale_dir());
+  bind_textdomain_codeset(GETTEXT_PACKAGE, "UTF-8");
+  textdomain(GETTEXT_PACKAGE);
+}
+
+void gs_config_init_settings(void) {
+  if (gs_config_uninstalled())
+    g_setenv("GSETTINGS_SCHEMA_DIR", GS_BUILD_SCHEMADIR, FALSE);
+}

@@ -1,0 +1,425 @@
+/* gs-event-list-view.c: the event list view (see the header). The columns read each row from
+ * the model when bound; filters are applied by the list model in idle chunks. */
+#include "gs-event-list-view.h"
+
+#include <glib/gi18n.h>
+#include <inttypes.h>
+
+#include "event-fields.h"
+#include "gs-event-row.h"
+#include "gs-handle-entry.h"
+
+struct _GsEventListView {
+  GtkWidget parent_instance;
+
+  GtkWidget *search_entry;
+  GtkWidget *kind_dropdown;
+  GtkWidget *thread_dropdown;
+  GtkWidget *tensor_entry;
+  GtkWidget *scope_entry;
+  GtkWidget *scroller;
+  GtkWidget *column_view;
+  GtkWidget *spinner;
+  GtkWidget *count_label;
+
+  gs_trace_model *model;
+  GsEventListModel *list;
+  GtkSingleSelection *selection;
+  GtkStringList *threads;
+  guint n_threads;        /* threads listed in the dropdown */
+  gboolean updating;      /* set_position is moving the selection: emit nothing */
+  guint scroll_target;    /* the row set_position chose: kept on screen as the list grows */
+  gboolean scroll_pending;
+  guint scroll_idle;
+};
+
+G_DEFINE_FINAL_TYPE(GsEventListView, gs_event_list_view, GTK_TYPE_WIDGET)
+
+enum { SIGNAL_TENSOR_SELECTED, SIGNAL_EVENT_SELECTED, N_SIGNALS };
+static guint signals[N_SIGNALS];
+
+GtkWidget *gs_event_list_view_new(void) {
+  return g_object_new(GS_TYPE_EVENT_LIST_VIEW, NULL);
+}
+
+GsEventListModel *gs_event_list_view_get_list(GsEventListView *self) {
+  g_return_val_if_fail(GS_IS_EVENT_LIST_VIEW(self), NULL);
+  return self->list;
+}
+
+guint64 gs_event_list_view_get_selected_index(GsEventListView *self) {
+  g_return_val_if_fail(GS_IS_EVENT_LIST_VIEW(self), G_MAXUINT64);
+  guint position = gtk_single_selection_get_selected(self->selection);
+  if (position == GTK_INVALID_LIST_POSITION || !self->model)
+    return G_MAXUINT64;
+  return gs_event_list_model_index_at(self->list, position);
+}
+
+static void update_count(GsEventListView *self) {
+  guint shown = g_list_model_get_n_items(G_LIST_MODEL(self->list));
+  guint64 total = self->model ? gs_trace_model_n_events(self->model) : 0;
+  g_autofree char *text = NULL;
+  if (shown == total)
+    text = g_strdup_printf(ngettext("%" PRIu64 " event",
+                                    "%" PRIu64 " events", total), total);
+  else
+    text = g_strdup_printf(_("%u of %" PRIu64 " events match"), shown, total);
+  gtk_label_set_text(GTK_LABEL(self->count_label), text);
+  gboolean filtering = gs_event_list_model_get_filtering(self->list);
+  gtk_spinner_set_spinning(GTK_SPINNER(self->spinner), filtering);
+  gtk_widget_set_visible(self->spinner, filtering);
+}
+
+/* Counts change at most once per frame (a live run) or per filter chunk: cheap to show now. */
+static void queue_count(GsEventListView *self) {
+  update_count(self);
+}
+
+/* ---- filters -------------------------------------------------------------------------- */
+
+static gboolean read_handle_entry(GtkWidget *entry, guint64 *id) {
+  g_autofree char *message = NULL;
+  gboolean ok = gs_parse_handle(gtk_editable_get_text(GTK_EDITABLE(entry)), id, &message);
+  if (ok) {
+    gtk_widget_remove_css_class(entry, "error");
+    gtk_widget_set_tooltip_text(entry, NULL);
+  } else {
+    gtk_widget_add_css_class(entry, "error");
+    gtk_widget_set_tooltip_text(entry, message);
+  }
+  return ok;
+}
+
+static void apply_filters(GsEventListView *self) {
+  gs_event_filter filter = {0};
+  guint kind_pos = gtk_drop_down_get_selected(GTK_DROP_DOWN(self->kind_dropdown));
+  /* Position 0 is "all kinds"; position p is kind p + 1 (kind 1 is the string table). */
+  if (kind_pos != GTK_INVALID_LIST_POSITION && kind_pos > 0)
+    filter.kinds = G_GUINT64_CONSTANT(1) << (kind_pos + 1);
+  guint thread_pos = gtk_drop_down_get_selected(GTK_DROP_DOWN(self->thread_dropdown));
+  if (self->model && thread_pos != GTK_INVALID_LIST_POSITION && thread_pos > 0) {
+    const GArray *threads = gs_trace_model_threads(self->model);
+    if (threads && thread_pos - 1 < threads->len)
+      filter.thread = g_array_index(threads, guint32, thread_pos - 1);
+  }
+  if (!read_handle_entry(self->tensor_entry, &filter.tensor) ||
+      !read_handle_entry(self->scope_entry, &filter.scope))
+    return; /* keep the last good filter while the entry is being typed */
+  filter.search = gtk_editable_get_text(GTK_EDITABLE(self->search_entry));
+  gs_event_list_model_set_filter(self->list, &filter);
+  queue_count(self);
+}
+
+static void on_filter_changed(GsEventListView *self) {
+  apply_filters(self);
+}
+
+static void refresh_threads(GsEventListView *self) {
+  const GArray *threads = self->model ? gs_trace_model_threads(self->model) : NULL;
+  guint n = threads ? threads->len : 0;
+  if (n == self->n_threads)
+    return;
+  if (n < self->n_threads) { /* a new model: start over */
+    g_signal_handlers_block_by_func(self->thread_dropdown, on_filter_changed, self);
+    gtk_string_list_splice(self->threads, 1, self->n_threads, NULL);
+    gtk_drop_down_set_selected(GTK_DROP_DOWN(self->thread_dropdown), 0);
+    g_signal_handlers_unblock_by_func(self->thread_dropdown, on_filter_changed, self);
+    self->n_threads = 0;
+  }
+  for (guint i = self->n_threads; i < n; i++) {
+    g_autofree char *label = g_strdup_printf(_("Thread %u"), g_array_index(threads, guint32, i));
+    gtk_string_list_append(self->threads, label);
+  }
+  self->n_threads = n;
+}
+
+void gs_event_list_view_set_scope_filter(GsEventListView *self, guint64 scope_id) {
+  g_return_if_fail(GS_IS_EVENT_LIST_VIEW(self));
+  char buf[32] = "";
+  if (scope_id)
+    gs_format_handle(scope_id, buf, sizeof buf);
+  gtk_editable_set_text(GTK_EDITABLE(self->scope_entry), buf);
+}
+
+void gs_event_list_view_set_tensor_filter(GsEventListView *self, guint64 tensor_id) {
+  g_return_if_fail(GS_IS_EVENT_LIST_VIEW(self));
+  char buf[32] = "";
+  if (tensor_id)
+    gs_format_handle(tensor_id, buf, sizeof buf);
+  gtk_editable_set_text(GTK_EDITABLE(self->tensor_entry), buf);
+}
+
+void gs_event_list_view_set_search(GsEventListView *self, const char *text) {
+  g_return_if_fail(GS_IS_EVENT_LIST_VIEW(self));
+  gtk_editable_set_text(GTK_EDITABLE(self->search_entry), text ? text : "");
+  /* The search entry reports changes after a delay; filter now for callers and tests. */
+  apply_filters(self);
+}
+
+void gs_event_list_view_set_kind_filter(GsEventListView *self, gs_trace_kind kind) {
+  g_return_if_fail(GS_IS_EVENT_LIST_VIEW(self));
+  guint pos = kind > GS_TRACE_STRING && kind < GS_TRACE_KIND_COUNT ? (guint)kind - 1 : 0;
+  gtk_drop_down_set_selected(GTK_DROP_DOWN(self->kind_dropdown), pos);
+}
+
+void gs_event_list_view_focus_search(GsEventListView *self) {
+  g_return_if_fail(GS_IS_EVENT_LIST_VIEW(self));
+  gtk_widget_grab_focus(self->search_entry);
+}
+
+/* ---- model ---------------------------------------------------------------------------- */
+
+void gs_event_list_view_set_model(GsEventListView *self, gs_trace_model *model) {
+  g_return_if_fail(GS_IS_EVENT_LIST_VIEW(self));
+  self->model = model;
+  gs_event_list_model_set_model(self->list, model);
+  refresh_threads(self);
+  queue_count(self);
+}
+
+void gs_event_list_view_model_grew(GsEventListView *self) {
+  g_return_if_fail(GS_IS_EVENT_LIST_VIEW(self));
+  gs_event_list_model_model_grew(self->list);
+  refresh_threads(self);
+  queue_count(self);
+}
+
+/* GTK 4.8 has no gtk_column_view_scroll_to, and its inner "list.scroll-to-item" action
+ * leaves the list drawn wrong while rows are being appended (a live run). Rows all have the
+ * same height, so the position maps linearly onto the scrolled window's adjustment. The
+ * adjustment learns about new rows only at the next layout, so the target is applied again
+ * whenever it changes (see on_adjustment_changed). */
+static void scroll_to(GsEventListView *self, guint position) {
+  GtkAdjustment *adj = gtk_scrolled_window_get_vadjustment(GTK_SCROLLED_WINDOW(self->scroller));
+  guint n = g_list_model_get_n_items(G_LIST_MODEL(self->list));
+  double upper = gtk_adjustment_get_upper(adj), page = gtk_adjustment_get_page_size(adj);
+  if (n == 0 || upper <= page)
+    return;
+  double row = upper / n;
+  double top = row * position, value = gtk_adjustment_get_value(adj);
+  if (top >= value && top + row <= value + page)
+    return; /* already on screen */
+  gtk_adjustment_set_value(adj, CLAMP(top - (page - row) / 2, 0, upper - page));
+}
+
+static gboolean scroll_idle_cb(gpointer data) {
+  GsEventListView *self = data;
+  self->scroll_idle = 0;
+  if (self->scroll_pending)
+    scroll_to(self, self->scroll_target);
+  return G_SOURCE_REMOVE;
+}
+
+/* Scrolls after the current layout: the list view sets the adjustment while it allocates,
+ * and moving it from inside that leaves the rows drawn at the old place. A zero timeout
+ * (not an idle) runs before the next frame even while a live run keeps frames coming. */
+static void queue_scroll(GsEventListView *self) {
+  if (!self->scroll_idle)
+    self->scroll_idle = g_timeout_add(0, scroll_idle_cb, self);
+}
+
+static void on_adjustment_changed(GsEventListView *self) {
+  if (self->scroll_pending)
+    queue_scroll(self);
+}
+
+void gs_event_list_view_set_position(GsEventListView *self, guint64 index) {
+  g_return_if_fail(GS_IS_EVENT_LIST_VIEW(self));
+  guint position = gs_event_list_model_position_of(self->list, index);
+  self->updating = TRUE;
+  self->scroll_pending = position != G_MAXUINT;
+  if (position == G_MAXUINT) {
+    gtk_selection_model_unselect_all(GTK_SELECTION_MODEL(self->selection));
+  } else {
+    if (gtk_single_selection_get_selected(self->selection) != position)
+      gtk_single_selection_set_selected(self->selection, position);
+    self->scroll_target = position;
+    queue_scroll(self);
+  }
+  self->updating = FALSE;
+}
+
+static void on_selection_changed(GsEventListView *self) {
+  if (self->updating || !self->model)
+    return;
+  self->scroll_pending = FALSE; /* the user picked a row: it is on screen already */
+  guint position = gtk_single_selection_get_selected(self->selection);
+  if (position == GTK_INVALID_LIST_POSITION)
+    return;
+  guint64 index = gs_event_list_model_index_at(self->list, position);
+  g_signal_emit(self, signals[SIGNAL_EVENT_SELECTED], 0, index);
+  /* The event's tensor, if it is about one, goes to the details panel. */
+  gs_trace_event e;
+  if (gs_trace_model_event(self->model, index, &e)) {
+    guint64 tensor = e.tensor ? e.tensor : (e.kind == GS_TRACE_OWNER_CHANGE ? e.object : 0);
+    if (tensor)
+      g_signal_emit(self, signals[SIGNAL_TENSOR_SELECTED], 0, tensor);
+  }
+}
+
+static void on_items_changed(GsEventListView *self) {
+  queue_count(self);
+}
+
+/* ---- columns -------------------------------------------------------------------------- */
+
+typedef enum { COL_SEQ, COL_TIME, COL_THREAD, COL_KIND, COL_SUMMARY } column_id;
+
+static void setup_label(GtkSignalListItemFactory *factory, GtkListItem *item, gpointer data) {
+  (void)factory;
+  column_id col = GPOINTER_TO_INT(data);
+  GtkWidget *label = gtk_label_new(NULL);
+  gtk_label_set_xalign(GTK_LABEL(label), col == COL_SEQ || col == COL_TIME ? 1.0f : 0.0f);
+  gtk_label_set_ellipsize(GTK_LABEL(label), PANGO_ELLIPSIZE_END);
+  gtk_label_set_single_line_mode(GTK_LABEL(label), TRUE);
+  if (col == COL_SEQ || col == COL_TIME || col == COL_THREAD)
+    gtk_widget_add_css_class(label, "numeric");
+  if (col == COL_KIND)
+    gtk_widget_add_css_class(label, "gs-event-kind");
+  gtk_list_item_set_child(item, label);
+}
+
+static void bind_label(GtkSignalListItemFactory *factory, GtkListItem *item, gpointer data) {
+  (void)factory;
+  GsEventRow *row = gtk_list_item_get_item(item);
+  GtkLabel *label = GTK_LABEL(gtk_list_item_get_child(item));
+  g_autofree char *owned = NULL;
+  const char *text = NULL;
+  switch ((column_id)GPOINTER_TO_INT(data)) {
+  case COL_SEQ:
+    text = owned = gs_event_row_dup_seq(row);
+    break;
+  case COL_TIME:
+    text = owned = gs_event_row_dup_time(row);
+    break;
+  case COL_THREAD:
+    text = owned = gs_event_row_dup_thread(row);
+    break;
+  case COL_KIND:
+    text = gs_event_row_get_kind(row);
+    break;
+  case COL_SUMMARY:
+    text = gs_event_row_get_summary(row);
+    break;
+  }
+  gtk_label_set_text(label, text);
+}
+
+static void add_column(GsEventListView *self, const char *title, column_id col, int width,
+                       gboolean expand) {
+  GtkListItemFactory *factory = gtk_signal_list_item_factory_new();
+  g_signal_connect(factory, "setup", G_CALLBACK(setup_label), GINT_TO_POINTER(col));
+  g_signal_connect(factory, "bind", G_CALLBACK(bind_label), GINT_TO_POINTER(col));
+  GtkColumnViewColumn *column = gtk_column_view_column_new(title, factory);
+  gtk_column_view_column_set_resizable(column, TRUE);
+  gtk_column_view_column_set_expand(column, expand);
+  if (width > 0)
+    gtk_column_view_column_set_fixed_width(column, width);
+  gtk_column_view_append_column(GTK_COLUMN_VIEW(self->column_view), column);
+  g_object_unref(column);
+}
+
+static void fill_kinds(GsEventListView *self) {
+  GtkStringList *kinds = gtk_string_list_new(NULL);
+  gtk_string_list_append(kinds, _("All kinds"));
+  for (int k = GS_TRACE_STRING + 1; k < GS_TRACE_KIND_COUNT; k++)
+    gtk_string_list_append(kinds, gs_trace_kind_name((gs_trace_kind)k));
+  gtk_drop_down_set_model(GTK_DROP_DOWN(self->kind_dropdown), G_LIST_MODEL(kinds));
+  g_object_unref(kinds);
+}
+
+/* ---- GObject -------------------------------------------------------------------------- */
+
+static void gs_event_list_view_dispose(GObject *object) {
+  GsEventListView *self = GS_EVENT_LIST_VIEW(object);
+  g_clear_handle_id(&self->scroll_idle, g_source_remove);
+  self->scroll_pending = FALSE;
+  if (self->scroller)
+    g_signal_handlers_disconnect_by_data(
+        gtk_scrolled_window_get_vadjustment(GTK_SCROLLED_WINDOW(self->scroller)), self);
+  /* GTK 4.8's column view asserts if it is finalized with rows still bound: drop them first. */
+  if (self->column_view)
+    gtk_column_view_set_model(GTK_COLUMN_VIEW(self->column_view), NULL);
+  gtk_widget_dispose_template(GTK_WIDGET(self), GS_TYPE_EVENT_LIST_VIEW);
+  /* The template's top box is our child, not a bound one: let it go too. */
+  for (GtkWidget *child; (child = gtk_widget_get_first_child(GTK_WIDGET(self)));)
+    gtk_widget_unparent(child);
+  if (self->list) {
+    g_signal_handlers_disconnect_by_data(self->list, self);
+    gs_event_list_model_set_model(self->list, NULL);
+  }
+  if (self->selection)
+    g_signal_handlers_disconnect_by_data(self->selection, self);
+  g_clear_object(&self->selection);
+  g_clear_object(&self->list);
+  g_clear_object(&self->threads);
+  G_OBJECT_CLASS(gs_event_list_view_parent_class)->dispose(object);
+}
+
+static void gs_event_list_view_class_init(GsEventListViewClass *klass) {
+  GObjectClass *object_class = G_OBJECT_CLASS(klass);
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS(klass);
+  object_class->dispose = gs_event_list_view_dispose;
+
+  signals[SIGNAL_TENSOR_SELECTED] =
+      g_signal_new("tensor-selected", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL,
+                   NULL, NULL, G_TYPE_NONE, 1, G_TYPE_UINT64);
+  signals[SIGNAL_EVENT_SELECTED] =
+      g_signal_new("event-selected", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL,
+                   NULL, NULL, G_TYPE_NONE, 1, G_TYPE_UINT64);
+
+  gtk_widget_class_set_template_from_resource(
+      widget_class, "/io/github/gradscope/Inspector/gs-event-list-view.ui");
+  gtk_widget_class_bind_template_child(widget_class, GsEventListView, search_entry);
+  gtk_widget_class_bind_template_child(widget_class, GsEventListView, kind_dropdown);
+  gtk_widget_class_bind_template_child(widget_class, GsEventListView, thread_dropdown);
+  gtk_widget_class_bind_template_child(widget_class, GsEventListView, tensor_entry);
+  gtk_widget_class_bind_template_child(widget_class, GsEventListView, scope_entry);
+  gtk_widget_class_bind_template_child(widget_class, GsEventListView, scroller);
+  gtk_widget_class_bind_template_child(widget_class, GsEventListView, column_view);
+  gtk_widget_class_bind_template_child(widget_class, GsEventListView, spinner);
+  gtk_widget_class_bind_template_child(widget_class, GsEventListView, count_label);
+  gtk_widget_class_set_layout_manager_type(widget_class, GTK_TYPE_BIN_LAYOUT);
+  gtk_widget_class_set_css_name(widget_class, "gs-event-list");
+}
+
+static void gs_event_list_view_init(GsEventListView *self) {
+  gtk_widget_init_template(GTK_WIDGET(self));
+
+  self->list = gs_event_list_model_new();
+  self->selection = gtk_single_selection_new(g_object_ref(G_LIST_MODEL(self->list)));
+  gtk_single_selection_set_autoselect(self->selection, FALSE);
+  gtk_single_selection_set_can_unselect(self->selection, TRUE);
+  gtk_column_view_set_model(GTK_COLUMN_VIEW(self->column_view),
+                            GTK_SELECTION_MODEL(self->selection));
+  g_signal_connect_swapped(self->selection, "notify::selected",
+                           G_CALLBACK(on_selection_changed), self);
+  g_signal_connect_swapped(self->list, "items-changed", G_CALLBACK(on_items_changed), self);
+  g_signal_connect_swapped(
+      gtk_scrolled_window_get_vadjustment(GTK_SCROLLED_WINDOW(self->scroller)), "changed",
+      G_CALLBACK(on_adjustment_changed), self);
+  g_signal_connect_swapped(self->list, "notify::filtering", G_CALLBACK(on_items_changed),
+                           self);
+
+  /* Translators: column titles of the event list. */
+  add_column(self, _("#"), COL_SEQ, 80, FALSE);
+  add_column(self, _("Time"), COL_TIME, 110, FALSE);
+  add_column(self, _("Thread"), COL_THREAD, 60, FALSE);
+  add_column(self, _("Kind"), COL_KIND, 150, FALSE);
+  add_column(self, _("Summary"), COL_SUMMARY, -1, TRUE);
+
+  fill_kinds(self);
+  self->threads = gtk_string_list_new(NULL);
+  gtk_string_list_append(self->threads, _("All threads"));
+  gtk_drop_down_set_model(GTK_DROP_DOWN(self->thread_dropdown), G_LIST_MODEL(self->threads));
+
+  g_signal_connect_swapped(self->search_entry, "search-changed",
+                           G_CALLBACK(on_filter_changed), self);
+  g_signal_connect_swapped(self->kind_dropdown, "notify::selected",
+                           G_CALLBACK(on_filter_changed), self);
+  g_signal_connect_swapped(self->thread_dropdown, "notify::selected",
+                           G_CALLBACK(on_filter_changed), self);
+  g_signal_connect_swapped(self->tensor_entry, "changed", G_CALLBACK(on_filter_changed), self);
+  g_signal_connect_swapped(self->scope_entry, "changed", G_CALLBACK(on_filter_changed), self);
+  update_count(self);
+}

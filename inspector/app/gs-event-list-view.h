@@ -1,0 +1,37 @@
+/* gs-event-list-view.h: the event list: a GtkColumnView of #seq, time, thread, kind and
+ * summary over a lazy list model, with a search entry and filters by kind, thread, tensor and
+ * scope. Follows the view contract (set_model, set_position, model_grew, tensor-selected,
+ * event-selected). */
+#pragma once
+
+#include <gtk/gtk.h>
+
+#include "gs-event-list-model.h"
+#include "trace-model.h"
+
+G_BEGIN_DECLS
+
+#define GS_TYPE_EVENT_LIST_VIEW (gs_event_list_view_get_type())
+G_DECLARE_FINAL_TYPE(GsEventListView, gs_event_list_view, GS, EVENT_LIST_VIEW, GtkWidget)
+
+GtkWidget *gs_event_list_view_new(void);
+void gs_event_list_view_set_model(GsEventListView *self, gs_trace_model *model);
+/* Selects and scrolls to the row of event index, if it is shown. */
+void gs_event_list_view_set_position(GsEventListView *self, guint64 index);
+void gs_event_list_view_model_grew(GsEventListView *self);
+
+/* Filters set from elsewhere (the scope tree, the tensor details): fill the entries too.
+ * 0 clears. */
+void gs_event_list_view_set_scope_filter(GsEventListView *self, guint64 scope_id);
+void gs_event_list_view_set_tensor_filter(GsEventListView *self, guint64 tensor_id);
+void gs_event_list_view_set_search(GsEventListView *self, const char *text);
+/* kind 0: every kind. */
+void gs_event_list_view_set_kind_filter(GsEventListView *self, gs_trace_kind kind);
+void gs_event_list_view_focus_search(GsEventListView *self);
+
+/* The event of the selected row, or G_MAXUINT64. */
+guint64 gs_event_list_view_get_selected_index(GsEventListView *self);
+/* The list model behind the rows (tests count rows through it). */
+GsEventListModel *gs_event_list_view_get_list(GsEventListView *self);
+
+G_END_DECLS

@@ -1,0 +1,198 @@
+/* gs-event-row.c: an event list row. It holds an index, not a decoded event: decoding
+ * happens when a row is bound on screen, and the summary is kept while the row lives. */
+#include "gs-event-row.h"
+
+#include <glib/gi18n.h>
+#include <inttypes.h>
+
+#include "event-fields.h"
+
+struct _GsEventRow {
+  GObject parent_instance;
+  gs_trace_model *model;
+  guint64 index;
+  char *summary;
+};
+
+G_DEFINE_FINAL_TYPE(GsEventRow, gs_event_row, G_TYPE_OBJECT)
+
+GsEventRow *gs_event_row_new(gs_trace_model *model, guint64 index) {
+  GsEventRow *self = g_object_new(GS_TYPE_EVENT_ROW, NULL);
+  self->model = model;
+  self->index = index;
+  return self;
+}
+
+guint64 gs_event_row_get_index(GsEventRow *self) {
+  g_return_val_if_fail(GS_IS_EVENT_ROW(self), 0);
+  return self->index;
+}
+
+char *gs_event_row_dup_seq(GsEventRow *self) {
+  return g_strdup_printf("%" G_GUINT64_FORMAT, gs_trace_model_seq_at(self->model, self->index));
+}
+
+char *gs_format_event_time(guint64 ns) {
+  return g_strdup_printf("%" G_GUINT64_FORMAT ".%06u s", ns / 1000000000u,
+                         (unsigned)(ns % 1000000000u / 1000u));
+}
+
+char *gs_event_row_dup_time(GsEventRow *self) {
+  return gs_format_event_time(gs_trace_model_time_at(self->model, self->index));
+}
+
+char *gs_event_row_dup_thread(GsEventRow *self) {
+  return g_strdup_printf("%u", gs_trace_model_thread_at(self->model, self->index));
+}
+
+const char *gs_event_row_get_kind(GsEventRow *self) {
+  return gs_trace_kind_name(gs_trace_model_kind_at(self->model, self->index));
+}
+
+const char *gs_event_row_get_summary(GsEventRow *self) {
+  if (!self->summary)
+    self->summary = gs_event_summary(self->model, self->index);
+  return self->summary;
+}
+
+static void append_handle(GString *out, const char *what, guint64 id) {
+  char buf[32];
+  if (out->len)
+    g_string_append_c(out, ' ');
+  g_string_append_printf(out, "%s %s", what, gs_format_handle(id, buf, sizeof buf));
+}
+
+static void append_shape(GString *out, const gs_trace_event *e) {
+  g_string_append(out, " [");
+  for (int d = 0; d < e->ndim; d++)
+    g_string_append_printf(out, d ? ", %" G_GINT64_FORMAT : "%" G_GINT64_FORMAT, e->shape[d]);
+  g_string_append_c(out, ']');
+}
+
+static void append_text(GString *out, const char *text) {
+  if (!text || !*text)
+    return;
+  if (out->len)
+    g_string_append_c(out, ' ');
+  g_string_append(out, text);
+}
+
+/* Tensor, scope, op or name first: what a person scanning the list looks for. The nouns are
+ * translated; op and scope names come from the program and are shown as they are. */
+char *gs_event_summary(gs_trace_model *model, guint64 index) {
+  gs_trace_event e;
+  if (!gs_trace_model_event(model, index, &e))
+    return g_strdup("");
+  GString *out = g_string_new(NULL);
+  const char *name = e.name ? gs_trace_model_string(model, e.name) : NULL;
+  const char *op = e.op ? gs_trace_model_string(model, e.op) : NULL;
+  switch (e.kind) {
+  case GS_TRACE_STORAGE_ALLOC:
+  case GS_TRACE_STORAGE_MATERIALISE:
+  case GS_TRACE_STORAGE_FREE:
+    g_string_append_printf(out, _("storage %" PRIu64), e.storage);
+    if (e.nbytes) {
+      g_autofree char *size = g_format_size_full(e.nbytes, G_FORMAT_SIZE_IEC_UNITS);
+      g_string_append_printf(out, " (%s)", size);
+    }
+    break;
+  case GS_TRACE_STORAGE_SHARE:
+    g_string_append_printf(out, _("storage %" PRIu64 " shares storage %" PRIu64),
+                           e.storage, e.source);
+    break;
+  case GS_TRACE_TENSOR_CREATE:
+    append_handle(out, _("tensor"), e.tensor);
+    append_shape(out, &e);
+    append_text(out, op);
+    if (e.source)
+      append_handle(out, _("from"), e.source);
+    break;
+  case GS_TRACE_TENSOR_DISPOSE:
+    append_handle(out, _("tensor"), e.tensor);
+    append_text(out, name);
+    break;
+  case GS_TRACE_TENSOR_MOVE:
+    append_handle(out, _("tensor"), e.tensor);
+    append_handle(out, "→", e.target);
+    break;
+  case GS_TRACE_TENSOR_NAME:
+    append_handle(out, _("tensor"), e.tensor);
+    if (name)
+      g_string_append_printf(out, " “%s”", name);
+    break;
+  case GS_TRACE_INPLACE_WRITE:
+    append_handle(out, _("tensor"), e.tensor);
+    append_text(out, op);
+    g_string_append_c(out, ' ');
+    g_string_append_printf(out, _("version %" PRIu64), e.version);
+    break;
+  case GS_TRACE_OWNER_CHANGE:
+    append_handle(out, _("object"), e.object);
+    g_string_append_printf(out, " %s → %s", gs_trace_holder_name(e.previous_holder),
+                           gs_trace_holder_name(e.holder));
+    break;
+  case GS_TRACE_SCOPE_BEGIN:
+  case GS_TRACE_SCOPE_END:
+    append_handle(out, _("scope"), e.scope);
+    if (!name) {
+      const gs_replay_scope *scope = gs_trace_model_scope(model, e.scope);
+      name = scope ? scope->name : NULL;
+    }
+    append_text(out, name);
+    break;
+  case GS_TRACE_NODE_CREATE:
+    append_text(out, name);
+    g_string_append_printf(out, " #%" G_GUINT64_FORMAT, e.node);
+    if (e.tensor)
+      append_handle(out, "→", e.tensor);
+    break;
+  case GS_TRACE_NODE_FREE_SAVED:
+  case GS_TRACE_NODE_RELEASE:
+    g_string_append_printf(out, _("node #%" PRIu64), e.node);
+    break;
+  case GS_TRACE_BACKWARD_BEGIN:
+  case GS_TRACE_BACKWARD_END:
+  case GS_TRACE_VALUES:
+    append_handle(out, _("tensor"), e.tensor);
+    break;
+  case GS_TRACE_GRAD_ACCUMULATE:
+    append_handle(out, _("tensor"), e.tensor);
+    append_handle(out, _("grad"), e.target);
+    break;
+  case GS_TRACE_MODULE_CREATE:
+    append_handle(out, _("module"), e.module);
+    append_text(out, name);
+    break;
+  case GS_TRACE_MODULE_PARAMETER:
+    append_handle(out, _("module"), e.module);
+    append_text(out, name);
+    append_handle(out, "=", e.tensor);
+    break;
+  case GS_TRACE_COMPOSITE_CREATE:
+    append_handle(out, gs_trace_object_kind_name(e.object_kind), e.object);
+    break;
+  case GS_TRACE_MARK:
+    append_text(out, name);
+    break;
+  case GS_TRACE_ERROR:
+    append_text(out, e.text);
+    break;
+  default:
+    break;
+  }
+  return g_string_free(out, FALSE);
+}
+
+static void gs_event_row_finalize(GObject *object) {
+  GsEventRow *self = GS_EVENT_ROW(object);
+  g_free(self->summary);
+  G_OBJECT_CLASS(gs_event_row_parent_class)->finalize(object);
+}
+
+static void gs_event_row_class_init(GsEventRowClass *klass) {
+  G_OBJECT_CLASS(klass)->finalize = gs_event_row_finalize;
+}
+
+static void gs_event_row_init(GsEventRow *self) {
+  (void)self;
+}

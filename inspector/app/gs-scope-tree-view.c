@@ -1,0 +1,444 @@
+/* gs-scope-tree-view.c: see gs-scope-tree-view.h.
+ *
+ * Cells are plain labels filled from the model at the scrubber's event. The view remembers
+ * which cells are bound, so moving the scrubber rewrites only the rows on screen instead of
+ * telling GTK that every row changed. */
+#include "gs-scope-tree-view.h"
+
+#include <adwaita.h>
+#include <glib/gi18n.h>
+
+#include "gs-scope-item.h"
+#include "gs-scope-list.h"
+#include "gs-view-format.h"
+
+typedef enum {
+  COLUMN_NAME,
+  COLUMN_ID,
+  COLUMN_THREAD,
+  COLUMN_BEGIN,
+  COLUMN_END,
+  COLUMN_CREATED,
+  COLUMN_DISPOSED,
+  COLUMN_ALIVE,
+  COLUMN_BYTES,
+  COLUMN_PEAK,
+  COLUMN_DURATION,
+  N_COLUMNS
+} ScopeColumn;
+
+struct _GsScopeTreeView {
+  GtkWidget parent_instance;
+
+  GtkStack *stack;
+  GtkColumnView *column_view;
+  GtkColumnViewColumn *columns[N_COLUMNS];
+
+  gs_trace_model *model; /* borrowed */
+  guint64 position;
+  GtkTreeListModel *tree;
+  GtkSingleSelection *selection;
+  GPtrArray *lists;       /* every GsScopeList alive (weak), to refresh or detach them */
+  GHashTable *bound;      /* GtkListItem* bound now -> column + 1 */
+  guint64 selected_scope;
+  guint refresh_tick;     /* a pending once-per-frame refresh of the cells */
+};
+
+G_DEFINE_FINAL_TYPE(GsScopeTreeView, gs_scope_tree_view, GTK_TYPE_WIDGET)
+
+enum { SIGNAL_SCOPE_SELECTED, SIGNAL_TENSOR_SELECTED, SIGNAL_EVENT_SELECTED, N_SIGNALS };
+static guint signals[N_SIGNALS];
+
+/* ---- rows ----------------------------------------------------------------------------- */
+
+static void list_finalized(gpointer data, GObject *where_the_object_was) {
+  GsScopeTreeView *self = data;
+  g_ptr_array_remove_fast(self->lists, where_the_object_was);
+}
+
+static GsScopeList *track_list(GsScopeTreeView *self, GsScopeList *list) {
+  g_object_weak_ref(G_OBJECT(list), list_finalized, self);
+  g_ptr_array_add(self->lists, list);
+  return list;
+}
+
+static void forget_lists(GsScopeTreeView *self) {
+  for (guint i = 0; i < self->lists->len; i++) {
+    GsScopeList *list = g_ptr_array_index(self->lists, i);
+    g_object_weak_unref(G_OBJECT(list), list_finalized, self);
+    gs_scope_list_detach(list);
+  }
+  g_ptr_array_set_size(self->lists, 0);
+}
+
+/* GtkTreeListModel asks this when a row may be expanded: a scope that has children, or one
+ * still open at the newest event (a live run may begin scopes inside it later). */
+static GListModel *create_children(gpointer item, gpointer user_data) {
+  GsScopeTreeView *self = user_data;
+  if (!self->model)
+    return NULL;
+  guint64 id = gs_scope_item_get_scope_id(item);
+  const GArray *children = gs_trace_model_scope_children(self->model, id);
+  const gs_replay_scope *scope = gs_trace_model_scope(self->model, id);
+  gboolean may_grow = scope && !scope->ended && !gs_trace_model_damaged(self->model);
+  if ((!children || children->len == 0) && !may_grow)
+    return NULL;
+  return G_LIST_MODEL(track_list(self, gs_scope_list_new(self->model, id)));
+}
+
+/* ---- cells ---------------------------------------------------------------------------- */
+
+static char *event_index_text(gs_trace_model *model, guint64 seq) {
+  guint64 index = gs_trace_model_find_seq(model, seq);
+  if (index == G_MAXUINT64)
+    return g_strdup("?");
+  return g_strdup_printf("%" G_GUINT64_FORMAT, index);
+}
+
+/* The text of one cell, and whether the scope has begun at the scrubber's event. */
+static char *cell_text(GsScopeTreeView *self, GsScopeItem *item, ScopeColumn column,
+                       gboolean *begun) {
+  gs_trace_model *m = self->model;
+  const gs_replay_scope *head = gs_trace_model_scope_at(m, gs_scope_item_get_position(item));
+  const gs_replay *state = gs_trace_model_seek(m, self->position);
+  guint64 id = gs_scope_item_get_scope_id(item);
+  const gs_replay_scope *now = state ? g_hash_table_lookup(state->scopes, &id) : NULL;
+  *begun = now != NULL;
+  if (!head)
+    return g_strdup("");
+  switch (column) {
+  case COLUMN_NAME:
+    return g_strdup(head->name && *head->name ? head->name : _("(unnamed)"));
+  case COLUMN_ID:
+    return gs_view_handle(id);
+  case COLUMN_THREAD:
+    return g_strdup_printf("%u", head->thread);
+  case COLUMN_BEGIN:
+    return event_index_text(m, head->begin_seq);
+  case COLUMN_END:
+    if (now && now->ended)
+      return event_index_text(m, now->end_seq);
+    return g_strdup(now ? C_("scope", "open") : "");
+  default:
+    break;
+  }
+  if (!now)
+    return g_strdup("");
+  switch (column) {
+  case COLUMN_CREATED:
+    return g_strdup_printf("%" G_GUINT64_FORMAT, now->created);
+  case COLUMN_DISPOSED:
+    return g_strdup_printf("%" G_GUINT64_FORMAT, now->disposed);
+  case COLUMN_ALIVE:
+    return g_strdup_printf("%" G_GUINT64_FORMAT, now->alive);
+  case COLUMN_BYTES:
+    return gs_view_bytes(now->bytes);
+  case COLUMN_PEAK:
+    return gs_view_bytes(now->peak_bytes);
+  case COLUMN_DURATION: {
+    guint64 end_ns = now->ended ? now->end_ns : gs_trace_model_time_at(m, self->position);
+    return gs_view_duration(end_ns > now->begin_ns ? end_ns - now->begin_ns : 0);
+  }
+  default:
+    return g_strdup("");
+  }
+}
+
+static GtkLabel *cell_label(GtkListItem *list_item, ScopeColumn column) {
+  GtkWidget *child = gtk_list_item_get_child(list_item);
+  if (column == COLUMN_NAME)
+    child = gtk_tree_expander_get_child(GTK_TREE_EXPANDER(child));
+  return GTK_LABEL(child);
+}
+
+static void update_cell(GsScopeTreeView *self, GtkListItem *list_item, ScopeColumn column) {
+  GtkTreeListRow *row = gtk_list_item_get_item(list_item);
+  GtkLabel *label = cell_label(list_item, column);
+  if (!row || !self->model) {
+    gtk_label_set_text(label, "");
+    return;
+  }
+  g_autoptr(GsScopeItem) item = gtk_tree_list_row_get_item(row);
+  gboolean begun = FALSE;
+  g_autofree char *text = cell_text(self, item, column, &begun);
+  gtk_label_set_text(label, text);
+  /* Not begun yet: greyed rather than hidden, so rows do not jump while scrubbing. */
+  if (begun)
+    gtk_widget_remove_css_class(GTK_WIDGET(label), "dim-label");
+  else
+    gtk_widget_add_css_class(GTK_WIDGET(label), "dim-label");
+  if (column == COLUMN_NAME && gtk_widget_get_has_tooltip(GTK_WIDGET(label)) == begun)
+    gtk_widget_set_tooltip_text(GTK_WIDGET(label),
+                                begun ? NULL : _("Not begun yet at the chosen event"));
+}
+
+/* GTK keeps cells of rows just off screen bound; those are brought up to date when they are
+ * mapped (on_cell_map), so a scrubber step rewrites only what is visible. */
+static void refresh_cells(GsScopeTreeView *self) {
+  GHashTableIter iter;
+  gpointer list_item, column;
+  g_hash_table_iter_init(&iter, self->bound);
+  while (g_hash_table_iter_next(&iter, &list_item, &column))
+    if (gtk_widget_get_mapped(gtk_list_item_get_child(list_item)))
+      update_cell(self, list_item, GPOINTER_TO_INT(column) - 1);
+}
+
+static void on_cell_map(GtkWidget *child, GtkListItem *list_item) {
+  GsScopeTreeView *self = GS_SCOPE_TREE_VIEW(
+      gtk_widget_get_ancestor(child, GS_TYPE_SCOPE_TREE_VIEW));
+  gpointer column = self ? g_hash_table_lookup(self->bound, list_item) : NULL;
+  if (column)
+    update_cell(self, list_item, GPOINTER_TO_INT(column) - 1);
+}
+
+/* Scrubbing with a held arrow key moves the position faster than frames are drawn: the cells
+ * are rewritten once per frame. */
+static gboolean refresh_on_tick(GtkWidget *widget, GdkFrameClock *clock, gpointer data) {
+  (void)clock, (void)data;
+  GsScopeTreeView *self = GS_SCOPE_TREE_VIEW(widget);
+  self->refresh_tick = 0;
+  if (self->model)
+    refresh_cells(self);
+  return G_SOURCE_REMOVE;
+}
+
+static void queue_refresh(GsScopeTreeView *self) {
+  if (!gtk_widget_get_mapped(GTK_WIDGET(self)))
+    return; /* its cells catch up when they are mapped */
+  if (!self->refresh_tick)
+    self->refresh_tick =
+        gtk_widget_add_tick_callback(GTK_WIDGET(self), refresh_on_tick, NULL, NULL);
+}
+
+static void setup_cell(GtkSignalListItemFactory *factory, GtkListItem *list_item,
+                       gpointer user_data) {
+  (void)user_data;
+  ScopeColumn column = GPOINTER_TO_INT(g_object_get_data(G_OBJECT(factory), "column"));
+  GtkWidget *label = gtk_label_new(NULL);
+  if (column == COLUMN_NAME) {
+    gtk_label_set_xalign(GTK_LABEL(label), 0);
+    gtk_label_set_ellipsize(GTK_LABEL(label), PANGO_ELLIPSIZE_END);
+    GtkWidget *expander = gtk_tree_expander_new();
+    gtk_tree_expander_set_child(GTK_TREE_EXPANDER(expander), label);
+    gtk_list_item_set_child(list_item, expander);
+  } else {
+    gtk_label_set_xalign(GTK_LABEL(label), 1);
+    gtk_widget_add_css_class(label, "numeric");
+    gtk_list_item_set_child(list_item, label);
+  }
+  g_signal_connect(gtk_list_item_get_child(list_item), "map", G_CALLBACK(on_cell_map), list_item);
+}
+
+static void bind_cell(GtkSignalListItemFactory *factory, GtkListItem *list_item,
+                      gpointer user_data) {
+  GsScopeTreeView *self = user_data;
+  ScopeColumn column = GPOINTER_TO_INT(g_object_get_data(G_OBJECT(factory), "column"));
+  if (column == COLUMN_NAME)
+    gtk_tree_expander_set_list_row(GTK_TREE_EXPANDER(gtk_list_item_get_child(list_item)),
+                                   gtk_list_item_get_item(list_item));
+  g_hash_table_insert(self->bound, list_item, GINT_TO_POINTER(column + 1));
+  update_cell(self, list_item, column);
+}
+
+static void unbind_cell(GtkSignalListItemFactory *factory, GtkListItem *list_item,
+                        gpointer user_data) {
+  GsScopeTreeView *self = user_data;
+  ScopeColumn column = GPOINTER_TO_INT(g_object_get_data(G_OBJECT(factory), "column"));
+  if (column == COLUMN_NAME)
+    gtk_tree_expander_set_list_row(GTK_TREE_EXPANDER(gtk_list_item_get_child(list_item)), NULL);
+  g_hash_table_remove(self->bound, list_item);
+}
+
+static void teardown_cell(GtkSignalListItemFactory *factory, GtkListItem *list_item,
+                          gpointer user_data) {
+  (void)factory;
+  GsScopeTreeView *self = user_data;
+  g_hash_table_remove(self->bound, list_item);
+}
+
+/* ---- selection ------------------------------------------------------------------------ */
+
+static GsScopeItem *item_at(GsScopeTreeView *self, guint position) {
+  if (!self->tree)
+    return NULL;
+  g_autoptr(GtkTreeListRow) row = g_list_model_get_item(G_LIST_MODEL(self->tree), position);
+  return row ? gtk_tree_list_row_get_item(row) : NULL;
+}
+
+static void on_selection_changed(GsScopeTreeView *self) {
+  guint position = gtk_single_selection_get_selected(self->selection);
+  g_autoptr(GsScopeItem) item =
+      position == GTK_INVALID_LIST_POSITION ? NULL : item_at(self, position);
+  guint64 id = item ? gs_scope_item_get_scope_id(item) : 0;
+  if (id == self->selected_scope)
+    return;
+  self->selected_scope = id;
+  g_signal_emit(self, signals[SIGNAL_SCOPE_SELECTED], 0, id);
+}
+
+/* Activating a row (double click, Enter) takes the scrubber to where the scope began. */
+static void on_row_activated(GsScopeTreeView *self, guint position) {
+  g_autoptr(GsScopeItem) item = item_at(self, position);
+  if (!item || !self->model)
+    return;
+  const gs_replay_scope *scope =
+      gs_trace_model_scope_at(self->model, gs_scope_item_get_position(item));
+  guint64 index = scope ? gs_trace_model_find_seq(self->model, scope->begin_seq) : G_MAXUINT64;
+  if (index != G_MAXUINT64)
+    g_signal_emit(self, signals[SIGNAL_EVENT_SELECTED], 0, index);
+}
+
+/* ---- public --------------------------------------------------------------------------- */
+
+static void update_shape(GsScopeTreeView *self) {
+  gboolean any = self->model && gs_trace_model_n_scopes(self->model) > 0;
+  gtk_stack_set_visible_child_name(self->stack, any ? "tree" : "empty");
+  const GArray *threads = self->model ? gs_trace_model_threads(self->model) : NULL;
+  gtk_column_view_column_set_visible(self->columns[COLUMN_THREAD], threads && threads->len > 1);
+}
+
+void gs_scope_tree_view_set_model(GsScopeTreeView *self, gs_trace_model *model) {
+  g_return_if_fail(GS_IS_SCOPE_TREE_VIEW(self));
+  if (model == self->model)
+    return;
+  gtk_column_view_set_model(self->column_view, NULL);
+  if (self->selection)
+    g_signal_handlers_disconnect_by_data(self->selection, self);
+  g_clear_object(&self->selection);
+  g_clear_object(&self->tree);
+  forget_lists(self);
+  self->model = model;
+  self->position = 0;
+  if (self->selected_scope) {
+    self->selected_scope = 0;
+    g_signal_emit(self, signals[SIGNAL_SCOPE_SELECTED], 0, (guint64)0);
+  }
+  if (model) {
+    GsScopeList *roots = track_list(self, gs_scope_list_new(model, 0));
+    self->tree = gtk_tree_list_model_new(G_LIST_MODEL(roots), FALSE, FALSE, create_children,
+                                         self, NULL);
+    self->selection = gtk_single_selection_new(G_LIST_MODEL(g_object_ref(self->tree)));
+    gtk_single_selection_set_autoselect(self->selection, FALSE);
+    gtk_single_selection_set_can_unselect(self->selection, TRUE);
+    gtk_single_selection_set_selected(self->selection, GTK_INVALID_LIST_POSITION);
+    g_signal_connect_swapped(self->selection, "selection-changed",
+                             G_CALLBACK(on_selection_changed), self);
+    gtk_column_view_set_model(self->column_view, GTK_SELECTION_MODEL(self->selection));
+  }
+  update_shape(self);
+}
+
+void gs_scope_tree_view_set_position(GsScopeTreeView *self, guint64 index) {
+  g_return_if_fail(GS_IS_SCOPE_TREE_VIEW(self));
+  self->position = index;
+  if (self->model)
+    queue_refresh(self);
+}
+
+guint64 gs_scope_tree_view_get_position(GsScopeTreeView *self) {
+  g_return_val_if_fail(GS_IS_SCOPE_TREE_VIEW(self), 0);
+  return self->position;
+}
+
+void gs_scope_tree_view_model_grew(GsScopeTreeView *self) {
+  g_return_if_fail(GS_IS_SCOPE_TREE_VIEW(self));
+  if (!self->model)
+    return;
+  /* Refreshing a list may make GTK create (and track) new lists: walk a copy. */
+  g_autoptr(GPtrArray) lists = g_ptr_array_new_with_free_func(g_object_unref);
+  for (guint i = 0; i < self->lists->len; i++)
+    g_ptr_array_add(lists, g_object_ref(g_ptr_array_index(self->lists, i)));
+  for (guint i = 0; i < lists->len; i++)
+    gs_scope_list_refresh(g_ptr_array_index(lists, i));
+  update_shape(self);
+  queue_refresh(self);
+}
+
+guint64 gs_scope_tree_view_get_selected_scope(GsScopeTreeView *self) {
+  g_return_val_if_fail(GS_IS_SCOPE_TREE_VIEW(self), 0);
+  return self->selected_scope;
+}
+
+GtkWidget *gs_scope_tree_view_new(void) {
+  return g_object_new(GS_TYPE_SCOPE_TREE_VIEW, NULL);
+}
+
+/* ---- GObject -------------------------------------------------------------------------- */
+
+static void gs_scope_tree_view_dispose(GObject *object) {
+  GsScopeTreeView *self = GS_SCOPE_TREE_VIEW(object);
+  if (self->column_view)
+    gtk_column_view_set_model(self->column_view, NULL);
+  if (self->selection)
+    g_signal_handlers_disconnect_by_data(self->selection, self);
+  g_clear_object(&self->selection);
+  g_clear_object(&self->tree);
+  if (self->lists)
+    forget_lists(self);
+  self->model = NULL;
+  gtk_widget_dispose_template(GTK_WIDGET(self), GS_TYPE_SCOPE_TREE_VIEW);
+  if (self->refresh_tick) {
+    gtk_widget_remove_tick_callback(GTK_WIDGET(self), self->refresh_tick);
+    self->refresh_tick = 0;
+  }
+  G_OBJECT_CLASS(gs_scope_tree_view_parent_class)->dispose(object);
+}
+
+static void gs_scope_tree_view_finalize(GObject *object) {
+  GsScopeTreeView *self = GS_SCOPE_TREE_VIEW(object);
+  g_ptr_array_unref(self->lists);
+  g_hash_table_unref(self->bound);
+  G_OBJECT_CLASS(gs_scope_tree_view_parent_class)->finalize(object);
+}
+
+static void gs_scope_tree_view_class_init(GsScopeTreeViewClass *klass) {
+  GObjectClass *object_class = G_OBJECT_CLASS(klass);
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS(klass);
+  object_class->dispose = gs_scope_tree_view_dispose;
+  object_class->finalize = gs_scope_tree_view_finalize;
+
+  signals[SIGNAL_SCOPE_SELECTED] =
+      g_signal_new("scope-selected", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL,
+                   NULL, NULL, G_TYPE_NONE, 1, G_TYPE_UINT64);
+  /* Part of the view contract; this view has no tensor rows, so it never emits it. */
+  signals[SIGNAL_TENSOR_SELECTED] =
+      g_signal_new("tensor-selected", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL,
+                   NULL, NULL, G_TYPE_NONE, 1, G_TYPE_UINT64);
+  signals[SIGNAL_EVENT_SELECTED] =
+      g_signal_new("event-selected", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL,
+                   NULL, NULL, G_TYPE_NONE, 1, G_TYPE_UINT64);
+
+  gtk_widget_class_set_template_from_resource(
+      widget_class, "/io/github/gradscope/Inspector/gs-scope-tree-view.ui");
+  gtk_widget_class_bind_template_child(widget_class, GsScopeTreeView, stack);
+  gtk_widget_class_bind_template_child(widget_class, GsScopeTreeView, column_view);
+  static const char *const column_ids[N_COLUMNS] = {
+      "name_column",    "id_column",      "thread_column", "begin_column",
+      "end_column",     "created_column", "disposed_column", "alive_column",
+      "bytes_column",   "peak_column",    "duration_column",
+  };
+  for (int i = 0; i < N_COLUMNS; i++)
+    gtk_widget_class_bind_template_child_full(widget_class, column_ids[i], FALSE,
+                                              G_STRUCT_OFFSET(GsScopeTreeView, columns) +
+                                                  i * (gssize)sizeof(GtkColumnViewColumn *));
+  gtk_widget_class_bind_template_callback(widget_class, on_row_activated);
+  gtk_widget_class_set_layout_manager_type(widget_class, GTK_TYPE_BIN_LAYOUT);
+  gtk_widget_class_set_css_name(widget_class, "scopetree");
+}
+
+static void gs_scope_tree_view_init(GsScopeTreeView *self) {
+  g_type_ensure(ADW_TYPE_STATUS_PAGE);
+  self->lists = g_ptr_array_new();
+  self->bound = g_hash_table_new(g_direct_hash, g_direct_equal);
+  gtk_widget_init_template(GTK_WIDGET(self));
+  for (int i = 0; i < N_COLUMNS; i++) {
+    GtkListItemFactory *factory = gtk_signal_list_item_factory_new();
+    g_object_set_data(G_OBJECT(factory), "column", GINT_TO_POINTER(i));
+    g_signal_connect(factory, "setup", G_CALLBACK(setup_cell), self);
+    g_signal_connect(factory, "bind", G_CALLBACK(bind_cell), self);
+    g_signal_connect(factory, "unbind", G_CALLBACK(unbind_cell), self);
+    g_signal_connect(factory, "teardown", G_CALLBACK(teardown_cell), self);
+    gtk_column_view_column_set_factory(self->columns[i], factory);
+    g_object_unref(factory);
+  }
+}

@@ -1,0 +1,32 @@
+/* gs-scope-tree-view.h: the dispose scopes of a run as a tree (a scope's children are the
+ * scopes begun inside it), with each scope's statistics at the scrubber's event: objects
+ * created, disposed and alive, bytes owned now and at peak, begin and end events, duration.
+ * Scopes not yet begun at that event are greyed. Rows are made lazily (GtkTreeListModel over
+ * the model's scope-children query), so 100 k step scopes cost nothing until shown.
+ *
+ * Signals: scope-selected (guint64 scope_id, 0 when the selection is cleared), so the capture
+ * page can filter the event list; tensor-selected and event-selected (the view contract; this
+ * view emits event-selected with a scope's begin event when a row is activated). */
+#pragma once
+
+#include <gtk/gtk.h>
+
+#include "trace-model.h"
+
+G_BEGIN_DECLS
+
+#define GS_TYPE_SCOPE_TREE_VIEW (gs_scope_tree_view_get_type())
+G_DECLARE_FINAL_TYPE(GsScopeTreeView, gs_scope_tree_view, GS, SCOPE_TREE_VIEW, GtkWidget)
+
+GtkWidget *gs_scope_tree_view_new(void);
+/* Borrowed: the capture page owns the model and outlives its views. NULL clears. */
+void gs_scope_tree_view_set_model(GsScopeTreeView *self, gs_trace_model *model);
+/* The scrubber's event: statistics are those just after it. */
+void gs_scope_tree_view_set_position(GsScopeTreeView *self, guint64 index);
+guint64 gs_scope_tree_view_get_position(GsScopeTreeView *self);
+/* A live source appended events: new scopes appear, open ones may gain children. */
+void gs_scope_tree_view_model_grew(GsScopeTreeView *self);
+/* The selected scope's id, or 0. */
+guint64 gs_scope_tree_view_get_selected_scope(GsScopeTreeView *self);
+
+G_END_DECLS

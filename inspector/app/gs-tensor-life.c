@@ -1,0 +1,219 @@
+/* gs-tensor-life.c: see gs-tensor-life.h. Every sentence is one translatable format string
+ * (translators see whole sentences, not fragments glued together). */
+#include "gs-tensor-life.h"
+
+#include <glib/gi18n.h>
+
+#include "event-fields.h"
+#include "gs-view-format.h"
+
+static gboolean is_me(const gs_tensor_handles *h, guint64 id) {
+  return id && (id == h->id || id == h->moved_to);
+}
+
+char *gs_tensor_life_holder(gs_trace_model *m, guint32 holder, guint64 owner) {
+  g_autofree char *handle = gs_view_handle(owner);
+  switch ((gs_trace_holder)holder) {
+  case GS_TRACE_HELD_BY_CALLER:
+    return g_strdup(_("the caller"));
+  case GS_TRACE_HELD_BY_SCOPE: {
+    const gs_replay_scope *scope = gs_trace_model_scope(m, owner);
+    if (scope && scope->name && *scope->name)
+      /* TRANSLATORS: a dispose scope: its name, then its handle (as the model's owner labels) */
+      return g_strdup_printf(_("scope %s %s"), scope->name, handle);
+    return g_strdup_printf(_("scope %s"), handle);
+  }
+  case GS_TRACE_HELD_BY_MODULE: {
+    const gs_replay *head = gs_trace_model_head(m);
+    const char *type = head ? g_hash_table_lookup(head->modules, &owner) : NULL;
+    if (type)
+      /* TRANSLATORS: a module: its type (Linear...), then its handle */
+      return g_strdup_printf(_("module %s %s"), type, handle);
+    return g_strdup_printf(_("module %s"), handle);
+  }
+  case GS_TRACE_HELD_BY_COMPOSITE:
+    return g_strdup_printf(_("composite %s"), handle);
+  case GS_TRACE_HELD_BY_TENSOR:
+    return g_strdup_printf(_("gradient of %s"), handle);
+  case GS_TRACE_HELD_BY_ENGINE:
+    return g_strdup(_("the engine"));
+  }
+  return g_strdup_printf(_("unknown holder %u"), holder);
+}
+
+static char *describe_create(gs_trace_model *m, const gs_tensor_handles *h,
+                             const gs_trace_event *e) {
+  const char *op = gs_trace_model_string(m, e->op);
+  g_autofree char *shape = gs_view_shape(e->shape, e->ndim);
+  g_autofree char *tensor = gs_view_handle(e->tensor);
+  g_autofree char *source = gs_view_handle(e->source);
+  const char *dtype = gs_dtype_name((gs_dtype)e->dtype);
+  if (!is_me(h, e->tensor)) {
+    /* Something was made from this tensor. */
+    switch (e->origin) {
+    case 1:
+      /* TRANSLATORS: view of this tensor: the new tensor, the op, its shape */
+      return g_strdup_printf(_("Viewed as %s by %s, shape %s, sharing storage #%llu"),
+                             tensor, op, shape, (unsigned long long)e->storage);
+    case 2:
+      return g_strdup_printf(_("Detached as %s: it shares this storage and its version counter"),
+                             tensor);
+    case 3:
+      return g_strdup_printf(_("Cloned into %s: nothing was copied; the bytes are shared "
+                               "copy-on-write until either is written"),
+                             tensor);
+    default:
+      return g_strdup_printf(_("Used to make %s by %s"), tensor, op);
+    }
+  }
+  switch (e->origin) {
+  case 1:
+    return g_strdup_printf(_("Created by %s as a view of %s: %s %s, sharing storage #%llu"),
+                           op, source, dtype, shape, (unsigned long long)e->storage);
+  case 2:
+    return g_strdup_printf(_("Created by detach of %s: %s %s, sharing storage #%llu"
+                             " and its version counter; a new leaf"),
+                           source, dtype, shape, (unsigned long long)e->storage);
+  case 3:
+    return g_strdup_printf(_("Created by clone of %s: %s %s, storage #%llu"
+                             " shares its bytes copy-on-write until written"),
+                           source, dtype, shape, (unsigned long long)e->storage);
+  default:
+    return g_strdup_printf(_("Created by %s: %s %s, new storage #%llu%s"), op,
+                           dtype, shape, (unsigned long long)e->storage,
+                           e->requires_grad ? _(", requires grad") : "");
+  }
+}
+
+static char *describe_owner_change(gs_trace_model *m, const gs_tensor_handles *h,
+                                   const gs_trace_event *e) {
+  g_autofree char *from = gs_tensor_life_holder(m, e->previous_holder, e->previous_owner);
+  g_autofree char *to = gs_tensor_life_holder(m, e->holder, e->owner);
+  if (!is_me(h, e->object)) {
+    g_autofree char *object = gs_view_handle(e->object);
+    /* TRANSLATORS: a composite this tensor is part of changed hands */
+    return g_strdup_printf(_("Owner of its composite %s: %s → %s"), object, from, to);
+  }
+  /* Moving to the scope that encloses the owner is TorchSharp's MoveToOuter: say so. */
+  if (e->previous_holder == GS_TRACE_HELD_BY_SCOPE && e->holder == GS_TRACE_HELD_BY_SCOPE) {
+    const gs_replay_scope *was = gs_trace_model_scope(m, e->previous_owner);
+    if (was && was->outer == e->owner)
+      return g_strdup_printf(_("Owner: %s → moved to the outer %s"), from, to);
+  }
+  return g_strdup_printf(_("Owner: %s → %s"), from, to);
+}
+
+static char *describe_node(gs_trace_model *m, const gs_tensor_handles *h,
+                           const gs_trace_event *e) {
+  const char *kind = gs_trace_model_string(m, e->name);
+  for (guint i = 0; i < e->n_saved; i++)
+    if (is_me(h, e->saved[i]))
+      /* TRANSLATORS: a graph node (its kind, e.g. MulBackward, and number) saved this tensor */
+      return g_strdup_printf(_("Saved for backward by %s #%llu"), kind, (unsigned long long)e->node);
+  /* An AccumulateGrad node stands for a leaf; any other node made the tensor. */
+  if (is_me(h, e->tensor) && g_str_equal(kind, "AccumulateGrad"))
+    return g_strdup_printf(_("Became a leaf of the graph: AccumulateGrad #%llu will receive its "
+                             "gradient"),
+                           (unsigned long long)e->node);
+  if (is_me(h, e->tensor))
+    return g_strdup_printf(_("Made by the graph node %s #%llu (its grad_fn)"), kind,
+                           (unsigned long long)e->node);
+  return g_strdup_printf(_("Fed into %s #%llu"), kind, (unsigned long long)e->node);
+}
+
+static char *describe_values(const gs_trace_event *e) {
+  GString *s = g_string_new(NULL);
+  guint shown = MIN(e->n_values, 8u);
+  for (guint i = 0; i < shown; i++)
+    g_string_append_printf(s, "%s%g", i ? ", " : "", e->values[i]);
+  if (e->n_values > shown)
+    g_string_append(s, ", …");
+  g_autofree char *list = g_string_free(s, FALSE);
+  return g_strdup_printf(_("Values: %s"), list);
+}
+
+char *gs_tensor_life_describe(gs_trace_model *m, const gs_tensor_handles *h,
+                              const gs_trace_event *e) {
+  g_autofree char *tensor = gs_view_handle(e->tensor);
+  g_autofree char *target = gs_view_handle(e->target);
+  switch (e->kind) {
+  case GS_TRACE_TENSOR_CREATE:
+    return describe_create(m, h, e);
+  case GS_TRACE_TENSOR_DISPOSE: {
+    const char *reason = gs_trace_model_string(m, e->name);
+    if (!*reason)
+      reason = _("no reason recorded");
+    if (is_me(h, e->tensor))
+      return g_strdup_printf(_("Disposed: %s"), reason);
+    return g_strdup_printf(_("%s disposed: %s"), tensor, reason);
+  }
+  case GS_TRACE_TENSOR_MOVE:
+    if (e->tensor == h->id)
+      return g_strdup_printf(_("Moved into parameter %s: this handle is no longer valid; the "
+                               "parameter owns the storage"),
+                             target);
+    return g_strdup_printf(_("Became a parameter, moved from %s"), tensor);
+  case GS_TRACE_TENSOR_NAME:
+    return g_strdup_printf(_("Named “%s”"), gs_trace_model_string(m, e->name));
+  case GS_TRACE_INPLACE_WRITE: {
+    const char *op = gs_trace_model_string(m, e->op);
+    if (is_me(h, e->tensor))
+      return g_strdup_printf(_("Written in place by %s: version %llu"), op,
+                             (unsigned long long)e->version);
+    return g_strdup_printf(_("Written in place by %s through %s (same storage #%llu"
+                             "): version %llu"),
+                           op, tensor, (unsigned long long)e->storage, (unsigned long long)e->version);
+  }
+  case GS_TRACE_OWNER_CHANGE:
+    return describe_owner_change(m, h, e);
+  case GS_TRACE_NODE_CREATE:
+    return describe_node(m, h, e);
+  case GS_TRACE_NODE_FREE_SAVED:
+    return g_strdup_printf(_("Backward freed the tensors node #%llu saved"),
+                           (unsigned long long)e->node);
+  case GS_TRACE_NODE_RELEASE:
+    return g_strdup_printf(_("Graph node #%llu released"), (unsigned long long)e->node);
+  case GS_TRACE_BACKWARD_BEGIN:
+    return g_strdup(_("Backward began from this tensor"));
+  case GS_TRACE_BACKWARD_END:
+    return g_strdup(_("Backward from this tensor ended"));
+  case GS_TRACE_GRAD_ACCUMULATE:
+    if (is_me(h, e->tensor))
+      return g_strdup_printf(_("Gradient accumulated into its .grad %s"), target);
+    return g_strdup_printf(_("Holds the gradient accumulated for %s"), tensor);
+  case GS_TRACE_MODULE_PARAMETER: {
+    g_autofree char *module = gs_tensor_life_holder(m, GS_TRACE_HELD_BY_MODULE, e->module);
+    return g_strdup_printf(_("Registered as parameter “%s” of %s"),
+                           gs_trace_model_string(m, e->name), module);
+  }
+  case GS_TRACE_COMPOSITE_CREATE: {
+    g_autofree char *object = gs_view_handle(e->object);
+    return g_strdup_printf(_("Became part of %s %s"), gs_trace_object_kind_name(e->object_kind),
+                           object);
+  }
+  case GS_TRACE_STORAGE_ALLOC: {
+    g_autofree char *bytes = gs_view_bytes(e->nbytes);
+    return g_strdup_printf(_("Storage #%llu allocated: %s"), (unsigned long long)e->storage, bytes);
+  }
+  case GS_TRACE_STORAGE_SHARE: {
+    g_autofree char *bytes = gs_view_bytes(e->nbytes);
+    return g_strdup_printf(_("Storage #%llu shares the %s of storage #%llu copy-on-write: "
+                             "nothing was copied"),
+                           (unsigned long long)e->storage, bytes, (unsigned long long)e->source);
+  }
+  case GS_TRACE_STORAGE_MATERIALISE: {
+    g_autofree char *bytes = gs_view_bytes(e->nbytes);
+    return g_strdup_printf(_("Copy-on-write ended: storage #%llu"
+                             " copied its %s before a write"),
+                           (unsigned long long)e->storage, bytes);
+  }
+  case GS_TRACE_STORAGE_FREE:
+    return g_strdup_printf(_("Storage #%llu freed"), (unsigned long long)e->storage);
+  case GS_TRACE_VALUES:
+    return describe_values(e);
+  case GS_TRACE_ERROR:
+    return g_strdup_printf(_("Error: %s"), e->text ? e->text : "");
+  default:
+    return g_strdup(gs_trace_kind_name(e->kind));
+  }
+}

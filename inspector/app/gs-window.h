@@ -1,0 +1,30 @@
+/* gs-window.h: the main window: a tab per capture (AdwTabView), the empty state, opening
+ * files (Ctrl+O, drag and drop, recent captures), running and listening for programs, and
+ * toasts for what went wrong. */
+#pragma once
+
+#include <adwaita.h>
+
+#include "gs-application.h"
+
+G_BEGIN_DECLS
+
+#define GS_TYPE_WINDOW (gs_window_get_type())
+G_DECLARE_FINAL_TYPE(GsWindow, gs_window, GS, WINDOW, AdwApplicationWindow)
+
+GsWindow *gs_window_new(GsApplication *app);
+
+/* Each opens a new tab and selects it. follow: keep reading as a program appends. */
+void gs_window_open_file(GsWindow *self, GFile *file, gboolean follow);
+/* Runs argv (argv[0] looked up in PATH) in cwd (NULL: ours) with tracing to the inspector. */
+void gs_window_spawn(GsWindow *self, const char *const *argv, const char *cwd);
+/* Waits for a traced program on the per-user socket. */
+void gs_window_listen(GsWindow *self);
+
+void gs_window_show_toast(GsWindow *self, const char *message);
+
+/* For tests: the tab view, and the capture page of the selected tab (or NULL). */
+AdwTabView *gs_window_get_tab_view(GsWindow *self);
+struct _GsCapturePage *gs_window_get_current_page(GsWindow *self);
+
+G_END_DECLS

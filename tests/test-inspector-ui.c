@@ -1,0 +1,598 @@
+/* test-inspector-ui.c: the inspector's widgets on a real log, under Xvfb (suite
+ * "inspector-ui"). The log is recorded by this test with the engine: scoped steps with
+ * clones, detaches, in-place writes and moves. The tests open it through the window as a user
+ * would, count rows against the reader, filter, move the scrubber and check the explanation
+ * and the views, and save screenshots (GS_SCREENSHOT_DIR, default the build directory). One
+ * test runs in Chinese (LANGUAGE=zh_CN, see tests/meson.build). */
+#include <adwaita.h>
+#include <glib/gi18n.h>
+#include <glib/gstdio.h>
+#include <gradscope/gradscope.h>
+#include <locale.h>
+
+#include "gs-application.h"
+#include "gs-capture-page.h"
+#include "gs-config.h"
+#include "gs-event-list-view.h"
+#include "gs-scope-tree-view.h"
+#include "gs-run-dialog.h"
+#include "gs-scrubber.h"
+#include "gs-tensor-view.h"
+#include "gs-window.h"
+#include "trace-file.h"
+
+static char *log_path;
+static GsApplication *app;
+
+/* ---- the recorded run ----------------------------------------------------------------- */
+
+#define STEPS 3
+
+/* Three scoped steps: a tensor, a view of it, a clone (copy-on-write), a detach written in
+ * place (a version bump), and a result moved out to the caller, who disposes it. */
+static void record_run(const char *path) {
+  g_assert_cmpint(gs_trace_open(path), ==, 0);
+  const int64_t shape[] = {4, 8}, flat[] = {32};
+  for (int step = 0; step < STEPS; step++) {
+    gs_scope scope = gs_scope_begin("step");
+    gs_tensor x = gs_ones(GS_F32, shape, 2);
+    gs_trace_name(x, "weights");
+    gs_tensor v = gs_view(x, flat, 1);
+    gs_tensor c = gs_clone(x);
+    gs_tensor d = gs_detach(c);
+    gs_add_scalar_(d, 1.0);
+    gs_tensor kept = gs_move_to_outer(gs_add(v, gs_view(c, flat, 1)));
+    gs_scope_end(scope);
+    gs_dispose(kept);
+    gs_trace_flush(); /* a chunk per step: a log cut in the last one keeps the others */
+  }
+  gs_trace_close();
+}
+
+typedef struct counts {
+  guint64 events;
+  guint64 scope_begins;
+  guint64 clone_index; /* the first tensor create with origin clone (3) */
+  guint64 inplace_index;
+  guint64 step_mentions; /* events the search "weights" must find: at least the name event */
+} counts;
+
+static gboolean count_event(const gs_trace_event *e, const gs_trace_reader *reader,
+                            gpointer data) {
+  (void)reader;
+  counts *c = data;
+  if (e->kind == GS_TRACE_STRING)
+    return TRUE;
+  if (e->kind == GS_TRACE_SCOPE_BEGIN)
+    c->scope_begins++;
+  if (e->kind == GS_TRACE_TENSOR_CREATE && e->origin == 3 && c->clone_index == G_MAXUINT64)
+    c->clone_index = c->events;
+  if (e->kind == GS_TRACE_INPLACE_WRITE && c->inplace_index == G_MAXUINT64)
+    c->inplace_index = c->events;
+  c->events++;
+  return TRUE;
+}
+
+/* What the reader (not the model) says the log holds. */
+static counts count_log(void) {
+  counts c = {0, 0, G_MAXUINT64, G_MAXUINT64, 0};
+  gs_trace_read_result result = {0};
+  g_autoptr(GError) error = NULL;
+  g_assert_true(gs_trace_file_read(log_path, count_event, NULL, &c, &result, &error));
+  g_assert_no_error(error);
+  g_assert_null(result.damage);
+  gs_trace_read_result_clear(&result);
+  return c;
+}
+
+/* ---- helpers -------------------------------------------------------------------------- */
+
+static gboolean timed_out(gpointer data) {
+  *(gboolean *)data = TRUE;
+  return G_SOURCE_REMOVE;
+}
+
+static gboolean tick(gpointer data) {
+  (void)data;
+  return G_SOURCE_CONTINUE;
+}
+
+/* Runs the main loop until done(data) holds, failing after 20 s. A 10 ms tick wakes the loop
+ * for conditions outside it (a file another process writes). */
+static void wait_for(gboolean (*done)(gpointer), gpointer data) {
+  gboolean expired = FALSE;
+  guint timer = g_timeout_add_seconds(20, timed_out, &expired);
+  guint ticker = g_timeout_add(10, tick, NULL);
+  while (!done(data) && !expired)
+    g_main_context_iteration(NULL, TRUE);
+  g_assert_false(expired);
+  g_source_remove(ticker);
+  g_source_remove(timer);
+}
+
+static gboolean page_has_content(gpointer data) {
+  return g_strcmp0(gs_capture_page_get_state_name(data), "content") == 0;
+}
+
+static gboolean list_done(gpointer data) {
+  return !gs_event_list_model_get_filtering(data);
+}
+
+static gboolean idle_done(gpointer data) {
+  *(gboolean *)data = TRUE;
+  return G_SOURCE_REMOVE;
+}
+
+/* Lets GTK lay out and draw what changed. */
+static void settle(void) {
+  for (int i = 0; i < 6; i++) { /* past the stack's 200 ms crossfade */
+    gboolean done = FALSE;
+    g_timeout_add(60, idle_done, &done);
+    while (!done)
+      g_main_context_iteration(NULL, TRUE);
+  }
+}
+
+static void save_screenshot(GtkWidget *window, const char *name) {
+  settle();
+  int width = gtk_widget_get_width(window), height = gtk_widget_get_height(window);
+  g_assert_cmpint(width, >, 0);
+  GdkPaintable *paintable = gtk_widget_paintable_new(window);
+  GtkSnapshot *snapshot = gtk_snapshot_new();
+  gdk_paintable_snapshot(paintable, snapshot, width, height);
+  GskRenderNode *node = gtk_snapshot_free_to_node(snapshot);
+  g_assert_nonnull(node);
+  GskRenderer *renderer = gtk_native_get_renderer(GTK_NATIVE(window));
+  GdkTexture *texture =
+      gsk_renderer_render_texture(renderer, node, &GRAPHENE_RECT_INIT(0, 0, width, height));
+  const char *dir = g_getenv("GS_SCREENSHOT_DIR");
+  g_autofree char *path = g_build_filename(dir && *dir ? dir : ".", name, NULL);
+  g_mkdir_with_parents(dir && *dir ? dir : ".", 0755);
+  g_assert_true(gdk_texture_save_to_png(texture, path));
+  g_test_message("screenshot: %s", path);
+  /* A real picture: the file exists and is not tiny. */
+  GStatBuf st;
+  g_assert_cmpint(g_stat(path, &st), ==, 0);
+  g_assert_cmpint(st.st_size, >, 10000);
+  g_object_unref(texture);
+  gsk_render_node_unref(node);
+  g_object_unref(paintable);
+}
+
+/* The first widget of type under root, depth first. */
+static GtkWidget *find_widget(GtkWidget *root, GType type) {
+  if (G_TYPE_CHECK_INSTANCE_TYPE(root, type))
+    return root;
+  for (GtkWidget *child = gtk_widget_get_first_child(root); child;
+       child = gtk_widget_get_next_sibling(child)) {
+    GtkWidget *found = find_widget(child, type);
+    if (found)
+      return found;
+  }
+  return NULL;
+}
+
+static GsWindow *new_window(void) {
+  GsWindow *window = gs_window_new(app);
+  gtk_window_set_default_size(GTK_WINDOW(window), 1400, 860);
+  gtk_window_present(GTK_WINDOW(window));
+  return window;
+}
+
+/* Opens the log in a new window and waits until it is shown. */
+static GsCapturePage *open_log(GsWindow *window) {
+  g_autoptr(GFile) file = g_file_new_for_path(log_path);
+  gs_window_open_file(window, file, FALSE);
+  GsCapturePage *page = gs_window_get_current_page(window);
+  g_assert_nonnull(page);
+  wait_for(page_has_content, page);
+  return page;
+}
+
+static guint n_rows(GsEventListView *list) {
+  return g_list_model_get_n_items(G_LIST_MODEL(gs_event_list_view_get_list(list)));
+}
+
+/* ---- tests ---------------------------------------------------------------------------- */
+
+static void test_empty_window(void) {
+  GsWindow *window = new_window();
+  g_assert_null(gs_window_get_current_page(window));
+  g_assert_cmpint(adw_tab_view_get_n_pages(gs_window_get_tab_view(window)), ==, 0);
+  save_screenshot(GTK_WIDGET(window), "empty.png");
+  gtk_window_destroy(GTK_WINDOW(window));
+}
+
+static void test_open_counts_rows(void) {
+  counts want = count_log();
+  GsWindow *window = new_window();
+  GsCapturePage *page = open_log(window);
+  gs_trace_model *model = gs_capture_page_get_model(page);
+  g_assert_cmpuint(gs_trace_model_n_events(model), ==, want.events);
+  GsEventListView *list = gs_capture_page_get_event_list(page);
+  g_assert_cmpuint(n_rows(list), ==, want.events);
+
+  /* Rows are made on demand: each one reads its event from the model. */
+  GListModel *rows = G_LIST_MODEL(gs_event_list_view_get_list(list));
+  g_autoptr(GObject) first = g_list_model_get_item(rows, 0);
+  g_assert_nonnull(first);
+  g_assert_null(g_list_model_get_item(rows, (guint)want.events));
+
+  /* Opened at the end, like a live run: the scrubber is on the last event. */
+  GsScrubber *scrubber = gs_capture_page_get_scrubber(page);
+  g_assert_cmpuint(gs_scrubber_get_position(scrubber), ==, want.events - 1);
+  g_autofree char *where = g_strdup_printf("event %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT,
+                                           want.events, want.events);
+  g_assert_cmpstr(gs_scrubber_get_position_text(scrubber), ==, where);
+
+  /* The recent captures list remembers it. */
+  g_auto(GStrv) recent =
+      g_settings_get_strv(gs_application_get_settings(app), "recent-files");
+  g_autofree char *canonical = g_canonicalize_filename(log_path, NULL);
+  g_assert_cmpstr(recent[0], ==, canonical);
+
+  save_screenshot(GTK_WIDGET(window), "loaded.png");
+  gtk_window_destroy(GTK_WINDOW(window));
+}
+
+static void test_filter(void) {
+  counts want = count_log();
+  GsWindow *window = new_window();
+  GsCapturePage *page = open_log(window);
+  GsEventListView *list = gs_capture_page_get_event_list(page);
+  GsEventListModel *rows = gs_event_list_view_get_list(list);
+
+  gs_event_list_view_set_kind_filter(list, GS_TRACE_SCOPE_BEGIN);
+  wait_for(list_done, rows);
+  g_assert_cmpuint(n_rows(list), ==, want.scope_begins);
+  g_assert_cmpuint(want.scope_begins, ==, STEPS);
+  for (guint i = 0; i < n_rows(list); i++)
+    g_assert_cmpint(gs_trace_model_kind_at(gs_capture_page_get_model(page),
+                                           gs_event_list_model_index_at(rows, i)),
+                    ==, GS_TRACE_SCOPE_BEGIN);
+
+  /* Search text on top of the kind: the name "weights" appears in name events only. */
+  gs_event_list_view_set_kind_filter(list, 0);
+  gs_event_list_view_set_search(list, "weights");
+  wait_for(list_done, rows);
+  guint named = n_rows(list);
+  g_assert_cmpuint(named, >=, STEPS);
+  g_assert_cmpuint(named, <, want.events);
+
+  /* A handle that does not parse keeps the last good filter and says why. */
+  gs_event_list_view_set_tensor_filter(list, 0);
+  gs_event_list_view_set_search(list, "");
+  wait_for(list_done, rows);
+  g_assert_cmpuint(n_rows(list), ==, want.events);
+
+  gs_event_list_view_set_kind_filter(list, GS_TRACE_INPLACE_WRITE);
+  wait_for(list_done, rows);
+  g_assert_cmpuint(n_rows(list), ==, STEPS);
+  save_screenshot(GTK_WIDGET(window), "filtered.png");
+  gtk_window_destroy(GTK_WINDOW(window));
+}
+
+static void test_scrub(void) {
+  counts want = count_log();
+  g_assert_cmpuint(want.clone_index, !=, G_MAXUINT64);
+  GsWindow *window = new_window();
+  GsCapturePage *page = open_log(window);
+  gs_trace_model *model = gs_capture_page_get_model(page);
+  GsScrubber *scrubber = gs_capture_page_get_scrubber(page);
+  GsEventListView *list = gs_capture_page_get_event_list(page);
+
+  /* To the clone: the sentence is the model's explanation of it, and names the clone. */
+  gs_scrubber_set_position(scrubber, want.clone_index);
+  g_autofree char *explained = gs_trace_model_explain(model, want.clone_index);
+  g_assert_cmpstr(gs_scrubber_get_explanation(scrubber), ==, explained);
+  g_assert_nonnull(strstr(explained, "clone"));
+  /* Every view followed. */
+  g_assert_cmpuint(gs_scope_tree_view_get_position(
+                       GS_SCOPE_TREE_VIEW(gs_capture_page_get_scope_tree(page))),
+                   ==, want.clone_index);
+  g_assert_cmpuint(gs_event_list_view_get_selected_index(list), ==, want.clone_index);
+  /* Step one forward with the keys' action, then back. */
+  gs_scrubber_step(scrubber, 1);
+  g_assert_cmpuint(gs_scrubber_get_position(scrubber), ==, want.clone_index + 1);
+  gs_scrubber_step(scrubber, -1);
+  g_assert_cmpuint(gs_scrubber_get_position(scrubber), ==, want.clone_index);
+  g_autofree char *where =
+      g_strdup_printf("event %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT,
+                      want.clone_index + 1, want.events);
+  g_assert_cmpstr(gs_scrubber_get_position_text(scrubber), ==, where);
+  /* A click on the clone's row (what the selection does for a click): the scrubber goes
+   * there and the details panel shows the clone. */
+  gs_scrubber_set_position(scrubber, 0);
+  GtkColumnView *columns = GTK_COLUMN_VIEW(find_widget(GTK_WIDGET(list), GTK_TYPE_COLUMN_VIEW));
+  GtkSelectionModel *selection = gtk_column_view_get_model(columns);
+  guint row = gs_event_list_model_position_of(gs_event_list_view_get_list(list),
+                                              want.clone_index);
+  gtk_selection_model_select_item(selection, row, TRUE);
+  g_assert_cmpuint(gs_scrubber_get_position(scrubber), ==, want.clone_index);
+  gs_trace_event e;
+  g_assert_true(gs_trace_model_event(model, want.clone_index, &e));
+  GsTensorView *details = GS_TENSOR_VIEW(gs_capture_page_get_tensor_view(page));
+  g_assert_cmpuint(gs_tensor_view_get_tensor(details), ==, e.tensor);
+  save_screenshot(GTK_WIDGET(window), "scrubbed.png");
+
+  /* The in-place write: explained with its version. */
+  gs_scrubber_set_position(scrubber, want.inplace_index);
+  g_autofree char *inplace = gs_trace_model_explain(model, want.inplace_index);
+  g_assert_cmpstr(gs_scrubber_get_explanation(scrubber), ==, inplace);
+  g_assert_nonnull(strstr(inplace, "version"));
+
+  /* Clamped at both ends. */
+  gs_scrubber_step(scrubber, -(gint64)want.events * 2);
+  g_assert_cmpuint(gs_scrubber_get_position(scrubber), ==, 0);
+  gs_scrubber_set_position(scrubber, G_MAXUINT64);
+  g_assert_cmpuint(gs_scrubber_get_position(scrubber), ==, want.events - 1);
+  gtk_window_destroy(GTK_WINDOW(window));
+}
+
+static void test_dark(void) {
+  GsWindow *window = new_window();
+  open_log(window);
+  g_settings_set_enum(gs_application_get_settings(app), "color-scheme", 2);
+  settle();
+  g_assert_true(adw_style_manager_get_dark(adw_style_manager_get_default()));
+  save_screenshot(GTK_WIDGET(window), "dark.png");
+  g_settings_set_enum(gs_application_get_settings(app), "color-scheme", 1);
+  settle();
+  g_assert_false(adw_style_manager_get_dark(adw_style_manager_get_default()));
+  gtk_window_destroy(GTK_WINDOW(window));
+}
+
+static void test_damaged_log_toast(void) {
+  /* The log cut in the middle of its last chunk: what is whole opens, and a toast says so. */
+  g_autofree char *contents = NULL;
+  gsize len = 0;
+  g_assert_true(g_file_get_contents(log_path, &contents, &len, NULL));
+  g_autofree char *cut = g_strconcat(log_path, ".cut", NULL);
+  g_assert_true(g_file_set_contents(cut, contents, (gssize)(len - 7), NULL));
+  GsWindow *window = new_window();
+  g_autoptr(GFile) file = g_file_new_for_path(cut);
+  gs_window_open_file(window, file, FALSE);
+  GsCapturePage *page = gs_window_get_current_page(window);
+  wait_for(page_has_content, page);
+  counts whole = count_log();
+  guint64 kept = gs_trace_model_n_events(gs_capture_page_get_model(page));
+  g_assert_cmpuint(kept, >, 0);
+  g_assert_cmpuint(kept, <, whole.events);
+  /* The source says the log was cut, and the page shows it (the window made it a toast). */
+  GsTraceSource *source = gs_capture_page_get_source(page);
+  g_assert_cmpint(gs_trace_source_get_state(source), ==, GS_TRACE_SOURCE_BROKEN);
+  g_assert_cmpstr(gs_capture_page_get_subtitle(page), ==, gs_trace_source_get_message(source));
+  g_assert_nonnull(strstr(gs_capture_page_get_subtitle(page), "chunk"));
+  g_unlink(cut);
+  gtk_window_destroy(GTK_WINDOW(window));
+}
+
+static gboolean source_over(gpointer data) {
+  GsTraceSource *source = gs_capture_page_get_source(data);
+  GsTraceSourceState state = gs_trace_source_get_state(source);
+  return state == GS_TRACE_SOURCE_ENDED || state == GS_TRACE_SOURCE_BROKEN;
+}
+
+/* `gradscope-inspector -- PROGRAM`: the program runs with tracing pointed at the inspector;
+ * its events arrive through the frame clock into the views, and its exit is reported. */
+static void test_spawn(void) {
+  const char *workload = g_getenv("GS_CLI_WORKLOAD");
+  if (!workload) {
+    g_test_skip("GS_CLI_WORKLOAD is not set");
+    return;
+  }
+  /* As from the command line: the program starts before the window is shown. */
+  GsWindow *window = gs_window_new(app);
+  gtk_window_set_default_size(GTK_WINDOW(window), 1400, 860);
+  const char *argv[] = {workload, NULL};
+  g_autofree char *cwd = g_get_current_dir();
+  gs_window_spawn(window, argv, cwd);
+  gtk_window_present(GTK_WINDOW(window));
+  GsCapturePage *page = gs_window_get_current_page(window);
+  g_assert_nonnull(page);
+  wait_for(source_over, page);
+  wait_for(page_has_content, page);
+  g_assert_cmpint(gs_trace_source_get_state(gs_capture_page_get_source(page)), ==,
+                  GS_TRACE_SOURCE_ENDED);
+  g_assert_cmpint(gs_trace_source_get_exit_status(gs_capture_page_get_source(page)), ==, 0);
+  gs_trace_model *model = gs_capture_page_get_model(page);
+  guint64 n = gs_trace_model_n_events(model);
+  g_assert_cmpuint(n, >, 100);
+  /* Every event reached the list, and the scrubber followed the live end. */
+  g_assert_cmpuint(n_rows(gs_capture_page_get_event_list(page)), ==, n);
+  g_assert_cmpuint(gs_scrubber_get_position(gs_capture_page_get_scrubber(page)), ==, n - 1);
+  g_assert_cmpstr(gs_capture_page_get_title(page), ==, "cli-workload");
+  save_screenshot(GTK_WIDGET(window), "spawned.png");
+  /* ...and the list scrolled along: its last row is on screen. */
+  GtkScrolledWindow *scroller = GTK_SCROLLED_WINDOW(
+      find_widget(GTK_WIDGET(gs_capture_page_get_event_list(page)), GTK_TYPE_SCROLLED_WINDOW));
+  GtkAdjustment *adj = gtk_scrolled_window_get_vadjustment(scroller);
+  double row = gtk_adjustment_get_upper(adj) / (double)n;
+  g_assert_cmpfloat(gtk_adjustment_get_value(adj) + gtk_adjustment_get_page_size(adj), >=,
+                    gtk_adjustment_get_upper(adj) - row);
+  gtk_window_destroy(GTK_WINDOW(window));
+}
+
+static gboolean page_waiting(gpointer data) {
+  return g_strcmp0(gs_capture_page_get_state_name(data), "waiting") == 0;
+}
+
+/* Listen for Programs: the page waits on the per-user socket (XDG_RUNTIME_DIR is a private
+ * temporary folder here) until a program traced with GS_TRACE=unix:PATH connects. */
+static void test_listen(void) {
+  const char *workload = g_getenv("GS_CLI_WORKLOAD");
+  if (!workload) {
+    g_test_skip("GS_CLI_WORKLOAD is not set");
+    return;
+  }
+  GsWindow *window = new_window();
+  gs_window_listen(window);
+  GsCapturePage *page = gs_window_get_current_page(window);
+  g_assert_nonnull(page);
+  wait_for(page_waiting, page);
+  g_assert_cmpstr(gs_capture_page_get_title(page), ==, "Listening");
+  save_screenshot(GTK_WIDGET(window), "waiting.png");
+
+  g_autofree char *socket = gs_trace_source_default_socket_path();
+  g_assert_true(g_file_test(socket, G_FILE_TEST_EXISTS));
+  g_autofree char *trace = g_strconcat("GS_TRACE=unix:", socket, NULL);
+  const char *argv[] = {workload, NULL};
+  g_auto(GStrv) env = g_environ_setenv(g_get_environ(), "GS_TRACE", trace + 9, TRUE);
+  g_autoptr(GError) error = NULL;
+  GPid pid;
+  g_assert_true(g_spawn_async(NULL, (char **)argv, env, G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL,
+                              &pid, &error));
+  g_assert_no_error(error);
+  wait_for(source_over, page);
+  wait_for(page_has_content, page);
+  g_spawn_close_pid(pid);
+  g_assert_cmpint(gs_trace_source_get_state(gs_capture_page_get_source(page)), ==,
+                  GS_TRACE_SOURCE_ENDED);
+  guint64 n = gs_trace_model_n_events(gs_capture_page_get_model(page));
+  g_assert_cmpuint(n, >, 100);
+  g_assert_cmpuint(n_rows(gs_capture_page_get_event_list(page)), ==, n);
+  gtk_window_destroy(GTK_WINDOW(window));
+}
+
+typedef struct follow_wait {
+  GsCapturePage *page;
+  guint64 want;
+} follow_wait;
+
+static gboolean followed_all(gpointer data) {
+  follow_wait *w = data;
+  gs_trace_model *model = gs_capture_page_get_model(w->page);
+  return model && gs_trace_model_n_events(model) == w->want;
+}
+
+/* One scoped step of the recorded run, flushed so a follower sees it whole. */
+static void record_step(void) {
+  const int64_t shape[] = {4, 8};
+  gs_scope scope = gs_scope_begin("step");
+  gs_tensor x = gs_ones(GS_F32, shape, 2);
+  gs_dispose(gs_clone(x));
+  gs_scope_end(scope);
+  gs_trace_flush();
+}
+
+/* What the reader finds in path now (the writer may still be going). */
+static guint64 count_events_in(const char *path) {
+  char *saved = log_path;
+  log_path = (char *)path;
+  counts c = count_log();
+  log_path = saved;
+  return c.events;
+}
+
+/* Follow: a log opened while the program (this test, through the engine) is still writing it
+ * keeps growing in the window, and the scrubber stays on the newest event. */
+static void test_follow(void) {
+  g_autofree char *growing = g_strconcat(log_path, ".growing", NULL);
+  g_assert_cmpint(gs_trace_open(growing), ==, 0);
+  record_step();
+  GsWindow *window = new_window();
+  g_autoptr(GFile) file = g_file_new_for_path(growing);
+  gs_window_open_file(window, file, TRUE);
+  GsCapturePage *page = gs_window_get_current_page(window);
+  follow_wait w = {page, count_events_in(growing)};
+  wait_for(followed_all, &w);
+  guint64 first = w.want;
+
+  for (int i = 0; i < 3; i++)
+    record_step();
+  w.want = count_events_in(growing);
+  g_assert_cmpuint(w.want, >, first);
+  wait_for(followed_all, &w);
+  g_assert_cmpint(gs_trace_source_get_state(gs_capture_page_get_source(page)), ==,
+                  GS_TRACE_SOURCE_LIVE); /* still following: more may come */
+  g_assert_cmpuint(n_rows(gs_capture_page_get_event_list(page)), ==, w.want);
+  g_assert_cmpuint(gs_scrubber_get_position(gs_capture_page_get_scrubber(page)), ==,
+                   w.want - 1);
+  gs_trace_close();
+  gtk_window_destroy(GTK_WINDOW(window));
+  g_unlink(growing);
+}
+
+/* Run Program…: the dialog accepts a command line only when it parses and the program
+ * exists, and says why not. */
+static void test_run_dialog(void) {
+  GsWindow *window = new_window();
+  GsRunDialog *dialog = gs_run_dialog_new(GTK_WINDOW(window), gs_application_get_settings(app));
+  GtkEntry *entry = GTK_ENTRY(find_widget(GTK_WIDGET(dialog), GTK_TYPE_ENTRY));
+  g_assert_nonnull(entry);
+  AdwMessageDialog *message = ADW_MESSAGE_DIALOG(dialog);
+  gtk_editable_set_text(GTK_EDITABLE(entry), "sh -c 'exit 0'");
+  g_assert_true(adw_message_dialog_get_response_enabled(message, "run"));
+  gtk_editable_set_text(GTK_EDITABLE(entry), "no-such-program-gradscope --x");
+  g_assert_false(adw_message_dialog_get_response_enabled(message, "run"));
+  gtk_editable_set_text(GTK_EDITABLE(entry), "sh -c 'unclosed");
+  g_assert_false(adw_message_dialog_get_response_enabled(message, "run"));
+  gtk_editable_set_text(GTK_EDITABLE(entry), "");
+  g_assert_false(adw_message_dialog_get_response_enabled(message, "run"));
+  gtk_window_destroy(GTK_WINDOW(dialog));
+  gtk_window_destroy(GTK_WINDOW(window));
+}
+
+/* Run with LANGUAGE=zh_CN LANG=C.UTF-8: the empty window speaks Chinese. */
+static void test_chinese(void) {
+  GsWindow *window = new_window();
+  g_assert_cmpstr(_("No Capture Open"), ==, "未打开捕获");
+  GtkWidget *empty = find_widget(GTK_WIDGET(window), ADW_TYPE_STATUS_PAGE);
+  g_assert_nonnull(empty);
+  g_assert_cmpstr(adw_status_page_get_title(ADW_STATUS_PAGE(empty)), ==, "未打开捕获");
+  save_screenshot(GTK_WIDGET(window), "empty-zh_CN.png");
+
+  GsCapturePage *page = open_log(window);
+  GsScrubber *scrubber = gs_capture_page_get_scrubber(page);
+  gs_scrubber_set_position(scrubber, 0);
+  g_assert_nonnull(strstr(gs_scrubber_get_position_text(scrubber), "事件"));
+  save_screenshot(GTK_WIDGET(window), "loaded-zh_CN.png");
+  gtk_window_destroy(GTK_WINDOW(window));
+}
+
+int main(int argc, char **argv) {
+  setlocale(LC_ALL, "");
+  gs_config_init_i18n();
+  gs_config_init_settings();
+  g_setenv("GSETTINGS_BACKEND", "memory", TRUE);
+  /* The listening socket goes in a private runtime folder of this test, not the user's. */
+  g_autofree char *runtime = g_dir_make_tmp("gs-inspector-run-XXXXXX", NULL);
+  g_setenv("XDG_RUNTIME_DIR", runtime, TRUE);
+  gtk_test_init(&argc, &argv, NULL);
+  adw_init();
+
+  g_autofree char *dir = g_dir_make_tmp("gs-inspector-ui-XXXXXX", NULL);
+  log_path = g_build_filename(dir, "run.gstrace", NULL);
+  record_run(log_path);
+
+  app = gs_application_new();
+  g_application_set_flags(G_APPLICATION(app), G_APPLICATION_NON_UNIQUE);
+  g_assert_true(g_application_register(G_APPLICATION(app), NULL, NULL));
+
+  if (g_str_has_prefix(g_getenv("LANGUAGE") ? g_getenv("LANGUAGE") : "", "zh")) {
+    g_test_add_func("/inspector-ui/zh_CN", test_chinese);
+  } else {
+    g_test_add_func("/inspector-ui/empty-window", test_empty_window);
+    g_test_add_func("/inspector-ui/open-counts-rows", test_open_counts_rows);
+    g_test_add_func("/inspector-ui/filter", test_filter);
+    g_test_add_func("/inspector-ui/scrub", test_scrub);
+    g_test_add_func("/inspector-ui/dark", test_dark);
+    g_test_add_func("/inspector-ui/damaged-log", test_damaged_log_toast);
+    g_test_add_func("/inspector-ui/spawn", test_spawn);
+    g_test_add_func("/inspector-ui/listen", test_listen);
+    g_test_add_func("/inspector-ui/follow", test_follow);
+    g_test_add_func("/inspector-ui/run-dialog", test_run_dialog);
+  }
+  int status = g_test_run();
+
+  g_object_unref(app);
+  g_unlink(log_path);
+  g_rmdir(dir);
+  g_autofree char *socket_dir = g_build_filename(runtime, "gradscope", NULL);
+  g_autofree char *socket = g_build_filename(socket_dir, "inspector.sock", NULL);
+  g_unlink(socket);
+  g_rmdir(socket_dir);
+  g_rmdir(runtime);
+  g_free(log_path);
+  return status;
+}

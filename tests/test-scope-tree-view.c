@@ -1,0 +1,289 @@
+/* test-scope-tree-view.c: the scope tree (inspector/app/gs-scope-tree-view.c) on a recorded
+ * run: one "epoch" scope holding three "step" scopes and a "work" scope. Rows are lazy (one
+ * root until expanded), statistics at the scrubber's event equal the engine's own account of
+ * each scope, scopes not begun yet are greyed, and selecting or activating a row emits the
+ * contract's signals. Saves a screenshot. */
+#include <adwaita.h>
+#include <glib/gstdio.h>
+#include <gradscope/gradscope.h>
+
+#include "gs-scope-tree-view.h"
+#include "gs-view-format.h"
+#include "views-test-util.h"
+
+#define N_STEPS 3
+
+/* The engine's account of "work" just before it ends, and of the last step. */
+static gs_scope_info work_info, step_info;
+static guint64 work_info_seq; /* the engine's event counter when work_info was taken */
+
+static void workload(void) {
+  const int64_t shape[] = {2, 3};
+  gs_scope epoch = gs_scope_begin("epoch");
+  for (int step = 0; step < N_STEPS; step++) {
+    gs_scope s = gs_scope_begin("step");
+    gs_tensor a = gs_ones(GS_F32, shape, 2);
+    gs_tensor b = gs_mul_scalar(a, 2.0);
+    gs_dispose(b);
+    if (step == N_STEPS - 1)
+      step_info = gs_scope_get_info(s);
+    gs_scope_end(s);
+  }
+  gs_scope work = gs_scope_begin("work");
+  gs_tensor x = gs_ones(GS_F32, shape, 2);
+  gs_tensor c = gs_clone(x);
+  gs_fill_(c, 2.0); /* materialises 24 bytes */
+  gs_tensor kept = gs_move_to_outer(gs_zeros(GS_F32, shape, 2));
+  work_info = gs_scope_get_info(work);
+  work_info_seq = gs_event_counter();
+  gs_scope_end(work);
+  gs_dispose(kept);
+  gs_scope_end(epoch);
+}
+
+typedef struct {
+  gs_trace_model *model;
+  GsScopeTreeView *view;
+  GtkWindow *window;
+} Fixture;
+
+static void fixture_set_up(Fixture *f, gconstpointer data) {
+  (void)data;
+  f->model = views_test_record(workload);
+  f->view = GS_SCOPE_TREE_VIEW(gs_scope_tree_view_new());
+  gs_scope_tree_view_set_model(f->view, f->model);
+  f->window = views_test_show(GTK_WIDGET(f->view), 900, 400);
+}
+
+static void fixture_tear_down(Fixture *f, gconstpointer data) {
+  (void)data;
+  gtk_window_destroy(f->window);
+  gs_trace_model_free(f->model);
+}
+
+static GListModel *rows(Fixture *f) {
+  GtkColumnView *cv = GTK_COLUMN_VIEW(views_test_find(GTK_WIDGET(f->view), GTK_TYPE_COLUMN_VIEW));
+  return G_LIST_MODEL(gtk_column_view_get_model(cv));
+}
+
+static void expand(Fixture *f, guint position) {
+  g_autoptr(GtkTreeListRow) row = g_list_model_get_item(rows(f), position);
+  g_assert_true(gtk_tree_list_row_is_expandable(row));
+  gtk_tree_list_row_set_expanded(row, TRUE);
+  views_test_settle(GTK_WIDGET(f->view));
+}
+
+/* The labels of the row on screen whose name cell says name (the n-th such row), as an
+ * array of GtkLabel*: name, id, begin, end, created, disposed, alive, bytes, peak, duration
+ * (the thread column is hidden in a one-thread run). */
+static GPtrArray *row_labels(Fixture *f, const char *name, int nth) {
+  GtkWidget *cv = views_test_find(GTK_WIDGET(f->view), GTK_TYPE_COLUMN_VIEW);
+  /* The column view's list holds one widget per row, each with one cell per column. */
+  GtkWidget *list = views_test_find(cv, GTK_TYPE_LIST_VIEW);
+  for (GtkWidget *row = gtk_widget_get_first_child(list); row; row = gtk_widget_get_next_sibling(row)) {
+    GPtrArray *labels = views_test_labels(row);
+    if (labels->len >= 10 && g_strcmp0(gtk_label_get_text(labels->pdata[0]), name) == 0 &&
+        nth-- == 0)
+      return labels;
+    g_ptr_array_unref(labels);
+  }
+  return NULL;
+}
+
+static const char *cell(GPtrArray *labels, guint column) {
+  return gtk_label_get_text(labels->pdata[column]);
+}
+
+static guint64 scope_begin_index(Fixture *f, const char *name, int nth) {
+  for (guint i = 0; i < gs_trace_model_n_scopes(f->model); i++) {
+    const gs_replay_scope *s = gs_trace_model_scope_at(f->model, i);
+    if (g_strcmp0(s->name, name) == 0 && nth-- == 0)
+      return gs_trace_model_find_seq(f->model, s->begin_seq);
+  }
+  g_assert_not_reached();
+}
+
+static guint64 scope_end_index(Fixture *f, const char *name) {
+  for (guint i = 0; i < gs_trace_model_n_scopes(f->model); i++) {
+    const gs_replay_scope *s = gs_trace_model_scope_at(f->model, i);
+    if (g_strcmp0(s->name, name) == 0)
+      return gs_trace_model_find_seq(f->model, s->end_seq);
+  }
+  g_assert_not_reached();
+}
+
+/* The last event the engine had numbered when its counter said seq. */
+static guint64 index_at_seq(Fixture *f, guint64 seq) {
+  guint64 found = G_MAXUINT64;
+  for (guint64 i = 0; i < gs_trace_model_n_events(f->model); i++)
+    if (gs_trace_model_seq_at(f->model, i) <= seq)
+      found = i;
+  g_assert_cmpuint(found, !=, G_MAXUINT64);
+  return found;
+}
+
+static void test_rows_are_lazy(Fixture *f, gconstpointer data) {
+  (void)data;
+  g_assert_cmpuint(gs_trace_model_n_scopes(f->model), ==, N_STEPS + 2);
+  g_assert_cmpuint(g_list_model_get_n_items(rows(f)), ==, 1); /* epoch, collapsed */
+  expand(f, 0);
+  g_assert_cmpuint(g_list_model_get_n_items(rows(f)), ==, N_STEPS + 2);
+  /* Steps and work end with no scope inside them: nothing to expand. */
+  g_autoptr(GtkTreeListRow) last = g_list_model_get_item(rows(f), N_STEPS + 1);
+  g_assert_false(gtk_tree_list_row_is_expandable(last));
+}
+
+static void test_statistics_match_the_engine(Fixture *f, gconstpointer data) {
+  (void)data;
+  expand(f, 0);
+  /* Where the engine reported the state of "work" from inside it. */
+  gs_scope_tree_view_set_position(f->view, index_at_seq(f, work_info_seq));
+  views_test_settle(GTK_WIDGET(f->view));
+  g_autoptr(GPtrArray) work = row_labels(f, "work", 0);
+  g_assert_nonnull(work);
+  g_autofree char *created = g_strdup_printf("%llu", (unsigned long long)work_info.created);
+  g_autofree char *alive = g_strdup_printf("%llu", (unsigned long long)work_info.alive);
+  g_autofree char *bytes = gs_view_bytes(work_info.bytes);
+  g_autofree char *peak = gs_view_bytes(work_info.peak_bytes);
+  g_assert_cmpstr(cell(work, 3), ==, "open");
+  g_assert_cmpstr(cell(work, 4), ==, created);
+  g_assert_cmpstr(cell(work, 6), ==, alive);
+  g_assert_cmpstr(cell(work, 7), ==, bytes);
+  g_assert_cmpstr(cell(work, 8), ==, peak);
+  g_assert_cmpuint(work_info.bytes, >, 0);
+
+  /* At the last event every scope has ended: "work" owns nothing, its peak stays. */
+  gs_scope_tree_view_set_position(f->view, gs_trace_model_n_events(f->model) - 1);
+  views_test_settle(GTK_WIDGET(f->view));
+  g_autoptr(GPtrArray) ended = row_labels(f, "work", 0);
+  g_autofree char *end = g_strdup_printf("%llu", (unsigned long long)scope_end_index(f, "work"));
+  g_assert_cmpstr(cell(ended, 3), ==, end);
+  g_assert_cmpstr(cell(ended, 6), ==, "0");
+  g_assert_cmpstr(cell(ended, 7), ==, "0 bytes");
+  g_assert_cmpstr(cell(ended, 8), ==, peak);
+  g_autoptr(GPtrArray) step = row_labels(f, "step", N_STEPS - 1);
+  g_autofree char *step_created = g_strdup_printf("%llu", (unsigned long long)step_info.created);
+  /* Ending the step disposed what it still owned. */
+  g_autofree char *step_disposed =
+      g_strdup_printf("%llu", (unsigned long long)(step_info.disposed + step_info.alive));
+  g_assert_cmpuint(step_info.alive, ==, 1);
+  g_assert_cmpstr(cell(step, 4), ==, step_created);
+  g_assert_cmpstr(cell(step, 5), ==, step_disposed);
+  views_test_screenshot(GTK_WIDGET(f->window), "scope-tree-view.png");
+}
+
+static gboolean is_dim(GtkLabel *label) {
+  return gtk_widget_has_css_class(GTK_WIDGET(label), "dim-label");
+}
+
+static void test_scopes_not_begun_are_greyed(Fixture *f, gconstpointer data) {
+  (void)data;
+  expand(f, 0);
+  /* Just after the second step began: the third step and "work" have not. */
+  gs_scope_tree_view_set_position(f->view, scope_begin_index(f, "step", 1));
+  views_test_settle(GTK_WIDGET(f->view));
+  g_autoptr(GPtrArray) second = row_labels(f, "step", 1);
+  g_autoptr(GPtrArray) third = row_labels(f, "step", 2);
+  g_autoptr(GPtrArray) work = row_labels(f, "work", 0);
+  g_assert_false(is_dim(second->pdata[0]));
+  g_assert_cmpstr(cell(second, 3), ==, "open");
+  g_assert_cmpstr(cell(second, 4), ==, "0");
+  g_assert_true(is_dim(third->pdata[0]));
+  g_assert_true(is_dim(work->pdata[7]));
+  g_assert_cmpstr(cell(third, 4), ==, ""); /* no statistics before it began */
+  views_test_screenshot(GTK_WIDGET(f->window), "scope-tree-view-greyed.png");
+  /* Scrubbing on greys them no more. */
+  gs_scope_tree_view_set_position(f->view, scope_begin_index(f, "work", 0));
+  views_test_settle(GTK_WIDGET(f->view));
+  g_autoptr(GPtrArray) later = row_labels(f, "work", 0);
+  g_assert_false(is_dim(later->pdata[0]));
+  g_assert_cmpstr(cell(later, 3), ==, "open");
+}
+
+static void on_scope_selected(GsScopeTreeView *view, guint64 id, gpointer data) {
+  (void)view;
+  *(guint64 *)data = id;
+}
+
+static void on_event_selected(GsScopeTreeView *view, guint64 index, gpointer data) {
+  (void)view;
+  *(guint64 *)data = index;
+}
+
+static void test_selection_signals(Fixture *f, gconstpointer data) {
+  (void)data;
+  guint64 selected = G_MAXUINT64, event = G_MAXUINT64;
+  g_signal_connect(f->view, "scope-selected", G_CALLBACK(on_scope_selected), &selected);
+  g_signal_connect(f->view, "event-selected", G_CALLBACK(on_event_selected), &event);
+  expand(f, 0);
+  GtkSelectionModel *selection = GTK_SELECTION_MODEL(rows(f));
+  gtk_selection_model_select_item(selection, N_STEPS + 1, TRUE); /* "work" */
+  const gs_replay_scope *work = gs_trace_model_scope_at(f->model, N_STEPS + 1);
+  g_assert_cmpstr(work->name, ==, "work");
+  g_assert_cmpuint(selected, ==, work->id);
+  g_assert_cmpuint(gs_scope_tree_view_get_selected_scope(f->view), ==, work->id);
+  g_signal_emit_by_name(views_test_find(GTK_WIDGET(f->view), GTK_TYPE_COLUMN_VIEW), "activate",
+                        (guint)(N_STEPS + 1));
+  g_assert_cmpuint(event, ==, scope_begin_index(f, "work", 0));
+  gtk_selection_model_unselect_item(selection, N_STEPS + 1); /* Ctrl+click */
+  g_assert_cmpuint(selected, ==, 0);
+  /* Clearing the model clears the selection and shows the empty state. */
+  gs_scope_tree_view_set_model(f->view, NULL);
+  views_test_settle(GTK_WIDGET(f->view));
+  g_autoptr(GPtrArray) labels = views_test_labels(GTK_WIDGET(f->view));
+  gboolean empty_state = FALSE;
+  for (guint i = 0; i < labels->len; i++)
+    empty_state |= g_strcmp0(gtk_label_get_text(labels->pdata[i]), "No Scopes") == 0;
+  g_assert_true(empty_state);
+}
+
+/* A live source: the model grows while the view shows it. */
+static void test_model_grows(void) {
+  /* Record, then feed the log in two halves. */
+  g_autofree char *dir = g_dir_make_tmp("gradscope-views-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename(dir, "run.gstrace", NULL);
+  g_assert_cmpint(gs_trace_open(path), ==, 0);
+  workload();
+  gs_trace_close();
+  g_autofree char *bytes = NULL;
+  gsize n = 0;
+  g_assert_true(g_file_get_contents(path, &bytes, &n, NULL));
+  g_remove(path);
+  g_rmdir(dir);
+  g_autoptr(gs_trace_model) m = gs_trace_model_new();
+  gsize half = n / 2;
+  gs_trace_model_feed(m, bytes, half);
+  GsScopeTreeView *view = GS_SCOPE_TREE_VIEW(gs_scope_tree_view_new());
+  gs_scope_tree_view_set_model(view, m);
+  GtkWindow *window = views_test_show(GTK_WIDGET(view), 900, 400);
+  GtkColumnView *cv = GTK_COLUMN_VIEW(views_test_find(GTK_WIDGET(view), GTK_TYPE_COLUMN_VIEW));
+  GListModel *list = G_LIST_MODEL(gtk_column_view_get_model(cv));
+  guint before_scopes = gs_trace_model_n_scopes(m);
+  if (before_scopes > 0) {
+    g_autoptr(GtkTreeListRow) epoch = g_list_model_get_item(list, 0);
+    gtk_tree_list_row_set_expanded(epoch, TRUE); /* open at head: expandable */
+  }
+  gs_trace_model_feed(m, bytes + half, n - half);
+  gs_trace_model_finish(m);
+  gs_scope_tree_view_model_grew(view);
+  views_test_settle(GTK_WIDGET(view));
+  g_assert_cmpuint(gs_trace_model_n_scopes(m), ==, N_STEPS + 2);
+  g_autoptr(GtkTreeListRow) epoch = g_list_model_get_item(list, 0);
+  gtk_tree_list_row_set_expanded(epoch, TRUE);
+  g_assert_cmpuint(g_list_model_get_n_items(list), ==, N_STEPS + 2);
+  gtk_window_destroy(window);
+}
+
+int main(int argc, char **argv) {
+  views_test_init(&argc, &argv);
+  g_test_add("/scope-tree/rows-are-lazy", Fixture, NULL, fixture_set_up, test_rows_are_lazy,
+             fixture_tear_down);
+  g_test_add("/scope-tree/statistics-match-the-engine", Fixture, NULL, fixture_set_up,
+             test_statistics_match_the_engine, fixture_tear_down);
+  g_test_add("/scope-tree/scopes-not-begun-are-greyed", Fixture, NULL, fixture_set_up,
+             test_scopes_not_begun_are_greyed, fixture_tear_down);
+  g_test_add("/scope-tree/selection-signals", Fixture, NULL, fixture_set_up,
+             test_selection_signals, fixture_tear_down);
+  g_test_add_func("/scope-tree/model-grows", test_model_grows);
+  return g_test_run();
+}

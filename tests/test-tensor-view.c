@@ -1,0 +1,294 @@
+/* test-tensor-view.c: the tensor details panel (inspector/app/gs-tensor-view.c) on a recorded
+ * run in which one tensor "x" is viewed, cloned, written in place, moved to the outer scope
+ * and disposed by that scope's end, and another is moved into a parameter, saved for backward
+ * and given a gradient. Checks the life entries in order, dimming of "future" entries and the
+ * state at the scrubber's event, the contract's signals and the status pages; saves
+ * screenshots. */
+#include <adwaita.h>
+#include <string.h>
+#include <gradscope/gradscope.h>
+
+#include "gs-tensor-view.h"
+#include "views-test-util.h"
+
+static guint64 x_id, y_id, param_id;
+
+static void workload(void) {
+  const int64_t shape[] = {2, 3};
+  gs_scope epoch = gs_scope_begin("epoch");
+  gs_scope work = gs_scope_begin("work");
+  gs_tensor x = gs_ones(GS_F32, shape, 2);
+  gs_trace_name(x, "x");
+  gs_tensor v = gs_t(x);      /* viewed */
+  gs_tensor c = gs_clone(x);  /* cloned: copy-on-write */
+  gs_fill_(x, 3.0);           /* written in place: version 1 */
+  gs_tensor kept = gs_move_to_outer(x);
+  (void)v, (void)c;
+  gs_scope_end(work);         /* disposes v and c */
+  x_id = kept.id;
+
+  /* A tensor moved into a parameter, then used and differentiated. */
+  gs_tensor y = gs_full(GS_F32, shape, 2, 0.5);
+  y_id = y.id;
+  gs_tensor p = gs_parameter_new(y, true);
+  param_id = p.id;
+  gs_tensor sq = gs_mul(p, p);  /* saves p for backward */
+  gs_tensor loss = gs_sum(sq, NULL, 0, false);
+  gs_backward(loss);            /* accumulates into p's .grad */
+  gs_scope_end(epoch);          /* disposes x (kept), p, sq, loss */
+}
+
+typedef struct {
+  gs_trace_model *model;
+  GsTensorView *view;
+  GtkWindow *window;
+} Fixture;
+
+static void fixture_set_up(Fixture *f, gconstpointer data) {
+  (void)data;
+  f->model = views_test_record(workload);
+  f->view = GS_TENSOR_VIEW(gs_tensor_view_new());
+  gs_tensor_view_set_model(f->view, f->model);
+  f->window = views_test_show(GTK_WIDGET(f->view), 460, 820);
+}
+
+static void fixture_tear_down(Fixture *f, gconstpointer data) {
+  (void)data;
+  gtk_window_destroy(f->window);
+  gs_trace_model_free(f->model);
+}
+
+typedef struct {
+  guint64 index;
+  const char *text;
+  gboolean future;
+  double opacity;
+} Entry;
+
+static int compare_entries(gconstpointer a, gconstpointer b);
+
+/* The life entries on screen: each row is (index label, sentence, "future" tag). */
+static GArray *entries(Fixture *f) {
+  GArray *out = g_array_new(FALSE, TRUE, sizeof(Entry));
+  GtkWidget *list = views_test_find(GTK_WIDGET(f->view), GTK_TYPE_LIST_VIEW);
+  for (GtkWidget *row = gtk_widget_get_first_child(list); row; row = gtk_widget_get_next_sibling(row)) {
+    if (!gtk_widget_get_visible(row))
+      continue;
+    GtkWidget *box = gtk_widget_get_first_child(row);
+    if (!GTK_IS_BOX(box))
+      continue;
+    GtkWidget *index = gtk_widget_get_first_child(box);
+    GtkWidget *text = gtk_widget_get_next_sibling(index);
+    GtkWidget *future = gtk_widget_get_next_sibling(text);
+    Entry e = {
+        .index = g_ascii_strtoull(gtk_label_get_text(GTK_LABEL(index)), NULL, 10),
+        .text = gtk_label_get_text(GTK_LABEL(text)),
+        .future = gtk_widget_get_visible(future),
+        .opacity = gtk_widget_get_opacity(text),
+    };
+    g_array_append_val(out, e);
+  }
+  return out;
+}
+
+static int compare_entries(gconstpointer a, gconstpointer b) {
+  const Entry *x = a, *y = b;
+  return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* Row widgets are recycled out of order: sorted by event. */
+static GArray *sorted_entries(Fixture *f) {
+  GArray *out = entries(f);
+  g_array_sort(out, compare_entries);
+  return out;
+}
+
+/* The position of the first entry at or after from whose sentence starts with prefix and
+ * contains part (may be NULL); fails the test if there is none. */
+static guint expect_entry(GArray *list, guint from, const char *prefix, const char *part) {
+  for (guint i = from; i < list->len; i++) {
+    const Entry *e = &g_array_index(list, Entry, i);
+    if (g_str_has_prefix(e->text, prefix) && (!part || strstr(e->text, part)))
+      return i;
+  }
+  for (guint i = 0; i < list->len; i++)
+    g_test_message("entry %u: #%llu %s", i, (unsigned long long)g_array_index(list, Entry, i).index,
+                   g_array_index(list, Entry, i).text);
+  g_error("no life entry \"%s…%s\" after entry %u", prefix, part ? part : "", from);
+}
+
+static void test_life_in_order(Fixture *f, gconstpointer data) {
+  (void)data;
+  gs_tensor_view_set_tensor(f->view, x_id);
+  gs_tensor_view_set_position(f->view, gs_trace_model_n_events(f->model) - 1);
+  views_test_settle(GTK_WIDGET(f->view));
+  guint64 *indices = NULL;
+  guint n = 0;
+  gs_trace_model_tensor_life(f->model, x_id, &indices, &n);
+  g_free(indices);
+  g_autoptr(GArray) life = sorted_entries(f);
+  g_assert_cmpuint(life->len, ==, n); /* all fit in the window */
+  guint i = expect_entry(life, 0, "Created by ", "f32 [2, 3], new storage #");
+  i = expect_entry(life, i + 1, "Named “x”", NULL);
+  i = expect_entry(life, i + 1, "Viewed as #", "shape [3, 2]");
+  i = expect_entry(life, i + 1, "Cloned into #", "nothing was copied");
+  i = expect_entry(life, i + 1, "Written in place by ", ": version 1");
+  i = expect_entry(life, i + 1, "Owner: scope work #", "moved to the outer scope epoch #");
+  i = expect_entry(life, i + 1, "Disposed: ", "scope 'epoch'");
+  i = expect_entry(life, i + 1, "Storage #", "freed");
+  for (guint k = 0; k < life->len; k++)
+    g_test_message("entry %u: #%llu %s", k, (unsigned long long)g_array_index(life, Entry, k).index,
+                   g_array_index(life, Entry, k).text);
+  g_assert_cmpuint(i, ==, life->len - 1);
+  for (guint k = 0; k < life->len; k++)
+    g_assert_false(g_array_index(life, Entry, k).future);
+  g_assert_cmpstr(views_test_label_after(GTK_WIDGET(f->view), "Alive"), !=, "Yes");
+  g_assert_true(g_str_has_prefix(views_test_label_after(GTK_WIDGET(f->view), "Alive"),
+                                 "No: disposed at event "));
+  views_test_screenshot(GTK_WIDGET(f->window), "tensor-view-end.png");
+}
+
+static void test_scrubbing_dims_the_future(Fixture *f, gconstpointer data) {
+  (void)data;
+  gs_tensor_view_set_tensor(f->view, x_id);
+  g_autoptr(GArray) all = sorted_entries(f);
+  guint clone = expect_entry(all, 0, "Cloned into #", NULL);
+  guint write = expect_entry(all, clone, "Written in place by ", NULL);
+  guint64 at = g_array_index(all, Entry, clone).index;
+
+  /* Just after the clone: the write and everything later is future, dimmed and tagged. */
+  gs_tensor_view_set_position(f->view, at);
+  views_test_settle(GTK_WIDGET(f->view));
+  g_autoptr(GArray) life = sorted_entries(f);
+  for (guint k = 0; k < life->len; k++) {
+    const Entry *e = &g_array_index(life, Entry, k);
+    g_assert_cmpint(e->future, ==, e->index > at);
+    if (e->future)
+      g_assert_cmpfloat(e->opacity, <, 1.0);
+    else
+      g_assert_cmpfloat(e->opacity, ==, 1.0);
+  }
+  GtkWidget *root = GTK_WIDGET(f->view);
+  g_assert_cmpstr(views_test_label_after(root, "Alive"), ==, "Yes");
+  g_assert_cmpstr(views_test_label_after(root, "Version"), ==, "0");
+  g_assert_cmpstr(views_test_label_after(root, "Bytes"), ==, "24 bytes");
+  g_assert_true(g_str_has_prefix(views_test_label_after(root, "Owner"), "scope work #"));
+  g_assert_cmpstr(views_test_label_after(root, "Category"), ==, "temporaries");
+  views_test_screenshot(GTK_WIDGET(f->window), "tensor-view-scrubbed.png");
+
+  /* After the write: version 1. Before its creation: not yet alive. */
+  gs_tensor_view_set_position(f->view, g_array_index(all, Entry, write).index);
+  g_assert_cmpstr(views_test_label_after(root, "Version"), ==, "1");
+  const Entry *created = &g_array_index(all, Entry, expect_entry(all, 0, "Created by ", NULL));
+  g_autofree char *not_yet =
+      g_strdup_printf("Not yet: created at event %llu", (unsigned long long)created->index);
+  gs_tensor_view_set_position(f->view, created->index - 1);
+  g_assert_cmpstr(views_test_label_after(root, "Alive"), ==, not_yet);
+  g_assert_cmpstr(views_test_label_after(root, "Owner"), ==, "—");
+}
+
+static void test_parameter_life(Fixture *f, gconstpointer data) {
+  (void)data;
+  gs_tensor_view_set_tensor(f->view, y_id);
+  gs_tensor_view_set_position(f->view, gs_trace_model_n_events(f->model) - 1);
+  views_test_settle(GTK_WIDGET(f->view));
+  g_autoptr(GArray) life = sorted_entries(f);
+  guint i = expect_entry(life, 0, "Created by ", NULL);
+  i = expect_entry(life, i + 1, "Moved into parameter #", NULL);
+  guint leaf = expect_entry(life, i + 1, "Became a leaf of the graph: AccumulateGrad #", NULL);
+  guint saved = expect_entry(life, leaf + 1, "Saved for backward by MulBackward", NULL);
+  guint grad = expect_entry(life, i + 1, "Gradient accumulated into its .grad #", NULL);
+  g_assert_cmpuint(grad, >, saved);
+  expect_entry(life, grad + 1, "Disposed: ", NULL);
+  /* Between the move and the end, the parameter handle carries the tensor on. */
+  const Entry *moved = &g_array_index(life, Entry, i);
+  gs_tensor_view_set_position(f->view, moved->index);
+  const char *alive = views_test_label_after(GTK_WIDGET(f->view), "Alive");
+  g_assert_true(g_str_has_prefix(alive, "Yes, as parameter #"));
+  views_test_screenshot(GTK_WIDGET(f->window), "tensor-view-parameter.png");
+
+  /* Selecting the parameter's handle shows the same whole life, from the tensor it was. */
+  gs_tensor_view_set_tensor(f->view, param_id);
+  views_test_settle(GTK_WIDGET(f->view));
+  g_assert_cmpuint(gs_tensor_view_get_tensor(f->view), ==, param_id);
+  g_autoptr(GArray) again = sorted_entries(f);
+  g_assert_cmpuint(again->len, ==, life->len);
+  expect_entry(again, 0, "Created by full: f32 [2, 3]", NULL);
+  g_autoptr(GPtrArray) labels = views_test_labels(GTK_WIDGET(f->view));
+  g_assert_true(strstr(gtk_label_get_text(labels->pdata[0]), ", now parameter #"));
+}
+
+static void on_index(GsTensorView *view, guint64 value, gpointer data) {
+  (void)view;
+  *(guint64 *)data = value;
+}
+
+static void test_signals(Fixture *f, gconstpointer data) {
+  (void)data;
+  guint64 event = G_MAXUINT64, tensor = G_MAXUINT64;
+  g_signal_connect(f->view, "event-selected", G_CALLBACK(on_index), &event);
+  g_signal_connect(f->view, "tensor-selected", G_CALLBACK(on_index), &tensor);
+  gs_tensor_view_set_tensor(f->view, x_id);
+  views_test_settle(GTK_WIDGET(f->view));
+  guint64 *indices = NULL;
+  guint n = 0;
+  gs_trace_model_tensor_life(f->model, x_id, &indices, &n);
+  g_assert_cmpuint(n, >, 3);
+  g_signal_emit_by_name(views_test_find(GTK_WIDGET(f->view), GTK_TYPE_LIST_VIEW), "activate", 2u);
+  g_assert_cmpuint(event, ==, indices[2]);
+  g_free(indices);
+
+  /* A view's details link back to the tensor it was made from. */
+  g_autoptr(GArray) life = sorted_entries(f);
+  guint viewed = expect_entry(life, 0, "Viewed as #", NULL);
+  gs_trace_event e;
+  g_assert_true(gs_trace_model_event(f->model, g_array_index(life, Entry, viewed).index, &e));
+  guint64 view_id = e.tensor;
+  gs_tensor_view_set_tensor(f->view, view_id);
+  views_test_settle(GTK_WIDGET(f->view));
+  GtkWidget *button = views_test_find(GTK_WIDGET(f->view), GTK_TYPE_BUTTON);
+  g_assert_true(gtk_widget_get_visible(button));
+  g_assert_true(g_str_has_prefix(gtk_button_get_label(GTK_BUTTON(button)), "View of #"));
+  g_signal_emit_by_name(button, "clicked");
+  g_assert_cmpuint(tensor, ==, x_id);
+}
+
+static gboolean shows_label(GtkWidget *root, const char *text) {
+  g_autoptr(GPtrArray) labels = views_test_labels(root);
+  for (guint i = 0; i < labels->len; i++)
+    if (g_strcmp0(gtk_label_get_text(labels->pdata[i]), text) == 0)
+      return TRUE;
+  return FALSE;
+}
+
+static void test_status_pages(Fixture *f, gconstpointer data) {
+  (void)data;
+  GtkWidget *root = GTK_WIDGET(f->view);
+  g_assert_true(shows_label(root, "Select a Tensor"));
+  views_test_screenshot(GTK_WIDGET(f->window), "tensor-view-empty.png");
+  gs_tensor_view_set_tensor(f->view, G_GUINT64_CONSTANT(0x7700000077)); /* never made */
+  views_test_settle(root);
+  g_assert_true(shows_label(root, "Not in This Log"));
+  gs_tensor_view_set_tensor(f->view, x_id);
+  views_test_settle(root);
+  g_assert_false(shows_label(root, "Select a Tensor"));
+  gs_tensor_view_set_model(f->view, NULL);
+  views_test_settle(root);
+  g_assert_true(shows_label(root, "Select a Tensor"));
+  g_assert_cmpuint(gs_tensor_view_get_tensor(f->view), ==, 0);
+}
+
+int main(int argc, char **argv) {
+  views_test_init(&argc, &argv);
+  g_test_add("/tensor-view/life-in-order", Fixture, NULL, fixture_set_up, test_life_in_order,
+             fixture_tear_down);
+  g_test_add("/tensor-view/scrubbing-dims-the-future", Fixture, NULL, fixture_set_up,
+             test_scrubbing_dims_the_future, fixture_tear_down);
+  g_test_add("/tensor-view/parameter-life", Fixture, NULL, fixture_set_up, test_parameter_life,
+             fixture_tear_down);
+  g_test_add("/tensor-view/signals", Fixture, NULL, fixture_set_up, test_signals,
+             fixture_tear_down);
+  g_test_add("/tensor-view/status-pages", Fixture, NULL, fixture_set_up, test_status_pages,
+             fixture_tear_down);
+  return g_test_run();
+}

@@ -1,0 +1,125 @@
+/* views-test-util.c: see views-test-util.h. */
+#include "views-test-util.h"
+
+#include <adwaita.h>
+#include <glib/gstdio.h>
+#include <gradscope/gradscope.h>
+
+gs_trace_model *views_test_record(views_test_workload body) {
+  g_autofree char *dir = g_dir_make_tmp("gradscope-views-XXXXXX", NULL);
+  g_assert_nonnull(dir);
+  g_autofree char *path = g_build_filename(dir, "run.gstrace", NULL);
+  g_assert_cmpint(gs_trace_open(path), ==, 0);
+  body();
+  gs_trace_close();
+  g_autofree char *bytes = NULL;
+  gsize n = 0;
+  g_autoptr(GError) error = NULL;
+  g_assert_true(g_file_get_contents(path, &bytes, &n, &error));
+  g_remove(path);
+  g_rmdir(dir);
+  gs_trace_model *m = gs_trace_model_new();
+  g_assert_cmpuint(gs_trace_model_feed(m, bytes, n), >, 0);
+  gs_trace_model_finish(m);
+  g_assert_null(gs_trace_model_problem(m));
+  return m;
+}
+
+void views_test_init(int *argc, char ***argv) {
+  gtk_test_init(argc, argv, NULL);
+  adw_init();
+  /* Screenshots compare across machines: one theme, no animations. */
+  g_object_set(gtk_settings_get_default(), "gtk-enable-animations", FALSE, NULL);
+}
+
+static gboolean quit_later(gpointer data) {
+  *(gboolean *)data = TRUE;
+  return G_SOURCE_REMOVE;
+}
+
+void views_test_settle(GtkWidget *widget) {
+  /* A few frames: lists create their rows in size-allocate, then draw them. */
+  GdkFrameClock *clock = gtk_widget_get_frame_clock(widget);
+  for (int frame = 0; frame < 6; frame++) {
+    gboolean done = FALSE;
+    g_timeout_add(30, quit_later, &done);
+    if (clock)
+      gdk_frame_clock_request_phase(clock, GDK_FRAME_CLOCK_PHASE_LAYOUT);
+    gtk_widget_queue_draw(widget);
+    while (!done)
+      g_main_context_iteration(NULL, TRUE);
+  }
+  while (g_main_context_pending(NULL))
+    g_main_context_iteration(NULL, FALSE);
+}
+
+GtkWindow *views_test_show(GtkWidget *child, int width, int height) {
+  GtkWindow *window = GTK_WINDOW(gtk_window_new());
+  gtk_window_set_default_size(window, width, height);
+  gtk_window_set_child(window, child);
+  gtk_window_present(window);
+  views_test_settle(GTK_WIDGET(window));
+  return window;
+}
+
+GtkWidget *views_test_find(GtkWidget *root, GType type) {
+  if (G_TYPE_CHECK_INSTANCE_TYPE(root, type))
+    return root;
+  for (GtkWidget *c = gtk_widget_get_first_child(root); c; c = gtk_widget_get_next_sibling(c)) {
+    GtkWidget *found = views_test_find(c, type);
+    if (found)
+      return found;
+  }
+  return NULL;
+}
+
+static void collect_labels(GtkWidget *w, GPtrArray *out) {
+  if (!gtk_widget_get_mapped(w)) /* hidden, or a stack's page not shown */
+    return;
+  if (GTK_IS_LABEL(w))
+    g_ptr_array_add(out, w);
+  for (GtkWidget *c = gtk_widget_get_first_child(w); c; c = gtk_widget_get_next_sibling(c))
+    collect_labels(c, out);
+}
+
+GPtrArray *views_test_labels(GtkWidget *root) {
+  GPtrArray *out = g_ptr_array_new();
+  collect_labels(root, out);
+  return out;
+}
+
+const char *views_test_label_after(GtkWidget *root, const char *key) {
+  g_autoptr(GPtrArray) labels = views_test_labels(root);
+  for (guint i = 0; i + 1 < labels->len; i++)
+    if (g_strcmp0(gtk_label_get_text(labels->pdata[i]), key) == 0)
+      return gtk_label_get_text(labels->pdata[i + 1]);
+  return NULL;
+}
+
+char *views_test_screenshot(GtkWidget *widget, const char *name) {
+  views_test_settle(widget);
+  const char *dir = g_getenv("GS_SCREENSHOT_DIR");
+  char *path = g_build_filename(dir ? dir : ".", name, NULL);
+  g_autoptr(GdkPaintable) paintable = gtk_widget_paintable_new(widget);
+  int width = gtk_widget_get_width(widget), height = gtk_widget_get_height(widget);
+  g_assert_cmpint(width, >, 0);
+  g_assert_cmpint(height, >, 0);
+  g_autoptr(GtkSnapshot) snapshot = gtk_snapshot_new();
+  gdk_paintable_snapshot(paintable, snapshot, width, height);
+  g_autoptr(GskRenderNode) node = gtk_snapshot_free_to_node(g_steal_pointer(&snapshot));
+  g_assert_nonnull(node);
+  GskRenderer *renderer = gtk_native_get_renderer(gtk_widget_get_native(widget));
+  g_autoptr(GdkTexture) texture =
+      gsk_renderer_render_texture(renderer, node, &GRAPHENE_RECT_INIT(0, 0, width, height));
+  g_assert_true(gdk_texture_save_to_png(texture, path));
+  g_test_message("screenshot: %s", path);
+  return path;
+}
+
+guint64 views_test_find_kind(gs_trace_model *m, gs_trace_kind kind, guint64 from) {
+  guint64 n = gs_trace_model_n_events(m);
+  for (guint64 i = from; i < n; i++)
+    if (gs_trace_model_kind_at(m, i) == kind)
+      return i;
+  return G_MAXUINT64;
+}

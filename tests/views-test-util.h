@@ -1,0 +1,34 @@
+/* views-test-util.h: what the inspector's view tests share: recording a workload into a
+ * trace model, showing a widget in a window and waiting until it is drawn, finding widgets
+ * and label texts in it, and saving a screenshot PNG. */
+#pragma once
+
+#include <gtk/gtk.h>
+
+#include "trace-model.h"
+
+G_BEGIN_DECLS
+
+typedef void (*views_test_workload)(void);
+
+/* Records what body does (through the engine's recorder) and feeds the whole log to a new
+ * model. */
+gs_trace_model *views_test_record(views_test_workload body);
+/* gtk_test_init and libadwaita's styles. */
+void views_test_init(int *argc, char ***argv);
+/* A window of width x height holding child, presented and drawn. */
+GtkWindow *views_test_show(GtkWidget *child, int width, int height);
+/* Runs the main loop until the window has drawn a few frames (layout settled). */
+void views_test_settle(GtkWidget *widget);
+/* The first descendant of root (root included) of type, depth first, or NULL. */
+GtkWidget *views_test_find(GtkWidget *root, GType type);
+/* Every GtkLabel on screen (mapped) under root, depth first, in widget order. */
+GPtrArray *views_test_labels(GtkWidget *root);
+/* The text of the label on screen that follows the label saying key, or NULL. */
+const char *views_test_label_after(GtkWidget *root, const char *key);
+/* Saves widget as GS_SCREENSHOT_DIR/name (or the current directory); returns the path. */
+char *views_test_screenshot(GtkWidget *widget, const char *name);
+/* The index of the first event of kind in m at or after from, or G_MAXUINT64. */
+guint64 views_test_find_kind(gs_trace_model *m, gs_trace_kind kind, guint64 from);
+
+G_END_DECLS
