@@ -7,6 +7,7 @@
 #include "gs-graph-view.h"
 
 #include <glib/gi18n.h>
+#include <inttypes.h>
 #include <math.h>
 
 #include "graph-collapse.h"
@@ -30,6 +31,7 @@ struct _GsGraphView {
   guint64 wanted_serial;     /* the last request */
   guint64 shown_serial;      /* the request whose layout is drawn */
   double pointer_x, pointer_y; /* where the pointer is, for zooming around it */
+  gboolean stale;            /* the position changed while hidden */
   gs_layout *layout;
   GHashTable *expanded;      /* group keys the user opened (owned strings) */
 
@@ -65,13 +67,20 @@ static void weak_ref_free(gpointer ref) {
 static void request_layout(GsGraphView *self) {
   if (!self->model || !self->has_position)
     return;
+  /* Hidden (another page of the stack): build the graph when shown, not on every scrub. */
+  if (!gtk_widget_get_mapped(GTK_WIDGET(self))) {
+    self->stale = TRUE;
+    return;
+  }
+  self->stale = FALSE;
   g_autoptr(gs_graph) full = gs_graph_source_build(self->source, self->position);
   gs_graph *shown = gs_graph_collapse(full, GS_GRAPH_COLLAPSE_LIMIT, self->expanded);
   gs_graph_split_hubs(shown, GS_GRAPH_HUB_LIMIT);
   GWeakRef *ref = g_new0(GWeakRef, 1);
   g_weak_ref_init(ref, self);
-  g_autofree char *title = g_strdup_printf(_("graph after event %" G_GUINT64_FORMAT),
-                                           gs_trace_model_seq_at(self->model, self->position));
+  /* Events counted from 1, as the scrubber shows them. */
+  guint64 shown = MIN(self->position, gs_trace_model_n_events(self->model) - 1) + 1;
+  g_autofree char *title = g_strdup_printf(_("graph after event %" PRIu64), shown);
   gs_layout_options options = {TRUE, title};
   self->wanted_serial =
       gs_layout_worker_request(self->worker, shown, &options, on_layout_done, ref, weak_ref_free);
@@ -127,6 +136,7 @@ void gs_graph_view_set_model(GsGraphView *self, gs_trace_model *model) {
   self->selected = -1;
   self->model = model;
   self->has_position = FALSE;
+  self->stale = FALSE;
   self->fitted = TRUE;
   self->wanted_serial = 0;
   if (model)
@@ -401,6 +411,13 @@ static void gs_graph_view_snapshot(GtkWidget *widget, GtkSnapshot *snapshot) {
     draw_note(snapshot, self, _("Laying out the graph\xe2\x80\xa6"), 12, h - 28);
 }
 
+static void gs_graph_view_map(GtkWidget *widget) {
+  GTK_WIDGET_CLASS(gs_graph_view_parent_class)->map(widget);
+  GsGraphView *self = GS_GRAPH_VIEW(widget);
+  if (self->stale)
+    request_layout(self);
+}
+
 static void gs_graph_view_size_allocate(GtkWidget *widget, int width, int height, int baseline) {
   (void)width, (void)height, (void)baseline;
   GsGraphView *self = GS_GRAPH_VIEW(widget);
@@ -434,6 +451,7 @@ static void gs_graph_view_class_init(GsGraphViewClass *klass) {
   object_class->finalize = gs_graph_view_finalize;
   widget_class->snapshot = gs_graph_view_snapshot;
   widget_class->size_allocate = gs_graph_view_size_allocate;
+  widget_class->map = gs_graph_view_map;
   gtk_widget_class_set_css_name(widget_class, "graphview");
   signals[SIGNAL_TENSOR_SELECTED] =
       g_signal_new("tensor-selected", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL,

@@ -4,7 +4,8 @@
  * the background, or gs_graph_view_fit), a minimap; a click selects a node: tensor nodes emit
  * tensor-selected, op nodes event-selected with the event that created them; a double-click on
  * a collapsed "×N" group expands it. The previous layout stays drawn while the next one is
- * computed.
+ * computed. While the view is hidden (another page of the stack) it only remembers the
+ * position and builds the graph when shown.
  *
  * Follows the view contract: set_model / set_position / model_grew, signals tensor-selected
  * (guint64 tensor id) and event-selected (guint64 event index). */
