@@ -79,8 +79,8 @@ static void request_layout(GsGraphView *self) {
   GWeakRef *ref = g_new0(GWeakRef, 1);
   g_weak_ref_init(ref, self);
   /* Events counted from 1, as the scrubber shows them. */
-  guint64 shown = MIN(self->position, gs_trace_model_n_events(self->model) - 1) + 1;
-  g_autofree char *title = g_strdup_printf(_("graph after event %" PRIu64), shown);
+  guint64 number = MIN(self->position, gs_trace_model_n_events(self->model) - 1) + 1;
+  g_autofree char *title = g_strdup_printf(_("graph after event %" PRIu64), number);
   gs_layout_options options = {TRUE, title};
   self->wanted_serial =
       gs_layout_worker_request(self->worker, shown, &options, on_layout_done, ref, weak_ref_free);
