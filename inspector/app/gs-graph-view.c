@@ -99,14 +99,16 @@ static void select_key(GsGraphView *self, const char *key) {
  * newer than the layout drawn. */
 static void on_layout_done(guint64 serial, gs_layout *layout, const GError *error,
                            gpointer user_data) {
-  (void)serial;
   g_autoptr(GsGraphView) self = g_weak_ref_get(user_data);
   if (!self) {
     gs_layout_free(layout);
     return;
   }
   if (error) {
+    /* Keep the old picture; the next position tries again. */
     g_warning("graph layout failed: %s", error->message);
+    self->shown_serial = serial;
+    gtk_widget_queue_draw(GTK_WIDGET(self));
     return;
   }
   gs_layout_free(self->layout);

@@ -21,6 +21,9 @@ int cli_export_dot(int argc, char **argv);
 int cli_chrome_trace(int argc, char **argv);
 int cli_export_graph(int argc, char **argv);
 
+/* Adds --at EVENT and --backward N (the moment of a graph) to context's options. */
+void cli_add_moment_options(GOptionContext *context, char **at_text, char **backward_text);
+
 /* The graph at event seq at_text, or at the start of backward pass number backward_text (from
  * 1), or (both NULL) at the last node_create of the log at path, built as the inspector's
  * graph view builds it; *at is the seq used. For a damaged or truncated log

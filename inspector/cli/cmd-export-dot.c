@@ -22,24 +22,17 @@ static void write_dot(FILE *out, const gs_graph *g, guint64 at) {
 }
 
 int cli_export_dot(int argc, char **argv) {
-  char *backward_text = NULL;
-  char *at_text = NULL;
-  const GOptionEntry entries[] = {
-      {"at", 'a', 0, G_OPTION_ARG_STRING, &at_text,
-       "The event (sequence number) at which to show the graph; default: the last node_create",
-       "EVENT"},
-      {"backward", 'b', 0, G_OPTION_ARG_STRING, &backward_text,
-       "Show the graph backward pass number N (from 1) walks, as it starts", "N"},
-      {NULL, 0, 0, 0, NULL, NULL, NULL},
-  };
+  char *backward_text = NULL, *at_text = NULL;
   g_autoptr(GOptionContext) context = g_option_context_new("FILE");
-  g_option_context_add_main_entries(context, entries, NULL);
+  cli_add_moment_options(context, &at_text, &backward_text);
   g_option_context_set_summary(
       context, "Writes the autograd graph alive at an event as Graphviz DOT on standard output:\n"
                "ops gray, leaves (AccumulateGrad) light blue with their names, saved tensors\n"
                "orange (dashed undirected edges to their node), outputs green. Nodes released\n"
-               "before the event are not drawn. Without --at, the event is the log's last\n"
-               "node_create: the moment the last graph was complete.\n\n"
+               "before the event are not drawn. Views, clones and detaches of drawn tensors,\n"
+               "versions and failed version checks (red) are shown, a cluster per scope.\n"
+               "Without --at or --backward, the event is the log's last node_create: the\n"
+               "moment the last graph was complete.\n\n"
                "Example: gradscope export-dot run.gstrace | dot -Tsvg > graph.svg");
   const char *path = cli_parse_file_args(context, &argc, &argv);
   g_autofree char *backward_owned = backward_text;

@@ -17,16 +17,10 @@ static void natural_size(const gs_layout *l, int *width, int *height) {
 }
 
 int cli_export_graph(int argc, char **argv) {
-  char *backward_text = NULL;
-  char *at_text = NULL, *output = NULL;
+  char *backward_text = NULL, *at_text = NULL, *output = NULL;
   int width = 0, height = 0;
   gboolean flat = FALSE, expand_all = FALSE;
   const GOptionEntry entries[] = {
-      {"at", 'a', 0, G_OPTION_ARG_STRING, &at_text,
-       "The event (sequence number) at which to show the graph; default: the last node_create",
-       "EVENT"},
-      {"backward", 'b', 0, G_OPTION_ARG_STRING, &backward_text,
-       "Show the graph backward pass number N (from 1) walks, as it starts", "N"},
       {"output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "The image to write: NAME.png or NAME.svg",
        "FILE"},
       {"width", 'W', 0, G_OPTION_ARG_INT, &width, "Image width (pixels for PNG, points for SVG)",
@@ -38,6 +32,7 @@ int cli_export_graph(int argc, char **argv) {
       {NULL, 0, 0, 0, NULL, NULL, NULL},
   };
   g_autoptr(GOptionContext) context = g_option_context_new("FILE");
+  cli_add_moment_options(context, &at_text, &backward_text);
   g_option_context_add_main_entries(context, entries, NULL);
   g_option_context_set_summary(
       context, "Draws the autograd graph alive at an event as a PNG or SVG image, as the\n"

@@ -42,6 +42,19 @@ static guint64 index_at_seq(gs_trace_model *m, guint64 seq, guint64 *max_seq) {
   return found;
 }
 
+void cli_add_moment_options(GOptionContext *context, char **at_text, char **backward_text) {
+  const GOptionEntry entries[] = {
+      {"at", 'a', 0, G_OPTION_ARG_STRING, at_text,
+       "The event (sequence number) at which to show the graph; default: the last node_create",
+       "EVENT"},
+      {"backward", 'b', 0, G_OPTION_ARG_STRING, backward_text,
+       "Show the graph backward pass number N (from 1) walks, as it starts", "N"},
+      {NULL, 0, 0, 0, NULL, NULL, NULL},
+  };
+  /* GOption copies the entries: a local array is fine. */
+  g_option_context_add_main_entries(context, entries, NULL);
+}
+
 gs_graph *cli_graph_at(const char *command, const char *path, const char *at_text,
                        const char *backward_text, guint64 *at_out, char **warning) {
   guint64 at = 0, backward = 0;
