@@ -149,7 +149,7 @@ gs_graph *gs_graph_collapse(const gs_graph *g, guint limit, GHashTable *expanded
   for (guint k = 0; k < groups->len; k++) {
     run *r = groups->pdata[k];
     gs_graph_item *group = &g_array_index(out->items, gs_graph_item, r->group_item);
-    group->label = g_strdup_printf("%s \xc3\x97%u\n(%u nodes; double-click to expand)", r->name,
+    group->label = g_strdup_printf("%s \xc3\x97%u\n(%u nodes)", r->name,
                                    r->instances->len - 1, group->members);
   }
   g_autoptr(GHashTable) seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
