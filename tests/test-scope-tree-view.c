@@ -169,7 +169,7 @@ static void test_statistics_match_the_engine(Fixture *f, gconstpointer data) {
   g_assert_cmpuint(step_info.alive, ==, 1);
   g_assert_cmpstr(cell(step, 4), ==, step_created);
   g_assert_cmpstr(cell(step, 5), ==, step_disposed);
-  views_test_screenshot(GTK_WIDGET(f->window), "scope-tree-view.png");
+  g_free(views_test_screenshot(GTK_WIDGET(f->window), "scope-tree-view.png"));
 }
 
 static gboolean is_dim(GtkLabel *label) {
@@ -191,7 +191,7 @@ static void test_scopes_not_begun_are_greyed(Fixture *f, gconstpointer data) {
   g_assert_true(is_dim(third->pdata[0]));
   g_assert_true(is_dim(work->pdata[7]));
   g_assert_cmpstr(cell(third, 4), ==, ""); /* no statistics before it began */
-  views_test_screenshot(GTK_WIDGET(f->window), "scope-tree-view-greyed.png");
+  g_free(views_test_screenshot(GTK_WIDGET(f->window), "scope-tree-view-greyed.png"));
   /* Scrubbing on greys them no more. */
   gs_scope_tree_view_set_position(f->view, scope_begin_index(f, "work", 0));
   views_test_settle(GTK_WIDGET(f->view));
