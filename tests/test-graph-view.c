@@ -168,6 +168,18 @@ static void test_click_selects_nodes(void) {
   draw_frames();
   save_screenshot(window, "graph-view-zoomed.png");
 
+  /* Another model while a layout is on its way: the old model's answer is dropped. */
+  gs_graph_view_set_position(view, at - 1);
+  gs_graph_view_set_model(view, NULL);
+  g_assert_null(gs_graph_view_get_layout(view));
+  g_assert_false(gs_graph_view_is_busy(view));
+  draw_frames();
+  g_assert_null(gs_graph_view_get_layout(view));
+  gs_graph_view_set_model(view, m);
+  gs_graph_view_set_position(view, at);
+  wait_for_layout(view);
+  l = gs_graph_view_get_layout(view);
+
   /* A new position: the old layout stays drawn until the new one arrives. */
   gs_graph_view_set_position(view, gs_trace_model_n_events(m) - 1);
   g_assert_true(gs_graph_view_get_layout(view) == l);

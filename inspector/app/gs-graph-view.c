@@ -30,6 +30,7 @@ struct _GsGraphView {
   gs_layout_worker *worker;
   guint64 wanted_serial;     /* the last request */
   guint64 shown_serial;      /* the request whose layout is drawn */
+  guint64 discard_upto;      /* requests made for a previous model: their answers are dropped */
   double pointer_x, pointer_y; /* where the pointer is, for zooming around it */
   gboolean stale;            /* the position changed while hidden */
   gs_layout *layout;
@@ -100,7 +101,7 @@ static void select_key(GsGraphView *self, const char *key) {
 static void on_layout_done(guint64 serial, gs_layout *layout, const GError *error,
                            gpointer user_data) {
   g_autoptr(GsGraphView) self = g_weak_ref_get(user_data);
-  if (!self) {
+  if (!self || serial <= self->discard_upto) {
     gs_layout_free(layout);
     return;
   }
@@ -138,9 +139,9 @@ void gs_graph_view_set_model(GsGraphView *self, gs_trace_model *model) {
   self->selected = -1;
   self->model = model;
   self->has_position = FALSE;
+  self->discard_upto = self->shown_serial = self->wanted_serial;
   self->stale = FALSE;
   self->fitted = TRUE;
-  self->wanted_serial = 0;
   if (model)
     self->source = gs_graph_source_new(model);
   gtk_widget_queue_draw(GTK_WIDGET(self));
@@ -370,9 +371,9 @@ static void gs_graph_view_snapshot(GtkWidget *widget, GtkSnapshot *snapshot) {
     return;
   gboolean dark = dark_style(self);
   if (!self->model || !self->layout) {
-    const char *text = !self->model          ? _("No capture open")
-                       : self->wanted_serial ? _("Laying out the graph\xe2\x80\xa6")
-                                             : _("Move the scrubber to see the graph");
+    const char *text = !self->model                  ? _("No capture open")
+                       : gs_graph_view_is_busy(self) ? _("Laying out the graph\xe2\x80\xa6")
+                                                     : _("Move the scrubber to see the graph");
     draw_note(snapshot, self, text, 16, 16);
     return;
   }
