@@ -113,7 +113,8 @@ static void test_click_selects_nodes(void) {
   g_signal_connect(view, "event-selected", G_CALLBACK(on_event), &sel);
   gtk_window_present(GTK_WINDOW(window));
   gint64 deadline = g_get_monotonic_time() + 10 * G_USEC_PER_SEC;
-  while ((!gtk_widget_get_mapped(GTK_WIDGET(view)) || gtk_widget_get_width(GTK_WIDGET(view)) <= 0) &&
+  while ((!gtk_widget_get_mapped(GTK_WIDGET(view)) ||
+          gtk_widget_get_width(GTK_WIDGET(view)) <= 0) &&
          g_get_monotonic_time() < deadline)
     g_main_context_iteration(NULL, TRUE);
   g_assert_cmpint(gtk_widget_get_width(GTK_WIDGET(view)), >, 0);
@@ -167,6 +168,27 @@ static void test_click_selects_nodes(void) {
   g_assert_cmpfloat(fabs(after_y - wy), <, 0.5);
   draw_frames();
   save_screenshot(window, "graph-view-zoomed.png");
+  /* The keyboard: "0" fits again (the layout's centre at the view's centre), "+" zooms. */
+  GtkEventController *keys = NULL;
+  g_autoptr(GListModel) controllers = gtk_widget_observe_controllers(GTK_WIDGET(view));
+  for (guint i = 0; i < g_list_model_get_n_items(controllers) && !keys; i++) {
+    g_autoptr(GObject) c = g_list_model_get_item(controllers, i);
+    if (GTK_IS_EVENT_CONTROLLER_KEY(c))
+      keys = GTK_EVENT_CONTROLLER(c);
+  }
+  g_assert_nonnull(keys);
+  gboolean handled = FALSE;
+  g_signal_emit_by_name(keys, "key-pressed", GDK_KEY_0, 0, 0, &handled);
+  g_assert_true(handled);
+  double cx, cy;
+  gs_graph_view_layout_to_widget(view, l->width / 2, l->height / 2, &cx, &cy);
+  g_assert_cmpfloat(fabs(cx - gtk_widget_get_width(GTK_WIDGET(view)) / 2.0), <, 1);
+  g_assert_cmpfloat(fabs(cy - gtk_widget_get_height(GTK_WIDGET(view)) / 2.0), <, 1);
+  double before_x, after_plus_x;
+  gs_graph_view_layout_to_widget(view, 0, 0, &before_x, &cy);
+  g_signal_emit_by_name(keys, "key-pressed", GDK_KEY_plus, 0, 0, &handled);
+  gs_graph_view_layout_to_widget(view, 0, 0, &after_plus_x, &cy);
+  g_assert_cmpfloat(after_plus_x, <, before_x); /* the left edge moved out: zoomed in */
 
   /* Another model while a layout is on its way: the old model's answer is dropped. */
   gs_graph_view_set_position(view, at - 1);

@@ -211,7 +211,8 @@ static void test_storage_relations_and_failed_version_check(void) {
   g_autofree char *dir = NULL;
   g_autoptr(gs_trace_model) m = graph_workload_record(version_trouble, &dir);
   g_autoptr(gs_graph_source) source = gs_graph_source_new(m);
-  guint64 before = graph_workload_find_kind(m, GS_TRACE_MARK, 0), after = graph_workload_find_kind(m, GS_TRACE_MARK, 1);
+  guint64 before = graph_workload_find_kind(m, GS_TRACE_MARK, 0);
+  guint64 after = graph_workload_find_kind(m, GS_TRACE_MARK, 1);
 
   g_autoptr(gs_graph) g = gs_graph_source_build(source, before);
   /* The saved view of c, the clone sharing c's bytes, the detached x: each from its source. */
@@ -247,7 +248,8 @@ static void test_storage_relations_and_failed_version_check(void) {
   g_assert_cmpint(writer->version, ==, 1);
 
   /* After backward refused, the engine's message comes with the graph. */
-  g_autoptr(gs_graph) failed = gs_graph_source_build(source, graph_workload_find_kind(m, GS_TRACE_ERROR, 0));
+  g_autoptr(gs_graph) failed =
+      gs_graph_source_build(source, graph_workload_find_kind(m, GS_TRACE_ERROR, 0));
   g_assert_nonnull(failed->version_error);
   g_assert_nonnull(strstr(failed->version_error, "expected version 0"));
   graph_workload_remove_dir(dir);
@@ -266,13 +268,15 @@ static gs_graph *repeated_graph(void) {
     for (guint k = 0; k < 200; k++) {
       guint64 id = s * 200 + k + 1;
       gs_graph_item item = {GS_GRAPH_OP, id, 0, g_strdup_printf("n%" G_GUINT64_FORMAT, id),
-                            g_strdup("AddBackward"), 2 + s, -1, -1, s == 3 ? GS_GRAPH_VERSION_ERROR : 0, 1};
+                            g_strdup("AddBackward"), 2 + s, -1, -1,
+                            s == 3 ? GS_GRAPH_VERSION_ERROR : 0, 1};
       g_array_append_val(g->items, item);
       if (g->items->len > 1)
         gs_graph_add_edge(g, g->items->len - 2, g->items->len - 1, GS_GRAPH_EDGE_GRAD);
     }
   }
-  gs_graph_item out = {GS_GRAPH_OUTPUT, 99999, 5, g_strdup("t5"), g_strdup("loss"), 0, -1, -1, 0, 1};
+  gs_graph_item out = {GS_GRAPH_OUTPUT, 99999, 5, g_strdup("t5"), g_strdup("loss"),
+                       0, -1, -1, 0, 1};
   g_array_append_val(g->items, out);
   gs_graph_add_edge(g, g->items->len - 2, g->items->len - 1, GS_GRAPH_EDGE_GRAD);
   return g;
@@ -445,7 +449,8 @@ static void test_svg_export_is_well_formed(void) {
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/graph/mlp-step-laid-out-on-the-worker", test_mlp_step_laid_out_on_the_worker);
-  g_test_add_func("/graph/hostile-names-round-trip", test_hostile_names_round_trip_through_graphviz);
+  g_test_add_func("/graph/hostile-names-round-trip",
+                  test_hostile_names_round_trip_through_graphviz);
   g_test_add_func("/graph/storage-relations-and-version-check",
                   test_storage_relations_and_failed_version_check);
   g_test_add_func("/graph/repeated-steps-collapse-and-expand",

@@ -12,6 +12,7 @@
 
 #include "graph-collapse.h"
 #include "graph-render.h"
+#include "event-fields.h"
 #include "graph-source.h"
 #include "layout-worker.h"
 
@@ -317,6 +318,7 @@ static void on_pressed(GtkGestureClick *g, int n_press, double wx, double wy, gp
   GsGraphView *self = data;
   if (!self->layout)
     return;
+  gtk_widget_grab_focus(GTK_WIDGET(self));
   double x, y;
   widget_to_layout(self, wx, wy, &x, &y);
   gint node = gs_layout_node_at(self->layout, x, y);
@@ -341,6 +343,73 @@ void gs_graph_view_expand(GsGraphView *self, const char *group_key) {
   g_return_if_fail(GS_IS_GRAPH_VIEW(self));
   g_hash_table_add(self->expanded, g_strdup(group_key));
   request_layout(self);
+}
+
+/* ---- keys and tooltips ------------------------------------------------------------------ */
+
+/* +/- zoom around the centre, 0 or F fits, the arrows pan by a tenth of the view. */
+static gboolean on_key(GtkEventControllerKey *c, guint keyval, guint keycode,
+                       GdkModifierType state, gpointer data) {
+  (void)c, (void)keycode, (void)state;
+  GsGraphView *self = data;
+  if (!self->layout)
+    return FALSE;
+  double w = gtk_widget_get_width(GTK_WIDGET(self)), h = gtk_widget_get_height(GTK_WIDGET(self));
+  switch (keyval) {
+  case GDK_KEY_plus:
+  case GDK_KEY_equal:
+  case GDK_KEY_KP_Add: gs_graph_view_zoom_at(self, 1.25, w / 2, h / 2); return TRUE;
+  case GDK_KEY_minus:
+  case GDK_KEY_KP_Subtract: gs_graph_view_zoom_at(self, 0.8, w / 2, h / 2); return TRUE;
+  case GDK_KEY_0:
+  case GDK_KEY_f: gs_graph_view_fit(self); return TRUE;
+  case GDK_KEY_Left: self->x -= w / 10 / self->scale; break;
+  case GDK_KEY_Right: self->x += w / 10 / self->scale; break;
+  case GDK_KEY_Up: self->y -= h / 10 / self->scale; break;
+  case GDK_KEY_Down: self->y += h / 10 / self->scale; break;
+  default: return FALSE;
+  }
+  self->fitted = FALSE;
+  gtk_widget_queue_draw(GTK_WIDGET(self));
+  return TRUE;
+}
+
+/* The node under the pointer in words: its whole label (names can be long), what it is, and
+ * for tensors their handle, for a failed version check what went wrong. */
+static gboolean on_query_tooltip(GtkWidget *widget, int wx, int wy, gboolean keyboard,
+                                 GtkTooltip *tooltip, gpointer data) {
+  (void)widget, (void)keyboard, (void)data;
+  GsGraphView *self = GS_GRAPH_VIEW(widget);
+  if (!self->layout)
+    return FALSE;
+  double x, y;
+  widget_to_layout(self, wx, wy, &x, &y);
+  gint node = gs_layout_node_at(self->layout, x, y);
+  if (node < 0)
+    return FALSE;
+  const gs_layout_node *n = &g_array_index(self->layout->nodes, gs_layout_node, node);
+  const gs_graph_item *item = &g_array_index(self->layout->graph->items, gs_graph_item, n->item);
+  g_autoptr(GString) text = g_string_new(n->label);
+  char handle[32];
+  const char *what = "";
+  switch (item->kind) {
+  case GS_GRAPH_OP: what = _("A backward node: click to go to the event that made it"); break;
+  case GS_GRAPH_LEAF: what = _("A leaf: its gradient accumulates here"); break;
+  case GS_GRAPH_SAVED: what = _("Saved for backward"); break;
+  case GS_GRAPH_OUTPUT: what = _("An output of the graph"); break;
+  case GS_GRAPH_TENSOR: what = _("A tensor sharing storage with the graph's tensors"); break;
+  case GS_GRAPH_GROUP: what = _("Repeated steps: double-click to expand"); break;
+  }
+  g_string_append_printf(text, "\n%s", what);
+  if (item->tensor)
+    g_string_append_printf(text, _("\nTensor %s"),
+                           gs_format_handle(item->tensor, handle, sizeof handle));
+  if (item->flags & GS_GRAPH_VERSION_ERROR)
+    g_string_append_printf(text, "\n%s",
+                           _("Part of a failed version check: written in place after it was "
+                             "saved for backward"));
+  gtk_tooltip_set_text(tooltip, text->str);
+  return TRUE;
 }
 
 /* ---- drawing ---------------------------------------------------------------------------- */
@@ -492,6 +561,13 @@ static void gs_graph_view_init(GsGraphView *self) {
   g_signal_connect(drag, "drag-begin", G_CALLBACK(on_drag_begin), self);
   g_signal_connect(drag, "drag-update", G_CALLBACK(on_drag_update), self);
   gtk_widget_add_controller(GTK_WIDGET(self), GTK_EVENT_CONTROLLER(drag));
+
+  GtkEventController *keys = gtk_event_controller_key_new();
+  g_signal_connect(keys, "key-pressed", G_CALLBACK(on_key), self);
+  gtk_widget_add_controller(GTK_WIDGET(self), keys);
+
+  gtk_widget_set_has_tooltip(GTK_WIDGET(self), TRUE);
+  g_signal_connect(self, "query-tooltip", G_CALLBACK(on_query_tooltip), NULL);
 
   GtkGesture *click = gtk_gesture_click_new();
   g_signal_connect(click, "pressed", G_CALLBACK(on_pressed), self);

@@ -1,6 +1,7 @@
 /* main.c: `gradscope`, the command-line side of Gradscope: record a program's event log and
- * read one back (stats, dump, DOT graph, graph image, Chrome trace). Each command lives in its own file;
- * the analysis they print lives in inspector/model/, shared with the GTK inspector. */
+ * read one back (stats, dump, DOT graph, graph image, Chrome trace). Each command lives in its
+ * own file; the analysis they print lives in inspector/model/ (and the graph's layout and
+ * drawing in inspector/graph/), shared with the GTK inspector. */
 #include <stdio.h>
 #include <string.h>
 

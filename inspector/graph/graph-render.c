@@ -10,7 +10,8 @@ typedef struct rgb {
   double r, g, b;
 } rgb;
 
-#define RGB(hex) ((rgb){((hex) >> 16 & 0xff) / 255.0, ((hex) >> 8 & 0xff) / 255.0, ((hex)&0xff) / 255.0})
+#define RGB(hex)                                                                           \
+  ((rgb){((hex) >> 16 & 0xff) / 255.0, ((hex) >> 8 & 0xff) / 255.0, ((hex)&0xff) / 255.0})
 
 static rgb item_fill(gs_graph_item_kind kind) {
   switch (kind) {
