@@ -173,10 +173,10 @@ int main(void) {
   bench_result("model_life_cpu_ms", worst_life_cpu, "ms");
 
   g_autofree gs_memory_column *cols = g_new(gs_memory_column, 2000);
-  double c0 = bench_now_s(), cc0 = cpu_now_s();
+  double w0 = bench_now_s(), cc0 = cpu_now_s();
   gs_trace_model_memory_columns(m, 0, n - 1, 2000, FALSE, cols);
   gs_trace_model_memory_columns(m, 0, n - 1, 2000, TRUE, cols);
-  bench_result("model_columns_ms", ms_since(c0) / 2, "ms");
+  bench_result("model_columns_ms", ms_since(w0) / 2, "ms");
   bench_result("model_columns_cpu_ms", cpu_ms_since(cc0) / 2, "ms");
   gs_trace_model_free(m);
 

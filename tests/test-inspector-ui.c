@@ -202,6 +202,9 @@ static void test_empty_window(void) {
   GsWindow *window = new_window();
   g_assert_null(gs_window_get_current_page(window));
   g_assert_cmpint(adw_tab_view_get_n_pages(gs_window_get_tab_view(window)), ==, 0);
+  /* The shortcuts window (gtk/help-overlay.ui in the resource) is attached, for Ctrl+?. */
+  g_assert_nonnull(gtk_application_window_get_help_overlay(GTK_APPLICATION_WINDOW(window)));
+  g_assert_true(g_action_group_has_action(G_ACTION_GROUP(window), "show-help-overlay"));
   save_screenshot(GTK_WIDGET(window), "empty.png");
   gtk_window_destroy(GTK_WINDOW(window));
 }

@@ -73,16 +73,19 @@ static void expand(Fixture *f, guint position) {
   views_test_settle(GTK_WIDGET(f->view));
 }
 
+/* The cells of a row, in the order the view shows them (the thread column, last, is hidden
+ * in a one-thread run). */
+enum { NAME, BYTES, PEAK, ALIVE, CREATED, DISPOSED, DURATION, BEGIN, END, ID, N_CELLS };
+
 /* The labels of the row on screen whose name cell says name (the n-th such row), as an
- * array of GtkLabel*: name, id, begin, end, created, disposed, alive, bytes, peak, duration
- * (the thread column is hidden in a one-thread run). */
+ * array of GtkLabel*, indexed by the enum above. */
 static GPtrArray *row_labels(Fixture *f, const char *name, int nth) {
   GtkWidget *cv = views_test_find(GTK_WIDGET(f->view), GTK_TYPE_COLUMN_VIEW);
   /* The column view's list holds one widget per row, each with one cell per column. */
   GtkWidget *list = views_test_find(cv, GTK_TYPE_LIST_VIEW);
   for (GtkWidget *row = gtk_widget_get_first_child(list); row; row = gtk_widget_get_next_sibling(row)) {
     GPtrArray *labels = views_test_labels(row);
-    if (labels->len >= 10 && g_strcmp0(gtk_label_get_text(labels->pdata[0]), name) == 0 &&
+    if (labels->len >= N_CELLS && g_strcmp0(gtk_label_get_text(labels->pdata[0]), name) == 0 &&
         nth-- == 0)
       return labels;
     g_ptr_array_unref(labels);
@@ -145,30 +148,32 @@ static void test_statistics_match_the_engine(Fixture *f, gconstpointer data) {
   g_autofree char *alive = g_strdup_printf("%llu", (unsigned long long)work_info.alive);
   g_autofree char *bytes = gs_view_bytes(work_info.bytes);
   g_autofree char *peak = gs_view_bytes(work_info.peak_bytes);
-  g_assert_cmpstr(cell(work, 3), ==, "open");
-  g_assert_cmpstr(cell(work, 4), ==, created);
-  g_assert_cmpstr(cell(work, 6), ==, alive);
-  g_assert_cmpstr(cell(work, 7), ==, bytes);
-  g_assert_cmpstr(cell(work, 8), ==, peak);
+  g_assert_cmpstr(cell(work, END), ==, "open");
+  g_assert_cmpstr(cell(work, CREATED), ==, created);
+  g_assert_cmpstr(cell(work, ALIVE), ==, alive);
+  g_assert_cmpstr(cell(work, BYTES), ==, bytes);
+  g_assert_cmpstr(cell(work, PEAK), ==, peak);
   g_assert_cmpuint(work_info.bytes, >, 0);
 
   /* At the last event every scope has ended: "work" owns nothing, its peak stays. */
   gs_scope_tree_view_set_position(f->view, gs_trace_model_n_events(f->model) - 1);
   views_test_settle(GTK_WIDGET(f->view));
   g_autoptr(GPtrArray) ended = row_labels(f, "work", 0);
-  g_autofree char *end = g_strdup_printf("%llu", (unsigned long long)scope_end_index(f, "work"));
-  g_assert_cmpstr(cell(ended, 3), ==, end);
-  g_assert_cmpstr(cell(ended, 6), ==, "0");
-  g_assert_cmpstr(cell(ended, 7), ==, "0 bytes");
-  g_assert_cmpstr(cell(ended, 8), ==, peak);
+  /* Begin and end are the engine's event numbers. */
+  g_autofree char *end = g_strdup_printf(
+      "%llu", (unsigned long long)gs_trace_model_seq_at(f->model, scope_end_index(f, "work")));
+  g_assert_cmpstr(cell(ended, END), ==, end);
+  g_assert_cmpstr(cell(ended, ALIVE), ==, "0");
+  g_assert_cmpstr(cell(ended, BYTES), ==, "0 bytes");
+  g_assert_cmpstr(cell(ended, PEAK), ==, peak);
   g_autoptr(GPtrArray) step = row_labels(f, "step", N_STEPS - 1);
   g_autofree char *step_created = g_strdup_printf("%llu", (unsigned long long)step_info.created);
   /* Ending the step disposed what it still owned. */
   g_autofree char *step_disposed =
       g_strdup_printf("%llu", (unsigned long long)(step_info.disposed + step_info.alive));
   g_assert_cmpuint(step_info.alive, ==, 1);
-  g_assert_cmpstr(cell(step, 4), ==, step_created);
-  g_assert_cmpstr(cell(step, 5), ==, step_disposed);
+  g_assert_cmpstr(cell(step, CREATED), ==, step_created);
+  g_assert_cmpstr(cell(step, DISPOSED), ==, step_disposed);
   g_free(views_test_screenshot(GTK_WIDGET(f->window), "scope-tree-view.png"));
 }
 
@@ -185,19 +190,19 @@ static void test_scopes_not_begun_are_greyed(Fixture *f, gconstpointer data) {
   g_autoptr(GPtrArray) second = row_labels(f, "step", 1);
   g_autoptr(GPtrArray) third = row_labels(f, "step", 2);
   g_autoptr(GPtrArray) work = row_labels(f, "work", 0);
-  g_assert_false(is_dim(second->pdata[0]));
-  g_assert_cmpstr(cell(second, 3), ==, "open");
-  g_assert_cmpstr(cell(second, 4), ==, "0");
-  g_assert_true(is_dim(third->pdata[0]));
-  g_assert_true(is_dim(work->pdata[7]));
-  g_assert_cmpstr(cell(third, 4), ==, ""); /* no statistics before it began */
+  g_assert_false(is_dim(second->pdata[NAME]));
+  g_assert_cmpstr(cell(second, END), ==, "open");
+  g_assert_cmpstr(cell(second, CREATED), ==, "0");
+  g_assert_true(is_dim(third->pdata[NAME]));
+  g_assert_true(is_dim(work->pdata[BYTES]));
+  g_assert_cmpstr(cell(third, CREATED), ==, ""); /* no statistics before it began */
   g_free(views_test_screenshot(GTK_WIDGET(f->window), "scope-tree-view-greyed.png"));
   /* Scrubbing on greys them no more. */
   gs_scope_tree_view_set_position(f->view, scope_begin_index(f, "work", 0));
   views_test_settle(GTK_WIDGET(f->view));
   g_autoptr(GPtrArray) later = row_labels(f, "work", 0);
-  g_assert_false(is_dim(later->pdata[0]));
-  g_assert_cmpstr(cell(later, 3), ==, "open");
+  g_assert_false(is_dim(later->pdata[NAME]));
+  g_assert_cmpstr(cell(later, END), ==, "open");
 }
 
 static void on_scope_selected(GsScopeTreeView *view, guint64 id, gpointer data) {
@@ -235,6 +240,32 @@ static void test_selection_signals(Fixture *f, gconstpointer data) {
   for (guint i = 0; i < labels->len; i++)
     empty_state |= g_strcmp0(gtk_label_get_text(labels->pdata[i]), "No Scopes") == 0;
   g_assert_true(empty_state);
+}
+
+static GtkColumnViewColumn *column_titled(Fixture *f, const char *title) {
+  GtkColumnView *cv = GTK_COLUMN_VIEW(views_test_find(GTK_WIDGET(f->view), GTK_TYPE_COLUMN_VIEW));
+  GListModel *columns = gtk_column_view_get_columns(cv);
+  for (guint i = 0; i < g_list_model_get_n_items(columns); i++) {
+    g_autoptr(GtkColumnViewColumn) c = g_list_model_get_item(columns, i);
+    if (g_strcmp0(gtk_column_view_column_get_title(c), title) == 0)
+      return c;
+  }
+  g_assert_not_reached();
+}
+
+static void test_header_menu_hides_columns(Fixture *f, gconstpointer data) {
+  (void)data;
+  GtkColumnViewColumn *bytes = column_titled(f, "Bytes");
+  GtkColumnViewColumn *thread = column_titled(f, "Thread");
+  GMenuModel *menu = gtk_column_view_column_get_header_menu(bytes);
+  g_assert_nonnull(menu);
+  g_assert_cmpint(g_menu_model_get_n_items(menu), ==, 10); /* every column but the name */
+  g_assert_true(gtk_column_view_column_get_visible(bytes));
+  g_assert_false(gtk_column_view_column_get_visible(thread)); /* one thread in this run */
+  gtk_widget_activate_action(GTK_WIDGET(f->view), "scopes.show-bytes", NULL);
+  g_assert_false(gtk_column_view_column_get_visible(bytes));
+  gtk_widget_activate_action(GTK_WIDGET(f->view), "scopes.show-thread", NULL);
+  g_assert_true(gtk_column_view_column_get_visible(thread));
 }
 
 /* A live source: the model grows while the view shows it. */
@@ -284,6 +315,8 @@ int main(int argc, char **argv) {
              test_scopes_not_begun_are_greyed, fixture_tear_down);
   g_test_add("/scope-tree/selection-signals", Fixture, NULL, fixture_set_up,
              test_selection_signals, fixture_tear_down);
+  g_test_add("/scope-tree/header-menu-hides-columns", Fixture, NULL, fixture_set_up,
+             test_header_menu_hides_columns, fixture_tear_down);
   g_test_add_func("/scope-tree/model-grows", test_model_grows);
   return g_test_run();
 }

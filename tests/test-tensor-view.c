@@ -5,6 +5,7 @@
  * state at the scrubber's event, the contract's signals and the status pages; saves
  * screenshots. */
 #include <adwaita.h>
+#include <glib/gstdio.h>
 #include <string.h>
 #include <gradscope/gradscope.h>
 
@@ -26,6 +27,7 @@ static void workload(void) {
   (void)v, (void)c;
   gs_scope_end(work);         /* disposes v and c */
   x_id = kept.id;
+  gs_trace_flush();           /* a chunk boundary, for the live test */
 
   /* A tensor moved into a parameter, then used and differentiated. */
   gs_tensor y = gs_full(GS_F32, shape, 2, 0.5);
@@ -81,7 +83,9 @@ static GArray *entries(Fixture *f) {
     GtkWidget *text = gtk_widget_get_next_sibling(index);
     GtkWidget *future = gtk_widget_get_next_sibling(text);
     Entry e = {
-        .index = g_ascii_strtoull(gtk_label_get_text(GTK_LABEL(index)), NULL, 10),
+        /* Rows show the engine's event number: back to the log position. */
+        .index = gs_trace_model_find_seq(
+            f->model, g_ascii_strtoull(gtk_label_get_text(GTK_LABEL(index)), NULL, 10)),
         .text = gtk_label_get_text(GTK_LABEL(text)),
         .future = gtk_widget_get_visible(future),
         .opacity = gtk_widget_get_opacity(text),
@@ -180,8 +184,9 @@ static void test_scrubbing_dims_the_future(Fixture *f, gconstpointer data) {
   gs_tensor_view_set_position(f->view, g_array_index(all, Entry, write).index);
   g_assert_cmpstr(views_test_label_after(root, "Version"), ==, "1");
   const Entry *created = &g_array_index(all, Entry, expect_entry(all, 0, "Created by ", NULL));
-  g_autofree char *not_yet =
-      g_strdup_printf("Not yet: created at event %llu", (unsigned long long)created->index);
+  g_autofree char *not_yet = g_strdup_printf(
+      "Not yet: created at event %llu",
+      (unsigned long long)gs_trace_model_seq_at(f->model, created->index));
   gs_tensor_view_set_position(f->view, created->index - 1);
   g_assert_cmpstr(views_test_label_after(root, "Alive"), ==, not_yet);
   g_assert_cmpstr(views_test_label_after(root, "Owner"), ==, "—");
@@ -278,6 +283,52 @@ static void test_status_pages(Fixture *f, gconstpointer data) {
   g_assert_cmpuint(gs_tensor_view_get_tensor(f->view), ==, 0);
 }
 
+/* A live source: the tensor's life grows (or begins) after it was selected. */
+static void test_life_grows(void) {
+  g_autofree char *dir = g_dir_make_tmp("gradscope-views-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename(dir, "run.gstrace", NULL);
+  g_assert_cmpint(gs_trace_open(path), ==, 0);
+  workload();
+  gs_trace_close();
+  g_autofree char *bytes = NULL;
+  gsize n = 0;
+  g_assert_true(g_file_get_contents(path, &bytes, &n, NULL));
+  g_remove(path);
+  g_rmdir(dir);
+  g_autoptr(gs_trace_model) m = gs_trace_model_new();
+  /* Feed until the first chunk (x's beginnings) has arrived, select x, then feed the rest. */
+  gsize fed = 0;
+  guint64 *indices = NULL;
+  guint before = 0, after = 0;
+  while (before == 0 && fed < n) {
+    gsize piece = MIN(64, n - fed);
+    gs_trace_model_feed(m, bytes + fed, piece);
+    fed += piece;
+    gs_trace_model_tensor_life(m, x_id, &indices, &before);
+    g_free(g_steal_pointer(&indices));
+  }
+  GsTensorView *view = GS_TENSOR_VIEW(gs_tensor_view_new());
+  gs_tensor_view_set_model(view, m);
+  gs_tensor_view_set_tensor(view, x_id);
+  GtkWindow *window = views_test_show(GTK_WIDGET(view), 460, 820);
+  gs_trace_model_feed(m, bytes + fed, n - fed);
+  gs_trace_model_finish(m);
+  gs_tensor_view_model_grew(view);
+  gs_tensor_view_set_position(view, gs_trace_model_n_events(m) - 1);
+  views_test_settle(GTK_WIDGET(view));
+  gs_trace_model_tensor_life(m, x_id, &indices, &after);
+  g_free(indices);
+  g_test_message("life: %u entries after the first chunk, %u after all", before, after);
+  g_assert_cmpuint(before, >, 0); /* the list grew rather than appeared */
+  g_assert_cmpuint(after, >, before);
+  Fixture f = {.model = m, .view = view, .window = window};
+  g_autoptr(GArray) life = sorted_entries(&f);
+  g_assert_cmpuint(life->len, ==, after);
+  guint i = expect_entry(life, 0, "Created by ", NULL);
+  expect_entry(life, i + 1, "Disposed: ", NULL);
+  gtk_window_destroy(window);
+}
+
 int main(int argc, char **argv) {
   views_test_init(&argc, &argv);
   g_test_add("/tensor-view/life-in-order", Fixture, NULL, fixture_set_up, test_life_in_order,
@@ -290,5 +341,6 @@ int main(int argc, char **argv) {
              fixture_tear_down);
   g_test_add("/tensor-view/status-pages", Fixture, NULL, fixture_set_up, test_status_pages,
              fixture_tear_down);
+  g_test_add_func("/tensor-view/life-grows", test_life_grows);
   return g_test_run();
 }

@@ -345,6 +345,52 @@ static void test_memory_columns_equal_exact_sums(void) {
   fixture_clear(&f);
 }
 
+/* ---- batch data: the parts of a PackedSequence ------------------------------------------- */
+
+static void packed_work(void) {
+  const int64_t a_shape[] = {3, 2}, b_shape[] = {2, 2}; /* 24 and 16 bytes */
+  gs_scope s = gs_scope_begin("batch");
+  gs_tensor seqs[] = {gs_ones(GS_F32, a_shape, 2), gs_ones(GS_F32, b_shape, 2)};
+  gs_packed_sequence ps = gs_pack_sequence(seqs, 2, true);
+  gs_trace_mark("packed");
+  (void)ps;
+  gs_scope_end(s);
+}
+
+static void test_batch_category(void) {
+  fixture f;
+  fixture_init(&f, packed_work);
+  const gs_replay *r = gs_trace_model_seek(f.m, mark(f.m, "packed"));
+  guint64 cats[GS_MEM_N_CATEGORIES], batch_objects = 0, parts_bytes = 0;
+  gs_trace_model_category_bytes(f.m, r, cats);
+  g_autoptr(GPtrArray) alive = gs_replay_alive_objects(r);
+  for (guint i = 0; i < alive->len; i++) {
+    const gs_replay_object *o = alive->pdata[i];
+    if (o->composite || gs_trace_model_category(f.m, r, o) != GS_MEM_BATCH)
+      continue;
+    batch_objects++;
+    g_assert_cmpuint(o->holder, ==, GS_TRACE_HELD_BY_COMPOSITE);
+    g_autofree char *label = gs_trace_model_owner_label(f.m, r, o);
+    g_assert_true(g_str_has_prefix(label, "packed sequence #"));
+    guint64 own = 0;
+    if (gs_replay_storage(r, o->storage, &own, NULL))
+      parts_bytes += own;
+  }
+  /* data, batch_sizes (and any index tensors) belong to the sequence */
+  g_assert_cmpuint(batch_objects, >=, 2);
+  g_assert_cmpuint(cats[GS_MEM_BATCH], ==, parts_bytes);
+  g_assert_cmpuint(cats[GS_MEM_BATCH], >=, 40); /* the packed data: 5 rows of 2 f32 */
+  g_autofree char *made = gs_trace_model_explain(f.m, find_event(f.m, 0, GS_TRACE_COMPOSITE_CREATE,
+                                                                NULL));
+  g_assert_true(g_str_has_prefix(made, "packed sequence #"));
+  g_assert_true(g_str_has_suffix(made, " tensors; scopes own and dispose them as one"));
+  /* The incremental series agrees. */
+  gs_memory_column col;
+  gs_trace_model_memory_columns(f.m, mark(f.m, "packed"), mark(f.m, "packed"), 1, FALSE, &col);
+  g_assert_cmpuint(col.stack[GS_MEM_BATCH], ==, cats[GS_MEM_BATCH]);
+  fixture_clear(&f);
+}
+
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   gs_set_error_handler(gs_error_handler_return, NULL, NULL);
@@ -355,5 +401,6 @@ int main(int argc, char **argv) {
   g_test_add_func("/trace-model/seek-equals-fresh-replay", test_seek_equals_fresh_replay);
   g_test_add_func("/trace-model/memory-columns-equal-exact-sums",
                   test_memory_columns_equal_exact_sums);
+  g_test_add_func("/trace-model/batch-category", test_batch_category);
   return g_test_run();
 }

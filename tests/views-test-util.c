@@ -96,10 +96,10 @@ const char *views_test_label_after(GtkWidget *root, const char *key) {
   return NULL;
 }
 
-char *views_test_screenshot(GtkWidget *widget, const char *name) {
+void views_test_screenshot(GtkWidget *widget, const char *name) {
   views_test_settle(widget);
   const char *dir = g_getenv("GS_SCREENSHOT_DIR");
-  char *path = g_build_filename(dir ? dir : ".", name, NULL);
+  g_autofree char *path = g_build_filename(dir ? dir : ".", name, NULL);
   g_autoptr(GdkPaintable) paintable = gtk_widget_paintable_new(widget);
   int width = gtk_widget_get_width(widget), height = gtk_widget_get_height(widget);
   g_assert_cmpint(width, >, 0);
@@ -113,7 +113,6 @@ char *views_test_screenshot(GtkWidget *widget, const char *name) {
       gsk_renderer_render_texture(renderer, node, &GRAPHENE_RECT_INIT(0, 0, width, height));
   g_assert_true(gdk_texture_save_to_png(texture, path));
   g_test_message("screenshot: %s", path);
-  return path;
 }
 
 guint64 views_test_find_kind(gs_trace_model *m, gs_trace_kind kind, guint64 from) {

@@ -26,8 +26,8 @@ GtkWidget *views_test_find(GtkWidget *root, GType type);
 GPtrArray *views_test_labels(GtkWidget *root);
 /* The text of the label on screen that follows the label saying key, or NULL. */
 const char *views_test_label_after(GtkWidget *root, const char *key);
-/* Saves widget as GS_SCREENSHOT_DIR/name (or the current directory); returns the path. */
-char *views_test_screenshot(GtkWidget *widget, const char *name);
+/* Saves widget as GS_SCREENSHOT_DIR/name (or the current directory). */
+void views_test_screenshot(GtkWidget *widget, const char *name);
 /* The index of the first event of kind in m at or after from, or G_MAXUINT64. */
 guint64 views_test_find_kind(gs_trace_model *m, gs_trace_kind kind, guint64 from);
 

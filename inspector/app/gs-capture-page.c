@@ -254,10 +254,14 @@ static void on_source_loaded(GsCapturePage *self) {
 
 /* Each frame: take what arrived, within the budget; show loading progress. */
 static gboolean on_tick(GtkWidget *widget, GdkFrameClock *clock, gpointer data) {
-  (void)widget, (void)clock, (void)data;
+  (void)clock, (void)data;
   GsCapturePage *self = GS_CAPTURE_PAGE(widget);
   if (!self->source)
     return G_SOURCE_CONTINUE;
+  if (!self->model && source_finished(self)) { /* the load failed: nothing will come */
+    self->tick_id = 0;
+    return G_SOURCE_REMOVE;
+  }
   if (!self->model) {
     double progress = gs_trace_source_get_progress(self->source);
     gtk_progress_bar_set_fraction(GTK_PROGRESS_BAR(self->progress_bar), progress);
@@ -267,6 +271,11 @@ static gboolean on_tick(GtkWidget *widget, GdkFrameClock *clock, gpointer data) 
   }
   if (gs_trace_source_pump(self->source, self->model, PUMP_BUDGET_US) > 0)
     model_grew(self);
+  /* A source that is over and drained brings nothing more: stop waking every frame. */
+  if (source_finished(self) && gs_trace_source_get_bytes_pending(self->source) == 0) {
+    self->tick_id = 0;
+    return G_SOURCE_REMOVE;
+  }
   return G_SOURCE_CONTINUE;
 }
 

@@ -402,10 +402,10 @@ static void gs_event_list_view_init(GsEventListView *self) {
                            self);
 
   /* Translators: column titles of the event list. */
-  add_column(self, _("#"), COL_SEQ, 80, FALSE);
-  add_column(self, _("Time"), COL_TIME, 110, FALSE);
-  add_column(self, _("Thread"), COL_THREAD, 60, FALSE);
-  add_column(self, _("Kind"), COL_KIND, 150, FALSE);
+  add_column(self, _("#"), COL_SEQ, 72, FALSE);
+  add_column(self, _("Time"), COL_TIME, 100, FALSE);
+  add_column(self, _("Thread"), COL_THREAD, 56, FALSE);
+  add_column(self, _("Kind"), COL_KIND, 140, FALSE);
   add_column(self, _("Summary"), COL_SUMMARY, -1, TRUE);
 
   fill_kinds(self);

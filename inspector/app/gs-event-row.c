@@ -77,6 +77,27 @@ static void append_text(GString *out, const char *text) {
   g_string_append(out, text);
 }
 
+/* Who holds an object, translated (the CLI's gs_trace_holder_name stays English: it is a
+ * machine-readable field there). */
+static const char *holder_label(guint32 holder) {
+  switch ((gs_trace_holder)holder) {
+  case GS_TRACE_HELD_BY_CALLER:
+    return _("caller");
+  case GS_TRACE_HELD_BY_SCOPE:
+    return _("scope");
+  case GS_TRACE_HELD_BY_MODULE:
+    return _("module");
+  case GS_TRACE_HELD_BY_COMPOSITE:
+    return _("composite");
+  case GS_TRACE_HELD_BY_TENSOR:
+    return _("tensor");
+  case GS_TRACE_HELD_BY_ENGINE:
+    return _("engine");
+  default:
+    return gs_trace_holder_name(holder); /* named by the log's reader, untranslated */
+  }
+}
+
 /* Tensor, scope, op or name first: what a person scanning the list looks for. The nouns are
  * translated; op and scope names come from the program and are shown as they are. */
 char *gs_event_summary(gs_trace_model *model, guint64 index) {
@@ -128,8 +149,8 @@ char *gs_event_summary(gs_trace_model *model, guint64 index) {
     break;
   case GS_TRACE_OWNER_CHANGE:
     append_handle(out, _("object"), e.object);
-    g_string_append_printf(out, " %s → %s", gs_trace_holder_name(e.previous_holder),
-                           gs_trace_holder_name(e.holder));
+    g_string_append_printf(out, " %s → %s", holder_label(e.previous_holder),
+                           holder_label(e.holder));
     break;
   case GS_TRACE_SCOPE_BEGIN:
   case GS_TRACE_SCOPE_END:

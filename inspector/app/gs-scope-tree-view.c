@@ -42,6 +42,7 @@ struct _GsScopeTreeView {
   GHashTable *bound;      /* GtkListItem* bound now -> column + 1 */
   guint64 selected_scope;
   guint refresh_tick;     /* a pending once-per-frame refresh of the cells */
+  gboolean many_threads;  /* the thread column was shown for a second thread */
 };
 
 G_DEFINE_FINAL_TYPE(GsScopeTreeView, gs_scope_tree_view, GTK_TYPE_WIDGET)
@@ -88,11 +89,10 @@ static GListModel *create_children(gpointer item, gpointer user_data) {
 
 /* ---- cells ---------------------------------------------------------------------------- */
 
-static char *event_index_text(gs_trace_model *model, guint64 seq) {
-  guint64 index = gs_trace_model_find_seq(model, seq);
-  if (index == G_MAXUINT64)
-    return g_strdup("?");
-  return g_strdup_printf("%" G_GUINT64_FORMAT, index);
+/* Events are shown by the engine's own number (what its error messages and the event list
+ * say), not by their position in the log. */
+static char *event_number_text(guint64 seq) {
+  return g_strdup_printf("%" G_GUINT64_FORMAT, seq);
 }
 
 /* The text of one cell, and whether the scope has begun at the scrubber's event. */
@@ -114,10 +114,10 @@ static char *cell_text(GsScopeTreeView *self, GsScopeItem *item, ScopeColumn col
   case COLUMN_THREAD:
     return g_strdup_printf("%u", head->thread);
   case COLUMN_BEGIN:
-    return event_index_text(m, head->begin_seq);
+    return event_number_text(head->begin_seq);
   case COLUMN_END:
     if (now && now->ended)
-      return event_index_text(m, now->end_seq);
+      return event_number_text(now->end_seq);
     return g_strdup(now ? C_("scope", "open") : "");
   default:
     break;
@@ -218,6 +218,7 @@ static void setup_cell(GtkSignalListItemFactory *factory, GtkListItem *list_item
   if (column == COLUMN_NAME) {
     gtk_label_set_xalign(GTK_LABEL(label), 0);
     gtk_label_set_ellipsize(GTK_LABEL(label), PANGO_ELLIPSIZE_END);
+    gtk_label_set_width_chars(GTK_LABEL(label), 10); /* names stay readable in a narrow pane */
     GtkWidget *expander = gtk_tree_expander_new();
     gtk_tree_expander_set_child(GTK_TREE_EXPANDER(expander), label);
     gtk_list_item_set_child(list_item, expander);
@@ -293,8 +294,41 @@ static void on_row_activated(GsScopeTreeView *self, guint position) {
 static void update_shape(GsScopeTreeView *self) {
   gboolean any = self->model && gs_trace_model_n_scopes(self->model) > 0;
   gtk_stack_set_visible_child_name(self->stack, any ? "tree" : "empty");
+  /* The thread column appears once a second thread does (the header menu can hide it). */
   const GArray *threads = self->model ? gs_trace_model_threads(self->model) : NULL;
-  gtk_column_view_column_set_visible(self->columns[COLUMN_THREAD], threads && threads->len > 1);
+  gboolean many = threads && threads->len > 1;
+  if (many != self->many_threads) {
+    self->many_threads = many;
+    gtk_column_view_column_set_visible(self->columns[COLUMN_THREAD], many);
+  }
+}
+
+/* A header menu on every column to show or hide the other columns, as in Sysprof and
+ * GNOME's file manager. */
+static void add_column_menu(GsScopeTreeView *self) {
+  g_autoptr(GSimpleActionGroup) group = g_simple_action_group_new();
+  g_autoptr(GMenu) menu = g_menu_new();
+  static const char *const action_names[N_COLUMNS] = {
+      NULL,          "show-id",       "show-thread", "show-begin",
+      "show-end",    "show-created",  "show-disposed", "show-alive",
+      "show-bytes",  "show-peak",     "show-duration",
+  };
+  /* In the order the columns are shown. */
+  GListModel *columns = gtk_column_view_get_columns(self->column_view);
+  for (guint i = 0; i < g_list_model_get_n_items(columns); i++) {
+    g_autoptr(GtkColumnViewColumn) column = g_list_model_get_item(columns, i);
+    for (int c = 1; c < N_COLUMNS; c++) {
+      if (self->columns[c] != column)
+        continue;
+      g_autoptr(GPropertyAction) action = g_property_action_new(action_names[c], column, "visible");
+      g_action_map_add_action(G_ACTION_MAP(group), G_ACTION(action));
+      g_autofree char *detailed = g_strconcat("scopes.", action_names[c], NULL);
+      g_menu_append(menu, gtk_column_view_column_get_title(column), detailed);
+    }
+  }
+  gtk_widget_insert_action_group(GTK_WIDGET(self), "scopes", G_ACTION_GROUP(group));
+  for (int c = 0; c < N_COLUMNS; c++)
+    gtk_column_view_column_set_header_menu(self->columns[c], G_MENU_MODEL(menu));
 }
 
 void gs_scope_tree_view_set_model(GsScopeTreeView *self, gs_trace_model *model) {
@@ -441,4 +475,5 @@ static void gs_scope_tree_view_init(GsScopeTreeView *self) {
     gtk_column_view_column_set_factory(self->columns[i], factory);
     g_object_unref(factory);
   }
+  add_column_menu(self);
 }

@@ -28,6 +28,7 @@ struct _GsTensorView {
   guint64 position;
   guint64 selected;      /* what set_tensor was given */
   guint scroll_tick;     /* a pending scroll to the scrubber's entry */
+  guint scroll_waits;    /* frames it has waited for the list's first layout */
   gs_tensor_handles handles;
   guint64 move_index;    /* where it was moved into a parameter, or G_MAXUINT64 */
   GsEventIndexList *life;
@@ -118,7 +119,10 @@ static void bind_row(GtkSignalListItemFactory *factory, GtkListItem *list_item,
   GsEventRef *ref = gtk_list_item_get_item(list_item);
   LifeRow row = life_row(list_item);
   guint64 index = gs_event_ref_get_index(ref);
-  g_autofree char *number = g_strdup_printf("%" G_GUINT64_FORMAT, index);
+  /* The engine's event number, as the event list and error messages show it. */
+  g_autofree char *number =
+      self->model ? g_strdup_printf("%" G_GUINT64_FORMAT, gs_trace_model_seq_at(self->model, index))
+                  : g_strdup("");
   gtk_label_set_text(row.index, number);
   gs_trace_event e;
   if (self->model && gs_trace_model_event(self->model, index, &e)) {
@@ -258,7 +262,8 @@ static char *why_not_alive(GsTensorView *self, guint upto) {
   if (upto == 0 || (self->have_create && self->position < self->create_index)) {
     if (self->have_create)
       return g_strdup_printf(_("Not yet: created at event %llu"),
-                             (unsigned long long)self->create_index);
+                             (unsigned long long)gs_trace_model_seq_at(self->model,
+                                                                       self->create_index));
     return g_strdup(_("No"));
   }
   for (guint i = upto; i-- > 0;) {
@@ -269,7 +274,8 @@ static char *why_not_alive(GsTensorView *self, guint upto) {
     if (gs_trace_model_event(self->model, index, &e) && is_me(self, e.tensor)) {
       const char *reason = gs_trace_model_string(self->model, e.name);
       /* TRANSLATORS: event number, then why (e.g. "end of scope step #7.1") */
-      return g_strdup_printf(_("No: disposed at event %llu (%s)"), (unsigned long long)index,
+      return g_strdup_printf(_("No: disposed at event %llu (%s)"),
+                             (unsigned long long)gs_trace_model_seq_at(self->model, index),
                              *reason ? reason : _("no reason recorded"));
     }
   }
@@ -357,11 +363,12 @@ static guint64 moved_from(GsTensorView *self, const guint64 *indices, guint n, g
 static gboolean scroll_on_tick(GtkWidget *widget, GdkFrameClock *clock, gpointer data) {
   (void)clock, (void)data;
   GsTensorView *self = GS_TENSOR_VIEW(gtk_widget_get_ancestor(widget, GS_TYPE_TENSOR_VIEW));
-  if (!self || !self->life)
-    return G_SOURCE_REMOVE;
-  if (gtk_widget_get_height(widget) == 0)
+  /* A few frames for the first layout; a panel kept collapsed is not polled forever. */
+  if (self->life && gtk_widget_get_height(widget) == 0 && ++self->scroll_waits < 10)
     return G_SOURCE_CONTINUE;
   self->scroll_tick = 0;
+  if (!self->life)
+    return G_SOURCE_REMOVE;
   guint upto = gs_event_index_list_count_upto(self->life, self->position);
   if (upto > 1)
     gtk_widget_activate_action(widget, "list.scroll-to-item", "u", upto - 1);
@@ -369,6 +376,7 @@ static gboolean scroll_on_tick(GtkWidget *widget, GdkFrameClock *clock, gpointer
 }
 
 static void scroll_to_now(GsTensorView *self) {
+  self->scroll_waits = 0;
   if (!self->scroll_tick)
     self->scroll_tick =
         gtk_widget_add_tick_callback(GTK_WIDGET(self->life_view), scroll_on_tick, NULL, NULL);

@@ -6,6 +6,7 @@
 #include <inttypes.h>
 
 #include <glib/gi18n-lib.h>
+#include <gradscope/scope.h>
 
 #include "event-fields.h"
 
@@ -22,10 +23,10 @@ static char *tensor_words(const gs_replay *r, guint64 id) {
   return g_strdup_printf(_("tensor %s"), h);
 }
 
-static char *scope_words(const gs_replay *r, guint64 id) {
+static char *scope_words(const gs_trace_model *m, const gs_replay *r, guint64 id) {
   char h[32];
   gs_format_handle(id, h, sizeof h);
-  const gs_replay_scope *s = g_hash_table_lookup(r->scopes, &id);
+  const gs_replay_scope *s = gs_trace_model_scope_in(m, r, id);
   return g_strdup_printf(_("scope \"%s\" %s"), s ? s->name : "?", h);
 }
 
@@ -126,7 +127,7 @@ static char *explain_inplace(gs_trace_model *m, const gs_replay *r, const gs_tra
 /* What a scope's end disposed: the disposals recorded just before it on its thread. */
 static char *explain_scope_end(gs_trace_model *m, const gs_replay *r, const gs_trace_event *e,
                                guint64 index) {
-  g_autofree char *scope = scope_words(r, e->scope);
+  g_autofree char *scope = scope_words(m, r, e->scope);
   guint disposed = 0;
   guint64 first = index;
   for (guint64 i = index; i-- > 0 && index - i <= SCOPE_END_LOOKBACK;) {
@@ -221,11 +222,11 @@ char *gs_trace_model_explain(gs_trace_model *m, guint64 index) {
     return g_strdup_printf(_("%s moved from %s to %s"), o, from, to);
   }
   case GS_TRACE_SCOPE_BEGIN: {
-    g_autofree char *s = scope_words(r, e.scope);
+    g_autofree char *s = scope_words(m, r, e.scope);
     if (!e.outer)
       return g_strdup_printf(_("%s began on thread %u; tensors made on this thread now belong "
                                "to it"), s, e.thread);
-    g_autofree char *outer = scope_words(r, e.outer);
+    g_autofree char *outer = scope_words(m, r, e.outer);
     return g_strdup_printf(_("%s began inside %s; tensors made on this thread now belong to "
                              "it"), s, outer);
   }
@@ -264,11 +265,20 @@ char *gs_trace_model_explain(gs_trace_model *m, guint64 index) {
   case GS_TRACE_COMPOSITE_CREATE: {
     char h[32];
     gs_format_handle(e.object, h, sizeof h);
+    guint parts = 0;
+    for (guint i = 0; i < e.n_parts; i++)
+      parts += e.parts[i] != 0; /* absent parts (no index tensors) are 0 */
+    if (e.object_kind == GS_OBJECT_PACKED_SEQUENCE)
+      return g_strdup_printf(ngettext("packed sequence %s was made of %u tensor; scopes own and "
+                                      "dispose it as one",
+                                      "packed sequence %s was made of %u tensors; scopes own "
+                                      "and dispose them as one", parts),
+                             h, parts);
     return g_strdup_printf(ngettext("composite %s was made of %u tensor; scopes own and dispose "
                                     "it as one",
                                     "composite %s was made of %u tensors; scopes own and "
-                                    "dispose them as one", e.n_parts),
-                           h, e.n_parts);
+                                    "dispose them as one", parts),
+                           h, parts);
   }
   case GS_TRACE_MARK: return g_strdup_printf(_("mark: %s"), name);
   case GS_TRACE_ERROR: return g_strdup_printf(_("error: %s"), e.text ? e.text : "");

@@ -26,7 +26,7 @@ static void extra(gs_trace_model *m, guint64 id, guint domain, guint64 index) {
     g_array_append_val(m->life_extra, p);
 }
 
-void model_life_add(gs_trace_model *m, const gs_trace_event *e, guint64 index) {
+guint32 model_life_add(gs_trace_model *m, const gs_trace_event *e, guint64 index) {
   guint32 key = 0;
   switch (e->kind) {
   case GS_TRACE_STORAGE_ALLOC:
@@ -72,7 +72,7 @@ void model_life_add(gs_trace_model *m, const gs_trace_event *e, guint64 index) {
     break;
   default: break;
   }
-  g_array_append_val(m->life_keys, key);
+  return key;
 }
 
 /* Appends to hits every event index whose own (primary) key is k, then those where k is an
@@ -93,6 +93,37 @@ static guint scan(const gs_trace_model *m, guint32 k, GArray *hits) {
   return extras;
 }
 
+/* Lives up to this many events are checked against the decoded events. */
+#define VERIFY_LIMIT 512
+
+/* Does e concern one of the tensor's handles, or (storage events, in-place writes) its
+ * storage? The same reading of "concerns" the keys were made with. */
+static gboolean concerns(const gs_trace_event *e, const guint64 *ids, guint n, guint64 storage) {
+  for (guint k = 0; k < n; k++) {
+    guint64 id = ids[k];
+    if (e->tensor == id || e->target == id || e->object == id)
+      return TRUE;
+    if (e->kind == GS_TRACE_TENSOR_CREATE && e->origin != 0 && e->source == id)
+      return TRUE;
+    for (guint i = 0; i < e->n_saved; i++)
+      if (e->saved[i] == id)
+        return TRUE;
+    for (guint i = 0; i < e->n_parts; i++)
+      if (e->parts[i] == id)
+        return TRUE;
+  }
+  if (!storage)
+    return FALSE;
+  switch (e->kind) {
+  case GS_TRACE_STORAGE_ALLOC:
+  case GS_TRACE_STORAGE_MATERIALISE:
+  case GS_TRACE_STORAGE_FREE:
+  case GS_TRACE_INPLACE_WRITE: return e->storage == storage;
+  case GS_TRACE_STORAGE_SHARE: return e->storage == storage || e->source == storage;
+  default: return FALSE;
+  }
+}
+
 static gint by_index(gconstpointer a, gconstpointer b) {
   guint64 x = *(const guint64 *)a, y = *(const guint64 *)b;
   return x < y ? -1 : x > y;
@@ -104,6 +135,7 @@ void gs_trace_model_tensor_life(const gs_trace_model *cm, guint64 tensor_id, gui
   g_autoptr(GArray) hits = g_array_new(FALSE, FALSE, sizeof(guint64));
   g_autoptr(GArray) handles = g_array_new(FALSE, FALSE, sizeof(guint64));
   g_array_append_val(handles, tensor_id);
+  guint64 storage = 0;
   /* Each handle the tensor had (a parameter takes over its handle), and its storage. */
   for (guint h = 0; h < handles->len && h < 64; h++) {
     guint64 id = g_array_index(handles, guint64, h);
@@ -126,6 +158,7 @@ void gs_trace_model_tensor_life(const gs_trace_model *cm, guint64 tensor_id, gui
         if (!seen)
           g_array_append_val(handles, e.target);
       } else if (kind == GS_TRACE_TENSOR_CREATE && e.storage && h == 0) {
+        storage = e.storage;
         scan(m, life_key(e.storage, KEY_STORAGE), hits);
       }
     }
@@ -135,6 +168,20 @@ void gs_trace_model_tensor_life(const gs_trace_model *cm, guint64 tensor_id, gui
   for (guint i = 0; i < hits->len; i++) /* an event may be found by two keys */
     if (out == 0 || g_array_index(hits, guint64, out - 1) != g_array_index(hits, guint64, i))
       g_array_index(hits, guint64, out++) = g_array_index(hits, guint64, i);
+  /* Keys are 32-bit hashes: another tensor may share one (about once in a thousand queries
+   * on a log of millions of tensors). A short life (most are: a step's temporaries, in one
+   * or two chunks) is checked event by event; a long one (a parameter's) is left as found. */
+  if (out <= VERIFY_LIMIT) {
+    guint kept = 0;
+    for (guint i = 0; i < out; i++) {
+      guint64 at = g_array_index(hits, guint64, i);
+      gs_trace_event e;
+      if (model_decode(m, &m->query_decoder, at, &e) &&
+          concerns(&e, (const guint64 *)handles->data, handles->len, storage))
+        g_array_index(hits, guint64, kept++) = at;
+    }
+    out = kept;
+  }
   *n = out;
   *indices = g_memdup2(hits->data, sizeof(guint64) * out);
 }

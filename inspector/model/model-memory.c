@@ -151,7 +151,7 @@ char *gs_trace_model_owner_label(const gs_trace_model *m, const gs_replay *state
   gs_format_handle(o->owner, h, sizeof h);
   switch (o->holder) {
   case GS_TRACE_HELD_BY_SCOPE: {
-    const gs_replay_scope *scope = g_hash_table_lookup(state->scopes, &o->owner);
+    const gs_replay_scope *scope = gs_trace_model_scope_in(m, state, o->owner);
     /* TRANSLATORS: a dispose scope and its handle, e.g. "scope step #12.1" */
     g_string_printf(s, _("scope %s %s"), scope ? scope->name : "?", h);
     break;
@@ -255,6 +255,8 @@ static void retract_object(gs_trace_model *m, gs_replay_object *o) {
   o->tally_category = 0;
 }
 
+static void assert_tally(gs_trace_model *m, gs_replay_tally *t);
+
 static void assert_object(gs_trace_model *m, gs_replay_object *o) {
   /* Every touched object was taken out before the event: one still counted was put back
    * already (an event may name a tensor twice, as a node's output and a saved tensor). */
@@ -267,16 +269,15 @@ static void assert_object(gs_trace_model *m, gs_replay_object *o) {
   o->tally_category = cat + 1;
   t->counts[cat]++;
   retract_storage(m->memory, t);
-  touch(m->memory->touched_storages, o->storage);
+  assert_tally(m, t);
 }
 
-static void assert_storage(gs_trace_model *m, guint64 id) {
-  gs_replay_tally *t = gs_replay_storage_tally(m->head, id);
+static void assert_tally(gs_trace_model *m, gs_replay_tally *t) {
   if (!t || t->epoch != m->memory->epoch)
     return; /* gone, or put back already */
   guint64 bytes = 0;
   guint saved = 0;
-  gs_replay_storage(m->head, id, &bytes, &saved);
+  gs_replay_tally_storage(t, &bytes, &saved);
   gs_mem_category by_objects = GS_MEM_TEMPORARIES;
   for (int c = 0; c < GS_MEM_TEMPORARIES; c++)
     if (t->counts[c]) {
@@ -373,7 +374,8 @@ void model_memory_after(gs_trace_model *m, const gs_trace_event *e, guint64 inde
   for (guint i = 0; i < mm->touched_objects->len; i++)
     assert_object(m, head_object(m, g_array_index(mm->touched_objects, guint64, i)));
   for (guint i = 0; i < mm->touched_storages->len; i++)
-    assert_storage(m, g_array_index(mm->touched_storages, guint64, i));
+    assert_tally(m, gs_replay_storage_tally(m->head,
+                                            g_array_index(mm->touched_storages, guint64, i)));
   guint64 counted = 0;
   for (int c = 0; c < GS_MEM_TEMPORARIES; c++) {
     counted += mm->totals[c];

@@ -73,6 +73,14 @@ struct gs_trace_model {
   GArray *threads;                /* guint32, ascending */
   GHashTable *strings;            /* string id -> text (owned) */
 
+  /* The per-event columns of events being indexed, appended to the arrays in batches (one
+   * append per column per MODEL_PENDING events instead of one per event): drain() flushes
+   * before it returns, so callers never see them. */
+#define MODEL_PENDING 4096
+  guint n_pending;
+  guint8 pending_kinds[MODEL_PENDING];
+  guint32 pending_seq[MODEL_PENDING], pending_time[MODEL_PENDING], pending_life[MODEL_PENDING];
+
   /* tensor life: a key per event and extra (key, event) pairs (model-life.c) */
   GArray *life_keys;  /* guint32 per event, 0 for none */
   GArray *life_extra; /* model_posting */
@@ -138,7 +146,7 @@ void model_scopes_after(gs_trace_model *m, const gs_trace_event *e, guint64 inde
 void model_scopes_init(gs_trace_model *m);
 void model_scopes_clear(gs_trace_model *m);
 
-/* model-life.c */
-void model_life_add(gs_trace_model *m, const gs_trace_event *e, guint64 index);
+/* model-life.c: the event's own key (its extras are appended here) */
+guint32 model_life_add(gs_trace_model *m, const gs_trace_event *e, guint64 index);
 /* The in-place writes to storage (event indices, ascending). */
 GArray *model_storage_writes(gs_trace_model *m, guint64 storage);

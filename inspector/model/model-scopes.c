@@ -66,6 +66,15 @@ const gs_replay_scope *gs_trace_model_scope(const gs_trace_model *m, guint64 sco
   return g_hash_table_lookup(m->head->scopes, &scope_id);
 }
 
+const gs_replay_scope *gs_trace_model_scope_in(const gs_trace_model *m, const gs_replay *state,
+                                               guint64 scope_id) {
+  const gs_replay_scope *s = g_hash_table_lookup(state->scopes, &scope_id);
+  if (s)
+    return s;
+  guint pos = position_of(m, scope_id);
+  return pos && pos <= state->scope_list->len ? state->scope_list->pdata[pos - 1] : NULL;
+}
+
 const GArray *gs_trace_model_scope_children(const gs_trace_model *m, guint64 scope_id) {
   return g_hash_table_lookup(m->scope_kids, &scope_id);
 }

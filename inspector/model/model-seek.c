@@ -7,6 +7,8 @@
  * keyframes to a few bytes per event. */
 #include "model-private.h"
 
+#include <string.h>
+
 /* ... unless the state is big: then a keyframe waits until it costs at most this many bytes
  * per event it covers. */
 #define KEYFRAME_BYTES_PER_EVENT 2
@@ -64,21 +66,25 @@ static const model_keyframe *keyframe_before(const gs_trace_model *m, guint64 ap
   return &g_array_index(m->keyframes, model_keyframe, lo);
 }
 
-/* The cursor becomes a copy of k, with the ended scopes borrowed from the head in begin
- * order (the head's first n_scopes records are the scopes begun by then). */
+/* The cursor becomes a copy of k, its scope_list the head's first n_scopes records (the
+ * scopes begun by then, in begin order) with the keyframe's own copies of the open ones put
+ * in their places. Its scopes table keeps only its own records: filling it with every ended
+ * scope cost 88 K inserts per seek on a 10 M event log. */
 static void restore(gs_trace_model *m, const model_keyframe *k) {
   g_clear_pointer(&m->cursor, gs_replay_free);
   gs_replay *r = gs_replay_copy(k->state, FALSE);
   GPtrArray *list = g_ptr_array_sized_new(k->n_scopes);
-  for (guint p = 0; p < k->n_scopes; p++) {
-    gs_replay_scope *h = m->head->scope_list->pdata[p];
-    gs_replay_scope *own = g_hash_table_lookup(r->scopes, &h->id);
-    if (own) {
-      g_ptr_array_add(list, own);
-    } else {
-      g_ptr_array_add(list, h);
-      g_hash_table_insert(r->scopes, &h->id, h);
-    }
+  g_ptr_array_set_size(list, k->n_scopes);
+  if (k->n_scopes)
+    memcpy(list->pdata, m->head->scope_list->pdata, sizeof(gpointer) * k->n_scopes);
+  GHashTableIter it;
+  gpointer value;
+  g_hash_table_iter_init(&it, r->scopes);
+  while (g_hash_table_iter_next(&it, NULL, &value)) {
+    const gs_replay_scope *own = value;
+    guint pos = GPOINTER_TO_UINT(g_hash_table_lookup(m->scope_pos, &own->id));
+    if (pos && pos <= k->n_scopes)
+      list->pdata[pos - 1] = value;
   }
   g_ptr_array_free(r->scope_list, TRUE);
   r->scope_list = list;

@@ -251,7 +251,15 @@ static void on_storage(gs_replay *r, const gs_trace_event *e) {
 /* ---- ownership (as engine/scope/ownership.c) ------------------------------------------ */
 
 static gs_replay_scope *scope_get(gs_replay *r, guint64 id) {
-  return id ? g_hash_table_lookup(r->scopes, &id) : NULL;
+  if (!id)
+    return NULL;
+  gs_replay_scope **slot = &r->scope_cache[(id ^ (id >> 32)) & 15];
+  if (*slot && (*slot)->id == id)
+    return *slot;
+  gs_replay_scope *s = g_hash_table_lookup(r->scopes, &id);
+  if (s)
+    *slot = s;
+  return s;
 }
 
 static gs_replay_scope_name *group_of(gs_replay *r, const gs_replay_scope *s) {
@@ -448,6 +456,7 @@ static void on_scope_begin(gs_replay *r, const gs_trace_event *e, const strings 
   g_ptr_array_add(r->scope_list, s);
   g_ptr_array_add(r->scope_store, s);
   g_hash_table_replace(r->scopes, &s->id, s);
+  r->scope_cache[(s->id ^ (s->id >> 32)) & 15] = s;
   GArray *open = g_hash_table_lookup(r->thread_scopes, GUINT_TO_POINTER(e->thread));
   if (!open) {
     open = g_array_new(FALSE, FALSE, sizeof(guint64));
@@ -610,6 +619,18 @@ static gs_replay_scope_name *copy_group(const gs_replay_scope_name *g) {
   return g_memdup2(g, sizeof *g);
 }
 
+static void copy_scope(gs_replay *r, const gs_replay_scope *from) {
+  gs_replay_scope *s = g_memdup2(from, sizeof *from);
+  g_ptr_array_add(r->scope_list, s);
+  g_ptr_array_add(r->scope_store, s);
+  g_hash_table_insert(r->scopes, &s->id, s);
+}
+
+static gint by_begin_seq(gconstpointer a, gconstpointer b) {
+  const gs_replay_scope *x = *(gs_replay_scope *const *)a, *y = *(gs_replay_scope *const *)b;
+  return x->begin_seq < y->begin_seq ? -1 : x->begin_seq > y->begin_seq;
+}
+
 gs_replay *gs_replay_copy(const gs_replay *src, gboolean open_scopes_only) {
   gs_replay *r = gs_replay_new();
   pool_unref(r->pool);
@@ -654,14 +675,26 @@ gs_replay *gs_replay_copy(const gs_replay *src, gboolean open_scopes_only) {
     g_ptr_array_add(r->scope_group_list, g);
     g_hash_table_insert(r->scope_groups, (gpointer)g->name, g);
   }
-  for (guint i = 0; i < src->scope_list->len; i++) {
-    const gs_replay_scope *from = src->scope_list->pdata[i];
-    if (open_scopes_only && from->ended)
-      continue;
-    gs_replay_scope *s = g_memdup2(from, sizeof *from);
-    g_ptr_array_add(r->scope_list, s);
-    g_ptr_array_add(r->scope_store, s);
-    g_hash_table_insert(r->scopes, &s->id, s);
+  if (open_scopes_only) {
+    /* The open scopes are the threads' stacks: a few, however many scopes the log had. Kept
+     * in begin order, as scope_list is. */
+    g_autoptr(GPtrArray) open = g_ptr_array_new();
+    GHashTableIter st;
+    gpointer stack;
+    g_hash_table_iter_init(&st, src->thread_scopes);
+    while (g_hash_table_iter_next(&st, NULL, &stack))
+      for (guint i = 0; i < ((GArray *)stack)->len; i++) {
+        guint64 id = g_array_index((GArray *)stack, guint64, i);
+        gpointer s = g_hash_table_lookup(src->scopes, &id);
+        if (s)
+          g_ptr_array_add(open, s);
+      }
+    g_ptr_array_sort(open, by_begin_seq);
+    for (guint i = 0; i < open->len; i++)
+      copy_scope(r, open->pdata[i]);
+  } else {
+    for (guint i = 0; i < src->scope_list->len; i++)
+      copy_scope(r, src->scope_list->pdata[i]);
   }
   g_hash_table_iter_init(&it, src->thread_scopes);
   gpointer key;
@@ -716,4 +749,43 @@ gboolean gs_replay_storage(const gs_replay *r, guint64 id, guint64 *bytes, guint
 gs_replay_tally *gs_replay_storage_tally(gs_replay *r, guint64 id) {
   storage_entry *s = g_hash_table_lookup(r->storages, &id);
   return s ? &s->tally : NULL;
+}
+
+gs_replay_tally *gs_replay_storage_full(gs_replay *r, guint64 id, guint64 *bytes,
+                                        guint *saved_refs) {
+  storage_entry *s = g_hash_table_lookup(r->storages, &id);
+  if (!s)
+    return NULL;
+  *bytes = own_bytes(s);
+  *saved_refs = s->saved_refs;
+  return &s->tally;
+}
+
+/* GLib's tables leave a tombstone per removal and only rebuild when tombstones nearly fill
+ * them; with tensors created and disposed every step, lookups then probe long runs of them.
+ * A fresh table holds only the alive records (a few hundred), so rebuilding is cheap. */
+static GHashTable *rebuilt(GHashTable *old, GDestroyNotify free_value) {
+  GHashTable *fresh = id_table(free_value);
+  GHashTableIter it;
+  gpointer key, value;
+  g_hash_table_iter_init(&it, old);
+  while (g_hash_table_iter_next(&it, &key, &value)) {
+    g_hash_table_insert(fresh, key, value);
+    g_hash_table_iter_steal(&it);
+  }
+  g_hash_table_destroy(old);
+  return fresh;
+}
+
+void gs_replay_compact(gs_replay *r) {
+  r->storages = rebuilt(r->storages, storage_entry_free);
+  r->objects = rebuilt(r->objects, g_free);
+  r->nodes = rebuilt(r->nodes, node_free);
+}
+
+void gs_replay_tally_storage(const gs_replay_tally *t, guint64 *bytes, guint *saved_refs) {
+  const storage_entry *s =
+      (const storage_entry *)((const char *)t - G_STRUCT_OFFSET(storage_entry, tally));
+  *bytes = own_bytes(s);
+  *saved_refs = s->saved_refs;
 }

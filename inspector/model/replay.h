@@ -116,6 +116,10 @@ typedef struct gs_replay {
   gboolean memory_changed;
   GPtrArray *changed_groups; /* gs_replay_scope_name* whose bytes changed */
   guint64 heir_storage;      /* a storage that took over a shared buffer's bytes (or 0) */
+
+  /* private: the scopes last looked up (most objects belong to the current step's scope, and
+   * the table of every scope seen grows to tens of thousands) */
+  gs_replay_scope *scope_cache[16];
 } gs_replay;
 
 /* Hashing for tables keyed by a pointer to a 64-bit id (handles, storages, nodes). */
@@ -130,6 +134,10 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(gs_replay, gs_replay_free)
  * out (scope_list and scopes hold copies of the open ones only): the trace model's keyframes,
  * which borrow ended scope records from its head state instead (they never change). */
 gs_replay *gs_replay_copy(const gs_replay *src, gboolean open_scopes_only);
+
+/* Rebuilds the tables of alive records (storages, objects, nodes), which long runs of
+ * creations and disposals slow down; for a state applied for millions of events. */
+void gs_replay_compact(gs_replay *replay);
 
 /* Applies one event; reader resolves its string ids. */
 void gs_replay_apply(gs_replay *replay, const gs_trace_event *event,
@@ -148,8 +156,13 @@ typedef void (*gs_replay_storage_fn)(guint64 id, guint64 own_bytes, guint saved_
                                      gpointer user_data);
 void gs_replay_foreach_storage(const gs_replay *replay, gs_replay_storage_fn fn,
                                gpointer user_data);
-/* The tally kept with an alive storage, or NULL. */
+/* The tally kept with an alive storage, or NULL; _full also gives what gs_replay_storage does
+ * (one lookup for both). */
 gs_replay_tally *gs_replay_storage_tally(gs_replay *replay, guint64 id);
+gs_replay_tally *gs_replay_storage_full(gs_replay *replay, guint64 id, guint64 *own_bytes,
+                                        guint *saved_refs);
+/* What gs_replay_storage says of the storage that keeps tally (no lookup). */
+void gs_replay_tally_storage(const gs_replay_tally *tally, guint64 *own_bytes, guint *saved_refs);
 /* The same for one storage id; FALSE if it is not alive. */
 gboolean gs_replay_storage(const gs_replay *replay, guint64 id, guint64 *own_bytes,
                            guint *saved_refs);

@@ -131,8 +131,18 @@ static guint32 offset_or_aside(GHashTable *aside, guint64 index, guint64 base, g
   return G_MAXUINT32;
 }
 
+static void flush_pending(gs_trace_model *m) {
+  if (!m->n_pending)
+    return;
+  g_array_append_vals(m->kinds, m->pending_kinds, m->n_pending);
+  g_array_append_vals(m->seq_off, m->pending_seq, m->n_pending);
+  g_array_append_vals(m->time_off, m->pending_time, m->n_pending);
+  g_array_append_vals(m->life_keys, m->pending_life, m->n_pending);
+  m->n_pending = 0;
+}
+
 static void index_event(gs_trace_model *m, const gs_trace_event *e) {
-  guint64 index = m->kinds->len;
+  guint64 index = m->kinds->len + m->n_pending;
   uint64_t offset = 0, size = 0;
   gs_trace_reader_chunk(m->reader, &offset, &size);
   model_chunk *c = m->chunks->len ? &g_array_index(m->chunks, model_chunk, m->chunks->len - 1)
@@ -145,19 +155,21 @@ static void index_event(gs_trace_model *m, const gs_trace_event *e) {
     c = &g_array_index(m->chunks, model_chunk, m->chunks->len - 1);
   }
   c->n++;
-  guint8 kind = (guint8)e->kind;
-  g_array_append_val(m->kinds, kind);
-  guint32 seq = offset_or_aside(m->seq_big, index, c->seq0, e->seq);
-  guint32 time = offset_or_aside(m->time_big, index, c->time0, e->time_ns);
-  g_array_append_val(m->seq_off, seq);
-  g_array_append_val(m->time_off, time);
+  guint p = m->n_pending++;
+  m->pending_kinds[p] = (guint8)e->kind;
+  m->pending_seq[p] = offset_or_aside(m->seq_big, index, c->seq0, e->seq);
+  m->pending_time[p] = offset_or_aside(m->time_big, index, c->time0, e->time_ns);
+  m->pending_life[p] = model_life_add(m, e, index);
+  if (m->n_pending == MODEL_PENDING)
+    flush_pending(m);
 
-  model_life_add(m, e, index);
   model_memory_before(m, e);
   gs_replay_apply_with(m->head, e, model_string_fn, m);
   model_memory_after(m, e, index);
   model_scopes_after(m, e, index);
   model_keyframes_after(m, index + 1);
+  if ((index & 0x3fff) == 0x3fff)
+    gs_replay_compact(m->head);
 }
 
 /* Indexes every whole event the reader has; the count added. */
@@ -169,14 +181,15 @@ static guint64 drain(gs_trace_model *m) {
     if (status == GS_TRACE_NEED_MORE)
       break;
     if (status == GS_TRACE_DAMAGED) {
+      flush_pending(m);
       if (!m->problem) {
         uint64_t at = 0;
         const char *what = gs_trace_reader_error(m->reader, &at);
-        set_problem(m, g_strdup_printf(_("The log is damaged at byte %" PRIu64
-                                         " (%s); the %" PRIu64
-                                         " events before it are shown."),
-                                       (guint64)at, what ? what : "?",
-                                       (guint64)m->kinds->len));
+        /* The reader's message says what and at which byte. */
+        (void)at;
+        set_problem(m, g_strdup_printf(_("The log is damaged: %s. The %" PRIu64
+                                         " events before the damage are shown."),
+                                       what ? what : "?", (guint64)m->kinds->len));
       }
       break;
     }
@@ -190,7 +203,8 @@ static guint64 drain(gs_trace_model *m) {
                            g_strndup(e.text ? e.text : "", e.text_len));
       continue;
     }
-    if (m->kinds->len >= G_MAXUINT32) {
+    if (m->kinds->len + m->n_pending >= G_MAXUINT32) {
+      flush_pending(m);
       set_problem(m, g_strdup_printf(_("The log has more than %u events; the first %u are "
                                        "shown."), G_MAXUINT32 - 1, G_MAXUINT32 - 1));
       break;
@@ -198,6 +212,7 @@ static guint64 drain(gs_trace_model *m) {
     index_event(m, &e);
     added++;
   }
+  flush_pending(m);
   return added;
 }
 
@@ -275,12 +290,17 @@ gs_trace_model *gs_trace_model_load_file(const char *path, gs_trace_progress_fn 
                 _("Cannot read %s: it is a folder, not an event log"), path);
     return NULL;
   }
-  guint64 total = S_ISREG(st.st_mode) ? (guint64)st.st_size : 0;
+  gboolean regular = S_ISREG(st.st_mode);
+  guint64 total = regular ? (guint64)st.st_size : 0;
   gs_trace_model *m = gs_trace_model_new();
-  m->fd = fd;
+  /* A regular file is read again on demand; a pipe or a device cannot be, so its bytes are
+   * kept in memory as a fed source's are. */
+  m->fd = regular ? fd : -1;
   g_autofree guint8 *piece = g_malloc(LOAD_PIECE);
   for (;;) {
     if (g_cancellable_set_error_if_cancelled(cancellable, error)) {
+      if (!regular)
+        close(fd);
       gs_trace_model_free(m);
       return NULL;
     }
@@ -291,6 +311,8 @@ gs_trace_model *gs_trace_model_load_file(const char *path, gs_trace_progress_fn 
       int saved = errno;
       g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(saved), _("Cannot read %s: %s"),
                   path, g_strerror(saved));
+      if (!regular)
+        close(fd);
       gs_trace_model_free(m);
       return NULL;
     }
@@ -303,5 +325,7 @@ gs_trace_model *gs_trace_model_load_file(const char *path, gs_trace_progress_fn 
       break;
   }
   gs_trace_model_finish(m);
+  if (!regular)
+    close(fd);
   return m;
 }

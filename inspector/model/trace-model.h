@@ -84,7 +84,10 @@ const GArray *gs_trace_model_threads(const gs_trace_model *m);
 
 /* The state just after event index (clamped to the last event); NULL while there are no
  * events. Owned by the model and valid until the next _seek on m. Nearby seeks are cheap:
- * forward applies the events in between, backward restarts from a cached keyframe. */
+ * forward applies the events in between, backward restarts from a cached keyframe.
+ * Its scope_list holds every scope begun by then (with the statistics of that moment); its
+ * scopes table holds at least every scope open then, not necessarily the ended ones: look a
+ * scope up with gs_trace_model_scope_in. */
 const gs_replay *gs_trace_model_seek(gs_trace_model *m, guint64 index);
 /* The state after the last event fed (kept current by _feed); owned by the model. */
 const gs_replay *gs_trace_model_head(const gs_trace_model *m);
@@ -159,17 +162,24 @@ const char *gs_trace_model_stack_name(const gs_trace_model *m, gboolean by_scope
 guint gs_trace_model_n_scopes(const gs_trace_model *m);
 const gs_replay_scope *gs_trace_model_scope_at(const gs_trace_model *m, guint position);
 const gs_replay_scope *gs_trace_model_scope(const gs_trace_model *m, guint64 scope_id);
+/* Scope scope_id as it was in state (from _seek or _head), NULL if it had not begun then. */
+const gs_replay_scope *gs_trace_model_scope_in(const gs_trace_model *m, const gs_replay *state,
+                                               guint64 scope_id);
 /* The scopes whose outer is scope_id (0: the roots), in begin order, as positions for
  * _scope_at (owned by the model; grows while the log does). NULL when there are none. */
 const GArray *gs_trace_model_scope_children(const gs_trace_model *m, guint64 scope_id);
 
 /* ---- tensor life ---------------------------------------------------------------------- */
 
-/* Every event index that concerns tensor_id, ascending: its creation, views, clones and
- * detaches made from it, ownership changes, in-place writes to it or its storage (versions),
- * names, nodes that saved it or that it feeds, gradient accumulation into it or its grad,
+/* Every event index that concerns tensor_id, ascending: its storage's allocation, sharing,
+ * materialisation and release, its creation, views, clones and detaches made from it,
+ * ownership changes, in-place writes to it or through any view of its storage (versions),
+ * names, the nodes that made it or saved it, gradient accumulation into it or as its grad,
  * its move into a parameter (the new handle's events follow), composites it is part of, and
- * its disposal. *indices is newly allocated (g_free); *n its length. */
+ * its disposal. Found through 32-bit keys: a life of up to 512 events is checked event by
+ * event; a longer one may (rarely: about once in a thousand queries on a log of millions of
+ * tensors) include a few events of another tensor whose key collides. *indices is newly
+ * allocated (g_free); *n its length. */
 void gs_trace_model_tensor_life(const gs_trace_model *m, guint64 tensor_id, guint64 **indices,
                                 guint *n);
 
