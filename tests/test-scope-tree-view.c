@@ -174,7 +174,7 @@ static void test_statistics_match_the_engine(Fixture *f, gconstpointer data) {
   g_assert_cmpuint(step_info.alive, ==, 1);
   g_assert_cmpstr(cell(step, CREATED), ==, step_created);
   g_assert_cmpstr(cell(step, DISPOSED), ==, step_disposed);
-  g_free(views_test_screenshot(GTK_WIDGET(f->window), "scope-tree-view.png"));
+  views_test_screenshot(GTK_WIDGET(f->window), "scope-tree-view.png");
 }
 
 static gboolean is_dim(GtkLabel *label) {
@@ -196,7 +196,7 @@ static void test_scopes_not_begun_are_greyed(Fixture *f, gconstpointer data) {
   g_assert_true(is_dim(third->pdata[NAME]));
   g_assert_true(is_dim(work->pdata[BYTES]));
   g_assert_cmpstr(cell(third, CREATED), ==, ""); /* no statistics before it began */
-  g_free(views_test_screenshot(GTK_WIDGET(f->window), "scope-tree-view-greyed.png"));
+  views_test_screenshot(GTK_WIDGET(f->window), "scope-tree-view-greyed.png");
   /* Scrubbing on greys them no more. */
   gs_scope_tree_view_set_position(f->view, scope_begin_index(f, "work", 0));
   views_test_settle(GTK_WIDGET(f->view));

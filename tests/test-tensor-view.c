@@ -149,7 +149,7 @@ static void test_life_in_order(Fixture *f, gconstpointer data) {
   g_assert_cmpstr(views_test_label_after(GTK_WIDGET(f->view), "Alive"), !=, "Yes");
   g_assert_true(g_str_has_prefix(views_test_label_after(GTK_WIDGET(f->view), "Alive"),
                                  "No: disposed at event "));
-  g_free(views_test_screenshot(GTK_WIDGET(f->window), "tensor-view-end.png"));
+  views_test_screenshot(GTK_WIDGET(f->window), "tensor-view-end.png");
 }
 
 static void test_scrubbing_dims_the_future(Fixture *f, gconstpointer data) {
@@ -178,7 +178,7 @@ static void test_scrubbing_dims_the_future(Fixture *f, gconstpointer data) {
   g_assert_cmpstr(views_test_label_after(root, "Bytes"), ==, "24 bytes");
   g_assert_true(g_str_has_prefix(views_test_label_after(root, "Owner"), "scope work #"));
   g_assert_cmpstr(views_test_label_after(root, "Category"), ==, "temporaries");
-  g_free(views_test_screenshot(GTK_WIDGET(f->window), "tensor-view-scrubbed.png"));
+  views_test_screenshot(GTK_WIDGET(f->window), "tensor-view-scrubbed.png");
 
   /* After the write: version 1. Before its creation: not yet alive. */
   gs_tensor_view_set_position(f->view, g_array_index(all, Entry, write).index);
@@ -210,7 +210,7 @@ static void test_parameter_life(Fixture *f, gconstpointer data) {
   gs_tensor_view_set_position(f->view, moved->index);
   const char *alive = views_test_label_after(GTK_WIDGET(f->view), "Alive");
   g_assert_true(g_str_has_prefix(alive, "Yes, as parameter #"));
-  g_free(views_test_screenshot(GTK_WIDGET(f->window), "tensor-view-parameter.png"));
+  views_test_screenshot(GTK_WIDGET(f->window), "tensor-view-parameter.png");
 
   /* Selecting the parameter's handle shows the same whole life, from the tensor it was. */
   gs_tensor_view_set_tensor(f->view, param_id);
@@ -270,7 +270,7 @@ static void test_status_pages(Fixture *f, gconstpointer data) {
   (void)data;
   GtkWidget *root = GTK_WIDGET(f->view);
   g_assert_true(shows_label(root, "Select a Tensor"));
-  g_free(views_test_screenshot(GTK_WIDGET(f->window), "tensor-view-empty.png"));
+  views_test_screenshot(GTK_WIDGET(f->window), "tensor-view-empty.png");
   gs_tensor_view_set_tensor(f->view, G_GUINT64_CONSTANT(0x7700000077)); /* never made */
   views_test_settle(root);
   g_assert_true(shows_label(root, "Not in This Log"));
