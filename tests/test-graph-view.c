@@ -143,12 +143,16 @@ static void test_click_selects_nodes(void) {
   save_screenshot(window, "graph-view-dark.png");
   g_object_set(gtk_settings_get_default(), "gtk-application-prefer-dark-theme", FALSE, NULL);
 
-  /* An op: event-selected with the event that created it. */
+  /* An op: a click selects it and says nothing; a double-click emits event-selected with
+   * the event that created it. */
   gint op = find_node(l, GS_GRAPH_OP, "Backward");
   g_assert_cmpint(op, >=, 0);
   n = &g_array_index(l->nodes, gs_layout_node, op);
   gs_graph_view_layout_to_widget(view, n->x, n->y, &wx, &wy);
   click_at(view, wx, wy, 1);
+  g_assert_cmpint(gs_graph_view_get_selected(view), ==, op);
+  g_assert_cmpuint(sel.event_calls, ==, 0);
+  click_at(view, wx, wy, 2);
   g_assert_cmpuint(sel.event_calls, ==, 1);
   g_assert_cmpint(gs_trace_model_kind_at(m, sel.event), ==, GS_TRACE_NODE_CREATE);
   g_assert_cmpuint(sel.tensor_calls, ==, 1);

@@ -278,14 +278,19 @@ static void select_node(GsGraphView *self, gint node) {
     g_signal_emit(self, signals[SIGNAL_TENSOR_SELECTED], 0, item->tensor);
     return;
   }
-  /* An op: the event that created it, so the other views show its moment and sentence. */
-  if (item->kind == GS_GRAPH_OP && self->model) {
-    const gs_replay *state = gs_trace_model_seek(self->model, self->position);
-    const gs_replay_node *rn = state ? g_hash_table_lookup(state->nodes, &item->id) : NULL;
-    guint64 index = rn ? gs_trace_model_find_seq(self->model, rn->create_seq) : G_MAXUINT64;
-    if (index != G_MAXUINT64)
-      g_signal_emit(self, signals[SIGNAL_EVENT_SELECTED], 0, index);
-  }
+}
+
+/* A double-click on an op goes to the event that created it, so the other views (and the
+ * sentence) show that moment. Only on a double-click: the graph there is smaller (later ops
+ * do not exist yet), which a plain click to select must not cause. */
+static void go_to_creation(GsGraphView *self, const gs_graph_item *item) {
+  if (item->kind != GS_GRAPH_OP || !self->model)
+    return;
+  const gs_replay *state = gs_trace_model_seek(self->model, self->position);
+  const gs_replay_node *rn = state ? g_hash_table_lookup(state->nodes, &item->id) : NULL;
+  guint64 index = rn ? gs_trace_model_find_seq(self->model, rn->create_seq) : G_MAXUINT64;
+  if (index != G_MAXUINT64)
+    g_signal_emit(self, signals[SIGNAL_EVENT_SELECTED], 0, index);
 }
 
 /* Remembers the ordinary node nearest to node and where it is on screen: after the group
@@ -333,6 +338,8 @@ static void on_pressed(GtkGestureClick *g, int n_press, double wx, double wy, gp
     if (item->kind == GS_GRAPH_GROUP) {
       anchor_near(self, node);
       gs_graph_view_expand(self, item->key);
+    } else {
+      go_to_creation(self, item);
     }
     return;
   }
@@ -393,7 +400,7 @@ static gboolean on_query_tooltip(GtkWidget *widget, int wx, int wy, gboolean key
   char handle[32];
   const char *what = "";
   switch (item->kind) {
-  case GS_GRAPH_OP: what = _("A backward node: click to go to the event that made it"); break;
+  case GS_GRAPH_OP: what = _("A backward node: double-click to go to the event that made it"); break;
   case GS_GRAPH_LEAF: what = _("A leaf: its gradient accumulates here"); break;
   case GS_GRAPH_SAVED: what = _("Saved for backward"); break;
   case GS_GRAPH_OUTPUT: what = _("An output of the graph"); break;

@@ -1,9 +1,9 @@
 /* gs-graph-view.h: the computation-graph view: the autograd graph alive at the scrubber's
  * event, laid out by Graphviz on a worker thread (inspector/graph/layout-worker.h) and drawn by
  * the shared renderer (graph-render.h). Zoom (scroll, pinch), pan (drag), fit (double-click on
- * the background, or gs_graph_view_fit), a minimap; a click selects a node: tensor nodes emit
- * tensor-selected, op nodes event-selected with the event that created them; a double-click on
- * a collapsed "×N" group expands it. The previous layout stays drawn while the next one is
+ * the background, or gs_graph_view_fit), a minimap; a click selects a node (tensor nodes emit
+ * tensor-selected), a double-click on an op emits event-selected with the event that created
+ * it, on a collapsed "×N" group expands it; tooltips say what a node is. The previous layout stays drawn while the next one is
  * computed. While the view is hidden (another page of the stack) it only remembers the
  * position and builds the graph when shown.
  *
