@@ -3,7 +3,7 @@
 # Installs missing packages, then
 #   1. builds build/ (the normal configuration) and runs every test in it;
 #   2. builds build-asan/ with AddressSanitizer + UndefinedBehaviorSanitizer (any report is
-#      fatal, leaks included) and runs the engine, example, CLI, inspector and widget tests
+#      fatal, leaks included) and runs the engine, example, CLI, inspector, widget and graph tests
 #      in it. Leaks of fontconfig and Graphviz's plugin loader, and only those, are
 #      suppressed (tests/lsan.supp);
 #   3. builds the tests that run threads (the DataLoader's prefetch thread, scopes on two
@@ -39,13 +39,13 @@ gs_say "sanitizer build (build-asan/: address, undefined; every report fatal)"
 gs_configure build-asan -Db_sanitize=address,undefined -Db_lundef=false \
   -Dc_args=-fno-sanitize-recover=all
 if ninja -C build-asan -j "$GS_JOBS"; then
-  gs_say "engine, example, CLI, inspector and widget tests under the sanitizers (build-asan/)"
+  gs_say "engine, example, CLI, inspector, widget and graph tests under the sanitizers (build-asan/)"
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
   LSAN_OPTIONS=suppressions="$GS_ROOT/tests/lsan.supp":print_suppressions=0 \
   UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
     meson test -C build-asan --no-rebuild --print-errorlogs --num-processes "$GS_JOBS" \
       --suite engine --suite examples --suite cli --suite inspector --suite inspector-ui \
-      || status=1
+      --suite graph || status=1
 else
   gs_say "build-asan/ did not compile"
   status=1

@@ -48,7 +48,7 @@ contains() { # contains FILE TEXT...
 expect_status 0 "gradscope --help" -- "$GS" --help
 expect_status 0 "gradscope --version" -- "$GS" --version
 contains out "gradscope "
-for cmd in record stats dump export-dot export-timeline chrome-trace; do
+for cmd in record stats dump export-dot export-graph export-timeline chrome-trace; do
   expect_status 0 "gradscope $cmd --help" -- "$GS" "$cmd" --help
 done
 expect_failure_line "an unknown command" -- "$GS" frobnicate
@@ -124,9 +124,20 @@ import re, sys
 text = open(sys.argv[1], encoding='utf-8').read()
 assert text.startswith('//') and 'digraph autograd {' in text and text.rstrip().endswith('}')
 quoted = r'"(?:[^"\\\n]|\\.)*"'
-stmt = re.compile(r'^  (%s( -> %s)?( \[.*\])?|graph \[.*\]|node \[.*\]|edge \[.*\]);$' % (quoted, quoted))
+stmt = re.compile(r'^ +(%s( -> %s)?( \[.*\])?|graph \[.*\]|node \[.*\]|edge \[.*\]);$' % (quoted, quoted))
+# Scopes are clusters: subgraph "cluster_ID" { label="..."; style...; ... }
+opening = re.compile(r'^ +subgraph "cluster_[0-9]+" \{$')
+cluster_attrs = re.compile(r'^ +label=%s; style=rounded; color=gray60;$' % quoted)
+depth = 0
 for line in text.splitlines()[2:-1]:
-    assert stmt.match(line), line
+    if opening.match(line):
+        depth += 1
+    elif line.strip() == '}':
+        depth -= 1
+        assert depth >= 0, line
+    else:
+        assert stmt.match(line) or (depth and cluster_attrs.match(line)), line
+assert depth == 0
 PYEOF
   then pass "$1 is well-formed DOT"; else fail "$1 is not well-formed DOT"; fi
   if command -v dot >/dev/null 2>&1; then
@@ -150,6 +161,43 @@ check_dot step.dot
 expect_status 0 "export-dot --at 1 (no graph yet)" -- "$GS" export-dot run.gstrace --at 1
 grep -q -- '->' out && fail "a graph at event 1" || pass "no nodes at event 1"
 expect_failure_line "export-dot --at with a non-number" -- "$GS" export-dot run.gstrace --at soon
+
+# ---- export-graph (the graph view's renderer, no display) ---------------------------------
+expect_status 0 "export-graph --at $at -o step.png" -- \
+  "$GS" export-graph run.gstrace --at "$at" -o step.png --width 640 --height 480
+expect_status 0 "export-graph -o step.svg" -- "$GS" export-graph run.gstrace --at "$at" -o step.svg
+if "$PY" - step.png step.svg <<'PYEOF'
+import struct, sys, xml.dom.minidom
+png = open(sys.argv[1], 'rb').read()
+assert png[:8] == b'\x89PNG\r\n\x1a\n' and png[12:16] == b'IHDR'
+assert struct.unpack('>II', png[16:24]) == (640, 480), struct.unpack('>II', png[16:24])
+svg = xml.dom.minidom.parse(sys.argv[2]).documentElement
+assert svg.tagName == 'svg' and len(svg.getElementsByTagName('path')) > 10
+PYEOF
+then pass "export-graph wrote a 640x480 PNG and a well-formed SVG"; else
+  fail "export-graph output is wrong"; fi
+expect_status 0 "export-graph with the default moment and size" -- \
+  "$GS" export-graph run.gstrace -o last.png
+expect_failure_line "export-graph without -o" -- "$GS" export-graph run.gstrace
+expect_failure_line "export-graph to .jpg" -- "$GS" export-graph run.gstrace -o g.jpg
+expect_failure_line "export-graph --at past the end" -- \
+  "$GS" export-graph run.gstrace --at 99999999 -o g.png
+expect_failure_line "export-graph --at with a non-number" -- \
+  "$GS" export-graph run.gstrace --at soon -o g.png
+expect_failure_line "export-graph --width out of range" -- \
+  "$GS" export-graph run.gstrace -o g.png --width 99999
+expect_failure_line "export-graph of a nonexistent file" -- "$GS" export-graph nope.gstrace -o g.png
+# The graph a chosen backward pass walks: the third step's, the same as at its backward_begin.
+at3=$("$PY" -c 'import json,sys; print([e for e in map(json.loads, open(sys.argv[1])) if e["kind"] == "backward_begin"][2]["seq"])' run.jsonl)
+expect_status 0 "export-dot --backward 3" -- "$GS" export-dot run.gstrace --backward 3
+cp out backward3.dot
+contains backward3.dot "graph at event $at3" "MatmulBackward" "MeanBackward"
+expect_status 0 "export-graph --backward 1" -- "$GS" export-graph run.gstrace --backward 1 -o b1.png
+expect_failure_line "export-graph --backward past the last pass" -- \
+  "$GS" export-graph run.gstrace --backward 9 -o g.png
+expect_failure_line "export-graph --backward 0" -- "$GS" export-graph run.gstrace --backward 0 -o g.png
+expect_failure_line "export-graph with --at and --backward" -- \
+  "$GS" export-graph run.gstrace --at 5 --backward 1 -o g.png
 
 # ---- chrome-trace -------------------------------------------------------------------------
 expect_status 0 "chrome-trace" -- "$GS" chrome-trace run.gstrace -o run.json

@@ -9,11 +9,14 @@
 #include <glib/gstdio.h>
 #include <gradscope/gradscope.h>
 #include <locale.h>
+#include <string.h>
 
 #include "gs-application.h"
 #include "gs-capture-page.h"
 #include "gs-config.h"
 #include "gs-event-list-view.h"
+#include "gs-graph-view.h"
+#include "graph-workloads.h"
 #include "gs-scope-tree-view.h"
 #include "gs-run-dialog.h"
 #include "gs-scrubber.h"
@@ -276,6 +279,61 @@ static void test_filter(void) {
   g_assert_cmpuint(n_rows(list), ==, STEPS);
   save_screenshot(GTK_WIDGET(window), "filtered.png");
   gtk_window_destroy(GTK_WINDOW(window));
+}
+
+static gboolean graph_shown(gpointer data) {
+  return gs_graph_view_get_layout(data) && !gs_graph_view_is_busy(data);
+}
+
+/* The Graph page of a capture: an MLP step's graph at its backward, drawn in the window; a
+ * click on a parameter shows its life in the details panel. */
+static void test_graph_page(void) {
+  g_autofree char *dir = NULL;
+  g_autoptr(gs_trace_model) recorded = graph_workload_record(graph_workload_mlp_step, &dir);
+  guint64 at = graph_workload_find_kind(recorded, GS_TRACE_BACKWARD_BEGIN, 0);
+  g_autofree char *path = g_build_filename(dir, "run.gstrace", NULL);
+  GsWindow *window = new_window();
+  g_autoptr(GFile) file = g_file_new_for_path(path);
+  gs_window_open_file(window, file, FALSE);
+  GsCapturePage *page = gs_window_get_current_page(window);
+  wait_for(page_has_content, page);
+
+  AdwViewStack *stack = ADW_VIEW_STACK(find_widget(GTK_WIDGET(page), ADW_TYPE_VIEW_STACK));
+  adw_view_stack_set_visible_child_name(stack, "graph");
+  GsGraphView *graph = GS_GRAPH_VIEW(find_widget(GTK_WIDGET(page), GS_TYPE_GRAPH_VIEW));
+  gs_scrubber_set_position(gs_capture_page_get_scrubber(page), at);
+  wait_for(graph_shown, graph);
+  const gs_layout *l = gs_graph_view_get_layout(graph);
+  g_assert_cmpuint(l->nodes->len, >, 10);
+  save_screenshot(GTK_WIDGET(window), "graph-page.png");
+
+  /* A click on the first layer's weight (what the click gesture reports there). */
+  gint weight = -1;
+  for (guint i = 0; i < l->nodes->len && weight < 0; i++) {
+    const gs_graph_item *item = &g_array_index(
+        l->graph->items, gs_graph_item, g_array_index(l->nodes, gs_layout_node, i).item);
+    if (item->kind == GS_GRAPH_LEAF && strstr(item->label, "weight"))
+      weight = (gint)i;
+  }
+  g_assert_cmpint(weight, >=, 0);
+  const gs_layout_node *n = &g_array_index(l->nodes, gs_layout_node, weight);
+  double wx, wy;
+  gs_graph_view_layout_to_widget(graph, n->x, n->y, &wx, &wy);
+  GtkGesture *click = NULL;
+  g_autoptr(GListModel) controllers = gtk_widget_observe_controllers(GTK_WIDGET(graph));
+  for (guint i = 0; i < g_list_model_get_n_items(controllers) && !click; i++) {
+    g_autoptr(GObject) c = g_list_model_get_item(controllers, i);
+    if (GTK_IS_GESTURE_CLICK(c))
+      click = GTK_GESTURE(c);
+  }
+  g_assert_nonnull(click);
+  g_signal_emit_by_name(click, "pressed", 1, wx, wy);
+  guint64 tensor = g_array_index(l->graph->items, gs_graph_item, n->item).tensor;
+  GsTensorView *details = GS_TENSOR_VIEW(find_widget(GTK_WIDGET(page), GS_TYPE_TENSOR_VIEW));
+  g_assert_cmpuint(gs_tensor_view_get_tensor(details), ==, tensor);
+  save_screenshot(GTK_WIDGET(window), "graph-page-selected.png");
+  gtk_window_destroy(GTK_WINDOW(window));
+  graph_workload_remove_dir(dir);
 }
 
 static void test_scrub(void) {
@@ -676,6 +734,7 @@ int main(int argc, char **argv) {
     g_test_add_func("/inspector-ui/filter", test_filter);
     g_test_add_func("/inspector-ui/scrub", test_scrub);
     g_test_add_func("/inspector-ui/memory-timeline", test_memory_timeline);
+    g_test_add_func("/inspector-ui/graph-page", test_graph_page);
     g_test_add_func("/inspector-ui/dark", test_dark);
     g_test_add_func("/inspector-ui/damaged-log", test_damaged_log_toast);
     g_test_add_func("/inspector-ui/spawn", test_spawn);

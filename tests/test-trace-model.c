@@ -127,6 +127,8 @@ static void test_graph_of_a_product(void) {
       outputs++;
       g_assert_cmpuint(item->tensor, ==, graph_output.id);
       break;
+    case GS_GRAPH_TENSOR:
+    case GS_GRAPH_GROUP: g_assert_not_reached(); /* the plain graph has neither */
     }
   }
   g_assert_cmpuint(ops, ==, 2);    /* MulBackward, SumBackward */

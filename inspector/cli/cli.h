@@ -6,6 +6,7 @@
 #include <glib.h>
 #include <gradscope/trace.h>
 
+#include "../model/graph.h"
 #include "../model/trace-file.h"
 
 G_BEGIN_DECLS
@@ -19,6 +20,21 @@ int cli_dump(int argc, char **argv);
 int cli_export_dot(int argc, char **argv);
 int cli_export_timeline(int argc, char **argv);
 int cli_chrome_trace(int argc, char **argv);
+int cli_export_graph(int argc, char **argv);
+
+/* Adds --at EVENT and --backward N (the moment of a graph) to context's options. */
+void cli_add_moment_options(GOptionContext *context, char **at_text, char **backward_text);
+
+/* The graph at event seq at_text, or at the start of backward pass number backward_text (from
+ * 1), or (both NULL) at the last node_create of the log at path, built as the inspector's
+ * graph view builds it; *at is the seq used. For a damaged or truncated log
+ * *warning says what is wrong (print it with cli_warn_damaged after the output), else NULL.
+ * NULL after printing why (command names the command in messages). */
+gs_graph *cli_graph_at(const char *command, const char *path, const char *at_text,
+                       const char *backward_text, guint64 *at, char **warning);
+/* Prints "gradscope: warning: WARNING" after flushing stdout; returns CLI_EXIT_DAMAGED, or 0
+ * if warning is NULL. */
+int cli_warn_damaged(const char *warning);
 
 /* Prints "gradscope: MESSAGE" on one line to stderr. */
 void cli_error(const char *format, ...) G_GNUC_PRINTF(1, 2);

@@ -78,6 +78,14 @@ int cli_report_damage(const gs_trace_read_result *result) {
   return CLI_EXIT_DAMAGED;
 }
 
+int cli_warn_damaged(const char *warning) {
+  if (!warning)
+    return 0;
+  fflush(stdout); /* the valid part first, then the warning */
+  fprintf(stderr, "gradscope: warning: %s\n", warning);
+  return CLI_EXIT_DAMAGED;
+}
+
 char *cli_printable(const char *text) {
   /* g_strescape escapes bytes >= 0x80 unless told not to: keep UTF-8 readable. */
   static char high[129];

@@ -1,6 +1,7 @@
 /* main.c: `gradscope`, the command-line side of Gradscope: record a program's event log and
- * read one back (stats, dump, DOT graph, memory timeline PNG, Chrome trace). Each command lives in its own file;
- * the analysis they print lives in inspector/model/, shared with the GTK inspector. */
+ * read one back (stats, dump, DOT graph, graph image, memory timeline PNG, Chrome trace). Each
+ * command lives in its own file; the analysis they print lives in inspector/model/ (and the
+ * drawing in inspector/graph/ and inspector/timeline/), shared with the GTK inspector. */
 #include <stdio.h>
 #include <string.h>
 
@@ -17,6 +18,7 @@ static const command commands[] = {
     {"stats", cli_stats, "events by kind, scopes, peak memory, leaks and errors of a log"},
     {"dump", cli_dump, "one line (or with --jsonl one JSON object) per event"},
     {"export-dot", cli_export_dot, "the autograd graph at an event, as Graphviz DOT"},
+    {"export-graph", cli_export_graph, "the autograd graph at an event, drawn as PNG or SVG"},
     {"export-timeline", cli_export_timeline,
      "the memory timeline as a PNG: export-timeline FILE -o timeline.png"},
     {"chrome-trace", cli_chrome_trace, "convert to Chrome trace / Perfetto JSON"},

@@ -9,12 +9,47 @@ static void item_clear(gpointer p) {
   g_free(item->label);
 }
 
+static void scope_clear(gpointer p) {
+  g_free(((gs_graph_scope *)p)->name);
+}
+
+gs_graph *gs_graph_new(void) {
+  gs_graph *g = g_new0(gs_graph, 1);
+  g->items = g_array_new(FALSE, TRUE, sizeof(gs_graph_item));
+  g_array_set_clear_func(g->items, item_clear);
+  g->edges = g_array_new(FALSE, FALSE, sizeof(gs_graph_edge));
+  g->scopes = g_array_new(FALSE, TRUE, sizeof(gs_graph_scope));
+  g_array_set_clear_func(g->scopes, scope_clear);
+  return g;
+}
+
 void gs_graph_free(gs_graph *g) {
   if (!g)
     return;
   g_array_unref(g->items);
   g_array_unref(g->edges);
+  g_array_unref(g->scopes);
+  g_free(g->version_error);
   g_free(g);
+}
+
+gint gs_graph_find(const gs_graph *g, const char *key) {
+  for (guint i = 0; i < g->items->len; i++)
+    if (!g_strcmp0(g_array_index(g->items, gs_graph_item, i).key, key))
+      return (gint)i;
+  return -1;
+}
+
+const gs_graph_scope *gs_graph_scope_find(const gs_graph *g, guint64 id) {
+  for (guint i = 0; i < g->scopes->len; i++)
+    if (g_array_index(g->scopes, gs_graph_scope, i).id == id)
+      return &g_array_index(g->scopes, gs_graph_scope, i);
+  return NULL;
+}
+
+void gs_graph_add_edge(gs_graph *g, guint from, guint to, gs_graph_edge_kind kind) {
+  gs_graph_edge edge = {from, to, kind == GS_GRAPH_EDGE_SAVED, kind};
+  g_array_append_val(g->edges, edge);
 }
 
 static gint by_id(gconstpointer a, gconstpointer b) {
@@ -39,31 +74,139 @@ static char *tensor_label(const gs_replay *r, guint64 tensor, const char *prefix
   return g_string_free(s, FALSE);
 }
 
-static guint add_item(gs_graph *g, GHashTable *index, gs_graph_item_kind kind, guint64 id,
-                      guint64 tensor, char *key, char *label) {
-  gpointer found;
-  if (g_hash_table_lookup_extended(index, key, NULL, &found)) {
+/* What the builder keeps while it works: item index by key and by tensor. */
+typedef struct builder {
+  gs_graph *g;
+  const gs_replay *r;
+  const gs_graph_versions *v;
+  GHashTable *index;     /* key -> item index + 1 (keys borrowed from the items) */
+  GHashTable *by_tensor; /* tensor id -> item index + 1, the first item standing for it */
+} builder;
+
+static guint64 object_scope(const gs_replay *r, guint64 tensor) {
+  const gs_replay_object *o = tensor ? g_hash_table_lookup(r->objects, &tensor) : NULL;
+  return o && o->holder == GS_TRACE_HELD_BY_SCOPE ? o->owner : 0;
+}
+
+static guint add_item(builder *b, gs_graph_item_kind kind, guint64 id, guint64 tensor,
+                      char *key, char *label, guint64 scope) {
+  gpointer found = g_hash_table_lookup(b->index, key);
+  if (found) {
     g_free(key);
     g_free(label);
-    return GPOINTER_TO_UINT(found);
+    return GPOINTER_TO_UINT(found) - 1;
   }
-  gs_graph_item item = {kind, id, tensor, key, label};
-  g_array_append_val(g->items, item);
-  guint at = g->items->len - 1;
-  g_hash_table_insert(index, key, GUINT_TO_POINTER(at));
+  gs_graph_item item = {kind, id, tensor, key, label, scope, -1, -1, 0, 1};
+  const gs_replay_object *o = tensor ? g_hash_table_lookup(b->r->objects, &tensor) : NULL;
+  if (b->v && o && !o->composite)
+    item.version = (gint64)gs_graph_versions_now(b->v, o->storage);
+  g_array_append_val(b->g->items, item);
+  guint at = b->g->items->len - 1;
+  g_hash_table_insert(b->index, key, GUINT_TO_POINTER(at + 1));
+  if (tensor && !g_hash_table_contains(b->by_tensor, &tensor))
+    g_hash_table_insert(b->by_tensor, g_memdup2(&tensor, sizeof tensor), GUINT_TO_POINTER(at + 1));
   return at;
 }
 
-static void add_edge(gs_graph *g, guint from, guint to, gboolean undirected) {
-  gs_graph_edge edge = {from, to, undirected};
-  g_array_append_val(g->edges, edge);
+static gs_graph_item *item_at(builder *b, guint i) {
+  return &g_array_index(b->g->items, gs_graph_item, i);
+}
+
+/* The item standing for an alive tensor, adding a plain tensor item if none does yet. */
+static guint tensor_item(builder *b, guint64 tensor) {
+  gpointer found = g_hash_table_lookup(b->by_tensor, &tensor);
+  if (found)
+    return GPOINTER_TO_UINT(found) - 1;
+  return add_item(b, GS_GRAPH_TENSOR, tensor, tensor,
+                  g_strdup_printf("t%" G_GUINT64_FORMAT, tensor), tensor_label(b->r, tensor, ""),
+                  object_scope(b->r, tensor));
+}
+
+/* Draws where each drawn tensor's storage came from: the alive tensor it is a view, clone or
+ * detach of, and so on up the chain (sources are older, so it ends). */
+static void add_storage_relations(builder *b) {
+  for (guint i = 0; i < b->g->items->len; i++) {
+    guint64 tensor = item_at(b, i)->tensor;
+    const gs_replay_object *o = tensor ? g_hash_table_lookup(b->r->objects, &tensor) : NULL;
+    if (!o || o->composite || o->origin == 0 || !o->source || o->source == tensor)
+      continue;
+    if (!g_hash_table_contains(b->r->objects, &o->source))
+      continue;
+    gs_graph_edge_kind kind = GS_GRAPH_EDGE_VIEW;
+    /* The engine (views.c) logs a detach's tensor_create before marking it detached: origin
+     * 1 with op "detach". Both spellings mean a detach. */
+    if (o->origin == 2 || (o->origin == 1 && !g_strcmp0(o->op, "detach")))
+      kind = GS_GRAPH_EDGE_DETACH;
+    else if (o->origin == 3) {
+      guint64 own = 0;
+      /* A clone owns no bytes until its first write copies them. */
+      kind = gs_replay_storage(b->r, o->storage, &own, NULL) && own == 0 ? GS_GRAPH_EDGE_COW
+                                                                         : GS_GRAPH_EDGE_CLONE;
+    }
+    guint source = tensor_item(b, o->source);
+    gs_graph_add_edge(b->g, source, i, kind);
+  }
+}
+
+/* A saved tensor whose storage was written after it was saved: what backward will refuse.
+ * Marks the saved tensor, its node and the tensor the write went through. */
+static void check_saved_version(builder *b, guint node_item, guint saved_item,
+                                const gs_replay_node *n, guint k) {
+  guint64 storage = n->saved_storages ? n->saved_storages[k] : 0;
+  const gs_replay_object *o = g_hash_table_lookup(b->r->objects, &n->saved[k]);
+  if (!storage && o)
+    storage = o->storage;
+  if (!storage)
+    return;
+  guint64 then = gs_graph_versions_before(b->v, storage, n->create_seq);
+  guint64 now = gs_graph_versions_now(b->v, storage);
+  item_at(b, saved_item)->saved_version = (gint64)then;
+  item_at(b, saved_item)->version = (gint64)now;
+  if (now == then)
+    return;
+  item_at(b, saved_item)->flags |= GS_GRAPH_VERSION_ERROR;
+  item_at(b, node_item)->flags |= GS_GRAPH_VERSION_ERROR;
+  const gs_graph_write *w = gs_graph_versions_last_write(b->v, storage);
+  if (!w)
+    return;
+  if (w->tensor && g_hash_table_contains(b->r->objects, &w->tensor)) {
+    guint writer = tensor_item(b, w->tensor);
+    item_at(b, writer)->flags |= GS_GRAPH_VERSION_ERROR;
+  } else {
+    /* The writer is gone: say who it was on the saved tensor itself. */
+    gs_graph_item *saved = item_at(b, saved_item);
+    char *label = g_strdup_printf("%s\nwritten by %s (event %" G_GUINT64_FORMAT ")", saved->label,
+                                  *w->op ? w->op : "a write", w->seq);
+    g_free(saved->label);
+    saved->label = label;
+  }
+}
+
+/* Every scope an item is in, with the scopes around it, so clusters can nest. */
+static void add_scopes(builder *b) {
+  g_autoptr(GHashTable) seen = g_hash_table_new(g_int64_hash, g_int64_equal);
+  for (guint i = 0; i < b->g->items->len; i++) {
+    guint64 id = item_at(b, i)->scope;
+    while (id && !g_hash_table_contains(seen, &id)) {
+      const gs_replay_scope *s = g_hash_table_lookup(b->r->scopes, &id);
+      if (!s)
+        break;
+      gs_graph_scope gs = {s->id, s->outer, g_strdup(s->name ? s->name : "")};
+      g_array_append_val(b->g->scopes, gs);
+      g_hash_table_add(seen, (gpointer)&s->id);
+      id = s->outer;
+    }
+  }
 }
 
 gs_graph *gs_graph_build(const gs_replay *r) {
-  gs_graph *g = g_new0(gs_graph, 1);
-  g->items = g_array_new(FALSE, TRUE, sizeof(gs_graph_item));
-  g_array_set_clear_func(g->items, item_clear);
-  g->edges = g_array_new(FALSE, FALSE, sizeof(gs_graph_edge));
+  return gs_graph_build_with(r, NULL);
+}
+
+gs_graph *gs_graph_build_with(const gs_replay *r, const gs_graph_versions *v) {
+  gs_graph *g = gs_graph_new();
+  builder b = {g, r, v, g_hash_table_new(g_str_hash, g_str_equal),
+               g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL)};
 
   g_autoptr(GPtrArray) nodes = g_ptr_array_new();
   g_autoptr(GHashTable) consumed = g_hash_table_new(gs_id_hash, gs_id_equal);
@@ -79,43 +222,58 @@ gs_graph *gs_graph_build(const gs_replay *r) {
   }
   g_ptr_array_sort(nodes, by_id);
 
-  /* Keys are owned by the items; the index only borrows them. */
-  g_autoptr(GHashTable) index = g_hash_table_new(g_str_hash, g_str_equal);
   for (guint i = 0; i < nodes->len; i++) {
     const gs_replay_node *n = nodes->pdata[i];
     gboolean leaf = g_strcmp0(n->kind, "AccumulateGrad") == 0;
-    add_item(g, index, leaf ? GS_GRAPH_LEAF : GS_GRAPH_OP, n->id, leaf ? n->tensor : 0,
+    add_item(&b, leaf ? GS_GRAPH_LEAF : GS_GRAPH_OP, n->id, leaf ? n->tensor : 0,
              g_strdup_printf("n%" G_GUINT64_FORMAT, n->id),
-             leaf ? tensor_label(r, n->tensor, "") : g_strdup(*n->kind ? n->kind : "node"));
+             leaf ? tensor_label(r, n->tensor, "") : g_strdup(*n->kind ? n->kind : "node"),
+             object_scope(r, n->tensor));
   }
   for (guint i = 0; i < nodes->len; i++) {
     const gs_replay_node *n = nodes->pdata[i];
     char key[32];
     g_snprintf(key, sizeof key, "n%" G_GUINT64_FORMAT, n->id);
-    guint self = GPOINTER_TO_UINT(g_hash_table_lookup(index, key));
+    guint self = GPOINTER_TO_UINT(g_hash_table_lookup(b.index, key)) - 1;
     for (guint k = 0; k < n->n_inputs; k++) {
       g_snprintf(key, sizeof key, "n%" G_GUINT64_FORMAT, n->inputs[k]);
-      gpointer from;
+      gpointer from = n->inputs[k] ? g_hash_table_lookup(b.index, key) : NULL;
       /* An input node released before now is not drawn, nor is its edge. */
-      if (n->inputs[k] && g_hash_table_lookup_extended(index, key, NULL, &from))
-        add_edge(g, GPOINTER_TO_UINT(from), self, FALSE);
+      if (from)
+        gs_graph_add_edge(g, GPOINTER_TO_UINT(from) - 1, self, GS_GRAPH_EDGE_GRAD);
     }
     if (!n->saved_freed)
       for (guint k = 0; k < n->n_saved; k++) {
         if (!n->saved[k])
           continue;
-        guint saved = add_item(g, index, GS_GRAPH_SAVED, n->saved[k], n->saved[k],
+        guint saved = add_item(&b, GS_GRAPH_SAVED, n->saved[k], n->saved[k],
                                g_strdup_printf("s%" G_GUINT64_FORMAT, n->saved[k]),
-                               tensor_label(r, n->saved[k], "saved "));
-        add_edge(g, saved, self, TRUE);
+                               tensor_label(r, n->saved[k], "saved "),
+                               object_scope(r, n->saved[k]));
+        gs_graph_add_edge(g, saved, self, GS_GRAPH_EDGE_SAVED);
+        if (v)
+          check_saved_version(&b, self, saved, n, k);
       }
     gboolean root = !g_hash_table_contains(consumed, &n->id);
     if (root && n->tensor && g_strcmp0(n->kind, "AccumulateGrad") != 0) {
-      guint out = add_item(g, index, GS_GRAPH_OUTPUT, n->tensor, n->tensor,
+      guint out = add_item(&b, GS_GRAPH_OUTPUT, n->tensor, n->tensor,
                            g_strdup_printf("t%" G_GUINT64_FORMAT, n->tensor),
-                           tensor_label(r, n->tensor, ""));
-      add_edge(g, self, out, FALSE);
+                           tensor_label(r, n->tensor, ""), object_scope(r, n->tensor));
+      gs_graph_add_edge(g, self, out, GS_GRAPH_EDGE_GRAD);
     }
   }
+  if (v)
+    add_storage_relations(&b);
+  add_scopes(&b);
+  /* The engine's message belongs to this graph if a node alive now existed when it came. */
+  guint64 error_seq = 0;
+  const char *error = v ? gs_graph_versions_error(v, &error_seq) : NULL;
+  for (guint i = 0; error && i < nodes->len; i++)
+    if (((const gs_replay_node *)nodes->pdata[i])->create_seq < error_seq) {
+      g->version_error = g_strdup(error);
+      break;
+    }
+  g_hash_table_unref(b.index);
+  g_hash_table_unref(b.by_tensor);
   return g;
 }

@@ -1,11 +1,15 @@
 /* graph.h: the autograd graph alive in a replayed state, in torchviz's vocabulary: op nodes,
  * leaves (AccumulateGrad, labelled with the leaf's name), tensors saved for backward, and the
- * outputs (tensors made by nodes nothing consumes). Drawing it is left to the writer: DOT text
- * in the CLI, a cgraph layout in the inspector. */
+ * outputs (tensors made by nodes nothing consumes). Beside the gradient edges it carries how
+ * drawn tensors share storage (views, copy-on-write clones, detaches), versions of saved
+ * tensors, failed version checks (the saved tensor, its node and the writer), and the scope
+ * each item belongs to, for clusters. Drawing it is left to the writer: DOT text (graph-dot.h)
+ * for the CLI, a Graphviz layout in inspector/graph/. */
 #pragma once
 
 #include <glib.h>
 
+#include "graph-versions.h"
 #include "replay.h"
 
 G_BEGIN_DECLS
@@ -15,29 +19,70 @@ typedef enum gs_graph_item_kind {
   GS_GRAPH_LEAF,   /* an AccumulateGrad node: label is the leaf's name or handle */
   GS_GRAPH_SAVED,  /* a tensor some node saved for backward */
   GS_GRAPH_OUTPUT, /* the tensor a root node made */
+  GS_GRAPH_TENSOR, /* an alive tensor a drawn one is a view, clone or detach of (or a writer) */
+  GS_GRAPH_GROUP,  /* collapsed repeated structure (graph-collapse.h): "step ×12" */
 } gs_graph_item_kind;
+
+/* The item was part of a failed version check: a saved tensor modified in place after it was
+ * saved, the node that saved it, or the tensor the write went through. */
+#define GS_GRAPH_VERSION_ERROR (1u << 0)
 
 typedef struct gs_graph_item {
   gs_graph_item_kind kind;
-  guint64 id;   /* node id (op, leaf) or tensor id (saved, output) */
-  guint64 tensor; /* the tensor it stands for (leaf, saved, output), else 0 */
-  char *key;    /* unique and stable: "n12", "t4294967298" */
+  guint64 id;   /* node id (op, leaf) or tensor id (saved, output, tensor); group: 0 */
+  guint64 tensor; /* the tensor it stands for (leaf, saved, output, tensor), else 0 */
+  char *key;    /* unique and stable: "n12", "t4294967298", "g..." */
   char *label;  /* may contain anything user code named things: escape before use */
+  guint64 scope; /* innermost scope instance owning it (0: none) */
+  gint64 version;       /* the tensor's storage version now, -1 if unknown or not a tensor */
+  gint64 saved_version; /* saved tensors: the version when saved, else -1 */
+  guint flags;  /* GS_GRAPH_VERSION_ERROR */
+  guint members; /* group: items it stands for; others 1 */
 } gs_graph_item;
+
+typedef enum gs_graph_edge_kind {
+  GS_GRAPH_EDGE_GRAD,   /* input node -> consumer, node -> output */
+  GS_GRAPH_EDGE_SAVED,  /* saved tensor -- its node (undirected) */
+  GS_GRAPH_EDGE_VIEW,   /* source -> a view of it (shares the storage): dotted */
+  GS_GRAPH_EDGE_COW,    /* source -> a clone still sharing its bytes copy-on-write: dashed */
+  GS_GRAPH_EDGE_CLONE,  /* source -> a clone that materialised its own bytes */
+  GS_GRAPH_EDGE_DETACH, /* source -> detached from it (shares the version counter) */
+} gs_graph_edge_kind;
 
 typedef struct gs_graph_edge {
   guint from, to;      /* item indices */
   gboolean undirected; /* a saved tensor joined to its node */
+  gs_graph_edge_kind kind;
 } gs_graph_edge;
 
+/* A scope that items (or its inner scopes) belong to: the clusters. */
+typedef struct gs_graph_scope {
+  guint64 id, outer;
+  char *name;
+} gs_graph_scope;
+
 typedef struct gs_graph {
-  GArray *items; /* gs_graph_item */
-  GArray *edges; /* gs_graph_edge: input -> consumer, node -> output, saved -- node */
+  GArray *items;  /* gs_graph_item */
+  GArray *edges;  /* gs_graph_edge */
+  GArray *scopes; /* gs_graph_scope: every scope an item is in, with their outer scopes */
+  char *version_error; /* the engine's message for a failed version check, or NULL */
 } gs_graph;
 
-/* The graph of the nodes alive in replay now, items in node-id order. */
+/* The graph of the nodes alive in replay now, items in node-id order. versions must have seen
+ * the same events as replay; NULL gives the plain autograd graph (no versions, version checks
+ * or storage relations), as `export-dot` draws it. */
+gs_graph *gs_graph_build_with(const gs_replay *replay, const gs_graph_versions *versions);
+/* gs_graph_build_with(replay, NULL). */
 gs_graph *gs_graph_build(const gs_replay *replay);
+gs_graph *gs_graph_new(void);
 void gs_graph_free(gs_graph *graph);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(gs_graph, gs_graph_free)
+
+/* The index of the item with key, or -1. */
+gint gs_graph_find(const gs_graph *graph, const char *key);
+/* The scope record of id, or NULL. */
+const gs_graph_scope *gs_graph_scope_find(const gs_graph *graph, guint64 id);
+/* Appends an edge (for builders: graph.c and graph-collapse.c). */
+void gs_graph_add_edge(gs_graph *graph, guint from, guint to, gs_graph_edge_kind kind);
 
 G_END_DECLS

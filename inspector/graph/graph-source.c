@@ -1,0 +1,103 @@
+/* graph-source.c: graphs at model positions with incrementally tracked versions (see
+ * graph-source.h). */
+#include "graph-source.h"
+
+struct gs_graph_source {
+  gs_trace_model *model;
+  gs_graph_versions *versions;
+  guint64 fed; /* events 0..fed-1 are in versions */
+};
+
+gs_graph_source *gs_graph_source_new(gs_trace_model *model) {
+  gs_graph_source *s = g_new0(gs_graph_source, 1);
+  s->model = model;
+  s->versions = gs_graph_versions_new();
+  return s;
+}
+
+void gs_graph_source_free(gs_graph_source *s) {
+  if (!s)
+    return;
+  gs_graph_versions_free(s->versions);
+  g_free(s);
+}
+
+static void feed_versions(gs_graph_source *s, guint64 until) {
+  if (until < s->fed) {
+    gs_graph_versions_free(s->versions);
+    s->versions = gs_graph_versions_new();
+    s->fed = 0;
+  }
+  for (guint64 i = s->fed; i < until; i++) {
+    if (!gs_graph_versions_wants(gs_trace_model_kind_at(s->model, i)))
+      continue;
+    gs_trace_event e;
+    if (gs_trace_model_event(s->model, i, &e))
+      gs_graph_versions_apply(s->versions, &e, gs_trace_model_string(s->model, e.op));
+  }
+  s->fed = until;
+}
+
+/* When the item was made: its node's or its tensor's creation event, or G_MAXUINT64. */
+static guint64 created_at(const gs_replay *state, const gs_graph_item *item) {
+  if (item->kind == GS_GRAPH_OP || item->kind == GS_GRAPH_LEAF) {
+    const gs_replay_node *n = g_hash_table_lookup(state->nodes, &item->id);
+    return n ? n->create_seq : G_MAXUINT64;
+  }
+  const gs_replay_object *o = item->tensor ? g_hash_table_lookup(state->objects, &item->tensor)
+                                           : NULL;
+  return o ? o->create_seq : G_MAXUINT64;
+}
+
+/* Clusters by where things were computed: the scope open on the thread when the node or
+ * tensor was made. (The replay only knows current owners, and a step's tensors are usually
+ * disposed with its scope while its nodes live on until backward.) Leaves stay outside:
+ * parameters belong to no step. */
+static void scope_by_creation(gs_graph_source *s, const gs_replay *state, gs_graph *g) {
+  for (guint i = 0; i < g->items->len; i++) {
+    gs_graph_item *item = &g_array_index(g->items, gs_graph_item, i);
+    if (item->kind == GS_GRAPH_LEAF)
+      continue;
+    guint64 seq = created_at(state, item);
+    guint64 index = seq == G_MAXUINT64 ? G_MAXUINT64 : gs_trace_model_find_seq(s->model, seq);
+    if (index != G_MAXUINT64)
+      item->scope = gs_trace_model_scope_of(s->model, index);
+  }
+  g_array_set_size(g->scopes, 0);
+  g_autoptr(GHashTable) seen = g_hash_table_new(g_int64_hash, g_int64_equal);
+  for (guint i = 0; i < g->items->len; i++) {
+    guint64 id = g_array_index(g->items, gs_graph_item, i).scope;
+    while (id && !g_hash_table_contains(seen, &id)) {
+      /* Ended scopes too: the model keeps every scope it saw. */
+      const gs_replay_scope *sc = gs_trace_model_scope(s->model, id);
+      if (!sc)
+        break;
+      gs_graph_scope gs = {sc->id, sc->outer, g_strdup(sc->name ? sc->name : "")};
+      g_array_append_val(g->scopes, gs);
+      g_hash_table_add(seen, (gpointer)&sc->id);
+      id = sc->outer;
+    }
+  }
+}
+
+gs_graph *gs_graph_source_build(gs_graph_source *s, guint64 index) {
+  guint64 n = gs_trace_model_n_events(s->model);
+  if (n == 0)
+    return gs_graph_new();
+  index = MIN(index, n - 1);
+  const gs_replay *state = gs_trace_model_seek(s->model, index);
+  if (!state)
+    return gs_graph_new();
+  feed_versions(s, index + 1);
+  gs_graph *g = gs_graph_build_with(state, s->versions);
+  scope_by_creation(s, state, g);
+  return g;
+}
+
+guint64 gs_graph_source_find_backward(gs_graph_source *s, guint n) {
+  guint64 total = gs_trace_model_n_events(s->model);
+  for (guint64 i = 0; i < total; i++)
+    if (gs_trace_model_kind_at(s->model, i) == GS_TRACE_BACKWARD_BEGIN && n-- == 0)
+      return i;
+  return G_MAXUINT64;
+}

@@ -1,0 +1,26 @@
+/* graph-dot.h: a gs_graph as Graphviz DOT text, in torchviz's colours: ops gray, leaves light
+ * blue, saved tensors orange on undirected edges, outputs green; views dotted, copy-on-write
+ * clones dashed, detaches labelled "detached from"; failed version checks red. One writer for
+ * `gradscope export-dot` and for the layout (inspector/graph/), which reads the text back with
+ * agmemread: every name from user code goes through gs_escape_dot here and nowhere else. */
+#pragma once
+
+#include <glib.h>
+
+#include "graph.h"
+
+G_BEGIN_DECLS
+
+typedef struct gs_graph_dot_options {
+  const char *title;   /* graph label, or NULL for none */
+  gboolean clusters;   /* a cluster per scope (nested like the scopes) */
+  gboolean ids;        /* id="eN" on edge N, so a layout can find its edges again */
+} gs_graph_dot_options;
+
+/* The text an item shows: its label, then its version line ("v2", "saved v0, now v2"). */
+char *gs_graph_item_display_label(const gs_graph_item *item);
+
+/* Appends the graph as a DOT digraph. */
+void gs_graph_write_dot(GString *out, const gs_graph *graph, const gs_graph_dot_options *options);
+
+G_END_DECLS

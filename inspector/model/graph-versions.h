@@ -1,0 +1,45 @@
+/* graph-versions.h: storage version counters over time, for the graph's "versions on tensors"
+ * and its failed version checks.
+ *
+ * The replayed state (replay.h) knows what is alive but not versions: a storage's counter
+ * moves only on inplace_write events. This tracker is fed those events (and errors) in log
+ * order and answers "version of storage S now", "version of S when event seq happened" (what a
+ * node saw when it saved a tensor), and "who wrote S last". Only inplace_write, storage_free
+ * and error events matter, so a model can feed it without decoding anything else. */
+#pragma once
+
+#include <glib.h>
+#include <gradscope/trace.h>
+
+G_BEGIN_DECLS
+
+typedef struct gs_graph_versions gs_graph_versions;
+
+/* The last in-place write to a storage. */
+typedef struct gs_graph_write {
+  guint64 seq;    /* the inplace_write event's number */
+  guint64 tensor; /* the tensor written through */
+  guint64 version;
+  const char *op; /* interned; "" if unknown */
+} gs_graph_write;
+
+gs_graph_versions *gs_graph_versions_new(void);
+void gs_graph_versions_free(gs_graph_versions *v);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(gs_graph_versions, gs_graph_versions_free)
+
+/* TRUE for the kinds gs_graph_versions_apply uses: callers may skip decoding the others. */
+gboolean gs_graph_versions_wants(gs_trace_kind kind);
+/* Applies one event; op_text is the text of e->op for inplace_write ("" or NULL if unknown). */
+void gs_graph_versions_apply(gs_graph_versions *v, const gs_trace_event *e, const char *op_text);
+
+/* The storage's version now (0 if never written). */
+guint64 gs_graph_versions_now(const gs_graph_versions *v, guint64 storage);
+/* Its version just before event seq (what a node created at seq saved). */
+guint64 gs_graph_versions_before(const gs_graph_versions *v, guint64 storage, guint64 seq);
+/* Its last write, or NULL if never written. */
+const gs_graph_write *gs_graph_versions_last_write(const gs_graph_versions *v, guint64 storage);
+/* The text of the last error event that reported a version mismatch, and its seq; NULL if
+ * none was seen. */
+const char *gs_graph_versions_error(const gs_graph_versions *v, guint64 *seq);
+
+G_END_DECLS
