@@ -15,6 +15,7 @@
 #include "gs-capture-page.h"
 #include "gs-config.h"
 #include "gs-event-list-view.h"
+#include "gs-graph-pane.h"
 #include "gs-graph-view.h"
 #include "graph-workloads.h"
 #include "gs-scope-tree-view.h"
@@ -143,9 +144,20 @@ static void save_screenshot(GtkWidget *window, const char *name) {
   int width = gtk_widget_get_width(window), height = gtk_widget_get_height(window);
   g_assert_cmpint(width, >, 0);
   GdkPaintable *paintable = gtk_widget_paintable_new(window);
-  GtkSnapshot *snapshot = gtk_snapshot_new();
-  gdk_paintable_snapshot(paintable, snapshot, width, height);
-  GskRenderNode *node = gtk_snapshot_free_to_node(snapshot);
+  /* While a live source grows, the window is re-laid out every frame, and a widget waiting
+   * for its allocation draws nothing: try again on the next frames. */
+  GskRenderNode *node = NULL;
+  for (int attempt = 0; attempt < 50 && !node; attempt++) {
+    if (attempt) {
+      gboolean done = FALSE;
+      g_timeout_add(20, idle_done, &done);
+      while (!done)
+        g_main_context_iteration(NULL, TRUE);
+    }
+    GtkSnapshot *snapshot = gtk_snapshot_new();
+    gdk_paintable_snapshot(paintable, snapshot, width, height);
+    node = gtk_snapshot_free_to_node(snapshot);
+  }
   g_assert_nonnull(node);
   GskRenderer *renderer = gtk_native_get_renderer(GTK_NATIVE(window));
   GdkTexture *texture =
@@ -334,6 +346,148 @@ static void test_graph_page(void) {
   save_screenshot(GTK_WIDGET(window), "graph-page-selected.png");
   gtk_window_destroy(GTK_WINDOW(window));
   graph_workload_remove_dir(dir);
+}
+
+static gboolean source_over(gpointer data);
+
+/* The button under root showing icon. */
+static GtkWidget *find_button(GtkWidget *root, const char *icon) {
+  if (GTK_IS_BUTTON(root) && g_strcmp0(gtk_button_get_icon_name(GTK_BUTTON(root)), icon) == 0)
+    return root;
+  for (GtkWidget *c = gtk_widget_get_first_child(root); c; c = gtk_widget_get_next_sibling(c)) {
+    GtkWidget *found = find_button(c, icon);
+    if (found)
+      return found;
+  }
+  return NULL;
+}
+
+static gboolean graph_has_nodes(gpointer data) {
+  const gs_layout *l = gs_graph_view_get_layout(data);
+  return l && l->nodes->len > 0;
+}
+
+/* The README's main job: the digits example run live in the inspector. Its steps' graphs show
+ * while it runs; afterwards each backward pass's graph is one click away, and the memory
+ * timeline, the graph and the details lead to one another. */
+static void test_live_digits(void) {
+  const char *digits = g_getenv("GS_DIGITS_EXAMPLE");
+  if (!digits) {
+    g_test_skip("GS_DIGITS_EXAMPLE is not set");
+    return;
+  }
+  GsWindow *window = new_window();
+  const char *argv[] = {digits, NULL};
+  gs_window_spawn(window, argv, NULL);
+  GsCapturePage *page = gs_window_get_current_page(window);
+  AdwViewStack *stack = ADW_VIEW_STACK(find_widget(GTK_WIDGET(page), ADW_TYPE_VIEW_STACK));
+  adw_view_stack_set_visible_child_name(stack, "graph");
+  GsGraphPane *pane = GS_GRAPH_PANE(find_widget(GTK_WIDGET(page), GS_TYPE_GRAPH_PANE));
+  GsGraphView *graph = gs_graph_pane_get_view(pane);
+  gs_trace_model *model = gs_capture_page_get_model(page);
+
+  /* Live: a step's graph is drawn while events still arrive (at the end of the run no graph
+   * is alive, so a graph with nodes was drawn before the end). */
+  wait_for(graph_has_nodes, graph);
+  guint64 seen_at = gs_trace_model_n_events(gs_capture_page_get_model(page));
+  save_screenshot(GTK_WIDGET(window), "live-digits-graph.png");
+  adw_view_stack_set_visible_child_name(stack, "timeline");
+  settle();
+  save_screenshot(GTK_WIDGET(window), "live-digits-memory.png");
+  wait_for(source_over, page);
+  g_assert_cmpint(gs_trace_source_get_state(gs_capture_page_get_source(page)), ==,
+                  GS_TRACE_SOURCE_ENDED);
+  g_assert_cmpint(gs_trace_source_get_exit_status(gs_capture_page_get_source(page)), ==, 0);
+  model = gs_capture_page_get_model(page);
+  guint64 n = gs_trace_model_n_events(model);
+  g_assert_cmpuint(seen_at, <, n);
+
+  /* Every backward pass of the run is counted, in order. */
+  g_autoptr(GArray) begins = g_array_new(FALSE, FALSE, sizeof(guint64));
+  for (guint64 i = 0; i < n; i++)
+    if (gs_trace_model_kind_at(model, i) == GS_TRACE_BACKWARD_BEGIN)
+      g_array_append_val(begins, i);
+  g_assert_cmpuint(begins->len, >, 1000);
+  g_assert_cmpuint(gs_graph_pane_get_n_passes(pane), ==, begins->len);
+
+  /* Replayed: the graph of pass 100, as it starts. */
+  adw_view_stack_set_visible_child_name(stack, "graph");
+  GsScrubber *scrubber = gs_capture_page_get_scrubber(page);
+  g_assert_true(gs_graph_pane_go_to_pass(pane, 100));
+  g_assert_false(gs_graph_pane_go_to_pass(pane, begins->len + 1));
+  g_assert_cmpuint(gs_scrubber_get_position(scrubber), ==, g_array_index(begins, guint64, 99));
+  g_assert_cmpuint(gs_graph_pane_get_pass(pane), ==, 100);
+  wait_for(graph_shown, graph);
+  const gs_layout *l = gs_graph_view_get_layout(graph);
+  gboolean weight = FALSE, output = FALSE;
+  guint saved = 0;
+  for (guint i = 0; i < l->graph->items->len; i++) {
+    const gs_graph_item *item = &g_array_index(l->graph->items, gs_graph_item, i);
+    weight |= item->kind == GS_GRAPH_LEAF && strstr(item->label, "0.weight") != NULL;
+    output |= item->kind == GS_GRAPH_OUTPUT;
+    saved += item->kind == GS_GRAPH_SAVED;
+  }
+  g_assert_true(weight);
+  g_assert_true(output);
+  g_assert_cmpuint(saved, >, 0);
+  save_screenshot(GTK_WIDGET(window), "digits-graph.png");
+
+  /* From the timeline to the graph: a click in the memory timeline moves the scrubber, and
+   * the Graph page shows that moment: here pass 200 as it starts. */
+  adw_view_stack_set_visible_child_name(stack, "timeline");
+  GsTimelineView *timeline =
+      GS_TIMELINE_VIEW(find_widget(GTK_WIDGET(page), GS_TYPE_TIMELINE_VIEW));
+  settle();
+  guint64 target = g_array_index(begins, guint64, 199);
+  gs_timeline_view_set_viewport(timeline, target - 200, target + 200);
+  settle();
+  guint64 clicked = gs_timeline_view_click(timeline, gs_timeline_view_x_of(timeline, target));
+  g_assert_cmpuint(clicked, ==, target);
+  g_assert_cmpuint(gs_scrubber_get_position(scrubber), ==, target);
+  settle();
+  save_screenshot(GTK_WIDGET(window), "digits-memory-zoomed.png");
+  adw_view_stack_set_visible_child_name(stack, "graph");
+  g_assert_cmpuint(gs_graph_pane_get_pass(pane), ==, 200);
+  wait_for(graph_shown, graph);
+  l = gs_graph_view_get_layout(graph);
+  g_assert_cmpuint(l->nodes->len, >, 10);
+
+  /* From the timeline's alive list to the graph: the activated tensor is highlighted there
+   * when it is drawn, and its life opens in the details. */
+  GListModel *alive = gs_timeline_view_get_alive(timeline);
+  GtkWidget *columns = find_widget(GTK_WIDGET(timeline), GTK_TYPE_COLUMN_VIEW);
+  GsTensorView *details = GS_TENSOR_VIEW(gs_capture_page_get_tensor_view(page));
+  gboolean highlighted = FALSE;
+  for (guint i = 0; i < g_list_model_get_n_items(alive) && !highlighted; i++) {
+    g_autoptr(GsAliveItem) item = g_list_model_get_item(alive, i);
+    g_signal_emit_by_name(columns, "activate", i);
+    g_assert_cmpuint(gs_tensor_view_get_tensor(details), ==, gs_alive_item_get_id(item));
+    gint selected = gs_graph_view_get_selected(graph);
+    if (selected >= 0) {
+      const gs_graph_item *gi = &g_array_index(l->graph->items, gs_graph_item, selected);
+      g_assert_cmpuint(gi->tensor, ==, gs_alive_item_get_id(item));
+      highlighted = TRUE;
+    }
+  }
+  g_assert_true(highlighted);
+
+  /* The header's previous and next buttons move by one pass; at the end of the run no graph
+   * is alive. */
+  GtkWidget *previous = find_button(GTK_WIDGET(pane), "go-previous-symbolic");
+  GtkWidget *next = find_button(GTK_WIDGET(pane), "go-next-symbolic");
+  g_signal_emit_by_name(previous, "clicked");
+  g_assert_cmpuint(gs_scrubber_get_position(scrubber), ==, g_array_index(begins, guint64, 198));
+  gs_scrubber_step(scrubber, 5); /* inside pass 199: previous goes to its start */
+  g_signal_emit_by_name(previous, "clicked");
+  g_assert_cmpuint(gs_scrubber_get_position(scrubber), ==, g_array_index(begins, guint64, 198));
+  g_signal_emit_by_name(next, "clicked");
+  g_assert_cmpuint(gs_scrubber_get_position(scrubber), ==, g_array_index(begins, guint64, 199));
+  gs_scrubber_set_position(scrubber, n - 1);
+  g_assert_cmpuint(gs_graph_pane_get_pass(pane), ==, begins->len);
+  wait_for(graph_shown, graph);
+  g_assert_cmpuint(gs_graph_view_get_layout(graph)->nodes->len, ==, 0);
+  save_screenshot(GTK_WIDGET(window), "digits-graph-end.png");
+  gtk_window_destroy(GTK_WINDOW(window));
 }
 
 static void test_scrub(void) {
@@ -735,6 +889,7 @@ int main(int argc, char **argv) {
     g_test_add_func("/inspector-ui/scrub", test_scrub);
     g_test_add_func("/inspector-ui/memory-timeline", test_memory_timeline);
     g_test_add_func("/inspector-ui/graph-page", test_graph_page);
+    g_test_add_func("/inspector-ui/live-digits", test_live_digits);
     g_test_add_func("/inspector-ui/dark", test_dark);
     g_test_add_func("/inspector-ui/damaged-log", test_damaged_log_toast);
     g_test_add_func("/inspector-ui/spawn", test_spawn);

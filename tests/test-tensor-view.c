@@ -148,7 +148,7 @@ static void test_life_in_order(Fixture *f, gconstpointer data) {
     g_assert_false(g_array_index(life, Entry, k).future);
   g_assert_cmpstr(views_test_label_after(GTK_WIDGET(f->view), "Alive"), !=, "Yes");
   g_assert_true(g_str_has_prefix(views_test_label_after(GTK_WIDGET(f->view), "Alive"),
-                                 "No: disposed at event "));
+                                 "No: disposed at event #"));
   views_test_screenshot(GTK_WIDGET(f->window), "tensor-view-end.png");
 }
 
@@ -185,7 +185,7 @@ static void test_scrubbing_dims_the_future(Fixture *f, gconstpointer data) {
   g_assert_cmpstr(views_test_label_after(root, "Version"), ==, "1");
   const Entry *created = &g_array_index(all, Entry, expect_entry(all, 0, "Created by ", NULL));
   g_autofree char *not_yet = g_strdup_printf(
-      "Not yet: created at event %llu",
+      "Not yet: created at event #%llu",
       (unsigned long long)gs_trace_model_seq_at(f->model, created->index));
   gs_tensor_view_set_position(f->view, created->index - 1);
   g_assert_cmpstr(views_test_label_after(root, "Alive"), ==, not_yet);

@@ -6,7 +6,7 @@
 #include <adwaita.h>
 #include <glib/gi18n.h>
 
-#include "gs-graph-view.h"
+#include "gs-graph-pane.h"
 #include "gs-scope-tree-view.h"
 #include "gs-tensor-view.h"
 #include "gs-timeline-view.h"
@@ -28,7 +28,7 @@ struct _GsCapturePage {
   GtkWidget *event_list;
   GtkWidget *tensor_view;
   GtkWidget *timeline_view;
-  GtkWidget *graph_view;
+  GtkWidget *graph_pane;
   GtkWidget *scrubber;
   GtkWidget *status_revealer;
   GtkWidget *status_icon;
@@ -154,7 +154,7 @@ static void set_views_model(GsCapturePage *self, gs_trace_model *model) {
   gs_tensor_view_set_model(GS_TENSOR_VIEW(self->tensor_view), model);
   gs_event_list_view_set_model(GS_EVENT_LIST_VIEW(self->event_list), model);
   gs_timeline_view_set_model(GS_TIMELINE_VIEW(self->timeline_view), model);
-  gs_graph_view_set_model(GS_GRAPH_VIEW(self->graph_view), model);
+  gs_graph_pane_set_model(GS_GRAPH_PANE(self->graph_pane), model);
   gs_scrubber_set_model(GS_SCRUBBER(self->scrubber), model);
 }
 
@@ -176,7 +176,7 @@ static void on_position(GsCapturePage *self) {
   gs_scope_tree_view_set_position(GS_SCOPE_TREE_VIEW(self->scope_tree), index);
   gs_tensor_view_set_position(GS_TENSOR_VIEW(self->tensor_view), index);
   gs_timeline_view_set_position(GS_TIMELINE_VIEW(self->timeline_view), index);
-  gs_graph_view_set_position(GS_GRAPH_VIEW(self->graph_view), index);
+  gs_graph_pane_set_position(GS_GRAPH_PANE(self->graph_pane), index);
   if (!self->positioning)
     gs_event_list_view_set_position(GS_EVENT_LIST_VIEW(self->event_list), index);
 }
@@ -194,6 +194,7 @@ static void on_event_selected_elsewhere(GsCapturePage *self, guint64 index) {
 
 static void on_tensor_selected(GsCapturePage *self, guint64 tensor) {
   gs_tensor_view_set_tensor(GS_TENSOR_VIEW(self->tensor_view), tensor);
+  gs_graph_pane_select_tensor(GS_GRAPH_PANE(self->graph_pane), tensor);
 }
 
 static void on_scope_selected(GsCapturePage *self, guint64 scope) {
@@ -205,7 +206,7 @@ static void model_grew(GsCapturePage *self) {
   gs_tensor_view_model_grew(GS_TENSOR_VIEW(self->tensor_view));
   gs_event_list_view_model_grew(GS_EVENT_LIST_VIEW(self->event_list));
   gs_timeline_view_model_grew(GS_TIMELINE_VIEW(self->timeline_view));
-  gs_graph_view_model_grew(GS_GRAPH_VIEW(self->graph_view));
+  gs_graph_pane_model_grew(GS_GRAPH_PANE(self->graph_pane));
   /* Last: it may move to the new end, which positions the views above. */
   gs_scrubber_model_grew(GS_SCRUBBER(self->scrubber));
   update_stack(self);
@@ -477,7 +478,7 @@ static void gs_capture_page_class_init(GsCapturePageClass *klass) {
   g_type_ensure(GS_TYPE_EVENT_LIST_VIEW);
   g_type_ensure(GS_TYPE_SCRUBBER);
   g_type_ensure(GS_TYPE_TIMELINE_VIEW);
-  g_type_ensure(GS_TYPE_GRAPH_VIEW);
+  g_type_ensure(GS_TYPE_GRAPH_PANE);
   gtk_widget_class_set_template_from_resource(
       widget_class, "/io/github/gradscope/Inspector/gs-capture-page.ui");
   gtk_widget_class_bind_template_child(widget_class, GsCapturePage, stack);
@@ -489,7 +490,7 @@ static void gs_capture_page_class_init(GsCapturePageClass *klass) {
   gtk_widget_class_bind_template_child(widget_class, GsCapturePage, event_list);
   gtk_widget_class_bind_template_child(widget_class, GsCapturePage, tensor_view);
   gtk_widget_class_bind_template_child(widget_class, GsCapturePage, timeline_view);
-  gtk_widget_class_bind_template_child(widget_class, GsCapturePage, graph_view);
+  gtk_widget_class_bind_template_child(widget_class, GsCapturePage, graph_pane);
   gtk_widget_class_bind_template_child(widget_class, GsCapturePage, scrubber);
   gtk_widget_class_bind_template_child(widget_class, GsCapturePage, status_revealer);
   gtk_widget_class_bind_template_child(widget_class, GsCapturePage, status_icon);
@@ -533,9 +534,9 @@ static void gs_capture_page_init(GsCapturePage *self) {
                            G_CALLBACK(on_event_selected_elsewhere), self);
   g_signal_connect_swapped(self->timeline_view, "tensor-selected",
                            G_CALLBACK(on_tensor_selected), self);
-  g_signal_connect_swapped(self->graph_view, "event-selected",
+  g_signal_connect_swapped(self->graph_pane, "event-selected",
                            G_CALLBACK(on_event_selected_elsewhere), self);
-  g_signal_connect_swapped(self->graph_view, "tensor-selected",
+  g_signal_connect_swapped(self->graph_pane, "tensor-selected",
                            G_CALLBACK(on_tensor_selected), self);
   g_signal_connect_swapped(self->stop_button, "clicked", G_CALLBACK(on_stop), self);
   g_signal_connect_swapped(self->waiting_stop_button, "clicked", G_CALLBACK(on_stop), self);

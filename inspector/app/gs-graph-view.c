@@ -48,11 +48,20 @@ struct _GsGraphView {
   /* After an expansion: keep this node where it was on screen, so the graph opens in place. */
   char *anchor_key;
   double anchor_wx, anchor_wy;
+
+  /* Requests are paced: one at a time on the worker, and at most one built per interval. */
+  guint pace_timer;
+  gboolean pending; /* a position waits for the worker or the pace timer */
 };
+
+/* Building a graph takes a model seek on the UI thread, and dot a few milliseconds or more on
+ * the worker: a live run that moves the position every frame, or a scrubber dragged across
+ * thousands of events, gets a new graph at most this often (always the latest position). */
+#define PACE_MS 100
 
 G_DEFINE_FINAL_TYPE(GsGraphView, gs_graph_view, GTK_TYPE_WIDGET)
 
-enum { SIGNAL_TENSOR_SELECTED, SIGNAL_EVENT_SELECTED, N_SIGNALS };
+enum { SIGNAL_TENSOR_SELECTED, SIGNAL_EVENT_SELECTED, SIGNAL_LAYOUT_CHANGED, N_SIGNALS };
 static guint signals[N_SIGNALS];
 
 /* ---- layout requests -------------------------------------------------------------------- */
@@ -66,6 +75,8 @@ static void weak_ref_free(gpointer ref) {
   g_free(ref);
 }
 
+static gboolean on_pace_timer(gpointer data);
+
 static void request_layout(GsGraphView *self) {
   if (!self->model || !self->has_position)
     return;
@@ -75,18 +86,34 @@ static void request_layout(GsGraphView *self) {
     return;
   }
   self->stale = FALSE;
+  if (self->shown_serial != self->wanted_serial || self->pace_timer) {
+    self->pending = TRUE;
+    gtk_widget_queue_draw(GTK_WIDGET(self));
+    return;
+  }
+  self->pending = FALSE;
+  self->pace_timer = g_timeout_add(PACE_MS, on_pace_timer, self);
   g_autoptr(gs_graph) full = gs_graph_source_build(self->source, self->position);
   gs_graph *shown = gs_graph_collapse(full, GS_GRAPH_COLLAPSE_LIMIT, self->expanded);
   gs_graph_split_hubs(shown, GS_GRAPH_HUB_LIMIT);
   GWeakRef *ref = g_new0(GWeakRef, 1);
   g_weak_ref_init(ref, self);
-  /* Events counted from 1, as the scrubber shows them. */
-  guint64 number = MIN(self->position, gs_trace_model_n_events(self->model) - 1) + 1;
-  g_autofree char *title = g_strdup_printf(_("graph after event %" PRIu64), number);
+  /* The engine's event number, as the event list, the CLI and error messages give it. */
+  guint64 number = gs_trace_model_seq_at(
+      self->model, MIN(self->position, gs_trace_model_n_events(self->model) - 1));
+  g_autofree char *title = g_strdup_printf(_("graph after event #%" PRIu64), number);
   gs_layout_options options = {TRUE, title};
   self->wanted_serial =
       gs_layout_worker_request(self->worker, shown, &options, on_layout_done, ref, weak_ref_free);
   gtk_widget_queue_draw(GTK_WIDGET(self));
+}
+
+static gboolean on_pace_timer(gpointer data) {
+  GsGraphView *self = data;
+  self->pace_timer = 0;
+  if (self->pending && self->shown_serial == self->wanted_serial)
+    request_layout(self);
+  return G_SOURCE_REMOVE;
 }
 
 static void select_key(GsGraphView *self, const char *key) {
@@ -111,6 +138,8 @@ static void on_layout_done(guint64 serial, gs_layout *layout, const GError *erro
     g_warning("graph layout failed: %s", error->message);
     self->shown_serial = serial;
     gtk_widget_queue_draw(GTK_WIDGET(self));
+    if (self->pending && !self->pace_timer)
+      request_layout(self);
     return;
   }
   gs_layout_free(self->layout);
@@ -127,6 +156,9 @@ static void on_layout_done(guint64 serial, gs_layout *layout, const GError *erro
     gs_graph_view_fit(self);
   }
   gtk_widget_queue_draw(GTK_WIDGET(self));
+  g_signal_emit(self, signals[SIGNAL_LAYOUT_CHANGED], 0);
+  if (self->pending && !self->pace_timer)
+    request_layout(self);
 }
 
 /* ---- contract --------------------------------------------------------------------------- */
@@ -141,7 +173,7 @@ void gs_graph_view_set_model(GsGraphView *self, gs_trace_model *model) {
   self->model = model;
   self->has_position = FALSE;
   self->discard_upto = self->shown_serial = self->wanted_serial;
-  self->stale = FALSE;
+  self->stale = self->pending = FALSE;
   self->fitted = TRUE;
   if (model)
     self->source = gs_graph_source_new(model);
@@ -165,12 +197,30 @@ void gs_graph_view_model_grew(GsGraphView *self) {
     request_layout(self);
 }
 
+void gs_graph_view_select_tensor(GsGraphView *self, guint64 tensor) {
+  g_return_if_fail(GS_IS_GRAPH_VIEW(self));
+  g_clear_pointer(&self->selected_key, g_free);
+  self->selected = -1;
+  if (self->layout && tensor) {
+    /* The tensor itself (a leaf, output or saved tensor) before a node merely holding it. */
+    for (guint i = 0; i < self->layout->graph->items->len; i++) {
+      const gs_graph_item *item = &g_array_index(self->layout->graph->items, gs_graph_item, i);
+      if (item->tensor == tensor) {
+        self->selected = (gint)i;
+        self->selected_key = g_strdup(item->key);
+        break;
+      }
+    }
+  }
+  gtk_widget_queue_draw(GTK_WIDGET(self));
+}
+
 const gs_layout *gs_graph_view_get_layout(GsGraphView *self) {
   return self->layout;
 }
 
 gboolean gs_graph_view_is_busy(GsGraphView *self) {
-  return self->shown_serial != self->wanted_serial;
+  return self->shown_serial != self->wanted_serial || self->pending || self->stale;
 }
 
 gint gs_graph_view_get_selected(GsGraphView *self) {
@@ -431,6 +481,12 @@ static gboolean dark_style(GsGraphView *self) {
 static void draw_note(GtkSnapshot *snapshot, GsGraphView *self, const char *text, double x,
                       double y) {
   PangoLayout *layout = gtk_widget_create_pango_layout(GTK_WIDGET(self), text);
+  /* Wrapped to the view, which may be narrower than a sentence. */
+  int width = gtk_widget_get_width(GTK_WIDGET(self)) - (int)x - 16;
+  if (width > 0) {
+    pango_layout_set_width(layout, width * PANGO_SCALE);
+    pango_layout_set_wrap(layout, PANGO_WRAP_WORD_CHAR);
+  }
   GdkRGBA color;
   gtk_style_context_get_color(gtk_widget_get_style_context(GTK_WIDGET(self)), &color);
   gtk_snapshot_save(snapshot);
@@ -450,6 +506,17 @@ static void gs_graph_view_snapshot(GtkWidget *widget, GtkSnapshot *snapshot) {
     const char *text = !self->model                  ? _("No capture open")
                        : gs_graph_view_is_busy(self) ? _("Laying out the graph\xe2\x80\xa6")
                                                      : _("Move the scrubber to see the graph");
+    draw_note(snapshot, self, text, 16, 16);
+    return;
+  }
+  if (self->layout->nodes->len == 0) {
+    guint64 number = gs_trace_model_seq_at(
+        self->model, MIN(self->position, gs_trace_model_n_events(self->model) - 1));
+    g_autofree char *text = g_strdup_printf(
+        _("No autograd graph is alive after event #%" PRIu64 ".\n"
+          "A step's graph exists from its forward pass until its backward frees it: pick a "
+          "backward pass above, or move the scrubber into a step."),
+        number);
     draw_note(snapshot, self, text, 16, 16);
     return;
   }
@@ -508,6 +575,7 @@ static void gs_graph_view_size_allocate(GtkWidget *widget, int width, int height
 
 static void gs_graph_view_dispose(GObject *object) {
   GsGraphView *self = GS_GRAPH_VIEW(object);
+  g_clear_handle_id(&self->pace_timer, g_source_remove);
   g_clear_pointer(&self->worker, gs_layout_worker_free);
   g_clear_pointer(&self->source, gs_graph_source_free);
   g_clear_pointer(&self->layout, gs_layout_free);
@@ -538,6 +606,10 @@ static void gs_graph_view_class_init(GsGraphViewClass *klass) {
   signals[SIGNAL_EVENT_SELECTED] =
       g_signal_new("event-selected", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL,
                    NULL, G_TYPE_NONE, 1, G_TYPE_UINT64);
+  /* A new layout is drawn (gs_graph_view_get_layout has it). */
+  signals[SIGNAL_LAYOUT_CHANGED] =
+      g_signal_new("layout-changed", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL,
+                   NULL, G_TYPE_NONE, 0);
 }
 
 static void gs_graph_view_init(GsGraphView *self) {

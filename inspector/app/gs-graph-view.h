@@ -8,7 +8,9 @@
  * position and builds the graph when shown.
  *
  * Follows the view contract: set_model / set_position / model_grew, signals tensor-selected
- * (guint64 tensor id) and event-selected (guint64 event index). */
+ * (guint64 tensor id) and event-selected (guint64 event index); layout-changed when a new
+ * layout is drawn. While a live source grows at the position shown, the graph is rebuilt at
+ * most four times a second. */
 #pragma once
 
 #include <gtk/gtk.h>
@@ -28,6 +30,9 @@ void gs_graph_view_set_model(GsGraphView *self, gs_trace_model *model);
 void gs_graph_view_set_position(GsGraphView *self, guint64 index);
 /* A live source appended events: redraws if the position shown was past the old end. */
 void gs_graph_view_model_grew(GsGraphView *self);
+
+/* Highlights the node of tensor (chosen in another view), if it is drawn; 0 clears. */
+void gs_graph_view_select_tensor(GsGraphView *self, guint64 tensor);
 
 /* Zooms by factor keeping what is under widget point (x, y) there (the scroll wheel's and a
  * pinch's zoom). */

@@ -261,7 +261,7 @@ static guint64 version_at(GsTensorView *self, guint64 storage, guint upto) {
 static char *why_not_alive(GsTensorView *self, guint upto) {
   if (upto == 0 || (self->have_create && self->position < self->create_index)) {
     if (self->have_create)
-      return g_strdup_printf(_("Not yet: created at event %llu"),
+      return g_strdup_printf(_("Not yet: created at event #%llu"),
                              (unsigned long long)gs_trace_model_seq_at(self->model,
                                                                        self->create_index));
     return g_strdup(_("No"));
@@ -274,7 +274,7 @@ static char *why_not_alive(GsTensorView *self, guint upto) {
     if (gs_trace_model_event(self->model, index, &e) && is_me(self, e.tensor)) {
       const char *reason = gs_trace_model_string(self->model, e.name);
       /* TRANSLATORS: event number, then why (e.g. "end of scope step #7.1") */
-      return g_strdup_printf(_("No: disposed at event %llu (%s)"),
+      return g_strdup_printf(_("No: disposed at event #%llu (%s)"),
                              (unsigned long long)gs_trace_model_seq_at(self->model, index),
                              *reason ? reason : _("no reason recorded"));
     }

@@ -146,10 +146,12 @@ char *gs_timeline_view_describe_at(GsTimelineView *self, double x) {
   const gs_memory_column *col = &frame->columns[c];
   GString *s = g_string_new(NULL);
   if (col->first == col->last)
-    g_string_append_printf(s, _("After event %" PRIu64), (uint64_t)col->first + 1);
+    g_string_append_printf(s, _("After event #%" PRIu64),
+                           (uint64_t)gs_trace_model_seq_at(self->model, col->first));
   else
-    g_string_append_printf(s, _("Events %" PRIu64 "–%" PRIu64), (uint64_t)col->first + 1,
-                           (uint64_t)col->last + 1);
+    g_string_append_printf(s, _("Events #%" PRIu64 "–#%" PRIu64),
+                           (uint64_t)gs_trace_model_seq_at(self->model, col->first),
+                           (uint64_t)gs_trace_model_seq_at(self->model, col->last));
   g_autofree char *total = format_bytes(col->max_total);
   g_string_append_c(s, '\n');
   if (col->min_total == col->max_total) {
@@ -256,9 +258,9 @@ static void fill_alive(GsTimelineView *self, guint64 index) {
   g_list_store_sort(self->alive, compare_alive, NULL);
   g_autofree char *live = format_bytes(state->live_bytes);
   g_autofree char *heading = g_strdup_printf(
-      g_dngettext(GETTEXT_PACKAGE, "Alive after event %" PRIu64 ": %u object, %s in storages",
-                  "Alive after event %" PRIu64 ": %u objects, %s in storages", objects->len),
-      (uint64_t)index + 1, objects->len, live);
+      g_dngettext(GETTEXT_PACKAGE, "Alive after event #%" PRIu64 ": %u object, %s in storages",
+                  "Alive after event #%" PRIu64 ": %u objects, %s in storages", objects->len),
+      (uint64_t)gs_trace_model_seq_at(self->model, index), objects->len, live);
   gtk_label_set_text(GTK_LABEL(self->alive_heading), heading);
 }
 
@@ -292,11 +294,14 @@ static void on_alive_activated(GsTimelineView *self, guint position) {
 
 typedef const char *(*alive_text_fn)(GsAliveItem *item);
 
+/* Cells ellipsize, but never below a width that keeps their usual text whole ("tensor
+ * #12.3 \"weight\"", "449.2 KiB", "optimizer state"): the list scrolls sideways instead. */
 static void setup_cell(GtkSignalListItemFactory *factory, GtkListItem *list_item,
                        gpointer user_data) {
-  (void)factory, (void)user_data;
+  (void)factory;
   GtkWidget *label = gtk_label_new(NULL);
   gtk_label_set_xalign(GTK_LABEL(label), 0);
+  gtk_label_set_width_chars(GTK_LABEL(label), GPOINTER_TO_INT(user_data));
   gtk_label_set_ellipsize(GTK_LABEL(label), PANGO_ELLIPSIZE_END);
   gtk_list_item_set_child(list_item, label);
 }
@@ -313,9 +318,9 @@ static void bind_cell(GtkSignalListItemFactory *factory, GtkListItem *list_item,
 }
 
 static void add_column(GsTimelineView *self, const char *title, alive_text_fn text,
-                       gboolean expand) {
+                       int min_chars, gboolean expand) {
   GtkListItemFactory *factory = gtk_signal_list_item_factory_new();
-  g_signal_connect(factory, "setup", G_CALLBACK(setup_cell), NULL);
+  g_signal_connect(factory, "setup", G_CALLBACK(setup_cell), GINT_TO_POINTER(min_chars));
   g_signal_connect(factory, "bind", G_CALLBACK(bind_cell), (gpointer)text);
   GtkColumnViewColumn *column = gtk_column_view_column_new(title, factory);
   gtk_column_view_column_set_expand(column, expand);
@@ -573,11 +578,11 @@ static void gs_timeline_view_init(GsTimelineView *self) {
   gtk_column_view_set_model(GTK_COLUMN_VIEW(self->alive_view), GTK_SELECTION_MODEL(selection));
   g_object_unref(selection);
   gtk_column_view_set_single_click_activate(GTK_COLUMN_VIEW(self->alive_view), TRUE);
-  add_column(self, _("Tensor"), gs_alive_item_get_label, TRUE);
-  add_column(self, _("Size"), gs_alive_item_get_size, FALSE);
-  add_column(self, _("Category"), gs_alive_item_get_category, FALSE);
-  add_column(self, _("Created by"), gs_alive_item_get_op, FALSE);
-  add_column(self, _("Held by, and why still alive"), gs_alive_item_get_held_by, TRUE);
+  add_column(self, _("Tensor"), gs_alive_item_get_label, 16, TRUE);
+  add_column(self, _("Size"), gs_alive_item_get_size, 9, FALSE);
+  add_column(self, _("Category"), gs_alive_item_get_category, 15, FALSE);
+  add_column(self, _("Created by"), gs_alive_item_get_op, 10, FALSE);
+  add_column(self, _("Held by, and why still alive"), gs_alive_item_get_held_by, 28, TRUE);
 
   self->dark_handler = g_signal_connect_swapped(adw_style_manager_get_default(), "notify::dark",
                                                 G_CALLBACK(on_dark_changed), self);

@@ -302,8 +302,8 @@ static void draw_outline(cairo_t *cr, const gs_timeline_frame *f, const int *sho
   cairo_stroke(cr);
 }
 
-static void draw_peak(cairo_t *cr, const gs_timeline_frame *f, const gs_timeline_palette *pal,
-                      PangoLayout *layout) {
+static void draw_peak(cairo_t *cr, const gs_timeline_frame *f, gs_trace_model *m,
+                      const gs_timeline_palette *pal, PangoLayout *layout) {
   if (f->peak_column < 0)
     return;
   /* Where the peak's event is drawn: its column, or zoomed in, the middle of its pixels. */
@@ -317,7 +317,8 @@ static void draw_peak(cairo_t *cr, const gs_timeline_frame *f, const gs_timeline
   cairo_fill(cr);
   g_autofree char *bytes = format_bytes(f->peak_bytes);
   g_autofree char *label =
-      g_strdup_printf(_("peak %s at event %" PRIu64), bytes, (uint64_t)f->peak_index + 1);
+      g_strdup_printf(_("peak %s at event #%" PRIu64), bytes,
+                      (uint64_t)gs_trace_model_seq_at(m, f->peak_index));
   PangoFontDescription *bold = pango_font_description_from_string(LABEL_FONT);
   pango_layout_set_font_description(layout, bold);
   double w = text_width(layout, label);
@@ -408,7 +409,7 @@ void gs_timeline_draw(cairo_t *cr, const gs_timeline_frame *f, gs_trace_model *m
       draw_vertical(cr, f, round(gs_timeline_frame_x_of(f, decor->position)) + 0.5,
                     pal->position, 2);
     draw_legend(cr, f, m, decor->dark, pal, layout);
-    draw_peak(cr, f, pal, layout);
+    draw_peak(cr, f, m, pal, layout);
   }
   pango_font_description_free(font);
   g_object_unref(layout);
