@@ -344,6 +344,25 @@ static void test_graph_page(void) {
   GsTensorView *details = GS_TENSOR_VIEW(find_widget(GTK_WIDGET(page), GS_TYPE_TENSOR_VIEW));
   g_assert_cmpuint(gs_tensor_view_get_tensor(details), ==, tensor);
   save_screenshot(GTK_WIDGET(window), "graph-page-selected.png");
+
+  /* ...and from the graph to the timeline: the Memory page bands that tensor's life, from
+   * its first event to its disposal (or the end of the run). */
+  GsTimelineView *timeline =
+      GS_TIMELINE_VIEW(find_widget(GTK_WIDGET(page), GS_TYPE_TIMELINE_VIEW));
+  guint64 first, last;
+  g_assert_true(gs_timeline_view_get_tensor_life(timeline, &first, &last));
+  g_autofree guint64 *life = NULL;
+  guint n_life = 0;
+  gs_trace_model_tensor_life(gs_capture_page_get_model(page), tensor, &life, &n_life);
+  g_assert_cmpuint(n_life, >, 0);
+  g_assert_cmpuint(first, ==, life[0]);
+  guint64 n_events = gs_trace_model_n_events(gs_capture_page_get_model(page));
+  g_assert_cmpuint(last, >=, first);
+  g_assert_cmpuint(last, <, n_events);
+  g_assert_true(last == n_events - 1 || gs_trace_model_kind_at(gs_capture_page_get_model(page),
+                                                               last) == GS_TRACE_TENSOR_DISPOSE);
+  adw_view_stack_set_visible_child_name(stack, "timeline");
+  save_screenshot(GTK_WIDGET(window), "memory-tensor-life.png");
   gtk_window_destroy(GTK_WINDOW(window));
   graph_workload_remove_dir(dir);
 }

@@ -195,6 +195,7 @@ static void on_event_selected_elsewhere(GsCapturePage *self, guint64 index) {
 static void on_tensor_selected(GsCapturePage *self, guint64 tensor) {
   gs_tensor_view_set_tensor(GS_TENSOR_VIEW(self->tensor_view), tensor);
   gs_graph_pane_select_tensor(GS_GRAPH_PANE(self->graph_pane), tensor);
+  gs_timeline_view_select_tensor(GS_TIMELINE_VIEW(self->timeline_view), tensor);
 }
 
 static void on_scope_selected(GsCapturePage *self, guint64 scope) {

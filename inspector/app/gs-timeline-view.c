@@ -11,6 +11,7 @@
 #include <math.h>
 
 #include "gs-alive-item.h"
+#include "event-fields.h"
 #include "gs-view-format.h"
 #include "timeline-draw.h"
 
@@ -38,6 +39,10 @@ struct _GsTimelineView {
   guint64 first, last; /* the viewport */
   gboolean whole;      /* the whole run is shown, and stays so while it grows */
   guint64 position;    /* the scrubber's event, or GS_TIMELINE_NO_EVENT */
+  /* The life of the tensor chosen in another view: first and last event (the end of the run
+   * while it is alive there), first GS_TIMELINE_NO_EVENT for none. */
+  guint64 tensor, life_first, life_last;
+  char *life_label;
   int hover_column;
   double pointer_x;
 
@@ -129,6 +134,10 @@ static void draw_chart(GtkDrawingArea *area, cairo_t *cr, int width, int height,
       .dark = adw_style_manager_get_dark(adw_style_manager_get_default()),
       .position = self->position,
       .hover_column = self->hover_column,
+      .has_life = self->life_first != GS_TIMELINE_NO_EVENT,
+      .life_first = self->life_first,
+      .life_last = self->life_last,
+      .life_label = self->life_label,
   };
   gs_timeline_draw(cr, frame, self->model, self->model ? self->index : NULL, &decor);
 }
@@ -406,6 +415,36 @@ static void on_fit_clicked(GsTimelineView *self) {
   set_viewport_clamped(self, 0, n_events(self));
 }
 
+/* The span from the tensor's first to its last event, up to the end of the run if it was
+ * never disposed (still alive, or moved into a parameter that outlives the log). */
+static void update_life(GsTimelineView *self) {
+  self->life_first = self->life_last = GS_TIMELINE_NO_EVENT;
+  g_clear_pointer(&self->life_label, g_free);
+  guint64 n = n_events(self);
+  if (!self->tensor || n == 0)
+    return;
+  g_autofree guint64 *indices = NULL;
+  guint count = 0;
+  gs_trace_model_tensor_life(self->model, self->tensor, &indices, &count);
+  if (count == 0)
+    return;
+  self->life_first = indices[0];
+  self->life_last = n - 1;
+  for (guint i = count; i-- > 0;) {
+    if (gs_trace_model_kind_at(self->model, indices[i]) != GS_TRACE_TENSOR_DISPOSE)
+      continue;
+    gs_trace_event e;
+    if (gs_trace_model_event(self->model, indices[i], &e) && e.tensor == self->tensor) {
+      self->life_last = indices[i];
+      break;
+    }
+  }
+  char handle[32];
+  /* Translators: the band over the timeline where a chosen tensor was alive. */
+  self->life_label = g_strdup_printf(_("tensor %s alive"),
+                                     gs_format_handle(self->tensor, handle, sizeof handle));
+}
+
 /* ---- the view contract ------------------------------------------------------------------- */
 
 void gs_timeline_view_set_model(GsTimelineView *self, gs_trace_model *model) {
@@ -422,6 +461,8 @@ void gs_timeline_view_set_model(GsTimelineView *self, gs_trace_model *model) {
     gs_timeline_index_update(self->index, model);
   self->position = GS_TIMELINE_NO_EVENT;
   self->hover_column = -1;
+  self->tensor = 0;
+  update_life(self);
   g_list_store_remove_all(self->alive);
   gtk_label_set_text(GTK_LABEL(self->alive_heading),
                      _("Click the timeline to list what was alive at that moment and why."));
@@ -443,14 +484,34 @@ void gs_timeline_view_set_position(GsTimelineView *self, guint64 index) {
   }
 }
 
+void gs_timeline_view_select_tensor(GsTimelineView *self, guint64 tensor) {
+  g_return_if_fail(GS_IS_TIMELINE_VIEW(self));
+  self->tensor = self->model ? tensor : 0;
+  update_life(self);
+  gtk_widget_queue_draw(self->chart);
+}
+
+gboolean gs_timeline_view_get_tensor_life(GsTimelineView *self, guint64 *first,
+                                          guint64 *last) {
+  g_return_val_if_fail(GS_IS_TIMELINE_VIEW(self), FALSE);
+  *first = self->life_first;
+  *last = self->life_last;
+  return self->life_first != GS_TIMELINE_NO_EVENT;
+}
+
 void gs_timeline_view_model_grew(GsTimelineView *self) {
   g_return_if_fail(GS_IS_TIMELINE_VIEW(self));
   if (!self->model)
     return;
   guint64 old_last = self->last;
+  /* A chosen tensor still alive at the old end: its band grows with the run. */
+  gboolean life_open = self->tensor && (self->life_first == GS_TIMELINE_NO_EVENT ||
+                                        self->life_last + 1 >= self->frame->n_events);
   gboolean showed_end = self->whole || self->frame->n_events == 0 ||
                         old_last + 1 >= self->frame->n_events;
   gs_timeline_index_update(self->index, self->model);
+  if (life_open)
+    update_life(self);
   guint64 n = n_events(self);
   if (self->whole)
     set_viewport_clamped(self, 0, n);
@@ -510,6 +571,7 @@ static void gs_timeline_view_finalize(GObject *object) {
   g_clear_pointer(&self->index, gs_timeline_index_free);
   g_clear_pointer(&self->frame, gs_timeline_frame_free);
   g_clear_object(&self->alive);
+  g_free(self->life_label);
   G_OBJECT_CLASS(gs_timeline_view_parent_class)->finalize(object);
 }
 
@@ -542,6 +604,7 @@ static void gs_timeline_view_class_init(GsTimelineViewClass *klass) {
 }
 
 static void gs_timeline_view_init(GsTimelineView *self) {
+  self->life_first = self->life_last = GS_TIMELINE_NO_EVENT;
   self->by_scope = TRUE;
   self->whole = TRUE;
   self->position = GS_TIMELINE_NO_EVENT;

@@ -42,6 +42,12 @@ guint64 gs_timeline_view_click(GsTimelineView *self, double x);
 double gs_timeline_view_x_of(GsTimelineView *self, guint64 index);
 /* The alive list (GsAliveItem), largest first. */
 GListModel *gs_timeline_view_get_alive(GsTimelineView *self);
+/* The tensor chosen in another view (0 for none): its life is drawn as a band over the
+ * chart, and stays up to date while a live source grows. */
+void gs_timeline_view_select_tensor(GsTimelineView *self, guint64 tensor);
+/* The band drawn: its first and last event; FALSE when there is none. */
+gboolean gs_timeline_view_get_tensor_life(GsTimelineView *self, guint64 *first,
+                                          guint64 *last);
 /* The chart's hover text at chart coordinate x (newly allocated; NULL outside the data). */
 char *gs_timeline_view_describe_at(GsTimelineView *self, double x);
 

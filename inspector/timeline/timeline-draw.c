@@ -331,6 +331,41 @@ static void draw_peak(cairo_t *cr, const gs_timeline_frame *f, gs_trace_model *m
   pango_font_description_free(bold);
 }
 
+/* The selected tensor's life: a band the scrubber's colour, faint, behind the stacks (back),
+ * then its edges and its label on top of them. */
+static void draw_life(cairo_t *cr, const gs_timeline_frame *f, const gs_timeline_decor *decor,
+                      const gs_timeline_palette *pal, PangoLayout *layout, gboolean back) {
+  if (!decor->has_life)
+    return;
+  double x0, x1;
+  if (!span_pixels(f, decor->life_first, decor->life_last, &x0, &x1))
+    return;
+  x1 = MAX(x1, x0 + 2);
+  if (back) {
+    gs_rgba fill = pal->position;
+    fill.a = 0.15;
+    set_color(cr, fill);
+    cairo_rectangle(cr, x0, f->plot_y, x1 - x0, f->plot_height);
+    cairo_fill(cr);
+    return;
+  }
+  gs_rgba edge = pal->position;
+  edge.a = 0.6;
+  set_color(cr, edge);
+  cairo_set_line_width(cr, 1);
+  cairo_move_to(cr, round(x0) + 0.5, f->plot_y);
+  cairo_line_to(cr, round(x0) + 0.5, plot_bottom(f));
+  cairo_move_to(cr, round(x1) - 0.5, f->plot_y);
+  cairo_line_to(cr, round(x1) - 0.5, plot_bottom(f));
+  cairo_stroke(cr);
+  if (decor->life_label) {
+    gs_rgba bg = pal->background;
+    bg.a = 0.8;
+    draw_text(cr, layout, decor->life_label, x0 + 4, f->plot_y + 20, ALIGN_LEFT, pal->position,
+              &bg);
+  }
+}
+
 static void draw_vertical(cairo_t *cr, const gs_timeline_frame *f, double x, gs_rgba color,
                           double width) {
   if (x < f->plot_x || x > plot_right(f))
@@ -344,8 +379,22 @@ static void draw_vertical(cairo_t *cr, const gs_timeline_frame *f, double x, gs_
 }
 
 /* The stacks that hold bytes in the viewport, left to right; "+N more" when out of room. */
+/* Whether a backward pass overlaps the viewport (the strip along the top is drawn). */
+static gboolean backward_in_view(const gs_timeline_frame *f, gs_timeline_index *index) {
+  const GArray *spans = index ? gs_timeline_index_backward_spans(index) : NULL;
+  for (guint i = 0; spans && i < spans->len; i++) {
+    const gs_timeline_span *sp = &g_array_index(spans, gs_timeline_span, i);
+    if (sp->first > f->request.last)
+      break;
+    if (sp->last >= f->request.first)
+      return TRUE;
+  }
+  return FALSE;
+}
+
 static void draw_legend(cairo_t *cr, const gs_timeline_frame *f, gs_trace_model *m,
-                        gboolean dark, const gs_timeline_palette *pal, PangoLayout *layout) {
+                        gs_timeline_index *index, gboolean dark, const gs_timeline_palette *pal,
+                        PangoLayout *layout) {
   double x = f->plot_x, y = 10;
   guint shown = 0, hidden = 0;
   for (guint s = 0; s < f->n_stacks; s++) {
@@ -363,6 +412,18 @@ static void draw_legend(cairo_t *cr, const gs_timeline_frame *f, gs_trace_model 
     draw_text(cr, layout, name, x + 14, y, ALIGN_LEFT, pal->text, NULL);
     x += w;
     shown++;
+  }
+  /* The strip along the top of the plot: say what it is. */
+  const char *strip_name = _("backward pass");
+  if (backward_in_view(f, index) &&
+      x + 14 + text_width(layout, strip_name) + 14 <= f->request.width - 80) {
+    gs_rgba strip = pal->backward;
+    strip.a = MIN(1.0, strip.a * 4);
+    set_color(cr, strip);
+    cairo_rectangle(cr, x, y + 5, 10, 4);
+    cairo_fill(cr);
+    draw_text(cr, layout, strip_name, x + 14, y, ALIGN_LEFT, pal->text, NULL);
+    x += 14 + text_width(layout, strip_name) + 14;
   }
   if (hidden) {
     g_autofree char *more = g_strdup_printf(_("+%u more"), hidden);
@@ -394,9 +455,11 @@ void gs_timeline_draw(cairo_t *cr, const gs_timeline_frame *f, gs_trace_model *m
     cairo_clip(cr);
     if (index)
       draw_spans(cr, f, m, index, pal, layout);
+    draw_life(cr, f, decor, pal, layout, TRUE);
     g_autofree int *shown = shown_columns(f);
     draw_stacks(cr, f, shown, decor->dark);
     draw_outline(cr, f, shown, pal);
+    draw_life(cr, f, decor, pal, layout, FALSE);
     cairo_restore(cr);
     draw_byte_axis(cr, f, pal, layout);
     draw_event_axis(cr, f, pal, layout);
@@ -408,7 +471,7 @@ void gs_timeline_draw(cairo_t *cr, const gs_timeline_frame *f, gs_trace_model *m
         decor->position <= f->request.last)
       draw_vertical(cr, f, round(gs_timeline_frame_x_of(f, decor->position)) + 0.5,
                     pal->position, 2);
-    draw_legend(cr, f, m, decor->dark, pal, layout);
+    draw_legend(cr, f, m, index, decor->dark, pal, layout);
     draw_peak(cr, f, m, pal, layout);
   }
   pango_font_description_free(font);

@@ -19,6 +19,11 @@ typedef struct gs_timeline_decor {
   gboolean dark;
   guint64 position; /* the scrubber's event, or GS_TIMELINE_NO_EVENT */
   int hover_column; /* highlighted plot column, or -1 */
+  /* A tensor's life (chosen in another view), events life_first..life_last, drawn as a band
+   * with life_label over it when has_life (FALSE in a zero-initialised decor). */
+  gboolean has_life;
+  guint64 life_first, life_last;
+  const char *life_label;
 } gs_timeline_decor;
 
 /* Draws frame (computed over m) at (0, 0) .. (width, height) of cr. m is not const only
