@@ -7,6 +7,7 @@
 #include <glib/gi18n.h>
 
 #include "gs-graph-pane.h"
+#include "gs-view.h"
 #include "gs-scope-tree-view.h"
 #include "gs-tensor-view.h"
 #include "gs-timeline-view.h"
@@ -29,6 +30,7 @@ struct _GsCapturePage {
   GtkWidget *tensor_view;
   GtkWidget *timeline_view;
   GtkWidget *graph_pane;
+  GsView *views[5]; /* the five above that follow the view contract (gs-view.h) */
   GtkWidget *scrubber;
   GtkWidget *status_revealer;
   GtkWidget *status_icon;
@@ -149,12 +151,17 @@ static void update_stack(GsCapturePage *self) {
     gtk_stack_set_visible_child_name(GTK_STACK(self->stack), name);
 }
 
+/* The views (gs-view.h), in the order they are told of changes. */
+static GsView **views(GsCapturePage *self, guint *n) {
+  *n = G_N_ELEMENTS(self->views);
+  return self->views;
+}
+
 static void set_views_model(GsCapturePage *self, gs_trace_model *model) {
-  gs_scope_tree_view_set_model(GS_SCOPE_TREE_VIEW(self->scope_tree), model);
-  gs_tensor_view_set_model(GS_TENSOR_VIEW(self->tensor_view), model);
-  gs_event_list_view_set_model(GS_EVENT_LIST_VIEW(self->event_list), model);
-  gs_timeline_view_set_model(GS_TIMELINE_VIEW(self->timeline_view), model);
-  gs_graph_pane_set_model(GS_GRAPH_PANE(self->graph_pane), model);
+  guint n;
+  GsView **all = views(self, &n);
+  for (guint i = 0; i < n; i++)
+    gs_view_set_model(all[i], model);
   gs_scrubber_set_model(GS_SCRUBBER(self->scrubber), model);
 }
 
@@ -173,29 +180,28 @@ static void on_position(GsCapturePage *self) {
   if (!self->model || gs_trace_model_n_events(self->model) == 0)
     return;
   guint64 index = gs_scrubber_get_position(GS_SCRUBBER(self->scrubber));
-  gs_scope_tree_view_set_position(GS_SCOPE_TREE_VIEW(self->scope_tree), index);
-  gs_tensor_view_set_position(GS_TENSOR_VIEW(self->tensor_view), index);
-  gs_timeline_view_set_position(GS_TIMELINE_VIEW(self->timeline_view), index);
-  gs_graph_pane_set_position(GS_GRAPH_PANE(self->graph_pane), index);
-  if (!self->positioning)
-    gs_event_list_view_set_position(GS_EVENT_LIST_VIEW(self->event_list), index);
+  guint n;
+  GsView **all = views(self, &n);
+  for (guint i = 0; i < n; i++)
+    /* A row picked in the event list moved the scrubber: the list does not scroll to it. */
+    if (!(self->positioning && all[i] == GS_VIEW(self->event_list)))
+      gs_view_set_position(all[i], index);
 }
 
-static void on_event_selected(GsCapturePage *self, guint64 index) {
-  self->positioning = TRUE;
+/* A view picked an event: the scrubber goes there, and so every view (the event list
+ * follows too unless the pick came from it). */
+static void on_event_selected(GsCapturePage *self, guint64 index, GsView *from) {
+  self->positioning = from == GS_VIEW(self->event_list);
   gs_scrubber_set_position(GS_SCRUBBER(self->scrubber), index);
   self->positioning = FALSE;
 }
 
-static void on_event_selected_elsewhere(GsCapturePage *self, guint64 index) {
-  /* From the scope tree or the tensor details: the list follows too. */
-  gs_scrubber_set_position(GS_SCRUBBER(self->scrubber), index);
-}
-
+/* A view picked a tensor: the details show its life, the graph and the timeline outline it. */
 static void on_tensor_selected(GsCapturePage *self, guint64 tensor) {
-  gs_tensor_view_set_tensor(GS_TENSOR_VIEW(self->tensor_view), tensor);
-  gs_graph_pane_select_tensor(GS_GRAPH_PANE(self->graph_pane), tensor);
-  gs_timeline_view_select_tensor(GS_TIMELINE_VIEW(self->timeline_view), tensor);
+  guint n;
+  GsView **all = views(self, &n);
+  for (guint i = 0; i < n; i++)
+    gs_view_select_tensor(all[i], tensor);
 }
 
 static void on_scope_selected(GsCapturePage *self, guint64 scope) {
@@ -203,11 +209,10 @@ static void on_scope_selected(GsCapturePage *self, guint64 scope) {
 }
 
 static void model_grew(GsCapturePage *self) {
-  gs_scope_tree_view_model_grew(GS_SCOPE_TREE_VIEW(self->scope_tree));
-  gs_tensor_view_model_grew(GS_TENSOR_VIEW(self->tensor_view));
-  gs_event_list_view_model_grew(GS_EVENT_LIST_VIEW(self->event_list));
-  gs_timeline_view_model_grew(GS_TIMELINE_VIEW(self->timeline_view));
-  gs_graph_pane_model_grew(GS_GRAPH_PANE(self->graph_pane));
+  guint n;
+  GsView **all = views(self, &n);
+  for (guint i = 0; i < n; i++)
+    gs_view_model_grew(all[i]);
   /* Last: it may move to the new end, which positions the views above. */
   gs_scrubber_model_grew(GS_SCRUBBER(self->scrubber));
   update_stack(self);
@@ -517,28 +522,17 @@ static void gs_capture_page_class_init(GsCapturePageClass *klass) {
 static void gs_capture_page_init(GsCapturePage *self) {
   gtk_widget_init_template(GTK_WIDGET(self));
   g_signal_connect_swapped(self->scrubber, "notify::position", G_CALLBACK(on_position), self);
-  g_signal_connect_swapped(self->event_list, "event-selected", G_CALLBACK(on_event_selected),
-                           self);
-  g_signal_connect_swapped(self->event_list, "tensor-selected", G_CALLBACK(on_tensor_selected),
-                           self);
-  g_signal_connect_swapped(self->scope_tree, "event-selected",
-                           G_CALLBACK(on_event_selected_elsewhere), self);
-  g_signal_connect_swapped(self->scope_tree, "tensor-selected", G_CALLBACK(on_tensor_selected),
-                           self);
+  GsView *all[] = {GS_VIEW(self->scope_tree), GS_VIEW(self->tensor_view),
+                   GS_VIEW(self->event_list), GS_VIEW(self->timeline_view),
+                   GS_VIEW(self->graph_pane)};
+  G_STATIC_ASSERT(G_N_ELEMENTS(all) == G_N_ELEMENTS(self->views));
+  for (guint i = 0; i < G_N_ELEMENTS(all); i++) {
+    self->views[i] = all[i];
+    g_signal_connect_swapped(all[i], "event-selected", G_CALLBACK(on_event_selected), self);
+    g_signal_connect_swapped(all[i], "tensor-selected", G_CALLBACK(on_tensor_selected), self);
+  }
   g_signal_connect_swapped(self->scope_tree, "scope-selected", G_CALLBACK(on_scope_selected),
                            self);
-  g_signal_connect_swapped(self->tensor_view, "event-selected",
-                           G_CALLBACK(on_event_selected_elsewhere), self);
-  g_signal_connect_swapped(self->tensor_view, "tensor-selected",
-                           G_CALLBACK(on_tensor_selected), self);
-  g_signal_connect_swapped(self->timeline_view, "event-selected",
-                           G_CALLBACK(on_event_selected_elsewhere), self);
-  g_signal_connect_swapped(self->timeline_view, "tensor-selected",
-                           G_CALLBACK(on_tensor_selected), self);
-  g_signal_connect_swapped(self->graph_pane, "event-selected",
-                           G_CALLBACK(on_event_selected_elsewhere), self);
-  g_signal_connect_swapped(self->graph_pane, "tensor-selected",
-                           G_CALLBACK(on_tensor_selected), self);
   g_signal_connect_swapped(self->stop_button, "clicked", G_CALLBACK(on_stop), self);
   g_signal_connect_swapped(self->waiting_stop_button, "clicked", G_CALLBACK(on_stop), self);
 }

@@ -2,6 +2,8 @@
  * the model when bound; filters are applied by the list model in idle chunks. */
 #include "gs-event-list-view.h"
 
+#include "gs-view.h"
+
 #include <glib/gi18n.h>
 #include <inttypes.h>
 
@@ -33,10 +35,10 @@ struct _GsEventListView {
   guint scroll_idle;
 };
 
-G_DEFINE_FINAL_TYPE(GsEventListView, gs_event_list_view, GTK_TYPE_WIDGET)
+GS_VIEW_IFACE_INIT(GsEventListView, gs_event_list_view)
+G_DEFINE_FINAL_TYPE_WITH_CODE(GsEventListView, gs_event_list_view, GTK_TYPE_WIDGET,
+                              G_IMPLEMENT_INTERFACE(GS_TYPE_VIEW, gs_event_list_view_view_iface_init))
 
-enum { SIGNAL_TENSOR_SELECTED, SIGNAL_EVENT_SELECTED, N_SIGNALS };
-static guint signals[N_SIGNALS];
 
 GtkWidget *gs_event_list_view_new(void) {
   return g_object_new(GS_TYPE_EVENT_LIST_VIEW, NULL);
@@ -247,13 +249,13 @@ static void on_selection_changed(GsEventListView *self) {
   if (position == GTK_INVALID_LIST_POSITION)
     return;
   guint64 index = gs_event_list_model_index_at(self->list, position);
-  g_signal_emit(self, signals[SIGNAL_EVENT_SELECTED], 0, index);
+  gs_view_emit_event_selected(GS_VIEW(self), index);
   /* The event's tensor, if it is about one, goes to the details panel. */
   gs_trace_event e;
   if (gs_trace_model_event(self->model, index, &e)) {
     guint64 tensor = e.tensor ? e.tensor : (e.kind == GS_TRACE_OWNER_CHANGE ? e.object : 0);
     if (tensor)
-      g_signal_emit(self, signals[SIGNAL_TENSOR_SELECTED], 0, tensor);
+      gs_view_emit_tensor_selected(GS_VIEW(self), tensor);
   }
 }
 
@@ -361,12 +363,6 @@ static void gs_event_list_view_class_init(GsEventListViewClass *klass) {
   GtkWidgetClass *widget_class = GTK_WIDGET_CLASS(klass);
   object_class->dispose = gs_event_list_view_dispose;
 
-  signals[SIGNAL_TENSOR_SELECTED] =
-      g_signal_new("tensor-selected", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL,
-                   NULL, NULL, G_TYPE_NONE, 1, G_TYPE_UINT64);
-  signals[SIGNAL_EVENT_SELECTED] =
-      g_signal_new("event-selected", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL,
-                   NULL, NULL, G_TYPE_NONE, 1, G_TYPE_UINT64);
 
   gtk_widget_class_set_template_from_resource(
       widget_class, "/io/github/gradscope/Inspector/gs-event-list-view.ui");

@@ -4,6 +4,8 @@
  * events. */
 #include "gs-graph-pane.h"
 
+#include "gs-view.h"
+
 #include <glib/gi18n-lib.h>
 #include <inttypes.h>
 
@@ -28,10 +30,10 @@ struct _GsGraphPane {
   gboolean updating; /* the spin button is being set from the position, not by the user */
 };
 
-G_DEFINE_FINAL_TYPE(GsGraphPane, gs_graph_pane, GTK_TYPE_WIDGET)
+GS_VIEW_IFACE_INIT_WITH_SELECT(GsGraphPane, gs_graph_pane, gs_graph_pane_select_tensor)
+G_DEFINE_FINAL_TYPE_WITH_CODE(GsGraphPane, gs_graph_pane, GTK_TYPE_WIDGET,
+                              G_IMPLEMENT_INTERFACE(GS_TYPE_VIEW, gs_graph_pane_view_iface_init))
 
-enum { SIGNAL_TENSOR_SELECTED, SIGNAL_EVENT_SELECTED, N_SIGNALS };
-static guint signals[N_SIGNALS];
 
 static const GArray *passes(GsGraphPane *self) {
   return gs_timeline_index_backward_spans(self->index);
@@ -98,7 +100,7 @@ gboolean gs_graph_pane_go_to_pass(GsGraphPane *self, guint pass) {
   if (!self->model || pass == 0 || pass > passes(self)->len)
     return FALSE;
   guint64 begin = g_array_index(passes(self), gs_timeline_span, pass - 1).first;
-  g_signal_emit(self, signals[SIGNAL_EVENT_SELECTED], 0, begin);
+  gs_view_emit_event_selected(GS_VIEW(self), begin);
   return TRUE;
 }
 
@@ -126,11 +128,11 @@ static void on_fit_clicked(GsGraphPane *self) {
 }
 
 static void on_view_tensor_selected(GsGraphPane *self, guint64 tensor) {
-  g_signal_emit(self, signals[SIGNAL_TENSOR_SELECTED], 0, tensor);
+  gs_view_emit_tensor_selected(GS_VIEW(self), tensor);
 }
 
 static void on_view_event_selected(GsGraphPane *self, guint64 index) {
-  g_signal_emit(self, signals[SIGNAL_EVENT_SELECTED], 0, index);
+  gs_view_emit_event_selected(GS_VIEW(self), index);
 }
 
 static void on_layout_changed(GsGraphPane *self) {
@@ -226,12 +228,6 @@ static void gs_graph_pane_class_init(GsGraphPaneClass *klass) {
   gtk_widget_class_bind_template_callback(widget_class, on_view_event_selected);
   gtk_widget_class_bind_template_callback(widget_class, on_layout_changed);
   gtk_widget_class_set_layout_manager_type(widget_class, GTK_TYPE_BIN_LAYOUT);
-  signals[SIGNAL_TENSOR_SELECTED] =
-      g_signal_new("tensor-selected", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL,
-                   NULL, G_TYPE_NONE, 1, G_TYPE_UINT64);
-  signals[SIGNAL_EVENT_SELECTED] =
-      g_signal_new("event-selected", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL,
-                   NULL, G_TYPE_NONE, 1, G_TYPE_UINT64);
 }
 
 static void gs_graph_pane_init(GsGraphPane *self) {

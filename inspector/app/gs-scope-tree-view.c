@@ -5,6 +5,8 @@
  * telling GTK that every row changed. */
 #include "gs-scope-tree-view.h"
 
+#include "gs-view.h"
+
 #include <adwaita.h>
 #include <glib/gi18n.h>
 
@@ -45,9 +47,12 @@ struct _GsScopeTreeView {
   gboolean many_threads;  /* the thread column was shown for a second thread */
 };
 
-G_DEFINE_FINAL_TYPE(GsScopeTreeView, gs_scope_tree_view, GTK_TYPE_WIDGET)
+GS_VIEW_IFACE_INIT(GsScopeTreeView, gs_scope_tree_view)
+G_DEFINE_FINAL_TYPE_WITH_CODE(GsScopeTreeView, gs_scope_tree_view, GTK_TYPE_WIDGET,
+                              G_IMPLEMENT_INTERFACE(GS_TYPE_VIEW, gs_scope_tree_view_view_iface_init))
 
-enum { SIGNAL_SCOPE_SELECTED, SIGNAL_TENSOR_SELECTED, SIGNAL_EVENT_SELECTED, N_SIGNALS };
+/* Besides the view contract's signals (gs-view.h). */
+enum { SIGNAL_SCOPE_SELECTED, N_SIGNALS };
 static guint signals[N_SIGNALS];
 
 /* ---- rows ----------------------------------------------------------------------------- */
@@ -286,7 +291,7 @@ static void on_row_activated(GsScopeTreeView *self, guint position) {
       gs_trace_model_scope_at(self->model, gs_scope_item_get_position(item));
   guint64 index = scope ? gs_trace_model_find_seq(self->model, scope->begin_seq) : G_MAXUINT64;
   if (index != G_MAXUINT64)
-    g_signal_emit(self, signals[SIGNAL_EVENT_SELECTED], 0, index);
+    gs_view_emit_event_selected(GS_VIEW(self), index);
 }
 
 /* ---- public --------------------------------------------------------------------------- */
@@ -435,12 +440,6 @@ static void gs_scope_tree_view_class_init(GsScopeTreeViewClass *klass) {
       g_signal_new("scope-selected", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL,
                    NULL, NULL, G_TYPE_NONE, 1, G_TYPE_UINT64);
   /* Part of the view contract; this view has no tensor rows, so it never emits it. */
-  signals[SIGNAL_TENSOR_SELECTED] =
-      g_signal_new("tensor-selected", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL,
-                   NULL, NULL, G_TYPE_NONE, 1, G_TYPE_UINT64);
-  signals[SIGNAL_EVENT_SELECTED] =
-      g_signal_new("event-selected", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL,
-                   NULL, NULL, G_TYPE_NONE, 1, G_TYPE_UINT64);
 
   gtk_widget_class_set_template_from_resource(
       widget_class, "/io/github/gradscope/Inspector/gs-scope-tree-view.ui");

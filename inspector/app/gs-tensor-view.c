@@ -5,6 +5,8 @@
  * grid and rewrites only the rows on screen (dimmed or not). */
 #include "gs-tensor-view.h"
 
+#include "gs-view.h"
+
 #include <adwaita.h>
 #include <glib/gi18n.h>
 
@@ -44,10 +46,10 @@ struct _GsTensorView {
   char *name;
 };
 
-G_DEFINE_FINAL_TYPE(GsTensorView, gs_tensor_view, GTK_TYPE_WIDGET)
+GS_VIEW_IFACE_INIT_WITH_SELECT(GsTensorView, gs_tensor_view, gs_tensor_view_set_tensor)
+G_DEFINE_FINAL_TYPE_WITH_CODE(GsTensorView, gs_tensor_view, GTK_TYPE_WIDGET,
+                              G_IMPLEMENT_INTERFACE(GS_TYPE_VIEW, gs_tensor_view_view_iface_init))
 
-enum { SIGNAL_TENSOR_SELECTED, SIGNAL_EVENT_SELECTED, N_SIGNALS };
-static guint signals[N_SIGNALS];
 
 static gboolean is_me(GsTensorView *self, guint64 id) {
   return id && (id == self->handles.id || id == self->handles.moved_to);
@@ -144,13 +146,13 @@ static void unbind_row(GtkSignalListItemFactory *factory, GtkListItem *list_item
 
 static void on_entry_activated(GsTensorView *self, guint position) {
   if (self->life && position < g_list_model_get_n_items(G_LIST_MODEL(self->life)))
-    g_signal_emit(self, signals[SIGNAL_EVENT_SELECTED], 0,
-                  gs_event_index_list_get_index(self->life, position));
+    gs_view_emit_event_selected(GS_VIEW(self),
+                                gs_event_index_list_get_index(self->life, position));
 }
 
 static void on_source_clicked(GsTensorView *self) {
   if (self->source)
-    g_signal_emit(self, signals[SIGNAL_TENSOR_SELECTED], 0, self->source);
+    gs_view_emit_tensor_selected(GS_VIEW(self), self->source);
 }
 
 /* ---- the tensor as created ------------------------------------------------------------ */
@@ -510,12 +512,6 @@ static void gs_tensor_view_class_init(GsTensorViewClass *klass) {
   object_class->dispose = gs_tensor_view_dispose;
   object_class->finalize = gs_tensor_view_finalize;
 
-  signals[SIGNAL_TENSOR_SELECTED] =
-      g_signal_new("tensor-selected", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL,
-                   NULL, NULL, G_TYPE_NONE, 1, G_TYPE_UINT64);
-  signals[SIGNAL_EVENT_SELECTED] =
-      g_signal_new("event-selected", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL,
-                   NULL, NULL, G_TYPE_NONE, 1, G_TYPE_UINT64);
 
   gtk_widget_class_set_template_from_resource(widget_class,
                                               "/io/github/gradscope/Inspector/gs-tensor-view.ui");

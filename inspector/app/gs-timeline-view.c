@@ -5,6 +5,8 @@
  * a new viewport asks it once per frame. */
 #include "gs-timeline-view.h"
 
+#include "gs-view.h"
+
 #include <adwaita.h>
 #include <glib/gi18n-lib.h>
 #include <inttypes.h>
@@ -55,10 +57,10 @@ struct _GsTimelineView {
   gulong dark_handler;
 };
 
-G_DEFINE_FINAL_TYPE(GsTimelineView, gs_timeline_view, GTK_TYPE_WIDGET)
+GS_VIEW_IFACE_INIT_WITH_SELECT(GsTimelineView, gs_timeline_view, gs_timeline_view_select_tensor)
+G_DEFINE_FINAL_TYPE_WITH_CODE(GsTimelineView, gs_timeline_view, GTK_TYPE_WIDGET,
+                              G_IMPLEMENT_INTERFACE(GS_TYPE_VIEW, gs_timeline_view_view_iface_init))
 
-enum { SIGNAL_TENSOR_SELECTED, SIGNAL_EVENT_SELECTED, N_SIGNALS };
-static guint signals[N_SIGNALS];
 
 /* Events are numbered from 1 wherever they are shown, as the scrubber counts them; indices
  * (from 0) are only used inside. */
@@ -281,7 +283,7 @@ guint64 gs_timeline_view_click(GsTimelineView *self, double x) {
   if (index == GS_TIMELINE_NO_EVENT)
     return index;
   fill_alive(self, index);
-  g_signal_emit(self, signals[SIGNAL_EVENT_SELECTED], 0, index);
+  gs_view_emit_event_selected(GS_VIEW(self), index);
   return index;
 }
 
@@ -298,7 +300,7 @@ GListModel *gs_timeline_view_get_alive(GsTimelineView *self) {
 static void on_alive_activated(GsTimelineView *self, guint position) {
   g_autoptr(GsAliveItem) item = g_list_model_get_item(G_LIST_MODEL(self->alive), position);
   if (item)
-    g_signal_emit(self, signals[SIGNAL_TENSOR_SELECTED], 0, gs_alive_item_get_id(item));
+    gs_view_emit_tensor_selected(GS_VIEW(self), gs_alive_item_get_id(item));
 }
 
 typedef const char *(*alive_text_fn)(GsAliveItem *item);
@@ -581,12 +583,6 @@ static void gs_timeline_view_class_init(GsTimelineViewClass *klass) {
   object_class->dispose = gs_timeline_view_dispose;
   object_class->finalize = gs_timeline_view_finalize;
 
-  signals[SIGNAL_TENSOR_SELECTED] =
-      g_signal_new("tensor-selected", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL,
-                   NULL, NULL, G_TYPE_NONE, 1, G_TYPE_UINT64);
-  signals[SIGNAL_EVENT_SELECTED] =
-      g_signal_new("event-selected", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL,
-                   NULL, NULL, G_TYPE_NONE, 1, G_TYPE_UINT64);
 
   gtk_widget_class_set_template_from_resource(
       widget_class, "/io/github/gradscope/Inspector/gs-timeline-view.ui");
