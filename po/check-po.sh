@@ -48,6 +48,15 @@ while read -r lang; do
       grep '^msgid "..*' | head -40 || true
     status=1
   fi
+  # The build compiles the .po itself, not the merge above: a message with <PRIu64> that
+  # lacks its c-format flag there is compiled as plain text and never matches at run time.
+  unflagged=$(awk 'BEGIN { RS = "" } /msgid[^\n]*<PRI/ && !/#,[^\n]*c-format/' "$src/$lang.po" |
+    grep '^msgid' || true)
+  if [ -n "$unflagged" ]; then
+    echo "$lang: these messages use <PRI...> macros but lack '#, c-format' in $lang.po:"
+    echo "$unflagged"
+    status=1
+  fi
   # Messages in the .po that no source uses any more are stale: they must go too.
   obsolete=$(msgattrib --only-obsolete "$work/$lang.po" | grep -c '^#~ msgid' || true)
   if [ "$obsolete" -gt 0 ]; then

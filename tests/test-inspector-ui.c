@@ -381,6 +381,18 @@ static GtkWidget *find_button(GtkWidget *root, const char *icon) {
   return NULL;
 }
 
+/* The label under root whose text is text (button labels included). */
+static GtkWidget *find_label(GtkWidget *root, const char *text) {
+  if (GTK_IS_LABEL(root) && g_strcmp0(gtk_label_get_text(GTK_LABEL(root)), text) == 0)
+    return root;
+  for (GtkWidget *c = gtk_widget_get_first_child(root); c; c = gtk_widget_get_next_sibling(c)) {
+    GtkWidget *found = find_label(c, text);
+    if (found)
+      return found;
+  }
+  return NULL;
+}
+
 static gboolean graph_has_nodes(gpointer data) {
   const gs_layout *l = gs_graph_view_get_layout(data);
   return l && l->nodes->len > 0;
@@ -877,7 +889,33 @@ static void test_chinese(void) {
   gs_scrubber_set_position(scrubber, 0);
   g_assert_nonnull(strstr(gs_scrubber_get_position_text(scrubber), "事件"));
   save_screenshot(GTK_WIDGET(window), "loaded-zh_CN.png");
+
+  /* The Graph and Memory pages speak Chinese too (on an MLP step, which has a backward). */
+  g_autofree char *dir = NULL;
+  g_autoptr(gs_trace_model) recorded = graph_workload_record(graph_workload_mlp_step, &dir);
+  g_autofree char *path = g_build_filename(dir, "run.gstrace", NULL);
+  g_autoptr(GFile) file = g_file_new_for_path(path);
+  gs_window_open_file(window, file, FALSE);
+  page = gs_window_get_current_page(window);
+  wait_for(page_has_content, page);
+  AdwViewStack *stack = ADW_VIEW_STACK(find_widget(GTK_WIDGET(page), ADW_TYPE_VIEW_STACK));
+  adw_view_stack_set_visible_child_name(stack, "graph");
+  GsGraphPane *pane = GS_GRAPH_PANE(find_widget(GTK_WIDGET(page), GS_TYPE_GRAPH_PANE));
+  g_assert_true(gs_graph_pane_go_to_pass(pane, 1));
+  wait_for(graph_shown, gs_graph_pane_get_view(pane));
+  g_assert_nonnull(find_label(GTK_WIDGET(pane), "反向传播"));
+  save_screenshot(GTK_WIDGET(window), "graph-zh_CN.png");
+  adw_view_stack_set_visible_child_name(stack, "timeline");
+  GsTimelineView *timeline =
+      GS_TIMELINE_VIEW(find_widget(GTK_WIDGET(page), GS_TYPE_TIMELINE_VIEW));
+  settle();
+  guint64 clicked = gs_timeline_view_click(timeline, gs_timeline_view_x_of(timeline, 120));
+  g_assert_cmpuint(clicked, ==, 120);
+  g_assert_cmpuint(g_list_model_get_n_items(gs_timeline_view_get_alive(timeline)), >, 0);
+  g_assert_nonnull(find_label(GTK_WIDGET(timeline), "按作用域"));
+  save_screenshot(GTK_WIDGET(window), "memory-zh_CN.png");
   gtk_window_destroy(GTK_WINDOW(window));
+  graph_workload_remove_dir(dir);
 }
 
 int main(int argc, char **argv) {
