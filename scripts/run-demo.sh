@@ -4,8 +4,10 @@
 # digits MLP (examples/digits-mlp) and shows it:
 #   - with a display ($DISPLAY or $WAYLAND_DISPLAY): LIVE in the inspector, which runs the
 #     program itself with tracing pointed back at it (`gradscope-inspector -- PROGRAM`);
-#   - without one: records the run to build/digits-mlp.gstrace with `gradscope record` and
-#     prints `gradscope stats` of it.
+#   - without one: records the run to build/digits-mlp.gstrace with `gradscope record`, prints
+#     `gradscope stats` of it, and exports the pictures the inspector would show to
+#     build/demo/: the first and the last training step's autograd graph (PNG and SVG) and
+#     the memory timeline by scope and by category (PNG), each listed as `demo_*=PATH`.
 # GS_DEMO_HEADLESS=1 forces the second form.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -30,4 +32,19 @@ gs_say "no display: recording examples/digits-mlp to $log"
 "$cli" record -o "$log" -- "$program" "$@"
 gs_say "gradscope stats $log"
 "$cli" stats "$log"
-gs_say "open it later with: $inspector $log"
+
+out=build/demo
+mkdir -p "$out"
+gs_say "exporting pictures to $out/"
+"$cli" export-graph "$log" --backward 1 -o "$out/graph-first-step.png"
+"$cli" export-graph "$log" -o "$out/graph-last-step.png"   # the last graph built: the last step
+"$cli" export-graph "$log" -o "$out/graph-last-step.svg"
+"$cli" export-timeline "$log" --by scope --width 1400 --height 500 -o "$out/timeline-by-scope.png"
+"$cli" export-timeline "$log" --by category --width 1400 --height 500 \
+  -o "$out/timeline-by-category.png"
+for f in graph-first-step.png graph-last-step.png graph-last-step.svg timeline-by-scope.png \
+         timeline-by-category.png; do
+  key=${f%.*}
+  echo "demo_${key//-/_}_${f##*.}=$out/$f"
+done
+gs_say "open the run later with: $inspector $log"
