@@ -16,6 +16,8 @@
 #include "gs-config.h"
 #include "gs-event-list-view.h"
 #include "gs-graph-pane.h"
+#include "gs-handle-entry.h"
+#include "event-fields.h"
 #include "gs-graph-view.h"
 #include "graph-workloads.h"
 #include "gs-scope-tree-view.h"
@@ -521,6 +523,31 @@ static void test_live_digits(void) {
   gtk_window_destroy(GTK_WINDOW(window));
 }
 
+/* The filter entries read handles as the engine writes them; composites print without their
+ * marker bit, as the engine's messages name them. */
+static void test_parse_handle(void) {
+  guint64 id = 99;
+  g_autofree char *message = NULL;
+  g_assert_true(gs_parse_handle("#0.1", &id, NULL));
+  g_assert_cmpuint(id, ==, G_GUINT64_CONSTANT(1) << 32);
+  g_assert_true(gs_parse_handle(" 12.3 ", &id, NULL));
+  g_assert_cmpuint(id, ==, 12 | (G_GUINT64_CONSTANT(3) << 32));
+  g_assert_true(gs_parse_handle("#7", &id, NULL));
+  g_assert_cmpuint(id, ==, 7 | (G_GUINT64_CONSTANT(1) << 32));
+  g_assert_true(gs_parse_handle("", &id, NULL));
+  g_assert_cmpuint(id, ==, 0);
+  g_assert_false(gs_parse_handle("#4.0", &id, &message));
+  g_assert_nonnull(strstr(message, "#4.0"));
+  g_clear_pointer(&message, g_free);
+  g_assert_false(gs_parse_handle("weights", &id, &message));
+  g_assert_nonnull(strstr(message, "#12.1"));
+  char buf[32];
+  g_assert_cmpstr(gs_format_handle(12 | (G_GUINT64_CONSTANT(3) << 32), buf, sizeof buf), ==,
+                  "#12.3");
+  g_assert_cmpstr(gs_format_handle(0x80000002u | (G_GUINT64_CONSTANT(1) << 32), buf, sizeof buf),
+                  ==, "#2.1");
+}
+
 static void test_scrub(void) {
   counts want = count_log();
   g_assert_cmpuint(want.clone_index, !=, G_MAXUINT64);
@@ -940,6 +967,7 @@ int main(int argc, char **argv) {
   if (g_str_has_prefix(g_getenv("LANGUAGE") ? g_getenv("LANGUAGE") : "", "zh")) {
     g_test_add_func("/inspector-ui/zh_CN", test_chinese);
   } else {
+    g_test_add_func("/inspector-ui/parse-handle", test_parse_handle);
     g_test_add_func("/inspector-ui/empty-window", test_empty_window);
     g_test_add_func("/inspector-ui/open-counts-rows", test_open_counts_rows);
     g_test_add_func("/inspector-ui/filter", test_filter);

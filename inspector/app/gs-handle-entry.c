@@ -16,14 +16,15 @@ gboolean gs_parse_handle(const char *text, guint64 *id, char **message) {
   gboolean ok = g_ascii_isdigit(*p);
   if (ok) {
     slot = g_ascii_strtoull(p, &end, 10);
-    ok = slot > 0 && slot <= G_MAXUINT32;
+    ok = slot <= G_MAXUINT32;
   }
   if (ok && *end == '.') {
     const char *g = end + 1;
     ok = g_ascii_isdigit(*g);
     if (ok) {
       generation = g_ascii_strtoull(g, &end, 10);
-      ok = generation <= G_MAXUINT32;
+      /* Generations start at 1: "#0.1" is the first slot's first handle, "#0.0" none. */
+      ok = generation > 0 && generation <= G_MAXUINT32;
     }
   }
   if (ok && *end != '\0')

@@ -22,7 +22,9 @@ const char *gs_trace_object_kind_name(guint32 object_kind) {
 }
 
 char *gs_format_handle(guint64 id, char *buf, gsize size) {
-  g_snprintf(buf, size, "#%u.%u", (unsigned)(id & 0xffffffffu), (unsigned)(id >> 32));
+  /* A composite's index carries a marker bit (its ids are their own namespace); the engine
+   * leaves it out when it names one ("batch #3.1"), and so does this. */
+  g_snprintf(buf, size, "#%u.%u", (unsigned)(id & 0x7fffffffu), (unsigned)(id >> 32));
   return buf;
 }
 

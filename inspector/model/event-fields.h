@@ -48,7 +48,8 @@ const char *gs_trace_origin_name(guint32 origin);
 const char *gs_trace_holder_name(guint32 holder);
 const char *gs_trace_object_kind_name(guint32 object_kind);
 
-/* "#index.generation", the engine's own spelling of a handle, into buf (>= 24 bytes). */
+/* "#index.generation", the engine's own spelling of a handle, into buf (>= 24 bytes). A
+ * composite's id is spelled without its marker bit, as the engine does ("batch #3.1"). */
 char *gs_format_handle(guint64 id, char *buf, gsize size);
 
 G_END_DECLS
