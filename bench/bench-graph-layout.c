@@ -7,13 +7,24 @@
  * The graphs look like a deep MLP's step: per layer a parameter leaf, a MatmulBackward taking
  * the previous layer's node and the leaf, a ReluBackward, and the two saved activations on
  * undirected edges (5 items per layer); a scope per 25 layers (125 items). Each size is laid
- * out once: dot is deterministic and the machine is shared. */
+ * out once: dot is deterministic and the machine is shared.
+ *
+ * Then what the graph view does on the UI thread before dot runs: building the graph at an
+ * event of a long recorded run (bench-training-log.h, ~10 M events; 1 M with --quick):
+ * the first build at the last backward pass (the versions fed from the first event),
+ * building pass after pass going forward (what following a live run or stepping with "next
+ * backward pass" costs), "previous backward pass" at the end, and a jump to the start (the
+ * versions rewind). */
 #include <cairo.h>
 #include <glib.h>
 
+#include "bench-training-log.h"
 #include "bench-util.h"
 #include "graph-layout.h"
 #include "graph-render.h"
+#include "graph-source.h"
+
+#include <glib/gstdio.h>
 
 static void add_item(gs_graph *g, gs_graph_item_kind kind, guint64 id, const char *label,
                      guint64 scope) {
@@ -80,6 +91,54 @@ static void run(guint n, gboolean clustered) {
   bench_result(name, took * 1e3, "ms");
 }
 
+static double build_ms(gs_graph_source *source, guint64 index, guint *items) {
+  double start = bench_now_s();
+  g_autoptr(gs_graph) g = gs_graph_source_build(source, index);
+  double took = (bench_now_s() - start) * 1e3;
+  *items = g->items->len;
+  return took;
+}
+
+static void run_build(guint64 target, const char *name) {
+  g_autofree char *dir = g_dir_make_tmp("gradscope-bench-graph-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename(dir, "run.gstrace", NULL);
+  bench_record_training_log(path, target);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(gs_trace_model) m = gs_trace_model_load_file(path, NULL, NULL, NULL, &error);
+  if (!m) {
+    fprintf(stderr, "bench-graph-layout: %s\n", error->message);
+    exit(1);
+  }
+  g_autoptr(GArray) passes = g_array_new(FALSE, FALSE, sizeof(guint64));
+  for (guint64 i = 0; i < gs_trace_model_n_events(m); i++)
+    if (gs_trace_model_kind_at(m, i) == GS_TRACE_BACKWARD_BEGIN)
+      g_array_append_val(passes, i);
+  printf("# %s: %llu events, %u backward passes\n", name,
+         (unsigned long long)gs_trace_model_n_events(m), passes->len);
+  g_autoptr(gs_graph_source) source = gs_graph_source_new(m);
+  guint items = 0;
+  char key[64];
+  double first = build_ms(source, g_array_index(passes, guint64, passes->len - 41), &items);
+  g_snprintf(key, sizeof key, "graph_build_first_%s_ms", name);
+  bench_result(key, first, "ms");
+  double forward[40];
+  for (guint k = 0; k < 40; k++)
+    forward[k] =
+        build_ms(source, g_array_index(passes, guint64, passes->len - 40 + k), &items);
+  g_snprintf(key, sizeof key, "graph_build_next_pass_%s_ms", name);
+  bench_result(key, bench_median(forward, 40), "ms");
+  /* "Previous backward pass" at the end of the run, then a jump to the run's start. */
+  double previous = build_ms(source, g_array_index(passes, guint64, passes->len - 2), &items);
+  g_snprintf(key, sizeof key, "graph_build_previous_pass_%s_ms", name);
+  bench_result(key, previous, "ms");
+  double back = build_ms(source, g_array_index(passes, guint64, 10), &items);
+  g_snprintf(key, sizeof key, "graph_build_jump_to_start_%s_ms", name);
+  bench_result(key, back, "ms");
+  printf("# %u items in a step's graph\n", items);
+  g_unlink(path);
+  g_rmdir(dir);
+}
+
 int main(int argc, char **argv) {
   /* --quick: the 500 and 2,000 sizes only (5,000 flat takes ~15 s). */
   gboolean quick = argc > 1 && !g_strcmp0(argv[1], "--quick");
@@ -90,5 +149,9 @@ int main(int argc, char **argv) {
     run(sizes[i], FALSE);
     run(sizes[i], TRUE);
   }
+  if (quick)
+    run_build(1000 * 1000, "1m");
+  else
+    run_build(10 * 1000 * 1000, "10m");
   return 0;
 }

@@ -9,48 +9,13 @@
 #include <glib/gstdio.h>
 #include <gradscope/gradscope.h>
 
+#include "bench-training-log.h"
 #include "bench-util.h"
 #include "timeline-draw.h"
 
 #define WIDTH 1600
 #define HEIGHT 400
 #define REPEATS 9
-
-/* Records steps until the log has at least target events (as counted by the recorder's
- * own sequence: one step's events, measured once, times the steps). */
-static void record_run(const char *path, guint64 target) {
-  if (gs_trace_open(path) != 0) {
-    fprintf(stderr, "bench-timeline: cannot record to %s\n", path);
-    exit(1);
-  }
-  const int64_t wshape[] = {32, 32}, xshape[] = {16, 32};
-  gs_module fc1 = gs_module_new("Linear"), fc2 = gs_module_new("Linear");
-  gs_tensor w1 = gs_parameter_new(gs_full(GS_F32, wshape, 2, 0.01), true);
-  gs_tensor w2 = gs_parameter_new(gs_full(GS_F32, wshape, 2, 0.02), true);
-  gs_module_register_parameter(fc1, "weight", w1);
-  gs_module_register_parameter(fc2, "weight", w2);
-  /* ~91 events per step. */
-  guint64 steps = target / 90 + 1;
-  for (guint64 step = 0; step < steps; step++) {
-    if (step % 100 == 0) {
-      char label[32];
-      snprintf(label, sizeof label, "epoch %llu", (unsigned long long)(step / 100 + 1));
-      gs_trace_mark(label);
-    }
-    gs_scope s = gs_scope_begin("train step");
-    gs_tensor x = gs_full(GS_F32, xshape, 2, 1.0);
-    gs_tensor h = gs_relu(gs_matmul(x, w1));
-    gs_tensor y = gs_matmul(h, w2);
-    gs_tensor loss = gs_sum(y, NULL, 0, false);
-    gs_backward(loss);
-    gs_zero_grad(w1);
-    gs_zero_grad(w2);
-    gs_scope_end(s);
-  }
-  gs_module_dispose(fc1);
-  gs_module_dispose(fc2);
-  gs_trace_close();
-}
 
 typedef struct timing {
   double columns_ms, draw_ms, total_ms;
@@ -86,7 +51,7 @@ static timing redraw(gs_trace_model *m, gs_timeline_index *index, guint64 first,
 static void run(const char *dir, const char *name, guint64 target) {
   g_autofree char *path = g_strdup_printf("%s/%s.gstrace", dir, name);
   double t0 = bench_now_s();
-  record_run(path, target);
+  bench_record_training_log(path, target);
   double t1 = bench_now_s();
   g_autoptr(GError) error = NULL;
   g_autoptr(gs_trace_model) m = gs_trace_model_load_file(path, NULL, NULL, NULL, &error);

@@ -14,6 +14,7 @@
 #include "graph-layout.h"
 #include "graph-render.h"
 #include "graph-source.h"
+#include "graph-versions.h"
 #include "layout-worker.h"
 #include "graph-workloads.h"
 #include "trace-model.h"
@@ -446,6 +447,85 @@ static void test_svg_export_is_well_formed(void) {
   g_rmdir(dir);
 }
 
+/* ---- versions going back ---------------------------------------------------------------- */
+
+static void feed(gs_graph_versions *v, gs_trace_model *m, guint64 from, guint64 until) {
+  for (guint64 i = from; i < until; i++) {
+    gs_trace_event e;
+    if (gs_graph_versions_wants(gs_trace_model_kind_at(m, i)) && gs_trace_model_event(m, i, &e))
+      gs_graph_versions_apply(v, i, &e, gs_trace_model_string(m, e.op));
+  }
+}
+
+/* Writes in place into storages that are then freed, a second write to one of them, and
+ * version_trouble's failed check. */
+static void writes_frees_and_trouble(void) {
+  const int64_t shape[] = {3};
+  for (int k = 0; k < 3; k++) {
+    gs_scope s = gs_scope_begin("rewrite");
+    gs_tensor a = gs_ones(GS_F32, shape, 1);
+    gs_add_scalar_(a, 1.0);
+    gs_add_scalar_(a, 2.0);
+    gs_tensor b = gs_zeros(GS_F32, shape, 1);
+    gs_add_scalar_(b, (double)k);
+    gs_scope_end(s);
+  }
+  version_trouble();
+  for (int k = 0; k < 4; k++)
+    gs_dispose(keep[k]);
+}
+
+/* Rewinding the version tracker to any event gives what feeding it from the first event up
+ * to there gives: versions now and just before each write, last writers, the last failed
+ * check. */
+static void test_versions_rewind_equals_replay(void) {
+  g_autofree char *dir = NULL;
+  g_autoptr(gs_trace_model) m = graph_workload_record(writes_frees_and_trouble, &dir);
+  guint64 n = gs_trace_model_n_events(m);
+  g_autoptr(GArray) storages = g_array_new(FALSE, FALSE, sizeof(guint64));
+  g_autoptr(GArray) writes = g_array_new(FALSE, FALSE, sizeof(guint64));
+  for (guint64 i = 0; i < n; i++) {
+    gs_trace_event e;
+    if (gs_trace_model_kind_at(m, i) == GS_TRACE_INPLACE_WRITE && gs_trace_model_event(m, i, &e)) {
+      g_array_append_val(storages, e.storage);
+      g_array_append_val(writes, e.seq);
+    }
+  }
+  g_assert_cmpuint(storages->len, ==, 10);
+  g_autoptr(gs_graph_versions) rewound = gs_graph_versions_new();
+  feed(rewound, m, 0, n);
+  guint64 error_seq = 0;
+  g_assert_nonnull(gs_graph_versions_error(rewound, &error_seq));
+  for (guint64 until = n + 1; until-- > 0;) {
+    gs_graph_versions_rewind(rewound, until);
+    g_autoptr(gs_graph_versions) fresh = gs_graph_versions_new();
+    feed(fresh, m, 0, until);
+    for (guint k = 0; k < storages->len; k++) {
+      guint64 id = g_array_index(storages, guint64, k);
+      g_assert_cmpuint(gs_graph_versions_now(rewound, id), ==, gs_graph_versions_now(fresh, id));
+      for (guint w = 0; w < writes->len; w++) {
+        guint64 seq = g_array_index(writes, guint64, w);
+        g_assert_cmpuint(gs_graph_versions_before(rewound, id, seq), ==,
+                         gs_graph_versions_before(fresh, id, seq));
+      }
+      const gs_graph_write *a = gs_graph_versions_last_write(rewound, id);
+      const gs_graph_write *b = gs_graph_versions_last_write(fresh, id);
+      g_assert_true((a == NULL) == (b == NULL));
+      if (a)
+        g_assert_cmpuint(a->seq, ==, b->seq);
+    }
+    guint64 sa = 0, sb = 0;
+    g_assert_cmpstr(gs_graph_versions_error(rewound, &sa), ==,
+                    gs_graph_versions_error(fresh, &sb));
+    g_assert_cmpuint(sa, ==, sb);
+  }
+  /* Everything rewound: nothing is left, and feeding again rebuilds the same state. */
+  g_assert_null(gs_graph_versions_error(rewound, NULL));
+  feed(rewound, m, 0, n);
+  g_assert_cmpstr(gs_graph_versions_error(rewound, NULL), !=, NULL);
+  graph_workload_remove_dir(dir);
+}
+
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/graph/mlp-step-laid-out-on-the-worker", test_mlp_step_laid_out_on_the_worker);
@@ -453,6 +533,7 @@ int main(int argc, char **argv) {
                   test_hostile_names_round_trip_through_graphviz);
   g_test_add_func("/graph/storage-relations-and-version-check",
                   test_storage_relations_and_failed_version_check);
+  g_test_add_func("/graph/versions-rewind-equals-replay", test_versions_rewind_equals_replay);
   g_test_add_func("/graph/repeated-steps-collapse-and-expand",
                   test_repeated_steps_collapse_and_expand);
   g_test_add_func("/graph/hubs-are-split-per-consumer", test_hubs_are_split_per_consumer);

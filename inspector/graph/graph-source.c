@@ -24,16 +24,15 @@ void gs_graph_source_free(gs_graph_source *s) {
 
 static void feed_versions(gs_graph_source *s, guint64 until) {
   if (until < s->fed) {
-    gs_graph_versions_free(s->versions);
-    s->versions = gs_graph_versions_new();
-    s->fed = 0;
+    gs_graph_versions_rewind(s->versions, until);
+    s->fed = until;
   }
   for (guint64 i = s->fed; i < until; i++) {
     if (!gs_graph_versions_wants(gs_trace_model_kind_at(s->model, i)))
       continue;
     gs_trace_event e;
     if (gs_trace_model_event(s->model, i, &e))
-      gs_graph_versions_apply(s->versions, &e, gs_trace_model_string(s->model, e.op));
+      gs_graph_versions_apply(s->versions, i, &e, gs_trace_model_string(s->model, e.op));
   }
   s->fed = until;
 }

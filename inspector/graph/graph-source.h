@@ -3,7 +3,8 @@
  * The model's seek gives the replayed state; storage versions are not part of it, so this
  * keeps a gs_graph_versions fed with the model's in-place writes and errors up to the
  * position asked for: forward moves feed only the events in between (a few kind bytes each,
- * decoding only writes and errors), a move back starts again from the first event.
+ * decoding only writes and errors), a move back rewinds it (gs_graph_versions_rewind) instead
+ * of starting again from the first event.
  *
  * Items are clustered by the scope they were created in (the model knows it for any event),
  * not by their current owner as gs_graph_build does from a replay alone. */

@@ -3,12 +3,19 @@
 
 #include <string.h>
 
+/* A version-mismatch error seen. */
+typedef struct mismatch {
+  guint64 index, seq;
+  char *text;
+} mismatch;
+
 struct gs_graph_versions {
-  GHashTable *writes;  /* storage id (guint64*) -> GArray of gs_graph_write, in seq order */
+  GHashTable *writes;  /* storage id (guint64*) -> GArray of gs_graph_write, in log order */
   GStringChunk *strings;
-  char *error_text;
-  guint64 error_seq;
+  GArray *errors;      /* mismatch, in log order */
 };
+
+static void clear_mismatch(gpointer p) { g_free(((mismatch *)p)->text); }
 
 static void free_key(gpointer p) { g_free(p); }
 static void free_writes(gpointer p) { g_array_unref(p); }
@@ -17,6 +24,8 @@ gs_graph_versions *gs_graph_versions_new(void) {
   gs_graph_versions *v = g_new0(gs_graph_versions, 1);
   v->writes = g_hash_table_new_full(g_int64_hash, g_int64_equal, free_key, free_writes);
   v->strings = g_string_chunk_new(256);
+  v->errors = g_array_new(FALSE, FALSE, sizeof(mismatch));
+  g_array_set_clear_func(v->errors, clear_mismatch);
   return v;
 }
 
@@ -25,13 +34,12 @@ void gs_graph_versions_free(gs_graph_versions *v) {
     return;
   g_hash_table_unref(v->writes);
   g_string_chunk_free(v->strings);
-  g_free(v->error_text);
+  g_array_unref(v->errors);
   g_free(v);
 }
 
 gboolean gs_graph_versions_wants(gs_trace_kind kind) {
-  return kind == GS_TRACE_INPLACE_WRITE || kind == GS_TRACE_STORAGE_FREE ||
-         kind == GS_TRACE_ERROR;
+  return kind == GS_TRACE_INPLACE_WRITE || kind == GS_TRACE_ERROR;
 }
 
 /* The engine's message for a failed saved-tensor check (engine/autograd/backward.c). */
@@ -39,7 +47,8 @@ static gboolean is_version_mismatch(const char *text) {
   return text && strstr(text, "expected version") != NULL;
 }
 
-void gs_graph_versions_apply(gs_graph_versions *v, const gs_trace_event *e, const char *op_text) {
+void gs_graph_versions_apply(gs_graph_versions *v, guint64 index, const gs_trace_event *e,
+                             const char *op_text) {
   switch (e->kind) {
   case GS_TRACE_INPLACE_WRITE: {
     GArray *list = g_hash_table_lookup(v->writes, &e->storage);
@@ -47,20 +56,15 @@ void gs_graph_versions_apply(gs_graph_versions *v, const gs_trace_event *e, cons
       list = g_array_new(FALSE, FALSE, sizeof(gs_graph_write));
       g_hash_table_insert(v->writes, g_memdup2(&e->storage, sizeof e->storage), list);
     }
-    gs_graph_write w = {e->seq, e->tensor, e->version,
+    gs_graph_write w = {index, e->seq, e->tensor, e->version,
                         g_string_chunk_insert_const(v->strings, op_text ? op_text : "")};
     g_array_append_val(list, w);
     break;
   }
-  case GS_TRACE_STORAGE_FREE:
-    /* Storage ids carry a generation, so a freed one never comes back: drop its history. */
-    g_hash_table_remove(v->writes, &e->storage);
-    break;
   case GS_TRACE_ERROR:
     if (is_version_mismatch(e->text)) {
-      g_free(v->error_text);
-      v->error_text = g_strndup(e->text, e->text_len);
-      v->error_seq = e->seq;
+      mismatch m = {index, e->seq, g_strndup(e->text, e->text_len)};
+      g_array_append_val(v->errors, m);
     }
     break;
   default:
@@ -92,8 +96,30 @@ const gs_graph_write *gs_graph_versions_last_write(const gs_graph_versions *v, g
   return list && list->len ? &g_array_index(list, gs_graph_write, list->len - 1) : NULL;
 }
 
+void gs_graph_versions_rewind(gs_graph_versions *v, guint64 until) {
+  GHashTableIter it;
+  gpointer value;
+  g_hash_table_iter_init(&it, v->writes);
+  while (g_hash_table_iter_next(&it, NULL, &value)) {
+    GArray *list = value;
+    guint keep = list->len;
+    while (keep > 0 && g_array_index(list, gs_graph_write, keep - 1).index >= until)
+      keep--;
+    if (keep == 0)
+      g_hash_table_iter_remove(&it);
+    else
+      g_array_set_size(list, keep);
+  }
+  guint keep = v->errors->len;
+  while (keep > 0 && g_array_index(v->errors, mismatch, keep - 1).index >= until)
+    keep--;
+  g_array_set_size(v->errors, keep);
+}
+
 const char *gs_graph_versions_error(const gs_graph_versions *v, guint64 *seq) {
+  const mismatch *last =
+      v->errors->len ? &g_array_index(v->errors, mismatch, v->errors->len - 1) : NULL;
   if (seq)
-    *seq = v->error_seq;
-  return v->error_text;
+    *seq = last ? last->seq : 0;
+  return last ? last->text : NULL;
 }

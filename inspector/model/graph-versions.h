@@ -4,8 +4,14 @@
  * The replayed state (replay.h) knows what is alive but not versions: a storage's counter
  * moves only on inplace_write events. This tracker is fed those events (and errors) in log
  * order and answers "version of storage S now", "version of S when event seq happened" (what a
- * node saw when it saved a tensor), and "who wrote S last". Only inplace_write, storage_free
- * and error events matter, so a model can feed it without decoding anything else. */
+ * node saw when it saved a tensor), and "who wrote S last". Only inplace_write and error
+ * events matter, so a model can feed it without decoding anything else.
+ *
+ * It can also go back: every write and error keeps its log index, and histories of freed
+ * storages are kept (storage ids carry a generation, so they never come back), so rewinding
+ * to an earlier index only drops what was applied at or after it, in one pass over the
+ * written storages. That costs memory for every in-place write of the run (40 bytes each)
+ * and saves replaying from the first event on every move back. */
 #pragma once
 
 #include <glib.h>
@@ -17,7 +23,8 @@ typedef struct gs_graph_versions gs_graph_versions;
 
 /* The last in-place write to a storage. */
 typedef struct gs_graph_write {
-  guint64 seq;    /* the inplace_write event's number */
+  guint64 index;  /* the inplace_write event's position in the log */
+  guint64 seq;    /* its number */
   guint64 tensor; /* the tensor written through */
   guint64 version;
   const char *op; /* interned; "" if unknown */
@@ -29,8 +36,12 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(gs_graph_versions, gs_graph_versions_free)
 
 /* TRUE for the kinds gs_graph_versions_apply uses: callers may skip decoding the others. */
 gboolean gs_graph_versions_wants(gs_trace_kind kind);
-/* Applies one event; op_text is the text of e->op for inplace_write ("" or NULL if unknown). */
-void gs_graph_versions_apply(gs_graph_versions *v, const gs_trace_event *e, const char *op_text);
+/* Applies event e, at position index of the log (indices ascending from call to call); op_text
+ * is the text of e->op for inplace_write ("" or NULL if unknown). */
+void gs_graph_versions_apply(gs_graph_versions *v, guint64 index, const gs_trace_event *e,
+                             const char *op_text);
+/* Forgets every event applied at index until or later: the state just before until. */
+void gs_graph_versions_rewind(gs_graph_versions *v, guint64 until);
 
 /* The storage's version now (0 if never written). */
 guint64 gs_graph_versions_now(const gs_graph_versions *v, guint64 storage);
