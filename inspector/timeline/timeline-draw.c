@@ -413,6 +413,20 @@ static void draw_legend(cairo_t *cr, const gs_timeline_frame *f, gs_trace_model 
     x += w;
     shown++;
   }
+  /* The faint bars above the stacks: bytes that came and went within one pixel column. */
+  gboolean ranges = FALSE;
+  for (guint c = 0; c < f->n_columns && !ranges; c++)
+    ranges = f->columns[c].min_total < f->columns[c].max_total;
+  const char *range_name = _("range within a pixel");
+  if (ranges && x + 14 + text_width(layout, range_name) + 14 <= f->request.width - 80) {
+    gs_rgba range = pal->outline;
+    range.a *= 0.25;
+    set_color(cr, range);
+    cairo_rectangle(cr, x, y + 2, 10, 10);
+    cairo_fill(cr);
+    draw_text(cr, layout, range_name, x + 14, y, ALIGN_LEFT, pal->text, NULL);
+    x += 14 + text_width(layout, range_name) + 14;
+  }
   /* The strip along the top of the plot: say what it is. */
   const char *strip_name = _("backward pass");
   if (backward_in_view(f, index) &&
