@@ -1,8 +1,9 @@
 /* gs-scope-tree-view.c: see gs-scope-tree-view.h.
  *
  * Cells are plain labels filled from the model at the scrubber's event. The view remembers
- * which cells are bound, so moving the scrubber rewrites only the rows on screen instead of
- * telling GTK that every row changed. */
+ * which cells are bound, so moving the scrubber or growing the model rewrites only the rows
+ * GTK holds (a bounded number) instead of telling GTK that every row changed; a live run's new
+ * scopes arrive as rows appended to their parent's list (gs-scope-list.c). */
 #include "gs-scope-tree-view.h"
 
 #include <adwaita.h>
@@ -41,8 +42,10 @@ struct _GsScopeTreeView {
   GPtrArray *lists;       /* every GsScopeList alive (weak), to refresh or detach them */
   GHashTable *bound;      /* GtkListItem* bound now -> column + 1 */
   guint64 selected_scope;
-  guint refresh_tick;     /* a pending once-per-frame refresh of the cells */
+  GdkFrameClock *clock;   /* while mapped: the clock whose update phase refreshes cells */
+  gulong update_id;
   gboolean many_threads;  /* the thread column was shown for a second thread */
+  gboolean cells_stale;   /* the position or the model moved while the view was unmapped */
 };
 
 G_DEFINE_FINAL_TYPE(GsScopeTreeView, gs_scope_tree_view, GTK_TYPE_WIDGET)
@@ -95,22 +98,36 @@ static char *event_number_text(guint64 seq) {
   return g_strdup_printf("%" G_GUINT64_FORMAT, seq);
 }
 
-/* The text of one cell, and whether the scope has begun at the scrubber's event. */
-static char *cell_text(GsScopeTreeView *self, GsScopeItem *item, ScopeColumn column,
-                       gboolean *begun) {
+/* Where a scope stands at the scrubber's event. */
+typedef enum {
+  SCOPE_FUTURE, /* not begun yet: greyed, no statistics */
+  SCOPE_OPEN,   /* begun and not ended: its name in bold, "open" as its end */
+  SCOPE_ENDED,  /* ended at or before it: shown plainly, its statistics final */
+} ScopeMoment;
+
+/* The scope as it was at the scrubber's event (NULL before it began). The state at a past
+ * event keeps only its open scopes: ended ones come from the model's list (final records). */
+static const gs_replay_scope *scope_now(GsScopeTreeView *self, guint64 id) {
+  const gs_replay *state = gs_trace_model_seek(self->model, self->position);
+  return state ? gs_trace_model_scope_in(self->model, state, id) : NULL;
+}
+
+static ScopeMoment moment_of(const gs_replay_scope *now) {
+  return !now ? SCOPE_FUTURE : now->ended ? SCOPE_ENDED : SCOPE_OPEN;
+}
+
+/* The text of one cell. */
+static char *cell_text(GsScopeTreeView *self, GsScopeItem *item, const gs_replay_scope *now,
+                       ScopeColumn column) {
   gs_trace_model *m = self->model;
   const gs_replay_scope *head = gs_trace_model_scope_at(m, gs_scope_item_get_position(item));
-  const gs_replay *state = gs_trace_model_seek(m, self->position);
-  guint64 id = gs_scope_item_get_scope_id(item);
-  const gs_replay_scope *now = state ? g_hash_table_lookup(state->scopes, &id) : NULL;
-  *begun = now != NULL;
   if (!head)
     return g_strdup("");
   switch (column) {
   case COLUMN_NAME:
     return g_strdup(head->name && *head->name ? head->name : _("(unnamed)"));
   case COLUMN_ID:
-    return gs_view_handle(id);
+    return gs_view_handle(gs_scope_item_get_scope_id(item));
   case COLUMN_THREAD:
     return g_strdup_printf("%u", head->thread);
   case COLUMN_BEGIN:
@@ -151,6 +168,41 @@ static GtkLabel *cell_label(GtkListItem *list_item, ScopeColumn column) {
   return GTK_LABEL(child);
 }
 
+static void set_css_class(GtkWidget *widget, const char *name, gboolean on) {
+  if (on == gtk_widget_has_css_class(widget, name))
+    return;
+  if (on)
+    gtk_widget_add_css_class(widget, name);
+  else
+    gtk_widget_remove_css_class(widget, name);
+}
+
+static void set_tooltip(GtkWidget *widget, const char *text) {
+  if (g_strcmp0(gtk_widget_get_tooltip_text(widget), text) != 0)
+    gtk_widget_set_tooltip_text(widget, text);
+}
+
+/* The convention (README, "Scope tree"): a scope not begun yet at the scrubber's event is
+ * greyed; an open one has its name in bold and "open" in the accent colour as its end; an
+ * ended one looks like any other row, its end event in the End column and in the tooltip, so
+ * the last event of a finished run does not look disabled. */
+static void style_cell(GtkWidget *label, ScopeColumn column, const gs_replay_scope *now) {
+  ScopeMoment moment = moment_of(now);
+  set_css_class(label, "dim-label", moment == SCOPE_FUTURE);
+  if (column == COLUMN_NAME)
+    set_css_class(label, "heading", moment == SCOPE_OPEN);
+  if (column == COLUMN_END)
+    set_css_class(label, "accent", moment == SCOPE_OPEN);
+  if (column != COLUMN_NAME && column != COLUMN_END)
+    return;
+  g_autofree char *end = now && now->ended ? event_number_text(now->end_seq) : NULL;
+  g_autofree char *ended = end ? g_strdup_printf(_("Ended at event %s"), end) : NULL;
+  set_tooltip(label, moment == SCOPE_FUTURE ? _("Not begun yet at the chosen event")
+                     : moment == SCOPE_OPEN ? _("Open at the chosen event")
+                                            : ended);
+}
+
+/* A label given its own text again queues nothing, so unchanged cells cost no layout. */
 static void update_cell(GsScopeTreeView *self, GtkListItem *list_item, ScopeColumn column) {
   GtkTreeListRow *row = gtk_list_item_get_item(list_item);
   GtkLabel *label = cell_label(list_item, column);
@@ -159,55 +211,44 @@ static void update_cell(GsScopeTreeView *self, GtkListItem *list_item, ScopeColu
     return;
   }
   g_autoptr(GsScopeItem) item = gtk_tree_list_row_get_item(row);
-  gboolean begun = FALSE;
-  g_autofree char *text = cell_text(self, item, column, &begun);
+  const gs_replay_scope *now = scope_now(self, gs_scope_item_get_scope_id(item));
+  g_autofree char *text = cell_text(self, item, now, column);
   gtk_label_set_text(label, text);
-  /* Not begun yet: greyed rather than hidden, so rows do not jump while scrubbing. */
-  if (begun)
-    gtk_widget_remove_css_class(GTK_WIDGET(label), "dim-label");
-  else
-    gtk_widget_add_css_class(GTK_WIDGET(label), "dim-label");
-  if (column == COLUMN_NAME && gtk_widget_get_has_tooltip(GTK_WIDGET(label)) == begun)
-    gtk_widget_set_tooltip_text(GTK_WIDGET(label),
-                                begun ? NULL : _("Not begun yet at the chosen event"));
+  style_cell(GTK_WIDGET(label), column, now);
 }
 
-/* GTK keeps cells of rows just off screen bound; those are brought up to date when they are
- * mapped (on_cell_map), so a scrubber step rewrites only what is visible. */
+/* Every bound cell, mapped or not: GTK keeps a bounded number of rows bound (those on
+ * screen and a few beyond), so this costs the same however long the run. Cells must never be
+ * rewritten when GTK maps them: GTK 4.8 maps rows from inside size-allocate (seen under gdb
+ * in a live digits run: gtk_widget_allocate, gtk_widget_set_child_visible, map), and a label
+ * that queues a resize there is a column width change the column view has already laid out:
+ * its header and rows were left without an allocation, and the whole pane stayed blank
+ * ("Trying to snapshot GtkListItemWidget ... without a current allocation"). */
 static void refresh_cells(GsScopeTreeView *self) {
   GHashTableIter iter;
   gpointer list_item, column;
   g_hash_table_iter_init(&iter, self->bound);
   while (g_hash_table_iter_next(&iter, &list_item, &column))
-    if (gtk_widget_get_mapped(gtk_list_item_get_child(list_item)))
-      update_cell(self, list_item, GPOINTER_TO_INT(column) - 1);
-}
-
-static void on_cell_map(GtkWidget *child, GtkListItem *list_item) {
-  GsScopeTreeView *self = GS_SCOPE_TREE_VIEW(
-      gtk_widget_get_ancestor(child, GS_TYPE_SCOPE_TREE_VIEW));
-  gpointer column = self ? g_hash_table_lookup(self->bound, list_item) : NULL;
-  if (column)
     update_cell(self, list_item, GPOINTER_TO_INT(column) - 1);
+  self->cells_stale = FALSE;
 }
 
-/* Scrubbing with a held arrow key moves the position faster than frames are drawn: the cells
- * are rewritten once per frame. */
-static gboolean refresh_on_tick(GtkWidget *widget, GdkFrameClock *clock, gpointer data) {
-  (void)clock, (void)data;
-  GsScopeTreeView *self = GS_SCOPE_TREE_VIEW(widget);
-  self->refresh_tick = 0;
-  if (self->model)
+/* Runs in the frame clock's update phase after every tick callback (a live source's pump
+ * among them), before layout: label changes made here are measured and allocated in the
+ * same frame, and show the chunk just taken in. A tick callback added during a frame would
+ * only run in the next one. Scrubbing with a held arrow key or following a live run moves the
+ * position faster than frames are drawn: cells are rewritten at most once per frame. */
+static void on_clock_update(GsScopeTreeView *self, GdkFrameClock *clock) {
+  (void)clock;
+  if (self->cells_stale && self->model)
     refresh_cells(self);
-  return G_SOURCE_REMOVE;
 }
 
 static void queue_refresh(GsScopeTreeView *self) {
-  if (!gtk_widget_get_mapped(GTK_WIDGET(self)))
-    return; /* its cells catch up when they are mapped */
-  if (!self->refresh_tick)
-    self->refresh_tick =
-        gtk_widget_add_tick_callback(GTK_WIDGET(self), refresh_on_tick, NULL, NULL);
+  self->cells_stale = TRUE;
+  /* Unmapped: refreshed on the first frame after it is mapped again. */
+  if (self->clock)
+    gdk_frame_clock_request_phase(self->clock, GDK_FRAME_CLOCK_PHASE_UPDATE);
 }
 
 static void setup_cell(GtkSignalListItemFactory *factory, GtkListItem *list_item,
@@ -227,7 +268,6 @@ static void setup_cell(GtkSignalListItemFactory *factory, GtkListItem *list_item
     gtk_widget_add_css_class(label, "numeric");
     gtk_list_item_set_child(list_item, label);
   }
-  g_signal_connect(gtk_list_item_get_child(list_item), "map", G_CALLBACK(on_cell_map), list_item);
 }
 
 static void bind_cell(GtkSignalListItemFactory *factory, GtkListItem *list_item,
@@ -399,6 +439,30 @@ GtkWidget *gs_scope_tree_view_new(void) {
 
 /* ---- GObject -------------------------------------------------------------------------- */
 
+static void disconnect_clock(GsScopeTreeView *self) {
+  if (self->clock)
+    g_clear_signal_handler(&self->update_id, self->clock);
+  g_clear_object(&self->clock);
+}
+
+/* Mapping may happen inside an ancestor's size-allocate: stale cells are left to the next
+ * frame's update phase (see refresh_cells). */
+static void gs_scope_tree_view_map(GtkWidget *widget) {
+  GsScopeTreeView *self = GS_SCOPE_TREE_VIEW(widget);
+  GTK_WIDGET_CLASS(gs_scope_tree_view_parent_class)->map(widget);
+  disconnect_clock(self);
+  self->clock = g_object_ref(gtk_widget_get_frame_clock(widget));
+  self->update_id = g_signal_connect_object(self->clock, "update", G_CALLBACK(on_clock_update),
+                                            self, G_CONNECT_SWAPPED | G_CONNECT_AFTER);
+  if (self->cells_stale)
+    queue_refresh(self);
+}
+
+static void gs_scope_tree_view_unmap(GtkWidget *widget) {
+  disconnect_clock(GS_SCOPE_TREE_VIEW(widget));
+  GTK_WIDGET_CLASS(gs_scope_tree_view_parent_class)->unmap(widget);
+}
+
 static void gs_scope_tree_view_dispose(GObject *object) {
   GsScopeTreeView *self = GS_SCOPE_TREE_VIEW(object);
   if (self->column_view)
@@ -411,10 +475,7 @@ static void gs_scope_tree_view_dispose(GObject *object) {
     forget_lists(self);
   self->model = NULL;
   gtk_widget_dispose_template(GTK_WIDGET(self), GS_TYPE_SCOPE_TREE_VIEW);
-  if (self->refresh_tick) {
-    gtk_widget_remove_tick_callback(GTK_WIDGET(self), self->refresh_tick);
-    self->refresh_tick = 0;
-  }
+  disconnect_clock(self);
   G_OBJECT_CLASS(gs_scope_tree_view_parent_class)->dispose(object);
 }
 
@@ -430,6 +491,8 @@ static void gs_scope_tree_view_class_init(GsScopeTreeViewClass *klass) {
   GtkWidgetClass *widget_class = GTK_WIDGET_CLASS(klass);
   object_class->dispose = gs_scope_tree_view_dispose;
   object_class->finalize = gs_scope_tree_view_finalize;
+  widget_class->map = gs_scope_tree_view_map;
+  widget_class->unmap = gs_scope_tree_view_unmap;
 
   signals[SIGNAL_SCOPE_SELECTED] =
       g_signal_new("scope-selected", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL,
