@@ -171,7 +171,7 @@ static guint check_visible_rows(Live *live) {
     g_assert_cmpstr(gtk_label_get_text(labels->pdata[END]), ==, end);
     /* Ended scopes are not greyed: only those not begun are. */
     g_assert_false(gtk_widget_has_css_class(labels->pdata[NAME], "dim-label"));
-    g_assert_true(gtk_widget_has_css_class(labels->pdata[NAME], "heading") == !now->ended);
+    g_assert_true(gtk_widget_has_css_class(labels->pdata[NAME], "gs-scope-open") == !now->ended);
     checked++;
   }
   return checked;

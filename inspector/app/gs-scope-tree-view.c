@@ -190,7 +190,7 @@ static void style_cell(GtkWidget *label, ScopeColumn column, const gs_replay_sco
   ScopeMoment moment = moment_of(now);
   set_css_class(label, "dim-label", moment == SCOPE_FUTURE);
   if (column == COLUMN_NAME)
-    set_css_class(label, "heading", moment == SCOPE_OPEN);
+    set_css_class(label, "gs-scope-open", moment == SCOPE_OPEN); /* bold (style.css) */
   if (column == COLUMN_END)
     set_css_class(label, "accent", moment == SCOPE_OPEN);
   if (column != COLUMN_NAME && column != COLUMN_END)
