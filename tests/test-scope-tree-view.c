@@ -106,6 +106,15 @@ static guint64 scope_begin_index(Fixture *f, const char *name, int nth) {
   g_assert_not_reached();
 }
 
+static guint64 scope_id(Fixture *f, const char *name, int nth) {
+  for (guint i = 0; i < gs_trace_model_n_scopes(f->model); i++) {
+    const gs_replay_scope *s = gs_trace_model_scope_at(f->model, i);
+    if (g_strcmp0(s->name, name) == 0 && nth-- == 0)
+      return s->id;
+  }
+  g_assert_not_reached();
+}
+
 static guint64 scope_end_index(Fixture *f, const char *name) {
   for (guint i = 0; i < gs_trace_model_n_scopes(f->model); i++) {
     const gs_replay_scope *s = gs_trace_model_scope_at(f->model, i);
@@ -196,6 +205,8 @@ static void test_scopes_not_begun_are_greyed(Fixture *f, gconstpointer data) {
   g_assert_true(is_dim(third->pdata[NAME]));
   g_assert_true(is_dim(work->pdata[BYTES]));
   g_assert_cmpstr(cell(third, CREATED), ==, ""); /* no statistics before it began */
+  g_autofree char *future = gs_scope_tree_view_describe_scope(f->view, scope_id(f, "step", 2));
+  g_assert_cmpstr(future, ==, "Not begun yet at the chosen event");
   views_test_screenshot(GTK_WIDGET(f->window), "scope-tree-view-greyed.png");
   /* Scrubbing on greys them no more. */
   gs_scope_tree_view_set_position(f->view, scope_begin_index(f, "work", 0));
@@ -207,10 +218,6 @@ static void test_scopes_not_begun_are_greyed(Fixture *f, gconstpointer data) {
 
 static gboolean has_class(GPtrArray *labels, guint column, const char *name) {
   return gtk_widget_has_css_class(GTK_WIDGET(labels->pdata[column]), name);
-}
-
-static const char *tooltip(GPtrArray *labels, guint column) {
-  return gtk_widget_get_tooltip_text(GTK_WIDGET(labels->pdata[column]));
 }
 
 /* At the last event of a finished run every scope has ended: nothing is greyed (the tree
@@ -229,8 +236,10 @@ static void test_ended_scopes_are_not_greyed(Fixture *f, gconstpointer data) {
       g_assert_false(has_class(row, c, "dim-label"));
     g_assert_false(has_class(row, NAME, "gs-scope-open"));
     g_autofree char *ended = g_strdup_printf("Ended at event %s", cell(row, END));
-    g_assert_cmpstr(tooltip(row, NAME), ==, ended);
-    g_assert_cmpstr(tooltip(row, END), ==, ended);
+    g_autofree char *said = gs_scope_tree_view_describe_scope(f->view, scope_id(f, names[i], nth[i]));
+    g_assert_cmpstr(said, ==, ended);
+    g_assert_true(gtk_widget_get_has_tooltip(row->pdata[NAME]));
+    g_assert_true(gtk_widget_get_has_tooltip(row->pdata[END]));
   }
   views_test_screenshot(GTK_WIDGET(f->window), "scope-tree-view-ended.png");
 
@@ -243,7 +252,9 @@ static void test_ended_scopes_are_not_greyed(Fixture *f, gconstpointer data) {
   g_assert_true(has_class(work, NAME, "gs-scope-open"));
   g_assert_true(has_class(work, END, "accent"));
   g_assert_cmpstr(cell(work, END), ==, "open");
-  g_assert_cmpstr(tooltip(work, NAME), ==, "Open at the chosen event");
+  g_autofree char *open = gs_scope_tree_view_describe_scope(f->view, scope_id(f, "work", 0));
+  g_assert_cmpstr(open, ==, "Open at the chosen event");
+  g_assert_null(gs_scope_tree_view_describe_scope(f->view, 999999)); /* no such scope */
   g_assert_false(has_class(step, NAME, "gs-scope-open"));
   g_assert_false(has_class(step, END, "accent"));
   g_assert_false(has_class(step, NAME, "dim-label"));

@@ -40,7 +40,7 @@ struct _GsScopeTreeView {
   GtkTreeListModel *tree;
   GtkSingleSelection *selection;
   GPtrArray *lists;       /* every GsScopeList alive (weak), to refresh or detach them */
-  GHashTable *bound;      /* GtkListItem* bound now -> column + 1 */
+  GHashTable *bound;      /* GtkListItem* bound now -> BoundCell */
   guint64 selected_scope;
   GdkFrameClock *clock;   /* while mapped: the clock whose update phase refreshes cells */
   gulong update_id;
@@ -106,10 +106,17 @@ typedef enum {
 } ScopeMoment;
 
 /* The scope as it was at the scrubber's event (NULL before it began). The state at a past
- * event keeps only its open scopes: ended ones come from the model's list (final records). */
+ * event keeps only its open scopes: ended ones come from the model's list (final records).
+ * Following a live run, the scrubber is on the last event: that state is the model's head,
+ * and seeking there would replay every event of the chunk just taken in a second time. */
 static const gs_replay_scope *scope_now(GsScopeTreeView *self, guint64 id) {
-  const gs_replay *state = gs_trace_model_seek(self->model, self->position);
-  return state ? gs_trace_model_scope_in(self->model, state, id) : NULL;
+  gs_trace_model *m = self->model;
+  guint64 n = gs_trace_model_n_events(m);
+  if (n == 0)
+    return NULL;
+  const gs_replay *state =
+      self->position + 1 >= n ? gs_trace_model_head(m) : gs_trace_model_seek(m, self->position);
+  return gs_trace_model_scope_in(m, state, id);
 }
 
 static ScopeMoment moment_of(const gs_replay_scope *now) {
@@ -177,44 +184,70 @@ static void set_css_class(GtkWidget *widget, const char *name, gboolean on) {
     gtk_widget_remove_css_class(widget, name);
 }
 
-static void set_tooltip(GtkWidget *widget, const char *text) {
-  if (g_strcmp0(gtk_widget_get_tooltip_text(widget), text) != 0)
-    gtk_widget_set_tooltip_text(widget, text);
+/* What a row's tooltip says about a scope at the scrubber's event. */
+static char *moment_text(const gs_replay_scope *now) {
+  switch (moment_of(now)) {
+  case SCOPE_FUTURE:
+    return g_strdup(_("Not begun yet at the chosen event"));
+  case SCOPE_OPEN:
+    return g_strdup(_("Open at the chosen event"));
+  case SCOPE_ENDED:
+  default: {
+    g_autofree char *end = event_number_text(now->end_seq);
+    return g_strdup_printf(_("Ended at event %s"), end);
+  }
+  }
 }
 
 /* The convention (README, "Scope tree"): a scope not begun yet at the scrubber's event is
  * greyed; an open one has its name in bold and "open" in the accent colour as its end; an
  * ended one looks like any other row, its end event in the End column and in the tooltip, so
- * the last event of a finished run does not look disabled. */
-static void style_cell(GtkWidget *label, ScopeColumn column, const gs_replay_scope *now) {
-  ScopeMoment moment = moment_of(now);
+ * the last event of a finished run does not look disabled. Tooltips are made when asked
+ * (on_query_tooltip): setting one makes GTK 4.8 query the pointer, a round trip to the
+ * display server per cell. */
+static void style_cell(GtkWidget *label, ScopeColumn column, ScopeMoment moment) {
   set_css_class(label, "dim-label", moment == SCOPE_FUTURE);
   if (column == COLUMN_NAME)
     set_css_class(label, "gs-scope-open", moment == SCOPE_OPEN); /* bold (style.css) */
   if (column == COLUMN_END)
     set_css_class(label, "accent", moment == SCOPE_OPEN);
-  if (column != COLUMN_NAME && column != COLUMN_END)
-    return;
-  g_autofree char *end = now && now->ended ? event_number_text(now->end_seq) : NULL;
-  g_autofree char *ended = end ? g_strdup_printf(_("Ended at event %s"), end) : NULL;
-  set_tooltip(label, moment == SCOPE_FUTURE ? _("Not begun yet at the chosen event")
-                     : moment == SCOPE_OPEN ? _("Open at the chosen event")
-                                            : ended);
 }
 
-/* A label given its own text again queues nothing, so unchanged cells cost no layout. */
-static void update_cell(GsScopeTreeView *self, GtkListItem *list_item, ScopeColumn column) {
+/* A cell GTK has bound to a row, and what it shows. */
+typedef struct {
+  ScopeColumn column;
+  guint64 scope_id;    /* 0: no row */
+  gboolean written;    /* the cell shows the scope as it was at some event... */
+  ScopeMoment moment;  /* ...where it stood so */
+} BoundCell;
+
+static GsScopeItem *row_item(GtkListItem *list_item) {
   GtkTreeListRow *row = gtk_list_item_get_item(list_item);
-  GtkLabel *label = cell_label(list_item, column);
-  if (!row || !self->model) {
+  return row ? gtk_tree_list_row_get_item(row) : NULL;
+}
+
+/* A label given its own text again queues nothing, so unchanged cells cost no layout. The
+ * text of a scope not begun yet and of an ended one does not depend on the event (names,
+ * begin, final statistics): while it stays so, the cell is left alone. */
+static void update_cell(GsScopeTreeView *self, GtkListItem *list_item, BoundCell *cell) {
+  GtkLabel *label = cell_label(list_item, cell->column);
+  if (!cell->scope_id || !self->model) {
     gtk_label_set_text(label, "");
+    cell->written = FALSE;
     return;
   }
-  g_autoptr(GsScopeItem) item = gtk_tree_list_row_get_item(row);
-  const gs_replay_scope *now = scope_now(self, gs_scope_item_get_scope_id(item));
-  g_autofree char *text = cell_text(self, item, now, column);
+  const gs_replay_scope *now = scope_now(self, cell->scope_id);
+  ScopeMoment moment = moment_of(now);
+  if (cell->written && moment == cell->moment && moment != SCOPE_OPEN)
+    return;
+  g_autoptr(GsScopeItem) item = row_item(list_item);
+  if (!item)
+    return;
+  g_autofree char *text = cell_text(self, item, now, cell->column);
   gtk_label_set_text(label, text);
-  style_cell(GTK_WIDGET(label), column, now);
+  style_cell(GTK_WIDGET(label), cell->column, moment);
+  cell->written = TRUE;
+  cell->moment = moment;
 }
 
 /* Every bound cell, mapped or not: GTK keeps a bounded number of rows bound (those on
@@ -226,10 +259,10 @@ static void update_cell(GsScopeTreeView *self, GtkListItem *list_item, ScopeColu
  * ("Trying to snapshot GtkListItemWidget ... without a current allocation"). */
 static void refresh_cells(GsScopeTreeView *self) {
   GHashTableIter iter;
-  gpointer list_item, column;
+  gpointer list_item, cell;
   g_hash_table_iter_init(&iter, self->bound);
-  while (g_hash_table_iter_next(&iter, &list_item, &column))
-    update_cell(self, list_item, GPOINTER_TO_INT(column) - 1);
+  while (g_hash_table_iter_next(&iter, &list_item, &cell))
+    update_cell(self, list_item, cell);
   self->cells_stale = FALSE;
 }
 
@@ -251,6 +284,21 @@ static void queue_refresh(GsScopeTreeView *self) {
     gdk_frame_clock_request_phase(self->clock, GDK_FRAME_CLOCK_PHASE_UPDATE);
 }
 
+static gboolean on_query_tooltip(GtkWidget *label, int x, int y, gboolean keyboard,
+                                 GtkTooltip *tooltip, GtkListItem *list_item) {
+  (void)x, (void)y, (void)keyboard;
+  GsScopeTreeView *self =
+      GS_SCOPE_TREE_VIEW(gtk_widget_get_ancestor(label, GS_TYPE_SCOPE_TREE_VIEW));
+  g_autoptr(GsScopeItem) item = row_item(list_item);
+  g_autofree char *text =
+      self && item ? gs_scope_tree_view_describe_scope(self, gs_scope_item_get_scope_id(item))
+                   : NULL;
+  if (!text)
+    return FALSE;
+  gtk_tooltip_set_text(tooltip, text);
+  return TRUE;
+}
+
 static void setup_cell(GtkSignalListItemFactory *factory, GtkListItem *list_item,
                        gpointer user_data) {
   (void)user_data;
@@ -268,6 +316,10 @@ static void setup_cell(GtkSignalListItemFactory *factory, GtkListItem *list_item
     gtk_widget_add_css_class(label, "numeric");
     gtk_list_item_set_child(list_item, label);
   }
+  if (column == COLUMN_NAME || column == COLUMN_END) {
+    gtk_widget_set_has_tooltip(label, TRUE);
+    g_signal_connect(label, "query-tooltip", G_CALLBACK(on_query_tooltip), list_item);
+  }
 }
 
 static void bind_cell(GtkSignalListItemFactory *factory, GtkListItem *list_item,
@@ -277,8 +329,12 @@ static void bind_cell(GtkSignalListItemFactory *factory, GtkListItem *list_item,
   if (column == COLUMN_NAME)
     gtk_tree_expander_set_list_row(GTK_TREE_EXPANDER(gtk_list_item_get_child(list_item)),
                                    gtk_list_item_get_item(list_item));
-  g_hash_table_insert(self->bound, list_item, GINT_TO_POINTER(column + 1));
-  update_cell(self, list_item, column);
+  BoundCell *cell = g_new0(BoundCell, 1);
+  cell->column = column;
+  g_autoptr(GsScopeItem) item = row_item(list_item);
+  cell->scope_id = item ? gs_scope_item_get_scope_id(item) : 0;
+  g_hash_table_insert(self->bound, list_item, cell);
+  update_cell(self, list_item, cell);
 }
 
 static void unbind_cell(GtkSignalListItemFactory *factory, GtkListItem *list_item,
@@ -428,6 +484,13 @@ void gs_scope_tree_view_model_grew(GsScopeTreeView *self) {
   queue_refresh(self);
 }
 
+char *gs_scope_tree_view_describe_scope(GsScopeTreeView *self, guint64 scope_id) {
+  g_return_val_if_fail(GS_IS_SCOPE_TREE_VIEW(self), NULL);
+  if (!self->model || !gs_trace_model_scope(self->model, scope_id))
+    return NULL;
+  return moment_text(scope_now(self, scope_id));
+}
+
 guint64 gs_scope_tree_view_get_selected_scope(GsScopeTreeView *self) {
   g_return_val_if_fail(GS_IS_SCOPE_TREE_VIEW(self), 0);
   return self->selected_scope;
@@ -526,7 +589,7 @@ static void gs_scope_tree_view_class_init(GsScopeTreeViewClass *klass) {
 static void gs_scope_tree_view_init(GsScopeTreeView *self) {
   g_type_ensure(ADW_TYPE_STATUS_PAGE);
   self->lists = g_ptr_array_new();
-  self->bound = g_hash_table_new(g_direct_hash, g_direct_equal);
+  self->bound = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
   gtk_widget_init_template(GTK_WIDGET(self));
   for (int i = 0; i < N_COLUMNS; i++) {
     GtkListItemFactory *factory = gtk_signal_list_item_factory_new();

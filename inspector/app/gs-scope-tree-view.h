@@ -27,6 +27,9 @@ void gs_scope_tree_view_set_position(GsScopeTreeView *self, guint64 index);
 guint64 gs_scope_tree_view_get_position(GsScopeTreeView *self);
 /* A live source appended events: new scopes appear, open ones may gain children. */
 void gs_scope_tree_view_model_grew(GsScopeTreeView *self);
+/* What the scope's row says in its tooltip at the scrubber's event: not begun yet, open, or
+ * "Ended at event N". NULL for a scope the model does not have. Free with g_free. */
+char *gs_scope_tree_view_describe_scope(GsScopeTreeView *self, guint64 scope_id);
 /* The selected scope's id, or 0. */
 guint64 gs_scope_tree_view_get_selected_scope(GsScopeTreeView *self);
 
