@@ -175,6 +175,14 @@ static guint check_visible_rows(Live *live) {
     /* Ended scopes are not greyed: only those not begun are. */
     g_assert_false(gtk_widget_has_css_class(labels->pdata[NAME], "dim-label"));
     g_assert_true(gtk_widget_has_css_class(labels->pdata[NAME], "gs-scope-open") == !now->ended);
+    /* The expander shows an arrow only while the scope has children or may still get some
+     * (open at the newest event). */
+    GtkWidget *expander = gtk_widget_get_parent(labels->pdata[NAME]);
+    gboolean arrow = FALSE;
+    for (GtkWidget *c = gtk_widget_get_first_child(expander); c; c = gtk_widget_get_next_sibling(c))
+      arrow |= g_strcmp0(gtk_widget_get_css_name(c), "expander") == 0;
+    const gs_replay_scope *head = gs_trace_model_scope(m, found->id);
+    g_assert_true(arrow == (n_children(m, found->id) > 0 || !head->ended));
     checked++;
   }
   return checked;
@@ -301,6 +309,18 @@ static void test_rows_follow_a_growing_model(void) {
   g_assert_cmpuint(n_children(live.model, 0), ==, N_STEPS + N_STEPS / EVAL_EVERY);
   g_assert_true(expanded);
   g_assert_cmpuint(max_children_seen, ==, N_BATCHES);
+  /* A scope seen open (it might have gained children) offers no expander once it has ended
+   * without any. */
+  GListModel *roots = gtk_tree_list_model_get_model(tree_of(&live));
+  guint stale_expanders = 0;
+  for (guint i = 0; i < g_list_model_get_n_items(roots); i++) {
+    g_autoptr(GtkTreeListRow) row = gtk_tree_list_model_get_child_row(tree_of(&live), i);
+    g_autoptr(GsScopeItem) item = gtk_tree_list_row_get_item(row);
+    if (n_children(live.model, gs_scope_item_get_scope_id(item)) == 0 &&
+        gtk_tree_list_row_is_expandable(row))
+      stale_expanders++;
+  }
+  g_assert_cmpuint(stale_expanders, ==, 0);
   g_assert_cmpuint(rows_checked, >=, frames * 5);
   views_test_screenshot(GTK_WIDGET(live.window), "scope-tree-live-ended.png");
   g_signal_handler_disconnect(clock, paint_id);

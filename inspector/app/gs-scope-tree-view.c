@@ -217,8 +217,10 @@ static void style_cell(GtkWidget *label, ScopeColumn column, ScopeMoment moment)
 typedef struct {
   ScopeColumn column;
   guint64 scope_id;    /* 0: no row */
+  guint position;      /* the scope's, for gs_trace_model_scope_at */
   gboolean written;    /* the cell shows the scope as it was at some event... */
   ScopeMoment moment;  /* ...where it stood so */
+  gboolean may_grow;   /* name cells: the expander was set up while the scope was open */
 } BoundCell;
 
 static GsScopeItem *row_item(GtkListItem *list_item) {
@@ -235,6 +237,18 @@ static void update_cell(GsScopeTreeView *self, GtkListItem *list_item, BoundCell
     gtk_label_set_text(label, "");
     cell->written = FALSE;
     return;
+  }
+  if (cell->may_grow) {
+    /* An open scope offers an expander (create_children); once it has ended (or the log
+     * broke off) the expander must ask again, and GtkTreeExpander only asks on a new row. */
+    const gs_replay_scope *head = gs_trace_model_scope_at(self->model, cell->position);
+    if (!head || head->ended || gs_trace_model_damaged(self->model)) {
+      cell->may_grow = FALSE;
+      GtkTreeExpander *expander = GTK_TREE_EXPANDER(gtk_list_item_get_child(list_item));
+      GtkTreeListRow *row = gtk_list_item_get_item(list_item);
+      gtk_tree_expander_set_list_row(expander, NULL);
+      gtk_tree_expander_set_list_row(expander, row);
+    }
   }
   const gs_replay_scope *now = scope_now(self, cell->scope_id);
   ScopeMoment moment = moment_of(now);
@@ -333,6 +347,10 @@ static void bind_cell(GtkSignalListItemFactory *factory, GtkListItem *list_item,
   cell->column = column;
   g_autoptr(GsScopeItem) item = row_item(list_item);
   cell->scope_id = item ? gs_scope_item_get_scope_id(item) : 0;
+  cell->position = item ? gs_scope_item_get_position(item) : 0;
+  const gs_replay_scope *head =
+      item && self->model ? gs_trace_model_scope_at(self->model, cell->position) : NULL;
+  cell->may_grow = column == COLUMN_NAME && head && !head->ended;
   g_hash_table_insert(self->bound, list_item, cell);
   update_cell(self, list_item, cell);
 }
