@@ -108,6 +108,8 @@ const char *views_test_label_after(GtkWidget *root, const char *key) {
 void views_test_screenshot(GtkWidget *widget, const char *name) {
   views_test_settle(widget);
   const char *dir = g_getenv("GS_SCREENSHOT_DIR");
+  if (dir)
+    g_mkdir_with_parents(dir, 0755);
   g_autofree char *path = g_build_filename(dir ? dir : ".", name, NULL);
   g_autoptr(GdkPaintable) paintable = gtk_widget_paintable_new(widget);
   int width = gtk_widget_get_width(widget), height = gtk_widget_get_height(widget);
