@@ -1,8 +1,8 @@
 /* test-scope-tree-view.c: the scope tree (inspector/app/gs-scope-tree-view.c) on a recorded
  * run: one "epoch" scope holding three "step" scopes and a "work" scope. Rows are lazy (one
  * root until expanded), statistics at the scrubber's event equal the engine's own account of
- * each scope, scopes not begun yet are greyed, and selecting or activating a row emits the
- * contract's signals. Saves a screenshot. */
+ * each scope, scopes not begun yet are greyed while ended ones look plain and open ones bold,
+ * and selecting or activating a row emits the contract's signals. Saves screenshots. */
 #include <adwaita.h>
 #include <glib/gstdio.h>
 #include <gradscope/gradscope.h>
@@ -106,6 +106,15 @@ static guint64 scope_begin_index(Fixture *f, const char *name, int nth) {
   g_assert_not_reached();
 }
 
+static guint64 scope_id(Fixture *f, const char *name, int nth) {
+  for (guint i = 0; i < gs_trace_model_n_scopes(f->model); i++) {
+    const gs_replay_scope *s = gs_trace_model_scope_at(f->model, i);
+    if (g_strcmp0(s->name, name) == 0 && nth-- == 0)
+      return s->id;
+  }
+  g_assert_not_reached();
+}
+
 static guint64 scope_end_index(Fixture *f, const char *name) {
   for (guint i = 0; i < gs_trace_model_n_scopes(f->model); i++) {
     const gs_replay_scope *s = gs_trace_model_scope_at(f->model, i);
@@ -196,6 +205,8 @@ static void test_scopes_not_begun_are_greyed(Fixture *f, gconstpointer data) {
   g_assert_true(is_dim(third->pdata[NAME]));
   g_assert_true(is_dim(work->pdata[BYTES]));
   g_assert_cmpstr(cell(third, CREATED), ==, ""); /* no statistics before it began */
+  g_autofree char *future = gs_scope_tree_view_describe_scope(f->view, scope_id(f, "step", 2));
+  g_assert_cmpstr(future, ==, "Not begun yet at the chosen event");
   views_test_screenshot(GTK_WIDGET(f->window), "scope-tree-view-greyed.png");
   /* Scrubbing on greys them no more. */
   gs_scope_tree_view_set_position(f->view, scope_begin_index(f, "work", 0));
@@ -203,6 +214,51 @@ static void test_scopes_not_begun_are_greyed(Fixture *f, gconstpointer data) {
   g_autoptr(GPtrArray) later = row_labels(f, "work", 0);
   g_assert_false(is_dim(later->pdata[NAME]));
   g_assert_cmpstr(cell(later, END), ==, "open");
+}
+
+static gboolean has_class(GPtrArray *labels, guint column, const char *name) {
+  return gtk_widget_has_css_class(GTK_WIDGET(labels->pdata[column]), name);
+}
+
+/* At the last event of a finished run every scope has ended: nothing is greyed (the tree
+ * would look disabled), each row tells its end; inside "work", it and "epoch" are open. */
+static void test_ended_scopes_are_not_greyed(Fixture *f, gconstpointer data) {
+  (void)data;
+  expand(f, 0);
+  gs_scope_tree_view_set_position(f->view, gs_trace_model_n_events(f->model) - 1);
+  views_test_settle(GTK_WIDGET(f->view));
+  const char *names[] = {"epoch", "step", "step", "step", "work"};
+  int nth[] = {0, 0, 1, 2, 0};
+  for (guint i = 0; i < G_N_ELEMENTS(names); i++) {
+    g_autoptr(GPtrArray) row = row_labels(f, names[i], nth[i]);
+    g_assert_nonnull(row);
+    for (guint c = 0; c < N_CELLS; c++)
+      g_assert_false(has_class(row, c, "dim-label"));
+    g_assert_false(has_class(row, NAME, "gs-scope-open"));
+    g_autofree char *ended = g_strdup_printf("Ended at event %s", cell(row, END));
+    g_autofree char *said = gs_scope_tree_view_describe_scope(f->view, scope_id(f, names[i], nth[i]));
+    g_assert_cmpstr(said, ==, ended);
+    g_assert_true(gtk_widget_get_has_tooltip(row->pdata[NAME]));
+    g_assert_true(gtk_widget_get_has_tooltip(row->pdata[END]));
+  }
+  views_test_screenshot(GTK_WIDGET(f->window), "scope-tree-view-ended.png");
+
+  gs_scope_tree_view_set_position(f->view, index_at_seq(f, work_info_seq));
+  views_test_settle(GTK_WIDGET(f->view));
+  g_autoptr(GPtrArray) epoch = row_labels(f, "epoch", 0);
+  g_autoptr(GPtrArray) work = row_labels(f, "work", 0);
+  g_autoptr(GPtrArray) step = row_labels(f, "step", 0);
+  g_assert_true(has_class(epoch, NAME, "gs-scope-open"));
+  g_assert_true(has_class(work, NAME, "gs-scope-open"));
+  g_assert_true(has_class(work, END, "accent"));
+  g_assert_cmpstr(cell(work, END), ==, "open");
+  g_autofree char *open = gs_scope_tree_view_describe_scope(f->view, scope_id(f, "work", 0));
+  g_assert_cmpstr(open, ==, "Open at the chosen event");
+  g_assert_null(gs_scope_tree_view_describe_scope(f->view, 999999)); /* no such scope */
+  g_assert_false(has_class(step, NAME, "gs-scope-open"));
+  g_assert_false(has_class(step, END, "accent"));
+  g_assert_false(has_class(step, NAME, "dim-label"));
+  views_test_screenshot(GTK_WIDGET(f->window), "scope-tree-view-open.png");
 }
 
 static void on_scope_selected(GsScopeTreeView *view, guint64 id, gpointer data) {
@@ -313,6 +369,8 @@ int main(int argc, char **argv) {
              test_statistics_match_the_engine, fixture_tear_down);
   g_test_add("/scope-tree/scopes-not-begun-are-greyed", Fixture, NULL, fixture_set_up,
              test_scopes_not_begun_are_greyed, fixture_tear_down);
+  g_test_add("/scope-tree/ended-scopes-are-not-greyed", Fixture, NULL, fixture_set_up,
+             test_ended_scopes_are_not_greyed, fixture_tear_down);
   g_test_add("/scope-tree/selection-signals", Fixture, NULL, fixture_set_up,
              test_selection_signals, fixture_tear_down);
   g_test_add("/scope-tree/header-menu-hides-columns", Fixture, NULL, fixture_set_up,

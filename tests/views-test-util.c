@@ -30,6 +30,15 @@ void views_test_init(int *argc, char ***argv) {
   adw_init();
   /* Screenshots compare across machines: one theme, no animations. */
   g_object_set(gtk_settings_get_default(), "gtk-enable-animations", FALSE, NULL);
+  /* The app's own style tweaks, which AdwApplication loads in the app, when the test has the
+   * inspector's resources. */
+  if (g_resources_get_info("/io/github/gradscope/Inspector/style.css", 0, NULL, NULL, NULL)) {
+    g_autoptr(GtkCssProvider) css = gtk_css_provider_new();
+    gtk_css_provider_load_from_resource(css, "/io/github/gradscope/Inspector/style.css");
+    gtk_style_context_add_provider_for_display(gdk_display_get_default(),
+                                               GTK_STYLE_PROVIDER(css),
+                                               GTK_STYLE_PROVIDER_PRIORITY_APPLICATION);
+  }
 }
 
 static gboolean quit_later(gpointer data) {
@@ -99,6 +108,8 @@ const char *views_test_label_after(GtkWidget *root, const char *key) {
 void views_test_screenshot(GtkWidget *widget, const char *name) {
   views_test_settle(widget);
   const char *dir = g_getenv("GS_SCREENSHOT_DIR");
+  if (dir)
+    g_mkdir_with_parents(dir, 0755);
   g_autofree char *path = g_build_filename(dir ? dir : ".", name, NULL);
   g_autoptr(GdkPaintable) paintable = gtk_widget_paintable_new(widget);
   int width = gtk_widget_get_width(widget), height = gtk_widget_get_height(widget);

@@ -1,8 +1,9 @@
 /* gs-scope-tree-view.c: see gs-scope-tree-view.h.
  *
  * Cells are plain labels filled from the model at the scrubber's event. The view remembers
- * which cells are bound, so moving the scrubber rewrites only the rows on screen instead of
- * telling GTK that every row changed. */
+ * which cells are bound, so moving the scrubber or growing the model rewrites only the rows
+ * GTK holds (a bounded number) instead of telling GTK that every row changed; a live run's new
+ * scopes arrive as rows appended to their parent's list (gs-scope-list.c). */
 #include "gs-scope-tree-view.h"
 
 #include "gs-view.h"
@@ -41,10 +42,12 @@ struct _GsScopeTreeView {
   GtkTreeListModel *tree;
   GtkSingleSelection *selection;
   GPtrArray *lists;       /* every GsScopeList alive (weak), to refresh or detach them */
-  GHashTable *bound;      /* GtkListItem* bound now -> column + 1 */
+  GHashTable *bound;      /* GtkListItem* bound now -> BoundCell */
   guint64 selected_scope;
-  guint refresh_tick;     /* a pending once-per-frame refresh of the cells */
+  GdkFrameClock *clock;   /* while mapped: the clock whose update phase refreshes cells */
+  gulong update_id;
   gboolean many_threads;  /* the thread column was shown for a second thread */
+  gboolean cells_stale;   /* the position or the model moved while the view was unmapped */
 };
 
 GS_VIEW_IFACE_INIT(GsScopeTreeView, gs_scope_tree_view)
@@ -100,22 +103,43 @@ static char *event_number_text(guint64 seq) {
   return g_strdup_printf("%" G_GUINT64_FORMAT, seq);
 }
 
-/* The text of one cell, and whether the scope has begun at the scrubber's event. */
-static char *cell_text(GsScopeTreeView *self, GsScopeItem *item, ScopeColumn column,
-                       gboolean *begun) {
+/* Where a scope stands at the scrubber's event. */
+typedef enum {
+  SCOPE_FUTURE, /* not begun yet: greyed, no statistics */
+  SCOPE_OPEN,   /* begun and not ended: its name in bold, "open" as its end */
+  SCOPE_ENDED,  /* ended at or before it: shown plainly, its statistics final */
+} ScopeMoment;
+
+/* The scope as it was at the scrubber's event (NULL before it began). The state at a past
+ * event keeps only its open scopes: ended ones come from the model's list (final records).
+ * Following a live run, the scrubber is on the last event: that state is the model's head,
+ * and seeking there would replay every event of the chunk just taken in a second time. */
+static const gs_replay_scope *scope_now(GsScopeTreeView *self, guint64 id) {
+  gs_trace_model *m = self->model;
+  guint64 n = gs_trace_model_n_events(m);
+  if (n == 0)
+    return NULL;
+  const gs_replay *state =
+      self->position + 1 >= n ? gs_trace_model_head(m) : gs_trace_model_seek(m, self->position);
+  return gs_trace_model_scope_in(m, state, id);
+}
+
+static ScopeMoment moment_of(const gs_replay_scope *now) {
+  return !now ? SCOPE_FUTURE : now->ended ? SCOPE_ENDED : SCOPE_OPEN;
+}
+
+/* The text of one cell. */
+static char *cell_text(GsScopeTreeView *self, GsScopeItem *item, const gs_replay_scope *now,
+                       ScopeColumn column) {
   gs_trace_model *m = self->model;
   const gs_replay_scope *head = gs_trace_model_scope_at(m, gs_scope_item_get_position(item));
-  const gs_replay *state = gs_trace_model_seek(m, self->position);
-  guint64 id = gs_scope_item_get_scope_id(item);
-  const gs_replay_scope *now = state ? g_hash_table_lookup(state->scopes, &id) : NULL;
-  *begun = now != NULL;
   if (!head)
     return g_strdup("");
   switch (column) {
   case COLUMN_NAME:
     return g_strdup(head->name && *head->name ? head->name : _("(unnamed)"));
   case COLUMN_ID:
-    return gs_view_handle(id);
+    return gs_view_handle(gs_scope_item_get_scope_id(item));
   case COLUMN_THREAD:
     return g_strdup_printf("%u", head->thread);
   case COLUMN_BEGIN:
@@ -156,63 +180,142 @@ static GtkLabel *cell_label(GtkListItem *list_item, ScopeColumn column) {
   return GTK_LABEL(child);
 }
 
-static void update_cell(GsScopeTreeView *self, GtkListItem *list_item, ScopeColumn column) {
+static void set_css_class(GtkWidget *widget, const char *name, gboolean on) {
+  if (on == gtk_widget_has_css_class(widget, name))
+    return;
+  if (on)
+    gtk_widget_add_css_class(widget, name);
+  else
+    gtk_widget_remove_css_class(widget, name);
+}
+
+/* What a row's tooltip says about a scope at the scrubber's event. */
+static char *moment_text(const gs_replay_scope *now) {
+  switch (moment_of(now)) {
+  case SCOPE_FUTURE:
+    return g_strdup(_("Not begun yet at the chosen event"));
+  case SCOPE_OPEN:
+    return g_strdup(_("Open at the chosen event"));
+  case SCOPE_ENDED:
+  default: {
+    g_autofree char *end = event_number_text(now->end_seq);
+    return g_strdup_printf(_("Ended at event %s"), end);
+  }
+  }
+}
+
+/* The convention (README, "Scope tree"): a scope not begun yet at the scrubber's event is
+ * greyed; an open one has its name in bold and "open" in the accent colour as its end; an
+ * ended one looks like any other row, its end event in the End column and in the tooltip, so
+ * the last event of a finished run does not look disabled. Tooltips are made when asked
+ * (on_query_tooltip): setting one makes GTK 4.8 query the pointer, a round trip to the
+ * display server per cell. */
+static void style_cell(GtkWidget *label, ScopeColumn column, ScopeMoment moment) {
+  set_css_class(label, "dim-label", moment == SCOPE_FUTURE);
+  if (column == COLUMN_NAME)
+    set_css_class(label, "gs-scope-open", moment == SCOPE_OPEN); /* bold (style.css) */
+  if (column == COLUMN_END)
+    set_css_class(label, "accent", moment == SCOPE_OPEN);
+}
+
+/* A cell GTK has bound to a row, and what it shows. */
+typedef struct {
+  ScopeColumn column;
+  guint64 scope_id;    /* 0: no row */
+  guint position;      /* the scope's, for gs_trace_model_scope_at */
+  gboolean written;    /* the cell shows the scope as it was at some event... */
+  ScopeMoment moment;  /* ...where it stood so */
+  gboolean may_grow;   /* name cells: the expander was set up while the scope was open */
+} BoundCell;
+
+static GsScopeItem *row_item(GtkListItem *list_item) {
   GtkTreeListRow *row = gtk_list_item_get_item(list_item);
-  GtkLabel *label = cell_label(list_item, column);
-  if (!row || !self->model) {
+  return row ? gtk_tree_list_row_get_item(row) : NULL;
+}
+
+/* A label given its own text again queues nothing, so unchanged cells cost no layout. The
+ * text of a scope not begun yet and of an ended one does not depend on the event (names,
+ * begin, final statistics): while it stays so, the cell is left alone. */
+static void update_cell(GsScopeTreeView *self, GtkListItem *list_item, BoundCell *cell) {
+  GtkLabel *label = cell_label(list_item, cell->column);
+  if (!cell->scope_id || !self->model) {
     gtk_label_set_text(label, "");
+    cell->written = FALSE;
     return;
   }
-  g_autoptr(GsScopeItem) item = gtk_tree_list_row_get_item(row);
-  gboolean begun = FALSE;
-  g_autofree char *text = cell_text(self, item, column, &begun);
+  if (cell->may_grow) {
+    /* An open scope offers an expander (create_children); once it has ended (or the log
+     * broke off) the expander must ask again, and GtkTreeExpander only asks on a new row. */
+    const gs_replay_scope *head = gs_trace_model_scope_at(self->model, cell->position);
+    if (!head || head->ended || gs_trace_model_damaged(self->model)) {
+      cell->may_grow = FALSE;
+      GtkTreeExpander *expander = GTK_TREE_EXPANDER(gtk_list_item_get_child(list_item));
+      GtkTreeListRow *row = gtk_list_item_get_item(list_item);
+      gtk_tree_expander_set_list_row(expander, NULL);
+      gtk_tree_expander_set_list_row(expander, row);
+    }
+  }
+  const gs_replay_scope *now = scope_now(self, cell->scope_id);
+  ScopeMoment moment = moment_of(now);
+  if (cell->written && moment == cell->moment && moment != SCOPE_OPEN)
+    return;
+  g_autoptr(GsScopeItem) item = row_item(list_item);
+  if (!item)
+    return;
+  g_autofree char *text = cell_text(self, item, now, cell->column);
   gtk_label_set_text(label, text);
-  /* Not begun yet: greyed rather than hidden, so rows do not jump while scrubbing. */
-  if (begun)
-    gtk_widget_remove_css_class(GTK_WIDGET(label), "dim-label");
-  else
-    gtk_widget_add_css_class(GTK_WIDGET(label), "dim-label");
-  if (column == COLUMN_NAME && gtk_widget_get_has_tooltip(GTK_WIDGET(label)) == begun)
-    gtk_widget_set_tooltip_text(GTK_WIDGET(label),
-                                begun ? NULL : _("Not begun yet at the chosen event"));
+  style_cell(GTK_WIDGET(label), cell->column, moment);
+  cell->written = TRUE;
+  cell->moment = moment;
 }
 
-/* GTK keeps cells of rows just off screen bound; those are brought up to date when they are
- * mapped (on_cell_map), so a scrubber step rewrites only what is visible. */
+/* Every bound cell, mapped or not: GTK keeps a bounded number of rows bound (those on
+ * screen and a few beyond), so this costs the same however long the run. Cells must never be
+ * rewritten when GTK maps them: GTK 4.8 maps rows from inside size-allocate (seen under gdb
+ * in a live digits run: gtk_widget_allocate, gtk_widget_set_child_visible, map), and a label
+ * that queues a resize there is a column width change the column view has already laid out:
+ * its header and rows were left without an allocation, and the whole pane stayed blank
+ * ("Trying to snapshot GtkListItemWidget ... without a current allocation"). */
 static void refresh_cells(GsScopeTreeView *self) {
   GHashTableIter iter;
-  gpointer list_item, column;
+  gpointer list_item, cell;
   g_hash_table_iter_init(&iter, self->bound);
-  while (g_hash_table_iter_next(&iter, &list_item, &column))
-    if (gtk_widget_get_mapped(gtk_list_item_get_child(list_item)))
-      update_cell(self, list_item, GPOINTER_TO_INT(column) - 1);
+  while (g_hash_table_iter_next(&iter, &list_item, &cell))
+    update_cell(self, list_item, cell);
+  self->cells_stale = FALSE;
 }
 
-static void on_cell_map(GtkWidget *child, GtkListItem *list_item) {
-  GsScopeTreeView *self = GS_SCOPE_TREE_VIEW(
-      gtk_widget_get_ancestor(child, GS_TYPE_SCOPE_TREE_VIEW));
-  gpointer column = self ? g_hash_table_lookup(self->bound, list_item) : NULL;
-  if (column)
-    update_cell(self, list_item, GPOINTER_TO_INT(column) - 1);
-}
-
-/* Scrubbing with a held arrow key moves the position faster than frames are drawn: the cells
- * are rewritten once per frame. */
-static gboolean refresh_on_tick(GtkWidget *widget, GdkFrameClock *clock, gpointer data) {
-  (void)clock, (void)data;
-  GsScopeTreeView *self = GS_SCOPE_TREE_VIEW(widget);
-  self->refresh_tick = 0;
-  if (self->model)
+/* Runs in the frame clock's update phase after every tick callback (a live source's pump
+ * among them), before layout: label changes made here are measured and allocated in the
+ * same frame, and show the chunk just taken in. A tick callback added during a frame would
+ * only run in the next one. Scrubbing with a held arrow key or following a live run moves the
+ * position faster than frames are drawn: cells are rewritten at most once per frame. */
+static void on_clock_update(GsScopeTreeView *self, GdkFrameClock *clock) {
+  (void)clock;
+  if (self->cells_stale && self->model)
     refresh_cells(self);
-  return G_SOURCE_REMOVE;
 }
 
 static void queue_refresh(GsScopeTreeView *self) {
-  if (!gtk_widget_get_mapped(GTK_WIDGET(self)))
-    return; /* its cells catch up when they are mapped */
-  if (!self->refresh_tick)
-    self->refresh_tick =
-        gtk_widget_add_tick_callback(GTK_WIDGET(self), refresh_on_tick, NULL, NULL);
+  self->cells_stale = TRUE;
+  /* Unmapped: refreshed on the first frame after it is mapped again. */
+  if (self->clock)
+    gdk_frame_clock_request_phase(self->clock, GDK_FRAME_CLOCK_PHASE_UPDATE);
+}
+
+static gboolean on_query_tooltip(GtkWidget *label, int x, int y, gboolean keyboard,
+                                 GtkTooltip *tooltip, GtkListItem *list_item) {
+  (void)x, (void)y, (void)keyboard;
+  GsScopeTreeView *self =
+      GS_SCOPE_TREE_VIEW(gtk_widget_get_ancestor(label, GS_TYPE_SCOPE_TREE_VIEW));
+  g_autoptr(GsScopeItem) item = row_item(list_item);
+  g_autofree char *text =
+      self && item ? gs_scope_tree_view_describe_scope(self, gs_scope_item_get_scope_id(item))
+                   : NULL;
+  if (!text)
+    return FALSE;
+  gtk_tooltip_set_text(tooltip, text);
+  return TRUE;
 }
 
 static void setup_cell(GtkSignalListItemFactory *factory, GtkListItem *list_item,
@@ -232,7 +335,10 @@ static void setup_cell(GtkSignalListItemFactory *factory, GtkListItem *list_item
     gtk_widget_add_css_class(label, "numeric");
     gtk_list_item_set_child(list_item, label);
   }
-  g_signal_connect(gtk_list_item_get_child(list_item), "map", G_CALLBACK(on_cell_map), list_item);
+  if (column == COLUMN_NAME || column == COLUMN_END) {
+    gtk_widget_set_has_tooltip(label, TRUE);
+    g_signal_connect(label, "query-tooltip", G_CALLBACK(on_query_tooltip), list_item);
+  }
 }
 
 static void bind_cell(GtkSignalListItemFactory *factory, GtkListItem *list_item,
@@ -242,8 +348,16 @@ static void bind_cell(GtkSignalListItemFactory *factory, GtkListItem *list_item,
   if (column == COLUMN_NAME)
     gtk_tree_expander_set_list_row(GTK_TREE_EXPANDER(gtk_list_item_get_child(list_item)),
                                    gtk_list_item_get_item(list_item));
-  g_hash_table_insert(self->bound, list_item, GINT_TO_POINTER(column + 1));
-  update_cell(self, list_item, column);
+  BoundCell *cell = g_new0(BoundCell, 1);
+  cell->column = column;
+  g_autoptr(GsScopeItem) item = row_item(list_item);
+  cell->scope_id = item ? gs_scope_item_get_scope_id(item) : 0;
+  cell->position = item ? gs_scope_item_get_position(item) : 0;
+  const gs_replay_scope *head =
+      item && self->model ? gs_trace_model_scope_at(self->model, cell->position) : NULL;
+  cell->may_grow = column == COLUMN_NAME && head && !head->ended;
+  g_hash_table_insert(self->bound, list_item, cell);
+  update_cell(self, list_item, cell);
 }
 
 static void unbind_cell(GtkSignalListItemFactory *factory, GtkListItem *list_item,
@@ -393,6 +507,13 @@ void gs_scope_tree_view_model_grew(GsScopeTreeView *self) {
   queue_refresh(self);
 }
 
+char *gs_scope_tree_view_describe_scope(GsScopeTreeView *self, guint64 scope_id) {
+  g_return_val_if_fail(GS_IS_SCOPE_TREE_VIEW(self), NULL);
+  if (!self->model || !gs_trace_model_scope(self->model, scope_id))
+    return NULL;
+  return moment_text(scope_now(self, scope_id));
+}
+
 guint64 gs_scope_tree_view_get_selected_scope(GsScopeTreeView *self) {
   g_return_val_if_fail(GS_IS_SCOPE_TREE_VIEW(self), 0);
   return self->selected_scope;
@@ -403,6 +524,30 @@ GtkWidget *gs_scope_tree_view_new(void) {
 }
 
 /* ---- GObject -------------------------------------------------------------------------- */
+
+static void disconnect_clock(GsScopeTreeView *self) {
+  if (self->clock)
+    g_clear_signal_handler(&self->update_id, self->clock);
+  g_clear_object(&self->clock);
+}
+
+/* Mapping may happen inside an ancestor's size-allocate: stale cells are left to the next
+ * frame's update phase (see refresh_cells). */
+static void gs_scope_tree_view_map(GtkWidget *widget) {
+  GsScopeTreeView *self = GS_SCOPE_TREE_VIEW(widget);
+  GTK_WIDGET_CLASS(gs_scope_tree_view_parent_class)->map(widget);
+  disconnect_clock(self);
+  self->clock = g_object_ref(gtk_widget_get_frame_clock(widget));
+  self->update_id = g_signal_connect_object(self->clock, "update", G_CALLBACK(on_clock_update),
+                                            self, G_CONNECT_SWAPPED | G_CONNECT_AFTER);
+  if (self->cells_stale)
+    queue_refresh(self);
+}
+
+static void gs_scope_tree_view_unmap(GtkWidget *widget) {
+  disconnect_clock(GS_SCOPE_TREE_VIEW(widget));
+  GTK_WIDGET_CLASS(gs_scope_tree_view_parent_class)->unmap(widget);
+}
 
 static void gs_scope_tree_view_dispose(GObject *object) {
   GsScopeTreeView *self = GS_SCOPE_TREE_VIEW(object);
@@ -416,10 +561,7 @@ static void gs_scope_tree_view_dispose(GObject *object) {
     forget_lists(self);
   self->model = NULL;
   gtk_widget_dispose_template(GTK_WIDGET(self), GS_TYPE_SCOPE_TREE_VIEW);
-  if (self->refresh_tick) {
-    gtk_widget_remove_tick_callback(GTK_WIDGET(self), self->refresh_tick);
-    self->refresh_tick = 0;
-  }
+  disconnect_clock(self);
   G_OBJECT_CLASS(gs_scope_tree_view_parent_class)->dispose(object);
 }
 
@@ -435,6 +577,8 @@ static void gs_scope_tree_view_class_init(GsScopeTreeViewClass *klass) {
   GtkWidgetClass *widget_class = GTK_WIDGET_CLASS(klass);
   object_class->dispose = gs_scope_tree_view_dispose;
   object_class->finalize = gs_scope_tree_view_finalize;
+  widget_class->map = gs_scope_tree_view_map;
+  widget_class->unmap = gs_scope_tree_view_unmap;
 
   signals[SIGNAL_SCOPE_SELECTED] =
       g_signal_new("scope-selected", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL,
@@ -462,7 +606,7 @@ static void gs_scope_tree_view_class_init(GsScopeTreeViewClass *klass) {
 static void gs_scope_tree_view_init(GsScopeTreeView *self) {
   g_type_ensure(ADW_TYPE_STATUS_PAGE);
   self->lists = g_ptr_array_new();
-  self->bound = g_hash_table_new(g_direct_hash, g_direct_equal);
+  self->bound = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
   gtk_widget_init_template(GTK_WIDGET(self));
   for (int i = 0; i < N_COLUMNS; i++) {
     GtkListItemFactory *factory = gtk_signal_list_item_factory_new();

@@ -1,7 +1,8 @@
 /* gs-scope-tree-view.h: the dispose scopes of a run as a tree (a scope's children are the
  * scopes begun inside it), with each scope's statistics at the scrubber's event: objects
  * created, disposed and alive, bytes owned now and at peak, begin and end events, duration.
- * Scopes not yet begun at that event are greyed. Rows are made lazily (GtkTreeListModel over
+ * Scopes not yet begun at that event are greyed, open ones have their name in bold, ended
+ * ones look plain with their end event in the End column and a tooltip. Rows are made lazily (GtkTreeListModel over
  * the model's scope-children query), so 100 k step scopes cost nothing until shown.
  *
  * Signals: scope-selected (guint64 scope_id, 0 when the selection is cleared), so the capture
@@ -26,6 +27,9 @@ void gs_scope_tree_view_set_position(GsScopeTreeView *self, guint64 index);
 guint64 gs_scope_tree_view_get_position(GsScopeTreeView *self);
 /* A live source appended events: new scopes appear, open ones may gain children. */
 void gs_scope_tree_view_model_grew(GsScopeTreeView *self);
+/* What the scope's row says in its tooltip at the scrubber's event: not begun yet, open, or
+ * "Ended at event N". NULL for a scope the model does not have. Free with g_free. */
+char *gs_scope_tree_view_describe_scope(GsScopeTreeView *self, guint64 scope_id);
 /* The selected scope's id, or 0. */
 guint64 gs_scope_tree_view_get_selected_scope(GsScopeTreeView *self);
 
