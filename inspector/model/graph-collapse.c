@@ -3,6 +3,8 @@
 
 #include <string.h>
 
+#include <glib/gi18n-lib.h>
+
 /* One run of same-named scope instances under one outer scope. */
 typedef struct run {
   char *key;        /* "g<outer>:<name>" */
@@ -149,8 +151,11 @@ gs_graph *gs_graph_collapse(const gs_graph *g, guint limit, GHashTable *expanded
   for (guint k = 0; k < groups->len; k++) {
     run *r = groups->pdata[k];
     gs_graph_item *group = &g_array_index(out->items, gs_graph_item, r->group_item);
-    group->label = g_strdup_printf("%s \xc3\x97%u\n(%u nodes)", r->name,
-                                   r->instances->len - 1, group->members);
+    /* TRANSLATORS: a box standing for repeated scopes in the graph: the scope's name, how
+     * many of its runs the box folds ("step ×12"), and how many nodes they hold. */
+    group->label = g_strdup_printf(g_dngettext(GETTEXT_PACKAGE, "%s \xc3\x97%u\n(%u node)",
+                                               "%s \xc3\x97%u\n(%u nodes)", group->members),
+                                   r->name, r->instances->len - 1, group->members);
   }
   g_autoptr(GHashTable) seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
   for (guint i = 0; i < g->edges->len; i++) {

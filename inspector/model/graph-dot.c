@@ -1,14 +1,18 @@
 /* graph-dot.c: writing a gs_graph as DOT (see graph-dot.h). */
 #include "graph-dot.h"
 
+#include <glib/gi18n-lib.h>
+#include <inttypes.h>
+
 #include "escape.h"
 
 char *gs_graph_item_display_label(const gs_graph_item *item) {
   GString *s = g_string_new(item->label);
   if (item->kind == GS_GRAPH_SAVED && item->saved_version >= 0) {
     if (item->version != item->saved_version)
-      g_string_append_printf(s, "\nsaved v%" G_GINT64_FORMAT ", now v%" G_GINT64_FORMAT,
-                             item->saved_version, item->version);
+      /* TRANSLATORS: a saved tensor's storage version when it was saved, and now. */
+      g_string_append_printf(s, _("\nsaved v%" PRId64 ", now v%" PRId64),
+                             (int64_t)item->saved_version, (int64_t)item->version);
     else
       g_string_append_printf(s, "\nv%" G_GINT64_FORMAT, item->version);
   } else if (item->version > 0) {
@@ -34,13 +38,27 @@ static const char *edge_style(const gs_graph_edge *edge) {
   switch (edge->kind) {
   case GS_GRAPH_EDGE_GRAD: return "";
   case GS_GRAPH_EDGE_SAVED: return "style=dashed, dir=none";
-  case GS_GRAPH_EDGE_VIEW: return "style=dotted, color=gray40, label=\"view\"";
-  case GS_GRAPH_EDGE_COW: return "style=dashed, color=gray40, label=\"clone (shared)\"";
-  case GS_GRAPH_EDGE_CLONE: return "color=gray40, label=\"clone\"";
-  case GS_GRAPH_EDGE_DETACH:
-    return "style=dotted, color=gray40, arrowhead=odot, label=\"detached from\"";
+  case GS_GRAPH_EDGE_VIEW: return "style=dotted, color=gray40";
+  case GS_GRAPH_EDGE_COW: return "style=dashed, color=gray40";
+  case GS_GRAPH_EDGE_CLONE: return "color=gray40";
+  case GS_GRAPH_EDGE_DETACH: return "style=dotted, color=gray40, arrowhead=odot";
   }
   return "";
+}
+
+/* What a storage edge says; gradient and saved-tensor edges say nothing. */
+static const char *edge_label(const gs_graph_edge *edge) {
+  switch (edge->kind) {
+  case GS_GRAPH_EDGE_GRAD:
+  case GS_GRAPH_EDGE_SAVED: return NULL;
+  /* TRANSLATORS: graph edge labels, from the tensor a storage came from to its view, its
+   * clone that still shares the bytes copy-on-write, its materialised clone, its detach. */
+  case GS_GRAPH_EDGE_VIEW: return _("view");
+  case GS_GRAPH_EDGE_COW: return _("clone (shared)");
+  case GS_GRAPH_EDGE_CLONE: return _("clone");
+  case GS_GRAPH_EDGE_DETACH: return _("detached from");
+  }
+  return NULL;
 }
 
 /* Node ids are "i<item index>": keys may hold scope names from user code, and Graphviz keeps a
@@ -124,12 +142,19 @@ void gs_graph_write_dot(GString *s, const gs_graph *g, const gs_graph_dot_option
   for (guint i = 0; i < g->edges->len; i++) {
     const gs_graph_edge *edge = &g_array_index(g->edges, gs_graph_edge, i);
     g_string_append_printf(s, "  \"i%u\" -> \"i%u\"", edge->from, edge->to);
-    const char *style = edge_style(edge);
-    if (*style || options->ids) {
+    const char *style = edge_style(edge), *label = edge_label(edge);
+    if (*style || label || options->ids) {
+      const char *sep = "";
       g_string_append(s, " [");
       if (options->ids)
-        g_string_append_printf(s, "id=\"e%u\"%s", i, *style ? ", " : "");
-      g_string_append_printf(s, "%s]", style);
+        g_string_append_printf(s, "id=\"e%u\"", i), sep = ", ";
+      if (*style)
+        g_string_append_printf(s, "%s%s", sep, style), sep = ", ";
+      if (label) {
+        g_string_append_printf(s, "%slabel=", sep);
+        gs_escape_dot(s, label);
+      }
+      g_string_append(s, "]");
     }
     g_string_append(s, ";\n");
   }

@@ -1,6 +1,9 @@
 /* graph.c: turning the replay's live nodes into items and edges (see graph.h). */
 #include "graph.h"
 
+#include <glib/gi18n-lib.h>
+#include <inttypes.h>
+
 #include "event-fields.h"
 
 static void item_clear(gpointer p) {
@@ -59,8 +62,8 @@ static gint by_id(gconstpointer a, gconstpointer b) {
 
 /* "name" or "#3.1", then the shape when the tensor is still alive: what a reader of the graph
  * needs to recognise a tensor from their code. */
-static char *tensor_label(const gs_replay *r, guint64 tensor, const char *prefix) {
-  GString *s = g_string_new(prefix);
+static char *tensor_label(const gs_replay *r, guint64 tensor) {
+  GString *s = g_string_new(NULL);
   const char *name = gs_replay_tensor_name(r, tensor);
   char handle[32];
   g_string_append(s, name && *name ? name : gs_format_handle(tensor, handle, sizeof handle));
@@ -72,6 +75,14 @@ static char *tensor_label(const gs_replay *r, guint64 tensor, const char *prefix
     g_string_append(s, ")");
   }
   return g_string_free(s, FALSE);
+}
+
+/* A tensor saved for backward: its label says so, as torchviz's orange nodes do. */
+static char *saved_label(const gs_replay *r, guint64 tensor) {
+  g_autofree char *plain = tensor_label(r, tensor);
+  /* TRANSLATORS: the label of a tensor saved for backward in the graph: its name or handle,
+   * with its shape on a second line. */
+  return g_strdup_printf(_("saved %s"), plain);
 }
 
 /* What the builder keeps while it works: item index by key and by tensor. */
@@ -118,7 +129,7 @@ static guint tensor_item(builder *b, guint64 tensor) {
   if (found)
     return GPOINTER_TO_UINT(found) - 1;
   return add_item(b, GS_GRAPH_TENSOR, tensor, tensor,
-                  g_strdup_printf("t%" G_GUINT64_FORMAT, tensor), tensor_label(b->r, tensor, ""),
+                  g_strdup_printf("t%" G_GUINT64_FORMAT, tensor), tensor_label(b->r, tensor),
                   object_scope(b->r, tensor));
 }
 
@@ -175,8 +186,10 @@ static void check_saved_version(builder *b, guint node_item, guint saved_item,
   } else {
     /* The writer is gone: say who it was on the saved tensor itself. */
     gs_graph_item *saved = item_at(b, saved_item);
-    char *label = g_strdup_printf("%s\nwritten by %s (event %" G_GUINT64_FORMAT ")", saved->label,
-                                  *w->op ? w->op : "a write", w->seq);
+    /* TRANSLATORS: a saved tensor's label, then the op that wrote it in place and the
+     * event's number. */
+    char *label = g_strdup_printf(_("%s\nwritten by %s (event #%" PRIu64 ")"),
+                                  saved->label, *w->op ? w->op : _("a write"), (uint64_t)w->seq);
     g_free(saved->label);
     saved->label = label;
   }
@@ -227,7 +240,7 @@ gs_graph *gs_graph_build_with(const gs_replay *r, const gs_graph_versions *v) {
     gboolean leaf = g_strcmp0(n->kind, "AccumulateGrad") == 0;
     add_item(&b, leaf ? GS_GRAPH_LEAF : GS_GRAPH_OP, n->id, leaf ? n->tensor : 0,
              g_strdup_printf("n%" G_GUINT64_FORMAT, n->id),
-             leaf ? tensor_label(r, n->tensor, "") : g_strdup(*n->kind ? n->kind : "node"),
+             leaf ? tensor_label(r, n->tensor) : g_strdup(*n->kind ? n->kind : "node"),
              object_scope(r, n->tensor));
   }
   for (guint i = 0; i < nodes->len; i++) {
@@ -248,7 +261,7 @@ gs_graph *gs_graph_build_with(const gs_replay *r, const gs_graph_versions *v) {
           continue;
         guint saved = add_item(&b, GS_GRAPH_SAVED, n->saved[k], n->saved[k],
                                g_strdup_printf("s%" G_GUINT64_FORMAT, n->saved[k]),
-                               tensor_label(r, n->saved[k], "saved "),
+                               saved_label(r, n->saved[k]),
                                object_scope(r, n->saved[k]));
         gs_graph_add_edge(g, saved, self, GS_GRAPH_EDGE_SAVED);
         if (v)
@@ -258,7 +271,7 @@ gs_graph *gs_graph_build_with(const gs_replay *r, const gs_graph_versions *v) {
     if (root && n->tensor && g_strcmp0(n->kind, "AccumulateGrad") != 0) {
       guint out = add_item(&b, GS_GRAPH_OUTPUT, n->tensor, n->tensor,
                            g_strdup_printf("t%" G_GUINT64_FORMAT, n->tensor),
-                           tensor_label(r, n->tensor, ""), object_scope(r, n->tensor));
+                           tensor_label(r, n->tensor), object_scope(r, n->tensor));
       gs_graph_add_edge(g, self, out, GS_GRAPH_EDGE_GRAD);
     }
   }
