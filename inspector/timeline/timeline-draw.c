@@ -378,7 +378,6 @@ static void draw_vertical(cairo_t *cr, const gs_timeline_frame *f, double x, gs_
   cairo_set_line_width(cr, 1);
 }
 
-/* The stacks that hold bytes in the viewport, left to right; "+N more" when out of room. */
 /* Whether a backward pass overlaps the viewport (the strip along the top is drawn). */
 static gboolean backward_in_view(const gs_timeline_frame *f, gs_timeline_index *index) {
   const GArray *spans = index ? gs_timeline_index_backward_spans(index) : NULL;
@@ -396,13 +395,29 @@ static void draw_legend(cairo_t *cr, const gs_timeline_frame *f, gs_trace_model 
                         gs_timeline_index *index, gboolean dark, const gs_timeline_palette *pal,
                         PangoLayout *layout) {
   double x = f->plot_x, y = 10;
+  /* The top row runs from the plot's left edge to the mode's name at its right; stacks that
+   * do not fit are counted as "+N more", for which room is kept once any is left out. */
+  const char *mode = f->request.by_scope ? _("by scope") : _("by category");
+  draw_text(cr, layout, mode, plot_right(f), y, ALIGN_RIGHT, pal->dim_text, NULL);
+  double top_limit = plot_right(f) - text_width(layout, mode) - 12;
+  guint total = 0;
+  double all_w = 0;
+  for (guint s = 0; s < f->n_stacks; s++)
+    if (f->stack_peak[s] > 0) {
+      total++;
+      all_w += 14 + text_width(layout, gs_trace_model_stack_name(m, f->request.by_scope, s)) + 14;
+    }
+  g_autofree char *more_sample = g_strdup_printf(_("+%u more"), total);
+  double stack_limit = x + all_w <= top_limit
+                           ? top_limit
+                           : top_limit - text_width(layout, more_sample) - 8;
   guint shown = 0, hidden = 0;
   for (guint s = 0; s < f->n_stacks; s++) {
     if (f->stack_peak[s] == 0)
       continue;
     const char *name = gs_trace_model_stack_name(m, f->request.by_scope, s);
     double w = 14 + text_width(layout, name) + 14;
-    if (x + w > f->request.width - 80 && shown > 0) {
+    if (hidden || (x + w > stack_limit && shown > 0)) {
       hidden++;
       continue;
     }
@@ -413,39 +428,49 @@ static void draw_legend(cairo_t *cr, const gs_timeline_frame *f, gs_trace_model 
     x += w;
     shown++;
   }
-  /* The faint bars above the stacks: bytes that came and went within one pixel column. */
-  gboolean ranges = FALSE;
-  for (guint c = 0; c < f->n_columns && !ranges; c++)
-    ranges = f->columns[c].min_total < f->columns[c].max_total;
-  const char *range_name = _("range within a pixel");
-  if (ranges && x + 14 + text_width(layout, range_name) + 14 <= f->request.width - 80) {
-    gs_rgba range = pal->outline;
-    range.a *= 0.25;
-    set_color(cr, range);
-    cairo_rectangle(cr, x, y + 2, 10, 10);
-    cairo_fill(cr);
-    draw_text(cr, layout, range_name, x + 14, y, ALIGN_LEFT, pal->text, NULL);
-    x += 14 + text_width(layout, range_name) + 14;
-  }
-  /* The strip along the top of the plot: say what it is. */
-  const char *strip_name = _("backward pass");
-  if (backward_in_view(f, index) &&
-      x + 14 + text_width(layout, strip_name) + 14 <= f->request.width - 80) {
-    gs_rgba strip = pal->backward;
-    strip.a = MIN(1.0, strip.a * 4);
-    set_color(cr, strip);
-    cairo_rectangle(cr, x, y + 5, 10, 4);
-    cairo_fill(cr);
-    draw_text(cr, layout, strip_name, x + 14, y, ALIGN_LEFT, pal->text, NULL);
-    x += 14 + text_width(layout, strip_name) + 14;
-  }
   if (hidden) {
     g_autofree char *more = g_strdup_printf(_("+%u more"), hidden);
     draw_text(cr, layout, more, x, y, ALIGN_LEFT, pal->dim_text, NULL);
+    x = top_limit + 1; /* the row is full: the entries below go to the bottom row */
   }
-  const char *mode = f->request.by_scope ? _("by scope") : _("by category");
-  draw_text(cr, layout, mode, plot_right(f), y, ALIGN_RIGHT,
-            pal->dim_text, NULL);
+  /* The faint bars above the stacks (bytes that came and went within one pixel column) and
+   * the strip along the top of the plot (backward passes) say what they are after the
+   * stacks, or, when the top row is full (a narrow pane), on the bottom row left of
+   * "events →", so neither is ever left unexplained. */
+  gboolean ranges = FALSE;
+  for (guint c = 0; c < f->n_columns && !ranges; c++)
+    ranges = f->columns[c].min_total < f->columns[c].max_total;
+  gs_rgba range = pal->outline;
+  range.a *= 0.25;
+  gs_rgba strip = pal->backward;
+  strip.a = MIN(1.0, strip.a * 4);
+  const struct {
+    gboolean shown;
+    const char *name;
+    gs_rgba color;
+    double swatch_y, swatch_h;
+  } extras[] = {
+      {ranges, _("range within a pixel"), range, 2, 10},
+      {backward_in_view(f, index), _("backward pass"), strip, 5, 4},
+  };
+  double bottom_x = f->plot_x, bottom_y = plot_bottom(f) + 32;
+  double bottom_limit = plot_right(f) - text_width(layout, _("events →")) - 16;
+  for (guint i = 0; i < G_N_ELEMENTS(extras); i++) {
+    if (!extras[i].shown)
+      continue;
+    double w = 14 + text_width(layout, extras[i].name) + 14;
+    double *at = &x, row = y;
+    if (x + w > top_limit) {
+      if (bottom_x + w > bottom_limit)
+        continue;
+      at = &bottom_x, row = bottom_y;
+    }
+    set_color(cr, extras[i].color);
+    cairo_rectangle(cr, *at, row + extras[i].swatch_y, 10, extras[i].swatch_h);
+    cairo_fill(cr);
+    draw_text(cr, layout, extras[i].name, *at + 14, row, ALIGN_LEFT, pal->text, NULL);
+    *at += w;
+  }
 }
 
 void gs_timeline_draw(cairo_t *cr, const gs_timeline_frame *f, gs_trace_model *m,
