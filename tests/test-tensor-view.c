@@ -12,7 +12,7 @@
 #include "gs-tensor-view.h"
 #include "views-test-util.h"
 
-static guint64 x_id, y_id, param_id;
+static guint64 x_id, y_id, param_id, weight_id;
 
 static void workload(void) {
   const int64_t shape[] = {2, 3};
@@ -38,6 +38,14 @@ static void workload(void) {
   gs_tensor loss = gs_sum(sq, NULL, 0, false);
   gs_backward(loss);            /* accumulates into p's .grad */
   gs_scope_end(epoch);          /* disposes x (kept), p, sq, loss */
+
+  /* A module's parameter: its life names the module by type. The module is disposed before
+   * the log ends, so the name must not depend on the module being alive at the end. */
+  gs_rng rng;
+  gs_rng_seed(&rng, 1);
+  gs_module lin = gs_linear_new(3, 2, true, &rng);
+  weight_id = gs_module_parameter(lin, "weight").id;
+  gs_module_dispose(lin);
 }
 
 typedef struct {
@@ -223,6 +231,16 @@ static void test_parameter_life(Fixture *f, gconstpointer data) {
   g_assert_true(strstr(gtk_label_get_text(labels->pdata[0]), ", now parameter #"));
 }
 
+static void test_module_parameter_life(Fixture *f, gconstpointer data) {
+  (void)data;
+  gs_tensor_view_set_tensor(f->view, weight_id);
+  gs_tensor_view_set_position(f->view, gs_trace_model_n_events(f->model) - 1);
+  views_test_settle(GTK_WIDGET(f->view));
+  g_autoptr(GArray) life = sorted_entries(f);
+  guint i = expect_entry(life, 0, "Owner: the caller → module Linear #", NULL);
+  expect_entry(life, i + 1, "Registered as parameter “weight” of module Linear #", NULL);
+}
+
 static void on_index(GsTensorView *view, guint64 value, gpointer data) {
   (void)view;
   *(guint64 *)data = value;
@@ -337,6 +355,8 @@ int main(int argc, char **argv) {
              test_scrubbing_dims_the_future, fixture_tear_down);
   g_test_add("/tensor-view/parameter-life", Fixture, NULL, fixture_set_up, test_parameter_life,
              fixture_tear_down);
+  g_test_add("/tensor-view/module-parameter-life", Fixture, NULL, fixture_set_up,
+             test_module_parameter_life, fixture_tear_down);
   g_test_add("/tensor-view/signals", Fixture, NULL, fixture_set_up, test_signals,
              fixture_tear_down);
   g_test_add("/tensor-view/status-pages", Fixture, NULL, fixture_set_up, test_status_pages,

@@ -25,8 +25,9 @@ char *gs_tensor_life_holder(gs_trace_model *m, guint32 holder, guint64 owner) {
   }
   case GS_TRACE_HELD_BY_MODULE: {
     const gs_replay *head = gs_trace_model_head(m);
-    const char *type = head ? g_hash_table_lookup(head->modules, &owner) : NULL;
-    if (type)
+    const gs_replay_module *module = head ? gs_replay_module_get(head, owner) : NULL;
+    const char *type = module ? module->type : NULL;
+    if (type && *type)
       /* TRANSLATORS: a module: its type (Linear...), then its handle */
       return g_strdup_printf(_("module %s %s"), type, handle);
     return g_strdup_printf(_("module %s"), handle);
