@@ -146,7 +146,7 @@ static void test_life_in_order(Fixture *f, gconstpointer data) {
   i = expect_entry(life, i + 1, "Cloned into #", "nothing was copied");
   i = expect_entry(life, i + 1, "Written in place by ", ": version 1");
   i = expect_entry(life, i + 1, "Owner: scope work #", "moved to the outer scope epoch #");
-  i = expect_entry(life, i + 1, "Disposed: ", "scope 'epoch'");
+  i = expect_entry(life, i + 1, "Disposed: ", "the end of scope “epoch”");
   i = expect_entry(life, i + 1, "Storage #", "freed");
   for (guint k = 0; k < life->len; k++)
     g_test_message("entry %u: #%llu %s", k, (unsigned long long)g_array_index(life, Entry, k).index,

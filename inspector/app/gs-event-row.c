@@ -5,6 +5,7 @@
 #include <glib/gi18n.h>
 #include <inttypes.h>
 
+#include "dispose-reason.h"
 #include "event-fields.h"
 
 struct _GsEventRow {
@@ -128,10 +129,12 @@ char *gs_event_summary(gs_trace_model *model, guint64 index) {
     if (e.source)
       append_handle(out, _("from"), e.source);
     break;
-  case GS_TRACE_TENSOR_DISPOSE:
+  case GS_TRACE_TENSOR_DISPOSE: {
+    g_autofree char *reason = gs_dispose_reason_text(name);
     append_handle(out, _("tensor"), e.tensor);
-    append_text(out, name);
+    append_text(out, reason);
     break;
+  }
   case GS_TRACE_TENSOR_MOVE:
     append_handle(out, _("tensor"), e.tensor);
     append_handle(out, "→", e.target);

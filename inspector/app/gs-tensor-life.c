@@ -4,6 +4,7 @@
 
 #include <glib/gi18n.h>
 
+#include "dispose-reason.h"
 #include "event-fields.h"
 #include "gs-view-format.h"
 
@@ -147,9 +148,8 @@ char *gs_tensor_life_describe(gs_trace_model *m, const gs_tensor_handles *h,
   case GS_TRACE_TENSOR_CREATE:
     return describe_create(m, h, e);
   case GS_TRACE_TENSOR_DISPOSE: {
-    const char *reason = gs_trace_model_string(m, e->name);
-    if (!*reason)
-      reason = _("no reason recorded");
+    g_autofree char *said = gs_dispose_reason_text(gs_trace_model_string(m, e->name));
+    const char *reason = *said ? said : _("no reason recorded");
     if (is_me(h, e->tensor))
       return g_strdup_printf(_("Disposed: %s"), reason);
     return g_strdup_printf(_("%s disposed: %s"), tensor, reason);

@@ -10,6 +10,7 @@
 #include <adwaita.h>
 #include <glib/gi18n.h>
 
+#include "dispose-reason.h"
 #include "gs-event-index-list.h"
 #include "gs-event-ref.h"
 #include "gs-tensor-life.h"
@@ -274,8 +275,9 @@ static char *why_not_alive(GsTensorView *self, guint upto) {
       continue;
     gs_trace_event e;
     if (gs_trace_model_event(self->model, index, &e) && is_me(self, e.tensor)) {
-      const char *reason = gs_trace_model_string(self->model, e.name);
-      /* TRANSLATORS: event number, then why (e.g. "end of scope step #7.1") */
+      g_autofree char *reason =
+          gs_dispose_reason_text(gs_trace_model_string(self->model, e.name));
+      /* TRANSLATORS: event number, then why (e.g. "the end of scope “step”") */
       return g_strdup_printf(_("No: disposed at event #%llu (%s)"),
                              (unsigned long long)gs_trace_model_seq_at(self->model, index),
                              *reason ? reason : _("no reason recorded"));

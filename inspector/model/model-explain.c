@@ -8,6 +8,7 @@
 #include <glib/gi18n-lib.h>
 #include <gradscope/scope.h>
 
+#include "dispose-reason.h"
 #include "event-fields.h"
 
 /* How far back a scope's end looks for the disposals it made. */
@@ -205,9 +206,11 @@ char *gs_trace_model_explain(gs_trace_model *m, guint64 index) {
     return g_strdup_printf(_("storage #%" PRIu64 " was freed (%s)"), e.storage, size);
   }
   case GS_TRACE_TENSOR_CREATE: return explain_create(m, r, &e);
-  case GS_TRACE_TENSOR_DISPOSE:
+  case GS_TRACE_TENSOR_DISPOSE: {
+    g_autofree char *reason = gs_dispose_reason_text(name);
     return g_strdup_printf(_("%s was disposed (%s)"), disposed_name ? disposed_name : t,
-                           *name ? name : _("no reason given"));
+                           *reason ? reason : _("no reason given"));
+  }
   case GS_TRACE_TENSOR_MOVE:
     return g_strdup_printf(_("%s became a parameter with the new handle %s: the old handle is "
                              "no longer valid, and its owner still counts one object"),

@@ -1,0 +1,88 @@
+/* dispose-reason.c: the engine's dispose reasons in the user's language (see
+ * dispose-reason.h). */
+#include "dispose-reason.h"
+
+#include <glib/gi18n-lib.h>
+#include <string.h>
+
+/* The text between prefix and suffix if reason is prefix + something + suffix, else NULL. */
+static char *between(const char *reason, const char *prefix, const char *suffix) {
+  size_t n = strlen(reason), p = strlen(prefix), s = strlen(suffix);
+  if (n <= p + s || strncmp(reason, prefix, p) != 0 || strcmp(reason + n - s, suffix) != 0)
+    return NULL;
+  return g_strndup(reason + p, n - p - s);
+}
+
+/* The translation, with *known saying whether reason was one of the engine's. */
+static char *translate(const char *reason, gboolean *known) {
+  *known = TRUE;
+  if (!reason || !*reason)
+    return g_strdup("");
+  /* The engine's fixed reasons; function names stay as they are in code. */
+  static const struct {
+    const char *engine;
+    const char *text;
+  } fixed[] = {
+      /* TRANSLATORS: why a tensor was disposed; gs_... names are functions and stay as they are */
+      {"gs_dispose", N_("gs_dispose (the program disposed it)")},
+      {"gs_zero_grad", N_("gs_zero_grad (the gradient was cleared)")},
+      {"gs_batch_dispose", N_("gs_batch_dispose (its batch was disposed)")},
+      {"gs_packed_sequence_dispose",
+       N_("gs_packed_sequence_dispose (its packed sequence was disposed)")},
+      {"the disposal of the tensor it was the gradient of",
+       N_("the disposal of the tensor it was the gradient of")},
+      {"its replacement in a module", N_("its replacement in a module")},
+      {"a failed composite creation", N_("a failed composite creation")},
+      {"a failed collation", N_("a failed collation")},
+      {"the loader's reset or free (a prefetched batch nobody took)",
+       N_("the loader's reset or free (a prefetched batch nobody took)")},
+  };
+  for (guint i = 0; i < G_N_ELEMENTS(fixed); i++)
+    if (strcmp(reason, fixed[i].engine) == 0)
+      return g_strdup(_(fixed[i].text));
+
+  /* The engine's reasons with a name in them (scopes.c, module.c, optimizer.c). */
+  char *name;
+  if ((name = between(reason, "the end of scope '", "'"))) {
+    /* TRANSLATORS: why a tensor was disposed: its dispose scope, named here, ended */
+    char *text = g_strdup_printf(_("the end of scope “%s”"), name);
+    g_free(name);
+    return text;
+  }
+  if ((name = between(reason, "dispose_everything_but on scope '", "'"))) {
+    char *text = g_strdup_printf(_("dispose_everything_but on scope “%s”"), name);
+    g_free(name);
+    return text;
+  }
+  if ((name = between(reason, "dispose_everything on scope '", "'"))) {
+    char *text = g_strdup_printf(_("dispose_everything on scope “%s”"), name);
+    g_free(name);
+    return text;
+  }
+  /* "Linear #3", "Adam #0": a type and an index, kept as written. */
+  if ((name = between(reason, "the disposal of module ", ""))) {
+    /* TRANSLATORS: why a tensor was disposed: the module holding it (type and number) was */
+    char *text = g_strdup_printf(_("the disposal of module %s"), name);
+    g_free(name);
+    return text;
+  }
+  if ((name = between(reason, "the disposal of optimizer ", ""))) {
+    /* TRANSLATORS: why a tensor was disposed: the optimizer holding it (type and number) was */
+    char *text = g_strdup_printf(_("the disposal of optimizer %s"), name);
+    g_free(name);
+    return text;
+  }
+  *known = FALSE;
+  return g_strdup(reason);
+}
+
+char *gs_dispose_reason_text(const char *reason) {
+  gboolean known;
+  return translate(reason, &known);
+}
+
+gboolean gs_dispose_reason_is_known(const char *reason) {
+  gboolean known;
+  g_free(translate(reason, &known));
+  return known;
+}
