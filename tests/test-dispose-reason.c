@@ -28,11 +28,13 @@ static void every_disposal(void) {
   /* A gradient cleared, then one that goes with its tensor. */
   gs_tensor w = gs_ones(GS_F32, shape, 2);
   gs_set_requires_grad(w, true);
-  gs_tensor loss = gs_sum(gs_mul(w, w), NULL, 0, false);
+  gs_tensor sq = gs_mul(w, w), loss = gs_sum(sq, NULL, 0, false);
   gs_backward(loss);
   gs_zero_grad(w);
-  gs_backward(gs_sum(w, NULL, 0, false));
+  gs_tensor total = gs_sum(w, NULL, 0, false);
+  gs_backward(total);
   gs_dispose(w);
+  gs_dispose(sq), gs_dispose(total);
 
   /* A module's parameters and an optimizer's state. */
   gs_rng rng;
@@ -44,7 +46,7 @@ static void every_disposal(void) {
   gs_optimizer adam = gs_adam_new(params, n, NULL);
   gs_scope train = gs_scope_begin("train");
   gs_tensor x = gs_ones(GS_F32, shape, 2);
-  gs_backward(gs_sum(gs_module_forward(lin, x), NULL, 0, false));
+  gs_backward(gs_sum(gs_module_forward(lin, x), NULL, 0, false)); /* all of it in "train" */
   gs_optimizer_step(adam);
   gs_scope_end(train);
   gs_optimizer_dispose(adam);
