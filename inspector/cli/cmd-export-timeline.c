@@ -126,7 +126,8 @@ int cli_export_timeline(int argc, char **argv) {
   }
   const char *problem = gs_trace_model_problem(model);
   if (problem) {
-    fprintf(stderr, "gradscope: warning: %s; the image shows the events before it\n", problem);
+    /* A whole sentence that already says how many events are drawn. */
+    fprintf(stderr, "gradscope: warning: %s\n", problem);
     return CLI_EXIT_DAMAGED;
   }
   return 0;

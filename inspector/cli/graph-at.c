@@ -117,8 +117,7 @@ gs_graph *cli_graph_at(const char *command, const char *path, const char *at_tex
   }
   gs_graph *graph = index == G_MAXUINT64 ? gs_graph_new() : gs_graph_source_build(source, index);
   *at_out = at_text ? at : index == G_MAXUINT64 ? 0 : gs_trace_model_seq_at(m, index);
-  *warning = problem ? g_strdup_printf("%s (%" G_GUINT64_FORMAT " valid events before it)",
-                                       problem, gs_trace_model_n_events(m))
-                     : NULL;
+  /* The model's problems are whole sentences that already say how many events are used. */
+  *warning = problem ? g_strdup(problem) : NULL;
   return graph;
 }
