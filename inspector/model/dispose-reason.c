@@ -41,36 +41,34 @@ static char *translate(const char *reason, gboolean *known) {
     if (strcmp(reason, fixed[i].engine) == 0)
       return g_strdup(_(fixed[i].text));
 
-  /* The engine's reasons with a name in them (scopes.c, module.c, optimizer.c). */
-  char *name;
-  if ((name = between(reason, "the end of scope '", "'"))) {
-    /* TRANSLATORS: why a tensor was disposed: its dispose scope, named here, ended */
-    char *text = g_strdup_printf(_("the end of scope “%s”"), name);
-    g_free(name);
-    return text;
-  }
-  if ((name = between(reason, "dispose_everything_but on scope '", "'"))) {
-    char *text = g_strdup_printf(_("dispose_everything_but on scope “%s”"), name);
-    g_free(name);
-    return text;
-  }
-  if ((name = between(reason, "dispose_everything on scope '", "'"))) {
-    char *text = g_strdup_printf(_("dispose_everything on scope “%s”"), name);
-    g_free(name);
-    return text;
-  }
-  /* "Linear #3", "Adam #0": a type and an index, kept as written. */
-  if ((name = between(reason, "the disposal of module ", ""))) {
-    /* TRANSLATORS: why a tensor was disposed: the module holding it (type and number) was */
-    char *text = g_strdup_printf(_("the disposal of module %s"), name);
-    g_free(name);
-    return text;
-  }
-  if ((name = between(reason, "the disposal of optimizer ", ""))) {
-    /* TRANSLATORS: why a tensor was disposed: the optimizer holding it (type and number) was */
-    char *text = g_strdup_printf(_("the disposal of optimizer %s"), name);
-    g_free(name);
-    return text;
+  /* The engine's reasons with a name in them (scopes.c, module.c, optimizer.c): the name is
+   * kept as written ("Linear #3", "Adam #0" are a type and an index). */
+  static const struct {
+    const char *prefix, *suffix;
+    const char *format;
+  } named[] = {
+      /* TRANSLATORS: why a tensor was disposed: its dispose scope, named here, ended */
+      {"the end of scope '", "'", N_("the end of scope “%s”")},
+      {"dispose_everything_but on scope '", "'", N_("dispose_everything_but on scope “%s”")},
+      {"dispose_everything on scope '", "'", N_("dispose_everything on scope “%s”")},
+      /* TRANSLATORS: why a tensor was disposed: the module holding it (type and number) was */
+      {"the disposal of module ", "", N_("the disposal of module %s")},
+      /* TRANSLATORS: why a tensor was disposed: the optimizer holding it (type and number) was */
+      {"the disposal of optimizer ", "", N_("the disposal of optimizer %s")},
+  };
+  for (guint i = 0; i < G_N_ELEMENTS(named); i++) {
+    g_autofree char *name = between(reason, named[i].prefix, named[i].suffix);
+    if (!name)
+      continue;
+    /* Each format holds one %s (msgfmt --check keeps it in the translations): put the name
+     * there without handing printf a format that is not a literal. */
+    const char *format = _(named[i].format), *at = strstr(format, "%s");
+    if (!at)
+      return g_strdup(format);
+    GString *text = g_string_new_len(format, at - format);
+    g_string_append(text, name);
+    g_string_append(text, at + 2);
+    return g_string_free(text, FALSE);
   }
   *known = FALSE;
   return g_strdup(reason);
