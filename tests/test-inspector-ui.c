@@ -450,6 +450,12 @@ static void test_live_digits(void) {
   g_assert_false(gs_graph_pane_go_to_pass(pane, begins->len + 1));
   g_assert_cmpuint(gs_scrubber_get_position(scrubber), ==, g_array_index(begins, guint64, 99));
   g_assert_cmpuint(gs_graph_pane_get_pass(pane), ==, 100);
+  /* The step's batch comes from the DataLoader, so the timeline counts it as batch data:
+   * x (16, 64) f32 and y (16) i64. */
+  gs_memory_column col;
+  guint64 pass_100 = g_array_index(begins, guint64, 99);
+  gs_trace_model_memory_columns(model, pass_100, pass_100, 1, FALSE, &col);
+  g_assert_cmpuint(col.stack[GS_MEM_BATCH], ==, 16 * 64 * 4 + 16 * 8);
   wait_for(graph_shown, graph);
   const gs_layout *l = gs_graph_view_get_layout(graph);
   gboolean weight = FALSE, output = FALSE;
