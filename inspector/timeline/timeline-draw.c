@@ -150,11 +150,31 @@ static void draw_byte_axis(cairo_t *cr, const gs_timeline_frame *f,
   }
 }
 
-/* Event numbers under the plot, at round steps at least ~90 px apart. */
-static void draw_event_axis(cairo_t *cr, const gs_timeline_frame *f,
+/* The first event of first..last whose engine number is at least seq. Numbers increase along
+ * each thread's events; where threads interleave they are close to increasing, so the search
+ * lands within a few events of the tick's number. */
+static guint64 index_of_number(const gs_trace_model *m, guint64 first, guint64 last,
+                               guint64 seq) {
+  guint64 lo = first, hi = last + 1;
+  while (lo < hi) {
+    guint64 mid = lo + (hi - lo) / 2;
+    if (gs_trace_model_seq_at(m, mid) < seq)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return MIN(lo, last);
+}
+
+/* Event numbers under the plot, at round steps at least ~90 px apart. They are the engine's
+ * numbers, the #N of the sentences, the hover and the alive list, not positions in the log:
+ * numbers taken before tracing began or without an event of their own leave gaps, so ticks
+ * can be unevenly spaced. */
+static void draw_event_axis(cairo_t *cr, const gs_timeline_frame *f, const gs_trace_model *m,
                             const gs_timeline_palette *pal, PangoLayout *layout) {
-  double span = (double)(f->request.last - f->request.first + 1);
-  double per_px = span / f->plot_width;
+  guint64 first_number = gs_trace_model_seq_at(m, f->request.first);
+  guint64 last_number = MAX(gs_trace_model_seq_at(m, f->request.last), first_number);
+  double per_px = (double)(last_number - first_number + 1) / f->plot_width;
   static const guint64 mantissas[] = {1, 2, 5};
   guint64 istep = 0;
   for (guint64 decade = 1; !istep && decade < G_MAXUINT64 / 10; decade *= 10)
@@ -163,22 +183,22 @@ static void draw_event_axis(cairo_t *cr, const gs_timeline_frame *f,
         istep = decade * mantissas[k];
   if (!istep)
     return;
-  /* Events are numbered from 1 on screen, as the scrubber counts them: ticks sit on the
-   * events numbered by round multiples of the step. */
-  guint64 start = (f->request.first + 1 + istep - 1) / istep * istep; /* a number, >= 1 */
-  double y = plot_bottom(f);
+  guint64 start = (first_number + istep - 1) / istep * istep;
+  double y = plot_bottom(f), previous = -G_MAXDOUBLE;
   set_color(cr, pal->axis);
-  for (guint64 number = start; number - 1 <= f->request.last; number += istep) {
-    double x = round(gs_timeline_frame_x_of(f, number - 1)) + 0.5;
-    cairo_move_to(cr, x, y);
-    cairo_line_to(cr, x, y + 4);
-  }
   cairo_set_line_width(cr, 1);
-  cairo_stroke(cr);
-  for (guint64 number = start; number - 1 <= f->request.last; number += istep) {
+  for (guint64 number = MAX(start, istep); number <= last_number; number += istep) {
+    guint64 index = index_of_number(m, f->request.first, f->request.last, number);
+    double x = gs_timeline_frame_x_of(f, index);
+    if (x - previous < 60) /* a gap in the numbering put two ticks on one spot */
+      continue;
+    previous = x;
+    cairo_move_to(cr, round(x) + 0.5, y);
+    cairo_line_to(cr, round(x) + 0.5, y + 4);
+    cairo_stroke(cr);
     g_autofree char *label = g_strdup_printf("%" G_GUINT64_FORMAT, number);
-    draw_text(cr, layout, label, gs_timeline_frame_x_of(f, number - 1), y + 5, ALIGN_CENTER,
-              pal->dim_text, NULL);
+    draw_text(cr, layout, label, x, y + 5, ALIGN_CENTER, pal->dim_text, NULL);
+    set_color(cr, pal->axis);
   }
   /* Which way time runs, at the right end under the numbers. */
   draw_text(cr, layout, _("events →"), plot_right(f), y + 32, ALIGN_RIGHT, pal->dim_text, NULL);
@@ -501,7 +521,7 @@ void gs_timeline_draw(cairo_t *cr, const gs_timeline_frame *f, gs_trace_model *m
     draw_life(cr, f, decor, pal, layout, FALSE);
     cairo_restore(cr);
     draw_byte_axis(cr, f, pal, layout);
-    draw_event_axis(cr, f, pal, layout);
+    draw_event_axis(cr, f, m, pal, layout);
     if (index)
       draw_marks(cr, f, m, index, pal, layout);
     if (decor->hover_column >= 0)
