@@ -33,6 +33,8 @@ char *gs_view_duration(guint64 ns) {
   return with_unit((double)ns / 1e9, "s");
 }
 
+/* Binary units (KiB, MiB), as the memory timeline's scale, the sentences and `gradscope stats`
+ * count memory. */
 char *gs_view_bytes(guint64 bytes) {
-  return g_format_size(bytes);
+  return g_format_size_full(bytes, G_FORMAT_SIZE_IEC_UNITS);
 }

@@ -12,7 +12,7 @@ char *gs_view_handle(guint64 id);
 char *gs_view_shape(const gint64 *shape, int ndim);
 /* A duration in ns as "850 ns", "12.3 µs", "4.56 ms", "1.23 s" (newly allocated). */
 char *gs_view_duration(guint64 ns);
-/* Bytes as "0 B", "640 B", "1.5 kB"... (g_format_size, newly allocated). */
+/* Bytes as "24 bytes", "1.5 KiB", "2.0 MiB" (binary units; newly allocated). */
 char *gs_view_bytes(guint64 bytes);
 
 G_END_DECLS

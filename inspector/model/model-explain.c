@@ -72,7 +72,7 @@ static char *explain_create(gs_trace_model *m, const gs_replay *r, const gs_trac
   default: {
     guint64 bytes = 0;
     gs_replay_storage(r, e->storage, &bytes, NULL);
-    g_autofree char *size = g_format_size(bytes);
+    g_autofree char *size = g_format_size_full(bytes, G_FORMAT_SIZE_IEC_UNITS);
     return g_strdup_printf(_("%s created %s %s with storage #%" PRIu64 " (%s), held "
                              "by %s"),
                            *op ? op : _("an operation"), t, shape, e->storage, size, owner);
@@ -144,7 +144,8 @@ static char *explain_scope_end(gs_trace_model *m, const gs_replay *r, const gs_t
   }
   guint64 before = first > 0 ? gs_trace_model_bytes_at(m, first - 1) : 0;
   guint64 after = gs_trace_model_bytes_at(m, index);
-  g_autofree char *freed = g_format_size(before > after ? before - after : 0);
+  g_autofree char *freed =
+      g_format_size_full(before > after ? before - after : 0, G_FORMAT_SIZE_IEC_UNITS);
   if (disposed == 0)
     return g_strdup_printf(_("%s ended; it owned nothing any more"), scope);
   return g_strdup_printf(ngettext("%s ended and disposed %u tensor (%s freed)",
@@ -184,7 +185,7 @@ char *gs_trace_model_explain(gs_trace_model *m, guint64 index) {
   const char *name = gs_trace_model_string(m, e.name);
   switch (e.kind) {
   case GS_TRACE_STORAGE_ALLOC: {
-    g_autofree char *size = g_format_size(e.nbytes);
+    g_autofree char *size = g_format_size_full(e.nbytes, G_FORMAT_SIZE_IEC_UNITS);
     return g_strdup_printf(_("storage #%" PRIu64 " allocated %s"), e.storage, size);
   }
   case GS_TRACE_STORAGE_SHARE:
@@ -192,7 +193,7 @@ char *gs_trace_model_explain(gs_trace_model *m, guint64 index) {
                              PRIu64 " copy-on-write; nothing was copied"),
                            e.storage, e.source);
   case GS_TRACE_STORAGE_MATERIALISE: {
-    g_autofree char *size = g_format_size(e.nbytes);
+    g_autofree char *size = g_format_size_full(e.nbytes, G_FORMAT_SIZE_IEC_UNITS);
     return g_strdup_printf(_("storage #%" PRIu64 " copied its shared bytes (%s) "
                              "before a write: copy-on-write ends here"), e.storage, size);
   }
@@ -202,7 +203,7 @@ char *gs_trace_model_explain(gs_trace_model *m, guint64 index) {
     if (index == 0 || was <= now)
       return g_strdup_printf(_("storage #%" PRIu64 " was released; its bytes stay "
                                "alive for the storages sharing them"), e.storage);
-    g_autofree char *size = g_format_size(was - now);
+    g_autofree char *size = g_format_size_full(was - now, G_FORMAT_SIZE_IEC_UNITS);
     return g_strdup_printf(_("storage #%" PRIu64 " was freed (%s)"), e.storage, size);
   }
   case GS_TRACE_TENSOR_CREATE: return explain_create(m, r, &e);
