@@ -7,6 +7,7 @@
 #include <glib.h>
 #include <glib/gstdio.h>
 #include <gradscope/gradscope.h>
+#include <math.h>
 #include <string.h>
 
 #include "graph-collapse.h"
@@ -400,8 +401,9 @@ static void test_png_export_has_the_size_and_draws_the_nodes(void) {
   for (guint i = 0; i < l->nodes->len; i++) {
     const gs_layout_node *n = &g_array_index(l->nodes, gs_layout_node, i);
     const gs_graph_item *item = &g_array_index(l->graph->items, gs_graph_item, n->item);
-    /* A point inside the node, left of its text: its fill colour. */
-    int px = (int)((n->x - n->width * 0.42 + 2 - vp.x) * vp.scale);
+    /* A point inside the node, two pixels in from its left border, before its text (at this
+     * scale the text can come within a few pixels of the border): its fill colour. */
+    int px = (int)floor((n->x - n->width / 2 - vp.x) * vp.scale) + 2;
     int py = (int)((n->y - vp.y) * vp.scale);
     if (item->kind == GS_GRAPH_SAVED) /* an ellipse: stay inside its curve */
       px = (int)((n->x - n->width * 0.35 - vp.x) * vp.scale);
@@ -534,6 +536,48 @@ static void test_versions_rewind_equals_replay(void) {
   graph_workload_remove_dir(dir);
 }
 
+/* ---- saved tensors whose handles are gone ----------------------------------------------- */
+
+/* A step that disposes an intermediate its graph saved before backward, as Sequential does
+ * between layers: tanh saves its output h, mul saves h twice. */
+static void disposed_saved_step(void) {
+  gs_rng rng;
+  gs_rng_seed(&rng, 7);
+  const int64_t shape[] = {3, 4};
+  gs_tensor w = gs_randn(GS_F32, shape, 2, &rng);
+  gs_set_requires_grad(w, true);
+  gs_scope step = gs_scope_begin("step");
+  gs_tensor h = gs_tanh(w);
+  gs_tensor loss = gs_sum(gs_mul(h, h), NULL, 0, false);
+  gs_dispose(h);
+  gs_backward(loss);
+  gs_scope_end(step);
+  gs_dispose(w);
+}
+
+/* The replay no longer has h when backward begins; the graph still draws it in the step's
+ * cluster (where it was made) with its shape, found through its creation. */
+static void test_disposed_saved_tensor_keeps_shape_and_cluster(void) {
+  g_autofree char *dir = NULL;
+  g_autoptr(gs_trace_model) m = graph_workload_record(disposed_saved_step, &dir);
+  g_autoptr(gs_graph_source) source = gs_graph_source_new(m);
+  guint64 at = gs_graph_source_find_backward(source, 0);
+  g_assert_cmpuint(at, !=, G_MAXUINT64);
+  g_autoptr(gs_graph) g = gs_graph_source_build(source, at);
+  guint saved = 0;
+  for (guint i = 0; i < g->items->len; i++) {
+    const gs_graph_item *item = &g_array_index(g->items, gs_graph_item, i);
+    if (item->kind != GS_GRAPH_SAVED)
+      continue;
+    saved++;
+    g_assert_nonnull(strstr(item->label, "\n(3, 4)"));
+    const gs_graph_scope *scope = gs_graph_scope_find(g, item->scope);
+    g_assert_nonnull(scope);
+    g_assert_cmpstr(scope->name, ==, "step");
+  }
+  g_assert_cmpuint(saved, ==, 1); /* h, once, though saved by two nodes three times */
+}
+
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/graph/mlp-step-laid-out-on-the-worker", test_mlp_step_laid_out_on_the_worker);
@@ -545,6 +589,8 @@ int main(int argc, char **argv) {
   g_test_add_func("/graph/repeated-steps-collapse-and-expand",
                   test_repeated_steps_collapse_and_expand);
   g_test_add_func("/graph/hubs-are-split-per-consumer", test_hubs_are_split_per_consumer);
+  g_test_add_func("/graph/disposed-saved-tensor-keeps-shape-and-cluster",
+                  test_disposed_saved_tensor_keeps_shape_and_cluster);
   g_test_add_func("/graph/png-export", test_png_export_has_the_size_and_draws_the_nodes);
   g_test_add_func("/graph/svg-export", test_svg_export_is_well_formed);
   return g_test_run();

@@ -2,6 +2,8 @@
  * graph-source.h). */
 #include "graph-source.h"
 
+#include "event-fields.h"
+
 struct gs_graph_source {
   gs_trace_model *model;
   gs_graph_versions *versions;
@@ -48,17 +50,45 @@ static guint64 created_at(const gs_replay *state, const gs_graph_item *item) {
   return o ? o->create_seq : G_MAXUINT64;
 }
 
+/* A tensor the replay no longer has (its handle was disposed while a node still saves it):
+ * the index of its creation at or before index, from its life, with the event in *out;
+ * G_MAXUINT64 if there is none. */
+static guint64 find_creation(gs_graph_source *s, guint64 tensor, guint64 index,
+                             gs_trace_event *out) {
+  g_autofree guint64 *life = NULL;
+  guint n = 0;
+  gs_trace_model_tensor_life(s->model, tensor, &life, &n);
+  for (guint k = n; k-- > 0;)
+    if (life[k] <= index && gs_trace_model_kind_at(s->model, life[k]) == GS_TRACE_TENSOR_CREATE &&
+        gs_trace_model_event(s->model, life[k], out) && out->tensor == tensor)
+      return life[k];
+  return G_MAXUINT64;
+}
+
 /* Clusters by where things were computed: the scope open on the thread when the node or
  * tensor was made. (The replay only knows current owners, and a step's tensors are usually
  * disposed with its scope while its nodes live on until backward.) Leaves stay outside:
- * parameters belong to no step. */
-static void scope_by_creation(gs_graph_source *s, const gs_replay *state, gs_graph *g) {
+ * parameters belong to no step. A saved tensor whose handle is gone is found through its
+ * creation, which also gives back its shape for the label. */
+static void scope_by_creation(gs_graph_source *s, const gs_replay *state, guint64 at,
+                              gs_graph *g) {
   for (guint i = 0; i < g->items->len; i++) {
     gs_graph_item *item = &g_array_index(g->items, gs_graph_item, i);
     if (item->kind == GS_GRAPH_LEAF)
       continue;
     guint64 seq = created_at(state, item);
     guint64 index = seq == G_MAXUINT64 ? G_MAXUINT64 : gs_trace_model_find_seq(s->model, seq);
+    gs_trace_event e;
+    if (index == G_MAXUINT64 && item->tensor &&
+        (index = find_creation(s, item->tensor, at, &e)) != G_MAXUINT64 &&
+        item->kind == GS_GRAPH_SAVED) {
+      const char *name = gs_replay_tensor_name(state, item->tensor);
+      char handle[32];
+      g_free(item->label);
+      item->label = gs_graph_saved_text(
+          name && *name ? name : gs_format_handle(item->tensor, handle, sizeof handle), e.shape,
+          CLAMP(e.ndim, 0, GS_MAX_DIMS));
+    }
     if (index != G_MAXUINT64)
       item->scope = gs_trace_model_scope_of(s->model, index);
   }
@@ -89,7 +119,7 @@ gs_graph *gs_graph_source_build(gs_graph_source *s, guint64 index) {
     return gs_graph_new();
   feed_versions(s, index + 1);
   gs_graph *g = gs_graph_build_with(state, s->versions);
-  scope_by_creation(s, state, g);
+  scope_by_creation(s, state, index, g);
   return g;
 }
 

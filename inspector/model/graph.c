@@ -62,27 +62,43 @@ static gint by_id(gconstpointer a, gconstpointer b) {
 
 /* "name" or "#3.1", then the shape when the tensor is still alive: what a reader of the graph
  * needs to recognise a tensor from their code. */
-static char *tensor_label(const gs_replay *r, guint64 tensor) {
-  GString *s = g_string_new(NULL);
-  const char *name = gs_replay_tensor_name(r, tensor);
-  char handle[32];
-  g_string_append(s, name && *name ? name : gs_format_handle(tensor, handle, sizeof handle));
-  const gs_replay_object *o = g_hash_table_lookup(r->objects, &tensor);
-  if (o && !o->composite) {
+char *gs_graph_tensor_text(const char *name, const gint64 *shape, int ndim) {
+  GString *s = g_string_new(name);
+  if (ndim >= 0) {
     g_string_append(s, "\n(");
-    for (int i = 0; i < o->ndim; i++)
-      g_string_append_printf(s, "%s%" G_GINT64_FORMAT, i ? ", " : "", o->shape[i]);
+    for (int i = 0; i < ndim; i++)
+      g_string_append_printf(s, "%s%" G_GINT64_FORMAT, i ? ", " : "", shape[i]);
     g_string_append(s, ")");
   }
   return g_string_free(s, FALSE);
 }
 
-/* A tensor saved for backward: its label says so, as torchviz's orange nodes do. */
-static char *saved_label(const gs_replay *r, guint64 tensor) {
-  g_autofree char *plain = tensor_label(r, tensor);
+char *gs_graph_saved_text(const char *name, const gint64 *shape, int ndim) {
+  g_autofree char *plain = gs_graph_tensor_text(name, shape, ndim);
   /* TRANSLATORS: the label of a tensor saved for backward in the graph: its name or handle,
    * with its shape on a second line. */
   return g_strdup_printf(_("saved %s"), plain);
+}
+
+/* Its name or handle, and its shape if the replay still has it (a composite has none). */
+static char *tensor_label_full(const gs_replay *r, guint64 tensor, gboolean saved) {
+  const char *name = gs_replay_tensor_name(r, tensor);
+  char handle[32];
+  if (!name || !*name)
+    name = gs_format_handle(tensor, handle, sizeof handle);
+  const gs_replay_object *o = g_hash_table_lookup(r->objects, &tensor);
+  int ndim = o && !o->composite ? o->ndim : -1;
+  const gint64 *shape = o ? o->shape : NULL;
+  return saved ? gs_graph_saved_text(name, shape, ndim) : gs_graph_tensor_text(name, shape, ndim);
+}
+
+static char *tensor_label(const gs_replay *r, guint64 tensor) {
+  return tensor_label_full(r, tensor, FALSE);
+}
+
+/* A tensor saved for backward: its label says so, as torchviz's orange nodes do. */
+static char *saved_label(const gs_replay *r, guint64 tensor) {
+  return tensor_label_full(r, tensor, TRUE);
 }
 
 /* What the builder keeps while it works: item index by key and by tensor. */

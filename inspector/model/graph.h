@@ -72,6 +72,10 @@ typedef struct gs_graph {
  * the same events as replay; NULL gives the plain autograd graph (no versions, version checks
  * or storage relations), as `export-dot` draws it. */
 gs_graph *gs_graph_build_with(const gs_replay *replay, const gs_graph_versions *versions);
+/* A tensor item's label: its name (or handle), then its shape on a second line when ndim >= 0;
+ * and a saved tensor's, "saved " before it (translated). Newly allocated. */
+char *gs_graph_tensor_text(const char *name, const gint64 *shape, int ndim);
+char *gs_graph_saved_text(const char *name, const gint64 *shape, int ndim);
 /* gs_graph_build_with(replay, NULL). */
 gs_graph *gs_graph_build(const gs_replay *replay);
 gs_graph *gs_graph_new(void);
