@@ -100,8 +100,11 @@ static GSocket *listen_on(const char *path, GError **error) {
   return g_steal_pointer(&socket);
 }
 
-/* Waits for a program of ours; NULL when told to stop or accepting failed (said already). */
-static GSocket *accept_peer(GsTraceSource *self) {
+/* Waits for a program of ours and its first bytes (into first, *first_n of them); NULL when
+ * told to stop or accepting failed (said already). A connection that ends before sending
+ * anything is another inspector checking whether this socket is taken (clear_stale_socket),
+ * not a program: it must not take the source's one connection. */
+static GSocket *accept_peer(GsTraceSource *self, guint8 *first, gssize *first_n) {
   for (;;) {
     g_autoptr(GError) error = NULL;
     g_autoptr(GSocket) peer = g_socket_accept(self->listener, self->cancellable, &error);
@@ -117,17 +120,31 @@ static GSocket *accept_peer(GsTraceSource *self) {
     g_autofree char *reason = NULL;
     if (!credentials)
       reason = g_strdup(error->message);
-    if (credentials && gs_source_peer_allowed(credentials, getuid(), &reason))
+    if (!credentials || !gs_source_peer_allowed(credentials, getuid(), &reason)) {
+      /* A message, not a warning: another user's attempt is no fault of this program. */
+      g_message(_("Refused a connection on %s: %s"), self->socket_path, reason);
+      g_socket_close(peer, NULL);
+      continue;
+    }
+    g_clear_error(&error);
+    gssize n = g_socket_receive(peer, (char *)first, RECEIVE_PIECE, self->cancellable, &error);
+    if (n > 0) {
+      *first_n = n;
       return g_steal_pointer(&peer);
-    /* A message, not a warning: another user's attempt is no fault of this program. */
-    g_message(_("Refused a connection on %s: %s"), self->socket_path, reason);
-    g_socket_close(peer, NULL);
+    }
+    if (g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED)) {
+      gs_trace_source_post_end(self, FALSE, g_strdup(_("Stopped listening.")));
+      return NULL;
+    }
+    g_socket_close(peer, NULL); /* nothing came: keep waiting for a program */
   }
 }
 
 static gpointer listen_worker(gpointer data) {
   GsTraceSource *self = data;
-  g_autoptr(GSocket) peer = accept_peer(self);
+  g_autofree guint8 *piece = g_malloc(RECEIVE_PIECE);
+  gssize first_n = 0;
+  g_autoptr(GSocket) peer = accept_peer(self, piece, &first_n);
   if (!peer)
     return NULL;
   /* One program per source: later ones get "connection refused" instead of waiting. */
@@ -141,7 +158,10 @@ static gpointer listen_worker(gpointer data) {
       ? g_strdup_printf(_("Receiving the log of process %d."), (int)pid)
       : g_strdup(_("Receiving the log of a program.")));
 
-  g_autofree guint8 *piece = g_malloc(RECEIVE_PIECE);
+  if (!gs_trace_source_push(self, piece, (gsize)first_n)) {
+    gs_trace_source_post_end(self, FALSE, g_strdup(_("Stopped receiving.")));
+    return NULL;
+  }
   for (;;) {
     g_autoptr(GError) error = NULL;
     gssize n = g_socket_receive(peer, (char *)piece, RECEIVE_PIECE, self->cancellable, &error);
