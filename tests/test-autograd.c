@@ -1,5 +1,6 @@
 /* test-autograd.c: the semantics people come to debug and to learn, as tests: clone vs
  * detach, in-place after detach and its version error, view gradients landing in the base,
+ * in-place writes through views (CopySlices) and views they made stale,
  * accumulation across backwards, retain_graph, retain_grad, no_grad, leaves and their errors. */
 #include "test-util.h"
 
@@ -86,6 +87,96 @@ static void test_in_place_through_view_is_caught(void) {
                "place by fill_");
   EXPECT_ERROR(gs_backward_with(e, ones, false), "through a view sharing its storage");
   gs_dispose(x), gs_dispose(e), gs_dispose(v), gs_dispose(ones);
+}
+
+/* In-place writes through views rewrite the base's history (CopySlices), as in PyTorch; a
+ * view made before a write into its base gets its history from the base's new one on its next
+ * use (AsStridedBackward). */
+static void test_in_place_through_views_under_autograd(void) {
+  /* mul_ through a narrow of a non-leaf: b = [a0 w0, a1 w1, a2]; loss = b . [1, 2, 3]. */
+  gs_tensor a = leaf((double[]){1, 2, 3}, 3), w = leaf((double[]){5, 7}, 2);
+  gs_tensor b = gs_mul_scalar(a, 1.0);
+  gs_tensor v = gs_narrow(b, 0, 0, 2);
+  gs_mul_(v, w);
+  g_assert_cmpstr(gs_grad_fn_name(b), ==, "CopySlices");
+  g_assert_cmpstr(gs_grad_fn_name(v), ==, "AsStridedBackward");
+  gs_tensor c = gs_from_data(GS_F64, (int64_t[]){3}, 1, (double[]){1, 2, 3});
+  gs_tensor bc = gs_mul(b, c), loss = gs_sum(bc, NULL, 0, false);
+  gs_backward(loss);
+  test_assert_values(b, (int64_t[]){3}, 1, (double[]){5, 14, 3}, 0, 0);
+  assert_grad(a, (double[]){5, 14, 3}, 3);
+  assert_grad(w, (double[]){1, 4}, 2);
+
+  /* A buffer that needs no gradient, filled through a row: it joins the graph. */
+  gs_tensor h = leaf((double[]){1, -2}, 2);
+  gs_tensor buffer = gs_zeros(GS_F64, (int64_t[]){3, 2}, 2);
+  gs_tensor row = gs_select(buffer, 0, 1);
+  gs_tensor h2 = gs_mul_scalar(h, 2.0);
+  g_assert_false(gs_requires_grad(buffer));
+  gs_copy_(row, h2);
+  g_assert_true(gs_requires_grad(buffer));
+  g_assert_false(gs_is_leaf(buffer));
+  gs_tensor sq = gs_mul(buffer, buffer), l2 = gs_sum(sq, NULL, 0, false);
+  gs_backward(l2);
+  assert_grad(h, (double[]){8, -16}, 2); /* d/dh of sum((2h)^2) */
+
+  /* Views made before writes into their base, directly and through an overlapping view, see
+   * the writes in their values and in their gradients: y = [20, 40, 60, 8] after both. */
+  gs_tensor x = leaf((double[]){1, 2, 3, 4}, 4);
+  gs_tensor y = gs_mul_scalar(x, 1.0);
+  gs_tensor first = gs_select(y, 0, 0);
+  gs_tensor s1 = gs_narrow(y, 0, 0, 3), s2 = gs_narrow(y, 0, 1, 3);
+  gs_mul_scalar_(y, 2.0);
+  gs_mul_scalar_(s1, 10.0);
+  gs_tensor l3a = gs_sum(s2, NULL, 0, false), l3 = gs_add(l3a, first);
+  gs_backward(l3);
+  test_assert_values(s2, (int64_t[]){3}, 1, (double[]){40, 60, 8}, 0, 0);
+  assert_grad(x, (double[]){20, 20, 20, 2}, 4);
+
+  /* ... also once the base itself is gone: its storage keeps what its views need. */
+  gs_tensor p = leaf((double[]){1, 2, 3}, 3);
+  gs_tensor q = gs_mul_scalar(p, 1.0);
+  gs_tensor tail = gs_narrow(q, 0, 1, 2);
+  gs_mul_scalar_(q, 3.0);
+  gs_dispose(q);
+  gs_tensor l4 = gs_sum(tail, NULL, 0, false);
+  gs_backward(l4);
+  assert_grad(p, (double[]){0, 3, 3}, 3);
+
+  /* A retained gradient is the latest version's, after writes into it and through views. */
+  gs_tensor r = leaf((double[]){1, 2, 3}, 3);
+  gs_tensor k = gs_mul_scalar(r, 1.0);
+  gs_retain_grad(k);
+  gs_mul_scalar_(k, 3.0);
+  gs_tensor kv = gs_narrow(k, 0, 1, 2);
+  gs_mul_scalar_(kv, 5.0);
+  gs_tensor kc = gs_mul(k, c), l5 = gs_sum(kc, NULL, 0, false);
+  gs_backward(l5);
+  assert_grad(k, (double[]){1, 2, 3}, 3);
+  assert_grad(r, (double[]){3, 30, 45}, 3);
+
+  gs_tensor all[] = {a, w, b, v, c, bc, loss, h, buffer, row, h2, sq, l2, x, y, first, s1, s2,
+                     l3a, l3, p, tail, l4, r, k, kv, kc, l5};
+  for (size_t i = 0; i < G_N_ELEMENTS(all); i++)
+    gs_dispose(all[i]);
+}
+
+/* A write through a view whose base was disposed cannot reach the base's history: refused,
+ * before anything is written. */
+static void test_in_place_through_view_of_a_disposed_base(void) {
+  gs_tensor x = leaf((double[]){1, 2, 3}, 3);
+  gs_tensor y = gs_mul_scalar(x, 1.0);
+  gs_tensor v = gs_narrow(y, 0, 0, 2);
+  gs_dispose(y);
+  EXPECT_ERROR(gs_mul_scalar_(v, 2.0), "is a view whose base tensor #");
+  EXPECT_ERROR(gs_mul_scalar_(v, 2.0), "was disposed; a write into it could not be recorded");
+  g_assert_cmpint(gs_version(v), ==, 0);
+  test_assert_values(v, (int64_t[]){2}, 1, (double[]){1, 2}, 0, 0);
+  gs_no_grad_begin(); /* outside autograd it is a plain write */
+  gs_mul_scalar_(v, 2.0);
+  gs_no_grad_end();
+  test_assert_values(v, (int64_t[]){2}, 1, (double[]){2, 4}, 0, 0);
+  gs_dispose(x), gs_dispose(v);
 }
 
 /* Gradients of views land in the base, summed where views overlap. */
@@ -192,7 +283,10 @@ static void test_leaf_rules(void) {
   gs_tensor plain = gs_ones(GS_F64, (int64_t[]){2}, 1);
   EXPECT_ERROR(gs_backward(plain), "does not require grad and has no grad_fn");
   gs_tensor v = gs_view(x, (int64_t[]){2, 1}, 2); /* a view of a leaf that requires grad */
-  EXPECT_ERROR(gs_mul_scalar_(v, 2.0), "is a view of another tensor");
+  EXPECT_ERROR(gs_mul_scalar_(v, 2.0), "is a view of tensor #");
+  EXPECT_ERROR(gs_mul_scalar_(v, 2.0), "[2] f64, a leaf that requires grad; writing into the "
+                                       "view would change the leaf in place");
+  g_assert_cmpint(gs_version(x), ==, 0);
   /* Comparisons and integer results are not differentiable. */
   gs_tensor c = gs_gt_scalar(x, 1.5);
   g_assert_false(gs_requires_grad(c));
@@ -339,6 +433,9 @@ int main(int argc, char **argv) {
   g_test_add_func("/autograd/in-place-after-detach", test_in_place_after_detach);
   g_test_add_func("/autograd/in-place-through-view-is-caught", test_in_place_through_view_is_caught);
   g_test_add_func("/autograd/view-gradients-land-in-base", test_view_gradients_land_in_base);
+  g_test_add_func("/autograd/in-place-through-views", test_in_place_through_views_under_autograd);
+  g_test_add_func("/autograd/in-place-through-view-of-a-disposed-base",
+                  test_in_place_through_view_of_a_disposed_base);
   g_test_add_func("/autograd/grad-accumulates-until-zeroed", test_grad_accumulates_until_zeroed);
   g_test_add_func("/autograd/retain-graph", test_retain_graph);
   g_test_add_func("/autograd/retain-grad-for-non-leaf", test_retain_grad_for_non_leaf);

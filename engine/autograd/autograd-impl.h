@@ -81,6 +81,12 @@ struct gs__node {
   /* Set once a backward without retain_graph has run this node and freed its saved tensors. */
   bool released;
   uint64_t released_event;
+  /* An in-place op's node wrapped by a CopySlices node (view-history.c): not in the graph
+   * walk nor in the event log; its wrapper owns it and shares its saved tensors. */
+  bool wrapped;
+  struct gs__node *inner;               /* CopySlices: the wrapped op's node (owned) */
+  struct gs__view_geometry *geometry;   /* CopySlices, AsStridedBackward: where the view is in
+                                           its base (owned) */
 };
 
 /* True while ops record nodes on this thread. */
@@ -89,6 +95,9 @@ bool gs__grad_mode(void);
 /* Whether an op over these inputs must record a node: grad mode on and some input requires
  * grad. */
 bool gs__any_requires_grad(int n, const gs__tensor *const *inputs);
+
+/* A zeroed node of kind with room for its edges and saved slots; NULL when out of memory. */
+gs__node *gs__node_alloc(const gs__node_kind *kind, int n_inputs, int n_saved);
 
 /* Records the node that made out from inputs (out must be registered and floating), or
  * returns NULL when nothing needs a gradient. n_saved slots are reserved for gs__save. */
@@ -127,10 +136,37 @@ gs_tensor gs__tmp(gs__node *n, gs_tensor t);
 /* Drops t's graph references and disposes its grad; called when t is disposed. */
 void gs__autograd_on_dispose(gs__tensor *t);
 /* Before an in-place write into t by op (operand_requires_grad: whether another operand of
- * the op requires grad): refuses, after reporting, a leaf that requires grad and a view that
- * would join the graph. In-place ops then record their node with gs__record(kind, t, ...,
- * inputs) where inputs[0] is t: its previous history becomes the node's first input. */
+ * the op requires grad): refuses, after reporting, a leaf that requires grad, and a view of
+ * one or of a disposed base (gs__check_view_write). In-place ops then record their node with
+ * gs__record(kind, t, ..., inputs) where inputs[0] is t: its previous history becomes the
+ * node's first input (through a view: the base's, see gs__record_view_write). */
 bool gs__autograd_check_inplace(const gs__tensor *t, bool operand_requires_grad,
                                 const char *op);
+/* ---- views and in-place writes (view-history.c) ------------------------------------- */
+
+/* Brings a view's graph links up to date after its base's history was rewritten by an in-place
+ * write (into the base or through another view): its grad_fn becomes an AsStridedBackward
+ * from the base's current history, as PyTorch regenerates a view's grad_fn when its base's
+ * version changed. Does nothing for other tensors, up-to-date views and views whose base is
+ * gone. Inline: every op calls it for each input. */
+void gs__refresh_view_slow(gs__tensor *t);
+static inline void gs__refresh_view(gs__tensor *t) {
+  if (t->origin == GS__ORIGIN_VIEW && t->view_base)
+    gs__refresh_view_slow(t);
+}
+/* When t is disposed: if in-place writes rewrote its history, its storage keeps t's geometry
+ * and grad_fn (taken from t) so that its views can still be brought up to date. */
+void gs__keep_view_root(gs__tensor *t);
+/* Before a recorded in-place write into view t: its base must still exist and must not be a
+ * leaf that requires grad; false after reporting. */
+bool gs__check_view_write(const gs__tensor *t, const char *op);
+/* Records an in-place write into view v whose node (made by gs__record, inputs[0] == v) is
+ * inner: the base's history becomes CopySlices(inner) over its previous history, and v (like
+ * every other view of the base) gets its grad_fn from there on next use. */
+void gs__record_view_write(gs__tensor *v, gs__tensor *base, gs__node *inner);
+
+/* When n becomes t's grad_fn by an in-place write: t's retained gradient (gs_retain_grad), if
+ * it asked for one, is now n's output's, as PyTorch moves the hook to the new version. */
+void gs__move_retained_grad(gs__tensor *t, gs__node *n);
 /* Adds grad into the gradient of the tensor that asked node n to retain it (gs_retain_grad). */
 void gs__accumulate_retained(gs__node *n, gs_tensor grad);

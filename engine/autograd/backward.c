@@ -307,6 +307,7 @@ void gs_backward_with(gs_tensor root_h, gs_tensor grad_h, bool retain_graph) {
   if (!root)
     return;
   char shape[GS__SHAPE_STR], gshape[GS__SHAPE_STR];
+  gs__refresh_view(root);
   if (!root->ag.requires_grad) {
     gs__error(GS_ERR_STATE, fn,
               "tensor #%u.%u %s does not require grad and has no grad_fn: nothing to "
@@ -405,13 +406,18 @@ void gs_set_requires_grad(gs_tensor h, bool requires_grad) {
   t->ag.requires_grad = requires_grad;
 }
 
+/* The getters see a view's history as of now: its base may have been written in place. */
 bool gs_requires_grad(gs_tensor h) {
   gs__tensor *t = gs__lookup(h, "requires_grad");
+  if (t)
+    gs__refresh_view(t);
   return t && t->ag.requires_grad;
 }
 
 bool gs_is_leaf(gs_tensor h) {
   gs__tensor *t = gs__lookup(h, "is_leaf");
+  if (t)
+    gs__refresh_view(t);
   return t && !t->ag.grad_fn;
 }
 
@@ -450,6 +456,8 @@ void gs_retain_grad(gs_tensor h) {
 
 const char *gs_grad_fn_name(gs_tensor h) {
   gs__tensor *t = gs__lookup(h, "grad_fn_name");
+  if (t)
+    gs__refresh_view(t);
   return t && t->ag.grad_fn ? t->ag.grad_fn->kind->name : NULL;
 }
 

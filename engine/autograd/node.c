@@ -34,10 +34,16 @@ void gs_no_grad_end(void) {
 bool gs__any_requires_grad(int n, const gs__tensor *const *inputs) {
   if (!gs__grad_mode())
     return false;
-  for (int i = 0; i < n; i++)
-    if (inputs[i] && inputs[i]->ag.requires_grad)
-      return true;
-  return false;
+  bool any = false;
+  for (int i = 0; i < n; i++) {
+    if (!inputs[i])
+      continue;
+    /* A view whose base was written in place since may require grad now (a cast-away const
+     * of its graph bookkeeping, not of its values). */
+    gs__refresh_view((gs__tensor *)inputs[i]);
+    any |= inputs[i]->ag.requires_grad;
+  }
+  return any;
 }
 
 /* ---- lifetime ------------------------------------------------------------------------ */
@@ -64,11 +70,13 @@ void gs__node_release(gs__node *node) {
     gs__node *n = pending[--count];
     if (atomic_fetch_sub_explicit(&n->refcount, 1, memory_order_acq_rel) != 1)
       continue;
-    if (gs__trace_on())
+    if (gs__trace_on() && !n->wrapped)
       gs__trace_node(GS_TRACE_NODE_RELEASE, n->id);
-    gs__node_release_saved(n);
-    for (int i = 0; i < n->n_inputs; i++) {
-      if (!n->next[i])
+    gs__node_release_saved(n); /* a CopySlices node's are its inner node's */
+    free(n->geometry);
+    for (int i = -1; i < n->n_inputs; i++) {
+      gs__node *next = i < 0 ? n->inner : n->next[i];
+      if (!next)
         continue;
       if (count == capacity) {
         gs__node **bigger = malloc(2 * capacity * sizeof *bigger);
@@ -80,7 +88,7 @@ void gs__node_release(gs__node *node) {
         pending = bigger;
         capacity *= 2;
       }
-      pending[count++] = n->next[i];
+      pending[count++] = next;
     }
     free(n);
   }
@@ -89,7 +97,7 @@ void gs__node_release(gs__node *node) {
 }
 
 /* One allocation: the node, then its per-input edges and metadata, then its saved slots. */
-static gs__node *node_alloc(const gs__node_kind *kind, int n_inputs, int n_saved) {
+gs__node *gs__node_alloc(const gs__node_kind *kind, int n_inputs, int n_saved) {
   size_t size = sizeof(gs__node) + (size_t)n_inputs * (sizeof(gs__node *) + sizeof(gs__input_meta)) +
                 (size_t)n_saved * sizeof(gs__saved_tensor);
   gs__node *n = calloc(1, size);
@@ -146,12 +154,13 @@ void gs__accumulate_retained(gs__node *n, gs_tensor grad) {
 }
 
 gs__node *gs__grad_edge(gs__tensor *t) {
+  gs__refresh_view(t);
   if (!t->ag.requires_grad)
     return NULL;
   if (t->ag.grad_fn)
     return t->ag.grad_fn;
   if (!t->ag.grad_accumulator) {
-    gs__node *acc = node_alloc(&AccumulateGrad, 0, 0);
+    gs__node *acc = gs__node_alloc(&AccumulateGrad, 0, 0);
     if (!acc)
       return NULL;
     acc->leaf = t->id;
@@ -162,11 +171,18 @@ gs__node *gs__grad_edge(gs__tensor *t) {
   return t->ag.grad_accumulator;
 }
 
+void gs__move_retained_grad(gs__tensor *t, gs__node *n) {
+  if (!t->ag.retains_grad || !t->ag.grad_fn)
+    return;
+  t->ag.grad_fn->retained_output = 0;
+  n->retained_output = t->id;
+}
+
 gs__node *gs__record(const gs__node_kind *kind, gs__tensor *out, int n_inputs,
                      const gs__tensor *const *inputs, int n_saved) {
   if (!gs__any_requires_grad(n_inputs, inputs))
     return NULL;
-  gs__node *n = node_alloc(kind, n_inputs, n_saved);
+  gs__node *n = gs__node_alloc(kind, n_inputs, n_saved);
   if (!n) {
     gs__error(GS_ERR_OUT_OF_MEMORY, kind->name, "could not allocate a graph node");
     return NULL;
@@ -182,12 +198,23 @@ gs__node *gs__record(const gs__node_kind *kind, gs__tensor *out, int n_inputs,
     if (n->next[i])
       gs__node_retain(n->next[i]);
   }
-  /* In-place ops pass out as inputs[0]: its old history is now an edge of the new node. */
+  bool inplace = n_inputs > 0 && inputs[0] == out;
+  n->output = out->id;
+  gs__tensor *base = inplace && out->origin == GS__ORIGIN_VIEW ? gs__lookup_quiet(out->view_base)
+                                                                : NULL;
+  if (base) { /* written through a view: the base's history is what changes */
+    gs__record_view_write(out, base, n);
+    return n;
+  }
+  /* In-place ops pass out as inputs[0]: its old history is now an edge of the new node, and
+   * views made of it before are stale. */
+  if (inplace)
+    out->ag.history++;
+  gs__move_retained_grad(out, n);
   if (out->ag.grad_fn)
     gs__node_release(out->ag.grad_fn);
   out->ag.grad_fn = n; /* the node's first reference */
   out->ag.requires_grad = true;
-  n->output = out->id;
   if (gs__trace_on()) /* written once the op has saved its tensors */
     gs__trace_defer_node(n, 0);
   return n;
@@ -206,6 +233,7 @@ void gs__save(gs__node *node, int slot, const gs__tensor *t) {
 /* ---- hooks for the core ------------------------------------------------------------- */
 
 void gs__autograd_on_dispose(gs__tensor *t) {
+  gs__keep_view_root(t); /* may take over its grad_fn */
   if (t->ag.grad_fn)
     gs__node_release(t->ag.grad_fn);
   if (t->ag.grad_accumulator)
@@ -218,7 +246,10 @@ void gs__autograd_on_dispose(gs__tensor *t) {
 
 bool gs__autograd_check_inplace(const gs__tensor *t, bool operand_requires_grad,
                                 const char *op) {
-  if (!gs__grad_mode() || !(t->ag.requires_grad || operand_requires_grad))
+  if (!gs__grad_mode())
+    return true;
+  gs__refresh_view((gs__tensor *)t); /* its requires_grad may be stale */
+  if (!(t->ag.requires_grad || operand_requires_grad))
     return true;
   char desc[GS__SHAPE_STR];
   if (t->ag.requires_grad && !t->ag.grad_fn) {
@@ -229,13 +260,7 @@ bool gs__autograd_check_inplace(const gs__tensor *t, bool operand_requires_grad,
               gs__shape_str(desc, t->shape, t->ndim), gs_dtype_name(t->dtype));
     return false;
   }
-  if (t->origin == GS__ORIGIN_VIEW) {
-    gs__error(GS_ERR_STATE, op,
-              "tensor #%u.%u is a view of another tensor; recording an in-place write into a "
-              "view for autograd would have to change its base's gradient too, which is not "
-              "supported yet: write into a clone of the view instead",
-              (unsigned)(t->id & 0xffffffffu), (unsigned)(t->id >> 32));
+  if (t->origin == GS__ORIGIN_VIEW && !gs__check_view_write(t, op))
     return false;
-  }
   return true;
 }

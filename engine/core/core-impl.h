@@ -100,7 +100,13 @@ typedef struct gs__storage {
   uint64_t last_write_event;
   uint64_t last_write_tensor;
   gs__origin last_write_origin;
+  /* A base disposed after in-place writes rewrote its history, kept for the views of it that
+   * live on (engine/autograd/view-history.c); NULL if none. */
+  struct gs__view_root *orphan;
 } gs__storage;
+
+/* Frees a storage's kept base record (view-history.c). */
+void gs__view_root_free(struct gs__view_root *root);
 
 /* Caching allocator: a block with a gs__buffer header followed by nbytes of data (64-byte
  * aligned). Returns NULL when the system is out of memory. */
@@ -134,6 +140,10 @@ typedef struct gs__autograd_meta {
   struct gs__node *grad_fn; /* the node that made this tensor (owned reference); NULL: leaf */
   struct gs__node *grad_accumulator; /* leaves that require grad (owned reference, lazy) */
   uint64_t grad;            /* handle of the accumulated gradient, owned by this tensor */
+  /* Counts rewrites of this tensor's history by recorded in-place writes (into it or into one
+   * of its views): a view made before the latest one has a stale grad_fn (engine/autograd/
+   * view-history.c). */
+  uint32_t history;
 } gs__autograd_meta;
 
 typedef struct gs__tensor {
@@ -148,6 +158,10 @@ typedef struct gs__tensor {
   uint64_t created_event;
   gs__origin origin;
   uint64_t source;        /* the tensor this one was derived from (views, detach, clone) */
+  /* Views: the tensor at the root of the chain of views (not a view itself), and its
+   * ag.history when this view's grad_fn was made; 0 for other tensors. */
+  uint64_t view_base;
+  uint32_t base_history;
   const char *created_by; /* the op that made it (static string), for leak reports */
   bool is_parameter;
   gs__autograd_meta ag;
@@ -231,6 +245,20 @@ static inline gs__tensor *gs__lookup(gs_tensor h, const char *fn) {
       return &s->tensor;
   }
   return gs__lookup_failed(h, fn);
+}
+
+/* The tensor a handle names, or NULL, without reporting anything. */
+static inline gs__tensor *gs__lookup_quiet(uint64_t id) {
+  uint32_t index = (uint32_t)(id & 0xffffffffu);
+  if (id == 0 || index >= atomic_load_explicit(&gs__slot_count, memory_order_acquire))
+    return NULL;
+  gs__slot *page =
+      atomic_load_explicit(&gs__slot_pages[index / GS__SLOTS_PER_PAGE], memory_order_acquire);
+  gs__slot *s = &page[index % GS__SLOTS_PER_PAGE];
+  return atomic_load_explicit(&s->generation, memory_order_acquire) == (id >> 32) &&
+                 atomic_load_explicit(&s->live, memory_order_acquire)
+             ? &s->tensor
+             : NULL;
 }
 
 /* Registers a tensor in a free slot; takes over t's storage reference. On success returns the

@@ -25,6 +25,7 @@ static gs__storage *storage_over(gs__buffer *buffer, uint64_t nbytes) {
   s->last_write_event = 0;
   s->last_write_tensor = 0;
   s->last_write_origin = GS__ORIGIN_NEW;
+  s->orphan = NULL;
   return s;
 }
 
@@ -93,6 +94,8 @@ void gs__storage_release(gs__storage *s) {
     return;
   if (gs__trace_on())
     gs__trace_storage(GS_TRACE_STORAGE_FREE, s->id, 0, s->nbytes);
+  if (s->orphan)
+    gs__view_root_free(s->orphan);
   buffer_release(s->buffer);
   free(s);
 }

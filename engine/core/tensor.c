@@ -127,6 +127,11 @@ gs_tensor gs__make_view_as(const gs__tensor *base, const int64_t *shape, const i
   v.storage = base->storage;
   v.origin = origin; /* set before registering: the log records the tensor as registered */
   v.source = base->id;
+  if (origin == GS__ORIGIN_VIEW) { /* the root of the chain, and its history as of now */
+    v.view_base = base->origin == GS__ORIGIN_VIEW && base->view_base ? base->view_base : base->id;
+    const gs__tensor *root = v.view_base == base->id ? base : gs__lookup_quiet(v.view_base);
+    v.base_history = root ? root->ag.history : base->base_history;
+  }
   gs__storage_retain(v.storage);
   return gs__register(&v, fn);
 }

@@ -489,6 +489,8 @@ gs_tensor gs_clone(gs_tensor h) {
   gs__tensor c = *t;
   c.origin = GS__ORIGIN_CLONE;
   c.source = t->id;
+  c.view_base = 0; /* a clone is a base of its own, even of a view */
+  c.base_history = 0;
   c.storage = gs__storage_share_cow(t->storage);
   if (!c.storage) {
     gs__error(GS_ERR_OUT_OF_MEMORY, "clone", "could not allocate the storage record");

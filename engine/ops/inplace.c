@@ -8,7 +8,8 @@
  *
  * With autograd recording, the write rewrites the tensor's history as PyTorch does: the op's
  * node (the same kinds as the out-of-place ops) takes the tensor's previous grad_fn as its
- * first input and becomes its new grad_fn. Where a formula needs the value from before the
+ * first input and becomes its new grad_fn; through a view, it is wrapped in a CopySlices node
+ * that becomes the base's (engine/autograd/view-history.c). Where a formula needs the value from before the
  * write (mul_, div_, clamp_), the op saves an O(1) copy-on-write clone taken just before it:
  * the write itself then makes the copy.
  */

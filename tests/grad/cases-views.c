@@ -53,6 +53,53 @@ static gs_tensor f_two_slices(const gs_tensor *in, int n, void *u) {
   return r;
 }
 
+/* ---- in-place writes through views, and views made stale by them ---------------------- */
+
+/* mul_ through rows 1-2 of a weighted [4, 3] copy of in[0]: the base's grad_fn becomes
+ * CopySlices, which runs MulBackward on the rows and passes the others through. */
+static gs_tensor f_mul_through_narrow(const gs_tensor *in, int n, void *u) {
+  (void)n, (void)u;
+  gs_tensor y = weighted(in[0]);
+  gs_tensor rows = gs_narrow(y, 0, 1, 2);
+  gs_mul_(rows, in[1]);
+  gs_dispose(rows);
+  return y;
+}
+
+/* copy_ into row 1 of a zeros buffer that needs no gradient itself, as an RNN fills the
+ * rows of its output. */
+static gs_tensor f_copy_into_row(const gs_tensor *in, int n, void *u) {
+  (void)n, (void)u;
+  gs_tensor buffer = gs_zeros(GS_F64, (int64_t[]){3, 4}, 2);
+  gs_tensor row = gs_select(buffer, 0, 1);
+  gs_copy_(row, gs__keep(gs_tanh(in[0])));
+  gs_dispose(row);
+  return buffer;
+}
+
+/* mul_ into column 2 of a base laid out transposed (a clone keeps its source's strides): the
+ * view's elements are found through the base's own layout. */
+static gs_tensor f_mul_into_strided_base(const gs_tensor *in, int n, void *u) {
+  (void)n, (void)u;
+  gs_tensor y = gs_clone(gs__keep(gs_t(gs__keep(weighted(in[0])))));
+  gs_tensor column = gs_select(y, 1, 2);
+  gs_mul_(column, in[1]);
+  gs_dispose(column);
+  return y;
+}
+
+/* A view made before its base was written through another, overlapping view: on use it gets
+ * its history from the base's current one (here after the base itself was disposed). */
+static gs_tensor f_stale_view(const gs_tensor *in, int n, void *u) {
+  (void)n, (void)u;
+  gs_tensor y = weighted(in[0]);
+  gs_tensor late = gs_narrow(y, 0, 2, 4);
+  gs_tensor early = gs_narrow(y, 0, 0, 4);
+  gs_mul_(early, in[1]);
+  gs_dispose(early), gs_dispose(y);
+  return late;
+}
+
 const grad_case grad_cases_views[] = {
     {"ViewBackward", "view [3, 4] as [4, -1]", f_view, 1, {GI_S(2, 3, 4)}},
     {"ViewBackward", "t of a 1-D tensor", f_t, 1, {GI(1, 5)}},
@@ -72,6 +119,12 @@ const grad_case grad_cases_views[] = {
     {"ContiguousBackward", "of a transposed view (copies)", f_contiguous_copy, 1, {GI(2, 3, 4)}},
     {"ContiguousBackward", "of a contiguous tensor (a view)", f_contiguous_view, 1, {GI_S(2, 3, 4)}},
     {"CloneBackward", "copy-on-write clone", f_clone, 1, {GI_T(2, 3, 4)}},
+    {"CopySlices", "mul_ through a narrow", f_mul_through_narrow, 2, {GI(2, 4, 3), GI(2, 2, 3)}},
+    {"CopySlices", "copy_ into a row of a buffer", f_copy_into_row, 1, {GI(1, 4)}},
+    {"CopySlices", "mul_ into a column of a transposed base", f_mul_into_strided_base, 2,
+     {GI(2, 3, 4), GI_T(1, 4)}},
+    {"AsStridedBackward", "a view made stale by a write through another", f_stale_view, 2,
+     {GI(1, 6), GI_S(1, 4)}},
     {"ToDtypeBackward", "f64 -> f32 -> f64", f_to_f32_and_back, 1, {GI(2, 3, 4)},
      {.eps = 1e-2, .atol = 1e-4, .rtol = 1e-3}},
 };

@@ -1,0 +1,314 @@
+/* view-history.c: in-place writes and views under autograd, as PyTorch does them.
+ *
+ * A view shares its base's storage, so an in-place write through either changes both. Two
+ * things keep the gradients right:
+ *
+ *  - A write into a view rewrites the history of the base (the root of the chain of views):
+ *    the op's node is wrapped in a CopySlices node that becomes the base's grad_fn. Backward
+ *    through it passes the base's gradient on unchanged outside the view's elements and runs
+ *    the op's own formula on the elements inside.
+ *  - Every recorded in-place write into a base, directly or through a view, bumps the base's
+ *    ag.history. A view made before then has a stale grad_fn (it leads to the base's old
+ *    history); on its next use it gets an AsStridedBackward from the base's current one.
+ *
+ * A base disposed while views of it live on leaves its geometry and last grad_fn with its
+ * storage (a gs__view_root), which the views share, so they can still be brought up to date.
+ *
+ * Both nodes know where the view lies in the base as a gs__view_geometry, turned into the
+ * base's (row-major) index of each of the view's elements when a formula needs it.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "autograd-impl.h"
+#include "trace-impl.h"
+
+typedef struct gs__view_geometry {
+  int ndim, base_ndim;
+  int64_t offset, base_offset; /* storage offsets, in elements */
+  int64_t numel, base_numel;
+  int64_t shape[GS_MAX_DIMS], strides[GS_MAX_DIMS];
+  int64_t base_shape[GS_MAX_DIMS], base_strides[GS_MAX_DIMS];
+} gs__view_geometry;
+
+struct gs__view_root {
+  gs__tensor base;   /* the disposed base's geometry and ag.history (no storage, no links) */
+  gs__node *grad_fn; /* owned */
+};
+
+void gs__view_root_free(struct gs__view_root *root) {
+  if (root->grad_fn)
+    gs__node_release(root->grad_fn);
+  free(root);
+}
+
+void gs__keep_view_root(gs__tensor *t) {
+  if (t->origin == GS__ORIGIN_VIEW || t->ag.history == 0 || !t->ag.grad_fn || !t->storage)
+    return;
+  struct gs__view_root *root = malloc(sizeof *root);
+  if (!root)
+    return; /* its views keep the history they had */
+  root->base = *t;
+  root->base.storage = NULL;
+  root->base.ag = (gs__autograd_meta){.history = t->ag.history};
+  root->grad_fn = t->ag.grad_fn;
+  t->ag.grad_fn = NULL;
+  if (t->storage->orphan)
+    gs__view_root_free(t->storage->orphan);
+  t->storage->orphan = root;
+}
+
+static gs__view_geometry *geometry_new(const gs__tensor *v, const gs__tensor *base) {
+  gs__view_geometry *g = malloc(sizeof *g);
+  if (!g)
+    return NULL;
+  g->ndim = v->ndim;
+  g->base_ndim = base->ndim;
+  g->offset = v->offset;
+  g->base_offset = base->offset;
+  g->numel = v->numel;
+  g->base_numel = base->numel;
+  memcpy(g->shape, v->shape, sizeof g->shape);
+  memcpy(g->strides, v->strides, sizeof g->strides);
+  memcpy(g->base_shape, base->shape, sizeof g->base_shape);
+  memcpy(g->base_strides, base->strides, sizeof g->base_strides);
+  return g;
+}
+
+static gs__input_meta meta_of(const gs__tensor *t) {
+  gs__input_meta m = {t->dtype, t->ndim, {0}};
+  memcpy(m.shape, t->shape, sizeof m.shape);
+  return m;
+}
+
+/* Storage position of each element of (shape, strides) from offset, in row-major order. */
+static void walk_positions(int ndim, const int64_t *shape, const int64_t *strides,
+                           int64_t offset, int64_t numel, int64_t *out) {
+  int64_t index[GS_MAX_DIMS] = {0};
+  int64_t pos = offset;
+  for (int64_t k = 0; k < numel; k++) {
+    out[k] = pos;
+    for (int d = ndim - 1; d >= 0; d--) { /* odometer: the last dim moves fastest */
+      if (++index[d] < shape[d]) {
+        pos += strides[d];
+        break;
+      }
+      pos -= (shape[d] - 1) * strides[d];
+      index[d] = 0;
+    }
+  }
+}
+
+static bool base_is_contiguous(const gs__view_geometry *g) {
+  int64_t expected = 1;
+  for (int d = g->base_ndim - 1; d >= 0; d--) {
+    if (g->base_shape[d] != 1 && g->base_strides[d] != expected)
+      return false;
+    expected *= g->base_shape[d];
+  }
+  return true;
+}
+
+/* The base's row-major index of each of the view's elements, as a 1-D i64 tensor; through an
+ * inverse map of the base's positions when the base is not contiguous. */
+static gs_tensor view_positions(const gs__view_geometry *g, const char *fn) {
+  int64_t n = g->numel;
+  int64_t *pos = malloc((size_t)(n > 0 ? n : 1) * sizeof *pos);
+  if (!pos) {
+    gs__error(GS_ERR_OUT_OF_MEMORY, fn, "could not allocate %lld view positions",
+              (long long)n);
+    return GS_NO_TENSOR;
+  }
+  walk_positions(g->ndim, g->shape, g->strides, g->offset, n, pos);
+  if (base_is_contiguous(g)) {
+    for (int64_t k = 0; k < n; k++)
+      pos[k] -= g->base_offset;
+  } else {
+    /* Positions of a non-view base are distinct and at or after its offset. */
+    int64_t extent = 1;
+    for (int d = 0; d < g->base_ndim; d++)
+      extent += (g->base_shape[d] - 1) * g->base_strides[d];
+    int64_t *base_pos = malloc((size_t)(g->base_numel > 0 ? g->base_numel : 1) * sizeof *pos);
+    int64_t *inverse = malloc((size_t)(extent > 0 ? extent : 1) * sizeof *inverse);
+    if (!base_pos || !inverse) {
+      free(base_pos), free(inverse), free(pos);
+      gs__error(GS_ERR_OUT_OF_MEMORY, fn, "could not map a view into its base");
+      return GS_NO_TENSOR;
+    }
+    walk_positions(g->base_ndim, g->base_shape, g->base_strides, g->base_offset, g->base_numel,
+                   base_pos);
+    for (int64_t i = 0; i < extent; i++)
+      inverse[i] = 0;
+    for (int64_t i = 0; i < g->base_numel; i++)
+      inverse[base_pos[i] - g->base_offset] = i;
+    for (int64_t k = 0; k < n; k++)
+      pos[k] = inverse[pos[k] - g->base_offset];
+    free(base_pos), free(inverse);
+  }
+  gs_tensor t = gs_from_data(GS_I64, (int64_t[]){n}, 1, pos);
+  free(pos);
+  return t;
+}
+
+/* Base-shaped gradient from a view-shaped one: each element added where it lies in the base
+ * (views that repeat an element, like expand, add into it more than once). */
+static gs_tensor scatter_into_base(gs__node *n, gs_tensor positions, gs_tensor view_grad,
+                                   gs_dtype dtype) {
+  const gs__view_geometry *g = n->geometry;
+  gs_tensor flat = gs__tmp(n, gs_reshape(view_grad, (int64_t[]){g->numel}, 1));
+  gs_tensor zeros = gs__tmp(n, gs_zeros(dtype, (int64_t[]){g->base_numel}, 1));
+  gs_tensor summed = gs__tmp(n, gs_scatter_add(zeros, 0, positions, flat));
+  return gs_reshape(summed, g->base_shape, g->base_ndim);
+}
+
+/* A regenerated view: its gradient lands on its elements of the base, zero elsewhere. */
+static void as_strided_backward(gs__node *n, gs_tensor grad, gs_tensor *grads) {
+  gs_tensor positions = gs__tmp(n, view_positions(n->geometry, n->kind->name));
+  grads[0] = gs__reduce_grad(n, 0, scatter_into_base(n, positions, grad, n->inputs[0].dtype));
+}
+GS__BACKWARD(AsStridedBackward, as_strided_backward);
+
+/* The base after a write through a view: outside the view the gradient goes on unchanged to
+ * the base's previous history; inside, the op's own formula (on the view-shaped slice of the
+ * gradient) gives the gradient of the view's previous value, which replaces the slice, and the
+ * gradients of the op's other operands. */
+static void copy_slices_backward(gs__node *n, gs_tensor grad, gs_tensor *grads) {
+  const gs__view_geometry *g = n->geometry;
+  gs__node *inner = n->inner;
+  gs_tensor positions = gs__tmp(n, view_positions(g, n->kind->name));
+  gs_tensor flat = gs__tmp(n, gs_reshape(grad, (int64_t[]){g->base_numel}, 1));
+  gs_tensor slice = gs__tmp(
+      n, gs_reshape(gs__tmp(n, gs_gather(flat, 0, positions)), g->shape, g->ndim));
+
+  gs_tensor inner_grads[8];
+  gs_tensor *ig = inner->n_inputs <= 8 ? inner_grads
+                                                    : calloc((size_t)inner->n_inputs, sizeof *ig);
+  if (!ig)
+    abort(); /* a few handles: failing here means the process is already lost */
+  for (int i = 0; i < inner->n_inputs; i++)
+    ig[i] = GS_NO_TENSOR;
+  inner->kind->backward(inner, slice, ig);
+
+  if (gs__needs_grad(n, 0)) {
+    /* grad + scatter(inner's gradient of the old view - the slice): the slice replaced. */
+    gs_tensor change = ig[0].id ? gs__tmp(n, gs_sub(ig[0], slice)) : gs__tmp(n, gs_neg(slice));
+    gs_tensor inside = gs__tmp(n, scatter_into_base(n, positions, change, n->inputs[0].dtype));
+    grads[0] = gs__reduce_grad(n, 0, gs_add(grad, inside));
+  }
+  if (ig[0].id)
+    gs_dispose(ig[0]);
+  for (int i = 1; i < inner->n_inputs; i++)
+    grads[i] = ig[i];
+  if (ig != inner_grads)
+    free(ig);
+}
+GS__BACKWARD(CopySlices, copy_slices_backward);
+
+bool gs__check_view_write(const gs__tensor *t, const char *op) {
+  const gs__tensor *base = gs__lookup_quiet(t->view_base);
+  char desc[GS__SHAPE_STR];
+  if (!base) {
+    gs__error(GS_ERR_STATE, op,
+              "tensor #%u.%u is a view whose base tensor #%u.%u was disposed; a write into it "
+              "could not be recorded in the base's history for autograd: write into a clone of "
+              "the view instead",
+              (unsigned)(t->id & 0xffffffffu), (unsigned)(t->id >> 32),
+              (unsigned)(t->view_base & 0xffffffffu), (unsigned)(t->view_base >> 32));
+    return false;
+  }
+  if (base->ag.requires_grad && !base->ag.grad_fn) {
+    gs__error(GS_ERR_STATE, op,
+              "tensor #%u.%u is a view of tensor #%u.%u %s %s, a leaf that requires grad; "
+              "writing into the view would change the leaf in place: do it inside a no_grad "
+              "block, or work on a clone",
+              (unsigned)(t->id & 0xffffffffu), (unsigned)(t->id >> 32),
+              (unsigned)(base->id & 0xffffffffu), (unsigned)(base->id >> 32),
+              gs__shape_str(desc, base->shape, base->ndim), gs_dtype_name(base->dtype));
+    return false;
+  }
+  return true;
+}
+
+void gs__record_view_write(gs__tensor *v, gs__tensor *base, gs__node *inner) {
+  gs__node *c = gs__node_alloc(&CopySlices, inner->n_inputs, 0);
+  gs__view_geometry *g = c ? geometry_new(v, base) : NULL;
+  if (!g) {
+    /* Reported, and recorded as a write into the view alone (its other views keep their
+     * history): the op has its node either way, to save into. */
+    free(c);
+    gs__error(GS_ERR_OUT_OF_MEMORY, inner->kind->name, "could not allocate a graph node");
+    if (v->ag.grad_fn)
+      gs__node_release(v->ag.grad_fn);
+    v->ag.grad_fn = inner;
+    v->ag.requires_grad = true;
+    if (gs__trace_on())
+      gs__trace_defer_node(inner, 0);
+    return;
+  }
+  /* The wrapper checks, frees and logs the op's saved tensors as its own. */
+  c->n_saved = inner->n_saved;
+  c->saved = inner->saved;
+  c->inner = inner;
+  c->geometry = g;
+  inner->wrapped = true;
+  /* The op's first input is now the base's previous history (the view's may be stale). */
+  gs__node *previous = gs__grad_edge(base);
+  if (inner->next[0])
+    gs__node_release(inner->next[0]);
+  inner->next[0] = previous;
+  if (previous)
+    gs__node_retain(previous);
+  c->inputs[0] = meta_of(base);
+  c->next[0] = previous; /* takes over the base's reference to its old grad_fn, below */
+  if (previous && previous != base->ag.grad_fn)
+    gs__node_retain(previous); /* an accumulator stays the base's too */
+  for (int i = 1; i < inner->n_inputs; i++) {
+    c->inputs[i] = inner->inputs[i];
+    c->next[i] = inner->next[i];
+    if (c->next[i])
+      gs__node_retain(c->next[i]);
+  }
+  gs__move_retained_grad(base, c);
+  base->ag.grad_fn = c;
+  base->ag.requires_grad = true;
+  base->ag.history++; /* every view of it, v too, is stale now */
+  c->output = base->id;
+  if (gs__trace_on()) /* written once the op has saved its tensors (into inner's slots) */
+    gs__trace_defer_node(c, 0);
+}
+
+void gs__refresh_view_slow(gs__tensor *t) {
+  gs__tensor *base = gs__lookup_quiet(t->view_base);
+  const struct gs__view_root *kept = t->storage ? t->storage->orphan : NULL;
+  if (!base && !(kept && kept->base.id == t->view_base))
+    return;
+  if ((base ? base->ag.history : kept->base.ag.history) == t->base_history)
+    return;
+  if (t->ag.requires_grad && !t->ag.grad_fn)
+    return; /* a view made a leaf of its own (gs_set_requires_grad): it has no history */
+  gs__node *edge = base ? gs__grad_edge(base) : kept->grad_fn;
+  if (!base)
+    base = (gs__tensor *)&kept->base; /* read only below: its geometry */
+  gs__node *a = NULL;
+  if (edge) {
+    a = gs__node_alloc(&AsStridedBackward, 1, 0);
+    gs__view_geometry *g = a ? geometry_new(t, base) : NULL;
+    if (!g) {
+      free(a);
+      gs__error(GS_ERR_OUT_OF_MEMORY, "backward", "could not allocate a graph node");
+      return;
+    }
+    a->geometry = g;
+    a->inputs[0] = meta_of(base);
+    a->next[0] = edge;
+    gs__node_retain(edge);
+    a->output = t->id;
+  }
+  t->base_history = base->ag.history;
+  if (t->ag.grad_fn)
+    gs__node_release(t->ag.grad_fn);
+  t->ag.grad_fn = a;
+  t->ag.requires_grad = a != NULL;
+  if (a && gs__trace_on())
+    gs__trace_defer_node(a, 0);
+}
