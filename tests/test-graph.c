@@ -578,6 +578,60 @@ static void test_disposed_saved_tensor_keeps_shape_and_cluster(void) {
   g_assert_cmpuint(saved, ==, 1); /* h, once, though saved by two nodes three times */
 }
 
+/* ---- writes through views --------------------------------------------------------------- */
+
+/* A buffer (no gradient of its own) filled through a row view from a leaf, then summed; a view
+ * made before the write is used after it. */
+static void write_through_view_step(void) {
+  const int64_t shape[] = {3, 2}, row_shape[] = {2};
+  gs_tensor w = gs_ones(GS_F32, row_shape, 1);
+  gs_set_requires_grad(w, true);
+  gs_tensor buffer = gs_zeros(GS_F32, shape, 2);
+  gs_tensor early = gs_select(buffer, 0, 2);
+  gs_tensor row = gs_select(buffer, 0, 1);
+  gs_copy_(row, w);
+  gs_tensor all_rows = gs_sum(buffer, NULL, 0, false), last = gs_sum(early, NULL, 0, false);
+  gs_tensor total = gs_add(all_rows, last);
+  gs_backward(total);
+  gs_tensor all[] = {w, buffer, early, row, all_rows, last, total};
+  for (size_t i = 0; i < G_N_ELEMENTS(all); i++)
+    gs_dispose(all[i]);
+}
+
+/* The graph shows CopySlices where the write went and AsStridedBackward for the early view,
+ * and the sentences say what they mean. */
+static void test_write_through_view_in_graph_and_sentences(void) {
+  g_autofree char *dir = NULL;
+  g_autoptr(gs_trace_model) m = graph_workload_record(write_through_view_step, &dir);
+  g_autoptr(gs_graph_source) source = gs_graph_source_new(m);
+  guint64 at = gs_graph_source_find_backward(source, 0);
+  g_assert_cmpuint(at, !=, G_MAXUINT64);
+  g_autoptr(gs_graph) g = gs_graph_source_build(source, at);
+  gboolean copy_slices = FALSE, as_strided = FALSE;
+  for (guint i = 0; i < g->items->len; i++) {
+    const gs_graph_item *item = &g_array_index(g->items, gs_graph_item, i);
+    copy_slices |= item->kind == GS_GRAPH_OP && !g_strcmp0(item->label, "CopySlices");
+    as_strided |= item->kind == GS_GRAPH_OP && !g_strcmp0(item->label, "AsStridedBackward");
+  }
+  g_assert_true(copy_slices);
+  g_assert_true(as_strided);
+  guint sentences = 0;
+  for (guint64 i = 0; i < at; i++) {
+    if (gs_trace_model_kind_at(m, i) != GS_TRACE_NODE_CREATE)
+      continue;
+    g_autofree char *text = gs_trace_model_explain(m, i);
+    if (g_str_has_prefix(text, "CopySlices #")) {
+      g_assert_nonnull(strstr(text, ": a write through a view rewrote the history of its base "
+                                    "tensor #"));
+      sentences++;
+    } else if (g_str_has_prefix(text, "AsStridedBackward #")) {
+      g_assert_nonnull(strstr(text, "is a view made before its base was written in place"));
+      sentences++;
+    }
+  }
+  g_assert_cmpuint(sentences, ==, 2);
+}
+
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/graph/mlp-step-laid-out-on-the-worker", test_mlp_step_laid_out_on_the_worker);
@@ -591,6 +645,8 @@ int main(int argc, char **argv) {
   g_test_add_func("/graph/hubs-are-split-per-consumer", test_hubs_are_split_per_consumer);
   g_test_add_func("/graph/disposed-saved-tensor-keeps-shape-and-cluster",
                   test_disposed_saved_tensor_keeps_shape_and_cluster);
+  g_test_add_func("/graph/write-through-view-in-graph-and-sentences",
+                  test_write_through_view_in_graph_and_sentences);
   g_test_add_func("/graph/png-export", test_png_export_has_the_size_and_draws_the_nodes);
   g_test_add_func("/graph/svg-export", test_svg_export_is_well_formed);
   return g_test_run();

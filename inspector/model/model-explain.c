@@ -236,6 +236,18 @@ char *gs_trace_model_explain(gs_trace_model *m, guint64 index) {
   }
   case GS_TRACE_SCOPE_END: return explain_scope_end(m, r, &e, index);
   case GS_TRACE_NODE_CREATE:
+    /* The two kinds in-place writes through views make get their meaning spelled out: they
+     * are what people come to see about views and in-place ops. */
+    if (g_strcmp0(name, "CopySlices") == 0)
+      return g_strdup_printf(_("%s %s: a write through a view rewrote the history of its base "
+                               "%s; in backward, the gradient outside the view goes on to the "
+                               "base's previous history and the write's own formula runs on "
+                               "the part inside"),
+                             name, node_h, t);
+    if (g_strcmp0(name, "AsStridedBackward") == 0)
+      return g_strdup_printf(_("%s %s: %s is a view made before its base was written in place; "
+                               "its gradient now goes into the base's current history"),
+                             name, node_h, t);
     return g_strdup_printf(ngettext("%s %s recorded how to backpropagate into %s; it saved %u "
                                     "tensor for backward",
                                     "%s %s recorded how to backpropagate into %s; it saved %u "
