@@ -1,7 +1,8 @@
 /* tensor-tour: a guided walk through the Gradscope engine core, printed as it goes.
  *
  * Creation, views that share memory, broadcasting, clone (a copy that costs nothing until
- * someone writes), detach and the version counter that in-place writes bump, the caching
+ * someone writes), detach and the version counter that in-place writes bump, a write through
+ * a view under autograd (CopySlices, as in PyTorch), the caching
  * allocator's statistics, and errors that come back as messages through an installed handler
  * instead of aborting. It disposes everything it made; its last lines are machine-readable
  * (name=value) and it exits non-zero if anything leaked or an expected error did not happen.
@@ -116,6 +117,21 @@ int main(void) {
   gs_print(stdout, a);
   CHECK(gs_version(a) == version_before + 1 && gs_storage_id(d) == gs_storage_id(a));
 
+  section("autograd: a write through a view rewrites its base's history");
+  const float x_values[] = {1, 2, 3};
+  gs_tensor leaf = gs_from_data(GS_F32, shape3, 1, x_values);
+  gs_set_requires_grad(leaf, true);
+  gs_tensor h = gs_mul_scalar(leaf, 2.0);    /* h = 2 leaf, a non-leaf */
+  gs_tensor head = gs_narrow(h, 0, 0, 2);    /* h[0:2], a view */
+  gs_mul_scalar_(head, 10.0);                /* h[0:2] *= 10 */
+  printf("h.grad_fn = %s, h[0:2].grad_fn = %s\n", gs_grad_fn_name(h), gs_grad_fn_name(head));
+  gs_tensor loss = gs_sum(h, NULL, 0, false);
+  gs_backward(loss);
+  gs_tensor x_grad = gs_grad(leaf);
+  show("d sum(h) / d leaf", x_grad);             /* 20, 20, 2 */
+  CHECK(strcmp(gs_grad_fn_name(h), "CopySlices") == 0);
+  CHECK(gs_get(x_grad, (int64_t[]){0}) == 20.0 && gs_get(x_grad, (int64_t[]){2}) == 2.0);
+
   section("errors come back through the installed handler");
   caught_errors caught = {0};
   void *previous_user_data;
@@ -146,7 +162,7 @@ int main(void) {
   print_memory("after 100 steps of 2 x 256 KiB");
 
   gs_tensor all[] = {range, a, row, noise, at, col, sum, tall, wide, tall31, wide14, table,
-                     c, d};
+                     c, d, leaf, h, head, loss};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
     gs_dispose(all[i]);
   gs_memory_empty_cache();
