@@ -154,9 +154,12 @@ static inline void gs__refresh_view(gs__tensor *t) {
   if (t->origin == GS__ORIGIN_VIEW && t->view_base)
     gs__refresh_view_slow(t);
 }
-/* When t is disposed: if in-place writes rewrote its history, its storage keeps t's geometry
- * and grad_fn (taken from t) so that its views can still be brought up to date. */
-void gs__keep_view_root(gs__tensor *t);
+/* A new view: counted in its base's live_views (or in the kept record of its disposed base). */
+void gs__count_view(gs__tensor *v);
+/* When t is disposed. A view: no longer counted (the last view of a disposed base frees its
+ * kept record). A base whose history in-place writes rewrote, with views alive: its storage
+ * keeps its geometry and grad_fn (taken from t) for them, until the last one goes. */
+void gs__view_history_on_dispose(gs__tensor *t);
 /* Before a recorded in-place write into view t: its base must still exist and must not be a
  * leaf that requires grad; false after reporting. */
 bool gs__check_view_write(const gs__tensor *t, const char *op);

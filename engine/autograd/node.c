@@ -233,7 +233,7 @@ void gs__save(gs__node *node, int slot, const gs__tensor *t) {
 /* ---- hooks for the core ------------------------------------------------------------- */
 
 void gs__autograd_on_dispose(gs__tensor *t) {
-  gs__keep_view_root(t); /* may take over its grad_fn */
+  gs__view_history_on_dispose(t); /* may take over its grad_fn */
   if (t->ag.grad_fn)
     gs__node_release(t->ag.grad_fn);
   if (t->ag.grad_accumulator)

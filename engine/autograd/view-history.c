@@ -12,7 +12,9 @@
  *    history); on its next use it gets an AsStridedBackward from the base's current one.
  *
  * A base disposed while views of it live on leaves its geometry and last grad_fn with its
- * storage (a gs__view_root), which the views share, so they can still be brought up to date.
+ * storage (a gs__view_root), which the views share, so they can still be brought up to date;
+ * bases count their live views for this, and the last view to go frees the record (which can
+ * hold the storage itself through the tensors its graph saved).
  *
  * Both nodes know where the view lies in the base as a gs__view_geometry, turned into the
  * base's (row-major) index of each of the view's elements when a formula needs it.
@@ -34,6 +36,7 @@ typedef struct gs__view_geometry {
 struct gs__view_root {
   gs__tensor base;   /* the disposed base's geometry and ag.history (no storage, no links) */
   gs__node *grad_fn; /* owned */
+  uint32_t views;    /* its views still alive: the last one frees the record */
 };
 
 void gs__view_root_free(struct gs__view_root *root) {
@@ -42,8 +45,39 @@ void gs__view_root_free(struct gs__view_root *root) {
   free(root);
 }
 
-void gs__keep_view_root(gs__tensor *t) {
-  if (t->origin == GS__ORIGIN_VIEW || t->ag.history == 0 || !t->ag.grad_fn || !t->storage)
+/* The kept record of v's disposed base, if its storage has it. */
+static struct gs__view_root *kept_root(const gs__tensor *v) {
+  struct gs__view_root *kept = v->storage ? v->storage->orphan : NULL;
+  return kept && kept->base.id == v->view_base ? kept : NULL;
+}
+
+void gs__count_view(gs__tensor *v) {
+  gs__tensor *root = gs__lookup_quiet(v->view_base);
+  struct gs__view_root *kept = root ? NULL : kept_root(v);
+  if (root)
+    __atomic_fetch_add(&root->live_views, 1, __ATOMIC_RELAXED);
+  else if (kept)
+    __atomic_fetch_add(&kept->views, 1, __ATOMIC_RELAXED);
+  v->counted_view = root || kept;
+}
+
+void gs__view_history_on_dispose(gs__tensor *t) {
+  if (t->origin == GS__ORIGIN_VIEW) {
+    if (!t->counted_view)
+      return;
+    t->counted_view = false;
+    gs__tensor *root = gs__lookup_quiet(t->view_base);
+    struct gs__view_root *kept = root ? NULL : kept_root(t);
+    if (root) {
+      __atomic_fetch_sub(&root->live_views, 1, __ATOMIC_RELAXED);
+    } else if (kept && __atomic_sub_fetch(&kept->views, 1, __ATOMIC_ACQ_REL) == 0) {
+      t->storage->orphan = NULL;
+      gs__view_root_free(kept); /* may release saved tensors; t still holds its storage */
+    }
+    return;
+  }
+  uint32_t views = __atomic_load_n(&t->live_views, __ATOMIC_ACQUIRE);
+  if (t->ag.history == 0 || !t->ag.grad_fn || !t->storage || views == 0)
     return;
   struct gs__view_root *root = malloc(sizeof *root);
   if (!root)
@@ -52,6 +86,7 @@ void gs__keep_view_root(gs__tensor *t) {
   root->base.storage = NULL;
   root->base.ag = (gs__autograd_meta){.history = t->ag.history};
   root->grad_fn = t->ag.grad_fn;
+  root->views = views;
   t->ag.grad_fn = NULL;
   if (t->storage->orphan)
     gs__view_root_free(t->storage->orphan);
@@ -279,8 +314,8 @@ void gs__record_view_write(gs__tensor *v, gs__tensor *base, gs__node *inner) {
 
 void gs__refresh_view_slow(gs__tensor *t) {
   gs__tensor *base = gs__lookup_quiet(t->view_base);
-  const struct gs__view_root *kept = t->storage ? t->storage->orphan : NULL;
-  if (!base && !(kept && kept->base.id == t->view_base))
+  const struct gs__view_root *kept = base ? NULL : kept_root(t);
+  if (!base && !kept)
     return;
   if ((base ? base->ag.history : kept->base.ag.history) == t->base_history)
     return;

@@ -162,6 +162,9 @@ typedef struct gs__tensor {
    * ag.history when this view's grad_fn was made; 0 for other tensors. */
   uint64_t view_base;
   uint32_t base_history;
+  bool counted_view;   /* views: counted in their base's live_views (or its kept record) */
+  uint32_t live_views; /* bases: registered views of it alive now (atomic builtins: views are
+                          made and disposed on any thread) */
   const char *created_by; /* the op that made it (static string), for leak reports */
   bool is_parameter;
   gs__autograd_meta ag;

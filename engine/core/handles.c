@@ -139,6 +139,8 @@ gs_tensor gs__register(const gs__tensor *t, const char *fn) {
   s->tensor.id = h.id;
   s->tensor.ag = (gs__autograd_meta){0}; /* graph links are set by the op, never copied */
   s->tensor.is_parameter = false;
+  s->tensor.counted_view = false; /* a copy of a view is not counted until it says so */
+  s->tensor.live_views = 0;
   s->tensor.created_by = fn;
   s->tensor.created_event = gs__next_event();
   /* Only a tensor with fresh bytes charges them to its scope: views share someone's. */

@@ -133,7 +133,10 @@ gs_tensor gs__make_view_as(const gs__tensor *base, const int64_t *shape, const i
     v.base_history = root ? root->ag.history : base->base_history;
   }
   gs__storage_retain(v.storage);
-  return gs__register(&v, fn);
+  gs_tensor h = gs__register(&v, fn);
+  if (h.id && v.view_base)
+    gs__count_view(gs__lookup_quiet(h.id));
+  return h;
 }
 
 void gs__tensor_release(gs__tensor *t) {
