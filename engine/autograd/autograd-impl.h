@@ -20,6 +20,8 @@
  */
 #pragma once
 
+#include <string.h>
+
 #include "core-impl.h"
 #include "gradscope/autograd.h"
 
@@ -96,6 +98,13 @@ bool gs__grad_mode(void);
  * grad. */
 bool gs__any_requires_grad(int n, const gs__tensor *const *inputs);
 
+/* What a node keeps of an input (its dtype and shape). */
+static inline gs__input_meta gs__input_meta_of(const gs__tensor *t) {
+  gs__input_meta m = {t->dtype, t->ndim, {0}};
+  memcpy(m.shape, t->shape, sizeof m.shape);
+  return m;
+}
+
 /* A zeroed node of kind with room for its edges and saved slots; NULL when out of memory. */
 gs__node *gs__node_alloc(const gs__node_kind *kind, int n_inputs, int n_saved);
 
@@ -154,8 +163,9 @@ static inline void gs__refresh_view(gs__tensor *t) {
   if (t->origin == GS__ORIGIN_VIEW && t->view_base)
     gs__refresh_view_slow(t);
 }
-/* A new view: counted in its base's live_views (or in the kept record of its disposed base). */
-void gs__count_view(gs__tensor *v);
+/* A new view: counted in its base's live_views (root: the base, NULL if it is gone), or in the
+ * kept record of its disposed base. */
+void gs__count_view(gs__tensor *v, gs__tensor *root);
 /* When t is disposed. A view: no longer counted (the last view of a disposed base frees its
  * kept record). A base whose history in-place writes rewrote, with views alive: its storage
  * keeps its geometry and grad_fn (taken from t) for them, until the last one goes. */

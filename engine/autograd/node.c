@@ -188,10 +188,7 @@ gs__node *gs__record(const gs__node_kind *kind, gs__tensor *out, int n_inputs,
     return NULL;
   }
   for (int i = 0; i < n_inputs; i++) {
-    gs__input_meta *m = &n->inputs[i];
-    m->dtype = inputs[i]->dtype;
-    m->ndim = inputs[i]->ndim;
-    memcpy(m->shape, inputs[i]->shape, sizeof m->shape);
+    n->inputs[i] = gs__input_meta_of(inputs[i]);
     /* gs__grad_edge may create an accumulator in the input (a cast-away const of the
      * input's bookkeeping, not of its values). */
     n->next[i] = gs__grad_edge((gs__tensor *)inputs[i]);

@@ -29,6 +29,7 @@ typedef struct gs__view_geometry {
   int ndim, base_ndim;
   int64_t offset, base_offset; /* storage offsets, in elements */
   int64_t numel, base_numel;
+  bool base_contiguous; /* then a view element's base index is its position - base_offset */
   int64_t shape[GS_MAX_DIMS], strides[GS_MAX_DIMS];
   int64_t base_shape[GS_MAX_DIMS], base_strides[GS_MAX_DIMS];
 } gs__view_geometry;
@@ -51,8 +52,7 @@ static struct gs__view_root *kept_root(const gs__tensor *v) {
   return kept && kept->base.id == v->view_base ? kept : NULL;
 }
 
-void gs__count_view(gs__tensor *v) {
-  gs__tensor *root = gs__lookup_quiet(v->view_base);
+void gs__count_view(gs__tensor *v, gs__tensor *root) {
   struct gs__view_root *kept = root ? NULL : kept_root(v);
   if (root)
     __atomic_fetch_add(&root->live_views, 1, __ATOMIC_RELAXED);
@@ -103,17 +103,12 @@ static gs__view_geometry *geometry_new(const gs__tensor *v, const gs__tensor *ba
   g->base_offset = base->offset;
   g->numel = v->numel;
   g->base_numel = base->numel;
+  g->base_contiguous = gs__is_contiguous(base);
   memcpy(g->shape, v->shape, sizeof g->shape);
   memcpy(g->strides, v->strides, sizeof g->strides);
   memcpy(g->base_shape, base->shape, sizeof g->base_shape);
   memcpy(g->base_strides, base->strides, sizeof g->base_strides);
   return g;
-}
-
-static gs__input_meta meta_of(const gs__tensor *t) {
-  gs__input_meta m = {t->dtype, t->ndim, {0}};
-  memcpy(m.shape, t->shape, sizeof m.shape);
-  return m;
 }
 
 /* Storage position of each element of (shape, strides) from offset, in row-major order. */
@@ -134,16 +129,6 @@ static void walk_positions(int ndim, const int64_t *shape, const int64_t *stride
   }
 }
 
-static bool base_is_contiguous(const gs__view_geometry *g) {
-  int64_t expected = 1;
-  for (int d = g->base_ndim - 1; d >= 0; d--) {
-    if (g->base_shape[d] != 1 && g->base_strides[d] != expected)
-      return false;
-    expected *= g->base_shape[d];
-  }
-  return true;
-}
-
 /* The base's row-major index of each of the view's elements, as a 1-D i64 tensor; through an
  * inverse map of the base's positions when the base is not contiguous. */
 static gs_tensor view_positions(const gs__view_geometry *g, const char *fn) {
@@ -155,7 +140,7 @@ static gs_tensor view_positions(const gs__view_geometry *g, const char *fn) {
     return GS_NO_TENSOR;
   }
   walk_positions(g->ndim, g->shape, g->strides, g->offset, n, pos);
-  if (base_is_contiguous(g)) {
+  if (g->base_contiguous) {
     for (int64_t k = 0; k < n; k++)
       pos[k] -= g->base_offset;
   } else {
@@ -293,7 +278,7 @@ void gs__record_view_write(gs__tensor *v, gs__tensor *base, gs__node *inner) {
   inner->next[0] = previous;
   if (previous)
     gs__node_retain(previous);
-  c->inputs[0] = meta_of(base);
+  c->inputs[0] = gs__input_meta_of(base);
   c->next[0] = previous; /* takes over the base's reference to its old grad_fn, below */
   if (previous && previous != base->ag.grad_fn)
     gs__node_retain(previous); /* an accumulator stays the base's too */
@@ -334,7 +319,7 @@ void gs__refresh_view_slow(gs__tensor *t) {
       return;
     }
     a->geometry = g;
-    a->inputs[0] = meta_of(base);
+    a->inputs[0] = gs__input_meta_of(base);
     a->next[0] = edge;
     gs__node_retain(edge);
     a->output = t->id;

@@ -127,15 +127,16 @@ gs_tensor gs__make_view_as(const gs__tensor *base, const int64_t *shape, const i
   v.storage = base->storage;
   v.origin = origin; /* set before registering: the log records the tensor as registered */
   v.source = base->id;
+  gs__tensor *root = NULL;
   if (origin == GS__ORIGIN_VIEW) { /* the root of the chain, and its history as of now */
     v.view_base = base->origin == GS__ORIGIN_VIEW && base->view_base ? base->view_base : base->id;
-    const gs__tensor *root = v.view_base == base->id ? base : gs__lookup_quiet(v.view_base);
+    root = v.view_base == base->id ? (gs__tensor *)base : gs__lookup_quiet(v.view_base);
     v.base_history = root ? root->ag.history : base->base_history;
   }
   gs__storage_retain(v.storage);
   gs_tensor h = gs__register(&v, fn);
-  if (h.id && v.view_base)
-    gs__count_view(gs__lookup_quiet(h.id));
+  if (h.id && v.view_base) /* the slot pages never move: h's record is found by its index */
+    gs__count_view(gs__lookup_quiet(h.id), root);
   return h;
 }
 
