@@ -45,8 +45,41 @@ static void test_reused_slot_keeps_old_handle_stale(void) {
   g_assert_cmpfloat(gs_item(fresh), ==, 1.0);
   gs_dispose(fresh);
   gs_tensor third = gs_ones(GS_F32, NULL, 0);
-  EXPECT_ERROR(gs_item(old), "its slot has been reused since");
+  EXPECT_ERROR(gs_item(old), "it was disposed by gs_dispose at event");
+  EXPECT_ERROR(gs_item(old), "(its slot has held 2 tensors since)");
   gs_dispose(third);
+}
+
+/* A training loop reuses its slots newest first, many times a step: a stale handle still names
+ * who disposed its tensor, and when, after its slot has held 100 more tensors. */
+static void test_stale_handle_keeps_its_story_after_100_reuses(void) {
+  gs_scope s = gs_scope_begin("step 0");
+  gs_tensor old = gs_zeros(GS_F32, NULL, 0);
+  uint64_t created = gs_event_counter();
+  gs_scope_end(s);
+  uint64_t disposed_at = created + 1;
+  for (int i = 0; i < 100; i++) {
+    gs_tensor t = gs_ones(GS_F32, NULL, 0);
+    g_assert_cmpuint(t.id & 0xffffffffu, ==, old.id & 0xffffffffu);
+    gs_dispose(t);
+  }
+  char expected[160];
+  g_snprintf(expected, sizeof expected,
+             "it was disposed by the end of scope 'step 0' at event %llu (its slot has held 100 "
+             "tensors since)",
+             (unsigned long long)disposed_at);
+  EXPECT_ERROR(gs_item(old), expected);
+}
+
+/* Beyond the kept history (128 tenants of a slot) the message says plainly that the record is
+ * gone, rather than naming the wrong disposer. */
+static void test_stale_handle_beyond_history_says_so(void) {
+  gs_tensor old = gs_zeros(GS_F32, NULL, 0);
+  gs_dispose(old);
+  for (int i = 0; i < 200; i++)
+    gs_dispose(gs_ones(GS_F32, NULL, 0));
+  EXPECT_ERROR(gs_item(old), "its slot has held 200 tensors since and only the last 128 "
+                             "disposals of a slot are remembered");
 }
 
 static void test_forged_and_empty_handles(void) {
@@ -190,6 +223,10 @@ int main(int argc, char **argv) {
   g_test_add_func("/handles/stale-handle-names-its-disposal", test_stale_handle_names_its_disposal);
   g_test_add_func("/handles/reused-slot-keeps-old-handle-stale",
                   test_reused_slot_keeps_old_handle_stale);
+  g_test_add_func("/handles/stale-handle-keeps-its-story-after-100-reuses",
+                  test_stale_handle_keeps_its_story_after_100_reuses);
+  g_test_add_func("/handles/stale-handle-beyond-history-says-so",
+                  test_stale_handle_beyond_history_says_so);
   g_test_add_func("/handles/forged-and-empty-handles", test_forged_and_empty_handles);
   g_test_add_func("/handles/error-returns-empty-handle-and-keeps-state",
                   test_error_returns_empty_handle_and_keeps_state);

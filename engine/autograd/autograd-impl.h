@@ -42,8 +42,24 @@ typedef struct gs__node_kind {
   __attribute__((used, section("gs_node_kinds"), aligned(sizeof(void *))))                 \
   const gs__node_kind NAME = {#NAME, FN}
 
-/* The node a leaf's gradient flows into (node.c). */
-extern const gs__node_kind AccumulateGrad;
+/* Node kinds this layer's bookkeeping makes but whose formulas are written with ops, so they
+ * are defined above it and install themselves at start-up: AccumulateGrad, the node a leaf's
+ * gradient flows into (backward/accumulate.c); CopySlices and AsStridedBackward, for writes
+ * through views (ops/view-grad.c). */
+typedef struct gs__autograd_kinds {
+  const gs__node_kind *accumulate_grad, *copy_slices, *as_strided;
+} gs__autograd_kinds;
+extern gs__autograd_kinds gs__kinds;
+
+/* Where a view lies in its base (CopySlices and AsStridedBackward nodes). */
+typedef struct gs__view_geometry {
+  int ndim, base_ndim;
+  int64_t offset, base_offset; /* storage offsets, in elements */
+  int64_t numel, base_numel;
+  bool base_contiguous; /* then a view element's base index is its position - base_offset */
+  int64_t shape[GS_MAX_DIMS], strides[GS_MAX_DIMS];
+  int64_t base_shape[GS_MAX_DIMS], base_strides[GS_MAX_DIMS];
+} gs__view_geometry;
 
 /* A tensor kept for backward: its geometry and a reference to its storage, and the storage
  * version it saw, so a later in-place write is caught. */
@@ -87,7 +103,7 @@ struct gs__node {
    * walk nor in the event log; its wrapper owns it and shares its saved tensors. */
   bool wrapped;
   struct gs__node *inner;               /* CopySlices: the wrapped op's node (owned) */
-  struct gs__view_geometry *geometry;   /* CopySlices, AsStridedBackward: where the view is in
+  gs__view_geometry *geometry;          /* CopySlices, AsStridedBackward: where the view is in
                                            its base (owned) */
 };
 
@@ -124,23 +140,10 @@ void gs__node_release(gs__node *node);
 /* Frees a node's saved tensors (after backward). */
 void gs__node_release_saved(gs__node *node);
 
-/* ---- inside backward formulas ------------------------------------------------------- */
+/* Announces a new node in the event log (once its op has saved its tensors). */
+void gs__node_announce(gs__node *n);
 
-/* Whether input i wants a gradient. */
-static inline bool gs__needs_grad(const gs__node *n, int i) { return n->next[i] != NULL; }
-/* A handle to saved slot i (disposed after the formula returns). */
-gs_tensor gs__saved(gs__node *n, int i);
-/* Shapes a formula's gradient for input i: sums broadcast dims away (gs_sum_to, which aligns
- * shapes from the right as broadcasting does: squeeze dims the op added elsewhere first) and
- * converts to the input's dtype. Takes ownership of g (disposes it). */
-gs_tensor gs__reduce_grad(gs__node *n, int i, gs_tensor g);
-/* Another handle to g (a view): the gradient passes through a formula unchanged. */
-gs_tensor gs__pass(gs_tensor g);
-/* Registers a handle made inside a formula for disposal when it returns, and passes it on:
- * lets formulas nest calls (gs_mul(g, gs__tmp(n, gs_exp(x)))) without leaking. */
-gs_tensor gs__tmp(gs__node *n, gs_tensor t);
-
-/* ---- hooks used by the core -------------------------------------------------------- */
+/* ---- the graph's part in a tensor's life (node.c, registered as lifecycle hooks) ------ */
 
 /* Drops t's graph references and disposes its grad; called when t is disposed. */
 void gs__autograd_on_dispose(gs__tensor *t);
@@ -181,5 +184,5 @@ void gs__record_view_write(gs__tensor *v, gs__tensor *base, gs__node *inner);
 /* When n becomes t's grad_fn by an in-place write: t's retained gradient (gs_retain_grad), if
  * it asked for one, is now n's output's, as PyTorch moves the hook to the new version. */
 void gs__move_retained_grad(gs__tensor *t, gs__node *n);
-/* Adds grad into the gradient of the tensor that asked node n to retain it (gs_retain_grad). */
-void gs__accumulate_retained(gs__node *n, gs_tensor grad);
+/* Frees a storage's kept base record. */
+void gs__view_root_free(struct gs__view_root *root);

@@ -1,12 +1,13 @@
 /* node.c: graph nodes: recording them as ops run, saving tensors for backward, grad mode,
- * leaves' AccumulateGrad nodes, and what disposing a tensor does to the graph. */
+ * leaves' AccumulateGrad nodes, announcing nodes in the event log, and the graph's part in a
+ * tensor's life (the lifecycle hooks: disposal, in-place writes, views, moves). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "autograd-impl.h"
 #include "scope-impl.h"
-#include "trace-impl.h"
+#include "trace-writer.h"
 
 static GS__THREAD_LOCAL int no_grad_depth;
 static GS__THREAD_LOCAL bool grad_disabled; /* gs_set_grad_enabled(false) */
@@ -114,44 +115,7 @@ gs__node *gs__node_alloc(const gs__node_kind *kind, int n_inputs, int n_saved) {
   return n;
 }
 
-/* AccumulateGrad: the node a leaf's gradient flows into. Its formula adds the gradient into the
- * leaf's grad (if the leaf still exists). */
-static void accumulate_into(uint64_t id, gs_tensor grad) {
-  gs_tensor leaf_h = {id};
-  if (!gs_is_alive(leaf_h))
-    return; /* the leaf was disposed: its gradient has nowhere to go */
-  gs__tensor *leaf = gs__lookup(leaf_h, "backward");
-  gs_tensor existing = {leaf->ag.grad};
-  if (leaf->ag.grad && gs_is_alive(existing)) {
-    gs_add_(existing, grad);
-    if (gs__trace_on())
-      gs__trace_grad_accumulate(id, existing.id);
-    return;
-  }
-  /* The first gradient becomes the leaf's own. A clone is a semantic copy in O(1) (the
-   * formula's temporary dies right after, so nothing is ever copied); only a gradient laid out
-   * non-contiguously (an expanded one, say) is copied, so later backwards can add into it. */
-  gs_tensor own = gs__is_contiguous(gs__lookup(grad, "backward")) ? gs_clone(grad)
-                                                                  : gs_contiguous(grad);
-  gs__tensor *g = gs__lookup(own, "backward");
-  gs__own_lock();
-  gs__own_set_holder_locked(&gs__slot_of(g)->own, GS__HELD_BY_TENSOR, id); /* the leaf's */
-  gs__own_unlock();
-  leaf->ag.grad = own.id; /* slot pages never move: the pointer is still good */
-  if (gs__trace_on())
-    gs__trace_grad_accumulate(id, own.id);
-}
-
-static void accumulate_grad_backward(gs__node *n, gs_tensor grad, gs_tensor *grads) {
-  (void)grads;
-  accumulate_into(n->leaf, grad);
-}
-GS__BACKWARD(AccumulateGrad, accumulate_grad_backward);
-
-void gs__accumulate_retained(gs__node *n, gs_tensor grad) {
-  if (n->retained_output)
-    accumulate_into(n->retained_output, grad);
-}
+gs__autograd_kinds gs__kinds;
 
 gs__node *gs__grad_edge(gs__tensor *t) {
   gs__refresh_view(t);
@@ -160,13 +124,13 @@ gs__node *gs__grad_edge(gs__tensor *t) {
   if (t->ag.grad_fn)
     return t->ag.grad_fn;
   if (!t->ag.grad_accumulator) {
-    gs__node *acc = gs__node_alloc(&AccumulateGrad, 0, 0);
+    gs__node *acc = gs__node_alloc(gs__kinds.accumulate_grad, 0, 0);
     if (!acc)
       return NULL;
     acc->leaf = t->id;
     t->ag.grad_accumulator = acc; /* the leaf's reference */
     if (gs__trace_on())
-      gs__trace_defer_node(acc, 0);
+      gs__node_announce(acc);
   }
   return t->ag.grad_accumulator;
 }
@@ -213,7 +177,7 @@ gs__node *gs__record(const gs__node_kind *kind, gs__tensor *out, int n_inputs,
   out->ag.grad_fn = n; /* the node's first reference */
   out->ag.requires_grad = true;
   if (gs__trace_on()) /* written once the op has saved its tensors */
-    gs__trace_defer_node(n, 0);
+    gs__node_announce(n);
   return n;
 }
 
@@ -227,7 +191,59 @@ void gs__save(gs__node *node, int slot, const gs__tensor *t) {
   s->tensor = t->id;
 }
 
-/* ---- hooks for the core ------------------------------------------------------------- */
+/* ---- the event log -------------------------------------------------------------------- */
+
+/* Writes a node's creation with its inputs' nodes and its saved tensors. */
+static void emit_node(void *ctx, uint64_t seq) {
+  gs__node *n = ctx;
+  uint64_t stack_ids[16];
+  size_t count = (size_t)n->n_inputs + (size_t)n->n_saved;
+  uint64_t *ids = count <= 16 ? stack_ids : malloc(count * sizeof *ids);
+  if (!ids)
+    return;
+  for (int i = 0; i < n->n_inputs; i++)
+    ids[i] = n->next[i] ? n->next[i]->id : 0;
+  for (int i = 0; i < n->n_saved; i++)
+    ids[n->n_inputs + i] = n->saved[i].tensor;
+  uint64_t tensor = n->kind == gs__kinds.accumulate_grad ? n->leaf : n->output;
+  gs__trace_node_create(seq, n->id, n->kind->name, tensor, ids, (uint32_t)n->n_inputs,
+                        ids + n->n_inputs, (uint32_t)n->n_saved);
+  if (ids != stack_ids)
+    free(ids);
+}
+
+void gs__node_announce(gs__node *n) {
+  if (gs__trace_on()) /* written once the op has saved its tensors */
+    gs__trace_defer(emit_node, n);
+}
+
+/* ---- the tensor lifecycle (core/lifecycle.h) ------------------------------------------- */
+
+static void tensor_disposed(gs__slot *s) { gs__autograd_on_dispose(&s->tensor); }
+
+static bool tensor_written(gs__tensor *t, bool operand_requires_grad, const char *op) {
+  return gs__autograd_check_inplace(t, operand_requires_grad, op);
+}
+
+/* Gradient bookkeeping moves with the tensor: its AccumulateGrad node names the new handle. */
+static void tensor_moved(gs__slot *to, gs__slot *from) {
+  (void)from;
+  if (to->tensor.ag.grad_accumulator)
+    to->tensor.ag.grad_accumulator->leaf = to->tensor.id;
+}
+
+static void storage_freed(gs__storage *s) {
+  if (s->orphan)
+    gs__view_root_free(s->orphan);
+}
+
+__attribute__((constructor)) static void add_autograd_to_lifecycle(void) {
+  static const gs__lifecycle_i autograd = {
+      .layer = "autograd", .rank = 4, .on_dispose = tensor_disposed,
+      .on_write = tensor_written, .on_view = gs__count_view, .on_move = tensor_moved,
+      .on_storage_free = storage_freed};
+  gs__lifecycle_add(&autograd);
+}
 
 void gs__autograd_on_dispose(gs__tensor *t) {
   gs__view_history_on_dispose(t); /* may take over its grad_fn */

@@ -16,33 +16,14 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "base.h"
+#include "pool.h"
 #include "gradscope/gradscope.h"
-
-/* Thread-local storage for the library's own per-thread state. initial-exec: one instruction
- * to reach it instead of a call to __tls_get_addr per access (the general-dynamic model a
- * shared library gets by default), which showed up at 45 instructions per recorded event. */
-#define GS__THREAD_LOCAL _Thread_local __attribute__((tls_model("initial-exec")))
 
 /* Bytes per element, for valid dtypes only (hot paths: no range check). */
 static inline size_t gs__elsize(gs_dtype dtype) {
   static const size_t sizes[GS_DTYPE_COUNT] = {4, 8, 8, 1};
   return sizes[dtype];
-}
-
-/* A lock for critical sections of a few instructions with no system calls inside (the slot
- * free list, the allocator's free lists): cheaper than a mutex when uncontended, which is
- * nearly always. Under contention it yields rather than burning the other core. */
-typedef struct gs__spinlock {
-  atomic_flag flag;
-} gs__spinlock;
-#define GS__SPINLOCK_INIT {ATOMIC_FLAG_INIT}
-void gs__spin_wait(gs__spinlock *lock);
-static inline void gs__spin_lock(gs__spinlock *lock) {
-  if (atomic_flag_test_and_set_explicit(&lock->flag, memory_order_acquire))
-    gs__spin_wait(lock);
-}
-static inline void gs__spin_unlock(gs__spinlock *lock) {
-  atomic_flag_clear_explicit(&lock->flag, memory_order_release);
 }
 
 /* PyTorch's dtype categories (bool < integer < floating): what decides whether a 0-dim
@@ -62,12 +43,6 @@ void gs__error(gs_error_code code, const char *fn, const char *fmt, ...)
 /* "[3, 4]" into buf (at least GS__SHAPE_STR bytes). */
 #define GS__SHAPE_STR 200
 char *gs__shape_str(char *buf, const int64_t *shape, int ndim);
-
-/* ---- events (handles.c) -------------------------------------------------------------- */
-
-/* Takes the next global event number. Every create, dispose and in-place write takes one,
- * even with the log off, so that errors can say which event disposed or wrote a tensor. */
-uint64_t gs__next_event(void);
 
 /* How a tensor came to be, relative to another one (its source). */
 typedef enum gs__origin {
@@ -101,12 +76,10 @@ typedef struct gs__storage {
   uint64_t last_write_tensor;
   gs__origin last_write_origin;
   /* A base disposed after in-place writes rewrote its history, kept for the views of it that
-   * live on (engine/autograd/view-history.c); NULL if none. */
+   * live on (engine/autograd/view-history.c, which frees it through the lifecycle's
+   * on_storage_free); NULL if none. */
   struct gs__view_root *orphan;
 } gs__storage;
-
-/* Frees a storage's kept base record (view-history.c). */
-void gs__view_root_free(struct gs__view_root *root);
 
 /* Caching allocator: a block with a gs__buffer header followed by nbytes of data (64-byte
  * aligned). Returns NULL when the system is out of memory. */
@@ -170,10 +143,6 @@ typedef struct gs__tensor {
   gs__autograd_meta ag;
 } gs__tensor;
 
-/* The slot table (handles.c): fixed pages that never move, so lookups take no lock. */
-#define GS__SLOTS_PER_PAGE 1024u
-#define GS__MAX_PAGES 65536u /* 64 Mi live tensors */
-
 /* Who holds an object (engine/scope): what decides whether disposing it is the user's call,
  * and which statistics it counts in. */
 typedef enum gs__holder {
@@ -196,21 +165,19 @@ typedef struct gs__owned {
   uint64_t id;                   /* the object's handle */
   struct gs__scope_rec *scope;   /* holder == SCOPE */
   struct gs__owned *prev, *next; /* in that scope's list */
-  uint64_t holder_id;            /* the module, composite or tensor holding it */
+  uint64_t holder_id;            /* the scope, module, composite or tensor holding it */
   uint64_t bytes;                /* storage bytes charged to the owning scope */
   const char *last_scope;        /* interned name of the last scope that owned it */
 } gs__owned;
 
+/* The owner's id in the event log: the scope's handle, or the module, composite or tensor
+ * holding it (0 for the caller and the engine). */
+static inline uint64_t gs__owner_id(const gs__owned *o) { return o->holder_id; }
+
+/* A tensor's record in the tensor pool (handles.c): the pool's header, its owner record (kept
+ * by engine/scope) and the tensor. */
 typedef struct gs__slot {
-  /* The generation the slot's current or next tenant has. */
-  atomic_uint_fast32_t generation;
-  atomic_bool live;
-  uint32_t next_free;
-  /* Who disposed the previous tenant, and when: names the culprit in stale-handle errors.
-   * A static or interned string: never freed. */
-  const char *disposed_by;
-  uint64_t disposed_event;
-  bool moved; /* the previous tenant moved to another handle (a parameter): dispose is a no-op */
+  gs__pool_slot pool;
   gs__owned own;
   gs__tensor tensor;
 } gs__slot;
@@ -229,39 +196,27 @@ gs_tensor gs__move_handle(gs_tensor h, const char *reason);
 /* Renames what disposed (or moved) a stale handle's tensor, once the name is known. */
 void gs__rename_disposer(gs_tensor stale, const char *reason);
 
-extern _Atomic(gs__slot *) gs__slot_pages[GS__MAX_PAGES];
-extern atomic_uint_fast32_t gs__slot_count;
+/* Announces a new tensor's values (GS_TRACE_VALUES) once its op has computed them
+ * (trace-events.c). Only while tracing. */
+void gs__trace_defer_values(uint64_t tensor);
+
+/* The tensor pool: 64 Mi live tensors at most, in pages of 1,024. */
+extern gs__pool gs__tensors;
 
 /* Reports why h does not name a live tensor (stale, forged or empty); returns NULL. */
 gs__tensor *gs__lookup_failed(gs_tensor h, const char *fn);
 
+/* The tensor a handle names, or NULL, without reporting anything. */
+static inline gs__tensor *gs__lookup_quiet(uint64_t id) {
+  gs__slot *s = gs__pool_get(&gs__tensors, id);
+  return s ? &s->tensor : NULL;
+}
+
 /* The tensor a handle names, or NULL after reporting a stale or forged handle as an error
  * of operation fn. Inline: every public call starts here. */
 static inline gs__tensor *gs__lookup(gs_tensor h, const char *fn) {
-  uint32_t index = (uint32_t)(h.id & 0xffffffffu);
-  if (h.id != 0 && index < atomic_load_explicit(&gs__slot_count, memory_order_acquire)) {
-    gs__slot *page =
-        atomic_load_explicit(&gs__slot_pages[index / GS__SLOTS_PER_PAGE], memory_order_acquire);
-    gs__slot *s = &page[index % GS__SLOTS_PER_PAGE];
-    if (atomic_load_explicit(&s->generation, memory_order_acquire) == (h.id >> 32) &&
-        atomic_load_explicit(&s->live, memory_order_acquire))
-      return &s->tensor;
-  }
-  return gs__lookup_failed(h, fn);
-}
-
-/* The tensor a handle names, or NULL, without reporting anything. */
-static inline gs__tensor *gs__lookup_quiet(uint64_t id) {
-  uint32_t index = (uint32_t)(id & 0xffffffffu);
-  if (id == 0 || index >= atomic_load_explicit(&gs__slot_count, memory_order_acquire))
-    return NULL;
-  gs__slot *page =
-      atomic_load_explicit(&gs__slot_pages[index / GS__SLOTS_PER_PAGE], memory_order_acquire);
-  gs__slot *s = &page[index % GS__SLOTS_PER_PAGE];
-  return atomic_load_explicit(&s->generation, memory_order_acquire) == (id >> 32) &&
-                 atomic_load_explicit(&s->live, memory_order_acquire)
-             ? &s->tensor
-             : NULL;
+  gs__slot *s = gs__pool_get(&gs__tensors, h.id);
+  return s ? &s->tensor : gs__lookup_failed(h, fn);
 }
 
 /* Registers a tensor in a free slot; takes over t's storage reference. On success returns the
@@ -296,6 +251,8 @@ bool gs__is_contiguous(const gs__tensor *t);
 int64_t gs__checked_numel(const int64_t *shape, int ndim, const char *fn);
 /* Normalises a possibly negative dim against ndim; -1 after reporting. */
 int gs__wrap_dim(int dim, int ndim, const char *fn);
+
+#include "lifecycle.h"
 
 /* Prepares t's storage for an in-place write by op: refuses writes autograd cannot record
  * (a leaf that requires grad; operand_requires_grad says whether another operand does),

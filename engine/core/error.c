@@ -9,7 +9,7 @@
 #include <pthread.h>
 
 #include "core-impl.h"
-#include "trace-impl.h"
+#include "trace-writer.h"
 
 #define GS__ERROR_MAX 1024
 

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "core-impl.h"
-#include "trace-impl.h"
+#include "trace-writer.h"
 
 static atomic_uint_fast64_t next_storage_id;
 
@@ -95,7 +95,7 @@ void gs__storage_release(gs__storage *s) {
   if (gs__trace_on())
     gs__trace_storage(GS_TRACE_STORAGE_FREE, s->id, 0, s->nbytes);
   if (s->orphan)
-    gs__view_root_free(s->orphan);
+    GS__LIFECYCLE_EACH(on_storage_free, s);
   buffer_release(s->buffer);
   free(s);
 }

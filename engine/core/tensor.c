@@ -3,8 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "autograd-impl.h"
-#include "trace-impl.h"
+#include "core-impl.h"
+#include "trace-writer.h"
 
 void gs__contiguous_strides(const int64_t *shape, int ndim, int64_t *strides) {
   int64_t s = 1;
@@ -135,8 +135,8 @@ gs_tensor gs__make_view_as(const gs__tensor *base, const int64_t *shape, const i
   }
   gs__storage_retain(v.storage);
   gs_tensor h = gs__register(&v, fn);
-  if (h.id && v.view_base) /* the slot pages never move: h's record is found by its index */
-    gs__count_view(gs__lookup_quiet(h.id), root);
+  if (h.id && v.view_base) /* the pool's pages never move: h's record is found by its index */
+    GS__LIFECYCLE_EACH(on_view, gs__lookup_quiet(h.id), root);
   return h;
 }
 
@@ -146,8 +146,9 @@ void gs__tensor_release(gs__tensor *t) {
 }
 
 bool gs__begin_write(gs__tensor *t, bool operand_requires_grad, const char *op) {
-  if (!gs__autograd_check_inplace(t, operand_requires_grad, op))
-    return false;
+  for (int i = 0; i < gs__lifecycle_count; i++)
+    if (gs__lifecycle[i]->on_write && !gs__lifecycle[i]->on_write(t, operand_requires_grad, op))
+      return false;
   gs__storage *s = t->storage;
   if (!gs__storage_materialise(s)) {
     gs__error(GS_ERR_OUT_OF_MEMORY, op,
@@ -161,7 +162,8 @@ bool gs__begin_write(gs__tensor *t, bool operand_requires_grad, const char *op) 
   s->last_write_tensor = t->id;
   s->last_write_origin = t->origin;
   if (gs__trace_on())
-    gs__trace_inplace_write(t, op, s->last_write_event);
+    gs__trace_inplace_write(s->last_write_event, t->id, s->id,
+                            (uint64_t)atomic_load(&s->version), op);
   return true;
 }
 

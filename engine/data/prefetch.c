@@ -15,7 +15,7 @@
 #include "gradscope/error.h"
 #include "loader-impl.h"
 #include "scope-impl.h"
-#include "trace-impl.h"
+#include "trace-writer.h"
 
 typedef struct slot {
   gs_tensor parts[GS_DATASET_MAX_FIELDS];

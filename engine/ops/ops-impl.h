@@ -4,6 +4,24 @@
 
 #include "autograd-impl.h"
 
+/* ---- inside backward formulas (formula.c) --------------------------------------------- */
+
+/* Whether input i wants a gradient. */
+static inline bool gs__needs_grad(const gs__node *n, int i) { return n->next[i] != NULL; }
+/* A handle to saved slot i (disposed after the formula returns). */
+gs_tensor gs__saved(gs__node *n, int i);
+/* Shapes a formula's gradient for input i: sums broadcast dims away (gs_sum_to, which aligns
+ * shapes from the right as broadcasting does: squeeze dims the op added elsewhere first) and
+ * converts to the input's dtype. Takes ownership of g (disposes it). */
+gs_tensor gs__reduce_grad(gs__node *n, int i, gs_tensor g);
+/* Another handle to g (a view): the gradient passes through a formula unchanged. */
+gs_tensor gs__pass(gs_tensor g);
+/* Registers a handle made inside a formula for disposal when it returns, and passes it on:
+ * lets formulas nest calls (gs_mul(g, gs__tmp(n, gs_exp(x)))) without leaking. */
+gs_tensor gs__tmp(gs__node *n, gs_tensor t);
+/* Disposes the handles the formula that just ran got from gs__saved and gs__tmp (backward). */
+void gs__formula_temps_dispose(void);
+
 typedef enum gs__binop {
   GS__ADD, GS__SUB, GS__MUL, GS__DIV, GS__POW, GS__MAXIMUM, GS__MINIMUM,
   GS__EQ, GS__NE, GS__LT, GS__LE, GS__GT, GS__GE,

@@ -16,7 +16,7 @@
 
 #include "core-impl.h"
 #include "scope-impl.h"
-#include "trace-impl.h"
+#include "trace-writer.h"
 
 typedef enum opt_kind { OPT_SGD, OPT_ADAM, OPT_ADAMW } opt_kind;
 

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "scope-impl.h"
-#include "trace-impl.h"
+#include "trace-writer.h"
 
 #define MAX_COMPOSITES 65536u
 
@@ -141,7 +141,7 @@ void gs__composite_dispose(uint64_t id, const char *reason) {
   /* The log says the composite itself is gone (before its parts), or a reader would keep it
    * alive forever. */
   if (gs__trace_on())
-    gs__trace_tensor_dispose(id, reason, event);
+    gs__trace_tensor_dispose(event, id, reason, 0);
   for (int i = 0; i < n; i++)
     if (parts[i].id && gs_is_alive(parts[i]))
       gs__dispose_as(parts[i], reason);

@@ -10,11 +10,9 @@ int gs_leak_report(FILE *out) {
   if (!out)
     out = stderr;
   int count = 0;
-  uint32_t n = (uint32_t)atomic_load(&gs__slot_count);
-  for (uint32_t index = 0; index < n; index++) {
-    gs__slot *page = atomic_load(&gs__slot_pages[index / GS__SLOTS_PER_PAGE]);
-    gs__slot *s = &page[index % GS__SLOTS_PER_PAGE];
-    if (!atomic_load(&s->live) || s->own.holder != GS__HELD_BY_CALLER)
+  gs__slot *s;
+  for (uint32_t index = 0; (s = (gs__slot *)gs__pool_slot_at(&gs__tensors, index)); index++) {
+    if (!atomic_load(&s->pool.live) || s->own.holder != GS__HELD_BY_CALLER)
       continue;
     const gs__tensor *t = &s->tensor;
     char shape[GS__SHAPE_STR];

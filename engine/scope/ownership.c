@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "scope-impl.h"
-#include "trace-impl.h"
+#include "trace-writer.h"
 
 static gs__spinlock lock = GS__SPINLOCK_INIT;
 static GS__THREAD_LOCAL gs__thread_scopes thread_scopes;
@@ -22,6 +22,11 @@ void gs__ownership_suspend(void) { thread_scopes.suspended++; }
 void gs__ownership_resume(void) { thread_scopes.suspended--; }
 
 static gs_scope_stats *stats_of(int kind) { return &thread_scopes.stats[kind]; }
+
+static void trace_owner_change(const gs__owned *o, int previous_holder, uint64_t previous_owner) {
+  gs__trace_owner_change(o->id, previous_holder, previous_owner, (int)o->holder,
+                         gs__owner_id(o));
+}
 
 static void unlink_from_scope(gs__owned *o) {
   gs__scope_rec *s = o->scope;
@@ -36,7 +41,7 @@ static void unlink_from_scope(gs__owned *o) {
 static void link_into_scope(gs__owned *o, gs__scope_rec *s) {
   o->scope = s;
   o->holder = GS__HELD_BY_SCOPE;
-  o->holder_id = 0;
+  o->holder_id = gs__scope_handle(s).id;
   o->prev = s->head.prev;
   o->next = &s->head;
   s->head.prev->next = o;
@@ -107,7 +112,7 @@ void gs__own_move_locked(gs__owned *o, gs__scope_rec *scope, bool counts_as_atta
       stats_of(o->kind)->detached_from_scope++;
   }
   if (tracing)
-    gs__trace_owner_change(o, previous_holder, previous_owner);
+    trace_owner_change(o, previous_holder, previous_owner);
 }
 
 void gs__own_set_holder_locked(gs__owned *o, gs__holder holder, uint64_t holder_id) {
@@ -123,7 +128,7 @@ void gs__own_set_holder_locked(gs__owned *o, gs__holder holder, uint64_t holder_
   o->holder = holder;
   o->holder_id = holder_id;
   if (tracing && (previous_holder != (int)holder || previous_owner != holder_id))
-    gs__trace_owner_change(o, previous_holder, previous_owner);
+    trace_owner_change(o, previous_holder, previous_owner);
 }
 
 const char *gs__own_refuses_dispose(const gs__owned *o) {
@@ -149,7 +154,7 @@ void gs__own_adopt(gs_tensor h) {
                      t->origin == GS__ORIGIN_NEW ? t->storage->nbytes : 0);
   /* Its creation was logged as the engine's: the log learns who owns it now. */
   if (gs__trace_on())
-    gs__trace_owner_change(o, previous_holder, previous_owner);
+    trace_owner_change(o, previous_holder, previous_owner);
   gs__own_unlock();
 }
 
@@ -181,6 +186,39 @@ void gs__dispose_object(uint64_t id, const char *reason) {
     gs__composite_dispose(id, reason);
   else
     gs__dispose_as((gs_tensor){id}, reason);
+}
+
+/* ---- the tensor lifecycle (core/lifecycle.h) -------------------------------------------- */
+
+static void tensor_registered(gs__slot *s, uint64_t bytes) {
+  gs__own_new(&s->own, GS_OBJECT_TENSOR, s->tensor.id, bytes);
+}
+
+static const char *tensor_refuses_dispose(const gs__slot *s) {
+  return gs__own_refuses_dispose(&s->own);
+}
+
+static void tensor_disposed(gs__slot *s) { gs__own_dispose(&s->own); }
+
+/* The new handle takes the old one's place with its owner: same scope, same position. */
+static void tensor_moved(gs__slot *to, gs__slot *from) {
+  gs__own_lock();
+  to->own = from->own;
+  to->own.id = to->tensor.id;
+  if (to->own.holder == GS__HELD_BY_SCOPE) {
+    to->own.prev->next = &to->own;
+    to->own.next->prev = &to->own;
+  }
+  from->own = (gs__owned){.holder = GS__HELD_BY_ENGINE};
+  gs__own_unlock();
+}
+
+__attribute__((constructor)) static void add_ownership_to_lifecycle(void) {
+  static const gs__lifecycle_i ownership = {
+      .layer = "scope", .rank = 3, .on_register = tensor_registered,
+      .refuses_dispose = tensor_refuses_dispose, .on_dispose = tensor_disposed,
+      .on_move = tensor_moved};
+  gs__lifecycle_add(&ownership);
 }
 
 /* ---- public: tensors ----------------------------------------------------------------- */

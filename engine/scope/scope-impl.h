@@ -39,20 +39,11 @@ static inline gs_scope gs__scope_handle(const gs__scope_rec *s) {
   return (gs_scope){((uint64_t)s->generation << 32) | s->index};
 }
 
-/* The id an owner record's holder has in the event log: the scope's handle, or the module,
- * composite or tensor holding it (0 for the caller and the engine). */
-static inline uint64_t gs__owner_id(const gs__owned *o) {
-  return o->holder == GS__HELD_BY_SCOPE && o->scope ? gs__scope_handle(o->scope).id : o->holder_id;
-}
-
 /* The calling thread's scope state. */
 gs__thread_scopes *gs__thread_scopes_get(void);
 
 void gs__own_lock(void);
 void gs__own_unlock(void);
-
-/* A string that lives as long as the process (names in stale-handle errors, leak reports). */
-const char *gs__intern(const char *s);
 
 /* The active scope a handle names, or NULL after reporting (fn names the call). */
 gs__scope_rec *gs__scope_lookup(gs_scope s, const char *fn);

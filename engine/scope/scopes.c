@@ -10,48 +10,13 @@
 #include <string.h>
 
 #include "scope-impl.h"
-#include "trace-impl.h"
+#include "trace-writer.h"
 
 #define MAX_SCOPES 65536u
 
 static gs__scope_rec *records[MAX_SCOPES];
 static uint32_t record_count;
 static uint32_t free_head = UINT32_MAX;
-
-/* ---- interned strings -------------------------------------------------------------------- */
-
-typedef struct interned {
-  struct interned *next;
-  char text[];
-} interned;
-
-static interned *intern_buckets[1024];
-
-static uint32_t hash_string(const char *s) {
-  uint32_t h = 2166136261u;
-  for (; *s; s++)
-    h = (h ^ (uint8_t)*s) * 16777619u;
-  return h;
-}
-
-const char *gs__intern(const char *s) {
-  uint32_t b = hash_string(s) % 1024;
-  gs__own_lock();
-  interned *e = intern_buckets[b];
-  while (e && strcmp(e->text, s) != 0)
-    e = e->next;
-  if (!e) {
-    size_t n = strlen(s) + 1;
-    e = malloc(sizeof *e + n);
-    if (e) {
-      memcpy(e->text, s, n);
-      e->next = intern_buckets[b];
-      intern_buckets[b] = e;
-    }
-  }
-  gs__own_unlock();
-  return e ? e->text : "(out of memory)";
-}
 
 /* ---- handles ------------------------------------------------------------------------------ */
 

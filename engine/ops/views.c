@@ -4,7 +4,7 @@
  * shape of the tensor it views. */
 #include <string.h>
 
-#include "autograd-impl.h"
+#include "ops-impl.h"
 
 /* ---- backward formulas ---------------------------------------------------------------- */
 

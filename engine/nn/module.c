@@ -10,7 +10,7 @@
 #include "autograd-impl.h"
 #include "module-impl.h"
 #include "scope-impl.h"
-#include "trace-impl.h"
+#include "trace-writer.h"
 
 gs_tensor gs_parameter_new(gs_tensor h, bool requires_grad) {
   const char *fn = "parameter_new";

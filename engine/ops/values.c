@@ -3,7 +3,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "autograd-impl.h"
+#include "ops-impl.h"
 
 /* d to_dtype(a) = g converted back to a's dtype (gs__reduce_grad casts). */
 static void to_dtype_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {

@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "autograd-impl.h"
+#include "backward-impl.h"
 #include "scope-impl.h"
-#include "trace-impl.h"
+#include "trace-writer.h"
 
 /* One backward at a time in the process: the per-run bookkeeping lives in this state, and
  * graphs may be shared between threads. */
@@ -32,10 +32,6 @@ typedef struct run {
   int64_t *slots;
   size_t slot_mask;
 } run;
-
-/* Handles a formula obtained from gs__saved or gs__tmp, disposed when it returns. */
-static GS__THREAD_LOCAL gs_tensor *formula_temps;
-static GS__THREAD_LOCAL size_t formula_temp_count, formula_temp_capacity;
 
 static size_t hash_node(const gs__node *n, size_t mask) {
   uint64_t x = (uint64_t)(uintptr_t)n;
@@ -167,64 +163,6 @@ oom:
   return false;
 }
 
-static void dispose_formula_temps(void) {
-  for (size_t i = 0; i < formula_temp_count; i++)
-    gs_dispose(formula_temps[i]);
-  formula_temp_count = 0;
-}
-
-static gs_tensor keep_formula_temp(gs_tensor t) {
-  if (!t.id)
-    return t;
-  if (formula_temp_count == formula_temp_capacity) {
-    size_t cap = formula_temp_capacity ? formula_temp_capacity * 2 : 16;
-    gs_tensor *temps = realloc(formula_temps, cap * sizeof *temps);
-    if (!temps)
-      abort(); /* a handful of handles: failing here means the process is already lost */
-    formula_temps = temps;
-    formula_temp_capacity = cap;
-  }
-  formula_temps[formula_temp_count++] = t;
-  return t;
-}
-
-gs_tensor gs__tmp(gs__node *n, gs_tensor t) {
-  (void)n;
-  return keep_formula_temp(t);
-}
-
-gs_tensor gs__pass(gs_tensor g) {
-  gs__tensor *t = gs__lookup(g, "backward");
-  return t ? gs__make_view(t, t->shape, t->strides, t->ndim, t->offset, "backward") : g;
-}
-
-gs_tensor gs__saved(gs__node *n, int i) {
-  gs__tensor copy = n->saved[i].value;
-  gs__storage_retain(copy.storage);
-  return keep_formula_temp(gs__register(&copy, n->kind->name));
-}
-
-gs_tensor gs__reduce_grad(gs__node *n, int i, gs_tensor g) {
-  const gs__input_meta *m = &n->inputs[i];
-  gs__tensor *t = gs__lookup(g, n->kind->name);
-  if (!t)
-    return GS_NO_TENSOR;
-  bool same_shape = t->ndim == m->ndim &&
-                    memcmp(t->shape, m->shape, (size_t)m->ndim * sizeof(int64_t)) == 0;
-  if (!same_shape) {
-    gs_tensor summed = gs_sum_to(g, m->shape, m->ndim);
-    gs_dispose(g);
-    g = summed;
-    t = gs__lookup(g, n->kind->name);
-  }
-  if (t && t->dtype != m->dtype) {
-    gs_tensor cast = gs_to_dtype(g, m->dtype);
-    gs_dispose(g);
-    g = cast;
-  }
-  return g;
-}
-
 /* Adds g (owned) into the run's gradient for node j. */
 static void add_grad(run *r, int64_t j, gs_tensor g) {
   gs_tensor *sum = &r->nodes[j].grad;
@@ -275,7 +213,7 @@ static void run_node_formula(run *r, int64_t j, bool retain_graph) {
   for (int i = 0; i < n->n_inputs; i++)
     grads[i] = GS_NO_TENSOR;
   n->kind->backward(n, grad, grads);
-  dispose_formula_temps();
+  gs__formula_temps_dispose();
   gs_dispose(grad);
   check_formula_grads(n, grads);
 

@@ -3,7 +3,7 @@
  * this one to make progress. */
 #include <sched.h>
 
-#include "core-impl.h"
+#include "base.h"
 
 void gs__spin_wait(gs__spinlock *lock) {
   for (int spins = 0; atomic_flag_test_and_set_explicit(&lock->flag, memory_order_acquire);

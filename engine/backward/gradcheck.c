@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "autograd-impl.h"
+#include "backward-impl.h"
 
 /* t's values as doubles, row-major (malloc'd); NULL if t is the empty handle. */
 static double *values_of(gs_tensor t, int64_t numel) {

@@ -1,4 +1,4 @@
-/* recorder.c: writing the event log.
+/* writer.c: writing the event log: buffers, chunks, the string table and the sink.
  *
  * Off by default: every event site tests gs__tracing (one predictable branch). On: each thread
  * appends encoded events to its own buffer; a full buffer becomes one chunk (header, CRC-32C,
@@ -29,8 +29,8 @@
 #include <unistd.h>
 
 #include "format.h"
-#include "scope-impl.h"
-#include "trace-impl.h"
+#include "trace-writer.h"
+#include "writer-impl.h"
 
 #define BUFFER_BYTES (64u * 1024u)
 
@@ -259,7 +259,7 @@ static uint32_t string_id(const char *s) {
   return id;
 }
 
-static void append(thread_buffer *b, const gs_trace_event *e);
+static uint8_t *begin_in(thread_buffer *b, gs_trace_kind kind, uint64_t seq, size_t max);
 
 /* A per-thread cache of pointer -> id for strings this thread has already defined: the common
  * case (the same op names over and over) takes no lock. Cleared when a new log starts. */
@@ -306,105 +306,97 @@ uint32_t gs__trace_string(const char *s) {
   if (!(b->defined[byte] & (1u << (id % 8)))) {
     b->defined[byte] |= (uint8_t)(1u << (id % 8));
     size_t len = strlen(s);
-    gs_trace_event def = {.kind = GS_TRACE_STRING, .name = id, .text = s,
-                          .text_len = (uint32_t)(len < GS__TRACE_MAX_TEXT ? len : GS__TRACE_MAX_TEXT)};
-    append(b, &def);
+    if (len > GS__TRACE_MAX_TEXT)
+      len = GS__TRACE_MAX_TEXT;
+    /* String definitions are the table, not engine events: they take no number of their own
+     * (they repeat the stream's previous one), so numbers keep increasing in every stream. */
+    uint8_t *p = begin_in(b, GS_TRACE_STRING, b->last_seq, 20 + len);
+    if (p) {
+      p = gs__put_uvarint(p, id);
+      p = gs__put_uvarint(p, len);
+      memcpy(p, s, len);
+      gs__tw_end(p + len);
+    }
   }
   return id;
 }
 
 /* ---- events ------------------------------------------------------------------------------ */
 
-/* Encodes e straight into the buffer: kind, a length padded to 3 bytes (LEB128 allows the
- * padding; it saves encoding twice), then the body, whose size is patched in afterwards. */
+/* Events are encoded straight into the buffer by their kind's writer (events.c): kind, a length
+ * padded to 3 bytes (LEB128 allows the padding; it saves encoding twice), the seq and time
+ * deltas, then the fields; gs__tw_end patches the length in. */
 #define LENGTH_BYTES 3
 
-static void append(thread_buffer *b, const gs_trace_event *e) {
-  size_t bound = gs__trace_max_event_size(e);
-  if (1 + LENGTH_BYTES + bound > BUFFER_BYTES)
-    return; /* larger than a whole buffer: dropped (bounded by the limits on arrays and text) */
+static GS__THREAD_LOCAL thread_buffer *open_buffer; /* between gs__tw_begin and gs__tw_end */
+static GS__THREAD_LOCAL uint8_t *open_body;
+
+static uint8_t *begin_in(thread_buffer *b, gs_trace_kind kind, uint64_t seq, size_t max) {
+  size_t need = 1 + LENGTH_BYTES + 20 + max;
+  if (need > BUFFER_BYTES)
+    return NULL; /* larger than a whole buffer: dropped (bounded by the limits on arrays and text) */
   gs__spin_lock(&b->lock);
-  if (b->used + 1 + LENGTH_BYTES + bound > BUFFER_BYTES) {
+  if (b->used + need > BUFFER_BYTES) {
     flush_buffer(b);
     if (b->used) { /* no sink any more (the log was closed meanwhile): drop the event */
       gs__spin_unlock(&b->lock);
-      return;
+      return NULL;
     }
   }
-  /* String definitions are the table, not engine events: they take no number of their own
-   * (they repeat the stream's previous one), so numbers keep increasing in every stream. */
-  uint64_t seq = e->kind == GS_TRACE_STRING ? b->last_seq : e->seq ? e->seq : gs__next_event();
   uint64_t t = now_ns() - start_monotonic;
   uint8_t *p = b->data + b->used;
-  p[0] = (uint8_t)e->kind;
-  uint8_t *body = p + 1 + LENGTH_BYTES;
-  uint8_t *end = gs__trace_encode_body(body, e, (int64_t)(seq - b->last_seq),
-                                       (int64_t)(t - b->last_time));
-  size_t len = (size_t)(end - body);
+  p[0] = (uint8_t)kind;
+  open_buffer = b;
+  open_body = p + 1 + LENGTH_BYTES;
+  p = gs__put_svarint(open_body, (int64_t)(seq - b->last_seq));
+  p = gs__put_svarint(p, (int64_t)(t - b->last_time));
+  b->last_seq = seq;
+  b->last_time = t;
+  return p;
+}
+
+void gs__tw_end(uint8_t *end) {
+  thread_buffer *b = open_buffer;
+  size_t len = (size_t)(end - open_body);
+  uint8_t *p = open_body - 1 - LENGTH_BYTES;
   p[1] = (uint8_t)(0x80 | (len & 0x7f));
   p[2] = (uint8_t)(0x80 | ((len >> 7) & 0x7f));
   p[3] = (uint8_t)((len >> 14) & 0x7f);
   b->used = (size_t)(end - b->data);
-  b->last_seq = seq;
-  b->last_time = t;
+  open_buffer = NULL;
   gs__spin_unlock(&b->lock);
 }
 
-/* Nodes are announced once their op has saved what it saves: the creation is held back until
- * this thread's next event (or flush), then written with its saved list. Values of a new
- * tensor (GS_TRACE_VALUES) are held back the same way, until its op has computed them. */
-static GS__THREAD_LOCAL struct gs__node *pending_node;
-static GS__THREAD_LOCAL uint64_t pending_node_seq;
-static GS__THREAD_LOCAL uint64_t pending_values;
-static GS__THREAD_LOCAL uint64_t pending_values_seq;
+/* The deferred event of this thread (gs__trace_defer). */
+static GS__THREAD_LOCAL gs__trace_deferred_fn pending_emit;
+static GS__THREAD_LOCAL void *pending_ctx;
+static GS__THREAD_LOCAL uint64_t pending_seq;
 
-static void emit_pending(thread_buffer *b) {
-  if (pending_node) {
-    struct gs__node *n = pending_node;
-    pending_node = NULL;
-    gs__trace_emit_node(b, n, pending_node_seq);
-  }
-  if (pending_values) {
-    uint64_t id = pending_values;
-    pending_values = 0;
-    gs__trace_emit_values(id, values_limit, pending_values_seq);
+static void emit_pending(void) {
+  gs__trace_deferred_fn emit = pending_emit;
+  if (emit) {
+    pending_emit = NULL;
+    emit(pending_ctx, pending_seq);
   }
 }
 
-void gs__trace_record_in(void *buf, const gs_trace_event *e) {
-  thread_buffer *b = buf ? buf : buffer();
-  if (b)
-    append(b, e);
+uint8_t *gs__tw_begin(gs_trace_kind kind, uint64_t seq, size_t max) {
+  if (__builtin_expect(pending_emit != NULL, 0))
+    emit_pending(); /* it has the smaller number */
+  thread_buffer *b = buffer();
+  return b ? begin_in(b, kind, seq ? seq : gs__next_event(), max) : NULL;
 }
 
-void gs__trace_record(const gs_trace_event *e) {
-  thread_buffer *b = buffer();
-  if (!b)
-    return;
-  emit_pending(b);
-  append(b, e);
-}
-
-void gs__trace_defer_node(struct gs__node *n, uint64_t seq) {
-  thread_buffer *b = buffer();
-  if (!b)
-    return;
-  emit_pending(b);
-  pending_node = n;
+void gs__trace_defer(gs__trace_deferred_fn emit, void *ctx) {
+  if (pending_emit)
+    emit_pending();
+  pending_emit = emit;
+  pending_ctx = ctx;
   /* Numbered now, written later: the stream's numbers must keep increasing. */
-  pending_node_seq = seq ? seq : gs__next_event();
+  pending_seq = gs__next_event();
 }
 
-void gs__trace_defer_values(uint64_t tensor) {
-  if (values_limit <= 0)
-    return;
-  thread_buffer *b = buffer();
-  if (!b)
-    return;
-  emit_pending(b);
-  pending_values = tensor;
-  pending_values_seq = gs__next_event();
-}
+int gs__trace_values_limit(void) { return values_limit; }
 
 /* ---- open, flush, close ------------------------------------------------------------------ */
 
@@ -419,13 +411,13 @@ static void flush_all(void) {
 void gs__trace_flush_this_thread(void) {
   if (!my_buffer || !atomic_load(&gs__tracing))
     return;
-  emit_pending(my_buffer);
+  emit_pending();
   flush_buffer_of(my_buffer);
 }
 
 void gs_trace_flush(void) {
   if (my_buffer && atomic_load(&gs__tracing))
-    emit_pending(my_buffer);
+    emit_pending();
   flush_all();
 }
 
@@ -478,22 +470,14 @@ static void start(int fd, bool owned) {
   atomic_store(&gs__tracing, true);
 }
 
-int gs_trace_open(const char *dest) {
-  if (!dest || !*dest) {
-    gs__error(GS_ERR_ARGUMENT, "trace_open",
-              "expected a destination (a path, unix:SOCKET or fd:N), got %s", dest ? "\"\"" : "NULL");
-    return -1;
-  }
+int gs__trace_start(const char *dest) {
   if (atomic_load(&gs__tracing))
     gs_trace_close();
   bool owned;
   errno = 0;
   int fd = open_sink(dest, &owned);
-  if (fd < 0) {
-    gs__error(GS_ERR_ARGUMENT, "trace_open", "cannot open the event log at %s: %s", dest,
-              strerror(errno ? errno : EINVAL));
-    return -1;
-  }
+  if (fd < 0)
+    return errno ? errno : EINVAL;
   start(fd, owned);
   return 0;
 }
@@ -512,21 +496,6 @@ void gs_trace_close(void) {
 }
 
 bool gs_trace_enabled(void) { return atomic_load(&gs__tracing); }
-
-void gs_trace_mark(const char *label) {
-  if (!atomic_load(&gs__tracing))
-    return;
-  gs_trace_event e = {.kind = GS_TRACE_MARK, .name = gs__trace_string(gs__intern(label ? label : ""))};
-  gs__trace_record(&e);
-}
-
-void gs_trace_name(gs_tensor t, const char *name) {
-  if (!atomic_load(&gs__tracing) || !gs_is_alive(t))
-    return;
-  gs_trace_event e = {.kind = GS_TRACE_TENSOR_NAME, .tensor = t.id,
-                      .name = gs__trace_string(gs__intern(name ? name : ""))};
-  gs__trace_record(&e);
-}
 
 /* ---- crashes and exit --------------------------------------------------------------------- */
 

@@ -1,0 +1,44 @@
+/* base.h: the bottom of the engine's stack: what every layer above may use and nothing here
+ * uses anything of the engine: thread-local storage, a short spinlock, interned strings and
+ * the global event counter. (The generational handle pool is base/pool.h.)
+ */
+#pragma once
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Thread-local storage for the library's own per-thread state. initial-exec: one instruction
+ * to reach it instead of a call to __tls_get_addr per access (the general-dynamic model a
+ * shared library gets by default), which showed up at 45 instructions per recorded event. */
+#define GS__THREAD_LOCAL _Thread_local __attribute__((tls_model("initial-exec")))
+
+/* ---- spinlock.c ---------------------------------------------------------------------- */
+
+/* A lock for critical sections of a few instructions with no system calls inside (the slot
+ * free list, the allocator's free lists): cheaper than a mutex when uncontended, which is
+ * nearly always. Under contention it yields rather than burning the other core. */
+typedef struct gs__spinlock {
+  atomic_flag flag;
+} gs__spinlock;
+#define GS__SPINLOCK_INIT {ATOMIC_FLAG_INIT}
+void gs__spin_wait(gs__spinlock *lock);
+static inline void gs__spin_lock(gs__spinlock *lock) {
+  if (atomic_flag_test_and_set_explicit(&lock->flag, memory_order_acquire))
+    gs__spin_wait(lock);
+}
+static inline void gs__spin_unlock(gs__spinlock *lock) {
+  atomic_flag_clear_explicit(&lock->flag, memory_order_release);
+}
+
+/* ---- intern.c ------------------------------------------------------------------------ */
+
+/* A copy of s that lives as long as the process, the same pointer for equal text: names in
+ * stale-handle errors, leak reports and the event log's string table. */
+const char *gs__intern(const char *s);
+
+/* ---- events.c ------------------------------------------------------------------------ */
+
+/* Takes the next global event number. Every create, dispose and in-place write takes one,
+ * even with the log off, so that errors can say which event disposed or wrote a tensor. */
+uint64_t gs__next_event(void);

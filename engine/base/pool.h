@@ -1,0 +1,130 @@
+/* pool.h: the generational pool behind every kind of handle (tensors, scopes, composites,
+ * modules, optimizers), in the spirit of sokol's _sg_pool_t.
+ *
+ * A handle is (generation << 32 | tag | slot index). Records live in fixed pages that never
+ * move, so a lookup takes no lock: it finds the slot and compares the whole id (generation and
+ * live flag). Taking and releasing a slot take one short lock for the free list. Releasing
+ * advances the slot's generation, so a stale handle never matches the slot's next tenant; a
+ * slot whose 32-bit generation is used up is retired, never wrapped.
+ *
+ * Each slot also keeps the story of its last GS__POOL_HISTORY tenants (who ended each one, at
+ * which event, and whether it was moved rather than disposed), so a stale handle can name its
+ * disposer however many times its slot has been reused since, up to that bound; beyond it the
+ * pool says plainly that the record was dropped. A slot's history grows from 4 entries as the
+ * slot is reused (16 bytes each), so rarely reused slots cost little.
+ */
+#pragma once
+
+#include <stddef.h>
+
+#include "base.h"
+
+/* Tenants of a slot whose disposal is remembered (at least 100, as the error messages
+ * promise: a training loop reuses its slots newest first, many times a step). */
+#define GS__POOL_HISTORY 128u
+#define GS__POOL_MAX_PAGES 65536u
+#define GS__POOL_NO_SLOT UINT32_MAX
+
+/* How a tenancy ended (gs__pool_release). */
+enum {
+  GS__POOL_DISPOSED = 0,
+  GS__POOL_MOVED = 1, /* the object moved to another handle (a tensor becoming a parameter) */
+};
+
+typedef struct gs__pool_history gs__pool_history;
+
+/* The header each pooled record starts with. */
+typedef struct gs__pool_slot {
+  atomic_uint_fast32_t generation; /* of the current or next tenant */
+  atomic_bool live;
+  uint32_t next_free;
+  gs__pool_history *history; /* the slot's past tenants (pool lock) */
+} gs__pool_slot;
+
+typedef struct gs__pool {
+  const char *what;        /* "tensor", "scope": for messages */
+  size_t item_size;        /* each record, gs__pool_slot first */
+  uint32_t page_shift;     /* records per page = 1 << page_shift */
+  uint32_t max_items;
+  uint32_t tag;            /* bits every id of this pool carries in its low half */
+  atomic_uint_fast32_t count; /* slots ever handed out (pages filled in order) */
+  atomic_uint_fast64_t live;  /* published and not yet released */
+  uint32_t free_head;
+  gs__spinlock lock;
+  _Atomic(char *) pages[GS__POOL_MAX_PAGES];
+} gs__pool;
+
+/* A pool of records of item_size bytes (a gs__pool_slot first), at most max_items of them, ids
+ * carrying tag (0, or a high bit of the index half that keeps two pools' ids apart). */
+#define GS__POOL_INIT(WHAT, ITEM_SIZE, PAGE_SHIFT, MAX_ITEMS, TAG)                            \
+  {.what = (WHAT), .item_size = (ITEM_SIZE), .page_shift = (PAGE_SHIFT),                     \
+   .max_items = (MAX_ITEMS), .tag = (TAG), .free_head = GS__POOL_NO_SLOT,                    \
+   .lock = GS__SPINLOCK_INIT}
+
+static inline uint32_t gs__pool_index(const gs__pool *p, uint64_t id) {
+  return (uint32_t)id & ~p->tag;
+}
+
+/* The slot at index (any tenant), or NULL if it was never handed out. */
+static inline gs__pool_slot *gs__pool_slot_at(const gs__pool *p, uint32_t index) {
+  if (index >= atomic_load_explicit(&p->count, memory_order_acquire))
+    return NULL;
+  char *page = atomic_load_explicit(&p->pages[index >> p->page_shift], memory_order_acquire);
+  return (gs__pool_slot *)(page + (size_t)(index & ((1u << p->page_shift) - 1)) * p->item_size);
+}
+
+/* The live record id names, or NULL (empty, stale or forged id). No lock: every public call
+ * of the engine starts here. */
+static inline void *gs__pool_get(const gs__pool *p, uint64_t id) {
+  if (id == 0 || ((uint32_t)id & p->tag) != p->tag)
+    return NULL;
+  gs__pool_slot *s = gs__pool_slot_at(p, gs__pool_index(p, id));
+  if (s && atomic_load_explicit(&s->generation, memory_order_acquire) == (id >> 32) &&
+      atomic_load_explicit(&s->live, memory_order_acquire))
+    return s;
+  return NULL;
+}
+
+/* The id of a slot's current tenant. */
+static inline uint64_t gs__pool_id(const gs__pool *p, const gs__pool_slot *s, uint32_t index) {
+  return (uint64_t)atomic_load_explicit(&s->generation, memory_order_relaxed) << 32 |
+         index | p->tag;
+}
+
+/* Takes a free slot (its record keeps whatever the last tenant left: the caller fills it) and
+ * returns it, with its id in *id and the slot marked not yet live; NULL when the pool is full
+ * or out of memory. The caller publishes it with gs__pool_publish once filled. */
+gs__pool_slot *gs__pool_take(gs__pool *p, uint64_t *id);
+static inline void gs__pool_publish(gs__pool *p, gs__pool_slot *s) {
+  atomic_fetch_add_explicit(&p->live, 1, memory_order_relaxed);
+  atomic_store_explicit(&s->live, true, memory_order_release);
+}
+/* Ends id's tenancy: remembers who ended it (a static or interned string), when, and how
+ * (GS__POOL_DISPOSED or GS__POOL_MOVED), advances the generation and frees the slot. Once
+ * free another thread may take it: the caller does not read the record again. */
+void gs__pool_release(gs__pool *p, uint64_t id, const char *by, uint64_t event, int how);
+
+/* Why an id names no live record. */
+typedef enum gs__pool_verdict {
+  GS__POOL_LIVE,      /* it does */
+  GS__POOL_FORGED,    /* never handed out by this pool */
+  GS__POOL_ENDED,     /* ended: by, event, how and reuses say how and since when */
+  GS__POOL_FORGOTTEN, /* ended, but more than GS__POOL_HISTORY tenants ago: reuses says how many */
+} gs__pool_verdict;
+
+typedef struct gs__pool_story {
+  gs__pool_verdict verdict;
+  const char *by;
+  uint64_t event;
+  int how;
+  uint32_t reuses; /* tenants the slot has had since */
+} gs__pool_story;
+
+gs__pool_story gs__pool_story_of(gs__pool *p, uint64_t id);
+/* Renames who ended an ended tenancy, once the name is known (a module naming the parameter a
+ * tensor became); nothing if its record was dropped. */
+void gs__pool_rename(gs__pool *p, uint64_t id, const char *by);
+/* Live records now. */
+static inline uint64_t gs__pool_live(const gs__pool *p) {
+  return atomic_load_explicit(&p->live, memory_order_relaxed);
+}

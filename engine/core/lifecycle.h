@@ -1,0 +1,52 @@
+/* lifecycle.h: how the layers above the core take part in a tensor's life, without the core
+ * naming them (in the spirit of ggml's backend interface, struct ggml_backend_i).
+ *
+ * A layer fills a gs__lifecycle_i with the hooks it needs (NULL for the others) and adds it at
+ * start-up; the core calls the hooks of every added layer, lowest layer first. engine/scope
+ * keeps owners and statistics this way, engine/autograd drops graph references, checks
+ * in-place writes and counts views.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct gs__slot;
+struct gs__tensor;
+struct gs__storage;
+
+typedef struct gs__lifecycle_i {
+  const char *layer; /* for messages */
+  int rank;          /* its place in the stack: hooks run lowest rank first */
+  /* A tensor is being registered (its record filled, not yet live or logged). bytes: the fresh
+   * storage bytes it brings (0 for views, detaches and clones). */
+  void (*on_register)(struct gs__slot *s, uint64_t bytes);
+  /* Why the user may not dispose it (a parameter, a gradient...), or NULL. */
+  const char *(*refuses_dispose)(const struct gs__slot *s);
+  /* It is being disposed (still registered). */
+  void (*on_dispose)(struct gs__slot *s);
+  /* Its record moved from `from` to `to`, which took its place (a parameter's new handle). */
+  void (*on_move)(struct gs__slot *to, struct gs__slot *from);
+  /* Before an in-place write into t by op (operand_requires_grad: whether another operand of
+   * the op requires grad); false, after reporting, refuses the write. */
+  bool (*on_write)(struct gs__tensor *t, bool operand_requires_grad, const char *op);
+  /* A new view v, of root (the tensor at the root of its chain of views; NULL if gone). */
+  void (*on_view)(struct gs__tensor *v, struct gs__tensor *root);
+  /* A storage is about to be freed. */
+  void (*on_storage_free)(struct gs__storage *s);
+} gs__lifecycle_i;
+
+/* Adds a layer's hooks; call from a constructor. At most GS__LIFECYCLE_MAX layers. */
+#define GS__LIFECYCLE_MAX 4
+void gs__lifecycle_add(const gs__lifecycle_i *layer);
+
+/* The added layers, lowest rank first (lifecycle.c). */
+extern const gs__lifecycle_i *gs__lifecycle[GS__LIFECYCLE_MAX];
+extern int gs__lifecycle_count;
+
+#define GS__LIFECYCLE_EACH(HOOK, ...)                                                          \
+  do {                                                                                         \
+    for (int gs__l = 0; gs__l < gs__lifecycle_count; gs__l++)                                  \
+      if (gs__lifecycle[gs__l]->HOOK)                                                          \
+        gs__lifecycle[gs__l]->HOOK(__VA_ARGS__);                                               \
+  } while (0)

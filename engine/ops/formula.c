@@ -1,0 +1,71 @@
+/* formula.c: what backward formulas use beside the ops: handles to saved tensors, temporaries
+ * disposed when the formula returns, and the shaping of a gradient to its input (summing
+ * broadcast dims away, casting back). Here, not in engine/autograd, because gs__reduce_grad
+ * is written with ops (sum_to, to_dtype). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops-impl.h"
+
+/* Handles a formula obtained from gs__saved or gs__tmp, disposed when it returns. */
+static GS__THREAD_LOCAL gs_tensor *formula_temps;
+static GS__THREAD_LOCAL size_t formula_temp_count, formula_temp_capacity;
+
+void gs__formula_temps_dispose(void) {
+  for (size_t i = 0; i < formula_temp_count; i++)
+    gs_dispose(formula_temps[i]);
+  formula_temp_count = 0;
+}
+
+static gs_tensor keep_formula_temp(gs_tensor t) {
+  if (!t.id)
+    return t;
+  if (formula_temp_count == formula_temp_capacity) {
+    size_t cap = formula_temp_capacity ? formula_temp_capacity * 2 : 16;
+    gs_tensor *temps = realloc(formula_temps, cap * sizeof *temps);
+    if (!temps)
+      abort(); /* a handful of handles: failing here means the process is already lost */
+    formula_temps = temps;
+    formula_temp_capacity = cap;
+  }
+  formula_temps[formula_temp_count++] = t;
+  return t;
+}
+
+gs_tensor gs__tmp(gs__node *n, gs_tensor t) {
+  (void)n;
+  return keep_formula_temp(t);
+}
+
+gs_tensor gs__pass(gs_tensor g) {
+  gs__tensor *t = gs__lookup(g, "backward");
+  return t ? gs__make_view(t, t->shape, t->strides, t->ndim, t->offset, "backward") : g;
+}
+
+gs_tensor gs__saved(gs__node *n, int i) {
+  gs__tensor copy = n->saved[i].value;
+  gs__storage_retain(copy.storage);
+  return keep_formula_temp(gs__register(&copy, n->kind->name));
+}
+
+gs_tensor gs__reduce_grad(gs__node *n, int i, gs_tensor g) {
+  const gs__input_meta *m = &n->inputs[i];
+  gs__tensor *t = gs__lookup(g, n->kind->name);
+  if (!t)
+    return GS_NO_TENSOR;
+  bool same_shape = t->ndim == m->ndim &&
+                    memcmp(t->shape, m->shape, (size_t)m->ndim * sizeof(int64_t)) == 0;
+  if (!same_shape) {
+    gs_tensor summed = gs_sum_to(g, m->shape, m->ndim);
+    gs_dispose(g);
+    g = summed;
+    t = gs__lookup(g, n->kind->name);
+  }
+  if (t && t->dtype != m->dtype) {
+    gs_tensor cast = gs_to_dtype(g, m->dtype);
+    gs_dispose(g);
+    g = cast;
+  }
+  return g;
+}
+

@@ -1,0 +1,224 @@
+/* events.c: one writer per event kind, each encoding its fields straight into the thread's
+ * buffer in the order the schema (schema.c) gives them: no event struct filled and walked
+ * field by field, which cost more than half of a recorded event. The reader decodes with the
+ * schema table; tests/test-trace.c reads back every kind written here. */
+#include <string.h>
+
+#include "format.h"
+#include "trace-writer.h"
+#include "writer-impl.h"
+
+/* Upper bounds on encoded sizes. */
+#define VARINT 10
+
+static uint8_t *put_ids(uint8_t *p, const uint64_t *ids, uint32_t n) {
+  p = gs__put_uvarint(p, n);
+  for (uint32_t i = 0; i < n; i++)
+    p = gs__put_uvarint(p, ids[i]);
+  return p;
+}
+
+static uint8_t *put_handles(uint8_t *p, const gs_tensor *handles, uint32_t n) {
+  p = gs__put_uvarint(p, n);
+  for (uint32_t i = 0; i < n; i++)
+    p = gs__put_uvarint(p, handles[i].id);
+  return p;
+}
+
+void gs__trace_tensor_create(const gs__trace_tensor *t) {
+  uint32_t op = gs__trace_string(t->op);
+  uint8_t *p = gs__tw_begin(GS_TRACE_TENSOR_CREATE, t->seq,
+                            (12 + 2 * (size_t)t->ndim) * VARINT);
+  if (!p)
+    return;
+  p = gs__put_uvarint(p, t->tensor);
+  p = gs__put_uvarint(p, t->storage);
+  *p++ = (uint8_t)t->dtype; /* small enums: one-byte varints */
+  *p++ = (uint8_t)t->origin;
+  p = gs__put_uvarint(p, t->source);
+  p = gs__put_uvarint(p, op);
+  *p++ = t->requires_grad ? 1 : 0;
+  p = gs__put_svarint(p, t->offset);
+  *p++ = (uint8_t)t->ndim;
+  for (int i = 0; i < t->ndim; i++)
+    p = gs__put_svarint(p, t->shape[i]);
+  for (int i = 0; i < t->ndim; i++)
+    p = gs__put_svarint(p, t->strides[i]);
+  *p++ = (uint8_t)t->holder;
+  p = gs__put_uvarint(p, t->owner);
+  gs__tw_end(p);
+}
+
+void gs__trace_tensor_dispose(uint64_t seq, uint64_t tensor, const char *reason,
+                              uint64_t freed_storage) {
+  (void)freed_storage;
+  uint32_t name = gs__trace_string(reason);
+  uint8_t *p = gs__tw_begin(GS_TRACE_TENSOR_DISPOSE, seq, 2 * VARINT);
+  if (!p)
+    return;
+  p = gs__put_uvarint(p, tensor);
+  p = gs__put_uvarint(p, name);
+  gs__tw_end(p);
+}
+
+/* Kinds whose fields are two or three ids. */
+static void write_ids(gs_trace_kind kind, uint64_t seq, uint64_t a, uint64_t b, uint64_t c,
+                      int n) {
+  uint8_t *p = gs__tw_begin(kind, seq, 3 * VARINT);
+  if (!p)
+    return;
+  p = gs__put_uvarint(p, a);
+  if (n > 1)
+    p = gs__put_uvarint(p, b);
+  if (n > 2)
+    p = gs__put_uvarint(p, c);
+  gs__tw_end(p);
+}
+
+void gs__trace_tensor_move(uint64_t tensor, uint64_t target) {
+  write_ids(GS_TRACE_TENSOR_MOVE, 0, tensor, target, 0, 2);
+}
+
+void gs__trace_tensor_name(uint64_t tensor, const char *interned_name) {
+  write_ids(GS_TRACE_TENSOR_NAME, 0, tensor, gs__trace_string(interned_name), 0, 2);
+}
+
+void gs__trace_storage(gs_trace_kind kind, uint64_t storage, uint64_t source, uint64_t nbytes) {
+  switch (kind) {
+  case GS_TRACE_STORAGE_SHARE: write_ids(kind, 0, storage, source, nbytes, 3); break;
+  case GS_TRACE_STORAGE_FREE: write_ids(kind, 0, storage, 0, 0, 1); break;
+  default: write_ids(kind, 0, storage, nbytes, 0, 2); break; /* alloc, materialise */
+  }
+}
+
+void gs__trace_inplace_write(uint64_t seq, uint64_t tensor, uint64_t storage, uint64_t version,
+                             const char *op) {
+  uint32_t op_id = gs__trace_string(op);
+  uint8_t *p = gs__tw_begin(GS_TRACE_INPLACE_WRITE, seq, 4 * VARINT);
+  if (!p)
+    return;
+  p = gs__put_uvarint(p, tensor);
+  p = gs__put_uvarint(p, storage);
+  p = gs__put_uvarint(p, version);
+  p = gs__put_uvarint(p, op_id);
+  gs__tw_end(p);
+}
+
+void gs__trace_values(uint64_t seq, uint64_t tensor, const double *values, uint32_t n) {
+  uint8_t *p = gs__tw_begin(GS_TRACE_VALUES, seq, 2 * VARINT + (size_t)n * 8);
+  if (!p)
+    return;
+  p = gs__put_uvarint(p, tensor);
+  p = gs__put_uvarint(p, n);
+  for (uint32_t i = 0; i < n; i++) {
+    uint64_t bits;
+    memcpy(&bits, &values[i], sizeof bits);
+    gs__put_u64(p, bits);
+    p += 8;
+  }
+  gs__tw_end(p);
+}
+
+void gs__trace_owner_change(uint64_t object, int previous_holder, uint64_t previous_owner,
+                            int holder, uint64_t owner) {
+  uint8_t *p = gs__tw_begin(GS_TRACE_OWNER_CHANGE, 0, 5 * VARINT);
+  if (!p)
+    return;
+  p = gs__put_uvarint(p, object);
+  p = gs__put_uvarint(p, (uint64_t)previous_holder);
+  p = gs__put_uvarint(p, previous_owner);
+  p = gs__put_uvarint(p, (uint64_t)holder);
+  p = gs__put_uvarint(p, owner);
+  gs__tw_end(p);
+}
+
+void gs__trace_scope_begin(uint64_t scope, uint64_t outer, const char *interned_name) {
+  write_ids(GS_TRACE_SCOPE_BEGIN, 0, scope, outer, gs__trace_string(interned_name), 3);
+}
+
+void gs__trace_scope_end(uint64_t scope, uint64_t seq) {
+  write_ids(GS_TRACE_SCOPE_END, seq, scope, 0, 0, 1);
+}
+
+void gs__trace_node_create(uint64_t seq, uint64_t node, const char *kind_name, uint64_t tensor,
+                           const uint64_t *inputs, uint32_t n_inputs, const uint64_t *saved,
+                           uint32_t n_saved) {
+  uint32_t name = gs__trace_string(kind_name);
+  uint8_t *p = gs__tw_begin(GS_TRACE_NODE_CREATE, seq, (5 + (size_t)n_inputs + n_saved) * VARINT);
+  if (!p)
+    return;
+  p = gs__put_uvarint(p, node);
+  p = gs__put_uvarint(p, name);
+  p = gs__put_uvarint(p, tensor);
+  p = put_ids(p, inputs, n_inputs);
+  p = put_ids(p, saved, n_saved);
+  gs__tw_end(p);
+}
+
+void gs__trace_node(gs_trace_kind kind, uint64_t node) { write_ids(kind, 0, node, 0, 0, 1); }
+
+void gs__trace_backward(gs_trace_kind kind, uint64_t tensor, uint64_t node) {
+  write_ids(kind, 0, tensor, node, 0, kind == GS_TRACE_BACKWARD_BEGIN ? 2 : 1);
+}
+
+void gs__trace_grad_accumulate(uint64_t tensor, uint64_t grad) {
+  write_ids(GS_TRACE_GRAD_ACCUMULATE, 0, tensor, grad, 0, 2);
+}
+
+void gs__trace_module_create(uint64_t module, const char *interned_type) {
+  write_ids(GS_TRACE_MODULE_CREATE, 0, module, gs__trace_string(interned_type), 0, 2);
+}
+
+void gs__trace_module_parameter(uint64_t module, const char *interned_name, uint64_t tensor) {
+  write_ids(GS_TRACE_MODULE_PARAMETER, 0, module, gs__trace_string(interned_name), tensor, 3);
+}
+
+void gs__trace_module_child(uint64_t module, uint64_t child, const char *interned_name) {
+  write_ids(GS_TRACE_MODULE_CHILD, 0, module, child, gs__trace_string(interned_name), 3);
+}
+
+/* An optimizer with more parameters than an array field holds is recorded as several events
+ * with the same id, each listing the next parameters (doc/trace-format.md). */
+void gs__trace_optimizer_create(uint64_t optimizer, const char *type_name,
+                                const gs_tensor *params, int n) {
+  int done = 0;
+  do {
+    int count = n - done < GS__TRACE_MAX_ARRAY ? n - done : GS__TRACE_MAX_ARRAY;
+    uint32_t name = gs__trace_string(type_name);
+    uint8_t *p = gs__tw_begin(GS_TRACE_OPTIMIZER_CREATE, 0, (3 + (size_t)count) * VARINT);
+    if (!p)
+      return;
+    p = gs__put_uvarint(p, optimizer);
+    p = gs__put_uvarint(p, name);
+    p = put_handles(p, params + done, (uint32_t)count);
+    gs__tw_end(p);
+    done += count;
+  } while (done < n);
+}
+
+void gs__trace_composite_create(uint64_t object, int kind, const gs_tensor *parts, int n) {
+  uint8_t *p = gs__tw_begin(GS_TRACE_COMPOSITE_CREATE, 0, (3 + (size_t)n) * VARINT);
+  if (!p)
+    return;
+  p = gs__put_uvarint(p, object);
+  p = gs__put_uvarint(p, (uint64_t)kind);
+  p = put_handles(p, parts, (uint32_t)n);
+  gs__tw_end(p);
+}
+
+void gs__trace_mark(const char *interned_label) {
+  write_ids(GS_TRACE_MARK, 0, gs__trace_string(interned_label), 0, 0, 1);
+}
+
+void gs__trace_error(int code, const char *message) {
+  size_t len = strlen(message);
+  if (len > 4096)
+    len = 4096;
+  uint8_t *p = gs__tw_begin(GS_TRACE_ERROR, 0, 2 * VARINT + len);
+  if (!p)
+    return;
+  p = gs__put_uvarint(p, (uint64_t)code);
+  p = gs__put_uvarint(p, len);
+  memcpy(p, message, len);
+  gs__tw_end(p + len);
+}

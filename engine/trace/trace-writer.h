@@ -1,0 +1,87 @@
+/* trace-writer.h: how the layers above record events. Plain values in, bytes out: the writer
+ * knows nothing of tensors, scopes or nodes, only of the event kinds and their fields
+ * (doc/trace-format.md); each layer builds its own events from the records it owns.
+ *
+ * Each site is one guarded call, `if (gs__trace_on()) gs__trace_X(...)`: with the log off that
+ * is one predictable branch. seq is the engine's event number where it took one (a tensor's
+ * creation, a disposal, an in-place write), so the log and error messages agree; 0 takes the
+ * next number.
+ */
+#pragma once
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "base.h"
+#include "gradscope/trace.h"
+
+extern atomic_bool gs__tracing;
+
+static inline bool gs__trace_on(void) {
+  return __builtin_expect(atomic_load_explicit(&gs__tracing, memory_order_relaxed), 0);
+}
+
+/* writer.c ---------------------------------------------------------------------------- */
+
+/* The id of s in the string table, defining it in this thread's stream first if needed. s
+ * must live forever (a literal or gs__intern'ed). */
+uint32_t gs__trace_string(const char *s);
+/* Starts recording to dest (a path, unix:SOCKET or fd:N); 0, or an errno value. */
+int gs__trace_start(const char *dest);
+/* Writes this thread's buffered events now. A thread that hands objects to another (the
+ * DataLoader's prefetch worker) calls it first, so the objects' creation precedes, in file
+ * order, whatever the receiving thread logs about them. */
+void gs__trace_flush_this_thread(void);
+/* How many values GS_TRACE_VALUES asks to record per new tensor (0: none). */
+int gs__trace_values_limit(void);
+
+/* An event written later, with a number taken now: a graph node is announced once its op has
+ * saved its tensors, a tensor's values once its op has computed them. emit(ctx, seq) runs
+ * before this thread's next event (or flush) and writes the event. One at a time per thread:
+ * deferring another first emits the pending one. */
+typedef void (*gs__trace_deferred_fn)(void *ctx, uint64_t seq);
+void gs__trace_defer(gs__trace_deferred_fn emit, void *ctx);
+
+/* events.c: one writer per kind ------------------------------------------------------- */
+
+/* A tensor's creation: its geometry, the op that made it and its owner. */
+typedef struct gs__trace_tensor {
+  uint64_t seq, tensor, storage, source, owner;
+  uint64_t alloc_nbytes; /* its storage was allocated for it just before, with these bytes */
+  int64_t offset;
+  const int64_t *shape, *strides;
+  const char *op;
+  uint32_t dtype, origin, holder;
+  int ndim;
+  bool requires_grad;
+} gs__trace_tensor;
+
+void gs__trace_tensor_create(const gs__trace_tensor *t);
+/* freed_storage: the storage this disposal freed (its last reference), or 0. */
+void gs__trace_tensor_dispose(uint64_t seq, uint64_t tensor, const char *reason,
+                              uint64_t freed_storage);
+void gs__trace_tensor_move(uint64_t tensor, uint64_t target);
+void gs__trace_tensor_name(uint64_t tensor, const char *interned_name);
+void gs__trace_storage(gs_trace_kind kind, uint64_t storage, uint64_t source, uint64_t nbytes);
+void gs__trace_inplace_write(uint64_t seq, uint64_t tensor, uint64_t storage, uint64_t version,
+                             const char *op);
+void gs__trace_values(uint64_t seq, uint64_t tensor, const double *values, uint32_t n);
+void gs__trace_owner_change(uint64_t object, int previous_holder, uint64_t previous_owner,
+                            int holder, uint64_t owner);
+void gs__trace_scope_begin(uint64_t scope, uint64_t outer, const char *interned_name);
+void gs__trace_scope_end(uint64_t scope, uint64_t seq);
+void gs__trace_node_create(uint64_t seq, uint64_t node, const char *kind_name, uint64_t tensor,
+                           const uint64_t *inputs, uint32_t n_inputs, const uint64_t *saved,
+                           uint32_t n_saved);
+void gs__trace_node(gs_trace_kind kind, uint64_t node);
+void gs__trace_backward(gs_trace_kind kind, uint64_t tensor, uint64_t node);
+void gs__trace_grad_accumulate(uint64_t tensor, uint64_t grad);
+void gs__trace_module_create(uint64_t module, const char *interned_type);
+void gs__trace_module_parameter(uint64_t module, const char *interned_name, uint64_t tensor);
+void gs__trace_module_child(uint64_t module, uint64_t child, const char *interned_name);
+void gs__trace_optimizer_create(uint64_t optimizer, const char *type_name,
+                                const gs_tensor *params, int n);
+void gs__trace_composite_create(uint64_t object, int kind, const gs_tensor *parts, int n);
+void gs__trace_mark(const char *interned_label);
+void gs__trace_error(int code, const char *message);
