@@ -1,83 +1,22 @@
-/* checkpoint.c: safetensors and NumPy .npy files.
+/* safetensors.c: the safetensors format (Hugging Face's; what safetensors.torch's save_file
+ * and load_file read and write): an 8-byte little-endian header length, a JSON header naming
+ * each tensor's dtype, shape and byte range, then the tensors' bytes.
  *
- * Saving builds the whole header in memory, writes to "<path>.tmp" and renames it over path,
- * so a failed save leaves no file behind. Loading reads the header length, bounds it, parses
- * the JSON header with a small strict parser (objects, strings with escapes, non-negative
- * integer arrays: exactly what safetensors headers hold), validates every entry against the
- * file size before allocating anything, and only then creates tensors.
+ * Saving builds the whole header in memory and writes through io-impl.h's all-or-nothing
+ * writer, so a failed save leaves no file behind. Loading reads the header length, bounds it,
+ * parses the header with json.h's strict reader, validates every entry against the file size
+ * before allocating anything, and only then creates tensors: a refused file creates nothing.
+ *
+ * NumPy .npy files are here too for now (they move to npy.c next).
  */
-#include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "core-impl.h"
 #include "gradscope/gradscope.h"
+#include "io-impl.h"
+#include "json.h"
 
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
-#error "checkpoint.c assumes a little-endian host"
-#endif
-
-#define MAX_HEADER_BYTES ((uint64_t)100 * 1000 * 1000)
-
-/* ---- a growable byte string ----------------------------------------------------------- */
-
-typedef struct sbuf {
-  char *data;
-  size_t len, cap;
-  bool failed;
-} sbuf;
-
-static void sb_put(sbuf *b, const char *s, size_t n) {
-  if (b->failed)
-    return;
-  if (b->len + n + 1 > b->cap) {
-    size_t cap = b->cap ? b->cap : 256;
-    while (b->len + n + 1 > cap)
-      cap *= 2;
-    char *p = realloc(b->data, cap);
-    if (!p) {
-      b->failed = true;
-      return;
-    }
-    b->data = p;
-    b->cap = cap;
-  }
-  memcpy(b->data + b->len, s, n);
-  b->len += n;
-  b->data[b->len] = '\0';
-}
-static void sb_str(sbuf *b, const char *s) { sb_put(b, s, strlen(s)); }
-/* prefix, then v in decimal (or as 4 hex digits when hex4). */
-static void sb_int(sbuf *b, const char *prefix, long long v, bool hex4) {
-  char tmp[64];
-  int n = hex4 ? snprintf(tmp, sizeof tmp, "%s%04llx", prefix, v)
-               : snprintf(tmp, sizeof tmp, "%s%lld", prefix, v);
-  sb_put(b, tmp, (size_t)n);
-}
-/* A JSON string literal: quotes, backslashes and control characters escaped; other bytes
- * (UTF-8) as they are. */
-static void sb_json_string(sbuf *b, const char *s) {
-  sb_put(b, "\"", 1);
-  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-    if (*p == '"')
-      sb_put(b, "\\\"", 2);
-    else if (*p == '\\')
-      sb_put(b, "\\\\", 2);
-    else if (*p == '\n')
-      sb_put(b, "\\n", 2);
-    else if (*p == '\t')
-      sb_put(b, "\\t", 2);
-    else if (*p == '\r')
-      sb_put(b, "\\r", 2);
-    else if (*p < 0x20)
-      sb_int(b, "\\u", *p, true);
-    else
-      sb_put(b, (const char *)p, 1);
-  }
-  sb_put(b, "\"", 1);
-}
-
+/* The dtype names of the safetensors specification. */
 static const char *st_dtype_name(gs_dtype d) {
   switch (d) {
   case GS_F32: return "F32";
@@ -88,70 +27,7 @@ static const char *st_dtype_name(gs_dtype d) {
   return "?";
 }
 
-/* Writes t's values row-major to f. false after reporting. */
-static bool write_tensor_data(FILE *f, const gs__tensor *t, gs_tensor h, const char *fn) {
-  size_t nbytes = (size_t)t->numel * gs__elsize(t->dtype);
-  if (nbytes == 0)
-    return true;
-  if (gs__is_contiguous(t)) {
-    if (fwrite(gs__tensor_data(t), 1, nbytes, f) != nbytes) {
-      gs__error(GS_ERR_STATE, fn, "write failed: %s", strerror(errno));
-      return false;
-    }
-    return true;
-  }
-  void *tmp = malloc(nbytes);
-  if (!tmp) {
-    gs__error(GS_ERR_OUT_OF_MEMORY, fn, "out of memory for %zu bytes", nbytes);
-    return false;
-  }
-  bool ok = gs_copy_to(h, tmp, nbytes) == 0;
-  if (ok && fwrite(tmp, 1, nbytes, f) != nbytes) {
-    gs__error(GS_ERR_STATE, fn, "write failed: %s", strerror(errno));
-    ok = false;
-  }
-  free(tmp);
-  return ok;
-}
-
-/* Writes head then each tensor's data to path via a temporary file. */
-static int write_file(const char *path, const char *head, size_t head_len,
-                      gs__tensor *const *ts, const gs_tensor *hs, int count, const char *fn) {
-  size_t plen = strlen(path);
-  char *tmp_path = malloc(plen + 5);
-  if (!tmp_path) {
-    gs__error(GS_ERR_OUT_OF_MEMORY, fn, "out of memory");
-    return -1;
-  }
-  memcpy(tmp_path, path, plen);
-  memcpy(tmp_path + plen, ".tmp", 5);
-  FILE *f = fopen(tmp_path, "wb");
-  if (!f) {
-    gs__error(GS_ERR_ARGUMENT, fn, "cannot create \"%s\": %s", tmp_path, strerror(errno));
-    free(tmp_path);
-    return -1;
-  }
-  bool ok = fwrite(head, 1, head_len, f) == head_len;
-  if (!ok)
-    gs__error(GS_ERR_STATE, fn, "write failed: %s", strerror(errno));
-  for (int i = 0; ok && i < count; i++)
-    ok = write_tensor_data(f, ts[i], hs[i], fn);
-  if (fclose(f) != 0 && ok) {
-    gs__error(GS_ERR_STATE, fn, "write failed: %s", strerror(errno));
-    ok = false;
-  }
-  if (ok && rename(tmp_path, path) != 0) {
-    gs__error(GS_ERR_ARGUMENT, fn, "cannot rename \"%s\" to \"%s\": %s", tmp_path, path,
-              strerror(errno));
-    ok = false;
-  }
-  if (!ok)
-    remove(tmp_path);
-  free(tmp_path);
-  return ok ? 0 : -1;
-}
-
-/* ---- safetensors save ----------------------------------------------------------------- */
+/* ---- saving --------------------------------------------------------------------------- */
 
 int gs_safetensors_save(const char *path, const char *const *names, const gs_tensor *tensors,
                         int count, const char *const *metadata_kv) {
@@ -186,12 +62,12 @@ int gs_safetensors_save(const char *path, const char *const *names, const gs_ten
         return -1;
       }
   }
-  sbuf b = {0};
-  sb_put(&b, "        ", 8); /* the length, filled in below */
-  sb_put(&b, "{", 1);
+  gs__sbuf b = {0};
+  gs__sbuf_put(&b, "        ", 8); /* the length, filled in below */
+  gs__sbuf_put(&b, "{", 1);
   bool first = true;
   if (metadata_kv) {
-    sb_str(&b, "\"__metadata__\":{");
+    gs__sbuf_str(&b, "\"__metadata__\":{");
     for (int i = 0; metadata_kv[i]; i += 2) {
       if (!metadata_kv[i + 1]) {
         gs__error(GS_ERR_ARGUMENT, fn, "expected a value for metadata key \"%s\", got NULL "
@@ -201,35 +77,35 @@ int gs_safetensors_save(const char *path, const char *const *names, const gs_ten
         return -1;
       }
       if (i)
-        sb_put(&b, ",", 1);
-      sb_json_string(&b, metadata_kv[i]);
-      sb_put(&b, ":", 1);
-      sb_json_string(&b, metadata_kv[i + 1]);
+        gs__sbuf_put(&b, ",", 1);
+      gs__json_put_string(&b, metadata_kv[i]);
+      gs__sbuf_put(&b, ":", 1);
+      gs__json_put_string(&b, metadata_kv[i + 1]);
     }
-    sb_put(&b, "}", 1);
+    gs__sbuf_put(&b, "}", 1);
     first = false;
   }
   int64_t offset = 0;
   for (int i = 0; i < count; i++) {
     const gs__tensor *t = ts[i];
     if (!first)
-      sb_put(&b, ",", 1);
+      gs__sbuf_put(&b, ",", 1);
     first = false;
-    sb_json_string(&b, names[i]);
-    sb_str(&b, ":{\"dtype\":\"");
-    sb_str(&b, st_dtype_name(t->dtype));
-    sb_str(&b, "\",\"shape\":[");
+    gs__json_put_string(&b, names[i]);
+    gs__sbuf_str(&b, ":{\"dtype\":\"");
+    gs__sbuf_str(&b, st_dtype_name(t->dtype));
+    gs__sbuf_str(&b, "\",\"shape\":[");
     for (int d = 0; d < t->ndim; d++)
-      sb_int(&b, d ? "," : "", (long long)t->shape[d], false);
+      gs__sbuf_int(&b, d ? "," : "", (long long)t->shape[d], false);
     int64_t nbytes = t->numel * (int64_t)gs__elsize(t->dtype);
-    sb_int(&b, "],\"data_offsets\":[", (long long)offset, false);
+    gs__sbuf_int(&b, "],\"data_offsets\":[", (long long)offset, false);
     offset += nbytes;
-    sb_int(&b, ",", (long long)offset, false);
-    sb_str(&b, "]}");
+    gs__sbuf_int(&b, ",", (long long)offset, false);
+    gs__sbuf_str(&b, "]}");
   }
-  sb_put(&b, "}", 1);
+  gs__sbuf_put(&b, "}", 1);
   while (!b.failed && (b.len - 8) % 8 != 0)
-    sb_put(&b, " ", 1);
+    gs__sbuf_put(&b, " ", 1);
   if (b.failed) {
     gs__error(GS_ERR_OUT_OF_MEMORY, fn, "out of memory for the header");
     free(b.data);
@@ -239,247 +115,15 @@ int gs_safetensors_save(const char *path, const char *const *names, const gs_ten
   uint64_t n = b.len - 8;
   for (int i = 0; i < 8; i++)
     b.data[i] = (char)(n >> (8 * i));
-  int rc = write_file(path, b.data, b.len, ts, tensors, count, fn);
+  int rc = gs__io_write_file(path, b.data, b.len, ts, tensors, count, fn);
   free(b.data);
   free(ts);
   return rc;
 }
 
-/* ---- the strict JSON parser ----------------------------------------------------------- */
+/* ---- reading the header --------------------------------------------------------------- */
 
-typedef struct jp {
-  const char *s;
-  size_t len, pos;
-  size_t base; /* file offset of s[0], for messages */
-  const char *fn;
-} jp;
-
-/* "'x'", "end of header" or "byte 0x93" for the byte at pos. */
-static const char *jp_found(const jp *p, char *buf, size_t size) {
-  if (p->pos >= p->len)
-    snprintf(buf, size, "the end of the header");
-  else if ((unsigned char)p->s[p->pos] >= 0x20 && (unsigned char)p->s[p->pos] < 0x7f)
-    snprintf(buf, size, "'%c'", p->s[p->pos]);
-  else
-    snprintf(buf, size, "byte 0x%02x", (unsigned char)p->s[p->pos]);
-  return buf;
-}
-static bool jp_fail(const jp *p, const char *expected) {
-  char found[32];
-  gs__error(GS_ERR_ARGUMENT, p->fn, "header JSON at byte %zu: expected %s, found %s",
-            p->base + p->pos, expected, jp_found(p, found, sizeof found));
-  return false;
-}
-static void jp_ws(jp *p) {
-  while (p->pos < p->len && (p->s[p->pos] == ' ' || p->s[p->pos] == '\t' ||
-                             p->s[p->pos] == '\n' || p->s[p->pos] == '\r'))
-    p->pos++;
-}
-static bool jp_char(jp *p, char c, const char *expected) {
-  jp_ws(p);
-  if (p->pos < p->len && p->s[p->pos] == c) {
-    p->pos++;
-    return true;
-  }
-  return jp_fail(p, expected);
-}
-/* After a member: true and *more for ',', true and !*more for close. */
-static bool jp_next(jp *p, char close, bool *more, const char *expected) {
-  jp_ws(p);
-  if (p->pos < p->len && p->s[p->pos] == ',') {
-    p->pos++;
-    *more = true;
-    return true;
-  }
-  if (p->pos < p->len && p->s[p->pos] == close) {
-    p->pos++;
-    *more = false;
-    return true;
-  }
-  return jp_fail(p, expected);
-}
-static int hexval(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-static bool jp_hex4(jp *p, unsigned *out) {
-  unsigned v = 0;
-  for (int i = 0; i < 4; i++) {
-    int h = p->pos < p->len ? hexval(p->s[p->pos]) : -1;
-    if (h < 0)
-      return jp_fail(p, "4 hex digits after \\u");
-    v = v * 16 + (unsigned)h;
-    p->pos++;
-  }
-  *out = v;
-  return true;
-}
-/* A string into a malloc'd, NUL-terminated UTF-8 buffer (*out). */
-static bool jp_string(jp *p, char **out, const char *expected) {
-  jp_ws(p);
-  if (p->pos >= p->len || p->s[p->pos] != '"')
-    return jp_fail(p, expected);
-  p->pos++;
-  sbuf b = {0};
-  sb_put(&b, "", 0);
-  for (;;) {
-    if (p->pos >= p->len) {
-      free(b.data);
-      return jp_fail(p, "a closing '\"'");
-    }
-    unsigned char c = (unsigned char)p->s[p->pos];
-    if (c == '"') {
-      p->pos++;
-      break;
-    }
-    if (c < 0x20) {
-      free(b.data);
-      return jp_fail(p, "a string character (control characters must be escaped)");
-    }
-    if (c != '\\') {
-      sb_put(&b, (const char *)&p->s[p->pos], 1);
-      p->pos++;
-      continue;
-    }
-    p->pos++;
-    char e = p->pos < p->len ? p->s[p->pos] : 0;
-    const char *simple = NULL;
-    switch (e) {
-    case '"': simple = "\""; break;
-    case '\\': simple = "\\"; break;
-    case '/': simple = "/"; break;
-    case 'b': simple = "\b"; break;
-    case 'f': simple = "\f"; break;
-    case 'n': simple = "\n"; break;
-    case 'r': simple = "\r"; break;
-    case 't': simple = "\t"; break;
-    case 'u': break;
-    default:
-      free(b.data);
-      return jp_fail(p, "an escape (one of \\\" \\\\ \\/ \\b \\f \\n \\r \\t \\u)");
-    }
-    p->pos++;
-    if (simple) {
-      sb_put(&b, simple, 1);
-      continue;
-    }
-    unsigned cp;
-    if (!jp_hex4(p, &cp)) {
-      free(b.data);
-      return false;
-    }
-    if (cp >= 0xdc00 && cp <= 0xdfff) {
-      p->pos -= 4;
-      free(b.data);
-      return jp_fail(p, "a code point that is not a lone low surrogate");
-    }
-    if (cp >= 0xd800 && cp <= 0xdbff) {
-      unsigned lo;
-      if (p->pos + 1 >= p->len || p->s[p->pos] != '\\' || p->s[p->pos + 1] != 'u') {
-        free(b.data);
-        return jp_fail(p, "\\u and a low surrogate after a high surrogate");
-      }
-      p->pos += 2;
-      if (!jp_hex4(p, &lo)) {
-        free(b.data);
-        return false;
-      }
-      if (lo < 0xdc00 || lo > 0xdfff) {
-        p->pos -= 4;
-        free(b.data);
-        return jp_fail(p, "a low surrogate (DC00-DFFF)");
-      }
-      cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
-    }
-    if (cp == 0) {
-      p->pos -= 6;
-      free(b.data);
-      return jp_fail(p, "a non-NUL character (\\u0000 is not allowed in names)");
-    }
-    char u[4];
-    size_t n;
-    if (cp < 0x80) {
-      u[0] = (char)cp;
-      n = 1;
-    } else if (cp < 0x800) {
-      u[0] = (char)(0xc0 | (cp >> 6));
-      u[1] = (char)(0x80 | (cp & 0x3f));
-      n = 2;
-    } else if (cp < 0x10000) {
-      u[0] = (char)(0xe0 | (cp >> 12));
-      u[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
-      u[2] = (char)(0x80 | (cp & 0x3f));
-      n = 3;
-    } else {
-      u[0] = (char)(0xf0 | (cp >> 18));
-      u[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
-      u[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
-      u[3] = (char)(0x80 | (cp & 0x3f));
-      n = 4;
-    }
-    sb_put(&b, u, n);
-  }
-  if (b.failed) {
-    free(b.data);
-    gs__error(GS_ERR_OUT_OF_MEMORY, p->fn, "out of memory");
-    return false;
-  }
-  *out = b.data;
-  return true;
-}
-/* A non-negative integer without leading zeros, below 2^63. */
-static bool jp_uint(jp *p, int64_t *out) {
-  jp_ws(p);
-  size_t start = p->pos;
-  if (p->pos >= p->len || p->s[p->pos] < '0' || p->s[p->pos] > '9')
-    return jp_fail(p, "a non-negative integer");
-  if (p->s[p->pos] == '0' && p->pos + 1 < p->len && p->s[p->pos + 1] >= '0' &&
-      p->s[p->pos + 1] <= '9') {
-    p->pos++;
-    return jp_fail(p, "no leading zeros in an integer");
-  }
-  int64_t v = 0;
-  while (p->pos < p->len && p->s[p->pos] >= '0' && p->s[p->pos] <= '9') {
-    int d = p->s[p->pos] - '0';
-    if (v > (INT64_MAX - d) / 10) {
-      p->pos = start;
-      return jp_fail(p, "an integer below 2^63");
-    }
-    v = v * 10 + d;
-    p->pos++;
-  }
-  if (p->pos < p->len && (p->s[p->pos] == '.' || p->s[p->pos] == 'e' || p->s[p->pos] == 'E'))
-    return jp_fail(p, "an integer (no fraction or exponent)");
-  *out = v;
-  return true;
-}
-/* [int, ...] with at most max elements. */
-static bool jp_int_array(jp *p, int64_t *out, int max, int *n, const char *what) {
-  char expected[64];
-  snprintf(expected, sizeof expected, "'[' starting %s", what);
-  if (!jp_char(p, '[', expected))
-    return false;
-  *n = 0;
-  jp_ws(p);
-  if (p->pos < p->len && p->s[p->pos] == ']') {
-    p->pos++;
-    return true;
-  }
-  for (bool more = true; more;) {
-    if (*n == max) {
-      snprintf(expected, sizeof expected, "at most %d integers in %s", max, what);
-      return jp_fail(p, expected);
-    }
-    if (!jp_uint(p, &out[(*n)++]))
-      return false;
-    if (!jp_next(p, ']', &more, "',' or ']' in an integer array"))
-      return false;
-  }
-  return true;
-}
-
+/* One tensor of the header: where its bytes are in the data that follows the header. */
 typedef struct st_entry {
   char *name;
   gs_dtype dtype;
@@ -488,6 +132,7 @@ typedef struct st_entry {
   int64_t begin, end;
 } st_entry;
 
+/* The parsed header, in the file's order (the order load returns the tensors in). */
 typedef struct st_header {
   st_entry *entries;
   int count, cap;
@@ -505,7 +150,7 @@ static void st_header_free(st_header *h) {
 }
 
 /* Keeps one metadata pair (taking k and v); false after reporting. */
-static bool keep_metadata(jp *p, st_header *h, char *k, char *v) {
+static bool keep_metadata(gs__json *p, st_header *h, char *k, char *v) {
   if (h->n_metadata == h->metadata_cap) {
     int cap = h->metadata_cap ? h->metadata_cap * 2 : 8;
     char **grown = realloc(h->metadata, sizeof *grown * 2 * (size_t)cap);
@@ -525,53 +170,53 @@ static bool keep_metadata(jp *p, st_header *h, char *k, char *v) {
 
 /* {"k": "v", ...}: string values only, each key once (a JSON object with a repeated key means
  * different things to different readers, so it is refused). */
-static bool jp_metadata(jp *p, st_header *h) {
-  if (!jp_char(p, '{', "'{' starting __metadata__"))
+static bool parse_metadata(gs__json *p, st_header *h) {
+  if (!gs__json_char(p, '{', "'{' starting __metadata__"))
     return false;
-  jp_ws(p);
+  gs__json_skip_space(p);
   if (p->pos < p->len && p->s[p->pos] == '}') {
     p->pos++;
     return true;
   }
   for (bool more = true; more;) {
     char *k = NULL, *v = NULL;
-    jp_ws(p);
+    gs__json_skip_space(p);
     size_t key_pos = p->pos;
-    if (!jp_string(p, &k, "a string key in __metadata__"))
+    if (!gs__json_string(p, &k, "a string key in __metadata__"))
       return false;
     for (int i = 0; i < h->n_metadata; i++)
       if (strcmp(h->metadata[2 * i], k) == 0) {
         free(k);
         p->pos = key_pos;
-        return jp_fail(p, "unique keys in __metadata__");
+        return gs__json_fail(p, "unique keys in __metadata__");
       }
-    if (!jp_char(p, ':', "':' after a metadata key")) {
+    if (!gs__json_char(p, ':', "':' after a metadata key")) {
       free(k);
       return false;
     }
-    if (!jp_string(p, &v, "a string value in __metadata__ (values must be strings)")) {
+    if (!gs__json_string(p, &v, "a string value in __metadata__ (values must be strings)")) {
       free(k);
       return false;
     }
     if (!keep_metadata(p, h, k, v))
       return false;
-    if (!jp_next(p, '}', &more, "',' or '}' in __metadata__"))
+    if (!gs__json_next(p, '}', &more, "',' or '}' in __metadata__"))
       return false;
   }
   return true;
 }
 
 /* {"dtype": .., "shape": [..], "data_offsets": [b, e]} into e (name set by the caller). */
-static bool jp_entry(jp *p, st_entry *e) {
-  if (!jp_char(p, '{', "'{' starting a tensor entry"))
+static bool parse_entry(gs__json *p, st_entry *e) {
+  if (!gs__json_char(p, '{', "'{' starting a tensor entry"))
     return false;
   bool have_dtype = false, have_shape = false, have_offsets = false;
   for (bool more = true; more;) {
     size_t key_pos;
-    jp_ws(p);
+    gs__json_skip_space(p);
     key_pos = p->pos;
     char *key = NULL;
-    if (!jp_string(p, &key, "a key (\"dtype\", \"shape\" or \"data_offsets\")"))
+    if (!gs__json_string(p, &key, "a key (\"dtype\", \"shape\" or \"data_offsets\")"))
       return false;
     bool *have = strcmp(key, "dtype") == 0          ? &have_dtype
                  : strcmp(key, "shape") == 0        ? &have_shape
@@ -580,20 +225,20 @@ static bool jp_entry(jp *p, st_entry *e) {
     if (!have || *have) {
       p->pos = key_pos;
       free(key);
-      return jp_fail(p, have ? "each of \"dtype\", \"shape\", \"data_offsets\" once"
+      return gs__json_fail(p, have ? "each of \"dtype\", \"shape\", \"data_offsets\" once"
                              : "\"dtype\", \"shape\" or \"data_offsets\"");
     }
     *have = true;
-    if (!jp_char(p, ':', "':' after a key")) {
+    if (!gs__json_char(p, ':', "':' after a key")) {
       free(key);
       return false;
     }
     bool ok = true;
     if (have == &have_dtype) {
-      jp_ws(p);
+      gs__json_skip_space(p);
       size_t vpos = p->pos;
       char *dt = NULL;
-      ok = jp_string(p, &dt, "a dtype string");
+      ok = gs__json_string(p, &dt, "a dtype string");
       if (ok) {
         if (strcmp(dt, "F32") == 0) e->dtype = GS_F32;
         else if (strcmp(dt, "F64") == 0) e->dtype = GS_F64;
@@ -608,15 +253,15 @@ static bool jp_entry(jp *p, st_entry *e) {
         free(dt);
       }
     } else if (have == &have_shape) {
-      ok = jp_int_array(p, e->shape, GS_MAX_DIMS, &e->ndim, "shape");
+      ok = gs__json_uint_array(p, e->shape, GS_MAX_DIMS, &e->ndim, "shape");
     } else {
       int64_t off[2];
       int n = 0;
-      size_t vpos = (jp_ws(p), p->pos);
-      ok = jp_int_array(p, off, 2, &n, "data_offsets");
+      size_t vpos = (gs__json_skip_space(p), p->pos);
+      ok = gs__json_uint_array(p, off, 2, &n, "data_offsets");
       if (ok && n != 2) {
         p->pos = vpos;
-        ok = jp_fail(p, "data_offsets with two integers [begin, end]");
+        ok = gs__json_fail(p, "data_offsets with two integers [begin, end]");
       }
       if (ok) {
         e->begin = off[0];
@@ -624,35 +269,37 @@ static bool jp_entry(jp *p, st_entry *e) {
       }
     }
     free(key);
-    if (!ok || !jp_next(p, '}', &more, "',' or '}' in a tensor entry"))
+    if (!ok || !gs__json_next(p, '}', &more, "',' or '}' in a tensor entry"))
       return false;
   }
   if (!(have_dtype && have_shape && have_offsets)) {
     p->pos--;
-    return jp_fail(p, !have_dtype ? "\"dtype\" in the tensor entry before '}'"
+    return gs__json_fail(p, !have_dtype ? "\"dtype\" in the tensor entry before '}'"
                       : !have_shape ? "\"shape\" in the tensor entry before '}'"
                                     : "\"data_offsets\" in the tensor entry before '}'");
   }
   return true;
 }
 
-static bool jp_header(jp *p, st_header *h) {
-  if (!jp_char(p, '{', "'{' starting the header"))
+/* The header object: tensor entries under unique names and at most one "__metadata__",
+ * nothing after it but spaces. */
+static bool parse_header(gs__json *p, st_header *h) {
+  if (!gs__json_char(p, '{', "'{' starting the header"))
     return false;
   bool have_metadata = false;
-  jp_ws(p);
+  gs__json_skip_space(p);
   bool more = true;
   if (p->pos < p->len && p->s[p->pos] == '}') {
     p->pos++;
     more = false;
   }
   while (more) {
-    jp_ws(p);
+    gs__json_skip_space(p);
     size_t key_pos = p->pos;
     char *name = NULL;
-    if (!jp_string(p, &name, "a tensor name string"))
+    if (!gs__json_string(p, &name, "a tensor name string"))
       return false;
-    if (!jp_char(p, ':', "':' after a tensor name")) {
+    if (!gs__json_char(p, ':', "':' after a tensor name")) {
       free(name);
       return false;
     }
@@ -660,17 +307,17 @@ static bool jp_header(jp *p, st_header *h) {
       free(name);
       if (have_metadata) {
         p->pos = key_pos;
-        return jp_fail(p, "one \"__metadata__\"");
+        return gs__json_fail(p, "one \"__metadata__\"");
       }
       have_metadata = true;
-      if (!jp_metadata(p, h))
+      if (!parse_metadata(p, h))
         return false;
     } else {
       for (int i = 0; i < h->count; i++)
         if (strcmp(h->entries[i].name, name) == 0) {
           free(name);
           p->pos = key_pos;
-          return jp_fail(p, "unique tensor names");
+          return gs__json_fail(p, "unique tensor names");
         }
       if (h->count == h->cap) {
         int cap = h->cap ? h->cap * 2 : 16;
@@ -686,52 +333,24 @@ static bool jp_header(jp *p, st_header *h) {
       st_entry *e = &h->entries[h->count++];
       memset(e, 0, sizeof *e);
       e->name = name;
-      if (!jp_entry(p, e))
+      if (!parse_entry(p, e))
         return false;
     }
-    if (!jp_next(p, '}', &more, "',' or '}' after a tensor entry"))
+    if (!gs__json_next(p, '}', &more, "',' or '}' after a tensor entry"))
       return false;
   }
-  jp_ws(p);
+  gs__json_skip_space(p);
   if (p->pos != p->len)
-    return jp_fail(p, "only spaces after the header object");
+    return gs__json_fail(p, "only spaces after the header object");
   return true;
 }
 
-/* ---- safetensors load ----------------------------------------------------------------- */
+/* ---- loading -------------------------------------------------------------------------- */
 
+/* Orders entries by where their data starts, for the check that they tile the data. */
 static int cmp_by_begin(const void *a, const void *b) {
   const st_entry *x = *(st_entry *const *)a, *y = *(st_entry *const *)b;
   return x->begin < y->begin ? -1 : x->begin > y->begin ? 1 : (x->end > y->end) - (x->end < y->end);
-}
-
-/* Opens path and returns its size in *size; NULL after reporting. */
-static FILE *open_sized(const char *path, int64_t *size, const char *fn) {
-  if (!path) {
-    gs__error(GS_ERR_ARGUMENT, fn, "expected a path, got NULL");
-    return NULL;
-  }
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    gs__error(GS_ERR_ARGUMENT, fn, "cannot open \"%s\": %s", path, strerror(errno));
-    return NULL;
-  }
-  long sz;
-  if (fseek(f, 0, SEEK_END) != 0 || (sz = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
-    gs__error(GS_ERR_ARGUMENT, fn, "cannot seek in \"%s\"", path);
-    fclose(f);
-    return NULL;
-  }
-  *size = sz;
-  return f;
-}
-
-static bool read_exact(FILE *f, void *buf, size_t n, const char *what, const char *fn) {
-  if (n && fread(buf, 1, n, f) != n) {
-    gs__error(GS_ERR_ARGUMENT, fn, "cannot read %s (%zu bytes)", what, n);
-    return false;
-  }
-  return true;
 }
 
 /* Reads and checks the whole header of path (length, JSON, each entry's geometry, and the
@@ -740,7 +359,7 @@ static bool read_exact(FILE *f, void *buf, size_t n, const char *what, const cha
 static FILE *st_read_checked(const char *path, st_header *h, uint64_t *header_len,
                              const char *fn) {
   int64_t size;
-  FILE *f = open_sized(path, &size, fn);
+  FILE *f = gs__io_open_sized(path, &size, fn);
   if (!f)
     return NULL;
   unsigned char lenbuf[8];
@@ -750,14 +369,14 @@ static FILE *st_read_checked(const char *path, st_header *h, uint64_t *header_le
     fclose(f);
     return NULL;
   }
-  if (!read_exact(f, lenbuf, 8, "the header length", fn)) {
+  if (!gs__io_read_exact(f, lenbuf, 8, "the header length", fn)) {
     fclose(f);
     return NULL;
   }
   uint64_t n = 0;
   for (int i = 7; i >= 0; i--)
     n = (n << 8) | lenbuf[i];
-  if (n > MAX_HEADER_BYTES) {
+  if (n > GS__IO_MAX_HEADER_BYTES) {
     gs__error(GS_ERR_ARGUMENT, fn, "expected a header length of at most 100000000 bytes, "
               "found %llu", (unsigned long long)n);
     fclose(f);
@@ -785,10 +404,10 @@ static FILE *st_read_checked(const char *path, st_header *h, uint64_t *header_le
   st_entry **order = NULL;
   int64_t data_size = size - 8 - (int64_t)n;
   bool ok = false;
-  if (!read_exact(f, json, n, "the header", fn))
+  if (!gs__io_read_exact(f, json, n, "the header", fn))
     goto out;
-  jp p = {json, n, 0, 8, fn};
-  if (!jp_header(&p, h))
+  gs__json p = {json, n, 0, 8, fn};
+  if (!parse_header(&p, h))
     goto out;
   /* Geometry: each entry's bytes match its dtype and shape. */
   for (int i = 0; i < h->count; i++) {
@@ -896,15 +515,12 @@ int gs_safetensors_load(const char *path, char **names, gs_tensor *tensors, int 
       break;
     }
     if (fseek(f, (long)(8 + (int64_t)n + e->begin), SEEK_SET) != 0 ||
-        !read_exact(f, buf, nbytes, "tensor data", fn)) {
+        !gs__io_read_exact(f, buf, nbytes, "tensor data", fn)) {
       free(buf);
       break;
     }
-    if (e->dtype == GS_BOOL) {
-      unsigned char *b = buf;
-      for (size_t k = 0; k < nbytes; k++)
-        b[k] = b[k] != 0;
-    }
+    if (e->dtype == GS_BOOL)
+      gs__io_normalize_bools(buf, nbytes);
     gs_tensor t = gs_from_data(e->dtype, e->shape, e->ndim, buf);
     free(buf);
     if (t.id == 0)
@@ -952,10 +568,9 @@ int gs_safetensors_load_metadata(const char *path, char **keys, char **values, i
   return result;
 }
 
-
-
 /* ---- NumPy .npy ----------------------------------------------------------------------- */
 
+/* The descr numpy writes for each dtype: little-endian, and no byte order for a one-byte bool. */
 static const char *npy_descr(gs_dtype d) {
   switch (d) {
   case GS_F32: return "<f4";
@@ -975,19 +590,19 @@ int gs_npy_save(const char *path, gs_tensor h) {
     gs__error(GS_ERR_ARGUMENT, fn, "expected a path, got NULL");
     return -1;
   }
-  sbuf b = {0};
-  sb_put(&b, "\x93NUMPY\x01\x00\x00\x00", 10);
-  sb_str(&b, "{'descr': '");
-  sb_str(&b, npy_descr(t->dtype));
-  sb_str(&b, "', 'fortran_order': False, 'shape': (");
+  gs__sbuf b = {0};
+  gs__sbuf_put(&b, "\x93NUMPY\x01\x00\x00\x00", 10);
+  gs__sbuf_str(&b, "{'descr': '");
+  gs__sbuf_str(&b, npy_descr(t->dtype));
+  gs__sbuf_str(&b, "', 'fortran_order': False, 'shape': (");
   for (int d = 0; d < t->ndim; d++)
-    sb_int(&b, d ? ", " : "", (long long)t->shape[d], false);
+    gs__sbuf_int(&b, d ? ", " : "", (long long)t->shape[d], false);
   if (t->ndim == 1)
-    sb_put(&b, ",", 1);
-  sb_str(&b, "), }");
+    gs__sbuf_put(&b, ",", 1);
+  gs__sbuf_str(&b, "), }");
   while (!b.failed && (b.len + 1) % 64 != 0)
-    sb_put(&b, " ", 1);
-  sb_put(&b, "\n", 1);
+    gs__sbuf_put(&b, " ", 1);
+  gs__sbuf_put(&b, "\n", 1);
   if (b.failed) {
     gs__error(GS_ERR_OUT_OF_MEMORY, fn, "out of memory");
     free(b.data);
@@ -1001,19 +616,19 @@ int gs_npy_save(const char *path, gs_tensor h) {
   }
   b.data[8] = (char)(hl & 0xff);
   b.data[9] = (char)(hl >> 8);
-  int rc = write_file(path, b.data, b.len, &t, &h, 1, fn);
+  int rc = gs__io_write_file(path, b.data, b.len, &t, &h, 1, fn);
   free(b.data);
   return rc;
 }
 
 /* The dict of a .npy header: {'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }
  * with keys in any order, each once. */
-static bool npy_parse_dict(jp *p, gs_dtype *dtype, int64_t *shape, int *ndim) {
-  if (!jp_char(p, '{', "'{' starting the header dict"))
+static bool npy_parse_dict(gs__json *p, gs_dtype *dtype, int64_t *shape, int *ndim) {
+  if (!gs__json_char(p, '{', "'{' starting the header dict"))
     return false;
   bool have[3] = {false, false, false};
   for (;;) {
-    jp_ws(p);
+    gs__json_skip_space(p);
     if (p->pos < p->len && p->s[p->pos] == '}') {
       p->pos++;
       break;
@@ -1025,13 +640,13 @@ static bool npy_parse_dict(jp *p, gs_dtype *dtype, int64_t *shape, int *ndim) {
           memcmp(p->s + p->pos, keys[i], strlen(keys[i])) == 0)
         k = i;
     if (k < 0 || have[k])
-      return jp_fail(p, k < 0 ? "'descr', 'fortran_order', 'shape' or '}'"
+      return gs__json_fail(p, k < 0 ? "'descr', 'fortran_order', 'shape' or '}'"
                               : "each key once");
     have[k] = true;
     p->pos += strlen(keys[k]);
-    if (!jp_char(p, ':', "':' after a key"))
+    if (!gs__json_char(p, ':', "':' after a key"))
       return false;
-    jp_ws(p);
+    gs__json_skip_space(p);
     if (k == 0) {
       static const char *const descrs[4] = {"'<f4'", "'<f8'", "'<i8'", "'|b1'"};
       static const gs_dtype dts[4] = {GS_F32, GS_F64, GS_I64, GS_BOOL};
@@ -1041,55 +656,55 @@ static bool npy_parse_dict(jp *p, gs_dtype *dtype, int64_t *shape, int *ndim) {
             memcmp(p->s + p->pos, descrs[i], strlen(descrs[i])) == 0)
           m = i;
       if (m < 0)
-        return jp_fail(p, "descr '<f4', '<f8', '<i8' or '|b1'");
+        return gs__json_fail(p, "descr '<f4', '<f8', '<i8' or '|b1'");
       *dtype = dts[m];
       p->pos += strlen(descrs[m]);
     } else if (k == 1) {
       if (p->len - p->pos < 5 || memcmp(p->s + p->pos, "False", 5) != 0)
-        return jp_fail(p, "fortran_order False (Fortran-ordered arrays are not supported)");
+        return gs__json_fail(p, "fortran_order False (Fortran-ordered arrays are not supported)");
       p->pos += 5;
     } else {
-      if (!jp_char(p, '(', "'(' starting the shape tuple"))
+      if (!gs__json_char(p, '(', "'(' starting the shape tuple"))
         return false;
       *ndim = 0;
       for (;;) {
-        jp_ws(p);
+        gs__json_skip_space(p);
         if (p->pos < p->len && p->s[p->pos] == ')') {
           p->pos++;
           break;
         }
         if (*ndim == GS_MAX_DIMS)
-          return jp_fail(p, "at most 8 dimensions");
-        if (!jp_uint(p, &shape[(*ndim)++]))
+          return gs__json_fail(p, "at most 8 dimensions");
+        if (!gs__json_uint(p, &shape[(*ndim)++]))
           return false;
-        jp_ws(p);
+        gs__json_skip_space(p);
         if (p->pos < p->len && p->s[p->pos] == ',')
           p->pos++;
         else if (p->pos >= p->len || p->s[p->pos] != ')')
-          return jp_fail(p, "',' or ')' in the shape tuple");
+          return gs__json_fail(p, "',' or ')' in the shape tuple");
       }
     }
-    jp_ws(p);
+    gs__json_skip_space(p);
     if (p->pos < p->len && p->s[p->pos] == ',')
       p->pos++;
     else if (p->pos >= p->len || p->s[p->pos] != '}')
-      return jp_fail(p, "',' or '}' in the header dict");
+      return gs__json_fail(p, "',' or '}' in the header dict");
   }
   if (!(have[0] && have[1] && have[2])) {
     p->pos--;
-    return jp_fail(p, !have[0] ? "'descr' before '}'"
+    return gs__json_fail(p, !have[0] ? "'descr' before '}'"
                       : !have[1] ? "'fortran_order' before '}'" : "'shape' before '}'");
   }
-  jp_ws(p);
+  gs__json_skip_space(p);
   if (p->pos != p->len)
-    return jp_fail(p, "only spaces and a newline after the header dict");
+    return gs__json_fail(p, "only spaces and a newline after the header dict");
   return true;
 }
 
 gs_tensor gs_npy_load(const char *path) {
   static const char fn[] = "npy_load";
   int64_t size;
-  FILE *f = open_sized(path, &size, fn);
+  FILE *f = gs__io_open_sized(path, &size, fn);
   if (!f)
     return GS_NO_TENSOR;
   gs_tensor result = GS_NO_TENSOR;
@@ -1101,7 +716,7 @@ gs_tensor gs_npy_load(const char *path) {
               "length), found a file of %lld bytes", (long long)size);
     goto out;
   }
-  if (!read_exact(f, pre, 10, "the preamble", fn))
+  if (!gs__io_read_exact(f, pre, 10, "the preamble", fn))
     goto out;
   if (memcmp(pre, "\x93NUMPY", 6) != 0) {
     gs__error(GS_ERR_ARGUMENT, fn, "expected the magic \"\\x93NUMPY\", found bytes %02x %02x "
@@ -1121,12 +736,12 @@ gs_tensor gs_npy_load(const char *path) {
                 "a file of %lld bytes", (long long)size);
       goto out;
     }
-    if (!read_exact(f, pre + 10, 2, "the header length", fn))
+    if (!gs__io_read_exact(f, pre + 10, 2, "the header length", fn))
       goto out;
     hl |= (uint64_t)pre[10] << 16 | (uint64_t)pre[11] << 24;
     pre_len = 12;
   }
-  if (hl > MAX_HEADER_BYTES || hl > (uint64_t)(size - pre_len)) {
+  if (hl > GS__IO_MAX_HEADER_BYTES || hl > (uint64_t)(size - pre_len)) {
     gs__error(GS_ERR_ARGUMENT, fn, "expected a header of %llu bytes, found only %lld bytes "
               "after the header length", (unsigned long long)hl, (long long)(size - pre_len));
     goto out;
@@ -1136,7 +751,7 @@ gs_tensor gs_npy_load(const char *path) {
     gs__error(GS_ERR_OUT_OF_MEMORY, fn, "out of memory");
     goto out;
   }
-  if (!read_exact(f, head, hl, "the header", fn))
+  if (!gs__io_read_exact(f, head, hl, "the header", fn))
     goto out;
   if (hl == 0 || head[hl - 1] != '\n') {
     gs__error(GS_ERR_ARGUMENT, fn, "expected the header to end with a newline, found %s",
@@ -1146,7 +761,7 @@ gs_tensor gs_npy_load(const char *path) {
   gs_dtype dtype = GS_F32;
   int64_t shape[GS_MAX_DIMS];
   int ndim = 0;
-  jp p = {head, hl, 0, (size_t)pre_len, fn};
+  gs__json p = {head, hl, 0, (size_t)pre_len, fn};
   if (!npy_parse_dict(&p, &dtype, shape, &ndim))
     goto out;
   int64_t numel = 1;
@@ -1173,11 +788,10 @@ gs_tensor gs_npy_load(const char *path) {
     gs__error(GS_ERR_OUT_OF_MEMORY, fn, "out of memory for %lld bytes", (long long)nbytes);
     goto out;
   }
-  if (!read_exact(f, data, (size_t)nbytes, "the data", fn))
+  if (!gs__io_read_exact(f, data, (size_t)nbytes, "the data", fn))
     goto out;
   if (dtype == GS_BOOL)
-    for (int64_t k = 0; k < nbytes; k++)
-      ((unsigned char *)data)[k] = ((unsigned char *)data)[k] != 0;
+    gs__io_normalize_bools(data, (size_t)nbytes);
   result = gs_from_data(dtype, shape, ndim, data);
 out:
   free(data);
