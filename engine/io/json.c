@@ -58,6 +58,16 @@ bool gs__json_next(gs__json *p, char close, bool *more, const char *expected) {
   return gs__json_fail(p, expected);
 }
 
+bool gs__json_open(gs__json *p, char open, char close, bool *more, const char *expected) {
+  if (!gs__json_char(p, open, expected))
+    return false;
+  gs__json_skip_space(p);
+  *more = !(p->pos < p->len && p->s[p->pos] == close);
+  if (!*more)
+    p->pos++;
+  return true;
+}
+
 static int hexval(char c) {
   if (c >= '0' && c <= '9') return c - '0';
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
@@ -220,15 +230,11 @@ bool gs__json_uint(gs__json *p, int64_t *out) {
 bool gs__json_uint_array(gs__json *p, int64_t *out, int max, int *n, const char *what) {
   char expected[64];
   snprintf(expected, sizeof expected, "'[' starting %s", what);
-  if (!gs__json_char(p, '[', expected))
+  bool more;
+  if (!gs__json_open(p, '[', ']', &more, expected))
     return false;
   *n = 0;
-  gs__json_skip_space(p);
-  if (p->pos < p->len && p->s[p->pos] == ']') {
-    p->pos++;
-    return true;
-  }
-  for (bool more = true; more;) {
+  while (more) {
     if (*n == max) {
       snprintf(expected, sizeof expected, "at most %d integers in %s", max, what);
       return gs__json_fail(p, expected);

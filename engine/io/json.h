@@ -28,6 +28,10 @@ bool gs__json_fail(const gs__json *p, const char *expected);
 void gs__json_skip_space(gs__json *p);
 /* Skips space, then consumes c; false after reporting expected. */
 bool gs__json_char(gs__json *p, char c, const char *expected);
+/* Consumes open (after space) and, when the object or array is empty, its close: *more says
+ * whether members follow, as gs__json_next does after each one. false after reporting
+ * expected. */
+bool gs__json_open(gs__json *p, char open, char close, bool *more, const char *expected);
 /* After a member of an object or array: true and *more for ',', true and !*more for close. */
 bool gs__json_next(gs__json *p, char close, bool *more, const char *expected);
 /* A string into a malloc'd, NUL-terminated UTF-8 buffer (*out), escapes decoded; \u0000 is

@@ -169,14 +169,10 @@ static bool keep_metadata(gs__json *p, st_header *h, char *k, char *v) {
 /* {"k": "v", ...}: string values only, each key once (a JSON object with a repeated key means
  * different things to different readers, so it is refused). */
 static bool parse_metadata(gs__json *p, st_header *h) {
-  if (!gs__json_char(p, '{', "'{' starting __metadata__"))
+  bool more;
+  if (!gs__json_open(p, '{', '}', &more, "'{' starting __metadata__"))
     return false;
-  gs__json_skip_space(p);
-  if (p->pos < p->len && p->s[p->pos] == '}') {
-    p->pos++;
-    return true;
-  }
-  for (bool more = true; more;) {
+  while (more) {
     char *k = NULL, *v = NULL;
     gs__json_skip_space(p);
     size_t key_pos = p->pos;
@@ -282,15 +278,10 @@ static bool parse_entry(gs__json *p, st_entry *e) {
 /* The header object: tensor entries under unique names and at most one "__metadata__",
  * nothing after it but spaces. */
 static bool parse_header(gs__json *p, st_header *h) {
-  if (!gs__json_char(p, '{', "'{' starting the header"))
+  bool more;
+  if (!gs__json_open(p, '{', '}', &more, "'{' starting the header"))
     return false;
   bool have_metadata = false;
-  gs__json_skip_space(p);
-  bool more = true;
-  if (p->pos < p->len && p->s[p->pos] == '}') {
-    p->pos++;
-    more = false;
-  }
   while (more) {
     gs__json_skip_space(p);
     size_t key_pos = p->pos;
