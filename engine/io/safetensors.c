@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gradscope/gradscope.h"
+#include "gradscope/checkpoint.h"
 #include "io-impl.h"
 #include "json.h"
 
