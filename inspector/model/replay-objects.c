@@ -1,0 +1,163 @@
+/* replay-objects.c: the objects scopes own, tensors and composites (PackedSequence...): their
+ * creation, disposal and moves into parameters' handles, the names user code gives tensors,
+ * and the records' recycling (a training step creates and disposes dozens, and the allocator
+ * was a tenth of indexing a log). How a scope counts them is replay-scopes.c's. */
+#include "replay-private.h"
+
+#include <string.h>
+
+/* Objects go in and out of their table and its index together. */
+static void object_put(gs_replay *r, gs_replay_object *o) {
+  g_hash_table_insert(r->objects, &o->id, o);
+  gs_id_table_replace(r->object_index, o->id, o);
+}
+
+#define MAX_SPARE_OBJECTS 1024
+
+/* A zeroed object record, a spare one if there is one. */
+static gs_replay_object *object_new(gs_replay *r) {
+  if (!r->n_spare_objects)
+    return g_new0(gs_replay_object, 1);
+  gs_replay_object *o = r->spare_objects[--r->n_spare_objects];
+  memset(o, 0, sizeof *o);
+  return o;
+}
+
+static void object_recycle(gs_replay *r, gs_replay_object *o) {
+  if (!r->spare_objects)
+    r->spare_objects = g_new(gs_replay_object *, MAX_SPARE_OBJECTS);
+  if (r->n_spare_objects < MAX_SPARE_OBJECTS)
+    r->spare_objects[r->n_spare_objects++] = o;
+  else
+    g_free(o);
+}
+
+/* Takes the object out of the table and the index; recycles it unless keep. */
+static void object_remove(gs_replay *r, guint64 id, gboolean keep) {
+  gs_replay_object *o = gs_id_table_lookup(r->object_index, id);
+  gs_id_table_remove(r->object_index, id);
+  g_hash_table_steal(r->objects, &id);
+  if (o && !keep)
+    object_recycle(r, o);
+}
+
+/* A new object counts as created in the scope that owns it from the start. */
+static void object_add(gs_replay *r, gs_replay_object *o) {
+  gs_replay_object *old = gs_replay_object_get(r, o->id);
+  gboolean replaced = old != NULL;
+  if (old) { /* recorded twice (or a reused id without a dispose): replace, count once */
+    replay_scope_unlink(r, old);
+    object_remove(r, o->id, FALSE);
+  }
+  object_put(r, o);
+  gs_replay_scope *s = replay_owning_scope(r, o);
+  if (s && !replaced)
+    replay_scope_count_created(r, s, o);
+  replay_scope_link(r, o);
+}
+
+void replay_on_tensor_create(gs_replay *r, const gs_trace_event *e, const replay_strings *st) {
+  gs_replay_object *o = object_new(r);
+  o->id = e->tensor;
+  o->thread = e->thread;
+  o->create_seq = e->seq;
+  o->storage = e->storage;
+  o->bytes = e->origin == 0 ? replay_storage_nbytes(r, e->storage) : 0;
+  o->op = replay_intern_id(r, st, e->op);
+  o->holder = e->holder;
+  o->owner = e->owner;
+  o->dtype = e->dtype;
+  o->origin = e->origin;
+  o->source = e->source;
+  o->requires_grad = e->requires_grad;
+  o->ndim = CLAMP(e->ndim, 0, GS_MAX_DIMS);
+  memcpy(o->shape, e->shape, sizeof o->shape);
+  object_add(r, o);
+}
+
+/* A composite has no owner field: the engine gives it to the thread's current scope, and any
+ * later change arrives as an owner_change. */
+void replay_on_composite_create(gs_replay *r, const gs_trace_event *e) {
+  gs_replay_object *o = object_new(r);
+  o->id = e->object;
+  o->composite = TRUE;
+  o->object_kind = e->object_kind;
+  o->thread = e->thread;
+  o->create_seq = e->seq;
+  o->op = gs_replay_intern(r, "composite");
+  for (guint32 i = 0; i < e->n_parts; i++) {
+    gs_replay_object *part = gs_replay_object_get(r, e->parts[i]);
+    if (part)
+      o->bytes += replay_storage_nbytes(r, part->storage);
+  }
+  guint64 scope = replay_current_scope(r, e->thread);
+  o->holder = scope ? GS_TRACE_HELD_BY_SCOPE : GS_TRACE_HELD_BY_CALLER;
+  o->owner = scope;
+  object_add(r, o);
+}
+
+void replay_on_tensor_dispose(gs_replay *r, const gs_trace_event *e) {
+  gs_replay_object *o = gs_replay_object_get(r, e->tensor);
+  if (!o)
+    return;
+  replay_scope_count_disposed(r, o);
+  replay_scope_unlink(r, o);
+  object_remove(r, e->tensor, FALSE);
+}
+
+/* A parameter takes over a tensor's handle: the same object under a new id, counted once. */
+void replay_on_tensor_move(gs_replay *r, const gs_trace_event *e) {
+  gs_replay_object *o = gs_replay_object_get(r, e->tensor);
+  if (o && e->target && e->target != e->tensor) {
+    object_remove(r, e->tensor, TRUE);
+    gs_replay_object *existing = gs_replay_object_get(r, e->target);
+    if (existing) { /* the new handle was recorded too: keep that record, drop this one */
+      replay_scope_unlink(r, o);
+      object_recycle(r, o);
+    } else {
+      o->id = e->target;
+      o->parameter = TRUE;
+      object_put(r, o);
+    }
+  }
+  const char *name = gs_replay_tensor_name(r, e->tensor);
+  if (name && !gs_replay_tensor_name(r, e->target))
+    replay_set_u64_name(r->names, e->target, name);
+  replay_nodes_follow_move(r, e->tensor, e->target);
+}
+
+void replay_on_tensor_name(gs_replay *r, const gs_trace_event *e, const replay_strings *st) {
+  replay_set_u64_name(r->names, e->tensor, replay_intern_id(r, st, e->name));
+}
+
+const char *gs_replay_tensor_name(const gs_replay *r, guint64 tensor) {
+  const char *name = g_hash_table_lookup(r->names, &tensor);
+  return name ? name : replay_parameter_path(r, tensor);
+}
+
+static gint by_create_seq(gconstpointer a, gconstpointer b) {
+  const gs_replay_object *x = *(gs_replay_object *const *)a, *y = *(gs_replay_object *const *)b;
+  return x->create_seq < y->create_seq ? -1 : x->create_seq > y->create_seq;
+}
+
+GPtrArray *gs_replay_alive_objects(const gs_replay *r) {
+  GPtrArray *all = g_ptr_array_new();
+  GHashTableIter it;
+  gpointer value;
+  g_hash_table_iter_init(&it, r->objects);
+  while (g_hash_table_iter_next(&it, NULL, &value))
+    g_ptr_array_add(all, value);
+  g_ptr_array_sort(all, by_create_seq);
+  return all;
+}
+
+void replay_copy_objects(gs_replay *r, const gs_replay *src) {
+  GHashTableIter it;
+  gpointer key, value;
+  g_hash_table_iter_init(&it, src->objects);
+  while (g_hash_table_iter_next(&it, NULL, &value))
+    object_put(r, g_memdup2(value, sizeof(gs_replay_object)));
+  g_hash_table_iter_init(&it, src->names);
+  while (g_hash_table_iter_next(&it, &key, &value))
+    replay_set_u64_name(r->names, *(guint64 *)key, value);
+}

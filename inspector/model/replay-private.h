@@ -1,0 +1,118 @@
+/* replay-private.h: what the replay's files share, and no reader of the state needs (replay.h
+ * is theirs). One file per kind of record, each applying the events that change it:
+ *   replay.c          the state's lifetime (new, free, copy, compact), strings, and the
+ *                     dispatch of each event to the file that applies it
+ *   replay-storages.c storages and the buffers they share copy-on-write: live and peak bytes
+ *   replay-objects.c  tensors and composites: creation, disposal, moves, user names
+ *   replay-scopes.c   scopes and what they own (as engine/scope/ownership.c counts it)
+ *   replay-graph.c    graph nodes and the tensors they save
+ *   replay-modules.c  module trees, parameters' places and optimizers */
+#pragma once
+
+#include "replay.h"
+
+/* ---- replay.c ------------------------------------------------------------------------- */
+
+/* Interned strings, shared by a state and its copies (a model's keyframes). */
+struct gs_replay_pool {
+  GStringChunk *chunk;
+  gint refs;
+};
+
+/* How the event being applied resolves string ids. */
+typedef struct replay_strings {
+  gs_replay_string_fn lookup;
+  gpointer data;
+} replay_strings;
+
+/* The interned text of string id (through the per-slot cache). */
+const char *replay_intern_id(gs_replay *r, const replay_strings *st, guint32 id);
+/* A GHashTable keyed by the 64-bit id each record starts with. */
+GHashTable *replay_id_table(GDestroyNotify free_value);
+/* Sets a tensor id's name in table (a copy of the id is the key). */
+void replay_set_u64_name(GHashTable *table, guint64 id, const char *name);
+
+/* ---- replay-storages.c ---------------------------------------------------------------- */
+
+/* A storage points at the bytes it reads: its own buffer, or (copy-on-write) its source's
+ * until it materialises. Bytes are alive while any storage points at them. */
+typedef struct replay_buffer {
+  guint64 nbytes;
+  guint refs;
+  guint64 owner; /* the storage that allocated or materialised it; 0 once that one is gone */
+} replay_buffer;
+
+/* A storage record: its own size, and the bytes it reads now. Keyed by its id. */
+typedef struct replay_storage {
+  guint64 id;
+  guint64 nbytes;
+  replay_buffer *bytes;
+  guint saved_refs; /* live nodes' saved tensors that view it */
+  gs_replay_tally tally;
+} replay_storage;
+
+static inline replay_storage *replay_storage_get(const gs_replay *r, guint64 id) {
+  return gs_id_table_lookup(r->storages, id);
+}
+/* A storage's own size (0 if it is not alive): what a tensor that made it adds to its scope. */
+static inline guint64 replay_storage_nbytes(const gs_replay *r, guint64 id) {
+  const replay_storage *s = replay_storage_get(r, id);
+  return s ? s->nbytes : 0;
+}
+void replay_storage_free(gpointer storage);
+/* storage_alloc, storage_share, storage_materialise and storage_free. */
+void replay_on_storage(gs_replay *r, const gs_trace_event *e);
+void replay_copy_storages(gs_replay *r, const gs_replay *src);
+
+/* ---- replay-objects.c ----------------------------------------------------------------- */
+
+void replay_on_tensor_create(gs_replay *r, const gs_trace_event *e, const replay_strings *st);
+void replay_on_composite_create(gs_replay *r, const gs_trace_event *e);
+void replay_on_tensor_dispose(gs_replay *r, const gs_trace_event *e);
+void replay_on_tensor_move(gs_replay *r, const gs_trace_event *e);
+void replay_on_tensor_name(gs_replay *r, const gs_trace_event *e, const replay_strings *st);
+/* Objects and the names user code gave tensors. */
+void replay_copy_objects(gs_replay *r, const gs_replay *src);
+
+/* ---- replay-scopes.c ------------------------------------------------------------------ */
+
+/* The open scope that accounts for o, if any. */
+gs_replay_scope *replay_owning_scope(gs_replay *r, const gs_replay_object *o);
+/* Counts o as created in s (and s's name group), where o first belonged. */
+void replay_scope_count_created(gs_replay *r, gs_replay_scope *s, gs_replay_object *o);
+/* Counts o as disposed by the scope that owns it, if one does. */
+void replay_scope_count_disposed(gs_replay *r, const gs_replay_object *o);
+/* Adds o to, or takes it out of, its owning scope's alive objects and bytes. */
+void replay_scope_link(gs_replay *r, const gs_replay_object *o);
+void replay_scope_unlink(gs_replay *r, const gs_replay_object *o);
+/* The innermost open scope on thread, or 0. */
+guint64 replay_current_scope(gs_replay *r, guint32 thread);
+void replay_on_owner_change(gs_replay *r, const gs_trace_event *e);
+void replay_on_scope_begin(gs_replay *r, const gs_trace_event *e, const replay_strings *st);
+void replay_on_scope_end(gs_replay *r, const gs_trace_event *e);
+/* Scope name groups, scopes (all, or the open ones only) and the threads' open stacks. */
+void replay_copy_scopes(gs_replay *r, const gs_replay *src, gboolean open_scopes_only);
+
+/* ---- replay-graph.c ------------------------------------------------------------------- */
+
+void replay_node_free(gpointer node);
+void replay_on_node_create(gs_replay *r, const gs_trace_event *e, const replay_strings *st);
+void replay_on_node_free_saved(gs_replay *r, const gs_trace_event *e);
+void replay_on_node_release(gs_replay *r, const gs_trace_event *e);
+/* A tensor's handle moved: nodes that named the old one (as output or saved) name the new. */
+void replay_nodes_follow_move(gs_replay *r, guint64 from, guint64 to);
+void replay_copy_nodes(gs_replay *r, const gs_replay *src);
+
+/* ---- replay-modules.c ----------------------------------------------------------------- */
+
+void replay_optimizer_free(gpointer optimizer);
+/* A parameter's dotted name from the root of its module tree, or NULL if tensor is none. */
+const char *replay_parameter_path(const gs_replay *r, guint64 tensor);
+void replay_on_module_create(gs_replay *r, const gs_trace_event *e, const replay_strings *st);
+void replay_on_module_parameter(gs_replay *r, const gs_trace_event *e,
+                                const replay_strings *st);
+void replay_on_module_child(gs_replay *r, const gs_trace_event *e, const replay_strings *st);
+void replay_on_optimizer_create(gs_replay *r, const gs_trace_event *e,
+                                const replay_strings *st);
+/* Modules, parameters' places and optimizers. */
+void replay_copy_modules(gs_replay *r, const gs_replay *src);

@@ -1,0 +1,180 @@
+/* replay-storages.c: storages and the bytes they hold. A storage reads its own buffer or,
+ * copy-on-write, one it shares; bytes are alive while any storage reads them, so memory
+ * (live_bytes and its peak) counts buffers, and a shared buffer's bytes pass to a sharer when
+ * the storage that made them goes. The trace model's per-storage tally lives here too. */
+#include "replay-private.h"
+
+void replay_storage_free(gpointer p) {
+  replay_storage *s = p;
+  if (s->bytes && --s->bytes->refs == 0)
+    g_free(s->bytes);
+  g_free(s);
+}
+
+static void memory_add(gs_replay *r, const gs_trace_event *e, gint64 delta) {
+  if (!delta)
+    return;
+  r->live_bytes = (guint64)((gint64)r->live_bytes + delta);
+  r->memory_changed = TRUE;
+  if (r->live_bytes > r->peak_bytes) {
+    r->peak_bytes = r->live_bytes;
+    r->peak_seq = e->seq;
+    r->peak_ns = e->time_ns;
+  }
+}
+
+/* storage lets go of b. If it owned b and others still share it (a clone outliving the
+ * tensor it was cloned from, as every accumulated gradient does), the bytes pass to one of
+ * them: they are alive, and someone's. */
+static void buffer_drop(gs_replay *r, const gs_trace_event *e, replay_buffer *b,
+                        guint64 storage) {
+  if (!b)
+    return;
+  if (--b->refs == 0) {
+    memory_add(r, e, -(gint64)b->nbytes);
+    g_free(b);
+    return;
+  }
+  if (b->owner != storage)
+    return;
+  b->owner = 0;
+  gpointer value;
+  for (guint it = 0; gs_id_table_next(r->storages, &it, &value);) {
+    const replay_storage *heir = value;
+    if (heir->bytes == b && heir->id != storage && (!b->owner || heir->id < b->owner))
+      b->owner = heir->id; /* the oldest sharer, so any copy of the state picks the same */
+  }
+  r->heir_storage = b->owner;
+}
+
+static replay_buffer *buffer_new(gs_replay *r, const gs_trace_event *e, guint64 nbytes) {
+  replay_buffer *b = g_new(replay_buffer, 1);
+  b->nbytes = nbytes;
+  b->refs = 1;
+  b->owner = e->storage;
+  memory_add(r, e, (gint64)nbytes);
+  return b;
+}
+
+/* Takes a storage out (its bytes let go of) and counts it gone. */
+static void storage_remove(gs_replay *r, const gs_trace_event *e, replay_storage *s) {
+  buffer_drop(r, e, s->bytes, s->id);
+  s->bytes = NULL;
+  gs_id_table_remove(r->storages, s->id);
+  r->live_storages--;
+}
+
+static replay_storage *storage_add(gs_replay *r, const gs_trace_event *e, guint64 nbytes) {
+  replay_storage *old = replay_storage_get(r, e->storage);
+  if (old) /* a reused id without a free: the old one is gone now */
+    storage_remove(r, e, old);
+  replay_storage *s = g_new0(replay_storage, 1);
+  s->id = e->storage;
+  s->nbytes = nbytes;
+  gs_id_table_replace(r->storages, s->id, s);
+  r->live_storages++;
+  return s;
+}
+
+void replay_on_storage(gs_replay *r, const gs_trace_event *e) {
+  replay_storage *s;
+  switch (e->kind) {
+  case GS_TRACE_STORAGE_ALLOC:
+    s = storage_add(r, e, e->nbytes);
+    s->bytes = buffer_new(r, e, e->nbytes);
+    break;
+  case GS_TRACE_STORAGE_SHARE: {
+    replay_storage *src = replay_storage_get(r, e->source);
+    s = storage_add(r, e, e->nbytes);
+    if (src && src->bytes) {
+      s->bytes = src->bytes;
+      s->bytes->refs++;
+    } else { /* its source is unknown to us: count the bytes as its own */
+      s->bytes = buffer_new(r, e, e->nbytes);
+    }
+    break;
+  }
+  case GS_TRACE_STORAGE_MATERIALISE:
+    s = replay_storage_get(r, e->storage);
+    if (!s)
+      s = storage_add(r, e, e->nbytes);
+    buffer_drop(r, e, s->bytes, s->id);
+    s->nbytes = e->nbytes;
+    s->bytes = buffer_new(r, e, e->nbytes);
+    break;
+  case GS_TRACE_STORAGE_FREE:
+    s = replay_storage_get(r, e->storage);
+    if (s)
+      storage_remove(r, e, s);
+    break;
+  default:
+    break;
+  }
+}
+
+/* Storages share buffers copy-on-write: copy each buffer once and re-point its sharers. */
+void replay_copy_storages(gs_replay *r, const gs_replay *src) {
+  g_autoptr(GHashTable) buffers = g_hash_table_new(g_direct_hash, g_direct_equal);
+  gpointer value;
+  for (guint at = 0; gs_id_table_next(src->storages, &at, &value);) {
+    const replay_storage *from = value;
+    replay_storage *to = g_memdup2(from, sizeof *from);
+    if (from->bytes) {
+      to->bytes = g_hash_table_lookup(buffers, from->bytes);
+      if (!to->bytes) {
+        to->bytes = g_memdup2(from->bytes, sizeof *from->bytes);
+        to->bytes->refs = 0;
+        g_hash_table_insert(buffers, from->bytes, to->bytes);
+      }
+      to->bytes->refs++;
+    }
+    gs_id_table_replace(r->storages, to->id, to);
+  }
+}
+
+/* ---- queries -------------------------------------------------------------------------- */
+
+static guint64 own_bytes(const replay_storage *s) {
+  return s->bytes && s->bytes->owner == s->id ? s->bytes->nbytes : 0;
+}
+
+void gs_replay_foreach_storage(const gs_replay *r, gs_replay_storage_fn fn, gpointer user_data) {
+  gpointer value;
+  for (guint it = 0; gs_id_table_next(r->storages, &it, &value);) {
+    const replay_storage *s = value;
+    fn(s->id, own_bytes(s), s->saved_refs, user_data);
+  }
+}
+
+gboolean gs_replay_storage(const gs_replay *r, guint64 id, guint64 *bytes, guint *saved_refs) {
+  const replay_storage *s = replay_storage_get(r, id);
+  if (!s)
+    return FALSE;
+  if (bytes)
+    *bytes = own_bytes(s);
+  if (saved_refs)
+    *saved_refs = s->saved_refs;
+  return TRUE;
+}
+
+gs_replay_tally *gs_replay_storage_tally(gs_replay *r, guint64 id) {
+  replay_storage *s = replay_storage_get(r, id);
+  return s ? &s->tally : NULL;
+}
+
+gs_replay_tally *gs_replay_storage_full(gs_replay *r, guint64 id, guint64 *bytes,
+                                        guint *saved_refs) {
+  replay_storage *s = replay_storage_get(r, id);
+  if (!s)
+    return NULL;
+  *bytes = own_bytes(s);
+  *saved_refs = s->saved_refs;
+  return &s->tally;
+}
+
+void gs_replay_tally_storage(const gs_replay_tally *t, guint64 *bytes, guint *saved_refs) {
+  const replay_storage *s =
+      (const replay_storage *)((const char *)t - G_STRUCT_OFFSET(replay_storage, tally));
+  *bytes = own_bytes(s);
+  *saved_refs = s->saved_refs;
+}
