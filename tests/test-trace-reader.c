@@ -261,6 +261,63 @@ static void test_newer_minor_version(void) {
   g_byte_array_unref(payload);
 }
 
+/* ---- format versions ---------------------------------------------------------------------- */
+
+/* The 1.1 log tests/data/trace-1.1.gstrace, recorded from examples/tensor-tour by the 1.1
+ * recorder (every storage allocation and release an event of its own), reads whole: the
+ * events `gradscope dump` shows for it, counted by kind. */
+static void test_version_1_1_log(void) {
+  g_autofree char *contents = NULL;
+  gsize len = 0;
+  g_assert_true(g_file_get_contents(g_test_get_filename(G_TEST_DIST, "data", "trace-1.1.gstrace",
+                                                        NULL),
+                                    &contents, &len, NULL));
+  read_result res = read_log((const uint8_t *)contents, len, 4096);
+  g_assert_cmpint(res.status, ==, GS_TRACE_NEED_MORE);
+  g_assert_null(gs_trace_reader_error(res.reader, NULL));
+  g_assert_false(gs_trace_reader_truncated(res.reader, NULL));
+  uint32_t major = 0, minor = 0;
+  g_assert_true(gs_trace_reader_header(res.reader, &major, &minor, NULL, NULL));
+  g_assert_cmpuint(major, ==, 1);
+  g_assert_cmpuint(minor, ==, 1);
+
+  static const guint want[GS_TRACE_KIND_COUNT] = {
+      [GS_TRACE_STRING] = 32,         [GS_TRACE_STORAGE_ALLOC] = 220,
+      [GS_TRACE_STORAGE_SHARE] = 2,   [GS_TRACE_STORAGE_MATERIALISE] = 1,
+      [GS_TRACE_STORAGE_FREE] = 222,  [GS_TRACE_TENSOR_CREATE] = 235,
+      [GS_TRACE_TENSOR_DISPOSE] = 235, [GS_TRACE_INPLACE_WRITE] = 4,
+      [GS_TRACE_OWNER_CHANGE] = 1,    [GS_TRACE_NODE_CREATE] = 6,
+      [GS_TRACE_NODE_RELEASE] = 6,    [GS_TRACE_BACKWARD_BEGIN] = 1,
+      [GS_TRACE_BACKWARD_END] = 1,    [GS_TRACE_GRAD_ACCUMULATE] = 1,
+      [GS_TRACE_ERROR] = 2,
+  };
+  guint got[GS_TRACE_KIND_COUNT] = {0};
+  for (guint i = 0; i < res.events->len; i++) {
+    const gs_trace_event *e = res.events->pdata[i];
+    g_assert_cmpint(e->kind, >, 0);
+    g_assert_cmpint(e->kind, <, GS_TRACE_KIND_COUNT);
+    got[e->kind]++;
+    g_assert_cmpuint(e->thread, ==, 1);
+  }
+  for (int k = 1; k < GS_TRACE_KIND_COUNT; k++)
+    if (got[k] != want[k])
+      g_error("%s: %u events, not %u", gs_trace_kind_name((gs_trace_kind)k), got[k], want[k]);
+  g_assert_cmpuint(res.events->len, ==, 969);
+  const gs_trace_event *first = res.events->pdata[0], *third = res.events->pdata[2];
+  const gs_trace_event *last = res.events->pdata[res.events->len - 1];
+  g_assert_cmpint(first->kind, ==, GS_TRACE_STORAGE_ALLOC);
+  g_assert_cmpuint(first->seq, ==, 1);
+  g_assert_cmpuint(first->storage, ==, 1);
+  g_assert_cmpuint(first->nbytes, ==, 24); /* arange(6) in f32 */
+  g_assert_cmpint(third->kind, ==, GS_TRACE_TENSOR_CREATE);
+  g_assert_cmpuint(third->seq, ==, 2);
+  g_assert_cmpuint(third->storage, ==, 1);
+  g_assert_cmpstr(gs_trace_reader_string(res.reader, third->op), ==, "arange");
+  g_assert_cmpint(last->kind, ==, GS_TRACE_STORAGE_FREE);
+  g_assert_cmpuint(last->seq, ==, 941);
+  read_result_clear(&res);
+}
+
 /* A valid log whose second chunk has this payload (a good MARK event, then damage) must
  * deliver the first chunk's event and the MARK, then be DAMAGED at payload offset `at` with a
  * message containing `what`, in any split. */
@@ -290,6 +347,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/trace-reader/round-trip/seq-and-time-deltas", test_seq_and_time_deltas);
   g_test_add_func("/trace-reader/string-table", test_string_table);
   g_test_add_func("/trace-reader/newer-minor-version", test_newer_minor_version);
+  g_test_add_func("/trace-reader/version/1.1-log", test_version_1_1_log);
   g_test_add_func("/trace-reader/empty-input", test_empty_input);
   return g_test_run();
 }
