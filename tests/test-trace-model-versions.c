@@ -2,26 +2,15 @@
  * 1.1 log (tests/data/trace-1.1.gstrace) indexes as before; in a 1.2 log, the storage events
  * the reader unfolds from tensor events are indexed like any other and decoded again the same,
  * while the engine event number they share with their tensor event still finds the tensor
- * event. Logs are built with the format's encoder (trace-writer-test.c), so this test links
- * the codec objects beside the library the model uses. */
-#include <glib.h>
-
-#include "trace-model.h"
+ * event. 1.2 logs are built with the format's encoder (trace-writer-test.c), so this test
+ * links the codec objects beside the library the model uses. */
+#include "model-test-util.h"
 #include "trace-writer-test.h"
 
-static gs_trace_model *model_of(const tw_log *log) {
-  gs_trace_model *m = gs_trace_model_new();
-  gs_trace_model_feed(m, log->data, log->len);
-  gs_trace_model_finish(m);
-  g_assert_null(gs_trace_model_problem(m));
-  return m;
-}
-
 static void test_folded_storage_events(void) {
-  const int64_t shape[] = {4, 4};
   gs_trace_event events[] = {
       {.kind = GS_TRACE_TENSOR_CREATE, .seq = 3, .tensor = 1, .storage = 1, .alloc = 64,
-       .ndim = 2, .shape = {shape[0], shape[1]}, .strides = {4, 1}},
+       .ndim = 2, .shape = {4, 4}, .strides = {4, 1}},
       {.kind = GS_TRACE_TENSOR_CREATE, .seq = 4, .tensor = 2, .storage = 1, .origin = 1,
        .source = 1, .ndim = 1, .shape = {16}, .strides = {1}},
       {.kind = GS_TRACE_TENSOR_DISPOSE, .seq = 5, .tensor = 2},
@@ -33,7 +22,9 @@ static void test_folded_storage_events(void) {
   tw_log log = {0};
   tw_header(&log, 1, 2, 0, 1);
   tw_chunk(&log, 1, events, G_N_ELEMENTS(events));
-  g_autoptr(gs_trace_model) m = model_of(&log);
+  g_autoptr(GBytes) bytes = g_bytes_new_static(log.data, log.len);
+  g_autoptr(gs_trace_model) m = model_from_bytes(bytes, 0);
+  g_assert_null(gs_trace_model_problem(m));
 
   /* As a 1.1 log had them: alloc, create, create (a view), dispose, dispose, free, mark. */
   static const gs_trace_kind kinds[] = {
@@ -43,13 +34,13 @@ static void test_folded_storage_events(void) {
   };
   static const guint64 seqs[] = {3, 3, 4, 5, 6, 6, 7};
   static const guint64 storages[] = {1, 1, 1, 0, 0, 1, 0}; /* disposals name no storage */
-  static const guint64 bytes[] = {64, 64, 64, 64, 64, 0, 0};
+  static const guint64 alive[] = {64, 64, 64, 64, 64, 0, 0}; /* bytes after each */
   g_assert_cmpuint(gs_trace_model_n_events(m), ==, G_N_ELEMENTS(kinds));
   for (guint i = 0; i < G_N_ELEMENTS(kinds); i++) {
     g_assert_cmpint(gs_trace_model_kind_at(m, i), ==, kinds[i]);
     g_assert_cmpuint(gs_trace_model_seq_at(m, i), ==, seqs[i]);
     g_assert_cmpuint(gs_trace_model_time_at(m, i), ==, 100 * seqs[i]);
-    g_assert_cmpuint(gs_trace_model_bytes_at(m, i), ==, bytes[i]);
+    g_assert_cmpuint(gs_trace_model_bytes_at(m, i), ==, alive[i]);
     gs_trace_event e;
     g_assert_true(gs_trace_model_event(m, i, &e));
     g_assert_cmpint(e.kind, ==, kinds[i]);
@@ -74,14 +65,9 @@ static void test_folded_storage_events(void) {
 
 /* The 1.1 fixture: what the model indexes from it (string entries are not events). */
 static void test_version_1_1_log(void) {
-  g_autofree char *contents = NULL;
-  gsize len = 0;
-  g_assert_true(g_file_get_contents(g_test_get_filename(G_TEST_DIST, "data", "trace-1.1.gstrace",
-                                                        NULL),
-                                    &contents, &len, NULL));
-  g_autoptr(gs_trace_model) m = gs_trace_model_new();
-  gs_trace_model_feed(m, contents, len);
-  gs_trace_model_finish(m);
+  g_autoptr(GBytes) bytes =
+      read_log_bytes(g_test_get_filename(G_TEST_DIST, "data", "trace-1.1.gstrace", NULL));
+  g_autoptr(gs_trace_model) m = model_from_bytes(bytes, 0);
   g_assert_null(gs_trace_model_problem(m));
   g_assert_cmpuint(gs_trace_model_n_events(m), ==, 969 - 32);
   g_assert_cmpint(gs_trace_model_kind_at(m, 0), ==, GS_TRACE_STORAGE_ALLOC);
