@@ -60,15 +60,16 @@ typedef enum gs__field {
   GS__F_SINCE, /* keep last: see GS__F_SINCE_MINOR */
 } gs__field;
 
-/* Not a field but a mark in a schema: the fields after it were added to a known kind by minor
- * version m. A body may end before any of them (its writer was older), and the missing ones
- * read as 0; a body that ends inside a field is still damaged. */
+/* Not a field but a mark in a schema, before a field that minor version m added to a known
+ * kind: a body may end at the mark (its writer was older, or left the field out as 0), and
+ * the fields after it then read as 0; a body that ends anywhere else, inside a field or
+ * before one without a mark, is damaged. Each such field gets a mark of its own. */
 #define GS__F_SINCE_MINOR(m) (GS__F_SINCE + (m))
 _Static_assert(GS__F_SINCE_MINOR(GS_TRACE_VERSION_MINOR) <= UINT8_MAX, "schemas are bytes");
 
 /* The schema of each kind (GS__F_END-terminated); NULL for kinds this version does not know,
  * which readers skip using the event's length. Fields a minor version adds to a known kind go
- * at its end, after a GS__F_SINCE_MINOR mark. */
+ * at its end, each after a GS__F_SINCE_MINOR mark. */
 extern const uint8_t *const gs__trace_schema[GS_TRACE_KIND_COUNT];
 
 /* ---- varints --------------------------------------------------------------------------- */
