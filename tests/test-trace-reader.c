@@ -387,6 +387,36 @@ static void test_older_writers_shorter_bodies(void) {
   g_array_unref(events);
 }
 
+/* A 1.2 field that is 0 costs no byte at the end of a body: the encoder leaves it out, so a
+ * tensor event with nothing folded into it is as long as in 1.1. Written out as a 0 byte (a
+ * writer may), it reads the same. */
+static void test_zero_trailing_fields_left_out(void) {
+  gs_trace_event events[] = {sample(GS_TRACE_TENSOR_CREATE), sample(GS_TRACE_TENSOR_DISPOSE)};
+  uint8_t now[512], older[512];
+  for (guint i = 0; i < G_N_ELEMENTS(events); i++) {
+    size_t now_len = (size_t)(tw_event(now, &events[i], 0, 0) - now);
+    size_t older_len = (size_t)(tw_event_as(older, &events[i], 0, 0, 1) - older);
+    g_assert_cmpmem(now, now_len, older, older_len);
+  }
+  GByteArray *payload = g_byte_array_new();
+  GByteArray *body = body_new(1, 0);
+  put_bytes(body, "\x2a\x06\x00", 3); /* tensor 42, reason 6, freed 0 */
+  put_event(payload, GS_TRACE_TENSOR_DISPOSE, body);
+  tw_log log = {0};
+  tw_header(&log, 1, 2, 0, 1);
+  tw_chunk_raw(&log, 1, 0, 0, payload->data, payload->len);
+  read_result res = read_log(log.data, log.len, log.len);
+  GArray *want = g_array_new(FALSE, TRUE, sizeof(gs_trace_event));
+  gs_trace_event disposed = events[1];
+  disposed.seq = 1, disposed.thread = 1;
+  g_array_append_val(want, disposed);
+  assert_events_equal(want, res.events, want->len);
+  g_array_unref(want);
+  read_result_clear(&res);
+  tw_free(&log);
+  g_byte_array_unref(payload);
+}
+
 /* The 1.1 log tests/data/trace-1.1.gstrace, recorded from examples/tensor-tour by the 1.1
  * recorder (every storage allocation and release an event of its own), reads whole: the
  * events `gradscope dump` shows for it, counted by kind, none of them derived. */
@@ -478,6 +508,8 @@ int main(int argc, char **argv) {
   g_test_add_func("/trace-reader/version/folded-storage-events", test_folded_storage_events);
   g_test_add_func("/trace-reader/version/older-writers-shorter-bodies",
                   test_older_writers_shorter_bodies);
+  g_test_add_func("/trace-reader/version/zero-trailing-fields-left-out",
+                  test_zero_trailing_fields_left_out);
   g_test_add_func("/trace-reader/version/1.1-log", test_version_1_1_log);
   g_test_add_func("/trace-reader/empty-input", test_empty_input);
   return g_test_run();

@@ -132,7 +132,8 @@ uint32_t gs__crc32c(uint32_t crc, const void *data, size_t n);
 
 /* Encodes e's fields for its kind into p (room for gs__trace_max_event_size(e) bytes): the
  * part after the length (seq and time deltas included), as a writer of format 1.`minor` does:
- * fields a later minor version added are left out. Returns the end. */
+ * fields a later minor version added are left out, and so are trailing ones that are 0 (a
+ * reader takes them as 0 when missing). Returns the end. */
 uint8_t *gs__trace_encode_body_as(uint8_t *p, const gs_trace_event *e, int64_t seq_delta,
                                   int64_t time_delta, unsigned minor);
 

@@ -94,12 +94,19 @@ uint8_t *gs__trace_encode_body_as(uint8_t *p, const gs_trace_event *e, int64_t s
                                   int64_t time_delta, unsigned minor) {
   p = gs__put_svarint(p, seq_delta);
   p = gs__put_svarint(p, time_delta);
+  /* Where the body can end: at the mark before a run of trailing optional fields that are all
+   * 0 (a single 0 byte, whatever the field's type), which a reader takes as 0 when missing.
+   * So a 1.2 tensor event with nothing folded into it is no longer than in 1.1. */
+  uint8_t *cut = NULL;
   for (const uint8_t *f = gs__trace_schema[e->kind]; *f != GS__F_END; f++) {
     if (*f >= GS__F_SINCE) {
       if ((unsigned)(*f - GS__F_SINCE) > minor)
         break; /* this version's fields end here */
+      if (!cut)
+        cut = p;
       continue;
     }
+    const uint8_t *field = p;
     switch ((gs__field)*f) {
     case GS__F_TENSOR: p = gs__put_uvarint(p, e->tensor); break;
     case GS__F_TARGET: p = gs__put_uvarint(p, e->target); break;
@@ -158,6 +165,8 @@ uint8_t *gs__trace_encode_body_as(uint8_t *p, const gs_trace_event *e, int64_t s
     case GS__F_SINCE:
     case GS__F_END: break;
     }
+    if (cut && !(p == field + 1 && *field == 0))
+      cut = NULL;
   }
-  return p;
+  return cut ? cut : p;
 }
