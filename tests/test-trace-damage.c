@@ -71,6 +71,16 @@ static void test_damaged_events(void) {
   b = body_new(0, 0);
   put_bytes(b, "\x01\x01\x00\x00\x00\x00\x02", 7);
   check_damaged_payload(payload_with(GS_TRACE_TENSOR_CREATE, b), 5 + 2 + 2 + 6, "requires_grad");
+  /* A field 1.2 added (a dispose's freed) may be missing from a body's end, not cut short;
+   * and a body may not stop before a field 1.0 had (the dispose's name). */
+  b = body_new(0, 0);
+  put_bytes(b, "\x2a\x06\x80", 3);
+  check_damaged_payload(payload_with(GS_TRACE_TENSOR_DISPOSE, b), 5 + 2 + 2 + 2,
+                        "runs past its length");
+  b = body_new(0, 0);
+  put_uv(b, 42);
+  check_damaged_payload(payload_with(GS_TRACE_TENSOR_DISPOSE, b), 5 + 2 + 2 + 1,
+                        "runs past its length");
   /* A string id beyond the table. */
   b = body_new(0, 0);
   put_uv(b, 1u << 24);

@@ -1,7 +1,8 @@
 /* test-trace-reader.c: the event-log reader reads back what the format's own encoder wrote
  * (logs built in memory by trace-writer-test.c, no recorder): every kind with every field,
  * in any split of the bytes, across threads, with the string table and the rules for logs of
- * a newer minor version. test-trace-damage.c covers cut and damaged logs. */
+ * a newer minor version and of older ones (a committed 1.1 log among them), and the storage
+ * events 1.2 folds into tensor events. test-trace-damage.c covers cut and damaged logs. */
 #include "trace-test-util.h"
 
 /* ---- round trips -------------------------------------------------------------------------- */
@@ -61,6 +62,12 @@ static void test_round_trip_zeroes_other_fields(void) {
     JUNK(nbytes, 1010) JUNK(offset, -1011) JUNK(version, 1012) JUNK(name, 1013) JUNK(op, 1014)
     JUNK(dtype, 3) JUNK(origin, 2) JUNK(holder, 4) JUNK(previous_holder, 5) JUNK(owner, 1015)
     JUNK(previous_owner, 1016) JUNK(object_kind, 7) JUNK(code, 8) JUNK(requires_grad, true)
+    JUNK(derived, true)
+    /* Where the kind carries them, these would add storage events (see below). */
+    if (e->kind != GS_TRACE_TENSOR_CREATE)
+      JUNK(alloc, 1019)
+    if (e->kind != GS_TRACE_TENSOR_DISPOSE)
+      JUNK(freed, 1020)
 #undef JUNK
     if (!e->ndim) {
       e->ndim = 2;
@@ -261,6 +268,214 @@ static void test_newer_minor_version(void) {
   g_byte_array_unref(payload);
 }
 
+/* ---- format versions ---------------------------------------------------------------------- */
+
+/* The storage event the reader derives from tensor event `from`. */
+static gs_trace_event derived_from(const gs_trace_event *from, gs_trace_kind kind,
+                                   uint64_t storage, uint64_t nbytes) {
+  return (gs_trace_event){.kind = kind, .thread = from->thread, .seq = from->seq,
+                          .time_ns = from->time_ns, .storage = storage, .nbytes = nbytes,
+                          .derived = true};
+}
+
+/* Since 1.2 a writer folds a fresh storage's allocation into the tensor_create it was made
+ * for (alloc) and a storage's release into the tensor_dispose that freed it (freed). The
+ * reader unfolds them into the storage_alloc just before the create and the storage_free just
+ * after the dispose that a 1.1 log had, marked derived, with the tensor event's seq, time and
+ * thread: at a chunk's first and last event too, in any split of the bytes. */
+static void test_folded_storage_events(void) {
+  gs_trace_event created = sample(GS_TRACE_TENSOR_CREATE);
+  created.storage = 5, created.alloc = 64;
+  gs_trace_event view = sample(GS_TRACE_TENSOR_CREATE);
+  view.tensor = 43, view.storage = 5, view.source = created.tensor; /* alloc 0: storage existed */
+  gs_trace_event view_gone = sample(GS_TRACE_TENSOR_DISPOSE);
+  view_gone.tensor = view.tensor; /* freed 0: the storage lives on */
+  gs_trace_event last_gone = sample(GS_TRACE_TENSOR_DISPOSE);
+  last_gone.tensor = created.tensor, last_gone.freed = 5;
+  gs_trace_event short_lived = created;
+  short_lived.tensor = 44, short_lived.storage = 6, short_lived.alloc = UINT64_C(1) << 40;
+  gs_trace_event short_gone = sample(GS_TRACE_TENSOR_DISPOSE);
+  short_gone.tensor = 44, short_gone.freed = 6;
+  gs_trace_event mark = sample(GS_TRACE_MARK);
+  gs_trace_event chunk1[] = {created, view, view_gone, last_gone};
+  gs_trace_event chunk2[] = {short_lived, short_gone, mark};
+  for (guint i = 0; i < G_N_ELEMENTS(chunk1); i++)
+    chunk1[i].thread = 4, chunk1[i].seq = 10 + i, chunk1[i].time_ns = 1000 + 10 * i;
+  for (guint i = 0; i < G_N_ELEMENTS(chunk2); i++)
+    chunk2[i].thread = 4, chunk2[i].seq = 20 + i, chunk2[i].time_ns = 2000 + 10 * i;
+  tw_log log = {0};
+  tw_header(&log, 1, 2, 0, 1);
+  tw_chunk(&log, 4, chunk1, G_N_ELEMENTS(chunk1));
+  size_t chunk2_at = log.len;
+  tw_chunk(&log, 4, chunk2, G_N_ELEMENTS(chunk2));
+
+  const gs_trace_event want_events[] = {
+      derived_from(&chunk1[0], GS_TRACE_STORAGE_ALLOC, 5, 64),
+      chunk1[0], chunk1[1], chunk1[2], chunk1[3],
+      derived_from(&chunk1[3], GS_TRACE_STORAGE_FREE, 5, 0),
+      derived_from(&chunk2[0], GS_TRACE_STORAGE_ALLOC, 6, UINT64_C(1) << 40),
+      chunk2[0], chunk2[1],
+      derived_from(&chunk2[1], GS_TRACE_STORAGE_FREE, 6, 0),
+      chunk2[2],
+  };
+  GArray *want = g_array_new(FALSE, TRUE, sizeof(gs_trace_event));
+  g_array_append_vals(want, want_events, G_N_ELEMENTS(want_events));
+  static const size_t steps[] = {1, 7, SIZE_MAX};
+  for (size_t s = 0; s < G_N_ELEMENTS(steps); s++) {
+    read_result res = read_log(log.data, log.len, MIN(steps[s], log.len));
+    g_assert_cmpint(res.status, ==, GS_TRACE_NEED_MORE);
+    assert_events_equal(want, res.events, want->len);
+    g_assert_false(gs_trace_reader_truncated(res.reader, NULL));
+    read_result_clear(&res);
+  }
+
+  /* A derived event belongs to its tensor event's chunk, which stays open until it is out:
+   * a model re-reading that chunk finds it there again. */
+  gs_trace_reader *r = gs_trace_reader_new();
+  gs_trace_reader_feed(r, log.data, log.len);
+  gs_trace_event e;
+  for (guint i = 0; i < want->len; i++) {
+    g_assert_cmpint(gs_trace_reader_next(r, &e), ==, GS_TRACE_EVENT);
+    uint64_t offset = 0;
+    g_assert_true(gs_trace_reader_chunk(r, &offset, NULL));
+    g_assert_cmpuint(offset, ==, i < 6 ? GS__TRACE_HEADER_SIZE : chunk2_at);
+  }
+  g_assert_cmpint(gs_trace_reader_next(r, &e), ==, GS_TRACE_NEED_MORE);
+  gs_trace_reader_free(r);
+  g_array_unref(want);
+  tw_free(&log);
+}
+
+/* Fields a minor version added at the end of a kind are left out by older writers: such a
+ * shorter body (1.0 and 1.1 tensor_create and tensor_dispose) reads with them as 0, and so
+ * with no storage events derived. */
+static void test_older_writers_shorter_bodies(void) {
+  GArray *events = g_array_new(FALSE, TRUE, sizeof(gs_trace_event));
+  gs_trace_event created = sample(GS_TRACE_TENSOR_CREATE);
+  created.alloc = 96;
+  gs_trace_event disposed = sample(GS_TRACE_TENSOR_DISPOSE);
+  disposed.freed = 9;
+  g_array_append_val(events, created);
+  g_array_append_val(events, disposed);
+  for (guint i = 0; i < events->len; i++) {
+    gs_trace_event *e = &g_array_index(events, gs_trace_event, i);
+    e->thread = 1, e->seq = 7 + i, e->time_ns = 70 + i;
+  }
+  for (unsigned minor = 0; minor <= 1; minor++) {
+    /* One byte shorter each: the 1.2 fields are not there at all. */
+    uint8_t old_event[512], new_event[512];
+    for (guint i = 0; i < events->len; i++) {
+      const gs_trace_event *e = &g_array_index(events, gs_trace_event, i);
+      g_assert_cmpuint(gs__trace_max_event_size(e), <=, sizeof old_event);
+      size_t old_len = (size_t)(tw_event_as(old_event, e, 0, 0, minor) - old_event);
+      size_t new_len = (size_t)(tw_event(new_event, e, 0, 0) - new_event);
+      g_assert_cmpuint(old_len + 1, ==, new_len);
+    }
+    tw_log log = {0};
+    tw_header(&log, 1, (uint16_t)minor, 0, 1);
+    tw_chunk_as(&log, 1, &g_array_index(events, gs_trace_event, 0), events->len, minor);
+    read_result res = read_log(log.data, log.len, 3);
+    g_assert_cmpint(res.status, ==, GS_TRACE_NEED_MORE);
+    GArray *want = g_array_copy(events);
+    g_array_index(want, gs_trace_event, 0).alloc = 0;
+    g_array_index(want, gs_trace_event, 1).freed = 0;
+    assert_events_equal(want, res.events, want->len);
+    g_array_unref(want);
+    read_result_clear(&res);
+    tw_free(&log);
+  }
+  g_array_unref(events);
+}
+
+/* A 1.2 field that is 0 costs no byte at the end of a body: the encoder leaves it out, so a
+ * tensor event with nothing folded into it is as long as in 1.1. Written out as a 0 byte (a
+ * writer may), it reads the same. */
+static void test_zero_trailing_fields_left_out(void) {
+  gs_trace_event events[] = {sample(GS_TRACE_TENSOR_CREATE), sample(GS_TRACE_TENSOR_DISPOSE)};
+  uint8_t now[512], older[512];
+  for (guint i = 0; i < G_N_ELEMENTS(events); i++) {
+    size_t now_len = (size_t)(tw_event(now, &events[i], 0, 0) - now);
+    size_t older_len = (size_t)(tw_event_as(older, &events[i], 0, 0, 1) - older);
+    g_assert_cmpmem(now, now_len, older, older_len);
+  }
+  GByteArray *payload = g_byte_array_new();
+  GByteArray *body = body_new(1, 0);
+  put_bytes(body, "\x2a\x06\x00", 3); /* tensor 42, reason 6, freed 0 */
+  put_event(payload, GS_TRACE_TENSOR_DISPOSE, body);
+  tw_log log = {0};
+  tw_header(&log, 1, 2, 0, 1);
+  tw_chunk_raw(&log, 1, 0, 0, payload->data, payload->len);
+  read_result res = read_log(log.data, log.len, log.len);
+  GArray *want = g_array_new(FALSE, TRUE, sizeof(gs_trace_event));
+  gs_trace_event disposed = events[1];
+  disposed.seq = 1, disposed.thread = 1;
+  g_array_append_val(want, disposed);
+  assert_events_equal(want, res.events, want->len);
+  g_array_unref(want);
+  read_result_clear(&res);
+  tw_free(&log);
+  g_byte_array_unref(payload);
+}
+
+/* The 1.1 log tests/data/trace-1.1.gstrace, recorded from examples/tensor-tour by the 1.1
+ * recorder (every storage allocation and release an event of its own), reads whole: the
+ * events `gradscope dump` shows for it, counted by kind, none of them derived. */
+static void test_version_1_1_log(void) {
+  g_autofree char *contents = NULL;
+  gsize len = 0;
+  g_assert_true(g_file_get_contents(g_test_get_filename(G_TEST_DIST, "data", "trace-1.1.gstrace",
+                                                        NULL),
+                                    &contents, &len, NULL));
+  read_result res = read_log((const uint8_t *)contents, len, 4096);
+  g_assert_cmpint(res.status, ==, GS_TRACE_NEED_MORE);
+  g_assert_null(gs_trace_reader_error(res.reader, NULL));
+  g_assert_false(gs_trace_reader_truncated(res.reader, NULL));
+  uint32_t major = 0, minor = 0;
+  g_assert_true(gs_trace_reader_header(res.reader, &major, &minor, NULL, NULL));
+  g_assert_cmpuint(major, ==, 1);
+  g_assert_cmpuint(minor, ==, 1);
+
+  static const guint want[GS_TRACE_KIND_COUNT] = {
+      [GS_TRACE_STRING] = 32,         [GS_TRACE_STORAGE_ALLOC] = 220,
+      [GS_TRACE_STORAGE_SHARE] = 2,   [GS_TRACE_STORAGE_MATERIALISE] = 1,
+      [GS_TRACE_STORAGE_FREE] = 222,  [GS_TRACE_TENSOR_CREATE] = 235,
+      [GS_TRACE_TENSOR_DISPOSE] = 235, [GS_TRACE_INPLACE_WRITE] = 4,
+      [GS_TRACE_OWNER_CHANGE] = 1,    [GS_TRACE_NODE_CREATE] = 6,
+      [GS_TRACE_NODE_RELEASE] = 6,    [GS_TRACE_BACKWARD_BEGIN] = 1,
+      [GS_TRACE_BACKWARD_END] = 1,    [GS_TRACE_GRAD_ACCUMULATE] = 1,
+      [GS_TRACE_ERROR] = 2,
+  };
+  guint got[GS_TRACE_KIND_COUNT] = {0};
+  for (guint i = 0; i < res.events->len; i++) {
+    const gs_trace_event *e = res.events->pdata[i];
+    g_assert_cmpint(e->kind, >, 0);
+    g_assert_cmpint(e->kind, <, GS_TRACE_KIND_COUNT);
+    got[e->kind]++;
+    g_assert_cmpuint(e->thread, ==, 1);
+    /* Nothing folded in 1.1, so nothing derived. */
+    g_assert_false(e->derived);
+    g_assert_cmpuint(e->alloc, ==, 0);
+    g_assert_cmpuint(e->freed, ==, 0);
+  }
+  for (int k = 1; k < GS_TRACE_KIND_COUNT; k++)
+    if (got[k] != want[k])
+      g_error("%s: %u events, not %u", gs_trace_kind_name((gs_trace_kind)k), got[k], want[k]);
+  g_assert_cmpuint(res.events->len, ==, 969);
+  const gs_trace_event *first = res.events->pdata[0], *third = res.events->pdata[2];
+  const gs_trace_event *last = res.events->pdata[res.events->len - 1];
+  g_assert_cmpint(first->kind, ==, GS_TRACE_STORAGE_ALLOC);
+  g_assert_cmpuint(first->seq, ==, 1);
+  g_assert_cmpuint(first->storage, ==, 1);
+  g_assert_cmpuint(first->nbytes, ==, 24); /* arange(6) in f32 */
+  g_assert_cmpint(third->kind, ==, GS_TRACE_TENSOR_CREATE);
+  g_assert_cmpuint(third->seq, ==, 2);
+  g_assert_cmpuint(third->storage, ==, 1);
+  g_assert_cmpstr(gs_trace_reader_string(res.reader, third->op), ==, "arange");
+  g_assert_cmpint(last->kind, ==, GS_TRACE_STORAGE_FREE);
+  g_assert_cmpuint(last->seq, ==, 941);
+  read_result_clear(&res);
+}
+
 /* A valid log whose second chunk has this payload (a good MARK event, then damage) must
  * deliver the first chunk's event and the MARK, then be DAMAGED at payload offset `at` with a
  * message containing `what`, in any split. */
@@ -290,6 +505,12 @@ int main(int argc, char **argv) {
   g_test_add_func("/trace-reader/round-trip/seq-and-time-deltas", test_seq_and_time_deltas);
   g_test_add_func("/trace-reader/string-table", test_string_table);
   g_test_add_func("/trace-reader/newer-minor-version", test_newer_minor_version);
+  g_test_add_func("/trace-reader/version/folded-storage-events", test_folded_storage_events);
+  g_test_add_func("/trace-reader/version/older-writers-shorter-bodies",
+                  test_older_writers_shorter_bodies);
+  g_test_add_func("/trace-reader/version/zero-trailing-fields-left-out",
+                  test_zero_trailing_fields_left_out);
+  g_test_add_func("/trace-reader/version/1.1-log", test_version_1_1_log);
   g_test_add_func("/trace-reader/empty-input", test_empty_input);
   return g_test_run();
 }

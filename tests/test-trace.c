@@ -244,7 +244,7 @@ static void test_modules_and_optimizer_state_are_recorded(void) {
   g_assert_false(r.damaged);
   uint32_t minor = 0;
   g_assert_true(gs_trace_reader_header(r.reader, NULL, &minor, NULL, NULL));
-  g_assert_cmpuint(minor, ==, 1);
+  g_assert_cmpuint(minor, ==, GS_TRACE_VERSION_MINOR);
   int children = 0, held = 0, state_disposed = 0;
   const gs_trace_event *created = NULL;
   for (guint i = 0; i < r.events->len; i++) {

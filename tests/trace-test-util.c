@@ -5,6 +5,10 @@
 
 /* ---- sample events: one per kind, every field it carries set and non-zero ---------------- */
 
+/* Except alloc and freed (format 1.2): set, they make the reader deliver a storage event of
+ * their own beside the tensor event (test_folded_storage_events), and the samples stand for
+ * one event each. */
+
 static const uint64_t node_inputs[] = {7, 0, UINT64_C(1) << 40};
 static const uint64_t node_saved[] = {UINT64_C(0x100000002), 3};
 static const uint64_t composite_parts[] = {11, 12, 13, 14};
@@ -165,6 +169,9 @@ void assert_event_equal(const gs_trace_event *want, const gs_trace_event *got) {
   g_assert_cmpuint(got->child, ==, want->child);
   g_assert_cmpuint(got->optimizer, ==, want->optimizer);
   g_assert_cmpuint(got->nbytes, ==, want->nbytes);
+  g_assert_cmpuint(got->alloc, ==, want->alloc);
+  g_assert_cmpuint(got->freed, ==, want->freed);
+  g_assert_cmpint(got->derived, ==, want->derived);
   g_assert_cmpint(got->offset, ==, want->offset);
   g_assert_cmpuint(got->version, ==, want->version);
   g_assert_cmpuint(got->name, ==, want->name);

@@ -8,7 +8,8 @@
 
 #include "trace-writer-test.h"
 
-/* The sample of kind: every field the kind carries set, and non-zero. */
+/* The sample of kind: every field the kind carries set, and non-zero (but alloc and freed, which
+ * would add storage events). */
 gs_trace_event sample(gs_trace_kind kind);
 /* One sample of every kind, seq and time rising with gaps (and time once going back). */
 GArray *every_kind(void);

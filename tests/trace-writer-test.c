@@ -42,11 +42,16 @@ void tw_header(tw_log *log, uint16_t major, uint16_t minor, uint64_t start_realt
 }
 
 uint8_t *tw_event(uint8_t *p, const gs_trace_event *e, uint64_t prev_seq, uint64_t prev_time) {
+  return tw_event_as(p, e, prev_seq, prev_time, GS_TRACE_VERSION_MINOR);
+}
+
+uint8_t *tw_event_as(uint8_t *p, const gs_trace_event *e, uint64_t prev_seq, uint64_t prev_time,
+                     unsigned minor) {
   /* The length comes first but is known only after the body: encode the body after room for
    * the longest length varint, then slide it down next to the real one. */
   uint8_t *body = p + 1 + 10;
-  uint8_t *end = gs__trace_encode_body(body, e, (int64_t)(e->seq - prev_seq),
-                                       (int64_t)(e->time_ns - prev_time));
+  uint8_t *end = gs__trace_encode_body_as(body, e, (int64_t)(e->seq - prev_seq),
+                                          (int64_t)(e->time_ns - prev_time), minor);
   size_t len = (size_t)(end - body);
   *p++ = (uint8_t)e->kind;
   p = gs__put_uvarint(p, len);
@@ -55,6 +60,11 @@ uint8_t *tw_event(uint8_t *p, const gs_trace_event *e, uint64_t prev_seq, uint64
 }
 
 void tw_chunk(tw_log *log, uint32_t thread, const gs_trace_event *events, size_t n) {
+  tw_chunk_as(log, thread, events, n, GS_TRACE_VERSION_MINOR);
+}
+
+void tw_chunk_as(tw_log *log, uint32_t thread, const gs_trace_event *events, size_t n,
+                 unsigned minor) {
   size_t room = 0;
   for (size_t i = 0; i < n; i++)
     room += gs__trace_max_event_size(&events[i]);
@@ -64,7 +74,7 @@ void tw_chunk(tw_log *log, uint32_t thread, const gs_trace_event *events, size_t
   uint64_t seq = n ? events[0].seq : 0, time = n ? events[0].time_ns : 0;
   uint8_t *p = payload;
   for (size_t i = 0; i < n; i++) {
-    p = tw_event(p, &events[i], seq, time);
+    p = tw_event_as(p, &events[i], seq, time, minor);
     seq = events[i].seq;
     time = events[i].time_ns;
   }

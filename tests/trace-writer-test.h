@@ -1,5 +1,5 @@
 /* trace-writer-test.h: builds event logs in memory for the reader's tests, fuzz seeds and
- * benchmark, with the format's own encoder (gs__trace_encode_body) and CRC. Deliberately tiny
+ * benchmark, with the format's own encoder (gs__trace_encode_body_as) and CRC. Deliberately tiny
  * and GLib-free: the recorder's chunk writer is the real one; this one only has to be
  * obviously right, plus let tests hand-craft payloads the encoder would never produce. */
 #pragma once
@@ -22,11 +22,16 @@ void tw_header(tw_log *log, uint16_t major, uint16_t minor, uint64_t start_realt
                uint32_t pid);
 
 /* Appends one encoded event (kind, length, body) to p, deltas taken from (prev_seq,
- * prev_time); returns the end. Room: gs__trace_max_event_size(e). */
+ * prev_time); returns the end. Room: gs__trace_max_event_size(e). Every field of this format
+ * version is written (with _as, those of version 1.minor: an older writer's shorter bodies). */
 uint8_t *tw_event(uint8_t *p, const gs_trace_event *e, uint64_t prev_seq, uint64_t prev_time);
+uint8_t *tw_event_as(uint8_t *p, const gs_trace_event *e, uint64_t prev_seq, uint64_t prev_time,
+                     unsigned minor);
 
 /* A chunk of thread's events[0..n), base seq and time those of events[0]. */
 void tw_chunk(tw_log *log, uint32_t thread, const gs_trace_event *events, size_t n);
+void tw_chunk_as(tw_log *log, uint32_t thread, const gs_trace_event *events, size_t n,
+                 unsigned minor);
 
 /* A chunk around a payload encoded by hand (zero-padded to 8, CRC computed). */
 void tw_chunk_raw(tw_log *log, uint32_t thread, uint64_t base_seq, uint64_t base_time,

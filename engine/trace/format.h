@@ -5,7 +5,8 @@
  *   chunk  = "GSCK" u32 payload_len u32 crc u32 thread u64 base_seq u64 base_time
  *            payload, zero-padded to a multiple of 8
  *   event  = u8 kind, uvarint length (of what follows), svarint seq delta, svarint time delta,
- *            then the kind's fields in schema order
+ *            then the kind's fields in schema order (those a later minor version added
+ *            at the end may be left out)
  * Integers are little-endian; varints are LEB128 (svarint: zigzag first). The crc is CRC-32C
  * of the chunk header's bytes 12..32 followed by the payload.
  */
@@ -55,10 +56,20 @@ typedef enum gs__field {
   GS__F_TEXT,    /* uvarint length, then the bytes (no NUL) */
   GS__F_CHILD, GS__F_OPTIMIZER, /* since 1.1 */
   GS__F_PARAMS,  /* as INPUTS */
+  GS__F_ALLOC, GS__F_FREED, /* since 1.2 */
+  GS__F_SINCE, /* keep last: see GS__F_SINCE_MINOR */
 } gs__field;
 
+/* Not a field but a mark in a schema, before a field that minor version m added to a known
+ * kind: a body may end at the mark (its writer was older, or left the field out as 0), and
+ * the fields after it then read as 0; a body that ends anywhere else, inside a field or
+ * before one without a mark, is damaged. Each such field gets a mark of its own. */
+#define GS__F_SINCE_MINOR(m) (GS__F_SINCE + (m))
+_Static_assert(GS__F_SINCE_MINOR(GS_TRACE_VERSION_MINOR) <= UINT8_MAX, "schemas are bytes");
+
 /* The schema of each kind (GS__F_END-terminated); NULL for kinds this version does not know,
- * which readers skip using the event's length. */
+ * which readers skip using the event's length. Fields a minor version adds to a known kind go
+ * at its end, each after a GS__F_SINCE_MINOR mark. */
 extern const uint8_t *const gs__trace_schema[GS_TRACE_KIND_COUNT];
 
 /* ---- varints --------------------------------------------------------------------------- */
@@ -120,7 +131,19 @@ static inline uint64_t gs__get_u64(const uint8_t *p) {
 uint32_t gs__crc32c(uint32_t crc, const void *data, size_t n);
 
 /* Encodes e's fields for its kind into p (room for gs__trace_max_event_size(e) bytes): the
- * part after the length (seq and time deltas included). Returns the end. */
+ * part after the length (seq and time deltas included), as a writer of format 1.`minor` does:
+ * fields a later minor version added are left out, and so are trailing ones that are 0 (a
+ * reader takes them as 0 when missing). Returns the end. */
+uint8_t *gs__trace_encode_body_as(uint8_t *p, const gs_trace_event *e, int64_t seq_delta,
+                                  int64_t time_delta, unsigned minor);
+
+/* The minor version whose fields the recorder writes. Its hooks (hooks.c) do not fill 1.2's
+ * alloc and freed, so they are left out (a reader takes them as 0) and the recorder goes on
+ * recording storage_alloc and storage_free events of their own. A writer that folds them
+ * into tensor_create and tensor_dispose writes as GS_TRACE_VERSION_MINOR instead. */
+#define GS__TRACE_RECORDER_MINOR 1
+
+/* The recorder's encoder: gs__trace_encode_body_as for GS__TRACE_RECORDER_MINOR. */
 uint8_t *gs__trace_encode_body(uint8_t *p, const gs_trace_event *e, int64_t seq_delta,
                                int64_t time_delta);
 /* An upper bound on the encoded size of e. */

@@ -7,6 +7,10 @@
  * dropped from the buffer once its events are delivered, so a long live log costs one chunk
  * plus what the caller feeds at a time.
  *
+ * Since format 1.2 the writer folds a fresh storage's allocation into the tensor_create that
+ * made it, and a storage's release into the tensor_dispose that freed it. The reader unfolds
+ * them (unfold_storage_events), so its callers see the same events from any 1.x log.
+ *
  * A cut tail is normal (a crash, or a writer still running): it is NEED_MORE plus
  * gs_trace_reader_truncated. Anything wrong is DAMAGED at the first bad byte, with a message
  * naming what and where; every event before it has been delivered, none after. Every length
@@ -56,6 +60,9 @@ struct gs_trace_reader {
   size_t cursor; /* the next event, from the payload's start */
   uint32_t thread;
   uint64_t seq, time_ns; /* of the last event decoded (the chunk's base before the first) */
+  /* The second of two events one log event unfolded into, delivered by the next call. */
+  bool has_queued;
+  gs_trace_event queued;
 
   scratch inputs, saved, parts, params, values, text;
   char ***string_pages; /* STRING_PAGES pointers, allocated with the first string */
@@ -322,6 +329,11 @@ static bool bad_varint(gs_trace_reader *r, const uint8_t *p, const uint8_t *end,
   return damage(r, log_offset(r, p), "%s event's field runs past its length", kind_name(kind));
 }
 
+/* decode_event and decode_fields run once per event, each from one place: inlined into
+ * gs_trace_reader_next they save a fifth of its instructions, and GCC stops inlining them by
+ * itself once they grow past its size limits (as the 1.2 fields made them). */
+#define DECODE_INLINE inline __attribute__((always_inline))
+
 /* An array field: count, then count uvarints, into reader-owned memory. */
 static bool decode_array(gs_trace_reader *r, const uint8_t **pp, const uint8_t *end,
                          unsigned kind, scratch *s, const uint64_t **out, uint32_t *n_out) {
@@ -353,9 +365,12 @@ static bool decode_array(gs_trace_reader *r, const uint8_t **pp, const uint8_t *
 }
 
 /* Fills ev's fields from [p, end) in schema order; bytes after the last field (trailing
- * fields of a newer minor version) are left unread. */
-static bool decode_fields(gs_trace_reader *r, gs_trace_event *ev, const uint8_t *schema,
-                          const uint8_t *p, const uint8_t *end) {
+ * fields of a newer minor version) are left unread, and the body may end at a
+ * GS__F_SINCE_MINOR mark (before a field its older writer did not have yet): the fields
+ * after it stay 0. */
+static DECODE_INLINE bool decode_fields(gs_trace_reader *r, gs_trace_event *ev,
+                                         const uint8_t *schema, const uint8_t *p,
+                                         const uint8_t *end) {
   unsigned kind = ev->kind;
   for (const uint8_t *f = schema; *f != GS__F_END; f++) {
     const uint8_t *field = p;
@@ -391,6 +406,8 @@ static bool decode_fields(gs_trace_reader *r, gs_trace_event *ev, const uint8_t 
     case GS__F_CHILD: U64(child);
     case GS__F_OPTIMIZER: U64(optimizer);
     case GS__F_NBYTES: U64(nbytes);
+    case GS__F_ALLOC: U64(alloc);
+    case GS__F_FREED: U64(freed);
     case GS__F_VERSION: U64(version);
     case GS__F_OWNER: U64(owner);
     case GS__F_PREVIOUS_OWNER: U64(previous_owner);
@@ -491,6 +508,10 @@ static bool decode_fields(gs_trace_reader *r, gs_trace_event *ev, const uint8_t 
     }
     case GS__F_END:
       break;
+    default: /* a GS__F_SINCE_MINOR mark */
+      if (p == end)
+        return true;
+      break;
     }
 #undef U32
 #undef U64
@@ -528,11 +549,42 @@ static inline void clear_event(gs_trace_event *ev) {
   memset(ev, 0, size);
 }
 
+/* A storage event the log folded into tensor event `from`: made with from's seq, time and
+ * thread, and marked derived. */
+static void derive_storage_event(gs_trace_event *out, const gs_trace_event *from,
+                                 gs_trace_kind kind, uint64_t storage, uint64_t nbytes) {
+  clear_event(out);
+  out->kind = kind;
+  out->thread = from->thread;
+  out->seq = from->seq;
+  out->time_ns = from->time_ns;
+  out->storage = storage;
+  out->nbytes = nbytes;
+  out->derived = true;
+}
+
+/* A 1.2 tensor_create with alloc N stands for storage_alloc {storage, N} then the create; a
+ * tensor_dispose with freed S for the dispose then storage_free {S}. *ev becomes the first of
+ * the two and the second is queued for the next call, as a 1.1 log would have had them
+ * (with seqs of their own there; the same seq here). */
+static inline void unfold_storage_events(gs_trace_reader *r, gs_trace_event *ev) {
+  /* Only a tensor_create carries alloc, and only a tensor_dispose freed. */
+  if (ev->alloc) {
+    r->queued = *ev;
+    derive_storage_event(ev, &r->queued, GS_TRACE_STORAGE_ALLOC, r->queued.storage,
+                         r->queued.alloc);
+    r->has_queued = true;
+  } else if (ev->freed) {
+    derive_storage_event(&r->queued, ev, GS_TRACE_STORAGE_FREE, ev->freed, 0);
+    r->has_queued = true;
+  }
+}
+
 typedef enum { DECODED, CHUNK_DONE, DECODE_DAMAGED } decode_result;
 
 /* The next event of the open chunk. Unknown kinds (a newer minor version) are skipped by
  * their length, but their seq and time deltas still count: later events are relative. */
-static decode_result decode_event(gs_trace_reader *r, gs_trace_event *ev) {
+static DECODE_INLINE decode_result decode_event(gs_trace_reader *r, gs_trace_event *ev) {
   const uint8_t *payload = r->buf + r->start + GS__TRACE_CHUNK_HEADER_SIZE;
   const uint8_t *end = payload + r->payload_len;
   const uint8_t *p = payload + r->cursor;
@@ -572,12 +624,19 @@ static decode_result decode_event(gs_trace_reader *r, gs_trace_event *ev) {
         (kind == GS_TRACE_STRING && !define_string(r, ev, at)))
       return DECODE_DAMAGED;
     r->cursor = (size_t)(body_end - payload);
+    unfold_storage_events(r, ev);
     return DECODED;
   }
   return CHUNK_DONE;
 }
 
 gs_trace_status gs_trace_reader_next(gs_trace_reader *r, gs_trace_event *event) {
+  /* Before anything else: the chunk of a queued event is still the open one. */
+  if (r->has_queued) {
+    *event = r->queued;
+    r->has_queued = false;
+    return GS_TRACE_EVENT;
+  }
   for (;;) {
     switch (r->state) {
     case READ_DAMAGED:

@@ -12,8 +12,9 @@ const uint8_t *const gs__trace_schema[GS_TRACE_KIND_COUNT] = {
     [GS_TRACE_STORAGE_FREE] = S(GS__F_STORAGE),
     [GS_TRACE_TENSOR_CREATE] = S(GS__F_TENSOR, GS__F_STORAGE, GS__F_DTYPE, GS__F_ORIGIN,
                                  GS__F_SOURCE, GS__F_OP, GS__F_REQUIRES_GRAD, GS__F_OFFSET,
-                                 GS__F_SHAPE, GS__F_STRIDES, GS__F_HOLDER, GS__F_OWNER),
-    [GS_TRACE_TENSOR_DISPOSE] = S(GS__F_TENSOR, GS__F_NAME),
+                                 GS__F_SHAPE, GS__F_STRIDES, GS__F_HOLDER, GS__F_OWNER,
+                                 GS__F_SINCE_MINOR(2), GS__F_ALLOC),
+    [GS_TRACE_TENSOR_DISPOSE] = S(GS__F_TENSOR, GS__F_NAME, GS__F_SINCE_MINOR(2), GS__F_FREED),
     [GS_TRACE_TENSOR_MOVE] = S(GS__F_TENSOR, GS__F_TARGET),
     [GS_TRACE_TENSOR_NAME] = S(GS__F_TENSOR, GS__F_NAME),
     [GS_TRACE_INPLACE_WRITE] = S(GS__F_TENSOR, GS__F_STORAGE, GS__F_VERSION, GS__F_OP),
@@ -86,9 +87,26 @@ size_t gs__trace_max_event_size(const gs_trace_event *e) {
 
 uint8_t *gs__trace_encode_body(uint8_t *p, const gs_trace_event *e, int64_t seq_delta,
                                int64_t time_delta) {
+  return gs__trace_encode_body_as(p, e, seq_delta, time_delta, GS__TRACE_RECORDER_MINOR);
+}
+
+uint8_t *gs__trace_encode_body_as(uint8_t *p, const gs_trace_event *e, int64_t seq_delta,
+                                  int64_t time_delta, unsigned minor) {
   p = gs__put_svarint(p, seq_delta);
   p = gs__put_svarint(p, time_delta);
+  /* Where the body can end: at the mark before a run of trailing optional fields that are all
+   * 0 (a single 0 byte, whatever the field's type), which a reader takes as 0 when missing.
+   * So a 1.2 tensor event with nothing folded into it is no longer than in 1.1. */
+  uint8_t *cut = NULL;
   for (const uint8_t *f = gs__trace_schema[e->kind]; *f != GS__F_END; f++) {
+    if (*f >= GS__F_SINCE) {
+      if ((unsigned)(*f - GS__F_SINCE) > minor)
+        break; /* this version's fields end here */
+      if (!cut)
+        cut = p;
+      continue;
+    }
+    const uint8_t *field = p;
     switch ((gs__field)*f) {
     case GS__F_TENSOR: p = gs__put_uvarint(p, e->tensor); break;
     case GS__F_TARGET: p = gs__put_uvarint(p, e->target); break;
@@ -102,6 +120,8 @@ uint8_t *gs__trace_encode_body(uint8_t *p, const gs_trace_event *e, int64_t seq_
     case GS__F_CHILD: p = gs__put_uvarint(p, e->child); break;
     case GS__F_OPTIMIZER: p = gs__put_uvarint(p, e->optimizer); break;
     case GS__F_NBYTES: p = gs__put_uvarint(p, e->nbytes); break;
+    case GS__F_ALLOC: p = gs__put_uvarint(p, e->alloc); break;
+    case GS__F_FREED: p = gs__put_uvarint(p, e->freed); break;
     case GS__F_OFFSET: p = gs__put_svarint(p, e->offset); break;
     case GS__F_VERSION: p = gs__put_uvarint(p, e->version); break;
     case GS__F_NAME: p = gs__put_uvarint(p, e->name); break;
@@ -142,8 +162,11 @@ uint8_t *gs__trace_encode_body(uint8_t *p, const gs_trace_event *e, int64_t seq_
       memcpy(p, e->text, e->text_len);
       p += e->text_len;
       break;
+    case GS__F_SINCE:
     case GS__F_END: break;
     }
+    if (cut && !(p == field + 1 && *field == 0))
+      cut = NULL;
   }
-  return p;
+  return cut ? cut : p;
 }

@@ -17,7 +17,7 @@ extern "C" {
 #endif
 
 #define GS_TRACE_VERSION_MAJOR 1
-#define GS_TRACE_VERSION_MINOR 1
+#define GS_TRACE_VERSION_MINOR 2
 
 /* ---- recording ------------------------------------------------------------------------ */
 
@@ -39,12 +39,12 @@ GS_API void gs_trace_name(gs_tensor t, const char *name);
 
 typedef enum gs_trace_kind {
   GS_TRACE_STRING = 1,          /* a string-table entry: id, text */
-  GS_TRACE_STORAGE_ALLOC,       /* storage, nbytes */
+  GS_TRACE_STORAGE_ALLOC,       /* storage, nbytes (see also gs_trace_event.alloc) */
   GS_TRACE_STORAGE_SHARE,       /* storage shares source's bytes copy-on-write: storage, source, nbytes */
   GS_TRACE_STORAGE_MATERIALISE, /* storage copied its shared bytes before a write: storage, nbytes */
-  GS_TRACE_STORAGE_FREE,        /* storage */
+  GS_TRACE_STORAGE_FREE,        /* storage (see also gs_trace_event.freed) */
   GS_TRACE_TENSOR_CREATE,       /* see gs_trace_tensor_create */
-  GS_TRACE_TENSOR_DISPOSE,      /* tensor, reason (string) */
+  GS_TRACE_TENSOR_DISPOSE,      /* tensor, reason (string), freed */
   GS_TRACE_TENSOR_MOVE,         /* tensor moved to new handle (a parameter): tensor, target */
   GS_TRACE_TENSOR_NAME,         /* tensor, name (string) */
   GS_TRACE_INPLACE_WRITE,       /* tensor, storage, version (after), op (string) */
@@ -101,6 +101,16 @@ typedef struct gs_trace_event {
   uint64_t child;    /* module child: the child module */
   uint64_t optimizer;
   uint64_t nbytes;
+  /* Since 1.2, a fresh storage's allocation and its release are folded into the tensor events
+   * that caused them, and the reader unfolds them again: it delivers a storage_alloc {storage,
+   * nbytes = alloc} just before a tensor_create whose alloc is non-zero, and a storage_free
+   * {storage = freed} just after a tensor_dispose whose freed is non-zero, so a reader's
+   * caller sees the same events from a 1.2 log as from a 1.1 one. */
+  uint64_t alloc;    /* tensor create: bytes of its storage, allocated for it (0: it existed) */
+  uint64_t freed;    /* tensor dispose: the storage its disposal freed (0: none) */
+  bool derived;      /* this storage_alloc or storage_free is not in the log: the reader made it
+                      * from the alloc or freed of the tensor event next to it, whose seq, time
+                      * and thread it shares */
   int64_t offset;
   uint64_t version;
   uint32_t name;     /* string id: scope name, node kind, op, mark label, module type... */

@@ -77,6 +77,9 @@ void gs_event_fields_foreach(const gs_trace_event *e, const gs_trace_reader *rea
   emit_u(&w, "child", GS_FIELD_HANDLE, e->child);
   emit_u(&w, "optimizer", GS_FIELD_HANDLE, e->optimizer);
   emit_u(&w, "nbytes", GS_FIELD_UINT, e->nbytes);
+  /* Not alloc and freed: the reader has turned them into the storage_alloc before the
+   * tensor_create and the storage_free after the tensor_dispose, listed as events of their
+   * own, as a 1.1 log had them. */
   if (e->offset) {
     gs_event_field f = {.key = "offset", .type = GS_FIELD_INT, .i = e->offset};
     fn(&f, user_data);

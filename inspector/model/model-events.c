@@ -98,7 +98,9 @@ gboolean gs_trace_model_event(gs_trace_model *m, guint64 index, gs_trace_event *
 }
 
 gs_trace_kind gs_trace_model_kind_at(const gs_trace_model *m, guint64 index) {
-  return index < m->kinds->len ? (gs_trace_kind)g_array_index(m->kinds, guint8, index) : 0;
+  if (index >= m->kinds->len)
+    return 0;
+  return (gs_trace_kind)(g_array_index(m->kinds, guint8, index) & ~MODEL_DERIVED);
 }
 
 guint32 gs_trace_model_thread_at(const gs_trace_model *m, guint64 index) {
@@ -126,8 +128,14 @@ guint64 gs_trace_model_time_at(const gs_trace_model *m, guint64 index) {
   return column_at(m, m->time_off, m->time_big, FALSE, index);
 }
 
+static gboolean derived_at(const gs_trace_model *m, guint64 index) {
+  return (g_array_index(m->kinds, guint8, index) & MODEL_DERIVED) != 0;
+}
+
 /* Each thread's chunks are in its own order, where seq never decreases: a binary search over
- * its chunks, then over the chunk's events. */
+ * its chunks, then over the chunk's events. The events sharing a seq are one from the log
+ * and those the reader derived from it (a storage_alloc just before a tensor_create, a
+ * storage_free just after a tensor_dispose): the one from the log is the answer. */
 guint64 gs_trace_model_find_seq(const gs_trace_model *m, guint64 seq) {
   for (guint t = 0; t < m->threads->len; t++) {
     guint32 thread = g_array_index(m->threads, guint32, t);
@@ -145,7 +153,7 @@ guint64 gs_trace_model_find_seq(const gs_trace_model *m, guint64 seq) {
     /* The event may sit in the chunk before, or (equal seq0s) one further back. */
     for (guint k = lo; k-- > 0 && k + 2 >= lo;) {
       const model_chunk *c = &g_array_index(m->chunks, model_chunk, g_array_index(list, guint, k));
-      guint64 a = c->first, b = c->first + c->n;
+      guint64 end = c->first + c->n, a = c->first, b = end;
       while (a < b) {
         guint64 mid = (a + b) / 2;
         if (gs_trace_model_seq_at(m, mid) < seq)
@@ -153,7 +161,9 @@ guint64 gs_trace_model_find_seq(const gs_trace_model *m, guint64 seq) {
         else
           b = mid;
       }
-      if (a < c->first + c->n && gs_trace_model_seq_at(m, a) == seq)
+      while (a + 1 < end && derived_at(m, a) && gs_trace_model_seq_at(m, a + 1) == seq)
+        a++;
+      if (a < end && gs_trace_model_seq_at(m, a) == seq)
         return a;
     }
   }

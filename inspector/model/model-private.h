@@ -11,6 +11,11 @@
 
 #include "trace-model.h"
 
+/* In the kinds column, the bit that marks an event the reader derived (gs_trace_event's
+ * derived: a storage_alloc or storage_free unfolded from a 1.2 tensor event, sharing its seq). */
+#define MODEL_DERIVED 0x80u
+_Static_assert(GS_TRACE_KIND_COUNT <= MODEL_DERIVED, "kinds fit below the derived bit");
+
 /* One chunk of the log that delivered events: where its bytes are, and which events. */
 typedef struct model_chunk {
   guint64 offset; /* its first byte in the log */
@@ -66,7 +71,7 @@ struct gs_trace_model {
 
   /* the index */
   GArray *chunks;   /* model_chunk */
-  GArray *kinds;    /* guint8 per event */
+  GArray *kinds;    /* guint8 per event: its kind, | MODEL_DERIVED if the reader derived it */
   GArray *seq_off;  /* guint32 per event: seq - chunk seq0, or G_MAXUINT32 (see seq_big) */
   GArray *time_off; /* guint32 per event: time - chunk time0, or G_MAXUINT32 */
   GHashTable *seq_big, *time_big; /* event index -> full value, where the offset overflowed */

@@ -156,7 +156,7 @@ static void index_event(gs_trace_model *m, const gs_trace_event *e) {
   }
   c->n++;
   guint p = m->n_pending++;
-  m->pending_kinds[p] = (guint8)e->kind;
+  m->pending_kinds[p] = (guint8)(e->kind | (e->derived ? MODEL_DERIVED : 0));
   m->pending_seq[p] = offset_or_aside(m->seq_big, index, c->seq0, e->seq);
   m->pending_time[p] = offset_or_aside(m->time_big, index, c->time0, e->time_ns);
   m->pending_life[p] = model_life_add(m, e, index);

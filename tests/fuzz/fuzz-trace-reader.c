@@ -12,7 +12,8 @@
  * Beyond "never crash", each input checks what the reader promises: the same events, status,
  * error and truncation whether the bytes come whole or in pieces of any size; decoded events
  * within the format's limits, with NUL-terminated text; an error only with DAMAGED, and an
- * offset inside the input. Random bytes almost never carry a right CRC, so each input is also
+ * offset inside the input; a derived storage event right beside the tensor event it comes
+ * from. Random bytes almost never carry a right CRC, so each input is also
  * read with its CRCs recomputed, which lets the fuzzer reach the event decoder.
  */
 #include <stdio.h>
@@ -50,7 +51,7 @@ static uint64_t event_digest(const gs_trace_reader *r, const gs_trace_event *e) 
       e->node, e->scope, e->outer, e->object, e->module, e->nbytes, (uint64_t)e->offset,
       e->version, e->name, e->op, e->dtype, e->origin, e->holder, e->previous_holder, e->owner,
       e->previous_owner, e->object_kind, e->code, e->requires_grad, (uint64_t)e->ndim,
-      e->child, e->optimizer,
+      e->child, e->optimizer, e->alloc, e->freed, e->derived,
   };
   uint64_t h = UINT64_C(0xcbf29ce484222325);
   for (size_t i = 0; i < sizeof scalars / sizeof scalars[0]; i++)
@@ -93,11 +94,37 @@ typedef struct outcome {
   char error[256];
 } outcome;
 
+/* A storage_alloc derived from a 1.2 tensor_create comes just before it, a storage_free
+ * derived from a tensor_dispose just after it, with its seq, time and thread. prev is the
+ * event before e (its scalars only), if any. */
+static void check_same_moment(const gs_trace_event *a, const gs_trace_event *b) {
+  CHECK(a->seq == b->seq && a->time_ns == b->time_ns && a->thread == b->thread);
+}
+
+static void check_derived(const gs_trace_event *prev, const gs_trace_event *e) {
+  if (prev && prev->derived && prev->kind == GS_TRACE_STORAGE_ALLOC) {
+    CHECK(e->kind == GS_TRACE_TENSOR_CREATE && e->alloc == prev->nbytes && e->alloc);
+    CHECK(e->storage == prev->storage);
+    check_same_moment(prev, e);
+  }
+  if (e->derived && e->kind == GS_TRACE_STORAGE_FREE) {
+    CHECK(prev && prev->kind == GS_TRACE_TENSOR_DISPOSE && prev->freed == e->storage);
+    CHECK(e->storage != 0);
+    check_same_moment(prev, e);
+  } else if (e->derived) {
+    CHECK(e->kind == GS_TRACE_STORAGE_ALLOC);
+  }
+}
+
 static void drain(gs_trace_reader *r, outcome *o) {
-  gs_trace_event e;
+  gs_trace_event e, prev = {0};
+  bool have_prev = false;
   while ((o->status = gs_trace_reader_next(r, &e)) == GS_TRACE_EVENT) {
+    check_derived(have_prev ? &prev : NULL, &e);
     o->digest = mix(o->digest, event_digest(r, &e));
     o->n_events++;
+    prev = e;
+    have_prev = true;
   }
 }
 

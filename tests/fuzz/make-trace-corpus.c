@@ -25,7 +25,9 @@ static const uint64_t saved[] = {4};
 static const uint64_t parts[] = {5, 6, 7};
 static const double values[] = {0.5, -1.0, 3e10};
 
-/* A small training-step-like stream touching every kind. */
+/* A small training-step-like stream touching every kind, with storage events of their own and
+ * (format 1.2) folded into a tensor_create and a tensor_dispose, the latter the last event of
+ * its chunk. */
 static void every_kind(tw_log *log) {
   gs_trace_event e[] = {
       {.kind = GS_TRACE_STRING, .name = 1, .text = "AddBackward", .text_len = 11},
@@ -40,6 +42,8 @@ static void every_kind(tw_log *log) {
       {.kind = GS_TRACE_STORAGE_SHARE, .storage = 2, .source = 1, .nbytes = 24},
       {.kind = GS_TRACE_STORAGE_MATERIALISE, .storage = 2, .nbytes = 24},
       {.kind = GS_TRACE_INPLACE_WRITE, .tensor = 4, .storage = 1, .version = 1, .op = 1},
+      {.kind = GS_TRACE_TENSOR_CREATE, .tensor = 11, .storage = 3, .alloc = 16, .ndim = 1,
+       .shape = {4}, .strides = {1}, .holder = GS_TRACE_HELD_BY_SCOPE, .owner = 1},
       {.kind = GS_TRACE_NODE_CREATE, .node = 1, .name = 1, .tensor = 4, .n_inputs = 2,
        .inputs = inputs, .n_saved = 1, .saved = saved},
       {.kind = GS_TRACE_TENSOR_NAME, .tensor = 4, .name = 2},
@@ -47,6 +51,7 @@ static void every_kind(tw_log *log) {
       {.kind = GS_TRACE_BACKWARD_BEGIN, .tensor = 4, .node = 1},
       {.kind = GS_TRACE_GRAD_ACCUMULATE, .tensor = 3, .target = 8},
       {.kind = GS_TRACE_NODE_FREE_SAVED, .node = 1},
+      {.kind = GS_TRACE_TENSOR_DISPOSE, .tensor = 11, .name = 2, .freed = 3},
       {.kind = GS_TRACE_BACKWARD_END, .tensor = 4},
       {.kind = GS_TRACE_NODE_RELEASE, .node = 1},
       {.kind = GS_TRACE_MODULE_CREATE, .module = 1, .name = 1},
@@ -72,8 +77,8 @@ static void every_kind(tw_log *log) {
   }
   tw_header(log, 1, GS_TRACE_VERSION_MINOR, 1700000000000000000u, 1234);
   tw_chunk(log, 1, e, 10);
-  tw_chunk(log, 2, e + 10, 8);
-  tw_chunk(log, 1, e + 18, n - 18);
+  tw_chunk(log, 2, e + 10, 7);
+  tw_chunk(log, 1, e + 17, n - 17);
 }
 
 int main(int argc, char **argv) {
@@ -93,6 +98,20 @@ int main(int argc, char **argv) {
 
   tw_header(&log, 2, 0, 0, 1);
   save("major-2.gst", &log, log.len);
+  tw_free(&log);
+
+  /* An older writer's shorter bodies: 1.1 tensor_create and tensor_dispose, which end before
+   * 1.2's alloc and freed. */
+  tw_header(&log, 1, 1, 0, 1);
+  gs_trace_event older[] = {
+      {.kind = GS_TRACE_STORAGE_ALLOC, .seq = 1, .storage = 1, .nbytes = 8},
+      {.kind = GS_TRACE_TENSOR_CREATE, .seq = 2, .tensor = 1, .storage = 1, .alloc = 8,
+       .ndim = 1, .shape = {2}, .strides = {1}},
+      {.kind = GS_TRACE_TENSOR_DISPOSE, .seq = 3, .tensor = 1, .freed = 1},
+      {.kind = GS_TRACE_STORAGE_FREE, .seq = 4, .storage = 1},
+  };
+  tw_chunk_as(&log, 1, older, sizeof older / sizeof older[0], 1);
+  save("older-minor.gst", &log, log.len);
   tw_free(&log);
 
   /* A newer minor: an unknown kind and a known kind with a trailing field. */
