@@ -79,6 +79,10 @@ typedef struct gs__storage {
    * live on (engine/autograd/view-history.c, which frees it through the lifecycle's
    * on_storage_free); NULL if none. */
   struct gs__view_root *orphan;
+  /* Allocated while recording and not yet in the log: the first tensor made over it carries
+   * the allocation in its creation event (format 1.2); anything else that names the storage
+   * first writes the allocation on its own. */
+  bool alloc_unlogged;
 } gs__storage;
 
 /* Caching allocator: a block with a gs__buffer header followed by nbytes of data (64-byte
@@ -95,6 +99,11 @@ gs__storage *gs__storage_wrap(void *data, uint64_t nbytes, gs_release_fn release
 gs__storage *gs__storage_share_cow(gs__storage *src);
 void gs__storage_retain(gs__storage *s);
 void gs__storage_release(gs__storage *s);
+/* Releases s for a tensor's disposal whose event says whether this freed it: true if it did
+ * (the log then gets no storage_free of its own). */
+bool gs__storage_release_for_dispose(gs__storage *s);
+/* Writes s's allocation now if the log has not had it yet. Only while tracing. */
+void gs__storage_log_alloc(gs__storage *s);
 /* Before writing: copies shared bytes so the write stays private. false if out of memory. */
 bool gs__storage_materialise(gs__storage *s);
 static inline bool gs__storage_is_cow(const gs__storage *s) {

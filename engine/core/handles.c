@@ -65,9 +65,19 @@ bool gs_is_alive(gs_tensor h) { return gs__pool_get(&gs__tensors, h.id) != NULL;
 /* Logs a tensor's creation (its geometry, the op that made it and its owner). */
 static void trace_create(const gs__slot *s) {
   const gs__tensor *t = &s->tensor;
+  gs__storage *storage = t->storage;
+  /* Its fresh storage's allocation goes in the same event (the reader derives it). */
+  uint64_t alloc = 0;
+  if (storage->alloc_unlogged && t->origin == GS__ORIGIN_NEW) {
+    storage->alloc_unlogged = false;
+    alloc = storage->nbytes;
+  } else {
+    gs__storage_log_alloc(storage);
+  }
   gs__trace_tensor_create(&(gs__trace_tensor){
       .seq = t->created_event, .tensor = t->id, .storage = t->storage->id,
-      .source = t->source, .owner = gs__owner_id(&s->own), .offset = t->offset,
+      .source = t->source, .owner = gs__owner_id(&s->own), .alloc_nbytes = alloc,
+      .offset = t->offset,
       .shape = t->shape, .strides = t->strides, .op = t->created_by, .dtype = (uint32_t)t->dtype,
       .origin = (uint32_t)t->origin, .holder = (uint32_t)s->own.holder, .ndim = t->ndim,
       .requires_grad = t->ag.requires_grad});
@@ -113,9 +123,19 @@ void gs__dispose_as(gs_tensor h, const char *reason) {
   t->storage = NULL;
   uint64_t event = gs__next_event();
   gs__pool_release(&gs__tensors, h.id, reason, event, GS__POOL_DISPOSED);
-  if (gs__trace_on())
-    gs__trace_tensor_dispose(event, h.id, reason, 0);
-  gs__storage_release(storage);
+  if (!gs__trace_on()) {
+    gs__storage_release(storage);
+    return;
+  }
+  /* The storage freed by this disposal goes in its event (the reader derives the free). The
+   * event is written first: freeing may release what the storage's kept view record holds. */
+  uint64_t storage_id = storage->id;
+  bool last = atomic_load_explicit(&storage->refcount, memory_order_acquire) == 1;
+  gs__trace_tensor_dispose(event, h.id, reason, last ? storage_id : 0);
+  if (last)
+    gs__storage_release_for_dispose(storage);
+  else
+    gs__storage_release(storage);
 }
 
 /* A handle whose tensor moved to another handle (a parameter): disposing it does nothing, as

@@ -26,6 +26,7 @@ static gs__storage *storage_over(gs__buffer *buffer, uint64_t nbytes) {
   s->last_write_tensor = 0;
   s->last_write_origin = GS__ORIGIN_NEW;
   s->orphan = NULL;
+  s->alloc_unlogged = false;
   return s;
 }
 
@@ -50,8 +51,15 @@ gs__storage *gs__storage_new(uint64_t nbytes) {
   if (!s)
     gs__free_buffer(b);
   else if (gs__trace_on())
-    gs__trace_storage(GS_TRACE_STORAGE_ALLOC, s->id, 0, nbytes);
+    s->alloc_unlogged = true; /* most become a tensor's storage at once: its event says so */
   return s;
+}
+
+void gs__storage_log_alloc(gs__storage *s) {
+  if (s->alloc_unlogged) {
+    s->alloc_unlogged = false;
+    gs__trace_storage(GS_TRACE_STORAGE_ALLOC, s->id, 0, s->nbytes);
+  }
 }
 
 gs__storage *gs__storage_wrap(void *data, uint64_t nbytes, gs_release_fn release, void *user) {
@@ -78,10 +86,12 @@ gs__storage *gs__storage_wrap(void *data, uint64_t nbytes, gs_release_fn release
 gs__storage *gs__storage_share_cow(gs__storage *src) {
   atomic_fetch_add_explicit(&src->buffer->refcount, 1, memory_order_relaxed);
   gs__storage *s = storage_over(src->buffer, src->nbytes);
-  if (!s)
+  if (!s) {
     buffer_release(src->buffer);
-  else if (gs__trace_on())
+  } else if (gs__trace_on()) {
+    gs__storage_log_alloc(src);
     gs__trace_storage(GS_TRACE_STORAGE_SHARE, s->id, src->id, src->nbytes);
+  }
   return s;
 }
 
@@ -89,15 +99,28 @@ void gs__storage_retain(gs__storage *s) {
   atomic_fetch_add_explicit(&s->refcount, 1, memory_order_relaxed);
 }
 
-void gs__storage_release(gs__storage *s) {
-  if (!s || atomic_fetch_sub_explicit(&s->refcount, 1, memory_order_acq_rel) != 1)
-    return;
-  if (gs__trace_on())
-    gs__trace_storage(GS_TRACE_STORAGE_FREE, s->id, 0, s->nbytes);
+static void storage_free(gs__storage *s) {
   if (s->orphan)
     GS__LIFECYCLE_EACH(on_storage_free, s);
   buffer_release(s->buffer);
   free(s);
+}
+
+void gs__storage_release(gs__storage *s) {
+  if (!s || atomic_fetch_sub_explicit(&s->refcount, 1, memory_order_acq_rel) != 1)
+    return;
+  if (gs__trace_on()) {
+    gs__storage_log_alloc(s); /* a temporary no tensor was made over: in use until now */
+    gs__trace_storage(GS_TRACE_STORAGE_FREE, s->id, 0, s->nbytes);
+  }
+  storage_free(s);
+}
+
+bool gs__storage_release_for_dispose(gs__storage *s) {
+  if (atomic_fetch_sub_explicit(&s->refcount, 1, memory_order_acq_rel) != 1)
+    return false;
+  storage_free(s);
+  return true;
 }
 
 bool gs__storage_materialise(gs__storage *s) {
@@ -109,8 +132,10 @@ bool gs__storage_materialise(gs__storage *s) {
     return false;
   memcpy(own->data, shared->data, s->nbytes);
   s->buffer = own;
-  if (gs__trace_on())
+  if (gs__trace_on()) {
+    gs__storage_log_alloc(s);
     gs__trace_storage(GS_TRACE_STORAGE_MATERIALISE, s->id, 0, s->nbytes);
+  }
   buffer_release(shared);
   return true;
 }

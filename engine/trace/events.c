@@ -1,7 +1,7 @@
 /* events.c: one writer per event kind, each encoding its fields straight into the thread's
- * buffer in the order the schema (schema.c) gives them: no event struct filled and walked
- * field by field, which cost more than half of a recorded event. The reader decodes with the
- * schema table; tests/test-trace.c reads back every kind written here. */
+ * buffer in the order the schema (schema.c) gives them, as format 1.2: no event struct filled
+ * and walked field by field, which cost more than half of a recorded event. The reader decodes
+ * with the schema table; tests/test-trace.c reads back what the engine records. */
 #include <string.h>
 
 #include "format.h"
@@ -28,7 +28,7 @@ static uint8_t *put_handles(uint8_t *p, const gs_tensor *handles, uint32_t n) {
 void gs__trace_tensor_create(const gs__trace_tensor *t) {
   uint32_t op = gs__trace_string(t->op);
   uint8_t *p = gs__tw_begin(GS_TRACE_TENSOR_CREATE, t->seq,
-                            (12 + 2 * (size_t)t->ndim) * VARINT);
+                            (13 + 2 * (size_t)t->ndim) * VARINT);
   if (!p)
     return;
   p = gs__put_uvarint(p, t->tensor);
@@ -46,18 +46,21 @@ void gs__trace_tensor_create(const gs__trace_tensor *t) {
     p = gs__put_svarint(p, t->strides[i]);
   *p++ = (uint8_t)t->holder;
   p = gs__put_uvarint(p, t->owner);
+  if (t->alloc_nbytes) /* since 1.2; left out when 0, as a reader reads it then */
+    p = gs__put_uvarint(p, t->alloc_nbytes);
   gs__tw_end(p);
 }
 
 void gs__trace_tensor_dispose(uint64_t seq, uint64_t tensor, const char *reason,
                               uint64_t freed_storage) {
-  (void)freed_storage;
   uint32_t name = gs__trace_string(reason);
-  uint8_t *p = gs__tw_begin(GS_TRACE_TENSOR_DISPOSE, seq, 2 * VARINT);
+  uint8_t *p = gs__tw_begin(GS_TRACE_TENSOR_DISPOSE, seq, 3 * VARINT);
   if (!p)
     return;
   p = gs__put_uvarint(p, tensor);
   p = gs__put_uvarint(p, name);
+  if (freed_storage) /* since 1.2; left out when 0, as a reader reads it then */
+    p = gs__put_uvarint(p, freed_storage);
   gs__tw_end(p);
 }
 

@@ -131,20 +131,12 @@ static inline uint64_t gs__get_u64(const uint8_t *p) {
 uint32_t gs__crc32c(uint32_t crc, const void *data, size_t n);
 
 /* Encodes e's fields for its kind into p (room for gs__trace_max_event_size(e) bytes): the
- * part after the length (seq and time deltas included), as a writer of format 1.`minor` does:
+ * part after the length (seq and time deltas included), as a writer of format 1.`minor` does
+ * (tests and tools build logs with it; the engine's writer has an encoder per kind, events.c):
  * fields a later minor version added are left out, and so are trailing ones that are 0 (a
  * reader takes them as 0 when missing). Returns the end. */
 uint8_t *gs__trace_encode_body_as(uint8_t *p, const gs_trace_event *e, int64_t seq_delta,
                                   int64_t time_delta, unsigned minor);
 
-/* The minor version whose fields the recorder writes. Its hooks (hooks.c) do not fill 1.2's
- * alloc and freed, so they are left out (a reader takes them as 0) and the recorder goes on
- * recording storage_alloc and storage_free events of their own. A writer that folds them
- * into tensor_create and tensor_dispose writes as GS_TRACE_VERSION_MINOR instead. */
-#define GS__TRACE_RECORDER_MINOR 1
-
-/* The recorder's encoder: gs__trace_encode_body_as for GS__TRACE_RECORDER_MINOR. */
-uint8_t *gs__trace_encode_body(uint8_t *p, const gs_trace_event *e, int64_t seq_delta,
-                               int64_t time_delta);
 /* An upper bound on the encoded size of e. */
 size_t gs__trace_max_event_size(const gs_trace_event *e);

@@ -4,6 +4,11 @@
 
 #define S(...) (const uint8_t[]){__VA_ARGS__, GS__F_END}
 
+/* A new event kind needs, before this compiles: its schema and name below, its writer
+ * (trace/events.c) and every inspector table over kinds (each asserts the same count): the
+ * replay, the explanation, the tensor life, the event list's row, the memory accounting. */
+_Static_assert(GS_TRACE_KIND_COUNT == 28, "a new event kind needs a schema and a name here");
+
 const uint8_t *const gs__trace_schema[GS_TRACE_KIND_COUNT] = {
     [GS_TRACE_STRING] = S(GS__F_NAME, GS__F_TEXT),
     [GS_TRACE_STORAGE_ALLOC] = S(GS__F_STORAGE, GS__F_NBYTES),
@@ -83,11 +88,6 @@ size_t gs__trace_max_event_size(const gs_trace_event *e) {
   return 1 + 10 + 20 + 16 * 10 + (size_t)2 * GS_MAX_DIMS * 10 +
          (size_t)(e->n_inputs + e->n_saved + e->n_parts + e->n_params) * 10 + 30 + (size_t)e->n_values * 8 +
          e->text_len;
-}
-
-uint8_t *gs__trace_encode_body(uint8_t *p, const gs_trace_event *e, int64_t seq_delta,
-                               int64_t time_delta) {
-  return gs__trace_encode_body_as(p, e, seq_delta, time_delta, GS__TRACE_RECORDER_MINOR);
 }
 
 uint8_t *gs__trace_encode_body_as(uint8_t *p, const gs_trace_event *e, int64_t seq_delta,
