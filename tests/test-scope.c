@@ -1427,6 +1427,31 @@ static void test_packed_ended_scope_is_error(void) {
   dispose_sequences(seqs);
 }
 
+/* A collate step packs a sequence every batch, in the same slot: an old packed sequence's
+ * handle still names what disposed it and when after its slot has held 100 more. */
+static void test_packed_stale_after_100_reuses(void) {
+  gs_tensor seqs[3];
+  make_sequences(seqs);
+  gs_packed_sequence old = gs_pack_sequence(seqs, 3, true);
+  uint64_t before = gs_event_counter();
+  gs_packed_sequence_dispose(old);
+  uint64_t disposed_at = before + 1; /* the composite goes first, then its parts */
+  for (int i = 0; i < 100; i++) {
+    gs_packed_sequence ps = gs_pack_sequence(seqs, 3, true);
+    g_assert_cmpuint(ps.id & 0xffffffffu, ==, old.id & 0xffffffffu);
+    gs_packed_sequence_dispose(ps);
+  }
+  char expected[200];
+  g_snprintf(expected, sizeof expected,
+             "packed sequence #%u.%u is stale: it was disposed by gs_packed_sequence_dispose at "
+             "event %llu (its slot has held 100 packed sequences since)",
+             (unsigned)(old.id & 0x7fffffffu), (unsigned)(old.id >> 32),
+             (unsigned long long)disposed_at);
+  EXPECT_ERROR(gs_packed_data(old), expected);
+  g_assert_cmpint(gs_last_error_code(), ==, GS_ERR_STALE_HANDLE);
+  dispose_sequences(seqs);
+}
+
 /* ---- leak report ---------------------------------------------------------------------- */
 
 static int leak_report_text(char **text) {
@@ -1555,6 +1580,7 @@ static const scope_test tests[] = {
     {"/scope/packed/moves-between-scopes", test_packed_moves_between_scopes},
     {"/scope/packed/dispose-everything-but", test_packed_dispose_everything_but},
     {"/scope/packed/ended-scope-is-error", test_packed_ended_scope_is_error},
+    {"/scope/packed/stale-after-100-reuses", test_packed_stale_after_100_reuses},
     {"/scope/leaks/report", test_leak_report},
     {"/scope/leaks/report-at-exit", test_leak_report_at_exit},
 };
