@@ -5,7 +5,7 @@
  *            through a storage whose buffer is shared copies it ("materialises").
  *   storage  what views and detaches share: a buffer plus the version counter that in-place
  *            writes bump. Refcounted by the tensors over it.
- *   tensor   dtype, shape, strides, offset over a storage. Lives in a slot of the handle table.
+ *   tensor   dtype, shape, strides, offset over a storage. Lives in a slot of the tensor pool.
  * Ops work on gs__tensor pointers; public functions turn handles into pointers (checking the
  * generation) and register their results as new handles.
  */

@@ -74,8 +74,8 @@ void gs__own_adopt(gs_tensor h);
  * NULL if they may. */
 const char *gs__own_refuses_dispose(const gs__owned *o);
 
-/* Ids of composite objects carry this bit in their slot index, so a tensor's id and a
- * composite's never collide (dispose_everything_but takes a list of either). */
+/* Ids of composite objects carry this bit in their slot index (the composite pool's tag), so a
+ * tensor's id and a composite's never collide (dispose_everything_but takes a list of either). */
 #define GS__COMPOSITE_ID_BIT 0x80000000u
 
 static inline bool gs__is_composite_id(uint64_t id) {
