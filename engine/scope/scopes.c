@@ -7,7 +7,6 @@
  * so a handle to an ended scope is recognised (ending it again does nothing, using it otherwise
  * is an error naming the scope and when it ended, however often its slot was reused since).
  */
-#include <stdlib.h>
 #include <string.h>
 
 #include "scope-impl.h"
