@@ -85,6 +85,33 @@ static void test_named_parameters_of_a_nested_tree(void) {
   g_assert_cmpuint(gs_live_tensor_count(), ==, live);
 }
 
+/* A stale module handle names the disposal that took it and when, however often its slot was
+ * reused since (up to 128 modules): a child names its root's disposal, and a model rebuilt
+ * 100 times in the same slot still lets the first one's handle say what became of it. */
+static void test_stale_module_keeps_its_story_after_100_reuses(void) {
+  gs_module root = gs_module_new("Net"), head = gs_module_new("Head");
+  gs_module_register_child(root, "head", head);
+  gs_module_dispose(root);
+  uint64_t disposed_at = gs_event_counter(); /* the root goes last, after its children */
+  char by[64];
+  g_snprintf(by, sizeof by, "by the disposal of module Net #%u at event",
+             (unsigned)(root.id & 0xffffffffu));
+  EXPECT_ERROR(gs_module_type_name(head), by);
+  for (int i = 0; i < 100; i++) {
+    gs_module m = gs_module_new("Net");
+    g_assert_cmpuint(m.id & 0xffffffffu, ==, root.id & 0xffffffffu);
+    gs_module_dispose(m);
+  }
+  char expected[200];
+  g_snprintf(expected, sizeof expected,
+             "module #%u.%u is stale: the module was disposed %s %llu (its slot has held 100 "
+             "modules since)",
+             (unsigned)(root.id & 0xffffffffu), (unsigned)(root.id >> 32), by,
+             (unsigned long long)disposed_at);
+  EXPECT_ERROR(gs_module_forward(root, GS_NO_TENSOR), expected);
+  g_assert_cmpint(gs_last_error_code(), ==, GS_ERR_STALE_HANDLE);
+}
+
 static void test_tree_errors(void) {
   uint64_t live = gs_live_tensor_count();
   gs_module a = gs_module_new("A"), b = gs_module_new("B"), c = gs_module_new("C");
@@ -334,6 +361,8 @@ int main(int argc, char **argv) {
   g_test_add_func("/modules/named-parameters-of-a-nested-tree",
                   test_named_parameters_of_a_nested_tree);
   g_test_add_func("/modules/tree-errors", test_tree_errors);
+  g_test_add_func("/modules/stale-module-keeps-its-story-after-100-reuses",
+                  test_stale_module_keeps_its_story_after_100_reuses);
   g_test_add_func("/modules/train-eval-and-dropout-module", test_train_eval_and_dropout_module);
   g_test_add_func("/modules/sequential-equals-manual-composition",
                   test_sequential_equals_manual_composition);

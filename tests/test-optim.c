@@ -338,6 +338,31 @@ static void test_errors(void) {
   g_assert_cmpuint(gs_live_tensor_count(), ==, live0);
 }
 
+/* A stale optimizer handle names its disposal and when after its slot has held 100 more
+ * optimizers (a sweep makes one per run). */
+static void test_stale_optimizer_keeps_its_story_after_100_reuses(void) {
+  uint64_t live0 = gs_live_tensor_count();
+  gs_tensor p = make_param(P0);
+  gs_optimizer old = gs_adam_new(&p, 1, NULL);
+  gs_optimizer_dispose(old);
+  uint64_t disposed_at = gs_event_counter(); /* it had no state to dispose */
+  for (int i = 0; i < 100; i++) {
+    gs_optimizer o = gs_sgd_new(&p, 1, NULL);
+    g_assert_cmpuint(o.id & 0xffffffffu, ==, old.id & 0xffffffffu);
+    gs_optimizer_dispose(o);
+  }
+  char expected[200];
+  unsigned index = (unsigned)(old.id & 0xffffffffu);
+  g_snprintf(expected, sizeof expected,
+             "optimizer #%u.%u is stale: the optimizer was disposed by the disposal of optimizer "
+             "Adam #%u at event %llu (its slot has held 100 optimizers since)",
+             index, (unsigned)(old.id >> 32), index, (unsigned long long)disposed_at);
+  EXPECT_ERROR(gs_optimizer_step(old), expected);
+  g_assert_cmpint(gs_last_error_code(), ==, GS_ERR_STALE_HANDLE);
+  gs_dispose(p);
+  g_assert_cmpuint(gs_live_tensor_count(), ==, live0);
+}
+
 int main(int argc, char **argv) {
   test_init(&argc, &argv);
   g_test_add_func("/optim/sgd/plain", test_sgd_plain);
@@ -353,5 +378,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/optim/skip-without-grad", test_skip_without_grad);
   g_test_add_func("/optim/state-outlives-scopes", test_state_outlives_scopes);
   g_test_add_func("/optim/errors", test_errors);
+  g_test_add_func("/optim/stale-optimizer-keeps-its-story-after-100-reuses",
+                  test_stale_optimizer_keeps_its_story_after_100_reuses);
   return g_test_run();
 }

@@ -748,6 +748,48 @@ static void test_stale_after_end_names_scope(void) {
   assert_stats(TENSORS, 0, 0, 1, 1, 0, 0, 0);
 }
 
+/* A training loop begins and ends a scope every step, in the same slot: an old step's handle
+ * still names its scope and when it ended after the slot has held 100 more scopes, and ending
+ * it again is still no error. */
+static void test_stale_scope_keeps_its_story_after_100_reuses(void) {
+  gs_scope old = gs_scope_begin("step 0");
+  gs_scope_end(old);
+  uint64_t ended_at = gs_event_counter();
+  for (int i = 0; i < 100; i++) {
+    gs_scope s = gs_scope_begin("step n");
+    g_assert_cmpuint(s.id & 0xffffffffu, ==, old.id & 0xffffffffu);
+    gs_scope_end(s);
+  }
+  char expected[160];
+  g_snprintf(expected, sizeof expected,
+             "'step 0' is stale: it was ended at event %llu (its slot has held 100 scopes since)",
+             (unsigned long long)ended_at);
+  EXPECT_ERROR(gs_scope_get_info(old), expected);
+  g_assert_cmpint(gs_last_error_code(), ==, GS_ERR_STALE_HANDLE);
+  gs_scope_end(old);
+}
+
+/* Beyond the kept history (128 tenants of a slot) the message says plainly that the scope's
+ * story is gone, rather than naming another scope. */
+static void test_stale_scope_beyond_history_says_so(void) {
+  gs_scope old = gs_scope_begin("step 0");
+  gs_scope_end(old);
+  for (int i = 0; i < 200; i++)
+    gs_scope_end(gs_scope_begin("step n"));
+  EXPECT_ERROR(gs_scope_name(old), "is stale: it was ended, but its slot has held 200 scopes "
+                                   "since and only the last 128 disposals of a slot are "
+                                   "remembered, so its name and when it was ended are no "
+                                   "longer known");
+  gs_scope_end(old); /* still no error */
+}
+
+/* A handle this process never made is an error even for scope_end. */
+static void test_forged_scope_handle_is_error(void) {
+  gs_scope forged = {((uint64_t)3 << 32) | 0xfffffu};
+  EXPECT_ERROR(gs_scope_end(forged), "was never created by this process");
+  EXPECT_ERROR(gs_scope_end(GS_NO_SCOPE), "scope_end: expected a scope, got the empty handle");
+}
+
 /* ---- scope info ----------------------------------------------------------------------- */
 
 static void test_scope_info(void) {
@@ -1385,6 +1427,31 @@ static void test_packed_ended_scope_is_error(void) {
   dispose_sequences(seqs);
 }
 
+/* A collate step packs a sequence every batch, in the same slot: an old packed sequence's
+ * handle still names what disposed it and when after its slot has held 100 more. */
+static void test_packed_stale_after_100_reuses(void) {
+  gs_tensor seqs[3];
+  make_sequences(seqs);
+  gs_packed_sequence old = gs_pack_sequence(seqs, 3, true);
+  uint64_t before = gs_event_counter();
+  gs_packed_sequence_dispose(old);
+  uint64_t disposed_at = before + 1; /* the composite goes first, then its parts */
+  for (int i = 0; i < 100; i++) {
+    gs_packed_sequence ps = gs_pack_sequence(seqs, 3, true);
+    g_assert_cmpuint(ps.id & 0xffffffffu, ==, old.id & 0xffffffffu);
+    gs_packed_sequence_dispose(ps);
+  }
+  char expected[200];
+  g_snprintf(expected, sizeof expected,
+             "packed sequence #%u.%u is stale: it was disposed by gs_packed_sequence_dispose at "
+             "event %llu (its slot has held 100 packed sequences since)",
+             (unsigned)(old.id & 0x7fffffffu), (unsigned)(old.id >> 32),
+             (unsigned long long)disposed_at);
+  EXPECT_ERROR(gs_packed_data(old), expected);
+  g_assert_cmpint(gs_last_error_code(), ==, GS_ERR_STALE_HANDLE);
+  dispose_sequences(seqs);
+}
+
 /* ---- leak report ---------------------------------------------------------------------- */
 
 static int leak_report_text(char **text) {
@@ -1495,6 +1562,10 @@ static const scope_test tests[] = {
     {"/scope/ops/end-twice-is-noop", test_end_twice_is_noop},
     {"/scope/ops/ended-scope-use-is-error", test_ended_scope_use_is_error},
     {"/scope/ops/stale-after-end-names-scope", test_stale_after_end_names_scope},
+    {"/scope/ops/stale-scope-keeps-its-story-after-100-reuses",
+     test_stale_scope_keeps_its_story_after_100_reuses},
+    {"/scope/ops/stale-scope-beyond-history-says-so", test_stale_scope_beyond_history_says_so},
+    {"/scope/ops/forged-scope-handle-is-error", test_forged_scope_handle_is_error},
     {"/scope/info/counts-and-bytes", test_scope_info},
     {"/scope/info/follows-moves", test_scope_info_follows_moves},
     {"/scope/parameter/moves-handle", test_parameter_moves_handle},
@@ -1509,6 +1580,7 @@ static const scope_test tests[] = {
     {"/scope/packed/moves-between-scopes", test_packed_moves_between_scopes},
     {"/scope/packed/dispose-everything-but", test_packed_dispose_everything_but},
     {"/scope/packed/ended-scope-is-error", test_packed_ended_scope_is_error},
+    {"/scope/packed/stale-after-100-reuses", test_packed_stale_after_100_reuses},
     {"/scope/leaks/report", test_leak_report},
     {"/scope/leaks/report-at-exit", test_leak_report_at_exit},
 };

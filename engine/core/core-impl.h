@@ -5,7 +5,7 @@
  *            through a storage whose buffer is shared copies it ("materialises").
  *   storage  what views and detaches share: a buffer plus the version counter that in-place
  *            writes bump. Refcounted by the tensors over it.
- *   tensor   dtype, shape, strides, offset over a storage. Lives in a slot of the handle table.
+ *   tensor   dtype, shape, strides, offset over a storage. Lives in a slot of the tensor pool.
  * Ops work on gs__tensor pointers; public functions turn handles into pointers (checking the
  * generation) and register their results as new handles.
  */
@@ -39,6 +39,21 @@ static inline int gs__dtype_category(gs_dtype d) {
  * value when the handler returns. */
 void gs__error(gs_error_code code, const char *fn, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* How a kind of handle names itself in stale-handle errors: one message for every pool. */
+typedef struct gs__handle_kind {
+  gs__pool *pool;
+  const char *noun;  /* "tensor", "packed sequence" */
+  const char *nouns; /* "tensors", "packed sequences" */
+  const char *it;    /* what the message calls the ended record: "it", "the module" */
+  const char *ended; /* "disposed", "ended" */
+  bool by_is_name;   /* the story's `by` is the record's own name (a scope's), not its ender */
+} gs__handle_kind;
+
+/* Reports why id names no live record of kind's pool (empty, ended, forged) as a
+ * GS_ERR_STALE_HANDLE error of fn (stale.c): what ended it and at which event, and how many
+ * records its slot has held since, while the pool remembers; plainly that it forgot after. */
+void gs__report_stale(const gs__handle_kind *kind, uint64_t id, const char *fn);
 
 /* "[3, 4]" into buf (at least GS__SHAPE_STR bytes). */
 #define GS__SHAPE_STR 200

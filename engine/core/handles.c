@@ -4,12 +4,9 @@
  * The pool (base/pool.h) gives lock-free lookups, generations that never wrap, and each slot's
  * story of its last tenants, so a stale handle names what disposed its tensor and when even
  * after the slot has been reused many times. What owns a tensor and what its graph holds are
- * the business of the layers above, told through the lifecycle hooks (lifecycle.h).
+ * the business of the layers above, told through the lifecycle hooks (lifecycle.h). The
+ * stale-handle message itself is stale.c's, shared with every other kind of handle.
  */
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
 #include "core-impl.h"
 #include "trace-writer.h"
 
@@ -18,45 +15,11 @@ gs__pool gs__tensors =
 
 uint64_t gs_live_tensor_count(void) { return gs__pool_live(&gs__tensors); }
 
-static void report_stale(gs_tensor h, const char *fn) {
-  unsigned index = (unsigned)(h.id & 0xffffffffu), gen = (unsigned)(h.id >> 32);
-  gs__pool_story story = gs__pool_story_of(&gs__tensors, h.id);
-  char since[64] = "";
-  if (story.reuses > 0)
-    snprintf(since, sizeof since, " (its slot has held %u tensor%s since)", story.reuses,
-             story.reuses == 1 ? "" : "s");
-  switch (story.verdict) {
-  case GS__POOL_ENDED:
-    if (story.how == GS__POOL_MOVED)
-      gs__error(GS_ERR_STALE_HANDLE, fn,
-                "tensor #%u.%u is stale: it was moved into %s at event %llu; use that handle%s",
-                index, gen, story.by, (unsigned long long)story.event, since);
-    else
-      gs__error(GS_ERR_STALE_HANDLE, fn,
-                "tensor #%u.%u is stale: it was disposed by %s at event %llu%s", index, gen,
-                story.by, (unsigned long long)story.event, since);
-    break;
-  case GS__POOL_FORGOTTEN:
-    gs__error(GS_ERR_STALE_HANDLE, fn,
-              "tensor #%u.%u is stale: it was disposed, but its slot has held %u tensors since "
-              "and only the last %u disposals of a slot are remembered, so what disposed it is "
-              "no longer known",
-              index, gen, story.reuses, GS__POOL_HISTORY);
-    break;
-  default: /* a live handle never gets here; anything else was never handed out */
-    gs__error(GS_ERR_STALE_HANDLE, fn,
-              "tensor handle %#llx was never created by this process (a forged or "
-              "corrupted handle)",
-              (unsigned long long)h.id);
-    break;
-  }
-}
+static const gs__handle_kind tensor_kind = {
+    .pool = &gs__tensors, .noun = "tensor", .nouns = "tensors", .it = "it", .ended = "disposed"};
 
 gs__tensor *gs__lookup_failed(gs_tensor h, const char *fn) {
-  if (h.id == 0)
-    gs__error(GS_ERR_STALE_HANDLE, fn, "expected a tensor, got the empty handle");
-  else
-    report_stale(h, fn);
+  gs__report_stale(&tensor_kind, h.id, fn);
   return NULL;
 }
 

@@ -1,7 +1,7 @@
 /* module-impl.h: the module record, shared by module.c (records, parameters, children,
  * disposal, forward dispatch) and module-tree.c (walks over the tree: dotted names, train
- * mode). Modules are used from one thread at a time, as a PyTorch module is; the table lock
- * guards the table of records, not concurrent edits of one module. */
+ * mode). Modules are used from one thread at a time, as a PyTorch module is: the module pool
+ * finds records from any thread, but nothing guards concurrent edits of one module. */
 #pragma once
 
 #include "gradscope/scope.h"
@@ -26,11 +26,11 @@ typedef struct gs__name_cache {
   struct gs__name_cache *retired;
 } gs__name_cache;
 
+/* A module's record in the module pool (module.c). */
 typedef struct gs__module {
-  uint32_t index;
-  uint32_t generation;
-  bool live;
-  uint32_t next_free;
+  gs__pool_slot pool;
+  uint64_t id;           /* its handle while it lives */
+  uint32_t index;        /* its slot: the number messages call it by ("Linear #3") */
   const gs_module_type *type;
   const char *type_name; /* interned */
   void *data;            /* the type's own configuration (freed by type->free_data) */

@@ -3,7 +3,6 @@
  * survive the scopes of training steps), their disposal, and forward dispatch through the
  * module's type. Walks over a tree (dotted names, train mode) are in module-tree.c; nn layers
  * build on both. */
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -57,69 +56,43 @@ bool gs_is_parameter(gs_tensor h) {
 
 #define MAX_MODULES 65536u
 
-static gs__module *records[MAX_MODULES];
-static uint32_t record_count;
-static uint32_t free_head = UINT32_MAX;
-static pthread_mutex_t modules_lock = PTHREAD_MUTEX_INITIALIZER;
+static gs__pool modules = GS__POOL_INIT("module", sizeof(gs__module), 6, MAX_MODULES, 0);
+static const gs__handle_kind module_kind = {.pool = &modules, .noun = "module",
+                                            .nouns = "modules", .it = "the module",
+                                            .ended = "disposed"};
 static _Atomic uint64_t edits = 1;
 
 uint64_t gs__module_edits_now(void) { return edits; }
 void gs__module_edited(void) { edits++; }
 
-gs__module *gs__module_peek(gs_module h) {
-  uint32_t index = (uint32_t)(h.id & 0xffffffffu);
-  pthread_mutex_lock(&modules_lock);
-  gs__module *m = h.id && index < record_count ? records[index] : NULL;
-  bool ok = m && m->live && m->generation == (uint32_t)(h.id >> 32);
-  pthread_mutex_unlock(&modules_lock);
-  return ok ? m : NULL;
-}
+gs__module *gs__module_peek(gs_module h) { return gs__pool_get(&modules, h.id); }
 
 gs__module *gs__module_lookup(gs_module h, const char *fn) {
-  gs__module *m = gs__module_peek(h);
-  if (m)
-    return m;
-  uint32_t index = (uint32_t)(h.id & 0xffffffffu);
-  pthread_mutex_lock(&modules_lock);
-  bool known = h.id && index < record_count;
-  pthread_mutex_unlock(&modules_lock);
-  gs__error(GS_ERR_STALE_HANDLE, fn, "module handle %#llx is %s", (unsigned long long)h.id,
-            !h.id   ? "empty"
-            : known ? "stale: the module was disposed"
-                    : "not one this process made");
-  return NULL;
-}
-
-static gs_module handle_of(const gs__module *m) {
-  return (gs_module){((uint64_t)m->generation << 32) | m->index};
+  gs__module *m = gs__pool_get(&modules, h.id);
+  if (!m)
+    gs__report_stale(&module_kind, h.id, fn);
+  return m;
 }
 
 static gs_module module_new(const gs_module_type *type, const char *type_name, void *data) {
-  pthread_mutex_lock(&modules_lock);
-  gs__module *m;
-  if (free_head != UINT32_MAX) {
-    m = records[free_head];
-    free_head = m->next_free;
-  } else if (record_count < MAX_MODULES && (m = calloc(1, sizeof *m))) {
-    m->index = record_count;
-    m->generation = 1;
-    records[record_count++] = m;
-  } else {
-    pthread_mutex_unlock(&modules_lock);
+  uint64_t id;
+  gs__module *m = (gs__module *)gs__pool_take(&modules, &id);
+  if (!m) {
     if (type && type->free_data && data)
       type->free_data(data);
     gs__error(GS_ERR_OUT_OF_MEMORY, "module_new", "too many modules are alive");
     return GS_NO_MODULE;
   }
-  m->live = true;
+  m->id = id;
+  m->index = gs__pool_index(&modules, id);
   m->type = type;
   m->data = data;
   m->training = true; /* PyTorch's default */
   m->parent = 0;
   m->n_params = m->n_children = 0;
-  pthread_mutex_unlock(&modules_lock);
   m->type_name = gs__intern(type_name);
-  gs_module h = handle_of(m);
+  gs__pool_publish(&modules, &m->pool);
+  gs_module h = {id};
   if (gs__trace_on())
     gs__trace_module_create(h.id, m->type_name);
   return h;
@@ -406,20 +379,15 @@ static void dispose_tree(gs__module *m, const char *why) {
   free(m->params);
   free(m->children);
   gs__module_edited();
-  pthread_mutex_lock(&modules_lock);
   m->params = NULL;
   m->children = NULL;
   m->data = NULL;
   m->n_params = m->params_capacity = 0;
   m->n_children = m->children_capacity = 0;
   m->parent = 0;
-  m->live = false;
-  m->generation++;
-  if (m->generation == 0)
-    m->generation = 1;
-  m->next_free = free_head;
-  free_head = m->index;
-  pthread_mutex_unlock(&modules_lock);
+  /* A module's disposal is not in the log, but takes an event number as disposals do, so
+   * that its stale handles can say when it went. */
+  gs__pool_release(&modules, m->id, why, gs__next_event(), GS__POOL_DISPOSED);
 }
 
 void gs_module_dispose(gs_module mh) {

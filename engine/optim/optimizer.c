@@ -1,14 +1,13 @@
 /* optimizer.c: SGD, Adam and AdamW, step for step as torch.optim's single-tensor
  * implementations, written with the engine's own ops under no_grad.
  *
- * An optimizer is a record in a table of generation-checked records (as modules are). It
+ * An optimizer is a record in a generational pool (base/pool.h), as modules are. It
  * borrows its parameters and owns its state tensors outside every scope, as a module owns its
  * parameters: they are created lazily on a parameter's first step (as PyTorch does), taken out
  * of whatever scope is current (counted as a detach) to be held by the optimizer, and disposed
  * by gs_optimizer_dispose. The log shows them held by the optimizer. Temporaries of a step are
  * disposed at once. */
 #include <math.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,10 +28,8 @@ typedef struct param_state {
 } param_state;
 
 typedef struct optimizer {
-  uint32_t index;
-  uint32_t generation;
-  bool live;
-  uint32_t next_free;
+  gs__pool_slot pool;
+  uint32_t index; /* its slot: the number messages call it by ("Adam #2") */
   opt_kind kind;
   gs_sgd_options sgd;
   gs_adam_options adam;
@@ -42,28 +39,21 @@ typedef struct optimizer {
 
 #define MAX_OPTIMIZERS 65536u
 
-static optimizer *records[MAX_OPTIMIZERS];
-static uint32_t record_count;
-static uint32_t free_head = UINT32_MAX;
-static pthread_mutex_t optim_lock = PTHREAD_MUTEX_INITIALIZER;
+static gs__pool optimizers =
+    GS__POOL_INIT("optimizer", sizeof(optimizer), 4, MAX_OPTIMIZERS, 0);
+static const gs__handle_kind optimizer_kind = {.pool = &optimizers, .noun = "optimizer",
+                                               .nouns = "optimizers", .it = "the optimizer",
+                                               .ended = "disposed"};
 
 static const char *kind_name(opt_kind k) {
   return k == OPT_SGD ? "SGD" : k == OPT_ADAM ? "Adam" : "AdamW";
 }
 
 static optimizer *lookup(gs_optimizer h, const char *fn) {
-  uint32_t index = (uint32_t)(h.id & 0xffffffffu);
-  pthread_mutex_lock(&optim_lock);
-  optimizer *o = h.id && index < record_count ? records[index] : NULL;
-  bool ok = o && o->live && o->generation == (uint32_t)(h.id >> 32);
-  pthread_mutex_unlock(&optim_lock);
-  if (ok)
-    return o;
-  gs__error(GS_ERR_STALE_HANDLE, fn, "optimizer handle %#llx is %s", (unsigned long long)h.id,
-            !h.id ? "empty"
-            : o   ? "stale: the optimizer was disposed"
-                  : "not one this process made");
-  return NULL;
+  optimizer *o = gs__pool_get(&optimizers, h.id);
+  if (!o)
+    gs__report_stale(&optimizer_kind, h.id, fn);
+  return o;
 }
 
 /* Parameters must be alive, floating leaves (PyTorch: "can't optimize a non-leaf Tensor"). */
@@ -108,22 +98,14 @@ static gs_optimizer new_optimizer(opt_kind kind, const gs_tensor *params, int n,
   }
   for (int i = 0; i < n; i++)
     ps[i].param = params[i];
-  pthread_mutex_lock(&optim_lock);
-  optimizer *o;
-  if (free_head != UINT32_MAX) {
-    o = records[free_head];
-    free_head = o->next_free;
-  } else if (record_count < MAX_OPTIMIZERS && (o = calloc(1, sizeof *o))) {
-    o->index = record_count;
-    o->generation = 1;
-    records[record_count++] = o;
-  } else {
-    pthread_mutex_unlock(&optim_lock);
+  uint64_t id;
+  optimizer *o = (optimizer *)gs__pool_take(&optimizers, &id);
+  if (!o) {
     free(ps);
     gs__error(GS_ERR_OUT_OF_MEMORY, fn, "too many optimizers are alive");
     return (gs_optimizer){0};
   }
-  o->live = true;
+  o->index = gs__pool_index(&optimizers, id);
   o->kind = kind;
   if (sgd)
     o->sgd = *sgd;
@@ -131,8 +113,8 @@ static gs_optimizer new_optimizer(opt_kind kind, const gs_tensor *params, int n,
     o->adam = *adam;
   o->params = ps;
   o->n_params = n;
-  gs_optimizer h = {((uint64_t)o->generation << 32) | o->index};
-  pthread_mutex_unlock(&optim_lock);
+  gs__pool_publish(&optimizers, &o->pool);
+  gs_optimizer h = {id};
   if (gs__trace_on())
     gs__trace_optimizer_create(h.id, kind_name(kind), params, n);
   return h;
@@ -375,14 +357,9 @@ void gs_optimizer_dispose(gs_optimizer h) {
     drop_state(o->params[i].max_sq, why);
   }
   free(o->params);
-  pthread_mutex_lock(&optim_lock);
   o->params = NULL;
   o->n_params = 0;
-  o->live = false;
-  o->generation++;
-  if (o->generation == 0)
-    o->generation = 1;
-  o->next_free = free_head;
-  free_head = o->index;
-  pthread_mutex_unlock(&optim_lock);
+  /* Not in the log, but it takes an event number as disposals do, so that its stale handles
+   * can say when it went. */
+  gs__pool_release(&optimizers, h.id, why, gs__next_event(), GS__POOL_DISPOSED);
 }

@@ -12,11 +12,11 @@
 
 typedef struct gs__thread_scopes gs__thread_scopes;
 
+/* A scope's record in the scope pool (scopes.c). Its contents are guarded by the ownership
+ * lock; the pool only finds it. */
 typedef struct gs__scope_rec {
-  uint32_t index;
-  uint32_t generation; /* of the current or next tenant */
-  bool active;
-  uint32_t next_free;
+  gs__pool_slot pool;
+  uint64_t id;                /* its handle while it is open */
   char name[64];
   const char *interned_name;
   const char *end_reason;     /* interned "the end of scope 'NAME'" */
@@ -24,8 +24,6 @@ typedef struct gs__scope_rec {
   gs__thread_scopes *thread;  /* the thread whose stack it is on */
   gs__owned head;             /* sentinel of the circular list of owned objects */
   gs_scope_info info;
-  uint64_t ended_event;       /* when the previous tenant ended */
-  const char *ended_name;
 } gs__scope_rec;
 
 struct gs__thread_scopes {
@@ -34,10 +32,8 @@ struct gs__thread_scopes {
   int suspended; /* > 0: new objects are the engine's own, not counted */
 };
 
-/* A scope record's handle (its slot and current generation). */
-static inline gs_scope gs__scope_handle(const gs__scope_rec *s) {
-  return (gs_scope){((uint64_t)s->generation << 32) | s->index};
-}
+/* An open scope record's handle. */
+static inline gs_scope gs__scope_handle(const gs__scope_rec *s) { return (gs_scope){s->id}; }
 
 /* The calling thread's scope state. */
 gs__thread_scopes *gs__thread_scopes_get(void);
@@ -78,8 +74,8 @@ void gs__own_adopt(gs_tensor h);
  * NULL if they may. */
 const char *gs__own_refuses_dispose(const gs__owned *o);
 
-/* Ids of composite objects carry this bit in their slot index, so a tensor's id and a
- * composite's never collide (dispose_everything_but takes a list of either). */
+/* Ids of composite objects carry this bit in their slot index (the composite pool's tag), so a
+ * tensor's id and a composite's never collide (dispose_everything_but takes a list of either). */
 #define GS__COMPOSITE_ID_BIT 0x80000000u
 
 static inline bool gs__is_composite_id(uint64_t id) {

@@ -1,12 +1,12 @@
-/* scopes.c: dispose scopes: their handle table, each thread's chain of scopes, beginning and
+/* scopes.c: dispose scopes: their handle pool, each thread's chain of scopes, beginning and
  * ending them (in or out of order), disposing what they own, and their own accounts.
  *
  * A thread's scopes form a chain from its current scope outwards (TorchSharp's OuterScope
  * links). Ending a scope in the middle unlinks it: the scope inside it now encloses in its
- * outer scope. Scope handles are slot + generation like tensor handles, so a handle to an ended
- * scope is recognised (ending it again does nothing, using it otherwise is an error).
+ * outer scope. Scope handles come from a generational pool (base/pool.h) as tensor handles do,
+ * so a handle to an ended scope is recognised (ending it again does nothing, using it otherwise
+ * is an error naming the scope and when it ended, however often its slot was reused since).
  */
-#include <stdlib.h>
 #include <string.h>
 
 #include "scope-impl.h"
@@ -14,50 +14,22 @@
 
 #define MAX_SCOPES 65536u
 
-static gs__scope_rec *records[MAX_SCOPES];
-static uint32_t record_count;
-static uint32_t free_head = UINT32_MAX;
+/* The pool finds a scope's record; the ownership lock guards what is in it. A stale handle's
+ * story names the scope it was (the name is what a user knows it by) and when it ended. */
+static gs__pool scopes = GS__POOL_INIT("scope", sizeof(gs__scope_rec), 6, MAX_SCOPES, 0);
+static const gs__handle_kind scope_kind = {.pool = &scopes, .noun = "scope", .nouns = "scopes",
+                                           .it = "it", .ended = "ended", .by_is_name = true};
 
 /* ---- handles ------------------------------------------------------------------------------ */
 
-/* The record a handle's slot holds now (any tenant), or NULL for a forged handle. */
-static gs__scope_rec *record_at(gs_scope h) {
-  uint32_t index = (uint32_t)(h.id & 0xffffffffu);
-  return h.id && index < record_count ? records[index] : NULL;
-}
-
 gs__scope_rec *gs__scope_lookup(gs_scope h, const char *fn) {
-  gs__own_lock();
-  gs__scope_rec *s = record_at(h);
-  uint32_t gen = (uint32_t)(h.id >> 32);
-  bool ok = s && s->active && s->generation == gen;
-  const char *name = s ? s->ended_name : NULL;
-  uint64_t ended = s ? s->ended_event : 0;
-  bool was_ended = s && gen < s->generation;
-  gs__own_unlock();
-  if (ok)
-    return s;
-  if (!h.id)
-    gs__error(GS_ERR_STALE_HANDLE, fn, "expected a scope, got the empty handle");
-  else if (was_ended)
-    gs__error(GS_ERR_STALE_HANDLE, fn,
-              "scope #%u.%u %s%s%s was ended (at or before event %llu) and can no longer be "
-              "used",
-              (unsigned)(h.id & 0xffffffffu), gen, name ? "'" : "", name ? name : "",
-              name ? "'" : "", (unsigned long long)ended);
-  else
-    gs__error(GS_ERR_STALE_HANDLE, fn, "scope handle %#llx was never created by this process",
-              (unsigned long long)h.id);
-  return NULL;
+  gs__scope_rec *s = gs__pool_get(&scopes, h.id);
+  if (!s)
+    gs__report_stale(&scope_kind, h.id, fn);
+  return s;
 }
 
-bool gs_scope_is_active(gs_scope h) {
-  gs__own_lock();
-  gs__scope_rec *s = record_at(h);
-  bool ok = s && s->active && s->generation == (uint32_t)(h.id >> 32);
-  gs__own_unlock();
-  return ok;
-}
+bool gs_scope_is_active(gs_scope h) { return gs__pool_get(&scopes, h.id) != NULL; }
 
 /* ---- begin and end ---------------------------------------------------------------------- */
 
@@ -72,22 +44,15 @@ gs_scope gs_scope_begin(const char *name) {
   const char *interned_name = gs__intern(short_name);
 
   gs__thread_scopes *ts = gs__thread_scopes_get();
-  gs__own_lock();
-  gs__scope_rec *s;
-  if (free_head != UINT32_MAX) {
-    s = records[free_head];
-    free_head = s->next_free;
-  } else if (record_count < MAX_SCOPES && (s = calloc(1, sizeof *s))) {
-    s->index = record_count;
-    s->generation = 1;
-    records[record_count++] = s;
-  } else {
-    gs__own_unlock();
+  uint64_t id;
+  gs__scope_rec *s = (gs__scope_rec *)gs__pool_take(&scopes, &id);
+  if (!s) {
     gs__error(GS_ERR_OUT_OF_MEMORY, "scope_begin", "too many scopes are open (%u)",
               MAX_SCOPES);
     return GS_NO_SCOPE;
   }
-  s->active = true;
+  gs__own_lock();
+  s->id = id;
   memcpy(s->name, short_name, sizeof s->name);
   s->interned_name = interned_name;
   s->end_reason = end_reason;
@@ -98,6 +63,7 @@ gs_scope gs_scope_begin(const char *name) {
   ts->current = s;
   gs_scope h = gs__scope_handle(s);
   uint64_t outer = s->outer ? gs__scope_handle(s->outer).id : 0;
+  gs__pool_publish(&scopes, &s->pool);
   gs__own_unlock();
   if (gs__trace_on())
     gs__trace_scope_begin(h.id, outer, interned_name);
@@ -130,19 +96,20 @@ static void dispose_owned(gs__scope_rec *s, const uint64_t *keep, int n_keep, co
 }
 
 void gs_scope_end(gs_scope h) {
-  gs__own_lock();
-  gs__scope_rec *s = record_at(h);
-  bool ok = s && s->active && s->generation == (uint32_t)(h.id >> 32);
-  bool ended_before = s && !ok && (uint32_t)(h.id >> 32) < s->generation;
-  gs__own_unlock();
-  if (!ok) {
-    if (!ended_before) /* a forged handle is an error; ending twice is not */
-      gs__scope_lookup(h, "scope_end");
+  gs__scope_rec *s = gs__pool_get(&scopes, h.id);
+  if (!s) {
+    gs__pool_verdict verdict = gs__pool_story_of(&scopes, h.id).verdict;
+    if (verdict != GS__POOL_ENDED && verdict != GS__POOL_FORGOTTEN)
+      gs__report_stale(&scope_kind, h.id, "scope_end"); /* ending twice is no error */
     return;
   }
   dispose_owned(s, NULL, 0, s->end_reason);
 
   gs__own_lock();
+  if (gs__pool_get(&scopes, h.id) != s) { /* another thread ended it meanwhile */
+    gs__own_unlock();
+    return;
+  }
   gs__thread_scopes *ts = s->thread;
   if (ts->current == s) {
     ts->current = s->outer;
@@ -154,14 +121,9 @@ void gs_scope_end(gs_scope h) {
       }
     }
   }
-  s->active = false;
-  s->ended_name = s->interned_name;
-  s->ended_event = gs__next_event();
   s->outer = NULL;
-  s->generation++;
-  s->next_free = free_head;
-  free_head = s->index;
-  uint64_t ended_at = s->ended_event;
+  uint64_t ended_at = gs__next_event();
+  gs__pool_release(&scopes, h.id, s->interned_name, ended_at, GS__POOL_DISPOSED);
   gs__own_unlock();
   if (gs__trace_on())
     gs__trace_scope_end(h.id, ended_at);
