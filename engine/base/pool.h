@@ -31,7 +31,20 @@ enum {
   GS__POOL_MOVED = 1, /* the object moved to another handle (a tensor becoming a parameter) */
 };
 
-typedef struct gs__pool_history gs__pool_history;
+/* One ended tenancy. */
+typedef struct gs__pool_tenancy {
+  uint32_t generation;
+  uint32_t how;
+  const char *by;
+  uint64_t event;
+} gs__pool_tenancy;
+
+/* A ring over a slot's last `capacity` tenancies, indexed by generation. */
+typedef struct gs__pool_history {
+  uint32_t capacity; /* a power of two, at most GS__POOL_HISTORY */
+  uint32_t filled;
+  gs__pool_tenancy entries[];
+} gs__pool_history;
 
 /* The header each pooled record starts with. */
 typedef struct gs__pool_slot {
@@ -65,24 +78,40 @@ static inline uint32_t gs__pool_index(const gs__pool *p, uint64_t id) {
   return (uint32_t)id & ~p->tag;
 }
 
-/* The slot at index (any tenant), or NULL if it was never handed out. */
-static inline gs__pool_slot *gs__pool_slot_at(const gs__pool *p, uint32_t index) {
-  if (index >= atomic_load_explicit(&p->count, memory_order_acquire))
-    return NULL;
+/* The slot at an index below the count (its page was published before the count): never
+ * NULL. */
+static inline gs__pool_slot *gs__pool_slot_of(const gs__pool *p, uint32_t index) {
   char *page = atomic_load_explicit(&p->pages[index >> p->page_shift], memory_order_acquire);
   return (gs__pool_slot *)(page + (size_t)(index & ((1u << p->page_shift) - 1)) * p->item_size);
 }
 
-/* The live record id names, or NULL (empty, stale or forged id). No lock: every public call
- * of the engine starts here. */
-static inline void *gs__pool_get(const gs__pool *p, uint64_t id) {
-  if (id == 0 || ((uint32_t)id & p->tag) != p->tag)
+/* The slot at index (any tenant), or NULL if it was never handed out. */
+static inline gs__pool_slot *gs__pool_slot_at(const gs__pool *p, uint32_t index) {
+  if (index >= atomic_load_explicit(&p->count, memory_order_acquire))
     return NULL;
-  gs__pool_slot *s = gs__pool_slot_at(p, gs__pool_index(p, id));
-  if (s && atomic_load_explicit(&s->generation, memory_order_acquire) == (id >> 32) &&
+  return gs__pool_slot_of(p, index);
+}
+
+/* The live record id names, or NULL (empty, stale or forged id), for a pool whose layout the
+ * caller passes as constants (the tensor pool's lookup, on every public call, folds them). */
+static inline void *gs__pool_get_as(const gs__pool *p, uint64_t id, uint32_t page_shift,
+                                    size_t item_size, uint32_t tag) {
+  uint32_t index = (uint32_t)id & ~tag;
+  if (id == 0 || ((uint32_t)id & tag) != tag ||
+      index >= atomic_load_explicit(&p->count, memory_order_acquire))
+    return NULL;
+  char *page = atomic_load_explicit(&p->pages[index >> page_shift], memory_order_acquire);
+  gs__pool_slot *s =
+      (gs__pool_slot *)(page + (size_t)(index & ((1u << page_shift) - 1)) * item_size);
+  if (atomic_load_explicit(&s->generation, memory_order_acquire) == (id >> 32) &&
       atomic_load_explicit(&s->live, memory_order_acquire))
     return s;
   return NULL;
+}
+
+/* The live record id names, or NULL (empty, stale or forged id). No lock. */
+static inline void *gs__pool_get(const gs__pool *p, uint64_t id) {
+  return gs__pool_get_as(p, id, p->page_shift, p->item_size, p->tag);
 }
 
 /* The id of a slot's current tenant. */
@@ -91,17 +120,73 @@ static inline uint64_t gs__pool_id(const gs__pool *p, const gs__pool_slot *s, ui
          index | p->tag;
 }
 
+/* The slow paths of taking and releasing (pool.c): a slot never handed out yet (pool lock
+ * held; GS__POOL_NO_SLOT when the pool is full or out of memory), and a history to make or
+ * grow. */
+uint32_t gs__pool_grow(gs__pool *p);
+void gs__pool_remember_slow(gs__pool_slot *s, uint32_t generation, const char *by,
+                            uint64_t event, int how);
+
 /* Takes a free slot (its record keeps whatever the last tenant left: the caller fills it) and
  * returns it, with its id in *id and the slot marked not yet live; NULL when the pool is full
- * or out of memory. The caller publishes it with gs__pool_publish once filled. */
-gs__pool_slot *gs__pool_take(gs__pool *p, uint64_t *id);
+ * or out of memory. The caller publishes it with gs__pool_publish once filled. Inline, as the
+ * release: every tensor an op makes goes through both. */
+static inline gs__pool_slot *gs__pool_take(gs__pool *p, uint64_t *id) {
+  gs__spin_lock(&p->lock);
+  uint32_t index = p->free_head;
+  gs__pool_slot *s;
+  if (index != GS__POOL_NO_SLOT) {
+    s = gs__pool_slot_of(p, index);
+    p->free_head = s->next_free;
+  } else if ((index = gs__pool_grow(p)) != GS__POOL_NO_SLOT) {
+    s = gs__pool_slot_of(p, index);
+  } else {
+    gs__spin_unlock(&p->lock);
+    return NULL;
+  }
+  gs__spin_unlock(&p->lock);
+  *id = gs__pool_id(p, s, index);
+  return s;
+}
+
 static inline void gs__pool_publish(gs__pool *p, gs__pool_slot *s) {
   atomic_fetch_add_explicit(&p->live, 1, memory_order_relaxed);
   atomic_store_explicit(&s->live, true, memory_order_release);
 }
-/* Ends id's tenancy: remembers who ended it (a static or interned string), when, and how
- * (GS__POOL_DISPOSED or GS__POOL_MOVED), advances the generation and frees the slot. Once
- * free another thread may take it: the caller does not read the record again. */
+
+/* Records a tenancy in the slot's history (pool lock held). */
+static inline void gs__pool_remember(gs__pool_slot *s, uint32_t generation, const char *by,
+                                     uint64_t event, int how) {
+  gs__pool_history *h = s->history;
+  if (__builtin_expect(!h || (h->filled == h->capacity && h->capacity < GS__POOL_HISTORY), 0)) {
+    gs__pool_remember_slow(s, generation, by, event, how);
+    return;
+  }
+  h->entries[generation & (h->capacity - 1)] =
+      (gs__pool_tenancy){.generation = generation, .how = (uint32_t)how, .by = by, .event = event};
+  if (h->filled < h->capacity)
+    h->filled++;
+}
+
+/* Ends the tenancy of id, whose slot is s: remembers who ended it (a static or interned
+ * string), when, and how (GS__POOL_DISPOSED or GS__POOL_MOVED), advances the generation and
+ * frees the slot. Once free another thread may take it: the caller does not read the record
+ * again. */
+static inline void gs__pool_release_slot(gs__pool *p, gs__pool_slot *s, uint64_t id,
+                                         const char *by, uint64_t event, int how) {
+  uint32_t generation = (uint32_t)(id >> 32);
+  atomic_store_explicit(&s->live, false, memory_order_release);
+  atomic_fetch_sub_explicit(&p->live, 1, memory_order_relaxed);
+  gs__spin_lock(&p->lock);
+  gs__pool_remember(s, generation, by, event, how);
+  if (generation != UINT32_MAX) { /* else retired: never handed out again */
+    atomic_store_explicit(&s->generation, generation + 1, memory_order_release);
+    s->next_free = p->free_head;
+    p->free_head = gs__pool_index(p, id);
+  }
+  gs__spin_unlock(&p->lock);
+}
+/* The same, finding the slot from the id. */
 void gs__pool_release(gs__pool *p, uint64_t id, const char *by, uint64_t event, int how);
 
 /* Why an id names no live record. */

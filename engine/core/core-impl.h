@@ -225,21 +225,27 @@ void gs__rename_disposer(gs_tensor stale, const char *reason);
 void gs__trace_defer_values(uint64_t tensor);
 
 /* The tensor pool: 64 Mi live tensors at most, in pages of 1,024. */
+#define GS__TENSOR_PAGE_SHIFT 10
 extern gs__pool gs__tensors;
+
+/* The live slot a tensor handle names, or NULL: the pool's lookup with its layout folded in. */
+static inline gs__slot *gs__tensor_slot(uint64_t id) {
+  return gs__pool_get_as(&gs__tensors, id, GS__TENSOR_PAGE_SHIFT, sizeof(gs__slot), 0);
+}
 
 /* Reports why h does not name a live tensor (stale, forged or empty); returns NULL. */
 gs__tensor *gs__lookup_failed(gs_tensor h, const char *fn);
 
 /* The tensor a handle names, or NULL, without reporting anything. */
 static inline gs__tensor *gs__lookup_quiet(uint64_t id) {
-  gs__slot *s = gs__pool_get(&gs__tensors, id);
+  gs__slot *s = gs__tensor_slot(id);
   return s ? &s->tensor : NULL;
 }
 
 /* The tensor a handle names, or NULL after reporting a stale or forged handle as an error
  * of operation fn. Inline: every public call starts here. */
 static inline gs__tensor *gs__lookup(gs_tensor h, const char *fn) {
-  gs__slot *s = gs__pool_get(&gs__tensors, h.id);
+  gs__slot *s = gs__tensor_slot(h.id);
   return s ? &s->tensor : gs__lookup_failed(h, fn);
 }
 

@@ -11,7 +11,8 @@
 #include "trace-writer.h"
 
 gs__pool gs__tensors =
-    GS__POOL_INIT("tensor", sizeof(gs__slot), 10, 1024u * GS__POOL_MAX_PAGES, 0);
+    GS__POOL_INIT("tensor", sizeof(gs__slot), GS__TENSOR_PAGE_SHIFT,
+                  (1u << GS__TENSOR_PAGE_SHIFT) * GS__POOL_MAX_PAGES, 0);
 
 uint64_t gs_live_tensor_count(void) { return gs__pool_live(&gs__tensors); }
 
@@ -23,7 +24,7 @@ gs__tensor *gs__lookup_failed(gs_tensor h, const char *fn) {
   return NULL;
 }
 
-bool gs_is_alive(gs_tensor h) { return gs__pool_get(&gs__tensors, h.id) != NULL; }
+bool gs_is_alive(gs_tensor h) { return gs__tensor_slot(h.id) != NULL; }
 
 /* Logs a tensor's creation (its geometry, the op that made it and its owner). */
 static void trace_create(const gs__slot *s) {
@@ -76,16 +77,14 @@ gs_tensor gs__register(const gs__tensor *t, const char *fn) {
   return h;
 }
 
-void gs__dispose_as(gs_tensor h, const char *reason) {
-  gs__tensor *t = gs__lookup(h, "dispose");
-  if (!t)
-    return;
-  gs__slot *s = gs__slot_of(t);
+/* Ends the life of the live tensor in slot s (id h). */
+static void dispose_slot(gs__slot *s, gs_tensor h, const char *reason) {
+  gs__tensor *t = &s->tensor;
   GS__LIFECYCLE_EACH(on_dispose, s);
   gs__storage *storage = t->storage;
   t->storage = NULL;
   uint64_t event = gs__next_event();
-  gs__pool_release(&gs__tensors, h.id, reason, event, GS__POOL_DISPOSED);
+  gs__pool_release_slot(&gs__tensors, &s->pool, h.id, reason, event, GS__POOL_DISPOSED);
   if (!gs__trace_on()) {
     gs__storage_release(storage);
     return;
@@ -101,6 +100,12 @@ void gs__dispose_as(gs_tensor h, const char *reason) {
     gs__storage_release(storage);
 }
 
+void gs__dispose_as(gs_tensor h, const char *reason) {
+  gs__tensor *t = gs__lookup(h, "dispose");
+  if (t)
+    dispose_slot(gs__slot_of(t), h, reason);
+}
+
 /* A handle whose tensor moved to another handle (a parameter): disposing it does nothing, as
  * in TorchSharp, where the moved-from tensor no longer holds anything. */
 static bool was_moved(gs_tensor h) {
@@ -109,22 +114,23 @@ static bool was_moved(gs_tensor h) {
 }
 
 void gs_dispose(gs_tensor h) {
-  if (h.id == 0 || (!gs_is_alive(h) && was_moved(h)))
+  if (h.id == 0)
     return;
-  gs__tensor *t = gs__lookup(h, "dispose");
-  if (!t)
+  gs__slot *s = gs__tensor_slot(h.id);
+  if (!s) {
+    if (!was_moved(h))
+      gs__lookup_failed(h, "dispose");
     return;
-  const gs__slot *s = gs__slot_of(t);
-  for (int i = 0; i < gs__lifecycle_count; i++) {
-    const char *refusal =
-        gs__lifecycle[i]->refuses_dispose ? gs__lifecycle[i]->refuses_dispose(s) : NULL;
+  }
+  for (int i = 0; i < gs__lifecycle.n_refuses_dispose; i++) {
+    const char *refusal = gs__lifecycle.refuses_dispose[i](s);
     if (refusal) {
       gs__error(GS_ERR_STATE, "dispose", "tensor #%u.%u %s", (unsigned)(h.id & 0xffffffffu),
                 (unsigned)(h.id >> 32), refusal);
       return;
     }
   }
-  gs__dispose_as(h, "gs_dispose");
+  dispose_slot(s, h, "gs_dispose");
 }
 
 gs_tensor gs__move_handle(gs_tensor h, const char *reason) {

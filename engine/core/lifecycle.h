@@ -40,13 +40,25 @@ typedef struct gs__lifecycle_i {
 #define GS__LIFECYCLE_MAX 4
 void gs__lifecycle_add(const gs__lifecycle_i *layer);
 
-/* The added layers, lowest rank first (lifecycle.c). */
-extern const gs__lifecycle_i *gs__lifecycle[GS__LIFECYCLE_MAX];
-extern int gs__lifecycle_count;
+/* Each hook of the added layers, lowest rank first, without the NULLs (lifecycle.c): the core
+ * calls them on every tensor's creation and disposal, so the loops stay tight. */
+typedef struct gs__lifecycle_hooks {
+  int n_on_register, n_refuses_dispose, n_on_dispose, n_on_move, n_on_write, n_on_view,
+      n_on_storage_free;
+  void (*on_register[GS__LIFECYCLE_MAX])(struct gs__slot *s, uint64_t bytes);
+  const char *(*refuses_dispose[GS__LIFECYCLE_MAX])(const struct gs__slot *s);
+  void (*on_dispose[GS__LIFECYCLE_MAX])(struct gs__slot *s);
+  void (*on_move[GS__LIFECYCLE_MAX])(struct gs__slot *to, struct gs__slot *from);
+  bool (*on_write[GS__LIFECYCLE_MAX])(struct gs__tensor *t, bool operand_requires_grad,
+                                      const char *op);
+  void (*on_view[GS__LIFECYCLE_MAX])(struct gs__tensor *v, struct gs__tensor *root);
+  void (*on_storage_free[GS__LIFECYCLE_MAX])(struct gs__storage *s);
+} gs__lifecycle_hooks;
+extern gs__lifecycle_hooks gs__lifecycle;
 
+/* Calls every layer's HOOK with the arguments. */
 #define GS__LIFECYCLE_EACH(HOOK, ...)                                                          \
   do {                                                                                         \
-    for (int gs__l = 0; gs__l < gs__lifecycle_count; gs__l++)                                  \
-      if (gs__lifecycle[gs__l]->HOOK)                                                          \
-        gs__lifecycle[gs__l]->HOOK(__VA_ARGS__);                                               \
+    for (int gs__l = 0; gs__l < gs__lifecycle.n_##HOOK; gs__l++)                               \
+      gs__lifecycle.HOOK[gs__l](__VA_ARGS__);                                                  \
   } while (0)

@@ -146,8 +146,8 @@ void gs__tensor_release(gs__tensor *t) {
 }
 
 bool gs__begin_write(gs__tensor *t, bool operand_requires_grad, const char *op) {
-  for (int i = 0; i < gs__lifecycle_count; i++)
-    if (gs__lifecycle[i]->on_write && !gs__lifecycle[i]->on_write(t, operand_requires_grad, op))
+  for (int i = 0; i < gs__lifecycle.n_on_write; i++)
+    if (!gs__lifecycle.on_write[i](t, operand_requires_grad, op))
       return false;
   gs__storage *s = t->storage;
   if (!gs__storage_materialise(s)) {
