@@ -1,17 +1,108 @@
-/* writer-impl.h: the writer's two primitives, shared by writer.c (buffers, strings) and
- * events.c (one encoder per kind). */
+/* writer-impl.h: the writer's per-event path, inline, shared by writer.c (buffers, strings,
+ * the sink) and events.c (one encoder per kind). An event costs a lock of its thread's
+ * buffer, a clock read and a few stores; the rest (a new buffer, a full one, a deferred event)
+ * is out of line in writer.c. */
 #pragma once
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "gradscope/trace.h"
+#include "base.h"
+#include "format.h"
+#include "trace-writer.h"
 
-/* Opens an event of kind in this thread's buffer (locked, with room for max bytes of fields)
- * after writing any deferred event, and writes its kind, length placeholder and seq and time
- * deltas; returns where the fields go, or NULL if the event cannot be recorded (no buffer, the
- * sink gone). String ids the event uses must be taken before (gs__trace_string writes
- * events of its own). */
-uint8_t *gs__tw_begin(gs_trace_kind kind, uint64_t seq, size_t max);
-/* Closes the open event at end: patches its length in and unlocks the buffer. */
-void gs__tw_end(uint8_t *end);
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
+
+#define GS__TW_BUFFER_BYTES (64u * 1024u)
+/* The event's length, padded to 3 bytes (LEB128 allows the padding: it saves encoding twice). */
+#define GS__TW_LENGTH_BYTES 3
+
+/* One thread's buffer: its events since the last chunk. gs_trace_flush on any thread writes
+ * out every thread's buffer, so each has a spinlock: its own thread takes it around each
+ * event (uncontended, one atomic exchange) and a flush takes it to write the buffer out,
+ * never while the owner is half-way through an event. */
+typedef struct gs__tw_buffer {
+  uint8_t data[GS__TW_BUFFER_BYTES];
+  size_t used;
+  uint32_t thread_no;
+  uint64_t base_seq, base_time; /* of the event before this chunk's first */
+  uint64_t last_seq, last_time;
+  uint8_t *defined;             /* bitmap: string ids this thread's stream has defined */
+  size_t defined_bytes;
+  uint64_t defined_epoch;       /* the log the bitmap is for (log_epoch) */
+  struct gs__tw_buffer *next;   /* in the registry */
+  gs__spinlock lock;            /* data, used, base_*, last_*: its thread and flushes */
+} gs__tw_buffer;
+
+extern GS__THREAD_LOCAL gs__tw_buffer *gs__tw_mine;
+extern GS__THREAD_LOCAL gs__trace_deferred_fn gs__tw_pending;
+extern uint64_t gs__tw_start;
+
+/* writer.c: the slow paths. */
+gs__tw_buffer *gs__tw_buffer_new(void);
+/* Flushes b (locked) to make room for need bytes; returns where the event goes, or NULL (b
+ * unlocked) if it cannot be recorded. */
+uint8_t *gs__tw_make_room(gs__tw_buffer *b, size_t need);
+void gs__tw_emit_pending(void);
+uint64_t gs__tw_clock_ns(void);
+
+/* Nanoseconds on the monotonic clock: the TSC scaled by a factor calibrated when recording
+ * started (x86), else clock_gettime. */
+#if defined(__x86_64__)
+extern uint64_t gs__tw_tsc_origin, gs__tw_ns_origin;
+extern double gs__tw_ns_per_tick;
+static inline uint64_t gs__tw_now(void) {
+  if (__builtin_expect(gs__tw_ns_per_tick <= 0.0, 0))
+    return gs__tw_clock_ns();
+  return gs__tw_ns_origin + (uint64_t)((double)(__rdtsc() - gs__tw_tsc_origin) * gs__tw_ns_per_tick);
+}
+#else
+static inline uint64_t gs__tw_now(void) { return gs__tw_clock_ns(); }
+#endif
+
+/* Opens an event of kind with number seq in b: locks b, makes room for max bytes of fields,
+ * writes the kind, the length placeholder and the seq and time deltas, and returns where the
+ * fields go (NULL if the event cannot be recorded). */
+static inline uint8_t *gs__tw_begin_in(gs__tw_buffer *b, gs_trace_kind kind, uint64_t seq,
+                                       size_t max) {
+  size_t need = 1 + GS__TW_LENGTH_BYTES + 20 + max;
+  gs__spin_lock(&b->lock);
+  uint8_t *p = b->data + b->used;
+  if (__builtin_expect(b->used + need > GS__TW_BUFFER_BYTES, 0) && !(p = gs__tw_make_room(b, need)))
+    return NULL;
+  uint64_t t = gs__tw_now() - gs__tw_start;
+  p[0] = (uint8_t)kind;
+  p = gs__put_svarint(p + 1 + GS__TW_LENGTH_BYTES, (int64_t)(seq - b->last_seq));
+  p = gs__put_svarint(p, (int64_t)(t - b->last_time));
+  b->last_seq = seq;
+  b->last_time = t;
+  return p;
+}
+
+/* Opens an event in this thread's buffer, after writing any deferred event (it has the
+ * smaller number); seq 0 takes the next number. String ids the event uses must be taken
+ * before (gs__trace_string writes events of its own). */
+static inline uint8_t *gs__tw_begin(gs_trace_kind kind, uint64_t seq, size_t max) {
+  if (__builtin_expect(gs__tw_pending != NULL, 0))
+    gs__tw_emit_pending();
+  gs__tw_buffer *b = gs__tw_mine;
+  if (__builtin_expect(!b, 0) && !(b = gs__tw_buffer_new()))
+    return NULL;
+  return gs__tw_begin_in(b, kind, seq ? seq : gs__next_event(), max);
+}
+
+/* Closes the event being written in this thread's buffer at end: patches its length in and
+ * unlocks the buffer. */
+static inline void gs__tw_end(uint8_t *end) {
+  gs__tw_buffer *b = gs__tw_mine;
+  uint8_t *p = b->data + b->used;
+  uint8_t *body = p + 1 + GS__TW_LENGTH_BYTES;
+  size_t len = (size_t)(end - body);
+  p[1] = (uint8_t)(0x80 | (len & 0x7f));
+  p[2] = (uint8_t)(0x80 | ((len >> 7) & 0x7f));
+  p[3] = (uint8_t)((len >> 14) & 0x7f);
+  b->used = (size_t)(end - b->data);
+  gs__spin_unlock(&b->lock);
+}

@@ -32,33 +32,23 @@
 #include "trace-writer.h"
 #include "writer-impl.h"
 
-#define BUFFER_BYTES (64u * 1024u)
 
 atomic_bool gs__tracing;
 
-typedef struct thread_buffer {
-  uint8_t data[BUFFER_BYTES];
-  size_t used;
-  uint32_t thread_no;
-  uint64_t base_seq, base_time; /* of the event before this chunk's first */
-  uint64_t last_seq, last_time;
-  uint8_t *defined;             /* bitmap: string ids this thread's stream has defined */
-  size_t defined_bytes;
-  uint64_t defined_epoch;       /* the log the bitmap is for (log_epoch) */
-  struct thread_buffer *next;   /* in the registry */
-  gs__spinlock lock;            /* data, used, base_*, last_*: its thread and flushes */
-} thread_buffer;
+typedef gs__tw_buffer thread_buffer;
 
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER; /* registry, next_thread_no */
 static pthread_mutex_t sink_lock = PTHREAD_MUTEX_INITIALIZER;
 static int sink_fd = -1;
 static bool sink_owned; /* we opened it: close it on gs_trace_close */
-static uint64_t start_monotonic;
+uint64_t gs__tw_start; /* monotonic ns when recording started */
+#define start_monotonic gs__tw_start
 static thread_buffer *registry;
 static uint32_t next_thread_no;
 static pthread_key_t buffer_key;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
-static GS__THREAD_LOCAL thread_buffer *my_buffer;
+GS__THREAD_LOCAL thread_buffer *gs__tw_mine; /* this thread's buffer, once it has one */
+#define my_buffer gs__tw_mine
 static int values_limit; /* GS_TRACE_VALUES */
 
 /* ---- clock and sink ------------------------------------------------------------------- */
@@ -69,32 +59,28 @@ static uint64_t clock_ns(void) {
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* Event timestamps: on x86 the invariant TSC, scaled to nanoseconds with a factor measured
- * against CLOCK_MONOTONIC when recording starts (a few ns per event instead of ~20). */
+/* Event timestamps (gs__tw_now, writer-impl.h): on x86 the invariant TSC, scaled to
+ * nanoseconds with a factor measured against CLOCK_MONOTONIC when recording starts (a few ns
+ * per event instead of ~20). */
 #if defined(__x86_64__)
-#include <x86intrin.h>
-static uint64_t tsc_origin, ns_origin;
-static double ns_per_tick;
+uint64_t gs__tw_tsc_origin, gs__tw_ns_origin;
+double gs__tw_ns_per_tick;
 
 static void calibrate_clock(void) {
   uint64_t t0 = __rdtsc(), n0 = clock_ns();
   struct timespec pause = {0, 2000000}; /* 2 ms is enough for 1e-4 accuracy */
   nanosleep(&pause, NULL);
   uint64_t t1 = __rdtsc(), n1 = clock_ns();
-  ns_per_tick = t1 > t0 ? (double)(n1 - n0) / (double)(t1 - t0) : 0.0;
-  tsc_origin = t1;
-  ns_origin = n1;
-}
-
-static uint64_t now_ns(void) {
-  if (ns_per_tick <= 0.0)
-    return clock_ns();
-  return ns_origin + (uint64_t)((double)(__rdtsc() - tsc_origin) * ns_per_tick);
+  gs__tw_ns_per_tick = t1 > t0 ? (double)(n1 - n0) / (double)(t1 - t0) : 0.0;
+  gs__tw_tsc_origin = t1;
+  gs__tw_ns_origin = n1;
 }
 #else
 static void calibrate_clock(void) {}
-static uint64_t now_ns(void) { return clock_ns(); }
 #endif
+
+uint64_t gs__tw_clock_ns(void) { return clock_ns(); }
+#define now_ns gs__tw_now
 
 /* Writes all of buf (retrying short writes); false if the sink failed (then tracing stops:
  * a dead socket must not take the program down). */
@@ -197,9 +183,7 @@ static void thread_exit(void *p) {
 
 static void make_key(void) { pthread_key_create(&buffer_key, thread_exit); }
 
-static thread_buffer *buffer(void) {
-  if (my_buffer)
-    return my_buffer;
+gs__tw_buffer *gs__tw_buffer_new(void) {
   thread_buffer *b = calloc(1, sizeof *b);
   if (!b)
     return NULL;
@@ -214,6 +198,8 @@ static thread_buffer *buffer(void) {
   my_buffer = b;
   return b;
 }
+
+static thread_buffer *buffer(void) { return my_buffer ? my_buffer : gs__tw_buffer_new(); }
 
 /* ---- strings ----------------------------------------------------------------------------- */
 
@@ -258,8 +244,6 @@ static uint32_t string_id(const char *s) {
   gs__spin_unlock(&strings_lock);
   return id;
 }
-
-static uint8_t *begin_in(thread_buffer *b, gs_trace_kind kind, uint64_t seq, size_t max);
 
 /* A per-thread cache of pointer -> id for strings this thread has already defined: the common
  * case (the same op names over and over) takes no lock. Cleared when a new log starts. */
@@ -310,7 +294,7 @@ uint32_t gs__trace_string(const char *s) {
       len = GS__TRACE_MAX_TEXT;
     /* String definitions are the table, not engine events: they take no number of their own
      * (they repeat the stream's previous one), so numbers keep increasing in every stream. */
-    uint8_t *p = begin_in(b, GS_TRACE_STRING, b->last_seq, 20 + len);
+    uint8_t *p = gs__tw_begin_in(b, GS_TRACE_STRING, b->last_seq, 20 + len);
     if (p) {
       p = gs__put_uvarint(p, id);
       p = gs__put_uvarint(p, len);
@@ -323,74 +307,39 @@ uint32_t gs__trace_string(const char *s) {
 
 /* ---- events ------------------------------------------------------------------------------ */
 
-/* Events are encoded straight into the buffer by their kind's writer (events.c): kind, a length
- * padded to 3 bytes (LEB128 allows the padding; it saves encoding twice), the seq and time
- * deltas, then the fields; gs__tw_end patches the length in. */
-#define LENGTH_BYTES 3
+/* The inline half is in writer-impl.h (gs__tw_begin, gs__tw_end); these are its slow paths. */
 
-static GS__THREAD_LOCAL thread_buffer *open_buffer; /* between gs__tw_begin and gs__tw_end */
-static GS__THREAD_LOCAL uint8_t *open_body;
-
-static uint8_t *begin_in(thread_buffer *b, gs_trace_kind kind, uint64_t seq, size_t max) {
-  size_t need = 1 + LENGTH_BYTES + 20 + max;
-  if (need > BUFFER_BYTES)
+uint8_t *gs__tw_make_room(gs__tw_buffer *b, size_t need) {
+  if (need > GS__TW_BUFFER_BYTES) {
+    gs__spin_unlock(&b->lock);
     return NULL; /* larger than a whole buffer: dropped (bounded by the limits on arrays and text) */
-  gs__spin_lock(&b->lock);
-  if (b->used + need > BUFFER_BYTES) {
-    flush_buffer(b);
-    if (b->used) { /* no sink any more (the log was closed meanwhile): drop the event */
-      gs__spin_unlock(&b->lock);
-      return NULL;
-    }
   }
-  uint64_t t = now_ns() - start_monotonic;
-  uint8_t *p = b->data + b->used;
-  p[0] = (uint8_t)kind;
-  open_buffer = b;
-  open_body = p + 1 + LENGTH_BYTES;
-  p = gs__put_svarint(open_body, (int64_t)(seq - b->last_seq));
-  p = gs__put_svarint(p, (int64_t)(t - b->last_time));
-  b->last_seq = seq;
-  b->last_time = t;
-  return p;
-}
-
-void gs__tw_end(uint8_t *end) {
-  thread_buffer *b = open_buffer;
-  size_t len = (size_t)(end - open_body);
-  uint8_t *p = open_body - 1 - LENGTH_BYTES;
-  p[1] = (uint8_t)(0x80 | (len & 0x7f));
-  p[2] = (uint8_t)(0x80 | ((len >> 7) & 0x7f));
-  p[3] = (uint8_t)((len >> 14) & 0x7f);
-  b->used = (size_t)(end - b->data);
-  open_buffer = NULL;
-  gs__spin_unlock(&b->lock);
+  flush_buffer(b);
+  if (b->used) { /* no sink any more (the log was closed meanwhile): drop the event */
+    gs__spin_unlock(&b->lock);
+    return NULL;
+  }
+  return b->data;
 }
 
 /* The deferred event of this thread (gs__trace_defer). */
-static GS__THREAD_LOCAL gs__trace_deferred_fn pending_emit;
+GS__THREAD_LOCAL gs__trace_deferred_fn gs__tw_pending;
 static GS__THREAD_LOCAL void *pending_ctx;
 static GS__THREAD_LOCAL uint64_t pending_seq;
 
-static void emit_pending(void) {
-  gs__trace_deferred_fn emit = pending_emit;
+void gs__tw_emit_pending(void) {
+  gs__trace_deferred_fn emit = gs__tw_pending;
   if (emit) {
-    pending_emit = NULL;
+    gs__tw_pending = NULL;
     emit(pending_ctx, pending_seq);
   }
 }
-
-uint8_t *gs__tw_begin(gs_trace_kind kind, uint64_t seq, size_t max) {
-  if (__builtin_expect(pending_emit != NULL, 0))
-    emit_pending(); /* it has the smaller number */
-  thread_buffer *b = buffer();
-  return b ? begin_in(b, kind, seq ? seq : gs__next_event(), max) : NULL;
-}
+#define emit_pending gs__tw_emit_pending
 
 void gs__trace_defer(gs__trace_deferred_fn emit, void *ctx) {
-  if (pending_emit)
+  if (gs__tw_pending)
     emit_pending();
-  pending_emit = emit;
+  gs__tw_pending = emit;
   pending_ctx = ctx;
   /* Numbered now, written later: the stream's numbers must keep increasing. */
   pending_seq = gs__next_event();
