@@ -40,5 +40,9 @@ const char *gs__intern(const char *s);
 /* ---- events.c ------------------------------------------------------------------------ */
 
 /* Takes the next global event number. Every create, dispose and in-place write takes one,
- * even with the log off, so that errors can say which event disposed or wrote a tensor. */
-uint64_t gs__next_event(void);
+ * even with the log off, so that errors can say which event disposed or wrote a tensor.
+ * Inline: every tensor's creation and disposal takes one. */
+extern atomic_uint_fast64_t gs__event_counter;
+static inline uint64_t gs__next_event(void) {
+  return atomic_fetch_add_explicit(&gs__event_counter, 1, memory_order_relaxed) + 1;
+}

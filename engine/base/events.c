@@ -5,12 +5,8 @@
 
 #include "gradscope/tensor.h"
 
-static atomic_uint_fast64_t event_counter;
-
-uint64_t gs__next_event(void) {
-  return atomic_fetch_add_explicit(&event_counter, 1, memory_order_relaxed) + 1;
-}
+atomic_uint_fast64_t gs__event_counter;
 
 uint64_t gs_event_counter(void) {
-  return atomic_load_explicit(&event_counter, memory_order_relaxed);
+  return atomic_load_explicit(&gs__event_counter, memory_order_relaxed);
 }

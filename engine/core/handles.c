@@ -69,8 +69,7 @@ gs_tensor gs__register(const gs__tensor *t, const char *fn) {
   s->tensor.created_event = gs__next_event();
   /* Only a tensor with fresh bytes charges them to its scope: views share someone's. */
   uint64_t bytes = t->origin == GS__ORIGIN_NEW ? t->storage->nbytes : 0;
-  s->own = (gs__owned){.kind = GS_OBJECT_TENSOR, .id = id, .bytes = bytes};
-  GS__LIFECYCLE_EACH(on_register, s, bytes);
+  GS__LIFECYCLE_EACH(on_register, s, bytes); /* engine/scope fills s->own */
   if (gs__trace_on())
     trace_create(s);
   gs__pool_publish(&gs__tensors, &s->pool);
