@@ -32,7 +32,8 @@ typedef struct gs__lifecycle_i {
   bool (*on_write)(struct gs__tensor *t, bool operand_requires_grad, const char *op);
   /* A new view v, of root (the tensor at the root of its chain of views; NULL if gone). */
   void (*on_view)(struct gs__tensor *v, struct gs__tensor *root);
-  /* A storage is about to be freed. */
+  /* A storage that keeps a disposed base's view record (gs__storage.orphan, which only
+   * engine/autograd sets) is about to be freed. */
   void (*on_storage_free)(struct gs__storage *s);
 } gs__lifecycle_i;
 
