@@ -15,6 +15,7 @@
 #include "gs-capture-page.h"
 #include "gs-config.h"
 #include "gs-event-list-view.h"
+#include "gs-event-row.h"
 #include "gs-graph-pane.h"
 #include "gs-handle-entry.h"
 #include "event-fields.h"
@@ -55,6 +56,48 @@ static void record_run(const char *path) {
     gs_trace_flush(); /* a chunk per step: a log cut in the last one keeps the others */
   }
   gs_trace_close();
+}
+
+/* The event list's rows name a module's child and an optimizer with its parameter count (they
+ * were empty once): checked in whatever language the test runs in. */
+static void test_module_and_optimizer_rows(void) {
+  g_autofree char *path = g_build_filename(g_get_tmp_dir(), "gradscope-test-rows.gstrace", NULL);
+  g_assert_cmpint(gs_trace_open(path), ==, 0);
+  gs_rng rng;
+  gs_rng_seed(&rng, 1);
+  gs_module net = gs_sequential_new((gs_module[]){gs_linear_new(2, 3, true, &rng), gs_relu_new()}, 2);
+  gs_tensor params[2];
+  const char *names[2];
+  g_assert_cmpint(gs_module_named_parameters(net, params, names, 2), ==, 2);
+  gs_optimizer sgd = gs_sgd_new(params, 2, NULL);
+  gs_trace_close();
+  gs_optimizer_dispose(sgd);
+  gs_module_dispose(net);
+
+  g_autoptr(GError) error = NULL;
+  g_autoptr(gs_trace_model) model = gs_trace_model_load_file(path, NULL, NULL, NULL, &error);
+  g_assert_no_error(error);
+  gboolean saw_child = FALSE, saw_optimizer = FALSE;
+  for (guint64 i = 0; i < gs_trace_model_n_events(model); i++) {
+    gs_trace_kind kind = gs_trace_model_kind_at(model, i);
+    if (kind != GS_TRACE_MODULE_CHILD && kind != GS_TRACE_OPTIMIZER_CREATE)
+      continue;
+    g_autofree char *summary = gs_event_summary(model, i);
+    if (kind == GS_TRACE_MODULE_CHILD) {
+      g_assert_nonnull(strstr(summary, _("module")));
+      g_assert_nonnull(strstr(summary, "=")); /* the child's handle */
+      saw_child = TRUE;
+    } else {
+      g_autofree char *count = g_strdup_printf(ngettext("%u parameter", "%u parameters", 2), 2u);
+      g_assert_nonnull(strstr(summary, _("optimizer")));
+      g_assert_nonnull(strstr(summary, "SGD"));
+      g_assert_nonnull(strstr(summary, count));
+      saw_optimizer = TRUE;
+    }
+  }
+  g_assert_true(saw_child);
+  g_assert_true(saw_optimizer);
+  g_unlink(path);
 }
 
 typedef struct counts {
@@ -974,6 +1017,7 @@ int main(int argc, char **argv) {
     g_test_add_func("/inspector-ui/zh_CN", test_chinese);
   } else {
     g_test_add_func("/inspector-ui/parse-handle", test_parse_handle);
+    g_test_add_func("/inspector-ui/module-and-optimizer-rows", test_module_and_optimizer_rows);
     g_test_add_func("/inspector-ui/empty-window", test_empty_window);
     g_test_add_func("/inspector-ui/open-counts-rows", test_open_counts_rows);
     g_test_add_func("/inspector-ui/filter", test_filter);

@@ -108,7 +108,6 @@ char *gs_event_summary(gs_trace_model *model, guint64 index) {
   GString *out = g_string_new(NULL);
   const char *name = e.name ? gs_trace_model_string(model, e.name) : NULL;
   const char *op = e.op ? gs_trace_model_string(model, e.op) : NULL;
-  /* module_child and optimizer_create have no summary yet (default: an empty one). */
   _Static_assert(GS_TRACE_KIND_COUNT == 28,
                  "gs-event-row.c: a new event kind needs its row summary here");
   switch (e.kind) {
@@ -194,6 +193,18 @@ char *gs_event_summary(gs_trace_model *model, guint64 index) {
     append_handle(out, _("module"), e.module);
     append_text(out, name);
     append_handle(out, "=", e.tensor);
+    break;
+  case GS_TRACE_MODULE_CHILD:
+    append_handle(out, _("module"), e.module);
+    append_text(out, name);
+    append_handle(out, "=", e.child);
+    break;
+  case GS_TRACE_OPTIMIZER_CREATE:
+    append_handle(out, _("optimizer"), e.optimizer);
+    append_text(out, name);
+    g_string_append_c(out, ' ');
+    g_string_append_printf(out, ngettext("%u parameter", "%u parameters", e.n_params),
+                           e.n_params);
     break;
   case GS_TRACE_COMPOSITE_CREATE:
     append_handle(out, gs_trace_object_kind_name(e.object_kind), e.object);
