@@ -16,6 +16,7 @@
 #include "gs-config.h"
 #include "gs-event-list-view.h"
 #include "gs-event-row.h"
+#include "gs-tensor-life.h"
 #include "gs-graph-pane.h"
 #include "gs-handle-entry.h"
 #include "event-fields.h"
@@ -92,6 +93,13 @@ static void test_module_and_optimizer_rows(void) {
       g_assert_nonnull(strstr(summary, _("optimizer")));
       g_assert_nonnull(strstr(summary, "SGD"));
       g_assert_nonnull(strstr(summary, count));
+      /* In a parameter's life, the optimizer's creation reads as a sentence, not its kind. */
+      gs_trace_event e;
+      g_assert_true(gs_trace_model_event(model, i, &e));
+      gs_tensor_handles first = {.id = params[0].id};
+      g_autofree char *life = gs_tensor_life_describe(model, &first, &e);
+      g_assert_nonnull(strstr(life, "SGD"));
+      g_assert_cmpstr(life, !=, "optimizer_create");
       saw_optimizer = TRUE;
     }
   }

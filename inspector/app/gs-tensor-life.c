@@ -198,6 +198,13 @@ char *gs_tensor_life_describe(gs_trace_model *m, const gs_tensor_handles *h,
     return g_strdup_printf(_("Registered as parameter “%s” of %s"),
                            gs_trace_model_string(m, e->name), module);
   }
+  case GS_TRACE_OPTIMIZER_CREATE: {
+    g_autofree char *optimizer = gs_view_handle(e->optimizer);
+    /* TRANSLATORS: the first %s is the optimizer's type (SGD, Adam, AdamW), the second its
+     * handle. */
+    return g_strdup_printf(_("Updated by the %s optimizer %s from now on"),
+                           gs_trace_model_string(m, e->name), optimizer);
+  }
   case GS_TRACE_COMPOSITE_CREATE: {
     g_autofree char *object = gs_view_handle(e->object);
     return g_strdup_printf(_("Became part of %s %s"), gs_trace_object_kind_name(e->object_kind),
