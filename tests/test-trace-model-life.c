@@ -226,6 +226,20 @@ static void test_explanations(void) {
   g_autofree char *clone = gs_trace_model_explain(m, clone_at);
   g_assert_true(g_str_has_prefix(clone, "clone: tensor #"));
   g_assert_true(g_str_has_suffix(clone, "copy-on-write; nothing was copied"));
+  /* The sentence names the clone's own storage, then the source's whose bytes it shares,
+   * as the log has them (it once said the clone "now shares" the source's storage). */
+  gs_trace_event ce;
+  g_assert_true(gs_trace_model_event(m, clone_at, &ce));
+  const gs_replay *at = gs_trace_model_seek(m, clone_at);
+  const gs_replay_object *src = g_hash_table_lookup(at->objects, &ce.source);
+  g_autofree char *own = g_strdup_printf("has storage #%" G_GUINT64_FORMAT ", which shares",
+                                         ce.storage);
+  g_assert_nonnull(strstr(clone, own));
+  g_assert_nonnull(src);
+  g_autofree char *theirs = g_strdup_printf("storage #%" G_GUINT64_FORMAT " copy-on-write",
+                                            src->storage);
+  g_assert_cmpuint(src->storage, !=, ce.storage);
+  g_assert_nonnull(strstr(clone, theirs));
 
   /* The end of "setup" disposed the view, the clone and the detached tensor. */
   g_autofree char *end = explain_first(m, GS_TRACE_SCOPE_END, NULL);

@@ -1,7 +1,8 @@
 /* model-explain.c: one sentence per event in plain words, for the time scrubber ("clone:
- * tensor #12.1 now shares storage #4 copy-on-write; nothing was copied"). Each kind reads
- * the event's fields and the state just after it; what the state no longer shows (bytes
- * freed, what a scope's end disposed) comes from the memory series and the events before. */
+ * tensor #12.1 has storage #5, which shares the bytes of #7.1's storage #4 copy-on-write;
+ * nothing was copied"). Each kind reads the event's fields and the state just after it; what
+ * the state no longer shows (bytes freed, what a scope's end disposed) comes from the memory
+ * series and the events before. */
 #include "model-private.h"
 #include <inttypes.h>
 
@@ -62,13 +63,14 @@ static char *explain_create(gs_trace_model *m, const gs_replay *r, const gs_trac
     return g_strdup_printf(_("detach: %s shares storage #%" PRIu64 " and its version "
                              "counter with %s, but is a new leaf outside the graph"),
                            t, e->storage, src);
-  case 3:
+  case 3: /* a storage of its own over the source's bytes: storage_share said which */
     if (source && source->storage != e->storage)
-      return g_strdup_printf(_("clone: %s now shares storage #%" PRIu64
-                               " copy-on-write; nothing was copied"),
-                             t, source->storage);
-    return g_strdup_printf(_("clone: %s now shares the bytes of %s copy-on-write; nothing was "
-                             "copied"), t, src);
+      return g_strdup_printf(_("clone: %s has storage #%" PRIu64 ", which shares the bytes "
+                               "of %s's storage #%" PRIu64 " copy-on-write; nothing was copied"),
+                             t, e->storage, src, source->storage);
+    return g_strdup_printf(_("clone: %s has storage #%" PRIu64 ", which shares the bytes of %s "
+                             "copy-on-write; nothing was copied"),
+                           t, e->storage, src);
   default: {
     guint64 bytes = 0;
     gs_replay_storage(r, e->storage, &bytes, NULL);

@@ -206,8 +206,9 @@ guint64 gs_trace_model_scope_of(gs_trace_model *m, guint64 index);
 /* ---- explanations --------------------------------------------------------------------- */
 
 /* One translated sentence explaining event index in plain words, from the state before and
- * after it, e.g. "clone: tensor #12 now shares storage #4 copy-on-write; nothing was
- * copied". Free with g_free; NULL if index is out of range. Moves the seek position. */
+ * after it, e.g. "clone: tensor #12.1 has storage #5, which shares the bytes of #7.1's
+ * storage #4 copy-on-write; nothing was copied". Free with g_free; NULL if index is out of
+ * range. Moves the seek position. */
 char *gs_trace_model_explain(gs_trace_model *m, guint64 index);
 
 G_END_DECLS
