@@ -63,6 +63,23 @@ printf 'this is not an event log, just some text long enough to hold a header...
 expect_failure_line "dump of a file that is not a log" -- "$GS" dump junk.txt
 : >empty.gstrace
 expect_failure_line "stats of an empty file" -- "$GS" stats empty.gstrace
+# Every command says the same thing of a file that holds no log: not a Gradscope log (with
+# its first bytes), empty, or a header cut short.
+printf 'GRADSCOP\001' >cut.gstrace
+for cmd in stats dump export-dot "export-graph -o x.png" "export-timeline -o x.png" \
+           "chrome-trace -o x.json"; do
+  name=${cmd%% *}
+  opts=${cmd#"$name"}
+  # shellcheck disable=SC2086
+  expect_failure_line "$name of a file that is not a log" -- "$GS" $name junk.txt $opts
+  contains err "junk.txt is not a Gradscope log (no GRADSCOP header: it starts with the bytes 74 68 69 73"
+  # shellcheck disable=SC2086
+  expect_failure_line "$name of an empty file" -- "$GS" $name empty.gstrace $opts
+  contains err "empty.gstrace is empty: a Gradscope log starts with a 64-byte GRADSCOP header"
+  # shellcheck disable=SC2086
+  expect_failure_line "$name of a cut header" -- "$GS" $name cut.gstrace $opts
+  contains err "cut.gstrace ends inside its log header (9 of 64 bytes)"
+done
 expect_failure_line "record without a program" -- "$GS" record -o x.gstrace --
 
 # ---- record -------------------------------------------------------------------------------

@@ -306,6 +306,29 @@ static void test_missing_file(void) {
   source_run_clear(&run);
 }
 
+/* A file that holds no log gets the sentence every command gives, read once or followed: an
+ * empty one says so, any other says it is not a Gradscope log and shows its first bytes. */
+static void test_not_a_log(void) {
+  g_autofree char *junk = g_build_filename(source_test_dir(), "junk.txt", NULL);
+  g_autofree char *empty = g_build_filename(source_test_dir(), "empty.gst", NULL);
+  g_assert_true(g_file_set_contents(junk, "hello, not a log at all", -1, NULL));
+  g_assert_true(g_file_set_contents(empty, "", 0, NULL));
+  for (int follow = 0; follow < 2; follow++) {
+    source_run run = {.source = gs_trace_source_new_file(junk, follow)};
+    g_assert_true(source_run_until(&run, NULL, NULL, 5000));
+    g_assert_cmpint(gs_trace_source_get_state(run.source), ==, GS_TRACE_SOURCE_BROKEN);
+    source_test_assert_message(run.source, "junk.txt is not a Gradscope log (no GRADSCOP "
+                                           "header: it starts with the bytes 68 65 6c 6c");
+    source_run_clear(&run);
+  }
+  source_run run = {.source = gs_trace_source_new_file(empty, FALSE)};
+  g_assert_true(source_run_until(&run, NULL, NULL, 5000));
+  g_assert_cmpint(gs_trace_source_get_state(run.source), ==, GS_TRACE_SOURCE_BROKEN);
+  source_test_assert_message(run.source, "empty.gst is empty: a Gradscope log starts with a "
+                                         "64-byte GRADSCOP header");
+  source_run_clear(&run);
+}
+
 /* Follows a whole log, lets change() do something to the file, and expects the source to
  * break saying part, with every event it had kept. */
 static void follow_then(const char *name, void (*change)(const char *path, GBytes *log),
@@ -369,6 +392,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/source/file/damage-in-loaded-part", test_damage_in_loaded_part);
   g_test_add_func("/source/file/damage-while-following", test_damage_while_following);
   g_test_add_func("/source/file/missing-file", test_missing_file);
+  g_test_add_func("/source/file/not-a-log", test_not_a_log);
   g_test_add_func("/source/file/truncated-under-follower", test_truncated_under_follower);
   g_test_add_func("/source/file/replaced-under-follower", test_replaced_under_follower);
   g_test_add_func("/source/file/unref-while-following", test_unref_while_following);

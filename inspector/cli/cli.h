@@ -50,6 +50,10 @@ gboolean cli_read_log(const char *path, gs_trace_event_fn on_event, gpointer use
 
 /* Prints the warning for a damaged or truncated log, if any: returns 0, or 2 if it warned. */
 int cli_report_damage(const gs_trace_read_result *result);
+/* Reports that path holds no log: empty, not a Gradscope log, or a header cut short (the
+ * same sentence in every command and the inspector: gs_trace_file_not_a_log), else what the
+ * reader found (problem, taken over). */
+void cli_not_a_log(const char *path, char *problem);
 
 /* text with control characters escaped (\n, \033...) so user names cannot break a line or
  * drive the terminal; UTF-8 is kept. Free with g_free. */

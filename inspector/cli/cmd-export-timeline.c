@@ -108,7 +108,11 @@ int cli_export_timeline(int argc, char **argv) {
   }
   guint64 n = gs_trace_model_n_events(model);
   if (n == 0) {
-    cli_error("export-timeline: %s has no events to draw", path);
+    const char *problem = gs_trace_model_problem(model);
+    if (problem)
+      cli_not_a_log(path, g_strdup(problem));
+    else
+      cli_error("export-timeline: %s has no events to draw", path);
     return 1;
   }
   if (first > n) {

@@ -60,12 +60,20 @@ gboolean cli_read_log(const char *path, gs_trace_event_fn on_event, gpointer use
   }
   /* Without even a header nothing valid was read: bad input, not a damaged log. */
   if (!result->has_header) {
-    g_autofree char *problem = gs_trace_read_result_problem(result);
-    cli_error("%s is not a gradscope event log: %s", path, problem);
+    cli_not_a_log(path, gs_trace_read_result_problem(result));
     gs_trace_read_result_clear(result);
     return FALSE;
   }
   return TRUE;
+}
+
+void cli_not_a_log(const char *path, char *problem) {
+  g_autofree char *said = problem;
+  g_autofree char *why = gs_trace_file_not_a_log(path);
+  if (why)
+    cli_error("%s", why);
+  else /* a whole header, then nothing readable: say what the reader found */
+    cli_error("%s holds no readable events: %s", path, said ? said : "?");
 }
 
 int cli_report_damage(const gs_trace_read_result *result) {

@@ -84,7 +84,7 @@ gs_graph *cli_graph_at(const char *command, const char *path, const char *at_tex
   }
   const char *problem = gs_trace_model_problem(m);
   if (gs_trace_model_n_events(m) == 0 && problem) {
-    cli_error("%s is not a gradscope event log: %s", path, problem);
+    cli_not_a_log(path, g_strdup(problem));
     return NULL;
   }
   guint64 index;

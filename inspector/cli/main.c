@@ -2,6 +2,7 @@
  * read one back (stats, dump, DOT graph, graph image, memory timeline PNG, Chrome trace). Each
  * command lives in its own file; the analysis they print lives in inspector/model/ (and the
  * drawing in inspector/graph/ and inspector/timeline/), shared with the GTK inspector. */
+#include <locale.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -34,6 +35,11 @@ static void usage(FILE *out) {
 }
 
 int main(int argc, char **argv) {
+  /* The user's character set, so GLib prints help and names in it (without this, "×N" in
+   * --help came out as "?N"); numbers stay in the C locale, since JSON, DOT and the
+   * name=value lines scripts read must not get decimal commas. */
+  setlocale(LC_ALL, "");
+  setlocale(LC_NUMERIC, "C");
   if (argc < 2) {
     cli_error("no command given (see gradscope --help)");
     return 1;

@@ -2,6 +2,7 @@
 #include "trace-file.h"
 
 #include <errno.h>
+#include <glib/gi18n-lib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -114,5 +115,38 @@ char *gs_trace_read_result_problem(const gs_trace_read_result *result) {
     return g_strdup_printf("log ends mid-chunk at byte %" G_GUINT64_FORMAT ": the writer was "
                            "killed or is still running",
                            result->truncated_offset);
+  return NULL;
+}
+
+char *gs_trace_file_not_a_log(const char *path) {
+  struct stat st;
+  if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+    return NULL; /* a folder, a device, a socket: the caller says what it is */
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return NULL;
+  unsigned char head[64];
+  size_t n = fread(head, 1, sizeof head, f);
+  gboolean failed = ferror(f) != 0;
+  fclose(f);
+  if (failed)
+    return NULL;
+  static const char magic[8] = {'G', 'R', 'A', 'D', 'S', 'C', 'O', 'P'};
+  if (n == 0)
+    return g_strdup_printf(_("%s is empty: a Gradscope log starts with a 64-byte GRADSCOP "
+                             "header"), path);
+  if (n < sizeof magic || memcmp(head, magic, sizeof magic) != 0) {
+    GString *start = g_string_new(NULL);
+    for (size_t i = 0; i < n && i < 8; i++)
+      g_string_append_printf(start, "%s%02x", i ? " " : "", head[i]);
+    char *text = g_strdup_printf(_("%s is not a Gradscope log (no GRADSCOP header: it starts "
+                                   "with the bytes %s)"), path, start->str);
+    g_string_free(start, TRUE);
+    return text;
+  }
+  if (n < sizeof head)
+    return g_strdup_printf(_("%s ends inside its log header (%zu of 64 bytes): the program "
+                             "recording it has only just started, or the file was cut"),
+                           path, n);
   return NULL;
 }

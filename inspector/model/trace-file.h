@@ -39,6 +39,12 @@ gboolean gs_trace_file_read(const char *path, gs_trace_event_fn on_event,
                             gs_trace_progress_fn progress, gpointer user_data,
                             gs_trace_read_result *result, GError **error);
 
+/* The one sentence every command and the inspector give for a file that holds no Gradscope
+ * log, from its first bytes: empty; not a log at all (no GRADSCOP header, with what it starts
+ * with); or a log header cut short. NULL if the file starts with a whole header (or cannot be
+ * read: the caller reports that). Translated; newly allocated. */
+char *gs_trace_file_not_a_log(const char *path);
+
 /* One line for a damaged or truncated result ("log damaged at byte N: ...",
  * "log ends mid-chunk at byte N: ..."), or NULL if the log was whole. Free with g_free. */
 char *gs_trace_read_result_problem(const gs_trace_read_result *result);

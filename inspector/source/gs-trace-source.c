@@ -321,8 +321,19 @@ static void finalize_state(GsTraceSource *self, gs_trace_model *m) {
   const char *problem = m && !stopped ? gs_trace_model_problem(m) : NULL;
   gboolean failed = !stopped && (broken || problem != NULL);
 
+  /* A file with no events in it: the sentence every command gives (empty, not a log, a cut
+   * header) says more than the reader's damage report. */
+  g_autofree char *not_a_log = NULL;
+  if (self->kind == GS_TRACE_SOURCE_FILE && self->path && !stopped &&
+      (!m || gs_trace_model_n_events(m) == 0))
+    not_a_log = gs_trace_file_not_a_log(self->path);
+  if (not_a_log)
+    failed = TRUE;
+
   g_autofree char *message = NULL;
-  if (stopped && note && self->kind == GS_TRACE_SOURCE_SPAWN)
+  if (not_a_log)
+    message = g_steal_pointer(&not_a_log); /* alone: "the whole log was read" is not true */
+  else if (stopped && note && self->kind == GS_TRACE_SOURCE_SPAWN)
     message = g_strdup(note); /* how the program took being stopped */
   else if (stopped)
     message = g_strdup(_("Stopped. Everything received so far is kept."));
