@@ -20,7 +20,10 @@ static void append_ids(GString *out, const gs_event_field *f, gboolean json) {
       g_string_append_c(out, ',');
     if (f->type == GS_FIELD_DIMS)
       g_string_append_printf(out, "%" G_GINT64_FORMAT, f->dims[i]);
-    else if (f->type == GS_FIELD_IDS)
+    else if (f->type == GS_FIELD_HANDLES && !json) { /* as the engine names them: #slot.gen */
+      char handle[32];
+      g_string_append(out, gs_format_handle(f->ids[i], handle, sizeof handle));
+    } else if (f->type == GS_FIELD_IDS || f->type == GS_FIELD_HANDLES)
       g_string_append_printf(out, "%" G_GUINT64_FORMAT, f->ids[i]);
     else if (isfinite(f->reals[i]))
       g_string_append_printf(out, "%.17g", f->reals[i]);
@@ -43,6 +46,7 @@ static void append_json_field(const gs_event_field *f, gpointer user_data) {
   case GS_FIELD_ENUM: gs_escape_json(out, f->s); break;
   case GS_FIELD_DIMS:
   case GS_FIELD_IDS:
+  case GS_FIELD_HANDLES:
   case GS_FIELD_REALS: append_ids(out, f, TRUE); break;
   }
 }
@@ -62,6 +66,7 @@ static void append_text_field(const gs_event_field *f, gpointer user_data) {
   case GS_FIELD_STRING: gs_escape_json(out, f->s); break;
   case GS_FIELD_DIMS:
   case GS_FIELD_IDS:
+  case GS_FIELD_HANDLES:
   case GS_FIELD_REALS: append_ids(out, f, FALSE); break;
   }
 }

@@ -45,10 +45,11 @@ static void emit_s(const walk *w, const char *key, gs_field_type type, const cha
   w->fn(&f, w->user_data);
 }
 
-static void emit_ids(const walk *w, const char *key, const uint64_t *ids, uint32_t n) {
+static void emit_ids(const walk *w, const char *key, gs_field_type type, const uint64_t *ids,
+                     uint32_t n) {
   if (!n || !ids)
     return;
-  gs_event_field f = {.key = key, .type = GS_FIELD_IDS, .n = n, .ids = (const guint64 *)ids};
+  gs_event_field f = {.key = key, .type = type, .n = n, .ids = (const guint64 *)ids};
   w->fn(&f, w->user_data);
 }
 
@@ -116,10 +117,10 @@ void gs_event_fields_foreach(const gs_trace_event *e, const gs_trace_reader *rea
     f.dims = (const gint64 *)e->strides;
     fn(&f, user_data);
   }
-  emit_ids(&w, "inputs", e->inputs, e->n_inputs);
-  emit_ids(&w, "saved", e->saved, e->n_saved);
-  emit_ids(&w, "parts", e->parts, e->n_parts);
-  emit_ids(&w, "params", e->params, e->n_params);
+  emit_ids(&w, "inputs", GS_FIELD_IDS, e->inputs, e->n_inputs);
+  emit_ids(&w, "saved", GS_FIELD_HANDLES, e->saved, e->n_saved);
+  emit_ids(&w, "parts", GS_FIELD_HANDLES, e->parts, e->n_parts);
+  emit_ids(&w, "params", GS_FIELD_HANDLES, e->params, e->n_params);
   if (e->n_values && e->values) {
     gs_event_field f = {.key = "values", .type = GS_FIELD_REALS, .n = e->n_values,
                         .reals = e->values};

@@ -17,7 +17,8 @@ typedef enum gs_field_type {
   GS_FIELD_STRING, /* text from the string table or the event (s) */
   GS_FIELD_ENUM,   /* a named enum value (s), e.g. dtype "f32" */
   GS_FIELD_DIMS,   /* n signed values (shape, strides) */
-  GS_FIELD_IDS,    /* n ids (inputs, saved, parts) */
+  GS_FIELD_IDS,    /* n plain ids (a node's inputs: node numbers) */
+  GS_FIELD_HANDLES, /* n handles (saved tensors, a composite's parts, an optimizer's params) */
   GS_FIELD_REALS,  /* n doubles (values) */
 } gs_field_type;
 
