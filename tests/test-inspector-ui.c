@@ -605,6 +605,61 @@ static void test_parse_handle(void) {
                   ==, "#2.1");
 }
 
+/* Presses key+mods on page as its shortcut controller would (the capture phase, before the
+ * focused widget): runs the matching shortcut's action; returns whether it handled the key. */
+static gboolean press_page_key(GsCapturePage *page, guint key, GdkModifierType mods) {
+  g_autoptr(GListModel) controllers = gtk_widget_observe_controllers(GTK_WIDGET(page));
+  for (guint i = 0; i < g_list_model_get_n_items(controllers); i++) {
+    g_autoptr(GObject) c = g_list_model_get_item(controllers, i);
+    if (!GTK_IS_SHORTCUT_CONTROLLER(c) ||
+        gtk_event_controller_get_propagation_phase(GTK_EVENT_CONTROLLER(c)) != GTK_PHASE_CAPTURE)
+      continue;
+    for (guint j = 0; j < g_list_model_get_n_items(G_LIST_MODEL(c)); j++) {
+      g_autoptr(GtkShortcut) s = g_list_model_get_item(G_LIST_MODEL(c), j);
+      GtkShortcutTrigger *t = gtk_shortcut_get_trigger(s);
+      if (GTK_IS_KEYVAL_TRIGGER(t) && gtk_keyval_trigger_get_keyval(GTK_KEYVAL_TRIGGER(t)) == key &&
+          gtk_keyval_trigger_get_modifiers(GTK_KEYVAL_TRIGGER(t)) == mods)
+        return gtk_shortcut_action_activate(gtk_shortcut_get_action(s), 0, GTK_WIDGET(page),
+                                            gtk_shortcut_get_arguments(s));
+    }
+  }
+  g_assert_not_reached();
+}
+
+/* The arrows scrub wherever the focus is (after a click on a row, say), except in a text
+ * field; Ctrl+1/2/3 show the Events, Graph and Memory pages. */
+static void test_page_keys(void) {
+  GsWindow *window = new_window();
+  GsCapturePage *page = open_log(window);
+  GsScrubber *scrubber = gs_capture_page_get_scrubber(page);
+  GsEventListView *list = gs_capture_page_get_event_list(page);
+  gs_scrubber_set_position(scrubber, 2);
+  GtkWidget *columns = find_widget(GTK_WIDGET(list), GTK_TYPE_COLUMN_VIEW);
+  gtk_widget_grab_focus(columns);
+  g_assert_true(press_page_key(page, GDK_KEY_Right, 0));
+  g_assert_cmpuint(gs_scrubber_get_position(scrubber), ==, 3);
+  g_assert_true(press_page_key(page, GDK_KEY_Left, 0));
+  g_assert_true(press_page_key(page, GDK_KEY_Left, 0));
+  g_assert_cmpuint(gs_scrubber_get_position(scrubber), ==, 1);
+  g_assert_true(press_page_key(page, GDK_KEY_End, 0));
+  g_assert_cmpuint(gs_scrubber_get_position(scrubber), ==,
+                   gs_trace_model_n_events(gs_capture_page_get_model(page)) - 1);
+  /* In the search field the arrows move the cursor, not the scrubber. */
+  GtkWidget *search = find_widget(GTK_WIDGET(list), GTK_TYPE_SEARCH_ENTRY);
+  gtk_widget_grab_focus(search);
+  g_assert_false(press_page_key(page, GDK_KEY_Home, 0));
+  g_assert_cmpuint(gs_scrubber_get_position(scrubber), !=, 0);
+
+  GtkWidget *stack = find_widget(GTK_WIDGET(page), ADW_TYPE_VIEW_STACK);
+  g_assert_true(press_page_key(page, GDK_KEY_2, GDK_CONTROL_MASK));
+  g_assert_cmpstr(adw_view_stack_get_visible_child_name(ADW_VIEW_STACK(stack)), ==, "graph");
+  g_assert_true(press_page_key(page, GDK_KEY_3, GDK_CONTROL_MASK));
+  g_assert_cmpstr(adw_view_stack_get_visible_child_name(ADW_VIEW_STACK(stack)), ==, "timeline");
+  g_assert_true(press_page_key(page, GDK_KEY_1, GDK_CONTROL_MASK));
+  g_assert_cmpstr(adw_view_stack_get_visible_child_name(ADW_VIEW_STACK(stack)), ==, "events");
+  gtk_window_destroy(GTK_WINDOW(window));
+}
+
 static void test_scrub(void) {
   counts want = count_log();
   g_assert_cmpuint(want.clone_index, !=, G_MAXUINT64);
@@ -1030,6 +1085,7 @@ int main(int argc, char **argv) {
     g_test_add_func("/inspector-ui/open-counts-rows", test_open_counts_rows);
     g_test_add_func("/inspector-ui/filter", test_filter);
     g_test_add_func("/inspector-ui/scrub", test_scrub);
+    g_test_add_func("/inspector-ui/page-keys", test_page_keys);
     g_test_add_func("/inspector-ui/memory-timeline", test_memory_timeline);
     g_test_add_func("/inspector-ui/graph-page", test_graph_page);
     g_test_add_func("/inspector-ui/live-digits", test_live_digits);

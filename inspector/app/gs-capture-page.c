@@ -30,6 +30,7 @@ struct _GsCapturePage {
   GtkWidget *tensor_view;
   GtkWidget *timeline_view;
   GtkWidget *graph_pane;
+  AdwViewStack *view_stack;
   GsView *views[5]; /* the five above that follow the view contract (gs-view.h) */
   GtkWidget *scrubber;
   GtkWidget *status_revealer;
@@ -394,10 +395,17 @@ GsCapturePage *gs_capture_page_new_listening(GError **error) {
 
 /* ---- keys ----------------------------------------------------------------------------- */
 
+/* Whether a text field has the focus: it keeps the arrows and Home/End for its cursor. */
+static gboolean typing(GtkWidget *widget) {
+  GtkRoot *root = gtk_widget_get_root(widget);
+  GtkWidget *focus = root ? gtk_root_get_focus(root) : NULL;
+  return focus && GTK_IS_EDITABLE(focus);
+}
+
 static gboolean step_shortcut(GtkWidget *widget, GVariant *args, gpointer data) {
   (void)data;
   GsCapturePage *self = GS_CAPTURE_PAGE(widget);
-  if (!self->model)
+  if (!self->model || typing(widget))
     return FALSE;
   gint64 delta = g_variant_get_int64(args);
   GsScrubber *scrubber = GS_SCRUBBER(self->scrubber);
@@ -408,6 +416,53 @@ static gboolean step_shortcut(GtkWidget *widget, GVariant *args, gpointer data) 
   else
     gs_scrubber_step(scrubber, delta);
   return TRUE;
+}
+
+static gboolean page_shortcut(GtkWidget *widget, GVariant *args, gpointer data) {
+  (void)data;
+  GsCapturePage *self = GS_CAPTURE_PAGE(widget);
+  adw_view_stack_set_visible_child_name(self->view_stack, g_variant_get_string(args, NULL));
+  return TRUE;
+}
+
+static void add_shortcut(GtkShortcutController *keys, guint key, GdkModifierType mods,
+                         GtkShortcutFunc fn, GVariant *args) {
+  GtkShortcut *s = gtk_shortcut_new(gtk_keyval_trigger_new(key, mods),
+                                    gtk_callback_action_new(fn, NULL, NULL));
+  gtk_shortcut_set_arguments(s, args);
+  gtk_shortcut_controller_add_shortcut(keys, s);
+}
+
+/* The page's keys are caught before the focused widget sees them (the capture phase), so
+ * stepping works after a click on |<, an event row, the graph or the timeline; only a text
+ * field keeps the arrows. Ctrl+1/2/3 show the Events, Graph and Memory pages (Alt+1..9 are
+ * the tabs'). */
+static void add_page_keys(GsCapturePage *self) {
+  GtkEventController *keys = gtk_shortcut_controller_new();
+  gtk_event_controller_set_propagation_phase(keys, GTK_PHASE_CAPTURE);
+  GtkShortcutController *k = GTK_SHORTCUT_CONTROLLER(keys);
+  static const struct {
+    guint key;
+    GdkModifierType mods;
+    gint64 delta;
+  } steps[] = {
+      {GDK_KEY_Left, 0, -1},
+      {GDK_KEY_Right, 0, 1},
+      {GDK_KEY_Left, GDK_CONTROL_MASK, -100},
+      {GDK_KEY_Right, GDK_CONTROL_MASK, 100},
+      {GDK_KEY_Home, 0, G_MININT64},
+      {GDK_KEY_End, 0, G_MAXINT64},
+      {GDK_KEY_Home, GDK_CONTROL_MASK, G_MININT64},
+      {GDK_KEY_End, GDK_CONTROL_MASK, G_MAXINT64},
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS(steps); i++)
+    add_shortcut(k, steps[i].key, steps[i].mods, step_shortcut,
+                 g_variant_new_int64(steps[i].delta));
+  static const char *const pages[] = {"events", "graph", "timeline"};
+  for (guint i = 0; i < G_N_ELEMENTS(pages); i++)
+    add_shortcut(k, GDK_KEY_1 + i, GDK_CONTROL_MASK, page_shortcut,
+                 g_variant_new_string(pages[i]));
+  gtk_widget_add_controller(GTK_WIDGET(self), keys);
 }
 
 /* ---- GObject -------------------------------------------------------------------------- */
@@ -498,29 +553,17 @@ static void gs_capture_page_class_init(GsCapturePageClass *klass) {
   gtk_widget_class_bind_template_child(widget_class, GsCapturePage, timeline_view);
   gtk_widget_class_bind_template_child(widget_class, GsCapturePage, graph_pane);
   gtk_widget_class_bind_template_child(widget_class, GsCapturePage, scrubber);
+  gtk_widget_class_bind_template_child(widget_class, GsCapturePage, view_stack);
   gtk_widget_class_bind_template_child(widget_class, GsCapturePage, status_revealer);
   gtk_widget_class_bind_template_child(widget_class, GsCapturePage, status_icon);
   gtk_widget_class_bind_template_child(widget_class, GsCapturePage, status_label);
   gtk_widget_class_bind_template_child(widget_class, GsCapturePage, stop_button);
   gtk_widget_class_set_layout_manager_type(widget_class, GTK_TYPE_BIN_LAYOUT);
-
-  /* Step through the run from anywhere on the page that does not use the keys itself. */
-  gtk_widget_class_add_binding(widget_class, GDK_KEY_Left, 0, step_shortcut, "x", (gint64)-1);
-  gtk_widget_class_add_binding(widget_class, GDK_KEY_Right, 0, step_shortcut, "x", (gint64)1);
-  gtk_widget_class_add_binding(widget_class, GDK_KEY_Left, GDK_CONTROL_MASK, step_shortcut, "x",
-                               (gint64)-100);
-  gtk_widget_class_add_binding(widget_class, GDK_KEY_Right, GDK_CONTROL_MASK, step_shortcut,
-                               "x", (gint64)100);
-  gtk_widget_class_add_binding(widget_class, GDK_KEY_Home, 0, step_shortcut, "x", G_MININT64);
-  gtk_widget_class_add_binding(widget_class, GDK_KEY_End, 0, step_shortcut, "x", G_MAXINT64);
-  gtk_widget_class_add_binding(widget_class, GDK_KEY_Home, GDK_CONTROL_MASK, step_shortcut, "x",
-                               G_MININT64);
-  gtk_widget_class_add_binding(widget_class, GDK_KEY_End, GDK_CONTROL_MASK, step_shortcut, "x",
-                               G_MAXINT64);
 }
 
 static void gs_capture_page_init(GsCapturePage *self) {
   gtk_widget_init_template(GTK_WIDGET(self));
+  add_page_keys(self);
   g_signal_connect_swapped(self->scrubber, "notify::position", G_CALLBACK(on_position), self);
   GsView *all[] = {GS_VIEW(self->scope_tree), GS_VIEW(self->tensor_view),
                    GS_VIEW(self->event_list), GS_VIEW(self->timeline_view),
