@@ -28,6 +28,8 @@ struct _GsGraphPane {
   guint64 position;
   gboolean has_position;
   gboolean updating; /* the spin button is being set from the position, not by the user */
+  /* At the end of the run no graph was alive, so the last backward pass's is drawn. */
+  gboolean showing_last_pass;
 };
 
 GS_VIEW_IFACE_INIT_WITH_SELECT(GsGraphPane, gs_graph_pane, gs_graph_pane_select_tensor)
@@ -57,6 +59,7 @@ static guint passes_begun_by(GsGraphPane *self, guint64 index) {
 static void update_status(GsGraphPane *self) {
   const gs_layout *l = gs_graph_view_get_layout(self->graph_view);
   g_autofree char *text = NULL;
+  g_autofree char *tooltip = NULL;
   if (!self->model || !self->has_position || !l) {
     text = g_strdup("");
   } else if (l->nodes->len == 0) {
@@ -68,6 +71,14 @@ static void update_status(GsGraphPane *self) {
         groups++;
     /* Translators: the size of the graph drawn: nodes and edges. */
     text = g_strdup_printf(_("%u nodes, %u edges"), l->nodes->len, l->edges->len);
+    if (self->showing_last_pass) {
+      g_autofree char *size = g_steal_pointer(&text);
+      /* Translators: short, it shares the page's header with the pass buttons and is cut at
+       * its start when narrow (so the news goes last); the tooltip says it in full. */
+      text = g_strdup_printf(_("%s · the last pass (graph freed)"), size);
+      tooltip = g_strdup(_("The run is over and its last backward pass freed the graph: the "
+                           "page shows that pass's graph, as it was when the pass began."));
+    }
     if (groups) {
       g_autofree char *base = g_steal_pointer(&text);
       text = g_strdup_printf(_("%s; %u folded groups (double-click one to open it)"), base,
@@ -75,6 +86,7 @@ static void update_status(GsGraphPane *self) {
     }
   }
   gtk_label_set_text(GTK_LABEL(self->status_label), text);
+  gtk_widget_set_tooltip_text(self->status_label, tooltip ? tooltip : text);
 }
 
 /* The header from the position and the passes known so far. */
@@ -135,7 +147,25 @@ static void on_view_event_selected(GsGraphPane *self, guint64 index) {
   gs_view_emit_event_selected(GS_VIEW(self), index);
 }
 
+/* Whether the position is the run's last event. */
+static gboolean at_end(GsGraphPane *self) {
+  guint64 n = self->model ? gs_trace_model_n_events(self->model) : 0;
+  return self->has_position && n > 0 && self->position >= n - 1;
+}
+
 static void on_layout_changed(GsGraphPane *self) {
+  /* At the end of a run the last backward usually freed the graph: "no graph is alive" is
+   * true but not what someone looking at the finished run wants; they get the last pass's
+   * graph, and the status says which it is. Anywhere else the empty graph stays, truthfully. */
+  const gs_layout *l = gs_graph_view_get_layout(self->graph_view);
+  if (l && l->nodes->len == 0 && !self->showing_last_pass && at_end(self) &&
+      passes(self)->len > 0) {
+    self->showing_last_pass = TRUE;
+    gs_graph_view_set_position(self->graph_view,
+                               g_array_index(passes(self), gs_timeline_span,
+                                             passes(self)->len - 1).first);
+    return;
+  }
   update_status(self);
 }
 
@@ -158,6 +188,7 @@ void gs_graph_pane_set_position(GsGraphPane *self, guint64 index) {
   g_return_if_fail(GS_IS_GRAPH_PANE(self));
   self->position = index;
   self->has_position = TRUE;
+  self->showing_last_pass = FALSE;
   gs_graph_view_set_position(self->graph_view, index);
   update_passes(self);
 }
