@@ -681,6 +681,14 @@ static void test_page_keys(void) {
   gtk_widget_grab_focus(search);
   g_assert_false(press_page_key(page, GDK_KEY_Home, 0));
   g_assert_cmpuint(gs_scrubber_get_position(scrubber), !=, 0);
+  /* The graph keeps its arrows for panning; Home still goes to the first event. */
+  GtkWidget *graph = find_widget(GTK_WIDGET(page), GS_TYPE_GRAPH_VIEW);
+  adw_view_stack_set_visible_child_name(
+      ADW_VIEW_STACK(find_widget(GTK_WIDGET(page), ADW_TYPE_VIEW_STACK)), "graph");
+  g_assert_true(gtk_widget_grab_focus(graph));
+  g_assert_false(press_page_key(page, GDK_KEY_Right, 0));
+  g_assert_true(press_page_key(page, GDK_KEY_Home, 0));
+  g_assert_cmpuint(gs_scrubber_get_position(scrubber), ==, 0);
 
   GtkWidget *stack = find_widget(GTK_WIDGET(page), ADW_TYPE_VIEW_STACK);
   g_assert_true(press_page_key(page, GDK_KEY_2, GDK_CONTROL_MASK));

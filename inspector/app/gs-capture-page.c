@@ -395,17 +395,18 @@ GsCapturePage *gs_capture_page_new_listening(GError **error) {
 
 /* ---- keys ----------------------------------------------------------------------------- */
 
-/* Whether a text field has the focus: it keeps the arrows and Home/End for its cursor. */
-static gboolean typing(GtkWidget *widget) {
+/* Whether the focused widget uses the key itself: a text field its arrows and Home/End (the
+ * cursor), the graph its arrows (panning). */
+static gboolean focus_wants(GtkWidget *widget, gboolean arrow) {
   GtkRoot *root = gtk_widget_get_root(widget);
   GtkWidget *focus = root ? gtk_root_get_focus(root) : NULL;
-  return focus && GTK_IS_EDITABLE(focus);
+  return focus && (GTK_IS_EDITABLE(focus) || (arrow && GS_IS_GRAPH_VIEW(focus)));
 }
 
 static gboolean step_shortcut(GtkWidget *widget, GVariant *args, gpointer data) {
-  (void)data;
   GsCapturePage *self = GS_CAPTURE_PAGE(widget);
-  if (!self->model || typing(widget))
+  gboolean arrow = GPOINTER_TO_INT(data);
+  if (!self->model || focus_wants(widget, arrow))
     return FALSE;
   gint64 delta = g_variant_get_int64(args);
   GsScrubber *scrubber = GS_SCRUBBER(self->scrubber);
@@ -426,16 +427,16 @@ static gboolean page_shortcut(GtkWidget *widget, GVariant *args, gpointer data) 
 }
 
 static void add_shortcut(GtkShortcutController *keys, guint key, GdkModifierType mods,
-                         GtkShortcutFunc fn, GVariant *args) {
+                         GtkShortcutFunc fn, gpointer data, GVariant *args) {
   GtkShortcut *s = gtk_shortcut_new(gtk_keyval_trigger_new(key, mods),
-                                    gtk_callback_action_new(fn, NULL, NULL));
+                                    gtk_callback_action_new(fn, data, NULL));
   gtk_shortcut_set_arguments(s, args);
   gtk_shortcut_controller_add_shortcut(keys, s);
 }
 
 /* The page's keys are caught before the focused widget sees them (the capture phase), so
- * stepping works after a click on |<, an event row, the graph or the timeline; only a text
- * field keeps the arrows. Ctrl+1/2/3 show the Events, Graph and Memory pages (Alt+1..9 are
+ * stepping works after a click on |<, an event row or the timeline; a text field keeps the
+ * arrows and Home/End, the graph its arrows (it pans with them). Ctrl+1/2/3 show the Events, Graph and Memory pages (Alt+1..9 are
  * the tabs'). */
 static void add_page_keys(GsCapturePage *self) {
   GtkEventController *keys = gtk_shortcut_controller_new();
@@ -457,10 +458,11 @@ static void add_page_keys(GsCapturePage *self) {
   };
   for (gsize i = 0; i < G_N_ELEMENTS(steps); i++)
     add_shortcut(k, steps[i].key, steps[i].mods, step_shortcut,
+                 GINT_TO_POINTER(steps[i].key == GDK_KEY_Left || steps[i].key == GDK_KEY_Right),
                  g_variant_new_int64(steps[i].delta));
   static const char *const pages[] = {"events", "graph", "timeline"};
   for (guint i = 0; i < G_N_ELEMENTS(pages); i++)
-    add_shortcut(k, GDK_KEY_1 + i, GDK_CONTROL_MASK, page_shortcut,
+    add_shortcut(k, GDK_KEY_1 + i, GDK_CONTROL_MASK, page_shortcut, NULL,
                  g_variant_new_string(pages[i]));
   gtk_widget_add_controller(GTK_WIDGET(self), keys);
 }
