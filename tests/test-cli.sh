@@ -273,7 +273,8 @@ head -c $((size - 100)) run.gstrace >cut.gstrace
 expect_status 2 "dump of a truncated log" -- "$GS" dump cut.gstrace
 lines=$(wc -l <out)
 [ "$lines" -gt 0 ] && [ "$lines" -lt "$events" ] && pass "the truncated log's $lines valid events are printed" || fail "truncated dump printed $lines lines"
-contains err "warning: log ends mid-chunk at byte"
+contains err "warning: The log ends in the middle of a chunk at byte" "events before it are shown."
+cp err dump.err
 expect_status 2 "stats of a truncated log" -- "$GS" stats cut.gstrace
 contains out "events by kind" "scopes:" "memory"
 expect_status 2 "dump --jsonl of a truncated log" -- "$GS" dump --jsonl cut.gstrace
@@ -283,6 +284,9 @@ expect_status 2 "export-timeline of a truncated log" -- "$GS" export-timeline cu
 expect_status 2 "chrome-trace of a truncated log" -- "$GS" chrome-trace cut.gstrace -o cut.json
 "$PY" -c 'import json,sys; json.load(open(sys.argv[1]))' cut.json && pass "its JSON parses" || fail "truncated chrome-trace JSON"
 expect_status 2 "export-dot of a truncated log" -- "$GS" export-dot cut.gstrace
+# Every command describes the cut log with the same sentence and the same count of events.
+grep 'warning: ' err | cmp -s - dump.err && pass "export-dot and dump give the same warning" \
+  || { fail "export-dot and dump describe the cut log differently"; cat err dump.err; }
 
 # A flipped byte in the middle: the chunk's CRC fails there.
 "$PY" - run.gstrace flipped.gstrace <<'PYEOF'
@@ -292,7 +296,7 @@ data[len(data) // 2] ^= 0xff
 open(sys.argv[2], 'wb').write(data)
 PYEOF
 expect_status 2 "dump of a log with a flipped byte" -- "$GS" dump flipped.gstrace
-contains err "warning: log damaged at byte"
+contains err "warning: The log is damaged: " "events before the damage are shown."
 [ "$(wc -l <out)" -gt 0 ] && pass "events before the damage are printed" || fail "nothing printed before the damage"
 
 echo "$failures failure(s)"

@@ -81,8 +81,7 @@ int cli_report_damage(const gs_trace_read_result *result) {
   if (!problem)
     return 0;
   fflush(stdout); /* the valid part first, then the warning */
-  fprintf(stderr, "gradscope: warning: %s (%" G_GUINT64_FORMAT " valid events before it)\n",
-          problem, result->events);
+  fprintf(stderr, "gradscope: warning: %s\n", problem); /* it counts the events itself */
   return CLI_EXIT_DAMAGED;
 }
 

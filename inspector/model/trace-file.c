@@ -2,6 +2,7 @@
 #include "trace-file.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <glib/gi18n-lib.h>
 #include <stdio.h>
 #include <string.h>
@@ -32,6 +33,7 @@ static gboolean drain(gs_trace_reader *reader, gs_trace_event_fn on_event, gpoin
       return FALSE;
     }
     result->events++;
+    result->counted += event.kind != GS_TRACE_STRING;
     if (!on_event(&event, reader, user_data)) {
       result->stopped = TRUE;
       return FALSE;
@@ -103,18 +105,28 @@ gboolean gs_trace_file_read(const char *path, gs_trace_event_fn on_event,
   return ok;
 }
 
+char *gs_trace_problem_damaged(const char *what, guint64 events) {
+  return g_strdup_printf(_("The log is damaged: %s. The %" PRIu64
+                           " events before the damage are shown."),
+                         what ? what : "?", (uint64_t)events);
+}
+
+char *gs_trace_problem_truncated(guint64 at, guint64 events) {
+  return g_strdup_printf(_("The log ends in the middle of a chunk at byte %" PRIu64
+                           ": the program was killed or is still "
+                           "writing. The %" PRIu64 " events before it are "
+                           "shown."), (uint64_t)at, (uint64_t)events);
+}
+
 char *gs_trace_read_result_problem(const gs_trace_read_result *result) {
   if (result->damage)
-    return g_strdup_printf("log damaged at byte %" G_GUINT64_FORMAT ": %s", result->damage_offset,
-                           result->damage);
+    return gs_trace_problem_damaged(result->damage, result->counted);
   if (result->truncated && !result->has_header)
     return g_strdup_printf("log ends at byte %" G_GUINT64_FORMAT " before its header is complete: "
                            "empty, not a gradscope log, or the writer has not started",
                            result->bytes);
   if (result->truncated)
-    return g_strdup_printf("log ends mid-chunk at byte %" G_GUINT64_FORMAT ": the writer was "
-                           "killed or is still running",
-                           result->truncated_offset);
+    return gs_trace_problem_truncated(result->truncated_offset, result->counted);
   return NULL;
 }
 

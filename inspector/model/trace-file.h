@@ -19,6 +19,7 @@ typedef void (*gs_trace_progress_fn)(guint64 done, guint64 total, gpointer user_
 
 typedef struct gs_trace_read_result {
   guint64 events;     /* delivered to the callback */
+  guint64 counted;    /* of those, the ones the model counts: all but string-table entries */
   guint64 bytes;      /* read from the file */
   gboolean stopped;   /* the callback asked to stop */
   gboolean has_header;
@@ -45,8 +46,16 @@ gboolean gs_trace_file_read(const char *path, gs_trace_event_fn on_event,
  * read: the caller reports that). Translated; newly allocated. */
 char *gs_trace_file_not_a_log(const char *path);
 
-/* One line for a damaged or truncated result ("log damaged at byte N: ...",
- * "log ends mid-chunk at byte N: ..."), or NULL if the log was whole. Free with g_free. */
+/* One line for a damaged or truncated result, or NULL if the log was whole: the same sentence,
+ * with the same count of events, as the model's (gs_trace_problem_damaged, _truncated). Free
+ * with g_free. */
 char *gs_trace_read_result_problem(const gs_trace_read_result *result);
+
+/* The sentences for a damaged log (what the reader says, at the damage) and a log that ends
+ * inside a chunk, each with the number of events before it (string-table entries not
+ * counted): shared by the model, the CLI and the inspector, so a log is described the same
+ * everywhere. Translated; newly allocated. */
+char *gs_trace_problem_damaged(const char *what, guint64 events);
+char *gs_trace_problem_truncated(guint64 at, guint64 events);
 
 G_END_DECLS

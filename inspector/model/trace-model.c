@@ -1,6 +1,7 @@
 /* trace-model.c: building the trace model: raw bytes in, one pass through the reader, every
  * event indexed and applied to the head state (see trace-model.h, model-private.h). */
 #include "model-private.h"
+#include "trace-file.h"
 #include <inttypes.h>
 
 #include <errno.h>
@@ -187,9 +188,7 @@ static guint64 drain(gs_trace_model *m) {
         const char *what = gs_trace_reader_error(m->reader, &at);
         /* The reader's message says what and at which byte. */
         (void)at;
-        set_problem(m, g_strdup_printf(_("The log is damaged: %s. The %" PRIu64
-                                         " events before the damage are shown."),
-                                       what ? what : "?", (guint64)m->kinds->len));
+        set_problem(m, gs_trace_problem_damaged(what, m->kinds->len));
       }
       break;
     }
@@ -245,10 +244,7 @@ void gs_trace_model_finish(gs_trace_model *m) {
                                      "before a whole log header: it is empty or not a "
                                      "Gradscope event log."), m->fed));
   else if (gs_trace_reader_truncated(m->reader, &at))
-    set_problem(m, g_strdup_printf(_("The log ends in the middle of a chunk at byte %"
-                                     PRIu64 ": the program was killed or is still "
-                                     "writing. The %" PRIu64 " events before it are "
-                                     "shown."), (guint64)at, (guint64)m->kinds->len));
+    set_problem(m, gs_trace_problem_truncated(at, m->kinds->len));
 }
 
 const char *gs_trace_model_problem(const gs_trace_model *m) { return m->problem; }
