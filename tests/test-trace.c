@@ -82,8 +82,12 @@ static int count(const recorded *r, gs_trace_kind kind) {
   return c;
 }
 
+/* Per test run, so two builds' test runs on one machine never write each other's logs; a
+ * trapped subprocess (g_test_trap_subprocess) uses its parent's, whose log it writes. */
 static char *temp_path(const char *name) {
-  return g_build_filename(g_get_tmp_dir(), name, NULL);
+  int run = (int)(g_test_subprocess() ? getppid() : getpid());
+  g_autofree char *mine = g_strdup_printf("%d-%s", run, name);
+  return g_build_filename(g_get_tmp_dir(), mine, NULL);
 }
 
 static void test_engine_work_is_recorded(void) {
