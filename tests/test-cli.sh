@@ -108,6 +108,21 @@ contains out "tensor_create" "op=\"matmul\"" "shape=[8,4]" "module_child" "name=
 # Handles inside arrays read as the engine names them (#slot.gen), never as raw 64-bit ids.
 grep -E '(saved|params|parts)=\[[0-9]' out >/dev/null && fail "dump prints raw ids in an array" \
   || pass "dump prints handles in arrays as #slot.gen"
+cp out run.dump
+# explain: the inspector's sentence for every event but the string table's, or for one.
+expect_status 0 "explain" -- "$GS" explain run.gstrace
+want=$(awk '$5 != "string"' run.dump | wc -l)
+[ "$(wc -l <out)" -eq "$want" ] && pass "explain prints one sentence per event" \
+  || fail "explain: $(wc -l <out) lines for $want events"
+contains out " tensor_create: " " created tensor #" " scope_begin: "
+create_seq=$(grep ' tensor_create ' run.dump | head -1 | awk '{print $1}')
+expect_status 0 "explain --at" -- "$GS" explain run.gstrace --at "$create_seq"
+[ "$(wc -l <out)" -eq 1 ] && grep -q "^#$create_seq tensor_create: " out \
+  && pass "explain --at $create_seq gives that event's sentence" || fail "explain --at: $(cat out)"
+LANG=C.UTF-8 LANGUAGE=zh_CN "$GS" explain run.gstrace --at "$create_seq" >out 2>err
+grep -q '张量' out && pass "explain speaks the user's language (zh_CN)" || fail "explain in zh_CN: $(cat out)"
+expect_failure_line "explain --at an event the log lacks" -- "$GS" explain run.gstrace --at 999999999
+contains err "has no event #999999999 (its events are #"
 expect_status 0 "dump --jsonl" -- "$GS" dump --jsonl run.gstrace
 cp out run.jsonl
 [ "$(wc -l <run.jsonl)" -eq "$events" ] && pass "dump --jsonl prints one line per event" || fail "jsonl line count"

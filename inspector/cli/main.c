@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "gs-config.h"
 
 typedef struct command {
   const char *name;
@@ -23,6 +24,8 @@ static const command commands[] = {
     {"export-timeline", cli_export_timeline,
      "the memory timeline as a PNG: export-timeline FILE -o timeline.png"},
     {"chrome-trace", cli_chrome_trace, "convert to Chrome trace / Perfetto JSON"},
+    {"explain", cli_explain,
+     "the inspector's sentence for each event (or one: --at N), in the user's language"},
 };
 
 static void usage(FILE *out) {
@@ -40,6 +43,7 @@ int main(int argc, char **argv) {
    * name=value lines scripts read must not get decimal commas. */
   setlocale(LC_ALL, "");
   setlocale(LC_NUMERIC, "C");
+  gs_config_init_i18n(); /* the model's sentences (explain, stats) in the user's language */
   if (argc < 2) {
     cli_error("no command given (see gradscope --help)");
     return 1;

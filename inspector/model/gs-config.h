@@ -1,5 +1,6 @@
-/* gs-config.h: where the inspector finds its translations and settings schema, whether it
- * runs installed or straight from the build tree (so the demo and the tests need no install). */
+/* gs-config.h: where the inspector and the `gradscope` command find their translations (and
+ * the inspector its settings schema), whether they run installed or straight from the build
+ * tree (so the demo and the tests need no install). GLib only: both use it. */
 #pragma once
 
 #include <glib.h>
