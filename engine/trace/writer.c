@@ -42,13 +42,11 @@ static pthread_mutex_t sink_lock = PTHREAD_MUTEX_INITIALIZER;
 static int sink_fd = -1;
 static bool sink_owned; /* we opened it: close it on gs_trace_close */
 uint64_t gs__tw_start; /* monotonic ns when recording started */
-#define start_monotonic gs__tw_start
 static thread_buffer *registry;
 static uint32_t next_thread_no;
 static pthread_key_t buffer_key;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 GS__THREAD_LOCAL thread_buffer *gs__tw_mine; /* this thread's buffer, once it has one */
-#define my_buffer gs__tw_mine
 static int values_limit; /* GS_TRACE_VALUES */
 
 /* ---- clock and sink ------------------------------------------------------------------- */
@@ -80,7 +78,6 @@ static void calibrate_clock(void) {}
 #endif
 
 uint64_t gs__tw_clock_ns(void) { return clock_ns(); }
-#define now_ns gs__tw_now
 
 /* Writes all of buf (retrying short writes); false if the sink failed (then tracing stops:
  * a dead socket must not take the program down). */
@@ -108,7 +105,7 @@ static void write_header(void) {
   struct timespec rt;
   clock_gettime(CLOCK_REALTIME, &rt);
   gs__put_u64(h + GS__TRACE_HDR_REALTIME, (uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec);
-  gs__put_u64(h + GS__TRACE_HDR_MONOTONIC, start_monotonic);
+  gs__put_u64(h + GS__TRACE_HDR_MONOTONIC, gs__tw_start);
   gs__put_u32(h + GS__TRACE_HDR_PID, (uint32_t)getpid());
   gs__put_u32(h + GS__TRACE_HDR_CRC, gs__crc32c(0, h, GS__TRACE_HDR_CRC));
   write_all(h, sizeof h);
@@ -195,11 +192,11 @@ gs__tw_buffer *gs__tw_buffer_new(void) {
   b->next = registry;
   registry = b;
   pthread_mutex_unlock(&registry_lock);
-  my_buffer = b;
+  gs__tw_mine = b;
   return b;
 }
 
-static thread_buffer *buffer(void) { return my_buffer ? my_buffer : gs__tw_buffer_new(); }
+static thread_buffer *buffer(void) { return gs__tw_mine ? gs__tw_mine : gs__tw_buffer_new(); }
 
 /* ---- strings ----------------------------------------------------------------------------- */
 
@@ -334,11 +331,10 @@ void gs__tw_emit_pending(void) {
     emit(pending_ctx, pending_seq);
   }
 }
-#define emit_pending gs__tw_emit_pending
 
 void gs__trace_defer(gs__trace_deferred_fn emit, void *ctx) {
   if (gs__tw_pending)
-    emit_pending();
+    gs__tw_emit_pending();
   gs__tw_pending = emit;
   pending_ctx = ctx;
   /* Numbered now, written later: the stream's numbers must keep increasing. */
@@ -358,15 +354,15 @@ static void flush_all(void) {
 }
 
 void gs__trace_flush_this_thread(void) {
-  if (!my_buffer || !atomic_load(&gs__tracing))
+  if (!gs__tw_mine || !atomic_load(&gs__tracing))
     return;
-  emit_pending();
-  flush_buffer_of(my_buffer);
+  gs__tw_emit_pending();
+  flush_buffer_of(gs__tw_mine);
 }
 
 void gs_trace_flush(void) {
-  if (my_buffer && atomic_load(&gs__tracing))
-    emit_pending();
+  if (gs__tw_mine && atomic_load(&gs__tracing))
+    gs__tw_emit_pending();
   flush_all();
 }
 
@@ -411,7 +407,7 @@ static void start(int fd, bool owned) {
   sink_fd = fd;
   sink_owned = owned;
   calibrate_clock();
-  start_monotonic = now_ns();
+  gs__tw_start = gs__tw_now();
   write_header();
   pthread_mutex_unlock(&sink_lock);
   pthread_mutex_unlock(&registry_lock);

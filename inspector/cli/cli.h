@@ -8,6 +8,7 @@
 
 #include "../model/graph.h"
 #include "../model/trace-file.h"
+#include "../model/trace-model.h"
 
 G_BEGIN_DECLS
 
@@ -55,6 +56,11 @@ int cli_report_damage(const gs_trace_read_result *result);
  * same sentence in every command and the inspector: gs_trace_file_not_a_log), else what the
  * reader found (problem, taken over). */
 void cli_not_a_log(const char *path, char *problem);
+/* Loads path into a model, with a progress bar on a terminal. Returns NULL after reporting
+ * (as "command: ...") if the file cannot be read, or if it yielded no events because it is
+ * not a log (cli_not_a_log). A model with no events and no problem (a log header alone) is
+ * returned: what that means is the command's to say. */
+gs_trace_model *cli_load_model(const char *command, const char *path);
 
 /* text with control characters escaped (\n, \033...) so user names cannot break a line or
  * drive the terminal; UTF-8 is kept. Free with g_free. */

@@ -5,7 +5,6 @@
  * check what a learner will be told. */
 #include <stdio.h>
 
-#include "../model/trace-model.h"
 #include "cli.h"
 
 static void print_sentence(gs_trace_model *m, guint64 index) {
@@ -40,22 +39,12 @@ int cli_explain(int argc, char **argv) {
               at_text);
     return 1;
   }
-  cli_progress *progress = cli_progress_new("reading");
-  g_autoptr(GError) error = NULL;
-  g_autoptr(gs_trace_model) m =
-      gs_trace_model_load_file(path, cli_progress_update, progress, NULL, &error);
-  cli_progress_free(progress);
-  if (!m) {
-    cli_error("explain: %s", error->message);
+  g_autoptr(gs_trace_model) m = cli_load_model("explain", path);
+  if (!m)
     return 1;
-  }
-  const char *problem = gs_trace_model_problem(m);
   guint64 n = gs_trace_model_n_events(m);
   if (n == 0) {
-    if (problem)
-      cli_not_a_log(path, g_strdup(problem));
-    else
-      cli_error("explain: %s has no events", path);
+    cli_error("explain: %s has no events", path);
     return 1;
   }
   if (at_text) {
@@ -72,5 +61,5 @@ int cli_explain(int argc, char **argv) {
       if (gs_trace_model_kind_at(m, i) != GS_TRACE_STRING)
         print_sentence(m, i);
   }
-  return cli_warn_damaged(problem);
+  return cli_warn_damaged(gs_trace_model_problem(m));
 }

@@ -97,22 +97,12 @@ int cli_export_timeline(int argc, char **argv) {
     return 1;
   }
 
-  cli_progress *progress = cli_progress_new("reading");
-  g_autoptr(GError) error = NULL;
-  g_autoptr(gs_trace_model) model =
-      gs_trace_model_load_file(path, cli_progress_update, progress, NULL, &error);
-  cli_progress_free(progress);
-  if (!model) {
-    cli_error("export-timeline: %s", error->message);
+  g_autoptr(gs_trace_model) model = cli_load_model("export-timeline", path);
+  if (!model)
     return 1;
-  }
   guint64 n = gs_trace_model_n_events(model);
   if (n == 0) {
-    const char *problem = gs_trace_model_problem(model);
-    if (problem)
-      cli_not_a_log(path, g_strdup(problem));
-    else
-      cli_error("export-timeline: %s has no events to draw", path);
+    cli_error("export-timeline: %s has no events to draw", path);
     return 1;
   }
   if (first > n) {
@@ -124,6 +114,7 @@ int cli_export_timeline(int argc, char **argv) {
   gs_timeline_index_update(index, model);
   gs_timeline_request request = {.first = first - 1, .last = MIN(last, n) - 1, .width = width,
                                  .height = height, .by_scope = by_scope};
+  g_autoptr(GError) error = NULL;
   if (!gs_timeline_export_png(model, index, &request, dark, output, &error)) {
     cli_error("export-timeline: %s", error->message);
     return 1;

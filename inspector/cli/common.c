@@ -76,6 +76,24 @@ void cli_not_a_log(const char *path, char *problem) {
     cli_error("%s holds no readable events: %s", path, said ? said : "?");
 }
 
+gs_trace_model *cli_load_model(const char *command, const char *path) {
+  cli_progress *progress = cli_progress_new("reading");
+  g_autoptr(GError) error = NULL;
+  gs_trace_model *m = gs_trace_model_load_file(path, cli_progress_update, progress, NULL, &error);
+  cli_progress_free(progress);
+  if (!m) {
+    cli_error("%s: %s", command, error->message);
+    return NULL;
+  }
+  const char *problem = gs_trace_model_problem(m);
+  if (gs_trace_model_n_events(m) == 0 && problem) {
+    cli_not_a_log(path, g_strdup(problem));
+    gs_trace_model_free(m);
+    return NULL;
+  }
+  return m;
+}
+
 int cli_report_damage(const gs_trace_read_result *result) {
   g_autofree char *problem = gs_trace_read_result_problem(result);
   if (!problem)

@@ -73,20 +73,9 @@ gs_graph *cli_graph_at(const char *command, const char *path, const char *at_tex
               command, at_text);
     return NULL;
   }
-  cli_progress *progress = cli_progress_new("reading");
-  g_autoptr(GError) error = NULL;
-  g_autoptr(gs_trace_model) m =
-      gs_trace_model_load_file(path, cli_progress_update, progress, NULL, &error);
-  cli_progress_free(progress);
-  if (!m) {
-    cli_error("%s", error->message);
+  g_autoptr(gs_trace_model) m = cli_load_model(command, path);
+  if (!m)
     return NULL;
-  }
-  const char *problem = gs_trace_model_problem(m);
-  if (gs_trace_model_n_events(m) == 0 && problem) {
-    cli_not_a_log(path, g_strdup(problem));
-    return NULL;
-  }
   guint64 index;
   g_autoptr(gs_graph_source) source = gs_graph_source_new(m);
   if (backward_text) {
@@ -118,6 +107,7 @@ gs_graph *cli_graph_at(const char *command, const char *path, const char *at_tex
   gs_graph *graph = index == G_MAXUINT64 ? gs_graph_new() : gs_graph_source_build(source, index);
   *at_out = at_text ? at : index == G_MAXUINT64 ? 0 : gs_trace_model_seq_at(m, index);
   /* The model's problems are whole sentences that already say how many events are used. */
+  const char *problem = gs_trace_model_problem(m);
   *warning = problem ? g_strdup(problem) : NULL;
   return graph;
 }
