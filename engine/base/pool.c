@@ -118,11 +118,11 @@ gs__pool_story gs__pool_story_of(gs__pool *p, uint64_t id) {
   bool live = atomic_load_explicit(&s->live, memory_order_acquire);
   /* A retired slot keeps its last generation: that tenant has ended although the number did
    * not advance. */
-  bool ended = generation < current || (generation == current && !live && recall(s, generation));
+  gs__pool_tenancy *t = recall(s, generation);
+  bool ended = generation < current || (generation == current && !live && t);
   if (generation == current && live) {
     story.verdict = GS__POOL_LIVE;
   } else if (ended) {
-    gs__pool_tenancy *t = recall(s, generation);
     story.reuses = generation == current ? 0 : current - generation - (live ? 0 : 1);
     if (t) {
       story.verdict = GS__POOL_ENDED;
