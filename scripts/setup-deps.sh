@@ -6,11 +6,12 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
-# The engine needs a C11 compiler, meson + ninja and OpenBLAS; the tests need GLib. The
-# inspector needs GTK 4, libadwaita and Graphviz; its translations gettext; its desktop files
-# their validators; its widget tests an X server (Xvfb) and fonts, a CJK one for zh_CN. The
-# sanitizer build needs nothing more with gcc (libasan and libubsan come with it).
-packages=(build-essential pkg-config meson ninja-build libglib2.0-dev libopenblas-dev
+# The engine needs a C11 compiler, meson + ninja, OpenBLAS and libdw (call sites' lines); the
+# tests need GLib. The inspector needs GTK 4, libadwaita and Graphviz; its translations
+# gettext; its desktop files their validators; its widget tests an X server (Xvfb) and fonts,
+# a CJK one for zh_CN. The sanitizer build needs nothing more with gcc (libasan and libubsan
+# come with it).
+packages=(build-essential pkg-config meson ninja-build libglib2.0-dev libopenblas-dev libdw-dev
   libgtk-4-dev libadwaita-1-dev libgraphviz-dev graphviz gettext desktop-file-utils appstream
   xvfb xauth fonts-dejavu-core fonts-noto-cjk)
 

@@ -57,7 +57,7 @@ gs_replay *replay_prefix(GBytes *bytes, guint64 n) {
   guint64 applied = 0;
   gs_trace_event e;
   while (applied < n && gs_trace_reader_next(reader, &e) == GS_TRACE_EVENT) {
-    if (e.kind == GS_TRACE_STRING)
+    if (gs_trace_kind_is_table(e.kind))
       continue;
     gs_replay_apply(r, &e, reader);
     applied++;

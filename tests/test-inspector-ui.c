@@ -121,7 +121,7 @@ static gboolean count_event(const gs_trace_event *e, const gs_trace_reader *read
                             gpointer data) {
   (void)reader;
   counts *c = data;
-  if (e->kind == GS_TRACE_STRING)
+  if (gs_trace_kind_is_table(e->kind))
     return TRUE;
   if (e->kind == GS_TRACE_SCOPE_BEGIN)
     c->scope_begins++;

@@ -47,7 +47,7 @@ static void reference_build(reference *ref, GBytes *bytes, gs_trace_model *m) {
   gs_trace_reader_feed(reader, data, len);
   gs_trace_event e;
   while (gs_trace_reader_next(reader, &e) == GS_TRACE_EVENT) {
-    if (e.kind == GS_TRACE_STRING)
+    if (gs_trace_kind_is_table(e.kind))
       continue;
     gs_replay_apply(r, &e, reader);
     g_array_append_val(ref->kinds, e.kind);

@@ -14,6 +14,8 @@ static const uint64_t node_saved[] = {UINT64_C(0x100000002), 3};
 static const uint64_t composite_parts[] = {11, 12, 13, 14};
 static const uint64_t optimizer_params[] = {UINT64_C(0x100000040), UINT64_C(0x100000041), 46};
 static const double tensor_values[] = {1.5, -0.0, -2.25e300, INFINITY, 4.9e-324, NAN};
+static const uint64_t site_frames[] = {UINT64_C(0x55d0c0de1234), UINT64_C(0x7f0011223344), 1};
+static const char build_id[] = "8a3f10c2e9d4b7a6f5e4d3c2b1a0998877665544";
 static const char error_text[] = "add: shapes [2, 3] and [3, 2] do not broadcast";
 
 gs_trace_event sample(gs_trace_kind kind) {
@@ -33,7 +35,7 @@ gs_trace_event sample(gs_trace_kind kind) {
                             .dtype = GS_F64, .origin = 1, .source = UINT64_C(0x100000004),
                             .op = 17, .requires_grad = true, .offset = -12, .ndim = 3,
                             .shape = {2, 3, 4}, .strides = {-12, 4, -1},
-                            .holder = GS_TRACE_HELD_BY_SCOPE, .owner = 77};
+                            .holder = GS_TRACE_HELD_BY_SCOPE, .owner = 77, .site = 3};
   case GS_TRACE_TENSOR_DISPOSE:
     return (gs_trace_event){.kind = kind, .tensor = 42, .name = 6};
   case GS_TRACE_TENSOR_MOVE:
@@ -41,12 +43,13 @@ gs_trace_event sample(gs_trace_kind kind) {
   case GS_TRACE_TENSOR_NAME:
     return (gs_trace_event){.kind = kind, .tensor = 42, .name = 300};
   case GS_TRACE_INPLACE_WRITE:
-    return (gs_trace_event){.kind = kind, .tensor = 42, .storage = 9, .version = 3, .op = 18};
+    return (gs_trace_event){.kind = kind, .tensor = 42, .storage = 9, .version = 3, .op = 18,
+                            .site = 70000};
   case GS_TRACE_OWNER_CHANGE:
     return (gs_trace_event){.kind = kind, .object = 42, .previous_holder = GS_TRACE_HELD_BY_SCOPE,
                             .previous_owner = 2, .holder = GS_TRACE_HELD_BY_MODULE, .owner = 5};
   case GS_TRACE_SCOPE_BEGIN:
-    return (gs_trace_event){.kind = kind, .scope = 3, .outer = 2, .name = 7};
+    return (gs_trace_event){.kind = kind, .scope = 3, .outer = 2, .name = 7, .site = 4};
   case GS_TRACE_SCOPE_END:
     return (gs_trace_event){.kind = kind, .scope = 3};
   case GS_TRACE_NODE_CREATE:
@@ -73,7 +76,7 @@ gs_trace_event sample(gs_trace_kind kind) {
     return (gs_trace_event){.kind = kind, .name = 10};
   case GS_TRACE_ERROR:
     return (gs_trace_event){.kind = kind, .code = 3, .text = error_text,
-                            .text_len = sizeof error_text - 1};
+                            .text_len = sizeof error_text - 1, .site = 1};
   case GS_TRACE_VALUES:
     return (gs_trace_event){.kind = kind, .tensor = 43, .n_values = G_N_ELEMENTS(tensor_values),
                             .values = tensor_values};
@@ -84,6 +87,13 @@ gs_trace_event sample(gs_trace_kind kind) {
     return (gs_trace_event){.kind = kind, .optimizer = UINT64_C(0x100000002), .name = 12,
                             .n_params = G_N_ELEMENTS(optimizer_params),
                             .params = optimizer_params};
+  case GS_TRACE_SITE:
+    return (gs_trace_event){.kind = kind, .site = 3, .n_frames = G_N_ELEMENTS(site_frames),
+                            .frames = site_frames};
+  case GS_TRACE_BINARY:
+    return (gs_trace_event){.kind = kind, .address = UINT64_C(0x7f1234560000), .offset = 0x1000,
+                            .nbytes = 0x52000, .name = 13, .text = build_id,
+                            .text_len = sizeof build_id - 1};
   case GS_TRACE_KIND_COUNT:
     break;
   }
@@ -109,6 +119,7 @@ static gs_trace_event *event_dup(const gs_trace_event *e) {
   c->saved = e->n_saved ? g_memdup2(e->saved, e->n_saved * sizeof *e->saved) : NULL;
   c->parts = e->n_parts ? g_memdup2(e->parts, e->n_parts * sizeof *e->parts) : NULL;
   c->params = e->n_params ? g_memdup2(e->params, e->n_params * sizeof *e->params) : NULL;
+  c->frames = e->n_frames ? g_memdup2(e->frames, e->n_frames * sizeof *e->frames) : NULL;
   c->values = e->n_values ? g_memdup2(e->values, e->n_values * sizeof *e->values) : NULL;
   c->text = e->text ? g_memdup2(e->text, (gsize)e->text_len + 1) : NULL;
   return c;
@@ -120,6 +131,7 @@ static void event_free(gpointer p) {
   g_free((void *)e->saved);
   g_free((void *)e->parts);
   g_free((void *)e->params);
+  g_free((void *)e->frames);
   g_free((void *)e->values);
   g_free((void *)e->text);
   g_free(e);
@@ -194,6 +206,9 @@ void assert_event_equal(const gs_trace_event *want, const gs_trace_event *got) {
   assert_array_equal(want->saved, want->n_saved, got->saved, got->n_saved);
   assert_array_equal(want->parts, want->n_parts, got->parts, got->n_parts);
   assert_array_equal(want->params, want->n_params, got->params, got->n_params);
+  assert_array_equal(want->frames, want->n_frames, got->frames, got->n_frames);
+  g_assert_cmpuint(got->site, ==, want->site);
+  g_assert_cmpuint(got->address, ==, want->address);
   g_assert_cmpuint(got->n_values, ==, want->n_values);
   /* Bit for bit: -0.0 and NaN must survive too. */
   if (want->n_values)

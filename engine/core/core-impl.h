@@ -143,6 +143,10 @@ typedef struct gs__autograd_meta {
   uint32_t history;
 } gs__autograd_meta;
 
+/* Whether tensors remember where the program made them (gs__tensor.created_at): set when the
+ * leak report is asked for at exit, which groups leaks by it; off, it costs one branch. */
+extern bool gs__remember_sites;
+
 typedef struct gs__tensor {
   gs_dtype dtype;
   int ndim;
@@ -163,6 +167,8 @@ typedef struct gs__tensor {
   uint32_t live_views; /* bases: registered views of it alive now (atomic builtins: views are
                           made and disposed on any thread) */
   const char *created_by; /* the op that made it (static string), for leak reports */
+  uintptr_t created_at;   /* where the program made it (a return address), when
+                           * gs__remember_sites: leak reports group by it */
   bool is_parameter;
   gs__autograd_meta ag;
 } gs__tensor;

@@ -24,6 +24,8 @@ gs__tensor *gs__lookup_failed(gs_tensor h, const char *fn) {
   return NULL;
 }
 
+bool gs__remember_sites;
+
 bool gs_is_alive(gs_tensor h) { return gs__tensor_slot(h.id) != NULL; }
 
 /* Logs a tensor's creation (its geometry, the op that made it and its owner). */
@@ -67,6 +69,7 @@ gs_tensor gs__register(const gs__tensor *t, const char *fn) {
   s->tensor.live_views = 0;
   s->tensor.created_by = fn;
   s->tensor.created_event = gs__next_event();
+  s->tensor.created_at = __builtin_expect(gs__remember_sites, 0) ? gs__trace_caller() : 0;
   /* Only a tensor with fresh bytes charges them to its scope: views share someone's. */
   uint64_t bytes = t->origin == GS__ORIGIN_NEW ? t->storage->nbytes : 0;
   GS__LIFECYCLE_EACH(on_register, s, bytes); /* engine/scope fills s->own */

@@ -1,5 +1,5 @@
 /* events.c: one writer per event kind, each encoding its fields straight into the thread's
- * buffer in the order the schema (schema.c) gives them, as format 1.2: no event struct filled
+ * buffer in the order the schema (schema.c) gives them, as format 1.3: no event struct filled
  * and walked field by field, which cost more than half of a recorded event. The reader decodes
  * with the schema table; tests/test-trace.c reads back what the engine records. */
 #include <string.h>
@@ -25,8 +25,14 @@ static uint8_t *put_handles(uint8_t *p, const gs_tensor *handles, uint32_t n) {
   return p;
 }
 
+/* Appends a trailing since-1.3 site: left out when 0, as a reader reads it then. */
+static inline uint8_t *put_site(uint8_t *p, uint32_t site) {
+  return site ? gs__put_uvarint(p, site) : p;
+}
+
 void gs__trace_tensor_create(const gs__trace_tensor *t) {
   uint32_t op = gs__trace_string(t->op);
+  uint32_t site = gs__trace_site();
   uint8_t *p = gs__tw_begin(GS_TRACE_TENSOR_CREATE, t->seq,
                             (13 + 2 * (size_t)t->ndim) * VARINT);
   if (!p)
@@ -46,28 +52,29 @@ void gs__trace_tensor_create(const gs__trace_tensor *t) {
     p = gs__put_svarint(p, t->strides[i]);
   *p++ = (uint8_t)t->holder;
   p = gs__put_uvarint(p, t->owner);
-  if (t->alloc_nbytes) /* since 1.2; left out when 0, as a reader reads it then */
+  if (t->alloc_nbytes || site) /* since 1.2; left out when 0 and nothing follows */
     p = gs__put_uvarint(p, t->alloc_nbytes);
-  gs__tw_end(p);
+  gs__tw_end(put_site(p, site));
 }
 
 void gs__trace_tensor_dispose(uint64_t seq, uint64_t tensor, const char *reason,
                               uint64_t freed_storage) {
   uint32_t name = gs__trace_string(reason);
-  uint8_t *p = gs__tw_begin(GS_TRACE_TENSOR_DISPOSE, seq, 3 * VARINT);
+  uint32_t site = gs__trace_site();
+  uint8_t *p = gs__tw_begin(GS_TRACE_TENSOR_DISPOSE, seq, 4 * VARINT);
   if (!p)
     return;
   p = gs__put_uvarint(p, tensor);
   p = gs__put_uvarint(p, name);
-  if (freed_storage) /* since 1.2; left out when 0, as a reader reads it then */
+  if (freed_storage || site) /* since 1.2; left out when 0 and nothing follows */
     p = gs__put_uvarint(p, freed_storage);
-  gs__tw_end(p);
+  gs__tw_end(put_site(p, site));
 }
 
-/* Kinds whose fields are two or three ids. */
-static void write_ids(gs_trace_kind kind, uint64_t seq, uint64_t a, uint64_t b, uint64_t c,
-                      int n) {
-  uint8_t *p = gs__tw_begin(kind, seq, 3 * VARINT);
+/* Kinds whose fields are one to three ids, and a site for those that have one. */
+static void write_ids_at(gs_trace_kind kind, uint64_t seq, uint64_t a, uint64_t b, uint64_t c,
+                         int n, uint32_t site) {
+  uint8_t *p = gs__tw_begin(kind, seq, 4 * VARINT);
   if (!p)
     return;
   p = gs__put_uvarint(p, a);
@@ -75,11 +82,16 @@ static void write_ids(gs_trace_kind kind, uint64_t seq, uint64_t a, uint64_t b, 
     p = gs__put_uvarint(p, b);
   if (n > 2)
     p = gs__put_uvarint(p, c);
-  gs__tw_end(p);
+  gs__tw_end(put_site(p, site));
+}
+
+static void write_ids(gs_trace_kind kind, uint64_t seq, uint64_t a, uint64_t b, uint64_t c,
+                      int n) {
+  write_ids_at(kind, seq, a, b, c, n, 0);
 }
 
 void gs__trace_tensor_move(uint64_t tensor, uint64_t target) {
-  write_ids(GS_TRACE_TENSOR_MOVE, 0, tensor, target, 0, 2);
+  write_ids_at(GS_TRACE_TENSOR_MOVE, 0, tensor, target, 0, 2, gs__trace_site());
 }
 
 void gs__trace_tensor_name(uint64_t tensor, const char *interned_name) {
@@ -97,14 +109,15 @@ void gs__trace_storage(gs_trace_kind kind, uint64_t storage, uint64_t source, ui
 void gs__trace_inplace_write(uint64_t seq, uint64_t tensor, uint64_t storage, uint64_t version,
                              const char *op) {
   uint32_t op_id = gs__trace_string(op);
-  uint8_t *p = gs__tw_begin(GS_TRACE_INPLACE_WRITE, seq, 4 * VARINT);
+  uint32_t site = gs__trace_site();
+  uint8_t *p = gs__tw_begin(GS_TRACE_INPLACE_WRITE, seq, 5 * VARINT);
   if (!p)
     return;
   p = gs__put_uvarint(p, tensor);
   p = gs__put_uvarint(p, storage);
   p = gs__put_uvarint(p, version);
   p = gs__put_uvarint(p, op_id);
-  gs__tw_end(p);
+  gs__tw_end(put_site(p, site));
 }
 
 void gs__trace_values(uint64_t seq, uint64_t tensor, const double *values, uint32_t n) {
@@ -124,7 +137,8 @@ void gs__trace_values(uint64_t seq, uint64_t tensor, const double *values, uint3
 
 void gs__trace_owner_change(uint64_t object, int previous_holder, uint64_t previous_owner,
                             int holder, uint64_t owner) {
-  uint8_t *p = gs__tw_begin(GS_TRACE_OWNER_CHANGE, 0, 5 * VARINT);
+  uint32_t site = gs__trace_site();
+  uint8_t *p = gs__tw_begin(GS_TRACE_OWNER_CHANGE, 0, 6 * VARINT);
   if (!p)
     return;
   p = gs__put_uvarint(p, object);
@@ -132,15 +146,16 @@ void gs__trace_owner_change(uint64_t object, int previous_holder, uint64_t previ
   p = gs__put_uvarint(p, previous_owner);
   p = gs__put_uvarint(p, (uint64_t)holder);
   p = gs__put_uvarint(p, owner);
-  gs__tw_end(p);
+  gs__tw_end(put_site(p, site));
 }
 
 void gs__trace_scope_begin(uint64_t scope, uint64_t outer, const char *interned_name) {
-  write_ids(GS_TRACE_SCOPE_BEGIN, 0, scope, outer, gs__trace_string(interned_name), 3);
+  uint32_t name = gs__trace_string(interned_name);
+  write_ids_at(GS_TRACE_SCOPE_BEGIN, 0, scope, outer, name, 3, gs__trace_site());
 }
 
 void gs__trace_scope_end(uint64_t scope, uint64_t seq) {
-  write_ids(GS_TRACE_SCOPE_END, seq, scope, 0, 0, 1);
+  write_ids_at(GS_TRACE_SCOPE_END, seq, scope, 0, 0, 1, gs__trace_site());
 }
 
 void gs__trace_node_create(uint64_t seq, uint64_t node, const char *kind_name, uint64_t tensor,
@@ -161,7 +176,10 @@ void gs__trace_node_create(uint64_t seq, uint64_t node, const char *kind_name, u
 void gs__trace_node(gs_trace_kind kind, uint64_t node) { write_ids(kind, 0, node, 0, 0, 1); }
 
 void gs__trace_backward(gs_trace_kind kind, uint64_t tensor, uint64_t node) {
-  write_ids(kind, 0, tensor, node, 0, kind == GS_TRACE_BACKWARD_BEGIN ? 2 : 1);
+  if (kind == GS_TRACE_BACKWARD_BEGIN)
+    write_ids_at(kind, 0, tensor, node, 0, 2, gs__trace_site());
+  else
+    write_ids(kind, 0, tensor, 0, 0, 1);
 }
 
 void gs__trace_grad_accumulate(uint64_t tensor, uint64_t grad) {
@@ -169,7 +187,8 @@ void gs__trace_grad_accumulate(uint64_t tensor, uint64_t grad) {
 }
 
 void gs__trace_module_create(uint64_t module, const char *interned_type) {
-  write_ids(GS_TRACE_MODULE_CREATE, 0, module, gs__trace_string(interned_type), 0, 2);
+  uint32_t type = gs__trace_string(interned_type);
+  write_ids_at(GS_TRACE_MODULE_CREATE, 0, module, type, 0, 2, gs__trace_site());
 }
 
 void gs__trace_module_parameter(uint64_t module, const char *interned_name, uint64_t tensor) {
@@ -188,40 +207,44 @@ void gs__trace_optimizer_create(uint64_t optimizer, const char *type_name,
   do {
     int count = n - done < GS__TRACE_MAX_ARRAY ? n - done : GS__TRACE_MAX_ARRAY;
     uint32_t name = gs__trace_string(type_name);
-    uint8_t *p = gs__tw_begin(GS_TRACE_OPTIMIZER_CREATE, 0, (3 + (size_t)count) * VARINT);
+    uint32_t site = gs__trace_site();
+    uint8_t *p = gs__tw_begin(GS_TRACE_OPTIMIZER_CREATE, 0, (4 + (size_t)count) * VARINT);
     if (!p)
       return;
     p = gs__put_uvarint(p, optimizer);
     p = gs__put_uvarint(p, name);
     p = put_handles(p, params + done, (uint32_t)count);
-    gs__tw_end(p);
+    gs__tw_end(put_site(p, site));
     done += count;
   } while (done < n);
 }
 
 void gs__trace_composite_create(uint64_t object, int kind, const gs_tensor *parts, int n) {
-  uint8_t *p = gs__tw_begin(GS_TRACE_COMPOSITE_CREATE, 0, (3 + (size_t)n) * VARINT);
+  uint32_t site = gs__trace_site();
+  uint8_t *p = gs__tw_begin(GS_TRACE_COMPOSITE_CREATE, 0, (4 + (size_t)n) * VARINT);
   if (!p)
     return;
   p = gs__put_uvarint(p, object);
   p = gs__put_uvarint(p, (uint64_t)kind);
   p = put_handles(p, parts, (uint32_t)n);
-  gs__tw_end(p);
+  gs__tw_end(put_site(p, site));
 }
 
 void gs__trace_mark(const char *interned_label) {
-  write_ids(GS_TRACE_MARK, 0, gs__trace_string(interned_label), 0, 0, 1);
+  uint32_t label = gs__trace_string(interned_label);
+  write_ids_at(GS_TRACE_MARK, 0, label, 0, 0, 1, gs__trace_site());
 }
 
 void gs__trace_error(int code, const char *message) {
   size_t len = strlen(message);
   if (len > 4096)
     len = 4096;
-  uint8_t *p = gs__tw_begin(GS_TRACE_ERROR, 0, 2 * VARINT + len);
+  uint32_t site = gs__trace_site();
+  uint8_t *p = gs__tw_begin(GS_TRACE_ERROR, 0, 3 * VARINT + len);
   if (!p)
     return;
   p = gs__put_uvarint(p, (uint64_t)code);
   p = gs__put_uvarint(p, len);
   memcpy(p, message, len);
-  gs__tw_end(p + len);
+  gs__tw_end(put_site(p + len, site));
 }

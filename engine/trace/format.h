@@ -57,6 +57,9 @@ typedef enum gs__field {
   GS__F_CHILD, GS__F_OPTIMIZER, /* since 1.1 */
   GS__F_PARAMS,  /* as INPUTS */
   GS__F_ALLOC, GS__F_FREED, /* since 1.2 */
+  GS__F_SITE,    /* since 1.3: a call-site id (0: none) */
+  GS__F_FRAMES,  /* as INPUTS: return addresses, innermost first */
+  GS__F_ADDRESS, /* a uvarint address */
   GS__F_SINCE, /* keep last: see GS__F_SINCE_MINOR */
 } gs__field;
 

@@ -64,7 +64,7 @@ struct gs_trace_reader {
   bool has_queued;
   gs_trace_event queued;
 
-  scratch inputs, saved, parts, params, values, text;
+  scratch inputs, saved, parts, params, frames, values, text;
   char ***string_pages; /* STRING_PAGES pointers, allocated with the first string */
 
   char error[256];
@@ -130,6 +130,7 @@ void gs_trace_reader_free(gs_trace_reader *r) {
   free(r->saved.data);
   free(r->parts.data);
   free(r->params.data);
+  free(r->frames.data);
   free(r->values.data);
   free(r->text.data);
   free(r->buf);
@@ -467,6 +468,12 @@ static DECODE_INLINE bool decode_fields(gs_trace_reader *r, gs_trace_event *ev,
       if (!decode_array(r, &p, end, kind, &r->params, &ev->params, &ev->n_params))
         return false;
       break;
+    case GS__F_FRAMES:
+      if (!decode_array(r, &p, end, kind, &r->frames, &ev->frames, &ev->n_frames))
+        return false;
+      break;
+    case GS__F_SITE: U32(site);
+    case GS__F_ADDRESS: U64(address);
     case GS__F_VALUES: {
       GET_U();
       if (u > GS__TRACE_MAX_ARRAY)

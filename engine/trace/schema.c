@@ -7,7 +7,7 @@
 /* A new event kind needs, before this compiles: its schema and name below, its writer
  * (trace/events.c) and every inspector table over kinds (each asserts the same count): the
  * replay, the explanation, the tensor life, the event list's row, the memory accounting. */
-_Static_assert(GS_TRACE_KIND_COUNT == 28, "a new event kind needs a schema and a name here");
+_Static_assert(GS_TRACE_KIND_COUNT == 30, "a new event kind needs a schema and a name here");
 
 const uint8_t *const gs__trace_schema[GS_TRACE_KIND_COUNT] = {
     [GS_TRACE_STRING] = S(GS__F_NAME, GS__F_TEXT),
@@ -18,29 +18,33 @@ const uint8_t *const gs__trace_schema[GS_TRACE_KIND_COUNT] = {
     [GS_TRACE_TENSOR_CREATE] = S(GS__F_TENSOR, GS__F_STORAGE, GS__F_DTYPE, GS__F_ORIGIN,
                                  GS__F_SOURCE, GS__F_OP, GS__F_REQUIRES_GRAD, GS__F_OFFSET,
                                  GS__F_SHAPE, GS__F_STRIDES, GS__F_HOLDER, GS__F_OWNER,
-                                 GS__F_SINCE_MINOR(2), GS__F_ALLOC),
-    [GS_TRACE_TENSOR_DISPOSE] = S(GS__F_TENSOR, GS__F_NAME, GS__F_SINCE_MINOR(2), GS__F_FREED),
-    [GS_TRACE_TENSOR_MOVE] = S(GS__F_TENSOR, GS__F_TARGET),
+                                 GS__F_SINCE_MINOR(2), GS__F_ALLOC, GS__F_SINCE_MINOR(3), GS__F_SITE),
+    [GS_TRACE_TENSOR_DISPOSE] = S(GS__F_TENSOR, GS__F_NAME, GS__F_SINCE_MINOR(2), GS__F_FREED,
+                                  GS__F_SINCE_MINOR(3), GS__F_SITE),
+    [GS_TRACE_TENSOR_MOVE] = S(GS__F_TENSOR, GS__F_TARGET, GS__F_SINCE_MINOR(3), GS__F_SITE),
     [GS_TRACE_TENSOR_NAME] = S(GS__F_TENSOR, GS__F_NAME),
-    [GS_TRACE_INPLACE_WRITE] = S(GS__F_TENSOR, GS__F_STORAGE, GS__F_VERSION, GS__F_OP),
+    [GS_TRACE_INPLACE_WRITE] = S(GS__F_TENSOR, GS__F_STORAGE, GS__F_VERSION, GS__F_OP,
+                                  GS__F_SINCE_MINOR(3), GS__F_SITE),
     [GS_TRACE_OWNER_CHANGE] = S(GS__F_OBJECT, GS__F_PREVIOUS_HOLDER, GS__F_PREVIOUS_OWNER,
-                                GS__F_HOLDER, GS__F_OWNER),
-    [GS_TRACE_SCOPE_BEGIN] = S(GS__F_SCOPE, GS__F_OUTER, GS__F_NAME),
-    [GS_TRACE_SCOPE_END] = S(GS__F_SCOPE),
+                                GS__F_HOLDER, GS__F_OWNER, GS__F_SINCE_MINOR(3), GS__F_SITE),
+    [GS_TRACE_SCOPE_BEGIN] = S(GS__F_SCOPE, GS__F_OUTER, GS__F_NAME, GS__F_SINCE_MINOR(3), GS__F_SITE),
+    [GS_TRACE_SCOPE_END] = S(GS__F_SCOPE, GS__F_SINCE_MINOR(3), GS__F_SITE),
     [GS_TRACE_NODE_CREATE] = S(GS__F_NODE, GS__F_NAME, GS__F_TENSOR, GS__F_INPUTS, GS__F_SAVED),
     [GS_TRACE_NODE_FREE_SAVED] = S(GS__F_NODE),
     [GS_TRACE_NODE_RELEASE] = S(GS__F_NODE),
-    [GS_TRACE_BACKWARD_BEGIN] = S(GS__F_TENSOR, GS__F_NODE),
+    [GS_TRACE_BACKWARD_BEGIN] = S(GS__F_TENSOR, GS__F_NODE, GS__F_SINCE_MINOR(3), GS__F_SITE),
     [GS_TRACE_BACKWARD_END] = S(GS__F_TENSOR),
     [GS_TRACE_GRAD_ACCUMULATE] = S(GS__F_TENSOR, GS__F_TARGET),
-    [GS_TRACE_MODULE_CREATE] = S(GS__F_MODULE, GS__F_NAME),
+    [GS_TRACE_MODULE_CREATE] = S(GS__F_MODULE, GS__F_NAME, GS__F_SINCE_MINOR(3), GS__F_SITE),
     [GS_TRACE_MODULE_PARAMETER] = S(GS__F_MODULE, GS__F_NAME, GS__F_TENSOR),
-    [GS_TRACE_COMPOSITE_CREATE] = S(GS__F_OBJECT, GS__F_OBJECT_KIND, GS__F_PARTS),
-    [GS_TRACE_MARK] = S(GS__F_NAME),
-    [GS_TRACE_ERROR] = S(GS__F_CODE, GS__F_TEXT),
+    [GS_TRACE_COMPOSITE_CREATE] = S(GS__F_OBJECT, GS__F_OBJECT_KIND, GS__F_PARTS, GS__F_SINCE_MINOR(3), GS__F_SITE),
+    [GS_TRACE_MARK] = S(GS__F_NAME, GS__F_SINCE_MINOR(3), GS__F_SITE),
+    [GS_TRACE_ERROR] = S(GS__F_CODE, GS__F_TEXT, GS__F_SINCE_MINOR(3), GS__F_SITE),
     [GS_TRACE_VALUES] = S(GS__F_TENSOR, GS__F_VALUES),
     [GS_TRACE_MODULE_CHILD] = S(GS__F_MODULE, GS__F_CHILD, GS__F_NAME),
-    [GS_TRACE_OPTIMIZER_CREATE] = S(GS__F_OPTIMIZER, GS__F_NAME, GS__F_PARAMS),
+    [GS_TRACE_OPTIMIZER_CREATE] = S(GS__F_OPTIMIZER, GS__F_NAME, GS__F_PARAMS, GS__F_SINCE_MINOR(3), GS__F_SITE),
+    [GS_TRACE_SITE] = S(GS__F_SITE, GS__F_FRAMES),
+    [GS_TRACE_BINARY] = S(GS__F_ADDRESS, GS__F_OFFSET, GS__F_NBYTES, GS__F_NAME, GS__F_TEXT),
 };
 
 const char *gs_trace_kind_name(gs_trace_kind kind) {
@@ -72,6 +76,8 @@ const char *gs_trace_kind_name(gs_trace_kind kind) {
       [GS_TRACE_VALUES] = "values",
       [GS_TRACE_MODULE_CHILD] = "module_child",
       [GS_TRACE_OPTIMIZER_CREATE] = "optimizer_create",
+      [GS_TRACE_SITE] = "site",
+      [GS_TRACE_BINARY] = "binary",
   };
   return kind > 0 && kind < GS_TRACE_KIND_COUNT && names[kind] ? names[kind] : "unknown";
 }
@@ -86,8 +92,8 @@ static uint8_t *put_array(uint8_t *p, const uint64_t *a, uint32_t n) {
 size_t gs__trace_max_event_size(const gs_trace_event *e) {
   /* Every scalar field fits in 10 bytes; there are fewer than 16 per kind. */
   return 1 + 10 + 20 + 16 * 10 + (size_t)2 * GS_MAX_DIMS * 10 +
-         (size_t)(e->n_inputs + e->n_saved + e->n_parts + e->n_params) * 10 + 30 + (size_t)e->n_values * 8 +
-         e->text_len;
+         (size_t)(e->n_inputs + e->n_saved + e->n_parts + e->n_params + e->n_frames) * 10 +
+         60 + (size_t)e->n_values * 8 + e->text_len;
 }
 
 uint8_t *gs__trace_encode_body_as(uint8_t *p, const gs_trace_event *e, int64_t seq_delta,
@@ -148,6 +154,9 @@ uint8_t *gs__trace_encode_body_as(uint8_t *p, const gs_trace_event *e, int64_t s
     case GS__F_SAVED: p = put_array(p, e->saved, e->n_saved); break;
     case GS__F_PARTS: p = put_array(p, e->parts, e->n_parts); break;
     case GS__F_PARAMS: p = put_array(p, e->params, e->n_params); break;
+    case GS__F_FRAMES: p = put_array(p, e->frames, e->n_frames); break;
+    case GS__F_SITE: p = gs__put_uvarint(p, e->site); break;
+    case GS__F_ADDRESS: p = gs__put_uvarint(p, e->address); break;
     case GS__F_VALUES:
       p = gs__put_uvarint(p, e->n_values);
       for (uint32_t i = 0; i < e->n_values; i++) {

@@ -43,6 +43,18 @@ int gs__trace_values_limit(void);
 typedef void (*gs__trace_deferred_fn)(void *ctx, uint64_t seq);
 void gs__trace_defer(gs__trace_deferred_fn emit, void *ctx);
 
+/* sites.c: where the program called the engine --------------------------------------- */
+
+/* The id of the current call site (the first return address outside the engine), defining it
+ * in this thread's stream first if new; 0 if it cannot be told. Encoders of the kinds that
+ * carry a site call it before opening their event. */
+uint32_t gs__trace_site(void);
+/* The current call site's address (0 if it cannot be told), for a thread to adopt. */
+uintptr_t gs__trace_caller(void);
+/* Charges this thread's events to address (gs__trace_caller of whoever it works for), as its
+ * own stack leads back to no program code; 0 stops. */
+void gs__trace_thread_site(uintptr_t address);
+
 /* events.c: one writer per kind ------------------------------------------------------- */
 
 /* A tensor's creation: its geometry, the op that made it and its owner. */

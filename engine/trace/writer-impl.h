@@ -19,6 +19,15 @@
 /* The event's length, padded to 3 bytes (LEB128 allows the padding: it saves encoding twice). */
 #define GS__TW_LENGTH_BYTES 3
 
+/* Which ids of a table (strings, call sites) one thread's stream has defined in the current
+ * log: a definition goes into each stream that uses the id, before its first use, so any
+ * stream read alone is complete. */
+typedef struct gs__tw_defined {
+  uint8_t *bits;
+  size_t bytes;
+  uint64_t epoch; /* the log the bitmap is for */
+} gs__tw_defined;
+
 /* One thread's buffer: its events since the last chunk. gs_trace_flush on any thread writes
  * out every thread's buffer, so each has a spinlock: its own thread takes it around each
  * event (uncontended, one atomic exchange) and a flush takes it to write the buffer out,
@@ -29,9 +38,8 @@ typedef struct gs__tw_buffer {
   uint32_t thread_no;
   uint64_t base_seq, base_time; /* of the event before this chunk's first */
   uint64_t last_seq, last_time;
-  uint8_t *defined;             /* bitmap: string ids this thread's stream has defined */
-  size_t defined_bytes;
-  uint64_t defined_epoch;       /* the log the bitmap is for (log_epoch) */
+  gs__tw_defined strings;       /* string ids this thread's stream has defined */
+  gs__tw_defined sites;         /* call-site ids (sites.c) */
   struct gs__tw_buffer *next;   /* in the registry */
   gs__spinlock lock;            /* data, used, base_*, last_*: its thread and flushes */
 } gs__tw_buffer;
@@ -39,6 +47,7 @@ typedef struct gs__tw_buffer {
 extern GS__THREAD_LOCAL gs__tw_buffer *gs__tw_mine;
 extern GS__THREAD_LOCAL gs__trace_deferred_fn gs__tw_pending;
 extern uint64_t gs__tw_start;
+extern atomic_uint_fast64_t gs__tw_log_epoch; /* advances with every gs_trace_open */
 
 /* writer.c: the slow paths. */
 gs__tw_buffer *gs__tw_buffer_new(void);
@@ -47,6 +56,9 @@ gs__tw_buffer *gs__tw_buffer_new(void);
 uint8_t *gs__tw_make_room(gs__tw_buffer *b, size_t need);
 void gs__tw_emit_pending(void);
 uint64_t gs__tw_clock_ns(void);
+/* True the first time id is used in this stream since the log began (and marks it so): the
+ * caller writes the definition. False also when memory for the bitmap runs out. */
+bool gs__tw_first_use(gs__tw_defined *d, uint32_t id);
 
 /* Nanoseconds on the monotonic clock: the TSC scaled by a factor calibrated when recording
  * started (x86), else clock_gettime. */

@@ -174,7 +174,8 @@ static void thread_exit(void *p) {
       break;
     }
   pthread_mutex_unlock(&registry_lock);
-  free(b->defined);
+  free(b->strings.bits);
+  free(b->sites.bits);
   free(b);
 }
 
@@ -248,14 +249,38 @@ static uint32_t string_id(const char *s) {
 static GS__THREAD_LOCAL const char *cache_keys[STRING_CACHE];
 static GS__THREAD_LOCAL uint32_t cache_ids[STRING_CACHE];
 static GS__THREAD_LOCAL uint64_t cache_epoch;
-static atomic_uint_fast64_t log_epoch; /* advances with every gs_trace_open */
+atomic_uint_fast64_t gs__tw_log_epoch; /* advances with every gs_trace_open */
+
+bool gs__tw_first_use(gs__tw_defined *d, uint32_t id) {
+  uint64_t epoch = atomic_load_explicit(&gs__tw_log_epoch, memory_order_relaxed);
+  if (d->epoch != epoch) { /* a new log: this stream has defined nothing yet */
+    if (d->bits)
+      memset(d->bits, 0, d->bytes);
+    d->epoch = epoch;
+  }
+  size_t byte = id / 8;
+  if (byte >= d->bytes) {
+    size_t n = d->bytes ? d->bytes : 256;
+    while (n <= byte)
+      n *= 2;
+    uint8_t *bits = realloc(d->bits, n);
+    if (!bits)
+      return false;
+    memset(bits + d->bytes, 0, n - d->bytes);
+    d->bits = bits, d->bytes = n;
+  }
+  if (d->bits[byte] & (1u << (id % 8)))
+    return false;
+  d->bits[byte] |= (uint8_t)(1u << (id % 8));
+  return true;
+}
 
 /* The id of s, defining it in this thread's stream first if needed. s must live forever. */
 uint32_t gs__trace_string(const char *s) {
   if (!s)
     return 0;
   size_t slot = ((uintptr_t)s >> 3) % STRING_CACHE;
-  uint64_t epoch = atomic_load_explicit(&log_epoch, memory_order_relaxed);
+  uint64_t epoch = atomic_load_explicit(&gs__tw_log_epoch, memory_order_relaxed);
   if (cache_epoch == epoch && cache_keys[slot] == s)
     return cache_ids[slot];
   if (cache_epoch != epoch) {
@@ -268,24 +293,7 @@ uint32_t gs__trace_string(const char *s) {
   thread_buffer *b = buffer();
   if (!b || !id)
     return id;
-  if (b->defined_epoch != epoch) { /* a new log: this stream has defined nothing yet */
-    if (b->defined)
-      memset(b->defined, 0, b->defined_bytes);
-    b->defined_epoch = epoch;
-  }
-  size_t byte = id / 8;
-  if (byte >= b->defined_bytes) {
-    size_t n = b->defined_bytes ? b->defined_bytes : 256;
-    while (n <= byte)
-      n *= 2;
-    uint8_t *bits = realloc(b->defined, n);
-    if (!bits)
-      return id;
-    memset(bits + b->defined_bytes, 0, n - b->defined_bytes);
-    b->defined = bits, b->defined_bytes = n;
-  }
-  if (!(b->defined[byte] & (1u << (id % 8)))) {
-    b->defined[byte] |= (uint8_t)(1u << (id % 8));
+  if (gs__tw_first_use(&b->strings, id)) {
     size_t len = strlen(s);
     if (len > GS__TRACE_MAX_TEXT)
       len = GS__TRACE_MAX_TEXT;
@@ -394,8 +402,8 @@ static int open_sink(const char *dest, bool *owned) {
 /* Starts recording into an open sink. */
 static void start(int fd, bool owned) {
   pthread_mutex_lock(&registry_lock);
-  /* Fresh streams for every thread (their string bitmaps follow log_epoch). */
-  atomic_fetch_add(&log_epoch, 1);
+  /* Fresh streams for every thread (their definition bitmaps follow gs__tw_log_epoch). */
+  atomic_fetch_add(&gs__tw_log_epoch, 1);
   for (thread_buffer *b = registry; b; b = b->next) {
     gs__spin_lock(&b->lock);
     b->used = 0;

@@ -17,7 +17,7 @@ extern "C" {
 #endif
 
 #define GS_TRACE_VERSION_MAJOR 1
-#define GS_TRACE_VERSION_MINOR 2
+#define GS_TRACE_VERSION_MINOR 3
 
 /* ---- recording ------------------------------------------------------------------------ */
 
@@ -66,6 +66,11 @@ typedef enum gs_trace_kind {
   /* since 1.1 */
   GS_TRACE_MODULE_CHILD,        /* module (the parent), child (a module), name (the child's) */
   GS_TRACE_OPTIMIZER_CREATE,    /* optimizer, name (its type: "SGD", "Adam", "AdamW"), params */
+  /* since 1.3 */
+  GS_TRACE_SITE,                /* site (its id), frames: where the program called the engine */
+  GS_TRACE_BINARY,              /* a loaded binary: address (its load bias), offset (its code's
+                                 * address in the file), nbytes (the code's size), name (path),
+                                 * text (GNU build id, hex; "" if none) */
   GS_TRACE_KIND_COUNT
 } gs_trace_kind;
 
@@ -133,11 +138,25 @@ typedef struct gs_trace_event {
   const uint64_t *parts;   /* composite create: part tensor ids */
   const uint64_t *params;  /* optimizer create: the parameters' tensor ids */
   const double *values;    /* values */
+  /* Since 1.3, events the program causes (tensor create and dispose, in-place writes, moves,
+   * scopes, backward, modules, optimizers, composites, marks, errors) carry the id of where
+   * the program called the engine; a site event defines it (its frames, innermost first:
+   * return addresses in the binaries that binary events list). 0: not recorded. */
+  uint32_t site;
+  uint32_t n_frames;
+  const uint64_t *frames;
+  uint64_t address;        /* binary: the load bias */
   const char *text;        /* string entries and error messages (NUL-terminated) */
   uint32_t text_len;
 } gs_trace_event;
 
 GS_API const char *gs_trace_kind_name(gs_trace_kind kind);
+/* String, site and binary events are table entries that other events refer to (they take no
+ * event number of their own), not things that happened: event counts and lists leave them
+ * out. */
+static inline bool gs_trace_kind_is_table(gs_trace_kind kind) {
+  return kind == GS_TRACE_STRING || kind == GS_TRACE_SITE || kind == GS_TRACE_BINARY;
+}
 
 /* ---- reading -------------------------------------------------------------------------- */
 
@@ -172,6 +191,40 @@ GS_API bool gs_trace_reader_chunk(const gs_trace_reader *reader, uint64_t *offse
 /* The header's fields, once read. */
 GS_API bool gs_trace_reader_header(const gs_trace_reader *reader, uint32_t *major,
                                    uint32_t *minor, uint64_t *start_realtime_ns, uint32_t *pid);
+
+/* ---- call sites ----------------------------------------------------------------------- */
+
+/* Turns the addresses of call sites (site events' frames) into functions and source lines,
+ * with the binaries a log lists (binary events) or those loaded in this process. One thread at
+ * a time. GS_TRACE_STACKS=N records N frames per site instead of one (glibc's unwinder:
+ * microseconds per new event rather than nanoseconds). */
+typedef struct gs_symbols gs_symbols;
+
+typedef struct gs_symbol {
+  const char *function; /* NULL without a symbol for the address */
+  const char *file;     /* the source file as the debug info names it; NULL without it */
+  int line;
+  const char *binary;   /* path of the binary the address is in; NULL: in none known */
+  uint64_t offset;      /* the address less the binary's load bias */
+  bool stale;           /* the binary is gone or was rebuilt since the run (its build id
+                         * differs): only binary and offset are known */
+} gs_symbol;
+
+GS_API gs_symbols *gs_symbols_new(void);
+GS_API void gs_symbols_free(gs_symbols *symbols);
+/* A binary as a binary event gives it: path, load bias (address), where its code starts in the
+ * file (offset) and its size (nbytes), GNU build id in hex (text; "" if unknown). */
+GS_API void gs_symbols_add_binary(gs_symbols *symbols, const char *path, uint64_t bias,
+                                  uint64_t code_offset, uint64_t code_size,
+                                  const char *build_id);
+/* Every binary loaded in this process now. */
+GS_API void gs_symbols_add_this_process(gs_symbols *symbols);
+/* What is at a return address (a site's frame: the call before it is looked up). False if it
+ * lies in no known binary. The strings stay valid until the next add or free. */
+GS_API bool gs_symbols_lookup(gs_symbols *symbols, uint64_t address, gs_symbol *out);
+/* "main (leak.c:17)"; without debug info "main (leak+0x1234)"; without a symbol
+ * "leak+0x1234"; outside every binary "0x7f...". Returns what snprintf does. */
+GS_API int gs_symbol_format(const gs_symbol *symbol, uint64_t address, char *buf, size_t cap);
 
 #ifdef __cplusplus
 }

@@ -92,12 +92,31 @@ static gboolean read_handle_entry(GtkWidget *entry, guint64 *id) {
   return ok;
 }
 
+/* The kind dropdown lists "all kinds" and then the kinds that are events (not table entries),
+ * in order. */
+static gs_trace_kind kind_at_position(guint pos) {
+  for (int k = GS_TRACE_STRING; k < GS_TRACE_KIND_COUNT; k++)
+    if (!gs_trace_kind_is_table((gs_trace_kind)k) && --pos == 0)
+      return (gs_trace_kind)k;
+  return 0;
+}
+
+static guint position_of_kind(gs_trace_kind kind) {
+  guint pos = 0;
+  for (int k = GS_TRACE_STRING; k < GS_TRACE_KIND_COUNT; k++)
+    if (!gs_trace_kind_is_table((gs_trace_kind)k)) {
+      pos++;
+      if ((gs_trace_kind)k == kind)
+        return pos;
+    }
+  return 0;
+}
+
 static void apply_filters(GsEventListView *self) {
   gs_event_filter filter = {0};
   guint kind_pos = gtk_drop_down_get_selected(GTK_DROP_DOWN(self->kind_dropdown));
-  /* Position 0 is "all kinds"; position p is kind p + 1 (kind 1 is the string table). */
-  if (kind_pos != GTK_INVALID_LIST_POSITION && kind_pos > 0)
-    filter.kinds = G_GUINT64_CONSTANT(1) << (kind_pos + 1);
+  if (kind_pos != GTK_INVALID_LIST_POSITION && kind_pos > 0 && kind_at_position(kind_pos))
+    filter.kinds = G_GUINT64_CONSTANT(1) << kind_at_position(kind_pos);
   guint thread_pos = gtk_drop_down_get_selected(GTK_DROP_DOWN(self->thread_dropdown));
   if (self->model && thread_pos != GTK_INVALID_LIST_POSITION && thread_pos > 0) {
     const GArray *threads = gs_trace_model_threads(self->model);
@@ -160,7 +179,7 @@ void gs_event_list_view_set_search(GsEventListView *self, const char *text) {
 
 void gs_event_list_view_set_kind_filter(GsEventListView *self, gs_trace_kind kind) {
   g_return_if_fail(GS_IS_EVENT_LIST_VIEW(self));
-  guint pos = kind > GS_TRACE_STRING && kind < GS_TRACE_KIND_COUNT ? (guint)kind - 1 : 0;
+  guint pos = position_of_kind(kind);
   gtk_drop_down_set_selected(GTK_DROP_DOWN(self->kind_dropdown), pos);
 }
 
@@ -324,8 +343,8 @@ static void add_column(GsEventListView *self, const char *title, column_id col, 
 static void fill_kinds(GsEventListView *self) {
   GtkStringList *kinds = gtk_string_list_new(NULL);
   gtk_string_list_append(kinds, _("All kinds"));
-  for (int k = GS_TRACE_STRING + 1; k < GS_TRACE_KIND_COUNT; k++)
-    gtk_string_list_append(kinds, gs_trace_kind_name((gs_trace_kind)k));
+  for (guint pos = 1; kind_at_position(pos); pos++)
+    gtk_string_list_append(kinds, gs_trace_kind_name(kind_at_position(pos)));
   gtk_drop_down_set_model(GTK_DROP_DOWN(self->kind_dropdown), G_LIST_MODEL(kinds));
   g_object_unref(kinds);
 }

@@ -108,7 +108,7 @@ char *gs_event_summary(gs_trace_model *model, guint64 index) {
   GString *out = g_string_new(NULL);
   const char *name = e.name ? gs_trace_model_string(model, e.name) : NULL;
   const char *op = e.op ? gs_trace_model_string(model, e.op) : NULL;
-  _Static_assert(GS_TRACE_KIND_COUNT == 28,
+  _Static_assert(GS_TRACE_KIND_COUNT == 30,
                  "gs-event-row.c: a new event kind needs its row summary here");
   switch (e.kind) {
   case GS_TRACE_STORAGE_ALLOC:

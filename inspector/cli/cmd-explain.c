@@ -58,7 +58,7 @@ int cli_explain(int argc, char **argv) {
     print_sentence(m, index);
   } else {
     for (guint64 i = 0; i < n; i++)
-      if (gs_trace_model_kind_at(m, i) != GS_TRACE_STRING)
+      if (!gs_trace_kind_is_table(gs_trace_model_kind_at(m, i)))
         print_sentence(m, i);
   }
   return cli_warn_damaged(gs_trace_model_problem(m));

@@ -65,6 +65,24 @@ void gs_event_fields_foreach(const gs_trace_event *e, const gs_trace_reader *rea
     emit_s(&w, "text", GS_FIELD_STRING, e->text ? e->text : "");
     return;
   }
+  if (e->kind == GS_TRACE_SITE) {
+    emit_u(&w, "id", GS_FIELD_ID, e->site);
+    GString *frames = g_string_new(NULL);
+    for (guint i = 0; i < e->n_frames; i++)
+      g_string_append_printf(frames, "%s0x%" G_GINT64_MODIFIER "x", i ? " " : "", e->frames[i]);
+    emit_s(&w, "frames", GS_FIELD_STRING, frames->str);
+    g_string_free(frames, TRUE);
+    return;
+  }
+  if (e->kind == GS_TRACE_BINARY) {
+    g_autofree char *bias = g_strdup_printf("0x%" G_GINT64_MODIFIER "x", e->address);
+    emit_s(&w, "bias", GS_FIELD_STRING, bias);
+    emit_u(&w, "code_offset", GS_FIELD_ID, (guint64)e->offset);
+    emit_u(&w, "code_size", GS_FIELD_ID, e->nbytes);
+    emit_s(&w, "path", GS_FIELD_STRING, gs_trace_reader_string(reader, e->name));
+    emit_s(&w, "build_id", GS_FIELD_STRING, e->text ? e->text : "");
+    return;
+  }
   emit_u(&w, "tensor", GS_FIELD_HANDLE, e->tensor);
   emit_u(&w, "target", GS_FIELD_HANDLE, e->target);
   emit_u(&w, "storage", GS_FIELD_ID, e->storage);
@@ -121,6 +139,7 @@ void gs_event_fields_foreach(const gs_trace_event *e, const gs_trace_reader *rea
   emit_ids(&w, "saved", GS_FIELD_HANDLES, e->saved, e->n_saved);
   emit_ids(&w, "parts", GS_FIELD_HANDLES, e->parts, e->n_parts);
   emit_ids(&w, "params", GS_FIELD_HANDLES, e->params, e->n_params);
+  emit_u(&w, "site", GS_FIELD_ID, e->site);
   if (e->n_values && e->values) {
     gs_event_field f = {.key = "values", .type = GS_FIELD_REALS, .n = e->n_values,
                         .reals = e->values};

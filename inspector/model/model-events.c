@@ -86,7 +86,7 @@ gboolean model_decode(gs_trace_model *m, model_decoder *d, guint64 index, gs_tra
       d->chunk = G_MAXUINT;
       return FALSE;
     }
-    if (out->kind == GS_TRACE_STRING)
+    if (gs_trace_kind_is_table(out->kind))
       continue;
     if (d->next++ == index)
       return TRUE;

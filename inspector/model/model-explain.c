@@ -185,7 +185,7 @@ char *gs_trace_model_explain(gs_trace_model *m, guint64 index) {
   char node_h[32];
   g_snprintf(node_h, sizeof node_h, "#%" G_GUINT64_FORMAT, e.node);
   const char *name = gs_trace_model_string(m, e.name);
-  _Static_assert(GS_TRACE_KIND_COUNT == 28,
+  _Static_assert(GS_TRACE_KIND_COUNT == 30,
                  "model-explain.c: a new event kind needs its sentence here (and in po/)");
   switch (e.kind) {
   case GS_TRACE_STORAGE_ALLOC: {

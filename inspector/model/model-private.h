@@ -9,6 +9,7 @@
  * events (a log of some 70 GB). */
 #pragma once
 
+#include "site-table.h"
 #include "trace-model.h"
 
 /* In the kinds column, the bit that marks an event the reader derived (gs_trace_event's
@@ -78,6 +79,7 @@ struct gs_trace_model {
   GHashTable *thread_chunks;      /* thread -> GArray of guint chunk positions */
   GArray *threads;                /* guint32, ascending */
   GHashTable *strings;            /* string id -> text (owned) */
+  gs_site_table *sites;           /* call sites and binaries (site and binary events) */
 
   /* The per-event columns of events being indexed, appended to the arrays in batches (one
    * append per column per MODEL_PENDING events instead of one per event): drain() flushes

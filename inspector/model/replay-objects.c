@@ -61,6 +61,7 @@ void replay_on_tensor_create(gs_replay *r, const gs_trace_event *e, const replay
   o->id = e->tensor;
   o->thread = e->thread;
   o->create_seq = e->seq;
+  o->site = e->site;
   o->storage = e->storage;
   o->bytes = e->origin == 0 ? replay_storage_nbytes(r, e->storage) : 0;
   o->op = replay_intern_id(r, st, e->op);
@@ -84,6 +85,7 @@ void replay_on_composite_create(gs_replay *r, const gs_trace_event *e) {
   o->object_kind = e->object_kind;
   o->thread = e->thread;
   o->create_seq = e->seq;
+  o->site = e->site;
   o->op = gs_replay_intern(r, "composite");
   for (guint32 i = 0; i < e->n_parts; i++) {
     gs_replay_object *part = gs_replay_object_get(r, e->parts[i]);

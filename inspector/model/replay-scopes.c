@@ -111,6 +111,7 @@ void replay_on_scope_begin(gs_replay *r, const gs_trace_event *e, const replay_s
   s->thread = e->thread;
   s->name = replay_intern_id(r, st, e->name);
   s->begin_seq = e->seq;
+  s->site = e->site;
   s->begin_ns = e->time_ns;
   gs_replay_scope_name *g = g_hash_table_lookup(r->scope_groups, s->name);
   if (!g) {

@@ -183,7 +183,7 @@ void gs_replay_apply_with(gs_replay *r, const gs_trace_event *e, gs_replay_strin
 
   /* The kinds left to default change no state: string, inplace_write, backward_begin/end,
    * grad_accumulate, mark, error, values. */
-  _Static_assert(GS_TRACE_KIND_COUNT == 28,
+  _Static_assert(GS_TRACE_KIND_COUNT == 30,
                  "replay.c: a new event kind needs a case here if it changes the state");
   switch (e->kind) {
   case GS_TRACE_STORAGE_ALLOC:

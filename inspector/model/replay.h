@@ -42,6 +42,7 @@ typedef struct gs_replay_scope {
   const char *name;
   guint group;         /* index in scope_group_list */
   guint64 begin_seq, begin_ns, end_seq, end_ns;
+  guint32 site;        /* where the program began it (a site id, 0 if not recorded) */
   gboolean ended;
   guint64 created, disposed, alive, bytes, peak_bytes;
 } gs_replay_scope;
@@ -52,6 +53,7 @@ typedef struct gs_replay_object {
   gboolean composite;
   guint32 thread;
   guint64 create_seq;
+  guint32 site;        /* where the program made it (a site id, 0 if not recorded) */
   guint64 storage;
   guint64 bytes;       /* what it adds to its owning scope's bytes */
   const char *op;      /* the op that made it ("" if unknown) */

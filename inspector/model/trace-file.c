@@ -33,7 +33,7 @@ static gboolean drain(gs_trace_reader *reader, gs_trace_event_fn on_event, gpoin
       return FALSE;
     }
     result->events++;
-    result->counted += event.kind != GS_TRACE_STRING;
+    result->counted += !gs_trace_kind_is_table(event.kind);
     if (!on_event(&event, reader, user_data)) {
       result->stopped = TRUE;
       return FALSE;

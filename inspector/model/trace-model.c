@@ -31,6 +31,7 @@ gs_trace_model *gs_trace_model_new(void) {
                                            (GDestroyNotify)g_array_unref);
   m->threads = g_array_new(FALSE, FALSE, sizeof(guint32));
   m->strings = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
+  m->sites = gs_site_table_new();
   m->life_keys = g_array_new(FALSE, FALSE, sizeof(guint32));
   m->life_extra = g_array_new(FALSE, FALSE, sizeof(model_posting));
   model_scopes_init(m);
@@ -66,6 +67,7 @@ void gs_trace_model_free(gs_trace_model *m) {
   g_hash_table_destroy(m->thread_chunks);
   g_array_unref(m->threads);
   g_hash_table_destroy(m->strings);
+  gs_site_table_free(m->sites);
   g_array_unref(m->life_keys);
   g_array_unref(m->life_extra);
   g_free(m->life_cache);
@@ -202,6 +204,10 @@ static guint64 drain(gs_trace_model *m) {
                            g_strndup(e.text ? e.text : "", e.text_len));
       continue;
     }
+    if (e.kind == GS_TRACE_SITE || e.kind == GS_TRACE_BINARY) {
+      gs_site_table_add(m->sites, &e, gs_trace_model_string(m, e.name));
+      continue;
+    }
     if (m->kinds->len + m->n_pending >= G_MAXUINT32) {
       flush_pending(m);
       set_problem(m, g_strdup_printf(_("The log has more than %u events; the first %u are "
@@ -248,6 +254,8 @@ void gs_trace_model_finish(gs_trace_model *m) {
 }
 
 const char *gs_trace_model_problem(const gs_trace_model *m) { return m->problem; }
+
+gs_site_table *gs_trace_model_sites(const gs_trace_model *m) { return m->sites; }
 
 guint64 gs_trace_model_bytes_fed(const gs_trace_model *m) { return m->fed; }
 

@@ -22,6 +22,7 @@
 #include <gradscope/trace.h>
 
 #include "replay.h"
+#include "site-table.h"
 #include "trace-file.h"
 
 G_BEGIN_DECLS
@@ -210,5 +211,11 @@ guint64 gs_trace_model_scope_of(gs_trace_model *m, guint64 index);
  * storage #4 copy-on-write; nothing was copied". Free with g_free; NULL if index is out of
  * range. Moves the seek position. */
 char *gs_trace_model_explain(gs_trace_model *m, guint64 index);
+
+/* ---- call sites ----------------------------------------------------------------------- */
+
+/* The log's call sites and binaries so far (site-table.h): what objects' and events' site
+ * ids name. Owned by the model. */
+gs_site_table *gs_trace_model_sites(const gs_trace_model *m);
 
 G_END_DECLS
