@@ -2,12 +2,13 @@
 # test-cli.sh: the `gradscope` CLI end to end on a recorded run (suite 'cli').
 # Records tests/cli-workload (scoped training steps with backward, marks, an error, a leak and
 # hostile names) with `gradscope record`, then checks every command's output and exit status,
-# damaged and truncated logs, and bad input. Usage: test-cli.sh GRADSCOPE WORKLOAD
+# damaged and truncated logs, and bad input. Usage: test-cli.sh GRADSCOPE WORKLOAD WORKLOAD.c
 set -u
 # Absolute paths: the test works in a temporary directory.
 abspath() { case $1 in /*) echo "$1" ;; *) echo "$PWD/$1" ;; esac; }
 GS=$(abspath "$1")
 WORKLOAD=$(abspath "$2")
+WORKLOAD_SOURCE=$(abspath "$3") # for the lines leaks are reported at
 PY=${PYTHON:-python3}
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/gradscope-cli.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
@@ -95,8 +96,12 @@ expect_status 0 "stats" -- "$GS" stats run.gstrace
 cp out stats.txt
 contains stats.txt "events by kind" tensor_create tensor_dispose node_create backward_begin \
   scope_begin mark error "train step" "sgd evil" "peak" "at event" "leaked on purpose" \
-  "made by ones" "errors: 1" "shape mismatch" "live objects at the end: 2" "on 2 threads" \
+  "1 × ones [3] f32" "errors: 1" "shape mismatch" "live objects at the end: 2" "on 2 threads" \
   "load batch"
+# Leaks come grouped, with the line of the program that made them (tests/cli-workload.c).
+leak_line=$(grep -n 'gs_tensor leaked = gs_ones' "$WORKLOAD_SOURCE" | cut -d: -f1)
+contains stats.txt "× ones [3] f32 (12 bytes) at cli-workload.c:$leak_line in main, held by the program" \
+  "× mul_scalar [3] f32 (12 bytes) at cli-workload.c:$((leak_line + 3)) in main"
 events=$(sed -n 's/^  \([0-9]*\) events on.*/\1/p' stats.txt)
 [ -n "$events" ] && [ "$events" -gt 100 ] && pass "stats counts $events events" || fail "event count '$events'"
 

@@ -1493,18 +1493,27 @@ static void test_leak_report(void) {
   free(text);
 }
 
-/* GS_LEAK_REPORT=1: the report is printed to stderr when the process exits. */
+/* GS_LEAK_REPORT=1: the report is printed to stderr when the process exits, leaks made by the
+ * same line grouped, with the line (this file's, where the subprocess made them). */
 static void test_leak_report_at_exit(void) {
+  const int line = __LINE__ + 3; /* the gs_zeros line below */
   if (g_test_subprocess()) {
-    gs_zeros(GS_I64, (int64_t[]){3, 9}, 2); /* leaked on purpose */
+    for (int i = 0; i < 3; i++)
+      gs_zeros(GS_I64, (int64_t[]){3, 9}, 2); /* leaked on purpose */
+    gs_ones(GS_F32, (int64_t[]){2}, 1);       /* and another, from another line */
     exit(0);
   }
   g_setenv("GS_LEAK_REPORT", "1", TRUE); /* read when the library loads in the subprocess */
   g_test_trap_subprocess(NULL, 0, G_TEST_SUBPROCESS_DEFAULT);
   g_unsetenv("GS_LEAK_REPORT");
   g_test_trap_assert_passed();
-  g_test_trap_assert_stderr("*zeros*");
-  g_test_trap_assert_stderr("*[3, 9]*");
+  g_autofree char *zeros = g_strdup_printf("*leak: 3 × zeros [3, 9] i64 (648 B) at test-scope.c:%d "
+                                           "in *, held by the program*", line);
+  g_autofree char *ones = g_strdup_printf("*leak: 1 × ones [2] f32 (8 B) at test-scope.c:%d in *",
+                                          line + 1);
+  g_test_trap_assert_stderr(zeros);
+  g_test_trap_assert_stderr(ones);
+  g_test_trap_assert_stderr("*leak: 4 tensor(s) alive and owned by the caller, in 2 group(s)*");
 }
 
 /* ---- registration --------------------------------------------------------------------- */

@@ -275,6 +275,7 @@ void gs_backward_with(gs_tensor root_h, gs_tensor grad_h, bool retain_graph) {
   }
 
   pthread_mutex_lock(&backward_lock);
+  uintptr_t outer_site = gs__trace_on() ? gs__trace_site_enter() : 0;
   bool was_enabled = gs_set_grad_enabled(false);
   gs__ownership_suspend(); /* backward's temporaries are the engine's, not the user's scope's */
   /* A leaf root accumulates into itself through its AccumulateGrad node. */
@@ -318,6 +319,8 @@ void gs_backward_with(gs_tensor root_h, gs_tensor grad_h, bool retain_graph) {
     gs__trace_backward(GS_TRACE_BACKWARD_END, root_h.id, 0);
   gs__ownership_resume();
   gs_set_grad_enabled(was_enabled);
+  if (gs__trace_on())
+    gs__trace_site_leave(outer_site);
   pthread_mutex_unlock(&backward_lock);
 }
 

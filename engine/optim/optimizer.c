@@ -316,6 +316,8 @@ void gs_optimizer_step(gs_optimizer h) {
       return;
     }
   }
+  bool traced = gs__trace_on();
+  uintptr_t outer_site = traced ? gs__trace_site_enter() : 0;
   gs_no_grad_begin();
   for (int i = 0; i < o->n_params; i++) {
     param_state *s = &o->params[i];
@@ -327,6 +329,8 @@ void gs_optimizer_step(gs_optimizer h) {
       adam_step(&o->adam, o->kind == OPT_ADAMW, s, h.id);
   }
   gs_no_grad_end();
+  if (traced)
+    gs__trace_site_leave(outer_site);
 }
 
 void gs_optimizer_zero_grad(gs_optimizer h) {

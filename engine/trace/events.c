@@ -32,7 +32,7 @@ static inline uint8_t *put_site(uint8_t *p, uint32_t site) {
 
 void gs__trace_tensor_create(const gs__trace_tensor *t) {
   uint32_t op = gs__trace_string(t->op);
-  uint32_t site = gs__trace_site();
+  uint32_t site = gs__tw_site();
   uint8_t *p = gs__tw_begin(GS_TRACE_TENSOR_CREATE, t->seq,
                             (13 + 2 * (size_t)t->ndim) * VARINT);
   if (!p)
@@ -60,7 +60,7 @@ void gs__trace_tensor_create(const gs__trace_tensor *t) {
 void gs__trace_tensor_dispose(uint64_t seq, uint64_t tensor, const char *reason,
                               uint64_t freed_storage) {
   uint32_t name = gs__trace_string(reason);
-  uint32_t site = gs__trace_site();
+  uint32_t site = gs__tw_site();
   uint8_t *p = gs__tw_begin(GS_TRACE_TENSOR_DISPOSE, seq, 4 * VARINT);
   if (!p)
     return;
@@ -91,7 +91,7 @@ static void write_ids(gs_trace_kind kind, uint64_t seq, uint64_t a, uint64_t b, 
 }
 
 void gs__trace_tensor_move(uint64_t tensor, uint64_t target) {
-  write_ids_at(GS_TRACE_TENSOR_MOVE, 0, tensor, target, 0, 2, gs__trace_site());
+  write_ids_at(GS_TRACE_TENSOR_MOVE, 0, tensor, target, 0, 2, gs__tw_site());
 }
 
 void gs__trace_tensor_name(uint64_t tensor, const char *interned_name) {
@@ -109,7 +109,7 @@ void gs__trace_storage(gs_trace_kind kind, uint64_t storage, uint64_t source, ui
 void gs__trace_inplace_write(uint64_t seq, uint64_t tensor, uint64_t storage, uint64_t version,
                              const char *op) {
   uint32_t op_id = gs__trace_string(op);
-  uint32_t site = gs__trace_site();
+  uint32_t site = gs__tw_site();
   uint8_t *p = gs__tw_begin(GS_TRACE_INPLACE_WRITE, seq, 5 * VARINT);
   if (!p)
     return;
@@ -137,7 +137,7 @@ void gs__trace_values(uint64_t seq, uint64_t tensor, const double *values, uint3
 
 void gs__trace_owner_change(uint64_t object, int previous_holder, uint64_t previous_owner,
                             int holder, uint64_t owner) {
-  uint32_t site = gs__trace_site();
+  uint32_t site = gs__tw_site();
   uint8_t *p = gs__tw_begin(GS_TRACE_OWNER_CHANGE, 0, 6 * VARINT);
   if (!p)
     return;
@@ -151,11 +151,11 @@ void gs__trace_owner_change(uint64_t object, int previous_holder, uint64_t previ
 
 void gs__trace_scope_begin(uint64_t scope, uint64_t outer, const char *interned_name) {
   uint32_t name = gs__trace_string(interned_name);
-  write_ids_at(GS_TRACE_SCOPE_BEGIN, 0, scope, outer, name, 3, gs__trace_site());
+  write_ids_at(GS_TRACE_SCOPE_BEGIN, 0, scope, outer, name, 3, gs__tw_site());
 }
 
 void gs__trace_scope_end(uint64_t scope, uint64_t seq) {
-  write_ids_at(GS_TRACE_SCOPE_END, seq, scope, 0, 0, 1, gs__trace_site());
+  write_ids_at(GS_TRACE_SCOPE_END, seq, scope, 0, 0, 1, gs__tw_site());
 }
 
 void gs__trace_node_create(uint64_t seq, uint64_t node, const char *kind_name, uint64_t tensor,
@@ -177,7 +177,7 @@ void gs__trace_node(gs_trace_kind kind, uint64_t node) { write_ids(kind, 0, node
 
 void gs__trace_backward(gs_trace_kind kind, uint64_t tensor, uint64_t node) {
   if (kind == GS_TRACE_BACKWARD_BEGIN)
-    write_ids_at(kind, 0, tensor, node, 0, 2, gs__trace_site());
+    write_ids_at(kind, 0, tensor, node, 0, 2, gs__tw_site());
   else
     write_ids(kind, 0, tensor, 0, 0, 1);
 }
@@ -188,7 +188,7 @@ void gs__trace_grad_accumulate(uint64_t tensor, uint64_t grad) {
 
 void gs__trace_module_create(uint64_t module, const char *interned_type) {
   uint32_t type = gs__trace_string(interned_type);
-  write_ids_at(GS_TRACE_MODULE_CREATE, 0, module, type, 0, 2, gs__trace_site());
+  write_ids_at(GS_TRACE_MODULE_CREATE, 0, module, type, 0, 2, gs__tw_site());
 }
 
 void gs__trace_module_parameter(uint64_t module, const char *interned_name, uint64_t tensor) {
@@ -207,7 +207,7 @@ void gs__trace_optimizer_create(uint64_t optimizer, const char *type_name,
   do {
     int count = n - done < GS__TRACE_MAX_ARRAY ? n - done : GS__TRACE_MAX_ARRAY;
     uint32_t name = gs__trace_string(type_name);
-    uint32_t site = gs__trace_site();
+    uint32_t site = gs__tw_site();
     uint8_t *p = gs__tw_begin(GS_TRACE_OPTIMIZER_CREATE, 0, (4 + (size_t)count) * VARINT);
     if (!p)
       return;
@@ -220,7 +220,7 @@ void gs__trace_optimizer_create(uint64_t optimizer, const char *type_name,
 }
 
 void gs__trace_composite_create(uint64_t object, int kind, const gs_tensor *parts, int n) {
-  uint32_t site = gs__trace_site();
+  uint32_t site = gs__tw_site();
   uint8_t *p = gs__tw_begin(GS_TRACE_COMPOSITE_CREATE, 0, (4 + (size_t)n) * VARINT);
   if (!p)
     return;
@@ -232,14 +232,14 @@ void gs__trace_composite_create(uint64_t object, int kind, const gs_tensor *part
 
 void gs__trace_mark(const char *interned_label) {
   uint32_t label = gs__trace_string(interned_label);
-  write_ids_at(GS_TRACE_MARK, 0, label, 0, 0, 1, gs__trace_site());
+  write_ids_at(GS_TRACE_MARK, 0, label, 0, 0, 1, gs__tw_site());
 }
 
 void gs__trace_error(int code, const char *message) {
   size_t len = strlen(message);
   if (len > 4096)
     len = 4096;
-  uint32_t site = gs__trace_site();
+  uint32_t site = gs__tw_site();
   uint8_t *p = gs__tw_begin(GS_TRACE_ERROR, 0, 3 * VARINT + len);
   if (!p)
     return;

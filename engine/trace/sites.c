@@ -20,6 +20,7 @@
 #include <execinfo.h>
 #include <link.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,12 +31,11 @@
 #include "writer-impl.h"
 
 #define MAX_FRAMES 32
-#define SITE_CACHE 256
 
 /* ---- the library's own code ---------------------------------------------------------- */
 
-static uintptr_t code_lo, code_hi; /* the library's executable segments; 0, 0: no sites */
-static int stack_depth = 1;        /* GS_TRACE_STACKS */
+uintptr_t gs__tw_code_lo, gs__tw_code_hi; /* the library's code; 0, 0: no sites */
+int gs__tw_stack_depth = 1;        /* GS_TRACE_STACKS */
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 
 static int find_own_code(struct dl_phdr_info *info, size_t size, void *data) {
@@ -56,8 +56,8 @@ static int find_own_code(struct dl_phdr_info *info, size_t size, void *data) {
     return 0;
   /* The program itself (the first object, named ""): the engine is linked into it. */
   if (info->dlpi_name[0] != '\0') {
-    code_lo = lo;
-    code_hi = hi;
+    gs__tw_code_lo = lo;
+    gs__tw_code_hi = hi;
   }
   return 1;
 }
@@ -67,11 +67,10 @@ static void init(void) {
   const char *env = getenv("GS_TRACE_STACKS");
   if (env && *env) {
     long n = strtol(env, NULL, 10);
-    stack_depth = n < 1 ? 1 : n > MAX_FRAMES ? MAX_FRAMES : (int)n;
+    gs__tw_stack_depth = n < 1 ? 1 : n > MAX_FRAMES ? MAX_FRAMES : (int)n;
   }
 }
 
-static inline bool in_engine(uintptr_t a) { return a >= code_lo && a < code_hi; }
 
 /* ---- binaries ------------------------------------------------------------------------ */
 
@@ -272,38 +271,58 @@ static void define(gs__tw_buffer *b, uint32_t id) {
 
 /* Set by an engine thread working for the program (the DataLoader's prefetch worker): the
  * site its events are charged to, since its own stack leads back to no program code. */
-static GS__THREAD_LOCAL uintptr_t thread_site;
+GS__THREAD_LOCAL uintptr_t gs__tw_thread_site;
 
-static GS__THREAD_LOCAL uintptr_t cache_addr[SITE_CACHE];
-static GS__THREAD_LOCAL uint32_t cache_id[SITE_CACHE];
-static GS__THREAD_LOCAL uint64_t cache_epoch;
+/* A per-thread cache of address -> id, for sites this stream has already defined: most events
+ * come from a few lines in a loop, and a hit takes no lock (writer-impl.h, gs__tw_site). */
+GS__THREAD_LOCAL uintptr_t gs__tw_site_addr[GS__TW_SITE_CACHE];
+GS__THREAD_LOCAL uint32_t gs__tw_site_id[GS__TW_SITE_CACHE];
+GS__THREAD_LOCAL uint64_t gs__tw_site_epoch;
 
 /* The first return address outside the engine, walking the frame pointers up from the frame
- * of the function that called this one; 0 if there is none within 64 frames. Engine frames
+ * of the function that called this one; 0 if the chain is broken. Engine frames
  * all keep frame pointers, and the walk stops at the first one that is not the engine's, so
  * it never follows a frame pointer the program may not have kept. */
-__attribute__((noinline)) static uintptr_t walk(void) {
+__attribute__((noinline)) uintptr_t gs__tw_walk(void) {
   void **fp = __builtin_frame_address(0);
-  for (int i = 0; i < 64 && fp; i++) {
+  for (;;) {
     uintptr_t ret = (uintptr_t)fp[1];
-    if (!in_engine(ret))
+    if (!gs__tw_in_engine(ret))
       return ret;
     void **up = fp[0];
-    if (up <= fp) /* the chain must go up the stack */
+    if (__builtin_expect(up <= fp, 0)) /* the chain must go up the stack: else it is broken */
       return 0;
     fp = up;
   }
-  return 0;
+}
+
+/* Whether init has run: checked with a plain load on every event (pthread_once costs a call
+ * and an atomic load each time). Set before recording starts (gs__trace_sites_init). */
+atomic_bool gs__tw_sites_ready;
+
+void gs__trace_sites_init(void) {
+  pthread_once(&init_once, init);
+  atomic_store_explicit(&gs__tw_sites_ready, true, memory_order_release);
 }
 
 uintptr_t gs__trace_caller(void) {
-  pthread_once(&init_once, init);
-  if (thread_site)
-    return thread_site;
-  return code_hi ? walk() : 0;
+  if (!atomic_load_explicit(&gs__tw_sites_ready, memory_order_acquire))
+    gs__trace_sites_init();
+  if (gs__tw_thread_site)
+    return gs__tw_thread_site;
+  return gs__tw_code_hi ? gs__tw_walk() : 0;
 }
 
-void gs__trace_thread_site(uintptr_t address) { thread_site = address; }
+void gs__trace_thread_site(uintptr_t address) { gs__tw_thread_site = address; }
+
+uintptr_t gs__trace_site_enter(void) {
+  uintptr_t outer = gs__tw_thread_site;
+  if (!outer)
+    gs__tw_thread_site = gs__trace_caller();
+  return outer;
+}
+
+void gs__trace_site_leave(uintptr_t outer) { gs__tw_thread_site = outer; }
 
 /* A whole stack (GS_TRACE_STACKS=N): glibc's unwinder reads the program's frames whether or
  * not it kept frame pointers; the engine's frames are skipped. */
@@ -311,12 +330,15 @@ static uint32_t capture_stack(uint64_t *frames) {
   void *raw[64 + MAX_FRAMES];
   int n = backtrace(raw, 64 + MAX_FRAMES);
   int first = 0;
-  while (first < n && (in_engine((uintptr_t)raw[first]) || !first))
+  while (first < n && (gs__tw_in_engine((uintptr_t)raw[first]) || !first))
     first++; /* frame 0 is backtrace's caller, in the engine */
   uint32_t k = 0;
-  if (thread_site)
-    frames[k++] = thread_site;
-  for (int i = first; i < n && k < (uint32_t)stack_depth; i++)
+  if (gs__tw_thread_site) { /* the charged site first, once */
+    frames[k++] = gs__tw_thread_site;
+    if (first < n && (uintptr_t)raw[first] == gs__tw_thread_site)
+      first++;
+  }
+  for (int i = first; i < n && k < (uint32_t)gs__tw_stack_depth; i++)
     frames[k++] = (uint64_t)(uintptr_t)raw[i];
   return k;
 }
@@ -330,36 +352,30 @@ static uint32_t site_of_frames(gs__tw_buffer *b, const uint64_t *frames, uint32_
   return id;
 }
 
-uint32_t gs__trace_site(void) {
-  pthread_once(&init_once, init);
-  if (!code_hi)
-    return 0;
+uint32_t gs__trace_site(void) { return gs__tw_site(); }
+
+/* A site not in this thread's cache, or a whole stack. */
+uint32_t gs__tw_site_slow(uintptr_t ret, size_t slot, uint64_t epoch) {
   gs__tw_buffer *b = gs__tw_mine;
-  if (__builtin_expect(!b, 0) && !(b = gs__tw_buffer_new()))
+  if (!b && !(b = gs__tw_buffer_new()))
     return 0;
-  if (stack_depth > 1) {
+  if (gs__tw_stack_depth > 1) {
     uint64_t frames[MAX_FRAMES];
     uint32_t n = capture_stack(frames);
     return n ? site_of_frames(b, frames, n) : 0;
   }
-  uintptr_t ret = thread_site ? thread_site : walk();
   if (!ret)
     return 0;
-  /* Most events come from a few lines in a loop: a per-thread cache of address -> id, for
-   * sites this stream has already defined, takes no lock. */
-  size_t slot = (ret >> 2) % SITE_CACHE;
-  uint64_t epoch = atomic_load_explicit(&gs__tw_log_epoch, memory_order_relaxed);
-  if (__builtin_expect(cache_epoch == epoch && cache_addr[slot] == ret, 1))
-    return cache_id[slot];
-  if (cache_epoch != epoch) {
-    memset(cache_addr, 0, sizeof cache_addr);
-    cache_epoch = epoch;
+  if (gs__tw_site_epoch != epoch) { /* ids too: an empty slot must answer 0 for address 0 */
+    memset(gs__tw_site_addr, 0, sizeof gs__tw_site_addr);
+    memset(gs__tw_site_id, 0, sizeof gs__tw_site_id);
+    gs__tw_site_epoch = epoch;
   }
   uint64_t frame = ret;
   uint32_t id = site_of_frames(b, &frame, 1);
   if (id) {
-    cache_addr[slot] = ret;
-    cache_id[slot] = id;
+    gs__tw_site_addr[slot] = ret;
+    gs__tw_site_id[slot] = id;
   }
   return id;
 }

@@ -49,11 +49,19 @@ void gs__trace_defer(gs__trace_deferred_fn emit, void *ctx);
  * in this thread's stream first if new; 0 if it cannot be told. Encoders of the kinds that
  * carry a site call it before opening their event. */
 uint32_t gs__trace_site(void);
+/* Finds the library's code (once); recording calls it before the first event. */
+void gs__trace_sites_init(void);
 /* The current call site's address (0 if it cannot be told), for a thread to adopt. */
 uintptr_t gs__trace_caller(void);
 /* Charges this thread's events to address (gs__trace_caller of whoever it works for), as its
  * own stack leads back to no program code; 0 stops. */
 void gs__trace_thread_site(uintptr_t address);
+/* Around a public call that makes many events (backward, the end of a scope, an optimizer
+ * step): charges them all to its caller's line with one walk instead of one per event (a
+ * backward's tensors are a dozen frames deep). Returns what to give back to leave; nested
+ * calls keep the outermost site. */
+uintptr_t gs__trace_site_enter(void);
+void gs__trace_site_leave(uintptr_t outer);
 
 /* events.c: one writer per kind ------------------------------------------------------- */
 

@@ -118,3 +118,37 @@ static inline void gs__tw_end(uint8_t *end) {
   b->used = (size_t)(end - b->data);
   gs__spin_unlock(&b->lock);
 }
+
+/* ---- call sites (sites.c) ------------------------------------------------------------- */
+
+#define GS__TW_SITE_CACHE 256
+extern GS__THREAD_LOCAL uintptr_t gs__tw_thread_site;
+extern GS__THREAD_LOCAL uintptr_t gs__tw_site_addr[GS__TW_SITE_CACHE];
+extern GS__THREAD_LOCAL uint32_t gs__tw_site_id[GS__TW_SITE_CACHE];
+extern GS__THREAD_LOCAL uint64_t gs__tw_site_epoch;
+extern uintptr_t gs__tw_code_lo, gs__tw_code_hi;
+extern int gs__tw_stack_depth;
+extern atomic_bool gs__tw_sites_ready;
+uintptr_t gs__tw_walk(void);
+uint32_t gs__tw_site_slow(uintptr_t ret, size_t slot, uint64_t epoch);
+
+/* One compare: an address below the library's code wraps around to a large value. */
+static inline bool gs__tw_in_engine(uintptr_t a) {
+  return a - gs__tw_code_lo < gs__tw_code_hi - gs__tw_code_lo;
+}
+
+/* gs__trace_site inline, for the encoders: the walk (or the thread's charged site), then this
+ * thread's cache; the rest out of line. */
+static inline uint32_t gs__tw_site(void) {
+  if (__builtin_expect(!atomic_load_explicit(&gs__tw_sites_ready, memory_order_relaxed), 0))
+    gs__trace_sites_init();
+  if (!gs__tw_code_hi)
+    return 0;
+  uintptr_t ret = gs__tw_thread_site ? gs__tw_thread_site : gs__tw_walk();
+  size_t slot = (ret >> 2) % GS__TW_SITE_CACHE;
+  uint64_t epoch = atomic_load_explicit(&gs__tw_log_epoch, memory_order_relaxed);
+  if (__builtin_expect(gs__tw_site_epoch == epoch && gs__tw_site_addr[slot] == ret &&
+                           gs__tw_stack_depth == 1, 1))
+    return gs__tw_site_id[slot];
+  return gs__tw_site_slow(ret, slot, epoch);
+}

@@ -426,6 +426,7 @@ static void start(int fd, bool owned) {
 int gs__trace_start(const char *dest) {
   if (atomic_load(&gs__tracing))
     gs_trace_close();
+  gs__trace_sites_init();
   bool owned;
   errno = 0;
   int fd = open_sink(dest, &owned);

@@ -1,6 +1,6 @@
 /* cmd-stats.c: `gradscope stats FILE`: what happened in a run, in one screen: events by kind,
  * scopes with their accounts, the memory peak and when, what was still alive at the end
- * (leaks, with the op that made them) and every error. The numbers come from
+ * (leaks, grouped by where the program made them, op, shape and holder) and every error. The numbers come from
  * model/trace-stats.c; this file only prints them. */
 #include <stdio.h>
 
@@ -8,11 +8,13 @@
 #include <gradscope/types.h>
 
 #include "../model/event-fields.h"
+#include "../model/object-groups.h"
 #include "../model/trace-stats.h"
 #include "cli.h"
 
 /* Beyond this many leaks or errors, a count says how many more (the log has them all). */
 #define LIST_LIMIT 50
+#define MEMBERS_SHOWN 5
 
 static gboolean add_event(const gs_trace_event *event, const gs_trace_reader *reader,
                           gpointer user_data) {
@@ -87,40 +89,45 @@ static void print_memory(const gs_trace_stats *s) {
 static void print_object(const gs_replay *r, const gs_replay_object *o) {
   char handle[32];
   GString *line = g_string_new(NULL);
-  g_string_append_printf(line, "  %s ", gs_format_handle(o->id, handle, sizeof handle));
-  if (o->composite) {
-    g_string_append(line, "composite");
-  } else {
-    g_string_append_printf(line, "%s [", gs_dtype_name((gs_dtype)o->dtype));
-    for (int i = 0; i < o->ndim; i++)
-      g_string_append_printf(line, "%s%" G_GINT64_FORMAT, i ? ", " : "", o->shape[i]);
-    g_string_append(line, "]");
-  }
+  g_string_append_printf(line, "      %s", gs_format_handle(o->id, handle, sizeof handle));
   const char *name = gs_replay_tensor_name(r, o->id);
   if (name) {
     g_autofree char *safe = cli_printable(name);
     g_string_append_printf(line, " \"%s\"", safe);
   }
-  g_autofree char *op = cli_printable(o->op);
-  g_string_append_printf(line, " made by %s at event %" G_GUINT64_FORMAT ", held by %s",
-                         *op ? op : "?", o->create_seq, gs_trace_holder_name(o->holder));
+  g_string_append_printf(line, " made at event %" G_GUINT64_FORMAT, o->create_seq);
   if (o->scope_at_create) {
     g_autofree char *scope = cli_printable(o->scope_at_create);
-    g_string_append_printf(line, " (created in scope \"%s\")", scope);
+    g_string_append_printf(line, " in scope \"%s\"", scope);
   }
   printf("%s\n", line->str);
   g_string_free(line, TRUE);
 }
 
-static void print_alive(const gs_trace_stats *s) {
+/* Live objects grouped by call site, op, shape and holder, the most bytes first; each group's
+ * members follow it (all of them with --members, else the first few). */
+static void print_alive(const gs_trace_stats *s, gboolean every_member) {
   const gs_replay *r = s->replay;
   g_autoptr(GPtrArray) alive = gs_replay_alive_objects(r);
-  printf("\nlive objects at the end: %u%s\n", alive->len,
+  g_autoptr(GPtrArray) groups = gs_object_groups(r, alive, s->sites);
+  printf("\nlive objects at the end: %u in %u group%s%s\n", alive->len, groups->len,
+         groups->len == 1 ? "" : "s",
          alive->len ? " (created and never disposed: leaks, unless the log was cut short)" : "");
-  for (guint i = 0; i < alive->len && i < LIST_LIMIT; i++)
-    print_object(r, alive->pdata[i]);
-  if (alive->len > LIST_LIMIT)
-    printf("  ... and %u more\n", alive->len - LIST_LIMIT);
+  for (guint i = 0; i < groups->len && i < LIST_LIMIT; i++) {
+    const gs_object_group *g = groups->pdata[i];
+    g_autofree char *text = gs_object_group_text(g, s->sites);
+    g_autofree char *safe = cli_printable(text);
+    printf("  %s\n", safe);
+    guint shown = every_member ? g->members->len : MIN(g->members->len, MEMBERS_SHOWN);
+    for (guint j = 0; j < shown; j++)
+      print_object(r, g->members->pdata[j]);
+    if (shown < g->members->len)
+      printf("      ... and %u more (--members lists every one)\n", g->members->len - shown);
+  }
+  if (groups->len > LIST_LIMIT)
+    printf("  ... and %u more groups\n", groups->len - LIST_LIMIT);
+  if (alive->len && !gs_site_table_size(s->sites))
+    printf("  (the log records no call sites: it was written before format 1.3)\n");
   if (g_hash_table_size(r->nodes))
     printf("  graph nodes alive: %u\n", g_hash_table_size(r->nodes));
 }
@@ -144,6 +151,14 @@ int cli_stats(int argc, char **argv) {
                                "statistics, peak memory and when,\nobjects alive at the end "
                                "(leaks) and errors. A damaged log is summarised up to the\n"
                                "damage, then a warning is printed and the exit status is 2.");
+  gboolean members = FALSE;
+  const GOptionEntry entries[] = {
+      {"members", 0, 0, G_OPTION_ARG_NONE, &members,
+       "List every member of each group of live objects (default: the first " G_STRINGIFY(
+           MEMBERS_SHOWN) ")", NULL},
+      {NULL, 0, 0, 0, NULL, NULL, NULL},
+  };
+  g_option_context_add_main_entries(context, entries, NULL);
   const char *path = cli_parse_file_args(context, &argc, &argv);
   if (!path)
     return 1;
@@ -155,7 +170,7 @@ int cli_stats(int argc, char **argv) {
   print_kinds(stats);
   print_scopes(stats);
   print_memory(stats);
-  print_alive(stats);
+  print_alive(stats, members);
   print_errors(stats);
   if (stats->replay->events && stats->backward_ns)
     printf("\ntime in backward: %.3f ms\n", (double)stats->backward_ns / 1e6);

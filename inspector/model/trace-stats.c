@@ -12,6 +12,7 @@ gs_trace_stats *gs_trace_stats_new(void) {
   s->by_thread = g_hash_table_new(g_direct_hash, g_direct_equal);
   s->open_backward = g_hash_table_new(g_direct_hash, g_direct_equal);
   s->errors = g_array_new(FALSE, TRUE, sizeof(gs_trace_error_record));
+  s->sites = gs_site_table_new();
   g_array_set_clear_func(s->errors, error_record_clear);
   return s;
 }
@@ -23,6 +24,7 @@ void gs_trace_stats_free(gs_trace_stats *s) {
   g_hash_table_destroy(s->by_thread);
   g_hash_table_destroy(s->open_backward);
   g_array_unref(s->errors);
+  gs_site_table_free(s->sites);
   g_free(s);
 }
 
@@ -41,6 +43,10 @@ void gs_trace_stats_add(gs_trace_stats *s, const gs_trace_event *e,
   g_hash_table_insert(s->by_thread, thread, GSIZE_TO_POINTER(n + 1));
 
   switch (e->kind) {
+  case GS_TRACE_SITE:
+  case GS_TRACE_BINARY:
+    gs_site_table_add(s->sites, e, gs_trace_reader_string(reader, e->name));
+    return;
   case GS_TRACE_ERROR: {
     gs_trace_error_record rec = {e->seq, e->thread, e->code, g_strdup(e->text ? e->text : "")};
     g_array_append_val(s->errors, rec);

@@ -7,6 +7,7 @@
 #include <gradscope/trace.h>
 
 #include "replay.h"
+#include "site-table.h"
 
 G_BEGIN_DECLS
 
@@ -27,6 +28,7 @@ typedef struct gs_trace_stats {
   GArray *errors;        /* gs_trace_error_record */
   guint64 backward_ns;   /* time inside backward passes */
   GHashTable *open_backward; /* thread -> begin time + 1 */
+  gs_site_table *sites;  /* where the program called the engine (site and binary events) */
 } gs_trace_stats;
 
 gs_trace_stats *gs_trace_stats_new(void);
