@@ -162,7 +162,8 @@ static gint node_by_id(gconstpointer a, gconstpointer b) {
 static char *explain_inplace(explain *x, const gs_replay *r, const gs_trace_event *e,
                              guint64 index) {
   gs_trace_model *m = x->m;
-  g_autofree char *t = tensor_fact(x, r, e->tensor, e->storage, FALSE);
+  /* The sentence names no storage: the version fact and the aliases say which. */
+  g_autofree char *t = tensor_words(x, r, e->tensor);
   g_autofree char *version = g_strdup_printf("%" PRIu64, e->version);
   add_fact(x, (gs_explain_fact){GS_FACT_VERSION, .id = e->tensor, .storage = e->storage,
                                 .value = e->version}, version);
@@ -174,7 +175,7 @@ static char *explain_inplace(explain *x, const gs_replay *r, const gs_trace_even
     g_autoptr(GString) list = g_string_new(NULL);
     for (guint i = 0; i < aliases->len; i++) {
       guint64 alias = g_array_index(aliases, guint64, i);
-      g_autofree char *words = tensor_fact(x, r, alias, e->storage, FALSE);
+      g_autofree char *words = tensor_words(x, r, alias);
       add_fact(x, (gs_explain_fact){GS_FACT_ALIAS, .id = alias, .storage = e->storage}, words);
       /* TRANSLATORS: between the tensors of a list ("tensor #2.1 "h", tensor #4.1"). */
       g_string_append_printf(list, "%s%s", i ? _(", ") : "", words);
