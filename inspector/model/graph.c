@@ -194,20 +194,51 @@ static guint64 item_storage(builder *b, const gs_graph_item *item) {
   return 0;
 }
 
+/* When each tensor entered the graph: the first live node that saved it (saved), or that made
+ * it or (a leaf) accumulates into it (made). tensor id -> seq (guint64 *, owned). */
+static GHashTable *graph_entry_seqs(const gs_replay *r, gboolean saved) {
+  GHashTable *since = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
+  GHashTableIter it;
+  gpointer value;
+  g_hash_table_iter_init(&it, r->nodes);
+  while (g_hash_table_iter_next(&it, NULL, &value)) {
+    const gs_replay_node *n = value;
+    for (guint k = 0; k < (saved ? n->n_saved : 1); k++) {
+      guint64 tensor = saved ? n->saved[k] : n->tensor;
+      guint64 *seq = tensor ? g_hash_table_lookup(since, &tensor) : NULL;
+      if (seq && *seq > n->create_seq)
+        *seq = n->create_seq;
+      else if (tensor && !seq)
+        g_hash_table_insert(since, g_memdup2(&tensor, sizeof tensor),
+                            g_memdup2(&n->create_seq, sizeof n->create_seq));
+    }
+  }
+  return since;
+}
+
 /* Draws the alive aliases (a detached tensor, a view, the tensor they came from) that wrote in
- * place into the storage of a tensor the graph draws, with an edge "shares storage, wrote vN"
- * to it: the write a later backward may refuse, shown before any check fails. One edge per
- * writer and storage, to the first item drawn on it. */
+ * place into the storage of a tensor the graph draws after that tensor entered the graph, with
+ * an edge "shares storage, wrote vN" to it: the write a later backward may refuse, or that
+ * changed a value the forward pass already used, shown before any check fails. Writes from
+ * before (an optimizer's update of a weight later viewed and saved) changed nothing the graph
+ * used. One edge per writer and storage, to the first item drawn on it. */
 static void add_alias_writers(builder *b) {
   guint drawn = b->g->items->len; /* the writers added here are not searched in turn */
   g_autoptr(GHashTable) done = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+  g_autoptr(GHashTable) since_saved = graph_entry_seqs(b->r, TRUE);
+  g_autoptr(GHashTable) since_made = graph_entry_seqs(b->r, FALSE);
   for (guint i = 0; i < drawn; i++) {
     guint64 tensor = item_at(b, i)->tensor;
     guint64 storage = tensor ? item_storage(b, item_at(b, i)) : 0;
     guint n = 0;
     const gs_graph_write *writes = storage ? gs_graph_versions_writes(b->v, storage, &n) : NULL;
+    /* A saved tensor matters from its save on; an output or a leaf from its node on. */
+    GHashTable *since = item_at(b, i)->kind == GS_GRAPH_SAVED ? since_saved : since_made;
+    const guint64 *entered = g_hash_table_lookup(since, &tensor);
     for (guint k = n; k-- > 0;) { /* the last write of each writer first */
       const gs_graph_write *w = &writes[k];
+      if (!entered || w->seq < *entered)
+        continue;
       const gs_replay_object *writer = g_hash_table_lookup(b->r->objects, &w->tensor);
       if (w->tensor == tensor || !writer || writer->composite || writer->storage != storage)
         continue;

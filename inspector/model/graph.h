@@ -2,7 +2,8 @@
  * leaves (AccumulateGrad, labelled with the leaf's name), tensors saved for backward, and the
  * outputs (tensors made by nodes nothing consumes). Beside the gradient edges it carries how
  * drawn tensors share storage (views, copy-on-write clones, detaches), the aliases that wrote
- * into a drawn tensor's storage in place (before any version check fails), versions of saved
+ * into a drawn tensor's storage in place after it entered the graph (before any version check
+ * fails), versions of saved
  * tensors, failed version checks (the saved tensor, its node and the writer), and the scope
  * each item belongs to, for clusters. Drawing it is left to the writer: DOT text (graph-dot.h)
  * for the CLI, a Graphviz layout in inspector/graph/. */
@@ -51,7 +52,8 @@ typedef enum gs_graph_edge_kind {
   GS_GRAPH_EDGE_CLONE,  /* source -> a clone that materialised its own bytes */
   GS_GRAPH_EDGE_DETACH, /* source -> detached from it (shares the version counter) */
   GS_GRAPH_EDGE_WROTE,  /* an alias -> a drawn tensor on the same storage it wrote in place
-                         * (a detached tensor, a view, the tensor they came from) */
+                         * since that tensor entered the graph (a detached tensor, a view, the
+                         * tensor they came from) */
 } gs_graph_edge_kind;
 
 typedef struct gs_graph_edge {
