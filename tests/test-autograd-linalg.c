@@ -199,7 +199,10 @@ static void test_products_keep_only_what_backward_needs(void) {
 
   gs_tensor y2 = gs_matmul(x, w);
   gs_add_scalar_(w, 1.0);
-  EXPECT_ERROR(gs_backward_with(y2, g, false), "saved by MatmulBackward is at version");
+  /* w was the right operand: PyTorch's "other". */
+  EXPECT_ERROR(gs_backward_with(y2, g, false), " as other (input 1) is at version 1");
+  g_assert_true(g_regex_match_simple("saved by MatmulBackward #[0-9]+ as other", gs_last_error(),
+                                     0, 0));
   gs_tensor list[] = {x, w, g, y, alias, y2};
   for (size_t i = 0; i < G_N_ELEMENTS(list); i++)
     gs_dispose(list[i]);

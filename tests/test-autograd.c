@@ -59,14 +59,18 @@ static void test_in_place_after_detach(void) {
   test_assert_values(y, (int64_t[]){3}, 1, shown, 0, 0); /* the write shows in y */
   g_assert_cmpint(gs_version(y), ==, 1);
 
+  /* The node is named by its id (as the event log and the inspector name it), and so is
+   * the saved input that was modified: y * y saved y as both, self is checked first. */
   char expected[256];
   g_snprintf(expected, sizeof expected,
-             "backward: tensor [3] f64 saved by MulBackward is at version 1; expected version "
-             "0. It was modified in place by add_scalar_ (event %llu) through a detached "
-             "alias (tensor #",
+             " as self (input 0) is at version 1; expected version 0. It was modified in place "
+             "by add_scalar_ (event %llu) through a detached alias (tensor #",
              (unsigned long long)write_event);
   gs_tensor ones = gs_ones_like(z);
   EXPECT_ERROR(gs_backward_with(z, ones, false), expected);
+  EXPECT_ERROR(gs_backward_with(z, ones, false), "backward: tensor [3] f64 saved by MulBackward #");
+  g_assert_true(g_regex_match_simple("saved by MulBackward #[0-9]+ as self", gs_last_error(), 0,
+                                     0));
   /* Nothing ran: no gradient reached x. */
   g_assert_true(gs_grad(x).id == 0);
   gs_dispose(x), gs_dispose(y), gs_dispose(z), gs_dispose(d), gs_dispose(ones);
@@ -83,8 +87,10 @@ static void test_in_place_through_view_is_caught(void) {
   gs_no_grad_end();
   gs_tensor ones = gs_ones_like(e);
   EXPECT_ERROR(gs_backward_with(e, ones, false),
-               "saved by ExpBackward is at version 1; expected version 0. It was modified in "
-               "place by fill_");
+               " as result (its output) is at version 1; expected version 0. It was modified "
+               "in place by fill_");
+  g_assert_true(g_regex_match_simple("saved by ExpBackward #[0-9]+ as result", gs_last_error(), 0,
+                                     0));
   EXPECT_ERROR(gs_backward_with(e, ones, false), "through a view sharing its storage");
   gs_dispose(x), gs_dispose(e), gs_dispose(v), gs_dispose(ones);
 }

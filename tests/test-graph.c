@@ -610,8 +610,8 @@ static void test_write_through_view_in_graph_and_sentences(void) {
   gboolean copy_slices = FALSE, as_strided = FALSE;
   for (guint i = 0; i < g->items->len; i++) {
     const gs_graph_item *item = &g_array_index(g->items, gs_graph_item, i);
-    copy_slices |= item->kind == GS_GRAPH_OP && !g_strcmp0(item->label, "CopySlices");
-    as_strided |= item->kind == GS_GRAPH_OP && !g_strcmp0(item->label, "AsStridedBackward");
+    copy_slices |= item->kind == GS_GRAPH_OP && g_str_has_prefix(item->label, "CopySlices #");
+    as_strided |= item->kind == GS_GRAPH_OP && g_str_has_prefix(item->label, "AsStridedBackward #");
   }
   g_assert_true(copy_slices);
   g_assert_true(as_strided);

@@ -67,13 +67,18 @@ typedef struct gs__saved_tensor {
   gs__tensor value;  /* unregistered; value.storage is retained (NULL once released) */
   int64_t version;
   uint64_t tensor;   /* the handle it was saved from, for messages */
+  int input;         /* which input of the node it is, GS__SAVED_RESULT, or GS__SAVED_OTHER:
+                        the version error says which one was modified */
 } gs__saved_tensor;
+#define GS__SAVED_RESULT (-1) /* the op's own output */
+#define GS__SAVED_OTHER (-2)  /* anything else: a copy made before a write, an index */
 
 /* What a formula needs to know of an input without keeping it alive. */
 typedef struct gs__input_meta {
   gs_dtype dtype;
   int ndim;
   int64_t shape[GS_MAX_DIMS];
+  uint64_t tensor; /* its handle when recorded: gs__save finds which input it saves */
 } gs__input_meta;
 
 /* Small arguments of the op (dims, scalars), for its formula. */
@@ -116,7 +121,7 @@ bool gs__any_requires_grad(int n, const gs__tensor *const *inputs);
 
 /* What a node keeps of an input (its dtype and shape). */
 static inline gs__input_meta gs__input_meta_of(const gs__tensor *t) {
-  gs__input_meta m = {t->dtype, t->ndim, {0}};
+  gs__input_meta m = {t->dtype, t->ndim, {0}, t->id};
   memcpy(m.shape, t->shape, sizeof m.shape);
   return m;
 }

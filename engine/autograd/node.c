@@ -189,6 +189,15 @@ void gs__save(gs__node *node, int slot, const gs__tensor *t) {
   gs__storage_retain(t->storage);
   s->version = atomic_load_explicit(&t->storage->version, memory_order_relaxed);
   s->tensor = t->id;
+  /* x * x saves the same handle twice: slot i names input i when it can. */
+  s->input = GS__SAVED_OTHER;
+  if (t->id && slot < node->n_inputs && node->inputs[slot].tensor == t->id)
+    s->input = slot;
+  for (int i = 0; t->id && s->input == GS__SAVED_OTHER && i < node->n_inputs; i++)
+    if (node->inputs[i].tensor == t->id)
+      s->input = i;
+  if (t->id && s->input == GS__SAVED_OTHER && t->id == node->output)
+    s->input = GS__SAVED_RESULT;
 }
 
 /* ---- the event log -------------------------------------------------------------------- */

@@ -98,11 +98,32 @@ static char *tensor_name(char *buf, size_t size, uint64_t id) {
   return buf;
 }
 
-/* Checks a reachable node before anything runs; false after reporting. */
+/* Which saved tensor of n slot is, as the node's formula saved it: "self (input 0)" for
+ * unary and binary ops (PyTorch's names), "input 2", "result (its output)", else its slot. A
+ * CopySlices node's saved tensors are those of the in-place op it wraps. */
+static char *saved_role(char *buf, size_t size, const gs__node *n, int slot) {
+  const gs__node *op = n->inner ? n->inner : n;
+  int input = n->saved[slot].input;
+  int used;
+  if (input >= 0 && op->n_inputs <= 2)
+    used = snprintf(buf, size, "%s (input %d)", input == 0 ? "self" : "other", input);
+  else if (input >= 0)
+    used = snprintf(buf, size, "input %d", input);
+  else if (input == GS__SAVED_RESULT)
+    used = snprintf(buf, size, "result (its output)");
+  else
+    used = snprintf(buf, size, "saved tensor %d", slot);
+  if (n->inner && used > 0 && (size_t)used < size)
+    snprintf(buf + used, size - (size_t)used, " of the %s it wraps", op->kind->name);
+  return buf;
+}
+
+/* Checks a reachable node before anything runs; false after reporting. The node is named
+ * "MulBackward #4", by the id the event log gives it, as the inspector names it. */
 static bool check_node(const gs__node *n) {
   if (n->released && n->n_saved > 0) {
     gs__error(GS_ERR_STATE, "backward",
-              "%s (node %llu) was already run by a backward that freed its saved tensors (at "
+              "%s #%llu was already run by a backward that freed its saved tensors (at "
               "event %llu); to go backward through a graph twice, pass retain_graph to the "
               "first backward",
               n->kind->name, (unsigned long long)n->id, (unsigned long long)n->released_event);
@@ -116,7 +137,7 @@ static bool check_node(const gs__node *n) {
     int64_t now = atomic_load_explicit(&st->version, memory_order_relaxed);
     if (now == s->version)
       continue;
-    char shape[GS__SHAPE_STR], writer[32], how[96];
+    char shape[GS__SHAPE_STR], writer[32], how[96], role[96];
     tensor_name(writer, sizeof writer, st->last_write_tensor);
     if (st->last_write_tensor == s->tensor)
       snprintf(how, sizeof how, "through the saved tensor itself");
@@ -127,10 +148,11 @@ static bool check_node(const gs__node *n) {
     else
       snprintf(how, sizeof how, "through tensor %s, which shares its storage", writer);
     gs__error(GS_ERR_STATE, "backward",
-              "tensor %s %s saved by %s is at version %lld; expected version %lld. It was "
-              "modified in place by %s (event %llu) %s.",
+              "tensor %s %s saved by %s #%llu as %s is at version %lld; expected version "
+              "%lld. It was modified in place by %s (event %llu) %s.",
               gs__shape_str(shape, s->value.shape, s->value.ndim),
-              gs_dtype_name(s->value.dtype), n->kind->name, (long long)now,
+              gs_dtype_name(s->value.dtype), n->kind->name, (unsigned long long)n->id,
+              saved_role(role, sizeof role, n, i), (long long)now,
               (long long)s->version, st->last_write_op ? st->last_write_op : "a write",
               (unsigned long long)st->last_write_event, how);
     return false;

@@ -2,8 +2,8 @@
  * event, as Graphviz DOT text, drawn in torchviz's colours so it reads like what people know:
  * ops gray, leaves light blue with their names, saved tensors orange on dashed undirected
  * edges, outputs green.
- * Views, clones and detaches of drawn tensors are drawn too, with versions and failed version
- * checks in red; a cluster per scope. The moment is chosen as in graph-at.c. */
+ * Views, clones and detaches of drawn tensors are drawn too, and the aliases that wrote into
+ * their storage in place, with versions and failed version checks in red; a cluster per scope. The moment is chosen as in graph-at.c. */
 #include <stdio.h>
 
 #include "../model/graph-dot.h"
@@ -29,7 +29,9 @@ int cli_export_dot(int argc, char **argv) {
       context, "Writes the autograd graph alive at an event as Graphviz DOT on standard output:\n"
                "ops gray, leaves (AccumulateGrad) light blue with their names, saved tensors\n"
                "orange (dashed undirected edges to their node), outputs green. Nodes released\n"
-               "before the event are not drawn. Views, clones and detaches of drawn tensors,\n"
+               "before the event are not drawn; ops are named as errors name them\n"
+               "(MulBackward #4). Views, clones and detaches of drawn tensors, the aliases\n"
+               "that wrote into their storage in place (\"shares storage, wrote v1\"),\n"
                "versions and failed version checks (red) are shown, a cluster per scope.\n"
                "Without --at or --backward, the event is the log's last node_create: the\n"
                "moment the last graph was complete.\n\n"

@@ -37,8 +37,10 @@ int cli_export_graph(int argc, char **argv) {
   g_option_context_set_summary(
       context, "Draws the autograd graph alive at an event as a PNG or SVG image, as the\n"
                "inspector's graph view shows it: ops gray, leaves light blue, saved tensors\n"
-               "orange, outputs green, views dotted, copy-on-write clones dashed, failed version\n"
-               "checks red, a box per scope. Beyond 1,500 nodes repeated scopes are collapsed.\n"
+               "orange, outputs green, views dotted, copy-on-write clones dashed, aliases that\n"
+               "wrote into a drawn tensor's storage in place on a dark orange edge, failed\n"
+               "version checks red, a box per scope. Ops are named as errors name them\n"
+               "(MulBackward #4). Beyond 1,500 nodes repeated scopes are collapsed.\n"
                "Without --width/--height the image has the layout's natural size.\n\n"
                "Example: gradscope export-graph run.gstrace --at 4200 -o step.png");
   const char *path = cli_parse_file_args(context, &argc, &argv);

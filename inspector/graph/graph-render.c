@@ -129,6 +129,8 @@ static void draw_edges(cairo_t *cr, const gs_layout *l, const gs_graph_viewport 
                        const gs_graph_style *style, PangoLayout *text) {
   rgb ink = style->dark ? RGB(0xdedede) : RGB(0x202020);
   rgb share = style->dark ? RGB(0xa0a0a0) : RGB(0x707070);
+  /* An alias's in-place write into a drawn tensor: darkorange3, as export-dot draws it. */
+  rgb wrote = style->dark ? RGB(0xff9a3c) : RGB(0xcd6600);
   for (guint i = 0; i < l->edges->len; i++) {
     const gs_layout_edge *e = &g_array_index(l->edges, gs_layout_edge, i);
     if (e->n_points < 4)
@@ -143,9 +145,10 @@ static void draw_edges(cairo_t *cr, const gs_layout *l, const gs_graph_viewport 
     if (!visible(vp, x0 - 10, y0 - 10, x1 + 10, y1 + 10))
       continue;
     const gs_graph_edge *ge = &g_array_index(l->graph->edges, gs_graph_edge, e->edge);
-    gboolean sharing = ge->kind >= GS_GRAPH_EDGE_VIEW;
-    set_rgb(cr, sharing ? share : ink);
-    cairo_set_line_width(cr, ge->kind == GS_GRAPH_EDGE_SAVED ? 0.8 : 1);
+    gboolean sharing = ge->kind >= GS_GRAPH_EDGE_VIEW, wrote_edge = ge->kind == GS_GRAPH_EDGE_WROTE;
+    rgb color = wrote_edge ? wrote : sharing ? share : ink;
+    set_rgb(cr, color);
+    cairo_set_line_width(cr, ge->kind == GS_GRAPH_EDGE_SAVED ? 0.8 : wrote_edge ? 1.5 : 1);
     edge_dash(cr, ge->kind);
     cairo_new_path(cr);
     cairo_move_to(cr, e->points[0], e->points[1]);
@@ -160,7 +163,7 @@ static void draw_edges(cairo_t *cr, const gs_layout *l, const gs_graph_viewport 
     if (e->arrow_start)
       draw_arrow(cr, e->points[0], e->points[1], e->sx, e->sy, circle);
     if (text && e->label) {
-      set_rgb(cr, share);
+      set_rgb(cr, wrote_edge ? wrote : share);
       draw_text(cr, text, e->label, e->lx, e->ly);
     }
   }

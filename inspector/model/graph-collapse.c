@@ -167,7 +167,7 @@ gs_graph *gs_graph_collapse(const gs_graph *g, guint limit, GHashTable *expanded
     g_snprintf(key, sizeof key, "%u:%u:%d", from, to, (int)e->kind);
     if (!g_hash_table_add(seen, g_strdup(key)))
       continue;
-    gs_graph_add_edge(out, from, to, e->kind);
+    gs_graph_add_edge(out, from, to, e->kind)->version = e->version;
   }
   return out;
 }

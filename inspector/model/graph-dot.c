@@ -42,15 +42,18 @@ static const char *edge_style(const gs_graph_edge *edge) {
   case GS_GRAPH_EDGE_COW: return "style=dashed, color=gray40";
   case GS_GRAPH_EDGE_CLONE: return "color=gray40";
   case GS_GRAPH_EDGE_DETACH: return "style=dotted, color=gray40, arrowhead=odot";
+  /* The write that a saved tensor's version check will refuse: it stands out. */
+  case GS_GRAPH_EDGE_WROTE: return "color=darkorange3, fontcolor=darkorange3, penwidth=1.5";
   }
   return "";
 }
 
-/* What a storage edge says; gradient and saved-tensor edges say nothing. */
-static const char *edge_label(const gs_graph_edge *edge) {
+/* The words of a storage relation edge. */
+static const char *edge_relation(const gs_graph_edge *edge) {
   switch (edge->kind) {
   case GS_GRAPH_EDGE_GRAD:
-  case GS_GRAPH_EDGE_SAVED: return NULL;
+  case GS_GRAPH_EDGE_SAVED:
+  case GS_GRAPH_EDGE_WROTE: return NULL;
   /* TRANSLATORS: graph edge labels, from the tensor a storage came from to its view, its
    * clone that still shares the bytes copy-on-write, its materialised clone, its detach. */
   case GS_GRAPH_EDGE_VIEW: return _("view");
@@ -59,6 +62,20 @@ static const char *edge_label(const gs_graph_edge *edge) {
   case GS_GRAPH_EDGE_DETACH: return _("detached from");
   }
   return NULL;
+}
+
+/* What a storage edge says; gradient and saved-tensor edges say nothing. Newly allocated. */
+static char *edge_label(const gs_graph_edge *edge) {
+  switch (edge->kind) {
+  case GS_GRAPH_EDGE_GRAD:
+  case GS_GRAPH_EDGE_SAVED: return NULL;
+  /* TRANSLATORS: graph edge label, from a tensor (a detached one, a view) to a tensor on the
+   * same storage that it wrote in place, and the storage's version after its write. */
+  case GS_GRAPH_EDGE_WROTE:
+    return g_strdup_printf(_("shares storage,\nwrote v%" PRIu64), (uint64_t)edge->version);
+  default: break;
+  }
+  return g_strdup(edge_relation(edge));
 }
 
 /* Node ids are "i<item index>": keys may hold scope names from user code, and Graphviz keeps a
@@ -142,7 +159,8 @@ void gs_graph_write_dot(GString *s, const gs_graph *g, const gs_graph_dot_option
   for (guint i = 0; i < g->edges->len; i++) {
     const gs_graph_edge *edge = &g_array_index(g->edges, gs_graph_edge, i);
     g_string_append_printf(s, "  \"i%u\" -> \"i%u\"", edge->from, edge->to);
-    const char *style = edge_style(edge), *label = edge_label(edge);
+    const char *style = edge_style(edge);
+    g_autofree char *label = edge_label(edge);
     if (*style || label || options->ids) {
       const char *sep = "";
       g_string_append(s, " [");

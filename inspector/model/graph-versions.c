@@ -91,6 +91,13 @@ guint64 gs_graph_versions_before(const gs_graph_versions *v, guint64 storage, gu
   return version;
 }
 
+const gs_graph_write *gs_graph_versions_writes(const gs_graph_versions *v, guint64 storage,
+                                               guint *n) {
+  GArray *list = g_hash_table_lookup(v->writes, &storage);
+  *n = list ? list->len : 0;
+  return list && list->len ? &g_array_index(list, gs_graph_write, 0) : NULL;
+}
+
 const gs_graph_write *gs_graph_versions_last_write(const gs_graph_versions *v, guint64 storage) {
   GArray *list = g_hash_table_lookup(v->writes, &storage);
   return list && list->len ? &g_array_index(list, gs_graph_write, list->len - 1) : NULL;

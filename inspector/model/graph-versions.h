@@ -47,6 +47,9 @@ void gs_graph_versions_rewind(gs_graph_versions *v, guint64 until);
 guint64 gs_graph_versions_now(const gs_graph_versions *v, guint64 storage);
 /* Its version just before event seq (what a node created at seq saved). */
 guint64 gs_graph_versions_before(const gs_graph_versions *v, guint64 storage, guint64 seq);
+/* Every write to it so far, in log order (*n of them; NULL if never written). */
+const gs_graph_write *gs_graph_versions_writes(const gs_graph_versions *v, guint64 storage,
+                                               guint *n);
 /* Its last write, or NULL if never written. */
 const gs_graph_write *gs_graph_versions_last_write(const gs_graph_versions *v, guint64 storage);
 /* The text of the last error event that reported a version mismatch, and its seq; NULL if

@@ -50,9 +50,10 @@ const gs_graph_scope *gs_graph_scope_find(const gs_graph *g, guint64 id) {
   return NULL;
 }
 
-void gs_graph_add_edge(gs_graph *g, guint from, guint to, gs_graph_edge_kind kind) {
-  gs_graph_edge edge = {from, to, kind == GS_GRAPH_EDGE_SAVED, kind};
+gs_graph_edge *gs_graph_add_edge(gs_graph *g, guint from, guint to, gs_graph_edge_kind kind) {
+  gs_graph_edge edge = {from, to, kind == GS_GRAPH_EDGE_SAVED, kind, 0};
   g_array_append_val(g->edges, edge);
+  return &g_array_index(g->edges, gs_graph_edge, g->edges->len - 1);
 }
 
 static gint by_id(gconstpointer a, gconstpointer b) {
@@ -175,6 +176,81 @@ static void add_storage_relations(builder *b) {
   }
 }
 
+/* The storage a drawn tensor views: its own if it is alive, else (a saved tensor whose handle
+ * is gone) the one it viewed when a live node saved it. 0 if unknown. */
+static guint64 item_storage(builder *b, const gs_graph_item *item) {
+  const gs_replay_object *o = g_hash_table_lookup(b->r->objects, &item->tensor);
+  if (o)
+    return o->composite ? 0 : o->storage;
+  GHashTableIter it;
+  gpointer value;
+  g_hash_table_iter_init(&it, b->r->nodes);
+  while (g_hash_table_iter_next(&it, NULL, &value)) {
+    const gs_replay_node *n = value;
+    for (guint k = 0; k < n->n_saved; k++)
+      if (n->saved[k] == item->tensor && n->saved_storages[k])
+        return n->saved_storages[k];
+  }
+  return 0;
+}
+
+/* When each tensor entered the graph: the first live node that saved it (saved), or that made
+ * it or (a leaf) accumulates into it (made). tensor id -> seq (guint64 *, owned). */
+static GHashTable *graph_entry_seqs(const gs_replay *r, gboolean saved) {
+  GHashTable *since = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
+  GHashTableIter it;
+  gpointer value;
+  g_hash_table_iter_init(&it, r->nodes);
+  while (g_hash_table_iter_next(&it, NULL, &value)) {
+    const gs_replay_node *n = value;
+    for (guint k = 0; k < (saved ? n->n_saved : 1); k++) {
+      guint64 tensor = saved ? n->saved[k] : n->tensor;
+      guint64 *seq = tensor ? g_hash_table_lookup(since, &tensor) : NULL;
+      if (seq && *seq > n->create_seq)
+        *seq = n->create_seq;
+      else if (tensor && !seq)
+        g_hash_table_insert(since, g_memdup2(&tensor, sizeof tensor),
+                            g_memdup2(&n->create_seq, sizeof n->create_seq));
+    }
+  }
+  return since;
+}
+
+/* Draws the alive aliases (a detached tensor, a view, the tensor they came from) that wrote in
+ * place into the storage of a tensor the graph draws after that tensor entered the graph, with
+ * an edge "shares storage, wrote vN" to it: the write a later backward may refuse, or that
+ * changed a value the forward pass already used, shown before any check fails. Writes from
+ * before (an optimizer's update of a weight later viewed and saved) changed nothing the graph
+ * used. One edge per writer and storage, to the first item drawn on it. */
+static void add_alias_writers(builder *b) {
+  guint drawn = b->g->items->len; /* the writers added here are not searched in turn */
+  g_autoptr(GHashTable) done = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+  g_autoptr(GHashTable) since_saved = graph_entry_seqs(b->r, TRUE);
+  g_autoptr(GHashTable) since_made = graph_entry_seqs(b->r, FALSE);
+  for (guint i = 0; i < drawn; i++) {
+    guint64 tensor = item_at(b, i)->tensor;
+    guint64 storage = tensor ? item_storage(b, item_at(b, i)) : 0;
+    guint n = 0;
+    const gs_graph_write *writes = storage ? gs_graph_versions_writes(b->v, storage, &n) : NULL;
+    /* A saved tensor matters from its save on; an output or a leaf from its node on. */
+    GHashTable *since = item_at(b, i)->kind == GS_GRAPH_SAVED ? since_saved : since_made;
+    const guint64 *entered = g_hash_table_lookup(since, &tensor);
+    for (guint k = n; k-- > 0;) { /* the last write of each writer first */
+      const gs_graph_write *w = &writes[k];
+      if (!entered || w->seq < *entered)
+        continue;
+      const gs_replay_object *writer = g_hash_table_lookup(b->r->objects, &w->tensor);
+      if (w->tensor == tensor || !writer || writer->composite || writer->storage != storage)
+        continue;
+      char *key = g_strdup_printf("%" G_GUINT64_FORMAT ":%" G_GUINT64_FORMAT, w->tensor, storage);
+      if (!g_hash_table_add(done, key))
+        continue;
+      guint from = tensor_item(b, w->tensor);
+      gs_graph_add_edge(b->g, from, i, GS_GRAPH_EDGE_WROTE)->version = w->version;
+    }
+  }
+}
+
 /* A saved tensor whose storage was written after it was saved: what backward will refuse.
  * Marks the saved tensor, its node and the tensor the write went through. */
 static void check_saved_version(builder *b, guint node_item, guint saved_item,
@@ -256,7 +332,8 @@ gs_graph *gs_graph_build_with(const gs_replay *r, const gs_graph_versions *v) {
     gboolean leaf = g_strcmp0(n->kind, "AccumulateGrad") == 0;
     add_item(&b, leaf ? GS_GRAPH_LEAF : GS_GRAPH_OP, n->id, leaf ? n->tensor : 0,
              g_strdup_printf("n%" G_GUINT64_FORMAT, n->id),
-             leaf ? tensor_label(r, n->tensor) : g_strdup(*n->kind ? n->kind : "node"),
+             leaf ? tensor_label(r, n->tensor)
+                  : g_strdup_printf("%s #%" G_GUINT64_FORMAT, *n->kind ? n->kind : "node", n->id),
              object_scope(r, n->tensor));
   }
   for (guint i = 0; i < nodes->len; i++) {
@@ -291,8 +368,10 @@ gs_graph *gs_graph_build_with(const gs_replay *r, const gs_graph_versions *v) {
       gs_graph_add_edge(g, self, out, GS_GRAPH_EDGE_GRAD);
     }
   }
-  if (v)
+  if (v) {
+    add_alias_writers(&b);
     add_storage_relations(&b);
+  }
   add_scopes(&b);
   /* The engine's message belongs to this graph if a node alive now existed when it came. */
   guint64 error_seq = 0;

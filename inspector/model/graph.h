@@ -1,7 +1,9 @@
 /* graph.h: the autograd graph alive in a replayed state, in torchviz's vocabulary: op nodes,
  * leaves (AccumulateGrad, labelled with the leaf's name), tensors saved for backward, and the
  * outputs (tensors made by nodes nothing consumes). Beside the gradient edges it carries how
- * drawn tensors share storage (views, copy-on-write clones, detaches), versions of saved
+ * drawn tensors share storage (views, copy-on-write clones, detaches), the aliases that wrote
+ * into a drawn tensor's storage in place after it entered the graph (before any version check
+ * fails), versions of saved
  * tensors, failed version checks (the saved tensor, its node and the writer), and the scope
  * each item belongs to, for clusters. Drawing it is left to the writer: DOT text (graph-dot.h)
  * for the CLI, a Graphviz layout in inspector/graph/. */
@@ -15,11 +17,13 @@
 G_BEGIN_DECLS
 
 typedef enum gs_graph_item_kind {
-  GS_GRAPH_OP,     /* a backward node: label is its kind */
+  GS_GRAPH_OP,     /* a backward node: label is its kind and id, "MulBackward #4", as the
+                    * engine's errors and `gradscope dump` name it */
   GS_GRAPH_LEAF,   /* an AccumulateGrad node: label is the leaf's name or handle */
   GS_GRAPH_SAVED,  /* a tensor some node saved for backward */
   GS_GRAPH_OUTPUT, /* the tensor a root node made */
-  GS_GRAPH_TENSOR, /* an alive tensor a drawn one is a view, clone or detach of (or a writer) */
+  GS_GRAPH_TENSOR, /* an alive tensor a drawn one is a view, clone or detach of, or an alias
+                    * that wrote into a drawn one's storage */
   GS_GRAPH_GROUP,  /* collapsed repeated structure (graph-collapse.h): "step ×12" */
 } gs_graph_item_kind;
 
@@ -47,12 +51,17 @@ typedef enum gs_graph_edge_kind {
   GS_GRAPH_EDGE_COW,    /* source -> a clone still sharing its bytes copy-on-write: dashed */
   GS_GRAPH_EDGE_CLONE,  /* source -> a clone that materialised its own bytes */
   GS_GRAPH_EDGE_DETACH, /* source -> detached from it (shares the version counter) */
+  GS_GRAPH_EDGE_WROTE,  /* an alias -> a drawn tensor on the same storage it wrote in place
+                         * since that tensor entered the graph (a detached tensor, a view, the
+                         * tensor they came from) */
 } gs_graph_edge_kind;
 
 typedef struct gs_graph_edge {
   guint from, to;      /* item indices */
   gboolean undirected; /* a saved tensor joined to its node */
   gs_graph_edge_kind kind;
+  guint64 version;     /* GS_GRAPH_EDGE_WROTE: the storage's version after the alias's last
+                        * write; else 0 */
 } gs_graph_edge;
 
 /* A scope that items (or its inner scopes) belong to: the clusters. */
@@ -86,7 +95,8 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(gs_graph, gs_graph_free)
 gint gs_graph_find(const gs_graph *graph, const char *key);
 /* The scope record of id, or NULL. */
 const gs_graph_scope *gs_graph_scope_find(const gs_graph *graph, guint64 id);
-/* Appends an edge (for builders: graph.c and graph-collapse.c). */
-void gs_graph_add_edge(gs_graph *graph, guint from, guint to, gs_graph_edge_kind kind);
+/* Appends an edge (for builders: graph.c and graph-collapse.c); returns it (valid until the
+ * next edge is added). */
+gs_graph_edge *gs_graph_add_edge(gs_graph *graph, guint from, guint to, gs_graph_edge_kind kind);
 
 G_END_DECLS

@@ -15,14 +15,56 @@
 /* How far back a scope's end looks for the disposals it made. */
 #define SCOPE_END_LOOKBACK 100000
 
-/* "tensor #3.1" or, when user code named it, "tensor #3.1 "w"". */
-static char *tensor_words(const gs_replay *r, guint64 id) {
+/* One explanation being written: the facts it states are collected as its words are made
+ * (facts is NULL when nobody asked for them). */
+typedef struct explain {
+  gs_trace_model *m;
+  GArray *facts;
+} explain;
+
+static void fact_clear(gpointer p) { g_free(((gs_explain_fact *)p)->text); }
+
+static void add_fact(explain *x, gs_explain_fact fact, const char *text) {
+  if (!x->facts)
+    return;
+  fact.text = g_strdup(text);
+  g_array_append_val(x->facts, fact);
+}
+
+/* "tensor #3.1" or, when user code named it, "tensor #3.1 "w"". The sentence says it is on
+ * storage (0: it says nothing of its storage); before: r is the state before the event. */
+static char *plain_tensor_words(const gs_replay *r, guint64 id) {
   char h[32];
   gs_format_handle(id, h, sizeof h);
   const char *name = r ? gs_replay_tensor_name(r, id) : NULL;
   if (name && *name)
     return g_strdup_printf(_("tensor %s \"%s\""), h, name);
   return g_strdup_printf(_("tensor %s"), h);
+}
+
+static char *tensor_fact(explain *x, const gs_replay *r, guint64 id, guint64 storage,
+                         gboolean before) {
+  char *words = plain_tensor_words(r, id);
+  if (id)
+    add_fact(x, (gs_explain_fact){GS_FACT_TENSOR, before, .id = id, .storage = storage}, words);
+  return words;
+}
+
+static char *tensor_words(explain *x, const gs_replay *r, guint64 id) {
+  return tensor_fact(x, r, id, 0, FALSE);
+}
+
+/* A storage the sentence names with "#N" in its own words. */
+static guint64 storage_fact(explain *x, guint64 id) {
+  g_autofree char *text = g_strdup_printf("#%" G_GUINT64_FORMAT, id);
+  add_fact(x, (gs_explain_fact){GS_FACT_STORAGE, .id = id}, text);
+  return id;
+}
+
+/* "MulBackward #4": a node as the engine's errors and the graph name it. */
+static void node_fact(explain *x, const char *kind, guint64 id, gboolean before) {
+  g_autofree char *text = g_strdup_printf("%s #%" G_GUINT64_FORMAT, kind, id);
+  add_fact(x, (gs_explain_fact){GS_FACT_NODE, before, .id = id}, text);
 }
 
 static char *scope_words(const gs_trace_model *m, const gs_replay *r, guint64 id) {
@@ -32,11 +74,14 @@ static char *scope_words(const gs_trace_model *m, const gs_replay *r, guint64 id
   return g_strdup_printf(_("scope \"%s\" %s"), s ? s->name : "?", h);
 }
 
-/* Who holds an object, from a holder and owner (the words of gs_trace_model_owner_label). */
-static char *holder_words(const gs_trace_model *m, const gs_replay *r, guint32 holder,
-                          guint64 owner) {
+/* Who holds object, from a holder and owner (the words of gs_trace_model_owner_label). */
+static char *holder_words(explain *x, const gs_replay *r, guint64 object, guint32 holder,
+                          guint64 owner, gboolean before) {
   gs_replay_object probe = {.holder = holder, .owner = owner};
-  return gs_trace_model_owner_label(m, r, &probe);
+  char *words = gs_trace_model_owner_label(x->m, r, &probe);
+  add_fact(x, (gs_explain_fact){GS_FACT_OWNER, before, .id = object, .holder = holder,
+                                .value = owner}, words);
+  return words;
 }
 
 static char *shape_words(const gs_trace_event *e) {
@@ -47,37 +92,50 @@ static char *shape_words(const gs_trace_event *e) {
   return g_string_free(s, FALSE);
 }
 
-static char *explain_create(gs_trace_model *m, const gs_replay *r, const gs_trace_event *e) {
-  g_autofree char *t = tensor_words(r, e->tensor);
-  g_autofree char *src = tensor_words(r, e->source);
-  g_autofree char *shape = shape_words(e);
-  g_autofree char *owner = holder_words(m, r, e->holder, e->owner);
+static char *explain_create(explain *x, const gs_replay *r, const gs_trace_event *e) {
+  gs_trace_model *m = x->m;
   const char *op = gs_trace_model_string(m, e->op);
   const gs_replay_object *source = g_hash_table_lookup(r->objects, &e->source);
+  g_autofree char *shape = shape_words(e);
   switch (e->origin) {
-  case 1:
+  case 1: {
+    g_autofree char *t = tensor_fact(x, r, e->tensor, e->storage, FALSE);
+    g_autofree char *src = tensor_fact(x, r, e->source, e->storage, FALSE);
     return g_strdup_printf(_("view: %s made %s %s, a view of %s sharing storage #%"
                              PRIu64 "; no bytes were copied"),
-                           op, t, shape, src, e->storage);
-  case 2:
+                           op, t, shape, src, storage_fact(x, e->storage));
+  }
+  case 2: {
+    g_autofree char *t = tensor_fact(x, r, e->tensor, e->storage, FALSE);
+    g_autofree char *src = tensor_fact(x, r, e->source, e->storage, FALSE);
     return g_strdup_printf(_("detach: %s shares storage #%" PRIu64 " and its version "
                              "counter with %s, but is a new leaf outside the graph"),
-                           t, e->storage, src);
-  case 3: /* a storage of its own over the source's bytes: storage_share said which */
-    if (source && source->storage != e->storage)
+                           t, storage_fact(x, e->storage), src);
+  }
+  case 3: { /* a storage of its own over the source's bytes: storage_share said which */
+    g_autofree char *t = tensor_fact(x, r, e->tensor, e->storage, FALSE);
+    if (source && source->storage != e->storage) {
+      g_autofree char *src = tensor_fact(x, r, e->source, source->storage, FALSE);
       return g_strdup_printf(_("clone: %s has storage #%" PRIu64 ", which shares the bytes "
                                "of %s's storage #%" PRIu64 " copy-on-write; nothing was copied"),
-                             t, e->storage, src, source->storage);
+                             t, storage_fact(x, e->storage), src,
+                             storage_fact(x, source->storage));
+    }
+    g_autofree char *src = tensor_words(x, r, e->source);
     return g_strdup_printf(_("clone: %s has storage #%" PRIu64 ", which shares the bytes of %s "
                              "copy-on-write; nothing was copied"),
-                           t, e->storage, src);
+                           t, storage_fact(x, e->storage), src);
+  }
   default: {
+    g_autofree char *t = tensor_fact(x, r, e->tensor, e->storage, FALSE);
+    g_autofree char *owner = holder_words(x, r, e->tensor, e->holder, e->owner, FALSE);
     guint64 bytes = 0;
     gs_replay_storage(r, e->storage, &bytes, NULL);
     g_autofree char *size = g_format_size_full(bytes, G_FORMAT_SIZE_IEC_UNITS);
     return g_strdup_printf(_("%s created %s %s with storage #%" PRIu64 " (%s), held "
                              "by %s"),
-                           *op ? op : _("an operation"), t, shape, e->storage, size, owner);
+                           *op ? op : _("an operation"), t, shape, storage_fact(x, e->storage),
+                           size, owner);
   }
   }
 }
@@ -93,20 +151,52 @@ static guint64 version_before(gs_trace_model *m, GArray *writes, guint64 before)
   return version;
 }
 
-static char *explain_inplace(gs_trace_model *m, const gs_replay *r, const gs_trace_event *e,
+static gint node_by_id(gconstpointer a, gconstpointer b) {
+  const gs_replay_node *x = *(gs_replay_node *const *)a, *y = *(gs_replay_node *const *)b;
+  return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* An in-place write shows in every tensor on the storage: views, detached tensors, the
+ * tensor they were detached from. A live node that saved one of them at an older version
+ * will refuse to run backward. */
+static char *explain_inplace(explain *x, const gs_replay *r, const gs_trace_event *e,
                              guint64 index) {
-  g_autofree char *t = tensor_words(r, e->tensor);
+  gs_trace_model *m = x->m;
+  /* The sentence names no storage: the version fact and the aliases say which. */
+  g_autofree char *t = tensor_words(x, r, e->tensor);
+  g_autofree char *version = g_strdup_printf("%" PRIu64, e->version);
+  add_fact(x, (gs_explain_fact){GS_FACT_VERSION, .id = e->tensor, .storage = e->storage,
+                                .value = e->version}, version);
   GString *s = g_string_new(NULL);
   g_string_printf(s, _("in-place %s: %s is now at version %" PRIu64),
                   gs_trace_model_string(m, e->op), t, e->version);
-  /* A live node that saved a tensor on this storage at an older version will fail. */
+  g_autoptr(GArray) aliases = gs_replay_tensors_on_storage(r, e->storage, e->tensor);
+  if (aliases->len > 0) {
+    g_autoptr(GString) list = g_string_new(NULL);
+    for (guint i = 0; i < aliases->len; i++) {
+      guint64 alias = g_array_index(aliases, guint64, i);
+      g_autofree char *words = tensor_words(x, r, alias);
+      add_fact(x, (gs_explain_fact){GS_FACT_ALIAS, .id = alias, .storage = e->storage}, words);
+      /* TRANSLATORS: between the tensors of a list ("tensor #2.1 "h", tensor #4.1"). */
+      g_string_append_printf(list, "%s%s", i ? _(", ") : "", words);
+    }
+    /* TRANSLATORS: after "in-place mul_: tensor #3.1 "d" is now at version 1": the alive
+     * tensors that view the same storage (views, detached tensors, what they came from). */
+    g_string_append_printf(s, ngettext("; %s shares its storage and sees the write",
+                                       "; %s share its storage and see the write",
+                                       aliases->len),
+                           list->str);
+  }
   g_autoptr(GArray) writes = model_storage_writes(m, e->storage);
+  g_autoptr(GPtrArray) nodes = g_ptr_array_new();
   GHashTableIter it;
   gpointer value;
   g_hash_table_iter_init(&it, r->nodes);
-  guint named = 0;
-  while (g_hash_table_iter_next(&it, NULL, &value) && named < 3) {
-    const gs_replay_node *n = value;
+  while (g_hash_table_iter_next(&it, NULL, &value))
+    g_ptr_array_add(nodes, value);
+  g_ptr_array_sort(nodes, node_by_id); /* the same sentence from every copy of the state */
+  for (guint k = 0, named = 0; k < nodes->len && named < 3; k++) {
+    const gs_replay_node *n = nodes->pdata[k];
     if (n->saved_freed)
       continue;
     for (guint i = 0; i < n->n_saved; i++) {
@@ -116,10 +206,18 @@ static char *explain_inplace(gs_trace_model *m, const gs_replay *r, const gs_tra
       if (created == G_MAXUINT64 || created > index)
         break;
       guint64 saved_version = version_before(m, writes, created);
-      if (saved_version != e->version)
-        g_string_append_printf(s, _("; %s #%" PRIu64 " saved it at version %"
-                                    PRIu64 " and will fail in backward"),
-                               n->kind, n->id, saved_version);
+      if (saved_version != e->version) {
+        node_fact(x, n->kind, n->id, FALSE);
+        /* Not a tensor fact: a saved tensor's handle may be gone while the node keeps it. */
+        g_autofree char *saved = plain_tensor_words(r, n->saved[i]);
+        add_fact(x, (gs_explain_fact){GS_FACT_SAVED_VERSION, .id = n->id, .tensor = n->saved[i],
+                                      .storage = e->storage, .value = saved_version}, saved);
+        /* TRANSLATORS: the node ("MulBackward", "#4"), the tensor it saved, and the version
+         * of the storage when it saved it. */
+        g_string_append_printf(s, _("; %s #%" PRIu64 " saved %s at version %" PRIu64
+                                    " and will fail in backward"),
+                               n->kind, n->id, saved, saved_version);
+      }
       named++;
       break;
     }
@@ -160,6 +258,25 @@ static const gs_replay_node *node_in(const gs_replay *r, guint64 id) {
 }
 
 char *gs_trace_model_explain(gs_trace_model *m, guint64 index) {
+  return gs_trace_model_explain_facts(m, index, NULL);
+}
+
+static char *explain_event(explain *x, guint64 index);
+
+char *gs_trace_model_explain_facts(gs_trace_model *m, guint64 index, GArray **facts) {
+  explain x = {m, NULL};
+  if (facts) {
+    x.facts = g_array_new(FALSE, TRUE, sizeof(gs_explain_fact));
+    g_array_set_clear_func(x.facts, fact_clear);
+  }
+  char *text = explain_event(&x, index);
+  if (facts)
+    *facts = x.facts;
+  return text;
+}
+
+static char *explain_event(explain *x, guint64 index) {
+  gs_trace_model *m = x->m;
   if (index >= m->kinds->len)
     return NULL;
   /* Facts only the state before knows. */
@@ -173,15 +290,18 @@ char *gs_trace_model_explain(gs_trace_model *m, guint64 index) {
     const gs_replay_node *n = node_in(before, e.node);
     node_kind = g_strdup(n ? n->kind : "");
     node_saved = n ? n->n_saved : 0;
+    if (n)
+      node_fact(x, n->kind, n->id, TRUE);
   }
   g_autofree char *disposed_name = NULL;
   if (before && e.kind == GS_TRACE_TENSOR_DISPOSE)
-    disposed_name = tensor_words(before, e.tensor);
+    disposed_name = tensor_fact(x, before, e.tensor, 0, TRUE);
+  g_autofree char *moved_name = NULL;
+  if (e.kind == GS_TRACE_TENSOR_MOVE) /* the old handle: gone after the event */
+    moved_name = tensor_fact(x, before, e.tensor, 0, TRUE);
   const gs_replay *r = gs_trace_model_seek(m, index);
   if (!model_decode(m, &m->query_decoder, index, &e)) /* seeking moved no decoder of ours, */
     return NULL;                                     /* but explain_* may: decode again */
-  g_autofree char *t = tensor_words(r, e.tensor);
-  g_autofree char *target = tensor_words(r, e.target);
   char node_h[32];
   g_snprintf(node_h, sizeof node_h, "#%" G_GUINT64_FORMAT, e.node);
   const char *name = gs_trace_model_string(m, e.name);
@@ -190,18 +310,21 @@ char *gs_trace_model_explain(gs_trace_model *m, guint64 index) {
   switch (e.kind) {
   case GS_TRACE_STORAGE_ALLOC: {
     g_autofree char *size = g_format_size_full(e.nbytes, G_FORMAT_SIZE_IEC_UNITS);
-    return g_strdup_printf(_("storage #%" PRIu64 " allocated %s"), e.storage, size);
+    return g_strdup_printf(_("storage #%" PRIu64 " allocated %s"), storage_fact(x, e.storage),
+                           size);
   }
   case GS_TRACE_STORAGE_SHARE:
     return g_strdup_printf(_("storage #%" PRIu64 " shares the bytes of storage #%"
                              PRIu64 " copy-on-write; nothing was copied"),
-                           e.storage, e.source);
+                           storage_fact(x, e.storage), storage_fact(x, e.source));
   case GS_TRACE_STORAGE_MATERIALISE: {
     g_autofree char *size = g_format_size_full(e.nbytes, G_FORMAT_SIZE_IEC_UNITS);
     return g_strdup_printf(_("storage #%" PRIu64 " copied its shared bytes (%s) "
-                             "before a write: copy-on-write ends here"), e.storage, size);
+                             "before a write: copy-on-write ends here"),
+                           storage_fact(x, e.storage), size);
   }
   case GS_TRACE_STORAGE_FREE: {
+    storage_fact(x, e.storage);
     guint64 was = gs_trace_model_bytes_at(m, index - (index > 0));
     guint64 now = gs_trace_model_bytes_at(m, index);
     if (index == 0 || was <= now)
@@ -210,23 +333,33 @@ char *gs_trace_model_explain(gs_trace_model *m, guint64 index) {
     g_autofree char *size = g_format_size_full(was - now, G_FORMAT_SIZE_IEC_UNITS);
     return g_strdup_printf(_("storage #%" PRIu64 " was freed (%s)"), e.storage, size);
   }
-  case GS_TRACE_TENSOR_CREATE: return explain_create(m, r, &e);
+  case GS_TRACE_TENSOR_CREATE: return explain_create(x, r, &e);
   case GS_TRACE_TENSOR_DISPOSE: {
     g_autofree char *reason = gs_dispose_reason_text(name);
-    return g_strdup_printf(_("%s was disposed (%s)"), disposed_name ? disposed_name : t,
+    if (!disposed_name) /* the first event: nothing was alive before it */
+      disposed_name = tensor_fact(x, r, e.tensor, 0, TRUE);
+    return g_strdup_printf(_("%s was disposed (%s)"), disposed_name,
                            *reason ? reason : _("no reason given"));
   }
-  case GS_TRACE_TENSOR_MOVE:
+  case GS_TRACE_TENSOR_MOVE: {
+    g_autofree char *target = tensor_words(x, r, e.target);
     return g_strdup_printf(_("%s became a parameter with the new handle %s: the old handle is "
                              "no longer valid, and its owner still counts one object"),
-                           t, target);
-  case GS_TRACE_TENSOR_NAME:
+                           moved_name, target);
+  }
+  case GS_TRACE_TENSOR_NAME: {
+    g_autofree char *t = tensor_words(x, r, e.tensor);
     return g_strdup_printf(_("user code named %s"), t);
-  case GS_TRACE_INPLACE_WRITE: return explain_inplace(m, r, &e, index);
+  }
+  case GS_TRACE_INPLACE_WRITE: return explain_inplace(x, r, &e, index);
   case GS_TRACE_OWNER_CHANGE: {
-    g_autofree char *o = tensor_words(r, e.object);
-    g_autofree char *from = holder_words(m, r, e.previous_holder, e.previous_owner);
-    g_autofree char *to = holder_words(m, r, e.holder, e.owner);
+    /* A composite's id is no tensor: it has no tensor fact. */
+    const gs_replay_object *object = gs_replay_object_get(r, e.object);
+    g_autofree char *o = object && !object->composite ? tensor_words(x, r, e.object)
+                                                      : plain_tensor_words(r, e.object);
+    g_autofree char *from =
+        holder_words(x, r, e.object, e.previous_holder, e.previous_owner, TRUE);
+    g_autofree char *to = holder_words(x, r, e.object, e.holder, e.owner, FALSE);
     return g_strdup_printf(_("%s moved from %s to %s"), o, from, to);
   }
   case GS_TRACE_SCOPE_BEGIN: {
@@ -239,7 +372,9 @@ char *gs_trace_model_explain(gs_trace_model *m, guint64 index) {
                              "it"), s, outer);
   }
   case GS_TRACE_SCOPE_END: return explain_scope_end(m, r, &e, index);
-  case GS_TRACE_NODE_CREATE:
+  case GS_TRACE_NODE_CREATE: {
+    g_autofree char *t = tensor_words(x, r, e.tensor);
+    node_fact(x, name, e.node, FALSE);
     /* The two kinds in-place writes through views make get their meaning spelled out: they
      * are what people come to see about views and in-place ops. */
     if (g_strcmp0(name, "CopySlices") == 0)
@@ -257,6 +392,7 @@ char *gs_trace_model_explain(gs_trace_model *m, guint64 index) {
                                     "%s %s recorded how to backpropagate into %s; it saved %u "
                                     "tensors for backward", e.n_saved),
                            name, node_h, t, e.n_saved);
+  }
   case GS_TRACE_NODE_FREE_SAVED:
     return g_strdup_printf(ngettext("backward freed the %u tensor %s %s saved",
                                     "backward freed the %u tensors %s %s saved", node_saved),
@@ -264,18 +400,26 @@ char *gs_trace_model_explain(gs_trace_model *m, guint64 index) {
   case GS_TRACE_NODE_RELEASE:
     return g_strdup_printf(_("%s %s was released: nothing refers to it any more"),
                            node_kind ? node_kind : "", node_h);
-  case GS_TRACE_BACKWARD_BEGIN:
+  case GS_TRACE_BACKWARD_BEGIN: {
+    g_autofree char *t = tensor_words(x, r, e.tensor);
     return g_strdup_printf(_("backward started from %s"), t);
-  case GS_TRACE_BACKWARD_END:
+  }
+  case GS_TRACE_BACKWARD_END: {
+    g_autofree char *t = tensor_words(x, r, e.tensor);
     return g_strdup_printf(_("backward from %s finished"), t);
-  case GS_TRACE_GRAD_ACCUMULATE:
+  }
+  case GS_TRACE_GRAD_ACCUMULATE: {
+    g_autofree char *t = tensor_words(x, r, e.tensor);
+    g_autofree char *target = tensor_words(x, r, e.target);
     return g_strdup_printf(_("a gradient was accumulated into the grad of %s (%s)"), t, target);
+  }
   case GS_TRACE_MODULE_CREATE: {
     char h[32];
     gs_format_handle(e.module, h, sizeof h);
     return g_strdup_printf(_("module %s %s was created"), name, h);
   }
   case GS_TRACE_MODULE_PARAMETER: {
+    g_autofree char *t = tensor_words(x, r, e.tensor);
     char h[32];
     gs_format_handle(e.module, h, sizeof h);
     const gs_replay_module *mod = gs_replay_module_get(r, e.module);
@@ -332,10 +476,12 @@ char *gs_trace_model_explain(gs_trace_model *m, guint64 index) {
   }
   case GS_TRACE_MARK: return g_strdup_printf(_("mark: %s"), name);
   case GS_TRACE_ERROR: return g_strdup_printf(_("error: %s"), e.text ? e.text : "");
-  case GS_TRACE_VALUES:
+  case GS_TRACE_VALUES: {
+    g_autofree char *t = tensor_words(x, r, e.tensor);
     return g_strdup_printf(ngettext("the first %u value of %s were recorded",
                                     "the first %u values of %s were recorded", e.n_values),
                            e.n_values, t);
+  }
   default:
     return g_strdup_printf(_("an event of kind %u, newer than this inspector"), e.kind);
   }

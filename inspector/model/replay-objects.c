@@ -153,6 +153,23 @@ GPtrArray *gs_replay_alive_objects(const gs_replay *r) {
   return all;
 }
 
+GArray *gs_replay_tensors_on_storage(const gs_replay *r, guint64 storage, guint64 except) {
+  g_autoptr(GPtrArray) on = g_ptr_array_new();
+  GHashTableIter it;
+  gpointer value;
+  g_hash_table_iter_init(&it, r->objects);
+  while (storage && g_hash_table_iter_next(&it, NULL, &value)) {
+    const gs_replay_object *o = value;
+    if (!o->composite && o->storage == storage && o->id != except)
+      g_ptr_array_add(on, value);
+  }
+  g_ptr_array_sort(on, by_create_seq);
+  GArray *ids = g_array_sized_new(FALSE, FALSE, sizeof(guint64), on->len);
+  for (guint i = 0; i < on->len; i++)
+    g_array_append_val(ids, ((const gs_replay_object *)on->pdata[i])->id);
+  return ids;
+}
+
 void replay_copy_objects(gs_replay *r, const gs_replay *src) {
   GHashTableIter it;
   gpointer key, value;

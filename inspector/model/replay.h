@@ -225,6 +225,9 @@ static inline gs_replay_object *gs_replay_object_get(const gs_replay *replay, gu
 static inline gs_replay_node *gs_replay_node_get(const gs_replay *replay, guint64 id) {
   return (gs_replay_node *)gs_id_table_lookup(replay->node_index, id);
 }
+/* The alive tensors viewing storage (views, detaches and what they were made from: every
+ * tensor an in-place write into it shows in), but except, by creation; guint64 ids (unref). */
+GArray *gs_replay_tensors_on_storage(const gs_replay *replay, guint64 storage, guint64 except);
 /* Alive objects sorted by creation (caller frees the array, not the objects). */
 GPtrArray *gs_replay_alive_objects(const gs_replay *replay);
 

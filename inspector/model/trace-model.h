@@ -218,4 +218,32 @@ char *gs_trace_model_explain(gs_trace_model *m, guint64 index);
  * ids name. Owned by the model. */
 gs_site_table *gs_trace_model_sites(const gs_trace_model *m);
 
+/* What an explanation states, one fact per thing it names, so the sentence can be checked
+ * against the log (tests/test-explain-truth.c) rather than against a golden text. */
+typedef enum gs_explain_fact_kind {
+  GS_FACT_TENSOR,        /* id: a tensor it names; storage: the storage it puts it on, or 0 */
+  GS_FACT_STORAGE,       /* id: a storage it names */
+  GS_FACT_VERSION,       /* id: the tensor written; storage; value: its version after it */
+  GS_FACT_ALIAS,         /* id: an alive tensor it says shares the written storage (storage)
+                          * and sees the write */
+  GS_FACT_NODE,          /* id: a graph node it names, text "MulBackward #4" */
+  GS_FACT_SAVED_VERSION, /* id: a node; tensor: what it saved; storage: that tensor's storage
+                          * when saved; value: the version it saved it at (backward will fail) */
+  GS_FACT_OWNER,         /* id: the object held; holder (gs_trace_holder) and value: the owner */
+} gs_explain_fact_kind;
+
+typedef struct gs_explain_fact {
+  gs_explain_fact_kind kind;
+  gboolean before; /* a fact of the state just before the event (a disposed tensor, a released
+                    * node, a previous owner) */
+  guint64 id, storage, tensor, value;
+  guint32 holder;
+  char *text;      /* the words the sentence says it with (tensor words, "#5" for a storage,
+                    * the version's number, "MulBackward #4", the owner's label) */
+} gs_explain_fact;
+
+/* gs_trace_model_explain, and (if facts is not NULL) *facts a new array of gs_explain_fact
+ * (g_array_unref frees the texts too). */
+char *gs_trace_model_explain_facts(gs_trace_model *m, guint64 index, GArray **facts);
+
 G_END_DECLS
