@@ -175,8 +175,12 @@ char *gs_trace_model_explain(gs_trace_model *m, guint64 index) {
     node_saved = n ? n->n_saved : 0;
   }
   g_autofree char *disposed_name = NULL;
-  if (before && e.kind == GS_TRACE_TENSOR_DISPOSE)
+  gboolean dataset_released = FALSE;
+  if (before && e.kind == GS_TRACE_TENSOR_DISPOSE) {
+    const gs_replay_object *o = gs_replay_object_get(before, e.tensor);
+    dataset_released = o && o->composite && o->object_kind == GS_OBJECT_DATASET;
     disposed_name = tensor_words(before, e.tensor);
+  }
   const gs_replay *r = gs_trace_model_seek(m, index);
   if (!model_decode(m, &m->query_decoder, index, &e)) /* seeking moved no decoder of ours, */
     return NULL;                                     /* but explain_* may: decode again */
@@ -212,6 +216,12 @@ char *gs_trace_model_explain(gs_trace_model *m, guint64 index) {
   }
   case GS_TRACE_TENSOR_CREATE: return explain_create(m, r, &e);
   case GS_TRACE_TENSOR_DISPOSE: {
+    if (dataset_released) {
+      char h[32];
+      gs_format_handle(e.tensor, h, sizeof h);
+      return g_strdup_printf(_("dataset %s was released: the tensors it read are the "
+                               "program's again, and no longer count as data"), h);
+    }
     g_autofree char *reason = gs_dispose_reason_text(name);
     return g_strdup_printf(_("%s was disposed (%s)"), disposed_name ? disposed_name : t,
                            *reason ? reason : _("no reason given"));
@@ -318,6 +328,12 @@ char *gs_trace_model_explain(gs_trace_model *m, guint64 index) {
     guint parts = 0;
     for (guint i = 0; i < e.n_parts; i++)
       parts += e.parts[i] != 0; /* absent parts (no index tensors) are 0 */
+    if (e.object_kind == GS_OBJECT_DATASET)
+      return g_strdup_printf(ngettext("dataset %s reads %u tensor without owning it; while the "
+                                      "dataset lives its bytes count as data",
+                                      "dataset %s reads %u tensors without owning them; while "
+                                      "the dataset lives their bytes count as data", parts),
+                             h, parts);
     if (e.object_kind == GS_OBJECT_PACKED_SEQUENCE)
       return g_strdup_printf(ngettext("packed sequence %s was made of %u tensor; scopes own and "
                                       "dispose it as one",

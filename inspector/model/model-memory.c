@@ -92,6 +92,26 @@ _Static_assert(GS_MEM_N_CATEGORIES <= G_N_ELEMENTS(((gs_replay_tally *)0)->count
                "a storage's tally counts its objects per category");
 
 /* The rules in the enum's order: the first that holds wins. */
+const char *gs_mem_category_description(gs_mem_category category) {
+  switch (category) {
+  case GS_MEM_PARAMETERS: return _("held by a module, or made a parameter");
+  case GS_MEM_GRADIENTS: return _("gradients (.grad) of tensors");
+  case GS_MEM_OPTIMIZER_STATE: return _("what an optimizer keeps (momentum, running averages)");
+  case GS_MEM_DATA: return _("tensors a dataset reads, while the dataset lives");
+  case GS_MEM_BATCH: return _("DataLoader batches and packed sequences");
+  case GS_MEM_SAVED:
+    return _("tensors saved by graph nodes that backward can still reach");
+  case GS_MEM_PROGRAM:
+    return _("tensors the program holds outside every scope, datasets and modules (a "
+             "leak grows here)");
+  case GS_MEM_TEMPORARIES: return _("tensors an open dispose scope holds");
+  case GS_MEM_OTHER:
+    return _("held by the engine, by graph nodes backward can no longer reach, or by no "
+             "tensor");
+  default: return "";
+  }
+}
+
 static gs_mem_category object_category(const gs_replay *r, const gs_replay_object *o) {
   if (o->holder == GS_TRACE_HELD_BY_MODULE || o->parameter)
     return GS_MEM_PARAMETERS;

@@ -110,6 +110,8 @@ typedef enum {
 
 /* Translated name ("parameters", "saved for backward"...). */
 const char *gs_mem_category_name(gs_mem_category category);
+/* What it counts, translated, in a few words (for tooltips). */
+const char *gs_mem_category_description(gs_mem_category category);
 
 /* The category of an alive object in a state returned by _seek or _head. The first rule that
  * holds wins, in the enum's order. */
