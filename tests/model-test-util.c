@@ -77,6 +77,8 @@ static void assert_object_equal(const gs_replay_object *a, const gs_replay_objec
   g_assert_cmpuint(a->create_seq, ==, b->create_seq);
   g_assert_cmpint(a->parameter, ==, b->parameter);
   g_assert_cmpuint(a->saved_refs, ==, b->saved_refs);
+  g_assert_cmpuint(a->dataset_refs, ==, b->dataset_refs);
+  g_assert_cmpuint(a->grad_fn, ==, b->grad_fn);
   g_assert_cmpstr(a->op, ==, b->op);
 }
 
@@ -135,6 +137,8 @@ void assert_replay_equal(const gs_replay *a, const gs_replay *b) {
     g_assert_nonnull(o);
     g_assert_cmpstr(n->kind, ==, o->kind);
     g_assert_cmpint(n->saved_freed, ==, o->saved_freed);
+    g_assert_cmpint(n->runnable, ==, o->runnable);
+    g_assert_cmpuint(n->holders, ==, o->holders);
     g_assert_cmpuint(n->n_saved, ==, o->n_saved);
   }
   g_assert_cmpuint(g_hash_table_size(a->names), ==, g_hash_table_size(b->names));

@@ -185,7 +185,7 @@ static void test_scrubbing_dims_the_future(Fixture *f, gconstpointer data) {
   g_assert_cmpstr(views_test_label_after(root, "Version"), ==, "0");
   g_assert_cmpstr(views_test_label_after(root, "Bytes"), ==, "24 bytes");
   g_assert_true(g_str_has_prefix(views_test_label_after(root, "Owner"), "scope work #"));
-  g_assert_cmpstr(views_test_label_after(root, "Category"), ==, "temporaries");
+  g_assert_cmpstr(views_test_label_after(root, "Category"), ==, "scope temporaries");
   views_test_screenshot(GTK_WIDGET(f->window), "tensor-view-scrubbed.png");
 
   /* After the write: version 1. Before its creation: not yet alive. */

@@ -104,7 +104,7 @@ static void test_click_lists_alive(void) {
   g_autoptr(GsAliveItem) top = g_list_model_get_item(alive, 0);
   g_assert_cmpuint(gs_alive_item_get_bytes(top), ==, EVAL_BYTES);
   g_assert_true(g_str_has_prefix(gs_alive_item_get_held_by(top), "scope evaluate #"));
-  g_assert_cmpstr(gs_alive_item_get_category(top), ==, "temporaries");
+  g_assert_cmpstr(gs_alive_item_get_category(top), ==, "scope temporaries");
   g_autofree char *eval_size = g_format_size_full(EVAL_BYTES, G_FORMAT_SIZE_IEC_UNITS);
   g_assert_cmpstr(gs_alive_item_get_size(top), ==, eval_size);
   g_assert_cmpstr(gs_alive_item_get_op(top), ==, "ones");

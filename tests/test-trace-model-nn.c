@@ -1,7 +1,7 @@
 /* test-trace-model-nn.c: the trace model on a training run with a module tree, an Adam
  * optimizer and DataLoader batches (events of log format 1.1): parameters named by their
  * dotted paths, optimizer-held tensors as optimizer state ("optimizer Adam #..."), batches and
- * their fields as batch data, the sentences for module_child and optimizer_create, a
+ * their fields as batch data, the dataset's tensors as data, the sentences for module_child and optimizer_create, a
  * parameter's life including the events that renamed it and listed it, and every seek equal
  * to a fresh replay of the events up to it. */
 #include <string.h>
@@ -10,7 +10,7 @@
 
 #define STEPS 6
 
-static guint64 bias_id, enc_weight_id, opt_id, kept_batch_id, kept_fields[2];
+static guint64 bias_id, enc_weight_id, opt_id, kept_batch_id, kept_fields[2], data_ids[2];
 static int n_params;
 
 /* Net { encoder: Sequential(Linear(3, 4), ReLU), fc2: Linear(4, 2) }, Adam over its 4
@@ -32,6 +32,7 @@ static void nn_work(void) {
   opt_id = adam.id;
   gs_tensor xy[2] = {gs_ones(GS_F32, (int64_t[]){12, 3}, 2), gs_zeros(GS_I64, (int64_t[]){12}, 1)};
   gs_dataset ds = gs_tensor_dataset(xy, 2);
+  data_ids[0] = xy[0].id, data_ids[1] = xy[1].id;
   gs_data_loader *l = gs_data_loader_new(&ds, &(gs_loader_options){.batch_size = 4,
                                                                    .prefetch = 1});
   gs_batch kept = GS_NO_BATCH;
@@ -99,8 +100,8 @@ static void test_categories_and_owners(void) {
   g_assert_cmpuint(at, !=, G_MAXUINT64);
   const gs_replay *r = gs_trace_model_seek(m, at);
   g_autoptr(GPtrArray) alive = gs_replay_alive_objects(r);
-  guint state = 0, params = 0, batch = 0, prefetched = 0;
-  guint64 state_bytes = 0, batch_bytes = 0;
+  guint state = 0, params = 0, batch = 0, prefetched = 0, data = 0;
+  guint64 state_bytes = 0, batch_bytes = 0, data_bytes = 0;
   for (guint i = 0; i < alive->len; i++) {
     const gs_replay_object *o = alive->pdata[i];
     gs_mem_category c = gs_trace_model_category(m, r, o);
@@ -126,6 +127,16 @@ static void test_categories_and_owners(void) {
       g_assert_true(g_str_has_prefix(label, "batch #"));
       batch++;
       batch_bytes += own_bytes(r, o);
+    } else if (o->composite && o->object_kind == GS_OBJECT_DATASET) {
+      /* the dataset reads its tensors; the caller holds it, and them */
+      g_assert_cmpint(c, ==, GS_MEM_DATA);
+      g_assert_cmpstr(label, ==, "caller");
+      data++;
+    } else if (o->id == data_ids[0] || o->id == data_ids[1]) {
+      g_assert_cmpint(c, ==, GS_MEM_DATA);
+      g_assert_cmpstr(label, ==, "caller");
+      data++;
+      data_bytes += own_bytes(r, o);
     } else if (o->composite || o->holder == GS_TRACE_HELD_BY_COMPOSITE) {
       /* the batch the loader prefetched, still held by the engine, and its fields */
       const gs_replay_object *b = o->composite ? o : g_hash_table_lookup(r->objects, &o->owner);
@@ -145,6 +156,8 @@ static void test_categories_and_owners(void) {
   g_assert_cmpuint(state, ==, 2 * n_params); /* exp_avg and exp_avg_sq per parameter */
   g_assert_cmpuint(params, ==, 4);
   g_assert_cmpuint(batch, ==, 3);
+  g_assert_cmpuint(data, ==, 3);
+  g_assert_cmpuint(data_bytes, ==, 12 * 3 * 4 + 12 * 8);
   g_assert_cmpuint(prefetched % 3, ==, 0);
   /* x [4, 3] f32, y [4] i64 per batch */
   g_assert_cmpuint(batch_bytes, ==, (1 + prefetched / 3) * (4 * 3 * 4 + 4 * 8));
@@ -154,6 +167,7 @@ static void test_categories_and_owners(void) {
   g_assert_cmpuint(cats[GS_MEM_OPTIMIZER_STATE], ==, state_bytes);
   g_assert_cmpuint(state_bytes, ==, 2 * 4 * (3 * 4 + 4 + 4 * 2 + 2)); /* f32, 26 weights */
   g_assert_cmpuint(cats[GS_MEM_BATCH], ==, batch_bytes);
+  g_assert_cmpuint(cats[GS_MEM_DATA], ==, data_bytes);
   gs_memory_column col;
   gs_trace_model_memory_columns(m, at, at, 1, FALSE, &col);
   for (int c = 0; c < GS_MEM_N_CATEGORIES; c++)

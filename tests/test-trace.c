@@ -1,7 +1,7 @@
 /* test-trace.c: the recorder end to end, read back with the public reader: real engine work
  * produces every kind of event with the engine's own numbers; a child killed with SIGKILL
  * leaves a readable log; an error that aborts is in the log before the abort; a detach is
- * recorded as one; a composite's disposal is recorded; a flush from one thread while two
+ * recorded as one; a composite's disposal is recorded; a dataset names its tensors; a flush from one thread while two
  * others record leaves a whole log. */
 #include <glib/gstdio.h>
 #include <signal.h>
@@ -488,6 +488,56 @@ static void test_composite_disposal_is_recorded(void) {
   g_free(path);
 }
 
+/* A tensor dataset names the tensors it reads (a composite of kind dataset whose parts are
+ * them), without taking them from their holder; its release is that composite's disposal, and
+ * the tensors live on. */
+static void test_dataset_is_recorded(void) {
+  char *path = temp_path("gradscope-test-dataset.gstrace");
+  g_assert_cmpint(gs_trace_open(path), ==, 0);
+  gs_tensor xy[] = {gs_ones(GS_F32, (int64_t[]){5, 3}, 2), gs_zeros(GS_I64, (int64_t[]){5}, 1)};
+  gs_dataset ds = gs_tensor_dataset(xy, 2);
+  gs_dataset other = gs_tensor_dataset(xy, 1);
+  gs_dataset_release(&ds);
+  gs_dataset_release(&other);
+  g_assert_true(gs_is_alive(xy[0]) && gs_is_alive(xy[1]));
+  gs_trace_close();
+  recorded r = read_log(path);
+  g_assert_false(r.damaged);
+  g_assert_cmpint(count(&r, GS_TRACE_COMPOSITE_CREATE), ==, 2);
+  g_assert_cmpint(count(&r, GS_TRACE_OWNER_CHANGE), ==, 0); /* the tensors stay the caller's */
+  const gs_trace_event *made[2];
+  int n_made = 0;
+  for (guint i = 0; i < r.events->len; i++) {
+    const gs_trace_event *e = &g_array_index(r.events, gs_trace_event, i);
+    if (e->kind == GS_TRACE_COMPOSITE_CREATE)
+      made[n_made++] = e;
+  }
+  g_assert_cmpuint(made[0]->object_kind, ==, GS_OBJECT_DATASET);
+  g_assert_cmpuint(made[0]->n_parts, ==, 2);
+  g_assert_cmpuint(made[0]->parts[0], ==, xy[0].id);
+  g_assert_cmpuint(made[0]->parts[1], ==, xy[1].id);
+  g_assert_cmpuint(made[1]->n_parts, ==, 1);
+  /* Ids of their own: neither a tensor's nor the other dataset's. */
+  g_assert_cmpuint(made[0]->object, !=, made[1]->object);
+  g_assert_cmpuint(made[0]->object, !=, xy[0].id);
+  g_assert_cmpuint(made[0]->object, !=, xy[1].id);
+  for (int i = 0; i < 2; i++) {
+    const gs_trace_event *gone = find(&r, GS_TRACE_TENSOR_DISPOSE, made[i]->object);
+    g_assert_nonnull(gone);
+    g_assert_cmpstr(str(&r, gone->name), ==, "gs_dataset_release");
+    g_assert_cmpuint(gone->seq, >, made[1]->seq);
+  }
+  for (guint i = 0; i < r.events->len; i++) {
+    const gs_trace_event *e = &g_array_index(r.events, gs_trace_event, i);
+    g_assert_false(e->kind == GS_TRACE_TENSOR_DISPOSE &&
+                   (e->tensor == xy[0].id || e->tensor == xy[1].id));
+  }
+  recorded_free(&r);
+  gs_dispose(xy[0]), gs_dispose(xy[1]);
+  g_remove(path);
+  g_free(path);
+}
+
 int main(int argc, char **argv) {
   test_init(&argc, &argv);
   g_test_add_func("/trace/engine-work-is-recorded", test_engine_work_is_recorded);
@@ -498,6 +548,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/trace/bad-destination-is-an-error", test_bad_destination_is_an_error);
   g_test_add_func("/trace/detach-is-recorded-as-a-detach", test_detach_is_recorded_as_a_detach);
   g_test_add_func("/trace/composite-disposal-is-recorded", test_composite_disposal_is_recorded);
+  g_test_add_func("/trace/dataset-is-recorded", test_dataset_is_recorded);
   g_test_add_func("/trace/flush-while-other-threads-record",
                   test_flush_while_other_threads_record);
   return g_test_run();

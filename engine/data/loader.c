@@ -4,7 +4,8 @@
  * samples (their tensors are owned by it), stack each field, move the stacked tensors out, end
  * the collate scope (disposing the samples). Without prefetch this runs on the calling thread
  * at each call; with it, prefetch.c runs it ahead on a worker and the batches are handed over
- * here. A batch composite (gs_data_loader_next_batch) is assembled at the hand-over. */
+ * here. A batch composite (gs_data_loader_next_batch) is assembled at the hand-over. Datasets
+ * over tensors are dataset.c's. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,82 +15,6 @@
 
 _Static_assert(GS_DATASET_MAX_FIELDS <= GS__COMPOSITE_MAX_PARTS,
                "a batch holds one composite part per field");
-
-/* ---- tensor dataset -------------------------------------------------------------------- */
-
-typedef struct tensor_dataset {
-  int n;
-  gs_tensor tensors[GS_DATASET_MAX_FIELDS];
-} tensor_dataset;
-
-static bool tensor_dataset_get(void *user, int64_t index, gs_tensor *fields_out) {
-  const tensor_dataset *td = user;
-  for (int f = 0; f < td->n; f++) {
-    fields_out[f] = gs_select(td->tensors[f], 0, index);
-    if (!fields_out[f].id) {
-      for (int g = 0; g < f; g++)
-        gs_dispose(fields_out[g]);
-      return false;
-    }
-  }
-  return true;
-}
-
-gs_dataset gs_tensor_dataset(const gs_tensor *tensors, int n) {
-  const char *fn = "tensor_dataset";
-  gs_dataset none = {0};
-  if (!tensors) {
-    gs__error(GS_ERR_ARGUMENT, fn, "expected an array of tensors, got NULL");
-    return none;
-  }
-  if (n < 1 || n > GS_DATASET_MAX_FIELDS) {
-    gs__error(GS_ERR_ARGUMENT, fn, "expected 1 to %d tensors, got %d", GS_DATASET_MAX_FIELDS,
-              n);
-    return none;
-  }
-  int64_t length = 0;
-  for (int i = 0; i < n; i++) {
-    if (!gs_is_alive(tensors[i])) {
-      gs__error(GS_ERR_STALE_HANDLE, fn, "tensor %d is not a live tensor", i);
-      return none;
-    }
-    if (gs_ndim(tensors[i]) < 1) {
-      gs__error(GS_ERR_SHAPE, fn, "tensor %d is 0-D: expected at least one dimension (the rows)",
-                i);
-      return none;
-    }
-    int64_t rows = gs_size(tensors[i], 0);
-    if (i == 0) {
-      length = rows;
-    } else if (rows != length) {
-      gs__error(GS_ERR_SHAPE, fn,
-                "expected tensors with the same first size, got %lld (tensor 0) and %lld "
-                "(tensor %d)",
-                (long long)length, (long long)rows, i);
-      return none;
-    }
-  }
-  tensor_dataset *td = calloc(1, sizeof *td);
-  if (!td) {
-    gs__error(GS_ERR_OUT_OF_MEMORY, fn, "cannot allocate the dataset");
-    return none;
-  }
-  td->n = n;
-  memcpy(td->tensors, tensors, (size_t)n * sizeof *tensors);
-  return (gs_dataset){.length = length,
-                      .n_fields = n,
-                      .get_item = tensor_dataset_get,
-                      .user = td,
-                      .release = free};
-}
-
-void gs_dataset_release(gs_dataset *ds) {
-  if (!ds)
-    return;
-  if (ds->release)
-    ds->release(ds->user);
-  memset(ds, 0, sizeof *ds);
-}
 
 /* ---- loader ---------------------------------------------------------------------------- */
 

@@ -323,7 +323,7 @@ gs_tensor gs_scope_attach(gs_scope sh, gs_tensor h) {
 gs_scope_stats gs_thread_scope_stats(gs_object_kind kind) {
   if ((int)kind < 0 || kind >= GS_OBJECT_KIND_COUNT) {
     gs__error(GS_ERR_ARGUMENT, "thread_scope_stats",
-              "expected an object kind (tensor, packed sequence or batch), got %d", (int)kind);
+              "expected an object kind (tensor, packed sequence, batch or dataset), got %d", (int)kind);
     return (gs_scope_stats){0};
   }
   gs_scope_stats s = thread_scopes.stats[kind];

@@ -71,9 +71,12 @@ typedef enum gs_object_kind {
   GS_OBJECT_TENSOR = 0,
   GS_OBJECT_PACKED_SEQUENCE = 1,
   GS_OBJECT_BATCH = 2, /* a DataLoader batch (data.h) */
+  /* A tensor dataset (data.h). The event log names the tensors it reads; it reads them
+   * without owning them, and no scope ever owns it, so its statistics stay 0. */
+  GS_OBJECT_DATASET = 3,
 } gs_object_kind;
 
-#define GS_OBJECT_KIND_COUNT 3
+#define GS_OBJECT_KIND_COUNT 4
 
 /* TorchSharp's six counters (they only increase) and the live count derived from them. */
 typedef struct gs_scope_stats {

@@ -3,6 +3,7 @@
 #include "gs-tensor-life.h"
 
 #include <glib/gi18n.h>
+#include <gradscope/scope.h>
 
 #include "dispose-reason.h"
 #include "event-fields.h"
@@ -207,6 +208,10 @@ char *gs_tensor_life_describe(gs_trace_model *m, const gs_tensor_handles *h,
   }
   case GS_TRACE_COMPOSITE_CREATE: {
     g_autofree char *object = gs_view_handle(e->object);
+    if (e->object_kind == GS_OBJECT_DATASET)
+      /* TRANSLATORS: a dataset (gs_tensor_dataset) reads this tensor; %s is its handle */
+      return g_strdup_printf(_("Read by dataset %s from now on: its bytes count as data"),
+                             object);
     return g_strdup_printf(_("Became part of %s %s"), gs_trace_object_kind_name(e->object_kind),
                            object);
   }

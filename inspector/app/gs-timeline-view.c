@@ -9,6 +9,7 @@
 
 #include <adwaita.h>
 #include <glib/gi18n-lib.h>
+#include <gradscope/scope.h>
 #include <inttypes.h>
 #include <math.h>
 
@@ -236,7 +237,9 @@ static GsAliveItem *alive_item(gs_trace_model *m, const gs_replay *state,
   g_autofree char *handle = gs_view_handle(o->id);
   const char *name = gs_replay_tensor_name(state, o->id);
   g_autofree char *label =
-      o->composite ? g_strdup_printf(_("composite %s"), handle)
+      o->composite && o->object_kind == GS_OBJECT_DATASET
+                   ? g_strdup_printf(_("dataset %s"), handle)
+      : o->composite ? g_strdup_printf(_("composite %s"), handle)
       : name       ? g_strdup_printf(_("tensor %s \"%s\""), handle, name)
                    : g_strdup_printf(_("tensor %s"), handle);
   /* What it holds itself: a view, detach or unmaterialised clone shares its source's bytes. */
@@ -599,6 +602,18 @@ static void gs_timeline_view_class_init(GsTimelineViewClass *klass) {
   gtk_widget_class_set_css_name(widget_class, "timelineview");
 }
 
+/* The categories and what each counts, one a line (gs_mem_category_description). */
+static char *category_tooltip(void) {
+  GString *s = g_string_new(_("Stack bytes by what they are:"));
+  for (int c = 0; c < GS_MEM_N_CATEGORIES; c++) {
+    g_string_append_c(s, '\n');
+    /* TRANSLATORS: one line of a tooltip: a memory category and what it counts */
+    g_string_append_printf(s, _("%s: %s"), gs_mem_category_name(c),
+                           gs_mem_category_description(c));
+  }
+  return g_string_free(s, FALSE);
+}
+
 static void gs_timeline_view_init(GsTimelineView *self) {
   self->life_first = self->life_last = GS_TIMELINE_NO_EVENT;
   self->by_scope = TRUE;
@@ -609,6 +624,8 @@ static void gs_timeline_view_init(GsTimelineView *self) {
   self->frame = gs_timeline_frame_new();
   self->alive = g_list_store_new(GS_TYPE_ALIVE_ITEM);
   gtk_widget_init_template(GTK_WIDGET(self));
+  g_autofree char *categories = category_tooltip();
+  gtk_widget_set_tooltip_text(self->by_category_button, categories);
 
   gtk_drawing_area_set_draw_func(GTK_DRAWING_AREA(self->chart), draw_chart, self, NULL);
   g_signal_connect(self->chart, "query-tooltip", G_CALLBACK(on_query_tooltip), self);

@@ -44,7 +44,8 @@ int cli_export_timeline(int argc, char **argv) {
        "FILE.png"},
       {"by", 'b', 0, G_OPTION_ARG_STRING, &by,
        "Stack bytes by 'scope' (default: each scope name, plus bytes outside any scope) or by "
-       "'category' (parameters, gradients, optimizer state, batch, saved, temporaries)",
+       "'category' (parameters, gradients, optimizer state, data, batch data, saved for "
+       "backward, held by the program, scope temporaries, other)",
        "scope|category"},
       {"width", 'W', 0, G_OPTION_ARG_INT, &width, "Image width in pixels (default 1200)", "W"},
       {"height", 'H', 0, G_OPTION_ARG_INT, &height, "Image height in pixels (default 400)",

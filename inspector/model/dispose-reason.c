@@ -27,6 +27,7 @@ static char *translate(const char *reason, gboolean *known) {
       {"gs_dispose", N_("gs_dispose (the program disposed it)")},
       {"gs_zero_grad", N_("gs_zero_grad (the gradient was cleared)")},
       {"gs_batch_dispose", N_("gs_batch_dispose (its batch was disposed)")},
+      {"gs_dataset_release", N_("gs_dataset_release (the program released the dataset)")},
       {"gs_packed_sequence_dispose",
        N_("gs_packed_sequence_dispose (its packed sequence was disposed)")},
       {"the disposal of the tensor it was the gradient of",

@@ -17,14 +17,15 @@ const char *gs_trace_holder_name(guint32 holder) {
 }
 
 const char *gs_trace_object_kind_name(guint32 object_kind) {
-  static const char *const names[] = {"tensor", "packed_sequence", "batch"};
+  static const char *const names[] = {"tensor", "packed_sequence", "batch", "dataset"};
   return object_kind < G_N_ELEMENTS(names) ? names[object_kind] : "unknown";
 }
 
 char *gs_format_handle(guint64 id, char *buf, gsize size) {
-  /* A composite's index carries a marker bit (its ids are their own namespace); the engine
-   * leaves it out when it names one ("batch #3.1"), and so does this. */
-  g_snprintf(buf, size, "#%u.%u", (unsigned)(id & 0x7fffffffu), (unsigned)(id >> 32));
+  /* A composite's or a dataset's index carries a marker bit (bit 31 or 30: their ids are
+   * their own namespace); the engine leaves it out when it names one ("batch #3.1"), and so
+   * does this. */
+  g_snprintf(buf, size, "#%u.%u", (unsigned)(id & 0x3fffffffu), (unsigned)(id >> 32));
   return buf;
 }
 

@@ -294,8 +294,12 @@ static char *explain_event(explain *x, guint64 index) {
       node_fact(x, n->kind, n->id, TRUE);
   }
   g_autofree char *disposed_name = NULL;
-  if (before && e.kind == GS_TRACE_TENSOR_DISPOSE)
+  gboolean dataset_released = FALSE;
+  if (before && e.kind == GS_TRACE_TENSOR_DISPOSE) {
+    const gs_replay_object *o = gs_replay_object_get(before, e.tensor);
+    dataset_released = o && o->composite && o->object_kind == GS_OBJECT_DATASET;
     disposed_name = tensor_fact(x, before, e.tensor, 0, TRUE);
+  }
   g_autofree char *moved_name = NULL;
   if (e.kind == GS_TRACE_TENSOR_MOVE) /* the old handle: gone after the event */
     moved_name = tensor_fact(x, before, e.tensor, 0, TRUE);
@@ -335,6 +339,12 @@ static char *explain_event(explain *x, guint64 index) {
   }
   case GS_TRACE_TENSOR_CREATE: return explain_create(x, r, &e);
   case GS_TRACE_TENSOR_DISPOSE: {
+    if (dataset_released) {
+      char h[32];
+      gs_format_handle(e.tensor, h, sizeof h);
+      return g_strdup_printf(_("dataset %s was released: the tensors it read are the "
+                               "program's again, and no longer count as data"), h);
+    }
     g_autofree char *reason = gs_dispose_reason_text(name);
     if (!disposed_name) /* the first event: nothing was alive before it */
       disposed_name = tensor_fact(x, r, e.tensor, 0, TRUE);
@@ -462,6 +472,12 @@ static char *explain_event(explain *x, guint64 index) {
     guint parts = 0;
     for (guint i = 0; i < e.n_parts; i++)
       parts += e.parts[i] != 0; /* absent parts (no index tensors) are 0 */
+    if (e.object_kind == GS_OBJECT_DATASET)
+      return g_strdup_printf(ngettext("dataset %s reads %u tensor without owning it; while the "
+                                      "dataset lives its bytes count as data",
+                                      "dataset %s reads %u tensors without owning them; while "
+                                      "the dataset lives their bytes count as data", parts),
+                             h, parts);
     if (e.object_kind == GS_OBJECT_PACKED_SEQUENCE)
       return g_strdup_printf(ngettext("packed sequence %s was made of %u tensor; scopes own and "
                                       "dispose it as one",

@@ -5,9 +5,10 @@
  * Bytes are counted per buffer, as gs_replay counts live_bytes: a buffer's bytes belong to
  * the storage that allocated (or materialised) it, and a storage takes the first category, in
  * the enum's order, of the alive objects viewing it (a view of a parameter is parameter
- * memory), "saved for backward" if a live node still saved a tensor on it, else temporaries.
- * Bytes no storage owns any more (a copy-on-write buffer whose maker is gone) are
- * temporaries too, so the categories always sum to the total. */
+ * memory, a view of a dataset's tensor is data), "saved for backward" if a node backward can
+ * still run saved a tensor on it and no earlier category claims it, else other. Bytes no
+ * storage owns any more (a copy-on-write buffer whose maker is gone) are other too, so the
+ * categories always sum to the total. */
 #include "model-private.h"
 #include <inttypes.h>
 
@@ -72,9 +73,41 @@ const char *gs_mem_category_name(gs_mem_category category) {
   case GS_MEM_PARAMETERS: return _("parameters");
   case GS_MEM_GRADIENTS: return _("gradients");
   case GS_MEM_OPTIMIZER_STATE: return _("optimizer state");
+  /* TRANSLATORS: memory category: tensors a dataset reads (gs_tensor_dataset) */
+  case GS_MEM_DATA: return _("data");
   case GS_MEM_BATCH: return _("batch data");
   case GS_MEM_SAVED: return _("saved for backward");
-  case GS_MEM_TEMPORARIES: return _("temporaries");
+  /* TRANSLATORS: memory category: tensors the program holds itself, outside every scope */
+  case GS_MEM_PROGRAM: return _("held by the program");
+  /* TRANSLATORS: memory category: tensors an open dispose scope holds */
+  case GS_MEM_TEMPORARIES: return _("scope temporaries");
+  /* TRANSLATORS: memory category: bytes held by the engine, by graph nodes that can no
+   * longer run, or by a storage no tensor views any more */
+  case GS_MEM_OTHER: return _("other");
+  default: return "";
+  }
+}
+
+_Static_assert(GS_MEM_N_CATEGORIES <= G_N_ELEMENTS(((gs_replay_tally *)0)->counts),
+               "a storage's tally counts its objects per category");
+
+/* The rules in the enum's order: the first that holds wins. */
+const char *gs_mem_category_description(gs_mem_category category) {
+  switch (category) {
+  case GS_MEM_PARAMETERS: return _("held by a module, or made a parameter");
+  case GS_MEM_GRADIENTS: return _("gradients (.grad) of tensors");
+  case GS_MEM_OPTIMIZER_STATE: return _("what an optimizer keeps (momentum, running averages)");
+  case GS_MEM_DATA: return _("tensors a dataset reads, while the dataset lives");
+  case GS_MEM_BATCH: return _("DataLoader batches and packed sequences");
+  case GS_MEM_SAVED:
+    return _("tensors saved by graph nodes that backward can still reach");
+  case GS_MEM_PROGRAM:
+    return _("tensors the program holds outside every scope, datasets and modules (a "
+             "leak grows here)");
+  case GS_MEM_TEMPORARIES: return _("tensors an open dispose scope holds");
+  case GS_MEM_OTHER:
+    return _("held by the engine, by graph nodes backward can no longer reach, or by no "
+             "tensor");
   default: return "";
   }
 }
@@ -85,6 +118,11 @@ static gs_mem_category object_category(const gs_replay *r, const gs_replay_objec
   switch (o->holder) {
   case GS_TRACE_HELD_BY_TENSOR: return GS_MEM_GRADIENTS;
   case GS_TRACE_HELD_BY_OPTIMIZER: return GS_MEM_OPTIMIZER_STATE;
+  default: break;
+  }
+  if (o->dataset_refs > 0 || (o->composite && o->object_kind == GS_OBJECT_DATASET))
+    return GS_MEM_DATA;
+  switch (o->holder) {
   case GS_TRACE_HELD_BY_COMPOSITE: { /* a part of a packed sequence or a DataLoader batch */
     const gs_replay_object *c = gs_replay_object_get(r, o->owner);
     if (c && c->composite &&
@@ -99,7 +137,11 @@ static gs_mem_category object_category(const gs_replay *r, const gs_replay_objec
     return GS_MEM_BATCH;
   if (o->saved_refs > 0)
     return GS_MEM_SAVED;
-  return GS_MEM_TEMPORARIES;
+  switch (o->holder) {
+  case GS_TRACE_HELD_BY_CALLER: return GS_MEM_PROGRAM;
+  case GS_TRACE_HELD_BY_SCOPE: return GS_MEM_TEMPORARIES;
+  default: return GS_MEM_OTHER; /* the engine's, or a part of a composite of unknown kind */
+  }
 }
 
 gs_mem_category gs_trace_model_category(const gs_trace_model *m, const gs_replay *state,
@@ -120,8 +162,8 @@ typedef struct tally {
 static void tally_storage(guint64 id, guint64 own_bytes, guint saved_refs, gpointer data) {
   tally *t = data;
   guint c = GPOINTER_TO_UINT(g_hash_table_lookup(t->by_storage, &id));
-  gs_mem_category cat = storage_category(c ? c - 1 : GS_MEM_TEMPORARIES, saved_refs);
-  if (cat != GS_MEM_TEMPORARIES)
+  gs_mem_category cat = storage_category(c ? c - 1 : GS_MEM_OTHER, saved_refs);
+  if (cat != GS_MEM_OTHER)
     t->out[cat] += own_bytes;
 }
 
@@ -145,9 +187,9 @@ void gs_trace_model_category_bytes(const gs_trace_model *m, const gs_replay *sta
   gs_replay_foreach_storage(state, tally_storage, &t);
   g_hash_table_destroy(t.by_storage);
   guint64 counted = 0;
-  for (int c = 0; c < GS_MEM_TEMPORARIES; c++)
+  for (int c = 0; c < GS_MEM_OTHER; c++)
     counted += out[c];
-  out[GS_MEM_TEMPORARIES] = state->live_bytes > counted ? state->live_bytes - counted : 0;
+  out[GS_MEM_OTHER] = state->live_bytes > counted ? state->live_bytes - counted : 0;
 }
 
 /* ---- who holds it, in words ---------------------------------------------------------------- */
@@ -195,14 +237,14 @@ char *gs_trace_model_owner_label(const gs_trace_model *m, const gs_replay *state
   case GS_TRACE_HELD_BY_CALLER: g_string_assign(s, _("caller")); break;
   default: g_string_printf(s, _("holder %u"), o->holder); break;
   }
-  if (o->saved_refs > 0) {
+  if (o->saved_refs > 0) { /* the oldest runnable node that still holds it */
     const gs_replay_node *best = NULL;
     GHashTableIter it;
     gpointer value;
     g_hash_table_iter_init(&it, state->nodes);
     while (g_hash_table_iter_next(&it, NULL, &value)) {
       const gs_replay_node *n = value;
-      if (n->saved_freed || (best && best->id < n->id))
+      if (n->saved_freed || !n->runnable || (best && best->id < n->id))
         continue;
       for (guint i = 0; i < n->n_saved; i++)
         if (n->saved[i] == o->id) {
@@ -305,8 +347,8 @@ static void assert_tally(gs_trace_model *m, gs_replay_tally *t) {
   guint64 bytes = 0;
   guint saved = 0;
   gs_replay_tally_storage(t, &bytes, &saved);
-  gs_mem_category by_objects = GS_MEM_TEMPORARIES;
-  for (int c = 0; c < GS_MEM_TEMPORARIES; c++)
+  gs_mem_category by_objects = GS_MEM_OTHER;
+  for (int c = 0; c < GS_MEM_OTHER; c++)
     if (t->counts[c]) {
       by_objects = c;
       break;
@@ -353,17 +395,6 @@ void model_memory_before(gs_trace_model *m, const gs_trace_event *e) {
   touch(&mm->touched_objects, e->tensor);
   touch(&mm->touched_objects, e->target);
   touch(&mm->touched_objects, e->object);
-  if (e->kind == GS_TRACE_NODE_CREATE || e->kind == GS_TRACE_NODE_FREE_SAVED ||
-      e->kind == GS_TRACE_NODE_RELEASE) {
-    for (guint i = 0; i < e->n_saved; i++)
-      touch(&mm->touched_objects, e->saved[i]);
-    const gs_replay_node *n = gs_replay_node_get(m->head, e->node);
-    for (guint i = 0; n && i < n->n_saved; i++) { /* the node being replaced, freed, released */
-      touch(&mm->touched_objects, n->saved[i]);
-      retract_storage(mm, gs_replay_storage_tally(m->head, n->saved_storages[i]));
-      touch(&mm->touched_storages, n->saved_storages[i]);
-    }
-  }
   for (guint i = 0; i < e->n_parts; i++)
     touch(&mm->touched_objects, e->parts[i]);
   /* A composite that goes away takes the category of its parts with it. */
@@ -398,6 +429,23 @@ void model_memory_after(gs_trace_model *m, const gs_trace_event *e, guint64 inde
     retract_storage(mm, gs_replay_storage_tally(m->head, m->head->heir_storage));
     touch(&mm->touched_storages, m->head->heir_storage);
   }
+  /* What a node's reach or a dataset changed, maybe far from the event's own ids (a loss
+   * disposed leaves its whole graph unable to run): taken out now, by what each was counted
+   * as, and put back below with the rest. */
+  const GArray *objects = m->head->recounted_objects, *storages = m->head->recounted_storages;
+  for (guint i = 0; i < objects->len; i++) {
+    guint64 id = g_array_index(objects, guint64, i);
+    gs_replay_object *o = head_object(m, id);
+    if (o && o->tally_category) {
+      retract_object(m, o);
+      touch(&mm->touched_objects, id);
+    }
+  }
+  for (guint i = 0; i < storages->len; i++) {
+    guint64 id = g_array_index(storages, guint64, i);
+    retract_storage(mm, gs_replay_storage_tally(m->head, id));
+    touch(&mm->touched_storages, id);
+  }
   if (!mm->touched_objects.len && !mm->touched_storages.len && !m->head->memory_changed &&
       !m->head->changed_groups->len)
     return;
@@ -407,7 +455,7 @@ void model_memory_after(gs_trace_model *m, const gs_trace_event *e, guint64 inde
     assert_tally(m, gs_replay_storage_tally(m->head,
                                             mm->touched_storages.ids[i]));
   guint64 counted = 0;
-  for (int c = 0; c < GS_MEM_TEMPORARIES; c++) {
+  for (int c = 0; c < GS_MEM_OTHER; c++) {
     counted += mm->totals[c];
     if (mm->totals[c] != mm->emitted[c]) {
       model_series_set(&m->categories[c], index, mm->totals[c]);
@@ -415,10 +463,10 @@ void model_memory_after(gs_trace_model *m, const gs_trace_event *e, guint64 inde
     }
   }
   guint64 live = m->head->live_bytes;
-  guint64 temporaries = live > counted ? live - counted : 0;
-  if (temporaries != mm->emitted[GS_MEM_TEMPORARIES]) {
-    model_series_set(&m->categories[GS_MEM_TEMPORARIES], index, temporaries);
-    mm->emitted[GS_MEM_TEMPORARIES] = temporaries;
+  guint64 other = live > counted ? live - counted : 0;
+  if (other != mm->emitted[GS_MEM_OTHER]) {
+    model_series_set(&m->categories[GS_MEM_OTHER], index, other);
+    mm->emitted[GS_MEM_OTHER] = other;
   }
   if (live != mm->emitted_total) {
     model_series_set(&m->total, index, live);

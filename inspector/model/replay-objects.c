@@ -1,9 +1,11 @@
 /* replay-objects.c: the objects scopes own, tensors and composites (PackedSequence...): their
  * creation, disposal and moves into parameters' handles, the names user code gives tensors,
- * and the records' recycling (a training step creates and disposes dozens, and the allocator
- * was a tenth of indexing a log). How a scope counts them is replay-scopes.c's. */
+ * the tensors datasets read, and the records' recycling (a training step creates and
+ * disposes dozens, and the allocator was a tenth of indexing a log). How a scope counts them
+ * is replay-scopes.c's. */
 #include "replay-private.h"
 
+#include <gradscope/scope.h>
 #include <string.h>
 
 /* Objects go in and out of their table and its index together. */
@@ -76,8 +78,21 @@ void replay_on_tensor_create(gs_replay *r, const gs_trace_event *e, const replay
   object_add(r, o);
 }
 
+/* Each tensor a dataset reads counts it (a tensor may be in several datasets). */
+static void dataset_reads(gs_replay *r, const GArray *parts, int delta) {
+  for (guint i = 0; i < parts->len; i++) {
+    guint64 id = g_array_index(parts, guint64, i);
+    gs_replay_object *part = gs_replay_object_get(r, id);
+    if (!part || (delta < 0 && part->dataset_refs == 0))
+      continue;
+    part->dataset_refs += delta;
+    replay_recounted(r->recounted_objects, id);
+  }
+}
+
 /* A composite has no owner field: the engine gives it to the thread's current scope, and any
- * later change arrives as an owner_change. */
+ * later change arrives as an owner_change. A dataset is the exception: it reads its parts
+ * without holding them, no scope ever owns it, and the caller releases it. */
 void replay_on_composite_create(gs_replay *r, const gs_trace_event *e) {
   gs_replay_object *o = object_new(r);
   o->id = e->object;
@@ -92,16 +107,42 @@ void replay_on_composite_create(gs_replay *r, const gs_trace_event *e) {
     if (part)
       o->bytes += replay_storage_nbytes(r, part->storage);
   }
+  if (e->object_kind == GS_OBJECT_DATASET) {
+    o->holder = GS_TRACE_HELD_BY_CALLER;
+    object_add(r, o);
+    GArray *parts = g_array_sized_new(FALSE, FALSE, sizeof(guint64), e->n_parts);
+    for (guint32 i = 0; i < e->n_parts; i++)
+      if (e->parts[i])
+        g_array_append_val(parts, e->parts[i]);
+    guint64 *key = g_memdup2(&o->id, sizeof o->id);
+    GArray *old = g_hash_table_lookup(r->datasets, key);
+    if (old) /* recorded twice: count its tensors once */
+      dataset_reads(r, old, -1);
+    g_hash_table_replace(r->datasets, key, parts);
+    dataset_reads(r, parts, +1);
+    return;
+  }
   guint64 scope = replay_current_scope(r, e->thread);
   o->holder = scope ? GS_TRACE_HELD_BY_SCOPE : GS_TRACE_HELD_BY_CALLER;
   o->owner = scope;
   object_add(r, o);
 }
 
+const GArray *gs_replay_dataset_parts(const gs_replay *r, guint64 dataset) {
+  return g_hash_table_lookup(r->datasets, &dataset);
+}
+
 void replay_on_tensor_dispose(gs_replay *r, const gs_trace_event *e) {
   gs_replay_object *o = gs_replay_object_get(r, e->tensor);
   if (!o)
     return;
+  if (o->composite && o->object_kind == GS_OBJECT_DATASET) {
+    const GArray *parts = gs_replay_dataset_parts(r, o->id);
+    if (parts)
+      dataset_reads(r, parts, -1);
+    g_hash_table_remove(r->datasets, &o->id);
+  }
+  replay_nodes_on_dispose(r, o);
   replay_scope_count_disposed(r, o);
   replay_scope_unlink(r, o);
   object_remove(r, e->tensor, FALSE);
@@ -126,6 +167,16 @@ void replay_on_tensor_move(gs_replay *r, const gs_trace_event *e) {
   if (name && !gs_replay_tensor_name(r, e->target))
     replay_set_u64_name(r->names, e->target, name);
   replay_nodes_follow_move(r, e->tensor, e->target);
+  /* A dataset that reads the tensor reads its new handle (datasets are few). */
+  GHashTableIter it;
+  gpointer value;
+  g_hash_table_iter_init(&it, r->datasets);
+  while (g_hash_table_iter_next(&it, NULL, &value)) {
+    GArray *parts = value;
+    for (guint i = 0; i < parts->len; i++)
+      if (g_array_index(parts, guint64, i) == e->tensor)
+        g_array_index(parts, guint64, i) = e->target;
+  }
 }
 
 void replay_on_tensor_name(gs_replay *r, const gs_trace_event *e, const replay_strings *st) {
@@ -179,4 +230,11 @@ void replay_copy_objects(gs_replay *r, const gs_replay *src) {
   g_hash_table_iter_init(&it, src->names);
   while (g_hash_table_iter_next(&it, &key, &value))
     replay_set_u64_name(r->names, *(guint64 *)key, value);
+  g_hash_table_iter_init(&it, src->datasets);
+  while (g_hash_table_iter_next(&it, &key, &value)) {
+    const GArray *parts = value;
+    GArray *copy = g_array_sized_new(FALSE, FALSE, sizeof(guint64), parts->len);
+    g_array_append_vals(copy, parts->data, parts->len);
+    g_hash_table_insert(r->datasets, g_memdup2(key, sizeof(guint64)), copy);
+  }
 }

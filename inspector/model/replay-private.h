@@ -3,7 +3,8 @@
  *   replay.c          the state's lifetime (new, free, copy, compact), strings, and the
  *                     dispatch of each event to the file that applies it
  *   replay-storages.c storages and the buffers they share copy-on-write: live and peak bytes
- *   replay-objects.c  tensors and composites: creation, disposal, moves, user names
+ *   replay-objects.c  tensors and composites: creation, disposal, moves, user names, and
+ *                     the tensors datasets read
  *   replay-scopes.c   scopes and what they own (as engine/scope/ownership.c counts it)
  *   replay-graph.c    graph nodes and the tensors they save
  *   replay-modules.c  module trees, parameters' places and optimizers */
@@ -31,6 +32,9 @@ const char *replay_intern_id(gs_replay *r, const replay_strings *st, guint32 id)
 GHashTable *replay_id_table(GDestroyNotify free_value);
 /* Sets a tensor id's name in table (a copy of the id is the key). */
 void replay_set_u64_name(GHashTable *table, guint64 id, const char *name);
+
+/* An object's or a storage's count of what holds it changed in this event (replay.h). */
+static inline void replay_recounted(GArray *ids, guint64 id) { g_array_append_val(ids, id); }
 
 /* ---- replay-storages.c ---------------------------------------------------------------- */
 
@@ -71,7 +75,7 @@ void replay_on_composite_create(gs_replay *r, const gs_trace_event *e);
 void replay_on_tensor_dispose(gs_replay *r, const gs_trace_event *e);
 void replay_on_tensor_move(gs_replay *r, const gs_trace_event *e);
 void replay_on_tensor_name(gs_replay *r, const gs_trace_event *e, const replay_strings *st);
-/* Objects and the names user code gave tensors. */
+/* Objects, the names user code gave tensors, and what datasets read. */
 void replay_copy_objects(gs_replay *r, const gs_replay *src);
 
 /* ---- replay-scopes.c ------------------------------------------------------------------ */
@@ -99,6 +103,8 @@ void replay_node_free(gpointer node);
 void replay_on_node_create(gs_replay *r, const gs_trace_event *e, const replay_strings *st);
 void replay_on_node_free_saved(gs_replay *r, const gs_trace_event *e);
 void replay_on_node_release(gs_replay *r, const gs_trace_event *e);
+/* A tensor is going away: the node it made is no longer held by it. */
+void replay_nodes_on_dispose(gs_replay *r, gs_replay_object *o);
 /* A tensor's handle moved: nodes that named the old one (as output or saved) name the new. */
 void replay_nodes_follow_move(gs_replay *r, guint64 from, guint64 to);
 void replay_copy_nodes(gs_replay *r, const gs_replay *src);

@@ -85,7 +85,10 @@ gs_replay *gs_replay_new(void) {
   r->modules = replay_id_table(g_free);
   r->parameters = replay_id_table(g_free);
   r->optimizers = replay_id_table(replay_optimizer_free);
+  r->datasets = g_hash_table_new_full(gs_id_hash, gs_id_equal, g_free, array_free);
   r->changed_groups = g_ptr_array_new();
+  r->recounted_objects = g_array_new(FALSE, FALSE, sizeof(guint64));
+  r->recounted_storages = g_array_new(FALSE, FALSE, sizeof(guint64));
   return r;
 }
 
@@ -110,7 +113,10 @@ void gs_replay_free(gs_replay *r) {
   g_hash_table_destroy(r->modules);
   g_hash_table_destroy(r->parameters);
   g_hash_table_destroy(r->optimizers);
+  g_hash_table_destroy(r->datasets);
   g_ptr_array_free(r->changed_groups, TRUE);
+  g_array_free(r->recounted_objects, TRUE);
+  g_array_free(r->recounted_storages, TRUE);
   pool_unref(r->pool);
   g_free(r);
 }
@@ -177,6 +183,8 @@ void gs_replay_apply_with(gs_replay *r, const gs_trace_event *e, gs_replay_strin
     g_ptr_array_set_size(r->changed_groups, 0);
   r->memory_changed = FALSE;
   r->heir_storage = 0;
+  g_array_set_size(r->recounted_objects, 0);
+  g_array_set_size(r->recounted_storages, 0);
   r->events++;
   r->last_seq = MAX(r->last_seq, e->seq);
   r->last_ns = MAX(r->last_ns, e->time_ns);

@@ -67,7 +67,10 @@ typedef struct gs_replay_object {
   gint64 shape[GS_MAX_DIMS];
   guint32 object_kind; /* composites: gs_object_kind */
   gboolean parameter;  /* a parameter's handle (moved into one, or registered by a module) */
-  guint saved_refs;    /* live graph nodes that saved it and have not freed their saved tensors */
+  guint saved_refs;    /* runnable graph nodes (see gs_replay_node) that saved it and have not
+                        * freed their saved tensors */
+  guint dataset_refs;  /* live datasets that read it (composites of kind dataset) */
+  guint64 grad_fn;     /* the node that made it (its latest, after in-place writes), or 0 */
   guint tally_category; /* the trace model's bookkeeping (head state only): 0, or its memory
                          * category + 1 as counted in its storage's tally */
 } gs_replay_object;
@@ -76,12 +79,17 @@ typedef struct gs_replay_object {
  * model-memory.c): kept with the storage so following a log needs no table of its own.
  * Copied with the state, meaningful in the model's head state only. */
 typedef struct gs_replay_tally {
-  guint32 counts[8];   /* alive objects on the storage, per category */
+  guint32 counts[12];  /* alive objects on the storage, per category (model-memory.c) */
   guint32 category;    /* the category its bytes are counted under now */
   guint32 epoch;       /* the event that last took its bytes out of the totals */
   guint64 bytes;       /* the bytes counted */
 } gs_replay_tally;
 
+/* A graph node is runnable while backward can still reach it: while a tensor it made is alive
+ * and names it as its grad_fn, or a runnable node takes it as an input. A node does not keep
+ * itself runnable through its own output when it saved that output (softmax, exp, sigmoid
+ * save their result): that output's bytes are its holder's, not backward's, once no other
+ * node leads to it. Only runnable nodes count their saved tensors as saved for backward. */
 typedef struct gs_replay_node {
   guint64 id;
   const char *kind;    /* "MulBackward", "AccumulateGrad"... */
@@ -92,6 +100,9 @@ typedef struct gs_replay_node {
   guint64 *saved;      /* saved tensor ids */
   guint64 *saved_storages; /* the storage each saved tensor viewed when saved (0: unknown) */
   gboolean saved_freed;
+  guint holders;        /* runnable nodes that take it as an input, + 1 if output_holds */
+  gboolean output_holds; /* its output is alive, names it, and is not one of its saved */
+  gboolean runnable;     /* holders > 0, as last applied (its inputs hold it back) */
 } gs_replay_node;
 
 typedef struct gs_replay_pool gs_replay_pool;
@@ -133,11 +144,15 @@ typedef struct gs_replay {
   GHashTable *modules;  /* module id -> gs_replay_module* */
   GHashTable *parameters; /* tensor id -> its module and name in it (private) */
   GHashTable *optimizers; /* optimizer id -> gs_replay_optimizer* */
+  GHashTable *datasets;   /* dataset id -> GArray of the guint64 tensor ids it reads */
 
   /* What the last gs_replay_apply changed, for writers that emit only changes. */
   gboolean memory_changed;
   GPtrArray *changed_groups; /* gs_replay_scope_name* whose bytes changed */
   guint64 heir_storage;      /* a storage that took over a shared buffer's bytes (or 0) */
+  /* Objects whose saved_refs or dataset_refs changed, storages whose saved_refs did (guint64
+   * ids, repeats possible): one event can make a whole graph unreachable. */
+  GArray *recounted_objects, *recounted_storages;
 
   /* private: objects and nodes by id again, for the lookups of every event (the GHashTables
    * above stay what readers iterate and look up; these own nothing) */
@@ -228,6 +243,8 @@ static inline gs_replay_node *gs_replay_node_get(const gs_replay *replay, guint6
 /* The alive tensors viewing storage (views, detaches and what they were made from: every
  * tensor an in-place write into it shows in), but except, by creation; guint64 ids (unref). */
 GArray *gs_replay_tensors_on_storage(const gs_replay *replay, guint64 storage, guint64 except);
+/* The tensor ids a live dataset reads (NULL for an id that names none). */
+const GArray *gs_replay_dataset_parts(const gs_replay *replay, guint64 dataset);
 /* Alive objects sorted by creation (caller frees the array, not the objects). */
 GPtrArray *gs_replay_alive_objects(const gs_replay *replay);
 

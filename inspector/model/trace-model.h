@@ -99,20 +99,26 @@ typedef enum {
   GS_MEM_PARAMETERS,      /* held by a module, or a tensor moved into a parameter */
   GS_MEM_GRADIENTS,       /* held by a tensor: a .grad */
   GS_MEM_OPTIMIZER_STATE, /* held by an optimizer */
+  GS_MEM_DATA,            /* read by a live dataset (gs_tensor_dataset) */
   GS_MEM_BATCH,           /* a DataLoader batch and its fields, a PackedSequence's parts */
-  GS_MEM_SAVED,           /* saved for backward by a live graph node */
-  GS_MEM_TEMPORARIES,     /* everything else */
+  GS_MEM_SAVED,           /* saved by a graph node backward can still run (replay.h) */
+  GS_MEM_PROGRAM,         /* held by the program (the caller) outside every scope */
+  GS_MEM_TEMPORARIES,     /* held by an open dispose scope */
+  GS_MEM_OTHER,           /* the rest: held by the engine, by graph nodes that cannot run, or
+                           * by a storage no alive tensor views */
   GS_MEM_N_CATEGORIES
 } gs_mem_category;
 
 /* Translated name ("parameters", "saved for backward"...). */
 const char *gs_mem_category_name(gs_mem_category category);
+/* What it counts, translated, in a few words (for tooltips). */
+const char *gs_mem_category_description(gs_mem_category category);
 
 /* The category of an alive object in a state returned by _seek or _head. The first rule that
  * holds wins, in the enum's order. */
 gs_mem_category gs_trace_model_category(const gs_trace_model *m, const gs_replay *state,
                                         const gs_replay_object *object);
-/* Who holds object and, if a live node saves it, why it is still alive, translated:
+/* Who holds object and, if a runnable node saves it, why it is still alive, translated:
  * "scope step #12", "module Linear #3", "optimizer Adam #1.1", "batch #4.1", "caller",
  * "gradient of tensor #5.1", then
  * "; saved by MatmulBackward #88 for backward". Free with g_free. */
@@ -120,8 +126,9 @@ char *gs_trace_model_owner_label(const gs_trace_model *m, const gs_replay *state
                                  const gs_replay_object *object);
 /* Bytes alive in state per category, from scratch (what the memory series holds at that
  * event). Bytes belong to the buffer's storage; a storage takes the first category (enum
- * order) of the alive objects on it, SAVED if a live node saved a tensor on it, else
- * temporaries. out has GS_MEM_N_CATEGORIES entries and sums to state->live_bytes. */
+ * order) of the alive objects on it, SAVED if a runnable node saved a tensor on it and that
+ * comes first, else other. out has GS_MEM_N_CATEGORIES entries and sums to
+ * state->live_bytes. */
 void gs_trace_model_category_bytes(const gs_trace_model *m, const gs_replay *state,
                                    guint64 *out);
 

@@ -38,11 +38,13 @@ static const gs_timeline_palette dark = {
     .hover = RGB(0xffffff, 0.45),
 };
 
-/* parameters, gradients, optimizer state, batch, saved for backward, temporaries */
-static const guint32 category_light[GS_MEM_N_CATEGORIES] = {0x1c71d8, 0xe5a50a, 0x813d9c,
-                                                              0x2ec27e, 0xe01b24, 0x9a9996};
-static const guint32 category_dark[GS_MEM_N_CATEGORIES] = {0x62a0ea, 0xf8e45c, 0xc061cb,
-                                                             0x57e389, 0xf66151, 0x9a9996};
+/* parameters, gradients, optimizer state, data, batch data, saved for backward, held by the
+ * program (orange: what a leak grows), scope temporaries, other */
+static const guint32 category_light[GS_MEM_N_CATEGORIES] = {
+    0x1c71d8, 0xe5a50a, 0x813d9c, 0x865e3c, 0x2ec27e, 0xe01b24, 0xe66100, 0x9a9996, 0x5e5c64};
+static const guint32 category_dark[GS_MEM_N_CATEGORIES] = {
+    0x62a0ea, 0xf8e45c, 0xc061cb, 0xcdab8f, 0x57e389, 0xf66151, 0xffa348, 0x9a9996, 0xc0bfbc};
+_Static_assert(GS_MEM_N_CATEGORIES == 9, "timeline-palette.c: a colour for each category");
 static const guint32 scope_light[] = {0x1c71d8, 0x2ec27e, 0xe66100, 0x813d9c, 0xc01c28,
                                       0x1a5fb4, 0x26a269, 0xe5a50a, 0x865e3c, 0x3d3846};
 static const guint32 scope_dark[] = {0x62a0ea, 0x57e389, 0xffa348, 0xc061cb, 0xf66151,
