@@ -396,7 +396,7 @@ static checked check_log(const char *path) {
   guint64 index = 0;
   gs_trace_event e;
   while (gs_trace_reader_next(reader, &e) == GS_TRACE_EVENT) {
-    if (e.kind == GS_TRACE_STRING)
+    if (gs_trace_kind_is_table(e.kind))
       continue;
     GArray *facts = NULL;
     g_autofree char *text = gs_trace_model_explain_facts(m, index, &facts);

@@ -114,6 +114,7 @@ char *gs_object_group_what(const gs_object_group *g) {
     switch (o->object_kind) {
     case GS_OBJECT_PACKED_SEQUENCE: return g_strdup(_("packed sequence"));
     case GS_OBJECT_BATCH: return g_strdup(_("batch"));
+    case GS_OBJECT_DATASET: return g_strdup(_("dataset"));
     default: return g_strdup(_("composite"));
     }
   }
