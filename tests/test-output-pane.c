@@ -33,9 +33,10 @@ static char *screenshot_name(const char *name) {
   return g_strdup_printf("%s%s.png", name, chinese ? "-zh_CN" : "");
 }
 
-/* Runs the main loop until done(data) holds, failing after 30 s. */
+/* Runs the main loop until done(data) holds, failing after 120 s (the digits example takes
+ * some 30 s in a loaded test run). */
 static void wait_for(gboolean (*done)(gpointer), gpointer data) {
-  gint64 until = g_get_monotonic_time() + 30 * G_USEC_PER_SEC;
+  gint64 until = g_get_monotonic_time() + 120 * G_USEC_PER_SEC;
   while (!done(data)) {
     g_assert_cmpint(g_get_monotonic_time(), <, until);
     g_main_context_iteration(NULL, FALSE);
@@ -63,6 +64,22 @@ static void find_output_buttons(GtkWidget *root, GPtrArray *out) {
     g_ptr_array_add(out, root);
   for (GtkWidget *c = gtk_widget_get_first_child(root); c; c = gtk_widget_get_next_sibling(c))
     find_output_buttons(c, out);
+}
+
+/* The shortcuts window's entry for accelerator, or NULL. */
+static GtkWidget *find_shortcut(GtkWidget *root, const char *accelerator) {
+  if (GTK_IS_SHORTCUTS_SHORTCUT(root)) {
+    g_autofree char *accel = NULL;
+    g_object_get(root, "accelerator", &accel, NULL);
+    if (g_strcmp0(accel, accelerator) == 0)
+      return root;
+  }
+  for (GtkWidget *c = gtk_widget_get_first_child(root); c; c = gtk_widget_get_next_sibling(c)) {
+    GtkWidget *found = find_shortcut(c, accelerator);
+    if (found)
+      return found;
+  }
+  return NULL;
 }
 
 static int open_echo_file(const char *name) {
@@ -161,6 +178,15 @@ static void test_program(void) {
   g_assert_true(gtk_widget_get_visible(GTK_WIDGET(view)));
   g_assert_true(gtk_widget_activate_action(GTK_WIDGET(page), "capture.show-output", NULL));
   g_assert_false(gs_capture_page_get_show_output(page));
+  /* Ctrl+4 is in the shortcuts window, translated. */
+  GtkShortcutsWindow *help =
+      gtk_application_window_get_help_overlay(GTK_APPLICATION_WINDOW(window));
+  GtkWidget *entry = find_shortcut(GTK_WIDGET(help), "<ctrl>4");
+  g_assert_nonnull(entry);
+  g_autofree char *title = NULL;
+  g_object_get(entry, "title", &title, NULL);
+  g_assert_cmpstr(title, ==,
+                  g_dpgettext2(NULL, "shortcut window", "Show or hide the program’s output"));
   gtk_window_destroy(GTK_WINDOW(window));
 }
 
@@ -195,6 +221,21 @@ static void test_file_capture(void) {
 static gboolean at_end(GtkAdjustment *adj) {
   return gtk_adjustment_get_value(adj) + gtk_adjustment_get_page_size(adj) >=
          gtk_adjustment_get_upper(adj) - 4;
+}
+
+/* The whole last line is on screen (what following means to the user). */
+static gboolean last_line_shown(GsOutputView *view) {
+  GtkTextView *text = gs_output_view_get_text_view(view);
+  GtkTextIter end;
+  gtk_text_buffer_get_end_iter(gtk_text_view_get_buffer(text), &end);
+  int y, height;
+  gtk_text_view_get_line_yrange(text, &end, &y, &height);
+  GdkRectangle visible;
+  gtk_text_view_get_visible_rect(text, &visible);
+  if (y + height > visible.y + visible.height || y < visible.y)
+    g_test_message("last line %d..%d, visible %d..%d", y, y + height, visible.y,
+                   visible.y + visible.height);
+  return y >= visible.y && y + height <= visible.y + visible.height;
 }
 
 /* The user turns the wheel up over the pane: its scroll controller gets what a wheel event
@@ -277,6 +318,7 @@ static void test_follow_and_bound(void) {
   /* Following: the last line is on screen. */
   g_assert_true(gs_output_view_get_following(view));
   g_assert_true(at_end(adj));
+  g_assert_true(last_line_shown(view));
   g_autofree char *shot = screenshot_name("output-pane-bounded");
   views_test_screenshot(GTK_WIDGET(window), shot);
 
@@ -297,8 +339,18 @@ static void test_follow_and_bound(void) {
   append_numbered(view, total + 301, 300);
   views_test_settle(GTK_WIDGET(view));
   g_assert_true(at_end(adj));
+  g_assert_true(last_line_shown(view));
+  /* The exit line too, though it has space above it and arrives alone. */
+  g_autoptr(GPtrArray) exit = g_ptr_array_new_with_free_func((GDestroyNotify)gs_output_line_free);
+  GsOutputLine *line = g_new(GsOutputLine, 1);
+  line->stream = GS_OUTPUT_EXIT;
+  line->text = g_strdup(_("The program exited with status 0."));
+  g_ptr_array_add(exit, line);
+  gs_output_view_append(view, exit, 0);
+  views_test_settle(GTK_WIDGET(view));
+  g_assert_true(last_line_shown(view));
   g_autofree char *after = gs_output_view_dup_text(view);
-  g_assert_true(g_str_has_suffix(after, "\nline 25600"));
+  g_assert_nonnull(strstr(after, "\nline 25600\n")); /* then the exit line */
   gtk_window_destroy(window);
 }
 
@@ -330,6 +382,7 @@ static void test_digits(void) {
   g_assert_true(g_str_has_suffix(text, exit_line));
   g_autofree char *shot = screenshot_name("output-pane-digits");
   views_test_screenshot(GTK_WIDGET(window), shot);
+  g_assert_true(last_line_shown(view));
   gtk_window_destroy(GTK_WINDOW(window));
 }
 

@@ -17,10 +17,13 @@
 #define PUMP_BUDGET_US 4000
 /* How often a capture in a background tab takes what arrived. */
 #define BACKGROUND_PUMP_MS 50
+/* The Output pane's first height, until the user drags its divider. */
+#define OUTPUT_PANE_HEIGHT 170
 
 struct _GsCapturePage {
   GtkWidget parent_instance;
 
+  GtkWidget *output_paned;
   GtkWidget *stack;
   AdwStatusPage *loading_page;
   GtkWidget *progress_bar;
@@ -373,6 +376,20 @@ static void gs_capture_page_unmap(GtkWidget *widget) {
     start_tick(self); /* unmapped now: the timer */
 }
 
+/* The page's first allocation: the Output pane gets its first height. A paned left to itself
+ * would give it only its minimum (a line or two); a minimum as large would not fit a short
+ * window, where the paned clips it and its last lines would hide below the edge. The paned
+ * keeps the position within both children's minimums. */
+static void on_paned_allocated(GsCapturePage *self) {
+  GtkPaned *paned = GTK_PANED(self->output_paned);
+  int max;
+  gboolean set;
+  g_object_get(paned, "max-position", &max, "position-set", &set, NULL);
+  if (set || max <= 0 || !gtk_widget_get_visible(self->output_view))
+    return;
+  gtk_paned_set_position(paned, MAX(max - OUTPUT_PANE_HEIGHT, max / 2));
+}
+
 static void on_stop(GsCapturePage *self) {
   if (self->source)
     gs_trace_source_stop(self->source);
@@ -623,6 +640,7 @@ static void gs_capture_page_class_init(GsCapturePageClass *klass) {
   g_type_ensure(GS_TYPE_OUTPUT_VIEW);
   gtk_widget_class_set_template_from_resource(
       widget_class, "/io/github/gradscope/Inspector/gs-capture-page.ui");
+  gtk_widget_class_bind_template_child(widget_class, GsCapturePage, output_paned);
   gtk_widget_class_bind_template_child(widget_class, GsCapturePage, stack);
   gtk_widget_class_bind_template_child(widget_class, GsCapturePage, loading_page);
   gtk_widget_class_bind_template_child(widget_class, GsCapturePage, progress_bar);
@@ -661,5 +679,7 @@ static void gs_capture_page_init(GsCapturePage *self) {
   g_signal_connect_swapped(self->scope_tree, "scope-selected", G_CALLBACK(on_scope_selected),
                            self);
   g_signal_connect_swapped(self->stop_button, "clicked", G_CALLBACK(on_stop), self);
+  g_signal_connect_swapped(self->output_paned, "notify::max-position",
+                           G_CALLBACK(on_paned_allocated), self);
   g_signal_connect_swapped(self->waiting_stop_button, "clicked", G_CALLBACK(on_stop), self);
 }

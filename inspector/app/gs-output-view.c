@@ -351,8 +351,6 @@ static void gs_output_view_init(GsOutputView *self) {
                                  GTK_ACCESSIBLE_PROPERTY_LABEL, _("Program output"), -1);
 
   self->scroller = gtk_scrolled_window_new();
-  /* The pane's first height, before the user drags its divider. */
-  gtk_scrolled_window_set_min_content_height(GTK_SCROLLED_WINDOW(self->scroller), 150);
   gtk_scrolled_window_set_child(GTK_SCROLLED_WINDOW(self->scroller),
                                 GTK_WIDGET(self->text_view));
   GtkAdjustment *adj = vadjustment(self);
