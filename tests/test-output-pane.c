@@ -167,6 +167,11 @@ static void test_program(void) {
   close(out_fd);
   close(err_fd);
 
+  /* With the focus in the pane, its keys scroll it instead of moving the scrubber. */
+  g_assert_true(gtk_widget_grab_focus(GTK_WIDGET(gs_output_view_get_text_view(view))));
+  g_assert_false(views_test_press_key(GTK_WIDGET(page), GDK_KEY_Home, 0));
+  g_assert_false(views_test_press_key(GTK_WIDGET(page), GDK_KEY_Left, 0));
+
   /* Ctrl+4 hides and shows it; so does the Output button (the page's action). */
   g_assert_true(views_test_press_key(GTK_WIDGET(page), GDK_KEY_4, GDK_CONTROL_MASK));
   g_assert_false(gs_capture_page_get_show_output(page));

@@ -250,8 +250,9 @@ static void test_long_line(void) {
   /* "x", then "é" (two bytes) 20,000 times: 40,001 bytes, so a cut at 16 KiB would fall
    * inside a character; no newline until the end. */
   const char *argv[] = {"/bin/sh", "-c",
-                        "printf x; i=0; while [ $i -lt 200 ]; do printf '%0100d' 0 | sed 's/0/\xc3\xa9/g';"
-                        "i=$((i+1)); done; echo; echo after",
+                        "printf x; i=0; while [ $i -lt 200 ]; do"
+                        " printf '%0100d' 0 | sed 's/0/\xc3\xa9/g'; i=$((i+1));"
+                        "done; echo; echo after",
                         NULL};
   g_autoptr(GError) error = NULL;
   source_run run = {.source = gs_trace_source_new_spawn(argv, NULL, -1, -1, &error)};
