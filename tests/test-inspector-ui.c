@@ -31,6 +31,7 @@
 #include "gs-timeline-view.h"
 #include "gs-window.h"
 #include "trace-file.h"
+#include "views-test-util.h"
 
 static char *log_path;
 static GsApplication *app;
@@ -658,25 +659,9 @@ static void test_parse_handle(void) {
                   ==, "#2.1");
 }
 
-/* Presses key+mods on page as its shortcut controller would (the capture phase, before the
- * focused widget): runs the matching shortcut's action; returns whether it handled the key. */
+/* The page's keys, as its shortcut controller takes them (views-test-util.c). */
 static gboolean press_page_key(GsCapturePage *page, guint key, GdkModifierType mods) {
-  g_autoptr(GListModel) controllers = gtk_widget_observe_controllers(GTK_WIDGET(page));
-  for (guint i = 0; i < g_list_model_get_n_items(controllers); i++) {
-    g_autoptr(GObject) c = g_list_model_get_item(controllers, i);
-    if (!GTK_IS_SHORTCUT_CONTROLLER(c) ||
-        gtk_event_controller_get_propagation_phase(GTK_EVENT_CONTROLLER(c)) != GTK_PHASE_CAPTURE)
-      continue;
-    for (guint j = 0; j < g_list_model_get_n_items(G_LIST_MODEL(c)); j++) {
-      g_autoptr(GtkShortcut) s = g_list_model_get_item(G_LIST_MODEL(c), j);
-      GtkShortcutTrigger *t = gtk_shortcut_get_trigger(s);
-      if (GTK_IS_KEYVAL_TRIGGER(t) && gtk_keyval_trigger_get_keyval(GTK_KEYVAL_TRIGGER(t)) == key &&
-          gtk_keyval_trigger_get_modifiers(GTK_KEYVAL_TRIGGER(t)) == mods)
-        return gtk_shortcut_action_activate(gtk_shortcut_get_action(s), 0, GTK_WIDGET(page),
-                                            gtk_shortcut_get_arguments(s));
-    }
-  }
-  g_assert_not_reached();
+  return views_test_press_key(GTK_WIDGET(page), key, mods);
 }
 
 /* The arrows scrub wherever the focus is (after a click on a row, say), except in a text
@@ -1145,6 +1130,8 @@ int main(int argc, char **argv) {
   app = gs_application_new();
   g_application_set_flags(G_APPLICATION(app), G_APPLICATION_NON_UNIQUE);
   g_assert_true(g_application_register(G_APPLICATION(app), NULL, NULL));
+  /* Spawned programs' output must not get into this test's TAP report on stdout. */
+  gs_application_set_output_echo(app, -1, -1);
 
   if (g_str_has_prefix(g_getenv("LANGUAGE") ? g_getenv("LANGUAGE") : "", "zh")) {
     g_test_add_func("/inspector-ui/zh_CN", test_chinese);

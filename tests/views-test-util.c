@@ -105,6 +105,25 @@ const char *views_test_label_after(GtkWidget *root, const char *key) {
   return NULL;
 }
 
+gboolean views_test_press_key(GtkWidget *widget, guint key, GdkModifierType mods) {
+  g_autoptr(GListModel) controllers = gtk_widget_observe_controllers(widget);
+  for (guint i = 0; i < g_list_model_get_n_items(controllers); i++) {
+    g_autoptr(GObject) c = g_list_model_get_item(controllers, i);
+    if (!GTK_IS_SHORTCUT_CONTROLLER(c) ||
+        gtk_event_controller_get_propagation_phase(GTK_EVENT_CONTROLLER(c)) != GTK_PHASE_CAPTURE)
+      continue;
+    for (guint j = 0; j < g_list_model_get_n_items(G_LIST_MODEL(c)); j++) {
+      g_autoptr(GtkShortcut) s = g_list_model_get_item(G_LIST_MODEL(c), j);
+      GtkShortcutTrigger *t = gtk_shortcut_get_trigger(s);
+      if (GTK_IS_KEYVAL_TRIGGER(t) && gtk_keyval_trigger_get_keyval(GTK_KEYVAL_TRIGGER(t)) == key &&
+          gtk_keyval_trigger_get_modifiers(GTK_KEYVAL_TRIGGER(t)) == mods)
+        return gtk_shortcut_action_activate(gtk_shortcut_get_action(s), 0, widget,
+                                            gtk_shortcut_get_arguments(s));
+    }
+  }
+  g_assert_not_reached();
+}
+
 void views_test_screenshot(GtkWidget *widget, const char *name) {
   views_test_settle(widget);
   const char *dir = g_getenv("GS_SCREENSHOT_DIR");

@@ -1,6 +1,6 @@
 /* views-test-util.h: what the inspector's view tests share: recording a workload into a
  * trace model, showing a widget in a window and waiting until it is drawn, finding widgets
- * and label texts in it, and saving a screenshot PNG. */
+ * and label texts in it, pressing its keys, and saving a screenshot PNG. */
 #pragma once
 
 #include <gtk/gtk.h>
@@ -26,6 +26,10 @@ GtkWidget *views_test_find(GtkWidget *root, GType type);
 GPtrArray *views_test_labels(GtkWidget *root);
 /* The text of the label on screen that follows the label saying key, or NULL. */
 const char *views_test_label_after(GtkWidget *root, const char *key);
+/* Presses key+mods on widget as its capture-phase shortcut controller would (before the
+ * focused widget sees it): runs the matching shortcut's action and returns whether it handled
+ * the key. The key must be one of its shortcuts. */
+gboolean views_test_press_key(GtkWidget *widget, guint key, GdkModifierType mods);
 /* Saves widget as GS_SCREENSHOT_DIR/name (or the current directory). */
 void views_test_screenshot(GtkWidget *widget, const char *name);
 /* The index of the first event of kind in m at or after from, or G_MAXUINT64. */

@@ -99,6 +99,9 @@ static double accuracy(const mlp *m, gs_tensor x, gs_tensor y) {
 }
 
 int main(int argc, char **argv) {
+  /* A line as soon as it is printed, also into a pipe (the inspector's Output pane shows the
+   * loss while it trains; a pipe would otherwise hold it until the end). */
+  setvbuf(stdout, NULL, _IOLBF, 0);
   const char *path = argc > 1 ? argv[1] : DIGITS_CSV;
   static float pixels[ROWS * PIXELS];
   static int64_t labels[ROWS];

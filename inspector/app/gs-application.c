@@ -4,6 +4,7 @@
 #include "gs-application.h"
 
 #include <glib/gi18n.h>
+#include <unistd.h>
 
 #include "gs-config.h"
 #include "gs-window.h"
@@ -11,6 +12,7 @@
 struct _GsApplication {
   AdwApplication parent_instance;
   GSettings *settings;
+  int echo_fd[2]; /* see gs_application_set_output_echo */
 };
 
 G_DEFINE_FINAL_TYPE(GsApplication, gs_application, ADW_TYPE_APPLICATION)
@@ -37,6 +39,18 @@ GsApplication *gs_application_new(void) {
 GSettings *gs_application_get_settings(GsApplication *self) {
   g_return_val_if_fail(GS_IS_APPLICATION(self), NULL);
   return self->settings;
+}
+
+void gs_application_set_output_echo(GsApplication *self, int stdout_fd, int stderr_fd) {
+  g_return_if_fail(GS_IS_APPLICATION(self));
+  self->echo_fd[0] = stdout_fd;
+  self->echo_fd[1] = stderr_fd;
+}
+
+void gs_application_get_output_echo(GsApplication *self, int *stdout_fd, int *stderr_fd) {
+  g_return_if_fail(GS_IS_APPLICATION(self));
+  *stdout_fd = self->echo_fd[0];
+  *stderr_fd = self->echo_fd[1];
 }
 
 /* The window to add tabs to: the active one, or a new one. */
@@ -227,6 +241,8 @@ static void gs_application_class_init(GsApplicationClass *klass) {
 }
 
 static void gs_application_init(GsApplication *self) {
+  self->echo_fd[0] = STDOUT_FILENO;
+  self->echo_fd[1] = STDERR_FILENO;
   g_application_add_main_option_entries(G_APPLICATION(self), option_entries);
   g_application_set_option_context_parameter_string(
       G_APPLICATION(self), _("[FILE…] [-- PROGRAM [ARGUMENT…]]"));

@@ -7,6 +7,7 @@
 #include <glib/gi18n.h>
 
 #include "gs-graph-pane.h"
+#include "gs-output-view.h"
 #include "gs-view.h"
 #include "gs-scope-tree-view.h"
 #include "gs-tensor-view.h"
@@ -16,10 +17,13 @@
 #define PUMP_BUDGET_US 4000
 /* How often a capture in a background tab takes what arrived. */
 #define BACKGROUND_PUMP_MS 50
+/* The Output pane's first height, until the user drags its divider. */
+#define OUTPUT_PANE_HEIGHT 170
 
 struct _GsCapturePage {
   GtkWidget parent_instance;
 
+  GtkWidget *output_paned;
   GtkWidget *stack;
   AdwStatusPage *loading_page;
   GtkWidget *progress_bar;
@@ -37,6 +41,9 @@ struct _GsCapturePage {
   GtkWidget *status_icon;
   GtkWidget *status_label;
   GtkWidget *stop_button;
+  GtkWidget *output_button;
+  GtkWidget *waiting_output_button;
+  GtkWidget *output_view;
 
   gs_trace_model *model;
   GsTraceSource *source;
@@ -50,7 +57,7 @@ struct _GsCapturePage {
 
 G_DEFINE_FINAL_TYPE(GsCapturePage, gs_capture_page, GTK_TYPE_WIDGET)
 
-enum { PROP_0, PROP_TITLE, PROP_SUBTITLE, PROP_BUSY, N_PROPS };
+enum { PROP_0, PROP_TITLE, PROP_SUBTITLE, PROP_BUSY, PROP_SHOW_OUTPUT, N_PROPS };
 static GParamSpec *props[N_PROPS];
 
 enum { SIGNAL_TOAST, N_SIGNALS };
@@ -103,6 +110,30 @@ GtkWidget *gs_capture_page_get_scope_tree(GsCapturePage *self) {
 GtkWidget *gs_capture_page_get_tensor_view(GsCapturePage *self) {
   g_return_val_if_fail(GS_IS_CAPTURE_PAGE(self), NULL);
   return self->tensor_view;
+}
+
+GtkWidget *gs_capture_page_get_output_view(GsCapturePage *self) {
+  g_return_val_if_fail(GS_IS_CAPTURE_PAGE(self), NULL);
+  return self->output_view;
+}
+
+/* Only a program the inspector runs has output to show. */
+static gboolean has_output(GsCapturePage *self) {
+  return self->source && gs_trace_source_get_kind(self->source) == GS_TRACE_SOURCE_SPAWN;
+}
+
+gboolean gs_capture_page_get_show_output(GsCapturePage *self) {
+  g_return_val_if_fail(GS_IS_CAPTURE_PAGE(self), FALSE);
+  return gtk_widget_get_visible(self->output_view);
+}
+
+void gs_capture_page_set_show_output(GsCapturePage *self, gboolean show) {
+  g_return_if_fail(GS_IS_CAPTURE_PAGE(self));
+  show = show && has_output(self);
+  if (show == gs_capture_page_get_show_output(self))
+    return;
+  gtk_widget_set_visible(self->output_view, show);
+  g_object_notify_by_pspec(G_OBJECT(self), props[PROP_SHOW_OUTPUT]);
 }
 
 const char *gs_capture_page_get_state_name(GsCapturePage *self) {
@@ -247,9 +278,12 @@ static void update_status(GsCapturePage *self) {
   gboolean running = state == GS_TRACE_SOURCE_LIVE || state == GS_TRACE_SOURCE_CONNECTING;
   gtk_widget_set_visible(self->stop_button, running);
   gtk_widget_set_visible(self->waiting_stop_button, running);
-  adw_status_page_set_description(self->waiting_page, message);
-  adw_status_page_set_description(self->loading_page,
-                                  gs_trace_source_get_description(self->source));
+  /* A status page's description is markup: a command line's "2>&1" or a path's "&" is text. */
+  g_autofree char *waiting = message ? g_markup_escape_text(message, -1) : NULL;
+  g_autofree char *loading =
+      g_markup_escape_text(gs_trace_source_get_description(self->source), -1);
+  adw_status_page_set_description(self->waiting_page, waiting);
+  adw_status_page_set_description(self->loading_page, loading);
   set_subtitle(self, message);
   update_stack(self);
 
@@ -342,6 +376,20 @@ static void gs_capture_page_unmap(GtkWidget *widget) {
     start_tick(self); /* unmapped now: the timer */
 }
 
+/* The page's first allocation: the Output pane gets its first height. A paned left to itself
+ * would give it only its minimum (a line or two); a minimum as large would not fit a short
+ * window, where the paned clips it and its last lines would hide below the edge. The paned
+ * keeps the position within both children's minimums. */
+static void on_paned_allocated(GsCapturePage *self) {
+  GtkPaned *paned = GTK_PANED(self->output_paned);
+  int max;
+  gboolean set;
+  g_object_get(paned, "max-position", &max, "position-set", &set, NULL);
+  if (set || max <= 0 || !gtk_widget_get_visible(self->output_view))
+    return;
+  gtk_paned_set_position(paned, MAX(max - OUTPUT_PANE_HEIGHT, max / 2));
+}
+
 static void on_stop(GsCapturePage *self) {
   if (self->source)
     gs_trace_source_stop(self->source);
@@ -350,6 +398,16 @@ static void on_stop(GsCapturePage *self) {
 static void attach_source(GsCapturePage *self, GsTraceSource *source, const char *title) {
   self->source = source;
   self->title = g_strdup(title);
+  /* A program's output shows from the start (its progress is what its user watches);
+   * other captures have none, and no button for it. */
+  gboolean output = has_output(self);
+  gtk_widget_action_set_enabled(GTK_WIDGET(self), "capture.show-output", output);
+  gtk_widget_set_visible(self->output_button, output);
+  gtk_widget_set_visible(self->waiting_output_button, output);
+  if (output) {
+    gs_output_view_set_source(GS_OUTPUT_VIEW(self->output_view), source);
+    gs_capture_page_set_show_output(self, TRUE);
+  }
   self->last_state = gs_trace_source_get_state(source);
   g_signal_connect_object(source, "changed", G_CALLBACK(update_status), self,
                           G_CONNECT_SWAPPED);
@@ -373,9 +431,11 @@ GsCapturePage *gs_capture_page_new_for_file(const char *path, gboolean follow) {
 }
 
 GsCapturePage *gs_capture_page_new_for_program(const char *const *argv, const char *cwd,
+                                               int echo_stdout, int echo_stderr,
                                                GError **error) {
   g_return_val_if_fail(argv && argv[0], NULL);
-  GsTraceSource *source = gs_trace_source_new_spawn(argv, cwd, error);
+  GsTraceSource *source =
+      gs_trace_source_new_spawn(argv, cwd, echo_stdout, echo_stderr, error);
   if (!source)
     return NULL;
   GsCapturePage *self = g_object_new(GS_TYPE_CAPTURE_PAGE, NULL);
@@ -396,11 +456,12 @@ GsCapturePage *gs_capture_page_new_listening(GError **error) {
 /* ---- keys ----------------------------------------------------------------------------- */
 
 /* Whether the focused widget uses the key itself: a text field its arrows and Home/End (the
- * cursor), the graph its arrows (panning). */
+ * cursor), the Output pane's text the same (scrolling), the graph its arrows (panning). */
 static gboolean focus_wants(GtkWidget *widget, gboolean arrow) {
   GtkRoot *root = gtk_widget_get_root(widget);
   GtkWidget *focus = root ? gtk_root_get_focus(root) : NULL;
-  return focus && (GTK_IS_EDITABLE(focus) || (arrow && GS_IS_GRAPH_VIEW(focus)));
+  return focus && (GTK_IS_EDITABLE(focus) || GTK_IS_TEXT_VIEW(focus) ||
+                   (arrow && GS_IS_GRAPH_VIEW(focus)));
 }
 
 static gboolean step_shortcut(GtkWidget *widget, GVariant *args, gpointer data) {
@@ -426,6 +487,16 @@ static gboolean page_shortcut(GtkWidget *widget, GVariant *args, gpointer data) 
   return TRUE;
 }
 
+/* Ctrl+4: the Output pane, shown or hidden (a capture with no program lets the key go). */
+static gboolean output_shortcut(GtkWidget *widget, GVariant *args, gpointer data) {
+  (void)args, (void)data;
+  GsCapturePage *self = GS_CAPTURE_PAGE(widget);
+  if (!has_output(self))
+    return FALSE;
+  gs_capture_page_set_show_output(self, !gs_capture_page_get_show_output(self));
+  return TRUE;
+}
+
 static void add_shortcut(GtkShortcutController *keys, guint key, GdkModifierType mods,
                          GtkShortcutFunc fn, gpointer data, GVariant *args) {
   GtkShortcut *s = gtk_shortcut_new(gtk_keyval_trigger_new(key, mods),
@@ -436,8 +507,9 @@ static void add_shortcut(GtkShortcutController *keys, guint key, GdkModifierType
 
 /* The page's keys are caught before the focused widget sees them (the capture phase), so
  * stepping works after a click on |<, an event row or the timeline; a text field keeps the
- * arrows and Home/End, the graph its arrows (it pans with them). Ctrl+1/2/3 show the Events, Graph and Memory pages (Alt+1..9 are
- * the tabs'). */
+ * arrows and Home/End, the graph its arrows (it pans with them). Ctrl+1/2/3 show the
+ * Events, Graph and Memory pages (Alt+1..9 are the tabs'), and Ctrl+4 the program's output
+ * below them all. */
 static void add_page_keys(GsCapturePage *self) {
   GtkEventController *keys = gtk_shortcut_controller_new();
   gtk_event_controller_set_propagation_phase(keys, GTK_PHASE_CAPTURE);
@@ -464,6 +536,7 @@ static void add_page_keys(GsCapturePage *self) {
   for (guint i = 0; i < G_N_ELEMENTS(pages); i++)
     add_shortcut(k, GDK_KEY_1 + i, GDK_CONTROL_MASK, page_shortcut, NULL,
                  g_variant_new_string(pages[i]));
+  add_shortcut(k, GDK_KEY_4, GDK_CONTROL_MASK, output_shortcut, NULL, NULL);
   gtk_widget_add_controller(GTK_WIDGET(self), keys);
 }
 
@@ -508,6 +581,21 @@ static void gs_capture_page_get_property(GObject *object, guint prop_id, GValue 
   case PROP_BUSY:
     g_value_set_boolean(value, gs_capture_page_get_busy(self));
     break;
+  case PROP_SHOW_OUTPUT:
+    g_value_set_boolean(value, gs_capture_page_get_show_output(self));
+    break;
+  default:
+    G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
+  }
+}
+
+static void gs_capture_page_set_property(GObject *object, guint prop_id, const GValue *value,
+                                         GParamSpec *pspec) {
+  GsCapturePage *self = GS_CAPTURE_PAGE(object);
+  switch (prop_id) {
+  case PROP_SHOW_OUTPUT:
+    gs_capture_page_set_show_output(self, g_value_get_boolean(value));
+    break;
   default:
     G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
   }
@@ -519,6 +607,7 @@ static void gs_capture_page_class_init(GsCapturePageClass *klass) {
   object_class->dispose = gs_capture_page_dispose;
   object_class->finalize = gs_capture_page_finalize;
   object_class->get_property = gs_capture_page_get_property;
+  object_class->set_property = gs_capture_page_set_property;
   widget_class->map = gs_capture_page_map;
   widget_class->unmap = gs_capture_page_unmap;
 
@@ -530,7 +619,13 @@ static void gs_capture_page_class_init(GsCapturePageClass *klass) {
   props[PROP_BUSY] = g_param_spec_boolean(
       "busy", NULL, NULL, FALSE,
       G_PARAM_READABLE | G_PARAM_STATIC_STRINGS | G_PARAM_EXPLICIT_NOTIFY);
+  /* The Output pane is shown (a program's capture only). */
+  props[PROP_SHOW_OUTPUT] = g_param_spec_boolean(
+      "show-output", NULL, NULL, FALSE,
+      G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | G_PARAM_EXPLICIT_NOTIFY);
   g_object_class_install_properties(object_class, N_PROPS, props);
+  /* The Output buttons' state and toggle (a stateful action over the property). */
+  gtk_widget_class_install_property_action(widget_class, "capture.show-output", "show-output");
 
   /* Something the user should hear about (a broken source): the window shows a toast. */
   signals[SIGNAL_TOAST] = g_signal_new("toast", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0,
@@ -542,8 +637,10 @@ static void gs_capture_page_class_init(GsCapturePageClass *klass) {
   g_type_ensure(GS_TYPE_SCRUBBER);
   g_type_ensure(GS_TYPE_TIMELINE_VIEW);
   g_type_ensure(GS_TYPE_GRAPH_PANE);
+  g_type_ensure(GS_TYPE_OUTPUT_VIEW);
   gtk_widget_class_set_template_from_resource(
       widget_class, "/io/github/gradscope/Inspector/gs-capture-page.ui");
+  gtk_widget_class_bind_template_child(widget_class, GsCapturePage, output_paned);
   gtk_widget_class_bind_template_child(widget_class, GsCapturePage, stack);
   gtk_widget_class_bind_template_child(widget_class, GsCapturePage, loading_page);
   gtk_widget_class_bind_template_child(widget_class, GsCapturePage, progress_bar);
@@ -560,6 +657,9 @@ static void gs_capture_page_class_init(GsCapturePageClass *klass) {
   gtk_widget_class_bind_template_child(widget_class, GsCapturePage, status_icon);
   gtk_widget_class_bind_template_child(widget_class, GsCapturePage, status_label);
   gtk_widget_class_bind_template_child(widget_class, GsCapturePage, stop_button);
+  gtk_widget_class_bind_template_child(widget_class, GsCapturePage, output_button);
+  gtk_widget_class_bind_template_child(widget_class, GsCapturePage, waiting_output_button);
+  gtk_widget_class_bind_template_child(widget_class, GsCapturePage, output_view);
   gtk_widget_class_set_layout_manager_type(widget_class, GTK_TYPE_BIN_LAYOUT);
 }
 
@@ -579,5 +679,7 @@ static void gs_capture_page_init(GsCapturePage *self) {
   g_signal_connect_swapped(self->scope_tree, "scope-selected", G_CALLBACK(on_scope_selected),
                            self);
   g_signal_connect_swapped(self->stop_button, "clicked", G_CALLBACK(on_stop), self);
+  g_signal_connect_swapped(self->output_paned, "notify::max-position",
+                           G_CALLBACK(on_paned_allocated), self);
   g_signal_connect_swapped(self->waiting_stop_button, "clicked", G_CALLBACK(on_stop), self);
 }

@@ -1,7 +1,8 @@
 /* gs-capture-page.h: one capture, shown in a tab: it owns the trace model and the source
  * feeding it, and composes the views (scope tree, event list, tensor details, scrubber). The
  * source is pumped from the frame clock with a time budget; every view follows the
- * scrubber's event, and a selection in one view drives the others. */
+ * scrubber's event, and a selection in one view drives the others. A program the inspector
+ * runs also has its Output pane, below the views. */
 #pragma once
 
 #include <gtk/gtk.h>
@@ -18,8 +19,11 @@ G_DECLARE_FINAL_TYPE(GsCapturePage, gs_capture_page, GS, CAPTURE_PAGE, GtkWidget
 
 /* A log file, loaded on a worker with progress; follow keeps reading what is appended. */
 GsCapturePage *gs_capture_page_new_for_file(const char *path, gboolean follow);
-/* A program run with tracing pointed at the inspector. NULL with error if it cannot start. */
+/* A program run with tracing pointed at the inspector, its output in the Output pane and
+ * echoed to echo_stdout and echo_stderr (-1: not echoed). NULL with error if it cannot
+ * start. */
 GsCapturePage *gs_capture_page_new_for_program(const char *const *argv, const char *cwd,
+                                               int echo_stdout, int echo_stderr,
                                                GError **error);
 /* Waits for a traced program on the per-user socket. NULL with error if it cannot listen. */
 GsCapturePage *gs_capture_page_new_listening(GError **error);
@@ -38,6 +42,11 @@ GsScrubber *gs_capture_page_get_scrubber(GsCapturePage *self);
 GsEventListView *gs_capture_page_get_event_list(GsCapturePage *self);
 GtkWidget *gs_capture_page_get_scope_tree(GsCapturePage *self);
 GtkWidget *gs_capture_page_get_tensor_view(GsCapturePage *self);
+/* The Output pane (a GsOutputView), and whether it is shown: a program's capture shows it
+ * from the start, Ctrl+4 and the Output buttons toggle it; other captures never show it. */
+GtkWidget *gs_capture_page_get_output_view(GsCapturePage *self);
+gboolean gs_capture_page_get_show_output(GsCapturePage *self);
+void gs_capture_page_set_show_output(GsCapturePage *self, gboolean show);
 /* "loading", "waiting" or "content". */
 const char *gs_capture_page_get_state_name(GsCapturePage *self);
 

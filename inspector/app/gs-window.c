@@ -45,7 +45,9 @@ GsCapturePage *gs_window_get_current_page(GsWindow *self) {
 
 void gs_window_show_toast(GsWindow *self, const char *message) {
   g_return_if_fail(GS_IS_WINDOW(self));
-  AdwToast *toast = adw_toast_new(message);
+  /* A toast's title is markup (libadwaita 1.2): a message quoting "a&b" is text. */
+  g_autofree char *escaped = g_markup_escape_text(message, -1);
+  AdwToast *toast = adw_toast_new(escaped);
   adw_toast_set_timeout(toast, 8);
   adw_toast_overlay_add_toast(self->toast_overlay, toast);
 }
@@ -55,10 +57,19 @@ static void on_page_toast(GsCapturePage *page, const char *message, GsWindow *se
   gs_window_show_toast(self, message);
 }
 
+/* A tab's tooltip is markup: the page's subtitle (a command line with "2>&1") is text. */
+static gboolean escape_markup(GBinding *binding, const GValue *from, GValue *to, gpointer data) {
+  (void)binding, (void)data;
+  const char *text = g_value_get_string(from);
+  g_value_take_string(to, text ? g_markup_escape_text(text, -1) : NULL);
+  return TRUE;
+}
+
 static void add_page(GsWindow *self, GsCapturePage *page) {
   AdwTabPage *tab = adw_tab_view_append(self->tab_view, GTK_WIDGET(page));
   g_object_bind_property(page, "title", tab, "title", G_BINDING_SYNC_CREATE);
-  g_object_bind_property(page, "subtitle", tab, "tooltip", G_BINDING_SYNC_CREATE);
+  g_object_bind_property_full(page, "subtitle", tab, "tooltip", G_BINDING_SYNC_CREATE,
+                              escape_markup, NULL, NULL, NULL);
   g_object_bind_property(page, "busy", tab, "loading", G_BINDING_SYNC_CREATE);
   g_signal_connect_object(page, "toast", G_CALLBACK(on_page_toast), self, 0);
   adw_tab_view_set_selected_page(self->tab_view, tab);
@@ -90,7 +101,11 @@ void gs_window_open_file(GsWindow *self, GFile *file, gboolean follow) {
 void gs_window_spawn(GsWindow *self, const char *const *argv, const char *cwd) {
   g_return_if_fail(GS_IS_WINDOW(self));
   g_autoptr(GError) error = NULL;
-  GsCapturePage *page = gs_capture_page_new_for_program(argv, cwd, &error);
+  int echo_stdout = -1, echo_stderr = -1;
+  gs_application_get_output_echo(GS_APPLICATION(gtk_window_get_application(GTK_WINDOW(self))),
+                                 &echo_stdout, &echo_stderr);
+  GsCapturePage *page =
+      gs_capture_page_new_for_program(argv, cwd, echo_stdout, echo_stderr, &error);
   if (!page) {
     g_autofree char *message = g_strdup_printf(_("Cannot run %s: %s"), argv[0], error->message);
     gs_window_show_toast(self, message);

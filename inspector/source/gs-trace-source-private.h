@@ -43,7 +43,9 @@ struct _GsTraceSource {
   char *live_note;       /* the input went live (connected, started): what to say */
   double worker_progress;
   gs_trace_model *worker_model; /* loaded on the worker, to hand over */
-  GString *output;       /* a spawned program's stdout and stderr */
+  GQueue output;         /* GsOutputLine*: a spawned program's last lines, oldest first */
+  gsize output_bytes;    /* their text's size */
+  guint64 output_total;  /* lines received, kept or not */
   gboolean output_changed;
   int exit_status;       /* -1 until the program exited normally */
 
@@ -55,6 +57,7 @@ struct _GsTraceSource {
   gboolean owns_socket_path; /* we bound it: unlink it when done */
   GSubprocess *process;  /* spawn */
   int trace_fd;          /* spawn: our end of the log pipe */
+  int echo_fd[2];        /* spawn: where stdout and stderr are echoed, or -1 */
   GCancellable *exited;  /* spawn: cancelled once the program has exited (a pollable flag) */
 };
 
@@ -74,7 +77,8 @@ void gs_trace_source_post_progress(GsTraceSource *self, double progress);
  * would say (in one step, so the UI never sees a loaded file as live for a moment). */
 void gs_trace_source_post_loaded(GsTraceSource *self, gs_trace_model *m /* owned */,
                                  gboolean last, gboolean broken, char *note /* owned */);
-void gs_trace_source_post_output(GsTraceSource *self, const char *text, gsize n);
+/* Takes the lines (GsOutputLine*, oldest first) out of lines, which stays the caller's. */
+void gs_trace_source_post_output(GsTraceSource *self, GPtrArray *lines);
 void gs_trace_source_post_exit_status(GsTraceSource *self, int status);
 /* The worker is done: broken says the input failed (not merely ended); note is owned. */
 void gs_trace_source_post_end(GsTraceSource *self, gboolean broken, char *note);

@@ -7,6 +7,7 @@
 #include <glib/gi18n-lib.h>
 #include <glib/gstdio.h>
 #include <signal.h>
+#include <string.h>
 #include <unistd.h>
 
 /* A worker stops reading while this much is received and not pumped, so a program that
@@ -14,8 +15,6 @@
 #define MAX_PENDING (64u << 20)
 /* Pumped into the model at a time, between looks at the clock. */
 #define PUMP_SLICE (32u << 10)
-/* A spawned program's output kept for display. */
-#define MAX_OUTPUT (64u << 10)
 
 G_DEFINE_ENUM_TYPE(GsTraceSourceState, gs_trace_source_state,
   G_DEFINE_ENUM_VALUE(GS_TRACE_SOURCE_CONNECTING, "connecting"),
@@ -59,9 +58,10 @@ static void gs_trace_source_init(GsTraceSource *self) {
   g_cond_init(&self->cond);
   g_queue_init(&self->pieces);
   self->cancellable = g_cancellable_new();
-  self->output = g_string_new(NULL);
+  g_queue_init(&self->output);
   self->exit_status = -1;
   self->trace_fd = -1;
+  self->echo_fd[0] = self->echo_fd[1] = -1;
   self->context = g_main_context_ref_thread_default();
   self->wakeup = g_source_new(&wakeup_funcs, sizeof(GSource));
   g_source_set_static_name(self->wakeup, "GsTraceSource wakeup");
@@ -106,7 +106,7 @@ static void gs_trace_source_finalize(GObject *object) {
   g_clear_pointer(&self->worker_model, gs_trace_model_free);
   if (self->trace_fd >= 0)
     close(self->trace_fd);
-  g_string_free(self->output, TRUE);
+  g_queue_clear_full(&self->output, (GDestroyNotify)gs_output_line_free);
   g_free(self->description);
   g_free(self->message);
   g_free(self->end_note);
@@ -237,13 +237,27 @@ void gs_trace_source_post_loaded(GsTraceSource *self, gs_trace_model *m, gboolea
   wake(self);
 }
 
-void gs_trace_source_post_output(GsTraceSource *self, const char *text, gsize n) {
+void gs_trace_source_post_output(GsTraceSource *self, GPtrArray *lines) {
+  if (lines->len == 0)
+    return;
+  gsize n;
+  GsOutputLine **taken = (GsOutputLine **)g_ptr_array_steal(lines, &n);
   g_mutex_lock(&self->lock);
-  g_string_append_len(self->output, text, (gssize)n);
-  if (self->output->len > MAX_OUTPUT) /* keep the end: the last lines explain an exit */
-    g_string_erase(self->output, 0, (gssize)(self->output->len - MAX_OUTPUT));
+  for (gsize i = 0; i < n; i++) {
+    g_queue_push_tail(&self->output, taken[i]);
+    self->output_bytes += strlen(taken[i]->text);
+  }
+  self->output_total += n;
+  /* Keep the end: the last lines explain an exit. */
+  while (self->output.length > GS_OUTPUT_KEPT_LINES ||
+         self->output_bytes > GS_OUTPUT_KEPT_BYTES) {
+    GsOutputLine *oldest = g_queue_pop_head(&self->output);
+    self->output_bytes -= strlen(oldest->text);
+    gs_output_line_free(oldest);
+  }
   self->output_changed = TRUE;
   g_mutex_unlock(&self->lock);
+  g_free(taken);
   wake(self);
 }
 
@@ -531,12 +545,36 @@ guint64 gs_trace_source_get_bytes_pending(GsTraceSource *self) {
   return n;
 }
 
-char *gs_trace_source_dup_output(GsTraceSource *self) {
+GPtrArray *gs_trace_source_get_output(GsTraceSource *self, guint64 from, guint64 *first) {
   g_return_val_if_fail(GS_IS_TRACE_SOURCE(self), NULL);
+  GPtrArray *lines = g_ptr_array_new_with_free_func((GDestroyNotify)gs_output_line_free);
   g_mutex_lock(&self->lock);
-  char *text = g_strndup(self->output->str, self->output->len);
+  guint64 kept_from = self->output_total - self->output.length;
+  guint64 start = MAX(from, kept_from);
+  *first = start;
+  if (start < self->output_total) {
+    /* The newest lines are the ones asked for again and again: walk from the tail. */
+    GList *link = g_queue_peek_tail_link(&self->output);
+    for (guint64 n = self->output_total - start; n > 1; n--)
+      link = link->prev;
+    for (; link; link = link->next) {
+      const GsOutputLine *line = link->data;
+      GsOutputLine *copy = g_new(GsOutputLine, 1);
+      copy->stream = line->stream;
+      copy->text = g_strdup(line->text);
+      g_ptr_array_add(lines, copy);
+    }
+  }
   g_mutex_unlock(&self->lock);
-  return text;
+  return lines;
+}
+
+guint64 gs_trace_source_get_n_output(GsTraceSource *self) {
+  g_return_val_if_fail(GS_IS_TRACE_SOURCE(self), 0);
+  g_mutex_lock(&self->lock);
+  guint64 n = self->output_total;
+  g_mutex_unlock(&self->lock);
+  return n;
 }
 
 int gs_trace_source_get_exit_status(GsTraceSource *self) {

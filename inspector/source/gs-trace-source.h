@@ -33,6 +33,27 @@ typedef enum {
   GS_TRACE_SOURCE_SPAWN,
 } GsTraceSourceKind;
 
+/* Where a line of a spawned program's output came from. */
+typedef enum {
+  GS_OUTPUT_STDOUT,
+  GS_OUTPUT_STDERR,
+  GS_OUTPUT_EXIT, /* not printed: the source's sentence on how the program ended, last */
+} GsOutputStream;
+
+typedef struct {
+  GsOutputStream stream;
+  char *text; /* valid UTF-8 (other bytes became U+FFFD), without its newline */
+} GsOutputLine;
+
+void gs_output_line_free(GsOutputLine *line);
+
+/* Bounds on a program's output kept in memory: a line longer than GS_OUTPUT_LINE_MAX bytes
+ * arrives in pieces of at most that, and only the last GS_OUTPUT_KEPT_LINES lines (and at
+ * most GS_OUTPUT_KEPT_BYTES of text) are kept, here and in the Output pane. */
+#define GS_OUTPUT_LINE_MAX (16u << 10)
+#define GS_OUTPUT_KEPT_LINES 10000u
+#define GS_OUTPUT_KEPT_BYTES (8u << 20)
+
 GType gs_trace_source_state_get_type(void) G_GNUC_CONST;
 #define GS_TYPE_TRACE_SOURCE_STATE (gs_trace_source_state_get_type())
 GType gs_trace_source_kind_get_type(void) G_GNUC_CONST;
@@ -51,9 +72,12 @@ GsTraceSource *gs_trace_source_new_file(const char *path, gboolean follow);
  * GS_TRACE=unix:PATH; programs of other users are refused, with the reason logged. */
 GsTraceSource *gs_trace_source_new_listen(const char *socket_path, GError **error);
 /* Runs argv[0] (searched in PATH) in cwd (NULL: ours) with its log written to a pipe
- * (GS_TRACE_FD), and collects its output and exit status. */
+ * (GS_TRACE_FD), and collects its output, line by line, and its exit status. What it prints
+ * on stdout is also written, unchanged and as it arrives, to echo_stdout, and its stderr to
+ * echo_stderr (the inspector's own: STDOUT_FILENO, STDERR_FILENO; -1: not echoed). The
+ * caller keeps those descriptors open while the source lives. */
 GsTraceSource *gs_trace_source_new_spawn(const char *const *argv, const char *cwd,
-                                         GError **error);
+                                         int echo_stdout, int echo_stderr, GError **error);
 
 /* The per-user socket path new_listen uses by default (newly allocated). */
 char *gs_trace_source_default_socket_path(void);
@@ -79,8 +103,15 @@ double gs_trace_source_get_progress(GsTraceSource *self);
 /* Bytes of log received so far, and those received but not pumped yet. */
 guint64 gs_trace_source_get_bytes_received(GsTraceSource *self);
 guint64 gs_trace_source_get_bytes_pending(GsTraceSource *self);
-/* A spawned program's output (stdout and stderr, the last 64 KiB), newly allocated. */
-char *gs_trace_source_dup_output(GsTraceSource *self);
+/* A spawned program's output lines, numbered from 0 as they were read; its last line is
+ * the GS_OUTPUT_EXIT sentence. Between stdout and stderr the order is the order the reads
+ * saw, the program's own order only when it paused between them (two pipes have no common
+ * clock). Returns the kept lines numbered from `from` on (GsOutputLine*, transfer full);
+ * *first receives the number of the first one returned, more than `from` when lines in
+ * between were dropped to keep within the bounds above. */
+GPtrArray *gs_trace_source_get_output(GsTraceSource *self, guint64 from, guint64 *first);
+/* How many output lines have arrived (the number the next one will get). */
+guint64 gs_trace_source_get_n_output(GsTraceSource *self);
 /* A spawned program's exit status once it exited normally, else -1. */
 int gs_trace_source_get_exit_status(GsTraceSource *self);
 
