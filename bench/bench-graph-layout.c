@@ -30,7 +30,7 @@ static void add_item(gs_graph *g, gs_graph_item_kind kind, guint64 id, const cha
                      guint64 scope) {
   gs_graph_item item = {kind, id, kind == GS_GRAPH_OP ? 0 : id,
                         g_strdup_printf("n%" G_GUINT64_FORMAT, id), g_strdup(label), scope,
-                        -1, -1, 0, 1};
+                        -1, -1, 0, 1, 0};
   g_array_append_val(g->items, item);
 }
 

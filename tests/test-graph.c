@@ -152,7 +152,7 @@ static void test_hostile_names_round_trip_through_graphviz(void) {
   for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
     /* Keys are escaped too: give them the same hostile text. */
     gs_graph_item item = {GS_GRAPH_LEAF, i + 1, 0, g_strdup_printf("%s#%u", cases[i].name, i),
-                          g_strdup(cases[i].name), 7, -1, -1, 0, 1};
+                          g_strdup(cases[i].name), 7, -1, -1, 0, 1, 0};
     g_array_append_val(g->items, item);
     if (i)
       gs_graph_add_edge(g, i - 1, i, GS_GRAPH_EDGE_GRAD);
@@ -279,14 +279,14 @@ static gs_graph *repeated_graph(void) {
       guint64 id = s * 200 + k + 1;
       gs_graph_item item = {GS_GRAPH_OP, id, 0, g_strdup_printf("n%" G_GUINT64_FORMAT, id),
                             g_strdup("AddBackward"), 2 + s, -1, -1,
-                            s == 3 ? GS_GRAPH_VERSION_ERROR : 0, 1};
+                            s == 3 ? GS_GRAPH_VERSION_ERROR : 0, 1, 0};
       g_array_append_val(g->items, item);
       if (g->items->len > 1)
         gs_graph_add_edge(g, g->items->len - 2, g->items->len - 1, GS_GRAPH_EDGE_GRAD);
     }
   }
   gs_graph_item out = {GS_GRAPH_OUTPUT, 99999, 5, g_strdup("t5"), g_strdup("loss"),
-                       0, -1, -1, 0, 1};
+                       0, -1, -1, 0, 1, 0};
   g_array_append_val(g->items, out);
   gs_graph_add_edge(g, g->items->len - 2, g->items->len - 1, GS_GRAPH_EDGE_GRAD);
   return g;
@@ -329,13 +329,13 @@ static void test_repeated_steps_collapse_and_expand(void) {
  * consumer's scope; a tensor used three times stays one item. */
 static void test_hubs_are_split_per_consumer(void) {
   gs_graph *g = gs_graph_new();
-  gs_graph_item w = {GS_GRAPH_LEAF, 100, 7, g_strdup("n100"), g_strdup("W"), 0, 3, -1, 0, 1};
+  gs_graph_item w = {GS_GRAPH_LEAF, 100, 7, g_strdup("n100"), g_strdup("W"), 0, 3, -1, 0, 1, 0};
   g_array_append_val(g->items, w);
-  gs_graph_item x = {GS_GRAPH_SAVED, 7, 7, g_strdup("s7"), g_strdup("saved x"), 0, -1, -1, 0, 1};
+  gs_graph_item x = {GS_GRAPH_SAVED, 7, 7, g_strdup("s7"), g_strdup("saved x"), 0, -1, -1, 0, 1, 0};
   g_array_append_val(g->items, x);
   for (guint k = 0; k < 6; k++) {
     gs_graph_item op = {GS_GRAPH_OP, k + 1, 0, g_strdup_printf("n%u", k + 1),
-                        g_strdup("MatmulBackward"), 10 + k, -1, -1, 0, 1};
+                        g_strdup("MatmulBackward"), 10 + k, -1, -1, 0, 1, 0};
     g_array_append_val(g->items, op);
     gs_graph_add_edge(g, 0, 2 + k, GS_GRAPH_EDGE_GRAD);
     if (k < 3)

@@ -284,7 +284,7 @@ static void on_items_changed(GsEventListView *self) {
 
 /* ---- columns -------------------------------------------------------------------------- */
 
-typedef enum { COL_SEQ, COL_TIME, COL_THREAD, COL_KIND, COL_SUMMARY } column_id;
+typedef enum { COL_SEQ, COL_TIME, COL_THREAD, COL_KIND, COL_SUMMARY, COL_SITE } column_id;
 
 static void setup_label(GtkSignalListItemFactory *factory, GtkListItem *item, gpointer data) {
   (void)factory;
@@ -321,6 +321,9 @@ static void bind_label(GtkSignalListItemFactory *factory, GtkListItem *item, gpo
     break;
   case COL_SUMMARY:
     text = gs_event_row_get_summary(row);
+    break;
+  case COL_SITE:
+    text = gs_event_row_get_site(row);
     break;
   }
   gtk_label_set_text(label, text);
@@ -422,6 +425,8 @@ static void gs_event_list_view_init(GsEventListView *self) {
   add_column(self, _("Thread"), COL_THREAD, 56, FALSE);
   add_column(self, _("Kind"), COL_KIND, 140, FALSE);
   add_column(self, _("Summary"), COL_SUMMARY, -1, TRUE);
+  /* TRANSLATORS: column of the event list: where the program caused the event (file:line) */
+  add_column(self, _("Where"), COL_SITE, 220, FALSE);
 
   fill_kinds(self);
   self->threads = gtk_string_list_new(NULL);

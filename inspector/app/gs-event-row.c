@@ -13,6 +13,8 @@ struct _GsEventRow {
   gs_trace_model *model;
   guint64 index;
   char *summary;
+  const char *site; /* the site table's text, once looked up */
+  gboolean site_known;
 };
 
 G_DEFINE_FINAL_TYPE(GsEventRow, gs_event_row, G_TYPE_OBJECT)
@@ -54,6 +56,16 @@ const char *gs_event_row_get_summary(GsEventRow *self) {
   if (!self->summary)
     self->summary = gs_event_summary(self->model, self->index);
   return self->summary;
+}
+
+const char *gs_event_row_get_site(GsEventRow *self) {
+  if (!self->site_known) {
+    gs_trace_event e;
+    if (gs_trace_model_event(self->model, self->index, &e) && e.site)
+      self->site = gs_site_table_where(gs_trace_model_sites(self->model), e.site);
+    self->site_known = TRUE;
+  }
+  return self->site ? self->site : "";
 }
 
 static void append_handle(GString *out, const char *what, guint64 id) {

@@ -23,6 +23,8 @@ char *gs_event_row_dup_time(GsEventRow *self);
 char *gs_event_row_dup_thread(GsEventRow *self);
 const char *gs_event_row_get_kind(GsEventRow *self);
 const char *gs_event_row_get_summary(GsEventRow *self);
+/* Where the program caused it ("leak.c:17 in main"), or "" if the log does not say. */
+const char *gs_event_row_get_site(GsEventRow *self);
 
 /* The summary of event index: what it is about, in a few words ("tensor #3.1 [2, 3] f32
  * add in scope step"). Free with g_free. */

@@ -461,6 +461,11 @@ static gboolean on_query_tooltip(GtkWidget *widget, int wx, int wy, gboolean key
   if (item->tensor)
     g_string_append_printf(text, _("\nTensor %s"),
                            gs_format_handle(item->tensor, handle, sizeof handle));
+  const char *site =
+      self->model ? gs_site_table_text(gs_trace_model_sites(self->model), item->site) : NULL;
+  if (site)
+    /* TRANSLATORS: in a graph node's tooltip: where the program made it, "main (leak.c:17)" */
+    g_string_append_printf(text, _("\nMade at %s"), site);
   if (item->flags & GS_GRAPH_VERSION_ERROR)
     g_string_append_printf(text, "\n%s",
                            _("Part of a failed version check: written in place after it was "

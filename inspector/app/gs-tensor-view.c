@@ -24,7 +24,7 @@ struct _GsTensorView {
   GtkLabel *title_label, *subtitle_label, *life_heading;
   GtkButton *source_button;
   GtkLabel *alive_value, *owner_value, *category_value, *bytes_value, *storage_value,
-      *version_value;
+      *version_value, *site_value;
   GtkListView *life_view;
 
   gs_trace_model *model; /* borrowed */
@@ -42,6 +42,7 @@ struct _GsTensorView {
   guint64 create_index, storage, source;
   guint32 dtype, origin;
   gboolean requires_grad;
+  guint32 site;
   int ndim;
   gint64 shape[GS_MAX_DIMS];
   char *name;
@@ -163,6 +164,7 @@ static void forget_tensor(GsTensorView *self) {
   self->move_index = G_MAXUINT64;
   self->have_create = FALSE;
   self->storage = self->source = 0;
+  self->site = 0;
   g_clear_pointer(&self->name, g_free);
   gtk_list_view_set_model(self->life_view, NULL);
   g_clear_object(&self->life);
@@ -189,6 +191,7 @@ static void read_identity(GsTensorView *self) {
       self->dtype = e.dtype;
       self->origin = e.origin;
       self->requires_grad = e.requires_grad;
+      self->site = e.site;
       self->ndim = MIN(e.ndim, GS_MAX_DIMS);
       memcpy(self->shape, e.shape, sizeof self->shape);
     } else if (kind == GS_TRACE_TENSOR_MOVE && e.tensor == self->handles.id &&
@@ -239,6 +242,11 @@ static void show_identity(GsTensorView *self) {
                                 _("Show the tensor it was made from"));
   }
   gtk_widget_set_visible(GTK_WIDGET(self->source_button), self->source != 0);
+  gs_site_table *sites = gs_trace_model_sites(self->model);
+  const char *site = self->have_create ? gs_site_table_text(sites, self->site) : NULL;
+  gtk_label_set_text(self->site_value, site ? site : _("not recorded (a log before format 1.3)"));
+  g_autofree char *stack = site ? gs_site_table_stack_text(sites, self->site) : NULL;
+  gtk_widget_set_tooltip_text(GTK_WIDGET(self->site_value), stack);
   guint n = g_list_model_get_n_items(G_LIST_MODEL(self->life));
   g_autofree char *heading = g_strdup_printf(
       ngettext("Life: %u event", "Life: %u events", n), n);
@@ -528,6 +536,7 @@ static void gs_tensor_view_class_init(GsTensorViewClass *klass) {
   gtk_widget_class_bind_template_child(widget_class, GsTensorView, bytes_value);
   gtk_widget_class_bind_template_child(widget_class, GsTensorView, storage_value);
   gtk_widget_class_bind_template_child(widget_class, GsTensorView, version_value);
+  gtk_widget_class_bind_template_child(widget_class, GsTensorView, site_value);
   gtk_widget_class_bind_template_child(widget_class, GsTensorView, life_heading);
   gtk_widget_class_bind_template_child(widget_class, GsTensorView, life_view);
   gtk_widget_class_bind_template_callback(widget_class, on_entry_activated);

@@ -134,7 +134,7 @@ gs_graph *gs_graph_collapse(const gs_graph *g, guint limit, GHashTable *expanded
   }
   for (guint k = 0; k < groups->len; k++) {
     run *r = groups->pdata[k];
-    gs_graph_item group = {GS_GRAPH_GROUP, 0, 0, g_strdup(r->key), NULL, r->outer, -1, -1, 0, 0};
+    gs_graph_item group = {GS_GRAPH_GROUP, 0, 0, g_strdup(r->key), NULL, r->outer, -1, -1, 0, 0, 0};
     g_array_append_val(out->items, group);
     r->group_item = out->items->len - 1;
   }

@@ -124,8 +124,9 @@ static guint add_item(builder *b, gs_graph_item_kind kind, guint64 id, guint64 t
     g_free(label);
     return GPOINTER_TO_UINT(found) - 1;
   }
-  gs_graph_item item = {kind, id, tensor, key, label, scope, -1, -1, 0, 1};
+  gs_graph_item item = {kind, id, tensor, key, label, scope, -1, -1, 0, 1, 0};
   const gs_replay_object *o = tensor ? g_hash_table_lookup(b->r->objects, &tensor) : NULL;
+  item.site = o ? o->site : 0;
   if (b->v && o && !o->composite)
     item.version = (gint64)gs_graph_versions_now(b->v, o->storage);
   g_array_append_val(b->g->items, item);
@@ -330,11 +331,16 @@ gs_graph *gs_graph_build_with(const gs_replay *r, const gs_graph_versions *v) {
   for (guint i = 0; i < nodes->len; i++) {
     const gs_replay_node *n = nodes->pdata[i];
     gboolean leaf = g_strcmp0(n->kind, "AccumulateGrad") == 0;
-    add_item(&b, leaf ? GS_GRAPH_LEAF : GS_GRAPH_OP, n->id, leaf ? n->tensor : 0,
-             g_strdup_printf("n%" G_GUINT64_FORMAT, n->id),
-             leaf ? tensor_label(r, n->tensor)
-                  : g_strdup_printf("%s #%" G_GUINT64_FORMAT, *n->kind ? n->kind : "node", n->id),
-             object_scope(r, n->tensor));
+    guint at = add_item(&b, leaf ? GS_GRAPH_LEAF : GS_GRAPH_OP, n->id, leaf ? n->tensor : 0,
+                        g_strdup_printf("n%" G_GUINT64_FORMAT, n->id),
+                        leaf ? tensor_label(r, n->tensor)
+                             : g_strdup_printf("%s #%" G_GUINT64_FORMAT,
+                                               *n->kind ? n->kind : "node", n->id),
+                        object_scope(r, n->tensor));
+    /* An op was called where the tensor it made was made. */
+    const gs_replay_object *made = g_hash_table_lookup(r->objects, &n->tensor);
+    if (!leaf && made)
+      g_array_index(b.g->items, gs_graph_item, at).site = made->site;
   }
   for (guint i = 0; i < nodes->len; i++) {
     const gs_replay_node *n = nodes->pdata[i];

@@ -42,6 +42,7 @@ typedef struct gs_graph_item {
   gint64 saved_version; /* saved tensors: the version when saved, else -1 */
   guint flags;  /* GS_GRAPH_VERSION_ERROR */
   guint members; /* group: items it stands for; others 1 */
+  guint32 site;  /* where the program made its tensor (an op: the tensor it made), 0: unknown */
 } gs_graph_item;
 
 typedef enum gs_graph_edge_kind {

@@ -118,4 +118,25 @@ guint gs_site_table_frames(gs_site_table *t, guint32 id, const guint64 **frames)
   return s ? s->n : 0;
 }
 
+char *gs_site_table_stack_text(gs_site_table *t, guint32 id) {
+  site *s = id ? g_hash_table_lookup(t->sites, GUINT_TO_POINTER(id)) : NULL;
+  if (!s || !s->n)
+    return NULL;
+  GString *out = g_string_new(NULL);
+  for (guint i = 0; i < s->n; i++) {
+    gs_symbol sym;
+    gs_symbols_lookup(t->symbols, s->frames[i], &sym);
+    if (i)
+      g_string_append_c(out, '\n');
+    if (sym.function && sym.file)
+      g_string_append_printf(out, "%s (%s:%d)", sym.function, sym.file, sym.line);
+    else {
+      char buf[1024];
+      gs_symbol_format(&sym, s->frames[i], buf, sizeof buf);
+      g_string_append(out, buf);
+    }
+  }
+  return g_string_free(out, FALSE);
+}
+
 guint gs_site_table_size(const gs_site_table *t) { return g_hash_table_size(t->sites); }

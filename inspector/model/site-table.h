@@ -29,6 +29,9 @@ const char *gs_site_table_where(gs_site_table *t, guint32 site);
 gboolean gs_site_table_symbol(gs_site_table *t, guint32 site, gs_symbol *out);
 /* The site's frames (return addresses), innermost first: one, or GS_TRACE_STACKS of them. */
 guint gs_site_table_frames(gs_site_table *t, guint32 site, const guint64 **frames);
+/* The whole site, a line per frame with the source file's full path ("main
+ * (/home/u/leak.c:17)"), innermost first; NULL if unknown (newly allocated). */
+char *gs_site_table_stack_text(gs_site_table *t, guint32 site);
 /* One frame as "function (file:line)" (newly allocated). */
 char *gs_site_table_frame_text(gs_site_table *t, guint64 address);
 /* How many sites are defined (so far). */
