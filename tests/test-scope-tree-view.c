@@ -73,9 +73,16 @@ static void expand(Fixture *f, guint position) {
   views_test_settle(GTK_WIDGET(f->view));
 }
 
+/* Epoch, then its "step × 3" group: rows epoch, the group, its steps, work. */
+static void expand_steps(Fixture *f) {
+  expand(f, 0);
+  expand(f, 1);
+}
+
 /* The cells of a row, in the order the view shows them (the thread column, last, is hidden
  * in a one-thread run). */
-enum { NAME, BYTES, PEAK, ALIVE, CREATED, DISPOSED, DURATION, BEGIN, END, ID, N_CELLS };
+enum { NAME, BYTES, PEAK, ALIVE, CREATED, MOVED_IN, DISPOSED, MOVED_OUT, DURATION, BEGIN, END, ID,
+       N_CELLS };
 
 /* The labels of the row on screen whose name cell says name (the n-th such row), as an
  * array of GtkLabel*, indexed by the enum above. */
@@ -139,15 +146,20 @@ static void test_rows_are_lazy(Fixture *f, gconstpointer data) {
   g_assert_cmpuint(gs_trace_model_n_scopes(f->model), ==, N_STEPS + 2);
   g_assert_cmpuint(g_list_model_get_n_items(rows(f)), ==, 1); /* epoch, collapsed */
   expand(f, 0);
-  g_assert_cmpuint(g_list_model_get_n_items(rows(f)), ==, N_STEPS + 2);
+  /* The steps are one group row; "work", alone of its name, its own row. */
+  g_assert_cmpuint(g_list_model_get_n_items(rows(f)), ==, 3);
+  expand(f, 1);
+  g_assert_cmpuint(g_list_model_get_n_items(rows(f)), ==, N_STEPS + 3);
   /* Steps and work end with no scope inside them: nothing to expand. */
-  g_autoptr(GtkTreeListRow) last = g_list_model_get_item(rows(f), N_STEPS + 1);
+  g_autoptr(GtkTreeListRow) last = g_list_model_get_item(rows(f), N_STEPS + 2);
   g_assert_false(gtk_tree_list_row_is_expandable(last));
+  g_autoptr(GtkTreeListRow) step = g_list_model_get_item(rows(f), 2);
+  g_assert_false(gtk_tree_list_row_is_expandable(step));
 }
 
 static void test_statistics_match_the_engine(Fixture *f, gconstpointer data) {
   (void)data;
-  expand(f, 0);
+  expand_steps(f);
   /* Where the engine reported the state of "work" from inside it. */
   gs_scope_tree_view_set_position(f->view, index_at_seq(f, work_info_seq));
   views_test_settle(GTK_WIDGET(f->view));
@@ -192,7 +204,7 @@ static gboolean is_dim(GtkLabel *label) {
 
 static void test_scopes_not_begun_are_greyed(Fixture *f, gconstpointer data) {
   (void)data;
-  expand(f, 0);
+  expand_steps(f);
   /* Just after the second step began: the third step and "work" have not. */
   gs_scope_tree_view_set_position(f->view, scope_begin_index(f, "step", 1));
   views_test_settle(GTK_WIDGET(f->view));
@@ -224,7 +236,7 @@ static gboolean has_class(GPtrArray *labels, guint column, const char *name) {
  * would look disabled), each row tells its end; inside "work", it and "epoch" are open. */
 static void test_ended_scopes_are_not_greyed(Fixture *f, gconstpointer data) {
   (void)data;
-  expand(f, 0);
+  expand_steps(f);
   gs_scope_tree_view_set_position(f->view, gs_trace_model_n_events(f->model) - 1);
   views_test_settle(GTK_WIDGET(f->view));
   const char *names[] = {"epoch", "step", "step", "step", "work"};
@@ -276,17 +288,17 @@ static void test_selection_signals(Fixture *f, gconstpointer data) {
   guint64 selected = G_MAXUINT64, event = G_MAXUINT64;
   g_signal_connect(f->view, "scope-selected", G_CALLBACK(on_scope_selected), &selected);
   g_signal_connect(f->view, "event-selected", G_CALLBACK(on_event_selected), &event);
-  expand(f, 0);
+  expand_steps(f);
   GtkSelectionModel *selection = GTK_SELECTION_MODEL(rows(f));
-  gtk_selection_model_select_item(selection, N_STEPS + 1, TRUE); /* "work" */
+  gtk_selection_model_select_item(selection, N_STEPS + 2, TRUE); /* "work" */
   const gs_replay_scope *work = gs_trace_model_scope_at(f->model, N_STEPS + 1);
   g_assert_cmpstr(work->name, ==, "work");
   g_assert_cmpuint(selected, ==, work->id);
   g_assert_cmpuint(gs_scope_tree_view_get_selected_scope(f->view), ==, work->id);
   g_signal_emit_by_name(views_test_find(GTK_WIDGET(f->view), GTK_TYPE_COLUMN_VIEW), "activate",
-                        (guint)(N_STEPS + 1));
+                        (guint)(N_STEPS + 2));
   g_assert_cmpuint(event, ==, scope_begin_index(f, "work", 0));
-  gtk_selection_model_unselect_item(selection, N_STEPS + 1); /* Ctrl+click */
+  gtk_selection_model_unselect_item(selection, N_STEPS + 2); /* Ctrl+click */
   g_assert_cmpuint(selected, ==, 0);
   /* Clearing the model clears the selection and shows the empty state. */
   gs_scope_tree_view_set_model(f->view, NULL);
@@ -315,7 +327,7 @@ static void test_header_menu_hides_columns(Fixture *f, gconstpointer data) {
   GtkColumnViewColumn *thread = column_titled(f, "Thread");
   GMenuModel *menu = gtk_column_view_column_get_header_menu(bytes);
   g_assert_nonnull(menu);
-  g_assert_cmpint(g_menu_model_get_n_items(menu), ==, 10); /* every column but the name */
+  g_assert_cmpint(g_menu_model_get_n_items(menu), ==, 12); /* every column but the name */
   g_assert_true(gtk_column_view_column_get_visible(bytes));
   g_assert_false(gtk_column_view_column_get_visible(thread)); /* one thread in this run */
   gtk_widget_activate_action(GTK_WIDGET(f->view), "scopes.show-bytes", NULL);
@@ -357,7 +369,11 @@ static void test_model_grows(void) {
   g_assert_cmpuint(gs_trace_model_n_scopes(m), ==, N_STEPS + 2);
   g_autoptr(GtkTreeListRow) epoch = g_list_model_get_item(list, 0);
   gtk_tree_list_row_set_expanded(epoch, TRUE);
-  g_assert_cmpuint(g_list_model_get_n_items(list), ==, N_STEPS + 2);
+  /* The steps became one group row as their second instance arrived. */
+  g_assert_cmpuint(g_list_model_get_n_items(list), ==, 3);
+  g_autoptr(GtkTreeListRow) steps = g_list_model_get_item(list, 1);
+  gtk_tree_list_row_set_expanded(steps, TRUE);
+  g_assert_cmpuint(g_list_model_get_n_items(list), ==, N_STEPS + 3);
   gtk_window_destroy(window);
 }
 
