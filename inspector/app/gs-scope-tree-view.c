@@ -12,6 +12,7 @@
 
 #include <adwaita.h>
 #include <glib/gi18n.h>
+#include <inttypes.h>
 #include <string.h>
 
 #include "gs-scope-item.h"
@@ -221,7 +222,7 @@ static char *group_cell_text(GsScopeTreeView *self, guint group, const gs_scope_
   case COLUMN_BYTES:
     return gs_view_bytes(st->bytes);
   case COLUMN_PEAK: {
-    if (st->instances == 1)
+    if (st->instances == 1 || st->peak_min == st->peak_max)
       return gs_view_bytes(st->peak_max);
     g_autofree char *lo = gs_view_bytes(st->peak_min);
     g_autofree char *mean = gs_view_bytes(st->peak_mean);
@@ -320,13 +321,13 @@ static char *account_text(guint64 created, guint64 moved_in, guint64 disposed, g
                           guint64 alive, guint64 leaked) {
   g_autofree char *sum = g_strdup_printf(
       /* TRANSLATORS: the balance of a scope's objects; the numbers always add up */
-      _("Created %" G_GUINT64_FORMAT " + moved in %" G_GUINT64_FORMAT " = disposed %" G_GUINT64_FORMAT
-        " + moved out %" G_GUINT64_FORMAT " + still held %" G_GUINT64_FORMAT),
+      _("Created %" PRIu64 " + moved in %" PRIu64 " = disposed %" PRIu64
+        " + moved out %" PRIu64 " + still held %" PRIu64),
       created, moved_in, disposed, moved_out, alive);
   g_autofree char *leak =
-      leaked ? g_strdup_printf(ngettext("%" G_GUINT64_FORMAT " object is leaked: nothing will "
+      leaked ? g_strdup_printf(ngettext("%" PRIu64 " object is leaked: nothing will "
                                         "dispose it (its scope ended or the log did first).",
-                                        "%" G_GUINT64_FORMAT " objects are leaked: nothing will "
+                                        "%" PRIu64 " objects are leaked: nothing will "
                                         "dispose them (their scope ended or the log did first).",
                                         leaked),
                                leaked)
@@ -347,10 +348,10 @@ static char *describe_group(GsScopeTreeView *self, guint group) {
   if (st.instances == 0)
     return g_strdup(_("Not begun yet at the chosen event"));
   g_autofree char *which = g_strdup_printf(
-      ngettext("%" G_GUINT64_FORMAT " scope of this name had begun at the chosen event, "
-               "%" G_GUINT64_FORMAT " of them open; their totals:",
-               "%" G_GUINT64_FORMAT " scopes of this name had begun at the chosen event, "
-               "%" G_GUINT64_FORMAT " of them open; their totals:",
+      ngettext("%" PRIu64 " scope of this name had begun at the chosen event, "
+               "%" PRIu64 " of them open; their totals:",
+               "%" PRIu64 " scopes of this name had begun at the chosen event, "
+               "%" PRIu64 " of them open; their totals:",
                st.instances),
       st.instances, st.open);
   g_autofree char *account =
