@@ -5,8 +5,10 @@
  * and selecting or activating a row emits the contract's signals. Saves screenshots. */
 #include <adwaita.h>
 #include <glib/gstdio.h>
+#include <locale.h>
 #include <gradscope/gradscope.h>
 
+#include "gs-config.h"
 #include "gs-scope-item.h"
 #include "gs-scope-tree-view.h"
 #include "gs-view-format.h"
@@ -429,11 +431,13 @@ static void test_groups_follow_the_scrubber(void) {
   g_assert_cmpuint(selected, ==, G_MAXUINT64); /* following is not a pick: no filter */
   /* Rows: "epoch × 2", epoch 1, epoch 2, "train step × 1,200", its steps. */
   g_assert_cmpuint(g_list_model_get_n_items(rows(f)), ==, 4 + N_TRAIN);
+  views_test_settle(GTK_WIDGET(f->view));
   views_test_screenshot(GTK_WIDGET(f->window), "scope-tree-followed.png");
   /* The user scrolls back to the top, where the group rows are. */
   GtkWidget *cv = views_test_find(GTK_WIDGET(f->view), GTK_TYPE_COLUMN_VIEW);
   gtk_adjustment_set_value(gtk_scrollable_get_vadjustment(GTK_SCROLLABLE(cv)), 0);
   views_test_settle(GTK_WIDGET(f->view));
+  views_test_screenshot(GTK_WIDGET(f->window), "scope-tree-grouped.png");
   g_autoptr(GPtrArray) group = row_labels(f, "train step × 1,200", 0);
   g_assert_nonnull(group);
   /* 700 steps ended (each moved one object out) and one open at the chosen event. */
@@ -444,7 +448,6 @@ static void test_groups_follow_the_scrubber(void) {
   g_autoptr(GPtrArray) epochs = row_labels(f, "epoch × 2", 0);
   g_assert_nonnull(epochs);
   g_assert_cmpstr(cell(epochs, MOVED_IN), ==, "1900"); /* 1,200 + 700 losses */
-  views_test_screenshot(GTK_WIDGET(f->window), "scope-tree-grouped.png");
 
   /* The account of one step balances, in words. */
   g_autofree char *account = gs_scope_tree_view_describe_account(f->view, step);
@@ -489,6 +492,10 @@ static void test_groups_follow_the_scrubber(void) {
 }
 
 int main(int argc, char **argv) {
+  /* Translated when run with LANGUAGE=zh_CN for screenshots (the suite runs it in C);
+   * gtk_test_init does not set the locale. */
+  setlocale(LC_ALL, "");
+  gs_config_init_i18n();
   views_test_init(&argc, &argv);
   g_test_add("/scope-tree/rows-are-lazy", Fixture, NULL, fixture_set_up, test_rows_are_lazy,
              fixture_tear_down);
