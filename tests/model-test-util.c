@@ -90,6 +90,8 @@ static void assert_scope_equal(const gs_replay_scope *a, const gs_replay_scope *
   g_assert_cmpuint(a->end_seq, ==, b->end_seq);
   g_assert_cmpuint(a->created, ==, b->created);
   g_assert_cmpuint(a->disposed, ==, b->disposed);
+  g_assert_cmpuint(a->moved_in, ==, b->moved_in);
+  g_assert_cmpuint(a->moved_out, ==, b->moved_out);
   g_assert_cmpuint(a->alive, ==, b->alive);
   g_assert_cmpuint(a->bytes, ==, b->bytes);
   g_assert_cmpuint(a->peak_bytes, ==, b->peak_bytes);

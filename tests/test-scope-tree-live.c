@@ -4,10 +4,12 @@
  * example: thousands of "train step" scopes under no outer scope, and now and then an
  * "evaluate" scope whose "batch" scopes arrive while its row is expanded.
  *
- * After every frame: the root list has one row per top-level scope so far, the expanded row
- * one child row per child so far, the selected scope stays selected, every visible row's
- * cells say what the model says at the scrubber's event, and GTK printed no warning. The user
- * follows the newest rows and now and then scrolls back to the selected one, which GTK may keep
+ * After every frame: the root list has one row per name so far ("train step × N",
+ * "evaluate"), the tree follows the scrubber at the live end (the open scope selected) until
+ * the user picks a row, which then stays picked, every visible row's cells (group rows too) say
+ * what the model says at the scrubber's event, and GTK printed no warning. At the end, the
+ * groups nest: each "evaluate" holds one "batch × 40". The user follows the newest rows and
+ * now and then scrolls back to the picked one, which GTK may keep
  * bound while out of view and maps again from inside size-allocate; the pane sits in a
  * GtkPaned that is now and then collapsed and reopened. Before the fix, cells rewritten on
  * that map made GTK print "Trying to snapshot GtkListItemWidget ... without a current
@@ -16,6 +18,7 @@
 #include <adwaita.h>
 #include <glib/gstdio.h>
 #include <gradscope/gradscope.h>
+#include <string.h>
 
 #include "gs-scope-item.h"
 #include "gs-scope-tree-view.h"
@@ -112,9 +115,10 @@ static void next_frame(Live *live) {
     g_main_context_iteration(NULL, TRUE);
 }
 
+/* Rows under a scope (0: the roots): one per name. */
 static guint n_children(gs_trace_model *m, guint64 scope) {
-  const GArray *kids = gs_trace_model_scope_children(m, scope);
-  return kids ? kids->len : 0;
+  const GArray *groups = gs_trace_model_scope_groups(m, scope);
+  return groups ? groups->len : 0;
 }
 
 static GtkTreeListModel *tree_of(Live *live) {
@@ -132,7 +136,39 @@ static GtkSingleSelection *selection_of(Live *live) {
 }
 
 /* The cells of a row in the order the view shows them (thread, last, is hidden). */
-enum { NAME, BYTES, PEAK, ALIVE, CREATED, DISPOSED, DURATION, BEGIN, END, ID, N_CELLS };
+enum { NAME, BYTES, PEAK, ALIVE, CREATED, MOVED_IN, DISPOSED, MOVED_OUT, DURATION, BEGIN, END, ID,
+       N_CELLS };
+
+/* The group named name under the roots. */
+static guint root_group(gs_trace_model *m, const char *name) {
+  const GArray *groups = gs_trace_model_scope_groups(m, 0);
+  for (guint i = 0; groups && i < groups->len; i++)
+    if (g_strcmp0(gs_trace_model_scope_group_name(m, g_array_index(groups, guint, i)), name) == 0)
+      return g_array_index(groups, guint, i);
+  return G_MAXUINT;
+}
+
+/* A group row says its name and count, and its instances' totals at the scrubber's event. */
+static void check_group_row(Live *live, GPtrArray *labels, const gs_replay *state) {
+  gs_trace_model *m = live->model;
+  const char *name = gtk_label_get_text(labels->pdata[NAME]);
+  const char *cross = strstr(name, " × ");
+  g_assert_nonnull(cross);
+  g_autofree char *base = g_strndup(name, cross - name);
+  guint group = root_group(m, base);
+  g_assert_cmpuint(group, !=, G_MAXUINT);
+  g_autofree char *count =
+      gs_view_count(gs_trace_model_scope_group_instances(m, group)->len);
+  g_assert_cmpstr(cross + strlen(" × "), ==, count);
+  gs_scope_group_stats st;
+  guint64 position = gs_scope_tree_view_get_position(live->view);
+  gs_trace_model_scope_group_stats(m, group, state, position, &st);
+  g_autofree char *created = g_strdup_printf("%" G_GUINT64_FORMAT, st.created);
+  g_autofree char *disposed = g_strdup_printf("%" G_GUINT64_FORMAT, st.disposed);
+  g_assert_cmpstr(gtk_label_get_text(labels->pdata[CREATED]), ==, created);
+  g_assert_cmpstr(gtk_label_get_text(labels->pdata[DISPOSED]), ==, disposed);
+  g_assert_cmpstr(gtk_label_get_text(labels->pdata[ID]), ==, "");
+}
 
 /* Every row on screen says what the model says at the scrubber's event; the number of rows
  * checked. */
@@ -151,6 +187,11 @@ static guint check_visible_rows(Live *live) {
     if (labels->len < N_CELLS)
       continue;
     const char *handle = gtk_label_get_text(labels->pdata[ID]);
+    if (!*handle) {
+      check_group_row(live, labels, state);
+      checked++;
+      continue;
+    }
     const gs_replay_scope *found = NULL;
     for (guint i = 0; i < gs_trace_model_n_scopes(m) && !found; i++) {
       g_autofree char *h = gs_view_handle(gs_trace_model_scope_at(m, i)->id);
@@ -162,6 +203,8 @@ static guint check_visible_rows(Live *live) {
     g_assert_nonnull(now); /* following the end: every row shown has begun */
     g_autofree char *alive = g_strdup_printf("%" G_GUINT64_FORMAT, now->alive);
     g_autofree char *created = g_strdup_printf("%" G_GUINT64_FORMAT, now->created);
+    g_autofree char *moved_in = g_strdup_printf("%" G_GUINT64_FORMAT, now->moved_in);
+    g_autofree char *moved_out = g_strdup_printf("%" G_GUINT64_FORMAT, now->moved_out);
     g_autofree char *bytes = gs_view_bytes(now->bytes);
     g_autofree char *peak = gs_view_bytes(now->peak_bytes);
     g_autofree char *end = now->ended ? g_strdup_printf("%" G_GUINT64_FORMAT, now->end_seq)
@@ -169,6 +212,8 @@ static guint check_visible_rows(Live *live) {
     g_assert_cmpstr(gtk_label_get_text(labels->pdata[NAME]), ==, found->name);
     g_assert_cmpstr(gtk_label_get_text(labels->pdata[ALIVE]), ==, alive);
     g_assert_cmpstr(gtk_label_get_text(labels->pdata[CREATED]), ==, created);
+    g_assert_cmpstr(gtk_label_get_text(labels->pdata[MOVED_IN]), ==, moved_in);
+    g_assert_cmpstr(gtk_label_get_text(labels->pdata[MOVED_OUT]), ==, moved_out);
     g_assert_cmpstr(gtk_label_get_text(labels->pdata[BYTES]), ==, bytes);
     g_assert_cmpstr(gtk_label_get_text(labels->pdata[PEAK]), ==, peak);
     g_assert_cmpstr(gtk_label_get_text(labels->pdata[END]), ==, end);
@@ -188,18 +233,15 @@ static guint check_visible_rows(Live *live) {
   return checked;
 }
 
-/* The row of the first "evaluate" scope, or G_MAXUINT. */
-static guint evaluate_row(Live *live) {
-  GListModel *rows = G_LIST_MODEL(tree_of(live));
-  for (guint i = 0; i < g_list_model_get_n_items(rows); i++) {
-    g_autoptr(GtkTreeListRow) row = g_list_model_get_item(rows, i);
-    g_autoptr(GsScopeItem) item = gtk_tree_list_row_get_item(row);
-    const gs_replay_scope *scope =
-        gs_trace_model_scope(live->model, gs_scope_item_get_scope_id(item));
-    if (scope && g_strcmp0(scope->name, "evaluate") == 0 && gtk_tree_list_row_get_depth(row) == 0)
-      return i;
-  }
-  return G_MAXUINT;
+/* The scope of the selected row, 0 for none or a group row. */
+static guint64 selected_scope_row(Live *live) {
+  GtkSingleSelection *selection = selection_of(live);
+  guint position = gtk_single_selection_get_selected(selection);
+  if (position == GTK_INVALID_LIST_POSITION)
+    return 0;
+  g_autoptr(GtkTreeListRow) row = g_list_model_get_item(G_LIST_MODEL(tree_of(live)), position);
+  g_autoptr(GsScopeItem) item = gtk_tree_list_row_get_item(row);
+  return gs_scope_item_get_scope_id(item);
 }
 
 /* Scrolls the tree so that row is near its top (G_MAXUINT: to the end). GTK 4.8 has no
@@ -230,11 +272,9 @@ static void test_rows_follow_a_growing_model(void) {
   GdkFrameClock *clock = gtk_widget_get_frame_clock(GTK_WIDGET(live.window));
   gulong paint_id = g_signal_connect(clock, "after-paint", G_CALLBACK(on_after_paint), &live);
 
-  guint frames = 0, collapses = 0, rows_checked = 0;
-  guint64 selected = 0;
-  guint selected_row = G_MAXUINT;
-  gboolean expanded = FALSE;
-  guint max_children_seen = 0;
+  guint frames = 0, collapses = 0, rows_checked = 0, followed = 0;
+  guint64 picked = 0;
+  guint picked_row = G_MAXUINT;
   while (live.fed < live.n) {
     gboolean collapse = frames % 10 == 5;
     if (collapse) { /* the pane is dragged shut while the run goes on... */
@@ -250,77 +290,68 @@ static void test_rows_follow_a_growing_model(void) {
     }
 
     GtkTreeListModel *tree = tree_of(&live);
+    /* One root row per name: "train step" and, once one began, "evaluate". */
     g_assert_cmpuint(g_list_model_get_n_items(gtk_tree_list_model_get_model(tree)), ==,
                      n_children(live.model, 0));
+    g_assert_cmpuint(n_children(live.model, 0), <=, 2);
     GtkSingleSelection *selection = selection_of(&live);
-    /* The newest scope is selected while it is open; it must stay selected while rows are
-     * appended after it, and GTK keeps its row bound while it is scrolled out of view. */
-    guint n_rows = g_list_model_get_n_items(G_LIST_MODEL(tree));
-    if (!selected && n_rows > 3) {
-      g_autoptr(GtkTreeListRow) last = g_list_model_get_item(G_LIST_MODEL(tree), n_rows - 1);
-      g_autoptr(GsScopeItem) item = gtk_tree_list_row_get_item(last);
-      const gs_replay_scope *scope =
-          gs_trace_model_scope(live.model, gs_scope_item_get_scope_id(item));
-      if (!scope->ended) {
-        gtk_single_selection_set_selected(selection, n_rows - 1);
-        selected_row = n_rows - 1;
-        selected = gs_scope_tree_view_get_selected_scope(live.view);
-        g_assert_cmpuint(selected, ==, scope->id);
+    guint64 position = gs_scope_tree_view_get_position(live.view);
+    if (!picked) {
+      /* Following the live end: the scope open there is selected (its group and ancestors
+       * expanded), which is not a pick: the event list is not filtered by it. */
+      guint64 open = gs_trace_model_scope_of(live.model, position);
+      if (open) {
+        g_assert_cmpuint(selected_scope_row(&live), ==, open);
+        followed++;
       }
-    }
-    if (selected) { /* its row moves down when rows are inserted above it (an expanded row) */
-      selected_row = gtk_single_selection_get_selected(selection);
-      g_assert_cmpuint(selected_row, !=, GTK_INVALID_LIST_POSITION);
-      g_autoptr(GtkTreeListRow) row = g_list_model_get_item(G_LIST_MODEL(tree), selected_row);
-      g_autoptr(GsScopeItem) item = gtk_tree_list_row_get_item(row);
-      g_assert_cmpuint(gs_scope_item_get_scope_id(item), ==, selected);
-      g_assert_cmpuint(gs_scope_tree_view_get_selected_scope(live.view), ==, selected);
-    }
-    /* The first "evaluate" is expanded as soon as it appears, before its batches do. */
-    guint eval = evaluate_row(&live);
-    if (eval != G_MAXUINT) {
-      g_autoptr(GtkTreeListRow) row = g_list_model_get_item(G_LIST_MODEL(tree), eval);
-      if (!expanded) {
-        g_assert_true(gtk_tree_list_row_is_expandable(row));
-        gtk_tree_list_row_set_expanded(row, TRUE);
-        expanded = TRUE;
+      g_assert_cmpuint(gs_scope_tree_view_get_selected_scope(live.view), ==, 0);
+      /* Mid-run the user picks the first step: it stays picked while the run goes on. */
+      guint steps = root_group(live.model, "train step");
+      if (frames == N_FRAMES / 3 && steps != G_MAXUINT) {
+        g_autoptr(GtkTreeListRow) group = gtk_tree_list_model_get_child_row(tree, 0);
+        g_assert_true(gtk_tree_list_row_get_expanded(group)); /* by following */
+        g_autoptr(GtkTreeListRow) first = gtk_tree_list_row_get_child_row(group, 0);
+        gtk_single_selection_set_selected(selection, gtk_tree_list_row_get_position(first));
+        picked = gs_trace_model_scope_at(
+                     live.model,
+                     g_array_index(gs_trace_model_scope_group_instances(live.model, steps), guint, 0))
+                     ->id;
+        g_assert_cmpuint(gs_scope_tree_view_get_selected_scope(live.view), ==, picked);
       }
-      g_assert_true(gtk_tree_list_row_get_expanded(row));
-      g_autoptr(GsScopeItem) item = gtk_tree_list_row_get_item(row);
-      guint kids = n_children(live.model, gs_scope_item_get_scope_id(item));
-      GListModel *children = gtk_tree_list_row_get_children(row);
-      g_assert_nonnull(children);
-      g_assert_cmpuint(g_list_model_get_n_items(children), ==, kids);
-      max_children_seen = MAX(max_children_seen, kids);
-      g_assert_cmpuint(g_list_model_get_n_items(G_LIST_MODEL(tree)), ==,
-                       n_children(live.model, 0) + kids);
+    } else { /* its row moves down when rows are inserted above it (an expanded row) */
+      picked_row = gtk_single_selection_get_selected(selection);
+      g_assert_cmpuint(picked_row, !=, GTK_INVALID_LIST_POSITION);
+      g_assert_cmpuint(selected_scope_row(&live), ==, picked);
+      g_assert_cmpuint(gs_scope_tree_view_get_selected_scope(live.view), ==, picked);
     }
     rows_checked += check_visible_rows(&live);
     if (frames == N_FRAMES / 2) /* mid-run, following the end: the newest scope is open */
       views_test_screenshot(GTK_WIDGET(live.window), "scope-tree-live-running.png");
-    /* The user follows the newest scopes, now and then going back to the selected one: GTK
+    /* The user follows the newest scopes, now and then going back to the picked one: GTK
      * shows its row again from inside size-allocate. */
-    scroll_to(&live, selected && frames % 10 == 7 ? selected_row : G_MAXUINT);
+    scroll_to(&live, picked && frames % 10 == 7 ? picked_row : G_MAXUINT);
   }
   next_frame(&live);
   rows_checked += check_visible_rows(&live);
-  g_test_message("%u frames, %u collapses, %u scopes, %u rows checked", frames, collapses,
-                 gs_trace_model_n_scopes(live.model), rows_checked);
-  g_assert_cmpuint(n_children(live.model, 0), ==, N_STEPS + N_STEPS / EVAL_EVERY);
-  g_assert_true(expanded);
-  g_assert_cmpuint(max_children_seen, ==, N_BATCHES);
-  /* A scope seen open (it might have gained children) offers no expander once it has ended
-   * without any. */
-  GListModel *roots = gtk_tree_list_model_get_model(tree_of(&live));
-  guint stale_expanders = 0;
-  for (guint i = 0; i < g_list_model_get_n_items(roots); i++) {
-    g_autoptr(GtkTreeListRow) row = gtk_tree_list_model_get_child_row(tree_of(&live), i);
-    g_autoptr(GsScopeItem) item = gtk_tree_list_row_get_item(row);
-    if (n_children(live.model, gs_scope_item_get_scope_id(item)) == 0 &&
-        gtk_tree_list_row_is_expandable(row))
-      stale_expanders++;
-  }
-  g_assert_cmpuint(stale_expanders, ==, 0);
+  g_test_message("%u frames, %u collapses, %u scopes, %u rows checked, %u frames followed",
+                 frames, collapses, gs_trace_model_n_scopes(live.model), rows_checked, followed);
+  g_assert_cmpuint(followed, >, 5);
+  g_assert_cmpuint(picked, !=, 0);
+  g_assert_cmpuint(n_children(live.model, 0), ==, 2);
+  /* Nested groups: an "evaluate" holds one row "batch × 40", which holds its 40 batches. */
+  GtkTreeListModel *tree = tree_of(&live);
+  g_autoptr(GtkTreeListRow) evaluates = gtk_tree_list_model_get_child_row(tree, 1);
+  gtk_tree_list_row_set_expanded(evaluates, TRUE);
+  g_assert_cmpuint(g_list_model_get_n_items(gtk_tree_list_row_get_children(evaluates)), ==,
+                   N_STEPS / EVAL_EVERY);
+  g_autoptr(GtkTreeListRow) evaluate = gtk_tree_list_row_get_child_row(evaluates, 0);
+  gtk_tree_list_row_set_expanded(evaluate, TRUE);
+  g_autoptr(GtkTreeListRow) batches = gtk_tree_list_row_get_child_row(evaluate, 0);
+  g_assert_nonnull(batches);
+  g_assert_cmpuint(g_list_model_get_n_items(gtk_tree_list_row_get_children(evaluate)), ==, 1);
+  gtk_tree_list_row_set_expanded(batches, TRUE);
+  g_assert_cmpuint(g_list_model_get_n_items(gtk_tree_list_row_get_children(batches)), ==,
+                   N_BATCHES);
   g_assert_cmpuint(rows_checked, >=, frames * 5);
   views_test_screenshot(GTK_WIDGET(live.window), "scope-tree-live-ended.png");
   g_signal_handler_disconnect(clock, paint_id);

@@ -5,8 +5,11 @@
  * and selecting or activating a row emits the contract's signals. Saves screenshots. */
 #include <adwaita.h>
 #include <glib/gstdio.h>
+#include <locale.h>
 #include <gradscope/gradscope.h>
 
+#include "gs-config.h"
+#include "gs-scope-item.h"
 #include "gs-scope-tree-view.h"
 #include "gs-view-format.h"
 #include "views-test-util.h"
@@ -73,9 +76,16 @@ static void expand(Fixture *f, guint position) {
   views_test_settle(GTK_WIDGET(f->view));
 }
 
+/* Epoch, then its "step × 3" group: rows epoch, the group, its steps, work. */
+static void expand_steps(Fixture *f) {
+  expand(f, 0);
+  expand(f, 1);
+}
+
 /* The cells of a row, in the order the view shows them (the thread column, last, is hidden
  * in a one-thread run). */
-enum { NAME, BYTES, PEAK, ALIVE, CREATED, DISPOSED, DURATION, BEGIN, END, ID, N_CELLS };
+enum { NAME, BYTES, PEAK, ALIVE, CREATED, MOVED_IN, DISPOSED, MOVED_OUT, DURATION, BEGIN, END, ID,
+       N_CELLS };
 
 /* The labels of the row on screen whose name cell says name (the n-th such row), as an
  * array of GtkLabel*, indexed by the enum above. */
@@ -139,15 +149,20 @@ static void test_rows_are_lazy(Fixture *f, gconstpointer data) {
   g_assert_cmpuint(gs_trace_model_n_scopes(f->model), ==, N_STEPS + 2);
   g_assert_cmpuint(g_list_model_get_n_items(rows(f)), ==, 1); /* epoch, collapsed */
   expand(f, 0);
-  g_assert_cmpuint(g_list_model_get_n_items(rows(f)), ==, N_STEPS + 2);
+  /* The steps are one group row; "work", alone of its name, its own row. */
+  g_assert_cmpuint(g_list_model_get_n_items(rows(f)), ==, 3);
+  expand(f, 1);
+  g_assert_cmpuint(g_list_model_get_n_items(rows(f)), ==, N_STEPS + 3);
   /* Steps and work end with no scope inside them: nothing to expand. */
-  g_autoptr(GtkTreeListRow) last = g_list_model_get_item(rows(f), N_STEPS + 1);
+  g_autoptr(GtkTreeListRow) last = g_list_model_get_item(rows(f), N_STEPS + 2);
   g_assert_false(gtk_tree_list_row_is_expandable(last));
+  g_autoptr(GtkTreeListRow) step = g_list_model_get_item(rows(f), 2);
+  g_assert_false(gtk_tree_list_row_is_expandable(step));
 }
 
 static void test_statistics_match_the_engine(Fixture *f, gconstpointer data) {
   (void)data;
-  expand(f, 0);
+  expand_steps(f);
   /* Where the engine reported the state of "work" from inside it. */
   gs_scope_tree_view_set_position(f->view, index_at_seq(f, work_info_seq));
   views_test_settle(GTK_WIDGET(f->view));
@@ -192,7 +207,7 @@ static gboolean is_dim(GtkLabel *label) {
 
 static void test_scopes_not_begun_are_greyed(Fixture *f, gconstpointer data) {
   (void)data;
-  expand(f, 0);
+  expand_steps(f);
   /* Just after the second step began: the third step and "work" have not. */
   gs_scope_tree_view_set_position(f->view, scope_begin_index(f, "step", 1));
   views_test_settle(GTK_WIDGET(f->view));
@@ -224,7 +239,7 @@ static gboolean has_class(GPtrArray *labels, guint column, const char *name) {
  * would look disabled), each row tells its end; inside "work", it and "epoch" are open. */
 static void test_ended_scopes_are_not_greyed(Fixture *f, gconstpointer data) {
   (void)data;
-  expand(f, 0);
+  expand_steps(f);
   gs_scope_tree_view_set_position(f->view, gs_trace_model_n_events(f->model) - 1);
   views_test_settle(GTK_WIDGET(f->view));
   const char *names[] = {"epoch", "step", "step", "step", "work"};
@@ -276,17 +291,17 @@ static void test_selection_signals(Fixture *f, gconstpointer data) {
   guint64 selected = G_MAXUINT64, event = G_MAXUINT64;
   g_signal_connect(f->view, "scope-selected", G_CALLBACK(on_scope_selected), &selected);
   g_signal_connect(f->view, "event-selected", G_CALLBACK(on_event_selected), &event);
-  expand(f, 0);
+  expand_steps(f);
   GtkSelectionModel *selection = GTK_SELECTION_MODEL(rows(f));
-  gtk_selection_model_select_item(selection, N_STEPS + 1, TRUE); /* "work" */
+  gtk_selection_model_select_item(selection, N_STEPS + 2, TRUE); /* "work" */
   const gs_replay_scope *work = gs_trace_model_scope_at(f->model, N_STEPS + 1);
   g_assert_cmpstr(work->name, ==, "work");
   g_assert_cmpuint(selected, ==, work->id);
   g_assert_cmpuint(gs_scope_tree_view_get_selected_scope(f->view), ==, work->id);
   g_signal_emit_by_name(views_test_find(GTK_WIDGET(f->view), GTK_TYPE_COLUMN_VIEW), "activate",
-                        (guint)(N_STEPS + 1));
+                        (guint)(N_STEPS + 2));
   g_assert_cmpuint(event, ==, scope_begin_index(f, "work", 0));
-  gtk_selection_model_unselect_item(selection, N_STEPS + 1); /* Ctrl+click */
+  gtk_selection_model_unselect_item(selection, N_STEPS + 2); /* Ctrl+click */
   g_assert_cmpuint(selected, ==, 0);
   /* Clearing the model clears the selection and shows the empty state. */
   gs_scope_tree_view_set_model(f->view, NULL);
@@ -315,7 +330,7 @@ static void test_header_menu_hides_columns(Fixture *f, gconstpointer data) {
   GtkColumnViewColumn *thread = column_titled(f, "Thread");
   GMenuModel *menu = gtk_column_view_column_get_header_menu(bytes);
   g_assert_nonnull(menu);
-  g_assert_cmpint(g_menu_model_get_n_items(menu), ==, 10); /* every column but the name */
+  g_assert_cmpint(g_menu_model_get_n_items(menu), ==, 12); /* every column but the name */
   g_assert_true(gtk_column_view_column_get_visible(bytes));
   g_assert_false(gtk_column_view_column_get_visible(thread)); /* one thread in this run */
   gtk_widget_activate_action(GTK_WIDGET(f->view), "scopes.show-bytes", NULL);
@@ -357,11 +372,130 @@ static void test_model_grows(void) {
   g_assert_cmpuint(gs_trace_model_n_scopes(m), ==, N_STEPS + 2);
   g_autoptr(GtkTreeListRow) epoch = g_list_model_get_item(list, 0);
   gtk_tree_list_row_set_expanded(epoch, TRUE);
-  g_assert_cmpuint(g_list_model_get_n_items(list), ==, N_STEPS + 2);
+  /* The steps became one group row as their second instance arrived. */
+  g_assert_cmpuint(g_list_model_get_n_items(list), ==, 3);
+  g_autoptr(GtkTreeListRow) steps = g_list_model_get_item(list, 1);
+  gtk_tree_list_row_set_expanded(steps, TRUE);
+  g_assert_cmpuint(g_list_model_get_n_items(list), ==, N_STEPS + 3);
   gtk_window_destroy(window);
 }
 
+/* ---- groups and following the scrubber ----------------------------------------------- */
+
+#define N_EPOCHS 2
+#define N_TRAIN 1200
+
+/* Like a training loop: epochs of many "train step" scopes, each moving its loss out. */
+static void training_workload(void) {
+  const int64_t shape[] = {2, 3};
+  for (int e = 0; e < N_EPOCHS; e++) {
+    gs_scope epoch = gs_scope_begin("epoch");
+    for (int i = 0; i < N_TRAIN; i++) {
+      gs_scope step = gs_scope_begin("train step");
+      gs_tensor x = gs_ones(GS_F32, shape, 2);
+      gs_tensor loss = gs_mul_scalar(x, 2.0);
+      gs_move_to_outer(loss);
+      gs_scope_end(step);
+    }
+    gs_scope_end(epoch);
+  }
+}
+
+static guint64 selected_row_scope(Fixture *f) {
+  GtkSingleSelection *selection = GTK_SINGLE_SELECTION(rows(f));
+  guint position = gtk_single_selection_get_selected(selection);
+  if (position == GTK_INVALID_LIST_POSITION)
+    return 0;
+  g_autoptr(GtkTreeListRow) row = g_list_model_get_item(rows(f), position);
+  g_autoptr(GsScopeItem) item = gtk_tree_list_row_get_item(row);
+  return gs_scope_item_get_scope_id(item);
+}
+
+static void test_groups_follow_the_scrubber(void) {
+  Fixture fx = {0}, *f = &fx;
+  f->model = views_test_record(training_workload);
+  f->view = GS_SCOPE_TREE_VIEW(gs_scope_tree_view_new());
+  gs_scope_tree_view_set_model(f->view, f->model);
+  f->window = views_test_show(GTK_WIDGET(f->view), 1100, 420);
+  guint64 selected = G_MAXUINT64;
+  g_signal_connect(f->view, "scope-selected", G_CALLBACK(on_scope_selected), &selected);
+
+  /* Two epochs: one group row at the root. */
+  g_assert_cmpuint(g_list_model_get_n_items(rows(f)), ==, 1);
+  /* The scrubber inside the 700th step of the second epoch: revealed and selected. */
+  guint64 inside = scope_begin_index(f, "train step", N_TRAIN + 700) + 2;
+  gs_scope_tree_view_set_position(f->view, inside);
+  views_test_settle(GTK_WIDGET(f->view));
+  guint64 step = scope_id(f, "train step", N_TRAIN + 700);
+  g_assert_cmpuint(selected_row_scope(f), ==, step);
+  g_assert_cmpuint(selected, ==, G_MAXUINT64); /* following is not a pick: no filter */
+  /* Rows: "epoch × 2", epoch 1, epoch 2, "train step × 1,200", its steps. */
+  g_assert_cmpuint(g_list_model_get_n_items(rows(f)), ==, 4 + N_TRAIN);
+  views_test_settle(GTK_WIDGET(f->view));
+  views_test_screenshot(GTK_WIDGET(f->window), "scope-tree-followed.png");
+  /* The user scrolls back to the top, where the group rows are. */
+  GtkWidget *cv = views_test_find(GTK_WIDGET(f->view), GTK_TYPE_COLUMN_VIEW);
+  gtk_adjustment_set_value(gtk_scrollable_get_vadjustment(GTK_SCROLLABLE(cv)), 0);
+  views_test_settle(GTK_WIDGET(f->view));
+  views_test_screenshot(GTK_WIDGET(f->window), "scope-tree-grouped.png");
+  g_autoptr(GPtrArray) group = row_labels(f, "train step × 1,200", 0);
+  g_assert_nonnull(group);
+  /* 700 steps ended (each moved one object out) and one open at the chosen event. */
+  g_assert_cmpstr(cell(group, MOVED_OUT), ==, "700");
+  g_assert_cmpstr(cell(group, END), ==, "open");
+  /* 700 ended steps peaked at 48 bytes, the open one has 24 so far. */
+  g_assert_cmpstr(cell(group, PEAK), ==, "24 bytes / 47 bytes / 48 bytes");
+  g_autoptr(GPtrArray) epochs = row_labels(f, "epoch × 2", 0);
+  g_assert_nonnull(epochs);
+  g_assert_cmpstr(cell(epochs, MOVED_IN), ==, "1900"); /* 1,200 + 700 losses */
+
+  /* The account of one step balances, in words. */
+  g_autofree char *account = gs_scope_tree_view_describe_account(f->view, step);
+  g_assert_true(g_str_has_prefix(account, "Created 1 + moved in 0 = disposed 0 + moved out 0 "
+                                          "+ still held 1\n"));
+
+  /* The user picks the group row: scrubbing inside its steps does not move the selection. */
+  g_autoptr(GtkTreeListRow) group_row = g_list_model_get_item(rows(f), 3);
+  g_autoptr(GsScopeItem) group_item = gtk_tree_list_row_get_item(group_row);
+  g_assert_true(gs_scope_item_is_group(group_item));
+  gtk_selection_model_select_item(GTK_SELECTION_MODEL(rows(f)), 3, TRUE);
+  /* A group is no one scope to filter by. */
+  g_assert_cmpuint(gs_scope_tree_view_get_selected_scope(f->view), ==, 0);
+  gs_scope_tree_view_set_position(f->view, scope_begin_index(f, "train step", N_TRAIN + 5) + 1);
+  views_test_settle(GTK_WIDGET(f->view));
+  g_assert_cmpuint(gtk_single_selection_get_selected(GTK_SINGLE_SELECTION(rows(f))), ==, 3);
+  /* A step of the first epoch is outside the pick: the tree follows again. */
+  gs_scope_tree_view_set_position(f->view, scope_begin_index(f, "train step", 10) + 1);
+  views_test_settle(GTK_WIDGET(f->view));
+  g_assert_cmpuint(selected_row_scope(f), ==, scope_id(f, "train step", 10));
+
+  /* The user picks a step: the event list would filter by it; activating it moves the
+   * scrubber to its begin (inside it), which keeps the pick: no loop. */
+  guint64 event = G_MAXUINT64;
+  g_signal_connect(f->view, "event-selected", G_CALLBACK(on_event_selected), &event);
+  guint pick = gtk_single_selection_get_selected(GTK_SINGLE_SELECTION(rows(f))) + 3;
+  gtk_selection_model_select_item(GTK_SELECTION_MODEL(rows(f)), pick, TRUE);
+  guint64 picked = selected_row_scope(f);
+  g_assert_cmpuint(selected, ==, picked);
+  g_signal_emit_by_name(views_test_find(GTK_WIDGET(f->view), GTK_TYPE_COLUMN_VIEW), "activate",
+                        pick);
+  gs_scope_tree_view_set_position(f->view, event); /* as the capture page does */
+  views_test_settle(GTK_WIDGET(f->view));
+  g_assert_cmpuint(selected_row_scope(f), ==, picked);
+  g_assert_cmpuint(selected, ==, picked);
+  /* Scrubbing elsewhere ends the pick, and its filter. */
+  gs_scope_tree_view_set_position(f->view, inside);
+  views_test_settle(GTK_WIDGET(f->view));
+  g_assert_cmpuint(selected_row_scope(f), ==, step);
+  g_assert_cmpuint(selected, ==, 0);
+  fixture_tear_down(f, NULL);
+}
+
 int main(int argc, char **argv) {
+  /* Translated when run with LANGUAGE=zh_CN for screenshots (the suite runs it in C);
+   * gtk_test_init does not set the locale. */
+  setlocale(LC_ALL, "");
+  gs_config_init_i18n();
   views_test_init(&argc, &argv);
   g_test_add("/scope-tree/rows-are-lazy", Fixture, NULL, fixture_set_up, test_rows_are_lazy,
              fixture_tear_down);
@@ -376,5 +510,6 @@ int main(int argc, char **argv) {
   g_test_add("/scope-tree/header-menu-hides-columns", Fixture, NULL, fixture_set_up,
              test_header_menu_hides_columns, fixture_tear_down);
   g_test_add_func("/scope-tree/model-grows", test_model_grows);
+  g_test_add_func("/scope-tree/groups-follow-the-scrubber", test_groups_follow_the_scrubber);
   return g_test_run();
 }

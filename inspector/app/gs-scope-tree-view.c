@@ -3,13 +3,17 @@
  * Cells are plain labels filled from the model at the scrubber's event. The view remembers
  * which cells are bound, so moving the scrubber or growing the model rewrites only the rows
  * GTK holds (a bounded number) instead of telling GTK that every row changed; a live run's new
- * scopes arrive as rows appended to their parent's list (gs-scope-list.c). */
+ * scopes arrive as rows appended to their parent's list (gs-scope-list.c). A group row's
+ * totals come from the model's running sums (gs_trace_model_scope_group_stats), never from
+ * walking its instances. */
 #include "gs-scope-tree-view.h"
 
 #include "gs-view.h"
 
 #include <adwaita.h>
 #include <glib/gi18n.h>
+#include <inttypes.h>
+#include <string.h>
 
 #include "gs-scope-item.h"
 #include "gs-scope-list.h"
@@ -22,7 +26,9 @@ typedef enum {
   COLUMN_BEGIN,
   COLUMN_END,
   COLUMN_CREATED,
+  COLUMN_MOVED_IN,
   COLUMN_DISPOSED,
+  COLUMN_MOVED_OUT,
   COLUMN_ALIVE,
   COLUMN_BYTES,
   COLUMN_PEAK,
@@ -34,6 +40,7 @@ struct _GsScopeTreeView {
   GtkWidget parent_instance;
 
   GtkStack *stack;
+  GtkScrolledWindow *scroller;
   GtkColumnView *column_view;
   GtkColumnViewColumn *columns[N_COLUMNS];
 
@@ -48,6 +55,17 @@ struct _GsScopeTreeView {
   gulong update_id;
   gboolean many_threads;  /* the thread column was shown for a second thread */
   gboolean cells_stale;   /* the position or the model moved while the view was unmapped */
+
+  /* Following the scrubber (see follow_scrubber) */
+  guint64 followed;       /* the innermost scope open at the scrubber's event, last seen */
+  gboolean selecting;     /* the view itself is moving the selection */
+  gboolean pinned;        /* the user picked the selected row... */
+  guint64 pin_scope;      /* ...this scope's (0 for a group row)... */
+  guint pin_group;        /* ...or this group's (G_MAXUINT for a scope row) */
+  gboolean grew;          /* the model grew since the scrubber last moved */
+  guint scroll_target;    /* the row revealed last, kept on screen as rows are added */
+  gboolean scroll_pending;
+  guint scroll_id;
 };
 
 GS_VIEW_IFACE_INIT(GsScopeTreeView, gs_scope_tree_view)
@@ -80,14 +98,18 @@ static void forget_lists(GsScopeTreeView *self) {
   g_ptr_array_set_size(self->lists, 0);
 }
 
-/* GtkTreeListModel asks this when a row may be expanded: a scope that has children, or one
- * still open at the newest event (a live run may begin scopes inside it later). */
+/* GtkTreeListModel asks this when a row may be expanded: a group (its instances), a scope
+ * that has children, or one still open at the newest event (a live run may begin scopes
+ * inside it later). */
 static GListModel *create_children(gpointer item, gpointer user_data) {
   GsScopeTreeView *self = user_data;
   if (!self->model)
     return NULL;
+  if (gs_scope_item_is_group(item))
+    return G_LIST_MODEL(
+        track_list(self, gs_scope_list_new_group(self->model, gs_scope_item_get_group(item))));
   guint64 id = gs_scope_item_get_scope_id(item);
-  const GArray *children = gs_trace_model_scope_children(self->model, id);
+  const GArray *children = gs_trace_model_scope_groups(self->model, id);
   const gs_replay_scope *scope = gs_trace_model_scope(self->model, id);
   gboolean may_grow = scope && !scope->ended && !gs_trace_model_damaged(self->model);
   if ((!children || children->len == 0) && !may_grow)
@@ -114,18 +136,103 @@ typedef enum {
  * event keeps only its open scopes: ended ones come from the model's list (final records).
  * Following a live run, the scrubber is on the last event: that state is the model's head,
  * and seeking there would replay every event of the chunk just taken in a second time. */
-static const gs_replay_scope *scope_now(GsScopeTreeView *self, guint64 id) {
+static const gs_replay *state_now(GsScopeTreeView *self) {
   gs_trace_model *m = self->model;
   guint64 n = gs_trace_model_n_events(m);
   if (n == 0)
     return NULL;
-  const gs_replay *state =
-      self->position + 1 >= n ? gs_trace_model_head(m) : gs_trace_model_seek(m, self->position);
-  return gs_trace_model_scope_in(m, state, id);
+  return self->position + 1 >= n ? gs_trace_model_head(m) : gs_trace_model_seek(m, self->position);
+}
+
+static const gs_replay_scope *scope_now(GsScopeTreeView *self, guint64 id) {
+  const gs_replay *state = state_now(self);
+  return state ? gs_trace_model_scope_in(self->model, state, id) : NULL;
+}
+
+/* A group's instances summed at the scrubber's event. */
+static void group_now(GsScopeTreeView *self, guint group, gs_scope_group_stats *out) {
+  const gs_replay *state = state_now(self);
+  if (state)
+    gs_trace_model_scope_group_stats(self->model, group, state, self->position, out);
+  else
+    memset(out, 0, sizeof *out);
+}
+
+/* What a scope still held when the log ended and nothing will dispose: what an ended scope
+ * was left holding, or what one never ended held at the last event of a finished log. */
+static guint64 scope_leaked(GsScopeTreeView *self, const gs_replay_scope *now) {
+  if (!now)
+    return 0;
+  if (now->ended)
+    return now->alive;
+  gboolean over = gs_trace_model_finished(self->model) &&
+                  self->position + 1 >= gs_trace_model_n_events(self->model);
+  return over ? now->alive : 0;
 }
 
 static ScopeMoment moment_of(const gs_replay_scope *now) {
   return !now ? SCOPE_FUTURE : now->ended ? SCOPE_ENDED : SCOPE_OPEN;
+}
+
+/* A group is open while any instance is, not begun before its first one. */
+static ScopeMoment group_moment(const gs_scope_group_stats *st) {
+  return st->instances == 0 ? SCOPE_FUTURE : st->open ? SCOPE_OPEN : SCOPE_ENDED;
+}
+
+static char *count_text(guint64 n) {
+  return g_strdup_printf("%" G_GUINT64_FORMAT, n);
+}
+
+/* The text of one cell of a group row. */
+static char *group_cell_text(GsScopeTreeView *self, guint group, const gs_scope_group_stats *st,
+                             ScopeColumn column) {
+  gs_trace_model *m = self->model;
+  const GArray *instances = gs_trace_model_scope_group_instances(m, group);
+  if (!instances || instances->len == 0)
+    return g_strdup("");
+  switch (column) {
+  case COLUMN_NAME: {
+    const char *name = gs_trace_model_scope_group_name(m, group);
+    g_autofree char *count = gs_view_count(instances->len);
+    /* TRANSLATORS: a row standing for every scope of one name, e.g. "train step × 2,700" */
+    return g_strdup_printf(_("%s × %s"), name && *name ? name : _("(unnamed)"), count);
+  }
+  case COLUMN_BEGIN: {
+    const gs_replay_scope *first = gs_trace_model_scope_at(m, g_array_index(instances, guint, 0));
+    return first ? event_number_text(first->begin_seq) : g_strdup("");
+  }
+  case COLUMN_END:
+    return g_strdup(st->open ? C_("scope", "open") : "");
+  default:
+    break;
+  }
+  if (st->instances == 0)
+    return g_strdup("");
+  switch (column) {
+  case COLUMN_CREATED:
+    return count_text(st->created);
+  case COLUMN_MOVED_IN:
+    return count_text(st->moved_in);
+  case COLUMN_DISPOSED:
+    return count_text(st->disposed);
+  case COLUMN_MOVED_OUT:
+    return count_text(st->moved_out);
+  case COLUMN_ALIVE:
+    return count_text(st->alive);
+  case COLUMN_BYTES:
+    return gs_view_bytes(st->bytes);
+  case COLUMN_PEAK: {
+    if (st->instances == 1 || st->peak_min == st->peak_max)
+      return gs_view_bytes(st->peak_max);
+    g_autofree char *lo = gs_view_bytes(st->peak_min);
+    g_autofree char *mean = gs_view_bytes(st->peak_mean);
+    g_autofree char *hi = gs_view_bytes(st->peak_max);
+    /* TRANSLATORS: the smallest, mean and largest peak of a group's scopes */
+    return g_strdup_printf(_("%s / %s / %s"), lo, mean, hi);
+  }
+  default:
+    return g_strdup("");
+  }
 }
 
 /* The text of one cell. */
@@ -155,9 +262,13 @@ static char *cell_text(GsScopeTreeView *self, GsScopeItem *item, const gs_replay
     return g_strdup("");
   switch (column) {
   case COLUMN_CREATED:
-    return g_strdup_printf("%" G_GUINT64_FORMAT, now->created);
+    return count_text(now->created);
+  case COLUMN_MOVED_IN:
+    return count_text(now->moved_in);
   case COLUMN_DISPOSED:
-    return g_strdup_printf("%" G_GUINT64_FORMAT, now->disposed);
+    return count_text(now->disposed);
+  case COLUMN_MOVED_OUT:
+    return count_text(now->moved_out);
   case COLUMN_ALIVE:
     return g_strdup_printf("%" G_GUINT64_FORMAT, now->alive);
   case COLUMN_BYTES:
@@ -204,14 +315,67 @@ static char *moment_text(const gs_replay_scope *now) {
   }
 }
 
+/* Where a scope's objects came from and went, as a sum that balances: every object it ever
+ * held was created in it or moved in, and was disposed, moved out or is still held. */
+static char *account_text(guint64 created, guint64 moved_in, guint64 disposed, guint64 moved_out,
+                          guint64 alive, guint64 leaked) {
+  g_autofree char *sum = g_strdup_printf(
+      /* TRANSLATORS: the balance of a scope's objects; the numbers always add up */
+      _("Created %" PRIu64 " + moved in %" PRIu64 " = disposed %" PRIu64
+        " + moved out %" PRIu64 " + still held %" PRIu64),
+      created, moved_in, disposed, moved_out, alive);
+  g_autofree char *leak =
+      leaked ? g_strdup_printf(ngettext("%" PRIu64 " object is leaked: nothing will "
+                                        "dispose it (its scope ended or the log did first).",
+                                        "%" PRIu64 " objects are leaked: nothing will "
+                                        "dispose them (their scope ended or the log did first).",
+                                        leaked),
+                               leaked)
+             : NULL;
+  return g_strconcat(sum, "\n",
+                     _("Moved in: objects handed over alive by another scope or the caller "
+                       "(an inner scope's move to outer, an attach, a move between scopes)."),
+                     "\n",
+                     _("Moved out: objects that left alive, to an outer scope, another scope, "
+                       "the caller, a module or an optimizer."),
+                     leak ? "\n" : NULL, leak, NULL);
+}
+
+/* A group row's tooltip: its instances at the scrubber's event and their balance. */
+static char *describe_group(GsScopeTreeView *self, guint group) {
+  gs_scope_group_stats st;
+  group_now(self, group, &st);
+  if (st.instances == 0)
+    return g_strdup(_("Not begun yet at the chosen event"));
+  g_autofree char *which = g_strdup_printf(
+      ngettext("%" PRIu64 " scope of this name had begun at the chosen event, "
+               "%" PRIu64 " of them open; their totals:",
+               "%" PRIu64 " scopes of this name had begun at the chosen event, "
+               "%" PRIu64 " of them open; their totals:",
+               st.instances),
+      st.instances, st.open);
+  g_autofree char *account =
+      account_text(st.created, st.moved_in, st.disposed, st.moved_out, st.alive, st.leaked);
+  g_autofree char *lo = gs_view_bytes(st.peak_min);
+  g_autofree char *mean = gs_view_bytes(st.peak_mean);
+  g_autofree char *hi = gs_view_bytes(st.peak_max);
+  g_autofree char *peaks = g_strdup_printf(_("Peak bytes of one scope: smallest %s, mean %s, "
+                                             "largest %s."),
+                                           lo, mean, hi);
+  return g_strjoin("\n", which, account, peaks, NULL);
+}
+
 /* The convention (README, "Scope tree"): a scope not begun yet at the scrubber's event is
  * greyed; an open one has its name in bold and "open" in the accent colour as its end; an
  * ended one looks like any other row, its end event in the End column and in the tooltip, so
  * the last event of a finished run does not look disabled. Tooltips are made when asked
  * (on_query_tooltip): setting one makes GTK 4.8 query the pointer, a round trip to the
  * display server per cell. */
-static void style_cell(GtkWidget *label, ScopeColumn column, ScopeMoment moment) {
+static void style_cell(GtkWidget *label, ScopeColumn column, ScopeMoment moment,
+                       gboolean leaked) {
   set_css_class(label, "dim-label", moment == SCOPE_FUTURE);
+  if (column == COLUMN_ALIVE)
+    set_css_class(label, "warning", leaked);
   if (column == COLUMN_NAME)
     set_css_class(label, "gs-scope-open", moment == SCOPE_OPEN); /* bold (style.css) */
   if (column == COLUMN_END)
@@ -221,7 +385,8 @@ static void style_cell(GtkWidget *label, ScopeColumn column, ScopeMoment moment)
 /* A cell GTK has bound to a row, and what it shows. */
 typedef struct {
   ScopeColumn column;
-  guint64 scope_id;    /* 0: no row */
+  guint group;         /* a group row's group, G_MAXUINT for a scope row */
+  guint64 scope_id;    /* 0: no scope row */
   guint position;      /* the scope's, for gs_trace_model_scope_at */
   gboolean written;    /* the cell shows the scope as it was at some event... */
   ScopeMoment moment;  /* ...where it stood so */
@@ -238,6 +403,17 @@ static GsScopeItem *row_item(GtkListItem *list_item) {
  * begin, final statistics): while it stays so, the cell is left alone. */
 static void update_cell(GsScopeTreeView *self, GtkListItem *list_item, BoundCell *cell) {
   GtkLabel *label = cell_label(list_item, cell->column);
+  if (cell->group != G_MAXUINT && self->model) {
+    /* A group's totals change whenever an instance begins or ends: always rewritten (a label
+     * given its own text again costs nothing). */
+    gs_scope_group_stats st;
+    group_now(self, cell->group, &st);
+    g_autofree char *text = group_cell_text(self, cell->group, &st, cell->column);
+    gtk_label_set_text(label, text);
+    style_cell(GTK_WIDGET(label), cell->column, group_moment(&st), st.leaked > 0);
+    cell->written = FALSE;
+    return;
+  }
   if (!cell->scope_id || !self->model) {
     gtk_label_set_text(label, "");
     cell->written = FALSE;
@@ -257,6 +433,7 @@ static void update_cell(GsScopeTreeView *self, GtkListItem *list_item, BoundCell
   }
   const gs_replay_scope *now = scope_now(self, cell->scope_id);
   ScopeMoment moment = moment_of(now);
+  /* An open scope left at the end of a finished log becomes leaked: rewritten while open. */
   if (cell->written && moment == cell->moment && moment != SCOPE_OPEN)
     return;
   g_autoptr(GsScopeItem) item = row_item(list_item);
@@ -264,7 +441,7 @@ static void update_cell(GsScopeTreeView *self, GtkListItem *list_item, BoundCell
     return;
   g_autofree char *text = cell_text(self, item, now, cell->column);
   gtk_label_set_text(label, text);
-  style_cell(GTK_WIDGET(label), cell->column, moment);
+  style_cell(GTK_WIDGET(label), cell->column, moment, scope_leaked(self, now) > 0);
   cell->written = TRUE;
   cell->moment = moment;
 }
@@ -309,9 +486,16 @@ static gboolean on_query_tooltip(GtkWidget *label, int x, int y, gboolean keyboa
   GsScopeTreeView *self =
       GS_SCOPE_TREE_VIEW(gtk_widget_get_ancestor(label, GS_TYPE_SCOPE_TREE_VIEW));
   g_autoptr(GsScopeItem) item = row_item(list_item);
-  g_autofree char *text =
-      self && item ? gs_scope_tree_view_describe_scope(self, gs_scope_item_get_scope_id(item))
-                   : NULL;
+  if (!self || !item)
+    return FALSE;
+  gboolean account = GPOINTER_TO_INT(g_object_get_data(G_OBJECT(label), "account"));
+  g_autofree char *text = NULL;
+  if (gs_scope_item_is_group(item))
+    text = describe_group(self, gs_scope_item_get_group(item));
+  else if (account)
+    text = gs_scope_tree_view_describe_account(self, gs_scope_item_get_scope_id(item));
+  else
+    text = gs_scope_tree_view_describe_scope(self, gs_scope_item_get_scope_id(item));
   if (!text)
     return FALSE;
   gtk_tooltip_set_text(tooltip, text);
@@ -335,7 +519,11 @@ static void setup_cell(GtkSignalListItemFactory *factory, GtkListItem *list_item
     gtk_widget_add_css_class(label, "numeric");
     gtk_list_item_set_child(list_item, label);
   }
-  if (column == COLUMN_NAME || column == COLUMN_END) {
+  gboolean account = column == COLUMN_CREATED || column == COLUMN_MOVED_IN ||
+                     column == COLUMN_DISPOSED || column == COLUMN_MOVED_OUT ||
+                     column == COLUMN_ALIVE;
+  g_object_set_data(G_OBJECT(label), "account", GINT_TO_POINTER(account));
+  if (column == COLUMN_NAME || column == COLUMN_END || account) {
     gtk_widget_set_has_tooltip(label, TRUE);
     g_signal_connect(label, "query-tooltip", G_CALLBACK(on_query_tooltip), list_item);
   }
@@ -351,10 +539,12 @@ static void bind_cell(GtkSignalListItemFactory *factory, GtkListItem *list_item,
   BoundCell *cell = g_new0(BoundCell, 1);
   cell->column = column;
   g_autoptr(GsScopeItem) item = row_item(list_item);
+  cell->group = item && gs_scope_item_is_group(item) ? gs_scope_item_get_group(item) : G_MAXUINT;
   cell->scope_id = item ? gs_scope_item_get_scope_id(item) : 0;
-  cell->position = item ? gs_scope_item_get_position(item) : 0;
-  const gs_replay_scope *head =
-      item && self->model ? gs_trace_model_scope_at(self->model, cell->position) : NULL;
+  cell->position = item && cell->group == G_MAXUINT ? gs_scope_item_get_position(item) : 0;
+  const gs_replay_scope *head = item && self->model && cell->group == G_MAXUINT
+                                   ? gs_trace_model_scope_at(self->model, cell->position)
+                                   : NULL;
   cell->may_grow = column == COLUMN_NAME && head && !head->ended;
   g_hash_table_insert(self->bound, list_item, cell);
   update_cell(self, list_item, cell);
@@ -385,24 +575,176 @@ static GsScopeItem *item_at(GsScopeTreeView *self, guint position) {
   return row ? gtk_tree_list_row_get_item(row) : NULL;
 }
 
-static void on_selection_changed(GsScopeTreeView *self) {
-  guint position = gtk_single_selection_get_selected(self->selection);
-  g_autoptr(GsScopeItem) item =
-      position == GTK_INVALID_LIST_POSITION ? NULL : item_at(self, position);
-  guint64 id = item ? gs_scope_item_get_scope_id(item) : 0;
+/* scope-selected says which scope the user picked (the capture page filters the event list
+ * by it); a row the view selects to follow the scrubber is not a pick. */
+static void announce_scope(GsScopeTreeView *self, guint64 id) {
   if (id == self->selected_scope)
     return;
   self->selected_scope = id;
   g_signal_emit(self, signals[SIGNAL_SCOPE_SELECTED], 0, id);
 }
 
-/* Activating a row (double click, Enter) takes the scrubber to where the scope began. */
+static void on_selection_changed(GsScopeTreeView *self) {
+  if (self->selecting)
+    return;
+  guint position = gtk_single_selection_get_selected(self->selection);
+  g_autoptr(GsScopeItem) item =
+      position == GTK_INVALID_LIST_POSITION ? NULL : item_at(self, position);
+  /* The user's pick holds until they move the scrubber out of it (follow_scrubber). */
+  self->pinned = item != NULL;
+  self->pin_scope = item ? gs_scope_item_get_scope_id(item) : 0;
+  self->pin_group = item ? gs_scope_item_get_group(item) : G_MAXUINT;
+  self->scroll_pending = FALSE; /* a row the user picked is on screen already */
+  announce_scope(self, self->pin_scope);
+}
+
+/* ---- following the scrubber ----------------------------------------------------------- */
+
+/* The list view sets the adjustment while it allocates: scrolling from inside that leaves
+ * rows drawn at the old place, so it waits for a zero timeout (which, unlike an idle, runs
+ * before the next frame while a live run keeps frames coming). GTK 4.8 has no
+ * gtk_column_view_scroll_to; rows all have one height, so whether the row is on screen
+ * already is read from the adjustment. */
+static gboolean scroll_cb(gpointer data) {
+  GsScopeTreeView *self = data;
+  self->scroll_id = 0;
+  if (!self->scroll_pending || !self->tree)
+    return G_SOURCE_REMOVE;
+  GtkAdjustment *adj = gtk_scrolled_window_get_vadjustment(self->scroller);
+  guint n = g_list_model_get_n_items(G_LIST_MODEL(self->tree));
+  double upper = gtk_adjustment_get_upper(adj), page = gtk_adjustment_get_page_size(adj);
+  if (n == 0 || upper <= page || self->scroll_target >= n)
+    return G_SOURCE_REMOVE;
+  double row = upper / n;
+  double top = row * self->scroll_target, value = gtk_adjustment_get_value(adj);
+  if (top >= value && top + row <= value + page)
+    return G_SOURCE_REMOVE; /* already on screen */
+  /* The list view's own action moves its anchor to the row: setting the adjustment this far
+   * left GTK 4.8's list drawing no rows (seen in the groups test's screenshot). */
+  for (GtkWidget *c = gtk_widget_get_first_child(GTK_WIDGET(self->column_view)); c;
+       c = gtk_widget_get_next_sibling(c))
+    if (GTK_IS_LIST_VIEW(c))
+      gtk_widget_activate_action(c, "list.scroll-to-item", "u", self->scroll_target);
+  return G_SOURCE_REMOVE;
+}
+
+static void queue_scroll(GsScopeTreeView *self) {
+  if (!self->scroll_id)
+    self->scroll_id = g_timeout_add(0, scroll_cb, self);
+}
+
+static void on_adjustment_changed(GsScopeTreeView *self) {
+  if (self->scroll_pending)
+    queue_scroll(self);
+}
+
+static void select_quietly(GsScopeTreeView *self, guint position) {
+  self->selecting = TRUE;
+  if (position == GTK_INVALID_LIST_POSITION)
+    gtk_selection_model_unselect_all(GTK_SELECTION_MODEL(self->selection));
+  else
+    gtk_single_selection_set_selected(self->selection, position);
+  self->selecting = FALSE;
+}
+
+#define MAX_DEPTH 256
+
+/* Expands the rows down to scope (its ancestors and, where it has siblings of its name, its
+ * group), selects its row and scrolls to it. */
+static void reveal_scope(GsScopeTreeView *self, guint64 scope) {
+  gs_trace_model *m = self->model;
+  guint64 chain[MAX_DEPTH];
+  guint depth = 0;
+  for (guint64 id = scope; id && depth < MAX_DEPTH; depth++) {
+    chain[depth] = id;
+    const gs_replay_scope *s = gs_trace_model_scope(m, id);
+    id = s ? s->outer : 0;
+  }
+  g_autoptr(GtkTreeListRow) row = NULL;
+  for (guint k = depth; k-- > 0;) {
+    guint group, instance;
+    if (!gs_trace_model_scope_group_of(m, gs_trace_model_scope_position(m, chain[k]), &group,
+                                       &instance))
+      break;
+    guint index = gs_trace_model_scope_group_index(m, group);
+    if (row)
+      gtk_tree_list_row_set_expanded(row, TRUE);
+    GtkTreeListRow *child = row ? gtk_tree_list_row_get_child_row(row, index)
+                                : gtk_tree_list_model_get_child_row(self->tree, index);
+    g_autoptr(GsScopeItem) item = child ? gtk_tree_list_row_get_item(child) : NULL;
+    if (item && gs_scope_item_is_group(item)) {
+      gtk_tree_list_row_set_expanded(child, TRUE);
+      GtkTreeListRow *inner = gtk_tree_list_row_get_child_row(child, instance);
+      g_object_unref(child);
+      child = inner;
+    }
+    g_clear_object(&row);
+    row = child;
+    if (!row)
+      break;
+    if (k == 0) {
+      guint position = gtk_tree_list_row_get_position(row);
+      select_quietly(self, position);
+      self->scroll_target = position;
+      self->scroll_pending = TRUE;
+      queue_scroll(self);
+      return;
+    }
+  }
+  select_quietly(self, GTK_INVALID_LIST_POSITION); /* no row for it (yet) */
+}
+
+/* Whether scope is the user's pick or inside it (one of its instances, for a group). */
+static gboolean inside_pick(GsScopeTreeView *self, guint64 scope) {
+  for (guint depth = 0; scope && depth < MAX_DEPTH; depth++) {
+    guint group;
+    if (scope == self->pin_scope ||
+        (self->pin_group != G_MAXUINT &&
+         gs_trace_model_scope_group_of(self->model, gs_trace_model_scope_position(self->model, scope),
+                                       &group, NULL) &&
+         group == self->pin_group))
+      return TRUE;
+    const gs_replay_scope *s = gs_trace_model_scope(self->model, scope);
+    scope = s ? s->outer : 0;
+  }
+  return FALSE;
+}
+
+/* The scrubber moved: the tree shows the innermost scope open at its event, only when that
+ * scope changes (so a row the user picked stays while they scrub inside one scope). A row the
+ * user picked also stays while the scrubber only follows a live run's end, or moves inside the
+ * picked scope (activating a row moves the scrubber to its scope's begin: inside); moving it
+ * elsewhere ends the pick, and with it the event list's filter by that scope. */
+static void follow_scrubber(GsScopeTreeView *self, gboolean live) {
+  guint64 scope = gs_trace_model_scope_of(self->model, self->position);
+  if (scope == self->followed)
+    return;
+  self->followed = scope;
+  if (self->pinned) {
+    if (live || inside_pick(self, scope))
+      return;
+    self->pinned = FALSE;
+    announce_scope(self, 0);
+  }
+  if (scope)
+    reveal_scope(self, scope);
+  else
+    select_quietly(self, GTK_INVALID_LIST_POSITION);
+}
+
+/* Activating a row (double click, Enter) takes the scrubber to where the scope began (a
+ * group row: where its first instance began). */
 static void on_row_activated(GsScopeTreeView *self, guint position) {
   g_autoptr(GsScopeItem) item = item_at(self, position);
   if (!item || !self->model)
     return;
-  const gs_replay_scope *scope =
-      gs_trace_model_scope_at(self->model, gs_scope_item_get_position(item));
+  guint scope_position = gs_scope_item_get_position(item);
+  if (gs_scope_item_is_group(item)) {
+    const GArray *instances =
+        gs_trace_model_scope_group_instances(self->model, gs_scope_item_get_group(item));
+    scope_position = instances && instances->len ? g_array_index(instances, guint, 0) : G_MAXUINT;
+  }
+  const gs_replay_scope *scope = gs_trace_model_scope_at(self->model, scope_position);
   guint64 index = scope ? gs_trace_model_find_seq(self->model, scope->begin_seq) : G_MAXUINT64;
   if (index != G_MAXUINT64)
     gs_view_emit_event_selected(GS_VIEW(self), index);
@@ -428,9 +770,10 @@ static void add_column_menu(GsScopeTreeView *self) {
   g_autoptr(GSimpleActionGroup) group = g_simple_action_group_new();
   g_autoptr(GMenu) menu = g_menu_new();
   static const char *const action_names[N_COLUMNS] = {
-      NULL,          "show-id",       "show-thread", "show-begin",
-      "show-end",    "show-created",  "show-disposed", "show-alive",
-      "show-bytes",  "show-peak",     "show-duration",
+      NULL,           "show-id",       "show-thread",    "show-begin",
+      "show-end",     "show-created",  "show-moved-in",  "show-disposed",
+      "show-moved-out", "show-alive",  "show-bytes",     "show-peak",
+      "show-duration",
   };
   /* In the order the columns are shown. */
   GListModel *columns = gtk_column_view_get_columns(self->column_view);
@@ -462,10 +805,11 @@ void gs_scope_tree_view_set_model(GsScopeTreeView *self, gs_trace_model *model) 
   forget_lists(self);
   self->model = model;
   self->position = 0;
-  if (self->selected_scope) {
-    self->selected_scope = 0;
-    g_signal_emit(self, signals[SIGNAL_SCOPE_SELECTED], 0, (guint64)0);
-  }
+  self->followed = 0;
+  self->pinned = FALSE;
+  self->grew = FALSE;
+  self->scroll_pending = FALSE;
+  announce_scope(self, 0);
   if (model) {
     GsScopeList *roots = track_list(self, gs_scope_list_new(model, 0));
     self->tree = gtk_tree_list_model_new(G_LIST_MODEL(roots), FALSE, FALSE, create_children,
@@ -484,8 +828,14 @@ void gs_scope_tree_view_set_model(GsScopeTreeView *self, gs_trace_model *model) 
 void gs_scope_tree_view_set_position(GsScopeTreeView *self, guint64 index) {
   g_return_if_fail(GS_IS_SCOPE_TREE_VIEW(self));
   self->position = index;
-  if (self->model)
-    queue_refresh(self);
+  if (!self->model)
+    return;
+  queue_refresh(self);
+  /* The scrubber following a live run's end moves right after the model grew. */
+  gboolean live = self->grew && index + 1 >= gs_trace_model_n_events(self->model);
+  self->grew = FALSE;
+  if (self->tree)
+    follow_scrubber(self, live);
 }
 
 guint64 gs_scope_tree_view_get_position(GsScopeTreeView *self) {
@@ -503,6 +853,7 @@ void gs_scope_tree_view_model_grew(GsScopeTreeView *self) {
     g_ptr_array_add(lists, g_object_ref(g_ptr_array_index(self->lists, i)));
   for (guint i = 0; i < lists->len; i++)
     gs_scope_list_refresh(g_ptr_array_index(lists, i));
+  self->grew = TRUE;
   update_shape(self);
   queue_refresh(self);
 }
@@ -512,6 +863,17 @@ char *gs_scope_tree_view_describe_scope(GsScopeTreeView *self, guint64 scope_id)
   if (!self->model || !gs_trace_model_scope(self->model, scope_id))
     return NULL;
   return moment_text(scope_now(self, scope_id));
+}
+
+char *gs_scope_tree_view_describe_account(GsScopeTreeView *self, guint64 scope_id) {
+  g_return_val_if_fail(GS_IS_SCOPE_TREE_VIEW(self), NULL);
+  if (!self->model || !gs_trace_model_scope(self->model, scope_id))
+    return NULL;
+  const gs_replay_scope *now = scope_now(self, scope_id);
+  if (!now)
+    return moment_text(now);
+  return account_text(now->created, now->moved_in, now->disposed, now->moved_out, now->alive,
+                      scope_leaked(self, now));
 }
 
 guint64 gs_scope_tree_view_get_selected_scope(GsScopeTreeView *self) {
@@ -560,6 +922,7 @@ static void gs_scope_tree_view_dispose(GObject *object) {
   if (self->lists)
     forget_lists(self);
   self->model = NULL;
+  g_clear_handle_id(&self->scroll_id, g_source_remove);
   gtk_widget_dispose_template(GTK_WIDGET(self), GS_TYPE_SCOPE_TREE_VIEW);
   disconnect_clock(self);
   G_OBJECT_CLASS(gs_scope_tree_view_parent_class)->dispose(object);
@@ -588,11 +951,13 @@ static void gs_scope_tree_view_class_init(GsScopeTreeViewClass *klass) {
   gtk_widget_class_set_template_from_resource(
       widget_class, "/io/github/gradscope/Inspector/gs-scope-tree-view.ui");
   gtk_widget_class_bind_template_child(widget_class, GsScopeTreeView, stack);
+  gtk_widget_class_bind_template_child(widget_class, GsScopeTreeView, scroller);
   gtk_widget_class_bind_template_child(widget_class, GsScopeTreeView, column_view);
   static const char *const column_ids[N_COLUMNS] = {
-      "name_column",    "id_column",      "thread_column", "begin_column",
-      "end_column",     "created_column", "disposed_column", "alive_column",
-      "bytes_column",   "peak_column",    "duration_column",
+      "name_column",     "id_column",       "thread_column",   "begin_column",
+      "end_column",      "created_column",  "moved_in_column", "disposed_column",
+      "moved_out_column", "alive_column",   "bytes_column",    "peak_column",
+      "duration_column",
   };
   for (int i = 0; i < N_COLUMNS; i++)
     gtk_widget_class_bind_template_child_full(widget_class, column_ids[i], FALSE,
@@ -608,6 +973,9 @@ static void gs_scope_tree_view_init(GsScopeTreeView *self) {
   self->lists = g_ptr_array_new();
   self->bound = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
   gtk_widget_init_template(GTK_WIDGET(self));
+  self->pin_group = G_MAXUINT;
+  g_signal_connect_object(gtk_scrolled_window_get_vadjustment(self->scroller), "changed",
+                          G_CALLBACK(on_adjustment_changed), self, G_CONNECT_SWAPPED);
   for (int i = 0; i < N_COLUMNS; i++) {
     GtkListItemFactory *factory = gtk_signal_list_item_factory_new();
     g_object_set_data(G_OBJECT(factory), "column", GINT_TO_POINTER(i));

@@ -1,6 +1,9 @@
 /* gs-scope-tree-view.h: the dispose scopes of a run as a tree (a scope's children are the
- * scopes begun inside it), with each scope's statistics at the scrubber's event: objects
- * created, disposed and alive, bytes owned now and at peak, begin and end events, duration.
+ * scopes begun inside it; siblings with one name are grouped under a row "train step × 2,700"
+ * with their totals and min / mean / max peak), with each scope's statistics at the
+ * scrubber's event: objects created, moved in, disposed, moved out and alive, bytes owned now
+ * and at peak, begin and end events, duration. The tree follows the scrubber: it reveals and
+ * selects the innermost scope open at its event, unless the user picked a row that holds it.
  * Scopes not yet begun at that event are greyed, open ones have their name in bold, ended
  * ones look plain with their end event in the End column and a tooltip. Rows are made lazily (GtkTreeListModel over
  * the model's scope-children query), so 100 k step scopes cost nothing until shown.
@@ -30,7 +33,12 @@ void gs_scope_tree_view_model_grew(GsScopeTreeView *self);
 /* What the scope's row says in its tooltip at the scrubber's event: not begun yet, open, or
  * "Ended at event N". NULL for a scope the model does not have. Free with g_free. */
 char *gs_scope_tree_view_describe_scope(GsScopeTreeView *self, guint64 scope_id);
-/* The selected scope's id, or 0. */
+/* Where the scope's objects came from and went at the scrubber's event, in words: created +
+ * moved in = disposed + moved out + still held, what moving in and out means, and how many
+ * are leaked. NULL for a scope the model does not have. Free with g_free. */
+char *gs_scope_tree_view_describe_account(GsScopeTreeView *self, guint64 scope_id);
+/* The scope the user picked (a click, a key), or 0: rows selected to follow the scrubber are
+ * not picks. */
 guint64 gs_scope_tree_view_get_selected_scope(GsScopeTreeView *self);
 
 G_END_DECLS

@@ -3,6 +3,9 @@
 
 #include "event-fields.h"
 
+#include <glib/gi18n.h>
+#include <string.h>
+
 char *gs_view_handle(guint64 id) {
   char buf[32];
   return g_strdup(gs_format_handle(id, buf, sizeof buf));
@@ -37,4 +40,18 @@ char *gs_view_duration(guint64 ns) {
  * count memory. */
 char *gs_view_bytes(guint64 bytes) {
   return g_format_size_full(bytes, G_FORMAT_SIZE_IEC_UNITS);
+}
+
+char *gs_view_count(guint64 n) {
+  g_autofree char *digits = g_strdup_printf("%" G_GUINT64_FORMAT, n);
+  /* TRANSLATORS: between groups of three digits in a count, as in "2,700" */
+  const char *separator = C_("thousands", ",");
+  GString *out = g_string_new(NULL);
+  gsize len = strlen(digits);
+  for (gsize i = 0; i < len; i++) {
+    if (i > 0 && (len - i) % 3 == 0)
+      g_string_append(out, separator);
+    g_string_append_c(out, digits[i]);
+  }
+  return g_string_free(out, FALSE);
 }

@@ -12,6 +12,9 @@ char *gs_view_handle(guint64 id);
 char *gs_view_shape(const gint64 *shape, int ndim);
 /* A duration in ns as "850 ns", "12.3 µs", "4.56 ms", "1.23 s" (newly allocated). */
 char *gs_view_duration(guint64 ns);
+/* A count with its thousands grouped, "2,700" (the separator is translated; newly
+ * allocated). */
+char *gs_view_count(guint64 n);
 /* Bytes as "24 bytes", "1.5 KiB", "2.0 MiB" (binary units; newly allocated). */
 char *gs_view_bytes(guint64 bytes);
 

@@ -102,6 +102,11 @@ struct gs_trace_model {
   GHashTable *scope_pos;   /* scope id -> position + 1 */
   GHashTable *scope_kids;  /* outer id -> GArray of guint positions (0: the roots) */
   GHashTable *thread_scope_list; /* thread -> GArray of guint positions, in begin order */
+  /* sibling scopes grouped by name (model-scope-groups.c) */
+  GPtrArray *scope_groups;       /* model_scope_group*, by group number */
+  GHashTable *scope_group_keys;  /* model_group_key* -> group number + 1 */
+  GHashTable *scope_parents;     /* parent id -> model_scope_parent* (0: the roots) */
+  GArray *scope_group_of;        /* model_group_place per scope position */
 
   /* states */
   gs_replay *head;
@@ -148,6 +153,12 @@ void model_memory_after(gs_trace_model *m, const gs_trace_event *e, guint64 inde
 /* model-seek.c */
 void model_keyframes_after(gs_trace_model *m, guint64 applied);
 void model_keyframes_clear(gs_trace_model *m);
+
+/* model-scope-groups.c: a scope begun at position (its record is the head's), or ended. */
+void model_scope_groups_init(gs_trace_model *m);
+void model_scope_groups_clear(gs_trace_model *m);
+void model_scope_groups_begin(gs_trace_model *m, guint position);
+void model_scope_groups_end(gs_trace_model *m, guint position, guint64 index);
 
 /* model-scopes.c */
 void model_scopes_after(gs_trace_model *m, const gs_trace_event *e, guint64 index);

@@ -11,6 +11,7 @@ void model_scopes_init(gs_trace_model *m) {
   m->scope_pos = g_hash_table_new_full(gs_id_hash, gs_id_equal, g_free, NULL);
   m->scope_kids = g_hash_table_new_full(gs_id_hash, gs_id_equal, g_free, free_array);
   m->thread_scope_list = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, free_array);
+  model_scope_groups_init(m);
 }
 
 void model_scopes_clear(gs_trace_model *m) {
@@ -18,6 +19,7 @@ void model_scopes_clear(gs_trace_model *m) {
   g_clear_pointer(&m->scope_pos, g_hash_table_destroy);
   g_clear_pointer(&m->scope_kids, g_hash_table_destroy);
   g_clear_pointer(&m->thread_scope_list, g_hash_table_destroy);
+  model_scope_groups_clear(m);
 }
 
 static GArray *list_for(GHashTable *table, gpointer key, gboolean *fresh) {
@@ -48,11 +50,14 @@ void model_scopes_after(gs_trace_model *m, const gs_trace_event *e, guint64 inde
     g_array_append_val(mine, pos);
     if (fresh)
       g_hash_table_insert(m->thread_scope_list, GUINT_TO_POINTER(s->thread), mine);
+    model_scope_groups_begin(m, pos);
   } else if (e->kind == GS_TRACE_SCOPE_END) {
     guint pos = position_of(m, e->scope);
     model_scope_span *span = pos ? &g_array_index(m->scope_spans, model_scope_span, pos - 1) : NULL;
-    if (span && span->end == G_MAXUINT64)
+    if (span && span->end == G_MAXUINT64) {
       span->end = index;
+      model_scope_groups_end(m, pos - 1, index);
+    }
   }
 }
 
@@ -73,6 +78,23 @@ const gs_replay_scope *gs_trace_model_scope_in(const gs_trace_model *m, const gs
     return s;
   guint pos = position_of(m, scope_id);
   return pos && pos <= state->scope_list->len ? state->scope_list->pdata[pos - 1] : NULL;
+}
+
+guint gs_trace_model_scope_position(const gs_trace_model *m, guint64 scope_id) {
+  guint pos = position_of(m, scope_id);
+  return pos ? pos - 1 : G_MAXUINT;
+}
+
+guint64 gs_trace_model_scope_begin_index(const gs_trace_model *m, guint position) {
+  return position < m->scope_spans->len
+             ? g_array_index(m->scope_spans, model_scope_span, position).begin
+             : G_MAXUINT64;
+}
+
+guint64 gs_trace_model_scope_end_index(const gs_trace_model *m, guint position) {
+  return position < m->scope_spans->len
+             ? g_array_index(m->scope_spans, model_scope_span, position).end
+             : G_MAXUINT64;
 }
 
 const GArray *gs_trace_model_scope_children(const gs_trace_model *m, guint64 scope_id) {

@@ -46,6 +46,7 @@ static void object_remove(gs_replay *r, guint64 id, gboolean keep) {
 /* A new object counts as created in the scope that owns it from the start. */
 static void object_add(gs_replay *r, gs_replay_object *o) {
   gs_replay_object *old = gs_replay_object_get(r, o->id);
+  gs_replay_scope *old_scope = old ? replay_owning_scope(r, old) : NULL;
   gboolean replaced = old != NULL;
   if (old) { /* recorded twice (or a reused id without a dispose): replace, count once */
     replay_scope_unlink(r, old);
@@ -55,6 +56,8 @@ static void object_add(gs_replay *r, gs_replay_object *o) {
   gs_replay_scope *s = replay_owning_scope(r, o);
   if (s && !replaced)
     replay_scope_count_created(r, s, o);
+  else if (replaced) /* the same object, perhaps with another owner: a move, as the scopes see it */
+    replay_scope_count_moved(old_scope, s);
   replay_scope_link(r, o);
 }
 
@@ -155,6 +158,7 @@ void replay_on_tensor_move(gs_replay *r, const gs_trace_event *e) {
     object_remove(r, e->tensor, TRUE);
     gs_replay_object *existing = gs_replay_object_get(r, e->target);
     if (existing) { /* the new handle was recorded too: keep that record, drop this one */
+      replay_scope_count_moved(replay_owning_scope(r, o), NULL); /* it left under another id */
       replay_scope_unlink(r, o);
       object_recycle(r, o);
     } else {

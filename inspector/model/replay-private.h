@@ -84,6 +84,9 @@ void replay_copy_objects(gs_replay *r, const gs_replay *src);
 gs_replay_scope *replay_owning_scope(gs_replay *r, const gs_replay_object *o);
 /* Counts o as created in s (and s's name group), where o first belonged. */
 void replay_scope_count_created(gs_replay *r, gs_replay_scope *s, gs_replay_object *o);
+/* Counts an object leaving from alive and arriving in to (either may be NULL; nothing if
+ * they are the same scope). */
+void replay_scope_count_moved(gs_replay_scope *from, gs_replay_scope *to);
 /* Counts o as disposed by the scope that owns it, if one does. */
 void replay_scope_count_disposed(gs_replay *r, const gs_replay_object *o);
 /* Adds o to, or takes it out of, its owning scope's alive objects and bytes. */

@@ -1,6 +1,8 @@
 /* replay-scopes.c: scopes and what they own, counted as engine/scope/ownership.c counts them
  * (so the numbers equal the engine's own gs_scope_info): objects created and disposed while
- * owned, objects alive and bytes owned now and at most, per scope and summed per scope name.
+ * owned, objects alive and bytes owned now and at most, per scope and summed per scope name;
+ * and, which the engine does not count, objects moved in from elsewhere and moved out alive,
+ * so that every object a scope ever held is accounted for.
  * Also each thread's stack of open scopes, which new composites are given to. */
 #include "replay-private.h"
 
@@ -83,18 +85,32 @@ static void set_holder(gs_replay *r, gs_replay_object *o, guint32 holder, guint6
   replay_scope_link(r, o);
 }
 
+void replay_scope_count_moved(gs_replay_scope *from, gs_replay_scope *to) {
+  if (from == to)
+    return;
+  if (from)
+    from->moved_out++;
+  if (to)
+    to->moved_in++;
+}
+
 /* An object the engine built for itself (while ownership was suspended) and then handed to
- * user code counts, as in the engine's gs__own_adopt, as created in the scope it goes to. */
+ * user code counts, as in the engine's gs__own_adopt, as created in the scope it goes to;
+ * any other change of owner is a move out of the scope that held it and into the one that
+ * takes it (either may be none). */
 void replay_on_owner_change(gs_replay *r, const gs_trace_event *e) {
   gs_replay_object *o = gs_replay_object_get(r, e->object);
   if (!o)
     return;
   gboolean adopted = e->previous_holder == GS_TRACE_HELD_BY_ENGINE &&
                      o->holder == GS_TRACE_HELD_BY_ENGINE && e->holder == GS_TRACE_HELD_BY_SCOPE;
+  gs_replay_scope *from = replay_owning_scope(r, o);
   set_holder(r, o, e->holder, e->owner);
-  gs_replay_scope *s = adopted ? scope_get(r, e->owner) : NULL;
-  if (s)
-    replay_scope_count_created(r, s, o);
+  gs_replay_scope *to = replay_owning_scope(r, o);
+  if (adopted && to)
+    replay_scope_count_created(r, to, o);
+  else
+    replay_scope_count_moved(from, to);
 }
 
 guint64 replay_current_scope(gs_replay *r, guint32 thread) {

@@ -45,6 +45,10 @@ typedef struct gs_replay_scope {
   guint32 site;        /* where the program began it (a site id, 0 if not recorded) */
   gboolean ended;
   guint64 created, disposed, alive, bytes, peak_bytes;
+  /* Objects that came to it by an ownership move from elsewhere (an inner scope's
+   * move_to_outer, an attach, a move between scopes), and objects that left it alive (to an
+   * outer scope, the caller, a module...): created + moved_in = disposed + moved_out + alive. */
+  guint64 moved_in, moved_out;
 } gs_replay_scope;
 
 /* A tensor or a composite (PackedSequence...): the objects scopes own. */

@@ -46,6 +46,8 @@ void gs_trace_model_finish(gs_trace_model *m);
 const char *gs_trace_model_problem(const gs_trace_model *m);
 /* TRUE once the reader found damage: feeding adds nothing more. */
 gboolean gs_trace_model_damaged(const gs_trace_model *m);
+/* TRUE once gs_trace_model_finish was called: nothing more will come. */
+gboolean gs_trace_model_finished(const gs_trace_model *m);
 /* Bytes fed so far. */
 guint64 gs_trace_model_bytes_fed(const gs_trace_model *m);
 
@@ -177,6 +179,54 @@ const gs_replay_scope *gs_trace_model_scope_in(const gs_trace_model *m, const gs
 /* The scopes whose outer is scope_id (0: the roots), in begin order, as positions for
  * _scope_at (owned by the model; grows while the log does). NULL when there are none. */
 const GArray *gs_trace_model_scope_children(const gs_trace_model *m, guint64 scope_id);
+
+/* The scope's position for _scope_at, or G_MAXUINT if the model has no such scope. */
+guint gs_trace_model_scope_position(const gs_trace_model *m, guint64 scope_id);
+/* The event indices that began and ended the scope at position (end G_MAXUINT64 while open;
+ * both G_MAXUINT64 for no such position). */
+guint64 gs_trace_model_scope_begin_index(const gs_trace_model *m, guint position);
+guint64 gs_trace_model_scope_end_index(const gs_trace_model *m, guint position);
+
+/* ---- scope groups --------------------------------------------------------------------- */
+
+/* Sibling scopes with one name: under each parent (a scope id, 0 for the roots) one group per
+ * name, numbered in the order the names first began there. Numbers never change while the log
+ * grows; groups are only added, and instances only appended, so a live view appends rows. */
+guint gs_trace_model_n_scope_groups(const gs_trace_model *m);
+/* The group numbers under parent_id in order of first begin (owned by the model), or NULL. */
+const GArray *gs_trace_model_scope_groups(const gs_trace_model *m, guint64 parent_id);
+/* The groups under parent_id that have gained a second instance, in the order they did
+ * (owned by the model; appended to), or NULL: a list shown live turns their plain rows into
+ * group rows. */
+const GArray *gs_trace_model_scope_groups_grown(const gs_trace_model *m, guint64 parent_id);
+const char *gs_trace_model_scope_group_name(const gs_trace_model *m, guint group);
+guint64 gs_trace_model_scope_group_parent(const gs_trace_model *m, guint group);
+/* The group's place in gs_trace_model_scope_groups(parent). */
+guint gs_trace_model_scope_group_index(const gs_trace_model *m, guint group);
+/* The group's instances as positions for _scope_at, in begin order (owned by the model). */
+const GArray *gs_trace_model_scope_group_instances(const gs_trace_model *m, guint group);
+/* The group of the scope at position and its place among the group's instances (either
+ * pointer may be NULL); FALSE if there is no such position. */
+gboolean gs_trace_model_scope_group_of(const gs_trace_model *m, guint position, guint *group,
+                                       guint *instance);
+
+/* A group's instances summed as they stood just after one event. Only instances begun by then
+ * count; peaks are each instance's own (min, mean and max over them). */
+typedef struct gs_scope_group_stats {
+  guint64 instances, open;    /* begun by then; of them, open then */
+  guint64 created, disposed;  /* as gs_replay_scope's, summed */
+  guint64 moved_in, moved_out;
+  guint64 alive, bytes;       /* held then */
+  guint64 leaked;             /* of alive: held by instances that ended (nothing will dispose
+                               * them) or, at the last event of a finished log, still open */
+  guint64 peak_min, peak_mean, peak_max;
+} gs_scope_group_stats;
+
+/* state is the model's state at index (from _seek, or _head at the last event); the ended
+ * instances' share is summed as they end, so this reads only the instances open at index. */
+void gs_trace_model_scope_group_stats(const gs_trace_model *m, guint group,
+                                      const gs_replay *state, guint64 index,
+                                      gs_scope_group_stats *out);
 
 /* ---- tensor life ---------------------------------------------------------------------- */
 
