@@ -582,7 +582,8 @@ static void test_live_digits(void) {
   gboolean highlighted = FALSE;
   for (guint i = 0; i < g_list_model_get_n_items(alive) && !highlighted; i++) {
     g_autoptr(GsAliveItem) item = g_list_model_get_item(alive, i);
-    g_signal_emit_by_name(columns, "activate", i);
+    g_signal_emit_by_name(columns, "activate",
+                          views_test_alive_row(GTK_WIDGET(timeline), gs_alive_item_get_id(item)));
     g_assert_cmpuint(gs_tensor_view_get_tensor(details), ==, gs_alive_item_get_id(item));
     gint selected = gs_graph_view_get_selected(graph);
     if (selected >= 0) {
@@ -789,7 +790,8 @@ static void test_memory_timeline(void) {
   g_assert_cmpuint(g_list_model_get_n_items(alive), >, 0);
   g_autoptr(GsAliveItem) item = g_list_model_get_item(alive, 0);
   GtkWidget *columns = find_widget(GTK_WIDGET(timeline), GTK_TYPE_COLUMN_VIEW);
-  g_signal_emit_by_name(columns, "activate", 0u);
+  g_signal_emit_by_name(columns, "activate",
+                        views_test_alive_row(GTK_WIDGET(timeline), gs_alive_item_get_id(item)));
   GsTensorView *details = GS_TENSOR_VIEW(gs_capture_page_get_tensor_view(page));
   g_assert_cmpuint(gs_tensor_view_get_tensor(details), ==, gs_alive_item_get_id(item));
   settle();

@@ -229,7 +229,7 @@ static void test_leaks_are_held_by_the_program(void) {
     o = gs_replay_object_get(r, softmax_ids[i]);
     g_assert_cmpint(gs_trace_model_category(m, r, o), ==, GS_MEM_PROGRAM);
     g_autofree char *held = gs_trace_model_owner_label(m, r, o);
-    g_assert_cmpstr(held, ==, "caller");
+    g_assert_cmpstr(held, ==, "the program");
   }
   categories_at(m, at, cats);
   g_assert_cmpuint(cats[GS_MEM_SAVED], ==, 0);

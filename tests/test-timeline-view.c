@@ -6,6 +6,7 @@
  * scrubber's event pans into view, a growing source stays followed, and the stacking toggle
  * switches to categories. Screenshots in light and dark go to GS_SCREENSHOT_DIR. */
 #include <adwaita.h>
+#include <gradscope/gradscope.h>
 #include <math.h>
 #include <string.h>
 
@@ -67,6 +68,72 @@ static void fixture_clear(fixture *f) {
 
 static guint64 n_events(fixture *f) { return gs_trace_model_n_events(f->m); }
 
+/* ---- leaks grouped by where they were made ---------------------------------------------- */
+
+#define LEAKS 40
+static int leak_line; /* the line of the gs_randn below */
+
+/* A loop that leaks LEAKS tensors from one line, and one more from another. */
+static void leaky_work(void) {
+  gs_scope step = gs_scope_begin("leaky step");
+  gs_dispose(gs_ones(GS_F32, (int64_t[]){2}, 1));
+  gs_scope_end(step);
+  leak_line = __LINE__ + 2;
+  for (int i = 0; i < LEAKS; i++)
+    gs_randn(GS_F32, (int64_t[]){64, 32}, 2, NULL); /* leaked on purpose */
+  gs_zeros(GS_F64, (int64_t[]){3}, 1);              /* and one more, alone */
+  gs_trace_mark("end");
+}
+
+/* The alive list shows the loop's leaks as one row, "40 × randn [64, 32] f32", made at this
+ * file's line, which opens to its 40 members; the lone leak is a row of its own. */
+static void test_leaks_grouped_by_site(void) {
+  gs_trace_model *m = views_test_record(leaky_work);
+  GsTimelineView *view = GS_TIMELINE_VIEW(gs_timeline_view_new());
+  selection sel = {0};
+  g_signal_connect(view, "tensor-selected", G_CALLBACK(on_tensor_selected), &sel);
+  gs_timeline_view_set_model(view, m);
+  GtkWindow *window = views_test_show(GTK_WIDGET(view), 1200, 720);
+  guint64 end = views_test_find_kind(m, GS_TRACE_MARK, 0);
+  g_assert_cmpuint(end, !=, G_MAXUINT64);
+  g_assert_cmpuint(gs_timeline_view_click(view, gs_timeline_view_x_of(view, end)), ==, end);
+  GListModel *rows = gs_timeline_view_get_alive_rows(view);
+  g_assert_cmpuint(g_list_model_get_n_items(rows), ==, 2);
+  g_autoptr(GtkTreeListRow) top = g_list_model_get_item(rows, 0);
+  g_autoptr(GsAliveItem) group = gtk_tree_list_row_get_item(top);
+  g_assert_cmpstr(gs_alive_item_get_label(group), ==, "40 × randn [64, 32] f32");
+  g_assert_cmpuint(gs_alive_item_get_bytes(group), ==, LEAKS * 64 * 32 * 4);
+  g_assert_cmpstr(gs_alive_item_get_category(group), ==, "held by the program");
+  g_assert_cmpstr(gs_alive_item_get_held_by(group), ==, "held by the program");
+  g_autofree char *where = g_strdup_printf("test-timeline-view.c:%d in leaky_work", leak_line);
+  g_assert_cmpstr(gs_alive_item_get_site(group), ==, where);
+  GListModel *members = gs_alive_item_get_members(group);
+  g_assert_nonnull(members);
+  g_assert_cmpuint(g_list_model_get_n_items(members), ==, LEAKS);
+  g_autoptr(GtkTreeListRow) alone_row = g_list_model_get_item(rows, 1);
+  g_autoptr(GsAliveItem) alone = gtk_tree_list_row_get_item(alone_row);
+  g_assert_null(gs_alive_item_get_members(alone));
+  g_autofree char *alone_where =
+      g_strdup_printf("test-timeline-view.c:%d in leaky_work", leak_line + 1);
+  g_assert_cmpstr(gs_alive_item_get_site(alone), ==, alone_where);
+
+  /* A click on the group opens it; a click on a member selects that tensor. */
+  GtkWidget *columns = views_test_find(GTK_WIDGET(view), GTK_TYPE_COLUMN_VIEW);
+  g_signal_emit_by_name(columns, "activate", 0u);
+  g_assert_true(gtk_tree_list_row_get_expanded(top));
+  g_assert_cmpuint(g_list_model_get_n_items(rows), ==, 2 + LEAKS);
+  g_assert_cmpuint(sel.tensors, ==, 0);
+  g_autoptr(GsAliveItem) member = g_list_model_get_item(members, 3);
+  g_signal_emit_by_name(columns, "activate", 4u);
+  g_assert_cmpuint(sel.tensors, ==, 1);
+  g_assert_cmpuint(sel.tensor, ==, gs_alive_item_get_id(member));
+  g_assert_cmpstr(gs_alive_item_get_site(member), ==, where);
+  views_test_settle(GTK_WIDGET(window));
+  assert_screenshot(GTK_WIDGET(window), "alive-grouped.png");
+  gtk_window_destroy(window);
+  gs_trace_model_free(m);
+}
+
 /* The largest alive item and, if any, one whose holder text contains needle. */
 static GsAliveItem *alive_with(GsTimelineView *view, const char *needle) {
   GListModel *alive = gs_timeline_view_get_alive(view);
@@ -115,7 +182,8 @@ static void test_click_lists_alive(void) {
 
   /* Activating a row selects its tensor for the other views. */
   GtkWidget *columns = views_test_find(GTK_WIDGET(f.view), GTK_TYPE_COLUMN_VIEW);
-  g_signal_emit_by_name(columns, "activate", 0u);
+  g_signal_emit_by_name(columns, "activate",
+                        views_test_alive_row(GTK_WIDGET(f.view), gs_alive_item_get_id(top)));
   g_assert_cmpuint(f.sel.tensors, ==, 1);
   g_assert_cmpuint(f.sel.tensor, ==, gs_alive_item_get_id(top));
   fixture_clear(&f);
@@ -244,6 +312,7 @@ int main(int argc, char **argv) {
   views_test_init(&argc, &argv);
   g_test_add_func("/timeline-view/click-lists-alive", test_click_lists_alive);
   g_test_add_func("/timeline-view/saved-tensor-says-why", test_saved_tensor_says_why);
+  g_test_add_func("/timeline-view/leaks-grouped-by-site", test_leaks_grouped_by_site);
   g_test_add_func("/timeline-view/hover-describes-column", test_hover_describes_column);
   g_test_add_func("/timeline-view/zoom-pan-and-follow", test_zoom_pan_and_follow);
   g_test_add_func("/timeline-view/follows-growing-source", test_follows_growing_source);

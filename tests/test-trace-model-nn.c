@@ -119,7 +119,7 @@ static void test_categories_and_owners(void) {
     } else if (o->id == kept_batch_id) {
       g_assert_true(o->composite);
       g_assert_cmpint(c, ==, GS_MEM_BATCH);
-      g_assert_cmpstr(label, ==, "caller");
+      g_assert_cmpstr(label, ==, "the program");
       batch++;
     } else if (o->id == kept_fields[0] || o->id == kept_fields[1]) {
       g_assert_cmpint(c, ==, GS_MEM_BATCH);
@@ -130,11 +130,11 @@ static void test_categories_and_owners(void) {
     } else if (o->composite && o->object_kind == GS_OBJECT_DATASET) {
       /* the dataset reads its tensors; the caller holds it, and them */
       g_assert_cmpint(c, ==, GS_MEM_DATA);
-      g_assert_cmpstr(label, ==, "caller");
+      g_assert_cmpstr(label, ==, "the program");
       data++;
     } else if (o->id == data_ids[0] || o->id == data_ids[1]) {
       g_assert_cmpint(c, ==, GS_MEM_DATA);
-      g_assert_cmpstr(label, ==, "caller");
+      g_assert_cmpstr(label, ==, "the program");
       data++;
       data_bytes += own_bytes(r, o);
     } else if (o->composite || o->holder == GS_TRACE_HELD_BY_COMPOSITE) {

@@ -1,6 +1,9 @@
 /* views-test-util.c: see views-test-util.h. */
 #include "views-test-util.h"
 
+#include "gs-alive-item.h"
+#include "gs-timeline-view.h"
+
 #include <adwaita.h>
 #include <glib/gstdio.h>
 #include <gradscope/gradscope.h>
@@ -151,4 +154,30 @@ guint64 views_test_find_kind(gs_trace_model *m, gs_trace_kind kind, guint64 from
     if (gs_trace_model_kind_at(m, i) == kind)
       return i;
   return G_MAXUINT64;
+}
+
+static gboolean lists(GListModel *members, guint64 id) {
+  for (guint i = 0; i < g_list_model_get_n_items(members); i++) {
+    g_autoptr(GsAliveItem) item = g_list_model_get_item(members, i);
+    if (gs_alive_item_get_id(item) == id)
+      return TRUE;
+  }
+  return FALSE;
+}
+
+guint views_test_alive_row(GtkWidget *timeline, guint64 id) {
+  GListModel *rows = gs_timeline_view_get_alive_rows(GS_TIMELINE_VIEW(timeline));
+  GtkWidget *columns = views_test_find(timeline, GTK_TYPE_COLUMN_VIEW);
+  for (guint i = 0; i < g_list_model_get_n_items(rows); i++) {
+    g_autoptr(GtkTreeListRow) row = g_list_model_get_item(rows, i);
+    g_autoptr(GsAliveItem) item = gtk_tree_list_row_get_item(row);
+    if (gs_alive_item_get_id(item) == id)
+      return i;
+    GListModel *members = gs_alive_item_get_members(item);
+    if (members && !gtk_tree_list_row_get_expanded(row) && lists(members, id)) {
+      g_signal_emit_by_name(columns, "activate", i); /* opens the group below this row */
+      g_assert_true(gtk_tree_list_row_get_expanded(row));
+    }
+  }
+  return G_MAXUINT;
 }

@@ -32,6 +32,10 @@ const char *views_test_label_after(GtkWidget *root, const char *key);
 gboolean views_test_press_key(GtkWidget *widget, guint key, GdkModifierType mods);
 /* Saves widget as GS_SCREENSHOT_DIR/name (or the current directory). */
 void views_test_screenshot(GtkWidget *widget, const char *name);
+/* The position in a timeline view's alive list, as shown, of the object id's row, opening
+ * (by activating it, as a click does) the group row it is in if need be; G_MAXUINT if it is
+ * not listed. */
+guint views_test_alive_row(GtkWidget *timeline, guint64 id);
 /* The index of the first event of kind in m at or after from, or G_MAXUINT64. */
 guint64 views_test_find_kind(gs_trace_model *m, gs_trace_kind kind, guint64 from);
 

@@ -4,7 +4,8 @@
 struct _GsAliveItem {
   GObject parent_instance;
   guint64 id, bytes;
-  char *label, *size, *category, *op, *held_by;
+  char *label, *size, *category, *op, *held_by, *site;
+  GListModel *members; /* a group's, else NULL */
 };
 
 G_DEFINE_FINAL_TYPE(GsAliveItem, gs_alive_item, G_TYPE_OBJECT)
@@ -16,6 +17,8 @@ static void gs_alive_item_finalize(GObject *object) {
   g_free(self->category);
   g_free(self->op);
   g_free(self->held_by);
+  g_free(self->site);
+  g_clear_object(&self->members);
   G_OBJECT_CLASS(gs_alive_item_parent_class)->finalize(object);
 }
 
@@ -38,6 +41,21 @@ GsAliveItem *gs_alive_item_new(guint64 id, guint64 bytes, const char *label, con
   return self;
 }
 
+GsAliveItem *gs_alive_item_new_group(GListModel *members, guint64 bytes, const char *label,
+                                     const char *size, const char *category, const char *op,
+                                     const char *held_by) {
+  GsAliveItem *self = gs_alive_item_new(0, bytes, label, size, category, op, held_by);
+  self->members = g_object_ref(members);
+  return self;
+}
+
+void gs_alive_item_set_site(GsAliveItem *self, const char *site) {
+  g_free(self->site);
+  self->site = g_strdup(site);
+}
+
+const char *gs_alive_item_get_site(GsAliveItem *self) { return self->site ? self->site : ""; }
+GListModel *gs_alive_item_get_members(GsAliveItem *self) { return self->members; }
 guint64 gs_alive_item_get_id(GsAliveItem *self) { return self->id; }
 guint64 gs_alive_item_get_bytes(GsAliveItem *self) { return self->bytes; }
 const char *gs_alive_item_get_label(GsAliveItem *self) { return self->label; }

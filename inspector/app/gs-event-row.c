@@ -95,7 +95,7 @@ static void append_text(GString *out, const char *text) {
 static const char *holder_label(guint32 holder) {
   switch ((gs_trace_holder)holder) {
   case GS_TRACE_HELD_BY_CALLER:
-    return _("caller");
+    return _("the program");
   case GS_TRACE_HELD_BY_SCOPE:
     return _("scope");
   case GS_TRACE_HELD_BY_MODULE:

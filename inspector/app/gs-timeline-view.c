@@ -15,6 +15,7 @@
 
 #include "gs-alive-item.h"
 #include "event-fields.h"
+#include "object-groups.h"
 #include "gs-view-format.h"
 #include "timeline-draw.h"
 
@@ -54,7 +55,9 @@ struct _GsTimelineView {
   double drag_x;
   guint64 drag_first, drag_last;
 
-  GListStore *alive; /* GsAliveItem */
+  GListStore *alive;        /* GsAliveItem: every alive object, largest first */
+  GListStore *alive_groups; /* GsAliveItem: the rows shown, objects grouped (object-groups.h) */
+  GtkTreeListModel *alive_rows; /* alive_groups with groups opened to their members */
   gulong dark_handler;
 };
 
@@ -215,13 +218,6 @@ static void on_leave(GtkEventControllerMotion *controller, gpointer user_data) {
 
 /* ---- alive list -------------------------------------------------------------------------- */
 
-static guint64 logical_bytes(const gs_replay_object *o) {
-  guint64 numel = 1;
-  for (int d = 0; d < o->ndim; d++)
-    numel *= (guint64)MAX(o->shape[d], 0);
-  return numel * gs_dtype_size((gs_dtype)o->dtype);
-}
-
 static int compare_alive(gconstpointer a, gconstpointer b, gpointer user_data) {
   (void)user_data;
   guint64 x = gs_alive_item_get_bytes((GsAliveItem *)a);
@@ -248,7 +244,7 @@ static GsAliveItem *alive_item(gs_trace_model *m, const gs_replay *state,
   if (o->composite) {
     size = format_bytes(held);
   } else {
-    g_autofree char *logical = format_bytes(logical_bytes(o));
+    g_autofree char *logical = format_bytes(gs_object_logical_bytes(o));
     size = held ? g_steal_pointer(&logical)
                 : g_strdup_printf(_("%s (shares storage #%" PRIu64 ")"), logical,
                                   (uint64_t)o->storage);
@@ -256,11 +252,87 @@ static GsAliveItem *alive_item(gs_trace_model *m, const gs_replay *state,
   const char *category = gs_mem_category_name(gs_trace_model_category(m, state, o));
   g_autofree char *held_by = gs_trace_model_owner_label(m, state, o);
   const char *op = o->op && o->op[0] ? o->op : "—";
-  return gs_alive_item_new(o->id, held, label, size, category, op, held_by);
+  GsAliveItem *item = gs_alive_item_new(o->id, held, label, size, category, op, held_by);
+  gs_alive_item_set_site(item, gs_site_table_where(gs_trace_model_sites(m), o->site));
+  return item;
+}
+
+/* A group's row: "200 × randn [64, 32] f32", the bytes its members hold, their category
+ * (when they share one), op, where they were made and who holds them; its members below. */
+static GsAliveItem *group_item(const gs_object_group *g, GListStore *members, guint64 held,
+                               gs_site_table *sites) {
+  g_autofree char *what = gs_object_group_what(g);
+  /* TRANSLATORS: a group of alive objects: how many, and what they are ("200 × randn
+   * [64, 32] f32") */
+  g_autofree char *label = g_strdup_printf(_("%u × %s"), g->members->len, what);
+  g_autofree char *size = format_bytes(held);
+  const char *category = NULL;
+  guint n = g_list_model_get_n_items(G_LIST_MODEL(members));
+  for (guint i = 0; i < n; i++) {
+    g_autoptr(GsAliveItem) m = g_list_model_get_item(G_LIST_MODEL(members), i);
+    const char *c = gs_alive_item_get_category(m);
+    if (!category)
+      category = c;
+    else if (g_strcmp0(category, c) != 0) {
+      /* TRANSLATORS: the category of a group of objects whose categories differ */
+      category = _("mixed");
+      break;
+    }
+  }
+  const gs_replay_object *first = g->members->pdata[0];
+  const char *op = first->op && first->op[0] ? first->op : "—";
+  GsAliveItem *item = gs_alive_item_new_group(G_LIST_MODEL(members), held, label, size,
+                                              category ? category : "—", op, g->holder);
+  gs_alive_item_set_site(item, gs_site_table_where(sites, g->site));
+  return item;
+}
+
+static int compare_groups(gconstpointer a, gconstpointer b, gpointer user_data) {
+  (void)user_data;
+  guint64 x = gs_alive_item_get_bytes((GsAliveItem *)a);
+  guint64 y = gs_alive_item_get_bytes((GsAliveItem *)b);
+  if (x != y)
+    return x > y ? -1 : 1;
+  return g_strcmp0(gs_alive_item_get_label((GsAliveItem *)a),
+                   gs_alive_item_get_label((GsAliveItem *)b));
+}
+
+/* The rows: a group of one is its object's own row. */
+static void fill_groups(GsTimelineView *self, const gs_replay *state, GPtrArray *objects,
+                        GPtrArray *items) {
+  g_autoptr(GHashTable) by_id = g_hash_table_new(g_int64_hash, g_int64_equal);
+  for (guint i = 0; i < items->len; i++) {
+    const gs_replay_object *o = objects->pdata[i];
+    g_hash_table_insert(by_id, (gpointer)&o->id, items->pdata[i]);
+  }
+  gs_site_table *sites = gs_trace_model_sites(self->model);
+  g_autoptr(GPtrArray) groups = gs_object_groups(state, objects, sites);
+  g_autoptr(GPtrArray) rows = g_ptr_array_new_with_free_func(g_object_unref);
+  for (guint i = 0; i < groups->len; i++) {
+    const gs_object_group *g = groups->pdata[i];
+    if (g->members->len == 1) {
+      const gs_replay_object *o = g->members->pdata[0];
+      g_ptr_array_add(rows, g_object_ref(g_hash_table_lookup(by_id, &o->id)));
+      continue;
+    }
+    g_autoptr(GListStore) members = g_list_store_new(GS_TYPE_ALIVE_ITEM);
+    guint64 held = 0;
+    for (guint j = 0; j < g->members->len; j++) {
+      const gs_replay_object *o = g->members->pdata[j];
+      GsAliveItem *item = g_hash_table_lookup(by_id, &o->id);
+      held += gs_alive_item_get_bytes(item);
+      g_list_store_append(members, item);
+    }
+    g_list_store_sort(members, compare_alive, NULL);
+    g_ptr_array_add(rows, group_item(g, members, held, sites));
+  }
+  g_list_store_splice(self->alive_groups, 0, 0, rows->pdata, rows->len);
+  g_list_store_sort(self->alive_groups, compare_groups, NULL);
 }
 
 static void fill_alive(GsTimelineView *self, guint64 index) {
   g_list_store_remove_all(self->alive);
+  g_list_store_remove_all(self->alive_groups);
   const gs_replay *state = gs_trace_model_seek(self->model, index);
   if (!state)
     return;
@@ -268,13 +340,18 @@ static void fill_alive(GsTimelineView *self, guint64 index) {
   g_autoptr(GPtrArray) items = g_ptr_array_new_with_free_func(g_object_unref);
   for (guint i = 0; i < objects->len; i++)
     g_ptr_array_add(items, alive_item(self->model, state, objects->pdata[i]));
+  fill_groups(self, state, objects, items);
   g_list_store_splice(self->alive, 0, 0, items->pdata, items->len);
   g_list_store_sort(self->alive, compare_alive, NULL);
   g_autofree char *live = format_bytes(state->live_bytes);
+  guint n_rows = g_list_model_get_n_items(G_LIST_MODEL(self->alive_groups));
+  g_autofree char *objects_text = g_strdup_printf(
+      g_dngettext(GETTEXT_PACKAGE, "%u object", "%u objects", objects->len), objects->len);
   g_autofree char *heading = g_strdup_printf(
-      g_dngettext(GETTEXT_PACKAGE, "Alive after event #%" PRIu64 ": %u object, %s in storages",
-                  "Alive after event #%" PRIu64 ": %u objects, %s in storages", objects->len),
-      (uint64_t)gs_trace_model_seq_at(self->model, index), objects->len, live);
+      /* TRANSLATORS: "Alive after event #12: 402 objects in 3 rows, 1.6 MiB in storages" */
+      g_dngettext(GETTEXT_PACKAGE, "Alive after event #%" PRIu64 ": %s in %u row, %s in storages",
+                  "Alive after event #%" PRIu64 ": %s in %u rows, %s in storages", n_rows),
+      (uint64_t)gs_trace_model_seq_at(self->model, index), objects_text, n_rows, live);
   gtk_label_set_text(GTK_LABEL(self->alive_heading), heading);
 }
 
@@ -300,10 +377,27 @@ GListModel *gs_timeline_view_get_alive(GsTimelineView *self) {
   return G_LIST_MODEL(self->alive);
 }
 
+GListModel *gs_timeline_view_get_alive_rows(GsTimelineView *self) {
+  g_return_val_if_fail(GS_IS_TIMELINE_VIEW(self), NULL);
+  return G_LIST_MODEL(self->alive_rows);
+}
+
+/* A group's row opens or closes; an object's selects it for the other views. */
 static void on_alive_activated(GsTimelineView *self, guint position) {
-  g_autoptr(GsAliveItem) item = g_list_model_get_item(G_LIST_MODEL(self->alive), position);
-  if (item)
+  g_autoptr(GtkTreeListRow) row = g_list_model_get_item(G_LIST_MODEL(self->alive_rows), position);
+  if (!row)
+    return;
+  g_autoptr(GsAliveItem) item = gtk_tree_list_row_get_item(row);
+  if (gs_alive_item_get_members(item))
+    gtk_tree_list_row_set_expanded(row, !gtk_tree_list_row_get_expanded(row));
+  else
     gs_view_emit_tensor_selected(GS_VIEW(self), gs_alive_item_get_id(item));
+}
+
+static GListModel *alive_children(gpointer item, gpointer user_data) {
+  (void)user_data;
+  GListModel *members = gs_alive_item_get_members(item);
+  return members ? g_object_ref(members) : NULL;
 }
 
 typedef const char *(*alive_text_fn)(GsAliveItem *item);
@@ -324,11 +418,41 @@ static void bind_cell(GtkSignalListItemFactory *factory, GtkListItem *list_item,
                       gpointer user_data) {
   (void)factory;
   alive_text_fn text = (alive_text_fn)user_data;
-  GsAliveItem *item = gtk_list_item_get_item(list_item);
+  GsAliveItem *item = gtk_tree_list_row_get_item(gtk_list_item_get_item(list_item));
   GtkWidget *label = gtk_list_item_get_child(list_item);
   const char *value = text(item);
   gtk_label_set_text(GTK_LABEL(label), value);
   gtk_widget_set_tooltip_text(label, value);
+  g_object_unref(item);
+}
+
+/* The first column: an expander for groups, then the label. */
+static void setup_first_cell(GtkSignalListItemFactory *factory, GtkListItem *list_item,
+                             gpointer user_data) {
+  (void)factory, (void)user_data;
+  GtkWidget *expander = gtk_tree_expander_new();
+  GtkWidget *label = gtk_label_new(NULL);
+  gtk_label_set_xalign(GTK_LABEL(label), 0);
+  gtk_label_set_width_chars(GTK_LABEL(label), 16);
+  gtk_label_set_ellipsize(GTK_LABEL(label), PANGO_ELLIPSIZE_END);
+  gtk_tree_expander_set_child(GTK_TREE_EXPANDER(expander), label);
+  gtk_list_item_set_child(list_item, expander);
+}
+
+static void bind_first_cell(GtkSignalListItemFactory *factory, GtkListItem *list_item,
+                            gpointer user_data) {
+  (void)factory, (void)user_data;
+  GtkTreeListRow *row = gtk_list_item_get_item(list_item);
+  GtkWidget *expander = gtk_list_item_get_child(list_item);
+  gtk_tree_expander_set_list_row(GTK_TREE_EXPANDER(expander), row);
+  g_autoptr(GsAliveItem) item = gtk_tree_list_row_get_item(row);
+  GtkWidget *label = gtk_tree_expander_get_child(GTK_TREE_EXPANDER(expander));
+  const char *value = gs_alive_item_get_label(item);
+  gtk_label_set_text(GTK_LABEL(label), value);
+  gtk_widget_set_tooltip_text(label, gs_alive_item_get_members(item)
+                                         ? _("Objects made at one place by one op, with one "
+                                             "shape and one kind of holder: open to list them")
+                                         : value);
 }
 
 static void add_column(GsTimelineView *self, const char *title, alive_text_fn text,
@@ -469,6 +593,7 @@ void gs_timeline_view_set_model(GsTimelineView *self, gs_trace_model *model) {
   self->tensor = 0;
   update_life(self);
   g_list_store_remove_all(self->alive);
+  g_list_store_remove_all(self->alive_groups);
   gtk_label_set_text(GTK_LABEL(self->alive_heading),
                      _("Click the timeline to list what was alive at that moment and why."));
   set_viewport_clamped(self, 0, n_events(self));
@@ -576,6 +701,8 @@ static void gs_timeline_view_finalize(GObject *object) {
   g_clear_pointer(&self->index, gs_timeline_index_free);
   g_clear_pointer(&self->frame, gs_timeline_frame_free);
   g_clear_object(&self->alive);
+  g_clear_object(&self->alive_groups);
+  g_clear_object(&self->alive_rows);
   g_free(self->life_label);
   G_OBJECT_CLASS(gs_timeline_view_parent_class)->finalize(object);
 }
@@ -647,17 +774,29 @@ static void gs_timeline_view_init(GsTimelineView *self) {
   g_signal_connect(drag, "drag-end", G_CALLBACK(on_drag_end), self);
   gtk_widget_add_controller(self->chart, GTK_EVENT_CONTROLLER(drag));
 
+  self->alive_groups = g_list_store_new(GS_TYPE_ALIVE_ITEM);
+  self->alive_rows = gtk_tree_list_model_new(G_LIST_MODEL(g_object_ref(self->alive_groups)),
+                                             FALSE, FALSE, alive_children, NULL, NULL);
   GtkSingleSelection *selection =
-      gtk_single_selection_new(G_LIST_MODEL(g_object_ref(self->alive)));
+      gtk_single_selection_new(G_LIST_MODEL(g_object_ref(self->alive_rows)));
   gtk_single_selection_set_autoselect(selection, FALSE);
   gtk_single_selection_set_can_unselect(selection, TRUE);
   gtk_column_view_set_model(GTK_COLUMN_VIEW(self->alive_view), GTK_SELECTION_MODEL(selection));
   g_object_unref(selection);
   gtk_column_view_set_single_click_activate(GTK_COLUMN_VIEW(self->alive_view), TRUE);
-  add_column(self, _("Tensor"), gs_alive_item_get_label, 16, TRUE);
+  GtkListItemFactory *first = gtk_signal_list_item_factory_new();
+  g_signal_connect(first, "setup", G_CALLBACK(setup_first_cell), NULL);
+  g_signal_connect(first, "bind", G_CALLBACK(bind_first_cell), NULL);
+  GtkColumnViewColumn *column = gtk_column_view_column_new(_("Tensor"), first);
+  gtk_column_view_column_set_expand(column, TRUE);
+  gtk_column_view_column_set_resizable(column, TRUE);
+  gtk_column_view_append_column(GTK_COLUMN_VIEW(self->alive_view), column);
+  g_object_unref(column);
   add_column(self, _("Size"), gs_alive_item_get_size, 9, FALSE);
   add_column(self, _("Category"), gs_alive_item_get_category, 15, FALSE);
   add_column(self, _("Created by"), gs_alive_item_get_op, 10, FALSE);
+  /* TRANSLATORS: column of the alive list: where the program made the object (file:line) */
+  add_column(self, _("Made at"), gs_alive_item_get_site, 14, FALSE);
   add_column(self, _("Held by, and why still alive"), gs_alive_item_get_held_by, 28, TRUE);
 
   self->dark_handler = g_signal_connect_swapped(adw_style_manager_get_default(), "notify::dark",

@@ -42,6 +42,9 @@ guint64 gs_timeline_view_click(GsTimelineView *self, double x);
 double gs_timeline_view_x_of(GsTimelineView *self, guint64 index);
 /* The alive list (GsAliveItem), largest first. */
 GListModel *gs_timeline_view_get_alive(GsTimelineView *self);
+/* The alive list's rows as shown (GtkTreeListRow of GsAliveItem): objects grouped by where
+ * they were made, op, shape and holder, a group opening to its members. */
+GListModel *gs_timeline_view_get_alive_rows(GsTimelineView *self);
 /* The tensor chosen in another view (0 for none): its life is drawn as a band over the
  * chart, and stays up to date while a live source grows. */
 void gs_timeline_view_select_tensor(GsTimelineView *self, guint64 tensor);

@@ -234,7 +234,7 @@ char *gs_trace_model_owner_label(const gs_trace_model *m, const gs_replay *state
     g_string_printf(s, _("gradient of tensor %s"), h);
     break;
   case GS_TRACE_HELD_BY_ENGINE: g_string_assign(s, _("the engine")); break;
-  case GS_TRACE_HELD_BY_CALLER: g_string_assign(s, _("caller")); break;
+  case GS_TRACE_HELD_BY_CALLER: g_string_assign(s, _("the program")); break;
   default: g_string_printf(s, _("holder %u"), o->holder); break;
   }
   if (o->saved_refs > 0) { /* the oldest runnable node that still holds it */
