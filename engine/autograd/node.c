@@ -71,8 +71,12 @@ void gs__node_release(gs__node *node) {
     gs__node *n = pending[--count];
     if (atomic_fetch_sub_explicit(&n->refcount, 1, memory_order_acq_rel) != 1)
       continue;
-    if (gs__trace_on() && !n->wrapped)
-      gs__trace_node(GS_TRACE_NODE_RELEASE, n->id);
+    if (!n->wrapped) {
+      if (gs__trace_on())
+        gs__trace_node(GS_TRACE_NODE_RELEASE, n->id);
+      else
+        gs__trace_skip(1);
+    }
     gs__node_release_saved(n); /* a CopySlices node's are its inner node's */
     free(n->geometry);
     for (int i = -1; i < n->n_inputs; i++) {
@@ -129,8 +133,7 @@ gs__node *gs__grad_edge(gs__tensor *t) {
       return NULL;
     acc->leaf = t->id;
     t->ag.grad_accumulator = acc; /* the leaf's reference */
-    if (gs__trace_on())
-      gs__node_announce(acc);
+    gs__node_announce(acc);
   }
   return t->ag.grad_accumulator;
 }
@@ -176,8 +179,7 @@ gs__node *gs__record(const gs__node_kind *kind, gs__tensor *out, int n_inputs,
     gs__node_release(out->ag.grad_fn);
   out->ag.grad_fn = n; /* the node's first reference */
   out->ag.requires_grad = true;
-  if (gs__trace_on()) /* written once the op has saved its tensors */
-    gs__node_announce(n);
+  gs__node_announce(n); /* written once the op has saved its tensors */
   return n;
 }
 
@@ -224,6 +226,8 @@ static void emit_node(void *ctx, uint64_t seq) {
 void gs__node_announce(gs__node *n) {
   if (gs__trace_on()) /* written once the op has saved its tensors */
     gs__trace_defer(emit_node, n);
+  else
+    gs__trace_skip(1);
 }
 
 /* ---- the tensor lifecycle (core/lifecycle.h) ------------------------------------------- */

@@ -16,6 +16,8 @@ static void accumulate_into(uint64_t id, gs_tensor grad) {
     gs_add_(existing, grad);
     if (gs__trace_on())
       gs__trace_grad_accumulate(id, existing.id);
+    else
+      gs__trace_skip(1);
     return;
   }
   /* The first gradient becomes the leaf's own. A clone is a semantic copy in O(1) (the
@@ -30,6 +32,8 @@ static void accumulate_into(uint64_t id, gs_tensor grad) {
   leaf->ag.grad = own.id; /* the pool's pages never move: the pointer is still good */
   if (gs__trace_on())
     gs__trace_grad_accumulate(id, own.id);
+  else
+    gs__trace_skip(1);
 }
 
 static void accumulate_grad_backward(gs__node *n, gs_tensor grad, gs_tensor *grads) {

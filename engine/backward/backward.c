@@ -256,8 +256,12 @@ static void run_node_formula(run *r, int64_t j, bool retain_graph) {
     gs__node_release_saved(n);
     n->released = true;
     n->released_event = gs__next_event();
-    if (gs__trace_on() && n->n_saved > 0)
-      gs__trace_node(GS_TRACE_NODE_FREE_SAVED, n->id);
+    if (n->n_saved > 0) {
+      if (gs__trace_on())
+        gs__trace_node(GS_TRACE_NODE_FREE_SAVED, n->id);
+      else
+        gs__trace_skip(1);
+    }
   }
 }
 
@@ -304,6 +308,8 @@ void gs_backward_with(gs_tensor root_h, gs_tensor grad_h, bool retain_graph) {
   gs__node *start = gs__grad_edge(root);
   if (gs__trace_on())
     gs__trace_backward(GS_TRACE_BACKWARD_BEGIN, root_h.id, start ? start->id : 0);
+  else
+    gs__trace_skip(1);
   run r = {0};
   if (start && collect(&r, start)) {
     gs_tensor first = seed ? gs_to_dtype(grad_h, root->dtype)
@@ -339,6 +345,8 @@ void gs_backward_with(gs_tensor root_h, gs_tensor grad_h, bool retain_graph) {
   run_free(&r);
   if (gs__trace_on())
     gs__trace_backward(GS_TRACE_BACKWARD_END, root_h.id, 0);
+  else
+    gs__trace_skip(1);
   gs__ownership_resume();
   gs_set_grad_enabled(was_enabled);
   if (gs__trace_on())

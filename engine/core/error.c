@@ -88,6 +88,8 @@ void gs__error(gs_error_code code, const char *fn, const char *fmt, ...) {
   if (gs__trace_on()) {
     gs__trace_error((int)code, last_message);
     gs_trace_flush();
+  } else {
+    gs__trace_skip(1);
   }
 
   pthread_mutex_lock(&handler_lock);

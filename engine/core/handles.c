@@ -28,18 +28,22 @@ bool gs__remember_sites;
 
 bool gs_is_alive(gs_tensor h) { return gs__tensor_slot(h.id) != NULL; }
 
-/* Logs a tensor's creation (its geometry, the op that made it and its owner). */
-static void trace_create(const gs__slot *s) {
-  const gs__tensor *t = &s->tensor;
+/* Its fresh storage's allocation goes in the tensor's creation event (the reader derives it)
+ * and takes no number of its own; a storage made earlier for something else is logged now if
+ * it was not yet (with the log off too: the numbers stay the same). Returns the bytes folded. */
+static uint64_t fold_alloc(const gs__tensor *t) {
   gs__storage *storage = t->storage;
-  /* Its fresh storage's allocation goes in the same event (the reader derives it). */
-  uint64_t alloc = 0;
   if (storage->alloc_unlogged && t->origin == GS__ORIGIN_NEW) {
     storage->alloc_unlogged = false;
-    alloc = storage->nbytes;
-  } else {
-    gs__storage_log_alloc(storage);
+    return storage->nbytes;
   }
+  gs__storage_log_alloc(storage);
+  return 0;
+}
+
+/* Logs a tensor's creation (its geometry, the op that made it and its owner). */
+static void trace_create(const gs__slot *s, uint64_t alloc) {
+  const gs__tensor *t = &s->tensor;
   gs__trace_tensor_create(&(gs__trace_tensor){
       .seq = t->created_event, .tensor = t->id, .storage = t->storage->id,
       .source = t->source, .owner = gs__owner_id(&s->own), .alloc_nbytes = alloc,
@@ -73,8 +77,9 @@ gs_tensor gs__register(const gs__tensor *t, const char *fn) {
   /* Only a tensor with fresh bytes charges them to its scope: views share someone's. */
   uint64_t bytes = t->origin == GS__ORIGIN_NEW ? t->storage->nbytes : 0;
   GS__LIFECYCLE_EACH(on_register, s, bytes); /* engine/scope fills s->own */
+  uint64_t alloc = fold_alloc(&s->tensor);
   if (gs__trace_on())
-    trace_create(s);
+    trace_create(s, alloc);
   gs__pool_publish(&gs__tensors, &s->pool);
   return h;
 }
@@ -87,15 +92,13 @@ static void dispose_slot(gs__slot *s, gs_tensor h, const char *reason) {
   t->storage = NULL;
   uint64_t event = gs__next_event();
   gs__pool_release_slot(&gs__tensors, &s->pool, h.id, reason, event, GS__POOL_DISPOSED);
-  if (!gs__trace_on()) {
-    gs__storage_release(storage);
-    return;
-  }
-  /* The storage freed by this disposal goes in its event (the reader derives the free). The
-   * event is written first: freeing may release what the storage's kept view record holds. */
+  /* The storage freed by this disposal goes in its event (the reader derives the free) and
+   * takes no number of its own, log on or off. The event is written first: freeing may
+   * release what the storage's kept view record holds. */
   uint64_t storage_id = storage->id;
   bool last = atomic_load_explicit(&storage->refcount, memory_order_acquire) == 1;
-  gs__trace_tensor_dispose(event, h.id, reason, last ? storage_id : 0);
+  if (gs__trace_on())
+    gs__trace_tensor_dispose(event, h.id, reason, last ? storage_id : 0);
   if (last)
     gs__storage_release_for_dispose(storage);
   else
@@ -158,6 +161,8 @@ gs_tensor gs__move_handle(gs_tensor h, const char *reason) {
   gs__pool_release(&gs__tensors, h.id, reason, gs__next_event(), GS__POOL_MOVED);
   if (gs__trace_on())
     gs__trace_tensor_move(h.id, moved.id);
+  else
+    gs__trace_skip(1);
   return moved;
 }
 

@@ -50,15 +50,18 @@ gs__storage *gs__storage_new(uint64_t nbytes) {
   gs__storage *s = storage_over(b, nbytes);
   if (!s)
     gs__free_buffer(b);
-  else if (gs__trace_on())
-    s->alloc_unlogged = true; /* most become a tensor's storage at once: its event says so */
+  else /* most become a tensor's storage at once: its event says so (and takes no number) */
+    s->alloc_unlogged = true;
   return s;
 }
 
 void gs__storage_log_alloc(gs__storage *s) {
   if (s->alloc_unlogged) {
     s->alloc_unlogged = false;
-    gs__trace_storage(GS_TRACE_STORAGE_ALLOC, s->id, 0, s->nbytes);
+    if (gs__trace_on())
+      gs__trace_storage(GS_TRACE_STORAGE_ALLOC, s->id, 0, s->nbytes);
+    else
+      gs__trace_skip(1);
   }
 }
 
@@ -80,6 +83,8 @@ gs__storage *gs__storage_wrap(void *data, uint64_t nbytes, gs_release_fn release
   gs__count_external_storage(1);
   if (gs__trace_on())
     gs__trace_storage(GS_TRACE_STORAGE_ALLOC, s->id, 0, nbytes);
+  else
+    gs__trace_skip(1);
   return s;
 }
 
@@ -88,9 +93,12 @@ gs__storage *gs__storage_share_cow(gs__storage *src) {
   gs__storage *s = storage_over(src->buffer, src->nbytes);
   if (!s) {
     buffer_release(src->buffer);
-  } else if (gs__trace_on()) {
+  } else {
     gs__storage_log_alloc(src);
-    gs__trace_storage(GS_TRACE_STORAGE_SHARE, s->id, src->id, src->nbytes);
+    if (gs__trace_on())
+      gs__trace_storage(GS_TRACE_STORAGE_SHARE, s->id, src->id, src->nbytes);
+    else
+      gs__trace_skip(1);
   }
   return s;
 }
@@ -109,10 +117,11 @@ static void storage_free(gs__storage *s) {
 void gs__storage_release(gs__storage *s) {
   if (!s || atomic_fetch_sub_explicit(&s->refcount, 1, memory_order_acq_rel) != 1)
     return;
-  if (gs__trace_on()) {
-    gs__storage_log_alloc(s); /* a temporary no tensor was made over: in use until now */
+  gs__storage_log_alloc(s); /* a temporary no tensor was made over: in use until now */
+  if (gs__trace_on())
     gs__trace_storage(GS_TRACE_STORAGE_FREE, s->id, 0, s->nbytes);
-  }
+  else
+    gs__trace_skip(1);
   storage_free(s);
 }
 
@@ -132,10 +141,11 @@ bool gs__storage_materialise(gs__storage *s) {
     return false;
   memcpy(own->data, shared->data, s->nbytes);
   s->buffer = own;
-  if (gs__trace_on()) {
-    gs__storage_log_alloc(s);
+  gs__storage_log_alloc(s);
+  if (gs__trace_on())
     gs__trace_storage(GS_TRACE_STORAGE_MATERIALISE, s->id, 0, s->nbytes);
-  }
+  else
+    gs__trace_skip(1);
   buffer_release(shared);
   return true;
 }

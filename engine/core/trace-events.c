@@ -27,11 +27,17 @@ int gs_trace_open(const char *dest) {
 void gs_trace_mark(const char *label) {
   if (gs__trace_on())
     gs__trace_mark(gs__intern(label ? label : ""));
+  else
+    gs__trace_skip(1);
 }
 
 void gs_trace_name(gs_tensor t, const char *name) {
-  if (gs__trace_on() && gs_is_alive(t))
+  if (!gs_is_alive(t))
+    return;
+  if (gs__trace_on())
     gs__trace_tensor_name(t.id, gs__intern(name ? name : ""));
+  else
+    gs__trace_skip(1);
 }
 
 /* Writes the first values of a tensor, if it still exists, in row-major order through its

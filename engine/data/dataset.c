@@ -54,6 +54,8 @@ static void tensor_dataset_release(void *user) {
   tensor_dataset *td = user;
   if (gs__trace_on())
     gs__trace_tensor_dispose(gs__next_event(), td->id, "gs_dataset_release", 0);
+  else
+    gs__trace_skip(1);
   free(td);
 }
 
@@ -101,6 +103,8 @@ gs_dataset gs_tensor_dataset(const gs_tensor *tensors, int n) {
   memcpy(td->tensors, tensors, (size_t)n * sizeof *tensors);
   if (gs__trace_on())
     gs__trace_composite_create(td->id, GS_OBJECT_DATASET, tensors, n);
+  else
+    gs__trace_skip(1);
   return (gs_dataset){.length = length,
                       .n_fields = n,
                       .get_item = tensor_dataset_get,

@@ -95,6 +95,8 @@ static gs_module module_new(const gs_module_type *type, const char *type_name, v
   gs_module h = {id};
   if (gs__trace_on())
     gs__trace_module_create(h.id, m->type_name);
+  else
+    gs__trace_skip(1);
   return h;
 }
 
@@ -253,6 +255,8 @@ void gs_module_register_parameter(gs_module mh, const char *name, gs_tensor p) {
   }
   if (gs__trace_on())
     gs__trace_module_parameter(mh.id, gs__intern(name), p.id);
+  else
+    gs__trace_skip(1);
   if (old.id && gs_is_alive(old))
     gs__dispose_as(old, "its replacement in a module");
 }
@@ -310,6 +314,8 @@ void gs_module_register_child(gs_module mh, const char *name, gs_module ch) {
   }
   if (gs__trace_on())
     gs__trace_module_child(mh.id, ch.id, gs__intern(name));
+  else
+    gs__trace_skip(1);
   if (old)
     dispose_tree(old, gs__intern("its replacement in a module"));
 }

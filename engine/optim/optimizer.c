@@ -117,6 +117,8 @@ static gs_optimizer new_optimizer(opt_kind kind, const gs_tensor *params, int n,
   gs_optimizer h = {id};
   if (gs__trace_on())
     gs__trace_optimizer_create(h.id, kind_name(kind), params, n);
+  else
+    gs__trace_skip(gs__trace_optimizer_events(n));
   return h;
 }
 

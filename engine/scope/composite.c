@@ -65,6 +65,8 @@ uint64_t gs__composite_new(int kind, const gs_tensor *parts, int n_parts, const 
   gs__own_unlock();
   if (gs__trace_on())
     gs__trace_composite_create(id, kind, parts, n_parts);
+  else
+    gs__trace_skip(1);
   return id;
 }
 

@@ -98,7 +98,7 @@ void gs__own_move_locked(gs__owned *o, gs__scope_rec *scope, bool counts_as_atta
   /* Who held it before matters only to the event log. */
   bool tracing = gs__trace_on();
   int previous_holder = (int)o->holder;
-  uint64_t previous_owner = tracing ? gs__owner_id(o) : 0;
+  uint64_t previous_owner = gs__owner_id(o);
   if (from)
     unlink_from_scope(o);
   if (scope) {
@@ -113,12 +113,14 @@ void gs__own_move_locked(gs__owned *o, gs__scope_rec *scope, bool counts_as_atta
   }
   if (tracing)
     trace_owner_change(o, previous_holder, previous_owner);
+  else
+    gs__trace_skip(1);
 }
 
 void gs__own_set_holder_locked(gs__owned *o, gs__holder holder, uint64_t holder_id) {
   bool tracing = gs__trace_on();
   int previous_holder = (int)o->holder;
-  uint64_t previous_owner = tracing ? gs__owner_id(o) : 0;
+  uint64_t previous_owner = gs__owner_id(o);
   if (o->holder == GS__HELD_BY_SCOPE) {
     unlink_from_scope(o);
     /* A module or an optimizer takes it out of the scope: a detach. */
@@ -127,8 +129,12 @@ void gs__own_set_holder_locked(gs__owned *o, gs__holder holder, uint64_t holder_
   }
   o->holder = holder;
   o->holder_id = holder_id;
-  if (tracing && (previous_holder != (int)holder || previous_owner != holder_id))
-    trace_owner_change(o, previous_holder, previous_owner);
+  if (previous_holder != (int)holder || previous_owner != holder_id) {
+    if (tracing)
+      trace_owner_change(o, previous_holder, previous_owner);
+    else
+      gs__trace_skip(1);
+  }
 }
 
 const char *gs__own_refuses_dispose(const gs__owned *o) {
@@ -155,6 +161,8 @@ void gs__own_adopt(gs_tensor h) {
   /* Its creation was logged as the engine's: the log learns who owns it now. */
   if (gs__trace_on())
     trace_owner_change(o, previous_holder, previous_owner);
+  else
+    gs__trace_skip(1);
   gs__own_unlock();
 }
 

@@ -67,6 +67,8 @@ gs_scope gs_scope_begin(const char *name) {
   gs__own_unlock();
   if (gs__trace_on())
     gs__trace_scope_begin(h.id, outer, interned_name);
+  else
+    gs__trace_skip(1);
   return h;
 }
 

@@ -219,6 +219,11 @@ void gs__trace_optimizer_create(uint64_t optimizer, const char *type_name,
   } while (done < n);
 }
 
+uint64_t gs__trace_optimizer_events(int n) {
+  return n > GS__TRACE_MAX_ARRAY ? ((uint64_t)n + GS__TRACE_MAX_ARRAY - 1) / GS__TRACE_MAX_ARRAY
+                                 : 1;
+}
+
 void gs__trace_composite_create(uint64_t object, int kind, const gs_tensor *parts, int n) {
   uint32_t site = gs__tw_site();
   uint8_t *p = gs__tw_begin(GS_TRACE_COMPOSITE_CREATE, 0, (4 + (size_t)n) * VARINT);

@@ -22,6 +22,14 @@ static inline bool gs__trace_on(void) {
   return __builtin_expect(atomic_load_explicit(&gs__tracing, memory_order_relaxed), 0);
 }
 
+/* With the log off, takes the number the event not written would have taken: every event but
+ * the table entries (strings, sites, binaries) and GS_TRACE_VALUES takes one whether or not
+ * the log is on, so that error messages cite the same event numbers either way. Each site is
+ * `if (gs__trace_on()) gs__trace_X(...); else gs__trace_skip(1);`. */
+static inline void gs__trace_skip(uint64_t n) {
+  atomic_fetch_add_explicit(&gs__event_counter, n, memory_order_relaxed);
+}
+
 /* writer.c ---------------------------------------------------------------------------- */
 
 /* The id of s in the string table, defining it in this thread's stream first if needed. s
@@ -102,6 +110,8 @@ void gs__trace_module_parameter(uint64_t module, const char *interned_name, uint
 void gs__trace_module_child(uint64_t module, uint64_t child, const char *interned_name);
 void gs__trace_optimizer_create(uint64_t optimizer, const char *type_name,
                                 const gs_tensor *params, int n);
+/* How many events gs__trace_optimizer_create writes for n parameters (for gs__trace_skip). */
+uint64_t gs__trace_optimizer_events(int n);
 void gs__trace_composite_create(uint64_t object, int kind, const gs_tensor *parts, int n);
 void gs__trace_mark(const char *interned_label);
 void gs__trace_error(int code, const char *message);
