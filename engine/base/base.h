@@ -39,10 +39,20 @@ const char *gs__intern(const char *s);
 
 /* ---- events.c ------------------------------------------------------------------------ */
 
-/* Takes the next global event number. Every create, dispose and in-place write takes one,
- * even with the log off, so that errors can say which event disposed or wrote a tensor.
- * Inline: every tensor's creation and disposal takes one. */
+/* Takes the next global event number. Every event takes one, even with the log off (then
+ * through gs__skip_events), so that errors can say which event disposed or wrote a tensor and
+ * the log's event of that number is the one they mean. Inline: every tensor's creation and
+ * disposal takes one. */
 extern atomic_uint_fast64_t gs__event_counter;
+/* Numbers this thread skipped (events not written, the log being off) and has not yet taken
+ * from the counter: they are taken with its next numbered event, in one atomic add, so a
+ * skipped event costs an increment of a thread-local instead of an atomic. Within a thread the
+ * numbers come out as if each had been taken at once; across threads the interleaving is the
+ * scheduler's anyway. */
+extern GS__THREAD_LOCAL uint64_t gs__event_debt;
 static inline uint64_t gs__next_event(void) {
-  return atomic_fetch_add_explicit(&gs__event_counter, 1, memory_order_relaxed) + 1;
+  uint64_t n = 1 + gs__event_debt;
+  gs__event_debt = 0;
+  return atomic_fetch_add_explicit(&gs__event_counter, n, memory_order_relaxed) + n;
 }
+static inline void gs__skip_events(uint64_t n) { gs__event_debt += n; }

@@ -26,9 +26,7 @@ static inline bool gs__trace_on(void) {
  * the table entries (strings, sites, binaries) and GS_TRACE_VALUES takes one whether or not
  * the log is on, so that error messages cite the same event numbers either way. Each site is
  * `if (gs__trace_on()) gs__trace_X(...); else gs__trace_skip(1);`. */
-static inline void gs__trace_skip(uint64_t n) {
-  atomic_fetch_add_explicit(&gs__event_counter, n, memory_order_relaxed);
-}
+static inline void gs__trace_skip(uint64_t n) { gs__skip_events(n); }
 
 /* writer.c ---------------------------------------------------------------------------- */
 
