@@ -327,6 +327,9 @@ static void bind_label(GtkSignalListItemFactory *factory, GtkListItem *item, gpo
     break;
   }
   gtk_label_set_text(label, text);
+  /* The place is often ellipsized: its tooltip has it whole. */
+  gtk_widget_set_tooltip_text(GTK_WIDGET(label),
+                              (column_id)GPOINTER_TO_INT(data) == COL_SITE && *text ? text : NULL);
 }
 
 static void add_column(GsEventListView *self, const char *title, column_id col, int width,
@@ -425,8 +428,10 @@ static void gs_event_list_view_init(GsEventListView *self) {
   add_column(self, _("Thread"), COL_THREAD, 56, FALSE);
   add_column(self, _("Kind"), COL_KIND, 140, FALSE);
   add_column(self, _("Summary"), COL_SUMMARY, -1, TRUE);
-  /* TRANSLATORS: column of the event list: where the program caused the event (file:line) */
-  add_column(self, _("Where"), COL_SITE, 220, FALSE);
+  /* TRANSLATORS: column of the event list: where the program caused the event (file:line).
+   * No fixed width: the list does not scroll sideways, so its columns' widths are the least
+   * the capture page's views can be; this one ellipsizes instead. */
+  add_column(self, _("Where"), COL_SITE, -1, FALSE);
 
   fill_kinds(self);
   self->threads = gtk_string_list_new(NULL);
