@@ -21,6 +21,25 @@ void graph_workload_mlp_step(void) {
   gs_module_dispose(l2);
 }
 
+int graph_workload_leak_line;
+
+void graph_workload_leaky_loop(void) {
+  gs_rng rng;
+  gs_rng_seed(&rng, 7);
+  gs_module model = gs_linear_new(32, 1, true, &rng);
+  const int64_t xs[] = {64, 32};
+  graph_workload_leak_line = __LINE__ + 3; /* the gs_randn line below */
+  for (int step = 0; step < GRAPH_WORKLOAD_LEAK_STEPS; step++) {
+    gs_scope s = gs_scope_begin("train step");
+    gs_tensor batch = gs_detach_from_scopes(gs_randn(GS_F32, xs, 2, &rng)); /* leaked */
+    gs_tensor loss = gs_move_to_outer(gs_sum(gs_module_forward(model, batch), NULL, 0, false));
+    gs_backward(loss);
+    gs_scope_end(s);
+  }
+  gs_trace_mark("end");
+  gs_module_dispose(model);
+}
+
 void graph_workload_rnn(void) {
   gs_rng rng;
   gs_rng_seed(&rng, 5);

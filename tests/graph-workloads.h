@@ -20,6 +20,14 @@ void graph_workload_mlp_step(void);
 #define GRAPH_WORKLOAD_RNN_STEPS 400
 void graph_workload_rnn(void);
 
+/* A training loop of GRAPH_WORKLOAD_LEAK_STEPS steps, each in scope "train step", that leaks
+ * two tensors per step: a [64, 32] f32 batch it detaches from the scope (made at
+ * graph_workload_leak_line) and its loss, moved out of the step and never disposed (made at
+ * the line after it). */
+#define GRAPH_WORKLOAD_LEAK_STEPS 20
+extern int graph_workload_leak_line;
+void graph_workload_leaky_loop(void);
+
 /* Records body into a fresh log in a new temporary directory (*dir, for
  * graph_workload_remove_dir) and loads the log into a model. */
 gs_trace_model *graph_workload_record(graph_workload_fn body, char **dir);

@@ -1114,6 +1114,63 @@ static void test_chinese(void) {
   graph_workload_remove_dir(dir);
 }
 
+/* A training loop that leaks two tensors per step, in Chinese: at its end the alive list has
+ * one row per leaking line ("20 × randn [64, 32] f32", made at graph-workloads.c:LINE), which
+ * opens to the 20 leaked batches; picking one shows where it was made in the details. */
+static void test_leaks_grouped_chinese(void) {
+  GsWindow *window = new_window();
+  g_autofree char *dir = NULL;
+  g_autoptr(gs_trace_model) recorded = graph_workload_record(graph_workload_leaky_loop, &dir);
+  g_autofree char *path = g_build_filename(dir, "run.gstrace", NULL);
+  g_autoptr(GFile) file = g_file_new_for_path(path);
+  gs_window_open_file(window, file, FALSE);
+  GsCapturePage *page = gs_window_get_current_page(window);
+  wait_for(page_has_content, page);
+  AdwViewStack *stack = ADW_VIEW_STACK(find_widget(GTK_WIDGET(page), ADW_TYPE_VIEW_STACK));
+  adw_view_stack_set_visible_child_name(stack, "timeline");
+  GsTimelineView *timeline =
+      GS_TIMELINE_VIEW(find_widget(GTK_WIDGET(page), GS_TYPE_TIMELINE_VIEW));
+  settle();
+  /* The last column: after the "end" mark, where only the leaks are left (and the module's
+   * parameters, until it is disposed). */
+  guint64 end = graph_workload_find_kind(recorded, GS_TRACE_MARK, 0);
+  guint64 last = gs_trace_model_n_events(recorded) - 1;
+  g_assert_cmpuint(gs_timeline_view_click(timeline, gs_timeline_view_x_of(timeline, last)), >=,
+                   end);
+  GListModel *rows = gs_timeline_view_get_alive_rows(timeline);
+  g_autofree char *batch_site = g_strdup_printf("graph-workloads.c:%d", graph_workload_leak_line);
+  g_autofree char *loss_site =
+      g_strdup_printf("graph-workloads.c:%d", graph_workload_leak_line + 1);
+  guint batch_row = G_MAXUINT, loss_rows = 0;
+  for (guint i = 0; i < g_list_model_get_n_items(rows); i++) {
+    g_autoptr(GtkTreeListRow) row = g_list_model_get_item(rows, i);
+    g_autoptr(GsAliveItem) item = gtk_tree_list_row_get_item(row);
+    GListModel *members = gs_alive_item_get_members(item);
+    if (strstr(gs_alive_item_get_site(item), batch_site)) {
+      g_assert_nonnull(members);
+      g_assert_cmpuint(g_list_model_get_n_items(members), ==, GRAPH_WORKLOAD_LEAK_STEPS);
+      g_assert_cmpstr(gs_alive_item_get_label(item), ==, "20 × randn [64, 32] f32");
+      g_assert_cmpstr(gs_alive_item_get_held_by(item), ==, "程序持有");
+      batch_row = i;
+    }
+    loss_rows += strstr(gs_alive_item_get_site(item), loss_site) != NULL;
+  }
+  g_assert_cmpuint(batch_row, !=, G_MAXUINT);
+  g_assert_cmpuint(loss_rows, ==, 1);
+  GtkWidget *columns = find_widget(GTK_WIDGET(timeline), GTK_TYPE_COLUMN_VIEW);
+  g_signal_emit_by_name(columns, "activate", batch_row); /* opens the group */
+  g_signal_emit_by_name(columns, "activate", batch_row + 1); /* picks its first member */
+  GsTensorView *details = GS_TENSOR_VIEW(gs_capture_page_get_tensor_view(page));
+  g_assert_cmpuint(gs_tensor_view_get_tensor(details), !=, 0);
+  settle();
+  const char *made_at = views_test_label_after(GTK_WIDGET(details), "创建位置");
+  g_assert_nonnull(made_at);
+  g_assert_nonnull(strstr(made_at, batch_site));
+  save_screenshot(GTK_WIDGET(window), "leaks-grouped-zh_CN.png");
+  gtk_window_destroy(GTK_WINDOW(window));
+  graph_workload_remove_dir(dir);
+}
+
 int main(int argc, char **argv) {
   setlocale(LC_ALL, "");
   gs_config_init_i18n();
@@ -1137,6 +1194,7 @@ int main(int argc, char **argv) {
 
   if (g_str_has_prefix(g_getenv("LANGUAGE") ? g_getenv("LANGUAGE") : "", "zh")) {
     g_test_add_func("/inspector-ui/zh_CN", test_chinese);
+    g_test_add_func("/inspector-ui/leaks-grouped-zh_CN", test_leaks_grouped_chinese);
   } else {
     g_test_add_func("/inspector-ui/parse-handle", test_parse_handle);
     g_test_add_func("/inspector-ui/module-and-optimizer-rows", test_module_and_optimizer_rows);
