@@ -237,7 +237,7 @@ static void test_module_parameter_life(Fixture *f, gconstpointer data) {
   gs_tensor_view_set_position(f->view, gs_trace_model_n_events(f->model) - 1);
   views_test_settle(GTK_WIDGET(f->view));
   g_autoptr(GArray) life = sorted_entries(f);
-  guint i = expect_entry(life, 0, "Owner: the caller → module Linear #", NULL);
+  guint i = expect_entry(life, 0, "Owner: the program → module Linear #", NULL);
   expect_entry(life, i + 1, "Registered as parameter “weight” of module Linear #", NULL);
 }
 

@@ -17,7 +17,7 @@ char *gs_tensor_life_holder(gs_trace_model *m, guint32 holder, guint64 owner) {
   g_autofree char *handle = gs_view_handle(owner);
   switch ((gs_trace_holder)holder) {
   case GS_TRACE_HELD_BY_CALLER:
-    return g_strdup(_("the caller"));
+    return g_strdup(_("the program"));
   case GS_TRACE_HELD_BY_SCOPE: {
     const gs_replay_scope *scope = gs_trace_model_scope(m, owner);
     if (scope && scope->name && *scope->name)
