@@ -428,9 +428,12 @@ static char *run_cli(const char *const *args) {
   char *out = NULL;
   int status = 0;
   g_autoptr(GError) error = NULL;
-  const char *env[] = {"LANGUAGE=C", "LANG=C.UTF-8", NULL};
-  g_assert_true(g_spawn_sync(NULL, (char **)argv->pdata, (char **)env, G_SPAWN_STDERR_TO_DEV_NULL,
-                             NULL, NULL, &out, NULL, &status, &error));
+  /* The test's own environment (the sanitizers' options, the library path), in English. */
+  g_auto(GStrv) env = g_get_environ();
+  env = g_environ_setenv(env, "LANGUAGE", "C", TRUE);
+  env = g_environ_setenv(env, "LANG", "C.UTF-8", TRUE);
+  g_assert_true(g_spawn_sync(NULL, (char **)argv->pdata, env, G_SPAWN_STDERR_TO_DEV_NULL, NULL,
+                             NULL, &out, NULL, &status, &error));
   g_assert_no_error(error);
   g_assert_true(g_spawn_check_wait_status(status, NULL));
   return out;

@@ -10,8 +10,8 @@
  *
  * Each distinct site (an address, or a stack) gets an id, defined by a site event in each
  * stream that uses it, as strings are. The binaries the addresses point into are recorded as
- * binary events (path, load bias, code range, build id) when the log starts, and again when a
- * site falls outside all of them (a dlopen since). A library linked statically into the
+ * binary events (path, load bias, code range, build id), each the first time a site points
+ * into it in the log (one loaded by dlopen since the log began included). A library linked statically into the
  * program cannot tell its frames from the program's: it records no sites.
  */
 #include <dlfcn.h>
@@ -134,8 +134,10 @@ static void write_binary(uintptr_t bias, uintptr_t code_vaddr, uint64_t code_siz
   gs__tw_end(p + len);
 }
 
+/* dl_iterate_phdr's callback: records the binary whose code holds *data (an address). */
 static int record_binary(struct dl_phdr_info *info, size_t size, void *data) {
-  (void)size, (void)data;
+  (void)size;
+  uintptr_t address = *(const uintptr_t *)data;
   uintptr_t lo = UINTPTR_MAX, hi = 0;
   for (int i = 0; i < info->dlpi_phnum; i++) {
     const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
@@ -145,8 +147,10 @@ static int record_binary(struct dl_phdr_info *info, size_t size, void *data) {
       hi = a + ph->p_memsz > hi ? a + ph->p_memsz : hi;
     }
   }
-  if (hi == 0 || known_binary(lo))
-    return 0;
+  if (hi == 0 || address < lo || address >= hi)
+    return 0; /* not this one */
+  if (known_binary(lo))
+    return 1;
   char path[PATH_MAX];
   const char *name = info->dlpi_name;
   if (!name[0]) { /* the program */
@@ -171,7 +175,7 @@ static int record_binary(struct dl_phdr_info *info, size_t size, void *data) {
   }
   binaries[n_binaries++] = (binary_range){lo, hi};
   write_binary(info->dlpi_addr, lo - info->dlpi_addr, hi - lo, name, build_id);
-  return 0;
+  return 1;
 }
 
 /* ---- the site table ------------------------------------------------------------------ */
@@ -246,17 +250,18 @@ static void define(gs__tw_buffer *b, uint32_t id) {
   if (!gs__tw_first_use(&b->sites, id))
     return;
   uint64_t epoch = atomic_load_explicit(&gs__tw_log_epoch, memory_order_relaxed);
-  if (binaries_epoch != epoch) { /* a new log: every binary again */
+  if (binaries_epoch != epoch) { /* a new log: its binaries again */
     n_binaries = 0;
     binaries_epoch = epoch;
-    dl_iterate_phdr(record_binary, NULL);
   }
+  /* Only the binaries sites point into: a GUI program has a hundred loaded. One loaded since
+   * the log began (a dlopen) is found the same way. */
   const site *s = &sites[id - 1];
-  for (uint32_t i = 0; i < s->n; i++)
-    if (!known_binary((uintptr_t)s->frames[i])) { /* loaded since: record what is new */
-      dl_iterate_phdr(record_binary, NULL);
-      break;
-    }
+  for (uint32_t i = 0; i < s->n; i++) {
+    uintptr_t address = (uintptr_t)s->frames[i];
+    if (!known_binary(address))
+      dl_iterate_phdr(record_binary, &address);
+  }
   uint8_t *p = gs__tw_begin_in(b, GS_TRACE_SITE, b->last_seq, (2 + (size_t)s->n) * 10);
   if (!p)
     return;
