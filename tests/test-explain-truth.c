@@ -441,8 +441,8 @@ static char *run_cli(const char *const *args) {
 
 /* The DOT node id ("i3") of the node whose label starts with prefix, or NULL. */
 static char *dot_node(const char *dot, const char *prefix) {
-  g_autofree char *pattern =
-      g_strdup_printf("^  *\"(i[0-9]+)\" \\[label=\"%s", g_regex_escape_string(prefix, -1));
+  g_autofree char *escaped = g_regex_escape_string(prefix, -1);
+  g_autofree char *pattern = g_strdup_printf("^  *\"(i[0-9]+)\" \\[label=\"%s", escaped);
   g_autoptr(GRegex) re = g_regex_new(pattern, G_REGEX_MULTILINE, 0, NULL);
   g_autoptr(GMatchInfo) match = NULL;
   return g_regex_match(re, dot, 0, &match) ? g_match_info_fetch(match, 1) : NULL;
