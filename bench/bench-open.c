@@ -9,9 +9,9 @@
  * target <= 32). Pass another event count as the first argument to try other sizes. */
 #include <gradscope/gradscope.h>
 #include <glib/gstdio.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
+#include "bench-record.h"
 #include "bench-util.h"
 #include "gs-trace-source.h"
 
@@ -27,23 +27,11 @@ static double rss_bytes(void) {
   return (double)pages_resident * (double)sysconf(_SC_PAGESIZE);
 }
 
-static void record(const char *path, guint64 events) {
-  pid_t child = fork();
-  if (child == 0) {
-    if (gs_trace_open(path) != 0)
-      _exit(2);
-    const int64_t shape[] = {4};
-    for (guint64 i = 0; i < events / 4; i++)
-      gs_dispose(gs_ones(GS_F32, shape, 1)); /* storage alloc, tensor create, dispose, free */
-    gs_trace_close();
-    _exit(0);
-  }
-  int status = 0;
-  waitpid(child, &status, 0);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    fprintf(stderr, "bench-open: recording the log failed\n");
-    exit(1);
-  }
+/* Tensors created and disposed: storage alloc, tensor create, dispose, free each. */
+static void make_and_dispose(uint64_t events) {
+  const int64_t shape[] = {4};
+  for (uint64_t i = 0; i < events / 4; i++)
+    gs_dispose(gs_ones(GS_F32, shape, 1));
 }
 
 static void count_progress(GObject *source, GParamSpec *pspec, gpointer data) {
@@ -57,7 +45,7 @@ int main(int argc, char **argv) {
   if (!dir || wanted < 4)
     return 1;
   g_autofree char *path = g_build_filename(dir, "open.gst", NULL);
-  record(path, wanted);
+  bench_record_in_child(path, make_and_dispose, wanted, "bench-open");
   GStatBuf st;
   g_stat(path, &st);
 

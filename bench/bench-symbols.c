@@ -8,9 +8,9 @@
 #include <glib/gstdio.h>
 #include <gradscope/gradscope.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
+#include "bench-record.h"
 #include "bench-util.h"
 #include "object-groups.h"
 #include "trace-model.h"
@@ -29,87 +29,74 @@ static void eight_lines(const int64_t *shape) {
   gs_dispose(gs_zeros(GS_F64, shape, 1));
 }
 
-static void record(const char *path, guint64 events) {
-  pid_t child = fork();
-  if (child == 0) {
-    if (gs_trace_open(path) != 0)
-      _exit(2);
-    const int64_t shape[] = {4};
-    /* 8 lines here plus the 56 below: the loop goes round them until the log is big enough. */
-    for (guint64 n = 0; n < events;) {
-      eight_lines(shape);
-      gs_tensor kept[56];
-      int k = 0;
-      kept[k++] = gs_ones(GS_F32, shape, 1);
-      kept[k++] = gs_zeros(GS_F32, shape, 1);
-      kept[k++] = gs_full(GS_F32, shape, 1, 1.0);
-      kept[k++] = gs_full(GS_F32, shape, 1, 2.0);
-      kept[k++] = gs_full(GS_F32, shape, 1, 3.0);
-      kept[k++] = gs_full(GS_F32, shape, 1, 4.0);
-      kept[k++] = gs_full(GS_F32, shape, 1, 5.0);
-      kept[k++] = gs_full(GS_F32, shape, 1, 6.0);
-      kept[k++] = gs_full(GS_F32, shape, 1, 7.0);
-      kept[k++] = gs_full(GS_F32, shape, 1, 8.0);
-      kept[k++] = gs_full(GS_F32, shape, 1, 9.0);
-      kept[k++] = gs_full(GS_F32, shape, 1, 10.0);
-      kept[k++] = gs_full(GS_F32, shape, 1, 11.0);
-      kept[k++] = gs_full(GS_F32, shape, 1, 12.0);
-      kept[k++] = gs_full(GS_F32, shape, 1, 13.0);
-      kept[k++] = gs_full(GS_F32, shape, 1, 14.0);
-      kept[k++] = gs_full(GS_F32, shape, 1, 15.0);
-      kept[k++] = gs_full(GS_F32, shape, 1, 16.0);
-      kept[k++] = gs_full(GS_F32, shape, 1, 17.0);
-      kept[k++] = gs_full(GS_F32, shape, 1, 18.0);
-      kept[k++] = gs_full(GS_F32, shape, 1, 19.0);
-      kept[k++] = gs_full(GS_F32, shape, 1, 20.0);
-      kept[k++] = gs_full(GS_F32, shape, 1, 21.0);
-      kept[k++] = gs_full(GS_F32, shape, 1, 22.0);
-      kept[k++] = gs_full(GS_F32, shape, 1, 23.0);
-      kept[k++] = gs_full(GS_F32, shape, 1, 24.0);
-      kept[k++] = gs_full(GS_F32, shape, 1, 25.0);
-      kept[k++] = gs_full(GS_F32, shape, 1, 26.0);
-      kept[k++] = gs_full(GS_F32, shape, 1, 27.0);
-      kept[k++] = gs_full(GS_F32, shape, 1, 28.0);
-      kept[k++] = gs_full(GS_F32, shape, 1, 29.0);
-      kept[k++] = gs_full(GS_F32, shape, 1, 30.0);
-      kept[k++] = gs_full(GS_F32, shape, 1, 31.0);
-      kept[k++] = gs_full(GS_F32, shape, 1, 32.0);
-      kept[k++] = gs_full(GS_F32, shape, 1, 33.0);
-      kept[k++] = gs_full(GS_F32, shape, 1, 34.0);
-      kept[k++] = gs_full(GS_F32, shape, 1, 35.0);
-      kept[k++] = gs_full(GS_F32, shape, 1, 36.0);
-      kept[k++] = gs_full(GS_F32, shape, 1, 37.0);
-      kept[k++] = gs_full(GS_F32, shape, 1, 38.0);
-      kept[k++] = gs_full(GS_F32, shape, 1, 39.0);
-      kept[k++] = gs_full(GS_F32, shape, 1, 40.0);
-      kept[k++] = gs_full(GS_F32, shape, 1, 41.0);
-      kept[k++] = gs_full(GS_F32, shape, 1, 42.0);
-      kept[k++] = gs_full(GS_F32, shape, 1, 43.0);
-      kept[k++] = gs_full(GS_F32, shape, 1, 44.0);
-      kept[k++] = gs_full(GS_F32, shape, 1, 45.0);
-      kept[k++] = gs_full(GS_F32, shape, 1, 46.0);
-      kept[k++] = gs_full(GS_F32, shape, 1, 47.0);
-      kept[k++] = gs_full(GS_F32, shape, 1, 48.0);
-      kept[k++] = gs_full(GS_F32, shape, 1, 49.0);
-      kept[k++] = gs_full(GS_F32, shape, 1, 50.0);
-      kept[k++] = gs_full(GS_F32, shape, 1, 51.0);
-      kept[k++] = gs_full(GS_F32, shape, 1, 52.0);
-      kept[k++] = gs_full(GS_F32, shape, 1, 53.0);
-      kept[k++] = gs_full(GS_F32, shape, 1, 54.0);
-      n += (8 + 56) * 4; /* each tensor: its storage alloc, create, dispose, free */
-      /* The last round leaves its 56 alive: leaks, one per line, to be grouped. */
-      if (n < events)
-        for (int i = 0; i < k; i++)
-          gs_dispose(kept[i]);
-    }
-    gs_trace_close();
-    _exit(0);
-  }
-  int status = 0;
-  waitpid(child, &status, 0);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    fprintf(stderr, "bench-symbols: recording the log failed\n");
-    exit(1);
+static void make_at_64_lines(uint64_t events) {
+  const int64_t shape[] = {4};
+  /* 8 lines here plus the 56 below: the loop goes round them until the log is big enough. */
+  for (uint64_t n = 0; n < events;) {
+    eight_lines(shape);
+    gs_tensor kept[56];
+    int k = 0;
+    kept[k++] = gs_ones(GS_F32, shape, 1);
+    kept[k++] = gs_zeros(GS_F32, shape, 1);
+    kept[k++] = gs_full(GS_F32, shape, 1, 1.0);
+    kept[k++] = gs_full(GS_F32, shape, 1, 2.0);
+    kept[k++] = gs_full(GS_F32, shape, 1, 3.0);
+    kept[k++] = gs_full(GS_F32, shape, 1, 4.0);
+    kept[k++] = gs_full(GS_F32, shape, 1, 5.0);
+    kept[k++] = gs_full(GS_F32, shape, 1, 6.0);
+    kept[k++] = gs_full(GS_F32, shape, 1, 7.0);
+    kept[k++] = gs_full(GS_F32, shape, 1, 8.0);
+    kept[k++] = gs_full(GS_F32, shape, 1, 9.0);
+    kept[k++] = gs_full(GS_F32, shape, 1, 10.0);
+    kept[k++] = gs_full(GS_F32, shape, 1, 11.0);
+    kept[k++] = gs_full(GS_F32, shape, 1, 12.0);
+    kept[k++] = gs_full(GS_F32, shape, 1, 13.0);
+    kept[k++] = gs_full(GS_F32, shape, 1, 14.0);
+    kept[k++] = gs_full(GS_F32, shape, 1, 15.0);
+    kept[k++] = gs_full(GS_F32, shape, 1, 16.0);
+    kept[k++] = gs_full(GS_F32, shape, 1, 17.0);
+    kept[k++] = gs_full(GS_F32, shape, 1, 18.0);
+    kept[k++] = gs_full(GS_F32, shape, 1, 19.0);
+    kept[k++] = gs_full(GS_F32, shape, 1, 20.0);
+    kept[k++] = gs_full(GS_F32, shape, 1, 21.0);
+    kept[k++] = gs_full(GS_F32, shape, 1, 22.0);
+    kept[k++] = gs_full(GS_F32, shape, 1, 23.0);
+    kept[k++] = gs_full(GS_F32, shape, 1, 24.0);
+    kept[k++] = gs_full(GS_F32, shape, 1, 25.0);
+    kept[k++] = gs_full(GS_F32, shape, 1, 26.0);
+    kept[k++] = gs_full(GS_F32, shape, 1, 27.0);
+    kept[k++] = gs_full(GS_F32, shape, 1, 28.0);
+    kept[k++] = gs_full(GS_F32, shape, 1, 29.0);
+    kept[k++] = gs_full(GS_F32, shape, 1, 30.0);
+    kept[k++] = gs_full(GS_F32, shape, 1, 31.0);
+    kept[k++] = gs_full(GS_F32, shape, 1, 32.0);
+    kept[k++] = gs_full(GS_F32, shape, 1, 33.0);
+    kept[k++] = gs_full(GS_F32, shape, 1, 34.0);
+    kept[k++] = gs_full(GS_F32, shape, 1, 35.0);
+    kept[k++] = gs_full(GS_F32, shape, 1, 36.0);
+    kept[k++] = gs_full(GS_F32, shape, 1, 37.0);
+    kept[k++] = gs_full(GS_F32, shape, 1, 38.0);
+    kept[k++] = gs_full(GS_F32, shape, 1, 39.0);
+    kept[k++] = gs_full(GS_F32, shape, 1, 40.0);
+    kept[k++] = gs_full(GS_F32, shape, 1, 41.0);
+    kept[k++] = gs_full(GS_F32, shape, 1, 42.0);
+    kept[k++] = gs_full(GS_F32, shape, 1, 43.0);
+    kept[k++] = gs_full(GS_F32, shape, 1, 44.0);
+    kept[k++] = gs_full(GS_F32, shape, 1, 45.0);
+    kept[k++] = gs_full(GS_F32, shape, 1, 46.0);
+    kept[k++] = gs_full(GS_F32, shape, 1, 47.0);
+    kept[k++] = gs_full(GS_F32, shape, 1, 48.0);
+    kept[k++] = gs_full(GS_F32, shape, 1, 49.0);
+    kept[k++] = gs_full(GS_F32, shape, 1, 50.0);
+    kept[k++] = gs_full(GS_F32, shape, 1, 51.0);
+    kept[k++] = gs_full(GS_F32, shape, 1, 52.0);
+    kept[k++] = gs_full(GS_F32, shape, 1, 53.0);
+    kept[k++] = gs_full(GS_F32, shape, 1, 54.0);
+    n += (8 + 56) * 4; /* each tensor: its storage alloc, create, dispose, free */
+    /* The last round leaves its 56 alive: leaks, one per line, to be grouped. */
+    if (n < events)
+      for (int i = 0; i < k; i++)
+        gs_dispose(kept[i]);
   }
 }
 
@@ -117,7 +104,7 @@ int main(int argc, char **argv) {
   guint64 wanted = argc > 1 ? g_ascii_strtoull(argv[1], NULL, 10) : 1000000;
   g_autofree char *dir = g_dir_make_tmp("bench-symbols-XXXXXX", NULL);
   g_autofree char *path = g_build_filename(dir, "sites.gstrace", NULL);
-  record(path, wanted);
+  bench_record_in_child(path, make_at_64_lines, wanted, "bench-symbols");
 
   double t0 = bench_now_s();
   g_autoptr(GError) error = NULL;
