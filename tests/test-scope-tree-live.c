@@ -262,6 +262,7 @@ static void test_rows_follow_a_growing_model(void) {
   live.chunk = live.n / N_FRAMES + 1;
   live.model = gs_trace_model_new();
   live.view = GS_SCOPE_TREE_VIEW(gs_scope_tree_view_new());
+  gs_scope_tree_view_set_live_follow_interval(live.view, 0); /* every frame is checked */
   gs_scope_tree_view_set_model(live.view, live.model);
   /* Beside another pane, as on the capture page; shrinkable, so it can be collapsed. */
   live.paned = GTK_PANED(gtk_paned_new(GTK_ORIENTATION_HORIZONTAL));

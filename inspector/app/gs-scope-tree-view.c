@@ -66,6 +66,11 @@ struct _GsScopeTreeView {
   guint scroll_target;    /* the row revealed last, kept on screen as rows are added */
   gboolean scroll_pending;
   guint scroll_id;
+  /* At a live run's end the innermost scope changes every frame; revealing each one (expand,
+   * select, scroll, relayout) cost half a live run's frames: it follows at most this often,
+   * catching up with a timeout. */
+  gint64 live_interval_us, live_followed_at;
+  guint live_follow_id;
 };
 
 GS_VIEW_IFACE_INIT(GsScopeTreeView, gs_scope_tree_view)
@@ -715,10 +720,22 @@ static gboolean inside_pick(GsScopeTreeView *self, guint64 scope) {
  * user picked also stays while the scrubber only follows a live run's end, or moves inside the
  * picked scope (activating a row moves the scrubber to its scope's begin: inside); moving it
  * elsewhere ends the pick, and with it the event list's filter by that scope. */
+static gboolean follow_live_later(gpointer data);
+
 static void follow_scrubber(GsScopeTreeView *self, gboolean live) {
   guint64 scope = gs_trace_model_scope_of(self->model, self->position);
   if (scope == self->followed)
     return;
+  if (live && !self->pinned) {
+    gint64 now = g_get_monotonic_time();
+    if (now - self->live_followed_at < self->live_interval_us) {
+      if (!self->live_follow_id)
+        self->live_follow_id =
+            g_timeout_add((guint)(self->live_interval_us / 1000), follow_live_later, self);
+      return;
+    }
+    self->live_followed_at = now;
+  }
   self->followed = scope;
   if (self->pinned) {
     if (live || inside_pick(self, scope))
@@ -730,6 +747,19 @@ static void follow_scrubber(GsScopeTreeView *self, gboolean live) {
     reveal_scope(self, scope);
   else
     select_quietly(self, GTK_INVALID_LIST_POSITION);
+}
+
+static gboolean follow_live_later(gpointer data) {
+  GsScopeTreeView *self = data;
+  self->live_follow_id = 0;
+  if (self->model && self->tree)
+    follow_scrubber(self, TRUE);
+  return G_SOURCE_REMOVE;
+}
+
+void gs_scope_tree_view_set_live_follow_interval(GsScopeTreeView *self, guint ms) {
+  g_return_if_fail(GS_IS_SCOPE_TREE_VIEW(self));
+  self->live_interval_us = (gint64)ms * 1000;
 }
 
 /* Activating a row (double click, Enter) takes the scrubber to where the scope began (a
@@ -923,6 +953,7 @@ static void gs_scope_tree_view_dispose(GObject *object) {
     forget_lists(self);
   self->model = NULL;
   g_clear_handle_id(&self->scroll_id, g_source_remove);
+  g_clear_handle_id(&self->live_follow_id, g_source_remove);
   gtk_widget_dispose_template(GTK_WIDGET(self), GS_TYPE_SCOPE_TREE_VIEW);
   disconnect_clock(self);
   G_OBJECT_CLASS(gs_scope_tree_view_parent_class)->dispose(object);
@@ -972,6 +1003,7 @@ static void gs_scope_tree_view_init(GsScopeTreeView *self) {
   g_type_ensure(ADW_TYPE_STATUS_PAGE);
   self->lists = g_ptr_array_new();
   self->bound = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
+  self->live_interval_us = 250000;
   gtk_widget_init_template(GTK_WIDGET(self));
   self->pin_group = G_MAXUINT;
   g_signal_connect_object(gtk_scrolled_window_get_vadjustment(self->scroller), "changed",

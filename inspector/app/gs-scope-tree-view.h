@@ -41,4 +41,8 @@ char *gs_scope_tree_view_describe_account(GsScopeTreeView *self, guint64 scope_i
  * not picks. */
 guint64 gs_scope_tree_view_get_selected_scope(GsScopeTreeView *self);
 
+/* At a live run's end the tree reveals the newest scope at most every ms milliseconds
+ * (default 250; 0: on every frame, as the live tree's test checks it). */
+void gs_scope_tree_view_set_live_follow_interval(GsScopeTreeView *self, guint ms);
+
 G_END_DECLS
