@@ -13,8 +13,7 @@ struct _GsEventRow {
   gs_trace_model *model;
   guint64 index;
   char *summary;
-  const char *site; /* the site table's text, once looked up */
-  gboolean site_known;
+  const char *site; /* the site table's text (decoded with the summary), or NULL */
 };
 
 G_DEFINE_FINAL_TYPE(GsEventRow, gs_event_row, G_TYPE_OBJECT)
@@ -52,19 +51,30 @@ const char *gs_event_row_get_kind(GsEventRow *self) {
   return gs_trace_kind_name(gs_trace_model_kind_at(self->model, self->index));
 }
 
+static char *summary_of(gs_trace_model *model, const gs_trace_event *e);
+
+/* Decodes the row's event once, for its summary and its site: the columns bind in any order,
+ * and decoding events out of order re-reads their chunk from its start each time. */
+static void decode(GsEventRow *self) {
+  if (self->summary)
+    return;
+  gs_trace_event e;
+  if (!gs_trace_model_event(self->model, self->index, &e)) {
+    self->summary = g_strdup("");
+    return;
+  }
+  self->summary = summary_of(self->model, &e);
+  if (e.site)
+    self->site = gs_site_table_where(gs_trace_model_sites(self->model), e.site);
+}
+
 const char *gs_event_row_get_summary(GsEventRow *self) {
-  if (!self->summary)
-    self->summary = gs_event_summary(self->model, self->index);
+  decode(self);
   return self->summary;
 }
 
 const char *gs_event_row_get_site(GsEventRow *self) {
-  if (!self->site_known) {
-    gs_trace_event e;
-    if (gs_trace_model_event(self->model, self->index, &e) && e.site)
-      self->site = gs_site_table_where(gs_trace_model_sites(self->model), e.site);
-    self->site_known = TRUE;
-  }
+  decode(self);
   return self->site ? self->site : "";
 }
 
@@ -117,6 +127,11 @@ char *gs_event_summary(gs_trace_model *model, guint64 index) {
   gs_trace_event e;
   if (!gs_trace_model_event(model, index, &e))
     return g_strdup("");
+  return summary_of(model, &e);
+}
+
+static char *summary_of(gs_trace_model *model, const gs_trace_event *ev) {
+  const gs_trace_event e = *ev;
   GString *out = g_string_new(NULL);
   const char *name = e.name ? gs_trace_model_string(model, e.name) : NULL;
   const char *op = e.op ? gs_trace_model_string(model, e.op) : NULL;
