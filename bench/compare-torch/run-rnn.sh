@@ -4,7 +4,8 @@
 # -> cross_entropy -> backward -> SGD lr 0.01), packed and padded, against Debian's PyTorch,
 # with the same settings and alternating rounds as run.sh; each side's result is the median
 # over rounds. Target: packed step ratio <= 0.5, peak RSS <= 64 MiB.
-# Usage: bench/compare-torch/run-rnn.sh [ROUNDS]   (default 3; builds build/ incrementally)
+# Usage: bench/compare-torch/run-rnn.sh [ROUNDS]   (default 3; builds GS_BUILD_DIR, default
+# build/, incrementally)
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$here/../../scripts/common.sh"
@@ -13,8 +14,9 @@ rounds=${1:-3}
 [[ $rounds =~ ^[1-9][0-9]*$ ]] || gs_die "run-rnn.sh: expected a positive number of rounds, got '$rounds'"
 python=/usr/bin/python3
 "$python" -c 'import torch' 2>/dev/null || gs_die "python3-torch is missing: apt-get install python3-torch"
-gs_configure build
-ninja -C build -j "$GS_JOBS" bench/bench-rnn >/dev/null
+build=${GS_BUILD_DIR:-build}
+gs_configure "$build"
+ninja -C "$build" -j "$GS_JOBS" bench/bench-rnn >/dev/null
 
 export OMP_WAIT_POLICY=PASSIVE
 export OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-2}
@@ -31,7 +33,7 @@ for mode in lstm gru; do
     key=${mode}_${layout}
     engine=() torch=() rss=()
     for r in $(seq "$rounds"); do
-      run_engine() { local o; o=$(build/bench/bench-rnn "$mode" "$layout") || gs_die "bench-rnn failed"
+      run_engine() { local o; o=$("$build"/bench/bench-rnn "$mode" "$layout") || gs_die "bench-rnn failed"
                      engine+=("$(value "${key}_step_ms" "$o")"); rss+=("$(value "${key}_peak_rss_mib" "$o")"); }
       run_torch() { local o; o=$("$python" bench/compare-torch/rnn.py "$mode" "$layout") || gs_die "rnn.py failed"
                     torch+=("$(value "torch_${key}_step_ms" "$o")"); }
