@@ -51,3 +51,14 @@ GS__PACKED_TESTABLE bool gs__pack_sequence(const gs_tensor *sequences, int count
 GS__PACKED_TESTABLE gs_tensor gs__pad_packed(const gs__packed_parts *parts, bool batch_first,
                                              double padding_value, int64_t total_length,
                                              gs_tensor *lengths_out);
+
+/* ---- the packed-sequence object's parts, for layers that consume and produce one
+ * (packed-sequence.c) ------------------------------------------------------------------- */
+
+/* The four parts of a live packed sequence (borrowed), or false after reporting a stale one
+ * as an error of fn. */
+bool gs__packed_parts_of(gs_packed_sequence ps, gs__packed_parts *out, const char *fn);
+/* A packed sequence made of parts the caller created while ownership was suspended (they
+ * become its own), registered as one object on the current scope; GS_NO_PACKED_SEQUENCE if
+ * it cannot be made. */
+gs_packed_sequence gs__packed_from_parts(const gs__packed_parts *parts, const char *fn);

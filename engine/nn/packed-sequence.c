@@ -58,6 +58,19 @@ gs_tensor gs_pad_packed_sequence(gs_packed_sequence ps, bool batch_first, double
   return padded;
 }
 
+bool gs__packed_parts_of(gs_packed_sequence ps, gs__packed_parts *out, const char *fn) {
+  gs_tensor parts[GS__COMPOSITE_MAX_PARTS];
+  if (!parts_of(ps, fn, parts))
+    return false;
+  *out = (gs__packed_parts){parts[PART_DATA], parts[PART_BATCH_SIZES], parts[PART_SORTED],
+                            parts[PART_UNSORTED]};
+  return true;
+}
+
+gs_packed_sequence gs__packed_from_parts(const gs__packed_parts *parts, const char *fn) {
+  return assemble(true, parts, fn);
+}
+
 static gs_tensor part(gs_packed_sequence ps, int which, const char *fn) {
   gs_tensor parts[GS__COMPOSITE_MAX_PARTS];
   return parts_of(ps, fn, parts) ? parts[which] : GS_NO_TENSOR;

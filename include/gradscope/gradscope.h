@@ -16,6 +16,7 @@
 #include "packed.h"
 #include "trace.h"
 #include "nn.h"
+#include "rnn.h"
 #include "optim.h"
 #include "data.h"
 #include "checkpoint.h"

@@ -46,3 +46,5 @@ extern const grad_case grad_cases_reduce[];
 extern const int grad_cases_reduce_count;
 extern const grad_case grad_cases_linalg[];
 extern const int grad_cases_linalg_count;
+extern const grad_case grad_cases_recurrent[];
+extern const int grad_cases_recurrent_count;

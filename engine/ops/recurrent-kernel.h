@@ -1,0 +1,156 @@
+/* recurrent-kernel.h: the time loop of a recurrent layer (one direction), forward and
+ * backward, for one floating type. recurrent.c includes it once per dtype with REAL (float or
+ * double), SUFFIX (f32, f64), GEMM (cblas_sgemm, cblas_dgemm), EXP and TANH defined: the math
+ * is written once and the two copies differ only in their type.
+ *
+ * Rows: the packed layout. Step t's rows start at off[t] and hold its bs[t] active sequences,
+ * which are always the first bs[t] of the batch (sequences are sorted longest first). The
+ * state (h, and c for LSTM) is one [B, H] matrix: a step reads and rewrites its first bs[t]
+ * rows, so rows a step does not touch keep the state their sequence ended with (forward
+ * direction) or has not yet started from (reverse direction, where h0 waits in them). That
+ * single rule makes the final state h_n and both directions come out of the same loop.
+ *
+ * Per row, the forward writes the work row backward needs (see recurrent.c's layout), so the
+ * backward is elementwise per step plus one GEMM per step for the recurrent gradient, and
+ * one GEMM for all of W_hh's gradient at the end.
+ */
+
+#define RK_CAT2(a, b) a##_##b
+#define RK_CAT(a, b) RK_CAT2(a, b)
+#define RK(name) RK_CAT(name, SUFFIX)
+
+static inline REAL RK(sigm)(REAL x) { return (REAL)1 / ((REAL)1 + EXP(-x)); }
+
+/* Forward. x: [rows, G*H] input projections (biases in, and for LSTM and RNN b_hh too);
+ * h0, c0: [B, H]; whh: [G*H, H]; bhh: [G*H] (GRU only, may be NULL); out: [rows + B (+ B), H]
+ * (outputs, final h, final c); work: [rows, W]; gates: [B, G*H] scratch. */
+static void RK(recurrence_forward)(const rec_plan *p, const REAL *x, const REAL *h0,
+                                   const REAL *c0, const REAL *whh, const REAL *bhh, REAL *out,
+                                   REAL *work, REAL *gates) {
+  const int64_t H = p->hidden, GH = p->gate_width, W = p->work_width, B = p->batch;
+  REAL *h = out + p->rows * H, *c = h + B * H;
+  memcpy(h, h0, sizeof(REAL) * (size_t)(B * H));
+  if (p->mode == GS_RNN_LSTM)
+    memcpy(c, c0, sizeof(REAL) * (size_t)(B * H));
+  for (int64_t s = 0; s < p->steps; s++) {
+    int64_t t = p->reverse ? p->steps - 1 - s : s, n = p->bs[t], r0 = p->off[t];
+    const REAL *xs = x + r0 * GH;
+    /* gates = h[0:n] @ W_hh^T plus the input projection (LSTM, RNN) or plus b_hh (GRU,
+     * whose reset gate multiplies the hidden part alone). */
+    if (p->mode == GS_RNN_GRU) {
+      for (int64_t j = 0; j < n; j++)
+        for (int64_t k = 0; k < GH; k++)
+          gates[j * GH + k] = bhh ? bhh[k] : (REAL)0;
+    } else {
+      memcpy(gates, xs, sizeof(REAL) * (size_t)(n * GH));
+    }
+    GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, (blasint)n, (blasint)GH, (blasint)H, (REAL)1,
+         h, (blasint)H, whh, (blasint)H, (REAL)1, gates, (blasint)GH);
+    for (int64_t j = 0; j < n; j++) {
+      const REAL *g = gates + j * GH;
+      REAL *w = work + (r0 + j) * W, *hp = w + W - H, *hj = h + j * H, *o = out + (r0 + j) * H;
+      memcpy(hp, hj, sizeof(REAL) * (size_t)H);
+      if (p->mode == GS_RNN_LSTM) {
+        REAL *cj = c + j * H;
+        for (int64_t k = 0; k < H; k++) {
+          REAL i = RK(sigm)(g[k]), f = RK(sigm)(g[H + k]), gg = TANH(g[2 * H + k]),
+               og = RK(sigm)(g[3 * H + k]);
+          REAL cp = cj[k], cn = f * cp + i * gg, hn = og * TANH(cn);
+          w[k] = i, w[H + k] = f, w[2 * H + k] = gg, w[3 * H + k] = og;
+          w[4 * H + k] = cn, w[5 * H + k] = cp;
+          cj[k] = cn, hj[k] = hn, o[k] = hn;
+        }
+      } else if (p->mode == GS_RNN_GRU) {
+        const REAL *xj = xs + j * GH;
+        for (int64_t k = 0; k < H; k++) {
+          REAL r = RK(sigm)(xj[k] + g[k]), z = RK(sigm)(xj[H + k] + g[H + k]);
+          REAL nn = TANH(xj[2 * H + k] + r * g[2 * H + k]);
+          REAL hn = nn + z * (hp[k] - nn);
+          w[k] = r, w[H + k] = z, w[2 * H + k] = nn, w[3 * H + k] = g[2 * H + k];
+          hj[k] = hn, o[k] = hn;
+        }
+      } else {
+        for (int64_t k = 0; k < H; k++) {
+          REAL v = g[k];
+          REAL hn = p->mode == GS_RNN_TANH ? TANH(v) : (v > 0 ? v : (REAL)0);
+          w[k] = hn;
+          hj[k] = hn, o[k] = hn;
+        }
+      }
+    }
+  }
+}
+
+/* Backward. gout: [rows + B (+ B), H], the gradient of forward's out. Writes dx [rows, G*H],
+ * dh0 and dc0 [B, H] (dc0 LSTM only), dwhh [G*H, H] and dbhh [G*H] (GRU only; NULL when not
+ * wanted). dh, dc: [B, H] scratch; dhg: [rows, G*H] scratch for GRU (the hidden side's
+ * pre-activation gradients, which differ from the input side's there), NULL otherwise. */
+static void RK(recurrence_backward)(const rec_plan *p, const REAL *gout, const REAL *work,
+                                    const REAL *whh, REAL *dx, REAL *dh, REAL *dc, REAL *dhg,
+                                    REAL *dwhh, REAL *dbhh) {
+  const int64_t H = p->hidden, GH = p->gate_width, W = p->work_width, B = p->batch;
+  /* The state's gradient starts as the final state's and ends as the initial state's. */
+  memcpy(dh, gout + p->rows * H, sizeof(REAL) * (size_t)(B * H));
+  if (p->mode == GS_RNN_LSTM)
+    memcpy(dc, gout + (p->rows + B) * H, sizeof(REAL) * (size_t)(B * H));
+  REAL *hidden_side = p->mode == GS_RNN_GRU ? dhg : dx;
+  for (int64_t s = p->steps - 1; s >= 0; s--) {
+    int64_t t = p->reverse ? p->steps - 1 - s : s, n = p->bs[t], r0 = p->off[t];
+    for (int64_t j = 0; j < n; j++) {
+      const REAL *w = work + (r0 + j) * W, *hp = w + W - H, *go = gout + (r0 + j) * H;
+      REAL *dxj = dx + (r0 + j) * GH, *dhj = dh + j * H;
+      if (p->mode == GS_RNN_LSTM) {
+        REAL *dcj = dc + j * H;
+        for (int64_t k = 0; k < H; k++) {
+          REAL i = w[k], f = w[H + k], gg = w[2 * H + k], og = w[3 * H + k];
+          REAL cn = w[4 * H + k], cp = w[5 * H + k], tc = TANH(cn);
+          REAL d = go[k] + dhj[k];
+          REAL dcell = dcj[k] + d * og * ((REAL)1 - tc * tc);
+          dxj[k] = dcell * gg * i * ((REAL)1 - i);
+          dxj[H + k] = dcell * cp * f * ((REAL)1 - f);
+          dxj[2 * H + k] = dcell * i * ((REAL)1 - gg * gg);
+          dxj[3 * H + k] = d * tc * og * ((REAL)1 - og);
+          dcj[k] = dcell * f;
+        }
+      } else if (p->mode == GS_RNN_GRU) {
+        REAL *dhgj = dhg + (r0 + j) * GH;
+        for (int64_t k = 0; k < H; k++) {
+          REAL r = w[k], z = w[H + k], nn = w[2 * H + k], hgn = w[3 * H + k];
+          REAL d = go[k] + dhj[k];
+          REAL dn = d * ((REAL)1 - z) * ((REAL)1 - nn * nn);
+          REAL dr = dn * hgn * r * ((REAL)1 - r), dz = d * (hp[k] - nn) * z * ((REAL)1 - z);
+          dxj[k] = dhgj[k] = dr;
+          dxj[H + k] = dhgj[H + k] = dz;
+          dxj[2 * H + k] = dn;
+          dhgj[2 * H + k] = dn * r;
+          dhj[k] = d * z; /* the direct path h' = ... + z * h; the GEMM below adds the rest */
+        }
+      } else {
+        for (int64_t k = 0; k < H; k++) {
+          REAL hn = w[k], d = go[k] + dhj[k];
+          dxj[k] = p->mode == GS_RNN_TANH ? d * ((REAL)1 - hn * hn) : (hn > 0 ? d : (REAL)0);
+        }
+      }
+    }
+    /* The previous state's gradient through W_hh (GRU keeps its direct path: beta 1). */
+    GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, (blasint)n, (blasint)H, (blasint)GH,
+         (REAL)1, hidden_side + r0 * GH, (blasint)GH, whh, (blasint)H,
+         p->mode == GS_RNN_GRU ? (REAL)1 : (REAL)0, dh, (blasint)H);
+  }
+  /* Every row's hidden-side gradient times the state it read: all of W_hh's gradient. */
+  if (dwhh)
+    GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, (blasint)GH, (blasint)H, (blasint)p->rows,
+         (REAL)1, hidden_side, (blasint)GH, work + W - H, (blasint)W, (REAL)0, dwhh,
+         (blasint)H);
+  if (dbhh) {
+    for (int64_t k = 0; k < GH; k++)
+      dbhh[k] = 0;
+    for (int64_t r = 0; r < p->rows; r++)
+      for (int64_t k = 0; k < GH; k++)
+        dbhh[k] += dhg[r * GH + k];
+  }
+}
+
+#undef RK
+#undef RK_CAT
+#undef RK_CAT2
