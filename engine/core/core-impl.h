@@ -117,13 +117,17 @@ void gs__count_external_storage(int delta);
 /* A new storage with fresh (uninitialised) bytes, refcount 1. NULL if out of memory. */
 gs__storage *gs__storage_new(uint64_t nbytes);
 /* Wraps memory the engine does not own; release(data, user) runs when the last storage over it
- * goes. origin says where it comes from (GS_MEMORY_BLOB, _DLPACK, ...). */
+ * goes. origin says where it comes from (GS_MEMORY_BLOB, _DLPACK, ...). NULL if out of
+ * memory (release is then not called: the caller still owns data). */
 gs__storage *gs__storage_wrap(void *data, uint64_t nbytes, gs_release_fn release, void *user,
                               gs_memory_origin origin);
 /* An external buffer record over data (refcount 1), for gs__storage_replace_buffer; NULL if out
  * of memory (release is then not called). */
 gs__buffer *gs__buffer_wrap(void *data, uint64_t nbytes, gs_release_fn release, void *user,
                             gs_memory_origin origin);
+/* A new storage over b, taking over b's reference; NULL if out of memory (b is then
+ * released, calling its release callback). */
+gs__storage *gs__storage_over_buffer(gs__buffer *b);
 /* Moves s onto buffer b (same nbytes, its bytes already filled): every view of s sees b from
  * now on, and s's old buffer is released (shared copy-on-write, only s leaves it). Not
  * thread-safe against concurrent use of s, as torch's share_memory_. */

@@ -85,21 +85,35 @@ gs__buffer *gs__buffer_wrap(void *data, uint64_t nbytes, gs_release_fn release, 
   return b;
 }
 
+static void log_wrapped(const gs__storage *s) {
+  if (gs__trace_on())
+    gs__trace_storage(GS_TRACE_STORAGE_ALLOC, s->id, 0, s->nbytes);
+  else
+    gs__trace_skip(1);
+}
+
+gs__storage *gs__storage_over_buffer(gs__buffer *b) {
+  gs__storage *s = storage_over(b, b->nbytes);
+  if (!s) {
+    buffer_release(b);
+    return NULL;
+  }
+  log_wrapped(s);
+  return s;
+}
+
 gs__storage *gs__storage_wrap(void *data, uint64_t nbytes, gs_release_fn release, void *user,
                               gs_memory_origin origin) {
   gs__buffer *b = gs__buffer_wrap(data, nbytes, release, user, origin);
   if (!b)
     return NULL;
   gs__storage *s = storage_over(b, nbytes);
-  if (!s) {
+  if (!s) { /* the caller still owns data: no release */
     gs__count_external_storage(-1);
     free(b);
     return NULL;
   }
-  if (gs__trace_on())
-    gs__trace_storage(GS_TRACE_STORAGE_ALLOC, s->id, 0, nbytes);
-  else
-    gs__trace_skip(1);
+  log_wrapped(s);
   return s;
 }
 

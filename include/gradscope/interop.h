@@ -1,6 +1,8 @@
-/* gradscope/interop.h: memory that crosses boundaries: DLPack between frameworks.
+/* gradscope/interop.h: memory that crosses boundaries: DLPack between frameworks, and
+ * shared-memory storages handed to other processes over a Unix socket.
  *
- * Both share bytes, never copy them: a tensor and its DLPack twin point at the same memory, and a write through either is seen by
+ * Both share bytes, never copy them: a tensor and its DLPack twin, or a tensor and the one a
+ * receiving process makes, point at the same memory, and a write through either is seen by
  * the other. The engine's version counter does not see writes made outside the engine, so an
  * autograd graph that saved such a tensor cannot detect them (as in PyTorch).
  *
@@ -36,6 +38,26 @@ GS_API struct DLManagedTensor *gs_to_dlpack(gs_tensor t);
  * GS_MAX_DIMS dimensions) is an error, and the deleter is still called, before the error is
  * reported. */
 GS_API gs_tensor gs_from_dlpack(struct DLManagedTensor *managed);
+
+/* Moves t's storage into shared memory (a memfd mapping, as torch's share_memory_): every
+ * view of the storage follows, the bytes are copied once, and from then on the storage can be
+ * sent to other processes by gs_tensor_send without copying. Already shared: does nothing.
+ * Not safe while another thread uses the storage. 0, or -1 after an error. */
+GS_API int gs_share_memory_(gs_tensor t);
+/* True if t's storage lives in shared memory (made here or received). */
+GS_API bool gs_is_shared(gs_tensor t);
+
+/* Sends t to the process at the other end of a connected Unix socket: its geometry in a
+ * fixed-size message and its storage's descriptor passed with SCM_RIGHTS. t's storage is
+ * moved into shared memory first if it is not there yet. Blocks until the message is written.
+ * 0, or -1 after an error. */
+GS_API int gs_tensor_send(int socket_fd, gs_tensor t);
+/* Receives one tensor sent by gs_tensor_send: a new tensor over the same pages as the
+ * sender's (a write on either side is seen by the other); the shared memory is freed when the
+ * last process using it lets go. A malformed or truncated message, or the peer closing the
+ * socket first, is an error (every descriptor that came with it is closed). Blocks until a
+ * message arrives. GS_NO_TENSOR after an error. */
+GS_API gs_tensor gs_tensor_recv(int socket_fd);
 
 #ifdef __cplusplus
 }
