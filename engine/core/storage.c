@@ -87,7 +87,8 @@ gs__buffer *gs__buffer_wrap(void *data, uint64_t nbytes, gs_release_fn release, 
 
 static void log_wrapped(const gs__storage *s) {
   if (gs__trace_on())
-    gs__trace_storage(GS_TRACE_STORAGE_ALLOC, s->id, 0, s->nbytes);
+    gs__trace_storage_memory(GS_TRACE_STORAGE_ALLOC, s->id, s->nbytes, s->buffer->origin,
+                             (uint32_t)s->buffer->peer_pid);
   else
     gs__trace_skip(1);
 }
@@ -120,6 +121,13 @@ gs__storage *gs__storage_wrap(void *data, uint64_t nbytes, gs_release_fn release
 void gs__storage_replace_buffer(gs__storage *s, gs__buffer *b) {
   gs__buffer *old = s->buffer;
   s->buffer = b;
+  /* The log's model of it: the storage now has bytes of its own, from b's origin. */
+  gs__storage_log_alloc(s);
+  if (gs__trace_on())
+    gs__trace_storage_memory(GS_TRACE_STORAGE_MATERIALISE, s->id, s->nbytes, b->origin,
+                             (uint32_t)b->peer_pid);
+  else
+    gs__trace_skip(1);
   buffer_release(old);
 }
 
