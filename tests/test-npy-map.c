@@ -113,6 +113,9 @@ static void test_shared_mapping_writes_the_file(void) {
   gs_fill_(m, 9);
   g_assert_cmpfloat(gs_get(other, (int64_t[]){0, 0}), ==, 9.0);
   g_assert_cmpfloat(gs_get(c, (int64_t[]){0, 0}), ==, 0.0);
+  int rc = 0;
+  EXPECT_ERROR(rc = gs_share_memory_(m), "whose bytes are a file mapped for writing");
+  g_assert_cmpint(rc, ==, -1);
   gs_dispose(c);
   gs_dispose(row);
   gs_dispose(m);

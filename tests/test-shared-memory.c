@@ -3,8 +3,9 @@
  * tensor is over the same pages (a write in one process is seen in the other), the memory
  * lives while any process holds it, and a damaged, truncated or hostile message is an error
  * that leaves no descriptor open. */
-#include <fcntl.h>
 #include <dirent.h>
+#include <dlpack/dlpack.h>
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -82,6 +83,25 @@ static void test_share_memory_moves_every_view(void) {
   g_assert_cmpint(shared_mappings(), ==, 0);
   gs_dispose(c);
   gs_dispose(c2);
+}
+
+/* Bytes others look at cannot move: a DLPack consumer would be left with freed memory. */
+static void test_bytes_seen_outside_do_not_move(void) {
+  gs_tensor a = gs_arange(0, 4, 1, GS_F32);
+  DLManagedTensor *out = gs_to_dlpack(a);
+  int rc = 0;
+  EXPECT_ERROR(rc = gs_share_memory_(a), "expected a storage only the engine sees, got one "
+               "whose bytes a DLPack consumer sees (gs_to_dlpack): it cannot move into shared "
+               "memory (share a gs_clone of it instead)");
+  g_assert_cmpint(rc, ==, -1);
+  EXPECT_ERROR(rc = gs_tensor_send(-1, a), "cannot move into shared memory");
+  g_assert_false(gs_is_shared(a));
+  g_assert_true(gs_data(a) == out->dl_tensor.data);
+  gs_tensor c = gs_clone(a); /* a copy: free to move */
+  g_assert_cmpint(gs_share_memory_(c), ==, 0);
+  out->deleter(out);
+  gs_dispose(c);
+  gs_dispose(a);
 }
 
 static void test_send_to_another_process_shares_pages(void) {
@@ -353,6 +373,8 @@ int main(int argc, char **argv) {
   test_init(&argc, &argv);
   g_test_add_func("/shared-memory/share-memory-moves-every-view",
                   test_share_memory_moves_every_view);
+  g_test_add_func("/shared-memory/bytes-seen-outside-do-not-move",
+                  test_bytes_seen_outside_do_not_move);
   g_test_add_func("/shared-memory/send-to-another-process-shares-pages",
                   test_send_to_another_process_shares_pages);
   g_test_add_func("/shared-memory/memory-lives-while-any-process-holds-it",

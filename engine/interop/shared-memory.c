@@ -66,6 +66,18 @@ int gs_share_memory_(gs_tensor h) {
   gs__storage *s = t->storage;
   if (s->buffer->fd >= 0)
     return 0;
+  if (s->buffer->seen_outside) {
+    /* Moving would leave whoever looks at the old bytes (a DLPack consumer or producer, a
+     * file's other mappings) with memory the engine no longer writes, or frees. */
+    gs_memory_origin o = s->buffer->origin;
+    gs__error(GS_ERR_STATE, fn, "expected a storage only the engine sees, got one whose "
+              "bytes %s: it cannot move into shared memory (share a gs_clone of it instead)",
+              o == GS_MEMORY_ENGINE   ? "a DLPack consumer sees (gs_to_dlpack)"
+              : o == GS_MEMORY_DLPACK ? "a DLPack producer owns"
+              : o == GS_MEMORY_MAPPED ? "are a file mapped for writing"
+                                      : "are seen outside the engine");
+    return -1;
+  }
   int fd = memfd_create("gradscope-storage", MFD_CLOEXEC);
   if (fd < 0) {
     gs__error(GS_ERR_OUT_OF_MEMORY, fn, "cannot create shared memory (memfd_create): %s",

@@ -42,6 +42,8 @@ GS_API gs_tensor gs_from_dlpack(struct DLManagedTensor *managed);
 /* Moves t's storage into shared memory (a memfd mapping, as torch's share_memory_): every
  * view of the storage follows, the bytes are copied once, and from then on the storage can be
  * sent to other processes by gs_tensor_send without copying. Already shared: does nothing.
+ * Bytes seen outside the engine (exported by gs_to_dlpack, a DLPack producer's, a file mapped
+ * for writing) cannot move: an error (share a gs_clone of the tensor instead).
  * Not safe while another thread uses the storage. 0, or -1 after an error. */
 GS_API int gs_share_memory_(gs_tensor t);
 /* True if t's storage lives in shared memory (made here or received). */
