@@ -6,14 +6,14 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
-# The engine needs a C11 compiler, meson + ninja, OpenBLAS and libdw (call sites' lines); the
-# tests need GLib. The inspector needs GTK 4, libadwaita and Graphviz; its translations
-# gettext; its desktop files their validators; its widget tests an X server (Xvfb) and fonts,
-# a CJK one for zh_CN. The sanitizer build needs nothing more with gcc (libasan and libubsan
-# come with it).
+# The engine needs a C11 compiler, meson + ninja, OpenBLAS, libdw (call sites' lines) and the
+# DLPack header; the tests need GLib. The inspector needs GTK 4, libadwaita and Graphviz; its
+# translations gettext; its desktop files their validators; its widget tests an X server (Xvfb)
+# and fonts, a CJK one for zh_CN. The sanitizer build needs nothing more with gcc (libasan and
+# libubsan come with it).
 packages=(build-essential pkg-config meson ninja-build libglib2.0-dev libopenblas-dev libdw-dev
-  libgtk-4-dev libadwaita-1-dev libgraphviz-dev graphviz gettext desktop-file-utils appstream
-  xvfb xauth fonts-dejavu-core fonts-noto-cjk)
+  libdlpack-dev libgtk-4-dev libadwaita-1-dev libgraphviz-dev graphviz gettext desktop-file-utils
+  appstream xvfb xauth fonts-dejavu-core fonts-noto-cjk)
 
 if ! command -v dpkg-query >/dev/null 2>&1; then
   gs_say "not a Debian system: make sure these (or their equivalents) are installed: ${packages[*]}"

@@ -1,7 +1,7 @@
 /* test-tensor-view.c: the tensor details panel (inspector/app/gs-tensor-view.c) on a recorded
  * run in which one tensor "x" is viewed, cloned, written in place, moved to the outer scope
  * and disposed by that scope's end, and another is moved into a parameter, saved for backward
- * and given a gradient. Checks the life entries in order, dimming of "future" entries and the
+ * and given a gradient, and a third moves into shared memory. Checks the life entries in order, dimming of "future" entries and the
  * state at the scrubber's event, the contract's signals and the status pages; saves
  * screenshots. */
 #include <adwaita.h>
@@ -12,7 +12,7 @@
 #include "gs-tensor-view.h"
 #include "views-test-util.h"
 
-static guint64 x_id, y_id, param_id, weight_id;
+static guint64 x_id, y_id, param_id, weight_id, z_id;
 
 static void workload(void) {
   const int64_t shape[] = {2, 3};
@@ -46,6 +46,13 @@ static void workload(void) {
   gs_module lin = gs_linear_new(3, 2, true, &rng);
   weight_id = gs_module_parameter(lin, "weight").id;
   gs_module_dispose(lin);
+
+  /* A tensor whose storage moves into shared memory (format 1.4 records where bytes are). */
+  gs_tensor z = gs_ones(GS_F32, shape, 2);
+  gs_share_memory_(z);
+  z_id = z.id;
+  gs_trace_mark("shared");
+  gs_dispose(z);
 }
 
 typedef struct {
@@ -198,6 +205,33 @@ static void test_scrubbing_dims_the_future(Fixture *f, gconstpointer data) {
   gs_tensor_view_set_position(f->view, created->index - 1);
   g_assert_cmpstr(views_test_label_after(root, "Alive"), ==, not_yet);
   g_assert_cmpstr(views_test_label_after(root, "Owner"), ==, "—");
+}
+
+/* The Storage line says where the bytes are when they are not the engine allocator's. */
+static void test_storage_says_where_bytes_are(Fixture *f, gconstpointer data) {
+  (void)data;
+  guint64 mark = G_MAXUINT64;
+  gs_trace_event e;
+  for (guint64 i = 0; gs_trace_model_event(f->model, i, &e); i++)
+    if (e.kind == GS_TRACE_MARK && !g_strcmp0(gs_trace_model_string(f->model, e.name), "shared"))
+      mark = i;
+  g_assert_cmpuint(mark, !=, G_MAXUINT64);
+  gs_tensor_view_set_tensor(f->view, z_id);
+  gs_tensor_view_set_position(f->view, mark);
+  views_test_settle(GTK_WIDGET(f->view));
+  const char *storage = views_test_label_after(GTK_WIDGET(f->view), "Storage");
+  g_assert_true(g_str_has_prefix(storage, "#"));
+  g_assert_true(g_str_has_suffix(storage, ", holding 24 bytes of its own; its bytes are shared "
+                                          "memory made by this process"));
+  /* Before the move, the engine's own bytes go without saying. */
+  guint64 created = G_MAXUINT64;
+  for (guint64 i = 0; created == G_MAXUINT64 && gs_trace_model_event(f->model, i, &e); i++)
+    if (e.kind == GS_TRACE_TENSOR_CREATE && e.tensor == z_id)
+      created = i;
+  gs_tensor_view_set_position(f->view, created);
+  views_test_settle(GTK_WIDGET(f->view));
+  storage = views_test_label_after(GTK_WIDGET(f->view), "Storage");
+  g_assert_true(g_str_has_suffix(storage, ", holding 24 bytes of its own"));
 }
 
 static void test_parameter_life(Fixture *f, gconstpointer data) {
@@ -353,6 +387,8 @@ int main(int argc, char **argv) {
              fixture_tear_down);
   g_test_add("/tensor-view/scrubbing-dims-the-future", Fixture, NULL, fixture_set_up,
              test_scrubbing_dims_the_future, fixture_tear_down);
+  g_test_add("/tensor-view/storage-says-where-bytes-are", Fixture, NULL, fixture_set_up,
+             test_storage_says_where_bytes_are, fixture_tear_down);
   g_test_add("/tensor-view/parameter-life", Fixture, NULL, fixture_set_up, test_parameter_life,
              fixture_tear_down);
   g_test_add("/tensor-view/module-parameter-life", Fixture, NULL, fixture_set_up,

@@ -3,6 +3,8 @@
  * in any split of the bytes, across threads, with the string table and the rules for logs of
  * a newer minor version and of older ones (a committed 1.1 log among them), and the storage
  * events 1.2 folds into tensor events. test-trace-damage.c covers cut and damaged logs. */
+#include <gradscope/memory.h>
+
 #include "trace-test-util.h"
 
 /* ---- round trips -------------------------------------------------------------------------- */
@@ -396,6 +398,41 @@ static void test_older_writers_shorter_bodies(void) {
   g_array_unref(events);
 }
 
+/* 1.4's storage fields: where the bytes come from and who sent them. A 1.4 body carries them;
+ * a 1.3 writer's body ends before them and reads with both 0 (the engine's memory). */
+static void test_storage_memory_since_1_4(void) {
+  gs_trace_event events[2] = {sample(GS_TRACE_STORAGE_ALLOC),
+                              sample(GS_TRACE_STORAGE_MATERIALISE)};
+  events[0].memory = GS_MEMORY_RECEIVED;
+  events[0].peer = 4242;
+  events[1].memory = GS_MEMORY_SHARED;
+  for (guint i = 0; i < 2; i++)
+    events[i].thread = 1, events[i].seq = 3 + i, events[i].time_ns = 30 + i;
+  for (unsigned minor = 3; minor <= 4; minor++) {
+    tw_log log = {0};
+    tw_header(&log, 1, (uint16_t)minor, 0, 1);
+    tw_chunk_as(&log, 1, events, 2, minor);
+    read_result res = read_log(log.data, log.len, 2);
+    g_assert_cmpint(res.status, ==, GS_TRACE_NEED_MORE);
+    GArray *want = g_array_new(FALSE, TRUE, sizeof(gs_trace_event));
+    g_array_append_vals(want, events, 2);
+    if (minor < 4) {
+      g_array_index(want, gs_trace_event, 0).memory = 0;
+      g_array_index(want, gs_trace_event, 0).peer = 0;
+      g_array_index(want, gs_trace_event, 1).memory = 0;
+    }
+    assert_events_equal(want, res.events, 2);
+    g_array_unref(want);
+    read_result_clear(&res);
+    tw_free(&log);
+  }
+  /* Byte for byte: 1.4 adds one varint per field that is not 0 (4242 takes two bytes). */
+  uint8_t now[512], older[512];
+  size_t now_len = (size_t)(tw_event(now, &events[0], 0, 0) - now);
+  size_t older_len = (size_t)(tw_event_as(older, &events[0], 0, 0, 3) - older);
+  g_assert_cmpuint(now_len, ==, older_len + 1 + 2);
+}
+
 /* 1.2 and 1.3 fields that are 0 cost no byte at the end of a body: the encoder leaves it out, so a
  * tensor event with nothing folded into it is as long as in 1.1. Written out as a 0 byte (a
  * writer may), it reads the same. */
@@ -522,5 +559,6 @@ int main(int argc, char **argv) {
                   test_zero_trailing_fields_left_out);
   g_test_add_func("/trace-reader/version/1.1-log", test_version_1_1_log);
   g_test_add_func("/trace-reader/empty-input", test_empty_input);
+  g_test_add_func("/trace-reader/storage-memory-since-1-4", test_storage_memory_since_1_4);
   return g_test_run();
 }

@@ -2,9 +2,11 @@
  * produces every kind of event with the engine's own numbers; a child killed with SIGKILL
  * leaves a readable log; an error that aborts is in the log before the abort; a detach is
  * recorded as one; a composite's disposal is recorded; a dataset names its tensors; a flush from one thread while two
- * others record leaves a whole log. */
+ * others record leaves a whole log; each storage's memory origin is recorded (format 1.4). */
+#include <dlpack/dlpack.h>
 #include <glib/gstdio.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -73,6 +75,17 @@ static const gs_trace_event *find(const recorded *r, gs_trace_kind kind, uint64_
       return e;
   }
   g_error("no %s event for tensor %#llx", gs_trace_kind_name(kind), (unsigned long long)tensor);
+}
+
+/* The first event of kind about storage; fails the test if there is none. */
+static const gs_trace_event *find_storage(const recorded *r, gs_trace_kind kind,
+                                          uint64_t storage) {
+  for (guint i = 0; i < r->events->len; i++) {
+    const gs_trace_event *e = &g_array_index(r->events, gs_trace_event, i);
+    if (e->kind == kind && e->storage == storage)
+      return e;
+  }
+  g_error("no %s event for storage %llu", gs_trace_kind_name(kind), (unsigned long long)storage);
 }
 
 static int count(const recorded *r, gs_trace_kind kind) {
@@ -380,6 +393,68 @@ static void test_detach_is_recorded_as_a_detach(void) {
   g_free(path);
 }
 
+static void ignore_deleter(DLManagedTensor *m) { (void)m; }
+
+/* Where each storage's bytes come from is in the log: the engine's (0, folded into the tensor
+ * that made it), a blob, a DLPack producer, a mapped file, bytes moved into shared memory (a
+ * materialise with the new origin) and bytes received from a process (its pid). */
+static void test_memory_origins_are_recorded(void) {
+  char *path = temp_path("gradscope-test-memory.gstrace");
+  char *npy = temp_path("gradscope-test-memory.npy");
+  gs_tensor plain = gs_zeros(GS_F32, (int64_t[]){4}, 1);
+  g_assert_cmpint(gs_npy_save(npy, plain), ==, 0);
+  gs_dispose(plain);
+  g_assert_cmpint(gs_trace_open(path), ==, 0);
+  gs_tensor engine = gs_ones(GS_F32, (int64_t[]){8}, 1);
+  static float blob_bytes[4];
+  gs_tensor blob = gs_from_blob(GS_F32, (int64_t[]){4}, 1, NULL, blob_bytes, NULL, NULL);
+  static double producer_bytes[3];
+  int64_t shape[1] = {3};
+  DLManagedTensor producer = {.dl_tensor = {.data = producer_bytes, .device = {kDLCPU, 0},
+                                            .ndim = 1, .dtype = {kDLFloat, 64, 1},
+                                            .shape = shape},
+                              .deleter = ignore_deleter};
+  gs_tensor dl = gs_from_dlpack(&producer);
+  gs_tensor mapped = gs_npy_load_mode(npy, GS_NPY_MAP_PRIVATE);
+  uint64_t engine_storage = gs_storage_id(engine);
+  g_assert_cmpint(gs_share_memory_(engine), ==, 0);
+  int sv[2];
+  g_assert_cmpint(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), ==, 0);
+  g_assert_cmpint(gs_tensor_send(sv[0], engine), ==, 0);
+  gs_tensor received = gs_tensor_recv(sv[1]);
+  close(sv[0]);
+  close(sv[1]);
+  gs_trace_close();
+
+  recorded r = read_log(path);
+  g_assert_false(r.damaged);
+  const gs_trace_event *e = find(&r, GS_TRACE_TENSOR_CREATE, engine.id);
+  g_assert_cmpuint(e->alloc, >, 0);
+  e = find_storage(&r, GS_TRACE_STORAGE_ALLOC, engine_storage); /* derived from the create */
+  g_assert_true(e->derived);
+  g_assert_cmpuint(e->memory, ==, GS_MEMORY_ENGINE);
+  e = find_storage(&r, GS_TRACE_STORAGE_ALLOC, gs_storage_id(blob));
+  g_assert_cmpuint(e->memory, ==, GS_MEMORY_BLOB);
+  g_assert_cmpuint(e->nbytes, ==, 16);
+  e = find_storage(&r, GS_TRACE_STORAGE_ALLOC, gs_storage_id(dl));
+  g_assert_cmpuint(e->memory, ==, GS_MEMORY_DLPACK);
+  e = find_storage(&r, GS_TRACE_STORAGE_ALLOC, gs_storage_id(mapped));
+  g_assert_cmpuint(e->memory, ==, GS_MEMORY_MAPPED);
+  e = find_storage(&r, GS_TRACE_STORAGE_MATERIALISE, engine_storage);
+  g_assert_cmpuint(e->memory, ==, GS_MEMORY_SHARED);
+  g_assert_cmpuint(e->nbytes, ==, 32);
+  e = find_storage(&r, GS_TRACE_STORAGE_ALLOC, gs_storage_id(received));
+  g_assert_cmpuint(e->memory, ==, GS_MEMORY_RECEIVED);
+  g_assert_cmpuint(e->peer, ==, (guint)getpid());
+  recorded_free(&r);
+  gs_dispose(received), gs_dispose(mapped), gs_dispose(dl), gs_dispose(blob);
+  gs_dispose(engine);
+  g_remove(path);
+  g_remove(npy);
+  g_free(path);
+  g_free(npy);
+}
+
 /* Two threads record while a third flushes every thread's buffer over and over. */
 typedef struct recorder_thread {
   const char *label;
@@ -551,5 +626,6 @@ int main(int argc, char **argv) {
   g_test_add_func("/trace/dataset-is-recorded", test_dataset_is_recorded);
   g_test_add_func("/trace/flush-while-other-threads-record",
                   test_flush_while_other_threads_record);
+  g_test_add_func("/trace/memory-origins-are-recorded", test_memory_origins_are_recorded);
   return g_test_run();
 }

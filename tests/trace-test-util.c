@@ -209,6 +209,8 @@ void assert_event_equal(const gs_trace_event *want, const gs_trace_event *got) {
   assert_array_equal(want->frames, want->n_frames, got->frames, got->n_frames);
   g_assert_cmpuint(got->site, ==, want->site);
   g_assert_cmpuint(got->address, ==, want->address);
+  g_assert_cmpuint(got->memory, ==, want->memory);
+  g_assert_cmpuint(got->peer, ==, want->peer);
   g_assert_cmpuint(got->n_values, ==, want->n_values);
   /* Bit for bit: -0.0 and NaN must survive too. */
   if (want->n_values)

@@ -107,6 +107,11 @@ gs__buffer *gs__alloc_buffer(uint64_t nbytes) {
   b->release = NULL;
   b->release_user_data = NULL;
   b->external = false;
+  b->origin = GS_MEMORY_ENGINE;
+  b->seen_outside = false;
+  b->writes_reach_file = false;
+  b->fd = -1;
+  b->peer_pid = 0;
   return b;
 }
 

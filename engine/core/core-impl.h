@@ -76,6 +76,13 @@ typedef struct gs__buffer {
   gs_release_fn release;        /* external memory: called on the last release */
   void *release_user_data;
   bool external;
+  gs_memory_origin origin;      /* where the bytes come from (gs_storage_info) */
+  /* Seen outside the engine (gs_storage_info.seen_outside): never shared copy-on-write, so a
+   * storage over it is never moved to a private copy by a write. */
+  bool seen_outside;
+  bool writes_reach_file;       /* GS_MEMORY_MAPPED opened for writing */
+  int fd;                       /* shared memory: its memfd (borrowed; release closes it); -1 */
+  int64_t peer_pid;             /* GS_MEMORY_RECEIVED: the sender */
 } gs__buffer;
 
 typedef struct gs__storage {
@@ -109,7 +116,22 @@ void gs__count_external_storage(int delta);
 
 /* A new storage with fresh (uninitialised) bytes, refcount 1. NULL if out of memory. */
 gs__storage *gs__storage_new(uint64_t nbytes);
-gs__storage *gs__storage_wrap(void *data, uint64_t nbytes, gs_release_fn release, void *user);
+/* Wraps memory the engine does not own; release(data, user) runs when the last storage over it
+ * goes. origin says where it comes from (GS_MEMORY_BLOB, _DLPACK, ...). NULL if out of
+ * memory (release is then not called: the caller still owns data). */
+gs__storage *gs__storage_wrap(void *data, uint64_t nbytes, gs_release_fn release, void *user,
+                              gs_memory_origin origin);
+/* An external buffer record over data (refcount 1), for gs__storage_replace_buffer; NULL if out
+ * of memory (release is then not called). */
+gs__buffer *gs__buffer_wrap(void *data, uint64_t nbytes, gs_release_fn release, void *user,
+                            gs_memory_origin origin);
+/* A new storage over b, taking over b's reference; NULL if out of memory (b is then
+ * released, calling its release callback). */
+gs__storage *gs__storage_over_buffer(gs__buffer *b);
+/* Moves s onto buffer b (same nbytes, its bytes already filled): every view of s sees b from
+ * now on, and s's old buffer is released (shared copy-on-write, only s leaves it). Not
+ * thread-safe against concurrent use of s, as torch's share_memory_. */
+void gs__storage_replace_buffer(gs__storage *s, gs__buffer *b);
 /* A new storage sharing src's bytes copy-on-write (the O(1) clone). */
 gs__storage *gs__storage_share_cow(gs__storage *src);
 void gs__storage_retain(gs__storage *s);

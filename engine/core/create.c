@@ -204,7 +204,7 @@ gs_tensor gs_from_blob(gs_dtype dtype, const int64_t *shape, int ndim, const int
     extent = numel;
   }
   t.storage = gs__storage_wrap(data, (uint64_t)extent * gs_dtype_size(dtype), release,
-                               user_data);
+                               user_data, GS_MEMORY_BLOB);
   if (!t.storage) {
     gs__error(GS_ERR_OUT_OF_MEMORY, fn, "could not allocate the storage record");
     return GS_NO_TENSOR;

@@ -65,7 +65,8 @@ void gs__storage_log_alloc(gs__storage *s) {
   }
 }
 
-gs__storage *gs__storage_wrap(void *data, uint64_t nbytes, gs_release_fn release, void *user) {
+gs__buffer *gs__buffer_wrap(void *data, uint64_t nbytes, gs_release_fn release, void *user,
+                            gs_memory_origin origin) {
   gs__buffer *b = malloc(sizeof *b);
   if (!b)
     return NULL;
@@ -75,20 +76,70 @@ gs__storage *gs__storage_wrap(void *data, uint64_t nbytes, gs_release_fn release
   b->release = release;
   b->release_user_data = user;
   b->external = true;
-  gs__storage *s = storage_over(b, nbytes);
-  if (!s) {
-    free(b);
-    return NULL;
-  }
+  b->origin = origin;
+  b->seen_outside = false;
+  b->writes_reach_file = false;
+  b->fd = -1;
+  b->peer_pid = 0;
   gs__count_external_storage(1);
+  return b;
+}
+
+static void log_wrapped(const gs__storage *s) {
   if (gs__trace_on())
-    gs__trace_storage(GS_TRACE_STORAGE_ALLOC, s->id, 0, nbytes);
+    gs__trace_storage_memory(GS_TRACE_STORAGE_ALLOC, s->id, s->nbytes, s->buffer->origin,
+                             (uint32_t)s->buffer->peer_pid);
   else
     gs__trace_skip(1);
+}
+
+gs__storage *gs__storage_over_buffer(gs__buffer *b) {
+  gs__storage *s = storage_over(b, b->nbytes);
+  if (!s) {
+    buffer_release(b);
+    return NULL;
+  }
+  log_wrapped(s);
   return s;
 }
 
+gs__storage *gs__storage_wrap(void *data, uint64_t nbytes, gs_release_fn release, void *user,
+                              gs_memory_origin origin) {
+  gs__buffer *b = gs__buffer_wrap(data, nbytes, release, user, origin);
+  if (!b)
+    return NULL;
+  gs__storage *s = storage_over(b, nbytes);
+  if (!s) { /* the caller still owns data: no release */
+    gs__count_external_storage(-1);
+    free(b);
+    return NULL;
+  }
+  log_wrapped(s);
+  return s;
+}
+
+void gs__storage_replace_buffer(gs__storage *s, gs__buffer *b) {
+  gs__buffer *old = s->buffer;
+  s->buffer = b;
+  /* The log's model of it: the storage now has bytes of its own, from b's origin. */
+  gs__storage_log_alloc(s);
+  if (gs__trace_on())
+    gs__trace_storage_memory(GS_TRACE_STORAGE_MATERIALISE, s->id, s->nbytes, b->origin,
+                             (uint32_t)b->peer_pid);
+  else
+    gs__trace_skip(1);
+  buffer_release(old);
+}
+
 gs__storage *gs__storage_share_cow(gs__storage *src) {
+  if (src->buffer->seen_outside) {
+    /* Bytes others see (DLPack, shared memory): sharing them copy-on-write would move the
+     * first writer off them, out of the others' sight. Copy now; src stays where it is. */
+    gs__storage *s = gs__storage_new(src->nbytes);
+    if (s)
+      memcpy(s->buffer->data, src->buffer->data, src->nbytes);
+    return s;
+  }
   atomic_fetch_add_explicit(&src->buffer->refcount, 1, memory_order_relaxed);
   gs__storage *s = storage_over(src->buffer, src->nbytes);
   if (!s) {

@@ -253,6 +253,31 @@ bool gs_is_copy_on_write(gs_tensor h) {
   return t && gs__storage_is_cow(t->storage);
 }
 
+const char *gs_memory_origin_name(gs_memory_origin origin) {
+  static const char *const names[GS_MEMORY_ORIGIN_COUNT] = {
+      "engine", "blob", "dlpack", "mapped", "shared", "received"};
+  return (unsigned)origin < GS_MEMORY_ORIGIN_COUNT ? names[origin] : "?";
+}
+
+int gs_storage_info_of(gs_tensor h, gs_storage_info *info) {
+  gs__tensor *t = gs__lookup(h, "storage_info_of");
+  if (!t)
+    return -1;
+  if (!info) {
+    gs__error(GS_ERR_ARGUMENT, "storage_info_of", "expected a gs_storage_info to fill, got NULL");
+    return -1;
+  }
+  const gs__buffer *b = t->storage->buffer;
+  info->id = t->storage->id;
+  info->nbytes = t->storage->nbytes;
+  info->data = b->data;
+  info->origin = b->origin;
+  info->seen_outside = b->seen_outside;
+  info->writes_reach_file = b->writes_reach_file;
+  info->peer_pid = b->peer_pid;
+  return 0;
+}
+
 char *gs_describe(gs_tensor h, char *buf, size_t buf_size) {
   if (!buf || buf_size == 0)
     return buf;

@@ -1,10 +1,12 @@
 /* files.c: the file plumbing safetensors.c and npy.c share (see io-impl.h): building a header
- * in memory, writing a file all or nothing, and the checked reads loading starts with. The
- * formats themselves live in their own files; nothing here knows either one.
+ * in memory, writing a file all or nothing, the checked reads loading starts with, and mapping
+ * a file's data as a storage. The formats themselves live in their own files; nothing here
+ * knows either one.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "gradscope/gradscope.h"
 #include "io-impl.h"
@@ -106,14 +108,15 @@ int gs__io_write_file(const char *path, const char *head, size_t head_len,
 
 /* ---- reading -------------------------------------------------------------------------- */
 
-FILE *gs__io_open_sized(const char *path, int64_t *size, const char *fn) {
+FILE *gs__io_open_sized(const char *path, int64_t *size, bool for_writing, const char *fn) {
   if (!path) {
     gs__error(GS_ERR_ARGUMENT, fn, "expected a path, got NULL");
     return NULL;
   }
-  FILE *f = fopen(path, "rb");
+  FILE *f = fopen(path, for_writing ? "r+b" : "rb");
   if (!f) {
-    gs__error(GS_ERR_ARGUMENT, fn, "cannot open \"%s\": %s", path, strerror(errno));
+    gs__error(GS_ERR_ARGUMENT, fn, "cannot open \"%s\"%s: %s", path,
+              for_writing ? " for writing" : "", strerror(errno));
     return NULL;
   }
   long sz;
@@ -138,4 +141,47 @@ void gs__io_normalize_bools(void *data, size_t n) {
   unsigned char *b = data;
   for (size_t k = 0; k < n; k++)
     b[k] = b[k] != 0;
+}
+
+/* ---- mapping ------------------------------------------------------------------------- */
+
+typedef struct io_mapping {
+  void *base;
+  size_t len;
+} io_mapping;
+
+static void io_unmap(void *data, void *user) {
+  (void)data;
+  io_mapping *m = user;
+  munmap(m->base, m->len);
+  free(m);
+}
+
+gs__storage *gs__io_map_storage(int fd, int64_t size, int64_t offset, int64_t nbytes,
+                                bool shared, const char *path, const char *fn) {
+  io_mapping *m = malloc(sizeof *m);
+  if (!m) {
+    gs__error(GS_ERR_OUT_OF_MEMORY, fn, "out of memory");
+    return NULL;
+  }
+  /* The whole file from offset 0: mmap wants a page-aligned file offset, the data is not. */
+  m->len = (size_t)size;
+  m->base = mmap(NULL, m->len, PROT_READ | PROT_WRITE, shared ? MAP_SHARED : MAP_PRIVATE, fd,
+                 0);
+  if (m->base == MAP_FAILED) {
+    gs__error(GS_ERR_ARGUMENT, fn, "cannot map \"%s\" (%lld bytes): %s", path,
+              (long long)size, strerror(errno));
+    free(m);
+    return NULL;
+  }
+  gs__storage *s = gs__storage_wrap((char *)m->base + offset, (uint64_t)nbytes, io_unmap, m,
+                                    GS_MEMORY_MAPPED);
+  if (!s) {
+    io_unmap(NULL, m);
+    gs__error(GS_ERR_OUT_OF_MEMORY, fn, "could not allocate the storage record");
+    return NULL;
+  }
+  s->buffer->writes_reach_file = shared;
+  s->buffer->seen_outside = shared; /* other mappings of the file see its writes */
+  return s;
 }

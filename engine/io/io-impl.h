@@ -44,11 +44,19 @@ void gs__sbuf_int(gs__sbuf *b, const char *prefix, long long v, bool hex4);
 int gs__io_write_file(const char *path, const char *head, size_t head_len,
                       gs__tensor *const *ts, const gs_tensor *hs, int count, const char *fn);
 
-/* Opens path for reading and returns its size in *size, so that every length in the file can
- * be checked against it before anything is allocated; NULL after reporting. */
-FILE *gs__io_open_sized(const char *path, int64_t *size, const char *fn);
+/* Opens path for reading (and writing, for a mapping whose writes reach the file) and returns
+ * its size in *size, so that every length in the file can be checked against it before
+ * anything is allocated; NULL after reporting. */
+FILE *gs__io_open_sized(const char *path, int64_t *size, bool for_writing, const char *fn);
 /* Reads exactly n bytes (what names them in the message); false after reporting. */
 bool gs__io_read_exact(FILE *f, void *buf, size_t n, const char *what, const char *fn);
 /* Turns every nonzero byte into 1: a file may hold any byte for a bool, the engine's bools
  * are 0 or 1. */
 void gs__io_normalize_bools(void *data, size_t n);
+
+/* A storage over nbytes of fd's file from byte offset (size: the file's length), mapped
+ * rather than read: pages come in as they are touched. shared: writes reach the file (fd open
+ * for writing); else they go to a private copy. Unmapped when the storage goes; NULL after
+ * reporting. */
+gs__storage *gs__io_map_storage(int fd, int64_t size, int64_t offset, int64_t nbytes,
+                                bool shared, const char *path, const char *fn);

@@ -145,15 +145,20 @@ static bool npy_parse_dict(gs__json *p, gs_dtype *dtype, int64_t *shape, int *nd
   return true;
 }
 
-gs_tensor gs_npy_load(const char *path) {
-  static const char fn[] = "npy_load";
-  int64_t size;
-  FILE *f = gs__io_open_sized(path, &size, fn);
-  if (!f)
-    return GS_NO_TENSOR;
-  gs_tensor result = GS_NO_TENSOR;
+/* What a .npy header says, checked against the file's size. */
+typedef struct npy_header {
+  gs_dtype dtype;
+  int64_t shape[GS_MAX_DIMS];
+  int ndim;
+  int64_t data_offset; /* where the data starts in the file */
+  int64_t nbytes;
+} npy_header;
+
+/* Reads and checks f's preamble and header dict (f at its start, size bytes long), leaving f
+ * at the data; false after reporting. */
+static bool npy_read_header(FILE *f, int64_t size, npy_header *h, const char *fn) {
+  bool ok = false;
   char *head = NULL;
-  void *data = NULL;
   unsigned char pre[12];
   if (size < 10) {
     gs__error(GS_ERR_ARGUMENT, fn, "expected at least 10 bytes (magic, version, header "
@@ -202,44 +207,111 @@ gs_tensor gs_npy_load(const char *path) {
               hl == 0 ? "an empty header" : "another byte");
     goto out;
   }
-  gs_dtype dtype = GS_F32;
-  int64_t shape[GS_MAX_DIMS];
-  int ndim = 0;
+  h->dtype = GS_F32;
+  h->ndim = 0;
   gs__json p = {head, hl, 0, (size_t)pre_len, fn};
-  if (!npy_parse_dict(&p, &dtype, shape, &ndim))
+  if (!npy_parse_dict(&p, &h->dtype, h->shape, &h->ndim))
     goto out;
   int64_t numel = 1;
-  for (int d = 0; d < ndim; d++) {
-    if (shape[d] != 0 && numel > INT64_MAX / 8 / shape[d]) {
+  for (int d = 0; d < h->ndim; d++) {
+    if (h->shape[d] != 0 && numel > INT64_MAX / 8 / h->shape[d]) {
       char buf[GS__SHAPE_STR];
       gs__error(GS_ERR_OVERFLOW, fn, "expected a shape whose byte size fits in 64 bits, "
-                "found %s", gs__shape_str(buf, shape, ndim));
+                "found %s", gs__shape_str(buf, h->shape, h->ndim));
       goto out;
     }
-    numel *= shape[d];
+    numel *= h->shape[d];
   }
-  int64_t nbytes = numel * (int64_t)gs__elsize(dtype);
-  int64_t have = size - pre_len - (int64_t)hl;
-  if (have != nbytes) {
+  h->nbytes = numel * (int64_t)gs__elsize(h->dtype);
+  h->data_offset = pre_len + (int64_t)hl;
+  int64_t have = size - h->data_offset;
+  if (have != h->nbytes) {
     char buf[GS__SHAPE_STR];
     gs__error(GS_ERR_SHAPE, fn, "expected %lld data bytes for %s %s, found %lld",
-              (long long)nbytes, npy_descr(dtype), gs__shape_str(buf, shape, ndim),
+              (long long)h->nbytes, npy_descr(h->dtype), gs__shape_str(buf, h->shape, h->ndim),
               (long long)have);
     goto out;
   }
-  data = malloc(nbytes ? (size_t)nbytes : 1);
-  if (!data) {
-    gs__error(GS_ERR_OUT_OF_MEMORY, fn, "out of memory for %lld bytes", (long long)nbytes);
-    goto out;
-  }
-  if (!gs__io_read_exact(f, data, (size_t)nbytes, "the data", fn))
-    goto out;
-  if (dtype == GS_BOOL)
-    gs__io_normalize_bools(data, (size_t)nbytes);
-  result = gs_from_data(dtype, shape, ndim, data);
+  ok = true;
 out:
-  free(data);
   free(head);
+  return ok;
+}
+
+/* Reads the data into engine memory. */
+static gs_tensor npy_read_data(FILE *f, const npy_header *h, const char *fn) {
+  void *data = malloc(h->nbytes ? (size_t)h->nbytes : 1);
+  if (!data) {
+    gs__error(GS_ERR_OUT_OF_MEMORY, fn, "out of memory for %lld bytes", (long long)h->nbytes);
+    return GS_NO_TENSOR;
+  }
+  gs_tensor result = GS_NO_TENSOR;
+  if (gs__io_read_exact(f, data, (size_t)h->nbytes, "the data", fn)) {
+    if (h->dtype == GS_BOOL)
+      gs__io_normalize_bools(data, (size_t)h->nbytes);
+    result = gs_from_data(h->dtype, h->shape, h->ndim, data);
+  }
+  free(data);
+  return result;
+}
+
+/* Maps the file's data as the tensor's storage. */
+static gs_tensor npy_map(FILE *f, int64_t size, const npy_header *h, bool shared,
+                         const char *path, const char *fn) {
+  size_t elsize = gs__elsize(h->dtype);
+  if (h->data_offset % (int64_t)elsize != 0) {
+    gs__error(GS_ERR_ARGUMENT, fn, "expected the data at an offset aligned to %zu bytes to "
+              "map it, found offset %lld (load it with GS_NPY_READ)", elsize,
+              (long long)h->data_offset);
+    return GS_NO_TENSOR;
+  }
+  gs__storage *s = gs__io_map_storage(fileno(f), size, h->data_offset, h->nbytes, shared,
+                                      path, fn);
+  if (!s)
+    return GS_NO_TENSOR;
+  if (h->dtype == GS_BOOL) {
+    /* The engine's bools are 0 or 1; reading normalises them, a mapping cannot. */
+    const unsigned char *b = s->buffer->data;
+    for (int64_t i = 0; i < h->nbytes; i++) {
+      if (b[i] > 1) {
+        gs__error(GS_ERR_ARGUMENT, fn, "expected bool bytes 0 or 1 to map \"%s\", found %u "
+                  "at element %lld (load it with GS_NPY_READ)", path, b[i], (long long)i);
+        gs__storage_release(s);
+        return GS_NO_TENSOR;
+      }
+    }
+  }
+  gs__tensor t;
+  memset(&t, 0, sizeof t);
+  t.dtype = h->dtype;
+  t.ndim = h->ndim;
+  t.numel = h->nbytes / (int64_t)elsize;
+  memcpy(t.shape, h->shape, sizeof t.shape);
+  gs__contiguous_strides(t.shape, t.ndim, t.strides);
+  t.storage = s;
+  return gs__register(&t, fn);
+}
+
+gs_tensor gs_npy_load(const char *path) {
+  return gs_npy_load_mode(path, GS_NPY_READ);
+}
+
+gs_tensor gs_npy_load_mode(const char *path, gs_npy_mode mode) {
+  static const char fn[] = "npy_load";
+  if ((unsigned)mode > GS_NPY_MAP_SHARED) {
+    gs__error(GS_ERR_ARGUMENT, fn, "expected mode GS_NPY_READ, GS_NPY_MAP_PRIVATE or "
+              "GS_NPY_MAP_SHARED, got %d", (int)mode);
+    return GS_NO_TENSOR;
+  }
+  int64_t size;
+  FILE *f = gs__io_open_sized(path, &size, mode == GS_NPY_MAP_SHARED, fn);
+  if (!f)
+    return GS_NO_TENSOR;
+  gs_tensor result = GS_NO_TENSOR;
+  npy_header h;
+  if (npy_read_header(f, size, &h, fn))
+    result = mode == GS_NPY_READ ? npy_read_data(f, &h, fn)
+                                 : npy_map(f, size, &h, mode == GS_NPY_MAP_SHARED, path, fn);
   fclose(f);
   return result;
 }

@@ -348,7 +348,7 @@ static int cmp_by_begin(const void *a, const void *b) {
 static FILE *st_read_checked(const char *path, st_header *h, uint64_t *header_len,
                              const char *fn) {
   int64_t size;
-  FILE *f = gs__io_open_sized(path, &size, fn);
+  FILE *f = gs__io_open_sized(path, &size, false, fn);
   if (!f)
     return NULL;
   unsigned char lenbuf[8];

@@ -106,6 +106,19 @@ void gs__trace_storage(gs_trace_kind kind, uint64_t storage, uint64_t source, ui
   }
 }
 
+void gs__trace_storage_memory(gs_trace_kind kind, uint64_t storage, uint64_t nbytes,
+                              uint32_t memory, uint32_t peer) {
+  uint8_t *p = gs__tw_begin(kind, 0, 4 * VARINT);
+  if (!p)
+    return;
+  p = gs__put_uvarint(p, storage);
+  p = gs__put_uvarint(p, nbytes);
+  p = gs__put_uvarint(p, memory);
+  if (kind == GS_TRACE_STORAGE_ALLOC)
+    p = gs__put_uvarint(p, peer);
+  gs__tw_end(p);
+}
+
 void gs__trace_inplace_write(uint64_t seq, uint64_t tensor, uint64_t storage, uint64_t version,
                              const char *op) {
   uint32_t op_id = gs__trace_string(op);

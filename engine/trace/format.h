@@ -60,6 +60,8 @@ typedef enum gs__field {
   GS__F_SITE,    /* since 1.3: a call-site id (0: none) */
   GS__F_FRAMES,  /* as INPUTS: return addresses, innermost first */
   GS__F_ADDRESS, /* a uvarint address */
+  GS__F_MEMORY,  /* since 1.4: where a storage's bytes come from (gs_memory_origin) */
+  GS__F_PEER,    /* since 1.4: the process a storage's bytes were received from (a pid) */
   GS__F_SINCE, /* keep last: see GS__F_SINCE_MINOR */
 } gs__field;
 

@@ -473,6 +473,8 @@ static DECODE_INLINE bool decode_fields(gs_trace_reader *r, gs_trace_event *ev,
         return false;
       break;
     case GS__F_SITE: U32(site);
+    case GS__F_MEMORY: U32(memory);
+    case GS__F_PEER: U32(peer);
     case GS__F_ADDRESS: U64(address);
     case GS__F_VALUES: {
       GET_U();

@@ -11,9 +11,11 @@ _Static_assert(GS_TRACE_KIND_COUNT == 30, "a new event kind needs a schema and a
 
 const uint8_t *const gs__trace_schema[GS_TRACE_KIND_COUNT] = {
     [GS_TRACE_STRING] = S(GS__F_NAME, GS__F_TEXT),
-    [GS_TRACE_STORAGE_ALLOC] = S(GS__F_STORAGE, GS__F_NBYTES),
+    [GS_TRACE_STORAGE_ALLOC] = S(GS__F_STORAGE, GS__F_NBYTES, GS__F_SINCE_MINOR(4), GS__F_MEMORY,
+                                 GS__F_SINCE_MINOR(4), GS__F_PEER),
     [GS_TRACE_STORAGE_SHARE] = S(GS__F_STORAGE, GS__F_SOURCE, GS__F_NBYTES),
-    [GS_TRACE_STORAGE_MATERIALISE] = S(GS__F_STORAGE, GS__F_NBYTES),
+    [GS_TRACE_STORAGE_MATERIALISE] = S(GS__F_STORAGE, GS__F_NBYTES, GS__F_SINCE_MINOR(4),
+                                       GS__F_MEMORY),
     [GS_TRACE_STORAGE_FREE] = S(GS__F_STORAGE),
     [GS_TRACE_TENSOR_CREATE] = S(GS__F_TENSOR, GS__F_STORAGE, GS__F_DTYPE, GS__F_ORIGIN,
                                  GS__F_SOURCE, GS__F_OP, GS__F_REQUIRES_GRAD, GS__F_OFFSET,
@@ -157,6 +159,8 @@ uint8_t *gs__trace_encode_body_as(uint8_t *p, const gs_trace_event *e, int64_t s
     case GS__F_FRAMES: p = put_array(p, e->frames, e->n_frames); break;
     case GS__F_SITE: p = gs__put_uvarint(p, e->site); break;
     case GS__F_ADDRESS: p = gs__put_uvarint(p, e->address); break;
+    case GS__F_MEMORY: p = gs__put_uvarint(p, e->memory); break;
+    case GS__F_PEER: p = gs__put_uvarint(p, e->peer); break;
     case GS__F_VALUES:
       p = gs__put_uvarint(p, e->n_values);
       for (uint32_t i = 0; i < e->n_values; i++) {

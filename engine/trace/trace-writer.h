@@ -90,6 +90,10 @@ void gs__trace_tensor_dispose(uint64_t seq, uint64_t tensor, const char *reason,
 void gs__trace_tensor_move(uint64_t tensor, uint64_t target);
 void gs__trace_tensor_name(uint64_t tensor, const char *interned_name);
 void gs__trace_storage(gs_trace_kind kind, uint64_t storage, uint64_t source, uint64_t nbytes);
+/* A storage_alloc or storage_materialise whose bytes are not the engine's allocator's: memory
+ * is a gs_memory_origin, peer the sending process of received bytes (alloc only). */
+void gs__trace_storage_memory(gs_trace_kind kind, uint64_t storage, uint64_t nbytes,
+                              uint32_t memory, uint32_t peer);
 void gs__trace_inplace_write(uint64_t seq, uint64_t tensor, uint64_t storage, uint64_t version,
                              const char *op);
 void gs__trace_values(uint64_t seq, uint64_t tensor, const double *values, uint32_t n);

@@ -62,6 +62,22 @@ GS_API int gs_module_load_safetensors(gs_module m, const char *path, bool strict
 GS_API int gs_npy_save(const char *path, gs_tensor t);
 GS_API gs_tensor gs_npy_load(const char *path);
 
+/* How gs_npy_load_mode brings the data in. */
+typedef enum gs_npy_mode {
+  GS_NPY_READ = 0,    /* read into engine memory (gs_npy_load) */
+  /* Map the file: opening costs the same for any size, pages come in as they are read, and
+   * writes go to a private copy (the file never changes). */
+  GS_NPY_MAP_PRIVATE,
+  /* Map the file opened for writing: writes reach the file (and other mappings of it). */
+  GS_NPY_MAP_SHARED,
+} gs_npy_mode;
+
+/* gs_npy_load, with the data read or mapped. A mapped tensor's storage says so
+ * (gs_storage_info_of: origin GS_MEMORY_MAPPED, writes_reach_file) and is unmapped when its
+ * last view goes. Mapping needs the data at an offset aligned to the element size (numpy pads
+ * headers to 64 bytes) and, for bool, bytes 0 or 1 (reading turns any nonzero byte into 1). */
+GS_API gs_tensor gs_npy_load_mode(const char *path, gs_npy_mode mode);
+
 #ifdef __cplusplus
 }
 #endif

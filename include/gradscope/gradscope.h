@@ -20,6 +20,7 @@
 #include "optim.h"
 #include "data.h"
 #include "checkpoint.h"
+#include "interop.h"
 
 #define GS_VERSION_MAJOR 0
 #define GS_VERSION_MINOR 1

@@ -17,7 +17,7 @@ extern "C" {
 #endif
 
 #define GS_TRACE_VERSION_MAJOR 1
-#define GS_TRACE_VERSION_MINOR 3
+#define GS_TRACE_VERSION_MINOR 4
 
 /* ---- recording ------------------------------------------------------------------------ */
 
@@ -39,9 +39,10 @@ GS_API void gs_trace_name(gs_tensor t, const char *name);
 
 typedef enum gs_trace_kind {
   GS_TRACE_STRING = 1,          /* a string-table entry: id, text */
-  GS_TRACE_STORAGE_ALLOC,       /* storage, nbytes (see also gs_trace_event.alloc) */
+  GS_TRACE_STORAGE_ALLOC,       /* storage, nbytes, memory, peer (see also gs_trace_event.alloc) */
   GS_TRACE_STORAGE_SHARE,       /* storage shares source's bytes copy-on-write: storage, source, nbytes */
-  GS_TRACE_STORAGE_MATERIALISE, /* storage copied its shared bytes before a write: storage, nbytes */
+  GS_TRACE_STORAGE_MATERIALISE, /* storage copied its bytes into a buffer of its own (before a
+                                 * write, or into shared memory): storage, nbytes, memory */
   GS_TRACE_STORAGE_FREE,        /* storage (see also gs_trace_event.freed) */
   GS_TRACE_TENSOR_CREATE,       /* see gs_trace_tensor_create */
   GS_TRACE_TENSOR_DISPOSE,      /* tensor, reason (string), freed */
@@ -146,6 +147,11 @@ typedef struct gs_trace_event {
   uint32_t n_frames;
   const uint64_t *frames;
   uint64_t address;        /* binary: the load bias */
+  /* Since 1.4, storage_alloc and storage_materialise say where the storage's bytes are now:
+   * a gs_memory_origin (0: the engine's allocator, as in every older log), and for bytes
+   * received from another process, its pid. */
+  uint32_t memory;
+  uint32_t peer;
   const char *text;        /* string entries and error messages (NUL-terminated) */
   uint32_t text_len;
 } gs_trace_event;

@@ -344,6 +344,16 @@ static void show_state(GsTensorView *self) {
   gtk_label_set_text(self->owner_value, owner);
   gtk_label_set_text(self->category_value, category);
   gtk_label_set_text(self->bytes_value, size);
+  guint memory = 0, peer = 0;
+  if (storage_alive && gs_replay_storage_memory(state, object->storage, &memory, &peer) &&
+      memory != 0) { /* the engine's own bytes go without saying */
+    g_autofree char *from = gs_memory_origin_label(memory, peer);
+    /* TRANSLATORS: a storage's description, then where its bytes come from ("a DLPack
+     * producer", "a memory-mapped file", "shared memory received from process 4242") */
+    g_autofree char *with = g_strdup_printf(_("%s; its bytes are %s"), storage, from);
+    g_free(g_steal_pointer(&storage));
+    storage = g_steal_pointer(&with);
+  }
   gtk_label_set_text(self->storage_value, storage);
   gtk_label_set_text(self->version_value, version);
 }

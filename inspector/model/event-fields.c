@@ -3,6 +3,7 @@
 #include "event-fields.h"
 
 #include <gradscope/error.h>
+#include <gradscope/memory.h>
 #include <gradscope/types.h>
 
 const char *gs_trace_origin_name(guint32 origin) {
@@ -141,6 +142,9 @@ void gs_event_fields_foreach(const gs_trace_event *e, const gs_trace_reader *rea
   emit_ids(&w, "parts", GS_FIELD_HANDLES, e->parts, e->n_parts);
   emit_ids(&w, "params", GS_FIELD_HANDLES, e->params, e->n_params);
   emit_u(&w, "site", GS_FIELD_ID, e->site);
+  if (e->memory) /* format 1.4: bytes the engine's allocator did not make */
+    emit_s(&w, "memory", GS_FIELD_ENUM, gs_memory_origin_name((gs_memory_origin)e->memory));
+  emit_u(&w, "peer", GS_FIELD_UINT, e->peer);
   if (e->n_values && e->values) {
     gs_event_field f = {.key = "values", .type = GS_FIELD_REALS, .n = e->n_values,
                         .reals = e->values};

@@ -314,6 +314,11 @@ static char *explain_event(explain *x, guint64 index) {
   switch (e.kind) {
   case GS_TRACE_STORAGE_ALLOC: {
     g_autofree char *size = g_format_size_full(e.nbytes, G_FORMAT_SIZE_IEC_UNITS);
+    if (e.memory != 0) { /* format 1.4: bytes the engine wraps rather than allocates */
+      g_autofree char *from = gs_memory_origin_label(e.memory, e.peer);
+      return g_strdup_printf(_("storage #%" PRIu64 " wraps %s of %s; nothing was copied"),
+                             storage_fact(x, e.storage), size, from);
+    }
     return g_strdup_printf(_("storage #%" PRIu64 " allocated %s"), storage_fact(x, e.storage),
                            size);
   }
@@ -323,6 +328,12 @@ static char *explain_event(explain *x, guint64 index) {
                            storage_fact(x, e.storage), storage_fact(x, e.source));
   case GS_TRACE_STORAGE_MATERIALISE: {
     g_autofree char *size = g_format_size_full(e.nbytes, G_FORMAT_SIZE_IEC_UNITS);
+    if (e.memory != 0) { /* format 1.4: gs_share_memory_ moving the bytes */
+      g_autofree char *into = gs_memory_origin_label(e.memory, e.peer);
+      return g_strdup_printf(_("storage #%" PRIu64 " moved its bytes (%s) into %s; every "
+                               "view of it follows"),
+                             storage_fact(x, e.storage), size, into);
+    }
     return g_strdup_printf(_("storage #%" PRIu64 " copied its shared bytes (%s) "
                              "before a write: copy-on-write ends here"),
                            storage_fact(x, e.storage), size);

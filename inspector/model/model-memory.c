@@ -68,6 +68,19 @@ guint64 model_series_value(const model_series *s, guint64 index) {
 
 /* ---- categories -------------------------------------------------------------------------- */
 
+char *gs_memory_origin_label(guint memory, guint peer) {
+  /* gs_memory_origin's values (gradscope/memory.h), which the log records. */
+  switch (memory) {
+  case 0: return g_strdup(_("the engine’s allocator"));
+  case 1: return g_strdup(_("the program’s own memory (gs_from_blob)"));
+  case 2: return g_strdup(_("a DLPack producer"));
+  case 3: return g_strdup(_("a memory-mapped file"));
+  case 4: return g_strdup(_("shared memory made by this process"));
+  case 5: return g_strdup_printf(_("shared memory received from process %u"), peer);
+  default: return g_strdup_printf(_("memory of an unknown kind (%u)"), memory);
+  }
+}
+
 const char *gs_mem_category_name(gs_mem_category category) {
   switch (category) {
   case GS_MEM_PARAMETERS: return _("parameters");

@@ -44,6 +44,8 @@ typedef struct replay_buffer {
   guint64 nbytes;
   guint refs;
   guint64 owner; /* the storage that allocated or materialised it; 0 once that one is gone */
+  guint memory;  /* where the bytes come from (format 1.4's memory: gs_memory_origin) */
+  guint peer;    /* received bytes: the sending process */
 } replay_buffer;
 
 /* A storage record: its own size, and the bytes it reads now. Keyed by its id. */

@@ -52,6 +52,8 @@ static replay_buffer *buffer_new(gs_replay *r, const gs_trace_event *e, guint64 
   b->nbytes = nbytes;
   b->refs = 1;
   b->owner = e->storage;
+  b->memory = e->kind == GS_TRACE_STORAGE_SHARE ? 0 : e->memory;
+  b->peer = e->kind == GS_TRACE_STORAGE_SHARE ? 0 : e->peer;
   memory_add(r, e, (gint64)nbytes);
   return b;
 }
@@ -154,6 +156,15 @@ gboolean gs_replay_storage(const gs_replay *r, guint64 id, guint64 *bytes, guint
     *bytes = own_bytes(s);
   if (saved_refs)
     *saved_refs = s->saved_refs;
+  return TRUE;
+}
+
+gboolean gs_replay_storage_memory(const gs_replay *r, guint64 id, guint *memory, guint *peer) {
+  const replay_storage *s = replay_storage_get(r, id);
+  if (!s || !s->bytes)
+    return FALSE;
+  *memory = s->bytes->memory;
+  *peer = s->bytes->peer;
   return TRUE;
 }
 

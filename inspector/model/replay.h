@@ -219,6 +219,11 @@ void gs_replay_tally_storage(const gs_replay_tally *tally, guint64 *own_bytes, g
 /* The same for one storage id; FALSE if it is not alive. */
 gboolean gs_replay_storage(const gs_replay *replay, guint64 id, guint64 *own_bytes,
                            guint *saved_refs);
+/* Where an alive storage's bytes come from: format 1.4's memory (a gs_memory_origin; 0, the
+ * engine's allocator, in older logs) and, for bytes received from another process, its pid.
+ * FALSE if the storage is not alive. */
+gboolean gs_replay_storage_memory(const gs_replay *replay, guint64 id, guint *memory,
+                                  guint *peer);
 
 /* The name user code gave tensor id with tensor_name or, failing that, its name as a module's
  * parameter: the dotted path from the root of its module tree ("encoder.layers.0.weight"), or

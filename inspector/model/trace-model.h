@@ -115,6 +115,9 @@ typedef enum {
 const char *gs_mem_category_name(gs_mem_category category);
 /* What it counts, translated, in a few words (for tooltips). */
 const char *gs_mem_category_description(gs_mem_category category);
+/* Where a storage's bytes come from (format 1.4's memory and peer), translated: "a DLPack
+ * producer", "shared memory received from process 4242"... (g_free the result). */
+char *gs_memory_origin_label(guint memory, guint peer);
 
 /* The category of an alive object in a state returned by _seek or _head. The first rule that
  * holds wins, in the enum's order. */

@@ -1,0 +1,106 @@
+/* shared-memory.c: storages in shared memory (torch's share_memory_).
+ *
+ * The bytes move into a memfd mapped MAP_SHARED; the storage keeps the descriptor so that
+ * tensor-socket.c can pass it to another process, which maps the same pages. A memfd has no
+ * name in the file system, so nothing is left behind: the kernel frees the pages when the last
+ * mapping and the last descriptor, in any process, are gone.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "interop-impl.h"
+
+typedef struct shared_mapping {
+  void *base;
+  size_t len;
+  int fd;
+} shared_mapping;
+
+static void shared_unmap(void *data, void *user) {
+  (void)data;
+  shared_mapping *m = user;
+  munmap(m->base, m->len);
+  close(m->fd);
+  free(m);
+}
+
+gs__buffer *gs__shared_buffer(int fd, uint64_t nbytes, gs_memory_origin origin,
+                              const char *fn) {
+  shared_mapping *m = malloc(sizeof *m);
+  if (!m) {
+    close(fd);
+    gs__error(GS_ERR_OUT_OF_MEMORY, fn, "out of memory");
+    return NULL;
+  }
+  m->fd = fd;
+  m->len = (size_t)gs__shared_map_bytes(nbytes);
+  m->base = mmap(NULL, m->len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (m->base == MAP_FAILED) {
+    int err = errno;
+    close(fd);
+    free(m);
+    gs__error(GS_ERR_OUT_OF_MEMORY, fn, "cannot map %llu bytes of shared memory: %s",
+              (unsigned long long)nbytes, strerror(err));
+    return NULL;
+  }
+  gs__buffer *b = gs__buffer_wrap(m->base, nbytes, shared_unmap, m, origin);
+  if (!b) {
+    shared_unmap(NULL, m);
+    gs__error(GS_ERR_OUT_OF_MEMORY, fn, "out of memory");
+    return NULL;
+  }
+  b->fd = fd;
+  b->seen_outside = true; /* other processes map these pages */
+  return b;
+}
+
+int gs_share_memory_(gs_tensor h) {
+  static const char fn[] = "share_memory_";
+  gs__tensor *t = gs__lookup(h, fn);
+  if (!t)
+    return -1;
+  gs__storage *s = t->storage;
+  if (s->buffer->fd >= 0)
+    return 0;
+  if (s->buffer->seen_outside) {
+    /* Moving would leave whoever looks at the old bytes (a DLPack consumer or producer, a
+     * file's other mappings) with memory the engine no longer writes, or frees. */
+    gs_memory_origin o = s->buffer->origin;
+    gs__error(GS_ERR_STATE, fn, "expected a storage only the engine sees, got one whose "
+              "bytes %s: it cannot move into shared memory (share a gs_clone of it instead)",
+              o == GS_MEMORY_ENGINE   ? "a DLPack consumer sees (gs_to_dlpack)"
+              : o == GS_MEMORY_DLPACK ? "a DLPack producer owns"
+              : o == GS_MEMORY_MAPPED ? "are a file mapped for writing"
+                                      : "are seen outside the engine");
+    return -1;
+  }
+  int fd = memfd_create("gradscope-storage", MFD_CLOEXEC);
+  if (fd < 0) {
+    gs__error(GS_ERR_OUT_OF_MEMORY, fn, "cannot create shared memory (memfd_create): %s",
+              strerror(errno));
+    return -1;
+  }
+  if (ftruncate(fd, (off_t)gs__shared_map_bytes(s->nbytes)) != 0) {
+    int err = errno;
+    close(fd);
+    gs__error(GS_ERR_OUT_OF_MEMORY, fn, "cannot size shared memory to %llu bytes: %s",
+              (unsigned long long)s->nbytes, strerror(err));
+    return -1;
+  }
+  gs__buffer *b = gs__shared_buffer(fd, s->nbytes, GS_MEMORY_SHARED, fn);
+  if (!b)
+    return -1;
+  if (s->nbytes)
+    memcpy(b->data, s->buffer->data, s->nbytes);
+  gs__storage_replace_buffer(s, b);
+  return 0;
+}
+
+bool gs_is_shared(gs_tensor h) {
+  gs__tensor *t = gs__lookup(h, "is_shared");
+  return t && t->storage->buffer->fd >= 0;
+}
