@@ -162,7 +162,7 @@ static gboolean tick(gpointer data) {
  * for conditions outside it (a file another process writes). */
 static void wait_for(gboolean (*done)(gpointer), gpointer data) {
   gboolean expired = FALSE;
-  guint timer = g_timeout_add_seconds(20, timed_out, &expired);
+  guint timer = g_timeout_add_seconds(60, timed_out, &expired); /* a live run under ASan on 2 busy cores */
   guint ticker = g_timeout_add(10, tick, NULL);
   while (!done(data) && !expired)
     g_main_context_iteration(NULL, TRUE);
