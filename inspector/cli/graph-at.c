@@ -105,6 +105,13 @@ gs_graph *cli_graph_at(const char *command, const char *path, const char *at_tex
     }
   }
   gs_graph *graph = index == G_MAXUINT64 ? gs_graph_new() : gs_graph_source_build(source, index);
+  /* What the graph changed to draw a nonsensical log (a scope cycle cut, deep scopes folded):
+   * the picture is not the log's literal word, so say why. */
+  if (graph->notes) {
+    g_auto(GStrv) lines = g_strsplit(graph->notes, "\n", -1);
+    for (char **line = lines; *line; line++)
+      fprintf(stderr, "gradscope: note: %s\n", *line);
+  }
   *at_out = at_text ? at : index == G_MAXUINT64 ? 0 : gs_trace_model_seq_at(m, index);
   /* The model's problems are whole sentences that already say how many events are used. */
   const char *problem = gs_trace_model_problem(m);

@@ -1,6 +1,7 @@
 /* trace-model.c: building the trace model: raw bytes in, one pass through the reader, every
  * event indexed and applied to the head state (see trace-model.h, model-private.h). */
 #include "model-private.h"
+#include "escape.h"
 #include "trace-file.h"
 #include <inttypes.h>
 
@@ -201,7 +202,7 @@ static guint64 drain(gs_trace_model *m) {
     }
     if (e.kind == GS_TRACE_STRING) {
       g_hash_table_replace(m->strings, GUINT_TO_POINTER(e.name),
-                           g_strndup(e.text ? e.text : "", e.text_len));
+                           gs_text_from_log(e.text, e.text_len));
       continue;
     }
     if (e.kind == GS_TRACE_SITE || e.kind == GS_TRACE_BINARY) {
