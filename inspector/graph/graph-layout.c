@@ -124,17 +124,21 @@ static int collect_graphviz_message(char *message) {
 }
 
 /* TRUE if Graphviz reported an error since the last reset; sets error with its words. */
-static gboolean graphviz_failed(const char *stage, GError **error) {
+static gboolean graphviz_failed(gboolean laying_out, GError **error) {
   if (agerrors() < AGERR)
     return FALSE;
   g_autofree char *said = g_strstrip(g_strdup(graphviz_said->str));
   for (char *p = said; *p; p++)
     if (*p == '\n')
       *p = ' ';
-  /* TRANSLATORS: the first %s is what was being done ("read the graph", "lay the graph
-   * out"), the second Graphviz's own message. */
-  g_set_error(error, GS_LAYOUT_ERROR, 3, _("Graphviz could not %s: %s"), stage,
-              *said ? said : _("it reported an error"));
+  /* TRANSLATORS: Graphviz's own message (English) follows. */
+  const char *what = *said ? said : _("it reported an error without saying more");
+  if (laying_out)
+    /* TRANSLATORS: %s is Graphviz's own message (English). */
+    g_set_error(error, GS_LAYOUT_ERROR, 3, _("Graphviz could not lay the graph out: %s"), what);
+  else
+    /* TRANSLATORS: %s is Graphviz's own message (English). */
+    g_set_error(error, GS_LAYOUT_ERROR, 3, _("Graphviz could not read the graph: %s"), what);
   return TRUE;
 }
 
@@ -184,7 +188,7 @@ static gs_layout *compute_locked(GVC_t *gvc, gs_graph *graph, const gs_layout_op
   g_array_set_clear_func(l->clusters, cluster_clear);
 
   Agraph_t *g = agmemread(dot->str);
-  if (g && graphviz_failed(_("read the graph"), error)) {
+  if (g && graphviz_failed(FALSE, error)) {
     agclose(g);
     gs_layout_free(l);
     return NULL;
@@ -206,7 +210,7 @@ static gs_layout *compute_locked(GVC_t *gvc, gs_graph *graph, const gs_layout_op
     return NULL;
   }
   l->seconds = (g_get_monotonic_time() - start) / 1e6;
-  if (graphviz_failed(_("lay the graph out"), error)) {
+  if (graphviz_failed(TRUE, error)) {
     gvFreeLayout(gvc, g);
     agclose(g);
     gs_layout_free(l);

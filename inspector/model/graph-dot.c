@@ -125,6 +125,10 @@ static GArray *list_for(GHashTable *table, guint64 key, gsize size) {
   return list;
 }
 
+gboolean gs_graph_dot_clusters(const gs_graph *g, const gs_graph_dot_options *options) {
+  return options->clusters && g->scopes->len <= GS_GRAPH_DOT_MAX_CLUSTERS;
+}
+
 void gs_graph_write_dot(GString *s, const gs_graph *g, const gs_graph_dot_options *options) {
   g_string_append(s, "digraph autograd {\n  graph [fontname=\"monospace\"");
   if (options->title) {
@@ -136,7 +140,7 @@ void gs_graph_write_dot(GString *s, const gs_graph *g, const gs_graph_dot_option
                   "  node [shape=box, style=filled, fillcolor=lightgray, "
                   "fontname=\"monospace\", fontsize=10, height=0.2];\n"
                   "  edge [fontname=\"monospace\", fontsize=8];\n");
-  if (options->clusters) {
+  if (gs_graph_dot_clusters(g, options)) {
     /* Items by scope, scopes by outer scope; a scope the graph does not know is the root. */
     g_autoptr(GHashTable) members =
         g_hash_table_new_full(gs_id_hash, gs_id_equal, g_free, (GDestroyNotify)g_array_unref);

@@ -33,6 +33,7 @@ typedef struct model_decoder {
   gs_trace_reader *reader;
   guint chunk;   /* the chunk fed to reader, G_MAXUINT for none */
   guint64 next;  /* index of the event the reader delivers next */
+  char *text;    /* the last event's text made valid UTF-8, if it was not */
 } model_decoder;
 
 /* A value over event indices, stored only where it changes. */
