@@ -25,12 +25,9 @@ for log in "$TMP"/*.gst; do
     /usr/bin/time -f "%e %M" -o "$TMP/time" timeout "$LIMIT" "$GS" $short "$log" ${cmd#"$short"} \
       >"$TMP/out" 2>"$TMP/err"
     status=$?
-    set -- "$@" # keep the log filter
-    read -r seconds peak <"$TMP/time" 2>/dev/null || { seconds=?; peak=?; }
-    case $seconds in Command*) read -r seconds peak <<EOT
-$(tail -1 "$TMP/time")
-EOT
-    ;; esac
+    # time's last line is "seconds peak" (before it, a note when the command was killed).
+    seconds=$(tail -1 "$TMP/time" | cut -d' ' -f1)
+    peak=$(tail -1 "$TMP/time" | cut -d' ' -f2)
     echo "hostile log=$name command=$short exit=$status seconds=$seconds peak_kb=$peak" \
          "out_bytes=$(wc -c <"$TMP/out")"
   done

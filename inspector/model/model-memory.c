@@ -474,10 +474,7 @@ void model_memory_after(gs_trace_model *m, const gs_trace_event *e, guint64 inde
   }
   for (guint i = 0; i < m->head->changed_groups->len; i++) {
     const gs_replay_scope_name *g = m->head->changed_groups->pdata[i];
-    guint k = 0;
-    while (m->head->scope_group_list->pdata[k] != g)
-      k++;
-    model_series_set(group_series(m, k), index, g->bytes);
+    model_series_set(group_series(m, g->index), index, g->bytes);
   }
 }
 

@@ -114,6 +114,8 @@ struct gs_trace_model {
   GArray *keyframes; /* model_keyframe */
   guint keyframe_events;
   gboolean keyframe_fixed; /* set by the caller: no growing the spacing for big states */
+  guint64 keyframe_check_at; /* the next event count at which a big state's size is weighed */
+  guint64 compact_at; /* the event count at which the head's tables are rebuilt next */
   gs_replay *cursor; /* what _seek returned */
   guint64 cursor_applied;
   model_decoder seek_decoder, event_decoder, query_decoder;
