@@ -46,6 +46,7 @@ gs_trace_model *gs_trace_model_new(void) {
   for (int c = 0; c < GS_MEM_N_CATEGORIES; c++)
     model_series_init(&m->categories[c]);
   m->group_series = g_ptr_array_new();
+  m->rest_bytes_by_group = g_array_new(FALSE, TRUE, sizeof(guint64));
   m->memory = model_memory_new();
   model_keyframes_after(m, 0); /* the empty state: seeks before the first keyframe start here */
   return m;
@@ -88,6 +89,7 @@ void gs_trace_model_free(gs_trace_model *m) {
     g_free(m->group_series->pdata[i]);
   }
   g_ptr_array_unref(m->group_series);
+  g_array_unref(m->rest_bytes_by_group);
   model_memory_free(m->memory);
   g_free(m);
 }
