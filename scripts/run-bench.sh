@@ -30,6 +30,10 @@ for cmd in "build/bench/bench-mlp" "build/bench/bench-mlp --steps 10000" "bench/
   gs_say "$cmd"
   $cmd || { gs_say "$cmd failed"; status=1; }
 done
+# Unusual shapes (issue 22): every command on each hostile log at full size, 10 s each.
+gs_say "bench-hostile-logs.sh"
+bench/bench-hostile-logs.sh build/inspector/gradscope build/tests/fuzz/make-hostile-logs 1 10 ||
+  { gs_say "bench-hostile-logs.sh failed"; status=1; }
 # The inspector's event list needs a display: a virtual one, drawn with cairo.
 if [ -x build/bench/bench-event-list ] && command -v xvfb-run >/dev/null 2>&1; then
   gs_say "bench-event-list (under xvfb-run)"

@@ -300,7 +300,7 @@ static int compare_groups(gconstpointer a, gconstpointer b, gpointer user_data) 
 /* The rows: a group of one is its object's own row. */
 static void fill_groups(GsTimelineView *self, const gs_replay *state, GPtrArray *objects,
                         GPtrArray *items) {
-  g_autoptr(GHashTable) by_id = g_hash_table_new(g_int64_hash, g_int64_equal);
+  g_autoptr(GHashTable) by_id = g_hash_table_new(gs_id_hash, gs_id_equal);
   for (guint i = 0; i < items->len; i++) {
     const gs_replay_object *o = objects->pdata[i];
     g_hash_table_insert(by_id, (gpointer)&o->id, items->pdata[i]);

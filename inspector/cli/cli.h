@@ -31,9 +31,11 @@ void cli_add_moment_options(GOptionContext *context, char **at_text, char **back
  * 1), or (both NULL) at the last node_create of the log at path, built as the inspector's
  * graph view builds it; *at is the seq used. For a damaged or truncated log
  * *warning says what is wrong (print it with cli_warn_damaged after the output), else NULL.
- * NULL after printing why (command names the command in messages). */
-gs_graph *cli_graph_at(const char *command, const char *path, const char *at_text,
-                       const char *backward_text, guint64 *at, char **warning);
+ * NULL after printing why (command names the command in messages); a picture command is
+ * refused a log with no events, a text one gets a note. */
+gs_graph *cli_graph_at(const char *command, gboolean picture, const char *path,
+                       const char *at_text, const char *backward_text, guint64 *at,
+                       char **warning);
 /* Prints "gradscope: warning: WARNING" after flushing stdout; returns CLI_EXIT_DAMAGED, or 0
  * if warning is NULL. */
 int cli_warn_damaged(const char *warning);
@@ -49,6 +51,11 @@ const char *cli_parse_file_args(GOptionContext *context, int *argc, char ***argv
  * printing the reason if the file cannot be read; result says whether it was damaged. */
 gboolean cli_read_log(const char *path, gs_trace_event_fn on_event, gpointer user_data,
                       gs_trace_read_result *result);
+
+/* Prints the one note every command gives for a log with a header (and maybe strings) but no
+ * events: text commands go on (empty output), picture commands refuse (nothing to draw).
+ * cli_read_log gives it itself. */
+void cli_note_no_events(const char *path);
 
 /* Prints the warning for a damaged or truncated log, if any: returns 0, or 2 if it warned. */
 int cli_report_damage(const gs_trace_read_result *result);

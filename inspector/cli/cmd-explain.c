@@ -44,8 +44,8 @@ int cli_explain(int argc, char **argv) {
     return 1;
   guint64 n = gs_trace_model_n_events(m);
   if (n == 0) {
-    cli_error("explain: %s has no events", path);
-    return 1;
+    cli_note_no_events(path);
+    return 0;
   }
   if (at_text) {
     guint64 index = gs_trace_model_find_seq(m, at);

@@ -17,6 +17,11 @@ static void write_dot(FILE *out, const gs_graph *g, guint64 at) {
                          at);
   g_autofree char *title = g_strdup_printf("graph at event %" G_GUINT64_FORMAT, at);
   gs_graph_dot_options options = {title, TRUE, FALSE};
+  if (!gs_graph_dot_clusters(g, &options))
+    fprintf(stderr,
+            "gradscope: note: the graph is in %u scopes, more than the %u boxes Graphviz can "
+            "read in reasonable time: it is drawn without them\n",
+            g->scopes->len, GS_GRAPH_DOT_MAX_CLUSTERS);
   gs_graph_write_dot(s, g, &options);
   fwrite(s->str, 1, s->len, out);
 }
@@ -44,7 +49,7 @@ int cli_export_dot(int argc, char **argv) {
   guint64 at = 0;
   g_autofree char *warning = NULL;
   g_autoptr(gs_graph) graph =
-      cli_graph_at("export-dot", path, at_text, backward_text, &at, &warning);
+      cli_graph_at("export-dot", FALSE, path, at_text, backward_text, &at, &warning);
   if (!graph)
     return 1;
   write_dot(stdout, graph, at);

@@ -67,7 +67,7 @@ int cli_export_graph(int argc, char **argv) {
   guint64 at = 0;
   g_autofree char *warning = NULL;
   g_autoptr(gs_graph) full =
-      cli_graph_at("export-graph", path, at_text, backward_text, &at, &warning);
+      cli_graph_at("export-graph", TRUE, path, at_text, backward_text, &at, &warning);
   if (!full)
     return 1;
   gs_graph *graph = gs_graph_collapse(full, expand_all ? G_MAXUINT : GS_GRAPH_COLLAPSE_LIMIT, NULL);

@@ -103,7 +103,8 @@ int cli_export_timeline(int argc, char **argv) {
     return 1;
   guint64 n = gs_trace_model_n_events(model);
   if (n == 0) {
-    cli_error("export-timeline: %s has no events to draw", path);
+    cli_error("export-timeline: %s holds no events (only a header and strings): nothing to draw",
+              path);
     return 1;
   }
   if (first > n) {

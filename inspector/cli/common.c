@@ -35,12 +35,20 @@ typedef struct read_with_progress {
   gs_trace_event_fn on_event;
   gpointer user_data;
   cli_progress *progress;
+  guint64 events; /* not counting the string table and call sites, as the model counts */
 } read_with_progress;
 
 static gboolean forward_event(const gs_trace_event *event, const gs_trace_reader *reader,
                               gpointer user_data) {
   read_with_progress *r = user_data;
+  if (event->kind != GS_TRACE_STRING && event->kind != GS_TRACE_SITE &&
+      event->kind != GS_TRACE_BINARY)
+    r->events++;
   return r->on_event(event, reader, r->user_data);
+}
+
+void cli_note_no_events(const char *path) {
+  fprintf(stderr, "gradscope: note: %s holds no events (only a header and strings)\n", path);
 }
 
 static void forward_progress(guint64 done, guint64 total, gpointer user_data) {
@@ -50,7 +58,7 @@ static void forward_progress(guint64 done, guint64 total, gpointer user_data) {
 
 gboolean cli_read_log(const char *path, gs_trace_event_fn on_event, gpointer user_data,
                       gs_trace_read_result *result) {
-  read_with_progress r = {on_event, user_data, cli_progress_new("reading")};
+  read_with_progress r = {on_event, user_data, cli_progress_new("reading"), 0};
   g_autoptr(GError) error = NULL;
   gboolean ok = gs_trace_file_read(path, forward_event, forward_progress, &r, result, &error);
   cli_progress_free(r.progress);
@@ -64,6 +72,9 @@ gboolean cli_read_log(const char *path, gs_trace_event_fn on_event, gpointer use
     gs_trace_read_result_clear(result);
     return FALSE;
   }
+  g_autofree char *problem = gs_trace_read_result_problem(result);
+  if (r.events == 0 && !problem)
+    cli_note_no_events(path);
   return TRUE;
 }
 

@@ -55,8 +55,9 @@ void cli_add_moment_options(GOptionContext *context, char **at_text, char **back
   g_option_context_add_main_entries(context, entries, NULL);
 }
 
-gs_graph *cli_graph_at(const char *command, const char *path, const char *at_text,
-                       const char *backward_text, guint64 *at_out, char **warning) {
+gs_graph *cli_graph_at(const char *command, gboolean picture, const char *path,
+                       const char *at_text, const char *backward_text, guint64 *at_out,
+                       char **warning) {
   guint64 at = 0, backward = 0;
   if (at_text && backward_text) {
     cli_error("%s: give --at or --backward, not both", command);
@@ -76,6 +77,15 @@ gs_graph *cli_graph_at(const char *command, const char *path, const char *at_tex
   g_autoptr(gs_trace_model) m = cli_load_model(command, path);
   if (!m)
     return NULL;
+  if (gs_trace_model_n_events(m) == 0 && !gs_trace_model_problem(m)) {
+    /* A picture of nothing would read as a failure to draw: say there is nothing instead. */
+    if (picture) {
+      cli_error("%s: %s holds no events (only a header and strings): nothing to draw", command,
+                path);
+      return NULL;
+    }
+    cli_note_no_events(path);
+  }
   guint64 index;
   g_autoptr(gs_graph_source) source = gs_graph_source_new(m);
   if (backward_text) {
@@ -99,12 +109,19 @@ gs_graph *cli_graph_at(const char *command, const char *path, const char *at_tex
     }
   } else {
     index = last_node_create(m);
-    if (index == G_MAXUINT64) {
+    if (index == G_MAXUINT64 && gs_trace_model_n_events(m)) {
       fprintf(stderr, "gradscope: note: the log has no graph nodes; the graph is empty\n");
       index = gs_trace_model_n_events(m) ? gs_trace_model_n_events(m) - 1 : G_MAXUINT64;
     }
   }
   gs_graph *graph = index == G_MAXUINT64 ? gs_graph_new() : gs_graph_source_build(source, index);
+  /* What the graph changed to draw a nonsensical log (a scope cycle cut, deep scopes folded):
+   * the picture is not the log's literal word, so say why. */
+  if (graph->notes) {
+    g_auto(GStrv) lines = g_strsplit(graph->notes, "\n", -1);
+    for (char **line = lines; *line; line++)
+      fprintf(stderr, "gradscope: note: %s\n", *line);
+  }
   *at_out = at_text ? at : index == G_MAXUINT64 ? 0 : gs_trace_model_seq_at(m, index);
   /* The model's problems are whole sentences that already say how many events are used. */
   const char *problem = gs_trace_model_problem(m);

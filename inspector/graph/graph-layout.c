@@ -4,6 +4,7 @@
  * every user-supplied name passes through one escaping function before Graphviz sees it. */
 #include "graph-layout.h"
 
+#include <glib/gi18n-lib.h>
 #include <string.h>
 
 #include "../model/graph-dot.h"
@@ -111,6 +112,36 @@ static void read_edge(gs_layout_edge *out, Agedge_t *e, const flip *f) {
 static GMutex graphviz_lock;
 static GVC_t *graphviz_context;
 
+/* What Graphviz said during one layout (it prints to stderr by default, where a command's
+ * user reads "memory exhausted" and then finds a blank picture): collected under the lock and
+ * turned into the layout's own error. */
+static GString *graphviz_said;
+
+static int collect_graphviz_message(char *message) {
+  if (graphviz_said && graphviz_said->len < 1024)
+    g_string_append(graphviz_said, message);
+  return 0;
+}
+
+/* TRUE if Graphviz reported an error since the last reset; sets error with its words. */
+static gboolean graphviz_failed(gboolean laying_out, GError **error) {
+  if (agerrors() < AGERR)
+    return FALSE;
+  g_autofree char *said = g_strstrip(g_strdup(graphviz_said->str));
+  for (char *p = said; *p; p++)
+    if (*p == '\n')
+      *p = ' ';
+  /* TRANSLATORS: Graphviz's own message (English) follows. */
+  const char *what = *said ? said : _("it reported an error without saying more");
+  if (laying_out)
+    /* TRANSLATORS: %s is Graphviz's own message (English). */
+    g_set_error(error, GS_LAYOUT_ERROR, 3, _("Graphviz could not lay the graph out: %s"), what);
+  else
+    /* TRANSLATORS: %s is Graphviz's own message (English). */
+    g_set_error(error, GS_LAYOUT_ERROR, 3, _("Graphviz could not read the graph: %s"), what);
+  return TRUE;
+}
+
 static gs_layout *compute_locked(GVC_t *gvc, gs_graph *graph, const gs_layout_options *options,
                                  GError **error);
 
@@ -118,13 +149,31 @@ gs_layout *gs_layout_compute(gs_graph *graph, const gs_layout_options *options, 
   g_mutex_lock(&graphviz_lock);
   if (!graphviz_context)
     graphviz_context = gvContext();
+  graphviz_said = g_string_new(NULL);
+  agusererrf previous = agseterrf(collect_graphviz_message);
+  agseterr(AGWARN); /* with a callback set, nothing goes to stderr: it has it all */
+  agreseterrors();
   gs_layout *l = compute_locked(graphviz_context, graph, options, error);
+  agseterrf(previous);
+  agseterr(AGWARN);
+  g_string_free(graphviz_said, TRUE);
+  graphviz_said = NULL;
   g_mutex_unlock(&graphviz_lock);
   return l;
 }
 
 static gs_layout *compute_locked(GVC_t *gvc, gs_graph *graph, const gs_layout_options *options,
                                  GError **error) {
+  if (graph->items->len > GS_LAYOUT_MAX_NODES || graph->edges->len > GS_LAYOUT_MAX_EDGES) {
+    g_set_error(error, GS_LAYOUT_ERROR, 4,
+                /* TRANSLATORS: a graph too big for Graphviz to lay out in reasonable time. */
+                _("the graph has %u nodes and %u edges, more than can be laid out in reasonable "
+                  "time (at most %u nodes and %u edges); pick an earlier moment or use "
+                  "export-dot"),
+                graph->items->len, graph->edges->len, GS_LAYOUT_MAX_NODES, GS_LAYOUT_MAX_EDGES);
+    gs_graph_free(graph);
+    return NULL;
+  }
   g_autoptr(GString) dot = g_string_new(NULL);
   gs_graph_dot_options dot_options = {options->title, options->clusters, TRUE};
   gs_graph_write_dot(dot, graph, &dot_options);
@@ -139,6 +188,11 @@ static gs_layout *compute_locked(GVC_t *gvc, gs_graph *graph, const gs_layout_op
   g_array_set_clear_func(l->clusters, cluster_clear);
 
   Agraph_t *g = agmemread(dot->str);
+  if (g && graphviz_failed(FALSE, error)) {
+    agclose(g);
+    gs_layout_free(l);
+    return NULL;
+  }
   if (!g) {
     const char *why = aglasterr();
     g_set_error(error, GS_LAYOUT_ERROR, 1, "Graphviz could not read the graph: %s",
@@ -156,6 +210,12 @@ static gs_layout *compute_locked(GVC_t *gvc, gs_graph *graph, const gs_layout_op
     return NULL;
   }
   l->seconds = (g_get_monotonic_time() - start) / 1e6;
+  if (graphviz_failed(TRUE, error)) {
+    gvFreeLayout(gvc, g);
+    agclose(g);
+    gs_layout_free(l);
+    return NULL;
+  }
 
   boxf bb = GD_bb(g);
   flip f = {bb.LL.x, bb.UR.y};

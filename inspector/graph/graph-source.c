@@ -2,6 +2,8 @@
  * graph-source.h). */
 #include "graph-source.h"
 
+#include "../model/escape.h"
+
 #include "event-fields.h"
 
 struct gs_graph_source {
@@ -70,6 +72,10 @@ static guint64 find_creation(gs_graph_source *s, guint64 tensor, guint64 index,
  * disposed with its scope while its nodes live on until backward.) Leaves stay outside:
  * parameters belong to no step. A saved tensor whose handle is gone is found through its
  * creation, which also gives back its shape for the label. */
+static const gs_replay_scope *model_scope_lookup(gpointer model, guint64 id) {
+  return gs_trace_model_scope(model, id); /* ended scopes too: the model keeps them all */
+}
+
 static void scope_by_creation(gs_graph_source *s, const gs_replay *state, guint64 at,
                               gs_graph *g) {
   for (guint i = 0; i < g->items->len; i++) {
@@ -82,31 +88,18 @@ static void scope_by_creation(gs_graph_source *s, const gs_replay *state, guint6
     if (index == G_MAXUINT64 && item->tensor &&
         (index = find_creation(s, item->tensor, at, &e)) != G_MAXUINT64 &&
         item->kind == GS_GRAPH_SAVED) {
-      const char *name = gs_replay_tensor_name(state, item->tensor);
+      g_autofree char *name = gs_text_clip(gs_replay_tensor_name(state, item->tensor),
+                                           GS_GRAPH_MAX_NAME);
       char handle[32];
       g_free(item->label);
       item->label = gs_graph_saved_text(
-          name && *name ? name : gs_format_handle(item->tensor, handle, sizeof handle), e.shape,
+          *name ? name : gs_format_handle(item->tensor, handle, sizeof handle), e.shape,
           CLAMP(e.ndim, 0, GS_MAX_DIMS));
     }
     if (index != G_MAXUINT64)
       item->scope = gs_trace_model_scope_of(s->model, index);
   }
-  g_array_set_size(g->scopes, 0);
-  g_autoptr(GHashTable) seen = g_hash_table_new(g_int64_hash, g_int64_equal);
-  for (guint i = 0; i < g->items->len; i++) {
-    guint64 id = g_array_index(g->items, gs_graph_item, i).scope;
-    while (id && !g_hash_table_contains(seen, &id)) {
-      /* Ended scopes too: the model keeps every scope it saw. */
-      const gs_replay_scope *sc = gs_trace_model_scope(s->model, id);
-      if (!sc)
-        break;
-      gs_graph_scope gs = {sc->id, sc->outer, g_strdup(sc->name ? sc->name : "")};
-      g_array_append_val(g->scopes, gs);
-      g_hash_table_add(seen, (gpointer)&sc->id);
-      id = sc->outer;
-    }
-  }
+  gs_graph_set_scopes(g, model_scope_lookup, s->model);
 }
 
 gs_graph *gs_graph_source_build(gs_graph_source *s, guint64 index) {

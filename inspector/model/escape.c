@@ -1,6 +1,7 @@
 /* escape.c: JSON and DOT quoting for names that come from user code (see escape.h). */
 #include "escape.h"
 
+#include <glib/gi18n-lib.h>
 #include <string.h>
 
 /* Walks text as UTF-8, calling put for each code point; invalid sequences yield U+FFFD so a
@@ -52,6 +53,9 @@ static void put_dot_char(GString *out, gunichar c) {
   /* A lone backslash would start one of DOT's label escapes (\N, \G, \l...): double it. */
   case '\\': g_string_append(out, "\\\\"); return;
   case '\n': g_string_append(out, "\\n"); return;
+  /* Graphviz decodes HTML entities in every label (&amp; &lt; &#0;): a name that holds one
+   * must reach it as text, so its ampersand is itself an entity. */
+  case '&': g_string_append(out, "&amp;"); return;
   default: break;
   }
   if (c < 0x20 || c == 0x7f)
@@ -64,4 +68,21 @@ void gs_escape_dot(GString *out, const char *text) {
   g_string_append_c(out, '"');
   walk_utf8(out, text, put_dot_char);
   g_string_append_c(out, '"');
+}
+
+char *gs_text_from_log(const char *text, gsize len) {
+  return g_utf8_make_valid(text ? text : "", text ? (gssize)len : 0);
+}
+
+char *gs_text_clip(const char *text, guint max_chars) {
+  const char *p = text ? text : "";
+  if (!g_utf8_validate(p, -1, NULL))
+    return g_utf8_make_valid(p, -1); /* callers pass log text already made valid */
+  if (g_utf8_strlen(p, (gssize)max_chars * 4 + 4) <= max_chars)
+    return g_strdup(p);
+  const char *cut = g_utf8_offset_to_pointer(p, max_chars);
+  /* TRANSLATORS: a name cut short for a graph label: its start and how many characters
+   * were left out. */
+  return g_strdup_printf(_("%.*s\xe2\x80\xa6 (%u more characters)"), (int)(cut - p), p,
+                         (guint)g_utf8_strlen(cut, -1));
 }

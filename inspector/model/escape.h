@@ -17,4 +17,13 @@ void gs_escape_json(GString *out, const char *text);
  * UTF-8 become spaces or U+FFFD. Safe as a node id or a label. */
 void gs_escape_dot(GString *out, const char *text);
 
+/* A string from the log (len bytes, not NUL-terminated) as valid UTF-8: invalid sequences
+ * become U+FFFD, so Pango, JSON and DOT consumers never meet broken text. Newly allocated. */
+char *gs_text_from_log(const char *text, gsize len);
+
+/* text (valid UTF-8) cut to max_chars characters with a translated note of how many were left
+ * out: a 64 KB name must not become a 64 KB graph label (Graphviz refuses edges that long).
+ * Newly allocated. */
+char *gs_text_clip(const char *text, guint max_chars);
+
 G_END_DECLS

@@ -41,13 +41,15 @@ static gs_graph_item copy_item(const gs_graph_item *item) {
 
 /* The run (collapsed, not last instance) hiding scope `id` or one of its outer scopes, else
  * NULL; outermost wins. */
-static run *hiding_run(const gs_graph *g, GHashTable *run_of_scope, guint64 id) {
+static run *hiding_run(const gs_graph *g, GHashTable *scope_index, GHashTable *run_of_scope,
+                       guint64 id) {
   run *found = NULL;
-  while (id) {
+  /* At most one step per scope: a graph whose scopes loop ends the walk all the same. */
+  for (guint steps = 0; id && steps <= g->scopes->len; steps++) {
     run *r = g_hash_table_lookup(run_of_scope, &id);
     if (r && r->collapsed)
       found = r;
-    const gs_graph_scope *s = gs_graph_scope_find(g, id);
+    const gs_graph_scope *s = g_hash_table_lookup(scope_index, &id);
     id = s ? s->outer : 0;
   }
   return found;
@@ -57,6 +59,7 @@ gs_graph *gs_graph_collapse(const gs_graph *g, guint limit, GHashTable *expanded
   /* Runs by key, and each scope instance (except a run's last) -> its run. */
   g_autoptr(GHashTable) runs = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, run_free);
   g_autoptr(GPtrArray) run_list = g_ptr_array_new();
+  g_autoptr(GHashTable) scope_index = gs_graph_scope_index(g);
   for (guint i = 0; i < g->scopes->len; i++) {
     const gs_graph_scope *s = &g_array_index(g->scopes, gs_graph_scope, i);
     g_autofree char *key = g_strdup_printf("g%" G_GUINT64_FORMAT ":%s", s->outer, s->name);
@@ -73,7 +76,7 @@ gs_graph *gs_graph_collapse(const gs_graph *g, guint limit, GHashTable *expanded
     g_array_append_val(r->instances, s->id);
   }
   /* Scope ids grow with time: the last instance is the most recent, the one left open. */
-  g_autoptr(GHashTable) run_of_scope = g_hash_table_new(g_int64_hash, g_int64_equal);
+  g_autoptr(GHashTable) run_of_scope = g_hash_table_new(gs_id_hash, gs_id_equal);
   for (guint i = 0; i < run_list->len; i++) {
     run *r = run_list->pdata[i];
     guint64 last = 0;
@@ -86,11 +89,11 @@ gs_graph *gs_graph_collapse(const gs_graph *g, guint limit, GHashTable *expanded
   for (guint i = 0; i < g->items->len; i++) {
     /* Count the item once per run it would disappear into. */
     guint64 id = g_array_index(g->items, gs_graph_item, i).scope;
-    while (id) {
+    for (guint steps = 0; id && steps <= g->scopes->len; steps++) {
       run *r = g_hash_table_lookup(run_of_scope, &id);
       if (r)
         r->items++;
-      const gs_graph_scope *s = gs_graph_scope_find(g, id);
+      const gs_graph_scope *s = g_hash_table_lookup(scope_index, &id);
       id = s ? s->outer : 0;
     }
   }
@@ -101,7 +104,7 @@ gs_graph *gs_graph_collapse(const gs_graph *g, guint limit, GHashTable *expanded
     if (r->items < 2 || (expanded && g_hash_table_contains(expanded, r->key)))
       continue;
     /* Inside a run already collapsed: nothing more to hide. */
-    if (hiding_run(g, run_of_scope, r->outer))
+    if (hiding_run(g, scope_index, run_of_scope, r->outer))
       continue;
     r->collapsed = TRUE;
     visible -= r->items - 1;
@@ -115,11 +118,12 @@ gs_graph *gs_graph_collapse(const gs_graph *g, guint limit, GHashTable *expanded
     g_array_append_val(out->scopes, s);
   }
   out->version_error = g_strdup(g->version_error);
+  out->notes = g_strdup(g->notes);
   g_autofree guint *map = g_new(guint, g->items->len);
   g_autoptr(GPtrArray) groups = g_ptr_array_new();
   for (guint i = 0; i < g->items->len; i++) {
     const gs_graph_item *item = &g_array_index(g->items, gs_graph_item, i);
-    run *r = hiding_run(g, run_of_scope, item->scope);
+    run *r = hiding_run(g, scope_index, run_of_scope, item->scope);
     if (!r) {
       gs_graph_item copy = copy_item(item);
       g_array_append_val(out->items, copy);

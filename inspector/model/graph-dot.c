@@ -94,10 +94,10 @@ static void write_node(GString *s, const gs_graph *g, guint index, const char *i
 
 /* Writes scope `id`'s cluster: its own items, then its inner scopes' clusters. */
 static void write_cluster(GString *s, const gs_graph *g, guint64 id, GHashTable *children,
-                          GHashTable *members, guint depth) {
+                          GHashTable *members, GHashTable *index, guint depth) {
   g_autofree char *indent = g_strnfill(2 * depth + 2, ' ');
   if (id) {
-    const gs_graph_scope *scope = gs_graph_scope_find(g, id);
+    const gs_graph_scope *scope = g_hash_table_lookup(index, &id);
     g_string_append_printf(s, "%ssubgraph \"cluster_%" G_GUINT64_FORMAT "\" {\n%s  label=", indent,
                            id, indent);
     gs_escape_dot(s, scope ? scope->name : "");
@@ -108,8 +108,10 @@ static void write_cluster(GString *s, const gs_graph *g, guint64 id, GHashTable 
   for (guint i = 0; own && i < own->len; i++)
     write_node(s, g, g_array_index(own, guint, i), inner);
   GArray *kids = g_hash_table_lookup(children, &id);
-  for (guint i = 0; kids && i < kids->len; i++)
-    write_cluster(s, g, g_array_index(kids, guint64, i), children, members, depth + 1);
+  /* The builder keeps scopes a forest GS_GRAPH_MAX_SCOPE_DEPTH deep; a graph made otherwise
+   * stops nesting there rather than recurse without end. */
+  for (guint i = 0; kids && depth <= GS_GRAPH_MAX_SCOPE_DEPTH && i < kids->len; i++)
+    write_cluster(s, g, g_array_index(kids, guint64, i), children, members, index, depth + 1);
   if (id)
     g_string_append_printf(s, "%s}\n", indent);
 }
@@ -123,6 +125,10 @@ static GArray *list_for(GHashTable *table, guint64 key, gsize size) {
   return list;
 }
 
+gboolean gs_graph_dot_clusters(const gs_graph *g, const gs_graph_dot_options *options) {
+  return options->clusters && g->scopes->len <= GS_GRAPH_DOT_MAX_CLUSTERS;
+}
+
 void gs_graph_write_dot(GString *s, const gs_graph *g, const gs_graph_dot_options *options) {
   g_string_append(s, "digraph autograd {\n  graph [fontname=\"monospace\"");
   if (options->title) {
@@ -134,24 +140,25 @@ void gs_graph_write_dot(GString *s, const gs_graph *g, const gs_graph_dot_option
                   "  node [shape=box, style=filled, fillcolor=lightgray, "
                   "fontname=\"monospace\", fontsize=10, height=0.2];\n"
                   "  edge [fontname=\"monospace\", fontsize=8];\n");
-  if (options->clusters) {
+  if (gs_graph_dot_clusters(g, options)) {
     /* Items by scope, scopes by outer scope; a scope the graph does not know is the root. */
     g_autoptr(GHashTable) members =
-        g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, (GDestroyNotify)g_array_unref);
+        g_hash_table_new_full(gs_id_hash, gs_id_equal, g_free, (GDestroyNotify)g_array_unref);
     g_autoptr(GHashTable) children =
-        g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, (GDestroyNotify)g_array_unref);
+        g_hash_table_new_full(gs_id_hash, gs_id_equal, g_free, (GDestroyNotify)g_array_unref);
+    g_autoptr(GHashTable) index = gs_graph_scope_index(g);
     for (guint i = 0; i < g->items->len; i++) {
       guint64 scope = g_array_index(g->items, gs_graph_item, i).scope;
-      if (!gs_graph_scope_find(g, scope))
+      if (!g_hash_table_contains(index, &scope))
         scope = 0;
       g_array_append_val(list_for(members, scope, sizeof(guint)), i);
     }
     for (guint i = 0; i < g->scopes->len; i++) {
       const gs_graph_scope *sc = &g_array_index(g->scopes, gs_graph_scope, i);
-      guint64 outer = gs_graph_scope_find(g, sc->outer) ? sc->outer : 0;
+      guint64 outer = g_hash_table_contains(index, &sc->outer) && sc->outer != sc->id ? sc->outer : 0;
       g_array_append_val(list_for(children, outer, sizeof(guint64)), sc->id);
     }
-    write_cluster(s, g, 0, children, members, 0);
+    write_cluster(s, g, 0, children, members, index, 0);
   } else {
     for (guint i = 0; i < g->items->len; i++)
       write_node(s, g, i, "  ");

@@ -1,6 +1,9 @@
 /* graph-versions.c: per-storage write histories (see graph-versions.h). */
 #include "graph-versions.h"
 
+#include "escape.h"
+#include "replay.h"
+
 #include <string.h>
 
 /* A version-mismatch error seen. */
@@ -22,7 +25,7 @@ static void free_writes(gpointer p) { g_array_unref(p); }
 
 gs_graph_versions *gs_graph_versions_new(void) {
   gs_graph_versions *v = g_new0(gs_graph_versions, 1);
-  v->writes = g_hash_table_new_full(g_int64_hash, g_int64_equal, free_key, free_writes);
+  v->writes = g_hash_table_new_full(gs_id_hash, gs_id_equal, free_key, free_writes);
   v->strings = g_string_chunk_new(256);
   v->errors = g_array_new(FALSE, FALSE, sizeof(mismatch));
   g_array_set_clear_func(v->errors, clear_mismatch);
@@ -63,7 +66,7 @@ void gs_graph_versions_apply(gs_graph_versions *v, guint64 index, const gs_trace
   }
   case GS_TRACE_ERROR:
     if (is_version_mismatch(e->text)) {
-      mismatch m = {index, e->seq, g_strndup(e->text, e->text_len)};
+      mismatch m = {index, e->seq, gs_text_from_log(e->text, e->text_len)};
       g_array_append_val(v->errors, m);
     }
     break;

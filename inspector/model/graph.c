@@ -4,6 +4,7 @@
 #include <glib/gi18n-lib.h>
 #include <inttypes.h>
 
+#include "escape.h"
 #include "event-fields.h"
 
 static void item_clear(gpointer p) {
@@ -33,6 +34,7 @@ void gs_graph_free(gs_graph *g) {
   g_array_unref(g->edges);
   g_array_unref(g->scopes);
   g_free(g->version_error);
+  g_free(g->notes);
   g_free(g);
 }
 
@@ -50,10 +52,30 @@ const gs_graph_scope *gs_graph_scope_find(const gs_graph *g, guint64 id) {
   return NULL;
 }
 
+GHashTable *gs_graph_scope_index(const gs_graph *g) {
+  GHashTable *index = g_hash_table_new(gs_id_hash, gs_id_equal);
+  for (guint i = 0; i < g->scopes->len; i++) {
+    gs_graph_scope *s = &g_array_index(g->scopes, gs_graph_scope, i);
+    g_hash_table_insert(index, &s->id, s);
+  }
+  return index;
+}
+
+void gs_graph_add_note(gs_graph *g, const char *note) {
+  char *joined = g->notes ? g_strconcat(g->notes, "\n", note, NULL) : g_strdup(note);
+  g_free(g->notes);
+  g->notes = joined;
+}
+
 gs_graph_edge *gs_graph_add_edge(gs_graph *g, guint from, guint to, gs_graph_edge_kind kind) {
   gs_graph_edge edge = {from, to, kind == GS_GRAPH_EDGE_SAVED, kind, 0};
   g_array_append_val(g->edges, edge);
   return &g_array_index(g->edges, gs_graph_edge, g->edges->len - 1);
+}
+
+static gint by_depth(gconstpointer a, gconstpointer b, gpointer depth) {
+  guint x = ((const guint *)depth)[*(const guint *)a], y = ((const guint *)depth)[*(const guint *)b];
+  return x < y ? -1 : x > y;
 }
 
 static gint by_id(gconstpointer a, gconstpointer b) {
@@ -83,9 +105,10 @@ char *gs_graph_saved_text(const char *name, const gint64 *shape, int ndim) {
 
 /* Its name or handle, and its shape if the replay still has it (a composite has none). */
 static char *tensor_label_full(const gs_replay *r, guint64 tensor, gboolean saved) {
-  const char *name = gs_replay_tensor_name(r, tensor);
+  g_autofree char *clipped = gs_text_clip(gs_replay_tensor_name(r, tensor), GS_GRAPH_MAX_NAME);
+  const char *name = clipped;
   char handle[32];
-  if (!name || !*name)
+  if (!*name)
     name = gs_format_handle(tensor, handle, sizeof handle);
   const gs_replay_object *o = g_hash_table_lookup(r->objects, &tensor);
   int ndim = o && !o->composite ? o->ndim : -1;
@@ -109,6 +132,7 @@ typedef struct builder {
   const gs_graph_versions *v;
   GHashTable *index;     /* key -> item index + 1 (keys borrowed from the items) */
   GHashTable *by_tensor; /* tensor id -> item index + 1, the first item standing for it */
+  GHashTable *edge_seen; /* (from << 32 | to) of the gradient edges drawn */
 } builder;
 
 static guint64 object_scope(const gs_replay *r, guint64 tensor) {
@@ -198,7 +222,7 @@ static guint64 item_storage(builder *b, const gs_graph_item *item) {
 /* When each tensor entered the graph: the first live node that saved it (saved), or that made
  * it or (a leaf) accumulates into it (made). tensor id -> seq (guint64 *, owned). */
 static GHashTable *graph_entry_seqs(const gs_replay *r, gboolean saved) {
-  GHashTable *since = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
+  GHashTable *since = g_hash_table_new_full(gs_id_hash, gs_id_equal, g_free, g_free);
   GHashTableIter it;
   gpointer value;
   g_hash_table_iter_init(&it, r->nodes);
@@ -288,20 +312,143 @@ static void check_saved_version(builder *b, guint node_item, guint saved_item,
   }
 }
 
-/* Every scope an item is in, with the scopes around it, so clusters can nest. */
-static void add_scopes(builder *b) {
-  g_autoptr(GHashTable) seen = g_hash_table_new(g_int64_hash, g_int64_equal);
-  for (guint i = 0; i < b->g->items->len; i++) {
-    guint64 id = item_at(b, i)->scope;
-    while (id && !g_hash_table_contains(seen, &id)) {
-      const gs_replay_scope *s = g_hash_table_lookup(b->r->scopes, &id);
+/* "name #handle", clipped: how a note names a scope. */
+static char *scope_words(const gs_replay_scope *s) {
+  char handle[32];
+  if (!s)
+    return g_strdup("?");
+  g_autofree char *name = gs_text_clip(s->name, 40);
+  return g_strdup_printf("%s %s", name, gs_format_handle(s->id, handle, sizeof handle));
+}
+
+/* Every scope an item is in, with the scopes around it, so clusters can nest. The walk out
+ * through outer scopes stops at a scope already taken: one this walk took means the log's
+ * outer scopes loop, and the loop is cut there (that scope becomes a root) with a note. */
+static void add_scopes(gs_graph *g, gs_graph_scope_lookup lookup, gpointer data) {
+  g_autoptr(GHashTable) walk_of = /* scope id -> the walk (item + 1) that took it */
+      g_hash_table_new_full(gs_id_hash, gs_id_equal, g_free, NULL);
+  for (guint i = 0; i < g->items->len; i++) {
+    guint64 id = g_array_index(g->items, gs_graph_item, i).scope;
+    gpointer walk = GUINT_TO_POINTER(i + 1);
+    for (;;) {
+      gpointer taken = id ? g_hash_table_lookup(walk_of, &id) : NULL;
+      const gs_replay_scope *s = id && !taken ? lookup(data, id) : NULL;
+      if (taken == walk) {
+        gs_graph_scope *last = &g_array_index(g->scopes, gs_graph_scope, g->scopes->len - 1);
+        g_autofree char *a = scope_words(lookup(data, last->id)), *z = scope_words(lookup(data, id));
+        /* TRANSLATORS: the log says a scope is inside itself through its outer scopes; the
+         * graph draws the first as outermost. */
+        g_autofree char *note = g_strdup_printf(_("The log's scopes form a cycle: %s names %s "
+                                                  "as its outer scope, which is already inside "
+                                                  "it; the cycle is cut there."),
+                                                a, z);
+        gs_graph_add_note(g, note);
+        last->outer = 0;
+      }
       if (!s)
         break;
-      gs_graph_scope gs = {s->id, s->outer, g_strdup(s->name ? s->name : "")};
-      g_array_append_val(b->g->scopes, gs);
-      g_hash_table_add(seen, (gpointer)&s->id);
+      gs_graph_scope gs = {s->id, s->outer,
+                           gs_text_clip(s->name ? s->name : "", GS_GRAPH_MAX_NAME)};
+      g_array_append_val(g->scopes, gs);
+      g_hash_table_insert(walk_of, g_memdup2(&s->id, sizeof s->id), walk);
       id = s->outer;
     }
+  }
+}
+
+/* Folds scopes nested deeper than GS_GRAPH_MAX_SCOPE_DEPTH into their ancestor at that depth:
+ * items move up to it, it says how many levels it stands for, the deeper scopes go. The
+ * scopes are a forest now (add_scopes cut the cycles), so depths are found iteratively. */
+static void fold_deep_scopes(gs_graph *g) {
+  guint n = g->scopes->len;
+  g_autoptr(GHashTable) index = gs_graph_scope_index(g);
+  g_autofree guint *depth = g_new0(guint, n); /* 0: not known yet */
+  g_autoptr(GArray) stack = g_array_new(FALSE, FALSE, sizeof(guint));
+  gs_graph_scope *base = (gs_graph_scope *)(void *)g->scopes->data;
+  guint deepest = 0;
+  for (guint i = 0; i < n; i++) {
+    guint at = i;
+    while (!depth[at]) { /* climb to a known depth or a root, then come back down */
+      g_array_append_val(stack, at);
+      const gs_graph_scope *outer = g_hash_table_lookup(index, &base[at].outer);
+      if (!outer)
+        break;
+      at = (guint)(outer - base);
+    }
+    guint d = depth[at];
+    while (stack->len) {
+      guint k = g_array_index(stack, guint, --stack->len);
+      depth[k] = ++d;
+    }
+    deepest = MAX(deepest, depth[i]);
+  }
+  if (deepest <= GS_GRAPH_MAX_SCOPE_DEPTH)
+    return;
+  /* Each deep scope's ancestor at the limit, in order of depth so the outer one is known. */
+  g_autofree guint *keep = g_new(guint, n);
+  g_autofree guint *below = g_new0(guint, n); /* levels folded into a kept scope */
+  g_autofree guint *order = g_new(guint, n);
+  for (guint i = 0; i < n; i++)
+    order[i] = i;
+  g_qsort_with_data(order, (gint)n, sizeof(guint), by_depth, depth);
+  for (guint k = 0; k < n; k++) {
+    guint i = order[k];
+    keep[i] = i;
+    if (depth[i] > GS_GRAPH_MAX_SCOPE_DEPTH) {
+      const gs_graph_scope *outer = g_hash_table_lookup(index, &base[i].outer);
+      keep[i] = keep[outer - base];
+      below[keep[i]] = MAX(below[keep[i]], depth[i] - GS_GRAPH_MAX_SCOPE_DEPTH);
+    }
+  }
+  for (guint i = 0; i < g->items->len; i++) {
+    gs_graph_item *item = &g_array_index(g->items, gs_graph_item, i);
+    const gs_graph_scope *s = g_hash_table_lookup(index, &item->scope);
+    if (s)
+      item->scope = base[keep[s - base]].id;
+  }
+  GArray *kept = g_array_new(FALSE, TRUE, sizeof(gs_graph_scope));
+  g_array_set_clear_func(kept, scope_clear);
+  for (guint i = 0; i < n; i++) {
+    gs_graph_scope s = base[i];
+    if (depth[i] > GS_GRAPH_MAX_SCOPE_DEPTH)
+      continue;
+    if (below[i])
+      /* TRANSLATORS: a scope's box in the graph, standing for the scopes nested inside it
+       * beyond the deepest box the graph draws. */
+      s.name = g_strdup_printf(g_dngettext(GETTEXT_PACKAGE, "%s\n\xc3\x97 %u more nested scope",
+                                           "%s\n\xc3\x97 %u more nested scopes", below[i]),
+                               s.name, below[i]);
+    else
+      s.name = g_strdup(s.name);
+    g_array_append_val(kept, s);
+  }
+  g_array_unref(g->scopes);
+  g->scopes = kept;
+  g_autofree char *note = g_strdup_printf(
+      /* TRANSLATORS: the graph draws scopes nested at most this deep; the log's went deeper. */
+      _("Scopes are nested %u deep; boxes are drawn %u deep and the deeper ones are folded "
+        "into them."),
+      deepest, GS_GRAPH_MAX_SCOPE_DEPTH);
+  gs_graph_add_note(g, note);
+}
+
+void gs_graph_set_scopes(gs_graph *g, gs_graph_scope_lookup lookup, gpointer data) {
+  g_array_set_size(g->scopes, 0);
+  g_clear_pointer(&g->notes, g_free); /* the notes are the scopes' (a second call redoes them) */
+  add_scopes(g, lookup, data);
+  fold_deep_scopes(g);
+}
+
+static const gs_replay_scope *replay_scope_lookup(gpointer replay, guint64 id) {
+  return g_hash_table_lookup(((const gs_replay *)replay)->scopes, &id);
+}
+
+/* Gradient edges, one per pair of items: a node may list the same input thousands of times. */
+static void add_grad_edge(builder *b, guint from, guint to) {
+  guint64 key = (guint64)from << 32 | to;
+  if (!g_hash_table_contains(b->edge_seen, &key)) {
+    g_hash_table_add(b->edge_seen, g_memdup2(&key, sizeof key));
+    gs_graph_add_edge(b->g, from, to, GS_GRAPH_EDGE_GRAD);
   }
 }
 
@@ -312,7 +459,8 @@ gs_graph *gs_graph_build(const gs_replay *r) {
 gs_graph *gs_graph_build_with(const gs_replay *r, const gs_graph_versions *v) {
   gs_graph *g = gs_graph_new();
   builder b = {g, r, v, g_hash_table_new(g_str_hash, g_str_equal),
-               g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL)};
+               g_hash_table_new_full(gs_id_hash, gs_id_equal, g_free, NULL),
+               g_hash_table_new_full(gs_id_hash, gs_id_equal, g_free, NULL)};
 
   g_autoptr(GPtrArray) nodes = g_ptr_array_new();
   g_autoptr(GHashTable) consumed = g_hash_table_new(gs_id_hash, gs_id_equal);
@@ -331,11 +479,12 @@ gs_graph *gs_graph_build_with(const gs_replay *r, const gs_graph_versions *v) {
   for (guint i = 0; i < nodes->len; i++) {
     const gs_replay_node *n = nodes->pdata[i];
     gboolean leaf = g_strcmp0(n->kind, "AccumulateGrad") == 0;
+    g_autofree char *kind = gs_text_clip(n->kind, GS_GRAPH_MAX_NAME);
     guint at = add_item(&b, leaf ? GS_GRAPH_LEAF : GS_GRAPH_OP, n->id, leaf ? n->tensor : 0,
                         g_strdup_printf("n%" G_GUINT64_FORMAT, n->id),
                         leaf ? tensor_label(r, n->tensor)
                              : g_strdup_printf("%s #%" G_GUINT64_FORMAT,
-                                               *n->kind ? n->kind : "node", n->id),
+                                               *kind ? kind : "node", n->id),
                         object_scope(r, n->tensor));
     /* An op was called where the tensor it made was made. */
     const gs_replay_object *made = g_hash_table_lookup(r->objects, &n->tensor);
@@ -352,7 +501,7 @@ gs_graph *gs_graph_build_with(const gs_replay *r, const gs_graph_versions *v) {
       gpointer from = n->inputs[k] ? g_hash_table_lookup(b.index, key) : NULL;
       /* An input node released before now is not drawn, nor is its edge. */
       if (from)
-        gs_graph_add_edge(g, GPOINTER_TO_UINT(from) - 1, self, GS_GRAPH_EDGE_GRAD);
+        add_grad_edge(&b, GPOINTER_TO_UINT(from) - 1, self);
     }
     if (!n->saved_freed)
       for (guint k = 0; k < n->n_saved; k++) {
@@ -371,14 +520,14 @@ gs_graph *gs_graph_build_with(const gs_replay *r, const gs_graph_versions *v) {
       guint out = add_item(&b, GS_GRAPH_OUTPUT, n->tensor, n->tensor,
                            g_strdup_printf("t%" G_GUINT64_FORMAT, n->tensor),
                            tensor_label(r, n->tensor), object_scope(r, n->tensor));
-      gs_graph_add_edge(g, self, out, GS_GRAPH_EDGE_GRAD);
+      add_grad_edge(&b, self, out);
     }
   }
   if (v) {
     add_alias_writers(&b);
     add_storage_relations(&b);
   }
-  add_scopes(&b);
+  gs_graph_set_scopes(g, replay_scope_lookup, (gpointer)r);
   /* The engine's message belongs to this graph if a node alive now existed when it came. */
   guint64 error_seq = 0;
   const char *error = v ? gs_graph_versions_error(v, &error_seq) : NULL;
@@ -389,5 +538,6 @@ gs_graph *gs_graph_build_with(const gs_replay *r, const gs_graph_versions *v) {
     }
   g_hash_table_unref(b.index);
   g_hash_table_unref(b.by_tensor);
+  g_hash_table_unref(b.edge_seen);
   return g;
 }

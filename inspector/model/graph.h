@@ -71,11 +71,22 @@ typedef struct gs_graph_scope {
   char *name;
 } gs_graph_scope;
 
+/* Clusters nest at most this deep: the scopes below are folded into their ancestor at this
+ * depth, whose label says how many levels it holds (a recursion with a scope per level would
+ * otherwise nest 100,000 clusters, which Graphviz cannot lay out). */
+#define GS_GRAPH_MAX_SCOPE_DEPTH 16
+/* Labels keep at most this many characters of a name. */
+#define GS_GRAPH_MAX_NAME 120
+
 typedef struct gs_graph {
   GArray *items;  /* gs_graph_item */
   GArray *edges;  /* gs_graph_edge */
-  GArray *scopes; /* gs_graph_scope: every scope an item is in, with their outer scopes */
+  GArray *scopes; /* gs_graph_scope: every scope an item is in, with their outer scopes; a
+                   * forest (a scope whose outer scopes loop back to it is a root) at most
+                   * GS_GRAPH_MAX_SCOPE_DEPTH deep */
   char *version_error; /* the engine's message for a failed version check, or NULL */
+  char *notes; /* what the builder changed to draw a nonsensical log (a scope cycle cut, deep
+                * scopes folded), one translated sentence a line, or NULL */
 } gs_graph;
 
 /* The graph of the nodes alive in replay now, items in node-id order. versions must have seen
@@ -94,8 +105,19 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(gs_graph, gs_graph_free)
 
 /* The index of the item with key, or -1. */
 gint gs_graph_find(const gs_graph *graph, const char *key);
-/* The scope record of id, or NULL. */
+/* The scope record of id, or NULL. Linear: for many lookups, gs_graph_scope_index. */
 const gs_graph_scope *gs_graph_scope_find(const gs_graph *graph, guint64 id);
+/* The graph's scopes by id (guint64 * -> const gs_graph_scope *), valid while graph->scopes
+ * is unchanged. */
+GHashTable *gs_graph_scope_index(const gs_graph *graph);
+/* The scope record of id (NULL if unknown), for gs_graph_set_scopes. */
+typedef const gs_replay_scope *(*gs_graph_scope_lookup)(gpointer data, guint64 id);
+/* Sets graph->scopes from the items' scopes and their outer scopes through lookup: cycles in
+ * the outer relation are cut and scopes deeper than GS_GRAPH_MAX_SCOPE_DEPTH folded (items
+ * move up), each with a note. The builder does this with the replay's scopes. */
+void gs_graph_set_scopes(gs_graph *graph, gs_graph_scope_lookup lookup, gpointer data);
+/* Appends a line to graph->notes (gs_graph_set_scopes starts them afresh). */
+void gs_graph_add_note(gs_graph *graph, const char *note);
 /* Appends an edge (for builders: graph.c and graph-collapse.c); returns it (valid until the
  * next edge is added). */
 gs_graph_edge *gs_graph_add_edge(gs_graph *graph, guint from, guint to, gs_graph_edge_kind kind);

@@ -5,6 +5,20 @@
  * gs_id_table_replace), so probe runs stay short. */
 #define ID_TABLE_MIN_BITS 4
 
+guint64 gs_id_key_value;
+
+guint64 gs_id_key_init(void) {
+  static gsize once;
+  if (g_once_init_enter(&once)) {
+    guint64 k = 0;
+    while (!k) /* 0 means "not drawn yet" */
+      k = (guint64)g_random_int() << 32 | g_random_int();
+    gs_id_key_value = k; /* published by g_once_init_leave's barrier */
+    g_once_init_leave(&once, 1);
+  }
+  return gs_id_key_value;
+}
+
 static void alloc_slots(gs_id_table *t, guint bits) {
   t->slots = g_new0(gs_id_slot, (gsize)1 << bits);
   t->mask = (1u << bits) - 1;

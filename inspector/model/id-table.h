@@ -2,7 +2,9 @@
  * replay's hottest tables. Open addressing with linear probing and backward-shift deletion:
  * no tombstones (a GHashTable that sees millions of inserts and removals of a few hundred
  * live keys probes long runs of them), no hash or equality call through a pointer, and the
- * key beside its value so a lookup touches one cache line. Values are never NULL. */
+ * key beside its value so a lookup touches one cache line. Values are never NULL.
+ * Ids come from the log, which anyone can write: they are hashed with a key drawn at random
+ * once per process (gs_id_key), so no log can choose ids that pile into one probe run. */
 #pragma once
 
 #include <glib.h>
@@ -24,8 +26,28 @@ gs_id_table *gs_id_table_new(GDestroyNotify free_value);
 /* Frees the table and (with free_value) its values. */
 void gs_id_table_free(gs_id_table *t);
 
+/* The process's random hash key (never 0 after the first table or gs_id_hash call). */
+extern guint64 gs_id_key_value;
+guint64 gs_id_key_init(void);
+static inline guint64 gs_id_key(void) {
+  guint64 k = gs_id_key_value;
+  return G_LIKELY(k) ? k : gs_id_key_init();
+}
+
+/* A keyed mix of all 64 bits of id (murmur3's finaliser after adding the key): ids that differ
+ * anywhere spread over the whole word, and where they land depends on the unknown key. */
+static inline guint64 gs_id_mix(guint64 id) {
+  guint64 x = id + gs_id_key();
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdull;
+  x ^= x >> 33;
+  x *= 0xc4ceb9fe1a85ec53ull;
+  x ^= x >> 33;
+  return x;
+}
+
 static inline guint gs_id_table_home(const gs_id_table *t, guint64 id) {
-  return (guint)((id * 0x9e3779b97f4a7c15ull) >> t->shift);
+  return (guint)(gs_id_mix(id) >> t->shift);
 }
 
 static inline gpointer gs_id_table_lookup(const gs_id_table *t, guint64 id) {

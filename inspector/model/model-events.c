@@ -1,20 +1,24 @@
 /* model-events.c: single events on demand: the cheap per-event columns (kind, thread, seq,
  * time) and full decoding by re-reading the event's chunk through a reader (the only parser). */
 #include "model-private.h"
+#include "escape.h"
 
 #include <errno.h>
+#include <string.h>
 #include <unistd.h>
 
 #define MODEL_PAGE (1u << 20)
 
 void model_decoder_init(model_decoder *d) {
   d->reader = NULL;
+  d->text = NULL;
   d->chunk = G_MAXUINT;
   d->next = 0;
 }
 
 void model_decoder_clear(model_decoder *d) {
   g_clear_pointer(&d->reader, gs_trace_reader_free);
+  g_clear_pointer(&d->text, g_free);
   d->chunk = G_MAXUINT;
 }
 
@@ -88,8 +92,17 @@ gboolean model_decode(gs_trace_model *m, model_decoder *d, guint64 index, gs_tra
     }
     if (gs_trace_kind_is_table(out->kind))
       continue;
-    if (d->next++ == index)
+    if (d->next++ == index) {
+      /* Error messages come from the program, or from anyone who wrote the log: every reader
+       * of an event (sentences, rows, Pango, JSON) gets valid UTF-8. */
+      if (out->text && !g_utf8_validate(out->text, out->text_len, NULL)) {
+        g_free(d->text);
+        d->text = gs_text_from_log(out->text, out->text_len);
+        out->text = d->text;
+        out->text_len = (uint32_t)strlen(d->text);
+      }
       return TRUE;
+    }
   }
 }
 

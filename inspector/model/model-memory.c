@@ -485,13 +485,22 @@ void model_memory_after(gs_trace_model *m, const gs_trace_event *e, guint64 inde
     model_series_set(&m->total, index, live);
     mm->emitted_total = live;
   }
+  gboolean rest_changed = FALSE;
   for (guint i = 0; i < m->head->changed_groups->len; i++) {
     const gs_replay_scope_name *g = m->head->changed_groups->pdata[i];
-    guint k = 0;
-    while (m->head->scope_group_list->pdata[k] != g)
-      k++;
-    model_series_set(group_series(m, k), index, g->bytes);
+    if (g->index < MODEL_REST_GROUP) {
+      model_series_set(group_series(m, g->index), index, g->bytes);
+      continue;
+    }
+    if (m->rest_bytes_by_group->len <= g->index)
+      g_array_set_size(m->rest_bytes_by_group, g->index + 1);
+    guint64 *last = &g_array_index(m->rest_bytes_by_group, guint64, g->index);
+    m->rest_bytes = m->rest_bytes - *last + g->bytes;
+    *last = g->bytes;
+    rest_changed = TRUE;
   }
+  if (rest_changed)
+    model_series_set(group_series(m, MODEL_REST_GROUP), index, m->rest_bytes);
 }
 
 /* ---- queries ------------------------------------------------------------------------------- */

@@ -33,9 +33,15 @@ typedef struct model_decoder {
   gs_trace_reader *reader;
   guint chunk;   /* the chunk fed to reader, G_MAXUINT for none */
   guint64 next;  /* index of the event the reader delivers next */
+  char *text;    /* the last event's text made valid UTF-8, if it was not */
 } model_decoder;
 
 /* A value over event indices, stored only where it changes. */
+/* The timeline stacks at most GS_MEMORY_MAX_STACKS - 1 scope groups: groups from this index
+ * on share the last stack, and one series holds their sum (a log may have 200,000 names, and a
+ * series each made every column walk them all). */
+#define MODEL_REST_GROUP (GS_MEMORY_MAX_STACKS - 2)
+
 typedef struct model_series {
   guint32 *at;    /* event index of each change, ascending */
   guint64 *value; /* the value from that event on */
@@ -113,6 +119,8 @@ struct gs_trace_model {
   GArray *keyframes; /* model_keyframe */
   guint keyframe_events;
   gboolean keyframe_fixed; /* set by the caller: no growing the spacing for big states */
+  guint64 keyframe_check_at; /* the next event count at which a big state's size is weighed */
+  guint64 compact_at; /* the event count at which the head's tables are rebuilt next */
   gs_replay *cursor; /* what _seek returned */
   guint64 cursor_applied;
   model_decoder seek_decoder, event_decoder, query_decoder;
@@ -120,7 +128,10 @@ struct gs_trace_model {
   /* memory series (model-memory.c) */
   model_series total;
   model_series categories[GS_MEM_N_CATEGORIES];
-  GPtrArray *group_series; /* model_series* per scope group */
+  GPtrArray *group_series; /* model_series* per scope group shown as its own stack; the last
+                            * one sums all the groups after them (MODEL_REST_GROUP) */
+  GArray *rest_bytes_by_group; /* guint64: the bytes each summed group had last */
+  guint64 rest_bytes;          /* their sum */
   model_memory *memory;
 };
 

@@ -40,9 +40,17 @@ void model_keyframes_after(gs_trace_model *m, guint64 applied) {
     const model_keyframe *last =
         &g_array_index(m->keyframes, model_keyframe, m->keyframes->len - 1);
     guint64 since = applied - last->applied;
-    if (since < m->keyframe_events ||
-        (!m->keyframe_fixed && since * KEYFRAME_BYTES_PER_EVENT < state_bytes(m->head)))
+    if (since < m->keyframe_events || applied < m->keyframe_check_at)
       return;
+    if (!m->keyframe_fixed) {
+      /* Weighing the state walks every thread's open scopes: done once per event it would be
+       * quadratic (100,000 threads), so the next weighing waits for the events it asks for. */
+      guint64 wait = state_bytes(m->head) / KEYFRAME_BYTES_PER_EVENT;
+      if (since < wait) {
+        m->keyframe_check_at = last->applied + wait;
+        return;
+      }
+    }
   }
   model_keyframe k = {.applied = applied, .n_scopes = m->head->scope_list->len,
                       .state = gs_replay_copy(m->head, TRUE)};
@@ -59,6 +67,7 @@ void model_keyframes_clear(gs_trace_model *m) {
   for (guint i = 0; i < m->keyframes->len; i++)
     gs_replay_free(g_array_index(m->keyframes, model_keyframe, i).state);
   g_array_set_size(m->keyframes, 0);
+  m->keyframe_check_at = 0;
 }
 
 /* The last keyframe at or before applied. */

@@ -45,7 +45,9 @@ static void object_remove(gs_replay *r, guint64 id, gboolean keep) {
 
 /* A new object counts as created in the scope that owns it from the start. */
 static void object_add(gs_replay *r, gs_replay_object *o) {
-  gs_replay_object *old = gs_replay_object_get(r, o->id);
+  /* Not gs_replay_object_get, which says nothing of id 0: a log may give an object id 0 twice,
+   * and a second insert under a key already there frees the record the key lives in. */
+  gs_replay_object *old = gs_id_table_lookup(r->object_index, o->id);
   gs_replay_scope *old_scope = old ? replay_owning_scope(r, old) : NULL;
   gboolean replaced = old != NULL;
   if (old) { /* recorded twice (or a reused id without a dispose): replace, count once */

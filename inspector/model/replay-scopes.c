@@ -134,11 +134,11 @@ void replay_on_scope_begin(gs_replay *r, const gs_trace_event *e, const replay_s
     g = g_new0(gs_replay_scope_name, 1);
     g->name = s->name;
     g_hash_table_insert(r->scope_groups, (gpointer)s->name, g);
+    g->index = r->scope_group_list->len;
     g_ptr_array_add(r->scope_group_list, g);
   }
   g->instances++;
-  for (s->group = 0; r->scope_group_list->pdata[s->group] != g; s->group++)
-    ;
+  s->group = g->index; /* kept, not searched for: 200,000 names made that quadratic */
   g_ptr_array_add(r->scope_list, s);
   g_ptr_array_add(r->scope_store, s);
   g_hash_table_replace(r->scopes, &s->id, s);

@@ -11,10 +11,15 @@ void replay_storage_free(gpointer p) {
   g_free(s);
 }
 
-static void memory_add(gs_replay *r, const gs_trace_event *e, gint64 delta) {
-  if (!delta)
+/* Sizes come from the log and may be anything up to 2^64 - 1: the sums saturate instead of
+ * wrapping (a signed sum overflowed on a 2^63-byte storage and the peak read 16 EiB). */
+static void memory_add(gs_replay *r, const gs_trace_event *e, guint64 nbytes, gboolean grow) {
+  if (!nbytes)
     return;
-  r->live_bytes = (guint64)((gint64)r->live_bytes + delta);
+  if (grow)
+    r->live_bytes = r->live_bytes > G_MAXUINT64 - nbytes ? G_MAXUINT64 : r->live_bytes + nbytes;
+  else
+    r->live_bytes = r->live_bytes > nbytes ? r->live_bytes - nbytes : 0;
   r->memory_changed = TRUE;
   if (r->live_bytes > r->peak_bytes) {
     r->peak_bytes = r->live_bytes;
@@ -31,7 +36,7 @@ static void buffer_drop(gs_replay *r, const gs_trace_event *e, replay_buffer *b,
   if (!b)
     return;
   if (--b->refs == 0) {
-    memory_add(r, e, -(gint64)b->nbytes);
+    memory_add(r, e, b->nbytes, FALSE);
     g_free(b);
     return;
   }
@@ -54,7 +59,7 @@ static replay_buffer *buffer_new(gs_replay *r, const gs_trace_event *e, guint64 
   b->owner = e->storage;
   b->memory = e->kind == GS_TRACE_STORAGE_SHARE ? 0 : e->memory;
   b->peer = e->kind == GS_TRACE_STORAGE_SHARE ? 0 : e->peer;
-  memory_add(r, e, (gint64)nbytes);
+  memory_add(r, e, nbytes, TRUE);
   return b;
 }
 
@@ -87,10 +92,14 @@ void replay_on_storage(gs_replay *r, const gs_trace_event *e) {
     break;
   case GS_TRACE_STORAGE_SHARE: {
     replay_storage *src = replay_storage_get(r, e->source);
+    /* Held before storage_add: a log may name the storage as its own source, and adding it
+     * again frees the old record (and its bytes, were they not held). */
+    replay_buffer *shared = src ? src->bytes : NULL;
+    if (shared)
+      shared->refs++;
     s = storage_add(r, e, e->nbytes);
-    if (src && src->bytes) {
-      s->bytes = src->bytes;
-      s->bytes->refs++;
+    if (shared) {
+      s->bytes = shared;
     } else { /* its source is unknown to us: count the bytes as its own */
       s->bytes = buffer_new(r, e, e->nbytes);
     }

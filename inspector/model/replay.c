@@ -12,10 +12,10 @@ gboolean gs_id_equal(gconstpointer a, gconstpointer b) {
 }
 
 /* Handles reuse slots (the low 32 bits) with new generations, so both halves must count:
- * g_int64_hash keeps only the low half, which put every instance of a scope in one bucket. */
+ * g_int64_hash keeps only the low half, which put every instance of a scope in one bucket.
+ * And ids come from the log: a fixed multiplier let a log pick ids that all share one hash. */
 guint gs_id_hash(gconstpointer a) {
-  guint64 v = *(const guint64 *)a * 0x9e3779b97f4a7c15ull;
-  return (guint)(v >> 32);
+  return (guint)(gs_id_mix(*(const guint64 *)a) >> 32); /* keyed: see id-table.h */
 }
 
 /* Each record starts with its 64-bit id, which serves as its own key. */

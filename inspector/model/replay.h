@@ -32,6 +32,7 @@ typedef struct gs_replay_scope_name {
   guint64 bytes;      /* owned now by its instances, summed */
   guint64 total_ns;   /* time inside ended instances */
   gboolean changed;   /* bytes changed in the last applied event */
+  guint index;        /* its place in scope_group_list (a scope's group) */
 } gs_replay_scope_name;
 
 /* Once ended, a scope record never changes again: the trace model shares ended records between

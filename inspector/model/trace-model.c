@@ -1,6 +1,7 @@
 /* trace-model.c: building the trace model: raw bytes in, one pass through the reader, every
  * event indexed and applied to the head state (see trace-model.h, model-private.h). */
 #include "model-private.h"
+#include "escape.h"
 #include "trace-file.h"
 #include <inttypes.h>
 
@@ -45,6 +46,7 @@ gs_trace_model *gs_trace_model_new(void) {
   for (int c = 0; c < GS_MEM_N_CATEGORIES; c++)
     model_series_init(&m->categories[c]);
   m->group_series = g_ptr_array_new();
+  m->rest_bytes_by_group = g_array_new(FALSE, TRUE, sizeof(guint64));
   m->memory = model_memory_new();
   model_keyframes_after(m, 0); /* the empty state: seeks before the first keyframe start here */
   return m;
@@ -87,6 +89,7 @@ void gs_trace_model_free(gs_trace_model *m) {
     g_free(m->group_series->pdata[i]);
   }
   g_ptr_array_unref(m->group_series);
+  g_array_unref(m->rest_bytes_by_group);
   model_memory_free(m->memory);
   g_free(m);
 }
@@ -115,10 +118,17 @@ static void add_thread(gs_trace_model *m, guint32 thread, guint chunk) {
   if (!list) {
     list = g_array_new(FALSE, FALSE, sizeof(guint));
     g_hash_table_insert(m->thread_chunks, GUINT_TO_POINTER(thread), list);
-    guint at = 0;
-    while (at < m->threads->len && g_array_index(m->threads, guint32, at) < thread)
-      at++;
-    g_array_insert_val(m->threads, at, thread);
+    /* A binary search: a log may have 100,000 threads (a linear one was quadratic). Threads
+     * come mostly in order, so the insertion itself moves little. */
+    guint lo = 0, hi = m->threads->len;
+    while (lo < hi) {
+      guint mid = lo + (hi - lo) / 2;
+      if (g_array_index(m->threads, guint32, mid) < thread)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+    g_array_insert_val(m->threads, lo, thread);
   }
   g_array_append_val(list, chunk);
 }
@@ -171,8 +181,13 @@ static void index_event(gs_trace_model *m, const gs_trace_event *e) {
   model_memory_after(m, e, index);
   model_scopes_after(m, e, index);
   model_keyframes_after(m, index + 1);
-  if ((index & 0x3fff) == 0x3fff)
+  /* Rebuilding costs the live records: after at least twice as many events as there are, so
+   * 200,000 live tensors do not make every 16,384th event rebuild them all. */
+  if (index + 1 >= m->compact_at) {
     gs_replay_compact(m->head);
+    guint64 live = g_hash_table_size(m->head->objects) + g_hash_table_size(m->head->nodes);
+    m->compact_at = index + 1 + MAX(16384, 2 * live);
+  }
 }
 
 /* Indexes every whole event the reader has; the count added. */
@@ -201,7 +216,7 @@ static guint64 drain(gs_trace_model *m) {
     }
     if (e.kind == GS_TRACE_STRING) {
       g_hash_table_replace(m->strings, GUINT_TO_POINTER(e.name),
-                           g_strndup(e.text ? e.text : "", e.text_len));
+                           gs_text_from_log(e.text, e.text_len));
       continue;
     }
     if (e.kind == GS_TRACE_SITE || e.kind == GS_TRACE_BINARY) {

@@ -1,6 +1,8 @@
 /* trace-stats.c: counting events and keeping errors, on top of the replayed state. */
 #include "trace-stats.h"
 
+#include "escape.h"
+
 static void error_record_clear(gpointer p) {
   gs_trace_error_record *e = p;
   g_free(e->message);
@@ -48,7 +50,7 @@ void gs_trace_stats_add(gs_trace_stats *s, const gs_trace_event *e,
     gs_site_table_add(s->sites, e, gs_trace_reader_string(reader, e->name));
     return;
   case GS_TRACE_ERROR: {
-    gs_trace_error_record rec = {e->seq, e->thread, e->code, g_strdup(e->text ? e->text : "")};
+    gs_trace_error_record rec = {e->seq, e->thread, e->code, gs_text_from_log(e->text, e->text_len)};
     g_array_append_val(s->errors, rec);
     break;
   }
