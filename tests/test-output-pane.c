@@ -33,8 +33,8 @@ static char *screenshot_name(const char *name) {
   return g_strdup_printf("%s%s.png", name, chinese ? "-zh_CN" : "");
 }
 
-/* Runs the main loop until done(data) holds, failing after 120 s (the digits example takes
- * some 30 s in a loaded test run). */
+/* Runs the main loop until done(data) holds, failing after 300 s (the digits example takes
+ * some 30 s in a loaded test run, and about 100 s under ASan). */
 static gboolean tick(gpointer data) {
   (void)data;
   return G_SOURCE_CONTINUE;
@@ -43,7 +43,7 @@ static gboolean tick(gpointer data) {
 /* Blocking iterations (a ticker wakes them to check done): a non-blocking iteration with a
  * sleep between handled one source per 2 ms, which starved the live source's reading. */
 static void wait_for(gboolean (*done)(gpointer), gpointer data) {
-  gint64 until = g_get_monotonic_time() + 120 * G_USEC_PER_SEC;
+  gint64 until = g_get_monotonic_time() + 300 * G_USEC_PER_SEC;
   guint ticker = g_timeout_add(10, tick, NULL);
   while (!done(data)) {
     g_assert_cmpint(g_get_monotonic_time(), <, until);
