@@ -117,5 +117,21 @@ expect 0 huge-sizes stats ""
 if grep -q 'at the end 0 bytes' "$TMP/out"; then pass "huge sizes: memory ends at 0"
 else fail "huge sizes: $(grep 'at the end' "$TMP/out")"; fi
 
+# Inconsistencies are counted and told with their event numbers, and ordinary shapes have none.
+"$GS" stats "$TMP/scope-self-outer.gst" >"$TMP/out" 2>/dev/null
+if grep -q '^warnings: 1 (inconsistencies in the log' "$TMP/out" &&
+   grep -q '^  event [0-9]*: scope #7.0 names itself as its outer scope' "$TMP/out"; then
+  pass "stats counts a scope that is its own outer as one warning, with its event"
+else fail "scope-self-outer warnings: $(grep -A1 '^warnings' "$TMP/out" | tr '\n' ' ')"; fi
+"$GS" stats "$TMP/scope-mutual-outer.gst" >"$TMP/out" 2>/dev/null
+if grep -q '^warnings: [1-9]' "$TMP/out" && grep -q 'names a scope that never began' "$TMP/out"; then
+  pass "stats warns of an outer scope that never began"
+else fail "scope-mutual-outer warnings: $(grep '^warnings' "$TMP/out")"; fi
+for name in colliding-ids many-names huge-sizes; do
+  "$GS" stats "$TMP/$name.gst" >"$TMP/out" 2>/dev/null
+  if grep -q '^warnings: 0$' "$TMP/out"; then pass "$name: no warnings"
+  else fail "$name: $(grep '^warnings' "$TMP/out")"; fi
+done
+
 echo "$failures failed"
 [ "$failures" -eq 0 ]

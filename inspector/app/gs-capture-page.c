@@ -49,6 +49,7 @@ struct _GsCapturePage {
   GsTraceSource *source;
   char *title;
   char *subtitle;
+  guint64 shown_warnings; /* the model's warnings the status line last told of */
   guint tick_id;       /* frame-clock pumping while shown */
   guint background_id;  /* timer pumping while in a background tab */
   GsTraceSourceState last_state;
@@ -197,6 +198,8 @@ static void set_views_model(GsCapturePage *self, gs_trace_model *model) {
   gs_scrubber_set_model(GS_SCRUBBER(self->scrubber), model);
 }
 
+static void update_status(GsCapturePage *self);
+
 static void adopt_model(GsCapturePage *self, gs_trace_model *model) {
   if (self->model) {
     set_views_model(self, NULL);
@@ -205,6 +208,8 @@ static void adopt_model(GsCapturePage *self, gs_trace_model *model) {
   self->model = model;
   set_views_model(self, model);
   update_stack(self);
+  if (self->source && gs_trace_model_head(model)->n_warnings != self->shown_warnings)
+    update_status(self);
 }
 
 /* The scrubber moved (a drag, a key, a click in a view, or following the live end). */
@@ -248,13 +253,47 @@ static void model_grew(GsCapturePage *self) {
   /* Last: it may move to the new end, which positions the views above. */
   gs_scrubber_model_grew(GS_SCRUBBER(self->scrubber));
   update_stack(self);
+  if (self->source && gs_trace_model_head(self->model)->n_warnings != self->shown_warnings)
+    update_status(self);
 }
 
 /* ---- source --------------------------------------------------------------------------- */
 
+/* The source's message, and what the model stepped over in the log (replay-warnings.h): the
+ * views rest on the replay's rules there, and the user should know. The tooltip lists the
+ * first ones with their events. */
+static char *status_text(GsCapturePage *self, const char *message, char **tooltip) {
+  const gs_replay *head = self->model ? gs_trace_model_head(self->model) : NULL;
+  guint64 n = head ? head->n_warnings : 0;
+  self->shown_warnings = n;
+  if (!n) {
+    *tooltip = g_strdup(message);
+    return g_strdup(message);
+  }
+  g_autofree char *first =
+      gs_replay_warning_describe(&g_array_index(head->warnings, gs_replay_warning, 0));
+  g_autofree char *said = g_strdup_printf(
+      ngettext("The log has %" G_GUINT64_FORMAT " inconsistency, stepped over (%s)",
+               "The log has %" G_GUINT64_FORMAT " inconsistencies, stepped over (first: %s)",
+               n),
+      n, first);
+  GString *tip = g_string_new(message && *message ? message : NULL);
+  for (guint i = 0; i < head->warnings->len && i < 10; i++) {
+    g_autofree char *text =
+        gs_replay_warning_describe(&g_array_index(head->warnings, gs_replay_warning, i));
+    g_string_append_printf(tip, "%s%s", tip->len ? "\n" : "", text);
+  }
+  if (n > MIN(head->warnings->len, 10))
+    g_string_append_printf(tip, "\n%s", _("…and more (gradscope stats lists them)"));
+  *tooltip = g_string_free(tip, FALSE);
+  return message && *message ? g_strdup_printf("%s · %s", message, said) : g_strdup(said);
+}
+
 static void update_status(GsCapturePage *self) {
   GsTraceSourceState state = gs_trace_source_get_state(self->source);
   const char *message = gs_trace_source_get_message(self->source);
+  g_autofree char *tooltip = NULL;
+  g_autofree char *status = status_text(self, message, &tooltip);
   const char *icon = NULL;
   switch (state) {
   case GS_TRACE_SOURCE_CONNECTING:
@@ -272,9 +311,9 @@ static void update_status(GsCapturePage *self) {
     break;
   }
   gtk_image_set_from_icon_name(GTK_IMAGE(self->status_icon), icon);
-  gtk_label_set_text(GTK_LABEL(self->status_label), message ? message : "");
-  gtk_widget_set_tooltip_text(self->status_label, message);
-  gtk_revealer_set_reveal_child(GTK_REVEALER(self->status_revealer), message && *message);
+  gtk_label_set_text(GTK_LABEL(self->status_label), status ? status : "");
+  gtk_widget_set_tooltip_text(self->status_label, tooltip);
+  gtk_revealer_set_reveal_child(GTK_REVEALER(self->status_revealer), status && *status);
   gboolean running = state == GS_TRACE_SOURCE_LIVE || state == GS_TRACE_SOURCE_CONNECTING;
   gtk_widget_set_visible(self->stop_button, running);
   gtk_widget_set_visible(self->waiting_stop_button, running);

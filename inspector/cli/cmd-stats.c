@@ -144,6 +144,23 @@ static void print_errors(const gs_trace_stats *s) {
     printf("  ... and %u more\n", s->errors->len - LIST_LIMIT);
 }
 
+/* What the replay met that a consistent log never holds (replay-warnings.h): counted, the
+ * first ones told, so a reader knows how much of the above rests on the replay's rules. */
+static void print_warnings(const gs_trace_stats *s) {
+  const gs_replay *r = s->replay;
+  printf("\nwarnings: %" G_GUINT64_FORMAT "%s\n", r->n_warnings,
+         r->n_warnings ? " (inconsistencies in the log, stepped over)" : "");
+  for (guint i = 0; i < r->warnings->len && i < LIST_LIMIT; i++) {
+    g_autofree char *text =
+        gs_replay_warning_describe(&g_array_index(r->warnings, gs_replay_warning, i));
+    g_autofree char *safe = cli_printable(text);
+    printf("  %s\n", safe);
+  }
+  if (r->n_warnings > MIN(r->warnings->len, LIST_LIMIT))
+    printf("  ... and %" G_GUINT64_FORMAT " more\n",
+           r->n_warnings - MIN(r->warnings->len, LIST_LIMIT));
+}
+
 int cli_stats(int argc, char **argv) {
   g_autoptr(GOptionContext) context = g_option_context_new("FILE");
   g_option_context_set_summary(context,
@@ -172,6 +189,7 @@ int cli_stats(int argc, char **argv) {
   print_memory(stats);
   print_alive(stats, members);
   print_errors(stats);
+  print_warnings(stats);
   if (stats->replay->events && stats->backward_ns)
     printf("\ntime in backward: %.3f ms\n", (double)stats->backward_ns / 1e6);
   int status = cli_report_damage(&result);

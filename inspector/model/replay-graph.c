@@ -124,8 +124,10 @@ void replay_on_node_create(gs_replay *r, const gs_trace_event *e, const replay_s
     n->saved_storages[i] = o ? o->storage : 0;
   }
   gs_replay_node *old = gs_replay_node_get(r, n->id);
-  if (old)
+  if (old) {
+    replay_warn(r, e->seq, GS_REPLAY_WARN_NODE_TWICE, n->id);
     node_retire(r, old);
+  }
   node_put(r, n);
   gs_replay_object *out = gs_replay_object_get(r, e->tensor);
   if (!out)

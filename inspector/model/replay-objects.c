@@ -51,6 +51,7 @@ static void object_add(gs_replay *r, gs_replay_object *o) {
   gs_replay_scope *old_scope = old ? replay_owning_scope(r, old) : NULL;
   gboolean replaced = old != NULL;
   if (old) { /* recorded twice (or a reused id without a dispose): replace, count once */
+    replay_warn(r, o->create_seq, GS_REPLAY_WARN_OBJECT_TWICE, o->id);
     replay_scope_unlink(r, old);
     object_remove(r, o->id, FALSE);
   }
@@ -139,8 +140,10 @@ const GArray *gs_replay_dataset_parts(const gs_replay *r, guint64 dataset) {
 
 void replay_on_tensor_dispose(gs_replay *r, const gs_trace_event *e) {
   gs_replay_object *o = gs_replay_object_get(r, e->tensor);
-  if (!o)
+  if (!o) {
+    replay_warn(r, e->seq, GS_REPLAY_WARN_UNKNOWN_OBJECT, e->tensor);
     return;
+  }
   if (o->composite && o->object_kind == GS_OBJECT_DATASET) {
     const GArray *parts = gs_replay_dataset_parts(r, o->id);
     if (parts)
@@ -156,6 +159,8 @@ void replay_on_tensor_dispose(gs_replay *r, const gs_trace_event *e) {
 /* A parameter takes over a tensor's handle: the same object under a new id, counted once. */
 void replay_on_tensor_move(gs_replay *r, const gs_trace_event *e) {
   gs_replay_object *o = gs_replay_object_get(r, e->tensor);
+  if (!o)
+    replay_warn(r, e->seq, GS_REPLAY_WARN_UNKNOWN_OBJECT, e->tensor);
   if (o && e->target && e->target != e->tensor) {
     object_remove(r, e->tensor, TRUE);
     gs_replay_object *existing = gs_replay_object_get(r, e->target);

@@ -33,6 +33,9 @@ GHashTable *replay_id_table(GDestroyNotify free_value);
 /* Sets a tensor id's name in table (a copy of the id is the key). */
 void replay_set_u64_name(GHashTable *table, guint64 id, const char *name);
 
+/* Counts an inconsistency met at event seq (replay-warnings.c). */
+void replay_warn(gs_replay *r, guint64 seq, gs_replay_warning_kind kind, guint64 id);
+
 /* An object's or a storage's count of what holds it changed in this event (replay.h). */
 static inline void replay_recounted(GArray *ids, guint64 id) { g_array_append_val(ids, id); }
 

@@ -100,8 +100,10 @@ void replay_scope_count_moved(gs_replay_scope *from, gs_replay_scope *to) {
  * takes it (either may be none). */
 void replay_on_owner_change(gs_replay *r, const gs_trace_event *e) {
   gs_replay_object *o = gs_replay_object_get(r, e->object);
-  if (!o)
+  if (!o) {
+    replay_warn(r, e->seq, GS_REPLAY_WARN_UNKNOWN_OBJECT, e->object);
     return;
+  }
   gboolean adopted = e->previous_holder == GS_TRACE_HELD_BY_ENGINE &&
                      o->holder == GS_TRACE_HELD_BY_ENGINE && e->holder == GS_TRACE_HELD_BY_SCOPE;
   gs_replay_scope *from = replay_owning_scope(r, o);
@@ -121,6 +123,12 @@ guint64 replay_current_scope(gs_replay *r, guint32 thread) {
 /* ---- beginning and ending ------------------------------------------------------------- */
 
 void replay_on_scope_begin(gs_replay *r, const gs_trace_event *e, const replay_strings *st) {
+  if (scope_get(r, e->scope))
+    replay_warn(r, e->seq, GS_REPLAY_WARN_SCOPE_TWICE, e->scope);
+  if (e->outer && e->outer == e->scope)
+    replay_warn(r, e->seq, GS_REPLAY_WARN_SCOPE_OWN_OUTER, e->scope);
+  else if (e->outer && !scope_get(r, e->outer))
+    replay_warn(r, e->seq, GS_REPLAY_WARN_UNKNOWN_OUTER, e->scope);
   gs_replay_scope *s = g_new0(gs_replay_scope, 1);
   s->id = e->scope;
   s->outer = e->outer;
@@ -153,8 +161,11 @@ void replay_on_scope_begin(gs_replay *r, const gs_trace_event *e, const replay_s
 
 void replay_on_scope_end(gs_replay *r, const gs_trace_event *e) {
   gs_replay_scope *s = scope_get(r, e->scope);
-  if (!s || s->ended)
+  if (!s || s->ended) {
+    replay_warn(r, e->seq, s ? GS_REPLAY_WARN_SCOPE_ENDED_TWICE : GS_REPLAY_WARN_UNKNOWN_SCOPE,
+                e->scope);
     return;
+  }
   s->ended = TRUE;
   s->end_seq = e->seq;
   s->end_ns = e->time_ns;

@@ -73,8 +73,10 @@ static void storage_remove(gs_replay *r, const gs_trace_event *e, replay_storage
 
 static replay_storage *storage_add(gs_replay *r, const gs_trace_event *e, guint64 nbytes) {
   replay_storage *old = replay_storage_get(r, e->storage);
-  if (old) /* a reused id without a free: the old one is gone now */
+  if (old) { /* a reused id without a free: the old one is gone now */
+    replay_warn(r, e->seq, GS_REPLAY_WARN_STORAGE_TWICE, e->storage);
     storage_remove(r, e, old);
+  }
   replay_storage *s = g_new0(replay_storage, 1);
   s->id = e->storage;
   s->nbytes = nbytes;
@@ -117,6 +119,8 @@ void replay_on_storage(gs_replay *r, const gs_trace_event *e) {
     s = replay_storage_get(r, e->storage);
     if (s)
       storage_remove(r, e, s);
+    else
+      replay_warn(r, e->seq, GS_REPLAY_WARN_UNKNOWN_STORAGE, e->storage);
     break;
   default:
     break;

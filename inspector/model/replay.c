@@ -89,6 +89,7 @@ gs_replay *gs_replay_new(void) {
   r->changed_groups = g_ptr_array_new();
   r->recounted_objects = g_array_new(FALSE, FALSE, sizeof(guint64));
   r->recounted_storages = g_array_new(FALSE, FALSE, sizeof(guint64));
+  r->warnings = g_array_new(FALSE, FALSE, sizeof(gs_replay_warning));
   return r;
 }
 
@@ -117,6 +118,7 @@ void gs_replay_free(gs_replay *r) {
   g_ptr_array_free(r->changed_groups, TRUE);
   g_array_free(r->recounted_objects, TRUE);
   g_array_free(r->recounted_storages, TRUE);
+  g_array_free(r->warnings, TRUE);
   pool_unref(r->pool);
   g_free(r);
 }
@@ -134,6 +136,7 @@ gs_replay *gs_replay_copy(const gs_replay *src, gboolean open_scopes_only) {
   r->peak_seq = src->peak_seq;
   r->peak_ns = src->peak_ns;
   r->memory_changed = src->memory_changed;
+  r->n_warnings = src->n_warnings;
   /* The records' strings are the shared pool's: each file copies its records as they are. */
   replay_copy_storages(r, src);
   replay_copy_objects(r, src);

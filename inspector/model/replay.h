@@ -19,6 +19,7 @@
 #include <gradscope/trace.h>
 
 #include "id-table.h"
+#include "replay-warnings.h"
 
 G_BEGIN_DECLS
 
@@ -150,6 +151,11 @@ typedef struct gs_replay {
   GHashTable *parameters; /* tensor id -> its module and name in it (private) */
   GHashTable *optimizers; /* optimizer id -> gs_replay_optimizer* */
   GHashTable *datasets;   /* dataset id -> GArray of the guint64 tensor ids it reads */
+
+  /* What did not add up (replay-warnings.h): every one counted, the first ones kept (a copy
+   * keeps the count and starts its own list empty: the model reads its head state's). */
+  guint64 n_warnings;
+  GArray *warnings; /* gs_replay_warning */
 
   /* What the last gs_replay_apply changed, for writers that emit only changes. */
   gboolean memory_changed;
