@@ -14,12 +14,14 @@ void model_decoder_init(model_decoder *d) {
   d->text = NULL;
   d->chunk = G_MAXUINT;
   d->next = 0;
+  d->has_last = FALSE;
 }
 
 void model_decoder_clear(model_decoder *d) {
   g_clear_pointer(&d->reader, gs_trace_reader_free);
   g_clear_pointer(&d->text, g_free);
   d->chunk = G_MAXUINT;
+  d->has_last = FALSE;
 }
 
 /* Feeds the log's bytes [offset, offset + len) to reader, from memory or the file. */
@@ -83,6 +85,11 @@ gboolean model_decode(gs_trace_model *m, model_decoder *d, guint64 index, gs_tra
   if (index >= m->kinds->len)
     return FALSE;
   guint chunk = model_chunk_of(m, index);
+  if (d->has_last && d->chunk == chunk && d->next == index + 1) {
+    *out = d->last;
+    return TRUE;
+  }
+  d->has_last = FALSE;
   if ((d->chunk != chunk || d->next > index) && !decoder_open(m, d, chunk))
     return FALSE;
   for (;;) {
@@ -101,6 +108,8 @@ gboolean model_decode(gs_trace_model *m, model_decoder *d, guint64 index, gs_tra
         out->text = d->text;
         out->text_len = (uint32_t)strlen(d->text);
       }
+      d->last = *out;
+      d->has_last = TRUE;
       return TRUE;
     }
   }

@@ -34,6 +34,11 @@ typedef struct model_decoder {
   guint chunk;   /* the chunk fed to reader, G_MAXUINT for none */
   guint64 next;  /* index of the event the reader delivers next */
   char *text;    /* the last event's text made valid UTF-8, if it was not */
+  /* The event delivered last (index next - 1), its pointers into the reader still valid:
+   * explaining an event decodes it again after a seek, and reopening the chunk to get back
+   * to it made explaining a log quadratic in its chunks' lengths. */
+  gs_trace_event last;
+  gboolean has_last;
 } model_decoder;
 
 /* A value over event indices, stored only where it changes. */
