@@ -73,11 +73,19 @@ static void screenshot(GtkWidget *window, const char *name) {
   run_until(NULL, NULL, 0.5); /* past the stack's crossfade */
   int width = gtk_widget_get_width(window), height = gtk_widget_get_height(window);
   g_autoptr(GdkPaintable) paintable = gtk_widget_paintable_new(window);
-  GtkSnapshot *snapshot = gtk_snapshot_new();
-  gdk_paintable_snapshot(paintable, snapshot, width, height);
-  GskRenderNode *node = gtk_snapshot_free_to_node(snapshot);
-  if (!node)
+  /* A widget waiting for its allocation draws nothing: try again on the next frames. */
+  GskRenderNode *node = NULL;
+  for (int attempt = 0; attempt < 50 && !node; attempt++) {
+    if (attempt)
+      run_until(NULL, NULL, 0.02);
+    GtkSnapshot *snapshot = gtk_snapshot_new();
+    gdk_paintable_snapshot(paintable, snapshot, width, height);
+    node = gtk_snapshot_free_to_node(snapshot);
+  }
+  if (!node) {
+    fprintf(stderr, "bench-hostile-inspector: %s: the window drew nothing\n", name);
     return;
+  }
   GskRenderer *renderer = gtk_native_get_renderer(GTK_NATIVE(window));
   g_autoptr(GdkTexture) texture =
       gsk_renderer_render_texture(renderer, node, &GRAPHENE_RECT_INIT(0, 0, width, height));

@@ -4,6 +4,7 @@
 #include "gs-capture-page.h"
 
 #include <adwaita.h>
+#include <inttypes.h>
 #include <glib/gi18n.h>
 
 #include "gs-graph-pane.h"
@@ -273,10 +274,9 @@ static char *status_text(GsCapturePage *self, const char *message, char **toolti
   g_autofree char *first =
       gs_replay_warning_describe(&g_array_index(head->warnings, gs_replay_warning, 0));
   g_autofree char *said = g_strdup_printf(
-      ngettext("The log has %" G_GUINT64_FORMAT " inconsistency, stepped over (%s)",
-               "The log has %" G_GUINT64_FORMAT " inconsistencies, stepped over (first: %s)",
-               n),
-      n, first);
+      ngettext("The log has %" PRIu64 " inconsistency, stepped over (%s)",
+               "The log has %" PRIu64 " inconsistencies, stepped over (first: %s)", n),
+      (uint64_t)n, first);
   GString *tip = g_string_new(message && *message ? message : NULL);
   for (guint i = 0; i < head->warnings->len && i < 10; i++) {
     g_autofree char *text =

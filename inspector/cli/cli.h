@@ -56,6 +56,8 @@ gboolean cli_read_log(const char *path, gs_trace_event_fn on_event, gpointer use
  * events: text commands go on (empty output), picture commands refuse (nothing to draw).
  * cli_read_log gives it itself. */
 void cli_note_no_events(const char *path);
+/* One note on stderr when the replay stepped over inconsistencies in the log (none if not). */
+void cli_note_warnings(const gs_replay *state);
 
 /* Prints the warning for a damaged or truncated log, if any: returns 0, or 2 if it warned. */
 int cli_report_damage(const gs_trace_read_result *result);

@@ -102,7 +102,21 @@ gs_trace_model *cli_load_model(const char *command, const char *path) {
     gs_trace_model_free(m);
     return NULL;
   }
+  cli_note_warnings(gs_trace_model_head(m));
   return m;
+}
+
+void cli_note_warnings(const gs_replay *state) {
+  if (!state->n_warnings)
+    return;
+  g_autofree char *first =
+      gs_replay_warning_describe(&g_array_index(state->warnings, gs_replay_warning, 0));
+  g_autofree char *safe = cli_printable(first);
+  fprintf(stderr,
+          "gradscope: note: the log has %" G_GUINT64_FORMAT " inconsistenc%s, stepped over "
+          "(%s%s); `gradscope stats` lists them\n",
+          state->n_warnings, state->n_warnings == 1 ? "y" : "ies",
+          state->n_warnings == 1 ? "" : "the first: ", safe);
 }
 
 int cli_report_damage(const gs_trace_read_result *result) {

@@ -125,13 +125,19 @@ guint64 replay_current_scope(gs_replay *r, guint32 thread) {
 void replay_on_scope_begin(gs_replay *r, const gs_trace_event *e, const replay_strings *st) {
   if (scope_get(r, e->scope))
     replay_warn(r, e->seq, GS_REPLAY_WARN_SCOPE_TWICE, e->scope);
-  if (e->outer && e->outer == e->scope)
+  /* An outer scope begins before its inner ones: one that names itself, or a scope not begun,
+   * is cut, and the scope stands at the top (every view then sees scopes as a forest). */
+  guint64 outer = e->outer;
+  if (outer && outer == e->scope) {
     replay_warn(r, e->seq, GS_REPLAY_WARN_SCOPE_OWN_OUTER, e->scope);
-  else if (e->outer && !scope_get(r, e->outer))
+    outer = 0;
+  } else if (outer && !scope_get(r, outer)) {
     replay_warn(r, e->seq, GS_REPLAY_WARN_UNKNOWN_OUTER, e->scope);
+    outer = 0;
+  }
   gs_replay_scope *s = g_new0(gs_replay_scope, 1);
   s->id = e->scope;
-  s->outer = e->outer;
+  s->outer = outer;
   s->thread = e->thread;
   s->name = replay_intern_id(r, st, e->name);
   s->begin_seq = e->seq;

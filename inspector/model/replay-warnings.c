@@ -49,12 +49,12 @@ char *gs_replay_warning_describe(const gs_replay_warning *w) {
                              "scope; the new one replaces it"),
                            w->seq, h);
   case GS_REPLAY_WARN_SCOPE_OWN_OUTER:
-    return g_strdup_printf(_("event %" PRIu64 ": scope %s names itself as its outer scope; the graph "
-                             "cuts that link"),
+    return g_strdup_printf(_("event %" PRIu64 ": scope %s names itself as its outer "
+                             "scope; it is shown at the top"),
                            w->seq, h);
   case GS_REPLAY_WARN_UNKNOWN_OUTER:
     return g_strdup_printf(_("event %" PRIu64 ": scope %s names a scope that never began as its "
-                             "outer scope"),
+                             "outer scope; it is shown at the top"),
                            w->seq, h);
   case GS_REPLAY_WARN_NODE_TWICE:
     return g_strdup_printf(_("event %" PRIu64 ": graph node %s is made again while it is alive; the "
