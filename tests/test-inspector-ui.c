@@ -23,6 +23,7 @@
 #include "gs-graph-view.h"
 #include "graph-source.h"
 #include "graph-workloads.h"
+#include "hostile-logs.h"
 #include "gs-scope-tree-view.h"
 #include "gs-run-dialog.h"
 #include "gs-scrubber.h"
@@ -266,6 +267,60 @@ static guint n_rows(GsEventListView *list) {
 }
 
 /* ---- tests ---------------------------------------------------------------------------- */
+
+static gboolean page_loaded(gpointer data) {
+  return gs_capture_page_get_model(data) && !gs_capture_page_get_busy(data);
+}
+
+/* Every log of an unusual shape (issue 22), small: it opens, the views show it, and the
+ * status line tells what the model stepped over in the nonsensical ones and nothing in the
+ * others. */
+static void test_hostile_logs(void) {
+  g_autofree char *dir = g_dir_make_tmp("gs-hostile-ui-XXXXXX", NULL);
+  GsWindow *window = new_window();
+  for (const hostile_log *h = hostile_logs; h->name; h++) {
+    tw_log log = {0};
+    h->build(&log, 0.002);
+    g_autofree char *name = g_strconcat(h->name, ".gst", NULL);
+    g_autofree char *path = g_build_filename(dir, name, NULL);
+    g_assert_true(g_file_set_contents(path, (const char *)log.data, (gssize)log.len, NULL));
+    tw_free(&log);
+    g_autoptr(GFile) file = g_file_new_for_path(path);
+    gs_window_open_file(window, file, FALSE);
+    GsCapturePage *page = gs_window_get_current_page(window);
+    g_assert_nonnull(page);
+    wait_for(page_loaded, page);
+    gs_trace_model *model = gs_capture_page_get_model(page);
+    g_assert_nonnull(model);
+    if (gs_trace_model_n_events(model) == 0) /* header or strings only: one rule everywhere */
+      g_assert_cmpstr(gs_capture_page_get_state_name(page), ==, "waiting");
+    else
+      g_assert_cmpstr(gs_capture_page_get_state_name(page), ==, "content");
+    guint64 warnings = gs_trace_model_head(model)->n_warnings;
+    const char *status = gs_capture_page_get_status(page);
+    g_test_message("%s: %" G_GUINT64_FORMAT " events, %" G_GUINT64_FORMAT " warnings: %s",
+                   h->name, gs_trace_model_n_events(model), warnings, status);
+    gboolean nonsense = g_str_has_prefix(h->name, "scope-") && g_str_has_suffix(h->name, "-outer");
+    if (nonsense || g_str_equal(h->name, "cycles-everywhere")) {
+      g_assert_cmpuint(warnings, >, 0);
+      g_assert_nonnull(strstr(status, "inconsistenc"));
+      g_assert_nonnull(strstr(status, "names"));
+    } else {
+      g_assert_cmpuint(warnings, ==, 0);
+      g_assert_null(strstr(status, "inconsistenc"));
+    }
+    if (g_str_equal(h->name, "scope-self-outer")) {
+      /* The scope that is its own outer stands at the top of the tree. */
+      g_assert_cmpuint(gs_trace_model_n_scopes(model), ==, 1);
+      g_assert_cmpuint(gs_trace_model_scope_at(model, 0)->outer, ==, 0);
+      save_screenshot(GTK_WIDGET(window), "hostile-scope-self-outer.png");
+    }
+    adw_tab_view_close_page(gs_window_get_tab_view(window),
+                            adw_tab_view_get_selected_page(gs_window_get_tab_view(window)));
+    settle();
+  }
+  gtk_window_destroy(GTK_WINDOW(window));
+}
 
 static void test_empty_window(void) {
   GsWindow *window = new_window();
@@ -1214,6 +1269,7 @@ int main(int argc, char **argv) {
     g_test_add_func("/inspector-ui/follow", test_follow);
     g_test_add_func("/inspector-ui/run-dialog", test_run_dialog);
     g_test_add_func("/inspector-ui/drop", test_drop);
+    g_test_add_func("/inspector-ui/hostile-logs", test_hostile_logs);
   }
   int status = g_test_run();
 

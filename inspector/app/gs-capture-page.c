@@ -75,6 +75,11 @@ const char *gs_capture_page_get_subtitle(GsCapturePage *self) {
   return self->subtitle;
 }
 
+const char *gs_capture_page_get_status(GsCapturePage *self) {
+  g_return_val_if_fail(GS_IS_CAPTURE_PAGE(self), NULL);
+  return gtk_label_get_text(GTK_LABEL(self->status_label));
+}
+
 gboolean gs_capture_page_get_busy(GsCapturePage *self) {
   g_return_val_if_fail(GS_IS_CAPTURE_PAGE(self), FALSE);
   if (!self->source)

@@ -31,6 +31,9 @@ GsCapturePage *gs_capture_page_new_listening(GError **error);
 const char *gs_capture_page_get_title(GsCapturePage *self);
 /* The source's state in a sentence ("the program exited with status 0"). */
 const char *gs_capture_page_get_subtitle(GsCapturePage *self);
+/* The status line under the scrubber: the source's state and, when the log has any, the
+ * inconsistencies the model stepped over ("" when there is nothing to say). */
+const char *gs_capture_page_get_status(GsCapturePage *self);
 /* TRUE while loading or live. */
 gboolean gs_capture_page_get_busy(GsCapturePage *self);
 void gs_capture_page_focus_search(GsCapturePage *self);
