@@ -12,6 +12,7 @@
 #include "trace-writer.h"
 
 static gs__spinlock lock = GS__SPINLOCK_INIT;
+GS__FORK_GUARD_SPINLOCK(GS__FORK_RANK_OWNERSHIP, lock)
 static GS__THREAD_LOCAL gs__thread_scopes thread_scopes;
 
 gs__thread_scopes *gs__thread_scopes_get(void) { return &thread_scopes; }

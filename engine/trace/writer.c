@@ -199,10 +199,32 @@ gs__tw_buffer *gs__tw_buffer_new(void) {
 
 static thread_buffer *buffer(void) { return gs__tw_mine ? gs__tw_mine : gs__tw_buffer_new(); }
 
+/* gs__fork (base/fork.c) takes the registry, every buffer and the sink in the order a flush
+ * does, so the child never inherits one of them held by a thread it does not have. */
+static void streams_take(void) {
+  pthread_mutex_lock(&registry_lock);
+  for (thread_buffer *b = registry; b; b = b->next)
+    gs__spin_lock(&b->lock);
+  pthread_mutex_lock(&sink_lock);
+}
+
+static void streams_give(void) {
+  pthread_mutex_unlock(&sink_lock);
+  for (thread_buffer *b = registry; b; b = b->next)
+    gs__spin_unlock(&b->lock);
+  pthread_mutex_unlock(&registry_lock);
+}
+
+__attribute__((constructor)) static void guard_streams_across_fork(void) {
+  gs__fork_guard_add(GS__FORK_RANK_TRACE_STREAMS, streams_take, streams_give);
+}
+
+
 /* ---- strings ----------------------------------------------------------------------------- */
 
 /* Pointer -> id, open addressing; ids from 1. Guarded by a spinlock: lookups are short. */
 static gs__spinlock strings_lock = GS__SPINLOCK_INIT;
+GS__FORK_GUARD_SPINLOCK(GS__FORK_RANK_TRACE_STRINGS, strings_lock)
 static const char **string_keys;
 static uint32_t *string_ids;
 static size_t string_capacity, string_count;
