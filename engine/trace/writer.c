@@ -41,6 +41,7 @@ static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER; /* registry, n
 static pthread_mutex_t sink_lock = PTHREAD_MUTEX_INITIALIZER;
 static int sink_fd = -1;
 static bool sink_owned; /* we opened it: close it on gs_trace_close */
+static char sink_dest[4096]; /* where the log goes, as given: worker processes name theirs after it */
 uint64_t gs__tw_start; /* monotonic ns when recording started */
 static thread_buffer *registry;
 static uint32_t next_thread_no;
@@ -218,7 +219,6 @@ static void streams_give(void) {
 __attribute__((constructor)) static void guard_streams_across_fork(void) {
   gs__fork_guard_add(GS__FORK_RANK_TRACE_STREAMS, streams_take, streams_give);
 }
-
 
 /* ---- strings ----------------------------------------------------------------------------- */
 
@@ -454,8 +454,39 @@ int gs__trace_start(const char *dest) {
   int fd = open_sink(dest, &owned);
   if (fd < 0)
     return errno ? errno : EINVAL;
+  snprintf(sink_dest, sizeof sink_dest, "%s", dest);
   start(fd, owned);
   return 0;
+}
+
+const char *gs__trace_dest(void) { return atomic_load(&gs__tracing) ? sink_dest : NULL; }
+
+void gs__trace_forget_inherited(void) {
+  /* The parent's events (this thread's unflushed tail, other threads' buffers) are the
+   * parent's to write: writing them here would put them in the log twice. The threads those
+   * buffers belonged to do not exist in this process. */
+  atomic_store(&gs__tracing, false);
+  gs__tw_pending = NULL;
+  thread_buffer *mine = gs__tw_mine;
+  for (thread_buffer *b = registry, *next; b; b = next) {
+    next = b->next;
+    if (b != mine) {
+      free(b->strings.bits);
+      free(b->sites.bits);
+      free(b);
+    }
+  }
+  registry = mine;
+  if (mine) {
+    mine->next = NULL;
+    mine->used = 0;
+  }
+  /* The parent's sink (a file, the inspector's socket) stays the parent's: this process's
+   * copy of the descriptor must not keep a socket open after the parent closes it. */
+  if (sink_fd >= 0)
+    close(sink_fd);
+  sink_fd = -1;
+  sink_dest[0] = '\0';
 }
 
 void gs_trace_close(void) {
@@ -525,6 +556,7 @@ __attribute__((constructor)) static void open_from_environment(void) {
             strerror(errno ? errno : EINVAL));
     return;
   }
+  snprintf(sink_dest, sizeof sink_dest, "%s", dest);
   start(sink, owned);
   atexit(close_at_exit);
 }
