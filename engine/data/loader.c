@@ -3,7 +3,8 @@
  * Collation follows the scope pattern of the issue's seeds: open a "collate" scope, fetch the
  * samples (their tensors are owned by it), stack each field, move the stacked tensors out, end
  * the collate scope (disposing the samples). Without prefetch this runs on the calling thread
- * at each call; with it, prefetch.c runs it ahead on a worker and the batches are handed over
+ * at each call; with it, prefetch.c runs it ahead on a thread, and with num_workers workers.c
+ * runs it in worker processes (into shared memory); either way the batches are handed over
  * here. A batch composite (gs_data_loader_next_batch) is assembled at the hand-over. Datasets
  * over tensors are dataset.c's. */
 #include <stdlib.h>
