@@ -423,7 +423,13 @@ static void test_workers_start_while_threads_use_the_engine(void) {
   assert_no_children();
 }
 
-/* The storage_alloc events of a log file with memory = received, and the log's pid. */
+static void free_key(gpointer key, gpointer value, gpointer user_data) {
+  (void)value, (void)user_data;
+  g_free(key);
+}
+
+/* The storage_alloc events of a log file with memory = received, and the log's pid. Every
+ * scope the log begins has its outer scope in the same log. */
 static int count_received(const char *path, GArray *peers, uint32_t *pid) {
   g_autofree char *bytes = NULL;
   gsize n = 0;
@@ -432,8 +438,13 @@ static int count_received(const char *path, GArray *peers, uint32_t *pid) {
   gs_trace_reader_feed(r, bytes, n);
   gs_trace_event e;
   int received = 0, events = 0;
+  GHashTable *scopes = g_hash_table_new(g_int64_hash, g_int64_equal);
   while (gs_trace_reader_next(r, &e) == GS_TRACE_EVENT) {
     events++;
+    if (e.kind == GS_TRACE_SCOPE_BEGIN) {
+      g_assert_true(e.outer == 0 || g_hash_table_contains(scopes, &e.outer));
+      g_hash_table_add(scopes, g_memdup2(&e.scope, sizeof e.scope));
+    }
     if (e.kind == GS_TRACE_STORAGE_ALLOC && e.memory == GS_MEMORY_RECEIVED) {
       received++;
       if (peers)
@@ -441,6 +452,8 @@ static int count_received(const char *path, GArray *peers, uint32_t *pid) {
     }
   }
   g_assert_cmpint(events, >, 0);
+  g_hash_table_foreach(scopes, (GHFunc)free_key, NULL);
+  g_hash_table_destroy(scopes);
   uint32_t major, minor;
   uint64_t start;
   g_assert_true(gs_trace_reader_header(r, &major, &minor, &start, pid));
@@ -456,7 +469,9 @@ static void test_each_worker_writes_its_own_log(void) {
   gs_dataset ds = dataset(12, &none);
   gs_data_loader *l = gs_data_loader_new(&ds, &(gs_loader_options){.batch_size = 3,
                                                                    .num_workers = 2});
+  gs_scope epoch = gs_scope_begin("epoch"); /* the workers fork inside it */
   epoch_values e = read_epoch(l);
+  gs_scope_end(epoch);
   g_assert_cmpint(e.batches, ==, 4);
   epoch_values_free(&e);
   gs_data_loader_free(l);

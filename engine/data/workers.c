@@ -132,6 +132,7 @@ static _Noreturn void worker_main(gs__workers *ws, int id, uint64_t seed) {
     close(ws->w[j].sock);
   int sock = ws->w[id].sock;
   gs__trace_forget_inherited();
+  gs__scopes_forget_inherited(); /* its collate scopes are roots of its own log */
   /* A failure is reported to the main process, not acted on here. */
   gs_set_error_handler(gs_error_handler_return, NULL, NULL);
   open_worker_log(ws->trace_dest, id);
