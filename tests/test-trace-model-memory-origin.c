@@ -1,7 +1,8 @@
 /* test-trace-model-memory-origin.c: where a storage's bytes come from (format 1.4), as the
  * inspector's model tells it: each alive storage's memory and peer at the head of a log the
  * engine records here, the sentences that explain a wrapped allocation and a move into
- * shared memory, and the event's fields as the event list and the CLI's dump list them. */
+ * shared memory, the event's fields as the event list and the CLI's dump list them, and the
+ * bytes outside the engine's allocator that the memory timeline draws apart. */
 #include <dlpack/dlpack.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -98,6 +99,21 @@ static void test_storage_memory_in_the_model(void) {
   g_autofree char *want = g_strdup_printf("memory=received peer=%d ", (int)getpid());
   g_assert_cmpstr(fields->str, ==, want);
   g_string_free(fields, TRUE);
+  /* External and shared bytes apart from the engine's own: before the move into shared
+   * memory, the blob (16) and the DLPack producer's (24) beside the engine's 32; at the mark,
+   * everything alive is outside the allocator (the shared 32 and the received 32 too); at the
+   * end, nothing. The timeline's columns carry the same. */
+  guint64 move = storage_event(m, GS_TRACE_STORAGE_MATERIALISE, engine_storage);
+  g_assert_cmpuint(gs_trace_model_outside_bytes_at(m, move - 1), ==, 16 + 24);
+  g_assert_cmpuint(gs_trace_model_bytes_at(m, move - 1), ==, 16 + 24 + 32);
+  g_assert_cmpuint(gs_trace_model_outside_bytes_at(m, mark), ==, 16 + 24 + 32 + 32);
+  g_assert_cmpuint(gs_trace_model_bytes_at(m, mark), ==, 16 + 24 + 32 + 32);
+  g_assert_cmpuint(gs_trace_model_outside_bytes_at(m, gs_trace_model_n_events(m) - 1), ==, 0);
+  gs_memory_column col;
+  gs_trace_model_memory_columns(m, mark, mark, 1, FALSE, &col);
+  g_assert_cmpuint(col.outside, ==, 16 + 24 + 32 + 32);
+  gs_trace_model_memory_columns(m, move - 1, move - 1, 1, TRUE, &col);
+  g_assert_cmpuint(col.outside, ==, 16 + 24);
   g_autofree char *label = gs_memory_origin_label(5, 4242);
   g_assert_cmpstr(label, ==, "shared memory received from process 4242");
   gs_trace_model_free(m);

@@ -18,6 +18,7 @@
 /* One backward at a time in the process: the per-run bookkeeping lives in this state, and
  * graphs may be shared between threads. */
 static pthread_mutex_t backward_lock = PTHREAD_MUTEX_INITIALIZER;
+GS__FORK_GUARD_MUTEX(GS__FORK_RANK_BACKWARD, backward_lock)
 
 typedef struct run_node {
   gs__node *node;

@@ -31,6 +31,46 @@ static inline void gs__spin_unlock(gs__spinlock *lock) {
   atomic_flag_clear_explicit(&lock->flag, memory_order_release);
 }
 
+/* ---- fork.c -------------------------------------------------------------------------- */
+
+/* Where a lock sits in the engine's lock order, outermost first: gs__fork takes the locks in
+ * this order, so a lock that is held while another is taken must rank lower than it. */
+enum {
+  GS__FORK_RANK_BACKWARD = 10,  /* backward/: held across a whole backward pass */
+  GS__FORK_RANK_RANDOM = 20,    /* core/random.c: the default generator, across a fill */
+  GS__FORK_RANK_ERROR = 25,     /* core/error.c: the handler (a leaf) */
+  GS__FORK_RANK_OWNERSHIP = 30, /* scope/ownership.c: takes pool locks inside */
+  GS__FORK_RANK_TRACE_SITES = 40,   /* trace/sites.c: writes into a thread's buffer inside */
+  GS__FORK_RANK_TRACE_STREAMS = 50, /* trace/writer.c: registry, then buffers, then the sink */
+  GS__FORK_RANK_TRACE_STRINGS = 55, /* trace/writer.c: the string table (a leaf) */
+  GS__FORK_RANK_POOLS = 60,     /* base/pool.c: every pool's free list, then the history slabs */
+  GS__FORK_RANK_ALLOCATOR = 70, /* core/allocator.c (a leaf) */
+  GS__FORK_RANK_INTERN = 80,    /* base/intern.c (a leaf) */
+};
+
+/* Registers a lock (or an ordered group of locks) with gs__fork: take acquires it, give
+ * releases it. Called by each lock's owner from a constructor. */
+void gs__fork_guard_add(int rank, void (*take)(void), void (*give)(void));
+/* fork(), with every registered engine lock taken around it, so that the child (which has
+ * only the calling thread) finds them all free and their data consistent. As fork(): the
+ * child's pid, 0 in the child, -1 with errno set. */
+int gs__fork(void);
+
+/* Registers one static lock with gs__fork from a constructor of the file that owns it. The
+ * mutex form needs <pthread.h>. */
+#define GS__FORK_GUARD_SPINLOCK(RANK, LOCK)                                                    \
+  static void fork_take_##LOCK(void) { gs__spin_lock(&(LOCK)); }                              \
+  static void fork_give_##LOCK(void) { gs__spin_unlock(&(LOCK)); }                            \
+  __attribute__((constructor)) static void fork_guard_##LOCK(void) {                          \
+    gs__fork_guard_add((RANK), fork_take_##LOCK, fork_give_##LOCK);                           \
+  }
+#define GS__FORK_GUARD_MUTEX(RANK, LOCK)                                                       \
+  static void fork_take_##LOCK(void) { pthread_mutex_lock(&(LOCK)); }                         \
+  static void fork_give_##LOCK(void) { pthread_mutex_unlock(&(LOCK)); }                       \
+  __attribute__((constructor)) static void fork_guard_##LOCK(void) {                          \
+    gs__fork_guard_add((RANK), fork_take_##LOCK, fork_give_##LOCK);                           \
+  }
+
 /* ---- intern.c ------------------------------------------------------------------------ */
 
 /* A copy of s that lives as long as the process, the same pointer for equal text: names in

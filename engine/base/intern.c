@@ -13,6 +13,7 @@ typedef struct interned {
 
 static interned *buckets[1024];
 static gs__spinlock lock = GS__SPINLOCK_INIT;
+GS__FORK_GUARD_SPINLOCK(GS__FORK_RANK_INTERN, lock)
 
 static uint32_t hash_string(const char *s) {
   uint32_t h = 2166136261u;

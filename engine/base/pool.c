@@ -36,6 +36,34 @@ static gs__spinlock slab_lock = GS__SPINLOCK_INIT;
 static gs__pool_history *free_histories[HISTORY_CLASSES];
 static char *slab, *slab_end;
 
+/* Pools whose locks gs__fork takes (gs__pool_guard_fork), then the slabs' lock: a pool's lock
+ * is held while a history grows, never the other way round. */
+#define MAX_GUARDED_POOLS 16
+static gs__pool *guarded_pools[MAX_GUARDED_POOLS];
+static int n_guarded_pools;
+
+static void pools_take(void) {
+  for (int i = 0; i < n_guarded_pools; i++)
+    gs__spin_lock(&guarded_pools[i]->lock);
+  gs__spin_lock(&slab_lock);
+}
+
+static void pools_give(void) {
+  gs__spin_unlock(&slab_lock);
+  for (int i = n_guarded_pools - 1; i >= 0; i--)
+    gs__spin_unlock(&guarded_pools[i]->lock);
+}
+
+__attribute__((constructor)) static void guard_pools_across_fork(void) {
+  gs__fork_guard_add(GS__FORK_RANK_POOLS, pools_take, pools_give);
+}
+
+void gs__pool_guard_fork(gs__pool *p) {
+  /* Called from constructors, before any thread or fork: no lock needed. */
+  if (n_guarded_pools < MAX_GUARDED_POOLS)
+    guarded_pools[n_guarded_pools++] = p;
+}
+
 static int history_class(uint32_t capacity) { return __builtin_ctz(capacity) - 2; }
 
 static size_t history_bytes(uint32_t capacity) {

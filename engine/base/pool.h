@@ -186,6 +186,12 @@ static inline void gs__pool_release_slot(gs__pool *p, gs__pool_slot *s, uint64_t
   }
   gs__spin_unlock(&p->lock);
 }
+/* Registers p's lock with gs__fork (base/fork.c), so a worker process never inherits it held.
+ * Each pool's owner calls it from a constructor (GS__POOL_GUARD_FORK). */
+void gs__pool_guard_fork(gs__pool *p);
+#define GS__POOL_GUARD_FORK(POOL)                                                              \
+  __attribute__((constructor)) static void fork_guard_##POOL(void) { gs__pool_guard_fork(&(POOL)); }
+
 /* The same, finding the slot from the id. */
 void gs__pool_release(gs__pool *p, uint64_t id, const char *by, uint64_t event, int how);
 

@@ -24,6 +24,7 @@ typedef struct free_block {
 } free_block;
 
 static gs__spinlock lock = GS__SPINLOCK_INIT;
+GS__FORK_GUARD_SPINLOCK(GS__FORK_RANK_ALLOCATOR, lock)
 static free_block *free_lists[CLASS_COUNT];
 static uint64_t cached_bytes;
 static uint64_t cache_limit = 1ull << 30;

@@ -19,6 +19,7 @@ static GS__THREAD_LOCAL gs_error_code last_code;
 /* The handler and its user data change together; a mutex keeps the pair consistent. The
  * error path is cold, so the lock costs nothing that matters. */
 static pthread_mutex_t handler_lock = PTHREAD_MUTEX_INITIALIZER;
+GS__FORK_GUARD_MUTEX(GS__FORK_RANK_ERROR, handler_lock)
 static gs_error_handler handler = gs_error_handler_abort;
 static void *handler_user_data;
 

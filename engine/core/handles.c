@@ -13,6 +13,7 @@
 gs__pool gs__tensors =
     GS__POOL_INIT("tensor", sizeof(gs__slot), GS__TENSOR_PAGE_SHIFT,
                   (1u << GS__TENSOR_PAGE_SHIFT) * GS__POOL_MAX_PAGES, 0);
+GS__POOL_GUARD_FORK(gs__tensors)
 
 uint64_t gs_live_tensor_count(void) { return gs__pool_live(&gs__tensors); }
 

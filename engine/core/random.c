@@ -58,6 +58,7 @@ double gs_rng_normal(gs_rng *rng) {
 }
 
 static pthread_mutex_t default_lock = PTHREAD_MUTEX_INITIALIZER;
+GS__FORK_GUARD_MUTEX(GS__FORK_RANK_RANDOM, default_lock)
 static gs_rng default_rng;
 static bool default_seeded;
 

@@ -3,14 +3,17 @@
  * Collation follows the scope pattern of the issue's seeds: open a "collate" scope, fetch the
  * samples (their tensors are owned by it), stack each field, move the stacked tensors out, end
  * the collate scope (disposing the samples). Without prefetch this runs on the calling thread
- * at each call; with it, prefetch.c runs it ahead on a worker and the batches are handed over
+ * at each call; with it, prefetch.c runs it ahead on a thread, and with num_workers workers.c
+ * runs it in worker processes (into shared memory); either way the batches are handed over
  * here. A batch composite (gs_data_loader_next_batch) is assembled at the hand-over. Datasets
  * over tensors are dataset.c's. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "gradscope/data.h"
+#include "interop-impl.h"
 #include "loader-impl.h"
+#include "ops-impl.h"
 #include "scope-impl.h"
 
 _Static_assert(GS_DATASET_MAX_FIELDS <= GS__COMPOSITE_MAX_PARTS,
@@ -55,6 +58,16 @@ gs_data_loader *gs_data_loader_new(const gs_dataset *ds, const gs_loader_options
               GS_LOADER_MAX_PREFETCH, opt->prefetch);
     return NULL;
   }
+  if (opt->num_workers < 0 || opt->num_workers > GS_LOADER_MAX_WORKERS) {
+    gs__error(GS_ERR_ARGUMENT, fn, "expected num_workers in 0..%d (worker processes), got %d",
+              GS_LOADER_MAX_WORKERS, opt->num_workers);
+    return NULL;
+  }
+  if (opt->timeout_ms < 0) {
+    gs__error(GS_ERR_ARGUMENT, fn, "expected timeout_ms >= 0 (0: no limit), got %d",
+              opt->timeout_ms);
+    return NULL;
+  }
   /* A batch never holds more samples than the dataset. */
   int64_t cap = opt->batch_size < ds->length ? opt->batch_size : ds->length;
   if (cap < 1)
@@ -82,6 +95,7 @@ void gs_data_loader_free(gs_data_loader *l) {
   if (!l)
     return;
   gs__prefetch_stop(l->prefetch); /* batches in flight are disposed */
+  gs__workers_stop(l->workers);   /* no process or segment is left behind */
   free(l->order);
   free(l->samples);
   free(l->column);
@@ -105,6 +119,8 @@ void gs_data_loader_reset(gs_data_loader *l) {
   }
   gs__prefetch_stop(l->prefetch); /* the worker reads order: stop it before changing it */
   l->prefetch = NULL;
+  gs__workers_stop(l->workers); /* they collate the old epoch's order */
+  l->workers = NULL;
   l->epoch++;
   int64_t n = l->ds.length;
   for (int64_t i = 0; i < n; i++)
@@ -120,8 +136,15 @@ void gs_data_loader_reset(gs_data_loader *l) {
     }
   }
   l->pos = 0;
-  if (l->opt.prefetch > 0)
+  if (l->opt.num_workers > 0) {
+    /* NULL after an error: the epoch then has no batches (collating here instead would
+     * quietly give up what the caller asked workers for). */
+    l->workers = gs__workers_start(l);
+    if (!l->workers)
+      l->pos = n;
+  } else if (l->opt.prefetch > 0) {
     l->prefetch = gs__prefetch_start(l); /* NULL after an error: next then collates itself */
+  }
 }
 
 int64_t gs_data_loader_epoch(const gs_data_loader *l) {
@@ -148,14 +171,18 @@ int64_t gs__loader_batch_count(const gs_data_loader *l, int64_t pos) {
   return remaining < l->opt.batch_size ? remaining : l->opt.batch_size;
 }
 
-/* Stacks field f of the count samples; NO_TENSOR on error (reported by gs_stack). */
-static gs_tensor stack_field(gs_data_loader *l, int f, int64_t count) {
+/* Stacks field f of the count samples, into shared memory if asked; NO_TENSOR on error
+ * (reported by the stack). */
+static gs_tensor stack_field(gs_data_loader *l, int f, int64_t count, bool shared,
+                             const char *fn) {
   for (int64_t i = 0; i < count; i++)
     l->column[i] = l->samples[i * l->ds.n_fields + f];
+  if (shared)
+    return gs__stack_into(l->column, (int)count, 0, gs__empty_shared, fn);
   return gs_stack(l->column, (int)count, 0);
 }
 
-bool gs__loader_collate(gs_data_loader *l, int64_t pos, int64_t count, bool engine_held,
+bool gs__loader_collate(gs_data_loader *l, int64_t pos, int64_t count, gs__collate_into into,
                         gs_tensor *out, const char *fn) {
   if (count > INT32_MAX) {
     gs__error(GS_ERR_OVERFLOW, fn, "a batch of %lld samples is more than gs_stack takes",
@@ -190,10 +217,11 @@ bool gs__loader_collate(gs_data_loader *l, int64_t pos, int64_t count, bool engi
   gs_tensor batch[GS_DATASET_MAX_FIELDS] = {0};
   /* Engine-held: built while ownership is suspended, so they count nowhere until handed over
    * (as a composite's parts must). */
+  bool engine_held = into != GS__COLLATE_MOVED_OUT;
   if (engine_held)
     gs__ownership_suspend();
   for (int f = 0; f < nf && ok; f++) {
-    batch[f] = stack_field(l, f, count);
+    batch[f] = stack_field(l, f, count, into == GS__COLLATE_SHARED, fn);
     ok = batch[f].id != 0;
   }
   if (engine_held) {
@@ -220,12 +248,14 @@ bool gs__loader_collate(gs_data_loader *l, int64_t pos, int64_t count, bool engi
 static int next_engine_held(gs_data_loader *l, gs_tensor *parts, const char *fn) {
   if (l->epoch < 0)
     gs_data_loader_reset(l);
+  if (l->workers)
+    return gs__workers_take(l->workers, parts, fn);
   if (l->prefetch)
     return gs__prefetch_take(l->prefetch, parts, fn);
   int64_t count = gs__loader_batch_count(l, l->pos);
   if (count == 0)
     return 0;
-  if (!gs__loader_collate(l, l->pos, count, true, parts, fn))
+  if (!gs__loader_collate(l, l->pos, count, GS__COLLATE_ENGINE_HELD, parts, fn))
     return -1;
   l->pos += count;
   return 1;
@@ -240,10 +270,11 @@ bool gs_data_loader_next(gs_data_loader *l, gs_tensor *out) {
   }
   if (l->epoch < 0)
     gs_data_loader_reset(l);
-  if (l->prefetch) {
-    /* Collated on the worker: the tensors become new objects of this thread's scope. */
+  if (l->prefetch || l->workers) {
+    /* Collated on the thread or in a worker process: the tensors become new objects of this
+     * thread's scope. */
     gs_tensor parts[GS_DATASET_MAX_FIELDS] = {0};
-    if (gs__prefetch_take(l->prefetch, parts, fn) != 1)
+    if (next_engine_held(l, parts, fn) != 1)
       return false;
     for (int f = 0; f < l->ds.n_fields; f++)
       gs__own_adopt(parts[f]);
@@ -251,7 +282,7 @@ bool gs_data_loader_next(gs_data_loader *l, gs_tensor *out) {
     return true;
   }
   int64_t count = gs__loader_batch_count(l, l->pos);
-  if (count == 0 || !gs__loader_collate(l, l->pos, count, false, out, fn))
+  if (count == 0 || !gs__loader_collate(l, l->pos, count, GS__COLLATE_MOVED_OUT, out, fn))
     return false;
   l->pos += count;
   return true;

@@ -46,7 +46,8 @@ static void *worker(void *arg) {
     if (stop || count <= 0)
       break;
     slot s = {0};
-    s.failed = !gs__loader_collate(l, pos, count, true, s.parts, "data_loader_next");
+    s.failed = !gs__loader_collate(l, pos, count, GS__COLLATE_ENGINE_HELD, s.parts,
+                                  "data_loader_next");
     if (s.failed) /* the handler returned: keep the message for the consumer's thread */
       snprintf(s.error, sizeof s.error, "%s", gs_last_error());
     /* The log gets the batch's creation before the consumer can log its hand-over. */

@@ -58,6 +58,52 @@ gs__buffer *gs__shared_buffer(int fd, uint64_t nbytes, gs_memory_origin origin,
   return b;
 }
 
+/* A fresh memfd of nbytes, mapped as a buffer of origin GS_MEMORY_SHARED; NULL after
+ * reporting. */
+static gs__buffer *new_segment(uint64_t nbytes, const char *fn) {
+  int fd = memfd_create("gradscope-storage", MFD_CLOEXEC);
+  if (fd < 0) {
+    gs__error(GS_ERR_OUT_OF_MEMORY, fn, "cannot create shared memory (memfd_create): %s",
+              strerror(errno));
+    return NULL;
+  }
+  if (ftruncate(fd, (off_t)gs__shared_map_bytes(nbytes)) != 0) {
+    int err = errno;
+    close(fd);
+    gs__error(GS_ERR_OUT_OF_MEMORY, fn, "cannot size shared memory to %llu bytes: %s",
+              (unsigned long long)nbytes, strerror(err));
+    return NULL;
+  }
+  return gs__shared_buffer(fd, nbytes, GS_MEMORY_SHARED, fn);
+}
+
+gs_tensor gs__empty_shared(gs_dtype dtype, const int64_t *shape, int ndim, const char *fn) {
+  if (gs_dtype_size(dtype) == 0) {
+    gs__error(GS_ERR_DTYPE, fn, "expected a dtype (f32, f64, i64 or bool), got %d", (int)dtype);
+    return GS_NO_TENSOR;
+  }
+  int64_t numel = gs__checked_numel(shape, ndim, fn);
+  if (numel < 0)
+    return GS_NO_TENSOR;
+  gs__buffer *b = new_segment((uint64_t)numel * gs_dtype_size(dtype), fn);
+  if (!b)
+    return GS_NO_TENSOR;
+  gs__tensor t;
+  memset(&t, 0, sizeof t);
+  t.dtype = dtype;
+  t.ndim = ndim;
+  t.numel = numel;
+  if (ndim > 0)
+    memcpy(t.shape, shape, (size_t)ndim * sizeof *shape);
+  gs__contiguous_strides(t.shape, ndim, t.strides);
+  t.storage = gs__storage_over_buffer(b);
+  if (!t.storage) {
+    gs__error(GS_ERR_OUT_OF_MEMORY, fn, "could not allocate the storage record");
+    return GS_NO_TENSOR;
+  }
+  return gs__register(&t, fn);
+}
+
 int gs_share_memory_(gs_tensor h) {
   static const char fn[] = "share_memory_";
   gs__tensor *t = gs__lookup(h, fn);
@@ -78,20 +124,7 @@ int gs_share_memory_(gs_tensor h) {
                                       : "are seen outside the engine");
     return -1;
   }
-  int fd = memfd_create("gradscope-storage", MFD_CLOEXEC);
-  if (fd < 0) {
-    gs__error(GS_ERR_OUT_OF_MEMORY, fn, "cannot create shared memory (memfd_create): %s",
-              strerror(errno));
-    return -1;
-  }
-  if (ftruncate(fd, (off_t)gs__shared_map_bytes(s->nbytes)) != 0) {
-    int err = errno;
-    close(fd);
-    gs__error(GS_ERR_OUT_OF_MEMORY, fn, "cannot size shared memory to %llu bytes: %s",
-              (unsigned long long)s->nbytes, strerror(err));
-    return -1;
-  }
-  gs__buffer *b = gs__shared_buffer(fd, s->nbytes, GS_MEMORY_SHARED, fn);
+  gs__buffer *b = new_segment(s->nbytes, fn);
   if (!b)
     return -1;
   if (s->nbytes)

@@ -57,6 +57,7 @@ bool gs_is_parameter(gs_tensor h) {
 #define MAX_MODULES 65536u
 
 static gs__pool modules = GS__POOL_INIT("module", sizeof(gs__module), 6, MAX_MODULES, 0);
+GS__POOL_GUARD_FORK(modules)
 static const gs__handle_kind module_kind = {.pool = &modules, .noun = "module",
                                             .nouns = "modules", .it = "the module",
                                             .ended = "disposed"};

@@ -203,7 +203,11 @@ gs_tensor gs_cat(const gs_tensor *tensors, int count, int dim) {
 }
 
 gs_tensor gs_stack(const gs_tensor *tensors, int count, int dim) {
-  const char *fn = "stack";
+  return gs__stack_into(tensors, count, dim, NULL, "stack");
+}
+
+gs_tensor gs__stack_into(const gs_tensor *tensors, int count, int dim, gs__stack_maker make,
+                         const char *fn) {
   if (!check_list(tensors, count, fn))
     return GS_NO_TENSOR;
   const gs__tensor *first = gs__lookup(tensors[0], fn);
@@ -240,9 +244,12 @@ gs_tensor gs_stack(const gs_tensor *tensors, int count, int dim) {
   for (int e = 0, s = 0; e <= first->ndim; e++)
     shape[e] = e == d ? count : first->shape[s++];
   gs__tensor *out;
-  gs_tensor h = gs__tensor_new(dtype, shape, first->ndim + 1, fn, &out);
+  gs_tensor h = make ? make(dtype, shape, first->ndim + 1, fn)
+                     : gs__tensor_new(dtype, shape, first->ndim + 1, fn, &out);
   if (!h.id)
     return h;
+  if (make)
+    out = gs__lookup(h, fn);
   for (int i = 0; i < count; i++) {
     gs__tensor dst = slab(out, d, i, 1, true);
     gs__copy_into(&dst, gs__lookup(tensors[i], fn));

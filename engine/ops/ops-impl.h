@@ -91,3 +91,14 @@ static inline int64_t gs__abs64(int64_t v) { return v < 0 ? -v : v; }
 
 /* Reports a broadcast failure of a and b in PyTorch's terms against fn. */
 void gs__report_broadcast(const char *fn, const int64_t *a, int na, const int64_t *b, int nb);
+
+/* ---- joins (join.c) ------------------------------------------------------------------- */
+
+/* Makes the tensor a join writes into: a new contiguous tensor of dtype and shape, or
+ * GS_NO_TENSOR after reporting as fn. */
+typedef gs_tensor (*gs__stack_maker)(gs_dtype dtype, const int64_t *shape, int ndim,
+                                     const char *fn);
+/* gs_stack, writing into the tensor make returns (NULL: the engine's allocator), so that the
+ * DataLoader's workers stack a batch straight into shared memory, with no copy after. */
+gs_tensor gs__stack_into(const gs_tensor *tensors, int count, int dim, gs__stack_maker make,
+                         const char *fn);

@@ -41,6 +41,7 @@ typedef struct optimizer {
 
 static gs__pool optimizers =
     GS__POOL_INIT("optimizer", sizeof(optimizer), 4, MAX_OPTIMIZERS, 0);
+GS__POOL_GUARD_FORK(optimizers)
 static const gs__handle_kind optimizer_kind = {.pool = &optimizers, .noun = "optimizer",
                                                .nouns = "optimizers", .it = "the optimizer",
                                                .ended = "disposed"};

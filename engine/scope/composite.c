@@ -25,6 +25,7 @@ typedef struct composite {
 /* Ids carry GS__COMPOSITE_ID_BIT (the pool's tag), so they never equal a tensor's. */
 static gs__pool composites =
     GS__POOL_INIT("composite", sizeof(composite), 6, MAX_COMPOSITES, GS__COMPOSITE_ID_BIT);
+GS__POOL_GUARD_FORK(composites)
 
 /* How each kind of composite is named in its stale-handle errors. */
 static const gs__handle_kind *handle_kind(int kind) {

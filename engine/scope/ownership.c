@@ -12,11 +12,19 @@
 #include "trace-writer.h"
 
 static gs__spinlock lock = GS__SPINLOCK_INIT;
+GS__FORK_GUARD_SPINLOCK(GS__FORK_RANK_OWNERSHIP, lock)
 static GS__THREAD_LOCAL gs__thread_scopes thread_scopes;
 
 gs__thread_scopes *gs__thread_scopes_get(void) { return &thread_scopes; }
 void gs__own_lock(void) { gs__spin_lock(&lock); }
 void gs__own_unlock(void) { gs__spin_unlock(&lock); }
+
+void gs__scopes_forget_inherited(void) {
+  /* The parent's records stay as they are (nothing here ends them): this thread only stops
+   * stacking on them. */
+  thread_scopes.current = NULL;
+  thread_scopes.suspended = 0;
+}
 
 void gs__ownership_suspend(void) { thread_scopes.suspended++; }
 void gs__ownership_resume(void) { thread_scopes.suspended--; }

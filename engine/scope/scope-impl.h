@@ -37,6 +37,10 @@ static inline gs_scope gs__scope_handle(const gs__scope_rec *s) { return (gs_sco
 
 /* The calling thread's scope state. */
 gs__thread_scopes *gs__thread_scopes_get(void);
+/* In a process just forked (a DataLoader worker): the scopes open on this thread are the
+ * parent's, whose beginnings the child's log lacks and which the child never ends, so the
+ * child starts with none open (and ownership not suspended). */
+void gs__scopes_forget_inherited(void);
 
 void gs__own_lock(void);
 void gs__own_unlock(void);

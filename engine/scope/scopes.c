@@ -17,6 +17,7 @@
 /* The pool finds a scope's record; the ownership lock guards what is in it. A stale handle's
  * story names the scope it was (the name is what a user knows it by) and when it ended. */
 static gs__pool scopes = GS__POOL_INIT("scope", sizeof(gs__scope_rec), 6, MAX_SCOPES, 0);
+GS__POOL_GUARD_FORK(scopes)
 static const gs__handle_kind scope_kind = {.pool = &scopes, .noun = "scope", .nouns = "scopes",
                                            .it = "it", .ended = "ended", .by_is_name = true};
 

@@ -188,6 +188,7 @@ typedef struct site {
 } site;
 /* A mutex, not a spinlock: only a new site takes it, and it may write out a full buffer. */
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
+GS__FORK_GUARD_MUTEX(GS__FORK_RANK_TRACE_SITES, table_lock)
 static uint32_t *slots; /* site id, 0 empty */
 static size_t n_slots;
 static site *sites; /* by id - 1 */

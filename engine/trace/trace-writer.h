@@ -39,6 +39,13 @@ int gs__trace_start(const char *dest);
  * DataLoader's prefetch worker) calls it first, so the objects' creation precedes, in file
  * order, whatever the receiving thread logs about them. */
 void gs__trace_flush_this_thread(void);
+/* Where the log goes, as given to gs_trace_open or GS_TRACE ("path", "unix:SOCKET", "fd:N"),
+ * or NULL when recording is off. */
+const char *gs__trace_dest(void);
+/* In a process just forked (single-threaded): stops recording without writing anything the
+ * parent buffered, forgets the other threads' buffers and closes this process's copy of the
+ * parent's sink. The child may then gs_trace_open a log of its own. */
+void gs__trace_forget_inherited(void);
 /* How many values GS_TRACE_VALUES asks to record per new tensor (0: none). */
 int gs__trace_values_limit(void);
 

@@ -41,6 +41,7 @@ static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER; /* registry, n
 static pthread_mutex_t sink_lock = PTHREAD_MUTEX_INITIALIZER;
 static int sink_fd = -1;
 static bool sink_owned; /* we opened it: close it on gs_trace_close */
+static char sink_dest[4096]; /* where the log goes, as given: worker processes name theirs after it */
 uint64_t gs__tw_start; /* monotonic ns when recording started */
 static thread_buffer *registry;
 static uint32_t next_thread_no;
@@ -199,10 +200,31 @@ gs__tw_buffer *gs__tw_buffer_new(void) {
 
 static thread_buffer *buffer(void) { return gs__tw_mine ? gs__tw_mine : gs__tw_buffer_new(); }
 
+/* gs__fork (base/fork.c) takes the registry, every buffer and the sink in the order a flush
+ * does, so the child never inherits one of them held by a thread it does not have. */
+static void streams_take(void) {
+  pthread_mutex_lock(&registry_lock);
+  for (thread_buffer *b = registry; b; b = b->next)
+    gs__spin_lock(&b->lock);
+  pthread_mutex_lock(&sink_lock);
+}
+
+static void streams_give(void) {
+  pthread_mutex_unlock(&sink_lock);
+  for (thread_buffer *b = registry; b; b = b->next)
+    gs__spin_unlock(&b->lock);
+  pthread_mutex_unlock(&registry_lock);
+}
+
+__attribute__((constructor)) static void guard_streams_across_fork(void) {
+  gs__fork_guard_add(GS__FORK_RANK_TRACE_STREAMS, streams_take, streams_give);
+}
+
 /* ---- strings ----------------------------------------------------------------------------- */
 
 /* Pointer -> id, open addressing; ids from 1. Guarded by a spinlock: lookups are short. */
 static gs__spinlock strings_lock = GS__SPINLOCK_INIT;
+GS__FORK_GUARD_SPINLOCK(GS__FORK_RANK_TRACE_STRINGS, strings_lock)
 static const char **string_keys;
 static uint32_t *string_ids;
 static size_t string_capacity, string_count;
@@ -432,8 +454,39 @@ int gs__trace_start(const char *dest) {
   int fd = open_sink(dest, &owned);
   if (fd < 0)
     return errno ? errno : EINVAL;
+  snprintf(sink_dest, sizeof sink_dest, "%s", dest);
   start(fd, owned);
   return 0;
+}
+
+const char *gs__trace_dest(void) { return atomic_load(&gs__tracing) ? sink_dest : NULL; }
+
+void gs__trace_forget_inherited(void) {
+  /* The parent's events (this thread's unflushed tail, other threads' buffers) are the
+   * parent's to write: writing them here would put them in the log twice. The threads those
+   * buffers belonged to do not exist in this process. */
+  atomic_store(&gs__tracing, false);
+  gs__tw_pending = NULL;
+  thread_buffer *mine = gs__tw_mine;
+  for (thread_buffer *b = registry, *next; b; b = next) {
+    next = b->next;
+    if (b != mine) {
+      free(b->strings.bits);
+      free(b->sites.bits);
+      free(b);
+    }
+  }
+  registry = mine;
+  if (mine) {
+    mine->next = NULL;
+    mine->used = 0;
+  }
+  /* The parent's sink (a file, the inspector's socket) stays the parent's: this process's
+   * copy of the descriptor must not keep a socket open after the parent closes it. */
+  if (sink_fd >= 0)
+    close(sink_fd);
+  sink_fd = -1;
+  sink_dest[0] = '\0';
 }
 
 void gs_trace_close(void) {
@@ -503,6 +556,7 @@ __attribute__((constructor)) static void open_from_environment(void) {
             strerror(errno ? errno : EINVAL));
     return;
   }
+  snprintf(sink_dest, sizeof sink_dest, "%s", dest);
   start(sink, owned);
   atexit(close_at_exit);
 }

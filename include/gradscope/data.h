@@ -14,6 +14,29 @@
  * calling thread's state. gs_data_loader_reset and _free stop the worker and dispose the
  * batches it made that nobody took.
  *
+ * Worker processes (opt.num_workers = N > 0, PyTorch's num_workers): each epoch forks N
+ * processes that call get_item and collate, batch b in worker b % N, stacking each field
+ * straight into a memfd shared-memory segment and sending it over a Unix socket
+ * (gs_tensor_send): the batch arrives over the same pages, no byte copied after collate, in
+ * the same order and with the same contents as without workers, as the same tensors or
+ * composite in the caller's current scope. The storages say where they came from
+ * (gs_storage_info_of: GS_MEMORY_RECEIVED, peer_pid the worker). Workers are forked, not
+ * spawned, because get_item is a C callback over the caller's memory, which a fresh program
+ * could not run; the fork takes every engine lock first (no thread's critical section is cut
+ * in half) and the child uses one OpenBLAS thread. The child starts with the state of the
+ * dataset and the program at gs_data_loader_reset: changes made later in the main process are
+ * not seen, and what get_item changes stays in the worker. Each worker seeds the engine's
+ * default generator with the epoch's base seed plus its id (gs_data_worker_info), so random
+ * augmentation is reproducible for a given num_workers (but differs from num_workers = 0, as
+ * in PyTorch). A failed get_item or collate, a worker that dies (a crash, abort, exit) or one
+ * that gives no batch within opt.timeout_ms is an error naming the worker, its pid and the
+ * batch's index; the epoch ends there. Reset, free and the end of an epoch shut the workers
+ * down: nothing is left behind (no process: each is waited for; no segment: a memfd goes with
+ * its last descriptor and mapping). While the log is recording to a file, each worker writes
+ * its own log next to it: "run.gstrace" gives "run.worker-0.gstrace", ... (a path without an
+ * extension gets ".worker-N" appended). Recording to a socket or an inherited descriptor,
+ * workers do not record (the inspector's listening source takes one program per socket).
+ *
  * A batch can also come as one object (gs_data_loader_next_batch): a composite, like a packed
  * sequence, whose fields are its parts. Moving, detaching or disposing it does that to all its
  * tensors, and the event log and the statistics (kind GS_OBJECT_BATCH) count it once.
@@ -55,10 +78,31 @@ typedef struct gs_loader_options {
   uint64_t seed;      /* epoch e shuffles with a generator seeded with seed + e */
   bool drop_last;     /* drop the last batch when it is smaller than batch_size */
   int prefetch;       /* batches collated ahead on a background thread (0: none, on demand);
-                         at most GS_LOADER_MAX_PREFETCH */
+                         at most GS_LOADER_MAX_PREFETCH. With workers: batches each worker
+                         may have ready or in hand (0: 2, PyTorch's prefetch_factor) */
+  int num_workers;    /* worker processes that read and collate (0: this process); at most
+                         GS_LOADER_MAX_WORKERS. See "Worker processes" above */
+  int timeout_ms;     /* with workers: how long to wait for one batch before stopping its
+                         worker and reporting (0: no limit; a worker that dies is reported
+                         at once either way) */
 } gs_loader_options;
 
 #define GS_LOADER_MAX_PREFETCH 64
+#define GS_LOADER_MAX_WORKERS 64
+
+/* In a DataLoader worker process: which worker this is, of how many, and the seed its
+ * engine's default generator was given: the epoch's base seed, opt.seed + epoch *
+ * GS_LOADER_MAX_WORKERS (so no two epochs share one), plus the worker's id, as PyTorch's
+ * base_seed + worker_id. */
+typedef struct gs_worker_info {
+  int id;          /* 0 .. num_workers - 1 */
+  int num_workers;
+  uint64_t seed;
+} gs_worker_info;
+
+/* Fills *info and returns true in a DataLoader worker process; false elsewhere (the main
+ * process, or NULL info). For datasets that draw random numbers of their own. */
+GS_API bool gs_data_worker_info(gs_worker_info *info);
 
 typedef struct gs_data_loader gs_data_loader;
 

@@ -291,6 +291,7 @@ struct model_memory {
   guint64 totals[GS_MEM_N_CATEGORIES];
   guint64 emitted[GS_MEM_N_CATEGORIES];
   guint64 emitted_total;
+  guint64 emitted_outside;
 };
 
 model_memory *model_memory_new(void) {
@@ -485,6 +486,10 @@ void model_memory_after(gs_trace_model *m, const gs_trace_event *e, guint64 inde
     model_series_set(&m->total, index, live);
     mm->emitted_total = live;
   }
+  if (m->head->outside_bytes != mm->emitted_outside) {
+    model_series_set(&m->outside, index, m->head->outside_bytes);
+    mm->emitted_outside = m->head->outside_bytes;
+  }
   gboolean rest_changed = FALSE;
   for (guint i = 0; i < m->head->changed_groups->len; i++) {
     const gs_replay_scope_name *g = m->head->changed_groups->pdata[i];
@@ -509,6 +514,10 @@ guint64 gs_trace_model_bytes_at(const gs_trace_model *m, guint64 index) {
   return model_series_value(&m->total, index);
 }
 
+guint64 gs_trace_model_outside_bytes_at(const gs_trace_model *m, guint64 index) {
+  return model_series_value(&m->outside, index);
+}
+
 guint gs_trace_model_n_stacks(const gs_trace_model *m, gboolean by_scope) {
   if (!by_scope)
     return GS_MEM_N_CATEGORIES;
@@ -531,6 +540,7 @@ const char *gs_trace_model_stack_name(const gs_trace_model *m, gboolean by_scope
 static void stacks_at(const gs_trace_model *m, gboolean by_scope, guint64 index,
                       gs_memory_column *col) {
   col->n_stacks = gs_trace_model_n_stacks(m, by_scope);
+  col->outside = model_series_value(&m->outside, index);
   if (!by_scope) {
     for (int c = 0; c < GS_MEM_N_CATEGORIES; c++)
       col->stack[c] = model_series_value(&m->categories[c], index);

@@ -132,6 +132,7 @@ struct gs_trace_model {
 
   /* memory series (model-memory.c) */
   model_series total;
+  model_series outside; /* of total, bytes outside the engine's allocator (replay.h) */
   model_series categories[GS_MEM_N_CATEGORIES];
   GPtrArray *group_series; /* model_series* per scope group shown as its own stack; the last
                             * one sums all the groups after them (MODEL_REST_GROUP) */

@@ -13,13 +13,20 @@ void replay_storage_free(gpointer p) {
 
 /* Sizes come from the log and may be anything up to 2^64 - 1: the sums saturate instead of
  * wrapping (a signed sum overflowed on a 2^63-byte storage and the peak read 16 EiB). */
-static void memory_add(gs_replay *r, const gs_trace_event *e, guint64 nbytes, gboolean grow) {
+static guint64 saturating_move(guint64 sum, guint64 nbytes, gboolean grow) {
+  if (grow)
+    return sum > G_MAXUINT64 - nbytes ? G_MAXUINT64 : sum + nbytes;
+  return sum > nbytes ? sum - nbytes : 0;
+}
+
+/* outside: the bytes are not the engine allocator's (counted in outside_bytes too). */
+static void memory_add(gs_replay *r, const gs_trace_event *e, guint64 nbytes, gboolean grow,
+                       gboolean outside) {
   if (!nbytes)
     return;
-  if (grow)
-    r->live_bytes = r->live_bytes > G_MAXUINT64 - nbytes ? G_MAXUINT64 : r->live_bytes + nbytes;
-  else
-    r->live_bytes = r->live_bytes > nbytes ? r->live_bytes - nbytes : 0;
+  r->live_bytes = saturating_move(r->live_bytes, nbytes, grow);
+  if (outside)
+    r->outside_bytes = saturating_move(r->outside_bytes, nbytes, grow);
   r->memory_changed = TRUE;
   if (r->live_bytes > r->peak_bytes) {
     r->peak_bytes = r->live_bytes;
@@ -36,7 +43,7 @@ static void buffer_drop(gs_replay *r, const gs_trace_event *e, replay_buffer *b,
   if (!b)
     return;
   if (--b->refs == 0) {
-    memory_add(r, e, b->nbytes, FALSE);
+    memory_add(r, e, b->nbytes, FALSE, b->memory != 0);
     g_free(b);
     return;
   }
@@ -59,7 +66,7 @@ static replay_buffer *buffer_new(gs_replay *r, const gs_trace_event *e, guint64 
   b->owner = e->storage;
   b->memory = e->kind == GS_TRACE_STORAGE_SHARE ? 0 : e->memory;
   b->peer = e->kind == GS_TRACE_STORAGE_SHARE ? 0 : e->peer;
-  memory_add(r, e, nbytes, TRUE);
+  memory_add(r, e, nbytes, TRUE, b->memory != 0);
   return b;
 }
 

@@ -132,6 +132,7 @@ gs_replay *gs_replay_copy(const gs_replay *src, gboolean open_scopes_only) {
   r->last_ns = src->last_ns;
   r->live_storages = src->live_storages;
   r->live_bytes = src->live_bytes;
+  r->outside_bytes = src->outside_bytes;
   r->peak_bytes = src->peak_bytes;
   r->peak_seq = src->peak_seq;
   r->peak_ns = src->peak_ns;

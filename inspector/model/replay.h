@@ -135,6 +135,10 @@ typedef struct gs_replay {
   /* memory */
   gs_id_table *storages; /* id -> storage record (private) */
   guint64 live_storages, live_bytes;
+  /* Of live_bytes, those outside the engine's allocator (format 1.4's memory not 0): external
+   * memory (a blob, a DLPack producer's, a mapped file) and shared memory (made here or
+   * received from another process). */
+  guint64 outside_bytes;
   guint64 peak_bytes, peak_seq, peak_ns;
 
   GHashTable *objects;  /* id -> gs_replay_object*, alive ones */

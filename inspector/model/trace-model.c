@@ -43,6 +43,7 @@ gs_trace_model *gs_trace_model_new(void) {
   model_decoder_init(&m->event_decoder);
   model_decoder_init(&m->query_decoder);
   model_series_init(&m->total);
+  model_series_init(&m->outside);
   for (int c = 0; c < GS_MEM_N_CATEGORIES; c++)
     model_series_init(&m->categories[c]);
   m->group_series = g_ptr_array_new();
@@ -82,6 +83,7 @@ void gs_trace_model_free(gs_trace_model *m) {
   model_decoder_clear(&m->event_decoder);
   model_decoder_clear(&m->query_decoder);
   model_series_clear(&m->total);
+  model_series_clear(&m->outside);
   for (int c = 0; c < GS_MEM_N_CATEGORIES; c++)
     model_series_clear(&m->categories[c]);
   for (guint i = 0; i < m->group_series->len; i++) {

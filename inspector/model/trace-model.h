@@ -141,6 +141,10 @@ void gs_trace_model_category_bytes(const gs_trace_model *m, const gs_replay *sta
 
 /* Bytes alive (all storages) just after event index. */
 guint64 gs_trace_model_bytes_at(const gs_trace_model *m, guint64 index);
+/* Of those, the bytes outside the engine's allocator: external memory (gs_from_blob, DLPack,
+ * mapped files) and shared memory (made here or received from another process, such as a
+ * DataLoader worker's batches). */
+guint64 gs_trace_model_outside_bytes_at(const gs_trace_model *m, guint64 index);
 
 /* At most this many stacks in a column. */
 #define GS_MEMORY_MAX_STACKS 32
@@ -159,6 +163,8 @@ typedef struct gs_memory_column {
   guint64 max_index;
   guint n_stacks;
   guint64 stack[GS_MEMORY_MAX_STACKS];
+  guint64 outside; /* of max_total, the bytes outside the engine's allocator (external and
+                    * shared: gs_trace_model_outside_bytes_at) */
 } gs_memory_column;
 
 /* Splits events first..last (clamped) into `columns` equal runs and fills out[columns]. */

@@ -322,6 +322,37 @@ static void draw_outline(cairo_t *cr, const gs_timeline_frame *f, const int *sho
   cairo_stroke(cr);
 }
 
+static gboolean any_outside(const gs_timeline_frame *f) {
+  for (guint c = 0; c < f->n_columns; c++)
+    if (f->columns[c].outside > 0)
+      return TRUE;
+  return FALSE;
+}
+
+/* Of the total, the bytes outside the engine's allocator (external and shared memory: DLPack,
+ * mapped files, a DataLoader worker's batches) as a dashed line, so they read apart from the
+ * engine's own whatever the stacks are. Drawn only when a log has any. */
+static void draw_outside(cairo_t *cr, const gs_timeline_frame *f, const int *shown,
+                         const gs_timeline_palette *pal) {
+  if (!any_outside(f))
+    return;
+  for (guint c = 0; c < f->n_columns && shown[c] >= 0; c++) {
+    double x = f->plot_x + c + 0.5;
+    double y = gs_timeline_frame_y_of(f, f->columns[shown[c]].outside);
+    if (c == 0)
+      cairo_move_to(cr, x, y);
+    else
+      cairo_line_to(cr, x, y);
+  }
+  static const double dash[] = {4, 3};
+  cairo_save(cr);
+  cairo_set_dash(cr, dash, G_N_ELEMENTS(dash), 0);
+  set_color(cr, pal->outside);
+  cairo_set_line_width(cr, 1.5);
+  cairo_stroke(cr);
+  cairo_restore(cr);
+}
+
 static void draw_peak(cairo_t *cr, const gs_timeline_frame *f, gs_trace_model *m,
                       const gs_timeline_palette *pal, PangoLayout *layout) {
   if (f->peak_column < 0)
@@ -471,6 +502,9 @@ static void draw_legend(cairo_t *cr, const gs_timeline_frame *f, gs_trace_model 
     double swatch_y, swatch_h;
   } extras[] = {
       {ranges, _("range within a pixel"), range, 2, 10},
+      /* TRANSLATORS: the timeline's dashed line: bytes that are not the engine's own (a blob,
+       * DLPack, a mapped file, shared memory such as a DataLoader worker's batches) */
+      {any_outside(f), _("external and shared memory"), pal->outside, 6, 2},
       {backward_in_view(f, index), _("backward pass"), strip, 5, 4},
   };
   double bottom_x = f->plot_x, bottom_y = plot_bottom(f) + 32;
@@ -518,6 +552,7 @@ void gs_timeline_draw(cairo_t *cr, const gs_timeline_frame *f, gs_trace_model *m
     g_autofree int *shown = shown_columns(f);
     draw_stacks(cr, f, shown, decor->dark);
     draw_outline(cr, f, shown, pal);
+    draw_outside(cr, f, shown, pal);
     draw_life(cr, f, decor, pal, layout, FALSE);
     cairo_restore(cr);
     draw_byte_axis(cr, f, pal, layout);

@@ -16,6 +16,7 @@ typedef struct gs_timeline_palette {
   gs_rgba scope_band[2]; /* alternate outermost scopes */
   gs_rgba backward;      /* backward spans */
   gs_rgba outline;       /* the total's outline */
+  gs_rgba outside;       /* the dashed line of bytes outside the engine's allocator */
   gs_rgba peak;
   gs_rgba mark;
   gs_rgba position; /* the scrubber's event */

@@ -64,6 +64,7 @@ static void merge(gs_memory_column *acc, const gs_memory_column *part, gboolean 
     acc->max_total = part->max_total;
     acc->max_index = part->max_index;
     memcpy(acc->stack, part->stack, sizeof acc->stack);
+    acc->outside = part->outside;
   }
 }
 
