@@ -204,16 +204,28 @@ static void find_anchors(gs_run_diff *d) {
   add_anchor(d->anchors, MAX(d->a->last_seq, 1), MAX(d->b->last_seq, 1));
 }
 
-double gs_run_diff_align(const gs_run_diff *d, guint64 b_seq) {
+/* Maps pos between the anchors around it in one run (from: 0 for a, 1 for b) to the other. */
+static double map_between(const gs_run_diff *d, double pos, guint from) {
   guint n = d->anchors->len / 2;
   const guint64 *at = (const guint64 *)(gpointer)d->anchors->data;
+  if (n < 2)
+    return pos;
+  guint to = 1 - from;
   for (guint i = 1; i < n; i++)
-    if (b_seq <= at[2 * i + 1] || i == n - 1) {
-      double a0 = (double)at[2 * i - 2], b0 = (double)at[2 * i - 1];
-      double a1 = (double)at[2 * i], b1 = (double)at[2 * i + 1];
-      return a0 + ((double)b_seq - b0) * (a1 - a0) / (b1 > b0 ? b1 - b0 : 1);
+    if (pos <= (double)at[2 * i + from] || i == n - 1) {
+      double f0 = (double)at[2 * i - 2 + from], t0 = (double)at[2 * i - 2 + to];
+      double f1 = (double)at[2 * i + from], t1 = (double)at[2 * i + to];
+      return t0 + (pos - f0) * (t1 - t0) / (f1 > f0 ? f1 - f0 : 1);
     }
-  return (double)b_seq;
+  return pos;
+}
+
+double gs_run_diff_align(const gs_run_diff *d, guint64 b_seq) {
+  return map_between(d, (double)b_seq, 1);
+}
+
+double gs_run_diff_unalign(const gs_run_diff *d, double a_pos) {
+  return map_between(d, a_pos, 0);
 }
 
 gs_run_diff *gs_run_diff_new(const gs_run_summary *a, const gs_run_summary *b) {
@@ -267,9 +279,11 @@ static char *signed_bytes(guint64 a, guint64 b) {
   return g_strdup_printf("%s%s", a > b ? "−" : "+", size);
 }
 
+/* A value a run lacks counts as 0: a call site only one run has, whose objects are all gone
+ * by the end, is no difference in what is alive. */
 static void bytes_row(GPtrArray *rows, char *what, gboolean in_a, guint64 a, gboolean in_b,
                       guint64 b, guint64 a_seq, guint64 b_seq) {
-  if (in_a && in_b && a == b) {
+  if ((in_a ? a : 0) == (in_b ? b : 0)) {
     g_free(what);
     return;
   }
@@ -281,7 +295,7 @@ static void bytes_row(GPtrArray *rows, char *what, gboolean in_a, guint64 a, gbo
 
 static void count_row(GPtrArray *rows, char *what, gboolean in_a, guint64 a, gboolean in_b,
                       guint64 b, guint64 a_seq, guint64 b_seq) {
-  if (in_a && in_b && a == b) {
+  if ((in_a ? a : 0) == (in_b ? b : 0)) {
     g_free(what);
     return;
   }
@@ -292,8 +306,8 @@ static void count_row(GPtrArray *rows, char *what, gboolean in_a, guint64 a, gbo
   r->change = g_strdup_printf("%s%" G_GUINT64_FORMAT, x > y ? "−" : "+", x > y ? x - y : y - x);
 }
 
-/* "pass 2" or "pass 2 (step 3)", for a pass of either run. */
-static char *pass_name(const gs_run_diff_pass *p) {
+/* Named after A's pass when both runs have it. */
+char *gs_run_diff_pass_name(const gs_run_diff_pass *p) {
   const gs_run_pass *pass = p->a ? p->a : p->b;
   if (pass->step)
     /* Translators: a backward pass, its number and the step mark before it */
@@ -306,7 +320,7 @@ static void pass_rows(const gs_run_diff *d, GPtrArray *rows) {
     const gs_run_diff_pass *p = d->passes->pdata[i];
     if (p->a && p->b && !p->removed->len && !p->added->len)
       continue;
-    g_autofree char *name = pass_name(p);
+    g_autofree char *name = gs_run_diff_pass_name(p);
     gs_run_diff_row *r = add_row(rows, g_strdup_printf(_("%s: graph nodes"), name),
                                  p->a ? p->a->seq : G_MAXUINT64, p->b ? p->b->seq : G_MAXUINT64);
     r->pass = (gint)i;

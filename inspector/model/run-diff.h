@@ -53,6 +53,12 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(gs_run_diff, gs_run_diff_free)
 /* Where b_seq of run b falls on run a's axis: between the anchors around it, in proportion. */
 double gs_run_diff_align(const gs_run_diff *diff, guint64 b_seq);
 
+/* The inverse: the seq of run b at run a's position a_pos. */
+double gs_run_diff_unalign(const gs_run_diff *diff, double a_pos);
+
+/* A pass's name for people, translated: "Backward pass 2 (step 2)". */
+char *gs_run_diff_pass_name(const gs_run_diff_pass *pass);
+
 /* One difference a reader can go to: a row of the Compare view's table. */
 typedef struct gs_run_diff_row {
   char *what;    /* translated: "Peak memory", "Scope “step”: peak bytes"... */
