@@ -5,6 +5,7 @@
 
 #include <adwaita.h>
 #include <glib/gi18n.h>
+#include <inttypes.h>
 
 #include "graph-render.h"
 #include "gs-diff-row.h"
@@ -56,13 +57,34 @@ static void show_graph_at(GsComparePage *self, guint run, guint64 seq, GHashTabl
   gs_graph_view_set_position(self->graphs[run], index);
 }
 
-/* "n12" -> mark for each node: the graph's keys for op and leaf items. */
-static GHashTable *marks_for(const GArray *nodes, gs_graph_mark mark) {
+/* The marks of run's graph at pass (the graph's keys for op and leaf items are "n12"): the
+ * nodes only this run's pass has, and the nodes alive then that the pass does not walk (a
+ * detached branch stays alive until its scope ends: without this it would look like part of
+ * the pass). */
+static GHashTable *marks_for(GsComparePage *self, guint run, const gs_run_pass *pass,
+                             const GArray *only, gs_graph_mark mark) {
   GHashTable *marks = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
-  for (guint i = 0; i < nodes->len; i++)
+  guint64 index = gs_trace_model_find_seq(self->models[run], pass->seq);
+  const gs_replay *state =
+      index == G_MAXUINT64 ? NULL : gs_trace_model_seek(self->models[run], index);
+  g_autoptr(GHashTable) in_pass = g_hash_table_new(gs_id_hash, gs_id_equal);
+  for (guint i = 0; i < pass->nodes->len; i++)
+    g_hash_table_add(in_pass, &g_array_index(pass->nodes, gs_run_node, i).id);
+  if (state) {
+    GHashTableIter it;
+    gpointer value;
+    g_hash_table_iter_init(&it, state->nodes);
+    while (g_hash_table_iter_next(&it, NULL, &value)) {
+      const gs_replay_node *node = value;
+      if (!g_hash_table_contains(in_pass, &node->id))
+        g_hash_table_insert(marks, g_strdup_printf("n%" G_GUINT64_FORMAT, node->id),
+                            GINT_TO_POINTER(GS_GRAPH_MARK_OUTSIDE));
+    }
+  }
+  for (guint i = 0; i < only->len; i++)
     g_hash_table_insert(marks,
                         g_strdup_printf("n%" G_GUINT64_FORMAT,
-                                        g_array_index(nodes, gs_run_node, i).id),
+                                        g_array_index(only, gs_run_node, i).id),
                         GINT_TO_POINTER(mark));
   return marks;
 }
@@ -82,7 +104,9 @@ void gs_compare_page_show_pass(GsComparePage *self, guint index) {
   const GArray *only[2] = {p->removed, p->added};
   for (guint run = 0; run < 2; run++) {
     g_autoptr(GHashTable) marks =
-        marks_for(only[run], run ? GS_GRAPH_MARK_ADDED : GS_GRAPH_MARK_REMOVED);
+        side[run] ? marks_for(self, run, side[run], only[run],
+                              run ? GS_GRAPH_MARK_ADDED : GS_GRAPH_MARK_REMOVED)
+                  : NULL;
     show_graph_at(self, run, side[run] ? side[run]->seq : G_MAXUINT64, marks);
     g_autofree char *what = NULL;
     if (!side[run])
@@ -116,7 +140,7 @@ void gs_compare_page_activate_row(GsComparePage *self, guint position) {
     g_autofree char *what =
         seqs[run] == G_MAXUINT64
             ? g_strdup(_("no such place in this run"))
-            : g_strdup_printf(_("the graph after event %" G_GUINT64_FORMAT), seqs[run]);
+            : g_strdup_printf(_("the graph after event %" PRIu64), (uint64_t)seqs[run]);
     set_graph_label(self, run, what);
   }
   if (row->a_seq != G_MAXUINT64)
@@ -151,8 +175,8 @@ static void on_position_chosen(GsCompareChart *chart, double a_pos, GsComparePag
     if (index == G_MAXUINT64)
       continue;
     show_graph_at(self, run, gs_trace_model_seq_at(m, index), NULL);
-    g_autofree char *what = g_strdup_printf(_("the graph after event %" G_GUINT64_FORMAT),
-                                            gs_trace_model_seq_at(m, index));
+    g_autofree char *what = g_strdup_printf(_("the graph after event %" PRIu64),
+                                            (uint64_t)gs_trace_model_seq_at(m, index));
     set_graph_label(self, run, what);
   }
 }
@@ -332,6 +356,7 @@ static GtkWidget *build_graphs(GsComparePage *self) {
   gtk_box_append(GTK_BOX(bar), spacer);
   gtk_box_append(GTK_BOX(bar), legend_swatch(GS_GRAPH_MARK_REMOVED, _("Removed in B (only in A)")));
   gtk_box_append(GTK_BOX(bar), legend_swatch(GS_GRAPH_MARK_ADDED, _("Added in B (only in B)")));
+  gtk_box_append(GTK_BOX(bar), legend_swatch(GS_GRAPH_MARK_OUTSIDE, _("Alive, not in this pass")));
   gtk_box_append(GTK_BOX(box), bar);
 
   GtkWidget *pair = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 6);
@@ -372,8 +397,8 @@ static GtkWidget *build_top(GsComparePage *self) {
   gtk_column_view_set_single_click_activate(self->table, TRUE);
   gtk_widget_add_css_class(GTK_WIDGET(self->table), "data-table");
   add_column(self->table, _("Difference"), 0, TRUE);
-  add_column(self->table, _("A"), 1, FALSE);
-  add_column(self->table, _("B"), 2, FALSE);
+  add_column(self->table, "A", 1, FALSE);
+  add_column(self->table, "B", 2, FALSE);
   add_column(self->table, _("Change"), 3, FALSE);
   g_signal_connect(self->table, "activate", G_CALLBACK(on_row_activated), self);
   GtkWidget *scroller = gtk_scrolled_window_new();
@@ -423,7 +448,7 @@ GsComparePage *gs_compare_page_new(const char *path_a, const char *path_b) {
     self->names[run] = g_path_get_basename(paths[run]);
     l->paths[run] = g_strdup(paths[run]);
   }
-  self->title = g_strdup_printf(_("%s ↔ %s"), self->names[0], self->names[1]);
+  self->title = g_strdup_printf("%s ↔ %s", self->names[0], self->names[1]);
   /* Translators: the Compare tab's subtitle: the two files compared */
   self->subtitle = g_strdup_printf(_("Comparing %s with %s"), path_a, path_b);
   set_busy(self, TRUE);

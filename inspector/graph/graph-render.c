@@ -191,6 +191,8 @@ void gs_graph_mark_rgb(gs_graph_mark mark, double *r, double *g, double *b) {
     *r = 0.15, *g = 0.55, *b = 0.25;
   else if (mark == GS_GRAPH_MARK_REMOVED)
     *r = 0.75, *g = 0.11, *b = 0.16;
+  else if (mark == GS_GRAPH_MARK_OUTSIDE)
+    *r = *g = *b = 0.6;
   else
     *r = *g = *b = 0.15;
 }
@@ -223,7 +225,16 @@ static void draw_nodes(cairo_t *cr, const gs_layout *l, const gs_graph_viewport 
     gs_graph_mark mark =
         style->marks ? (gs_graph_mark)GPOINTER_TO_INT(g_hash_table_lookup(style->marks, item->key))
                      : GS_GRAPH_MARK_NONE;
-    if (mark != GS_GRAPH_MARK_NONE) {
+    if (mark == GS_GRAPH_MARK_OUTSIDE) {
+      /* Faded into the background, a dashed outline: drawn, since it is alive, but not part
+       * of what is compared. */
+      cairo_set_source_rgba(cr, style->dark ? 0.12 : 1, style->dark ? 0.12 : 1,
+                            style->dark ? 0.12 : 1, 0.6);
+      cairo_fill_preserve(cr);
+      cairo_set_source_rgb(cr, 0.5, 0.5, 0.5);
+      static const double dash[] = {3, 2};
+      cairo_set_dash(cr, dash, 2, 0);
+    } else if (mark != GS_GRAPH_MARK_NONE) {
       /* A tint of the mark's colour over the kind's fill, and a thick outline of it: the kind
        * stays readable, the difference stands out. */
       double r, g, b;
@@ -237,8 +248,10 @@ static void draw_nodes(cairo_t *cr, const gs_layout *l, const gs_graph_viewport 
       cairo_set_source_rgb(cr, 0.88, 0.11, 0.14);
     else
       cairo_set_source_rgb(cr, 0.15, 0.15, 0.15);
-    cairo_set_line_width(cr, selected || error || mark != GS_GRAPH_MARK_NONE ? 3 : 1);
+    gboolean marked = mark == GS_GRAPH_MARK_ADDED || mark == GS_GRAPH_MARK_REMOVED;
+    cairo_set_line_width(cr, selected || error || marked ? 3 : 1);
     cairo_stroke(cr);
+    cairo_set_dash(cr, NULL, 0, 0);
     if (selected && error) {
       /* Keep the error visible on a selected node: a red inner ring. */
       cairo_save(cr);

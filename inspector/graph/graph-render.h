@@ -29,6 +29,7 @@ typedef enum gs_graph_mark {
   GS_GRAPH_MARK_NONE,
   GS_GRAPH_MARK_REMOVED, /* in this run only: the other run lost it (red) */
   GS_GRAPH_MARK_ADDED,   /* in this run only: the other run did not have it (green) */
+  GS_GRAPH_MARK_OUTSIDE, /* alive, but not in the backward pass compared (faded, dashed) */
 } gs_graph_mark;
 
 typedef struct gs_graph_style {
