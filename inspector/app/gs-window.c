@@ -164,12 +164,11 @@ static void on_open_response(GtkNativeDialog *dialog, int response, gpointer use
   g_object_unref(dialog);
 }
 
-static void action_open(GtkWidget *widget, const char *name, GVariant *param) {
-  (void)name, (void)param;
-  GsWindow *self = GS_WINDOW(widget);
+/* A chooser of several captures, event logs first, any file second. */
+static GtkFileChooserNative *new_capture_chooser(GsWindow *self, const char *title,
+                                                 const char *accept) {
   GtkFileChooserNative *chooser = gtk_file_chooser_native_new(
-      _("Open Capture"), GTK_WINDOW(self), GTK_FILE_CHOOSER_ACTION_OPEN, _("_Open"),
-      _("_Cancel"));
+      title, GTK_WINDOW(self), GTK_FILE_CHOOSER_ACTION_OPEN, accept, _("_Cancel"));
   gtk_file_chooser_set_select_multiple(GTK_FILE_CHOOSER(chooser), TRUE);
   GtkFileFilter *logs = gtk_file_filter_new();
   gtk_file_filter_set_name(logs, _("Gradscope event logs"));
@@ -182,6 +181,13 @@ static void action_open(GtkWidget *widget, const char *name, GVariant *param) {
   gtk_file_chooser_add_filter(GTK_FILE_CHOOSER(chooser), all);
   g_object_unref(logs);
   g_object_unref(all);
+  return chooser;
+}
+
+static void action_open(GtkWidget *widget, const char *name, GVariant *param) {
+  (void)name, (void)param;
+  GsWindow *self = GS_WINDOW(widget);
+  GtkFileChooserNative *chooser = new_capture_chooser(self, _("Open Capture"), _("_Open"));
   g_signal_connect(chooser, "response", G_CALLBACK(on_open_response), self);
   gtk_native_dialog_show(GTK_NATIVE_DIALOG(chooser));
 }
@@ -206,16 +212,8 @@ static void on_compare_response(GtkNativeDialog *dialog, int response, gpointer 
 static void action_compare(GtkWidget *widget, const char *name, GVariant *param) {
   (void)name, (void)param;
   GsWindow *self = GS_WINDOW(widget);
-  GtkFileChooserNative *chooser = gtk_file_chooser_native_new(
-      _("Compare Two Captures"), GTK_WINDOW(self), GTK_FILE_CHOOSER_ACTION_OPEN, _("_Compare"),
-      _("_Cancel"));
-  gtk_file_chooser_set_select_multiple(GTK_FILE_CHOOSER(chooser), TRUE);
-  GtkFileFilter *logs = gtk_file_filter_new();
-  gtk_file_filter_set_name(logs, _("Gradscope event logs"));
-  gtk_file_filter_add_pattern(logs, "*.gstrace");
-  gtk_file_filter_add_mime_type(logs, "application/x-gradscope-trace");
-  gtk_file_chooser_add_filter(GTK_FILE_CHOOSER(chooser), logs);
-  g_object_unref(logs);
+  GtkFileChooserNative *chooser =
+      new_capture_chooser(self, _("Compare Two Captures"), _("_Compare"));
   g_signal_connect(chooser, "response", G_CALLBACK(on_compare_response), self);
   gtk_native_dialog_show(GTK_NATIVE_DIALOG(chooser));
 }

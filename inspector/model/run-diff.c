@@ -204,20 +204,27 @@ static void find_anchors(gs_run_diff *d) {
   add_anchor(d->anchors, MAX(d->a->last_seq, 1), MAX(d->b->last_seq, 1));
 }
 
-/* Maps pos between the anchors around it in one run (from: 0 for a, 1 for b) to the other. */
+/* Maps pos between the anchors around it in one run (from: 0 for a, 1 for b) to the other.
+ * A binary search: the Compare chart maps every event of a run, and a long run has a mark per
+ * step. */
 static double map_between(const gs_run_diff *d, double pos, guint from) {
   guint n = d->anchors->len / 2;
   const guint64 *at = (const guint64 *)(gpointer)d->anchors->data;
   if (n < 2)
     return pos;
   guint to = 1 - from;
-  for (guint i = 1; i < n; i++)
-    if (pos <= (double)at[2 * i + from] || i == n - 1) {
-      double f0 = (double)at[2 * i - 2 + from], t0 = (double)at[2 * i - 2 + to];
-      double f1 = (double)at[2 * i + from], t1 = (double)at[2 * i + to];
-      return t0 + (pos - f0) * (t1 - t0) / (f1 > f0 ? f1 - f0 : 1);
-    }
-  return pos;
+  /* The first anchor i >= 1 with pos <= its position, or the last one (past the end). */
+  guint lo = 1, hi = n - 1;
+  while (lo < hi) {
+    guint mid = lo + (hi - lo) / 2;
+    if (pos <= (double)at[2 * mid + from])
+      hi = mid;
+    else
+      lo = mid + 1;
+  }
+  double f0 = (double)at[2 * lo - 2 + from], t0 = (double)at[2 * lo - 2 + to];
+  double f1 = (double)at[2 * lo + from], t1 = (double)at[2 * lo + to];
+  return t0 + (pos - f0) * (t1 - t0) / (f1 > f0 ? f1 - f0 : 1);
 }
 
 double gs_run_diff_align(const gs_run_diff *d, guint64 b_seq) {
