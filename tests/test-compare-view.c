@@ -162,12 +162,24 @@ static void test_compare_pair(void) {
   g_assert_cmpuint(gs_compare_page_get_position(page, 0), !=, G_MAXUINT64);
   g_assert_cmpuint(drawn_among(page, 0, first->removed), ==, 3);
   g_assert_cmpuint(first->added->len, ==, 0);
-  views_test_screenshot(GTK_WIDGET(window), chinese ? "compare-view-zh_CN.png" : "compare-view.png");
+  /* What the table shows on screen: the leak's row, with its values. */
+  g_autoptr(GPtrArray) labels = views_test_labels(GTK_WIDGET(page));
+  guint shown = G_MAXUINT;
+  for (guint i = 0; i < labels->len; i++)
+    if (!g_strcmp0(gtk_label_get_text(labels->pdata[i]), _("Objects alive at the end")))
+      shown = i;
+  g_assert_cmpuint(shown, !=, G_MAXUINT);
+  g_assert_cmpstr(gtk_label_get_text(labels->pdata[shown + 1]), ==, "3");
+  g_assert_cmpstr(gtk_label_get_text(labels->pdata[shown + 2]), ==, "0");
+  g_assert_cmpstr(gtk_label_get_text(labels->pdata[shown + 3]), ==, "−3");
+  views_test_screenshot(GTK_WIDGET(window),
+                        chinese ? "compare-view-zh_CN.png" : "compare-view.png");
 
   /* A row moves both runs to its place: the live count's row to each run's last event. */
   gs_compare_page_activate_row(page, live);
   g_assert_cmpfloat(gs_compare_chart_get_cursor(chart), ==, (double)diff->a->last_seq);
-  guint64 a_end = gs_compare_page_get_position(page, 0), b_end = gs_compare_page_get_position(page, 1);
+  guint64 a_end = gs_compare_page_get_position(page, 0);
+  guint64 b_end = gs_compare_page_get_position(page, 1);
   g_assert_cmpuint(a_end, !=, G_MAXUINT64);
   g_assert_cmpuint(b_end, !=, G_MAXUINT64);
   /* The row of pass 3: both graphs at that pass's backward_begin. */
@@ -185,6 +197,13 @@ static void test_compare_pair(void) {
   g_assert_cmpuint(drawn_among(page, 0, p3->removed), ==, 3);
   views_test_screenshot(GTK_WIDGET(window),
                         chinese ? "compare-view-pass3-zh_CN.png" : "compare-view-pass3.png");
+  if (!chinese) { /* the marks and the chart's colours on libadwaita's dark style */
+    AdwStyleManager *style = adw_style_manager_get_default();
+    adw_style_manager_set_color_scheme(style, ADW_COLOR_SCHEME_FORCE_DARK);
+    views_test_settle(GTK_WIDGET(window));
+    views_test_screenshot(GTK_WIDGET(window), "compare-view-dark.png");
+    adw_style_manager_set_color_scheme(style, ADW_COLOR_SCHEME_DEFAULT);
+  }
   gtk_window_destroy(GTK_WINDOW(window));
 }
 

@@ -91,7 +91,8 @@ static GHashTable *marks_for(GsComparePage *self, guint run, const gs_run_pass *
 
 static void set_graph_label(GsComparePage *self, guint run, const char *what) {
   /* Translators: a run ("A" or "B"), its file and what its graph shows */
-  g_autofree char *text = g_strdup_printf(_("%s: %s — %s"), run ? "B" : "A", self->names[run], what);
+  g_autofree char *text =
+      g_strdup_printf(_("%s: %s — %s"), run ? "B" : "A", self->names[run], what);
   gtk_label_set_text(self->graph_labels[run], text);
 }
 
@@ -115,7 +116,8 @@ void gs_compare_page_show_pass(GsComparePage *self, guint index) {
       what = g_strdup_printf(_("%u nodes in the pass, %u removed in B"), side[run]->nodes->len,
                              only[run]->len);
     else
-      what = g_strdup_printf(_("%u nodes in the pass, %u added in B"), side[run]->nodes->len, only[run]->len);
+      what = g_strdup_printf(_("%u nodes in the pass, %u added in B"), side[run]->nodes->len,
+                             only[run]->len);
     set_graph_label(self, run, what);
   }
   gs_compare_chart_set_cursor(self->chart, p->a ? (double)p->a->seq
@@ -354,7 +356,8 @@ static GtkWidget *build_graphs(GsComparePage *self) {
   GtkWidget *spacer = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 0);
   gtk_widget_set_hexpand(spacer, TRUE);
   gtk_box_append(GTK_BOX(bar), spacer);
-  gtk_box_append(GTK_BOX(bar), legend_swatch(GS_GRAPH_MARK_REMOVED, _("Removed in B (only in A)")));
+  gtk_box_append(GTK_BOX(bar),
+                 legend_swatch(GS_GRAPH_MARK_REMOVED, _("Removed in B (only in A)")));
   gtk_box_append(GTK_BOX(bar), legend_swatch(GS_GRAPH_MARK_ADDED, _("Added in B (only in B)")));
   gtk_box_append(GTK_BOX(bar), legend_swatch(GS_GRAPH_MARK_OUTSIDE, _("Alive, not in this pass")));
   gtk_box_append(GTK_BOX(box), bar);

@@ -138,8 +138,8 @@ static void print_passes(const gs_run_diff *d) {
     const gs_run_diff_pass *p = d->passes->pdata[i];
     g_autofree char *a = pass_label(p->a), *b = pass_label(p->b);
     printf("  A %s\n  B %s\n", a, b);
-    g_autofree char *nodes =
-        counts(p->a != NULL, p->a ? p->a->nodes->len : 0, p->b != NULL, p->b ? p->b->nodes->len : 0);
+    g_autofree char *nodes = counts(p->a != NULL, p->a ? p->a->nodes->len : 0, p->b != NULL,
+                                    p->b ? p->b->nodes->len : 0);
     printf("    nodes %s: %u removed, %u added\n", nodes, p->removed->len, p->added->len);
     GString *kinds = g_string_new(NULL);
     for (guint k = 0; k < p->kinds->len; k++) {

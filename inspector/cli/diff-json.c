@@ -63,7 +63,8 @@ static void scope(GString *out, const gs_run_scope *s) {
 
 static void site(GString *out, const gs_run_site *s) {
   if (s)
-    g_string_append_printf(out, "{\"created\":%" G_GUINT64_FORMAT ",\"alive\":%" G_GUINT64_FORMAT "}",
+    g_string_append_printf(out,
+                           "{\"created\":%" G_GUINT64_FORMAT ",\"alive\":%" G_GUINT64_FORMAT "}",
                            s->created, s->alive);
   else
     g_string_append(out, "null");
