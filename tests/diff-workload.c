@@ -6,16 +6,18 @@
  *  - a graph that is not cut: the regression target is computed by a second network and
  *    backward walks through it into that network's weight (the fix detaches the target, so
  *    its MmBackward, TanhBackward and AccumulateGrad nodes leave the graph).
- * Each step begins with a "step N" mark, so the two runs' passes are matched by step. */
+ * Each step begins with a "step N" mark, so the two runs' passes are matched by step. Three
+ * steps, or as many as a second argument says. */
 #include <gradscope/gradscope.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-#define STEPS 3
-
 int main(int argc, char **argv) {
-  if (argc != 2 || (strcmp(argv[1], "before") && strcmp(argv[1], "after"))) {
-    fprintf(stderr, "usage: diff-workload before|after\n");
+  int steps = argc == 3 ? atoi(argv[2]) : 3;
+  if (argc < 2 || argc > 3 || (strcmp(argv[1], "before") && strcmp(argv[1], "after")) ||
+      steps < 1 || steps > 1000) {
+    fprintf(stderr, "usage: diff-workload before|after [STEPS, 1 to 1000]\n");
     return 2;
   }
   const bool fixed = !strcmp(argv[1], "after");
@@ -24,8 +26,8 @@ int main(int argc, char **argv) {
   const int64_t w_shape[] = {4, 3}, x_shape[] = {8, 4}, record_shape[] = {1};
   gs_tensor w = gs_parameter_new(gs_randn(GS_F32, w_shape, 2, &rng), true);
   gs_tensor teacher = gs_parameter_new(gs_randn(GS_F32, w_shape, 2, &rng), true);
-  gs_tensor records[STEPS];
-  for (int step = 0; step < STEPS; step++) {
+  gs_tensor records[1000];
+  for (int step = 0; step < steps; step++) {
     char mark[32];
     snprintf(mark, sizeof mark, "step %d", step + 1);
     gs_trace_mark(mark);

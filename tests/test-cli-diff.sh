@@ -66,6 +66,17 @@ expect_status 0 "diff before before" -- "$GS" diff before.gstrace before.gstrace
 contains out "objects alive at the end: 3" "nodes 9: 0 removed, 0 added"
 grep "→" out | grep -v -e "(A → B)" -e "; A → B)" >changed; [ -s changed ] && fail "a run differs from itself: $(cat changed)" || pass "a run against itself shows no change"
 
+# A run of many passes: the text prints the first and those that differ, and counts the rest.
+expect_status 0 "record 25 steps" -- "$GS" record -o long.gstrace -- "$WORKLOAD" before 25
+expect_status 0 "diff of 25 alike passes" -- "$GS" diff long.gstrace long.gstrace
+contains out "A pass 1 at event" "... and 24 more passes with the same graph in both runs (--all-passes prints them)"
+[ "$(grep -c '^  A pass ' out)" -eq 1 ] && pass "one pass printed" || fail "$(grep -c '^  A pass ' out) passes printed"
+expect_status 0 "diff --all-passes" -- "$GS" diff --all-passes long.gstrace long.gstrace
+[ "$(grep -c '^  A pass ' out)" -eq 25 ] && pass "every pass printed" || fail "$(grep -c '^  A pass ' out) passes printed with --all-passes"
+# Against the 3-step run: passes 1-3 match by step mark, 4-25 only in A.
+expect_status 0 "diff of 25 steps against 3" -- "$GS" diff long.gstrace before.gstrace
+contains out "A pass 25 at event" "  B none"
+
 # ---- JSON ---------------------------------------------------------------------------------
 expect_status 0 "diff --json" -- "$GS" diff --json before.gstrace after.gstrace
 "$PY" - out <<'PYEOF' && pass "the JSON parses and says what changed" || fail "diff --json"

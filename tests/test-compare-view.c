@@ -3,7 +3,8 @@
  * and after it. The pair is opened through the window as the menu action does; the table must
  * list the leak (objects alive 3 → 0) and each pass's 3 removed nodes, the chart must draw the
  * runs' shared step marks at the same x, activating rows must move both runs, the graphs must
- * mark the removed nodes, and a file that holds no log must be named in the error. Screenshots
+ * mark the removed nodes, a file that holds no log must be named in the error, and a damaged
+ * one in a toast. Screenshots
  * in English and, run again with LANGUAGE=zh_CN, in Chinese (GS_SCREENSHOT_DIR). */
 #include <adwaita.h>
 #include <glib/gi18n.h>
@@ -220,6 +221,32 @@ static void test_compare_not_a_log(void) {
   g_unlink(text);
 }
 
+static void on_toast(GsComparePage *page, const char *message, char **said) {
+  (void)page;
+  g_free(*said);
+  *said = g_strdup(message);
+}
+
+/* A damaged B is compared up to the damage, and a toast names it. */
+static void test_compare_damaged(void) {
+  g_autofree char *contents = NULL;
+  gsize size;
+  g_assert_true(g_file_get_contents(after_path, &contents, &size, NULL));
+  contents[size / 2] ^= 0xff;
+  g_autofree char *damaged = g_build_filename(dir, "damaged.gstrace", NULL);
+  g_assert_true(g_file_set_contents(damaged, contents, (gssize)size, NULL));
+  GsComparePage *page = g_object_ref_sink(gs_compare_page_new(before_path, damaged));
+  g_autofree char *said = NULL;
+  g_signal_connect(page, "toast", G_CALLBACK(on_toast), &said);
+  wait_until_loaded(page);
+  g_assert_null(gs_compare_page_get_error(page));
+  g_assert_nonnull(gs_compare_page_get_diff(page));
+  g_assert_nonnull(said);
+  g_assert_true(g_str_has_prefix(said, "damaged.gstrace: "));
+  g_object_unref(page);
+  g_unlink(damaged);
+}
+
 int main(int argc, char **argv) {
   setlocale(LC_ALL, "");
   gs_config_init_i18n();
@@ -241,6 +268,7 @@ int main(int argc, char **argv) {
 
   g_test_add_func("/compare-view/pair", test_compare_pair);
   g_test_add_func("/compare-view/not-a-log", test_compare_not_a_log);
+  g_test_add_func("/compare-view/damaged", test_compare_damaged);
   int status = g_test_run();
 
   g_object_unref(app);

@@ -325,6 +325,13 @@ static void on_loaded(GObject *source, GAsyncResult *result, gpointer user_data)
   }
   show_pair(self);
   set_busy(self, FALSE);
+  /* A damaged log is compared up to the damage: say so, naming the file. */
+  for (guint run = 0; run < 2; run++)
+    if (self->summaries[run]->problem) {
+      g_autofree char *message =
+          g_strdup_printf("%s: %s", self->names[run], self->summaries[run]->problem);
+      g_signal_emit(self, signals[SIGNAL_TOAST], 0, message);
+    }
 }
 
 /* ---- construction ---------------------------------------------------------------------- */

@@ -11,6 +11,9 @@
 #include "cli.h"
 #include "diff-json.h"
 
+/* Past this many backward passes, text output prints only those that differ (and the first). */
+#define PASSES_SHOWN 20
+
 static char *size_text(guint64 bytes) {
   return g_format_size_full(bytes, G_FORMAT_SIZE_IEC_UNITS);
 }
@@ -129,13 +132,26 @@ static char *pass_label(const gs_run_pass *p) {
   return g_strdup_printf("pass %u at event %" G_GUINT64_FORMAT, p->number, p->seq);
 }
 
-static void print_passes(const gs_run_diff *d) {
+/* A pass both runs have with the same graph. */
+static gboolean pass_unchanged(const gs_run_diff_pass *p) {
+  return p->a && p->b && !p->removed->len && !p->added->len;
+}
+
+static void print_passes(const gs_run_diff *d, gboolean every_pass) {
   printf("\nbackward passes (matched by %s):\n",
          d->passes_by_step ? "the step or epoch mark before them" : "number");
   if (!d->passes->len)
     printf("  none\n");
+  /* A training run has thousands of passes, most alike: past a screenful, the unchanged ones
+   * after the first are counted, not printed (the JSON has them all). */
+  gboolean elide = !every_pass && d->passes->len > PASSES_SHOWN;
+  guint elided = 0;
   for (guint i = 0; i < d->passes->len; i++) {
     const gs_run_diff_pass *p = d->passes->pdata[i];
+    if (elide && i > 0 && pass_unchanged(p)) {
+      elided++;
+      continue;
+    }
     g_autofree char *a = pass_label(p->a), *b = pass_label(p->b);
     printf("  A %s\n  B %s\n", a, b);
     g_autofree char *nodes = counts(p->a != NULL, p->a ? p->a->nodes->len : 0, p->b != NULL,
@@ -159,6 +175,10 @@ static void print_passes(const gs_run_diff *d) {
       printf("    added: %s\n", added);
     }
   }
+  if (elided)
+    printf("  ... and %u more passes with the same graph in both runs (--all-passes prints "
+           "them)\n",
+           elided);
 }
 
 /* The CI guards: B may grow past A by at most the limit. */
@@ -201,10 +221,14 @@ int cli_diff(int argc, char **argv) {
                "both runs have them, else by number), with the nodes added and removed.\n"
                "Exit status: 1 when a --fail option's limit is passed or a file cannot be\n"
                "read, 2 when a log is damaged (its valid part is compared), else 0.");
-  gboolean json = FALSE;
+  gboolean json = FALSE, every_pass = FALSE;
   char *peak_text = NULL, *live_text = NULL;
   const GOptionEntry entries[] = {
       {"json", 0, 0, G_OPTION_ARG_NONE, &json, "Write one JSON object instead of text", NULL},
+      {"all-passes", 0, 0, G_OPTION_ARG_NONE, &every_pass,
+       "Print every backward pass (default: past " G_STRINGIFY(
+           PASSES_SHOWN) ", only those that differ and the first)",
+       NULL},
       {"fail-peak-increase", 0, 0, G_OPTION_ARG_STRING, &peak_text,
        "Exit 1 if B's peak memory exceeds A's by more than SIZE (bytes, or 512K, 1MiB, 2MB...)",
        "SIZE"},
@@ -253,7 +277,7 @@ int cli_diff(int argc, char **argv) {
     printf("A: %s (%" G_GUINT64_FORMAT " events)\nB: %s (%" G_GUINT64_FORMAT " events)\n\n",
            file_a, a->events, file_b, b->events);
     print_memory(d);
-    print_passes(d);
+    print_passes(d, every_pass);
     print_sites(d);
     print_scopes(d);
     print_kinds(d);
