@@ -82,13 +82,17 @@ static void set_rgba(cairo_t *cr, gs_rgba c) {
   cairo_set_source_rgba(cr, c.r, c.g, c.b, c.a);
 }
 
-static void draw_text(GtkWidget *widget, cairo_t *cr, const char *text, double x, double y,
-                      gs_rgba colour) {
+/* Draws text with its top-left at (x, y); returns its width. */
+static int draw_text(GtkWidget *widget, cairo_t *cr, const char *text, double x, double y,
+                     gs_rgba colour) {
   PangoLayout *layout = gtk_widget_create_pango_layout(widget, text);
+  int width;
+  pango_layout_get_pixel_size(layout, &width, NULL);
   set_rgba(cr, colour);
   cairo_move_to(cr, x, y);
   pango_cairo_show_layout(cr, layout);
   g_object_unref(layout);
+  return width;
 }
 
 /* One run's outline: a step line through its columns, carried across columns with no event. */
@@ -136,6 +140,8 @@ static void gs_compare_chart_snapshot(GtkWidget *widget, GtkSnapshot *snapshot) 
   const GArray *marks = self->diff->a->marks;
   cairo_set_line_width(cr, 1);
   double dash[] = {2, 3};
+  double free_from = 0; /* labels left of this would overlap the last one drawn: skipped */
+  guint next_mark = 0;
   for (guint i = 1; i + 1 < anchors->len / 2; i++) {
     guint64 a_seq = g_array_index(anchors, guint64, 2 * i);
     double x = gs_compare_chart_x_of(self, 0, a_seq);
@@ -145,12 +151,14 @@ static void gs_compare_chart_snapshot(GtkWidget *widget, GtkSnapshot *snapshot) 
     cairo_line_to(cr, round(x) + 0.5, height - BOTTOM);
     cairo_stroke(cr);
     cairo_set_dash(cr, NULL, 0, 0);
-    for (guint k = 0; k < marks->len; k++)
-      if (g_array_index(marks, gs_run_mark, k).seq == a_seq) {
-        draw_text(widget, cr, g_array_index(marks, gs_run_mark, k).label, x + 3,
-                  height - BOTTOM, p->dim_text);
-        break;
-      }
+    /* Anchors and marks both ascend: the mark of this anchor is at or after the last one. */
+    while (next_mark < marks->len && g_array_index(marks, gs_run_mark, next_mark).seq < a_seq)
+      next_mark++;
+    if (next_mark < marks->len && g_array_index(marks, gs_run_mark, next_mark).seq == a_seq &&
+        x + 3 >= free_from) {
+      const char *label = g_array_index(marks, gs_run_mark, next_mark).label;
+      free_from = x + 3 + draw_text(widget, cr, label, x + 3, height - BOTTOM, p->dim_text) + 6;
+    }
   }
   draw_run(self, cr, 0, height, run_colour[dark][0]);
   draw_run(self, cr, 1, height, run_colour[dark][1]);
@@ -165,12 +173,7 @@ static void gs_compare_chart_snapshot(GtkWidget *widget, GtkSnapshot *snapshot) 
     set_rgba(cr, run_colour[dark][run]);
     cairo_rectangle(cr, x, 10, 14, 3);
     cairo_fill(cr);
-    draw_text(widget, cr, legends[run], x + 18, 2, p->text);
-    PangoLayout *layout = gtk_widget_create_pango_layout(widget, legends[run]);
-    int w;
-    pango_layout_get_pixel_size(layout, &w, NULL);
-    g_object_unref(layout);
-    x += 18 + w + 16;
+    x += 18 + draw_text(widget, cr, legends[run], x + 18, 2, p->text) + 16;
   }
   g_autofree char *scale = g_strdup_printf(_("top: %s"), top);
   PangoLayout *layout = gtk_widget_create_pango_layout(widget, scale);
