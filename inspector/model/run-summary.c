@@ -202,18 +202,19 @@ static void collect_scopes(gs_run_summary *s, const gs_replay *replay) {
     g_ptr_array_add(s->scopes, scope);
   }
   g_autofree guint64 *peak_sums = g_new0(guint64, s->scopes->len + 1);
+  g_autofree gboolean *placed = g_new0(gboolean, s->scopes->len + 1);
   for (guint i = 0; i < replay->scope_list->len; i++) {
     const gs_replay_scope *instance = replay->scope_list->pdata[i];
     if (instance->group >= s->scopes->len)
       continue;
     gs_run_scope *scope = s->scopes->pdata[instance->group];
-    peak_sums[instance->group] = g_uint64_checked_add(&peak_sums[instance->group],
-                                                      peak_sums[instance->group],
-                                                      instance->peak_bytes)
-                                     ? peak_sums[instance->group]
-                                     : G_MAXUINT64;
-    if (instance->peak_bytes == scope->peak_bytes && !scope->peak_seq)
+    guint64 *sum = &peak_sums[instance->group];
+    if (!g_uint64_checked_add(sum, *sum, instance->peak_bytes))
+      *sum = G_MAXUINT64; /* a hostile log's sizes: the mean saturates */
+    if (instance->peak_bytes == scope->peak_bytes && !placed[instance->group]) {
       scope->peak_seq = instance->begin_seq;
+      placed[instance->group] = TRUE;
+    }
   }
   for (guint i = 0; i < s->scopes->len; i++) {
     gs_run_scope *scope = s->scopes->pdata[i];
