@@ -104,9 +104,10 @@ void gs_window_open_file(GsWindow *self, GFile *file, gboolean follow) {
 void gs_window_compare(GsWindow *self, GFile *a, GFile *b) {
   g_return_if_fail(GS_IS_WINDOW(self));
   GFile *files[2] = {a, b};
-  g_autofree char *paths[2] = {NULL, NULL};
+  /* Two variables, not an array: g_autofree frees one pointer. */
+  g_autofree char *path_a = g_file_get_path(a), *path_b = g_file_get_path(b);
+  const char *paths[2] = {path_a, path_b};
   for (guint i = 0; i < 2; i++) {
-    paths[i] = g_file_get_path(files[i]);
     if (!paths[i] || !g_file_test(paths[i], G_FILE_TEST_IS_REGULAR)) {
       g_autofree char *name = g_file_get_parse_name(files[i]);
       g_autofree char *message = g_strdup_printf(
