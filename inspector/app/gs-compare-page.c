@@ -18,6 +18,7 @@ struct _GsComparePage {
   GtkLabel *alignment;
   GsCompareChart *chart;
   GtkColumnView *table;
+  GtkStack *table_stack; /* the table, or a note that the runs agree */
   GListStore *store;
   GtkDropDown *pass_choice;
   GtkLabel *graph_labels[2];
@@ -277,6 +278,7 @@ static void show_pair(GsComparePage *self) {
       g_dngettext(NULL, "%s · %u difference", "%s · %u differences", self->rows->len), aligned,
       self->rows->len);
   gtk_label_set_text(self->alignment, summary);
+  gtk_stack_set_visible_child_name(self->table_stack, self->rows->len ? "rows" : "agree");
 
   GtkStringList *passes = gtk_string_list_new(NULL);
   guint first_changed = G_MAXUINT;
@@ -413,9 +415,16 @@ static GtkWidget *build_top(GsComparePage *self) {
   g_signal_connect(self->table, "activate", G_CALLBACK(on_row_activated), self);
   GtkWidget *scroller = gtk_scrolled_window_new();
   gtk_scrolled_window_set_child(GTK_SCROLLED_WINDOW(scroller), GTK_WIDGET(self->table));
-  gtk_widget_set_vexpand(scroller, TRUE);
-  gtk_widget_set_size_request(scroller, -1, 160);
-  gtk_box_append(GTK_BOX(box), scroller);
+  self->table_stack = GTK_STACK(gtk_stack_new());
+  gtk_stack_add_named(self->table_stack, scroller, "rows");
+  GtkWidget *agree = gtk_label_new(_("The two runs agree in everything compared: memory, "
+                                     "graphs, call sites, scopes and events by kind."));
+  gtk_label_set_wrap(GTK_LABEL(agree), TRUE);
+  gtk_widget_add_css_class(agree, "dim-label");
+  gtk_stack_add_named(self->table_stack, agree, "agree");
+  gtk_widget_set_vexpand(GTK_WIDGET(self->table_stack), TRUE);
+  gtk_widget_set_size_request(GTK_WIDGET(self->table_stack), -1, 160);
+  gtk_box_append(GTK_BOX(box), GTK_WIDGET(self->table_stack));
   return box;
 }
 
