@@ -221,6 +221,23 @@ static void test_compare_not_a_log(void) {
   g_unlink(text);
 }
 
+/* A run against itself: no row, and the note that the runs agree is what is shown. */
+static void test_compare_same_run(void) {
+  GsComparePage *page = gs_compare_page_new(before_path, before_path);
+  GtkWindow *window = views_test_show(GTK_WIDGET(page), 1200, 800);
+  wait_until_loaded(page);
+  g_assert_cmpuint(g_list_model_get_n_items(gs_compare_page_get_rows(page)), ==, 0);
+  views_test_settle(GTK_WIDGET(window));
+  g_autoptr(GPtrArray) labels = views_test_labels(GTK_WIDGET(page));
+  gboolean agree = FALSE;
+  for (guint i = 0; i < labels->len; i++)
+    agree |= g_str_has_prefix(gtk_label_get_text(labels->pdata[i]),
+                              _("The two runs agree in everything compared: memory, "
+                                "graphs, call sites, scopes and events by kind."));
+  g_assert_true(agree);
+  gtk_window_destroy(window);
+}
+
 static void on_toast(GsComparePage *page, const char *message, char **said) {
   (void)page;
   g_free(*said);
@@ -269,6 +286,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/compare-view/pair", test_compare_pair);
   g_test_add_func("/compare-view/not-a-log", test_compare_not_a_log);
   g_test_add_func("/compare-view/damaged", test_compare_damaged);
+  g_test_add_func("/compare-view/same-run", test_compare_same_run);
   int status = g_test_run();
 
   g_object_unref(app);
