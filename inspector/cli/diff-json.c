@@ -49,7 +49,8 @@ static void run(GString *out, const char *path, const gs_run_summary *s) {
   g_string_append_c(out, '}');
 }
 
-static void scope(GString *out, const gs_run_scope *s) {
+static void scope(GString *out, gconstpointer side) {
+  const gs_run_scope *s = side;
   if (!s) {
     g_string_append(out, "null");
     return;
@@ -61,13 +62,28 @@ static void scope(GString *out, const gs_run_scope *s) {
                          s->instances, s->created, s->disposed, s->peak_bytes, s->mean_bytes);
 }
 
-static void site(GString *out, const gs_run_site *s) {
+static void site(GString *out, gconstpointer side) {
+  const gs_run_site *s = side;
   if (s)
     g_string_append_printf(out,
                            "{\"created\":%" G_GUINT64_FORMAT ",\"alive\":%" G_GUINT64_FORMAT "}",
                            s->created, s->alive);
   else
     g_string_append(out, "null");
+}
+
+/* {"KEY": name, "a": ..., "b": ...}: a scope or a call site of both runs, each side written by
+ * write_side (null where that run has none). */
+static void named_pair(GString *out, gboolean first, const char *key, const char *name,
+                       void (*write_side)(GString *, gconstpointer), gconstpointer a,
+                       gconstpointer b) {
+  g_string_append(out, first ? "{" : ",{");
+  text_or_null(out, key, name);
+  g_string_append(out, ",\"a\":");
+  write_side(out, a);
+  g_string_append(out, ",\"b\":");
+  write_side(out, b);
+  g_string_append_c(out, '}');
 }
 
 static void pass(GString *out, const gs_run_pass *p) {
@@ -144,24 +160,12 @@ void diff_json_print(const gs_run_diff *d, const char *path_a, const char *path_
   g_string_append(out, "],\"scopes\":[");
   for (guint i = 0; i < d->scopes->len; i++) {
     const gs_run_diff_scope *s = d->scopes->pdata[i];
-    g_string_append(out, i ? ",{" : "{");
-    text_or_null(out, "name", s->name);
-    g_string_append(out, ",\"a\":");
-    scope(out, s->a);
-    g_string_append(out, ",\"b\":");
-    scope(out, s->b);
-    g_string_append_c(out, '}');
+    named_pair(out, i == 0, "name", s->name, scope, s->a, s->b);
   }
   g_string_append(out, "],\"sites\":[");
   for (guint i = 0; i < d->sites->len; i++) {
     const gs_run_diff_site *s = d->sites->pdata[i];
-    g_string_append(out, i ? ",{" : "{");
-    text_or_null(out, "where", s->where);
-    g_string_append(out, ",\"a\":");
-    site(out, s->a);
-    g_string_append(out, ",\"b\":");
-    site(out, s->b);
-    g_string_append_c(out, '}');
+    named_pair(out, i == 0, "where", s->where, site, s->a, s->b);
   }
   g_string_append(out, "],\"events_by_kind\":{");
   gboolean first = TRUE;
