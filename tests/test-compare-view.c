@@ -198,6 +198,18 @@ static void test_compare_pair(void) {
   g_assert_cmpuint(drawn_among(page, 0, p3->removed), ==, 3);
   views_test_screenshot(GTK_WIDGET(window),
                         chinese ? "compare-view-pass3-zh_CN.png" : "compare-view-pass3.png");
+  /* A click on the chart at A's "step 2" mark moves A to it and B to its own "step 2". */
+  guint64 a_step2 = g_array_index(diff->a->marks, gs_run_mark, 1).seq;
+  guint64 b_step2 = g_array_index(diff->b->marks, gs_run_mark, 1).seq;
+  guint64 a_pass3 = gs_compare_page_get_position(page, 0);
+  guint64 b_pass3 = gs_compare_page_get_position(page, 1);
+  g_signal_emit_by_name(chart, "position-chosen", (double)a_step2);
+  g_assert_cmpfloat(gs_compare_chart_get_cursor(chart), ==, (double)a_step2);
+  g_assert_cmpfloat(ABS(gs_run_diff_unalign(diff, (double)a_step2) - (double)b_step2), <, 1e-6);
+  /* Both runs went back from pass 3 to step 2 (where the graphs are those of step 1's end). */
+  g_assert_cmpuint(gs_compare_page_get_position(page, 0), <, a_pass3);
+  g_assert_cmpuint(gs_compare_page_get_position(page, 1), <, b_pass3);
+  g_assert_cmpuint(gs_compare_page_get_position(page, 0), >, a_pass3 / 3);
   if (!chinese) { /* the marks and the chart's colours on libadwaita's dark style */
     AdwStyleManager *style = adw_style_manager_get_default();
     adw_style_manager_set_color_scheme(style, ADW_COLOR_SCHEME_FORCE_DARK);
