@@ -80,7 +80,7 @@ static void run(guint n, gboolean clustered) {
   cairo_t *cr = cairo_create(surface);
   gs_graph_viewport vp;
   gs_graph_viewport_fit(l, 1600, 1000, &vp);
-  gs_graph_style style = {-1, FALSE, FALSE};
+  gs_graph_style style = {-1, FALSE, FALSE, NULL};
   start = bench_now_s();
   gs_graph_render(cr, l, &vp, &style);
   cairo_surface_flush(surface);

@@ -29,7 +29,7 @@ for log in "$TMP"/*.gst; do
   name=$(basename "$log" .gst)
   for cmd in stats dump explain export-dot "export-graph -o $TMP/g.png" \
              "export-graph -o $TMP/g.svg" "export-timeline -o $TMP/t.png" \
-             "chrome-trace -o $TMP/c.json"; do
+             "chrome-trace -o $TMP/c.json" "diff $log --json"; do
     short=${cmd%% *}
     rm -f "$TMP/g.png" "$TMP/g.svg" "$TMP/t.png" "$TMP/c.json"
     # shellcheck disable=SC2086
@@ -57,6 +57,10 @@ for log in "$TMP"/*.gst; do
       chrome-trace)
         if ! "$PY" -c 'import json,sys; json.load(open(sys.argv[1]))' "$TMP/c.json"; then
           fail "$what: the JSON does not parse"; continue
+        fi ;;
+      diff) # the log against itself: its JSON parses and no pass gained or lost a node
+        if ! "$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); assert not any(p["added"] or p["removed"] for p in d["passes"])' "$TMP/out"; then
+          fail "$what: the JSON does not parse or a log differs from itself"; continue
         fi ;;
       esac
       pass "$what (exit 0$(grep -c '^gradscope: note' "$TMP/err" | sed 's/^0$//; s/^./, & notes/'))"

@@ -22,6 +22,9 @@ static const GOptionEntry option_entries[] = {
    N_("Keep reading the given files as a running program appends to them"), NULL},
   {"listen", 'l', 0, G_OPTION_ARG_NONE, NULL,
    N_("Listen for traced programs on the per-user socket"), NULL},
+  {"compare", 'c', 0, G_OPTION_ARG_NONE, NULL,
+   N_("Open the two given files as a pair in a Compare tab (A before a change, B after)"),
+   NULL},
   {"version", 0, 0, G_OPTION_ARG_NONE, NULL, N_("Print the version and exit"), NULL},
   /* What followed "--", one argument each (see gs_application_local_command_line). */
   {"program-argument", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_STRING_ARRAY, NULL, NULL, NULL},
@@ -118,7 +121,7 @@ static gboolean gs_application_local_command_line(GApplication *app, char ***arg
       ->local_command_line(app, arguments, exit_status);
 }
 
-/* Files, --follow, --listen and the program to run, in the primary instance. */
+/* Files, --follow, --listen, --compare and the program to run, in the primary instance. */
 static int gs_application_command_line(GApplication *app, GApplicationCommandLine *cmdline) {
   GsApplication *self = GS_APPLICATION(app);
   GVariantDict *options = g_application_command_line_get_options_dict(cmdline);
@@ -136,6 +139,18 @@ static int gs_application_command_line(GApplication *app, GApplicationCommandLin
     g_ptr_array_add(files, g_application_command_line_create_file_for_arg(cmdline, argv[i]));
   }
 
+  if (g_variant_dict_contains(options, "compare")) {
+    if (files->len != 2) {
+      g_application_command_line_printerr(
+          cmdline, _("--compare wants two capture files (A before a change, B after), got %u.\n"),
+          files->len);
+      return 1;
+    }
+    GsWindow *window = current_window(self);
+    gs_window_compare(window, files->pdata[0], files->pdata[1]);
+    gtk_window_present(GTK_WINDOW(window));
+    return 0;
+  }
   GsWindow *window = current_window(self);
   if (files->len > 0)
     g_application_open(app, (GFile **)files->pdata, (int)files->len, follow ? "follow" : "");

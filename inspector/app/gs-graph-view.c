@@ -43,6 +43,7 @@ struct _GsGraphView {
   double drag_x, drag_y;     /* viewport origin when a drag began */
   double zoom_start_scale;
 
+  GHashTable *marks;         /* item key -> gs_graph_mark (owned keys), or NULL */
   gint selected;
   char *selected_key;        /* kept across layouts of nearby events */
   /* After an expansion: keep this node where it was on screen, so the graph opens in place. */
@@ -221,6 +222,13 @@ const gs_layout *gs_graph_view_get_layout(GsGraphView *self) {
 
 gboolean gs_graph_view_is_busy(GsGraphView *self) {
   return self->shown_serial != self->wanted_serial || self->pending || self->stale;
+}
+
+void gs_graph_view_set_marks(GsGraphView *self, GHashTable *marks) {
+  g_return_if_fail(GS_IS_GRAPH_VIEW(self));
+  g_clear_pointer(&self->marks, g_hash_table_unref);
+  self->marks = marks ? g_hash_table_ref(marks) : NULL;
+  gtk_widget_queue_draw(GTK_WIDGET(self));
 }
 
 gint gs_graph_view_get_selected(GsGraphView *self) {
@@ -526,7 +534,7 @@ static void gs_graph_view_snapshot(GtkWidget *widget, GtkSnapshot *snapshot) {
     return;
   }
   gs_graph_viewport vp = {self->x, self->y, self->scale, w, h};
-  gs_graph_style style = {self->selected, dark, FALSE};
+  gs_graph_style style = {self->selected, dark, FALSE, self->marks};
   cairo_t *cr = gtk_snapshot_append_cairo(snapshot, &GRAPHENE_RECT_INIT(0, 0, w, h));
   gs_graph_render(cr, self->layout, &vp, &style);
 
@@ -543,7 +551,7 @@ static void gs_graph_view_snapshot(GtkWidget *widget, GtkSnapshot *snapshot) {
     cairo_clip(cr);
     gs_graph_viewport mini;
     gs_graph_viewport_fit(self->layout, mw, mh, &mini);
-    gs_graph_style mini_style = {self->selected, dark, TRUE};
+    gs_graph_style mini_style = {self->selected, dark, TRUE, self->marks};
     gs_graph_render(cr, self->layout, &mini, &mini_style);
     cairo_scale(cr, mini.scale, mini.scale);
     cairo_translate(cr, -mini.x, -mini.y);
@@ -592,6 +600,7 @@ static void gs_graph_view_finalize(GObject *object) {
   GsGraphView *self = GS_GRAPH_VIEW(object);
   g_hash_table_unref(self->expanded);
   g_free(self->selected_key);
+  g_clear_pointer(&self->marks, g_hash_table_unref);
   g_free(self->anchor_key);
   G_OBJECT_CLASS(gs_graph_view_parent_class)->finalize(object);
 }

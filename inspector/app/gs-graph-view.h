@@ -34,6 +34,11 @@ void gs_graph_view_model_grew(GsGraphView *self);
 /* Highlights the node of tensor (chosen in another view), if it is drawn; 0 clears. */
 void gs_graph_view_select_tensor(GsGraphView *self, guint64 tensor);
 
+/* Draws the nodes whose item keys marks holds ("n12" -> GINT_TO_POINTER(gs_graph_mark)) in
+ * their mark's colour (the Compare view: nodes only one run has); NULL clears. The table is
+ * referenced, not copied. */
+void gs_graph_view_set_marks(GsGraphView *self, GHashTable *marks);
+
 /* Zooms by factor keeping what is under widget point (x, y) there (the scroll wheel's and a
  * pinch's zoom). */
 void gs_graph_view_zoom_at(GsGraphView *self, double factor, double x, double y);

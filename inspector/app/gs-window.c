@@ -5,6 +5,7 @@
 #include <glib/gi18n.h>
 
 #include "gs-capture-page.h"
+#include "gs-compare-page.h"
 #include "gs-recent.h"
 #include "gs-run-dialog.h"
 
@@ -40,7 +41,8 @@ AdwTabView *gs_window_get_tab_view(GsWindow *self) {
 GsCapturePage *gs_window_get_current_page(GsWindow *self) {
   g_return_val_if_fail(GS_IS_WINDOW(self), NULL);
   AdwTabPage *page = adw_tab_view_get_selected_page(self->tab_view);
-  return page ? GS_CAPTURE_PAGE(adw_tab_page_get_child(page)) : NULL;
+  GtkWidget *child = page ? adw_tab_page_get_child(page) : NULL;
+  return GS_IS_CAPTURE_PAGE(child) ? GS_CAPTURE_PAGE(child) : NULL;
 }
 
 void gs_window_show_toast(GsWindow *self, const char *message) {
@@ -52,7 +54,7 @@ void gs_window_show_toast(GsWindow *self, const char *message) {
   adw_toast_overlay_add_toast(self->toast_overlay, toast);
 }
 
-static void on_page_toast(GsCapturePage *page, const char *message, GsWindow *self) {
+static void on_page_toast(GtkWidget *page, const char *message, GsWindow *self) {
   (void)page;
   gs_window_show_toast(self, message);
 }
@@ -65,7 +67,8 @@ static gboolean escape_markup(GBinding *binding, const GValue *from, GValue *to,
   return TRUE;
 }
 
-static void add_page(GsWindow *self, GsCapturePage *page) {
+/* A capture page or a Compare page: both have a title, a subtitle, busy and toasts. */
+static void add_page(GsWindow *self, gpointer page) {
   AdwTabPage *tab = adw_tab_view_append(self->tab_view, GTK_WIDGET(page));
   g_object_bind_property(page, "title", tab, "title", G_BINDING_SYNC_CREATE);
   g_object_bind_property_full(page, "subtitle", tab, "tooltip", G_BINDING_SYNC_CREATE,
@@ -96,6 +99,26 @@ void gs_window_open_file(GsWindow *self, GFile *file, gboolean follow) {
   }
   add_page(self, gs_capture_page_new_for_file(path, follow));
   gs_recent_add(self->settings, path);
+}
+
+void gs_window_compare(GsWindow *self, GFile *a, GFile *b) {
+  g_return_if_fail(GS_IS_WINDOW(self));
+  GFile *files[2] = {a, b};
+  /* Two variables, not an array: g_autofree frees one pointer. */
+  g_autofree char *path_a = g_file_get_path(a), *path_b = g_file_get_path(b);
+  const char *paths[2] = {path_a, path_b};
+  for (guint i = 0; i < 2; i++) {
+    if (!paths[i] || !g_file_test(paths[i], G_FILE_TEST_IS_REGULAR)) {
+      g_autofree char *name = g_file_get_parse_name(files[i]);
+      g_autofree char *message = g_strdup_printf(
+          _("Cannot compare “%s”: expected an event log file, but it does not exist or is not "
+            "a regular file."),
+          name);
+      gs_window_show_toast(self, message);
+      return;
+    }
+  }
+  add_page(self, gs_compare_page_new(paths[0], paths[1]));
 }
 
 void gs_window_spawn(GsWindow *self, const char *const *argv, const char *cwd) {
@@ -142,12 +165,11 @@ static void on_open_response(GtkNativeDialog *dialog, int response, gpointer use
   g_object_unref(dialog);
 }
 
-static void action_open(GtkWidget *widget, const char *name, GVariant *param) {
-  (void)name, (void)param;
-  GsWindow *self = GS_WINDOW(widget);
+/* A chooser of several captures, event logs first, any file second. */
+static GtkFileChooserNative *new_capture_chooser(GsWindow *self, const char *title,
+                                                 const char *accept) {
   GtkFileChooserNative *chooser = gtk_file_chooser_native_new(
-      _("Open Capture"), GTK_WINDOW(self), GTK_FILE_CHOOSER_ACTION_OPEN, _("_Open"),
-      _("_Cancel"));
+      title, GTK_WINDOW(self), GTK_FILE_CHOOSER_ACTION_OPEN, accept, _("_Cancel"));
   gtk_file_chooser_set_select_multiple(GTK_FILE_CHOOSER(chooser), TRUE);
   GtkFileFilter *logs = gtk_file_filter_new();
   gtk_file_filter_set_name(logs, _("Gradscope event logs"));
@@ -160,7 +182,40 @@ static void action_open(GtkWidget *widget, const char *name, GVariant *param) {
   gtk_file_chooser_add_filter(GTK_FILE_CHOOSER(chooser), all);
   g_object_unref(logs);
   g_object_unref(all);
+  return chooser;
+}
+
+static void action_open(GtkWidget *widget, const char *name, GVariant *param) {
+  (void)name, (void)param;
+  GsWindow *self = GS_WINDOW(widget);
+  GtkFileChooserNative *chooser = new_capture_chooser(self, _("Open Capture"), _("_Open"));
   g_signal_connect(chooser, "response", G_CALLBACK(on_open_response), self);
+  gtk_native_dialog_show(GTK_NATIVE_DIALOG(chooser));
+}
+
+static void on_compare_response(GtkNativeDialog *dialog, int response, gpointer user_data) {
+  GsWindow *self = GS_WINDOW(user_data);
+  if (response == GTK_RESPONSE_ACCEPT) {
+    g_autoptr(GListModel) files = gtk_file_chooser_get_files(GTK_FILE_CHOOSER(dialog));
+    if (g_list_model_get_n_items(files) == 2) {
+      g_autoptr(GFile) a = g_list_model_get_item(files, 0);
+      g_autoptr(GFile) b = g_list_model_get_item(files, 1);
+      gs_window_compare(self, a, b);
+    } else {
+      gs_window_show_toast(self, _("Choose two captures to compare: the one before a change, "
+                                   "then the one after it."));
+    }
+  }
+  g_object_unref(dialog);
+}
+
+/* Two captures as a pair, A and B in the order the chooser gives them. */
+static void action_compare(GtkWidget *widget, const char *name, GVariant *param) {
+  (void)name, (void)param;
+  GsWindow *self = GS_WINDOW(widget);
+  GtkFileChooserNative *chooser =
+      new_capture_chooser(self, _("Compare Two Captures"), _("_Compare"));
+  g_signal_connect(chooser, "response", G_CALLBACK(on_compare_response), self);
   gtk_native_dialog_show(GTK_NATIVE_DIALOG(chooser));
 }
 
@@ -239,10 +294,13 @@ static gboolean on_drop(GtkDropTarget *target, const GValue *value, double x, do
 }
 
 static void update_title(GsWindow *self) {
-  GsCapturePage *page = gs_window_get_current_page(self);
-  if (page) {
-    adw_window_title_set_title(self->window_title, gs_capture_page_get_title(page));
-    adw_window_title_set_subtitle(self->window_title, gs_capture_page_get_subtitle(page));
+  AdwTabPage *tab = adw_tab_view_get_selected_page(self->tab_view);
+  if (tab) {
+    /* A capture or a Compare page: both have these properties. */
+    g_autofree char *title = NULL, *subtitle = NULL;
+    g_object_get(adw_tab_page_get_child(tab), "title", &title, "subtitle", &subtitle, NULL);
+    adw_window_title_set_title(self->window_title, title);
+    adw_window_title_set_subtitle(self->window_title, subtitle);
   } else {
     adw_window_title_set_title(self->window_title, _("Gradscope Inspector"));
     adw_window_title_set_subtitle(self->window_title, NULL);
@@ -317,6 +375,7 @@ static void gs_window_class_init(GsWindowClass *klass) {
   gtk_widget_class_bind_template_child(widget_class, GsWindow, recent_submenu);
 
   gtk_widget_class_install_action(widget_class, "win.open", NULL, action_open);
+  gtk_widget_class_install_action(widget_class, "win.compare", NULL, action_compare);
   gtk_widget_class_install_action(widget_class, "win.open-recent", "s", action_open_recent);
   gtk_widget_class_install_action(widget_class, "win.clear-recent", NULL, action_clear_recent);
   gtk_widget_class_install_action(widget_class, "win.run-program", NULL, action_run_program);

@@ -1,6 +1,6 @@
 /* gs-window.h: the main window: a tab per capture (AdwTabView), the empty state, opening
- * files (Ctrl+O, drag and drop, recent captures), running and listening for programs, and
- * toasts for what went wrong. */
+ * files (Ctrl+O, drag and drop, recent captures), comparing two (a Compare tab), running and
+ * listening for programs, and toasts for what went wrong. */
 #pragma once
 
 #include <adwaita.h>
@@ -16,6 +16,8 @@ GsWindow *gs_window_new(GsApplication *app);
 
 /* Each opens a new tab and selects it. follow: keep reading as a program appends. */
 void gs_window_open_file(GsWindow *self, GFile *file, gboolean follow);
+/* Opens a and b as a pair in a Compare tab (A before a change, B after) and selects it. */
+void gs_window_compare(GsWindow *self, GFile *a, GFile *b);
 /* Runs argv (argv[0] looked up in PATH) in cwd (NULL: ours) with tracing to the inspector. */
 void gs_window_spawn(GsWindow *self, const char *const *argv, const char *cwd);
 /* Waits for a traced program on the per-user socket. */

@@ -23,6 +23,7 @@ int cli_export_timeline(int argc, char **argv);
 int cli_chrome_trace(int argc, char **argv);
 int cli_export_graph(int argc, char **argv);
 int cli_explain(int argc, char **argv);
+int cli_diff(int argc, char **argv);
 
 /* Adds --at EVENT and --backward N (the moment of a graph) to context's options. */
 void cli_add_moment_options(GOptionContext *context, char **at_text, char **backward_text);

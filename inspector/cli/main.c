@@ -1,5 +1,6 @@
 /* main.c: `gradscope`, the command-line side of Gradscope: record a program's event log and
- * read one back (stats, dump, DOT graph, graph image, memory timeline PNG, Chrome trace). Each
+ * read one back (stats, dump, DOT graph, graph image, memory timeline PNG, Chrome trace) or
+ * compare two (diff). Each
  * command lives in its own file; the analysis they print lives in inspector/model/ (and the
  * drawing in inspector/graph/ and inspector/timeline/), shared with the GTK inspector. */
 #include <locale.h>
@@ -26,6 +27,8 @@ static const command commands[] = {
     {"chrome-trace", cli_chrome_trace, "convert to Chrome trace / Perfetto JSON"},
     {"explain", cli_explain,
      "the inspector's sentence for each event (or one: --at N), in the user's language"},
+    {"diff", cli_diff,
+     "compare two runs: diff A B [--json] [--fail-peak-increase=SIZE] [--fail-live-increase=N]"},
 };
 
 static void usage(FILE *out) {

@@ -183,6 +183,20 @@ static void node_path(cairo_t *cr, const gs_graph_item *item, const gs_layout_no
   }
 }
 
+void gs_graph_mark_rgb(gs_graph_mark mark, double *r, double *g, double *b) {
+  /* libadwaita's red 3 and green 5: apart from the version-error red (a failed check) by
+   * being darker than it, and apart from each other for the common red-green deficiencies by
+   * lightness as well as hue. */
+  if (mark == GS_GRAPH_MARK_ADDED)
+    *r = 0.15, *g = 0.55, *b = 0.25;
+  else if (mark == GS_GRAPH_MARK_REMOVED)
+    *r = 0.75, *g = 0.11, *b = 0.16;
+  else if (mark == GS_GRAPH_MARK_OUTSIDE)
+    *r = *g = *b = 0.6;
+  else
+    *r = *g = *b = 0.15;
+}
+
 static void draw_nodes(cairo_t *cr, const gs_layout *l, const gs_graph_viewport *vp,
                        const gs_graph_style *style, PangoLayout *text) {
   for (guint i = 0; i < l->nodes->len; i++) {
@@ -208,14 +222,36 @@ static void draw_nodes(cairo_t *cr, const gs_layout *l, const gs_graph_viewport 
     cairo_fill_preserve(cr);
     gboolean error = (item->flags & GS_GRAPH_VERSION_ERROR) != 0;
     gboolean selected = (gint)i == style->selected;
-    if (selected)
+    gs_graph_mark mark =
+        style->marks ? (gs_graph_mark)GPOINTER_TO_INT(g_hash_table_lookup(style->marks, item->key))
+                     : GS_GRAPH_MARK_NONE;
+    if (mark == GS_GRAPH_MARK_OUTSIDE) {
+      /* Faded into the background, a dashed outline: drawn, since it is alive, but not part
+       * of what is compared. */
+      cairo_set_source_rgba(cr, style->dark ? 0.12 : 1, style->dark ? 0.12 : 1,
+                            style->dark ? 0.12 : 1, 0.6);
+      cairo_fill_preserve(cr);
+      cairo_set_source_rgb(cr, 0.5, 0.5, 0.5);
+      static const double dash[] = {3, 2};
+      cairo_set_dash(cr, dash, 2, 0);
+    } else if (mark != GS_GRAPH_MARK_NONE) {
+      /* A tint of the mark's colour over the kind's fill, and a thick outline of it: the kind
+       * stays readable, the difference stands out. */
+      double r, g, b;
+      gs_graph_mark_rgb(mark, &r, &g, &b);
+      cairo_set_source_rgba(cr, r, g, b, 0.35);
+      cairo_fill_preserve(cr);
+      cairo_set_source_rgb(cr, r, g, b);
+    } else if (selected)
       cairo_set_source_rgb(cr, 0.21, 0.52, 0.89); /* libadwaita's accent blue */
     else if (error)
       cairo_set_source_rgb(cr, 0.88, 0.11, 0.14);
     else
       cairo_set_source_rgb(cr, 0.15, 0.15, 0.15);
-    cairo_set_line_width(cr, selected || error ? 3 : 1);
+    gboolean marked = mark == GS_GRAPH_MARK_ADDED || mark == GS_GRAPH_MARK_REMOVED;
+    cairo_set_line_width(cr, selected || error || marked ? 3 : 1);
     cairo_stroke(cr);
+    cairo_set_dash(cr, NULL, 0, 0);
     if (selected && error) {
       /* Keep the error visible on a selected node: a red inner ring. */
       cairo_save(cr);
@@ -322,7 +358,7 @@ gboolean gs_graph_render_to_file(const gs_layout *l, const char *path, int width
     vp.y -= banner / vp.scale;
     vp.height = height;
   }
-  gs_graph_style style = {-1, FALSE, FALSE};
+  gs_graph_style style = {-1, FALSE, FALSE, NULL};
   gs_graph_render(cr, l, &vp, &style);
   cairo_destroy(cr);
   cairo_status_t status;

@@ -23,11 +23,24 @@ typedef struct gs_graph_viewport {
   double width, height; /* the surface's size, in its units */
 } gs_graph_viewport;
 
+/* How a node compares with the other run's graph (the Compare view): drawn in its colour,
+ * which gs_graph_mark_rgb gives for the legend. */
+typedef enum gs_graph_mark {
+  GS_GRAPH_MARK_NONE,
+  GS_GRAPH_MARK_REMOVED, /* in this run only: the other run lost it (red) */
+  GS_GRAPH_MARK_ADDED,   /* in this run only: the other run did not have it (green) */
+  GS_GRAPH_MARK_OUTSIDE, /* alive, but not in the backward pass compared (faded, dashed) */
+} gs_graph_mark;
+
 typedef struct gs_graph_style {
   gint selected;     /* layout node index drawn highlighted, -1 for none */
   gboolean dark;     /* dark background (libadwaita's dark style) */
   gboolean no_text;  /* shapes only (the minimap) */
+  GHashTable *marks; /* item key -> GINT_TO_POINTER(gs_graph_mark), or NULL */
 } gs_graph_style;
+
+/* A mark's colour, components 0..1. */
+void gs_graph_mark_rgb(gs_graph_mark mark, double *r, double *g, double *b);
 
 /* The viewport that shows the whole layout centred in width x height, with a margin. */
 void gs_graph_viewport_fit(const gs_layout *layout, double width, double height,
