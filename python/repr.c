@@ -219,7 +219,7 @@ PyObject *gsp_tensor_repr(PyObject *self) {
     if (whole && p.dtype != GS_F32 && p.dtype != GS_F64)
       p.fmt = 'i';
     widths(&p, 0, 0);
-    rc = rc < 0 ? rc : emit_rows(&p, 0, 0, 6);
+    rc = rc < 0 ? rc : emit_rows(&p, 0, 0, 7);
   }
   PyMem_Free(values);
   char suffix[160];
