@@ -18,6 +18,7 @@ typedef struct {
 } loader_object;
 
 static void dataset_dealloc(PyObject *self) {
+  GSP_SITE();
   dataset_object *o = (dataset_object *)self;
   gs_dataset_release(&o->ds);
   Py_XDECREF(o->tensors);
@@ -25,6 +26,7 @@ static void dataset_dealloc(PyObject *self) {
 }
 
 static PyObject *dataset_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+  GSP_SITE();
   if (kwargs && PyDict_GET_SIZE(kwargs)) {
     PyErr_SetString(PyExc_TypeError, "TensorDataset() takes only tensors");
     return NULL;
@@ -61,6 +63,7 @@ static PyTypeObject dataset_type = {
 };
 
 static void loader_dealloc(PyObject *self) {
+  GSP_SITE();
   loader_object *o = (loader_object *)self;
   if (o->loader)
     gs_data_loader_free(o->loader);
@@ -69,6 +72,7 @@ static void loader_dealloc(PyObject *self) {
 }
 
 static PyObject *loader_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+  GSP_SITE();
   PyObject *dataset;
   long long batch_size = 1, seed = 0;
   int shuffle = 0, drop_last = 0, prefetch = 0;
@@ -101,6 +105,7 @@ static PyObject *loader_iter(PyObject *self) {
 }
 
 static PyObject *loader_next(PyObject *self) {
+  GSP_SITE();
   loader_object *o = (loader_object *)self;
   gs_tensor out[GS_DATASET_MAX_FIELDS];
   gs_clear_error();
@@ -140,6 +145,7 @@ static PyTypeObject loader_type = {
 
 PyObject *gsp_data_module(void);
 PyObject *gsp_data_module(void) {
+  GSP_SITE();
   if (PyType_Ready(&dataset_type) < 0 || PyType_Ready(&loader_type) < 0)
     return NULL;
   PyObject *d = PyModule_New("gradscope.utils.data");

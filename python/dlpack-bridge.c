@@ -20,6 +20,7 @@ static void capsule_destructor(PyObject *capsule) {
 }
 
 PyObject *gsp_tensor_dlpack(PyObject *self, PyObject *args, PyObject *kwargs) {
+  GSP_SITE();
   PyObject *stream = Py_None;
   static char *kwlist[] = {"stream", NULL};
   if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$O:__dlpack__", kwlist, &stream))
@@ -46,6 +47,7 @@ PyObject *gsp_tensor_dlpack_device(PyObject *self, PyObject *unused) {
 }
 
 PyObject *gsp_from_dlpack(PyObject *module, PyObject *obj) {
+  GSP_SITE();
   (void)module;
   PyObject *capsule;
   if (PyCapsule_CheckExact(obj)) {

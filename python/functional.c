@@ -21,6 +21,7 @@ static int reduction_of(const char *s, gs_reduction *out) {
 }
 
 static PyObject *f_cross_entropy(PyObject *m, PyObject *args, PyObject *kwargs) {
+  GSP_SITE();
   (void)m;
   PyObject *input, *target;
   const char *reduction = "mean";
@@ -38,6 +39,7 @@ static PyObject *f_cross_entropy(PyObject *m, PyObject *args, PyObject *kwargs) 
 typedef gs_tensor (*loss_fn)(gs_tensor, gs_tensor, gs_reduction);
 
 static PyObject *pair_loss(PyObject *args, PyObject *kwargs, loss_fn fn, const char *format) {
+  GSP_SITE();
   PyObject *input, *target;
   const char *reduction = "mean";
   static char *kwlist[] = {"input", "target", "reduction", NULL};
@@ -49,20 +51,24 @@ static PyObject *pair_loss(PyObject *args, PyObject *kwargs, loss_fn fn, const c
   return gsp_wrap(fn(gsp_handle(input), gsp_handle(target), r));
 }
 static PyObject *f_nll_loss(PyObject *m, PyObject *a, PyObject *k) {
+  GSP_SITE();
   (void)m;
   return pair_loss(a, k, gs_nll_loss, "O!O!|$s:nll_loss");
 }
 static PyObject *f_mse_loss(PyObject *m, PyObject *a, PyObject *k) {
+  GSP_SITE();
   (void)m;
   return pair_loss(a, k, gs_mse_loss, "O!O!|$s:mse_loss");
 }
 static PyObject *f_bce_logits(PyObject *m, PyObject *a, PyObject *k) {
+  GSP_SITE();
   (void)m;
   return pair_loss(a, k, gs_binary_cross_entropy_with_logits,
                    "O!O!|$s:binary_cross_entropy_with_logits");
 }
 
 static PyObject *f_dropout(PyObject *m, PyObject *args, PyObject *kwargs) {
+  GSP_SITE();
   (void)m;
   PyObject *x;
   double p = 0.5;
@@ -75,6 +81,7 @@ static PyObject *f_dropout(PyObject *m, PyObject *args, PyObject *kwargs) {
 }
 
 static PyObject *f_layer_norm(PyObject *m, PyObject *args, PyObject *kwargs) {
+  GSP_SITE();
   (void)m;
   PyObject *x, *shape, *w = Py_None, *b = Py_None;
   double eps = 1e-5;
@@ -98,6 +105,7 @@ static PyObject *f_layer_norm(PyObject *m, PyObject *args, PyObject *kwargs) {
 
 /* x @ w.T + b, as F.linear. */
 static PyObject *f_linear(PyObject *m, PyObject *args, PyObject *kwargs) {
+  GSP_SITE();
   (void)m;
   PyObject *x, *w, *b = Py_None;
   static char *kwlist[] = {"input", "weight", "bias", NULL};
@@ -118,6 +126,7 @@ static PyObject *f_linear(PyObject *m, PyObject *args, PyObject *kwargs) {
 }
 
 static PyObject *f_embedding(PyObject *m, PyObject *args) {
+  GSP_SITE();
   (void)m;
   PyObject *idx, *w;
   if (!PyArg_ParseTuple(args, "O!O!:embedding", &gsp_tensor_type, &idx, &gsp_tensor_type, &w))
@@ -126,6 +135,7 @@ static PyObject *f_embedding(PyObject *m, PyObject *args) {
 }
 
 static PyObject *f_leaky_relu(PyObject *m, PyObject *args, PyObject *kwargs) {
+  GSP_SITE();
   (void)m;
   PyObject *x;
   double slope = 0.01;
@@ -152,6 +162,7 @@ static PyMethodDef functional_functions[] = {
 
 PyObject *gsp_functional_module(void);
 PyObject *gsp_functional_module(void) {
+  GSP_SITE();
   PyObject *f = PyModule_New("gradscope.nn.functional");
   if (f && PyModule_AddFunctions(f, functional_functions) < 0)
     Py_CLEAR(f);

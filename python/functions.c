@@ -51,6 +51,7 @@ static PyObject *finish(gs_tensor t, bool requires_grad) {
 }
 
 static PyObject *f_tensor(PyObject *m, PyObject *args, PyObject *kwargs) {
+  GSP_SITE();
   (void)m;
   PyObject *data, *dtype = Py_None, *device = Py_None;
   int requires_grad = 0;
@@ -64,6 +65,7 @@ static PyObject *f_tensor(PyObject *m, PyObject *args, PyObject *kwargs) {
 typedef gs_tensor (*shape_ctor)(gs_dtype, const int64_t *, int);
 
 static PyObject *sized(PyObject *args, PyObject *kwargs, shape_ctor ctor, const char *fn) {
+  GSP_SITE();
   int64_t shape[GS_MAX_DIMS];
   int nd = gsp_shape_from_args(args, shape);
   gs_dtype dtype = GS_F32;
@@ -83,6 +85,7 @@ static PyObject *f_randn(PyObject *m, PyObject *a, PyObject *k) { (void)m; retur
 static PyObject *f_rand(PyObject *m, PyObject *a, PyObject *k) { (void)m; return sized(a, k, rand_default, "rand"); }
 
 static PyObject *f_full(PyObject *m, PyObject *args, PyObject *kwargs) {
+  GSP_SITE();
   (void)m;
   PyObject *size;
   double value;
@@ -98,6 +101,7 @@ static PyObject *f_full(PyObject *m, PyObject *args, PyObject *kwargs) {
 }
 
 static PyObject *f_randint(PyObject *m, PyObject *args, PyObject *kwargs) {
+  GSP_SITE();
   (void)m;
   long long low, high;
   PyObject *size;
@@ -110,6 +114,7 @@ static PyObject *f_randint(PyObject *m, PyObject *args, PyObject *kwargs) {
 }
 
 static PyObject *f_arange(PyObject *m, PyObject *args, PyObject *kwargs) {
+  GSP_SITE();
   (void)m;
   PyObject *a = NULL, *b = Py_None, *c = NULL;
   gs_dtype dtype = GS_F32;
@@ -138,6 +143,7 @@ static PyObject *f_arange(PyObject *m, PyObject *args, PyObject *kwargs) {
 }
 
 static PyObject *f_linspace(PyObject *m, PyObject *args, PyObject *kwargs) {
+  GSP_SITE();
   (void)m;
   double start, end;
   long long steps;
@@ -151,6 +157,7 @@ static PyObject *f_linspace(PyObject *m, PyObject *args, PyObject *kwargs) {
 }
 
 static PyObject *f_eye(PyObject *m, PyObject *args, PyObject *kwargs) {
+  GSP_SITE();
   (void)m;
   long long n, cols = -1;
   if (!PyArg_ParseTuple(args, "L|L:eye", &n, &cols))
@@ -163,6 +170,7 @@ static PyObject *f_eye(PyObject *m, PyObject *args, PyObject *kwargs) {
 }
 
 static PyObject *like(PyObject *args, PyObject *kwargs, int kind, const char *fn) {
+  GSP_SITE();
   PyObject *t;
   double value = 0;
   if (kind == 2 ? !PyArg_ParseTuple(args, "O!d", &gsp_tensor_type, &t, &value)
@@ -188,6 +196,7 @@ static PyObject *f_ones_like(PyObject *m, PyObject *a, PyObject *k) { (void)m; r
 static PyObject *f_full_like(PyObject *m, PyObject *a, PyObject *k) { (void)m; return like(a, k, 2, "full_like"); }
 
 static PyObject *join(PyObject *args, PyObject *kwargs, bool stack) {
+  GSP_SITE();
   PyObject *seq;
   int dim = 0;
   static char *kwlist[] = {"tensors", "dim", NULL};
@@ -206,6 +215,7 @@ static PyObject *f_cat(PyObject *m, PyObject *a, PyObject *k) { (void)m; return 
 static PyObject *f_stack(PyObject *m, PyObject *a, PyObject *k) { (void)m; return join(a, k, true); }
 
 static PyObject *f_where(PyObject *m, PyObject *args) {
+  GSP_SITE();
   (void)m;
   PyObject *cond, *a, *b;
   if (!PyArg_ParseTuple(args, "O!OO:where", &gsp_tensor_type, &cond, &a, &b))
@@ -260,6 +270,7 @@ static PyObject *f_is_tensor(PyObject *m, PyObject *o) {
 }
 
 static PyObject *f_trace_mark(PyObject *m, PyObject *label) {
+  GSP_SITE();
   (void)m;
   const char *s = PyUnicode_AsUTF8(label);
   if (!s)
@@ -312,8 +323,20 @@ int gsp_functions_add_forwarders(PyObject *module) {
   return 0;
 }
 
+PyObject *gsp_inspect(PyObject *module, PyObject *args, PyObject *kwargs);
+
+static PyObject *f_trace_close(PyObject *m, PyObject *unused) {
+  (void)m;
+  (void)unused;
+  gs_trace_close();
+  Py_RETURN_NONE;
+}
+
 #define KW (METH_VARARGS | METH_KEYWORDS)
 PyMethodDef gsp_module_functions[] = {
+    {"inspect", GSP_FN(gsp_inspect), KW,
+     "Starts the inspector listening and streams this process's events to it."},
+    {"trace_close", f_trace_close, METH_NOARGS, "Flushes the event log and stops recording."},
     {"tensor", GSP_FN(f_tensor), KW, "A new tensor with a copy of data (lists or an array)."},
     {"zeros", GSP_FN(f_zeros), KW, NULL},
     {"ones", GSP_FN(f_ones), KW, NULL},

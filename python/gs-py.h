@@ -90,6 +90,17 @@ int gsp_scopes_add_to_module(PyObject *module);
 /* ---- functions.c ---- */
 extern PyMethodDef gsp_module_functions[];
 
+/* ---- sites.c ---- */
+/* Tells the engine the calling Python line ("function (file:line)") as the call site of the
+ * events it records next. Every entry point calls GSP_SITE() first; with the log off it costs
+ * one call. */
+void gsp_site_from_frame(void);
+#define GSP_SITE()                                                                             \
+  do {                                                                                         \
+    if (gs_trace_enabled())                                                                    \
+      gsp_site_from_frame();                                                                   \
+  } while (0)
+
 /* A method table entry's function pointer cast without -Wcast-function-type noise. */
 #define GSP_FN(f) ((PyCFunction)(void (*)(void))(f))
 

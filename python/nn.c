@@ -38,6 +38,7 @@ static PyObject *wrap_module(gs_module m, PyObject *children) {
 }
 
 static void module_dealloc(PyObject *self) {
+  GSP_SITE();
   gsp_module *o = (gsp_module *)self;
   PyObject_GC_UnTrack(self);
   if (gs_module_type_name(o->m) && gs_module_parent(o->m).id == 0)
@@ -58,6 +59,7 @@ static int module_clear(PyObject *self) {
 }
 
 static PyObject *module_call(PyObject *self, PyObject *args, PyObject *kwargs) {
+  GSP_SITE();
   PyObject *x;
   if (kwargs && PyDict_GET_SIZE(kwargs)) {
     PyErr_SetString(PyExc_TypeError, "a module takes one Tensor");
@@ -122,6 +124,7 @@ static PyObject *m_state_dict(PyObject *s, PyObject *u) { (void)u; return parame
 /* Copies each tensor of the dict into the parameter of the same name, under no_grad, checking
  * every name and shape first so that a refused dict leaves the model unchanged. */
 static PyObject *m_load_state_dict(PyObject *self, PyObject *args, PyObject *kwargs) {
+  GSP_SITE();
   PyObject *dict;
   int strict = 1;
   static char *kwlist[] = {"state_dict", "strict", NULL};
@@ -188,6 +191,7 @@ done:
 }
 
 static PyObject *m_train(PyObject *self, PyObject *args) {
+  GSP_SITE();
   int mode = 1;
   if (!PyArg_ParseTuple(args, "|p:train", &mode))
     return NULL;
@@ -199,6 +203,7 @@ static PyObject *m_train(PyObject *self, PyObject *args) {
 }
 
 static PyObject *m_eval(PyObject *self, PyObject *unused) {
+  GSP_SITE();
   (void)unused;
   PyObject *args = Py_BuildValue("(i)", 0);
   PyObject *r = args ? m_train(self, args) : NULL;
@@ -207,11 +212,13 @@ static PyObject *m_eval(PyObject *self, PyObject *unused) {
 }
 
 static PyObject *m_training(PyObject *self, void *c) {
+  GSP_SITE();
   (void)c;
   return PyBool_FromLong(gs_module_is_training(((gsp_module *)self)->m));
 }
 
 static PyObject *m_zero_grad(PyObject *self, PyObject *args, PyObject *kwargs) {
+  GSP_SITE();
   (void)args;
   (void)kwargs;
   gs_tensor *params;
@@ -227,6 +234,7 @@ static PyObject *m_zero_grad(PyObject *self, PyObject *args, PyObject *kwargs) {
 }
 
 static PyObject *m_save_safetensors(PyObject *self, PyObject *path) {
+  GSP_SITE();
   PyObject *bytes;
   if (!PyUnicode_FSConverter(path, &bytes))
     return NULL;
@@ -237,6 +245,7 @@ static PyObject *m_save_safetensors(PyObject *self, PyObject *path) {
 }
 
 static PyObject *m_load_safetensors(PyObject *self, PyObject *args, PyObject *kwargs) {
+  GSP_SITE();
   PyObject *bytes;
   int strict = 1;
   static char *kwlist[] = {"path", "strict", NULL};
@@ -251,6 +260,7 @@ static PyObject *m_load_safetensors(PyObject *self, PyObject *args, PyObject *kw
 
 /* model.weight, model.fc1: a parameter or child under that name (PyTorch's __getattr__). */
 static PyObject *module_getattro(PyObject *self, PyObject *name) {
+  GSP_SITE();
   PyObject *r = PyObject_GenericGetAttr(self, name);
   if (r || !PyErr_ExceptionMatches(PyExc_AttributeError))
     return r;
@@ -321,6 +331,7 @@ static PyTypeObject module_type = {
 /* ---- constructors -------------------------------------------------------------------------- */
 
 static PyObject *f_linear_module(PyObject *mod, PyObject *args, PyObject *kwargs) {
+  GSP_SITE();
   (void)mod;
   long long in, out;
   int bias = 1;
@@ -334,6 +345,7 @@ static PyObject *f_linear_module(PyObject *mod, PyObject *args, PyObject *kwargs
   static PyObject *f_##name(PyObject *mod, PyObject *unused) {                                 \
     (void)mod;                                                                                 \
     (void)unused;                                                                              \
+    GSP_SITE();                                                                                \
     return wrap_module(call(), NULL);                                                          \
   }
 SIMPLE_MODULE(ReLU, gs_relu_new)
@@ -342,6 +354,7 @@ SIMPLE_MODULE(Sigmoid, gs_sigmoid_new)
 SIMPLE_MODULE(GELU, gs_gelu_new)
 
 static PyObject *f_Dropout(PyObject *mod, PyObject *args, PyObject *kwargs) {
+  GSP_SITE();
   (void)mod;
   double p = 0.5;
   static char *kwlist[] = {"p", NULL};
@@ -351,6 +364,7 @@ static PyObject *f_Dropout(PyObject *mod, PyObject *args, PyObject *kwargs) {
 }
 
 static PyObject *f_Embedding(PyObject *mod, PyObject *args, PyObject *kwargs) {
+  GSP_SITE();
   (void)mod;
   long long n, dim;
   static char *kwlist[] = {"num_embeddings", "embedding_dim", NULL};
@@ -360,6 +374,7 @@ static PyObject *f_Embedding(PyObject *mod, PyObject *args, PyObject *kwargs) {
 }
 
 static PyObject *f_LayerNorm(PyObject *mod, PyObject *args, PyObject *kwargs) {
+  GSP_SITE();
   (void)mod;
   long long dim;
   double eps = 1e-5;
@@ -370,6 +385,7 @@ static PyObject *f_LayerNorm(PyObject *mod, PyObject *args, PyObject *kwargs) {
 }
 
 static PyObject *f_Sequential(PyObject *mod, PyObject *args) {
+  GSP_SITE();
   (void)mod;
   Py_ssize_t n = PyTuple_GET_SIZE(args);
   gs_module *mods = PyMem_Malloc(sizeof(gs_module) * (size_t)(n ? n : 1));
@@ -408,6 +424,7 @@ static PyMethodDef nn_functions[] = {
 /* Makes gradscope.nn (and registers it in sys.modules so `import gradscope.nn` works). */
 PyObject *gsp_nn_module(void);
 PyObject *gsp_nn_module(void) {
+  GSP_SITE();
   if (PyType_Ready(&module_type) < 0)
     return NULL;
   PyObject *nn = PyModule_New("gradscope.nn");

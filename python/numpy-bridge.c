@@ -36,6 +36,7 @@ static void release_array(void *data, void *user_data) {
 }
 
 PyObject *gsp_from_numpy(PyObject *module, PyObject *obj) {
+  GSP_SITE();
   (void)module;
   if (!PyArray_Check(obj)) {
     PyErr_Format(PyExc_TypeError, "from_numpy(): expected a numpy.ndarray, got %.200s",
@@ -116,6 +117,7 @@ static void pin_capsule_destructor(PyObject *capsule) {
 }
 
 PyObject *gsp_tensor_numpy(PyObject *self, PyObject *unused) {
+  GSP_SITE();
   (void)unused;
   gs_clear_error();
   DLManagedTensor *m = gs_to_dlpack(gsp_handle(self));
@@ -174,6 +176,7 @@ static const char *buffer_format(const DLDataType *t) {
 }
 
 static int tensor_getbuffer(PyObject *self, Py_buffer *view, int flags) {
+  GSP_SITE();
   gs_tensor t = gsp_handle(self);
   gs_clear_error();
   bool contiguous = gs_is_contiguous(t);

@@ -11,6 +11,7 @@ typedef struct {
 } gsp_optimizer;
 
 static void optimizer_dealloc(PyObject *self) {
+  GSP_SITE();
   gsp_optimizer *o = (gsp_optimizer *)self;
   if (o->o.id)
     gs_optimizer_dispose(o->o);
@@ -20,6 +21,7 @@ static void optimizer_dealloc(PyObject *self) {
 }
 
 static PyObject *opt_step(PyObject *self, PyObject *args) {
+  GSP_SITE();
   (void)args;
   gs_clear_error();
   gs_optimizer_step(((gsp_optimizer *)self)->o);
@@ -27,6 +29,7 @@ static PyObject *opt_step(PyObject *self, PyObject *args) {
 }
 
 static PyObject *opt_zero_grad(PyObject *self, PyObject *args, PyObject *kwargs) {
+  GSP_SITE();
   (void)args;
   (void)kwargs;
   gs_clear_error();
@@ -76,6 +79,7 @@ static PyObject *wrap_optimizer(gs_optimizer o, PyObject *list) {
 }
 
 static PyObject *f_SGD(PyObject *m, PyObject *args, PyObject *kwargs) {
+  GSP_SITE();
   (void)m;
   PyObject *params, *list;
   gs_sgd_options opt = {.lr = 1e-3};
@@ -96,6 +100,7 @@ static PyObject *f_SGD(PyObject *m, PyObject *args, PyObject *kwargs) {
 }
 
 static PyObject *adam(PyObject *args, PyObject *kwargs, bool decoupled) {
+  GSP_SITE();
   PyObject *params, *list;
   gs_adam_options opt = {.lr = 1e-3, .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8,
                          .weight_decay = decoupled ? 1e-2 : 0};
@@ -126,6 +131,7 @@ static PyMethodDef optim_functions[] = {
 
 PyObject *gsp_optim_module(void);
 PyObject *gsp_optim_module(void) {
+  GSP_SITE();
   if (PyType_Ready(&optimizer_type) < 0)
     return NULL;
   PyObject *o = PyModule_New("gradscope.optim");

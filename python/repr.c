@@ -184,6 +184,7 @@ static char *copy_values(gs_tensor t, int64_t *numel_out) {
 }
 
 PyObject *gsp_tensor_repr(PyObject *self) {
+  GSP_SITE();
   gs_tensor t = gsp_handle(self);
   if (!gs_is_alive(t)) {
     gs_clear_error();
@@ -286,6 +287,7 @@ static PyObject *nested_list(gs_dtype dtype, const char *values, const int64_t *
 }
 
 PyObject *gsp_tensor_tolist(PyObject *self, PyObject *unused) {
+  GSP_SITE();
   (void)unused;
   gs_tensor t = gsp_handle(self);
   int64_t numel, shape[GS_MAX_DIMS];

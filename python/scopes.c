@@ -50,6 +50,7 @@ typedef struct {
 } scope_object;
 
 static PyObject *scope_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+  GSP_SITE();
   const char *name = "scope";
   static char *kwlist[] = {"name", NULL};
   if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|s:dispose_scope", kwlist, &name))
@@ -67,6 +68,7 @@ static PyObject *scope_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 }
 
 static void scope_dealloc(PyObject *self) {
+  GSP_SITE();
   /* A scope dropped without being ended ends here, as a DisposeScope disposed by its owner. */
   scope_object *o = (scope_object *)self;
   if (gs_scope_is_active(o->scope))
@@ -80,6 +82,7 @@ static PyObject *scope_enter(PyObject *self, PyObject *unused) {
 }
 
 static PyObject *scope_close(PyObject *self, PyObject *unused) {
+  GSP_SITE();
   (void)unused;
   gs_clear_error();
   gs_scope_end(((scope_object *)self)->scope);
@@ -87,6 +90,7 @@ static PyObject *scope_close(PyObject *self, PyObject *unused) {
 }
 
 static PyObject *scope_exit(PyObject *self, PyObject *args) {
+  GSP_SITE();
   (void)args;
   PyObject *r = scope_close(self, NULL);
   if (!r)
@@ -139,6 +143,7 @@ static int collect_ids(PyObject *args, uint64_t **ids_out) {
 }
 
 static PyObject *scope_dispose_everything_but(PyObject *self, PyObject *args) {
+  GSP_SITE();
   uint64_t *ids;
   int n = collect_ids(args, &ids);
   if (n < 0)
@@ -150,6 +155,7 @@ static PyObject *scope_dispose_everything_but(PyObject *self, PyObject *args) {
 }
 
 static PyObject *scope_dispose_everything(PyObject *self, PyObject *unused) {
+  GSP_SITE();
   (void)unused;
   gs_clear_error();
   gs_scope_dispose_everything(((scope_object *)self)->scope);
@@ -158,6 +164,7 @@ static PyObject *scope_dispose_everything(PyObject *self, PyObject *unused) {
 
 /* s.move_to_outer(t): TorchSharp's scope.MoveToOuter(t), a no-op unless s owns t. */
 static PyObject *scope_move_to_outer(PyObject *self, PyObject *t) {
+  GSP_SITE();
   if (!gsp_is_tensor(t)) {
     PyErr_SetString(PyExc_TypeError, "move_to_outer(): expected a Tensor");
     return NULL;
@@ -170,6 +177,7 @@ static PyObject *scope_move_to_outer(PyObject *self, PyObject *t) {
 }
 
 static PyObject *scope_attach(PyObject *self, PyObject *t) {
+  GSP_SITE();
   if (!gsp_is_tensor(t)) {
     PyErr_SetString(PyExc_TypeError, "attach(): expected a Tensor");
     return NULL;
@@ -182,6 +190,7 @@ static PyObject *scope_attach(PyObject *self, PyObject *t) {
 }
 
 static PyObject *scope_info(PyObject *self, void *closure) {
+  GSP_SITE();
   (void)closure;
   gs_clear_error();
   gs_scope_info i = gs_scope_get_info(((scope_object *)self)->scope);
@@ -194,6 +203,7 @@ static PyObject *scope_info(PyObject *self, void *closure) {
 }
 
 static PyObject *scope_name(PyObject *self, void *closure) {
+  GSP_SITE();
   (void)closure;
   gs_scope s = ((scope_object *)self)->scope;
   if (!gs_scope_is_active(s))
@@ -202,6 +212,7 @@ static PyObject *scope_name(PyObject *self, void *closure) {
 }
 
 static PyObject *scope_is_active(PyObject *self, void *closure) {
+  GSP_SITE();
   (void)closure;
   return PyBool_FromLong(gs_scope_is_active(((scope_object *)self)->scope));
 }
@@ -244,6 +255,7 @@ typedef struct {
 } trace_object;
 
 static PyObject *trace_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+  GSP_SITE();
   PyObject *dest;
   static char *kwlist[] = {"dest", NULL};
   if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&:trace", kwlist, PyUnicode_FSConverter,
@@ -264,6 +276,7 @@ static void trace_dealloc(PyObject *self) {
 }
 
 static PyObject *trace_enter(PyObject *self, PyObject *unused) {
+  GSP_SITE();
   (void)unused;
   gs_clear_error();
   if (gs_trace_open(PyBytes_AS_STRING(((trace_object *)self)->dest)) < 0)
@@ -272,6 +285,7 @@ static PyObject *trace_enter(PyObject *self, PyObject *unused) {
 }
 
 static PyObject *trace_exit(PyObject *self, PyObject *args) {
+  GSP_SITE();
   (void)self;
   (void)args;
   gs_trace_close();

@@ -104,6 +104,7 @@ fail:
 }
 
 static PyObject *tensor_getitem(PyObject *self, PyObject *index) {
+  GSP_SITE();
   gs_tensor view;
   bool owns;
   if (index_view(gsp_handle(self), index, &view, &owns) < 0)
@@ -117,6 +118,7 @@ static PyObject *tensor_getitem(PyObject *self, PyObject *index) {
 }
 
 static int tensor_setitem(PyObject *self, PyObject *index, PyObject *value) {
+  GSP_SITE();
   if (!value) {
     PyErr_SetString(PyExc_TypeError, "tensor elements cannot be deleted");
     return -1;

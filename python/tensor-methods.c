@@ -14,6 +14,7 @@
 #define UNARY(name, call)                                                                      \
   static PyObject *m_##name(PyObject *self, PyObject *unused) {                                \
     (void)unused;                                                                              \
+    GSP_SITE();                                                                                \
     return gsp_wrap(call(gsp_handle(self)));                                                   \
   }
 UNARY(relu, gs_relu)
@@ -34,6 +35,7 @@ UNARY(t, gs_t)
 #define CONVERT(name, dtype)                                                                   \
   static PyObject *m_##name(PyObject *self, PyObject *unused) {                                \
     (void)unused;                                                                              \
+    GSP_SITE();                                                                                \
     return gsp_wrap(gs_to_dtype(gsp_handle(self), dtype));                                     \
   }
 CONVERT(float, GS_F32)
@@ -42,6 +44,7 @@ CONVERT(long, GS_I64)
 CONVERT(bool, GS_BOOL)
 
 static PyObject *m_to(PyObject *self, PyObject *args, PyObject *kwargs) {
+  GSP_SITE();
   PyObject *dtype_obj = NULL;
   static char *kwlist[] = {"dtype", NULL};
   if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O:to", kwlist, &dtype_obj))
@@ -62,6 +65,7 @@ typedef gs_tensor (*reduce_fn)(gs_tensor, const int *, int, bool);
 
 static PyObject *reduce(PyObject *self, PyObject *args, PyObject *kwargs, reduce_fn fn,
                         const char *format) {
+  GSP_SITE();
   PyObject *dim = Py_None;
   int keepdim = 0;
   static char *kwlist[] = {"dim", "keepdim", NULL};
@@ -79,11 +83,13 @@ static PyObject *m_mean(PyObject *s, PyObject *a, PyObject *k) { return reduce(s
 static PyObject *m_amax(PyObject *s, PyObject *a, PyObject *k) { return reduce(s, a, k, gs_max, "|Op:amax"); }
 static PyObject *m_amin(PyObject *s, PyObject *a, PyObject *k) { return reduce(s, a, k, gs_min, "|Op:amin"); }
 static PyObject *m_logsumexp(PyObject *s, PyObject *a, PyObject *k) {
+  GSP_SITE();
   return reduce(s, a, k, gs_logsumexp, "O|p:logsumexp");
 }
 
 /* max()/min(): the whole tensor's extreme, or with dim= the pair (values, indices). */
 static PyObject *extreme(PyObject *self, PyObject *args, PyObject *kwargs, bool is_max) {
+  GSP_SITE();
   PyObject *dim = Py_None;
   int keepdim = 0;
   static char *kwlist[] = {"dim", "keepdim", NULL};
@@ -111,6 +117,7 @@ static PyObject *m_max(PyObject *s, PyObject *a, PyObject *k) { return extreme(s
 static PyObject *m_min(PyObject *s, PyObject *a, PyObject *k) { return extreme(s, a, k, false); }
 
 static PyObject *arg_extreme(PyObject *self, PyObject *args, PyObject *kwargs, bool is_max) {
+  GSP_SITE();
   PyObject *dim = Py_None;
   int keepdim = 0;
   static char *kwlist[] = {"dim", "keepdim", NULL};
@@ -129,6 +136,7 @@ static PyObject *m_argmin(PyObject *s, PyObject *a, PyObject *k) { return arg_ex
 
 static PyObject *along_dim(PyObject *self, PyObject *args, PyObject *kwargs,
                            gs_tensor (*fn)(gs_tensor, int), const char *format) {
+  GSP_SITE();
   int dim;
   static char *kwlist[] = {"dim", NULL};
   if (!PyArg_ParseTupleAndKeywords(args, kwargs, format, kwlist, &dim))
@@ -137,33 +145,39 @@ static PyObject *along_dim(PyObject *self, PyObject *args, PyObject *kwargs,
 }
 static PyObject *m_softmax(PyObject *s, PyObject *a, PyObject *k) { return along_dim(s, a, k, gs_softmax, "i:softmax"); }
 static PyObject *m_log_softmax(PyObject *s, PyObject *a, PyObject *k) {
+  GSP_SITE();
   return along_dim(s, a, k, gs_log_softmax, "i:log_softmax");
 }
 static PyObject *m_unsqueeze(PyObject *s, PyObject *a, PyObject *k) {
+  GSP_SITE();
   return along_dim(s, a, k, gs_unsqueeze, "i:unsqueeze");
 }
 
 /* ---- views --------------------------------------------------------------------------- */
 
 static PyObject *m_view(PyObject *self, PyObject *args) {
+  GSP_SITE();
   int64_t shape[GS_MAX_DIMS];
   int nd = gsp_shape_from_args(args, shape);
   return nd < 0 ? NULL : gsp_wrap(gs_view(gsp_handle(self), shape, nd));
 }
 
 static PyObject *m_reshape(PyObject *self, PyObject *args) {
+  GSP_SITE();
   int64_t shape[GS_MAX_DIMS];
   int nd = gsp_shape_from_args(args, shape);
   return nd < 0 ? NULL : gsp_wrap(gs_reshape(gsp_handle(self), shape, nd));
 }
 
 static PyObject *m_expand(PyObject *self, PyObject *args) {
+  GSP_SITE();
   int64_t shape[GS_MAX_DIMS];
   int nd = gsp_shape_from_args(args, shape);
   return nd < 0 ? NULL : gsp_wrap(gs_expand(gsp_handle(self), shape, nd));
 }
 
 static PyObject *m_permute(PyObject *self, PyObject *args) {
+  GSP_SITE();
   int64_t d64[GS_MAX_DIMS];
   int dims[GS_MAX_DIMS];
   int nd = gsp_shape_from_args(args, d64);
@@ -175,6 +189,7 @@ static PyObject *m_permute(PyObject *self, PyObject *args) {
 }
 
 static PyObject *m_transpose(PyObject *self, PyObject *args, PyObject *kwargs) {
+  GSP_SITE();
   int d0, d1;
   static char *kwlist[] = {"dim0", "dim1", NULL};
   if (!PyArg_ParseTupleAndKeywords(args, kwargs, "ii:transpose", kwlist, &d0, &d1))
@@ -183,6 +198,7 @@ static PyObject *m_transpose(PyObject *self, PyObject *args, PyObject *kwargs) {
 }
 
 static PyObject *m_squeeze(PyObject *self, PyObject *args, PyObject *kwargs) {
+  GSP_SITE();
   PyObject *dim = Py_None;
   static char *kwlist[] = {"dim", NULL};
   if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O:squeeze", kwlist, &dim))
@@ -194,6 +210,7 @@ static PyObject *m_squeeze(PyObject *self, PyObject *args, PyObject *kwargs) {
 }
 
 static PyObject *m_flatten(PyObject *self, PyObject *args, PyObject *kwargs) {
+  GSP_SITE();
   int start = 0, end = -1;
   static char *kwlist[] = {"start_dim", "end_dim", NULL};
   if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|ii:flatten", kwlist, &start, &end))
@@ -202,6 +219,7 @@ static PyObject *m_flatten(PyObject *self, PyObject *args, PyObject *kwargs) {
 }
 
 static PyObject *m_narrow(PyObject *self, PyObject *args, PyObject *kwargs) {
+  GSP_SITE();
   int dim;
   long long start, length;
   static char *kwlist[] = {"dim", "start", "length", NULL};
@@ -211,6 +229,7 @@ static PyObject *m_narrow(PyObject *self, PyObject *args, PyObject *kwargs) {
 }
 
 static PyObject *m_select(PyObject *self, PyObject *args, PyObject *kwargs) {
+  GSP_SITE();
   int dim;
   long long index;
   static char *kwlist[] = {"dim", "index", NULL};
@@ -220,6 +239,7 @@ static PyObject *m_select(PyObject *self, PyObject *args, PyObject *kwargs) {
 }
 
 static PyObject *pieces(gs_tensor t, int64_t arg, int dim, bool by_size) {
+  GSP_SITE();
   int n = by_size ? gs_split(t, arg, dim, NULL, 0) : gs_chunk(t, (int)arg, dim, NULL, 0);
   if (n < 0)
     return gsp_raise_engine_error();
@@ -248,6 +268,7 @@ static PyObject *pieces(gs_tensor t, int64_t arg, int dim, bool by_size) {
 }
 
 static PyObject *m_split(PyObject *self, PyObject *args, PyObject *kwargs) {
+  GSP_SITE();
   long long size;
   int dim = 0;
   static char *kwlist[] = {"split_size", "dim", NULL};
@@ -257,6 +278,7 @@ static PyObject *m_split(PyObject *self, PyObject *args, PyObject *kwargs) {
 }
 
 static PyObject *m_chunk(PyObject *self, PyObject *args, PyObject *kwargs) {
+  GSP_SITE();
   int chunks, dim = 0;
   static char *kwlist[] = {"chunks", "dim", NULL};
   if (!PyArg_ParseTupleAndKeywords(args, kwargs, "i|i:chunk", kwlist, &chunks, &dim))
@@ -266,6 +288,7 @@ static PyObject *m_chunk(PyObject *self, PyObject *args, PyObject *kwargs) {
 
 static PyObject *indexed(PyObject *self, PyObject *args, PyObject *kwargs,
                          gs_tensor (*fn)(gs_tensor, int, gs_tensor), const char *format) {
+  GSP_SITE();
   int dim;
   PyObject *index;
   static char *kwlist[] = {"dim", "index", NULL};
@@ -274,6 +297,7 @@ static PyObject *indexed(PyObject *self, PyObject *args, PyObject *kwargs,
   return gsp_wrap(fn(gsp_handle(self), dim, gsp_handle(index)));
 }
 static PyObject *m_index_select(PyObject *s, PyObject *a, PyObject *k) {
+  GSP_SITE();
   return indexed(s, a, k, gs_index_select, "iO!:index_select");
 }
 static PyObject *m_gather(PyObject *s, PyObject *a, PyObject *k) { return indexed(s, a, k, gs_gather, "iO!:gather"); }
@@ -307,6 +331,7 @@ static double bound(PyObject *o, double none_value) {
 }
 
 static PyObject *m_clamp(PyObject *self, PyObject *args, PyObject *kwargs) {
+  GSP_SITE();
   PyObject *lo = Py_None, *hi = Py_None;
   static char *kwlist[] = {"min", "max", NULL};
   if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OO:clamp", kwlist, &lo, &hi))
@@ -326,6 +351,7 @@ static PyObject *done_inplace(PyObject *self) {
 }
 
 static PyObject *m_add_(PyObject *self, PyObject *args, PyObject *kwargs) {
+  GSP_SITE();
   PyObject *other;
   double alpha = 1.0;
   static char *kwlist[] = {"other", "alpha", NULL};
@@ -351,6 +377,7 @@ static PyObject *m_add_(PyObject *self, PyObject *args, PyObject *kwargs) {
 }
 
 static PyObject *inplace_binary(PyObject *self, PyObject *other, void (*fn)(gs_tensor, gs_tensor)) {
+  GSP_SITE();
   gs_tensor t = gsp_handle(self), b, temp = GS_NO_TENSOR;
   if (gsp_tensor_arg(other, &b, &temp, gs_dtype_of(t)) < 0)
     return NULL;
@@ -365,6 +392,7 @@ static PyObject *m_div_(PyObject *s, PyObject *o) { return inplace_binary(s, o, 
 static PyObject *m_copy_(PyObject *s, PyObject *o) { return inplace_binary(s, o, gs_copy_); }
 
 static PyObject *m_zero_(PyObject *self, PyObject *unused) {
+  GSP_SITE();
   (void)unused;
   gs_clear_error();
   gs_zero_(gsp_handle(self));
@@ -372,6 +400,7 @@ static PyObject *m_zero_(PyObject *self, PyObject *unused) {
 }
 
 static PyObject *m_fill_(PyObject *self, PyObject *value) {
+  GSP_SITE();
   double v = PyFloat_AsDouble(value);
   if (v == -1.0 && PyErr_Occurred())
     return NULL;
@@ -381,6 +410,7 @@ static PyObject *m_fill_(PyObject *self, PyObject *value) {
 }
 
 static PyObject *m_clamp_(PyObject *self, PyObject *args, PyObject *kwargs) {
+  GSP_SITE();
   PyObject *lo = Py_None, *hi = Py_None;
   static char *kwlist[] = {"min", "max", NULL};
   if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OO:clamp_", kwlist, &lo, &hi))
@@ -396,6 +426,7 @@ static PyObject *m_clamp_(PyObject *self, PyObject *args, PyObject *kwargs) {
 /* ---- autograd ------------------------------------------------------------------------------ */
 
 static PyObject *m_requires_grad_(PyObject *self, PyObject *args, PyObject *kwargs) {
+  GSP_SITE();
   int flag = 1;
   static char *kwlist[] = {"requires_grad", NULL};
   if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|p:requires_grad_", kwlist, &flag))
@@ -406,6 +437,7 @@ static PyObject *m_requires_grad_(PyObject *self, PyObject *args, PyObject *kwar
 }
 
 static PyObject *m_retain_grad(PyObject *self, PyObject *unused) {
+  GSP_SITE();
   (void)unused;
   gs_clear_error();
   gs_retain_grad(gsp_handle(self));
@@ -413,6 +445,7 @@ static PyObject *m_retain_grad(PyObject *self, PyObject *unused) {
 }
 
 static PyObject *m_backward(PyObject *self, PyObject *args, PyObject *kwargs) {
+  GSP_SITE();
   PyObject *gradient = Py_None;
   int retain_graph = 0;
   static char *kwlist[] = {"gradient", "retain_graph", NULL};
@@ -434,6 +467,7 @@ static PyObject *m_backward(PyObject *self, PyObject *args, PyObject *kwargs) {
 /* ---- ownership ----------------------------------------------------------------------------- */
 
 static PyObject *m_move_to_outer(PyObject *self, PyObject *unused) {
+  GSP_SITE();
   (void)unused;
   gs_clear_error();
   gs_move_to_outer(gsp_handle(self));
@@ -441,6 +475,7 @@ static PyObject *m_move_to_outer(PyObject *self, PyObject *unused) {
 }
 
 static PyObject *m_detach_from_scopes(PyObject *self, PyObject *unused) {
+  GSP_SITE();
   (void)unused;
   gs_clear_error();
   gs_detach_from_scopes(gsp_handle(self));
@@ -450,6 +485,7 @@ static PyObject *m_detach_from_scopes(PyObject *self, PyObject *unused) {
 
 /* Disposes the handle now (TorchSharp's Dispose()); later uses raise the stale-handle error. */
 static PyObject *m_dispose(PyObject *self, PyObject *unused) {
+  GSP_SITE();
   (void)unused;
   gs_clear_error();
   gs_dispose(gsp_handle(self));
@@ -457,6 +493,7 @@ static PyObject *m_dispose(PyObject *self, PyObject *unused) {
 }
 
 static PyObject *m_owner_scope_name(PyObject *self, PyObject *unused) {
+  GSP_SITE();
   (void)unused;
   gs_clear_error();
   gs_scope s = gs_owner_scope(gsp_handle(self));
@@ -470,6 +507,7 @@ static PyObject *m_owner_scope_name(PyObject *self, PyObject *unused) {
 /* ---- information ----------------------------------------------------------------------- */
 
 static PyObject *m_item(PyObject *self, PyObject *unused) {
+  GSP_SITE();
   (void)unused;
   gs_tensor t = gsp_handle(self);
   int64_t n = gs_numel(t);
@@ -496,6 +534,7 @@ static PyObject *m_item(PyObject *self, PyObject *unused) {
 }
 
 static PyObject *m_size(PyObject *self, PyObject *args) {
+  GSP_SITE();
   int dim = 0;
   gs_tensor t = gsp_handle(self);
   if (PyTuple_GET_SIZE(args) == 0) {
@@ -515,6 +554,7 @@ static PyObject *m_size(PyObject *self, PyObject *args) {
 }
 
 static PyObject *m_stride(PyObject *self, PyObject *args) {
+  GSP_SITE();
   gs_tensor t = gsp_handle(self);
   int64_t strides[GS_MAX_DIMS];
   int nd = gs_strides(t, strides);
@@ -549,6 +589,7 @@ INFO_INT(storage_offset, gs_storage_offset)
 INFO_INT(storage_id, gs_storage_id)
 
 static PyObject *m_is_contiguous(PyObject *self, PyObject *unused) {
+  GSP_SITE();
   (void)unused;
   gs_clear_error();
   bool c = gs_is_contiguous(gsp_handle(self));
@@ -563,6 +604,7 @@ static PyObject *m_element_size(PyObject *self, PyObject *unused) {
 /* The address of the first element, as torch's data_ptr(): the same number on both sides of
  * a DLPack exchange. */
 static PyObject *m_data_ptr(PyObject *self, PyObject *unused) {
+  GSP_SITE();
   (void)unused;
   gs_clear_error();
   const void *p = gs_data(gsp_handle(self));
@@ -572,6 +614,7 @@ static PyObject *m_data_ptr(PyObject *self, PyObject *unused) {
 }
 
 static PyObject *m_array(PyObject *self, PyObject *args) {
+  GSP_SITE();
   (void)args;
   return gsp_tensor_numpy(self, NULL);
 }

@@ -17,6 +17,7 @@ static const scalar_fn scalar_ops[] = {gs_add_scalar, gs_sub_scalar, gs_mul_scal
                                        gs_maximum_scalar, gs_minimum_scalar};
 
 PyObject *gsp_binary(PyObject *a, PyObject *b, int op) {
+  GSP_SITE();
   bool a_tensor = gsp_is_tensor(a);
   if (!a_tensor && !gsp_is_tensor(b))
     Py_RETURN_NOTIMPLEMENTED;
@@ -57,6 +58,7 @@ static PyObject *nb_div(PyObject *a, PyObject *b) { return gsp_binary(a, b, GSP_
 static PyObject *nb_matmul(PyObject *a, PyObject *b) { return gsp_binary(a, b, GSP_MATMUL); }
 
 static PyObject *nb_pow(PyObject *a, PyObject *b, PyObject *mod) {
+  GSP_SITE();
   if (mod != Py_None) {
     PyErr_SetString(PyExc_TypeError, "pow() with a modulus is not supported for tensors");
     return NULL;
@@ -93,21 +95,25 @@ static int item_of(PyObject *a, double *out) {
 }
 
 static PyObject *nb_float(PyObject *a) {
+  GSP_SITE();
   double v;
   return item_of(a, &v) < 0 ? NULL : PyFloat_FromDouble(v);
 }
 
 static PyObject *nb_int(PyObject *a) {
+  GSP_SITE();
   double v;
   return item_of(a, &v) < 0 ? NULL : PyLong_FromDouble(v);
 }
 
 static int nb_bool(PyObject *a) {
+  GSP_SITE();
   double v;
   return item_of(a, &v) < 0 ? -1 : v != 0;
 }
 
 static PyObject *nb_index(PyObject *a) {
+  GSP_SITE();
   gs_dtype d = gs_dtype_of(gsp_handle(a));
   if (d != GS_I64 && d != GS_BOOL) {
     PyErr_SetString(PyExc_TypeError, "only integer tensors of a single element can be an index");
@@ -121,6 +127,7 @@ static PyObject *nb_index(PyObject *a) {
 typedef void (*inplace_fn)(gs_tensor, gs_tensor);
 
 static PyObject *inplace(PyObject *a, PyObject *b, int op) {
+  GSP_SITE();
   static const inplace_fn fns[] = {gs_add_, gs_sub_, gs_mul_, gs_div_};
   if (!gsp_is_tensor(a))
     Py_RETURN_NOTIMPLEMENTED;
@@ -172,6 +179,7 @@ PyNumberMethods gsp_tensor_as_number = {
 /* ---- comparisons: elementwise, bool results --------------------------------------------- */
 
 PyObject *gsp_tensor_richcompare(PyObject *a, PyObject *b, int op) {
+  GSP_SITE();
   static const binary_fn fns[] = {gs_lt, gs_le, gs_eq, gs_ne, gs_gt, gs_ge};
   static const scalar_fn sfns[] = {gs_lt_scalar, gs_le_scalar, gs_eq_scalar,
                                    gs_ne_scalar, gs_gt_scalar, gs_ge_scalar};

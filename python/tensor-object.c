@@ -28,6 +28,7 @@ PyObject *gsp_wrap(gs_tensor t) { return wrap(t, true); }
 PyObject *gsp_wrap_borrowed(gs_tensor t) { return wrap(t, false); }
 
 static void tensor_dealloc(PyObject *self) {
+  GSP_SITE();
   gsp_tensor *o = (gsp_tensor *)self;
   /* gs_is_alive first: asking a stale handle its owner would record an error. */
   if (o->owned && gs_is_alive(o->handle) && gs_owner_scope(o->handle).id == 0 &&
@@ -70,11 +71,13 @@ static PyObject *shape_tuple(gs_tensor t) {
 }
 
 static PyObject *get_shape(PyObject *self, void *c) {
+  GSP_SITE();
   (void)c;
   return shape_tuple(gsp_handle(self));
 }
 
 static PyObject *get_dtype(PyObject *self, void *c) {
+  GSP_SITE();
   (void)c;
   gs_tensor t = gsp_handle(self);
   if (gs_ndim(t) < 0)
@@ -83,12 +86,14 @@ static PyObject *get_dtype(PyObject *self, void *c) {
 }
 
 static PyObject *get_ndim(PyObject *self, void *c) {
+  GSP_SITE();
   (void)c;
   int nd = gs_ndim(gsp_handle(self));
   return nd < 0 ? gsp_raise_engine_error() : PyLong_FromLong(nd);
 }
 
 static PyObject *get_requires_grad(PyObject *self, void *c) {
+  GSP_SITE();
   (void)c;
   gs_clear_error();
   bool flag = gs_requires_grad(gsp_handle(self));
@@ -98,6 +103,7 @@ static PyObject *get_requires_grad(PyObject *self, void *c) {
 }
 
 static int set_requires_grad(PyObject *self, PyObject *value, void *c) {
+  GSP_SITE();
   (void)c;
   if (!value) {
     PyErr_SetString(PyExc_AttributeError, "cannot delete requires_grad");
@@ -112,6 +118,7 @@ static int set_requires_grad(PyObject *self, PyObject *value, void *c) {
 }
 
 static PyObject *get_is_leaf(PyObject *self, void *c) {
+  GSP_SITE();
   (void)c;
   gs_tensor t = gsp_handle(self);
   gs_clear_error();
@@ -122,6 +129,7 @@ static PyObject *get_is_leaf(PyObject *self, void *c) {
 }
 
 static PyObject *get_grad(PyObject *self, void *c) {
+  GSP_SITE();
   (void)c;
   gs_tensor t = gsp_handle(self);
   gs_clear_error();
@@ -134,6 +142,7 @@ static PyObject *get_grad(PyObject *self, void *c) {
 }
 
 static int set_grad(PyObject *self, PyObject *value, void *c) {
+  GSP_SITE();
   (void)c;
   if (value && value != Py_None) {
     PyErr_SetString(PyExc_TypeError, "only None can be assigned to .grad (it clears the gradient)");
@@ -145,6 +154,7 @@ static int set_grad(PyObject *self, PyObject *value, void *c) {
 }
 
 static PyObject *get_grad_fn(PyObject *self, void *c) {
+  GSP_SITE();
   (void)c;
   gs_tensor t = gsp_handle(self);
   gs_clear_error();
@@ -157,6 +167,7 @@ static PyObject *get_grad_fn(PyObject *self, void *c) {
 }
 
 static PyObject *get_version(PyObject *self, void *c) {
+  GSP_SITE();
   (void)c;
   gs_clear_error();
   int64_t v = gs_version(gsp_handle(self));
@@ -176,6 +187,7 @@ static PyObject *get_is_alive(PyObject *self, void *c) {
 }
 
 static PyObject *get_T(PyObject *self, void *c) {
+  GSP_SITE();
   (void)c;
   gs_tensor t = gsp_handle(self);
   int nd = gs_ndim(t);
@@ -188,6 +200,7 @@ static PyObject *get_T(PyObject *self, void *c) {
 }
 
 static PyObject *get_data(PyObject *self, void *c) {
+  GSP_SITE();
   (void)c;
   return gsp_wrap(gs_detach(gsp_handle(self)));
 }
@@ -217,6 +230,7 @@ PyGetSetDef gsp_tensor_getset[] = {
 };
 
 static PyObject *tensor_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+  GSP_SITE();
   (void)type;
   PyObject *data = NULL, *dtype = NULL;
   int requires_grad = 0;
