@@ -94,7 +94,7 @@ def main():
     test_acc = accuracy(model, x_test, y_test)
     train_acc = accuracy(model, x_train, y_train)
     seconds = time.perf_counter() - start
-    del loader, optimizer, model, x_all, y_all, x_train, y_train, x_test, y_test
+    del xb, yb, loader, optimizer, model, x_all, y_all, x_train, y_train, x_test, y_test
     live = gs.live_tensor_count()
     print(f"digits_seconds={seconds:.3f}")
     print(f"live_tensors={live}")
