@@ -1,9 +1,10 @@
 /* tensor-number.c: Python's operators on tensors: + - * / ** @, unary -, abs, comparisons,
  * and the in-place forms (+= ...), which write through the tensor and bump its version.
  *
- * A Python float operand takes the engine's scalar fast path (gs_add_scalar, ...): no
- * temporary tensor, which keeps a small op cheap and the scope counters exact. Any other
- * number becomes a 0-dim tensor, so PyTorch's promotion applies (int64 + 1 stays int64).
+ * A Python number with a floating tensor takes the engine's scalar fast path (gs_add_scalar,
+ * ...): no temporary tensor, which keeps a small op cheap and the scope counters exact. With
+ * an integer or bool tensor a number becomes a 0-dim tensor, so PyTorch's promotion applies
+ * (int64 + 1 stays int64, int64 + 0.5 is float32).
  */
 #include "gs-py.h"
 
@@ -21,11 +22,19 @@ PyObject *gsp_binary(PyObject *a, PyObject *b, int op) {
   bool a_tensor = gsp_is_tensor(a);
   if (!a_tensor && !gsp_is_tensor(b))
     Py_RETURN_NOTIMPLEMENTED;
-  if (a_tensor && PyFloat_CheckExact(b) && scalar_ops[op] &&
-      gs_dtype_is_floating(gs_dtype_of(gsp_handle(a))))
-    return gsp_wrap(scalar_ops[op](gsp_handle(a), PyFloat_AS_DOUBLE(b)));
-  if (!a_tensor && PyFloat_CheckExact(a) && gs_dtype_is_floating(gs_dtype_of(gsp_handle(b)))) {
-    double s = PyFloat_AS_DOUBLE(a);
+  /* A number with a floating tensor keeps the tensor's dtype: the scalar forms, no temporary. */
+  if (a_tensor && (PyFloat_CheckExact(b) || PyLong_CheckExact(b)) && scalar_ops[op] &&
+      gs_dtype_is_floating(gs_dtype_of(gsp_handle(a)))) {
+    double s = PyFloat_CheckExact(b) ? PyFloat_AS_DOUBLE(b) : PyLong_AsDouble(b);
+    if (s == -1.0 && PyErr_Occurred())
+      return NULL;
+    return gsp_wrap(scalar_ops[op](gsp_handle(a), s));
+  }
+  if (!a_tensor && (PyFloat_CheckExact(a) || PyLong_CheckExact(a)) &&
+      gs_dtype_is_floating(gs_dtype_of(gsp_handle(b)))) {
+    double s = PyFloat_CheckExact(a) ? PyFloat_AS_DOUBLE(a) : PyLong_AsDouble(a);
+    if (s == -1.0 && PyErr_Occurred())
+      return NULL;
     if (op == GSP_ADD || op == GSP_MUL || op == GSP_MAXIMUM || op == GSP_MINIMUM)
       return gsp_wrap(scalar_ops[op](gsp_handle(b), s));
     if (op == GSP_SUB)

@@ -82,3 +82,12 @@ def test_creating_and_dropping_many_tensors_keeps_the_live_count_flat():
     for _ in range(20000):
         gs.ones(4) + 1.0
     assert gs.live_tensor_count() == before
+
+
+def test_numbers_with_a_floating_tensor_make_no_temporaries():
+    with gs.dispose_scope("step"):
+        t = gs.ones(2)
+        u = (t * 2 + 1) / 4.0 - 0.5
+        v = 3 - u
+        assert v.tolist() == [2.75, 2.75]
+    assert counters() == (0, 0, 6, 6, 0, 0, 0)
