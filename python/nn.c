@@ -1,5 +1,6 @@
 /* nn.c: gradscope.nn: modules over the engine's gs_module (Linear, Sequential, ReLU, Tanh,
- * Sigmoid, GELU, Dropout, Embedding, LayerNorm), called as model(x), with PyTorch's
+ * Sigmoid, GELU, Dropout, Embedding, LayerNorm, RNN, LSTM, GRU), called as model(x) (the
+ * recurrent ones as rnn(x, hx) returning (output, h_n), as PyTorch's), with PyTorch's
  * parameters(), named_parameters(), state_dict(), load_state_dict(), train()/eval(),
  * zero_grad(), attribute access to parameters (model.weight) and children (seq[0]), and
  * safetensors files PyTorch reads.
@@ -16,6 +17,7 @@ typedef struct gsp_module {
   PyObject_HEAD
   gs_module m;
   PyObject *children; /* list: the Python objects of child modules, kept for seq[i] */
+  int rnn_mode;       /* a gs_rnn_mode for RNN, LSTM and GRU (called as PyTorch's); -1 */
 } gsp_module;
 
 static PyTypeObject module_type;
@@ -32,6 +34,7 @@ static PyObject *wrap_module(gs_module m, PyObject *children) {
     return NULL;
   }
   o->m = m;
+  o->rnn_mode = -1;
   o->children = children ? children : PyList_New(0);
   PyObject_GC_Track(o);
   return (PyObject *)o;
@@ -58,8 +61,44 @@ static int module_clear(PyObject *self) {
   return 0;
 }
 
+/* rnn(input, hx=None) as PyTorch's: (output, h_n), or for LSTM hx = (h0, c0) and
+ * (output, (h_n, c_n)). */
+static PyObject *recurrent_call(gsp_module *o, PyObject *args, PyObject *kwargs) {
+  PyObject *x, *hx = Py_None, *h0 = Py_None, *c0 = Py_None;
+  static char *kwlist[] = {"input", "hx", NULL};
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!|O:forward", kwlist, &gsp_tensor_type, &x,
+                                   &hx))
+    return NULL;
+  bool lstm = o->rnn_mode == GS_RNN_LSTM;
+  if (lstm && hx != Py_None && !PyArg_ParseTuple(hx, "OO:LSTM hx", &h0, &c0))
+    return NULL;
+  if (!lstm)
+    h0 = hx;
+  if ((h0 != Py_None && !gsp_is_tensor(h0)) || (c0 != Py_None && !gsp_is_tensor(c0))) {
+    PyErr_SetString(PyExc_TypeError, "hx must be a Tensor (for LSTM, a pair of Tensors) or None");
+    return NULL;
+  }
+  gs_tensor h_n = GS_NO_TENSOR, c_n = GS_NO_TENSOR;
+  gs_tensor out = gs_rnn_forward(o->m, gsp_handle(x), h0 == Py_None ? GS_NO_TENSOR : gsp_handle(h0),
+                                 c0 == Py_None ? GS_NO_TENSOR : gsp_handle(c0), &h_n,
+                                 lstm ? &c_n : NULL);
+  PyObject *py_out = gsp_wrap(out);
+  if (!py_out)
+    return NULL;
+  PyObject *py_h = gsp_wrap(h_n);
+  PyObject *py_c = lstm && py_h ? gsp_wrap(c_n) : NULL;
+  if (!py_h || (lstm && !py_c)) {
+    Py_DECREF(py_out);
+    Py_XDECREF(py_h);
+    return NULL;
+  }
+  return lstm ? Py_BuildValue("(N(NN))", py_out, py_h, py_c) : Py_BuildValue("(NN)", py_out, py_h);
+}
+
 static PyObject *module_call(PyObject *self, PyObject *args, PyObject *kwargs) {
   GSP_SITE();
+  if (((gsp_module *)self)->rnn_mode >= 0)
+    return recurrent_call((gsp_module *)self, args, kwargs);
   PyObject *x;
   if (kwargs && PyDict_GET_SIZE(kwargs)) {
     PyErr_SetString(PyExc_TypeError, "a module takes one Tensor");
@@ -384,6 +423,41 @@ static PyObject *f_LayerNorm(PyObject *mod, PyObject *args, PyObject *kwargs) {
   return wrap_module(gs_layer_norm_new(dim, eps), NULL);
 }
 
+/* nn.RNN, nn.LSTM, nn.GRU with PyTorch's arguments. */
+static PyObject *recurrent(PyObject *args, PyObject *kwargs, int mode, const char *fn) {
+  GSP_SITE();
+  long long in, hidden, layers = 1;
+  int bias = 1, batch_first = 0, bidirectional = 0;
+  double dropout = 0.0;
+  const char *nonlinearity = "tanh";
+  PyObject *dtype_obj = Py_None;
+  static char *kwlist[] = {"input_size", "hidden_size", "num_layers", "bias", "batch_first",
+                           "dropout", "bidirectional", "nonlinearity", "dtype", NULL};
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "LL|Lppdp$sO", kwlist, &in, &hidden, &layers,
+                                   &bias, &batch_first, &dropout, &bidirectional, &nonlinearity,
+                                   &dtype_obj))
+    return NULL;
+  gs_rnn_options opt = GS_RNN_OPTIONS_DEFAULT;
+  opt.num_layers = layers, opt.bias = bias, opt.batch_first = batch_first;
+  opt.dropout = dropout, opt.bidirectional = bidirectional;
+  if (gsp_dtype_from_object(dtype_obj, &opt.dtype) < 0)
+    return NULL;
+  if (mode == GS_RNN_TANH && strcmp(nonlinearity, "relu") == 0)
+    mode = GS_RNN_RELU;
+  else if (mode == GS_RNN_TANH && strcmp(nonlinearity, "tanh") != 0) {
+    PyErr_Format(PyExc_ValueError, "%s(): nonlinearity must be 'tanh' or 'relu', not '%s'", fn,
+                 nonlinearity);
+    return NULL;
+  }
+  PyObject *o = wrap_module(gs_rnn_new((gs_rnn_mode)mode, in, hidden, &opt), NULL);
+  if (o)
+    ((gsp_module *)o)->rnn_mode = mode;
+  return o;
+}
+static PyObject *f_RNN(PyObject *m, PyObject *a, PyObject *k) { (void)m; return recurrent(a, k, GS_RNN_TANH, "RNN"); }
+static PyObject *f_LSTM(PyObject *m, PyObject *a, PyObject *k) { (void)m; return recurrent(a, k, GS_RNN_LSTM, "LSTM"); }
+static PyObject *f_GRU(PyObject *m, PyObject *a, PyObject *k) { (void)m; return recurrent(a, k, GS_RNN_GRU, "GRU"); }
+
 static PyObject *f_Sequential(PyObject *mod, PyObject *args) {
   GSP_SITE();
   (void)mod;
@@ -418,6 +492,9 @@ static PyMethodDef nn_functions[] = {
     {"Embedding", GSP_FN(f_Embedding), METH_VARARGS | METH_KEYWORDS, NULL},
     {"LayerNorm", GSP_FN(f_LayerNorm), METH_VARARGS | METH_KEYWORDS, NULL},
     {"Sequential", f_Sequential, METH_VARARGS, NULL},
+    {"RNN", GSP_FN(f_RNN), METH_VARARGS | METH_KEYWORDS, NULL},
+    {"LSTM", GSP_FN(f_LSTM), METH_VARARGS | METH_KEYWORDS, NULL},
+    {"GRU", GSP_FN(f_GRU), METH_VARARGS | METH_KEYWORDS, NULL},
     {NULL, NULL, 0, NULL},
 };
 

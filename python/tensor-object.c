@@ -57,6 +57,32 @@ static Py_ssize_t tensor_length(PyObject *self) {
   return (Py_ssize_t)gs_size(t, 0);
 }
 
+/* for row in t: the views t[0], t[1], ... along the first dimension, as torch's iteration. */
+static PyObject *tensor_iter(PyObject *self) {
+  GSP_SITE();
+  gs_tensor t = gsp_handle(self);
+  int nd = gs_ndim(t);
+  if (nd < 0)
+    return gsp_raise_engine_error();
+  if (nd == 0) {
+    PyErr_SetString(PyExc_TypeError, "iteration over a 0-d tensor");
+    return NULL;
+  }
+  int64_t n = gs_size(t, 0);
+  PyObject *rows = PyTuple_New((Py_ssize_t)n);
+  for (int64_t i = 0; rows && i < n; i++) {
+    PyObject *row = gsp_wrap(gs_select(t, 0, i));
+    if (!row) {
+      Py_CLEAR(rows);
+      break;
+    }
+    PyTuple_SET_ITEM(rows, (Py_ssize_t)i, row);
+  }
+  PyObject *it = rows ? PyObject_GetIter(rows) : NULL;
+  Py_XDECREF(rows);
+  return it;
+}
+
 /* ---- attributes ---------------------------------------------------------------------- */
 
 static PyObject *shape_tuple(gs_tensor t) {
@@ -251,6 +277,7 @@ PyTypeObject gsp_tensor_type = {
     .tp_dealloc = tensor_dealloc,
     .tp_hash = tensor_hash,
     .tp_repr = gsp_tensor_repr,
+    .tp_iter = tensor_iter,
     .tp_new = tensor_new,
 };
 

@@ -185,3 +185,12 @@ def test_dropping_an_owned_tensor_disposes_it():
     assert gs.live_tensor_count() == before + 1
     del t
     assert gs.live_tensor_count() == before
+
+
+def test_iterating_gives_views_of_the_rows():
+    t = gs.arange(6).view(3, 2)
+    rows = list(t)
+    assert [r.tolist() for r in rows] == [[0, 1], [2, 3], [4, 5]]
+    assert all(r.storage_id() == t.storage_id() for r in rows)
+    with pytest.raises(TypeError):
+        iter(gs.tensor(1.0))

@@ -127,3 +127,16 @@ def test_a_training_loop_in_scopes_leaves_only_the_parameters():
             last = loss.item()
     assert last < first
     assert gs.live_tensor_count() == live
+
+
+@pytest.mark.parametrize("name", ["RNN", "LSTM", "GRU"])
+def test_recurrent_modules_match_pytorch(name):
+    ref = getattr(torch.nn, name)(3, 4, num_layers=2, batch_first=True, dtype=torch.float64)
+    mod = getattr(nn, name)(3, 4, num_layers=2, batch_first=True, dtype=gs.float64)
+    mod.load_state_dict({k: gs.from_dlpack(v.detach()) for k, v in ref.state_dict().items()})
+    x = np.random.default_rng(5).standard_normal((2, 5, 3))
+    out, state = mod(gs.tensor(x))
+    want, want_state = ref(torch.tensor(x))
+    assert np.abs(out.detach().numpy() - want.detach().numpy()).max() < 1e-12
+    h, want_h = (state[0], want_state[0]) if name == "LSTM" else (state, want_state)
+    assert np.abs(h.detach().numpy() - want_h.detach().numpy()).max() < 1e-12
