@@ -1,5 +1,5 @@
-/* data.c: gradscope.utils.data.TensorDataset and DataLoader over the engine's dataset and
- * loader, as torch.utils.data's: iterating a loader starts an epoch (shuffled by seed + epoch
+/* data.c: gradscope.utils.data.TensorDataset (over tensors, or NumPy arrays without copying)
+ * and DataLoader over the engine's dataset and loader, as torch.utils.data's: iterating a loader starts an epoch (shuffled by seed + epoch
  * when shuffle=True) and yields tuples of batch tensors, owned by the scope current when each
  * batch is taken (so a training step's scope disposes its batch). */
 #include "gs-py.h"
@@ -31,21 +31,39 @@ static PyObject *dataset_new(PyTypeObject *type, PyObject *args, PyObject *kwarg
     PyErr_SetString(PyExc_TypeError, "TensorDataset() takes only tensors");
     return NULL;
   }
-  gs_tensor *handles;
-  int n = gsp_tensor_list(args, &handles);
-  if (n < 0)
+  /* NumPy arrays join as tensors over their memory (from_numpy): a loader over arrays. */
+  PyObject *tensors = PyTuple_New(PyTuple_GET_SIZE(args));
+  for (Py_ssize_t i = 0; tensors && i < PyTuple_GET_SIZE(args); i++) {
+    PyObject *a = PyTuple_GET_ITEM(args, i);
+    PyObject *t = gsp_is_tensor(a) ? Py_NewRef(a) : gsp_from_numpy(NULL, a);
+    if (!t) {
+      Py_CLEAR(tensors);
+      break;
+    }
+    PyTuple_SET_ITEM(tensors, i, t);
+  }
+  if (!tensors)
     return NULL;
+  gs_tensor *handles;
+  int n = gsp_tensor_list(tensors, &handles);
+  if (n < 0) {
+    Py_DECREF(tensors);
+    return NULL;
+  }
   gs_dataset ds = gs_tensor_dataset(handles, n);
   PyMem_Free(handles);
-  if (ds.n_fields == 0)
+  if (ds.n_fields == 0) {
+    Py_DECREF(tensors);
     return gsp_raise_engine_error();
+  }
   dataset_object *o = (dataset_object *)type->tp_alloc(type, 0);
   if (!o) {
     gs_dataset_release(&ds);
+    Py_DECREF(tensors);
     return NULL;
   }
   o->ds = ds;
-  o->tensors = Py_NewRef(args);
+  o->tensors = tensors;
   return (PyObject *)o;
 }
 

@@ -140,3 +140,14 @@ def test_recurrent_modules_match_pytorch(name):
     assert np.abs(out.detach().numpy() - want.detach().numpy()).max() < 1e-12
     h, want_h = (state[0], want_state[0]) if name == "LSTM" else (state, want_state)
     assert np.abs(h.detach().numpy() - want_h.detach().numpy()).max() < 1e-12
+
+
+def test_data_loader_over_numpy_arrays_with_prefetch():
+    x = np.arange(12, dtype=np.float32).reshape(6, 2)
+    y = np.arange(6, dtype=np.int64)
+    loader = DataLoader(TensorDataset(x, y), batch_size=4, drop_last=True, prefetch=2)
+    batches = list(loader)
+    assert len(batches) == 1 and batches[0][1].tolist() == [0, 1, 2, 3]
+    assert batches[0][0].tolist() == x[:4].tolist()
+    with pytest.raises(TypeError):
+        TensorDataset(np.zeros(3, dtype=np.int32))
