@@ -5,6 +5,9 @@
  * zero_grad(), attribute access to parameters (model.weight) and children (seq[0]), and
  * safetensors files PyTorch reads.
  *
+ * nn.Module can be subclassed as in PyTorch: attributes that are modules or nn.Parameter join
+ * the engine's tree, and calling the module calls its Python forward.
+ *
  * The engine owns parameters outside every scope, so they survive each training step's
  * dispose scope; Python objects for them borrow the handles. A module dropped by Python is
  * disposed (with its tree) unless it has a parent, which then owns it.
@@ -48,7 +51,7 @@ static void module_dealloc(PyObject *self) {
     gs_module_dispose(o->m);
   gs_clear_error();
   Py_CLEAR(o->children);
-  PyObject_GC_Del(self);
+  Py_TYPE(self)->tp_free(self);
 }
 
 static int module_traverse(PyObject *self, visitproc visit, void *arg) {
@@ -99,6 +102,14 @@ static PyObject *module_call(PyObject *self, PyObject *args, PyObject *kwargs) {
   GSP_SITE();
   if (((gsp_module *)self)->rnn_mode >= 0)
     return recurrent_call((gsp_module *)self, args, kwargs);
+  if (Py_TYPE(self) != &module_type) { /* a Python subclass: its forward, as PyTorch's */
+    PyObject *forward = PyObject_GetAttrString(self, "forward");
+    if (!forward)
+      return NULL;
+    PyObject *r = PyObject_Call(forward, args, kwargs);
+    Py_DECREF(forward);
+    return r;
+  }
   PyObject *x;
   if (kwargs && PyDict_GET_SIZE(kwargs)) {
     PyErr_SetString(PyExc_TypeError, "a module takes one Tensor");
@@ -316,6 +327,64 @@ static PyObject *module_getattro(PyObject *self, PyObject *name) {
   return NULL;
 }
 
+/* self.fc1 = nn.Linear(...) registers a child, self.w = nn.Parameter(t) a parameter, in the
+ * engine's tree (so named_parameters, state_dict and safetensors see them), as PyTorch's
+ * Module.__setattr__; the object is also kept as an ordinary attribute. */
+static int module_setattro(PyObject *self, PyObject *name, PyObject *value) {
+  gs_module m = ((gsp_module *)self)->m;
+  if (value && (PyObject_TypeCheck(value, &module_type) || gsp_is_tensor(value))) {
+    const char *s = PyUnicode_AsUTF8(name);
+    if (!s)
+      return -1;
+    gs_clear_error();
+    if (PyObject_TypeCheck(value, &module_type)) {
+      gs_module child = ((gsp_module *)value)->m;
+      if (gs_module_parent(child).id != m.id) {
+        gs_module_register_child(m, s, child);
+        if (!gsp_check_void())
+          return -1;
+        if (PyList_Append(((gsp_module *)self)->children, value) < 0)
+          return -1;
+      }
+    } else if (gs_is_parameter(gsp_handle(value))) {
+      gs_module_register_parameter(m, s, gsp_handle(value));
+      if (!gsp_check_void())
+        return -1;
+      ((gsp_tensor *)value)->owned = false; /* the module owns it now */
+    }
+  }
+  return PyObject_GenericSetAttr(self, name, value);
+}
+
+static PyObject *module_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+  (void)args;
+  (void)kwargs;
+  GSP_SITE();
+  gs_module m = gs_module_new(type->tp_name);
+  if (m.id == 0)
+    return gsp_raise_engine_error();
+  gsp_module *o = (gsp_module *)type->tp_alloc(type, 0);
+  if (!o) {
+    gs_module_dispose(m);
+    return NULL;
+  }
+  o->m = m;
+  o->rnn_mode = -1;
+  o->children = PyList_New(0);
+  if (!o->children) {
+    Py_DECREF(o);
+    return NULL;
+  }
+  return (PyObject *)o;
+}
+
+static int module_init(PyObject *self, PyObject *args, PyObject *kwargs) {
+  (void)self;
+  (void)args;
+  (void)kwargs;
+  return 0; /* super().__init__(): the engine module was made by __new__ */
+}
+
 static Py_ssize_t module_len(PyObject *self) {
   return PyList_GET_SIZE(((gsp_module *)self)->children);
 }
@@ -355,8 +424,12 @@ static PyGetSetDef module_getset[] = {
 static PyTypeObject module_type = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "gradscope.nn.Module",
     .tp_basicsize = sizeof(gsp_module),
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_BASETYPE,
     .tp_dealloc = module_dealloc,
+    .tp_setattro = module_setattro,
+    .tp_new = module_new,
+    .tp_init = module_init,
+    .tp_free = PyObject_GC_Del,
     .tp_traverse = module_traverse,
     .tp_clear = module_clear,
     .tp_call = module_call,
@@ -482,7 +555,22 @@ static PyObject *f_Sequential(PyObject *mod, PyObject *args) {
 bool gsp_is_module(PyObject *o);
 bool gsp_is_module(PyObject *o) { return PyObject_TypeCheck(o, &module_type); }
 
+/* nn.Parameter(t, requires_grad=True): the engine's parameter, made by moving t's handle
+ * (gs_parameter_new), so t's object is stale from now on, as the engine's rule says. */
+static PyObject *f_Parameter(PyObject *mod, PyObject *args, PyObject *kwargs) {
+  (void)mod;
+  GSP_SITE();
+  PyObject *t;
+  int requires_grad = 1;
+  static char *kwlist[] = {"data", "requires_grad", NULL};
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!|p:Parameter", kwlist, &gsp_tensor_type, &t,
+                                   &requires_grad))
+    return NULL;
+  return gsp_wrap(gs_parameter_new(gsp_handle(t), requires_grad));
+}
+
 static PyMethodDef nn_functions[] = {
+    {"Parameter", GSP_FN(f_Parameter), METH_VARARGS | METH_KEYWORDS, NULL},
     {"Linear", GSP_FN(f_linear_module), METH_VARARGS | METH_KEYWORDS, NULL},
     {"ReLU", f_ReLU, METH_NOARGS, NULL},
     {"Tanh", f_Tanh, METH_NOARGS, NULL},

@@ -151,3 +151,35 @@ def test_data_loader_over_numpy_arrays_with_prefetch():
     assert batches[0][0].tolist() == x[:4].tolist()
     with pytest.raises(TypeError):
         TensorDataset(np.zeros(3, dtype=np.int32))
+
+
+class Net(nn.Module):
+    """A model written as in PyTorch: a subclass with children, a parameter and forward."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(4, 8)
+        self.fc2 = nn.Linear(8, 2)
+        self.scale = nn.Parameter(gs.ones(1))
+
+    def forward(self, x):
+        return self.fc2(self.fc1(x).relu()) * self.scale
+
+
+def test_a_module_subclass_works_as_in_pytorch(tmp_path):
+    model = Net()
+    names = sorted(n for n, _ in model.named_parameters())
+    assert names == ["fc1.bias", "fc1.weight", "fc2.bias", "fc2.weight", "scale"]
+    opt = gs.optim.SGD(model.parameters(), lr=0.1)
+    x = gs.randn(3, 4)
+    before = model.scale.item()
+    with gs.dispose_scope("step"):
+        model(x).sum().backward()
+        opt.step()
+    assert model.scale.item() != before
+    path = str(tmp_path / "net.safetensors")
+    model.save_safetensors(path)
+    other = Net()
+    other.load_safetensors(path)
+    assert other.fc1.weight.tolist() == model.fc1.weight.tolist()
+    assert isinstance(model, nn.Module)
