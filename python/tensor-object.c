@@ -31,8 +31,9 @@ static void tensor_dealloc(PyObject *self) {
   GSP_SITE();
   gsp_tensor *o = (gsp_tensor *)self;
   /* gs_is_alive first: asking a stale handle its owner would record an error. */
-  if (o->owned && gs_is_alive(o->handle) && gs_owner_scope(o->handle).id == 0 &&
-      !gs_is_parameter(o->handle))
+  /* A parameter a module holds has a borrowed object (owned false): an owned parameter is
+   * one nn.Parameter made and no module took. */
+  if (o->owned && gs_is_alive(o->handle) && gs_owner_scope(o->handle).id == 0)
     gs_dispose(o->handle);
   PyObject_Free(self);
 }

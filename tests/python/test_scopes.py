@@ -91,3 +91,14 @@ def test_numbers_with_a_floating_tensor_make_no_temporaries():
         v = 3 - u
         assert v.tolist() == [2.75, 2.75]
     assert counters() == (0, 0, 6, 6, 0, 0, 0)
+
+
+def test_a_parameter_no_module_took_dies_with_its_object():
+    before = gs.live_tensor_count()
+    t = gs.ones(2)
+    p = gs.nn.Parameter(t)
+    with pytest.raises(RuntimeError, match="stale"):
+        t + 1.0  # its handle moved into the parameter
+    assert gs.live_tensor_count() == before + 1
+    del p
+    assert gs.live_tensor_count() == before
