@@ -21,6 +21,7 @@ typedef struct gsp_module {
   gs_module m;
   PyObject *children; /* list: the Python objects of child modules, kept for seq[i] */
   int rnn_mode;       /* a gs_rnn_mode for RNN, LSTM and GRU (called as PyTorch's); -1 */
+  bool is_child;      /* a parent module owns it (and disposes it: its handle may be stale) */
 } gsp_module;
 
 static PyTypeObject module_type;
@@ -38,6 +39,7 @@ static PyObject *wrap_module(gs_module m, PyObject *children) {
   }
   o->m = m;
   o->rnn_mode = -1;
+  o->is_child = false;
   o->children = children ? children : PyList_New(0);
   PyObject_GC_Track(o);
   return (PyObject *)o;
@@ -47,7 +49,9 @@ static void module_dealloc(PyObject *self) {
   GSP_SITE();
   gsp_module *o = (gsp_module *)self;
   PyObject_GC_UnTrack(self);
-  if (gs_module_type_name(o->m) && gs_module_parent(o->m).id == 0)
+  /* A child's handle is its parent's business, and is stale once the parent was disposed:
+   * asking the engine about it would record an error. */
+  if (!o->is_child)
     gs_module_dispose(o->m);
   gs_clear_error();
   Py_CLEAR(o->children);
@@ -343,6 +347,7 @@ static int module_setattro(PyObject *self, PyObject *name, PyObject *value) {
         gs_module_register_child(m, s, child);
         if (!gsp_check_void())
           return -1;
+        ((gsp_module *)value)->is_child = true;
         if (PyList_Append(((gsp_module *)self)->children, value) < 0)
           return -1;
       }
@@ -370,6 +375,7 @@ static PyObject *module_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
   }
   o->m = m;
   o->rnn_mode = -1;
+  o->is_child = false;
   o->children = PyList_New(0);
   if (!o->children) {
     Py_DECREF(o);
@@ -549,6 +555,8 @@ static PyObject *f_Sequential(PyObject *mod, PyObject *args) {
   }
   gs_module seq = gs_sequential_new(mods, (int)n);
   PyMem_Free(mods);
+  for (Py_ssize_t i = 0; seq.id && i < n; i++)
+    ((gsp_module *)PyTuple_GET_ITEM(args, i))->is_child = true;
   return wrap_module(seq, seq.id ? PySequence_List(args) : NULL);
 }
 

@@ -98,3 +98,13 @@ def test_python_call_sites_name_the_python_file_line_and_function(tmp_path):
     creates = [e for e in evs if e.get("kind") == "tensor_create"]
     assert any(str(e.get("site")) in (str(site_id), want) for e in creates), creates[:3]
     assert f"make_two_tensors ({__file__}:{line + 1})" in texts.values()
+
+
+def test_dropping_a_model_records_no_error(tmp_path):
+    path = tmp_path / "model.gstrace"
+    with gs.trace(str(path)):
+        model = gs.nn.Sequential(gs.nn.Linear(2, 3), gs.nn.ReLU(), gs.nn.Linear(3, 1))
+        model(gs.ones(4, 2))
+        del model
+    k = kinds(events(path))
+    assert "module_create" in k and "error" not in k
