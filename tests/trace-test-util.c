@@ -88,8 +88,10 @@ gs_trace_event sample(gs_trace_kind kind) {
                             .n_params = G_N_ELEMENTS(optimizer_params),
                             .params = optimizer_params};
   case GS_TRACE_SITE:
+    /* name since 1.5 (an interpreter's site text); a writer sets frames or name, the codec
+     * carries both. */
     return (gs_trace_event){.kind = kind, .site = 3, .n_frames = G_N_ELEMENTS(site_frames),
-                            .frames = site_frames};
+                            .frames = site_frames, .name = 14};
   case GS_TRACE_BINARY:
     return (gs_trace_event){.kind = kind, .address = UINT64_C(0x7f1234560000), .offset = 0x1000,
                             .nbytes = 0x52000, .name = 13, .text = build_id,

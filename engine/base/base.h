@@ -11,7 +11,14 @@
 /* Thread-local storage for the library's own per-thread state. initial-exec: one instruction
  * to reach it instead of a call to __tls_get_addr per access (the general-dynamic model a
  * shared library gets by default), which showed up at 45 instructions per recorded event. */
-#define GS__THREAD_LOCAL _Thread_local __attribute__((tls_model("initial-exec")))
+/* A copy of the engine loaded with dlopen (the Python extension) is compiled with
+ * -DGS__TLS_MODEL="global-dynamic": glibc keeps only a few hundred bytes of static TLS for
+ * libraries loaded late, and the engine's per-thread state is several kilobytes
+ * ("cannot allocate memory in static TLS block"). */
+#ifndef GS__TLS_MODEL
+#define GS__TLS_MODEL "initial-exec"
+#endif
+#define GS__THREAD_LOCAL _Thread_local __attribute__((tls_model(GS__TLS_MODEL)))
 
 /* ---- spinlock.c ---------------------------------------------------------------------- */
 

@@ -13,6 +13,10 @@
  * binary events (path, load bias, code range, build id), each the first time a site points
  * into it in the log (one loaded by dlopen since the log began included). A library linked statically into the
  * program cannot tell its frames from the program's: it records no sites.
+ *
+ * An interpreter's program (Python, through the gradscope module) runs in frames the walk
+ * cannot name, so it names its own lines: gs_trace_set_site_text charges the thread's events
+ * to a site given as text, "function (file:line)", recorded in the site event's name (1.5).
  */
 #include <dlfcn.h>
 #include <elf.h>
@@ -185,6 +189,7 @@ typedef struct site {
   uint64_t hash;
   uint32_t n;
   uint64_t *frames;
+  const char *text; /* an interpreter's site (n is 0), kept for the process's life */
 } site;
 /* A mutex, not a spinlock: only a new site takes it, and it may write out a full buffer. */
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -207,6 +212,8 @@ static bool grow_table(void) {
   if (!grown)
     return false;
   for (uint32_t id = 1; id <= n_sites; id++) {
+    if (sites[id - 1].text)
+      continue; /* an interpreter's site lives in text_slots */
     size_t j = (size_t)sites[id - 1].hash & (cap - 1);
     while (grown[j])
       j = (j + 1) & (cap - 1);
@@ -240,7 +247,7 @@ static uint32_t site_id(const uint64_t *f, uint32_t n) {
   if (!copy)
     return 0;
   memcpy(copy, f, n * sizeof *f);
-  sites[n_sites] = (site){h, n, copy};
+  sites[n_sites] = (site){h, n, copy, NULL};
   slots[j] = ++n_sites;
   return n_sites;
 }
@@ -263,13 +270,16 @@ static void define(gs__tw_buffer *b, uint32_t id) {
     if (!known_binary(address))
       dl_iterate_phdr(record_binary, &address);
   }
-  uint8_t *p = gs__tw_begin_in(b, GS_TRACE_SITE, b->last_seq, (2 + (size_t)s->n) * 10);
+  /* Its text is a string-table entry, defined before the site that names it. */
+  uint32_t text_id = s->text ? gs__trace_string(s->text) : 0;
+  uint8_t *p = gs__tw_begin_in(b, GS_TRACE_SITE, b->last_seq, (3 + (size_t)s->n) * 10);
   if (!p)
     return;
   p = gs__put_uvarint(p, id);
   p = gs__put_uvarint(p, s->n);
   for (uint32_t i = 0; i < s->n; i++)
     p = gs__put_uvarint(p, s->frames[i]);
+  p = gs__put_uvarint(p, text_id); /* since 1.5 */
   gs__tw_end(p);
 }
 
@@ -383,5 +393,96 @@ uint32_t gs__tw_site_slow(uintptr_t ret, size_t slot, uint64_t epoch) {
     gs__tw_site_addr[slot] = ret;
     gs__tw_site_id[slot] = id;
   }
+  return id;
+}
+
+/* ---- interpreters' sites (since 1.5) ----------------------------------------------------- */
+
+/* Text -> site id, open addressing over the same id space as the address sites (under
+ * table_lock). An interpreter has one site per line that calls the engine: a few thousand. */
+static uint32_t *text_slots;
+static size_t n_text_slots, n_texts;
+
+static uint64_t hash_text(const char *s) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (; *s; s++)
+    h = (h ^ (uint8_t)*s) * 0x100000001b3ull;
+  return h;
+}
+
+static bool grow_text_slots(void) {
+  size_t cap = n_text_slots ? 2 * n_text_slots : 1024;
+  uint32_t *grown = calloc(cap, sizeof *grown);
+  if (!grown)
+    return false;
+  for (size_t i = 0; i < n_text_slots; i++) {
+    uint32_t id = text_slots[i];
+    if (!id)
+      continue;
+    size_t j = (size_t)sites[id - 1].hash & (cap - 1);
+    while (grown[j])
+      j = (j + 1) & (cap - 1);
+    grown[j] = id;
+  }
+  free(text_slots);
+  text_slots = grown, n_text_slots = cap;
+  return true;
+}
+
+/* The id of the site with this text, adding it if new; 0 when out of memory. */
+static uint32_t text_site_id(const char *text) {
+  if ((n_texts + 1) * 2 > n_text_slots && !grow_text_slots())
+    return 0;
+  uint64_t h = hash_text(text);
+  size_t j = (size_t)h & (n_text_slots - 1);
+  for (uint32_t id; (id = text_slots[j]); j = (j + 1) & (n_text_slots - 1)) {
+    const site *s = &sites[id - 1];
+    if (s->hash == h && strcmp(s->text, text) == 0)
+      return id;
+  }
+  if (n_sites == sites_capacity) {
+    uint32_t cap = sites_capacity ? 2 * sites_capacity : 256;
+    site *grown = realloc(sites, cap * sizeof *grown);
+    if (!grown)
+      return 0;
+    sites = grown, sites_capacity = cap;
+  }
+  char *copy = strdup(text);
+  if (!copy)
+    return 0;
+  sites[n_sites] = (site){h, 0, NULL, copy};
+  text_slots[j] = ++n_sites;
+  n_texts++;
+  return n_sites;
+}
+
+GS__THREAD_LOCAL uint32_t gs__tw_text_site;
+/* The last interpreter site this thread's stream defined, and in which log. */
+static GS__THREAD_LOCAL uint32_t text_site_defined;
+static GS__THREAD_LOCAL uint64_t text_site_defined_epoch;
+
+void gs_trace_set_site_text(const char *text) {
+  if (!text || !*text) {
+    gs__tw_text_site = 0;
+    return;
+  }
+  pthread_mutex_lock(&table_lock);
+  gs__tw_text_site = text_site_id(text);
+  pthread_mutex_unlock(&table_lock);
+}
+
+uint32_t gs__tw_text_site_use(void) {
+  uint32_t id = gs__tw_text_site;
+  uint64_t epoch = atomic_load_explicit(&gs__tw_log_epoch, memory_order_relaxed);
+  if (text_site_defined == id && text_site_defined_epoch == epoch)
+    return id; /* a loop calling from one line: defined already, no lock */
+  gs__tw_buffer *b = gs__tw_mine;
+  if (!b && !(b = gs__tw_buffer_new()))
+    return 0;
+  pthread_mutex_lock(&table_lock);
+  define(b, id);
+  pthread_mutex_unlock(&table_lock);
+  text_site_defined = id;
+  text_site_defined_epoch = epoch;
   return id;
 }

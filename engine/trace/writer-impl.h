@@ -131,6 +131,9 @@ extern int gs__tw_stack_depth;
 extern atomic_bool gs__tw_sites_ready;
 uintptr_t gs__tw_walk(void);
 uint32_t gs__tw_site_slow(uintptr_t ret, size_t slot, uint64_t epoch);
+/* An interpreter's site set by gs_trace_set_site_text (0: none), and its use in a stream. */
+extern GS__THREAD_LOCAL uint32_t gs__tw_text_site;
+uint32_t gs__tw_text_site_use(void);
 
 /* One compare: an address below the library's code wraps around to a large value. */
 static inline bool gs__tw_in_engine(uintptr_t a) {
@@ -142,6 +145,8 @@ static inline bool gs__tw_in_engine(uintptr_t a) {
 static inline uint32_t gs__tw_site(void) {
   if (__builtin_expect(!atomic_load_explicit(&gs__tw_sites_ready, memory_order_relaxed), 0))
     gs__trace_sites_init();
+  if (__builtin_expect(gs__tw_text_site != 0, 0))
+    return gs__tw_text_site_use();
   if (!gs__tw_code_hi)
     return 0;
   uintptr_t ret = gs__tw_thread_site ? gs__tw_thread_site : gs__tw_walk();

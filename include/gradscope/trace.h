@@ -17,7 +17,7 @@ extern "C" {
 #endif
 
 #define GS_TRACE_VERSION_MAJOR 1
-#define GS_TRACE_VERSION_MINOR 4
+#define GS_TRACE_VERSION_MINOR 5
 
 /* ---- recording ------------------------------------------------------------------------ */
 
@@ -34,6 +34,12 @@ GS_API bool gs_trace_enabled(void);
 GS_API void gs_trace_mark(const char *label);
 /* Gives t a name in the log (shown on graphs instead of its number). */
 GS_API void gs_trace_name(gs_tensor t, const char *name);
+/* Charges this thread's next events to a call site given as text, "function (file:line)",
+ * instead of the return address the engine finds: for programs run by an interpreter, whose
+ * lines the engine cannot see (the Python module sets it from the current Python frame before
+ * each engine call, while the log is on). The text is copied; NULL or "" returns to the
+ * engine's own walk. Since format 1.5 (the site event's trailing name). */
+GS_API void gs_trace_set_site_text(const char *text);
 
 /* ---- events --------------------------------------------------------------------------- */
 
@@ -68,7 +74,9 @@ typedef enum gs_trace_kind {
   GS_TRACE_MODULE_CHILD,        /* module (the parent), child (a module), name (the child's) */
   GS_TRACE_OPTIMIZER_CREATE,    /* optimizer, name (its type: "SGD", "Adam", "AdamW"), params */
   /* since 1.3 */
-  GS_TRACE_SITE,                /* site (its id), frames: where the program called the engine */
+  GS_TRACE_SITE,                /* site (its id), frames: where the program called the engine;
+                                 * since 1.5 name: an interpreter's site as text, "function
+                                 * (file:line)" (0 for an address site; frames is then empty) */
   GS_TRACE_BINARY,              /* a loaded binary: address (its load bias), offset (its code's
                                  * address in the file), nbytes (the code's size), name (path),
                                  * text (GNU build id, hex; "" if none) */

@@ -74,6 +74,8 @@ void gs_event_fields_foreach(const gs_trace_event *e, const gs_trace_reader *rea
       g_string_append_printf(frames, "%s0x%" G_GINT64_MODIFIER "x", i ? " " : "", e->frames[i]);
     emit_s(&w, "frames", GS_FIELD_STRING, frames->str);
     g_string_free(frames, TRUE);
+    if (e->name) /* an interpreter's site (1.5) */
+      emit_s(&w, "text", GS_FIELD_STRING, gs_trace_reader_string(reader, e->name));
     return;
   }
   if (e->kind == GS_TRACE_BINARY) {

@@ -1,6 +1,7 @@
 /* site-table.c: see site-table.h. Site and binary events are table entries like strings. A
  * live log may deliver a site before the binary it points into (they come from different
- * threads' streams), so a site's text is made again once more binaries are known. */
+ * threads' streams), so a site's text is made again once more binaries are known. An
+ * interpreter's site (format 1.5) brings its text with it and needs no binary. */
 #include "site-table.h"
 
 #include <glib/gi18n.h>
@@ -11,6 +12,7 @@ typedef struct site {
   guint64 *frames;
   char *text, *where; /* formatted for the binaries known at binaries_seen */
   guint binaries_seen;
+  gboolean interpreted; /* text and where came with the site: "function (file:line)" */
 } site;
 
 struct gs_site_table {
@@ -57,6 +59,11 @@ void gs_site_table_add(gs_site_table *t, const gs_trace_event *e, const char *pa
   site *s = g_new0(site, 1);
   s->n = e->n_frames;
   s->frames = g_memdup2(e->frames, sizeof *e->frames * (gsize)e->n_frames);
+  if (e->name && path && *path) { /* an interpreter's site (1.5): its text is the answer */
+    s->interpreted = TRUE;
+    s->text = g_strdup(path);
+    s->where = g_strdup(path);
+  }
   g_hash_table_insert(t->sites, GUINT_TO_POINTER(e->site), s);
 }
 
@@ -84,6 +91,8 @@ static char *frame_where(gs_site_table *t, guint64 address) {
 
 static site *lookup(gs_site_table *t, guint32 id) {
   site *s = id ? g_hash_table_lookup(t->sites, GUINT_TO_POINTER(id)) : NULL;
+  if (s && s->interpreted)
+    return s;
   if (!s || !s->n)
     return NULL;
   if (!s->text || s->binaries_seen != t->n_binaries) {
@@ -109,7 +118,7 @@ const char *gs_site_table_where(gs_site_table *t, guint32 id) {
 gboolean gs_site_table_symbol(gs_site_table *t, guint32 id, gs_symbol *out) {
   site *s = lookup(t, id);
   memset(out, 0, sizeof *out);
-  return s && gs_symbols_lookup(t->symbols, s->frames[0], out);
+  return s && s->n && gs_symbols_lookup(t->symbols, s->frames[0], out);
 }
 
 guint gs_site_table_frames(gs_site_table *t, guint32 id, const guint64 **frames) {

@@ -1,0 +1,174 @@
+/* data.c: gradscope.utils.data.TensorDataset (over tensors, or NumPy arrays without copying)
+ * and DataLoader over the engine's dataset and loader, as torch.utils.data's: iterating a loader starts an epoch (shuffled by seed + epoch
+ * when shuffle=True) and yields tuples of batch tensors, owned by the scope current when each
+ * batch is taken (so a training step's scope disposes its batch). */
+#include "gs-py.h"
+
+typedef struct {
+  PyObject_HEAD
+  PyObject *tensors; /* tuple: the dataset reads them without owning them */
+  gs_dataset ds;
+} dataset_object;
+
+typedef struct {
+  PyObject_HEAD
+  PyObject *dataset;
+  gs_data_loader *loader;
+  int n_fields;
+} loader_object;
+
+static void dataset_dealloc(PyObject *self) {
+  GSP_SITE();
+  dataset_object *o = (dataset_object *)self;
+  gs_dataset_release(&o->ds);
+  Py_XDECREF(o->tensors);
+  Py_TYPE(self)->tp_free(self);
+}
+
+static PyObject *dataset_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+  GSP_SITE();
+  if (kwargs && PyDict_GET_SIZE(kwargs)) {
+    PyErr_SetString(PyExc_TypeError, "TensorDataset() takes only tensors");
+    return NULL;
+  }
+  /* NumPy arrays join as tensors over their memory (from_numpy): a loader over arrays. */
+  PyObject *tensors = PyTuple_New(PyTuple_GET_SIZE(args));
+  for (Py_ssize_t i = 0; tensors && i < PyTuple_GET_SIZE(args); i++) {
+    PyObject *a = PyTuple_GET_ITEM(args, i);
+    PyObject *t = gsp_is_tensor(a) ? Py_NewRef(a) : gsp_from_numpy(NULL, a);
+    if (!t) {
+      Py_CLEAR(tensors);
+      break;
+    }
+    PyTuple_SET_ITEM(tensors, i, t);
+  }
+  if (!tensors)
+    return NULL;
+  gs_tensor *handles;
+  int n = gsp_tensor_list(tensors, &handles);
+  if (n < 0) {
+    Py_DECREF(tensors);
+    return NULL;
+  }
+  gs_dataset ds = gs_tensor_dataset(handles, n);
+  PyMem_Free(handles);
+  if (ds.n_fields == 0) {
+    Py_DECREF(tensors);
+    return gsp_raise_engine_error();
+  }
+  dataset_object *o = (dataset_object *)type->tp_alloc(type, 0);
+  if (!o) {
+    gs_dataset_release(&ds);
+    Py_DECREF(tensors);
+    return NULL;
+  }
+  o->ds = ds;
+  o->tensors = tensors;
+  return (PyObject *)o;
+}
+
+static Py_ssize_t dataset_len(PyObject *self) { return (Py_ssize_t)((dataset_object *)self)->ds.length; }
+
+static PySequenceMethods dataset_as_sequence = {.sq_length = dataset_len};
+
+static PyTypeObject dataset_type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "gradscope.utils.data.TensorDataset",
+    .tp_basicsize = sizeof(dataset_object),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_new = dataset_new,
+    .tp_dealloc = dataset_dealloc,
+    .tp_as_sequence = &dataset_as_sequence,
+};
+
+static void loader_dealloc(PyObject *self) {
+  GSP_SITE();
+  loader_object *o = (loader_object *)self;
+  if (o->loader)
+    gs_data_loader_free(o->loader);
+  Py_XDECREF(o->dataset);
+  Py_TYPE(self)->tp_free(self);
+}
+
+static PyObject *loader_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+  GSP_SITE();
+  PyObject *dataset;
+  long long batch_size = 1, seed = 0;
+  int shuffle = 0, drop_last = 0, prefetch = 0;
+  static char *kwlist[] = {"dataset", "batch_size", "shuffle", "drop_last", "seed", "prefetch",
+                           NULL};
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!|Lp$pLi:DataLoader", kwlist, &dataset_type,
+                                   &dataset, &batch_size, &shuffle, &drop_last, &seed, &prefetch))
+    return NULL;
+  dataset_object *ds = (dataset_object *)dataset;
+  gs_loader_options opt = {.batch_size = batch_size, .shuffle = shuffle,
+                           .seed = (uint64_t)seed, .drop_last = drop_last, .prefetch = prefetch};
+  gs_clear_error();
+  gs_data_loader *l = gs_data_loader_new(&ds->ds, &opt);
+  if (!l)
+    return gsp_raise_engine_error();
+  loader_object *o = (loader_object *)type->tp_alloc(type, 0);
+  if (!o) {
+    gs_data_loader_free(l);
+    return NULL;
+  }
+  o->loader = l;
+  o->dataset = Py_NewRef(dataset);
+  o->n_fields = ds->ds.n_fields;
+  return (PyObject *)o;
+}
+
+static PyObject *loader_iter(PyObject *self) {
+  gs_data_loader_reset(((loader_object *)self)->loader);
+  return Py_NewRef(self);
+}
+
+static PyObject *loader_next(PyObject *self) {
+  GSP_SITE();
+  loader_object *o = (loader_object *)self;
+  gs_tensor out[GS_DATASET_MAX_FIELDS];
+  gs_clear_error();
+  if (!gs_data_loader_next(o->loader, out)) {
+    if (gs_last_error_code() != GS_OK)
+      return gsp_raise_engine_error();
+    return NULL; /* StopIteration */
+  }
+  PyObject *tuple = PyTuple_New(o->n_fields);
+  for (int i = 0; i < o->n_fields; i++) {
+    PyObject *t = tuple ? gsp_wrap(out[i]) : NULL;
+    if (!t) {
+      Py_XDECREF(tuple);
+      return NULL;
+    }
+    PyTuple_SET_ITEM(tuple, i, t);
+  }
+  return tuple;
+}
+
+static Py_ssize_t loader_len(PyObject *self) {
+  return (Py_ssize_t)gs_data_loader_num_batches(((loader_object *)self)->loader);
+}
+
+static PySequenceMethods loader_as_sequence = {.sq_length = loader_len};
+
+static PyTypeObject loader_type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "gradscope.utils.data.DataLoader",
+    .tp_basicsize = sizeof(loader_object),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_new = loader_new,
+    .tp_dealloc = loader_dealloc,
+    .tp_iter = loader_iter,
+    .tp_iternext = loader_next,
+    .tp_as_sequence = &loader_as_sequence,
+};
+
+PyObject *gsp_data_module(void);
+PyObject *gsp_data_module(void) {
+  GSP_SITE();
+  if (PyType_Ready(&dataset_type) < 0 || PyType_Ready(&loader_type) < 0)
+    return NULL;
+  PyObject *d = PyModule_New("gradscope.utils.data");
+  if (d && (PyModule_AddObjectRef(d, "TensorDataset", (PyObject *)&dataset_type) < 0 ||
+            PyModule_AddObjectRef(d, "DataLoader", (PyObject *)&loader_type) < 0))
+    Py_CLEAR(d);
+  return d;
+}

@@ -1,0 +1,102 @@
+/* dtype.c: gradscope.float32, float64, int64 and bool, PyTorch's dtype names for the engine's
+ * four dtypes, so `dtype=gradscope.float64` ports from `dtype=torch.float64`. Each is one
+ * immortal object of type gradscope.dtype (compared by identity, as torch's). NumPy dtypes and
+ * their names ("float32") are accepted wherever a dtype is, since arrays come from NumPy. */
+#include "gs-py.h"
+
+typedef struct gsp_dtype {
+  PyObject_HEAD
+  gs_dtype dtype;
+} gsp_dtype;
+
+static const char *const torch_names[GS_DTYPE_COUNT] = {"float32", "float64", "int64", "bool"};
+static PyObject *dtype_objects[GS_DTYPE_COUNT];
+
+const char *gsp_dtype_torch_name(gs_dtype dtype) {
+  return (unsigned)dtype < GS_DTYPE_COUNT ? torch_names[dtype] : "invalid";
+}
+
+static PyObject *dtype_repr(PyObject *self) {
+  return PyUnicode_FromFormat("gradscope.%s", torch_names[((gsp_dtype *)self)->dtype]);
+}
+
+static PyObject *dtype_is_floating_point(PyObject *self, void *closure) {
+  (void)closure;
+  return PyBool_FromLong(gs_dtype_is_floating(((gsp_dtype *)self)->dtype));
+}
+
+static PyObject *dtype_itemsize(PyObject *self, void *closure) {
+  (void)closure;
+  return PyLong_FromSize_t(gs_dtype_size(((gsp_dtype *)self)->dtype));
+}
+
+static PyGetSetDef dtype_getset[] = {
+    {"is_floating_point", dtype_is_floating_point, NULL, NULL, NULL},
+    {"itemsize", dtype_itemsize, NULL, NULL, NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+PyTypeObject gsp_dtype_type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "gradscope.dtype",
+    .tp_basicsize = sizeof(gsp_dtype),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_repr = dtype_repr,
+    .tp_getset = dtype_getset,
+    .tp_doc = "A tensor's element type: gradscope.float32, float64, int64 or bool.",
+};
+
+int gsp_dtype_add_to_module(PyObject *module) {
+  if (PyType_Ready(&gsp_dtype_type) < 0)
+    return -1;
+  for (int d = 0; d < GS_DTYPE_COUNT; d++) {
+    gsp_dtype *o = PyObject_New(gsp_dtype, &gsp_dtype_type);
+    if (!o)
+      return -1;
+    o->dtype = (gs_dtype)d;
+    dtype_objects[d] = (PyObject *)o;
+    if (PyModule_AddObjectRef(module, torch_names[d], (PyObject *)o) < 0)
+      return -1;
+  }
+  /* PyTorch's aliases. */
+  if (PyModule_AddObjectRef(module, "float", dtype_objects[GS_F32]) < 0 ||
+      PyModule_AddObjectRef(module, "double", dtype_objects[GS_F64]) < 0 ||
+      PyModule_AddObjectRef(module, "long", dtype_objects[GS_I64]) < 0)
+    return -1;
+  return PyModule_AddObjectRef(module, "dtype", (PyObject *)&gsp_dtype_type);
+}
+
+PyObject *gsp_dtype_object(gs_dtype dtype) {
+  PyObject *o = dtype_objects[(unsigned)dtype < GS_DTYPE_COUNT ? dtype : 0];
+  return Py_NewRef(o);
+}
+
+int gsp_dtype_from_object(PyObject *o, gs_dtype *out) {
+  if (!o || o == Py_None)
+    return 0;
+  if (PyObject_TypeCheck(o, &gsp_dtype_type)) {
+    *out = ((gsp_dtype *)o)->dtype;
+    return 0;
+  }
+  /* A NumPy dtype, a NumPy scalar type or a name: compare by name. */
+  PyObject *name = NULL;
+  if (PyUnicode_Check(o))
+    name = Py_NewRef(o);
+  else if (PyObject_HasAttrString(o, "name") && !PyType_Check(o))
+    name = PyObject_GetAttrString(o, "name");
+  else if (PyType_Check(o))
+    name = PyObject_GetAttrString(o, "__name__");
+  if (name && PyUnicode_Check(name)) {
+    for (int d = 0; d < GS_DTYPE_COUNT; d++) {
+      if (PyUnicode_CompareWithASCIIString(name, torch_names[d]) == 0) {
+        *out = (gs_dtype)d;
+        Py_DECREF(name);
+        return 0;
+      }
+    }
+  }
+  Py_XDECREF(name);
+  PyErr_Clear();
+  PyErr_Format(PyExc_TypeError,
+               "dtype must be gradscope.float32, float64, int64 or bool, not %R", o);
+  return -1;
+}

@@ -1,0 +1,367 @@
+/* functions.c: the module's functions with PyTorch's names: creation (tensor, zeros, ones,
+ * full, empty, arange, linspace, eye, rand, randn, randint, *_like), joins (cat, stack),
+ * where, manual_seed, grad mode, the live count, and the functional forms of Tensor methods
+ * (gradscope.relu(t), gradscope.sum(t, dim=1), ...), which forward to the method so that the
+ * two can never disagree. */
+#include "gs-py.h"
+
+/* Parses dtype= and requires_grad= from kwargs (other keys are an error). */
+static int creation_kwargs(PyObject *kwargs, gs_dtype *dtype, bool *requires_grad,
+                           const char *fn) {
+  if (!kwargs)
+    return 0;
+  PyObject *key, *value;
+  Py_ssize_t pos = 0;
+  while (PyDict_Next(kwargs, &pos, &key, &value)) {
+    if (PyUnicode_CompareWithASCIIString(key, "dtype") == 0) {
+      if (gsp_dtype_from_object(value, dtype) < 0)
+        return -1;
+    } else if (PyUnicode_CompareWithASCIIString(key, "requires_grad") == 0) {
+      int f = PyObject_IsTrue(value);
+      if (f < 0)
+        return -1;
+      *requires_grad = f;
+    } else if (PyUnicode_CompareWithASCIIString(key, "device") == 0) {
+      if (value != Py_None && !(PyUnicode_Check(value) &&
+                                PyUnicode_CompareWithASCIIString(value, "cpu") == 0)) {
+        PyErr_Format(PyExc_ValueError, "%s(): only device='cpu' exists", fn);
+        return -1;
+      }
+    } else {
+      PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument '%U'", fn, key);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+static PyObject *finish(gs_tensor t, bool requires_grad) {
+  if (gs_tensor_is_none(t))
+    return gsp_raise_engine_error();
+  if (requires_grad) {
+    gs_clear_error();
+    gs_set_requires_grad(t, true);
+    if (gs_last_error_code() != GS_OK) {
+      PyObject *err = gsp_raise_engine_error();
+      gs_dispose(t);
+      return err;
+    }
+  }
+  return gsp_wrap(t);
+}
+
+static PyObject *f_tensor(PyObject *m, PyObject *args, PyObject *kwargs) {
+  GSP_SITE();
+  (void)m;
+  PyObject *data, *dtype = Py_None, *device = Py_None;
+  int requires_grad = 0;
+  static char *kwlist[] = {"data", "dtype", "device", "requires_grad", NULL};
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OOp:tensor", kwlist, &data, &dtype, &device,
+                                   &requires_grad))
+    return NULL;
+  return gsp_tensor_from_data(data, dtype, requires_grad);
+}
+
+typedef gs_tensor (*shape_ctor)(gs_dtype, const int64_t *, int);
+
+static PyObject *sized(PyObject *args, PyObject *kwargs, shape_ctor ctor, const char *fn) {
+  GSP_SITE();
+  int64_t shape[GS_MAX_DIMS];
+  int nd = gsp_shape_from_args(args, shape);
+  gs_dtype dtype = GS_F32;
+  bool rg = false;
+  if (nd < 0 || creation_kwargs(kwargs, &dtype, &rg, fn) < 0)
+    return NULL;
+  return finish(ctor(dtype, shape, nd), rg);
+}
+
+static PyObject *f_zeros(PyObject *m, PyObject *a, PyObject *k) { (void)m; return sized(a, k, gs_zeros, "zeros"); }
+static PyObject *f_ones(PyObject *m, PyObject *a, PyObject *k) { (void)m; return sized(a, k, gs_ones, "ones"); }
+static PyObject *f_empty(PyObject *m, PyObject *a, PyObject *k) { (void)m; return sized(a, k, gs_empty, "empty"); }
+
+static gs_tensor randn_default(gs_dtype d, const int64_t *s, int n) { return gs_randn(d, s, n, NULL); }
+static gs_tensor rand_default(gs_dtype d, const int64_t *s, int n) { return gs_rand(d, s, n, NULL); }
+static PyObject *f_randn(PyObject *m, PyObject *a, PyObject *k) { (void)m; return sized(a, k, randn_default, "randn"); }
+static PyObject *f_rand(PyObject *m, PyObject *a, PyObject *k) { (void)m; return sized(a, k, rand_default, "rand"); }
+
+static PyObject *f_full(PyObject *m, PyObject *args, PyObject *kwargs) {
+  GSP_SITE();
+  (void)m;
+  PyObject *size;
+  double value;
+  if (!PyArg_ParseTuple(args, "Od:full", &size, &value))
+    return NULL;
+  int64_t shape[GS_MAX_DIMS];
+  int nd = gsp_shape_from_sequence(size, shape);
+  gs_dtype dtype = GS_F32;
+  bool rg = false;
+  if (nd < 0 || creation_kwargs(kwargs, &dtype, &rg, "full") < 0)
+    return NULL;
+  return finish(gs_full(dtype, shape, nd, value), rg);
+}
+
+static PyObject *f_randint(PyObject *m, PyObject *args, PyObject *kwargs) {
+  GSP_SITE();
+  (void)m;
+  long long low, high;
+  PyObject *size;
+  static char *kwlist[] = {"low", "high", "size", NULL};
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "LLO:randint", kwlist, &low, &high, &size))
+    return NULL;
+  int64_t shape[GS_MAX_DIMS];
+  int nd = gsp_shape_from_sequence(size, shape);
+  return nd < 0 ? NULL : gsp_wrap(gs_randint(low, high, shape, nd, NULL));
+}
+
+static PyObject *f_arange(PyObject *m, PyObject *args, PyObject *kwargs) {
+  GSP_SITE();
+  (void)m;
+  PyObject *a = NULL, *b = Py_None, *c = NULL;
+  gs_dtype dtype = GS_F32;
+  bool rg = false;
+  Py_ssize_t n = PyTuple_GET_SIZE(args);
+  if (!PyArg_UnpackTuple(args, "arange", 1, 3, &a, &b, &c))
+    return NULL;
+  /* All integer arguments give int64, as torch.arange. */
+  bool all_int = PyLong_Check(a) && (b == Py_None || PyLong_Check(b)) && (!c || PyLong_Check(c));
+  if (all_int)
+    dtype = GS_I64;
+  if (creation_kwargs(kwargs, &dtype, &rg, "arange") < 0)
+    return NULL;
+  double start = 0, end, step = 1;
+  if (n == 1) {
+    end = PyFloat_AsDouble(a);
+  } else {
+    start = PyFloat_AsDouble(a);
+    end = PyFloat_AsDouble(b);
+    if (c)
+      step = PyFloat_AsDouble(c);
+  }
+  if (PyErr_Occurred())
+    return NULL;
+  return finish(gs_arange(start, end, step, dtype), rg);
+}
+
+static PyObject *f_linspace(PyObject *m, PyObject *args, PyObject *kwargs) {
+  GSP_SITE();
+  (void)m;
+  double start, end;
+  long long steps;
+  if (!PyArg_ParseTuple(args, "ddL:linspace", &start, &end, &steps))
+    return NULL;
+  gs_dtype dtype = GS_F32;
+  bool rg = false;
+  if (creation_kwargs(kwargs, &dtype, &rg, "linspace") < 0)
+    return NULL;
+  return finish(gs_linspace(start, end, steps, dtype), rg);
+}
+
+static PyObject *f_eye(PyObject *m, PyObject *args, PyObject *kwargs) {
+  GSP_SITE();
+  (void)m;
+  long long n, cols = -1;
+  if (!PyArg_ParseTuple(args, "L|L:eye", &n, &cols))
+    return NULL;
+  gs_dtype dtype = GS_F32;
+  bool rg = false;
+  if (creation_kwargs(kwargs, &dtype, &rg, "eye") < 0)
+    return NULL;
+  return finish(gs_eye(n, cols < 0 ? n : cols, dtype), rg);
+}
+
+static PyObject *like(PyObject *args, PyObject *kwargs, int kind, const char *fn) {
+  GSP_SITE();
+  PyObject *t;
+  double value = 0;
+  if (kind == 2 ? !PyArg_ParseTuple(args, "O!d", &gsp_tensor_type, &t, &value)
+                : !PyArg_ParseTuple(args, "O!", &gsp_tensor_type, &t))
+    return NULL;
+  gs_dtype dtype = gs_dtype_of(gsp_handle(t));
+  gs_dtype given = dtype;
+  bool rg = false;
+  if (creation_kwargs(kwargs, &given, &rg, fn) < 0)
+    return NULL;
+  gs_tensor r = kind == 0 ? gs_zeros_like(gsp_handle(t))
+                : kind == 1 ? gs_ones_like(gsp_handle(t))
+                            : gs_full_like(gsp_handle(t), value);
+  if (!gs_tensor_is_none(r) && given != dtype) {
+    gs_tensor c = gs_to_dtype(r, given);
+    gs_dispose(r);
+    r = c;
+  }
+  return finish(r, rg);
+}
+static PyObject *f_zeros_like(PyObject *m, PyObject *a, PyObject *k) { (void)m; return like(a, k, 0, "zeros_like"); }
+static PyObject *f_ones_like(PyObject *m, PyObject *a, PyObject *k) { (void)m; return like(a, k, 1, "ones_like"); }
+static PyObject *f_full_like(PyObject *m, PyObject *a, PyObject *k) { (void)m; return like(a, k, 2, "full_like"); }
+
+static PyObject *join(PyObject *args, PyObject *kwargs, bool stack) {
+  GSP_SITE();
+  PyObject *seq;
+  int dim = 0;
+  static char *kwlist[] = {"tensors", "dim", NULL};
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, stack ? "O|i:stack" : "O|i:cat", kwlist, &seq,
+                                   &dim))
+    return NULL;
+  gs_tensor *handles;
+  int n = gsp_tensor_list(seq, &handles);
+  if (n < 0)
+    return NULL;
+  gs_tensor r = stack ? gs_stack(handles, n, dim) : gs_cat(handles, n, dim);
+  PyMem_Free(handles);
+  return gsp_wrap(r);
+}
+static PyObject *f_cat(PyObject *m, PyObject *a, PyObject *k) { (void)m; return join(a, k, false); }
+static PyObject *f_stack(PyObject *m, PyObject *a, PyObject *k) { (void)m; return join(a, k, true); }
+
+static PyObject *f_where(PyObject *m, PyObject *args) {
+  GSP_SITE();
+  (void)m;
+  PyObject *cond, *a, *b;
+  if (!PyArg_ParseTuple(args, "O!OO:where", &gsp_tensor_type, &cond, &a, &b))
+    return NULL;
+  gs_tensor ta, tb, temp_a = GS_NO_TENSOR, temp_b = GS_NO_TENSOR;
+  gs_dtype like_dtype = gsp_is_tensor(a) ? gs_dtype_of(gsp_handle(a))
+                        : gsp_is_tensor(b) ? gs_dtype_of(gsp_handle(b))
+                                           : GS_F32;
+  if (gsp_tensor_arg(a, &ta, &temp_a, like_dtype) < 0 ||
+      gsp_tensor_arg(b, &tb, &temp_b, like_dtype) < 0) {
+    gs_dispose(temp_a);
+    return NULL;
+  }
+  PyObject *r = gsp_wrap(gs_where(gsp_handle(cond), ta, tb));
+  gs_dispose(temp_a);
+  gs_dispose(temp_b);
+  return r;
+}
+
+static PyObject *f_manual_seed(PyObject *m, PyObject *seed) {
+  (void)m;
+  unsigned long long s = PyLong_AsUnsignedLongLongMask(seed);
+  if (PyErr_Occurred())
+    return NULL;
+  gs_manual_seed(s);
+  Py_RETURN_NONE;
+}
+
+static PyObject *f_is_grad_enabled(PyObject *m, PyObject *unused) {
+  (void)m;
+  (void)unused;
+  return PyBool_FromLong(gs_grad_enabled());
+}
+
+static PyObject *f_set_grad_enabled(PyObject *m, PyObject *flag) {
+  (void)m;
+  int f = PyObject_IsTrue(flag);
+  if (f < 0)
+    return NULL;
+  return PyBool_FromLong(gs_set_grad_enabled(f));
+}
+
+static PyObject *f_live_tensor_count(PyObject *m, PyObject *unused) {
+  (void)m;
+  (void)unused;
+  return PyLong_FromUnsignedLongLong(gs_live_tensor_count());
+}
+
+static PyObject *f_is_tensor(PyObject *m, PyObject *o) {
+  (void)m;
+  return PyBool_FromLong(gsp_is_tensor(o));
+}
+
+static PyObject *f_trace_mark(PyObject *m, PyObject *label) {
+  GSP_SITE();
+  (void)m;
+  const char *s = PyUnicode_AsUTF8(label);
+  if (!s)
+    return NULL;
+  gs_trace_mark(s);
+  Py_RETURN_NONE;
+}
+
+/* ---- functional forms of methods ------------------------------------------------------------ */
+
+/* gradscope.NAME(t, *args, **kwargs) is t.NAME(*args, **kwargs); self is the name. */
+static PyObject *forward_to_method(PyObject *name, PyObject *args, PyObject *kwargs) {
+  if (PyTuple_GET_SIZE(args) < 1 || !gsp_is_tensor(PyTuple_GET_ITEM(args, 0))) {
+    PyErr_Format(PyExc_TypeError, "%U() expects a Tensor as its first argument", name);
+    return NULL;
+  }
+  PyObject *method = PyObject_GetAttr(PyTuple_GET_ITEM(args, 0), name);
+  if (!method)
+    return NULL;
+  PyObject *rest = PyTuple_GetSlice(args, 1, PyTuple_GET_SIZE(args));
+  PyObject *r = rest ? PyObject_Call(method, rest, kwargs) : NULL;
+  Py_XDECREF(rest);
+  Py_DECREF(method);
+  return r;
+}
+
+static const char *const forwarded[] = {
+    "relu", "exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "abs", "neg", "gelu",
+    "sum", "mean", "amax", "amin", "max", "min", "argmax", "argmin", "logsumexp", "softmax",
+    "log_softmax", "matmul", "transpose", "permute", "reshape", "flatten", "squeeze",
+    "unsqueeze", "narrow", "select", "split", "chunk", "index_select", "gather", "clamp",
+    "add", "sub", "mul", "div", "pow", "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge",
+    "clone", "detach", "t", "numel", NULL};
+
+int gsp_functions_add_forwarders(PyObject *module);
+int gsp_functions_add_forwarders(PyObject *module) {
+  static PyMethodDef def = {"forward", GSP_FN(forward_to_method), METH_VARARGS | METH_KEYWORDS,
+                            NULL};
+  for (int i = 0; forwarded[i]; i++) {
+    PyObject *name = PyUnicode_FromString(forwarded[i]);
+    if (!name)
+      return -1;
+    PyObject *fn = PyCFunction_New(&def, name);
+    Py_DECREF(name);
+    if (!fn || PyModule_AddObject(module, forwarded[i], fn) < 0) {
+      Py_XDECREF(fn);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+PyObject *gsp_inspect(PyObject *module, PyObject *args, PyObject *kwargs);
+
+static PyObject *f_trace_close(PyObject *m, PyObject *unused) {
+  (void)m;
+  (void)unused;
+  gs_trace_close();
+  Py_RETURN_NONE;
+}
+
+#define KW (METH_VARARGS | METH_KEYWORDS)
+PyMethodDef gsp_module_functions[] = {
+    {"inspect", GSP_FN(gsp_inspect), KW,
+     "Starts the inspector listening and streams this process's events to it."},
+    {"trace_close", f_trace_close, METH_NOARGS, "Flushes the event log and stops recording."},
+    {"tensor", GSP_FN(f_tensor), KW, "A new tensor with a copy of data (lists or an array)."},
+    {"zeros", GSP_FN(f_zeros), KW, NULL},
+    {"ones", GSP_FN(f_ones), KW, NULL},
+    {"empty", GSP_FN(f_empty), KW, NULL},
+    {"full", GSP_FN(f_full), KW, NULL},
+    {"randn", GSP_FN(f_randn), KW, NULL},
+    {"rand", GSP_FN(f_rand), KW, NULL},
+    {"randint", GSP_FN(f_randint), KW, NULL},
+    {"arange", GSP_FN(f_arange), KW, NULL},
+    {"linspace", GSP_FN(f_linspace), KW, NULL},
+    {"eye", GSP_FN(f_eye), KW, NULL},
+    {"zeros_like", GSP_FN(f_zeros_like), KW, NULL},
+    {"ones_like", GSP_FN(f_ones_like), KW, NULL},
+    {"full_like", GSP_FN(f_full_like), KW, NULL},
+    {"cat", GSP_FN(f_cat), KW, NULL},
+    {"stack", GSP_FN(f_stack), KW, NULL},
+    {"where", f_where, METH_VARARGS, NULL},
+    {"manual_seed", f_manual_seed, METH_O, NULL},
+    {"is_grad_enabled", f_is_grad_enabled, METH_NOARGS, NULL},
+    {"set_grad_enabled", f_set_grad_enabled, METH_O, NULL},
+    {"live_tensor_count", f_live_tensor_count, METH_NOARGS,
+     "Tensors alive in this process (all threads)."},
+    {"is_tensor", f_is_tensor, METH_O, NULL},
+    {"trace_mark", f_trace_mark, METH_O, "A user mark in the event log (\"epoch 3\")."},
+    {"from_numpy", gsp_from_numpy, METH_O, "A tensor over the array's memory (no copy)."},
+    {"from_dlpack", gsp_from_dlpack, METH_O, "A tensor over a DLPack producer's memory."},
+    {NULL, NULL, 0, NULL},
+};

@@ -1,0 +1,108 @@
+/* gs-py.h: what the files of the `gradscope` Python extension share (private to python/).
+ *
+ * The extension is one CPython module written on the C API. A gradscope.Tensor is a Python
+ * object holding one engine handle; everything else (operators, methods, NumPy and DLPack
+ * bridges, scopes) calls the engine's public API on that handle. The engine reports errors
+ * through gs_error_handler_return (installed at import), so every wrapper checks the empty
+ * handle (or the last error) and turns the engine's message into a Python exception.
+ */
+#pragma once
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <gradscope/gradscope.h>
+
+/* The Python object over a tensor handle. */
+typedef struct gsp_tensor {
+  PyObject_HEAD
+  gs_tensor handle;
+  /* True when this object owns the handle: dropping it disposes the tensor unless a scope owns
+   * it then (the scope decides). False for borrowed handles (.grad, module parameters). */
+  bool owned;
+} gsp_tensor;
+
+extern PyTypeObject gsp_tensor_type;
+
+static inline bool gsp_is_tensor(PyObject *o) { return PyObject_TypeCheck(o, &gsp_tensor_type); }
+
+/* ---- errors.c ---- */
+void gsp_errors_install(void);
+/* Raises the engine's last error as TypeError, ValueError, IndexError or RuntimeError; NULL. */
+PyObject *gsp_raise_engine_error(void);
+/* NULL with the engine's error raised if the last engine call failed; Py_None otherwise. */
+PyObject *gsp_check_void(void);
+
+/* ---- tensor-object.c ---- */
+/* Wraps a new handle (owned) or raises the engine's error when t is empty. */
+PyObject *gsp_wrap(gs_tensor t);
+PyObject *gsp_wrap_borrowed(gs_tensor t);
+void gsp_tensor_type_init(void);
+
+/* ---- dtype.c ---- */
+extern PyTypeObject gsp_dtype_type;
+int gsp_dtype_add_to_module(PyObject *module);
+PyObject *gsp_dtype_object(gs_dtype dtype);
+/* Converts a gradscope dtype object (or None: *out unchanged) into *out; 0 or -1 raised. */
+int gsp_dtype_from_object(PyObject *o, gs_dtype *out);
+const char *gsp_dtype_torch_name(gs_dtype dtype);
+
+/* ---- convert.c ---- */
+/* Shape from (*args) of ints or one tuple/list/torch.Size-like sequence. Returns ndim or -1. */
+int gsp_shape_from_args(PyObject *args, int64_t *shape);
+int gsp_shape_from_sequence(PyObject *seq, int64_t *shape);
+/* dim=None, an int or a tuple of ints: writes dims, returns how many (0 for None) or -1. */
+int gsp_dims_from_object(PyObject *o, int *dims);
+/* A tensor argument: a gradscope.Tensor (borrowed handle, *temp untouched) or a Python number
+ * (a new 0-dim tensor in *temp that the caller disposes). 0, or -1 raised. */
+int gsp_tensor_arg(PyObject *o, gs_tensor *out, gs_tensor *temp, gs_dtype like);
+/* gradscope.tensor(data, dtype=): nested lists/tuples of numbers, a NumPy array, a Tensor. */
+PyObject *gsp_tensor_from_data(PyObject *data, PyObject *dtype_obj, bool requires_grad);
+/* A list of Tensors (tuple or list) into handles; returns count or -1. */
+int gsp_tensor_list(PyObject *seq, gs_tensor **out);
+
+/* ---- repr.c ---- */
+PyObject *gsp_tensor_repr(PyObject *self);
+PyObject *gsp_tensor_tolist(PyObject *self, PyObject *unused);
+
+/* ---- tensor-number.c, tensor-index.c, tensor-methods.c ---- */
+extern PyNumberMethods gsp_tensor_as_number;
+extern PyMappingMethods gsp_tensor_as_mapping;
+extern PyMethodDef gsp_tensor_methods[];
+extern PyGetSetDef gsp_tensor_getset[];
+PyObject *gsp_tensor_richcompare(PyObject *a, PyObject *b, int op);
+/* Binary ops shared by operators, methods and module functions. */
+PyObject *gsp_binary(PyObject *a, PyObject *b, int op);
+enum { GSP_ADD, GSP_SUB, GSP_MUL, GSP_DIV, GSP_POW, GSP_MATMUL, GSP_MAXIMUM, GSP_MINIMUM };
+
+/* ---- numpy-bridge.c, dlpack-bridge.c ---- */
+int gsp_numpy_init(void);
+extern PyBufferProcs gsp_tensor_as_buffer;
+PyObject *gsp_from_numpy(PyObject *module, PyObject *array);
+PyObject *gsp_tensor_numpy(PyObject *self, PyObject *unused);
+PyObject *gsp_from_dlpack(PyObject *module, PyObject *obj);
+PyObject *gsp_tensor_dlpack(PyObject *self, PyObject *args, PyObject *kwargs);
+PyObject *gsp_tensor_dlpack_device(PyObject *self, PyObject *unused);
+
+/* ---- scopes.c ---- */
+int gsp_scopes_add_to_module(PyObject *module);
+
+/* ---- functions.c ---- */
+extern PyMethodDef gsp_module_functions[];
+
+/* ---- sites.c ---- */
+/* Tells the engine the calling Python line ("function (file:line)") as the call site of the
+ * events it records next. Every entry point calls GSP_SITE() first; with the log off it costs
+ * one call. */
+void gsp_site_from_frame(void);
+#define GSP_SITE()                                                                             \
+  do {                                                                                         \
+    if (gs_trace_enabled())                                                                    \
+      gsp_site_from_frame();                                                                   \
+  } while (0)
+
+/* A method table entry's function pointer cast without -Wcast-function-type noise. */
+#define GSP_FN(f) ((PyCFunction)(void (*)(void))(f))
+
+/* The handle of a Tensor argument (no check: the engine checks it on use). */
+static inline gs_tensor gsp_handle(PyObject *o) { return ((gsp_tensor *)o)->handle; }

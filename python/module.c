@@ -1,0 +1,65 @@
+/* module.c: PyInit_gradscope: makes the module and its submodules (nn, nn.functional, optim,
+ * utils.data, registered in sys.modules so `import gradscope.nn.functional as F` works),
+ * readies the types, installs the engine's returning error handler (a bad call raises instead
+ * of aborting the interpreter), and imports NumPy's C API. */
+#include "gs-py.h"
+
+int gsp_functions_add_forwarders(PyObject *module);
+PyObject *gsp_nn_module(void);
+PyObject *gsp_functional_module(void);
+PyObject *gsp_optim_module(void);
+PyObject *gsp_data_module(void);
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "gradscope",
+    .m_doc = "Gradscope: an autograd/tensor engine that records its own insides, from Python.",
+    .m_size = -1,
+    .m_methods = NULL,
+};
+
+/* parent.attr = child, and sys.modules[name] = child. Steals child. */
+static int add_submodule(PyObject *parent, const char *attr, PyObject *child) {
+  if (!child)
+    return -1;
+  PyObject *modules = PyImport_GetModuleDict();
+  int rc = PyDict_SetItemString(modules, PyModule_GetName(child), child);
+  if (rc == 0)
+    rc = PyModule_AddObjectRef(parent, attr, child);
+  Py_DECREF(child);
+  return rc;
+}
+
+PyMODINIT_FUNC PyInit_gradscope(void);
+PyMODINIT_FUNC PyInit_gradscope(void) {
+  gsp_errors_install();
+  if (gsp_numpy_init() < 0)
+    return NULL;
+  gsp_tensor_type_init();
+  if (PyType_Ready(&gsp_tensor_type) < 0)
+    return NULL;
+  PyObject *m = PyModule_Create(&module_def);
+  if (!m)
+    return NULL;
+  if (PyModule_AddObjectRef(m, "Tensor", (PyObject *)&gsp_tensor_type) < 0 ||
+      PyModule_AddFunctions(m, gsp_module_functions) < 0 || gsp_dtype_add_to_module(m) < 0 ||
+      gsp_scopes_add_to_module(m) < 0 || gsp_functions_add_forwarders(m) < 0)
+    goto fail;
+  PyObject *nn = gsp_nn_module();
+  if (add_submodule(m, "nn", nn) < 0)
+    goto fail;
+  PyObject *functional = gsp_functional_module();
+  /* F.relu, F.softmax, ... are the same forwarders as gradscope.relu. */
+  if (!functional || gsp_functions_add_forwarders(functional) < 0 ||
+      add_submodule(nn, "functional", functional) < 0)
+    goto fail;
+  if (add_submodule(m, "optim", gsp_optim_module()) < 0)
+    goto fail;
+  PyObject *utils = PyModule_New("gradscope.utils");
+  if (add_submodule(m, "utils", utils) < 0 || add_submodule(utils, "data", gsp_data_module()) < 0)
+    goto fail;
+  return m;
+fail:
+  Py_DECREF(m);
+  return NULL;
+}

@@ -1,0 +1,142 @@
+/* optim.c: gradscope.optim.SGD, Adam and AdamW over the engine's optimizers, with PyTorch's
+ * arguments (lr, momentum, betas=(b1, b2), eps, weight_decay, ...), step() and zero_grad().
+ * The optimizer borrows its parameters (a module owns them); its Python object keeps the
+ * parameters' Python objects alive and disposes the engine optimizer (its state) on drop. */
+#include "gs-py.h"
+
+typedef struct {
+  PyObject_HEAD
+  gs_optimizer o;
+  PyObject *params; /* list of the Tensors it updates */
+} gsp_optimizer;
+
+static void optimizer_dealloc(PyObject *self) {
+  GSP_SITE();
+  gsp_optimizer *o = (gsp_optimizer *)self;
+  if (o->o.id)
+    gs_optimizer_dispose(o->o);
+  gs_clear_error();
+  Py_XDECREF(o->params);
+  Py_TYPE(self)->tp_free(self);
+}
+
+static PyObject *opt_step(PyObject *self, PyObject *args) {
+  GSP_SITE();
+  (void)args;
+  gs_clear_error();
+  gs_optimizer_step(((gsp_optimizer *)self)->o);
+  return gsp_check_void();
+}
+
+static PyObject *opt_zero_grad(PyObject *self, PyObject *args, PyObject *kwargs) {
+  GSP_SITE();
+  (void)args;
+  (void)kwargs;
+  gs_clear_error();
+  gs_optimizer_zero_grad(((gsp_optimizer *)self)->o);
+  return gsp_check_void();
+}
+
+static PyMethodDef optimizer_methods[] = {
+    {"step", opt_step, METH_VARARGS, NULL},
+    {"zero_grad", GSP_FN(opt_zero_grad), METH_VARARGS | METH_KEYWORDS, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject optimizer_type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "gradscope.optim.Optimizer",
+    .tp_basicsize = sizeof(gsp_optimizer),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_dealloc = optimizer_dealloc,
+    .tp_methods = optimizer_methods,
+};
+
+/* The parameters (any iterable of Tensors) as a list and as handles. */
+static int params_of(PyObject *iterable, PyObject **list, gs_tensor **handles) {
+  *list = PySequence_List(iterable);
+  if (!*list)
+    return -1;
+  int n = gsp_tensor_list(*list, handles);
+  if (n < 0)
+    Py_CLEAR(*list);
+  return n;
+}
+
+static PyObject *wrap_optimizer(gs_optimizer o, PyObject *list) {
+  if (o.id == 0) {
+    Py_DECREF(list);
+    return gsp_raise_engine_error();
+  }
+  gsp_optimizer *obj = PyObject_New(gsp_optimizer, &optimizer_type);
+  if (!obj) {
+    gs_optimizer_dispose(o);
+    Py_DECREF(list);
+    return NULL;
+  }
+  obj->o = o;
+  obj->params = list;
+  return (PyObject *)obj;
+}
+
+static PyObject *f_SGD(PyObject *m, PyObject *args, PyObject *kwargs) {
+  GSP_SITE();
+  (void)m;
+  PyObject *params, *list;
+  gs_sgd_options opt = {.lr = 1e-3};
+  int nesterov = 0;
+  static char *kwlist[] = {"params", "lr", "momentum", "dampening", "weight_decay", "nesterov",
+                           NULL};
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|dddd$p:SGD", kwlist, &params, &opt.lr,
+                                   &opt.momentum, &opt.dampening, &opt.weight_decay, &nesterov))
+    return NULL;
+  opt.nesterov = nesterov;
+  gs_tensor *handles;
+  int n = params_of(params, &list, &handles);
+  if (n < 0)
+    return NULL;
+  gs_optimizer o = gs_sgd_new(handles, n, &opt);
+  PyMem_Free(handles);
+  return wrap_optimizer(o, list);
+}
+
+static PyObject *adam(PyObject *args, PyObject *kwargs, bool decoupled) {
+  GSP_SITE();
+  PyObject *params, *list;
+  gs_adam_options opt = {.lr = 1e-3, .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8,
+                         .weight_decay = decoupled ? 1e-2 : 0};
+  int amsgrad = 0;
+  static char *kwlist[] = {"params", "lr", "betas", "eps", "weight_decay", "amsgrad", NULL};
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, decoupled ? "O|d(dd)dd$p:AdamW" : "O|d(dd)dd$p:Adam",
+                                   kwlist, &params, &opt.lr, &opt.beta1, &opt.beta2, &opt.eps,
+                                   &opt.weight_decay, &amsgrad))
+    return NULL;
+  opt.amsgrad = amsgrad;
+  gs_tensor *handles;
+  int n = params_of(params, &list, &handles);
+  if (n < 0)
+    return NULL;
+  gs_optimizer o = decoupled ? gs_adamw_new(handles, n, &opt) : gs_adam_new(handles, n, &opt);
+  PyMem_Free(handles);
+  return wrap_optimizer(o, list);
+}
+static PyObject *f_Adam(PyObject *m, PyObject *a, PyObject *k) { (void)m; return adam(a, k, false); }
+static PyObject *f_AdamW(PyObject *m, PyObject *a, PyObject *k) { (void)m; return adam(a, k, true); }
+
+static PyMethodDef optim_functions[] = {
+    {"SGD", GSP_FN(f_SGD), METH_VARARGS | METH_KEYWORDS, NULL},
+    {"Adam", GSP_FN(f_Adam), METH_VARARGS | METH_KEYWORDS, NULL},
+    {"AdamW", GSP_FN(f_AdamW), METH_VARARGS | METH_KEYWORDS, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+PyObject *gsp_optim_module(void);
+PyObject *gsp_optim_module(void) {
+  GSP_SITE();
+  if (PyType_Ready(&optimizer_type) < 0)
+    return NULL;
+  PyObject *o = PyModule_New("gradscope.optim");
+  if (o && (PyModule_AddFunctions(o, optim_functions) < 0 ||
+            PyModule_AddObjectRef(o, "Optimizer", (PyObject *)&optimizer_type) < 0))
+    Py_CLEAR(o);
+  return o;
+}

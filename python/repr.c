@@ -1,0 +1,301 @@
+/* repr.c: repr(t) as PyTorch prints it, and t.tolist().
+ *
+ * PyTorch's rules, kept so that printed tensors read the same side by side: "tensor(" then the
+ * nested rows aligned under each other (7 spaces of continuation), floats as "1." when every
+ * value is whole, "%.4f" otherwise and "%.4e" when the magnitudes span too much; more than
+ * 1000 elements are summarised with the first and last 3 per dimension and "...". Then
+ * dtype= when it is not the default for its kind, requires_grad=True on leaves that require it,
+ * grad_fn=<...> on results of recorded ops.
+ */
+#include "gs-py.h"
+
+#include <math.h>
+#include <string.h>
+
+enum { EDGE = 3, SUMMARISE_ABOVE = 1000, LINE_WIDTH = 80 };
+
+typedef struct printer {
+  gs_dtype dtype;
+  const char *values; /* row-major copy */
+  int64_t shape[GS_MAX_DIMS];
+  int ndim;
+  bool summarise;
+  int width;
+  char fmt; /* 'i' whole floats, 'f' fixed, 'e' scientific */
+  PyObject *out; /* list of str pieces */
+} printer;
+
+static double value_at(const printer *p, int64_t flat) {
+  switch (p->dtype) {
+  case GS_F32: return ((const float *)p->values)[flat];
+  case GS_F64: return ((const double *)p->values)[flat];
+  case GS_I64: return (double)((const int64_t *)p->values)[flat];
+  case GS_BOOL: return ((const bool *)p->values)[flat];
+  }
+  return 0;
+}
+
+static int format_value(const printer *p, int64_t flat, char *buf, size_t size) {
+  if (p->dtype == GS_BOOL)
+    return snprintf(buf, size, "%s", ((const bool *)p->values)[flat] ? "True" : "False");
+  if (p->dtype == GS_I64)
+    return snprintf(buf, size, "%lld", (long long)((const int64_t *)p->values)[flat]);
+  double v = value_at(p, flat);
+  if (isnan(v))
+    return snprintf(buf, size, "nan");
+  if (isinf(v))
+    return snprintf(buf, size, v > 0 ? "inf" : "-inf");
+  if (p->fmt == 'i')
+    return snprintf(buf, size, "%.0f.", v);
+  if (p->fmt == 'e')
+    return snprintf(buf, size, "%.4e", v);
+  return snprintf(buf, size, "%.4f", v);
+}
+
+/* Whether index i of a dimension of size n is shown (summarised: the first and last EDGE). */
+static bool shown(const printer *p, int64_t i, int64_t n) {
+  return !p->summarise || n <= 2 * EDGE || i < EDGE || i >= n - EDGE;
+}
+
+/* Visits the shown elements to choose the format and the width. */
+static void measure(printer *p, int d, int64_t flat, double *max_abs, double *min_abs,
+                    bool *whole) {
+  if (d == p->ndim) {
+    double v = value_at(p, flat);
+    if (isfinite(v)) {
+      double a = fabs(v);
+      if (a > *max_abs)
+        *max_abs = a;
+      if (a != 0 && a < *min_abs)
+        *min_abs = a;
+      if (v != floor(v))
+        *whole = false;
+    }
+    return;
+  }
+  int64_t stride = 1;
+  for (int k = d + 1; k < p->ndim; k++)
+    stride *= p->shape[k];
+  for (int64_t i = 0; i < p->shape[d]; i++)
+    if (shown(p, i, p->shape[d]))
+      measure(p, d + 1, flat + i * stride, max_abs, min_abs, whole);
+}
+
+static void widths(printer *p, int d, int64_t flat) {
+  if (d == p->ndim) {
+    char buf[64];
+    int w = format_value(p, flat, buf, sizeof buf);
+    if (w > p->width)
+      p->width = w;
+    return;
+  }
+  int64_t stride = 1;
+  for (int k = d + 1; k < p->ndim; k++)
+    stride *= p->shape[k];
+  for (int64_t i = 0; i < p->shape[d]; i++)
+    if (shown(p, i, p->shape[d]))
+      widths(p, d + 1, flat + i * stride);
+}
+
+static int emit(printer *p, const char *s) {
+  PyObject *piece = PyUnicode_FromString(s);
+  if (!piece)
+    return -1;
+  int rc = PyList_Append(p->out, piece);
+  Py_DECREF(piece);
+  return rc;
+}
+
+static int emit_rows(printer *p, int d, int64_t flat, int indent) {
+  char buf[96];
+  if (d == p->ndim) {
+    char v[64];
+    format_value(p, flat, v, sizeof v);
+    snprintf(buf, sizeof buf, "%*s", p->width, v);
+    return emit(p, buf);
+  }
+  int64_t n = p->shape[d], stride = 1;
+  for (int k = d + 1; k < p->ndim; k++)
+    stride *= p->shape[k];
+  if (emit(p, "[") < 0)
+    return -1;
+  bool last_dim = d == p->ndim - 1;
+  int per_line = (LINE_WIDTH - indent - 1) / (p->width + 2);
+  if (per_line < 1)
+    per_line = 1;
+  int on_line = 0;
+  bool first = true;
+  for (int64_t i = 0; i < n; i++) {
+    if (!shown(p, i, n)) {
+      if (i == EDGE) {
+        if (emit(p, last_dim ? ", ..." : ",\n") < 0)
+          return -1;
+        if (!last_dim) {
+          snprintf(buf, sizeof buf, "%*s...", indent + 1, "");
+          if (emit(p, buf) < 0)
+            return -1;
+        }
+      }
+      continue;
+    }
+    if (!first) {
+      if (last_dim) {
+        if (++on_line >= per_line) {
+          on_line = 0;
+          snprintf(buf, sizeof buf, ",\n%*s", indent + 1, "");
+        } else {
+          snprintf(buf, sizeof buf, ", ");
+        }
+      } else {
+        /* One blank line between blocks of 3 or more dimensions, as PyTorch. */
+        int blank = p->ndim - d - 2;
+        snprintf(buf, sizeof buf, ",%s%*s", blank >= 1 ? "\n\n" : "\n", indent + 1, "");
+      }
+      if (emit(p, buf) < 0)
+        return -1;
+    }
+    first = false;
+    if (emit_rows(p, d + 1, flat + i * stride, indent + 1) < 0)
+      return -1;
+  }
+  return emit(p, "]");
+}
+
+/* A row-major copy of t's values (PyMem_Malloc'd), or NULL raised. */
+static char *copy_values(gs_tensor t, int64_t *numel_out) {
+  int64_t numel = gs_numel(t);
+  if (numel < 0) {
+    gsp_raise_engine_error();
+    return NULL;
+  }
+  size_t bytes = (size_t)numel * gs_dtype_size(gs_dtype_of(t));
+  char *values = PyMem_Malloc(bytes ? bytes : 1);
+  if (!values) {
+    PyErr_NoMemory();
+    return NULL;
+  }
+  if (gs_copy_to(t, values, bytes) < 0) {
+    PyMem_Free(values);
+    gsp_raise_engine_error();
+    return NULL;
+  }
+  *numel_out = numel;
+  return values;
+}
+
+PyObject *gsp_tensor_repr(PyObject *self) {
+  GSP_SITE();
+  gs_tensor t = gsp_handle(self);
+  if (!gs_is_alive(t)) {
+    gs_clear_error();
+    gs_ndim(t); /* the engine's stale-handle message, naming what disposed it */
+    PyObject *r = PyUnicode_FromFormat("<gradscope.Tensor (disposed): %s>", gs_last_error());
+    gs_clear_error();
+    return r;
+  }
+  printer p = {.dtype = gs_dtype_of(t)};
+  p.ndim = gs_shape(t, p.shape);
+  int64_t numel;
+  char *values = copy_values(t, &numel);
+  if (!values)
+    return NULL;
+  p.values = values;
+  p.summarise = numel > SUMMARISE_ABOVE;
+  p.out = PyList_New(0);
+  if (!p.out) {
+    PyMem_Free(values);
+    return NULL;
+  }
+  int rc = emit(&p, "tensor(");
+  if (numel == 0) {
+    rc = rc < 0 ? rc : emit(&p, "[]");
+  } else {
+    double max_abs = 0, min_abs = INFINITY;
+    bool whole = true;
+    measure(&p, 0, 0, &max_abs, &min_abs, &whole);
+    p.fmt = whole && max_abs < 1e8 ? 'i'
+            : (max_abs >= 1e8 || (min_abs < 1e-4) || (max_abs / min_abs > 1000 && min_abs < 1e-4))
+                ? 'e'
+                : 'f';
+    if (whole && p.dtype != GS_F32 && p.dtype != GS_F64)
+      p.fmt = 'i';
+    widths(&p, 0, 0);
+    rc = rc < 0 ? rc : emit_rows(&p, 0, 0, 7);
+  }
+  PyMem_Free(values);
+  char suffix[160];
+  if (rc == 0 && numel == 0 && p.ndim != 1) {
+    int n = snprintf(suffix, sizeof suffix, ", size=(");
+    for (int i = 0; i < p.ndim; i++)
+      n += snprintf(suffix + n, sizeof suffix - (size_t)n, i ? ", %lld" : "%lld",
+                    (long long)p.shape[i]);
+    snprintf(suffix + n, sizeof suffix - (size_t)n, p.ndim == 1 ? ",)" : ")");
+    rc = emit(&p, suffix);
+  }
+  if (rc == 0 && (p.dtype == GS_F64 || (p.dtype == GS_BOOL && numel == 0))) {
+    snprintf(suffix, sizeof suffix, ", dtype=gradscope.%s", gsp_dtype_torch_name(p.dtype));
+    rc = emit(&p, suffix);
+  }
+  const char *fn = gs_grad_fn_name(t);
+  if (rc == 0 && fn) {
+    snprintf(suffix, sizeof suffix, ", grad_fn=<%s>", fn);
+    rc = emit(&p, suffix);
+  } else if (rc == 0 && gs_requires_grad(t)) {
+    rc = emit(&p, ", requires_grad=True");
+  }
+  rc = rc < 0 ? rc : emit(&p, ")");
+  PyObject *result = NULL;
+  if (rc == 0) {
+    PyObject *empty = PyUnicode_FromString("");
+    if (empty)
+      result = PyUnicode_Join(empty, p.out);
+    Py_XDECREF(empty);
+  }
+  Py_DECREF(p.out);
+  return result;
+}
+
+/* ---- tolist ------------------------------------------------------------------------------ */
+
+static PyObject *to_python(gs_dtype dtype, const char *values, int64_t flat) {
+  switch (dtype) {
+  case GS_F32: return PyFloat_FromDouble(((const float *)values)[flat]);
+  case GS_F64: return PyFloat_FromDouble(((const double *)values)[flat]);
+  case GS_I64: return PyLong_FromLongLong(((const int64_t *)values)[flat]);
+  case GS_BOOL: return PyBool_FromLong(((const bool *)values)[flat]);
+  }
+  Py_RETURN_NONE;
+}
+
+static PyObject *nested_list(gs_dtype dtype, const char *values, const int64_t *shape, int ndim,
+                             int d, int64_t flat) {
+  if (d == ndim)
+    return to_python(dtype, values, flat);
+  int64_t stride = 1;
+  for (int k = d + 1; k < ndim; k++)
+    stride *= shape[k];
+  PyObject *list = PyList_New(shape[d]);
+  for (int64_t i = 0; list && i < shape[d]; i++) {
+    PyObject *item = nested_list(dtype, values, shape, ndim, d + 1, flat + i * stride);
+    if (!item) {
+      Py_CLEAR(list);
+      break;
+    }
+    PyList_SET_ITEM(list, i, item);
+  }
+  return list;
+}
+
+PyObject *gsp_tensor_tolist(PyObject *self, PyObject *unused) {
+  GSP_SITE();
+  (void)unused;
+  gs_tensor t = gsp_handle(self);
+  int64_t numel, shape[GS_MAX_DIMS];
+  char *values = copy_values(t, &numel);
+  if (!values)
+    return NULL;
+  int nd = gs_shape(t, shape);
+  PyObject *list = nested_list(gs_dtype_of(t), values, shape, nd, 0, 0);
+  PyMem_Free(values);
+  return list;
+}

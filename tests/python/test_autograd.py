@@ -1,0 +1,88 @@
+"""test_autograd.py: gradients from Python, against PyTorch on a float64 MLP to 1e-12, and
+PyTorch's autograd surface: requires_grad, backward, .grad, detach, clone, retain_grad,
+no_grad, in-place writes after a save."""
+import numpy as np
+import pytest
+
+import gradscope as gs
+
+torch = pytest.importorskip("torch")
+
+
+def test_mlp_gradients_match_pytorch_in_float64():
+    rng = np.random.default_rng(7)
+    arrays = {
+        "x": rng.standard_normal((5, 4)), "w1": rng.standard_normal((8, 4)),
+        "b1": rng.standard_normal(8), "w2": rng.standard_normal((3, 8)),
+        "b2": rng.standard_normal(3),
+    }
+    y = np.array([0, 2, 1, 2, 0])
+    g = {k: gs.tensor(v, requires_grad=k != "x") for k, v in arrays.items()}
+    t = {k: torch.tensor(v, requires_grad=k != "x") for k, v in arrays.items()}
+
+    def forward(m, F, targets):
+        h = (m["x"] @ m["w1"].T + m["b1"]).tanh()
+        logits = h.relu() @ m["w2"].T + m["b2"]
+        return F.cross_entropy(logits, targets) + (m["w1"] ** 2.0).sum() * 0.01
+
+    loss_g = forward(g, gs.nn.functional, gs.tensor(y))
+    loss_t = forward(t, torch.nn.functional, torch.tensor(y))
+    loss_g.backward()
+    loss_t.backward()
+    assert abs(loss_g.item() - loss_t.item()) < 1e-12
+    for k in ("w1", "b1", "w2", "b2"):
+        diff = np.abs(g[k].grad.numpy() - t[k].grad.numpy()).max()
+        assert diff < 1e-12, f"{k}: {diff}"
+    assert g["x"].grad is None
+
+
+def test_requires_grad_flags_and_leaves():
+    x = gs.ones(2)
+    assert not x.requires_grad and x.is_leaf
+    assert x.requires_grad_() is x and x.requires_grad
+    y = x * 2.0
+    assert y.requires_grad and not y.is_leaf and y.grad_fn is not None
+    with pytest.raises(RuntimeError):
+        y.requires_grad = False
+    with pytest.raises(TypeError):
+        gs.ones(2, dtype=gs.int64).requires_grad_()
+
+
+def test_retain_grad_detach_and_clone():
+    x = gs.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 3.0
+    y.retain_grad()
+    d = y.detach()
+    c = y.clone()
+    assert d.is_leaf and not d.requires_grad and d.storage_id() == y.storage_id()
+    (c * y).sum().backward()
+    assert y.grad.tolist() == [6.0, 12.0]
+    assert x.grad.tolist() == [18.0, 36.0]
+    x.grad = None
+    assert x.grad is None
+
+
+def test_no_grad_records_nothing():
+    x = gs.ones(2, requires_grad=True)
+    with gs.no_grad():
+        assert not gs.is_grad_enabled()
+        y = x * 2.0
+    assert gs.is_grad_enabled()
+    assert not y.requires_grad and y.grad_fn is None
+
+
+def test_an_in_place_write_after_a_save_is_reported_by_backward():
+    x = gs.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 1.0
+    z = (y * y).sum()
+    y.detach().add_(gs.ones(2))
+    with pytest.raises(RuntimeError, match="version"):
+        z.backward()
+
+
+def test_backward_with_a_gradient_and_retain_graph():
+    x = gs.tensor([1.0, 2.0], requires_grad=True)
+    y = x * x
+    y.backward(gs.tensor([1.0, 0.5]), retain_graph=True)
+    y.backward(gs.tensor([1.0, 0.5]))
+    assert x.grad.tolist() == [4.0, 4.0]

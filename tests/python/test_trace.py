@@ -1,0 +1,110 @@
+"""test_trace.py: the event log from Python: `with gradscope.trace(path):`, GS_TRACE set in
+the environment as for a C program, and gradscope.inspect() streaming to a listener on a Unix
+socket. Each log is read back with the `gradscope` CLI (GS_CLI, set by meson) as JSON Lines."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+import gradscope as gs
+
+CLI = os.environ.get("GS_CLI")
+pytestmark = pytest.mark.skipif(not CLI, reason="GS_CLI (the gradscope CLI) is not set")
+
+
+def events(path):
+    out = subprocess.run([CLI, "dump", "--jsonl", str(path)], capture_output=True, text=True,
+                         check=True).stdout
+    return [json.loads(line) for line in out.splitlines() if line.strip()]
+
+
+def kinds(evs):
+    return [e.get("kind") for e in evs]
+
+
+def test_trace_block_records_the_tensors_made_inside(tmp_path):
+    path = tmp_path / "run.gstrace"
+    with gs.trace(str(path)):
+        with gs.dispose_scope("step"):
+            a = gs.ones(3)
+            b = (a * 2.0).sum()
+        gs.trace_mark("done")
+    evs = events(path)
+    k = kinds(evs)
+    assert k.count("tensor_create") >= 3
+    assert "scope_begin" in k and "scope_end" in k and "mark" in k
+    assert not a.is_alive and not b.is_alive
+
+
+def test_gs_trace_in_the_environment_records_a_python_program(tmp_path):
+    path = tmp_path / "env.gstrace"
+    code = "import gradscope as gs\na = gs.ones(2)\nb = a + 1.0\n"
+    env = dict(os.environ, GS_TRACE=str(path))
+    subprocess.run([sys.executable, "-c", code], env=env, check=True)
+    assert kinds(events(path)).count("tensor_create") >= 2
+
+
+LISTENER = r"""
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.bind(sys.argv[1]); s.listen(1)
+conn, _ = s.accept()
+with open(sys.argv[2], "wb") as f:
+    while True:
+        piece = conn.recv(65536)
+        if not piece:
+            break
+        f.write(piece)
+"""
+
+
+def test_inspect_streams_events_to_the_listening_socket(tmp_path):
+    sock = tmp_path / "inspector.sock"
+    received = tmp_path / "received.gstrace"
+    child = gs.inspect(command=[sys.executable, "-c", LISTENER, str(sock), str(received)],
+                       socket=str(sock), wait=30.0)
+    x = gs.ones(4)
+    y = x + 1.0
+    gs.trace_close()
+    assert child.wait(timeout=30) == 0
+    assert kinds(events(received)).count("tensor_create") >= 2
+    del x, y
+
+
+def test_inspect_reports_an_inspector_that_exits_at_once(tmp_path):
+    with pytest.raises(RuntimeError, match="exited"):
+        gs.inspect(command=[sys.executable, "-c", "pass"], socket=str(tmp_path / "none.sock"))
+
+
+def make_two_tensors():
+    first = gs.ones(2)  # the site of this line is checked below
+    second = first * 3.0
+    return first, second
+
+
+def test_python_call_sites_name_the_python_file_line_and_function(tmp_path):
+    import inspect
+    path = tmp_path / "sites.gstrace"
+    line = inspect.getsourcelines(make_two_tensors)[1] + 1
+    with gs.trace(str(path)):
+        a, b = make_two_tensors()
+    evs = events(path)
+    texts = {e["id"]: e.get("text") for e in evs if e.get("kind") == "site"}
+    want = f"make_two_tensors ({__file__}:{line})"
+    assert want in texts.values(), texts
+    site_id = [k for k, v in texts.items() if v == want][0]
+    creates = [e for e in evs if e.get("kind") == "tensor_create"]
+    assert any(str(e.get("site")) in (str(site_id), want) for e in creates), creates[:3]
+    assert f"make_two_tensors ({__file__}:{line + 1})" in texts.values()
+
+
+def test_dropping_a_model_records_no_error(tmp_path):
+    path = tmp_path / "model.gstrace"
+    with gs.trace(str(path)):
+        model = gs.nn.Sequential(gs.nn.Linear(2, 3), gs.nn.ReLU(), gs.nn.Linear(3, 1))
+        model(gs.ones(4, 2))
+        del model
+    k = kinds(events(path))
+    assert "module_create" in k and "error" not in k
