@@ -37,7 +37,9 @@ int main(void) {
 
   tour_section("collate with move");
   scope = gs_scope_begin("collate");
-  batch = gs_packed_move_to_outer(collate(&rng)); /* the caller owns it now */
+  gs_packed_sequence fresh = collate(&rng);
+  tour_section("move to outer");
+  batch = gs_packed_move_to_outer(fresh); /* the caller owns it now, parts and all */
   gs_scope_end(scope);
   CHECK(gs_packed_sequence_is_alive(batch));
 

@@ -109,8 +109,14 @@ gboolean gs_tour_resolve(gs_trace_model *m, const gs_tour *tour, gs_tour_stop *s
     guint64 at;
     if (!step->kind)
       at = from;
-    else if (!strcmp(step->kind, "peak"))
+    else if (!strcmp(step->kind, "peak")) {
       at = peak_from(m, from);
+      /* A storage's allocation shares its number with the tensor event it was folded into:
+       * stop on the one that number names (`explain --at`, the event list). */
+      guint64 named = at == NONE ? NONE : gs_trace_model_find_seq(m, gs_trace_model_seq_at(m, at));
+      if (named != NONE && gs_trace_model_bytes_at(m, named) == gs_trace_model_bytes_at(m, at))
+        at = named;
+    }
     else {
       gs_trace_kind kind = kind_named(step->kind);
       g_return_val_if_fail(kind != 0, FALSE); /* a typo in tours.c: the tours test catches it */

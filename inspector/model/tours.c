@@ -111,7 +111,7 @@ static const gs_tour_step packed_steps[] = {
     {"use after the scope", "error", NULL, NULL, EVENTS,
      N_("The LSTM gets a stale handle: the error names who disposed the packed sequence and "
         "at which event, instead of reading freed memory.")},
-    {"collate with move", "owner_change", NULL, NULL, SCOPES,
+    {"move to outer", "owner_change", NULL, NULL, SCOPES,
      N_("This time the batch is moved to the outer scope before the collate scope ends: its "
         "tensors move with it, as one.")},
     {"lstm", "node_create", "LSTMRecurrenceBackward", NULL, GRAPH,

@@ -1,0 +1,180 @@
+/* test-tours.c: every guided tour is a test. Each tour's program (examples/tours/, found the
+ * way `gradscope explain --tour` finds it) runs with tracing and values on; its log loads
+ * whole; every step resolves to an event that exists, of the kind the step asks for, about
+ * the tensor it names; each step has a sentence; and what a step's paragraph claims of its
+ * moment holds in the log (a view shares its base's storage, contiguous() of a transpose
+ * allocates, the peak holds saved activations and gradients together, the errors say what
+ * the paragraphs say they say). The sentences themselves are checked fact by fact against
+ * the same programs' logs in test-explain-truth.c. */
+#include <glib/gstdio.h>
+#include <string.h>
+
+#include "tours.h"
+#include "trace-model.h"
+
+typedef struct recorded {
+  char *dir, *path;
+  gs_trace_model *model;
+} recorded;
+
+static recorded record_tour(const gs_tour *tour) {
+  g_autofree char *program = gs_tour_program_path(tour);
+  g_assert_nonnull(program);
+  recorded r = {g_dir_make_tmp("gradscope-tour-XXXXXX", NULL), NULL, NULL};
+  r.path = g_build_filename(r.dir, "tour.gstrace", NULL);
+  g_autofree char *trace = g_strdup_printf("GS_TRACE=%s", r.path);
+  char *argv[] = {program, NULL};
+  char *env[] = {trace, "GS_TRACE_VALUES=16", "OPENBLAS_NUM_THREADS=1", NULL};
+  int status = 0;
+  g_autoptr(GError) error = NULL;
+  g_assert_true(g_spawn_sync(NULL, argv, env, G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL,
+                             NULL, &status, &error));
+  g_assert_no_error(error);
+  g_assert_true(g_spawn_check_wait_status(status, &error)); /* its own checks passed */
+  r.model = gs_trace_model_load_file(r.path, NULL, NULL, NULL, &error);
+  g_assert_no_error(error);
+  g_assert_null(gs_trace_model_problem(r.model));
+  return r;
+}
+
+static void recorded_clear(recorded *r) {
+  gs_trace_model_free(r->model);
+  g_remove(r->path);
+  g_rmdir(r->dir);
+  g_free(r->path);
+  g_free(r->dir);
+}
+
+static gs_trace_event event_at(gs_trace_model *m, guint64 index) {
+  gs_trace_event e;
+  g_assert_true(gs_trace_model_event(m, index, &e));
+  return e;
+}
+
+/* The step's event is what the step asked for. */
+static void assert_step(gs_trace_model *m, const gs_tour_step *step, const gs_tour_stop *stop) {
+  g_assert_cmpuint(stop->index, <, gs_trace_model_n_events(m));
+  gs_trace_kind kind = gs_trace_model_kind_at(m, stop->index);
+  if (!step->kind)
+    g_assert_cmpint(kind, ==, GS_TRACE_MARK);
+  else if (strcmp(step->kind, "peak"))
+    g_assert_cmpstr(gs_trace_kind_name(kind), ==, step->kind);
+  gs_trace_event e = event_at(m, stop->index);
+  if (step->name)
+    g_assert_true(!strcmp(gs_trace_model_string(m, e.name), step->name) ||
+                  !strcmp(gs_trace_model_string(m, e.op), step->name));
+  if (step->tensor) {
+    g_assert_cmpuint(stop->tensor, !=, 0);
+    g_assert_true(e.tensor == stop->tensor || e.target == stop->tensor ||
+                  e.object == stop->tensor);
+    /* ...and that tensor is the one the program named so. */
+    gboolean named = FALSE;
+    for (guint64 i = 0; i < gs_trace_model_n_events(m) && !named; i++)
+      if (gs_trace_model_kind_at(m, i) == GS_TRACE_TENSOR_NAME) {
+        gs_trace_event n = event_at(m, i);
+        named = n.tensor == stop->tensor && !strcmp(gs_trace_model_string(m, n.name), step->tensor);
+      }
+    g_assert_true(named);
+  }
+  g_autofree char *sentence = gs_trace_model_explain(m, stop->index);
+  g_assert_nonnull(sentence);
+  g_assert_cmpuint(strlen(sentence), >, 10);
+  g_assert_cmpuint(strlen(step->paragraph), >, 20);
+}
+
+/* What the paragraphs of some steps claim about their moment. */
+static void assert_claims(gs_trace_model *m, const gs_tour *tour, const gs_tour_stop *stops) {
+  if (!strcmp(tour->name, "storage")) {
+    gs_trace_event x = event_at(m, stops[0].index), mview = event_at(m, stops[1].index);
+    guint64 x_storage = x.storage;
+    gs_trace_event t = event_at(m, stops[2].index), tc = event_at(m, stops[3].index);
+    g_assert_cmpuint(mview.storage, ==, x_storage); /* views: one storage */
+    g_assert_cmpuint(t.storage, ==, x_storage);
+    g_assert_cmpuint(mview.origin, ==, 1);
+    g_assert_cmpuint(tc.storage, !=, x_storage); /* contiguous() of t copies */
+    g_assert_cmpuint(tc.alloc, >, 0);
+  } else if (!strcmp(tour->name, "clone-detach")) {
+    gs_trace_event c = event_at(m, stops[0].index), d = event_at(m, stops[2].index);
+    g_assert_cmpuint(c.origin, ==, 3);
+    g_assert_cmpuint(d.origin, ==, 2);
+    gs_trace_event w = event_at(m, stops[3].index);
+    g_assert_cmpuint(w.version, ==, 1); /* the shared counter went up */
+  } else if (!strcmp(tour->name, "version") || !strcmp(tour->name, "packed")) {
+    gs_trace_event e = event_at(m, stops[2].index); /* both tours' third step: the error */
+    g_assert_nonnull(e.text);
+    if (!strcmp(tour->name, "version"))
+      g_assert_nonnull(strstr(e.text, "version"));
+    else {
+      g_assert_nonnull(strstr(e.text, "stale"));
+      g_assert_nonnull(strstr(e.text, "collate"));
+    }
+  } else if (!strcmp(tour->name, "memory")) {
+    guint peak = 0;
+    while (strcmp(tour->steps[peak].kind, "peak"))
+      peak++;
+    guint64 bytes[GS_MEM_N_CATEGORIES];
+    const gs_replay *state = gs_trace_model_seek(m, stops[peak].index);
+    gs_trace_model_category_bytes(m, state, bytes);
+    g_assert_cmpuint(bytes[GS_MEM_SAVED], >, 0);
+    g_assert_cmpuint(bytes[GS_MEM_GRADIENTS], >, 0);
+    for (guint64 i = 0; i < gs_trace_model_n_events(m); i++)
+      g_assert_cmpuint(gs_trace_model_bytes_at(m, i), <=,
+                       gs_trace_model_bytes_at(m, stops[peak].index));
+  }
+}
+
+static void test_tour(gconstpointer data) {
+  const gs_tour *tour = data;
+  recorded r = record_tour(tour);
+  g_autofree gs_tour_stop *stops = g_new0(gs_tour_stop, tour->n_steps);
+  g_autofree char *missing = NULL;
+  if (!gs_tour_resolve(r.model, tour, stops, &missing))
+    g_error("%s", missing);
+  for (guint s = 0; s < tour->n_steps; s++)
+    assert_step(r.model, &tour->steps[s], &stops[s]);
+  assert_claims(r.model, tour, stops);
+  recorded_clear(&r);
+}
+
+/* A log that is not the tour's: the step that finds nothing is named, with what it missed. */
+static void test_wrong_log(void) {
+  recorded r = record_tour(gs_tour_find("micrograd"));
+  const gs_tour *storage = gs_tour_find("storage");
+  g_autofree gs_tour_stop *stops = g_new0(gs_tour_stop, storage->n_steps);
+  g_autofree char *missing = NULL;
+  g_assert_false(gs_tour_resolve(r.model, storage, stops, &missing));
+  g_assert_nonnull(strstr(missing, "Step 1"));
+  g_assert_nonnull(strstr(missing, "views"));
+  /* The micrograd log has the mark "forward" but no tensor called "b2". */
+  const gs_tour *version = gs_tour_find("version");
+  g_autofree gs_tour_stop *vstops = g_new0(gs_tour_stop, version->n_steps);
+  g_autofree char *vmissing = NULL;
+  g_assert_false(gs_tour_resolve(r.model, version, vstops, &vmissing));
+  g_assert_nonnull(strstr(vmissing, "Step 1"));
+  recorded_clear(&r);
+}
+
+static void test_catalogue(void) {
+  g_assert_cmpuint(gs_tour_count(), ==, 7);
+  for (guint i = 0; i < gs_tour_count(); i++) {
+    const gs_tour *tour = gs_tour_at(i);
+    g_assert_true(gs_tour_find(tour->name) == tour);
+    g_assert_cmpuint(tour->n_steps, >=, 4);
+    for (guint s = 0; s < tour->n_steps; s++)
+      g_assert_cmpuint(tour->steps[s].page, <, GS_TOUR_PAGE_N);
+  }
+  g_assert_null(gs_tour_find("no-such-tour"));
+  g_assert_null(gs_tour_at(gs_tour_count()));
+}
+
+int main(int argc, char **argv) {
+  g_setenv("LANGUAGE", "C", TRUE); /* the error messages above are read in English */
+  g_test_init(&argc, &argv, NULL);
+  g_test_add_func("/tours/catalogue", test_catalogue);
+  for (guint i = 0; i < gs_tour_count(); i++) {
+    g_autofree char *path = g_strdup_printf("/tours/%s", gs_tour_at(i)->name);
+    g_test_add_data_func(path, gs_tour_at(i), test_tour);
+  }
+  g_test_add_func("/tours/wrong-log", test_wrong_log);
+  return g_test_run();
+}
