@@ -18,6 +18,8 @@ GsWindow *gs_window_new(GsApplication *app);
 void gs_window_open_file(GsWindow *self, GFile *file, gboolean follow);
 /* Runs argv (argv[0] looked up in PATH) in cwd (NULL: ours) with tracing to the inspector. */
 void gs_window_spawn(GsWindow *self, const char *const *argv, const char *cwd);
+/* Runs the guided tour called name (model/tours.h) and plays it in a new tab. */
+void gs_window_start_tour(GsWindow *self, const char *name);
 /* Waits for a traced program on the per-user socket. */
 void gs_window_listen(GsWindow *self);
 
