@@ -9,6 +9,7 @@
 #include <glib/gstdio.h>
 #include <string.h>
 
+#include "tensor-values.h"
 #include "tours.h"
 #include "trace-model.h"
 
@@ -82,6 +83,15 @@ static void assert_step(gs_trace_model *m, const gs_tour_step *step, const gs_to
   g_assert_cmpuint(strlen(step->paragraph), >, 20);
 }
 
+/* The values the log recorded for tensor at index, in words ("[0, 2, 4, 6]"). */
+static char *values_text(gs_trace_model *m, guint64 tensor, guint64 index) {
+  guint n = 0;
+  guint64 numel = 0;
+  g_autofree double *v = gs_trace_model_values_at(m, tensor, index, &n, &numel);
+  g_assert_nonnull(v);
+  return gs_tensor_values_text(v, n, numel);
+}
+
 /* What the paragraphs of some steps claim about their moment. */
 static void assert_claims(gs_trace_model *m, const gs_tour *tour, const gs_tour_stop *stops) {
   if (!strcmp(tour->name, "storage")) {
@@ -99,6 +109,15 @@ static void assert_claims(gs_trace_model *m, const gs_tour *tour, const gs_tour_
     g_assert_cmpuint(d.origin, ==, 2);
     gs_trace_event w = event_at(m, stops[3].index);
     g_assert_cmpuint(w.version, ==, 1); /* the shared counter went up */
+    /* Values are recorded again after each in-place write: c after += 10, d after *= 2. */
+    guint64 c_id = c.tensor, d_id = d.tensor;
+    guint64 end = gs_trace_model_n_events(m) - 1;
+    g_autofree char *c_before = values_text(m, c_id, stops[0].index + 1);
+    g_autofree char *c_after = values_text(m, c_id, stops[2].index);
+    g_autofree char *d_after = values_text(m, d_id, end);
+    g_assert_cmpstr(c_before, ==, "[0, 1, 2, 3]");
+    g_assert_cmpstr(c_after, ==, "[10, 11, 12, 13]");
+    g_assert_cmpstr(d_after, ==, "[0, 2, 4, 6]");
   } else if (!strcmp(tour->name, "version") || !strcmp(tour->name, "packed")) {
     gs_trace_event e = event_at(m, stops[2].index); /* both tours' third step: the error */
     g_assert_nonnull(e.text);
@@ -108,7 +127,21 @@ static void assert_claims(gs_trace_model *m, const gs_tour *tour, const gs_tour_
       g_assert_nonnull(strstr(e.text, "stale"));
       g_assert_nonnull(strstr(e.text, "collate"));
     }
+  } else if (!strcmp(tour->name, "micrograd")) {
+    /* draw_dot's numbers: each leaf's data and grad once backward is done. */
+    guint64 end = stops[tour->n_steps - 1].index;
+    guint64 a = stops[3].tensor;
+    g_autofree char *before = gs_trace_model_values_label(m, a, stops[2].index);
+    g_autofree char *after = gs_trace_model_values_label(m, a, end);
+    g_assert_cmpstr(before, ==, "data 2");
+    g_assert_cmpstr(after, ==, "data 2\ngrad 6");
+    guint64 L = stops[1].tensor;
+    g_autofree char *loss = gs_trace_model_values_label(m, L, end);
+    g_assert_cmpstr(loss, ==, "data -8");
   } else if (!strcmp(tour->name, "memory")) {
+    /* A large tensor: its size and statistics of the first values recorded. */
+    g_autofree char *hidden = values_text(m, stops[0].tensor, stops[1].index);
+    g_assert_true(g_str_has_prefix(hidden, "32768 values; first 16: min/mean/max "));
     guint peak = 0;
     while (strcmp(tour->steps[peak].kind, "peak"))
       peak++;
