@@ -4,6 +4,7 @@
 #include "tensor-values.h"
 
 #include <glib/gi18n-lib.h>
+#include <inttypes.h>
 #include <math.h>
 
 /* Tensors with at most this many elements are shown in full. */
@@ -93,10 +94,10 @@ char *gs_tensor_values_text(const double *values, guint n, guint64 numel) {
   if (n == numel)
     /* Translators: a large tensor's values on a graph node: its element count, then the
      * minimum, mean and maximum of its values ("min / mean / max" written out). */
-    g_string_printf(s, _("%" G_GUINT64_FORMAT " values, min/mean/max %s"), numel, stats->str);
+    g_string_printf(s, _("%" PRIu64 " values, min/mean/max %s"), (uint64_t)numel, stats->str);
   else
     /* Translators: as above, when only the first N values were recorded. */
-    g_string_printf(s, _("%" G_GUINT64_FORMAT " values; first %u: min/mean/max %s"), numel, n,
+    g_string_printf(s, _("%" PRIu64 " values; first %u: min/mean/max %s"), (uint64_t)numel, n,
                     stats->str);
   g_string_free(stats, TRUE);
   return g_string_free(s, FALSE);
