@@ -153,6 +153,14 @@ static void assert_claims(gs_trace_model *m, const gs_tour *tour, const gs_tour_
     for (guint64 i = 0; i < gs_trace_model_n_events(m); i++)
       g_assert_cmpuint(gs_trace_model_bytes_at(m, i), <=,
                        gs_trace_model_bytes_at(m, stops[peak].index));
+    /* The saved band grows in the forward pass and shrinks during backward (tutorial 7). */
+    guint64 at_forward[GS_MEM_N_CATEGORIES], at_backward[GS_MEM_N_CATEGORIES],
+        at_free[GS_MEM_N_CATEGORIES];
+    gs_trace_model_category_bytes(m, gs_trace_model_seek(m, stops[0].index - 1), at_forward);
+    gs_trace_model_category_bytes(m, gs_trace_model_seek(m, stops[2].index), at_backward);
+    gs_trace_model_category_bytes(m, gs_trace_model_seek(m, stops[5].index), at_free);
+    g_assert_cmpuint(at_backward[GS_MEM_SAVED], >, at_forward[GS_MEM_SAVED]);
+    g_assert_cmpuint(at_free[GS_MEM_SAVED], <, at_backward[GS_MEM_SAVED]);
   }
 }
 
