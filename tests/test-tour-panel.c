@@ -7,6 +7,7 @@
  * (tour-NAME-LANG.png in GS_SCREENSHOT_DIR), in English and, run again, in Chinese. */
 #include <adwaita.h>
 #include <glib/gi18n.h>
+#include <glib/gstdio.h>
 #include <locale.h>
 #include <string.h>
 
@@ -153,6 +154,34 @@ static void test_wrong_log(void) {
   gtk_window_destroy(GTK_WINDOW(window));
 }
 
+/* `gradscope-inspector --tour micrograd run.gstrace`: a log recorded earlier from the tour's
+ * program, opened as a file, and the tour played over it. */
+static void test_play_over_log(void) {
+  g_autofree char *program = gs_tour_program_path(gs_tour_find("micrograd"));
+  g_autofree char *dir = g_dir_make_tmp("gs-tour-panel-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename(dir, "micrograd.gstrace", NULL);
+  g_autofree char *trace = g_strdup_printf("GS_TRACE=%s", path);
+  char *argv[] = {program, NULL};
+  char *env[] = {trace, "GS_TRACE_VALUES=16", NULL};
+  int status = 0;
+  g_assert_true(g_spawn_sync(NULL, argv, env, G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL,
+                             NULL, &status, NULL));
+  g_assert_true(g_spawn_check_wait_status(status, NULL));
+  GsWindow *window = new_window();
+  g_autoptr(GFile) file = g_file_new_for_path(path);
+  gs_window_open_file(window, file, FALSE);
+  gs_window_play_tour(window, "micrograd");
+  GsCapturePage *page = gs_window_get_current_page(window);
+  wait_for(tour_started, page);
+  GsTourPanel *panel = GS_TOUR_PANEL(gs_capture_page_get_tour_panel(page));
+  g_assert_true(gs_tour_panel_get_tour(panel) == gs_tour_find("micrograd"));
+  g_assert_cmpuint(gs_scrubber_get_position(gs_capture_page_get_scrubber(page)), ==,
+                   gs_tour_panel_get_event(panel));
+  gtk_window_destroy(GTK_WINDOW(window));
+  g_remove(path);
+  g_rmdir(dir);
+}
+
 /* The start page lists the tours; activating one starts it. */
 static void test_start_page(void) {
   GsWindow *window = new_window();
@@ -194,6 +223,7 @@ int main(int argc, char **argv) {
     g_test_add_data_func(path, gs_tour_at(i), test_tour);
   }
   g_test_add_func("/tour-panel/wrong-log", test_wrong_log);
+  g_test_add_func("/tour-panel/play-over-log", test_play_over_log);
   int status = g_test_run();
   g_object_unref(app);
   return status;

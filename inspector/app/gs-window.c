@@ -138,6 +138,19 @@ void gs_window_start_tour(GsWindow *self, const char *name) {
   add_page(self, page);
 }
 
+void gs_window_play_tour(GsWindow *self, const char *name) {
+  g_return_if_fail(GS_IS_WINDOW(self));
+  const gs_tour *tour = gs_tour_find(name);
+  GsCapturePage *page = gs_window_get_current_page(self);
+  if (!tour || !page) {
+    g_autofree char *message = tour ? g_strdup(_("There is no capture to play the tour over"))
+                                    : g_strdup_printf(_("There is no tour called “%s”"), name);
+    gs_window_show_toast(self, message);
+    return;
+  }
+  gs_capture_page_set_tour(page, tour);
+}
+
 void gs_window_listen(GsWindow *self) {
   g_return_if_fail(GS_IS_WINDOW(self));
   g_autoptr(GError) error = NULL;
