@@ -150,6 +150,12 @@ static void assert_claims(gs_trace_model *m, const gs_tour *tour, const gs_tour_
     gs_trace_model_category_bytes(m, state, bytes);
     g_assert_cmpuint(bytes[GS_MEM_SAVED], >, 0);
     g_assert_cmpuint(bytes[GS_MEM_GRADIENTS], >, 0);
+    g_assert_cmpuint(bytes[GS_MEM_OTHER], >, 0); /* gradients between nodes, the engine's */
+    /* The second layer's node saves the activation: it counts as saved from there on. */
+    guint64 before[GS_MEM_N_CATEGORIES], after[GS_MEM_N_CATEGORIES];
+    gs_trace_model_category_bytes(m, gs_trace_model_seek(m, stops[1].index - 1), before);
+    gs_trace_model_category_bytes(m, gs_trace_model_seek(m, stops[1].index), after);
+    g_assert_cmpuint(after[GS_MEM_SAVED], >=, before[GS_MEM_SAVED] + 128 * 256 * 4);
     for (guint64 i = 0; i < gs_trace_model_n_events(m); i++)
       g_assert_cmpuint(gs_trace_model_bytes_at(m, i), <=,
                        gs_trace_model_bytes_at(m, stops[peak].index));

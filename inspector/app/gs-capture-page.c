@@ -5,6 +5,7 @@
 
 #include <adwaita.h>
 #include <glib/gi18n.h>
+#include <string.h>
 
 #include "gs-graph-pane.h"
 #include "gs-output-view.h"
@@ -239,9 +240,12 @@ static void on_tensor_selected(GsCapturePage *self, guint64 tensor) {
     gs_view_select_tensor(all[i], tensor);
 }
 
-/* The Tour panel's step: the scrubber to its event, its page, its tensor picked. */
+/* The Tour panel's step: the scrubber to its event, its page, its tensor picked. The memory
+ * steps talk about categories (saved for backward, gradients), so the timeline shows them. */
 static void on_tour_step(GsCapturePage *self, guint64 index, guint64 tensor, const char *page) {
   adw_view_stack_set_visible_child_name(self->view_stack, page);
+  if (!strcmp(page, "timeline"))
+    gs_timeline_view_set_by_scope(GS_TIMELINE_VIEW(self->timeline_view), FALSE);
   gs_scrubber_set_position(GS_SCRUBBER(self->scrubber), index);
   if (tensor)
     on_tensor_selected(self, tensor);

@@ -123,9 +123,9 @@ static const gs_tour_step memory_steps[] = {
     {"forward", "node_create", NULL, "hidden", MEMORY,
      N_("The forward pass begins: each op that needs its input for backward saves it, so the "
         "batch is held by the graph as well as by the program.")},
-    {"forward", "node_create", "ReluBackward", "activation", MEMORY,
-     N_("ReLU saves its result: the activation stays alive for backward, in the 'saved for "
-        "backward' band of the timeline.")},
+    {"forward", "node_create", NULL, "logits", MEMORY,
+     N_("The second layer saves its input, the ReLU's activation, to compute its weight's "
+        "gradient: from here the timeline counts it as saved for backward (by category).")},
     {"backward", "backward_begin", NULL, "loss", MEMORY,
      N_("Backward begins with every activation still saved; the gradients it makes now come "
         "on top of them.")},
@@ -133,9 +133,9 @@ static const gs_tour_step memory_steps[] = {
      N_("As backward passes a node, it frees the tensors the node saved: the saved band "
         "shrinks during backward, not at the end.")},
     {"backward", "peak", NULL, NULL, MEMORY,
-     N_("The step's peak, the most bytes alive at once: the activations backward has not "
-        "reached yet are still saved while the gradients it made so far are alive. Their sum "
-        "decides how big a batch fits.")},
+     N_("The step's peak, the most bytes alive at once: the gradients flowing between nodes "
+        "(held by the engine, under 'other') and the first parameter gradients are alive while "
+        "the activations backward has not reached yet are still saved.")},
     {"backward", "scope_end", NULL, NULL, MEMORY,
      N_("The step's scope ends and disposes its temporaries: what stays is parameters, "
         "their gradients and the program's own data.")},
