@@ -7,6 +7,7 @@
  * the paragraphs say they say). The sentences themselves are checked fact by fact against
  * the same programs' logs in test-explain-truth.c. */
 #include <glib/gstdio.h>
+#include <gradscope/scope.h>
 #include <string.h>
 
 #include "tensor-values.h"
@@ -126,6 +127,14 @@ static void assert_claims(gs_trace_model *m, const gs_tour *tour, const gs_tour_
     else {
       g_assert_nonnull(strstr(e.text, "stale"));
       g_assert_nonnull(strstr(e.text, "collate"));
+      /* The move: the packed sequence itself, from the collate scope to the program. */
+      gs_trace_event made = event_at(m, stops[0].index), moved = event_at(m, stops[3].index);
+      g_assert_cmpuint(made.object_kind, ==, GS_OBJECT_PACKED_SEQUENCE);
+      g_assert_cmpuint(made.n_parts, ==, 4);
+      g_assert_cmpuint(moved.previous_holder, ==, GS_TRACE_HELD_BY_SCOPE);
+      g_assert_cmpuint(moved.holder, ==, GS_TRACE_HELD_BY_CALLER);
+      g_assert_cmpint(gs_trace_model_kind_at(m, gs_trace_model_find_seq(m, made.seq)), ==,
+                      GS_TRACE_COMPOSITE_CREATE);
     }
   } else if (!strcmp(tour->name, "micrograd")) {
     /* draw_dot's numbers: each leaf's data and grad once backward is done. */

@@ -112,8 +112,8 @@ static const gs_tour_step packed_steps[] = {
      N_("The LSTM gets a stale handle: the error names who disposed the packed sequence and "
         "at which event, instead of reading freed memory.")},
     {"move to outer", "owner_change", NULL, NULL, SCOPES,
-     N_("This time the batch is moved to the outer scope before the collate scope ends: its "
-        "tensors move with it, as one.")},
+     N_("This time the batch is moved out before the collate scope ends, to the enclosing "
+        "scope or, with none open as here, to the program: its tensors move with it, as one.")},
     {"lstm", "node_create", "LSTMRecurrenceBackward", NULL, GRAPH,
      N_("The LSTM runs over the packed rows, each time step over the sequences still active, "
         "and records one fused node per layer for backward.")},
