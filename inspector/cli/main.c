@@ -25,7 +25,8 @@ static const command commands[] = {
      "the memory timeline as a PNG: export-timeline FILE -o timeline.png"},
     {"chrome-trace", cli_chrome_trace, "convert to Chrome trace / Perfetto JSON"},
     {"explain", cli_explain,
-     "the inspector's sentence for each event (or one: --at N), in the user's language"},
+     "the inspector's sentence for each event (or one: --at N), in the user's language; "
+     "--tour NAME: a guided tour"},
 };
 
 static void usage(FILE *out) {
