@@ -116,6 +116,9 @@ static void assert_claims(gs_trace_model *m, const gs_tour *tour, const gs_tour_
     g_autofree char *c_before = values_text(m, c_id, stops[0].index + 1);
     g_autofree char *c_after = values_text(m, c_id, stops[2].index);
     g_autofree char *d_after = values_text(m, d_id, end);
+    /* At the write itself, d already holds what the write made (the step shows it). */
+    g_autofree char *d_at_write = values_text(m, d_id, stops[3].index);
+    g_assert_cmpstr(d_at_write, ==, "[0, 2, 4, 6]");
     g_assert_cmpstr(c_before, ==, "[0, 1, 2, 3]");
     g_assert_cmpstr(c_after, ==, "[10, 11, 12, 13]");
     g_assert_cmpstr(d_after, ==, "[0, 2, 4, 6]");

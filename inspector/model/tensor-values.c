@@ -18,7 +18,18 @@ double *gs_trace_model_values_at(gs_trace_model *m, guint64 tensor, guint64 inde
   double *values = NULL;
   *n = 0;
   *numel = 0;
-  for (guint k = 0; k < len && life[k] <= index; k++) {
+  /* The values an op computes are recorded just after the event that announced it (a
+   * creation, an in-place write): at that very event they are already the tensor's. */
+  guint until = 0;
+  while (until < len && life[until] <= index)
+    until++;
+  if (until > 0 && until < len && life[until - 1] == index &&
+      gs_trace_model_kind_at(m, life[until]) == GS_TRACE_VALUES) {
+    gs_trace_kind at = gs_trace_model_kind_at(m, index);
+    if (at == GS_TRACE_TENSOR_CREATE || at == GS_TRACE_INPLACE_WRITE)
+      until++;
+  }
+  for (guint k = 0; k < until; k++) {
     gs_trace_kind kind = gs_trace_model_kind_at(m, life[k]);
     gs_trace_event e;
     if ((kind != GS_TRACE_VALUES && kind != GS_TRACE_TENSOR_CREATE) ||

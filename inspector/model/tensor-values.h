@@ -10,7 +10,8 @@
 
 G_BEGIN_DECLS
 
-/* The values last recorded for tensor at or before event index: a new array (g_free) of *n
+/* The values last recorded for tensor at or before event index (at a creation or in-place
+ * write of it, the values its op computed, recorded just after): a new array (g_free) of *n
  * values, with the tensor's element count in *numel, or NULL if none were recorded. */
 double *gs_trace_model_values_at(gs_trace_model *m, guint64 tensor, guint64 index, guint *n,
                                  guint64 *numel);
