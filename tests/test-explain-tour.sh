@@ -60,4 +60,8 @@ if GS_TOUR_DIR="$work/none" "$gradscope" explain --tour micrograd 2> "$work/err"
   fail "a missing program succeeded"
 fi
 grep -q 'GS_TOUR_DIR' "$work/err" || fail "missing program: $(cat "$work/err")"
+if "$gradscope" explain --tour micrograd "$work/micrograd.gstrace" --at 3 2> "$work/err"; then
+  fail "--at with --tour accepted"
+fi
+grep -q 'do not go together' "$work/err" || fail "--at with --tour: $(cat "$work/err")"
 echo "ok: errors"

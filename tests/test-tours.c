@@ -219,8 +219,18 @@ static void test_catalogue(void) {
     const gs_tour *tour = gs_tour_at(i);
     g_assert_true(gs_tour_find(tour->name) == tour);
     g_assert_cmpuint(tour->n_steps, >=, 4);
-    for (guint s = 0; s < tour->n_steps; s++)
-      g_assert_cmpuint(tour->steps[s].page, <, GS_TOUR_PAGE_N);
+    for (guint s = 0; s < tour->n_steps; s++) {
+      const gs_tour_step *step = &tour->steps[s];
+      g_assert_cmpuint(step->page, <, GS_TOUR_PAGE_N);
+      /* Each query names a kind the reader knows (or "peak"), a mark to start from (a kind
+       * alone would find the first such event of the whole log), and a paragraph. */
+      gboolean known = !step->kind || !strcmp(step->kind, "peak");
+      for (int k = 1; k < GS_TRACE_KIND_COUNT && !known; k++)
+        known = !strcmp(gs_trace_kind_name((gs_trace_kind)k), step->kind);
+      g_assert_true(known);
+      g_assert_nonnull(step->mark);
+      g_assert_nonnull(step->paragraph);
+    }
   }
   g_assert_null(gs_tour_find("no-such-tour"));
   g_assert_null(gs_tour_at(gs_tour_count()));

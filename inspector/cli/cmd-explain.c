@@ -56,7 +56,12 @@ int cli_explain(int argc, char **argv) {
       return 1;
     }
     tour_owned = tour;
-    g_free(at_text);
+    g_autofree char *at_ignored = at_text;
+    if (at_text) {
+      cli_error("explain: --at and --tour/--list-tours do not go together (a tour picks its "
+                "own events)");
+      return 1;
+    }
     if (list_tours)
       return cli_list_tours();
     if (argc > 2) {
