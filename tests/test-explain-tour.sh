@@ -33,6 +33,9 @@ for tour in $tours; do
   echo "ok: $tour ($steps steps)"
 done
 
+# Each step names the page and the tensor the inspector selects there.
+grep -qE '^1/5 #[0-9]+ node_create \[graph, e #[0-9]+\.[0-9]+\]$' "$work/micrograd.txt" ||
+  fail "micrograd's first step does not name its page and tensor e"
 # Without a log the program runs and is recorded first: the same steps, the same events.
 "$gradscope" explain --tour micrograd > "$work/fresh.txt"
 diff <(grep -E '^[0-9]+/' "$work/fresh.txt") <(grep -E '^[0-9]+/' "$work/micrograd.txt") ||

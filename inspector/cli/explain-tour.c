@@ -1,14 +1,15 @@
 /* explain-tour.c: `gradscope explain --list-tours` and `gradscope explain --tour NAME [LOG]`:
  * a guided tour read in a terminal. Without LOG the tour's program runs first with tracing on
  * (and values recorded, as the inspector's tours record them) into a temporary log. Each step
- * prints the event it resolved to (the engine's number and kind), the tour's paragraph and
- * the model's own sentence for that event, the same three things the inspector's Tour panel
- * shows, so what a learner reads is what the log says. */
+ * prints the event it resolved to (the engine's number and kind, the page and the tensor the
+ * inspector shows there), the tour's paragraph and the model's own sentence for that event,
+ * what the inspector's Tour panel shows, so what a learner reads is what the log says. */
 #include <glib/gi18n.h>
 #include <glib/gstdio.h>
 #include <stdio.h>
 #include <unistd.h>
 
+#include "../model/event-fields.h"
 #include "../model/gs-config.h"
 #include "../model/tours.h"
 #include "cli.h"
@@ -72,10 +73,18 @@ static int print_tour(const gs_tour *tour, const char *path) {
     guint64 index = stops[s].index;
     g_autofree char *sentence = gs_trace_model_explain(m, index);
     g_autofree char *printable = cli_printable(sentence ? sentence : "");
+    /* The page the inspector opens, and the tensor it selects, by its name and handle. */
+    char handle[32] = "";
+    if (stops[s].tensor)
+      gs_format_handle(stops[s].tensor, handle, sizeof handle);
+    g_autofree char *where =
+        stops[s].tensor ? g_strdup_printf("%s, %s %s", gs_tour_page_name(tour->steps[s].page),
+                                          tour->steps[s].tensor, handle)
+                        : g_strdup(gs_tour_page_name(tour->steps[s].page));
     printf("\n%u/%u #%" G_GUINT64_FORMAT " %s [%s]\n  %s\n  #%" G_GUINT64_FORMAT " %s: %s\n",
            s + 1, tour->n_steps, gs_trace_model_seq_at(m, index),
-           gs_trace_kind_name(gs_trace_model_kind_at(m, index)),
-           gs_tour_page_name(tour->steps[s].page), _(tour->steps[s].paragraph),
+           gs_trace_kind_name(gs_trace_model_kind_at(m, index)), where,
+           _(tour->steps[s].paragraph),
            gs_trace_model_seq_at(m, index), gs_trace_kind_name(gs_trace_model_kind_at(m, index)),
            printable);
   }
