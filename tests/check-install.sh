@@ -39,3 +39,13 @@ C
 libdir=$(PKG_CONFIG_PATH=$(dirname "$pc") \
          pkg-config --define-variable=prefix="$dest$prefix" --variable=libdir gradscope)
 LD_LIBRARY_PATH=$libdir "$dest/user"
+
+# The guided tours' programs go to LIBEXECDIR/gradscope/tours/, where an installed
+# `gradscope explain --tour` looks for them (GS_TOUR_DIR points this destdir copy there).
+tour=$(find "$dest" -path '*/gradscope/tours/tour-micrograd' -print -quit)
+[ -n "$tour" ] || { echo "the tour programs were not installed" >&2; exit 1; }
+bindir=$(dirname "$(find "$dest" -path '*/bin/gradscope' -print -quit)")
+LD_LIBRARY_PATH=$libdir GS_TOUR_DIR=$(dirname "$tour") "$bindir/gradscope" explain \
+  --tour micrograd > "$dest/tour.txt"
+grep -q '^micrograd: ' "$dest/tour.txt" || { echo "the installed tour did not run" >&2; exit 1; }
+echo "installed tours: $(ls "$(dirname "$tour")" | wc -l) programs, micrograd plays"

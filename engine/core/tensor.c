@@ -161,9 +161,15 @@ bool gs__begin_write(gs__tensor *t, bool operand_requires_grad, const char *op) 
   s->last_write_event = gs__next_event();
   s->last_write_tensor = t->id;
   s->last_write_origin = t->origin;
-  if (gs__trace_on())
+  if (gs__trace_on()) {
     gs__trace_inplace_write(s->last_write_event, t->id, s->id,
                             (uint64_t)atomic_load(&s->version), op);
+    /* With values recorded, the written tensor's new values follow (read once the op has
+     * written them, before this thread's next event), as at creation: so a gradient added
+     * into a .grad, or a tensor changed in place, shows what it holds now. */
+    if (gs__trace_values_limit() > 0)
+      gs__trace_defer_values(t->id);
+  }
   return true;
 }
 

@@ -11,7 +11,18 @@
 #include <stdio.h>
 #include <string.h>
 
-static void section(const char *title) { printf("\n== %s ==\n", title); }
+/* Each section is a mark in the event log (GS_TRACE=run.gstrace), so the inspector's
+ * timeline and event list show where it starts. */
+static void section(const char *title) {
+  gs_trace_mark(title);
+  printf("\n== %s ==\n", title);
+}
+
+/* The log calls t by its variable's name ("c", not "#12.1"). */
+static gs_tensor named(gs_tensor t, const char *name) {
+  gs_trace_name(t, name);
+  return t;
+}
 
 static void show(const char *name, gs_tensor t) {
   char desc[128];
@@ -60,22 +71,23 @@ int main(void) {
 
   section("creation");
   int64_t shape23[] = {2, 3};
-  gs_tensor range = gs_arange(0, 6, 1, GS_F32);
-  gs_tensor a = gs_view(range, shape23, 2); /* [[0 1 2] [3 4 5]] over range's storage */
+  gs_tensor range = named(gs_arange(0, 6, 1, GS_F32), "range");
+  /* [[0 1 2] [3 4 5]] over range's storage */
+  gs_tensor a = named(gs_view(range, shape23, 2), "a");
   show("a", a);
   const float row_values[] = {10, 20, 30};
   int64_t shape3[] = {3};
-  gs_tensor row = gs_from_data(GS_F32, shape3, 1, row_values);
+  gs_tensor row = named(gs_from_data(GS_F32, shape3, 1, row_values), "row");
   show("row", row);
   gs_rng rng;
   gs_rng_seed(&rng, 42);
-  gs_tensor noise = gs_randn(GS_F32, shape23, 2, &rng);
+  gs_tensor noise = named(gs_randn(GS_F32, shape23, 2, &rng), "noise");
   show("noise (seed 42)", noise);
 
   section("views share the storage");
-  gs_tensor at = gs_transpose(a, 0, 1);
+  gs_tensor at = named(gs_transpose(a, 0, 1), "at");
   show("a.T", at);
-  gs_tensor col = gs_select(a, 1, 2); /* a[:, 2] */
+  gs_tensor col = named(gs_select(a, 1, 2), "col"); /* a[:, 2] */
   show("a[:, 2]", col);
   CHECK(gs_storage_id(at) == gs_storage_id(a) && gs_storage_id(col) == gs_storage_id(a));
   gs_fill_(col, -1.0); /* writes through the view into a */
@@ -84,19 +96,21 @@ int main(void) {
   CHECK(gs_get(a, (int64_t[]){1, 2}) == -1.0);
 
   section("broadcasting");
-  gs_tensor sum = gs_add(a, row); /* [2, 3] + [3] */
+  gs_tensor sum = named(gs_add(a, row), "sum"); /* [2, 3] + [3] */
   show("a + row", sum);
   int64_t shape31[] = {3, 1}, shape14[] = {1, 4};
-  gs_tensor tall = gs_arange(1, 4, 1, GS_F32), wide = gs_arange(1, 5, 1, GS_F32);
-  gs_tensor tall31 = gs_view(tall, shape31, 2), wide14 = gs_view(wide, shape14, 2);
-  gs_tensor table = gs_mul(tall31, wide14); /* [3, 1] * [1, 4] -> [3, 4] */
+  gs_tensor tall = named(gs_arange(1, 4, 1, GS_F32), "tall");
+  gs_tensor wide = named(gs_arange(1, 5, 1, GS_F32), "wide");
+  gs_tensor tall31 = named(gs_view(tall, shape31, 2), "tall31");
+  gs_tensor wide14 = named(gs_view(wide, shape14, 2), "wide14");
+  gs_tensor table = named(gs_mul(tall31, wide14), "table"); /* [3, 1] * [1, 4] -> [3, 4] */
   show("[3,1] * [1,4]", table);
   CHECK(gs_size(table, 0) == 3 && gs_size(table, 1) == 4 && gs_get(table, (int64_t[]){2, 3}) == 12);
 
   section("clone: a copy that costs O(1) until someone writes");
   gs_memory_stats before, after;
   gs_memory_get_stats(&before);
-  gs_tensor c = gs_clone(a);
+  gs_tensor c = named(gs_clone(a), "c");
   gs_memory_get_stats(&after);
   show("c = a.clone()", c);
   printf("cloning allocated %llu bytes\n",
@@ -109,7 +123,7 @@ int main(void) {
   CHECK(gs_get(a, (int64_t[]){0, 0}) == 0.0 && gs_get(c, (int64_t[]){0, 0}) == 100.0);
 
   section("detach shares storage and version counter");
-  gs_tensor d = gs_detach(a);
+  gs_tensor d = named(gs_detach(a), "d");
   int64_t version_before = gs_version(a);
   gs_mul_scalar_(d, 2.0); /* an in-place write through the detached alias */
   printf("version of a: %lld before d *= 2, %lld after (c, a clone, stays at %lld)\n",
@@ -119,13 +133,13 @@ int main(void) {
 
   section("autograd: a write through a view rewrites its base's history");
   const float x_values[] = {1, 2, 3};
-  gs_tensor leaf = gs_from_data(GS_F32, shape3, 1, x_values);
+  gs_tensor leaf = named(gs_from_data(GS_F32, shape3, 1, x_values), "leaf");
   gs_set_requires_grad(leaf, true);
-  gs_tensor h = gs_mul_scalar(leaf, 2.0);    /* h = 2 leaf, a non-leaf */
-  gs_tensor head = gs_narrow(h, 0, 0, 2);    /* h[0:2], a view */
+  gs_tensor h = named(gs_mul_scalar(leaf, 2.0), "h"); /* h = 2 leaf, a non-leaf */
+  gs_tensor head = named(gs_narrow(h, 0, 0, 2), "head"); /* h[0:2], a view */
   gs_mul_scalar_(head, 10.0);                /* h[0:2] *= 10 */
   printf("h.grad_fn = %s, h[0:2].grad_fn = %s\n", gs_grad_fn_name(h), gs_grad_fn_name(head));
-  gs_tensor loss = gs_sum(h, NULL, 0, false);
+  gs_tensor loss = named(gs_sum(h, NULL, 0, false), "loss");
   gs_backward(loss);
   gs_tensor x_grad = gs_grad(leaf);
   show("d sum(h) / d leaf", x_grad);             /* 20, 20, 2 */
@@ -137,7 +151,7 @@ int main(void) {
   void *previous_user_data;
   gs_error_handler previous = gs_set_error_handler(keep_error, &caught, &previous_user_data);
   int64_t shape4[] = {4};
-  gs_tensor four = gs_ones(GS_F32, shape4, 1);
+  gs_tensor four = named(gs_ones(GS_F32, shape4, 1), "four");
   gs_tensor bad = gs_add(a, four); /* [2, 3] + [4] cannot broadcast */
   printf("gs_add([2, 3], [4]) -> %s handle; message: %s\n",
          gs_tensor_is_none(bad) ? "empty" : "a", caught.last);

@@ -26,6 +26,9 @@ static const GOptionEntry option_entries[] = {
    N_("Open the two given files as a pair in a Compare tab (A before a change, B after)"),
    NULL},
   {"version", 0, 0, G_OPTION_ARG_NONE, NULL, N_("Print the version and exit"), NULL},
+  {"tour", 't', 0, G_OPTION_ARG_STRING, NULL,
+   N_("Run a guided tour’s program with tracing and play the tour (see gradscope explain "
+      "--list-tours); with a FILE, play it over that log"), N_("NAME")},
   /* What followed "--", one argument each (see gs_application_local_command_line). */
   {"program-argument", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_STRING_ARRAY, NULL, NULL, NULL},
   {NULL},
@@ -127,6 +130,8 @@ static int gs_application_command_line(GApplication *app, GApplicationCommandLin
   GVariantDict *options = g_application_command_line_get_options_dict(cmdline);
   gboolean follow = g_variant_dict_contains(options, "follow");
   gboolean listen = g_variant_dict_contains(options, "listen");
+  const char *tour = NULL;
+  g_variant_dict_lookup(options, "tour", "&s", &tour);
   g_autofree const char **program = NULL;
   g_variant_dict_lookup(options, "program-argument", "^a&s", &program);
 
@@ -158,6 +163,11 @@ static int gs_application_command_line(GApplication *app, GApplicationCommandLin
     gs_window_spawn(window, program, g_application_command_line_get_cwd(cmdline));
   if (listen)
     gs_window_listen(window);
+  if (tour && files->len > 0)
+    /* A log recorded earlier from the tour's program: play the tour over the last one. */
+    gs_window_play_tour(window, tour);
+  else if (tour)
+    gs_window_start_tour(window, tour);
   gtk_window_present(GTK_WINDOW(window));
   return 0;
 }

@@ -6,6 +6,7 @@
 #include <adwaita.h>
 #include <inttypes.h>
 #include <glib/gi18n.h>
+#include <string.h>
 
 #include "gs-graph-pane.h"
 #include "gs-output-view.h"
@@ -13,6 +14,7 @@
 #include "gs-scope-tree-view.h"
 #include "gs-tensor-view.h"
 #include "gs-timeline-view.h"
+#include "gs-tour-panel.h"
 
 /* Work per frame spent feeding arrived bytes into the model: a quarter of a 60 Hz frame. */
 #define PUMP_BUDGET_US 4000
@@ -45,6 +47,7 @@ struct _GsCapturePage {
   GtkWidget *output_button;
   GtkWidget *waiting_output_button;
   GtkWidget *output_view;
+  GtkWidget *tour_panel;
 
   gs_trace_model *model;
   GsTraceSource *source;
@@ -55,6 +58,7 @@ struct _GsCapturePage {
   guint background_id;  /* timer pumping while in a background tab */
   GsTraceSourceState last_state;
   gboolean positioning; /* a view is moving the scrubber: do not echo back to it */
+  gboolean tour_tried;  /* the tour was resolved in the whole log (or failed to be) */
 };
 
 G_DEFINE_FINAL_TYPE(GsCapturePage, gs_capture_page, GTK_TYPE_WIDGET)
@@ -247,6 +251,17 @@ static void on_tensor_selected(GsCapturePage *self, guint64 tensor) {
     gs_view_select_tensor(all[i], tensor);
 }
 
+/* The Tour panel's step: the scrubber to its event, its page, its tensor picked. The memory
+ * steps talk about categories (saved for backward, gradients), so the timeline shows them. */
+static void on_tour_step(GsCapturePage *self, guint64 index, guint64 tensor, const char *page) {
+  adw_view_stack_set_visible_child_name(self->view_stack, page);
+  if (!strcmp(page, "timeline"))
+    gs_timeline_view_set_by_scope(GS_TIMELINE_VIEW(self->timeline_view), FALSE);
+  gs_scrubber_set_position(GS_SCRUBBER(self->scrubber), index);
+  if (tensor)
+    on_tensor_selected(self, tensor);
+}
+
 static void on_scope_selected(GsCapturePage *self, guint64 scope) {
   gs_event_list_view_set_scope_filter(GS_EVENT_LIST_VIEW(self->event_list), scope);
 }
@@ -340,10 +355,23 @@ static void update_status(GsCapturePage *self) {
   }
 }
 
+/* A tour plays once the log is whole: its steps are searched in all of it. */
+static void maybe_start_tour(GsCapturePage *self) {
+  GsTourPanel *panel = GS_TOUR_PANEL(self->tour_panel);
+  if (self->tour_tried || !self->model || !gs_tour_panel_get_tour(panel) ||
+      !source_finished(self) || gs_trace_source_get_bytes_pending(self->source) > 0)
+    return;
+  self->tour_tried = TRUE;
+  /* The program's output was for the run; the tour needs the room (Ctrl+4 brings it back). */
+  if (gs_tour_panel_start(panel, self->model))
+    gs_capture_page_set_show_output(self, FALSE);
+}
+
 static void on_source_loaded(GsCapturePage *self) {
   gs_trace_model *model = gs_trace_source_take_model(self->source);
   if (model)
     adopt_model(self, model);
+  maybe_start_tour(self);
 }
 
 /* Takes what arrived, within the budget, and shows loading progress. FALSE once nothing
@@ -362,7 +390,10 @@ static gboolean pump_once(GsCapturePage *self) {
   }
   if (gs_trace_source_pump(self->source, self->model, PUMP_BUDGET_US) > 0)
     model_grew(self);
-  return !(source_finished(self) && gs_trace_source_get_bytes_pending(self->source) == 0);
+  if (!(source_finished(self) && gs_trace_source_get_bytes_pending(self->source) == 0))
+    return TRUE;
+  maybe_start_tour(self);
+  return FALSE;
 }
 
 /* Each frame while the page is shown. */
@@ -488,6 +519,41 @@ GsCapturePage *gs_capture_page_new_for_program(const char *const *argv, const ch
   return self;
 }
 
+GsCapturePage *gs_capture_page_new_for_tour(const gs_tour *tour, int echo_stdout,
+                                            int echo_stderr, GError **error) {
+  g_return_val_if_fail(tour, NULL);
+  g_autofree char *program = gs_tour_program_path(tour);
+  if (!program) {
+    g_set_error(error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND,
+                _("The tour’s program %s is not installed"), tour->program);
+    return NULL;
+  }
+  /* Values on: the tours' graphs show data and gradients, as micrograd's do. */
+  const char *const argv[] = {program, NULL};
+  const char *const env[] = {"GS_TRACE_VALUES=16", NULL};
+  GsTraceSource *source =
+      gs_trace_source_new_spawn_env(argv, NULL, env, echo_stdout, echo_stderr, error);
+  if (!source)
+    return NULL;
+  GsCapturePage *self = g_object_new(GS_TYPE_CAPTURE_PAGE, NULL);
+  attach_source(self, source, tour->program);
+  gs_capture_page_set_tour(self, tour);
+  return self;
+}
+
+void gs_capture_page_set_tour(GsCapturePage *self, const gs_tour *tour) {
+  g_return_if_fail(GS_IS_CAPTURE_PAGE(self));
+  gs_tour_panel_set_tour(GS_TOUR_PANEL(self->tour_panel), tour);
+  self->tour_tried = FALSE;
+  if (self->source)
+    maybe_start_tour(self);
+}
+
+GtkWidget *gs_capture_page_get_tour_panel(GsCapturePage *self) {
+  g_return_val_if_fail(GS_IS_CAPTURE_PAGE(self), NULL);
+  return self->tour_panel;
+}
+
 GsCapturePage *gs_capture_page_new_listening(GError **error) {
   GsTraceSource *source = gs_trace_source_new_listen(NULL, error);
   if (!source)
@@ -531,6 +597,19 @@ static gboolean page_shortcut(GtkWidget *widget, GVariant *args, gpointer data) 
   return TRUE;
 }
 
+/* Alt+Right, Alt+Left: the tour's next and previous step (while a tour plays). */
+static gboolean tour_shortcut(GtkWidget *widget, GVariant *args, gpointer data) {
+  (void)data;
+  GsTourPanel *panel = GS_TOUR_PANEL(GS_CAPTURE_PAGE(widget)->tour_panel);
+  if (!gs_tour_panel_get_started(panel))
+    return FALSE;
+  if (g_variant_get_boolean(args))
+    gs_tour_panel_next(panel);
+  else
+    gs_tour_panel_previous(panel);
+  return TRUE;
+}
+
 /* Ctrl+4: the Output pane, shown or hidden (a capture with no program lets the key go). */
 static gboolean output_shortcut(GtkWidget *widget, GVariant *args, gpointer data) {
   (void)args, (void)data;
@@ -553,7 +632,7 @@ static void add_shortcut(GtkShortcutController *keys, guint key, GdkModifierType
  * stepping works after a click on |<, an event row or the timeline; a text field keeps the
  * arrows and Home/End, the graph its arrows (it pans with them). Ctrl+1/2/3 show the
  * Events, Graph and Memory pages (Alt+1..9 are the tabs'), and Ctrl+4 the program's output
- * below them all. */
+ * below them all. Alt+Left/Right step a tour (AdwTabView and the text fields leave them). */
 static void add_page_keys(GsCapturePage *self) {
   GtkEventController *keys = gtk_shortcut_controller_new();
   gtk_event_controller_set_propagation_phase(keys, GTK_PHASE_CAPTURE);
@@ -581,6 +660,8 @@ static void add_page_keys(GsCapturePage *self) {
     add_shortcut(k, GDK_KEY_1 + i, GDK_CONTROL_MASK, page_shortcut, NULL,
                  g_variant_new_string(pages[i]));
   add_shortcut(k, GDK_KEY_4, GDK_CONTROL_MASK, output_shortcut, NULL, NULL);
+  add_shortcut(k, GDK_KEY_Right, GDK_ALT_MASK, tour_shortcut, NULL, g_variant_new_boolean(TRUE));
+  add_shortcut(k, GDK_KEY_Left, GDK_ALT_MASK, tour_shortcut, NULL, g_variant_new_boolean(FALSE));
   gtk_widget_add_controller(GTK_WIDGET(self), keys);
 }
 
@@ -682,6 +763,7 @@ static void gs_capture_page_class_init(GsCapturePageClass *klass) {
   g_type_ensure(GS_TYPE_TIMELINE_VIEW);
   g_type_ensure(GS_TYPE_GRAPH_PANE);
   g_type_ensure(GS_TYPE_OUTPUT_VIEW);
+  g_type_ensure(GS_TYPE_TOUR_PANEL);
   gtk_widget_class_set_template_from_resource(
       widget_class, "/io/github/gradscope/Inspector/gs-capture-page.ui");
   gtk_widget_class_bind_template_child(widget_class, GsCapturePage, output_paned);
@@ -704,6 +786,7 @@ static void gs_capture_page_class_init(GsCapturePageClass *klass) {
   gtk_widget_class_bind_template_child(widget_class, GsCapturePage, output_button);
   gtk_widget_class_bind_template_child(widget_class, GsCapturePage, waiting_output_button);
   gtk_widget_class_bind_template_child(widget_class, GsCapturePage, output_view);
+  gtk_widget_class_bind_template_child(widget_class, GsCapturePage, tour_panel);
   gtk_widget_class_set_layout_manager_type(widget_class, GTK_TYPE_BIN_LAYOUT);
 }
 
@@ -723,6 +806,7 @@ static void gs_capture_page_init(GsCapturePage *self) {
   g_signal_connect_swapped(self->scope_tree, "scope-selected", G_CALLBACK(on_scope_selected),
                            self);
   g_signal_connect_swapped(self->stop_button, "clicked", G_CALLBACK(on_stop), self);
+  g_signal_connect_swapped(self->tour_panel, "show-step", G_CALLBACK(on_tour_step), self);
   g_signal_connect_swapped(self->output_paned, "notify::max-position",
                            G_CALLBACK(on_paned_allocated), self);
   g_signal_connect_swapped(self->waiting_stop_button, "clicked", G_CALLBACK(on_stop), self);

@@ -10,6 +10,7 @@
 #include "gs-event-list-view.h"
 #include "gs-scrubber.h"
 #include "gs-trace-source.h"
+#include "tours.h"
 #include "trace-model.h"
 
 G_BEGIN_DECLS
@@ -25,6 +26,15 @@ GsCapturePage *gs_capture_page_new_for_file(const char *path, gboolean follow);
 GsCapturePage *gs_capture_page_new_for_program(const char *const *argv, const char *cwd,
                                                int echo_stdout, int echo_stderr,
                                                GError **error);
+/* A guided tour: its program run with tracing and values on, and the Tour panel playing
+ * the tour once the program has finished. NULL with error if the program is not there or
+ * cannot start. */
+GsCapturePage *gs_capture_page_new_for_tour(const gs_tour *tour, int echo_stdout,
+                                            int echo_stderr, GError **error);
+/* Plays tour (NULL: none) over this capture, once its log is whole. */
+void gs_capture_page_set_tour(GsCapturePage *self, const gs_tour *tour);
+/* The Tour panel (a GsTourPanel); hidden while no tour plays. */
+GtkWidget *gs_capture_page_get_tour_panel(GsCapturePage *self);
 /* Waits for a traced program on the per-user socket. NULL with error if it cannot listen. */
 GsCapturePage *gs_capture_page_new_listening(GError **error);
 

@@ -8,6 +8,7 @@
 #include "gs-compare-page.h"
 #include "gs-recent.h"
 #include "gs-run-dialog.h"
+#include "tours.h"
 
 struct _GsWindow {
   AdwApplicationWindow parent_instance;
@@ -17,6 +18,7 @@ struct _GsWindow {
   GtkStack *stack;
   AdwTabView *tab_view;
   GMenu *recent_submenu;
+  GtkListBox *tour_list;
 
   GSettings *settings;
   GMenu *recent_section;
@@ -137,6 +139,41 @@ void gs_window_spawn(GsWindow *self, const char *const *argv, const char *cwd) {
   add_page(self, page);
 }
 
+void gs_window_start_tour(GsWindow *self, const char *name) {
+  g_return_if_fail(GS_IS_WINDOW(self));
+  const gs_tour *tour = gs_tour_find(name);
+  if (!tour) {
+    g_autofree char *message = g_strdup_printf(_("There is no tour called “%s”"), name);
+    gs_window_show_toast(self, message);
+    return;
+  }
+  g_autoptr(GError) error = NULL;
+  int echo_stdout = -1, echo_stderr = -1;
+  gs_application_get_output_echo(GS_APPLICATION(gtk_window_get_application(GTK_WINDOW(self))),
+                                 &echo_stdout, &echo_stderr);
+  GsCapturePage *page = gs_capture_page_new_for_tour(tour, echo_stdout, echo_stderr, &error);
+  if (!page) {
+    g_autofree char *message =
+        g_strdup_printf(_("Cannot start the tour “%s”: %s"), _(tour->title), error->message);
+    gs_window_show_toast(self, message);
+    return;
+  }
+  add_page(self, page);
+}
+
+void gs_window_play_tour(GsWindow *self, const char *name) {
+  g_return_if_fail(GS_IS_WINDOW(self));
+  const gs_tour *tour = gs_tour_find(name);
+  GsCapturePage *page = gs_window_get_current_page(self);
+  if (!tour || !page) {
+    g_autofree char *message = tour ? g_strdup(_("There is no capture to play the tour over"))
+                                    : g_strdup_printf(_("There is no tour called “%s”"), name);
+    gs_window_show_toast(self, message);
+    return;
+  }
+  gs_capture_page_set_tour(page, tour);
+}
+
 void gs_window_listen(GsWindow *self) {
   g_return_if_fail(GS_IS_WINDOW(self));
   g_autoptr(GError) error = NULL;
@@ -242,6 +279,11 @@ static void action_run_program(GtkWidget *widget, const char *name, GVariant *pa
   GsRunDialog *dialog = gs_run_dialog_new(GTK_WINDOW(self), self->settings);
   g_signal_connect_object(dialog, "run", G_CALLBACK(on_run_program), self, 0);
   gtk_window_present(GTK_WINDOW(dialog));
+}
+
+static void action_start_tour(GtkWidget *widget, const char *name, GVariant *param) {
+  (void)name;
+  gs_window_start_tour(GS_WINDOW(widget), g_variant_get_string(param, NULL));
 }
 
 static void action_listen(GtkWidget *widget, const char *name, GVariant *param) {
@@ -373,6 +415,7 @@ static void gs_window_class_init(GsWindowClass *klass) {
   gtk_widget_class_bind_template_child(widget_class, GsWindow, stack);
   gtk_widget_class_bind_template_child(widget_class, GsWindow, tab_view);
   gtk_widget_class_bind_template_child(widget_class, GsWindow, recent_submenu);
+  gtk_widget_class_bind_template_child(widget_class, GsWindow, tour_list);
 
   gtk_widget_class_install_action(widget_class, "win.open", NULL, action_open);
   gtk_widget_class_install_action(widget_class, "win.compare", NULL, action_compare);
@@ -380,6 +423,7 @@ static void gs_window_class_init(GsWindowClass *klass) {
   gtk_widget_class_install_action(widget_class, "win.clear-recent", NULL, action_clear_recent);
   gtk_widget_class_install_action(widget_class, "win.run-program", NULL, action_run_program);
   gtk_widget_class_install_action(widget_class, "win.listen", NULL, action_listen);
+  gtk_widget_class_install_action(widget_class, "win.start-tour", "s", action_start_tour);
   gtk_widget_class_install_action(widget_class, "win.close-tab", NULL, action_close_tab);
   gtk_widget_class_install_action(widget_class, "win.find", NULL, action_find);
 }
@@ -393,6 +437,20 @@ static void gs_window_init(GsWindow *self) {
   g_autoptr(GMenu) clear = g_menu_new();
   g_menu_append(clear, _("_Clear Recent Captures"), "win.clear-recent");
   g_menu_append_section(self->recent_submenu, NULL, G_MENU_MODEL(clear));
+
+  /* The start page lists the guided tours: one click runs the program and plays the tour. */
+  for (guint i = 0; i < gs_tour_count(); i++) {
+    const gs_tour *tour = gs_tour_at(i);
+    GtkWidget *row = adw_action_row_new();
+    adw_preferences_row_set_title(ADW_PREFERENCES_ROW(row), _(tour->title));
+    g_autofree char *subtitle = g_strdup_printf("%u · %s", i + 1, tour->name);
+    adw_action_row_set_subtitle(ADW_ACTION_ROW(row), subtitle);
+    adw_action_row_add_suffix(ADW_ACTION_ROW(row), gtk_image_new_from_icon_name("go-next-symbolic"));
+    gtk_list_box_row_set_activatable(GTK_LIST_BOX_ROW(row), TRUE);
+    gtk_actionable_set_action_name(GTK_ACTIONABLE(row), "win.start-tour");
+    gtk_actionable_set_action_target_value(GTK_ACTIONABLE(row), g_variant_new_string(tour->name));
+    gtk_list_box_append(self->tour_list, row);
+  }
 
   GtkDropTarget *drop = gtk_drop_target_new(GDK_TYPE_FILE_LIST, GDK_ACTION_COPY);
   g_signal_connect(drop, "drop", G_CALLBACK(on_drop), self);

@@ -24,6 +24,10 @@ int cli_chrome_trace(int argc, char **argv);
 int cli_export_graph(int argc, char **argv);
 int cli_explain(int argc, char **argv);
 int cli_diff(int argc, char **argv);
+/* explain --list-tours and explain --tour NAME [LOG] (explain-tour.c). log_path NULL: run the
+ * tour's program and read its fresh log. */
+int cli_list_tours(void);
+int cli_explain_tour(const char *name, const char *log_path);
 
 /* Adds --at EVENT and --backward N (the moment of a graph) to context's options. */
 void cli_add_moment_options(GOptionContext *context, char **at_text, char **backward_text);

@@ -1,9 +1,11 @@
 /* cmd-explain.c: `gradscope explain FILE [--at N]`: the inspector's sentences for a log, in
  * the user's language, with no display: every event's (one line each: number, kind,
  * sentence), or one event's by the engine's number (as error messages, `dump` and the
- * scrubber give it). For reading a run in a terminal, and for tests and tutorials, which can
+ * scrubber give it). --list-tours and --tour NAME [FILE] read the guided tours
+ * (explain-tour.c). For reading a run in a terminal, and for tests and tutorials, which can
  * check what a learner will be told. */
 #include <stdio.h>
+#include <string.h>
 
 #include "cli.h"
 
@@ -15,11 +17,26 @@ static void print_sentence(gs_trace_model *m, guint64 index) {
          gs_trace_kind_name(gs_trace_model_kind_at(m, index)), printable);
 }
 
+/* --tour or --list-tours among the arguments (before a "--"). */
+static gboolean wants_tour(int argc, char **argv) {
+  for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+    if (g_str_has_prefix(argv[i], "--tour") || !strcmp(argv[i], "--list-tours"))
+      return TRUE;
+  return FALSE;
+}
+
 int cli_explain(int argc, char **argv) {
-  char *at_text = NULL;
+  char *at_text = NULL, *tour = NULL;
+  gboolean list_tours = FALSE;
   const GOptionEntry entries[] = {
       {"at", 0, 0, G_OPTION_ARG_STRING, &at_text,
        "Only the event with this number (the engine's, as `gradscope dump` prints it)", "N"},
+      {"tour", 0, 0, G_OPTION_ARG_STRING, &tour,
+       "The guided tour NAME, step by step: each step's event, paragraph and sentence (FILE "
+       "is optional: without it the tour's program runs and is recorded first)",
+       "NAME"},
+      {"list-tours", 0, 0, G_OPTION_ARG_NONE, &list_tours, "The guided tours, one per line",
+       NULL},
       {NULL, 0, 0, 0, NULL, NULL, NULL},
   };
   g_autoptr(GOptionContext) context = g_option_context_new("FILE");
@@ -28,7 +45,31 @@ int cli_explain(int argc, char **argv) {
       context, "Prints the sentence the inspector's scrubber shows for each event of a log, in\n"
                "the user's language (LANGUAGE=zh_CN for Chinese), one line per event:\n"
                "its number, its kind and the sentence.\n\n"
-               "Example: gradscope explain run.gstrace --at 33");
+               "Example: gradscope explain run.gstrace --at 33\n"
+               "         gradscope explain --tour micrograd");
+  g_autofree char *tour_owned = NULL;
+  if (wants_tour(argc, argv)) {
+    /* A tour's FILE is optional, so the usual one-FILE check does not apply. */
+    g_autoptr(GError) error = NULL;
+    if (!g_option_context_parse(context, &argc, &argv, &error)) {
+      cli_error("explain: %s", error->message);
+      return 1;
+    }
+    tour_owned = tour;
+    g_autofree char *at_ignored = at_text;
+    if (at_text) {
+      cli_error("explain: --at and --tour/--list-tours do not go together (a tour picks its "
+                "own events)");
+      return 1;
+    }
+    if (list_tours)
+      return cli_list_tours();
+    if (argc > 2) {
+      cli_error("explain: one log file expected, got also '%s'", argv[2]);
+      return 1;
+    }
+    return cli_explain_tour(tour, argc == 2 ? argv[1] : NULL);
+  }
   const char *path = cli_parse_file_args(context, &argc, &argv);
   g_autofree char *at_owned = at_text;
   if (!path)

@@ -26,7 +26,8 @@ static const command commands[] = {
      "the memory timeline as a PNG: export-timeline FILE -o timeline.png"},
     {"chrome-trace", cli_chrome_trace, "convert to Chrome trace / Perfetto JSON"},
     {"explain", cli_explain,
-     "the inspector's sentence for each event (or one: --at N), in the user's language"},
+     "the inspector's sentence for each event (or one: --at N), in the user's language; "
+     "--tour NAME: a guided tour"},
     {"diff", cli_diff,
      "compare two runs: diff A B [--json] [--fail-peak-increase=SIZE] [--fail-live-increase=N]"},
 };

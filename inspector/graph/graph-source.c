@@ -5,11 +5,13 @@
 #include "../model/escape.h"
 
 #include "event-fields.h"
+#include "tensor-values.h"
 
 struct gs_graph_source {
   gs_trace_model *model;
   gs_graph_versions *versions;
   guint64 fed; /* events 0..fed-1 are in versions */
+  gboolean has_values; /* a values event was seen: the log was recorded with GS_TRACE_VALUES */
 };
 
 gs_graph_source *gs_graph_source_new(gs_trace_model *model) {
@@ -32,7 +34,9 @@ static void feed_versions(gs_graph_source *s, guint64 until) {
     s->fed = until;
   }
   for (guint64 i = s->fed; i < until; i++) {
-    if (!gs_graph_versions_wants(gs_trace_model_kind_at(s->model, i)))
+    gs_trace_kind kind = gs_trace_model_kind_at(s->model, i);
+    s->has_values |= kind == GS_TRACE_VALUES;
+    if (!gs_graph_versions_wants(kind))
       continue;
     gs_trace_event e;
     if (gs_trace_model_event(s->model, i, &e))
@@ -102,6 +106,22 @@ static void scope_by_creation(gs_graph_source *s, const gs_replay *state, guint6
   gs_graph_set_scopes(g, model_scope_lookup, s->model);
 }
 
+/* With values recorded, each tensor on the graph shows its data and (a leaf) its gradient as
+ * they were at the event, as micrograd's draw_dot does. */
+static void label_values(gs_graph_source *s, guint64 index, gs_graph *g) {
+  for (guint i = 0; i < g->items->len; i++) {
+    gs_graph_item *item = &g_array_index(g->items, gs_graph_item, i);
+    if (!item->tensor || item->kind == GS_GRAPH_OP || item->kind == GS_GRAPH_GROUP)
+      continue;
+    g_autofree char *values = gs_trace_model_values_label(s->model, item->tensor, index);
+    if (!values)
+      continue;
+    char *label = g_strdup_printf("%s\n%s", item->label, values);
+    g_free(item->label);
+    item->label = label;
+  }
+}
+
 gs_graph *gs_graph_source_build(gs_graph_source *s, guint64 index) {
   guint64 n = gs_trace_model_n_events(s->model);
   if (n == 0)
@@ -113,6 +133,8 @@ gs_graph *gs_graph_source_build(gs_graph_source *s, guint64 index) {
   feed_versions(s, index + 1);
   gs_graph *g = gs_graph_build_with(state, s->versions);
   scope_by_creation(s, state, index, g);
+  if (s->has_values)
+    label_values(s, index, g);
   return g;
 }
 

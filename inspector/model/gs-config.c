@@ -1,4 +1,5 @@
-/* gs-config.c: installed or build-tree paths for the catalogue and the settings schema. The
+/* gs-config.c: installed or build-tree paths for the catalogue, the settings schema and the
+ * guided tours' programs. The
  * build tree's paths are compiled in by meson; which set applies is decided by where the
  * running executable is. */
 #include "gs-config.h"
@@ -29,4 +30,14 @@ void gs_config_init_i18n(void) {
 void gs_config_init_settings(void) {
   if (gs_config_uninstalled())
     g_setenv("GSETTINGS_SCHEMA_DIR", GS_BUILD_SCHEMADIR, FALSE);
+}
+
+char *gs_config_tour_program(const char *program) {
+  const char *dir = g_getenv("GS_TOUR_DIR");
+  g_autofree char *path =
+      dir && *dir ? g_build_filename(dir, program, NULL)
+      : gs_config_uninstalled() ? g_build_filename(GS_BUILD_ROOT, "examples", program, NULL)
+                                : g_build_filename(GS_LIBEXECDIR, "gradscope", "tours", program,
+                                                   NULL);
+  return g_file_test(path, G_FILE_TEST_IS_EXECUTABLE) ? g_steal_pointer(&path) : NULL;
 }

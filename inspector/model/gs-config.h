@@ -1,6 +1,7 @@
-/* gs-config.h: where the inspector and the `gradscope` command find their translations (and
- * the inspector its settings schema), whether they run installed or straight from the build
- * tree (so the demo and the tests need no install). GLib only: both use it. */
+/* gs-config.h: where the inspector and the `gradscope` command find their translations and
+ * the guided tours' programs (and the inspector its settings schema), whether they run
+ * installed or straight from the build tree (so the demo and the tests need no install).
+ * GLib only: both use it. */
 #pragma once
 
 #include <glib.h>
@@ -18,5 +19,9 @@ void gs_config_init_i18n(void);
 /* Run from the build tree: point GSettings at the schema compiled there (unless the caller
  * already chose a GSETTINGS_SCHEMA_DIR). */
 void gs_config_init_settings(void);
+/* A guided tour's program (examples/tours/): in $GS_TOUR_DIR if set, else in the build tree's
+ * examples/ when this executable runs uninstalled, else in the installed
+ * LIBEXECDIR/gradscope/tours/. NULL if it is not there (or not executable); g_free. */
+char *gs_config_tour_program(const char *program);
 
 G_END_DECLS

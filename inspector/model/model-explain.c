@@ -50,6 +50,17 @@ static char *tensor_fact(explain *x, const gs_replay *r, guint64 id, guint64 sto
   return words;
 }
 
+/* "packed sequence #0.1", "batch #3.1": a composite by its kind and handle. */
+static char *composite_words(guint32 object_kind, guint64 id) {
+  char h[32];
+  gs_format_handle(id, h, sizeof h);
+  if (object_kind == GS_OBJECT_PACKED_SEQUENCE)
+    return g_strdup_printf(_("packed sequence %s"), h);
+  if (object_kind == GS_OBJECT_BATCH)
+    return g_strdup_printf(_("batch %s"), h);
+  return g_strdup_printf(_("composite %s"), h);
+}
+
 static char *tensor_words(explain *x, const gs_replay *r, guint64 id) {
   return tensor_fact(x, r, id, 0, FALSE);
 }
@@ -298,7 +309,9 @@ static char *explain_event(explain *x, guint64 index) {
   if (before && e.kind == GS_TRACE_TENSOR_DISPOSE) {
     const gs_replay_object *o = gs_replay_object_get(before, e.tensor);
     dataset_released = o && o->composite && o->object_kind == GS_OBJECT_DATASET;
-    disposed_name = tensor_fact(x, before, e.tensor, 0, TRUE);
+    /* A composite's disposal (a packed sequence a scope ended) names no tensor. */
+    disposed_name = o && o->composite ? composite_words(o->object_kind, e.tensor)
+                                      : tensor_fact(x, before, e.tensor, 0, TRUE);
   }
   g_autofree char *moved_name = NULL;
   if (e.kind == GS_TRACE_TENSOR_MOVE) /* the old handle: gone after the event */
@@ -376,8 +389,9 @@ static char *explain_event(explain *x, guint64 index) {
   case GS_TRACE_OWNER_CHANGE: {
     /* A composite's id is no tensor: it has no tensor fact. */
     const gs_replay_object *object = gs_replay_object_get(r, e.object);
-    g_autofree char *o = object && !object->composite ? tensor_words(x, r, e.object)
-                                                      : plain_tensor_words(r, e.object);
+    g_autofree char *o = !object                ? plain_tensor_words(r, e.object)
+                         : object->composite ? composite_words(object->object_kind, e.object)
+                                             : tensor_words(x, r, e.object);
     g_autofree char *from =
         holder_words(x, r, e.object, e.previous_holder, e.previous_owner, TRUE);
     g_autofree char *to = holder_words(x, r, e.object, e.holder, e.owner, FALSE);

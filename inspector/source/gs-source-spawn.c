@@ -213,6 +213,12 @@ static char *command_line(const char *const *argv) {
 
 GsTraceSource *gs_trace_source_new_spawn(const char *const *argv, const char *cwd,
                                          int echo_stdout, int echo_stderr, GError **error) {
+  return gs_trace_source_new_spawn_env(argv, cwd, NULL, echo_stdout, echo_stderr, error);
+}
+
+GsTraceSource *gs_trace_source_new_spawn_env(const char *const *argv, const char *cwd,
+                                             const char *const *env, int echo_stdout,
+                                             int echo_stderr, GError **error) {
   if (!argv || !argv[0] || !*argv[0]) {
     g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
                 _("Expected a program to run (a command line with at least a program name), "
@@ -230,6 +236,11 @@ GsTraceSource *gs_trace_source_new_spawn(const char *const *argv, const char *cw
   g_subprocess_launcher_unsetenv(launcher, "GS_TRACE");
   g_autofree char *fd_text = g_strdup_printf("%d", TRACE_FD_IN_CHILD);
   g_subprocess_launcher_setenv(launcher, "GS_TRACE_FD", fd_text, TRUE);
+  for (const char *const *v = env; v && *v; v++) {
+    g_auto(GStrv) pair = g_strsplit(*v, "=", 2);
+    if (pair[0] && pair[1] && strcmp(pair[0], "GS_TRACE") && strcmp(pair[0], "GS_TRACE_FD"))
+      g_subprocess_launcher_setenv(launcher, pair[0], pair[1], TRUE);
+  }
   if (cwd)
     g_subprocess_launcher_set_cwd(launcher, cwd);
   GSubprocess *process = g_subprocess_launcher_spawnv(launcher, argv, error);

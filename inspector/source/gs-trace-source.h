@@ -78,6 +78,11 @@ GsTraceSource *gs_trace_source_new_listen(const char *socket_path, GError **erro
  * caller keeps those descriptors open while the source lives. */
 GsTraceSource *gs_trace_source_new_spawn(const char *const *argv, const char *cwd,
                                          int echo_stdout, int echo_stderr, GError **error);
+/* The same with env's NAME=VALUE entries added to the program's environment (NULL: none;
+ * GS_TRACE and GS_TRACE_FD are the source's own and are not taken from env). */
+GsTraceSource *gs_trace_source_new_spawn_env(const char *const *argv, const char *cwd,
+                                             const char *const *env, int echo_stdout,
+                                             int echo_stderr, GError **error);
 
 /* The per-user socket path new_listen uses by default (newly allocated). */
 char *gs_trace_source_default_socket_path(void);

@@ -1,0 +1,109 @@
+/* explain-tour.c: `gradscope explain --list-tours` and `gradscope explain --tour NAME [LOG]`:
+ * a guided tour read in a terminal. Without LOG the tour's program runs first with tracing on
+ * (and values recorded, as the inspector's tours record them) into a temporary log. Each step
+ * prints the event it resolved to (the engine's number and kind, the page and the tensor the
+ * inspector shows there), the tour's paragraph and the model's own sentence for that event,
+ * what the inspector's Tour panel shows, so what a learner reads is what the log says. */
+#include <glib/gi18n.h>
+#include <glib/gstdio.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include "../model/event-fields.h"
+#include "../model/gs-config.h"
+#include "../model/tours.h"
+#include "cli.h"
+
+int cli_list_tours(void) {
+  for (guint i = 0; i < gs_tour_count(); i++) {
+    const gs_tour *tour = gs_tour_at(i);
+    printf("%s\t%s\n", tour->name, _(tour->title));
+  }
+  return 0;
+}
+
+/* Runs the tour's program with its log going to a new temporary file; returns the path
+ * (g_free, and delete the file) or NULL after saying why. */
+static char *record_tour(const gs_tour *tour) {
+  g_autofree char *program = gs_tour_program_path(tour);
+  if (!program) {
+    cli_error("explain: the program of the tour '%s' (%s) is not installed; set GS_TOUR_DIR "
+              "to the directory that holds it, or give a log recorded from it",
+              tour->name, tour->program);
+    return NULL;
+  }
+  g_autoptr(GError) error = NULL;
+  g_autofree char *log = NULL;
+  int fd = g_file_open_tmp("gradscope-tour-XXXXXX.gstrace", &log, &error);
+  if (fd < 0) {
+    cli_error("explain: cannot make a temporary log: %s", error->message);
+    return NULL;
+  }
+  close(fd);
+  g_auto(GStrv) env = g_get_environ();
+  env = g_environ_setenv(env, "GS_TRACE", log, TRUE);
+  env = g_environ_setenv(env, "GS_TRACE_VALUES", "16", FALSE);
+  char *argv[] = {program, NULL};
+  g_autofree char *out = NULL, *err = NULL;
+  int status = 0;
+  /* The program's own output is not the tour's: keep it, and show it only if it failed. */
+  if (!g_spawn_sync(NULL, argv, env, G_SPAWN_DEFAULT, NULL, NULL, &out, &err, &status,
+                    &error) ||
+      !g_spawn_check_wait_status(status, &error)) {
+    cli_error("explain: running %s failed: %s", program, error->message);
+    fprintf(stderr, "%s%s", out ? out : "", err ? err : "");
+    g_unlink(log);
+    return NULL;
+  }
+  return g_steal_pointer(&log);
+}
+
+static int print_tour(const gs_tour *tour, const char *path) {
+  g_autoptr(gs_trace_model) m = cli_load_model("explain", path);
+  if (!m)
+    return 1;
+  g_autofree gs_tour_stop *stops = g_new0(gs_tour_stop, tour->n_steps);
+  g_autofree char *missing = NULL;
+  if (!gs_tour_resolve(m, tour, stops, &missing)) {
+    cli_error("explain: %s", missing);
+    return 1;
+  }
+  printf("%s: %s\n", tour->name, _(tour->title));
+  for (guint s = 0; s < tour->n_steps; s++) {
+    guint64 index = stops[s].index;
+    g_autofree char *sentence = gs_trace_model_explain(m, index);
+    g_autofree char *printable = cli_printable(sentence ? sentence : "");
+    /* The page the inspector opens, and the tensor it selects, by its name and handle. */
+    char handle[32] = "";
+    if (stops[s].tensor)
+      gs_format_handle(stops[s].tensor, handle, sizeof handle);
+    g_autofree char *where =
+        stops[s].tensor ? g_strdup_printf("%s, %s %s", gs_tour_page_name(tour->steps[s].page),
+                                          tour->steps[s].tensor, handle)
+                        : g_strdup(gs_tour_page_name(tour->steps[s].page));
+    printf("\n%u/%u #%" G_GUINT64_FORMAT " %s [%s]\n  %s\n  #%" G_GUINT64_FORMAT " %s: %s\n",
+           s + 1, tour->n_steps, gs_trace_model_seq_at(m, index),
+           gs_trace_kind_name(gs_trace_model_kind_at(m, index)), where,
+           _(tour->steps[s].paragraph),
+           gs_trace_model_seq_at(m, index), gs_trace_kind_name(gs_trace_model_kind_at(m, index)),
+           printable);
+  }
+  return cli_warn_damaged(gs_trace_model_problem(m));
+}
+
+int cli_explain_tour(const char *name, const char *log_path) {
+  const gs_tour *tour = gs_tour_find(name);
+  if (!tour) {
+    cli_error("explain: no tour is called '%s' (gradscope explain --list-tours lists them)",
+              name);
+    return 1;
+  }
+  if (log_path)
+    return print_tour(tour, log_path);
+  g_autofree char *recorded = record_tour(tour);
+  if (!recorded)
+    return 1;
+  int status = print_tour(tour, recorded);
+  g_unlink(recorded);
+  return status;
+}

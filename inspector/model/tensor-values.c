@@ -1,0 +1,133 @@
+/* tensor-values.c: a tensor's recorded values and gradient at an event (see the header). Both
+ * are read from the tensor's life (its own events, in order), so the answer costs one walk of
+ * that life, not a replay. */
+#include "tensor-values.h"
+
+#include <glib/gi18n-lib.h>
+#include <inttypes.h>
+#include <math.h>
+
+/* Tensors with at most this many elements are shown in full. */
+#define SMALL_TENSOR 6
+
+double *gs_trace_model_values_at(gs_trace_model *m, guint64 tensor, guint64 index, guint *n,
+                                 guint64 *numel) {
+  g_autofree guint64 *life = NULL;
+  guint len = 0;
+  gs_trace_model_tensor_life(m, tensor, &life, &len);
+  double *values = NULL;
+  *n = 0;
+  *numel = 0;
+  /* The values an op computes are recorded just after the event that announced it (a
+   * creation, an in-place write): at that very event they are already the tensor's. */
+  guint until = 0;
+  while (until < len && life[until] <= index)
+    until++;
+  if (until > 0 && until < len && life[until - 1] == index &&
+      gs_trace_model_kind_at(m, life[until]) == GS_TRACE_VALUES) {
+    gs_trace_kind at = gs_trace_model_kind_at(m, index);
+    if (at == GS_TRACE_TENSOR_CREATE || at == GS_TRACE_INPLACE_WRITE)
+      until++;
+  }
+  for (guint k = 0; k < until; k++) {
+    gs_trace_kind kind = gs_trace_model_kind_at(m, life[k]);
+    gs_trace_event e;
+    if ((kind != GS_TRACE_VALUES && kind != GS_TRACE_TENSOR_CREATE) ||
+        !gs_trace_model_event(m, life[k], &e) || e.tensor != tensor)
+      continue;
+    if (kind == GS_TRACE_TENSOR_CREATE) {
+      guint64 count = 1;
+      for (int d = 0; d < e.ndim && d < GS_MAX_DIMS; d++)
+        count = e.shape[d] > 0 && count <= G_MAXUINT64 / (guint64)e.shape[d]
+                    ? count * (guint64)e.shape[d]
+                    : 0;
+      *numel = count;
+    } else {
+      g_free(values);
+      values = g_memdup2(e.values, sizeof(double) * e.n_values);
+      *n = e.n_values;
+    }
+  }
+  if (values && *numel < *n)
+    *numel = *n; /* its creation was not found: trust what was recorded */
+  return values;
+}
+
+guint64 gs_trace_model_grad_at(gs_trace_model *m, guint64 leaf, guint64 index) {
+  g_autofree guint64 *life = NULL;
+  guint len = 0;
+  gs_trace_model_tensor_life(m, leaf, &life, &len);
+  guint64 grad = 0;
+  for (guint k = 0; k < len && life[k] <= index; k++) {
+    gs_trace_event e;
+    if (gs_trace_model_kind_at(m, life[k]) == GS_TRACE_GRAD_ACCUMULATE &&
+        gs_trace_model_event(m, life[k], &e) && e.tensor == leaf)
+      grad = e.target;
+  }
+  return grad;
+}
+
+/* A number as short as it can be without losing what a learner compares: "6", "-0.25",
+ * "1.23e-05". */
+static void append_number(GString *s, double v) {
+  char buf[G_ASCII_DTOSTR_BUF_SIZE];
+  g_string_append(s, g_ascii_formatd(buf, sizeof buf, "%.4g", v));
+}
+
+char *gs_tensor_values_text(const double *values, guint n, guint64 numel) {
+  GString *s = g_string_new(NULL);
+  if (n == numel && n <= SMALL_TENSOR) {
+    if (numel == 1)
+      append_number(s, values[0]);
+    else {
+      g_string_append_c(s, '[');
+      for (guint i = 0; i < n; i++) {
+        if (i)
+          g_string_append(s, ", ");
+        append_number(s, values[i]);
+      }
+      g_string_append_c(s, ']');
+    }
+    return g_string_free(s, FALSE);
+  }
+  double lo = INFINITY, hi = -INFINITY, sum = 0;
+  for (guint i = 0; i < n; i++) {
+    lo = fmin(lo, values[i]);
+    hi = fmax(hi, values[i]);
+    sum += values[i];
+  }
+  GString *stats = g_string_new(NULL);
+  append_number(stats, lo);
+  g_string_append(stats, " / ");
+  append_number(stats, n ? sum / n : 0);
+  g_string_append(stats, " / ");
+  append_number(stats, hi);
+  if (n == numel)
+    /* Translators: a large tensor's values on a graph node: its element count, then the
+     * minimum, mean and maximum of its values ("min / mean / max" written out). */
+    g_string_printf(s, _("%" PRIu64 " values, min/mean/max %s"), (uint64_t)numel, stats->str);
+  else
+    /* Translators: as above, when only the first N values were recorded. */
+    g_string_printf(s, _("%" PRIu64 " values; first %u: min/mean/max %s"), (uint64_t)numel, n,
+                    stats->str);
+  g_string_free(stats, TRUE);
+  return g_string_free(s, FALSE);
+}
+
+char *gs_trace_model_values_label(gs_trace_model *m, guint64 tensor, guint64 index) {
+  guint n = 0;
+  guint64 numel = 0;
+  g_autofree double *data = gs_trace_model_values_at(m, tensor, index, &n, &numel);
+  if (!data)
+    return NULL;
+  g_autofree char *data_text = gs_tensor_values_text(data, n, numel);
+  guint64 grad = gs_trace_model_grad_at(m, tensor, index);
+  g_autofree double *grad_values = grad ? gs_trace_model_values_at(m, grad, index, &n, &numel)
+                                        : NULL;
+  if (!grad_values)
+    /* Translators: a tensor's values on a graph node, as micrograd's draw_dot shows them. */
+    return g_strdup_printf(_("data %s"), data_text);
+  g_autofree char *grad_text = gs_tensor_values_text(grad_values, n, numel);
+  /* Translators: a tensor's values and its accumulated gradient on a graph node. */
+  return g_strdup_printf(_("data %s\ngrad %s"), data_text, grad_text);
+}
