@@ -34,7 +34,9 @@ static void test_folded_storage_events(void) {
   };
   static const guint64 seqs[] = {3, 3, 4, 5, 6, 6, 7};
   static const guint64 storages[] = {1, 1, 1, 0, 0, 1, 0}; /* disposals name no storage */
-  static const guint64 alive[] = {64, 64, 64, 64, 64, 0, 0}; /* bytes after each */
+  /* Bytes after each: the dispose and the free unfolded from it are one step, its result
+   * shown at both. */
+  static const guint64 alive[] = {64, 64, 64, 64, 0, 0, 0};
   g_assert_cmpuint(gs_trace_model_n_events(m), ==, G_N_ELEMENTS(kinds));
   for (guint i = 0; i < G_N_ELEMENTS(kinds); i++) {
     g_assert_cmpint(gs_trace_model_kind_at(m, i), ==, kinds[i]);

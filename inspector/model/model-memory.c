@@ -35,7 +35,11 @@ void model_series_clear(model_series *s) {
 void model_series_set(model_series *s, guint64 index, guint64 value) {
   guint n = s->len;
   if (n && s->at[n - 1] == (guint32)index) {
-    s->value[n - 1] = value; /* changed twice in one event */
+    /* Changed twice in one event (or one pair of events): a change undone leaves no point. */
+    if (value == (n > 1 ? s->value[n - 2] : 0))
+      s->len = n - 1;
+    else
+      s->value[n - 1] = value;
     return;
   }
   if (n == s->cap) {
@@ -436,8 +440,10 @@ static model_series *group_series(gs_trace_model *m, guint group) {
 }
 
 void model_memory_after(gs_trace_model *m, const gs_trace_event *e, guint64 index) {
-  (void)e;
   model_memory *mm = m->memory;
+  /* The second of a pair writes over the first's points (model_event_closes_pair). */
+  if (model_event_closes_pair(e) && index > 0)
+    index--;
   if (m->head->heir_storage) { /* bytes passed to a storage no event named */
     retract_storage(mm, gs_replay_storage_tally(m->head, m->head->heir_storage));
     touch(&mm->touched_storages, m->head->heir_storage);

@@ -17,6 +17,17 @@
 #define MODEL_DERIVED 0x80u
 _Static_assert(GS_TRACE_KIND_COUNT <= MODEL_DERIVED, "kinds fit below the derived bit");
 
+/* A 1.2 log folds a storage's alloc into the tensor_create that made it and its free into the
+ * dispose that freed it; the reader unfolds each into two events (the derived alloc before its
+ * create, the derived free after its dispose). To a user they are one step, and the memory
+ * series show the pair's result at its first event: otherwise the bytes would pass through
+ * "other" for one event at every tensor made or disposed, four series points per tensor (a
+ * third of the model's memory on a log of short-lived tensors). TRUE for the second event. */
+static inline gboolean model_event_closes_pair(const gs_trace_event *e) {
+  return (e->kind == GS_TRACE_TENSOR_CREATE && e->alloc) ||
+         (e->derived && e->kind == GS_TRACE_STORAGE_FREE);
+}
+
 /* One chunk of the log that delivered events: where its bytes are, and which events. */
 typedef struct model_chunk {
   guint64 offset; /* its first byte in the log */
