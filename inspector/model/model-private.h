@@ -53,11 +53,36 @@ typedef struct model_decoder {
  * series each made every column walk them all). */
 #define MODEL_REST_GROUP (GS_MEMORY_MAX_STACKS - 2)
 
+/* model-series.c: points in blocks of this many, each block starting with one in full. */
+#define MODEL_SERIES_BLOCK 64
+
+typedef struct model_series_block {
+  guint64 value;  /* its first point's value */
+  guint64 offset; /* where its other points' bytes start in data */
+  guint32 at;     /* its first point's event index */
+} model_series_block;
+
 typedef struct model_series {
-  guint32 *at;    /* event index of each change, ascending */
-  guint64 *value; /* the value from that event on */
-  guint len, cap; /* plain arrays: a change is appended for most events while indexing */
+  model_series_block *blocks;
+  guint n_blocks, blocks_cap;
+  guint8 *data; /* per point after a block's first: varint index step, varint zigzag change */
+  gsize data_len, data_cap;
+  guint64 n_encoded;    /* points in blocks and data */
+  guint32 last_at;      /* the last encoded point, which the next one is relative to */
+  guint64 last_value;
+  gboolean has_tail;    /* the newest point, kept aside until a later event changes the value */
+  guint32 tail_at;
+  guint64 tail_value;
 } model_series;
+
+/* A point of a series, walked in order. */
+typedef struct model_series_cursor {
+  const model_series *series;
+  guint64 pos;  /* the point's position, G_MAXUINT64 before the first */
+  gsize byte;   /* where the next point's bytes start */
+  guint32 at;
+  guint64 value;
+} model_series_cursor;
 
 /* A copy of the state after `applied` events (open scopes only: ended ones are borrowed from
  * the head state, whose ended records never change). */
@@ -158,11 +183,18 @@ gboolean model_decode(gs_trace_model *m, model_decoder *d, guint64 index, gs_tra
 const char *model_string_fn(guint32 id, gpointer model);
 guint model_chunk_of(const gs_trace_model *m, guint64 index);
 
-/* model-series helpers (model-memory.c) */
+/* model-series.c */
 void model_series_init(model_series *s);
 void model_series_clear(model_series *s);
+guint64 model_series_len(const model_series *s);
+/* The value from event index on (points must come at ascending indices; a second set at the
+ * last point's index replaces it). */
 void model_series_set(model_series *s, guint64 index, guint64 value);
 guint64 model_series_value(const model_series *s, guint64 index);
+/* c at the last point at or before index: TRUE, or FALSE with c before the first point. */
+gboolean model_series_seek(const model_series *s, guint64 index, model_series_cursor *c);
+/* c at the next point: FALSE when there is none. */
+gboolean model_series_next(model_series_cursor *c);
 
 /* model-memory.c: the category bookkeeping follows the head state event by event. */
 model_memory *model_memory_new(void);
