@@ -2,10 +2,11 @@
  * index; model-events.c decodes single events; model-seek.c rebuilds moments; model-memory.c,
  * model-scopes.c, model-life.c, model-filter.c and model-explain.c answer the rest).
  *
- * Memory per event is the budget that shapes this (issue 7: <= 32 bytes per event on a 10 M
- * event log): a byte of kind, four of seq and four of time (offsets from the event's chunk,
- * with the rare misfit in a side table), four of tensor-life key, and sparse side arrays for
- * everything else. Event indices are stored as 32 bits: a model holds at most 2^32 - 1
+ * Memory per event is the budget that shapes this (issue 20: <= 16 bytes per event on a 100 M
+ * event log): a byte of kind, two of seq and four of time (offsets from the event's chunk:
+ * a chunk whose seqs spread wider keeps four-byte seq offsets aside, and the rare misfit of
+ * either goes to a side table), four of tensor-life key, the memory series at a few bytes a
+ * change (model-series.c), and sparse side arrays for everything else. Event indices are stored as 32 bits: a model holds at most 2^32 - 1
  * events (a log of some 70 GB). */
 #pragma once
 
@@ -36,6 +37,9 @@ typedef struct model_chunk {
   guint32 size;   /* header, payload and padding */
   guint32 thread;
   guint32 n;      /* events (string entries excluded) */
+  /* Where its events' seq offsets start in seq_wide, if one did not fit in 16 bits (other
+   * threads' events interleaved with a long chunk); G_MAXUINT32 while they fit in seq_off. */
+  guint32 seq_wide;
 } model_chunk;
 
 /* Re-reads chunks through a reader of its own: the model keeps several, so decoding for one
@@ -115,7 +119,9 @@ struct gs_trace_model {
   /* the index */
   GArray *chunks;   /* model_chunk */
   GArray *kinds;    /* guint8 per event: its kind, | MODEL_DERIVED if the reader derived it */
-  GArray *seq_off;  /* guint32 per event: seq - chunk seq0, or G_MAXUINT32 (see seq_big) */
+  GArray *seq_off;  /* guint16 per event: seq - chunk seq0 (0 in a chunk with seq_wide) */
+  GArray *seq_wide; /* guint32 per event of the chunks that need it: seq - chunk seq0, or
+                     * G_MAXUINT32 (see seq_big) */
   GArray *time_off; /* guint32 per event: time - chunk time0, or G_MAXUINT32 */
   GHashTable *seq_big, *time_big; /* event index -> full value, where the offset overflowed */
   GHashTable *thread_chunks;      /* thread -> GArray of guint chunk positions */
@@ -129,7 +135,8 @@ struct gs_trace_model {
 #define MODEL_PENDING 4096
   guint n_pending;
   guint8 pending_kinds[MODEL_PENDING];
-  guint32 pending_seq[MODEL_PENDING], pending_time[MODEL_PENDING], pending_life[MODEL_PENDING];
+  guint16 pending_seq[MODEL_PENDING];
+  guint32 pending_time[MODEL_PENDING], pending_life[MODEL_PENDING];
 
   /* tensor life: a key per event and extra (key, event) pairs (model-life.c) */
   GArray *life_keys;  /* guint32 per event, 0 for none */
