@@ -290,6 +290,20 @@ void gs_trace_model_finish(gs_trace_model *m) {
     set_problem(m, gs_trace_problem_truncated(at, m->kinds->len));
 }
 
+gboolean gs_trace_model_read_back_from(gs_trace_model *m, int fd) {
+  g_return_val_if_fail(m != NULL && fd >= 0, FALSE);
+  g_return_val_if_fail(m->fed == 0 && m->fd < 0, FALSE);
+  m->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+  return m->fd >= 0;
+}
+
+guint64 gs_trace_model_bytes_kept(const gs_trace_model *m) {
+  guint64 kept = 0;
+  for (guint i = 0; i < m->pages->len; i++)
+    kept += ((const GByteArray *)m->pages->pdata[i])->len;
+  return kept;
+}
+
 const char *gs_trace_model_problem(const gs_trace_model *m) { return m->problem; }
 
 gs_site_table *gs_trace_model_sites(const gs_trace_model *m) { return m->sites; }
