@@ -1,7 +1,8 @@
 /* test-model-series.c: the model's compact series (model-series.c) answer as a plain array of
  * (index, value) points would: values at every index, points walked in order from any index,
- * across block boundaries, with changes of any size and sign (wrapping 64-bit ones included),
- * and a change undone in the same event leaving no point. */
+ * across block boundaries, minimum and maximum over ranges (whole blocks read as summaries),
+ * with changes of any size and sign (wrapping 64-bit ones included), and a change undone in
+ * the same event leaving no point. */
 #include <glib.h>
 
 #include "model-private.h"
@@ -40,6 +41,23 @@ static void check(const model_series *s, const reference *ref, const GArray *poi
     }
     g_assert_false(model_series_next(&c));
   }
+  /* Ranges short and long (whole blocks read as summaries), against the values one by one. */
+  for (guint64 first = 0; first < ref->n; first += 1 + first / 7)
+    for (guint64 span = 1; first + span <= ref->n; span = span * 3 + 1) {
+      guint64 last = first + span - 1, lo = G_MAXUINT64, hi = 0, hi_at = first;
+      for (guint64 i = first; i <= last; i++) {
+        lo = MIN(lo, ref->value[i]);
+        if (ref->value[i] > hi || i == first) {
+          hi = ref->value[i];
+          hi_at = i;
+        }
+      }
+      guint64 min, max, max_at;
+      model_series_range(s, first, last, &min, &max, &max_at);
+      g_assert_cmpuint(min, ==, lo);
+      g_assert_cmpuint(max, ==, hi);
+      g_assert_cmpuint(max_at, ==, hi_at);
+    }
 }
 
 static void test_random_changes(void) {

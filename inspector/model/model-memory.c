@@ -523,18 +523,7 @@ void gs_trace_model_memory_columns(const gs_trace_model *m, guint64 first, guint
       continue;
     }
     c->last = end - 1;
-    model_series_cursor point;
-    guint64 v = model_series_seek(t, c->first, &point) ? point.value : 0;
-    c->min_total = c->max_total = v;
-    c->max_index = c->first;
-    while (model_series_next(&point) && point.at <= c->last) {
-      v = point.value;
-      if (v > c->max_total) {
-        c->max_total = v;
-        c->max_index = point.at;
-      }
-      c->min_total = MIN(c->min_total, v);
-    }
+    model_series_range(t, c->first, c->last, &c->min_total, &c->max_total, &c->max_index);
     stacks_at(m, by_scope, c->max_index, c);
   }
 }

@@ -64,6 +64,10 @@ typedef struct model_series_block {
   guint64 value;  /* its first point's value */
   guint64 offset; /* where its other points' bytes start in data */
   guint32 at;     /* its first point's event index */
+  guint32 last_at; /* its last point's */
+  /* Over its points: a column of the timeline spanning whole blocks reads these, not points. */
+  guint64 min, max;
+  guint32 max_at; /* the first point with the largest value */
 } model_series_block;
 
 typedef struct model_series {
@@ -202,6 +206,10 @@ guint64 model_series_value(const model_series *s, guint64 index);
 gboolean model_series_seek(const model_series *s, guint64 index, model_series_cursor *c);
 /* c at the next point: FALSE when there is none. */
 gboolean model_series_next(model_series_cursor *c);
+/* The smallest and largest values over events [first, last], and the first event holding the
+ * largest. */
+void model_series_range(const model_series *s, guint64 first, guint64 last, guint64 *min,
+                        guint64 *max, guint64 *max_at);
 
 /* model-memory.c: the category bookkeeping follows the head state event by event. */
 model_memory *model_memory_new(void);

@@ -6,7 +6,8 @@
  * point before and the value's zigzagged change: 2 bytes for the usual step of a few events
  * and a few kilobytes. Every MODEL_SERIES_BLOCK points a block restarts with the point in
  * full, so finding the value at an index is a binary search over blocks and at most a
- * block's worth of decoding.
+ * block's worth of decoding; a block also keeps its smallest and largest value, so the
+ * timeline's columns over a long log read blocks rather than decode every point.
  *
  * The newest point stays aside, unencoded: a later change in the same event (or in the
  * second event of a pair, model_event_closes_pair) overwrites or undoes it. */
@@ -58,11 +59,20 @@ static void commit_tail(model_series *s) {
       s->blocks = g_renew(model_series_block, s->blocks, s->blocks_cap);
     }
     s->blocks[s->n_blocks++] = (model_series_block){
-        .value = s->tail_value, .offset = s->data_len, .at = s->tail_at};
+        .value = s->tail_value, .offset = s->data_len, .at = s->tail_at,
+        .last_at = s->tail_at, .min = s->tail_value, .max = s->tail_value,
+        .max_at = s->tail_at};
   } else {
     put_varint(s, s->tail_at - s->last_at);
     gint64 delta = (gint64)(s->tail_value - s->last_value); /* wraps: any change fits */
     put_varint(s, ((guint64)delta << 1) ^ (guint64)(delta >> 63));
+    model_series_block *b = &s->blocks[s->n_blocks - 1];
+    b->last_at = s->tail_at;
+    b->min = MIN(b->min, s->tail_value);
+    if (s->tail_value > b->max) {
+      b->max = s->tail_value;
+      b->max_at = s->tail_at;
+    }
   }
   s->last_at = s->tail_at;
   s->last_value = s->tail_value;
@@ -153,4 +163,39 @@ gboolean model_series_next(model_series_cursor *c) {
 guint64 model_series_value(const model_series *s, guint64 index) {
   model_series_cursor c;
   return model_series_seek(s, index, &c) ? c.value : 0;
+}
+
+void model_series_range(const model_series *s, guint64 first, guint64 last, guint64 *min,
+                        guint64 *max, guint64 *max_at) {
+  model_series_cursor c;
+  guint64 v = model_series_seek(s, first, &c) ? c.value : 0;
+  *min = *max = v;
+  *max_at = first;
+  guint64 len = model_series_len(s);
+  /* The points after first's, in order; a block wholly before last counts as its summary. */
+  for (guint64 k = c.pos + 1; k < len;) {
+    if (k % MODEL_SERIES_BLOCK == 0 && k < s->n_encoded) {
+      const model_series_block *b = &s->blocks[k / MODEL_SERIES_BLOCK];
+      if (b->at > last)
+        break;
+      if (b->last_at <= last) {
+        *min = MIN(*min, b->min);
+        if (b->max > *max) {
+          *max = b->max;
+          *max_at = b->max_at;
+        }
+        k = MIN(k + MODEL_SERIES_BLOCK, s->n_encoded);
+        continue;
+      }
+    }
+    load_point(&c, k); /* c is at k - 1, or k starts a block */
+    if (c.at > last)
+      break;
+    *min = MIN(*min, c.value);
+    if (c.value > *max) {
+      *max = c.value;
+      *max_at = c.at;
+    }
+    k++;
+  }
 }
