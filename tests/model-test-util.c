@@ -67,6 +67,11 @@ gs_replay *replay_prefix(GBytes *bytes, guint64 n) {
   return r;
 }
 
+gboolean event_opens_pair(const gs_trace_event *e) {
+  return (e->derived && e->kind == GS_TRACE_STORAGE_ALLOC) ||
+         (e->kind == GS_TRACE_TENSOR_DISPOSE && e->freed);
+}
+
 static void assert_object_equal(const gs_replay_object *a, const gs_replay_object *b) {
   g_assert_cmpuint(a->id, ==, b->id);
   g_assert_cmpint(a->composite, ==, b->composite);

@@ -28,6 +28,12 @@ gs_trace_model *model_from_bytes(GBytes *bytes, guint keyframe_interval);
  * gs_replay_apply: the reference. */
 gs_replay *replay_prefix(GBytes *bytes, guint64 n);
 
+/* Whether e is the first of the two events the reader unfolds from one 1.2 tensor event (a
+ * derived storage_alloc before its tensor_create, a tensor_dispose before its derived
+ * storage_free). The memory series treat such a pair as one user-visible step and show its
+ * result at its first event. */
+gboolean event_opens_pair(const gs_trace_event *e);
+
 /* Seeks m to the first `forward` events one by one, the last `backward` ones backwards, then
  * `jumps` random ones (seeded), and checks each moment, and the head, against replay_prefix. */
 void assert_seeks_equal_fresh_replay(gs_trace_model *m, GBytes *bytes, guint64 forward,

@@ -3,7 +3,8 @@
  * its dataset lives and the program's after; tensors a loop leaks are held by the program;
  * a leaked softmax output is saved for backward only while a graph that can still run leads
  * to it; and at every event the series the timeline draws equals the bytes counted from
- * scratch, and every seek equals a fresh replay. */
+ * scratch (a pair of events unfolded from one counted as one step), and every seek equals a
+ * fresh replay. */
 #include <glib/gstdio.h>
 #include <string.h>
 
@@ -12,7 +13,14 @@
 /* ---- helpers ------------------------------------------------------------------------------ */
 
 static void categories_at(gs_trace_model *m, guint64 at, guint64 *cats) {
-  const gs_replay *r = gs_trace_model_seek(m, at);
+  /* The series show a pair of events the reader unfolded from one as one step, its result at
+   * the first: the count from scratch is taken after the pair. */
+  gs_trace_event e;
+  guint64 step_end = at;
+  if (at + 1 < gs_trace_model_n_events(m) && gs_trace_model_event(m, at, &e) &&
+      event_opens_pair(&e))
+    step_end = at + 1;
+  const gs_replay *r = gs_trace_model_seek(m, step_end);
   gs_trace_model_category_bytes(m, r, cats);
   guint64 sum = 0;
   for (int c = 0; c < GS_MEM_N_CATEGORIES; c++)

@@ -1,6 +1,7 @@
 /* test-source-file.c: log files as sources: read whole (with progress and the model handed
  * over), followed while another thread appends a real log in odd pieces (counts grow, a
- * partial chunk is only "not yet"), and the ways a file ends badly: a cut tail, damage (in
+ * partial chunk is only "not yet", the model keeps no log bytes and decodes every event again
+ * from the file), and the ways a file ends badly: a cut tail, damage (in
  * the loaded part and in the followed part), a file that is missing or is a folder, and a
  * file truncated under a follower. Every event before a problem stays in the model. */
 #include <fcntl.h>
@@ -116,6 +117,14 @@ static void test_follow_growing_file(void) {
   g_assert_cmpuint(run.events, ==, total);
   g_assert_cmpint(gs_trace_source_get_state(run.source), ==, GS_TRACE_SOURCE_LIVE);
   g_assert_cmpuint(gs_trace_source_get_bytes_received(run.source), ==, n - start);
+  /* The model keeps none of the log's bytes: every event, loaded or followed, is decoded again
+   * from the file. */
+  g_assert_cmpuint(gs_trace_model_bytes_kept(run.model), ==, 0);
+  for (guint64 i = 0; i < total; i++) {
+    gs_trace_event e;
+    g_assert_true(gs_trace_model_event(run.model, i, &e));
+    g_assert_cmpint(e.kind, ==, gs_trace_model_kind_at(run.model, i));
+  }
 
   /* Stopping ends the source and keeps the events. */
   gs_trace_source_stop(run.source);

@@ -32,7 +32,8 @@ typedef struct fixture {
   reference ref;
 } fixture;
 
-/* Replays the log with a plain reader; the stacks follow trace-model.h's definitions: a
+/* Replays the log with a plain reader (a pair of events the reader unfolded from one counts as
+ * one step, its result shown at both: event_opens_pair); the stacks follow trace-model.h's definitions: a
  * storage's bytes go to its category; by scope, stack 1 + g is scope group g's bytes (the
  * last stack summing groups that do not fit) and stack 0 the rest of the total. */
 static void reference_build(reference *ref, GBytes *bytes, gs_trace_model *m) {
@@ -46,15 +47,13 @@ static void reference_build(reference *ref, GBytes *bytes, gs_trace_model *m) {
   const guint8 *data = g_bytes_get_data(bytes, &len);
   gs_trace_reader_feed(reader, data, len);
   gs_trace_event e;
+  gboolean in_pair = FALSE;
   while (gs_trace_reader_next(reader, &e) == GS_TRACE_EVENT) {
     if (gs_trace_kind_is_table(e.kind))
       continue;
     gs_replay_apply(r, &e, reader);
-    g_array_append_val(ref->kinds, e.kind);
-    g_array_append_val(ref->total, r->live_bytes);
     guint64 cats[GS_MEM_N_CATEGORIES];
     gs_trace_model_category_bytes(m, r, cats);
-    g_array_append_vals(ref->categories, cats, GS_MEM_N_CATEGORIES);
     guint64 stacks[N_STACK_SLOTS] = {0}, in_scopes = 0;
     for (guint g = 0; g < r->scope_group_list->len; g++) {
       const gs_replay_scope_name *group = r->scope_group_list->pdata[g];
@@ -62,7 +61,19 @@ static void reference_build(reference *ref, GBytes *bytes, gs_trace_model *m) {
       in_scopes += group->bytes;
     }
     stacks[0] = r->live_bytes > in_scopes ? r->live_bytes - in_scopes : 0;
+    if (in_pair) { /* one step with the event before: its result shows there too */
+      guint last = ref->total->len - 1;
+      g_array_index(ref->total, guint64, last) = r->live_bytes;
+      memcpy(&g_array_index(ref->categories, guint64, last * GS_MEM_N_CATEGORIES), cats,
+             sizeof cats);
+      memcpy(&g_array_index(ref->scopes, guint64, last * N_STACK_SLOTS), stacks,
+             sizeof stacks);
+    }
+    g_array_append_val(ref->kinds, e.kind);
+    g_array_append_val(ref->total, r->live_bytes);
+    g_array_append_vals(ref->categories, cats, GS_MEM_N_CATEGORIES);
     g_array_append_vals(ref->scopes, stacks, N_STACK_SLOTS);
+    in_pair = event_opens_pair(&e);
   }
   gs_trace_reader_free(reader);
   ref->n = ref->total->len;

@@ -2,7 +2,7 @@
  * 1.1 log (tests/data/trace-1.1.gstrace) indexes as before; in a 1.2 log, the storage events
  * the reader unfolds from tensor events are indexed like any other and decoded again the same,
  * while the engine event number they share with their tensor event still finds the tensor
- * event. 1.2 logs are built with the format's encoder (trace-writer-test.c), so this test
+ * event; and seqs spread far apart within a chunk keep their values. 1.2 logs are built with the format's encoder (trace-writer-test.c), so this test
  * links the codec objects beside the library the model uses. */
 #include "model-test-util.h"
 #include "trace-writer-test.h"
@@ -34,7 +34,9 @@ static void test_folded_storage_events(void) {
   };
   static const guint64 seqs[] = {3, 3, 4, 5, 6, 6, 7};
   static const guint64 storages[] = {1, 1, 1, 0, 0, 1, 0}; /* disposals name no storage */
-  static const guint64 alive[] = {64, 64, 64, 64, 64, 0, 0}; /* bytes after each */
+  /* Bytes after each: the dispose and the free unfolded from it are one step, its result
+   * shown at both. */
+  static const guint64 alive[] = {64, 64, 64, 64, 0, 0, 0};
   g_assert_cmpuint(gs_trace_model_n_events(m), ==, G_N_ELEMENTS(kinds));
   for (guint i = 0; i < G_N_ELEMENTS(kinds); i++) {
     g_assert_cmpint(gs_trace_model_kind_at(m, i), ==, kinds[i]);
@@ -63,6 +65,51 @@ static void test_folded_storage_events(void) {
   tw_free(&log);
 }
 
+/* Seqs keep their values however far a chunk's spread (a long chunk of one thread while
+ * others wrote): past 16 bits from the chunk's first seq (after thousands of events that fit,
+ * so the switch happens with some already put away), past 32 bits, and in the chunks after. */
+static void test_seqs_spread_wide(void) {
+  enum { FIRST = 5000 };
+  const guint64 far = 1ull << 33;
+  g_autofree gs_trace_event *a = g_new0(gs_trace_event, FIRST + 3);
+  for (guint i = 0; i < FIRST; i++)
+    a[i].seq = 10 + i;
+  a[FIRST].seq = 80000;
+  a[FIRST + 1].seq = 80001;
+  a[FIRST + 2].seq = far + 10;
+  gs_trace_event b[10] = {{0}}, c[6] = {{0}};
+  for (guint i = 0; i < G_N_ELEMENTS(b); i++)
+    b[i].seq = 5010 + i;
+  for (guint i = 0; i < G_N_ELEMENTS(c); i++)
+    c[i].seq = far + 20 + i;
+  gs_trace_event *chunks[] = {a, b, c};
+  const guint sizes[] = {FIRST + 3, G_N_ELEMENTS(b), G_N_ELEMENTS(c)};
+  const guint32 threads[] = {1, 2, 1};
+  g_autoptr(GArray) seqs = g_array_new(FALSE, FALSE, sizeof(guint64));
+  tw_log log = {0};
+  tw_header(&log, 1, 2, 0, 1);
+  for (guint k = 0; k < G_N_ELEMENTS(chunks); k++) {
+    for (guint i = 0; i < sizes[k]; i++) {
+      chunks[k][i].kind = GS_TRACE_MARK;
+      chunks[k][i].thread = threads[k];
+      chunks[k][i].time_ns = chunks[k][i].seq;
+      g_array_append_val(seqs, chunks[k][i].seq);
+    }
+    tw_chunk(&log, threads[k], chunks[k], sizes[k]);
+  }
+  g_autoptr(GBytes) bytes = g_bytes_new_static(log.data, log.len);
+  g_autoptr(gs_trace_model) m = model_from_bytes(bytes, 0);
+  g_assert_null(gs_trace_model_problem(m));
+  g_assert_cmpuint(gs_trace_model_n_events(m), ==, seqs->len);
+  for (guint i = 0; i < seqs->len; i++) {
+    guint64 seq = g_array_index(seqs, guint64, i);
+    g_assert_cmpuint(gs_trace_model_seq_at(m, i), ==, seq);
+    g_assert_cmpuint(gs_trace_model_time_at(m, i), ==, seq);
+    g_assert_cmpuint(gs_trace_model_find_seq(m, seq), ==, i);
+  }
+  tw_free(&log);
+}
+
 /* The 1.1 fixture: what the model indexes from it (string entries are not events). */
 static void test_version_1_1_log(void) {
   g_autoptr(GBytes) bytes =
@@ -85,5 +132,6 @@ int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/trace-model-versions/1.2/folded-storage-events", test_folded_storage_events);
   g_test_add_func("/trace-model-versions/1.1-log", test_version_1_1_log);
+  g_test_add_func("/trace-model-versions/seqs-spread-wide", test_seqs_spread_wide);
   return g_test_run();
 }

@@ -131,23 +131,25 @@ guint32 gs_trace_model_thread_at(const gs_trace_model *m, guint64 index) {
   return g_array_index(m->chunks, model_chunk, model_chunk_of(m, index)).thread;
 }
 
-static guint64 column_at(const gs_trace_model *m, const GArray *offsets, GHashTable *aside,
-                         gboolean seq, guint64 index) {
+guint64 gs_trace_model_seq_at(const gs_trace_model *m, guint64 index) {
   if (index >= m->kinds->len)
     return 0;
-  guint32 off = g_array_index(offsets, guint32, index);
-  if (off == G_MAXUINT32)
-    return *(guint64 *)g_hash_table_lookup(aside, &index);
   const model_chunk *c = &g_array_index(m->chunks, model_chunk, model_chunk_of(m, index));
-  return (seq ? c->seq0 : c->time0) + off;
-}
-
-guint64 gs_trace_model_seq_at(const gs_trace_model *m, guint64 index) {
-  return column_at(m, m->seq_off, m->seq_big, TRUE, index);
+  guint32 off = c->seq_wide == G_MAXUINT32
+                    ? g_array_index(m->seq_off, guint16, index)
+                    : g_array_index(m->seq_wide, guint32, c->seq_wide + (index - c->first));
+  if (off == G_MAXUINT32)
+    return *(guint64 *)g_hash_table_lookup(m->seq_big, &index);
+  return c->seq0 + off;
 }
 
 guint64 gs_trace_model_time_at(const gs_trace_model *m, guint64 index) {
-  return column_at(m, m->time_off, m->time_big, FALSE, index);
+  if (index >= m->kinds->len)
+    return 0;
+  guint32 off = g_array_index(m->time_off, guint32, index);
+  if (off == G_MAXUINT32)
+    return *(guint64 *)g_hash_table_lookup(m->time_big, &index);
+  return g_array_index(m->chunks, model_chunk, model_chunk_of(m, index)).time0 + off;
 }
 
 static gboolean derived_at(const gs_trace_model *m, guint64 index) {

@@ -353,9 +353,12 @@ static char *explain_event(explain *x, guint64 index) {
   }
   case GS_TRACE_STORAGE_FREE: {
     storage_fact(x, e.storage);
-    guint64 was = gs_trace_model_bytes_at(m, index - (index > 0));
+    /* A derived free is one step with the dispose before it, and the memory series show the
+     * step's result at both (model_event_closes_pair): the bytes before are the dispose's. */
+    guint64 step = index - (e.derived && index > 0);
+    guint64 was = gs_trace_model_bytes_at(m, step - (step > 0));
     guint64 now = gs_trace_model_bytes_at(m, index);
-    if (index == 0 || was <= now)
+    if (step == 0 || was <= now)
       return g_strdup_printf(_("storage #%" PRIu64 " was released; its bytes stay "
                                "alive for the storages sharing them"), e.storage);
     g_autofree char *size = g_format_size_full(was - now, G_FORMAT_SIZE_IEC_UNITS);

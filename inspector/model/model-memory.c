@@ -18,54 +18,6 @@
 
 #include "event-fields.h"
 
-/* ---- series ------------------------------------------------------------------------------ */
-
-void model_series_init(model_series *s) {
-  s->at = NULL;
-  s->value = NULL;
-  s->len = s->cap = 0;
-}
-
-void model_series_clear(model_series *s) {
-  g_clear_pointer(&s->at, g_free);
-  g_clear_pointer(&s->value, g_free);
-  s->len = s->cap = 0;
-}
-
-void model_series_set(model_series *s, guint64 index, guint64 value) {
-  guint n = s->len;
-  if (n && s->at[n - 1] == (guint32)index) {
-    s->value[n - 1] = value; /* changed twice in one event */
-    return;
-  }
-  if (n == s->cap) {
-    s->cap = s->cap ? s->cap * 2 : 64;
-    s->at = g_renew(guint32, s->at, s->cap);
-    s->value = g_renew(guint64, s->value, s->cap);
-  }
-  s->at[n] = (guint32)index;
-  s->value[n] = value;
-  s->len = n + 1;
-}
-
-/* Position of the last change at or before index, or -1. */
-static gint64 series_find(const model_series *s, guint64 index) {
-  guint lo = 0, hi = s->len;
-  while (lo < hi) {
-    guint mid = (lo + hi) / 2;
-    if (s->at[mid] <= index)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return (gint64)lo - 1;
-}
-
-guint64 model_series_value(const model_series *s, guint64 index) {
-  gint64 k = series_find(s, index);
-  return k < 0 ? 0 : s->value[k];
-}
-
 /* ---- categories -------------------------------------------------------------------------- */
 
 char *gs_memory_origin_label(guint memory, guint peer) {
@@ -437,8 +389,10 @@ static model_series *group_series(gs_trace_model *m, guint group) {
 }
 
 void model_memory_after(gs_trace_model *m, const gs_trace_event *e, guint64 index) {
-  (void)e;
   model_memory *mm = m->memory;
+  /* The second of a pair writes over the first's points (model_event_closes_pair). */
+  if (model_event_closes_pair(e) && index > 0)
+    index--;
   if (m->head->heir_storage) { /* bytes passed to a storage no event named */
     retract_storage(mm, gs_replay_storage_tally(m->head, m->head->heir_storage));
     touch(&mm->touched_storages, m->head->heir_storage);
@@ -579,21 +533,7 @@ void gs_trace_model_memory_columns(const gs_trace_model *m, guint64 first, guint
       continue;
     }
     c->last = end - 1;
-    gint64 k = series_find(t, c->first);
-    guint64 v = k < 0 ? 0 : t->value[k];
-    c->min_total = c->max_total = v;
-    c->max_index = c->first;
-    for (guint j = (guint)(k + 1); j < t->len; j++) {
-      guint32 at = t->at[j];
-      if (at > c->last)
-        break;
-      v = t->value[j];
-      if (v > c->max_total) {
-        c->max_total = v;
-        c->max_index = at;
-      }
-      c->min_total = MIN(c->min_total, v);
-    }
+    model_series_range(t, c->first, c->last, &c->min_total, &c->max_total, &c->max_index);
     stacks_at(m, by_scope, c->max_index, c);
   }
 }

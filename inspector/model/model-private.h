@@ -2,10 +2,11 @@
  * index; model-events.c decodes single events; model-seek.c rebuilds moments; model-memory.c,
  * model-scopes.c, model-life.c, model-filter.c and model-explain.c answer the rest).
  *
- * Memory per event is the budget that shapes this (issue 7: <= 32 bytes per event on a 10 M
- * event log): a byte of kind, four of seq and four of time (offsets from the event's chunk,
- * with the rare misfit in a side table), four of tensor-life key, and sparse side arrays for
- * everything else. Event indices are stored as 32 bits: a model holds at most 2^32 - 1
+ * Memory per event is the budget that shapes this (issue 20: <= 16 bytes per event on a 100 M
+ * event log): a byte of kind, two of seq and four of time (offsets from the event's chunk:
+ * a chunk whose seqs spread wider keeps four-byte seq offsets aside, and the rare misfit of
+ * either goes to a side table), four of tensor-life key, the memory series at a few bytes a
+ * change (model-series.c), and sparse side arrays for everything else. Event indices are stored as 32 bits: a model holds at most 2^32 - 1
  * events (a log of some 70 GB). */
 #pragma once
 
@@ -17,6 +18,17 @@
 #define MODEL_DERIVED 0x80u
 _Static_assert(GS_TRACE_KIND_COUNT <= MODEL_DERIVED, "kinds fit below the derived bit");
 
+/* A 1.2 log folds a storage's alloc into the tensor_create that made it and its free into the
+ * dispose that freed it; the reader unfolds each into two events (the derived alloc before its
+ * create, the derived free after its dispose). To a user they are one step, and the memory
+ * series show the pair's result at its first event: otherwise the bytes would pass through
+ * "other" for one event at every tensor made or disposed, four series points per tensor (a
+ * third of the model's memory on a log of short-lived tensors). TRUE for the second event. */
+static inline gboolean model_event_closes_pair(const gs_trace_event *e) {
+  return (e->kind == GS_TRACE_TENSOR_CREATE && e->alloc) ||
+         (e->derived && e->kind == GS_TRACE_STORAGE_FREE);
+}
+
 /* One chunk of the log that delivered events: where its bytes are, and which events. */
 typedef struct model_chunk {
   guint64 offset; /* its first byte in the log */
@@ -25,6 +37,9 @@ typedef struct model_chunk {
   guint32 size;   /* header, payload and padding */
   guint32 thread;
   guint32 n;      /* events (string entries excluded) */
+  /* Where its events' seq offsets start in seq_wide, if one did not fit in 16 bits (other
+   * threads' events interleaved with a long chunk); G_MAXUINT32 while they fit in seq_off. */
+  guint32 seq_wide;
 } model_chunk;
 
 /* Re-reads chunks through a reader of its own: the model keeps several, so decoding for one
@@ -47,11 +62,40 @@ typedef struct model_decoder {
  * series each made every column walk them all). */
 #define MODEL_REST_GROUP (GS_MEMORY_MAX_STACKS - 2)
 
+/* model-series.c: points in blocks of this many, each block starting with one in full. */
+#define MODEL_SERIES_BLOCK 64
+
+typedef struct model_series_block {
+  guint64 value;  /* its first point's value */
+  guint64 offset; /* where its other points' bytes start in data */
+  guint32 at;     /* its first point's event index */
+  guint32 last_at; /* its last point's */
+  /* Over its points: a column of the timeline spanning whole blocks reads these, not points. */
+  guint64 min, max;
+  guint32 max_at; /* the first point with the largest value */
+} model_series_block;
+
 typedef struct model_series {
-  guint32 *at;    /* event index of each change, ascending */
-  guint64 *value; /* the value from that event on */
-  guint len, cap; /* plain arrays: a change is appended for most events while indexing */
+  model_series_block *blocks;
+  guint n_blocks, blocks_cap;
+  guint8 *data; /* per point after a block's first: varint index step, varint zigzag change */
+  gsize data_len, data_cap;
+  guint64 n_encoded;    /* points in blocks and data */
+  guint32 last_at;      /* the last encoded point, which the next one is relative to */
+  guint64 last_value;
+  gboolean has_tail;    /* the newest point, kept aside until a later event changes the value */
+  guint32 tail_at;
+  guint64 tail_value;
 } model_series;
+
+/* A point of a series, walked in order. */
+typedef struct model_series_cursor {
+  const model_series *series;
+  guint64 pos;  /* the point's position, G_MAXUINT64 before the first */
+  gsize byte;   /* where the next point's bytes start */
+  guint32 at;
+  guint64 value;
+} model_series_cursor;
 
 /* A copy of the state after `applied` events (open scopes only: ended ones are borrowed from
  * the head state, whose ended records never change). */
@@ -84,7 +128,9 @@ struct gs_trace_model {
   /* the index */
   GArray *chunks;   /* model_chunk */
   GArray *kinds;    /* guint8 per event: its kind, | MODEL_DERIVED if the reader derived it */
-  GArray *seq_off;  /* guint32 per event: seq - chunk seq0, or G_MAXUINT32 (see seq_big) */
+  GArray *seq_off;  /* guint16 per event: seq - chunk seq0 (0 in a chunk with seq_wide) */
+  GArray *seq_wide; /* guint32 per event of the chunks that need it: seq - chunk seq0, or
+                     * G_MAXUINT32 (see seq_big) */
   GArray *time_off; /* guint32 per event: time - chunk time0, or G_MAXUINT32 */
   GHashTable *seq_big, *time_big; /* event index -> full value, where the offset overflowed */
   GHashTable *thread_chunks;      /* thread -> GArray of guint chunk positions */
@@ -98,7 +144,8 @@ struct gs_trace_model {
 #define MODEL_PENDING 4096
   guint n_pending;
   guint8 pending_kinds[MODEL_PENDING];
-  guint32 pending_seq[MODEL_PENDING], pending_time[MODEL_PENDING], pending_life[MODEL_PENDING];
+  guint16 pending_seq[MODEL_PENDING];
+  guint32 pending_time[MODEL_PENDING], pending_life[MODEL_PENDING];
 
   /* tensor life: a key per event and extra (key, event) pairs (model-life.c) */
   GArray *life_keys;  /* guint32 per event, 0 for none */
@@ -153,11 +200,22 @@ gboolean model_decode(gs_trace_model *m, model_decoder *d, guint64 index, gs_tra
 const char *model_string_fn(guint32 id, gpointer model);
 guint model_chunk_of(const gs_trace_model *m, guint64 index);
 
-/* model-series helpers (model-memory.c) */
+/* model-series.c */
 void model_series_init(model_series *s);
 void model_series_clear(model_series *s);
+guint64 model_series_len(const model_series *s);
+/* The value from event index on (points must come at ascending indices; a second set at the
+ * last point's index replaces it). */
 void model_series_set(model_series *s, guint64 index, guint64 value);
 guint64 model_series_value(const model_series *s, guint64 index);
+/* c at the last point at or before index: TRUE, or FALSE with c before the first point. */
+gboolean model_series_seek(const model_series *s, guint64 index, model_series_cursor *c);
+/* c at the next point: FALSE when there is none. */
+gboolean model_series_next(model_series_cursor *c);
+/* The smallest and largest values over events [first, last], and the first event holding the
+ * largest. */
+void model_series_range(const model_series *s, guint64 first, guint64 last, guint64 *min,
+                        guint64 *max, guint64 *max_at);
 
 /* model-memory.c: the category bookkeeping follows the head state event by event. */
 model_memory *model_memory_new(void);

@@ -24,7 +24,8 @@ gs_trace_model *gs_trace_model_new(void) {
   m->fd = -1;
   m->chunks = g_array_new(FALSE, FALSE, sizeof(model_chunk));
   m->kinds = g_array_new(FALSE, FALSE, sizeof(guint8));
-  m->seq_off = g_array_new(FALSE, FALSE, sizeof(guint32));
+  m->seq_off = g_array_new(FALSE, FALSE, sizeof(guint16));
+  m->seq_wide = g_array_new(FALSE, FALSE, sizeof(guint32));
   m->time_off = g_array_new(FALSE, FALSE, sizeof(guint32));
   m->seq_big = g_hash_table_new_full(gs_id_hash, gs_id_equal, g_free, g_free);
   m->time_big = g_hash_table_new_full(gs_id_hash, gs_id_equal, g_free, g_free);
@@ -64,6 +65,7 @@ void gs_trace_model_free(gs_trace_model *m) {
   g_array_unref(m->chunks);
   g_array_unref(m->kinds);
   g_array_unref(m->seq_off);
+  g_array_unref(m->seq_wide);
   g_array_unref(m->time_off);
   g_hash_table_destroy(m->seq_big);
   g_hash_table_destroy(m->time_big);
@@ -146,6 +148,26 @@ static guint32 offset_or_aside(GHashTable *aside, guint64 index, guint64 base, g
   return G_MAXUINT32;
 }
 
+/* The seq offset of the event at index in the chunk being indexed: two bytes in seq_off while
+ * the chunk's offsets fit (most do: a chunk holds a few thousand events), else four in
+ * seq_wide for all of the chunk's events, those indexed before copied over. */
+static guint16 seq_column(gs_trace_model *m, model_chunk *c, guint64 index, guint64 seq) {
+  guint32 off = offset_or_aside(m->seq_big, index, c->seq0, seq);
+  if (c->seq_wide == G_MAXUINT32 && off <= G_MAXUINT16)
+    return (guint16)off;
+  if (c->seq_wide == G_MAXUINT32) {
+    c->seq_wide = m->seq_wide->len;
+    guint64 flushed = m->seq_off->len;
+    for (guint64 j = c->first; j < index; j++) {
+      guint32 was = j < flushed ? g_array_index(m->seq_off, guint16, j)
+                                : m->pending_seq[j - flushed];
+      g_array_append_val(m->seq_wide, was);
+    }
+  }
+  g_array_append_val(m->seq_wide, off);
+  return 0;
+}
+
 static void flush_pending(gs_trace_model *m) {
   if (!m->n_pending)
     return;
@@ -164,7 +186,7 @@ static void index_event(gs_trace_model *m, const gs_trace_event *e) {
                                   : NULL;
   if (!c || c->offset != offset) {
     model_chunk fresh = {.offset = offset, .first = index, .seq0 = e->seq, .time0 = e->time_ns,
-                         .size = (guint32)size, .thread = e->thread};
+                         .size = (guint32)size, .thread = e->thread, .seq_wide = G_MAXUINT32};
     g_array_append_val(m->chunks, fresh);
     add_thread(m, e->thread, m->chunks->len - 1);
     c = &g_array_index(m->chunks, model_chunk, m->chunks->len - 1);
@@ -172,7 +194,7 @@ static void index_event(gs_trace_model *m, const gs_trace_event *e) {
   c->n++;
   guint p = m->n_pending++;
   m->pending_kinds[p] = (guint8)(e->kind | (e->derived ? MODEL_DERIVED : 0));
-  m->pending_seq[p] = offset_or_aside(m->seq_big, index, c->seq0, e->seq);
+  m->pending_seq[p] = seq_column(m, c, index, e->seq);
   m->pending_time[p] = offset_or_aside(m->time_big, index, c->time0, e->time_ns);
   m->pending_life[p] = model_life_add(m, e, index);
   if (m->n_pending == MODEL_PENDING)
@@ -268,6 +290,20 @@ void gs_trace_model_finish(gs_trace_model *m) {
                                      "Gradscope event log."), m->fed));
   else if (gs_trace_reader_truncated(m->reader, &at))
     set_problem(m, gs_trace_problem_truncated(at, m->kinds->len));
+}
+
+gboolean gs_trace_model_read_back_from(gs_trace_model *m, int fd) {
+  g_return_val_if_fail(m != NULL && fd >= 0, FALSE);
+  g_return_val_if_fail(m->fed == 0 && m->fd < 0, FALSE);
+  m->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+  return m->fd >= 0;
+}
+
+guint64 gs_trace_model_bytes_kept(const gs_trace_model *m) {
+  guint64 kept = 0;
+  for (guint i = 0; i < m->pages->len; i++)
+    kept += ((const GByteArray *)m->pages->pdata[i])->len;
+  return kept;
 }
 
 const char *gs_trace_model_problem(const gs_trace_model *m) { return m->problem; }

@@ -56,6 +56,14 @@ guint64 gs_trace_model_bytes_fed(const gs_trace_model *m);
  * bigger. For tests and benchmarks; set it before feeding anything. */
 void gs_trace_model_set_keyframe_interval(gs_trace_model *m, guint events);
 
+/* A model whose log is the file fd reads from its first byte (a followed log, fed as it grows):
+ * fed bytes are not kept, events are decoded again from the file. The model keeps a
+ * duplicate of fd (closed with it); call before feeding anything. FALSE if fd cannot be
+ * duplicated (the model then keeps fed bytes in memory, as it does for a socket). */
+gboolean gs_trace_model_read_back_from(gs_trace_model *m, int fd);
+/* Bytes of the log the model keeps in memory (0 when it reads them back from a file). */
+guint64 gs_trace_model_bytes_kept(const gs_trace_model *m);
+
 /* Reads a whole file into a new model (for a worker thread). progress (may be NULL) is called
  * after each piece with bytes done of total. Returns NULL with error set if the file cannot be
  * read or cancellable was cancelled; a damaged or truncated log is not an error (see

@@ -6,7 +6,9 @@
  *
  * A file read once goes through gs_trace_model_load_file, whose model re-reads event bytes
  * from the file instead of keeping them. A followed file is fed like a stream, because
- * load_file finishes its model and a followed one must go on: its bytes stay in memory. */
+ * load_file finishes its model and a followed one must go on; its model reads event bytes
+ * back from the file too (gs_trace_model_read_back_from), so a long followed run costs no
+ * more memory than the same log opened once. */
 #include "gs-trace-source-private.h"
 
 #include <errno.h>
@@ -43,6 +45,10 @@ static char *read_failed(GsTraceSource *self, int saved_errno) {
 static gs_trace_model *load(GsTraceSource *self, int fd, guint64 total, guint64 *offset,
                             char **failure) {
   gs_trace_model *m = gs_trace_model_new();
+  /* What we read from a regular file is still there to read again; a pipe's bytes are not. */
+  struct stat st;
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+    gs_trace_model_read_back_from(m, fd);
   g_autofree guint8 *piece = g_malloc(LOAD_PIECE);
   *offset = 0;
   while (!gs_trace_source_stopping(self)) {
