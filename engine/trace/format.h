@@ -62,6 +62,7 @@ typedef enum gs__field {
   GS__F_ADDRESS, /* a uvarint address */
   GS__F_MEMORY,  /* since 1.4: where a storage's bytes come from (gs_memory_origin) */
   GS__F_PEER,    /* since 1.4: the process a storage's bytes were received from (a pid) */
+  GS__F_COUNT,   /* since 1.5: a uvarint count (objects a snapshot re-creates) */
   GS__F_SINCE, /* keep last: see GS__F_SINCE_MINOR */
 } gs__field;
 

@@ -35,6 +35,17 @@ static inline void gs__trace_skip(uint64_t n) { gs__skip_events(n); }
 uint32_t gs__trace_string(const char *s);
 /* Starts recording to dest (a path, unix:SOCKET or fd:N); 0, or an errno value. */
 int gs__trace_start(const char *dest);
+/* Starts a flight recorder (flight-recorder.c): the newest `bytes` of chunks kept in memory,
+ * written to path by gs_trace_dump, at errors, fatal signals and gs_trace_close. 0, or an
+ * errno value (the path cannot be written, no memory). */
+int gs__trace_start_ring(const char *path, uint64_t bytes);
+/* Closes the log at exit (once, however often it is asked): a ring is dumped then. */
+void gs__trace_dump_at_exit(void);
+/* "64M", "512K", "1G", "64MiB", "64" (MiB) in bytes; 0 if it is not such a size. */
+uint64_t gs__trace_parse_size(const char *text);
+/* What the error path does after recording an error: a flight recorder dumps itself (the
+ * error is what it is for), a log is flushed (the default handler aborts next). */
+void gs__trace_error_flush(void);
 /* Writes this thread's buffered events now. A thread that hands objects to another (the
  * DataLoader's prefetch worker) calls it first, so the objects' creation precedes, in file
  * order, whatever the receiving thread logs about them. */

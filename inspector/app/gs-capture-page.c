@@ -9,6 +9,7 @@
 #include "gs-graph-pane.h"
 #include "gs-output-view.h"
 #include "gs-view.h"
+#include "snapshot-note.h"
 #include "gs-scope-tree-view.h"
 #include "gs-tensor-view.h"
 #include "gs-timeline-view.h"
@@ -197,6 +198,8 @@ static void set_views_model(GsCapturePage *self, gs_trace_model *model) {
   gs_scrubber_set_model(GS_SCRUBBER(self->scrubber), model);
 }
 
+static void update_status(GsCapturePage *self);
+
 static void adopt_model(GsCapturePage *self, gs_trace_model *model) {
   if (self->model) {
     set_views_model(self, NULL);
@@ -205,6 +208,7 @@ static void adopt_model(GsCapturePage *self, gs_trace_model *model) {
   self->model = model;
   set_views_model(self, model);
   update_stack(self);
+  update_status(self);
 }
 
 /* The scrubber moved (a drag, a key, a click in a view, or following the live end). */
@@ -270,6 +274,16 @@ static void update_status(GsCapturePage *self) {
   case GS_TRACE_SOURCE_BROKEN:
     icon = "dialog-warning-symbolic";
     break;
+  }
+  /* A log that begins mid-run says so for as long as it is shown: every view starts from
+   * the snapshot, not from the run's start. */
+  guint64 first_seq = 0, objects = 0;
+  g_autofree char *note = NULL;
+  if (self->model && gs_trace_model_snapshot(self->model, &first_seq, &objects, NULL)) {
+    g_autofree char *began = gs_snapshot_note(first_seq, objects);
+    note = message && *message ? g_strdup_printf("%s · %s", message, began)
+                               : g_steal_pointer(&began);
+    message = note;
   }
   gtk_image_set_from_icon_name(GTK_IMAGE(self->status_icon), icon);
   gtk_label_set_text(GTK_LABEL(self->status_label), message ? message : "");

@@ -309,7 +309,7 @@ static char *explain_event(explain *x, guint64 index) {
   char node_h[32];
   g_snprintf(node_h, sizeof node_h, "#%" G_GUINT64_FORMAT, e.node);
   const char *name = gs_trace_model_string(m, e.name);
-  _Static_assert(GS_TRACE_KIND_COUNT == 30,
+  _Static_assert(GS_TRACE_KIND_COUNT == 32,
                  "model-explain.c: a new event kind needs its sentence here (and in po/)");
   switch (e.kind) {
   case GS_TRACE_STORAGE_ALLOC: {
@@ -509,6 +509,17 @@ static char *explain_event(explain *x, guint64 index) {
                                     "the first %u values of %s were recorded", e.n_values),
                            e.n_values, t);
   }
+  case GS_TRACE_SNAPSHOT_BEGIN:
+    return g_strdup_printf(ngettext("recording began at event %" PRIu64 "; %" PRIu64
+                                    " object was alive then, and the events up to the "
+                                    "snapshot's end re-create it",
+                                    "recording began at event %" PRIu64 "; %" PRIu64
+                                    " objects were alive then, and the events up to the "
+                                    "snapshot's end re-create them", e.count),
+                           e.seq + 1, e.count);
+  case GS_TRACE_SNAPSHOT_END:
+    return g_strdup_printf(_("the snapshot is complete: what was alive at event %" PRIu64
+                             " is in place, and the log goes on from there"), e.seq + 1);
   default:
     return g_strdup_printf(_("an event of kind %u, newer than this inspector"), e.kind);
   }
