@@ -26,19 +26,20 @@
 /* Runs `steps` training steps; returns with everything it made still alive (a crash test
  * crashes then; the others end the run). */
 typedef struct run {
+  gs_rng rng;
   gs_module net;
   gs_optimizer opt;
   gs_scope outer;
   gs_tensor kept[KEPT];    /* clones and detaches kept for several steps */
   gs_tensor graph_output;  /* an output whose graph (and saved tensors) lives across steps */
+  gs_tensor backward_done; /* an output whose graph backward ran (its saved tensors freed) */
   gs_packed_sequence packed;
 } run;
 
-static void run_steps(run *r, int steps) {
-  gs_rng rng;
-  gs_rng_seed(&rng, 7);
-  r->net = gs_sequential_new((gs_module[]){gs_linear_new(8, 16, true, &rng), gs_relu_new(),
-                                           gs_linear_new(16, 4, true, &rng)},
+static void start_run(run *r) {
+  gs_rng_seed(&r->rng, 7);
+  r->net = gs_sequential_new((gs_module[]){gs_linear_new(8, 16, true, &r->rng), gs_relu_new(),
+                                           gs_linear_new(16, 4, true, &r->rng)},
                              3);
   gs_tensor params[4];
   int n = gs_module_named_parameters(r->net, params, NULL, 4);
@@ -46,7 +47,12 @@ static void run_steps(run *r, int steps) {
   o.momentum = 0.9; /* momentum buffers: optimizer state alive from the first step on */
   r->opt = gs_sgd_new(params, n, &o);
   r->outer = gs_scope_begin("run");
-  for (int step = 0; step < steps; step++) {
+}
+
+/* Steps from..to-1 of the run (the same steps whatever the split). */
+static void run_steps(run *r, int from, int to) {
+  gs_rng rng = r->rng;
+  for (int step = from; step < to; step++) {
     gs_scope s = gs_scope_begin("step");
     gs_tensor x = gs_randn(GS_F32, (int64_t[]){32, 8}, 2, &rng);
     gs_tensor target = gs_randn(GS_F32, (int64_t[]){32, 4}, 2, &rng);
@@ -73,8 +79,18 @@ static void run_steps(run *r, int steps) {
       r->packed = gs_packed_move_to_outer(gs_pack_sequence(seqs, 2, true));
       gs_trace_mark("fifty steps");
     }
+    if (step % 25 == 12) { /* a graph left half-run: backward freed its saved tensors */
+      gs_tensor w = gs_randn(GS_F32, (int64_t[]){4}, 1, &rng);
+      gs_set_requires_grad(w, true);
+      gs_tensor loss2 = gs_sum(gs_mul(w, w), NULL, 0, false);
+      gs_backward(loss2);
+      if (r->backward_done.id)
+        gs_dispose(r->backward_done);
+      r->backward_done = gs_move_to_outer(loss2);
+    }
     gs_scope_end(s);
   }
+  r->rng = rng;
 }
 
 static void end_run(run *r) {
@@ -85,7 +101,9 @@ static void end_run(run *r) {
 
 /* ---- the logs, recorded by children ------------------------------------------------- */
 
-typedef enum { WHOLE, RING_AT_EXIT, RING_SIGSEGV, RING_ERROR_ABORT, RING_DUMP_CALL } recording;
+typedef enum {
+  WHOLE, RING_AT_EXIT, RING_SIGSEGV, RING_ERROR_ABORT, RING_DUMP_CALL, LATE_OPEN
+} recording;
 
 /* Forks a child that records the workload as `how` into path; returns its wait status. */
 static int record_in_child(recording how, const char *path) {
@@ -93,17 +111,22 @@ static int record_in_child(recording how, const char *path) {
   g_assert_cmpint(pid, >=, 0);
   if (pid == 0) {
     run r = {0};
-    if (how == WHOLE) {
-      if (gs_trace_open(path) != 0)
+    if (how == WHOLE || how == LATE_OPEN) {
+      if (how == WHOLE && gs_trace_open(path) != 0)
         _exit(3);
-      run_steps(&r, STEPS);
+      start_run(&r);
+      run_steps(&r, 0, STEPS / 2);
+      if (how == LATE_OPEN && gs_trace_open(path) != 0) /* the program has been at work */
+        _exit(3);
+      run_steps(&r, STEPS / 2, STEPS);
       end_run(&r);
       gs_trace_close();
       _exit(0);
     }
     if (gs_trace_open_ring(path, RING_BYTES) != 0)
       _exit(3);
-    run_steps(&r, STEPS);
+    start_run(&r);
+    run_steps(&r, 0, STEPS);
     switch (how) {
     case RING_AT_EXIT:
       end_run(&r);
@@ -118,7 +141,8 @@ static int record_in_child(recording how, const char *path) {
     case RING_DUMP_CALL:
       gs_trace_mark("dumped on request");
       _exit(gs_trace_dump() == 0 ? 0 : 5); /* no exit handlers: only the explicit dump */
-    case WHOLE: break;
+    case WHOLE:
+    case LATE_OPEN: break;
     }
     _exit(6);
   }
@@ -157,7 +181,7 @@ static guint open_scopes(const gs_replay *r) {
  * with their edges and saved tensors, names, modules and optimizers. (The scopes' counters
  * count only what each log saw, and creation numbers of the snapshot's objects are the
  * snapshot's: those are not compared.) */
-static void assert_same_alive(const gs_replay *ring, const gs_replay *whole) {
+static void assert_same_alive(const gs_replay *ring, const gs_replay *whole, gboolean names) {
   g_assert_cmpuint(ring->live_bytes, ==, whole->live_bytes);
   g_assert_cmpuint(ring->live_storages, ==, whole->live_storages);
   g_assert_cmpuint(g_hash_table_size(ring->objects), ==, g_hash_table_size(whole->objects));
@@ -179,7 +203,9 @@ static void assert_same_alive(const gs_replay *ring, const gs_replay *whole) {
     g_assert_cmpuint(o->composite, ==, w->composite);
     g_assert_cmpuint(o->grad_fn, ==, w->grad_fn);
     g_assert_cmpuint(o->saved_refs, ==, w->saved_refs);
-    g_assert_cmpstr(gs_replay_tensor_name(ring, w->id), ==, gs_replay_tensor_name(whole, w->id));
+    if (names || w->parameter) /* a name given before a late start is not the engine's */
+      g_assert_cmpstr(gs_replay_tensor_name(ring, w->id), ==,
+                      gs_replay_tensor_name(whole, w->id));
   }
   g_assert_cmpuint(open_scopes(ring), ==, open_scopes(whole));
   g_hash_table_iter_init(&it, whole->scopes);
@@ -216,6 +242,50 @@ static void assert_same_alive(const gs_replay *ring, const gs_replay *whole) {
   g_assert_cmpuint(g_hash_table_size(ring->optimizers), ==, g_hash_table_size(whole->optimizers));
 }
 
+/* late's model equals whole's at the end of late's snapshot and at every 53rd event number
+ * after it, and at the last; returns how many moments were compared. */
+static guint assert_same_from_snapshot(gs_trace_model *late, gs_trace_model *whole,
+                                       gboolean names) {
+  guint64 first_seq = 0, objects = 0, end = 0;
+  g_assert_false(gs_trace_model_snapshot(whole, NULL, NULL, NULL));
+  g_assert_true(gs_trace_model_snapshot(late, &first_seq, &objects, &end));
+  guint64 n = gs_trace_model_n_events(late);
+  g_assert_cmpuint(end, <, n - 1);
+  g_assert_cmpuint(gs_trace_model_seq_at(late, n - 1), ==,
+                   gs_trace_model_seq_at(whole, gs_trace_model_n_events(whole) - 1));
+  /* The log holds every event from first_seq on: numbers before its first event that the
+   * whole log lacks too (numbers a deferred event took and never used) are all it skips. */
+  g_assert_cmpuint(gs_trace_model_seq_at(late, end + 1), >=, first_seq);
+  for (guint64 seq = first_seq; seq < gs_trace_model_seq_at(late, end + 1); seq++)
+    g_assert_cmpuint(gs_trace_model_find_seq(whole, seq), ==, G_MAXUINT64);
+
+  /* At the snapshot's end the objects it announced are alive, and the whole log agrees. */
+  guint64 at_first = gs_trace_model_find_seq(whole, first_seq - 1);
+  g_assert_cmpuint(at_first, !=, G_MAXUINT64);
+  /* After the storage event the reader derives from it, if any (it shares the number). */
+  while (at_first + 1 < gs_trace_model_n_events(whole) &&
+         gs_trace_model_seq_at(whole, at_first + 1) == first_seq - 1)
+    at_first++;
+  const gs_replay *r = gs_trace_model_seek(late, end);
+  g_assert_cmpuint(g_hash_table_size(r->objects), ==, objects);
+  g_assert_cmpuint(objects, >, 10); /* the parameters, momentum, kept tensors, the graph */
+  /* Each model keeps its own moment: r stays valid while the other seeks. */
+  assert_same_alive(r, gs_trace_model_seek(whole, at_first), names);
+
+  guint compared = 1;
+  for (guint64 i = end + 1;; i = MIN(i + 53, n - 1)) {
+    guint64 seq = gs_trace_model_seq_at(late, i);
+    guint64 j = gs_trace_model_find_seq(whole, seq);
+    guint64 k = gs_trace_model_find_seq(late, seq);
+    g_assert_cmpuint(j, !=, G_MAXUINT64);
+    assert_same_alive(gs_trace_model_seek(late, k), gs_trace_model_seek(whole, j), names);
+    compared++;
+    if (i == n - 1)
+      break;
+  }
+  return compared;
+}
+
 /* (a) and (d): the ring dumped at exit holds the run's end, opens with a snapshot, and its
  * model equals the whole log's at every event number it has. */
 static void test_ring_equals_whole_log(void) {
@@ -226,51 +296,33 @@ static void test_ring_equals_whole_log(void) {
   status = record_in_child(RING_AT_EXIT, ring_path);
   g_assert_true(WIFEXITED(status));
 
-  g_autoptr(gs_trace_model) whole = model_of(whole_path);
-  g_autoptr(gs_trace_model) ring = model_of(ring_path);
-  guint64 first_seq = 0, objects = 0, end = 0;
-  g_assert_false(gs_trace_model_snapshot(whole, NULL, NULL, NULL));
-  g_assert_true(gs_trace_model_snapshot(ring, &first_seq, &objects, &end));
-  g_assert_cmpuint(end, <, gs_trace_model_n_events(ring) - 1);
   /* The ring kept the end of a run much longer than itself. */
   struct stat st;
   g_assert_cmpint(g_stat(whole_path, &st), ==, 0);
   g_assert_cmpint(st.st_size, >, 4 * RING_BYTES);
   g_assert_cmpint(g_stat(ring_path, &st), ==, 0);
   g_assert_cmpint(st.st_size, <, 2 * RING_BYTES);
-  guint64 n = gs_trace_model_n_events(ring);
-  g_assert_cmpuint(gs_trace_model_seq_at(ring, n - 1), ==,
-                   gs_trace_model_seq_at(whole, gs_trace_model_n_events(whole) - 1));
-  /* The log holds every event from first_seq on: numbers before its first event that the
-   * whole log lacks too (numbers a deferred event took and never used) are all it skips. */
-  g_assert_cmpuint(gs_trace_model_seq_at(ring, end + 1), >=, first_seq);
-  for (guint64 seq = first_seq; seq < gs_trace_model_seq_at(ring, end + 1); seq++)
-    g_assert_cmpuint(gs_trace_model_find_seq(whole, seq), ==, G_MAXUINT64);
-
-  /* At the snapshot's end the objects it announced are alive, and the whole log agrees. */
-  guint64 at_first = gs_trace_model_find_seq(whole, first_seq - 1);
-  g_assert_cmpuint(at_first, !=, G_MAXUINT64);
-  const gs_replay *r = gs_trace_model_seek(ring, end);
-  g_assert_cmpuint(g_hash_table_size(r->objects), ==, objects);
-  g_assert_cmpuint(objects, >, 10); /* the parameters, momentum, kept tensors, the graph */
-  /* Each model keeps its own moment: r stays valid while the other seeks. */
-  assert_same_alive(r, gs_trace_model_seek(whole, at_first));
-
-  /* Then at every 53rd event number after it, and at the last. */
-  guint compared = 0;
-  for (guint64 i = end + 1; i < n; i += (i + 53 < n || i == n - 1) ? 53 : n - 1 - i) {
-    guint64 seq = gs_trace_model_seq_at(ring, i);
-    guint64 j = gs_trace_model_find_seq(whole, seq);
-    guint64 k = gs_trace_model_find_seq(ring, seq);
-    g_assert_cmpuint(j, !=, G_MAXUINT64);
-    assert_same_alive(gs_trace_model_seek(ring, k), gs_trace_model_seek(whole, j));
-    compared++;
-    if (i == n - 1)
-      break;
-  }
-  g_assert_cmpuint(compared, >, 20);
+  g_autoptr(gs_trace_model) whole = model_of(whole_path);
+  g_autoptr(gs_trace_model) ring = model_of(ring_path);
+  g_assert_cmpuint(assert_same_from_snapshot(ring, whole, TRUE), >, 20);
   remove_log(g_strdup(whole_path));
   remove_log(g_strdup(ring_path));
+}
+
+/* (b): gs_trace_open in a program that has been at work for half its run opens with a
+ * snapshot of what is alive, and from there equals the whole log of the same run. */
+static void test_late_open_snapshot(void) {
+  g_autofree char *whole_path = temp_log("whole.gstrace");
+  g_autofree char *late_path = temp_log("late.gstrace");
+  int status = record_in_child(WHOLE, whole_path);
+  g_assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  status = record_in_child(LATE_OPEN, late_path);
+  g_assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  g_autoptr(gs_trace_model) whole = model_of(whole_path);
+  g_autoptr(gs_trace_model) late = model_of(late_path);
+  g_assert_cmpuint(assert_same_from_snapshot(late, whole, FALSE), >, 20);
+  remove_log(g_strdup(whole_path));
+  remove_log(g_strdup(late_path));
 }
 
 /* The last event of kind `kind` in m, its index, or G_MAXUINT64. */
@@ -333,6 +385,7 @@ static void test_dump_on_request(void) {
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/flight-recorder/ring-equals-whole-log", test_ring_equals_whole_log);
+  g_test_add_func("/flight-recorder/late-open-snapshot", test_late_open_snapshot);
   g_test_add_func("/flight-recorder/dump-on-fatal-signal", test_dump_on_fatal_signal);
   g_test_add_func("/flight-recorder/dump-on-error", test_dump_on_error);
   g_test_add_func("/flight-recorder/dump-on-request", test_dump_on_request);

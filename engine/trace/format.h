@@ -144,5 +144,8 @@ uint32_t gs__crc32c(uint32_t crc, const void *data, size_t n);
 uint8_t *gs__trace_encode_body_as(uint8_t *p, const gs_trace_event *e, int64_t seq_delta,
                                   int64_t time_delta, unsigned minor);
 
+/* The same without the deltas: e's fields only (a writer that puts the deltas itself). */
+uint8_t *gs__trace_encode_fields(uint8_t *p, const gs_trace_event *e, unsigned minor);
+
 /* An upper bound on the encoded size of e. */
 size_t gs__trace_max_event_size(const gs_trace_event *e);

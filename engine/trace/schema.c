@@ -106,6 +106,10 @@ uint8_t *gs__trace_encode_body_as(uint8_t *p, const gs_trace_event *e, int64_t s
                                   int64_t time_delta, unsigned minor) {
   p = gs__put_svarint(p, seq_delta);
   p = gs__put_svarint(p, time_delta);
+  return gs__trace_encode_fields(p, e, minor);
+}
+
+uint8_t *gs__trace_encode_fields(uint8_t *p, const gs_trace_event *e, unsigned minor) {
   /* Where the body can end: at the mark before a run of trailing optional fields that are all
    * 0 (a single 0 byte, whatever the field's type), which a reader takes as 0 when missing.
    * So a 1.2 tensor event with nothing folded into it is no longer than in 1.1. */

@@ -60,6 +60,24 @@ int gs__trace_values_limit(void);
 typedef void (*gs__trace_deferred_fn)(void *ctx, uint64_t seq);
 void gs__trace_defer(gs__trace_deferred_fn emit, void *ctx);
 
+/* snapshot.c: what is alive when recording starts late ------------------------------- */
+
+/* Writes the records a layer owns as the events that would have made them, each through
+ * gs__trace_snapshot_event; returns how many tensors and composites it wrote. */
+typedef uint64_t (*gs__trace_snapshot_fn)(void);
+/* Registers a layer's walk (at start-up); walks run by ascending order: scopes 10, storages
+ * and tensors 20, composites 40, modules 50, optimizers 60, graph nodes 70. */
+void gs__trace_add_snapshot_hook(int order, gs__trace_snapshot_fn fn);
+/* Writes e into this thread's stream as part of the snapshot being written (its number is
+ * the snapshot's; e's seq and time are ignored). */
+void gs__trace_snapshot_event(const gs_trace_event *e);
+/* The most ids a snapshot event's array carries: longer lists (an optimizer's parameters) are
+ * split over several events, as the writer splits them (its buffer bounds one event). */
+#define GS__TRACE_SNAPSHOT_PARAMS 2048
+/* If the program has done work already, writes the snapshot of what is alive: called when a
+ * log starts. */
+void gs__trace_write_snapshot(void);
+
 /* sites.c: where the program called the engine --------------------------------------- */
 
 /* The id of the current call site (the first return address outside the engine), defining it

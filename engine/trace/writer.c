@@ -471,6 +471,7 @@ int gs__trace_start(const char *dest) {
   if (fd < 0)
     return errno ? errno : EINVAL;
   start(fd, owned, NULL, 0);
+  gs__trace_write_snapshot(); /* a program that has done work opens its log with what lives */
   return 0;
 }
 
@@ -484,7 +485,10 @@ int gs__trace_start_ring(const char *path, uint64_t bytes) {
   if (fd < 0)
     return errno ? errno : EINVAL;
   close(fd);
-  return start(-1, false, path, bytes) ? 0 : ENOMEM;
+  if (!start(-1, false, path, bytes))
+    return ENOMEM;
+  gs__trace_write_snapshot();
+  return 0;
 }
 
 /* Writes the ring out: the header, the snapshot, the kept chunks. The caller has moved every

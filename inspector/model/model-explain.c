@@ -510,6 +510,11 @@ static char *explain_event(explain *x, guint64 index) {
                            e.n_values, t);
   }
   case GS_TRACE_SNAPSHOT_BEGIN:
+    if (!e.count) /* counted at its end (tracing switched on in a running program) */
+      return g_strdup_printf(_("recording began at event %" PRIu64 ", after the program had "
+                               "started; the events up to the snapshot's end re-create what "
+                               "was alive then"),
+                             e.seq + 1);
     return g_strdup_printf(ngettext("recording began at event %" PRIu64 "; %" PRIu64
                                     " object was alive then, and the events up to the "
                                     "snapshot's end re-create it",
@@ -518,8 +523,13 @@ static char *explain_event(explain *x, guint64 index) {
                                     "snapshot's end re-create them", e.count),
                            e.seq + 1, e.count);
   case GS_TRACE_SNAPSHOT_END:
-    return g_strdup_printf(_("the snapshot is complete: what was alive at event %" PRIu64
-                             " is in place, and the log goes on from there"), e.seq + 1);
+    return g_strdup_printf(ngettext("the snapshot is complete: the %" PRIu64 " object alive "
+                                    "before event %" PRIu64 " is in place, and the log goes on "
+                                    "from there",
+                                    "the snapshot is complete: the %" PRIu64 " objects alive "
+                                    "before event %" PRIu64 " are in place, and the log goes "
+                                    "on from there", e.count),
+                           e.count, e.seq + 1);
   default:
     return g_strdup_printf(_("an event of kind %u, newer than this inspector"), e.kind);
   }

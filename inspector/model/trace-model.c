@@ -183,6 +183,8 @@ static void index_event(gs_trace_model *m, const gs_trace_event *e) {
     m->snapshot_end = G_MAXUINT64;
   } else if (e->kind == GS_TRACE_SNAPSHOT_END && m->snapshot && m->snapshot_end == G_MAXUINT64) {
     m->snapshot_end = index;
+    if (e->count) /* a snapshot walked as it was written counts its objects at its end */
+      m->snapshot_objects = e->count;
   }
   model_memory_before(m, e);
   gs_replay_apply_with(m->head, e, model_string_fn, m);
