@@ -297,6 +297,9 @@ static bool on_storage(gs__flight_state *s, const gs_trace_event *e) {
 /* ---- objects ----------------------------------------------------------------------- */
 
 static void on_object_gone(gs__flight_state *s, uint64_t id) {
+  /* Names and owners are kept only for known objects: most ids (a new tensor's) have none. */
+  if (!idmap_get(&s->maps[M_OBJECT], id) && !idmap_get(&s->maps[M_PARAM], id))
+    return;
   kill(s, M_OBJECT, id);
   kill(s, M_OWNER, id);
   kill(s, M_NAME, id);
