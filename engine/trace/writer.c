@@ -624,10 +624,15 @@ __attribute__((constructor)) static void open_from_environment(void) {
   const char *ring_size = getenv("GS_TRACE_RING");
   if (ring_size && *ring_size) {
     uint64_t bytes = gs__trace_parse_size(ring_size);
-    int err = bytes ? gs__trace_start_ring(dest, bytes) : EINVAL;
+    /* A ring is dumped to a file it rewrites whole: not to a socket or an inherited fd. */
+    bool to_file = strncmp(dest, "unix:", 5) != 0 && strncmp(dest, "fd:", 3) != 0;
+    int err = bytes >= 64 * 1024 && to_file ? gs__trace_start_ring(dest, bytes) : EINVAL;
     if (err) {
       fprintf(stderr, "gradscope: cannot keep a flight recorder of %s for %s (GS_TRACE_RING): %s\n",
-              ring_size, dest, bytes ? strerror(err) : "expected a size such as 64M, 512K or 1G");
+              ring_size, dest,
+              !to_file ? "it is dumped to a file: set GS_TRACE to a path"
+              : bytes < 64 * 1024 ? "expected a size of at least 64K, such as 64M, 512K or 1G"
+                                  : strerror(err));
       return;
     }
     atexit(close_at_exit);
