@@ -123,6 +123,10 @@ static int record_in_child(recording how, const char *path) {
       gs_trace_close();
       _exit(0);
     }
+    /* The crash is meant: the signal's own action is to end the process (a sanitizer would
+     * otherwise report it after the recorder's handler has dumped and passed it on). */
+    if (how == RING_SIGSEGV)
+      signal(SIGSEGV, SIG_DFL);
     if (gs_trace_open_ring(path, RING_BYTES) != 0)
       _exit(3);
     start_run(&r);
@@ -379,7 +383,8 @@ static guint64 last_of(gs_trace_model *m, gs_trace_kind kind) {
 static void test_dump_on_fatal_signal(void) {
   g_autofree char *path = temp_log("crash.gstrace");
   int status = record_in_child(RING_SIGSEGV, path);
-  g_assert_false(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  g_assert_true(WIFSIGNALED(status));
+  g_assert_cmpint(WTERMSIG(status), ==, SIGSEGV); /* the recorder passed the signal on */
   g_autoptr(gs_trace_model) m = model_of(path);
   g_assert_true(gs_trace_model_snapshot(m, NULL, NULL, NULL));
   guint64 mark = last_of(m, GS_TRACE_MARK);
