@@ -350,6 +350,13 @@ static void test_ring_equals_whole_log(void) {
   g_autoptr(gs_trace_model) ring = model_of(ring_path);
   g_assert_cmpuint(assert_same_from_snapshot(ring, whole, TRUE), >, 20);
   assert_stats_say_where_recording_began(ring_path, ring);
+  /* The scrubber's sentences tell the snapshot's events from the run's. */
+  guint64 end = 0;
+  gs_trace_model_snapshot(ring, NULL, NULL, &end);
+  g_autofree char *inside = gs_trace_model_explain(ring, end - 1);
+  g_autofree char *after = gs_trace_model_explain(ring, end + 1);
+  g_assert_true(g_str_has_prefix(inside, "when recording began, this was alive: "));
+  g_assert_false(g_str_has_prefix(after, "when recording began"));
   remove_log(g_strdup(whole_path));
   remove_log(g_strdup(ring_path));
 }

@@ -272,6 +272,13 @@ char *gs_trace_model_explain_facts(gs_trace_model *m, guint64 index, GArray **fa
   char *text = explain_event(&x, index);
   if (facts)
     *facts = x.facts;
+  /* Inside a snapshot an event re-creates what was alive when the log began: it did not
+   * happen then, and a learner stepping through must not read it as if it did. */
+  if (text && m->snapshot && index > m->snapshot_begin && index < m->snapshot_end) {
+    char *marked = g_strdup_printf(_("when recording began, this was alive: %s"), text);
+    g_free(text);
+    text = marked;
+  }
   return text;
 }
 

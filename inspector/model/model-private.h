@@ -116,7 +116,7 @@ struct gs_trace_model {
 
   /* the snapshot a log that begins mid-run opens with (gs_trace_model_snapshot) */
   gboolean snapshot;
-  guint64 snapshot_first_seq, snapshot_objects, snapshot_end;
+  guint64 snapshot_first_seq, snapshot_objects, snapshot_begin, snapshot_end; /* indices */
 
   /* states */
   gs_replay *head;

@@ -180,6 +180,7 @@ static void index_event(gs_trace_model *m, const gs_trace_event *e) {
     m->snapshot = TRUE;
     m->snapshot_first_seq = e->seq + 1;
     m->snapshot_objects = e->count;
+    m->snapshot_begin = index;
     m->snapshot_end = G_MAXUINT64;
   } else if (e->kind == GS_TRACE_SNAPSHOT_END && m->snapshot && m->snapshot_end == G_MAXUINT64) {
     m->snapshot_end = index;
