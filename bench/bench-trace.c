@@ -1,5 +1,6 @@
-/* bench-trace: what recording costs. Runs two workloads side by side with the log off and on
- * (to a file in /tmp): the autograd micro-step of bench-autograd (16-element tensors: almost
+/* bench-trace: what recording costs. Runs two workloads side by side with the log off, on (to
+ * a file in /tmp) and kept by a flight recorder (a 4 MiB ring, smaller than what each run
+ * records, so chunks are pushed out and applied to its snapshot state as in a long run): the autograd micro-step of bench-autograd (16-element tensors: almost
  * all bookkeeping) and a matmul-heavy loop (256x256 products: almost all arithmetic). Prints ns
  * per recorded event, bytes per event and per step, and each workload's slowdown. Events are
  * counted by the engine's event numbers; since format 1.2 the storage events folded into
@@ -66,8 +67,12 @@ int main(void) {
   gs_tensor a = gs_randn(GS_F32, (int64_t[]){256, 256}, 2, &rng),
             m = gs_randn(GS_F32, (int64_t[]){256, 256}, 2, &rng);
 
+  char ring_path[64];
+  snprintf(ring_path, sizeof ring_path, "/tmp/gradscope-bench-ring-%d.gstrace", (int)getpid());
+  const uint64_t ring_bytes = 4u << 20;
   const int n_micro = 20000, n_matmul = 200;
-  run micro_off[REPS], micro_on[REPS], mm_off[REPS], mm_on[REPS];
+  run micro_off[REPS], micro_on[REPS], mm_off[REPS], mm_on[REPS], micro_ring[REPS], mm_ring[REPS];
+  double dump_s[REPS];
   time_micro(x, w, b, n_micro / 10);
   for (int r = 0; r < REPS; r++) { /* alternate off and on so both see the same machine */
     micro_off[r] = time_micro(x, w, b, n_micro);
@@ -76,7 +81,17 @@ int main(void) {
     micro_on[r] = time_micro(x, w, b, n_micro);
     mm_on[r] = time_matmul(a, m, n_matmul);
     gs_trace_close();
+    gs_trace_open_ring(ring_path, ring_bytes);
+    micro_ring[r] = time_micro(x, w, b, n_micro);
+    mm_ring[r] = time_matmul(a, m, n_matmul);
+    double t0 = bench_now_s();
+    gs_trace_dump(); /* what an error or a crash costs: the snapshot and the ring, written */
+    dump_s[r] = bench_now_s() - t0;
+    gs_trace_close();
   }
+  struct stat ring_st;
+  stat(ring_path, &ring_st);
+  unlink(ring_path);
   /* Bytes: one more traced run of the micro-step alone, measured by the file's size. */
   gs_trace_open(path);
   uint64_t e0 = gs_event_counter();
@@ -101,6 +116,18 @@ int main(void) {
   bench_result("matmul_step_off_ms", mm_off_s * 1e3, "ms");
   bench_result("matmul_step_on_ms", mm_on_s * 1e3, "ms");
   bench_result("matmul_step_slowdown", mm_on_s / mm_off_s, "x");
+  double micro_ring_s = median_of(micro_ring, REPS), mm_ring_s = median_of(mm_ring, REPS);
+  printf("# flight recorder: a %u MiB ring, medians of the same alternating runs\n",
+         (unsigned)(ring_bytes >> 20));
+  bench_result("micro_step_ring_us", micro_ring_s * 1e6, "us");
+  bench_result("trace_ring_ns_per_event",
+               (micro_ring_s - micro_off_s) * 1e9 / (double)micro_on[0].events, "ns");
+  bench_result("micro_step_ring_slowdown", micro_ring_s / micro_off_s, "x");
+  bench_result("micro_step_ring_vs_file", micro_ring_s / micro_on_s, "x");
+  bench_result("matmul_step_ring_ms", mm_ring_s * 1e3, "ms");
+  bench_result("matmul_step_ring_slowdown", mm_ring_s / mm_off_s, "x");
+  bench_result("ring_dump_ms", bench_median(dump_s, REPS) * 1e3, "ms");
+  bench_result("ring_dump_bytes", (double)ring_st.st_size, "bytes");
   gs_dispose(x), gs_dispose(w), gs_dispose(b), gs_dispose(a), gs_dispose(m);
   return 0;
 }

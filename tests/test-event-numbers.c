@@ -1,14 +1,16 @@
 /* test-event-numbers.c: the engine's event numbers are the same with the log on or off, so
  * that an error message cites the same event whether or not the run was traced, and the
  * log's event of that number is the one the message means. The test runs one workload in two
- * child processes, untraced and traced (GS_TRACE, read when the library loads), and compares
- * what each printed: every error message and the event counter after each step. The workload
+ * child processes, untraced and traced (GS_TRACE, read when the library loads; also kept in a
+ * flight recorder's ring, GS_TRACE_RING, and switched on halfway with gs_trace_open, so that
+ * the log opens with a snapshot), and compares what each printed: every error message and the event counter after each step. The workload
  * makes every kind of event a log holds: scopes, moves, a module and an optimizer, a dataset,
  * views, clones that share and then copy their bytes, names and marks, backward, in-place
  * writes, a version error and a stale handle. */
 #include <glib.h>
 #include <gradscope/gradscope.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <glib/gstdio.h>
 #include <string.h>
 
@@ -36,6 +38,9 @@ static void workload(void) {
   gs_tensor kept = gs_move_to_outer(gs_add_scalar(h, 1.0));
   gs_scope_end(inner);
   report("moved one out");
+  const char *late = getenv("GS_TRACE_LATE"); /* tracing switched on in a running program */
+  if (late)
+    gs_trace_open(late);
 
   gs_tensor c = gs_clone(kept);      /* shares the bytes copy-on-write */
   gs_add_scalar_(c, 100.0);          /* copies them */
@@ -71,11 +76,17 @@ static void workload(void) {
   report("end");
 }
 
-static char *run_child(const char *self, const char *trace) {
+/* trace_var: GS_TRACE, GS_TRACE_LATE (the workload opens it halfway), or NULL; ring: a
+ * GS_TRACE_RING size, or NULL. */
+static char *run_child(const char *self, const char *trace_var, const char *trace,
+                       const char *ring) {
   g_auto(GStrv) env = g_get_environ();
   env = g_environ_unsetenv(env, "GS_TRACE");
+  env = g_environ_unsetenv(env, "GS_TRACE_RING");
   if (trace)
-    env = g_environ_setenv(env, "GS_TRACE", trace, TRUE);
+    env = g_environ_setenv(env, trace_var, trace, TRUE);
+  if (ring)
+    env = g_environ_setenv(env, "GS_TRACE_RING", ring, TRUE);
   char *argv[] = {(char *)self, "--child", NULL};
   char *out = NULL;
   int status = 0;
@@ -107,6 +118,21 @@ static gs_trace_kind kind_of(const char *log, uint64_t seq) {
   return kind;
 }
 
+/* How many events of kind the log holds. */
+static guint count_kind(const char *log, gs_trace_kind kind) {
+  g_autofree char *bytes = NULL;
+  gsize len = 0;
+  g_assert_true(g_file_get_contents(log, &bytes, &len, NULL));
+  gs_trace_reader *r = gs_trace_reader_new();
+  gs_trace_reader_feed(r, bytes, len);
+  gs_trace_event e;
+  guint n = 0;
+  while (gs_trace_reader_next(r, &e) == GS_TRACE_EVENT)
+    n += e.kind == kind;
+  gs_trace_reader_free(r);
+  return n;
+}
+
 /* The number after "marker" in text. */
 static uint64_t number_after(const char *text, const char *marker) {
   const char *at = strstr(text, marker);
@@ -117,8 +143,8 @@ static uint64_t number_after(const char *text, const char *marker) {
 static void test_same_numbers_log_on_or_off(void) {
   g_autofree char *dir = g_dir_make_tmp("gradscope-numbers-XXXXXX", NULL);
   g_autofree char *log = g_build_filename(dir, "run.gstrace", NULL);
-  g_autofree char *off = run_child(self_path, NULL);
-  g_autofree char *on = run_child(self_path, log);
+  g_autofree char *off = run_child(self_path, NULL, NULL, NULL);
+  g_autofree char *on = run_child(self_path, "GS_TRACE", log, NULL);
   g_test_message("untraced:\n%s", off);
   g_assert_nonnull(strstr(off, "modified in place by mul_scalar_ (event "));
   /* The training step ran without an error (its line has none). */
@@ -133,6 +159,22 @@ static void test_same_numbers_log_on_or_off(void) {
   uint64_t disposed = number_after(on, "disposed by gs_dispose at event ");
   g_assert_cmpstr(gs_trace_kind_name(kind_of(log, written)), ==, "inplace_write");
   g_assert_cmpstr(gs_trace_kind_name(kind_of(log, disposed)), ==, "tensor_dispose");
+  g_unlink(log);
+
+  /* The same numbers in a flight recorder's ring and in a log switched on halfway, which
+   * opens with a snapshot (its events take no number). */
+  g_autofree char *ring = run_child(self_path, "GS_TRACE", log, "64K");
+  g_assert_cmpstr(ring, ==, off);
+  g_assert_cmpstr(gs_trace_kind_name(kind_of(log, written)), ==, "inplace_write");
+  g_assert_cmpstr(gs_trace_kind_name(kind_of(log, disposed)), ==, "tensor_dispose");
+  g_unlink(log);
+  g_autofree char *late = run_child(self_path, "GS_TRACE_LATE", log, NULL);
+  g_assert_cmpstr(late, ==, off);
+  g_assert_cmpstr(gs_trace_kind_name(kind_of(log, written)), ==, "inplace_write");
+  g_assert_cmpstr(gs_trace_kind_name(kind_of(log, disposed)), ==, "tensor_dispose");
+  g_assert_cmpint(kind_of(log, 1), ==, 0); /* the log began after event 1 */
+  g_assert_cmpuint(count_kind(log, GS_TRACE_SNAPSHOT_BEGIN), ==, 1);
+  g_assert_cmpuint(count_kind(log, GS_TRACE_SNAPSHOT_END), ==, 1);
   g_unlink(log);
   g_rmdir(dir);
 }

@@ -366,6 +366,44 @@ static void test_open_counts_rows(void) {
   gtk_window_destroy(GTK_WINDOW(window));
 }
 
+static GtkWidget *find_label_containing(GtkWidget *root, const char *part);
+
+/* A log opened in a running program begins with a snapshot: the status line says where
+ * recording began and how many objects were alive then. */
+static void test_late_log_status(void) {
+  g_autofree char *dir = g_dir_make_tmp("gradscope-ui-late-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename(dir, "late.gstrace", NULL);
+  const int64_t shape[] = {4, 8};
+  gs_tensor early = gs_ones(GS_F32, shape, 2); /* alive before the log begins */
+  uint64_t before = gs_event_counter();
+  g_assert_cmpint(gs_trace_open(path), ==, 0);
+  gs_tensor later = gs_add_scalar(early, 1.0);
+  gs_dispose(later);
+  gs_dispose(early);
+  gs_trace_close();
+
+  GsWindow *window = new_window();
+  g_autoptr(GFile) file = g_file_new_for_path(path);
+  gs_window_open_file(window, file, FALSE);
+  GsCapturePage *page = gs_window_get_current_page(window);
+  g_assert_nonnull(page);
+  wait_for(page_has_content, page);
+  guint64 first = 0, objects = 0;
+  g_assert_true(gs_trace_model_snapshot(gs_capture_page_get_model(page), &first, &objects, NULL));
+  g_assert_cmpuint(first, ==, before + 1);
+  g_assert_cmpuint(objects, >=, 1);
+  g_autofree char *said = g_strdup_printf(
+      objects == 1 ? "recording began at event %" G_GUINT64_FORMAT "; %" G_GUINT64_FORMAT
+                     " object was alive then"
+                   : "recording began at event %" G_GUINT64_FORMAT "; %" G_GUINT64_FORMAT
+                     " objects were alive then",
+      first, objects);
+  g_assert_nonnull(find_label_containing(GTK_WIDGET(page), said));
+  gtk_window_destroy(GTK_WINDOW(window));
+  g_unlink(path);
+  g_rmdir(dir);
+}
+
 static void test_filter(void) {
   counts want = count_log();
   GsWindow *window = new_window();
@@ -1256,6 +1294,7 @@ int main(int argc, char **argv) {
     g_test_add_func("/inspector-ui/empty-window", test_empty_window);
     g_test_add_func("/inspector-ui/open-counts-rows", test_open_counts_rows);
     g_test_add_func("/inspector-ui/filter", test_filter);
+    g_test_add_func("/inspector-ui/late-log-status", test_late_log_status);
     g_test_add_func("/inspector-ui/scrub", test_scrub);
     g_test_add_func("/inspector-ui/page-keys", test_page_keys);
     g_test_add_func("/inspector-ui/memory-timeline", test_memory_timeline);

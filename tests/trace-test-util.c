@@ -96,6 +96,10 @@ gs_trace_event sample(gs_trace_kind kind) {
     return (gs_trace_event){.kind = kind, .address = UINT64_C(0x7f1234560000), .offset = 0x1000,
                             .nbytes = 0x52000, .name = 13, .text = build_id,
                             .text_len = sizeof build_id - 1};
+  case GS_TRACE_SNAPSHOT_BEGIN:
+    return (gs_trace_event){.kind = kind, .name = 14, .count = 300000};
+  case GS_TRACE_SNAPSHOT_END:
+    return (gs_trace_event){.kind = kind, .count = 300000};
   case GS_TRACE_KIND_COUNT:
     break;
   }
@@ -213,6 +217,7 @@ void assert_event_equal(const gs_trace_event *want, const gs_trace_event *got) {
   g_assert_cmpuint(got->address, ==, want->address);
   g_assert_cmpuint(got->memory, ==, want->memory);
   g_assert_cmpuint(got->peer, ==, want->peer);
+  g_assert_cmpuint(got->count, ==, want->count);
   g_assert_cmpuint(got->n_values, ==, want->n_values);
   /* Bit for bit: -0.0 and NaN must survive too. */
   if (want->n_values)

@@ -290,3 +290,83 @@ bool gs__autograd_check_inplace(const gs__tensor *t, bool operand_requires_grad,
     return false;
   return true;
 }
+
+/* ---- a late log's snapshot (trace/snapshot.c) ----------------------------------------- */
+
+/* n as its node_create (after the storages its saved tensors hold), and node_free_saved if a
+ * backward freed them (as backward logs it: for a node that saved something). */
+static void snapshot_write_node(const gs__node *n) {
+  uint64_t stack_ids[16];
+  size_t count = (size_t)n->n_inputs + (size_t)n->n_saved;
+  uint64_t *ids = count <= 16 ? stack_ids : malloc(count * sizeof *ids);
+  if (!ids)
+    return;
+  for (int i = 0; i < n->n_inputs; i++)
+    ids[i] = n->next[i] ? n->next[i]->id : 0;
+  for (int i = 0; i < n->n_saved; i++) {
+    gs__snapshot_storage(n->saved[i].value.storage);
+    ids[n->n_inputs + i] = n->saved[i].tensor;
+  }
+  gs__trace_snapshot_event(&(gs_trace_event){
+      .kind = GS_TRACE_NODE_CREATE, .node = n->id, .name = gs__trace_string(n->kind->name),
+      .tensor = n->kind == gs__kinds.accumulate_grad ? n->leaf : n->output,
+      .n_inputs = (uint32_t)n->n_inputs, .inputs = ids, .n_saved = (uint32_t)n->n_saved,
+      .saved = ids + n->n_inputs});
+  if (n->released && n->n_saved > 0)
+    gs__trace_snapshot_event(&(gs_trace_event){.kind = GS_TRACE_NODE_FREE_SAVED, .node = n->id});
+  if (ids != stack_ids)
+    free(ids);
+}
+
+/* The graph under root, each node once and after its inputs (a reader links a node to its
+ * inputs when it arrives). Iterative: graphs can be deep. */
+static void snapshot_graph(gs__node *root) {
+  typedef struct frame {
+    gs__node *node;
+    int input;
+  } frame;
+  if (!root || root->wrapped || !gs__snapshot_first_node(root->id))
+    return;
+  size_t count = 0, capacity = 64;
+  frame *stack = malloc(capacity * sizeof *stack);
+  if (!stack)
+    return;
+  stack[count++] = (frame){root, 0};
+  while (count > 0) {
+    frame *f = &stack[count - 1];
+    if (f->input == f->node->n_inputs) {
+      snapshot_write_node(f->node);
+      count--;
+      continue;
+    }
+    gs__node *next = f->node->next[f->input++];
+    if (!next || next->wrapped || !gs__snapshot_first_node(next->id))
+      continue;
+    if (count == capacity) {
+      frame *bigger = realloc(stack, 2 * capacity * sizeof *stack);
+      if (!bigger)
+        break; /* out of memory: the snapshot lacks the rest of this graph */
+      stack = bigger;
+      capacity *= 2;
+    }
+    stack[count++] = (frame){next, 0};
+  }
+  free(stack);
+}
+
+/* Every node a live tensor's history or gradient accumulator holds. */
+static uint64_t snapshot_nodes(void) {
+  uint32_t count = atomic_load_explicit(&gs__tensors.count, memory_order_acquire);
+  for (uint32_t i = 0; i < count; i++) {
+    gs__slot *s = (gs__slot *)gs__pool_slot_of(&gs__tensors, i);
+    if (!atomic_load_explicit(&s->pool.live, memory_order_acquire))
+      continue;
+    snapshot_graph(s->tensor.ag.grad_accumulator);
+    snapshot_graph(s->tensor.ag.grad_fn);
+  }
+  return 0;
+}
+
+__attribute__((constructor)) static void register_node_snapshot(void) {
+  gs__trace_add_snapshot_hook(70, snapshot_nodes);
+}

@@ -103,3 +103,10 @@ static inline uint64_t gs__next_event(void) {
   return atomic_fetch_add_explicit(&gs__event_counter, n, memory_order_relaxed) + n;
 }
 static inline void gs__skip_events(uint64_t n) { gs__event_debt += n; }
+/* Takes this thread's skipped numbers now, without taking a new one, and returns the last
+ * number taken: what a snapshot of the present repeats (it takes no number of its own). */
+static inline uint64_t gs__events_settle(void) {
+  uint64_t n = gs__event_debt;
+  gs__event_debt = 0;
+  return atomic_fetch_add_explicit(&gs__event_counter, n, memory_order_relaxed) + n;
+}

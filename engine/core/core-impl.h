@@ -107,6 +107,12 @@ typedef struct gs__storage {
   bool alloc_unlogged;
 } gs__storage;
 
+/* trace-snapshot.c: writes s's allocation (or copy-on-write share) into the snapshot being
+ * written, once per snapshot; and whether graph node `node` is met for the first time in it
+ * (the graph's walk, engine/autograd, writes each node once). */
+void gs__snapshot_storage(const gs__storage *s);
+bool gs__snapshot_first_node(uint64_t node);
+
 /* Caching allocator: a block with a gs__buffer header followed by nbytes of data (64-byte
  * aligned). Returns NULL when the system is out of memory. */
 gs__buffer *gs__alloc_buffer(uint64_t nbytes);

@@ -85,10 +85,11 @@ void gs__error(gs_error_code code, const char *fn, const char *fmt, ...) {
     snprintf(last_message, sizeof last_message, "%s", body);
   last_code = code;
 
-  /* The log gets the error first, flushed: the default handler aborts next. */
+  /* The log gets the error first, flushed (a flight recorder dumped): the default handler
+   * aborts next. */
   if (gs__trace_on()) {
     gs__trace_error((int)code, last_message);
-    gs_trace_flush();
+    gs__trace_error_flush();
   } else {
     gs__trace_skip(1);
   }

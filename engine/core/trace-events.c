@@ -24,6 +24,29 @@ int gs_trace_open(const char *dest) {
   return 0;
 }
 
+int gs_trace_open_ring(const char *path, uint64_t bytes) {
+  if (!path || !*path || strncmp(path, "unix:", 5) == 0 || strncmp(path, "fd:", 3) == 0) {
+    gs__error(GS_ERR_ARGUMENT, "trace_open_ring",
+              "expected the path of a file to dump the flight recorder into, got %s",
+              path ? (*path ? path : "\"\"") : "NULL");
+    return -1;
+  }
+  if (bytes < 64 * 1024) { /* a chunk is up to 64 KiB: a smaller ring could keep none */
+    gs__error(GS_ERR_ARGUMENT, "trace_open_ring",
+              "expected a ring of at least 64 KiB (65536 bytes), got %llu bytes",
+              (unsigned long long)bytes);
+    return -1;
+  }
+  int err = gs__trace_start_ring(path, bytes);
+  if (err) {
+    gs__error(GS_ERR_ARGUMENT, "trace_open_ring", "cannot keep a flight recorder for %s: %s",
+              path, strerror(err));
+    return -1;
+  }
+  gs__trace_dump_at_exit();
+  return 0;
+}
+
 void gs_trace_mark(const char *label) {
   if (gs__trace_on())
     gs__trace_mark(gs__intern(label ? label : ""));

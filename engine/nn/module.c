@@ -412,3 +412,36 @@ void gs_module_dispose(gs_module mh) {
   snprintf(reason, sizeof reason, "the disposal of module %s #%u", m->type_name, m->index);
   dispose_tree(m, gs__intern(reason));
 }
+
+/* ---- a late log's snapshot (trace/snapshot.c) ----------------------------------------- */
+
+/* Every live module as its module_create, then the trees: each child and parameter under the
+ * name it was given (after every module exists, as a reader places a child by its id). */
+static uint64_t snapshot_modules(void) {
+  uint32_t count = atomic_load_explicit(&modules.count, memory_order_acquire);
+  for (int pass = 0; pass < 2; pass++)
+    for (uint32_t i = 0; i < count; i++) {
+      gs__module *m = (gs__module *)gs__pool_slot_of(&modules, i);
+      if (!atomic_load_explicit(&m->pool.live, memory_order_acquire))
+        continue;
+      if (pass == 0) {
+        gs__trace_snapshot_event(&(gs_trace_event){.kind = GS_TRACE_MODULE_CREATE, .module = m->id,
+                                                   .name = gs__trace_string(m->type_name)});
+        continue;
+      }
+      for (int c = 0; c < m->n_children; c++)
+        gs__trace_snapshot_event(&(gs_trace_event){
+            .kind = GS_TRACE_MODULE_CHILD, .module = m->id, .child = m->children[c].module.id,
+            .name = gs__trace_string(gs__intern(m->children[c].name))});
+      for (int p = 0; p < m->n_params; p++)
+        gs__trace_snapshot_event(&(gs_trace_event){
+            .kind = GS_TRACE_MODULE_PARAMETER, .module = m->id,
+            .name = gs__trace_string(gs__intern(m->params[p].name)),
+            .tensor = m->params[p].tensor.id});
+    }
+  return 0; /* modules are not objects scopes own: their parameters were counted as tensors */
+}
+
+__attribute__((constructor)) static void register_module_snapshot(void) {
+  gs__trace_add_snapshot_hook(50, snapshot_modules);
+}

@@ -370,3 +370,34 @@ void gs_optimizer_dispose(gs_optimizer h) {
    * can say when it went. */
   gs__pool_release(&optimizers, h.id, why, gs__next_event(), GS__POOL_DISPOSED);
 }
+
+/* ---- a late log's snapshot (trace/snapshot.c) ----------------------------------------- */
+
+/* Every live optimizer as its optimizer_create (split as the writer splits a long parameter
+ * list); its state tensors are tensors, held by it, written with the others. */
+static uint64_t snapshot_optimizers(void) {
+  uint32_t count = atomic_load_explicit(&optimizers.count, memory_order_acquire);
+  for (uint32_t i = 0; i < count; i++) {
+    optimizer *o = (optimizer *)gs__pool_slot_of(&optimizers, i);
+    if (!atomic_load_explicit(&o->pool.live, memory_order_acquire))
+      continue;
+    uint64_t params[GS__TRACE_SNAPSHOT_PARAMS];
+    int done = 0;
+    do {
+      int n = o->n_params - done < GS__TRACE_SNAPSHOT_PARAMS ? o->n_params - done
+                                                              : GS__TRACE_SNAPSHOT_PARAMS;
+      for (int p = 0; p < n; p++)
+        params[p] = o->params[done + p].param.id;
+      gs__trace_snapshot_event(&(gs_trace_event){
+          .kind = GS_TRACE_OPTIMIZER_CREATE, .optimizer = gs__pool_id(&optimizers, &o->pool, i),
+          .name = gs__trace_string(kind_name(o->kind)), .n_params = (uint32_t)n,
+          .params = params});
+      done += n;
+    } while (done < o->n_params);
+  }
+  return 0;
+}
+
+__attribute__((constructor)) static void register_optimizer_snapshot(void) {
+  gs__trace_add_snapshot_hook(60, snapshot_optimizers);
+}

@@ -112,3 +112,35 @@ void gs__composite_dispose(uint64_t id, const char *reason) {
     if (parts[i].id && gs_is_alive(parts[i]))
       gs__dispose_as(parts[i], reason);
 }
+
+/* ---- a late log's snapshot (trace/snapshot.c) ----------------------------------------- */
+
+/* Every live composite as its composite_create, then the owner it has now (a reader gives a
+ * new composite to its thread's innermost scope, which the snapshot's thread may not have). */
+static uint64_t snapshot_composites(void) {
+  uint32_t count = atomic_load_explicit(&composites.count, memory_order_acquire);
+  uint64_t written = 0;
+  gs__own_lock();
+  for (uint32_t i = 0; i < count; i++) {
+    composite *c = (composite *)gs__pool_slot_of(&composites, i);
+    if (!atomic_load_explicit(&c->pool.live, memory_order_acquire))
+      continue;
+    uint64_t id = gs__pool_id(&composites, &c->pool, i);
+    uint64_t parts[GS__COMPOSITE_MAX_PARTS];
+    for (int p = 0; p < c->n_parts; p++)
+      parts[p] = c->parts[p].id;
+    gs__trace_snapshot_event(&(gs_trace_event){.kind = GS_TRACE_COMPOSITE_CREATE, .object = id,
+                                               .object_kind = (uint32_t)c->kind,
+                                               .n_parts = (uint32_t)c->n_parts, .parts = parts});
+    gs__trace_snapshot_event(&(gs_trace_event){
+        .kind = GS_TRACE_OWNER_CHANGE, .object = id, .previous_holder = GS_TRACE_HELD_BY_CALLER,
+        .holder = (uint32_t)c->own.holder, .owner = gs__owner_id(&c->own)});
+    written++;
+  }
+  gs__own_unlock();
+  return written;
+}
+
+__attribute__((constructor)) static void register_composite_snapshot(void) {
+  gs__trace_add_snapshot_hook(40, snapshot_composites);
+}

@@ -194,3 +194,36 @@ gs_scope_info gs_scope_get_info(gs_scope h) {
   gs__own_unlock();
   return info;
 }
+
+/* ---- a late log's snapshot (trace/snapshot.c) ----------------------------------------- */
+
+/* Every open scope as its scope_begin, outer ones first (a scope's outer began before it). */
+static uint64_t snapshot_scopes(void) {
+  uint32_t count = atomic_load_explicit(&scopes.count, memory_order_acquire);
+  for (int depth = 0;; depth++) {
+    bool deeper = false;
+    for (uint32_t i = 0; i < count; i++) {
+      gs__scope_rec *s = (gs__scope_rec *)gs__pool_slot_of(&scopes, i);
+      if (!atomic_load_explicit(&s->pool.live, memory_order_acquire))
+        continue;
+      int d = 0;
+      for (const gs__scope_rec *o = s->outer; o && d <= depth; o = o->outer)
+        d++;
+      if (d > depth) {
+        deeper = true;
+        continue;
+      }
+      if (d < depth)
+        continue;
+      gs__trace_snapshot_event(&(gs_trace_event){
+          .kind = GS_TRACE_SCOPE_BEGIN, .scope = s->id, .outer = s->outer ? s->outer->id : 0,
+          .name = gs__trace_string(s->interned_name)});
+    }
+    if (!deeper)
+      return 0; /* scopes are not objects: the count is of tensors and composites */
+  }
+}
+
+__attribute__((constructor)) static void register_scope_snapshot(void) {
+  gs__trace_add_snapshot_hook(10, snapshot_scopes);
+}

@@ -62,6 +62,7 @@ typedef enum gs__field {
   GS__F_ADDRESS, /* a uvarint address */
   GS__F_MEMORY,  /* since 1.4: where a storage's bytes come from (gs_memory_origin) */
   GS__F_PEER,    /* since 1.4: the process a storage's bytes were received from (a pid) */
+  GS__F_COUNT,   /* since 1.5: a uvarint count (objects a snapshot re-creates) */
   GS__F_SINCE, /* keep last: see GS__F_SINCE_MINOR */
 } gs__field;
 
@@ -142,6 +143,9 @@ uint32_t gs__crc32c(uint32_t crc, const void *data, size_t n);
  * reader takes them as 0 when missing). Returns the end. */
 uint8_t *gs__trace_encode_body_as(uint8_t *p, const gs_trace_event *e, int64_t seq_delta,
                                   int64_t time_delta, unsigned minor);
+
+/* The same without the deltas: e's fields only (a writer that puts the deltas itself). */
+uint8_t *gs__trace_encode_fields(uint8_t *p, const gs_trace_event *e, unsigned minor);
 
 /* An upper bound on the encoded size of e. */
 size_t gs__trace_max_event_size(const gs_trace_event *e);

@@ -476,6 +476,7 @@ static DECODE_INLINE bool decode_fields(gs_trace_reader *r, gs_trace_event *ev,
     case GS__F_MEMORY: U32(memory);
     case GS__F_PEER: U32(peer);
     case GS__F_ADDRESS: U64(address);
+    case GS__F_COUNT: U64(count);
     case GS__F_VALUES: {
       GET_U();
       if (u > GS__TRACE_MAX_ARRAY)

@@ -7,7 +7,7 @@
 /* A new event kind needs, before this compiles: its schema and name below, its writer
  * (trace/events.c) and every inspector table over kinds (each asserts the same count): the
  * replay, the explanation, the tensor life, the event list's row, the memory accounting. */
-_Static_assert(GS_TRACE_KIND_COUNT == 30, "a new event kind needs a schema and a name here");
+_Static_assert(GS_TRACE_KIND_COUNT == 32, "a new event kind needs a schema and a name here");
 
 const uint8_t *const gs__trace_schema[GS_TRACE_KIND_COUNT] = {
     [GS_TRACE_STRING] = S(GS__F_NAME, GS__F_TEXT),
@@ -47,6 +47,8 @@ const uint8_t *const gs__trace_schema[GS_TRACE_KIND_COUNT] = {
     [GS_TRACE_OPTIMIZER_CREATE] = S(GS__F_OPTIMIZER, GS__F_NAME, GS__F_PARAMS, GS__F_SINCE_MINOR(3), GS__F_SITE),
     [GS_TRACE_SITE] = S(GS__F_SITE, GS__F_FRAMES, GS__F_SINCE_MINOR(5), GS__F_NAME),
     [GS_TRACE_BINARY] = S(GS__F_ADDRESS, GS__F_OFFSET, GS__F_NBYTES, GS__F_NAME, GS__F_TEXT),
+    [GS_TRACE_SNAPSHOT_BEGIN] = S(GS__F_NAME, GS__F_COUNT),
+    [GS_TRACE_SNAPSHOT_END] = S(GS__F_COUNT),
 };
 
 const char *gs_trace_kind_name(gs_trace_kind kind) {
@@ -80,6 +82,8 @@ const char *gs_trace_kind_name(gs_trace_kind kind) {
       [GS_TRACE_OPTIMIZER_CREATE] = "optimizer_create",
       [GS_TRACE_SITE] = "site",
       [GS_TRACE_BINARY] = "binary",
+      [GS_TRACE_SNAPSHOT_BEGIN] = "snapshot_begin",
+      [GS_TRACE_SNAPSHOT_END] = "snapshot_end",
   };
   return kind > 0 && kind < GS_TRACE_KIND_COUNT && names[kind] ? names[kind] : "unknown";
 }
@@ -102,6 +106,10 @@ uint8_t *gs__trace_encode_body_as(uint8_t *p, const gs_trace_event *e, int64_t s
                                   int64_t time_delta, unsigned minor) {
   p = gs__put_svarint(p, seq_delta);
   p = gs__put_svarint(p, time_delta);
+  return gs__trace_encode_fields(p, e, minor);
+}
+
+uint8_t *gs__trace_encode_fields(uint8_t *p, const gs_trace_event *e, unsigned minor) {
   /* Where the body can end: at the mark before a run of trailing optional fields that are all
    * 0 (a single 0 byte, whatever the field's type), which a reader takes as 0 when missing.
    * So a 1.2 tensor event with nothing folded into it is no longer than in 1.1. */
@@ -161,6 +169,7 @@ uint8_t *gs__trace_encode_body_as(uint8_t *p, const gs_trace_event *e, int64_t s
     case GS__F_ADDRESS: p = gs__put_uvarint(p, e->address); break;
     case GS__F_MEMORY: p = gs__put_uvarint(p, e->memory); break;
     case GS__F_PEER: p = gs__put_uvarint(p, e->peer); break;
+    case GS__F_COUNT: p = gs__put_uvarint(p, e->count); break;
     case GS__F_VALUES:
       p = gs__put_uvarint(p, e->n_values);
       for (uint32_t i = 0; i < e->n_values; i++) {

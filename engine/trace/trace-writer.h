@@ -35,6 +35,17 @@ static inline void gs__trace_skip(uint64_t n) { gs__skip_events(n); }
 uint32_t gs__trace_string(const char *s);
 /* Starts recording to dest (a path, unix:SOCKET or fd:N); 0, or an errno value. */
 int gs__trace_start(const char *dest);
+/* Starts a flight recorder (flight-recorder.c): the newest `bytes` of chunks kept in memory,
+ * written to path by gs_trace_dump, at errors, fatal signals and gs_trace_close. 0, or an
+ * errno value (the path cannot be written, no memory). */
+int gs__trace_start_ring(const char *path, uint64_t bytes);
+/* Closes the log at exit (once, however often it is asked): a ring is dumped then. */
+void gs__trace_dump_at_exit(void);
+/* "64M", "512K", "1G", "64MiB", "64" (MiB) in bytes; 0 if it is not such a size. */
+uint64_t gs__trace_parse_size(const char *text);
+/* What the error path does after recording an error: a flight recorder dumps itself (the
+ * error is what it is for), a log is flushed (the default handler aborts next). */
+void gs__trace_error_flush(void);
 /* Writes this thread's buffered events now. A thread that hands objects to another (the
  * DataLoader's prefetch worker) calls it first, so the objects' creation precedes, in file
  * order, whatever the receiving thread logs about them. */
@@ -55,6 +66,24 @@ int gs__trace_values_limit(void);
  * deferring another first emits the pending one. */
 typedef void (*gs__trace_deferred_fn)(void *ctx, uint64_t seq);
 void gs__trace_defer(gs__trace_deferred_fn emit, void *ctx);
+
+/* snapshot.c: what is alive when recording starts late ------------------------------- */
+
+/* Writes the records a layer owns as the events that would have made them, each through
+ * gs__trace_snapshot_event; returns how many tensors and composites it wrote. */
+typedef uint64_t (*gs__trace_snapshot_fn)(void);
+/* Registers a layer's walk (at start-up); walks run by ascending order: scopes 10, storages
+ * and tensors 20, composites 40, modules 50, optimizers 60, graph nodes 70. */
+void gs__trace_add_snapshot_hook(int order, gs__trace_snapshot_fn fn);
+/* Writes e into this thread's stream as part of the snapshot being written (its number is
+ * the snapshot's; e's seq and time are ignored). */
+void gs__trace_snapshot_event(const gs_trace_event *e);
+/* The most ids a snapshot event's array carries: longer lists (an optimizer's parameters) are
+ * split over several events, as the writer splits them (its buffer bounds one event). */
+#define GS__TRACE_SNAPSHOT_PARAMS 2048
+/* If the program has done work already, writes the snapshot of what is alive: called when a
+ * log starts. */
+void gs__trace_write_snapshot(void);
 
 /* sites.c: where the program called the engine --------------------------------------- */
 

@@ -28,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "flight-recorder.h"
 #include "format.h"
 #include "trace-writer.h"
 #include "writer-impl.h"
@@ -82,10 +83,10 @@ uint64_t gs__tw_clock_ns(void) { return clock_ns(); }
 
 /* Writes all of buf (retrying short writes); false if the sink failed (then tracing stops:
  * a dead socket must not take the program down). */
-static bool write_all(const void *buf, size_t n) {
+static bool write_all_to(int fd, const void *buf, size_t n) {
   const uint8_t *p = buf;
   while (n > 0) {
-    ssize_t w = write(sink_fd, p, n);
+    ssize_t w = write(fd, p, n);
     if (w < 0 && errno == EINTR)
       continue;
     if (w <= 0)
@@ -96,8 +97,13 @@ static bool write_all(const void *buf, size_t n) {
   return true;
 }
 
-static void write_header(void) {
-  uint8_t h[GS__TRACE_HEADER_SIZE] = {0};
+/* The log's header, made when recording starts: a flight recorder's dumps repeat it (their
+ * event times count from its monotonic start). */
+static uint8_t log_header[GS__TRACE_HEADER_SIZE];
+
+static void make_header(void) {
+  uint8_t *h = log_header;
+  memset(h, 0, GS__TRACE_HEADER_SIZE);
   memcpy(h, GS__TRACE_MAGIC, 8);
   h[GS__TRACE_HDR_MAJOR] = GS_TRACE_VERSION_MAJOR;
   h[GS__TRACE_HDR_MINOR] = GS_TRACE_VERSION_MINOR;
@@ -109,37 +115,54 @@ static void write_header(void) {
   gs__put_u64(h + GS__TRACE_HDR_MONOTONIC, gs__tw_start);
   gs__put_u32(h + GS__TRACE_HDR_PID, (uint32_t)getpid());
   gs__put_u32(h + GS__TRACE_HDR_CRC, gs__crc32c(0, h, GS__TRACE_HDR_CRC));
-  write_all(h, sizeof h);
 }
 
 /* ---- chunks ----------------------------------------------------------------------------- */
 
+void gs__tw_chunk_header(uint8_t *header, uint32_t thread, uint64_t base_seq,
+                         uint64_t base_time, const uint8_t *payload, size_t len) {
+  gs__put_u32(header, GS__TRACE_CHUNK_MAGIC);
+  gs__put_u32(header + 4, (uint32_t)len);
+  gs__put_u32(header + 12, thread);
+  gs__put_u64(header + 16, base_seq);
+  gs__put_u64(header + 24, base_time);
+  uint32_t crc = gs__crc32c(0, header + 12, GS__TRACE_CHUNK_HEADER_SIZE - 12);
+  crc = gs__crc32c(crc, payload, len);
+  gs__put_u32(header + 8, crc);
+}
+
+/* A flight recorder's ring (flight-recorder.c) takes the chunks instead of the sink; its
+ * fatal signal handler writes the buffers straight into the dump (dump_fd). */
+static bool ring_mode;
+static int dump_fd = -1;
+
 /* Writes b's events as one chunk. locked: the caller holds b's lock and sink_lock (or is a
  * signal handler that cannot take them). */
 static void flush_buffer_locked(thread_buffer *b) {
-  if (b->used == 0 || sink_fd < 0)
+  if (b->used == 0 || (sink_fd < 0 && !ring_mode))
     return;
   uint8_t header[GS__TRACE_CHUNK_HEADER_SIZE];
-  gs__put_u32(header, GS__TRACE_CHUNK_MAGIC);
-  gs__put_u32(header + 4, (uint32_t)b->used);
-  gs__put_u32(header + 12, b->thread_no);
-  gs__put_u64(header + 16, b->base_seq);
-  gs__put_u64(header + 24, b->base_time);
-  uint32_t crc = gs__crc32c(0, header + 12, GS__TRACE_CHUNK_HEADER_SIZE - 12);
-  crc = gs__crc32c(crc, b->data, b->used);
-  gs__put_u32(header + 8, crc);
+  gs__tw_chunk_header(header, b->thread_no, b->base_seq, b->base_time, b->data, b->used);
   static const uint8_t zeros[8];
   size_t pad = (8 - b->used % 8) % 8;
+  if (ring_mode && dump_fd < 0) {
+    gs__flight_keep(header, b->data, b->used, pad);
+    b->used = 0;
+    b->base_seq = b->last_seq;
+    b->base_time = b->last_time;
+    return;
+  }
+  int fd = ring_mode ? dump_fd : sink_fd;
   struct iovec iov[3] = {{header, sizeof header}, {b->data, b->used}, {(void *)zeros, pad}};
   size_t total = sizeof header + b->used + pad;
-  ssize_t w = writev(sink_fd, iov, 3);
+  ssize_t w = writev(fd, iov, 3);
   if (w >= 0 && (size_t)w < total) { /* a short write: finish it byte-exactly */
     uint8_t *whole = malloc(total);
     if (whole) {
       memcpy(whole, header, sizeof header);
       memcpy(whole + sizeof header, b->data, b->used);
       memset(whole + sizeof header + b->used, 0, pad);
-      write_all(whole + w, total - (size_t)w);
+      write_all_to(fd, whole + w, total - (size_t)w);
       free(whole);
     }
   } else if (w < 0) {
@@ -421,8 +444,12 @@ static int open_sink(const char *dest, bool *owned) {
   return open(dest, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 }
 
-/* Starts recording into an open sink. */
-static void start(int fd, bool owned) {
+/* Why a flight recorder's dump begins with a snapshot: the reason its snapshot_begin names. */
+static const char ring_reason[] = "the flight recorder kept only the newest events";
+
+/* Starts recording into an open sink, or (ring_path) into a flight recorder's ring of
+ * ring_bytes that dumps to ring_path. False if the ring cannot be made. */
+static bool start(int fd, bool owned, const char *ring_path, uint64_t ring_bytes) {
   pthread_mutex_lock(&registry_lock);
   /* Fresh streams for every thread (their definition bitmaps follow gs__tw_log_epoch). */
   atomic_fetch_add(&gs__tw_log_epoch, 1);
@@ -434,15 +461,26 @@ static void start(int fd, bool owned) {
     gs__spin_unlock(&b->lock);
   }
   pthread_mutex_lock(&sink_lock);
-  sink_fd = fd;
-  sink_owned = owned;
   calibrate_clock();
   gs__tw_start = gs__tw_now();
-  write_header();
+  make_header();
+  bool ok = true;
+  if (ring_path) {
+    /* The reason's id is taken now: a signal handler cannot take it. */
+    ok = gs__flight_open(ring_path, ring_bytes, log_header, string_id(ring_reason), ring_reason);
+    ring_mode = ok;
+  } else {
+    sink_fd = fd;
+    sink_owned = owned;
+    write_all_to(sink_fd, log_header, sizeof log_header);
+  }
   pthread_mutex_unlock(&sink_lock);
   pthread_mutex_unlock(&registry_lock);
+  if (!ok)
+    return false;
   install_signal_handlers();
   atomic_store(&gs__tracing, true);
+  return true;
 }
 
 int gs__trace_start(const char *dest) {
@@ -455,7 +493,8 @@ int gs__trace_start(const char *dest) {
   if (fd < 0)
     return errno ? errno : EINVAL;
   snprintf(sink_dest, sizeof sink_dest, "%s", dest);
-  start(fd, owned);
+  start(fd, owned, NULL, 0);
+  gs__trace_write_snapshot(); /* a program that has done work opens its log with what lives */
   return 0;
 }
 
@@ -487,6 +526,63 @@ void gs__trace_forget_inherited(void) {
     close(sink_fd);
   sink_fd = -1;
   sink_dest[0] = '\0';
+  /* So is a flight recorder's ring: a worker that kept it would dump its own events over the
+   * parent's file when it closes its log. */
+  if (ring_mode) {
+    ring_mode = false;
+    gs__flight_close();
+  }
+}
+
+int gs__trace_start_ring(const char *path, uint64_t bytes) {
+  if (atomic_load(&gs__tracing))
+    gs_trace_close();
+  gs__trace_sites_init();
+  /* The file is made now, so a path that cannot be written is reported at once, not at the
+   * crash the ring was for. */
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0)
+    return errno ? errno : EINVAL;
+  close(fd);
+  if (!start(-1, false, path, bytes))
+    return ENOMEM;
+  /* Worker processes name their own logs after it (they record whole logs, not rings). */
+  snprintf(sink_dest, sizeof sink_dest, "%s", path);
+  gs__trace_write_snapshot();
+  return 0;
+}
+
+/* Writes the ring out: the header, the snapshot, the kept chunks. The caller has moved every
+ * buffer into the ring (or, in a signal handler, writes them after: from_signal). */
+static bool dump_ring(bool from_signal) {
+  int fd = gs__flight_dump_open(log_header);
+  if (fd < 0)
+    return false;
+  if (from_signal) {
+    dump_fd = fd;
+    for (thread_buffer *b = registry; b; b = b->next)
+      flush_buffer_locked(b);
+    dump_fd = -1;
+  }
+  return gs__flight_dump_close(fd);
+}
+
+int gs_trace_dump(void) {
+  if (!ring_mode || !atomic_load(&gs__tracing))
+    return -1;
+  gs_trace_flush(); /* every buffer into the ring */
+  pthread_mutex_lock(&sink_lock);
+  bool ok = ring_mode && dump_ring(false);
+  pthread_mutex_unlock(&sink_lock);
+  return ok ? 0 : -1;
+}
+
+void gs__trace_error_flush(void) {
+  /* A flight recorder writes itself out at every error: the error is what it was for. */
+  if (ring_mode)
+    gs_trace_dump();
+  else
+    gs_trace_flush();
 }
 
 void gs_trace_close(void) {
@@ -496,6 +592,11 @@ void gs_trace_close(void) {
   atomic_store(&gs__tracing, false);
   flush_all(); /* what threads appended while the switch went off */
   pthread_mutex_lock(&sink_lock);
+  if (ring_mode) { /* closing (and exit) writes the ring out */
+    dump_ring(false);
+    gs__flight_close();
+    ring_mode = false;
+  }
   if (sink_owned && sink_fd >= 0)
     close(sink_fd);
   sink_fd = -1;
@@ -512,7 +613,9 @@ static const int fatal_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SI
 /* Best effort: write every buffer without locks (the lock may be held by the crashed code),
  * then let the signal do what it did before. */
 static void on_fatal_signal(int sig) {
-  if (atomic_load(&gs__tracing) && sink_fd >= 0)
+  if (atomic_load(&gs__tracing) && ring_mode)
+    dump_ring(true);
+  else if (atomic_load(&gs__tracing) && sink_fd >= 0)
     for (thread_buffer *b = registry; b; b = b->next)
       flush_buffer_locked(b);
   atomic_store(&gs__tracing, false);
@@ -534,6 +637,37 @@ static void install_signal_handlers(void) {
 
 static void close_at_exit(void) { gs_trace_close(); }
 
+/* Whether a ring opened through the API has been promised its dump at exit. */
+static atomic_bool exit_dump_registered;
+
+void gs__trace_dump_at_exit(void) {
+  if (!atomic_exchange(&exit_dump_registered, true))
+    atexit(close_at_exit);
+}
+
+uint64_t gs__trace_parse_size(const char *text) {
+  char *end;
+  errno = 0;
+  unsigned long long n = strtoull(text, &end, 10);
+  if (errno || end == text)
+    return 0;
+  uint64_t unit = 1024 * 1024; /* a bare number is MiB, as the ring is sized in MiB */
+  switch (*end) {
+  case 'K': case 'k': unit = 1024; end++; break;
+  case 'M': case 'm': unit = 1024 * 1024; end++; break;
+  case 'G': case 'g': unit = 1024ull * 1024 * 1024; end++; break;
+  case 0: break;
+  default: return 0;
+  }
+  if (*end == 'i' && end[1] == 'B') /* "64MiB" */
+    end += 2;
+  else if (*end == 'B')
+    end++;
+  if (*end || n == 0 || n > UINT64_MAX / unit)
+    return 0;
+  return n * unit;
+}
+
 /* GS_TRACE=path|unix:SOCKET, GS_TRACE_FD=N and GS_TRACE_VALUES=N start recording on load. */
 __attribute__((constructor)) static void open_from_environment(void) {
   const char *values = getenv("GS_TRACE_VALUES");
@@ -548,6 +682,23 @@ __attribute__((constructor)) static void open_from_environment(void) {
   }
   if (!dest || !*dest)
     return;
+  const char *ring_size = getenv("GS_TRACE_RING");
+  if (ring_size && *ring_size) {
+    uint64_t bytes = gs__trace_parse_size(ring_size);
+    /* A ring is dumped to a file it rewrites whole: not to a socket or an inherited fd. */
+    bool to_file = strncmp(dest, "unix:", 5) != 0 && strncmp(dest, "fd:", 3) != 0;
+    int err = bytes >= 64 * 1024 && to_file ? gs__trace_start_ring(dest, bytes) : EINVAL;
+    if (err) {
+      fprintf(stderr, "gradscope: cannot keep a flight recorder of %s for %s (GS_TRACE_RING): %s\n",
+              ring_size, dest,
+              !to_file ? "it is dumped to a file: set GS_TRACE to a path"
+              : bytes < 64 * 1024 ? "expected a size of at least 64K, such as 64M, 512K or 1G"
+                                  : strerror(err));
+      return;
+    }
+    atexit(close_at_exit);
+    return;
+  }
   bool owned;
   errno = 0;
   int sink = open_sink(dest, &owned);
@@ -557,6 +708,6 @@ __attribute__((constructor)) static void open_from_environment(void) {
     return;
   }
   snprintf(sink_dest, sizeof sink_dest, "%s", dest);
-  start(sink, owned);
+  start(sink, owned, NULL, 0);
   atexit(close_at_exit);
 }

@@ -25,7 +25,17 @@ extern "C" {
  * after reporting (the recorder stays off). Recording from the environment (GS_TRACE,
  * GS_TRACE_FD) starts by itself when the library loads. */
 GS_API int gs_trace_open(const char *dest);
-/* Flushes every thread's buffer and stops recording. */
+/* A flight recorder: records as gs_trace_open does, but keeps only the newest `bytes` of the
+ * log in memory (whole chunks) and writes them to path, as a log that opens with a snapshot of
+ * what was alive at its first event, when gs_trace_dump is called, when an error is raised,
+ * on a fatal signal (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTERM) and at exit or
+ * gs_trace_close. GS_TRACE=path with GS_TRACE_RING=64M (K, M or G) does the same from the
+ * environment. Returns 0, or -1 after reporting (the recorder stays off). */
+GS_API int gs_trace_open_ring(const char *path, uint64_t bytes);
+/* Writes a flight recorder's ring out now (each dump replaces the last). 0, or -1 when no
+ * ring is recording or the file cannot be written. */
+GS_API int gs_trace_dump(void);
+/* Flushes every thread's buffer and stops recording (a flight recorder is dumped first). */
 GS_API void gs_trace_close(void);
 /* Writes every thread's buffered events now. */
 GS_API void gs_trace_flush(void);
@@ -80,6 +90,10 @@ typedef enum gs_trace_kind {
   GS_TRACE_BINARY,              /* a loaded binary: address (its load bias), offset (its code's
                                  * address in the file), nbytes (the code's size), name (path),
                                  * text (GNU build id, hex; "" if none) */
+  /* since 1.5 (doc/trace-format.md, "Snapshots") */
+  GS_TRACE_SNAPSHOT_BEGIN = 30, /* name (why: a string id), count (objects alive): the events up
+                                 * to snapshot_end re-create what was alive when the log began */
+  GS_TRACE_SNAPSHOT_END,        /* count: the snapshot is complete */
   GS_TRACE_KIND_COUNT
 } gs_trace_kind;
 
@@ -160,6 +174,9 @@ typedef struct gs_trace_event {
    * received from another process, its pid. */
   uint32_t memory;
   uint32_t peer;
+  /* Since 1.5, snapshot_begin and snapshot_end: the objects (tensors and composites) alive
+   * when the log began, which the snapshot re-creates. */
+  uint64_t count;
   const char *text;        /* string entries and error messages (NUL-terminated) */
   uint32_t text_len;
 } gs_trace_event;

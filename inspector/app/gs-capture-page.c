@@ -11,6 +11,7 @@
 #include "gs-graph-pane.h"
 #include "gs-output-view.h"
 #include "gs-view.h"
+#include "snapshot-note.h"
 #include "gs-scope-tree-view.h"
 #include "gs-tensor-view.h"
 #include "gs-timeline-view.h"
@@ -218,7 +219,7 @@ static void adopt_model(GsCapturePage *self, gs_trace_model *model) {
   self->model = model;
   set_views_model(self, model);
   update_stack(self);
-  if (self->source && gs_trace_model_head(model)->n_warnings != self->shown_warnings)
+  if (self->source)
     update_status(self);
 }
 
@@ -312,6 +313,16 @@ static char *status_text(GsCapturePage *self, const char *message, char **toolti
 static void update_status(GsCapturePage *self) {
   GsTraceSourceState state = gs_trace_source_get_state(self->source);
   const char *message = gs_trace_source_get_message(self->source);
+  /* A log that begins mid-run says so for as long as it is shown: every view starts from
+   * the snapshot, not from the run's start. */
+  guint64 first_seq = 0, objects = 0;
+  g_autofree char *note = NULL;
+  if (self->model && gs_trace_model_snapshot(self->model, &first_seq, &objects, NULL)) {
+    g_autofree char *began = gs_snapshot_note(first_seq, objects);
+    note = message && *message ? g_strdup_printf("%s · %s", message, began)
+                               : g_steal_pointer(&began);
+    message = note;
+  }
   g_autofree char *tooltip = NULL;
   g_autofree char *status = status_text(self, message, &tooltip);
   const char *icon = NULL;

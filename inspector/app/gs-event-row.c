@@ -135,7 +135,7 @@ static char *summary_of(gs_trace_model *model, const gs_trace_event *ev) {
   GString *out = g_string_new(NULL);
   const char *name = e.name ? gs_trace_model_string(model, e.name) : NULL;
   const char *op = e.op ? gs_trace_model_string(model, e.op) : NULL;
-  _Static_assert(GS_TRACE_KIND_COUNT == 30,
+  _Static_assert(GS_TRACE_KIND_COUNT == 32,
                  "gs-event-row.c: a new event kind needs its row summary here");
   switch (e.kind) {
   case GS_TRACE_STORAGE_ALLOC:
@@ -241,6 +241,11 @@ static char *summary_of(gs_trace_model *model, const gs_trace_event *ev) {
     break;
   case GS_TRACE_ERROR:
     append_text(out, e.text);
+    break;
+  case GS_TRACE_SNAPSHOT_BEGIN:
+  case GS_TRACE_SNAPSHOT_END:
+    g_string_append_printf(out, ngettext("%" PRIu64 " object alive", "%" PRIu64 " objects alive",
+                                         e.count), e.count);
     break;
   default:
     break;

@@ -147,7 +147,7 @@ char *gs_tensor_life_describe(gs_trace_model *m, const gs_tensor_handles *h,
   g_autofree char *target = gs_view_handle(e->target);
   /* Kinds left to default are shown by their name: module_child and optimizer_create (which
    * a tensor's life lists) and the kinds that concern no tensor. */
-  _Static_assert(GS_TRACE_KIND_COUNT == 30,
+  _Static_assert(GS_TRACE_KIND_COUNT == 32,
                  "gs-tensor-life.c: a new event kind that concerns a tensor needs its "
                  "description here");
   switch (e->kind) {

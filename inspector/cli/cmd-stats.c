@@ -9,6 +9,7 @@
 
 #include "../model/event-fields.h"
 #include "../model/object-groups.h"
+#include "../model/snapshot-note.h"
 #include "../model/trace-stats.h"
 #include "cli.h"
 
@@ -35,6 +36,10 @@ static void print_header(const char *path, const gs_trace_stats *s,
     guint32 t = g_array_index(threads, guint32, i);
     printf("    thread %u: %zu events\n", t,
            GPOINTER_TO_SIZE(g_hash_table_lookup(s->by_thread, GUINT_TO_POINTER(t))));
+  }
+  if (s->snapshot) {
+    g_autofree char *note = gs_snapshot_note(s->snapshot_first_seq, s->snapshot_objects);
+    printf("  %s\n", note);
   }
 }
 

@@ -283,6 +283,13 @@ char *gs_trace_model_explain_facts(gs_trace_model *m, guint64 index, GArray **fa
   char *text = explain_event(&x, index);
   if (facts)
     *facts = x.facts;
+  /* Inside a snapshot an event re-creates what was alive when the log began: it did not
+   * happen then, and a learner stepping through must not read it as if it did. */
+  if (text && m->snapshot && index > m->snapshot_begin && index < m->snapshot_end) {
+    char *marked = g_strdup_printf(_("when recording began, this was alive: %s"), text);
+    g_free(text);
+    text = marked;
+  }
   return text;
 }
 
@@ -322,7 +329,7 @@ static char *explain_event(explain *x, guint64 index) {
   char node_h[32];
   g_snprintf(node_h, sizeof node_h, "#%" G_GUINT64_FORMAT, e.node);
   const char *name = gs_trace_model_string(m, e.name);
-  _Static_assert(GS_TRACE_KIND_COUNT == 30,
+  _Static_assert(GS_TRACE_KIND_COUNT == 32,
                  "model-explain.c: a new event kind needs its sentence here (and in po/)");
   switch (e.kind) {
   case GS_TRACE_STORAGE_ALLOC: {
@@ -526,6 +533,27 @@ static char *explain_event(explain *x, guint64 index) {
                                     "the first %u values of %s were recorded", e.n_values),
                            e.n_values, t);
   }
+  case GS_TRACE_SNAPSHOT_BEGIN:
+    if (!e.count) /* counted at its end (tracing switched on in a running program) */
+      return g_strdup_printf(_("recording began at event %" PRIu64 ", after the program had "
+                               "started; the events up to the snapshot's end re-create what "
+                               "was alive then"),
+                             e.seq + 1);
+    return g_strdup_printf(ngettext("recording began at event %" PRIu64 "; %" PRIu64
+                                    " object was alive then, and the events up to the "
+                                    "snapshot's end re-create it",
+                                    "recording began at event %" PRIu64 "; %" PRIu64
+                                    " objects were alive then, and the events up to the "
+                                    "snapshot's end re-create them", e.count),
+                           e.seq + 1, e.count);
+  case GS_TRACE_SNAPSHOT_END:
+    return g_strdup_printf(ngettext("the snapshot is complete: the %" PRIu64 " object alive "
+                                    "before event %" PRIu64 " is in place, and the log goes on "
+                                    "from there",
+                                    "the snapshot is complete: the %" PRIu64 " objects alive "
+                                    "before event %" PRIu64 " are in place, and the log goes "
+                                    "on from there", e.count),
+                           e.count, e.seq + 1);
   default:
     return g_strdup_printf(_("an event of kind %u, newer than this inspector"), e.kind);
   }

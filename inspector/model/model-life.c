@@ -29,7 +29,7 @@ static void extra(gs_trace_model *m, guint64 id, guint domain, guint64 index) {
 
 guint32 model_life_add(gs_trace_model *m, const gs_trace_event *e, guint64 index) {
   guint32 key = 0;
-  _Static_assert(GS_TRACE_KIND_COUNT == 30,
+  _Static_assert(GS_TRACE_KIND_COUNT == 32,
                  "model-life.c: a new event kind needs a case here (the tensor, node or storage "
                  "it is about, and the others it concerns) and, if it concerns a storage, one "
                  "in concerns()");

@@ -166,6 +166,10 @@ struct gs_trace_model {
   GHashTable *scope_parents;     /* parent id -> model_scope_parent* (0: the roots) */
   GArray *scope_group_of;        /* model_group_place per scope position */
 
+  /* the snapshot a log that begins mid-run opens with (gs_trace_model_snapshot) */
+  gboolean snapshot;
+  guint64 snapshot_first_seq, snapshot_objects, snapshot_begin, snapshot_end; /* indices */
+
   /* states */
   gs_replay *head;
   GArray *keyframes; /* model_keyframe */

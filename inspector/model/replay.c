@@ -194,8 +194,9 @@ void gs_replay_apply_with(gs_replay *r, const gs_trace_event *e, gs_replay_strin
   r->last_ns = MAX(r->last_ns, e->time_ns);
 
   /* The kinds left to default change no state: string, inplace_write, backward_begin/end,
-   * grad_accumulate, mark, error, values. */
-  _Static_assert(GS_TRACE_KIND_COUNT == 30,
+   * grad_accumulate, mark, error, values, and the snapshot's two markers (the events between
+   * them are ordinary creations, applied as such). */
+  _Static_assert(GS_TRACE_KIND_COUNT == 32,
                  "replay.c: a new event kind needs a case here if it changes the state");
   switch (e->kind) {
   case GS_TRACE_STORAGE_ALLOC:

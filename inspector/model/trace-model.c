@@ -200,6 +200,17 @@ static void index_event(gs_trace_model *m, const gs_trace_event *e) {
   if (m->n_pending == MODEL_PENDING)
     flush_pending(m);
 
+  if (e->kind == GS_TRACE_SNAPSHOT_BEGIN && !m->snapshot) {
+    m->snapshot = TRUE;
+    m->snapshot_first_seq = e->seq + 1;
+    m->snapshot_objects = e->count;
+    m->snapshot_begin = index;
+    m->snapshot_end = G_MAXUINT64;
+  } else if (e->kind == GS_TRACE_SNAPSHOT_END && m->snapshot && m->snapshot_end == G_MAXUINT64) {
+    m->snapshot_end = index;
+    if (e->count) /* a snapshot walked as it was written counts its objects at its end */
+      m->snapshot_objects = e->count;
+  }
   model_memory_before(m, e);
   gs_replay_apply_with(m->head, e, model_string_fn, m);
   model_memory_after(m, e, index);
@@ -315,6 +326,17 @@ guint64 gs_trace_model_bytes_fed(const gs_trace_model *m) { return m->fed; }
 guint64 gs_trace_model_n_events(const gs_trace_model *m) { return m->kinds->len; }
 
 const GArray *gs_trace_model_threads(const gs_trace_model *m) { return m->threads; }
+
+gboolean gs_trace_model_snapshot(const gs_trace_model *m, guint64 *first_seq, guint64 *objects,
+                                 guint64 *end_index) {
+  if (first_seq)
+    *first_seq = m->snapshot ? m->snapshot_first_seq : 0;
+  if (objects)
+    *objects = m->snapshot ? m->snapshot_objects : 0;
+  if (end_index)
+    *end_index = m->snapshot ? m->snapshot_end : G_MAXUINT64;
+  return m->snapshot;
+}
 
 const char *model_string_fn(guint32 id, gpointer model) {
   const gs_trace_model *m = model;

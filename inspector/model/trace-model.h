@@ -88,6 +88,14 @@ gboolean gs_trace_model_event(gs_trace_model *m, guint64 index, gs_trace_event *
 const char *gs_trace_model_string(const gs_trace_model *m, guint32 id);
 /* The index of the event with engine event number seq, or G_MAXUINT64 if none. */
 guint64 gs_trace_model_find_seq(const gs_trace_model *m, guint64 seq);
+/* A log that begins in the middle of a run (a flight recorder's dump, or tracing switched on
+ * late; format 1.5) opens with a snapshot: events from a snapshot_begin to its snapshot_end
+ * re-create what was alive, so every state from the snapshot_end on is the run's. TRUE if
+ * this log does; then *first_seq is the engine's number of its first recorded event, *objects
+ * the tensors and composites alive then, *end_index the index of the snapshot_end
+ * (G_MAXUINT64 until it arrives). Any pointer may be NULL. */
+gboolean gs_trace_model_snapshot(const gs_trace_model *m, guint64 *first_seq, guint64 *objects,
+                                 guint64 *end_index);
 /* Threads seen, ascending (guint32; owned by the model). */
 const GArray *gs_trace_model_threads(const gs_trace_model *m);
 

@@ -49,6 +49,18 @@ void gs_trace_stats_add(gs_trace_stats *s, const gs_trace_event *e,
   case GS_TRACE_BINARY:
     gs_site_table_add(s->sites, e, gs_trace_reader_string(reader, e->name));
     return;
+  case GS_TRACE_SNAPSHOT_BEGIN:
+    if (!s->snapshot) {
+      s->snapshot = TRUE;
+      s->snapshot_first_seq = e->seq + 1;
+      s->snapshot_objects = e->count;
+    }
+    break;
+  case GS_TRACE_SNAPSHOT_END: /* a snapshot walked as it was written counts at its end */
+    if (s->snapshot && e->count && !s->snapshot_end_seen)
+      s->snapshot_objects = e->count;
+    s->snapshot_end_seen = s->snapshot;
+    break;
   case GS_TRACE_ERROR: {
     gs_trace_error_record rec = {e->seq, e->thread, e->code, gs_text_from_log(e->text, e->text_len)};
     g_array_append_val(s->errors, rec);

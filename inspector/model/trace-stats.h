@@ -29,6 +29,10 @@ typedef struct gs_trace_stats {
   guint64 backward_ns;   /* time inside backward passes */
   GHashTable *open_backward; /* thread -> begin time + 1 */
   gs_site_table *sites;  /* where the program called the engine (site and binary events) */
+  /* A log that begins mid-run (format 1.5) opens with a snapshot: its first event number and
+   * the objects alive then (the first snapshot_begin's). */
+  gboolean snapshot, snapshot_end_seen;
+  guint64 snapshot_first_seq, snapshot_objects;
 } gs_trace_stats;
 
 gs_trace_stats *gs_trace_stats_new(void);
