@@ -569,10 +569,14 @@ static void test_disposed_saved_tensor_keeps_shape_and_cluster(void) {
     const gs_graph_item *item = &g_array_index(g->items, gs_graph_item, i);
     if (item->kind != GS_GRAPH_SAVED)
       continue;
+    /* Tests before this one in the process leave graphs alive: the log opens with a snapshot
+     * of them (format 1.5), outside any scope. This workload's saved tensor is the one in
+     * "step". */
+    const gs_graph_scope *scope = gs_graph_scope_find(g, item->scope);
+    if (!scope)
+      continue;
     saved++;
     g_assert_nonnull(strstr(item->label, "\n(3, 4)"));
-    const gs_graph_scope *scope = gs_graph_scope_find(g, item->scope);
-    g_assert_nonnull(scope);
     g_assert_cmpstr(scope->name, ==, "step");
   }
   g_assert_cmpuint(saved, ==, 1); /* h, once, though saved by two nodes three times */
