@@ -10,10 +10,11 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 # DLPack header; the tests need GLib. The inspector needs GTK 4, libadwaita and Graphviz; its
 # translations gettext; its desktop files their validators; its widget tests an X server (Xvfb)
 # and fonts, a CJK one for zh_CN. The sanitizer build needs nothing more with gcc (libasan and
-# libubsan come with it).
+# libubsan come with it). examples/word-language reads Debian's word lists (/usr/share/dict).
 packages=(build-essential pkg-config meson ninja-build libglib2.0-dev libopenblas-dev libdw-dev
   libdlpack-dev libgtk-4-dev libadwaita-1-dev libgraphviz-dev graphviz gettext desktop-file-utils
-  appstream xvfb xauth fonts-dejavu-core fonts-noto-cjk)
+  appstream xvfb xauth fonts-dejavu-core fonts-noto-cjk
+  wamerican wngerman wfrench wspanish witalian)
 
 if ! command -v dpkg-query >/dev/null 2>&1; then
   gs_say "not a Debian system: make sure these (or their equivalents) are installed: ${packages[*]}"

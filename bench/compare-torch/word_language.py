@@ -7,9 +7,10 @@
 # collate does.
 # Prints test_accuracy= and train_seconds= lines with the example's meaning.
 # Usage: /usr/bin/python3 bench/compare-torch/word_language.py [--epochs N] [--train-words N]
-#        [--test-words N] [--seed S]
+#        [--test-words N] [--seed S] [--print-words]
+# --print-words prints the chosen words as `word-language --print-words` does, and stops.
 # GS_TORCH_THREADS=N sets torch.set_num_threads(N) (default 2, the comparison's budget).
-import argparse, os, sys, time, torch
+import argparse, os, sys, time
 
 LISTS = ['american-english', 'ngerman', 'french', 'spanish', 'italian']
 DICT = '/usr/share/dict'
@@ -21,9 +22,8 @@ p.add_argument('--epochs', type=int, default=4)
 p.add_argument('--train-words', type=int, default=4000)
 p.add_argument('--test-words', type=int, default=1000)
 p.add_argument('--seed', type=int, default=17)
+p.add_argument('--print-words', action='store_true')
 args = p.parse_args()
-torch.set_num_threads(int(os.environ.get('GS_TORCH_THREADS') or 2))
-torch.manual_seed(args.seed)
 
 def usable(word):
     """The example's filter: 2..MAX_CHARS characters, no ASCII byte that is not a letter
@@ -60,6 +60,15 @@ def pick_words():
     return train, test
 
 train, test = pick_words()
+if args.print_words:
+    for split, words in (('train', train), ('test', test)):
+        for w, lang in words:
+            print(f'{split} {lang} {w}')
+    sys.exit(0)
+
+import torch  # only for training: the split above needs none
+torch.set_num_threads(int(os.environ.get('GS_TORCH_THREADS') or 2))
+torch.manual_seed(args.seed)
 # Vocabulary: the training words' characters in code-point order; 0 stands for any other.
 chars = sorted({c for w, _ in train for c in w})
 index = {c: i + 1 for i, c in enumerate(chars)}

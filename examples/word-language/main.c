@@ -14,7 +14,9 @@
  * bench/compare-torch/word_language.py is the same recipe in PyTorch.
  *
  * Usage: word-language [--epochs N] [--train-words N] [--test-words N] [--seed S]
- *                      [--dict DIR]
+ *                      [--dict DIR] [--print-words]
+ * --print-words prints the chosen words ("train|test <language index> <word>") and stops:
+ * bench/compare-torch/word_language.py --print-words prints the same lines.
  * Prints machine-readable lines test_accuracy=, train_seconds= and, last, live_tensors= (the
  * count before training, which it must return to). Exits non-zero if it could not train or
  * tensors leaked. */
@@ -33,6 +35,7 @@ typedef struct options {
   int epochs, train_words, test_words;
   uint64_t seed;
   const char *dict;
+  bool print_words; /* print the split and stop (to compare it with the PyTorch script's) */
 } options;
 
 typedef struct model {
@@ -54,6 +57,10 @@ static bool parse_args(int argc, char **argv, options *o) {
     char *end = NULL;
     long long n = value ? strtoll(value, &end, 10) : 0;
     bool number = value && *value && end && *end == '\0' && n > 0 && n <= 1000000;
+    if (strcmp(argv[i], "--print-words") == 0) {
+      o->print_words = true;
+      continue;
+    }
     if (strcmp(argv[i], "--dict") == 0 && value)
       o->dict = value;
     else if (strcmp(argv[i], "--epochs") == 0 && number)
@@ -66,7 +73,7 @@ static bool parse_args(int argc, char **argv, options *o) {
       o->seed = (uint64_t)n;
     else {
       fprintf(stderr, "usage: word-language [--epochs N] [--train-words N] [--test-words N] "
-                      "[--seed S] [--dict DIR]\n");
+                      "[--seed S] [--dict DIR] [--print-words]\n");
       return false;
     }
     i++;
@@ -161,6 +168,14 @@ int main(int argc, char **argv) {
   word_split s;
   if (!words_load(o.dict, o.seed, o.train_words, o.test_words, &s))
     return 1;
+  if (o.print_words) {
+    for (int i = 0; i < s.n_train; i++)
+      printf("train %d %s\n", s.train[i].language, s.train[i].text);
+    for (int i = 0; i < s.n_test; i++)
+      printf("test %d %s\n", s.test[i].language, s.test[i].text);
+    words_free(&s);
+    return 0;
+  }
   printf("%d training and %d test words, %d characters\n", s.n_train, s.n_test, s.vocab - 1);
   uint64_t live_before = gs_live_tensor_count();
 
