@@ -132,7 +132,7 @@ char *gs_packed_steps_label(const gs_packed_steps *s) {
   return g_strdup_printf(ngettext("%s\n%" PRIu64 " \xe2\x86\x92 %" PRIu64
                                   " sequence",
                                   "%s\n%" PRIu64 " \xe2\x86\x92 %" PRIu64
-                                  " sequences", s->active[s->steps - 1]),
+                                  " sequences", s->active[0]),
                          folded, s->active[0], s->active[s->steps - 1]);
 }
 
