@@ -5,7 +5,8 @@
 # Only the shuffling order differs (torch's generator, not the engine's). The DataLoader's
 # collate_fn pads the batch's words and packs them (enforce_sorted=False), as the example's
 # collate does.
-# Prints test_accuracy= and train_seconds= lines with the example's meaning.
+# Prints test_accuracy=, train_seconds= (wall) and train_cpu_seconds= (all threads) lines with
+# the example's meaning.
 # Usage: /usr/bin/python3 bench/compare-torch/word_language.py [--epochs N] [--train-words N]
 #        [--test-words N] [--seed S] [--print-words]
 # --print-words prints the chosen words as `word-language --print-words` does, and stops.
@@ -109,7 +110,7 @@ def accuracy(words):
 
 print(f'# torch {torch.__version__}, {torch.get_num_threads()} threads; {len(train)} training '
       f'and {len(test)} test words, {VOCAB - 1} characters', flush=True)
-start = time.perf_counter()
+start, cpu_start = time.perf_counter(), time.process_time()
 for epoch in range(1, args.epochs + 1):
     loss_sum, steps = 0.0, 0
     for packed, y in loader:
@@ -120,6 +121,7 @@ for epoch in range(1, args.epochs + 1):
         loss_sum += loss.item()
         steps += 1
     print(f'epoch {epoch}  loss {loss_sum / steps:.4f}', flush=True)
-seconds = time.perf_counter() - start
+seconds, cpu_seconds = time.perf_counter() - start, time.process_time() - cpu_start
 print(f'test_accuracy={accuracy(test):.4f}')
 print(f'train_seconds={seconds:.3f}')
+print(f'train_cpu_seconds={cpu_seconds:.3f}')
