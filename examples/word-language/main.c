@@ -40,6 +40,8 @@ typedef struct options {
 } options;
 
 typedef struct model {
+  gs_module net; /* WordLanguage { lstm: LSTM(vocab, 128), fc: Linear(128, 5) }: the log names
+                    the parameters "lstm.weight_ih_l0", "fc.bias"... */
   gs_module lstm, fc;
   gs_optimizer adam;
 } model;
@@ -185,12 +187,12 @@ int main(int argc, char **argv) {
   gs_rng_seed(&rng, o.seed);
   gs_rnn_options lstm_opts = GS_RNN_OPTIONS_DEFAULT;
   lstm_opts.rng = &rng;
-  model m = {gs_rnn_new(GS_RNN_LSTM, s.vocab, HIDDEN, &lstm_opts),
+  model m = {gs_module_new("WordLanguage"), gs_rnn_new(GS_RNN_LSTM, s.vocab, HIDDEN, &lstm_opts),
              gs_linear_new(HIDDEN, WORDS_LANGUAGES, true, &rng), {0}};
+  gs_module_register_child(m.net, "lstm", m.lstm);
+  gs_module_register_child(m.net, "fc", m.fc);
   gs_tensor params[6];
-  int n_params = gs_module_named_parameters(m.lstm, params, NULL, 4);
-  params[n_params++] = gs_module_parameter(m.fc, "weight");
-  params[n_params++] = gs_module_parameter(m.fc, "bias");
+  int n_params = gs_module_named_parameters(m.net, params, NULL, 6);
   gs_adam_options adam_opts = GS_ADAM_OPTIONS_DEFAULT;
   adam_opts.lr = LR;
   m.adam = gs_adam_new(params, n_params, &adam_opts);
@@ -242,7 +244,7 @@ int main(int argc, char **argv) {
   gs_dataset_release(&train_set);
   gs_dispose(all_index), gs_dispose(all_language);
   gs_optimizer_dispose(m.adam);
-  gs_module_dispose(m.lstm), gs_module_dispose(m.fc);
+  gs_module_dispose(m.net); /* and its two children */
   words_free(&s);
   uint64_t live_after = gs_live_tensor_count();
   printf("test_accuracy=%.4f\n", test_acc);
