@@ -30,11 +30,33 @@ typedef struct rec_plan {
   int64_t *off;       /* [steps]: where each step's rows start */
 } rec_plan;
 
+/* tanh in the f32 kernels, through expf: glibc's tanhf goes through expm1f, about ten times
+ * the cost of expf, and was a fifth of a packed LSTM training step (three tanh per hidden
+ * unit and step, forward and backward). Below |x| = 0.4 its Taylor series to x^13 (the next
+ * term is under 1e-8 relative there); above, 1 - 2 / (e^2|x| + 1), which cancels little from
+ * 0.4 on. Checked against double tanh over every 4th float in [-12, 12]: at most 1.8 ulp.
+ * The f64 kernels keep libm's tanh: they are what the comparisons with PyTorch check to
+ * 1e-9. */
+static inline float tanh_f32(float x) {
+  float a = fabsf(x);
+  if (a < 0.4f) {
+    float x2 = x * x;
+    float odd = 21844.0f / 6081075.0f;
+    odd = -1382.0f / 155925.0f + x2 * odd;
+    odd = 62.0f / 2835.0f + x2 * odd;
+    odd = -17.0f / 315.0f + x2 * odd;
+    odd = 2.0f / 15.0f + x2 * odd;
+    odd = -1.0f / 3.0f + x2 * odd;
+    return x + x * x2 * odd;
+  }
+  return copysignf(1.0f - 2.0f / (expf(2.0f * a) + 1.0f), x); /* NaN stays NaN, inf gives 1 */
+}
+
 #define REAL float
 #define SUFFIX f32
 #define GEMM cblas_sgemm
 #define EXP expf
-#define TANH tanhf
+#define TANH tanh_f32
 #include "recurrent-kernel.h"
 #undef REAL
 #undef SUFFIX
