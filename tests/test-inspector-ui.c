@@ -677,6 +677,19 @@ static void check_word_language_graph(GsWindow *window, GsCapturePage *page, gui
   g_autofree char *sentence = gs_trace_model_explain(model, created);
   g_assert_nonnull(strstr(sentence, "LSTM step"));
   g_assert_nonnull(strstr(sentence, " ran 32 of 32 sequences"));
+  /* The Memory page by category at that moment: the step's batch data and the LSTM's saved
+   * work rows (saved for backward), the per-step working set. */
+  adw_view_stack_set_visible_child_name(stack, "timeline");
+  GsTimelineView *timeline =
+      GS_TIMELINE_VIEW(find_widget(GTK_WIDGET(page), GS_TYPE_TIMELINE_VIEW));
+  gs_timeline_view_set_by_scope(timeline, FALSE);
+  gs_memory_column col;
+  gs_trace_model_memory_columns(model, position, position, 1, FALSE, &col);
+  g_assert_cmpuint(col.stack[GS_MEM_SAVED], >, 0);
+  g_assert_cmpuint(col.stack[GS_MEM_BATCH], >, 0);
+  g_autofree char *memory = g_strdup_printf("%s-memory.png", name);
+  save_screenshot(GTK_WIDGET(window), memory);
+  gs_timeline_view_set_by_scope(timeline, TRUE);
 }
 
 static const char *const WORD_LANGUAGE_SHORT[] = {"--epochs", "1", "--train-words", "60",
