@@ -9,6 +9,10 @@
 #     build/demo/: the first and the last training step's autograd graph (PNG and SVG) and
 #     the memory timeline by scope and by category (PNG), each listed as `demo_*=PATH`.
 # GS_DEMO_HEADLESS=1 forces the second form.
+# `run-demo.sh --word-language [ARGS]` runs the second demo instead: examples/word-language,
+# the character-level LSTM over packed sequences, with GS_TRACE_VALUES=64 (unless set) so the
+# log has each packed step's batch size for the graph's labels and the scrubber's sentences.
+# Other arguments go to the program.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 cd "$GS_ROOT"
@@ -19,21 +23,28 @@ ninja -C build -j "$GS_JOBS"
 
 inspector=build/inspector/app/gradscope-inspector
 cli=build/inspector/gradscope
-program=build/examples/digits-mlp
+demo=digits-mlp
+if [ "${1:-}" = --word-language ]; then
+  shift
+  demo=word-language
+  export GS_TRACE_VALUES=${GS_TRACE_VALUES:-64}
+fi
+program=build/examples/$demo
 export OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-1}
 
 if [ -z "${GS_DEMO_HEADLESS:-}" ] && { [ -n "${DISPLAY:-}" ] || [ -n "${WAYLAND_DISPLAY:-}" ]; }; then
-  gs_say "running examples/digits-mlp live in the inspector"
+  gs_say "running examples/$demo live in the inspector"
   exec "$inspector" -- "$program" "$@"
 fi
 
-log=build/digits-mlp.gstrace
-gs_say "no display: recording examples/digits-mlp to $log"
+log=build/$demo.gstrace
+gs_say "no display: recording examples/$demo to $log"
 "$cli" record -o "$log" -- "$program" "$@"
 gs_say "gradscope stats $log"
 "$cli" stats "$log"
 
 out=build/demo
+[ "$demo" = digits-mlp ] || out=build/demo-$demo
 mkdir -p "$out"
 gs_say "exporting pictures to $out/"
 "$cli" export-graph "$log" --backward 1 -o "$out/graph-first-step.png"

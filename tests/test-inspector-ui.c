@@ -728,6 +728,120 @@ static void test_live_digits(void) {
   gtk_window_destroy(GTK_WINDOW(window));
 }
 
+/* The word-language graph of backward pass `pass` in page: the packed LSTM drawn as one node
+ * that folds its time steps, labelled with the steps and the sequences the first and last
+ * step ran over (GS_TRACE_VALUES recorded the packed batch sizes), and the scrubber's
+ * sentence at that node says what each step ran. Saves the page, then zoomed on the node. */
+static void check_word_language_graph(GsWindow *window, GsCapturePage *page, guint pass,
+                                      const char *name) {
+  AdwViewStack *stack = ADW_VIEW_STACK(find_widget(GTK_WIDGET(page), ADW_TYPE_VIEW_STACK));
+  adw_view_stack_set_visible_child_name(stack, "graph");
+  GsGraphPane *pane = GS_GRAPH_PANE(find_widget(GTK_WIDGET(page), GS_TYPE_GRAPH_PANE));
+  GsGraphView *graph = gs_graph_pane_get_view(pane);
+  g_assert_true(gs_graph_pane_go_to_pass(pane, pass));
+  wait_for(graph_drawn, graph);
+  const gs_layout *l = gs_graph_view_get_layout(graph);
+  const gs_graph_item *lstm = NULL;
+  guint lstm_index = 0;
+  for (guint i = 0; i < l->graph->items->len && !lstm; i++) {
+    const gs_graph_item *item = &g_array_index(l->graph->items, gs_graph_item, i);
+    if (item->kind == GS_GRAPH_OP && g_str_has_prefix(item->label, "LSTMRecurrenceBackward"))
+      lstm = item, lstm_index = i;
+  }
+  g_assert_nonnull(lstm);
+  g_assert_nonnull(strstr(lstm->label, "\nLSTM step \xc3\x97"));
+  g_assert_nonnull(strstr(lstm->label, " \xe2\x86\x92 "));
+  g_assert_true(g_str_has_suffix(lstm->label, " sequences"));
+  g_autofree char *whole = g_strdup_printf("%s.png", name);
+  save_screenshot(GTK_WIDGET(window), whole);
+  /* Zoomed in on the LSTM node, so its label can be read in the picture. */
+  const gs_layout_node *n = &g_array_index(l->nodes, gs_layout_node, lstm_index);
+  double wx, wy;
+  gs_graph_view_layout_to_widget(graph, n->x, n->y, &wx, &wy);
+  gs_graph_view_zoom_at(graph, 3.0, wx, wy);
+  g_autofree char *zoomed = g_strdup_printf("%s-zoomed.png", name);
+  save_screenshot(GTK_WIDGET(window), zoomed);
+  gs_trace_model *model = gs_capture_page_get_model(page);
+  guint64 position = gs_scrubber_get_position(gs_capture_page_get_scrubber(page));
+  const gs_replay_node *node = gs_replay_node_get(gs_trace_model_seek(model, position), lstm->id);
+  if (!node)
+    g_error("the graph's LSTM node #%" G_GUINT64_FORMAT " is not alive at its pass", lstm->id);
+  guint64 created = gs_trace_model_find_seq(model, node->create_seq);
+  g_autofree char *sentence = gs_trace_model_explain(model, created);
+  g_assert_nonnull(strstr(sentence, "LSTM step"));
+  g_assert_nonnull(strstr(sentence, " ran 32 of 32 sequences"));
+  /* The Memory page by category at that moment: the step's batch data and the LSTM's saved
+   * work rows (saved for backward), the per-step working set. */
+  adw_view_stack_set_visible_child_name(stack, "timeline");
+  GsTimelineView *timeline =
+      GS_TIMELINE_VIEW(find_widget(GTK_WIDGET(page), GS_TYPE_TIMELINE_VIEW));
+  gs_timeline_view_set_by_scope(timeline, FALSE);
+  gs_memory_column col;
+  gs_trace_model_memory_columns(model, position, position, 1, FALSE, &col);
+  g_assert_cmpuint(col.stack[GS_MEM_SAVED], >, 0);
+  g_assert_cmpuint(col.stack[GS_MEM_BATCH], >, 0);
+  g_autofree char *memory = g_strdup_printf("%s-memory.png", name);
+  save_screenshot(GTK_WIDGET(window), memory);
+  gs_timeline_view_set_by_scope(timeline, TRUE);
+}
+
+static const char *const WORD_LANGUAGE_SHORT[] = {"--epochs", "1", "--train-words", "60",
+                                                  "--test-words", "10"};
+
+/* The second demo as the README runs it: examples/word-language live in the inspector. */
+static void test_live_word_language(void) {
+  const char *program = g_getenv("GS_WORD_LANGUAGE_EXAMPLE");
+  if (!program) {
+    g_test_skip("GS_WORD_LANGUAGE_EXAMPLE is not set");
+    return;
+  }
+  g_setenv("GS_TRACE_VALUES", "64", TRUE); /* for the child: this process read it at load */
+  GsWindow *window = new_window();
+  const char *argv[] = {program, WORD_LANGUAGE_SHORT[0], WORD_LANGUAGE_SHORT[1],
+                        WORD_LANGUAGE_SHORT[2], WORD_LANGUAGE_SHORT[3], WORD_LANGUAGE_SHORT[4],
+                        WORD_LANGUAGE_SHORT[5], NULL};
+  gs_window_spawn(window, argv, NULL);
+  g_unsetenv("GS_TRACE_VALUES");
+  GsCapturePage *page = gs_window_get_current_page(window);
+  wait_for(source_over, page);
+  g_assert_cmpint(gs_trace_source_get_exit_status(gs_capture_page_get_source(page)), ==, 0);
+  check_word_language_graph(window, page, 3, "word-language-live-graph");
+  gtk_window_destroy(GTK_WINDOW(window));
+}
+
+/* A run recorded with GS_TRACE and opened afterwards shows the same. */
+static void test_recorded_word_language(void) {
+  const char *program = g_getenv("GS_WORD_LANGUAGE_EXAMPLE");
+  if (!program) {
+    g_test_skip("GS_WORD_LANGUAGE_EXAMPLE is not set");
+    return;
+  }
+  g_autofree char *dir = g_dir_make_tmp("gradscope-word-language-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename(dir, "run.gstrace", NULL);
+  g_auto(GStrv) env = g_get_environ();
+  env = g_environ_setenv(env, "GS_TRACE", path, TRUE);
+  env = g_environ_setenv(env, "GS_TRACE_VALUES", "64", TRUE);
+  const char *argv[] = {program, WORD_LANGUAGE_SHORT[0], WORD_LANGUAGE_SHORT[1],
+                        WORD_LANGUAGE_SHORT[2], WORD_LANGUAGE_SHORT[3], WORD_LANGUAGE_SHORT[4],
+                        WORD_LANGUAGE_SHORT[5], NULL};
+  int status = -1;
+  g_autoptr(GError) error = NULL;
+  g_assert_true(g_spawn_sync(NULL, (char **)argv, env, G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL,
+                             NULL, NULL, &status, &error));
+  g_assert_no_error(error);
+  g_assert_true(g_spawn_check_wait_status(status, NULL));
+  GsWindow *window = new_window();
+  g_autoptr(GFile) file = g_file_new_for_path(path);
+  gs_window_open_file(window, file, FALSE);
+  GsCapturePage *page = gs_window_get_current_page(window);
+  g_assert_nonnull(page);
+  wait_for(page_has_content, page);
+  check_word_language_graph(window, page, 5, "word-language-recorded-graph");
+  gtk_window_destroy(GTK_WINDOW(window));
+  g_remove(path);
+  g_rmdir(dir);
+}
+
 /* The filter entries read handles as the engine writes them; composites print without their
  * marker bit, as the engine's messages name them. */
 static void test_parse_handle(void) {
@@ -1300,6 +1414,8 @@ int main(int argc, char **argv) {
     g_test_add_func("/inspector-ui/memory-timeline", test_memory_timeline);
     g_test_add_func("/inspector-ui/graph-page", test_graph_page);
     g_test_add_func("/inspector-ui/live-digits", test_live_digits);
+    g_test_add_func("/inspector-ui/live-word-language", test_live_word_language);
+    g_test_add_func("/inspector-ui/recorded-word-language", test_recorded_word_language);
     g_test_add_func("/inspector-ui/dark", test_dark);
     g_test_add_func("/inspector-ui/damaged-log", test_damaged_log_toast);
     g_test_add_func("/inspector-ui/spawn", test_spawn);

@@ -3,6 +3,7 @@
 #include "graph-source.h"
 
 #include "../model/escape.h"
+#include "../model/packed-steps.h"
 
 #include "event-fields.h"
 #include "tensor-values.h"
@@ -122,6 +123,27 @@ static void label_values(gs_graph_source *s, guint64 index, gs_graph *g) {
   }
 }
 
+/* A fused recurrence node stands for all the time steps of a layer: its label says how many
+ * it folds and how many sequences the packed steps ran over ("LSTM step ×18", "32 → 3
+ * sequences"), as a box of repeated scopes says "×N". */
+static void label_recurrences(gs_graph_source *s, const gs_replay *state, gs_graph *g) {
+  for (guint i = 0; i < g->items->len; i++) {
+    gs_graph_item *item = &g_array_index(g->items, gs_graph_item, i);
+    const gs_replay_node *n = item->kind == GS_GRAPH_OP ? gs_replay_node_get(state, item->id)
+                                                         : NULL;
+    if (!n || !gs_packed_steps_cell(n->kind))
+      continue;
+    gs_packed_steps steps;
+    if (!gs_packed_steps_find(s->model, gs_trace_model_find_seq(s->model, n->create_seq), &steps))
+      continue;
+    g_autofree char *folded = gs_packed_steps_label(&steps);
+    char *label = g_strdup_printf("%s\n%s", item->label, folded);
+    g_free(item->label);
+    item->label = label;
+    gs_packed_steps_clear(&steps);
+  }
+}
+
 gs_graph *gs_graph_source_build(gs_graph_source *s, guint64 index) {
   guint64 n = gs_trace_model_n_events(s->model);
   if (n == 0)
@@ -135,6 +157,7 @@ gs_graph *gs_graph_source_build(gs_graph_source *s, guint64 index) {
   scope_by_creation(s, state, index, g);
   if (s->has_values)
     label_values(s, index, g);
+  label_recurrences(s, state, g);
   return g;
 }
 

@@ -11,6 +11,7 @@
 
 #include "dispose-reason.h"
 #include "event-fields.h"
+#include "packed-steps.h"
 
 /* How far back a scope's end looks for the disposals it made. */
 #define SCOPE_END_LOOKBACK 100000
@@ -432,6 +433,24 @@ static char *explain_event(explain *x, guint64 index) {
       return g_strdup_printf(_("%s %s: %s is a view made before its base was written in place; "
                                "its gradient now goes into the base's current history"),
                              name, node_h, t);
+    /* A fused recurrence stands for every time step of a layer: say what the steps did. */
+    gs_packed_steps steps;
+    if (gs_packed_steps_find(m, index, &steps)) {
+      g_autofree char *each = gs_packed_steps_sentence(&steps);
+      g_autofree char *what = g_strdup_printf(
+          ngettext("%s %s ran the %s over %" PRIu64 " packed sequence in %" PRIu64 " time "
+                   "steps (%" PRIu64 " rows), one node for every step",
+                   "%s %s ran the %s over %" PRIu64 " packed sequences in %" PRIu64 " time "
+                   "steps (%" PRIu64 " rows), one node for every step", steps.batch),
+          name, node_h, steps.cell, (uint64_t)steps.batch, (uint64_t)steps.steps,
+          (uint64_t)steps.rows);
+      gs_packed_steps_clear(&steps);
+      if (each)
+        return g_strdup_printf(_("%s: %s"), what, each);
+      /* TRANSLATORS: after the sentence above when the log has no batch sizes per step. */
+      return g_strdup_printf(_("%s; record with GS_TRACE_VALUES=64 to see how many sequences "
+                               "each step ran"), what);
+    }
     return g_strdup_printf(ngettext("%s %s recorded how to backpropagate into %s; it saved %u "
                                     "tensor for backward",
                                     "%s %s recorded how to backpropagate into %s; it saved %u "
