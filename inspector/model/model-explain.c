@@ -419,21 +419,9 @@ static char *explain_event(explain *x, guint64 index) {
   }
   case GS_TRACE_SCOPE_END: return explain_scope_end(m, r, &e, index);
   case GS_TRACE_NODE_CREATE: {
-    g_autofree char *t = tensor_words(x, r, e.tensor);
     node_fact(x, name, e.node, FALSE);
-    /* The two kinds in-place writes through views make get their meaning spelled out: they
-     * are what people come to see about views and in-place ops. */
-    if (g_strcmp0(name, "CopySlices") == 0)
-      return g_strdup_printf(_("%s %s: a write through a view rewrote the history of its base "
-                               "%s; in backward, the gradient outside the view goes on to the "
-                               "base's previous history and the write's own formula runs on "
-                               "the part inside"),
-                             name, node_h, t);
-    if (g_strcmp0(name, "AsStridedBackward") == 0)
-      return g_strdup_printf(_("%s %s: %s is a view made before its base was written in place; "
-                               "its gradient now goes into the base's current history"),
-                             name, node_h, t);
-    /* A fused recurrence stands for every time step of a layer: say what the steps did. */
+    /* A fused recurrence stands for every time step of a layer: say what the steps did (its
+     * output is a work tensor of the op's, not one the program holds: not named here). */
     gs_packed_steps steps;
     if (gs_packed_steps_find(m, index, &steps)) {
       g_autofree char *each = gs_packed_steps_sentence(&steps);
@@ -451,6 +439,19 @@ static char *explain_event(explain *x, guint64 index) {
       return g_strdup_printf(_("%s; record with GS_TRACE_VALUES=64 to see how many sequences "
                                "each step ran"), what);
     }
+    g_autofree char *t = tensor_words(x, r, e.tensor);
+    /* The two kinds in-place writes through views make get their meaning spelled out: they
+     * are what people come to see about views and in-place ops. */
+    if (g_strcmp0(name, "CopySlices") == 0)
+      return g_strdup_printf(_("%s %s: a write through a view rewrote the history of its base "
+                               "%s; in backward, the gradient outside the view goes on to the "
+                               "base's previous history and the write's own formula runs on "
+                               "the part inside"),
+                             name, node_h, t);
+    if (g_strcmp0(name, "AsStridedBackward") == 0)
+      return g_strdup_printf(_("%s %s: %s is a view made before its base was written in place; "
+                               "its gradient now goes into the base's current history"),
+                             name, node_h, t);
     return g_strdup_printf(ngettext("%s %s recorded how to backpropagate into %s; it saved %u "
                                     "tensor for backward",
                                     "%s %s recorded how to backpropagate into %s; it saved %u "
