@@ -3,7 +3,8 @@
  * plays the tour once the run is over); the panel's steps must move the scrubber to the
  * resolved events, open each step's page and show its paragraph, with the buttons and with
  * Alt+Right/Alt+Left; a tour over a log it does not fit says which step found nothing; the
- * start page lists every tour. Each tour's key step is saved as a screenshot
+ * start page lists every tour; a tour the build left out (GS_TOUR_SKIP) is skipped, saying
+ * why. Each tour's key step is saved as a screenshot
  * (tour-NAME-LANG.png in GS_SCREENSHOT_DIR), in English and, run again, in Chinese. */
 #include <adwaita.h>
 #include <glib/gi18n.h>
@@ -28,7 +29,7 @@ static const struct {
   guint step;
 } key_steps[] = {
     {"storage", 2}, {"clone-detach", 3}, {"version", 2}, {"micrograd", 3},
-    {"scopes", 2},  {"packed", 2},       {"memory", 4},
+    {"scopes", 2},  {"packed", 2},       {"memory", 4},  {"sharing", 1},
 };
 
 static gboolean expired_cb(gpointer data) {
@@ -86,6 +87,12 @@ static void assert_showing(GsCapturePage *page, const gs_tour *tour, const gs_to
 
 static void test_tour(gconstpointer data) {
   const gs_tour *tour = data;
+  /* A tour the build left out (GS_TOUR_SKIP, "NAME: why": tour 8 without Python or PyTorch). */
+  const char *skip = g_getenv("GS_TOUR_SKIP");
+  if (skip && g_str_has_prefix(skip, tour->name) && skip[strlen(tour->name)] == ':') {
+    g_test_skip(skip);
+    return;
+  }
   GsWindow *window = new_window();
   gs_window_start_tour(window, tour->name);
   GsCapturePage *page = gs_window_get_current_page(window);
