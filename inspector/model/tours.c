@@ -146,9 +146,9 @@ static const gs_tour_step sharing_steps[] = {
      N_("gradscope.from_numpy(a) copies nothing: x's storage wraps the array's own bytes, and "
         "keeps the array alive until the engine lets the bytes go.")},
     {"from numpy", "inplace_write", NULL, "x", EVENTS,
-     N_("x += 1 writes into the array, and the values recorded here hold NumPy's earlier write "
-        "too (100 became 101). NumPy's writes bypass the version counter: only x's own write "
-        "counts.")},
+     N_("x += 1 writes into the array, and the values recorded right after it hold NumPy's "
+        "earlier write too (100 became 101). NumPy's writes bypass the version counter: only "
+        "x's own write counts.")},
     {"back to numpy", "tensor_dispose", NULL, "x", MEMORY,
      N_("x.numpy() and memoryview(x) hand out the same bytes again. The array from x.numpy() "
         "pins the storage: x is disposed here, but its storage stays alive.")},
@@ -157,7 +157,8 @@ static const gs_tour_step sharing_steps[] = {
         "frees nothing of them: it lets go of the array, which still holds them.")},
     {"to torch", "inplace_write", NULL, "y", EVENTS,
      N_("torch.from_dlpack(y) is a PyTorch tensor at y's data pointer: PyTorch's in-place "
-        "multiplication by 10 shows in the values recorded at gradscope's own write, y += 1.")},
+        "multiplication by 10 shows in the values recorded right after gradscope's own write, "
+        "y += 1.")},
     {"from torch", "storage_alloc", NULL, NULL, MEMORY,
      N_("gradscope.from_dlpack(w) goes the other way: z's storage wraps the bytes PyTorch lent "
         "through DLPack, at w's data pointer.")},
