@@ -162,9 +162,10 @@ static const gs_tour_step sharing_steps[] = {
     {"from torch", "storage_alloc", NULL, NULL, MEMORY,
      N_("gradscope.from_dlpack(w) goes the other way: z's storage wraps the bytes PyTorch lent "
         "through DLPack, at w's data pointer.")},
-    {"from torch", "storage_free", NULL, NULL, MEMORY,
-     N_("When z goes, its storage hands the bytes back to PyTorch (DLPack's deleter) instead "
-        "of freeing them: w is still PyTorch's, alive and writable.")},
+    {"from torch", "tensor_dispose", NULL, "z", MEMORY,
+     N_("When z goes, its storage goes in the same event and hands the bytes back to PyTorch "
+        "(DLPack's deleter) instead of freeing them: w is still PyTorch's, alive and "
+        "writable.")},
 };
 
 #define TOUR(name, title, steps) {name, title, "tour-" name, GS_TOUR_C, steps, G_N_ELEMENTS(steps)}
