@@ -16,6 +16,7 @@
 #include "gs-capture-page.h"
 #include "gs-config.h"
 #include "gs-scrubber.h"
+#include "gs-tensor-life.h"
 #include "gs-tour-panel.h"
 #include "gs-window.h"
 #include "tours.h"
@@ -130,6 +131,21 @@ static void test_tour(gconstpointer data) {
   g_assert_false(gtk_widget_get_sensitive(previous));
   g_signal_emit_by_name(next, "clicked");
   assert_showing(page, tour, stops, 1);
+
+  /* Tour 8: the tensor's life says its storage wraps the array's bytes (format 1.4's memory
+   * field), as the step's sentence does, instead of calling it an allocation. */
+  if (!strcmp(tour->name, "sharing")) {
+    gs_trace_model *m = gs_capture_page_get_model(page);
+    gs_trace_event e;
+    g_assert_true(gs_trace_model_event(m, stops[0].index, &e));
+    gs_tensor_handles x = {.id = stops[1].tensor};
+    g_autofree char *life = gs_tensor_life_describe(m, &x, &e);
+    g_autofree char *origin = gs_memory_origin_label(1, 0);
+    g_assert_nonnull(strstr(life, origin));
+    g_autofree char *allocated = g_strdup_printf(_("Storage #%llu allocated: %s"),
+                                                 (unsigned long long)e.storage, "");
+    g_assert_false(g_str_has_prefix(life, allocated));
+  }
 
   /* The key step, on screen. */
   guint key = 0;
