@@ -1,6 +1,6 @@
 """test_trace.py: the event log from Python: `with gradscope.trace(path):`, GS_TRACE set in
-the environment as for a C program, and gradscope.inspect() streaming to a listener on a Unix
-socket. Each log is read back with the `gradscope` CLI (GS_CLI, set by meson) as JSON Lines."""
+the environment as for a C program, marks and tensor names (trace_mark, trace_name), and
+gradscope.inspect() streaming to a listener on a Unix socket. Each log is read back with the `gradscope` CLI (GS_CLI, set by meson) as JSON Lines."""
 import json
 import os
 import subprocess
