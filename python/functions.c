@@ -1,6 +1,7 @@
 /* functions.c: the module's functions with PyTorch's names: creation (tensor, zeros, ones,
  * full, empty, arange, linspace, eye, rand, randn, randint, *_like), joins (cat, stack),
- * where, manual_seed, grad mode, the live count, and the functional forms of Tensor methods
+ * where, manual_seed, grad mode, the live count, the log's marks and tensor names
+ * (trace_mark, trace_name), and the functional forms of Tensor methods
  * (gradscope.relu(t), gradscope.sum(t, dim=1), ...), which forward to the method so that the
  * two can never disagree. */
 #include "gs-py.h"
@@ -279,6 +280,26 @@ static PyObject *f_trace_mark(PyObject *m, PyObject *label) {
   Py_RETURN_NONE;
 }
 
+/* gradscope.trace_name(t, "x") is gs_trace_name: the log, the inspector and `gradscope
+ * explain` call the tensor "x" instead of its number. It returns t, so a tensor can be named
+ * where it is made; a disposed tensor raises the engine's stale-handle error rather than being
+ * skipped in silence, as the C call would. */
+static PyObject *f_trace_name(PyObject *m, PyObject *args) {
+  GSP_SITE();
+  (void)m;
+  PyObject *t;
+  const char *name;
+  if (!PyArg_ParseTuple(args, "O!s:trace_name", &gsp_tensor_type, &t, &name))
+    return NULL;
+  if (!gs_is_alive(gsp_handle(t))) {
+    gs_clear_error();
+    gs_ndim(gsp_handle(t)); /* records the engine's message, naming what disposed it */
+    return gsp_raise_engine_error();
+  }
+  gs_trace_name(gsp_handle(t), name);
+  return Py_NewRef(t);
+}
+
 /* ---- functional forms of methods ------------------------------------------------------------ */
 
 /* gradscope.NAME(t, *args, **kwargs) is t.NAME(*args, **kwargs); self is the name. */
@@ -361,6 +382,8 @@ PyMethodDef gsp_module_functions[] = {
      "Tensors alive in this process (all threads)."},
     {"is_tensor", f_is_tensor, METH_O, NULL},
     {"trace_mark", f_trace_mark, METH_O, "A user mark in the event log (\"epoch 3\")."},
+    {"trace_name", f_trace_name, METH_VARARGS,
+     "Names t in the event log (trace_name(t, \"x\")); returns t."},
     {"from_numpy", gsp_from_numpy, METH_O, "A tensor over the array's memory (no copy)."},
     {"from_dlpack", gsp_from_dlpack, METH_O, "A tensor over a DLPack producer's memory."},
     {NULL, NULL, 0, NULL},

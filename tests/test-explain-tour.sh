@@ -3,7 +3,9 @@
 # once; `gradscope explain --tour NAME LOG` prints each step's event with the very sentence
 # `gradscope explain LOG --at N` gives for it (so the tour says what the log says), and
 # without LOG records the tour's program itself; unknown tours, a log of another tour and
-# extra arguments are errors that say so.
+# extra arguments are errors that say so. Tour 8's program is Python (run with GS_PYTHON and
+# the build's module on PYTHONPATH, both set by meson); a tour the build left out
+# (GS_TOUR_SKIP, "NAME: why") is skipped, saying why.
 set -euo pipefail
 gradscope=$1
 export GS_TOUR_DIR=$2
@@ -12,14 +14,24 @@ trap 'rm -rf "$work"' EXIT
 fail() { echo "not ok: $*"; exit 1; }
 
 "$gradscope" explain --list-tours > "$work/list"
-[ "$(wc -l < "$work/list")" -eq 7 ] || fail "--list-tours printed $(wc -l < "$work/list") lines"
+[ "$(wc -l < "$work/list")" -eq 8 ] || fail "--list-tours printed $(wc -l < "$work/list") lines"
 tours=$(cut -f1 "$work/list")
-[ "$(echo "$tours" | sort -u | wc -l)" -eq 7 ] || fail "tour names repeat"
+[ "$(echo "$tours" | sort -u | wc -l)" -eq 8 ] || fail "tour names repeat"
+echo "$tours" | grep -qx sharing || fail "no sharing tour"
 echo "$tours" | grep -qx micrograd || fail "no micrograd tour"
 
 for tour in $tours; do
   log="$work/$tour.gstrace"
-  GS_TRACE_VALUES=16 "$gradscope" record -o "$log" -- "$GS_TOUR_DIR/tour-$tour" > /dev/null
+  if [ "${GS_TOUR_SKIP%%:*}" = "$tour" ]; then
+    echo "ok: $tour # SKIP ${GS_TOUR_SKIP#*: }"
+    continue
+  fi
+  if [ -e "$GS_TOUR_DIR/tour-$tour.py" ]; then
+    program=("$GS_PYTHON" "$GS_TOUR_DIR/tour-$tour.py")
+  else
+    program=("$GS_TOUR_DIR/tour-$tour")
+  fi
+  GS_TRACE_VALUES=16 "$gradscope" record -o "$log" -- "${program[@]}" > /dev/null
   "$gradscope" explain --tour "$tour" "$log" > "$work/$tour.txt"
   head -1 "$work/$tour.txt" | grep -q "^$tour: " || fail "$tour: no title line"
   steps=$(grep -cE '^[0-9]+/[0-9]+ #[0-9]+ ' "$work/$tour.txt")
@@ -46,6 +58,17 @@ LANGUAGE=zh_CN LANG=C.UTF-8 "$gradscope" explain --tour micrograd "$work/microgr
 grep -qP '[\x{4e00}-\x{9fff}]' "$work/zh.txt" || fail "no Chinese in the zh_CN tour"
 diff <(grep -E '^[0-9]+/' "$work/zh.txt") <(grep -E '^[0-9]+/' "$work/micrograd.txt") ||
   fail "the zh_CN tour resolves to other events"
+
+# A Python tour recorded fresh, with no PYTHONPATH of the caller's: gradscope gives the
+# build's module to the program itself, and the steps land on the same events.
+if [ "${GS_TOUR_SKIP%%:*}" != sharing ]; then
+  env -u PYTHONPATH "$gradscope" explain --tour sharing > "$work/sharing-fresh.txt" ||
+    fail "explain --tour sharing without a log failed"
+  diff <(grep -E '^[0-9]+/' "$work/sharing-fresh.txt" | cut -d' ' -f1,3-) \
+       <(grep -E '^[0-9]+/' "$work/sharing.txt" | cut -d' ' -f1,3-) ||
+    fail "a fresh sharing run resolves to other kinds of events"
+  echo "ok: sharing, recorded fresh"
+fi
 
 # Errors.
 if "$gradscope" explain --tour no-such "$work/micrograd.gstrace" 2> "$work/err"; then

@@ -533,17 +533,22 @@ GsCapturePage *gs_capture_page_new_for_program(const char *const *argv, const ch
 GsCapturePage *gs_capture_page_new_for_tour(const gs_tour *tour, int echo_stdout,
                                             int echo_stderr, GError **error) {
   g_return_val_if_fail(tour, NULL);
-  g_autofree char *program = gs_tour_program_path(tour);
-  if (!program) {
+  g_auto(GStrv) extra_env = NULL;
+  g_auto(GStrv) argv = gs_tour_command(tour, &extra_env);
+  if (!argv) {
     g_set_error(error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND,
                 _("The tour’s program %s is not installed"), tour->program);
     return NULL;
   }
-  /* Values on: the tours' graphs show data and gradients, as micrograd's do. */
-  const char *const argv[] = {program, NULL};
-  const char *const env[] = {"GS_TRACE_VALUES=16", NULL};
-  GsTraceSource *source =
-      gs_trace_source_new_spawn_env(argv, NULL, env, echo_stdout, echo_stderr, error);
+  /* Values on: the tours' graphs show data and gradients, as micrograd's do. A Python tour
+   * also gets the module's PYTHONPATH (gs_tour_command). */
+  g_autoptr(GStrvBuilder) env_builder = g_strv_builder_new();
+  g_strv_builder_add(env_builder, "GS_TRACE_VALUES=16");
+  if (extra_env)
+    g_strv_builder_addv(env_builder, (const char **)extra_env);
+  g_auto(GStrv) env = g_strv_builder_end(env_builder);
+  GsTraceSource *source = gs_trace_source_new_spawn_env(
+      (const char *const *)argv, NULL, (const char *const *)env, echo_stdout, echo_stderr, error);
   if (!source)
     return NULL;
   GsCapturePage *self = g_object_new(GS_TYPE_CAPTURE_PAGE, NULL);

@@ -217,6 +217,12 @@ char *gs_tensor_life_describe(gs_trace_model *m, const gs_tensor_handles *h,
   }
   case GS_TRACE_STORAGE_ALLOC: {
     g_autofree char *bytes = gs_view_bytes(e->nbytes);
+    if (e->memory != 0) { /* format 1.4: bytes the engine wraps (NumPy's, DLPack's), not its own */
+      g_autofree char *from = gs_memory_origin_label(e->memory, e->peer);
+      /* TRANSLATORS: "Storage #3 wraps 24 bytes of a DLPack producer: nothing was copied" */
+      return g_strdup_printf(_("Storage #%llu wraps %s of %s: nothing was copied"),
+                             (unsigned long long)e->storage, bytes, from);
+    }
     return g_strdup_printf(_("Storage #%llu allocated: %s"), (unsigned long long)e->storage, bytes);
   }
   case GS_TRACE_STORAGE_SHARE: {

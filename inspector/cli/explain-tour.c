@@ -25,13 +25,18 @@ int cli_list_tours(void) {
 /* Runs the tour's program with its log going to a new temporary file; returns the path
  * (g_free, and delete the file) or NULL after saying why. */
 static char *record_tour(const gs_tour *tour) {
-  g_autofree char *program = gs_tour_program_path(tour);
-  if (!program) {
-    cli_error("explain: the program of the tour '%s' (%s) is not installed; set GS_TOUR_DIR "
+  g_auto(GStrv) extra_env = NULL;
+  g_auto(GStrv) argv = gs_tour_command(tour, &extra_env);
+  if (!argv) {
+    cli_error("explain: the program of the tour '%s' (%s) is not installed%s; set GS_TOUR_DIR "
               "to the directory that holds it, or give a log recorded from it",
-              tour->name, tour->program);
+              tour->name, tour->program,
+              tour->language == GS_TOUR_PYTHON && !gs_config_python()
+                  ? " (and this gradscope was built without Python)"
+                  : "");
     return NULL;
   }
+  const char *program = argv[g_strv_length(argv) - 1];
   g_autoptr(GError) error = NULL;
   g_autofree char *log = NULL;
   int fd = g_file_open_tmp("gradscope-tour-XXXXXX.gstrace", &log, &error);
@@ -43,7 +48,10 @@ static char *record_tour(const gs_tour *tour) {
   g_auto(GStrv) env = g_get_environ();
   env = g_environ_setenv(env, "GS_TRACE", log, TRUE);
   env = g_environ_setenv(env, "GS_TRACE_VALUES", "16", FALSE);
-  char *argv[] = {program, NULL};
+  for (char **entry = extra_env; entry && *entry; entry++) { /* a Python tour's PYTHONPATH */
+    g_auto(GStrv) pair = g_strsplit(*entry, "=", 2);
+    env = g_environ_setenv(env, pair[0], pair[1], TRUE);
+  }
   g_autofree char *out = NULL, *err = NULL;
   int status = 0;
   /* The program's own output is not the tour's: keep it, and show it only if it failed. */

@@ -1,5 +1,5 @@
-/* gs-config.c: installed or build-tree paths for the catalogue, the settings schema and the
- * guided tours' programs. The
+/* gs-config.c: installed or build-tree paths for the catalogue, the settings schema, the
+ * guided tours' programs and the Python that runs the Python tours. The
  * build tree's paths are compiled in by meson; which set applies is decided by where the
  * running executable is. */
 #include "gs-config.h"
@@ -40,4 +40,12 @@ char *gs_config_tour_program(const char *program) {
                                 : g_build_filename(GS_LIBEXECDIR, "gradscope", "tours", program,
                                                    NULL);
   return g_file_test(path, G_FILE_TEST_IS_EXECUTABLE) ? g_steal_pointer(&path) : NULL;
+}
+
+const char *gs_config_python(void) {
+  return *GS_PYTHON ? GS_PYTHON : NULL;
+}
+
+const char *gs_config_python_module_dir(void) {
+  return gs_config_uninstalled() ? GS_BUILD_PYTHONDIR : NULL;
 }

@@ -23,5 +23,11 @@ void gs_config_init_settings(void);
  * examples/ when this executable runs uninstalled, else in the installed
  * LIBEXECDIR/gradscope/tours/. NULL if it is not there (or not executable); g_free. */
 char *gs_config_tour_program(const char *program);
+/* The Python the gradscope module was built for (meson's find_installation), or NULL if the
+ * build found none; the Python tours run with it. */
+const char *gs_config_python(void);
+/* Where an uninstalled gradscope's Python module is (the build tree's python/), for
+ * PYTHONPATH; NULL when installed, where the module is in Python's own path. */
+const char *gs_config_python_module_dir(void);
 
 G_END_DECLS

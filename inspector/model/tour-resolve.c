@@ -136,3 +136,34 @@ gboolean gs_tour_resolve(gs_trace_model *m, const gs_tour *tour, gs_tour_stop *s
 char *gs_tour_program_path(const gs_tour *tour) {
   return gs_config_tour_program(tour->program);
 }
+
+char **gs_tour_command(const gs_tour *tour, char ***env) {
+  *env = NULL;
+  g_autofree char *program = gs_tour_program_path(tour);
+  if (!program)
+    return NULL;
+  GStrvBuilder *argv = g_strv_builder_new();
+  if (tour->language == GS_TOUR_PYTHON) {
+    /* The Python the module was built for: another one (a venv's) may lack NumPy or PyTorch,
+     * or not load the extension at all. */
+    const char *python = gs_config_python();
+    if (!python) {
+      g_strv_builder_unref(argv);
+      return NULL;
+    }
+    g_strv_builder_add(argv, python);
+    const char *module_dir = gs_config_python_module_dir();
+    if (module_dir) {
+      const char *outer = g_getenv("PYTHONPATH");
+      g_autofree char *path = outer && *outer ? g_strjoin(":", module_dir, outer, NULL)
+                                              : g_strdup(module_dir);
+      g_autofree char *entry = g_strconcat("PYTHONPATH=", path, NULL);
+      const char *const entries[] = {entry, NULL};
+      *env = g_strdupv((char **)entries);
+    }
+  }
+  g_strv_builder_add(argv, program);
+  char **command = g_strv_builder_end(argv);
+  g_strv_builder_unref(argv);
+  return command;
+}

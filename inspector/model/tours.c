@@ -141,7 +141,36 @@ static const gs_tour_step memory_steps[] = {
         "their gradients and the program's own data.")},
 };
 
-#define TOUR(name, title, steps) {name, title, "tour-" name, steps, G_N_ELEMENTS(steps)}
+static const gs_tour_step sharing_steps[] = {
+    {"from numpy", "storage_alloc", NULL, NULL, MEMORY,
+     N_("gradscope.from_numpy(a) copies nothing: x's storage wraps the array's own bytes, and "
+        "keeps the array alive until the engine lets the bytes go.")},
+    {"from numpy", "inplace_write", NULL, "x", EVENTS,
+     N_("x += 1 writes into the array, and the values recorded right after it hold NumPy's "
+        "earlier write too (100 became 101). NumPy's writes bypass the version counter: only "
+        "x's own write counts.")},
+    {"back to numpy", "tensor_dispose", NULL, "x", MEMORY,
+     N_("x.numpy() and memoryview(x) hand out the same bytes again. The array from x.numpy() "
+        "pins the storage: x is disposed here, but its storage stays alive.")},
+    {"let go", "storage_free", NULL, NULL, MEMORY,
+     N_("The last pin goes and the storage with it. The bytes were NumPy's, so the engine "
+        "frees nothing of them: it lets go of the array, which still holds them.")},
+    {"to torch", "inplace_write", NULL, "y", EVENTS,
+     N_("torch.from_dlpack(y) is a PyTorch tensor at y's data pointer: PyTorch's in-place "
+        "multiplication by 10 shows in the values recorded right after gradscope's own write, "
+        "y += 1.")},
+    {"from torch", "storage_alloc", NULL, NULL, MEMORY,
+     N_("gradscope.from_dlpack(w) goes the other way: z's storage wraps the bytes PyTorch lent "
+        "through DLPack, at w's data pointer.")},
+    {"from torch", "tensor_dispose", NULL, "z", MEMORY,
+     N_("When z goes, its storage goes in the same event and hands the bytes back to PyTorch "
+        "(DLPack's deleter) instead of freeing them: w is still PyTorch's, alive and "
+        "writable.")},
+};
+
+#define TOUR(name, title, steps) {name, title, "tour-" name, GS_TOUR_C, steps, G_N_ELEMENTS(steps)}
+#define PYTHON_TOUR(name, title, steps)                                                       \
+  {name, title, "tour-" name ".py", GS_TOUR_PYTHON, steps, G_N_ELEMENTS(steps)}
 
 static const gs_tour tours[] = {
     TOUR("storage", N_("Storage, shape and strides"), storage_steps),
@@ -152,6 +181,7 @@ static const gs_tour tours[] = {
     TOUR("scopes", N_("Dispose scopes and their statistics"), scopes_steps),
     TOUR("packed", N_("A PackedSequence crossing a collate scope"), packed_steps),
     TOUR("memory", N_("A training step's memory"), memory_steps),
+    PYTHON_TOUR("sharing", N_("Tensors shared with NumPy and PyTorch"), sharing_steps),
 };
 
 guint gs_tour_count(void) { return G_N_ELEMENTS(tours); }

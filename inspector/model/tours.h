@@ -33,10 +33,17 @@ typedef struct gs_tour_step {
   const char *paragraph; /* untranslated (N_): show it with g_dgettext / _() */
 } gs_tour_step;
 
+/* What the tour's program is written in, so the tours know how to run it. */
+typedef enum gs_tour_language {
+  GS_TOUR_C,      /* an executable, run as it is */
+  GS_TOUR_PYTHON, /* a script, run by the Python the build found, with the gradscope module */
+} gs_tour_language;
+
 typedef struct gs_tour {
   const char *name;      /* what --tour takes: "storage" */
   const char *title;     /* untranslated (N_) */
-  const char *program;   /* the example that records the log: "tour-storage" */
+  const char *program;   /* the example that records the log: "tour-storage", "tour-sharing.py" */
+  gs_tour_language language;
   const gs_tour_step *steps;
   guint n_steps;
 } gs_tour;
@@ -63,5 +70,12 @@ gboolean gs_tour_resolve(gs_trace_model *m, const gs_tour *tour, gs_tour_stop *s
 
 /* The tour's program (gs_config_tour_program finds it); NULL if it is not there. g_free. */
 char *gs_tour_program_path(const gs_tour *tour);
+
+/* The command line that runs the tour's program (g_strfreev): the program itself, or for a
+ * Python tour the build's Python and the script. *env gets the NAME=VALUE entries to add to
+ * the program's environment (g_strfreev; PYTHONPATH for the build tree's module when this is
+ * an uninstalled gradscope, else none). NULL if the program or its interpreter is not there
+ * (*env is then NULL too). */
+char **gs_tour_command(const gs_tour *tour, char ***env);
 
 G_END_DECLS

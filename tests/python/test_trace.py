@@ -1,6 +1,6 @@
 """test_trace.py: the event log from Python: `with gradscope.trace(path):`, GS_TRACE set in
-the environment as for a C program, and gradscope.inspect() streaming to a listener on a Unix
-socket. Each log is read back with the `gradscope` CLI (GS_CLI, set by meson) as JSON Lines."""
+the environment as for a C program, marks and tensor names (trace_mark, trace_name), and
+gradscope.inspect() streaming to a listener on a Unix socket. Each log is read back with the `gradscope` CLI (GS_CLI, set by meson) as JSON Lines."""
 import json
 import os
 import subprocess
@@ -108,3 +108,25 @@ def test_dropping_a_model_records_no_error(tmp_path):
         del model
     k = kinds(events(path))
     assert "module_create" in k and "error" not in k
+
+
+def test_trace_name_names_the_tensor_in_the_log_and_returns_it(tmp_path):
+    path = tmp_path / "named.gstrace"
+    with gs.trace(str(path)):
+        a = gs.ones(3)
+        assert gs.trace_name(a, "weights") is a
+        gs.trace_mark("named")
+    evs = events(path)
+    names = [e for e in evs if e.get("kind") == "tensor_name"]
+    assert [n.get("name") for n in names] == ["weights"]
+    created = next(e for e in evs if e.get("kind") == "tensor_create")
+    assert names[0].get("tensor") == created.get("tensor")
+
+
+def test_trace_name_of_a_disposed_tensor_raises():
+    a = gs.ones(2)
+    a.dispose()
+    with pytest.raises(RuntimeError):
+        gs.trace_name(a, "gone")
+    with pytest.raises(TypeError):
+        gs.trace_name("not a tensor", "x")
