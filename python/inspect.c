@@ -79,8 +79,26 @@ PyObject *gsp_inspect(PyObject *module, PyObject *args, PyObject *kwargs) {
   PyObject *dest = PyUnicode_FromFormat("unix:%s", p);
   if (!dest)
     goto fail;
-  gs_clear_error();
-  int rc = gs_trace_open(PyUnicode_AsUTF8(dest));
+  /* The socket file appears at bind(), a moment before listen(): until then a connection is
+   * refused. Try again while the inspector runs and the wait lasts (a probe connection of our
+   * own would be the one connection the inspector accepts). */
+  int rc;
+  for (;;) {
+    gs_clear_error();
+    rc = gs_trace_open(PyUnicode_AsUTF8(dest));
+    if (rc == 0)
+      break;
+    PyObject *polled = PyObject_CallMethod(child, "poll", NULL);
+    bool exited = polled != Py_None;
+    Py_XDECREF(polled);
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    double waited =
+        (double)(now.tv_sec - start.tv_sec) + (double)(now.tv_nsec - start.tv_nsec) * 1e-9;
+    if (exited || waited > wait)
+      break;
+    Py_BEGIN_ALLOW_THREADS usleep(20000);
+    Py_END_ALLOW_THREADS
+  }
   Py_DECREF(dest);
   if (rc < 0) {
     gsp_raise_engine_error();
