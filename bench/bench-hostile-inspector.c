@@ -49,8 +49,10 @@ static gboolean run_until(gboolean (*done)(gpointer), gpointer data, double seco
   return TRUE;
 }
 
-static gboolean page_has_content(gpointer data) {
-  return g_strcmp0(gs_capture_page_get_state_name(data), "content") == 0;
+/* Loaded: the model is in hand and the source is done (a log with no events shows the "No
+ * Events" page, not the content). */
+static gboolean page_loaded(gpointer data) {
+  return gs_capture_page_get_model(data) && !gs_capture_page_get_busy(data);
 }
 
 static gboolean graph_settled(gpointer data) {
@@ -111,13 +113,13 @@ static double bench_log(GsApplication *app, const char *path) {
   g_autoptr(GFile) file = g_file_new_for_path(path);
   gs_window_open_file(window, file, FALSE);
   GsCapturePage *page = gs_window_get_current_page(window);
-  gboolean opened = page && run_until(page_has_content, page, TIMEOUT_S);
+  gboolean opened = page && run_until(page_loaded, page, TIMEOUT_S);
   double open_s = (double)(g_get_monotonic_time() - start) / 1e6;
   gs_trace_model *model = page ? gs_capture_page_get_model(page) : NULL;
   guint64 events = model ? gs_trace_model_n_events(model) : 0;
   guint64 warnings = model ? gs_trace_model_head(model)->n_warnings : 0;
   const char *graph_state = "none";
-  if (opened) {
+  if (opened && events) {
     g_autofree char *events_png = g_strdup_printf("hostile-%s-events.png", base);
     screenshot(GTK_WIDGET(window), events_png);
     AdwViewStack *stack = ADW_VIEW_STACK(find_widget(GTK_WIDGET(page), ADW_TYPE_VIEW_STACK));
