@@ -10,25 +10,8 @@
 # Usage: bench/compare-torch/run-word-language.sh [ROUNDS]   (default 1; a torch round takes
 # minutes on two shared cores; builds GS_BUILD_DIR, default build/, incrementally)
 set -euo pipefail
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-source "$here/../../scripts/common.sh"
-cd "$GS_ROOT"
-rounds=${1:-1}
-[[ $rounds =~ ^[1-9][0-9]*$ ]] || gs_die "run-word-language.sh: expected a positive number of rounds, got '$rounds'"
-python=/usr/bin/python3
-"$python" -c 'import torch' 2>/dev/null || gs_die "python3-torch is missing: apt-get install python3-torch"
-build=${GS_BUILD_DIR:-build}
-gs_configure "$build"
-ninja -C "$build" -j "$GS_JOBS" examples/word-language >/dev/null
-
-export OMP_WAIT_POLICY=PASSIVE
-export OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-2}
-export GS_TORCH_THREADS=$OPENBLAS_NUM_THREADS
-echo "# thread budget $OPENBLAS_NUM_THREADS per side; torch $("$python" -c 'import torch; print(torch.__version__)'), $rounds alternating rounds"
-echo "# load average before: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) CPUs"
-
-value() { sed -n "s/^$1=\([-0-9.eE+]*\).*/\1/p" <<<"$2" | tail -n 1; }
-median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+rounds_default=1 target=examples/word-language
+source "$(dirname "${BASH_SOURCE[0]}")/compare-common.sh"
 
 e_acc=() e_sec=() e_cpu=() t_acc=() t_sec=() t_cpu=()
 run_engine() { local o; o=$("$build"/examples/word-language) || gs_die "word-language failed: $o"
@@ -47,9 +30,9 @@ echo "word_language_test_accuracy=$ea"
 echo "torch_word_language_test_accuracy=$ta"
 echo "word_language_train_seconds=$es"
 echo "torch_word_language_train_seconds=$ts"
-echo "word_language_time_ratio=$(awk -v a="$es" -v b="$ts" 'BEGIN { printf "%.3f", a / b }')"
+echo "word_language_time_ratio=$(ratio "$es" "$ts")"
 echo "word_language_train_cpu_seconds=$ec"
 echo "torch_word_language_train_cpu_seconds=$tc"
-echo "word_language_cpu_ratio=$(awk -v a="$ec" -v b="$tc" 'BEGIN { printf "%.3f", a / b }')"
+echo "word_language_cpu_ratio=$(ratio "$ec" "$tc")"
 echo "word_language_accuracy_gap=$(awk -v a="$ea" -v b="$ta" 'BEGIN { printf "%.4f", b - a }')"
 echo "# load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
