@@ -1,9 +1,11 @@
 /* bench-loader: the DataLoader with 0, 1 and 2 worker processes over a deliberately costly
  * dataset: each of the 1,797 digits (8x8) is resampled to 64x64 with a random sub-pixel shift
  * and blurred, so reading and collating a batch costs far more than using it. The main
- * process only sums each batch. Prints batches per second for each worker count (median of
- * ROUNDS rounds, the counts alternating within a round so that the machine's load hits them
- * alike), the speed-up from 0 to 2 workers (target >= 1.7 on 2 free cores), and the bytes the
+ * process only sums each batch. Each run is one loader over EPOCHS epochs, as in training.
+ * Prints batches per second for each worker count, with workers forked each epoch and with
+ * persistent ones (median of ROUNDS rounds, the settings alternating within a round so that
+ * the machine's load hits them alike), the speed-up from 0 to 2 workers of each (target
+ * >= 1.7 on 2 free cores), and the bytes the
  * main process copied or allocated per batch after collate (the batch arrives over the
  * worker's shared pages: 0), and the CPU time per batch of the main process and of the
  * workers (where the work went, whatever the machine's load). The shifts are drawn from a generator seeded with the sample's
@@ -21,7 +23,8 @@
 #define DIGITS_CSV "data/digits.csv"
 #endif
 
-enum { ROWS = 1797, PIXELS = 64, SIDE = 64, BATCH = 64, ROUNDS = 5, BLUR_PASSES = 4 };
+enum { ROWS = 1797, PIXELS = 64, SIDE = 64, BATCH = 64, ROUNDS = 5, BLUR_PASSES = 4,
+       EPOCHS = 3 };
 
 static float digits[ROWS * PIXELS];
 
@@ -103,38 +106,40 @@ static double cpu_s(int who) {
          1e-6 * (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
 }
 
-static run_result run_epoch(int workers) {
+static run_result run_epochs(int workers, bool persistent) {
   gs_dataset ds = {.length = ROWS, .n_fields = 2, .get_item = get_augmented};
   gs_loader_options opt = {.batch_size = BATCH, .shuffle = true, .seed = 7,
-                           .num_workers = workers};
+                           .num_workers = workers, .persistent_workers = persistent};
   gs_data_loader *l = gs_data_loader_new(&ds, &opt);
   run_result r = {0};
   uint64_t engine_bytes = 0;
   double cpu0 = cpu_s(RUSAGE_SELF), children0 = cpu_s(RUSAGE_CHILDREN);
   double t0 = bench_now_s();
-  gs_data_loader_reset(l); /* the workers' start counts too */
-  for (;;) {
-    gs_memory_stats before, after;
-    gs_memory_get_stats(&before);
-    gs_scope step = gs_scope_begin("step");
-    gs_batch b = gs_data_loader_next_batch(l);
-    gs_memory_get_stats(&after);
-    if (!b.id) {
+  for (int epoch = 0; epoch < EPOCHS; epoch++) {
+    gs_data_loader_reset(l); /* the workers' start counts too */
+    for (;;) {
+      gs_memory_stats before, after;
+      gs_memory_get_stats(&before);
+      gs_scope step = gs_scope_begin("step");
+      gs_batch b = gs_data_loader_next_batch(l);
+      gs_memory_get_stats(&after);
+      if (!b.id) {
+        gs_scope_end(step);
+        break;
+      }
+      engine_bytes += after.bytes_requested - before.bytes_requested;
+      gs_storage_info info;
+      if (gs_storage_info_of(gs_batch_field(b, 0), &info) == 0 &&
+          info.origin == GS_MEMORY_RECEIVED)
+        r.received++;
+      gs_tensor s = gs_sum(gs_batch_field(b, 0), NULL, 0, false); /* the "training step" */
+      r.checksum += gs_item(s);
+      r.batches++;
       gs_scope_end(step);
-      break;
     }
-    engine_bytes += after.bytes_requested - before.bytes_requested;
-    gs_storage_info info;
-    if (gs_storage_info_of(gs_batch_field(b, 0), &info) == 0 &&
-        info.origin == GS_MEMORY_RECEIVED)
-      r.received++;
-    gs_tensor s = gs_sum(gs_batch_field(b, 0), NULL, 0, false); /* the "training step" */
-    r.checksum += gs_item(s);
-    r.batches++;
-    gs_scope_end(step);
   }
+  gs_data_loader_free(l); /* persistent workers are waited for here: their end counts */
   double dt = bench_now_s() - t0;
-  gs_data_loader_free(l);
   r.main_cpu_s = cpu_s(RUSAGE_SELF) - cpu0;
   r.workers_cpu_s = cpu_s(RUSAGE_CHILDREN) - children0;
   r.batches_per_s = r.batches / dt;
@@ -157,29 +162,39 @@ int main(int argc, char **argv) {
     fclose(la);
   }
   printf("# %ld cores online, load average %.2f before the run\n", cores, load[0]);
-  enum { COUNTS = 3 };
+  /* Settings: 0, 1 and 2 workers forked each epoch, then 1 and 2 persistent workers. */
+  enum { COUNTS = 5 };
+  static const int n_workers[COUNTS] = {0, 1, 2, 1, 2};
+  static const bool persistent[COUNTS] = {false, false, false, true, true};
   double rate[COUNTS][ROUNDS];
   run_result last[COUNTS];
   for (int round = 0; round < ROUNDS; round++)
     for (int w = 0; w < COUNTS; w++) {
-      last[w] = run_epoch(w);
+      last[w] = run_epochs(n_workers[w], persistent[w]);
       rate[w][round] = last[w].batches_per_s;
-      printf("# round %d, %d workers: %.2f batches/s (%d batches, checksum %.6g; CPU ms per "
-             "batch: main %.2f, workers %.2f)\n", round, w, last[w].batches_per_s,
-             last[w].batches, last[w].checksum, 1e3 * last[w].main_cpu_s / last[w].batches,
+      printf("# round %d, %d workers%s: %.2f batches/s (%d batches, checksum %.6g; CPU ms per "
+             "batch: main %.2f, workers %.2f)\n", round, n_workers[w],
+             persistent[w] ? " (persistent)" : "", last[w].batches_per_s, last[w].batches,
+             last[w].checksum, 1e3 * last[w].main_cpu_s / last[w].batches,
              1e3 * last[w].workers_cpu_s / last[w].batches);
     }
   double median[COUNTS];
   for (int w = 0; w < COUNTS; w++)
     median[w] = bench_median(rate[w], ROUNDS);
-  bool same = last[1].checksum == last[0].checksum && last[2].checksum == last[0].checksum;
-  printf("# same batches with 0, 1 and 2 workers: %s\n", same ? "yes" : "NO");
+  bool same = true;
+  for (int w = 1; w < COUNTS; w++)
+    same = same && last[w].checksum == last[0].checksum;
+  printf("# same batches with 0, 1 and 2 workers, forked or persistent: %s\n",
+         same ? "yes" : "NO");
   printf("# batches received from a worker with 2 workers: %d of %d\n", last[2].received,
          last[2].batches);
   bench_result("loader_batches_per_s_w0", median[0], "batches/s");
   bench_result("loader_batches_per_s_w1", median[1], "batches/s");
   bench_result("loader_batches_per_s_w2", median[2], "batches/s");
+  bench_result("loader_batches_per_s_w1_persistent", median[3], "batches/s");
+  bench_result("loader_batches_per_s_w2_persistent", median[4], "batches/s");
   bench_result("loader_speedup_w2_over_w0", median[2] / median[0], "x");
+  bench_result("loader_speedup_w2_persistent_over_w0", median[4] / median[0], "x");
   /* Where the work went: independent of how busy the machine is. */
   bench_result("loader_main_cpu_ms_per_batch_w0", 1e3 * last[0].main_cpu_s / last[0].batches,
                "ms");
@@ -187,6 +202,8 @@ int main(int argc, char **argv) {
                "ms");
   bench_result("loader_workers_cpu_ms_per_batch_w2",
                1e3 * last[2].workers_cpu_s / last[2].batches, "ms");
+  bench_result("loader_workers_cpu_ms_per_batch_w2_persistent",
+               1e3 * last[4].workers_cpu_s / last[4].batches, "ms");
   /* With workers, whatever the main process allocates while taking a batch is a copy made
    * after collate; without, it is the collate's own output (the batch's size), for scale. */
   bench_result("loader_bytes_copied_per_batch_w2", (double)last[2].engine_bytes_per_batch,

@@ -3,7 +3,8 @@
  * copy; per-worker seeds; a worker that crashes, hangs past timeout_ms or fails names itself
  * and the batch; ending early leaves no process and no segment; workers start while another
  * thread is inside the engine; each worker writes its own log and the main log says where the
- * batches' storages came from. */
+ * batches' storages came from; persistent workers serve every epoch; a worker writes later
+ * batches into the segments the caller gave back, never into one it still holds or sent on. */
 #include <dirent.h>
 #include <errno.h>
 #include <glib/gstdio.h>
@@ -11,6 +12,7 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -173,6 +175,23 @@ static void test_batches_arrive_in_the_callers_scope(void) {
 }
 
 /* Is address p inside a mapping of a gradscope memfd segment? */
+/* The inode of the shared-memory segment mapped at p (0: none): two mappings of one segment
+ * share it. */
+static unsigned long segment_inode(const void *p) {
+  FILE *f = fopen("/proc/self/maps", "r");
+  g_assert_nonnull(f);
+  char line[512];
+  unsigned long inode = 0;
+  while (!inode && fgets(line, sizeof line, f)) {
+    unsigned long lo, hi, ino;
+    if (sscanf(line, "%lx-%lx %*s %*s %*s %lu", &lo, &hi, &ino) == 3 &&
+        (uintptr_t)p >= lo && (uintptr_t)p < hi && strstr(line, "/memfd:gradscope-storage"))
+      inode = ino;
+  }
+  fclose(f);
+  return inode;
+}
+
 static bool mapped_from_segment(const void *p) {
   FILE *f = fopen("/proc/self/maps", "r");
   g_assert_nonnull(f);
@@ -239,11 +258,12 @@ static bool get_seeded_sample(void *user, int64_t i, gs_tensor *out) {
   return true;
 }
 
-static void test_workers_are_seeded_per_epoch_and_id(void) {
+static void workers_are_seeded_per_epoch_and_id(bool persistent) {
   gs_worker_info info;
   g_assert_false(gs_data_worker_info(&info)); /* not a worker */
   gs_dataset ds = {.length = 12, .n_fields = 2, .get_item = get_seeded_sample};
-  gs_loader_options opt = {.batch_size = 2, .num_workers = 3, .seed = 100};
+  gs_loader_options opt = {.batch_size = 2, .num_workers = 3, .seed = 100,
+                           .persistent_workers = persistent};
   gs_data_loader *a = gs_data_loader_new(&ds, &opt), *b = gs_data_loader_new(&ds, &opt);
   double first[2][12 * 2];
   for (int epoch = 0; epoch < 2; epoch++) {
@@ -277,6 +297,152 @@ static void test_workers_are_seeded_per_epoch_and_id(void) {
   gs_data_loader_free(a);
   gs_data_loader_free(b);
   assert_no_children();
+}
+
+static void test_workers_are_seeded_per_epoch_and_id(void) {
+  workers_are_seeded_per_epoch_and_id(false);
+  workers_are_seeded_per_epoch_and_id(true); /* the same seeds when they stay */
+}
+
+/* The worker that sent batch field t (its pid). */
+static int64_t sender_of(gs_tensor t) {
+  gs_storage_info info;
+  g_assert_cmpint(gs_storage_info_of(t, &info), ==, 0);
+  g_assert_cmpint(info.origin, ==, GS_MEMORY_RECEIVED);
+  return info.peer_pid;
+}
+
+static void test_persistent_workers_serve_every_epoch(void) {
+  trap_set none = {TRAP_NONE, 0};
+  gs_dataset ds = dataset(37, &none);
+  int segments = count_segments();
+  gs_loader_options plain = {.batch_size = 5, .shuffle = true, .seed = 11};
+  gs_loader_options kept = plain;
+  kept.num_workers = 2;
+  kept.persistent_workers = true;
+  gs_data_loader *a = gs_data_loader_new(&ds, &plain), *b = gs_data_loader_new(&ds, &kept);
+  int64_t pids[2] = {0, 0};
+  for (int epoch = 0; epoch < 3; epoch++) {
+    gs_data_loader_reset(a);
+    gs_data_loader_reset(b);
+    if (epoch == 1) { /* ended early: what the workers had sent of it goes, they go on */
+      gs_tensor t[2];
+      g_assert_true(gs_data_loader_next(b, t));
+      gs_dispose(t[0]);
+      gs_dispose(t[1]);
+      gs_data_loader_reset(a); /* both on to the next epoch number and its shuffle */
+      gs_data_loader_reset(b);
+    }
+    /* The same two processes send every epoch's first two batches. */
+    gs_tensor t0[2], t1[2];
+    g_assert_true(gs_data_loader_next(b, t0));
+    g_assert_true(gs_data_loader_next(b, t1));
+    if (epoch == 0) {
+      pids[0] = sender_of(t0[0]);
+      pids[1] = sender_of(t1[0]);
+      g_assert_cmpint(pids[0], !=, pids[1]);
+    }
+    g_assert_cmpint(sender_of(t0[0]), ==, pids[0]);
+    g_assert_cmpint(sender_of(t1[1]), ==, pids[1]);
+    int64_t y0[5], y1[5];
+    g_assert_cmpint(gs_copy_to(t0[1], y0, sizeof y0), ==, 0);
+    g_assert_cmpint(gs_copy_to(t1[1], y1, sizeof y1), ==, 0);
+    for (int f = 0; f < 2; f++) {
+      gs_dispose(t0[f]);
+      gs_dispose(t1[f]);
+    }
+    epoch_values ea = read_epoch(a), eb = read_epoch(b);
+    /* The rest of b's epoch, after its first two batches, is a's. */
+    g_assert_cmpint(ea.batches, ==, 8);
+    g_assert_cmpint(eb.batches, ==, 6);
+    g_assert_cmpmem(ea.y->data, 5 * sizeof(int64_t), y0, sizeof y0);
+    g_assert_cmpmem(&g_array_index(ea.y, int64_t, 5), 5 * sizeof(int64_t), y1, sizeof y1);
+    g_assert_cmpmem(&g_array_index(ea.y, int64_t, 10), (ea.y->len - 10) * sizeof(int64_t),
+                    eb.y->data, eb.y->len * sizeof(int64_t));
+    g_assert_cmpmem(&g_array_index(ea.x, float, 10 * N_COLS),
+                    (ea.x->len - 10 * N_COLS) * sizeof(float), eb.x->data,
+                    eb.x->len * sizeof(float));
+    epoch_values_free(&ea);
+    epoch_values_free(&eb);
+    /* Still there between epochs: waiting, not reaped. */
+    g_assert_cmpint(waitpid((pid_t)pids[0], NULL, WNOHANG), ==, 0);
+    g_assert_cmpint(waitpid((pid_t)pids[1], NULL, WNOHANG), ==, 0);
+  }
+  gs_data_loader_free(a);
+  gs_data_loader_free(b);
+  assert_no_children();
+  g_assert_cmpint(count_segments(), ==, segments);
+}
+
+static void test_segments_are_used_again(void) {
+  trap_set none = {TRAP_NONE, 0};
+  gs_dataset ds = dataset(400, &none);
+  int segments = count_segments();
+  gs_loader_options one = {.batch_size = 4, .num_workers = 1, .persistent_workers = true};
+  gs_data_loader *l = gs_data_loader_new(&ds, &one);
+  /* Batches given back as they are used: the worker writes a few segments over and over. */
+  GHashTable *inodes = g_hash_table_new(NULL, NULL);
+  gs_data_loader_reset(l);
+  for (int i = 0; i < 40; i++) {
+    gs_tensor t[2];
+    g_assert_true(gs_data_loader_next(l, t));
+    int64_t y[4];
+    g_assert_cmpint(gs_copy_to(t[1], y, sizeof y), ==, 0);
+    g_assert_cmpint(y[0], ==, 4 * i);
+    g_assert_cmpint(y[3], ==, 4 * i + 3);
+    for (int f = 0; f < 2; f++) {
+      gs_storage_info info;
+      g_assert_cmpint(gs_storage_info_of(t[f], &info), ==, 0);
+      unsigned long inode = segment_inode(info.data);
+      g_assert_cmpuint(inode, !=, 0);
+      g_hash_table_add(inodes, GSIZE_TO_POINTER(inode));
+      gs_dispose(t[f]);
+    }
+  }
+  g_assert_cmpuint(g_hash_table_size(inodes), <=, 12); /* 80 fields over a few segments */
+  g_hash_table_destroy(inodes);
+
+  /* Batches the caller keeps are never written again, however many follow. */
+  gs_data_loader_reset(l);
+  gs_tensor kept[30][2];
+  for (int i = 0; i < 30; i++)
+    g_assert_true(gs_data_loader_next(l, kept[i]));
+  for (int i = 0; i < 30; i++) {
+    float x[4 * N_COLS];
+    g_assert_cmpint(gs_copy_to(kept[i][0], x, sizeof x), ==, 0);
+    g_assert_cmpfloat(x[0], ==, (float)(4 * i));
+    g_assert_cmpfloat(x[4 * N_COLS - 1], ==, (float)(4 * i + 3) + 0.5f);
+    gs_dispose(kept[i][0]);
+    gs_dispose(kept[i][1]);
+  }
+
+  /* A batch sent on to another receiver (here this process, over a socket pair) keeps its
+   * pages after the caller disposes its own handle: that receiver may still read them. */
+  gs_data_loader_reset(l);
+  int sv[2];
+  g_assert_cmpint(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), ==, 0);
+  gs_tensor t[2];
+  g_assert_true(gs_data_loader_next(l, t));
+  g_assert_cmpint(gs_tensor_send(sv[0], t[1]), ==, 0);
+  gs_tensor forwarded = gs_tensor_recv(sv[1]);
+  g_assert_true(gs_is_alive(forwarded));
+  gs_dispose(t[0]);
+  gs_dispose(t[1]);
+  for (int i = 1; i < 40; i++) {
+    g_assert_true(gs_data_loader_next(l, t));
+    gs_dispose(t[0]);
+    gs_dispose(t[1]);
+  }
+  int64_t y[4];
+  g_assert_cmpint(gs_copy_to(forwarded, y, sizeof y), ==, 0);
+  g_assert_cmpint(y[0], ==, 0);
+  g_assert_cmpint(y[3], ==, 3);
+  gs_dispose(forwarded);
+  close(sv[0]);
+  close(sv[1]);
+  gs_data_loader_free(l);
+  assert_no_children();
+  g_assert_cmpint(count_segments(), ==, segments);
 }
 
 /* Reads batches until the loader fails; returns how many came before, with the error
@@ -520,6 +686,8 @@ int main(int argc, char **argv) {
   g_test_add_func("/loader-workers/callers-scope", test_batches_arrive_in_the_callers_scope);
   g_test_add_func("/loader-workers/no-copy", test_batches_are_received_without_copying);
   g_test_add_func("/loader-workers/seeds", test_workers_are_seeded_per_epoch_and_id);
+  g_test_add_func("/loader-workers/persistent", test_persistent_workers_serve_every_epoch);
+  g_test_add_func("/loader-workers/segments-used-again", test_segments_are_used_again);
   g_test_add_func("/loader-workers/crash", test_a_crashing_worker_is_named);
   g_test_add_func("/loader-workers/hang", test_a_hanging_worker_times_out);
   g_test_add_func("/loader-workers/error", test_a_failing_worker_reports_its_error);

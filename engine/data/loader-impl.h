@@ -19,7 +19,12 @@ struct gs_data_loader {
   gs_tensor *column;  /* batch_size, one field of every sample */
   gs__prefetch *prefetch; /* the running worker of this epoch, or NULL */
   gs__workers *workers;   /* this epoch's worker processes, or NULL */
+  /* What GS__COLLATE_SHARED stacks into (a worker's segment pool); NULL: fresh segments. */
+  gs_tensor (*shared_maker)(gs_dtype dtype, const int64_t *shape, int ndim, const char *fn);
 };
+
+/* Fills order with epoch's sample order (shuffled from opt.seed + epoch, or in turn). */
+void gs__loader_order(gs_data_loader *l, int64_t epoch);
 
 /* How many samples the batch starting at pos holds: 0 at the end of the epoch (or a short
  * last batch with drop_last). */
@@ -54,6 +59,10 @@ int gs__prefetch_take(gs__prefetch *p, gs_tensor *parts, const char *fn);
 /* Forks opt.num_workers processes that collate the current epoch's batches (batch b in worker
  * b % num_workers) into shared memory and send them here; NULL after reporting. */
 gs__workers *gs__workers_start(gs_data_loader *l);
+/* Persistent workers: moves them on to the loader's current epoch (already in l->epoch and
+ * l->order), disposing what they had sent of the old one. false if they cannot go on (one
+ * failed or died, or the epoch ended in a failure): stop them and start new ones. */
+bool gs__workers_next_epoch(gs__workers *w);
 /* Shuts the workers down (their sockets closed, then SIGKILL after a grace period), waits for
  * every one, and frees what was sent and not taken. */
 void gs__workers_stop(gs__workers *w);

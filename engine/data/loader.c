@@ -112,22 +112,13 @@ static uint64_t uniform_below(gs_rng *rng, uint64_t bound) {
   return x % bound;
 }
 
-void gs_data_loader_reset(gs_data_loader *l) {
-  if (!l) {
-    gs__error(GS_ERR_ARGUMENT, "data_loader_reset", "expected a loader, got NULL");
-    return;
-  }
-  gs__prefetch_stop(l->prefetch); /* the worker reads order: stop it before changing it */
-  l->prefetch = NULL;
-  gs__workers_stop(l->workers); /* they collate the old epoch's order */
-  l->workers = NULL;
-  l->epoch++;
+void gs__loader_order(gs_data_loader *l, int64_t epoch) {
   int64_t n = l->ds.length;
   for (int64_t i = 0; i < n; i++)
     l->order[i] = i;
   if (l->opt.shuffle && n > 1) {
     gs_rng rng;
-    gs_rng_seed(&rng, l->opt.seed + (uint64_t)l->epoch);
+    gs_rng_seed(&rng, l->opt.seed + (uint64_t)epoch);
     for (int64_t i = n - 1; i > 0; i--) { /* Fisher-Yates */
       int64_t j = (int64_t)uniform_below(&rng, (uint64_t)i + 1);
       int64_t tmp = l->order[i];
@@ -135,8 +126,28 @@ void gs_data_loader_reset(gs_data_loader *l) {
       l->order[j] = tmp;
     }
   }
+}
+
+void gs_data_loader_reset(gs_data_loader *l) {
+  if (!l) {
+    gs__error(GS_ERR_ARGUMENT, "data_loader_reset", "expected a loader, got NULL");
+    return;
+  }
+  gs__prefetch_stop(l->prefetch); /* the worker reads order: stop it before changing it */
+  l->prefetch = NULL;
+  if (!l->opt.persistent_workers) {
+    gs__workers_stop(l->workers); /* they collate the old epoch's order */
+    l->workers = NULL;
+  }
+  l->epoch++;
+  gs__loader_order(l, l->epoch);
   l->pos = 0;
-  if (l->opt.num_workers > 0) {
+  int64_t n = l->ds.length;
+  if (l->workers && !gs__workers_next_epoch(l->workers)) {
+    gs__workers_stop(l->workers); /* one failed or died: the next epoch gets fresh ones */
+    l->workers = NULL;
+  }
+  if (l->opt.num_workers > 0 && !l->workers) {
     /* NULL after an error: the epoch then has no batches (collating here instead would
      * quietly give up what the caller asked workers for). */
     l->workers = gs__workers_start(l);
@@ -178,7 +189,8 @@ static gs_tensor stack_field(gs_data_loader *l, int f, int64_t count, bool share
   for (int64_t i = 0; i < count; i++)
     l->column[i] = l->samples[i * l->ds.n_fields + f];
   if (shared)
-    return gs__stack_into(l->column, (int)count, 0, gs__empty_shared, fn);
+    return gs__stack_into(l->column, (int)count, 0,
+                          l->shared_maker ? l->shared_maker : gs__empty_shared, fn);
   return gs_stack(l->column, (int)count, 0);
 }
 

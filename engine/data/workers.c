@@ -13,8 +13,17 @@
  * (GS__COLLATE_SHARED), and sends it on its own socketpair: a header, then each field with
  * gs_tensor_send (the memfd rides along). The main process takes batch b from worker b % N,
  * so the order is the one the main process would collate in. Flow control is by credits: a
- * worker reads one byte before each batch; the main process sends `depth` at the start and one
+ * worker reads a credit before each batch; the main process sends `depth` at the start and one
  * per batch taken, so at most `depth` batches per worker exist ahead of the consumer.
+ *
+ * Segments are used again (interop/segment-pool.c): the first write to a fresh memfd costs a
+ * page fault, a zeroed page and a cgroup charge per 4 KiB, a third of collating a 1 MiB batch.
+ * The header names each field's pool slot; when the main process's last storage over those
+ * pages goes (the caller disposed the batch), it sends the slot back and the worker writes a
+ * later batch into the same, already mapped pages. What the main process sends is one byte per
+ * message, so no two threads' messages interleave: 0 is a credit, 1 + k gives slot k back.
+ * Give-backs are sent without blocking and may be dropped (a full socket, a worker gone): a
+ * dropped one only leaves its slot busy, and the worker makes fresh segments when all are.
  *
  * Failures never hang: a dead worker's socket reads as the end of the stream (then waitpid
  * says how it died), a hung one is killed once timeout_ms passes, a failed collation comes as
@@ -25,6 +34,8 @@
 #include <cblas.h>
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -38,6 +49,7 @@
 
 #include "gradscope/error.h"
 #include "gradscope/interop.h"
+#include "interop-impl.h"
 #include "loader-impl.h"
 #include "scope-impl.h"
 #include "trace-writer.h"
@@ -46,19 +58,38 @@
 /* How long shutting down waits for workers to leave by themselves before killing them. */
 #define SHUTDOWN_GRACE_MS 1000
 
+/* Main process to worker, one byte each: one more batch, 1 + k gives slot k back, or a new
+ * epoch (persistent workers; the worker answers with a header whose batch is EPOCH_ACK). */
+#define MSG_CREDIT 0
+#define MSG_EPOCH 255
+#define EPOCH_ACK (-1)
+#define NO_SLOT 255 /* a field sent over a segment that is not the pool's */
+
 typedef struct batch_header {
   char magic[4];
   int32_t failed;   /* 0: n_fields tensors follow; 1: error holds why */
   int64_t batch;    /* the batch's index in the epoch */
   int32_t n_fields;
-  uint32_t reserved;
+  uint8_t slot[GS_DATASET_MAX_FIELDS]; /* each field's segment in the worker's pool, or NO_SLOT */
   char error[488];
 } batch_header;
-_Static_assert(sizeof(batch_header) == 512, "the header has no padding");
+_Static_assert(sizeof(batch_header) == 512 && GS_DATASET_MAX_FIELDS == 4,
+               "the header has no padding");
+
+/* The main process's end of a worker's socket. Batches it received hold a reference, to give
+ * their segments back when their storages go, which may be on any thread, after the loader is
+ * gone: the lock keeps a closed descriptor's number (maybe reused) from being written. */
+typedef struct channel {
+  pthread_mutex_t lock;
+  int sock; /* -1 once closed */
+  atomic_int refs;
+  pid_t owner; /* the main process: a forked copy never writes to it */
+} channel;
 
 typedef struct worker {
   pid_t pid; /* 0 once waited for */
   int sock;  /* the main process's end; -1 once closed */
+  channel *ch;
 } worker;
 
 struct gs__workers {
@@ -76,6 +107,17 @@ struct gs__workers {
 
 static bool in_worker;
 static gs_worker_info worker_info;
+static gs__segment_pool *pool; /* the segments this worker collates into */
+static int credits;            /* received and not yet used */
+static int new_epochs;         /* epochs announced and not yet started */
+static int worker_sock;        /* this worker's end */
+
+static bool read_messages(int sock, bool block);
+
+static gs_tensor pooled_empty(gs_dtype dtype, const int64_t *shape, int ndim, const char *fn) {
+  read_messages(worker_sock, false); /* slots given back since the credit came */
+  return gs__segment_pool_empty(pool, dtype, shape, ndim, fn);
+}
 
 bool gs_data_worker_info(gs_worker_info *info) {
   if (!info || !in_worker)
@@ -98,18 +140,46 @@ static bool send_bytes(int sock, const void *buf, size_t len) {
   return true;
 }
 
-/* Waits for the main process's go-ahead for one more batch: false when it has closed the
- * socket (the loader is shutting down). */
-static bool wait_for_credit(int sock) {
+/* Reads what the main process sent (credits, slots given back), waiting for something if
+ * block: false when it has closed the socket (the loader is shutting down). */
+static bool read_messages(int sock, bool block) {
   for (;;) {
-    char c;
-    ssize_t n = recv(sock, &c, 1, 0);
-    if (n == 1)
-      return true;
+    uint8_t m[256];
+    ssize_t n = recv(sock, m, sizeof m, block ? 0 : MSG_DONTWAIT);
     if (n < 0 && errno == EINTR)
       continue;
-    return false;
+    if (n < 0 && !block && (errno == EAGAIN || errno == EWOULDBLOCK))
+      return true;
+    if (n <= 0)
+      return false;
+    for (ssize_t i = 0; i < n; i++) {
+      if (m[i] == MSG_CREDIT) {
+        credits++;
+      } else if (m[i] == MSG_EPOCH) {
+        new_epochs++;
+        credits = 0; /* the old epoch's: the ones that follow are the new one's */
+      } else if (pool)
+        gs__segment_pool_given_back(pool, m[i] - 1);
+    }
+    return true;
   }
+}
+
+static batch_header new_header(int64_t batch, int n_fields) {
+  batch_header h;
+  memset(&h, 0, sizeof h);
+  memcpy(h.magic, HEADER_MAGIC, 4);
+  h.batch = batch;
+  h.n_fields = n_fields;
+  memset(h.slot, NO_SLOT, sizeof h.slot);
+  return h;
+}
+
+/* Seeds the engine's default generator as PyTorch seeds a worker: the epoch's base seed plus
+ * the worker's id. */
+static void seed_worker(const gs_data_loader *l, int id) {
+  worker_info.seed = l->opt.seed + (uint64_t)l->epoch * GS_LOADER_MAX_WORKERS + (uint64_t)id;
+  gs_manual_seed(worker_info.seed);
 }
 
 /* The worker's log: the main log's path with ".worker-N" before its extension. */
@@ -125,12 +195,13 @@ static void open_worker_log(const char *dest, int id) {
   gs_trace_open(path); /* a failure is reported (the handler returns) and the worker goes on */
 }
 
-static _Noreturn void worker_main(gs__workers *ws, int id, uint64_t seed) {
+static _Noreturn void worker_main(gs__workers *ws, int id) {
   /* The other workers' sockets are the main process's: holding them would keep those
    * workers from seeing the end of the stream when the main process closes its ends. */
   for (int j = 0; j < id; j++)
     close(ws->w[j].sock);
   int sock = ws->w[id].sock;
+  worker_sock = sock;
   gs__trace_forget_inherited();
   gs__scopes_forget_inherited(); /* its collate scopes are roots of its own log */
   /* A failure is reported to the main process, not acted on here. */
@@ -138,28 +209,57 @@ static _Noreturn void worker_main(gs__workers *ws, int id, uint64_t seed) {
   open_worker_log(ws->trace_dest, id);
   openblas_set_num_threads(1);
   in_worker = true;
-  worker_info = (gs_worker_info){.id = id, .num_workers = ws->n, .seed = seed};
-  gs_manual_seed(seed);
-
+  worker_info = (gs_worker_info){.id = id, .num_workers = ws->n};
   gs_data_loader *l = ws->loader;
+  seed_worker(l, id);
+  /* Enough for the batches in flight (credits, one on the socket, one the caller holds) of
+   * every field; without a pool (no memory), fresh segments as before. */
+  int slots = (ws->depth + 3) * l->ds.n_fields;
+  pool = gs__segment_pool_new(slots < GS__SEGMENT_POOL_MAX ? slots : GS__SEGMENT_POOL_MAX);
+  if (pool)
+    l->shared_maker = pooled_empty;
+
   int nf = l->ds.n_fields;
   int status = 0;
-  for (int64_t b = id; b < ws->batches; b += ws->n) {
-    if (!wait_for_credit(sock))
-      break;
+  bool persistent = l->opt.persistent_workers;
+  for (int64_t b = id;;) {
+    if (new_epochs > 0) { /* persistent: the main process reset the loader */
+      new_epochs--;
+      l->epoch++;
+      gs__loader_order(l, l->epoch); /* the same order the main process drew */
+      seed_worker(l, id);
+      b = id;
+      batch_header ack = new_header(EPOCH_ACK, 0);
+      if (!send_bytes(sock, &ack, sizeof ack)) {
+        status = 1;
+        break;
+      }
+      continue;
+    }
+    if (b >= ws->batches) { /* the epoch is done: a persistent worker waits for the next */
+      if (!persistent || !read_messages(sock, true))
+        break;
+      continue;
+    }
+    if (credits == 0) {
+      if (!read_messages(sock, true))
+        break; /* the main process closed the socket: the loader is shutting down */
+      continue;
+    }
+    credits--;
     int64_t pos = b * l->opt.batch_size;
     gs_tensor parts[GS_DATASET_MAX_FIELDS] = {0};
-    batch_header h;
-    memset(&h, 0, sizeof h);
-    memcpy(h.magic, HEADER_MAGIC, 4);
-    h.batch = b;
-    h.n_fields = nf;
+    batch_header h = new_header(b, nf);
     gs_clear_error();
     if (!gs__loader_collate(l, pos, gs__loader_batch_count(l, pos), GS__COLLATE_SHARED, parts,
                             "data_loader_next")) {
       h.failed = 1;
       snprintf(h.error, sizeof h.error, "%s", gs_last_error()[0] ? gs_last_error()
                                                                  : "(no message)");
+    }
+    for (int f = 0; f < nf && !h.failed && pool; f++) {
+      int slot = gs__segment_pool_sent(pool, parts[f]);
+      h.slot[f] = slot >= 0 ? (uint8_t)slot : NO_SLOT;
     }
     bool sent = send_bytes(sock, &h, sizeof h);
     for (int f = 0; f < nf && sent && !h.failed; f++)
@@ -172,6 +272,7 @@ static _Noreturn void worker_main(gs__workers *ws, int id, uint64_t seed) {
       status = sent ? 0 : 1;
       break;
     }
+    b += ws->n;
   }
   if (gs_trace_enabled())
     gs_trace_close();
@@ -187,7 +288,51 @@ static uint64_t now_ms(void) {
   return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
+static channel *channel_new(int sock) {
+  channel *c = malloc(sizeof *c);
+  if (!c)
+    return NULL;
+  pthread_mutex_init(&c->lock, NULL);
+  c->sock = sock;
+  atomic_init(&c->refs, 1);
+  c->owner = getpid();
+  return c;
+}
+
+static void channel_unref(channel *c) {
+  if (c && atomic_fetch_sub(&c->refs, 1) == 1) {
+    pthread_mutex_destroy(&c->lock);
+    free(c);
+  }
+}
+
+/* One byte to the worker, never blocking: false if it could not be sent. */
+static bool channel_send(channel *c, uint8_t byte) {
+  if (getpid() != c->owner)
+    return false;
+  pthread_mutex_lock(&c->lock);
+  bool ok = c->sock >= 0 && send(c->sock, &byte, 1, MSG_NOSIGNAL | MSG_DONTWAIT) == 1;
+  pthread_mutex_unlock(&c->lock);
+  return ok;
+}
+
+/* A received batch's storage went: its segment goes back to the worker, if the pages were not
+ * sent on to yet another process (which may still read them). */
+static void give_back(void *user, uint32_t slot, bool reusable) {
+  channel *c = user;
+  if (reusable)
+    channel_send(c, (uint8_t)(1 + slot));
+  channel_unref(c);
+}
+
 static void close_socket(worker *w) {
+  if (w->ch) {
+    pthread_mutex_lock(&w->ch->lock);
+    w->ch->sock = -1;
+    pthread_mutex_unlock(&w->ch->lock);
+    channel_unref(w->ch);
+    w->ch = NULL;
+  }
   if (w->sock >= 0)
     close(w->sock);
   w->sock = -1;
@@ -229,8 +374,7 @@ static void shut_down(gs__workers *ws) {
 }
 
 static bool give_credit(worker *w) {
-  char c = 1;
-  return w->sock >= 0 && send(w->sock, &c, 1, MSG_NOSIGNAL) == 1;
+  return w->ch && channel_send(w->ch, MSG_CREDIT);
 }
 
 gs__workers *gs__workers_start(gs_data_loader *l) {
@@ -252,7 +396,6 @@ gs__workers *gs__workers_start(gs_data_loader *l) {
     ws->w[i].sock = -1;
   /* What the caller printed must not come out again from a worker's copy of the buffers. */
   fflush(NULL);
-  uint64_t base_seed = l->opt.seed + (uint64_t)l->epoch * GS_LOADER_MAX_WORKERS;
   for (int i = 0; i < n; i++) {
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
@@ -263,11 +406,19 @@ gs__workers *gs__workers_start(gs_data_loader *l) {
       return NULL;
     }
     ws->w[i].sock = sv[0];
+    ws->w[i].ch = channel_new(sv[0]);
+    if (!ws->w[i].ch) {
+      close(sv[1]);
+      shut_down(ws);
+      free(ws);
+      gs__error(GS_ERR_OUT_OF_MEMORY, fn, "cannot allocate worker %d's channel", i);
+      return NULL;
+    }
     pid_t pid = gs__fork();
     if (pid == 0) {
       close(sv[0]);
       ws->w[i].sock = sv[1];
-      worker_main(ws, i, base_seed + (uint64_t)i);
+      worker_main(ws, i);
     }
     close(sv[1]);
     if (pid < 0) {
@@ -380,10 +531,71 @@ static bool at_end(int sock) {
   return n == 0 || (n < 0 && errno == ECONNRESET);
 }
 
+/* Receives the n_fields tensors that follow header h from w (engine-held, as a collation
+ * here would make them), each set to give its segment back when its last storage goes.
+ * Returns how many arrived: fewer than n_fields when the worker died, timed out or sent
+ * something damaged. */
+static int receive_fields(worker *w, const batch_header *h, int nf, gs_tensor *got,
+                          uint64_t deadline) {
+  int f = 0;
+  gs__ownership_suspend();
+  for (; f < nf; f++) {
+    if (!wait_readable(w->sock, deadline) || at_end(w->sock))
+      break;
+    got[f] = gs_tensor_recv(w->sock);
+    if (!got[f].id)
+      break;
+  }
+  gs__ownership_resume();
+  for (int g = 0; g < f; g++) {
+    if (h->slot[g] == NO_SLOT || !w->ch)
+      continue;
+    atomic_fetch_add(&w->ch->refs, 1);
+    if (!gs__shared_on_release(got[g], give_back, w->ch, h->slot[g]))
+      channel_unref(w->ch);
+  }
+  return f;
+}
+
+bool gs__workers_next_epoch(gs__workers *ws) {
+  if (ws->ended)
+    return false;
+  int nf = ws->loader->ds.n_fields;
+  int timeout_ms = ws->loader->opt.timeout_ms;
+  for (int i = 0; i < ws->n; i++)
+    if (!ws->w[i].ch || !channel_send(ws->w[i].ch, MSG_EPOCH))
+      return false;
+  /* What each worker sent of the old epoch before it read the news goes, up to its answer. */
+  for (int i = 0; i < ws->n; i++) {
+    worker *w = &ws->w[i];
+    for (;;) {
+      uint64_t deadline = timeout_ms > 0 ? now_ms() + (uint64_t)timeout_ms : 0;
+      batch_header h;
+      if (read_header(w->sock, &h, deadline) != 1 || memcmp(h.magic, HEADER_MAGIC, 4) != 0 ||
+          h.failed || (h.batch != EPOCH_ACK && h.n_fields != nf))
+        return false;
+      if (h.batch == EPOCH_ACK)
+        break;
+      gs_tensor got[GS_DATASET_MAX_FIELDS] = {0};
+      int f = receive_fields(w, &h, nf, got, deadline);
+      for (int g = 0; g < f; g++)
+        gs__dispose_as(got[g], "a batch of an epoch ended early");
+      if (f < nf)
+        return false;
+    }
+  }
+  ws->next = 0;
+  for (int i = 0; i < ws->n; i++)
+    for (int c = 0; c < ws->depth; c++)
+      give_credit(&ws->w[i]);
+  return true;
+}
+
 int gs__workers_take(gs__workers *ws, gs_tensor *parts, const char *fn) {
   if (ws->ended || ws->next >= ws->batches) {
-    if (!ws->ended)
-      shut_down(ws); /* the epoch is over: the workers have left or are leaving */
+    /* The epoch is over: the workers leave, or persistent ones wait for the next. */
+    if (!ws->ended && !ws->loader->opt.persistent_workers)
+      shut_down(ws);
     return 0;
   }
   int64_t b = ws->next;
@@ -409,18 +621,8 @@ int gs__workers_take(gs__workers *ws, gs_tensor *parts, const char *fn) {
   int nf = ws->loader->ds.n_fields;
   if (h.n_fields != nf)
     return fail(ws, id, b, fn, "the worker sent %d fields instead of %d", h.n_fields, nf);
-  /* Engine-held until the loader hands them over, as a collation here would make them. */
   gs_tensor got[GS_DATASET_MAX_FIELDS] = {0};
-  int f = 0;
-  gs__ownership_suspend();
-  for (; f < nf; f++) {
-    if (!wait_readable(w->sock, deadline) || at_end(w->sock))
-      break;
-    got[f] = gs_tensor_recv(w->sock);
-    if (!got[f].id)
-      break;
-  }
-  gs__ownership_resume();
+  int f = receive_fields(w, &h, nf, got, deadline);
   if (f < nf) {
     for (int g = 0; g < f; g++)
       gs__dispose_as(got[g], "a batch a worker could not finish sending");

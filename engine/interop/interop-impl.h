@@ -17,3 +17,32 @@ static inline uint64_t gs__shared_map_bytes(uint64_t nbytes) { return nbytes ? n
  * GS_MEMORY_SHARED, contents unset): what a DataLoader worker collates into, so that sending
  * the batch copies nothing. GS_NO_TENSOR after reporting as fn. */
 gs_tensor gs__empty_shared(gs_dtype dtype, const int64_t *shape, int ndim, const char *fn);
+
+/* Calls on_release(user, tag, reusable) once the storage's last release has unmapped and
+ * closed the received shared memory of h, with reusable false if the pages were sent on to
+ * another process meanwhile (gs_tensor_send), which may still read them: the sender must not
+ * write them again. false if h's storage is not shared memory this process mapped. */
+typedef void (*gs__shared_release_fn)(void *user, uint32_t tag, bool reusable);
+bool gs__shared_on_release(gs_tensor h, gs__shared_release_fn on_release, void *user,
+                           uint32_t tag);
+/* Marks b's pages as sent on to another process (see gs__shared_on_release). */
+void gs__shared_mark_forwarded(gs__buffer *b);
+
+/* ---- segment-pool.c: segments a worker writes again and again ----------------------------- */
+
+#define GS__SEGMENT_POOL_MAX 254 /* 1 + a slot's number fits in a byte below the worker's 255 */
+typedef struct gs__segment_pool gs__segment_pool;
+/* A pool of capacity (1..GS__SEGMENT_POOL_MAX) slots; NULL if out of range or memory. */
+gs__segment_pool *gs__segment_pool_new(int capacity);
+/* Unmaps the idle segments; with some still busy, the pool stays until the process ends. */
+void gs__segment_pool_free(gs__segment_pool *p);
+/* As gs__empty_shared, over an idle segment of the pool big enough (or a new one in a free
+ * slot; with every slot busy, an unpooled fresh segment). */
+gs_tensor gs__segment_pool_empty(gs__segment_pool *p, gs_dtype dtype, const int64_t *shape,
+                                 int ndim, const char *fn);
+/* h's storage is about to be sent: its segment is busy until given back. Returns its slot, or
+ * -1 if h is not over a segment of p (then nothing is to be given back). */
+int gs__segment_pool_sent(gs__segment_pool *p, gs_tensor h);
+/* The receiver let go of the segment in slot: it may be written again once ours is gone too.
+ * false for a slot that was not out (a damaged or hostile message: ignored). */
+bool gs__segment_pool_given_back(gs__segment_pool *p, int slot);

@@ -18,6 +18,10 @@ typedef struct shared_mapping {
   void *base;
   size_t len;
   int fd;
+  gs__shared_release_fn on_release; /* the sender's give-back (a DataLoader worker), or NULL */
+  void *on_release_user;
+  uint32_t tag;
+  bool forwarded; /* sent on to another process: the pages may still be read there */
 } shared_mapping;
 
 static void shared_unmap(void *data, void *user) {
@@ -25,12 +29,31 @@ static void shared_unmap(void *data, void *user) {
   shared_mapping *m = user;
   munmap(m->base, m->len);
   close(m->fd);
+  if (m->on_release)
+    m->on_release(m->on_release_user, m->tag, !m->forwarded);
   free(m);
+}
+
+bool gs__shared_on_release(gs_tensor h, gs__shared_release_fn on_release, void *user,
+                           uint32_t tag) {
+  gs__tensor *t = gs__lookup(h, "shared_on_release");
+  if (!t || t->storage->buffer->release != shared_unmap)
+    return false;
+  shared_mapping *m = t->storage->buffer->release_user_data;
+  m->on_release = on_release;
+  m->on_release_user = user;
+  m->tag = tag;
+  return true;
+}
+
+void gs__shared_mark_forwarded(gs__buffer *b) {
+  if (b->release == shared_unmap)
+    ((shared_mapping *)b->release_user_data)->forwarded = true;
 }
 
 gs__buffer *gs__shared_buffer(int fd, uint64_t nbytes, gs_memory_origin origin,
                               const char *fn) {
-  shared_mapping *m = malloc(sizeof *m);
+  shared_mapping *m = calloc(1, sizeof *m);
   if (!m) {
     close(fd);
     gs__error(GS_ERR_OUT_OF_MEMORY, fn, "out of memory");

@@ -81,6 +81,7 @@ int gs_tensor_send(int sock, gs_tensor h) {
   memcpy(w.strides, t->strides, sizeof w.strides);
   w.nbytes = t->storage->nbytes;
   w.pid = (int64_t)getpid();
+  gs__shared_mark_forwarded(t->storage->buffer); /* received pages sent on: not to be reused */
   return send_all(sock, (const char *)&w, sizeof w, t->storage->buffer->fd, fn) ? 0 : -1;
 }
 

@@ -36,6 +36,11 @@
  * its own log next to it: "run.gstrace" gives "run.worker-0.gstrace", ... (a path without an
  * extension gets ".worker-N" appended). Recording to a socket or an inherited descriptor,
  * workers do not record (the inspector's listening source takes one program per socket).
+ * With opt.persistent_workers (PyTorch's persistent_workers), the workers forked for the
+ * first epoch stay for the next ones: reset tells them the new epoch (each shuffles the order
+ * itself, from the same seed) instead of forking again, which saves the fork and lets each
+ * worker write every batch into shared segments it already has mapped. They then keep the
+ * dataset and program state of the first reset for the loader's life; free shuts them down.
  *
  * A batch can also come as one object (gs_data_loader_next_batch): a composite, like a packed
  * sequence, whose fields are its parts. Moving, detaching or disposing it does that to all its
@@ -85,6 +90,8 @@ typedef struct gs_loader_options {
   int timeout_ms;     /* with workers: how long to wait for one batch before stopping its
                          worker and reporting (0: no limit; a worker that dies is reported
                          at once either way) */
+  bool persistent_workers; /* with workers: keep them from one epoch to the next (see
+                              "Worker processes" above) instead of forking each epoch */
 } gs_loader_options;
 
 #define GS_LOADER_MAX_PREFETCH 64
