@@ -292,6 +292,8 @@ static void check_saved_version(builder *b, guint node_item, guint saved_item,
   item_at(b, saved_item)->version = (gint64)now;
   if (now == then)
     return;
+  /* Saved by many nodes, it is told once who wrote it. */
+  gboolean told = (item_at(b, saved_item)->flags & GS_GRAPH_VERSION_ERROR) != 0;
   item_at(b, saved_item)->flags |= GS_GRAPH_VERSION_ERROR;
   item_at(b, node_item)->flags |= GS_GRAPH_VERSION_ERROR;
   const gs_graph_write *w = gs_graph_versions_last_write(b->v, storage);
@@ -300,7 +302,7 @@ static void check_saved_version(builder *b, guint node_item, guint saved_item,
   if (w->tensor && g_hash_table_contains(b->r->objects, &w->tensor)) {
     guint writer = tensor_item(b, w->tensor);
     item_at(b, writer)->flags |= GS_GRAPH_VERSION_ERROR;
-  } else {
+  } else if (!told) {
     /* The writer is gone: say who it was on the saved tensor itself. */
     gs_graph_item *saved = item_at(b, saved_item);
     /* TRANSLATORS: a saved tensor's label, then the op that wrote it in place and the
@@ -503,10 +505,19 @@ gs_graph *gs_graph_build_with(const gs_replay *r, const gs_graph_versions *v) {
       if (from)
         add_grad_edge(&b, GPOINTER_TO_UINT(from) - 1, self);
     }
+    /* A tensor saved twice (mul(x, x)), or 4,096 times in a hostile log, is one edge, and
+     * its version is checked once: its label says each write once. */
+    g_autoptr(GHashTable) saved_seen = NULL;
     if (!n->saved_freed)
       for (guint k = 0; k < n->n_saved; k++) {
         if (!n->saved[k])
           continue;
+        if (n->n_saved > 1) {
+          if (!saved_seen)
+            saved_seen = g_hash_table_new(gs_id_hash, gs_id_equal);
+          if (!g_hash_table_add(saved_seen, &n->saved[k]))
+            continue;
+        }
         guint saved = add_item(&b, GS_GRAPH_SAVED, n->saved[k], n->saved[k],
                                g_strdup_printf("s%" G_GUINT64_FORMAT, n->saved[k]),
                                saved_label(r, n->saved[k]),

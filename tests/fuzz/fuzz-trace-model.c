@@ -241,6 +241,9 @@ static void check_graph(gs_graph_source *source, guint64 index, guint64 log_byte
   gs_graph_dot_options options = {"fuzz", TRUE, TRUE};
   gs_graph_write_dot(dot, g, &options);
   /* Names are clipped and scopes folded: DOT grows with the log, never with its nesting. */
+  if (g_getenv("GS_FUZZ_VERBOSE"))
+    fprintf(stderr, "graph at %" G_GUINT64_FORMAT ": %u items, %u edges, %u scopes, %zu DOT bytes\n", index,
+            g->items->len, g->edges->len, g->scopes->len, dot->len);
   CHECK(dot->len <= 4096 + 600 * (guint64)(g->items->len + g->edges->len + g->scopes->len));
   CHECK(g->items->len <= 8 * log_bytes + 16);
   CHECK(g->scopes->len <= full->scopes->len);
@@ -287,6 +290,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (g_getenv("GS_FUZZ_VERBOSE")) /* what a recipe became: for reading the corpus */
     fprintf(stderr, "%zu recipe bytes: %zu log bytes, %" G_GUINT64_FORMAT " events\n", size,
             log.len, n);
+  const char *write_log = g_getenv("GS_FUZZ_WRITE_LOG"); /* the log, for the CLI and inspector */
+  if (write_log && !g_file_set_contents(write_log, (const char *)log.data, (gssize)log.len, NULL))
+    fprintf(stderr, "cannot write %s\n", write_log);
 
   for (guint64 i = 0; i < n; i++) {
     char *sentence = gs_trace_model_explain(m, i);
