@@ -66,6 +66,7 @@ struct gs_trace_reader {
 
   scratch inputs, saved, parts, params, frames, values, text;
   char ***string_pages; /* STRING_PAGES pointers, allocated with the first string */
+  uint32_t string_ids_end; /* above the highest string id defined: freeing stops there */
 
   char error[256];
   uint64_t error_offset;
@@ -118,12 +119,16 @@ gs_trace_reader *gs_trace_reader_new(void) {
 void gs_trace_reader_free(gs_trace_reader *r) {
   if (!r)
     return;
-  for (size_t pg = 0; r->string_pages && pg < STRING_PAGES; pg++) {
-    if (!r->string_pages[pg])
+  /* Only as far as the highest id: a log with a few strings frees a few, not 4,096 slots. */
+  for (uint32_t id = 0; r->string_pages && id < r->string_ids_end; id += STRING_PAGE_SIZE) {
+    char **page = r->string_pages[id >> STRING_PAGE_BITS];
+    if (!page)
       continue;
-    for (size_t i = 0; i < STRING_PAGE_SIZE; i++)
-      free(r->string_pages[pg][i]);
-    free(r->string_pages[pg]);
+    uint32_t end = r->string_ids_end - id < STRING_PAGE_SIZE ? r->string_ids_end - id
+                                                              : STRING_PAGE_SIZE;
+    for (uint32_t i = 0; i < end; i++)
+      free(page[i]);
+    free(page);
   }
   free(r->string_pages);
   free(r->inputs.data);
@@ -547,6 +552,8 @@ static bool define_string(gs_trace_reader *r, const gs_trace_event *ev, const ui
   char **slot = &(*page)[ev->name & (STRING_PAGE_SIZE - 1)];
   free(*slot);
   *slot = copy;
+  if (ev->name >= r->string_ids_end)
+    r->string_ids_end = ev->name + 1;
   return true;
 }
 
