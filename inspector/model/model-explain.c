@@ -423,7 +423,9 @@ static char *explain_event(explain *x, guint64 index) {
     /* A fused recurrence stands for every time step of a layer: say what the steps did (its
      * output is a work tensor of the op's, not one the program holds: not named here). */
     gs_packed_steps steps;
-    if (gs_packed_steps_find(m, index, &steps)) {
+    /* Only a recurrence node looks for its packed sequence: the look decodes its chunk again,
+     * which every node of a log of a million names made 4 s of `gradscope explain`. */
+    if (gs_packed_steps_cell(name) && gs_packed_steps_find(m, index, &steps)) {
       g_autofree char *each = gs_packed_steps_sentence(&steps);
       g_autofree char *what = g_strdup_printf(
           ngettext("%s %s ran the %s over %" PRIu64 " packed sequence in %" PRIu64 " time "
