@@ -104,10 +104,14 @@ contains stats.txt "× ones [3] f32 (12 bytes) at cli-workload.c:$leak_line in m
   "× mul_scalar [3] f32 (12 bytes) at cli-workload.c:$((leak_line + 3)) in main"
 events=$(sed -n 's/^  \([0-9]*\) events on.*/\1/p' stats.txt)
 [ -n "$events" ] && [ "$events" -gt 100 ] && pass "stats counts $events events" || fail "event count '$events'"
+table=$(sed -n 's/^  and \([0-9]*\) table entries.*/\1/p' stats.txt)
+[ -n "$table" ] && [ "$table" -gt 0 ] && pass "stats counts $table table entries apart" \
+  || fail "table entry count '$table'"
 
 # ---- dump ---------------------------------------------------------------------------------
 expect_status 0 "dump" -- "$GS" dump run.gstrace
-[ "$(wc -l <out)" -eq "$events" ] && pass "dump prints one line per event" || fail "dump: $(wc -l <out) lines for $events events"
+[ "$(wc -l <out)" -eq "$((events + table))" ] && pass "dump prints one line per event and table entry" \
+  || fail "dump: $(wc -l <out) lines for $events events and $table table entries"
 contains out "tensor_create" "op=\"matmul\"" "shape=[8,4]" "module_child" "name=\"head\"" \
   "optimizer_create" "name=\"SGD\"" "holder=optimizer" "params=[#" "saved=[#"
 # Handles inside arrays read as the engine names them (#slot.gen), never as raw 64-bit ids.
@@ -131,7 +135,7 @@ expect_failure_line "explain --at an event the log lacks" -- "$GS" explain run.g
 contains err "has no event #999999999 (its events are #"
 expect_status 0 "dump --jsonl" -- "$GS" dump --jsonl run.gstrace
 cp out run.jsonl
-[ "$(wc -l <run.jsonl)" -eq "$events" ] && pass "dump --jsonl prints one line per event" || fail "jsonl line count"
+[ "$(wc -l <run.jsonl)" -eq "$((events + table))" ] && pass "dump --jsonl prints one line per event" || fail "jsonl line count"
 # Each line parses alone; the hostile name comes back byte for byte.
 if "$PY" - run.jsonl <<'PYEOF'
 import json, sys
@@ -293,7 +297,7 @@ size=$(wc -c <run.gstrace)
 head -c $((size - 100)) run.gstrace >cut.gstrace
 expect_status 2 "dump of a truncated log" -- "$GS" dump cut.gstrace
 lines=$(wc -l <out)
-[ "$lines" -gt 0 ] && [ "$lines" -lt "$events" ] && pass "the truncated log's $lines valid events are printed" || fail "truncated dump printed $lines lines"
+[ "$lines" -gt 0 ] && [ "$lines" -lt "$((events + table))" ] && pass "the truncated log's $lines valid events are printed" || fail "truncated dump printed $lines lines"
 contains err "warning: The log ends in the middle of a chunk at byte" "events before it are shown."
 cp err dump.err
 expect_status 2 "stats of a truncated log" -- "$GS" stats cut.gstrace

@@ -30,8 +30,16 @@ static void print_header(const char *path, const gs_trace_stats *s,
   if (result->has_header)
     printf("  format %u.%u, recorded by pid %u\n", result->major, result->minor, result->pid);
   g_autoptr(GArray) threads = gs_trace_stats_threads(s);
-  printf("  %" G_GUINT64_FORMAT " events on %u thread%s over %.3f ms\n", s->events, threads->len,
-         threads->len == 1 ? "" : "s", (double)(s->last_ns - s->first_ns) / 1e6);
+  /* Table entries (strings, call sites, binaries) name things; they are not events of the run,
+   * so a log of strings alone says 0 events here, as everywhere else. */
+  guint64 table = 0;
+  for (int k = 1; k < GS_TRACE_KIND_COUNT; k++)
+    if (gs_trace_kind_is_table((gs_trace_kind)k))
+      table += s->by_kind[k];
+  printf("  %" G_GUINT64_FORMAT " events on %u thread%s over %.3f ms\n", s->events - table,
+         threads->len, threads->len == 1 ? "" : "s", (double)(s->last_ns - s->first_ns) / 1e6);
+  if (table)
+    printf("  and %" G_GUINT64_FORMAT " table entries (strings, call sites, binaries)\n", table);
   for (guint i = 0; threads->len > 1 && i < threads->len; i++) {
     guint32 t = g_array_index(threads, guint32, i);
     printf("    thread %u: %zu events\n", t,
