@@ -307,8 +307,9 @@ static void check_saved_version(builder *b, guint node_item, guint saved_item,
     gs_graph_item *saved = item_at(b, saved_item);
     /* TRANSLATORS: a saved tensor's label, then the op that wrote it in place and the
      * event's number. */
+    g_autofree char *op = *w->op ? gs_text_clip(w->op, 40) : g_strdup(_("a write"));
     char *label = g_strdup_printf(_("%s\nwritten by %s (event #%" PRIu64 ")"),
-                                  saved->label, *w->op ? w->op : _("a write"), (uint64_t)w->seq);
+                                  saved->label, op, (uint64_t)w->seq);
     g_free(saved->label);
     saved->label = label;
   }

@@ -244,6 +244,9 @@ static void check_graph(gs_graph_source *source, guint64 index, guint64 log_byte
   if (g_getenv("GS_FUZZ_VERBOSE"))
     fprintf(stderr, "graph at %" G_GUINT64_FORMAT ": %u items, %u edges, %u scopes, %zu DOT bytes\n", index,
             g->items->len, g->edges->len, g->scopes->len, dot->len);
+  const char *write_dot = g_getenv("GS_FUZZ_WRITE_DOT"); /* the last graph's DOT, to read */
+  if (write_dot && !g_file_set_contents(write_dot, dot->str, (gssize)dot->len, NULL))
+    fprintf(stderr, "cannot write %s\n", write_dot);
   CHECK(dot->len <= 4096 + 600 * (guint64)(g->items->len + g->edges->len + g->scopes->len));
   CHECK(g->items->len <= 8 * log_bytes + 16);
   CHECK(g->scopes->len <= full->scopes->len);
