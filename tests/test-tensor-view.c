@@ -234,6 +234,80 @@ static void test_storage_says_where_bytes_are(Fixture *f, gconstpointer data) {
   g_assert_true(g_str_has_suffix(storage, ", holding 24 bytes of its own"));
 }
 
+static bool one_sample(void *user, int64_t i, gs_tensor *out) {
+  (void)user;
+  out[0] = gs_full(GS_F32, (int64_t[]){4}, 1, (double)i);
+  return out[0].id != 0;
+}
+
+/* A batch a DataLoader worker sent: the Storage line names the sender and links to the log
+ * that worker wrote beside this one, which the app opens when the link is followed. */
+static void test_worker_batch_links_to_its_log(void) {
+  g_autofree char *dir = g_dir_make_tmp("gradscope-views-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename(dir, "run.gstrace", NULL);
+  g_autofree char *worker_path = g_build_filename(dir, "run.worker-0.gstrace", NULL);
+  g_assert_cmpint(gs_trace_open(path), ==, 0);
+  gs_dataset ds = {.length = 4, .n_fields = 1, .get_item = one_sample};
+  gs_data_loader *l = gs_data_loader_new(&ds, &(gs_loader_options){.batch_size = 2,
+                                                                   .num_workers = 1});
+  gs_tensor batch;
+  g_assert_true(gs_data_loader_next(l, &batch));
+  gs_storage_info info;
+  g_assert_cmpint(gs_storage_info_of(batch, &info), ==, 0);
+  guint64 batch_id = batch.id;
+  gs_trace_mark("batch");
+  gs_dispose(batch);
+  gs_data_loader_free(l);
+  gs_trace_close();
+  g_autofree char *bytes = NULL;
+  gsize n = 0;
+  g_assert_true(g_file_get_contents(path, &bytes, &n, NULL));
+  g_autoptr(gs_trace_model) m = gs_trace_model_new();
+  gs_trace_model_feed(m, bytes, n);
+  gs_trace_model_finish(m);
+  guint64 mark = G_MAXUINT64;
+  gs_trace_event e;
+  for (guint64 i = 0; gs_trace_model_event(m, i, &e); i++)
+    if (e.kind == GS_TRACE_MARK && !g_strcmp0(gs_trace_model_string(m, e.name), "batch"))
+      mark = i;
+  g_assert_cmpuint(mark, !=, G_MAXUINT64);
+
+  GsTensorView *view = GS_TENSOR_VIEW(gs_tensor_view_new());
+  gs_tensor_view_set_model(view, m);
+  gs_tensor_view_set_tensor(view, batch_id);
+  gs_tensor_view_set_position(view, mark);
+  GtkWindow *window = views_test_show(GTK_WIDGET(view), 460, 820);
+  views_test_settle(GTK_WIDGET(view));
+  /* Without the log's file (a live program), the sender's pid is all there is. */
+  g_autofree char *from = g_strdup_printf("its bytes are shared memory received from process "
+                                          "%lld", (long long)info.peer_pid);
+  const char *storage = views_test_label_after(GTK_WIDGET(view), "Storage");
+  g_assert_true(g_str_has_suffix(storage, from));
+  gs_tensor_view_set_log_path(view, path);
+  gs_tensor_view_set_position(view, mark - 1);
+  gs_tensor_view_set_position(view, mark);
+  views_test_settle(GTK_WIDGET(view));
+  storage = views_test_label_after(GTK_WIDGET(view), "Storage");
+  g_autofree char *linked = g_strdup_printf("%s (the sender’s log: run.worker-0.gstrace)", from);
+  g_assert_true(g_str_has_suffix(storage, linked));
+  /* The file name is a link to the worker's log. */
+  GPtrArray *labels = views_test_labels(GTK_WIDGET(view));
+  gboolean found = FALSE;
+  for (guint i = 0; i < labels->len; i++) {
+    GtkLabel *label = labels->pdata[i];
+    if (gtk_label_get_use_markup(label) && strstr(gtk_label_get_label(label), "<a href=\"file://") &&
+        strstr(gtk_label_get_label(label), "run.worker-0.gstrace</a>"))
+      found = TRUE;
+  }
+  g_ptr_array_unref(labels);
+  g_assert_true(found);
+  views_test_screenshot(GTK_WIDGET(window), "tensor-view-worker-batch.png");
+  gtk_window_destroy(window);
+  g_remove(worker_path);
+  g_remove(path);
+  g_rmdir(dir);
+}
+
 static void test_parameter_life(Fixture *f, gconstpointer data) {
   (void)data;
   gs_tensor_view_set_tensor(f->view, y_id);
@@ -398,5 +472,7 @@ int main(int argc, char **argv) {
   g_test_add("/tensor-view/status-pages", Fixture, NULL, fixture_set_up, test_status_pages,
              fixture_tear_down);
   g_test_add_func("/tensor-view/life-grows", test_life_grows);
+  g_test_add_func("/tensor-view/worker-batch-links-to-its-log",
+                  test_worker_batch_links_to_its_log);
   return g_test_run();
 }

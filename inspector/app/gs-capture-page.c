@@ -512,6 +512,7 @@ GsCapturePage *gs_capture_page_new_for_file(const char *path, gboolean follow) {
   g_return_val_if_fail(path != NULL, NULL);
   GsCapturePage *self = g_object_new(GS_TYPE_CAPTURE_PAGE, NULL);
   g_autofree char *base = g_path_get_basename(path);
+  gs_tensor_view_set_log_path(GS_TENSOR_VIEW(self->tensor_view), path);
   attach_source(self, gs_trace_source_new_file(path, follow), base);
   return self;
 }

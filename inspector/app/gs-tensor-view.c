@@ -9,12 +9,14 @@
 
 #include <adwaita.h>
 #include <glib/gi18n.h>
+#include <gradscope/memory.h>
 
 #include "dispose-reason.h"
 #include "gs-event-index-list.h"
 #include "gs-event-ref.h"
 #include "gs-tensor-life.h"
 #include "gs-view-format.h"
+#include "worker-logs.h"
 
 struct _GsTensorView {
   GtkWidget parent_instance;
@@ -36,6 +38,8 @@ struct _GsTensorView {
   guint64 move_index;    /* where it was moved into a parameter, or G_MAXUINT64 */
   GsEventIndexList *life;
   GHashTable *bound;     /* GtkListItem* bound now */
+  char *log_path;        /* the log's file, to find its workers' logs; NULL: not a file */
+  GHashTable *worker_logs; /* sender pid -> its log's path ("" for none), looked up once */
 
   /* From its creation event (have_create FALSE if the log lacks it). */
   gboolean have_create;
@@ -268,6 +272,31 @@ static guint64 version_at(GsTensorView *self, guint64 storage, guint upto) {
   return 0;
 }
 
+/* The log the process that sent a received storage wrote beside this one (a DataLoader
+ * worker's), or NULL; each pid is looked up once. */
+static const char *sender_log(GsTensorView *self, guint pid) {
+  if (!self->log_path || !pid)
+    return NULL;
+  if (!g_hash_table_contains(self->worker_logs, GUINT_TO_POINTER(pid))) {
+    char *path = gs_worker_log_find(self->log_path, pid);
+    g_hash_table_insert(self->worker_logs, GUINT_TO_POINTER(pid), path ? path : g_strdup(""));
+  }
+  const char *path = g_hash_table_lookup(self->worker_logs, GUINT_TO_POINTER(pid));
+  return *path ? path : NULL;
+}
+
+/* The link to a worker's log opens it as the app opens any log: in a window of its own. */
+static gboolean on_storage_link(GtkLabel *label, const char *uri, gpointer user_data) {
+  (void)label;
+  (void)user_data;
+  GApplication *app = g_application_get_default();
+  if (!app)
+    return FALSE; /* let GTK show it */
+  g_autoptr(GFile) file = g_file_new_for_uri(uri);
+  g_application_open(app, &file, 1, "");
+  return TRUE;
+}
+
 /* Why the tensor is not alive at the scrubber: not made yet, disposed, or moved. */
 static char *why_not_alive(GsTensorView *self, guint upto) {
   if (upto == 0 || (self->have_create && self->position < self->create_index)) {
@@ -345,6 +374,7 @@ static void show_state(GsTensorView *self) {
   gtk_label_set_text(self->category_value, category);
   gtk_label_set_text(self->bytes_value, size);
   guint memory = 0, peer = 0;
+  const char *worker_log = NULL;
   if (storage_alive && gs_replay_storage_memory(state, object->storage, &memory, &peer) &&
       memory != 0) { /* the engine's own bytes go without saying */
     g_autofree char *from = gs_memory_origin_label(memory, peer);
@@ -353,8 +383,24 @@ static void show_state(GsTensorView *self) {
     g_autofree char *with = g_strdup_printf(_("%s; its bytes are %s"), storage, from);
     g_free(g_steal_pointer(&storage));
     storage = g_steal_pointer(&with);
+    if (memory == GS_MEMORY_RECEIVED)
+      worker_log = sender_log(self, peer);
   }
-  gtk_label_set_text(self->storage_value, storage);
+  if (worker_log) {
+    /* A batch from a DataLoader worker: a link to the log where the worker collated it. */
+    g_autofree char *uri = g_filename_to_uri(worker_log, NULL, NULL);
+    g_autofree char *name = g_path_get_basename(worker_log);
+    g_autofree char *shown = g_filename_display_name(name);
+    g_autofree char *link = g_markup_printf_escaped("<a href=\"%s\">%s</a>", uri ? uri : "",
+                                                    shown);
+    g_autofree char *text = g_markup_escape_text(storage, -1);
+    /* TRANSLATORS: a storage received from a DataLoader worker, then a link to the log that
+     * worker process wrote ("run.worker-0.gstrace") */
+    g_autofree char *markup = g_strdup_printf(_("%s (the sender’s log: %s)"), text, link);
+    gtk_label_set_markup(self->storage_value, markup);
+  } else {
+    gtk_label_set_text(self->storage_value, storage);
+  }
   gtk_label_set_text(self->version_value, version);
 }
 
@@ -499,6 +545,13 @@ void gs_tensor_view_model_grew(GsTensorView *self) {
   show_state(self);
 }
 
+void gs_tensor_view_set_log_path(GsTensorView *self, const char *path) {
+  g_return_if_fail(GS_IS_TENSOR_VIEW(self));
+  g_free(self->log_path);
+  self->log_path = g_strdup(path);
+  g_hash_table_remove_all(self->worker_logs);
+}
+
 GtkWidget *gs_tensor_view_new(void) {
   return g_object_new(GS_TYPE_TENSOR_VIEW, NULL);
 }
@@ -522,6 +575,8 @@ static void gs_tensor_view_dispose(GObject *object) {
 static void gs_tensor_view_finalize(GObject *object) {
   GsTensorView *self = GS_TENSOR_VIEW(object);
   g_hash_table_unref(self->bound);
+  g_hash_table_unref(self->worker_logs);
+  g_free(self->log_path);
   g_free(self->name);
   G_OBJECT_CLASS(gs_tensor_view_parent_class)->finalize(object);
 }
@@ -558,8 +613,10 @@ static void gs_tensor_view_class_init(GsTensorViewClass *klass) {
 static void gs_tensor_view_init(GsTensorView *self) {
   g_type_ensure(ADW_TYPE_STATUS_PAGE);
   self->bound = g_hash_table_new(g_direct_hash, g_direct_equal);
+  self->worker_logs = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
   self->move_index = G_MAXUINT64;
   gtk_widget_init_template(GTK_WIDGET(self));
+  g_signal_connect(self->storage_value, "activate-link", G_CALLBACK(on_storage_link), NULL);
   GtkListItemFactory *factory = gtk_signal_list_item_factory_new();
   g_signal_connect(factory, "setup", G_CALLBACK(setup_row), self);
   g_signal_connect(factory, "bind", G_CALLBACK(bind_row), self);

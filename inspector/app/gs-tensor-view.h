@@ -28,5 +28,8 @@ void gs_tensor_view_model_grew(GsTensorView *self);
 /* Shows tensor_id's life (what the page calls on any view's tensor-selected); 0 clears. */
 void gs_tensor_view_set_tensor(GsTensorView *self, guint64 tensor_id);
 guint64 gs_tensor_view_get_tensor(GsTensorView *self);
+/* The file the log was read from (NULL: a live program's socket): a storage received from a
+ * DataLoader worker then links to the log that worker wrote beside it. */
+void gs_tensor_view_set_log_path(GsTensorView *self, const char *path);
 
 G_END_DECLS
