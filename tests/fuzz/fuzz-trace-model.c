@@ -6,8 +6,11 @@
  * themselves, or at ids chosen to collide, so every relation (scope outer, module parent, view
  * source, node inputs, composite parts, owners) gets its cycles. The log is then fed through
  * the model, every explanation sentence, the CLI's stats, the graph builder (collapse, hubs,
- * DOT; the Graphviz layout for small graphs), the timeline summary and a seek to every
- * keyframe, checking that each finishes with work and memory bounded by the log's size.
+ * DOT; the Graphviz layout for small graphs), the timeline summary, a seek to every keyframe,
+ * and the `dump` (text and JSON lines) and `chrome-trace` commands themselves (while fuzzing,
+ * for one input in eight), checking that each finishes with work and memory bounded by the
+ * log's size, and that what the commands write is valid UTF-8 with control characters
+ * escaped.
  *
  * Build and run (clang with libFuzzer; coverage needs the libraries instrumented too):
  *   CC=clang meson setup build-fuzz -Db_sanitize=address,undefined -Db_lundef=false \
@@ -27,6 +30,11 @@
 #include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "../cli/cli.h"
 
 #include "../graph/graph-layout.h"
 #include "../model/graph-collapse.h"
@@ -268,6 +276,81 @@ static void check_graph(gs_graph_source *source, guint64 index, guint64 log_byte
   }
 }
 
+/* ---- the commands that write text ------------------------------------------------------ */
+
+/* A memory file's path for the commands, which take file names. */
+static int memory_file(const char *name, char path[static 64]) {
+  int fd = memfd_create(name, MFD_CLOEXEC);
+  CHECK(fd >= 0);
+  snprintf(path, 64, "/proc/self/fd/%d", fd);
+  return fd;
+}
+
+/* Runs a command with its standard output (and, unless GS_FUZZ_VERBOSE, its notes) in out. */
+static int run_command(int (*command)(int, char **), const char *const *args, int out) {
+  char *argv[8];
+  int argc = 0;
+  for (; args[argc]; argc++)
+    argv[argc] = g_strdup(args[argc]);
+  argv[argc] = NULL;
+  char *owned[8];
+  memcpy(owned, argv, sizeof owned); /* GOption reorders argv; these are what to free */
+  fflush(stdout);
+  fflush(stderr);
+  int saved_out = dup(STDOUT_FILENO), saved_err = dup(STDERR_FILENO);
+  dup2(out, STDOUT_FILENO);
+  if (!g_getenv("GS_FUZZ_VERBOSE"))
+    dup2(out, STDERR_FILENO); /* the notes say what the log holds: not the fuzzer's output */
+  int status = command(argc, argv);
+  fflush(stdout);
+  fflush(stderr);
+  dup2(saved_out, STDOUT_FILENO);
+  dup2(saved_err, STDERR_FILENO);
+  close(saved_out);
+  close(saved_err);
+  for (int i = 0; i < argc; i++)
+    g_free(owned[i]);
+  return status;
+}
+
+/* What a command wrote: valid UTF-8, no control character but the line ends, and no more than
+ * the log's size allows (every byte escaped as \u00XX, a line per event). */
+static void check_written(int fd, const tw_log *log, guint64 events) {
+  off_t len = lseek(fd, 0, SEEK_END);
+  CHECK(len >= 0);
+  if (g_getenv("GS_FUZZ_VERBOSE"))
+    fprintf(stderr, "a command wrote %lld bytes\n", (long long)len);
+  CHECK((guint64)len <= 4096 + 16 * (guint64)log->len + 1024 * events);
+  char *text = g_malloc((gsize)len + 1);
+  CHECK(pread(fd, text, (size_t)len, 0) == len);
+  text[len] = '\0';
+  CHECK(g_utf8_validate(text, len, NULL));
+  for (off_t i = 0; i < len; i++)
+    CHECK((unsigned char)text[i] >= 0x20 || text[i] == '\n' || text[i] == '\t');
+  g_free(text);
+  CHECK(ftruncate(fd, 0) == 0);
+  CHECK(lseek(fd, 0, SEEK_SET) == 0);
+}
+
+/* dump (text and JSON lines) and chrome-trace on the log, as a user runs them: a well-formed
+ * log, so each must succeed. */
+static void check_commands(const tw_log *log, guint64 events) {
+  char log_path[64], out_path[64];
+  int log_fd = memory_file("fuzz-log", log_path), out_fd = memory_file("fuzz-out", out_path);
+  CHECK(write(log_fd, log->data, log->len) == (ssize_t)log->len);
+  CHECK(run_command(cli_dump, (const char *const[]){"dump", log_path, NULL}, out_fd) == 0);
+  check_written(out_fd, log, events);
+  CHECK(run_command(cli_dump, (const char *const[]){"dump", "--jsonl", log_path, NULL},
+                    out_fd) == 0);
+  check_written(out_fd, log, events);
+  CHECK(run_command(cli_chrome_trace,
+                    (const char *const[]){"chrome-trace", log_path, "-o", "-", NULL},
+                    out_fd) == 0);
+  check_written(out_fd, log, events);
+  close(log_fd);
+  close(out_fd);
+}
+
 /* Bytes malloc has handed out. Only in a plain gcc build: ASan's allocator is not malloc's,
  * and under libFuzzer (clang) -rss_limit_mb and -malloc_limit_mb bound memory instead. */
 static size_t heap_in_use(void) {
@@ -320,6 +403,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     check_graph(source, n - 1, log.len, lay_out);
     check_graph(source, n / 2, log.len, FALSE);
   }
+  /* The commands read the log again through files and print every event: a third of an
+   * input's time. While fuzzing, one input in eight runs them (its first byte says), enough
+   * over millions; the corpus's replay runs them on every input. */
+#ifdef GS_FUZZ_REPLAY
+  gboolean commands = TRUE;
+#else
+  gboolean commands = size > 0 && (data[0] >> 4) % 8 == 0;
+#endif
+  if (commands)
+    check_commands(&log, n);
+
   gs_timeline_summary *summary = gs_timeline_summary_new(16);
   gs_memory_column columns[64];
   if (n)
