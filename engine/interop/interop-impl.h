@@ -13,6 +13,12 @@ gs__buffer *gs__shared_buffer(int fd, uint64_t nbytes, gs_memory_origin origin, 
 /* The bytes a mapping of nbytes takes: mmap refuses an empty one. */
 static inline uint64_t gs__shared_map_bytes(uint64_t nbytes) { return nbytes ? nbytes : 1; }
 
+/* The element count of dtype and shape, checked: -1 after reporting as fn. */
+int64_t gs__shared_numel(gs_dtype dtype, const int64_t *shape, int ndim, const char *fn);
+/* A new contiguous tensor of dtype, shape and numel over b (taken: released if the tensor
+ * cannot be made); GS_NO_TENSOR after reporting as fn. */
+gs_tensor gs__tensor_over_shared(gs__buffer *b, gs_dtype dtype, const int64_t *shape, int ndim,
+                                 int64_t numel, const char *fn);
 /* A new contiguous tensor of dtype and shape whose storage is a fresh memfd segment (origin
  * GS_MEMORY_SHARED, contents unset): what a DataLoader worker collates into, so that sending
  * the batch copies nothing. GS_NO_TENSOR after reporting as fn. */

@@ -109,11 +109,7 @@ static segment *take_slot(gs__segment_pool *p, size_t len) {
 
 gs_tensor gs__segment_pool_empty(gs__segment_pool *p, gs_dtype dtype, const int64_t *shape,
                                  int ndim, const char *fn) {
-  if (gs_dtype_size(dtype) == 0) {
-    gs__error(GS_ERR_DTYPE, fn, "expected a dtype (f32, f64, i64 or bool), got %d", (int)dtype);
-    return GS_NO_TENSOR;
-  }
-  int64_t numel = gs__checked_numel(shape, ndim, fn);
+  int64_t numel = gs__shared_numel(dtype, shape, ndim, fn);
   if (numel < 0)
     return GS_NO_TENSOR;
   uint64_t nbytes = (uint64_t)numel * gs_dtype_size(dtype);
@@ -128,20 +124,8 @@ gs_tensor gs__segment_pool_empty(gs__segment_pool *p, gs_dtype dtype, const int6
   b->fd = s->fd;
   b->seen_outside = true; /* another process maps these pages */
   s->ours = true;
-  gs__tensor t;
-  memset(&t, 0, sizeof t);
-  t.dtype = dtype;
-  t.ndim = ndim;
-  t.numel = numel;
-  if (ndim > 0)
-    memcpy(t.shape, shape, (size_t)ndim * sizeof *shape);
-  gs__contiguous_strides(t.shape, ndim, t.strides);
-  t.storage = gs__storage_over_buffer(b); /* on failure it releases b: the slot is idle again */
-  if (!t.storage) {
-    gs__error(GS_ERR_OUT_OF_MEMORY, fn, "could not allocate the storage record");
-    return GS_NO_TENSOR;
-  }
-  return gs__register(&t, fn);
+  /* On failure the buffer's release leaves the slot idle again. */
+  return gs__tensor_over_shared(b, dtype, shape, ndim, numel, fn);
 }
 
 int gs__segment_pool_sent(gs__segment_pool *p, gs_tensor h) {

@@ -100,17 +100,16 @@ static gs__buffer *new_segment(uint64_t nbytes, const char *fn) {
   return gs__shared_buffer(fd, nbytes, GS_MEMORY_SHARED, fn);
 }
 
-gs_tensor gs__empty_shared(gs_dtype dtype, const int64_t *shape, int ndim, const char *fn) {
+int64_t gs__shared_numel(gs_dtype dtype, const int64_t *shape, int ndim, const char *fn) {
   if (gs_dtype_size(dtype) == 0) {
     gs__error(GS_ERR_DTYPE, fn, "expected a dtype (f32, f64, i64 or bool), got %d", (int)dtype);
-    return GS_NO_TENSOR;
+    return -1;
   }
-  int64_t numel = gs__checked_numel(shape, ndim, fn);
-  if (numel < 0)
-    return GS_NO_TENSOR;
-  gs__buffer *b = new_segment((uint64_t)numel * gs_dtype_size(dtype), fn);
-  if (!b)
-    return GS_NO_TENSOR;
+  return gs__checked_numel(shape, ndim, fn);
+}
+
+gs_tensor gs__tensor_over_shared(gs__buffer *b, gs_dtype dtype, const int64_t *shape, int ndim,
+                                 int64_t numel, const char *fn) {
   gs__tensor t;
   memset(&t, 0, sizeof t);
   t.dtype = dtype;
@@ -119,12 +118,22 @@ gs_tensor gs__empty_shared(gs_dtype dtype, const int64_t *shape, int ndim, const
   if (ndim > 0)
     memcpy(t.shape, shape, (size_t)ndim * sizeof *shape);
   gs__contiguous_strides(t.shape, ndim, t.strides);
-  t.storage = gs__storage_over_buffer(b);
+  t.storage = gs__storage_over_buffer(b); /* on failure it releases b */
   if (!t.storage) {
     gs__error(GS_ERR_OUT_OF_MEMORY, fn, "could not allocate the storage record");
     return GS_NO_TENSOR;
   }
   return gs__register(&t, fn);
+}
+
+gs_tensor gs__empty_shared(gs_dtype dtype, const int64_t *shape, int ndim, const char *fn) {
+  int64_t numel = gs__shared_numel(dtype, shape, ndim, fn);
+  if (numel < 0)
+    return GS_NO_TENSOR;
+  gs__buffer *b = new_segment((uint64_t)numel * gs_dtype_size(dtype), fn);
+  if (!b)
+    return GS_NO_TENSOR;
+  return gs__tensor_over_shared(b, dtype, shape, ndim, numel, fn);
 }
 
 int gs_share_memory_(gs_tensor h) {
