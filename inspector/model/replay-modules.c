@@ -32,9 +32,18 @@ const char *replay_parameter_path(const gs_replay *r, guint64 tensor) {
     g_string_prepend_c(path, '.');
     g_string_prepend(path, m->type);
   }
+  /* Bounded in depth (a damaged log may loop) and in bytes: a thousand levels of 64 KB names
+   * made one parameter's name 65 MB, and every prepend moved all of it. A real path is a few
+   * dozen bytes; past PATH_MAX_BYTES the outer levels are shown as "…". */
+  enum { PATH_MAX_BYTES = 1024 };
   for (int depth = 0; m && m->parent && depth < 1000; depth++) {
+    const char *name = m->name ? m->name : "?";
+    if (path->len + strlen(name) + 1 > PATH_MAX_BYTES) {
+      g_string_prepend(path, "\u2026.");
+      break;
+    }
     g_string_prepend_c(path, '.');
-    g_string_prepend(path, m->name ? m->name : "?");
+    g_string_prepend(path, name);
     m = module_get(r, m->parent);
   }
   const char *interned = gs_replay_intern((gs_replay *)r, path->str);
