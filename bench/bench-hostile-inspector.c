@@ -5,6 +5,8 @@
  * freeze; target <= 100 ms). Saves a screenshot of each page to GS_SCREENSHOT_DIR (default
  * the current folder) and prints one line per log:
  *   hostile_ui log=NAME open_s=S frame_gap_ms=G events=N warnings=W graph=STATE
+ * (STATE: laid-out; refused, the view saying why, e.g. too large for dot; still-busy or
+ * not-drawn past the time limit)
  * and at the end hostile_ui_worst_frame_gap_ms=G. Needs a display: run it under
  * `xvfb-run -a` with GSK_RENDERER=cairo. */
 #include <adwaita.h>
@@ -55,8 +57,10 @@ static gboolean page_loaded(gpointer data) {
   return gs_capture_page_get_model(data) && !gs_capture_page_get_busy(data);
 }
 
+/* Settled: the view shows a layout, or says why it cannot (a graph too large for dot). */
 static gboolean graph_settled(gpointer data) {
-  return !gs_graph_view_is_busy(data) && gs_graph_view_get_layout(data);
+  return !gs_graph_view_is_busy(data) &&
+         (gs_graph_view_get_layout(data) || gs_graph_view_get_problem(data));
 }
 
 static GtkWidget *find_widget(GtkWidget *root, GType type) {
@@ -127,10 +131,11 @@ static double bench_log(GsApplication *app, const char *path) {
     if (events)
       gs_scrubber_set_position(gs_capture_page_get_scrubber(page), events - 1);
     GsGraphView *graph = GS_GRAPH_VIEW(find_widget(GTK_WIDGET(page), GS_TYPE_GRAPH_VIEW));
-    graph_state = !events                                          ? "empty"
-                  : run_until(graph_settled, graph, TIMEOUT_S) ? "laid-out"
-                  : gs_graph_view_is_busy(graph)                   ? "still-busy"
-                                                                   : "not-drawn";
+    gboolean settled = run_until(graph_settled, graph, TIMEOUT_S);
+    if (settled)
+      graph_state = gs_graph_view_get_layout(graph) ? "laid-out" : "refused";
+    else
+      graph_state = gs_graph_view_is_busy(graph) ? "still-busy" : "not-drawn";
     g_autofree char *graph_png = g_strdup_printf("hostile-%s-graph.png", base);
     screenshot(GTK_WIDGET(window), graph_png);
     adw_view_stack_set_visible_child_name(stack, "timeline");

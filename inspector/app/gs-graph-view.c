@@ -35,6 +35,9 @@ struct _GsGraphView {
   double pointer_x, pointer_y; /* where the pointer is, for zooming around it */
   gboolean stale;            /* the position changed while hidden */
   gs_layout *layout;
+  /* Why the last answer drew nothing (the layout's error: the graph is too large for dot,
+   * Graphviz refused it), shown in the view's place; NULL once a layout arrives. */
+  char *problem;
   GHashTable *expanded;      /* group keys the user opened (owned strings) */
 
   /* Viewport: layout point (x, y) at the widget's top-left, `scale` pixels per point. */
@@ -135,14 +138,21 @@ static void on_layout_done(guint64 serial, gs_layout *layout, const GError *erro
     return;
   }
   if (error) {
-    /* Keep the old picture; the next position tries again. */
-    g_warning("graph layout failed: %s", error->message);
+    /* The old picture belongs to another event: drop it and say why this one is not drawn,
+     * in the layout's words (the limit and the reason the CLI gives too). */
+    g_debug("graph layout failed: %s", error->message);
+    g_clear_pointer(&self->layout, gs_layout_free);
+    g_free(self->problem);
+    self->problem = g_strdup(error->message);
+    self->selected = -1;
     self->shown_serial = serial;
     gtk_widget_queue_draw(GTK_WIDGET(self));
+    g_signal_emit(self, signals[SIGNAL_LAYOUT_CHANGED], 0);
     if (self->pending && !self->pace_timer)
       request_layout(self);
     return;
   }
+  g_clear_pointer(&self->problem, g_free);
   gs_layout_free(self->layout);
   self->layout = layout;
   self->shown_serial = serial;
@@ -168,6 +178,7 @@ void gs_graph_view_set_model(GsGraphView *self, gs_trace_model *model) {
   g_return_if_fail(GS_IS_GRAPH_VIEW(self));
   g_clear_pointer(&self->source, gs_graph_source_free);
   g_clear_pointer(&self->layout, gs_layout_free);
+  g_clear_pointer(&self->problem, g_free);
   g_hash_table_remove_all(self->expanded);
   g_clear_pointer(&self->selected_key, g_free);
   self->selected = -1;
@@ -218,6 +229,11 @@ void gs_graph_view_select_tensor(GsGraphView *self, guint64 tensor) {
 
 const gs_layout *gs_graph_view_get_layout(GsGraphView *self) {
   return self->layout;
+}
+
+const char *gs_graph_view_get_problem(GsGraphView *self) {
+  g_return_val_if_fail(GS_IS_GRAPH_VIEW(self), NULL);
+  return self->problem;
 }
 
 gboolean gs_graph_view_is_busy(GsGraphView *self) {
@@ -515,6 +531,15 @@ static void gs_graph_view_snapshot(GtkWidget *widget, GtkSnapshot *snapshot) {
   if (w <= 0 || h <= 0)
     return;
   gboolean dark = dark_style(self);
+  if (self->model && !self->layout && self->problem) {
+    /* TRANSLATORS: %s says why, e.g. "the graph has 400000 nodes and 200000 edges, more than
+     * can be laid out in reasonable time (…)". */
+    g_autofree char *text = g_strdup_printf(_("The graph is not drawn: %s."), self->problem);
+    draw_note(snapshot, self, text, 16, 16);
+    if (gs_graph_view_is_busy(self))
+      draw_note(snapshot, self, _("Laying out the graph\xe2\x80\xa6"), 12, h - 28);
+    return;
+  }
   if (!self->model || !self->layout) {
     const char *text = !self->model                  ? _("No capture open")
                        : gs_graph_view_is_busy(self) ? _("Laying out the graph\xe2\x80\xa6")
@@ -592,6 +617,7 @@ static void gs_graph_view_dispose(GObject *object) {
   g_clear_pointer(&self->worker, gs_layout_worker_free);
   g_clear_pointer(&self->source, gs_graph_source_free);
   g_clear_pointer(&self->layout, gs_layout_free);
+  g_clear_pointer(&self->problem, g_free);
   self->model = NULL;
   G_OBJECT_CLASS(gs_graph_view_parent_class)->dispose(object);
 }

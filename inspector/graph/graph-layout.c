@@ -169,7 +169,7 @@ static gs_layout *compute_locked(GVC_t *gvc, gs_graph *graph, const gs_layout_op
                 /* TRANSLATORS: a graph too big for Graphviz to lay out in reasonable time. */
                 _("the graph has %u nodes and %u edges, more than can be laid out in reasonable "
                   "time (at most %u nodes and %u edges); pick an earlier moment or use "
-                  "export-dot"),
+                  "gradscope export-dot"),
                 graph->items->len, graph->edges->len, GS_LAYOUT_MAX_NODES, GS_LAYOUT_MAX_EDGES);
     gs_graph_free(graph);
     return NULL;
