@@ -76,15 +76,21 @@ static void draw_spans(cairo_t *cr, const gs_timeline_frame *f, gs_trace_model *
                        PangoLayout *layout) {
   const GArray *scopes = gs_timeline_index_scope_spans(index);
   double label_end = -1;
+  double covered = -G_MAXDOUBLE; /* bands are drawn left of this */
   for (guint i = 0; i < scopes->len; i++) {
     const gs_timeline_span *s = &g_array_index(scopes, gs_timeline_span, i);
     double x0, x1;
     if (!span_pixels(f, s->first, s->last, &x0, &x1))
       continue;
+    /* Spans of several threads overlap (they come by begin): a pixel gets the band of the
+     * first span over it only, so 100,000 threads' scopes, open to the end, fill the plot
+     * once instead of 100,000 times (3 s of compositing per frame). */
+    x0 = MAX(x0, covered);
     /* Bands narrower than a few pixels would only add stripes: the marks and the backward
      * strip still show the rhythm of steps at that zoom. */
     if (x1 - x0 < MIN_BAND_PX)
       continue;
+    covered = x1;
     set_color(cr, pal->scope_band[i % 2]);
     cairo_rectangle(cr, x0, f->plot_y, x1 - x0, f->plot_height);
     cairo_fill(cr);
