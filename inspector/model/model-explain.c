@@ -298,13 +298,19 @@ static char *explain_event(explain *x, guint64 index) {
   gs_trace_model *m = x->m;
   if (index >= m->kinds->len)
     return NULL;
-  /* Facts only the state before knows. */
-  const gs_replay *before = index > 0 ? gs_trace_model_seek(m, index - 1) : NULL;
   g_autofree char *node_kind = NULL;
   guint node_saved = 0;
   gs_trace_event e;
   if (!model_decode(m, &m->query_decoder, index, &e))
     return NULL;
+  /* Facts only the state before knows, for the kinds that need them: seeking there replays
+   * from a keyframe, which a big state puts up to hundreds of thousands of events back (the
+   * state after, the last event's, is often the head and costs nothing). Seeking moves the
+   * seek decoder only: e stays valid. */
+  gboolean wants_before = e.kind == GS_TRACE_NODE_RELEASE ||
+                          e.kind == GS_TRACE_NODE_FREE_SAVED ||
+                          e.kind == GS_TRACE_TENSOR_DISPOSE || e.kind == GS_TRACE_TENSOR_MOVE;
+  const gs_replay *before = index > 0 && wants_before ? gs_trace_model_seek(m, index - 1) : NULL;
   if (before && (e.kind == GS_TRACE_NODE_RELEASE || e.kind == GS_TRACE_NODE_FREE_SAVED)) {
     const gs_replay_node *n = node_in(before, e.node);
     node_kind = g_strdup(n ? n->kind : "");
