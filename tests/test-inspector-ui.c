@@ -309,6 +309,19 @@ static void test_hostile_logs(void) {
       g_assert_cmpuint(warnings, ==, 0);
       g_assert_null(strstr(status, "inconsistenc"));
     }
+    if (g_str_equal(h->name, "long-name")) {
+      /* The 64 KB name reaches no label whole: each row's summary and sentence shows its
+       * start and how much was cut (Pango shapes a label's whole text, ellipsized or not). */
+      for (guint64 i = 0; i < gs_trace_model_n_events(model); i++) {
+        g_autofree char *summary = gs_event_summary(model, i);
+        g_autofree char *sentence = gs_trace_model_explain(model, i);
+        g_assert_cmpuint(strlen(summary), <, 4096);
+        g_assert_cmpuint(strlen(sentence), <, 4096);
+      }
+      g_autofree char *mark = gs_trace_model_explain(model, gs_trace_model_n_events(model) - 1);
+      g_assert_nonnull(strstr(mark, "abcdefghijklmnopqrstuvwxyz"));
+      g_assert_nonnull(strstr(mark, "\xe2\x80\xa6"));
+    }
     if (g_str_equal(h->name, "scope-self-outer")) {
       /* The scope that is its own outer stands at the top of the tree. */
       g_assert_cmpuint(gs_trace_model_n_scopes(model), ==, 1);

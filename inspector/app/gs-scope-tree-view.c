@@ -17,6 +17,7 @@
 
 #include "gs-scope-item.h"
 #include "gs-scope-list.h"
+#include "escape.h"
 #include "gs-view-format.h"
 
 typedef enum {
@@ -200,7 +201,9 @@ static char *group_cell_text(GsScopeTreeView *self, guint group, const gs_scope_
     const char *name = gs_trace_model_scope_group_name(m, group);
     g_autofree char *count = gs_view_count(instances->len);
     /* TRANSLATORS: a row standing for every scope of one name, e.g. "train step × 2,700" */
-    return g_strdup_printf(_("%s × %s"), name && *name ? name : _("(unnamed)"), count);
+    g_autofree char *shown = gs_text_clip(name && *name ? name : _("(unnamed)"),
+                                          GS_TEXT_SHOWN_MAX);
+    return g_strdup_printf(_("%s × %s"), shown, count);
   }
   case COLUMN_BEGIN: {
     const gs_replay_scope *first = gs_trace_model_scope_at(m, g_array_index(instances, guint, 0));
@@ -249,7 +252,9 @@ static char *cell_text(GsScopeTreeView *self, GsScopeItem *item, const gs_replay
     return g_strdup("");
   switch (column) {
   case COLUMN_NAME:
-    return g_strdup(head->name && *head->name ? head->name : _("(unnamed)"));
+    /* Clipped: the label ellipsizes, but Pango shapes all of a 64 KB name first. */
+    return gs_text_clip(head->name && *head->name ? head->name : _("(unnamed)"),
+                        GS_TEXT_SHOWN_MAX);
   case COLUMN_ID:
     return gs_view_handle(gs_scope_item_get_scope_id(item));
   case COLUMN_THREAD:
