@@ -1,7 +1,7 @@
 /* gs-graph-view.c: the computation-graph view (see gs-graph-view.h).
  *
  * The graph is built on the UI thread (a model seek and a walk over the live nodes), then
- * handed to the layout worker; until its answer arrives the old layout stays drawn with a
+ * handed to the layout worker, which collapses it and lays it out; until its answer arrives the old layout stays drawn with a
  * "laying out" note. Drawing is the shared cairo renderer inside a cairo render node, culled
  * to what is visible; the minimap is the same renderer without text. */
 #include "gs-graph-view.h"
@@ -97,9 +97,7 @@ static void request_layout(GsGraphView *self) {
   }
   self->pending = FALSE;
   self->pace_timer = g_timeout_add(PACE_MS, on_pace_timer, self);
-  g_autoptr(gs_graph) full = gs_graph_source_build(self->source, self->position);
-  gs_graph *shown = gs_graph_collapse(full, GS_GRAPH_COLLAPSE_LIMIT, self->expanded);
-  gs_graph_split_hubs(shown, GS_GRAPH_HUB_LIMIT);
+  gs_graph *full = gs_graph_source_build(self->source, self->position);
   GWeakRef *ref = g_new0(GWeakRef, 1);
   g_weak_ref_init(ref, self);
   /* The engine's event number, as the event list, the CLI and error messages give it. */
@@ -107,8 +105,10 @@ static void request_layout(GsGraphView *self) {
       self->model, MIN(self->position, gs_trace_model_n_events(self->model) - 1));
   g_autofree char *title = g_strdup_printf(_("graph after event #%" PRIu64), number);
   gs_layout_options options = {TRUE, title};
+  /* Collapsing and splitting hubs need no model: the layout thread does them. */
   self->wanted_serial =
-      gs_layout_worker_request(self->worker, shown, &options, on_layout_done, ref, weak_ref_free);
+      gs_layout_worker_request_full(self->worker, full, GS_GRAPH_COLLAPSE_LIMIT, self->expanded,
+                                    &options, on_layout_done, ref, weak_ref_free);
   gtk_widget_queue_draw(GTK_WIDGET(self));
 }
 
