@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "graph-workloads.h"
+#include "graph-source.h"
 #include "gs-graph-view.h"
 #include "hostile-logs.h"
 
@@ -336,10 +337,54 @@ static void test_too_large_graph_says_why(void) {
   g_rmdir(dir);
 }
 
+/* Past GS_GRAPH_SOURCE_MAX_NODES live nodes the view builds nothing (the build would hold
+ * the UI thread for seconds) and says why, with the count and the limit, at once: no layout
+ * is requested. */
+static void test_graph_past_the_build_limit_is_not_built(void) {
+  const hostile_log *h = hostile_logs;
+  while (h->name && !g_str_equal(h->name, "many-names"))
+    h++;
+  tw_log log = {0};
+  /* 200,000 scopes at scale 1, one node each: 1,000 past the limit. */
+  h->build(&log, (GS_GRAPH_SOURCE_MAX_NODES + 1000) / 200000.0);
+  g_autofree char *dir = g_dir_make_tmp("gs-graph-view-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename(dir, "many-names.gst", NULL);
+  g_assert_true(g_file_set_contents(path, (const char *)log.data, (gssize)log.len, NULL));
+  tw_free(&log);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(gs_trace_model) m = gs_trace_model_load_file(path, NULL, NULL, NULL, &error);
+  g_assert_no_error(error);
+
+  GtkWidget *window = gtk_window_new();
+  gtk_window_set_default_size(GTK_WINDOW(window), 900, 500);
+  GsGraphView *view = GS_GRAPH_VIEW(gs_graph_view_new());
+  gtk_window_set_child(GTK_WINDOW(window), GTK_WIDGET(view));
+  gtk_window_present(GTK_WINDOW(window));
+  gs_graph_view_set_model(view, m);
+  draw_frames();
+  gint64 start = g_get_monotonic_time();
+  gs_graph_view_set_position(view, gs_trace_model_n_events(m) - 1);
+  double seconds = (g_get_monotonic_time() - start) / 1e6;
+  g_test_message("refused in %.3f s", seconds);
+  g_assert_false(gs_graph_view_is_busy(view));
+  g_assert_null(gs_graph_view_get_layout(view));
+  const char *problem = gs_graph_view_get_problem(view);
+  g_assert_nonnull(problem);
+  g_test_message("problem: %s", problem);
+  g_autofree char *limit = g_strdup_printf("%u", GS_GRAPH_SOURCE_MAX_NODES);
+  g_assert_nonnull(strstr(problem, limit));
+  save_screenshot(window, "graph-view-not-built.png");
+  gtk_window_destroy(GTK_WINDOW(window));
+  g_unlink(path);
+  g_rmdir(dir);
+}
+
 int main(int argc, char **argv) {
   gtk_test_init(&argc, &argv, NULL);
   g_test_add_func("/graph-view/click-selects-nodes", test_click_selects_nodes);
   g_test_add_func("/graph-view/double-click-expands-a-group", test_double_click_expands_a_group);
   g_test_add_func("/graph-view/too-large-graph-says-why", test_too_large_graph_says_why);
+  g_test_add_func("/graph-view/graph-past-the-build-limit-is-not-built",
+                  test_graph_past_the_build_limit_is_not_built);
   return g_test_run();
 }

@@ -73,6 +73,7 @@ static guint signals[N_SIGNALS];
 /* Requests hold a weak reference: the view may be gone when the worker answers. */
 static void on_layout_done(guint64 serial, gs_layout *layout, const GError *error,
                            gpointer user_data);
+static void show_problem(GsGraphView *self, const char *problem);
 
 static void weak_ref_free(gpointer ref) {
   g_weak_ref_clear(ref);
@@ -97,7 +98,13 @@ static void request_layout(GsGraphView *self) {
   }
   self->pending = FALSE;
   self->pace_timer = g_timeout_add(PACE_MS, on_pace_timer, self);
-  gs_graph *full = gs_graph_source_build(self->source, self->position);
+  g_autoptr(GError) error = NULL;
+  gs_graph *full = gs_graph_source_build_at_most(self->source, self->position,
+                                                 GS_GRAPH_SOURCE_MAX_NODES, &error);
+  if (!full) {
+    show_problem(self, error->message); /* nothing was requested: the view is not busy */
+    return;
+  }
   GWeakRef *ref = g_new0(GWeakRef, 1);
   g_weak_ref_init(ref, self);
   /* The engine's event number, as the event list, the CLI and error messages give it. */
@@ -128,6 +135,17 @@ static void select_key(GsGraphView *self, const char *key) {
   self->selected = found;
 }
 
+/* Nothing is drawn at the position, for the reason given (the layout's words): the old
+ * picture belongs to another event, so it goes too. */
+static void show_problem(GsGraphView *self, const char *problem) {
+  g_clear_pointer(&self->layout, gs_layout_free);
+  g_free(self->problem);
+  self->problem = g_strdup(problem);
+  self->selected = -1;
+  gtk_widget_queue_draw(GTK_WIDGET(self));
+  g_signal_emit(self, signals[SIGNAL_LAYOUT_CHANGED], 0);
+}
+
 /* The worker answers in request order and drops superseded requests, so every answer is
  * newer than the layout drawn. */
 static void on_layout_done(guint64 serial, gs_layout *layout, const GError *error,
@@ -138,16 +156,10 @@ static void on_layout_done(guint64 serial, gs_layout *layout, const GError *erro
     return;
   }
   if (error) {
-    /* The old picture belongs to another event: drop it and say why this one is not drawn,
-     * in the layout's words (the limit and the reason the CLI gives too). */
+    /* Said in the view, in the layout's words (the limit and the reason the CLI gives too). */
     g_debug("graph layout failed: %s", error->message);
-    g_clear_pointer(&self->layout, gs_layout_free);
-    g_free(self->problem);
-    self->problem = g_strdup(error->message);
-    self->selected = -1;
     self->shown_serial = serial;
-    gtk_widget_queue_draw(GTK_WIDGET(self));
-    g_signal_emit(self, signals[SIGNAL_LAYOUT_CHANGED], 0);
+    show_problem(self, error->message);
     if (self->pending && !self->pace_timer)
       request_layout(self);
     return;
