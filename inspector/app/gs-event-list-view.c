@@ -331,9 +331,9 @@ static void bind_label(GtkSignalListItemFactory *factory, GtkListItem *item, gpo
     break;
   }
   gtk_label_set_text(label, text);
-  /* The place is often ellipsized: its tooltip has it whole. */
-  gtk_widget_set_tooltip_text(GTK_WIDGET(label),
-                              (column_id)GPOINTER_TO_INT(data) == COL_SITE && *text ? text : NULL);
+  /* The place is often ellipsized: its tooltip has it whole (the other columns have none). */
+  if ((column_id)GPOINTER_TO_INT(data) == COL_SITE)
+    gs_view_set_tooltip(GTK_WIDGET(label), *text ? text : NULL);
 }
 
 static void add_column(GsEventListView *self, const char *title, column_id col, int width,
