@@ -680,19 +680,28 @@ static void select_quietly(GsScopeTreeView *self, guint position) {
   self->selecting = FALSE;
 }
 
-#define MAX_DEPTH 256
+/* Levels revealed at most: each is a row expanded (and rows bound) on the UI thread. */
+#define MAX_DEPTH 64
 
 /* Expands the rows down to scope (its ancestors and, where it has siblings of its name, its
- * group), selects its row and scrolls to it. */
+ * group), selects its row and scrolls to it. A scope nested deeper than MAX_DEPTH is revealed
+ * down to its ancestor MAX_DEPTH levels from the top, which is selected: the walk starts at a
+ * top-level scope (starting MAX_DEPTH levels above the scope, as it did, looked a nested scope
+ * up among the top-level rows by its place among its siblings, and opened the wrong ones),
+ * and 100,000 levels opened one by one would hold the UI thread for seconds. */
 static void reveal_scope(GsScopeTreeView *self, guint64 scope) {
   gs_trace_model *m = self->model;
-  guint64 chain[MAX_DEPTH];
-  guint depth = 0;
-  for (guint64 id = scope; id && depth < MAX_DEPTH; depth++) {
-    chain[depth] = id;
+  g_autoptr(GArray) outward = g_array_new(FALSE, FALSE, sizeof(guint64));
+  /* The model cuts cycles of outer scopes; the bound keeps this walk finite regardless. */
+  guint n_scopes = gs_trace_model_n_scopes(m);
+  for (guint64 id = scope; id && outward->len <= n_scopes;) {
+    g_array_append_val(outward, id);
     const gs_replay_scope *s = gs_trace_model_scope(m, id);
     id = s ? s->outer : 0;
   }
+  guint depth = MIN(outward->len, MAX_DEPTH);
+  /* chain[depth - 1] is the top-level scope, chain[0] the deepest revealed. */
+  const guint64 *chain = &g_array_index(outward, guint64, outward->len - depth);
   g_autoptr(GtkTreeListRow) row = NULL;
   for (guint k = depth; k-- > 0;) {
     guint group, instance;
@@ -729,7 +738,8 @@ static void reveal_scope(GsScopeTreeView *self, guint64 scope) {
 
 /* Whether scope is the user's pick or inside it (one of its instances, for a group). */
 static gboolean inside_pick(GsScopeTreeView *self, guint64 scope) {
-  for (guint depth = 0; scope && depth < MAX_DEPTH; depth++) {
+  guint n_scopes = gs_trace_model_n_scopes(self->model); /* a bound, as in reveal_scope */
+  for (guint depth = 0; scope && depth <= n_scopes; depth++) {
     guint group;
     if (scope == self->pin_scope ||
         (self->pin_group != G_MAXUINT &&
