@@ -546,6 +546,42 @@ static void test_deep_scope_reveals_its_outer_levels(void) {
   fixture_tear_down(f, NULL);
 }
 
+/* One scope name, more instances than the tree opens by itself to follow the scrubber. */
+#define MANY_INSTANCES 12000
+
+static void many_instances_workload(void) {
+  const int64_t shape[] = {2};
+  for (int i = 0; i < MANY_INSTANCES; i++) {
+    gs_scope s = gs_scope_begin("tick");
+    gs_dispose(gs_ones(GS_F32, shape, 1));
+    gs_scope_end(s);
+  }
+}
+
+/* Following the scrubber into a group of 12,000 instances selects the group row and leaves
+ * it closed (opening it makes 12,000 rows at once); once the user opens it, the scrubber is
+ * followed to the instance. */
+static void test_big_group_is_not_opened_to_follow(void) {
+  Fixture fx = {0}, *f = &fx;
+  f->model = views_test_record(many_instances_workload);
+  f->view = GS_SCOPE_TREE_VIEW(gs_scope_tree_view_new());
+  gs_scope_tree_view_set_model(f->view, f->model);
+  f->window = views_test_show(GTK_WIDGET(f->view), 900, 400);
+  g_assert_cmpuint(g_list_model_get_n_items(rows(f)), ==, 1);
+  guint64 inside = scope_begin_index(f, "tick", MANY_INSTANCES - 10) + 1;
+  gs_scope_tree_view_set_position(f->view, inside);
+  views_test_settle(GTK_WIDGET(f->view));
+  g_assert_cmpuint(g_list_model_get_n_items(rows(f)), ==, 1);
+  g_assert_cmpuint(gtk_single_selection_get_selected(GTK_SINGLE_SELECTION(rows(f))), ==, 0);
+  expand(f, 0);
+  /* (In another instance: the tree follows when the innermost scope changes.) */
+  gs_scope_tree_view_set_position(f->view, scope_begin_index(f, "tick", MANY_INSTANCES - 5) + 1);
+  views_test_settle(GTK_WIDGET(f->view));
+  g_assert_cmpuint(g_list_model_get_n_items(rows(f)), ==, 1 + MANY_INSTANCES);
+  g_assert_cmpuint(selected_row_scope(f), ==, scope_id(f, "tick", MANY_INSTANCES - 5));
+  fixture_tear_down(f, NULL);
+}
+
 int main(int argc, char **argv) {
   /* Translated when run with LANGUAGE=zh_CN for screenshots (the suite runs it in C);
    * gtk_test_init does not set the locale. */
@@ -568,5 +604,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/scope-tree/groups-follow-the-scrubber", test_groups_follow_the_scrubber);
   g_test_add_func("/scope-tree/deep-scope-reveals-its-outer-levels",
                   test_deep_scope_reveals_its_outer_levels);
+  g_test_add_func("/scope-tree/big-group-is-not-opened-to-follow",
+                  test_big_group_is_not_opened_to_follow);
   return g_test_run();
 }
