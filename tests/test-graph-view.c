@@ -2,14 +2,18 @@
  * recorded MLP step shown at its backward, clicks on a parameter and on an op (what the click
  * gesture reports, at the node's on-screen position) select them and emit tensor-selected /
  * event-selected, a click on the background clears the selection, zoom keeps the point under
- * the pointer, the old layout stays drawn while a new one is computed. Screenshots go to
+ * the pointer, the old layout stays drawn while a new one is computed, a graph too large to lay
+ * out is replaced by the reason. Screenshots go to
  * GS_SCREENSHOT_DIR (default: the current directory). */
+#include <glib/gstdio.h>
 #include <gtk/gtk.h>
 #include <math.h>
 #include <string.h>
 
 #include "graph-workloads.h"
+#include "graph-source.h"
 #include "gs-graph-view.h"
+#include "hostile-logs.h"
 
 static gboolean stop(gpointer loop) {
   g_main_loop_quit(loop);
@@ -272,9 +276,115 @@ static void test_double_click_expands_a_group(void) {
   graph_workload_remove_dir(dir);
 }
 
+static void count_call(guint *calls) {
+  (*calls)++;
+}
+
+/* Runs the main loop until the view answered its last request, drawn or not. */
+static void wait_for_answer(GsGraphView *view) {
+  gint64 deadline = g_get_monotonic_time() + 60 * G_USEC_PER_SEC;
+  while (gs_graph_view_is_busy(view) && g_get_monotonic_time() < deadline)
+    g_main_context_iteration(NULL, TRUE);
+  g_assert_false(gs_graph_view_is_busy(view));
+  draw_frames();
+}
+
+/* The hostile many-names log, small: each of its thousands of scopes holds a node, more than
+ * dot lays out in reasonable time. The view says so with the layout's numbers instead of
+ * "move the scrubber"; an early event's small graph is drawn again and the reason goes. */
+static void test_too_large_graph_says_why(void) {
+  const hostile_log *h = hostile_logs;
+  while (h->name && !g_str_equal(h->name, "many-names"))
+    h++;
+  g_assert_nonnull(h->name);
+  tw_log log = {0};
+  h->build(&log, 0.015); /* 3,000 scopes, 6,000 graph items */
+  g_autofree char *dir = g_dir_make_tmp("gs-graph-view-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename(dir, "many-names.gst", NULL);
+  g_assert_true(g_file_set_contents(path, (const char *)log.data, (gssize)log.len, NULL));
+  tw_free(&log);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(gs_trace_model) m = gs_trace_model_load_file(path, NULL, NULL, NULL, &error);
+  g_assert_no_error(error);
+
+  GtkWidget *window = gtk_window_new();
+  gtk_window_set_default_size(GTK_WINDOW(window), 900, 500);
+  GsGraphView *view = GS_GRAPH_VIEW(gs_graph_view_new());
+  gtk_window_set_child(GTK_WINDOW(window), GTK_WIDGET(view));
+  gtk_window_present(GTK_WINDOW(window));
+  gs_graph_view_set_model(view, m);
+  g_assert_null(gs_graph_view_get_problem(view));
+  guint layouts = 0;
+  g_signal_connect_swapped(view, "layout-changed", G_CALLBACK(count_call), &layouts);
+  gs_graph_view_set_position(view, gs_trace_model_n_events(m) - 1);
+  wait_for_answer(view);
+  g_assert_null(gs_graph_view_get_layout(view));
+  const char *problem = gs_graph_view_get_problem(view);
+  g_assert_nonnull(problem);
+  g_test_message("problem: %s", problem);
+  g_autofree char *limit = g_strdup_printf("%u", GS_LAYOUT_MAX_NODES);
+  g_assert_nonnull(strstr(problem, limit));
+  g_assert_cmpuint(layouts, ==, 1); /* the page's status follows the view's answers */
+  save_screenshot(window, "graph-view-too-large.png");
+
+  /* The first scope's node alone: drawn, and the reason is gone. */
+  gs_graph_view_set_position(view, graph_workload_find_kind(m, GS_TRACE_NODE_CREATE, 0));
+  wait_for_layout(view);
+  g_assert_null(gs_graph_view_get_problem(view));
+  g_assert_cmpuint(gs_graph_view_get_layout(view)->nodes->len, >, 0);
+  gtk_window_destroy(GTK_WINDOW(window));
+  g_unlink(path);
+  g_rmdir(dir);
+}
+
+/* Past GS_GRAPH_SOURCE_MAX_NODES live nodes the view builds nothing (the build would hold
+ * the UI thread for seconds) and says why, with the count and the limit, at once: no layout
+ * is requested. */
+static void test_graph_past_the_build_limit_is_not_built(void) {
+  const hostile_log *h = hostile_logs;
+  while (h->name && !g_str_equal(h->name, "many-names"))
+    h++;
+  tw_log log = {0};
+  /* 200,000 scopes at scale 1, one node each: 1,000 past the limit. */
+  h->build(&log, (GS_GRAPH_SOURCE_MAX_NODES + 1000) / 200000.0);
+  g_autofree char *dir = g_dir_make_tmp("gs-graph-view-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename(dir, "many-names.gst", NULL);
+  g_assert_true(g_file_set_contents(path, (const char *)log.data, (gssize)log.len, NULL));
+  tw_free(&log);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(gs_trace_model) m = gs_trace_model_load_file(path, NULL, NULL, NULL, &error);
+  g_assert_no_error(error);
+
+  GtkWidget *window = gtk_window_new();
+  gtk_window_set_default_size(GTK_WINDOW(window), 900, 500);
+  GsGraphView *view = GS_GRAPH_VIEW(gs_graph_view_new());
+  gtk_window_set_child(GTK_WINDOW(window), GTK_WIDGET(view));
+  gtk_window_present(GTK_WINDOW(window));
+  gs_graph_view_set_model(view, m);
+  draw_frames();
+  gint64 start = g_get_monotonic_time();
+  gs_graph_view_set_position(view, gs_trace_model_n_events(m) - 1);
+  double seconds = (g_get_monotonic_time() - start) / 1e6;
+  g_test_message("refused in %.3f s", seconds);
+  g_assert_false(gs_graph_view_is_busy(view));
+  g_assert_null(gs_graph_view_get_layout(view));
+  const char *problem = gs_graph_view_get_problem(view);
+  g_assert_nonnull(problem);
+  g_test_message("problem: %s", problem);
+  g_autofree char *limit = g_strdup_printf("%u", GS_GRAPH_SOURCE_MAX_NODES);
+  g_assert_nonnull(strstr(problem, limit));
+  save_screenshot(window, "graph-view-not-built.png");
+  gtk_window_destroy(GTK_WINDOW(window));
+  g_unlink(path);
+  g_rmdir(dir);
+}
+
 int main(int argc, char **argv) {
   gtk_test_init(&argc, &argv, NULL);
   g_test_add_func("/graph-view/click-selects-nodes", test_click_selects_nodes);
   g_test_add_func("/graph-view/double-click-expands-a-group", test_double_click_expands_a_group);
+  g_test_add_func("/graph-view/too-large-graph-says-why", test_too_large_graph_says_why);
+  g_test_add_func("/graph-view/graph-past-the-build-limit-is-not-built",
+                  test_graph_past_the_build_limit_is_not_built);
   return g_test_run();
 }

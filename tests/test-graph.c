@@ -325,6 +325,31 @@ static void test_repeated_steps_collapse_and_expand(void) {
   g_assert_cmpuint(same->items->len, ==, 2001);
 }
 
+/* A full graph handed to the worker comes back collapsed as the view shows it: the group is
+ * made on the layout thread, and a key the caller adds to its own set afterwards does not
+ * reach the request (the thread reads a copy). */
+static void test_worker_collapses_a_full_graph(void) {
+  g_autoptr(gs_graph) probe = repeated_graph();
+  g_autoptr(gs_graph) small = gs_graph_collapse(probe, 1500, NULL);
+  g_autoptr(GHashTable) expanded = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+  g_autoptr(gs_layout_worker) worker = gs_layout_worker_new();
+  answer a = {g_main_loop_new(NULL, FALSE), 0, 0, NULL, FALSE};
+  gs_layout_options options = {TRUE, NULL};
+  guint64 serial = gs_layout_worker_request_full(worker, repeated_graph(), 1500, expanded,
+                                                 &options, on_layout, &a, NULL);
+  const gs_graph_item *group =
+      &g_array_index(small->items, gs_graph_item, small->items->len - 1);
+  g_hash_table_add(expanded, g_strdup(group->key));
+  g_main_loop_run(a.loop);
+  g_assert_cmpuint(a.serial, ==, serial);
+  g_assert_true(a.on_main_thread);
+  g_assert_cmpuint(a.layout->nodes->len, ==, small->items->len);
+  g_assert_cmpint(g_array_index(a.layout->graph->items, gs_graph_item,
+                                a.layout->graph->items->len - 1).kind, ==, GS_GRAPH_GROUP);
+  g_clear_pointer(&a.layout, gs_layout_free);
+  g_main_loop_unref(a.loop);
+}
+
 /* A weight feeding six nodes in six scopes: drawn once per consumer, each copy in its
  * consumer's scope; a tensor used three times stays one item. */
 static void test_hubs_are_split_per_consumer(void) {
@@ -646,6 +671,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/graph/versions-rewind-equals-replay", test_versions_rewind_equals_replay);
   g_test_add_func("/graph/repeated-steps-collapse-and-expand",
                   test_repeated_steps_collapse_and_expand);
+  g_test_add_func("/graph/worker-collapses-a-full-graph", test_worker_collapses_a_full_graph);
   g_test_add_func("/graph/hubs-are-split-per-consumer", test_hubs_are_split_per_consumer);
   g_test_add_func("/graph/disposed-saved-tensor-keeps-shape-and-cluster",
                   test_disposed_saved_tensor_keeps_shape_and_cluster);

@@ -29,6 +29,7 @@
 #include "gs-scrubber.h"
 #include "gs-alive-item.h"
 #include "gs-tensor-view.h"
+#include "gs-thread-list.h"
 #include "gs-timeline-view.h"
 #include "gs-window.h"
 #include "trace-file.h"
@@ -308,6 +309,51 @@ static void test_hostile_logs(void) {
     } else {
       g_assert_cmpuint(warnings, ==, 0);
       g_assert_null(strstr(status, "inconsistenc"));
+    }
+    if (g_str_equal(h->name, "long-name")) {
+      /* The 64 KB name reaches no label whole: each row's summary and sentence shows its
+       * start and how much was cut (Pango shapes a label's whole text, ellipsized or not). */
+      for (guint64 i = 0; i < gs_trace_model_n_events(model); i++) {
+        g_autofree char *summary = gs_event_summary(model, i);
+        g_autofree char *sentence = gs_trace_model_explain(model, i);
+        g_assert_cmpuint(strlen(summary), <, 4096);
+        g_assert_cmpuint(strlen(sentence), <, 4096);
+      }
+      g_autofree char *mark = gs_trace_model_explain(model, gs_trace_model_n_events(model) - 1);
+      g_assert_nonnull(strstr(mark, "abcdefghijklmnopqrstuvwxyz"));
+      g_assert_nonnull(strstr(mark, "\xe2\x80\xa6"));
+    }
+    if (g_str_equal(h->name, "many-threads")) {
+      /* The thread drop-down lists every thread, made on demand, and filters by one. */
+      GtkDropDown *choice = NULL;
+      GtkWidget *list = find_widget(GTK_WIDGET(page), GS_TYPE_EVENT_LIST_VIEW);
+      /* The event list has two drop-downs (kinds, threads): the threads' model says which. */
+      GPtrArray *stack = g_ptr_array_new();
+      g_ptr_array_add(stack, list);
+      while (stack->len && !choice) {
+        GtkWidget *w = g_ptr_array_steal_index(stack, stack->len - 1);
+        if (GTK_IS_DROP_DOWN(w) && GS_IS_THREAD_LIST(gtk_drop_down_get_model(GTK_DROP_DOWN(w))))
+          choice = GTK_DROP_DOWN(w);
+        for (GtkWidget *c = gtk_widget_get_first_child(w); c; c = gtk_widget_get_next_sibling(c))
+          g_ptr_array_add(stack, c);
+      }
+      g_ptr_array_unref(stack);
+      g_assert_nonnull(choice);
+      const GArray *threads = gs_trace_model_threads(model);
+      GListModel *choices = gtk_drop_down_get_model(choice);
+      g_assert_cmpuint(g_list_model_get_n_items(choices), ==, 1 + threads->len);
+      guint32 second = g_array_index(threads, guint32, 1);
+      g_autoptr(GtkStringObject) item = g_list_model_get_item(choices, 2);
+      g_autofree char *want = g_strdup_printf(_("Thread %u"), second);
+      g_assert_cmpstr(gtk_string_object_get_string(item), ==, want);
+      gtk_drop_down_set_selected(choice, 2);
+      GsEventListModel *rows = gs_event_list_view_get_list(GS_EVENT_LIST_VIEW(list));
+      wait_for(list_done, rows);
+      guint64 on_thread = 0;
+      for (guint64 i = 0; i < gs_trace_model_n_events(model); i++)
+        on_thread += gs_trace_model_thread_at(model, i) == second;
+      g_assert_cmpuint(on_thread, >, 0);
+      g_assert_cmpuint(g_list_model_get_n_items(G_LIST_MODEL(rows)), ==, on_thread);
     }
     if (g_str_equal(h->name, "scope-self-outer")) {
       /* The scope that is its own outer stands at the top of the tree. */

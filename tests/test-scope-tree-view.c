@@ -491,6 +491,97 @@ static void test_groups_follow_the_scrubber(void) {
   fixture_tear_down(f, NULL);
 }
 
+/* A scope that ends, then scopes nested DEEP_LEVELS deep after it at the top level, each named
+ * for its level, a tensor in the innermost. */
+#define DEEP_LEVELS 300
+static guint64 deep_scope_ids[DEEP_LEVELS];
+
+static void deep_workload(void) {
+  const int64_t shape[] = {2};
+  gs_scope_end(gs_scope_begin("before"));
+  gs_scope scopes[DEEP_LEVELS];
+  for (int d = 0; d < DEEP_LEVELS; d++) {
+    char name[16];
+    g_snprintf(name, sizeof name, "level%d", d);
+    scopes[d] = gs_scope_begin(name);
+    deep_scope_ids[d] = scopes[d].id;
+  }
+  gs_tensor t = gs_ones(GS_F32, shape, 1);
+  gs_dispose(t);
+  for (int d = DEEP_LEVELS; d-- > 0;)
+    gs_scope_end(scopes[d]);
+}
+
+/* The scrubber inside a scope 300 deep: the tree opens the outermost levels down to a bound
+ * and selects the deepest it opened, an ancestor of that scope (each level is a row expanded
+ * on the UI thread; a log 100,000 deep must not open them all). It used to start the walk at
+ * an ancestor 256 levels up and look it up among the top-level rows by its place among its
+ * siblings: the scope "before" there, and no row of the chain was selected. */
+static void test_deep_scope_reveals_its_outer_levels(void) {
+  Fixture fx = {0}, *f = &fx;
+  f->model = views_test_record(deep_workload);
+  f->view = GS_SCOPE_TREE_VIEW(gs_scope_tree_view_new());
+  gs_scope_tree_view_set_model(f->view, f->model);
+  f->window = views_test_show(GTK_WIDGET(f->view), 900, 400);
+  guint64 inside = G_MAXUINT64;
+  for (guint64 i = 0; i < gs_trace_model_n_events(f->model); i++)
+    if (gs_trace_model_kind_at(f->model, i) == GS_TRACE_TENSOR_CREATE)
+      inside = i;
+  g_assert_cmpuint(inside, !=, G_MAXUINT64);
+  gs_scope_tree_view_set_position(f->view, inside);
+  views_test_settle(GTK_WIDGET(f->view));
+  guint64 selected = selected_row_scope(f);
+  g_assert_cmpuint(selected, !=, 0);
+  guint level = DEEP_LEVELS;
+  for (guint d = 0; d < DEEP_LEVELS; d++)
+    if (deep_scope_ids[d] == selected)
+      level = d;
+  g_test_message("selected level %u of %u, %u rows", level, DEEP_LEVELS,
+                 g_list_model_get_n_items(rows(f)));
+  g_assert_cmpuint(level, <, DEEP_LEVELS);
+  g_assert_cmpuint(level, >=, 16);  /* deep enough to see */
+  g_assert_cmpuint(level, <=, 100); /* and bounded */
+  /* "before", then the chain down to the selected level. */
+  g_assert_cmpuint(g_list_model_get_n_items(rows(f)), ==, level + 2);
+  fixture_tear_down(f, NULL);
+}
+
+/* One scope name, more instances than the tree opens by itself to follow the scrubber. */
+#define MANY_INSTANCES 12000
+
+static void many_instances_workload(void) {
+  const int64_t shape[] = {2};
+  for (int i = 0; i < MANY_INSTANCES; i++) {
+    gs_scope s = gs_scope_begin("tick");
+    gs_dispose(gs_ones(GS_F32, shape, 1));
+    gs_scope_end(s);
+  }
+}
+
+/* Following the scrubber into a group of 12,000 instances selects the group row and leaves
+ * it closed (opening it makes 12,000 rows at once); once the user opens it, the scrubber is
+ * followed to the instance. */
+static void test_big_group_is_not_opened_to_follow(void) {
+  Fixture fx = {0}, *f = &fx;
+  f->model = views_test_record(many_instances_workload);
+  f->view = GS_SCOPE_TREE_VIEW(gs_scope_tree_view_new());
+  gs_scope_tree_view_set_model(f->view, f->model);
+  f->window = views_test_show(GTK_WIDGET(f->view), 900, 400);
+  g_assert_cmpuint(g_list_model_get_n_items(rows(f)), ==, 1);
+  guint64 inside = scope_begin_index(f, "tick", MANY_INSTANCES - 10) + 1;
+  gs_scope_tree_view_set_position(f->view, inside);
+  views_test_settle(GTK_WIDGET(f->view));
+  g_assert_cmpuint(g_list_model_get_n_items(rows(f)), ==, 1);
+  g_assert_cmpuint(gtk_single_selection_get_selected(GTK_SINGLE_SELECTION(rows(f))), ==, 0);
+  expand(f, 0);
+  /* (In another instance: the tree follows when the innermost scope changes.) */
+  gs_scope_tree_view_set_position(f->view, scope_begin_index(f, "tick", MANY_INSTANCES - 5) + 1);
+  views_test_settle(GTK_WIDGET(f->view));
+  g_assert_cmpuint(g_list_model_get_n_items(rows(f)), ==, 1 + MANY_INSTANCES);
+  g_assert_cmpuint(selected_row_scope(f), ==, scope_id(f, "tick", MANY_INSTANCES - 5));
+  fixture_tear_down(f, NULL);
+}
+
 int main(int argc, char **argv) {
   /* Translated when run with LANGUAGE=zh_CN for screenshots (the suite runs it in C);
    * gtk_test_init does not set the locale. */
@@ -511,5 +602,9 @@ int main(int argc, char **argv) {
              test_header_menu_hides_columns, fixture_tear_down);
   g_test_add_func("/scope-tree/model-grows", test_model_grows);
   g_test_add_func("/scope-tree/groups-follow-the-scrubber", test_groups_follow_the_scrubber);
+  g_test_add_func("/scope-tree/deep-scope-reveals-its-outer-levels",
+                  test_deep_scope_reveals_its_outer_levels);
+  g_test_add_func("/scope-tree/big-group-is-not-opened-to-follow",
+                  test_big_group_is_not_opened_to_follow);
   return g_test_run();
 }

@@ -9,6 +9,7 @@
 
 #include "event-fields.h"
 #include "gs-event-row.h"
+#include "gs-thread-list.h"
 #include "gs-handle-entry.h"
 
 struct _GsEventListView {
@@ -27,8 +28,7 @@ struct _GsEventListView {
   gs_trace_model *model;
   GsEventListModel *list;
   GtkSingleSelection *selection;
-  GtkStringList *threads;
-  guint n_threads;        /* threads listed in the dropdown */
+  GsThreadList *threads;  /* the thread drop-down's choices */
   gboolean updating;      /* set_position is moving the selection: emit nothing */
   guint scroll_target;    /* the row set_position chose: kept on screen as the list grows */
   gboolean scroll_pending;
@@ -135,27 +135,16 @@ static void on_filter_changed(GsEventListView *self) {
   apply_filters(self);
 }
 
-static void refresh_threads(GsEventListView *self) {
-  const GArray *threads = self->model ? gs_trace_model_threads(self->model) : NULL;
-  guint n = threads ? threads->len : 0;
-  if (n == self->n_threads)
+/* A new model starts the thread choice over at "All threads"; new threads are appended. */
+static void refresh_threads(GsEventListView *self, gboolean new_model) {
+  if (!new_model) {
+    gs_thread_list_model_grew(self->threads);
     return;
-  if (n < self->n_threads) { /* a new model: start over */
-    g_signal_handlers_block_by_func(self->thread_dropdown, on_filter_changed, self);
-    gtk_string_list_splice(self->threads, 1, self->n_threads, NULL);
-    gtk_drop_down_set_selected(GTK_DROP_DOWN(self->thread_dropdown), 0);
-    g_signal_handlers_unblock_by_func(self->thread_dropdown, on_filter_changed, self);
-    self->n_threads = 0;
   }
-  /* One splice for all the new threads: an append each emits items-changed each, and the
-   * drop-down's list handles every one (100,000 threads held the main thread for minutes). */
-  g_autoptr(GPtrArray) labels = g_ptr_array_new_with_free_func(g_free);
-  for (guint i = self->n_threads; i < n; i++)
-    g_ptr_array_add(labels, g_strdup_printf(_("Thread %u"), g_array_index(threads, guint32, i)));
-  g_ptr_array_add(labels, NULL);
-  gtk_string_list_splice(self->threads, 1 + self->n_threads, 0,
-                         (const char *const *)labels->pdata);
-  self->n_threads = n;
+  g_signal_handlers_block_by_func(self->thread_dropdown, on_filter_changed, self);
+  gs_thread_list_set_model(self->threads, self->model);
+  gtk_drop_down_set_selected(GTK_DROP_DOWN(self->thread_dropdown), 0);
+  g_signal_handlers_unblock_by_func(self->thread_dropdown, on_filter_changed, self);
 }
 
 void gs_event_list_view_set_scope_filter(GsEventListView *self, guint64 scope_id) {
@@ -198,14 +187,14 @@ void gs_event_list_view_set_model(GsEventListView *self, gs_trace_model *model) 
   g_return_if_fail(GS_IS_EVENT_LIST_VIEW(self));
   self->model = model;
   gs_event_list_model_set_model(self->list, model);
-  refresh_threads(self);
+  refresh_threads(self, TRUE);
   queue_count(self);
 }
 
 void gs_event_list_view_model_grew(GsEventListView *self) {
   g_return_if_fail(GS_IS_EVENT_LIST_VIEW(self));
   gs_event_list_model_model_grew(self->list);
-  refresh_threads(self);
+  refresh_threads(self, FALSE);
   queue_count(self);
 }
 
@@ -331,9 +320,9 @@ static void bind_label(GtkSignalListItemFactory *factory, GtkListItem *item, gpo
     break;
   }
   gtk_label_set_text(label, text);
-  /* The place is often ellipsized: its tooltip has it whole. */
-  gtk_widget_set_tooltip_text(GTK_WIDGET(label),
-                              (column_id)GPOINTER_TO_INT(data) == COL_SITE && *text ? text : NULL);
+  /* The place is often ellipsized: its tooltip has it whole (the other columns have none). */
+  if ((column_id)GPOINTER_TO_INT(data) == COL_SITE)
+    gs_view_set_tooltip(GTK_WIDGET(label), *text ? text : NULL);
 }
 
 static void add_column(GsEventListView *self, const char *title, column_id col, int width,
@@ -438,8 +427,7 @@ static void gs_event_list_view_init(GsEventListView *self) {
   add_column(self, _("Where"), COL_SITE, -1, FALSE);
 
   fill_kinds(self);
-  self->threads = gtk_string_list_new(NULL);
-  gtk_string_list_append(self->threads, _("All threads"));
+  self->threads = gs_thread_list_new();
   gtk_drop_down_set_model(GTK_DROP_DOWN(self->thread_dropdown), G_LIST_MODEL(self->threads));
 
   g_signal_connect_swapped(self->search_entry, "search-changed",

@@ -6,6 +6,7 @@
 #include <inttypes.h>
 
 #include "dispose-reason.h"
+#include "escape.h"
 #include "event-fields.h"
 
 struct _GsEventRow {
@@ -250,7 +251,12 @@ static char *summary_of(gs_trace_model *model, const gs_trace_event *ev) {
   default:
     break;
   }
-  return g_string_free(out, FALSE);
+  /* Only names make a summary long: a row shows GS_TEXT_SHOWN_MAX characters of a hostile
+   * one, not the 64 KB Pango would shape whenever the row is bound. */
+  if (out->len <= 2 * GS_TEXT_SHOWN_MAX)
+    return g_string_free(out, FALSE);
+  g_autofree char *whole = g_string_free(out, FALSE);
+  return gs_text_clip(whole, 2 * GS_TEXT_SHOWN_MAX);
 }
 
 static void gs_event_row_finalize(GObject *object) {

@@ -1,7 +1,7 @@
 /* gs-graph-view.c: the computation-graph view (see gs-graph-view.h).
  *
  * The graph is built on the UI thread (a model seek and a walk over the live nodes), then
- * handed to the layout worker; until its answer arrives the old layout stays drawn with a
+ * handed to the layout worker, which collapses it and lays it out; until its answer arrives the old layout stays drawn with a
  * "laying out" note. Drawing is the shared cairo renderer inside a cairo render node, culled
  * to what is visible; the minimap is the same renderer without text. */
 #include "gs-graph-view.h"
@@ -35,6 +35,9 @@ struct _GsGraphView {
   double pointer_x, pointer_y; /* where the pointer is, for zooming around it */
   gboolean stale;            /* the position changed while hidden */
   gs_layout *layout;
+  /* Why the last answer drew nothing (the layout's error: the graph is too large for dot,
+   * Graphviz refused it), shown in the view's place; NULL once a layout arrives. */
+  char *problem;
   GHashTable *expanded;      /* group keys the user opened (owned strings) */
 
   /* Viewport: layout point (x, y) at the widget's top-left, `scale` pixels per point. */
@@ -70,6 +73,7 @@ static guint signals[N_SIGNALS];
 /* Requests hold a weak reference: the view may be gone when the worker answers. */
 static void on_layout_done(guint64 serial, gs_layout *layout, const GError *error,
                            gpointer user_data);
+static void show_problem(GsGraphView *self, const char *problem);
 
 static void weak_ref_free(gpointer ref) {
   g_weak_ref_clear(ref);
@@ -94,9 +98,13 @@ static void request_layout(GsGraphView *self) {
   }
   self->pending = FALSE;
   self->pace_timer = g_timeout_add(PACE_MS, on_pace_timer, self);
-  g_autoptr(gs_graph) full = gs_graph_source_build(self->source, self->position);
-  gs_graph *shown = gs_graph_collapse(full, GS_GRAPH_COLLAPSE_LIMIT, self->expanded);
-  gs_graph_split_hubs(shown, GS_GRAPH_HUB_LIMIT);
+  g_autoptr(GError) error = NULL;
+  gs_graph *full = gs_graph_source_build_at_most(self->source, self->position,
+                                                 GS_GRAPH_SOURCE_MAX_NODES, &error);
+  if (!full) {
+    show_problem(self, error->message); /* nothing was requested: the view is not busy */
+    return;
+  }
   GWeakRef *ref = g_new0(GWeakRef, 1);
   g_weak_ref_init(ref, self);
   /* The engine's event number, as the event list, the CLI and error messages give it. */
@@ -104,8 +112,10 @@ static void request_layout(GsGraphView *self) {
       self->model, MIN(self->position, gs_trace_model_n_events(self->model) - 1));
   g_autofree char *title = g_strdup_printf(_("graph after event #%" PRIu64), number);
   gs_layout_options options = {TRUE, title};
+  /* Collapsing and splitting hubs need no model: the layout thread does them. */
   self->wanted_serial =
-      gs_layout_worker_request(self->worker, shown, &options, on_layout_done, ref, weak_ref_free);
+      gs_layout_worker_request_full(self->worker, full, GS_GRAPH_COLLAPSE_LIMIT, self->expanded,
+                                    &options, on_layout_done, ref, weak_ref_free);
   gtk_widget_queue_draw(GTK_WIDGET(self));
 }
 
@@ -125,6 +135,17 @@ static void select_key(GsGraphView *self, const char *key) {
   self->selected = found;
 }
 
+/* Nothing is drawn at the position, for the reason given (the layout's words): the old
+ * picture belongs to another event, so it goes too. */
+static void show_problem(GsGraphView *self, const char *problem) {
+  g_clear_pointer(&self->layout, gs_layout_free);
+  g_free(self->problem);
+  self->problem = g_strdup(problem);
+  self->selected = -1;
+  gtk_widget_queue_draw(GTK_WIDGET(self));
+  g_signal_emit(self, signals[SIGNAL_LAYOUT_CHANGED], 0);
+}
+
 /* The worker answers in request order and drops superseded requests, so every answer is
  * newer than the layout drawn. */
 static void on_layout_done(guint64 serial, gs_layout *layout, const GError *error,
@@ -135,14 +156,15 @@ static void on_layout_done(guint64 serial, gs_layout *layout, const GError *erro
     return;
   }
   if (error) {
-    /* Keep the old picture; the next position tries again. */
-    g_warning("graph layout failed: %s", error->message);
+    /* Said in the view, in the layout's words (the limit and the reason the CLI gives too). */
+    g_debug("graph layout failed: %s", error->message);
     self->shown_serial = serial;
-    gtk_widget_queue_draw(GTK_WIDGET(self));
+    show_problem(self, error->message);
     if (self->pending && !self->pace_timer)
       request_layout(self);
     return;
   }
+  g_clear_pointer(&self->problem, g_free);
   gs_layout_free(self->layout);
   self->layout = layout;
   self->shown_serial = serial;
@@ -168,6 +190,7 @@ void gs_graph_view_set_model(GsGraphView *self, gs_trace_model *model) {
   g_return_if_fail(GS_IS_GRAPH_VIEW(self));
   g_clear_pointer(&self->source, gs_graph_source_free);
   g_clear_pointer(&self->layout, gs_layout_free);
+  g_clear_pointer(&self->problem, g_free);
   g_hash_table_remove_all(self->expanded);
   g_clear_pointer(&self->selected_key, g_free);
   self->selected = -1;
@@ -218,6 +241,11 @@ void gs_graph_view_select_tensor(GsGraphView *self, guint64 tensor) {
 
 const gs_layout *gs_graph_view_get_layout(GsGraphView *self) {
   return self->layout;
+}
+
+const char *gs_graph_view_get_problem(GsGraphView *self) {
+  g_return_val_if_fail(GS_IS_GRAPH_VIEW(self), NULL);
+  return self->problem;
 }
 
 gboolean gs_graph_view_is_busy(GsGraphView *self) {
@@ -515,6 +543,15 @@ static void gs_graph_view_snapshot(GtkWidget *widget, GtkSnapshot *snapshot) {
   if (w <= 0 || h <= 0)
     return;
   gboolean dark = dark_style(self);
+  if (self->model && !self->layout && self->problem) {
+    /* TRANSLATORS: %s says why, e.g. "the graph has 400000 nodes and 200000 edges, more than
+     * can be laid out in reasonable time (…)". */
+    g_autofree char *text = g_strdup_printf(_("The graph is not drawn: %s."), self->problem);
+    draw_note(snapshot, self, text, 16, 16);
+    if (gs_graph_view_is_busy(self))
+      draw_note(snapshot, self, _("Laying out the graph\xe2\x80\xa6"), 12, h - 28);
+    return;
+  }
   if (!self->model || !self->layout) {
     const char *text = !self->model                  ? _("No capture open")
                        : gs_graph_view_is_busy(self) ? _("Laying out the graph\xe2\x80\xa6")
@@ -592,6 +629,7 @@ static void gs_graph_view_dispose(GObject *object) {
   g_clear_pointer(&self->worker, gs_layout_worker_free);
   g_clear_pointer(&self->source, gs_graph_source_free);
   g_clear_pointer(&self->layout, gs_layout_free);
+  g_clear_pointer(&self->problem, g_free);
   self->model = NULL;
   G_OBJECT_CLASS(gs_graph_view_parent_class)->dispose(object);
 }

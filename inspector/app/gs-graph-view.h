@@ -3,14 +3,16 @@
  * the shared renderer (graph-render.h). Zoom (scroll, pinch), pan (drag), fit (double-click on
  * the background, or gs_graph_view_fit), a minimap; a click selects a node (tensor nodes emit
  * tensor-selected), a double-click on an op emits event-selected with the event that created
- * it, on a collapsed "×N" group expands it; tooltips say what a node is. The previous layout stays drawn while the next one is
- * computed. While the view is hidden (another page of the stack) it only remembers the
- * position and builds the graph when shown.
+ * it, on a collapsed "×N" group expands it; tooltips say what a node is. The previous layout
+ * stays drawn while the next one is computed; a graph the layout refuses (too large for dot)
+ * replaces it with the reason. While the view is hidden (another page of the stack) it only
+ * remembers the position and builds the graph when shown.
  *
  * Follows the view contract: set_model / set_position / model_grew, signals tensor-selected
  * (guint64 tensor id) and event-selected (guint64 event index); layout-changed when a new
- * layout is drawn. While a live source grows at the position shown, the graph is rebuilt at
- * most four times a second. */
+ * layout is drawn or the graph at the position cannot be (gs_graph_view_get_problem says
+ * why). While a live source grows at the position shown, the graph is rebuilt at most four
+ * times a second. */
 #pragma once
 
 #include <gtk/gtk.h>
@@ -50,6 +52,9 @@ void gs_graph_view_expand(GsGraphView *self, const char *group_key);
 /* The layout drawn now (NULL before the first), and whether a newer one is being computed. */
 const gs_layout *gs_graph_view_get_layout(GsGraphView *self);
 gboolean gs_graph_view_is_busy(GsGraphView *self);
+/* Why the graph at the position is not drawn (the layout refused it: too large for dot, or
+ * Graphviz failed), as the view says it; NULL while a layout is drawn or none was asked for. */
+const char *gs_graph_view_get_problem(GsGraphView *self);
 /* The selected layout node, or -1. */
 gint gs_graph_view_get_selected(GsGraphView *self);
 /* Where layout point (x, y) is in widget coordinates (tests, tooltips). */

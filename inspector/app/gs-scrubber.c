@@ -2,6 +2,8 @@
  * indices as doubles (exact up to 2^53 events); the position is the rounded value. */
 #include "gs-scrubber.h"
 
+#include "gs-view.h"
+
 #include <glib/gi18n.h>
 #include <inttypes.h>
 #include <math.h>
@@ -66,7 +68,7 @@ static void update_labels(GsScrubber *self) {
   }
   gtk_label_set_text(GTK_LABEL(self->position_label), where);
   gtk_label_set_text(GTK_LABEL(self->explanation_label), explanation ? explanation : "");
-  gtk_widget_set_tooltip_text(self->explanation_label, explanation);
+  gs_view_set_tooltip(self->explanation_label, explanation);
   gtk_widget_set_sensitive(self->first_button, self->position > 0);
   gtk_widget_set_sensitive(self->previous_button, self->position > 0);
   gtk_widget_set_sensitive(self->next_button, n > 0 && self->position + 1 < n);

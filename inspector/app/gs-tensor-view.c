@@ -10,8 +10,10 @@
 #include <adwaita.h>
 #include <glib/gi18n.h>
 #include <gradscope/memory.h>
+#include <string.h>
 
 #include "dispose-reason.h"
+#include "escape.h"
 #include "gs-event-index-list.h"
 #include "gs-event-ref.h"
 #include "gs-tensor-life.h"
@@ -135,7 +137,11 @@ static void bind_row(GtkSignalListItemFactory *factory, GtkListItem *list_item,
   gs_trace_event e;
   if (self->model && gs_trace_model_event(self->model, index, &e)) {
     g_autofree char *text = gs_tensor_life_describe(self->model, &self->handles, &e);
-    gtk_label_set_text(row.text, text);
+    /* Only names make a line long; a hostile one is cut as the event list cuts it. */
+    g_autofree char *shown = strlen(text) > 2 * GS_TEXT_SHOWN_MAX
+                                 ? gs_text_clip(text, 2 * GS_TEXT_SHOWN_MAX)
+                                 : NULL;
+    gtk_label_set_text(row.text, shown ? shown : text);
   } else {
     gtk_label_set_text(row.text, "");
   }
@@ -205,7 +211,8 @@ static void read_identity(GsTensorView *self) {
     } else if ((kind == GS_TRACE_TENSOR_NAME || kind == GS_TRACE_MODULE_PARAMETER) &&
                is_me(self, e.tensor)) {
       g_free(self->name);
-      self->name = g_strdup(gs_trace_model_string(self->model, e.name));
+      /* Clipped: the title label would have Pango shape all of a 64 KB name. */
+      self->name = gs_text_clip(gs_trace_model_string(self->model, e.name), GS_TEXT_SHOWN_MAX);
     }
   }
 }

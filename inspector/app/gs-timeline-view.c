@@ -422,7 +422,7 @@ static void bind_cell(GtkSignalListItemFactory *factory, GtkListItem *list_item,
   GtkWidget *label = gtk_list_item_get_child(list_item);
   const char *value = text(item);
   gtk_label_set_text(GTK_LABEL(label), value);
-  gtk_widget_set_tooltip_text(label, value);
+  gs_view_set_tooltip(label, value);
   g_object_unref(item);
 }
 
@@ -449,10 +449,10 @@ static void bind_first_cell(GtkSignalListItemFactory *factory, GtkListItem *list
   GtkWidget *label = gtk_tree_expander_get_child(GTK_TREE_EXPANDER(expander));
   const char *value = gs_alive_item_get_label(item);
   gtk_label_set_text(GTK_LABEL(label), value);
-  gtk_widget_set_tooltip_text(label, gs_alive_item_get_members(item)
-                                         ? _("Objects made at one place by one op, with one "
-                                             "shape and one kind of holder: open to list them")
-                                         : value);
+  gs_view_set_tooltip(label, gs_alive_item_get_members(item)
+                                 ? _("Objects made at one place by one op, with one shape "
+                                     "and one kind of holder: open to list them")
+                                 : value);
 }
 
 static void add_column(GsTimelineView *self, const char *title, alive_text_fn text,

@@ -44,3 +44,8 @@ void gs_view_emit_tensor_selected(GsView *self, guint64 tensor) {
 void gs_view_emit_event_selected(GsView *self, guint64 index) {
   g_signal_emit(self, signals[SIGNAL_EVENT_SELECTED], 0, index);
 }
+
+void gs_view_set_tooltip(GtkWidget *widget, const char *text) {
+  if (g_strcmp0(gtk_widget_get_tooltip_text(widget), text) != 0)
+    gtk_widget_set_tooltip_text(widget, text);
+}

@@ -33,6 +33,11 @@ void gs_view_select_tensor(GsView *self, guint64 tensor);
 void gs_view_emit_tensor_selected(GsView *self, guint64 tensor);
 void gs_view_emit_event_selected(GsView *self, guint64 index);
 
+/* Sets widget's tooltip (NULL: none) unless it already says text. GTK 4.8 asks the display
+ * where the pointer is on every gtk_widget_set_tooltip_text (a round trip to the X server):
+ * done for every cell bound, or every step of a scrub, that was half the cost. */
+void gs_view_set_tooltip(GtkWidget *widget, const char *text);
+
 /* Defines prefix_view_iface_init for G_IMPLEMENT_INTERFACE from the view's typed functions
  * prefix_set_model, prefix_set_position and prefix_model_grew (wrappers, so no function is
  * called through a pointer of another type). The _WITH_SELECT form also takes the typed

@@ -165,11 +165,11 @@ gs_layout *gs_layout_compute(gs_graph *graph, const gs_layout_options *options, 
 static gs_layout *compute_locked(GVC_t *gvc, gs_graph *graph, const gs_layout_options *options,
                                  GError **error) {
   if (graph->items->len > GS_LAYOUT_MAX_NODES || graph->edges->len > GS_LAYOUT_MAX_EDGES) {
-    g_set_error(error, GS_LAYOUT_ERROR, 4,
+    g_set_error(error, GS_LAYOUT_ERROR, GS_LAYOUT_ERROR_TOO_LARGE,
                 /* TRANSLATORS: a graph too big for Graphviz to lay out in reasonable time. */
                 _("the graph has %u nodes and %u edges, more than can be laid out in reasonable "
                   "time (at most %u nodes and %u edges); pick an earlier moment or use "
-                  "export-dot"),
+                  "gradscope export-dot"),
                 graph->items->len, graph->edges->len, GS_LAYOUT_MAX_NODES, GS_LAYOUT_MAX_EDGES);
     gs_graph_free(graph);
     return NULL;

@@ -64,6 +64,8 @@ typedef struct gs_layout_options {
  * square): the layout refuses, saying so, instead of hanging the worker or the command. */
 #define GS_LAYOUT_MAX_NODES 4000
 #define GS_LAYOUT_MAX_EDGES 20000
+/* The error code of a graph refused for its size (here, or before it is built). */
+#define GS_LAYOUT_ERROR_TOO_LARGE 4
 GQuark gs_layout_error_quark(void);
 
 /* Lays graph out (taking it) with dot. NULL with error set if Graphviz refuses. Blocks while

@@ -2,6 +2,10 @@
  * graph-source.h). */
 #include "graph-source.h"
 
+#include <glib/gi18n-lib.h>
+
+#include "graph-layout.h"
+
 #include "../model/escape.h"
 #include "../model/packed-steps.h"
 
@@ -159,6 +163,23 @@ gs_graph *gs_graph_source_build(gs_graph_source *s, guint64 index) {
     label_values(s, index, g);
   label_recurrences(s, state, g);
   return g;
+}
+
+gs_graph *gs_graph_source_build_at_most(gs_graph_source *s, guint64 index, guint max_nodes,
+                                        GError **error) {
+  guint64 n = gs_trace_model_n_events(s->model);
+  const gs_replay *state = n ? gs_trace_model_seek(s->model, MIN(index, n - 1)) : NULL;
+  guint live = state ? g_hash_table_size(state->nodes) : 0;
+  if (live > max_nodes) {
+    g_set_error(error, GS_LAYOUT_ERROR, GS_LAYOUT_ERROR_TOO_LARGE,
+                /* TRANSLATORS: a graph too big to build for drawing; the inspector says it
+                 * after "The graph is not drawn: ". */
+                _("the graph has %u live nodes, too many to build and fold for drawing (at "
+                  "most %u); pick an earlier moment or use gradscope export-dot"),
+                live, max_nodes);
+    return NULL;
+  }
+  return gs_graph_source_build(s, index); /* seeking there again costs nothing */
 }
 
 guint64 gs_graph_source_find_backward(gs_graph_source *s, guint n) {

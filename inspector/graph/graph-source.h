@@ -28,6 +28,17 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(gs_graph_source, gs_graph_source_free)
  * graph while the model has no events. Moves the model's seek position. */
 gs_graph *gs_graph_source_build(gs_graph_source *source, guint64 index);
 
+/* Past this many live graph nodes the inspector builds no graph: the build walks every node
+ * on the UI thread (200,000 took 1.5 s), and what it would hand to dot must fold to
+ * GS_LAYOUT_MAX_NODES anyway. Far above a real step's graph (a few thousand nodes). */
+#define GS_GRAPH_SOURCE_MAX_NODES 50000
+
+/* As gs_graph_source_build, unless more than max_nodes graph nodes are alive just after index:
+ * then NULL, with error (GS_LAYOUT_ERROR_TOO_LARGE) saying how many and the limit. The check
+ * costs the seek only. */
+gs_graph *gs_graph_source_build_at_most(gs_graph_source *source, guint64 index, guint max_nodes,
+                                        GError **error);
+
 /* The index of the n-th backward_begin event (from 0), or G_MAXUINT64: "the graph of a
  * chosen backward" is the graph at that event. */
 guint64 gs_graph_source_find_backward(gs_graph_source *source, guint n);

@@ -2,6 +2,8 @@
  * layout-worker.h). */
 #include "layout-worker.h"
 
+#include "../model/graph-collapse.h"
+
 typedef struct request request;
 
 /* A view's queue. Reference-counted (g_atomic_rc_box): the view holds one reference, every
@@ -18,6 +20,9 @@ struct request {
   gs_layout_worker *worker; /* a reference */
   guint64 serial;
   gs_graph *graph;
+  gboolean shown;          /* graph is as shown; else full: collapse and split hubs first */
+  guint collapse_limit;
+  GHashTable *expanded;    /* owned copy, or NULL */
   gboolean clusters;
   char *title;
   GMainContext *context;
@@ -36,6 +41,7 @@ static GThread *thread;
 
 static void request_free(request *r) {
   gs_graph_free(r->graph);
+  g_clear_pointer(&r->expanded, g_hash_table_unref);
   gs_layout_free(r->layout);
   g_clear_error(&r->error);
   g_free(r->title);
@@ -70,6 +76,12 @@ static gpointer run(gpointer unused) {
     if (!r)
       continue;
 
+    if (!r->shown) {
+      gs_graph *shown = gs_graph_collapse(r->graph, r->collapse_limit, r->expanded);
+      gs_graph_split_hubs(shown, GS_GRAPH_HUB_LIMIT);
+      gs_graph_free(r->graph);
+      r->graph = shown;
+    }
     gs_layout_options options = {r->clusters, r->title};
     r->layout = gs_layout_compute(g_steal_pointer(&r->graph), &options, &r->error);
 
@@ -114,18 +126,49 @@ void gs_layout_worker_free(gs_layout_worker *w) {
   g_atomic_rc_box_release(w);
 }
 
+static guint64 enqueue(gs_layout_worker *w, request *r);
+
 guint64 gs_layout_worker_request(gs_layout_worker *w, gs_graph *graph,
                                  const gs_layout_options *options, gs_layout_done_fn done,
                                  gpointer user_data, GDestroyNotify destroy) {
   request *r = g_new0(request, 1);
-  r->worker = g_atomic_rc_box_acquire(w);
   r->graph = graph;
+  r->shown = TRUE;
   r->clusters = options->clusters;
   r->title = g_strdup(options->title);
-  r->context = g_main_context_ref_thread_default();
   r->done = done;
   r->user_data = user_data;
   r->destroy = destroy;
+  return enqueue(w, r);
+}
+
+guint64 gs_layout_worker_request_full(gs_layout_worker *w, gs_graph *full, guint collapse_limit,
+                                      GHashTable *expanded, const gs_layout_options *options,
+                                      gs_layout_done_fn done, gpointer user_data,
+                                      GDestroyNotify destroy) {
+  request *r = g_new0(request, 1);
+  r->graph = full;
+  r->collapse_limit = collapse_limit;
+  if (expanded && g_hash_table_size(expanded)) {
+    /* A copy: the view goes on changing its own set while the thread reads this one. */
+    r->expanded = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    GHashTableIter it;
+    gpointer key;
+    g_hash_table_iter_init(&it, expanded);
+    while (g_hash_table_iter_next(&it, &key, NULL))
+      g_hash_table_add(r->expanded, g_strdup(key));
+  }
+  r->clusters = options->clusters;
+  r->title = g_strdup(options->title);
+  r->done = done;
+  r->user_data = user_data;
+  r->destroy = destroy;
+  return enqueue(w, r);
+}
+
+static guint64 enqueue(gs_layout_worker *w, request *r) {
+  r->worker = g_atomic_rc_box_acquire(w);
+  r->context = g_main_context_ref_thread_default();
   g_mutex_lock(&lock);
   guint64 serial = r->serial = ++w->serial;
   request *old = g_steal_pointer(&w->pending);

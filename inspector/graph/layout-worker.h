@@ -35,6 +35,15 @@ guint64 gs_layout_worker_request(gs_layout_worker *worker, gs_graph *graph,
                                  const gs_layout_options *options, gs_layout_done_fn done,
                                  gpointer user_data, GDestroyNotify destroy);
 
+/* As gs_layout_worker_request for a graph as built (gs_graph_source_build): the thread first
+ * collapses it (gs_graph_collapse with collapse_limit and a copy of expanded, a set of group
+ * keys that may be NULL) and splits its hubs (GS_GRAPH_HUB_LIMIT), as the view shows it. On a
+ * graph of hundreds of thousands of items that is a second the UI thread does not wait. */
+guint64 gs_layout_worker_request_full(gs_layout_worker *worker, gs_graph *full,
+                                      guint collapse_limit, GHashTable *expanded,
+                                      const gs_layout_options *options, gs_layout_done_fn done,
+                                      gpointer user_data, GDestroyNotify destroy);
+
 /* Layouts finished so far and requests superseded (tests, status). */
 guint64 gs_layout_worker_n_done(gs_layout_worker *worker);
 guint64 gs_layout_worker_n_superseded(gs_layout_worker *worker);

@@ -81,8 +81,8 @@ char *gs_text_clip(const char *text, guint max_chars) {
   if (g_utf8_strlen(p, (gssize)max_chars * 4 + 4) <= max_chars)
     return g_strdup(p);
   const char *cut = g_utf8_offset_to_pointer(p, max_chars);
-  /* TRANSLATORS: a name cut short for a graph label: its start and how many characters
-   * were left out. */
+  /* TRANSLATORS: a name cut short for a graph label or a sentence: its start and how many
+   * characters were left out. */
   return g_strdup_printf(_("%.*s\xe2\x80\xa6 (%u more characters)"), (int)(cut - p), p,
                          (guint)g_utf8_strlen(cut, -1));
 }

@@ -26,4 +26,9 @@ char *gs_text_from_log(const char *text, gsize len);
  * Newly allocated. */
 char *gs_text_clip(const char *text, guint max_chars);
 
+/* The longest name a sentence or a label of the inspector shows whole (longer ones go through
+ * gs_text_clip): Pango shapes a label's whole text, even one it ellipsizes, and a 64 KB name
+ * held the main thread ~0.3 s per label it appeared in. */
+#define GS_TEXT_SHOWN_MAX 200
+
 G_END_DECLS

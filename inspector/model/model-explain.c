@@ -5,11 +5,13 @@
  * series and the events before. */
 #include "model-private.h"
 #include <inttypes.h>
+#include <string.h>
 
 #include <glib/gi18n-lib.h>
 #include <gradscope/scope.h>
 
 #include "dispose-reason.h"
+#include "escape.h"
 #include "event-fields.h"
 #include "packed-steps.h"
 
@@ -21,7 +23,20 @@
 typedef struct explain {
   gs_trace_model *m;
   GArray *facts;
+  GPtrArray *clipped; /* names shortened for this sentence (owned), or NULL */
 } explain;
+
+/* name as a sentence shows it: clipped past GS_TEXT_SHOWN_MAX characters, the copy kept until
+ * the sentence is done. Short names (all real ones) are returned as they are. */
+static const char *shown(explain *x, const char *name) {
+  if (!name || strlen(name) <= GS_TEXT_SHOWN_MAX) /* bytes: at least as many as characters */
+    return name;
+  if (!x->clipped)
+    x->clipped = g_ptr_array_new_with_free_func(g_free);
+  char *clipped = gs_text_clip(name, GS_TEXT_SHOWN_MAX);
+  g_ptr_array_add(x->clipped, clipped);
+  return clipped;
+}
 
 static void fact_clear(gpointer p) { g_free(((gs_explain_fact *)p)->text); }
 
@@ -38,8 +53,10 @@ static char *plain_tensor_words(const gs_replay *r, guint64 id) {
   char h[32];
   gs_format_handle(id, h, sizeof h);
   const char *name = r ? gs_replay_tensor_name(r, id) : NULL;
-  if (name && *name)
-    return g_strdup_printf(_("tensor %s \"%s\""), h, name);
+  if (name && *name) {
+    g_autofree char *clipped = gs_text_clip(name, GS_TEXT_SHOWN_MAX);
+    return g_strdup_printf(_("tensor %s \"%s\""), h, clipped);
+  }
   return g_strdup_printf(_("tensor %s"), h);
 }
 
@@ -75,7 +92,7 @@ static guint64 storage_fact(explain *x, guint64 id) {
 
 /* "MulBackward #4": a node as the engine's errors and the graph name it. */
 static void node_fact(explain *x, const char *kind, guint64 id, gboolean before) {
-  g_autofree char *text = g_strdup_printf("%s #%" G_GUINT64_FORMAT, kind, id);
+  g_autofree char *text = g_strdup_printf("%s #%" G_GUINT64_FORMAT, shown(x, kind), id);
   add_fact(x, (gs_explain_fact){GS_FACT_NODE, before, .id = id}, text);
 }
 
@@ -83,7 +100,8 @@ static char *scope_words(const gs_trace_model *m, const gs_replay *r, guint64 id
   char h[32];
   gs_format_handle(id, h, sizeof h);
   const gs_replay_scope *s = gs_trace_model_scope_in(m, r, id);
-  return g_strdup_printf(_("scope \"%s\" %s"), s ? s->name : "?", h);
+  g_autofree char *name = gs_text_clip(s ? s->name : "?", GS_TEXT_SHOWN_MAX);
+  return g_strdup_printf(_("scope \"%s\" %s"), name, h);
 }
 
 /* Who holds object, from a holder and owner (the words of gs_trace_model_owner_label). */
@@ -228,7 +246,7 @@ static char *explain_inplace(explain *x, const gs_replay *r, const gs_trace_even
          * of the storage when it saved it. */
         g_string_append_printf(s, _("; %s #%" PRIu64 " saved %s at version %" PRIu64
                                     " and will fail in backward"),
-                               n->kind, n->id, saved, saved_version);
+                               shown(x, n->kind), n->id, saved, saved_version);
       }
       named++;
       break;
@@ -276,12 +294,14 @@ char *gs_trace_model_explain(gs_trace_model *m, guint64 index) {
 static char *explain_event(explain *x, guint64 index);
 
 char *gs_trace_model_explain_facts(gs_trace_model *m, guint64 index, GArray **facts) {
-  explain x = {m, NULL};
+  explain x = {m, NULL, NULL};
   if (facts) {
     x.facts = g_array_new(FALSE, TRUE, sizeof(gs_explain_fact));
     g_array_set_clear_func(x.facts, fact_clear);
   }
   char *text = explain_event(&x, index);
+  if (x.clipped)
+    g_ptr_array_free(x.clipped, TRUE);
   if (facts)
     *facts = x.facts;
   /* Inside a snapshot an event re-creates what was alive when the log began: it did not
@@ -298,16 +318,22 @@ static char *explain_event(explain *x, guint64 index) {
   gs_trace_model *m = x->m;
   if (index >= m->kinds->len)
     return NULL;
-  /* Facts only the state before knows. */
-  const gs_replay *before = index > 0 ? gs_trace_model_seek(m, index - 1) : NULL;
   g_autofree char *node_kind = NULL;
   guint node_saved = 0;
   gs_trace_event e;
   if (!model_decode(m, &m->query_decoder, index, &e))
     return NULL;
+  /* Facts only the state before knows, for the kinds that need them: seeking there replays
+   * from a keyframe, which a big state puts up to hundreds of thousands of events back (the
+   * state after, the last event's, is often the head and costs nothing). Seeking moves the
+   * seek decoder only: e stays valid. */
+  gboolean wants_before = e.kind == GS_TRACE_NODE_RELEASE ||
+                          e.kind == GS_TRACE_NODE_FREE_SAVED ||
+                          e.kind == GS_TRACE_TENSOR_DISPOSE || e.kind == GS_TRACE_TENSOR_MOVE;
+  const gs_replay *before = index > 0 && wants_before ? gs_trace_model_seek(m, index - 1) : NULL;
   if (before && (e.kind == GS_TRACE_NODE_RELEASE || e.kind == GS_TRACE_NODE_FREE_SAVED)) {
     const gs_replay_node *n = node_in(before, e.node);
-    node_kind = g_strdup(n ? n->kind : "");
+    node_kind = g_strdup(n ? shown(x, n->kind) : "");
     node_saved = n ? n->n_saved : 0;
     if (n)
       node_fact(x, n->kind, n->id, TRUE);
@@ -329,7 +355,7 @@ static char *explain_event(explain *x, guint64 index) {
     return NULL;                                     /* but explain_* may: decode again */
   char node_h[32];
   g_snprintf(node_h, sizeof node_h, "#%" G_GUINT64_FORMAT, e.node);
-  const char *name = gs_trace_model_string(m, e.name);
+  const char *name = shown(x, gs_trace_model_string(m, e.name));
   _Static_assert(GS_TRACE_KIND_COUNT == 32,
                  "model-explain.c: a new event kind needs its sentence here (and in po/)");
   switch (e.kind) {
@@ -491,7 +517,7 @@ static char *explain_event(explain *x, guint64 index) {
     gs_format_handle(e.module, h, sizeof h);
     const gs_replay_module *mod = gs_replay_module_get(r, e.module);
     return g_strdup_printf(_("module %s %s registered %s as its parameter \"%s\""),
-                           mod ? mod->type : "", h, t, name);
+                           mod ? shown(x, mod->type) : "", h, t, name);
   }
   case GS_TRACE_MODULE_CHILD: {
     char parent_h[32], child_h[32];
@@ -502,8 +528,8 @@ static char *explain_event(explain *x, guint64 index) {
     return g_strdup_printf(_("module %s %s became the child \"%s\" of module %s %s: it and "
                              "its parameters now belong to that tree, and its parameters are "
                              "named \"%s.…\""),
-                           child ? child->type : "", child_h, name, parent ? parent->type : "",
-                           parent_h, name);
+                           child ? shown(x, child->type) : "", child_h, name,
+                           parent ? shown(x, parent->type) : "", parent_h, name);
   }
   case GS_TRACE_OPTIMIZER_CREATE: {
     char h[32];
@@ -514,7 +540,7 @@ static char *explain_event(explain *x, guint64 index) {
       return g_strdup_printf(ngettext("optimizer %s %s also updates %u more parameter",
                                       "optimizer %s %s also updates %u more parameters",
                                       e.n_params),
-                             opt->type, h, e.n_params);
+                             shown(x, opt->type), h, e.n_params);
     return g_strdup_printf(ngettext("optimizer %s %s was created to update %u parameter; the "
                                     "state it keeps for it (momentum, running averages) is "
                                     "optimizer state",
@@ -548,7 +574,11 @@ static char *explain_event(explain *x, guint64 index) {
                            h, parts);
   }
   case GS_TRACE_MARK: return g_strdup_printf(_("mark: %s"), name);
-  case GS_TRACE_ERROR: return g_strdup_printf(_("error: %s"), e.text ? e.text : "");
+  case GS_TRACE_ERROR: {
+    /* The engine's own messages run to a few hundred characters: only a hostile one is cut. */
+    g_autofree char *text = gs_text_clip(e.text ? e.text : "", 10 * GS_TEXT_SHOWN_MAX);
+    return g_strdup_printf(_("error: %s"), text);
+  }
   case GS_TRACE_VALUES: {
     g_autofree char *t = tensor_words(x, r, e.tensor);
     return g_strdup_printf(ngettext("the first %u value of %s were recorded",

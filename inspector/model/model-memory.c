@@ -16,6 +16,7 @@
 #include <gradscope/scope.h>
 #include <string.h>
 
+#include "escape.h"
 #include "event-fields.h"
 
 /* ---- categories -------------------------------------------------------------------------- */
@@ -168,20 +169,24 @@ char *gs_trace_model_owner_label(const gs_trace_model *m, const gs_replay *state
   switch (o->holder) {
   case GS_TRACE_HELD_BY_SCOPE: {
     const gs_replay_scope *scope = gs_trace_model_scope_in(m, state, o->owner);
+    /* Names clipped: the label goes to a widget, and Pango shapes all of a 64 KB name. */
+    g_autofree char *name = gs_text_clip(scope ? scope->name : "?", GS_TEXT_SHOWN_MAX);
     /* TRANSLATORS: a dispose scope and its handle, e.g. "scope step #12.1" */
-    g_string_printf(s, _("scope %s %s"), scope ? scope->name : "?", h);
+    g_string_printf(s, _("scope %s %s"), name, h);
     break;
   }
   case GS_TRACE_HELD_BY_MODULE: {
     const gs_replay_module *mod = gs_replay_module_get(state, o->owner);
+    g_autofree char *type = gs_text_clip(mod && *mod->type ? mod->type : "?", GS_TEXT_SHOWN_MAX);
     /* TRANSLATORS: a module's type and handle, e.g. "module Linear #3.1" */
-    g_string_printf(s, _("module %s %s"), mod && *mod->type ? mod->type : "?", h);
+    g_string_printf(s, _("module %s %s"), type, h);
     break;
   }
   case GS_TRACE_HELD_BY_OPTIMIZER: {
     const gs_replay_optimizer *opt = gs_replay_optimizer_get(state, o->owner);
+    g_autofree char *type = gs_text_clip(opt ? opt->type : "?", GS_TEXT_SHOWN_MAX);
     /* TRANSLATORS: an optimizer's type and handle, e.g. "optimizer Adam #1" */
-    g_string_printf(s, _("optimizer %s %s"), opt ? opt->type : "?", h);
+    g_string_printf(s, _("optimizer %s %s"), type, h);
     break;
   }
   case GS_TRACE_HELD_BY_COMPOSITE: {

@@ -114,6 +114,12 @@ const gs_replay *gs_trace_model_seek(gs_trace_model *m, guint64 index) {
   if (n == 0)
     return NULL;
   guint64 target = MIN(index, n - 1) + 1; /* events applied */
+  /* The last event's state is the head, which feeding keeps current: a log opened at its end
+   * (the scrubber's sentence, the graph) must not replay up to a keyframe interval, which a
+   * big state stretches to hundreds of thousands of events (1.4 s for 200,000 scopes). The
+   * cursor stays where it was for the next seek. */
+  if (target == n && m->n_pending == 0)
+    return m->head;
   const model_keyframe *k = keyframe_before(m, target);
   if (!m->cursor || m->cursor_applied > target || m->cursor_applied < k->applied)
     restore(m, k);

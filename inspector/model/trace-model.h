@@ -102,8 +102,9 @@ const GArray *gs_trace_model_threads(const gs_trace_model *m);
 /* ---- moments -------------------------------------------------------------------------- */
 
 /* The state just after event index (clamped to the last event); NULL while there are no
- * events. Owned by the model and valid until the next _seek on m. Nearby seeks are cheap:
- * forward applies the events in between, backward restarts from a cached keyframe.
+ * events. Owned by the model and valid until the next _seek or _feed on m. Nearby seeks are
+ * cheap: forward applies the events in between, backward restarts from a cached keyframe; the
+ * last event's state is the head's (no replay).
  * Its scope_list holds every scope begun by then (with the statistics of that moment); its
  * scopes table holds at least every scope open then, not necessarily the ended ones: look a
  * scope up with gs_trace_model_scope_in. */
