@@ -1,9 +1,11 @@
 /* gs-graph-view.c: the computation-graph view (see gs-graph-view.h).
  *
  * The graph is built on the UI thread (a model seek and a walk over the live nodes), then
- * handed to the layout worker, which collapses it and lays it out; until its answer arrives the old layout stays drawn with a
- * "laying out" note. Drawing is the shared cairo renderer inside a cairo render node, culled
- * to what is visible; the minimap is the same renderer without text. */
+ * handed to the layout worker, which collapses it and lays it out; until its answer arrives
+ * the old layout stays drawn with a "laying out" note. A graph refused for its size (before
+ * the build, or by the layout) is replaced by the reason. Drawing is the shared cairo
+ * renderer inside a cairo render node, culled to what is visible; the minimap is the same
+ * renderer without text. */
 #include "gs-graph-view.h"
 
 #include <glib/gi18n.h>
@@ -35,7 +37,7 @@ struct _GsGraphView {
   double pointer_x, pointer_y; /* where the pointer is, for zooming around it */
   gboolean stale;            /* the position changed while hidden */
   gs_layout *layout;
-  /* Why the last answer drew nothing (the layout's error: the graph is too large for dot,
+  /* Why nothing is drawn at the position (too many live nodes to build, too large for dot,
    * Graphviz refused it), shown in the view's place; NULL once a layout arrives. */
   char *problem;
   GHashTable *expanded;      /* group keys the user opened (owned strings) */
