@@ -374,6 +374,38 @@ static void test_persistent_workers_serve_every_epoch(void) {
   g_assert_cmpint(count_segments(), ==, segments);
 }
 
+/* A persistent worker stuck in get_item does not hang reset: past timeout_ms (or, with none,
+ * the loader's own 10 s) the workers are stopped and the new epoch gets fresh ones. */
+static void reset_past_a_stuck_persistent_worker(int timeout_ms) {
+  trap_set hang = {TRAP_HANG, 6}; /* in batch 1, worker 1's */
+  gs_dataset ds = dataset(40, &hang);
+  gs_data_loader *l = gs_data_loader_new(
+      &ds, &(gs_loader_options){.batch_size = 4, .num_workers = 2, .timeout_ms = timeout_ms,
+                                .persistent_workers = true});
+  gs_tensor t[2];
+  g_assert_true(gs_data_loader_next(l, t));
+  int64_t first_worker = sender_of(t[0]);
+  gs_dispose(t[0]);
+  gs_dispose(t[1]);
+  gint64 start = g_get_monotonic_time();
+  gs_data_loader_reset(l);
+  g_assert_cmpint(g_get_monotonic_time() - start, <, (timeout_ms ? 5 : 20) * G_USEC_PER_SEC);
+  g_assert_true(gs_data_loader_next(l, t));
+  int64_t y[4];
+  g_assert_cmpint(gs_copy_to(t[1], y, sizeof y), ==, 0);
+  g_assert_cmpint(y[0], ==, 0); /* the new epoch's first batch */
+  g_assert_cmpint(sender_of(t[0]), !=, first_worker); /* from a fresh worker */
+  gs_dispose(t[0]);
+  gs_dispose(t[1]);
+  gs_data_loader_free(l);
+  assert_no_children();
+}
+
+static void test_reset_past_a_stuck_persistent_worker(void) {
+  reset_past_a_stuck_persistent_worker(500);
+  reset_past_a_stuck_persistent_worker(0);
+}
+
 static void test_segments_are_used_again(void) {
   trap_set none = {TRAP_NONE, 0};
   gs_dataset ds = dataset(400, &none);
@@ -688,6 +720,8 @@ int main(int argc, char **argv) {
   g_test_add_func("/loader-workers/seeds", test_workers_are_seeded_per_epoch_and_id);
   g_test_add_func("/loader-workers/persistent", test_persistent_workers_serve_every_epoch);
   g_test_add_func("/loader-workers/segments-used-again", test_segments_are_used_again);
+  g_test_add_func("/loader-workers/persistent-stuck-worker",
+                  test_reset_past_a_stuck_persistent_worker);
   g_test_add_func("/loader-workers/crash", test_a_crashing_worker_is_named);
   g_test_add_func("/loader-workers/hang", test_a_hanging_worker_times_out);
   g_test_add_func("/loader-workers/error", test_a_failing_worker_reports_its_error);

@@ -57,6 +57,9 @@
 #define HEADER_MAGIC "GSb1"
 /* How long shutting down waits for workers to leave by themselves before killing them. */
 #define SHUTDOWN_GRACE_MS 1000
+/* How long reset waits for a persistent worker to finish its batch and take the new epoch,
+ * when the loader has no timeout_ms. */
+#define NEXT_EPOCH_WAIT_MS 10000
 
 /* Main process to worker, one byte each: one more batch, 1 + k gives slot k back, or a new
  * epoch (persistent workers; the worker answers with a header whose batch is EPOCH_ACK). */
@@ -561,7 +564,10 @@ bool gs__workers_next_epoch(gs__workers *ws) {
   if (ws->ended)
     return false;
   int nf = ws->loader->ds.n_fields;
-  int timeout_ms = ws->loader->opt.timeout_ms;
+  /* Without a timeout a hung worker must not hang reset: past NEXT_EPOCH_WAIT_MS the workers
+   * are stopped and fresh ones forked, as without persistent_workers. */
+  int timeout_ms = ws->loader->opt.timeout_ms > 0 ? ws->loader->opt.timeout_ms
+                                                  : NEXT_EPOCH_WAIT_MS;
   for (int i = 0; i < ws->n; i++)
     if (!ws->w[i].ch || !channel_send(ws->w[i].ch, MSG_EPOCH))
       return false;
@@ -569,7 +575,7 @@ bool gs__workers_next_epoch(gs__workers *ws) {
   for (int i = 0; i < ws->n; i++) {
     worker *w = &ws->w[i];
     for (;;) {
-      uint64_t deadline = timeout_ms > 0 ? now_ms() + (uint64_t)timeout_ms : 0;
+      uint64_t deadline = now_ms() + (uint64_t)timeout_ms;
       batch_header h;
       if (read_header(w->sock, &h, deadline) != 1 || memcmp(h.magic, HEADER_MAGIC, 4) != 0 ||
           h.failed || (h.batch != EPOCH_ACK && h.n_fields != nf))
