@@ -27,6 +27,7 @@ typedef enum { TRAP_NONE, TRAP_ABORT, TRAP_HANG, TRAP_FAIL } trap_kind;
 typedef struct trap_set {
   trap_kind how;
   int64_t index;
+  int stuck_fd; /* > 0: a pipe a hanging sample writes one byte to before it hangs */
 } trap_set;
 
 static bool get_sample(void *user, int64_t i, gs_tensor *out) {
@@ -34,9 +35,12 @@ static bool get_sample(void *user, int64_t i, gs_tensor *out) {
   if (t->how != TRAP_NONE && i == t->index) {
     if (t->how == TRAP_ABORT)
       abort();
-    if (t->how == TRAP_HANG)
+    if (t->how == TRAP_HANG) {
+      if (t->stuck_fd > 0 && write(t->stuck_fd, "s", 1) != 1)
+        abort();
       for (;;)
         pause();
+    }
     return false;
   }
   float x[N_COLS] = {(float)i, (float)i + 0.25f, (float)i + 0.5f};
@@ -377,7 +381,9 @@ static void test_persistent_workers_serve_every_epoch(void) {
 /* A persistent worker stuck in get_item does not hang reset: past timeout_ms (or, with none,
  * the loader's own 10 s) the workers are stopped and the new epoch gets fresh ones. */
 static void reset_past_a_stuck_persistent_worker(int timeout_ms) {
-  trap_set hang = {TRAP_HANG, 6}; /* in batch 1, worker 1's */
+  int stuck[2];
+  g_assert_cmpint(pipe(stuck), ==, 0);
+  trap_set hang = {TRAP_HANG, 6, stuck[1]}; /* in batch 1, worker 1's */
   gs_dataset ds = dataset(40, &hang);
   gs_data_loader *l = gs_data_loader_new(
       &ds, &(gs_loader_options){.batch_size = 4, .num_workers = 2, .timeout_ms = timeout_ms,
@@ -387,6 +393,10 @@ static void reset_past_a_stuck_persistent_worker(int timeout_ms) {
   int64_t first_worker = sender_of(t[0]);
   gs_dispose(t[0]);
   gs_dispose(t[1]);
+  char c;
+  g_assert_cmpint(read(stuck[0], &c, 1), ==, 1); /* worker 1 is stuck now, not before */
+  close(stuck[0]);
+  close(stuck[1]);
   gint64 start = g_get_monotonic_time();
   gs_data_loader_reset(l);
   g_assert_cmpint(g_get_monotonic_time() - start, <, (timeout_ms ? 5 : 20) * G_USEC_PER_SEC);
