@@ -128,17 +128,24 @@ void gs_layout_worker_free(gs_layout_worker *w) {
 
 static guint64 enqueue(gs_layout_worker *w, request *r);
 
-guint64 gs_layout_worker_request(gs_layout_worker *w, gs_graph *graph,
-                                 const gs_layout_options *options, gs_layout_done_fn done,
-                                 gpointer user_data, GDestroyNotify destroy) {
+/* What both kinds of request carry: the graph, the layout's options and the reply. */
+static request *new_request(gs_graph *graph, const gs_layout_options *options,
+                            gs_layout_done_fn done, gpointer user_data, GDestroyNotify destroy) {
   request *r = g_new0(request, 1);
   r->graph = graph;
-  r->shown = TRUE;
   r->clusters = options->clusters;
   r->title = g_strdup(options->title);
   r->done = done;
   r->user_data = user_data;
   r->destroy = destroy;
+  return r;
+}
+
+guint64 gs_layout_worker_request(gs_layout_worker *w, gs_graph *graph,
+                                 const gs_layout_options *options, gs_layout_done_fn done,
+                                 gpointer user_data, GDestroyNotify destroy) {
+  request *r = new_request(graph, options, done, user_data, destroy);
+  r->shown = TRUE;
   return enqueue(w, r);
 }
 
@@ -146,8 +153,7 @@ guint64 gs_layout_worker_request_full(gs_layout_worker *w, gs_graph *full, guint
                                       GHashTable *expanded, const gs_layout_options *options,
                                       gs_layout_done_fn done, gpointer user_data,
                                       GDestroyNotify destroy) {
-  request *r = g_new0(request, 1);
-  r->graph = full;
+  request *r = new_request(full, options, done, user_data, destroy);
   r->collapse_limit = collapse_limit;
   if (expanded && g_hash_table_size(expanded)) {
     /* A copy: the view goes on changing its own set while the thread reads this one. */
@@ -158,11 +164,6 @@ guint64 gs_layout_worker_request_full(gs_layout_worker *w, gs_graph *full, guint
     while (g_hash_table_iter_next(&it, &key, NULL))
       g_hash_table_add(r->expanded, g_strdup(key));
   }
-  r->clusters = options->clusters;
-  r->title = g_strdup(options->title);
-  r->done = done;
-  r->user_data = user_data;
-  r->destroy = destroy;
   return enqueue(w, r);
 }
 
