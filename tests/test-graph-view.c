@@ -289,30 +289,45 @@ static void wait_for_answer(GsGraphView *view) {
   draw_frames();
 }
 
-/* The hostile many-names log, small: each of its thousands of scopes holds a node, more than
- * dot lays out in reasonable time. The view says so with the layout's numbers instead of
- * "move the scrubber"; an early event's small graph is drawn again and the reason goes. */
-static void test_too_large_graph_says_why(void) {
+/* The hostile log of many names at scale, as a model read from a file (removed at once:
+ * the model keeps its descriptor). */
+static gs_trace_model *many_names_model(double scale) {
   const hostile_log *h = hostile_logs;
   while (h->name && !g_str_equal(h->name, "many-names"))
     h++;
   g_assert_nonnull(h->name);
   tw_log log = {0};
-  h->build(&log, 0.015); /* 3,000 scopes, 6,000 graph items */
+  h->build(&log, scale);
   g_autofree char *dir = g_dir_make_tmp("gs-graph-view-XXXXXX", NULL);
   g_autofree char *path = g_build_filename(dir, "many-names.gst", NULL);
   g_assert_true(g_file_set_contents(path, (const char *)log.data, (gssize)log.len, NULL));
   tw_free(&log);
   g_autoptr(GError) error = NULL;
-  g_autoptr(gs_trace_model) m = gs_trace_model_load_file(path, NULL, NULL, NULL, &error);
+  gs_trace_model *m = gs_trace_model_load_file(path, NULL, NULL, NULL, &error);
   g_assert_no_error(error);
+  g_unlink(path);
+  g_rmdir(dir);
+  return m;
+}
 
-  GtkWidget *window = gtk_window_new();
-  gtk_window_set_default_size(GTK_WINDOW(window), 900, 500);
+/* A graph view over m in a window of its own, shown. */
+static GsGraphView *show_graph_view(gs_trace_model *m, GtkWidget **window) {
+  *window = gtk_window_new();
+  gtk_window_set_default_size(GTK_WINDOW(*window), 900, 500);
   GsGraphView *view = GS_GRAPH_VIEW(gs_graph_view_new());
-  gtk_window_set_child(GTK_WINDOW(window), GTK_WIDGET(view));
-  gtk_window_present(GTK_WINDOW(window));
+  gtk_window_set_child(GTK_WINDOW(*window), GTK_WIDGET(view));
+  gtk_window_present(GTK_WINDOW(*window));
   gs_graph_view_set_model(view, m);
+  return view;
+}
+
+/* The hostile many-names log, small: each of its thousands of scopes holds a node, more than
+ * dot lays out in reasonable time. The view says so with the layout's numbers instead of
+ * "move the scrubber"; an early event's small graph is drawn again and the reason goes. */
+static void test_too_large_graph_says_why(void) {
+  g_autoptr(gs_trace_model) m = many_names_model(0.015); /* 3,000 scopes, 6,000 items */
+  GtkWidget *window;
+  GsGraphView *view = show_graph_view(m, &window);
   g_assert_null(gs_graph_view_get_problem(view));
   guint layouts = 0;
   g_signal_connect_swapped(view, "layout-changed", G_CALLBACK(count_call), &layouts);
@@ -333,34 +348,16 @@ static void test_too_large_graph_says_why(void) {
   g_assert_null(gs_graph_view_get_problem(view));
   g_assert_cmpuint(gs_graph_view_get_layout(view)->nodes->len, >, 0);
   gtk_window_destroy(GTK_WINDOW(window));
-  g_unlink(path);
-  g_rmdir(dir);
 }
 
 /* Past GS_GRAPH_SOURCE_MAX_NODES live nodes the view builds nothing (the build would hold
  * the UI thread for seconds) and says why, with the count and the limit, at once: no layout
  * is requested. */
 static void test_graph_past_the_build_limit_is_not_built(void) {
-  const hostile_log *h = hostile_logs;
-  while (h->name && !g_str_equal(h->name, "many-names"))
-    h++;
-  tw_log log = {0};
   /* 200,000 scopes at scale 1, one node each: 1,000 past the limit. */
-  h->build(&log, (GS_GRAPH_SOURCE_MAX_NODES + 1000) / 200000.0);
-  g_autofree char *dir = g_dir_make_tmp("gs-graph-view-XXXXXX", NULL);
-  g_autofree char *path = g_build_filename(dir, "many-names.gst", NULL);
-  g_assert_true(g_file_set_contents(path, (const char *)log.data, (gssize)log.len, NULL));
-  tw_free(&log);
-  g_autoptr(GError) error = NULL;
-  g_autoptr(gs_trace_model) m = gs_trace_model_load_file(path, NULL, NULL, NULL, &error);
-  g_assert_no_error(error);
-
-  GtkWidget *window = gtk_window_new();
-  gtk_window_set_default_size(GTK_WINDOW(window), 900, 500);
-  GsGraphView *view = GS_GRAPH_VIEW(gs_graph_view_new());
-  gtk_window_set_child(GTK_WINDOW(window), GTK_WIDGET(view));
-  gtk_window_present(GTK_WINDOW(window));
-  gs_graph_view_set_model(view, m);
+  g_autoptr(gs_trace_model) m = many_names_model((GS_GRAPH_SOURCE_MAX_NODES + 1000) / 200000.0);
+  GtkWidget *window;
+  GsGraphView *view = show_graph_view(m, &window);
   draw_frames();
   gint64 start = g_get_monotonic_time();
   gs_graph_view_set_position(view, gs_trace_model_n_events(m) - 1);
@@ -375,8 +372,6 @@ static void test_graph_past_the_build_limit_is_not_built(void) {
   g_assert_nonnull(strstr(problem, limit));
   save_screenshot(window, "graph-view-not-built.png");
   gtk_window_destroy(GTK_WINDOW(window));
-  g_unlink(path);
-  g_rmdir(dir);
 }
 
 int main(int argc, char **argv) {
