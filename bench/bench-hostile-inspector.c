@@ -174,6 +174,12 @@ static double bench_log(GsApplication *app, const char *path) {
          base, open_s, gap_ms, events, warnings, graph_state,
          (double)meter.longest_shot_us / 1e3, gap_in, opened ? "" : " (did not open)");
   fflush(stdout);
+  /* For a profiler: the longest stall's span on CLOCK_MONOTONIC (perf record -k
+   * CLOCK_MONOTONIC, then perf script --time FROM,TO shows what ran in it). */
+  if (g_getenv("GS_BENCH_STALL_SPAN"))
+    fprintf(stderr, "stall_span log=%s from_s=%.6f to_s=%.6f\n", base,
+            (double)meter.longest_from_us / 1e6,
+            (double)(meter.longest_from_us + meter.longest_us) / 1e6);
   gtk_window_destroy(GTK_WINDOW(window));
   run_until(NULL, NULL, 0.2);
   return opened ? gap_ms : 1e9;

@@ -11,6 +11,7 @@
 #include "gs-event-row.h"
 #include "gs-thread-list.h"
 #include "gs-handle-entry.h"
+#include "gs-text-cell.h"
 
 struct _GsEventListView {
   GtkWidget parent_instance;
@@ -282,21 +283,20 @@ typedef enum { COL_SEQ, COL_TIME, COL_THREAD, COL_KIND, COL_SUMMARY, COL_SITE } 
 static void setup_label(GtkSignalListItemFactory *factory, GtkListItem *item, gpointer data) {
   (void)factory;
   column_id col = GPOINTER_TO_INT(data);
-  GtkWidget *label = gtk_label_new(NULL);
-  gtk_label_set_xalign(GTK_LABEL(label), col == COL_SEQ || col == COL_TIME ? 1.0f : 0.0f);
-  gtk_label_set_ellipsize(GTK_LABEL(label), PANGO_ELLIPSIZE_END);
-  gtk_label_set_single_line_mode(GTK_LABEL(label), TRUE);
+  /* The place's column is as wide as its text; the others have a fixed width or expand. */
+  GtkWidget *cell = gs_text_cell_new(col == COL_SEQ || col == COL_TIME ? 1.0f : 0.0f,
+                                     col == COL_SITE);
   if (col == COL_SEQ || col == COL_TIME || col == COL_THREAD)
-    gtk_widget_add_css_class(label, "numeric");
+    gtk_widget_add_css_class(cell, "numeric");
   if (col == COL_KIND)
-    gtk_widget_add_css_class(label, "gs-event-kind");
-  gtk_list_item_set_child(item, label);
+    gtk_widget_add_css_class(cell, "gs-event-kind");
+  gtk_list_item_set_child(item, cell);
 }
 
 static void bind_label(GtkSignalListItemFactory *factory, GtkListItem *item, gpointer data) {
   (void)factory;
   GsEventRow *row = gtk_list_item_get_item(item);
-  GtkLabel *label = GTK_LABEL(gtk_list_item_get_child(item));
+  GsTextCell *cell = GS_TEXT_CELL(gtk_list_item_get_child(item));
   g_autofree char *owned = NULL;
   const char *text = NULL;
   switch ((column_id)GPOINTER_TO_INT(data)) {
@@ -319,10 +319,10 @@ static void bind_label(GtkSignalListItemFactory *factory, GtkListItem *item, gpo
     text = gs_event_row_get_site(row);
     break;
   }
-  gtk_label_set_text(label, text);
+  gs_text_cell_set_text(cell, text);
   /* The place is often ellipsized: its tooltip has it whole (the other columns have none). */
   if ((column_id)GPOINTER_TO_INT(data) == COL_SITE)
-    gs_view_set_tooltip(GTK_WIDGET(label), *text ? text : NULL);
+    gs_view_set_tooltip(GTK_WIDGET(cell), *text ? text : NULL);
 }
 
 static void add_column(GsEventListView *self, const char *title, column_id col, int width,
