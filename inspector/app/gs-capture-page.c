@@ -51,6 +51,9 @@ struct _GsCapturePage {
   GtkWidget *tour_panel;
 
   gs_trace_model *model;
+  gs_trace_model *adopting; /* a whole log's model being handed to the views, one a turn */
+  guint adopt_next;         /* the view it goes to next */
+  guint adopt_id;
   GsTraceSource *source;
   char *title;
   char *subtitle;
@@ -179,7 +182,7 @@ static gboolean source_finished(GsCapturePage *self) {
  * the source ended with none, saying so). */
 static void update_stack(GsCapturePage *self) {
   const char *name;
-  if (!self->model && !source_finished(self)) {
+  if (self->adopting || (!self->model && !source_finished(self))) {
     name = "loading";
   } else if (!self->model || gs_trace_model_n_events(self->model) == 0) {
     name = "waiting";
@@ -221,6 +224,49 @@ static void adopt_model(GsCapturePage *self, gs_trace_model *model) {
   update_stack(self);
   if (self->source)
     update_status(self);
+}
+
+static void maybe_start_tour(GsCapturePage *self);
+
+/* One view a turn of the main loop, then the page shows the model (its scrubber last: that
+ * positions every view). */
+static gboolean adopt_step(gpointer data) {
+  GsCapturePage *self = data;
+  guint n;
+  GsView **all = views(self, &n);
+  if (self->adopt_next < n) {
+    gs_view_set_model(all[self->adopt_next++], self->adopting);
+    return G_SOURCE_CONTINUE;
+  }
+  self->adopt_id = 0;
+  self->model = g_steal_pointer(&self->adopting);
+  gs_scrubber_set_model(GS_SCRUBBER(self->scrubber), self->model);
+  update_stack(self);
+  if (self->source)
+    update_status(self);
+  maybe_start_tour(self);
+  return G_SOURCE_REMOVE;
+}
+
+/* A whole log's model, from a file. Each view's first look at a big one costs a burst (GTK
+ * 4.8's lists make about 200 rows each whatever fits on screen; the timeline indexes the
+ * log), and the frame after draws what they made: handed over all at once, the bursts add
+ * up to one long freeze. Handed one view a turn, at idle priority, each burst gets a frame of
+ * its own. The page shows "loading" and has no model until the last view has it, so nothing
+ * looks at a view half told. */
+static void adopt_whole_model(GsCapturePage *self, gs_trace_model *model) {
+  if (self->model) {
+    set_views_model(self, NULL);
+    g_clear_pointer(&self->model, gs_trace_model_free);
+  }
+  if (self->adopting) {
+    set_views_model(self, NULL);
+    g_clear_pointer(&self->adopting, gs_trace_model_free);
+  }
+  self->adopting = model;
+  self->adopt_next = 0;
+  if (!self->adopt_id)
+    self->adopt_id = g_idle_add(adopt_step, self);
 }
 
 /* The scrubber moved (a drag, a key, a click in a view, or following the live end). */
@@ -381,14 +427,15 @@ static void maybe_start_tour(GsCapturePage *self) {
 static void on_source_loaded(GsCapturePage *self) {
   gs_trace_model *model = gs_trace_source_take_model(self->source);
   if (model)
-    adopt_model(self, model);
-  maybe_start_tour(self);
+    adopt_whole_model(self, model); /* starts the tour once the views have it */
+  else
+    maybe_start_tour(self);
 }
 
 /* Takes what arrived, within the budget, and shows loading progress. FALSE once nothing
  * more can come (the source is over and drained, or its load failed). */
 static gboolean pump_once(GsCapturePage *self) {
-  if (!self->source)
+  if (!self->source || self->adopting)
     return TRUE;
   if (!self->model && source_finished(self)) /* the load failed: nothing will come */
     return FALSE;
@@ -706,6 +753,10 @@ static void gs_capture_page_dispose(GObject *object) {
    * their model first would make GTK 4.8's column views remove every row while unmapped,
    * which leaves row widgets behind and trips its list item manager at finalization. */
   gtk_widget_dispose_template(GTK_WIDGET(self), GS_TYPE_CAPTURE_PAGE);
+  g_clear_handle_id(&self->adopt_id, g_source_remove);
+  if (self->adopting && !self->model)
+    self->model = g_steal_pointer(&self->adopting);
+  g_clear_pointer(&self->adopting, gs_trace_model_free);
   /* The template's top box is our child, not a bound one: let it go too. */
   for (GtkWidget *child; (child = gtk_widget_get_first_child(GTK_WIDGET(self)));)
     gtk_widget_unparent(child);
