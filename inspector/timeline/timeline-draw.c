@@ -7,6 +7,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <pango/pangocairo.h>
+#include <string.h>
 
 #include "escape.h"
 #include "timeline-palette.h"
@@ -22,9 +23,20 @@ typedef enum { ALIGN_LEFT, ALIGN_CENTER, ALIGN_RIGHT } text_align;
 
 /* Draws text with its top at y, aligned at x; returns its width. With background, a
  * rounded box in that colour goes under it so it stays legible over the stacks. */
+/* Sets text on the layout, a name from the log clipped first (escape.h): the legend shapes
+ * every stack's name to fit the row, and a 64 KB scope name held a frame 0.2 s. */
+static void set_text(PangoLayout *layout, const char *text) {
+  if (strlen(text) > GS_TEXT_SHOWN_MAX) {
+    g_autofree char *clipped = gs_text_clip(text, GS_TEXT_SHOWN_MAX);
+    pango_layout_set_text(layout, clipped, -1);
+  } else {
+    pango_layout_set_text(layout, text, -1);
+  }
+}
+
 static double draw_text(cairo_t *cr, PangoLayout *layout, const char *text, double x, double y,
                         text_align align, gs_rgba color, const gs_rgba *background) {
-  pango_layout_set_text(layout, text, -1);
+  set_text(layout, text);
   int w, h;
   pango_layout_get_pixel_size(layout, &w, &h);
   double left = align == ALIGN_LEFT ? x : align == ALIGN_CENTER ? x - w / 2.0 : x - w;
@@ -40,7 +52,7 @@ static double draw_text(cairo_t *cr, PangoLayout *layout, const char *text, doub
 }
 
 static double text_width(PangoLayout *layout, const char *text) {
-  pango_layout_set_text(layout, text, -1);
+  set_text(layout, text);
   int w, h;
   pango_layout_get_pixel_size(layout, &w, &h);
   return w;
@@ -485,7 +497,18 @@ static void draw_legend(cairo_t *cr, const gs_timeline_frame *f, gs_trace_model 
     set_color(cr, gs_timeline_stack_color(dark, f->request.by_scope, s));
     cairo_rectangle(cr, x, y + 2, 10, 10);
     cairo_fill(cr);
+    /* The first entry is always shown: one too long for the row is ellipsized at its end. */
+    gboolean cut = x + w > stack_limit && stack_limit - x - 14 > 0;
+    if (cut) {
+      pango_layout_set_width(layout, (int)((stack_limit - x - 14) * PANGO_SCALE));
+      pango_layout_set_ellipsize(layout, PANGO_ELLIPSIZE_END);
+      w = stack_limit - x;
+    }
     draw_text(cr, layout, name, x + 14, y, ALIGN_LEFT, pal->text, NULL);
+    if (cut) {
+      pango_layout_set_width(layout, -1);
+      pango_layout_set_ellipsize(layout, PANGO_ELLIPSIZE_NONE);
+    }
     x += w;
     shown++;
   }
