@@ -1,6 +1,6 @@
 /* test-text-cell.c: the event list's cell (inspector/app/gs-text-cell.c). Its height is a
- * label's in the same font, without the text being shaped; its width follows the text only
- * when asked; in a list view, a row scrolled into view draws its text. */
+ * label's in the same font, without the text being shaped; its width follows the text's
+ * length only when asked; in a list view, a row scrolled into view draws its text. */
 #include <adwaita.h>
 
 #include "gs-text-cell.h"
@@ -75,7 +75,9 @@ static void test_measure(void) {
   g_assert_cmpint(min_w, ==, 0);
   g_assert_cmpint(fixed_w, ==, 0);
   gtk_widget_measure(natural, GTK_ORIENTATION_HORIZONTAL, -1, NULL, &natural_w, NULL, NULL);
-  g_assert_cmpint(natural_w, ==, label_w);
+  /* An estimate from the font's average character: near the label's shaped width. */
+  g_assert_cmpint(natural_w, >, label_w * 2 / 3);
+  g_assert_cmpint(natural_w, <, label_w * 3 / 2);
   /* A shorter text: a natural-width cell asks to be measured again. */
   gs_text_cell_set_text(GS_TEXT_CELL(natural), "x");
   g_assert_true(gtk_widget_get_visible(natural));

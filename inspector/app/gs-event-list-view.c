@@ -283,9 +283,10 @@ typedef enum { COL_SEQ, COL_TIME, COL_THREAD, COL_KIND, COL_SUMMARY, COL_SITE } 
 static void setup_label(GtkSignalListItemFactory *factory, GtkListItem *item, gpointer data) {
   (void)factory;
   column_id col = GPOINTER_TO_INT(data);
-  /* The place's column is as wide as its text; the others have a fixed width or expand. */
+  /* The summary and the place share the room left by the fixed columns by their texts'
+   * lengths; the others have a fixed width. */
   GtkWidget *cell = gs_text_cell_new(col == COL_SEQ || col == COL_TIME ? 1.0f : 0.0f,
-                                     col == COL_SITE);
+                                     col == COL_SUMMARY || col == COL_SITE);
   if (col == COL_SEQ || col == COL_TIME || col == COL_THREAD)
     gtk_widget_add_css_class(cell, "numeric");
   if (col == COL_KIND)

@@ -16,27 +16,38 @@ struct _GsTextCell {
 
 G_DEFINE_FINAL_TYPE(GsTextCell, gs_text_cell, GTK_TYPE_WIDGET)
 
-/* A line's height per font: every cell of a column shares a font, and asking the font is the
- * only shaping a measure needs. Main thread only, as all of GTK. */
-static GHashTable *line_heights;
+/* A line's height and a character's average width per font: every cell of a column shares
+ * a font, and asking the font is all the measuring a cell does. Main thread only, as all
+ * of GTK. */
+typedef struct font_size {
+  int height;
+  double char_width; /* pixels */
+} font_size;
 
-static int line_height(GsTextCell *self) {
-  const PangoFontDescription *font =
-      pango_context_get_font_description(gtk_widget_get_pango_context(GTK_WIDGET(self)));
-  if (!line_heights)
-    line_heights = g_hash_table_new_full((GHashFunc)pango_font_description_hash,
-                                         (GEqualFunc)pango_font_description_equal,
-                                         (GDestroyNotify)pango_font_description_free, NULL);
-  gpointer height;
-  if (font && g_hash_table_lookup_extended(line_heights, font, NULL, &height))
-    return GPOINTER_TO_INT(height);
+static GHashTable *font_sizes;
+
+static const font_size *size_of_font(GsTextCell *self) {
+  PangoContext *context = gtk_widget_get_pango_context(GTK_WIDGET(self));
+  const PangoFontDescription *font = pango_context_get_font_description(context);
+  if (!font_sizes)
+    font_sizes = g_hash_table_new_full((GHashFunc)pango_font_description_hash,
+                                       (GEqualFunc)pango_font_description_equal,
+                                       (GDestroyNotify)pango_font_description_free, g_free);
+  /* GTK gives every widget's context a font; without one, the answer is measured anew. */
+  static font_size unkept;
+  font_size *size = font ? g_hash_table_lookup(font_sizes, font) : NULL;
+  if (size)
+    return size;
+  size = font ? g_new0(font_size, 1) : &unkept;
   /* Letters with an ascender and a descender: the line's logical height is the font's. */
   g_autoptr(PangoLayout) probe = gtk_widget_create_pango_layout(GTK_WIDGET(self), "Xg");
-  int h = 0;
-  pango_layout_get_pixel_size(probe, NULL, &h);
+  pango_layout_get_pixel_size(probe, NULL, &size->height);
+  PangoFontMetrics *metrics = pango_context_get_metrics(context, font, NULL);
+  size->char_width = (double)pango_font_metrics_get_approximate_char_width(metrics) / PANGO_SCALE;
+  pango_font_metrics_unref(metrics);
   if (font)
-    g_hash_table_insert(line_heights, pango_font_description_copy(font), GINT_TO_POINTER(h));
-  return h;
+    g_hash_table_insert(font_sizes, pango_font_description_copy(font), size);
+  return size;
 }
 
 static PangoLayout *ensure_layout(GsTextCell *self) {
@@ -55,15 +66,14 @@ static void gs_text_cell_measure(GtkWidget *widget, GtkOrientation orientation, 
   GsTextCell *self = GS_TEXT_CELL(widget);
   *minimum_baseline = *natural_baseline = -1;
   if (orientation == GTK_ORIENTATION_VERTICAL) {
-    *minimum = *natural = line_height(self);
+    *minimum = *natural = size_of_font(self)->height;
     return;
   }
+  /* A column's natural width only shares out the room between columns: estimated from the
+   * characters, not shaped (a summary's sentence would be shaped for every row made). */
   *minimum = *natural = 0;
-  if (self->natural_width && self->text && *self->text) {
-    PangoLayout *layout = ensure_layout(self);
-    pango_layout_set_width(layout, -1);
-    pango_layout_get_pixel_size(layout, natural, NULL);
-  }
+  if (self->natural_width && self->text && *self->text)
+    *natural = (int)ceil((double)g_utf8_strlen(self->text, -1) * size_of_font(self)->char_width);
 }
 
 static void gs_text_cell_snapshot(GtkWidget *widget, GtkSnapshot *snapshot) {
