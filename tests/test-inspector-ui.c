@@ -274,18 +274,20 @@ static gboolean page_loaded(gpointer data) {
 }
 
 /* A file's model goes to the views one a turn of the main loop (so a big log's first look
- * costs no single long freeze): until the last has it the page says "loading" and has no
- * model; then every view shows it. A window closed in between frees it all (ASan). */
+ * costs no single long freeze): until the last has it the page says "loading", is busy and
+ * has no model; then every view shows it. A window closed in between frees it all (ASan). */
 typedef struct {
   GsCapturePage *page;
   GsWindow *window;
   char *state;      /* the page's state just after the model arrived */
   gboolean had_model;
+  gboolean busy;
 } adopt_watch;
 
 static void on_loaded_watch(adopt_watch *w) {
   w->state = g_strdup(gs_capture_page_get_state_name(w->page));
   w->had_model = gs_capture_page_get_model(w->page) != NULL;
+  w->busy = gs_capture_page_get_busy(w->page);
   if (w->window) {
     gtk_window_destroy(GTK_WINDOW(w->window));
     w->window = NULL;
@@ -315,7 +317,9 @@ static void test_views_take_model_in_turns(void) {
   wait_for(watch_fired, &w);
   g_assert_cmpstr(w.state, ==, "loading");
   g_assert_false(w.had_model);
+  g_assert_true(w.busy); /* the tab's spinner turns on until the views have it */
   wait_for(page_has_content, page);
+  g_assert_false(gs_capture_page_get_busy(page));
   gs_trace_model *model = gs_capture_page_get_model(page);
   g_assert_nonnull(model);
   guint64 n = gs_trace_model_n_events(model);

@@ -90,6 +90,8 @@ const char *gs_capture_page_get_status(GsCapturePage *self) {
 
 gboolean gs_capture_page_get_busy(GsCapturePage *self) {
   g_return_val_if_fail(GS_IS_CAPTURE_PAGE(self), FALSE);
+  if (self->adopting) /* the views are still taking a whole log's model */
+    return TRUE;
   if (!self->source)
     return FALSE;
   GsTraceSourceState state = gs_trace_source_get_state(self->source);
@@ -244,6 +246,7 @@ static gboolean adopt_step(gpointer data) {
   update_stack(self);
   if (self->source)
     update_status(self);
+  g_object_notify_by_pspec(G_OBJECT(self), props[PROP_BUSY]);
   maybe_start_tour(self);
   return G_SOURCE_REMOVE;
 }
@@ -252,8 +255,8 @@ static gboolean adopt_step(gpointer data) {
  * 4.8's lists make about 200 rows each whatever fits on screen; the timeline indexes the
  * log), and the frame after draws what they made: handed over all at once, the bursts add
  * up to one long freeze. Handed one view a turn, at idle priority, each burst gets a frame of
- * its own. The page shows "loading" and has no model until the last view has it, so nothing
- * looks at a view half told. */
+ * its own. The page shows "loading", is busy and has no model until the last view has it,
+ * so nothing looks at a view half told. */
 static void adopt_whole_model(GsCapturePage *self, gs_trace_model *model) {
   if (self->model) {
     set_views_model(self, NULL);
@@ -267,6 +270,7 @@ static void adopt_whole_model(GsCapturePage *self, gs_trace_model *model) {
   self->adopt_next = 0;
   if (!self->adopt_id)
     self->adopt_id = g_idle_add(adopt_step, self);
+  g_object_notify_by_pspec(G_OBJECT(self), props[PROP_BUSY]);
 }
 
 /* The scrubber moved (a drag, a key, a click in a view, or following the live end). */
