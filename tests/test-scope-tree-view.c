@@ -546,6 +546,57 @@ static void test_deep_scope_reveals_its_outer_levels(void) {
   fixture_tear_down(f, NULL);
 }
 
+/* Distinct top-level scope names, more than the tree lets in at once. */
+#define MANY_NAMES 600
+static guint64 last_name_scope;
+
+static void many_names_workload(void) {
+  const int64_t shape[] = {2};
+  for (int i = 0; i < MANY_NAMES; i++) {
+    char name[32];
+    g_snprintf(name, sizeof name, "scope%d", i);
+    gs_scope s = gs_scope_begin(name);
+    gs_dispose(gs_ones(GS_F32, shape, 1));
+    if (i == MANY_NAMES - 1) {
+      last_name_scope = s.id;
+      gs_tensor kept = gs_ones(GS_F32, shape, 1); /* the scrubber's event below is in here */
+      gs_dispose(kept);
+    }
+    gs_scope_end(s);
+  }
+}
+
+/* 600 top-level rows: GTK 4.8 would make ~200 rows of 12 labels in one go, so the tree lets
+ * them in a few each frame (it says when it is complete); then every name has its row, and
+ * the scope the scrubber was in, whose row came last, is revealed and selected. */
+static void test_many_names_arrive_in_steps(void) {
+  Fixture fx = {0}, *f = &fx;
+  f->model = views_test_record(many_names_workload);
+  f->view = GS_SCOPE_TREE_VIEW(gs_scope_tree_view_new());
+  gs_scope_tree_view_set_model(f->view, f->model);
+  g_assert_false(gs_scope_tree_view_is_complete(f->view));
+  guint64 inside = G_MAXUINT64;
+  for (guint64 i = 0; i < gs_trace_model_n_events(f->model); i++)
+    if (gs_trace_model_kind_at(f->model, i) == GS_TRACE_TENSOR_CREATE)
+      inside = i;
+  gs_scope_tree_view_set_position(f->view, inside);
+  g_assert_cmpuint(g_list_model_get_n_items(rows(f)), <, MANY_NAMES);
+  f->window = views_test_show(GTK_WIDGET(f->view), 900, 400);
+  for (int i = 0; i < 100 && !gs_scope_tree_view_is_complete(f->view); i++)
+    views_test_settle(GTK_WIDGET(f->view));
+  g_assert_true(gs_scope_tree_view_is_complete(f->view));
+  g_assert_cmpuint(g_list_model_get_n_items(rows(f)), ==, MANY_NAMES);
+  views_test_settle(GTK_WIDGET(f->view));
+  g_assert_cmpuint(selected_row_scope(f), ==, last_name_scope);
+  /* A small tree is complete from the start. */
+  gs_scope_tree_view_set_model(f->view, NULL);
+  fixture_tear_down(f, NULL);
+  Fixture small = {0};
+  fixture_set_up(&small, NULL);
+  g_assert_true(gs_scope_tree_view_is_complete(small.view));
+  fixture_tear_down(&small, NULL);
+}
+
 /* One scope name, more instances than the tree opens by itself to follow the scrubber. */
 #define MANY_INSTANCES 12000
 
@@ -601,6 +652,7 @@ int main(int argc, char **argv) {
   g_test_add("/scope-tree/header-menu-hides-columns", Fixture, NULL, fixture_set_up,
              test_header_menu_hides_columns, fixture_tear_down);
   g_test_add_func("/scope-tree/model-grows", test_model_grows);
+  g_test_add_func("/scope-tree/many-names-arrive-in-steps", test_many_names_arrive_in_steps);
   g_test_add_func("/scope-tree/groups-follow-the-scrubber", test_groups_follow_the_scrubber);
   g_test_add_func("/scope-tree/deep-scope-reveals-its-outer-levels",
                   test_deep_scope_reveals_its_outer_levels);

@@ -33,6 +33,9 @@ void gs_scope_tree_view_model_grew(GsScopeTreeView *self);
 /* What the scope's row says in its tooltip at the scrubber's event: not begun yet, open, or
  * "Ended at event N". NULL for a scope the model does not have. Free with g_free. */
 char *gs_scope_tree_view_describe_scope(GsScopeTreeView *self, guint64 scope_id);
+/* FALSE while a big tree's top-level rows are still being let in, a few each frame (GTK 4.8
+ * makes a list's rows all at once otherwise); TRUE for a small tree from the start. */
+gboolean gs_scope_tree_view_is_complete(GsScopeTreeView *self);
 /* Where the scope's objects came from and went at the scrubber's event, in words: created +
  * moved in = disposed + moved out + still held, what moving in and out means, and how many
  * are leaked. NULL for a scope the model does not have. Free with g_free. */
