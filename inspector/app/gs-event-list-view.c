@@ -30,6 +30,7 @@ struct _GsEventListView {
   GsEventListModel *list;
   GtkSingleSelection *selection;
   GsThreadList *threads;  /* the thread drop-down's choices */
+  GtkColumnViewColumn *thread_column;
   gboolean updating;      /* set_position is moving the selection: emit nothing */
   guint scroll_target;    /* the row set_position chose: kept on screen as the list grows */
   gboolean scroll_pending;
@@ -137,7 +138,32 @@ static void on_filter_changed(GsEventListView *self) {
 }
 
 /* A new model starts the thread choice over at "All threads"; new threads are appended. */
+/* The thread column holds 4 digits; a log of 100,000 threads widens it to its longest number
+ * (the column is otherwise fixed: its cells are not measured, gs-text-cell.h). */
+#define THREAD_COLUMN_WIDTH 56
+#define THREAD_COLUMN_DIGITS 4
+
+static void fit_thread_column(GsEventListView *self) {
+  const GArray *threads = self->model ? gs_trace_model_threads(self->model) : NULL;
+  /* Ascending: the last is the longest number. */
+  guint32 widest = threads && threads->len ? g_array_index(threads, guint32, threads->len - 1) : 0;
+  int digits = 1;
+  for (guint32 t = widest; t >= 10; t /= 10)
+    digits++;
+  int width = THREAD_COLUMN_WIDTH;
+  if (digits > THREAD_COLUMN_DIGITS) {
+    PangoContext *context = gtk_widget_get_pango_context(self->column_view);
+    PangoFontMetrics *metrics = pango_context_get_metrics(context, NULL, NULL);
+    int digit = pango_font_metrics_get_approximate_digit_width(metrics);
+    pango_font_metrics_unref(metrics);
+    width += (digits - THREAD_COLUMN_DIGITS) * PANGO_PIXELS_CEIL(digit);
+  }
+  if (gtk_column_view_column_get_fixed_width(self->thread_column) != width)
+    gtk_column_view_column_set_fixed_width(self->thread_column, width);
+}
+
 static void refresh_threads(GsEventListView *self, gboolean new_model) {
+  fit_thread_column(self);
   if (!new_model) {
     gs_thread_list_model_grew(self->threads);
     return;
@@ -326,8 +352,8 @@ static void bind_label(GtkSignalListItemFactory *factory, GtkListItem *item, gpo
     gs_view_set_tooltip(GTK_WIDGET(cell), *text ? text : NULL);
 }
 
-static void add_column(GsEventListView *self, const char *title, column_id col, int width,
-                       gboolean expand) {
+static GtkColumnViewColumn *add_column(GsEventListView *self, const char *title, column_id col,
+                                       int width, gboolean expand) {
   GtkListItemFactory *factory = gtk_signal_list_item_factory_new();
   g_signal_connect(factory, "setup", G_CALLBACK(setup_label), GINT_TO_POINTER(col));
   g_signal_connect(factory, "bind", G_CALLBACK(bind_label), GINT_TO_POINTER(col));
@@ -338,6 +364,7 @@ static void add_column(GsEventListView *self, const char *title, column_id col, 
     gtk_column_view_column_set_fixed_width(column, width);
   gtk_column_view_append_column(GTK_COLUMN_VIEW(self->column_view), column);
   g_object_unref(column);
+  return column; /* the view holds it */
 }
 
 static void fill_kinds(GsEventListView *self) {
@@ -419,7 +446,7 @@ static void gs_event_list_view_init(GsEventListView *self) {
   /* Translators: column titles of the event list. */
   add_column(self, _("#"), COL_SEQ, 72, FALSE);
   add_column(self, _("Time"), COL_TIME, 100, FALSE);
-  add_column(self, _("Thread"), COL_THREAD, 56, FALSE);
+  self->thread_column = add_column(self, _("Thread"), COL_THREAD, THREAD_COLUMN_WIDTH, FALSE);
   add_column(self, _("Kind"), COL_KIND, 140, FALSE);
   add_column(self, _("Summary"), COL_SUMMARY, -1, TRUE);
   /* TRANSLATORS: column of the event list: where the program caused the event (file:line).
