@@ -273,6 +273,51 @@ static gboolean page_loaded(gpointer data) {
   return gs_capture_page_get_model(data) && !gs_capture_page_get_busy(data);
 }
 
+/* The event list's Thread column (4 digits wide) widens to the log's longest thread number:
+ * 10,000 threads are numbered up to 5 digits. */
+static int thread_column_width(GsCapturePage *page) {
+  GtkWidget *list = find_widget(GTK_WIDGET(page), GS_TYPE_EVENT_LIST_VIEW);
+  GtkColumnView *cv = GTK_COLUMN_VIEW(find_widget(list, GTK_TYPE_COLUMN_VIEW));
+  GListModel *columns = gtk_column_view_get_columns(cv);
+  for (guint i = 0; i < g_list_model_get_n_items(columns); i++) {
+    g_autoptr(GtkColumnViewColumn) c = g_list_model_get_item(columns, i);
+    if (g_strcmp0(gtk_column_view_column_get_title(c), "Thread") == 0)
+      return gtk_column_view_column_get_fixed_width(c);
+  }
+  g_assert_not_reached();
+}
+
+static void test_thread_column_fits_numbers(void) {
+  g_autofree char *dir = g_dir_make_tmp("gs-threads-ui-XXXXXX", NULL);
+  GsWindow *window = new_window();
+  int width[2];
+  const double scales[2] = {0.0005, 0.1}; /* 50 and 10,000 threads */
+  for (int k = 0; k < 2; k++) {
+    const hostile_log *h = hostile_logs;
+    while (!g_str_equal(h->name, "many-threads"))
+      h++;
+    tw_log log = {0};
+    h->build(&log, scales[k]);
+    g_autofree char *name = g_strdup_printf("threads-%d.gst", k);
+    g_autofree char *path = g_build_filename(dir, name, NULL);
+    g_assert_true(g_file_set_contents(path, (const char *)log.data, (gssize)log.len, NULL));
+    tw_free(&log);
+    g_autoptr(GFile) file = g_file_new_for_path(path);
+    gs_window_open_file(window, file, FALSE);
+    GsCapturePage *page = gs_window_get_current_page(window);
+    wait_for(page_loaded, page);
+    const GArray *threads = gs_trace_model_threads(gs_capture_page_get_model(page));
+    g_test_message("%u threads, the last %u: column %d px", threads->len,
+                   g_array_index(threads, guint32, threads->len - 1), thread_column_width(page));
+    width[k] = thread_column_width(page);
+    g_unlink(path);
+  }
+  g_assert_cmpint(width[0], ==, 56);
+  g_assert_cmpint(width[1], >, width[0]);
+  gtk_window_destroy(GTK_WINDOW(window));
+  g_rmdir(dir);
+}
+
 /* A file's model goes to the views one a turn of the main loop (so a big log's first look
  * costs no single long freeze): until the last has it the page says "loading", is busy and
  * has no model; then every view shows it. A window closed in between frees it all (ASan). */
@@ -1538,6 +1583,7 @@ int main(int argc, char **argv) {
     g_test_add_func("/inspector-ui/drop", test_drop);
     g_test_add_func("/inspector-ui/hostile-logs", test_hostile_logs);
     g_test_add_func("/inspector-ui/views-take-model-in-turns", test_views_take_model_in_turns);
+    g_test_add_func("/inspector-ui/thread-column-fits-numbers", test_thread_column_fits_numbers);
   }
   int status = g_test_run();
 
