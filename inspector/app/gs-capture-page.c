@@ -216,11 +216,18 @@ static void set_views_model(GsCapturePage *self, gs_trace_model *model) {
 
 static void update_status(GsCapturePage *self);
 
+/* The views let go of the model shown (or being handed over), which is freed. */
+static void drop_models(GsCapturePage *self) {
+  if (!self->model && !self->adopting)
+    return;
+  set_views_model(self, NULL);
+  g_clear_pointer(&self->model, gs_trace_model_free);
+  g_clear_pointer(&self->adopting, gs_trace_model_free);
+}
+
 static void adopt_model(GsCapturePage *self, gs_trace_model *model) {
-  if (self->model) {
-    set_views_model(self, NULL);
-    g_clear_pointer(&self->model, gs_trace_model_free);
-  }
+  drop_models(self);
+  g_clear_handle_id(&self->adopt_id, g_source_remove);
   self->model = model;
   set_views_model(self, model);
   update_stack(self);
@@ -258,14 +265,7 @@ static gboolean adopt_step(gpointer data) {
  * its own. The page shows "loading", is busy and has no model until the last view has it,
  * so nothing looks at a view half told. */
 static void adopt_whole_model(GsCapturePage *self, gs_trace_model *model) {
-  if (self->model) {
-    set_views_model(self, NULL);
-    g_clear_pointer(&self->model, gs_trace_model_free);
-  }
-  if (self->adopting) {
-    set_views_model(self, NULL);
-    g_clear_pointer(&self->adopting, gs_trace_model_free);
-  }
+  drop_models(self);
   self->adopting = model;
   self->adopt_next = 0;
   if (!self->adopt_id)
