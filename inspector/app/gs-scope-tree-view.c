@@ -916,7 +916,8 @@ static gboolean grow_step(GtkWidget *widget, GdkFrameClock *clock, gpointer data
   return G_SOURCE_REMOVE;
 }
 
-/* Whether the top-level rows are all in (tests wait for this on big trees). */
+/* Whether the top-level rows are all in (something reading the rows of a big tree waits for
+ * this). */
 gboolean gs_scope_tree_view_is_complete(GsScopeTreeView *self) {
   g_return_val_if_fail(GS_IS_SCOPE_TREE_VIEW(self), TRUE);
   return self->grow_id == 0;
