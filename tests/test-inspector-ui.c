@@ -273,6 +273,51 @@ static gboolean page_loaded(gpointer data) {
   return gs_capture_page_get_model(data) && !gs_capture_page_get_busy(data);
 }
 
+/* The event list taking a model in steps: the column view has 40 rows, then 40 more a step,
+ * then all; the list model has every row from the start; the plain set_model gives all at
+ * once again. */
+static void test_event_list_rows_in_steps(void) {
+  const hostile_log *h = hostile_logs;
+  while (!g_str_equal(h->name, "many-threads"))
+    h++;
+  tw_log log = {0};
+  h->build(&log, 0.01); /* 1,000 threads, 3,001 events */
+  g_autofree char *dir = g_dir_make_tmp("gs-steps-ui-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename(dir, "steps.gst", NULL);
+  g_assert_true(g_file_set_contents(path, (const char *)log.data, (gssize)log.len, NULL));
+  tw_free(&log);
+  g_autoptr(gs_trace_model) model = gs_trace_model_load_file(path, NULL, NULL, NULL, NULL);
+  g_assert_nonnull(model);
+  guint n = (guint)gs_trace_model_n_events(model);
+  g_assert_cmpuint(n, >, 240);
+  GsEventListView *list = GS_EVENT_LIST_VIEW(gs_event_list_view_new());
+  GtkWidget *window = gtk_window_new();
+  gtk_window_set_child(GTK_WINDOW(window), GTK_WIDGET(list));
+  gtk_window_present(GTK_WINDOW(window));
+  GListModel *shown = G_LIST_MODEL(gtk_column_view_get_model(
+      GTK_COLUMN_VIEW(find_widget(GTK_WIDGET(list), GTK_TYPE_COLUMN_VIEW))));
+  gs_event_list_view_set_model_in_steps(list, model);
+  g_assert_cmpuint(n_rows(list), ==, n);
+  g_assert_cmpuint(g_list_model_get_n_items(shown), ==, 40);
+  guint steps = 0;
+  while (!gs_event_list_view_step(list)) {
+    steps++;
+    g_assert_cmpuint(g_list_model_get_n_items(shown), ==, 40 * (steps + 1));
+  }
+  g_assert_cmpuint(steps, ==, 4);
+  g_assert_cmpuint(g_list_model_get_n_items(shown), ==, n);
+  g_assert_true(gs_event_list_view_step(list)); /* done stays done */
+  /* Halfway through steps, a plain set_model shows everything. */
+  gs_event_list_view_set_model(list, NULL);
+  gs_event_list_view_set_model_in_steps(list, model);
+  g_assert_false(gs_event_list_view_step(list));
+  gs_event_list_view_set_model(list, model);
+  g_assert_cmpuint(g_list_model_get_n_items(shown), ==, n);
+  gtk_window_destroy(GTK_WINDOW(window));
+  g_unlink(path);
+  g_rmdir(dir);
+}
+
 /* The event list's Thread column (4 digits wide) widens to the log's longest thread number:
  * 10,000 threads are numbered up to 5 digits. */
 static int thread_column_width(GsCapturePage *page) {
@@ -1584,6 +1629,7 @@ int main(int argc, char **argv) {
     g_test_add_func("/inspector-ui/hostile-logs", test_hostile_logs);
     g_test_add_func("/inspector-ui/views-take-model-in-turns", test_views_take_model_in_turns);
     g_test_add_func("/inspector-ui/thread-column-fits-numbers", test_thread_column_fits_numbers);
+    g_test_add_func("/inspector-ui/event-list-rows-in-steps", test_event_list_rows_in_steps);
   }
   int status = g_test_run();
 

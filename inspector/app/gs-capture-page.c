@@ -53,6 +53,7 @@ struct _GsCapturePage {
   gs_trace_model *model;
   gs_trace_model *adopting; /* a whole log's model being handed to the views, one a turn */
   guint adopt_next;         /* the view it goes to next */
+  gboolean adopt_stepping;  /* the event list is taking its rows in steps */
   guint adopt_id;
   GsTraceSource *source;
   char *title;
@@ -244,7 +245,21 @@ static gboolean adopt_step(gpointer data) {
   guint n;
   GsView **all = views(self, &n);
   if (self->adopt_next < n) {
-    gs_view_set_model(all[self->adopt_next++], self->adopting);
+    GsView *view = all[self->adopt_next];
+    if (GS_IS_EVENT_LIST_VIEW(view)) { /* its rows come in steps too, a turn each */
+      GsEventListView *list = GS_EVENT_LIST_VIEW(view);
+      if (!self->adopt_stepping) {
+        gs_event_list_view_set_model_in_steps(list, self->adopting);
+        self->adopt_stepping = TRUE;
+        return G_SOURCE_CONTINUE;
+      }
+      if (!gs_event_list_view_step(list))
+        return G_SOURCE_CONTINUE;
+      self->adopt_stepping = FALSE;
+    } else {
+      gs_view_set_model(view, self->adopting);
+    }
+    self->adopt_next++;
     return G_SOURCE_CONTINUE;
   }
   self->adopt_id = 0;
@@ -268,6 +283,7 @@ static void adopt_whole_model(GsCapturePage *self, gs_trace_model *model) {
   drop_models(self);
   self->adopting = model;
   self->adopt_next = 0;
+  self->adopt_stepping = FALSE;
   if (!self->adopt_id)
     self->adopt_id = g_idle_add(adopt_step, self);
   g_object_notify_by_pspec(G_OBJECT(self), props[PROP_BUSY]);

@@ -16,6 +16,11 @@ G_DECLARE_FINAL_TYPE(GsEventListView, gs_event_list_view, GS, EVENT_LIST_VIEW, G
 
 GtkWidget *gs_event_list_view_new(void);
 void gs_event_list_view_set_model(GsEventListView *self, gs_trace_model *model);
+/* The same, but the column view gets its first rows only: each gs_event_list_view_step lets
+ * a few more in, and returns TRUE once all are (GTK 4.8 makes a list's ~200 rows at once
+ * otherwise). The list model (gs_event_list_view_get_list) has every row from the start. */
+void gs_event_list_view_set_model_in_steps(GsEventListView *self, gs_trace_model *model);
+gboolean gs_event_list_view_step(GsEventListView *self);
 /* Selects and scrolls to the row of event index, if it is shown. */
 void gs_event_list_view_set_position(GsEventListView *self, guint64 index);
 void gs_event_list_view_model_grew(GsEventListView *self);
