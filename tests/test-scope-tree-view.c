@@ -528,6 +528,9 @@ static void test_deep_scope_reveals_its_outer_levels(void) {
     if (gs_trace_model_kind_at(f->model, i) == GS_TRACE_TENSOR_CREATE)
       inside = i;
   g_assert_cmpuint(inside, !=, G_MAXUINT64);
+  /* The walk up the chain done ahead (as the capture page does) changes nothing shown... */
+  gs_scope_tree_view_prepare_position(f->view, inside);
+  g_assert_cmpuint(selected_row_scope(f), ==, 0);
   gs_scope_tree_view_set_position(f->view, inside);
   views_test_settle(GTK_WIDGET(f->view));
   guint64 selected = selected_row_scope(f);
@@ -543,6 +546,13 @@ static void test_deep_scope_reveals_its_outer_levels(void) {
   g_assert_cmpuint(level, <=, 100); /* and bounded */
   /* "before", then the chain down to the selected level. */
   g_assert_cmpuint(g_list_model_get_n_items(rows(f)), ==, level + 2);
+  /* ...and the tree reveals the same, from the kept chain, after going elsewhere. */
+  gs_scope_tree_view_set_position(f->view, 0);
+  views_test_settle(GTK_WIDGET(f->view));
+  gs_scope_tree_view_prepare_position(f->view, inside);
+  gs_scope_tree_view_set_position(f->view, inside);
+  views_test_settle(GTK_WIDGET(f->view));
+  g_assert_cmpuint(selected_row_scope(f), ==, selected);
   fixture_tear_down(f, NULL);
 }
 

@@ -50,6 +50,8 @@ struct _GsScopeTreeView {
   GtkTreeListModel *tree;
   GtkSliceListModel *roots_shown; /* a big tree's top-level rows let in a frame at a time */
   guint grow_id;                  /* the tick callback letting them in */
+  guint64 chain_scope;            /* the scope whose chain of outer scopes is in chain */
+  GArray *chain;                  /* guint64 ids, that scope first (see outer_chain) */
   GtkSingleSelection *selection;
   GPtrArray *lists;       /* every GsScopeList alive (weak), to refresh or detach them */
   GHashTable *bound;      /* GtkListItem* bound now -> BoundCell */
@@ -705,16 +707,30 @@ static void select_and_scroll(GsScopeTreeView *self, guint position) {
  * up among the top-level rows by its place among its siblings, and opened the wrong ones),
  * and 100,000 levels opened one by one would hold the UI thread for seconds. A closed group
  * of more than FOLLOW_MAX_GROUP instances stays closed, and its row is selected. */
-static void reveal_scope(GsScopeTreeView *self, guint64 scope) {
-  gs_trace_model *m = self->model;
-  g_autoptr(GArray) outward = g_array_new(FALSE, FALSE, sizeof(guint64));
+/* scope and its outer scopes up to a top-level one, kept for the last scope asked: the walk
+ * up a 100,000-deep chain takes 50 ms (a lookup per level), so the capture page has it done
+ * in a turn of its own before the tree follows (gs_scope_tree_view_prepare_position). A
+ * scope's outer never changes, so the chain stays right while the model grows. */
+static const GArray *outer_chain(GsScopeTreeView *self, guint64 scope) {
+  if (self->chain && self->chain_scope == scope)
+    return self->chain;
+  if (!self->chain)
+    self->chain = g_array_new(FALSE, FALSE, sizeof(guint64));
+  g_array_set_size(self->chain, 0);
+  self->chain_scope = scope;
   /* The model cuts cycles of outer scopes; the bound keeps this walk finite regardless. */
-  guint n_scopes = gs_trace_model_n_scopes(m);
-  for (guint64 id = scope; id && outward->len <= n_scopes;) {
-    g_array_append_val(outward, id);
-    const gs_replay_scope *s = gs_trace_model_scope(m, id);
+  guint n_scopes = gs_trace_model_n_scopes(self->model);
+  for (guint64 id = scope; id && self->chain->len <= n_scopes;) {
+    g_array_append_val(self->chain, id);
+    const gs_replay_scope *s = gs_trace_model_scope(self->model, id);
     id = s ? s->outer : 0;
   }
+  return self->chain;
+}
+
+static void reveal_scope(GsScopeTreeView *self, guint64 scope) {
+  gs_trace_model *m = self->model;
+  const GArray *outward = outer_chain(self, scope);
   guint depth = MIN(outward->len, MAX_DEPTH);
   /* chain[depth - 1] is the top-level scope, chain[0] the deepest revealed. */
   const guint64 *chain = &g_array_index(outward, guint64, outward->len - depth);
@@ -883,9 +899,10 @@ static void add_column_menu(GsScopeTreeView *self) {
 /* GTK 4.8's list views make about 200 rows at once when a model arrives, whatever fits on
  * screen: 200 rows of this tree's 12 labels held the UI thread 0.25 s (many-names' 200,000
  * top-level scopes). A big tree's top-level rows are let in GROW_STEP a frame until the view
- * has all the rows it will make (it reuses them when scrolled), then all the rest at once. */
+ * has all the rows it will make (it reuses them when scrolled), then the rest faster. A frame
+ * that makes 24 rows took 60-120 ms on a shared core; 12, 40-55 ms. */
 #define GROW_FROM 64   /* top-level rows: a tree this small arrives whole */
-#define GROW_STEP 24
+#define GROW_STEP 12
 #define GROW_UNTIL 240 /* past the rows GTK makes */
 
 static void stop_growing(GsScopeTreeView *self) {
@@ -906,7 +923,11 @@ static gboolean grow_step(GtkWidget *widget, GdkFrameClock *clock, gpointer data
     return G_SOURCE_CONTINUE;
   }
   if (size != G_MAXUINT) {
-    gtk_slice_list_model_set_size(self->roots_shown, G_MAXUINT);
+    /* Rows past the view's make no widgets, but 200,000 of them at once are 25 ms of GTK's
+     * bookkeeping: 16 times as many a frame, then all. */
+    guint total = g_list_model_get_n_items(gtk_slice_list_model_get_model(self->roots_shown));
+    gtk_slice_list_model_set_size(self->roots_shown,
+                                  size < total / 16 ? size * 16 : G_MAXUINT);
     return G_SOURCE_CONTINUE; /* the reveal below gets a frame of its own */
   }
   self->grow_id = 0;
@@ -935,6 +956,7 @@ void gs_scope_tree_view_set_model(GsScopeTreeView *self, gs_trace_model *model) 
   g_clear_object(&self->tree);
   stop_growing(self);
   g_clear_object(&self->roots_shown);
+  g_clear_pointer(&self->chain, g_array_unref);
   forget_lists(self);
   self->model = model;
   self->position = 0;
@@ -974,6 +996,15 @@ void gs_scope_tree_view_set_position(GsScopeTreeView *self, guint64 index) {
   self->grew = FALSE;
   if (self->tree)
     follow_scrubber(self, live);
+}
+
+void gs_scope_tree_view_prepare_position(GsScopeTreeView *self, guint64 index) {
+  g_return_if_fail(GS_IS_SCOPE_TREE_VIEW(self));
+  if (!self->model)
+    return;
+  guint64 scope = gs_trace_model_scope_of(self->model, index);
+  if (scope)
+    outer_chain(self, scope);
 }
 
 guint64 gs_scope_tree_view_get_position(GsScopeTreeView *self) {
@@ -1059,6 +1090,7 @@ static void gs_scope_tree_view_dispose(GObject *object) {
   g_clear_object(&self->tree);
   stop_growing(self);
   g_clear_object(&self->roots_shown);
+  g_clear_pointer(&self->chain, g_array_unref);
   if (self->lists)
     forget_lists(self);
   self->model = NULL;

@@ -36,6 +36,10 @@ char *gs_scope_tree_view_describe_scope(GsScopeTreeView *self, guint64 scope_id)
 /* FALSE while a big tree's top-level rows are still being let in, a few each frame (GTK 4.8
  * makes a list's rows all at once otherwise); TRUE for a small tree from the start. */
 gboolean gs_scope_tree_view_is_complete(GsScopeTreeView *self);
+/* Does now what set_position(index) would do first and at most once per scope (walk up the
+ * chain of outer scopes of the scope open there), so that a caller can spend that time in a
+ * turn of the main loop of its own. */
+void gs_scope_tree_view_prepare_position(GsScopeTreeView *self, guint64 index);
 /* Where the scope's objects came from and went at the scrubber's event, in words: created +
  * moved in = disposed + moved out + still held, what moving in and out means, and how many
  * are leaked. NULL for a scope the model does not have. Free with g_free. */
