@@ -4,14 +4,7 @@
 #include <adwaita.h>
 
 #include "gs-text-cell.h"
-
-static void wait_frames(int n) {
-  for (int i = 0; i < n; i++) {
-    gint64 until = g_get_monotonic_time() + 20000;
-    while (g_get_monotonic_time() < until)
-      g_main_context_iteration(NULL, FALSE);
-  }
-}
+#include "views-test-util.h"
 
 /* What the cell drew the last time GTK asked it: NULL when it drew nothing. */
 static GskRenderNode *drawing(GtkWidget *cell) {
@@ -23,16 +16,7 @@ static GskRenderNode *drawing(GtkWidget *cell) {
 /* How many pixels of the window's drawing inside widget differ from its first pixel: the
  * window is drawn from the drawings GTK kept, as on screen. */
 static int ink_in(GtkWidget *window, GtkWidget *widget) {
-  int width = gtk_widget_get_width(window), height = gtk_widget_get_height(window);
-  g_autoptr(GdkPaintable) paintable = gtk_widget_paintable_new(window);
-  GtkSnapshot *snapshot = gtk_snapshot_new();
-  gdk_paintable_snapshot(paintable, snapshot, width, height);
-  GskRenderNode *node = gtk_snapshot_free_to_node(snapshot);
-  g_assert_nonnull(node);
-  GskRenderer *renderer = gtk_native_get_renderer(GTK_NATIVE(window));
-  g_autoptr(GdkTexture) texture =
-      gsk_renderer_render_texture(renderer, node, &GRAPHENE_RECT_INIT(0, 0, width, height));
-  gsk_render_node_unref(node);
+  g_autoptr(GdkTexture) texture = views_test_render(window);
   int tw = gdk_texture_get_width(texture), th = gdk_texture_get_height(texture);
   g_autofree guint32 *pixels = g_new(guint32, (gsize)tw * th);
   gdk_texture_download(texture, (guchar *)pixels, (gsize)tw * 4);
@@ -61,10 +45,7 @@ static void test_measure(void) {
   gtk_box_append(GTK_BOX(box), label);
   gtk_box_append(GTK_BOX(box), fixed);
   gtk_box_append(GTK_BOX(box), natural);
-  GtkWidget *window = gtk_window_new();
-  gtk_window_set_child(GTK_WINDOW(window), box);
-  gtk_window_present(GTK_WINDOW(window));
-  wait_frames(3);
+  GtkWindow *window = views_test_show(box, 400, 200);
 
   int label_h, cell_h, label_w, fixed_w, natural_w, min_w;
   gtk_widget_measure(label, GTK_ORIENTATION_VERTICAL, -1, &label_h, NULL, NULL, NULL);
@@ -88,7 +69,7 @@ static void test_measure(void) {
   gs_text_cell_set_text(GS_TEXT_CELL(fixed), NULL);
   g_assert_cmpstr(gs_text_cell_get_text(GS_TEXT_CELL(fixed)), ==, "");
   g_assert_null(drawing(fixed));
-  gtk_window_destroy(GTK_WINDOW(window));
+  gtk_window_destroy(window);
 }
 
 static void setup_cell(GtkSignalListItemFactory *f, GtkListItem *item, gpointer data) {
@@ -131,30 +112,25 @@ static void test_drawn_when_scrolled_to(void) {
       GTK_SELECTION_MODEL(gtk_no_selection_new(G_LIST_MODEL(strings))), factory);
   GtkWidget *scroller = gtk_scrolled_window_new();
   gtk_scrolled_window_set_child(GTK_SCROLLED_WINDOW(scroller), list);
-  GtkWidget *window = gtk_window_new();
-  gtk_window_set_default_size(GTK_WINDOW(window), 300, 200);
-  gtk_window_set_child(GTK_WINDOW(window), scroller);
-  gtk_window_present(GTK_WINDOW(window));
-  wait_frames(5);
+  GtkWindow *window = views_test_show(scroller, 300, 200);
 
   GtkWidget *top = find_cell(list, "row 0");
   g_assert_nonnull(top);
   g_assert_null(find_cell(list, "row 30")); /* below the view: not laid out */
-  g_assert_cmpint(ink_in(window, top), >, 0);
+  g_assert_cmpint(ink_in(GTK_WIDGET(window), top), >, 0);
 
   /* Scrolled so that row 30 is in view: it is drawn, at the list's width. */
   GtkAdjustment *adj = gtk_scrolled_window_get_vadjustment(GTK_SCROLLED_WINDOW(scroller));
   gtk_adjustment_set_value(adj, 30 * gtk_widget_get_height(top));
-  wait_frames(5);
+  views_test_settle(GTK_WIDGET(window));
   GtkWidget *below = find_cell(list, "row 30");
   g_assert_nonnull(below);
-  g_assert_cmpint(ink_in(window, below), >, 0);
-  gtk_window_destroy(GTK_WINDOW(window));
+  g_assert_cmpint(ink_in(GTK_WIDGET(window), below), >, 0);
+  gtk_window_destroy(window);
 }
 
 int main(int argc, char **argv) {
-  gtk_test_init(&argc, &argv, NULL);
-  adw_init();
+  views_test_init(&argc, &argv);
   g_test_add_func("/text-cell/measure", test_measure);
   g_test_add_func("/text-cell/drawn-when-scrolled-to", test_drawn_when_scrolled_to);
   return g_test_run();

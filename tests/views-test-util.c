@@ -127,12 +127,7 @@ gboolean views_test_press_key(GtkWidget *widget, guint key, GdkModifierType mods
   g_assert_not_reached();
 }
 
-void views_test_screenshot(GtkWidget *widget, const char *name) {
-  views_test_settle(widget);
-  const char *dir = g_getenv("GS_SCREENSHOT_DIR");
-  if (dir)
-    g_mkdir_with_parents(dir, 0755);
-  g_autofree char *path = g_build_filename(dir ? dir : ".", name, NULL);
+GdkTexture *views_test_render(GtkWidget *widget) {
   g_autoptr(GdkPaintable) paintable = gtk_widget_paintable_new(widget);
   int width = gtk_widget_get_width(widget), height = gtk_widget_get_height(widget);
   g_assert_cmpint(width, >, 0);
@@ -142,8 +137,16 @@ void views_test_screenshot(GtkWidget *widget, const char *name) {
   g_autoptr(GskRenderNode) node = gtk_snapshot_free_to_node(g_steal_pointer(&snapshot));
   g_assert_nonnull(node);
   GskRenderer *renderer = gtk_native_get_renderer(gtk_widget_get_native(widget));
-  g_autoptr(GdkTexture) texture =
-      gsk_renderer_render_texture(renderer, node, &GRAPHENE_RECT_INIT(0, 0, width, height));
+  return gsk_renderer_render_texture(renderer, node, &GRAPHENE_RECT_INIT(0, 0, width, height));
+}
+
+void views_test_screenshot(GtkWidget *widget, const char *name) {
+  views_test_settle(widget);
+  const char *dir = g_getenv("GS_SCREENSHOT_DIR");
+  if (dir)
+    g_mkdir_with_parents(dir, 0755);
+  g_autofree char *path = g_build_filename(dir ? dir : ".", name, NULL);
+  g_autoptr(GdkTexture) texture = views_test_render(widget);
   g_assert_true(gdk_texture_save_to_png(texture, path));
   g_test_message("screenshot: %s", path);
 }

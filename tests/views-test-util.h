@@ -30,6 +30,8 @@ const char *views_test_label_after(GtkWidget *root, const char *key);
  * focused widget sees it): runs the matching shortcut's action and returns whether it handled
  * the key. The key must be one of its shortcuts. */
 gboolean views_test_press_key(GtkWidget *widget, guint key, GdkModifierType mods);
+/* widget as it is drawn now, from the drawings GTK kept for its children (as on screen). */
+GdkTexture *views_test_render(GtkWidget *widget);
 /* Saves widget as GS_SCREENSHOT_DIR/name (or the current directory). */
 void views_test_screenshot(GtkWidget *widget, const char *name);
 /* The position in a timeline view's alive list, as shown, of the object id's row, opening
