@@ -273,19 +273,33 @@ static gboolean page_loaded(gpointer data) {
   return gs_capture_page_get_model(data) && !gs_capture_page_get_busy(data);
 }
 
+/* The unusual-shape log h at scale, written as dir/file_name; its path (newly allocated). */
+static char *write_hostile_log(const hostile_log *h, double scale, const char *dir,
+                               const char *file_name) {
+  tw_log log = {0};
+  h->build(&log, scale);
+  char *path = g_build_filename(dir, file_name, NULL);
+  g_assert_true(g_file_set_contents(path, (const char *)log.data, (gssize)log.len, NULL));
+  tw_free(&log);
+  return path;
+}
+
+static const hostile_log *hostile_log_named(const char *name) {
+  const hostile_log *h = hostile_logs;
+  while (h->name && !g_str_equal(h->name, name))
+    h++;
+  g_assert_nonnull(h->name);
+  return h;
+}
+
 /* The event list taking a model in steps: the column view has 40 rows, then 40 more a step,
  * then all; the list model has every row from the start; the plain set_model gives all at
  * once again. */
 static void test_event_list_rows_in_steps(void) {
-  const hostile_log *h = hostile_logs;
-  while (!g_str_equal(h->name, "many-threads"))
-    h++;
-  tw_log log = {0};
-  h->build(&log, 0.01); /* 1,000 threads, 3,001 events */
   g_autofree char *dir = g_dir_make_tmp("gs-steps-ui-XXXXXX", NULL);
-  g_autofree char *path = g_build_filename(dir, "steps.gst", NULL);
-  g_assert_true(g_file_set_contents(path, (const char *)log.data, (gssize)log.len, NULL));
-  tw_free(&log);
+  /* 1,000 threads, 3,001 events */
+  g_autofree char *path = write_hostile_log(hostile_log_named("many-threads"), 0.01, dir,
+                                            "steps.gst");
   g_autoptr(gs_trace_model) model = gs_trace_model_load_file(path, NULL, NULL, NULL, NULL);
   g_assert_nonnull(model);
   guint n = (guint)gs_trace_model_n_events(model);
@@ -338,15 +352,9 @@ static void test_thread_column_fits_numbers(void) {
   int width[2];
   const double scales[2] = {0.0005, 0.1}; /* 50 and 10,000 threads */
   for (int k = 0; k < 2; k++) {
-    const hostile_log *h = hostile_logs;
-    while (!g_str_equal(h->name, "many-threads"))
-      h++;
-    tw_log log = {0};
-    h->build(&log, scales[k]);
     g_autofree char *name = g_strdup_printf("threads-%d.gst", k);
-    g_autofree char *path = g_build_filename(dir, name, NULL);
-    g_assert_true(g_file_set_contents(path, (const char *)log.data, (gssize)log.len, NULL));
-    tw_free(&log);
+    g_autofree char *path =
+        write_hostile_log(hostile_log_named("many-threads"), scales[k], dir, name);
     g_autoptr(GFile) file = g_file_new_for_path(path);
     gs_window_open_file(window, file, FALSE);
     GsCapturePage *page = gs_window_get_current_page(window);
@@ -436,12 +444,8 @@ static void test_hostile_logs(void) {
   g_autofree char *dir = g_dir_make_tmp("gs-hostile-ui-XXXXXX", NULL);
   GsWindow *window = new_window();
   for (const hostile_log *h = hostile_logs; h->name; h++) {
-    tw_log log = {0};
-    h->build(&log, 0.002);
     g_autofree char *name = g_strconcat(h->name, ".gst", NULL);
-    g_autofree char *path = g_build_filename(dir, name, NULL);
-    g_assert_true(g_file_set_contents(path, (const char *)log.data, (gssize)log.len, NULL));
-    tw_free(&log);
+    g_autofree char *path = write_hostile_log(h, 0.002, dir, name);
     g_autoptr(GFile) file = g_file_new_for_path(path);
     gs_window_open_file(window, file, FALSE);
     GsCapturePage *page = gs_window_get_current_page(window);
