@@ -33,6 +33,7 @@ struct _GsEventListView {
   GtkSingleSelection *selection;
   GsThreadList *threads;  /* the thread drop-down's choices */
   GtkColumnViewColumn *thread_column;
+  int thread_digits;      /* the longest thread number's, as the column was last fitted */
   gboolean updating;      /* set_position is moving the selection: emit nothing */
   guint scroll_target;    /* the row set_position chose: kept on screen as the list grows */
   gboolean scroll_pending;
@@ -152,6 +153,10 @@ static void fit_thread_column(GsEventListView *self) {
   int digits = 1;
   for (guint32 t = widest; t >= 10; t /= 10)
     digits++;
+  /* Called each time a live model grows: the font is asked only when the number grows. */
+  if (digits == self->thread_digits)
+    return;
+  self->thread_digits = digits;
   int width = THREAD_COLUMN_WIDTH;
   if (digits > THREAD_COLUMN_DIGITS) {
     PangoContext *context = gtk_widget_get_pango_context(self->column_view);
@@ -160,8 +165,7 @@ static void fit_thread_column(GsEventListView *self) {
     pango_font_metrics_unref(metrics);
     width += (digits - THREAD_COLUMN_DIGITS) * PANGO_PIXELS_CEIL(digit);
   }
-  if (gtk_column_view_column_get_fixed_width(self->thread_column) != width)
-    gtk_column_view_column_set_fixed_width(self->thread_column, width);
+  gtk_column_view_column_set_fixed_width(self->thread_column, width);
 }
 
 static void refresh_threads(GsEventListView *self, gboolean new_model) {
