@@ -50,6 +50,23 @@ static void clone_detach_workload(void) {
     gs_dispose(all[i]);
 }
 
+/* The same, but backward reads the clone: c * c saves c, whose bytes are its own since
+ * c += 100. Backward's copy of the saved c is c's storage, not a copy-on-write share with h. */
+static void clone_saved_workload(void) {
+  gs_tensor x = leaf3("x");
+  gs_tensor h = named(gs_mul_scalar(x, 2.0), "h");
+  gs_tensor c = named(gs_clone(h), "c");
+  gs_tensor d = named(gs_detach(h), "d");
+  gs_add_scalar_(c, 100.0);
+  gs_mul_scalar_(d, 10.0);
+  gs_tensor cc = gs_mul(c, c);
+  gs_tensor loss = gs_sum(cc, NULL, 0, false);
+  gs_backward(loss);
+  gs_tensor all[] = {x, h, c, d, cc, loss};
+  for (guint i = 0; i < G_N_ELEMENTS(all); i++)
+    gs_dispose(all[i]);
+}
+
 /* Two MulBackward nodes: x * w saves x and w, a * a saves a; the detached alias of a writes
  * into a, and the error must say which MulBackward. */
 static void detach_bug_workload(void) {
@@ -124,6 +141,9 @@ typedef struct oracle {
   GHashTable *writes;   /* storage -> in-place writes counted */
   GHashTable *nodes;    /* alive node id -> node_truth */
   GHashTable *composites; /* id -> tensor_truth (no storage): owners once an owner_change says */
+  GHashTable *buffers;  /* alive storage -> the bytes it reads (a number per allocation): a
+                         * clone's storage reads its source's until either materialises */
+  guint64 next_buffer;
 } oracle;
 
 static void node_truth_free(gpointer p) {
@@ -142,6 +162,8 @@ static void oracle_init(oracle *o) {
   o->writes = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
   o->nodes = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, node_truth_free);
   o->composites = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
+  o->buffers = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
+  o->next_buffer = 0;
 }
 
 static void oracle_clear(oracle *o) {
@@ -151,6 +173,7 @@ static void oracle_clear(oracle *o) {
   g_hash_table_unref(o->writes);
   g_hash_table_unref(o->nodes);
   g_hash_table_unref(o->composites);
+  g_hash_table_unref(o->buffers);
 }
 
 static guint64 *key(guint64 id) { return g_memdup2(&id, sizeof id); }
@@ -180,8 +203,17 @@ static void oracle_apply(oracle *o, const gs_trace_event *e, const gs_trace_read
   switch (e->kind) {
   case GS_TRACE_STORAGE_ALLOC:
   case GS_TRACE_STORAGE_SHARE:
-  case GS_TRACE_STORAGE_MATERIALISE: g_hash_table_add(o->storages, key(e->storage)); break;
-  case GS_TRACE_STORAGE_FREE: g_hash_table_remove(o->storages, &e->storage); break;
+  case GS_TRACE_STORAGE_MATERIALISE: {
+    g_hash_table_add(o->storages, key(e->storage));
+    guint64 buffer = e->kind == GS_TRACE_STORAGE_SHARE ? lookup_u64(o->buffers, e->source)
+                                                       : ++o->next_buffer;
+    g_hash_table_replace(o->buffers, key(e->storage), key(buffer));
+    break;
+  }
+  case GS_TRACE_STORAGE_FREE:
+    g_hash_table_remove(o->storages, &e->storage);
+    g_hash_table_remove(o->buffers, &e->storage);
+    break;
   case GS_TRACE_TENSOR_CREATE: {
     tensor_truth *t = g_new0(tensor_truth, 1);
     *t = (tensor_truth){e->storage, TRUE, e->holder, e->owner};
@@ -369,6 +401,21 @@ static void check_after(oracle *o, const gs_trace_event *e, guint64 index, const
       tensor_truth *t = owned_of(o, f->id);
       if (!t || t->holder != f->holder || t->owner != f->value)
         fail_fact("gives an owner the log does not", index, text, f);
+      break;
+    }
+    case GS_FACT_SHARED_BYTES: {
+      /* It reads bytes some other alive storage reads too (that one, if named). */
+      guint64 buffer = lookup_u64(o->buffers, f->id);
+      gboolean shared = FALSE;
+      GHashTableIter it;
+      gpointer k, v;
+      g_hash_table_iter_init(&it, o->buffers);
+      while (buffer && g_hash_table_iter_next(&it, &k, &v))
+        shared |= *(guint64 *)k != f->id && *(guint64 *)v == buffer &&
+                  (!f->storage || *(guint64 *)k == f->storage);
+      if (!shared)
+        fail_fact("says a storage shares bytes copy-on-write that it does not share", index,
+                  text, f);
       break;
     }
     }
@@ -574,6 +621,35 @@ static void test_clone_detach(void) {
   remove_log(path);
 }
 
+/* Backward unpacks what MulBackward saved (c) as a new handle over c's own storage: the log
+ * says it is a view of c, and no sentence calls it a copy-on-write share of h's bytes. */
+static void test_clone_saved_in_backward(void) {
+  char *path = record_log(clone_saved_workload);
+  check_log(path);
+  g_autoptr(GBytes) bytes = read_log_bytes(path);
+  g_autoptr(gs_trace_model) m = model_from_bytes(bytes, 0);
+  guint64 c_id = 0, unpacked = 0;
+  gs_trace_event e;
+  for (guint64 i = 0; i < gs_trace_model_n_events(m); i++) {
+    if (gs_trace_model_kind_at(m, i) != GS_TRACE_TENSOR_CREATE)
+      continue;
+    g_assert_true(gs_trace_model_event(m, i, &e));
+    const char *op = gs_trace_model_string(m, e.op);
+    if (!strcmp(op, "clone") && !c_id)
+      c_id = e.tensor;
+    if (strcmp(op, "MulBackward") != 0)
+      continue;
+    unpacked++;
+    g_assert_cmpuint(e.origin, ==, 1); /* a view of the saved tensor */
+    g_assert_cmpuint(e.source, ==, c_id);
+    g_autofree char *text = gs_trace_model_explain(m, i);
+    g_assert_null(strstr(text, "copy-on-write"));
+    g_assert_nonnull(strstr(text, "\"c\""));
+  }
+  g_assert_cmpuint(unpacked, ==, 2); /* self and other */
+  remove_log(path);
+}
+
 static void test_detach_bug(void) {
   gs_set_error_handler(gs_error_handler_return, NULL, NULL);
   char *path = record_log(detach_bug_workload);
@@ -683,6 +759,7 @@ int main(int argc, char **argv) {
     g_test_add_data_func(name, tour_programs[i], test_tour_program);
   }
   g_test_add_func("/explain-truth/clone-detach", test_clone_detach);
+  g_test_add_func("/explain-truth/clone-saved-in-backward", test_clone_saved_in_backward);
   g_test_add_func("/explain-truth/detach-bug", test_detach_bug);
   g_test_add_func("/explain-truth/silent-writes", test_silent_writes);
   g_test_add_func("/explain-truth/leak-loop", test_leak_loop);

@@ -44,6 +44,11 @@ gs_tensor gs__pass(gs_tensor g) {
 
 gs_tensor gs__saved(gs__node *n, int i) {
   gs__tensor copy = n->saved[i].value;
+  /* A new handle over the saved tensor's own storage (its bytes and version counter): a view
+   * of the tensor it was saved from, whatever that tensor's own origin was (a clone's saved
+   * copy does not share bytes copy-on-write with the clone's source). */
+  copy.origin = GS__ORIGIN_VIEW;
+  copy.source = n->saved[i].tensor;
   gs__storage_retain(copy.storage);
   return keep_formula_temp(gs__register(&copy, n->kind->name));
 }

@@ -130,6 +130,13 @@ static char *explain_create(explain *x, const gs_replay *r, const gs_trace_event
   switch (e->origin) {
   case 1: {
     g_autofree char *t = tensor_fact(x, r, e->tensor, e->storage, FALSE);
+    if (!source) { /* made from a handle already gone (backward's copy of a saved tensor) */
+      char h[32];
+      gs_format_handle(e->source, h, sizeof h);
+      return g_strdup_printf(_("view: %s made %s %s over storage #%" PRIu64 ", the storage "
+                               "of tensor %s, which is no longer alive; no bytes were copied"),
+                             op, t, shape, storage_fact(x, e->storage), h);
+    }
     g_autofree char *src = tensor_fact(x, r, e->source, e->storage, FALSE);
     return g_strdup_printf(_("view: %s made %s %s, a view of %s sharing storage #%"
                              PRIu64 "; no bytes were copied"),
@@ -144,6 +151,10 @@ static char *explain_create(explain *x, const gs_replay *r, const gs_trace_event
   }
   case 3: { /* a storage of its own over the source's bytes: storage_share said which */
     g_autofree char *t = tensor_fact(x, r, e->tensor, e->storage, FALSE);
+    add_fact(x, (gs_explain_fact){GS_FACT_SHARED_BYTES, .id = e->storage,
+                                  .storage = source && source->storage != e->storage
+                                                 ? source->storage : 0},
+             _("copy-on-write"));
     if (source && source->storage != e->storage) {
       g_autofree char *src = tensor_fact(x, r, e->source, source->storage, FALSE);
       return g_strdup_printf(_("clone: %s has storage #%" PRIu64 ", which shares the bytes "

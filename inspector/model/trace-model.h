@@ -88,6 +88,12 @@ gboolean gs_trace_model_event(gs_trace_model *m, guint64 index, gs_trace_event *
 const char *gs_trace_model_string(const gs_trace_model *m, guint32 id);
 /* The index of the event with engine event number seq, or G_MAXUINT64 if none. */
 guint64 gs_trace_model_find_seq(const gs_trace_model *m, guint64 seq);
+/* The index of the last event (in log order) numbered seq or less, G_MAXUINT64 if none: the
+ * moment after every event up to engine number seq, so a program that read gs_event_counter()
+ * just after a call finds the state that call left. Exact for a log of one thread (a thread
+ * numbers its events in order); with several, events of other threads numbered later may
+ * precede it in the log and be applied too. */
+guint64 gs_trace_model_index_through_seq(const gs_trace_model *m, guint64 seq);
 /* A log that begins in the middle of a run (a flight recorder's dump, or tracing switched on
  * late; format 1.5) opens with a snapshot: events from a snapshot_begin to its snapshot_end
  * re-create what was alive, so every state from the snapshot_end on is the run's. TRUE if
@@ -313,6 +319,8 @@ typedef enum gs_explain_fact_kind {
   GS_FACT_SAVED_VERSION, /* id: a node; tensor: what it saved; storage: that tensor's storage
                           * when saved; value: the version it saved it at (backward will fail) */
   GS_FACT_OWNER,         /* id: the object held; holder (gs_trace_holder) and value: the owner */
+  GS_FACT_SHARED_BYTES,  /* id: a storage it says reads another's bytes copy-on-write; storage:
+                          * that other storage (0: it does not say which) */
 } gs_explain_fact_kind;
 
 typedef struct gs_explain_fact {
