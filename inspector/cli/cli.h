@@ -24,6 +24,7 @@ int cli_chrome_trace(int argc, char **argv);
 int cli_export_graph(int argc, char **argv);
 int cli_explain(int argc, char **argv);
 int cli_diff(int argc, char **argv);
+int cli_state(int argc, char **argv);
 /* explain --list-tours and explain --tour NAME [LOG] (explain-tour.c). log_path NULL: run the
  * tour's program and read its fresh log. */
 int cli_list_tours(void);

@@ -28,6 +28,8 @@ static const command commands[] = {
     {"explain", cli_explain,
      "the inspector's sentence for each event (or one: --at N), in the user's language; "
      "--tour NAME: a guided tour"},
+    {"state", cli_state,
+     "what the inspector believes was alive after an event: state FILE [--at N] [--json]"},
     {"diff", cli_diff,
      "compare two runs: diff A B [--json] [--fail-peak-increase=SIZE] [--fail-live-increase=N]"},
 };

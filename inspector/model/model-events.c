@@ -193,3 +193,37 @@ guint64 gs_trace_model_find_seq(const gs_trace_model *m, guint64 seq) {
   }
   return G_MAXUINT64;
 }
+
+guint64 gs_trace_model_index_through_seq(const gs_trace_model *m, guint64 seq) {
+  guint64 best = G_MAXUINT64;
+  for (guint t = 0; t < m->threads->len; t++) {
+    guint32 thread = g_array_index(m->threads, guint32, t);
+    const GArray *list = g_hash_table_lookup(m->thread_chunks, GUINT_TO_POINTER(thread));
+    guint lo = 0, hi = list->len;
+    while (lo < hi) { /* the first chunk whose seq0 > seq */
+      guint mid = (lo + hi) / 2;
+      const model_chunk *c = &g_array_index(m->chunks, model_chunk,
+                                            g_array_index(list, guint, mid));
+      if (c->seq0 <= seq)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+    if (lo == 0) /* every event of this thread is later */
+      continue;
+    /* A thread numbers its events in increasing order, so its last one numbered <= seq is in
+     * the last chunk that starts at or before seq. */
+    const model_chunk *c = &g_array_index(m->chunks, model_chunk, g_array_index(list, guint, lo - 1));
+    guint64 a = c->first, b = c->first + c->n; /* the first index whose seq > seq */
+    while (a < b) {
+      guint64 mid = (a + b) / 2;
+      if (gs_trace_model_seq_at(m, mid) <= seq)
+        a = mid + 1;
+      else
+        b = mid;
+    }
+    if (a > c->first && (best == G_MAXUINT64 || a - 1 > best))
+      best = a - 1;
+  }
+  return best;
+}

@@ -81,6 +81,9 @@ void replay_on_tensor_create(gs_replay *r, const gs_trace_event *e, const replay
   o->requires_grad = e->requires_grad;
   o->ndim = CLAMP(e->ndim, 0, GS_MAX_DIMS);
   memcpy(o->shape, e->shape, sizeof o->shape);
+  memcpy(o->strides, e->strides, sizeof o->strides);
+  o->offset = e->offset;
+  o->before_recording = r->in_snapshot;
   object_add(r, o);
 }
 
@@ -107,6 +110,7 @@ void replay_on_composite_create(gs_replay *r, const gs_trace_event *e) {
   o->thread = e->thread;
   o->create_seq = e->seq;
   o->site = e->site;
+  o->before_recording = r->in_snapshot;
   o->op = gs_replay_intern(r, "composite");
   for (guint32 i = 0; i < e->n_parts; i++) {
     gs_replay_object *part = gs_replay_object_get(r, e->parts[i]);

@@ -49,6 +49,8 @@ typedef struct replay_buffer {
   guint64 owner; /* the storage that allocated or materialised it; 0 once that one is gone */
   guint memory;  /* where the bytes come from (format 1.4's memory: gs_memory_origin) */
   guint peer;    /* received bytes: the sending process */
+  struct replay_values *values; /* what the log says its elements hold (replay-values.c), or
+                                 * NULL while it says nothing */
 } replay_buffer;
 
 /* A storage record: its own size, and the bytes it reads now. Keyed by its id. */
@@ -57,6 +59,10 @@ typedef struct replay_storage {
   guint64 nbytes;
   replay_buffer *bytes;
   guint saved_refs; /* live nodes' saved tensors that view it */
+  /* Its version counter, as the last in-place write through it left it (views and detaches
+   * share it). A storage re-created by a snapshot had a counter the log does not give. */
+  guint64 version;
+  gboolean version_unknown;
   gs_replay_tally tally;
 } replay_storage;
 
@@ -72,6 +78,19 @@ void replay_storage_free(gpointer storage);
 /* storage_alloc, storage_share, storage_materialise and storage_free. */
 void replay_on_storage(gs_replay *r, const gs_trace_event *e);
 void replay_copy_storages(gs_replay *r, const gs_replay *src);
+
+/* ---- replay-values.c ------------------------------------------------------------------ */
+
+/* Element values the log recorded, by their place in the buffer (in elements of the dtype of
+ * the tensor that recorded them). */
+typedef struct replay_values replay_values;
+void replay_values_free(replay_values *v);
+replay_values *replay_values_copy(const replay_values *v);
+/* A values event: the first elements of a tensor, in logical order, placed into its buffer. */
+void replay_on_values(gs_replay *r, const gs_trace_event *e);
+/* An in-place write: the storage's version, and every value the writer's elements held is
+ * unknown until the values event that follows it. */
+void replay_on_inplace_write(gs_replay *r, const gs_trace_event *e);
 
 /* ---- replay-objects.c ----------------------------------------------------------------- */
 

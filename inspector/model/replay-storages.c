@@ -4,10 +4,15 @@
  * the storage that made them goes. The trace model's per-storage tally lives here too. */
 #include "replay-private.h"
 
+static void buffer_free(replay_buffer *b) {
+  replay_values_free(b->values);
+  g_free(b);
+}
+
 void replay_storage_free(gpointer p) {
   replay_storage *s = p;
   if (s->bytes && --s->bytes->refs == 0)
-    g_free(s->bytes);
+    buffer_free(s->bytes);
   g_free(s);
 }
 
@@ -44,7 +49,7 @@ static void buffer_drop(gs_replay *r, const gs_trace_event *e, replay_buffer *b,
     return;
   if (--b->refs == 0) {
     memory_add(r, e, b->nbytes, FALSE, b->memory != 0);
-    g_free(b);
+    buffer_free(b);
     return;
   }
   if (b->owner != storage)
@@ -66,6 +71,7 @@ static replay_buffer *buffer_new(gs_replay *r, const gs_trace_event *e, guint64 
   b->owner = e->storage;
   b->memory = e->kind == GS_TRACE_STORAGE_SHARE ? 0 : e->memory;
   b->peer = e->kind == GS_TRACE_STORAGE_SHARE ? 0 : e->peer;
+  b->values = NULL;
   memory_add(r, e, nbytes, TRUE, b->memory != 0);
   return b;
 }
@@ -87,6 +93,7 @@ static replay_storage *storage_add(gs_replay *r, const gs_trace_event *e, guint6
   replay_storage *s = g_new0(replay_storage, 1);
   s->id = e->storage;
   s->nbytes = nbytes;
+  s->version_unknown = r->in_snapshot; /* its counter ran before the log began */
   gs_id_table_replace(r->storages, s->id, s);
   r->live_storages++;
   return s;
@@ -118,9 +125,12 @@ void replay_on_storage(gs_replay *r, const gs_trace_event *e) {
     s = replay_storage_get(r, e->storage);
     if (!s)
       s = storage_add(r, e, e->nbytes);
+    /* The copy holds what the shared bytes held. */
+    replay_values *values = s->bytes ? replay_values_copy(s->bytes->values) : NULL;
     buffer_drop(r, e, s->bytes, s->id);
     s->nbytes = e->nbytes;
     s->bytes = buffer_new(r, e, e->nbytes);
+    s->bytes->values = values;
     break;
   case GS_TRACE_STORAGE_FREE:
     s = replay_storage_get(r, e->storage);
@@ -146,6 +156,7 @@ void replay_copy_storages(gs_replay *r, const gs_replay *src) {
       if (!to->bytes) {
         to->bytes = g_memdup2(from->bytes, sizeof *from->bytes);
         to->bytes->refs = 0;
+        to->bytes->values = replay_values_copy(from->bytes->values);
         g_hash_table_insert(buffers, from->bytes, to->bytes);
       }
       to->bytes->refs++;

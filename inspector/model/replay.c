@@ -138,6 +138,7 @@ gs_replay *gs_replay_copy(const gs_replay *src, gboolean open_scopes_only) {
   r->peak_ns = src->peak_ns;
   r->memory_changed = src->memory_changed;
   r->n_warnings = src->n_warnings;
+  r->in_snapshot = src->in_snapshot;
   /* The records' strings are the shared pool's: each file copies its records as they are. */
   replay_copy_storages(r, src);
   replay_copy_objects(r, src);
@@ -193,9 +194,9 @@ void gs_replay_apply_with(gs_replay *r, const gs_trace_event *e, gs_replay_strin
   r->last_seq = MAX(r->last_seq, e->seq);
   r->last_ns = MAX(r->last_ns, e->time_ns);
 
-  /* The kinds left to default change no state: string, inplace_write, backward_begin/end,
-   * grad_accumulate, mark, error, values, and the snapshot's two markers (the events between
-   * them are ordinary creations, applied as such). */
+  /* The kinds left to default change no state: string, backward_begin/end, grad_accumulate,
+   * mark and error. The events between a snapshot's two markers are ordinary creations,
+   * applied as such, of objects made before the log began. */
   _Static_assert(GS_TRACE_KIND_COUNT == 32,
                  "replay.c: a new event kind needs a case here if it changes the state");
   switch (e->kind) {
@@ -218,6 +219,10 @@ void gs_replay_apply_with(gs_replay *r, const gs_trace_event *e, gs_replay_strin
   case GS_TRACE_MODULE_CHILD: replay_on_module_child(r, e, strings); break;
   case GS_TRACE_OPTIMIZER_CREATE: replay_on_optimizer_create(r, e, strings); break;
   case GS_TRACE_COMPOSITE_CREATE: replay_on_composite_create(r, e); break;
+  case GS_TRACE_INPLACE_WRITE: replay_on_inplace_write(r, e); break;
+  case GS_TRACE_VALUES: replay_on_values(r, e); break;
+  case GS_TRACE_SNAPSHOT_BEGIN: r->in_snapshot = TRUE; break;
+  case GS_TRACE_SNAPSHOT_END: r->in_snapshot = FALSE; break;
   default: break;
   }
 }

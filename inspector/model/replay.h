@@ -71,6 +71,10 @@ typedef struct gs_replay_object {
   gboolean requires_grad;
   int ndim;
   gint64 shape[GS_MAX_DIMS];
+  gint64 strides[GS_MAX_DIMS]; /* in elements, as the engine's gs_strides */
+  gint64 offset;               /* in elements into its storage */
+  gboolean before_recording;   /* re-created by a snapshot: made before the log began, at an
+                                * event the log does not know (create_seq is the snapshot's) */
   guint32 object_kind; /* composites: gs_object_kind */
   gboolean parameter;  /* a parameter's handle (moved into one, or registered by a module) */
   guint saved_refs;    /* runnable graph nodes (see gs_replay_node) that saved it and have not
@@ -156,6 +160,8 @@ typedef struct gs_replay {
   GHashTable *optimizers; /* optimizer id -> gs_replay_optimizer* */
   GHashTable *datasets;   /* dataset id -> GArray of the guint64 tensor ids it reads */
 
+  gboolean in_snapshot; /* between a snapshot_begin and its snapshot_end */
+
   /* What did not add up (replay-warnings.h): every one counted, the first ones kept (a copy
    * keeps the count and starts its own list empty: the model reads its head state's). */
   guint64 n_warnings;
@@ -235,6 +241,20 @@ gboolean gs_replay_storage(const gs_replay *replay, guint64 id, guint64 *own_byt
  * FALSE if the storage is not alive. */
 gboolean gs_replay_storage_memory(const gs_replay *replay, guint64 id, guint *memory,
                                   guint *peer);
+
+/* A storage's version counter as the log left it; FALSE if the storage is not alive or its
+ * counter is not known (a storage re-created by a snapshot before any write since). */
+gboolean gs_replay_storage_version(const gs_replay *replay, guint64 id, guint64 *version);
+/* Whether an alive storage's bytes are shared copy-on-write with another storage (a clone's
+ * and its source's, until either writes), and with which: the storage that made the bytes, or
+ * for that one the oldest other sharer. 0 when not shared (or not alive). */
+guint64 gs_replay_storage_shares_bytes_with(const gs_replay *replay, guint64 id);
+/* The values the log says a tensor (an alive object of replay) holds now, in logical order:
+ * how many of its leading elements are known (at most max, written to out). Writes through
+ * any alias of its bytes are followed: a write makes what it wrote unknown until the log
+ * records the writer's new values, and a copy-on-write share reads its source's. */
+guint gs_replay_tensor_values(const gs_replay *replay, const gs_replay_object *tensor,
+                              double *out, guint max);
 
 /* The name user code gave tensor id with tensor_name or, failing that, its name as a module's
  * parameter: the dotted path from the root of its module tree ("encoder.layers.0.weight"), or
