@@ -42,6 +42,8 @@ gs_trace_event sample(gs_trace_kind kind) {
     return (gs_trace_event){.kind = kind, .tensor = 42, .target = UINT64_C(0x700000042)};
   case GS_TRACE_TENSOR_NAME:
     return (gs_trace_event){.kind = kind, .tensor = 42, .name = 300};
+  case GS_TRACE_REQUIRES_GRAD:
+    return (gs_trace_event){.kind = kind, .tensor = 42, .requires_grad = true, .site = 5};
   case GS_TRACE_INPLACE_WRITE:
     return (gs_trace_event){.kind = kind, .tensor = 42, .storage = 9, .version = 3, .op = 18,
                             .site = 70000};

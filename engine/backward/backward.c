@@ -375,7 +375,13 @@ void gs_set_requires_grad(gs_tensor h, bool requires_grad) {
               "only floating tensors can require grad, got %s", gs_dtype_name(t->dtype));
     return;
   }
+  if (t->ag.requires_grad == requires_grad)
+    return;
   t->ag.requires_grad = requires_grad;
+  if (gs__trace_on()) /* numbered with the log on or off */
+    gs__trace_requires_grad(h.id, requires_grad);
+  else
+    gs__trace_skip(1);
 }
 
 /* The getters see a view's history as of now: its base may have been written in place. */

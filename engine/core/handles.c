@@ -17,6 +17,19 @@ GS__POOL_GUARD_FORK(gs__tensors)
 
 uint64_t gs_live_tensor_count(void) { return gs__pool_live(&gs__tensors); }
 
+uint64_t gs_live_tensors(gs_tensor *out, uint64_t max) {
+  uint64_t n = 0;
+  gs__slot *s;
+  for (uint32_t index = 0; (s = (gs__slot *)gs__pool_slot_at(&gs__tensors, index)); index++) {
+    if (!atomic_load_explicit(&s->pool.live, memory_order_acquire))
+      continue;
+    if (n < max)
+      out[n] = (gs_tensor){s->tensor.id};
+    n++;
+  }
+  return n;
+}
+
 static const gs__handle_kind tensor_kind = {
     .pool = &gs__tensors, .noun = "tensor", .nouns = "tensors", .it = "it", .ended = "disposed"};
 

@@ -8,6 +8,7 @@
 
 #include "autograd-impl.h"
 #include "module-impl.h"
+#include "trace-writer.h"
 #include "scope-impl.h"
 #include "trace-writer.h"
 
@@ -43,7 +44,13 @@ gs_tensor gs_parameter_new(gs_tensor h, bool requires_grad) {
   gs__slot_of(gs__lookup(p, fn))->tensor.is_parameter = true;
   gs__rename_disposer(h, gs__intern(reason));
   gs__tensor *pt = gs__lookup(p, fn);
-  pt->ag.requires_grad = requires_grad;
+  if (pt->ag.requires_grad != requires_grad) {
+    pt->ag.requires_grad = requires_grad;
+    if (gs__trace_on()) /* the new handle's flag, after its move in the log */
+      gs__trace_requires_grad(p.id, requires_grad);
+    else
+      gs__trace_skip(1);
+  }
   return p;
 }
 

@@ -171,13 +171,16 @@ gs_tensor gs_view(gs_tensor h, const int64_t *shape, int ndim) {
 /* A contiguous copy of t viewed as shape sh (already validated). */
 static gs_tensor copy_as_shape(const gs__tensor *t, const int64_t *sh, int ndim, const char *fn) {
   gs__tensor *out;
-  gs_tensor h = gs__tensor_new(t->dtype, t->shape, t->ndim, fn, &out);
+  /* Made in its final shape, so the log's record of it is what it is; the bytes are written
+   * through a record of the same buffer in t's shape (row-major in both). */
+  gs_tensor h = gs__tensor_new(t->dtype, sh, ndim, fn, &out);
   if (!h.id)
     return h;
-  gs__copy_into(out, t);
-  out->ndim = ndim;
-  memcpy(out->shape, sh, (size_t)ndim * sizeof(int64_t));
-  gs__contiguous_strides(out->shape, ndim, out->strides);
+  gs__tensor as_source = *out;
+  as_source.ndim = t->ndim;
+  memcpy(as_source.shape, t->shape, sizeof as_source.shape);
+  gs__contiguous_strides(as_source.shape, t->ndim, as_source.strides);
+  gs__copy_into(&as_source, t);
   return h;
 }
 

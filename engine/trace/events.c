@@ -94,6 +94,10 @@ void gs__trace_tensor_move(uint64_t tensor, uint64_t target) {
   write_ids_at(GS_TRACE_TENSOR_MOVE, 0, tensor, target, 0, 2, gs__tw_site());
 }
 
+void gs__trace_requires_grad(uint64_t tensor, bool requires_grad) {
+  write_ids_at(GS_TRACE_REQUIRES_GRAD, 0, tensor, requires_grad ? 1 : 0, 0, 2, gs__tw_site());
+}
+
 void gs__trace_tensor_name(uint64_t tensor, const char *interned_name) {
   write_ids(GS_TRACE_TENSOR_NAME, 0, tensor, gs__trace_string(interned_name), 0, 2);
 }

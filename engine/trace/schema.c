@@ -7,7 +7,7 @@
 /* A new event kind needs, before this compiles: its schema and name below, its writer
  * (trace/events.c) and every inspector table over kinds (each asserts the same count): the
  * replay, the explanation, the tensor life, the event list's row, the memory accounting. */
-_Static_assert(GS_TRACE_KIND_COUNT == 32, "a new event kind needs a schema and a name here");
+_Static_assert(GS_TRACE_KIND_COUNT == 33, "a new event kind needs a schema and a name here");
 
 const uint8_t *const gs__trace_schema[GS_TRACE_KIND_COUNT] = {
     [GS_TRACE_STRING] = S(GS__F_NAME, GS__F_TEXT),
@@ -49,6 +49,7 @@ const uint8_t *const gs__trace_schema[GS_TRACE_KIND_COUNT] = {
     [GS_TRACE_BINARY] = S(GS__F_ADDRESS, GS__F_OFFSET, GS__F_NBYTES, GS__F_NAME, GS__F_TEXT),
     [GS_TRACE_SNAPSHOT_BEGIN] = S(GS__F_NAME, GS__F_COUNT),
     [GS_TRACE_SNAPSHOT_END] = S(GS__F_COUNT),
+    [GS_TRACE_REQUIRES_GRAD] = S(GS__F_TENSOR, GS__F_REQUIRES_GRAD, GS__F_SITE),
 };
 
 const char *gs_trace_kind_name(gs_trace_kind kind) {
@@ -84,6 +85,7 @@ const char *gs_trace_kind_name(gs_trace_kind kind) {
       [GS_TRACE_BINARY] = "binary",
       [GS_TRACE_SNAPSHOT_BEGIN] = "snapshot_begin",
       [GS_TRACE_SNAPSHOT_END] = "snapshot_end",
+      [GS_TRACE_REQUIRES_GRAD] = "requires_grad",
   };
   return kind > 0 && kind < GS_TRACE_KIND_COUNT && names[kind] ? names[kind] : "unknown";
 }

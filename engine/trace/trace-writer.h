@@ -124,6 +124,8 @@ void gs__trace_tensor_create(const gs__trace_tensor *t);
 void gs__trace_tensor_dispose(uint64_t seq, uint64_t tensor, const char *reason,
                               uint64_t freed_storage);
 void gs__trace_tensor_move(uint64_t tensor, uint64_t target);
+/* A leaf's requires_grad changed after it was made. */
+void gs__trace_requires_grad(uint64_t tensor, bool requires_grad);
 void gs__trace_tensor_name(uint64_t tensor, const char *interned_name);
 void gs__trace_storage(gs_trace_kind kind, uint64_t storage, uint64_t source, uint64_t nbytes);
 /* A storage_alloc or storage_materialise whose bytes are not the engine's allocator's: memory

@@ -28,6 +28,12 @@ GS_API void gs_dispose(gs_tensor t);
 GS_API bool gs_is_alive(gs_tensor t);
 /* Tensors alive in this process (all threads). */
 GS_API uint64_t gs_live_tensor_count(void);
+/* The handles of every tensor alive in this process, in slot order, as gc.get_objects() does
+ * for Python: for tools that check what a program holds (tests/oracle compares the engine
+ * with its event log through it). Writes at most max handles to out (out may be NULL when max
+ * is 0) and returns how many are alive. While other threads make or dispose tensors, a
+ * tensor being made or disposed may or may not be listed. */
+GS_API uint64_t gs_live_tensors(gs_tensor *out, uint64_t max);
 /* The global event number: it advances on every create, dispose and in-place write, whether
  * or not the event log is on, so errors can name "event 412". */
 GS_API uint64_t gs_event_counter(void);

@@ -17,7 +17,7 @@ extern "C" {
 #endif
 
 #define GS_TRACE_VERSION_MAJOR 1
-#define GS_TRACE_VERSION_MINOR 5
+#define GS_TRACE_VERSION_MINOR 6
 
 /* ---- recording ------------------------------------------------------------------------ */
 
@@ -94,6 +94,10 @@ typedef enum gs_trace_kind {
   GS_TRACE_SNAPSHOT_BEGIN = 30, /* name (why: a string id), count (objects alive): the events up
                                  * to snapshot_end re-create what was alive when the log began */
   GS_TRACE_SNAPSHOT_END,        /* count: the snapshot is complete */
+  /* since 1.6 */
+  GS_TRACE_REQUIRES_GRAD,       /* tensor, requires_grad: a leaf's flag changed after it was made
+                                 * (gs_set_requires_grad, gs_parameter_new); a tensor a graph
+                                 * node makes requires grad from its node_create on */
   GS_TRACE_KIND_COUNT
 } gs_trace_kind;
 

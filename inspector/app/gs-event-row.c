@@ -136,7 +136,7 @@ static char *summary_of(gs_trace_model *model, const gs_trace_event *ev) {
   GString *out = g_string_new(NULL);
   const char *name = e.name ? gs_trace_model_string(model, e.name) : NULL;
   const char *op = e.op ? gs_trace_model_string(model, e.op) : NULL;
-  _Static_assert(GS_TRACE_KIND_COUNT == 32,
+  _Static_assert(GS_TRACE_KIND_COUNT == 33,
                  "gs-event-row.c: a new event kind needs its row summary here");
   switch (e.kind) {
   case GS_TRACE_STORAGE_ALLOC:
@@ -168,6 +168,10 @@ static char *summary_of(gs_trace_model *model, const gs_trace_event *ev) {
   case GS_TRACE_TENSOR_MOVE:
     append_handle(out, _("tensor"), e.tensor);
     append_handle(out, "→", e.target);
+    break;
+  case GS_TRACE_REQUIRES_GRAD:
+    append_handle(out, _("tensor"), e.tensor);
+    append_text(out, e.requires_grad ? _("requires grad") : _("no grad"));
     break;
   case GS_TRACE_TENSOR_NAME:
     append_handle(out, _("tensor"), e.tensor);

@@ -159,9 +159,9 @@ gs_graph *gs_graph_source_build(gs_graph_source *s, guint64 index) {
   feed_versions(s, index + 1);
   gs_graph *g = gs_graph_build_with(state, s->versions);
   scope_by_creation(s, state, index, g);
-  if (s->has_values)
-    label_values(s, index, g);
   label_recurrences(s, state, g);
+  if (s->has_values) /* last: reading values moves the model's seek position off state */
+    label_values(s, index, g);
   return g;
 }
 

@@ -126,7 +126,7 @@ void gs_event_fields_foreach(const gs_trace_event *e, const gs_trace_reader *rea
     emit_s(&w, "object_kind", GS_FIELD_ENUM, gs_trace_object_kind_name(e->object_kind));
   if (e->code)
     emit_s(&w, "code", GS_FIELD_ENUM, gs_error_code_name((gs_error_code)e->code));
-  if (e->requires_grad || is_tensor_create) {
+  if (e->requires_grad || is_tensor_create || e->kind == GS_TRACE_REQUIRES_GRAD) {
     gs_event_field f = {.key = "requires_grad", .type = GS_FIELD_BOOL, .b = e->requires_grad};
     fn(&f, user_data);
   }

@@ -137,6 +137,13 @@ static char *explain_create(explain *x, const gs_replay *r, const gs_trace_event
                                "of tensor %s, which is no longer alive; no bytes were copied"),
                              op, t, shape, storage_fact(x, e->storage), h);
     }
+    if (source->storage != e->storage) { /* what an in-place op saved of its input first */
+      g_autofree char *src = tensor_fact(x, r, e->source, 0, FALSE);
+      return g_strdup_printf(_("view: %s made %s %s over storage #%" PRIu64 ", which keeps "
+                               "the values %s had before it was written in place; no bytes "
+                               "were copied"),
+                             op, t, shape, storage_fact(x, e->storage), src);
+    }
     g_autofree char *src = tensor_fact(x, r, e->source, e->storage, FALSE);
     return g_strdup_printf(_("view: %s made %s %s, a view of %s sharing storage #%"
                              PRIu64 "; no bytes were copied"),
@@ -367,7 +374,7 @@ static char *explain_event(explain *x, guint64 index) {
   char node_h[32];
   g_snprintf(node_h, sizeof node_h, "#%" G_GUINT64_FORMAT, e.node);
   const char *name = shown(x, gs_trace_model_string(m, e.name));
-  _Static_assert(GS_TRACE_KIND_COUNT == 32,
+  _Static_assert(GS_TRACE_KIND_COUNT == 33,
                  "model-explain.c: a new event kind needs its sentence here (and in po/)");
   switch (e.kind) {
   case GS_TRACE_STORAGE_ALLOC: {
@@ -617,6 +624,15 @@ static char *explain_event(explain *x, guint64 index) {
                                     "before event %" PRIu64 " are in place, and the log goes "
                                     "on from there", e.count),
                            e.count, e.seq + 1);
+  case GS_TRACE_REQUIRES_GRAD: {
+    g_autofree char *t = tensor_words(x, r, e.tensor);
+    return g_strdup_printf(e.requires_grad
+                               ? _("%s now requires grad: the ops that take it record graph "
+                                   "nodes, and backward accumulates its gradient into its .grad")
+                               : _("%s no longer requires grad: ops that take it record no "
+                                   "graph for it"),
+                           t);
+  }
   default:
     return g_strdup_printf(_("an event of kind %u, newer than this inspector"), e.kind);
   }

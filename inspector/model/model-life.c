@@ -29,7 +29,7 @@ static void extra(gs_trace_model *m, guint64 id, guint domain, guint64 index) {
 
 guint32 model_life_add(gs_trace_model *m, const gs_trace_event *e, guint64 index) {
   guint32 key = 0;
-  _Static_assert(GS_TRACE_KIND_COUNT == 32,
+  _Static_assert(GS_TRACE_KIND_COUNT == 33,
                  "model-life.c: a new event kind needs a case here (the tensor, node or storage "
                  "it is about, and the others it concerns) and, if it concerns a storage, one "
                  "in concerns()");
@@ -57,6 +57,7 @@ guint32 model_life_add(gs_trace_model *m, const gs_trace_event *e, guint64 index
     break;
   case GS_TRACE_TENSOR_DISPOSE:
   case GS_TRACE_TENSOR_NAME:
+  case GS_TRACE_REQUIRES_GRAD:
   case GS_TRACE_VALUES:
   case GS_TRACE_BACKWARD_BEGIN:
   case GS_TRACE_BACKWARD_END:

@@ -132,6 +132,9 @@ void replay_on_node_create(gs_replay *r, const gs_trace_event *e, const replay_s
   gs_replay_object *out = gs_replay_object_get(r, e->tensor);
   if (!out)
     return;
+  /* A tensor is made before its op attaches the node (its tensor_create says no): a tensor a
+   * node makes, or a leaf it accumulates into, requires grad from now on. */
+  out->requires_grad = TRUE;
   if (out->grad_fn != n->id)
     output_lets_go(r, gs_replay_node_get(r, out->grad_fn));
   out->grad_fn = n->id;

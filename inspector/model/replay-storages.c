@@ -130,7 +130,10 @@ void replay_on_storage(gs_replay *r, const gs_trace_event *e) {
     buffer_drop(r, e, s->bytes, s->id);
     s->nbytes = e->nbytes;
     s->bytes = buffer_new(r, e, e->nbytes);
-    s->bytes->values = values;
+    if (s->bytes->memory == 0) /* moved into shared memory: others may write it (values.c) */
+      s->bytes->values = values;
+    else
+      replay_values_free(values);
     break;
   case GS_TRACE_STORAGE_FREE:
     s = replay_storage_get(r, e->storage);

@@ -8,7 +8,8 @@
  * tensor's elements through its offset and strides; an in-place write first forgets every
  * position the writer covers (the values event after it then gives the first N back), so the
  * model never shows a value the bytes no longer hold. Materialising copies the buffer's values
- * with its bytes. */
+ * with its bytes. Memory the engine does not own alone (gs_from_blob, DLPack, mapped files,
+ * shared memory) has no known values: others write it without an event. */
 #include "replay-private.h"
 
 #include <string.h>
@@ -145,7 +146,9 @@ void replay_on_values(gs_replay *r, const gs_trace_event *e) {
   if (!o || o->composite)
     return;
   replay_buffer *b = buffer_of(r, o->storage);
-  if (!b)
+  /* Bytes that are not the engine's own (a blob, DLPack, a mapped file, shared memory) can be
+   * written by others, out of the log's sight: what they held is never claimed. */
+  if (!b || b->memory != 0)
     return;
   if (!b->values)
     b->values = g_new0(replay_values, 1);

@@ -197,7 +197,7 @@ void gs_replay_apply_with(gs_replay *r, const gs_trace_event *e, gs_replay_strin
   /* The kinds left to default change no state: string, backward_begin/end, grad_accumulate,
    * mark and error. The events between a snapshot's two markers are ordinary creations,
    * applied as such, of objects made before the log began. */
-  _Static_assert(GS_TRACE_KIND_COUNT == 32,
+  _Static_assert(GS_TRACE_KIND_COUNT == 33,
                  "replay.c: a new event kind needs a case here if it changes the state");
   switch (e->kind) {
   case GS_TRACE_STORAGE_ALLOC:
@@ -220,6 +220,12 @@ void gs_replay_apply_with(gs_replay *r, const gs_trace_event *e, gs_replay_strin
   case GS_TRACE_OPTIMIZER_CREATE: replay_on_optimizer_create(r, e, strings); break;
   case GS_TRACE_COMPOSITE_CREATE: replay_on_composite_create(r, e); break;
   case GS_TRACE_INPLACE_WRITE: replay_on_inplace_write(r, e); break;
+  case GS_TRACE_REQUIRES_GRAD: {
+    gs_replay_object *o = gs_replay_object_get(r, e->tensor);
+    if (o)
+      o->requires_grad = e->requires_grad;
+    break;
+  }
   case GS_TRACE_VALUES: replay_on_values(r, e); break;
   case GS_TRACE_SNAPSHOT_BEGIN: r->in_snapshot = TRUE; break;
   case GS_TRACE_SNAPSHOT_END: r->in_snapshot = FALSE; break;

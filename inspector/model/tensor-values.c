@@ -1,6 +1,7 @@
-/* tensor-values.c: a tensor's recorded values and gradient at an event (see the header). Both
- * are read from the tensor's life (its own events, in order), so the answer costs one walk of
- * that life, not a replay. */
+/* tensor-values.c: a tensor's recorded values and gradient at an event (see the header). A
+ * tensor alive at the event has the values the replayed state gives its bytes (replay-values.c:
+ * a write through any alias shows in every tensor over those bytes); one that is not is read
+ * from its own life's last recorded values. */
 #include "tensor-values.h"
 
 #include <glib/gi18n-lib.h>
@@ -10,8 +11,39 @@
 /* Tensors with at most this many elements are shown in full. */
 #define SMALL_TENSOR 6
 
+/* Values shown per tensor, at most (as many as the replay keeps of one buffer). */
+#define MAX_SHOWN 4096
+
+/* What the replayed state says tensor holds at index; FALSE if it is not alive then. */
+static gboolean replayed_values_at(gs_trace_model *m, guint64 tensor, guint64 index,
+                                   double **values, guint *n, guint64 *numel) {
+  /* The values an op computes are recorded just after the event that announced it (a
+   * creation, an in-place write): at that very event they are already the bytes'. */
+  guint64 at = index;
+  gs_trace_kind kind = gs_trace_model_kind_at(m, index);
+  if ((kind == GS_TRACE_TENSOR_CREATE || kind == GS_TRACE_INPLACE_WRITE) &&
+      gs_trace_model_kind_at(m, index + 1) == GS_TRACE_VALUES)
+    at = index + 1;
+  const gs_replay *state = gs_trace_model_seek(m, at);
+  const gs_replay_object *o = state ? gs_replay_object_get(state, tensor) : NULL;
+  if (!o || o->composite)
+    return FALSE;
+  *numel = 1;
+  for (int d = 0; d < o->ndim; d++)
+    *numel *= (guint64)MAX(o->shape[d], 0);
+  double *known = g_new(double, MAX_SHOWN);
+  *n = gs_replay_tensor_values(state, o, known, MAX_SHOWN);
+  if (*n == 0)
+    g_clear_pointer(&known, g_free);
+  *values = known;
+  return TRUE;
+}
+
 double *gs_trace_model_values_at(gs_trace_model *m, guint64 tensor, guint64 index, guint *n,
                                  guint64 *numel) {
+  double *replayed = NULL;
+  if (replayed_values_at(m, tensor, index, &replayed, n, numel))
+    return replayed;
   g_autofree guint64 *life = NULL;
   guint len = 0;
   gs_trace_model_tensor_life(m, tensor, &life, &len);

@@ -10,9 +10,11 @@
 
 G_BEGIN_DECLS
 
-/* The values last recorded for tensor at or before event index (at a creation or in-place
- * write of it, the values its op computed, recorded just after): a new array (g_free) of *n
- * values, with the tensor's element count in *numel, or NULL if none were recorded. */
+/* What tensor held at event index (at a creation or in-place write, the values its op
+ * computed, recorded just after): while it is alive, the leading values the replayed state
+ * knows of its bytes, which a write through any alias changes; else the values last recorded
+ * for it. A new array (g_free) of *n values, with the tensor's element count in *numel, or
+ * NULL if none are known. Moves the model's seek position. */
 double *gs_trace_model_values_at(gs_trace_model *m, guint64 tensor, guint64 index, guint *n,
                                  guint64 *numel);
 /* The gradient tensor accumulated into leaf (its .grad) at or before index, or 0. */
