@@ -1,0 +1,375 @@
+/* oracle.c: the differential oracle (oracle.h): probes of the live engine after each call,
+ * then the replayed model compared with them, and every sentence's facts checked against the
+ * model's state at its event. Compiled without oracle-wrap.h: its own engine calls are not
+ * probed. */
+#include "oracle.h"
+
+#include <glib/gstdio.h>
+#include <gradscope/gradscope.h>
+#include <math.h>
+#include <string.h>
+
+#include "event-fields.h"
+#include "replay.h"
+#include "trace-model.h"
+
+#define MAX_VALUES 16
+/* Disagreements described in a report, at most (all are counted). */
+#define REPORT_LINES 20
+
+typedef struct probe_tensor {
+  guint64 id, storage, owner_scope;
+  gint64 version, offset;
+  gboolean copy_on_write, requires_grad;
+  guint32 dtype;
+  int ndim;
+  gint64 shape[GS_MAX_DIMS], strides[GS_MAX_DIMS];
+  guint n_values;
+  double values[MAX_VALUES];
+} probe_tensor;
+
+typedef struct probe_scope {
+  guint64 id;
+  gs_scope_info info;
+} probe_scope;
+
+typedef struct probe {
+  guint64 counter;
+  const char *call;
+  guint first_tensor, n_tensors, first_scope, n_scopes;
+} probe;
+
+struct oracle {
+  char *dir, *path;
+  guint values;
+  guint64 last_counter;
+  GArray *probes, *tensors, *scopes;
+};
+
+static oracle *current;
+static oracle_totals totals;
+
+oracle_totals oracle_get_totals(void) { return totals; }
+
+oracle *oracle_begin(guint values) {
+  g_assert_null(current);
+  oracle *o = g_new0(oracle, 1);
+  o->dir = g_dir_make_tmp("gradscope-oracle-XXXXXX", NULL);
+  g_assert_nonnull(o->dir);
+  o->path = g_build_filename(o->dir, "run.gstrace", NULL);
+  o->values = MIN(values, MAX_VALUES);
+  o->probes = g_array_new(FALSE, FALSE, sizeof(probe));
+  o->tensors = g_array_new(FALSE, FALSE, sizeof(probe_tensor));
+  o->scopes = g_array_new(FALSE, FALSE, sizeof(probe_scope));
+  g_assert_cmpint(gs_trace_open(o->path), ==, 0);
+  o->last_counter = gs_event_counter();
+  current = o;
+  return o;
+}
+
+/* ---- probing the engine ---------------------------------------------------------------- */
+
+static void probe_tensor_now(oracle *o, gs_tensor t, probe_tensor *p) {
+  memset(p, 0, sizeof *p);
+  p->id = t.id;
+  p->storage = gs_storage_id(t);
+  p->version = gs_version(t);
+  p->copy_on_write = gs_is_copy_on_write(t);
+  p->requires_grad = gs_requires_grad(t);
+  p->owner_scope = gs_owner_scope(t).id;
+  p->dtype = gs_dtype_of(t);
+  p->ndim = gs_shape(t, p->shape);
+  gs_strides(t, p->strides);
+  p->offset = gs_storage_offset(t);
+  guint64 numel = (guint64)gs_numel(t);
+  p->n_values = (guint)MIN((guint64)o->values, numel);
+  for (guint k = 0; k < p->n_values; k++) { /* logical element k, row-major */
+    int64_t index[GS_MAX_DIMS] = {0};
+    guint64 rest = k;
+    for (int d = p->ndim - 1; d >= 0; d--) {
+      index[d] = (int64_t)(rest % (guint64)MAX(p->shape[d], 1));
+      rest /= (guint64)MAX(p->shape[d], 1);
+    }
+    p->values[k] = gs_get(t, index);
+  }
+}
+
+void oracle_after_call(const char *call) {
+  oracle *o = current;
+  if (!o || gs_event_counter() == o->last_counter)
+    return; /* nothing the log could show happened */
+  probe p = {.call = call, .first_tensor = o->tensors->len, .first_scope = o->scopes->len};
+  uint64_t n = gs_live_tensors(NULL, 0);
+  g_autofree gs_tensor *alive = g_new(gs_tensor, n + 1);
+  n = MIN(n, gs_live_tensors(alive, n));
+  for (uint64_t i = 0; i < n; i++) {
+    probe_tensor pt;
+    probe_tensor_now(o, alive[i], &pt);
+    g_array_append_val(o->tensors, pt);
+  }
+  p.n_tensors = (guint)n;
+  for (gs_scope s = gs_scope_current(); s.id; s = gs_scope_outer(s)) {
+    probe_scope ps = {s.id, gs_scope_get_info(s)};
+    g_array_append_val(o->scopes, ps);
+    p.n_scopes++;
+  }
+  p.counter = o->last_counter = gs_event_counter();
+  g_array_append_val(o->probes, p);
+}
+
+/* ---- comparing ------------------------------------------------------------------------- */
+
+typedef struct compare {
+  GString *report;
+  guint disagreements;
+  const probe *p;
+} compare;
+
+static void disagree(compare *c, const char *format, ...) G_GNUC_PRINTF(2, 3);
+static void disagree(compare *c, const char *format, ...) {
+  if (c->disagreements++ >= REPORT_LINES)
+    return;
+  va_list args;
+  va_start(args, format);
+  g_autofree char *what = g_strdup_vprintf(format, args);
+  va_end(args);
+  if (c->p)
+    g_string_append_printf(c->report, "after %s (event %" G_GUINT64_FORMAT "): %s\n",
+                           c->p->call, c->p->counter, what);
+  else
+    g_string_append_printf(c->report, "%s\n", what);
+}
+
+static gboolean same_value(double a, double b) {
+  return a == b || (isnan(a) && isnan(b));
+}
+
+static gboolean same_dims(const gint64 *a, const gint64 *b, int n) {
+  return memcmp(a, b, sizeof *a * (gsize)n) == 0;
+}
+
+/* "f64 [2, 3] strides [3, 1] offset 0" */
+static char *geometry(guint32 dtype, int ndim, const gint64 *shape, const gint64 *strides,
+                      gint64 offset) {
+  GString *s = g_string_new(gs_dtype_name((gs_dtype)dtype));
+  g_string_append(s, " [");
+  for (int d = 0; d < ndim; d++)
+    g_string_append_printf(s, "%s%" G_GINT64_FORMAT, d ? ", " : "", shape[d]);
+  g_string_append(s, "] strides [");
+  for (int d = 0; d < ndim; d++)
+    g_string_append_printf(s, "%s%" G_GINT64_FORMAT, d ? ", " : "", strides[d]);
+  g_string_append_printf(s, "] offset %" G_GINT64_FORMAT, offset);
+  return g_string_free(s, FALSE);
+}
+
+static void compare_tensor(compare *c, const gs_replay *r, const probe_tensor *p) {
+  char h[32];
+  gs_format_handle(p->id, h, sizeof h);
+  const gs_replay_object *o = gs_replay_object_get(r, p->id);
+  if (!o || o->composite) {
+    disagree(c, "tensor %s is alive in the engine, not in the model", h);
+    return;
+  }
+  totals.tensors++;
+  if (o->storage != p->storage)
+    disagree(c, "tensor %s: storage engine #%" G_GUINT64_FORMAT ", model #%" G_GUINT64_FORMAT,
+             h, p->storage, o->storage);
+  guint64 version;
+  if (!gs_replay_storage_version(r, o->storage, &version))
+    disagree(c, "tensor %s: the model does not know its version (engine %" G_GINT64_FORMAT ")",
+             h, p->version);
+  else if ((gint64)version != p->version)
+    disagree(c, "tensor %s: version engine %" G_GINT64_FORMAT ", model %" G_GUINT64_FORMAT, h,
+             p->version, version);
+  gboolean cow = gs_replay_storage_shares_bytes_with(r, o->storage) != 0;
+  if (cow != p->copy_on_write)
+    disagree(c, "tensor %s: copy-on-write engine %d, model %d", h, p->copy_on_write, cow);
+  if (o->requires_grad != p->requires_grad)
+    disagree(c, "tensor %s: requires_grad engine %d, model %d (made by %s)", h, p->requires_grad,
+             o->requires_grad, o->op);
+  guint64 owner = o->holder == GS_TRACE_HELD_BY_SCOPE ? o->owner : 0;
+  if (owner != p->owner_scope)
+    disagree(c, "tensor %s: owner scope engine %" G_GUINT64_FORMAT ", model %" G_GUINT64_FORMAT
+             " (holder %u)", h, p->owner_scope, owner, o->holder);
+  if (o->dtype != p->dtype || o->ndim != p->ndim || !same_dims(o->shape, p->shape, p->ndim) ||
+      !same_dims(o->strides, p->strides, p->ndim) || o->offset != p->offset) {
+    g_autofree char *engine = geometry(p->dtype, p->ndim, p->shape, p->strides, p->offset);
+    g_autofree char *model = geometry(o->dtype, o->ndim, o->shape, o->strides, o->offset);
+    disagree(c, "tensor %s: engine %s, model %s", h, engine, model);
+  }
+  double values[MAX_VALUES];
+  guint known = gs_replay_tensor_values(r, o, values, p->n_values);
+  totals.unknown_values += p->n_values - known;
+  for (guint k = 0; k < known; k++)
+    if (!same_value(values[k], p->values[k])) {
+      disagree(c, "tensor %s: value %u engine %g, model %g", h, k, p->values[k], values[k]);
+      break;
+    }
+}
+
+static void compare_probe(compare *c, gs_trace_model *m, oracle *o, const probe *p) {
+  c->p = p;
+  totals.probes++;
+  guint64 index = gs_trace_model_index_through_seq(m, p->counter);
+  if (index == G_MAXUINT64) {
+    disagree(c, "the log has no event numbered %" G_GUINT64_FORMAT " or less", p->counter);
+    return;
+  }
+  const gs_replay *r = gs_trace_model_seek(m, index);
+  guint model_tensors = 0;
+  GHashTableIter it;
+  gpointer value;
+  g_hash_table_iter_init(&it, r->objects);
+  while (g_hash_table_iter_next(&it, NULL, &value))
+    model_tensors += !((const gs_replay_object *)value)->composite;
+  g_autoptr(GHashTable) engine_ids = g_hash_table_new(g_int64_hash, g_int64_equal);
+  for (guint i = 0; i < p->n_tensors; i++) {
+    const probe_tensor *pt = &g_array_index(o->tensors, probe_tensor, p->first_tensor + i);
+    g_hash_table_add(engine_ids, (gpointer)&pt->id);
+    compare_tensor(c, r, pt);
+  }
+  if (model_tensors != p->n_tensors) {
+    g_hash_table_iter_init(&it, r->objects);
+    while (g_hash_table_iter_next(&it, NULL, &value)) {
+      const gs_replay_object *obj = value;
+      char h[32];
+      if (!obj->composite && !g_hash_table_contains(engine_ids, &obj->id))
+        disagree(c, "tensor %s is alive in the model, not in the engine (made by %s)",
+                 gs_format_handle(obj->id, h, sizeof h), obj->op);
+    }
+  }
+  for (guint i = 0; i < p->n_scopes; i++) {
+    const probe_scope *ps = &g_array_index(o->scopes, probe_scope, p->first_scope + i);
+    const gs_replay_scope *s = gs_trace_model_scope_in(m, r, ps->id);
+    char h[32];
+    gs_format_handle(ps->id, h, sizeof h);
+    totals.scopes++;
+    if (!s || s->ended) {
+      disagree(c, "scope %s is open in the engine, %s in the model", h, s ? "ended" : "unknown");
+      continue;
+    }
+    const gs_scope_info *e = &ps->info;
+    if (s->created != e->created || s->disposed != e->disposed || s->alive != e->alive ||
+        s->bytes != e->bytes || s->peak_bytes != e->peak_bytes)
+      disagree(c,
+               "scope %s \"%s\": engine created %" G_GUINT64_FORMAT " disposed %" G_GUINT64_FORMAT
+               " alive %" G_GUINT64_FORMAT " bytes %" G_GUINT64_FORMAT " peak %" G_GUINT64_FORMAT
+               ", model %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT
+               " %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT,
+               h, s->name, e->created, e->disposed, e->alive, e->bytes, e->peak_bytes, s->created,
+               s->disposed, s->alive, s->bytes, s->peak_bytes);
+  }
+}
+
+/* ---- sentences --------------------------------------------------------------------------- */
+
+/* Whether two alive storages read the same bytes copy-on-write. */
+static gboolean share_bytes(const gs_replay *r, guint64 a, guint64 b) {
+  guint64 x = gs_replay_storage_shares_bytes_with(r, a), y = gs_replay_storage_shares_bytes_with(r, b);
+  return x && y && (x == b || y == a || x == y);
+}
+
+/* One fact of the sentence of event index, against the model's state then (after the event,
+ * or just before it for a fact marked before). */
+static void check_fact(compare *c, gs_trace_model *m, guint64 index, const char *text,
+                       const gs_explain_fact *f) {
+  if (!f->text || !strstr(text, f->text)) {
+    disagree(c, "event #%" G_GUINT64_FORMAT ": the sentence does not say \"%s\": %s",
+             gs_trace_model_seq_at(m, index), f->text ? f->text : "", text);
+    return;
+  }
+  if (f->before && index == 0)
+    return;
+  const gs_replay *r = gs_trace_model_seek(m, f->before ? index - 1 : index);
+  const gs_replay_object *o = f->id ? gs_replay_object_get(r, f->id) : NULL;
+  gboolean ok = TRUE;
+  guint64 version;
+  switch (f->kind) {
+  case GS_FACT_TENSOR:
+    ok = o && (!f->storage || o->storage == f->storage);
+    break;
+  case GS_FACT_STORAGE:
+    ok = gs_replay_storage(r, f->id, NULL, NULL) ||
+         gs_trace_model_kind_at(m, index) == GS_TRACE_STORAGE_FREE;
+    break;
+  case GS_FACT_VERSION:
+    ok = gs_replay_storage_version(r, f->storage, &version) && version == f->value;
+    break;
+  case GS_FACT_ALIAS:
+    ok = o && o->storage == f->storage;
+    break;
+  case GS_FACT_NODE: {
+    const gs_replay_node *n = gs_replay_node_get(r, f->id);
+    g_autofree char *words = n ? g_strdup_printf("%s #%" G_GUINT64_FORMAT, n->kind, f->id) : NULL;
+    ok = n && g_strcmp0(words, f->text) == 0;
+    break;
+  }
+  case GS_FACT_SAVED_VERSION: {
+    const gs_replay_node *n = gs_replay_node_get(r, f->id);
+    gboolean saved = FALSE;
+    for (guint k = 0; n && k < n->n_saved; k++)
+      saved |= n->saved[k] == f->tensor;
+    ok = saved && (!gs_replay_storage_version(r, f->storage, &version) || version != f->value);
+    break;
+  }
+  case GS_FACT_OWNER:
+    /* A composite's first owner is not in its event: only a tensor's is checked. */
+    ok = !o || o->composite || (o->holder == f->holder && o->owner == f->value);
+    break;
+  case GS_FACT_SHARED_BYTES:
+    ok = gs_replay_storage_shares_bytes_with(r, f->id) != 0 &&
+         (!f->storage || share_bytes(r, f->id, f->storage));
+    break;
+  }
+  totals.facts++;
+  if (!ok)
+    disagree(c, "event #%" G_GUINT64_FORMAT ": a false fact (kind %d, id %" G_GUINT64_FORMAT
+             ", \"%s\"%s): %s",
+             gs_trace_model_seq_at(m, index), f->kind, f->id, f->text,
+             f->before ? ", before it" : "", text);
+}
+
+static void check_sentences(compare *c, gs_trace_model *m) {
+  c->p = NULL;
+  for (guint64 i = 0; i < gs_trace_model_n_events(m); i++) {
+    GArray *facts = NULL;
+    g_autofree char *text = gs_trace_model_explain_facts(m, i, &facts);
+    totals.sentences++;
+    for (guint k = 0; facts && k < facts->len; k++)
+      check_fact(c, m, i, text, &g_array_index(facts, gs_explain_fact, k));
+    if (facts)
+      g_array_unref(facts);
+  }
+}
+
+guint oracle_end(oracle *o, GString *report, gboolean keep_log, char **log_path) {
+  g_assert_true(current == o);
+  current = NULL;
+  gs_trace_close();
+  compare c = {report, 0, NULL};
+  g_autoptr(GError) error = NULL;
+  g_autoptr(gs_trace_model) m = gs_trace_model_load_file(o->path, NULL, NULL, NULL, &error);
+  if (!m) {
+    disagree(&c, "the log cannot be read: %s", error->message);
+  } else {
+    if (gs_trace_model_problem(m))
+      disagree(&c, "the log is damaged: %s", gs_trace_model_problem(m));
+    for (guint i = 0; i < o->probes->len; i++)
+      compare_probe(&c, m, o, &g_array_index(o->probes, probe, i));
+    check_sentences(&c, m);
+  }
+  totals.programs++;
+  if (keep_log && log_path)
+    *log_path = g_strdup(o->path);
+  if (!keep_log) {
+    g_remove(o->path);
+    g_rmdir(o->dir);
+  }
+  g_free(o->path);
+  g_free(o->dir);
+  g_array_unref(o->probes);
+  g_array_unref(o->tensors);
+  g_array_unref(o->scopes);
+  g_free(o);
+  return c.disagreements;
+}

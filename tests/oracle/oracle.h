@@ -1,0 +1,40 @@
+/* oracle.h: the differential oracle. The inspector's model is checked against the live engine:
+ * a program runs with recording on, and after every public call that took an event number the
+ * oracle asks the engine itself about every tensor alive (gs_live_tensors: storage, version,
+ * copy-on-write, owner scope, shape, strides, offset, dtype, the first values) and about every
+ * scope open on the thread (gs_scope_get_info), with gs_event_counter(). When the program ends
+ * the log is replayed, and the model's state after the last event numbered at or below each
+ * probe's counter (what `gradscope state --at` prints) must say the same, field by field. And
+ * every event's sentence is built and its facts checked against that same state.
+ *
+ * A program reaches the probe in one of two ways: its calls go through oracle-wrap.h (force
+ * included, so tours and examples run unchanged), or it calls oracle_after_call itself. */
+#pragma once
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+typedef struct oracle oracle;
+
+/* Starts recording into a new temporary log and makes this the oracle that probes. The first
+ * `values` elements of each tensor are compared (the log must record at least as many:
+ * GS_TRACE_VALUES). */
+oracle *oracle_begin(guint values);
+/* Stops recording, replays the log and compares every probe. Returns the number of
+ * disagreements; the first ones are described in report (one line each). Frees o and removes
+ * its log unless keep_log (then *log_path, if not NULL, gets its path: g_free). */
+guint oracle_end(oracle *o, GString *report, gboolean keep_log, char **log_path);
+
+/* Probes the engine now, after call (named in reports), if anything took an event number
+ * since the last probe. Does nothing when no oracle has begun. */
+void oracle_after_call(const char *call);
+
+/* What the oracle counted, over every oracle_end so far: probes compared, tensors compared,
+ * sentences checked, and values the model did not know (the log could not say them). */
+typedef struct oracle_totals {
+  guint64 programs, probes, tensors, scopes, sentences, facts, unknown_values;
+} oracle_totals;
+oracle_totals oracle_get_totals(void);
+
+G_END_DECLS

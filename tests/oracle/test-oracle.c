@@ -1,0 +1,158 @@
+/* test-oracle.c: the differential oracle over random programs and scenario programs: after
+ * every public call, what the engine reports equals what the replayed log says at that event,
+ * and every sentence's facts hold (oracle.h). meson runs a fast slice; a long run is
+ *   test-oracle --programs 1000000 [--seed S] [--steps K]
+ * which prints oracle_programs=, oracle_seconds= and oracle_disagreements= lines and exits
+ * non-zero on the first program that disagrees (its seed is printed, to run it again). */
+#include <gradscope/gradscope.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "oracle.h"
+#include "random-program.h"
+
+#define VALUES 16
+
+static guint programs_fast(void) {
+  const char *n = g_getenv("GS_ORACLE_PROGRAMS");
+  return n ? (guint)atoi(n) : 300;
+}
+
+/* One program under the oracle; fails with the report when it disagrees. */
+static guint run_one(void (*body)(gpointer), gpointer data, const char *what, gboolean fatal) {
+  oracle *o = oracle_begin(VALUES);
+  body(data);
+  g_autoptr(GString) report = g_string_new(NULL);
+  g_autofree char *log = NULL;
+  guint n = oracle_end(o, report, TRUE, &log);
+  if (n && fatal)
+    g_error("%s: %u disagreements between the engine and the model (log kept: %s)\n%s", what, n,
+            log, report->str);
+  if (n)
+    g_printerr("%s: %u disagreements (log kept: %s)\n%s", what, n, log, report->str);
+  else {
+    g_autofree char *dir = g_path_get_dirname(log);
+    remove(log);
+    rmdir(dir);
+  }
+  g_assert_cmpuint(gs_live_tensor_count(), ==, 0);
+  return n;
+}
+
+typedef struct random_args {
+  guint32 seed;
+  guint steps;
+} random_args;
+
+static void random_body(gpointer data) {
+  const random_args *a = data;
+  random_program_run(a->seed, a->steps);
+}
+
+static void test_random(void) {
+  guint n = programs_fast();
+  for (guint i = 0; i < n; i++) {
+    random_args a = {0x5eed0000u + i, 10 + i % 50};
+    g_autofree char *what = g_strdup_printf("random program %u (seed %u, %u steps)", i, a.seed,
+                                            a.steps);
+    run_one(random_body, &a, what, TRUE);
+  }
+  oracle_totals t = oracle_get_totals();
+  g_test_message("%" G_GUINT64_FORMAT " programs, %" G_GUINT64_FORMAT " probes, %" G_GUINT64_FORMAT
+                 " tensors, %" G_GUINT64_FORMAT " sentences, %" G_GUINT64_FORMAT " facts",
+                 t.programs, t.probes, t.tensors, t.sentences, t.facts);
+  g_assert_cmpuint(t.tensors, >, 0);
+  g_assert_cmpuint(t.facts, >, 0);
+}
+
+/* The issue's program: h = 2x, a clone and a detach of it, both written in place, then
+ * backward through c * c. */
+static void clone_detach_body(gpointer data) {
+  (void)data;
+  gs_tensor x = gs_from_data(GS_F64, (int64_t[]){3}, 1, (double[]){1, 2, 3});
+  gs_set_requires_grad(x, true);
+  gs_tensor h = gs_mul_scalar(x, 2.0);
+  gs_tensor c = gs_clone(h);
+  gs_tensor d = gs_detach(h);
+  gs_add_scalar_(c, 100.0);
+  gs_mul_scalar_(d, 10.0);
+  gs_tensor cc = gs_mul(c, c);
+  gs_tensor loss = gs_sum(cc, NULL, 0, false);
+  gs_backward(loss);
+  gs_tensor all[] = {x, h, c, d, cc, loss};
+  for (guint i = 0; i < G_N_ELEMENTS(all); i++)
+    gs_dispose(all[i]);
+}
+
+/* A write through an alias shows in the base and every other alias (the version tour, step
+ * 5: a[0] is 2 after alias += 1). */
+static void alias_write_body(gpointer data) {
+  (void)data;
+  gs_tensor a = gs_from_data(GS_F64, (int64_t[]){2, 3}, 2, (double[]){1, 2, 3, 4, 5, 6});
+  gs_tensor alias = gs_detach(a);
+  gs_tensor row = gs_select(a, 0, 1);
+  gs_tensor col = gs_select(a, 1, 2);
+  gs_tensor t = gs_t(a);
+  gs_add_scalar_(alias, 1.0);
+  gs_mul_scalar_(col, 10.0);
+  gs_fill_(row, 7.0);
+  gs_tensor c = gs_clone(t);
+  gs_add_scalar_(t, 1.0); /* t's storage is shared copy-on-write with c's: c keeps its values */
+  gs_tensor all[] = {a, alias, row, col, t, c};
+  for (guint i = 0; i < G_N_ELEMENTS(all); i++)
+    gs_dispose(all[i]);
+}
+
+static void test_scenario(gconstpointer data) {
+  void (*body)(gpointer) = (void (*)(gpointer))data;
+  run_one(body, NULL, g_test_get_path(), TRUE);
+}
+
+/* The long run: --programs N [--seed S] [--steps K]. */
+static int long_run(int argc, char **argv) {
+  guint64 programs = 1000, seed = 1, steps = 0;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (!strcmp(argv[i], "--programs"))
+      programs = g_ascii_strtoull(argv[i + 1], NULL, 10);
+    else if (!strcmp(argv[i], "--seed"))
+      seed = g_ascii_strtoull(argv[i + 1], NULL, 10);
+    else if (!strcmp(argv[i], "--steps"))
+      steps = g_ascii_strtoull(argv[i + 1], NULL, 10);
+  }
+  gint64 start = g_get_monotonic_time();
+  guint64 bad = 0, done = 0;
+  for (; done < programs && !bad; done++) {
+    random_args a = {(guint32)(seed * 1000003u + done), steps ? (guint)steps : 10 + done % 50};
+    g_autofree char *what = g_strdup_printf("random program (seed %u, %u steps)", a.seed, a.steps);
+    bad += run_one(random_body, &a, what, FALSE);
+    if (done % 10000 == 9999)
+      g_printerr("oracle: %" G_GUINT64_FORMAT " programs, %.0f s\n", done + 1,
+                 (g_get_monotonic_time() - start) / 1e6);
+  }
+  oracle_totals t = oracle_get_totals();
+  printf("oracle_programs=%" G_GUINT64_FORMAT "\noracle_probes=%" G_GUINT64_FORMAT
+         "\noracle_tensors_compared=%" G_GUINT64_FORMAT "\noracle_sentences=%" G_GUINT64_FORMAT
+         "\noracle_facts=%" G_GUINT64_FORMAT "\noracle_unknown_values=%" G_GUINT64_FORMAT
+         "\noracle_seconds=%.1f\noracle_disagreements=%" G_GUINT64_FORMAT "\n",
+         done, t.probes, t.tensors, t.sentences, t.facts, t.unknown_values,
+         (g_get_monotonic_time() - start) / 1e6, bad);
+  return bad ? 1 : 0;
+}
+
+int main(int argc, char **argv) {
+  /* Values are recorded only when the library loads with GS_TRACE_VALUES set. */
+  if (!g_getenv("GS_TRACE_VALUES")) {
+    g_setenv("GS_TRACE_VALUES", G_STRINGIFY(VALUES), TRUE);
+    execv("/proc/self/exe", argv);
+    g_error("cannot run again with GS_TRACE_VALUES set");
+  }
+  gs_set_error_handler(gs_error_handler_return, NULL, NULL);
+  if (argc > 1 && !strcmp(argv[1], "--programs"))
+    return long_run(argc, argv);
+  g_test_init(&argc, &argv, NULL);
+  g_test_add_data_func("/oracle/clone-detach", (gconstpointer)clone_detach_body, test_scenario);
+  g_test_add_data_func("/oracle/alias-write", (gconstpointer)alias_write_body, test_scenario);
+  g_test_add_func("/oracle/random", test_random);
+  return g_test_run();
+}
