@@ -364,12 +364,15 @@ static void show_state(GsTensorView *self) {
     numel *= (gsize)object->shape[i];
   g_autofree char *size = gs_view_bytes(numel * gs_dtype_size((gs_dtype)object->dtype));
   g_autofree char *own = gs_view_bytes(own_bytes);
+  /* Said from the replayed sharing itself, as `gradscope state` and the oracle check it. */
+  guint64 shares = storage_alive ? gs_replay_storage_shares_bytes_with(state, object->storage) : 0;
   g_autofree char *storage =
-      !storage_alive ? g_strdup_printf("#%llu", (unsigned long long)object->storage)
-      : own_bytes    ? g_strdup_printf(_("#%llu, holding %s of its own"),
-                                       (unsigned long long)object->storage, own)
-                     : g_strdup_printf(_("#%llu, sharing another storage’s bytes copy-on-write"),
-                                       (unsigned long long)object->storage);
+      shares      ? g_strdup_printf(_("#%llu, sharing the bytes of storage #%llu copy-on-write"),
+                                    (unsigned long long)object->storage,
+                                    (unsigned long long)shares)
+      : own_bytes ? g_strdup_printf(_("#%llu, holding %s of its own"),
+                                    (unsigned long long)object->storage, own)
+                  : g_strdup_printf("#%llu", (unsigned long long)object->storage);
   g_autofree char *current_handle = gs_view_handle(current);
   g_autofree char *alive = current != self->handles.id
                                ? g_strdup_printf(_("Yes, as parameter %s"), current_handle)
