@@ -265,6 +265,48 @@ static void test_storage_relations_and_failed_version_check(void) {
   graph_workload_remove_dir(dir);
 }
 
+/* The version tour: backward refuses (a's detached alias wrote into what MulBackward saved),
+ * then the program writes on a clone and a second backward succeeds. */
+static void refused_then_fixed(void) {
+  gs_set_error_handler(gs_error_handler_return, NULL, NULL);
+  gs_tensor a = gs_from_data(GS_F64, (int64_t[]){3}, 1, (double[]){1, 2, 3});
+  gs_set_requires_grad(a, true);
+  gs_tensor b = gs_mul(a, a), loss = gs_sum(b, NULL, 0, false);
+  gs_tensor alias = gs_detach(a);
+  gs_add_scalar_(alias, 1.0);
+  gs_backward(loss); /* refused */
+  gs_tensor b2 = gs_mul(a, a), loss2 = gs_sum(b2, NULL, 0, false);
+  gs_backward(loss2); /* succeeds */
+  gs_set_error_handler(gs_error_handler_abort, NULL, NULL);
+  gs_tensor all[] = {a, b, loss, alias, b2, loss2};
+  for (guint i = 0; i < G_N_ELEMENTS(all); i++)
+    gs_dispose(all[i]);
+}
+
+/* The engine's refusal is the graph's news until the next backward begins: after a later pass
+ * succeeded, its banner would contradict what just happened (the old graph's red marks still
+ * show what would fail). */
+static void test_refusal_is_news_until_the_next_backward(void) {
+  g_autofree char *dir = NULL;
+  g_autoptr(gs_trace_model) m = graph_workload_record(refused_then_fixed, &dir);
+  g_autoptr(gs_graph_source) source = gs_graph_source_new(m);
+  g_autoptr(gs_graph) refused =
+      gs_graph_source_build(source, graph_workload_find_kind(m, GS_TRACE_ERROR, 0));
+  g_assert_nonnull(refused->version_error);
+  g_autoptr(gs_graph) fixed =
+      gs_graph_source_build(source, graph_workload_find_kind(m, GS_TRACE_BACKWARD_END, 1));
+  g_assert_null(fixed->version_error);
+  gboolean still_marked = FALSE; /* the first graph is alive and would still fail */
+  for (guint i = 0; i < fixed->items->len; i++)
+    still_marked |= (g_array_index(fixed->items, gs_graph_item, i).flags & GS_GRAPH_VERSION_ERROR) != 0;
+  g_assert_true(still_marked);
+  /* Back at the refusal (a seek backwards rewinds the histories): news again. */
+  g_autoptr(gs_graph) again =
+      gs_graph_source_build(source, graph_workload_find_kind(m, GS_TRACE_ERROR, 0));
+  g_assert_nonnull(again->version_error);
+  graph_workload_remove_dir(dir);
+}
+
 /* ---- collapsing ----------------------------------------------------------------------- */
 
 /* Ten time steps of 200 ops each inside "rnn", chained, plus one op outside. */
@@ -669,6 +711,8 @@ int main(int argc, char **argv) {
   g_test_add_func("/graph/storage-relations-and-version-check",
                   test_storage_relations_and_failed_version_check);
   g_test_add_func("/graph/versions-rewind-equals-replay", test_versions_rewind_equals_replay);
+  g_test_add_func("/graph/refusal-is-news-until-the-next-backward",
+                  test_refusal_is_news_until_the_next_backward);
   g_test_add_func("/graph/repeated-steps-collapse-and-expand",
                   test_repeated_steps_collapse_and_expand);
   g_test_add_func("/graph/worker-collapses-a-full-graph", test_worker_collapses_a_full_graph);

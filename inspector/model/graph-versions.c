@@ -16,6 +16,7 @@ struct gs_graph_versions {
   GHashTable *writes;  /* storage id (guint64*) -> GArray of gs_graph_write, in log order */
   GStringChunk *strings;
   GArray *errors;      /* mismatch, in log order */
+  GArray *backwards;   /* guint64 indices of backward_begin events, in log order */
 };
 
 static void clear_mismatch(gpointer p) { g_free(((mismatch *)p)->text); }
@@ -29,6 +30,7 @@ gs_graph_versions *gs_graph_versions_new(void) {
   v->strings = g_string_chunk_new(256);
   v->errors = g_array_new(FALSE, FALSE, sizeof(mismatch));
   g_array_set_clear_func(v->errors, clear_mismatch);
+  v->backwards = g_array_new(FALSE, FALSE, sizeof(guint64));
   return v;
 }
 
@@ -38,11 +40,13 @@ void gs_graph_versions_free(gs_graph_versions *v) {
   g_hash_table_unref(v->writes);
   g_string_chunk_free(v->strings);
   g_array_unref(v->errors);
+  g_array_unref(v->backwards);
   g_free(v);
 }
 
 gboolean gs_graph_versions_wants(gs_trace_kind kind) {
-  return kind == GS_TRACE_INPLACE_WRITE || kind == GS_TRACE_ERROR;
+  return kind == GS_TRACE_INPLACE_WRITE || kind == GS_TRACE_ERROR ||
+         kind == GS_TRACE_BACKWARD_BEGIN;
 }
 
 /* The engine's message for a failed saved-tensor check (engine/autograd/backward.c). */
@@ -64,6 +68,9 @@ void gs_graph_versions_apply(gs_graph_versions *v, guint64 index, const gs_trace
     g_array_append_val(list, w);
     break;
   }
+  case GS_TRACE_BACKWARD_BEGIN:
+    g_array_append_val(v->backwards, index);
+    break;
   case GS_TRACE_ERROR:
     if (is_version_mismatch(e->text)) {
       mismatch m = {index, e->seq, gs_text_from_log(e->text, e->text_len)};
@@ -124,11 +131,19 @@ void gs_graph_versions_rewind(gs_graph_versions *v, guint64 until) {
   while (keep > 0 && g_array_index(v->errors, mismatch, keep - 1).index >= until)
     keep--;
   g_array_set_size(v->errors, keep);
+  keep = v->backwards->len;
+  while (keep > 0 && g_array_index(v->backwards, guint64, keep - 1) >= until)
+    keep--;
+  g_array_set_size(v->backwards, keep);
 }
 
 const char *gs_graph_versions_error(const gs_graph_versions *v, guint64 *seq) {
   const mismatch *last =
       v->errors->len ? &g_array_index(v->errors, mismatch, v->errors->len - 1) : NULL;
+  /* A backward begun since is the latest word: that earlier failure is history, not news. */
+  if (last && v->backwards->len &&
+      g_array_index(v->backwards, guint64, v->backwards->len - 1) > last->index)
+    last = NULL;
   if (seq)
     *seq = last ? last->seq : 0;
   return last ? last->text : NULL;

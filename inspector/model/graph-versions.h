@@ -53,7 +53,8 @@ const gs_graph_write *gs_graph_versions_writes(const gs_graph_versions *v, guint
 /* Its last write, or NULL if never written. */
 const gs_graph_write *gs_graph_versions_last_write(const gs_graph_versions *v, guint64 storage);
 /* The text of the last error event that reported a version mismatch, and its seq; NULL if
- * none was seen. */
+ * none was seen, or if a backward pass began after it (its failure is no longer the news: the
+ * graph's red marks still show what would fail). */
 const char *gs_graph_versions_error(const gs_graph_versions *v, guint64 *seq);
 
 G_END_DECLS
