@@ -12,8 +12,8 @@
  * - storages: their allocation or copy-on-write share (a materialisation turns a share into
  *   an allocation of its own); a freed storage that live shares still point at is kept with
  *   its free, so the shared bytes are counted once, as they were;
- * - tensors and composites: their creation, their last ownership change, their name and their
- *   place in a module; a tensor moved into a parameter is re-created under its new id;
+ * - tensors and composites: their creation, their last ownership change, their name, their
+ *   last requires_grad change and their place in a module; a tensor moved into a parameter is re-created under its new id;
  * - scopes until they end; nodes until released, with their free_saved; modules, their
  *   children and optimizers for the whole run (the log records no end for them). */
 #include <stdlib.h>
@@ -106,7 +106,7 @@ typedef struct record {
 
 /* Which map holds which records; each indexes the records by the id in the event. */
 enum {
-  M_STRING, M_SITE, M_STORAGE, M_STORAGE_FREE, M_OBJECT, M_OWNER, M_NAME, M_PARAM,
+  M_STRING, M_SITE, M_STORAGE, M_STORAGE_FREE, M_OBJECT, M_OWNER, M_NAME, M_PARAM, M_GRAD,
   M_SCOPE, M_NODE, M_NODE_FREED, M_MODULE, M_N
 };
 
@@ -255,6 +255,34 @@ static uint64_t shared_from(const gs__flight_state *s, uint64_t storage) {
   return r && r->e.kind == GS_TRACE_STORAGE_SHARE ? r->e.source : 0;
 }
 
+/* Storage source is leaving the bytes its live shares read (it materialised a buffer of its
+ * own): the bytes stay theirs. The oldest sharer is re-created as their allocation, in its
+ * share's place, and the others as shares of it. */
+static void sharers_keep_the_bytes(gs__flight_state *s, uint64_t source) {
+  uint32_t refs = idmap_get(&s->share_refs, source);
+  if (!refs)
+    return;
+  idmap_del(&s->share_refs, source);
+  uint64_t heir = 0;
+  uint32_t heirs_sharers = 0;
+  for (size_t i = 0; i < s->n; i++) {
+    record *r = &s->recs[i];
+    if (!r->live || r->e.kind != GS_TRACE_STORAGE_SHARE || r->e.source != source ||
+        idmap_get(&s->maps[M_STORAGE], r->e.storage) != i + 1)
+      continue;
+    if (!heir) {
+      heir = r->e.storage;
+      r->e.kind = GS_TRACE_STORAGE_ALLOC;
+      r->e.source = 0;
+    } else {
+      r->e.source = heir;
+      heirs_sharers++;
+    }
+  }
+  if (heirs_sharers && !idmap_put(&s->share_refs, heir, heirs_sharers - 1))
+    s->incomplete = true;
+}
+
 static bool on_storage(gs__flight_state *s, const gs_trace_event *e) {
   uint64_t from = shared_from(s, e->storage);
   switch (e->kind) {
@@ -275,9 +303,19 @@ static bool on_storage(gs__flight_state *s, const gs_trace_event *e) {
     /* Its bytes are its own now: re-created as an allocation of them. */
     if (from)
       share_ref(s, from, -1);
+    sharers_keep_the_bytes(s, e->storage);
     gs_trace_event alloc = {.kind = GS_TRACE_STORAGE_ALLOC, .thread = e->thread, .seq = e->seq,
                             .time_ns = e->time_ns, .storage = e->storage, .nbytes = e->nbytes,
                             .memory = e->memory};
+    uint32_t at = idmap_get(&s->maps[M_STORAGE], e->storage);
+    if (at) {
+      /* In its old record's place: the tensors re-created over it come after that record, and
+       * one made by the storage's own allocation counts its bytes only if it finds them. */
+      record *r = &s->recs[at - 1];
+      alloc.thread = r->e.thread, alloc.seq = r->e.seq, alloc.time_ns = r->e.time_ns;
+      r->e = alloc; /* a storage record owns no arrays */
+      return true;
+    }
     return keep(s, M_STORAGE, e->storage, &alloc);
   }
   case GS_TRACE_STORAGE_FREE:
@@ -294,6 +332,24 @@ static bool on_storage(gs__flight_state *s, const gs_trace_event *e) {
   }
 }
 
+/* ---- scopes ------------------------------------------------------------------------- */
+
+/* A scope ended, maybe in the middle of its thread's stack: the open scopes inside it now
+ * enclose in its outer scope (as the engine re-links them), and are re-created so. */
+static void scope_ended(gs__flight_state *s, uint64_t scope) {
+  uint32_t at = idmap_get(&s->maps[M_SCOPE], scope);
+  uint64_t outer = at ? s->recs[at - 1].e.outer : 0;
+  const idmap *open = &s->maps[M_SCOPE];
+  for (size_t j = 0; at && j < open->cap; j++) {
+    if (!open->keys[j])
+      continue;
+    record *r = &s->recs[open->vals[j]];
+    if (r->live && r->e.outer == scope)
+      r->e.outer = outer;
+  }
+  kill(s, M_SCOPE, scope);
+}
+
 /* ---- objects ----------------------------------------------------------------------- */
 
 static void on_object_gone(gs__flight_state *s, uint64_t id) {
@@ -304,6 +360,7 @@ static void on_object_gone(gs__flight_state *s, uint64_t id) {
   kill(s, M_OWNER, id);
   kill(s, M_NAME, id);
   kill(s, M_PARAM, id);
+  kill(s, M_GRAD, id);
 }
 
 /* Re-keys record `k` of id under target, rewriting the id field the event carries. */
@@ -326,7 +383,8 @@ static bool on_move(gs__flight_state *s, const gs_trace_event *e) {
   if (!e->target || e->target == e->tensor || !idmap_get(&s->maps[M_OBJECT], e->tensor))
     return true;
   return rekey(s, M_OBJECT, e->tensor, e->target) && rekey(s, M_OWNER, e->tensor, e->target) &&
-         rekey(s, M_NAME, e->tensor, e->target) && rekey(s, M_PARAM, e->tensor, e->target);
+         rekey(s, M_NAME, e->tensor, e->target) && rekey(s, M_PARAM, e->tensor, e->target) &&
+         rekey(s, M_GRAD, e->tensor, e->target);
 }
 
 /* ---- applying ---------------------------------------------------------------------- */
@@ -355,9 +413,11 @@ static bool apply(gs__flight_state *s, const gs_trace_event *e) {
     return !idmap_get(&s->maps[M_OBJECT], e->tensor) || keep(s, M_NAME, e->tensor, e);
   case GS_TRACE_OWNER_CHANGE:
     return !idmap_get(&s->maps[M_OBJECT], e->object) || keep(s, M_OWNER, e->object, e);
+  case GS_TRACE_REQUIRES_GRAD:
+    return !idmap_get(&s->maps[M_OBJECT], e->tensor) || keep(s, M_GRAD, e->tensor, e);
   case GS_TRACE_MODULE_PARAMETER: return keep(s, M_PARAM, e->tensor, e);
   case GS_TRACE_SCOPE_BEGIN: return keep(s, M_SCOPE, e->scope, e);
-  case GS_TRACE_SCOPE_END: kill(s, M_SCOPE, e->scope); return true;
+  case GS_TRACE_SCOPE_END: scope_ended(s, e->scope); return true;
   case GS_TRACE_NODE_CREATE: kill(s, M_NODE_FREED, e->node); return keep(s, M_NODE, e->node, e);
   case GS_TRACE_NODE_FREE_SAVED:
     return !idmap_get(&s->maps[M_NODE], e->node) || keep(s, M_NODE_FREED, e->node, e);

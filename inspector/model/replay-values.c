@@ -9,7 +9,8 @@
  * position the writer covers (the values event after it then gives the first N back), so the
  * model never shows a value the bytes no longer hold. Materialising copies the buffer's values
  * with its bytes. Memory the engine does not own alone (gs_from_blob, DLPack, mapped files,
- * shared memory) has no known values: others write it without an event. */
+ * shared memory) has known values only at the event that recorded them: others write it
+ * without an event. */
 #include "replay-private.h"
 
 #include <string.h>
@@ -20,6 +21,7 @@
 
 /* Sorted by position. */
 struct replay_values {
+  guint64 seq; /* the last values event placed here */
   guint n, cap;
   gint64 *pos;
   double *val;
@@ -37,6 +39,7 @@ replay_values *replay_values_copy(const replay_values *v) {
   if (!v)
     return NULL;
   replay_values *c = g_new0(replay_values, 1);
+  c->seq = v->seq;
   c->n = c->cap = v->n;
   c->pos = g_memdup2(v->pos, sizeof *v->pos * v->n);
   c->val = g_memdup2(v->val, sizeof *v->val * v->n);
@@ -146,12 +149,11 @@ void replay_on_values(gs_replay *r, const gs_trace_event *e) {
   if (!o || o->composite)
     return;
   replay_buffer *b = buffer_of(r, o->storage);
-  /* Bytes that are not the engine's own (a blob, DLPack, a mapped file, shared memory) can be
-   * written by others, out of the log's sight: what they held is never claimed. */
-  if (!b || b->memory != 0)
+  if (!b)
     return;
   if (!b->values)
     b->values = g_new0(replay_values, 1);
+  b->values->seq = e->seq;
   guint64 n = MIN((guint64)e->n_values, numel_of(o));
   for (guint64 k = 0; k < n; k++)
     values_set(b->values, position_of(o, k), e->values[k]);
@@ -188,6 +190,11 @@ guint gs_replay_tensor_values(const gs_replay *r, const gs_replay_object *o, dou
     return 0;
   const replay_buffer *b = buffer_of(r, o->storage);
   if (!b || !b->values)
+    return 0;
+  /* Bytes that are not the engine's own (a blob, DLPack, a mapped file, shared memory) can be
+   * written by others, out of the log's sight: what they held is claimed only at the values
+   * event that read them, not one event later. */
+  if (b->memory != 0 && b->values->seq != r->last_seq)
     return 0;
   guint64 n = MIN((guint64)max, numel_of(o));
   guint k = 0;

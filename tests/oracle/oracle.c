@@ -373,3 +373,123 @@ guint oracle_end(oracle *o, GString *report, gboolean keep_log, char **log_path)
   g_free(o);
   return c.disagreements;
 }
+
+/* ---- a flight recorder against a full log ---------------------------------------------- */
+
+static void compare_ring_tensor(compare *c, const gs_replay *full, const gs_replay *ring,
+                                const gs_replay_object *f) {
+  char h[32];
+  gs_format_handle(f->id, h, sizeof h);
+  const gs_replay_object *o = gs_replay_object_get(ring, f->id);
+  if (!o || o->composite != f->composite) {
+    disagree(c, "%s %s is alive in the full log, not in the ring's", f->composite ? "object" : "tensor",
+             h);
+    return;
+  }
+  totals.tensors++;
+  if (o->holder != f->holder || o->owner != f->owner)
+    disagree(c, "%s: holder %u/%" G_GUINT64_FORMAT " in the full log, %u/%" G_GUINT64_FORMAT
+             " in the ring's", h, f->holder, f->owner, o->holder, o->owner);
+  if (o->bytes != f->bytes) /* what it adds to its scope's bytes */
+    disagree(c, "%s: counts %" G_GUINT64_FORMAT " bytes to its owner in the full log, %"
+             G_GUINT64_FORMAT " in the ring's (made by %s)", h, f->bytes, o->bytes, f->op);
+  if (f->composite)
+    return;
+  if (o->storage != f->storage)
+    disagree(c, "tensor %s: storage #%" G_GUINT64_FORMAT " in the full log, #%" G_GUINT64_FORMAT
+             " in the ring's", h, f->storage, o->storage);
+  if (o->requires_grad != f->requires_grad)
+    disagree(c, "tensor %s: requires_grad %d in the full log, %d in the ring's", h,
+             f->requires_grad, o->requires_grad);
+  if (o->dtype != f->dtype || o->ndim != f->ndim || !same_dims(o->shape, f->shape, f->ndim) ||
+      !same_dims(o->strides, f->strides, f->ndim) || o->offset != f->offset) {
+    g_autofree char *a = geometry(f->dtype, f->ndim, f->shape, f->strides, f->offset);
+    g_autofree char *b = geometry(o->dtype, o->ndim, o->shape, o->strides, o->offset);
+    disagree(c, "tensor %s: %s in the full log, %s in the ring's", h, a, b);
+  }
+  /* Made before the ring's window: the ring must say it does not know when. */
+  if (!o->before_recording && o->create_seq != f->create_seq)
+    disagree(c, "tensor %s: made at %" G_GUINT64_FORMAT " in the ring's log, %" G_GUINT64_FORMAT
+             " in the full log", h, o->create_seq, f->create_seq);
+  guint64 vf = 0, vr = 0;
+  gboolean full_knows = gs_replay_storage_version(full, f->storage, &vf);
+  if (gs_replay_storage_version(ring, o->storage, &vr) && (!full_knows || vr != vf))
+    disagree(c, "tensor %s: version %" G_GUINT64_FORMAT " in the ring's log, %" G_GUINT64_FORMAT
+             " in the full log", h, vr, vf);
+  guint64 sf = gs_replay_storage_shares_bytes_with(full, f->storage);
+  guint64 sr = gs_replay_storage_shares_bytes_with(ring, o->storage);
+  if ((sf != 0) != (sr != 0))
+    disagree(c, "tensor %s: storage #%" G_GUINT64_FORMAT " shares bytes with #%" G_GUINT64_FORMAT
+             " in the full log, with #%" G_GUINT64_FORMAT " in the ring's (0: none)", h,
+             f->storage, sf, sr);
+  double a[MAX_VALUES], b[MAX_VALUES];
+  guint na = gs_replay_tensor_values(full, f, a, MAX_VALUES);
+  guint nb = gs_replay_tensor_values(ring, o, b, MAX_VALUES);
+  for (guint k = 0; k < nb; k++)
+    if (k >= na || !same_value(a[k], b[k])) {
+      disagree(c, "tensor %s: the ring's log claims value %u is %g, the full log %s", h, k, b[k],
+               k < na ? "says otherwise" : "does not know it");
+      break;
+    }
+}
+
+guint oracle_compare_ring(const char *full_log, const char *ring_log, GString *report) {
+  compare c = {report, 0, NULL};
+  g_autoptr(GError) error = NULL;
+  g_autoptr(gs_trace_model) full = gs_trace_model_load_file(full_log, NULL, NULL, NULL, &error);
+  g_autoptr(gs_trace_model) ring =
+      full ? gs_trace_model_load_file(ring_log, NULL, NULL, NULL, &error) : NULL;
+  if (!ring) {
+    disagree(&c, "a log cannot be read: %s", error->message);
+    return c.disagreements;
+  }
+  guint64 n = gs_trace_model_n_events(ring);
+  if (!n) {
+    disagree(&c, "the ring's log has no events");
+    return c.disagreements;
+  }
+  totals.snapshots += gs_trace_model_snapshot(ring, NULL, NULL, NULL);
+  guint64 seq = gs_trace_model_seq_at(ring, n - 1);
+  guint64 at = gs_trace_model_index_through_seq(full, seq);
+  if (at == G_MAXUINT64 || gs_trace_model_seq_at(full, at) != seq) {
+    disagree(&c, "the full log has no event #%" G_GUINT64_FORMAT, seq);
+    return c.disagreements;
+  }
+  totals.probes++;
+  /* Both states stay valid: each model's own seek position. */
+  const gs_replay *rs = gs_trace_model_seek(ring, n - 1);
+  const gs_replay *fs = gs_trace_model_seek(full, at);
+  if (g_hash_table_size(rs->objects) != g_hash_table_size(fs->objects))
+    disagree(&c, "%u objects alive in the full log at #%" G_GUINT64_FORMAT ", %u in the ring's",
+             g_hash_table_size(fs->objects), seq, g_hash_table_size(rs->objects));
+  GHashTableIter it;
+  gpointer value;
+  g_hash_table_iter_init(&it, fs->objects);
+  while (g_hash_table_iter_next(&it, NULL, &value))
+    compare_ring_tensor(&c, fs, rs, value);
+  /* The head state counts what did not add up in the whole log. */
+  const gs_replay *ring_head = gs_trace_model_head(ring), *full_head = gs_trace_model_head(full);
+  if (ring_head->n_warnings > full_head->n_warnings)
+    disagree(&c, "the ring's log has %" G_GUINT64_FORMAT " inconsistencies (the full log %"
+             G_GUINT64_FORMAT "), the first: kind %d", ring_head->n_warnings,
+             full_head->n_warnings,
+             ring_head->warnings->len ? (int)g_array_index(ring_head->warnings, gs_replay_warning, 0).kind : -1);
+  if (rs->live_bytes != fs->live_bytes || rs->live_storages != fs->live_storages)
+    disagree(&c, "bytes alive %" G_GUINT64_FORMAT " in %" G_GUINT64_FORMAT " storages in the "
+             "full log, %" G_GUINT64_FORMAT " in %" G_GUINT64_FORMAT " in the ring's",
+             fs->live_bytes, fs->live_storages, rs->live_bytes, rs->live_storages);
+  /* Open scopes hold the same objects and bytes (their counts of the past are the ring's). */
+  for (guint i = 0; i < fs->scope_list->len; i++) {
+    const gs_replay_scope *s = fs->scope_list->pdata[i];
+    if (s->ended)
+      continue;
+    const gs_replay_scope *r = gs_trace_model_scope_in(ring, rs, s->id);
+    if (!r || r->ended)
+      disagree(&c, "open scope \"%s\" is %s in the ring's log", s->name, r ? "ended" : "missing");
+    else if (r->alive != s->alive || r->bytes != s->bytes)
+      disagree(&c, "open scope \"%s\" holds %" G_GUINT64_FORMAT " objects, %" G_GUINT64_FORMAT
+               " bytes in the full log, %" G_GUINT64_FORMAT ", %" G_GUINT64_FORMAT " in the ring's",
+               s->name, s->alive, s->bytes, r->alive, r->bytes);
+  }
+  return c.disagreements;
+}

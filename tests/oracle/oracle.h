@@ -30,10 +30,18 @@ guint oracle_end(oracle *o, GString *report, gboolean keep_log, char **log_path)
  * since the last probe. Does nothing when no oracle has begun. */
 void oracle_after_call(const char *call);
 
+/* A flight recorder's log against a full log of the same run (the same program from the same
+ * engine state): the state after the ring's last event must equal the full log's after that
+ * event, except for what the ring cannot know, which it must say it does not know (versions
+ * of storages its snapshot re-created, values, when objects were made). Returns the number of
+ * disagreements, described in report. */
+guint oracle_compare_ring(const char *full_log, const char *ring_log, GString *report);
+
 /* What the oracle counted, over every oracle_end so far: probes compared, tensors compared,
  * sentences checked, and values the model did not know (the log could not say them). */
 typedef struct oracle_totals {
   guint64 programs, probes, tensors, scopes, sentences, facts, unknown_values;
+  guint64 snapshots; /* flight recorder logs compared that began with a snapshot */
 } oracle_totals;
 oracle_totals oracle_get_totals(void);
 

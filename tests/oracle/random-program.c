@@ -224,9 +224,17 @@ static void step(prog *p) {
 }
 
 void random_program_run(guint32 seed, guint steps) {
+  random_program_run_with(seed, steps, 0, NULL, NULL);
+}
+
+void random_program_run_with(guint32 seed, guint steps, guint at, void (*at_step)(gpointer),
+                             gpointer data) {
   prog p = {.rand = g_rand_new_with_seed(seed)};
-  for (guint i = 0; i < steps; i++)
+  for (guint i = 0; i < steps; i++) {
     step(&p);
+    if (at_step && i + 1 == at)
+      at_step(data);
+  }
   while (p.no_grad_depth-- > 0)
     gs_no_grad_end();
   while (p.n_scopes > 0)

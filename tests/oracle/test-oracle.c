@@ -7,6 +7,7 @@
 #include <gradscope/gradscope.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "oracle.h"
@@ -109,6 +110,59 @@ static void test_scenario(gconstpointer data) {
   run_one(body, NULL, g_test_get_path(), TRUE);
 }
 
+/* ---- the flight recorder ---------------------------------------------------------------- */
+
+static void dump_and_exit(gpointer data) {
+  (void)data;
+  _exit(gs_trace_dump() == 0 ? 0 : 3);
+}
+
+/* The same program from the same engine state, recorded whole by this process and by forked
+ * children through a 64 KiB flight recorder dumped after step `at`: each dump's state at its
+ * last event equals the full log's there (oracle_compare_ring). */
+static void test_flight_recorder(void) {
+  const guint steps = 3000, checkpoints[] = {400, 1800, 3000};
+  g_autofree char *dir = g_dir_make_tmp("gradscope-ring-XXXXXX", NULL);
+  guint compared = 0;
+  for (guint32 seed = 1; seed <= 6; seed++) {
+    char *rings[G_N_ELEMENTS(checkpoints)];
+    for (guint k = 0; k < G_N_ELEMENTS(checkpoints); k++) {
+      rings[k] = g_strdup_printf("%s/ring-%u-%u.gstrace", dir, seed, k);
+      pid_t child = fork();
+      g_assert_cmpint(child, >=, 0);
+      if (child == 0) {
+        if (gs_trace_open_ring(rings[k], 64 * 1024) != 0)
+          _exit(2);
+        random_program_run_with(seed, steps, checkpoints[k], dump_and_exit, NULL);
+        _exit(4); /* the checkpoint was not reached */
+      }
+      int status = 0;
+      g_assert_cmpint(waitpid(child, &status, 0), ==, child);
+      g_assert_true(WIFEXITED(status));
+      g_assert_cmpint(WEXITSTATUS(status), ==, 0);
+    }
+    g_autofree char *full = g_strdup_printf("%s/full-%u.gstrace", dir, seed);
+    g_assert_cmpint(gs_trace_open(full), ==, 0);
+    random_program_run(seed, steps);
+    gs_trace_close();
+    for (guint k = 0; k < G_N_ELEMENTS(checkpoints); k++) {
+      g_autoptr(GString) report = g_string_new(NULL);
+      guint n = oracle_compare_ring(full, rings[k], report);
+      if (n)
+        g_error("seed %u, dump after step %u: %u disagreements between the flight recorder's "
+                "log and the full log (kept in %s):\n%s", seed, checkpoints[k], n, dir,
+                report->str);
+      remove(rings[k]);
+      g_free(rings[k]);
+      compared++;
+    }
+    remove(full);
+  }
+  rmdir(dir);
+  g_assert_cmpuint(compared, ==, 18);
+  g_assert_cmpuint(oracle_get_totals().snapshots, >=, 6); /* most dumps lost their start */
+}
+
 /* The long run: --programs N [--seed S] [--steps K]. */
 static int long_run(int argc, char **argv) {
   guint64 programs = 1000, seed = 1, steps = 0;
@@ -154,5 +208,6 @@ int main(int argc, char **argv) {
   g_test_add_data_func("/oracle/clone-detach", (gconstpointer)clone_detach_body, test_scenario);
   g_test_add_data_func("/oracle/alias-write", (gconstpointer)alias_write_body, test_scenario);
   g_test_add_func("/oracle/random", test_random);
+  g_test_add_func("/oracle/flight-recorder", test_flight_recorder);
   return g_test_run();
 }
