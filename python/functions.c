@@ -265,6 +265,66 @@ static PyObject *f_live_tensor_count(PyObject *m, PyObject *unused) {
   return PyLong_FromUnsignedLongLong(gs_live_tensor_count());
 }
 
+/* gradscope._engine_probe(values): what the engine itself says of every live tensor, for the
+ * differential oracle (tests/python/oracle_run.py): (event counter, [(id, storage, version,
+ * copy_on_write, owner_scope, requires_grad, dtype, shape, strides, offset, first values)]).
+ * Read after the tensors, so the counter covers any event reading them caused. */
+static PyObject *f_engine_probe(PyObject *m, PyObject *arg) {
+  (void)m;
+  long want = PyLong_AsLong(arg);
+  if (want < 0 && PyErr_Occurred())
+    return NULL;
+  uint64_t n = gs_live_tensors(NULL, 0);
+  gs_tensor *alive = PyMem_Malloc((size_t)(n + 1) * sizeof *alive);
+  if (!alive)
+    return PyErr_NoMemory();
+  n = gs_live_tensors(alive, n);
+  PyObject *list = PyList_New(0);
+  for (uint64_t i = 0; list && i < n; i++) {
+    gs_tensor t = alive[i];
+    int64_t shape[GS_MAX_DIMS], strides[GS_MAX_DIMS];
+    int ndim = gs_shape(t, shape);
+    gs_strides(t, strides);
+    int64_t numel = gs_numel(t);
+    PyObject *dims = PyTuple_New(ndim), *steps = PyTuple_New(ndim);
+    PyObject *values = PyList_New(0);
+    for (int d = 0; dims && steps && d < ndim; d++) {
+      PyTuple_SET_ITEM(dims, d, PyLong_FromLongLong(shape[d]));
+      PyTuple_SET_ITEM(steps, d, PyLong_FromLongLong(strides[d]));
+    }
+    for (long k = 0; values && k < want && k < numel; k++) {
+      int64_t index[GS_MAX_DIMS] = {0}, rest = k;
+      for (int d = ndim - 1; d >= 0; d--) {
+        index[d] = rest % (shape[d] > 0 ? shape[d] : 1);
+        rest /= shape[d] > 0 ? shape[d] : 1;
+      }
+      PyObject *v = PyFloat_FromDouble(gs_get(t, index));
+      if (!v || PyList_Append(values, v) < 0)
+        Py_CLEAR(values);
+      Py_XDECREF(v);
+    }
+    PyObject *row =
+        dims && steps && values
+            ? Py_BuildValue("(KKLiKisNNLN)", (unsigned long long)t.id,
+                            (unsigned long long)gs_storage_id(t), (long long)gs_version(t),
+                            gs_is_copy_on_write(t), (unsigned long long)gs_owner_scope(t).id,
+                            gs_requires_grad(t), gs_dtype_name(gs_dtype_of(t)), dims, steps,
+                            (long long)gs_storage_offset(t), values)
+            : NULL;
+    if (!row) {
+      Py_XDECREF(dims), Py_XDECREF(steps), Py_XDECREF(values);
+      Py_CLEAR(list);
+    } else if (PyList_Append(list, row) < 0) {
+      Py_CLEAR(list);
+    }
+    Py_XDECREF(row);
+  }
+  PyMem_Free(alive);
+  if (!list)
+    return NULL;
+  return Py_BuildValue("(KN)", (unsigned long long)gs_event_counter(), list);
+}
+
 static PyObject *f_is_tensor(PyObject *m, PyObject *o) {
   (void)m;
   return PyBool_FromLong(gsp_is_tensor(o));
@@ -381,6 +441,8 @@ PyMethodDef gsp_module_functions[] = {
     {"live_tensor_count", f_live_tensor_count, METH_NOARGS,
      "Tensors alive in this process (all threads)."},
     {"is_tensor", f_is_tensor, METH_O, NULL},
+    {"_engine_probe", f_engine_probe, METH_O,
+     "The engine's own answers about every live tensor, for tests/python/oracle_run.py."},
     {"trace_mark", f_trace_mark, METH_O, "A user mark in the event log (\"epoch 3\")."},
     {"trace_name", f_trace_name, METH_VARARGS,
      "Names t in the event log (trace_name(t, \"x\")); returns t."},
