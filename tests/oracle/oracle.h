@@ -7,6 +7,9 @@
  * probe's counter (what `gradscope state --at` prints) must say the same, field by field. And
  * every event's sentence is built and its facts checked against that same state.
  *
+ * GS_ORACLE_MAX_PROBES=N stops probing a long program after N probes (its sentences are then
+ * checked as far as it was probed).
+ *
  * A program reaches the probe in one of two ways: its calls go through oracle-wrap.h (force
  * included, so tours and examples run unchanged), or it calls oracle_after_call itself. */
 #pragma once
