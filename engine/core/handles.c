@@ -136,7 +136,15 @@ void gs_dispose(gs_tensor h) {
       return;
     }
   }
-  dispose_slot(s, h, "gs_dispose");
+  /* The engine disposes its own temporaries with gs_dispose too: the log must not say the
+   * program did. */
+  const char *reason = "gs_dispose";
+  for (int i = 0; i < gs__lifecycle.n_dispose_reason; i++) {
+    const char *engine = gs__lifecycle.dispose_reason[i](s);
+    if (engine)
+      reason = engine;
+  }
+  dispose_slot(s, h, reason);
 }
 
 gs_tensor gs__move_handle(gs_tensor h, const char *reason) {
