@@ -35,11 +35,16 @@ static int compare_keys(const leak *a, const leak *b) {
   return 0;
 }
 
-/* By group, then by slot: members in handle order. */
+/* By group, then in creation order: a group's first members are the first made (slots are
+ * reused, so handle order is not). */
 static int compare_leaks(const void *pa, const void *pb) {
   const leak *a = pa, *b = pb;
   int c = compare_keys(a, b);
-  return c ? c : a->index < b->index ? -1 : a->index > b->index;
+  if (c)
+    return c;
+  if (a->t->created_event != b->t->created_event)
+    return a->t->created_event < b->t->created_event ? -1 : 1;
+  return a->index < b->index ? -1 : a->index > b->index;
 }
 
 typedef struct group {
