@@ -125,6 +125,13 @@ want=$(awk '$5 != "string" && $5 != "site" && $5 != "binary"' run.dump | wc -l)
 [ "$(wc -l <out)" -eq "$want" ] && pass "explain prints one sentence per event" \
   || fail "explain: $(wc -l <out) lines for $want events"
 contains out " tensor_create: " " created tensor #" " scope_begin: "
+# Plain text, not C: names read as written ("batch", quotes and backslashes kept; only control
+# characters escaped), and the error's sentence does not repeat the kind printed before it.
+contains out ' "batch"' ' "leaked on purpose"' 'evil "name" \ back\slash\nnew line\ttab\001\033[31m red'
+grep -F '\"' out >/dev/null && fail "explain escapes quotes: $(grep -F '\"' out | head -1)" \
+  || pass "explain prints quotes as they are"
+grep ' error: ' out >/dev/null && ! grep -i ' error: error' out >/dev/null \
+  && pass "an error's line says error once" || fail "explain error line: $(grep ' error: ' out | head -1)"
 create_seq=$(grep ' tensor_create ' run.dump | head -1 | awk '{print $1}')
 expect_status 0 "explain --at" -- "$GS" explain run.gstrace --at "$create_seq"
 [ "$(wc -l <out)" -eq 1 ] && grep -q "^#$create_seq tensor_create: " out \
