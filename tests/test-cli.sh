@@ -104,6 +104,22 @@ contains stats.txt "× ones [3] f32 (12 bytes) at cli-workload.c:$leak_line in m
   "× mul_scalar [3] f32 (12 bytes) at cli-workload.c:$((leak_line + 3)) in main"
 events=$(sed -n 's/^  \([0-9]*\) events on.*/\1/p' stats.txt)
 [ -n "$events" ] && [ "$events" -gt 100 ] && pass "stats counts $events events" || fail "event count '$events'"
+# One time base, said, for the run and its peak: the peak lies within the run, on the same
+# clock (the log's, as dump prints times) and as far into it as it says.
+if "$PY" - stats.txt <<'PYEOF'
+import re, sys
+text = open(sys.argv[1], encoding='utf-8').read()
+run = re.search(r'over ([0-9.]+) ms \(([0-9.]+) to ([0-9.]+) ms on the log\'s clock\)', text)
+peak = re.search(r'peak .* at event [0-9]+ \(([0-9.]+) ms on the log\'s clock, ([0-9.]+) ms into the run\)', text)
+assert run and peak, text
+length, first, last = map(float, run.groups())
+at, into = map(float, peak.groups())
+assert abs(last - first - length) < 0.002, run.group(0)
+assert first <= at <= last and 0 <= into <= length, (run.group(0), peak.group(0))
+assert abs(at - first - into) < 0.002, (run.group(0), peak.group(0))
+PYEOF
+then pass "stats gives the run and its peak in one stated time base"; else
+  fail "stats' times: $(grep -E 'events on|peak' stats.txt)"; fi
 table=$(sed -n 's/^  and \([0-9]*\) table entries.*/\1/p' stats.txt)
 [ -n "$table" ] && [ "$table" -gt 0 ] && pass "stats counts $table table entries apart" \
   || fail "table entry count '$table'"
