@@ -124,6 +124,34 @@ table=$(sed -n 's/^  and \([0-9]*\) table entries.*/\1/p' stats.txt)
 [ -n "$table" ] && [ "$table" -gt 0 ] && pass "stats counts $table table entries apart" \
   || fail "table entry count '$table'"
 
+# A flight recorder's log opens with a snapshot that re-creates what was alive when its window
+# began: the log does not know when those objects were made, and says so, never "made at" the
+# snapshot's number.
+GS_TRACE=ring.gstrace GS_TRACE_RING=64K "$WORKLOAD" ring
+expect_status 0 "stats of a flight recorder's log" -- "$GS" stats ring.gstrace
+cp out ring-stats.txt
+contains ring-stats.txt "recording began at event" \
+  '#0.1 "alive before the window" made before the recording began (event unknown)'
+grep -E 'made at event' ring-stats.txt >/dev/null \
+  && fail "stats gives a snapshot's object a creation event: $(grep 'made at event' ring-stats.txt)" \
+  || pass "stats gives no creation event to what the snapshot re-created"
+expect_status 0 "dump of a flight recorder's log" -- "$GS" dump ring.gstrace
+grep ' tensor_create ' out | head -1 | grep -F '(re-created by the snapshot: it happened before the recording began, at an event the log does not know)' >/dev/null \
+  && pass "dump says when a snapshot's creation happened is unknown" \
+  || fail "dump of a snapshot's tensor_create: $(grep ' tensor_create ' out | head -1)"
+grep ' tensor_create ' out | tail -1 | grep -F 're-created' >/dev/null \
+  && fail "dump marks an event after the snapshot" || pass "dump marks only the snapshot's events"
+"$GS" dump --jsonl ring.gstrace >ring.jsonl 2>err
+if "$PY" - ring.jsonl <<'PYEOF'
+import json, sys
+events = [json.loads(line) for line in open(sys.argv[1], encoding='utf-8')]
+end = next(i for i, e in enumerate(events) if e['kind'] == 'snapshot_end')
+inside = [e for e in events[:end] if e['kind'] == 'tensor_create']
+assert inside and all(e.get('before_recording') is True for e in inside), inside[:2]
+assert not any('before_recording' in e for e in events[end:]), 'marked after the snapshot'
+PYEOF
+then pass "dump --jsonl marks the snapshot's events before_recording"; else fail "dump --jsonl of a ring log"; fi
+
 # ---- dump ---------------------------------------------------------------------------------
 expect_status 0 "dump" -- "$GS" dump run.gstrace
 [ "$(wc -l <out)" -eq "$((events + table))" ] && pass "dump prints one line per event and table entry" \

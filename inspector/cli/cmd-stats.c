@@ -106,7 +106,8 @@ static void print_memory(const gs_trace_stats *s) {
          r->live_storages == 1 ? "" : "s");
 }
 
-static void print_object(const gs_replay *r, const gs_replay_object *o) {
+static void print_object(const gs_trace_stats *s, const gs_replay_object *o) {
+  const gs_replay *r = s->replay;
   char handle[32];
   GString *line = g_string_new(NULL);
   g_string_append_printf(line, "      %s", gs_format_handle(o->id, handle, sizeof handle));
@@ -115,7 +116,10 @@ static void print_object(const gs_replay *r, const gs_replay_object *o) {
     g_autofree char *safe = cli_printable(name);
     g_string_append_printf(line, " \"%s\"", safe);
   }
-  g_string_append_printf(line, " made at event %" G_GUINT64_FORMAT, o->create_seq);
+  if (s->snapshot && gs_snapshot_recreated(o->create_seq, s->snapshot_first_seq))
+    g_string_append_printf(line, " %s", gs_snapshot_made_before());
+  else
+    g_string_append_printf(line, " made at event %" G_GUINT64_FORMAT, o->create_seq);
   if (o->scope_at_create) {
     g_autofree char *scope = cli_printable(o->scope_at_create);
     g_string_append_printf(line, " in scope \"%s\"", scope);
@@ -140,7 +144,7 @@ static void print_alive(const gs_trace_stats *s, gboolean every_member) {
     printf("  %s\n", safe);
     guint shown = every_member ? g->members->len : MIN(g->members->len, MEMBERS_SHOWN);
     for (guint j = 0; j < shown; j++)
-      print_object(r, g->members->pdata[j]);
+      print_object(s, g->members->pdata[j]);
     if (shown < g->members->len)
       printf("      ... and %u more (--members lists every one)\n", g->members->len - shown);
   }
