@@ -92,12 +92,13 @@ extern PyMethodDef gsp_module_functions[];
 
 /* ---- sites.c ---- */
 /* Tells the engine the calling Python line ("function (file:line)") as the call site of the
- * events it records next. Every entry point calls GSP_SITE() first; with the log off it costs
- * one call. */
+ * events it records next, and of the tensors it makes while the leak report remembers sites
+ * (GS_LEAK_REPORT). Every entry point calls GSP_SITE() first; with neither it costs two
+ * calls. */
 void gsp_site_from_frame(void);
 #define GSP_SITE()                                                                             \
   do {                                                                                         \
-    if (gs_trace_enabled())                                                                    \
+    if (gs_trace_enabled() || gs_remembers_sites())                                           \
       gsp_site_from_frame();                                                                   \
   } while (0)
 

@@ -6,7 +6,8 @@
  * owns it, the scope decides and the tensor lives until the scope ends. A handle disposed by a
  * scope while a Python object still holds it stays stale: using it raises the engine's
  * stale-handle error, which names the scope that disposed it. Borrowed handles (a tensor's
- * .grad, a module's parameters) are never disposed by their Python object.
+ * .grad, a module's parameters) are never disposed by their Python object. Objects freed while
+ * the interpreter exits leave their tensors alive: the program never disposed them.
  */
 #include "gs-py.h"
 
@@ -33,7 +34,11 @@ static void tensor_dealloc(PyObject *self) {
   /* gs_is_alive first: asking a stale handle its owner would record an error. */
   /* A parameter a module holds has a borrowed object (owned false): an owned parameter is
    * one nn.Parameter made and no module took. */
-  if (o->owned && gs_is_alive(o->handle) && gs_owner_scope(o->handle).id == 0)
+  /* At interpreter exit, what the program still held (a global, say) is alive at exit, as a
+   * C program's tensors are: not disposed here, so the leak report (GS_LEAK_REPORT) and the
+   * log's end list it, with its Python line. */
+  if (o->owned && !_Py_IsFinalizing() && gs_is_alive(o->handle) &&
+      gs_owner_scope(o->handle).id == 0)
     gs_dispose(o->handle);
   PyObject_Free(self);
 }

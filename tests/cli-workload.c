@@ -4,10 +4,12 @@
  * update in a nested scope, marks, one error, one tensor leaked on purpose, and names full of
  * quotes, backslashes, newlines and control characters that every output must escape, and a
  * second thread with its own scope (its own track in a Chrome trace). Run it
- * under `gradscope record`; it exits 0 if the engine behaved. */
+ * under `gradscope record`; it exits 0 if the engine behaved. `cli-workload ring` is another
+ * program, for the flight recorder (ring_run). */
 #include <gradscope/gradscope.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <string.h>
 
 /* What user code may legally name things: every character a writer must escape. */
 #define HOSTILE "evil \"name\" \\ back\\slash\nnew line\ttab\x01\x1b[31m red } ] //"
@@ -25,7 +27,20 @@ static void *load_batches(void *unused) {
   return NULL;
 }
 
-int main(void) {
+/* `cli-workload ring`, run with GS_TRACE_RING: a tensor made first and kept to the end (a leak
+ * on purpose), then enough temporaries that a small ring keeps only the newest events, so the
+ * log opens with a snapshot that re-creates the kept tensor. */
+static int ring_run(void) {
+  gs_tensor kept = gs_ones(GS_F32, (int64_t[]){5}, 1);
+  gs_trace_name(kept, "alive before the window");
+  for (int i = 0; i < 5000; i++)
+    gs_dispose(gs_mul_scalar(kept, 2.0));
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  if (argc > 1 && strcmp(argv[1], "ring") == 0)
+    return ring_run();
   gs_set_error_handler(gs_error_handler_return, NULL, NULL);
   gs_rng rng;
   gs_rng_seed(&rng, 7);

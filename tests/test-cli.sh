@@ -104,9 +104,53 @@ contains stats.txt "× ones [3] f32 (12 bytes) at cli-workload.c:$leak_line in m
   "× mul_scalar [3] f32 (12 bytes) at cli-workload.c:$((leak_line + 3)) in main"
 events=$(sed -n 's/^  \([0-9]*\) events on.*/\1/p' stats.txt)
 [ -n "$events" ] && [ "$events" -gt 100 ] && pass "stats counts $events events" || fail "event count '$events'"
+# One time base, said, for the run and its peak: the peak lies within the run, on the same
+# clock (the log's, as dump prints times) and as far into it as it says.
+if "$PY" - stats.txt <<'PYEOF'
+import re, sys
+text = open(sys.argv[1], encoding='utf-8').read()
+run = re.search(r'over ([0-9.]+) ms \(([0-9.]+) to ([0-9.]+) ms on the log\'s clock\)', text)
+peak = re.search(r'peak .* at event [0-9]+ \(([0-9.]+) ms on the log\'s clock, ([0-9.]+) ms into the run\)', text)
+assert run and peak, text
+length, first, last = map(float, run.groups())
+at, into = map(float, peak.groups())
+assert abs(last - first - length) < 0.002, run.group(0)
+assert first <= at <= last and 0 <= into <= length, (run.group(0), peak.group(0))
+assert abs(at - first - into) < 0.002, (run.group(0), peak.group(0))
+PYEOF
+then pass "stats gives the run and its peak in one stated time base"; else
+  fail "stats' times: $(grep -E 'events on|peak' stats.txt)"; fi
 table=$(sed -n 's/^  and \([0-9]*\) table entries.*/\1/p' stats.txt)
 [ -n "$table" ] && [ "$table" -gt 0 ] && pass "stats counts $table table entries apart" \
   || fail "table entry count '$table'"
+
+# A flight recorder's log opens with a snapshot that re-creates what was alive when its window
+# began: the log does not know when those objects were made, and says so, never "made at" the
+# snapshot's number.
+GS_TRACE=ring.gstrace GS_TRACE_RING=64K "$WORKLOAD" ring
+expect_status 0 "stats of a flight recorder's log" -- "$GS" stats ring.gstrace
+cp out ring-stats.txt
+contains ring-stats.txt "recording began at event" \
+  '#0.1 "alive before the window" made before the recording began (event unknown)'
+grep -E 'made at event' ring-stats.txt >/dev/null \
+  && fail "stats gives a snapshot's object a creation event: $(grep 'made at event' ring-stats.txt)" \
+  || pass "stats gives no creation event to what the snapshot re-created"
+expect_status 0 "dump of a flight recorder's log" -- "$GS" dump ring.gstrace
+grep ' tensor_create ' out | head -1 | grep -F '(re-created by the snapshot: it happened before the recording began, at an event the log does not know)' >/dev/null \
+  && pass "dump says when a snapshot's creation happened is unknown" \
+  || fail "dump of a snapshot's tensor_create: $(grep ' tensor_create ' out | head -1)"
+grep ' tensor_create ' out | tail -1 | grep -F 're-created' >/dev/null \
+  && fail "dump marks an event after the snapshot" || pass "dump marks only the snapshot's events"
+"$GS" dump --jsonl ring.gstrace >ring.jsonl 2>err
+if "$PY" - ring.jsonl <<'PYEOF'
+import json, sys
+events = [json.loads(line) for line in open(sys.argv[1], encoding='utf-8')]
+end = next(i for i, e in enumerate(events) if e['kind'] == 'snapshot_end')
+inside = [e for e in events[:end] if e['kind'] == 'tensor_create']
+assert inside and all(e.get('before_recording') is True for e in inside), inside[:2]
+assert not any('before_recording' in e for e in events[end:]), 'marked after the snapshot'
+PYEOF
+then pass "dump --jsonl marks the snapshot's events before_recording"; else fail "dump --jsonl of a ring log"; fi
 
 # ---- dump ---------------------------------------------------------------------------------
 expect_status 0 "dump" -- "$GS" dump run.gstrace
@@ -125,6 +169,13 @@ want=$(awk '$5 != "string" && $5 != "site" && $5 != "binary"' run.dump | wc -l)
 [ "$(wc -l <out)" -eq "$want" ] && pass "explain prints one sentence per event" \
   || fail "explain: $(wc -l <out) lines for $want events"
 contains out " tensor_create: " " created tensor #" " scope_begin: "
+# Plain text, not C: names read as written ("batch", quotes and backslashes kept; only control
+# characters escaped), and the error's sentence does not repeat the kind printed before it.
+contains out ' "batch"' ' "leaked on purpose"' 'evil "name" \ back\slash\nnew line\ttab\001\033[31m red'
+grep -F '\"' out >/dev/null && fail "explain escapes quotes: $(grep -F '\"' out | head -1)" \
+  || pass "explain prints quotes as they are"
+grep ' error: ' out >/dev/null && ! grep -i ' error: error' out >/dev/null \
+  && pass "an error's line says error once" || fail "explain error line: $(grep ' error: ' out | head -1)"
 create_seq=$(grep ' tensor_create ' run.dump | head -1 | awk '{print $1}')
 expect_status 0 "explain --at" -- "$GS" explain run.gstrace --at "$create_seq"
 [ "$(wc -l <out)" -eq 1 ] && grep -q "^#$create_seq tensor_create: " out \

@@ -2,7 +2,8 @@
  * to say (inspector/model/dispose-reason.c), so a change of wording in the engine fails here,
  * not silently in the Chinese interface. A run disposes tensors every way the engine can:
  * gs_dispose, a scope's end, dispose_everything(_but), gs_zero_grad, a tensor taking its
- * gradient with it, a module, an optimizer, a batch, a packed sequence. */
+ * gradient with it, a module, an optimizer, a batch, a packed sequence, backward freeing its
+ * own temporaries (which the program never held, so never "the program disposed it"). */
 #include <string.h>
 
 #include <gradscope/gradscope.h>
@@ -89,7 +90,7 @@ static void test_every_reason_is_known(void) {
   static const char *const expected[] = {
       "gs_dispose", "the end of scope 'step'", "dispose_everything_but on scope 'all'",
       "gs_zero_grad", "the disposal of the tensor it was the gradient of",
-      "gs_batch_dispose", "gs_packed_sequence_dispose",
+      "gs_batch_dispose", "gs_packed_sequence_dispose", "gs_backward's own temporary",
   };
   for (guint i = 0; i < G_N_ELEMENTS(expected); i++)
     if (!g_hash_table_contains(seen, expected[i]))
@@ -105,6 +106,60 @@ static void test_every_reason_is_known(void) {
   g_assert_true(module);
   g_assert_true(optimizer);
   g_hash_table_unref(seen);
+  gs_trace_model_free(m);
+  g_bytes_unref(bytes);
+  remove_log(path);
+}
+
+/* A backward whose formulas make and free temporaries (a broadcast summed away, a cast). */
+static void backward_with_temporaries(void) {
+  gs_tensor w = gs_ones(GS_F32, (int64_t[]){1, 3}, 2);
+  gs_set_requires_grad(w, true);
+  gs_tensor x = gs_ones(GS_F32, (int64_t[]){4, 3}, 2);
+  gs_tensor y = gs_mul(w, x), loss = gs_sum(y, NULL, 0, false);
+  gs_backward(loss);
+  gs_tensor all[] = {w, x, y, loss};
+  for (guint i = 0; i < G_N_ELEMENTS(all); i++)
+    gs_dispose(all[i]);
+}
+
+/* Backward's temporaries are the engine's (holder: the engine): their disposal is backward's,
+ * never "the program disposed it"; the program's own disposals still say gs_dispose. */
+static void test_engine_temporaries_are_not_the_programs(void) {
+  char *path = record_log(backward_with_temporaries);
+  GBytes *bytes = read_log_bytes(path);
+  gs_trace_model *m = model_from_bytes(bytes, 0);
+  GHashTable *holder = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+  guint engine_disposals = 0, program_disposals = 0;
+  for (guint64 i = 0; i < gs_trace_model_n_events(m); i++) {
+    gs_trace_event e;
+    g_assert_true(gs_trace_model_event(m, i, &e));
+    gint64 *id = g_memdup2(&e.tensor, sizeof e.tensor);
+    if (e.kind == GS_TRACE_TENSOR_CREATE) {
+      g_hash_table_insert(holder, id, GUINT_TO_POINTER(e.holder));
+    } else if (e.kind == GS_TRACE_OWNER_CHANGE) {
+      *id = (gint64)e.object;
+      g_hash_table_insert(holder, id, GUINT_TO_POINTER(e.holder));
+    } else if (e.kind == GS_TRACE_TENSOR_DISPOSE) {
+      guint held_by = GPOINTER_TO_UINT(g_hash_table_lookup(holder, id));
+      const char *reason = gs_trace_model_string(m, e.name);
+      g_autofree char *said = gs_dispose_reason_text(reason);
+      if (held_by == GS_TRACE_HELD_BY_ENGINE) {
+        g_assert_cmpstr(reason, ==, "gs_backward's own temporary");
+        g_assert_null(strstr(said, "the program disposed"));
+        engine_disposals++;
+      } else if (held_by == GS_TRACE_HELD_BY_CALLER) {
+        g_assert_cmpstr(reason, ==, "gs_dispose");
+        program_disposals++;
+      }
+      g_free(id);
+    } else {
+      g_free(id);
+    }
+  }
+  g_assert_cmpuint(engine_disposals, >, 0);
+  g_assert_cmpuint(program_disposals, ==, 4);
+  g_hash_table_unref(holder);
   gs_trace_model_free(m);
   g_bytes_unref(bytes);
   remove_log(path);
@@ -135,5 +190,7 @@ int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/dispose-reason/every-reason-is-known", test_every_reason_is_known);
   g_test_add_func("/dispose-reason/texts", test_texts);
+  g_test_add_func("/dispose-reason/engine-temporaries-are-not-the-programs",
+                  test_engine_temporaries_are_not_the_programs);
   return g_test_run();
 }

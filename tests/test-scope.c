@@ -1516,6 +1516,42 @@ static void test_leak_report_at_exit(void) {
   g_test_trap_assert_stderr("*leak: 4 tensor(s) alive and owned by the caller, in 2 group(s)*");
 }
 
+/* A group's members come in the order the program made them, not by slot: slots are reused
+ * last freed first, so three leaks made after three disposals sit in descending slots. */
+static void test_leak_report_members_in_creation_order(void) {
+  gs_tensor freed[3], leaked[3];
+  for (int i = 0; i < 3; i++)
+    freed[i] = gs_zeros(GS_F32, (int64_t[]){1}, 1);
+  /* Freed lowest slot first, so the first taken again is the highest. */
+  for (int i = 0; i < 3; i++)
+    for (int j = i + 1; j < 3; j++)
+      if ((freed[j].id & 0xffffffffu) < (freed[i].id & 0xffffffffu)) {
+        gs_tensor t = freed[i];
+        freed[i] = freed[j], freed[j] = t;
+      }
+  for (int i = 0; i < 3; i++)
+    gs_dispose(freed[i]);
+  for (int i = 0; i < 3; i++)
+    leaked[i] = gs_zeros(GS_I64, (int64_t[]){3, 11}, 2); /* one line, one group */
+  g_assert_cmpuint(leaked[0].id & 0xffffffffu, >, leaked[2].id & 0xffffffffu); /* the premise */
+  char *text = NULL;
+  leak_report_text(&text);
+  g_test_message("leak report:\n%s", text);
+  const char *line = strstr(text, "3 × zeros [3, 11] i64");
+  g_assert_nonnull(line);
+  char want[64];
+  const char *at = line;
+  for (int i = 0; i < 3; i++) {
+    snprintf(want, sizeof want, " #%u.", (unsigned)(leaked[i].id & 0xffffffffu));
+    at = strstr(at, want);
+    g_assert_nonnull(at); /* the i-th made is the i-th listed */
+  }
+  g_assert_true(at < strchr(line, '\n'));
+  free(text);
+  for (int i = 0; i < 3; i++)
+    gs_dispose(leaked[i]);
+}
+
 /* ---- registration --------------------------------------------------------------------- */
 
 typedef struct {
@@ -1592,6 +1628,7 @@ static const scope_test tests[] = {
     {"/scope/packed/stale-after-100-reuses", test_packed_stale_after_100_reuses},
     {"/scope/leaks/report", test_leak_report},
     {"/scope/leaks/report-at-exit", test_leak_report_at_exit},
+    {"/scope/leaks/members-in-creation-order", test_leak_report_members_in_creation_order},
 };
 
 int main(int argc, char **argv) {

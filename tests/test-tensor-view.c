@@ -9,6 +9,7 @@
 #include <string.h>
 #include <gradscope/gradscope.h>
 
+#include "gs-tensor-life.h"
 #include "gs-tensor-view.h"
 #include "views-test-util.h"
 
@@ -455,6 +456,53 @@ static void test_life_grows(void) {
   gtk_window_destroy(window);
 }
 
+/* A flight recorder's log: the ring keeps only the newest events, so it opens with a snapshot
+ * that re-creates `kept`, made long before. */
+static guint64 kept_id;
+
+static gs_trace_model *record_ring(void) {
+  g_autofree char *dir = g_dir_make_tmp("gradscope-views-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename(dir, "ring.gstrace", NULL);
+  g_assert_cmpint(gs_trace_open_ring(path, 64 * 1024), ==, 0);
+  gs_tensor kept = gs_ones(GS_F32, (int64_t[]){5}, 1);
+  kept_id = kept.id;
+  for (int i = 0; i < 5000; i++)
+    gs_dispose(gs_mul_scalar(kept, 2.0));
+  gs_trace_close();
+  gs_dispose(kept);
+  g_autofree char *bytes = NULL;
+  gsize n = 0;
+  g_assert_true(g_file_get_contents(path, &bytes, &n, NULL));
+  g_remove(path);
+  g_rmdir(dir);
+  gs_trace_model *m = gs_trace_model_new();
+  gs_trace_model_feed(m, bytes, n);
+  gs_trace_model_finish(m);
+  return m;
+}
+
+/* The life entry of a tensor the snapshot re-creates does not pass the snapshot's event for
+ * its creation: when it was made, the log does not know, and the entry says so. */
+static void test_snapshot_creation_is_unknown(void) {
+  g_autoptr(gs_trace_model) m = record_ring();
+  guint64 first_seq = 0;
+  g_assert_true(gs_trace_model_snapshot(m, &first_seq, NULL, NULL));
+  gs_tensor_handles handles = {kept_id, 0};
+  gboolean seen = FALSE;
+  for (guint64 i = 0; i < gs_trace_model_n_events(m) && !seen; i++) {
+    gs_trace_event e;
+    if (gs_trace_model_kind_at(m, i) != GS_TRACE_TENSOR_CREATE ||
+        !gs_trace_model_event(m, i, &e) || e.tensor != kept_id)
+      continue;
+    g_assert_cmpuint(e.seq, <, first_seq); /* re-created by the snapshot */
+    g_autofree char *text = gs_tensor_life_describe(m, &handles, &e);
+    g_assert_true(g_str_has_prefix(text, "Alive when the recording began (made before it, at an "
+                                         "event the log does not know). Created by ones"));
+    seen = TRUE;
+  }
+  g_assert_true(seen);
+}
+
 int main(int argc, char **argv) {
   views_test_init(&argc, &argv);
   g_test_add("/tensor-view/life-in-order", Fixture, NULL, fixture_set_up, test_life_in_order,
@@ -472,6 +520,7 @@ int main(int argc, char **argv) {
   g_test_add("/tensor-view/status-pages", Fixture, NULL, fixture_set_up, test_status_pages,
              fixture_tear_down);
   g_test_add_func("/tensor-view/life-grows", test_life_grows);
+  g_test_add_func("/tensor-view/snapshot-creation-is-unknown", test_snapshot_creation_is_unknown);
   g_test_add_func("/tensor-view/worker-batch-links-to-its-log",
                   test_worker_batch_links_to_its_log);
   return g_test_run();

@@ -1,10 +1,11 @@
 /* test-trace-model-life.c: a tensor's whole life through the model (viewed, cloned, detached,
  * written in place, named, moved into a parameter, owned by a module, disposed), the event
- * list's filters (kind, thread, scope, tensor, text) and the scrubber's sentences, on logs the
- * engine records here. */
+ * list's filters (kind, thread, scope, tensor, text), the scrubber's sentences and the order
+ * of live objects in their groups, on logs the engine records here. */
 #include <string.h>
 
 #include "model-test-util.h"
+#include "object-groups.h"
 
 static guint64 t_id, p_id, v_id, c_id, d_id, y_id;
 
@@ -270,11 +271,65 @@ static void test_explanations(void) {
   remove_log(path);
 }
 
+/* Three leaks from one line, made after three disposals: slots are reused last freed first,
+ * so the first made sits in the highest slot. */
+static guint64 leaked_ids[3];
+
+static void leaks_in_reused_slots(void) {
+  gs_tensor freed[3];
+  for (int i = 0; i < 3; i++)
+    freed[i] = gs_zeros(GS_F32, (int64_t[]){1}, 1);
+  /* Freed lowest slot first, so the first taken again is the highest. */
+  for (int i = 0; i < 3; i++)
+    for (int j = i + 1; j < 3; j++)
+      if ((freed[j].id & 0xffffffffu) < (freed[i].id & 0xffffffffu)) {
+        gs_tensor t = freed[i];
+        freed[i] = freed[j], freed[j] = t;
+      }
+  for (int i = 0; i < 3; i++)
+    gs_dispose(freed[i]);
+  for (int i = 0; i < 3; i++)
+    leaked_ids[i] = gs_zeros(GS_I64, (int64_t[]){3, 11}, 2).id; /* one group */
+  for (int i = 0; i < 3; i++)
+    gs_dispose((gs_tensor){leaked_ids[i]}); /* alive at the recording's end, not the test's */
+}
+
+/* A group's members (the stats leak report's "first members", the memory view's lists) come
+ * in the order the program made them. */
+static void test_group_members_in_creation_order(void) {
+  g_autofree char *path = record_log(leaks_in_reused_slots);
+  g_autoptr(GBytes) bytes = read_log_bytes(path);
+  g_autoptr(gs_trace_model) m = model_from_bytes(bytes, 0);
+  /* The moment before the first of the three disposals at the end. */
+  guint64 n = 0;
+  for (guint64 i = 0; i < gs_trace_model_n_events(m); i++) {
+    gs_trace_event e;
+    g_assert_true(gs_trace_model_event(m, i, &e));
+    if (e.kind == GS_TRACE_TENSOR_DISPOSE && e.tensor == leaked_ids[0]) {
+      n = i;
+      break;
+    }
+  }
+  g_assert_cmpuint(n, >, 0);
+  g_assert_cmpuint(leaked_ids[0] & 0xffffffffu, >, leaked_ids[2] & 0xffffffffu); /* premise */
+  g_autoptr(gs_replay) r = replay_prefix(bytes, n);
+  g_autoptr(GPtrArray) alive = gs_replay_alive_objects(r);
+  g_autoptr(GPtrArray) groups = gs_object_groups(r, alive, NULL);
+  g_assert_cmpuint(groups->len, ==, 1);
+  const gs_object_group *g = groups->pdata[0];
+  g_assert_cmpuint(g->members->len, ==, 3);
+  for (guint i = 0; i < 3; i++)
+    g_assert_cmpuint(((const gs_replay_object *)g->members->pdata[i])->id, ==, leaked_ids[i]);
+  remove_log(g_steal_pointer(&path));
+}
+
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   gs_set_error_handler(gs_error_handler_return, NULL, NULL);
   g_test_add_func("/trace-model/tensor-life", test_tensor_life);
   g_test_add_func("/trace-model/filters", test_filters);
   g_test_add_func("/trace-model/explanations", test_explanations);
+  g_test_add_func("/trace-model/group-members-in-creation-order",
+                  test_group_members_in_creation_order);
   return g_test_run();
 }

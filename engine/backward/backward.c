@@ -304,7 +304,8 @@ void gs_backward_with(gs_tensor root_h, gs_tensor grad_h, bool retain_graph) {
   pthread_mutex_lock(&backward_lock);
   uintptr_t outer_site = gs__trace_on() ? gs__trace_site_enter() : 0;
   bool was_enabled = gs_set_grad_enabled(false);
-  gs__ownership_suspend(); /* backward's temporaries are the engine's, not the user's scope's */
+  /* backward's temporaries are the engine's, not the user's scope's */
+  gs__ownership_suspend_for(GS__REASON_BACKWARD_TEMPORARY);
   /* A leaf root accumulates into itself through its AccumulateGrad node. */
   gs__node *start = gs__grad_edge(root);
   if (gs__trace_on())

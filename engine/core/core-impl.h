@@ -197,6 +197,8 @@ typedef struct gs__tensor {
   const char *created_by; /* the op that made it (static string), for leak reports */
   uintptr_t created_at;   /* where the program made it (a return address), when
                            * gs__remember_sites: leak reports group by it */
+  const char *created_at_text; /* or an interpreter's line there (gs_trace_set_site_text,
+                                * interned: equal text, equal pointer), else NULL */
   bool is_parameter;
   gs__autograd_meta ag;
 } gs__tensor;

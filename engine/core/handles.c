@@ -87,7 +87,14 @@ gs_tensor gs__register(const gs__tensor *t, const char *fn) {
   s->tensor.live_views = 0;
   s->tensor.created_by = fn;
   s->tensor.created_event = gs__next_event();
-  s->tensor.created_at = __builtin_expect(gs__remember_sites, 0) ? gs__trace_caller() : 0;
+  s->tensor.created_at = 0;
+  s->tensor.created_at_text = NULL;
+  if (__builtin_expect(gs__remember_sites, 0)) {
+    /* An interpreter's program names its own line: the walk would find the interpreter. */
+    s->tensor.created_at_text = gs__trace_site_text_current();
+    if (!s->tensor.created_at_text)
+      s->tensor.created_at = gs__trace_caller();
+  }
   /* Only a tensor with fresh bytes charges them to its scope: views share someone's. */
   uint64_t bytes = t->origin == GS__ORIGIN_NEW ? t->storage->nbytes : 0;
   GS__LIFECYCLE_EACH(on_register, s, bytes); /* engine/scope fills s->own */
@@ -132,6 +139,8 @@ static bool was_moved(gs_tensor h) {
   return story.verdict == GS__POOL_ENDED && story.how == GS__POOL_MOVED;
 }
 
+bool gs_remembers_sites(void) { return gs__remember_sites; }
+
 void gs_dispose(gs_tensor h) {
   if (h.id == 0)
     return;
@@ -149,7 +158,15 @@ void gs_dispose(gs_tensor h) {
       return;
     }
   }
-  dispose_slot(s, h, "gs_dispose");
+  /* The engine disposes its own temporaries with gs_dispose too: the log must not say the
+   * program did. */
+  const char *reason = "gs_dispose";
+  for (int i = 0; i < gs__lifecycle.n_dispose_reason; i++) {
+    const char *engine = gs__lifecycle.dispose_reason[i](s);
+    if (engine)
+      reason = engine;
+  }
+  dispose_slot(s, h, reason);
 }
 
 gs_tensor gs__move_handle(gs_tensor h, const char *reason) {

@@ -29,6 +29,7 @@ void gs__lifecycle_add(const gs__lifecycle_i *layer) {
   layers[i] = layer;
   COLLECT(on_register);
   COLLECT(refuses_dispose);
+  COLLECT(dispose_reason);
   COLLECT(on_dispose);
   COLLECT(on_move);
   COLLECT(on_write);

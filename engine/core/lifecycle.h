@@ -23,6 +23,9 @@ typedef struct gs__lifecycle_i {
   void (*on_register)(struct gs__slot *s, uint64_t bytes);
   /* Why the user may not dispose it (a parameter, a gradient...), or NULL. */
   const char *(*refuses_dispose)(const struct gs__slot *s);
+  /* Who, if not the program, disposes it through gs_dispose (the engine freeing one of its own
+   * temporaries), as the dispose reason the log records; NULL: the program. */
+  const char *(*dispose_reason)(const struct gs__slot *s);
   /* It is being disposed (still registered). */
   void (*on_dispose)(struct gs__slot *s);
   /* Its record moved from `from` to `to`, which took its place (a parameter's new handle). */
@@ -44,10 +47,11 @@ void gs__lifecycle_add(const gs__lifecycle_i *layer);
 /* Each hook of the added layers, lowest rank first, without the NULLs (lifecycle.c): the core
  * calls them on every tensor's creation and disposal, so the loops stay tight. */
 typedef struct gs__lifecycle_hooks {
-  int n_on_register, n_refuses_dispose, n_on_dispose, n_on_move, n_on_write, n_on_view,
-      n_on_storage_free;
+  int n_on_register, n_refuses_dispose, n_dispose_reason, n_on_dispose, n_on_move, n_on_write,
+      n_on_view, n_on_storage_free;
   void (*on_register[GS__LIFECYCLE_MAX])(struct gs__slot *s, uint64_t bytes);
   const char *(*refuses_dispose[GS__LIFECYCLE_MAX])(const struct gs__slot *s);
+  const char *(*dispose_reason[GS__LIFECYCLE_MAX])(const struct gs__slot *s);
   void (*on_dispose[GS__LIFECYCLE_MAX])(struct gs__slot *s);
   void (*on_move[GS__LIFECYCLE_MAX])(struct gs__slot *to, struct gs__slot *from);
   bool (*on_write[GS__LIFECYCLE_MAX])(struct gs__tensor *t, bool operand_requires_grad,

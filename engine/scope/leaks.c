@@ -19,6 +19,8 @@ typedef struct leak {
 /* Leaks that differ in nothing a reader would tell apart form one group. */
 static int compare_keys(const leak *a, const leak *b) {
   const gs__tensor *x = a->t, *y = b->t;
+  if (x->created_at_text != y->created_at_text) /* interned: equal text, equal pointer */
+    return (uintptr_t)x->created_at_text < (uintptr_t)y->created_at_text ? -1 : 1;
   if (x->created_at != y->created_at)
     return x->created_at < y->created_at ? -1 : 1;
   if (x->created_by != y->created_by) /* interned: equal text, equal pointer */
@@ -35,11 +37,16 @@ static int compare_keys(const leak *a, const leak *b) {
   return 0;
 }
 
-/* By group, then by slot: members in handle order. */
+/* By group, then in creation order: a group's first members are the first made (slots are
+ * reused, so handle order is not). */
 static int compare_leaks(const void *pa, const void *pb) {
   const leak *a = pa, *b = pb;
   int c = compare_keys(a, b);
-  return c ? c : a->index < b->index ? -1 : a->index > b->index;
+  if (c)
+    return c;
+  if (a->t->created_event != b->t->created_event)
+    return a->t->created_event < b->t->created_event ? -1 : 1;
+  return a->index < b->index ? -1 : a->index > b->index;
 }
 
 typedef struct group {
@@ -136,7 +143,10 @@ static int report(FILE *out, bool every_member) {
     const gs__tensor *t = first->t;
     char shape[GS__SHAPE_STR], size[32], site[600];
     format_bytes(size, sizeof size, groups[g].bytes);
-    format_site(symbols, t->created_at, site, sizeof site);
+    if (t->created_at_text) /* an interpreter's line, as the log and `stats` give it */
+      snprintf(site, sizeof site, " at %s", t->created_at_text);
+    else
+      format_site(symbols, t->created_at, site, sizeof site);
     fprintf(out, "leak: %zu × %s %s %s (%s)%s, %s%s%s:", groups[g].n,
             t->created_by ? t->created_by : "?", gs__shape_str(shape, t->shape, t->ndim),
             gs_dtype_name(t->dtype), size, site,

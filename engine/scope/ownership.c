@@ -24,10 +24,18 @@ void gs__scopes_forget_inherited(void) {
    * stacking on them. */
   thread_scopes.current = NULL;
   thread_scopes.suspended = 0;
+  thread_scopes.suspended_for = NULL;
 }
 
 void gs__ownership_suspend(void) { thread_scopes.suspended++; }
-void gs__ownership_resume(void) { thread_scopes.suspended--; }
+void gs__ownership_resume(void) {
+  if (--thread_scopes.suspended == 0)
+    thread_scopes.suspended_for = NULL;
+}
+void gs__ownership_suspend_for(const char *reason) {
+  if (thread_scopes.suspended++ == 0)
+    thread_scopes.suspended_for = reason;
+}
 
 static gs_scope_stats *stats_of(int kind) { return &thread_scopes.stats[kind]; }
 
@@ -214,6 +222,15 @@ static const char *tensor_refuses_dispose(const gs__slot *s) {
   return gs__own_refuses_dispose(&s->own);
 }
 
+/* A tensor the engine holds is one of its temporaries: the engine, not the program, is
+ * disposing it (the program never had its handle). */
+static const char *tensor_dispose_reason(const gs__slot *s) {
+  if (s->own.holder != GS__HELD_BY_ENGINE)
+    return NULL;
+  return thread_scopes.suspended_for ? thread_scopes.suspended_for
+                                     : GS__REASON_ENGINE_TEMPORARY;
+}
+
 static void tensor_disposed(gs__slot *s) { gs__own_dispose(&s->own); }
 
 /* The new handle takes the old one's place with its owner: same scope, same position. */
@@ -232,7 +249,8 @@ static void tensor_moved(gs__slot *to, gs__slot *from) {
 __attribute__((constructor)) static void add_ownership_to_lifecycle(void) {
   static const gs__lifecycle_i ownership = {
       .layer = "scope", .rank = 3, .on_register = tensor_registered,
-      .refuses_dispose = tensor_refuses_dispose, .on_dispose = tensor_disposed,
+      .refuses_dispose = tensor_refuses_dispose, .dispose_reason = tensor_dispose_reason,
+      .on_dispose = tensor_disposed,
       .on_move = tensor_moved};
   gs__lifecycle_add(&ownership);
 }

@@ -30,6 +30,7 @@ struct gs__thread_scopes {
   gs__scope_rec *current;
   gs_scope_stats stats[GS_OBJECT_KIND_COUNT];
   int suspended; /* > 0: new objects are the engine's own, not counted */
+  const char *suspended_for; /* the work that suspended it first (a dispose reason), or NULL */
 };
 
 /* An open scope record's handle. */
@@ -69,6 +70,14 @@ void gs__own_set_holder_locked(gs__owned *o, gs__holder holder, uint64_t holder_
  * in no statistic: backward's temporaries, a composite's parts before it is assembled. */
 void gs__ownership_suspend(void);
 void gs__ownership_resume(void);
+/* Suspends as gs__ownership_suspend, naming the work: the engine's temporaries it disposes
+ * with gs_dispose are then logged with reason (a fixed string the inspector knows, see
+ * inspector/model/dispose-reason.c), not as the program's gs_dispose. */
+void gs__ownership_suspend_for(const char *reason);
+
+/* The dispose reasons of the engine's own temporaries: backward's, and any other's. */
+#define GS__REASON_BACKWARD_TEMPORARY "gs_backward's own temporary"
+#define GS__REASON_ENGINE_TEMPORARY "the engine's own temporary"
 
 /* Makes an engine-held tensor (built while suspended) a new object of the current scope or
  * the caller, counted as created: what a composite op hands back to the user. */

@@ -471,6 +471,16 @@ void gs_trace_set_site_text(const char *text) {
   pthread_mutex_unlock(&table_lock);
 }
 
+const char *gs__trace_site_text_current(void) {
+  uint32_t id = gs__tw_text_site;
+  if (!id)
+    return NULL;
+  pthread_mutex_lock(&table_lock); /* the table may be growing on another thread */
+  const char *text = id <= n_sites ? sites[id - 1].text : NULL;
+  pthread_mutex_unlock(&table_lock);
+  return text;
+}
+
 uint32_t gs__tw_text_site_use(void) {
   uint32_t id = gs__tw_text_site;
   uint64_t epoch = atomic_load_explicit(&gs__tw_log_epoch, memory_order_relaxed);

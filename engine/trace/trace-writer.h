@@ -95,6 +95,9 @@ uint32_t gs__trace_site(void);
 void gs__trace_sites_init(void);
 /* The current call site's address (0 if it cannot be told), for a thread to adopt. */
 uintptr_t gs__trace_caller(void);
+/* The interpreter's line this thread's events are charged to (gs_trace_set_site_text), or
+ * NULL: interned, it lives as long as the process. */
+const char *gs__trace_site_text_current(void);
 /* Charges this thread's events to address (gs__trace_caller of whoever it works for), as its
  * own stack leads back to no program code; 0 stops. */
 void gs__trace_thread_site(uintptr_t address);

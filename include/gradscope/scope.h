@@ -200,6 +200,11 @@ GS_API void gs_module_dispose(gs_module m);
  * GS_LEAK_REPORT=1 to have it printed to stderr at exit. */
 GS_API int gs_leak_report(FILE *out);
 
+/* Whether tensors remember where they were made (GS_LEAK_REPORT was set at load): a binding
+ * whose lines the engine cannot see (Python) then names them with gs_trace_set_site_text,
+ * as it does while tracing. */
+GS_API bool gs_remembers_sites(void);
+
 #ifdef __cplusplus
 }
 #endif

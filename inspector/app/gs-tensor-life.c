@@ -8,6 +8,7 @@
 #include "dispose-reason.h"
 #include "event-fields.h"
 #include "gs-view-format.h"
+#include "snapshot-note.h"
 
 static gboolean is_me(const gs_tensor_handles *h, guint64 id) {
   return id && (id == h->id || id == h->moved_to);
@@ -151,8 +152,19 @@ char *gs_tensor_life_describe(gs_trace_model *m, const gs_tensor_handles *h,
                  "gs-tensor-life.c: a new event kind that concerns a tensor needs its "
                  "description here");
   switch (e->kind) {
-  case GS_TRACE_TENSOR_CREATE:
-    return describe_create(m, h, e);
+  case GS_TRACE_TENSOR_CREATE: {
+    char *text = describe_create(m, h, e);
+    guint64 first_seq;
+    if (!is_me(h, e->tensor) || !gs_trace_model_snapshot(m, &first_seq, NULL, NULL) ||
+        !gs_snapshot_recreated(e->seq, first_seq))
+      return text;
+    /* Its number is the snapshot's: when it was made, the log does not know. */
+    g_autofree char *made = text;
+    /* TRANSLATORS: a tensor a log that begins mid-run re-creates; then how it was made */
+    return g_strdup_printf(_("Alive when the recording began (made before it, at an event the "
+                             "log does not know). %s"),
+                           made);
+  }
   case GS_TRACE_TENSOR_DISPOSE: {
     g_autofree char *said = gs_dispose_reason_text(gs_trace_model_string(m, e->name));
     const char *reason = *said ? said : _("no reason recorded");

@@ -18,6 +18,7 @@
 #include "gs-event-ref.h"
 #include "gs-tensor-life.h"
 #include "gs-view-format.h"
+#include "snapshot-note.h"
 #include "worker-logs.h"
 
 struct _GsTensorView {
@@ -295,10 +296,20 @@ static gboolean on_storage_link(GtkLabel *label, const char *uri, gpointer user_
 /* Why the tensor is not alive at the scrubber: not made yet, disposed, or moved. */
 static char *why_not_alive(GsTensorView *self, guint upto) {
   if (upto == 0 || (self->have_create && self->position < self->create_index)) {
+    guint64 create_seq = self->have_create
+                             ? gs_trace_model_seq_at(self->model, self->create_index)
+                             : 0,
+            first_seq;
+    if (self->have_create && gs_trace_model_snapshot(self->model, &first_seq, NULL, NULL) &&
+        gs_snapshot_recreated(create_seq, first_seq))
+      /* TRANSLATORS: the snapshot's event number; the tensor was made before the log began */
+      return g_strdup_printf(_("Not yet: the snapshot re-creates it at event #%llu (it was made "
+                               "before the recording began, at an event the log does not "
+                               "know)"),
+                             (unsigned long long)create_seq);
     if (self->have_create)
       return g_strdup_printf(_("Not yet: created at event #%llu"),
-                             (unsigned long long)gs_trace_model_seq_at(self->model,
-                                                                       self->create_index));
+                             (unsigned long long)create_seq);
     return g_strdup(_("No"));
   }
   for (guint i = upto; i-- > 0;) {

@@ -78,7 +78,7 @@ void cli_not_a_log(const char *path, char *problem);
 gs_trace_model *cli_load_model(const char *command, const char *path);
 
 /* text with control characters escaped (\n, \033...) so user names cannot break a line or
- * drive the terminal; UTF-8 is kept. Free with g_free. */
+ * drive the terminal; quotes, backslashes and UTF-8 are kept as they are. Free with g_free. */
 char *cli_printable(const char *text);
 
 /* "1.5 MiB (1572864 bytes)"; free with g_free. */

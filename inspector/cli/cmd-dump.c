@@ -11,7 +11,21 @@
 typedef struct dump {
   gboolean jsonl;
   GString *line;
+  int snapshot; /* 0 before the log's opening snapshot, 1 inside it, 2 after it */
 } dump;
+
+/* Whether e re-creates what was alive when the recording began (inside the opening snapshot of
+ * a log that begins mid-run): its number is the snapshot's, not when it happened, which the
+ * log does not know. */
+static gboolean recreated(dump *d, const gs_trace_event *e) {
+  if (e->kind == GS_TRACE_SNAPSHOT_BEGIN && d->snapshot == 0)
+    d->snapshot = 1;
+  else if (e->kind == GS_TRACE_SNAPSHOT_END && d->snapshot == 1)
+    d->snapshot = 2;
+  else
+    return d->snapshot == 1 && !gs_trace_kind_is_table(e->kind);
+  return FALSE;
+}
 
 static void append_ids(GString *out, const gs_event_field *f, gboolean json) {
   g_string_append_c(out, '[');
@@ -76,6 +90,7 @@ static gboolean dump_event(const gs_trace_event *e, const gs_trace_reader *reade
   dump *d = user_data;
   GString *line = d->line;
   g_string_truncate(line, 0);
+  gboolean before_recording = recreated(d, e);
   if (d->jsonl) {
     g_string_append_printf(line,
                            "{\"seq\":%" G_GUINT64_FORMAT ",\"thread\":%u,\"time_ns\":%" G_GUINT64_FORMAT
@@ -84,11 +99,16 @@ static gboolean dump_event(const gs_trace_event *e, const gs_trace_reader *reade
     if (e->kind <= 0 || e->kind >= GS_TRACE_KIND_COUNT)
       g_string_append_printf(line, ",\"kind_number\":%d", (int)e->kind);
     gs_event_fields_foreach(e, reader, append_json_field, line);
+    if (before_recording)
+      g_string_append(line, ",\"before_recording\":true");
     g_string_append(line, "}\n");
   } else {
     g_string_append_printf(line, "%8" G_GUINT64_FORMAT " t%-2u %12.6f ms %-19s", e->seq, e->thread,
                            (double)e->time_ns / 1e6, gs_trace_kind_name(e->kind));
     gs_event_fields_foreach(e, reader, append_text_field, line);
+    if (before_recording)
+      g_string_append(line, " (re-created by the snapshot: it happened before the recording "
+                            "began, at an event the log does not know)");
     g_string_append_c(line, '\n');
   }
   fwrite(line->str, 1, line->len, stdout);
@@ -112,7 +132,7 @@ int cli_dump(int argc, char **argv) {
   const char *path = cli_parse_file_args(context, &argc, &argv);
   if (!path)
     return 1;
-  dump d = {jsonl, g_string_sized_new(256)};
+  dump d = {jsonl, g_string_sized_new(256), 0};
   gs_trace_read_result result;
   gboolean ok = cli_read_log(path, dump_event, &d, &result);
   g_string_free(d.line, TRUE);

@@ -36,8 +36,13 @@ static void print_header(const char *path, const gs_trace_stats *s,
   for (int k = 1; k < GS_TRACE_KIND_COUNT; k++)
     if (gs_trace_kind_is_table((gs_trace_kind)k))
       table += s->by_kind[k];
-  printf("  %" G_GUINT64_FORMAT " events on %u thread%s over %.3f ms\n", s->events - table,
-         threads->len, threads->len == 1 ? "" : "s", (double)(s->last_ns - s->first_ns) / 1e6);
+  /* One time base, said: the log's clock, as `dump` prints it; its origin means nothing to a
+   * reader, so the peak also says how far into the run it came. */
+  printf("  %" G_GUINT64_FORMAT " events on %u thread%s over %.3f ms (%.3f to %.3f ms on the "
+         "log's clock)\n",
+         s->events - table, threads->len, threads->len == 1 ? "" : "s",
+         (double)(s->last_ns - s->first_ns) / 1e6, (double)s->first_ns / 1e6,
+         (double)s->last_ns / 1e6);
   if (table)
     printf("  and %" G_GUINT64_FORMAT " table entries (strings, call sites, binaries)\n", table);
   for (guint i = 0; threads->len > 1 && i < threads->len; i++) {
@@ -91,15 +96,18 @@ static void print_memory(const gs_trace_stats *s) {
   g_autofree char *end = cli_format_bytes(r->live_bytes);
   printf("\nmemory (storage bytes alive):\n");
   if (r->peak_bytes)
-    printf("  peak %s at event %" G_GUINT64_FORMAT " (%.3f ms)\n", peak, r->peak_seq,
-           (double)r->peak_ns / 1e6);
+    printf("  peak %s at event %" G_GUINT64_FORMAT " (%.3f ms on the log's clock, %.3f ms "
+           "into the run)\n",
+           peak, r->peak_seq, (double)r->peak_ns / 1e6,
+           (double)(r->peak_ns - MIN(r->peak_ns, s->first_ns)) / 1e6);
   else
     printf("  peak 0 bytes\n");
   printf("  at the end %s in %" G_GUINT64_FORMAT " storage%s\n", end, r->live_storages,
          r->live_storages == 1 ? "" : "s");
 }
 
-static void print_object(const gs_replay *r, const gs_replay_object *o) {
+static void print_object(const gs_trace_stats *s, const gs_replay_object *o) {
+  const gs_replay *r = s->replay;
   char handle[32];
   GString *line = g_string_new(NULL);
   g_string_append_printf(line, "      %s", gs_format_handle(o->id, handle, sizeof handle));
@@ -108,7 +116,10 @@ static void print_object(const gs_replay *r, const gs_replay_object *o) {
     g_autofree char *safe = cli_printable(name);
     g_string_append_printf(line, " \"%s\"", safe);
   }
-  g_string_append_printf(line, " made at event %" G_GUINT64_FORMAT, o->create_seq);
+  if (s->snapshot && gs_snapshot_recreated(o->create_seq, s->snapshot_first_seq))
+    g_string_append_printf(line, " %s", gs_snapshot_made_before());
+  else
+    g_string_append_printf(line, " made at event %" G_GUINT64_FORMAT, o->create_seq);
   if (o->scope_at_create) {
     g_autofree char *scope = cli_printable(o->scope_at_create);
     g_string_append_printf(line, " in scope \"%s\"", scope);
@@ -133,7 +144,7 @@ static void print_alive(const gs_trace_stats *s, gboolean every_member) {
     printf("  %s\n", safe);
     guint shown = every_member ? g->members->len : MIN(g->members->len, MEMBERS_SHOWN);
     for (guint j = 0; j < shown; j++)
-      print_object(r, g->members->pdata[j]);
+      print_object(s, g->members->pdata[j]);
     if (shown < g->members->len)
       printf("      ... and %u more (--members lists every one)\n", g->members->len - shown);
   }

@@ -137,12 +137,23 @@ int cli_warn_damaged(const char *warning) {
 }
 
 char *cli_printable(const char *text) {
-  /* g_strescape escapes bytes >= 0x80 unless told not to: keep UTF-8 readable. */
-  static char high[129];
-  if (!high[0])
-    for (int i = 0; i < 128; i++)
-      high[i] = (char)(0x80 + i);
-  return g_strescape(text ? text : "", high);
+  /* Only what could break the line or drive the terminal is escaped: quotes and backslashes
+   * stay plain text (a name "x" printed as \"x\" is C's escaping leaking into prose, as
+   * g_strescape did); UTF-8 is kept. */
+  GString *out = g_string_new(NULL);
+  for (const unsigned char *p = (const unsigned char *)(text ? text : ""); *p; p++) {
+    switch (*p) {
+    case '\n': g_string_append(out, "\\n"); break;
+    case '\t': g_string_append(out, "\\t"); break;
+    case '\r': g_string_append(out, "\\r"); break;
+    default:
+      if (*p < 0x20 || *p == 0x7f)
+        g_string_append_printf(out, "\\%03o", *p);
+      else
+        g_string_append_c(out, (char)*p);
+    }
+  }
+  return g_string_free(out, FALSE);
 }
 
 char *cli_format_bytes(guint64 bytes) {

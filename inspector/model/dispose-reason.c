@@ -26,6 +26,13 @@ static char *translate(const char *reason, gboolean *known) {
       /* TRANSLATORS: why a tensor was disposed; gs_... names are functions and stay as they are */
       {"gs_dispose", N_("gs_dispose (the program disposed it)")},
       {"gs_zero_grad", N_("gs_zero_grad (the gradient was cleared)")},
+      /* TRANSLATORS: why a tensor was disposed: backward made it for itself and freed it;
+       * the program never held it */
+      {"gs_backward's own temporary",
+       N_("gs_backward (one of its own temporaries: the engine freed it, not the program)")},
+      /* TRANSLATORS: why a tensor was disposed: the engine made it for itself and freed it */
+      {"the engine's own temporary",
+       N_("the engine (one of its own temporaries: the engine freed it, not the program)")},
       {"gs_batch_dispose", N_("gs_batch_dispose (its batch was disposed)")},
       {"gs_dataset_release", N_("gs_dataset_release (the program released the dataset)")},
       {"gs_packed_sequence_dispose",

@@ -595,7 +595,10 @@ static char *explain_event(explain *x, guint64 index) {
   case GS_TRACE_ERROR: {
     /* The engine's own messages run to a few hundred characters: only a hostile one is cut. */
     g_autofree char *text = gs_text_clip(e.text ? e.text : "", 10 * GS_TEXT_SHOWN_MAX);
-    return g_strdup_printf(_("error: %s"), text);
+    /* The engine's message starts with its function ("backward: ..."); the event's kind,
+     * which `explain` prints before the sentence, already says "error". */
+    /* TRANSLATORS: an error event: the engine's message, which names the function */
+    return g_strdup_printf(_("a call failed: %s"), text);
   }
   case GS_TRACE_VALUES: {
     g_autofree char *t = tensor_words(x, r, e.tensor);

@@ -62,10 +62,14 @@ static void group_free(gpointer p) {
   g_free(g);
 }
 
-static gint by_id(gconstpointer a, gconstpointer b) {
+/* In the order the program made them (the handle breaks ties: objects a snapshot re-created
+ * share its number): a group's "first members" are the first made. */
+static gint by_creation(gconstpointer a, gconstpointer b) {
   const gs_replay_object *x = *(const gs_replay_object *const *)a;
   const gs_replay_object *y = *(const gs_replay_object *const *)b;
-  guint64 i = x->id & 0xffffffffu, j = y->id & 0xffffffffu; /* by slot, as handles read */
+  if (x->create_seq != y->create_seq)
+    return x->create_seq < y->create_seq ? -1 : 1;
+  guint64 i = x->id & 0xffffffffu, j = y->id & 0xffffffffu;
   return (i > j) - (i < j);
 }
 
@@ -76,7 +80,7 @@ static gint by_bytes(gconstpointer a, gconstpointer b) {
     return x->bytes > y->bytes ? -1 : 1;
   if (x->members->len != y->members->len)
     return x->members->len > y->members->len ? -1 : 1;
-  return by_id(&x->members->pdata[0], &y->members->pdata[0]);
+  return by_creation(&x->members->pdata[0], &y->members->pdata[0]);
 }
 
 GPtrArray *gs_object_groups(const gs_replay *state, GPtrArray *objects, gs_site_table *sites) {
@@ -103,7 +107,7 @@ GPtrArray *gs_object_groups(const gs_replay *state, GPtrArray *objects, gs_site_
     g_ptr_array_add(g->members, (gpointer)o);
   }
   for (guint i = 0; i < groups->len; i++)
-    g_ptr_array_sort(((gs_object_group *)groups->pdata[i])->members, by_id);
+    g_ptr_array_sort(((gs_object_group *)groups->pdata[i])->members, by_creation);
   g_ptr_array_sort(groups, by_bytes);
   return groups;
 }

@@ -16,7 +16,7 @@ typedef struct gs_object_group {
   guint32 site;        /* where the program made them (0: not recorded) */
   char *holder;        /* who holds them, translated ("held by the program") */
   guint64 bytes;       /* their elements' bytes, summed (views count what they show) */
-  GPtrArray *members;  /* const gs_replay_object *, by handle */
+  GPtrArray *members;  /* const gs_replay_object *, in creation order */
 } gs_object_group;
 
 /* The groups of objects (const gs_replay_object * of state), the most bytes first. sites may

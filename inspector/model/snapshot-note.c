@@ -13,3 +13,13 @@ char *gs_snapshot_note(guint64 first_seq, guint64 objects) {
                                   objects),
                          (uint64_t)first_seq, (uint64_t)objects);
 }
+
+gboolean gs_snapshot_recreated(guint64 create_seq, guint64 first_seq) {
+  return first_seq != 0 && create_seq < first_seq;
+}
+
+const char *gs_snapshot_made_before(void) {
+  /* TRANSLATORS: an object alive when a flight recorder's window (or a late recording)
+   * began: the log re-creates it but does not know when it was made */
+  return _("made before the recording began (event unknown)");
+}

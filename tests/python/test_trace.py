@@ -130,3 +130,33 @@ def test_trace_name_of_a_disposed_tensor_raises():
         gs.trace_name(a, "gone")
     with pytest.raises(TypeError):
         gs.trace_name("not a tensor", "x")
+
+
+def test_leaks_at_exit_are_reported_at_their_python_line(tmp_path):
+    """Tensors a program still holds when the interpreter exits (globals) were never disposed:
+    the engine's leak report (GS_LEAK_REPORT) and the log's end list them, as for a C program,
+    and both name the same place, the Python line that made them (not the interpreter's
+    address)."""
+    script = tmp_path / "leak3.py"
+    script.write_text("import gradscope as gs\n"
+                      "kept = gs.ones(4)\n"
+                      "x = gs.ones(3, requires_grad=True)\n"
+                      "y = (x * 2.0).sum()\n"
+                      "y.backward()\n"
+                      "del y\n")
+    log = tmp_path / "leak3.gstrace"
+    env = dict(os.environ, GS_TRACE=str(log), GS_LEAK_REPORT="1")
+    run = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True,
+                         check=True)
+    report = [line for line in run.stderr.splitlines() if line.startswith("leak: ")]
+    assert report, run.stderr
+    kept_site = f"at <module> ({script}:2), held by the program"
+    x_site = f"at <module> ({script}:3), held by the program"
+    assert any("ones [4] f32" in line and kept_site in line for line in report), report
+    assert any("ones [3] f32" in line and x_site in line for line in report), report
+    assert "leak: 2 tensor(s) alive and owned by the caller" in run.stderr, report
+    assert " at 0x" not in run.stderr
+    stats = subprocess.run([CLI, "stats", str(log)], capture_output=True, text=True,
+                           check=True).stdout
+    assert f"1 × ones [4] f32 (16 bytes) {kept_site}" in stats, stats
+    assert f"1 × ones [3] f32 (12 bytes) {x_site}" in stats, stats
