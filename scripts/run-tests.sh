@@ -12,7 +12,7 @@
 # The widget tests (suite inspector-ui) run under `xvfb-run -a` with GSK_RENDERER=cairo and
 # GTK_A11Y=none (set in tests/meson.build), in English and once in Chinese.
 # Every run always happens; the exit status is non-zero if either failed. Reruns are
-# incremental. Results: build/meson-logs/testlog.json and build-asan/meson-logs/testlog.json.
+# incremental. Results: testlog.json in build/, build-asan/ and build-tsan/ meson-logs/.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 cd "$GS_ROOT"
@@ -21,7 +21,8 @@ bash scripts/setup-deps.sh
 
 # A run that fails before meson test writes its log must not leave the previous run's
 # results behind for .ci/run to read.
-rm -f build/meson-logs/testlog.json build-asan/meson-logs/testlog.json
+rm -f build/meson-logs/testlog.json build-asan/meson-logs/testlog.json \
+  build-tsan/meson-logs/testlog.json
 
 status=0
 
