@@ -17,6 +17,15 @@ trap 'rm -rf "$TMP"' EXIT
 failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 pass() { echo "ok: $*"; }
+# A tool a check needs is missing: a failure naming it in CI (CI=true), a skip line elsewhere,
+# said once.
+missing_tool() {
+  if [ "${CI:-}" = true ]; then fail "$1 is missing (CI=true): $2 cannot run"
+  else echo "skipped: no $1: $2 not run"; fi
+}
+if ! command -v gvpr >/dev/null 2>&1; then
+  missing_tool gvpr "Graphviz's parse of each export-dot output"
+fi
 
 # A small scale keeps each shape (cycles, collisions, depth past the fold, thousands of
 # threads and names) within the suite's budget; bench/bench-hostile-logs.sh runs full size.
