@@ -15,7 +15,7 @@ ninja -C build -j "$GS_JOBS"
 export OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-1}
 status=0
 for name in overhead bandwidth interop loader matmul autograd scope trace trace-read model live open symbols timeline \
-    graph-layout; do
+    graph-layout stops; do
   exe=build/bench/bench-$name
   if [ ! -x "$exe" ]; then
     gs_say "bench-$name is not built in this configuration (see bench/meson.build); skipped"

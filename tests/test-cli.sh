@@ -16,6 +16,11 @@ cd "$TMP" || exit 1
 failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 pass() { echo "ok: $*"; }
+# A tool a check needs is missing: a failure naming it in CI (CI=true), a skip line elsewhere.
+missing_tool() {
+  if [ "${CI:-}" = true ]; then fail "$1 is missing (CI=true): $2 cannot run"
+  else echo "skipped: no $1: $2 not run"; fi
+}
 
 # expect_status WANT DESCRIPTION -- COMMAND...: runs COMMAND (stdout to out, stderr to err).
 expect_status() {
@@ -240,7 +245,7 @@ PYEOF
     if dot -Tsvg "$1" >"$1.svg" 2>dot.err; then pass "dot -Tsvg accepts $1"; else
       fail "dot -Tsvg rejects $1: $(head -3 dot.err)"; fi
   else
-    echo "skip: graphviz 'dot' is not installed; $1 checked by pattern only"
+    missing_tool dot "the DOT files' check by Graphviz"
   fi
 }
 expect_status 0 "export-dot (default: the last node_create)" -- "$GS" export-dot run.gstrace

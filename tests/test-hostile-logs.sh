@@ -4,7 +4,8 @@
 # threads and names, a node consumed thousands of times, deep scopes, huge names and sizes,
 # markup and broken UTF-8, logs without events. Each run has a time limit; none may hang,
 # crash or abort, a failure is one "gradscope: " line and a non-zero exit (never a picture
-# that is not one), and the outputs that are formats (DOT, JSON) parse.
+# that is not one), and the outputs that are formats (DOT, JSON) parse. Where a command must
+# succeed, it is told what it must produce (a clean refusal is not enough).
 # Usage: test-hostile-logs.sh GRADSCOPE MAKE-HOSTILE-LOGS
 set -u
 GS=$1
@@ -16,6 +17,15 @@ trap 'rm -rf "$TMP"' EXIT
 failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 pass() { echo "ok: $*"; }
+# A tool a check needs is missing: a failure naming it in CI (CI=true), a skip line elsewhere,
+# said once.
+missing_tool() {
+  if [ "${CI:-}" = true ]; then fail "$1 is missing (CI=true): $2 cannot run"
+  else echo "skipped: no $1: $2 not run"; fi
+}
+if ! command -v gvpr >/dev/null 2>&1; then
+  missing_tool gvpr "Graphviz's parse of each export-dot output"
+fi
 
 # A small scale keeps each shape (cycles, collisions, depth past the fold, thousands of
 # threads and names) within the suite's budget; bench/bench-hostile-logs.sh runs full size.
@@ -120,6 +130,78 @@ else fail "markup names: $(grep -c amp "$TMP/out") escaped"; fi
 expect 0 huge-sizes stats ""
 if grep -q 'at the end 0 bytes' "$TMP/out"; then pass "huge sizes: memory ends at 0"
 else fail "huge sizes: $(grep 'at the end' "$TMP/out")"; fi
+
+# What dump, explain, chrome-trace and diff must produce on the shapes that stress them: the
+# loop above lets a clean refusal pass, so here each must succeed and show what the shape
+# holds. The counts follow from tests/fuzz/hostile-logs.c at scale 0.05: 5,000 threads with a
+# scope and a tensor each; 50 nodes of 4,096 inputs; 5,000 nested scopes.
+produces() { # produces NAME "COMMAND ARGS" WHAT CONDITION: exit 0, and the Python CONDITION
+  # holds over out (stdout), lines, err (stderr), json (stdout parsed, for diff) and trace
+  # (the chrome-trace file's events)
+  name=$1 cmd=$2 what=$3 cond=$4
+  short=${cmd%% *}
+  rm -f "$TMP/c.json"
+  # shellcheck disable=SC2086
+  timeout "$LIMIT" "$GS" $short "$TMP/$name.gst" ${cmd#"$short"} >"$TMP/out" 2>"$TMP/err"
+  got=$?
+  if [ "$got" -ne 0 ]; then
+    fail "$short on $name: exit $got, wanted 0 and $what:"; head -3 "$TMP/err"; return
+  fi
+  if "$PY" - "$TMP" "$cond" <<'PY'; then pass "$short on $name: $what"; else fail "$short on $name: not $what"; fi
+import json, os, sys
+tmp, cond = sys.argv[1], sys.argv[2]
+out = open(os.path.join(tmp, "out"), encoding="utf-8", errors="replace").read()
+err = open(os.path.join(tmp, "err"), encoding="utf-8", errors="replace").read()
+lines = out.splitlines()
+try:
+    json_ = json.loads(out)
+except ValueError:
+    json_ = None
+trace = None
+if os.path.exists(os.path.join(tmp, "c.json")):
+    t = json.load(open(os.path.join(tmp, "c.json")))
+    trace = t["traceEvents"] if isinstance(t, dict) else t
+ok = eval(cond, {"out": out, "err": err, "lines": lines, "json": json_, "trace": trace})
+if not ok:
+    print("  condition: " + cond)
+    print("  stdout: " + " | ".join(lines[:2])[:300] + " ... " + str(len(lines)) + " lines")
+    print("  stderr: " + err[:300])
+sys.exit(0 if ok else 1)
+PY
+}
+slices='[e for e in trace if e.get("ph") == "X"]'
+produces many-threads dump "15,003 events, the last thread's own" \
+  'len(lines) == 15003 and any(l.split()[1] == "t5000" for l in lines)'
+produces many-threads explain "a sentence for each of 15,001 events" \
+  'len(lines) == 15001 and "scope \\\"worker\\\" #5000.0 began on thread 5000" in out'
+produces many-threads "chrome-trace -o $TMP/c.json" "5,000 scope slices on 5,000 threads" \
+  "len($slices) == 5000 and len({e['tid'] for e in $slices}) == 5000"
+produces many-threads "diff $TMP/many-threads.gst --json" "itself: 15,003 events, 5,000 alive" \
+  'json["a"]["events"] == json["b"]["events"] == 15003 and json["a"]["live_objects"] == 5000'
+produces cycles-everywhere dump "its 30 events, the self-made scope among them" \
+  'len(lines) == 30 and "scope=#1.0 outer=#1.0" in out'
+produces cycles-everywhere explain "27 sentences and the loops as inconsistencies" \
+  'len(lines) == 27 and "names itself as its outer scope" in err'
+produces cycles-everywhere "chrome-trace -o $TMP/c.json" "the 3 scopes as slices" \
+  "len($slices) == 3"
+produces cycles-everywhere "diff $TMP/cycles-everywhere.gst --json" "itself: 30 events, 5 alive" \
+  'json["a"]["events"] == json["b"]["events"] == 30 and json["a"]["live_objects"] == 5'
+produces wide-node dump "51 nodes, each consumer's 4,096 inputs listed" \
+  'len(lines) == 52 and sum(1 for l in lines if "node_create" in l) == 51 and lines[-1].count(",") == 4095'
+produces wide-node explain "a sentence for each of the 51 nodes" \
+  'len(lines) == 51 and all("SumBackward" in l for l in lines)'
+produces wide-node "chrome-trace -o $TMP/c.json" "a trace with nothing timed (no scope, no memory)" \
+  "len(trace) > 0 and not $slices"
+produces wide-node "diff $TMP/wide-node.gst --json" "itself: 52 events" \
+  'json["a"]["events"] == json["b"]["events"] == 52'
+produces scopes-100k-deep dump "5,008 events down to scope 5,000 inside 4,999" \
+  'len(lines) == 5008 and "scope=#5000.0 outer=#4999.0" in out'
+produces scopes-100k-deep explain "a sentence for each of 5,006 events, the deepest scope's too" \
+  'len(lines) == 5006 and "scope \\\"level\\\" #5000.0 began inside scope \\\"level\\\" #4999.0" in out'
+produces scopes-100k-deep "chrome-trace -o $TMP/c.json" "5,000 nested scope slices" \
+  "len($slices) == 5000"
+produces scopes-100k-deep "diff $TMP/scopes-100k-deep.gst --json" "itself: 5,008 events" \
+  'json["a"]["events"] == json["b"]["events"] == 5008 and json["a"]["peak_scope"] == "level"'
 
 # Inconsistencies are counted and told with their event numbers, and ordinary shapes have none.
 "$GS" stats "$TMP/scope-self-outer.gst" >"$TMP/out" 2>/dev/null

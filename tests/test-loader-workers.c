@@ -12,6 +12,7 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -96,6 +97,32 @@ static void assert_no_children(void) {
   errno = 0;
   g_assert_cmpint(waitpid(-1, NULL, WNOHANG), ==, -1);
   g_assert_cmpint(errno, ==, ECHILD);
+}
+
+/* The pids of this process's children (running or unreaped), from /proc. */
+static GArray *child_pids(void) {
+  GArray *pids = g_array_new(FALSE, FALSE, sizeof(pid_t));
+  DIR *d = opendir("/proc");
+  g_assert_nonnull(d);
+  for (struct dirent *e; (e = readdir(d));) {
+    char path[300], stat[512];
+    snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+    FILE *f = e->d_name[0] >= '1' && e->d_name[0] <= '9' ? fopen(path, "r") : NULL;
+    if (!f)
+      continue;
+    size_t n = fread(stat, 1, sizeof stat - 1, f);
+    fclose(f);
+    stat[n] = '\0';
+    const char *after_name = strrchr(stat, ')'); /* "pid (comm) state ppid ..." */
+    int ppid;
+    char state;
+    if (after_name && sscanf(after_name + 1, " %c %d", &state, &ppid) == 2 && ppid == getpid()) {
+      pid_t pid = (pid_t)atoi(e->d_name);
+      g_array_append_val(pids, pid);
+    }
+  }
+  closedir(d);
+  return pids;
 }
 
 /* Descriptors of shared-memory segments this process holds. */
@@ -397,9 +424,17 @@ static void reset_past_a_stuck_persistent_worker(int timeout_ms) {
   g_assert_cmpint(read(stuck[0], &c, 1), ==, 1); /* worker 1 is stuck now, not before */
   close(stuck[0]);
   close(stuck[1]);
-  gint64 start = g_get_monotonic_time();
+  /* The old epoch's workers, the stuck one among them, are gone (stopped and reaped) when
+   * reset returns, before the new epoch's start. How long that takes is bench-loader's. */
+  GArray *old_workers = child_pids();
+  g_assert_cmpuint(old_workers->len, ==, 2);
   gs_data_loader_reset(l);
-  g_assert_cmpint(g_get_monotonic_time() - start, <, (timeout_ms ? 5 : 20) * G_USEC_PER_SEC);
+  for (guint i = 0; i < old_workers->len; i++) {
+    errno = 0;
+    g_assert_cmpint(waitpid(g_array_index(old_workers, pid_t, i), NULL, WNOHANG), ==, -1);
+    g_assert_cmpint(errno, ==, ECHILD);
+  }
+  g_array_free(old_workers, TRUE);
   g_assert_true(gs_data_loader_next(l, t));
   int64_t y[4];
   g_assert_cmpint(gs_copy_to(t[1], y, sizeof y), ==, 0);
@@ -537,8 +572,8 @@ static void test_a_hanging_worker_times_out(void) {
                                NULL});
   gint64 waited_ms = (g_get_monotonic_time() - start) / 1000;
   g_assert_cmpint(good, ==, 2);
+  /* Not before the limit. How little more the hang costs is a speed: bench-loader's. */
   g_assert_cmpint(waited_ms, >=, 1500);
-  g_assert_cmpint(waited_ms, <, 1500 + 10000); /* the hang cost the timeout, not more */
   assert_no_children();
   gs_data_loader_free(l);
 }

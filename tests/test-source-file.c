@@ -145,8 +145,8 @@ static char *record_big_log(const char *name, guint iterations) {
 }
 
 typedef struct load_watch {
-  GArray *progress; /* every value notified */
-  gint64 last_frame_us, longest_gap_us;
+  GArray *progress;        /* every value notified */
+  guint frames_mid_load;   /* frames that ran with the load begun and not over */
 } load_watch;
 
 static void on_progress(GObject *source, GParamSpec *pspec, gpointer data) {
@@ -155,13 +155,12 @@ static void on_progress(GObject *source, GParamSpec *pspec, gpointer data) {
   g_array_append_val(((load_watch *)data)->progress, p);
 }
 
-/* Measures the longest time the main loop went without a frame while loading. */
+/* Counts the frames the main loop ran while the worker was part way through the file. */
 static gboolean loaded_watching_frames(source_run *run, gpointer data) {
   load_watch *w = data;
-  gint64 now = g_get_monotonic_time();
-  if (w->last_frame_us)
-    w->longest_gap_us = MAX(w->longest_gap_us, now - w->last_frame_us);
-  w->last_frame_us = now;
+  double p = gs_trace_source_get_progress(run->source);
+  if (!run->model && p > 0 && p < 1)
+    w->frames_mid_load++;
   return source_run_is_final(run, NULL);
 }
 
@@ -191,8 +190,10 @@ static void test_big_file_loads_off_the_ui_thread(void) {
   }
   g_assert_true(between);
   g_assert_cmpfloat(g_array_index(w.progress, double, w.progress->len - 1), ==, 1.0);
-  /* A frame every few ms throughout; 250 ms leaves room for a loaded machine and ASan. */
-  g_assert_cmpint(w.longest_gap_us, <, 250 * 1000);
+  /* The main loop went on between the load's start and its end (a load on this thread
+   * would deliver its progress after it). How long a frame waits is bench-open's
+   * open_ui_stall_ms: a time, so a benchmark's, not a test's. */
+  g_assert_cmpuint(w.frames_mid_load, >=, 2);
   g_array_free(w.progress, TRUE);
   source_run_clear(&run);
 }
@@ -376,18 +377,31 @@ static void test_replaced_under_follower(void) {
   follow_then("replaced.gst", replace_by_rename, "was replaced by another file");
 }
 
-/* Dropping a source that is following stops its worker promptly. */
+/* Threads of this process now. */
+static guint count_threads(void) {
+  GDir *dir = g_dir_open("/proc/self/task", 0, NULL);
+  g_assert_nonnull(dir);
+  guint n = 0;
+  while (g_dir_read_name(dir))
+    n++;
+  g_dir_close(dir);
+  return n;
+}
+
+/* Dropping a source that is following stops its worker: the thread is gone when the unref
+ * returns (a worker left polling would hold the file and the model). */
 static void test_unref_while_following(void) {
   g_autoptr(GBytes) log = workload_log();
   gsize n;
   const guint8 *bytes = g_bytes_get_data(log, &n);
   g_autofree char *path = write_temp("dropped.gst", bytes, n);
+  guint threads_before = count_threads();
   source_run run = {.source = gs_trace_source_new_file(path, TRUE)};
   guint64 total = source_test_count_events(bytes, n);
   g_assert_true(source_run_until(&run, reached, &total, 10000));
-  gint64 start = g_get_monotonic_time();
+  g_assert_cmpuint(count_threads(), ==, threads_before + 1); /* its worker, following */
   source_run_clear(&run);
-  g_assert_cmpint(g_get_monotonic_time() - start, <, G_USEC_PER_SEC);
+  g_assert_cmpuint(count_threads(), ==, threads_before);
 }
 
 int main(int argc, char **argv) {

@@ -13,6 +13,7 @@
 #include "gs-alive-item.h"
 #include "gs-timeline-view.h"
 #include "model-test-util.h"
+#include "timeline-palette.h"
 #include "timeline-test-util.h"
 #include "views-test-util.h"
 
@@ -294,6 +295,83 @@ static void test_follows_growing_source(void) {
   remove_log(path);
 }
 
+/* An opaque colour as 0xAARRGGBB, over is drawn over under at its alpha (as cairo does). */
+static guint32 composite(gs_rgba over, gs_rgba under) {
+  double a = over.a;
+  guint r = (guint)lround(255 * (over.r * a + under.r * (1 - a)));
+  guint g = (guint)lround(255 * (over.g * a + under.g * (1 - a)));
+  guint b = (guint)lround(255 * (over.b * a + under.b * (1 - a)));
+  return 0xff000000u | r << 16 | g << 8 | b;
+}
+
+static gboolean near(guint32 a, guint32 b) {
+  for (int shift = 0; shift < 32; shift += 8) {
+    int d = (int)(a >> shift & 0xff) - (int)(b >> shift & 0xff);
+    if (d < -3 || d > 3)
+      return FALSE;
+  }
+  return TRUE;
+}
+
+/* Pixels of the picture whose colour is one of the palette's plot backgrounds (plain, or under
+ * either scope band) or, with fills, one of its category fills over those backgrounds. */
+static guint count_palette_pixels(cairo_surface_t *s, gboolean dark, gboolean fills) {
+  const gs_timeline_palette *pal = gs_timeline_palette_get(dark);
+  gs_rgba grounds[3] = {pal->background, pal->background, pal->background};
+  guint32 bg = composite(pal->background, pal->background);
+  for (int i = 0; i < 2; i++) {
+    guint32 banded = composite(pal->scope_band[i], pal->background);
+    grounds[i + 1] = (gs_rgba){(banded >> 16 & 0xff) / 255.0, (banded >> 8 & 0xff) / 255.0,
+                               (banded & 0xff) / 255.0, 1};
+  }
+  guint32 wanted[3 * GS_MEM_N_CATEGORIES];
+  guint n_wanted = 0;
+  if (fills) {
+    for (guint c = 0; c < GS_MEM_N_CATEGORIES; c++)
+      for (int i = 0; i < 3; i++)
+        wanted[n_wanted++] = composite(gs_timeline_stack_color(dark, FALSE, c), grounds[i]);
+  } else {
+    wanted[n_wanted++] = bg;
+    for (int i = 1; i < 3; i++)
+      wanted[n_wanted++] = composite(grounds[i], grounds[i]);
+  }
+  guint count = 0;
+  int w = cairo_image_surface_get_width(s), h = cairo_image_surface_get_height(s);
+  for (int y = 0; y < h; y++)
+    for (int x = 0; x < w; x++) {
+      guint32 p = surface_pixel(s, x, y) | 0xff000000u;
+      for (guint i = 0; i < n_wanted; i++)
+        if (near(p, wanted[i])) {
+          count++;
+          break;
+        }
+    }
+  return count;
+}
+
+/* The dark screenshot is drawn in the dark palette: a large part of it is the dark plot
+ * background and the category stacks are the dark fills; the light palette's background and
+ * fills are at most a trace of it. */
+static void assert_dark_palette(const char *name) {
+  const char *dir = g_getenv("GS_SCREENSHOT_DIR");
+  g_autofree char *path = g_build_filename(dir ? dir : ".", name, NULL);
+  cairo_surface_t *s = cairo_image_surface_create_from_png(path);
+  g_assert_cmpint(cairo_surface_status(s), ==, CAIRO_STATUS_SUCCESS);
+  guint total = (guint)(cairo_image_surface_get_width(s) * cairo_image_surface_get_height(s));
+  guint dark_ground = count_palette_pixels(s, TRUE, FALSE);
+  guint dark_fill = count_palette_pixels(s, TRUE, TRUE);
+  guint light_ground = count_palette_pixels(s, FALSE, FALSE);
+  guint light_fill = count_palette_pixels(s, FALSE, TRUE);
+  g_test_message("%s: %u pixels; dark background %u, dark fills %u; light background %u, "
+                 "light fills %u", name, total, dark_ground, dark_fill, light_ground, light_fill);
+  g_assert_cmpuint(dark_ground, >, total / 10);
+  g_assert_cmpuint(dark_fill, >, total / 100);
+  /* Widgets' white text and light tints near it match a little of the light palette. */
+  g_assert_cmpuint(light_ground, <, dark_ground / 20);
+  g_assert_cmpuint(light_fill, <, dark_fill / 20);
+  cairo_surface_destroy(s);
+}
+
 static void test_dark_screenshot(void) {
   adw_style_manager_set_color_scheme(adw_style_manager_get_default(),
                                      ADW_COLOR_SCHEME_FORCE_DARK);
@@ -304,6 +382,7 @@ static void test_dark_screenshot(void) {
   gs_timeline_view_click(f.view, gs_timeline_view_x_of(f.view, n_events(&f) / 2));
   views_test_settle(GTK_WIDGET(f.window));
   assert_screenshot(GTK_WIDGET(f.window), "timeline-view-dark.png");
+  assert_dark_palette("timeline-view-dark.png");
   fixture_clear(&f);
   adw_style_manager_set_color_scheme(adw_style_manager_get_default(), ADW_COLOR_SCHEME_DEFAULT);
 }
