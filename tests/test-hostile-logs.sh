@@ -39,7 +39,7 @@ for log in "$TMP"/*.gst; do
   name=$(basename "$log" .gst)
   for cmd in stats dump explain export-dot "export-graph -o $TMP/g.png" \
              "export-graph -o $TMP/g.svg" "export-timeline -o $TMP/t.png" \
-             "chrome-trace -o $TMP/c.json" "diff $log --json"; do
+             "chrome-trace -o $TMP/c.json" "diff $log --json" state "state --json"; do
     short=${cmd%% *}
     rm -f "$TMP/g.png" "$TMP/g.svg" "$TMP/t.png" "$TMP/c.json"
     # shellcheck disable=SC2086
@@ -67,6 +67,11 @@ for log in "$TMP"/*.gst; do
       chrome-trace)
         if ! "$PY" -c 'import json,sys; json.load(open(sys.argv[1]))' "$TMP/c.json"; then
           fail "$what: the JSON does not parse"; continue
+        fi ;;
+      state) # the JSON form parses and lists as many tensors as its totals say
+        if [ "$cmd" = "state --json" ] &&
+           ! "$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["totals"]["tensors"] == len(d["tensors"])' "$TMP/out"; then
+          fail "$what: the JSON does not parse or its totals disagree"; continue
         fi ;;
       diff) # the log against itself: its JSON parses and no pass gained or lost a node
         if ! "$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); assert not any(p["added"] or p["removed"] for p in d["passes"])' "$TMP/out"; then
@@ -173,7 +178,7 @@ slices='[e for e in trace if e.get("ph") == "X"]'
 produces many-threads dump "15,003 events, the last thread's own" \
   'len(lines) == 15003 and any(l.split()[1] == "t5000" for l in lines)'
 produces many-threads explain "a sentence for each of 15,001 events" \
-  'len(lines) == 15001 and "scope \\\"worker\\\" #5000.0 began on thread 5000" in out'
+  'len(lines) == 15001 and "scope \"worker\" #5000.0 began on thread 5000" in out'
 produces many-threads "chrome-trace -o $TMP/c.json" "5,000 scope slices on 5,000 threads" \
   "len($slices) == 5000 and len({e['tid'] for e in $slices}) == 5000"
 produces many-threads "diff $TMP/many-threads.gst --json" "itself: 15,003 events, 5,000 alive" \
@@ -197,7 +202,7 @@ produces wide-node "diff $TMP/wide-node.gst --json" "itself: 52 events" \
 produces scopes-100k-deep dump "5,008 events down to scope 5,000 inside 4,999" \
   'len(lines) == 5008 and "scope=#5000.0 outer=#4999.0" in out'
 produces scopes-100k-deep explain "a sentence for each of 5,006 events, the deepest scope's too" \
-  'len(lines) == 5006 and "scope \\\"level\\\" #5000.0 began inside scope \\\"level\\\" #4999.0" in out'
+  'len(lines) == 5006 and "scope \"level\" #5000.0 began inside scope \"level\" #4999.0" in out'
 produces scopes-100k-deep "chrome-trace -o $TMP/c.json" "5,000 nested scope slices" \
   "len($slices) == 5000"
 produces scopes-100k-deep "diff $TMP/scopes-100k-deep.gst --json" "itself: 5,008 events" \
