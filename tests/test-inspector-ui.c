@@ -1120,6 +1120,60 @@ static void test_page_keys(void) {
   gtk_window_destroy(GTK_WINDOW(window));
 }
 
+/* From a row of the list, Ctrl+2 and Ctrl+3 leave the arrows, Home and End scrubbing: the
+ * focus does not land in the Graph page's "Backward pass" field (the first field of that
+ * page, where the view stack would put it). */
+static void test_page_keys_keep_scrubbing(void) {
+  /* One backward pass: the Graph page's Previous and Next are off, its field is its first
+   * focusable widget. */
+  g_autofree char *path =
+      g_build_filename(g_get_tmp_dir(), "gradscope-test-page-keys.gstrace", NULL);
+  g_assert_cmpint(gs_trace_open(path), ==, 0);
+  gs_tensor a = gs_ones(GS_F32, (int64_t[]){3}, 1);
+  gs_set_requires_grad(a, true);
+  gs_tensor b = gs_mul(a, a);
+  gs_tensor loss = gs_sum(b, NULL, 0, false);
+  gs_backward(loss);
+  gs_tensor all[] = {a, b, loss};
+  for (gsize i = 0; i < G_N_ELEMENTS(all); i++)
+    gs_dispose(all[i]);
+  gs_trace_close();
+  GsWindow *window = new_window();
+  g_autoptr(GFile) file = g_file_new_for_path(path);
+  gs_window_open_file(window, file, FALSE);
+  GsCapturePage *page = gs_window_get_current_page(window);
+  wait_for(page_has_content, page);
+  views_test_settle(GTK_WIDGET(window));
+  GsScrubber *scrubber = gs_capture_page_get_scrubber(page);
+  GtkWidget *columns =
+      find_widget(GTK_WIDGET(gs_capture_page_get_event_list(page)), GTK_TYPE_COLUMN_VIEW);
+  GtkWidget *stack = find_widget(GTK_WIDGET(page), ADW_TYPE_VIEW_STACK);
+  static const char *const pages[] = {"graph", "timeline", "events", "graph"};
+  guint64 last = gs_trace_model_n_events(gs_capture_page_get_model(page)) - 1;
+  for (guint i = 0; i < 2 * G_N_ELEMENTS(pages); i++) {
+    /* at the start (no backward pass before: the pane's Previous button is off) and at the end */
+    gs_scrubber_set_position(scrubber, i < G_N_ELEMENTS(pages) ? 0 : last);
+    gtk_widget_grab_focus(columns);
+    gs_scrubber_set_position(scrubber, 2);
+    const char *name = pages[i % G_N_ELEMENTS(pages)];
+    guint key = !strcmp(name, "graph") ? GDK_KEY_2 : !strcmp(name, "timeline") ? GDK_KEY_3
+                                                                              : GDK_KEY_1;
+    g_assert_true(press_page_key(page, key, GDK_CONTROL_MASK));
+    g_assert_cmpstr(adw_view_stack_get_visible_child_name(ADW_VIEW_STACK(stack)), ==, name);
+    GtkWidget *focus = gtk_root_get_focus(GTK_ROOT(window));
+    g_test_message("after Ctrl+%c: focus on %s", (char)gdk_keyval_to_unicode(key),
+                   focus ? G_OBJECT_TYPE_NAME(focus) : "nothing");
+    g_assert_true(press_page_key(page, GDK_KEY_Right, 0));
+    g_assert_cmpuint(gs_scrubber_get_position(scrubber), ==, 3);
+    g_assert_true(press_page_key(page, GDK_KEY_Home, 0));
+    g_assert_cmpuint(gs_scrubber_get_position(scrubber), ==, 0);
+    g_assert_true(press_page_key(page, GDK_KEY_End, 0));
+    g_assert_cmpuint(gs_scrubber_get_position(scrubber), !=, 0);
+  }
+  gtk_window_destroy(GTK_WINDOW(window));
+  g_unlink(path);
+}
+
 static void test_scrub(void) {
   counts want = count_log();
   g_assert_cmpuint(want.clone_index, !=, G_MAXUINT64);
@@ -1617,6 +1671,7 @@ int main(int argc, char **argv) {
     g_test_add_func("/inspector-ui/late-log-status", test_late_log_status);
     g_test_add_func("/inspector-ui/scrub", test_scrub);
     g_test_add_func("/inspector-ui/page-keys", test_page_keys);
+    g_test_add_func("/inspector-ui/page-keys-keep-scrubbing", test_page_keys_keep_scrubbing);
     g_test_add_func("/inspector-ui/memory-timeline", test_memory_timeline);
     g_test_add_func("/inspector-ui/graph-page", test_graph_page);
     g_test_add_func("/inspector-ui/live-digits", test_live_digits);
