@@ -16,6 +16,15 @@
 #define LABEL_FONT "Sans Bold 8"
 /* Narrower scope or backward spans are not shaded over the whole plot height. */
 #define MIN_BAND_PX 4
+/* Nor are spans, or marks drawn as lines, that come closer than this on average: a long run's
+ * steps (word-language's hundred in 600 px) made the plot a wall of stripes behind the data.
+ * The strip along the top and the marks' ticks under the plot still show their rhythm. */
+#define MIN_SHADED_SPACING_PX 40
+
+/* Whether n things in view are few enough to be shaded over the plot's height. */
+static gboolean sparse(const gs_timeline_frame *f, guint n) {
+  return n == 0 || f->plot_width / n >= MIN_SHADED_SPACING_PX;
+}
 
 static void set_color(cairo_t *cr, gs_rgba c) { cairo_set_source_rgba(cr, c.r, c.g, c.b, c.a); }
 
@@ -84,13 +93,23 @@ static gboolean span_pixels(const gs_timeline_frame *f, guint64 first, guint64 l
 
 /* Outermost scopes as alternating bands, their names on top where a band is wide enough;
  * backward passes tinted over them. */
+static guint n_spans_in_view(const gs_timeline_frame *f, const GArray *spans) {
+  guint n = 0;
+  for (guint i = 0; i < spans->len; i++) {
+    const gs_timeline_span *s = &g_array_index(spans, gs_timeline_span, i);
+    n += s->last >= f->request.first && s->first <= f->request.last;
+  }
+  return n;
+}
+
 static void draw_spans(cairo_t *cr, const gs_timeline_frame *f, gs_trace_model *m,
                        gs_timeline_index *index, const gs_timeline_palette *pal,
                        PangoLayout *layout) {
   const GArray *scopes = gs_timeline_index_scope_spans(index);
   double label_end = -1;
   double covered = -G_MAXDOUBLE; /* bands are drawn left of this */
-  for (guint i = 0; i < scopes->len; i++) {
+  gboolean bands = sparse(f, n_spans_in_view(f, scopes));
+  for (guint i = 0; bands && i < scopes->len; i++) {
     const gs_timeline_span *s = &g_array_index(scopes, gs_timeline_span, i);
     double x0, x1;
     if (!span_pixels(f, s->first, s->last, &x0, &x1))
@@ -141,7 +160,8 @@ static void draw_spans(cairo_t *cr, const gs_timeline_frame *f, gs_trace_model *
   strip.a = MIN(1.0, strip.a * 4);
   set_color(cr, strip);
   cairo_fill(cr);
-  for (guint i = 0; i < backwards->len; i++) {
+  gboolean tints = sparse(f, n_spans_in_view(f, backwards));
+  for (guint i = 0; tints && i < backwards->len; i++) {
     const gs_timeline_span *s = &g_array_index(backwards, gs_timeline_span, i);
     double x0, x1;
     if (!span_pixels(f, s->first, s->last, &x0, &x1) || x1 - x0 < MIN_BAND_PX)
@@ -233,8 +253,11 @@ static void draw_marks(cairo_t *cr, const gs_timeline_frame *f, gs_trace_model *
   const GArray *marks = gs_timeline_index_marks(index);
   guint begin = gs_timeline_index_first_mark(index, f->request.first), end = begin;
   double y = plot_bottom(f), last_x = -1;
-  for (; end < marks->len && g_array_index(marks, guint64, end) <= f->request.last; end++) {
-    double x = round(gs_timeline_frame_x_of(f, g_array_index(marks, guint64, end))) + 0.5;
+  while (end < marks->len && g_array_index(marks, guint64, end) <= f->request.last)
+    end++;
+  /* Lines over the plot only for marks far enough apart (the ticks below are always drawn). */
+  for (guint i = begin; sparse(f, end - begin) && i < end; i++) {
+    double x = round(gs_timeline_frame_x_of(f, g_array_index(marks, guint64, i))) + 0.5;
     if (x == last_x)
       continue;
     last_x = x;
