@@ -528,6 +528,62 @@ static void test_dense_spans_not_shaded(void) {
   fixture_clear(&f);
 }
 
+/* Whether colour c is in the rows from y to y + height (a legend's swatches). */
+static gboolean color_in_rows(cairo_surface_t *s, int y, int height, guint32 c) {
+  int width = cairo_image_surface_get_width(s);
+  for (int yy = y; yy < y + height; yy++)
+    for (int x = 0; x < width; x++)
+      if (pixel_near(surface_pixel(s, x, yy), c))
+        return TRUE;
+  return FALSE;
+}
+
+/* Every category the chart stacks has its swatch in the legend, also in a narrow pane: what
+ * does not fit on the top row goes on the bottom one (once hidden behind "+2 more"). */
+static void test_legend_names_every_stack(void) {
+  fixture f;
+  fixture_init(&f);
+  g_autoptr(gs_timeline_index) index = gs_timeline_index_new();
+  gs_timeline_index_update(index, f.m);
+  const char *keep = g_getenv("GS_TEST_SCREENSHOTS");
+  g_autofree char *dir = keep ? g_strdup(keep) : g_dir_make_tmp("gradscope-timeline-XXXXXX", NULL);
+  static const int widths[] = {600, 900, 1200};
+  for (guint w = 0; w < G_N_ELEMENTS(widths); w++) {
+    g_autofree char *name = g_strdup_printf("timeline-legend-%d.png", widths[w]);
+    g_autofree char *png = g_build_filename(dir, name, NULL);
+    gs_timeline_request req = {.first = 0, .last = f.ref.n - 1, .width = widths[w],
+                               .height = 300, .by_scope = FALSE};
+    g_autoptr(GError) error = NULL;
+    g_assert_true(gs_timeline_export_png(f.m, index, &req, FALSE, png, &error));
+    g_assert_no_error(error);
+    g_autoptr(gs_timeline_frame) frame = gs_timeline_frame_new();
+    gs_timeline_frame_compute(frame, f.m, &req);
+    cairo_surface_t *s = load_png(png);
+    guint stacked = 0;
+    for (guint k = 0; k < frame->n_stacks; k++) {
+      if (frame->stack_peak[k] == 0)
+        continue;
+      stacked++;
+      /* the swatch's colour over the background */
+      gs_rgba sc = gs_timeline_stack_color(FALSE, FALSE, k);
+      gs_rgba bg = gs_timeline_palette_get(FALSE)->background;
+      gs_rgba over = {sc.r * sc.a + bg.r * (1 - sc.a), sc.g * sc.a + bg.g * (1 - sc.a),
+                      sc.b * sc.a + bg.b * (1 - sc.a), 1};
+      guint32 c = opaque(over);
+      int bottom_row = frame->plot_y + frame->plot_height + 32;
+      if (!color_in_rows(s, 12, 10, c) && !color_in_rows(s, bottom_row + 2, 10, c))
+        g_error("%d px: no swatch for %s", widths[w], gs_trace_model_stack_name(f.m, FALSE, k));
+    }
+    g_assert_cmpuint(stacked, >=, 4);
+    cairo_surface_destroy(s);
+    if (!keep)
+      g_remove(png);
+  }
+  if (!keep)
+    g_rmdir(dir);
+  fixture_clear(&f);
+}
+
 /* With the index: the evaluation's allocation is the peak, and the peak is inside the
  * "evaluate" scope's span; the scrubber-less export still marks it. */
 static void test_peak_is_the_evaluation(void) {
@@ -591,6 +647,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/timeline/export-pixels", test_export_pixels);
   g_test_add_func("/timeline/peak-is-the-evaluation", test_peak_is_the_evaluation);
   g_test_add_func("/timeline/dense-spans-not-shaded", test_dense_spans_not_shaded);
+  g_test_add_func("/timeline/legend-names-every-stack", test_legend_names_every_stack);
   g_test_add_func("/timeline/export-unwritable", test_export_unwritable);
   g_test_add_func("/timeline/empty-model", test_empty_model);
   return g_test_run();

@@ -487,15 +487,28 @@ static gboolean backward_in_view(const gs_timeline_frame *f, gs_timeline_index *
   return FALSE;
 }
 
+/* One legend entry: a swatch and a name at (*at, row); *at moves past it. */
+static void draw_entry(cairo_t *cr, PangoLayout *layout, double *at, double row, gs_rgba color,
+                       double swatch_y, double swatch_h, const char *name, gs_rgba text) {
+  set_color(cr, color);
+  cairo_rectangle(cr, *at, row + swatch_y, 10, swatch_h);
+  cairo_fill(cr);
+  *at += 14 + draw_text(cr, layout, name, *at + 14, row, ALIGN_LEFT, text, NULL) + 14;
+}
+
 static void draw_legend(cairo_t *cr, const gs_timeline_frame *f, gs_trace_model *m,
                         gs_timeline_index *index, gboolean dark, const gs_timeline_palette *pal,
                         PangoLayout *layout) {
   double x = f->plot_x, y = 10;
   /* The top row runs from the plot's left edge to the mode's name at its right; stacks that
-   * do not fit are counted as "+N more", for which room is kept once any is left out. */
+   * do not fit go on the bottom row, left of "events →" (below the marks' labels): a
+   * narrow pane hid categories behind "+2 more" with that row empty. Only what fits on
+   * neither is counted as "+N more", for which room is kept once any is left out. */
   const char *mode = f->request.by_scope ? _("by scope") : _("by category");
   draw_text(cr, layout, mode, plot_right(f), y, ALIGN_RIGHT, pal->dim_text, NULL);
   double top_limit = plot_right(f) - text_width(layout, mode) - 12;
+  double bottom_x = f->plot_x, bottom_y = plot_bottom(f) + 32;
+  double bottom_limit = plot_right(f) - text_width(layout, _("events →")) - 16;
   guint total = 0;
   double all_w = 0;
   for (guint s = 0; s < f->n_stacks; s++)
@@ -504,46 +517,51 @@ static void draw_legend(cairo_t *cr, const gs_timeline_frame *f, gs_trace_model 
       all_w += 14 + text_width(layout, gs_trace_model_stack_name(m, f->request.by_scope, s)) + 14;
     }
   g_autofree char *more_sample = g_strdup_printf(_("+%u more"), total);
-  double stack_limit = x + all_w <= top_limit
-                           ? top_limit
-                           : top_limit - text_width(layout, more_sample) - 8;
+  double room = (top_limit - x) + (bottom_limit - bottom_x);
+  double stack_limit = all_w <= room ? bottom_limit
+                                     : bottom_limit - text_width(layout, more_sample) - 8;
   guint shown = 0, hidden = 0;
+  gboolean on_bottom = FALSE;
   for (guint s = 0; s < f->n_stacks; s++) {
     if (f->stack_peak[s] == 0)
       continue;
     const char *name = gs_trace_model_stack_name(m, f->request.by_scope, s);
     double w = 14 + text_width(layout, name) + 14;
-    if (hidden || (x + w > stack_limit && shown > 0)) {
+    if (!hidden && !on_bottom && x + w > top_limit && shown > 0)
+      on_bottom = TRUE; /* in order: the rest follow on the bottom row */
+    if (hidden || (on_bottom && bottom_x + w > stack_limit)) {
       hidden++;
       continue;
     }
-    set_color(cr, gs_timeline_stack_color(dark, f->request.by_scope, s));
-    cairo_rectangle(cr, x, y + 2, 10, 10);
-    cairo_fill(cr);
-    /* The first entry is always shown: one too long for the row is ellipsized at its end. */
-    gboolean cut = x + w > stack_limit && stack_limit - x - 14 > 0;
-    if (cut) {
-      pango_layout_set_width(layout, (int)((stack_limit - x - 14) * PANGO_SCALE));
-      pango_layout_set_ellipsize(layout, PANGO_ELLIPSIZE_END);
-      w = stack_limit - x;
+    gs_rgba color = gs_timeline_stack_color(dark, f->request.by_scope, s);
+    if (on_bottom) {
+      draw_entry(cr, layout, &bottom_x, bottom_y, color, 2, 10, name, pal->text);
+      shown++;
+      continue;
     }
-    draw_text(cr, layout, name, x + 14, y, ALIGN_LEFT, pal->text, NULL);
+    /* The first entry is always shown: one too long for the row is ellipsized at its end. */
+    gboolean cut = x + w > top_limit && top_limit - x - 14 > 0;
+    if (cut) {
+      pango_layout_set_width(layout, (int)((top_limit - x - 14) * PANGO_SCALE));
+      pango_layout_set_ellipsize(layout, PANGO_ELLIPSIZE_END);
+    }
+    draw_entry(cr, layout, &x, y, color, 2, 10, name, pal->text);
     if (cut) {
       pango_layout_set_width(layout, -1);
       pango_layout_set_ellipsize(layout, PANGO_ELLIPSIZE_NONE);
+      x = top_limit;
     }
-    x += w;
     shown++;
   }
   if (hidden) {
     g_autofree char *more = g_strdup_printf(_("+%u more"), hidden);
-    draw_text(cr, layout, more, x, y, ALIGN_LEFT, pal->dim_text, NULL);
-    x = top_limit + 1; /* the row is full: the entries below go to the bottom row */
+    draw_text(cr, layout, more, bottom_x, bottom_y, ALIGN_LEFT, pal->dim_text, NULL);
+    bottom_x = bottom_limit + 1; /* both rows are full */
   }
   /* The faint bars above the stacks (bytes that came and went within one pixel column) and
    * the strip along the top of the plot (backward passes) say what they are after the
-   * stacks, or, when the top row is full (a narrow pane), on the bottom row left of
-   * "events →", so neither is ever left unexplained. */
+   * stacks, or, when the top row is full (a narrow pane), on the bottom row, so neither is
+   * ever left unexplained. */
   gboolean ranges = FALSE;
   for (guint c = 0; c < f->n_columns && !ranges; c++)
     ranges = f->columns[c].min_total < f->columns[c].max_total;
@@ -563,23 +581,18 @@ static void draw_legend(cairo_t *cr, const gs_timeline_frame *f, gs_trace_model 
       {any_outside(f), _("external and shared memory"), pal->outside, 6, 2},
       {backward_in_view(f, index), _("backward pass"), strip, 5, 4},
   };
-  double bottom_x = f->plot_x, bottom_y = plot_bottom(f) + 32;
-  double bottom_limit = plot_right(f) - text_width(layout, _("events →")) - 16;
   for (guint i = 0; i < G_N_ELEMENTS(extras); i++) {
     if (!extras[i].shown)
       continue;
     double w = 14 + text_width(layout, extras[i].name) + 14;
     double *at = &x, row = y;
-    if (x + w > top_limit) {
+    if (on_bottom || x + w > top_limit) {
       if (bottom_x + w > bottom_limit)
         continue;
       at = &bottom_x, row = bottom_y;
     }
-    set_color(cr, extras[i].color);
-    cairo_rectangle(cr, *at, row + extras[i].swatch_y, 10, extras[i].swatch_h);
-    cairo_fill(cr);
-    draw_text(cr, layout, extras[i].name, *at + 14, row, ALIGN_LEFT, pal->text, NULL);
-    *at += w;
+    draw_entry(cr, layout, at, row, extras[i].color, extras[i].swatch_y, extras[i].swatch_h,
+               extras[i].name, pal->text);
   }
 }
 
