@@ -57,6 +57,9 @@ contains out "gradscope "
 for cmd in record stats dump export-dot export-graph export-timeline chrome-trace; do
   expect_status 0 "gradscope $cmd --help" -- "$GS" "$cmd" --help
 done
+# In Chinese, as `explain` is: the command list is translated, the names stay as typed.
+LANGUAGE=zh_CN LANG=C.UTF-8 "$GS" --help >help-zh.txt
+contains help-zh.txt "用法：gradscope COMMAND" "  stats " "内存峰值"
 expect_failure_line "an unknown command" -- "$GS" frobnicate
 expect_failure_line "no command" -- "$GS"
 expect_failure_line "an unknown option" -- "$GS" dump --frob run.gstrace

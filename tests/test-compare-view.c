@@ -175,6 +175,17 @@ static void test_compare_pair(void) {
   g_assert_cmpstr(gtk_label_get_text(labels->pdata[shown + 3]), ==, "−3");
   views_test_screenshot(GTK_WIDGET(window),
                         chinese ? "compare-view-zh_CN.png" : "compare-view.png");
+  /* The table shows ten rows or so of the pair's twenty before it scrolls (a fixed 160 px
+   * showed five and half of a sixth). */
+  GtkWidget *table = views_test_find(GTK_WIDGET(page), GTK_TYPE_COLUMN_VIEW);
+  GtkAdjustment *adj = gtk_scrolled_window_get_vadjustment(
+      GTK_SCROLLED_WINDOW(gtk_widget_get_ancestor(table, GTK_TYPE_SCROLLED_WINDOW)));
+  guint n_rows = g_list_model_get_n_items(G_LIST_MODEL(gtk_column_view_get_model(GTK_COLUMN_VIEW(table))));
+  double row = gtk_adjustment_get_upper(adj) / (n_rows + 1); /* the header is about a row */
+  g_test_message("table: %u rows, %g px of %g shown", n_rows, gtk_adjustment_get_page_size(adj),
+                 gtk_adjustment_get_upper(adj));
+  g_assert_cmpuint(n_rows, >, 10);
+  g_assert_cmpfloat(gtk_adjustment_get_page_size(adj), >=, 10 * row);
 
   /* A row moves both runs to its place: the live count's row to each run's last event. */
   gs_compare_page_activate_row(page, live);

@@ -52,12 +52,18 @@ grep -qE '^1/5 #[0-9]+ node_create \[graph, e #[0-9]+\.[0-9]+\]$' "$work/microgr
 "$gradscope" explain --tour micrograd > "$work/fresh.txt"
 diff <(grep -E '^[0-9]+/' "$work/fresh.txt") <(grep -E '^[0-9]+/' "$work/micrograd.txt") ||
   fail "a fresh micrograd run resolves to other events"
-# In Chinese: the paragraphs and the sentences are translated, the event lines are not.
+# In Chinese: the paragraphs, the sentences and the pages' tags are translated; the event
+# numbers and kinds are not.
 LANGUAGE=zh_CN LANG=C.UTF-8 "$gradscope" explain --tour micrograd "$work/micrograd.gstrace" \
   > "$work/zh.txt"
 grep -qP '[\x{4e00}-\x{9fff}]' "$work/zh.txt" || fail "no Chinese in the zh_CN tour"
-diff <(grep -E '^[0-9]+/' "$work/zh.txt") <(grep -E '^[0-9]+/' "$work/micrograd.txt") ||
+diff <(grep -oE '^[0-9]+/[0-9]+ #[0-9]+ [a-z_]+' "$work/zh.txt") \
+  <(grep -oE '^[0-9]+/[0-9]+ #[0-9]+ [a-z_]+' "$work/micrograd.txt") ||
   fail "the zh_CN tour resolves to other events"
+grep -qE '^1/5 #[0-9]+ node_create \[计算图, e #[0-9]+\.[0-9]+\]$' "$work/zh.txt" ||
+  fail "the zh_CN tour's first step does not name its page in Chinese"
+! grep -qE '\[(events|graph|memory|scopes)[],]' "$work/zh.txt" ||
+  fail "the zh_CN tour leaves a page's tag in English"
 
 # A Python tour recorded fresh, with no PYTHONPATH of the caller's: gradscope gives the
 # build's module to the program itself, and the steps land on the same events.

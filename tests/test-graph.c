@@ -8,6 +8,7 @@
 #include <glib/gstdio.h>
 #include <gradscope/gradscope.h>
 #include <math.h>
+#include <pango/pangocairo.h>
 #include <string.h>
 
 #include "graph-collapse.h"
@@ -170,6 +171,55 @@ static void test_hostile_names_round_trip_through_graphviz(void) {
   g_assert_cmpstr(g_array_index(l->clusters, gs_layout_cluster, 0).label, ==,
                   "scope \"{|}\" \\ \xef\xbf\xbd");
   g_assert_cmpstr(l->title, ==, "title \\ \" \n");
+}
+
+/* The size of text as the renderer draws node labels: Monospace 10 at 72 dpi (points). */
+static void label_size(const char *text, double *width, double *height) {
+  PangoFontMap *map = pango_cairo_font_map_get_default();
+  PangoContext *context = pango_font_map_create_context(map);
+  pango_cairo_context_set_resolution(context, 72);
+  PangoLayout *layout = pango_layout_new(context);
+  PangoFontDescription *font = pango_font_description_from_string("Monospace 10");
+  pango_layout_set_font_description(layout, font);
+  pango_font_description_free(font);
+  pango_layout_set_text(layout, text, -1);
+  int w, h;
+  pango_layout_get_size(layout, &w, &h);
+  *width = (double)w / PANGO_SCALE;
+  *height = (double)h / PANGO_SCALE;
+  g_object_unref(layout);
+  g_object_unref(context);
+}
+
+/* A node's box holds its label as the renderer draws it, in any script: Chinese labels
+ * ("梯度 -3.0000", the value lines of a tour) were measured by Graphviz as Latin letters,
+ * and their last line was cut by the border. */
+static void test_labels_fit_their_boxes(void) {
+  static const char *const labels[] = {
+      "a\n数据 2.0000\n梯度 -3.0000",
+      "保存的 #3.1\n(8, 4)\n版本 0",
+      "a\ndata 2.0000\ngrad -3.0000",
+  };
+  gs_graph *g = gs_graph_new();
+  for (guint i = 0; i < G_N_ELEMENTS(labels); i++) {
+    gs_graph_item item = {i == 1 ? GS_GRAPH_SAVED : GS_GRAPH_LEAF, i + 1, 0,
+                          g_strdup_printf("n%u", i), g_strcompress(labels[i]), 0, -1, -1, 0, 1, 0};
+    g_array_append_val(g->items, item);
+  }
+  g_autoptr(GError) error = NULL;
+  gs_layout_options options = {FALSE, NULL};
+  g_autoptr(gs_layout) l = gs_layout_compute(g, &options, &error);
+  g_assert_no_error(error);
+  for (guint i = 0; i < l->nodes->len; i++) {
+    const gs_layout_node *n = &g_array_index(l->nodes, gs_layout_node, i);
+    double w, h;
+    label_size(n->label, &w, &h);
+    g_test_message("%s: box %.1f x %.1f, text %.1f x %.1f", n->label, n->width, n->height, w, h);
+    /* an ellipse holds its text's box only when it is sqrt(2) times as large */
+    double fit = i == 1 ? G_SQRT2 : 1.0;
+    g_assert_cmpfloat(n->width, >=, w * fit);
+    g_assert_cmpfloat(n->height, >=, h * fit);
+  }
 }
 
 /* ---- storage relations and version checks --------------------------------------------- */
@@ -706,6 +756,7 @@ static void test_write_through_view_in_graph_and_sentences(void) {
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/graph/mlp-step-laid-out-on-the-worker", test_mlp_step_laid_out_on_the_worker);
+  g_test_add_func("/graph/labels-fit-their-boxes", test_labels_fit_their_boxes);
   g_test_add_func("/graph/hostile-names-round-trip",
                   test_hostile_names_round_trip_through_graphviz);
   g_test_add_func("/graph/storage-relations-and-version-check",

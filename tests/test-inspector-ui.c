@@ -27,6 +27,7 @@
 #include "gs-scope-tree-view.h"
 #include "gs-run-dialog.h"
 #include "gs-scrubber.h"
+#include "gs-text-cell.h"
 #include "gs-alive-item.h"
 #include "gs-tensor-view.h"
 #include "gs-thread-list.h"
@@ -1073,6 +1074,63 @@ static void test_parse_handle(void) {
                   ==, "#2.1");
 }
 
+static void collect_site_cells(GtkWidget *root, GPtrArray *out) {
+  if (!gtk_widget_get_mapped(root))
+    return;
+  if (GS_IS_TEXT_CELL(root) && strstr(gs_text_cell_get_text(GS_TEXT_CELL(root)), ".c:"))
+    g_ptr_array_add(out, root);
+  for (GtkWidget *c = gtk_widget_get_first_child(root); c; c = gtk_widget_get_next_sibling(c))
+    collect_site_cells(c, out);
+}
+
+/* At the window's default size, the Where column shows each site's file:line whole (the
+ * function after it may be cut): in English "file.c:52 in record_run", in Chinese the
+ * translation keeps file:line first. */
+static void test_where_column(void) {
+  GsWindow *window = gs_window_new(app);
+  gtk_window_set_default_size(GTK_WINDOW(window), 1280, 800); /* the schema's default */
+  gtk_window_present(GTK_WINDOW(window));
+  GsCapturePage *page = open_log(window);
+  (void)page;
+  settle();
+  /* The list is not cut on either side: the page gives it the room it needs. */
+  GtkWidget *list = GTK_WIDGET(gs_capture_page_get_event_list(page));
+  int min_width;
+  gtk_widget_measure(list, GTK_ORIENTATION_HORIZONTAL, -1, &min_width, NULL, NULL, NULL);
+  g_test_message("event list: %d px, at least %d px", gtk_widget_get_width(list), min_width);
+  GtkWidget *paned = gtk_widget_get_ancestor(list, GTK_TYPE_PANED);
+  g_test_message("its pane: %d px", gtk_paned_get_position(GTK_PANED(paned)));
+  g_assert_cmpint(min_width, <=, gtk_paned_get_position(GTK_PANED(paned)));
+  g_autoptr(GPtrArray) cells = g_ptr_array_new();
+  collect_site_cells(GTK_WIDGET(window), cells);
+  g_assert_cmpuint(cells->len, >, 0);
+  for (guint i = 0; i < cells->len; i++) {
+    GtkWidget *cell = cells->pdata[i];
+    const char *text = gs_text_cell_get_text(GS_TEXT_CELL(cell));
+    const char *colon = strstr(text, ".c:");
+    const char *end = colon + 3;
+    while (g_ascii_isdigit(*end))
+      end++;
+    /* file:line is the text's start */
+    g_assert_true(colon - text < 40 && !memchr(text, ' ', (gsize)(colon - text)));
+    g_autofree char *file_line = g_strndup(text, (gsize)(end - text));
+    g_autofree char *shown = g_strconcat(file_line, "…", NULL); /* the function is cut */
+    PangoLayout *layout = gtk_widget_create_pango_layout(cell, shown);
+    int width;
+    pango_layout_get_pixel_size(layout, &width, NULL);
+    g_object_unref(layout);
+    if (i == 0)
+      g_test_message("Where: \"%s\": %d px for \"%s\" (%d px)", text,
+                     gtk_widget_get_width(cell), file_line, width);
+    g_assert_cmpint(gtk_widget_get_width(cell), >=, width);
+  }
+  const char *language = g_getenv("LANGUAGE");
+  save_screenshot(GTK_WIDGET(window), language && g_str_has_prefix(language, "zh")
+                                          ? "where-column-zh_CN.png"
+                                          : "where-column.png");
+  gtk_window_destroy(GTK_WINDOW(window));
+}
+
 /* The page's keys, as its shortcut controller takes them (views-test-util.c). */
 static gboolean press_page_key(GsCapturePage *page, guint key, GdkModifierType mods) {
   return views_test_press_key(GTK_WIDGET(page), key, mods);
@@ -1118,6 +1176,60 @@ static void test_page_keys(void) {
   g_assert_true(press_page_key(page, GDK_KEY_1, GDK_CONTROL_MASK));
   g_assert_cmpstr(adw_view_stack_get_visible_child_name(ADW_VIEW_STACK(stack)), ==, "events");
   gtk_window_destroy(GTK_WINDOW(window));
+}
+
+/* From a row of the list, Ctrl+2 and Ctrl+3 leave the arrows, Home and End scrubbing: the
+ * focus does not land in the Graph page's "Backward pass" field (the first field of that
+ * page, where the view stack would put it). */
+static void test_page_keys_keep_scrubbing(void) {
+  /* One backward pass: the Graph page's Previous and Next are off, its field is its first
+   * focusable widget. */
+  g_autofree char *path =
+      g_build_filename(g_get_tmp_dir(), "gradscope-test-page-keys.gstrace", NULL);
+  g_assert_cmpint(gs_trace_open(path), ==, 0);
+  gs_tensor a = gs_ones(GS_F32, (int64_t[]){3}, 1);
+  gs_set_requires_grad(a, true);
+  gs_tensor b = gs_mul(a, a);
+  gs_tensor loss = gs_sum(b, NULL, 0, false);
+  gs_backward(loss);
+  gs_tensor all[] = {a, b, loss};
+  for (gsize i = 0; i < G_N_ELEMENTS(all); i++)
+    gs_dispose(all[i]);
+  gs_trace_close();
+  GsWindow *window = new_window();
+  g_autoptr(GFile) file = g_file_new_for_path(path);
+  gs_window_open_file(window, file, FALSE);
+  GsCapturePage *page = gs_window_get_current_page(window);
+  wait_for(page_has_content, page);
+  views_test_settle(GTK_WIDGET(window));
+  GsScrubber *scrubber = gs_capture_page_get_scrubber(page);
+  GtkWidget *columns =
+      find_widget(GTK_WIDGET(gs_capture_page_get_event_list(page)), GTK_TYPE_COLUMN_VIEW);
+  GtkWidget *stack = find_widget(GTK_WIDGET(page), ADW_TYPE_VIEW_STACK);
+  static const char *const pages[] = {"graph", "timeline", "events", "graph"};
+  guint64 last = gs_trace_model_n_events(gs_capture_page_get_model(page)) - 1;
+  for (guint i = 0; i < 2 * G_N_ELEMENTS(pages); i++) {
+    /* at the start (no backward pass before: the pane's Previous button is off) and at the end */
+    gs_scrubber_set_position(scrubber, i < G_N_ELEMENTS(pages) ? 0 : last);
+    gtk_widget_grab_focus(columns);
+    gs_scrubber_set_position(scrubber, 2);
+    const char *name = pages[i % G_N_ELEMENTS(pages)];
+    guint key = !strcmp(name, "graph") ? GDK_KEY_2 : !strcmp(name, "timeline") ? GDK_KEY_3
+                                                                              : GDK_KEY_1;
+    g_assert_true(press_page_key(page, key, GDK_CONTROL_MASK));
+    g_assert_cmpstr(adw_view_stack_get_visible_child_name(ADW_VIEW_STACK(stack)), ==, name);
+    GtkWidget *focus = gtk_root_get_focus(GTK_ROOT(window));
+    g_test_message("after Ctrl+%c: focus on %s", (char)gdk_keyval_to_unicode(key),
+                   focus ? G_OBJECT_TYPE_NAME(focus) : "nothing");
+    g_assert_true(press_page_key(page, GDK_KEY_Right, 0));
+    g_assert_cmpuint(gs_scrubber_get_position(scrubber), ==, 3);
+    g_assert_true(press_page_key(page, GDK_KEY_Home, 0));
+    g_assert_cmpuint(gs_scrubber_get_position(scrubber), ==, 0);
+    g_assert_true(press_page_key(page, GDK_KEY_End, 0));
+    g_assert_cmpuint(gs_scrubber_get_position(scrubber), !=, 0);
+  }
+  gtk_window_destroy(GTK_WINDOW(window));
+  g_unlink(path);
 }
 
 static void test_scrub(void) {
@@ -1608,6 +1720,7 @@ int main(int argc, char **argv) {
   if (g_str_has_prefix(g_getenv("LANGUAGE") ? g_getenv("LANGUAGE") : "", "zh")) {
     g_test_add_func("/inspector-ui/zh_CN", test_chinese);
     g_test_add_func("/inspector-ui/leaks-grouped-zh_CN", test_leaks_grouped_chinese);
+    g_test_add_func("/inspector-ui/where-column-zh_CN", test_where_column);
   } else {
     g_test_add_func("/inspector-ui/parse-handle", test_parse_handle);
     g_test_add_func("/inspector-ui/module-and-optimizer-rows", test_module_and_optimizer_rows);
@@ -1617,6 +1730,8 @@ int main(int argc, char **argv) {
     g_test_add_func("/inspector-ui/late-log-status", test_late_log_status);
     g_test_add_func("/inspector-ui/scrub", test_scrub);
     g_test_add_func("/inspector-ui/page-keys", test_page_keys);
+    g_test_add_func("/inspector-ui/where-column", test_where_column);
+    g_test_add_func("/inspector-ui/page-keys-keep-scrubbing", test_page_keys_keep_scrubbing);
     g_test_add_func("/inspector-ui/memory-timeline", test_memory_timeline);
     g_test_add_func("/inspector-ui/graph-page", test_graph_page);
     g_test_add_func("/inspector-ui/live-digits", test_live_digits);

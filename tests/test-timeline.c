@@ -480,6 +480,110 @@ static void test_export_pixels(void) {
   fixture_clear(&f);
 }
 
+/* The pixel inside backward pass `pass` near the plot's top (below the strip, off the
+ * gridlines), in an export of first..last at width with the index's shading. */
+static guint32 pass_pixel(fixture *f, gs_timeline_index *index, const gs_timeline_span *pass,
+                          guint64 first, guint64 last, int width, const char *name) {
+  const char *keep = g_getenv("GS_TEST_SCREENSHOTS");
+  g_autofree char *dir = keep ? g_strdup(keep) : g_dir_make_tmp("gradscope-timeline-XXXXXX", NULL);
+  g_autofree char *png = g_build_filename(dir, name, NULL);
+  gs_timeline_request req = {.first = first, .last = last, .width = width, .height = 300,
+                             .by_scope = FALSE};
+  g_autoptr(GError) error = NULL;
+  g_assert_true(gs_timeline_export_png(f->m, index, &req, FALSE, png, &error));
+  g_assert_no_error(error);
+  g_autoptr(gs_timeline_frame) frame = gs_timeline_frame_new();
+  gs_timeline_frame_compute(frame, f->m, &req);
+  int x = (int)gs_timeline_frame_x_of(frame, pass->first + (pass->last - pass->first) / 2);
+  int y = frame->plot_y + 8;
+  while (on_gridline(frame, y) || on_gridline(frame, y - 1) || on_gridline(frame, y + 1))
+    y += 2;
+  cairo_surface_t *s = load_png(png);
+  guint32 pixel = surface_pixel(s, x, y);
+  cairo_surface_destroy(s);
+  if (!keep) {
+    g_remove(png);
+    g_rmdir(dir);
+  }
+  return pixel;
+}
+
+/* Backward passes and scopes are tinted over the plot's height only where few are in view:
+ * zoomed out over many steps (12 in some 220 px here; word-language's hundred in 600 px) the
+ * tints made a wall of stripes behind the data, and only the strip along the top is left. */
+static void test_dense_spans_not_shaded(void) {
+  fixture f;
+  fixture_init(&f);
+  g_autoptr(gs_timeline_index) index = gs_timeline_index_new();
+  gs_timeline_index_update(index, f.m);
+  const GArray *passes = gs_timeline_index_backward_spans(index);
+  g_assert_cmpuint(passes->len, ==, TRAIN_STEPS);
+  const gs_timeline_span *pass = &g_array_index(passes, gs_timeline_span, TRAIN_STEPS / 2);
+  guint32 bg = opaque(gs_timeline_palette_get(FALSE)->background);
+  guint32 dense = pass_pixel(&f, index, pass, 0, f.ref.n - 1, 300, "timeline-dense-spans.png");
+  g_assert_true(pixel_near(dense, bg));
+  guint32 zoomed = pass_pixel(&f, index, pass, pass->first - 20, pass->last + 20, 900,
+                             "timeline-one-pass.png");
+  g_assert_false(pixel_near(zoomed, bg));
+  fixture_clear(&f);
+}
+
+/* Whether colour c is in the rows from y to y + height (a legend's swatches). */
+static gboolean color_in_rows(cairo_surface_t *s, int y, int height, guint32 c) {
+  int width = cairo_image_surface_get_width(s);
+  for (int yy = y; yy < y + height; yy++)
+    for (int x = 0; x < width; x++)
+      if (pixel_near(surface_pixel(s, x, yy), c))
+        return TRUE;
+  return FALSE;
+}
+
+/* Every category the chart stacks has its swatch in the legend, also in a narrow pane: what
+ * does not fit on the top row goes on the bottom one (once hidden behind "+2 more"). */
+static void test_legend_names_every_stack(void) {
+  fixture f;
+  fixture_init(&f);
+  g_autoptr(gs_timeline_index) index = gs_timeline_index_new();
+  gs_timeline_index_update(index, f.m);
+  const char *keep = g_getenv("GS_TEST_SCREENSHOTS");
+  g_autofree char *dir = keep ? g_strdup(keep) : g_dir_make_tmp("gradscope-timeline-XXXXXX", NULL);
+  static const int widths[] = {600, 900, 1200};
+  for (guint w = 0; w < G_N_ELEMENTS(widths); w++) {
+    g_autofree char *name = g_strdup_printf("timeline-legend-%d.png", widths[w]);
+    g_autofree char *png = g_build_filename(dir, name, NULL);
+    gs_timeline_request req = {.first = 0, .last = f.ref.n - 1, .width = widths[w],
+                               .height = 300, .by_scope = FALSE};
+    g_autoptr(GError) error = NULL;
+    g_assert_true(gs_timeline_export_png(f.m, index, &req, FALSE, png, &error));
+    g_assert_no_error(error);
+    g_autoptr(gs_timeline_frame) frame = gs_timeline_frame_new();
+    gs_timeline_frame_compute(frame, f.m, &req);
+    cairo_surface_t *s = load_png(png);
+    guint stacked = 0;
+    for (guint k = 0; k < frame->n_stacks; k++) {
+      if (frame->stack_peak[k] == 0)
+        continue;
+      stacked++;
+      /* the swatch's colour over the background */
+      gs_rgba sc = gs_timeline_stack_color(FALSE, FALSE, k);
+      gs_rgba bg = gs_timeline_palette_get(FALSE)->background;
+      gs_rgba over = {sc.r * sc.a + bg.r * (1 - sc.a), sc.g * sc.a + bg.g * (1 - sc.a),
+                      sc.b * sc.a + bg.b * (1 - sc.a), 1};
+      guint32 c = opaque(over);
+      int bottom_row = frame->plot_y + frame->plot_height + 32;
+      if (!color_in_rows(s, 12, 10, c) && !color_in_rows(s, bottom_row + 2, 10, c))
+        g_error("%d px: no swatch for %s", widths[w], gs_trace_model_stack_name(f.m, FALSE, k));
+    }
+    g_assert_cmpuint(stacked, >=, 4);
+    cairo_surface_destroy(s);
+    if (!keep)
+      g_remove(png);
+  }
+  if (!keep)
+    g_rmdir(dir);
+  fixture_clear(&f);
+}
+
 /* With the index: the evaluation's allocation is the peak, and the peak is inside the
  * "evaluate" scope's span; the scrubber-less export still marks it. */
 static void test_peak_is_the_evaluation(void) {
@@ -542,6 +646,8 @@ int main(int argc, char **argv) {
   g_test_add_func("/timeline/index-grows-with-the-log", test_index_grows_with_the_log);
   g_test_add_func("/timeline/export-pixels", test_export_pixels);
   g_test_add_func("/timeline/peak-is-the-evaluation", test_peak_is_the_evaluation);
+  g_test_add_func("/timeline/dense-spans-not-shaded", test_dense_spans_not_shaded);
+  g_test_add_func("/timeline/legend-names-every-stack", test_legend_names_every_stack);
   g_test_add_func("/timeline/export-unwritable", test_export_unwritable);
   g_test_add_func("/timeline/empty-model", test_empty_model);
   return g_test_run();

@@ -333,10 +333,26 @@ static void on_tensor_selected(GsCapturePage *self, guint64 tensor) {
     gs_view_select_tensor(all[i], tensor);
 }
 
+static gboolean focus_wants(GtkWidget *widget, gboolean arrow);
+
+/* Shows a page of the view stack (Ctrl+1/2/3, a tour step). When the old page had the focus,
+ * the stack hands it to the new page's first focusable widget: on the Graph page the
+ * "Backward pass" field, which would keep the arrows, Home and End from scrubbing. A text
+ * field the user did not pick gives the focus to the scrubber's slider instead: those keys
+ * are the scrubber's. */
+static void show_page(GsCapturePage *self, const char *name) {
+  GtkRoot *root = gtk_widget_get_root(GTK_WIDGET(self));
+  GtkWidget *before = root ? gtk_root_get_focus(root) : NULL;
+  adw_view_stack_set_visible_child_name(self->view_stack, name);
+  GtkWidget *after = root ? gtk_root_get_focus(root) : NULL;
+  if (after != before && focus_wants(GTK_WIDGET(self), FALSE))
+    gs_scrubber_grab_focus(GS_SCRUBBER(self->scrubber));
+}
+
 /* The Tour panel's step: the scrubber to its event, its page, its tensor picked. The memory
  * steps talk about categories (saved for backward, gradients), so the timeline shows them. */
 static void on_tour_step(GsCapturePage *self, guint64 index, guint64 tensor, const char *page) {
-  adw_view_stack_set_visible_child_name(self->view_stack, page);
+  show_page(self, page);
   if (!strcmp(page, "timeline"))
     gs_timeline_view_set_by_scope(GS_TIMELINE_VIEW(self->timeline_view), FALSE);
   gs_scrubber_set_position(GS_SCRUBBER(self->scrubber), index);
@@ -692,7 +708,7 @@ static gboolean step_shortcut(GtkWidget *widget, GVariant *args, gpointer data) 
 static gboolean page_shortcut(GtkWidget *widget, GVariant *args, gpointer data) {
   (void)data;
   GsCapturePage *self = GS_CAPTURE_PAGE(widget);
-  adw_view_stack_set_visible_child_name(self->view_stack, g_variant_get_string(args, NULL));
+  show_page(self, g_variant_get_string(args, NULL));
   return TRUE;
 }
 

@@ -10,6 +10,11 @@
 #include "graph-render.h"
 #include "gs-diff-row.h"
 
+/* The differences table's height: a header and TABLE_SHORT_ROWS rows, or about ten. */
+#define TABLE_HEIGHT 160
+#define TABLE_SHORT_ROWS 6
+#define TABLE_TALL_HEIGHT 280
+
 struct _GsComparePage {
   GtkWidget parent_instance;
 
@@ -279,6 +284,12 @@ static void show_pair(GsComparePage *self) {
       self->rows->len);
   gtk_label_set_text(self->alignment, summary);
   gtk_stack_set_visible_child_name(self->table_stack, self->rows->len ? "rows" : "agree");
+  /* The paned gives the table its least height: room for about ten rows when there are more
+   * than the short table shows (at 160 px a pair's twenty showed as five and half a sixth,
+   * as if cut); the handle gives it more, or the graphs. */
+  gtk_widget_set_size_request(GTK_WIDGET(self->table_stack), -1,
+                              self->rows->len > TABLE_SHORT_ROWS ? TABLE_TALL_HEIGHT
+                                                                 : TABLE_HEIGHT);
 
   GtkStringList *passes = gtk_string_list_new(NULL);
   guint first_changed = G_MAXUINT;
@@ -423,7 +434,7 @@ static GtkWidget *build_top(GsComparePage *self) {
   gtk_widget_add_css_class(agree, "dim-label");
   gtk_stack_add_named(self->table_stack, agree, "agree");
   gtk_widget_set_vexpand(GTK_WIDGET(self->table_stack), TRUE);
-  gtk_widget_set_size_request(GTK_WIDGET(self->table_stack), -1, 160);
+  gtk_widget_set_size_request(GTK_WIDGET(self->table_stack), -1, TABLE_HEIGHT);
   gtk_box_append(GTK_BOX(box), GTK_WIDGET(self->table_stack));
   return box;
 }

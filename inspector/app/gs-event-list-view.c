@@ -356,6 +356,18 @@ static void setup_label(GtkSignalListItemFactory *factory, GtkListItem *item, gp
   gtk_list_item_set_child(item, cell);
 }
 
+/* The length of a site's leading "file:line" (in every language the site's text starts
+ * with it, model/site-table.c), 0 if it has none (an interpreter's "function (file:line)"). */
+static gsize file_line_length(const char *site) {
+  for (const char *p = site; *p && *p != ' '; p++)
+    if (*p == ':' && g_ascii_isdigit(p[1])) {
+      for (p++; g_ascii_isdigit(*p); p++)
+        ;
+      return (gsize)(p - site);
+    }
+  return 0;
+}
+
 static void bind_label(GtkSignalListItemFactory *factory, GtkListItem *item, gpointer data) {
   (void)factory;
   GsEventRow *row = gtk_list_item_get_item(item);
@@ -382,10 +394,15 @@ static void bind_label(GtkSignalListItemFactory *factory, GtkListItem *item, gpo
     text = gs_event_row_get_site(row);
     break;
   }
-  gs_text_cell_set_text(cell, text);
-  /* The place is often ellipsized: its tooltip has it whole (the other columns have none). */
-  if ((column_id)GPOINTER_TO_INT(data) == COL_SITE)
+  /* The place is often ellipsized: its file:line stays whole (the column is at least that
+   * wide, the summary gives way), the function after it may go; its tooltip has it whole
+   * (the other columns have none). */
+  if ((column_id)GPOINTER_TO_INT(data) == COL_SITE) {
+    gs_text_cell_set_text_keeping(cell, text, file_line_length(text));
     gs_view_set_tooltip(GTK_WIDGET(cell), *text ? text : NULL);
+  } else {
+    gs_text_cell_set_text(cell, text);
+  }
 }
 
 static GtkColumnViewColumn *add_column(GsEventListView *self, const char *title, column_id col,
@@ -489,7 +506,8 @@ static void gs_event_list_view_init(GsEventListView *self) {
   add_column(self, _("Summary"), COL_SUMMARY, -1, TRUE);
   /* TRANSLATORS: column of the event list: where the program caused the event (file:line).
    * No fixed width: the list does not scroll sideways, so its columns' widths are the least
-   * the capture page's views can be; this one ellipsizes instead. */
+   * the capture page's views can be; this one is as wide as its file:line parts, and
+   * ellipsizes the functions after them. */
   add_column(self, _("Where"), COL_SITE, -1, FALSE);
 
   fill_kinds(self);

@@ -106,6 +106,12 @@ void gs_scrubber_set_position(GsScrubber *self, guint64 index) {
     g_object_notify_by_pspec(G_OBJECT(self), props[PROP_POSITION]);
 }
 
+gboolean gs_scrubber_grab_focus(GsScrubber *self) {
+  g_return_val_if_fail(GS_IS_SCRUBBER(self), FALSE);
+  return gtk_widget_grab_focus(self->scale) ||
+         gtk_widget_child_focus(GTK_WIDGET(self), GTK_DIR_TAB_FORWARD);
+}
+
 void gs_scrubber_step(GsScrubber *self, gint64 delta) {
   g_return_if_fail(GS_IS_SCRUBBER(self));
   if (delta < 0 && (guint64)(-delta) > self->position)

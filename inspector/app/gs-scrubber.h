@@ -21,6 +21,9 @@ guint64 gs_scrubber_get_position(GsScrubber *self);
 void gs_scrubber_set_position(GsScrubber *self, guint64 index);
 /* Moves by delta events, clamped. */
 void gs_scrubber_step(GsScrubber *self, gint64 delta);
+/* Gives the keyboard focus to the slider (or, while it is off, to the scrubber's first
+ * button that takes it). */
+gboolean gs_scrubber_grab_focus(GsScrubber *self);
 /* The explanation shown (tests). */
 const char *gs_scrubber_get_explanation(GsScrubber *self);
 const char *gs_scrubber_get_position_text(GsScrubber *self);

@@ -10,6 +10,8 @@ struct _GsTextCell {
   char *text;
   float xalign;
   gboolean natural_width;
+  gsize kept;      /* bytes at the text's start never cut (gs_text_cell_set_text_keeping) */
+  int kept_width;  /* their width in pixels, -1 until shaped */
   PangoLayout *layout;   /* made when first needed; dropped when the text or style changes */
   PangoFontDescription *font; /* the font the cell was last measured with */
 };
@@ -74,6 +76,18 @@ static void gs_text_cell_measure(GtkWidget *widget, GtkOrientation orientation, 
   *minimum = *natural = 0;
   if (self->natural_width && self->text && *self->text)
     *natural = (int)ceil((double)g_utf8_strlen(self->text, -1) * size_of_font(self)->char_width);
+  /* The kept part is shaped, not estimated: it must fit exactly, and it is short. */
+  if (self->kept > 0) {
+    if (self->kept_width < 0) {
+      g_autoptr(PangoLayout) probe = gtk_widget_create_pango_layout(widget, NULL);
+      /* with the ellipsis that follows it when the rest is cut */
+      g_autofree char *shown = g_strdup_printf("%.*s…", (int)self->kept, self->text);
+      pango_layout_set_text(probe, shown, -1);
+      pango_layout_get_pixel_size(probe, &self->kept_width, NULL);
+    }
+    *minimum = self->kept_width;
+    *natural = MAX(*natural, *minimum);
+  }
 }
 
 static void gs_text_cell_snapshot(GtkWidget *widget, GtkSnapshot *snapshot) {
@@ -106,6 +120,7 @@ static void gs_text_cell_css_changed(GtkWidget *widget, GtkCssStyleChange *chang
   GTK_WIDGET_CLASS(gs_text_cell_parent_class)->css_changed(widget, change);
   GsTextCell *self = GS_TEXT_CELL(widget);
   g_clear_object(&self->layout);
+  self->kept_width = -1;
   const PangoFontDescription *font =
       pango_context_get_font_description(gtk_widget_get_pango_context(widget));
   if (!self->font || !font || !pango_font_description_equal(self->font, font)) {
@@ -135,7 +150,7 @@ static void gs_text_cell_class_init(GsTextCellClass *klass) {
 }
 
 static void gs_text_cell_init(GsTextCell *self) {
-  (void)self;
+  self->kept_width = -1;
 }
 
 GtkWidget *gs_text_cell_new(float xalign, gboolean natural_width) {
@@ -146,16 +161,24 @@ GtkWidget *gs_text_cell_new(float xalign, gboolean natural_width) {
 }
 
 void gs_text_cell_set_text(GsTextCell *self, const char *text) {
+  gs_text_cell_set_text_keeping(self, text, 0);
+}
+
+void gs_text_cell_set_text_keeping(GsTextCell *self, const char *text, gsize kept) {
   g_return_if_fail(GS_IS_TEXT_CELL(self));
   if (!text)
     text = "";
-  if (self->text && strcmp(self->text, text) == 0)
+  kept = MIN(kept, strlen(text));
+  if (self->text && strcmp(self->text, text) == 0 && self->kept == kept)
     return;
   g_free(self->text);
   self->text = g_strdup(text);
   g_clear_object(&self->layout);
+  gboolean resize = self->natural_width || kept > 0 || self->kept > 0;
+  self->kept = kept;
+  self->kept_width = -1;
   gtk_accessible_update_property(GTK_ACCESSIBLE(self), GTK_ACCESSIBLE_PROPERTY_LABEL, text, -1);
-  if (self->natural_width)
+  if (resize)
     gtk_widget_queue_resize(GTK_WIDGET(self));
   else
     gtk_widget_queue_draw(GTK_WIDGET(self));

@@ -19,6 +19,9 @@ G_DECLARE_FINAL_TYPE(GsTextCell, gs_text_cell, GS, TEXT_CELL, GtkWidget)
  * texts' lengths; FALSE (natural width 0) for a column of fixed width. */
 GtkWidget *gs_text_cell_new(float xalign, gboolean natural_width);
 void gs_text_cell_set_text(GsTextCell *self, const char *text);
+/* The same, with the first kept bytes of text never cut: the cell's minimum width is theirs
+ * (shaped), so its column keeps them whole and the end is ellipsized instead. */
+void gs_text_cell_set_text_keeping(GsTextCell *self, const char *text, gsize kept);
 const char *gs_text_cell_get_text(GsTextCell *self);
 
 G_END_DECLS

@@ -66,6 +66,19 @@ static char *record_tour(const gs_tour *tour) {
   return g_steal_pointer(&log);
 }
 
+/* The page a step opens, in the user's language (the step line's tag, "[graph, e #3.1]"). */
+static const char *page_title(gs_tour_page page) {
+  /* TRANSLATORS: `gradscope explain --tour`: the inspector's page a tour step opens, as its
+   * tab is titled, in lower case where the language has it */
+  switch (page) {
+  case GS_TOUR_PAGE_GRAPH: return C_("tour page", "graph");
+  case GS_TOUR_PAGE_MEMORY: return C_("tour page", "memory");
+  case GS_TOUR_PAGE_SCOPES: return C_("tour page", "scopes");
+  case GS_TOUR_PAGE_EVENTS:
+  default: return C_("tour page", "events");
+  }
+}
+
 static int print_tour(const gs_tour *tour, const char *path) {
   g_autoptr(gs_trace_model) m = cli_load_model("explain", path);
   if (!m)
@@ -85,10 +98,10 @@ static int print_tour(const gs_tour *tour, const char *path) {
     char handle[32] = "";
     if (stops[s].tensor)
       gs_format_handle(stops[s].tensor, handle, sizeof handle);
+    const char *page = page_title(tour->steps[s].page);
     g_autofree char *where =
-        stops[s].tensor ? g_strdup_printf("%s, %s %s", gs_tour_page_name(tour->steps[s].page),
-                                          tour->steps[s].tensor, handle)
-                        : g_strdup(gs_tour_page_name(tour->steps[s].page));
+        stops[s].tensor ? g_strdup_printf("%s, %s %s", page, tour->steps[s].tensor, handle)
+                        : g_strdup(page);
     printf("\n%u/%u #%" G_GUINT64_FORMAT " %s [%s]\n  %s\n  #%" G_GUINT64_FORMAT " %s: %s\n",
            s + 1, tour->n_steps, gs_trace_model_seq_at(m, index),
            gs_trace_kind_name(gs_trace_model_kind_at(m, index)), where,

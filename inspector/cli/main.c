@@ -3,6 +3,7 @@
  * compare two (diff). Each
  * command lives in its own file; the analysis they print lives in inspector/model/ (and the
  * drawing in inspector/graph/ and inspector/timeline/), shared with the GTK inspector. */
+#include <glib/gi18n.h>
 #include <locale.h>
 #include <stdio.h>
 #include <string.h>
@@ -16,31 +17,36 @@ typedef struct command {
   const char *summary;
 } command;
 
+/* TRANSLATORS: `gradscope --help`: what each command does. Command names, options and the
+ * words in capitals (FILE, PROGRAM, SIZE...) stay as they are: they are typed as shown. */
 static const command commands[] = {
-    {"record", cli_record, "run a program with tracing on: record [-o FILE] -- PROGRAM ARGS..."},
-    {"stats", cli_stats, "events by kind, scopes, peak memory, leaks and errors of a log"},
-    {"dump", cli_dump, "one line (or with --jsonl one JSON object) per event"},
-    {"export-dot", cli_export_dot, "the autograd graph at an event, as Graphviz DOT"},
-    {"export-graph", cli_export_graph, "the autograd graph at an event, drawn as PNG or SVG"},
+    {"record", cli_record, N_("run a program with tracing on: record [-o FILE] -- PROGRAM ARGS...")},
+    {"stats", cli_stats, N_("events by kind, scopes, peak memory, leaks and errors of a log")},
+    {"dump", cli_dump, N_("one line (or with --jsonl one JSON object) per event")},
+    {"export-dot", cli_export_dot, N_("the autograd graph at an event, as Graphviz DOT")},
+    {"export-graph", cli_export_graph, N_("the autograd graph at an event, drawn as PNG or SVG")},
     {"export-timeline", cli_export_timeline,
-     "the memory timeline as a PNG: export-timeline FILE -o timeline.png"},
-    {"chrome-trace", cli_chrome_trace, "convert to Chrome trace / Perfetto JSON"},
+     N_("the memory timeline as a PNG: export-timeline FILE -o timeline.png")},
+    {"chrome-trace", cli_chrome_trace, N_("convert to Chrome trace / Perfetto JSON")},
     {"explain", cli_explain,
-     "the inspector's sentence for each event (or one: --at N), in the user's language; "
-     "--tour NAME: a guided tour"},
+     N_("the inspector's sentence for each event (or one: --at N), in the user's language; "
+        "--tour NAME: a guided tour")},
     {"state", cli_state,
-     "what the inspector believes was alive after an event: state FILE [--at N] [--json]"},
+     N_("what the inspector believes was alive after an event: state FILE [--at N] [--json]")},
     {"diff", cli_diff,
-     "compare two runs: diff A B [--json] [--fail-peak-increase=SIZE] [--fail-live-increase=N]"},
+     N_("compare two runs: diff A B [--json] [--fail-peak-increase=SIZE] "
+        "[--fail-live-increase=N]")},
 };
 
+/* In the user's language, as `explain` is: the names and options stay as typed. */
 static void usage(FILE *out) {
-  fprintf(out, "Usage: gradscope COMMAND [OPTIONS] [FILE]\n\n"
-               "Record and read Gradscope event logs.\n\nCommands:\n");
+  fprintf(out, "%s\n\n%s\n\n%s\n", _("Usage: gradscope COMMAND [OPTIONS] [FILE]"),
+          _("Record and read Gradscope event logs."), _("Commands:"));
   for (size_t i = 0; i < G_N_ELEMENTS(commands); i++)
-    fprintf(out, "  %-16s %s\n", commands[i].name, commands[i].summary);
-  fprintf(out, "\nOptions:\n  --help      this text (gradscope COMMAND --help: the command's)\n"
-               "  --version   the program and event log format versions\n");
+    fprintf(out, "  %-16s %s\n", commands[i].name, _(commands[i].summary));
+  fprintf(out, "\n%s\n  --help      %s\n  --version   %s\n", _("Options:"),
+          _("this text (gradscope COMMAND --help: the command's)"),
+          _("the program and event log format versions"));
 }
 
 int main(int argc, char **argv) {

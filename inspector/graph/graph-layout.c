@@ -5,6 +5,9 @@
 #include "graph-layout.h"
 
 #include <glib/gi18n-lib.h>
+#include <math.h>
+#include <pango/pangocairo.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "../model/graph-dot.h"
@@ -49,6 +52,42 @@ static char *unescape_label(const char *text) {
     g_string_append_c(s, (*p == 'n' || *p == 'l' || *p == 'r') ? '\n' : *p);
   }
   return g_string_free(s, FALSE);
+}
+
+/* Graphviz without its Pango plugin sizes labels from Latin font tables: a Chinese character
+ * counts as one narrow letter and the CJK font's taller lines are not seen, so a tour's
+ * "梯度 -3.0000" line was cut by its box. Each node's least size is set from its label as the
+ * renderer draws it (Monospace at the node's size, 72 dpi: points), with Graphviz's margins
+ * (0.11 x 0.055 in), and an ellipse as much larger as Graphviz makes it (sqrt 2); Graphviz
+ * keeps the larger of that and its own estimate. */
+static void fit_node_sizes(Agraph_t *g) {
+  PangoContext *context = pango_font_map_create_context(pango_cairo_font_map_get_default());
+  pango_cairo_context_set_resolution(context, 72);
+  PangoLayout *layout = pango_layout_new(context);
+  for (Agnode_t *n = agfstnode(g); n; n = agnxtnode(g, n)) {
+    g_autofree char *text = unescape_label(agget(n, "label"));
+    const char *size = agget(n, "fontsize");
+    PangoFontDescription *font = pango_font_description_from_string("Monospace");
+    pango_font_description_set_size(font, (int)((size && *size ? g_ascii_strtod(size, NULL) : 14) *
+                                                PANGO_SCALE));
+    pango_layout_set_font_description(layout, font);
+    pango_font_description_free(font);
+    pango_layout_set_text(layout, text, -1);
+    int w, h;
+    pango_layout_get_size(layout, &w, &h);
+    const char *shape = agget(n, "shape");
+    double grow = shape && (!strcmp(shape, "ellipse") || !strcmp(shape, "oval")) ? G_SQRT2 : 1.0;
+    double width = ((double)w / PANGO_SCALE + 2 * 0.11 * 72) * grow / 72;
+    double height = ((double)h / PANGO_SCALE + 2 * 0.055 * 72) * grow / 72;
+    const char *was_width = agget(n, "width"), *was_height = agget(n, "height");
+    char buf[G_ASCII_DTOSTR_BUF_SIZE];
+    if (!was_width || !*was_width || g_ascii_strtod(was_width, NULL) < width)
+      agsafeset(n, "width", g_ascii_dtostr(buf, sizeof buf, width), "0.75");
+    if (!was_height || !*was_height || g_ascii_strtod(was_height, NULL) < height)
+      agsafeset(n, "height", g_ascii_dtostr(buf, sizeof buf, height), "0.5");
+  }
+  g_object_unref(layout);
+  g_object_unref(context);
 }
 
 /* Graphviz's y grows up from bb.LL; ours grows down from the top. */
@@ -201,6 +240,7 @@ static gs_layout *compute_locked(GVC_t *gvc, gs_graph *graph, const gs_layout_op
     return NULL;
   }
   gint64 start = g_get_monotonic_time();
+  fit_node_sizes(g);
   if (gvLayout(gvc, g, "dot") != 0) {
     g_set_error(error, GS_LAYOUT_ERROR, 2,
                 "Graphviz could not lay the graph out with dot (is its plugin config missing? "

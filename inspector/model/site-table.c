@@ -84,7 +84,8 @@ static char *frame_where(gs_site_table *t, guint64 address) {
   gs_symbol sym;
   gs_symbols_lookup(t->symbols, address, &sym);
   if (sym.file && sym.function)
-    /* TRANSLATORS: a call site: source file, line, and the function the line is in */
+    /* TRANSLATORS: a call site: source file, line, and the function the line is in. Keep
+     * file:line first: the event list's Where column keeps it whole and cuts what follows. */
     return g_strdup_printf(_("%s:%d in %s"), base_name(sym.file), sym.line, sym.function);
   return gs_site_table_frame_text(t, address);
 }

@@ -16,6 +16,15 @@
 #define LABEL_FONT "Sans Bold 8"
 /* Narrower scope or backward spans are not shaded over the whole plot height. */
 #define MIN_BAND_PX 4
+/* Nor are spans, or marks drawn as lines, that come closer than this on average: a long run's
+ * steps (word-language's hundred in 600 px) made the plot a wall of stripes behind the data.
+ * The strip along the top and the marks' ticks under the plot still show their rhythm. */
+#define MIN_SHADED_SPACING_PX 40
+
+/* Whether n things in view are few enough to be shaded over the plot's height. */
+static gboolean sparse(const gs_timeline_frame *f, guint n) {
+  return n == 0 || f->plot_width / n >= MIN_SHADED_SPACING_PX;
+}
 
 static void set_color(cairo_t *cr, gs_rgba c) { cairo_set_source_rgba(cr, c.r, c.g, c.b, c.a); }
 
@@ -84,13 +93,23 @@ static gboolean span_pixels(const gs_timeline_frame *f, guint64 first, guint64 l
 
 /* Outermost scopes as alternating bands, their names on top where a band is wide enough;
  * backward passes tinted over them. */
+static guint n_spans_in_view(const gs_timeline_frame *f, const GArray *spans) {
+  guint n = 0;
+  for (guint i = 0; i < spans->len; i++) {
+    const gs_timeline_span *s = &g_array_index(spans, gs_timeline_span, i);
+    n += s->last >= f->request.first && s->first <= f->request.last;
+  }
+  return n;
+}
+
 static void draw_spans(cairo_t *cr, const gs_timeline_frame *f, gs_trace_model *m,
                        gs_timeline_index *index, const gs_timeline_palette *pal,
                        PangoLayout *layout) {
   const GArray *scopes = gs_timeline_index_scope_spans(index);
   double label_end = -1;
   double covered = -G_MAXDOUBLE; /* bands are drawn left of this */
-  for (guint i = 0; i < scopes->len; i++) {
+  gboolean bands = sparse(f, n_spans_in_view(f, scopes));
+  for (guint i = 0; bands && i < scopes->len; i++) {
     const gs_timeline_span *s = &g_array_index(scopes, gs_timeline_span, i);
     double x0, x1;
     if (!span_pixels(f, s->first, s->last, &x0, &x1))
@@ -141,7 +160,8 @@ static void draw_spans(cairo_t *cr, const gs_timeline_frame *f, gs_trace_model *
   strip.a = MIN(1.0, strip.a * 4);
   set_color(cr, strip);
   cairo_fill(cr);
-  for (guint i = 0; i < backwards->len; i++) {
+  gboolean tints = sparse(f, n_spans_in_view(f, backwards));
+  for (guint i = 0; tints && i < backwards->len; i++) {
     const gs_timeline_span *s = &g_array_index(backwards, gs_timeline_span, i);
     double x0, x1;
     if (!span_pixels(f, s->first, s->last, &x0, &x1) || x1 - x0 < MIN_BAND_PX)
@@ -233,8 +253,11 @@ static void draw_marks(cairo_t *cr, const gs_timeline_frame *f, gs_trace_model *
   const GArray *marks = gs_timeline_index_marks(index);
   guint begin = gs_timeline_index_first_mark(index, f->request.first), end = begin;
   double y = plot_bottom(f), last_x = -1;
-  for (; end < marks->len && g_array_index(marks, guint64, end) <= f->request.last; end++) {
-    double x = round(gs_timeline_frame_x_of(f, g_array_index(marks, guint64, end))) + 0.5;
+  while (end < marks->len && g_array_index(marks, guint64, end) <= f->request.last)
+    end++;
+  /* Lines over the plot only for marks far enough apart (the ticks below are always drawn). */
+  for (guint i = begin; sparse(f, end - begin) && i < end; i++) {
+    double x = round(gs_timeline_frame_x_of(f, g_array_index(marks, guint64, i))) + 0.5;
     if (x == last_x)
       continue;
     last_x = x;
@@ -464,15 +487,28 @@ static gboolean backward_in_view(const gs_timeline_frame *f, gs_timeline_index *
   return FALSE;
 }
 
+/* One legend entry: a swatch and a name at (*at, row); *at moves past it. */
+static void draw_entry(cairo_t *cr, PangoLayout *layout, double *at, double row, gs_rgba color,
+                       double swatch_y, double swatch_h, const char *name, gs_rgba text) {
+  set_color(cr, color);
+  cairo_rectangle(cr, *at, row + swatch_y, 10, swatch_h);
+  cairo_fill(cr);
+  *at += 14 + draw_text(cr, layout, name, *at + 14, row, ALIGN_LEFT, text, NULL) + 14;
+}
+
 static void draw_legend(cairo_t *cr, const gs_timeline_frame *f, gs_trace_model *m,
                         gs_timeline_index *index, gboolean dark, const gs_timeline_palette *pal,
                         PangoLayout *layout) {
   double x = f->plot_x, y = 10;
   /* The top row runs from the plot's left edge to the mode's name at its right; stacks that
-   * do not fit are counted as "+N more", for which room is kept once any is left out. */
+   * do not fit go on the bottom row, left of "events →" (below the marks' labels): a
+   * narrow pane hid categories behind "+2 more" with that row empty. Only what fits on
+   * neither is counted as "+N more", for which room is kept once any is left out. */
   const char *mode = f->request.by_scope ? _("by scope") : _("by category");
   draw_text(cr, layout, mode, plot_right(f), y, ALIGN_RIGHT, pal->dim_text, NULL);
   double top_limit = plot_right(f) - text_width(layout, mode) - 12;
+  double bottom_x = f->plot_x, bottom_y = plot_bottom(f) + 32;
+  double bottom_limit = plot_right(f) - text_width(layout, _("events →")) - 16;
   guint total = 0;
   double all_w = 0;
   for (guint s = 0; s < f->n_stacks; s++)
@@ -481,46 +517,51 @@ static void draw_legend(cairo_t *cr, const gs_timeline_frame *f, gs_trace_model 
       all_w += 14 + text_width(layout, gs_trace_model_stack_name(m, f->request.by_scope, s)) + 14;
     }
   g_autofree char *more_sample = g_strdup_printf(_("+%u more"), total);
-  double stack_limit = x + all_w <= top_limit
-                           ? top_limit
-                           : top_limit - text_width(layout, more_sample) - 8;
+  double room = (top_limit - x) + (bottom_limit - bottom_x);
+  double stack_limit = all_w <= room ? bottom_limit
+                                     : bottom_limit - text_width(layout, more_sample) - 8;
   guint shown = 0, hidden = 0;
+  gboolean on_bottom = FALSE;
   for (guint s = 0; s < f->n_stacks; s++) {
     if (f->stack_peak[s] == 0)
       continue;
     const char *name = gs_trace_model_stack_name(m, f->request.by_scope, s);
     double w = 14 + text_width(layout, name) + 14;
-    if (hidden || (x + w > stack_limit && shown > 0)) {
+    if (!hidden && !on_bottom && x + w > top_limit && shown > 0)
+      on_bottom = TRUE; /* in order: the rest follow on the bottom row */
+    if (hidden || (on_bottom && bottom_x + w > stack_limit)) {
       hidden++;
       continue;
     }
-    set_color(cr, gs_timeline_stack_color(dark, f->request.by_scope, s));
-    cairo_rectangle(cr, x, y + 2, 10, 10);
-    cairo_fill(cr);
-    /* The first entry is always shown: one too long for the row is ellipsized at its end. */
-    gboolean cut = x + w > stack_limit && stack_limit - x - 14 > 0;
-    if (cut) {
-      pango_layout_set_width(layout, (int)((stack_limit - x - 14) * PANGO_SCALE));
-      pango_layout_set_ellipsize(layout, PANGO_ELLIPSIZE_END);
-      w = stack_limit - x;
+    gs_rgba color = gs_timeline_stack_color(dark, f->request.by_scope, s);
+    if (on_bottom) {
+      draw_entry(cr, layout, &bottom_x, bottom_y, color, 2, 10, name, pal->text);
+      shown++;
+      continue;
     }
-    draw_text(cr, layout, name, x + 14, y, ALIGN_LEFT, pal->text, NULL);
+    /* The first entry is always shown: one too long for the row is ellipsized at its end. */
+    gboolean cut = x + w > top_limit && top_limit - x - 14 > 0;
+    if (cut) {
+      pango_layout_set_width(layout, (int)((top_limit - x - 14) * PANGO_SCALE));
+      pango_layout_set_ellipsize(layout, PANGO_ELLIPSIZE_END);
+    }
+    draw_entry(cr, layout, &x, y, color, 2, 10, name, pal->text);
     if (cut) {
       pango_layout_set_width(layout, -1);
       pango_layout_set_ellipsize(layout, PANGO_ELLIPSIZE_NONE);
+      x = top_limit;
     }
-    x += w;
     shown++;
   }
   if (hidden) {
     g_autofree char *more = g_strdup_printf(_("+%u more"), hidden);
-    draw_text(cr, layout, more, x, y, ALIGN_LEFT, pal->dim_text, NULL);
-    x = top_limit + 1; /* the row is full: the entries below go to the bottom row */
+    draw_text(cr, layout, more, bottom_x, bottom_y, ALIGN_LEFT, pal->dim_text, NULL);
+    bottom_x = bottom_limit + 1; /* both rows are full */
   }
   /* The faint bars above the stacks (bytes that came and went within one pixel column) and
    * the strip along the top of the plot (backward passes) say what they are after the
-   * stacks, or, when the top row is full (a narrow pane), on the bottom row left of
-   * "events →", so neither is ever left unexplained. */
+   * stacks, or, when the top row is full (a narrow pane), on the bottom row, so neither is
+   * ever left unexplained. */
   gboolean ranges = FALSE;
   for (guint c = 0; c < f->n_columns && !ranges; c++)
     ranges = f->columns[c].min_total < f->columns[c].max_total;
@@ -540,23 +581,18 @@ static void draw_legend(cairo_t *cr, const gs_timeline_frame *f, gs_trace_model 
       {any_outside(f), _("external and shared memory"), pal->outside, 6, 2},
       {backward_in_view(f, index), _("backward pass"), strip, 5, 4},
   };
-  double bottom_x = f->plot_x, bottom_y = plot_bottom(f) + 32;
-  double bottom_limit = plot_right(f) - text_width(layout, _("events →")) - 16;
   for (guint i = 0; i < G_N_ELEMENTS(extras); i++) {
     if (!extras[i].shown)
       continue;
     double w = 14 + text_width(layout, extras[i].name) + 14;
     double *at = &x, row = y;
-    if (x + w > top_limit) {
+    if (on_bottom || x + w > top_limit) {
       if (bottom_x + w > bottom_limit)
         continue;
       at = &bottom_x, row = bottom_y;
     }
-    set_color(cr, extras[i].color);
-    cairo_rectangle(cr, *at, row + extras[i].swatch_y, 10, extras[i].swatch_h);
-    cairo_fill(cr);
-    draw_text(cr, layout, extras[i].name, *at + 14, row, ALIGN_LEFT, pal->text, NULL);
-    *at += w;
+    draw_entry(cr, layout, at, row, extras[i].color, extras[i].swatch_y, extras[i].swatch_h,
+               extras[i].name, pal->text);
   }
 }
 
