@@ -156,6 +156,20 @@ static gboolean derived_at(const gs_trace_model *m, guint64 index) {
   return (g_array_index(m->kinds, guint8, index) & MODEL_DERIVED) != 0;
 }
 
+/* How many of a thread's chunks (list: their positions, in order) start at or before seq. */
+static guint chunks_starting_through(const gs_trace_model *m, const GArray *list, guint64 seq) {
+  guint lo = 0, hi = list->len;
+  while (lo < hi) {
+    guint mid = (lo + hi) / 2;
+    const model_chunk *c = &g_array_index(m->chunks, model_chunk, g_array_index(list, guint, mid));
+    if (c->seq0 <= seq)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
 /* Each thread's chunks are in its own order, where seq never decreases: a binary search over
  * its chunks, then over the chunk's events. The events sharing a seq are one from the log
  * and those the reader derived from it (a storage_alloc just before a tensor_create, a
@@ -164,16 +178,7 @@ guint64 gs_trace_model_find_seq(const gs_trace_model *m, guint64 seq) {
   for (guint t = 0; t < m->threads->len; t++) {
     guint32 thread = g_array_index(m->threads, guint32, t);
     const GArray *list = g_hash_table_lookup(m->thread_chunks, GUINT_TO_POINTER(thread));
-    guint lo = 0, hi = list->len;
-    while (lo < hi) { /* the first chunk whose seq0 > seq */
-      guint mid = (lo + hi) / 2;
-      const model_chunk *c = &g_array_index(m->chunks, model_chunk,
-                                            g_array_index(list, guint, mid));
-      if (c->seq0 <= seq)
-        lo = mid + 1;
-      else
-        hi = mid;
-    }
+    guint lo = chunks_starting_through(m, list, seq);
     /* The event may sit in the chunk before, or (equal seq0s) one further back. */
     for (guint k = lo; k-- > 0 && k + 2 >= lo;) {
       const model_chunk *c = &g_array_index(m->chunks, model_chunk, g_array_index(list, guint, k));
@@ -199,16 +204,7 @@ guint64 gs_trace_model_index_through_seq(const gs_trace_model *m, guint64 seq) {
   for (guint t = 0; t < m->threads->len; t++) {
     guint32 thread = g_array_index(m->threads, guint32, t);
     const GArray *list = g_hash_table_lookup(m->thread_chunks, GUINT_TO_POINTER(thread));
-    guint lo = 0, hi = list->len;
-    while (lo < hi) { /* the first chunk whose seq0 > seq */
-      guint mid = (lo + hi) / 2;
-      const model_chunk *c = &g_array_index(m->chunks, model_chunk,
-                                            g_array_index(list, guint, mid));
-      if (c->seq0 <= seq)
-        lo = mid + 1;
-      else
-        hi = mid;
-    }
+    guint lo = chunks_starting_through(m, list, seq);
     if (lo == 0) /* every event of this thread is later */
       continue;
     /* A thread numbers its events in increasing order, so its last one numbered <= seq is in

@@ -7,7 +7,10 @@
 #include <glib/gstdio.h>
 #include <gradscope/gradscope.h>
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "event-fields.h"
 #include "replay.h"
@@ -514,4 +517,30 @@ guint oracle_compare_ring(const char *full_log, const char *ring_log, GString *r
                s->name, s->alive, s->bytes, r->alive, r->bytes);
   }
   return c.disagreements;
+}
+
+/* ---- whole programs --------------------------------------------------------------------- */
+
+oracle *oracle_begin_program(char **argv) {
+  if (!getenv("GS_TRACE_VALUES")) {
+    setenv("GS_TRACE_VALUES", "16", 1);
+    execv("/proc/self/exe", argv);
+    g_error("cannot run again with GS_TRACE_VALUES set");
+  }
+  return oracle_begin(16);
+}
+
+int oracle_end_program(oracle *o, int status) {
+  g_autoptr(GString) report = g_string_new(NULL);
+  g_autofree char *log = NULL;
+  guint n = oracle_end(o, report, TRUE, &log);
+  printf("oracle_probes=%" G_GUINT64_FORMAT "\noracle_tensors_compared=%" G_GUINT64_FORMAT
+         "\noracle_facts=%" G_GUINT64_FORMAT "\noracle_disagreements=%u\n",
+         totals.probes, totals.tensors, totals.facts, n);
+  if (n)
+    fprintf(stderr, "the engine and the model disagree %u times (log kept: %s):\n%s", n, log,
+            report->str);
+  else
+    unlink(log);
+  return status || n || totals.probes == 0 ? 1 : 0;
 }

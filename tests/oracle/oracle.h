@@ -29,6 +29,14 @@ oracle *oracle_begin(guint values);
  * its log unless keep_log (then *log_path, if not NULL, gets its path: g_free). */
 guint oracle_end(oracle *o, GString *report, gboolean keep_log, char **log_path);
 
+/* For a program's main under the oracle: runs it again with GS_TRACE_VALUES set if it is not
+ * (values are recorded only when the library loads with it), then begins the oracle. */
+oracle *oracle_begin_program(char **argv);
+/* Ends a whole program's oracle: prints its oracle_... lines, the disagreements on stderr
+ * (the log is kept for them), and returns the exit status: non-zero if the program failed
+ * (status), the two disagree, or nothing was probed. */
+int oracle_end_program(oracle *o, int status);
+
 /* Probes the engine now, after call (named in reports), if anything took an event number
  * since the last probe. Does nothing when no oracle has begun. */
 void oracle_after_call(const char *call);
