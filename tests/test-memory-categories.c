@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "model-test-util.h"
+#include "object-groups.h"
 
 /* ---- helpers ------------------------------------------------------------------------------ */
 
@@ -103,6 +104,22 @@ static void test_digits_dataset_is_data(void) {
   for (guint i = 0; i < 2; i++)
     g_assert_cmpint(gs_trace_model_category(m, r, gs_replay_object_get(r, parts[i])), ==,
                     GS_MEM_DATA);
+  /* The alive list's group words say what the chart counts them as: not plainly "held by the
+   * program", which is another category's name. */
+  g_autoptr(GPtrArray) alive = gs_replay_alive_objects(r);
+  g_autoptr(GPtrArray) groups = gs_object_groups(r, alive, gs_trace_model_sites(m));
+  guint read = 0;
+  for (guint i = 0; i < groups->len; i++) {
+    const gs_object_group *g = groups->pdata[i];
+    for (guint k = 0; k < g->members->len; k++) {
+      const gs_replay_object *o = g->members->pdata[k];
+      if (o->id == parts[0] || o->id == parts[1]) {
+        g_assert_cmpstr(g->holder, ==, "held by the program, read by a dataset");
+        read++;
+      }
+    }
+  }
+  g_assert_cmpuint(read, ==, 2);
 
   /* Between steps: parameters, optimizer state and data, nothing held by the program or a
    * scope, nothing saved, nothing unexplained. */

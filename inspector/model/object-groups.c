@@ -17,7 +17,10 @@ guint64 gs_object_logical_bytes(const gs_replay_object *o) {
 /* Who holds it, in words that do not name one instance: the group's "held by". */
 static char *holder_words(const gs_replay *state, const gs_replay_object *o) {
   switch (o->holder) {
-  case GS_TRACE_HELD_BY_CALLER: return g_strdup(_("held by the program"));
+  case GS_TRACE_HELD_BY_CALLER:
+    /* A dataset's tensors are the chart's "data", not "held by the program": say both. */
+    return g_strdup(o->dataset_refs ? _("held by the program, read by a dataset")
+                                    : _("held by the program"));
   case GS_TRACE_HELD_BY_SCOPE: {
     const gs_replay_scope *scope = g_hash_table_lookup(state->scopes, &o->owner);
     return g_strdup_printf(_("held by scope “%s”"), scope && scope->name ? scope->name : "?");
