@@ -8,10 +8,7 @@
 guint64 gs_object_logical_bytes(const gs_replay_object *o) {
   if (o->composite)
     return 0;
-  guint64 numel = 1;
-  for (int d = 0; d < o->ndim; d++)
-    numel *= (guint64)MAX(o->shape[d], 0);
-  return numel * gs_dtype_size((gs_dtype)o->dtype);
+  return gs_replay_object_numel(o) * gs_dtype_size((gs_dtype)o->dtype);
 }
 
 /* Who holds it, in words that do not name one instance: the group's "held by". */

@@ -91,13 +91,6 @@ static gboolean values_get(const replay_values *v, gint64 pos, double *value) {
 
 /* ---- a tensor's elements in its buffer --------------------------------------------------- */
 
-static guint64 numel_of(const gs_replay_object *o) {
-  guint64 n = 1;
-  for (int d = 0; d < o->ndim; d++)
-    n *= (guint64)MAX(o->shape[d], 0);
-  return n;
-}
-
 /* The buffer position of logical element k (row-major). */
 static gint64 position_of(const gs_replay_object *o, guint64 k) {
   gint64 pos = o->offset;
@@ -154,7 +147,7 @@ void replay_on_values(gs_replay *r, const gs_trace_event *e) {
   if (!b->values)
     b->values = g_new0(replay_values, 1);
   b->values->seq = e->seq;
-  guint64 n = MIN((guint64)e->n_values, numel_of(o));
+  guint64 n = MIN((guint64)e->n_values, gs_replay_object_numel(o));
   for (guint64 k = 0; k < n; k++)
     values_set(b->values, position_of(o, k), e->values[k]);
 }
@@ -196,7 +189,7 @@ guint gs_replay_tensor_values(const gs_replay *r, const gs_replay_object *o, dou
    * event that read them, not one event later. */
   if (b->memory != 0 && b->values->seq != r->last_seq)
     return 0;
-  guint64 n = MIN((guint64)max, numel_of(o));
+  guint64 n = MIN((guint64)max, gs_replay_object_numel(o));
   guint k = 0;
   while (k < n && values_get(b->values, position_of(o, k), &out[k]))
     k++;

@@ -249,6 +249,13 @@ gboolean gs_replay_storage_version(const gs_replay *replay, guint64 id, guint64 
  * and its source's, until either writes), and with which: the storage that made the bytes, or
  * for that one the oldest other sharer. 0 when not shared (or not alive). */
 guint64 gs_replay_storage_shares_bytes_with(const gs_replay *replay, guint64 id);
+/* A tensor's element count (the product of its shape). */
+static inline guint64 gs_replay_object_numel(const gs_replay_object *o) {
+  guint64 n = 1;
+  for (int d = 0; d < o->ndim; d++)
+    n *= (guint64)MAX(o->shape[d], 0);
+  return n;
+}
 /* The values the log says a tensor (an alive object of replay) holds now, in logical order:
  * how many of its leading elements are known (at most max, written to out). Writes through
  * any alias of its bytes are followed: a write makes what it wrote unknown until the log

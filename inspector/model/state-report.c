@@ -278,11 +278,8 @@ void gs_state_report_text(gs_trace_model *m, guint64 index, guint64 seq, GString
       g_string_append_printf(out, _(" in %s"), site);
     double values[GS_STATE_MAX_VALUES];
     guint n = gs_replay_tensor_values(r, o, values, GS_STATE_MAX_VALUES);
-    guint64 numel = 1;
-    for (int d = 0; d < o->ndim; d++)
-      numel *= (guint64)MAX(o->shape[d], 0);
     if (n) {
-      g_autofree char *text = gs_tensor_values_text(values, n, numel);
+      g_autofree char *text = gs_tensor_values_text(values, n, gs_replay_object_numel(o));
       g_string_append_printf(out, _(", values %s"), text);
     }
     g_string_append_c(out, '\n');

@@ -28,9 +28,7 @@ static gboolean replayed_values_at(gs_trace_model *m, guint64 tensor, guint64 in
   const gs_replay_object *o = state ? gs_replay_object_get(state, tensor) : NULL;
   if (!o || o->composite)
     return FALSE;
-  *numel = 1;
-  for (int d = 0; d < o->ndim; d++)
-    *numel *= (guint64)MAX(o->shape[d], 0);
+  *numel = gs_replay_object_numel(o);
   double *known = g_new(double, MAX_SHOWN);
   *n = gs_replay_tensor_values(state, o, known, MAX_SHOWN);
   if (*n == 0)
