@@ -141,23 +141,21 @@ static gs_tensor binary(gs__binop op, const gs__tensor *a, const gs__tensor *b,
 /* ---- backward formulas: binary ---------------------------------------------------------- */
 
 /* A 0-dim zero of g's dtype, for where(mask, 0, g). */
-static gs_tensor zero_of(gs__node *n, gs_tensor g) {
-  return gs__tmp(n, gs_scalar(gs_dtype_of(g), 0.0));
-}
+static gs_tensor zero_of(gs_tensor g) { return gs__formula_temp(gs_scalar(gs_dtype_of(g), 0.0)); }
 
 /* d(a + b) = g, g */
 static void add_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   if (gs__needs_grad(n, 0))
-    grads[0] = gs__reduce_grad(n, 0, gs__pass(g));
+    grads[0] = gs__reduce_grad(n, 0, gs__pass_grad_through(g));
   if (gs__needs_grad(n, 1))
-    grads[1] = gs__reduce_grad(n, 1, gs__pass(g));
+    grads[1] = gs__reduce_grad(n, 1, gs__pass_grad_through(g));
 }
 GS__BACKWARD(AddBackward, add_backward);
 
 /* d(a - b) = g, -g */
 static void sub_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   if (gs__needs_grad(n, 0))
-    grads[0] = gs__reduce_grad(n, 0, gs__pass(g));
+    grads[0] = gs__reduce_grad(n, 0, gs__pass_grad_through(g));
   if (gs__needs_grad(n, 1))
     grads[1] = gs__reduce_grad(n, 1, gs_neg(g));
 }
@@ -178,8 +176,9 @@ static void div_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   if (gs__needs_grad(n, 0))
     grads[0] = gs__reduce_grad(n, 0, gs_div(g, b));
   if (gs__needs_grad(n, 1))
-    grads[1] = gs__reduce_grad(
-        n, 1, gs_neg(gs__tmp(n, gs_div(gs__tmp(n, gs_mul(g, a)), gs__tmp(n, gs_mul(b, b))))));
+    grads[1] = gs__reduce_grad(n, 1,
+                               gs_neg(gs__formula_temp(gs_div(gs__formula_temp(gs_mul(g, a)),
+                                                              gs__formula_temp(gs_mul(b, b))))));
 }
 GS__BACKWARD(DivBackward, div_backward);
 
@@ -188,14 +187,16 @@ GS__BACKWARD(DivBackward, div_backward);
 static void pow_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   gs_tensor a = gs__saved(n, 0), b = gs__saved(n, 1), out = gs__saved(n, 2);
   if (gs__needs_grad(n, 0)) {
-    gs_tensor d = gs__tmp(n, gs_mul(b, gs__tmp(n, gs_pow(a, gs__tmp(n, gs_sub_scalar(b, 1))))));
-    d = gs__tmp(n, gs_where(gs__tmp(n, gs_eq_scalar(b, 0)), zero_of(n, d), d));
+    gs_tensor d = gs__formula_temp(
+        gs_mul(b, gs__formula_temp(gs_pow(a, gs__formula_temp(gs_sub_scalar(b, 1))))));
+    d = gs__formula_temp(gs_where(gs__formula_temp(gs_eq_scalar(b, 0)), zero_of(d), d));
     grads[0] = gs__reduce_grad(n, 0, gs_mul(g, d));
   }
   if (gs__needs_grad(n, 1)) {
-    gs_tensor d = gs__tmp(n, gs_mul(out, gs__tmp(n, gs_log(a))));
-    gs_tensor edge = gs__tmp(n, gs_mul(gs__tmp(n, gs_eq_scalar(a, 0)), gs__tmp(n, gs_ge_scalar(b, 0))));
-    d = gs__tmp(n, gs_where(edge, zero_of(n, d), d));
+    gs_tensor d = gs__formula_temp(gs_mul(out, gs__formula_temp(gs_log(a))));
+    gs_tensor edge = gs__formula_temp(
+        gs_mul(gs__formula_temp(gs_eq_scalar(a, 0)), gs__formula_temp(gs_ge_scalar(b, 0))));
+    d = gs__formula_temp(gs_where(edge, zero_of(d), d));
     grads[1] = gs__reduce_grad(n, 1, gs_mul(g, d));
   }
 }
@@ -204,13 +205,14 @@ GS__BACKWARD(PowBackward, pow_backward);
 /* max(a, b) sends g to the larger input, half to each on a tie (as torch.maximum). */
 static void extremum_backward(gs__node *n, gs_tensor g, gs_tensor *grads, bool maximum) {
   gs_tensor a = gs__saved(n, 0), b = gs__saved(n, 1);
-  gs_tensor half = gs__tmp(n, gs_where(gs__tmp(n, gs_eq(a, b)), gs__tmp(n, gs_mul_scalar(g, 0.5)), g));
-  gs_tensor a_loses = gs__tmp(n, maximum ? gs_lt(a, b) : gs_gt(a, b));
-  gs_tensor b_loses = gs__tmp(n, maximum ? gs_gt(a, b) : gs_lt(a, b));
+  gs_tensor half = gs__formula_temp(
+      gs_where(gs__formula_temp(gs_eq(a, b)), gs__formula_temp(gs_mul_scalar(g, 0.5)), g));
+  gs_tensor a_loses = gs__formula_temp(maximum ? gs_lt(a, b) : gs_gt(a, b));
+  gs_tensor b_loses = gs__formula_temp(maximum ? gs_gt(a, b) : gs_lt(a, b));
   if (gs__needs_grad(n, 0))
-    grads[0] = gs__reduce_grad(n, 0, gs_where(a_loses, zero_of(n, half), half));
+    grads[0] = gs__reduce_grad(n, 0, gs_where(a_loses, zero_of(half), half));
   if (gs__needs_grad(n, 1))
-    grads[1] = gs__reduce_grad(n, 1, gs_where(b_loses, zero_of(n, half), half));
+    grads[1] = gs__reduce_grad(n, 1, gs_where(b_loses, zero_of(half), half));
 }
 static void maximum_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   extremum_backward(n, g, grads, true);
@@ -223,7 +225,7 @@ GS__BACKWARD(MinimumBackward, minimum_backward);
 
 /* Scalar forms: the scalar s is in n->reals[0]. */
 static void add_scalar_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
-  grads[0] = gs__reduce_grad(n, 0, gs__pass(g)); /* d(a + s) = g */
+  grads[0] = gs__reduce_grad(n, 0, gs__pass_grad_through(g)); /* d(a + s) = g */
 }
 GS__BACKWARD(AddScalarBackward, add_scalar_backward);
 
@@ -249,7 +251,8 @@ static void pow_scalar_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
     grads[0] = gs__reduce_grad(n, 0, gs_zeros_like(g));
     return;
   }
-  gs_tensor d = gs__tmp(n, gs_mul_scalar(gs__tmp(n, gs_pow_scalar(gs__saved(n, 0), e - 1)), e));
+  gs_tensor d =
+      gs__formula_temp(gs_mul_scalar(gs__formula_temp(gs_pow_scalar(gs__saved(n, 0), e - 1)), e));
   grads[0] = gs__reduce_grad(n, 0, gs_mul(g, d));
 }
 GS__BACKWARD(PowScalarBackward, pow_scalar_backward);
@@ -258,9 +261,9 @@ GS__BACKWARD(PowScalarBackward, pow_scalar_backward);
 static void extremum_scalar_backward(gs__node *n, gs_tensor g, gs_tensor *grads, bool maximum) {
   gs_tensor a = gs__saved(n, 0);
   double s = n->reals[0];
-  gs_tensor half = gs__tmp(n, gs_where(gs__tmp(n, gs_eq_scalar(a, s)), gs__tmp(n, gs_mul_scalar(g, 0.5)),
-                                       zero_of(n, g)));
-  gs_tensor wins = gs__tmp(n, maximum ? gs_gt_scalar(a, s) : gs_lt_scalar(a, s));
+  gs_tensor half = gs__formula_temp(gs_where(gs__formula_temp(gs_eq_scalar(a, s)),
+                                             gs__formula_temp(gs_mul_scalar(g, 0.5)), zero_of(g)));
+  gs_tensor wins = gs__formula_temp(maximum ? gs_gt_scalar(a, s) : gs_lt_scalar(a, s));
   grads[0] = gs__reduce_grad(n, 0, gs_where(wins, g, half));
 }
 static void maximum_scalar_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
@@ -416,9 +419,9 @@ GS__BACKWARD(NegBackward, neg_backward);
 /* d|a| = g * sign(a), with sign(0) = 0 (saved: a) */
 static void abs_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   gs_tensor a = gs__saved(n, 0);
-  gs_tensor negative = gs__tmp(n, gs_where(gs__tmp(n, gs_lt_scalar(a, 0)), gs__tmp(n, gs_neg(g)),
-                                           zero_of(n, g)));
-  grads[0] = gs__reduce_grad(n, 0, gs_where(gs__tmp(n, gs_gt_scalar(a, 0)), g, negative));
+  gs_tensor negative = gs__formula_temp(
+      gs_where(gs__formula_temp(gs_lt_scalar(a, 0)), gs__formula_temp(gs_neg(g)), zero_of(g)));
+  grads[0] = gs__reduce_grad(n, 0, gs_where(gs__formula_temp(gs_gt_scalar(a, 0)), g, negative));
 }
 GS__BACKWARD(AbsBackward, abs_backward);
 
@@ -436,21 +439,21 @@ GS__BACKWARD(LogBackward, log_backward);
 
 /* d sqrt(a) = g / (2 sqrt(a)) (saved: the output) */
 static void sqrt_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
-  grads[0] = gs__reduce_grad(n, 0, gs_div(g, gs__tmp(n, gs_mul_scalar(gs__saved(n, 0), 2))));
+  grads[0] = gs__reduce_grad(n, 0, gs_div(g, gs__formula_temp(gs_mul_scalar(gs__saved(n, 0), 2))));
 }
 GS__BACKWARD(SqrtBackward, sqrt_backward);
 
 /* d a^(-1/2) = -g / 2 * a^(-3/2) = -g / 2 * out^3 (saved: the output) */
 static void rsqrt_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
-  gs_tensor out3 = gs__tmp(n, gs_pow_scalar(gs__saved(n, 0), 3));
-  grads[0] = gs__reduce_grad(n, 0, gs_mul(g, gs__tmp(n, gs_mul_scalar(out3, -0.5))));
+  gs_tensor out3 = gs__formula_temp(gs_pow_scalar(gs__saved(n, 0), 3));
+  grads[0] = gs__reduce_grad(n, 0, gs_mul(g, gs__formula_temp(gs_mul_scalar(out3, -0.5))));
 }
 GS__BACKWARD(RsqrtBackward, rsqrt_backward);
 
 /* d tanh(a) = g * (1 - tanh(a)^2) (saved: the output) */
 static void tanh_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   gs_tensor out = gs__saved(n, 0);
-  gs_tensor d = gs__tmp(n, gs_rsub_scalar(gs__tmp(n, gs_mul(out, out)), 1));
+  gs_tensor d = gs__formula_temp(gs_rsub_scalar(gs__formula_temp(gs_mul(out, out)), 1));
   grads[0] = gs__reduce_grad(n, 0, gs_mul(g, d));
 }
 GS__BACKWARD(TanhBackward, tanh_backward);
@@ -458,7 +461,7 @@ GS__BACKWARD(TanhBackward, tanh_backward);
 /* d sigmoid(a) = g * s * (1 - s) (saved: the output s) */
 static void sigmoid_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   gs_tensor out = gs__saved(n, 0);
-  gs_tensor d = gs__tmp(n, gs_mul(out, gs__tmp(n, gs_rsub_scalar(out, 1))));
+  gs_tensor d = gs__formula_temp(gs_mul(out, gs__formula_temp(gs_rsub_scalar(out, 1))));
   grads[0] = gs__reduce_grad(n, 0, gs_mul(g, d));
 }
 GS__BACKWARD(SigmoidBackward, sigmoid_backward);
@@ -489,14 +492,16 @@ GS__BACKWARD(ReluBackward, relu_backward);
 
 /* d leaky_relu(a) = g where a > 0, g * slope elsewhere (saved: a; slope in reals[0]) */
 static void leaky_relu_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
-  gs_tensor positive = gs__tmp(n, gs_gt_scalar(gs__saved(n, 0), 0));
-  grads[0] = gs__reduce_grad(n, 0, gs_where(positive, g, gs__tmp(n, gs_mul_scalar(g, n->reals[0]))));
+  gs_tensor positive = gs__formula_temp(gs_gt_scalar(gs__saved(n, 0), 0));
+  grads[0] =
+      gs__reduce_grad(n, 0, gs_where(positive, g, gs__formula_temp(gs_mul_scalar(g, n->reals[0]))));
 }
 GS__BACKWARD(LeakyReluBackward, leaky_relu_backward);
 
 /* d gelu(a) = g * (Phi(a) + a * phi(a)), Phi and phi the normal CDF and density (saved: a) */
 static void gelu_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
-  gs_tensor d = gs__tmp(n, gs__unary_op(GS__GELU_GRAD, gs__saved(n, 0), NULL, "GeluBackward"));
+  gs_tensor d =
+      gs__formula_temp(gs__unary_op(GS__GELU_GRAD, gs__saved(n, 0), NULL, "GeluBackward"));
   grads[0] = gs__reduce_grad(n, 0, gs_mul(g, d));
 }
 GS__BACKWARD(GeluBackward, gelu_backward);
@@ -504,8 +509,8 @@ GS__BACKWARD(GeluBackward, gelu_backward);
 /* d clamp(a) = g where min <= a <= max (saved: a; bounds in reals) */
 static void clamp_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   gs_tensor a = gs__saved(n, 0);
-  gs_tensor inside = gs__tmp(n, gs_mul(gs__tmp(n, gs_ge_scalar(a, n->reals[0])),
-                                       gs__tmp(n, gs_le_scalar(a, n->reals[1]))));
+  gs_tensor inside = gs__formula_temp(gs_mul(gs__formula_temp(gs_ge_scalar(a, n->reals[0])),
+                                             gs__formula_temp(gs_le_scalar(a, n->reals[1]))));
   grads[0] = gs__reduce_grad(n, 0, gs_mul(g, inside));
 }
 GS__BACKWARD(ClampBackward, clamp_backward);
@@ -619,9 +624,9 @@ gs_tensor gs_clamp(gs_tensor h, double min, double max) {
 static void where_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   gs_tensor c = gs__saved(n, 0);
   if (gs__needs_grad(n, 1))
-    grads[1] = gs__reduce_grad(n, 1, gs_where(c, g, zero_of(n, g)));
+    grads[1] = gs__reduce_grad(n, 1, gs_where(c, g, zero_of(g)));
   if (gs__needs_grad(n, 2))
-    grads[2] = gs__reduce_grad(n, 2, gs_where(c, zero_of(n, g), g));
+    grads[2] = gs__reduce_grad(n, 2, gs_where(c, zero_of(g), g));
 }
 GS__BACKWARD(WhereBackward, where_backward);
 

@@ -7,7 +7,7 @@
 
 #include "ops-impl.h"
 
-/* Handles a formula obtained from gs__saved or gs__tmp, disposed when it returns. */
+/* Handles a formula obtained from gs__saved or gs__formula_temp, disposed when it returns. */
 static GS__THREAD_LOCAL gs_tensor *formula_temps;
 static GS__THREAD_LOCAL size_t formula_temp_count, formula_temp_capacity;
 
@@ -17,7 +17,7 @@ void gs__formula_temps_dispose(void) {
   formula_temp_count = 0;
 }
 
-static gs_tensor keep_formula_temp(gs_tensor t) {
+gs_tensor gs__formula_temp(gs_tensor t) {
   if (!t.id)
     return t;
   if (formula_temp_count == formula_temp_capacity) {
@@ -32,12 +32,7 @@ static gs_tensor keep_formula_temp(gs_tensor t) {
   return t;
 }
 
-gs_tensor gs__tmp(gs__node *n, gs_tensor t) {
-  (void)n;
-  return keep_formula_temp(t);
-}
-
-gs_tensor gs__pass(gs_tensor g) {
+gs_tensor gs__pass_grad_through(gs_tensor g) {
   gs__tensor *t = gs__lookup(g, "backward");
   return t ? gs__make_view(t, t->shape, t->strides, t->ndim, t->offset, "backward") : g;
 }
@@ -50,7 +45,7 @@ gs_tensor gs__saved(gs__node *n, int i) {
   copy.origin = GS__ORIGIN_VIEW;
   copy.source = n->saved[i].tensor;
   gs__storage_retain(copy.storage);
-  return keep_formula_temp(gs__register(&copy, n->kind->name));
+  return gs__formula_temp(gs__register(&copy, n->kind->name));
 }
 
 gs_tensor gs__reduce_grad(gs__node *n, int i, gs_tensor g) {

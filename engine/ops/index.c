@@ -121,8 +121,10 @@ static gs_tensor add_slices_at(gs__node *n, int i, int d, gs_tensor index, gs_te
   for (int e = 0; e < nd; e++)
     along[e] = e == d ? shape[d] : 1;
   /* One position per element of src: the index laid along d, repeated across the rest. */
-  gs_tensor spread = gs__tmp(n, gs_expand(gs__tmp(n, gs_reshape(index, along, nd)), shape, nd));
-  gs_tensor zeros = gs__tmp(n, gs_zeros(gs_dtype_of(src), n->inputs[i].shape, n->inputs[i].ndim));
+  gs_tensor spread =
+      gs__formula_temp(gs_expand(gs__formula_temp(gs_reshape(index, along, nd)), shape, nd));
+  gs_tensor zeros =
+      gs__formula_temp(gs_zeros(gs_dtype_of(src), n->inputs[i].shape, n->inputs[i].ndim));
   return gs_scatter_add(zeros, d, spread, src);
 }
 
@@ -134,7 +136,8 @@ GS__BACKWARD(IndexSelectBackward, index_select_backward);
 
 /* d gather(t, d, index) = scatter_add(zeros(t), d, index, g) */
 static void gather_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
-  gs_tensor zeros = gs__tmp(n, gs_zeros(gs_dtype_of(g), n->inputs[0].shape, n->inputs[0].ndim));
+  gs_tensor zeros =
+      gs__formula_temp(gs_zeros(gs_dtype_of(g), n->inputs[0].shape, n->inputs[0].ndim));
   grads[0] = gs__reduce_grad(n, 0, gs_scatter_add(zeros, (int)n->ints[0], gs__saved(n, 0), g));
 }
 GS__BACKWARD(GatherBackward, gather_backward);
@@ -143,9 +146,9 @@ GS__BACKWARD(GatherBackward, gather_backward);
  * its elements beyond it were not added and get zero) */
 static void scatter_add_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   if (gs__needs_grad(n, 0))
-    grads[0] = gs__reduce_grad(n, 0, gs__pass(g));
+    grads[0] = gs__reduce_grad(n, 0, gs__pass_grad_through(g));
   if (gs__needs_grad(n, 2)) {
-    gs_tensor picked = gs__tmp(n, gs_gather(g, (int)n->ints[0], gs__saved(n, 0)));
+    gs_tensor picked = gs__formula_temp(gs_gather(g, (int)n->ints[0], gs__saved(n, 0)));
     grads[2] = gs__grad_of_block(n, 2, picked, (const int64_t[GS_MAX_DIMS]){0});
   }
 }
@@ -155,8 +158,8 @@ GS__BACKWARD(ScatterAddBackward, scatter_add_backward);
 static void embedding_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   gs_tensor index = gs__saved(n, 0);
   int64_t count = gs_numel(index), width = n->inputs[0].shape[1];
-  gs_tensor flat_index = gs__tmp(n, gs_reshape(index, (int64_t[]){count}, 1));
-  gs_tensor rows = gs__tmp(n, gs_reshape(g, (int64_t[]){count, width}, 2));
+  gs_tensor flat_index = gs__formula_temp(gs_reshape(index, (int64_t[]){count}, 1));
+  gs_tensor rows = gs__formula_temp(gs_reshape(g, (int64_t[]){count, width}, 2));
   grads[0] = gs__reduce_grad(n, 0, add_slices_at(n, 0, 0, flat_index, rows));
 }
 GS__BACKWARD(EmbeddingBackward, embedding_backward);

@@ -313,16 +313,16 @@ static gs_tensor compute(const product *p, operand *oa, operand *ob, const int64
 /* Matmul's operand i as the forward multiplied it: a 1-D left operand as one row [1, k], a
  * 1-D right operand as one column [k, 1]; matrices and batches of them as they are. */
 static gs_tensor matrix_form(gs__node *n, int i, gs_tensor t) {
-  return n->inputs[i].ndim == 1 ? gs__tmp(n, gs_unsqueeze(t, i == 0 ? 0 : 1)) : t;
+  return n->inputs[i].ndim == 1 ? gs__formula_temp(gs_unsqueeze(t, i == 0 ? 0 : 1)) : t;
 }
 
 /* The gradient as a batch of matrices: the result lost the row dim of a 1-D left operand and
  * the column dim of a 1-D right operand; put them back. */
 static gs_tensor grad_matrix_form(gs__node *n, gs_tensor g) {
   if (n->inputs[1].ndim == 1)
-    g = gs__tmp(n, gs_unsqueeze(g, -1));
+    g = gs__formula_temp(gs_unsqueeze(g, -1));
   if (n->inputs[0].ndim == 1)
-    g = gs__tmp(n, gs_unsqueeze(g, -2));
+    g = gs__formula_temp(gs_unsqueeze(g, -2));
   return g;
 }
 
@@ -330,12 +330,12 @@ static gs_tensor grad_matrix_form(gs__node *n, gs_tensor g) {
  * broadcast batch dims are summed away. Takes ownership of g. */
 static gs_tensor grad_from_matrix_form(gs__node *n, int i, gs_tensor g) {
   if (n->inputs[i].ndim == 1)
-    g = gs_squeeze(gs__tmp(n, g), i == 0 ? -2 : -1);
+    g = gs_squeeze(gs__formula_temp(g), i == 0 ? -2 : -1);
   return gs__reduce_grad(n, i, g);
 }
 
 /* x^T over the last two dims (each matrix of a batch transposed). */
-static gs_tensor mT(gs__node *n, gs_tensor x) { return gs__tmp(n, gs_transpose(x, -2, -1)); }
+static gs_tensor mT(gs_tensor x) { return gs__formula_temp(gs_transpose(x, -2, -1)); }
 
 /* Flags in ints[0]: which operands the forward read as the transpose of a contiguous matrix
  * (a weight used as W^T, say). Their gradients are computed transposed, (y @ x)^T instead of
@@ -353,24 +353,24 @@ static bool transposed_contiguous(const gs__tensor *t) {
 }
 
 /* t * s, or t itself when s is 1 (no pass over the data); takes ownership of t. */
-static gs_tensor times(gs__node *n, gs_tensor t, double s) {
-  return s == 1.0 ? t : gs_mul_scalar(gs__tmp(n, t), s);
+static gs_tensor times(gs_tensor t, double s) {
+  return s == 1.0 ? t : gs_mul_scalar(gs__formula_temp(t), s);
 }
 
 /* The gradient of a in a @ b, in matrix form: g @ b^T, or (b @ g^T)^T when a was read
  * transposed. */
 static gs_tensor grad_left(gs__node *n, gs_tensor g, gs_tensor b) {
   if (n->ints[0] & A_TRANSPOSED)
-    return gs_transpose(gs__tmp(n, gs_matmul(b, mT(n, g))), -2, -1);
-  return gs_matmul(g, mT(n, b));
+    return gs_transpose(gs__formula_temp(gs_matmul(b, mT(g))), -2, -1);
+  return gs_matmul(g, mT(b));
 }
 
 /* The gradient of b in a @ b, in matrix form: a^T @ g, or (g^T @ a)^T when b was read
  * transposed. */
 static gs_tensor grad_right(gs__node *n, gs_tensor g, gs_tensor a) {
   if (n->ints[0] & B_TRANSPOSED)
-    return gs_transpose(gs__tmp(n, gs_matmul(mT(n, g), a)), -2, -1);
-  return gs_matmul(mT(n, a), g);
+    return gs_transpose(gs__formula_temp(gs_matmul(mT(g), a)), -2, -1);
+  return gs_matmul(mT(a), g);
 }
 
 /* d(a @ b) = g @ b^T, a^T @ g, on matrix forms (saved: a in slot 0, b in slot 1, each only
@@ -389,11 +389,12 @@ GS__BACKWARD(MatmulBackward, matmul_backward);
 static void addmm_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   double beta = n->reals[0], alpha = n->reals[1];
   if (gs__needs_grad(n, 0))
-    grads[0] = gs__reduce_grad(n, 0, beta == 1.0 ? gs__pass(g) : gs_mul_scalar(g, beta));
+    grads[0] =
+        gs__reduce_grad(n, 0, beta == 1.0 ? gs__pass_grad_through(g) : gs_mul_scalar(g, beta));
   if (gs__needs_grad(n, 1))
-    grads[1] = gs__reduce_grad(n, 1, times(n, grad_left(n, g, gs__saved(n, 1)), alpha));
+    grads[1] = gs__reduce_grad(n, 1, times(grad_left(n, g, gs__saved(n, 1)), alpha));
   if (gs__needs_grad(n, 2))
-    grads[2] = gs__reduce_grad(n, 2, times(n, grad_right(n, g, gs__saved(n, 0)), alpha));
+    grads[2] = gs__reduce_grad(n, 2, times(grad_right(n, g, gs__saved(n, 0)), alpha));
 }
 GS__BACKWARD(AddmmBackward, addmm_backward);
 

@@ -15,11 +15,12 @@ gs_tensor gs__saved(gs__node *n, int i);
  * converts to the input's dtype. Takes ownership of g (disposes it). */
 gs_tensor gs__reduce_grad(gs__node *n, int i, gs_tensor g);
 /* Another handle to g (a view): the gradient passes through a formula unchanged. */
-gs_tensor gs__pass(gs_tensor g);
+gs_tensor gs__pass_grad_through(gs_tensor g);
 /* Registers a handle made inside a formula for disposal when it returns, and passes it on:
- * lets formulas nest calls (gs_mul(g, gs__tmp(n, gs_exp(x)))) without leaking. */
-gs_tensor gs__tmp(gs__node *n, gs_tensor t);
-/* Disposes the handles the formula that just ran got from gs__saved and gs__tmp (backward). */
+ * lets formulas nest calls (gs_mul(g, gs__formula_temp(gs_exp(x)))) without leaking. */
+gs_tensor gs__formula_temp(gs_tensor t);
+/* Disposes the handles the formula that just ran got from gs__saved and gs__formula_temp
+ * (backward). */
 void gs__formula_temps_dispose(void);
 
 typedef enum gs__binop {

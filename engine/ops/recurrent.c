@@ -101,7 +101,7 @@ enum { IN_XPROJ, IN_H0, IN_WHH };
 enum { SAVED_WHH, SAVED_WORK, SAVED_BATCH_SIZES, SAVED_COUNT };
 
 /* A contiguous handle with t's values (t itself when it already is: another view of it). */
-static gs_tensor contiguous_tmp(gs__node *n, gs_tensor t) { return gs__tmp(n, gs_contiguous(t)); }
+static gs_tensor contiguous_tmp(gs_tensor t) { return gs__formula_temp(gs_contiguous(t)); }
 
 static void *data_of(gs_tensor h) {
   gs__tensor *t = gs__lookup(h, "recurrence");
@@ -115,7 +115,7 @@ static void recurrence_backward(gs__node *n, gs_tensor grad, gs_tensor *grads) {
   int c0_in = (int)n->ints[6], bhh_in = (int)n->ints[7];
   p.gate_width = gs__rnn_gate_count(p.mode) * p.hidden;
   p.work_width = work_width(p.mode, p.hidden);
-  gs_tensor g = contiguous_tmp(n, grad), whh = contiguous_tmp(n, gs__saved(n, SAVED_WHH));
+  gs_tensor g = contiguous_tmp(grad), whh = contiguous_tmp(gs__saved(n, SAVED_WHH));
   gs_tensor work = gs__saved(n, SAVED_WORK), bs = gs__saved(n, SAVED_BATCH_SIZES);
   p.bs = data_of(bs);
   if (!g.id || !whh.id || !p.bs || !plan_offsets(&p)) {
@@ -127,7 +127,7 @@ static void recurrence_backward(gs__node *n, gs_tensor grad, gs_tensor *grads) {
   gs_tensor dx = gs_empty(dt, (int64_t[]){p.rows, GH}, 2);
   gs_tensor dh = gs_empty(dt, (int64_t[]){B, H}, 2);
   gs_tensor dc = c0_in >= 0 ? gs_empty(dt, (int64_t[]){B, H}, 2) : GS_NO_TENSOR;
-  gs_tensor dhg = p.mode == GS_RNN_GRU ? gs__tmp(n, gs_empty(dt, (int64_t[]){p.rows, GH}, 2))
+  gs_tensor dhg = p.mode == GS_RNN_GRU ? gs__formula_temp(gs_empty(dt, (int64_t[]){p.rows, GH}, 2))
                                        : GS_NO_TENSOR;
   gs_tensor dwhh = gs__needs_grad(n, IN_WHH) ? gs_empty(dt, (int64_t[]){GH, H}, 2) : GS_NO_TENSOR;
   gs_tensor dbhh = bhh_in >= 0 && gs__needs_grad(n, bhh_in) ? gs_empty(dt, &GH, 1) : GS_NO_TENSOR;

@@ -636,7 +636,7 @@ static gs_tensor unsqueeze_folded(gs__node *n, gs_tensor t) {
   if (n->ints[0])
     return t;
   for (int k = 0; k < n->ints[1]; k++) /* increasing order: each lands at its input dim */
-    t = gs__tmp(n, gs_unsqueeze(t, (int)n->ints[2 + k]));
+    t = gs__formula_temp(gs_unsqueeze(t, (int)n->ints[2 + k]));
   return t;
 }
 
@@ -653,7 +653,8 @@ GS__BACKWARD(SumBackward, sum_backward);
 
 /* d mean(a) = g / count expanded over the reduced dims (count: elements per output) */
 static void mean_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
-  grads[0] = gs__reduce_grad(n, 0, expand_folded(n, gs__tmp(n, gs_div_scalar(g, n->reals[0]))));
+  grads[0] =
+      gs__reduce_grad(n, 0, expand_folded(n, gs__formula_temp(gs_div_scalar(g, n->reals[0]))));
 }
 GS__BACKWARD(MeanBackward, mean_backward);
 
@@ -662,9 +663,9 @@ GS__BACKWARD(MeanBackward, mean_backward);
 static void extreme_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   int dims[GS_MAX_DIMS];
   int ndims = folded_dims(n, dims);
-  gs_tensor hit = gs__tmp(n, gs_eq(gs__saved(n, 0), unsqueeze_folded(n, gs__saved(n, 1))));
-  gs_tensor ties = gs__tmp(n, gs_sum(hit, dims, ndims, true));
-  gs_tensor share = gs__tmp(n, gs_div(unsqueeze_folded(n, g), ties));
+  gs_tensor hit = gs__formula_temp(gs_eq(gs__saved(n, 0), unsqueeze_folded(n, gs__saved(n, 1))));
+  gs_tensor ties = gs__formula_temp(gs_sum(hit, dims, ndims, true));
+  gs_tensor share = gs__formula_temp(gs_div(unsqueeze_folded(n, g), ties));
   grads[0] = gs__reduce_grad(n, 0, gs_mul(share, hit));
 }
 GS__BACKWARD(MaxBackward, extreme_backward);
@@ -673,7 +674,7 @@ GS__BACKWARD(MinBackward, extreme_backward);
 /* d logsumexp(a) = g * exp(a - out) */
 static void logsumexp_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   gs_tensor a = gs__saved(n, 0), out = unsqueeze_folded(n, gs__saved(n, 1));
-  gs_tensor weight = gs__tmp(n, gs_exp(gs__tmp(n, gs_sub(a, out))));
+  gs_tensor weight = gs__formula_temp(gs_exp(gs__formula_temp(gs_sub(a, out))));
   grads[0] = gs__reduce_grad(n, 0, gs_mul(unsqueeze_folded(n, g), weight));
 }
 GS__BACKWARD(LogsumexpBackward, logsumexp_backward);

@@ -81,17 +81,17 @@ static void softmax_loop(char **ptrs, const int64_t *bs, int64_t n, void *vctx) 
 static void softmax_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   gs_tensor out = gs__saved(n, 0);
   int dim = (int)n->ints[0];
-  gs_tensor dot = gs__tmp(n, gs_sum(gs__tmp(n, gs_mul(g, out)), &dim, 1, true));
-  grads[0] = gs__reduce_grad(n, 0, gs_mul(out, gs__tmp(n, gs_sub(g, dot))));
+  gs_tensor dot = gs__formula_temp(gs_sum(gs__formula_temp(gs_mul(g, out)), &dim, 1, true));
+  grads[0] = gs__reduce_grad(n, 0, gs_mul(out, gs__formula_temp(gs_sub(g, dot))));
 }
 GS__BACKWARD(SoftmaxBackward, softmax_backward);
 
 /* d log_softmax(a) = g - exp(out) * sum(g, dim, keepdim) */
 static void log_softmax_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   int dim = (int)n->ints[0];
-  gs_tensor total = gs__tmp(n, gs_sum(g, &dim, 1, true));
-  gs_tensor p = gs__tmp(n, gs_exp(gs__saved(n, 0)));
-  grads[0] = gs__reduce_grad(n, 0, gs_sub(g, gs__tmp(n, gs_mul(p, total))));
+  gs_tensor total = gs__formula_temp(gs_sum(g, &dim, 1, true));
+  gs_tensor p = gs__formula_temp(gs_exp(gs__saved(n, 0)));
+  grads[0] = gs__reduce_grad(n, 0, gs_sub(g, gs__formula_temp(gs_mul(p, total))));
 }
 GS__BACKWARD(LogSoftmaxBackward, log_softmax_backward);
 

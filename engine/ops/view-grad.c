@@ -71,15 +71,15 @@ static gs_tensor view_positions(const gs__view_geometry *g, const char *fn) {
 static gs_tensor scatter_into_base(gs__node *n, gs_tensor positions, gs_tensor view_grad,
                                    gs_dtype dtype) {
   const gs__view_geometry *g = n->geometry;
-  gs_tensor flat = gs__tmp(n, gs_reshape(view_grad, (int64_t[]){g->numel}, 1));
-  gs_tensor zeros = gs__tmp(n, gs_zeros(dtype, (int64_t[]){g->base_numel}, 1));
-  gs_tensor summed = gs__tmp(n, gs_scatter_add(zeros, 0, positions, flat));
+  gs_tensor flat = gs__formula_temp(gs_reshape(view_grad, (int64_t[]){g->numel}, 1));
+  gs_tensor zeros = gs__formula_temp(gs_zeros(dtype, (int64_t[]){g->base_numel}, 1));
+  gs_tensor summed = gs__formula_temp(gs_scatter_add(zeros, 0, positions, flat));
   return gs_reshape(summed, g->base_shape, g->base_ndim);
 }
 
 /* A regenerated view: its gradient lands on its elements of the base, zero elsewhere. */
 static void as_strided_backward(gs__node *n, gs_tensor grad, gs_tensor *grads) {
-  gs_tensor positions = gs__tmp(n, view_positions(n->geometry, n->kind->name));
+  gs_tensor positions = gs__formula_temp(view_positions(n->geometry, n->kind->name));
   grads[0] = gs__reduce_grad(n, 0, scatter_into_base(n, positions, grad, n->inputs[0].dtype));
 }
 GS__BACKWARD(AsStridedBackward, as_strided_backward);
@@ -91,10 +91,10 @@ GS__BACKWARD(AsStridedBackward, as_strided_backward);
 static void copy_slices_backward(gs__node *n, gs_tensor grad, gs_tensor *grads) {
   const gs__view_geometry *g = n->geometry;
   gs__node *inner = n->inner;
-  gs_tensor positions = gs__tmp(n, view_positions(g, n->kind->name));
-  gs_tensor flat = gs__tmp(n, gs_reshape(grad, (int64_t[]){g->base_numel}, 1));
-  gs_tensor slice = gs__tmp(
-      n, gs_reshape(gs__tmp(n, gs_gather(flat, 0, positions)), g->shape, g->ndim));
+  gs_tensor positions = gs__formula_temp(view_positions(g, n->kind->name));
+  gs_tensor flat = gs__formula_temp(gs_reshape(grad, (int64_t[]){g->base_numel}, 1));
+  gs_tensor slice = gs__formula_temp(
+      gs_reshape(gs__formula_temp(gs_gather(flat, 0, positions)), g->shape, g->ndim));
 
   gs_tensor inner_grads[8];
   gs_tensor *ig = inner->n_inputs <= 8 ? inner_grads
@@ -107,8 +107,10 @@ static void copy_slices_backward(gs__node *n, gs_tensor grad, gs_tensor *grads) 
 
   if (gs__needs_grad(n, 0)) {
     /* grad + scatter(inner's gradient of the old view - the slice): the slice replaced. */
-    gs_tensor change = ig[0].id ? gs__tmp(n, gs_sub(ig[0], slice)) : gs__tmp(n, gs_neg(slice));
-    gs_tensor inside = gs__tmp(n, scatter_into_base(n, positions, change, n->inputs[0].dtype));
+    gs_tensor change =
+        ig[0].id ? gs__formula_temp(gs_sub(ig[0], slice)) : gs__formula_temp(gs_neg(slice));
+    gs_tensor inside =
+        gs__formula_temp(scatter_into_base(n, positions, change, n->inputs[0].dtype));
     grads[0] = gs__reduce_grad(n, 0, gs_add(grad, inside));
   }
   if (ig[0].id)

@@ -47,7 +47,8 @@ GS__BACKWARD(PermuteBackward, permute_backward);
  * input's shape (dim, start, end, step or index in ints). */
 static void slice_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   gs_tensor z = gs_zeros(gs_dtype_of(g), n->inputs[0].shape, n->inputs[0].ndim);
-  gs_tensor part = gs__tmp(n, gs_slice(z, (int)n->ints[0], n->ints[1], n->ints[2], n->ints[3]));
+  gs_tensor part =
+      gs__formula_temp(gs_slice(z, (int)n->ints[0], n->ints[1], n->ints[2], n->ints[3]));
   gs_copy_(part, g);
   grads[0] = z;
 }
@@ -55,20 +56,20 @@ GS__BACKWARD(SliceBackward, slice_backward);
 
 static void select_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   gs_tensor z = gs_zeros(gs_dtype_of(g), n->inputs[0].shape, n->inputs[0].ndim);
-  gs_copy_(gs__tmp(n, gs_select(z, (int)n->ints[0], n->ints[1])), g);
+  gs_copy_(gs__formula_temp(gs_select(z, (int)n->ints[0], n->ints[1])), g);
   grads[0] = z;
 }
 GS__BACKWARD(SelectBackward, select_backward);
 
 /* expand: each input element was read by several outputs: sum their gradients. */
 static void expand_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
-  grads[0] = gs__reduce_grad(n, 0, gs__pass(g));
+  grads[0] = gs__reduce_grad(n, 0, gs__pass_grad_through(g));
 }
 GS__BACKWARD(ExpandBackward, expand_backward);
 
 /* contiguous and clone are the identity for gradients. */
 static void identity_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
-  grads[0] = gs__reduce_grad(n, 0, gs__pass(g));
+  grads[0] = gs__reduce_grad(n, 0, gs__pass_grad_through(g));
 }
 GS__BACKWARD(ContiguousBackward, identity_backward);
 GS__BACKWARD(CloneBackward, identity_backward);
