@@ -1,5 +1,5 @@
-/* pool.c: taking and releasing pooled slots, and the story each slot keeps of its past
- * tenants (pool.h says why). */
+/* pool.c: taking and releasing pooled slots, and how each slot remembers its past ids
+ * ended (pool.h says why). */
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -67,7 +67,7 @@ void gs__pool_guard_fork(gs__pool *p) {
 static int history_class(uint32_t capacity) { return __builtin_ctz(capacity) - 2; }
 
 static size_t history_bytes(uint32_t capacity) {
-  return (sizeof(gs__pool_history) + capacity * sizeof(gs__pool_tenancy) + 15) & ~(size_t)15;
+  return (sizeof(gs__pool_history) + capacity * sizeof(gs__pool_ended_id) + 15) & ~(size_t)15;
 }
 
 static gs__pool_history *history_alloc(uint32_t capacity) {
@@ -104,12 +104,12 @@ static void history_free(gs__pool_history *h) {
   gs__spin_unlock(&slab_lock);
 }
 
-void gs__pool_remember_slow(gs__pool_slot *s, uint32_t generation, const char *by,
-                            uint64_t event, int how) {
+void gs__pool_remember_slow(gs__pool_slot *s, uint32_t generation, const char *by, uint64_t event,
+                            gs__pool_ending ending) {
   gs__pool_history *h = s->history;
   gs__pool_history *grown = history_alloc(h ? h->capacity * 2 : 4);
   if (!grown)
-    return; /* the story is lost, not the program: the error will say it was dropped */
+    return; /* how it ended is lost, not the program: the error will say it was dropped */
   if (h) { /* generations are consecutive: re-place the old ones by their number */
     for (uint32_t i = 0; i < h->capacity; i++)
       grown->entries[h->entries[i].generation & (grown->capacity - 1)] = h->entries[i];
@@ -117,50 +117,51 @@ void gs__pool_remember_slow(gs__pool_slot *s, uint32_t generation, const char *b
     history_free(h);
   }
   s->history = grown;
-  gs__pool_remember(s, generation, by, event, how);
+  gs__pool_remember(s, generation, by, event, ending);
 }
 
-void gs__pool_release(gs__pool *p, uint64_t id, const char *by, uint64_t event, int how) {
-  gs__pool_release_slot(p, gs__pool_slot_of(p, gs__pool_index(p, id)), id, by, event, how);
+void gs__pool_release(gs__pool *p, uint64_t id, const char *by, uint64_t event,
+                      gs__pool_ending ending) {
+  gs__pool_release_slot(p, gs__pool_slot_of(p, gs__pool_index(p, id)), id, by, event, ending);
 }
 
-/* The remembered tenancy of generation, or NULL. Pool lock held. */
-static gs__pool_tenancy *recall(gs__pool_slot *s, uint32_t generation) {
+/* How the slot's id of generation ended, or NULL if forgotten. Pool lock held. */
+static gs__pool_ended_id *recall(gs__pool_slot *s, uint32_t generation) {
   gs__pool_history *h = s->history;
   if (!h)
     return NULL;
-  gs__pool_tenancy *t = &h->entries[generation & (h->capacity - 1)];
+  gs__pool_ended_id *t = &h->entries[generation & (h->capacity - 1)];
   return t->by && t->generation == generation ? t : NULL;
 }
 
-gs__pool_story gs__pool_story_of(gs__pool *p, uint64_t id) {
-  gs__pool_story story = {.verdict = GS__POOL_FORGED};
+gs__pool_id_report gs__pool_report_of(gs__pool *p, uint64_t id) {
+  gs__pool_id_report report = {.state = GS__POOL_FORGED};
   if (id == 0 || ((uint32_t)id & p->tag) != p->tag)
-    return story;
+    return report;
   gs__pool_slot *s = gs__pool_slot_at(p, gs__pool_index(p, id));
   uint32_t generation = (uint32_t)(id >> 32);
   if (!s || generation == 0)
-    return story;
+    return report;
   gs__spin_lock(&p->lock);
   uint32_t current = (uint32_t)atomic_load_explicit(&s->generation, memory_order_acquire);
   bool live = atomic_load_explicit(&s->live, memory_order_acquire);
-  /* A retired slot keeps its last generation: that tenant has ended although the number did
+  /* A retired slot keeps its last generation: that id has ended although the number did
    * not advance. */
-  gs__pool_tenancy *t = recall(s, generation);
+  gs__pool_ended_id *t = recall(s, generation);
   bool ended = generation < current || (generation == current && !live && t);
   if (generation == current && live) {
-    story.verdict = GS__POOL_LIVE;
+    report.state = GS__POOL_LIVE;
   } else if (ended) {
-    story.reuses = generation == current ? 0 : current - generation - (live ? 0 : 1);
+    report.reuses = generation == current ? 0 : current - generation - (live ? 0 : 1);
     if (t) {
-      story.verdict = GS__POOL_ENDED;
-      story.by = t->by, story.event = t->event, story.how = (int)t->how;
+      report.state = GS__POOL_ENDED;
+      report.by = t->by, report.event = t->event, report.ending = (gs__pool_ending)t->ending;
     } else {
-      story.verdict = GS__POOL_FORGOTTEN;
+      report.state = GS__POOL_FORGOTTEN;
     }
   }
   gs__spin_unlock(&p->lock);
-  return story;
+  return report;
 }
 
 void gs__pool_rename(gs__pool *p, uint64_t id, const char *by) {
@@ -168,7 +169,7 @@ void gs__pool_rename(gs__pool *p, uint64_t id, const char *by) {
   if (!s)
     return;
   gs__spin_lock(&p->lock);
-  gs__pool_tenancy *t = recall(s, (uint32_t)(id >> 32));
+  gs__pool_ended_id *t = recall(s, (uint32_t)(id >> 32));
   if (t)
     t->by = by;
   gs__spin_unlock(&p->lock);

@@ -4,10 +4,10 @@
  * A handle is (generation << 32 | tag | slot index). Records live in fixed pages that never
  * move, so a lookup takes no lock: it finds the slot and compares the whole id (generation and
  * live flag). Taking and releasing a slot take one short lock for the free list. Releasing
- * advances the slot's generation, so a stale handle never matches the slot's next tenant; a
+ * advances the slot's generation, so a stale handle never matches the slot's next id; a
  * slot whose 32-bit generation is used up is retired, never wrapped.
  *
- * Each slot also keeps the story of its last GS__POOL_HISTORY tenants (who ended each one, at
+ * Each slot also remembers how its last GS__POOL_HISTORY ids ended (who ended each one, at
  * which event, and whether it was moved rather than disposed), so a stale handle can name its
  * disposer however many times its slot has been reused since, up to that bound; beyond it the
  * pool says plainly that the record was dropped. A slot's history grows from 4 entries as the
@@ -25,33 +25,33 @@
 #define GS__POOL_MAX_PAGES 65536u
 #define GS__POOL_NO_SLOT UINT32_MAX
 
-/* How a tenancy ended (gs__pool_release). */
-enum {
+/* How an id ended (gs__pool_release). */
+typedef enum gs__pool_ending {
   GS__POOL_DISPOSED = 0,
   GS__POOL_MOVED = 1, /* the object moved to another handle (a tensor becoming a parameter) */
-};
+} gs__pool_ending;
 
-/* One ended tenancy. */
-typedef struct gs__pool_tenancy {
+/* How one of a slot's ids ended. */
+typedef struct gs__pool_ended_id {
   uint32_t generation;
-  uint32_t how;
+  uint32_t ending; /* a gs__pool_ending */
   const char *by;
   uint64_t event;
-} gs__pool_tenancy;
+} gs__pool_ended_id;
 
-/* A ring over a slot's last `capacity` tenancies, indexed by generation. */
+/* A ring over how a slot's last `capacity` ids ended, indexed by generation. */
 typedef struct gs__pool_history {
   uint32_t capacity; /* a power of two, at most GS__POOL_HISTORY */
   uint32_t filled;
-  gs__pool_tenancy entries[];
+  gs__pool_ended_id entries[];
 } gs__pool_history;
 
 /* The header each pooled record starts with. */
 typedef struct gs__pool_slot {
-  atomic_uint_fast32_t generation; /* of the current or next tenant */
+  atomic_uint_fast32_t generation; /* of the current or next id */
   atomic_bool live;
   uint32_t next_free;
-  gs__pool_history *history; /* the slot's past tenants (pool lock) */
+  gs__pool_history *history; /* how the slot's past ids ended (pool lock) */
 } gs__pool_slot;
 
 typedef struct gs__pool {
@@ -85,7 +85,7 @@ static inline gs__pool_slot *gs__pool_slot_of(const gs__pool *p, uint32_t index)
   return (gs__pool_slot *)(page + (size_t)(index & ((1u << p->page_shift) - 1)) * p->item_size);
 }
 
-/* The slot at index (any tenant), or NULL if it was never handed out. */
+/* The slot at index (whatever its id), or NULL if it was never handed out. */
 static inline gs__pool_slot *gs__pool_slot_at(const gs__pool *p, uint32_t index) {
   if (index >= atomic_load_explicit(&p->count, memory_order_acquire))
     return NULL;
@@ -114,7 +114,7 @@ static inline void *gs__pool_get(const gs__pool *p, uint64_t id) {
   return gs__pool_get_as(p, id, p->page_shift, p->item_size, p->tag);
 }
 
-/* The id of a slot's current tenant. */
+/* A slot's current id. */
 static inline uint64_t gs__pool_id(const gs__pool *p, const gs__pool_slot *s, uint32_t index) {
   return (uint64_t)atomic_load_explicit(&s->generation, memory_order_relaxed) << 32 |
          index | p->tag;
@@ -124,10 +124,10 @@ static inline uint64_t gs__pool_id(const gs__pool *p, const gs__pool_slot *s, ui
  * held; GS__POOL_NO_SLOT when the pool is full or out of memory), and a history to make or
  * grow. */
 uint32_t gs__pool_grow(gs__pool *p);
-void gs__pool_remember_slow(gs__pool_slot *s, uint32_t generation, const char *by,
-                            uint64_t event, int how);
+void gs__pool_remember_slow(gs__pool_slot *s, uint32_t generation, const char *by, uint64_t event,
+                            gs__pool_ending ending);
 
-/* Takes a free slot (its record keeps whatever the last tenant left: the caller fills it) and
+/* Takes a free slot (its record keeps whatever the last id's record left: the caller fills it) and
  * returns it, with its id in *id and the slot marked not yet live; NULL when the pool is full
  * or out of memory. The caller publishes it with gs__pool_publish once filled. Inline, as the
  * release: every tensor an op makes goes through both. */
@@ -154,31 +154,31 @@ static inline void gs__pool_publish(gs__pool *p, gs__pool_slot *s) {
   atomic_store_explicit(&s->live, true, memory_order_release);
 }
 
-/* Records a tenancy in the slot's history (pool lock held). */
+/* Records how an id ended in the slot's history (pool lock held). */
 static inline void gs__pool_remember(gs__pool_slot *s, uint32_t generation, const char *by,
-                                     uint64_t event, int how) {
+                                     uint64_t event, gs__pool_ending ending) {
   gs__pool_history *h = s->history;
   if (__builtin_expect(!h || (h->filled == h->capacity && h->capacity < GS__POOL_HISTORY), 0)) {
-    gs__pool_remember_slow(s, generation, by, event, how);
+    gs__pool_remember_slow(s, generation, by, event, ending);
     return;
   }
-  h->entries[generation & (h->capacity - 1)] =
-      (gs__pool_tenancy){.generation = generation, .how = (uint32_t)how, .by = by, .event = event};
+  h->entries[generation & (h->capacity - 1)] = (gs__pool_ended_id){
+      .generation = generation, .ending = (uint32_t)ending, .by = by, .event = event};
   if (h->filled < h->capacity)
     h->filled++;
 }
 
-/* Ends the tenancy of id, whose slot is s: remembers who ended it (a static or interned
- * string), when, and how (GS__POOL_DISPOSED or GS__POOL_MOVED), advances the generation and
+/* Ends id, whose slot is s: remembers who ended it (a static or interned
+ * string), when, and how (ending: GS__POOL_DISPOSED or GS__POOL_MOVED), advances the generation and
  * frees the slot. Once free another thread may take it: the caller does not read the record
  * again. */
-static inline void gs__pool_release_slot(gs__pool *p, gs__pool_slot *s, uint64_t id,
-                                         const char *by, uint64_t event, int how) {
+static inline void gs__pool_release_slot(gs__pool *p, gs__pool_slot *s, uint64_t id, const char *by,
+                                         uint64_t event, gs__pool_ending ending) {
   uint32_t generation = (uint32_t)(id >> 32);
   atomic_store_explicit(&s->live, false, memory_order_release);
   atomic_fetch_sub_explicit(&p->live, 1, memory_order_relaxed);
   gs__spin_lock(&p->lock);
-  gs__pool_remember(s, generation, by, event, how);
+  gs__pool_remember(s, generation, by, event, ending);
   if (generation != UINT32_MAX) { /* else retired: never handed out again */
     atomic_store_explicit(&s->generation, generation + 1, memory_order_release);
     s->next_free = p->free_head;
@@ -193,26 +193,27 @@ void gs__pool_guard_fork(gs__pool *p);
   __attribute__((constructor)) static void fork_guard_##POOL(void) { gs__pool_guard_fork(&(POOL)); }
 
 /* The same, finding the slot from the id. */
-void gs__pool_release(gs__pool *p, uint64_t id, const char *by, uint64_t event, int how);
+void gs__pool_release(gs__pool *p, uint64_t id, const char *by, uint64_t event,
+                      gs__pool_ending ending);
 
 /* Why an id names no live record. */
-typedef enum gs__pool_verdict {
+typedef enum gs__pool_id_state {
   GS__POOL_LIVE,      /* it does */
   GS__POOL_FORGED,    /* never handed out by this pool */
-  GS__POOL_ENDED,     /* ended: by, event, how and reuses say how and since when */
-  GS__POOL_FORGOTTEN, /* ended, but more than GS__POOL_HISTORY tenants ago: reuses says how many */
-} gs__pool_verdict;
+  GS__POOL_ENDED,     /* ended: by, event, ending and reuses say how and since when */
+  GS__POOL_FORGOTTEN, /* ended, but more than GS__POOL_HISTORY ids ago: reuses says how many */
+} gs__pool_id_state;
 
-typedef struct gs__pool_story {
-  gs__pool_verdict verdict;
+typedef struct gs__pool_id_report {
+  gs__pool_id_state state;
   const char *by;
   uint64_t event;
-  int how;
-  uint32_t reuses; /* tenants the slot has had since */
-} gs__pool_story;
+  gs__pool_ending ending;
+  uint32_t reuses; /* ids the slot has had since */
+} gs__pool_id_report;
 
-gs__pool_story gs__pool_story_of(gs__pool *p, uint64_t id);
-/* Renames who ended an ended tenancy, once the name is known (a module naming the parameter a
+gs__pool_id_report gs__pool_report_of(gs__pool *p, uint64_t id);
+/* Renames who ended an ended id, once the name is known (a module naming the parameter a
  * tensor became); nothing if its record was dropped. */
 void gs__pool_rename(gs__pool *p, uint64_t id, const char *by);
 /* Live records now. */

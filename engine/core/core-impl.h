@@ -47,7 +47,7 @@ typedef struct gs__handle_kind {
   const char *nouns; /* "tensors", "packed sequences" */
   const char *it;    /* what the message calls the ended record: "it", "the module" */
   const char *ended; /* "disposed", "ended" */
-  bool by_is_name;   /* the story's `by` is the record's own name (a scope's), not its ender */
+  bool by_is_name;   /* the pool report's `by` is the record's own name (a scope's), not its ender */
 } gs__handle_kind;
 
 /* Reports why id names no live record of kind's pool (empty, ended, forged) as a

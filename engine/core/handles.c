@@ -2,7 +2,7 @@
  * moving it to a new handle, and the stale-handle errors.
  *
  * The pool (base/pool.h) gives lock-free lookups, generations that never wrap, and each slot's
- * story of its last tenants, so a stale handle names what disposed its tensor and when even
+ * memory of how its last ids ended, so a stale handle names what disposed its tensor and when even
  * after the slot has been reused many times. What owns a tensor and what its graph holds are
  * the business of the layers above, told through the lifecycle hooks (lifecycle.h). The
  * stale-handle message itself is stale.c's, shared with every other kind of handle.
@@ -135,8 +135,8 @@ void gs__dispose_as(gs_tensor h, const char *reason) {
 /* A handle whose tensor moved to another handle (a parameter): disposing it does nothing, as
  * in TorchSharp, where the moved-from tensor no longer holds anything. */
 static bool was_moved(gs_tensor h) {
-  gs__pool_story story = gs__pool_story_of(&gs__tensors, h.id);
-  return story.verdict == GS__POOL_ENDED && story.how == GS__POOL_MOVED;
+  gs__pool_id_report report = gs__pool_report_of(&gs__tensors, h.id);
+  return report.state == GS__POOL_ENDED && report.ending == GS__POOL_MOVED;
 }
 
 bool gs_remembers_sites(void) { return gs__remember_sites; }

@@ -15,7 +15,7 @@
 #define MAX_SCOPES 65536u
 
 /* The pool finds a scope's record; the ownership lock guards what is in it. A stale handle's
- * story names the scope it was (the name is what a user knows it by) and when it ended. */
+ * report names the scope it was (the name is what a user knows it by) and when it ended. */
 static gs__pool scopes = GS__POOL_INIT("scope", sizeof(gs__scope_rec), 6, MAX_SCOPES, 0);
 GS__POOL_GUARD_FORK(scopes)
 static const gs__handle_kind scope_kind = {.pool = &scopes, .noun = "scope", .nouns = "scopes",
@@ -101,8 +101,8 @@ static void dispose_owned(gs__scope_rec *s, const uint64_t *keep, int n_keep, co
 void gs_scope_end(gs_scope h) {
   gs__scope_rec *s = gs__pool_get(&scopes, h.id);
   if (!s) {
-    gs__pool_verdict verdict = gs__pool_story_of(&scopes, h.id).verdict;
-    if (verdict != GS__POOL_ENDED && verdict != GS__POOL_FORGOTTEN)
+    gs__pool_id_state state = gs__pool_report_of(&scopes, h.id).state;
+    if (state != GS__POOL_ENDED && state != GS__POOL_FORGOTTEN)
       gs__report_stale(&scope_kind, h.id, "scope_end"); /* ending twice is no error */
     return;
   }
