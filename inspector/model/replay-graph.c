@@ -155,8 +155,14 @@ void replay_on_node_free_saved(gs_replay *r, const gs_trace_event *e) {
 
 void replay_on_node_release(gs_replay *r, const gs_trace_event *e) {
   gs_replay_node *n = gs_replay_node_get(r, e->node);
-  if (n)
+  if (n) {
     node_retire(r, n);
+    /* An output still alive (a scope releases its graph before it disposes its tensors) no
+     * longer has this grad_fn: no log that starts after this event could name it. */
+    gs_replay_object *out = gs_replay_object_get(r, n->tensor);
+    if (out && out->grad_fn == n->id)
+      out->grad_fn = 0;
+  }
   gs_id_table_remove(r->node_index, e->node);
   g_hash_table_remove(r->nodes, &e->node);
 }
