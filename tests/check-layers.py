@@ -1,15 +1,18 @@
 #!/usr/bin/env python3
-"""check-layers.py: the engine's layer rule (doc/design.md), checked on sources and objects.
+"""check-layers.py: the layer rule (doc/design.md), checked on sources and objects.
 
-The engine is a stack of folders; each may use only the folders below it. meson compiles each
-folder with only itself and the folders below on the include path, so an upward
-`#include "x.h"` does not compile. This test catches what the include path cannot:
+The engine is a stack of folders with the capture library (capture/) below them all; each may
+use only the folders below it. The inspector is another stack on the capture library. meson
+compiles each engine folder with only itself and the folders below on the include path, so an
+upward `#include "x.h"` does not compile. This test catches what the include path cannot:
 
-  - includes written as paths ("../scope/scope-impl.h") that reach a higher folder;
-  - calls to a higher folder through a hand-written declaration: a symbol a layer's objects
+  - includes written as paths ("../scope/scope-impl.h") that reach a higher layer;
+  - calls to a higher layer through a hand-written declaration: a symbol a layer's objects
     need (nm -u) that only a higher layer's objects define.
 
-Usage: check-layers.py ENGINE_SRC_DIR ENGINE_BUILD_DIR LAYER,LAYER,... (bottom first)
+Usage: check-layers.py LAYER LAYER ... (bottom first), each LAYER written
+       NAME=SOURCE_DIR[,SOURCE_DIR...]:ARCHIVE[,ARCHIVE...]
+       (a layer's folders, and the static libraries its objects are in);
        check-layers.py --self-test
 Prints one line per violation and exits 1 if there is any.
 """
@@ -22,33 +25,37 @@ import tempfile
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
 
 
-def include_violations(src, layers):
-    """(file, included header, its folder) for every include that reaches a higher folder."""
-    rank = {name: i for i, name in enumerate(layers)}
-    headers = {}  # basename -> folder, for headers found through the include path
-    for name in layers:
-        folder = os.path.join(src, name)
-        for f in os.listdir(folder) if os.path.isdir(folder) else []:
-            if f.endswith('.h'):
-                headers.setdefault(f, name)
+def include_violations(layers):
+    """(file, included header, its layer) for every include that reaches a higher layer.
+    layers: (name, [source folder...]) bottom first."""
+    rank = {name: i for i, (name, _) in enumerate(layers)}
+    headers = {}  # basename -> layer, for headers found through the include path
+    folder_owner = {}  # source folder -> layer
+    for name, folders in layers:
+        for folder in folders:
+            folder_owner[os.path.normpath(folder)] = name
+            for f in os.listdir(folder) if os.path.isdir(folder) else []:
+                if f.endswith('.h'):
+                    headers.setdefault(f, name)
     found = []
-    for name in layers:
-        folder = os.path.join(src, name)
-        for f in sorted(os.listdir(folder)) if os.path.isdir(folder) else []:
-            if not f.endswith(('.c', '.h')):
-                continue
-            with open(os.path.join(folder, f), encoding='utf-8') as fh:
-                text = fh.read()
-            for inc in INCLUDE.findall(text):
-                if inc.startswith('gradscope/'):
-                    continue  # the public API: every layer may include it
-                target = os.path.normpath(os.path.join(folder, inc))
-                if os.path.exists(target):
-                    owner = os.path.relpath(target, src).split(os.sep)[0]
-                else:
-                    owner = headers.get(os.path.basename(inc))
-                if owner in rank and rank[owner] > rank[name]:
-                    found.append((f'{name}/{f}', inc, owner))
+    for name, folders in layers:
+        for folder in folders:
+            label = os.path.basename(os.path.normpath(folder))
+            for f in sorted(os.listdir(folder)) if os.path.isdir(folder) else []:
+                if not f.endswith(('.c', '.h')):
+                    continue
+                with open(os.path.join(folder, f), encoding='utf-8') as fh:
+                    text = fh.read()
+                for inc in INCLUDE.findall(text):
+                    if inc.startswith('gradscope/'):
+                        continue  # the public API: every layer may include it
+                    target = os.path.normpath(os.path.join(folder, inc))
+                    if os.path.exists(target):
+                        owner = folder_owner.get(os.path.dirname(target))
+                    else:
+                        owner = headers.get(os.path.basename(inc))
+                    if owner in rank and rank[owner] > rank[name]:
+                        found.append((f'{label}/{f}', inc, owner))
     return found
 
 
@@ -82,23 +89,33 @@ def call_violations(defined, needed, layers):
     return found
 
 
-def check(src, build, layers):
+def check(layers):
+    """layers: (name, [source folder...], [archive...]) bottom first."""
     problems = [f'{f} includes "{inc}" from {owner}/, a higher layer'
-                for f, inc, owner in include_violations(src, layers)]
+                for f, inc, owner in include_violations([(n, d) for n, d, _ in layers])]
     defined, needed = {}, {}
-    for name in layers:
-        archive = os.path.join(build, f'libgradscope-{name}.a')
-        defined[name] = nm(archive, False)
-        needed[name] = nm(archive, True)
+    for name, _, archives in layers:
+        defined[name], needed[name] = set(), set()
+        for archive in archives:
+            defined[name] |= nm(archive, False)
+            needed[name] |= nm(archive, True)
+    order = [name for name, _, _ in layers]
     problems += [f'{name}/ calls {sym}, which only {owner}/ (a higher layer) defines'
-                 for name, sym, owner in call_violations(defined, needed, layers)]
+                 for name, sym, owner in call_violations(defined, needed, order)]
     return problems
+
+
+def parse_layer(arg):
+    """NAME=DIR[,DIR...]:ARCHIVE[,ARCHIVE...] -> (name, [dir...], [archive...])."""
+    name, rest = arg.split('=', 1)
+    folders, archives = rest.split(':', 1)
+    return name, folders.split(','), archives.split(',')
 
 
 def self_test():
     """The checker must be able to fail: an upward include (by name and by path) and an
     upward call are each reported, and a downward one is not."""
-    layers = ['base', 'core', 'scope']
+    names = ['base', 'core', 'scope']
     with tempfile.TemporaryDirectory() as src:
         for name, files in {
             'base': {'base.h': '', 'a.c': '#include "base.h"\n'},
@@ -113,14 +130,16 @@ def self_test():
                     fh.write(text)
         with open(os.path.join(src, 'base', 'b.c'), 'w', encoding='utf-8') as fh:
             fh.write('#include "../scope/scope-impl.h"\n')
-        got = sorted(include_violations(src, layers))
+        got = sorted(include_violations([(n, [os.path.join(src, n)]) for n in names]))
         want = [('base/b.c', '../scope/scope-impl.h', 'scope'),
                 ('core/x.c', 'scope-impl.h', 'scope')]
         assert got == want, got
     defined = {'base': {'gs__intern'}, 'core': {'gs__lookup'}, 'scope': {'gs__own_new'}}
     needed = {'core': {'gs__own_new', 'gs__intern', 'malloc'}, 'scope': {'gs__lookup'}}
-    got = call_violations(defined, needed, layers)
+    got = call_violations(defined, needed, names)
     assert got == [('core', 'gs__own_new', 'scope')], got
+    assert parse_layer('capture=/s/capture:/b/a.a,/b/b.a') == ('capture', ['/s/capture'],
+                                                                ['/b/a.a', '/b/b.a'])
     print('self-test: upward includes and calls are reported, downward ones are not')
 
 
@@ -128,8 +147,8 @@ def main(argv):
     if argv[1:] == ['--self-test']:
         self_test()
         return 0
-    src, build, layers = argv[1], argv[2], argv[3].split(',')
-    problems = check(src, build, layers)
+    layers = [parse_layer(arg) for arg in argv[1:]]
+    problems = check(layers)
     for p in problems:
         print(p)
     print(f'{len(layers)} layers, {len(problems)} upward uses')

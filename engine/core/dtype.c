@@ -1,25 +1,6 @@
-/* dtype.c: element types and PyTorch's promotion lattice (bool < i64 < f32 < f64). */
+/* dtype.c: PyTorch's promotion lattice (bool < i64 < f32 < f64) and dtype conversions. The
+ * dtypes' names and sizes are the capture library's (capture/names.c): the log names them too. */
 #include "core-impl.h"
-
-const char *gs_dtype_name(gs_dtype dtype) {
-  switch (dtype) {
-  case GS_F32: return "f32";
-  case GS_F64: return "f64";
-  case GS_I64: return "i64";
-  case GS_BOOL: return "bool";
-  }
-  return "invalid";
-}
-
-size_t gs_dtype_size(gs_dtype dtype) {
-  switch (dtype) {
-  case GS_F32: return 4;
-  case GS_F64: return 8;
-  case GS_I64: return 8;
-  case GS_BOOL: return 1;
-  }
-  return 0;
-}
 
 bool gs_dtype_is_floating(gs_dtype dtype) { return dtype == GS_F32 || dtype == GS_F64; }
 

@@ -56,22 +56,6 @@ void gs_clear_error(void) {
   last_code = GS_OK;
 }
 
-const char *gs_error_code_name(gs_error_code code) {
-  switch (code) {
-  case GS_OK: return "ok";
-  case GS_ERR_STALE_HANDLE: return "stale handle";
-  case GS_ERR_SHAPE: return "shape mismatch";
-  case GS_ERR_DTYPE: return "unsupported dtype";
-  case GS_ERR_DIM: return "dimension out of range";
-  case GS_ERR_INDEX: return "index out of range";
-  case GS_ERR_ARGUMENT: return "invalid argument";
-  case GS_ERR_OVERFLOW: return "size overflow";
-  case GS_ERR_OUT_OF_MEMORY: return "out of memory";
-  case GS_ERR_STATE: return "invalid state";
-  }
-  return "unknown error";
-}
-
 void gs__error(gs_error_code code, const char *fn, const char *fmt, ...) {
   char body[GS__ERROR_MAX - 64]; /* leaves room for the "fn: " prefix */
   va_list ap;

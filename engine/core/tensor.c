@@ -259,12 +259,6 @@ bool gs_is_copy_on_write(gs_tensor h) {
   return t && gs__storage_is_cow(t->storage);
 }
 
-const char *gs_memory_origin_name(gs_memory_origin origin) {
-  static const char *const names[GS_MEMORY_ORIGIN_COUNT] = {
-      "engine", "blob", "dlpack", "mapped", "shared", "received"};
-  return (unsigned)origin < GS_MEMORY_ORIGIN_COUNT ? names[origin] : "?";
-}
-
 int gs_storage_info_of(gs_tensor h, gs_storage_info *info) {
   gs__tensor *t = gs__lookup(h, "storage_info_of");
   if (!t)

@@ -4,7 +4,7 @@
  * [64, 32] f32 (1.6 MiB) at leak.c:17 in main, held by the program", the biggest group first,
  * each with its members' handles. Where the program made them is known when the report was
  * asked for at load (GS_LEAK_REPORT): tensors then remember their call site (core/handles.c),
- * turned into file:line with libdw (trace/symbols.c). */
+ * turned into file:line with libdw (capture/symbols.c). */
 #include <stdlib.h>
 #include <string.h>
 

@@ -462,7 +462,7 @@ static void chunk_flush(chunk_writer *w) {
     return;
   size_t pad = (8 - w->used % 8) % 8;
   memset(chunk + GS__TRACE_CHUNK_HEADER_SIZE + w->used, 0, pad);
-  gs__tw_chunk_header(chunk, w->thread, w->seq, w->time, chunk + GS__TRACE_CHUNK_HEADER_SIZE,
+  gs__trace_chunk_header(chunk, w->thread, w->seq, w->time, chunk + GS__TRACE_CHUNK_HEADER_SIZE,
                       w->used);
   if (w->ok && !w->out(chunk, GS__TRACE_CHUNK_HEADER_SIZE + w->used + pad, w->ctx))
     w->ok = false;

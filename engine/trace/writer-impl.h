@@ -49,11 +49,6 @@ extern GS__THREAD_LOCAL gs__trace_deferred_fn gs__tw_pending;
 extern uint64_t gs__tw_start;
 extern atomic_uint_fast64_t gs__tw_log_epoch; /* advances with every gs_trace_open */
 
-/* writer.c: a chunk's 32-byte header (magic, length, CRC of the header's rest and the
- * payload, thread, base seq and time) for len bytes of payload. */
-void gs__tw_chunk_header(uint8_t *header, uint32_t thread, uint64_t base_seq,
-                         uint64_t base_time, const uint8_t *payload, size_t len);
-
 /* writer.c: the slow paths. */
 gs__tw_buffer *gs__tw_buffer_new(void);
 /* Flushes b (locked) to make room for need bytes; returns where the event goes, or NULL (b

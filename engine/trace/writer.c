@@ -1,4 +1,6 @@
-/* writer.c: writing the event log: buffers, chunks, the string table and the sink.
+/* writer.c: writing the event log: buffers, chunks, the string table and the sink. The bytes
+ * of a log's header and of a chunk's frame are the capture library's (capture/writer.c); what
+ * is here is the engine's: its threads, its event numbers, its locks and where the log goes.
  *
  * Off by default: every event site tests gs__tracing (one predictable branch). On: each thread
  * appends encoded events to its own buffer; a full buffer becomes one chunk (header, CRC-32C,
@@ -102,34 +104,13 @@ static bool write_all_to(int fd, const void *buf, size_t n) {
 static uint8_t log_header[GS__TRACE_HEADER_SIZE];
 
 static void make_header(void) {
-  uint8_t *h = log_header;
-  memset(h, 0, GS__TRACE_HEADER_SIZE);
-  memcpy(h, GS__TRACE_MAGIC, 8);
-  h[GS__TRACE_HDR_MAJOR] = GS_TRACE_VERSION_MAJOR;
-  h[GS__TRACE_HDR_MINOR] = GS_TRACE_VERSION_MINOR;
-  h[GS__TRACE_HDR_LITTLE] = 1;
-  gs__put_u32(h + GS__TRACE_HDR_SIZE, GS__TRACE_HEADER_SIZE);
   struct timespec rt;
   clock_gettime(CLOCK_REALTIME, &rt);
-  gs__put_u64(h + GS__TRACE_HDR_REALTIME, (uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec);
-  gs__put_u64(h + GS__TRACE_HDR_MONOTONIC, gs__tw_start);
-  gs__put_u32(h + GS__TRACE_HDR_PID, (uint32_t)getpid());
-  gs__put_u32(h + GS__TRACE_HDR_CRC, gs__crc32c(0, h, GS__TRACE_HDR_CRC));
+  gs__trace_file_header(log_header, gs__tw_start,
+                        (uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec, (uint32_t)getpid());
 }
 
 /* ---- chunks ----------------------------------------------------------------------------- */
-
-void gs__tw_chunk_header(uint8_t *header, uint32_t thread, uint64_t base_seq,
-                         uint64_t base_time, const uint8_t *payload, size_t len) {
-  gs__put_u32(header, GS__TRACE_CHUNK_MAGIC);
-  gs__put_u32(header + 4, (uint32_t)len);
-  gs__put_u32(header + 12, thread);
-  gs__put_u64(header + 16, base_seq);
-  gs__put_u64(header + 24, base_time);
-  uint32_t crc = gs__crc32c(0, header + 12, GS__TRACE_CHUNK_HEADER_SIZE - 12);
-  crc = gs__crc32c(crc, payload, len);
-  gs__put_u32(header + 8, crc);
-}
 
 /* A flight recorder's ring (flight-recorder.c) takes the chunks instead of the sink; its
  * fatal signal handler writes the buffers straight into the dump (dump_fd). */
@@ -142,7 +123,7 @@ static void flush_buffer_locked(thread_buffer *b) {
   if (b->used == 0 || (sink_fd < 0 && !ring_mode))
     return;
   uint8_t header[GS__TRACE_CHUNK_HEADER_SIZE];
-  gs__tw_chunk_header(header, b->thread_no, b->base_seq, b->base_time, b->data, b->used);
+  gs__trace_chunk_header(header, b->thread_no, b->base_seq, b->base_time, b->data, b->used);
   static const uint8_t zeros[8];
   size_t pad = (8 - b->used % 8) % 8;
   if (ring_mode && dump_fd < 0) {

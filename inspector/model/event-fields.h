@@ -4,7 +4,7 @@
 #pragma once
 
 #include <glib.h>
-#include <gradscope/trace.h>
+#include <gradscope/trace-reader.h>
 
 G_BEGIN_DECLS
 

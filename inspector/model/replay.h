@@ -16,7 +16,7 @@
 #pragma once
 
 #include <glib.h>
-#include <gradscope/trace.h>
+#include <gradscope/trace-reader.h>
 
 #include "id-table.h"
 #include "replay-warnings.h"

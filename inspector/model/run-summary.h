@@ -10,7 +10,7 @@
 #pragma once
 
 #include <glib.h>
-#include <gradscope/trace.h>
+#include <gradscope/trace-reader.h>
 
 #include "replay.h"
 

@@ -5,7 +5,8 @@
 #pragma once
 
 #include <glib.h>
-#include <gradscope/trace.h>
+#include <gradscope/trace-reader.h>
+#include <gradscope/trace-symbols.h>
 
 G_BEGIN_DECLS
 

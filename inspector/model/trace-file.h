@@ -7,7 +7,7 @@
 #pragma once
 
 #include <glib.h>
-#include <gradscope/trace.h>
+#include <gradscope/trace-reader.h>
 
 G_BEGIN_DECLS
 

@@ -19,7 +19,7 @@
 
 #include <gio/gio.h>
 #include <glib.h>
-#include <gradscope/trace.h>
+#include <gradscope/trace-reader.h>
 
 #include "replay.h"
 #include "site-table.h"

@@ -4,7 +4,7 @@
 #pragma once
 
 #include <glib.h>
-#include <gradscope/trace.h>
+#include <gradscope/trace-reader.h>
 
 #include "replay.h"
 #include "site-table.h"

@@ -4,7 +4,7 @@
 #include "worker-logs.h"
 
 #include <gio/gio.h>
-#include <gradscope/trace.h>
+#include <gradscope/trace-reader.h>
 #include <string.h>
 
 /* The pid in a log's header, or 0 if path does not start with one (the reader judges). */

@@ -1,4 +1,4 @@
-/* fuzz-trace-reader.c: libFuzzer target for the event-log reader (engine/trace/reader.c).
+/* fuzz-trace-reader.c: libFuzzer target for the event-log reader (capture/reader.c).
  *
  * Build and run (clang with libFuzzer: Debian's clang + libclang-rt-14-dev):
  *   CC=clang meson setup build-fuzz

@@ -1,5 +1,6 @@
-/* format.h: the bytes of the event log, shared by the writer (recorder.c) and the reader
- * (reader.c), and nothing else: doc/trace-format.md is the prose version of this file.
+/* format.h: the bytes of the event log, shared by the writing side (capture/writer.c's
+ * framing, the engine's recorder in engine/trace/) and the reader (capture/reader.c), and
+ * nothing else: doc/trace-format.md is the prose version of this file.
  *
  *   file   = header (64 bytes) chunk*
  *   chunk  = "GSCK" u32 payload_len u32 crc u32 thread u64 base_seq u64 base_time
@@ -16,7 +17,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "gradscope/trace.h"
+#include "gradscope/trace-reader.h"
 
 #define GS__TRACE_MAGIC "GRADSCOP"
 #define GS__TRACE_HEADER_SIZE 64
@@ -135,6 +136,15 @@ static inline uint64_t gs__get_u64(const uint8_t *p) {
 
 /* CRC-32C (Castagnoli), continuing from crc (0 to start). */
 uint32_t gs__crc32c(uint32_t crc, const void *data, size_t n);
+
+/* writer.c: a log's header (GS__TRACE_HEADER_SIZE bytes: this format version, when recording
+ * started, the recording process), with its CRC. */
+void gs__trace_file_header(uint8_t *header, uint64_t start_monotonic_ns,
+                           uint64_t start_realtime_ns, uint32_t pid);
+/* writer.c: a chunk's header (GS__TRACE_CHUNK_HEADER_SIZE bytes: magic, length, CRC of the
+ * header's rest and the payload, thread, base seq and time) for len bytes of payload. */
+void gs__trace_chunk_header(uint8_t *header, uint32_t thread, uint64_t base_seq,
+                            uint64_t base_time, const uint8_t *payload, size_t len);
 
 /* Encodes e's fields for its kind into p (room for gs__trace_max_event_size(e) bytes): the
  * part after the length (seq and time deltas included), as a writer of format 1.`minor` does

@@ -1,4 +1,4 @@
-/* reader.c: the only code that parses the event log (doc/trace-format.md, engine/trace/format.h).
+/* reader.c: the only code that parses the event log (doc/trace-format.md, capture/format.h).
  *
  * Bytes are fed as they arrive, in any split, so a saved file, a growing file and a socket go
  * through the same code. The reader buffers bytes until a whole chunk is there, checks its CRC

@@ -5,7 +5,7 @@
 #define S(...) (const uint8_t[]){__VA_ARGS__, GS__F_END}
 
 /* A new event kind needs, before this compiles: its schema and name below, its writer
- * (trace/events.c) and every inspector table over kinds (each asserts the same count): the
+ * (engine/trace/events.c) and every inspector table over kinds (each asserts the same count): the
  * replay, the explanation, the tensor life, the event list's row, the memory accounting. */
 _Static_assert(GS_TRACE_KIND_COUNT == 33, "a new event kind needs a schema and a name here");
 

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "gradscope/trace.h"
+#include "gradscope/trace-symbols.h"
 
 typedef struct binary {
   char *path;

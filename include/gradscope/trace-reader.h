@@ -1,0 +1,200 @@
+/* gradscope/trace-reader.h: reading the event log back: the format's version, its event
+ * kinds, one decoded event, and the reader.
+ *
+ * The reader is the only code that parses the format: it is fed bytes as they arrive (from a
+ * file, a growing file or a socket: the same code) and hands back decoded events. It belongs
+ * to the capture library (capture/: libc and pthreads only), which the engine links to write
+ * logs and the inspector links to read them; gradscope/trace.h includes this header, so
+ * programs that include that one see it unchanged.
+ */
+#pragma once
+
+#include "types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The format version this library writes and reads (it reads every 1.x log). */
+#define GS_TRACE_VERSION_MAJOR 1
+#define GS_TRACE_VERSION_MINOR 6
+
+/* ---- events --------------------------------------------------------------------------- */
+
+typedef enum gs_trace_kind {
+  GS_TRACE_STRING = 1,          /* a string-table entry: id, text */
+  GS_TRACE_STORAGE_ALLOC,       /* storage, nbytes, memory, peer (see also gs_trace_event.alloc) */
+  GS_TRACE_STORAGE_SHARE,       /* storage shares source's bytes copy-on-write: storage, source, nbytes */
+  GS_TRACE_STORAGE_MATERIALISE, /* storage copied its bytes into a buffer of its own (before a
+                                 * write, or into shared memory): storage, nbytes, memory */
+  GS_TRACE_STORAGE_FREE,        /* storage (see also gs_trace_event.freed) */
+  GS_TRACE_TENSOR_CREATE,       /* see gs_trace_tensor_create */
+  GS_TRACE_TENSOR_DISPOSE,      /* tensor, reason (string), freed */
+  GS_TRACE_TENSOR_MOVE,         /* tensor moved to new handle (a parameter): tensor, target */
+  GS_TRACE_TENSOR_NAME,         /* tensor, name (string) */
+  GS_TRACE_INPLACE_WRITE,       /* tensor, storage, version (after), op (string) */
+  GS_TRACE_OWNER_CHANGE,        /* object, holder, owner: see gs_trace_owner_change */
+  GS_TRACE_SCOPE_BEGIN,         /* scope, outer, name (string) */
+  GS_TRACE_SCOPE_END,           /* scope */
+  GS_TRACE_NODE_CREATE,         /* see gs_trace_node_create */
+  GS_TRACE_NODE_FREE_SAVED,     /* node: backward freed its saved tensors */
+  GS_TRACE_NODE_RELEASE,        /* node: nothing refers to it any more */
+  GS_TRACE_BACKWARD_BEGIN,      /* tensor (the root), node (its grad_fn) */
+  GS_TRACE_BACKWARD_END,        /* tensor */
+  GS_TRACE_GRAD_ACCUMULATE,     /* tensor (the leaf), target (its grad tensor) */
+  GS_TRACE_MODULE_CREATE,       /* module, name (its type) */
+  GS_TRACE_MODULE_PARAMETER,    /* module, name (the parameter's), tensor */
+  GS_TRACE_COMPOSITE_CREATE,    /* object, object_kind, parts (tensor ids) */
+  GS_TRACE_MARK,                /* name (the label) */
+  GS_TRACE_ERROR,               /* code, text (the message) */
+  GS_TRACE_VALUES,              /* tensor, values (its first elements, as f64) */
+  /* since 1.1 */
+  GS_TRACE_MODULE_CHILD,        /* module (the parent), child (a module), name (the child's) */
+  GS_TRACE_OPTIMIZER_CREATE,    /* optimizer, name (its type: "SGD", "Adam", "AdamW"), params */
+  /* since 1.3 */
+  GS_TRACE_SITE,                /* site (its id), frames: where the program called the engine;
+                                 * since 1.5 name: an interpreter's site as text, "function
+                                 * (file:line)" (0 for an address site; frames is then empty) */
+  GS_TRACE_BINARY,              /* a loaded binary: address (its load bias), offset (its code's
+                                 * address in the file), nbytes (the code's size), name (path),
+                                 * text (GNU build id, hex; "" if none) */
+  /* since 1.5 (doc/trace-format.md, "Snapshots") */
+  GS_TRACE_SNAPSHOT_BEGIN = 30, /* name (why: a string id), count (objects alive): the events up
+                                 * to snapshot_end re-create what was alive when the log began */
+  GS_TRACE_SNAPSHOT_END,        /* count: the snapshot is complete */
+  /* since 1.6 */
+  GS_TRACE_REQUIRES_GRAD,       /* tensor, requires_grad: a leaf's flag changed after it was made
+                                 * (gs_set_requires_grad, gs_parameter_new); a tensor a graph
+                                 * node makes requires grad from its node_create on */
+  GS_TRACE_KIND_COUNT
+} gs_trace_kind;
+
+/* Who holds an object after an ownership change. */
+typedef enum gs_trace_holder {
+  GS_TRACE_HELD_BY_CALLER = 0,
+  GS_TRACE_HELD_BY_SCOPE,
+  GS_TRACE_HELD_BY_MODULE,
+  GS_TRACE_HELD_BY_COMPOSITE,
+  GS_TRACE_HELD_BY_TENSOR, /* a gradient, held by its tensor */
+  GS_TRACE_HELD_BY_ENGINE,
+  GS_TRACE_HELD_BY_OPTIMIZER, /* an optimizer's state (momentum, exp_avg...); since 1.1 */
+} gs_trace_holder;
+
+/* One decoded event. Which fields mean something depends on kind (see gs_trace_kind and
+ * doc/trace-format.md); the rest are zero. Pointers (text, arrays) point into the reader and
+ * stay valid until the next call to gs_trace_reader_next. String fields are string-table ids;
+ * gs_trace_reader_string turns one into text. */
+typedef struct gs_trace_event {
+  gs_trace_kind kind;
+  uint32_t thread;   /* a small number per recording thread, from 1 */
+  uint64_t seq;      /* the global event number (the engine's, as in its error messages) */
+  uint64_t time_ns;  /* monotonic, from the recorder's start */
+  uint64_t tensor;   /* tensor handle id */
+  uint64_t target;   /* a second tensor: move target, grad tensor */
+  uint64_t storage;
+  uint64_t source;   /* source tensor (views, clones, detaches) or source storage */
+  uint64_t node;
+  uint64_t scope;
+  uint64_t outer;    /* enclosing scope (scope begin) */
+  uint64_t object;   /* tensor or composite id (ownership changes, composites) */
+  uint64_t module;
+  uint64_t child;    /* module child: the child module */
+  uint64_t optimizer;
+  uint64_t nbytes;
+  /* Since 1.2, a fresh storage's allocation and its release are folded into the tensor events
+   * that caused them, and the reader unfolds them again: it delivers a storage_alloc {storage,
+   * nbytes = alloc} just before a tensor_create whose alloc is non-zero, and a storage_free
+   * {storage = freed} just after a tensor_dispose whose freed is non-zero, so a reader's
+   * caller sees the same events from a 1.2 log as from a 1.1 one. */
+  uint64_t alloc;    /* tensor create: bytes of its storage, allocated for it (0: it existed) */
+  uint64_t freed;    /* tensor dispose: the storage its disposal freed (0: none) */
+  bool derived;      /* this storage_alloc or storage_free is not in the log: the reader made it
+                      * from the alloc or freed of the tensor event next to it, whose seq, time
+                      * and thread it shares */
+  int64_t offset;
+  uint64_t version;
+  uint32_t name;     /* string id: scope name, node kind, op, mark label, module type... */
+  uint32_t op;       /* string id: the op that made a tensor or wrote it */
+  uint32_t dtype;    /* gs_dtype */
+  uint32_t origin;   /* 0 new, 1 view, 2 detach, 3 clone */
+  uint32_t holder;   /* gs_trace_holder after the change */
+  uint32_t previous_holder;
+  uint64_t owner;    /* scope, module, composite, tensor or optimizer id per holder (0 for caller) */
+  uint64_t previous_owner;
+  uint32_t object_kind; /* gs_object_kind (composites) */
+  uint32_t code;     /* gs_error_code */
+  bool requires_grad;
+  int ndim;
+  int64_t shape[GS_MAX_DIMS];
+  int64_t strides[GS_MAX_DIMS];
+  uint32_t n_inputs, n_saved, n_parts, n_values, n_params;
+  const uint64_t *inputs;  /* node create: the input nodes (0: an input needing no grad) */
+  const uint64_t *saved;   /* node create: saved tensor ids */
+  const uint64_t *parts;   /* composite create: part tensor ids */
+  const uint64_t *params;  /* optimizer create: the parameters' tensor ids */
+  const double *values;    /* values */
+  /* Since 1.3, events the program causes (tensor create and dispose, in-place writes, moves,
+   * scopes, backward, modules, optimizers, composites, marks, errors) carry the id of where
+   * the program called the engine; a site event defines it (its frames, innermost first:
+   * return addresses in the binaries that binary events list). 0: not recorded. */
+  uint32_t site;
+  uint32_t n_frames;
+  const uint64_t *frames;
+  uint64_t address;        /* binary: the load bias */
+  /* Since 1.4, storage_alloc and storage_materialise say where the storage's bytes are now:
+   * a gs_memory_origin (0: the engine's allocator, as in every older log), and for bytes
+   * received from another process, its pid. */
+  uint32_t memory;
+  uint32_t peer;
+  /* Since 1.5, snapshot_begin and snapshot_end: the objects (tensors and composites) alive
+   * when the log began, which the snapshot re-creates. */
+  uint64_t count;
+  const char *text;        /* string entries and error messages (NUL-terminated) */
+  uint32_t text_len;
+} gs_trace_event;
+
+GS_API const char *gs_trace_kind_name(gs_trace_kind kind);
+/* String, site and binary events are table entries that other events refer to (they take no
+ * event number of their own), not things that happened: event counts and lists leave them
+ * out. */
+static inline bool gs_trace_kind_is_table(gs_trace_kind kind) {
+  return kind == GS_TRACE_STRING || kind == GS_TRACE_SITE || kind == GS_TRACE_BINARY;
+}
+
+/* ---- reading -------------------------------------------------------------------------- */
+
+typedef struct gs_trace_reader gs_trace_reader;
+
+typedef enum gs_trace_status {
+  GS_TRACE_EVENT = 1,     /* *event holds the next event */
+  GS_TRACE_NEED_MORE = 0, /* everything fed so far is consumed: feed more bytes (or stop) */
+  GS_TRACE_DAMAGED = -1,  /* the log is damaged here: see gs_trace_reader_error */
+} gs_trace_status;
+
+GS_API gs_trace_reader *gs_trace_reader_new(void);
+GS_API void gs_trace_reader_free(gs_trace_reader *reader);
+/* Appends n bytes of the log (any split: a chunk may arrive in pieces). */
+GS_API void gs_trace_reader_feed(gs_trace_reader *reader, const void *bytes, size_t n);
+/* The next event, if a whole one is available. Once DAMAGED, it stays so: the events before
+ * the damage were all delivered. */
+GS_API gs_trace_status gs_trace_reader_next(gs_trace_reader *reader, gs_trace_event *event);
+/* What is wrong and where (byte offset in the log), after DAMAGED; NULL otherwise. */
+GS_API const char *gs_trace_reader_error(const gs_trace_reader *reader, uint64_t *offset);
+/* At the end of the input: true if bytes are left over that do not make a whole chunk (a log
+ * cut by a crash, or a writer still running); *offset receives where they start. */
+GS_API bool gs_trace_reader_truncated(const gs_trace_reader *reader, uint64_t *offset);
+/* Text of string-table id (or "" if it was not defined). */
+GS_API const char *gs_trace_reader_string(const gs_trace_reader *reader, uint32_t id);
+/* Where the chunk of the event just returned by gs_trace_reader_next lies in the log: its
+ * first byte and its size (chunk header, payload and padding). Feeding a new reader the log's
+ * header and then those bytes decodes that chunk's events again: how an index over a huge log
+ * re-reads one event without keeping it decoded. False when no chunk is open. */
+GS_API bool gs_trace_reader_chunk(const gs_trace_reader *reader, uint64_t *offset,
+                                  uint64_t *size);
+/* The header's fields, once read. */
+GS_API bool gs_trace_reader_header(const gs_trace_reader *reader, uint32_t *major,
+                                   uint32_t *minor, uint64_t *start_realtime_ns, uint32_t *pid);
+
+#ifdef __cplusplus
+}
+#endif
