@@ -77,6 +77,34 @@ expect_status 0 "diff --all-passes" -- "$GS" diff --all-passes long.gstrace long
 expect_status 0 "diff of 25 steps against 3" -- "$GS" diff long.gstrace before.gstrace
 contains out "A pass 25 at event" "  B none"
 
+# ---- in Chinese ---------------------------------------------------------------------------
+# Every line but the names the logs gave (files, scopes, node and event kinds, call sites).
+# LANG names a locale this system may lack: LANGUAGE still chooses the language.
+LANGUAGE=zh_CN LANG=zh_CN.UTF-8 "$GS" diff before.gstrace after.gstrace >zh.out 2>err \
+  && pass "diff in Chinese (exit 0)" || fail "diff in Chinese: exit $?"
+contains zh.out "A: before.gstrace (" " 个事件)" "内存：" "  A 峰值 " "，在事件 " "，位于作用域“step”" \
+  "  峰值：" "  结束时存活的对象：3 → 0" "  结束时存活的内存：" \
+  "反向传播（按其前面的 step 或 epoch 标记对应）：" "  A 第 2 次反向传播，在事件 " \
+  "（“step 2”之后第 1 次）" "    节点 9 → 6：移除 3 个，新增 0 个" "    类型：AccumulateGrad 2 → 1" \
+  "    移除：TanhBackward, MatmulBackward, AccumulateGrad" \
+  "调用点（创建的对象数，结束时存活数；A → B）：" "：创建 3，存活 3 → 0" \
+  "按名称对应的作用域（A → B）：" "  “step”：实例 3，创建 24 → 27" "按类型统计的事件（A → B）：" \
+  "scope_begin          3"
+[ "$(grep -c '移除 3 个，新增 0 个' zh.out)" -eq 3 ] && pass "in Chinese, each of the 3 passes lost 3 nodes" \
+  || fail "in Chinese, not every pass reports 3 removed nodes"
+for english in "memory:" "peak" "objects alive" "backward passes" "pass 1 at event" "nodes " \
+  "kinds:" "removed:" "call sites" "created " "scopes by name" "instances" "events by kind" " events)"; do
+  grep -qF -- "$english" zh.out && fail "diff in Chinese still says '$english'" \
+    || pass "diff in Chinese does not say '$english'"
+done
+LANGUAGE=zh_CN LANG=zh_CN.UTF-8 "$GS" diff long.gstrace long.gstrace >zh.out
+contains zh.out "  ……另有 24 次反向传播在两次运行中的图相同（--all-passes 会打印它们）"
+LANGUAGE=zh_CN LANG=zh_CN.UTF-8 "$GS" diff --help >zh.out
+contains zh.out "比较两次运行" "输出一个 JSON 对象而非文本" "若 B 的内存峰值比 A 高出 SIZE 以上"
+LANGUAGE=zh_CN LANG=zh_CN.UTF-8 "$GS" diff --fail-live-increase=x before.gstrace after.gstrace \
+  >zh.out 2>&1
+contains zh.out "diff：--fail-live-increase 需要一个对象数（0 或更多），得到的是“x”"
+
 # ---- JSON ---------------------------------------------------------------------------------
 expect_status 0 "diff --json" -- "$GS" diff --json before.gstrace after.gstrace
 "$PY" - out <<'PYEOF' && pass "the JSON parses and says what changed" || fail "diff --json"

@@ -132,6 +132,34 @@ table=$(sed -n 's/^  and \([0-9]*\) table entries.*/\1/p' stats.txt)
 [ -n "$table" ] && [ "$table" -gt 0 ] && pass "stats counts $table table entries apart" \
   || fail "table entry count '$table'"
 
+# In Chinese, every line but the names the log and the program gave (event kinds, scopes,
+# error codes and messages). LANG names a locale this system may lack: the CLI then keeps
+# UTF-8 and LANGUAGE still chooses the language.
+LANGUAGE=zh_CN LANG=zh_CN.UTF-8 "$GS" stats run.gstrace >stats-zh.txt 2>err \
+  && pass "stats in Chinese (exit 0)" || fail "stats in Chinese: exit $?"
+contains stats-zh.txt "日志：run.gstrace" "  格式 " "，由进程 " "$events 个事件，分布在 2 个线程上，历时 " \
+  " 毫秒（日志时钟上的 " "  另有 $table 个表项（字符串、调用点、二进制文件）" "    线程 " \
+  "按类型统计的事件：" tensor_create "作用域：" "个实例，" "个名称" "实例数" "峰值字节" \
+  "时间（毫秒）" "train step" "内存（存活的存储字节数）：" "  峰值 " "，在事件 " "运行开始后 " \
+  "  结束时 " "个存储中" "结束时存活的对象：2 个，分为 2 组（已创建但从未释放" \
+  "（12 字节），创建于 cli-workload.c:$leak_line（在 main 中），程序持有" \
+  '#7.9 "leaked on purpose"，创建于事件 ' "存活的图节点：" "错误：1" "（线程 2）shape mismatch：" \
+  "警告：0" "反向传播耗时："
+# The Chinese times are the English ones: one time base, in both.
+run_en=$(grep -o 'over [0-9.]* ms ([0-9.]* to [0-9.]* ms' stats.txt | tr -dc '0-9. ')
+run_zh=$(grep -o '历时 [0-9.]* 毫秒（日志时钟上的 [0-9.]* 至 [0-9.]*' stats-zh.txt | tr -dc '0-9. ')
+[ -n "$run_en" ] && [ "$(echo $run_en)" = "$(echo $run_zh)" ] && pass "the run's times agree in Chinese" \
+  || fail "the run's times: '$run_en' in English, '$run_zh' in Chinese"
+for english in "events by kind" "memory (storage" "live objects at the end" " events on " \
+  "ms on the log's clock" "into the run" "errors:" "warnings:" "time in backward" "made at event" \
+  "scopes:" "instances" "peak bytes" "table entries" "held by the program"; do
+  grep -qF -- "$english" stats-zh.txt && fail "stats in Chinese still says '$english'" \
+    || pass "stats in Chinese does not say '$english'"
+done
+# --help of the commands in Chinese too.
+LANGUAGE=zh_CN LANG=zh_CN.UTF-8 "$GS" stats --help >help-stats-zh.txt
+contains help-stats-zh.txt "汇总一个事件日志" "列出每组存活对象的全部成员"
+
 # A flight recorder's log opens with a snapshot that re-creates what was alive when its window
 # began: the log does not know when those objects were made, and says so, never "made at" the
 # snapshot's number.

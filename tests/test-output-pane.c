@@ -5,7 +5,9 @@
  * how the program ended; the application's echo gets the bytes unchanged; Ctrl+4 and the
  * Output button hide and show it. A file's capture has no pane. The pane alone follows the
  * end until scrolled up and keeps its last lines, saying how many went. The digits example
- * shows its loss while it trains. Screenshots in GS_SCREENSHOT_DIR. */
+ * shows its loss while it trains. A program that fails, before or after its first event,
+ * shows its last stderr lines and exit status on screen in windows 500, 600 and 800 pixels
+ * tall. Screenshots in GS_SCREENSHOT_DIR. */
 #include <adwaita.h>
 #include <fcntl.h>
 #include <glib/gi18n.h>
@@ -367,6 +369,118 @@ static void test_follow_and_bound(void) {
   gtk_window_destroy(window);
 }
 
+/* The part of widget's area (in root's coordinates) that every ancestor up to root leaves
+ * on screen: a paned or a window clips what it cannot fit, and a scrolled window's own
+ * visible rect says nothing about that. */
+static graphene_rect_t shown_area(GtkWidget *widget, GtkWidget *root) {
+  graphene_rect_t area;
+  g_assert_true(gtk_widget_compute_bounds(widget, root, &area));
+  for (GtkWidget *w = gtk_widget_get_parent(widget); w; w = gtk_widget_get_parent(w)) {
+    graphene_rect_t bounds;
+    g_assert_true(gtk_widget_compute_bounds(w, root, &bounds));
+    if (!graphene_rect_intersection(&area, &bounds, &area))
+      return GRAPHENE_RECT_INIT(0, 0, 0, 0);
+    if (w == root)
+      break;
+  }
+  return area;
+}
+
+/* The rectangle of buffer line `line` of the pane's text, in root's coordinates. */
+static graphene_rect_t line_area(GsOutputView *view, int line, GtkWidget *root) {
+  GtkTextView *text = gs_output_view_get_text_view(view);
+  GtkTextIter iter;
+  gtk_text_buffer_get_iter_at_line(gtk_text_view_get_buffer(text), &iter, line);
+  int y, height, wy;
+  gtk_text_view_get_line_yrange(text, &iter, &y, &height);
+  gtk_text_view_buffer_to_window_coords(text, GTK_TEXT_WINDOW_WIDGET, 0, y, NULL, &wy);
+  graphene_point_t top;
+  g_assert_true(gtk_widget_compute_point(GTK_WIDGET(text), root,
+                                         &GRAPHENE_POINT_INIT(0, (float)wy), &top));
+  return GRAPHENE_RECT_INIT(top.x, top.y, 1, (float)height);
+}
+
+static gboolean line_on_screen(GsOutputView *view, int line, GtkWidget *root) {
+  graphene_rect_t shown = shown_area(GTK_WIDGET(gs_output_view_get_text_view(view)), root);
+  graphene_rect_t area = line_area(view, line, root);
+  float shown_bottom = shown.origin.y + shown.size.height;
+  float bottom = area.origin.y + area.size.height;
+  if (area.origin.y < shown.origin.y - 0.5f || bottom > shown_bottom + 0.5f)
+    g_test_message("line %d at %.0f..%.0f, the pane's text shows %.0f..%.0f of a %d px window",
+                   line, area.origin.y, bottom, shown.origin.y, shown_bottom,
+                   gtk_widget_get_height(root));
+  return area.origin.y >= shown.origin.y - 0.5f && bottom <= shown_bottom + 0.5f;
+}
+
+/* A program that fails says why at the end of its stderr: in a short window too, the pane
+ * shows its last lines and how it ended, without the user having to find them. */
+/* What the failing program prints, in FAILING_CHILD mode of this executable. */
+#define FAILING_LINES 40
+#define FAILING_CHILD "--failing-child"
+
+/* The child: with events (a few tensors recorded through the inspector's pipe) or without
+ * (it fails before its first), then FAILING_LINES lines on stderr and exit status 1. */
+static int failing_child(gboolean events) {
+  if (events) {
+    gs_tensor t = gs_ones(GS_F32, (int64_t[]){2, 2}, 2);
+    gs_tensor u = gs_add(t, t);
+    gs_dispose(u);
+    gs_dispose(t);
+  }
+  for (int i = 1; i <= FAILING_LINES; i++)
+    fprintf(stderr, "error line %d of %d\n", i, FAILING_LINES);
+  return 1;
+}
+
+typedef struct failure_case {
+  int height;
+  gboolean events;
+} failure_case;
+
+/* The capture has its events shown, or says it has none. */
+static gboolean page_settled(gpointer data) {
+  const char *state = gs_capture_page_get_state_name(data);
+  return output_complete(data) && g_strcmp0(state, "loading") != 0;
+}
+
+static void test_failure_in_short_window(gconstpointer data) {
+  const failure_case *c = data;
+  int height = c->height;
+  GsWindow *window = gs_window_new(app);
+  gtk_window_set_default_size(GTK_WINDOW(window), 1200, height);
+  gtk_window_present(GTK_WINDOW(window));
+  g_autofree char *self_exe = g_file_read_link("/proc/self/exe", NULL);
+  const char *argv[] = {self_exe, FAILING_CHILD, c->events ? "events" : "none", NULL};
+  gs_window_spawn(window, argv, NULL);
+  GsCapturePage *page = gs_window_get_current_page(window);
+  GsOutputView *view = GS_OUTPUT_VIEW(gs_capture_page_get_output_view(page));
+  wait_for(page_settled, page);
+  views_test_settle(GTK_WIDGET(window));
+  g_test_message("window %d px tall, asked %d; page %s",
+                 gtk_widget_get_height(GTK_WIDGET(window)), height,
+                 gs_capture_page_get_state_name(page));
+  g_assert_cmpstr(gs_capture_page_get_state_name(page), ==, c->events ? "content" : "waiting");
+  /* The window is as short as asked: on a screen that short, nothing hides below its edge. */
+  g_assert_cmpint(gtk_widget_get_height(GTK_WIDGET(window)), <=, height);
+
+  guint n = gs_output_view_get_n_lines(view);
+  g_assert_cmpuint(n, ==, FAILING_LINES + 1);
+  g_autofree char *text = gs_output_view_dup_text(view);
+  g_autofree char *exit_line = g_strdup_printf(_("The program exited with status %d."), 1);
+  g_assert_true(g_str_has_suffix(text, exit_line));
+  g_assert_nonnull(strstr(text, "error line 40 of 40\n"));
+  g_autofree char *name =
+      g_strdup_printf("output-pane-failure-%s-%d", c->events ? "events" : "none", height);
+  g_autofree char *shot = screenshot_name(name);
+  views_test_screenshot(GTK_WIDGET(window), shot);
+  /* The last stderr line and the exit line are on screen, and a few lines before them. */
+  GtkWidget *root = GTK_WIDGET(window);
+  g_assert_true(line_on_screen(view, (int)n - 1, root));
+  g_assert_true(line_on_screen(view, (int)n - 2, root));
+  g_assert_true(line_on_screen(view, (int)n - 4, root));
+  gtk_window_destroy(GTK_WINDOW(window));
+}
+
 static gboolean has_epoch_line(gpointer data) {
   g_autofree char *text = gs_output_view_dup_text(data);
   return strstr(text, "epoch  1  loss") != NULL;
@@ -402,6 +516,8 @@ static void test_digits(void) {
 }
 
 int main(int argc, char **argv) {
+  if (argc == 3 && strcmp(argv[1], FAILING_CHILD) == 0)
+    return failing_child(strcmp(argv[2], "events") == 0);
   setlocale(LC_ALL, "");
   gs_config_init_i18n();
   gs_config_init_settings();
@@ -419,6 +535,15 @@ int main(int argc, char **argv) {
   g_test_add_func("/output-pane/file-capture", test_file_capture);
   g_test_add_func("/output-pane/follow-and-bound", test_follow_and_bound);
   g_test_add_func("/output-pane/digits", test_digits);
+  static const failure_case failures[] = {
+      {500, FALSE}, {600, FALSE}, {800, FALSE}, {500, TRUE}, {600, TRUE}, {800, TRUE},
+  };
+  for (guint i = 0; i < G_N_ELEMENTS(failures); i++) {
+    g_autofree char *path =
+        g_strdup_printf("/output-pane/failure-%s-%dpx",
+                        failures[i].events ? "after-events" : "before-events", failures[i].height);
+    g_test_add_data_func(path, &failures[i], test_failure_in_short_window);
+  }
   int status = g_test_run();
 
   g_object_unref(app);

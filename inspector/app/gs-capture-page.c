@@ -21,8 +21,11 @@
 #define PUMP_BUDGET_US 4000
 /* How often a capture in a background tab takes what arrived. */
 #define BACKGROUND_PUMP_MS 50
-/* The Output pane's first height, until the user drags its divider. */
+/* The Output pane's first height above its minimum, until the user drags its divider. */
 #define OUTPUT_PANE_HEIGHT 170
+/* What the pane keeps above its minimum when the window is too short for the views above
+ * too (some eight lines): a failing program's last lines and its exit status. */
+#define OUTPUT_PANE_LEAST 120
 
 struct _GsCapturePage {
   GtkWidget parent_instance;
@@ -560,18 +563,51 @@ static void gs_capture_page_unmap(GtkWidget *widget) {
     start_tick(self); /* unmapped now: the timer */
 }
 
-/* The page's first allocation: the Output pane gets its first height. A paned left to itself
- * would give it only its minimum (a line or two); a minimum as large would not fit a short
- * window, where the paned clips it and its last lines would hide below the edge. The paned
- * keeps the position within both children's minimums. */
-static void on_paned_allocated(GsCapturePage *self) {
+/* The Output pane's divider, after each allocation of the page. The pane first gets
+ * OUTPUT_PANE_HEIGHT (at most half the page), then what the user drags it to; the views above
+ * get back their minimum height where the pane can spare it down to OUTPUT_PANE_LEAST. In a
+ * window too short for both, the pane keeps that much and the views slide under their bottom
+ * edge (the paned may shrink them: it clips them and keeps their bottom, the scrubber, in
+ * sight). With the views' minimum enforced instead, the window could not be made shorter than
+ * some 670 pixels, and on a shorter screen the pane's last lines (a failing program's error
+ * and exit status) were below its edge. TRUE if it moved the divider. */
+static gboolean place_output_divider(GsCapturePage *self) {
   GtkPaned *paned = GTK_PANED(self->output_paned);
   int max;
   gboolean set;
   g_object_get(paned, "max-position", &max, "position-set", &set, NULL);
-  if (set || max <= 0 || !gtk_widget_get_visible(self->output_view))
-    return;
-  gtk_paned_set_position(paned, MAX(max - OUTPUT_PANE_HEIGHT, max / 2));
+  if (max <= 0 || !gtk_widget_get_visible(self->output_view))
+    return FALSE;
+  int position = set ? gtk_paned_get_position(paned) : MAX(max - OUTPUT_PANE_HEIGHT, max / 2);
+  int views_min = 0;
+  gtk_widget_measure(self->stack, GTK_ORIENTATION_VERTICAL, gtk_widget_get_width(self->stack),
+                     &views_min, NULL, NULL, NULL);
+  if (position < views_min)
+    position = MAX(position, MIN(views_min, max - OUTPUT_PANE_LEAST));
+  if (set && position == gtk_paned_get_position(paned))
+    return FALSE;
+  gtk_paned_set_position(paned, position);
+  return TRUE;
+}
+
+/* The page holds the paned alone; the divider is checked after each allocation (the views'
+ * minimum changes as the page goes from waiting to showing a run). */
+static void gs_capture_page_measure(GtkWidget *widget, GtkOrientation orientation, int for_size,
+                                    int *minimum, int *natural, int *minimum_baseline,
+                                    int *natural_baseline) {
+  GsCapturePage *self = GS_CAPTURE_PAGE(widget);
+  gtk_widget_measure(self->output_paned, orientation, for_size, minimum, natural,
+                     minimum_baseline, natural_baseline);
+}
+
+static void gs_capture_page_size_allocate(GtkWidget *widget, int width, int height,
+                                          int baseline) {
+  GsCapturePage *self = GS_CAPTURE_PAGE(widget);
+  gtk_widget_allocate(self->output_paned, width, height, baseline, NULL);
+  /* Moved, the paned is allocated again at once: it must not be drawn unallocated. Its
+   * size is the same, so it keeps the position as set. */
+  if (place_output_divider(self))
+    gtk_widget_allocate(self->output_paned, width, height, baseline, NULL);
 }
 
 static void on_stop(GsCapturePage *self) {
@@ -866,6 +902,8 @@ static void gs_capture_page_class_init(GsCapturePageClass *klass) {
   object_class->set_property = gs_capture_page_set_property;
   widget_class->map = gs_capture_page_map;
   widget_class->unmap = gs_capture_page_unmap;
+  widget_class->measure = gs_capture_page_measure;
+  widget_class->size_allocate = gs_capture_page_size_allocate;
 
   props[PROP_TITLE] = g_param_spec_string("title", NULL, NULL, NULL,
                                           G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
@@ -918,7 +956,6 @@ static void gs_capture_page_class_init(GsCapturePageClass *klass) {
   gtk_widget_class_bind_template_child(widget_class, GsCapturePage, waiting_output_button);
   gtk_widget_class_bind_template_child(widget_class, GsCapturePage, output_view);
   gtk_widget_class_bind_template_child(widget_class, GsCapturePage, tour_panel);
-  gtk_widget_class_set_layout_manager_type(widget_class, GTK_TYPE_BIN_LAYOUT);
 }
 
 static void gs_capture_page_init(GsCapturePage *self) {
@@ -938,7 +975,5 @@ static void gs_capture_page_init(GsCapturePage *self) {
                            self);
   g_signal_connect_swapped(self->stop_button, "clicked", G_CALLBACK(on_stop), self);
   g_signal_connect_swapped(self->tour_panel, "show-step", G_CALLBACK(on_tour_step), self);
-  g_signal_connect_swapped(self->output_paned, "notify::max-position",
-                           G_CALLBACK(on_paned_allocated), self);
   g_signal_connect_swapped(self->waiting_stop_button, "clicked", G_CALLBACK(on_stop), self);
 }

@@ -49,6 +49,10 @@ int cli_warn_damaged(const char *warning);
 /* Prints "gradscope: MESSAGE" on one line to stderr. */
 void cli_error(const char *format, ...) G_GNUC_PRINTF(1, 2);
 
+/* context's option descriptions and parameter names (marked N_()) in the user's language in
+ * --help; call before adding them. */
+void cli_translate_options(GOptionContext *context);
+
 /* Parses argv with context (which gets --help), then requires exactly one FILE argument.
  * Returns the file or NULL after printing why; argv is left with the command name only. */
 const char *cli_parse_file_args(GOptionContext *context, int *argc, char ***argv);
@@ -81,8 +85,12 @@ gs_trace_model *cli_load_model(const char *command, const char *path);
  * drive the terminal; quotes, backslashes and UTF-8 are kept as they are. Free with g_free. */
 char *cli_printable(const char *text);
 
-/* "1.5 MiB (1572864 bytes)"; free with g_free. */
+/* "1.5 MiB (1572864 bytes)", translated; free with g_free. */
 char *cli_format_bytes(guint64 bytes);
+
+/* text padded with spaces to width terminal columns (a wide character takes two), on the
+ * left if right, for translated table headings printf's %9s would pad by bytes. */
+char *cli_align(const char *text, int width, gboolean right);
 
 /* ---- progress bar (stderr, only when it is a terminal) ---------------------------------- */
 

@@ -3,7 +3,10 @@
  * ("did the fix remove the leak, lower the peak, cut the graph?") by a person (text) or a CI
  * job (JSON, and an exit status of 1 when B's peak or its objects alive at the end grow past
  * A's by more than allowed). The matching lives in model/run-diff.c, shared with the
- * inspector's Compare view; this file prints it (diff-json.c writes the JSON). */
+ * inspector's Compare view; this file prints it in the user's language (diff-json.c writes the
+ * JSON, whose keys are an API and stay as they are). */
+#include <glib/gi18n.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -13,6 +16,7 @@
 
 /* Past this many backward passes, text output prints only those that differ (and the first). */
 #define PASSES_SHOWN 20
+G_STATIC_ASSERT(PASSES_SHOWN == 20); /* --all-passes' help says so, in words translators see */
 
 static char *size_text(guint64 bytes) {
   return g_format_size_full(bytes, G_FORMAT_SIZE_IEC_UNITS);
@@ -39,45 +43,56 @@ static void print_peak(const char *label, const gs_run_summary *s) {
   g_autofree char *peak = size_text(s->peak_bytes);
   g_autofree char *scope = s->peak_scope ? cli_printable(s->peak_scope) : NULL;
   g_autofree char *site = s->peak_site ? cli_printable(s->peak_site) : NULL;
-  printf("  %s peak %s at event %" G_GUINT64_FORMAT "%s%s%s%s%s\n", label, peak, s->peak_seq,
-         scope ? " in scope \"" : "", scope ? scope : "", scope ? "\"" : "", site ? " at " : "",
-         site ? site : "");
+  GString *line = g_string_new(NULL);
+  /* TRANSLATORS: "A peak 1.4 KiB at event 269": A or B (the run), its peak, the event */
+  g_string_append_printf(line, _("%s peak %s at event %" PRIu64), label, peak, s->peak_seq);
+  if (scope)
+    g_string_append_printf(line, _(" in scope \"%s\""), scope);
+  if (site)
+    /* TRANSLATORS: where the program made what was alive at the peak: " at main (x.c:42)" */
+    g_string_append_printf(line, _(" at %s"), site);
+  printf("  %s\n", line->str);
+  g_string_free(line, TRUE);
 }
 
 static void print_memory(const gs_run_diff *d) {
   const gs_run_summary *a = d->a, *b = d->b;
-  printf("memory:\n");
+  printf("%s\n", _("memory:"));
   print_peak("A", a);
   print_peak("B", b);
   g_autofree char *peak = sizes(TRUE, a->peak_bytes, TRUE, b->peak_bytes);
   g_autofree char *live = counts(TRUE, a->live_objects, TRUE, b->live_objects);
   g_autofree char *bytes = sizes(TRUE, a->live_bytes, TRUE, b->live_bytes);
-  printf("  peak: %s\n  objects alive at the end: %s\n  memory alive at the end: %s\n", peak,
-         live, bytes);
+  printf(_("  peak: %s\n"), peak);
+  printf(_("  objects alive at the end: %s\n"), live);
+  printf(_("  memory alive at the end: %s\n"), bytes);
 }
 
 static void print_scopes(const gs_run_diff *d) {
-  printf("\nscopes by name (A → B):\n");
+  printf("\n%s\n", _("scopes by name (A → B):"));
   if (!d->scopes->len)
-    printf("  none\n");
+    printf("  %s\n", _("none"));
   for (guint i = 0; i < d->scopes->len; i++) {
     const gs_run_diff_scope *s = d->scopes->pdata[i];
     gboolean x = s->a != NULL, y = s->b != NULL;
-    g_autofree char *name = cli_printable(*s->name ? s->name : "(unnamed)");
+    g_autofree char *name = cli_printable(*s->name ? s->name : _("(unnamed)"));
     g_autofree char *instances = counts(x, x ? s->a->instances : 0, y, y ? s->b->instances : 0);
     g_autofree char *created = counts(x, x ? s->a->created : 0, y, y ? s->b->created : 0);
     g_autofree char *disposed = counts(x, x ? s->a->disposed : 0, y, y ? s->b->disposed : 0);
     g_autofree char *peak = sizes(x, x ? s->a->peak_bytes : 0, y, y ? s->b->peak_bytes : 0);
     g_autofree char *mean = sizes(x, x ? s->a->mean_bytes : 0, y, y ? s->b->mean_bytes : 0);
-    printf("  \"%s\": instances %s, created %s, disposed %s, peak %s, mean peak %s\n", name,
+    /* TRANSLATORS: a scope's name, then its counts in both runs ("3 → 5", or "3" when
+     * equal) and sizes */
+    printf(_("  \"%s\": instances %s, created %s, disposed %s, peak %s, mean peak %s\n"), name,
            instances, created, disposed, peak, mean);
   }
 }
 
 static void print_sites(const gs_run_diff *d) {
-  printf("\ncall sites (objects created, alive at the end; A → B):\n");
+  printf("\n%s\n", _("call sites (objects created, alive at the end; A → B):"));
   if (!d->a->has_sites || !d->b->has_sites)
-    printf("  (%s records no call sites: it was written before format 1.3)\n",
+    /* TRANSLATORS: %s is A or B, the run */
+    printf(_("  (%s records no call sites: it was written before format 1.3)\n"),
            !d->a->has_sites ? "A" : "B");
   for (guint i = 0; i < d->sites->len; i++) {
     const gs_run_diff_site *s = d->sites->pdata[i];
@@ -85,12 +100,12 @@ static void print_sites(const gs_run_diff *d) {
     g_autofree char *where = cli_printable(s->where);
     g_autofree char *created = counts(x, x ? s->a->created : 0, y, y ? s->b->created : 0);
     g_autofree char *alive = counts(x, x ? s->a->alive : 0, y, y ? s->b->alive : 0);
-    printf("  %s: created %s, alive %s\n", where, created, alive);
+    printf(_("  %s: created %s, alive %s\n"), where, created, alive);
   }
 }
 
 static void print_kinds(const gs_run_diff *d) {
-  printf("\nevents by kind (A → B):\n");
+  printf("\n%s\n", _("events by kind (A → B):"));
   for (int k = 1; k < GS_TRACE_KIND_COUNT; k++) {
     guint64 a = d->a->by_kind[k], b = d->b->by_kind[k];
     if (!a && !b)
@@ -124,12 +139,14 @@ static char *kinds_of(const GArray *nodes) {
 
 static char *pass_label(const gs_run_pass *p) {
   if (!p)
-    return g_strdup("none");
+    return g_strdup(_("none"));
   g_autofree char *step = p->step ? cli_printable(p->step) : NULL;
   if (step)
-    return g_strdup_printf("pass %u at event %" G_GUINT64_FORMAT " (\"%s\", #%u after it)",
-                           p->number, p->seq, step, p->in_step);
-  return g_strdup_printf("pass %u at event %" G_GUINT64_FORMAT, p->number, p->seq);
+    /* TRANSLATORS: a backward pass: its number, event, the step mark before it and which
+     * pass after that mark it is */
+    return g_strdup_printf(_("pass %u at event %" PRIu64 " (\"%s\", #%u after it)"), p->number,
+                           p->seq, step, p->in_step);
+  return g_strdup_printf(_("pass %u at event %" PRIu64), p->number, p->seq);
 }
 
 /* A pass both runs have with the same graph. */
@@ -138,10 +155,11 @@ static gboolean pass_unchanged(const gs_run_diff_pass *p) {
 }
 
 static void print_passes(const gs_run_diff *d, gboolean every_pass) {
-  printf("\nbackward passes (matched by %s):\n",
-         d->passes_by_step ? "the step or epoch mark before them" : "number");
+  printf("\n%s\n", d->passes_by_step
+                       ? _("backward passes (matched by the step or epoch mark before them):")
+                       : _("backward passes (matched by number):"));
   if (!d->passes->len)
-    printf("  none\n");
+    printf("  %s\n", _("none"));
   /* A training run has thousands of passes, most alike: past a screenful, the unchanged ones
    * after the first are counted, not printed (the JSON has them all). */
   gboolean elide = !every_pass && d->passes->len > PASSES_SHOWN;
@@ -156,7 +174,8 @@ static void print_passes(const gs_run_diff *d, gboolean every_pass) {
     printf("  A %s\n  B %s\n", a, b);
     g_autofree char *nodes = counts(p->a != NULL, p->a ? p->a->nodes->len : 0, p->b != NULL,
                                     p->b ? p->b->nodes->len : 0);
-    printf("    nodes %s: %u removed, %u added\n", nodes, p->removed->len, p->added->len);
+    /* TRANSLATORS: "nodes 9 → 6: 3 removed, 0 added" */
+    printf(_("    nodes %s: %u removed, %u added\n"), nodes, p->removed->len, p->added->len);
     GString *kinds = g_string_new(NULL);
     for (guint k = 0; k < p->kinds->len; k++) {
       const gs_run_diff_kind *kind = &g_array_index(p->kinds, gs_run_diff_kind, k);
@@ -164,20 +183,23 @@ static void print_passes(const gs_run_diff *d, gboolean every_pass) {
       g_autofree char *n = counts(TRUE, kind->a, TRUE, kind->b);
       g_string_append_printf(kinds, "%s%s %s", k ? ", " : "", name, n);
     }
-    printf("    kinds: %s\n", kinds->len ? kinds->str : "none");
+    printf(_("    kinds: %s\n"), kinds->len ? kinds->str : _("none"));
     g_string_free(kinds, TRUE);
     if (p->removed->len) {
       g_autofree char *removed = kinds_of(p->removed);
-      printf("    removed: %s\n", removed);
+      printf(_("    removed: %s\n"), removed);
     }
     if (p->added->len) {
       g_autofree char *added = kinds_of(p->added);
-      printf("    added: %s\n", added);
+      printf(_("    added: %s\n"), added);
     }
   }
   if (elided)
-    printf("  ... and %u more passes with the same graph in both runs (--all-passes prints "
-           "them)\n",
+    printf(ngettext("  ... and %u more pass with the same graph in both runs (--all-passes "
+                    "prints them)\n",
+                    "  ... and %u more passes with the same graph in both runs (--all-passes "
+                    "prints them)\n",
+                    elided),
            elided);
 }
 
@@ -201,7 +223,8 @@ static void report_guard(const guard *g) {
   g_autofree char *b = g->bytes ? size_text(g->b) : g_strdup_printf("%" G_GUINT64_FORMAT, g->b);
   g_autofree char *limit =
       g->bytes ? size_text(g->limit) : g_strdup_printf("%" G_GUINT64_FORMAT, g->limit);
-  cli_error("diff: %s: B has %s, A %s: more than the %s allowed", g->option, b, a, limit);
+  /* TRANSLATORS: the option, then B's and A's value and the option's limit */
+  cli_error(_("diff: %s: B has %s, A %s: more than the %s allowed"), g->option, b, a, limit);
 }
 
 static gs_run_summary *load(const char *path) {
@@ -214,26 +237,27 @@ static gs_run_summary *load(const char *path) {
 
 int cli_diff(int argc, char **argv) {
   g_autoptr(GOptionContext) context = g_option_context_new("A.gstrace B.gstrace");
+  cli_translate_options(context);
   g_option_context_set_summary(
-      context, "Compares two runs (A before a change, B after): scopes by name, call sites,\n"
-               "events by kind, the memory peak and where, objects alive at the end, and the\n"
-               "graph of each backward pass (matched by the step or epoch mark before it when\n"
-               "both runs have them, else by number), with the nodes added and removed.\n"
-               "Exit status: 1 when a --fail option's limit is passed or a file cannot be\n"
-               "read, 2 when a log is damaged (its valid part is compared), else 0.");
+      context, _("Compares two runs (A before a change, B after): scopes by name, call sites,\n"
+                 "events by kind, the memory peak and where, objects alive at the end, and the\n"
+                 "graph of each backward pass (matched by the step or epoch mark before it when\n"
+                 "both runs have them, else by number), with the nodes added and removed.\n"
+                 "Exit status: 1 when a --fail option's limit is passed or a file cannot be\n"
+                 "read, 2 when a log is damaged (its valid part is compared), else 0."));
   gboolean json = FALSE, every_pass = FALSE;
   char *peak_text = NULL, *live_text = NULL;
   const GOptionEntry entries[] = {
-      {"json", 0, 0, G_OPTION_ARG_NONE, &json, "Write one JSON object instead of text", NULL},
+      {"json", 0, 0, G_OPTION_ARG_NONE, &json, N_("Write one JSON object instead of text"), NULL},
       {"all-passes", 0, 0, G_OPTION_ARG_NONE, &every_pass,
-       "Print every backward pass (default: past " G_STRINGIFY(
-           PASSES_SHOWN) ", only those that differ and the first)",
+       N_("Print every backward pass (default: past 20, only those that differ and the first)"),
        NULL},
       {"fail-peak-increase", 0, 0, G_OPTION_ARG_STRING, &peak_text,
-       "Exit 1 if B's peak memory exceeds A's by more than SIZE (bytes, or 512K, 1MiB, 2MB...)",
+       N_("Exit 1 if B's peak memory exceeds A's by more than SIZE (bytes, or 512K, 1MiB, "
+          "2MB...)"),
        "SIZE"},
       {"fail-live-increase", 0, 0, G_OPTION_ARG_STRING, &live_text,
-       "Exit 1 if B has more than N more objects alive at the end than A (0: any more)", "N"},
+       N_("Exit 1 if B has more than N more objects alive at the end than A (0: any more)"), "N"},
       {NULL, 0, 0, 0, NULL, NULL, NULL},
   };
   g_option_context_add_main_entries(context, entries, NULL);
@@ -245,18 +269,19 @@ int cli_diff(int argc, char **argv) {
     return 1;
   }
   if (argc != 3) {
-    cli_error("diff: give two logs, A (before) and B (after): gradscope diff A.gstrace B.gstrace");
+    cli_error("%s", _("diff: give two logs, A (before) and B (after): gradscope diff A.gstrace "
+                      "B.gstrace"));
     return 1;
   }
   guard peak = {"--fail-peak-increase", peak_text != NULL, 0, 0, 0, TRUE};
   guard live = {"--fail-live-increase", live_text != NULL, 0, 0, 0, FALSE};
   if (peak.set && !gs_run_diff_parse_size(peak_text, &peak.limit)) {
-    cli_error("diff: --fail-peak-increase wants a size (4096, 512K, 1MiB, 2MB), got '%s'",
+    cli_error(_("diff: --fail-peak-increase wants a size (4096, 512K, 1MiB, 2MB), got '%s'"),
               peak_text);
     return 1;
   }
   if (live.set && !g_ascii_string_to_unsigned(live_text, 10, 0, G_MAXUINT64, &live.limit, NULL)) {
-    cli_error("diff: --fail-live-increase wants a count of objects (0 or more), got '%s'",
+    cli_error(_("diff: --fail-live-increase wants a count of objects (0 or more), got '%s'"),
               live_text);
     return 1;
   }
@@ -274,8 +299,13 @@ int cli_diff(int argc, char **argv) {
                     live.set ? &live.limit : NULL);
   } else {
     g_autofree char *file_a = cli_printable(argv[1]), *file_b = cli_printable(argv[2]);
-    printf("A: %s (%" G_GUINT64_FORMAT " events)\nB: %s (%" G_GUINT64_FORMAT " events)\n\n",
-           file_a, a->events, file_b, b->events);
+    g_autofree char *events_a = g_strdup_printf(
+        ngettext("%" PRIu64 " event", "%" PRIu64 " events", (gulong)MIN(a->events, G_MAXULONG)),
+        a->events);
+    g_autofree char *events_b = g_strdup_printf(
+        ngettext("%" PRIu64 " event", "%" PRIu64 " events", (gulong)MIN(b->events, G_MAXULONG)),
+        b->events);
+    printf("A: %s (%s)\nB: %s (%s)\n\n", file_a, events_a, file_b, events_b);
     print_memory(d);
     print_passes(d, every_pass);
     print_sites(d);
@@ -285,9 +315,9 @@ int cli_diff(int argc, char **argv) {
   fflush(stdout);
   int status = 0;
   if (a->problem)
-    cli_error("warning: %s: %s", argv[1], a->problem), status = CLI_EXIT_DAMAGED;
+    cli_error(_("warning: %s: %s"), argv[1], a->problem), status = CLI_EXIT_DAMAGED;
   if (b->problem)
-    cli_error("warning: %s: %s", argv[2], b->problem), status = CLI_EXIT_DAMAGED;
+    cli_error(_("warning: %s: %s"), argv[2], b->problem), status = CLI_EXIT_DAMAGED;
   report_guard(&peak);
   report_guard(&live);
   return guard_failed(&peak) || guard_failed(&live) ? 1 : status;

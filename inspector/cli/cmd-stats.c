@@ -1,7 +1,10 @@
 /* cmd-stats.c: `gradscope stats FILE`: what happened in a run, in one screen: events by kind,
  * scopes with their accounts, the memory peak and when, what was still alive at the end
  * (leaks, grouped by where the program made them, op, shape and holder) and every error. The numbers come from
- * model/trace-stats.c; this file only prints them. */
+ * model/trace-stats.c; this file only prints them, in the user's language (event kind and error
+ * code names stay as the log and `dump` spell them). */
+#include <glib/gi18n.h>
+#include <inttypes.h>
 #include <stdio.h>
 
 #include <gradscope/error.h>
@@ -16,6 +19,7 @@
 /* Beyond this many leaks or errors, a count says how many more (the log has them all). */
 #define LIST_LIMIT 50
 #define MEMBERS_SHOWN 5
+G_STATIC_ASSERT(MEMBERS_SHOWN == 5); /* --members' help says so, in words translators see */
 
 static gboolean add_event(const gs_trace_event *event, const gs_trace_reader *reader,
                           gpointer user_data) {
@@ -26,9 +30,9 @@ static gboolean add_event(const gs_trace_event *event, const gs_trace_reader *re
 static void print_header(const char *path, const gs_trace_stats *s,
                          const gs_trace_read_result *result) {
   g_autofree char *file = cli_printable(path);
-  printf("log: %s\n", file);
+  printf(_("log: %s\n"), file);
   if (result->has_header)
-    printf("  format %u.%u, recorded by pid %u\n", result->major, result->minor, result->pid);
+    printf(_("  format %u.%u, recorded by pid %u\n"), result->major, result->minor, result->pid);
   g_autoptr(GArray) threads = gs_trace_stats_threads(s);
   /* Table entries (strings, call sites, binaries) name things; they are not events of the run,
    * so a log of strings alone says 0 events here, as everywhere else. */
@@ -38,17 +42,28 @@ static void print_header(const char *path, const gs_trace_stats *s,
       table += s->by_kind[k];
   /* One time base, said: the log's clock, as `dump` prints it; its origin means nothing to a
    * reader, so the peak also says how far into the run it came. */
-  printf("  %" G_GUINT64_FORMAT " events on %u thread%s over %.3f ms (%.3f to %.3f ms on the "
-         "log's clock)\n",
-         s->events - table, threads->len, threads->len == 1 ? "" : "s",
+  guint64 events = s->events - table;
+  g_autofree char *n_events = g_strdup_printf(
+      ngettext("%" PRIu64 " event", "%" PRIu64 " events", (gulong)MIN(events, G_MAXULONG)),
+      events);
+  g_autofree char *n_threads =
+      g_strdup_printf(ngettext("%u thread", "%u threads", threads->len), threads->len);
+  /* TRANSLATORS: "557 events", "2 threads"; then the run's length and where it lies on the
+   * log's clock, all in milliseconds */
+  printf(_("  %s on %s over %.3f ms (%.3f to %.3f ms on the log's clock)\n"), n_events, n_threads,
          (double)(s->last_ns - s->first_ns) / 1e6, (double)s->first_ns / 1e6,
          (double)s->last_ns / 1e6);
   if (table)
-    printf("  and %" G_GUINT64_FORMAT " table entries (strings, call sites, binaries)\n", table);
+    printf(ngettext("  and %" PRIu64 " table entry (strings, call sites, binaries)\n",
+                    "  and %" PRIu64 " table entries (strings, call sites, binaries)\n",
+                    (gulong)MIN(table, G_MAXULONG)),
+           table);
   for (guint i = 0; threads->len > 1 && i < threads->len; i++) {
     guint32 t = g_array_index(threads, guint32, i);
-    printf("    thread %u: %zu events\n", t,
-           GPOINTER_TO_SIZE(g_hash_table_lookup(s->by_thread, GUINT_TO_POINTER(t))));
+    gsize n = GPOINTER_TO_SIZE(g_hash_table_lookup(s->by_thread, GUINT_TO_POINTER(t)));
+    printf(ngettext("    thread %u: %" PRIu64 " event\n", "    thread %u: %" PRIu64 " events\n",
+                    (gulong)n),
+           t, (guint64)n);
   }
   if (s->snapshot) {
     g_autofree char *note = gs_snapshot_note(s->snapshot_first_seq, s->snapshot_objects);
@@ -57,53 +72,72 @@ static void print_header(const char *path, const gs_trace_stats *s,
 }
 
 static void print_kinds(const gs_trace_stats *s) {
-  printf("\nevents by kind:\n");
+  printf("\n%s\n", _("events by kind:"));
   for (int k = 1; k < GS_TRACE_KIND_COUNT; k++)
     if (s->by_kind[k])
       printf("  %-20s %10" G_GUINT64_FORMAT "\n", gs_trace_kind_name((gs_trace_kind)k),
              s->by_kind[k]);
-  if (s->unknown_kinds)
-    printf("  %-20s %10" G_GUINT64_FORMAT "  (newer than this reader)\n", "unknown",
-           s->unknown_kinds);
+  if (s->unknown_kinds) {
+    g_autofree char *label = cli_align(_("unknown"), 20, FALSE);
+    printf("  %s %10" G_GUINT64_FORMAT "  %s\n", label, s->unknown_kinds,
+           _("(newer than this reader)"));
+  }
 }
 
 static void print_scopes(const gs_trace_stats *s) {
   const gs_replay *r = s->replay;
-  printf("\nscopes: %u instances, %u names\n", r->scope_list->len, r->scope_group_list->len);
+  g_autofree char *instances = g_strdup_printf(
+      ngettext("%u instance", "%u instances", r->scope_list->len), r->scope_list->len);
+  g_autofree char *names = g_strdup_printf(
+      ngettext("%u name", "%u names", r->scope_group_list->len), r->scope_group_list->len);
+  /* TRANSLATORS: "scopes: 10 instances, 5 names" */
+  printf(_("\nscopes: %s, %s\n"), instances, names);
   if (!r->scope_group_list->len)
     return;
-  /* Names last: user code may make them long. */
-  printf("  %9s %9s %9s %12s %12s  %s\n", "instances", "created", "disposed", "peak bytes",
-         "time (ms)", "name");
+  /* Names last: user code may make them long. Headings are padded by the columns they take
+   * on a terminal, so translated ones stay over their numbers. */
+  g_autofree char *h_instances = cli_align(_("instances"), 9, TRUE);
+  g_autofree char *h_created = cli_align(_("created"), 9, TRUE);
+  g_autofree char *h_disposed = cli_align(_("disposed"), 9, TRUE);
+  g_autofree char *h_peak = cli_align(_("peak bytes"), 12, TRUE);
+  g_autofree char *h_time = cli_align(_("time (ms)"), 12, TRUE);
+  printf("  %s %s %s %s %s  %s\n", h_instances, h_created, h_disposed, h_peak, h_time,
+         _("name"));
   for (guint i = 0; i < r->scope_group_list->len; i++) {
     const gs_replay_scope_name *g = r->scope_group_list->pdata[i];
     g_autofree char *name = cli_printable(g->name);
     printf("  %9" G_GUINT64_FORMAT " %9" G_GUINT64_FORMAT " %9" G_GUINT64_FORMAT
            " %12" G_GUINT64_FORMAT " %12.3f  %s\n",
            g->instances, g->created, g->disposed, g->peak_bytes, (double)g->total_ns / 1e6,
-           *name ? name : "(unnamed)");
+           *name ? name : _("(unnamed)"));
   }
   guint open = 0;
   for (guint i = 0; i < r->scope_list->len; i++)
     open += !((gs_replay_scope *)r->scope_list->pdata[i])->ended;
   if (open)
-    printf("  %u scope%s still open at the end of the log\n", open, open == 1 ? "" : "s");
+    printf(ngettext("  %u scope still open at the end of the log\n",
+                    "  %u scopes still open at the end of the log\n", open),
+           open);
 }
 
 static void print_memory(const gs_trace_stats *s) {
   const gs_replay *r = s->replay;
   g_autofree char *peak = cli_format_bytes(r->peak_bytes);
   g_autofree char *end = cli_format_bytes(r->live_bytes);
-  printf("\nmemory (storage bytes alive):\n");
+  printf("\n%s\n", _("memory (storage bytes alive):"));
   if (r->peak_bytes)
-    printf("  peak %s at event %" G_GUINT64_FORMAT " (%.3f ms on the log's clock, %.3f ms "
-           "into the run)\n",
+    /* TRANSLATORS: the peak's size, its event number, then when it came: on the log's clock
+     * and since the run's first event, in milliseconds */
+    printf(_("  peak %s at event %" PRIu64 " (%.3f ms on the log's clock, %.3f ms into the "
+             "run)\n"),
            peak, r->peak_seq, (double)r->peak_ns / 1e6,
            (double)(r->peak_ns - MIN(r->peak_ns, s->first_ns)) / 1e6);
   else
-    printf("  peak 0 bytes\n");
-  printf("  at the end %s in %" G_GUINT64_FORMAT " storage%s\n", end, r->live_storages,
-         r->live_storages == 1 ? "" : "s");
+    printf("%s\n", _("  peak 0 bytes"));
+  printf(ngettext("  at the end %s in %" PRIu64 " storage\n",
+                  "  at the end %s in %" PRIu64 " storages\n",
+                  (gulong)MIN(r->live_storages, G_MAXULONG)),
+         end, r->live_storages);
 }
 
 static void print_object(const gs_trace_stats *s, const gs_replay_object *o) {
@@ -119,10 +153,10 @@ static void print_object(const gs_trace_stats *s, const gs_replay_object *o) {
   if (s->snapshot && gs_snapshot_recreated(o->create_seq, s->snapshot_first_seq))
     g_string_append_printf(line, " %s", gs_snapshot_made_before());
   else
-    g_string_append_printf(line, " made at event %" G_GUINT64_FORMAT, o->create_seq);
+    g_string_append_printf(line, _(" made at event %" PRIu64), o->create_seq);
   if (o->scope_at_create) {
     g_autofree char *scope = cli_printable(o->scope_at_create);
-    g_string_append_printf(line, " in scope \"%s\"", scope);
+    g_string_append_printf(line, _(" in scope \"%s\""), scope);
   }
   printf("%s\n", line->str);
   g_string_free(line, TRUE);
@@ -134,9 +168,12 @@ static void print_alive(const gs_trace_stats *s, gboolean every_member) {
   const gs_replay *r = s->replay;
   g_autoptr(GPtrArray) alive = gs_replay_alive_objects(r);
   g_autoptr(GPtrArray) groups = gs_object_groups(r, alive, s->sites);
-  printf("\nlive objects at the end: %u in %u group%s%s\n", alive->len, groups->len,
-         groups->len == 1 ? "" : "s",
-         alive->len ? " (created and never disposed: leaks, unless the log was cut short)" : "");
+  g_autofree char *in_groups = g_strdup_printf(
+      ngettext("%u in %u group", "%u in %u groups", groups->len), alive->len, groups->len);
+  /* TRANSLATORS: "live objects at the end: 2 in 2 groups" */
+  printf(_("\nlive objects at the end: %s"), in_groups);
+  printf("%s\n",
+         alive->len ? _(" (created and never disposed: leaks, unless the log was cut short)") : "");
   for (guint i = 0; i < groups->len && i < LIST_LIMIT; i++) {
     const gs_object_group *g = groups->pdata[i];
     g_autofree char *text = gs_object_group_text(g, s->sites);
@@ -146,34 +183,38 @@ static void print_alive(const gs_trace_stats *s, gboolean every_member) {
     for (guint j = 0; j < shown; j++)
       print_object(s, g->members->pdata[j]);
     if (shown < g->members->len)
-      printf("      ... and %u more (--members lists every one)\n", g->members->len - shown);
+      printf(_("      ... and %u more (--members lists every one)\n"), g->members->len - shown);
   }
   if (groups->len > LIST_LIMIT)
-    printf("  ... and %u more groups\n", groups->len - LIST_LIMIT);
+    printf(ngettext("  ... and %u more group\n", "  ... and %u more groups\n",
+                    groups->len - LIST_LIMIT),
+           groups->len - LIST_LIMIT);
   if (alive->len && !gs_site_table_size(s->sites))
-    printf("  (the log records no call sites: it was written before format 1.3)\n");
+    printf("%s\n", _("  (the log records no call sites: it was written before format 1.3)"));
   if (g_hash_table_size(r->nodes))
-    printf("  graph nodes alive: %u\n", g_hash_table_size(r->nodes));
+    printf(_("  graph nodes alive: %u\n"), g_hash_table_size(r->nodes));
 }
 
 static void print_errors(const gs_trace_stats *s) {
-  printf("\nerrors: %u\n", s->errors->len);
+  printf(_("\nerrors: %u\n"), s->errors->len);
   for (guint i = 0; i < s->errors->len && i < LIST_LIMIT; i++) {
     const gs_trace_error_record *e = &g_array_index(s->errors, gs_trace_error_record, i);
     g_autofree char *message = cli_printable(e->message);
-    printf("  event %" G_GUINT64_FORMAT " (thread %u) %s: %s\n", e->seq, e->thread,
+    /* TRANSLATORS: an error: its event, thread, code name (as the engine names it) and
+     * message (the engine's, in English) */
+    printf(_("  event %" PRIu64 " (thread %u) %s: %s\n"), e->seq, e->thread,
            gs_error_code_name((gs_error_code)e->code), message);
   }
   if (s->errors->len > LIST_LIMIT)
-    printf("  ... and %u more\n", s->errors->len - LIST_LIMIT);
+    printf(_("  ... and %u more\n"), s->errors->len - LIST_LIMIT);
 }
 
 /* What the replay met that a consistent log never holds (replay-warnings.h): counted, the
  * first ones told, so a reader knows how much of the above rests on the replay's rules. */
 static void print_warnings(const gs_trace_stats *s) {
   const gs_replay *r = s->replay;
-  printf("\nwarnings: %" G_GUINT64_FORMAT "%s\n", r->n_warnings,
-         r->n_warnings ? " (inconsistencies in the log, stepped over)" : "");
+  printf(_("\nwarnings: %" PRIu64), r->n_warnings);
+  printf("%s\n", r->n_warnings ? _(" (inconsistencies in the log, stepped over)") : "");
   for (guint i = 0; i < r->warnings->len && i < LIST_LIMIT; i++) {
     g_autofree char *text =
         gs_replay_warning_describe(&g_array_index(r->warnings, gs_replay_warning, i));
@@ -181,22 +222,21 @@ static void print_warnings(const gs_trace_stats *s) {
     printf("  %s\n", safe);
   }
   if (r->n_warnings > MIN(r->warnings->len, LIST_LIMIT))
-    printf("  ... and %" G_GUINT64_FORMAT " more\n",
-           r->n_warnings - MIN(r->warnings->len, LIST_LIMIT));
+    printf(_("  ... and %" PRIu64 " more\n"), r->n_warnings - MIN(r->warnings->len, LIST_LIMIT));
 }
 
 int cli_stats(int argc, char **argv) {
   g_autoptr(GOptionContext) context = g_option_context_new("FILE");
+  cli_translate_options(context);
   g_option_context_set_summary(context,
-                               "Summarises an event log: events by kind, scopes with their "
-                               "statistics, peak memory and when,\nobjects alive at the end "
-                               "(leaks) and errors. A damaged log is summarised up to the\n"
-                               "damage, then a warning is printed and the exit status is 2.");
+                               _("Summarises an event log: events by kind, scopes with their "
+                                 "statistics, peak memory and when,\nobjects alive at the end "
+                                 "(leaks) and errors. A damaged log is summarised up to the\n"
+                                 "damage, then a warning is printed and the exit status is 2."));
   gboolean members = FALSE;
   const GOptionEntry entries[] = {
       {"members", 0, 0, G_OPTION_ARG_NONE, &members,
-       "List every member of each group of live objects (default: the first " G_STRINGIFY(
-           MEMBERS_SHOWN) ")", NULL},
+       N_("List every member of each group of live objects (default: the first 5)"), NULL},
       {NULL, 0, 0, 0, NULL, NULL, NULL},
   };
   g_option_context_add_main_entries(context, entries, NULL);
@@ -215,7 +255,7 @@ int cli_stats(int argc, char **argv) {
   print_errors(stats);
   print_warnings(stats);
   if (stats->replay->events && stats->backward_ns)
-    printf("\ntime in backward: %.3f ms\n", (double)stats->backward_ns / 1e6);
+    printf(_("\ntime in backward: %.3f ms\n"), (double)stats->backward_ns / 1e6);
   int status = cli_report_damage(&result);
   gs_trace_read_result_clear(&result);
   return status;

@@ -1,4 +1,6 @@
 /* common.c: the pieces every `gradscope` command shares (see cli.h). */
+#include <glib/gi18n.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 
@@ -12,6 +14,16 @@ void cli_error(const char *format, ...) {
   /* One line, whatever the message carries (file names are user input too). */
   g_autofree char *line = cli_printable(message);
   fprintf(stderr, "gradscope: %s\n", line);
+}
+
+/* gettext in the domain main() made the default. */
+static const char *translate(const char *text, gpointer data) {
+  (void)data;
+  return _(text);
+}
+
+void cli_translate_options(GOptionContext *context) {
+  g_option_context_set_translate_func(context, translate, NULL, NULL);
 }
 
 const char *cli_parse_file_args(GOptionContext *context, int *argc, char ***argv) {
@@ -157,8 +169,29 @@ char *cli_printable(const char *text) {
 }
 
 char *cli_format_bytes(guint64 bytes) {
+  gulong n = (gulong)MIN(bytes, G_MAXULONG);
   if (bytes < 1024)
-    return g_strdup_printf("%" G_GUINT64_FORMAT " bytes", bytes);
+    return g_strdup_printf(ngettext("%" PRIu64 " byte", "%" PRIu64 " bytes", n), bytes);
   g_autofree char *size = g_format_size_full(bytes, G_FORMAT_SIZE_IEC_UNITS);
-  return g_strdup_printf("%s (%" G_GUINT64_FORMAT " bytes)", size, bytes);
+  /* TRANSLATORS: "1.5 MiB (1572864 bytes)" */
+  return g_strdup_printf(ngettext("%s (%" PRIu64 " byte)", "%s (%" PRIu64 " bytes)", n), size,
+                         bytes);
+}
+
+/* Columns a terminal gives text: wide (CJK) characters take two, combining marks none. */
+static int display_width(const char *text) {
+  int width = 0;
+  for (const char *p = text; *p; p = g_utf8_next_char(p)) {
+    gunichar c = g_utf8_get_char(p);
+    if (g_unichar_iszerowidth(c))
+      continue;
+    width += g_unichar_iswide(c) ? 2 : 1;
+  }
+  return width;
+}
+
+char *cli_align(const char *text, int width, gboolean right) {
+  int pad = MAX(0, width - display_width(text));
+  g_autofree char *spaces = g_strnfill((gsize)pad, ' ');
+  return right ? g_strconcat(spaces, text, NULL) : g_strconcat(text, spaces, NULL);
 }

@@ -53,7 +53,11 @@ int main(int argc, char **argv) {
   /* The user's character set, so GLib prints help and names in it (without this, "×N" in
    * --help came out as "?N"); numbers stay in the C locale, since JSON, DOT and the
    * name=value lines scripts read must not get decimal commas. */
-  setlocale(LC_ALL, "");
+  /* A locale the system lacks (LANG=zh_CN.UTF-8 where only C.UTF-8 is generated, as in
+   * many containers) leaves the C locale, where gettext ignores LANGUAGE and GLib prints
+   * ASCII: C.UTF-8 instead keeps UTF-8 and lets LANGUAGE=zh_CN choose the messages. */
+  if (!setlocale(LC_ALL, ""))
+    setlocale(LC_ALL, "C.UTF-8");
   setlocale(LC_NUMERIC, "C");
   gs_config_init_i18n(); /* the model's sentences (explain, stats) in the user's language */
   if (argc < 2) {
