@@ -6,6 +6,7 @@
  * gs_module_named_parameters and train/eval mode from gs_module_train. */
 #pragma once
 
+#include "ops.h"
 #include "scope.h"
 #include "tensor.h"
 
@@ -61,6 +62,18 @@ GS_API gs_tensor gs_layer_norm(gs_tensor x, gs_tensor weight, gs_tensor bias, do
 GS_API gs_module gs_layer_norm_new(int64_t dim, double eps);
 /* x [..., dim] through the layer (gs_layer_norm with the module's weight, bias and eps). */
 GS_API gs_tensor gs_layer_norm_forward(gs_module layer_norm, gs_tensor x);
+
+/* ---- convolution (engine/nn/conv.c) --------------------------------------------------- */
+
+/* Conv2d: a module (type "Conv2d") with parameters "weight" [out, in / groups, kh, kw] and
+ * "bias" [out] (unless bias is false), f32, initialised as torch.nn.Conv2d (kaiming_uniform_
+ * with a = sqrt(5), bias uniform in +-1/sqrt(in / groups * kh * kw)). options (NULL: stride
+ * 1, no padding, dilation 1, one group) are copied; in and out must divide by groups. */
+GS_API gs_module gs_conv2d_new(int64_t in_channels, int64_t out_channels, int64_t kernel_h,
+                               int64_t kernel_w, const gs_conv2d_options *options, bool bias,
+                               gs_rng *rng);
+/* x [N, in, H, W] (or [in, H, W]) through the layer (gs_conv2d). */
+GS_API gs_tensor gs_conv2d_forward(gs_module conv2d, gs_tensor x);
 
 /* ---- activations and Sequential (engine/nn/activations.c, sequential.c) --------------- */
 

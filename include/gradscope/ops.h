@@ -149,6 +149,48 @@ GS_API int gs_split(gs_tensor t, int64_t split_size, int dim, gs_tensor *out, in
  * torch.chunk. Same return convention as gs_split. */
 GS_API int gs_chunk(gs_tensor t, int chunks, int dim, gs_tensor *out, int max_out);
 
+/* ---- convolution and pooling (images [N, C, H, W], or [C, H, W] unbatched) ---------- */
+
+/* torch.nn.functional.conv2d's options. Zero-initialised fields take PyTorch's defaults
+ * (stride 1, padding 0, dilation 1, groups 1); NULL options are all defaults. Index 0 is
+ * the height, 1 the width. */
+typedef struct gs_conv2d_options {
+  int64_t stride[2];
+  int64_t padding[2];  /* zeros added on each side */
+  int64_t dilation[2];
+  int64_t groups;      /* in and out channels split into this many independent groups */
+} gs_conv2d_options;
+
+/* torch.nn.functional.conv2d: input [N, C, H, W] (or [C, H, W]), weight
+ * [O, C / groups, kh, kw], bias [O] or GS_NO_TENSOR; all of one floating dtype. The result is
+ * [N, O, H', W'] with H' = (H + 2 padding - dilation (kh - 1) - 1) / stride + 1. Computed
+ * through im2col and OpenBLAS gemm; differentiable in input, weight and bias (first order). */
+GS_API gs_tensor gs_conv2d(gs_tensor input, gs_tensor weight, gs_tensor bias,
+                           const gs_conv2d_options *options);
+
+/* Pooling options, as torch.nn.functional.max_pool2d / avg_pool2d (index 0 the height, 1
+ * the width). kernel[0] is required; a zero kernel[1], stride[1] or dilation[1] repeats
+ * index 0 ({.kernel = {2}} is a 2x2 window); a zero stride takes the kernel size (PyTorch's
+ * default); a zero dilation is 1 (max pooling only). Padding is taken as given (each at most
+ * half the kernel). */
+typedef struct gs_pool2d_options {
+  int64_t kernel[2];
+  int64_t stride[2];
+  int64_t padding[2];
+  int64_t dilation[2];
+  bool ceil_mode;          /* round the output size up instead of down */
+  bool count_exclude_pad;  /* average pooling: divide by the window's part inside the image
+                              (torch's count_include_pad=False); false is torch's default */
+} gs_pool2d_options;
+
+/* The largest value of each window (floating input; NaN propagates). indices, if not NULL,
+ * receives a new i64 tensor of the output's shape with each maximum's flat index into its
+ * H x W plane (torch's return_indices=True). The gradient goes to those positions. */
+GS_API gs_tensor gs_max_pool2d(gs_tensor input, const gs_pool2d_options *options,
+                               gs_tensor *indices);
+/* The mean of each window (floating input). */
+GS_API gs_tensor gs_avg_pool2d(gs_tensor input, const gs_pool2d_options *options);
+
 #ifdef __cplusplus
 }
 #endif
