@@ -173,6 +173,40 @@ static void conv_cases(gs_dtype dt, const char *sfx) {
       op_avg_pool2d, &(gs_pool2d_options){.kernel = {3}, .stride = {2}, .padding = {1, 1}, .ceil_mode = true, .count_exclude_pad = true});
 }
 
+/* ---- batch norm ----------------------------------------------------------------------- */
+
+/* The running estimates are cloned first, so the file keeps their values before the update
+ * (in1, in2) and after it (out1, out2). */
+static void op_batch_norm(const gs_tensor *in, gs_tensor *out, void *user) {
+  bool training = user != NULL;
+  out[1] = gs_clone(in[1]);
+  out[2] = gs_clone(in[2]);
+  out[0] = gs_batch_norm(in[0], out[1], out[2], in[3], in[4], training, 0.1, 1e-5);
+}
+
+static void batch_norm_cases(gs_dtype dt, const char *sfx) {
+  char name[64];
+  int64_t c = 3;
+  gs_tensor var = gs_rand(dt, &c, 1, &rng);
+  gs_add_scalar_(var, 0.5);
+  snprintf(name, sizeof name, "batch_norm_train_2d_%s", sfx);
+  run(&(op_case){name, "batch_norm", "{\"training\": true, \"momentum\": 0.1, \"eps\": 1e-05}",
+                 {randn_t(dt, SHAPE(4, 3, 5, 6)), randn(dt, SHAPE(3)), gs_clone(var), randn(dt, SHAPE(3)), randn(dt, SHAPE(3))},
+                 5, "10011", 3},
+      op_batch_norm, (void *)1);
+  snprintf(name, sizeof name, "batch_norm_train_1d_%s", sfx);
+  run(&(op_case){name, "batch_norm", "{\"training\": true, \"momentum\": 0.1, \"eps\": 1e-05}",
+                 {randn_t(dt, SHAPE(8, 3)), randn(dt, SHAPE(3)), gs_clone(var), randn(dt, SHAPE(3)), GS_NO_TENSOR},
+                 5, "10010", 3},
+      op_batch_norm, (void *)1);
+  snprintf(name, sizeof name, "batch_norm_eval_%s", sfx);
+  run(&(op_case){name, "batch_norm", "{\"training\": false, \"momentum\": 0.1, \"eps\": 1e-05}",
+                 {randn(dt, SHAPE(2, 3, 4)), randn(dt, SHAPE(3)), gs_clone(var), randn(dt, SHAPE(3)), randn(dt, SHAPE(3))},
+                 5, "10011", 3},
+      op_batch_norm, NULL);
+  gs_dispose(var);
+}
+
 int main(int argc, char **argv) {
   if (argc != 2) {
     fprintf(stderr, "usage: ops-torch-cases DIR\n");
@@ -182,6 +216,8 @@ int main(int argc, char **argv) {
   gs_rng_seed(&rng, 31);
   conv_cases(GS_F64, "f64");
   conv_cases(GS_F32, "f32");
+  batch_norm_cases(GS_F64, "f64");
+  batch_norm_cases(GS_F32, "f32");
   printf("# %d cases written\n", written);
   return 0;
 }

@@ -53,6 +53,9 @@ OPS = {
     "conv2d": lambda i, a: F.conv2d(i[0], i[1], i[2], **a),
     "max_pool2d": lambda i, a: F.max_pool2d(i[0], return_indices=True, **a),
     "avg_pool2d": lambda i, a: F.avg_pool2d(i[0], **a),
+    # outputs: y, then the running estimates after their update
+    "batch_norm": lambda i, a: (lambda rm, rv: (F.batch_norm(i[0], rm, rv, i[3], i[4], **a),
+                                                rm, rv))(i[1].clone(), i[2].clone()),
 }
 
 

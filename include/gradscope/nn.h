@@ -75,6 +75,22 @@ GS_API gs_module gs_conv2d_new(int64_t in_channels, int64_t out_channels, int64_
 /* x [N, in, H, W] (or [in, H, W]) through the layer (gs_conv2d). */
 GS_API gs_tensor gs_conv2d_forward(gs_module conv2d, gs_tensor x);
 
+/* ---- batch normalisation (engine/nn/batch-norm.c) -------------------------------------- */
+
+/* BatchNorm1d (spatial_dims 1: input [N, C] or [N, C, L]) or BatchNorm2d (spatial_dims 2:
+ * [N, C, H, W]) over num_features channels, as torch.nn.BatchNorm1d/2d with affine and
+ * track_running_stats: parameters "weight" (ones) and "bias" (zeros), and the running
+ * estimates "running_mean" (zeros), "running_var" (ones) and "num_batches_tracked" (i64 0)
+ * registered as parameters that do not require grad (modules have no other buffers), so
+ * they are in named parameters and state dicts under PyTorch's names and optimizers skip
+ * them. In training mode (gs_module_train) the batch's statistics normalise and update the
+ * running estimates with momentum; in evaluation mode the running estimates normalise.
+ * PyTorch's defaults: eps 1e-5, momentum 0.1. */
+GS_API gs_module gs_batch_norm_new(int spatial_dims, int64_t num_features, double eps,
+                                   double momentum);
+/* x through the layer (gs_batch_norm with the module's tensors and mode). */
+GS_API gs_tensor gs_batch_norm_forward(gs_module batch_norm, gs_tensor x);
+
 /* ---- activations and Sequential (engine/nn/activations.c, sequential.c) --------------- */
 
 /* Modules without parameters whose forward is gs_relu, gs_tanh, gs_sigmoid, gs_gelu. */

@@ -191,6 +191,19 @@ GS_API gs_tensor gs_max_pool2d(gs_tensor input, const gs_pool2d_options *options
 /* The mean of each window (floating input). */
 GS_API gs_tensor gs_avg_pool2d(gs_tensor input, const gs_pool2d_options *options);
 
+/* ---- normalisation (batch-norm.c) ------------------------------------------------------ */
+
+/* torch.nn.functional.batch_norm over dim 1 of input [N, C, ...] (floating). training: each
+ * channel is normalised by its batch mean and biased variance, and running_mean and
+ * running_var (if given: both [C], of the input's dtype) are updated in place to
+ * (1 - momentum) * running + momentum * batch, the variance unbiased; otherwise the running
+ * estimates normalise (then they are required). weight and bias ([C], or GS_NO_TENSOR for 1
+ * and 0) scale and shift. PyTorch's defaults: momentum 0.1, eps 1e-5. Differentiable in
+ * input, weight and bias. */
+GS_API gs_tensor gs_batch_norm(gs_tensor input, gs_tensor running_mean, gs_tensor running_var,
+                               gs_tensor weight, gs_tensor bias, bool training, double momentum,
+                               double eps);
+
 #ifdef __cplusplus
 }
 #endif
