@@ -207,6 +207,59 @@ static void batch_norm_cases(gs_dtype dt, const char *sfx) {
   gs_dispose(var);
 }
 
+/* ---- elementwise and reductions ------------------------------------------------------- */
+
+static void op_unary(const gs_tensor *in, gs_tensor *out, void *user) {
+  out[0] = ((gs_tensor(*)(gs_tensor))user)(in[0]);
+}
+
+typedef struct moment_args {
+  gs_tensor (*fn)(gs_tensor, const int *, int, double, bool);
+  int dims[2], ndims;
+  double correction;
+  bool keepdim;
+} moment_args;
+
+static void op_moment(const gs_tensor *in, gs_tensor *out, void *user) {
+  const moment_args *a = user;
+  out[0] = a->fn(in[0], a->dims, a->ndims, a->correction, a->keepdim);
+}
+
+static void op_masked_fill(const gs_tensor *in, gs_tensor *out, void *user) {
+  (void)user;
+  out[0] = gs_masked_fill(in[0], in[1], -2.5);
+}
+
+static void elementwise_cases(gs_dtype dt, const char *sfx) {
+  char name[64];
+  static const struct {
+    const char *op;
+    gs_tensor (*fn)(gs_tensor);
+  } unary[] = {{"sin", gs_sin}, {"cos", gs_cos}, {"tan", gs_tan}};
+  for (size_t i = 0; i < sizeof unary / sizeof unary[0]; i++) {
+    snprintf(name, sizeof name, "%s_%s", unary[i].op, sfx);
+    run(&(op_case){name, unary[i].op, "{}", {randn_t(dt, SHAPE(3, 4, 5))}, 1, "1", 1}, op_unary,
+        (void *)unary[i].fn);
+  }
+  snprintf(name, sizeof name, "var_dim1_%s", sfx);
+  run(&(op_case){name, "var", "{\"dim\": [1], \"unbiased\": true, \"keepdim\": false}",
+                 {randn_t(dt, SHAPE(3, 4, 5))}, 1, "1", 1},
+      op_moment, &(moment_args){gs_var, {1}, 1, 1.0, false});
+  snprintf(name, sizeof name, "var_all_biased_%s", sfx);
+  run(&(op_case){name, "var", "{\"unbiased\": false}", {randn(dt, SHAPE(4, 6))}, 1, "1", 1},
+      op_moment, &(moment_args){gs_var, {0}, 0, 0.0, false});
+  snprintf(name, sizeof name, "std_dims_keep_%s", sfx);
+  run(&(op_case){name, "std", "{\"dim\": [0, -1], \"unbiased\": true, \"keepdim\": true}",
+                 {randn_t(dt, SHAPE(3, 4, 5))}, 1, "1", 1},
+      op_moment, &(moment_args){gs_std, {0, -1}, 2, 1.0, true});
+  snprintf(name, sizeof name, "masked_fill_%s", sfx);
+  gs_tensor row = randn(dt, SHAPE(5));
+  gs_tensor mask = gs_gt_scalar(row, 0.0);
+  gs_dispose(row);
+  run(&(op_case){name, "masked_fill", "{\"value\": -2.5}", {randn_t(dt, SHAPE(3, 4, 5)), mask}, 2, "10", 1},
+      op_masked_fill, NULL);
+}
+
 int main(int argc, char **argv) {
   if (argc != 2) {
     fprintf(stderr, "usage: ops-torch-cases DIR\n");
@@ -218,6 +271,8 @@ int main(int argc, char **argv) {
   conv_cases(GS_F32, "f32");
   batch_norm_cases(GS_F64, "f64");
   batch_norm_cases(GS_F32, "f32");
+  elementwise_cases(GS_F64, "f64");
+  elementwise_cases(GS_F32, "f32");
   printf("# %d cases written\n", written);
   return 0;
 }

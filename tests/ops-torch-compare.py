@@ -53,6 +53,12 @@ OPS = {
     "conv2d": lambda i, a: F.conv2d(i[0], i[1], i[2], **a),
     "max_pool2d": lambda i, a: F.max_pool2d(i[0], return_indices=True, **a),
     "avg_pool2d": lambda i, a: F.avg_pool2d(i[0], **a),
+    "sin": lambda i, a: torch.sin(i[0]),
+    "cos": lambda i, a: torch.cos(i[0]),
+    "tan": lambda i, a: torch.tan(i[0]),
+    "var": lambda i, a: torch.var(i[0], **a),
+    "std": lambda i, a: torch.std(i[0], **a),
+    "masked_fill": lambda i, a: i[0].masked_fill(i[1], a["value"]),
     # outputs: y, then the running estimates after their update
     "batch_norm": lambda i, a: (lambda rm, rv: (F.batch_norm(i[0], rm, rv, i[3], i[4], **a),
                                                 rm, rv))(i[1].clone(), i[2].clone()),

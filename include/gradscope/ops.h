@@ -48,6 +48,9 @@ GS_API gs_tensor gs_log(gs_tensor t);
 GS_API gs_tensor gs_sqrt(gs_tensor t);
 GS_API gs_tensor gs_rsqrt(gs_tensor t);
 GS_API gs_tensor gs_tanh(gs_tensor t);
+GS_API gs_tensor gs_sin(gs_tensor t);
+GS_API gs_tensor gs_cos(gs_tensor t);
+GS_API gs_tensor gs_tan(gs_tensor t);
 GS_API gs_tensor gs_sigmoid(gs_tensor t);
 GS_API gs_tensor gs_relu(gs_tensor t);
 GS_API gs_tensor gs_leaky_relu(gs_tensor t, double negative_slope);
@@ -70,6 +73,9 @@ GS_API gs_tensor gs_lt_scalar(gs_tensor a, double s);
 GS_API gs_tensor gs_le_scalar(gs_tensor a, double s);
 GS_API gs_tensor gs_gt_scalar(gs_tensor a, double s);
 GS_API gs_tensor gs_ge_scalar(gs_tensor a, double s);
+/* t with value written where mask (bool, broadcast to t's shape) is true, as
+ * Tensor.masked_fill; t's dtype (value converted to it). */
+GS_API gs_tensor gs_masked_fill(gs_tensor t, gs_tensor mask, double value);
 /* cond ? a : b elementwise; cond must be bool; all three broadcast. */
 GS_API gs_tensor gs_where(gs_tensor cond, gs_tensor a, gs_tensor b);
 
@@ -111,6 +117,12 @@ GS_API gs_tensor gs_argmin(gs_tensor t, int dim, bool keepdim);
 /* Index into the flattened tensor, 0-dim i64. */
 GS_API gs_tensor gs_argmax_all(gs_tensor t);
 GS_API gs_tensor gs_argmin_all(gs_tensor t);
+/* Variance over the dims (ndims 0: all), sum((t - mean)^2) / (M - correction) with M the
+ * number of elements each output folds: correction 1 is torch.var's default (unbiased), 0
+ * the biased estimate. Floating only. No degrees of freedom left gives NaN (or inf), as
+ * PyTorch. gs_std is its square root (torch.std). */
+GS_API gs_tensor gs_var(gs_tensor t, const int *dims, int ndims, double correction, bool keepdim);
+GS_API gs_tensor gs_std(gs_tensor t, const int *dims, int ndims, double correction, bool keepdim);
 /* Sums t down to shape (the reverse of broadcasting t from shape), as Tensor.sum_to_size. */
 GS_API gs_tensor gs_sum_to(gs_tensor t, const int64_t *shape, int ndim);
 GS_API gs_tensor gs_softmax(gs_tensor t, int dim);
