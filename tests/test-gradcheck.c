@@ -14,6 +14,8 @@ static const family families[] = {
     {grad_cases_reduce, &grad_cases_reduce_count},
     {grad_cases_linalg, &grad_cases_linalg_count},
     {grad_cases_recurrent, &grad_cases_recurrent_count},
+    {grad_cases_conv, &grad_cases_conv_count},
+    {grad_cases_norm, &grad_cases_norm_count},
 };
 
 /* Handles cases keep for the duration of one evaluation (gs__keep). */

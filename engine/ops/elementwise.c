@@ -515,6 +515,27 @@ static void clamp_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
 }
 GS__BACKWARD(ClampBackward, clamp_backward);
 
+/* d sin(a) = g * cos(a) (saved: a) */
+static void sin_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  grads[0] = gs__reduce_grad(n, 0, gs_mul(g, gs__formula_temp(gs_cos(gs__saved(n, 0)))));
+}
+GS__BACKWARD(SinBackward, sin_backward);
+
+/* d cos(a) = -g * sin(a) (saved: a) */
+static void cos_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  gs_tensor s = gs__formula_temp(gs_sin(gs__saved(n, 0)));
+  grads[0] = gs__reduce_grad(n, 0, gs_neg(gs__formula_temp(gs_mul(g, s))));
+}
+GS__BACKWARD(CosBackward, cos_backward);
+
+/* d tan(a) = g * (1 + tan(a)^2) (saved: the output) */
+static void tan_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  gs_tensor out = gs__saved(n, 0);
+  gs_tensor d = gs__formula_temp(gs_add_scalar(gs__formula_temp(gs_mul(out, out)), 1));
+  grads[0] = gs__reduce_grad(n, 0, gs_mul(g, d));
+}
+GS__BACKWARD(TanBackward, tan_backward);
+
 /* Records a unary op's node: which kind, and whether its formula reads the input or output. */
 static void record_unary(gs__unop op, gs_tensor h, const gs__tensor *in,
                          const gs__unary_params *params) {
@@ -528,6 +549,8 @@ static void record_unary(gs__unop op, gs_tensor h, const gs__tensor *in,
       [GS__TANH] = {&TanhBackward, SAVE_OUTPUT},    [GS__SIGMOID] = {&SigmoidBackward, SAVE_OUTPUT},
       [GS__RELU] = {&ReluBackward, SAVE_OUTPUT},    [GS__LEAKY_RELU] = {&LeakyReluBackward, SAVE_INPUT},
       [GS__GELU] = {&GeluBackward, SAVE_INPUT},     [GS__CLAMP] = {&ClampBackward, SAVE_INPUT},
+      [GS__SIN] = {&SinBackward, SAVE_INPUT},       [GS__COS] = {&CosBackward, SAVE_INPUT},
+      [GS__TAN] = {&TanBackward, SAVE_OUTPUT},
   };
   if (!rules[op].kind || !gs__any_requires_grad(1, &in))
     return; /* internal ops (gelu's derivative) are not differentiated */
@@ -591,6 +614,9 @@ gs_tensor gs_tanh(gs_tensor t) { return gs__unary_op(GS__TANH, t, NULL, "tanh");
 gs_tensor gs_sigmoid(gs_tensor t) { return gs__unary_op(GS__SIGMOID, t, NULL, "sigmoid"); }
 gs_tensor gs_relu(gs_tensor t) { return gs__unary_op(GS__RELU, t, NULL, "relu"); }
 gs_tensor gs_gelu(gs_tensor t) { return gs__unary_op(GS__GELU, t, NULL, "gelu"); }
+gs_tensor gs_sin(gs_tensor t) { return gs__unary_op(GS__SIN, t, NULL, "sin"); }
+gs_tensor gs_cos(gs_tensor t) { return gs__unary_op(GS__COS, t, NULL, "cos"); }
+gs_tensor gs_tan(gs_tensor t) { return gs__unary_op(GS__TAN, t, NULL, "tan"); }
 
 gs_tensor gs_leaky_relu(gs_tensor t, double negative_slope) {
   gs__unary_params p = {.slope = negative_slope};

@@ -190,6 +190,9 @@ const char *gs__binop_name(gs__binop op) {
   UNARY_LOOP(leaky_relu_##T, T, a > 0 ? a : a * (T)prm->slope)                               \
   UNARY_LOOP(gelu_##T, T, (T)0.5 * a * ((T)1 + erf##SUF(a * (T)SQRT1_2)))                    \
   UNARY_LOOP(clamp_##T, T, FMIN(FMAX(a, (T)prm->min), (T)prm->max))                         \
+  UNARY_LOOP(sin_##T, T, sin##SUF(a))                                                        \
+  UNARY_LOOP(cos_##T, T, cos##SUF(a))                                                        \
+  UNARY_LOOP(tan_##T, T, tan##SUF(a))                                                        \
   UNARY_LOOP(gelu_grad_##T, T,                                                               \
              (T)0.5 * ((T)1 + erf##SUF(a * (T)SQRT1_2)) +                                    \
                  a * exp##SUF((T)-0.5 * a * a) * (T)INV_SQRT_2PI)
@@ -220,6 +223,9 @@ static const gs__loop_fn unary_loops[GS__UNOP_COUNT][GS_DTYPE_COUNT] = {
     [GS__LEAKY_RELU] = {leaky_relu_f32, leaky_relu_f64, NULL, NULL},
     [GS__GELU] = {gelu_f32, gelu_f64, NULL, NULL},
     [GS__CLAMP] = {clamp_f32, clamp_f64, clamp_i64, NULL},
+    [GS__SIN] = {sin_f32, sin_f64, NULL, NULL},
+    [GS__COS] = {cos_f32, cos_f64, NULL, NULL},
+    [GS__TAN] = {tan_f32, tan_f64, NULL, NULL},
     [GS__GELU_GRAD] = {gelu_grad_f32, gelu_grad_f64, NULL, NULL},
 };
 

@@ -31,7 +31,7 @@ typedef enum gs__binop {
 
 typedef enum gs__unop {
   GS__NEG, GS__ABS, GS__EXP, GS__LOG, GS__SQRT, GS__RSQRT, GS__TANH, GS__SIGMOID, GS__RELU,
-  GS__LEAKY_RELU, GS__GELU, GS__CLAMP,
+  GS__LEAKY_RELU, GS__GELU, GS__CLAMP, GS__SIN, GS__COS, GS__TAN,
   GS__GELU_GRAD, /* d gelu(x) / dx: only for GeluBackward */
   GS__UNOP_COUNT
 } gs__unop;

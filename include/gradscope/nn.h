@@ -6,6 +6,7 @@
  * gs_module_named_parameters and train/eval mode from gs_module_train. */
 #pragma once
 
+#include "ops.h"
 #include "scope.h"
 #include "tensor.h"
 
@@ -61,6 +62,34 @@ GS_API gs_tensor gs_layer_norm(gs_tensor x, gs_tensor weight, gs_tensor bias, do
 GS_API gs_module gs_layer_norm_new(int64_t dim, double eps);
 /* x [..., dim] through the layer (gs_layer_norm with the module's weight, bias and eps). */
 GS_API gs_tensor gs_layer_norm_forward(gs_module layer_norm, gs_tensor x);
+
+/* ---- convolution (engine/nn/conv.c) --------------------------------------------------- */
+
+/* Conv2d: a module (type "Conv2d") with parameters "weight" [out, in / groups, kh, kw] and
+ * "bias" [out] (unless bias is false), f32, initialised as torch.nn.Conv2d (kaiming_uniform_
+ * with a = sqrt(5), bias uniform in +-1/sqrt(in / groups * kh * kw)). options (NULL: stride
+ * 1, no padding, dilation 1, one group) are copied; in and out must divide by groups. */
+GS_API gs_module gs_conv2d_new(int64_t in_channels, int64_t out_channels, int64_t kernel_h,
+                               int64_t kernel_w, const gs_conv2d_options *options, bool bias,
+                               gs_rng *rng);
+/* x [N, in, H, W] (or [in, H, W]) through the layer (gs_conv2d). */
+GS_API gs_tensor gs_conv2d_forward(gs_module conv2d, gs_tensor x);
+
+/* ---- batch normalisation (engine/nn/batch-norm.c) -------------------------------------- */
+
+/* BatchNorm1d (spatial_dims 1: input [N, C] or [N, C, L]) or BatchNorm2d (spatial_dims 2:
+ * [N, C, H, W]) over num_features channels, as torch.nn.BatchNorm1d/2d with affine and
+ * track_running_stats: parameters "weight" (ones) and "bias" (zeros), and the running
+ * estimates "running_mean" (zeros), "running_var" (ones) and "num_batches_tracked" (i64 0)
+ * registered as parameters that do not require grad (modules have no other buffers), so
+ * they are in named parameters and state dicts under PyTorch's names and optimizers skip
+ * them. In training mode (gs_module_train) the batch's statistics normalise and update the
+ * running estimates with momentum; in evaluation mode the running estimates normalise.
+ * PyTorch's defaults: eps 1e-5, momentum 0.1. */
+GS_API gs_module gs_batch_norm_new(int spatial_dims, int64_t num_features, double eps,
+                                   double momentum);
+/* x through the layer (gs_batch_norm with the module's tensors and mode). */
+GS_API gs_tensor gs_batch_norm_forward(gs_module batch_norm, gs_tensor x);
 
 /* ---- activations and Sequential (engine/nn/activations.c, sequential.c) --------------- */
 

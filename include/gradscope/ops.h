@@ -48,6 +48,9 @@ GS_API gs_tensor gs_log(gs_tensor t);
 GS_API gs_tensor gs_sqrt(gs_tensor t);
 GS_API gs_tensor gs_rsqrt(gs_tensor t);
 GS_API gs_tensor gs_tanh(gs_tensor t);
+GS_API gs_tensor gs_sin(gs_tensor t);
+GS_API gs_tensor gs_cos(gs_tensor t);
+GS_API gs_tensor gs_tan(gs_tensor t);
 GS_API gs_tensor gs_sigmoid(gs_tensor t);
 GS_API gs_tensor gs_relu(gs_tensor t);
 GS_API gs_tensor gs_leaky_relu(gs_tensor t, double negative_slope);
@@ -70,6 +73,9 @@ GS_API gs_tensor gs_lt_scalar(gs_tensor a, double s);
 GS_API gs_tensor gs_le_scalar(gs_tensor a, double s);
 GS_API gs_tensor gs_gt_scalar(gs_tensor a, double s);
 GS_API gs_tensor gs_ge_scalar(gs_tensor a, double s);
+/* t with value written where mask (bool, broadcast to t's shape) is true, as
+ * Tensor.masked_fill; t's dtype (value converted to it). */
+GS_API gs_tensor gs_masked_fill(gs_tensor t, gs_tensor mask, double value);
 /* cond ? a : b elementwise; cond must be bool; all three broadcast. */
 GS_API gs_tensor gs_where(gs_tensor cond, gs_tensor a, gs_tensor b);
 
@@ -111,6 +117,12 @@ GS_API gs_tensor gs_argmin(gs_tensor t, int dim, bool keepdim);
 /* Index into the flattened tensor, 0-dim i64. */
 GS_API gs_tensor gs_argmax_all(gs_tensor t);
 GS_API gs_tensor gs_argmin_all(gs_tensor t);
+/* Variance over the dims (ndims 0: all), sum((t - mean)^2) / (M - correction) with M the
+ * number of elements each output folds: correction 1 is torch.var's default (unbiased), 0
+ * the biased estimate. Floating only. No degrees of freedom left gives NaN (or inf), as
+ * PyTorch. gs_std is its square root (torch.std). */
+GS_API gs_tensor gs_var(gs_tensor t, const int *dims, int ndims, double correction, bool keepdim);
+GS_API gs_tensor gs_std(gs_tensor t, const int *dims, int ndims, double correction, bool keepdim);
 /* Sums t down to shape (the reverse of broadcasting t from shape), as Tensor.sum_to_size. */
 GS_API gs_tensor gs_sum_to(gs_tensor t, const int64_t *shape, int ndim);
 GS_API gs_tensor gs_softmax(gs_tensor t, int dim);
@@ -148,6 +160,61 @@ GS_API int gs_split(gs_tensor t, int64_t split_size, int dim, gs_tensor *out, in
 /* chunks views of ceil(size/chunks) elements along dim (fewer if size is small), as
  * torch.chunk. Same return convention as gs_split. */
 GS_API int gs_chunk(gs_tensor t, int chunks, int dim, gs_tensor *out, int max_out);
+
+/* ---- convolution and pooling (images [N, C, H, W], or [C, H, W] unbatched) ---------- */
+
+/* torch.nn.functional.conv2d's options. Zero-initialised fields take PyTorch's defaults
+ * (stride 1, padding 0, dilation 1, groups 1); NULL options are all defaults. Index 0 is
+ * the height, 1 the width. */
+typedef struct gs_conv2d_options {
+  int64_t stride[2];
+  int64_t padding[2];  /* zeros added on each side */
+  int64_t dilation[2];
+  int64_t groups;      /* in and out channels split into this many independent groups */
+} gs_conv2d_options;
+
+/* torch.nn.functional.conv2d: input [N, C, H, W] (or [C, H, W]), weight
+ * [O, C / groups, kh, kw], bias [O] or GS_NO_TENSOR; all of one floating dtype. The result is
+ * [N, O, H', W'] with H' = (H + 2 padding - dilation (kh - 1) - 1) / stride + 1. Computed
+ * through im2col and OpenBLAS gemm; differentiable in input, weight and bias (first order). */
+GS_API gs_tensor gs_conv2d(gs_tensor input, gs_tensor weight, gs_tensor bias,
+                           const gs_conv2d_options *options);
+
+/* Pooling options, as torch.nn.functional.max_pool2d / avg_pool2d (index 0 the height, 1
+ * the width). kernel[0] is required; a zero kernel[1], stride[1] or dilation[1] repeats
+ * index 0 ({.kernel = {2}} is a 2x2 window); a zero stride takes the kernel size (PyTorch's
+ * default); a zero dilation is 1 (max pooling only). Padding is taken as given (each at most
+ * half the kernel). */
+typedef struct gs_pool2d_options {
+  int64_t kernel[2];
+  int64_t stride[2];
+  int64_t padding[2];
+  int64_t dilation[2];
+  bool ceil_mode;          /* round the output size up instead of down */
+  bool count_exclude_pad;  /* average pooling: divide by the window's part inside the image
+                              (torch's count_include_pad=False); false is torch's default */
+} gs_pool2d_options;
+
+/* The largest value of each window (floating input; NaN propagates). indices, if not NULL,
+ * receives a new i64 tensor of the output's shape with each maximum's flat index into its
+ * H x W plane (torch's return_indices=True). The gradient goes to those positions. */
+GS_API gs_tensor gs_max_pool2d(gs_tensor input, const gs_pool2d_options *options,
+                               gs_tensor *indices);
+/* The mean of each window (floating input). */
+GS_API gs_tensor gs_avg_pool2d(gs_tensor input, const gs_pool2d_options *options);
+
+/* ---- normalisation (batch-norm.c) ------------------------------------------------------ */
+
+/* torch.nn.functional.batch_norm over dim 1 of input [N, C, ...] (floating). training: each
+ * channel is normalised by its batch mean and biased variance, and running_mean and
+ * running_var (if given: both [C], of the input's dtype) are updated in place to
+ * (1 - momentum) * running + momentum * batch, the variance unbiased; otherwise the running
+ * estimates normalise (then they are required). weight and bias ([C], or GS_NO_TENSOR for 1
+ * and 0) scale and shift. PyTorch's defaults: momentum 0.1, eps 1e-5. Differentiable in
+ * input, weight and bias. */
+GS_API gs_tensor gs_batch_norm(gs_tensor input, gs_tensor running_mean, gs_tensor running_var,
+                               gs_tensor weight, gs_tensor bias, bool training, double momentum,
+                               double eps);
 
 #ifdef __cplusplus
 }

@@ -36,6 +36,17 @@ BINARY(f_relu, gs_relu(in[0]))
 BINARY(f_leaky_relu, gs_leaky_relu(in[0], 0.1))
 BINARY(f_gelu, gs_gelu(in[0]))
 BINARY(f_clamp, gs_clamp(in[0], -0.8, 0.9))
+BINARY(f_sin, gs_sin(in[0]))
+BINARY(f_cos, gs_cos(in[0]))
+BINARY(f_tan, gs_tan(in[0]))
+
+/* masked_fill: where the (constant) mask row is true the value replaces x, so those
+ * positions get no gradient. */
+static gs_tensor f_masked_fill(const gs_tensor *in, int n, void *u) {
+  (void)n, (void)u;
+  gs_tensor mask = gs__keep(gs_gt_scalar(in[1], 0.0));
+  return gs_masked_fill(in[0], mask, -3.5);
+}
 
 static gs_tensor f_where(const gs_tensor *in, int n, void *u) {
   (void)n, (void)u;
@@ -95,6 +106,10 @@ const grad_case grad_cases_elementwise[] = {
     {"SqrtBackward", "positive", f_sqrt, 1, {GI_POS(2, 3, 4)}},
     {"RsqrtBackward", "positive", f_rsqrt, 1, {GI_POS(2, 3, 4)}},
     {"TanhBackward", "sliced", f_tanh, 1, {GI_S(2, 3, 4)}},
+    {"SinBackward", "transposed", f_sin, 1, {GI_T(2, 3, 4)}},
+    {"CosBackward", "sliced", f_cos, 1, {GI_S(2, 3, 4)}},
+    {"TanBackward", "transposed, within (-1, 1)", f_tan, 1, {{.ndim = 2, .shape = {3, 4}, .layout = LAYOUT_TRANSPOSED, .lo = -1, .hi = 1}}},
+    {"WhereBackward", "masked_fill with a broadcast mask row", f_masked_fill, 2, {GI_T(2, 3, 4), {.ndim = 1, .shape = {4}, .layout = LAYOUT_CONTIGUOUS, .lo = -1, .hi = 1, .no_grad = true, .dtype = GS_F64}}},
     {"SigmoidBackward", "transposed", f_sigmoid, 1, {GI_T(2, 3, 4)}},
     {"ReluBackward", "sliced", f_relu, 1, {GI_S(2, 3, 4)}},
     {"LeakyReluBackward", "transposed", f_leaky_relu, 1, {GI_T(2, 3, 4)}},

@@ -34,6 +34,10 @@ FN(f_sum_to_ones, gs_sum_to(in[0], (int64_t[]){1, 1, 1}, 3))
 FN(f_sum_to_scalar, gs_sum_to(in[0], NULL, 0))
 FN(f_sum_to_same, gs_sum_to(in[0], (int64_t[]){3, 4}, 2))
 
+FN(f_var_dim1, gs_var(in[0], (int[]){1}, 1, 1.0, false))
+FN(f_var_all_biased, gs_var(in[0], NULL, 0, 0.0, false))
+FN(f_std_dims_keep, gs_std(in[0], (int[]){0, -1}, 2, 1.0, true))
+
 FN(f_softmax_0, gs_softmax(in[0], 0))
 FN(f_softmax_1, gs_softmax(in[0], 1))
 FN(f_softmax_neg1, gs_softmax(in[0], -1))
@@ -82,5 +86,8 @@ const grad_case grad_cases_reduce[] = {
     {"LogSoftmaxBackward", "dim 1 of sliced [2, 3, 4]", f_log_softmax_1, 1, {GI_S(3, 2, 3, 4)}},
     {"LogSoftmaxBackward", "dim -1 of [2, 3, 4]", f_log_softmax_neg1, 1, {GI(3, 2, 3, 4)}},
     {"LogSoftmaxBackward", "0-dim", f_log_softmax_0, 1, {GI(0, 0)}},
+    {"DivScalarBackward", "var over dim 1, unbiased", f_var_dim1, 1, {GI_T(3, 2, 4, 3)}},
+    {"DivScalarBackward", "var over all, biased", f_var_all_biased, 1, {GI_S(2, 3, 4)}},
+    {"SqrtBackward", "std over dims 0 and -1, keepdim", f_std_dims_keep, 1, {GI_T(3, 3, 2, 4)}},
 };
 const int grad_cases_reduce_count = G_N_ELEMENTS(grad_cases_reduce);

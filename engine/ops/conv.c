@@ -1,0 +1,443 @@
+/* conv.c: 2-D convolution (torch.nn.functional.conv2d) through im2col and OpenBLAS.
+ *
+ * A convolution is a matrix product once each output position's receptive field is laid out
+ * as a column: for one group, cols [K = C/groups * kh * kw, positions] and the weight as a
+ * matrix [O/groups, K] give out = W @ cols. Samples are taken a chunk at a time, their columns
+ * side by side, so one gemm covers the chunk (small images make many tiny products
+ * otherwise); the chunk's product is then spread back to [N, O, H, W] with the bias added.
+ *
+ * The backward formula is the same walk with the products turned around: the gradient's
+ * chunk G [O/groups, positions] gives the weight's gradient G @ cols^T (summed over chunks),
+ * and the input's as W^T @ G folded back onto the image (col2im, adding where receptive
+ * fields overlap). The bias's gradient is g summed over every dim but channels. Gradients are
+ * computed by these kernels directly, so a second derivative is not available.
+ */
+#include <cblas.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops-impl.h"
+
+/* Elements of column buffer a chunk may use (4 M: 16 MB in f32). */
+#define CONV_COLS_BUDGET ((int64_t)1 << 22)
+
+/* Everything the loops need about one convolution, all sizes in elements. */
+typedef struct conv_geom {
+  int64_t n, c, h, w;        /* input [N, C, H, W] (an unbatched input has N = 1) */
+  int64_t o, kh, kw;         /* weight [O, C / groups, kh, kw] */
+  int64_t groups, cg, og;    /* channels per group, in and out */
+  int64_t sh, sw, ph, pw, dh, dw;
+  int64_t oh, ow;
+  int64_t k;                 /* rows of a column: cg * kh * kw */
+  int64_t l;                 /* output positions per sample: oh * ow */
+} conv_geom;
+
+typedef float f32;
+typedef double f64;
+
+/* im2col: sample x (its group's cg planes, contiguous) into cols, whose rows are ld apart,
+ * starting at column col0. Positions outside the image (padding) read zero.
+ * col2im: the reverse, adding each column entry onto the pixel it came from. */
+#define CONV_KERNELS(T)                                                                      \
+  static void im2col_##T(const conv_geom *g, const T *x, T *cols, int64_t ld, int64_t col0) { \
+    for (int64_t c = 0; c < g->cg; c++)                                                      \
+      for (int64_t i = 0; i < g->kh; i++)                                                    \
+        for (int64_t j = 0; j < g->kw; j++) {                                                \
+          T *row = cols + ((c * g->kh + i) * g->kw + j) * ld + col0;                         \
+          const T *plane = x + c * g->h * g->w;                                              \
+          for (int64_t oy = 0; oy < g->oh; oy++) {                                           \
+            int64_t iy = oy * g->sh - g->ph + i * g->dh;                                     \
+            T *r = row + oy * g->ow;                                                         \
+            if (iy < 0 || iy >= g->h) {                                                      \
+              memset(r, 0, sizeof(T) * (size_t)g->ow);                                       \
+              continue;                                                                      \
+            }                                                                                \
+            const T *line = plane + iy * g->w;                                               \
+            for (int64_t ox = 0; ox < g->ow; ox++) {                                         \
+              int64_t ix = ox * g->sw - g->pw + j * g->dw;                                   \
+              r[ox] = ix >= 0 && ix < g->w ? line[ix] : (T)0;                                \
+            }                                                                                \
+          }                                                                                  \
+        }                                                                                    \
+  }                                                                                          \
+  static void col2im_##T(const conv_geom *g, const T *cols, int64_t ld, int64_t col0, T *x) { \
+    for (int64_t c = 0; c < g->cg; c++)                                                      \
+      for (int64_t i = 0; i < g->kh; i++)                                                    \
+        for (int64_t j = 0; j < g->kw; j++) {                                                \
+          const T *row = cols + ((c * g->kh + i) * g->kw + j) * ld + col0;                   \
+          T *plane = x + c * g->h * g->w;                                                    \
+          for (int64_t oy = 0; oy < g->oh; oy++) {                                           \
+            int64_t iy = oy * g->sh - g->ph + i * g->dh;                                     \
+            if (iy < 0 || iy >= g->h)                                                        \
+              continue;                                                                      \
+            const T *r = row + oy * g->ow;                                                   \
+            T *line = plane + iy * g->w;                                                     \
+            for (int64_t ox = 0; ox < g->ow; ox++) {                                         \
+              int64_t ix = ox * g->sw - g->pw + j * g->dw;                                   \
+              if (ix >= 0 && ix < g->w)                                                      \
+                line[ix] += r[ox];                                                           \
+            }                                                                                \
+          }                                                                                  \
+        }                                                                                    \
+  }
+CONV_KERNELS(f32)
+CONV_KERNELS(f64)
+
+static void im2col(gs_dtype dt, const conv_geom *g, const char *x, char *cols, int64_t ld,
+                   int64_t col0) {
+  if (dt == GS_F32)
+    im2col_f32(g, (const f32 *)x, (f32 *)cols, ld, col0);
+  else
+    im2col_f64(g, (const f64 *)x, (f64 *)cols, ld, col0);
+}
+
+static void col2im(gs_dtype dt, const conv_geom *g, const char *cols, int64_t ld, int64_t col0,
+                   char *x) {
+  if (dt == GS_F32)
+    col2im_f32(g, (const f32 *)cols, ld, col0, (f32 *)x);
+  else
+    col2im_f64(g, (const f64 *)cols, ld, col0, (f64 *)x);
+}
+
+/* c = alpha * op(a) @ op(b) + beta * c, row-major, in dt. */
+static void gemm(gs_dtype dt, bool ta, bool tb, int64_t m, int64_t n, int64_t k, double beta,
+                 const char *a, int64_t lda, const char *b, int64_t ldb, char *c, int64_t ldc) {
+  enum CBLAS_TRANSPOSE A = ta ? CblasTrans : CblasNoTrans, B = tb ? CblasTrans : CblasNoTrans;
+  if (dt == GS_F32)
+    cblas_sgemm(CblasRowMajor, A, B, (blasint)m, (blasint)n, (blasint)k, 1.0f,
+                (const float *)a, (blasint)lda, (const float *)b, (blasint)ldb, (float)beta,
+                (float *)c, (blasint)ldc);
+  else
+    cblas_dgemm(CblasRowMajor, A, B, (blasint)m, (blasint)n, (blasint)k, 1.0,
+                (const double *)a, (blasint)lda, (const double *)b, (blasint)ldb, beta,
+                (double *)c, (blasint)ldc);
+}
+
+/* Samples per chunk: as many as the column budget holds, at least one. */
+static int64_t chunk_samples(const conv_geom *g) {
+  int64_t per = g->k * g->l;
+  int64_t nb = per > 0 ? CONV_COLS_BUDGET / per : g->n;
+  return nb < 1 ? 1 : nb > g->n ? g->n : nb;
+}
+
+/* Moves a chunk's [og, nb * l] block (columns sample-major) to or from [nb, O, l] planes
+ * starting at channel oc0. to_chunk: planes -> block. */
+static void shuffle(gs_dtype dt, const conv_geom *g, int64_t nb, int64_t oc0, char *block,
+                    char *planes, bool to_chunk) {
+  size_t es = gs__elsize(dt), run = (size_t)g->l * es;
+  for (int64_t s = 0; s < nb; s++)
+    for (int64_t o = 0; o < g->og; o++) {
+      char *b = block + ((o * nb + s) * g->l) * (int64_t)es;
+      char *p = planes + ((s * g->o + oc0 + o) * g->l) * (int64_t)es;
+      if (to_chunk)
+        memcpy(b, p, run);
+      else
+        memcpy(p, b, run);
+    }
+}
+
+/* A scratch buffer of count elements of dt (an unregistered storage); false after
+ * reporting. */
+static bool scratch(gs__tensor *t, gs_dtype dt, int64_t count, const char *fn) {
+  return gs__tensor_init(t, dt, (int64_t[]){count > 0 ? count : 1}, 1, fn);
+}
+
+/* out [N, O, L] = conv(x, w) + bias, x [N, C, H, W] and w [O, cg, kh, kw] contiguous. */
+static bool conv_forward(gs_dtype dt, const conv_geom *g, const char *x, const char *w,
+                         const char *bias, char *out, const char *fn) {
+  int64_t nb = chunk_samples(g);
+  gs__tensor cols, prod;
+  if (!scratch(&cols, dt, g->k * nb * g->l, fn))
+    return false;
+  if (!scratch(&prod, dt, g->og * nb * g->l, fn)) {
+    gs__tensor_release(&cols);
+    return false;
+  }
+  int64_t es = (int64_t)gs__elsize(dt);
+  char *pc = gs__tensor_data(&cols), *pp = gs__tensor_data(&prod);
+  for (int64_t n0 = 0; n0 < g->n; n0 += nb) {
+    int64_t m = g->n - n0 < nb ? g->n - n0 : nb;
+    for (int64_t gi = 0; gi < g->groups; gi++) {
+      for (int64_t s = 0; s < m; s++)
+        im2col(dt, g, x + (((n0 + s) * g->c + gi * g->cg) * g->h * g->w) * es, pc, m * g->l,
+               s * g->l);
+      gemm(dt, false, false, g->og, m * g->l, g->k, 0.0, w + gi * g->og * g->k * es, g->k, pc,
+           m * g->l, pp, m * g->l);
+      shuffle(dt, g, m, gi * g->og, pp, out + n0 * g->o * g->l * es, false);
+    }
+  }
+  if (bias) {
+    for (int64_t s = 0; s < g->n; s++)
+      for (int64_t o = 0; o < g->o; o++) {
+        char *p = out + (s * g->o + o) * g->l * es;
+        if (dt == GS_F32)
+          for (int64_t i = 0; i < g->l; i++)
+            ((f32 *)p)[i] += ((const f32 *)bias)[o];
+        else
+          for (int64_t i = 0; i < g->l; i++)
+            ((f64 *)p)[i] += ((const f64 *)bias)[o];
+      }
+  }
+  gs__tensor_release(&cols);
+  gs__tensor_release(&prod);
+  return true;
+}
+
+/* dx (zeroed, [N, C, H, W]) and dw ([O, cg, kh, kw]) from gy [N, O, L]; either output may be
+ * NULL when not wanted, and then its operand (x for dw, w for dx) may be NULL too. */
+static bool conv_backward(gs_dtype dt, const conv_geom *g, const char *x, const char *w,
+                          const char *gy, char *dx, char *dw, const char *fn) {
+  int64_t nb = chunk_samples(g);
+  gs__tensor cols, block;
+  if (!scratch(&cols, dt, g->k * nb * g->l, fn))
+    return false;
+  if (!scratch(&block, dt, g->og * nb * g->l, fn)) {
+    gs__tensor_release(&cols);
+    return false;
+  }
+  int64_t es = (int64_t)gs__elsize(dt);
+  char *pc = gs__tensor_data(&cols), *pb = gs__tensor_data(&block);
+  for (int64_t n0 = 0; n0 < g->n; n0 += nb) {
+    int64_t m = g->n - n0 < nb ? g->n - n0 : nb, ld = m * g->l;
+    for (int64_t gi = 0; gi < g->groups; gi++) {
+      shuffle(dt, g, m, gi * g->og, pb, (char *)gy + n0 * g->o * g->l * es, true);
+      if (dw) {
+        for (int64_t s = 0; s < m; s++)
+          im2col(dt, g, x + (((n0 + s) * g->c + gi * g->cg) * g->h * g->w) * es, pc, ld,
+                 s * g->l);
+        gemm(dt, false, true, g->og, g->k, ld, n0 == 0 ? 0.0 : 1.0, pb, ld, pc, ld,
+             dw + gi * g->og * g->k * es, g->k);
+      }
+      if (dx) {
+        gemm(dt, true, false, g->k, ld, g->og, 0.0, w + gi * g->og * g->k * es, g->k, pb, ld,
+             pc, ld);
+        for (int64_t s = 0; s < m; s++)
+          col2im(dt, g, pc, ld, s * g->l,
+                 dx + (((n0 + s) * g->c + gi * g->cg) * g->h * g->w) * es);
+      }
+    }
+  }
+  gs__tensor_release(&cols);
+  gs__tensor_release(&block);
+  return true;
+}
+
+/* ---- geometry and checks ------------------------------------------------------------- */
+
+static int64_t or_default(int64_t v, int64_t dflt) { return v == 0 ? dflt : v; }
+
+/* The convolution's geometry from its operands' shapes and options; false after reporting
+ * in PyTorch's words. */
+static bool plan_conv(conv_geom *g, const gs__tensor *x, const gs__tensor *w,
+                      const gs__tensor *bias, const gs_conv2d_options *opt, const char *fn) {
+  static const gs_conv2d_options defaults = {{1, 1}, {0, 0}, {1, 1}, 1};
+  if (!opt)
+    opt = &defaults;
+  char sx[GS__SHAPE_STR], sw[GS__SHAPE_STR];
+  if (x->ndim != 3 && x->ndim != 4) {
+    gs__error(GS_ERR_SHAPE, fn,
+              "expected a 3-D (unbatched) or 4-D (batched) input [N, C, H, W], got %s",
+              gs__shape_str(sx, x->shape, x->ndim));
+    return false;
+  }
+  if (w->ndim != 4) {
+    gs__error(GS_ERR_SHAPE, fn, "expected a 4-D weight [out, in / groups, kh, kw], got %s",
+              gs__shape_str(sw, w->shape, w->ndim));
+    return false;
+  }
+  const int64_t *in = x->shape + (x->ndim - 3);
+  *g = (conv_geom){
+      .n = x->ndim == 4 ? x->shape[0] : 1, .c = in[0], .h = in[1], .w = in[2],
+      .o = w->shape[0], .kh = w->shape[2], .kw = w->shape[3],
+      .groups = or_default(opt->groups, 1),
+      .sh = or_default(opt->stride[0], 1), .sw = or_default(opt->stride[1], 1),
+      .ph = opt->padding[0], .pw = opt->padding[1],
+      .dh = or_default(opt->dilation[0], 1), .dw = or_default(opt->dilation[1], 1),
+  };
+  if (g->groups < 0 || g->sh < 0 || g->sw < 0 || g->ph < 0 || g->pw < 0 || g->dh < 0 ||
+      g->dw < 0) {
+    gs__error(GS_ERR_ARGUMENT, fn,
+              "expected positive stride, dilation and groups and non-negative padding, got "
+              "stride [%lld, %lld], padding [%lld, %lld], dilation [%lld, %lld], groups %lld",
+              (long long)g->sh, (long long)g->sw, (long long)g->ph, (long long)g->pw,
+              (long long)g->dh, (long long)g->dw, (long long)g->groups);
+    return false;
+  }
+  if (g->o % g->groups != 0) {
+    gs__error(GS_ERR_SHAPE, fn,
+              "expected the weight's out channels (%lld) to be divisible by groups (%lld)",
+              (long long)g->o, (long long)g->groups);
+    return false;
+  }
+  g->cg = w->shape[1];
+  g->og = g->o / g->groups;
+  if (g->cg * g->groups != g->c) {
+    gs__error(GS_ERR_SHAPE, fn,
+              "given groups=%lld, weight of size %s, expected input%s to have %lld channels, "
+              "but got %lld channels instead",
+              (long long)g->groups, gs__shape_str(sw, w->shape, w->ndim),
+              gs__shape_str(sx, x->shape, x->ndim), (long long)(g->cg * g->groups),
+              (long long)g->c);
+    return false;
+  }
+  if (bias && (bias->ndim != 1 || bias->shape[0] != g->o)) {
+    char sb[GS__SHAPE_STR];
+    gs__error(GS_ERR_SHAPE, fn, "expected a bias of shape [%lld] (the weight's out channels), "
+              "got %s", (long long)g->o, gs__shape_str(sb, bias->shape, bias->ndim));
+    return false;
+  }
+  int64_t eh = g->dh * (g->kh - 1) + 1, ew = g->dw * (g->kw - 1) + 1;
+  if (g->h + 2 * g->ph < eh || g->w + 2 * g->pw < ew) {
+    gs__error(GS_ERR_SHAPE, fn,
+              "calculated padded input size per channel: (%lld x %lld); kernel size (%lld x "
+              "%lld) (with dilation) cannot be greater than the actual input size",
+              (long long)(g->h + 2 * g->ph), (long long)(g->w + 2 * g->pw), (long long)eh,
+              (long long)ew);
+    return false;
+  }
+  g->oh = (g->h + 2 * g->ph - eh) / g->sh + 1;
+  g->ow = (g->w + 2 * g->pw - ew) / g->sw + 1;
+  g->k = g->cg * g->kh * g->kw;
+  g->l = g->oh * g->ow;
+  int64_t biggest = g->k * chunk_samples(g) * g->l;
+  if (g->k > INT32_MAX || g->l * g->n > INT32_MAX || biggest > INT32_MAX) {
+    gs__error(GS_ERR_OVERFLOW, fn, "the convolution's products exceed BLAS's size limit");
+    return false;
+  }
+  return true;
+}
+
+/* ---- backward formula ----------------------------------------------------------------- */
+
+/* The geometry a node recorded: options in ints, shapes from its inputs' metadata. */
+static void geom_of_node(const gs__node *n, conv_geom *g) {
+  const gs__input_meta *x = &n->inputs[0], *w = &n->inputs[1];
+  const int64_t *in = x->shape + (x->ndim - 3);
+  *g = (conv_geom){
+      .n = x->ndim == 4 ? x->shape[0] : 1, .c = in[0], .h = in[1], .w = in[2],
+      .o = w->shape[0], .kh = w->shape[2], .kw = w->shape[3], .cg = w->shape[1],
+      .groups = n->ints[0], .sh = n->ints[1], .sw = n->ints[2], .ph = n->ints[3],
+      .pw = n->ints[4], .dh = n->ints[5], .dw = n->ints[6], .oh = n->ints[7], .ow = n->ints[8],
+  };
+  g->og = g->o / g->groups;
+  g->k = g->cg * g->kh * g->kw;
+  g->l = g->oh * g->ow;
+}
+
+/* Looks up a saved handle as a contiguous tensor of dt (retained or copied). */
+static bool contiguous_of(gs_tensor h, gs_dtype dt, gs__tensor *out, const char *fn) {
+  gs__tensor *t = gs__lookup(h, fn);
+  return t && gs__as_contiguous(t, dt, out, fn);
+}
+
+/* d conv(x, w) + b: dx = col2im(W^T @ G), dw = G @ cols(x)^T, db = g summed over N, H, W
+ * (saved: x in slot 0 when w needs a gradient, w in slot 1 when x does) */
+static void conv2d_backward(gs__node *n, gs_tensor hg, gs_tensor *grads) {
+  const char *fn = n->kind->name;
+  conv_geom g;
+  geom_of_node(n, &g);
+  gs__tensor *gt = gs__lookup(hg, fn);
+  if (!gt)
+    return;
+  gs_dtype dt = gt->dtype;
+  gs__tensor gy, x = {0}, w = {0};
+  if (!gs__as_contiguous(gt, dt, &gy, fn))
+    return;
+  bool want_x = gs__needs_grad(n, 0), want_w = gs__needs_grad(n, 1);
+  bool ok = (!want_w || contiguous_of(gs__saved(n, 0), dt, &x, fn)) &&
+            (!want_x || contiguous_of(gs__saved(n, 1), dt, &w, fn));
+  gs__tensor *dx = NULL, *dw = NULL;
+  gs_tensor hdx = GS_NO_TENSOR, hdw = GS_NO_TENSOR;
+  if (ok && want_x) {
+    hdx = gs_zeros(dt, n->inputs[0].shape, n->inputs[0].ndim);
+    dx = hdx.id ? gs__lookup(hdx, fn) : NULL;
+    ok = dx != NULL;
+  }
+  if (ok && want_w) {
+    hdw = gs__tensor_new(dt, n->inputs[1].shape, n->inputs[1].ndim, fn, &dw);
+    ok = hdw.id != 0;
+  }
+  if (ok)
+    ok = conv_backward(dt, &g, want_w ? gs__tensor_data(&x) : NULL,
+                       want_x ? gs__tensor_data(&w) : NULL, gs__tensor_data(&gy),
+                       dx ? gs__tensor_data(dx) : NULL, dw ? gs__tensor_data(dw) : NULL, fn);
+  gs__tensor_release(&gy);
+  if (x.storage)
+    gs__tensor_release(&x);
+  if (w.storage)
+    gs__tensor_release(&w);
+  if (!ok) {
+    gs_dispose(hdx), gs_dispose(hdw);
+    return;
+  }
+  if (want_x)
+    grads[0] = gs__reduce_grad(n, 0, hdx);
+  if (want_w)
+    grads[1] = gs__reduce_grad(n, 1, hdw);
+  if (n->n_inputs > 2 && gs__needs_grad(n, 2)) {
+    int batched[3] = {0, 2, 3}, unbatched[2] = {1, 2};
+    grads[2] = gs__reduce_grad(n, 2, n->inputs[0].ndim == 4 ? gs_sum(hg, batched, 3, false)
+                                                            : gs_sum(hg, unbatched, 2, false));
+  }
+}
+GS__BACKWARD(Conv2dBackward, conv2d_backward);
+
+/* ---- forward -------------------------------------------------------------------------- */
+
+gs_tensor gs_conv2d(gs_tensor hx, gs_tensor hw, gs_tensor hb, const gs_conv2d_options *opt) {
+  const char *fn = "conv2d";
+  gs__tensor *x = gs__lookup(hx, fn);
+  gs__tensor *w = x ? gs__lookup(hw, fn) : NULL;
+  gs__tensor *b = w && hb.id ? gs__lookup(hb, fn) : NULL;
+  if (!w || (hb.id && !b))
+    return GS_NO_TENSOR;
+  if (!gs_dtype_is_floating(x->dtype) || w->dtype != x->dtype || (b && b->dtype != x->dtype)) {
+    gs__error(GS_ERR_DTYPE, fn,
+              "expected input, weight and bias of one floating dtype (f32 or f64), got input "
+              "%s, weight %s, bias %s",
+              gs_dtype_name(x->dtype), gs_dtype_name(w->dtype),
+              b ? gs_dtype_name(b->dtype) : "none");
+    return GS_NO_TENSOR;
+  }
+  conv_geom g;
+  if (!plan_conv(&g, x, w, b, opt, fn))
+    return GS_NO_TENSOR;
+  gs_dtype dt = x->dtype;
+  int64_t shape[4] = {g.n, g.o, g.oh, g.ow};
+  bool batched = x->ndim == 4;
+  gs__tensor cx, cw, cb = {0};
+  if (!gs__as_contiguous(x, dt, &cx, fn))
+    return GS_NO_TENSOR;
+  if (!gs__as_contiguous(w, dt, &cw, fn)) {
+    gs__tensor_release(&cx);
+    return GS_NO_TENSOR;
+  }
+  if (b && !gs__as_contiguous(b, dt, &cb, fn)) {
+    gs__tensor_release(&cx), gs__tensor_release(&cw);
+    return GS_NO_TENSOR;
+  }
+  gs__tensor *out;
+  gs_tensor h = gs__tensor_new(dt, batched ? shape : shape + 1, batched ? 4 : 3, fn, &out);
+  if (h.id && !conv_forward(dt, &g, gs__tensor_data(&cx), gs__tensor_data(&cw),
+                            b ? gs__tensor_data(&cb) : NULL, gs__tensor_data(out), fn)) {
+    gs_dispose(h);
+    h = GS_NO_TENSOR;
+  }
+  gs__tensor_release(&cx), gs__tensor_release(&cw);
+  if (b)
+    gs__tensor_release(&cb);
+  if (!h.id)
+    return h;
+  out = gs__lookup(h, fn);
+  gs__node *n = b ? gs__record(&Conv2dBackward, out, 3, (const gs__tensor *[]){x, w, b}, 2)
+                  : gs__record(&Conv2dBackward, out, 2, (const gs__tensor *[]){x, w}, 2);
+  if (n) {
+    int64_t ints[9] = {g.groups, g.sh, g.sw, g.ph, g.pw, g.dh, g.dw, g.oh, g.ow};
+    memcpy(n->ints, ints, sizeof ints);
+    if (gs__needs_grad(n, 1))
+      gs__save(n, 0, x);
+    if (gs__needs_grad(n, 0))
+      gs__save(n, 1, w);
+  }
+  return h;
+}

@@ -1,0 +1,317 @@
+/* pool.c: 2-D max and average pooling (torch.nn.functional.max_pool2d, avg_pool2d).
+ *
+ * Each of the N * C planes is pooled on its own, window by window, as PyTorch's CPU kernels
+ * do, so the numbers match theirs: a max takes the first largest value of its window (the
+ * last NaN in it, if any, as PyTorch's `val > max || isnan(val)`), remembered as a flat index into its plane (PyTorch's `indices`); an
+ * average divides by the window's size clipped to the padded image (count_include_pad, the
+ * default) or to the image itself. Max pooling's gradient goes to the remembered index of
+ * each window (adding where windows share a maximum); average pooling's is spread evenly
+ * over each window.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "ops-impl.h"
+
+typedef struct pool_geom {
+  int64_t planes, h, w;
+  int64_t kh, kw, sh, sw, ph, pw, dh, dw;
+  int64_t oh, ow;
+  bool exclude_pad;
+} pool_geom;
+
+/* torch's pooling_output_shape: the last window must start inside the image or its left
+ * padding. */
+static int64_t pool_out_size(int64_t in, int64_t k, int64_t pad, int64_t stride, int64_t dil,
+                             bool ceil_mode) {
+  int64_t span = in + 2 * pad - dil * (k - 1) - 1 + (ceil_mode ? stride - 1 : 0);
+  int64_t out = (span >= 0 ? span / stride : -((-span + stride - 1) / stride)) + 1;
+  if (ceil_mode && (out - 1) * stride >= in + pad)
+    out--;
+  return out;
+}
+
+static int64_t or_default(int64_t v, int64_t dflt) { return v == 0 ? dflt : v; }
+
+static bool plan_pool(pool_geom *g, const gs__tensor *x, const gs_pool2d_options *opt,
+                      bool is_max, const char *fn) {
+  char sx[GS__SHAPE_STR];
+  if (!opt) {
+    gs__error(GS_ERR_ARGUMENT, fn, "expected options with a kernel size, got NULL");
+    return false;
+  }
+  if (x->ndim != 3 && x->ndim != 4) {
+    gs__error(GS_ERR_SHAPE, fn,
+              "expected a 3-D (unbatched) or 4-D (batched) input [N, C, H, W], got %s",
+              gs__shape_str(sx, x->shape, x->ndim));
+    return false;
+  }
+  if (!gs_dtype_is_floating(x->dtype)) {
+    gs__error(GS_ERR_DTYPE, fn, "expected a floating input (f32 or f64), got %s",
+              gs_dtype_name(x->dtype));
+    return false;
+  }
+  int64_t kh = opt->kernel[0], kw = or_default(opt->kernel[1], kh);
+  *g = (pool_geom){
+      .planes = x->ndim == 4 ? x->shape[0] * x->shape[1] : x->shape[0],
+      .h = x->shape[x->ndim - 2], .w = x->shape[x->ndim - 1],
+      .kh = kh, .kw = kw,
+      .sh = or_default(opt->stride[0], kh),
+      .sw = or_default(opt->stride[1], or_default(opt->stride[0], kw)),
+      .ph = opt->padding[0], .pw = opt->padding[1],
+      .dh = or_default(opt->dilation[0], 1),
+      .dw = or_default(opt->dilation[1], or_default(opt->dilation[0], 1)),
+      .exclude_pad = opt->count_exclude_pad,
+  };
+  if (g->kh <= 0 || g->kw <= 0 || g->sh <= 0 || g->sw <= 0 || g->dh <= 0 || g->dw <= 0 ||
+      g->ph < 0 || g->pw < 0) {
+    gs__error(GS_ERR_ARGUMENT, fn,
+              "expected positive kernel, stride and dilation and non-negative padding, got "
+              "kernel [%lld, %lld], stride [%lld, %lld], padding [%lld, %lld], dilation "
+              "[%lld, %lld]",
+              (long long)g->kh, (long long)g->kw, (long long)g->sh, (long long)g->sw,
+              (long long)g->ph, (long long)g->pw, (long long)g->dh, (long long)g->dw);
+    return false;
+  }
+  if (!is_max && (g->dh != 1 || g->dw != 1)) {
+    gs__error(GS_ERR_ARGUMENT, fn, "average pooling has no dilation, got [%lld, %lld]",
+              (long long)g->dh, (long long)g->dw);
+    return false;
+  }
+  if (g->ph > g->kh / 2 || g->pw > g->kw / 2) {
+    gs__error(GS_ERR_ARGUMENT, fn,
+              "pad should be at most half of kernel size, but got pad [%lld, %lld] and kernel "
+              "size [%lld, %lld]",
+              (long long)g->ph, (long long)g->pw, (long long)g->kh, (long long)g->kw);
+    return false;
+  }
+  g->oh = pool_out_size(g->h, g->kh, g->ph, g->sh, g->dh, opt->ceil_mode);
+  g->ow = pool_out_size(g->w, g->kw, g->pw, g->sw, g->dw, opt->ceil_mode);
+  if (g->oh <= 0 || g->ow <= 0) {
+    gs__error(GS_ERR_SHAPE, fn,
+              "given input size %s, calculated output size [%lld, %lld] is too small",
+              gs__shape_str(sx, x->shape, x->ndim), (long long)g->oh, (long long)g->ow);
+    return false;
+  }
+  return true;
+}
+
+typedef float f32;
+typedef double f64;
+
+#define POOL_KERNELS(T)                                                                      \
+  static void max_pool_##T(const pool_geom *g, const T *x, T *y, int64_t *idx) {             \
+    for (int64_t p = 0; p < g->planes; p++) {                                                \
+      const T *plane = x + p * g->h * g->w;                                                  \
+      for (int64_t oy = 0; oy < g->oh; oy++)                                                 \
+        for (int64_t ox = 0; ox < g->ow; ox++) {                                             \
+          int64_t y0 = oy * g->sh - g->ph, x0 = ox * g->sw - g->pw;                          \
+          while (y0 < 0)                                                                     \
+            y0 += g->dh;                                                                     \
+          while (x0 < 0)                                                                     \
+            x0 += g->dw;                                                                     \
+          int64_t y1 = oy * g->sh - g->ph + (g->kh - 1) * g->dh + 1;                         \
+          int64_t x1 = ox * g->sw - g->pw + (g->kw - 1) * g->dw + 1;                         \
+          if (y1 > g->h)                                                                     \
+            y1 = g->h;                                                                       \
+          if (x1 > g->w)                                                                     \
+            x1 = g->w;                                                                       \
+          int64_t best = y0 * g->w + x0;                                                     \
+          T max = -INFINITY;                                                                 \
+          for (int64_t iy = y0; iy < y1; iy += g->dh)                                        \
+            for (int64_t ix = x0; ix < x1; ix += g->dw) {                                    \
+              T v = plane[iy * g->w + ix];                                                   \
+              if (v > max || isnan(v)) {                                                     \
+                max = v;                                                                     \
+                best = iy * g->w + ix;                                                       \
+              }                                                                              \
+            }                                                                                \
+          *y++ = max;                                                                        \
+          *idx++ = best;                                                                     \
+        }                                                                                    \
+    }                                                                                        \
+  }                                                                                          \
+  /* forward: y = window averages of x; backward: x += g spread over each window. */        \
+  static void avg_pool_##T(const pool_geom *g, T *x, T *y, bool backward) {                  \
+    for (int64_t p = 0; p < g->planes; p++) {                                                \
+      T *plane = x + p * g->h * g->w;                                                        \
+      for (int64_t oy = 0; oy < g->oh; oy++)                                                 \
+        for (int64_t ox = 0; ox < g->ow; ox++, y++) {                                        \
+          int64_t y0 = oy * g->sh - g->ph, x0 = ox * g->sw - g->pw;                          \
+          int64_t y1 = y0 + g->kh, x1 = x0 + g->kw;                                          \
+          if (y1 > g->h + g->ph)                                                             \
+            y1 = g->h + g->ph;                                                               \
+          if (x1 > g->w + g->pw)                                                             \
+            x1 = g->w + g->pw;                                                               \
+          int64_t padded = (y1 - y0) * (x1 - x0);                                            \
+          y0 = y0 < 0 ? 0 : y0, x0 = x0 < 0 ? 0 : x0;                                        \
+          y1 = y1 > g->h ? g->h : y1, x1 = x1 > g->w ? g->w : x1;                            \
+          int64_t count = g->exclude_pad ? (y1 - y0) * (x1 - x0) : padded;                   \
+          if (backward) {                                                                    \
+            T share = *y / (T)count;                                                         \
+            for (int64_t iy = y0; iy < y1; iy++)                                             \
+              for (int64_t ix = x0; ix < x1; ix++)                                           \
+                plane[iy * g->w + ix] += share;                                              \
+          } else {                                                                           \
+            T sum = 0;                                                                       \
+            for (int64_t iy = y0; iy < y1; iy++)                                             \
+              for (int64_t ix = x0; ix < x1; ix++)                                           \
+                sum += plane[iy * g->w + ix];                                                \
+            *y = sum / (T)count;                                                             \
+          }                                                                                  \
+        }                                                                                    \
+    }                                                                                        \
+  }
+POOL_KERNELS(f32)
+POOL_KERNELS(f64)
+
+/* The output's shape: x's with the last two dims replaced. */
+static void out_shape(const gs__tensor *x, const pool_geom *g, int64_t *shape) {
+  memcpy(shape, x->shape, sizeof(int64_t) * (size_t)x->ndim);
+  shape[x->ndim - 2] = g->oh;
+  shape[x->ndim - 1] = g->ow;
+}
+
+static void store_geom(gs__node *n, const pool_geom *g) {
+  int64_t ints[13] = {g->planes, g->h, g->w, g->kh, g->kw, g->sh, g->sw,
+                      g->ph, g->pw, g->dh, g->dw, g->oh, g->ow};
+  memcpy(n->ints, ints, sizeof ints);
+  n->ints[13] = g->exclude_pad;
+}
+
+static void load_geom(const gs__node *n, pool_geom *g) {
+  const int64_t *i = n->ints;
+  *g = (pool_geom){i[0], i[1], i[2], i[3], i[4], i[5], i[6], i[7], i[8], i[9], i[10], i[11],
+                   i[12], i[13] != 0};
+}
+
+/* ---- backward formulas ---------------------------------------------------------------- */
+
+/* d max_pool(x) = g added at each window's argmax (saved: the indices) */
+static void max_pool2d_backward(gs__node *n, gs_tensor hg, gs_tensor *grads) {
+  const char *fn = n->kind->name;
+  pool_geom g;
+  load_geom(n, &g);
+  gs__tensor *gt = gs__lookup(hg, fn), *it = gt ? gs__lookup(gs__saved(n, 0), fn) : NULL;
+  if (!it)
+    return;
+  gs__tensor cg, ci;
+  if (!gs__as_contiguous(gt, gt->dtype, &cg, fn))
+    return;
+  if (!gs__as_contiguous(it, GS_I64, &ci, fn)) {
+    gs__tensor_release(&cg);
+    return;
+  }
+  gs_tensor hdx = gs_zeros(gt->dtype, n->inputs[0].shape, n->inputs[0].ndim);
+  gs__tensor *dx = hdx.id ? gs__lookup(hdx, fn) : NULL;
+  if (dx) {
+    const int64_t *idx = (const int64_t *)gs__tensor_data(&ci);
+    int64_t per = g.oh * g.ow, plane = g.h * g.w;
+    for (int64_t p = 0; p < g.planes; p++)
+      for (int64_t o = 0; o < per; o++) {
+        int64_t at = p * per + o;
+        if (gt->dtype == GS_F32)
+          ((f32 *)gs__tensor_data(dx))[p * plane + idx[at]] +=
+              ((const f32 *)gs__tensor_data(&cg))[at];
+        else
+          ((f64 *)gs__tensor_data(dx))[p * plane + idx[at]] +=
+              ((const f64 *)gs__tensor_data(&cg))[at];
+      }
+    grads[0] = gs__reduce_grad(n, 0, hdx);
+  }
+  gs__tensor_release(&cg);
+  gs__tensor_release(&ci);
+}
+GS__BACKWARD(MaxPool2dBackward, max_pool2d_backward);
+
+/* d avg_pool(x) = g / count spread over each window */
+static void avg_pool2d_backward(gs__node *n, gs_tensor hg, gs_tensor *grads) {
+  const char *fn = n->kind->name;
+  pool_geom g;
+  load_geom(n, &g);
+  gs__tensor *gt = gs__lookup(hg, fn);
+  gs__tensor cg;
+  if (!gt || !gs__as_contiguous(gt, gt->dtype, &cg, fn))
+    return;
+  gs_tensor hdx = gs_zeros(gt->dtype, n->inputs[0].shape, n->inputs[0].ndim);
+  gs__tensor *dx = hdx.id ? gs__lookup(hdx, fn) : NULL;
+  if (dx) {
+    if (gt->dtype == GS_F32)
+      avg_pool_f32(&g, (f32 *)gs__tensor_data(dx), (f32 *)gs__tensor_data(&cg), true);
+    else
+      avg_pool_f64(&g, (f64 *)gs__tensor_data(dx), (f64 *)gs__tensor_data(&cg), true);
+    grads[0] = gs__reduce_grad(n, 0, hdx);
+  }
+  gs__tensor_release(&cg);
+}
+GS__BACKWARD(AvgPool2dBackward, avg_pool2d_backward);
+
+/* ---- forward -------------------------------------------------------------------------- */
+
+gs_tensor gs_max_pool2d(gs_tensor hx, const gs_pool2d_options *opt, gs_tensor *indices) {
+  const char *fn = "max_pool2d";
+  if (indices)
+    *indices = GS_NO_TENSOR;
+  gs__tensor *x = gs__lookup(hx, fn);
+  pool_geom g;
+  if (!x || !plan_pool(&g, x, opt, true, fn))
+    return GS_NO_TENSOR;
+  int64_t shape[4];
+  out_shape(x, &g, shape);
+  gs__tensor cx;
+  if (!gs__as_contiguous(x, x->dtype, &cx, fn))
+    return GS_NO_TENSOR;
+  gs__tensor *out, *idx;
+  gs_tensor h = gs__tensor_new(x->dtype, shape, x->ndim, fn, &out);
+  gs_tensor hi = h.id ? gs__tensor_new(GS_I64, shape, x->ndim, fn, &idx) : GS_NO_TENSOR;
+  if (hi.id) {
+    if (x->dtype == GS_F32)
+      max_pool_f32(&g, (const f32 *)gs__tensor_data(&cx), (f32 *)gs__tensor_data(out),
+                   (int64_t *)gs__tensor_data(idx));
+    else
+      max_pool_f64(&g, (const f64 *)gs__tensor_data(&cx), (f64 *)gs__tensor_data(out),
+                   (int64_t *)gs__tensor_data(idx));
+  }
+  gs__tensor_release(&cx);
+  if (!hi.id) {
+    gs_dispose(h);
+    return GS_NO_TENSOR;
+  }
+  out = gs__lookup(h, fn);
+  gs__node *n = gs__record(&MaxPool2dBackward, out, 1, (const gs__tensor *[]){x}, 1);
+  if (n) {
+    store_geom(n, &g);
+    gs__save(n, 0, gs__lookup(hi, fn));
+  }
+  if (indices)
+    *indices = hi;
+  else
+    gs_dispose(hi);
+  return h;
+}
+
+gs_tensor gs_avg_pool2d(gs_tensor hx, const gs_pool2d_options *opt) {
+  const char *fn = "avg_pool2d";
+  gs__tensor *x = gs__lookup(hx, fn);
+  pool_geom g;
+  if (!x || !plan_pool(&g, x, opt, false, fn))
+    return GS_NO_TENSOR;
+  int64_t shape[4];
+  out_shape(x, &g, shape);
+  gs__tensor cx;
+  if (!gs__as_contiguous(x, x->dtype, &cx, fn))
+    return GS_NO_TENSOR;
+  gs__tensor *out;
+  gs_tensor h = gs__tensor_new(x->dtype, shape, x->ndim, fn, &out);
+  if (h.id) {
+    if (x->dtype == GS_F32)
+      avg_pool_f32(&g, (f32 *)gs__tensor_data(&cx), (f32 *)gs__tensor_data(out), false);
+    else
+      avg_pool_f64(&g, (f64 *)gs__tensor_data(&cx), (f64 *)gs__tensor_data(out), false);
+    gs__node *n = gs__record(&AvgPool2dBackward, out, 1, (const gs__tensor *[]){x}, 0);
+    if (n)
+      store_geom(n, &g);
+  }
+  gs__tensor_release(&cx);
+  return h;
+}

@@ -1,0 +1,46 @@
+/* cases-norm.c: gradcheck cases for batch norm: training (batch statistics, whose mean and
+ * variance depend on every input, so each gradient gathers the whole channel) with and
+ * without the affine weight and bias, over [N, C], [N, C, L] and [N, C, H, W]; evaluation
+ * (running estimates given as constant inputs). Inputs are transposed and sliced views. */
+#include "grad-case.h"
+
+/* A constant f64 input in [LO, HI) (a running estimate). */
+#define CONST(LO, HI, ND, ...)                                                               \
+  {.ndim = ND, .shape = {__VA_ARGS__}, .layout = LAYOUT_CONTIGUOUS, .lo = LO, .hi = HI,      \
+   .no_grad = true, .dtype = GS_F64}
+
+/* Training with running estimates of C channels made for the call (updated, not read). */
+static gs_tensor train(const gs_tensor *in, gs_tensor w, gs_tensor b) {
+  int64_t c = gs_size(in[0], 1);
+  gs_tensor rm = gs__keep(gs_zeros(GS_F64, &c, 1)), rv = gs__keep(gs_ones(GS_F64, &c, 1));
+  return gs_batch_norm(in[0], rm, rv, w, b, true, 0.1, 1e-5);
+}
+
+static gs_tensor f_train_affine(const gs_tensor *in, int n, void *u) {
+  (void)n, (void)u;
+  return train(in, in[1], in[2]);
+}
+
+static gs_tensor f_train_plain(const gs_tensor *in, int n, void *u) {
+  (void)n, (void)u;
+  return gs_batch_norm(in[0], GS_NO_TENSOR, GS_NO_TENSOR, GS_NO_TENSOR, GS_NO_TENSOR, true,
+                       0.1, 1e-3);
+}
+
+static gs_tensor f_train_weight_only(const gs_tensor *in, int n, void *u) {
+  (void)n, (void)u;
+  return train(in, in[1], GS_NO_TENSOR);
+}
+
+static gs_tensor f_eval(const gs_tensor *in, int n, void *u) {
+  (void)n, (void)u;
+  return gs_batch_norm(in[0], in[2], in[3], in[1], GS_NO_TENSOR, false, 0.1, 1e-5);
+}
+
+const grad_case grad_cases_norm[] = {
+    {"BatchNormBackward", "training [N, C, H, W] with weight and bias", f_train_affine, 3, {GI_T(4, 3, 2, 3, 4), GI(1, 2), GI_S(1, 2)}},
+    {"BatchNormBackward", "training [N, C], no affine, no running estimates", f_train_plain, 1, {GI_T(2, 5, 3)}},
+    {"BatchNormBackward", "training [N, C, L], weight only", f_train_weight_only, 2, {GI_S(3, 2, 3, 4), GI(1, 3)}},
+    {"BatchNormBackward", "evaluation [N, C, H, W], weight, running estimates", f_eval, 4, {GI_S(4, 2, 3, 2, 3), GI(1, 3), CONST(-1, 1, 1, 3), CONST(0.5, 2, 1, 3)}},
+};
+const int grad_cases_norm_count = G_N_ELEMENTS(grad_cases_norm);

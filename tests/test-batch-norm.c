@@ -1,0 +1,73 @@
+/* test-batch-norm.c: the BatchNorm1d/2d modules as a C program uses them: their tensors under
+ * PyTorch's names, the running estimates moving in training (momentum 0.1, unbiased variance)
+ * and normalising in evaluation, the step count, and the refusals. The op's numbers are
+ * checked against PyTorch by ops-torch-compare.py and its gradients by gradcheck. */
+#include "test-util.h"
+
+static void test_batch_norm2d_module(void) {
+  uint64_t live = gs_live_tensor_count();
+  gs_module bn = gs_batch_norm_new(2, 2, 1e-5, 0.1);
+  g_assert_cmpstr(gs_module_type_name(bn), ==, "BatchNorm2d");
+  const char *names[5];
+  g_assert_cmpint(gs_module_named_parameters(bn, NULL, names, 5), ==, 5);
+  g_assert_cmpstr(names[0], ==, "weight");
+  g_assert_cmpstr(names[2], ==, "running_mean");
+  g_assert_cmpstr(names[4], ==, "num_batches_tracked");
+  g_assert_false(gs_requires_grad(gs_module_parameter(bn, "running_var")));
+  /* Channel 0 holds 1..4 over N = 2 and H x W = 1 x 2, channel 1 holds 10 everywhere. */
+  float v[8] = {1, 2, 10, 10, 3, 4, 10, 10};
+  gs_tensor x = gs_from_data(GS_F32, (int64_t[]){2, 2, 1, 2}, 4, v);
+  gs_tensor y = gs_batch_norm_forward(bn, x);
+  double s = 1.0 / sqrt(1.25 + 1e-5);
+  test_assert_values(y, (int64_t[]){2, 2, 1, 2}, 4,
+                     (double[]){-1.5 * s, -0.5 * s, 0, 0, 0.5 * s, 1.5 * s, 0, 0}, 1e-6, 1e-6);
+  /* mean 2.5 and 10; unbiased variance 5/3 and 0. */
+  test_assert_values(gs_module_parameter(bn, "running_mean"), (int64_t[]){2}, 1,
+                     (double[]){0.25, 1.0}, 1e-6, 0);
+  test_assert_values(gs_module_parameter(bn, "running_var"), (int64_t[]){2}, 1,
+                     (double[]){0.9 + 0.1 * 5.0 / 3.0, 0.9}, 1e-6, 0);
+  g_assert_cmpfloat(gs_item(gs_module_parameter(bn, "num_batches_tracked")), ==, 1);
+  gs_module_train(bn, false);
+  gs_tensor e = gs_module_forward(bn, x);
+  double r0 = 1.0 / sqrt(0.9 + 0.5 / 3.0 + 1e-5), r1 = 1.0 / sqrt(0.9 + 1e-5);
+  test_assert_values(e, (int64_t[]){2, 2, 1, 2}, 4,
+                     (double[]){0.75 * r0, 1.75 * r0, 9 * r1, 9 * r1, 2.75 * r0, 3.75 * r0,
+                                9 * r1, 9 * r1},
+                     1e-5, 1e-5);
+  g_assert_cmpfloat(gs_item(gs_module_parameter(bn, "num_batches_tracked")), ==, 1);
+  EXPECT_ERROR(gs_module_forward(bn, gs_module_parameter(bn, "weight")),
+               "BatchNorm2d expected 4D input (got 1D input)");
+  gs_dispose(x), gs_dispose(y), gs_dispose(e);
+  gs_module_dispose(bn);
+  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
+}
+
+static void test_batch_norm1d_and_refusals(void) {
+  gs_module bn = gs_batch_norm_new(1, 3, 1e-5, 0.1);
+  g_assert_cmpstr(gs_module_type_name(bn), ==, "BatchNorm1d");
+  gs_tensor one = gs_ones(GS_F32, (int64_t[]){1, 3}, 2);
+  EXPECT_ERROR(gs_module_forward(bn, one),
+               "batch_norm: expected more than 1 value per channel when training, got input size [1, 3]");
+  gs_tensor x4 = gs_ones(GS_F32, (int64_t[]){2, 3, 2, 2}, 4);
+  EXPECT_ERROR(gs_module_forward(bn, x4), "BatchNorm1d expected 2D or 3D input (got 4D input)");
+  gs_tensor x = gs_ones(GS_F32, (int64_t[]){4, 3, 5}, 3);
+  gs_tensor y = gs_module_forward(bn, x);
+  g_assert_cmpint(gs_numel(y), ==, 60);
+  gs_tensor w2 = gs_ones(GS_F32, (int64_t[]){2}, 1), w64 = gs_ones(GS_F64, (int64_t[]){3}, 1);
+  EXPECT_ERROR(gs_batch_norm(x, GS_NO_TENSOR, GS_NO_TENSOR, w2, GS_NO_TENSOR, true, 0.1, 1e-5),
+               "batch_norm: expected weight of shape [3] (the input's channels), got [2]");
+  EXPECT_ERROR(gs_batch_norm(x, GS_NO_TENSOR, GS_NO_TENSOR, w64, GS_NO_TENSOR, true, 0.1, 1e-5),
+               "batch_norm: expected weight of the input's dtype f32, got f64");
+  EXPECT_ERROR(gs_batch_norm(x, GS_NO_TENSOR, GS_NO_TENSOR, GS_NO_TENSOR, GS_NO_TENSOR, false, 0.1, 1e-5),
+               "batch_norm: running_mean and running_var must be given in evaluation");
+  EXPECT_ERROR(gs_batch_norm_new(3, 4, 1e-5, 0.1), "batch_norm_new: expected spatial_dims 1 or 2");
+  gs_dispose(one), gs_dispose(x4), gs_dispose(x), gs_dispose(y), gs_dispose(w2), gs_dispose(w64);
+  gs_module_dispose(bn);
+}
+
+int main(int argc, char **argv) {
+  test_init(&argc, &argv);
+  g_test_add_func("/batch-norm/module-2d", test_batch_norm2d_module);
+  g_test_add_func("/batch-norm/module-1d-and-refusals", test_batch_norm1d_and_refusals);
+  return g_test_run();
+}

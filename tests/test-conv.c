@@ -1,0 +1,170 @@
+/* test-conv.c: convolution and pooling as a C program uses them: conv2d against a direct
+ * sum over each window, the Conv2d module (shapes, PyTorch's initialisation bounds, forward,
+ * gradients, scopes), pooling's indices, and every refusal with what was expected and what
+ * was given. Gradients are checked by gradcheck and against PyTorch by ops-torch-compare.py. */
+#include "test-util.h"
+
+/* Every value of t lies within +-bound. */
+static void assert_within(gs_tensor t, double bound) {
+  double *v = test_values(t);
+  for (int64_t i = 0; i < gs_numel(t); i++)
+    g_assert_cmpfloat(fabs(v[i]), <=, bound);
+  g_free(v);
+}
+
+/* conv2d over a transposed input with stride, padding, dilation and groups against the
+ * definition: out[n][o][y][x] = b[o] + sum over c, i, j of w[o][c][i][j] * x[n][g*cg + c]
+ * [y*s - p + i*d][x*s - p + j*d]. */
+static void test_conv2d_matches_the_definition(void) {
+  gs_rng rng;
+  gs_rng_seed(&rng, 3);
+  enum { N = 2, C = 4, H = 6, W = 7, O = 6, G = 2, CG = 2, KH = 3, KW = 2 };
+  const int64_t sh = 2, sw = 1, ph = 1, pw = 2, dh = 1, dw = 2;
+  gs_tensor base = gs_randn(GS_F64, (int64_t[]){N, C, W, H}, 4, &rng);
+  gs_tensor x = gs_transpose(base, 2, 3);
+  gs_tensor w = gs_randn(GS_F64, (int64_t[]){O, CG, KH, KW}, 4, &rng);
+  gs_tensor b = gs_randn(GS_F64, (int64_t[]){O}, 1, &rng);
+  gs_conv2d_options opt = {{sh, sw}, {ph, pw}, {dh, dw}, G};
+  gs_tensor y = gs_conv2d(x, w, b, &opt);
+  int64_t oh = (H + 2 * ph - dh * (KH - 1) - 1) / sh + 1;
+  int64_t ow = (W + 2 * pw - dw * (KW - 1) - 1) / sw + 1;
+  double *vx = test_values(x), *vw = test_values(w), *vb = test_values(b);
+  double *expected = g_new0(double, N * O * oh * ow);
+  for (int n = 0; n < N; n++)
+    for (int o = 0; o < O; o++)
+      for (int64_t oy = 0; oy < oh; oy++)
+        for (int64_t ox = 0; ox < ow; ox++) {
+          double acc = vb[o];
+          int g = o / (O / G);
+          for (int c = 0; c < CG; c++)
+            for (int i = 0; i < KH; i++)
+              for (int j = 0; j < KW; j++) {
+                int64_t iy = oy * sh - ph + i * dh, ix = ox * sw - pw + j * dw;
+                if (iy >= 0 && iy < H && ix >= 0 && ix < W)
+                  acc += vw[((o * CG + c) * KH + i) * KW + j] *
+                         vx[((n * C + g * CG + c) * H + iy) * W + ix];
+              }
+          expected[((n * O + o) * oh + oy) * ow + ox] = acc;
+        }
+  test_assert_values(y, (int64_t[]){N, O, oh, ow}, 4, expected, 1e-12, 1e-12);
+  g_free(vx), g_free(vw), g_free(vb), g_free(expected);
+  gs_dispose(base), gs_dispose(x), gs_dispose(w), gs_dispose(b), gs_dispose(y);
+}
+
+static void test_conv2d_module(void) {
+  uint64_t live = gs_live_tensor_count();
+  gs_rng rng;
+  gs_rng_seed(&rng, 8);
+  gs_module conv = gs_conv2d_new(4, 6, 3, 2, &(gs_conv2d_options){.padding = {1, 0}, .groups = 2},
+                                 true, &rng);
+  g_assert_cmpstr(gs_module_type_name(conv), ==, "Conv2d");
+  gs_tensor params[2];
+  const char *names[2];
+  g_assert_cmpint(gs_module_named_parameters(conv, params, names, 2), ==, 2);
+  g_assert_cmpstr(names[0], ==, "weight");
+  g_assert_cmpstr(names[1], ==, "bias");
+  int64_t shape[4];
+  g_assert_cmpint(gs_shape(params[0], shape), ==, 4);
+  g_assert_cmpint(shape[0], ==, 6);
+  g_assert_cmpint(shape[1], ==, 2);
+  g_assert_cmpint(shape[2], ==, 3);
+  g_assert_cmpint(shape[3], ==, 2);
+  g_assert_cmpint(gs_dtype_of(params[0]), ==, GS_F32);
+  /* fan_in = 2 * 3 * 2 = 12: kaiming_uniform_(a = sqrt(5)) gives +-1/sqrt(12), as the bias. */
+  assert_within(params[0], 1.0 / sqrt(12.0));
+  assert_within(params[1], 1.0 / sqrt(12.0));
+
+  for (int step = 0; step < 2; step++) {
+    gs_scope s = gs_scope_begin("step");
+    gs_tensor x = gs_randn(GS_F32, (int64_t[]){3, 4, 5, 5}, 4, &rng);
+    gs_tensor y = gs_module_forward(conv, x);
+    gs_tensor direct = gs_conv2d(x, params[0], params[1],
+                                 &(gs_conv2d_options){.padding = {1, 0}, .groups = 2});
+    double *vd = test_values(direct);
+    test_assert_values(y, (int64_t[]){3, 6, 5, 4}, 4, vd, 0, 0);
+    g_free(vd);
+    gs_tensor loss = gs_sum(y, NULL, 0, false);
+    gs_backward(loss);
+    gs_scope_end(s);
+  }
+  /* d sum(y) / d bias = N * H' * W' per channel, over two steps. */
+  double counts[6];
+  for (int i = 0; i < 6; i++)
+    counts[i] = 2 * 3 * 5 * 4;
+  test_assert_values(gs_grad(params[1]), (int64_t[]){6}, 1, counts, 1e-3, 0);
+  gs_tensor no_bias = gs_randn(GS_F32, (int64_t[]){1, 4, 3, 3}, 4, &rng);
+  gs_module plain = gs_conv2d_new(4, 2, 3, 3, NULL, false, &rng);
+  g_assert_cmpint(gs_module_parameter_count(plain), ==, 1);
+  gs_tensor y = gs_conv2d_forward(plain, no_bias);
+  g_assert_cmpint(gs_numel(y), ==, 2);
+  gs_dispose(y), gs_dispose(no_bias);
+  gs_module_dispose(plain);
+  gs_module_dispose(conv);
+  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
+  EXPECT_ERROR(gs_conv2d_new(3, 4, 3, 3, &(gs_conv2d_options){.groups = 2}, true, NULL),
+               "conv2d_new: expected in_channels (3) and out_channels (4) divisible by groups (2)");
+  EXPECT_ERROR(gs_conv2d_new(3, 0, 3, 3, NULL, true, NULL),
+               "conv2d_new: expected positive channels, kernel size and groups, got in 3, out 0");
+}
+
+/* max_pool2d's indices are flat positions in each plane, first maximum of each window. */
+static void test_max_pool_indices(void) {
+  double v[16] = {1, 5, 2, 2,
+                  3, 5, 0, 9,
+                  7, 1, 4, 4,
+                  0, 7, 4, 1};
+  gs_tensor x = gs_from_data(GS_F64, (int64_t[]){1, 1, 4, 4}, 4, v);
+  gs_tensor idx;
+  gs_tensor y = gs_max_pool2d(x, &(gs_pool2d_options){.kernel = {2}}, &idx);
+  test_assert_values(y, (int64_t[]){1, 1, 2, 2}, 4, (double[]){5, 9, 7, 4}, 0, 0);
+  test_assert_values(idx, (int64_t[]){1, 1, 2, 2}, 4, (double[]){1, 7, 8, 10}, 0, 0);
+  gs_tensor avg = gs_avg_pool2d(x, &(gs_pool2d_options){.kernel = {2}});
+  test_assert_values(avg, (int64_t[]){1, 1, 2, 2}, 4, (double[]){3.5, 3.25, 3.75, 3.25}, 0, 0);
+  gs_dispose(x), gs_dispose(y), gs_dispose(idx), gs_dispose(avg);
+}
+
+static void test_refusals(void) {
+  gs_tensor x = gs_zeros(GS_F32, (int64_t[]){2, 4, 5, 5}, 4);
+  gs_tensor w = gs_zeros(GS_F32, (int64_t[]){8, 3, 3, 3}, 4);
+  gs_tensor w64 = gs_zeros(GS_F64, (int64_t[]){8, 4, 3, 3}, 4);
+  gs_tensor big = gs_zeros(GS_F32, (int64_t[]){8, 4, 7, 7}, 4);
+  gs_tensor b = gs_zeros(GS_F32, (int64_t[]){5}, 1);
+  gs_tensor flat = gs_zeros(GS_F32, (int64_t[]){4, 5}, 2);
+  gs_tensor ints = gs_zeros(GS_I64, (int64_t[]){1, 1, 4, 4}, 4);
+  EXPECT_ERROR(gs_conv2d(x, w, GS_NO_TENSOR, NULL),
+               "conv2d: given groups=1, weight of size [8, 3, 3, 3], expected input[2, 4, 5, 5] "
+               "to have 3 channels, but got 4 channels instead");
+  EXPECT_ERROR(gs_conv2d(x, w64, GS_NO_TENSOR, NULL),
+               "conv2d: expected input, weight and bias of one floating dtype (f32 or f64), got "
+               "input f32, weight f64, bias none");
+  EXPECT_ERROR(gs_conv2d(flat, w, GS_NO_TENSOR, NULL),
+               "conv2d: expected a 3-D (unbatched) or 4-D (batched) input [N, C, H, W], got [4, 5]");
+  EXPECT_ERROR(gs_conv2d(x, big, GS_NO_TENSOR, NULL),
+               "kernel size (7 x 7) (with dilation) cannot be greater than the actual input size");
+  EXPECT_ERROR(gs_conv2d(x, w, GS_NO_TENSOR, &(gs_conv2d_options){.groups = 3}),
+               "conv2d: expected the weight's out channels (8) to be divisible by groups (3)");
+  gs_tensor w4 = gs_zeros(GS_F32, (int64_t[]){8, 4, 3, 3}, 4);
+  EXPECT_ERROR(gs_conv2d(x, w4, b, NULL),
+               "conv2d: expected a bias of shape [8] (the weight's out channels), got [5]");
+  EXPECT_ERROR(gs_max_pool2d(x, &(gs_pool2d_options){.kernel = {2}, .padding = {2, 0}}, NULL),
+               "max_pool2d: pad should be at most half of kernel size, but got pad [2, 0] and "
+               "kernel size [2, 2]");
+  EXPECT_ERROR(gs_avg_pool2d(ints, &(gs_pool2d_options){.kernel = {2}}),
+               "avg_pool2d: expected a floating input (f32 or f64), got i64");
+  EXPECT_ERROR(gs_avg_pool2d(x, &(gs_pool2d_options){.kernel = {2}, .dilation = {2}}),
+               "avg_pool2d: average pooling has no dilation, got [2, 2]");
+  EXPECT_ERROR(gs_max_pool2d(x, &(gs_pool2d_options){.kernel = {6}}, NULL),
+               "max_pool2d: given input size [2, 4, 5, 5], calculated output size [0, 0] is too small");
+  EXPECT_ERROR(gs_max_pool2d(x, NULL, NULL), "max_pool2d: expected options with a kernel size");
+  gs_dispose(x), gs_dispose(w), gs_dispose(w64), gs_dispose(big), gs_dispose(b);
+  gs_dispose(flat), gs_dispose(ints), gs_dispose(w4);
+}
+
+int main(int argc, char **argv) {
+  test_init(&argc, &argv);
+  g_test_add_func("/conv/conv2d-matches-the-definition", test_conv2d_matches_the_definition);
+  g_test_add_func("/conv/conv2d-module", test_conv2d_module);
+  g_test_add_func("/conv/max-pool-indices", test_max_pool_indices);
+  g_test_add_func("/conv/refusals", test_refusals);
+  return g_test_run();
+}
