@@ -85,6 +85,13 @@ enum { GSP_ADD, GSP_SUB, GSP_MUL, GSP_DIV, GSP_POW, GSP_MATMUL, GSP_MAXIMUM, GSP
 
 /* ---- numpy-bridge.c, dlpack-bridge.c ---- */
 int gsp_numpy_init(void);
+/* A NumPy scalar (np.float32(2), np.int64(3), np.bool_) as a Python number (new reference), or
+ * NULL without an error for anything else. */
+PyObject *gsp_numpy_scalar_as_number(PyObject *o);
+bool gsp_is_ndarray(PyObject *o);
+/* The dtype name an array is copied as when the engine lacks its own ("int64" for int32), or
+ * NULL when it has it. */
+const char *gsp_numpy_copy_dtype(PyObject *array);
 extern PyBufferProcs gsp_tensor_as_buffer;
 PyObject *gsp_from_numpy(PyObject *module, PyObject *array);
 PyObject *gsp_tensor_numpy(PyObject *self, PyObject *unused);

@@ -38,6 +38,15 @@ PyMODINIT_FUNC PyInit__gradscope(void) {
   gsp_tensor_type_init();
   if (PyType_Ready(&gsp_tensor_type) < 0)
     return NULL;
+  /* NumPy defers `array + tensor` and `np.float64(2) * tensor` to the tensor's reflected
+   * operator when the tensor's priority is higher, as for torch.Tensor (the same 1000). */
+  PyObject *priority = PyFloat_FromDouble(1000.0);
+  if (!priority || PyDict_SetItemString(gsp_tensor_type.tp_dict, "__array_priority__", priority) < 0) {
+    Py_XDECREF(priority);
+    return NULL;
+  }
+  Py_DECREF(priority);
+  PyType_Modified(&gsp_tensor_type);
   PyObject *m = PyModule_Create(&module_def);
   if (!m)
     return NULL;
