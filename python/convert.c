@@ -3,7 +3,8 @@
  *
  * gradscope.tensor copies, as torch.tensor does (gradscope.from_numpy is the zero-copy way).
  * Without dtype= the values decide it as in PyTorch: all bools give bool, all integers int64,
- * any float float32.
+ * any float float32. An array keeps its dtype, or the nearest the engine has (int32 -> int64).
+ * NumPy scalars and arrays are accepted wherever a tensor operand is, as in PyTorch.
  */
 #include "gs-py.h"
 
@@ -53,6 +54,24 @@ int gsp_dims_from_object(PyObject *o, int *dims) {
 int gsp_tensor_arg(PyObject *o, gs_tensor *out, gs_tensor *temp, gs_dtype like) {
   if (gsp_is_tensor(o)) {
     *out = gsp_handle(o);
+    return 0;
+  }
+  PyObject *number = gsp_numpy_scalar_as_number(o);
+  if (number) {
+    int rc = gsp_tensor_arg(number, out, temp, like);
+    Py_DECREF(number);
+    return rc;
+  }
+  if (PyErr_Occurred())
+    return -1;
+  if (gsp_is_ndarray(o)) {
+    /* An array operand is copied into a tensor of its dtype, as torch does with t + array. */
+    PyObject *t = gsp_tensor_from_data(o, NULL, false);
+    if (!t)
+      return -1;
+    *temp = *out = gsp_handle(t);
+    ((gsp_tensor *)t)->owned = false; /* the handle is the caller's temporary now */
+    Py_DECREF(t);
     return 0;
   }
   gs_dtype dtype;
@@ -244,7 +263,9 @@ PyObject *gsp_tensor_from_data(PyObject *data, PyObject *dtype_obj, bool require
     PyObject *np = PyImport_ImportModule("numpy");
     if (!np)
       return NULL;
-    PyObject *arr = PyObject_CallMethod(np, "ascontiguousarray", "O", data);
+    const char *widen = gsp_numpy_copy_dtype(data);
+    PyObject *arr = widen ? PyObject_CallMethod(np, "ascontiguousarray", "Os", data, widen)
+                          : PyObject_CallMethod(np, "ascontiguousarray", "O", data);
     Py_DECREF(np);
     if (!arr)
       return NULL;

@@ -34,6 +34,11 @@ PyObject *gsp_tensor_dlpack(PyObject *self, PyObject *args, PyObject *kwargs) {
   DLManagedTensor *m = gs_to_dlpack(gsp_handle(self));
   if (!m)
     return gsp_raise_engine_error();
+  /* A bool tensor crosses as uint8 (one byte per element, 0 or 1: the same bytes): torch 1.13's
+   * from_dlpack refuses DLPack's bool ("Unsupported code 6"), and so does NumPy 1.24's. The
+   * consumer gets a uint8 tensor; .bool() (torch) or .astype(bool) (NumPy) makes it bool. */
+  if (m->dl_tensor.dtype.code == 6 /* kDLBool, which dlpack.h 0.6 does not name */)
+    m->dl_tensor.dtype = (DLDataType){.code = kDLUInt, .bits = 8, .lanes = 1};
   PyObject *capsule = PyCapsule_New(m, "dltensor", capsule_destructor);
   if (!capsule)
     m->deleter(m);

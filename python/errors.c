@@ -5,9 +5,78 @@
  * the message stays in gs_last_error(). The exception class follows what PyTorch raises for
  * the same mistake: wrong dtypes are TypeError, bad arguments ValueError, an index out of
  * range IndexError (so iteration and `in` work), and everything else (shapes, stale handles,
- * a backward through a tensor written in place) RuntimeError. The message is the engine's.
+ * a backward through a tensor written in place) RuntimeError.
+ *
+ * The message is the engine's, in Python's words: the engine names its C functions (a message
+ * begins with the failing call, "backward: ...", and may suggest another, "export
+ * gs_detach(t) instead"), and a Python user has Tensor.backward and t.detach() instead. One
+ * table maps the C spellings to Python's; a name missing from it stays as the engine wrote it.
  */
 #include "gs-py.h"
+
+#include <string.h>
+
+/* C spelling -> Python spelling. Longer names first where one is a prefix of another. */
+static const struct {
+  const char *c, *python;
+} python_words[] = {
+    {"gs_backward_with", "Tensor.backward(gradient)"},
+    {"gs_backward", "Tensor.backward()"},
+    {"gs_detach(t)", "t.detach()"},
+    {"gs_detach", "Tensor.detach()"},
+    {"gs_set_requires_grad", "Tensor.requires_grad_()"},
+    {"gs_zero_grad", "`t.grad = None`"},
+    {"gs_clone", "Tensor.clone()"},
+    {"gs_to_dlpack", "__dlpack__()"},
+    {"gs_parameter_new", "nn.Parameter()"},
+    {"gs_dispose", "Tensor.dispose()"},
+    {"gs_move_to_outer", "Tensor.move_to_outer()"},
+    {"gs_module_parameter", "Module.<name>"},
+};
+
+/* The failing call at the head of a message ("backward: ...") -> Python's name for it. */
+static const struct {
+  const char *c, *python;
+} python_calls[] = {
+    {"backward", "Tensor.backward"},
+    {"set_requires_grad", "Tensor.requires_grad_"},
+    {"retain_grad", "Tensor.retain_grad"},
+    {"item", "Tensor.item"},
+    {"clone", "Tensor.clone"},
+    {"dispose", "Tensor.dispose"},
+    {"to_dtype", "Tensor.to"},
+    {"module_forward", "Module.forward"},
+    {"module_new", "nn.Module"},
+    {"scope_begin", "dispose_scope"},
+    {"from_data", "gradscope.tensor"},
+    {"to_dlpack", "Tensor.__dlpack__"},
+};
+
+/* The engine's message in Python's words (a new str), or NULL with an exception set. */
+static PyObject *in_python_words(const char *message) {
+  PyObject *s = NULL;
+  const char *colon = strstr(message, ": ");
+  for (size_t i = 0; colon && i < sizeof python_calls / sizeof python_calls[0]; i++) {
+    size_t n = strlen(python_calls[i].c);
+    if ((size_t)(colon - message) == n && strncmp(message, python_calls[i].c, n) == 0) {
+      s = PyUnicode_FromFormat("%s%s", python_calls[i].python, colon);
+      break;
+    }
+  }
+  if (!s)
+    s = PyUnicode_FromString(message);
+  for (size_t i = 0; s && i < sizeof python_words / sizeof python_words[0]; i++) {
+    if (!strstr(message, python_words[i].c))
+      continue;
+    PyObject *from = PyUnicode_FromString(python_words[i].c);
+    PyObject *to = PyUnicode_FromString(python_words[i].python);
+    PyObject *next = from && to ? PyUnicode_Replace(s, from, to, -1) : NULL;
+    Py_XDECREF(from);
+    Py_XDECREF(to);
+    Py_SETREF(s, next);
+  }
+  return s;
+}
 
 void gsp_errors_install(void) { gs_set_error_handler(gs_error_handler_return, NULL, NULL); }
 
@@ -25,8 +94,12 @@ PyObject *gsp_raise_engine_error(void) {
   }
   if (code == GS_OK || !message || !*message)
     message = "the engine call failed without a message";
-  PyErr_SetString(kind, message);
+  PyObject *text = in_python_words(message);
   gs_clear_error();
+  if (text) {
+    PyErr_SetObject(kind, text);
+    Py_DECREF(text);
+  }
   return NULL;
 }
 

@@ -20,6 +20,10 @@ typedef struct gsp_tensor {
   /* True when this object owns the handle: dropping it disposes the tensor unless a scope owns
    * it then (the scope decides). False for borrowed handles (.grad, module parameters). */
   bool owned;
+  /* What keeps a borrowed handle alive while this object lives, as Python expects: a module
+   * parameter keeps its module tree (nn.c), a .grad its tensor's object. A strong reference
+   * up the chain of owners, never back down, so it makes no cycle. NULL for owned handles. */
+  PyObject *keeper;
 } gsp_tensor;
 
 extern PyTypeObject gsp_tensor_type;
@@ -37,6 +41,10 @@ PyObject *gsp_check_void(void);
 /* Wraps a new handle (owned) or raises the engine's error when t is empty. */
 PyObject *gsp_wrap(gs_tensor t);
 PyObject *gsp_wrap_borrowed(gs_tensor t);
+/* A borrowed handle whose object holds keeper (a new reference) while it lives. */
+PyObject *gsp_wrap_kept(gs_tensor t, PyObject *keeper);
+/* Makes o (a Tensor) borrowed and kept alive by keeper (a module tree that took it over). */
+void gsp_tensor_keep(PyObject *o, PyObject *keeper);
 void gsp_tensor_type_init(void);
 
 /* ---- dtype.c ---- */
@@ -77,6 +85,13 @@ enum { GSP_ADD, GSP_SUB, GSP_MUL, GSP_DIV, GSP_POW, GSP_MATMUL, GSP_MAXIMUM, GSP
 
 /* ---- numpy-bridge.c, dlpack-bridge.c ---- */
 int gsp_numpy_init(void);
+/* A NumPy scalar (np.float32(2), np.int64(3), np.bool_) as a Python number (new reference), or
+ * NULL without an error for anything else. */
+PyObject *gsp_numpy_scalar_as_number(PyObject *o);
+bool gsp_is_ndarray(PyObject *o);
+/* The dtype name an array is copied as when the engine lacks its own ("int64" for int32), or
+ * NULL when it has it. */
+const char *gsp_numpy_copy_dtype(PyObject *array);
 extern PyBufferProcs gsp_tensor_as_buffer;
 PyObject *gsp_from_numpy(PyObject *module, PyObject *array);
 PyObject *gsp_tensor_numpy(PyObject *self, PyObject *unused);

@@ -1,7 +1,9 @@
-/* module.c: PyInit_gradscope: makes the module and its submodules (nn, nn.functional, optim,
- * utils.data, registered in sys.modules so `import gradscope.nn.functional as F` works),
- * readies the types, installs the engine's returning error handler (a bad call raises instead
- * of aborting the interpreter), and imports NumPy's C API. */
+/* module.c: PyInit__gradscope: makes gradscope._gradscope, the C half of the `gradscope`
+ * package, and its C submodules (nn, nn.functional, optim, utils.data) as attributes; the
+ * package's pure-Python modules (python/gradscope/) re-export them and add what is natural in
+ * Python, so `import gradscope.nn.functional as F` finds the package's files. It also readies
+ * the types, installs the engine's returning error handler (a bad call raises instead of
+ * aborting the interpreter), and imports NumPy's C API. */
 #include "gs-py.h"
 
 int gsp_functions_add_forwarders(PyObject *module);
@@ -12,32 +14,39 @@ PyObject *gsp_data_module(void);
 
 static struct PyModuleDef module_def = {
     PyModuleDef_HEAD_INIT,
-    .m_name = "gradscope",
+    .m_name = "gradscope._gradscope",
     .m_doc = "Gradscope: an autograd/tensor engine that records its own insides, from Python.",
     .m_size = -1,
     .m_methods = NULL,
 };
 
-/* parent.attr = child, and sys.modules[name] = child. Steals child. */
+/* parent.attr = child. Steals child. Not in sys.modules: the package's files are the modules
+ * Python imports (python/gradscope/nn/__init__.py re-exports this one). */
 static int add_submodule(PyObject *parent, const char *attr, PyObject *child) {
   if (!child)
     return -1;
-  PyObject *modules = PyImport_GetModuleDict();
-  int rc = PyDict_SetItemString(modules, PyModule_GetName(child), child);
-  if (rc == 0)
-    rc = PyModule_AddObjectRef(parent, attr, child);
+  int rc = PyModule_AddObjectRef(parent, attr, child);
   Py_DECREF(child);
   return rc;
 }
 
-PyMODINIT_FUNC PyInit_gradscope(void);
-PyMODINIT_FUNC PyInit_gradscope(void) {
+PyMODINIT_FUNC PyInit__gradscope(void);
+PyMODINIT_FUNC PyInit__gradscope(void) {
   gsp_errors_install();
   if (gsp_numpy_init() < 0)
     return NULL;
   gsp_tensor_type_init();
   if (PyType_Ready(&gsp_tensor_type) < 0)
     return NULL;
+  /* NumPy defers `array + tensor` and `np.float64(2) * tensor` to the tensor's reflected
+   * operator when the tensor's priority is higher, as for torch.Tensor (the same 1000). */
+  PyObject *priority = PyFloat_FromDouble(1000.0);
+  if (!priority || PyDict_SetItemString(gsp_tensor_type.tp_dict, "__array_priority__", priority) < 0) {
+    Py_XDECREF(priority);
+    return NULL;
+  }
+  Py_DECREF(priority);
+  PyType_Modified(&gsp_tensor_type);
   PyObject *m = PyModule_Create(&module_def);
   if (!m)
     return NULL;

@@ -9,37 +9,94 @@
  * the engine's tree, and calling the module calls its Python forward.
  *
  * The engine owns parameters outside every scope, so they survive each training step's
- * dispose scope; Python objects for them borrow the handles. A module dropped by Python is
- * disposed (with its tree) unless it has a parent, which then owns it.
+ * dispose scope; Python objects for them borrow the handles. The engine disposes a module with
+ * its whole tree, from the root, so lifetimes go by tree: every module object of a tree holds
+ * the tree's object (module_tree), and the engine tree is disposed when the last Python object
+ * holding it goes. A parameter's object holds the tree too, so `w = nn.Linear(2, 2).weight`
+ * keeps the Linear alive, and `first = seq[0]; del seq` keeps the Sequential's tree. When a
+ * root becomes a child (Sequential(...), self.fc = Linear(...)), its tree object joins the
+ * parent's: it holds the parent's tree instead of disposing its own root. References only go
+ * up (object -> tree -> joined tree), so they make no cycle and a dropped model goes at once.
  */
 #include "gs-py.h"
 
 #include <string.h>
 
+/* The life of one engine module tree: disposed with its root when the last object holding it
+ * goes, unless it joined a bigger tree (joined: that tree's object, held instead). */
+typedef struct {
+  PyObject_HEAD
+  gs_module root;
+  PyObject *joined;
+} module_tree;
+
+static void tree_dealloc(PyObject *self) {
+  GSP_SITE();
+  module_tree *t = (module_tree *)self;
+  if (t->joined)
+    Py_CLEAR(t->joined);
+  else
+    gs_module_dispose(t->root);
+  gs_clear_error();
+  PyObject_Free(self);
+}
+
+static PyTypeObject tree_type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "gradscope.nn._ModuleTree",
+    .tp_basicsize = sizeof(module_tree),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "What keeps an engine module tree alive (held by its modules and parameters).",
+    .tp_dealloc = tree_dealloc,
+};
+
+static PyObject *tree_new(gs_module root) {
+  module_tree *t = PyObject_New(module_tree, &tree_type);
+  if (!t)
+    return NULL;
+  t->root = root;
+  t->joined = NULL;
+  return (PyObject *)t;
+}
+
 typedef struct gsp_module {
   PyObject_HEAD
   gs_module m;
   PyObject *children; /* list: the Python objects of child modules, kept for seq[i] */
+  PyObject *tree;     /* the module_tree it belongs to (joined into its parent's, if any) */
   int rnn_mode;       /* a gs_rnn_mode for RNN, LSTM and GRU (called as PyTorch's); -1 */
-  bool is_child;      /* a parent module owns it (and disposes it: its handle may be stale) */
 } gsp_module;
 
 static PyTypeObject module_type;
+
+/* child's tree joins parent's: from now on parent's root disposes child's module. */
+static void tree_join(gsp_module *child, gsp_module *parent) {
+  module_tree *t = (module_tree *)child->tree;
+  while (t->joined)
+    t = (module_tree *)t->joined;
+  if ((PyObject *)t != parent->tree)
+    t->joined = Py_NewRef(parent->tree);
+}
 
 static PyObject *wrap_module(gs_module m, PyObject *children) {
   if (m.id == 0) {
     Py_XDECREF(children);
     return gsp_raise_engine_error();
   }
+  PyObject *tree = tree_new(m);
+  if (!tree) {
+    gs_module_dispose(m);
+    Py_XDECREF(children);
+    return NULL;
+  }
   gsp_module *o = PyObject_GC_New(gsp_module, &module_type);
   if (!o) {
-    gs_module_dispose(m);
+    Py_DECREF(tree);
     Py_XDECREF(children);
     return NULL;
   }
   o->m = m;
   o->rnn_mode = -1;
-  o->is_child = false;
+  o->tree = tree;
   o->children = children ? children : PyList_New(0);
   PyObject_GC_Track(o);
   return (PyObject *)o;
@@ -49,12 +106,9 @@ static void module_dealloc(PyObject *self) {
   GSP_SITE();
   gsp_module *o = (gsp_module *)self;
   PyObject_GC_UnTrack(self);
-  /* A child's handle is its parent's business, and is stale once the parent was disposed:
-   * asking the engine about it would record an error. */
-  if (!o->is_child)
-    gs_module_dispose(o->m);
-  gs_clear_error();
+  /* Children first: their objects may hold the tree too; the tree goes with the last. */
   Py_CLEAR(o->children);
+  Py_CLEAR(o->tree);
   Py_TYPE(self)->tp_free(self);
 }
 
@@ -155,7 +209,8 @@ static PyObject *parameter_list(PyObject *self, bool with_names, bool detached) 
     return NULL;
   PyObject *out = with_names && detached ? PyDict_New() : PyList_New(0);
   for (int i = 0; out && i < n; i++) {
-    PyObject *t = detached ? gsp_wrap(gs_detach(params[i])) : gsp_wrap_borrowed(params[i]);
+    PyObject *t = detached ? gsp_wrap(gs_detach(params[i]))
+                           : gsp_wrap_kept(params[i], ((gsp_module *)self)->tree);
     PyObject *item = !t ? NULL : !with_names ? Py_NewRef(t) : detached ? NULL
                                                          : Py_BuildValue("(sO)", names[i], t);
     int rc = !t ? -1
@@ -326,7 +381,7 @@ static PyObject *module_getattro(PyObject *self, PyObject *name) {
   gs_clear_error();
   if (!gs_tensor_is_none(p)) {
     PyErr_Clear();
-    return gsp_wrap_borrowed(p);
+    return gsp_wrap_kept(p, ((gsp_module *)self)->tree);
   }
   return NULL;
 }
@@ -347,7 +402,7 @@ static int module_setattro(PyObject *self, PyObject *name, PyObject *value) {
         gs_module_register_child(m, s, child);
         if (!gsp_check_void())
           return -1;
-        ((gsp_module *)value)->is_child = true;
+        tree_join((gsp_module *)value, (gsp_module *)self);
         if (PyList_Append(((gsp_module *)self)->children, value) < 0)
           return -1;
       }
@@ -355,7 +410,7 @@ static int module_setattro(PyObject *self, PyObject *name, PyObject *value) {
       gs_module_register_parameter(m, s, gsp_handle(value));
       if (!gsp_check_void())
         return -1;
-      ((gsp_tensor *)value)->owned = false; /* the module owns it now */
+      gsp_tensor_keep(value, ((gsp_module *)self)->tree); /* the module owns it now */
     }
   }
   return PyObject_GenericSetAttr(self, name, value);
@@ -375,9 +430,11 @@ static PyObject *module_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
   }
   o->m = m;
   o->rnn_mode = -1;
-  o->is_child = false;
+  o->tree = tree_new(m);
   o->children = PyList_New(0);
-  if (!o->children) {
+  if (!o->children || !o->tree) {
+    if (!o->tree)
+      gs_module_dispose(m);
     Py_DECREF(o);
     return NULL;
   }
@@ -555,9 +612,10 @@ static PyObject *f_Sequential(PyObject *mod, PyObject *args) {
   }
   gs_module seq = gs_sequential_new(mods, (int)n);
   PyMem_Free(mods);
-  for (Py_ssize_t i = 0; seq.id && i < n; i++)
-    ((gsp_module *)PyTuple_GET_ITEM(args, i))->is_child = true;
-  return wrap_module(seq, seq.id ? PySequence_List(args) : NULL);
+  PyObject *o = wrap_module(seq, seq.id ? PySequence_List(args) : NULL);
+  for (Py_ssize_t i = 0; o && i < n; i++)
+    tree_join((gsp_module *)PyTuple_GET_ITEM(args, i), (gsp_module *)o);
+  return o;
 }
 
 bool gsp_is_module(PyObject *o);
@@ -598,7 +656,7 @@ static PyMethodDef nn_functions[] = {
 PyObject *gsp_nn_module(void);
 PyObject *gsp_nn_module(void) {
   GSP_SITE();
-  if (PyType_Ready(&module_type) < 0)
+  if (PyType_Ready(&module_type) < 0 || PyType_Ready(&tree_type) < 0)
     return NULL;
   PyObject *nn = PyModule_New("gradscope.nn");
   if (!nn)

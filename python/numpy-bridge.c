@@ -26,6 +26,47 @@ int gsp_numpy_init(void) {
   return 0;
 }
 
+/* NumPy scalars (and 0-d arrays) act as Python numbers in arithmetic, as PyTorch treats them: np.float32(2)
+ * with a float32 tensor stays float32, and needs no export of the tensor. */
+PyObject *gsp_numpy_scalar_as_number(PyObject *o) {
+  /* A 0-d array is a number too: torch gives 0-dim operands a number's (lower) weight in
+   * promotion, which for the engine's dtypes is what a Python number gets. */
+  if (PyArray_Check(o) && PyArray_NDIM((PyArrayObject *)o) == 0) {
+    int kind = PyArray_DESCR((PyArrayObject *)o)->kind;
+    return kind == 'b' || kind == 'i' || kind == 'u' || kind == 'f'
+               ? PyObject_CallMethod(o, "item", NULL) : NULL;
+  }
+  if (!PyArray_IsScalar(o, Generic) || PyFloat_CheckExact(o) || PyLong_CheckExact(o))
+    return NULL;
+  if (PyArray_IsScalar(o, Bool))
+    return PyBool_FromLong(PyObject_IsTrue(o));
+  if (PyArray_IsScalar(o, Integer))
+    return PyNumber_Long(o);
+  if (PyArray_IsScalar(o, Floating))
+    return PyNumber_Float(o);
+  return NULL;
+}
+
+bool gsp_is_ndarray(PyObject *o) { return PyArray_Check(o); }
+
+/* The dtype gradscope.tensor(array) copies an array into, as torch.tensor's: the array's own
+ * when the engine has it; other integers (int8..int32, uint8..) widen to int64 and float16 to
+ * float32, the nearest the engine has (torch keeps int32; the values are the same). NULL (no
+ * error) for arrays NumPy must convert first (objects, complex). */
+const char *gsp_numpy_copy_dtype(PyObject *array) {
+  if (!PyArray_Check(array))
+    return NULL;
+  int kind = PyArray_DESCR((PyArrayObject *)array)->kind;
+  int type = PyArray_TYPE((PyArrayObject *)array);
+  if (type == NPY_FLOAT32 || type == NPY_FLOAT64 || type == NPY_INT64 || type == NPY_BOOL)
+    return NULL;
+  if (kind == 'i' || kind == 'u')
+    return "int64";
+  if (kind == 'f')
+    return "float32";
+  return NULL;
+}
+
 static void release_array(void *data, void *user_data) {
   (void)data;
   if (!Py_IsInitialized())

@@ -47,6 +47,7 @@ static PyTypeObject no_grad_type = {
 typedef struct {
   PyObject_HEAD
   gs_scope scope;
+  PyObject *name; /* for the error of a scope entered again after it ended */
 } scope_object;
 
 static PyObject *scope_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
@@ -60,6 +61,11 @@ static PyObject *scope_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     return NULL;
   /* Begins at once, as TorchSharp's NewDisposeScope(): the with block only ends it. */
   o->scope = gs_scope_begin(name);
+  o->name = PyUnicode_FromString(name);
+  if (!o->name) {
+    Py_DECREF(o);
+    return NULL;
+  }
   if (o->scope.id == 0) {
     Py_DECREF(o);
     return gsp_raise_engine_error();
@@ -73,11 +79,22 @@ static void scope_dealloc(PyObject *self) {
   scope_object *o = (scope_object *)self;
   if (gs_scope_is_active(o->scope))
     gs_scope_end(o->scope);
+  Py_CLEAR(o->name);
   Py_TYPE(self)->tp_free(self);
 }
 
+/* A scope begins when it is made and ends once: entering it again after it ended would own
+ * nothing and dispose nothing, so it is an error rather than a silent no-op. */
 static PyObject *scope_enter(PyObject *self, PyObject *unused) {
   (void)unused;
+  scope_object *o = (scope_object *)self;
+  if (!gs_scope_is_active(o->scope)) {
+    PyErr_Format(PyExc_RuntimeError,
+                 "dispose_scope '%U' was entered again after it ended: a scope begins when it is "
+                 "made and ends once; make a new gradscope.dispose_scope() for each block",
+                 o->name);
+    return NULL;
+  }
   return Py_NewRef(self);
 }
 

@@ -128,6 +128,22 @@ static int tensor_setitem(PyObject *self, PyObject *index, PyObject *value) {
   if (index_view(gsp_handle(self), index, &view, &owns) < 0)
     return -1;
   gs_clear_error();
+  PyObject *number = gsp_numpy_scalar_as_number(value);
+  if (number)
+    value = number;
+  PyObject *data = NULL; /* t[0] = np.ones(4) or a list: copied in as a tensor, as torch does */
+  if (!PyErr_Occurred() && !gsp_is_tensor(value) && !PyFloat_Check(value) && !PyLong_Check(value)) {
+    PyObject *dtype = gsp_dtype_object(gs_dtype_of(view));
+    data = dtype ? gsp_tensor_from_data(value, dtype, false) : NULL;
+    Py_XDECREF(dtype);
+    value = data;
+  }
+  if (PyErr_Occurred()) {
+    Py_XDECREF(number);
+    if (owns)
+      gs_dispose(view);
+    return -1;
+  }
   if (gsp_is_tensor(value)) {
     gs_copy_(view, gsp_handle(value));
   } else {
@@ -139,6 +155,8 @@ static int tensor_setitem(PyObject *self, PyObject *index, PyObject *value) {
     }
     gs_fill_(view, v);
   }
+  Py_XDECREF(number);
+  Py_XDECREF(data);
   PyObject *ok = gsp_check_void();
   if (owns)
     gs_dispose(view);

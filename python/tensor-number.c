@@ -17,8 +17,26 @@ static const scalar_fn scalar_ops[] = {gs_add_scalar, gs_sub_scalar, gs_mul_scal
                                        gs_div_scalar, gs_pow_scalar, NULL,
                                        gs_maximum_scalar, gs_minimum_scalar};
 
+static PyObject *binary(PyObject *a, PyObject *b, int op);
+
+/* NumPy scalars first become Python numbers, so they take the scalar paths below. */
 PyObject *gsp_binary(PyObject *a, PyObject *b, int op) {
   GSP_SITE();
+  PyObject *na = gsp_numpy_scalar_as_number(a), *nb = na || !PyErr_Occurred()
+                                                         ? gsp_numpy_scalar_as_number(b) : NULL;
+  if (PyErr_Occurred()) {
+    Py_XDECREF(na);
+    return NULL;
+  }
+  if (!na && !nb)
+    return binary(a, b, op);
+  PyObject *r = binary(na ? na : a, nb ? nb : b, op);
+  Py_XDECREF(na);
+  Py_XDECREF(nb);
+  return r;
+}
+
+static PyObject *binary(PyObject *a, PyObject *b, int op) {
   bool a_tensor = gsp_is_tensor(a);
   if (!a_tensor && !gsp_is_tensor(b))
     Py_RETURN_NOTIMPLEMENTED;

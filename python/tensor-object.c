@@ -8,6 +8,9 @@
  * stale-handle error, which names the scope that disposed it. Borrowed handles (a tensor's
  * .grad, a module's parameters) are never disposed by their Python object. Objects freed while
  * the interpreter exits leave their tensors alive: the program never disposed them.
+ *
+ * A borrowed handle's object holds its keeper (gs-py.h): a grad taken from a tensor keeps that
+ * tensor's object, so `g = x.grad; del x` leaves g usable, as in PyTorch.
  */
 #include "gs-py.h"
 
@@ -22,11 +25,24 @@ static PyObject *wrap(gs_tensor t, bool owned) {
   }
   o->handle = t;
   o->owned = owned;
+  o->keeper = NULL;
   return (PyObject *)o;
 }
 
 PyObject *gsp_wrap(gs_tensor t) { return wrap(t, true); }
 PyObject *gsp_wrap_borrowed(gs_tensor t) { return wrap(t, false); }
+
+PyObject *gsp_wrap_kept(gs_tensor t, PyObject *keeper) {
+  PyObject *o = wrap(t, false);
+  if (o)
+    ((gsp_tensor *)o)->keeper = Py_XNewRef(keeper);
+  return o;
+}
+
+void gsp_tensor_keep(PyObject *o, PyObject *keeper) {
+  ((gsp_tensor *)o)->owned = false;
+  Py_XSETREF(((gsp_tensor *)o)->keeper, Py_XNewRef(keeper));
+}
 
 static void tensor_dealloc(PyObject *self) {
   GSP_SITE();
@@ -40,6 +56,7 @@ static void tensor_dealloc(PyObject *self) {
   if (o->owned && !_Py_IsFinalizing() && gs_is_alive(o->handle) &&
       gs_owner_scope(o->handle).id == 0)
     gs_dispose(o->handle);
+  Py_CLEAR(o->keeper);
   PyObject_Free(self);
 }
 
@@ -170,7 +187,7 @@ static PyObject *get_grad(PyObject *self, void *c) {
     return gsp_raise_engine_error();
   if (gs_tensor_is_none(g))
     Py_RETURN_NONE;
-  return gsp_wrap_borrowed(g);
+  return gsp_wrap_kept(g, self); /* the grad outlives the name of its tensor */
 }
 
 static int set_grad(PyObject *self, PyObject *value, void *c) {

@@ -55,16 +55,17 @@ echo "installed tours: $(ls "$(dirname "$tour")" | wc -l) programs, micrograd pl
 # the destdir copy, given as PYTHONPATH). A build without the module or PyTorch installs no
 # script, and says so here.
 script=$(find "$dest" -path '*/gradscope/tours/tour-sharing.py' -print -quit)
-module=$(find "$dest" -name 'gradscope*.so' -path '*-packages/*' -print -quit)
+package=$(find "$dest" -path '*-packages/gradscope/__init__.py' -print -quit)
+module=${package:+$(dirname "$(dirname "$package")")} # the directory holding the package
 if [ -z "$script" ]; then
   echo "tour 8 (sharing) was not installed: the build left it out (see meson's message)"
 elif [ -z "$module" ]; then
   echo "tour-sharing.py was installed without the Python module" >&2; exit 1
 else
   [ -x "$script" ] || { echo "tour-sharing.py is not executable" >&2; exit 1; }
-  LD_LIBRARY_PATH=$libdir GS_TOUR_DIR=$(dirname "$tour") PYTHONPATH=$(dirname "$module") \
+  LD_LIBRARY_PATH=$libdir GS_TOUR_DIR=$(dirname "$tour") PYTHONPATH=$module \
     OMP_NUM_THREADS=1 "$bindir/gradscope" explain --tour sharing > "$dest/sharing.txt"
   grep -q '^sharing: ' "$dest/sharing.txt" || { echo "the installed sharing tour did not run" >&2; exit 1; }
   grep -q '^7/7 ' "$dest/sharing.txt" || { echo "the installed sharing tour lacks steps" >&2; exit 1; }
-  echo "installed tour 8: $script plays with the module in $(dirname "$module")"
+  echo "installed tour 8: $script plays with the module in $module"
 fi

@@ -1,0 +1,21 @@
+"""Gradscope: an autograd/tensor engine that records its own insides, from Python.
+
+The package is the C extension gradscope._gradscope (tensors, ops, modules, optimizers, data,
+scopes, tracing: python/*.c) plus pure-Python modules for what is natural in Python
+(containers of modules, learning-rate schedulers, gradient clipping, the torch import hook
+of ``python3 -m gradscope.as_torch``). ``import gradscope``, ``gradscope.nn``,
+``gradscope.nn.functional``, ``gradscope.optim`` and ``gradscope.utils.data`` name the same
+objects the extension makes.
+"""
+from gradscope import _gradscope
+from gradscope._missing import NotSupportedError, reexport, unsupported
+
+reexport(_gradscope, globals())
+# The C submodules are re-exported by the package's own modules, which add to them.
+for _name in ("nn", "optim", "utils"):
+    del globals()[_name]
+del _name
+
+from gradscope import autograd, cuda, nn, optim, utils  # noqa: E402
+
+__getattr__ = unsupported(__name__)

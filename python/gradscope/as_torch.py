@@ -1,0 +1,113 @@
+"""python3 -m gradscope.as_torch SCRIPT [ARGS]: runs a PyTorch program on gradscope, unchanged.
+
+An import hook (a meta path finder at the front of sys.meta_path) answers ``import torch`` and
+the torch modules ordinary programs use with gradscope's: ``torch`` is gradscope,
+``torch.nn`` is gradscope.nn, and so on (TORCH_MODULES). Each is a thin module object whose
+attributes are looked up on the gradscope module at each access, so nothing is copied and
+``torch.Tensor is gradscope.Tensor``. A name gradscope does not have yet fails where the program
+uses it, with an error naming it (``torch.nn.Conv3d is not supported by gradscope yet``), and
+so does a torch module outside the table. Then the script runs as __main__ with sys.argv and
+sys.path[0] set as ``python3 SCRIPT ARGS`` sets them, so the inspector, GS_TRACE, scopes and
+leak reports work on programs people already have.
+
+install() puts the hook in place from Python (for a test, or a program that wants it).
+"""
+import importlib
+import importlib.abc
+import importlib.util
+import os
+import runpy
+import sys
+import types
+
+from gradscope._missing import not_supported
+
+# The torch module a program imports -> the gradscope module that answers for it.
+TORCH_MODULES = {
+    "torch": "gradscope",
+    "torch.nn": "gradscope.nn",
+    "torch.nn.functional": "gradscope.nn.functional",
+    "torch.nn.init": "gradscope.nn.init",
+    "torch.nn.utils": "gradscope.nn.utils",
+    "torch.nn.utils.rnn": "gradscope.nn.utils.rnn",
+    "torch.optim": "gradscope.optim",
+    "torch.optim.lr_scheduler": "gradscope.optim.lr_scheduler",
+    "torch.utils": "gradscope.utils",
+    "torch.utils.data": "gradscope.utils.data",
+    "torch.autograd": "gradscope.autograd",
+    "torch.cuda": "gradscope.cuda",
+}
+
+
+class TorchModule(types.ModuleType):
+    """torch.X seen through gradscope: attribute lookups go to the gradscope module."""
+
+    def __init__(self, torch_name, target):
+        super().__init__(torch_name, getattr(target, "__doc__", None))
+        self.__dict__["_gradscope_module"] = target
+
+    def __getattr__(self, name):
+        qualified = f"{self.__name__}.{name}"
+        if qualified in TORCH_MODULES:
+            return importlib.import_module(qualified)
+        try:
+            return getattr(self.__dict__["_gradscope_module"], name)
+        except AttributeError:
+            if name.startswith("__") and name.endswith("__"):
+                raise
+            raise not_supported(qualified) from None
+
+    def __dir__(self):
+        return sorted(set(dir(self.__dict__["_gradscope_module"])) | set(self.__dict__))
+
+    def __repr__(self):
+        return f"<module {self.__name__!r} (gradscope's {self._gradscope_module.__name__})>"
+
+
+class _Loader(importlib.abc.Loader):
+    def create_module(self, spec):
+        return TorchModule(spec.name, importlib.import_module(TORCH_MODULES[spec.name]))
+
+    def exec_module(self, module):
+        pass
+
+
+class TorchFinder(importlib.abc.MetaPathFinder):
+    """Finds torch and torch.* in TORCH_MODULES; refuses other torch.* modules by name."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname != "torch" and not fullname.startswith("torch."):
+            return None
+        if fullname not in TORCH_MODULES or importlib.util.find_spec(TORCH_MODULES[fullname]) is None:
+            raise ModuleNotFoundError(f"{fullname} is not supported by gradscope yet",
+                                      name=fullname)
+        # A package (submodule_search_locations set) so `import torch.nn` reaches the finder.
+        return importlib.util.spec_from_loader(fullname, _Loader(), is_package=True)
+
+
+def install():
+    """Puts the hook first in sys.meta_path (once); torch modules imported before stay."""
+    if not any(isinstance(f, TorchFinder) for f in sys.meta_path):
+        sys.meta_path.insert(0, TorchFinder())
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv or argv[0] in ("-h", "--help"):
+        print("usage: python3 -m gradscope.as_torch SCRIPT [ARGS...]\n"
+              "Runs a PyTorch program with torch, torch.nn, torch.optim, torch.utils.data, ...\n"
+              "answered by gradscope.", file=sys.stderr if not argv else sys.stdout)
+        return 0 if argv else 2
+    script = argv[0]
+    if not os.path.exists(script):
+        print(f"gradscope.as_torch: {script}: no such file", file=sys.stderr)
+        return 2
+    install()
+    sys.argv = list(argv)
+    sys.path[0] = os.path.dirname(os.path.abspath(script))
+    runpy.run_path(script, run_name="__main__")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

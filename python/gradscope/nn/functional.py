@@ -1,0 +1,8 @@
+"""gradscope.nn.functional: the losses, activations and layers as functions (the C
+extension's), as torch.nn.functional's."""
+from gradscope import _gradscope
+from gradscope._missing import reexport, unsupported
+
+reexport(_gradscope.nn.functional, globals())
+
+__getattr__ = unsupported(__name__)

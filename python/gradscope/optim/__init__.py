@@ -1,0 +1,7 @@
+from gradscope import _gradscope
+from gradscope._missing import reexport, unsupported
+
+reexport(_gradscope.optim, globals())
+
+
+__getattr__ = unsupported(__name__)
