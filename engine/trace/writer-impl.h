@@ -51,9 +51,10 @@ extern atomic_uint_fast64_t gs__tw_log_epoch; /* advances with every gs_trace_op
 
 /* writer.c: the slow paths. */
 gs__tw_buffer *gs__tw_buffer_new(void);
-/* Flushes b (locked) to make room for need bytes; returns where the event goes, or NULL (b
- * unlocked) if it cannot be recorded. */
-uint8_t *gs__tw_make_room(gs__tw_buffer *b, size_t need);
+/* Flushes b (locked by the caller) to make room for need bytes. Returns where the event goes,
+ * b still locked; or NULL when it cannot be recorded, and then b is unlocked: the caller has
+ * nothing left to release. */
+uint8_t *gs__tw_make_room_or_unlock(gs__tw_buffer *b, size_t need);
 void gs__tw_emit_pending(void);
 uint64_t gs__tw_clock_ns(void);
 /* True the first time id is used in this stream since the log began (and marks it so): the
@@ -82,8 +83,9 @@ static inline uint8_t *gs__tw_begin_in(gs__tw_buffer *b, gs_trace_kind kind, uin
   size_t need = 1 + GS__TW_LENGTH_BYTES + 20 + max;
   gs__spin_lock(&b->lock);
   uint8_t *p = b->data + b->used;
-  if (__builtin_expect(b->used + need > GS__TW_BUFFER_BYTES, 0) && !(p = gs__tw_make_room(b, need)))
-    return NULL;
+  if (__builtin_expect(b->used + need > GS__TW_BUFFER_BYTES, 0) &&
+      !(p = gs__tw_make_room_or_unlock(b, need)))
+    return NULL; /* b is unlocked */
   uint64_t t = gs__tw_now() - gs__tw_start;
   p[0] = (uint8_t)kind;
   p = gs__put_svarint(p + 1 + GS__TW_LENGTH_BYTES, (int64_t)(seq - b->last_seq));

@@ -340,7 +340,7 @@ uint32_t gs__trace_string(const char *s) {
 
 /* The inline half is in writer-impl.h (gs__tw_begin, gs__tw_end); these are its slow paths. */
 
-uint8_t *gs__tw_make_room(gs__tw_buffer *b, size_t need) {
+uint8_t *gs__tw_make_room_or_unlock(gs__tw_buffer *b, size_t need) {
   if (need > GS__TW_BUFFER_BYTES) {
     gs__spin_unlock(&b->lock);
     return NULL; /* larger than a whole buffer: dropped (bounded by the limits on arrays and text) */
