@@ -54,38 +54,9 @@ const uint8_t *const gs__trace_schema[GS_TRACE_KIND_COUNT] = {
 
 const char *gs_trace_kind_name(gs_trace_kind kind) {
   static const char *const names[GS_TRACE_KIND_COUNT] = {
-      [GS_TRACE_STRING] = "string",
-      [GS_TRACE_STORAGE_ALLOC] = "storage_alloc",
-      [GS_TRACE_STORAGE_SHARE] = "storage_share",
-      [GS_TRACE_STORAGE_MATERIALISE] = "storage_materialise",
-      [GS_TRACE_STORAGE_FREE] = "storage_free",
-      [GS_TRACE_TENSOR_CREATE] = "tensor_create",
-      [GS_TRACE_TENSOR_DISPOSE] = "tensor_dispose",
-      [GS_TRACE_TENSOR_MOVE] = "tensor_move",
-      [GS_TRACE_TENSOR_NAME] = "tensor_name",
-      [GS_TRACE_INPLACE_WRITE] = "inplace_write",
-      [GS_TRACE_OWNER_CHANGE] = "owner_change",
-      [GS_TRACE_SCOPE_BEGIN] = "scope_begin",
-      [GS_TRACE_SCOPE_END] = "scope_end",
-      [GS_TRACE_NODE_CREATE] = "node_create",
-      [GS_TRACE_NODE_FREE_SAVED] = "node_free_saved",
-      [GS_TRACE_NODE_RELEASE] = "node_release",
-      [GS_TRACE_BACKWARD_BEGIN] = "backward_begin",
-      [GS_TRACE_BACKWARD_END] = "backward_end",
-      [GS_TRACE_GRAD_ACCUMULATE] = "grad_accumulate",
-      [GS_TRACE_MODULE_CREATE] = "module_create",
-      [GS_TRACE_MODULE_PARAMETER] = "module_parameter",
-      [GS_TRACE_COMPOSITE_CREATE] = "composite_create",
-      [GS_TRACE_MARK] = "mark",
-      [GS_TRACE_ERROR] = "error",
-      [GS_TRACE_VALUES] = "values",
-      [GS_TRACE_MODULE_CHILD] = "module_child",
-      [GS_TRACE_OPTIMIZER_CREATE] = "optimizer_create",
-      [GS_TRACE_SITE] = "site",
-      [GS_TRACE_BINARY] = "binary",
-      [GS_TRACE_SNAPSHOT_BEGIN] = "snapshot_begin",
-      [GS_TRACE_SNAPSHOT_END] = "snapshot_end",
-      [GS_TRACE_REQUIRES_GRAD] = "requires_grad",
+#define KIND_NAME(KIND, kind, value, flags) [GS_TRACE_##KIND] = #kind,
+      GS_TRACE_KINDS(KIND_NAME)
+#undef KIND_NAME
   };
   return kind > 0 && kind < GS_TRACE_KIND_COUNT && names[kind] ? names[kind] : "unknown";
 }

@@ -9,6 +9,7 @@
  */
 #pragma once
 
+#include "trace-kinds.h"
 #include "types.h"
 
 #ifdef __cplusplus
@@ -21,51 +22,12 @@ extern "C" {
 
 /* ---- events --------------------------------------------------------------------------- */
 
+/* The event kinds, one per line of GS_TRACE_KINDS (gradscope/trace-kinds.h, which says what
+ * each carries). */
 typedef enum gs_trace_kind {
-  GS_TRACE_STRING = 1,          /* a string-table entry: id, text */
-  GS_TRACE_STORAGE_ALLOC,       /* storage, nbytes, memory, peer (see also gs_trace_event.alloc) */
-  GS_TRACE_STORAGE_SHARE,       /* storage shares source's bytes copy-on-write: storage, source, nbytes */
-  GS_TRACE_STORAGE_MATERIALISE, /* storage copied its bytes into a buffer of its own (before a
-                                 * write, or into shared memory): storage, nbytes, memory */
-  GS_TRACE_STORAGE_FREE,        /* storage (see also gs_trace_event.freed) */
-  GS_TRACE_TENSOR_CREATE,       /* see gs_trace_tensor_create */
-  GS_TRACE_TENSOR_DISPOSE,      /* tensor, reason (string), freed */
-  GS_TRACE_TENSOR_MOVE,         /* tensor moved to new handle (a parameter): tensor, target */
-  GS_TRACE_TENSOR_NAME,         /* tensor, name (string) */
-  GS_TRACE_INPLACE_WRITE,       /* tensor, storage, version (after), op (string) */
-  GS_TRACE_OWNER_CHANGE,        /* object, holder, owner: see gs_trace_owner_change */
-  GS_TRACE_SCOPE_BEGIN,         /* scope, outer, name (string) */
-  GS_TRACE_SCOPE_END,           /* scope */
-  GS_TRACE_NODE_CREATE,         /* see gs_trace_node_create */
-  GS_TRACE_NODE_FREE_SAVED,     /* node: backward freed its saved tensors */
-  GS_TRACE_NODE_RELEASE,        /* node: nothing refers to it any more */
-  GS_TRACE_BACKWARD_BEGIN,      /* tensor (the root), node (its grad_fn) */
-  GS_TRACE_BACKWARD_END,        /* tensor */
-  GS_TRACE_GRAD_ACCUMULATE,     /* tensor (the leaf), target (its grad tensor) */
-  GS_TRACE_MODULE_CREATE,       /* module, name (its type) */
-  GS_TRACE_MODULE_PARAMETER,    /* module, name (the parameter's), tensor */
-  GS_TRACE_COMPOSITE_CREATE,    /* object, object_kind, parts (tensor ids) */
-  GS_TRACE_MARK,                /* name (the label) */
-  GS_TRACE_ERROR,               /* code, text (the message) */
-  GS_TRACE_VALUES,              /* tensor, values (its first elements, as f64) */
-  /* since 1.1 */
-  GS_TRACE_MODULE_CHILD,        /* module (the parent), child (a module), name (the child's) */
-  GS_TRACE_OPTIMIZER_CREATE,    /* optimizer, name (its type: "SGD", "Adam", "AdamW"), params */
-  /* since 1.3 */
-  GS_TRACE_SITE,                /* site (its id), frames: where the program called the engine;
-                                 * since 1.5 name: an interpreter's site as text, "function
-                                 * (file:line)" (0 for an address site; frames is then empty) */
-  GS_TRACE_BINARY,              /* a loaded binary: address (its load bias), offset (its code's
-                                 * address in the file), nbytes (the code's size), name (path),
-                                 * text (GNU build id, hex; "" if none) */
-  /* since 1.5 (doc/trace-format.md, "Snapshots") */
-  GS_TRACE_SNAPSHOT_BEGIN = 30, /* name (why: a string id), count (objects alive): the events up
-                                 * to snapshot_end re-create what was alive when the log began */
-  GS_TRACE_SNAPSHOT_END,        /* count: the snapshot is complete */
-  /* since 1.6 */
-  GS_TRACE_REQUIRES_GRAD,       /* tensor, requires_grad: a leaf's flag changed after it was made
-                                 * (gs_set_requires_grad, gs_parameter_new); a tensor a graph
-                                 * node makes requires grad from its node_create on */
+#define GS__TRACE_KIND_ENUM(KIND, kind, value, flags) GS_TRACE_##KIND = value,
+  GS_TRACE_KINDS(GS__TRACE_KIND_ENUM)
+#undef GS__TRACE_KIND_ENUM
   GS_TRACE_KIND_COUNT
 } gs_trace_kind;
 
@@ -154,11 +116,21 @@ typedef struct gs_trace_event {
 } gs_trace_event;
 
 GS_API const char *gs_trace_kind_name(gs_trace_kind kind);
+/* The GS_TRACE_KIND_* flags of kind (gradscope/trace-kinds.h); 0 for an unknown kind. */
+static inline unsigned gs_trace_kind_flags(gs_trace_kind kind) {
+  switch (kind) {
+#define GS__TRACE_KIND_FLAGS(KIND, kind, value, flags)                                         \
+  case GS_TRACE_##KIND: return (flags);
+    GS_TRACE_KINDS(GS__TRACE_KIND_FLAGS)
+#undef GS__TRACE_KIND_FLAGS
+  default: return 0;
+  }
+}
 /* String, site and binary events are table entries that other events refer to (they take no
  * event number of their own), not things that happened: event counts and lists leave them
  * out. */
 static inline bool gs_trace_kind_is_table(gs_trace_kind kind) {
-  return kind == GS_TRACE_STRING || kind == GS_TRACE_SITE || kind == GS_TRACE_BINARY;
+  return (gs_trace_kind_flags(kind) & GS_TRACE_KIND_TABLE) != 0;
 }
 
 /* ---- reading -------------------------------------------------------------------------- */

@@ -1,0 +1,100 @@
+/* gradscope/trace-kinds.h: the one list of the log's event kinds.
+ *
+ * Each kind is one line of GS_TRACE_KINDS: X(KIND, kind, value, flags), with what it carries
+ * beside it. Everything that is per kind is generated from this list, as ggml generates its op
+ * tables: the gs_trace_kind enum and gs_trace_kind_name (capture/schema.c), which kinds are
+ * table entries (gs_trace_kind_is_table), and the inspector's words for each kind (one explain
+ * and one summary function per kind, inspector/model/event-words.c), which then cannot miss a
+ * kind. The fields each kind carries on disk are the format's own (capture/schema.c, keyed by
+ * the same enum; doc/trace-format.md). A new kind is one line here, its schema, its writer
+ * (engine/trace/events.c) and its two word functions; the compiler names what is missing.
+ *
+ * Values are the format's: never reuse or renumber one. */
+#pragma once
+
+/* What a reader needs to know of a kind without decoding it. */
+enum {
+  /* A table entry other events refer to (a string, a call site, a binary): it takes no event
+   * number of its own and is not something that happened, so counts and lists leave it out. */
+  GS_TRACE_KIND_TABLE = 1u << 0,
+  /* It changes what is alive or how the living relate (objects, storages, owners, names,
+   * scopes, nodes, modules): what a flight recorder's snapshot re-creates. (Writes, values and
+   * backward passes change what the replay shows, not what is alive.) */
+  GS_TRACE_KIND_STATE = 1u << 1,
+  /* It changes the bytes alive (a storage's allocation, share, copy or free). */
+  GS_TRACE_KIND_MEMORY = 1u << 2,
+};
+
+/* X(KIND, kind, value, flags): GS_TRACE_<KIND> = value, named "kind". */
+#define GS_TRACE_KINDS(X)                                                                      \
+  /* id, text: a string-table entry */                                                         \
+  X(STRING, string, 1, GS_TRACE_KIND_TABLE)                                                    \
+  /* storage, nbytes, memory, peer (see also gs_trace_event.alloc) */                          \
+  X(STORAGE_ALLOC, storage_alloc, 2, GS_TRACE_KIND_STATE | GS_TRACE_KIND_MEMORY)               \
+  /* storage shares source's bytes copy-on-write: storage, source, nbytes */                   \
+  X(STORAGE_SHARE, storage_share, 3, GS_TRACE_KIND_STATE | GS_TRACE_KIND_MEMORY)               \
+  /* storage copied its bytes into a buffer of its own (before a write, or into shared         \
+   * memory): storage, nbytes, memory */                                                       \
+  X(STORAGE_MATERIALISE, storage_materialise, 4, GS_TRACE_KIND_STATE | GS_TRACE_KIND_MEMORY)   \
+  /* storage (see also gs_trace_event.freed) */                                                \
+  X(STORAGE_FREE, storage_free, 5, GS_TRACE_KIND_STATE | GS_TRACE_KIND_MEMORY)                 \
+  /* see gs_trace_tensor_create */                                                             \
+  X(TENSOR_CREATE, tensor_create, 6, GS_TRACE_KIND_STATE)                                      \
+  /* tensor, reason (string), freed */                                                         \
+  X(TENSOR_DISPOSE, tensor_dispose, 7, GS_TRACE_KIND_STATE)                                    \
+  /* tensor moved to a new handle (a parameter): tensor, target */                             \
+  X(TENSOR_MOVE, tensor_move, 8, GS_TRACE_KIND_STATE)                                          \
+  /* tensor, name (string) */                                                                  \
+  X(TENSOR_NAME, tensor_name, 9, GS_TRACE_KIND_STATE)                                          \
+  /* tensor, storage, version (after), op (string) */                                          \
+  X(INPLACE_WRITE, inplace_write, 10, 0)                                                       \
+  /* object, holder, owner: see gs_trace_owner_change */                                       \
+  X(OWNER_CHANGE, owner_change, 11, GS_TRACE_KIND_STATE)                                       \
+  /* scope, outer, name (string) */                                                            \
+  X(SCOPE_BEGIN, scope_begin, 12, GS_TRACE_KIND_STATE)                                         \
+  /* scope */                                                                                  \
+  X(SCOPE_END, scope_end, 13, GS_TRACE_KIND_STATE)                                             \
+  /* see gs_trace_node_create */                                                               \
+  X(NODE_CREATE, node_create, 14, GS_TRACE_KIND_STATE)                                         \
+  /* node: backward freed its saved tensors */                                                 \
+  X(NODE_FREE_SAVED, node_free_saved, 15, GS_TRACE_KIND_STATE)                                 \
+  /* node: nothing refers to it any more */                                                    \
+  X(NODE_RELEASE, node_release, 16, GS_TRACE_KIND_STATE)                                       \
+  /* tensor (the root), node (its grad_fn) */                                                  \
+  X(BACKWARD_BEGIN, backward_begin, 17, 0)                                                     \
+  /* tensor */                                                                                 \
+  X(BACKWARD_END, backward_end, 18, 0)                                                         \
+  /* tensor (the leaf), target (its grad tensor) */                                            \
+  X(GRAD_ACCUMULATE, grad_accumulate, 19, 0)                                                   \
+  /* module, name (its type) */                                                                \
+  X(MODULE_CREATE, module_create, 20, GS_TRACE_KIND_STATE)                                     \
+  /* module, name (the parameter's), tensor */                                                 \
+  X(MODULE_PARAMETER, module_parameter, 21, GS_TRACE_KIND_STATE)                               \
+  /* object, object_kind, parts (tensor ids) */                                                \
+  X(COMPOSITE_CREATE, composite_create, 22, GS_TRACE_KIND_STATE)                               \
+  /* name (the label) */                                                                       \
+  X(MARK, mark, 23, 0)                                                                         \
+  /* code, text (the message) */                                                               \
+  X(ERROR, error, 24, 0)                                                                       \
+  /* tensor, values (its first elements, as f64) */                                            \
+  X(VALUES, values, 25, 0)                                                                     \
+  /* since 1.1: module (the parent), child (a module), name (the child's) */                   \
+  X(MODULE_CHILD, module_child, 26, GS_TRACE_KIND_STATE)                                       \
+  /* since 1.1: optimizer, name (its type: "SGD", "Adam", "AdamW"), params */                  \
+  X(OPTIMIZER_CREATE, optimizer_create, 27, GS_TRACE_KIND_STATE)                               \
+  /* since 1.3: site (its id), frames: where the program called the engine; since 1.5 name:    \
+   * an interpreter's site as text, "function (file:line)" (0 for an address site; frames is   \
+   * then empty) */                                                                            \
+  X(SITE, site, 28, GS_TRACE_KIND_TABLE)                                                       \
+  /* since 1.3: a loaded binary: address (its load bias), offset (its code's address in the    \
+   * file), nbytes (the code's size), name (path), text (GNU build id, hex; "" if none) */     \
+  X(BINARY, binary, 29, GS_TRACE_KIND_TABLE)                                                   \
+  /* since 1.5 (doc/trace-format.md, "Snapshots"): name (why: a string id), count (objects     \
+   * alive): the events up to snapshot_end re-create what was alive when the log began */      \
+  X(SNAPSHOT_BEGIN, snapshot_begin, 30, 0)                                                     \
+  /* since 1.5: count: the snapshot is complete */                                             \
+  X(SNAPSHOT_END, snapshot_end, 31, 0)                                                         \
+  /* since 1.6: tensor, requires_grad: a leaf's flag changed after it was made                 \
+   * (gs_set_requires_grad, gs_parameter_new); a tensor a graph node makes requires grad from  \
+   * its node_create on */                                                                     \
+  X(REQUIRES_GRAD, requires_grad, 32, GS_TRACE_KIND_STATE)
