@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # check-install.sh BUILD_DIR CC: the install test. Installs BUILD_DIR into a temporary
 # destdir, then builds and runs a small program against the installed headers, library and
-# gradscope.pc with nothing but `pkg-config --cflags --libs gradscope`, as a user would.
+# gradscope.pc with nothing but `pkg-config --cflags --libs gradscope`, as a user would, and
+# checks that the manual pages and the tours' programs are where their readers look.
 set -euo pipefail
 build=$1
 cc=${2:-cc}
@@ -39,6 +40,13 @@ C
 libdir=$(PKG_CONFIG_PATH=$(dirname "$pc") \
          pkg-config --define-variable=prefix="$dest$prefix" --variable=libdir gradscope)
 LD_LIBRARY_PATH=$libdir "$dest/user"
+
+# The manual pages go to MANDIR/man1, where man finds them.
+for page in gradscope.1 gradscope-inspector.1; do
+  installed=$(find "$dest" -path "*/share/man/man1/$page" -print -quit)
+  [ -n "$installed" ] || { echo "the manual page $page was not installed in share/man/man1" >&2; exit 1; }
+done
+echo "installed manual pages: $(dirname "$installed")"
 
 # The guided tours' programs go to LIBEXECDIR/gradscope/tours/, where an installed
 # `gradscope explain --tour` looks for them (GS_TOUR_DIR points this destdir copy there).
