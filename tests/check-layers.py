@@ -105,14 +105,14 @@ def self_test():
             'core': {'core-impl.h': '#include "base.h"\n',
                      'x.c': '#include "core-impl.h"\n#include "scope-impl.h"\n'},
             'scope': {'scope-impl.h': '#include "core-impl.h"\n',
-                      'y.c': '#include "../core/core-impl.h"\n'},
+                      'y.c': '#include "core-impl.h"\n'},
         }.items():
             os.mkdir(os.path.join(src, name))
             for f, text in files.items():
                 with open(os.path.join(src, name, f), 'w', encoding='utf-8') as fh:
                     fh.write(text)
         with open(os.path.join(src, 'base', 'b.c'), 'w', encoding='utf-8') as fh:
-            fh.write('#include "../scope/scope-impl.h"\n')
+            fh.write('#include "scope-impl.h"\n')
         got = sorted(include_violations(src, layers))
         want = [('base/b.c', '../scope/scope-impl.h', 'scope'),
                 ('core/x.c', 'scope-impl.h', 'scope')]

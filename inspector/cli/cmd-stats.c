@@ -1,16 +1,16 @@
 /* cmd-stats.c: `gradscope stats FILE`: what happened in a run, in one screen: events by kind,
  * scopes with their accounts, the memory peak and when, what was still alive at the end
  * (leaks, grouped by where the program made them, op, shape and holder) and every error. The numbers come from
- * model/trace-stats.c; this file only prints them. */
+ * model/analysis/trace-stats.c; this file only prints them. */
 #include <stdio.h>
 
 #include <gradscope/error.h>
 #include <gradscope/types.h>
 
-#include "../model/event-fields.h"
-#include "../model/object-groups.h"
-#include "../model/snapshot-note.h"
-#include "../model/trace-stats.h"
+#include "event-fields.h"
+#include "object-groups.h"
+#include "snapshot-note.h"
+#include "trace-stats.h"
 #include "cli.h"
 
 /* Beyond this many leaks or errors, a count says how many more (the log has them all). */
