@@ -23,8 +23,9 @@ xgettext --package-name=gradscope --from-code=UTF-8 --add-comments \
 status=0
 # Every source that marks strings must be listed, or its strings never reach translators.
 cd "$root"
-for f in $(grep -l -E '\b(N?C?_|ngettext)\(' inspector/*/*.c 2>/dev/null) \
-         $(grep -l 'translatable="yes"' inspector/*/*.ui inspector/*/*/*.ui 2>/dev/null); do
+# (Sources sit in folders of folders: inspector/model/index/, inspector/app/capture/...)
+for f in $(grep -rl --include='*.c' -E '\b(N?C?_|ngettext)\(' inspector 2>/dev/null | sort) \
+         $(grep -rl --include='*.ui' 'translatable="yes"' inspector 2>/dev/null | sort); do
   if ! grep -qxF "$f" "$src/POTFILES"; then
     echo "po/POTFILES does not list $f, which has translatable strings"
     status=1

@@ -1,5 +1,5 @@
 /* test-dispose-reason.c: every dispose reason the engine writes is one the inspector knows how
- * to say (inspector/model/dispose-reason.c), so a change of wording in the engine fails here,
+ * to say (inspector/model/words/dispose-reason.c), so a change of wording in the engine fails here,
  * not silently in the Chinese interface. A run disposes tensors every way the engine can:
  * gs_dispose, a scope's end, dispose_everything(_but), gs_zero_grad, a tensor taking its
  * gradient with it, a module, an optimizer, a batch, a packed sequence, backward freeing its

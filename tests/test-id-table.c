@@ -1,4 +1,4 @@
-/* test-id-table: the replay's open-addressing id map (inspector/model/id-table.h) against a
+/* test-id-table: the replay's open-addressing id map (inspector/model/replay/id-table.h) against a
  * GHashTable over long random runs of inserts, replacements and removals: handles that share
  * a slot with new generations, clusters that wrap around the end, and removals in the middle
  * of probe runs (the backward shift must keep every other key reachable). */

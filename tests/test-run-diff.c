@@ -1,5 +1,5 @@
-/* test-run-diff.c: the comparison of two runs (inspector/model/run-diff.c) on logs the engine
- * records in the test, for what the CLI test's before/after pair does not reach: passes
+/* test-run-diff.c: the comparison of two runs (inspector/model/analysis/run-diff.c) on logs
+ * the engine records in the test, for what the CLI test's before/after pair does not reach: passes
  * matched by number when a run has no step marks (a pass only one run has), alignment by the
  * fraction of each run with no shared marks, a graph that grows (nodes added), node
  * signatures that ignore ids, sizes for --fail-peak-increase, and a file that is no log. */

@@ -1,4 +1,4 @@
-/* test-scope-tree-view.c: the scope tree (inspector/app/gs-scope-tree-view.c) on a recorded
+/* test-scope-tree-view.c: the scope tree (inspector/app/scopes/gs-scope-tree-view.c) on a recorded
  * run: one "epoch" scope holding three "step" scopes and a "work" scope. Rows are lazy (one
  * root until expanded), statistics at the scrubber's event equal the engine's own account of
  * each scope, scopes not begun yet are greyed while ended ones look plain and open ones bold,

@@ -1,5 +1,5 @@
-/* test-tensor-view.c: the tensor details panel (inspector/app/gs-tensor-view.c) on a recorded
- * run in which one tensor "x" is viewed, cloned, written in place, moved to the outer scope
+/* test-tensor-view.c: the tensor details panel (inspector/app/tensor/gs-tensor-view.c) on a
+ * recorded run in which one tensor "x" is viewed, cloned, written in place, moved to the outer scope
  * and disposed by that scope's end, and another is moved into a parameter, saved for backward
  * and given a gradient, and a third moves into shared memory. Checks the life entries in order, dimming of "future" entries and the
  * state at the scrubber's event, the contract's signals and the status pages; saves

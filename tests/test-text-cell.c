@@ -1,4 +1,4 @@
-/* test-text-cell.c: the event list's cell (inspector/app/gs-text-cell.c). Its height is a
+/* test-text-cell.c: the event list's cell (inspector/app/widgets/gs-text-cell.c). Its height is a
  * label's in the same font, without the text being shaped; its width follows the text's
  * length only when asked; in a list view, a row scrolled into view draws its text. */
 #include <adwaita.h>

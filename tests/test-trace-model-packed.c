@@ -1,6 +1,6 @@
 /* test-trace-model-packed.c: what the inspector tells of a fused recurrence over a packed
- * sequence (inspector/model/packed-steps.h), on a real engine run: an LSTM and a GRU over four
- * sequences of lengths 2, 4, 3, 1 (unsorted), and an LSTM over padded input. The steps, batch
+ * sequence (inspector/model/analysis/packed-steps.h), on a real engine run: an LSTM and a GRU
+ * over four sequences of lengths 2, 4, 3, 1 (unsorted), and an LSTM over padded input. The steps, batch
  * and rows always; the sequences each step ran over only when GS_TRACE_VALUES recorded the
  * batch sizes (meson runs this test with GS_TRACE_VALUES=64 and without it): the graph label,
  * the per-step sentence and the node_create's explanation. */

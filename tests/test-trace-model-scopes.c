@@ -1,5 +1,6 @@
 /* test-trace-model-scopes.c: the model's scope accounting and sibling groups
- * (inspector/model/replay-scopes.c, model-scope-groups.c) on logs the engine records here:
+ * (inspector/model/replay/replay-scopes.c, index/model-scope-groups.c) on logs the engine
+ * records here:
  * objects moved in and out of each scope, so that at every event
  * created + moved in = disposed + moved out + alive, on a small program using every kind of
  * move and on the digits example (GS_DIGITS_EXAMPLE); sibling scopes grouped by name, the

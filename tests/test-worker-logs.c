@@ -1,5 +1,5 @@
 /* test-worker-logs.c: from a batch's storage in the main log to the log of the DataLoader
- * worker that collated it (inspector/model/worker-logs.c): a program records with two worker
+ * worker that collated it (inspector/model/index/worker-logs.c): a program records with two worker
  * processes, each received storage's peer pid leads to "run.worker-N.gstrace" of the worker
  * that sent it (whose header says that pid); an unknown pid, a file of the same pattern that
  * is no log, and names that only look alike lead nowhere; a log path without an extension

@@ -72,7 +72,7 @@ void gs__ownership_suspend(void);
 void gs__ownership_resume(void);
 /* Suspends as gs__ownership_suspend, naming the work: the engine's temporaries it disposes
  * with gs_dispose are then logged with reason (a fixed string the inspector knows, see
- * inspector/model/dispose-reason.c), not as the program's gs_dispose. */
+ * inspector/model/words/dispose-reason.c), not as the program's gs_dispose. */
 void gs__ownership_suspend_for(const char *reason);
 
 /* The dispose reasons of the engine's own temporaries: backward's, and any other's. */

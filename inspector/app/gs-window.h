@@ -20,7 +20,7 @@ void gs_window_open_file(GsWindow *self, GFile *file, gboolean follow);
 void gs_window_compare(GsWindow *self, GFile *a, GFile *b);
 /* Runs argv (argv[0] looked up in PATH) in cwd (NULL: ours) with tracing to the inspector. */
 void gs_window_spawn(GsWindow *self, const char *const *argv, const char *cwd);
-/* Runs the guided tour called name (model/tours.h) and plays it in a new tab. */
+/* Runs the guided tour called name (model/tours/tours.h) and plays it in a new tab. */
 void gs_window_start_tour(GsWindow *self, const char *name);
 /* Plays the tour called name over the selected capture (a log of the tour's program). */
 void gs_window_play_tour(GsWindow *self, const char *name);

@@ -6,9 +6,9 @@
 #include <glib.h>
 #include <gradscope/trace-reader.h>
 
-#include "../model/graph.h"
-#include "../model/trace-file.h"
-#include "../model/trace-model.h"
+#include "graph.h"
+#include "trace-file.h"
+#include "trace-model.h"
 
 G_BEGIN_DECLS
 

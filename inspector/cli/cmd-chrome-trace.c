@@ -2,15 +2,15 @@
  * event format ({"traceEvents": [...]}), so chrome://tracing and ui.perfetto.dev open a run:
  * scopes and backward passes as complete slices per thread, live storage bytes and bytes
  * owned per scope name as counter tracks, marks and errors as instants. Timestamps are
- * microseconds from the recorder's start. The scope numbers come from model/replay.c. */
+ * microseconds from the recorder's start. The scope numbers come from model/replay/replay.c. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
 #include <glib/gstdio.h>
 
-#include "../model/escape.h"
-#include "../model/replay.h"
+#include "escape.h"
+#include "replay.h"
 #include "cli.h"
 
 typedef struct chrome {

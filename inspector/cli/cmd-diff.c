@@ -2,7 +2,7 @@
  * [--fail-live-increase=N]`: two runs of a program side by side, so a change can be checked
  * ("did the fix remove the leak, lower the peak, cut the graph?") by a person (text) or a CI
  * job (JSON, and an exit status of 1 when B's peak or its objects alive at the end grow past
- * A's by more than allowed). The matching lives in model/run-diff.c, shared with the
+ * A's by more than allowed). The matching lives in model/analysis/run-diff.c, shared with the
  * inspector's Compare view; this file prints it in the user's language (diff-json.c writes the
  * JSON, whose keys are an API and stay as they are). */
 #include <glib/gi18n.h>
@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../model/run-diff.h"
+#include "run-diff.h"
 #include "cli.h"
 #include "diff-json.h"
 

@@ -1,11 +1,11 @@
 /* cmd-dump.c: `gradscope dump FILE [--jsonl]`: every event, one per line, for reading or for
- * jq. Both forms list the same fields (model/event-fields.c); strings from user code are
+ * jq. Both forms list the same fields (model/text/event-fields.c); strings from user code are
  * escaped so that one event is always exactly one line. */
 #include <math.h>
 #include <stdio.h>
 
-#include "../model/escape.h"
-#include "../model/event-fields.h"
+#include "escape.h"
+#include "event-fields.h"
 #include "cli.h"
 
 typedef struct dump {

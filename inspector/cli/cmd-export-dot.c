@@ -6,7 +6,7 @@
  * their storage in place, with versions and failed version checks in red; a cluster per scope. The moment is chosen as in graph-at.c. */
 #include <stdio.h>
 
-#include "../model/graph-dot.h"
+#include "graph-dot.h"
 #include "cli.h"
 
 static void write_dot(FILE *out, const gs_graph *g, guint64 at) {

@@ -1,11 +1,11 @@
 /* cmd-export-graph.c: `gradscope export-graph FILE [--at EVENT] -o graph.{png,svg}`: the
  * autograd graph at an event laid out by Graphviz dot and drawn by the same renderer as the
- * inspector's graph view (inspector/graph/graph-render.c), with no display needed. */
+ * inspector's graph view (inspector/graph/layout/graph-render.c), with no display needed. */
 #include <stdio.h>
 
-#include "../graph/graph-layout.h"
-#include "../graph/graph-render.h"
-#include "../model/graph-collapse.h"
+#include "graph-layout.h"
+#include "graph-render.h"
+#include "graph-collapse.h"
 #include "cli.h"
 
 /* The layout's own size (one point a pixel) when no size is given, within sane bounds. */

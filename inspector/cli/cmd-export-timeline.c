@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../timeline/timeline-draw.h"
+#include "timeline-draw.h"
 #include "cli.h"
 
 #define MIN_WIDTH 200

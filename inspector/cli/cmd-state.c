@@ -7,7 +7,7 @@
  * against the engine. The JSON shape is doc/state-json.md's. */
 #include <stdio.h>
 
-#include "../model/state-report.h"
+#include "state-report.h"
 #include "cli.h"
 
 int cli_state(int argc, char **argv) {

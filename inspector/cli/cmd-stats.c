@@ -1,7 +1,7 @@
 /* cmd-stats.c: `gradscope stats FILE`: what happened in a run, in one screen: events by kind,
  * scopes with their accounts, the memory peak and when, what was still alive at the end
  * (leaks, grouped by where the program made them, op, shape and holder) and every error. The numbers come from
- * model/trace-stats.c; this file only prints them, in the user's language (event kind and error
+ * model/analysis/trace-stats.c; this file only prints them, in the user's language (event kind and error
  * code names stay as the log and `dump` spell them). */
 #include <glib/gi18n.h>
 #include <inttypes.h>
@@ -10,10 +10,10 @@
 #include <gradscope/error.h>
 #include <gradscope/types.h>
 
-#include "../model/event-fields.h"
-#include "../model/object-groups.h"
-#include "../model/snapshot-note.h"
-#include "../model/trace-stats.h"
+#include "event-fields.h"
+#include "object-groups.h"
+#include "snapshot-note.h"
+#include "trace-stats.h"
 #include "cli.h"
 
 /* Beyond this many leaks or errors, a count says how many more (the log has them all). */

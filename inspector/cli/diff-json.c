@@ -4,7 +4,7 @@
 
 #include <stdio.h>
 
-#include "../model/escape.h"
+#include "escape.h"
 
 static void key(GString *out, const char *name) {
   gs_escape_json(out, name);

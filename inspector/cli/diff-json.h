@@ -2,7 +2,7 @@
  * scripts and CI jobs (the fields are listed in README.md's section on diff). */
 #pragma once
 
-#include "../model/run-diff.h"
+#include "run-diff.h"
 
 G_BEGIN_DECLS
 

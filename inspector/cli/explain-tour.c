@@ -9,9 +9,9 @@
 #include <stdio.h>
 #include <unistd.h>
 
-#include "../model/event-fields.h"
-#include "../model/gs-config.h"
-#include "../model/tours.h"
+#include "event-fields.h"
+#include "gs-config.h"
+#include "tours.h"
 #include "cli.h"
 
 int cli_list_tours(void) {

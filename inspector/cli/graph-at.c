@@ -1,6 +1,6 @@
 /* graph-at.c: the autograd graph at an event of a log, for `export-dot` and `export-graph`:
  * the log is loaded into the trace model and the graph is built at the event by the same code
- * as the inspector's graph view (inspector/graph/graph-source.c): versions, version checks,
+ * as the inspector's graph view (inspector/graph/layout/graph-source.c): versions, version checks,
  * storage relations and a cluster per scope the nodes were created in.
  *
  * With --backward N, the moment is the N-th backward_begin: the graph that backward pass
@@ -11,8 +11,8 @@
  * existed is midway through that teardown, one node left.) */
 #include <stdio.h>
 
-#include "../graph/graph-source.h"
-#include "../model/trace-model.h"
+#include "graph-source.h"
+#include "trace-model.h"
 #include "cli.h"
 
 static guint64 last_node_create(gs_trace_model *m) {

@@ -34,13 +34,13 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "../cli/cli.h"
+#include "cli.h"
 
-#include "../graph/graph-layout.h"
-#include "../model/graph-collapse.h"
-#include "../model/graph-dot.h"
-#include "../timeline/timeline-summary.h"
-#include "../graph/graph-source.h"
+#include "graph-layout.h"
+#include "graph-collapse.h"
+#include "graph-dot.h"
+#include "timeline-summary.h"
+#include "graph-source.h"
 #include "trace-model.h"
 #include "trace-stats.h"
 #include "trace-writer-test.h"

@@ -3,7 +3,7 @@
  * cases-*.c file; test-gradcheck.c runs them all and fails when a node kind has none. */
 #pragma once
 
-#include "../test-util.h"
+#include "test-util.h"
 
 #define GRAD_CASE_MAX_INPUTS 4
 

@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../model/graph-dot.h"
+#include "graph-dot.h"
 
 G_DEFINE_QUARK(gs-layout-error-quark, gs_layout_error)
 

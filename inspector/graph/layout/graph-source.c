@@ -6,8 +6,8 @@
 
 #include "graph-layout.h"
 
-#include "../model/escape.h"
-#include "../model/packed-steps.h"
+#include "escape.h"
+#include "packed-steps.h"
 
 #include "event-fields.h"
 #include "tensor-values.h"

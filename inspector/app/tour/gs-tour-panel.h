@@ -1,4 +1,4 @@
-/* gs-tour-panel.h: the Tour panel: plays a guided tour (model/tours.h) over a capture. It
+/* gs-tour-panel.h: the Tour panel: plays a guided tour (model/tours/tours.h) over a capture. It
  * resolves the tour's steps in the capture's model once the log is whole, shows the step's
  * title and paragraph with Previous and Next, and asks the capture page (signal "show-step")
  * to move the scrubber to the step's event, open its page and select its tensor. A log in

@@ -357,7 +357,8 @@ static void setup_label(GtkSignalListItemFactory *factory, GtkListItem *item, gp
 }
 
 /* The length of a site's leading "file:line" (in every language the site's text starts
- * with it, model/site-table.c), 0 if it has none (an interpreter's "function (file:line)"). */
+ * with it, model/index/site-table.c), 0 if it has none (an interpreter's
+ * "function (file:line)"). */
 static gsize file_line_length(const char *site) {
   for (const char *p = site; *p && *p != ' '; p++)
     if (*p == ':' && g_ascii_isdigit(p[1])) {

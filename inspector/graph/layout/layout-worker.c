@@ -2,7 +2,7 @@
  * layout-worker.h). */
 #include "layout-worker.h"
 
-#include "../model/graph-collapse.h"
+#include "graph-collapse.h"
 
 typedef struct request request;
 

@@ -1,6 +1,6 @@
 /* gs-graph-view.h: the computation-graph view: the autograd graph alive at the scrubber's
- * event, laid out by Graphviz on a worker thread (inspector/graph/layout-worker.h) and drawn by
- * the shared renderer (graph-render.h). Zoom (scroll, pinch), pan (drag), fit (double-click on
+ * event, laid out by Graphviz on a worker thread (inspector/graph/layout/layout-worker.h) and
+ * drawn by the shared renderer (graph-render.h). Zoom (scroll, pinch), pan (drag), fit (double-click on
  * the background, or gs_graph_view_fit), a minimap; a click selects a node (tensor nodes emit
  * tensor-selected), a double-click on an op emits event-selected with the event that created
  * it, on a collapsed "×N" group expands it; tooltips say what a node is. The previous layout

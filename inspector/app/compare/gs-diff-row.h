@@ -1,5 +1,5 @@
-/* gs-diff-row.h: one difference between two runs (model/run-diff.h's gs_run_diff_row) as an
- * object, so the Compare view's table can list it in a GListStore. */
+/* gs-diff-row.h: one difference between two runs (model/analysis/run-diff.h's
+ * gs_run_diff_row) as an object, so the Compare view's table can list it in a GListStore. */
 #pragma once
 
 #include <glib-object.h>

@@ -14,7 +14,7 @@
 #include <glib.h>
 #include <graphviz/gvc.h>
 
-#include "../model/graph.h"
+#include "graph.h"
 
 G_BEGIN_DECLS
 

@@ -1,8 +1,8 @@
 /* gs-compare-page.h: the Compare view, a tab that holds two captures as a pair (A before a
  * change, B after): their memory over one axis (gs-compare-chart.h), the table of their
- * differences (model/run-diff.h's rows: activating one moves both runs to its place), and the
- * graphs of a chosen backward pass side by side in two graph views, nodes only A has marked
- * removed and nodes only B has marked added.
+ * differences (model/analysis/run-diff.h's rows: activating one moves both runs to its
+ * place), and the graphs of a chosen backward pass side by side in two graph views, nodes only
+ * A has marked removed and nodes only B has marked added.
  *
  * Both logs are read on a worker thread (a model each for the views, and a run summary each
  * for the comparison); "busy" is TRUE meanwhile. Properties "title", "subtitle" and "busy" and

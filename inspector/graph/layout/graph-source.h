@@ -12,8 +12,8 @@
 
 #include <glib.h>
 
-#include "../model/graph.h"
-#include "../model/trace-model.h"
+#include "graph.h"
+#include "trace-model.h"
 
 G_BEGIN_DECLS
 

@@ -1,5 +1,5 @@
 /* gs-compare-page.c: the Compare view (see the header). The comparison itself is
- * model/run-diff.c's, the same `gradscope diff` prints; this file loads the pair, lays the
+ * model/analysis/run-diff.c's, the same `gradscope diff` prints; this file loads the pair, lays the
  * chart, the table and the two graph views out, and moves them together. */
 #include "gs-compare-page.h"
 
