@@ -331,7 +331,10 @@ def check_python(src, public, objects_dir=None):
         for h in glob.glob(os.path.join(public, '*.h')):
             with open(h, encoding='utf-8') as fh:
                 names.update(PUBLIC_NAME.findall(fh.read()))
-        objects = sorted(glob.glob(os.path.join(objects_dir, '*.c.o')))
+        # Sources outside the object's own folder compile to names that start with a dot
+        # (.._errors.c.o), which a glob would skip.
+        objects = sorted(os.path.join(objects_dir, f) for f in os.listdir(objects_dir)
+                         if f.endswith('.c.o')) if os.path.isdir(objects_dir) else []
         if not objects:
             problems.append(f'{objects_dir}: no objects of the Python module to check')
         needed = nm(objects, True) if objects else set()
