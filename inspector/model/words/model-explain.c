@@ -332,12 +332,374 @@ char *gs_trace_model_explain_facts(gs_trace_model *m, guint64 index, GArray **fa
   return text;
 }
 
+/* What each kind's sentence may use: the event, the state after it, and what only the state
+ * before it knew (a node or tensor that the event made go). */
+typedef struct kind_facts {
+  gs_trace_model *m;
+  const gs_replay *r; /* the state after the event */
+  gs_trace_event e;
+  guint64 index;
+  const char *name;          /* the event's name string, as shown */
+  char node_h[32];           /* "#<node>" */
+  char *node_kind;           /* node_free_saved, node_release: the node's kind before it went */
+  guint node_saved;          /* ... and how many tensors it had saved */
+  char *disposed_name;       /* tensor_dispose: the tensor's words before it went */
+  gboolean dataset_released; /* tensor_dispose of a dataset */
+  char *moved_name;          /* tensor_move: the old handle's words */
+} kind_facts;
+
+/* One sentence per event kind, from the one list of kinds (gradscope/trace-kinds.h): a kind
+ * without its function here does not compile. */
+static char *say_storage_alloc(explain *x, kind_facts *k) {
+  g_autofree char *size = g_format_size_full(k->e.nbytes, G_FORMAT_SIZE_IEC_UNITS);
+  if (k->e.memory != 0) { /* format 1.4: bytes the engine wraps rather than allocates */
+    g_autofree char *from = gs_memory_origin_label(k->e.memory, k->e.peer);
+    return g_strdup_printf(_("storage #%" PRIu64 " wraps %s of %s; nothing was copied"),
+                           storage_fact(x, k->e.storage), size, from);
+  }
+  return g_strdup_printf(_("storage #%" PRIu64 " allocated %s"), storage_fact(x, k->e.storage),
+                         size);
+}
+
+static char *say_storage_share(explain *x, kind_facts *k) {
+  return g_strdup_printf(_("storage #%" PRIu64 " shares the bytes of storage #%" PRIu64
+                           " copy-on-write; nothing was copied"),
+                         storage_fact(x, k->e.storage), storage_fact(x, k->e.source));
+}
+
+static char *say_storage_materialise(explain *x, kind_facts *k) {
+  g_autofree char *size = g_format_size_full(k->e.nbytes, G_FORMAT_SIZE_IEC_UNITS);
+  if (k->e.memory != 0) { /* format 1.4: gs_share_memory_ moving the bytes */
+    g_autofree char *into = gs_memory_origin_label(k->e.memory, k->e.peer);
+    return g_strdup_printf(_("storage #%" PRIu64 " moved its bytes (%s) into %s; every "
+                             "view of it follows"),
+                           storage_fact(x, k->e.storage), size, into);
+  }
+  return g_strdup_printf(_("storage #%" PRIu64 " copied its shared bytes (%s) "
+                           "before a write: copy-on-write ends here"),
+                         storage_fact(x, k->e.storage), size);
+}
+
+static char *say_storage_free(explain *x, kind_facts *k) {
+  storage_fact(x, k->e.storage);
+  /* A derived free is one step with the dispose before it, and the memory series show the
+   * step's result at both (model_event_closes_pair): the bytes before are the dispose's. */
+  guint64 step = k->index - (k->e.derived && k->index > 0);
+  guint64 was = gs_trace_model_bytes_at(k->m, step - (step > 0));
+  guint64 now = gs_trace_model_bytes_at(k->m, k->index);
+  if (step == 0 || was <= now)
+    return g_strdup_printf(_("storage #%" PRIu64 " was released; its bytes stay "
+                             "alive for the storages sharing them"),
+                           k->e.storage);
+  g_autofree char *size = g_format_size_full(was - now, G_FORMAT_SIZE_IEC_UNITS);
+  return g_strdup_printf(_("storage #%" PRIu64 " was freed (%s)"), k->e.storage, size);
+}
+
+static char *say_tensor_create(explain *x, kind_facts *k) { return explain_create(x, k->r, &k->e); }
+
+static char *say_tensor_dispose(explain *x, kind_facts *k) {
+  if (k->dataset_released) {
+    char h[32];
+    gs_format_handle(k->e.tensor, h, sizeof h);
+    return g_strdup_printf(_("dataset %s was released: the tensors it read are the "
+                             "program's again, and no longer count as data"),
+                           h);
+  }
+  g_autofree char *reason = gs_dispose_reason_text(k->name);
+  if (!k->disposed_name) /* the first event: nothing was alive before it */
+    k->disposed_name = tensor_fact(x, k->r, k->e.tensor, 0, TRUE);
+  return g_strdup_printf(_("%s was disposed (%s)"), k->disposed_name,
+                         *reason ? reason : _("no reason given"));
+}
+
+static char *say_tensor_move(explain *x, kind_facts *k) {
+  g_autofree char *target = tensor_words(x, k->r, k->e.target);
+  return g_strdup_printf(_("%s became a parameter with the new handle %s: the old handle is "
+                           "no longer valid, and its owner still counts one object"),
+                         k->moved_name, target);
+}
+
+static char *say_tensor_name(explain *x, kind_facts *k) {
+  g_autofree char *t = tensor_words(x, k->r, k->e.tensor);
+  return g_strdup_printf(_("user code named %s"), t);
+}
+
+static char *say_inplace_write(explain *x, kind_facts *k) {
+  return explain_inplace(x, k->r, &k->e, k->index);
+}
+
+static char *say_owner_change(explain *x, kind_facts *k) {
+  /* A composite's id is no tensor: it has no tensor fact. */
+  const gs_replay_object *object = gs_replay_object_get(k->r, k->e.object);
+  g_autofree char *o = !object             ? plain_tensor_words(k->r, k->e.object)
+                       : object->composite ? composite_words(object->object_kind, k->e.object)
+                                           : tensor_words(x, k->r, k->e.object);
+  g_autofree char *from =
+      holder_words(x, k->r, k->e.object, k->e.previous_holder, k->e.previous_owner, TRUE);
+  g_autofree char *to = holder_words(x, k->r, k->e.object, k->e.holder, k->e.owner, FALSE);
+  return g_strdup_printf(_("%s moved from %s to %s"), o, from, to);
+}
+
+static char *say_scope_begin(explain *x, kind_facts *k) {
+  (void)x;
+  g_autofree char *s = scope_words(k->m, k->r, k->e.scope);
+  if (!k->e.outer)
+    return g_strdup_printf(_("%s began on thread %u; tensors made on this thread now belong "
+                             "to it"),
+                           s, k->e.thread);
+  g_autofree char *outer = scope_words(k->m, k->r, k->e.outer);
+  return g_strdup_printf(_("%s began inside %s; tensors made on this thread now belong to "
+                           "it"),
+                         s, outer);
+}
+
+static char *say_scope_end(explain *x, kind_facts *k) {
+  (void)x;
+  return explain_scope_end(k->m, k->r, &k->e, k->index);
+}
+
+static char *say_node_create(explain *x, kind_facts *k) {
+  node_fact(x, k->name, k->e.node, FALSE);
+  /* A fused recurrence stands for every time step of a layer: say what the steps did (its
+   * output is a work tensor of the op's, not one the program holds: not named here). */
+  gs_packed_steps steps;
+  /* Only a recurrence node looks for its packed sequence: the look decodes its chunk again,
+   * which every node of a log of a million names made 4 s of `gradscope explain`. */
+  if (gs_packed_steps_cell(k->name) && gs_packed_steps_find(k->m, k->index, &steps)) {
+    g_autofree char *each = gs_packed_steps_sentence(&steps);
+    g_autofree char *what = g_strdup_printf(
+        ngettext("%s %s ran the %s over %" PRIu64 " packed sequence in %" PRIu64 " time "
+                 "steps (%" PRIu64 " rows), one node for every step",
+                 "%s %s ran the %s over %" PRIu64 " packed sequences in %" PRIu64 " time "
+                 "steps (%" PRIu64 " rows), one node for every step",
+                 steps.batch),
+        k->name, k->node_h, steps.cell, (uint64_t)steps.batch, (uint64_t)steps.steps,
+        (uint64_t)steps.rows);
+    gs_packed_steps_clear(&steps);
+    if (each)
+      return g_strdup_printf(_("%s: %s"), what, each);
+    /* TRANSLATORS: after the sentence above when the log has no batch sizes per step. */
+    return g_strdup_printf(_("%s; record with GS_TRACE_VALUES=64 to see how many sequences "
+                             "each step ran"),
+                           what);
+  }
+  g_autofree char *t = tensor_words(x, k->r, k->e.tensor);
+  /* The two kinds in-place writes through views make get their meaning spelled out: they
+   * are what people come to see about views and in-place ops. */
+  if (g_strcmp0(k->name, "CopySlices") == 0)
+    return g_strdup_printf(_("%s %s: a write through a view rewrote the history of its base "
+                             "%s; in backward, the gradient outside the view goes on to the "
+                             "base's previous history and the write's own formula runs on "
+                             "the part inside"),
+                           k->name, k->node_h, t);
+  if (g_strcmp0(k->name, "AsStridedBackward") == 0)
+    return g_strdup_printf(_("%s %s: %s is a view made before its base was written in place; "
+                             "its gradient now goes into the base's current history"),
+                           k->name, k->node_h, t);
+  return g_strdup_printf(ngettext("%s %s recorded how to backpropagate into %s; it saved %u "
+                                  "tensor for backward",
+                                  "%s %s recorded how to backpropagate into %s; it saved %u "
+                                  "tensors for backward",
+                                  k->e.n_saved),
+                         k->name, k->node_h, t, k->e.n_saved);
+}
+
+static char *say_node_free_saved(explain *x, kind_facts *k) {
+  (void)x;
+  return g_strdup_printf(ngettext("backward freed the %u tensor %s %s saved",
+                                  "backward freed the %u tensors %s %s saved", k->node_saved),
+                         k->node_saved, k->node_kind ? k->node_kind : "", k->node_h);
+}
+
+static char *say_node_release(explain *x, kind_facts *k) {
+  (void)x;
+  return g_strdup_printf(_("%s %s was released: nothing refers to it any more"),
+                         k->node_kind ? k->node_kind : "", k->node_h);
+}
+
+static char *say_backward_begin(explain *x, kind_facts *k) {
+  g_autofree char *t = tensor_words(x, k->r, k->e.tensor);
+  return g_strdup_printf(_("backward started from %s"), t);
+}
+
+static char *say_backward_end(explain *x, kind_facts *k) {
+  g_autofree char *t = tensor_words(x, k->r, k->e.tensor);
+  return g_strdup_printf(_("backward from %s finished"), t);
+}
+
+static char *say_grad_accumulate(explain *x, kind_facts *k) {
+  g_autofree char *t = tensor_words(x, k->r, k->e.tensor);
+  g_autofree char *target = tensor_words(x, k->r, k->e.target);
+  return g_strdup_printf(_("a gradient was accumulated into the grad of %s (%s)"), t, target);
+}
+
+static char *say_module_create(explain *x, kind_facts *k) {
+  (void)x;
+  char h[32];
+  gs_format_handle(k->e.module, h, sizeof h);
+  return g_strdup_printf(_("module %s %s was created"), k->name, h);
+}
+
+static char *say_module_parameter(explain *x, kind_facts *k) {
+  g_autofree char *t = tensor_words(x, k->r, k->e.tensor);
+  char h[32];
+  gs_format_handle(k->e.module, h, sizeof h);
+  const gs_replay_module *mod = gs_replay_module_get(k->r, k->e.module);
+  return g_strdup_printf(_("module %s %s registered %s as its parameter \"%s\""),
+                         mod ? shown(x, mod->type) : "", h, t, k->name);
+}
+
+static char *say_module_child(explain *x, kind_facts *k) {
+  char parent_h[32], child_h[32];
+  gs_format_handle(k->e.module, parent_h, sizeof parent_h);
+  gs_format_handle(k->e.child, child_h, sizeof child_h);
+  const gs_replay_module *parent = gs_replay_module_get(k->r, k->e.module);
+  const gs_replay_module *child = gs_replay_module_get(k->r, k->e.child);
+  return g_strdup_printf(_("module %s %s became the child \"%s\" of module %s %s: it and "
+                           "its parameters now belong to that tree, and its parameters are "
+                           "named \"%s.…\""),
+                         child ? shown(x, child->type) : "", child_h, k->name,
+                         parent ? shown(x, parent->type) : "", parent_h, k->name);
+}
+
+static char *say_optimizer_create(explain *x, kind_facts *k) {
+  char h[32];
+  gs_format_handle(k->e.optimizer, h, sizeof h);
+  const gs_replay_optimizer *opt = gs_replay_optimizer_get(k->r, k->e.optimizer);
+  /* A large optimizer's parameter list continues in events with the same id. */
+  if (opt && opt->params->len > k->e.n_params)
+    return g_strdup_printf(ngettext("optimizer %s %s also updates %u more parameter",
+                                    "optimizer %s %s also updates %u more parameters",
+                                    k->e.n_params),
+                           shown(x, opt->type), h, k->e.n_params);
+  return g_strdup_printf(ngettext("optimizer %s %s was created to update %u parameter; the "
+                                  "state it keeps for it (momentum, running averages) is "
+                                  "optimizer state",
+                                  "optimizer %s %s was created to update %u parameters; the "
+                                  "state it keeps for them (momentum, running averages) is "
+                                  "optimizer state",
+                                  k->e.n_params),
+                         k->name, h, k->e.n_params);
+}
+
+static char *say_composite_create(explain *x, kind_facts *k) {
+  (void)x;
+  char h[32];
+  gs_format_handle(k->e.object, h, sizeof h);
+  guint parts = 0;
+  for (guint i = 0; i < k->e.n_parts; i++)
+    parts += k->e.parts[i] != 0; /* absent parts (no index tensors) are 0 */
+  if (k->e.object_kind == GS_OBJECT_DATASET)
+    return g_strdup_printf(ngettext("dataset %s reads %u tensor without owning it; while the "
+                                    "dataset lives its bytes count as data",
+                                    "dataset %s reads %u tensors without owning them; while "
+                                    "the dataset lives their bytes count as data",
+                                    parts),
+                           h, parts);
+  if (k->e.object_kind == GS_OBJECT_PACKED_SEQUENCE)
+    return g_strdup_printf(ngettext("packed sequence %s was made of %u tensor; scopes own and "
+                                    "dispose it as one",
+                                    "packed sequence %s was made of %u tensors; scopes own "
+                                    "and dispose them as one",
+                                    parts),
+                           h, parts);
+  return g_strdup_printf(ngettext("composite %s was made of %u tensor; scopes own and dispose "
+                                  "it as one",
+                                  "composite %s was made of %u tensors; scopes own and "
+                                  "dispose them as one",
+                                  parts),
+                         h, parts);
+}
+
+static char *say_mark(explain *x, kind_facts *k) {
+  (void)x;
+  return g_strdup_printf(_("mark: %s"), k->name);
+}
+
+static char *say_error(explain *x, kind_facts *k) {
+  (void)x;
+  /* The engine's own messages run to a few hundred characters: only a hostile one is cut. */
+  g_autofree char *text = gs_text_clip(k->e.text ? k->e.text : "", 10 * GS_TEXT_SHOWN_MAX);
+  /* The engine's message starts with its function ("backward: ..."); the event's kind,
+   * which `explain` prints before the sentence, already says "error". */
+  /* TRANSLATORS: an error event: the engine's message, which names the function */
+  return g_strdup_printf(_("a call failed: %s"), text);
+}
+
+static char *say_values(explain *x, kind_facts *k) {
+  g_autofree char *t = tensor_words(x, k->r, k->e.tensor);
+  return g_strdup_printf(ngettext("the first %u value of %s were recorded",
+                                  "the first %u values of %s were recorded", k->e.n_values),
+                         k->e.n_values, t);
+}
+
+static char *say_snapshot_begin(explain *x, kind_facts *k) {
+  (void)x;
+  if (!k->e.count) /* counted at its end (tracing switched on in a running program) */
+    return g_strdup_printf(_("recording began at event %" PRIu64 ", after the program had "
+                             "started; the events up to the snapshot's end re-create what "
+                             "was alive then"),
+                           k->e.seq + 1);
+  return g_strdup_printf(ngettext("recording began at event %" PRIu64 "; %" PRIu64
+                                  " object was alive then, and the events up to the "
+                                  "snapshot's end re-create it",
+                                  "recording began at event %" PRIu64 "; %" PRIu64
+                                  " objects were alive then, and the events up to the "
+                                  "snapshot's end re-create them",
+                                  k->e.count),
+                         k->e.seq + 1, k->e.count);
+}
+
+static char *say_snapshot_end(explain *x, kind_facts *k) {
+  (void)x;
+  return g_strdup_printf(ngettext("the snapshot is complete: the %" PRIu64 " object alive "
+                                  "before event %" PRIu64 " is in place, and the log goes on "
+                                  "from there",
+                                  "the snapshot is complete: the %" PRIu64 " objects alive "
+                                  "before event %" PRIu64 " are in place, and the log goes "
+                                  "on from there",
+                                  k->e.count),
+                         k->e.count, k->e.seq + 1);
+}
+
+static char *say_requires_grad(explain *x, kind_facts *k) {
+  g_autofree char *t = tensor_words(x, k->r, k->e.tensor);
+  return g_strdup_printf(k->e.requires_grad
+                             ? _("%s now requires grad: the ops that take it record graph "
+                                 "nodes, and backward accumulates its gradient into its .grad")
+                             : _("%s no longer requires grad: ops that take it record no "
+                                 "graph for it"),
+                         t);
+}
+
+/* A table entry, not an event: lists and sentences never show it. */
+static char *say_string(explain *x, kind_facts *k) {
+  (void)x, (void)k;
+  return NULL;
+}
+
+/* A table entry, not an event: lists and sentences never show it. */
+static char *say_site(explain *x, kind_facts *k) {
+  (void)x, (void)k;
+  return NULL;
+}
+
+/* A table entry, not an event: lists and sentences never show it. */
+static char *say_binary(explain *x, kind_facts *k) {
+  (void)x, (void)k;
+  return NULL;
+}
+
+typedef char *(*kind_sentence)(explain *x, kind_facts *k);
+#define KIND_SENTENCE(KIND, kind, value, flags) [GS_TRACE_##KIND] = say_##kind,
+static const kind_sentence sentences[GS_TRACE_KIND_COUNT] = {GS_TRACE_KINDS(KIND_SENTENCE)};
+#undef KIND_SENTENCE
+
 static char *explain_event(explain *x, guint64 index) {
   gs_trace_model *m = x->m;
   if (index >= m->kinds->len)
     return NULL;
-  g_autofree char *node_kind = NULL;
-  guint node_saved = 0;
+  kind_facts k = {.m = m, .index = index};
   gs_trace_event e;
   if (!model_decode(m, &m->query_decoder, index, &e))
     return NULL;
@@ -351,292 +713,32 @@ static char *explain_event(explain *x, guint64 index) {
   const gs_replay *before = index > 0 && wants_before ? gs_trace_model_seek(m, index - 1) : NULL;
   if (before && (e.kind == GS_TRACE_NODE_RELEASE || e.kind == GS_TRACE_NODE_FREE_SAVED)) {
     const gs_replay_node *n = node_in(before, e.node);
-    node_kind = g_strdup(n ? shown(x, n->kind) : "");
-    node_saved = n ? n->n_saved : 0;
+    k.node_kind = g_strdup(n ? shown(x, n->kind) : "");
+    k.node_saved = n ? n->n_saved : 0;
     if (n)
       node_fact(x, n->kind, n->id, TRUE);
   }
-  g_autofree char *disposed_name = NULL;
-  gboolean dataset_released = FALSE;
   if (before && e.kind == GS_TRACE_TENSOR_DISPOSE) {
     const gs_replay_object *o = gs_replay_object_get(before, e.tensor);
-    dataset_released = o && o->composite && o->object_kind == GS_OBJECT_DATASET;
+    k.dataset_released = o && o->composite && o->object_kind == GS_OBJECT_DATASET;
     /* A composite's disposal (a packed sequence a scope ended) names no tensor. */
-    disposed_name = o && o->composite ? composite_words(o->object_kind, e.tensor)
-                                      : tensor_fact(x, before, e.tensor, 0, TRUE);
+    k.disposed_name = o && o->composite ? composite_words(o->object_kind, e.tensor)
+                                        : tensor_fact(x, before, e.tensor, 0, TRUE);
   }
-  g_autofree char *moved_name = NULL;
   if (e.kind == GS_TRACE_TENSOR_MOVE) /* the old handle: gone after the event */
-    moved_name = tensor_fact(x, before, e.tensor, 0, TRUE);
-  const gs_replay *r = gs_trace_model_seek(m, index);
-  if (!model_decode(m, &m->query_decoder, index, &e)) /* seeking moved no decoder of ours, */
-    return NULL;                                     /* but explain_* may: decode again */
-  char node_h[32];
-  g_snprintf(node_h, sizeof node_h, "#%" G_GUINT64_FORMAT, e.node);
-  const char *name = shown(x, gs_trace_model_string(m, e.name));
-  _Static_assert(GS_TRACE_KIND_COUNT == 33,
-                 "model-explain.c: a new event kind needs its sentence here (and in po/)");
-  switch (e.kind) {
-  case GS_TRACE_STORAGE_ALLOC: {
-    g_autofree char *size = g_format_size_full(e.nbytes, G_FORMAT_SIZE_IEC_UNITS);
-    if (e.memory != 0) { /* format 1.4: bytes the engine wraps rather than allocates */
-      g_autofree char *from = gs_memory_origin_label(e.memory, e.peer);
-      return g_strdup_printf(_("storage #%" PRIu64 " wraps %s of %s; nothing was copied"),
-                             storage_fact(x, e.storage), size, from);
-    }
-    return g_strdup_printf(_("storage #%" PRIu64 " allocated %s"), storage_fact(x, e.storage),
-                           size);
+    k.moved_name = tensor_fact(x, before, e.tensor, 0, TRUE);
+  k.r = gs_trace_model_seek(m, index);
+  char *text = NULL;
+  /* Seeking moved no decoder of ours, but the sentences may: decode again. */
+  if (model_decode(m, &m->query_decoder, index, &k.e)) {
+    g_snprintf(k.node_h, sizeof k.node_h, "#%" G_GUINT64_FORMAT, k.e.node);
+    k.name = shown(x, gs_trace_model_string(m, k.e.name));
+    text = k.e.kind > 0 && k.e.kind < GS_TRACE_KIND_COUNT
+               ? sentences[k.e.kind](x, &k)
+               : g_strdup_printf(_("an event of kind %u, newer than this inspector"), k.e.kind);
   }
-  case GS_TRACE_STORAGE_SHARE:
-    return g_strdup_printf(_("storage #%" PRIu64 " shares the bytes of storage #%"
-                             PRIu64 " copy-on-write; nothing was copied"),
-                           storage_fact(x, e.storage), storage_fact(x, e.source));
-  case GS_TRACE_STORAGE_MATERIALISE: {
-    g_autofree char *size = g_format_size_full(e.nbytes, G_FORMAT_SIZE_IEC_UNITS);
-    if (e.memory != 0) { /* format 1.4: gs_share_memory_ moving the bytes */
-      g_autofree char *into = gs_memory_origin_label(e.memory, e.peer);
-      return g_strdup_printf(_("storage #%" PRIu64 " moved its bytes (%s) into %s; every "
-                               "view of it follows"),
-                             storage_fact(x, e.storage), size, into);
-    }
-    return g_strdup_printf(_("storage #%" PRIu64 " copied its shared bytes (%s) "
-                             "before a write: copy-on-write ends here"),
-                           storage_fact(x, e.storage), size);
-  }
-  case GS_TRACE_STORAGE_FREE: {
-    storage_fact(x, e.storage);
-    /* A derived free is one step with the dispose before it, and the memory series show the
-     * step's result at both (model_event_closes_pair): the bytes before are the dispose's. */
-    guint64 step = index - (e.derived && index > 0);
-    guint64 was = gs_trace_model_bytes_at(m, step - (step > 0));
-    guint64 now = gs_trace_model_bytes_at(m, index);
-    if (step == 0 || was <= now)
-      return g_strdup_printf(_("storage #%" PRIu64 " was released; its bytes stay "
-                               "alive for the storages sharing them"), e.storage);
-    g_autofree char *size = g_format_size_full(was - now, G_FORMAT_SIZE_IEC_UNITS);
-    return g_strdup_printf(_("storage #%" PRIu64 " was freed (%s)"), e.storage, size);
-  }
-  case GS_TRACE_TENSOR_CREATE: return explain_create(x, r, &e);
-  case GS_TRACE_TENSOR_DISPOSE: {
-    if (dataset_released) {
-      char h[32];
-      gs_format_handle(e.tensor, h, sizeof h);
-      return g_strdup_printf(_("dataset %s was released: the tensors it read are the "
-                               "program's again, and no longer count as data"), h);
-    }
-    g_autofree char *reason = gs_dispose_reason_text(name);
-    if (!disposed_name) /* the first event: nothing was alive before it */
-      disposed_name = tensor_fact(x, r, e.tensor, 0, TRUE);
-    return g_strdup_printf(_("%s was disposed (%s)"), disposed_name,
-                           *reason ? reason : _("no reason given"));
-  }
-  case GS_TRACE_TENSOR_MOVE: {
-    g_autofree char *target = tensor_words(x, r, e.target);
-    return g_strdup_printf(_("%s became a parameter with the new handle %s: the old handle is "
-                             "no longer valid, and its owner still counts one object"),
-                           moved_name, target);
-  }
-  case GS_TRACE_TENSOR_NAME: {
-    g_autofree char *t = tensor_words(x, r, e.tensor);
-    return g_strdup_printf(_("user code named %s"), t);
-  }
-  case GS_TRACE_INPLACE_WRITE: return explain_inplace(x, r, &e, index);
-  case GS_TRACE_OWNER_CHANGE: {
-    /* A composite's id is no tensor: it has no tensor fact. */
-    const gs_replay_object *object = gs_replay_object_get(r, e.object);
-    g_autofree char *o = !object                ? plain_tensor_words(r, e.object)
-                         : object->composite ? composite_words(object->object_kind, e.object)
-                                             : tensor_words(x, r, e.object);
-    g_autofree char *from =
-        holder_words(x, r, e.object, e.previous_holder, e.previous_owner, TRUE);
-    g_autofree char *to = holder_words(x, r, e.object, e.holder, e.owner, FALSE);
-    return g_strdup_printf(_("%s moved from %s to %s"), o, from, to);
-  }
-  case GS_TRACE_SCOPE_BEGIN: {
-    g_autofree char *s = scope_words(m, r, e.scope);
-    if (!e.outer)
-      return g_strdup_printf(_("%s began on thread %u; tensors made on this thread now belong "
-                               "to it"), s, e.thread);
-    g_autofree char *outer = scope_words(m, r, e.outer);
-    return g_strdup_printf(_("%s began inside %s; tensors made on this thread now belong to "
-                             "it"), s, outer);
-  }
-  case GS_TRACE_SCOPE_END: return explain_scope_end(m, r, &e, index);
-  case GS_TRACE_NODE_CREATE: {
-    node_fact(x, name, e.node, FALSE);
-    /* A fused recurrence stands for every time step of a layer: say what the steps did (its
-     * output is a work tensor of the op's, not one the program holds: not named here). */
-    gs_packed_steps steps;
-    /* Only a recurrence node looks for its packed sequence: the look decodes its chunk again,
-     * which every node of a log of a million names made 4 s of `gradscope explain`. */
-    if (gs_packed_steps_cell(name) && gs_packed_steps_find(m, index, &steps)) {
-      g_autofree char *each = gs_packed_steps_sentence(&steps);
-      g_autofree char *what = g_strdup_printf(
-          ngettext("%s %s ran the %s over %" PRIu64 " packed sequence in %" PRIu64 " time "
-                   "steps (%" PRIu64 " rows), one node for every step",
-                   "%s %s ran the %s over %" PRIu64 " packed sequences in %" PRIu64 " time "
-                   "steps (%" PRIu64 " rows), one node for every step", steps.batch),
-          name, node_h, steps.cell, (uint64_t)steps.batch, (uint64_t)steps.steps,
-          (uint64_t)steps.rows);
-      gs_packed_steps_clear(&steps);
-      if (each)
-        return g_strdup_printf(_("%s: %s"), what, each);
-      /* TRANSLATORS: after the sentence above when the log has no batch sizes per step. */
-      return g_strdup_printf(_("%s; record with GS_TRACE_VALUES=64 to see how many sequences "
-                               "each step ran"), what);
-    }
-    g_autofree char *t = tensor_words(x, r, e.tensor);
-    /* The two kinds in-place writes through views make get their meaning spelled out: they
-     * are what people come to see about views and in-place ops. */
-    if (g_strcmp0(name, "CopySlices") == 0)
-      return g_strdup_printf(_("%s %s: a write through a view rewrote the history of its base "
-                               "%s; in backward, the gradient outside the view goes on to the "
-                               "base's previous history and the write's own formula runs on "
-                               "the part inside"),
-                             name, node_h, t);
-    if (g_strcmp0(name, "AsStridedBackward") == 0)
-      return g_strdup_printf(_("%s %s: %s is a view made before its base was written in place; "
-                               "its gradient now goes into the base's current history"),
-                             name, node_h, t);
-    return g_strdup_printf(ngettext("%s %s recorded how to backpropagate into %s; it saved %u "
-                                    "tensor for backward",
-                                    "%s %s recorded how to backpropagate into %s; it saved %u "
-                                    "tensors for backward", e.n_saved),
-                           name, node_h, t, e.n_saved);
-  }
-  case GS_TRACE_NODE_FREE_SAVED:
-    return g_strdup_printf(ngettext("backward freed the %u tensor %s %s saved",
-                                    "backward freed the %u tensors %s %s saved", node_saved),
-                           node_saved, node_kind ? node_kind : "", node_h);
-  case GS_TRACE_NODE_RELEASE:
-    return g_strdup_printf(_("%s %s was released: nothing refers to it any more"),
-                           node_kind ? node_kind : "", node_h);
-  case GS_TRACE_BACKWARD_BEGIN: {
-    g_autofree char *t = tensor_words(x, r, e.tensor);
-    return g_strdup_printf(_("backward started from %s"), t);
-  }
-  case GS_TRACE_BACKWARD_END: {
-    g_autofree char *t = tensor_words(x, r, e.tensor);
-    return g_strdup_printf(_("backward from %s finished"), t);
-  }
-  case GS_TRACE_GRAD_ACCUMULATE: {
-    g_autofree char *t = tensor_words(x, r, e.tensor);
-    g_autofree char *target = tensor_words(x, r, e.target);
-    return g_strdup_printf(_("a gradient was accumulated into the grad of %s (%s)"), t, target);
-  }
-  case GS_TRACE_MODULE_CREATE: {
-    char h[32];
-    gs_format_handle(e.module, h, sizeof h);
-    return g_strdup_printf(_("module %s %s was created"), name, h);
-  }
-  case GS_TRACE_MODULE_PARAMETER: {
-    g_autofree char *t = tensor_words(x, r, e.tensor);
-    char h[32];
-    gs_format_handle(e.module, h, sizeof h);
-    const gs_replay_module *mod = gs_replay_module_get(r, e.module);
-    return g_strdup_printf(_("module %s %s registered %s as its parameter \"%s\""),
-                           mod ? shown(x, mod->type) : "", h, t, name);
-  }
-  case GS_TRACE_MODULE_CHILD: {
-    char parent_h[32], child_h[32];
-    gs_format_handle(e.module, parent_h, sizeof parent_h);
-    gs_format_handle(e.child, child_h, sizeof child_h);
-    const gs_replay_module *parent = gs_replay_module_get(r, e.module);
-    const gs_replay_module *child = gs_replay_module_get(r, e.child);
-    return g_strdup_printf(_("module %s %s became the child \"%s\" of module %s %s: it and "
-                             "its parameters now belong to that tree, and its parameters are "
-                             "named \"%s.…\""),
-                           child ? shown(x, child->type) : "", child_h, name,
-                           parent ? shown(x, parent->type) : "", parent_h, name);
-  }
-  case GS_TRACE_OPTIMIZER_CREATE: {
-    char h[32];
-    gs_format_handle(e.optimizer, h, sizeof h);
-    const gs_replay_optimizer *opt = gs_replay_optimizer_get(r, e.optimizer);
-    /* A large optimizer's parameter list continues in events with the same id. */
-    if (opt && opt->params->len > e.n_params)
-      return g_strdup_printf(ngettext("optimizer %s %s also updates %u more parameter",
-                                      "optimizer %s %s also updates %u more parameters",
-                                      e.n_params),
-                             shown(x, opt->type), h, e.n_params);
-    return g_strdup_printf(ngettext("optimizer %s %s was created to update %u parameter; the "
-                                    "state it keeps for it (momentum, running averages) is "
-                                    "optimizer state",
-                                    "optimizer %s %s was created to update %u parameters; the "
-                                    "state it keeps for them (momentum, running averages) is "
-                                    "optimizer state", e.n_params),
-                           name, h, e.n_params);
-  }
-  case GS_TRACE_COMPOSITE_CREATE: {
-    char h[32];
-    gs_format_handle(e.object, h, sizeof h);
-    guint parts = 0;
-    for (guint i = 0; i < e.n_parts; i++)
-      parts += e.parts[i] != 0; /* absent parts (no index tensors) are 0 */
-    if (e.object_kind == GS_OBJECT_DATASET)
-      return g_strdup_printf(ngettext("dataset %s reads %u tensor without owning it; while the "
-                                      "dataset lives its bytes count as data",
-                                      "dataset %s reads %u tensors without owning them; while "
-                                      "the dataset lives their bytes count as data", parts),
-                             h, parts);
-    if (e.object_kind == GS_OBJECT_PACKED_SEQUENCE)
-      return g_strdup_printf(ngettext("packed sequence %s was made of %u tensor; scopes own and "
-                                      "dispose it as one",
-                                      "packed sequence %s was made of %u tensors; scopes own "
-                                      "and dispose them as one", parts),
-                             h, parts);
-    return g_strdup_printf(ngettext("composite %s was made of %u tensor; scopes own and dispose "
-                                    "it as one",
-                                    "composite %s was made of %u tensors; scopes own and "
-                                    "dispose them as one", parts),
-                           h, parts);
-  }
-  case GS_TRACE_MARK: return g_strdup_printf(_("mark: %s"), name);
-  case GS_TRACE_ERROR: {
-    /* The engine's own messages run to a few hundred characters: only a hostile one is cut. */
-    g_autofree char *text = gs_text_clip(e.text ? e.text : "", 10 * GS_TEXT_SHOWN_MAX);
-    /* The engine's message starts with its function ("backward: ..."); the event's kind,
-     * which `explain` prints before the sentence, already says "error". */
-    /* TRANSLATORS: an error event: the engine's message, which names the function */
-    return g_strdup_printf(_("a call failed: %s"), text);
-  }
-  case GS_TRACE_VALUES: {
-    g_autofree char *t = tensor_words(x, r, e.tensor);
-    return g_strdup_printf(ngettext("the first %u value of %s were recorded",
-                                    "the first %u values of %s were recorded", e.n_values),
-                           e.n_values, t);
-  }
-  case GS_TRACE_SNAPSHOT_BEGIN:
-    if (!e.count) /* counted at its end (tracing switched on in a running program) */
-      return g_strdup_printf(_("recording began at event %" PRIu64 ", after the program had "
-                               "started; the events up to the snapshot's end re-create what "
-                               "was alive then"),
-                             e.seq + 1);
-    return g_strdup_printf(ngettext("recording began at event %" PRIu64 "; %" PRIu64
-                                    " object was alive then, and the events up to the "
-                                    "snapshot's end re-create it",
-                                    "recording began at event %" PRIu64 "; %" PRIu64
-                                    " objects were alive then, and the events up to the "
-                                    "snapshot's end re-create them", e.count),
-                           e.seq + 1, e.count);
-  case GS_TRACE_SNAPSHOT_END:
-    return g_strdup_printf(ngettext("the snapshot is complete: the %" PRIu64 " object alive "
-                                    "before event %" PRIu64 " is in place, and the log goes on "
-                                    "from there",
-                                    "the snapshot is complete: the %" PRIu64 " objects alive "
-                                    "before event %" PRIu64 " are in place, and the log goes "
-                                    "on from there", e.count),
-                           e.count, e.seq + 1);
-  case GS_TRACE_REQUIRES_GRAD: {
-    g_autofree char *t = tensor_words(x, r, e.tensor);
-    return g_strdup_printf(e.requires_grad
-                               ? _("%s now requires grad: the ops that take it record graph "
-                                   "nodes, and backward accumulates its gradient into its .grad")
-                               : _("%s no longer requires grad: ops that take it record no "
-                                   "graph for it"),
-                           t);
-  }
-  default:
-    return g_strdup_printf(_("an event of kind %u, newer than this inspector"), e.kind);
-  }
+  g_free(k.node_kind);
+  g_free(k.disposed_name);
+  g_free(k.moved_name);
+  return text;
 }
