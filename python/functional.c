@@ -1,6 +1,7 @@
 /* functional.c: gradscope.nn.functional: losses (cross_entropy, nll_loss, mse_loss,
  * binary_cross_entropy_with_logits) with PyTorch's reduction= strings, and the functional
- * layers (dropout, layer_norm, linear, embedding, leaky_relu). Activations (relu, softmax,
+ * layers (dropout, layer_norm, linear, embedding, leaky_relu, conv2d, max_pool2d, avg_pool2d,
+ * batch_norm). Activations (relu, softmax,
  * ...) are the same forwarders as gradscope.relu, added by module.c. */
 #include "gs-py.h"
 
@@ -146,6 +147,133 @@ static PyObject *f_leaky_relu(PyObject *m, PyObject *args, PyObject *kwargs) {
   return gsp_wrap(gs_leaky_relu(gsp_handle(x), slope));
 }
 
+/* An int or a pair of ints (PyTorch's _pair), into out[0..1]; None leaves out as it is. */
+int gsp_int_pair(PyObject *o, int64_t *out, const char *what);
+int gsp_int_pair(PyObject *o, int64_t *out, const char *what) {
+  if (o == Py_None)
+    return 0;
+  if (PyLong_Check(o)) {
+    out[0] = out[1] = PyLong_AsLongLong(o);
+    return PyErr_Occurred() ? -1 : 0;
+  }
+  PyObject *seq = PySequence_Fast(o, what);
+  if (!seq)
+    return -1;
+  int rc = 0;
+  if (PySequence_Fast_GET_SIZE(seq) == 1 || PySequence_Fast_GET_SIZE(seq) == 2) {
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    for (Py_ssize_t i = 0; i < 2 && rc == 0; i++) {
+      out[i] = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(seq, n == 1 ? 0 : i));
+      if (PyErr_Occurred())
+        rc = -1;
+    }
+  } else {
+    PyErr_Format(PyExc_ValueError, "%s must be an int or a pair of ints", what);
+    rc = -1;
+  }
+  Py_DECREF(seq);
+  return rc;
+}
+
+/* F.conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1). */
+static PyObject *f_conv2d(PyObject *m, PyObject *args, PyObject *kwargs) {
+  GSP_SITE();
+  (void)m;
+  PyObject *x, *w, *b = Py_None, *stride = Py_None, *padding = Py_None, *dilation = Py_None;
+  long long groups = 1;
+  static char *kwlist[] = {"input", "weight", "bias", "stride", "padding", "dilation", "groups",
+                           NULL};
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!O!|OOOOL:conv2d", kwlist, &gsp_tensor_type,
+                                   &x, &gsp_tensor_type, &w, &b, &stride, &padding, &dilation,
+                                   &groups))
+    return NULL;
+  if (PyUnicode_Check(padding)) {
+    PyErr_SetString(PyExc_ValueError, "conv2d(): padding as a string is not supported by "
+                                      "gradscope yet; give the number of zeros");
+    return NULL;
+  }
+  gs_conv2d_options opt = {{1, 1}, {0, 0}, {1, 1}, groups};
+  if (gsp_int_pair(stride, opt.stride, "stride") < 0 ||
+      gsp_int_pair(padding, opt.padding, "padding") < 0 ||
+      gsp_int_pair(dilation, opt.dilation, "dilation") < 0)
+    return NULL;
+  gs_tensor tb = gsp_is_tensor(b) ? gsp_handle(b) : GS_NO_TENSOR;
+  return gsp_wrap(gs_conv2d(gsp_handle(x), gsp_handle(w), tb, &opt));
+}
+
+/* F.max_pool2d / F.avg_pool2d with PyTorch's arguments (stride None: the kernel size). */
+static PyObject *pool2d(PyObject *args, PyObject *kwargs, bool is_max) {
+  GSP_SITE();
+  PyObject *x, *kernel, *stride = Py_None, *padding = Py_None, *dilation = Py_None;
+  int ceil_mode = 0, return_indices = 0, count_include_pad = 1;
+  PyObject *divisor_override = Py_None;
+  gs_pool2d_options opt = {0};
+  if (is_max) {
+    static char *kwlist[] = {"input", "kernel_size", "stride", "padding", "dilation",
+                             "ceil_mode", "return_indices", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!O|OOOpp:max_pool2d", kwlist,
+                                     &gsp_tensor_type, &x, &kernel, &stride, &padding, &dilation,
+                                     &ceil_mode, &return_indices))
+      return NULL;
+  } else {
+    static char *kwlist[] = {"input", "kernel_size", "stride", "padding", "ceil_mode",
+                             "count_include_pad", "divisor_override", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!O|OOppO:avg_pool2d", kwlist,
+                                     &gsp_tensor_type, &x, &kernel, &stride, &padding,
+                                     &ceil_mode, &count_include_pad, &divisor_override))
+      return NULL;
+    if (divisor_override != Py_None) {
+      PyErr_SetString(PyExc_ValueError,
+                      "avg_pool2d(): divisor_override is not supported by gradscope yet");
+      return NULL;
+    }
+  }
+  if (gsp_int_pair(kernel, opt.kernel, "kernel_size") < 0 ||
+      gsp_int_pair(stride, opt.stride, "stride") < 0 ||
+      gsp_int_pair(padding, opt.padding, "padding") < 0 ||
+      gsp_int_pair(dilation, opt.dilation, "dilation") < 0)
+    return NULL;
+  /* An empty stride list (stride=[]) is PyTorch's "the kernel size" too. */
+  opt.ceil_mode = ceil_mode;
+  opt.count_exclude_pad = !count_include_pad;
+  if (!is_max)
+    return gsp_wrap(gs_avg_pool2d(gsp_handle(x), &opt));
+  gs_tensor indices = GS_NO_TENSOR;
+  PyObject *out = gsp_wrap(gs_max_pool2d(gsp_handle(x), &opt, return_indices ? &indices : NULL));
+  if (!out || !return_indices)
+    return out;
+  PyObject *idx = gsp_wrap(indices);
+  if (!idx) {
+    Py_DECREF(out);
+    return NULL;
+  }
+  return Py_BuildValue("(NN)", out, idx);
+}
+static PyObject *f_max_pool2d(PyObject *m, PyObject *a, PyObject *k) { (void)m; return pool2d(a, k, true); }
+static PyObject *f_avg_pool2d(PyObject *m, PyObject *a, PyObject *k) { (void)m; return pool2d(a, k, false); }
+
+static gs_tensor optional_tensor(PyObject *o) {
+  return gsp_is_tensor(o) ? gsp_handle(o) : GS_NO_TENSOR;
+}
+
+/* F.batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
+ * momentum=0.1, eps=1e-5). */
+static PyObject *f_batch_norm(PyObject *m, PyObject *args, PyObject *kwargs) {
+  GSP_SITE();
+  (void)m;
+  PyObject *x, *rm, *rv, *w = Py_None, *b = Py_None;
+  int training = 0;
+  double momentum = 0.1, eps = 1e-5;
+  static char *kwlist[] = {"input", "running_mean", "running_var", "weight", "bias", "training",
+                           "momentum", "eps", NULL};
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!OO|OOpdd:batch_norm", kwlist,
+                                   &gsp_tensor_type, &x, &rm, &rv, &w, &b, &training, &momentum,
+                                   &eps))
+    return NULL;
+  return gsp_wrap(gs_batch_norm(gsp_handle(x), optional_tensor(rm), optional_tensor(rv),
+                                optional_tensor(w), optional_tensor(b), training, momentum, eps));
+}
+
 #define KW (METH_VARARGS | METH_KEYWORDS)
 static PyMethodDef functional_functions[] = {
     {"cross_entropy", GSP_FN(f_cross_entropy), KW, NULL},
@@ -157,6 +285,10 @@ static PyMethodDef functional_functions[] = {
     {"linear", GSP_FN(f_linear), KW, NULL},
     {"embedding", f_embedding, METH_VARARGS, NULL},
     {"leaky_relu", GSP_FN(f_leaky_relu), KW, NULL},
+    {"conv2d", GSP_FN(f_conv2d), KW, NULL},
+    {"max_pool2d", GSP_FN(f_max_pool2d), KW, NULL},
+    {"avg_pool2d", GSP_FN(f_avg_pool2d), KW, NULL},
+    {"batch_norm", GSP_FN(f_batch_norm), KW, NULL},
     {NULL, NULL, 0, NULL},
 };
 

@@ -384,7 +384,7 @@ static const char *const forwarded[] = {
     "log_softmax", "matmul", "transpose", "permute", "reshape", "flatten", "squeeze",
     "unsqueeze", "narrow", "select", "split", "chunk", "index_select", "gather", "clamp",
     "add", "sub", "mul", "div", "pow", "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge",
-    "clone", "detach", "t", "numel", NULL};
+    "clone", "detach", "t", "numel", "sin", "cos", "tan", "var", "std", "masked_fill", NULL};
 
 int gsp_functions_add_forwarders(PyObject *module);
 int gsp_functions_add_forwarders(PyObject *module) {

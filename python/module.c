@@ -6,6 +6,8 @@
  * aborting the interpreter), and imports NumPy's C API. */
 #include "gs-py.h"
 
+#include <string.h>
+
 int gsp_functions_add_forwarders(PyObject *module);
 PyObject *gsp_nn_module(void);
 PyObject *gsp_functional_module(void);
@@ -30,6 +32,33 @@ static int add_submodule(PyObject *parent, const char *attr, PyObject *child) {
   return rc;
 }
 
+/* _extend_type(type, name, value): puts value (a Python function, property...) into a type of
+ * this extension, so the package's Python modules can add what is natural in Python
+ * (Module.named_modules, Tensor.grad_fn objects) to the C types without subclassing them:
+ * objects the C code makes get the additions too. Only the extension's own types. */
+static PyObject *f_extend_type(PyObject *mod, PyObject *args) {
+  (void)mod;
+  PyTypeObject *type;
+  PyObject *name, *value;
+  if (!PyArg_ParseTuple(args, "O!UO:_extend_type", &PyType_Type, &type, &name, &value))
+    return NULL;
+  if (strncmp(type->tp_name, "gradscope.", 10) != 0 || (type->tp_flags & Py_TPFLAGS_HEAPTYPE)) {
+    PyErr_SetString(PyExc_TypeError, "_extend_type(): only gradscope's own C types");
+    return NULL;
+  }
+  if (PyDict_SetItem(type->tp_dict, name, value) < 0)
+    return NULL;
+  PyType_Modified(type);
+  Py_RETURN_NONE;
+}
+
+static PyMethodDef extend_functions[] = {
+    {"_extend_type", f_extend_type, METH_VARARGS, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+int gsp_tensor_math_install(void);
+
 PyMODINIT_FUNC PyInit__gradscope(void);
 PyMODINIT_FUNC PyInit__gradscope(void) {
   gsp_errors_install();
@@ -47,11 +76,14 @@ PyMODINIT_FUNC PyInit__gradscope(void) {
   }
   Py_DECREF(priority);
   PyType_Modified(&gsp_tensor_type);
+  if (gsp_tensor_math_install() < 0)
+    return NULL;
   PyObject *m = PyModule_Create(&module_def);
   if (!m)
     return NULL;
   if (PyModule_AddObjectRef(m, "Tensor", (PyObject *)&gsp_tensor_type) < 0 ||
-      PyModule_AddFunctions(m, gsp_module_functions) < 0 || gsp_dtype_add_to_module(m) < 0 ||
+      PyModule_AddFunctions(m, gsp_module_functions) < 0 ||
+      PyModule_AddFunctions(m, extend_functions) < 0 || gsp_dtype_add_to_module(m) < 0 ||
       gsp_scopes_add_to_module(m) < 0 || gsp_functions_add_forwarders(m) < 0)
     goto fail;
   PyObject *nn = gsp_nn_module();

@@ -1,9 +1,13 @@
 /* nn.c: gradscope.nn: modules over the engine's gs_module (Linear, Sequential, ReLU, Tanh,
- * Sigmoid, GELU, Dropout, Embedding, LayerNorm, RNN, LSTM, GRU), called as model(x) (the
+ * Sigmoid, GELU, Dropout, Embedding, LayerNorm, RNN, LSTM, GRU, Conv2d, BatchNorm1d/2d), called as model(x) (the
  * recurrent ones as rnn(x, hx) returning (output, h_n), as PyTorch's), with PyTorch's
  * parameters(), named_parameters(), state_dict(), load_state_dict(), train()/eval(),
  * zero_grad(), attribute access to parameters (model.weight) and children (seq[0]), and
- * safetensors files PyTorch reads.
+ * safetensors files PyTorch reads. BatchNorm's running estimates are parameters that never
+ * require grad in the engine (modules have no buffers there); here they are buffers, as in
+ * PyTorch: out of parameters(), in named_buffers() and state_dict(). The Python side of the
+ * package (gradscope/nn/module.py) adds PyTorch's tree walks and print(model) text on top of
+ * _named_children(), _type_name and _extra_repr.
  *
  * nn.Module can be subclassed as in PyTorch: attributes that are modules or nn.Parameter join
  * the engine's tree, and calling the module calls its Python forward.
@@ -64,6 +68,7 @@ typedef struct gsp_module {
   PyObject *children; /* list: the Python objects of child modules, kept for seq[i] */
   PyObject *tree;     /* the module_tree it belongs to (joined into its parent's, if any) */
   int rnn_mode;       /* a gs_rnn_mode for RNN, LSTM and GRU (called as PyTorch's); -1 */
+  PyObject *extra_repr; /* str: the constructor's arguments as PyTorch prints them, or NULL */
 } gsp_module;
 
 static PyTypeObject module_type;
@@ -96,6 +101,7 @@ static PyObject *wrap_module(gs_module m, PyObject *children) {
   }
   o->m = m;
   o->rnn_mode = -1;
+  o->extra_repr = NULL;
   o->tree = tree;
   o->children = children ? children : PyList_New(0);
   PyObject_GC_Track(o);
@@ -108,6 +114,7 @@ static void module_dealloc(PyObject *self) {
   PyObject_GC_UnTrack(self);
   /* Children first: their objects may hold the tree too; the tree goes with the last. */
   Py_CLEAR(o->children);
+  Py_CLEAR(o->extra_repr);
   Py_CLEAR(o->tree);
   Py_TYPE(self)->tp_free(self);
 }
@@ -156,8 +163,41 @@ static PyObject *recurrent_call(gsp_module *o, PyObject *args, PyObject *kwargs)
   return lstm ? Py_BuildValue("(N(NN))", py_out, py_h, py_c) : Py_BuildValue("(NN)", py_out, py_h);
 }
 
+/* A Sequential holding a module written in Python (nn.Flatten, a user's subclass): the
+ * engine cannot call Python, so the chain runs here, each child called as Python calls it. */
+static bool sequential_needs_python(gsp_module *o) {
+  const char *name = gs_module_type_name(o->m);
+  if (!name || strcmp(name, "Sequential") != 0)
+    return false;
+  for (Py_ssize_t i = 0; i < PyList_GET_SIZE(o->children); i++)
+    if (Py_TYPE(PyList_GET_ITEM(o->children, i)) != &module_type)
+      return true;
+  return false;
+}
+
+static PyObject *sequential_call_in_python(gsp_module *o, PyObject *args, PyObject *kwargs) {
+  PyObject *x;
+  if ((kwargs && PyDict_GET_SIZE(kwargs)) || !PyArg_ParseTuple(args, "O:forward", &x))
+    return kwargs && PyDict_GET_SIZE(kwargs)
+               ? (PyErr_SetString(PyExc_TypeError, "Sequential takes one input"), NULL)
+               : NULL;
+  PyObject *children = PySequence_List(o->children); /* a child call may not change the walk */
+  if (!children)
+    return NULL;
+  Py_INCREF(x);
+  for (Py_ssize_t i = 0; x && i < PyList_GET_SIZE(children); i++) {
+    PyObject *y = PyObject_CallOneArg(PyList_GET_ITEM(children, i), x);
+    Py_DECREF(x);
+    x = y;
+  }
+  Py_DECREF(children);
+  return x;
+}
+
 static PyObject *module_call(PyObject *self, PyObject *args, PyObject *kwargs) {
   GSP_SITE();
+  if (sequential_needs_python((gsp_module *)self))
+    return sequential_call_in_python((gsp_module *)self, args, kwargs);
   if (((gsp_module *)self)->rnn_mode >= 0)
     return recurrent_call((gsp_module *)self, args, kwargs);
   if (Py_TYPE(self) != &module_type) { /* a Python subclass: its forward, as PyTorch's */
@@ -178,7 +218,16 @@ static PyObject *module_call(PyObject *self, PyObject *args, PyObject *kwargs) {
   return gsp_wrap(gs_module_forward(((gsp_module *)self)->m, gsp_handle(x)));
 }
 
+/* PyTorch's print(model) text, written in Python (gradscope/nn/module.py: _repr_text); the
+ * type name alone until that module has run. */
 static PyObject *module_repr(PyObject *self) {
+  PyObject *text = PyObject_GetAttrString(self, "_repr_text");
+  if (text) {
+    PyObject *r = PyObject_CallNoArgs(text);
+    Py_DECREF(text);
+    return r;
+  }
+  PyErr_Clear();
   const char *name = gs_module_type_name(((gsp_module *)self)->m);
   return PyUnicode_FromFormat("%s()", name ? name : "<disposed module>");
 }
@@ -201,7 +250,19 @@ static int named(gs_module m, gs_tensor **params, const char ***names) {
   return gs_module_named_parameters(m, *params, *names, n);
 }
 
-static PyObject *parameter_list(PyObject *self, bool with_names, bool detached) {
+/* Whether the engine parameter under a dotted name is one of BatchNorm's running estimates,
+ * which PyTorch keeps as buffers: never requiring grad, under a running-statistics name. */
+static bool is_buffer(gs_tensor p, const char *name) {
+  const char *dot = strrchr(name, '.');
+  const char *last = dot ? dot + 1 : name;
+  return !gs_requires_grad(p) && (strcmp(last, "running_mean") == 0 ||
+                                  strcmp(last, "running_var") == 0 ||
+                                  strcmp(last, "num_batches_tracked") == 0);
+}
+
+enum { WANT_PARAMETERS, WANT_BUFFERS, WANT_BOTH };
+
+static PyObject *parameter_list(PyObject *self, bool with_names, bool detached, int want) {
   gs_tensor *params;
   const char **names;
   int n = named(((gsp_module *)self)->m, &params, &names);
@@ -209,6 +270,8 @@ static PyObject *parameter_list(PyObject *self, bool with_names, bool detached) 
     return NULL;
   PyObject *out = with_names && detached ? PyDict_New() : PyList_New(0);
   for (int i = 0; out && i < n; i++) {
+    if (want != WANT_BOTH && is_buffer(params[i], names[i]) != (want == WANT_BUFFERS))
+      continue;
     PyObject *t = detached ? gsp_wrap(gs_detach(params[i]))
                            : gsp_wrap_kept(params[i], ((gsp_module *)self)->tree);
     PyObject *item = !t ? NULL : !with_names ? Py_NewRef(t) : detached ? NULL
@@ -226,9 +289,51 @@ static PyObject *parameter_list(PyObject *self, bool with_names, bool detached) 
   return out;
 }
 
-static PyObject *m_parameters(PyObject *s, PyObject *u) { (void)u; return parameter_list(s, false, false); }
-static PyObject *m_named_parameters(PyObject *s, PyObject *u) { (void)u; return parameter_list(s, true, false); }
-static PyObject *m_state_dict(PyObject *s, PyObject *u) { (void)u; return parameter_list(s, true, true); }
+static PyObject *m_parameters(PyObject *s, PyObject *u) { (void)u; return parameter_list(s, false, false, WANT_PARAMETERS); }
+static PyObject *m_named_parameters(PyObject *s, PyObject *u) { (void)u; return parameter_list(s, true, false, WANT_PARAMETERS); }
+static PyObject *m_buffers(PyObject *s, PyObject *u) { (void)u; return parameter_list(s, false, false, WANT_BUFFERS); }
+static PyObject *m_named_buffers(PyObject *s, PyObject *u) { (void)u; return parameter_list(s, true, false, WANT_BUFFERS); }
+static PyObject *m_state_dict(PyObject *s, PyObject *u) { (void)u; return parameter_list(s, true, true, WANT_BOTH); }
+
+/* [(name, child object)] in the engine's registration order: the objects of children kept in
+ * o->children, matched by handle (a replaced child's old object is no longer listed). */
+static PyObject *m_named_children(PyObject *self, PyObject *unused) {
+  (void)unused;
+  gsp_module *o = (gsp_module *)self;
+  int n = gs_module_child_count(o->m);
+  if (n < 0)
+    return gsp_raise_engine_error();
+  PyObject *out = PyList_New(0);
+  for (int i = 0; out && i < n; i++) {
+    const char *name = NULL;
+    gs_module c = gs_module_child_at(o->m, i, &name);
+    for (Py_ssize_t j = 0; j < PyList_GET_SIZE(o->children); j++) {
+      PyObject *obj = PyList_GET_ITEM(o->children, j);
+      if (((gsp_module *)obj)->m.id == c.id) {
+        PyObject *pair = Py_BuildValue("(sO)", name, obj);
+        if (!pair || PyList_Append(out, pair) < 0)
+          Py_CLEAR(out);
+        Py_XDECREF(pair);
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+static PyObject *m_type_name(PyObject *self, void *c) {
+  (void)c;
+  const char *name = gs_module_type_name(((gsp_module *)self)->m);
+  if (!name)
+    return gsp_raise_engine_error();
+  return PyUnicode_FromString(name);
+}
+
+static PyObject *m_extra_repr_get(PyObject *self, void *c) {
+  (void)c;
+  PyObject *e = ((gsp_module *)self)->extra_repr;
+  return e ? Py_NewRef(e) : PyUnicode_FromString("");
+}
 
 /* Copies each tensor of the dict into the parameter of the same name, under no_grad, checking
  * every name and shape first so that a refused dict leaves the model unchanged. */
@@ -430,6 +535,7 @@ static PyObject *module_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
   }
   o->m = m;
   o->rnn_mode = -1;
+  o->extra_repr = NULL;
   o->tree = tree_new(m);
   o->children = PyList_New(0);
   if (!o->children || !o->tree) {
@@ -469,6 +575,9 @@ static PyMethodDef module_methods[] = {
     {"forward", GSP_FN(module_call), METH_VARARGS | METH_KEYWORDS, NULL},
     {"parameters", m_parameters, METH_NOARGS, NULL},
     {"named_parameters", m_named_parameters, METH_NOARGS, NULL},
+    {"buffers", m_buffers, METH_NOARGS, "BatchNorm's running estimates (PyTorch's buffers)."},
+    {"named_buffers", m_named_buffers, METH_NOARGS, NULL},
+    {"_named_children", m_named_children, METH_NOARGS, NULL},
     {"state_dict", m_state_dict, METH_NOARGS, "Detached views of the parameters by name."},
     {"load_state_dict", GSP_FN(m_load_state_dict), METH_VARARGS | METH_KEYWORDS, NULL},
     {"train", m_train, METH_VARARGS, NULL},
@@ -481,6 +590,8 @@ static PyMethodDef module_methods[] = {
 
 static PyGetSetDef module_getset[] = {
     {"training", m_training, NULL, NULL, NULL},
+    {"_type_name", m_type_name, NULL, "The engine's type name (\"Linear\")", NULL},
+    {"_extra_repr", m_extra_repr_get, NULL, "The arguments print(model) shows", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -505,6 +616,17 @@ static PyTypeObject module_type = {
 
 /* ---- constructors -------------------------------------------------------------------------- */
 
+/* o (a new module or NULL) with its print(model) arguments; steals extra. */
+static PyObject *with_extra_repr(PyObject *o, PyObject *extra) {
+  if (!o || !extra) {
+    Py_XDECREF(o);
+    Py_XDECREF(extra);
+    return NULL;
+  }
+  ((gsp_module *)o)->extra_repr = extra;
+  return o;
+}
+
 static PyObject *f_linear_module(PyObject *mod, PyObject *args, PyObject *kwargs) {
   GSP_SITE();
   (void)mod;
@@ -513,8 +635,91 @@ static PyObject *f_linear_module(PyObject *mod, PyObject *args, PyObject *kwargs
   static char *kwlist[] = {"in_features", "out_features", "bias", NULL};
   if (!PyArg_ParseTupleAndKeywords(args, kwargs, "LL|p:Linear", kwlist, &in, &out, &bias))
     return NULL;
-  return wrap_module(gs_linear_new(in, out, bias, NULL), NULL);
+  PyObject *o = wrap_module(gs_linear_new(in, out, bias, NULL), NULL);
+  return o ? with_extra_repr(o, PyUnicode_FromFormat("in_features=%lld, out_features=%lld, bias=%s",
+                                                     in, out, bias ? "True" : "False"))
+           : NULL;
 }
+
+int gsp_int_pair(PyObject *o, int64_t *out, const char *what);
+
+/* nn.Conv2d(in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
+ * bias=True), initialised as PyTorch's (gs_conv2d_new). */
+static PyObject *f_Conv2d(PyObject *mod, PyObject *args, PyObject *kwargs) {
+  GSP_SITE();
+  (void)mod;
+  long long in, out, groups = 1;
+  PyObject *kernel, *stride = Py_None, *padding = Py_None, *dilation = Py_None;
+  PyObject *dtype_obj = Py_None;
+  int bias = 1;
+  const char *padding_mode = "zeros";
+  static char *kwlist[] = {"in_channels", "out_channels", "kernel_size", "stride", "padding",
+                           "dilation", "groups", "bias", "padding_mode", "dtype", NULL};
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "LLO|OOOLps$O:Conv2d", kwlist, &in, &out,
+                                   &kernel, &stride, &padding, &dilation, &groups, &bias,
+                                   &padding_mode, &dtype_obj))
+    return NULL;
+  if (strcmp(padding_mode, "zeros") != 0 || PyUnicode_Check(padding) || dtype_obj != Py_None) {
+    PyErr_SetString(PyExc_ValueError, "Conv2d(): padding_mode other than 'zeros', padding as a "
+                                      "string and dtype= are not supported by gradscope yet");
+    return NULL;
+  }
+  int64_t k[2] = {0, 0};
+  gs_conv2d_options opt = {{1, 1}, {0, 0}, {1, 1}, groups};
+  if (gsp_int_pair(kernel, k, "kernel_size") < 0 || gsp_int_pair(stride, opt.stride, "stride") < 0 ||
+      gsp_int_pair(padding, opt.padding, "padding") < 0 ||
+      gsp_int_pair(dilation, opt.dilation, "dilation") < 0)
+    return NULL;
+  PyObject *o = wrap_module(gs_conv2d_new(in, out, k[0], k[1], &opt, bias, NULL), NULL);
+  if (!o)
+    return NULL;
+  /* PyTorch's Conv2d.extra_repr: padding, dilation, groups and bias only when not default. */
+  PyObject *e = PyUnicode_FromFormat("%lld, %lld, kernel_size=(%lld, %lld), stride=(%lld, %lld)",
+                                     in, out, (long long)k[0], (long long)k[1],
+                                     (long long)opt.stride[0], (long long)opt.stride[1]);
+  if (e && (opt.padding[0] || opt.padding[1]))
+    PyUnicode_AppendAndDel(&e, PyUnicode_FromFormat(", padding=(%lld, %lld)",
+                                                    (long long)opt.padding[0], (long long)opt.padding[1]));
+  if (e && (opt.dilation[0] != 1 || opt.dilation[1] != 1))
+    PyUnicode_AppendAndDel(&e, PyUnicode_FromFormat(", dilation=(%lld, %lld)",
+                                                    (long long)opt.dilation[0], (long long)opt.dilation[1]));
+  if (e && groups != 1)
+    PyUnicode_AppendAndDel(&e, PyUnicode_FromFormat(", groups=%lld", groups));
+  if (e && !bias)
+    PyUnicode_AppendAndDel(&e, PyUnicode_FromString(", bias=False"));
+  return with_extra_repr(o, e);
+}
+
+/* nn.BatchNorm1d / BatchNorm2d(num_features, eps=1e-5, momentum=0.1), affine with running
+ * statistics (the only form the engine has). */
+static PyObject *batch_norm_module(PyObject *args, PyObject *kwargs, int spatial, const char *fn) {
+  GSP_SITE();
+  long long features;
+  double eps = 1e-5, momentum = 0.1;
+  int affine = 1, track = 1;
+  static char *kwlist[] = {"num_features", "eps", "momentum", "affine", "track_running_stats",
+                           NULL};
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "L|ddpp", kwlist, &features, &eps, &momentum,
+                                   &affine, &track))
+    return NULL;
+  if (!affine || !track) {
+    PyErr_Format(PyExc_ValueError, "%s(): affine=False and track_running_stats=False are not "
+                                   "supported by gradscope yet", fn);
+    return NULL;
+  }
+  PyObject *o = wrap_module(gs_batch_norm_new(spatial, features, eps, momentum), NULL);
+  if (!o)
+    return NULL;
+  PyObject *e_s = PyFloat_FromDouble(eps), *m_s = PyFloat_FromDouble(momentum);
+  PyObject *e = e_s && m_s ? PyUnicode_FromFormat("%lld, eps=%R, momentum=%R, affine=True, "
+                                                  "track_running_stats=True", features, e_s, m_s)
+                           : NULL;
+  Py_XDECREF(e_s);
+  Py_XDECREF(m_s);
+  return with_extra_repr(o, e);
+}
+static PyObject *f_BatchNorm1d(PyObject *m, PyObject *a, PyObject *k) { (void)m; return batch_norm_module(a, k, 1, "BatchNorm1d"); }
+static PyObject *f_BatchNorm2d(PyObject *m, PyObject *a, PyObject *k) { (void)m; return batch_norm_module(a, k, 2, "BatchNorm2d"); }
 
 #define SIMPLE_MODULE(name, call)                                                              \
   static PyObject *f_##name(PyObject *mod, PyObject *unused) {                                 \
@@ -638,6 +843,9 @@ static PyObject *f_Parameter(PyObject *mod, PyObject *args, PyObject *kwargs) {
 static PyMethodDef nn_functions[] = {
     {"Parameter", GSP_FN(f_Parameter), METH_VARARGS | METH_KEYWORDS, NULL},
     {"Linear", GSP_FN(f_linear_module), METH_VARARGS | METH_KEYWORDS, NULL},
+    {"Conv2d", GSP_FN(f_Conv2d), METH_VARARGS | METH_KEYWORDS, NULL},
+    {"BatchNorm1d", GSP_FN(f_BatchNorm1d), METH_VARARGS | METH_KEYWORDS, NULL},
+    {"BatchNorm2d", GSP_FN(f_BatchNorm2d), METH_VARARGS | METH_KEYWORDS, NULL},
     {"ReLU", f_ReLU, METH_NOARGS, NULL},
     {"Tanh", f_Tanh, METH_NOARGS, NULL},
     {"Sigmoid", f_Sigmoid, METH_NOARGS, NULL},

@@ -1,13 +1,19 @@
 /* optim.c: gradscope.optim.SGD, Adam and AdamW over the engine's optimizers, with PyTorch's
  * arguments (lr, momentum, betas=(b1, b2), eps, weight_decay, ...), step() and zero_grad().
  * The optimizer borrows its parameters (a module owns them); its Python object keeps the
- * parameters' Python objects alive and disposes the engine optimizer (its state) on drop. */
+ * parameters' Python objects alive and disposes the engine optimizer (its state) on drop.
+ * `lr` reads and sets the engine's learning rate; gradscope/optim/optimizer.py builds
+ * PyTorch's param_groups on it (kept in the object's __dict__), which the learning-rate
+ * schedulers of gradscope/optim/lr_scheduler.py change between steps. */
+#include <stddef.h>
+
 #include "gs-py.h"
 
 typedef struct {
   PyObject_HEAD
   gs_optimizer o;
   PyObject *params; /* list of the Tensors it updates */
+  PyObject *dict;   /* instance attributes (param_groups, a scheduler's bookkeeping) */
 } gsp_optimizer;
 
 static void optimizer_dealloc(PyObject *self) {
@@ -17,6 +23,7 @@ static void optimizer_dealloc(PyObject *self) {
     gs_optimizer_dispose(o->o);
   gs_clear_error();
   Py_XDECREF(o->params);
+  Py_XDECREF(o->dict);
   Py_TYPE(self)->tp_free(self);
 }
 
@@ -37,6 +44,41 @@ static PyObject *opt_zero_grad(PyObject *self, PyObject *args, PyObject *kwargs)
   return gsp_check_void();
 }
 
+static PyObject *opt_lr_get(PyObject *self, void *c) {
+  (void)c;
+  gs_clear_error();
+  double lr = gs_optimizer_lr(((gsp_optimizer *)self)->o);
+  if (gs_last_error_code() != GS_OK)
+    return gsp_raise_engine_error();
+  return PyFloat_FromDouble(lr);
+}
+
+static int opt_lr_set(PyObject *self, PyObject *value, void *c) {
+  (void)c;
+  if (!value) {
+    PyErr_SetString(PyExc_TypeError, "the learning rate cannot be deleted");
+    return -1;
+  }
+  double lr = PyFloat_AsDouble(value);
+  if (lr == -1.0 && PyErr_Occurred())
+    return -1;
+  gs_clear_error();
+  gs_optimizer_set_lr(((gsp_optimizer *)self)->o, lr);
+  return gsp_check_void() ? 0 : -1;
+}
+
+static PyObject *opt_params_get(PyObject *self, void *c) {
+  (void)c;
+  return PySequence_List(((gsp_optimizer *)self)->params);
+}
+
+static PyGetSetDef optimizer_getset[] = {
+    {"lr", opt_lr_get, opt_lr_set, "The learning rate of the next step.", NULL},
+    {"_params", opt_params_get, NULL, "The Tensors it updates.", NULL},
+    {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, NULL, NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
 static PyMethodDef optimizer_methods[] = {
     {"step", opt_step, METH_VARARGS, NULL},
     {"zero_grad", GSP_FN(opt_zero_grad), METH_VARARGS | METH_KEYWORDS, NULL},
@@ -49,6 +91,8 @@ static PyTypeObject optimizer_type = {
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_dealloc = optimizer_dealloc,
     .tp_methods = optimizer_methods,
+    .tp_getset = optimizer_getset,
+    .tp_dictoffset = offsetof(gsp_optimizer, dict),
 };
 
 /* The parameters (any iterable of Tensors) as a list and as handles. */
@@ -75,6 +119,7 @@ static PyObject *wrap_optimizer(gs_optimizer o, PyObject *list) {
   }
   obj->o = o;
   obj->params = list;
+  obj->dict = NULL;
   return (PyObject *)obj;
 }
 

@@ -6,7 +6,8 @@
  * the step scopes. After every step each parameter is compared with the reference. Then:
  * parameters without a gradient are skipped (and get their state on their own first step), the
  * option and parameter checks, the stale-handle error, and the live tensor count returning to
- * where it started. */
+ * where it started. The learning rate read and changed between steps (as a scheduler does)
+ * takes effect at the next step and keeps the momentum state. */
 #include "test-util.h"
 
 #define N 3
@@ -114,6 +115,41 @@ static void test_sgd_dampening_decay(void) {
   run_sgd((gs_sgd_options){0.05, 0.8, 0.3, 0.01, false});
 }
 static void test_sgd_nesterov(void) { run_sgd((gs_sgd_options){0.1, 0.9, 0, 0.02, true}); }
+
+/* A new rate between steps: the next step uses it, the momentum buffer carries on. */
+static void test_set_lr_between_steps(void) {
+  uint64_t live0 = gs_live_tensor_count();
+  gs_sgd_options opt = {0.1, 0.9, 0, 0, false};
+  gs_tensor p = make_param(P0);
+  gs_optimizer o = gs_sgd_new(&p, 1, &opt);
+  g_assert_cmpfloat(gs_optimizer_lr(o), ==, 0.1);
+  ref_sgd ref = {0};
+  memcpy(ref.p, P0, sizeof P0);
+  bool all[1] = {true};
+  for (int k = 0; k < STEPS; k++) {
+    opt.lr = 0.1 * pow(0.5, k);
+    gs_optimizer_set_lr(o, opt.lr);
+    g_assert_cmpfloat(gs_optimizer_lr(o), ==, opt.lr);
+    train_step(o, &p, all, 1, k);
+    double c[N];
+    grad_at(k, 0, c);
+    ref_sgd_step(&opt, &ref, c);
+    check_param(p, ref.p, k);
+  }
+  EXPECT_ERROR(gs_optimizer_set_lr(o, -1.0), "Invalid learning rate");
+  EXPECT_ERROR(gs_optimizer_set_lr(o, NAN), "Invalid learning rate");
+  g_assert_cmpfloat(gs_optimizer_lr(o), ==, opt.lr);
+  gs_optimizer adam = gs_adam_new(&p, 1, NULL);
+  g_assert_cmpfloat(gs_optimizer_lr(adam), ==, 1e-3);
+  gs_optimizer_set_lr(adam, 0.25);
+  g_assert_cmpfloat(gs_optimizer_lr(adam), ==, 0.25);
+  gs_optimizer_dispose(adam);
+  gs_optimizer_dispose(o);
+  EXPECT_ERROR(g_assert_true(isnan(gs_optimizer_lr(o))), "optimizer");
+  EXPECT_ERROR(gs_optimizer_set_lr(o, 0.1), "optimizer");
+  gs_dispose(p);
+  g_assert_cmpuint(gs_live_tensor_count(), ==, live0);
+}
 
 /* ---- Adam / AdamW ------------------------------------------------------------------------ */
 
@@ -378,6 +414,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/optim/skip-without-grad", test_skip_without_grad);
   g_test_add_func("/optim/state-outlives-scopes", test_state_outlives_scopes);
   g_test_add_func("/optim/errors", test_errors);
+  g_test_add_func("/optim/set-lr-between-steps", test_set_lr_between_steps);
   g_test_add_func("/optim/stale-optimizer-keeps-its-story-after-100-reuses",
                   test_stale_optimizer_keeps_its_story_after_100_reuses);
   return g_test_run();

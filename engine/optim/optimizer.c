@@ -350,6 +350,25 @@ int gs_optimizer_parameter_count(gs_optimizer h) {
   return o ? o->n_params : -1;
 }
 
+/* One rate per optimizer, kept in the options its kind steps with. */
+static double *lr_slot(optimizer *o) { return o->kind == OPT_SGD ? &o->sgd.lr : &o->adam.lr; }
+
+double gs_optimizer_lr(gs_optimizer h) {
+  optimizer *o = lookup(h, "optimizer_lr");
+  return o ? *lr_slot(o) : (double)NAN;
+}
+
+void gs_optimizer_set_lr(gs_optimizer h, double lr) {
+  optimizer *o = lookup(h, "optimizer_set_lr");
+  if (!o)
+    return;
+  if (!(lr >= 0.0)) {
+    gs__error(GS_ERR_ARGUMENT, "optimizer_set_lr", "Invalid learning rate: %g", lr);
+    return;
+  }
+  *lr_slot(o) = lr;
+}
+
 void gs_optimizer_dispose(gs_optimizer h) {
   optimizer *o = lookup(h, "optimizer_dispose");
   if (!o)

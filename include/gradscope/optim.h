@@ -55,6 +55,12 @@ GS_API void gs_optimizer_zero_grad(gs_optimizer o);
 GS_API void gs_optimizer_dispose(gs_optimizer o);
 /* How many parameters it updates, or -1 for a stale handle. */
 GS_API int gs_optimizer_parameter_count(gs_optimizer o);
+/* The learning rate the next step uses, or NAN for a stale handle. Learning-rate schedulers
+ * (torch.optim.lr_scheduler) read and change it between steps; the other options and the
+ * state (momentum buffers, Adam's moments and step counts) are unchanged by a new rate. */
+GS_API double gs_optimizer_lr(gs_optimizer o);
+/* Sets it (lr >= 0, else an error and nothing changes). */
+GS_API void gs_optimizer_set_lr(gs_optimizer o, double lr);
 
 #ifdef __cplusplus
 }

@@ -17,5 +17,16 @@ for _name in ("nn", "optim", "utils"):
 del _name
 
 from gradscope import autograd, cuda, nn, optim, utils  # noqa: E402
+from gradscope.autograd import enable_grad, no_grad  # noqa: E402
+
+
+def _tensor_format(self, spec):
+    """f"{t:.2f}" on a one-element tensor formats its number, as torch's; else repr."""
+    if spec and self.numel() == 1:
+        return format(self.item(), spec)
+    return format(repr(self), spec)
+
+
+_gradscope._extend_type(Tensor, "__format__", _tensor_format)  # noqa: F821
 
 __getattr__ = unsupported(__name__)

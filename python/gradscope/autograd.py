@@ -1,10 +1,36 @@
-"""gradscope.autograd: the grad-mode switches and backward under torch.autograd's names."""
+"""gradscope.autograd: the grad-mode switches and backward under torch.autograd's names.
+no_grad and enable_grad are context managers and decorators, as torch's; they restore the
+mode that was current, so they nest either way."""
+import contextlib
+
 from gradscope import _gradscope as _c
 from gradscope._missing import unsupported
 
-no_grad = _c.no_grad
 set_grad_enabled = _c.set_grad_enabled
 is_grad_enabled = _c.is_grad_enabled
+
+
+class _grad_mode(contextlib.ContextDecorator):
+    enabled = None
+
+    def __enter__(self):
+        self._prev = _c.is_grad_enabled()
+        _c.set_grad_enabled(self.enabled)
+        return self
+
+    def __exit__(self, *exc):
+        _c.set_grad_enabled(self._prev)
+        return False
+
+
+class no_grad(_grad_mode):
+    """``with no_grad():`` or ``@no_grad()``: ops record no graph inside."""
+    enabled = False
+
+
+class enable_grad(_grad_mode):
+    """``with enable_grad():`` or ``@enable_grad()``: recording back on inside a no_grad."""
+    enabled = True
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None):

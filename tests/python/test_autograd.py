@@ -86,3 +86,24 @@ def test_backward_with_a_gradient_and_retain_graph():
     y.backward(gs.tensor([1.0, 0.5]), retain_graph=True)
     y.backward(gs.tensor([1.0, 0.5]))
     assert x.grad.tolist() == [4.0, 4.0]
+
+
+def test_no_grad_and_enable_grad_as_decorators_and_nested():
+    x = gs.tensor([1.0, 2.0], requires_grad=True)
+
+    @gs.no_grad()
+    def doubled(t):
+        return t * 2
+
+    assert not doubled(x).requires_grad and gs.is_grad_enabled()
+    with gs.no_grad():
+        with gs.enable_grad():
+            assert (x * 2).requires_grad
+        assert not (x * 2).requires_grad
+    assert gs.is_grad_enabled()
+
+
+def test_format_spec_on_one_element_tensors():
+    x = gs.tensor([1.25, 2.5])
+    assert f"{x.sum():.2f}" == "3.75" and f"{x[0]:>6.1f}" == "   1.2"
+    assert f"{x}" == repr(x)

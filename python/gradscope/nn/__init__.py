@@ -1,11 +1,14 @@
 """gradscope.nn: the C extension's modules (Linear, Sequential, RNN/LSTM/GRU, ...) and
-nn.Parameter, with gradscope.nn.functional, gradscope.nn.init and gradscope.nn.utils."""
+nn.Parameter, the containers and pooling layers of layers.py, the Module methods of
+module.py, with gradscope.nn.functional, gradscope.nn.init and gradscope.nn.utils."""
 from gradscope import _gradscope
 from gradscope._missing import reexport, unsupported
 
 reexport(_gradscope.nn, globals())
 del globals()["functional"]
 
-from gradscope.nn import functional, utils  # noqa: E402
+from gradscope.nn import functional, module, utils  # noqa: E402
+from gradscope.nn.layers import (AvgPool2d, Flatten, Identity, MaxPool2d,  # noqa: E402,F401
+                                 ModuleDict, ModuleList)
 
 __getattr__ = unsupported(__name__)

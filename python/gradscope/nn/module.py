@@ -1,0 +1,121 @@
+"""What nn.Module (the C extension's type) does in Python, as torch.nn.Module: the tree walks
+(children, named_children, modules, named_modules, apply), requires_grad_, float/double,
+add_module, extra_repr and PyTorch's ``print(model)`` text
+(_repr_text, which the C type's repr calls: a slot cannot be replaced from a type's dict). They are put on the C type itself
+(_extend_type), so modules the C code makes (nn.Linear(...), seq[0]) have them too, and
+subclasses inherit them as they inherit torch.nn.Module's."""
+from gradscope import _gradscope
+from gradscope._missing import NotSupportedError
+
+Module = _gradscope.nn.Module
+
+
+def named_children(self):
+    """(name, module) for each direct child, in registration order."""
+    return iter(self._named_children())
+
+
+def children(self):
+    return (m for _, m in self._named_children())
+
+
+def named_modules(self, memo=None, prefix="", remove_duplicate=True):
+    """(dotted name, module) for self and every submodule, depth first, as torch's."""
+    if memo is None:
+        memo = set()
+    if remove_duplicate:
+        if id(self) in memo:
+            return
+        memo.add(id(self))
+    yield prefix, self
+    for name, child in self._named_children():
+        yield from child.named_modules(memo, prefix + ("." if prefix else "") + name,
+                                       remove_duplicate)
+
+
+def modules(self):
+    return (m for _, m in self.named_modules())
+
+
+def apply(self, fn):
+    """fn on every submodule, then on self (torch's order); returns self."""
+    for child in self.children():
+        child.apply(fn)
+    fn(self)
+    return self
+
+
+def requires_grad_(self, requires_grad=True):
+    for p in self.parameters():
+        p.requires_grad_(requires_grad)
+    return self
+
+
+def _same_dtype(self, dtype, what):
+    # The engine's modules are made in f32 and cannot change a parameter's dtype in place:
+    # converting is honest only when there is nothing to convert.
+    for name, p in self.named_parameters():
+        if p.dtype != dtype:
+            raise NotSupportedError(
+                f"Module.{what}(): converting parameter {name!r} from {p.dtype} is not "
+                "supported by gradscope yet")
+    return self
+
+
+def float(self):
+    return _same_dtype(self, _gradscope.float32, "float")
+
+
+def double(self):
+    return _same_dtype(self, _gradscope.float64, "double")
+
+
+def add_module(self, name, module):
+    setattr(self, name, module)
+
+
+register_module = add_module
+
+
+def extra_repr(self):
+    """The constructor's arguments as print(model) shows them; subclasses override it."""
+    return self._extra_repr
+
+
+def _get_name(self):
+    if type(self) is Module:
+        return self._type_name.rsplit(".", 1)[-1]
+    return type(self).__name__
+
+
+def _addindent(text, spaces):
+    lines = text.split("\n")
+    if len(lines) == 1:
+        return text
+    return lines[0] + "\n" + "\n".join(" " * spaces + line for line in lines[1:])
+
+
+def _repr_text(self):
+    """PyTorch's text: Name(extra) or Name(\\n  (child): ...\\n)."""
+    extra = self.extra_repr()
+    extra_lines = extra.split("\n") if extra else []
+    child_lines = [f"({name}): " + _addindent(repr(child), 2)
+                   for name, child in self._named_children()]
+    lines = extra_lines + child_lines
+    text = self._get_name() + "("
+    if lines:
+        if len(extra_lines) == 1 and not child_lines:
+            text += extra_lines[0]
+        else:
+            text += "\n  " + "\n  ".join(lines) + "\n"
+    return text + ")"
+
+
+for _name, _value in [("named_children", named_children), ("children", children),
+                      ("named_modules", named_modules), ("modules", modules), ("apply", apply),
+                      ("requires_grad_", requires_grad_), ("float", float), ("double", double),
+                      ("add_module", add_module), ("register_module", register_module),
+                      ("extra_repr", extra_repr), ("_get_name", _get_name),
+                      ("_repr_text", _repr_text)]:
+    _gradscope._extend_type(Module, _name, _value)
+del _name, _value
