@@ -77,16 +77,17 @@ static bool agree(const char *fn, const char *what, const desc *mine, int n,
                  gs__dist.data, &req);
   gs__dist_wait(&req);
   bool ok = true;
+  for (int i = 0; i < n; i++)
+    if (!mine[i].valid)
+      ok = false; /* this rank's own error was reported by describe, and it stands */
   for (int r = 0; r < world && ok; r++) {
     for (int i = 0; i < n && ok; i++) {
       const desc *d = &all[r * n + i], *d0 = &all[i];
       char a[GS__SHAPE_STR + 16], b[GS__SHAPE_STR + 16];
-      if (!d->valid && r != gs__dist.rank) {
+      if (!d->valid) {
         gs__error(GS_ERR_STATE, fn, "rank %d refused its %s (see its error), so no rank runs it",
                   r, roles[i]);
         ok = false;
-      } else if (!d->valid) {
-        ok = false; /* this rank's own error was reported by describe */
       } else if (r > 0 && d0->valid && memcmp(d, d0, sizeof *d) != 0) {
         if (d->arg != d0->arg)
           gs__error(GS_ERR_ARGUMENT, fn,

@@ -313,6 +313,7 @@ static bool same_layout(gs_ddp *d) {
 
 /* Broadcasts the parameters (buffers_only: those that do not require grad) from rank 0. */
 static void broadcast_from_0(gs_ddp *d, bool buffers_only, const char *what) {
+  gs_no_grad_begin(); /* parameters are leaves that require grad: written under no_grad */
   for (int i = 0; i < d->n_params; i++) {
     ddp_param *p = &d->params[i];
     if (buffers_only && p->requires_grad)
@@ -324,6 +325,7 @@ static void broadcast_from_0(gs_ddp *d, bool buffers_only, const char *what) {
     MPI_Ibcast(data, (int)bytes, MPI_BYTE, 0, gs__dist.data, &req);
     gs__dist_wait(&req);
   }
+  gs_no_grad_end();
 }
 
 /* Buckets as PyTorch's compute_bucket_assignment_by_size: parameters in reverse order, one
