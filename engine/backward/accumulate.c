@@ -39,6 +39,10 @@ static void accumulate_into(uint64_t id, gs_tensor grad) {
 static void accumulate_grad_backward(gs__node *n, gs_tensor grad, gs_tensor *grads) {
   (void)grads;
   accumulate_into(n->leaf, grad);
+  /* A leaf's accumulator runs once per pass, after every path into it: its gradient is final. */
+  gs_tensor leaf = {n->leaf};
+  if (gs_is_alive(leaf))
+    gs__backward_hooks_call(GS__HOOK_GRAD_READY, leaf, gs_grad(leaf));
 }
 GS__BACKWARD(AccumulateGrad, accumulate_grad_backward);
 

@@ -6,3 +6,12 @@
 /* Adds grad into the gradient of the tensor that asked node n to retain it (gs_retain_grad);
  * accumulate.c. */
 void gs__accumulate_retained(gs__node *n, gs_tensor grad);
+
+/* Calls the registered backward hooks (hooks.c) at one point of a pass: t is the root for
+ * BEGIN and END, the leaf for GRAD_READY (with its gradient). */
+typedef enum gs__backward_hook_point {
+  GS__HOOK_BEGIN,
+  GS__HOOK_GRAD_READY,
+  GS__HOOK_END,
+} gs__backward_hook_point;
+void gs__backward_hooks_call(gs__backward_hook_point point, gs_tensor t, gs_tensor grad);

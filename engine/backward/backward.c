@@ -312,6 +312,7 @@ void gs_backward_with(gs_tensor root_h, gs_tensor grad_h, bool retain_graph) {
     gs__trace_backward(GS_TRACE_BACKWARD_BEGIN, root_h.id, start ? start->id : 0);
   else
     gs__trace_skip(1);
+  gs__backward_hooks_call(GS__HOOK_BEGIN, root_h, GS_NO_TENSOR);
   run r = {0};
   if (start && collect(&r, start)) {
     gs_tensor first = seed ? gs_to_dtype(grad_h, root->dtype)
@@ -354,6 +355,8 @@ void gs_backward_with(gs_tensor root_h, gs_tensor grad_h, bool retain_graph) {
   if (gs__trace_on())
     gs__trace_site_leave(outer_site);
   pthread_mutex_unlock(&backward_lock);
+  /* After the lock: an end hook may wait for other processes or run a backward itself. */
+  gs__backward_hooks_call(GS__HOOK_END, root_h, GS_NO_TENSOR);
 }
 
 void gs_backward(gs_tensor t) { gs_backward_with(t, GS_NO_TENSOR, false); }

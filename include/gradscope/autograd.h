@@ -44,6 +44,32 @@ GS_API void gs_backward(gs_tensor t);
  * retain_graph the saved tensors stay, so backward can run through the graph again. */
 GS_API void gs_backward_with(gs_tensor t, gs_tensor grad, bool retain_graph);
 
+/* ---- backward hooks ------------------------------------------------------------------ */
+
+/* Callbacks around every backward pass in the process, for layers that must act while it
+ * runs (DistributedDataParallel launches a bucket's allreduce as soon as its gradients are
+ * final, overlapping the rest of backward). Any callback may be NULL.
+ *  - begin(root): before any formula runs.
+ *  - grad_ready(leaf, grad): the leaf's gradient has been accumulated for the last time in
+ *    this pass (a leaf's AccumulateGrad node runs once per pass, after every path into it has
+ *    delivered): grad is gs_grad(leaf), borrowed. Called with the backward lock held and grad
+ *    mode off: it must not start another backward; reading grad is fine.
+ *  - end(root): after the pass has finished and released its lock; it may run ops and even
+ *    a backward of its own (hooks see that one too).
+ * Leaves no gradient reached get no grad_ready call. Hooks run on the thread that called
+ * backward, in registration order. */
+typedef struct gs_backward_hooks {
+  void (*begin)(gs_tensor root, void *user_data);
+  void (*grad_ready)(gs_tensor leaf, gs_tensor grad, void *user_data);
+  void (*end)(gs_tensor root, void *user_data);
+} gs_backward_hooks;
+
+/* Registers hooks (copied) with user_data; returns a handle for gs_backward_hooks_remove, or
+ * 0 when the table (GS_BACKWARD_HOOKS_MAX) is full. */
+#define GS_BACKWARD_HOOKS_MAX 32
+GS_API int gs_backward_hooks_add(const gs_backward_hooks *hooks, void *user_data);
+GS_API void gs_backward_hooks_remove(int handle);
+
 /* ---- grad mode ----------------------------------------------------------------------- */
 
 /* Whether ops record graph nodes on this thread (on by default). */

@@ -21,6 +21,7 @@
 #include "data.h"
 #include "checkpoint.h"
 #include "interop.h"
+#include "distributed.h"
 
 #define GS_VERSION_MAJOR 0
 #define GS_VERSION_MINOR 1

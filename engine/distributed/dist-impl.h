@@ -1,0 +1,36 @@
+/* dist-impl.h: what the distributed layer's files share: the process group's state and the
+ * deadline-polled wait every collective goes through (group.c). */
+#pragma once
+
+#include <mpi.h>
+
+#include "core-impl.h"
+#include "gradscope/distributed.h"
+
+typedef struct gs__dist_group {
+  bool initialized;
+  bool we_initialized; /* MPI_Init was ours, so MPI_Finalize is too */
+  int rank, world;
+  MPI_Comm data; /* collectives on tensors */
+  MPI_Comm ctl;  /* where-are-you probes when a wait times out: never mixed with data */
+  double timeout_s;
+  uint64_t seq;        /* collectives begun on this rank: the same on every rank in step */
+  char doing[128];     /* what the current wait is for, as probes are answered */
+} gs__dist_group;
+
+extern gs__dist_group gs__dist;
+
+/* Seconds on the monotonic clock. */
+double gs__dist_now(void);
+/* False after reporting (as an error of fn) if gs_dist_init has not run. */
+bool gs__dist_ready(const char *fn);
+/* Starts collective number ++seq, described for probes ("allreduce of [3, 4] f32"). */
+void gs__dist_begin(const char *what);
+/* Polls req until it completes, answering other ranks' probes meanwhile. Past the timeout it
+ * asks every rank where it is, prints which did not answer or waits elsewhere, and stops the
+ * job (MPI_Abort): it returns only when req completed. */
+void gs__dist_wait(MPI_Request *req);
+/* One MPI_Test (which also drives Open MPI's progress of non-blocking collectives). */
+bool gs__dist_test(MPI_Request *req);
+/* The MPI datatype of a floating dtype, or of raw bytes for the others. */
+MPI_Datatype gs__dist_mpi_type(gs_dtype dtype);
