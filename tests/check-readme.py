@@ -46,7 +46,8 @@ with tempfile.TemporaryDirectory() as tmp:
             f.write(body + "\n")
         libdir = os.path.join(build, "engine")
         compile_ = subprocess.run(
-            [cc, "-std=c11", "-Wall", "-Wextra", "-Werror", "-o", "prog", "prog.c",
+            [cc, "-std=c11", "-Wall", "-Wextra", "-Werror", "-o", "prog", "prog.c"]
+            + os.environ.get("GS_README_CFLAGS", "").split() + [
              "-I" + os.path.join(src, "include"), "-L" + libdir, "-lgradscope",
              "-Wl,-rpath," + libdir], cwd=tmp, capture_output=True, text=True)
         if compile_.returncode != 0:
