@@ -3,7 +3,7 @@
  * clones, detaches, in-place writes and moves. The tests open it through the window as a user
  * would, count rows against the reader, filter, move the scrubber and check the explanation
  * and the views, and save screenshots (GS_SCREENSHOT_DIR, default the build directory). One
- * test runs in Chinese (LANGUAGE=zh_CN, see tests/meson.build). */
+ * test runs in Chinese (LANGUAGE=zh_CN, see meson.build). */
 #include <adwaita.h>
 #include <glib/gi18n.h>
 #include <glib/gstdio.h>

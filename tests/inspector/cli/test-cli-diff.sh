@@ -1,6 +1,6 @@
 #!/bin/sh
 # test-cli-diff.sh: `gradscope diff` on two recordings of one program before and after a fix
-# (tests/diff-workload.c: a leak removed, a detach added that cuts the graph), in text and
+# (diff-workload.c, beside it: a leak removed, a detach added that cuts the graph), in text and
 # JSON, both ways round; the --fail options' exit statuses at and around their limits; and bad
 # input (a missing file, a file that is no log, a damaged log, bad option values).
 # Usage: test-cli-diff.sh GRADSCOPE DIFF-WORKLOAD

@@ -2,13 +2,13 @@
 """ops-torch-compare.py: the engine's convolution, pooling, batch norm and the other ops
 added for PyTorch programs, against PyTorch 1.13, forward and backward.
 
-Runs tests/ops-torch-cases (built by meson) into a temporary directory. Each case file holds
-the inputs, the engine's outputs, the random weights r of a linear loss sum(out * r) and the
-engine's gradients of that loss; here the same op runs in torch on the same inputs (named by
-the case's metadata, with its arguments as torch's keywords), the same loss is
-backpropagated, and outputs and gradients are compared: to 1e-9 for f64, to 1e-5 relative to
-the largest magnitude for f32, exactly for integer outputs (indices). Prints one
-`ops_torch_max_diff=` line per case.
+Runs ops-torch-cases (built by meson from the .c file beside this one) into a temporary
+directory. Each case file holds the inputs, the engine's outputs, the random weights r of a
+linear loss sum(out * r) and the engine's gradients of that loss; here the same op runs in
+torch on the same inputs (named by the case's metadata, with its arguments as torch's
+keywords), the same loss is backpropagated, and outputs and gradients are compared: to 1e-9 for
+f64, to 1e-5 relative to the largest magnitude for f32, exactly for integer outputs (indices).
+Prints one `ops_torch_max_diff=` line per case.
 
 Skipped (exit 77, meson's skip code) only when Debian's python3-torch is not installed.
 Usage: ops-torch-compare.py OPS_TORCH_CASES_EXE

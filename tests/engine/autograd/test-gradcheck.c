@@ -93,7 +93,7 @@ static void test_every_node_kind_has_a_case(void) {
     if (strcmp(names[i], "AccumulateGrad") == 0)
       continue; /* not a formula: it adds into leaves, which every case exercises */
     if (!has_case(names[i])) {
-      g_printerr("node kind %s has no gradcheck case in tests/grad/cases-*.c\n", names[i]);
+      g_printerr("node kind %s has no gradcheck case in tests/engine/autograd/grad/cases-*.c\n", names[i]);
       missing++;
     }
   }

@@ -1,6 +1,6 @@
 /* source-test-util.h: what the source tests (test-source-*.c) share: a real log recorded
- * from tests/cli-workload, the reader's own count of the events in any bytes (the truth a
- * source's model must match), and a loop that drives a source the way the app does: the
+ * from tests/inspector/cli/cli-workload, the reader's own count of the events in any bytes (the
+ * truth a source's model must match), and a loop that drives a source the way the app does: the
  * main context runs, and a pump with a small budget stands in for each frame-clock tick. */
 #pragma once
 

@@ -1,4 +1,4 @@
-/* rnn-torch-cases.c: writes the recurrent cases that tests/rnn-torch-compare.py checks
+/* rnn-torch-cases.c: writes the recurrent cases that rnn-torch-compare.py (beside it) checks
  * against PyTorch. For each case, in f64: a module's state dict (<case>.params.safetensors,
  * PyTorch's names, written by gs_module_save_safetensors), and the inputs, a random linear
  * loss's weights, the engine's outputs and the gradients of that loss with respect to every

@@ -8,7 +8,7 @@ static char *test_dir;
 
 const char *source_test_workload(void) {
   const char *path = g_getenv("GS_CLI_WORKLOAD");
-  g_assert_nonnull(path); /* set by tests/meson.build */
+  g_assert_nonnull(path); /* set by meson.build */
   return path;
 }
 

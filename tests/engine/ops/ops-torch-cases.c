@@ -1,5 +1,5 @@
-/* ops-torch-cases.c: writes the cases that tests/ops-torch-compare.py checks against PyTorch:
- * convolution, pooling, batch norm and the elementwise and reduction ops added for PyTorch
+/* ops-torch-cases.c: writes the cases that ops-torch-compare.py (beside it) checks against
+ * PyTorch: convolution, pooling, batch norm and the elementwise and reduction ops added for PyTorch
  * programs. For each case, <case>.safetensors holds the inputs (in0, in1, ...; strided views
  * are written with their values), the outputs (out0, out1, ...), a random weight per floating
  * output (r0, ...) and the gradients of sum(out * r) with respect to each input that requires

@@ -64,7 +64,7 @@ static guint64 storage_bytes(const gs_replay *r, const guint64 *ids, guint n) {
 
 static gs_trace_model *record_digits(char **path_out) {
   const char *example = g_getenv("GS_DIGITS_EXAMPLE");
-  g_assert_nonnull(example); /* tests/meson.build sets it */
+  g_assert_nonnull(example); /* meson.build sets it */
   g_autofree char *dir = g_dir_make_tmp("gradscope-digits-XXXXXX", NULL);
   char *path = g_build_filename(dir, "digits.gstrace", NULL);
   g_auto(GStrv) env = g_environ_setenv(g_get_environ(), "GS_TRACE", path, TRUE);

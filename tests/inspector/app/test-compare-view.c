@@ -1,11 +1,11 @@
 /* test-compare-view.c: the inspector's Compare view under Xvfb (suite "inspector-ui"), on two
- * recordings of tests/diff-workload.c made in the test: before a fix (a leak, a graph not cut)
- * and after it. The pair is opened through the window as the menu action does; the table must
- * list the leak (objects alive 3 → 0) and each pass's 3 removed nodes, the chart must draw the
- * runs' shared step marks at the same x, activating rows must move both runs, the graphs must
- * mark the removed nodes, a file that holds no log must be named in the error, and a damaged
- * one in a toast. Screenshots
- * in English and, run again with LANGUAGE=zh_CN, in Chinese (GS_SCREENSHOT_DIR). */
+ * recordings of tests/inspector/cli/diff-workload.c made in the test: before a fix (a leak, a
+ * graph not cut) and after it. The pair is opened through the window as the menu action does;
+ * the table must list the leak (objects alive 3 → 0) and each pass's 3 removed nodes, the chart
+ * must draw the runs' shared step marks at the same x, activating rows must move both runs, the
+ * graphs must mark the removed nodes, a file that holds no log must be named in the error, and
+ * a damaged one in a toast. Screenshots in English and, run again with LANGUAGE=zh_CN, in
+ * Chinese (GS_SCREENSHOT_DIR). */
 #include <adwaita.h>
 #include <glib/gi18n.h>
 #include <glib/gstdio.h>

@@ -298,7 +298,7 @@ static void test_leaked(void) {
  * any event cost a binary search, not a walk over the instances. */
 #define MANY 100000
 
-/* Every look-up of a scope's begin or end by position, counted: tests/meson.build links this
+/* Every look-up of a scope's begin or end by position, counted: its meson.build links this
  * test with --wrap for both, so a group's totals can be held to a binary search's number of
  * them instead of a time. */
 guint64 __real_gs_trace_model_scope_begin_index(const gs_trace_model *m, guint position);

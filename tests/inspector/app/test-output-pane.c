@@ -1,5 +1,5 @@
 /* test-output-pane.c: the capture page's Output pane under Xvfb (suite "inspector-ui"), in
- * English and, run again with LANGUAGE=zh_CN, in Chinese (see tests/meson.build). A program
+ * English and, run again with LANGUAGE=zh_CN, in Chinese (see meson.build). A program
  * run through the window prints known lines on both streams: the pane shows them in order,
  * stderr marked, the last line without its newline, a byte that is not UTF-8 replaced, and
  * how the program ended; the application's echo gets the bytes unchanged; Ctrl+4 and the
@@ -490,7 +490,7 @@ static gboolean has_epoch_line(gpointer data) {
  * output is line-buffered, so the first epoch's line arrives long before its end). */
 static void test_digits(void) {
   const char *digits = g_getenv("GS_DIGITS_EXAMPLE");
-  /* Every registration of this executable sets it (tests/meson.build): unset is a mistake
+  /* Every registration of this executable sets it (meson.build): unset is a mistake
    * there, not a reason to skip, or the demo goes unchecked while the suite says OK. */
   if (!digits) {
     g_test_fail_printf("GS_DIGITS_EXAMPLE is not set: the test's registration must give it");

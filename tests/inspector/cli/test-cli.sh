@@ -1,8 +1,9 @@
 #!/bin/sh
 # test-cli.sh: the `gradscope` CLI end to end on a recorded run (suite 'cli').
-# Records tests/cli-workload (scoped training steps with backward, marks, an error, a leak and
-# hostile names) with `gradscope record`, then checks every command's output and exit status,
-# damaged and truncated logs, and bad input. Usage: test-cli.sh GRADSCOPE WORKLOAD WORKLOAD.c
+# Records cli-workload (cli-workload.c, beside it: scoped training steps with backward, marks,
+# an error, a leak and hostile names) with `gradscope record`, then checks every command's
+# output and exit status, damaged and truncated logs, and bad input.
+# Usage: test-cli.sh GRADSCOPE WORKLOAD WORKLOAD.c
 set -u
 # Absolute paths: the test works in a temporary directory.
 abspath() { case $1 in /*) echo "$1" ;; *) echo "$PWD/$1" ;; esac; }
@@ -106,7 +107,7 @@ contains stats.txt "events by kind" tensor_create tensor_dispose node_create bac
   scope_begin mark error "train step" "sgd evil" "peak" "at event" "leaked on purpose" \
   "1 × ones [3] f32" "errors: 1" "shape mismatch" "live objects at the end: 2" "on 2 threads" \
   "load batch"
-# Leaks come grouped, with the line of the program that made them (tests/cli-workload.c).
+# Leaks come grouped, with the line of the program that made them (cli-workload.c).
 leak_line=$(grep -n 'gs_tensor leaked = gs_ones' "$WORKLOAD_SOURCE" | cut -d: -f1)
 contains stats.txt "× ones [3] f32 (12 bytes) at cli-workload.c:$leak_line in main, held by the program" \
   "× mul_scalar [3] f32 (12 bytes) at cli-workload.c:$((leak_line + 3)) in main"

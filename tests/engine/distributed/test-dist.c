@@ -1,4 +1,4 @@
-/* test-dist.c: the distributed layer under `mpirun -np 2` (tests/check-mpi.sh runs it), one
+/* test-dist.c: the distributed layer under `mpirun -np 2` (tests/common/check-mpi.sh runs it), one
  * mode per test. Plain C with exit codes rather than GLib's TAP: every rank runs the same
  * checks and mpirun's status is the test's.
  *   parity    after K SGD steps DDP's parameters equal a one-process run on the whole batch

@@ -1,11 +1,12 @@
 #!/usr/bin/python3
 """rnn-torch-compare.py: the engine's recurrent cells and layers against PyTorch's, in f64.
 
-Runs tests/rnn-torch-cases (built by meson) into a temporary directory, then for each case
-loads the engine's state dict into the matching torch.nn module with load_state_dict(strict=
-True) (so PyTorch's names and shapes are checked too), runs the same inputs, backpropagates
-the same random linear loss, and compares outputs, final states and every gradient. Prints
-one `rnn_torch_max_diff=` line per case and fails when any difference exceeds 1e-9.
+Runs rnn-torch-cases (built by meson from the .c file beside this one) into a temporary
+directory, then for each case loads the engine's state dict into the matching torch.nn module
+with load_state_dict(strict=True) (so PyTorch's names and shapes are checked too), runs the
+same inputs, backpropagates the same random linear loss, and compares outputs, final states and
+every gradient. Prints one `rnn_torch_max_diff=` line per case and fails when any difference
+exceeds 1e-9.
 
 Skipped (exit 77, meson's skip code) only when Debian's python3-torch is not installed.
 Usage: rnn-torch-compare.py RNN_TORCH_CASES_EXE
