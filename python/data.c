@@ -100,8 +100,8 @@ static PyObject *loader_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
   PyObject *dataset, *sampler = Py_None;
   long long batch_size = 1, seed = 0;
   int shuffle = 0, drop_last = 0, prefetch = 0;
-  static char *kwlist[] = {"dataset", "batch_size", "shuffle", "drop_last", "seed", "prefetch",
-                           "sampler", NULL};
+  static char *kwlist[] = {"dataset", "batch_size", "shuffle", "drop_last",
+                           "seed",    "prefetch",   "sampler", NULL};
   if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!|Lp$pLiO:DataLoader", kwlist, &dataset_type,
                                    &dataset, &batch_size, &shuffle, &drop_last, &seed, &prefetch,
                                    &sampler))
@@ -110,7 +110,8 @@ static PyObject *loader_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
   /* sampler=DistributedSampler(...): the loader reads the rank's shard, in the sampler's order. */
   const gs_dataset *source = &ds->ds;
   if (sampler != Py_None && shuffle) {
-    PyErr_SetString(PyExc_ValueError, "DataLoader(): sampler option is mutually exclusive with shuffle");
+    PyErr_SetString(PyExc_ValueError,
+                    "DataLoader(): sampler option is mutually exclusive with shuffle");
     return NULL;
   }
   if (sampler != Py_None && !(source = gsp_sampler_shard(sampler, dataset)))

@@ -147,11 +147,11 @@ static PyObject *reducer_new(PyTypeObject *type, PyObject *args, PyObject *kwarg
   PyObject *module;
   double bucket_cap_mb = 25.0;
   int find_unused = 0, broadcast_buffers = 1, check_every = 0;
-  static char *kwlist[] = {"module", "bucket_cap_mb", "find_unused_parameters",
-                           "broadcast_buffers", "check_every", NULL};
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|dppi:_Reducer", kwlist, &module,
-                                   &bucket_cap_mb, &find_unused, &broadcast_buffers,
-                                   &check_every))
+  static char *kwlist[] = {
+      "module", "bucket_cap_mb", "find_unused_parameters", "broadcast_buffers", "check_every",
+      NULL};
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|dppi:_Reducer", kwlist, &module, &bucket_cap_mb,
+                                   &find_unused, &broadcast_buffers, &check_every))
     return NULL;
   if (!gsp_is_module(module)) {
     PyErr_Format(PyExc_TypeError,
@@ -212,8 +212,8 @@ static PyObject *reducer_stats(PyObject *self, PyObject *unused) {
   (void)unused;
   gs_ddp_stats s = gs_ddp_get_stats(((reducer_object *)self)->ddp);
   return Py_BuildValue("{sKsKsdsdsi}", "steps", (unsigned long long)s.steps, "bytes_reduced",
-                       (unsigned long long)s.bytes_reduced, "backward_s", s.backward_s,
-                       "wait_s", s.wait_s, "n_buckets", s.n_buckets);
+                       (unsigned long long)s.bytes_reduced, "backward_s", s.backward_s, "wait_s",
+                       s.wait_s, "n_buckets", s.n_buckets);
 }
 
 static PyObject *reducer_buckets(PyObject *self, PyObject *unused) {
@@ -225,11 +225,10 @@ static PyObject *reducer_buckets(PyObject *self, PyObject *unused) {
     gs_ddp_bucket_info b;
     if (!gs_ddp_bucket_info_at(d, i, &b))
       continue;
-    PyObject *item = Py_BuildValue("{sisisNsLsdsdsdsK}", "n_params", b.n_params, "first_param",
-                                   b.first_param, "dtype", gsp_dtype_object(b.dtype), "bytes",
-                                   (long long)b.bytes, "ready_s", b.ready_s, "launched_s",
-                                   b.launched_s, "finished_s", b.finished_s, "reductions",
-                                   (unsigned long long)b.reductions);
+    PyObject *item = Py_BuildValue(
+        "{sisisNsLsdsdsdsK}", "n_params", b.n_params, "first_param", b.first_param, "dtype",
+        gsp_dtype_object(b.dtype), "bytes", (long long)b.bytes, "ready_s", b.ready_s, "launched_s",
+        b.launched_s, "finished_s", b.finished_s, "reductions", (unsigned long long)b.reductions);
     if (!item || PyList_Append(out, item) < 0)
       Py_CLEAR(out);
     Py_XDECREF(item);
@@ -259,8 +258,7 @@ static PyTypeObject reducer_type = {
 /* ---- DistributedSampler ------------------------------------------------------------------ */
 
 typedef struct {
-  PyObject_HEAD
-  PyObject *dataset; /* the TensorDataset whose shard this is */
+  PyObject_HEAD PyObject *dataset; /* the TensorDataset whose shard this is */
   gs_dist_sampler *s;
   gs_dataset shard;
   int num_replicas, rank, shuffle, drop_last;
@@ -284,8 +282,7 @@ static PyObject *sampler_new(PyTypeObject *type, PyObject *args, PyObject *kwarg
   PyObject *dataset, *replicas_obj = Py_None, *rank_obj = Py_None;
   int shuffle = 1, drop_last = 0;
   unsigned long long seed = 0;
-  static char *kwlist[] = {"dataset", "num_replicas", "rank", "shuffle", "seed", "drop_last",
-                           NULL};
+  static char *kwlist[] = {"dataset", "num_replicas", "rank", "shuffle", "seed", "drop_last", NULL};
   if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OOpKp:DistributedSampler", kwlist, &dataset,
                                    &replicas_obj, &rank_obj, &shuffle, &seed, &drop_last))
     return NULL;
