@@ -258,7 +258,8 @@ static PyTypeObject reducer_type = {
 /* ---- DistributedSampler ------------------------------------------------------------------ */
 
 typedef struct {
-  PyObject_HEAD PyObject *dataset; /* the TensorDataset whose shard this is */
+  PyObject_HEAD
+  PyObject *dataset; /* the TensorDataset whose shard this is */
   gs_dist_sampler *s;
   gs_dataset shard;
   int num_replicas, rank, shuffle, drop_last;
