@@ -18,50 +18,37 @@
 # Usage: bench/compare-torch/run-ddp.sh [ROUNDS]   (default 3; builds build/ incrementally)
 set -euo pipefail
 rounds_default=3
-target="bench/bench-ddp bench/bench-mpi-allreduce"
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-source "$here/../../scripts/common.sh"
-cd "$GS_ROOT"
-rounds=${1:-$rounds_default}
-[[ $rounds =~ ^[1-9][0-9]*$ ]] || gs_die "run-ddp.sh: expected a positive number of rounds, got '$rounds'"
-python=/usr/bin/python3
-"$python" -c 'import torch' 2>/dev/null || gs_die "python3-torch is missing: apt-get install python3-torch"
+target=bench/bench-ddp
+export OPENBLAS_NUM_THREADS=1 # one thread per rank (compare-common.sh keeps it)
+source "$(dirname "${BASH_SOURCE[0]}")/compare-common.sh"
+ninja -C "$build" -j "$GS_JOBS" bench/bench-mpi-allreduce >/dev/null
 command -v mpirun >/dev/null || gs_die "mpirun is missing: apt-get install openmpi-bin (scripts/setup-deps.sh)"
-build=${GS_BUILD_DIR:-build}
-gs_configure "$build"
-# shellcheck disable=SC2086 # two targets
-ninja -C "$build" -j "$GS_JOBS" $target >/dev/null
-
-export OMP_WAIT_POLICY=PASSIVE OPENBLAS_NUM_THREADS=1 GS_TORCH_THREADS=1
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 mpi() { mpirun --oversubscribe -np "$@"; }
-echo "# one thread per rank; torch $("$python" -c 'import torch; print(torch.__version__)'), $(mpirun --version | head -n 1), $rounds alternating rounds"
-echo "# load average before: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) CPUs"
-
-value() {
+echo "# $(mpirun --version | head -n 1)"
+# The last KEY=number line of OUTPUT, or stop naming what is missing.
+need() {
   local v
-  v=$(sed -n "s/^$1=\([-0-9.eE+]*\).*/\1/p" <<<"$2" | tail -n 1)
+  v=$(value "$1" "$2")
   [ -n "$v" ] || gs_die "no $1= line in:"$'\n'"$2"
   echo "$v"
 }
-median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; }
 verdict() { awk -v v="$1" -v t="$2" -v op="$3" 'BEGIN { ok = op == "<=" ? v <= t : v >= t; print (ok ? "met" : "missed") }'; }
 
 port=$((29500 + RANDOM % 400))
 engine() {
   local out
   out=$("$build/bench/bench-ddp" mlp) || gs_die "bench-ddp mlp (1 process) failed"
-  w1_ms+=("$(value ddp_step_ms "$out")")
+  w1_ms+=("$(need ddp_step_ms "$out")")
   out=$(mpi 2 "$build/bench/bench-ddp" mlp) || gs_die "bench-ddp mlp (2 ranks) failed"
-  w2_ms+=("$(value ddp_step_ms "$out")")
-  w2_wait+=("$(value ddp_wait_ms "$out")")
-  w2_backward+=("$(value ddp_backward_ms "$out")")
+  w2_ms+=("$(need ddp_step_ms "$out")")
+  w2_wait+=("$(need ddp_wait_ms "$out")")
+  w2_backward+=("$(need ddp_backward_ms "$out")")
 }
 torch() {
   local out r pids=()
   out=$("$python" bench/compare-torch/ddp.py) || gs_die "ddp.py (1 process) failed"
-  torch_w1_ms+=("$(value torch_ddp_step_ms "$out")")
+  torch_w1_ms+=("$(need torch_ddp_step_ms "$out")")
   port=$((port + 1))
   for r in 1 0; do
     RANK=$r WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
@@ -69,14 +56,14 @@ torch() {
     pids+=($!)
   done
   for r in "${pids[@]}"; do wait "$r" || gs_die "ddp.py (2 ranks) failed"; done
-  torch_w2_ms+=("$(value torch_ddp_step_ms "$(cat "$tmp/torch-0.out")")")
+  torch_w2_ms+=("$(need torch_ddp_step_ms "$(cat "$tmp/torch-0.out")")")
 }
 allreduce() {
   local out
   out=$(mpi 2 "$build/bench/bench-ddp" allreduce) || gs_die "bench-ddp allreduce failed"
-  ar_gbps+=("$(value allreduce_gbps "$out")")
+  ar_gbps+=("$(need allreduce_gbps "$out")")
   out=$(mpi 2 "$build/bench/bench-mpi-allreduce") || gs_die "bench-mpi-allreduce failed"
-  mpi_gbps+=("$(value mpi_allreduce_gbps "$out")")
+  mpi_gbps+=("$(need mpi_allreduce_gbps "$out")")
 }
 
 tmp=$(mktemp -d)

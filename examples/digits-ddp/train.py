@@ -23,10 +23,8 @@ sys.path.insert(0, os.path.join(here, "..", "python"))
 
 import gradscope as gs  # noqa: E402
 import gradscope.distributed as dist  # noqa: E402
-import gradscope.nn as nn  # noqa: E402
 import gradscope.nn.functional as F  # noqa: E402
-from digits import (CLASSES, HIDDEN, LABEL_SMOOTHING, LR, PIXELS, TRAIN,  # noqa: E402
-                    accuracy, load_digits, standardise)
+from digits import LABEL_SMOOTHING, LR, accuracy, load_digits, mlp, split_tensors  # noqa: E402
 from gradscope.distributed import DistributedDataParallel, DistributedSampler  # noqa: E402
 from gradscope.utils.data import DataLoader, TensorDataset  # noqa: E402
 
@@ -36,17 +34,11 @@ EPOCHS, BATCH = 30, 16
 def main():
     dist.init_process_group(backend="mpi")
     rank, world = dist.get_rank(), dist.get_world_size()
-    path = sys.argv[1] if len(sys.argv) > 1 else os.path.join(here, "..", "..", "data",
-                                                               "digits.csv.gz")
-    pixels, labels = load_digits(path)
+    pixels, labels = load_digits(sys.argv[1] if len(sys.argv) > 1 else None)
     start = time.perf_counter()
-    gs.manual_seed(0)
-    x_all = standardise(gs.from_numpy(pixels))
-    y_all = gs.from_numpy(labels)
-    x_train, y_train = x_all[:TRAIN], y_all[:TRAIN]
-    x_test, y_test = x_all[TRAIN:], y_all[TRAIN:]
+    x_train, y_train, x_test, y_test = split_tensors(pixels, labels)
 
-    model = nn.Sequential(nn.Linear(PIXELS, HIDDEN), nn.ReLU(), nn.Linear(HIDDEN, CLASSES))
+    model = mlp()  # Linear(64, 128), ReLU, Linear(128, 10)
     if rank == 0:
         print("parameters: " + ", ".join(f"{name} {'x'.join(map(str, p.shape))}"
                                          for name, p in model.named_parameters()), flush=True)
@@ -77,7 +69,7 @@ def main():
     seconds = time.perf_counter() - start
     stats = ddp.ddp_stats()
     del xb, yb, loader, sampler, train_set, optimizer, ddp, model
-    del x_all, y_all, x_train, y_train, x_test, y_test
+    del x_train, y_train, x_test, y_test
     live = gs.live_tensor_count()
     if rank == 0:
         print(f"ddp_world_size={world}")
