@@ -278,12 +278,14 @@ class DistributedDataParallel(Module):
         if not bucket_cap_mb > 0:
             raise ValueError(f"DistributedDataParallel(): bucket_cap_mb must be > 0, got "
                              f"{bucket_cap_mb}")
+        # The engine's DDP first: if the ranks refuse it, module has not joined this one's tree.
+        reducer = _c._Reducer(module, float(bucket_cap_mb), bool(find_unused_parameters),
+                              bool(broadcast_buffers), int(check_every))
         self.module = module
         self.find_unused_parameters = bool(find_unused_parameters)
         self.bucket_cap_mb = bucket_cap_mb
         self.broadcast_buffers = bool(broadcast_buffers)
-        self._reducer = _c._Reducer(module, float(bucket_cap_mb), bool(find_unused_parameters),
-                                    bool(broadcast_buffers), int(check_every))
+        self._reducer = reducer
 
     def forward(self, *inputs, **kwargs):
         caller = sys._getframe(1)  # the line that called ddp(x): the unused-parameter error names it
