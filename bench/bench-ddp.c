@@ -30,11 +30,11 @@ static int bench_mlp(void) {
   int64_t local = GLOBAL_BATCH / world;
   gs_rng rng;
   gs_rng_seed(&rng, 42);
-  gs_module net = gs_sequential_new(
-      (gs_module[]){gs_linear_new(IN, HIDDEN, true, &rng), gs_relu_new(),
-                    gs_linear_new(HIDDEN, HIDDEN, true, &rng), gs_relu_new(),
-                    gs_linear_new(HIDDEN, CLASSES, true, &rng)},
-      5);
+  gs_module net =
+      gs_sequential_new((gs_module[]){gs_linear_new(IN, HIDDEN, true, &rng), gs_relu_new(),
+                                      gs_linear_new(HIDDEN, HIDDEN, true, &rng), gs_relu_new(),
+                                      gs_linear_new(HIDDEN, CLASSES, true, &rng)},
+                        5);
   gs_tensor params[6];
   int n = gs_module_named_parameters(net, params, NULL, 6);
   gs_sgd_options opts = GS_SGD_OPTIONS_DEFAULT;
@@ -71,8 +71,8 @@ static int bench_mlp(void) {
     }
   }
   if (!(last_loss < first_loss)) {
-    fprintf(stderr, "bench-ddp: rank %d: the loss did not fall (%g, then %g)\n", rank,
-            first_loss, last_loss);
+    fprintf(stderr, "bench-ddp: rank %d: the loss did not fall (%g, then %g)\n", rank, first_loss,
+            last_loss);
     return 1;
   }
   int buckets = ddp ? gs_ddp_bucket_count(ddp) : 0;
@@ -84,8 +84,8 @@ static int bench_mlp(void) {
     double ms = bench_median(step, TIMED) * 1e3;
     printf("# MLP 784-512-512-10, global batch %d = %d x %lld, SGD momentum; %s; median of %d "
            "steps after %d warm-up; loss %.4f -> %.4f\n",
-           GLOBAL_BATCH, world, (long long)local, ddp || world > 1 ? "DDP" : "one process",
-           TIMED, WARMUP, first_loss, last_loss);
+           GLOBAL_BATCH, world, (long long)local, ddp || world > 1 ? "DDP" : "one process", TIMED,
+           WARMUP, first_loss, last_loss);
     printf("ddp_world_size=%d\n", world);
     printf("ddp_buckets=%d\n", buckets);
     bench_result("ddp_step_ms", ms, "ms");

@@ -3,10 +3,10 @@
  * a deadline and, past it, finds out which rank is missing by asking all of them on a control
  * communicator (ranks that are waiting too answer with what they are waiting in), so the
  * message names the rank instead of leaving the job silently stuck. */
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sched.h>
 #include <time.h>
 
 #include "dist-impl.h"
