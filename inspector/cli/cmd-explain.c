@@ -66,9 +66,8 @@ static int explain_ranks(char **paths, int n, gint64 only, gboolean has_at, guin
     status = MAX(status, got);
   }
   if (!found) {
-    cli_error(_("explain: no log of rank %" G_GINT64_FORMAT " among the %u given (ranks %u to "
-                "%u)"),
-              only, logs->len, g_array_index(logs, cli_rank_log, 0).rank,
+    cli_error(_("explain: no log of rank %u among the %u given (ranks %u to %u)"),
+              (guint)only, logs->len, g_array_index(logs, cli_rank_log, 0).rank,
               g_array_index(logs, cli_rank_log, logs->len - 1).rank);
     return 1;
   }
