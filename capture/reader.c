@@ -210,8 +210,7 @@ bool gs_trace_reader_chunk(const gs_trace_reader *r, uint64_t *offset, uint64_t 
   return true;
 }
 
-bool gs_trace_reader_run(const gs_trace_reader *r, uint32_t *rank, uint32_t *world,
-                         uint64_t *run) {
+bool gs_trace_reader_run(const gs_trace_reader *r, uint32_t *rank, uint32_t *world, uint64_t *run) {
   if (!r->have_run)
     return false;
   if (rank)
@@ -509,8 +508,8 @@ static DECODE_INLINE bool decode_fields(gs_trace_reader *r, gs_trace_event *ev,
       if (!(p = gs__get_svarint(field, end, &b)))
         return bad_varint(r, field, end, kind);
       if (b < -1 || b > INT32_MAX)
-        return damage(r, log_offset(r, field), "%s event: bucket %" PRId64
-                      " is not -1 or an index", kind_name(kind), b);
+        return damage(r, log_offset(r, field), "%s event: bucket %" PRId64 " is not -1 or an index",
+                      kind_name(kind), b);
       ev->bucket = (int32_t)b;
       break;
     }

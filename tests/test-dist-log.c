@@ -13,14 +13,14 @@
 #include <string.h>
 
 static int failures;
-#define CHECK(cond, ...)                                                                     \
-  do {                                                                                       \
-    if (!(cond)) {                                                                           \
-      fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                   \
-      fprintf(stderr, __VA_ARGS__);                                                          \
-      fprintf(stderr, "\n");                                                                 \
-      failures++;                                                                            \
-    }                                                                                        \
+#define CHECK(cond, ...)                                                                           \
+  do {                                                                                             \
+    if (!(cond)) {                                                                                 \
+      fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                         \
+      fprintf(stderr, __VA_ARGS__);                                                                \
+      fprintf(stderr, "\n");                                                                       \
+      failures++;                                                                                  \
+    }                                                                                              \
   } while (0)
 
 enum { MAX_COLLECTIVES = 4096, MAX_PARAMS = 64 };
@@ -32,11 +32,12 @@ typedef struct rank_log {
   char ops[MAX_COLLECTIVES][16]; /* by collective number */
   bool begun[MAX_COLLECTIVES], ended[MAX_COLLECTIVES];
   uint64_t n_collectives, steps, dist_inits;
-  uint64_t ops_seen[5]; /* allreduce (not a bucket's), broadcast, allgather, reduce_scatter, barrier */
+  uint64_t
+      ops_seen[5]; /* allreduce (not a bucket's), broadcast, allgather, reduce_scatter, barrier */
 } rank_log;
 
 static const char *const plain_ops[5] = {"allreduce", "broadcast", "allgather", "reduce_scatter",
-                                          "barrier"};
+                                         "barrier"};
 
 static void read_log(const char *path, rank_log *l, uint64_t steps, uint64_t param_bytes) {
   FILE *f = fopen(path, "rb");
@@ -71,8 +72,8 @@ static void read_log(const char *path, rank_log *l, uint64_t steps, uint64_t par
     case GS_TRACE_COLLECTIVE_END: {
       const char *op = gs_trace_reader_string(r, e.op);
       bool begin = e.kind == GS_TRACE_COLLECTIVE_BEGIN;
-      CHECK(e.collective >= 1 && e.collective < MAX_COLLECTIVES, "%s: collective number %llu",
-            path, (unsigned long long)e.collective);
+      CHECK(e.collective >= 1 && e.collective < MAX_COLLECTIVES, "%s: collective number %llu", path,
+            (unsigned long long)e.collective);
       if (e.collective < 1 || e.collective >= MAX_COLLECTIVES)
         break;
       if (begin) {
@@ -105,8 +106,8 @@ static void read_log(const char *path, rank_log *l, uint64_t steps, uint64_t par
             "%s: step %llu allreduced %llu bytes in its buckets, expected the parameters' %llu",
             path, (unsigned long long)l->steps, (unsigned long long)bucket_bytes,
             (unsigned long long)param_bytes);
-      CHECK(ready_bytes == param_bytes, "%s: step %llu's buckets were ready with %llu bytes",
-            path, (unsigned long long)l->steps, (unsigned long long)ready_bytes);
+      CHECK(ready_bytes == param_bytes, "%s: step %llu's buckets were ready with %llu bytes", path,
+            (unsigned long long)l->steps, (unsigned long long)ready_bytes);
       CHECK(n_params == 4, "%s: step %llu: %d parameters in its buckets, expected 4", path,
             (unsigned long long)l->steps, n_params);
       bucket_bytes = ready_bytes = 0;
@@ -115,8 +116,8 @@ static void read_log(const char *path, rank_log *l, uint64_t steps, uint64_t par
     default: break;
     }
   }
-  CHECK(st == GS_TRACE_NEED_MORE && !gs_trace_reader_truncated(r, NULL),
-        "%s: damaged or cut: %s", path, gs_trace_reader_error(r, NULL));
+  CHECK(st == GS_TRACE_NEED_MORE && !gs_trace_reader_truncated(r, NULL), "%s: damaged or cut: %s",
+        path, gs_trace_reader_error(r, NULL));
   l->has_run = gs_trace_reader_run(r, &l->rank, &l->world, &l->run);
   gs_trace_reader_free(r);
   CHECK(l->has_run && l->dist_inits == 1, "%s: %llu dist_init events, expected 1", path,
@@ -140,8 +141,8 @@ int main(int argc, char **argv) {
   for (int i = 0; i < 2; i++)
     read_log(argv[1 + i], &logs[i], steps, param_bytes);
   for (int i = 0; i < 2; i++) {
-    CHECK(logs[i].rank == (uint32_t)i, "%s says rank %u, expected %d", argv[1 + i],
-          logs[i].rank, i);
+    CHECK(logs[i].rank == (uint32_t)i, "%s says rank %u, expected %d", argv[1 + i], logs[i].rank,
+          i);
     CHECK(logs[i].world == 2, "%s says world size %u, expected 2", argv[1 + i], logs[i].world);
   }
   CHECK(logs[0].run != 0 && logs[0].run == logs[1].run, "run ids %016llx and %016llx differ",

@@ -533,10 +533,19 @@ static void test_distributed_run(void) {
   gs_trace_event events[] = {
       {.kind = GS_TRACE_MARK, .seq = 1, .name = 10},
       {.kind = GS_TRACE_DIST_INIT, .seq = 2, .rank = 1, .world = 2, .run = UINT64_MAX - 5},
-      {.kind = GS_TRACE_COLLECTIVE_BEGIN, .seq = 3, .op = 19, .collective = 1, .nbytes = 664,
+      {.kind = GS_TRACE_COLLECTIVE_BEGIN,
+       .seq = 3,
+       .op = 19,
+       .collective = 1,
+       .nbytes = 664,
        .bucket = -1},
-      {.kind = GS_TRACE_COLLECTIVE_END, .seq = 4, .op = 19, .collective = 1, .nbytes = 664,
-       .bucket = -1, .waited_ns = 12345},
+      {.kind = GS_TRACE_COLLECTIVE_END,
+       .seq = 4,
+       .op = 19,
+       .collective = 1,
+       .nbytes = 664,
+       .bucket = -1,
+       .waited_ns = 12345},
   };
   tw_log log = {0};
   tw_header(&log, GS_TRACE_VERSION_MAJOR, GS_TRACE_VERSION_MINOR, 1, 1);

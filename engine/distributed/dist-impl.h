@@ -16,7 +16,7 @@ typedef struct gs__dist_group {
   double timeout_s;
   uint64_t seq;        /* collectives begun on this rank: the same on every rank in step */
   char doing[128];     /* what the current wait is for, as probes are answered */
-  uint64_t run;         /* the run's id, rank 0's, broadcast at gs_dist_init */
+  uint64_t run;        /* the run's id, rank 0's, broadcast at gs_dist_init */
   uint64_t collectives; /* collectives logged on this rank (their numbers in the log) */
 } gs__dist_group;
 

@@ -24,8 +24,7 @@ static uint64_t new_run_id(void) {
   if (!id) {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
-    id = ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec) ^
-         ((uint64_t)getpid() << 40);
+    id = ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec) ^ ((uint64_t)getpid() << 40);
   }
   return id ? id : 1; /* 0 reads as "no run" */
 }

@@ -292,8 +292,8 @@ void gs__trace_bucket_ready(int bucket, uint64_t nbytes, const uint64_t *params,
   } while (done < n);
 }
 
-void gs__trace_collective(gs_trace_kind kind, const char *op, uint64_t collective,
-                          uint64_t nbytes, int bucket, uint64_t waited_ns) {
+void gs__trace_collective(gs_trace_kind kind, const char *op, uint64_t collective, uint64_t nbytes,
+                          int bucket, uint64_t waited_ns) {
   uint32_t op_id = gs__trace_string(op);
   uint8_t *p = gs__tw_begin(kind, 0, 5 * VARINT);
   if (!p)

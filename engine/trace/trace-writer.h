@@ -167,8 +167,8 @@ void gs__trace_composite_create(uint64_t object, int kind, const gs_tensor *part
  * _end; what: a literal). */
 void gs__trace_dist_init(uint32_t rank, uint32_t world, uint64_t run);
 void gs__trace_bucket_ready(int bucket, uint64_t nbytes, const uint64_t *params, int n);
-void gs__trace_collective(gs_trace_kind kind, const char *op, uint64_t collective,
-                          uint64_t nbytes, int bucket, uint64_t waited_ns);
+void gs__trace_collective(gs_trace_kind kind, const char *op, uint64_t collective, uint64_t nbytes,
+                          int bucket, uint64_t waited_ns);
 void gs__trace_wait(gs_trace_kind kind, const char *what, uint64_t waited_ns);
 void gs__trace_mark(const char *interned_label);
 void gs__trace_error(int code, const char *message);

@@ -292,8 +292,7 @@ static int diff_ranks(char **paths, int n, gboolean json, gboolean every_pass, g
     const cli_rank_log *l = &g_array_index(logs, cli_rank_log, i);
     const cli_rank_log *a0 = &g_array_index(logs, cli_rank_log, 0);
     guint which = l->run == a0->run ? 0 : 1;
-    if (which == 1 && runs[1]->len &&
-        l->run != g_array_index(runs[1], cli_rank_log, 0).run) {
+    if (which == 1 && runs[1]->len && l->run != g_array_index(runs[1], cli_rank_log, 0).run) {
       g_autofree char *file = cli_printable(l->path);
       cli_error(_("diff: the logs are of more than two runs (%s is of a third, run %016" PRIx64
                   "): give the ranks' logs of run A, then of run B"),
@@ -340,7 +339,8 @@ static int diff_ranks(char **paths, int n, gboolean json, gboolean every_pass, g
 }
 
 int cli_diff(int argc, char **argv) {
-  g_autoptr(GOptionContext) context = g_option_context_new(_("A.gstrace B.gstrace, or A-0 A-1... B-0 B-1..."));
+  g_autoptr(GOptionContext) context =
+      g_option_context_new(_("A.gstrace B.gstrace, or A-0 A-1... B-0 B-1..."));
   cli_translate_options(context);
   g_option_context_set_summary(
       context, _("Compares two runs (A before a change, B after): scopes by name, call sites,\n"

@@ -33,8 +33,8 @@ static int explain_log(const char *path, gboolean has_at, guint64 at, const char
   if (has_at) {
     guint64 index = gs_trace_model_find_seq(m, at);
     if (index == G_MAXUINT64) {
-      cli_error("explain: %s has no event #%" G_GUINT64_FORMAT " (its events are #%"
-                G_GUINT64_FORMAT " to #%" G_GUINT64_FORMAT ")",
+      cli_error("explain: %s has no event #%" G_GUINT64_FORMAT
+                " (its events are #%" G_GUINT64_FORMAT " to #%" G_GUINT64_FORMAT ")",
                 path, at, gs_trace_model_seq_at(m, 0), gs_trace_model_seq_at(m, n - 1));
       return 1;
     }
@@ -66,8 +66,8 @@ static int explain_ranks(char **paths, int n, gint64 only, gboolean has_at, guin
     status = MAX(status, got);
   }
   if (!found) {
-    cli_error(_("explain: no log of rank %u among the %u given (ranks %u to %u)"),
-              (guint)only, logs->len, g_array_index(logs, cli_rank_log, 0).rank,
+    cli_error(_("explain: no log of rank %u among the %u given (ranks %u to %u)"), (guint)only,
+              logs->len, g_array_index(logs, cli_rank_log, 0).rank,
               g_array_index(logs, cli_rank_log, logs->len - 1).rank);
     return 1;
   }
@@ -96,8 +96,7 @@ int cli_explain(int argc, char **argv) {
        "The guided tour NAME, step by step: each step's event, paragraph and sentence (FILE "
        "is optional: without it the tour's program runs and is recorded first)",
        "NAME"},
-      {"list-tours", 0, 0, G_OPTION_ARG_NONE, &list_tours, "The guided tours, one per line",
-       NULL},
+      {"list-tours", 0, 0, G_OPTION_ARG_NONE, &list_tours, "The guided tours, one per line", NULL},
       {NULL, 0, 0, 0, NULL, NULL, NULL},
   };
   g_autoptr(GOptionContext) context = g_option_context_new(_("FILE [FILE...]"));

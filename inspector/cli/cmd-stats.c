@@ -285,12 +285,11 @@ static int stats_of_ranks(char **paths, int n) {
       if (row->busy_ns > g_array_index(rows, rank_row, slowest).busy_ns)
         slowest = i;
       g_autofree char *bytes = g_format_size_full(st->allreduced_bytes, G_FORMAT_SIZE_IEC_UNITS);
-      g_autofree char *peak =
-          g_format_size_full(st->replay->peak_bytes, G_FORMAT_SIZE_IEC_UNITS);
+      g_autofree char *peak = g_format_size_full(st->replay->peak_bytes, G_FORMAT_SIZE_IEC_UNITS);
       g_autofree char *file = cli_printable(row->log->path);
-      printf("%6u %7" G_GUINT64_FORMAT " %13.3f %12.3f %12s %12s  %s\n", row->log->rank,
-             row->steps, (double)st->backward_ns / 1e6, (double)st->collective_wait_ns / 1e6,
-             bytes, peak, file);
+      printf("%6u %7" G_GUINT64_FORMAT " %13.3f %12.3f %12s %12s  %s\n", row->log->rank, row->steps,
+             (double)st->backward_ns / 1e6, (double)st->collective_wait_ns / 1e6, bytes, peak,
+             file);
     }
     const rank_row *slow = &g_array_index(rows, rank_row, slowest);
     /* TRANSLATORS: the rank, its time outside collectives, then how long it waited in them,

@@ -79,9 +79,9 @@ gboolean cli_rank_logs_one_run(const char *command, GArray *logs) {
       const cli_rank_log *o = &g_array_index(logs, cli_rank_log, j);
       if (o->rank == l->rank) {
         g_autofree char *other = cli_printable(o->path);
-        cli_error(_("%s: %s and %s are both rank %u of run %016" PRIx64
-                    " (give each rank's log once)"),
-                  command, other, file, l->rank, l->run);
+        cli_error(
+            _("%s: %s and %s are both rank %u of run %016" PRIx64 " (give each rank's log once)"),
+            command, other, file, l->rank, l->run);
         return FALSE;
       }
     }

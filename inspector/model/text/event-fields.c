@@ -155,9 +155,9 @@ void gs_event_fields_foreach(const gs_trace_event *e, const gs_trace_reader *rea
     emit_s(&w, "run", GS_FIELD_STRING, run);
   }
   emit_u(&w, "collective", GS_FIELD_UINT, e->collective);
-  if (e->bucket > 0 || (e->bucket == 0 && (e->kind == GS_TRACE_BUCKET_READY ||
-                                           e->kind == GS_TRACE_COLLECTIVE_BEGIN ||
-                                           e->kind == GS_TRACE_COLLECTIVE_END))) {
+  if (e->bucket > 0 || (e->bucket == 0 &&
+                        (e->kind == GS_TRACE_BUCKET_READY || e->kind == GS_TRACE_COLLECTIVE_BEGIN ||
+                         e->kind == GS_TRACE_COLLECTIVE_END))) {
     gs_event_field f = {.key = "bucket", .type = GS_FIELD_INT, .i = e->bucket};
     fn(&f, user_data);
   }

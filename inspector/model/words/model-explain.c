@@ -757,8 +757,8 @@ static char *say_collective_begin(explain *x, kind_facts *k) {
     return g_strdup_printf(_("barrier #%" PRIu64 " began: this rank goes on once every rank "
                              "has reached it"),
                            k->e.collective);
-  return g_strdup_printf(_("collective %s #%" PRIu64 " of %s began"), shown(x, op),
-                         k->e.collective, size);
+  return g_strdup_printf(_("collective %s #%" PRIu64 " of %s began"), shown(x, op), k->e.collective,
+                         size);
 }
 
 static char *say_collective_end(explain *x, kind_facts *k) {
