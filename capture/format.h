@@ -64,6 +64,11 @@ typedef enum gs__field {
   GS__F_MEMORY,  /* since 1.4: where a storage's bytes come from (gs_memory_origin) */
   GS__F_PEER,    /* since 1.4: the process a storage's bytes were received from (a pid) */
   GS__F_COUNT,   /* since 1.5: a uvarint count (objects a snapshot re-creates) */
+  GS__F_RANK, GS__F_WORLD, /* since 1.7: uvarints (dist_init) */
+  GS__F_RUN,     /* since 1.7: a uvarint run id, the same on every rank of one run */
+  GS__F_BUCKET,  /* since 1.7: an svarint DDP bucket index (-1: none) */
+  GS__F_COLLECTIVE, /* since 1.7: a uvarint, the collective's number on its rank */
+  GS__F_WAITED,  /* since 1.7: uvarint nanoseconds */
   GS__F_SINCE, /* keep last: see GS__F_SINCE_MINOR */
 } gs__field;
 

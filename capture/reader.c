@@ -52,6 +52,10 @@ struct gs_trace_reader {
   bool have_header;
   uint32_t major, minor, pid;
   uint64_t start_realtime_ns;
+  /* The dist_init read so far (a distributed run's rank, world size and id). */
+  bool have_run;
+  uint32_t rank, world;
+  uint64_t run;
 
   /* The chunk being delivered starts at buf[start] and is chunk_size bytes with padding. */
   bool in_chunk;
@@ -203,6 +207,18 @@ bool gs_trace_reader_chunk(const gs_trace_reader *r, uint64_t *offset, uint64_t 
     *offset = r->buf_offset + r->start;
   if (size)
     *size = r->chunk_size;
+  return true;
+}
+
+bool gs_trace_reader_run(const gs_trace_reader *r, uint32_t *rank, uint32_t *world, uint64_t *run) {
+  if (!r->have_run)
+    return false;
+  if (rank)
+    *rank = r->rank;
+  if (world)
+    *world = r->world;
+  if (run)
+    *run = r->run;
   return true;
 }
 
@@ -482,6 +498,21 @@ static DECODE_INLINE bool decode_fields(gs_trace_reader *r, gs_trace_event *ev,
     case GS__F_PEER: U32(peer);
     case GS__F_ADDRESS: U64(address);
     case GS__F_COUNT: U64(count);
+    case GS__F_RANK: U32(rank);
+    case GS__F_WORLD: U32(world);
+    case GS__F_RUN: U64(run);
+    case GS__F_COLLECTIVE: U64(collective);
+    case GS__F_WAITED: U64(waited_ns);
+    case GS__F_BUCKET: {
+      int64_t b;
+      if (!(p = gs__get_svarint(field, end, &b)))
+        return bad_varint(r, field, end, kind);
+      if (b < -1 || b > INT32_MAX)
+        return damage(r, log_offset(r, field), "%s event: bucket %" PRId64 " is not -1 or an index",
+                      kind_name(kind), b);
+      ev->bucket = (int32_t)b;
+      break;
+    }
     case GS__F_VALUES: {
       GET_U();
       if (u > GS__TRACE_MAX_ARRAY)
@@ -640,6 +671,12 @@ static DECODE_INLINE decode_result decode_event(gs_trace_reader *r, gs_trace_eve
     if (!decode_fields(r, ev, schema, p, body_end) ||
         (kind == GS_TRACE_STRING && !define_string(r, ev, at)))
       return DECODE_DAMAGED;
+    if (kind == GS_TRACE_DIST_INIT) {
+      r->have_run = true;
+      r->rank = ev->rank;
+      r->world = ev->world;
+      r->run = ev->run;
+    }
     r->cursor = (size_t)(body_end - payload);
     unfold_storage_events(r, ev);
     return DECODED;

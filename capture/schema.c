@@ -7,7 +7,7 @@
 /* A new event kind needs, before this compiles: its schema and name below, its writer
  * (engine/trace/events.c) and every inspector table over kinds (each asserts the same count): the
  * replay, the explanation, the tensor life, the event list's row, the memory accounting. */
-_Static_assert(GS_TRACE_KIND_COUNT == 33, "a new event kind needs a schema and a name here");
+_Static_assert(GS_TRACE_KIND_COUNT == 39, "a new event kind needs a schema and a name here");
 
 const uint8_t *const gs__trace_schema[GS_TRACE_KIND_COUNT] = {
     [GS_TRACE_STRING] = S(GS__F_NAME, GS__F_TEXT),
@@ -50,6 +50,13 @@ const uint8_t *const gs__trace_schema[GS_TRACE_KIND_COUNT] = {
     [GS_TRACE_SNAPSHOT_BEGIN] = S(GS__F_NAME, GS__F_COUNT),
     [GS_TRACE_SNAPSHOT_END] = S(GS__F_COUNT),
     [GS_TRACE_REQUIRES_GRAD] = S(GS__F_TENSOR, GS__F_REQUIRES_GRAD, GS__F_SITE),
+    [GS_TRACE_DIST_INIT] = S(GS__F_RANK, GS__F_WORLD, GS__F_RUN),
+    [GS_TRACE_BUCKET_READY] = S(GS__F_BUCKET, GS__F_NBYTES, GS__F_PARAMS),
+    [GS_TRACE_COLLECTIVE_BEGIN] = S(GS__F_OP, GS__F_COLLECTIVE, GS__F_NBYTES, GS__F_BUCKET),
+    [GS_TRACE_COLLECTIVE_END] = S(GS__F_OP, GS__F_COLLECTIVE, GS__F_NBYTES, GS__F_BUCKET,
+                                  GS__F_WAITED),
+    [GS_TRACE_WAIT_BEGIN] = S(GS__F_NAME),
+    [GS_TRACE_WAIT_END] = S(GS__F_NAME, GS__F_WAITED),
 };
 
 const char *gs_trace_kind_name(gs_trace_kind kind) {
@@ -143,6 +150,12 @@ uint8_t *gs__trace_encode_fields(uint8_t *p, const gs_trace_event *e, unsigned m
     case GS__F_MEMORY: p = gs__put_uvarint(p, e->memory); break;
     case GS__F_PEER: p = gs__put_uvarint(p, e->peer); break;
     case GS__F_COUNT: p = gs__put_uvarint(p, e->count); break;
+    case GS__F_RANK: p = gs__put_uvarint(p, e->rank); break;
+    case GS__F_WORLD: p = gs__put_uvarint(p, e->world); break;
+    case GS__F_RUN: p = gs__put_uvarint(p, e->run); break;
+    case GS__F_BUCKET: p = gs__put_svarint(p, e->bucket); break;
+    case GS__F_COLLECTIVE: p = gs__put_uvarint(p, e->collective); break;
+    case GS__F_WAITED: p = gs__put_uvarint(p, e->waited_ns); break;
     case GS__F_VALUES:
       p = gs__put_uvarint(p, e->n_values);
       for (uint32_t i = 0; i < e->n_values; i++) {

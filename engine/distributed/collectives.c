@@ -107,6 +107,16 @@ static bool agree(const char *fn, const char *what, const desc *mine, int n,
   return ok;
 }
 
+/* The bytes a described tensor holds (0 for one a rank refused). */
+static uint64_t desc_bytes(const desc *d) {
+  if (!d->valid)
+    return 0;
+  uint64_t n = 1;
+  for (int64_t i = 0; i < d->ndim; i++)
+    n *= (uint64_t)d->shape[i];
+  return n * gs_dtype_size((gs_dtype)d->dtype);
+}
+
 static void scale(void *data, gs_dtype dt, int64_t n, double by) {
   if (dt == GS_F32) {
     float *p = data;
@@ -134,15 +144,20 @@ bool gs_dist_all_reduce(gs_tensor t, gs_dist_op op) {
   char what[GS__SHAPE_STR + 32];
   snprintf(what, sizeof what, "allreduce of %s", desc_str((char[GS__SHAPE_STR + 16]){0},
                                                           GS__SHAPE_STR + 16, &d));
-  if (!agree(fn, what, &d, 1, (const char *[]){"tensor"}))
+  /* Logged from before the shape exchange: a late rank is waited for there. */
+  double since = gs__dist_now();
+  uint64_t c = gs__dist_trace_begin("allreduce", desc_bytes(&d), -1);
+  if (!agree(fn, what, &d, 1, (const char *[]){"tensor"})) {
+    gs__dist_trace_end("allreduce", c, desc_bytes(&d), -1, since);
     return false;
+  }
   int64_t n = gs_numel(t);
   void *data = gs_data_mut(t);
   gs__dist_begin(what);
   MPI_Request req;
   MPI_Iallreduce(MPI_IN_PLACE, data, (int)n, gs__dist_mpi_type((gs_dtype)d.dtype), MPI_SUM,
                  gs__dist.data, &req);
-  gs__dist_wait(&req);
+  gs__dist_traced_wait("allreduce", desc_bytes(&d), &req, c, since);
   if (op == GS_DIST_AVG)
     scale(data, (gs_dtype)d.dtype, n, gs__dist.world);
   return true;
@@ -161,14 +176,18 @@ bool gs_dist_broadcast(gs_tensor t, int root) {
   char what[GS__SHAPE_STR + 32];
   snprintf(what, sizeof what, "broadcast of %s", desc_str((char[GS__SHAPE_STR + 16]){0},
                                                           GS__SHAPE_STR + 16, &d));
-  if (!agree(fn, what, &d, 1, (const char *[]){"tensor"}))
+  double since = gs__dist_now();
+  uint64_t c = gs__dist_trace_begin("broadcast", desc_bytes(&d), -1);
+  if (!agree(fn, what, &d, 1, (const char *[]){"tensor"})) {
+    gs__dist_trace_end("broadcast", c, desc_bytes(&d), -1, since);
     return false;
+  }
   void *data = gs__dist.rank == root ? (void *)gs_data(t) : gs_data_mut(t);
   gs__dist_begin(what);
   MPI_Request req;
   MPI_Ibcast(data, (int)gs_numel(t), gs__dist_mpi_type((gs_dtype)d.dtype), root, gs__dist.data,
              &req);
-  gs__dist_wait(&req);
+  gs__dist_traced_wait("broadcast", desc_bytes(&d), &req, c, since);
   return true;
 }
 
@@ -193,15 +212,20 @@ bool gs_dist_all_gather(gs_tensor out, gs_tensor input) {
   desc d[2] = {describe(fn, "out", out, 0), describe(fn, "input", input, 0)};
   if (d[0].valid && d[1].valid && !check_sizes(fn, out, "out", input, "input"))
     d[0].valid = 0;
-  if (!agree(fn, "allgather", d, 2, (const char *[]){"out", "input"}))
+  /* Its bytes: what this rank sends (its input). */
+  double since = gs__dist_now();
+  uint64_t c = gs__dist_trace_begin("allgather", desc_bytes(&d[1]), -1);
+  if (!agree(fn, "allgather", d, 2, (const char *[]){"out", "input"})) {
+    gs__dist_trace_end("allgather", c, desc_bytes(&d[1]), -1, since);
     return false;
+  }
   int64_t n = gs_numel(input);
   MPI_Datatype type = gs__dist_mpi_type((gs_dtype)d[1].dtype);
   void *dst = gs_data_mut(out);
   gs__dist_begin("allgather");
   MPI_Request req;
   MPI_Iallgather(gs_data(input), (int)n, type, dst, (int)n, type, gs__dist.data, &req);
-  gs__dist_wait(&req);
+  gs__dist_traced_wait("allgather", desc_bytes(&d[1]), &req, c, since);
   return true;
 }
 
@@ -212,15 +236,20 @@ bool gs_dist_reduce_scatter(gs_tensor out, gs_tensor input, gs_dist_op op) {
   desc d[2] = {describe(fn, "out", out, op), describe(fn, "input", input, op)};
   if (d[0].valid && d[1].valid && !check_sizes(fn, input, "input", out, "out"))
     d[1].valid = 0;
-  if (!agree(fn, "reduce-scatter", d, 2, (const char *[]){"out", "input"}))
+  /* Its bytes: what this rank contributes (its input). */
+  double since = gs__dist_now();
+  uint64_t c = gs__dist_trace_begin("reduce_scatter", desc_bytes(&d[1]), -1);
+  if (!agree(fn, "reduce-scatter", d, 2, (const char *[]){"out", "input"})) {
+    gs__dist_trace_end("reduce_scatter", c, desc_bytes(&d[1]), -1, since);
     return false;
+  }
   int64_t n = gs_numel(out);
   MPI_Datatype type = gs__dist_mpi_type((gs_dtype)d[0].dtype);
   void *dst = gs_data_mut(out);
   gs__dist_begin("reduce-scatter");
   MPI_Request req;
   MPI_Ireduce_scatter_block(gs_data(input), dst, (int)n, type, MPI_SUM, gs__dist.data, &req);
-  gs__dist_wait(&req);
+  gs__dist_traced_wait("reduce_scatter", desc_bytes(&d[1]), &req, c, since);
   if (op == GS_DIST_AVG)
     scale(dst, (gs_dtype)d[0].dtype, n, gs__dist.world);
   return true;
@@ -229,9 +258,11 @@ bool gs_dist_reduce_scatter(gs_tensor out, gs_tensor input, gs_dist_op op) {
 bool gs_dist_barrier(void) {
   if (!gs__dist_ready("dist_barrier"))
     return false;
+  double since = gs__dist_now();
+  uint64_t c = gs__dist_trace_begin("barrier", 0, -1);
   gs__dist_begin("barrier");
   MPI_Request req;
   MPI_Ibarrier(gs__dist.data, &req);
-  gs__dist_wait(&req);
+  gs__dist_traced_wait("barrier", 0, &req, c, since);
   return true;
 }

@@ -34,6 +34,9 @@ typedef struct ddp_bucket {
   MPI_Request req;
   double ready_t, launched_t, finished_t;
   uint64_t reductions;
+  uint64_t *ids;       /* its parameters' tensor ids, for the log's bucket_ready */
+  uint64_t collective; /* its allreduce's number in the log, this step */
+  bool ended;          /* its allreduce's end is logged */
 } ddp_bucket;
 
 typedef struct id_index {
@@ -82,9 +85,24 @@ static uint64_t fnv(uint64_t h, const void *data, size_t n) {
 
 static double since(const gs_ddp *d) { return gs__dist_now() - d->backward_begin; }
 
+static uint64_t bucket_bytes(const ddp_bucket *b) {
+  return (uint64_t)b->numel * gs_dtype_size(b->dtype);
+}
+
+/* Logs the end of bucket k's allreduce once it is seen complete; waited: since when this
+ * rank was blocked on it (0: it completed while backward went on). */
+static void bucket_ended(ddp_bucket *b, int k, double waited_since) {
+  if (b->ended)
+    return;
+  b->ended = true;
+  gs__dist_trace_end("allreduce", b->collective, bucket_bytes(b), k, waited_since);
+}
+
 static void launch_in_order(gs_ddp *d) {
   while (d->next_launch < d->n_buckets && d->buckets[d->next_launch].pending == 0) {
     ddp_bucket *b = &d->buckets[d->next_launch++];
+    b->collective = gs__dist_trace_begin("allreduce", bucket_bytes(b), (int)(b - d->buckets));
+    b->ended = false;
     char what[96];
     snprintf(what, sizeof what, "DDP allreduce of bucket %d (%lld bytes)",
              (int)(b - d->buckets), (long long)(b->numel * (int64_t)gs_dtype_size(b->dtype)));
@@ -126,8 +144,10 @@ static void stage(gs_ddp *d, int i, gs_tensor grad) {
   else
     memset(dst, 0, (size_t)p->numel * es);
   p->ready = true;
-  if (--b->pending == 0)
+  if (--b->pending == 0) {
     b->ready_t = since(d);
+    gs__dist_trace_bucket_ready(p->bucket, bucket_bytes(b), b->ids, b->n_params);
+  }
 }
 
 static void hook_grad_ready(gs_tensor leaf, gs_tensor grad, void *user) {
@@ -143,7 +163,8 @@ static void hook_grad_ready(gs_tensor leaf, gs_tensor grad, void *user) {
    * oldest running bucket per gradient keeps them going while backward computes. */
   for (int k = 0; k < d->next_launch; k++)
     if (d->buckets[k].req != MPI_REQUEST_NULL) {
-      gs__dist_test(&d->buckets[k].req);
+      if (gs__dist_test(&d->buckets[k].req))
+        bucket_ended(&d->buckets[k], k, 0);
       break;
     }
 }
@@ -212,12 +233,16 @@ static void finish(gs_ddp *d) {
   }
   launch_in_order(d);
   double wait_begin = gs__dist_now();
+  static const char waiting_for[] = "DDP's bucket allreduces";
+  gs__dist_trace_wait(GS_TRACE_WAIT_BEGIN, waiting_for, wait_begin);
   for (int k = 0; k < d->n_buckets; k++) {
     ddp_bucket *b = &d->buckets[k];
     char what[96];
     snprintf(what, sizeof what, "the wait for DDP bucket %d's allreduce", k);
     snprintf(gs__dist.doing, sizeof gs__dist.doing, "%s", what);
+    double bucket_wait = gs__dist_now();
     gs__dist_wait(&b->req);
+    bucket_ended(b, k, bucket_wait);
     b->finished_t = since(d);
     b->reductions++;
     d->stats.bytes_reduced += (uint64_t)(b->numel * (int64_t)gs_dtype_size(b->dtype));
@@ -230,13 +255,17 @@ static void finish(gs_ddp *d) {
       global_used[i] = gs_grad(d->params[i].p).id != 0;
     if (global_used) {
       MPI_Request req;
+      uint64_t bytes = (uint64_t)d->n_params * sizeof *global_used;
+      double t = gs__dist_now();
+      uint64_t c = gs__dist_trace_begin("allreduce", bytes, -1);
       gs__dist_begin("DDP exchange of which parameters were used");
       MPI_Iallreduce(MPI_IN_PLACE, global_used, d->n_params, MPI_INT64_T, MPI_SUM,
                      gs__dist.data, &req);
-      gs__dist_wait(&req);
+      gs__dist_traced_wait("allreduce", bytes, &req, c, t);
     }
   }
   d->stats.wait_s = gs__dist_now() - wait_begin;
+  gs__dist_trace_wait(GS_TRACE_WAIT_END, waiting_for, wait_begin);
   for (int i = 0; i < d->n_params; i++)
     if (d->params[i].bucket >= 0)
       write_back(d, i, global_used);
@@ -266,9 +295,11 @@ static bool same_layout(gs_ddp *d) {
   int64_t n = d->n_params;
   int64_t *counts = calloc((size_t)world, sizeof *counts);
   MPI_Request req;
+  double t = gs__dist_now();
+  uint64_t c = gs__dist_trace_begin("allgather", sizeof n, -1);
   gs__dist_begin("DDP construction (parameter count)");
   MPI_Iallgather(&n, 1, MPI_INT64_T, counts, 1, MPI_INT64_T, gs__dist.data, &req);
-  gs__dist_wait(&req);
+  gs__dist_traced_wait("allgather", sizeof n, &req, c, t);
   for (int r = 0; r < world; r++)
     if (counts[r] != n) {
       gs__error(GS_ERR_SHAPE, fn,
@@ -289,9 +320,11 @@ static bool same_layout(gs_ddp *d) {
     h = fnv(h, dims, (size_t)nd * sizeof *dims);
     mine[i] = fnv(h, &d->params[i].requires_grad, 1);
   }
+  t = gs__dist_now();
+  c = gs__dist_trace_begin("allgather", (uint64_t)n * sizeof *mine, -1);
   gs__dist_begin("DDP construction (parameter layout)");
   MPI_Iallgather(mine, (int)n, MPI_UINT64_T, all, (int)n, MPI_UINT64_T, gs__dist.data, &req);
-  gs__dist_wait(&req);
+  gs__dist_traced_wait("allgather", (uint64_t)n * sizeof *mine, &req, c, t);
   bool ok = true;
   for (int r = 0; r < world && ok; r++)
     for (int i = 0; i < n && ok; i++)
@@ -320,10 +353,12 @@ static void broadcast_from_0(gs_ddp *d, bool buffers_only, const char *what) {
       continue;
     void *data = gs__dist.rank == 0 ? (void *)gs_data(p->p) : gs_data_mut(p->p);
     size_t bytes = (size_t)p->numel * gs_dtype_size(p->dtype);
+    double t = gs__dist_now();
+    uint64_t c = gs__dist_trace_begin("broadcast", bytes, -1);
     gs__dist_begin(what);
     MPI_Request req;
     MPI_Ibcast(data, (int)bytes, MPI_BYTE, 0, gs__dist.data, &req);
-    gs__dist_wait(&req);
+    gs__dist_traced_wait("broadcast", bytes, &req, c, t);
   }
   gs_no_grad_end();
 }
@@ -366,8 +401,11 @@ static bool make_buckets(gs_ddp *d) {
   for (int k = 0; k < d->n_buckets; k++) {
     ddp_bucket *b = &d->buckets[k];
     b->buf = malloc((size_t)b->numel * gs_dtype_size(b->dtype));
-    if (!b->buf)
+    b->ids = calloc((size_t)b->n_params, sizeof *b->ids);
+    if (!b->buf || !b->ids)
       return false;
+    for (int j = 0; j < b->n_params; j++)
+      b->ids[j] = d->params[b->params[j]].p.id;
   }
   return true;
 }
@@ -380,6 +418,7 @@ void gs_ddp_free(gs_ddp *d) {
   for (int k = 0; k < d->n_buckets; k++) {
     free(d->buckets[k].params);
     free(d->buckets[k].buf);
+    free(d->buckets[k].ids);
   }
   free(d->buckets);
   free(d->params);
@@ -481,9 +520,11 @@ static bool check_drift(gs_ddp *d) {
     mine[i] = fnv(0xcbf29ce484222325ull, gs_data(d->params[i].p), bytes);
   }
   MPI_Request req;
+  double t = gs__dist_now();
+  uint64_t c = gs__dist_trace_begin("allgather", (uint64_t)n * sizeof *mine, -1);
   gs__dist_begin("DDP parameter checksum exchange");
   MPI_Iallgather(mine, n, MPI_UINT64_T, all, n, MPI_UINT64_T, gs__dist.data, &req);
-  gs__dist_wait(&req);
+  gs__dist_traced_wait("allgather", (uint64_t)n * sizeof *mine, &req, c, t);
   char msg[1024] = "";
   size_t used = 0;
   int bad = 0;

@@ -16,6 +16,8 @@ typedef struct gs__dist_group {
   double timeout_s;
   uint64_t seq;        /* collectives begun on this rank: the same on every rank in step */
   char doing[128];     /* what the current wait is for, as probes are answered */
+  uint64_t run;        /* the run's id, rank 0's, broadcast at gs_dist_init */
+  uint64_t collectives; /* collectives logged on this rank (their numbers in the log) */
 } gs__dist_group;
 
 extern gs__dist_group gs__dist;
@@ -34,3 +36,20 @@ void gs__dist_wait(MPI_Request *req);
 bool gs__dist_test(MPI_Request *req);
 /* The MPI datatype of a floating dtype, or of raw bytes for the others. */
 MPI_Datatype gs__dist_mpi_type(gs_dtype dtype);
+
+/* dist-trace.c: the log's side (doc/trace-format.md, "Distributed runs"). */
+/* At gs_dist_init, once rank and world are known: rank 0's new run id to every rank, then the
+ * dist_init event. */
+void gs__dist_trace_init(void);
+/* A collective's begin (op: a literal such as "allreduce"; bucket: a DDP bucket, -1 none):
+ * returns its number, which its end repeats. */
+uint64_t gs__dist_trace_begin(const char *op, uint64_t nbytes, int bucket);
+/* Its end; since: when this rank began waiting for it (gs__dist_now), 0 if it did not. */
+void gs__dist_trace_end(const char *op, uint64_t collective, uint64_t nbytes, int bucket,
+                        double since);
+/* A wait for collectives already begun (wait_begin or wait_end; since: its begin). */
+void gs__dist_trace_wait(gs_trace_kind kind, const char *what, double since);
+void gs__dist_trace_bucket_ready(int bucket, uint64_t nbytes, const uint64_t *params, int n);
+/* gs__dist_wait(req), then the end of collective (begun at since, not a bucket's). */
+void gs__dist_traced_wait(const char *op, uint64_t nbytes, MPI_Request *req, uint64_t collective,
+                          double since);

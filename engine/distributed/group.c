@@ -58,6 +58,7 @@ bool gs_dist_init(int *argc, char ***argv) {
     gs__dist.timeout_s = atof(env);
   gs__dist.seq = 0;
   gs__dist.initialized = true;
+  gs__dist_trace_init();
   return true;
 }
 

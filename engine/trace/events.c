@@ -270,3 +270,44 @@ void gs__trace_error(int code, const char *message) {
   memcpy(p, message, len);
   gs__tw_end(put_site(p + len, site));
 }
+
+void gs__trace_dist_init(uint32_t rank, uint32_t world, uint64_t run) {
+  write_ids(GS_TRACE_DIST_INIT, 0, rank, world, run, 3);
+}
+
+/* A bucket with more parameters than an array field holds is recorded as several events with
+ * the same bucket, each listing the next ones, as an optimizer's list is. */
+void gs__trace_bucket_ready(int bucket, uint64_t nbytes, const uint64_t *params, int n) {
+  int done = 0;
+  do {
+    int count = n - done < GS__TRACE_MAX_ARRAY ? n - done : GS__TRACE_MAX_ARRAY;
+    uint8_t *p = gs__tw_begin(GS_TRACE_BUCKET_READY, 0, (3 + (size_t)count) * VARINT);
+    if (!p)
+      return;
+    p = gs__put_svarint(p, bucket);
+    p = gs__put_uvarint(p, nbytes);
+    p = put_ids(p, params + done, (uint32_t)count);
+    gs__tw_end(p);
+    done += count;
+  } while (done < n);
+}
+
+void gs__trace_collective(gs_trace_kind kind, const char *op, uint64_t collective, uint64_t nbytes,
+                          int bucket, uint64_t waited_ns) {
+  uint32_t op_id = gs__trace_string(op);
+  uint8_t *p = gs__tw_begin(kind, 0, 5 * VARINT);
+  if (!p)
+    return;
+  p = gs__put_uvarint(p, op_id);
+  p = gs__put_uvarint(p, collective);
+  p = gs__put_uvarint(p, nbytes);
+  p = gs__put_svarint(p, bucket);
+  if (kind == GS_TRACE_COLLECTIVE_END)
+    p = gs__put_uvarint(p, waited_ns);
+  gs__tw_end(p);
+}
+
+void gs__trace_wait(gs_trace_kind kind, const char *what, uint64_t waited_ns) {
+  uint32_t name = gs__trace_string(what);
+  write_ids(kind, 0, name, waited_ns, 0, kind == GS_TRACE_WAIT_END ? 2 : 1);
+}

@@ -15,7 +15,8 @@
  * - tensors and composites: their creation, their last ownership change, their name, their
  *   last requires_grad change and their place in a module; a tensor moved into a parameter is re-created under its new id;
  * - scopes until they end; nodes until released, with their free_saved; modules, their
- *   children and optimizers for the whole run (the log records no end for them). */
+ *   children and optimizers for the whole run (the log records no end for them);
+ * - a distributed run's dist_init (which rank of which run wrote the log). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -428,6 +429,7 @@ static bool apply(gs__flight_state *s, const gs_trace_event *e) {
   case GS_TRACE_MODULE_CREATE: return keep(s, M_MODULE, e->module, e);
   case GS_TRACE_MODULE_CHILD:
   case GS_TRACE_OPTIMIZER_CREATE: return add_record(s, e) >= 0; /* no end is recorded */
+  case GS_TRACE_DIST_INIT: return add_record(s, e) >= 0; /* which rank of which run: once */
   default: return true;
   }
 }

@@ -33,6 +33,10 @@ static inline void gs__trace_skip(uint64_t n) { gs__skip_events(n); }
 /* The id of s in the string table, defining it in this thread's stream first if needed. s
  * must live forever (a literal or gs__intern'ed). */
 uint32_t gs__trace_string(const char *s);
+/* dest with every "%r" replaced by this process's rank as its MPI launcher (mpirun) gives it
+ * in the environment, 0 without one: one log per rank from one GS_TRACE=run-%r.gstrace. The
+ * result is dest itself or out (size bytes). The starts below expand their paths so. */
+const char *gs__trace_expand_rank(const char *dest, char *out, size_t size);
 /* Starts recording to dest (a path, unix:SOCKET or fd:N); 0, or an errno value. */
 int gs__trace_start(const char *dest);
 /* Starts a flight recorder (flight-recorder.c): the newest `bytes` of chunks kept in memory,
@@ -156,5 +160,15 @@ void gs__trace_optimizer_create(uint64_t optimizer, const char *type_name,
 /* How many events gs__trace_optimizer_create writes for n parameters (for gs__trace_skip). */
 uint64_t gs__trace_optimizer_events(int n);
 void gs__trace_composite_create(uint64_t object, int kind, const gs_tensor *parts, int n);
+/* The distributed layer's events (engine/distributed): this process joined a run; a DDP
+ * bucket's gradients are final (params: its parameters' tensor ids; events as
+ * gs__trace_optimizer_events(n)); a collective began or ended (collective_begin/_end: op a
+ * literal, bucket -1 for none, waited_ns for the end only); a wait began or ended (wait_begin/
+ * _end; what: a literal). */
+void gs__trace_dist_init(uint32_t rank, uint32_t world, uint64_t run);
+void gs__trace_bucket_ready(int bucket, uint64_t nbytes, const uint64_t *params, int n);
+void gs__trace_collective(gs_trace_kind kind, const char *op, uint64_t collective, uint64_t nbytes,
+                          int bucket, uint64_t waited_ns);
+void gs__trace_wait(gs_trace_kind kind, const char *what, uint64_t waited_ns);
 void gs__trace_mark(const char *interned_label);
 void gs__trace_error(int code, const char *message);

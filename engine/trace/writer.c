@@ -19,6 +19,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -402,6 +403,38 @@ void gs_trace_flush(void) {
 
 static void install_signal_handlers(void);
 
+/* The rank the launcher gave this process (Open MPI's, PMIx's or MPICH's variable): the log
+ * opens when the library loads, before gs_dist_init can ask MPI. 0 outside a launcher. */
+static long launcher_rank(void) {
+  static const char *const vars[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"};
+  for (size_t i = 0; i < sizeof vars / sizeof *vars; i++) {
+    const char *v = getenv(vars[i]);
+    char *end;
+    long rank = v && *v ? strtol(v, &end, 10) : -1;
+    if (v && *v && !*end && rank >= 0)
+      return rank;
+  }
+  return 0;
+}
+
+const char *gs__trace_expand_rank(const char *dest, char *out, size_t size) {
+  if (!strstr(dest, "%r"))
+    return dest;
+  size_t used = 0;
+  long rank = launcher_rank();
+  for (const char *p = dest; *p && used + 1 < size; p++) {
+    if (p[0] == '%' && p[1] == 'r') {
+      int n = snprintf(out + used, size - used, "%ld", rank);
+      used = n < 0 ? used : used + (size_t)n < size ? used + (size_t)n : size - 1;
+      p++;
+    } else {
+      out[used++] = *p;
+    }
+  }
+  out[used] = '\0';
+  return out;
+}
+
 static int open_sink(const char *dest, bool *owned) {
   *owned = true;
   if (strncmp(dest, "fd:", 3) == 0) {
@@ -467,6 +500,8 @@ static bool start(int fd, bool owned, const char *ring_path, uint64_t ring_bytes
 int gs__trace_start(const char *dest) {
   if (atomic_load(&gs__tracing))
     gs_trace_close();
+  char ranked[PATH_MAX];
+  dest = gs__trace_expand_rank(dest, ranked, sizeof ranked);
   gs__trace_sites_init();
   bool owned;
   errno = 0;
@@ -518,6 +553,8 @@ void gs__trace_forget_inherited(void) {
 int gs__trace_start_ring(const char *path, uint64_t bytes) {
   if (atomic_load(&gs__tracing))
     gs_trace_close();
+  char ranked[PATH_MAX];
+  path = gs__trace_expand_rank(path, ranked, sizeof ranked);
   gs__trace_sites_init();
   /* The file is made now, so a path that cannot be written is reported at once, not at the
    * crash the ring was for. */
@@ -663,6 +700,8 @@ __attribute__((constructor)) static void open_from_environment(void) {
   }
   if (!dest || !*dest)
     return;
+  char ranked[PATH_MAX];
+  dest = gs__trace_expand_rank(dest, ranked, sizeof ranked);
   const char *ring_size = getenv("GS_TRACE_RING");
   if (ring_size && *ring_size) {
     uint64_t bytes = gs__trace_parse_size(ring_size);

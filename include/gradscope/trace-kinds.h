@@ -97,4 +97,22 @@ enum {
   /* since 1.6: tensor, requires_grad: a leaf's flag changed after it was made                 \
    * (gs_set_requires_grad, gs_parameter_new); a tensor a graph node makes requires grad from  \
    * its node_create on */                                                                     \
-  X(REQUIRES_GRAD, requires_grad, 32, GS_TRACE_KIND_STATE)
+  X(REQUIRES_GRAD, requires_grad, 32, GS_TRACE_KIND_STATE)                                   \
+  /* since 1.7 (doc/trace-format.md, "Distributed runs"): rank, world, run: this process     \
+   * joined an MPI job (gs_dist_init) as rank of world; run is the same on every rank */      \
+  X(DIST_INIT, dist_init, 33, 0)                                                              \
+  /* since 1.7: bucket, nbytes, params (tensor ids): every gradient in a DDP bucket is final  \
+   * in this backward, copied into the bucket, whose allreduce can start */                   \
+  X(BUCKET_READY, bucket_ready, 34, 0)                                                        \
+  /* since 1.7: op (string: allreduce, broadcast, allgather, reduce_scatter, barrier),        \
+   * collective (its number on this rank: the same on every rank), nbytes (this rank's data), \
+   * bucket (a DDP bucket's index, -1 for none) */                                            \
+  X(COLLECTIVE_BEGIN, collective_begin, 35, 0)                                                \
+  /* since 1.7: op, collective, nbytes, bucket as its begin; waited (ns this rank was blocked \
+   * waiting for it: from begin for a blocking call, in the wait for a DDP bucket) */         \
+  X(COLLECTIVE_END, collective_end, 36, 0)                                                    \
+  /* since 1.7: name (what is awaited): this rank blocks until collectives already begun     \
+   * finish (DDP's wait for its buckets at backward's end) */                                 \
+  X(WAIT_BEGIN, wait_begin, 37, 0)                                                            \
+  /* since 1.7: name, waited (ns since its wait_begin) */                                     \
+  X(WAIT_END, wait_end, 38, 0)

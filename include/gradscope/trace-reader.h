@@ -18,7 +18,7 @@ extern "C" {
 
 /* The format version this library writes and reads (it reads every 1.x log). */
 #define GS_TRACE_VERSION_MAJOR 1
-#define GS_TRACE_VERSION_MINOR 6
+#define GS_TRACE_VERSION_MINOR 7
 
 /* ---- events --------------------------------------------------------------------------- */
 
@@ -111,6 +111,14 @@ typedef struct gs_trace_event {
   /* Since 1.5, snapshot_begin and snapshot_end: the objects (tensors and composites) alive
    * when the log began, which the snapshot re-creates. */
   uint64_t count;
+  /* Since 1.7, a distributed run (gradscope/distributed.h): dist_init says which rank of how
+   * many processes wrote the log and the run's id, the same in every rank's log of one run;
+   * the collective events say what went between the ranks. */
+  uint32_t rank, world;
+  uint64_t run;
+  int32_t bucket;          /* a DDP bucket's index; -1: the collective is not a bucket's */
+  uint64_t collective;     /* the collective's number on its rank (alike on every rank) */
+  uint64_t waited_ns;      /* collective_end, wait_end: how long this rank was blocked */
   const char *text;        /* string entries and error messages (NUL-terminated) */
   uint32_t text_len;
 } gs_trace_event;
@@ -163,6 +171,12 @@ GS_API const char *gs_trace_reader_string(const gs_trace_reader *reader, uint32_
  * re-reads one event without keeping it decoded. False when no chunk is open. */
 GS_API bool gs_trace_reader_chunk(const gs_trace_reader *reader, uint64_t *offset,
                                   uint64_t *size);
+/* The distributed run the log belongs to, once its dist_init event has been read (since
+ * 1.7; gs_trace_reader_next has delivered it): this process's rank, the number of ranks and
+ * the run's id, which every rank's log of one run shares. False before, and for a log of a
+ * program that never joined a group (one process: rank 0 of 1). */
+GS_API bool gs_trace_reader_run(const gs_trace_reader *reader, uint32_t *rank, uint32_t *world,
+                                uint64_t *run);
 /* The header's fields, once read. */
 GS_API bool gs_trace_reader_header(const gs_trace_reader *reader, uint32_t *major,
                                    uint32_t *minor, uint64_t *start_realtime_ns, uint32_t *pid);

@@ -57,6 +57,10 @@ void cli_translate_options(GOptionContext *context);
  * Returns the file or NULL after printing why; argv is left with the command name only. */
 const char *cli_parse_file_args(GOptionContext *context, int *argc, char ***argv);
 
+/* As cli_parse_file_args, for commands that take one FILE or several (the ranks of one run):
+ * returns how many (argv[1] on), or -1 after printing why. */
+int cli_parse_files_args(GOptionContext *context, int *argc, char ***argv);
+
 /* Reads path through the reader, with a progress bar on a terminal. Returns FALSE after
  * printing the reason if the file cannot be read; result says whether it was damaged. */
 gboolean cli_read_log(const char *path, gs_trace_event_fn on_event, gpointer user_data,
@@ -91,6 +95,24 @@ char *cli_format_bytes(guint64 bytes);
 /* text padded with spaces to width terminal columns (a wide character takes two), on the
  * left if right, for translated table headings printf's %9s would pad by bytes. */
 char *cli_align(const char *text, int width, gboolean right);
+
+/* ---- several ranks' logs (rank-logs.c) ------------------------------------------------ */
+
+/* A log as a rank of a distributed run: what its dist_init says (has_run FALSE: it has
+ * none). */
+typedef struct cli_rank_log {
+  const char *path;
+  gboolean has_run;
+  guint32 rank, world;
+  guint64 run;
+} cli_rank_log;
+
+/* Each of the n paths with its dist_init (only a log's start is read). NULL after reporting
+ * (as "command: ...") a file that cannot be read. Free with g_array_unref. */
+GArray *cli_rank_logs_read(const char *command, char **paths, int n);
+/* Whether logs are ranks of one run: each has a dist_init, all the same run id, no rank
+ * twice; they are then sorted by rank. FALSE after an error naming the files. */
+gboolean cli_rank_logs_one_run(const char *command, GArray *logs);
 
 /* ---- progress bar (stderr, only when it is a terminal) ---------------------------------- */
 

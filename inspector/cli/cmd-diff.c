@@ -235,14 +235,120 @@ static gs_run_summary *load(const char *path) {
   return s;
 }
 
+/* A against B: text or JSON, then the guards. Returns the exit status. */
+static int diff_pair(const char *path_a, const char *path_b, gboolean json, gboolean every_pass,
+                     guard *peak_guard, guard *live_guard) {
+  guard peak = *peak_guard, live = *live_guard;
+  g_autoptr(gs_run_summary) a = load(path_a);
+  if (!a)
+    return 1;
+  g_autoptr(gs_run_summary) b = load(path_b);
+  if (!b)
+    return 1;
+  g_autoptr(gs_run_diff) d = gs_run_diff_new(a, b);
+  peak.a = a->peak_bytes, peak.b = b->peak_bytes;
+  live.a = a->live_objects, live.b = b->live_objects;
+  if (json) {
+    diff_json_print(d, path_a, path_b, peak.set ? &peak.limit : NULL,
+                    live.set ? &live.limit : NULL);
+  } else {
+    g_autofree char *file_a = cli_printable(path_a), *file_b = cli_printable(path_b);
+    g_autofree char *events_a = g_strdup_printf(
+        ngettext("%" PRIu64 " event", "%" PRIu64 " events", (gulong)MIN(a->events, G_MAXULONG)),
+        a->events);
+    g_autofree char *events_b = g_strdup_printf(
+        ngettext("%" PRIu64 " event", "%" PRIu64 " events", (gulong)MIN(b->events, G_MAXULONG)),
+        b->events);
+    printf("A: %s (%s)\nB: %s (%s)\n\n", file_a, events_a, file_b, events_b);
+    print_memory(d);
+    print_passes(d, every_pass);
+    print_sites(d);
+    print_scopes(d);
+    print_kinds(d);
+  }
+  fflush(stdout);
+  int status = 0;
+  if (a->problem)
+    cli_error(_("warning: %s: %s"), path_a, a->problem), status = CLI_EXIT_DAMAGED;
+  if (b->problem)
+    cli_error(_("warning: %s: %s"), path_b, b->problem), status = CLI_EXIT_DAMAGED;
+  report_guard(&peak);
+  report_guard(&live);
+  return guard_failed(&peak) || guard_failed(&live) ? 1 : status;
+}
+
+/* The logs of two distributed runs (grouped by their run ids, A's the first file's), compared
+ * rank by rank: rank 0 of A against rank 0 of B, and so on. JSON: an array of the ranks'
+ * objects, in rank order. */
+static int diff_ranks(char **paths, int n, gboolean json, gboolean every_pass, guard *peak,
+                      guard *live) {
+  g_autoptr(GArray) logs = cli_rank_logs_read("diff", paths, n);
+  if (!logs)
+    return 1;
+  g_autoptr(GArray) run_a = g_array_new(FALSE, TRUE, sizeof(cli_rank_log));
+  g_autoptr(GArray) run_b = g_array_new(FALSE, TRUE, sizeof(cli_rank_log));
+  GArray *runs[2] = {run_a, run_b};
+  for (guint i = 0; i < logs->len; i++) {
+    const cli_rank_log *l = &g_array_index(logs, cli_rank_log, i);
+    const cli_rank_log *a0 = &g_array_index(logs, cli_rank_log, 0);
+    guint which = l->run == a0->run ? 0 : 1;
+    if (which == 1 && runs[1]->len && l->run != g_array_index(runs[1], cli_rank_log, 0).run) {
+      g_autofree char *file = cli_printable(l->path);
+      cli_error(_("diff: the logs are of more than two runs (%s is of a third, run %016" PRIx64
+                  "): give the ranks' logs of run A, then of run B"),
+                file, l->run);
+      return 1;
+    }
+    g_array_append_val(runs[which], *l);
+  }
+  if (!runs[1]->len) {
+    cli_error("%s", _("diff: all the logs are of one run: give the ranks' logs of run A, then "
+                      "of run B (gradscope stats compares one run's ranks)"));
+    return 1;
+  }
+  if (!cli_rank_logs_one_run("diff", runs[0]) || !cli_rank_logs_one_run("diff", runs[1]))
+    return 1;
+  gboolean same = runs[0]->len == runs[1]->len;
+  for (guint i = 0; same && i < runs[0]->len; i++)
+    same = g_array_index(runs[0], cli_rank_log, i).rank ==
+           g_array_index(runs[1], cli_rank_log, i).rank;
+  if (!same) {
+    cli_error(_("diff: run A (%016" PRIx64 ") has the logs of %u ranks and run B (%016" PRIx64
+                ") of %u, not the same ranks: give the same ranks' logs of both runs"),
+              g_array_index(runs[0], cli_rank_log, 0).run, runs[0]->len,
+              g_array_index(runs[1], cli_rank_log, 0).run, runs[1]->len);
+    return 1;
+  }
+  int status = 0;
+  if (json)
+    printf("[\n");
+  for (guint i = 0; i < runs[0]->len; i++) {
+    const cli_rank_log *a = &g_array_index(runs[0], cli_rank_log, i);
+    const cli_rank_log *b = &g_array_index(runs[1], cli_rank_log, i);
+    if (json && i)
+      printf(",\n");
+    else if (!json)
+      /* TRANSLATORS: the heading of one rank's comparison in `diff A0 A1 B0 B1` */
+      printf(_("%s== rank %u ==\n"), i ? "\n" : "", a->rank);
+    int got = diff_pair(a->path, b->path, json, every_pass, peak, live);
+    status = got == 1 || status == 1 ? 1 : MAX(status, got);
+  }
+  if (json)
+    printf("]\n");
+  return status;
+}
+
 int cli_diff(int argc, char **argv) {
-  g_autoptr(GOptionContext) context = g_option_context_new("A.gstrace B.gstrace");
+  g_autoptr(GOptionContext) context =
+      g_option_context_new(_("A.gstrace B.gstrace, or A-0 A-1... B-0 B-1..."));
   cli_translate_options(context);
   g_option_context_set_summary(
       context, _("Compares two runs (A before a change, B after): scopes by name, call sites,\n"
                  "events by kind, the memory peak and where, objects alive at the end, and the\n"
                  "graph of each backward pass (matched by the step or epoch mark before it when\n"
                  "both runs have them, else by number), with the nodes added and removed.\n"
+                 "Several logs, the ranks' logs of two distributed runs, are compared rank by\n"
+                 "rank (grouped by run: run A is the first file's).\n"
                  "Exit status: 1 when a --fail option's limit is passed or a file cannot be\n"
                  "read, 2 when a log is damaged (its valid part is compared), else 0."));
   gboolean json = FALSE, every_pass = FALSE;
@@ -268,7 +374,7 @@ int cli_diff(int argc, char **argv) {
     cli_error("diff: %s", error->message);
     return 1;
   }
-  if (argc != 3) {
+  if (argc < 3) {
     cli_error("%s", _("diff: give two logs, A (before) and B (after): gradscope diff A.gstrace "
                       "B.gstrace"));
     return 1;
@@ -285,40 +391,7 @@ int cli_diff(int argc, char **argv) {
               live_text);
     return 1;
   }
-  g_autoptr(gs_run_summary) a = load(argv[1]);
-  if (!a)
-    return 1;
-  g_autoptr(gs_run_summary) b = load(argv[2]);
-  if (!b)
-    return 1;
-  g_autoptr(gs_run_diff) d = gs_run_diff_new(a, b);
-  peak.a = a->peak_bytes, peak.b = b->peak_bytes;
-  live.a = a->live_objects, live.b = b->live_objects;
-  if (json) {
-    diff_json_print(d, argv[1], argv[2], peak.set ? &peak.limit : NULL,
-                    live.set ? &live.limit : NULL);
-  } else {
-    g_autofree char *file_a = cli_printable(argv[1]), *file_b = cli_printable(argv[2]);
-    g_autofree char *events_a = g_strdup_printf(
-        ngettext("%" PRIu64 " event", "%" PRIu64 " events", (gulong)MIN(a->events, G_MAXULONG)),
-        a->events);
-    g_autofree char *events_b = g_strdup_printf(
-        ngettext("%" PRIu64 " event", "%" PRIu64 " events", (gulong)MIN(b->events, G_MAXULONG)),
-        b->events);
-    printf("A: %s (%s)\nB: %s (%s)\n\n", file_a, events_a, file_b, events_b);
-    print_memory(d);
-    print_passes(d, every_pass);
-    print_sites(d);
-    print_scopes(d);
-    print_kinds(d);
-  }
-  fflush(stdout);
-  int status = 0;
-  if (a->problem)
-    cli_error(_("warning: %s: %s"), argv[1], a->problem), status = CLI_EXIT_DAMAGED;
-  if (b->problem)
-    cli_error(_("warning: %s: %s"), argv[2], b->problem), status = CLI_EXIT_DAMAGED;
-  report_guard(&peak);
-  report_guard(&live);
-  return guard_failed(&peak) || guard_failed(&live) ? 1 : status;
+  if (argc > 3)
+    return diff_ranks(argv + 1, argc - 1, json, every_pass, &peak, &live);
+  return diff_pair(argv[1], argv[2], json, every_pass, &peak, &live);
 }

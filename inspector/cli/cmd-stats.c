@@ -65,6 +65,8 @@ static void print_header(const char *path, const gs_trace_stats *s,
                     (gulong)n),
            t, (guint64)n);
   }
+  if (s->has_run)
+    printf(_("  rank %u of %u of distributed run %016" PRIx64 "\n"), s->rank, s->world, s->run);
   if (s->snapshot) {
     g_autofree char *note = gs_snapshot_note(s->snapshot_first_seq, s->snapshot_objects);
     printf("  %s\n", note);
@@ -225,14 +227,95 @@ static void print_warnings(const gs_trace_stats *s) {
     printf(_("  ... and %" PRIu64 " more\n"), r->n_warnings - MIN(r->warnings->len, LIST_LIMIT));
 }
 
+/* One rank's figures, as `stats A B ...` compares them. */
+typedef struct rank_row {
+  const cli_rank_log *log;
+  gs_trace_stats *stats;
+  guint64 steps, busy_ns;
+} rank_row;
+
+/* `stats A B ...`: the logs of one distributed run's ranks, compared rank by rank, and the
+ * slowest named: the rank with the most time outside collectives, which the others waited
+ * for. */
+static int stats_of_ranks(char **paths, int n) {
+  g_autoptr(GArray) logs = cli_rank_logs_read("stats", paths, n);
+  if (!logs || !cli_rank_logs_one_run("stats", logs))
+    return 1;
+  int status = 0;
+  g_autoptr(GArray) rows = g_array_new(FALSE, TRUE, sizeof(rank_row));
+  for (guint i = 0; i < logs->len; i++) {
+    rank_row row = {.log = &g_array_index(logs, cli_rank_log, i), .stats = gs_trace_stats_new()};
+    gs_trace_read_result result;
+    gboolean ok = cli_read_log(row.log->path, add_event, row.stats, &result);
+    if (ok) {
+      int damaged = cli_report_damage(&result);
+      status = MAX(status, damaged);
+      gs_trace_read_result_clear(&result);
+    }
+    g_array_append_val(rows, row);
+    if (!ok) {
+      status = 1;
+      break;
+    }
+  }
+  const cli_rank_log *first = &g_array_index(logs, cli_rank_log, 0);
+  if (status != 1) {
+    if (logs->len < first->world)
+      printf(_("ranks: %u of %u (run %016" PRIx64 "; the other ranks' logs were not given)\n"),
+             logs->len, first->world, first->run);
+    else
+      printf(_("ranks: %u (run %016" PRIx64 ")\n"), logs->len, first->run);
+    /* TRANSLATORS: the columns of `gradscope stats A B ...`: steps are synchronised DDP steps
+     * (else backward passes); times in milliseconds */
+    g_autofree char *h_rank = cli_align(_("rank"), 6, TRUE);
+    g_autofree char *h_steps = cli_align(_("steps"), 7, TRUE);
+    g_autofree char *h_backward = cli_align(_("backward ms"), 13, TRUE);
+    g_autofree char *h_wait = cli_align(_("waiting ms"), 12, TRUE);
+    g_autofree char *h_bytes = cli_align(_("allreduced"), 12, TRUE);
+    g_autofree char *h_peak = cli_align(_("peak memory"), 12, TRUE);
+    printf("%s %s %s %s %s %s  %s\n", h_rank, h_steps, h_backward, h_wait, h_bytes, h_peak,
+           _("file"));
+    guint slowest = 0;
+    for (guint i = 0; i < rows->len; i++) {
+      rank_row *row = &g_array_index(rows, rank_row, i);
+      const gs_trace_stats *st = row->stats;
+      row->steps = st->synced_steps ? st->synced_steps : st->by_kind[GS_TRACE_BACKWARD_BEGIN];
+      guint64 span = st->last_ns - st->first_ns;
+      row->busy_ns = span - MIN(span, st->collective_wait_ns);
+      if (row->busy_ns > g_array_index(rows, rank_row, slowest).busy_ns)
+        slowest = i;
+      g_autofree char *bytes = g_format_size_full(st->allreduced_bytes, G_FORMAT_SIZE_IEC_UNITS);
+      g_autofree char *peak = g_format_size_full(st->replay->peak_bytes, G_FORMAT_SIZE_IEC_UNITS);
+      g_autofree char *file = cli_printable(row->log->path);
+      printf("%6u %7" G_GUINT64_FORMAT " %13.3f %12.3f %12s %12s  %s\n", row->log->rank, row->steps,
+             (double)st->backward_ns / 1e6, (double)st->collective_wait_ns / 1e6, bytes, peak,
+             file);
+    }
+    const rank_row *slow = &g_array_index(rows, rank_row, slowest);
+    /* TRANSLATORS: the rank, its time outside collectives, then how long it waited in them,
+     * in milliseconds */
+    printf(_("slowest rank: %u (%.3f ms of work outside collectives, the most; it waited "
+             "%.3f ms in them, the others waited for it)\n"),
+           slow->log->rank, (double)slow->busy_ns / 1e6,
+           (double)slow->stats->collective_wait_ns / 1e6);
+  }
+  for (guint i = 0; i < rows->len; i++)
+    gs_trace_stats_free(g_array_index(rows, rank_row, i).stats);
+  return status;
+}
+
 int cli_stats(int argc, char **argv) {
-  g_autoptr(GOptionContext) context = g_option_context_new("FILE");
+  g_autoptr(GOptionContext) context = g_option_context_new(_("FILE [FILE...]"));
   cli_translate_options(context);
   g_option_context_set_summary(context,
                                _("Summarises an event log: events by kind, scopes with their "
                                  "statistics, peak memory and when,\nobjects alive at the end "
                                  "(leaks) and errors. A damaged log is summarised up to the\n"
-                                 "damage, then a warning is printed and the exit status is 2."));
+                                 "damage, then a warning is printed and the exit status is 2.\n\n"
+                                 "Several logs (the ranks of one distributed run, as\n"
+                                 "GS_TRACE=run-%r.gstrace writes them) are compared rank by\n"
+                                 "rank: steps, time in backward and waiting in collectives,\n"
+                                 "bytes allreduced, peak memory, and the slowest rank."));
   gboolean members = FALSE;
   const GOptionEntry entries[] = {
       {"members", 0, 0, G_OPTION_ARG_NONE, &members,
@@ -240,9 +323,12 @@ int cli_stats(int argc, char **argv) {
       {NULL, 0, 0, 0, NULL, NULL, NULL},
   };
   g_option_context_add_main_entries(context, entries, NULL);
-  const char *path = cli_parse_file_args(context, &argc, &argv);
-  if (!path)
+  int files = cli_parse_files_args(context, &argc, &argv);
+  if (files < 1)
     return 1;
+  if (files > 1)
+    return stats_of_ranks(argv + 1, files);
+  const char *path = argv[1];
   g_autoptr(gs_trace_stats) stats = gs_trace_stats_new();
   gs_trace_read_result result;
   if (!cli_read_log(path, add_event, stats, &result))

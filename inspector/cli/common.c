@@ -43,6 +43,19 @@ const char *cli_parse_file_args(GOptionContext *context, int *argc, char ***argv
   return (*argv)[1];
 }
 
+int cli_parse_files_args(GOptionContext *context, int *argc, char ***argv) {
+  g_autoptr(GError) error = NULL;
+  if (!g_option_context_parse(context, argc, argv, &error)) {
+    cli_error("%s: %s", (*argv)[0], error->message);
+    return -1;
+  }
+  if (*argc < 2) {
+    cli_error("%s: no log file given (see gradscope %s --help)", (*argv)[0], (*argv)[0]);
+    return -1;
+  }
+  return *argc - 1;
+}
+
 typedef struct read_with_progress {
   gs_trace_event_fn on_event;
   gpointer user_data;

@@ -21,7 +21,9 @@ typedef struct command {
  * words in capitals (FILE, PROGRAM, SIZE...) stay as they are: they are typed as shown. */
 static const command commands[] = {
     {"record", cli_record, N_("run a program with tracing on: record [-o FILE] -- PROGRAM ARGS...")},
-    {"stats", cli_stats, N_("events by kind, scopes, peak memory, leaks and errors of a log")},
+    {"stats", cli_stats,
+     N_("events by kind, scopes, peak memory, leaks and errors of a log; of several ranks' "
+        "logs (stats A B ...): each rank's figures and the slowest rank")},
     {"dump", cli_dump, N_("one line (or with --jsonl one JSON object) per event")},
     {"export-dot", cli_export_dot, N_("the autograd graph at an event, as Graphviz DOT")},
     {"export-graph", cli_export_graph, N_("the autograd graph at an event, drawn as PNG or SVG")},
@@ -30,12 +32,14 @@ static const command commands[] = {
     {"chrome-trace", cli_chrome_trace, N_("convert to Chrome trace / Perfetto JSON")},
     {"explain", cli_explain,
      N_("the inspector's sentence for each event (or one: --at N), in the user's language; "
-        "--tour NAME: a guided tour")},
+        "several ranks' logs: each line with its rank (or one: --rank R); --tour NAME: a "
+        "guided tour")},
     {"state", cli_state,
      N_("what the inspector believes was alive after an event: state FILE [--at N] [--json]")},
     {"diff", cli_diff,
      N_("compare two runs: diff A B [--json] [--fail-peak-increase=SIZE] "
-        "[--fail-live-increase=N]")},
+        "[--fail-live-increase=N]; two distributed runs' logs (A-0 A-1 B-0 B-1): rank by "
+        "rank")},
 };
 
 /* In the user's language, as `explain` is: the names and options stay as typed. */

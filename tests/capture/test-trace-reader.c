@@ -526,6 +526,71 @@ static void test_version_1_1_log(void) {
 /* A valid log whose second chunk has this payload (a good MARK event, then damage) must
  * deliver the first chunk's event and the MARK, then be DAMAGED at payload offset `at` with a
  * message containing `what`, in any split. */
+/* Format 1.7: which rank of which run wrote the log, from its dist_init, once read; a
+ * bucket of -1 (no DDP bucket) and the other collective fields round-trip; an out-of-range
+ * bucket is damage. */
+static void test_distributed_run(void) {
+  gs_trace_event events[] = {
+      {.kind = GS_TRACE_MARK, .seq = 1, .name = 10},
+      {.kind = GS_TRACE_DIST_INIT, .seq = 2, .rank = 1, .world = 2, .run = UINT64_MAX - 5},
+      {.kind = GS_TRACE_COLLECTIVE_BEGIN,
+       .seq = 3,
+       .op = 19,
+       .collective = 1,
+       .nbytes = 664,
+       .bucket = -1},
+      {.kind = GS_TRACE_COLLECTIVE_END,
+       .seq = 4,
+       .op = 19,
+       .collective = 1,
+       .nbytes = 664,
+       .bucket = -1,
+       .waited_ns = 12345},
+  };
+  tw_log log = {0};
+  tw_header(&log, GS_TRACE_VERSION_MAJOR, GS_TRACE_VERSION_MINOR, 1, 1);
+  tw_chunk(&log, 1, events, G_N_ELEMENTS(events));
+  gs_trace_reader *r = gs_trace_reader_new();
+  gs_trace_reader_feed(r, log.data, log.len);
+  gs_trace_event e;
+  uint32_t rank = 9, world = 9;
+  uint64_t run = 9;
+  g_assert_cmpint(gs_trace_reader_next(r, &e), ==, GS_TRACE_EVENT);
+  g_assert_false(gs_trace_reader_run(r, &rank, &world, &run)); /* not yet read */
+  g_assert_cmpuint(rank, ==, 9);
+  for (guint i = 1; i < G_N_ELEMENTS(events); i++) {
+    g_assert_cmpint(gs_trace_reader_next(r, &e), ==, GS_TRACE_EVENT);
+    events[i].thread = 1;
+    assert_event_equal(&events[i], &e);
+    g_assert_true(gs_trace_reader_run(r, &rank, &world, &run));
+    g_assert_cmpuint(rank, ==, 1);
+    g_assert_cmpuint(world, ==, 2);
+    g_assert_cmpuint(run, ==, UINT64_MAX - 5);
+  }
+  g_assert_true(gs_trace_reader_run(r, NULL, NULL, NULL));
+  gs_trace_reader_free(r);
+  tw_free(&log);
+
+  /* A bucket below -1 cannot be written by the engine: the reader names it. */
+  GByteArray *payload = g_byte_array_new();
+  GByteArray *body = body_new(1, 0);
+  put_uv(body, 19);        /* op */
+  put_uv(body, 1);         /* collective */
+  put_uv(body, 8);         /* nbytes */
+  put_uv(body, 2 * 5 - 1); /* svarint -5 */
+  put_event(payload, GS_TRACE_COLLECTIVE_BEGIN, body);
+  tw_log bad = {0};
+  tw_header(&bad, GS_TRACE_VERSION_MAJOR, GS_TRACE_VERSION_MINOR, 1, 1);
+  tw_chunk_raw(&bad, 1, 0, 0, payload->data, payload->len);
+  read_result res = read_log(bad.data, bad.len, bad.len);
+  g_assert_cmpint(res.status, ==, GS_TRACE_DAMAGED);
+  g_assert_nonnull(strstr(gs_trace_reader_error(res.reader, NULL), "bucket -5"));
+  g_assert_false(gs_trace_reader_run(res.reader, NULL, NULL, NULL));
+  read_result_clear(&res);
+  tw_free(&bad);
+  g_byte_array_unref(payload);
+}
+
 static void test_empty_input(void) {
   gs_trace_reader *r = gs_trace_reader_new();
   gs_trace_event e;
@@ -559,6 +624,7 @@ int main(int argc, char **argv) {
                   test_zero_trailing_fields_left_out);
   g_test_add_func("/trace-reader/version/1.1-log", test_version_1_1_log);
   g_test_add_func("/trace-reader/empty-input", test_empty_input);
+  g_test_add_func("/trace-reader/distributed-run", test_distributed_run);
   g_test_add_func("/trace-reader/storage-memory-since-1-4", test_storage_memory_since_1_4);
   return g_test_run();
 }

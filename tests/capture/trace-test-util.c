@@ -102,6 +102,23 @@ gs_trace_event sample(gs_trace_kind kind) {
     return (gs_trace_event){.kind = kind, .name = 14, .count = 300000};
   case GS_TRACE_SNAPSHOT_END:
     return (gs_trace_event){.kind = kind, .count = 300000};
+  case GS_TRACE_DIST_INIT:
+    return (gs_trace_event){.kind = kind, .rank = 3, .world = 4,
+                            .run = UINT64_C(0xfedcba9876543210)};
+  case GS_TRACE_BUCKET_READY:
+    return (gs_trace_event){.kind = kind, .bucket = 2, .nbytes = 2 << 20,
+                            .n_params = G_N_ELEMENTS(optimizer_params),
+                            .params = optimizer_params};
+  case GS_TRACE_COLLECTIVE_BEGIN:
+    return (gs_trace_event){.kind = kind, .op = 19, .collective = 70000, .nbytes = 2 << 20,
+                            .bucket = -1};
+  case GS_TRACE_COLLECTIVE_END:
+    return (gs_trace_event){.kind = kind, .op = 19, .collective = 70000, .nbytes = 2 << 20,
+                            .bucket = 5, .waited_ns = UINT64_C(123456789012)};
+  case GS_TRACE_WAIT_BEGIN:
+    return (gs_trace_event){.kind = kind, .name = 15};
+  case GS_TRACE_WAIT_END:
+    return (gs_trace_event){.kind = kind, .name = 15, .waited_ns = 999};
   case GS_TRACE_KIND_COUNT:
     break;
   }
@@ -220,6 +237,12 @@ void assert_event_equal(const gs_trace_event *want, const gs_trace_event *got) {
   g_assert_cmpuint(got->memory, ==, want->memory);
   g_assert_cmpuint(got->peer, ==, want->peer);
   g_assert_cmpuint(got->count, ==, want->count);
+  g_assert_cmpuint(got->rank, ==, want->rank);
+  g_assert_cmpuint(got->world, ==, want->world);
+  g_assert_cmpuint(got->run, ==, want->run);
+  g_assert_cmpint(got->bucket, ==, want->bucket);
+  g_assert_cmpuint(got->collective, ==, want->collective);
+  g_assert_cmpuint(got->waited_ns, ==, want->waited_ns);
   g_assert_cmpuint(got->n_values, ==, want->n_values);
   /* Bit for bit: -0.0 and NaN must survive too. */
   if (want->n_values)

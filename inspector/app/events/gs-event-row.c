@@ -136,7 +136,7 @@ static char *summary_of(gs_trace_model *model, const gs_trace_event *ev) {
   GString *out = g_string_new(NULL);
   const char *name = e.name ? gs_trace_model_string(model, e.name) : NULL;
   const char *op = e.op ? gs_trace_model_string(model, e.op) : NULL;
-  _Static_assert(GS_TRACE_KIND_COUNT == 33,
+  _Static_assert(GS_TRACE_KIND_COUNT == 39,
                  "gs-event-row.c: a new event kind needs its row summary here");
   switch (e.kind) {
   case GS_TRACE_STORAGE_ALLOC:
@@ -251,6 +251,28 @@ static char *summary_of(gs_trace_model *model, const gs_trace_event *ev) {
   case GS_TRACE_SNAPSHOT_END:
     g_string_append_printf(out, ngettext("%" PRIu64 " object alive", "%" PRIu64 " objects alive",
                                          e.count), e.count);
+    break;
+  case GS_TRACE_DIST_INIT:
+    g_string_append_printf(out, _("rank %u of %u, run %016" PRIx64), e.rank, e.world, e.run);
+    break;
+  case GS_TRACE_BUCKET_READY:
+  case GS_TRACE_COLLECTIVE_BEGIN:
+  case GS_TRACE_COLLECTIVE_END: {
+    g_autofree char *size = g_format_size_full(e.nbytes, G_FORMAT_SIZE_IEC_UNITS);
+    if (e.kind != GS_TRACE_BUCKET_READY)
+      g_string_append_printf(out, "%s #%" PRIu64 " ", op ? op : "", e.collective);
+    if (e.bucket >= 0)
+      g_string_append_printf(out, _("bucket %d "), e.bucket);
+    g_string_append(out, size);
+    if (e.kind == GS_TRACE_COLLECTIVE_END)
+      g_string_append_printf(out, _(", waited %.3f ms"), (double)e.waited_ns / 1e6);
+    break;
+  }
+  case GS_TRACE_WAIT_BEGIN:
+  case GS_TRACE_WAIT_END:
+    append_text(out, name);
+    if (e.kind == GS_TRACE_WAIT_END)
+      g_string_append_printf(out, _(", waited %.3f ms"), (double)e.waited_ns / 1e6);
     break;
   default:
     break;

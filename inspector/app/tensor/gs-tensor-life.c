@@ -148,7 +148,7 @@ char *gs_tensor_life_describe(gs_trace_model *m, const gs_tensor_handles *h,
   g_autofree char *target = gs_view_handle(e->target);
   /* Kinds left to default are shown by their name: module_child and optimizer_create (which
    * a tensor's life lists) and the kinds that concern no tensor. */
-  _Static_assert(GS_TRACE_KIND_COUNT == 33,
+  _Static_assert(GS_TRACE_KIND_COUNT == 39,
                  "gs-tensor-life.c: a new event kind that concerns a tensor needs its "
                  "description here");
   switch (e->kind) {
@@ -180,6 +180,10 @@ char *gs_tensor_life_describe(gs_trace_model *m, const gs_tensor_handles *h,
     return g_strdup_printf(_("Became a parameter, moved from %s"), tensor);
   case GS_TRACE_TENSOR_NAME:
     return g_strdup_printf(_("Named “%s”"), gs_trace_model_string(m, e->name));
+  case GS_TRACE_BUCKET_READY:
+    return g_strdup_printf(_("Its gradient is final and copied into DDP bucket %d, whose "
+                             "allreduce averages it over the ranks"),
+                           e->bucket);
   case GS_TRACE_REQUIRES_GRAD:
     return g_strdup(e->requires_grad ? _("Requires grad from now on")
                                      : _("No longer requires grad"));

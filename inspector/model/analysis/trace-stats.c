@@ -66,6 +66,19 @@ void gs_trace_stats_add(gs_trace_stats *s, const gs_trace_event *e,
     g_array_append_val(s->errors, rec);
     break;
   }
+  case GS_TRACE_DIST_INIT:
+    s->has_run = TRUE;
+    s->rank = e->rank;
+    s->world = e->world;
+    s->run = e->run;
+    break;
+  case GS_TRACE_COLLECTIVE_END:
+    s->collectives++;
+    s->collective_wait_ns += e->waited_ns;
+    if (!g_strcmp0(gs_trace_reader_string(reader, e->op), "allreduce"))
+      s->allreduced_bytes += e->nbytes;
+    break;
+  case GS_TRACE_WAIT_END: s->synced_steps++; break;
   /* Begin times are stored +1 so that a pass starting at time 0 is still "open". */
   case GS_TRACE_BACKWARD_BEGIN:
     g_hash_table_insert(s->open_backward, thread, GSIZE_TO_POINTER((gsize)e->time_ns + 1));

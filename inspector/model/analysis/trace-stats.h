@@ -33,6 +33,13 @@ typedef struct gs_trace_stats {
    * the objects alive then (the first snapshot_begin's). */
   gboolean snapshot, snapshot_end_seen;
   guint64 snapshot_first_seq, snapshot_objects;
+  /* A rank of a distributed run (format 1.7): its dist_init, the time it was blocked in
+   * collectives (their ends' waited), the bytes it allreduced and its synchronised DDP steps
+   * (waits for the buckets at backward's end). */
+  gboolean has_run;
+  guint32 rank, world;
+  guint64 run;
+  guint64 collective_wait_ns, allreduced_bytes, collectives, synced_steps;
 } gs_trace_stats;
 
 gs_trace_stats *gs_trace_stats_new(void);

@@ -29,7 +29,7 @@ static void extra(gs_trace_model *m, guint64 id, guint domain, guint64 index) {
 
 guint32 model_life_add(gs_trace_model *m, const gs_trace_event *e, guint64 index) {
   guint32 key = 0;
-  _Static_assert(GS_TRACE_KIND_COUNT == 33,
+  _Static_assert(GS_TRACE_KIND_COUNT == 39,
                  "model-life.c: a new event kind needs a case here (the tensor, node or storage "
                  "it is about, and the others it concerns) and, if it concerns a storage, one "
                  "in concerns()");
@@ -75,6 +75,10 @@ guint32 model_life_add(gs_trace_model *m, const gs_trace_event *e, guint64 index
     key = life_key(e->object, KEY_TENSOR);
     for (guint i = 0; i < e->n_parts; i++)
       extra(m, e->parts[i], KEY_TENSOR, index);
+    break;
+  case GS_TRACE_BUCKET_READY: /* a DDP bucket took the parameters' final gradients */
+    for (guint i = 0; i < e->n_params; i++)
+      extra(m, e->params[i], KEY_TENSOR, index);
     break;
   case GS_TRACE_OPTIMIZER_CREATE: /* from here on the optimizer updates (and keeps state for) */
     for (guint i = 0; i < e->n_params; i++)

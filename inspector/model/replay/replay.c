@@ -197,7 +197,7 @@ void gs_replay_apply_with(gs_replay *r, const gs_trace_event *e, gs_replay_strin
   /* The kinds left to default change no state: string, backward_begin/end, grad_accumulate,
    * mark and error. The events between a snapshot's two markers are ordinary creations,
    * applied as such, of objects made before the log began. */
-  _Static_assert(GS_TRACE_KIND_COUNT == 33,
+  _Static_assert(GS_TRACE_KIND_COUNT == 39,
                  "replay.c: a new event kind needs a case here if it changes the state");
   switch (e->kind) {
   case GS_TRACE_STORAGE_ALLOC:

@@ -147,6 +147,21 @@ void gs_event_fields_foreach(const gs_trace_event *e, const gs_trace_reader *rea
   if (e->memory) /* format 1.4: bytes the engine's allocator did not make */
     emit_s(&w, "memory", GS_FIELD_ENUM, gs_memory_origin_name((gs_memory_origin)e->memory));
   emit_u(&w, "peer", GS_FIELD_UINT, e->peer);
+  if (e->kind == GS_TRACE_DIST_INIT) { /* format 1.7: rank 0 is a value, not "none" */
+    gs_event_field f = {.key = "rank", .type = GS_FIELD_UINT, .u = e->rank};
+    fn(&f, user_data);
+    emit_u(&w, "world", GS_FIELD_UINT, e->world);
+    g_autofree char *run = g_strdup_printf("%016" G_GINT64_MODIFIER "x", e->run);
+    emit_s(&w, "run", GS_FIELD_STRING, run);
+  }
+  emit_u(&w, "collective", GS_FIELD_UINT, e->collective);
+  if (e->bucket > 0 || (e->bucket == 0 &&
+                        (e->kind == GS_TRACE_BUCKET_READY || e->kind == GS_TRACE_COLLECTIVE_BEGIN ||
+                         e->kind == GS_TRACE_COLLECTIVE_END))) {
+    gs_event_field f = {.key = "bucket", .type = GS_FIELD_INT, .i = e->bucket};
+    fn(&f, user_data);
+  }
+  emit_u(&w, "waited_ns", GS_FIELD_UINT, e->waited_ns);
   if (e->n_values && e->values) {
     gs_event_field f = {.key = "values", .type = GS_FIELD_REALS, .n = e->n_values,
                         .reals = e->values};

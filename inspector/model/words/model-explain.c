@@ -672,6 +672,130 @@ static char *say_requires_grad(explain *x, kind_facts *k) {
                          t);
 }
 
+static char *say_dist_init(explain *x, kind_facts *k) {
+  (void)x;
+  /* TRANSLATORS: the run id is a hexadecimal number */
+  return g_strdup_printf(_("this process joined a distributed run as rank %u of %u; every "
+                           "rank's log of this run carries the run id %016" PRIx64),
+                         k->e.rank, k->e.world, k->e.run);
+}
+
+/* Up to a few parameters by their module path (or handle), then how many more. */
+static char *parameter_list(explain *x, const gs_replay *r, const uint64_t *ids, guint n) {
+  enum { SHOWN = 3 };
+  GString *s = g_string_new(NULL);
+  for (guint i = 0; i < n && i < SHOWN; i++) {
+    const char *name = gs_replay_tensor_name(r, ids[i]);
+    char h[32];
+    gs_format_handle(ids[i], h, sizeof h);
+    if (i)
+      g_string_append(s, ", ");
+    if (name && *name)
+      g_string_append(s, shown(x, name));
+    else
+      g_string_append(s, h);
+  }
+  if (n > SHOWN)
+    g_string_append_printf(s, ngettext(" and %u more", " and %u more", n - SHOWN), n - SHOWN);
+  return g_string_free(s, FALSE);
+}
+
+static char *say_bucket_ready(explain *x, kind_facts *k) {
+  g_autofree char *size = g_format_size_full(k->e.nbytes, G_FORMAT_SIZE_IEC_UNITS);
+  g_autofree char *params = parameter_list(x, k->r, k->e.params, k->e.n_params);
+  return g_strdup_printf(ngettext("the gradient of %u parameter (%s) is final: DDP copied it "
+                                  "into bucket %d (%s), whose allreduce can start while "
+                                  "backward goes on",
+                                  "the gradients of %u parameters (%s) are final: DDP copied "
+                                  "them into bucket %d (%s), whose allreduce can start while "
+                                  "backward goes on",
+                                  k->e.n_params),
+                         k->e.n_params, params, k->e.bucket, size);
+}
+
+/* A collective's name in the user's language ("" op: an unnamed one). */
+static const char *collective_words(const char *op) {
+  if (!strcmp(op, "allreduce"))
+    return _("allreduce");
+  if (!strcmp(op, "broadcast"))
+    return _("broadcast");
+  if (!strcmp(op, "allgather"))
+    return _("allgather");
+  if (!strcmp(op, "reduce_scatter"))
+    return _("reduce-scatter");
+  if (!strcmp(op, "barrier"))
+    return _("barrier");
+  return op;
+}
+
+static char *say_collective_begin(explain *x, kind_facts *k) {
+  (void)x;
+  const char *op = gs_trace_model_string(k->m, k->e.op);
+  g_autofree char *size = g_format_size_full(k->e.nbytes, G_FORMAT_SIZE_IEC_UNITS);
+  if (!strcmp(op, "allreduce") && k->e.bucket >= 0)
+    return g_strdup_printf(_("DDP started the allreduce of bucket %d (%s), collective #%" PRIu64
+                             ": it sums the bucket's gradients over every rank without "
+                             "blocking, while backward goes on"),
+                           k->e.bucket, size, k->e.collective);
+  if (!strcmp(op, "allreduce"))
+    return g_strdup_printf(_("allreduce #%" PRIu64 " began: %s are summed over every rank, in "
+                             "place"),
+                           k->e.collective, size);
+  if (!strcmp(op, "broadcast"))
+    return g_strdup_printf(_("broadcast #%" PRIu64 " began: %s are copied from the root rank "
+                             "to every rank"),
+                           k->e.collective, size);
+  if (!strcmp(op, "allgather"))
+    return g_strdup_printf(_("allgather #%" PRIu64 " began: this rank sends %s and receives "
+                             "every rank's part"),
+                           k->e.collective, size);
+  if (!strcmp(op, "reduce_scatter"))
+    return g_strdup_printf(_("reduce-scatter #%" PRIu64 " began: this rank's %s are summed "
+                             "over every rank and each rank keeps its part of the sum"),
+                           k->e.collective, size);
+  if (!strcmp(op, "barrier"))
+    return g_strdup_printf(_("barrier #%" PRIu64 " began: this rank goes on once every rank "
+                             "has reached it"),
+                           k->e.collective);
+  return g_strdup_printf(_("collective %s #%" PRIu64 " of %s began"), shown(x, op), k->e.collective,
+                         size);
+}
+
+static char *say_collective_end(explain *x, kind_facts *k) {
+  const char *op = collective_words(gs_trace_model_string(k->m, k->e.op));
+  double ms = (double)k->e.waited_ns / 1e6;
+  if (k->e.bucket >= 0 && k->e.waited_ns == 0)
+    return g_strdup_printf(_("%s #%" PRIu64 " of bucket %d finished while backward went on: "
+                             "this rank did not wait for it"),
+                           shown(x, op), k->e.collective, k->e.bucket);
+  if (k->e.bucket >= 0)
+    return g_strdup_printf(_("%s #%" PRIu64 " of bucket %d finished: this rank waited %.3f ms "
+                             "for it at backward's end"),
+                           shown(x, op), k->e.collective, k->e.bucket, ms);
+  return g_strdup_printf(_("%s #%" PRIu64 " finished after %.3f ms, which this rank spent "
+                           "blocked in it (waiting for the other ranks included)"),
+                         shown(x, op), k->e.collective, ms);
+}
+
+/* What a wait is for, in the user's language: the engine names its one wait (ddp.c). */
+static const char *wait_words(const char *name) {
+  return name && !strcmp(name, "DDP's bucket allreduces") ? _("DDP's bucket allreduces") : name;
+}
+
+static char *say_wait_begin(explain *x, kind_facts *k) {
+  (void)x;
+  return g_strdup_printf(_("this rank waits for %s to finish: backward's end needs the "
+                           "averaged gradients before the optimizer step"),
+                         wait_words(k->name));
+}
+
+static char *say_wait_end(explain *x, kind_facts *k) {
+  (void)x;
+  return g_strdup_printf(_("the wait for %s is over after %.3f ms; every gradient now holds "
+                           "the average over the ranks"),
+                         wait_words(k->name), (double)k->e.waited_ns / 1e6);
+}
+
 /* A table entry, not an event: lists and sentences never show it. */
 static char *say_string(explain *x, kind_facts *k) {
   (void)x, (void)k;

@@ -8,7 +8,10 @@
  *   drift     parameters changed on one rank are named at the next checked forward
  *   hang      rank 1 sleeps: rank 0 must stop the job naming it (check-mpi.sh times it)
  *   kill      rank 1 kills itself: the job must end non-zero naming it
- *   sampler   (one process) DistributedSampler's shards as PyTorch's */
+ *   sampler   (one process) DistributedSampler's shards as PyTorch's
+ *   traced    parity in f64 and the collectives of shapes, for a log per rank
+ *             (check-dist-log.sh records it with GS_TRACE=...-%r.gstrace and checks the logs
+ *             with test-dist-log: the model's parameters are 664 bytes, STEPS steps) */
 #include <gradscope/gradscope.h>
 #include <math.h>
 #include <signal.h>
@@ -332,6 +335,9 @@ int main(int argc, char **argv) {
   if (strcmp(mode, "parity") == 0) {
     parity(GS_F64, 0.0002, 1e-12); /* buckets of ~200 bytes: several, launched in order */
     parity(GS_F32, 0, 1e-5);
+  } else if (strcmp(mode, "traced") == 0) {
+    parity(GS_F64, 0.0002, 1e-12);
+    shapes();
   } else if (strcmp(mode, "unused") == 0) {
     unused();
   } else if (strcmp(mode, "shapes") == 0) {
