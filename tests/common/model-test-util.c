@@ -48,6 +48,19 @@ gs_trace_model *model_from_bytes(GBytes *bytes, guint keyframe_interval) {
   return m;
 }
 
+void recorded_model_init(recorded_model *f, workload_fn body, guint keyframe_interval) {
+  f->path = record_log(body);
+  f->bytes = read_log_bytes(f->path);
+  f->m = model_from_bytes(f->bytes, keyframe_interval);
+  g_assert_null(gs_trace_model_problem(f->m));
+}
+
+void recorded_model_clear(recorded_model *f) {
+  gs_trace_model_free(f->m);
+  g_bytes_unref(f->bytes);
+  remove_log(f->path);
+}
+
 gs_replay *replay_prefix(GBytes *bytes, guint64 n) {
   gs_replay *r = gs_replay_new();
   gs_trace_reader *reader = gs_trace_reader_new();

@@ -20,6 +20,19 @@ void remove_log(char *path);
 /* The log's bytes. */
 GBytes *read_log_bytes(const char *path);
 
+/* A recorded log and the model made of it: the fixture of the model's tests. */
+typedef struct recorded_model {
+  char *path;
+  GBytes *bytes;
+  gs_trace_model *m;
+} recorded_model;
+
+/* Records body, reads its log and makes a model of it with model_from_bytes (keyframes every
+ * keyframe_interval events, 0: the default); the model must report no problem. */
+void recorded_model_init(recorded_model *f, workload_fn body, guint keyframe_interval);
+/* Frees the model and the bytes and removes the log. */
+void recorded_model_clear(recorded_model *f);
+
 /* A model fed all of bytes in one piece, then finished; keyframes every keyframe_interval
  * events (0: the default). */
 gs_trace_model *model_from_bytes(GBytes *bytes, guint keyframe_interval);

@@ -160,3 +160,12 @@ void test_assert_values(gs_tensor t, const int64_t *shape, int ndim, const doubl
   }
   g_free(got);
 }
+
+gs_trace_reader *test_read_log(const char *path) {
+  g_autofree char *bytes = NULL;
+  gsize n = 0;
+  g_assert_true(g_file_get_contents(path, &bytes, &n, NULL));
+  gs_trace_reader *r = gs_trace_reader_new();
+  gs_trace_reader_feed(r, bytes, n);
+  return r;
+}

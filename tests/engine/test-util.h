@@ -53,3 +53,6 @@ void test_unravel(int64_t i, const int64_t *shape, int ndim, int64_t *index);
 int64_t test_ravel_broadcast(const int64_t *index, int ndim_index, const int64_t *shape,
                              int ndim);
 int64_t test_numel(const int64_t *shape, int ndim);
+
+/* A reader fed the whole log file at path (gs_trace_reader_free it). */
+gs_trace_reader *test_read_log(const char *path);

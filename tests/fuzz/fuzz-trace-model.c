@@ -36,6 +36,8 @@
 
 #include "cli.h"
 
+#include "fuzz-check.h"
+
 #include "graph-layout.h"
 #include "graph-collapse.h"
 #include "graph-dot.h"
@@ -46,14 +48,6 @@
 #include "trace-writer-test.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define CHECK(cond)                                                                          \
-  do {                                                                                       \
-    if (!(cond)) {                                                                           \
-      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);               \
-      abort();                                                                               \
-    }                                                                                        \
-  } while (0)
 
 /* ---- the recipe ------------------------------------------------------------------------ */
 

@@ -20,16 +20,9 @@
 #include <stdlib.h>
 
 #include "format.h"
+#include "fuzz-check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define CHECK(cond)                                                                          \
-  do {                                                                                       \
-    if (!(cond)) {                                                                           \
-      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);               \
-      abort();                                                                               \
-    }                                                                                        \
-  } while (0)
 
 static uint64_t mix(uint64_t h, uint64_t v) {
   h ^= v;

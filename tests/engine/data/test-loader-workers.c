@@ -674,11 +674,7 @@ static void free_key(gpointer key, gpointer value, gpointer user_data) {
 /* The storage_alloc events of a log file with memory = received, and the log's pid. Every
  * scope the log begins has its outer scope in the same log. */
 static int count_received(const char *path, GArray *peers, uint32_t *pid) {
-  g_autofree char *bytes = NULL;
-  gsize n = 0;
-  g_assert_true(g_file_get_contents(path, &bytes, &n, NULL));
-  gs_trace_reader *r = gs_trace_reader_new();
-  gs_trace_reader_feed(r, bytes, n);
+  gs_trace_reader *r = test_read_log(path);
   gs_trace_event e;
   int received = 0, events = 0;
   GHashTable *scopes = g_hash_table_new(g_int64_hash, g_int64_equal);

@@ -11,34 +11,15 @@ exceeds 1e-9.
 Skipped (exit 77, meson's skip code) only when Debian's python3-torch is not installed.
 Usage: rnn-torch-compare.py RNN_TORCH_CASES_EXE
 """
-import json, os, struct, subprocess, sys, tempfile
+import os, sys
 
-try:
-    import torch
-except ImportError:
-    print("# skipped: python3-torch is not installed (apt-get install python3-torch)")
-    sys.exit(77)
+# torch_cases.py is in tests/engine/, shared with the other comparison; no __pycache__ in the
+# source tree.
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from torch_cases import load_safetensors, run_cases, torch  # skips without torch
 
 TOLERANCE = 1e-9
-DTYPES = {"F64": torch.float64, "F32": torch.float32, "I64": torch.int64}
-
-
-def load_safetensors(path):
-    """The file's tensors and metadata (safetensors: u64 header length, JSON, raw bytes)."""
-    with open(path, "rb") as f:
-        raw = f.read()
-    (n,) = struct.unpack("<Q", raw[:8])
-    header = json.loads(raw[8:8 + n])
-    meta = header.pop("__metadata__", {})
-    body = raw[8 + n:]
-    tensors = {}
-    for name, info in header.items():
-        start, end = info["data_offsets"]
-        dtype = DTYPES[info["dtype"]]
-        flat = torch.frombuffer(bytearray(body[start:end]), dtype=dtype) if end > start \
-            else torch.empty(0, dtype=dtype)
-        tensors[name] = flat.reshape(info["shape"]).clone()
-    return tensors, meta
 
 
 def torch_module(meta):
@@ -122,17 +103,9 @@ def compare(case, directory):
 
 
 def main():
-    if len(sys.argv) != 2:
-        sys.exit(__doc__)
-    torch.set_num_threads(1)
-    with tempfile.TemporaryDirectory() as directory:
-        subprocess.run([sys.argv[1], directory], check=True)
-        cases = sorted(f[:-len(".data.safetensors")] for f in os.listdir(directory)
-                       if f.endswith(".data.safetensors"))
-        if not cases:
-            sys.exit("rnn-torch-cases wrote no case")
-        worst = max(compare(case, directory) for case in cases)
-    print(f"# torch {torch.__version__}, {len(cases)} cases, tolerance {TOLERANCE}")
+    diffs = run_cases(__doc__, ".data.safetensors", compare)
+    cases, worst = len(diffs), max(diffs)
+    print(f"# torch {torch.__version__}, {cases} cases, tolerance {TOLERANCE}")
     print(f"rnn_torch_max_diff_all={worst:.3e}")
     if not worst <= TOLERANCE:
         sys.exit(f"the engine and PyTorch differ by {worst:.3e} (> {TOLERANCE})")

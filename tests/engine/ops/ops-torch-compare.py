@@ -13,35 +13,17 @@ Prints one `ops_torch_max_diff=` line per case.
 Skipped (exit 77, meson's skip code) only when Debian's python3-torch is not installed.
 Usage: ops-torch-compare.py OPS_TORCH_CASES_EXE
 """
-import json, os, struct, subprocess, sys, tempfile
+import json
+import os, sys
 
-try:
-    import torch
-    import torch.nn.functional as F
-except ImportError:
-    print("# skipped: python3-torch is not installed (apt-get install python3-torch)")
-    sys.exit(77)
+# torch_cases.py is in tests/engine/, shared with the other comparison; no __pycache__ in the
+# source tree.
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from torch_cases import load_safetensors, run_cases, torch  # skips without torch
+import torch.nn.functional as F
 
 TOLERANCE = {torch.float64: 1e-9, torch.float32: 1e-5}
-DTYPES = {"F64": torch.float64, "F32": torch.float32, "I64": torch.int64, "BOOL": torch.bool}
-
-
-def load_safetensors(path):
-    """The file's tensors and metadata (safetensors: u64 header length, JSON, raw bytes)."""
-    with open(path, "rb") as f:
-        raw = f.read()
-    (n,) = struct.unpack("<Q", raw[:8])
-    header = json.loads(raw[8:8 + n])
-    meta = header.pop("__metadata__", {})
-    body = raw[8 + n:]
-    tensors = {}
-    for name, info in header.items():
-        start, end = info["data_offsets"]
-        dtype = DTYPES[info["dtype"]]
-        flat = torch.frombuffer(bytearray(body[start:end]), dtype=dtype) if end > start \
-            else torch.empty(0, dtype=dtype)
-        tensors[name] = flat.reshape(info["shape"]).clone()
-    return tensors, meta
 
 
 def outputs(result):
@@ -116,17 +98,8 @@ def compare(case, directory):
 
 
 def main():
-    if len(sys.argv) != 2:
-        sys.exit(__doc__)
-    torch.set_num_threads(1)
-    with tempfile.TemporaryDirectory() as directory:
-        subprocess.run([sys.argv[1], directory], check=True)
-        cases = sorted(f[:-len(".safetensors")] for f in os.listdir(directory)
-                       if f.endswith(".safetensors"))
-        if not cases:
-            sys.exit("ops-torch-cases wrote no case")
-        compared = sum(compare(case, directory) for case in cases)
-    print(f"# torch {torch.__version__}: {len(cases)} cases, {compared} tensors agree")
+    counts = run_cases(__doc__, ".safetensors", compare)
+    print(f"# torch {torch.__version__}: {len(counts)} cases, {sum(counts)} tensors agree")
 
 
 main()

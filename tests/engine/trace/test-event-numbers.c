@@ -14,6 +14,8 @@
 #include <glib/gstdio.h>
 #include <string.h>
 
+#include "test-util.h"
+
 static void report(const char *what) {
   printf("%s: counter %llu", what, (unsigned long long)gs_event_counter());
   const char *error = gs_last_error();
@@ -102,11 +104,7 @@ static const char *self_path;
 
 /* The kind of the log's event numbered seq (0 if none). */
 static gs_trace_kind kind_of(const char *log, uint64_t seq) {
-  g_autofree char *bytes = NULL;
-  gsize len = 0;
-  g_assert_true(g_file_get_contents(log, &bytes, &len, NULL));
-  gs_trace_reader *r = gs_trace_reader_new();
-  gs_trace_reader_feed(r, bytes, len);
+  gs_trace_reader *r = test_read_log(log);
   gs_trace_event e;
   gs_trace_kind kind = 0;
   while (gs_trace_reader_next(r, &e) == GS_TRACE_EVENT)
@@ -120,11 +118,7 @@ static gs_trace_kind kind_of(const char *log, uint64_t seq) {
 
 /* How many events of kind the log holds. */
 static guint count_kind(const char *log, gs_trace_kind kind) {
-  g_autofree char *bytes = NULL;
-  gsize len = 0;
-  g_assert_true(g_file_get_contents(log, &bytes, &len, NULL));
-  gs_trace_reader *r = gs_trace_reader_new();
-  gs_trace_reader_feed(r, bytes, len);
+  gs_trace_reader *r = test_read_log(log);
   gs_trace_event e;
   guint n = 0;
   while (gs_trace_reader_next(r, &e) == GS_TRACE_EVENT)

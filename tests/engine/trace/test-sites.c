@@ -9,6 +9,8 @@
 #include <gradscope/gradscope.h>
 #include <string.h>
 
+#include "test-util.h"
+
 typedef struct read_back {
   gs_symbols *symbols;
   GHashTable *sites;   /* id -> GArray of guint64 frames */
@@ -23,11 +25,7 @@ static read_back read_log(const char *path) {
                                                           (GDestroyNotify)g_array_unref),
                   g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL),
                   g_array_new(FALSE, FALSE, sizeof(guint32)), 0, 0};
-  g_autofree char *bytes = NULL;
-  gsize len = 0;
-  g_assert_true(g_file_get_contents(path, &bytes, &len, NULL));
-  gs_trace_reader *r = gs_trace_reader_new();
-  gs_trace_reader_feed(r, bytes, len);
+  gs_trace_reader *r = test_read_log(path);
   gs_trace_event e;
   gboolean in_backward = FALSE;
   while (gs_trace_reader_next(r, &e) == GS_TRACE_EVENT) {

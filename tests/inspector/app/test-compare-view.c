@@ -38,21 +38,11 @@ static void record(const char *mode, const char *path) {
   g_assert_true(g_spawn_check_wait_status(status, NULL));
 }
 
-static gboolean timed_out(gpointer data) {
-  *(gboolean *)data = TRUE;
-  return G_SOURCE_REMOVE;
-}
+static gboolean loaded(gpointer page) { return !gs_compare_page_get_busy(page); }
 
-static void wait_until_loaded(GsComparePage *page) {
-  gboolean expired = FALSE;
-  guint timer = g_timeout_add_seconds(60, timed_out, &expired);
-  while (gs_compare_page_get_busy(page) && !expired)
-    g_main_context_iteration(NULL, TRUE);
-  g_assert_false(expired);
-  g_source_remove(timer);
-}
+static void wait_until_loaded(GsComparePage *page) { views_test_wait_for(loaded, page); }
 
-static gboolean graphs_drawn(GsComparePage *page) {
+static gboolean graphs_drawn(gpointer page) {
   for (guint run = 0; run < 2; run++) {
     GsGraphView *view = gs_compare_page_get_graph(page, run);
     if (!gs_graph_view_get_layout(view) || gs_graph_view_is_busy(view))
@@ -62,12 +52,7 @@ static gboolean graphs_drawn(GsComparePage *page) {
 }
 
 static void wait_for_graphs(GsComparePage *page) {
-  gboolean expired = FALSE;
-  guint timer = g_timeout_add_seconds(60, timed_out, &expired);
-  while (!graphs_drawn(page) && !expired)
-    g_main_context_iteration(NULL, TRUE);
-  g_assert_false(expired);
-  g_source_remove(timer);
+  views_test_wait_for(graphs_drawn, page);
   views_test_settle(GTK_WIDGET(page));
 }
 

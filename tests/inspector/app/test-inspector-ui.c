@@ -151,29 +151,6 @@ static counts count_log(void) {
 
 /* ---- helpers -------------------------------------------------------------------------- */
 
-static gboolean timed_out(gpointer data) {
-  *(gboolean *)data = TRUE;
-  return G_SOURCE_REMOVE;
-}
-
-static gboolean tick(gpointer data) {
-  (void)data;
-  return G_SOURCE_CONTINUE;
-}
-
-/* Runs the main loop until done(data) holds, failing after 20 s. A 10 ms tick wakes the loop
- * for conditions outside it (a file another process writes). */
-static void wait_for(gboolean (*done)(gpointer), gpointer data) {
-  gboolean expired = FALSE;
-  guint timer = g_timeout_add_seconds(60, timed_out, &expired); /* a live run under ASan on 2 busy cores */
-  guint ticker = g_timeout_add(10, tick, NULL);
-  while (!done(data) && !expired)
-    g_main_context_iteration(NULL, TRUE);
-  g_assert_false(expired);
-  g_source_remove(ticker);
-  g_source_remove(timer);
-}
-
 static gboolean page_has_content(gpointer data) {
   return g_strcmp0(gs_capture_page_get_state_name(data), "content") == 0;
 }
@@ -260,7 +237,7 @@ static GsCapturePage *open_log(GsWindow *window) {
   gs_window_open_file(window, file, FALSE);
   GsCapturePage *page = gs_window_get_current_page(window);
   g_assert_nonnull(page);
-  wait_for(page_has_content, page);
+  views_test_wait_for(page_has_content, page);
   return page;
 }
 
@@ -359,7 +336,7 @@ static void test_thread_column_fits_numbers(void) {
     g_autoptr(GFile) file = g_file_new_for_path(path);
     gs_window_open_file(window, file, FALSE);
     GsCapturePage *page = gs_window_get_current_page(window);
-    wait_for(page_loaded, page);
+    views_test_wait_for(page_loaded, page);
     const GArray *threads = gs_trace_model_threads(gs_capture_page_get_model(page));
     g_test_message("%u threads, the last %u: column %d px", threads->len,
                    g_array_index(threads, guint32, threads->len - 1), thread_column_width(page));
@@ -413,11 +390,11 @@ static gboolean watch_fired(gpointer data) {
 static void test_views_take_model_in_turns(void) {
   adopt_watch w = {0};
   GsCapturePage *page = open_watched(&w, FALSE);
-  wait_for(watch_fired, &w);
+  views_test_wait_for(watch_fired, &w);
   g_assert_cmpstr(w.state, ==, "loading");
   g_assert_false(w.had_model);
   g_assert_true(w.busy); /* the tab's spinner turns on until the views have it */
-  wait_for(page_has_content, page);
+  views_test_wait_for(page_has_content, page);
   g_assert_false(gs_capture_page_get_busy(page));
   gs_trace_model *model = gs_capture_page_get_model(page);
   g_assert_nonnull(model);
@@ -430,7 +407,7 @@ static void test_views_take_model_in_turns(void) {
   /* Closed while the views take it. */
   adopt_watch closed = {0};
   open_watched(&closed, TRUE);
-  wait_for(watch_fired, &closed);
+  views_test_wait_for(watch_fired, &closed);
   g_assert_cmpstr(closed.state, ==, "loading");
   g_assert_null(closed.window);
   for (int i = 0; i < 20; i++)
@@ -451,7 +428,7 @@ static void test_hostile_logs(void) {
     gs_window_open_file(window, file, FALSE);
     GsCapturePage *page = gs_window_get_current_page(window);
     g_assert_nonnull(page);
-    wait_for(page_loaded, page);
+    views_test_wait_for(page_loaded, page);
     gs_trace_model *model = gs_capture_page_get_model(page);
     g_assert_nonnull(model);
     if (gs_trace_model_n_events(model) == 0) /* header or strings only: one rule everywhere */
@@ -509,7 +486,7 @@ static void test_hostile_logs(void) {
       g_assert_cmpstr(gtk_string_object_get_string(item), ==, want);
       gtk_drop_down_set_selected(choice, 2);
       GsEventListModel *rows = gs_event_list_view_get_list(GS_EVENT_LIST_VIEW(list));
-      wait_for(list_done, rows);
+      views_test_wait_for(list_done, rows);
       guint64 on_thread = 0;
       for (guint64 i = 0; i < gs_trace_model_n_events(model); i++)
         on_thread += gs_trace_model_thread_at(model, i) == second;
@@ -594,7 +571,7 @@ static void test_late_log_status(void) {
   gs_window_open_file(window, file, FALSE);
   GsCapturePage *page = gs_window_get_current_page(window);
   g_assert_nonnull(page);
-  wait_for(page_has_content, page);
+  views_test_wait_for(page_has_content, page);
   guint64 first = 0, objects = 0;
   g_assert_true(gs_trace_model_snapshot(gs_capture_page_get_model(page), &first, &objects, NULL));
   g_assert_cmpuint(first, ==, before + 1);
@@ -619,7 +596,7 @@ static void test_filter(void) {
   GsEventListModel *rows = gs_event_list_view_get_list(list);
 
   gs_event_list_view_set_kind_filter(list, GS_TRACE_SCOPE_BEGIN);
-  wait_for(list_done, rows);
+  views_test_wait_for(list_done, rows);
   g_assert_cmpuint(n_rows(list), ==, want.scope_begins);
   g_assert_cmpuint(want.scope_begins, ==, STEPS);
   for (guint i = 0; i < n_rows(list); i++)
@@ -630,7 +607,7 @@ static void test_filter(void) {
   /* Search text on top of the kind: the name "weights" appears in name events only. */
   gs_event_list_view_set_kind_filter(list, 0);
   gs_event_list_view_set_search(list, "weights");
-  wait_for(list_done, rows);
+  views_test_wait_for(list_done, rows);
   guint named = n_rows(list);
   g_assert_cmpuint(named, >=, STEPS);
   g_assert_cmpuint(named, <, want.events);
@@ -638,11 +615,11 @@ static void test_filter(void) {
   /* A handle that does not parse keeps the last good filter and says why. */
   gs_event_list_view_set_tensor_filter(list, 0);
   gs_event_list_view_set_search(list, "");
-  wait_for(list_done, rows);
+  views_test_wait_for(list_done, rows);
   g_assert_cmpuint(n_rows(list), ==, want.events);
 
   gs_event_list_view_set_kind_filter(list, GS_TRACE_INPLACE_WRITE);
-  wait_for(list_done, rows);
+  views_test_wait_for(list_done, rows);
   g_assert_cmpuint(n_rows(list), ==, STEPS);
   save_screenshot(GTK_WIDGET(window), "filtered.png");
   gtk_window_destroy(GTK_WINDOW(window));
@@ -680,13 +657,13 @@ static void test_graph_page(void) {
   g_autoptr(GFile) file = g_file_new_for_path(path);
   gs_window_open_file(window, file, FALSE);
   GsCapturePage *page = gs_window_get_current_page(window);
-  wait_for(page_has_content, page);
+  views_test_wait_for(page_has_content, page);
 
   AdwViewStack *stack = ADW_VIEW_STACK(find_widget(GTK_WIDGET(page), ADW_TYPE_VIEW_STACK));
   adw_view_stack_set_visible_child_name(stack, "graph");
   GsGraphView *graph = GS_GRAPH_VIEW(find_widget(GTK_WIDGET(page), GS_TYPE_GRAPH_VIEW));
   gs_scrubber_set_position(gs_capture_page_get_scrubber(page), at);
-  wait_for(graph_shown, graph);
+  views_test_wait_for(graph_shown, graph);
   const gs_layout *l = gs_graph_view_get_layout(graph);
   g_assert_cmpuint(l->nodes->len, >, 10);
   save_screenshot(GTK_WIDGET(window), "graph-page.png");
@@ -744,7 +721,7 @@ static void test_graph_page(void) {
   g_autoptr(gs_graph) nothing = gs_graph_source_build(at_end, end);
   g_assert_cmpuint(nothing->items->len, ==, 0); /* truly nothing alive there */
   gs_scrubber_set_position(gs_capture_page_get_scrubber(page), G_MAXUINT64);
-  wait_for(graph_drawn, graph);
+  views_test_wait_for(graph_drawn, graph);
   g_assert_cmpuint(gs_graph_view_get_layout(graph)->nodes->len, >, 10);
   g_assert_nonnull(find_label_containing(GTK_WIDGET(page), "the last pass (graph freed)"));
   save_screenshot(GTK_WIDGET(window), "graph-page-after-run.png");
@@ -804,13 +781,13 @@ static void test_live_digits(void) {
 
   /* Live: a step's graph is drawn while events still arrive (at the end of the run no graph
    * is alive, so a graph with nodes was drawn before the end). */
-  wait_for(graph_has_nodes, graph);
+  views_test_wait_for(graph_has_nodes, graph);
   guint64 seen_at = gs_trace_model_n_events(gs_capture_page_get_model(page));
   save_screenshot(GTK_WIDGET(window), "live-digits-graph.png");
   adw_view_stack_set_visible_child_name(stack, "timeline");
   settle();
   save_screenshot(GTK_WIDGET(window), "live-digits-memory.png");
-  wait_for(source_over, page);
+  views_test_wait_for(source_over, page);
   g_assert_cmpint(gs_trace_source_get_state(gs_capture_page_get_source(page)), ==,
                   GS_TRACE_SOURCE_ENDED);
   g_assert_cmpint(gs_trace_source_get_exit_status(gs_capture_page_get_source(page)), ==, 0);
@@ -839,7 +816,7 @@ static void test_live_digits(void) {
   guint64 pass_100 = g_array_index(begins, guint64, 99);
   gs_trace_model_memory_columns(model, pass_100, pass_100, 1, FALSE, &col);
   g_assert_cmpuint(col.stack[GS_MEM_BATCH], ==, 16 * 64 * 4 + 16 * 8);
-  wait_for(graph_shown, graph);
+  views_test_wait_for(graph_shown, graph);
   const gs_layout *l = gs_graph_view_get_layout(graph);
   gboolean weight = FALSE, output = FALSE;
   guint saved = 0;
@@ -870,7 +847,7 @@ static void test_live_digits(void) {
   save_screenshot(GTK_WIDGET(window), "digits-memory-zoomed.png");
   adw_view_stack_set_visible_child_name(stack, "graph");
   g_assert_cmpuint(gs_graph_pane_get_pass(pane), ==, 200);
-  wait_for(graph_shown, graph);
+  views_test_wait_for(graph_shown, graph);
   l = gs_graph_view_get_layout(graph);
   g_assert_cmpuint(l->nodes->len, >, 10);
 
@@ -907,7 +884,7 @@ static void test_live_digits(void) {
   g_assert_cmpuint(gs_scrubber_get_position(scrubber), ==, g_array_index(begins, guint64, 199));
   gs_scrubber_set_position(scrubber, n - 1);
   g_assert_cmpuint(gs_graph_pane_get_pass(pane), ==, begins->len);
-  wait_for(graph_drawn, graph);
+  views_test_wait_for(graph_drawn, graph);
   g_assert_cmpuint(gs_graph_view_get_layout(graph)->nodes->len, >, 0);
   g_assert_nonnull(find_label_containing(GTK_WIDGET(pane), "the last pass (graph freed)"));
   save_screenshot(GTK_WIDGET(window), "digits-graph-end.png");
@@ -946,7 +923,7 @@ static void check_word_language_graph(GsWindow *window, GsCapturePage *page, gui
   GsGraphPane *pane = GS_GRAPH_PANE(find_widget(GTK_WIDGET(page), GS_TYPE_GRAPH_PANE));
   GsGraphView *graph = gs_graph_pane_get_view(pane);
   g_assert_true(gs_graph_pane_go_to_pass(pane, pass));
-  wait_for(graph_drawn, graph);
+  views_test_wait_for(graph_drawn, graph);
   const gs_layout *l = gs_graph_view_get_layout(graph);
   const gs_graph_item *lstm = NULL;
   guint lstm_index = 0;
@@ -1010,7 +987,7 @@ static void test_live_word_language(void) {
   gs_window_spawn(window, argv, NULL);
   g_unsetenv("GS_TRACE_VALUES");
   GsCapturePage *page = gs_window_get_current_page(window);
-  wait_for(source_over, page);
+  views_test_wait_for(source_over, page);
   g_assert_cmpint(gs_trace_source_get_exit_status(gs_capture_page_get_source(page)), ==, 0);
   check_word_language_graph(window, page, 3, "word-language-live-graph");
   gtk_window_destroy(GTK_WINDOW(window));
@@ -1042,7 +1019,7 @@ static void test_recorded_word_language(void) {
   gs_window_open_file(window, file, FALSE);
   GsCapturePage *page = gs_window_get_current_page(window);
   g_assert_nonnull(page);
-  wait_for(page_has_content, page);
+  views_test_wait_for(page_has_content, page);
   check_word_language_graph(window, page, 5, "word-language-recorded-graph");
   gtk_window_destroy(GTK_WINDOW(window));
   g_remove(path);
@@ -1200,7 +1177,7 @@ static void test_page_keys_keep_scrubbing(void) {
   g_autoptr(GFile) file = g_file_new_for_path(path);
   gs_window_open_file(window, file, FALSE);
   GsCapturePage *page = gs_window_get_current_page(window);
-  wait_for(page_has_content, page);
+  views_test_wait_for(page_has_content, page);
   views_test_settle(GTK_WIDGET(window));
   GsScrubber *scrubber = gs_capture_page_get_scrubber(page);
   GtkWidget *columns =
@@ -1348,7 +1325,7 @@ static void test_damaged_log_toast(void) {
   g_autoptr(GFile) file = g_file_new_for_path(cut);
   gs_window_open_file(window, file, FALSE);
   GsCapturePage *page = gs_window_get_current_page(window);
-  wait_for(page_has_content, page);
+  views_test_wait_for(page_has_content, page);
   counts whole = count_log();
   guint64 kept = gs_trace_model_n_events(gs_capture_page_get_model(page));
   g_assert_cmpuint(kept, >, 0);
@@ -1385,8 +1362,8 @@ static void test_spawn(void) {
   gtk_window_present(GTK_WINDOW(window));
   GsCapturePage *page = gs_window_get_current_page(window);
   g_assert_nonnull(page);
-  wait_for(source_over, page);
-  wait_for(page_has_content, page);
+  views_test_wait_for(source_over, page);
+  views_test_wait_for(page_has_content, page);
   g_assert_cmpint(gs_trace_source_get_state(gs_capture_page_get_source(page)), ==,
                   GS_TRACE_SOURCE_ENDED);
   g_assert_cmpint(gs_trace_source_get_exit_status(gs_capture_page_get_source(page)), ==, 0);
@@ -1428,10 +1405,10 @@ static void test_background_tab(void) {
   gs_window_open_file(window, file, FALSE);
   GsCapturePage *front = gs_window_get_current_page(window);
   g_assert_true(front != running);
-  wait_for(page_has_content, front);
+  views_test_wait_for(page_has_content, front);
   g_assert_false(gtk_widget_get_mapped(GTK_WIDGET(running)));
 
-  wait_for(source_over, running);
+  views_test_wait_for(source_over, running);
   g_assert_cmpint(gs_trace_source_get_state(gs_capture_page_get_source(running)), ==,
                   GS_TRACE_SOURCE_ENDED);
   guint64 n = gs_trace_model_n_events(gs_capture_page_get_model(running));
@@ -1452,7 +1429,7 @@ static void test_listen(void) {
   gs_window_listen(window);
   GsCapturePage *page = gs_window_get_current_page(window);
   g_assert_nonnull(page);
-  wait_for(page_waiting, page);
+  views_test_wait_for(page_waiting, page);
   g_assert_cmpstr(gs_capture_page_get_title(page), ==, "Listening");
   save_screenshot(GTK_WIDGET(window), "waiting.png");
 
@@ -1466,8 +1443,8 @@ static void test_listen(void) {
   g_assert_true(g_spawn_async(NULL, (char **)argv, env, G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL,
                               &pid, &error));
   g_assert_no_error(error);
-  wait_for(source_over, page);
-  wait_for(page_has_content, page);
+  views_test_wait_for(source_over, page);
+  views_test_wait_for(page_has_content, page);
   g_spawn_close_pid(pid);
   g_assert_cmpint(gs_trace_source_get_state(gs_capture_page_get_source(page)), ==,
                   GS_TRACE_SOURCE_ENDED);
@@ -1518,14 +1495,14 @@ static void test_follow(void) {
   gs_window_open_file(window, file, TRUE);
   GsCapturePage *page = gs_window_get_current_page(window);
   follow_wait w = {page, count_events_in(growing)};
-  wait_for(followed_all, &w);
+  views_test_wait_for(followed_all, &w);
   guint64 first = w.want;
 
   for (int i = 0; i < 3; i++)
     record_step();
   w.want = count_events_in(growing);
   g_assert_cmpuint(w.want, >, first);
-  wait_for(followed_all, &w);
+  views_test_wait_for(followed_all, &w);
   g_assert_cmpint(gs_trace_source_get_state(gs_capture_page_get_source(page)), ==,
                   GS_TRACE_SOURCE_LIVE); /* still following: more may come */
   g_assert_cmpuint(n_rows(gs_capture_page_get_event_list(page)), ==, w.want);
@@ -1563,7 +1540,7 @@ static void test_drop(void) {
   GsCapturePage *page = gs_window_get_current_page(window);
   g_assert_nonnull(page);
   g_assert_cmpstr(gs_capture_page_get_title(page), ==, "run.gstrace");
-  wait_for(page_has_content, page);
+  views_test_wait_for(page_has_content, page);
   gtk_window_destroy(GTK_WINDOW(window));
 }
 
@@ -1609,12 +1586,12 @@ static void test_chinese(void) {
   g_autoptr(GFile) file = g_file_new_for_path(path);
   gs_window_open_file(window, file, FALSE);
   page = gs_window_get_current_page(window);
-  wait_for(page_has_content, page);
+  views_test_wait_for(page_has_content, page);
   AdwViewStack *stack = ADW_VIEW_STACK(find_widget(GTK_WIDGET(page), ADW_TYPE_VIEW_STACK));
   adw_view_stack_set_visible_child_name(stack, "graph");
   GsGraphPane *pane = GS_GRAPH_PANE(find_widget(GTK_WIDGET(page), GS_TYPE_GRAPH_PANE));
   g_assert_true(gs_graph_pane_go_to_pass(pane, 1));
-  wait_for(graph_shown, gs_graph_pane_get_view(pane));
+  views_test_wait_for(graph_shown, gs_graph_pane_get_view(pane));
   g_assert_nonnull(find_label(GTK_WIDGET(pane), "反向传播"));
   save_screenshot(GTK_WIDGET(window), "graph-zh_CN.png");
   adw_view_stack_set_visible_child_name(stack, "timeline");
@@ -1650,7 +1627,7 @@ static void test_leaks_grouped_chinese(void) {
   g_autoptr(GFile) file = g_file_new_for_path(path);
   gs_window_open_file(window, file, FALSE);
   GsCapturePage *page = gs_window_get_current_page(window);
-  wait_for(page_has_content, page);
+  views_test_wait_for(page_has_content, page);
   AdwViewStack *stack = ADW_VIEW_STACK(find_widget(GTK_WIDGET(page), ADW_TYPE_VIEW_STACK));
   adw_view_stack_set_visible_child_name(stack, "timeline");
   GsTimelineView *timeline =

@@ -37,21 +37,8 @@ static char *screenshot_name(const char *name) {
 
 /* Runs the main loop until done(data) holds, failing after 300 s (the digits example takes
  * some 30 s in a loaded test run, and about 100 s under ASan). */
-static gboolean tick(gpointer data) {
-  (void)data;
-  return G_SOURCE_CONTINUE;
-}
-
-/* Blocking iterations (a ticker wakes them to check done): a non-blocking iteration with a
- * sleep between handled one source per 2 ms, which starved the live source's reading. */
 static void wait_for(gboolean (*done)(gpointer), gpointer data) {
-  gint64 until = g_get_monotonic_time() + 300 * G_USEC_PER_SEC;
-  guint ticker = g_timeout_add(10, tick, NULL);
-  while (!done(data)) {
-    g_assert_cmpint(g_get_monotonic_time(), <, until);
-    g_main_context_iteration(NULL, TRUE);
-  }
-  g_source_remove(ticker);
+  views_test_wait_for_seconds(done, data, 300);
 }
 
 static gboolean source_over(gpointer data) {

@@ -16,7 +16,6 @@
  * allocation" and the pane went blank; cells also lagged a frame behind the model, and
  * ended scopes lost their statistics once the log had several keyframes. */
 #include <adwaita.h>
-#include <glib/gstdio.h>
 #include <gradscope/gradscope.h>
 #include <string.h>
 
@@ -51,19 +50,6 @@ static void workload(void) {
       gs_scope_end(e);
     }
   }
-}
-
-static char *record_log(gsize *n) {
-  g_autofree char *dir = g_dir_make_tmp("gradscope-views-XXXXXX", NULL);
-  g_autofree char *path = g_build_filename(dir, "run.gstrace", NULL);
-  g_assert_cmpint(gs_trace_open(path), ==, 0);
-  workload();
-  gs_trace_close();
-  char *bytes = NULL;
-  g_assert_true(g_file_get_contents(path, &bytes, n, NULL));
-  g_remove(path);
-  g_rmdir(dir);
-  return bytes;
 }
 
 /* Any warning fails the test, the one that comes with a blank pane first among them. */
@@ -258,7 +244,7 @@ static void scroll_to(Live *live, guint row) {
 static void test_rows_follow_a_growing_model(void) {
   g_log_set_writer_func(fail_on_warnings, NULL, NULL);
   Live live = {0};
-  live.bytes = record_log(&live.n);
+  live.bytes = views_test_record_bytes(workload, &live.n);
   live.chunk = live.n / N_FRAMES + 1;
   live.model = gs_trace_model_new();
   live.view = GS_SCOPE_TREE_VIEW(gs_scope_tree_view_new());

@@ -4,9 +4,8 @@
  * each scope, scopes not begun yet are greyed while ended ones look plain and open ones bold,
  * and selecting or activating a row emits the contract's signals. Saves screenshots. */
 #include <adwaita.h>
-#include <glib/gstdio.h>
-#include <locale.h>
 #include <gradscope/gradscope.h>
+#include <locale.h>
 
 #include "gs-config.h"
 #include "gs-scope-item.h"
@@ -50,18 +49,27 @@ typedef struct {
   GtkWindow *window;
 } Fixture;
 
-static void fixture_set_up(Fixture *f, gconstpointer data) {
-  (void)data;
-  f->model = views_test_record(workload);
+/* The view on the log of body, not yet in a window. */
+static void open_view(Fixture *f, views_test_workload body) {
+  f->model = views_test_record(body);
   f->view = GS_SCOPE_TREE_VIEW(gs_scope_tree_view_new());
   gs_scope_tree_view_set_model(f->view, f->model);
-  f->window = views_test_show(GTK_WIDGET(f->view), 900, 400);
+}
+
+/* The view on the log of body, shown in a window of width x height. */
+static void show_view(Fixture *f, views_test_workload body, int width, int height) {
+  open_view(f, body);
+  f->window = views_test_show(GTK_WIDGET(f->view), width, height);
+}
+
+static void fixture_set_up(Fixture *f, gconstpointer data) {
+  (void)data;
+  show_view(f, workload, 900, 400);
 }
 
 static void fixture_tear_down(Fixture *f, gconstpointer data) {
   (void)data;
-  gtk_window_destroy(f->window);
-  gs_trace_model_free(f->model);
+  views_test_close(f->window, f->model);
 }
 
 static GListModel *rows(Fixture *f) {
@@ -276,21 +284,11 @@ static void test_ended_scopes_are_not_greyed(Fixture *f, gconstpointer data) {
   views_test_screenshot(GTK_WIDGET(f->window), "scope-tree-view-open.png");
 }
 
-static void on_scope_selected(GsScopeTreeView *view, guint64 id, gpointer data) {
-  (void)view;
-  *(guint64 *)data = id;
-}
-
-static void on_event_selected(GsScopeTreeView *view, guint64 index, gpointer data) {
-  (void)view;
-  *(guint64 *)data = index;
-}
-
 static void test_selection_signals(Fixture *f, gconstpointer data) {
   (void)data;
   guint64 selected = G_MAXUINT64, event = G_MAXUINT64;
-  g_signal_connect(f->view, "scope-selected", G_CALLBACK(on_scope_selected), &selected);
-  g_signal_connect(f->view, "event-selected", G_CALLBACK(on_event_selected), &event);
+  g_signal_connect(f->view, "scope-selected", G_CALLBACK(views_test_store_u64), &selected);
+  g_signal_connect(f->view, "event-selected", G_CALLBACK(views_test_store_u64), &event);
   expand_steps(f);
   GtkSelectionModel *selection = GTK_SELECTION_MODEL(rows(f));
   gtk_selection_model_select_item(selection, N_STEPS + 2, TRUE); /* "work" */
@@ -342,16 +340,8 @@ static void test_header_menu_hides_columns(Fixture *f, gconstpointer data) {
 /* A live source: the model grows while the view shows it. */
 static void test_model_grows(void) {
   /* Record, then feed the log in two halves. */
-  g_autofree char *dir = g_dir_make_tmp("gradscope-views-XXXXXX", NULL);
-  g_autofree char *path = g_build_filename(dir, "run.gstrace", NULL);
-  g_assert_cmpint(gs_trace_open(path), ==, 0);
-  workload();
-  gs_trace_close();
-  g_autofree char *bytes = NULL;
   gsize n = 0;
-  g_assert_true(g_file_get_contents(path, &bytes, &n, NULL));
-  g_remove(path);
-  g_rmdir(dir);
+  g_autofree char *bytes = views_test_record_bytes(workload, &n);
   g_autoptr(gs_trace_model) m = gs_trace_model_new();
   gsize half = n / 2;
   gs_trace_model_feed(m, bytes, half);
@@ -413,12 +403,9 @@ static guint64 selected_row_scope(Fixture *f) {
 
 static void test_groups_follow_the_scrubber(void) {
   Fixture fx = {0}, *f = &fx;
-  f->model = views_test_record(training_workload);
-  f->view = GS_SCOPE_TREE_VIEW(gs_scope_tree_view_new());
-  gs_scope_tree_view_set_model(f->view, f->model);
-  f->window = views_test_show(GTK_WIDGET(f->view), 1100, 420);
+  show_view(f, training_workload, 1100, 420);
   guint64 selected = G_MAXUINT64;
-  g_signal_connect(f->view, "scope-selected", G_CALLBACK(on_scope_selected), &selected);
+  g_signal_connect(f->view, "scope-selected", G_CALLBACK(views_test_store_u64), &selected);
 
   /* Two epochs: one group row at the root. */
   g_assert_cmpuint(g_list_model_get_n_items(rows(f)), ==, 1);
@@ -472,7 +459,7 @@ static void test_groups_follow_the_scrubber(void) {
   /* The user picks a step: the event list would filter by it; activating it moves the
    * scrubber to its begin (inside it), which keeps the pick: no loop. */
   guint64 event = G_MAXUINT64;
-  g_signal_connect(f->view, "event-selected", G_CALLBACK(on_event_selected), &event);
+  g_signal_connect(f->view, "event-selected", G_CALLBACK(views_test_store_u64), &event);
   guint pick = gtk_single_selection_get_selected(GTK_SINGLE_SELECTION(rows(f))) + 3;
   gtk_selection_model_select_item(GTK_SELECTION_MODEL(rows(f)), pick, TRUE);
   guint64 picked = selected_row_scope(f);
@@ -519,10 +506,7 @@ static void deep_workload(void) {
  * siblings: the scope "before" there, and no row of the chain was selected. */
 static void test_deep_scope_reveals_its_outer_levels(void) {
   Fixture fx = {0}, *f = &fx;
-  f->model = views_test_record(deep_workload);
-  f->view = GS_SCOPE_TREE_VIEW(gs_scope_tree_view_new());
-  gs_scope_tree_view_set_model(f->view, f->model);
-  f->window = views_test_show(GTK_WIDGET(f->view), 900, 400);
+  show_view(f, deep_workload, 900, 400);
   guint64 inside = G_MAXUINT64;
   for (guint64 i = 0; i < gs_trace_model_n_events(f->model); i++)
     if (gs_trace_model_kind_at(f->model, i) == GS_TRACE_TENSOR_CREATE)
@@ -581,9 +565,7 @@ static void many_names_workload(void) {
  * the scope the scrubber was in, whose row came last, is revealed and selected. */
 static void test_many_names_arrive_in_steps(void) {
   Fixture fx = {0}, *f = &fx;
-  f->model = views_test_record(many_names_workload);
-  f->view = GS_SCOPE_TREE_VIEW(gs_scope_tree_view_new());
-  gs_scope_tree_view_set_model(f->view, f->model);
+  open_view(f, many_names_workload);
   g_assert_false(gs_scope_tree_view_is_complete(f->view));
   guint64 inside = G_MAXUINT64;
   for (guint64 i = 0; i < gs_trace_model_n_events(f->model); i++)
@@ -624,10 +606,7 @@ static void many_instances_workload(void) {
  * followed to the instance. */
 static void test_big_group_is_not_opened_to_follow(void) {
   Fixture fx = {0}, *f = &fx;
-  f->model = views_test_record(many_instances_workload);
-  f->view = GS_SCOPE_TREE_VIEW(gs_scope_tree_view_new());
-  gs_scope_tree_view_set_model(f->view, f->model);
-  f->window = views_test_show(GTK_WIDGET(f->view), 900, 400);
+  show_view(f, many_instances_workload, 900, 400);
   g_assert_cmpuint(g_list_model_get_n_items(rows(f)), ==, 1);
   guint64 inside = scope_begin_index(f, "tick", MANY_INSTANCES - 10) + 1;
   gs_scope_tree_view_set_position(f->view, inside);

@@ -72,8 +72,7 @@ static void fixture_set_up(Fixture *f, gconstpointer data) {
 
 static void fixture_tear_down(Fixture *f, gconstpointer data) {
   (void)data;
-  gtk_window_destroy(f->window);
-  gs_trace_model_free(f->model);
+  views_test_close(f->window, f->model);
 }
 
 typedef struct {
@@ -350,16 +349,11 @@ static void test_module_parameter_life(Fixture *f, gconstpointer data) {
   expect_entry(life, i + 1, "Registered as parameter “weight” of module Linear #", NULL);
 }
 
-static void on_index(GsTensorView *view, guint64 value, gpointer data) {
-  (void)view;
-  *(guint64 *)data = value;
-}
-
 static void test_signals(Fixture *f, gconstpointer data) {
   (void)data;
   guint64 event = G_MAXUINT64, tensor = G_MAXUINT64;
-  g_signal_connect(f->view, "event-selected", G_CALLBACK(on_index), &event);
-  g_signal_connect(f->view, "tensor-selected", G_CALLBACK(on_index), &tensor);
+  g_signal_connect(f->view, "event-selected", G_CALLBACK(views_test_store_u64), &event);
+  g_signal_connect(f->view, "tensor-selected", G_CALLBACK(views_test_store_u64), &tensor);
   gs_tensor_view_set_tensor(f->view, x_id);
   views_test_settle(GTK_WIDGET(f->view));
   guint64 *indices = NULL;
@@ -412,16 +406,8 @@ static void test_status_pages(Fixture *f, gconstpointer data) {
 
 /* A live source: the tensor's life grows (or begins) after it was selected. */
 static void test_life_grows(void) {
-  g_autofree char *dir = g_dir_make_tmp("gradscope-views-XXXXXX", NULL);
-  g_autofree char *path = g_build_filename(dir, "run.gstrace", NULL);
-  g_assert_cmpint(gs_trace_open(path), ==, 0);
-  workload();
-  gs_trace_close();
-  g_autofree char *bytes = NULL;
   gsize n = 0;
-  g_assert_true(g_file_get_contents(path, &bytes, &n, NULL));
-  g_remove(path);
-  g_rmdir(dir);
+  g_autofree char *bytes = views_test_record_bytes(workload, &n);
   g_autoptr(gs_trace_model) m = gs_trace_model_new();
   /* Feed until the first chunk (x's beginnings) has arrived, select x, then feed the rest. */
   gsize fed = 0;

@@ -33,27 +33,6 @@ static const struct {
     {"scopes", 2},  {"packed", 2},       {"memory", 4},  {"sharing", 1},
 };
 
-static gboolean expired_cb(gpointer data) {
-  *(gboolean *)data = TRUE;
-  return G_SOURCE_REMOVE;
-}
-
-static gboolean tick(gpointer data) {
-  (void)data;
-  return G_SOURCE_CONTINUE;
-}
-
-static void wait_for(gboolean (*done)(gpointer), gpointer data) {
-  gboolean expired = FALSE;
-  guint timer = g_timeout_add_seconds(60, expired_cb, &expired);
-  guint ticker = g_timeout_add(10, tick, NULL);
-  while (!done(data) && !expired)
-    g_main_context_iteration(NULL, TRUE);
-  g_assert_false(expired);
-  g_source_remove(ticker);
-  g_source_remove(timer);
-}
-
 static gboolean tour_started(gpointer data) {
   return gs_tour_panel_get_started(GS_TOUR_PANEL(gs_capture_page_get_tour_panel(data)));
 }
@@ -99,7 +78,7 @@ static void test_tour(gconstpointer data) {
   GsCapturePage *page = gs_window_get_current_page(window);
   g_assert_nonnull(page);
   g_assert_cmpstr(gs_capture_page_get_title(page), ==, tour->program);
-  wait_for(tour_started, page);
+  views_test_wait_for(tour_started, page);
   gs_trace_model *model = gs_capture_page_get_model(page);
   g_autofree gs_tour_stop *stops = g_new0(gs_tour_stop, tour->n_steps);
   g_assert_true(gs_tour_resolve(model, tour, stops, NULL));
@@ -167,7 +146,7 @@ static void test_wrong_log(void) {
   GsWindow *window = new_window();
   gs_window_start_tour(window, "micrograd");
   GsCapturePage *page = gs_window_get_current_page(window);
-  wait_for(tour_started, page);
+  views_test_wait_for(tour_started, page);
   gs_capture_page_set_tour(page, gs_tour_find("storage"));
   GsTourPanel *panel = GS_TOUR_PANEL(gs_capture_page_get_tour_panel(page));
   g_assert_false(gs_tour_panel_get_started(panel));
@@ -195,7 +174,7 @@ static void test_play_over_log(void) {
   gs_window_open_file(window, file, FALSE);
   gs_window_play_tour(window, "micrograd");
   GsCapturePage *page = gs_window_get_current_page(window);
-  wait_for(tour_started, page);
+  views_test_wait_for(tour_started, page);
   GsTourPanel *panel = GS_TOUR_PANEL(gs_capture_page_get_tour_panel(page));
   g_assert_true(gs_tour_panel_get_tour(panel) == gs_tour_find("micrograd"));
   g_assert_cmpuint(gs_scrubber_get_position(gs_capture_page_get_scrubber(page)), ==,
@@ -225,7 +204,7 @@ static void test_start_page(void) {
   g_assert_nonnull(page);
   g_assert_true(gs_tour_panel_get_tour(GS_TOUR_PANEL(gs_capture_page_get_tour_panel(page))) ==
                 gs_tour_at(0));
-  wait_for(tour_started, page);
+  views_test_wait_for(tour_started, page);
   gtk_window_destroy(GTK_WINDOW(window));
 }
 

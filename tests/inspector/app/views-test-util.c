@@ -8,19 +8,59 @@
 #include <glib/gstdio.h>
 #include <gradscope/gradscope.h>
 
-gs_trace_model *views_test_record(views_test_workload body) {
+char *views_test_record_bytes(views_test_workload body, gsize *n) {
   g_autofree char *dir = g_dir_make_tmp("gradscope-views-XXXXXX", NULL);
   g_assert_nonnull(dir);
   g_autofree char *path = g_build_filename(dir, "run.gstrace", NULL);
   g_assert_cmpint(gs_trace_open(path), ==, 0);
   body();
   gs_trace_close();
-  g_autofree char *bytes = NULL;
-  gsize n = 0;
+  char *bytes = NULL;
   g_autoptr(GError) error = NULL;
-  g_assert_true(g_file_get_contents(path, &bytes, &n, &error));
+  g_assert_true(g_file_get_contents(path, &bytes, n, &error));
   g_remove(path);
   g_rmdir(dir);
+  return bytes;
+}
+
+static gboolean timed_out(gpointer data) {
+  *(gboolean *)data = TRUE;
+  return G_SOURCE_REMOVE;
+}
+
+static gboolean tick(gpointer data) {
+  (void)data;
+  return G_SOURCE_CONTINUE;
+}
+
+void views_test_wait_for_seconds(gboolean (*done)(gpointer), gpointer data, guint seconds) {
+  gboolean expired = FALSE;
+  guint timer = g_timeout_add_seconds(seconds, timed_out, &expired);
+  guint ticker = g_timeout_add(10, tick, NULL);
+  while (!done(data) && !expired)
+    g_main_context_iteration(NULL, TRUE);
+  g_assert_false(expired);
+  g_source_remove(ticker);
+  g_source_remove(timer);
+}
+
+void views_test_wait_for(gboolean (*done)(gpointer), gpointer data) {
+  views_test_wait_for_seconds(done, data, 60);
+}
+
+void views_test_store_u64(GtkWidget *view, guint64 value, gpointer data) {
+  (void)view;
+  *(guint64 *)data = value;
+}
+
+void views_test_close(GtkWindow *window, gs_trace_model *model) {
+  gtk_window_destroy(window);
+  gs_trace_model_free(model);
+}
+
+gs_trace_model *views_test_record(views_test_workload body) {
+  gsize n = 0;
+  g_autofree char *bytes = views_test_record_bytes(body, &n);
   gs_trace_model *m = gs_trace_model_new();
   g_assert_cmpuint(gs_trace_model_feed(m, bytes, n), >, 0);
   gs_trace_model_finish(m);

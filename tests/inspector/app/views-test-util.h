@@ -14,6 +14,20 @@ typedef void (*views_test_workload)(void);
 /* Records what body does (through the engine's recorder) and feeds the whole log to a new
  * model. */
 gs_trace_model *views_test_record(views_test_workload body);
+/* The bytes of the log of what body does, recorded through the engine's recorder into a
+ * temporary file (removed before returning); *n is their count. Free with g_free. */
+char *views_test_record_bytes(views_test_workload body, gsize *n);
+/* Runs the main loop until done(data) holds, failing after seconds. The iterations block (a
+ * 10 ms ticker wakes them to check done): a non-blocking iteration with a sleep between
+ * handled one source per 2 ms, which starved a live source's reading. */
+void views_test_wait_for_seconds(gboolean (*done)(gpointer), gpointer data, guint seconds);
+/* The same with a minute: a live run under ASan on 2 busy cores. */
+void views_test_wait_for(gboolean (*done)(gpointer), gpointer data);
+/* A handler for the views' signals that carry one guint64 (an event's index, an object's
+ * id): stores it in the guint64 data points to. */
+void views_test_store_u64(GtkWidget *view, guint64 value, gpointer data);
+/* Closes a view test's window and frees the model it showed. */
+void views_test_close(GtkWindow *window, gs_trace_model *model);
 /* gtk_test_init and libadwaita's styles. */
 void views_test_init(int *argc, char ***argv);
 /* A window of width x height holding child, presented and drawn. */

@@ -5,24 +5,14 @@
 # input (a missing file, a file that is no log, a damaged log, bad option values).
 # Usage: test-cli-diff.sh GRADSCOPE DIFF-WORKLOAD
 set -u
-abspath() { case $1 in /*) echo "$1" ;; *) echo "$PWD/$1" ;; esac; }
+. "$(dirname "$0")/cli-checks.sh"
 GS=$(abspath "$1")
 WORKLOAD=$(abspath "$2")
 PY=${PYTHON:-python3}
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/gradscope-diff.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 cd "$TMP" || exit 1
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-pass() { echo "ok: $*"; }
 
-expect_status() { # expect_status WANT DESCRIPTION -- COMMAND...
-  want=$1; what=$2; shift 3
-  "$@" >out 2>err
-  got=$?
-  if [ "$got" -eq "$want" ]; then pass "$what (exit $got)"; else
-    fail "$what: exit $got, wanted $want"; sed 's/^/  stderr: /' err | head -5; fi
-}
 contains() { # contains FILE TEXT...
   file=$1; shift
   for text in "$@"; do

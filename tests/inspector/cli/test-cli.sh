@@ -5,8 +5,7 @@
 # output and exit status, damaged and truncated logs, and bad input.
 # Usage: test-cli.sh GRADSCOPE WORKLOAD WORKLOAD.c
 set -u
-# Absolute paths: the test works in a temporary directory.
-abspath() { case $1 in /*) echo "$1" ;; *) echo "$PWD/$1" ;; esac; }
+. "$(dirname "$0")/cli-checks.sh"
 GS=$(abspath "$1")
 WORKLOAD=$(abspath "$2")
 WORKLOAD_SOURCE=$(abspath "$3") # for the lines leaks are reported at
@@ -14,23 +13,7 @@ PY=${PYTHON:-python3}
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/gradscope-cli.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 cd "$TMP" || exit 1
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-pass() { echo "ok: $*"; }
-# A tool a check needs is missing: a failure naming it in CI (CI=true), a skip line elsewhere.
-missing_tool() {
-  if [ "${CI:-}" = true ]; then fail "$1 is missing (CI=true): $2 cannot run"
-  else echo "skipped: no $1: $2 not run"; fi
-}
 
-# expect_status WANT DESCRIPTION -- COMMAND...: runs COMMAND (stdout to out, stderr to err).
-expect_status() {
-  want=$1; what=$2; shift 3
-  "$@" >out 2>err
-  got=$?
-  if [ "$got" -eq "$want" ]; then pass "$what (exit $got)"; else
-    fail "$what: exit $got, wanted $want"; sed 's/^/  stderr: /' err | head -5; fi
-}
 # expect_failure_line DESCRIPTION -- COMMAND...: non-zero exit and exactly one stderr line.
 expect_failure_line() {
   what=$1; shift 2

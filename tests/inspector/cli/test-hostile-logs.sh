@@ -8,21 +8,13 @@
 # succeed, it is told what it must produce (a clean refusal is not enough).
 # Usage: test-hostile-logs.sh GRADSCOPE MAKE-HOSTILE-LOGS
 set -u
+. "$(dirname "$0")/cli-checks.sh"
 GS=$1
 MAKE=$2
 LIMIT=${GS_HOSTILE_LIMIT:-30}
 PY=${PYTHON:-python3}
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/gradscope-hostile.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-pass() { echo "ok: $*"; }
-# A tool a check needs is missing: a failure naming it in CI (CI=true), a skip line elsewhere,
-# said once.
-missing_tool() {
-  if [ "${CI:-}" = true ]; then fail "$1 is missing (CI=true): $2 cannot run"
-  else echo "skipped: no $1: $2 not run"; fi
-}
 if ! command -v gvpr >/dev/null 2>&1; then
   missing_tool gvpr "Graphviz's parse of each export-dot output"
 fi

@@ -67,24 +67,10 @@ static void nn_work(void) {
   gs_module_dispose(net);
 }
 
-typedef struct fixture {
-  char *path;
-  GBytes *bytes;
-  gs_trace_model *m;
-} fixture;
+typedef recorded_model fixture;
 
-static void fixture_init(fixture *f) {
-  f->path = record_log(nn_work);
-  f->bytes = read_log_bytes(f->path);
-  f->m = model_from_bytes(f->bytes, 37); /* keyframes copy module trees and optimizers */
-  g_assert_cmpstr(gs_trace_model_problem(f->m), ==, NULL);
-}
-
-static void fixture_clear(fixture *f) {
-  gs_trace_model_free(f->m);
-  g_bytes_unref(f->bytes);
-  remove_log(f->path);
-}
+/* Keyframes every 37 events: they copy module trees and optimizers. */
+static void fixture_init(fixture *f) { recorded_model_init(f, nn_work, 37); }
 
 static guint64 own_bytes(const gs_replay *r, const gs_replay_object *o) {
   guint64 bytes = 0;
@@ -172,7 +158,7 @@ static void test_categories_and_owners(void) {
   gs_trace_model_memory_columns(m, at, at, 1, FALSE, &col);
   for (int c = 0; c < GS_MEM_N_CATEGORIES; c++)
     g_assert_cmpuint(col.stack[c], ==, cats[c]);
-  fixture_clear(&f);
+  recorded_model_clear(&f);
 }
 
 static void test_dotted_names_and_sentences(void) {
@@ -214,7 +200,7 @@ static void test_dotted_names_and_sentences(void) {
   reg = gs_trace_model_explain(m, registered);
   g_assert_nonnull(strstr(reg, "registered tensor "));
   g_assert_nonnull(strstr(reg, " \"Linear.bias\" as its parameter \"bias\""));
-  fixture_clear(&f);
+  recorded_model_clear(&f);
 }
 
 static gboolean life_has(const guint64 *life, guint n, guint64 index) {
@@ -247,7 +233,7 @@ static void test_parameter_life(void) {
   g_assert_true(life_has(weight, n_weight, created));
   g_assert_false(life_has(field, n_field, created));
   g_assert_false(life_has(field, n_field, fc2_joined));
-  fixture_clear(&f);
+  recorded_model_clear(&f);
 }
 
 static void test_seek_equals_fresh_replay(void) {
@@ -261,7 +247,7 @@ static void test_seek_equals_fresh_replay(void) {
   const gs_replay *all = gs_trace_model_head(m);
   g_assert_cmpuint(g_hash_table_size(all->optimizers), ==, 1);
   g_assert_cmpuint(g_hash_table_size(all->modules), >=, 5); /* Net, Sequential, 2 Linear, ReLU */
-  fixture_clear(&f);
+  recorded_model_clear(&f);
 }
 
 int main(int argc, char **argv) {

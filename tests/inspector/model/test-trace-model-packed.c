@@ -37,24 +37,9 @@ static void packed_work(void) {
   gs_module_dispose(modules[0]), gs_module_dispose(modules[1]);
 }
 
-typedef struct fixture {
-  char *path;
-  GBytes *bytes;
-  gs_trace_model *m;
-} fixture;
+typedef recorded_model fixture;
 
-static void fixture_init(fixture *f) {
-  f->path = record_log(packed_work);
-  f->bytes = read_log_bytes(f->path);
-  f->m = model_from_bytes(f->bytes, 0);
-  g_assert_cmpstr(gs_trace_model_problem(f->m), ==, NULL);
-}
-
-static void fixture_clear(fixture *f) {
-  gs_trace_model_free(f->m);
-  g_bytes_unref(f->bytes);
-  remove_log(f->path);
-}
+static void fixture_init(fixture *f) { recorded_model_init(f, packed_work, 0); }
 
 /* The packed LSTM and GRU nodes: steps 4, batch 4, rows 10, and 4 3 2 1 sequences a step when
  * recorded (lengths 2, 4, 3, 1: four run step 1, three step 2...). */
@@ -96,7 +81,7 @@ static void test_packed_nodes(void) {
     }
     gs_packed_steps_clear(&s);
   }
-  fixture_clear(&f);
+  recorded_model_clear(&f);
 }
 
 /* Over padded input there is no packed sequence of the node's geometry: nothing is claimed,
@@ -116,7 +101,7 @@ static void test_padded_and_other_nodes(void) {
   g_assert_false(gs_packed_steps_find(f.m, sum, &s));
   g_assert_null(gs_packed_steps_cell("MulBackward"));
   g_assert_cmpstr(gs_packed_steps_cell("RNNReluRecurrenceBackward"), ==, "RNN");
-  fixture_clear(&f);
+  recorded_model_clear(&f);
 }
 
 int main(int argc, char **argv) {

@@ -37,25 +37,12 @@ static void lifecycle_work(void) {
   gs_module_dispose(lin);
 }
 
-typedef struct fixture {
-  char *path;
-  GBytes *bytes;
-  gs_trace_model *m;
-} fixture;
+typedef recorded_model fixture;
 
 /* Keyframes every 37 events: seeks restore from many keyframes, borrowing ended scopes. */
 static void fixture_init(fixture *f, workload_fn body) {
-  f->path = record_log(body);
-  f->bytes = read_log_bytes(f->path);
-  f->m = model_from_bytes(f->bytes, 37);
-  g_assert_null(gs_trace_model_problem(f->m));
+  recorded_model_init(f, body, 37);
   g_assert_cmpuint(gs_trace_model_n_events(f->m), >, 0);
-}
-
-static void fixture_clear(fixture *f) {
-  gs_trace_model_free(f->m);
-  g_bytes_unref(f->bytes);
-  remove_log(f->path);
 }
 
 static guint64 mark(gs_trace_model *m, const char *label) {
@@ -145,7 +132,7 @@ static void test_alive_and_bytes_at_chosen_events(void) {
   g_assert_cmpuint(r->live_bytes, ==, 0);
   g_assert_cmpuint(g_hash_table_size(r->objects), ==, 0);
   g_assert_cmpuint(gs_trace_model_bytes_at(m, gs_trace_model_n_events(m) - 1), ==, 0);
-  fixture_clear(&f);
+  recorded_model_clear(&f);
 }
 
 static void test_scope_statistics_equal_the_engine(void) {
@@ -176,7 +163,7 @@ static void test_scope_statistics_equal_the_engine(void) {
   g_assert_nonnull(roots);
   g_assert_cmpuint(roots->len, ==, 1);
   g_assert_null(gs_trace_model_scope_children(f.m, s->id));
-  fixture_clear(&f);
+  recorded_model_clear(&f);
 }
 
 /* ---- a longer run: nested scopes over many steps, for seeks and columns -------------------- */
@@ -236,7 +223,7 @@ static void test_seek_equals_fresh_replay(void) {
     g_assert_cmpstr(gs_trace_model_scope_at(m, g_array_index(kids, guint, 0))->name, ==,
                     "update");
   }
-  fixture_clear(&f);
+  recorded_model_clear(&f);
 }
 
 /* Every column's min, max and stacks equal sums computed from fresh replays. */
@@ -332,7 +319,7 @@ static void test_memory_columns_equal_exact_sums(void) {
   for (guint64 i = 0; i < n; i++)
     grads = MAX(grads, gs_trace_model_bytes_at(m, i));
   g_assert_cmpuint(grads, >, 0);
-  fixture_clear(&f);
+  recorded_model_clear(&f);
 }
 
 /* ---- batch data: the parts of a PackedSequence ------------------------------------------- */
@@ -378,7 +365,7 @@ static void test_batch_category(void) {
   gs_memory_column col;
   gs_trace_model_memory_columns(f.m, mark(f.m, "packed"), mark(f.m, "packed"), 1, FALSE, &col);
   g_assert_cmpuint(col.stack[GS_MEM_BATCH], ==, cats[GS_MEM_BATCH]);
-  fixture_clear(&f);
+  recorded_model_clear(&f);
 }
 
 int main(int argc, char **argv) {
