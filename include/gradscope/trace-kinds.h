@@ -1,13 +1,19 @@
 /* gradscope/trace-kinds.h: the one list of the log's event kinds.
  *
  * Each kind is one line of GS_TRACE_KINDS: X(KIND, kind, value, flags), with what it carries
- * beside it. Everything that is per kind is generated from this list, as ggml generates its op
- * tables: the gs_trace_kind enum and gs_trace_kind_name (capture/schema.c), which kinds are
- * table entries (gs_trace_kind_is_table), and the inspector's words for each kind (one explain
- * and one summary function per kind, inspector/model/event-words.c), which then cannot miss a
- * kind. The fields each kind carries on disk are the format's own (capture/schema.c, keyed by
- * the same enum; doc/trace-format.md). A new kind is one line here, its schema, its writer
- * (engine/trace/events.c) and its two word functions; the compiler names what is missing.
+ * beside it. What is per kind is generated from this list, as ggml generates its op tables: the
+ * gs_trace_kind enum, gs_trace_kind_name (capture/schema.c) and gs_trace_kind_flags (which
+ * kinds are table entries, change what is alive or change the bytes alive: the flight
+ * recorder's snapshot keeps exactly the first two, engine/trace/flight-state.c). In the
+ * inspector each kind has one function per job, in tables made from this list: what it does
+ * to the replayed state (model/replay/replay.c, apply_<kind>), which tensor, node or storage
+ * its life belongs to (model/index/model-life.c, life_<kind>), its sentence
+ * (model/words/model-explain.c, say_<kind>), its event list summary
+ * (app/events/gs-event-row.c, row_<kind>) and its line in a tensor's life
+ * (app/tensor/gs-tensor-life.c, life_<kind>); a kind without one of them does not compile. The
+ * fields each kind carries on disk are the format's own (capture/schema.c, keyed by the same
+ * enum; doc/trace-format.md). A new kind is one line here, its schema, its writer
+ * (engine/trace/events.c) and those functions; the compiler names what is missing.
  *
  * Values are the format's: never reuse or renumber one. */
 #pragma once
