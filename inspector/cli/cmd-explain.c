@@ -39,14 +39,13 @@ int cli_explain(int argc, char **argv) {
        NULL},
       {NULL, 0, 0, 0, NULL, NULL, NULL},
   };
-  g_autoptr(GOptionContext) context = g_option_context_new("FILE");
-  g_option_context_add_main_entries(context, entries, NULL);
-  g_option_context_set_summary(
-      context, "Prints the sentence the inspector's scrubber shows for each event of a log, in\n"
-               "the user's language (LANGUAGE=zh_CN for Chinese), one line per event:\n"
-               "its number, its kind and the sentence.\n\n"
-               "Example: gradscope explain run.gstrace --at 33\n"
-               "         gradscope explain --tour micrograd");
+  g_autoptr(GOptionContext) context = cli_option_context(
+      "FILE", entries,
+      "Prints the sentence the inspector's scrubber shows for each event of a log, in\n"
+      "the user's language (LANGUAGE=zh_CN for Chinese), one line per event:\n"
+      "its number, its kind and the sentence.\n\n"
+      "Example: gradscope explain run.gstrace --at 33\n"
+      "         gradscope explain --tour micrograd");
   g_autofree char *tour_owned = NULL;
   if (wants_tour(argc, argv)) {
     /* A tour's FILE is optional, so the usual one-FILE check does not apply. */
