@@ -50,6 +50,22 @@ gs_tensor digits_standardise(gs_tensor x) {
   return out;
 }
 
+digits_data digits_tensors(const float *pixels, const int64_t *labels) {
+  digits_data d;
+  d.x_all = digits_standardise(gs_from_data(GS_F32, (int64_t[]){ROWS, PIXELS}, 2, pixels));
+  d.y_all = gs_from_data(GS_I64, (int64_t[]){ROWS}, 1, labels);
+  d.x_train = gs_narrow(d.x_all, 0, 0, TRAIN), d.y_train = gs_narrow(d.y_all, 0, 0, TRAIN);
+  d.x_test = gs_narrow(d.x_all, 0, TRAIN, ROWS - TRAIN);
+  d.y_test = gs_narrow(d.y_all, 0, TRAIN, ROWS - TRAIN);
+  return d;
+}
+
+void digits_data_dispose(digits_data *d) {
+  gs_tensor handles[] = {d->x_all, d->y_all, d->x_train, d->y_train, d->x_test, d->y_test};
+  for (size_t i = 0; i < sizeof handles / sizeof *handles; i++)
+    gs_dispose(handles[i]);
+}
+
 digits_mlp digits_mlp_new(gs_rng *rng) {
   gs_module fc1 = gs_linear_new(PIXELS, HIDDEN, true, rng);
   gs_module fc2 = gs_linear_new(HIDDEN, CLASSES, true, rng);

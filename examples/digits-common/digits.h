@@ -24,6 +24,16 @@ bool digits_load(const char *program, const char *path, float *x, int64_t *y);
 /* (x - mean) / std per pixel, with the training rows' statistics. Consumes x. */
 gs_tensor digits_standardise(gs_tensor x);
 
+/* The data set as tensors: the pixels standardised and the labels, and their training and
+ * test rows as views. */
+typedef struct digits_data {
+  gs_tensor x_all, y_all, x_train, y_train, x_test, y_test;
+} digits_data;
+
+/* pixels and labels as digits_load read them. */
+digits_data digits_tensors(const float *pixels, const int64_t *labels);
+void digits_data_dispose(digits_data *d);
+
 /* A new MLP, its weights drawn from rng. */
 digits_mlp digits_mlp_new(gs_rng *rng);
 

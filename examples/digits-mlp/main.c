@@ -43,11 +43,7 @@ int main(int argc, char **argv) {
   gs_rng rng;
   gs_rng_seed(&rng, 0);
 
-  gs_tensor x_all = digits_standardise(gs_from_data(GS_F32, (int64_t[]){ROWS, PIXELS}, 2, pixels));
-  gs_tensor y_all = gs_from_data(GS_I64, (int64_t[]){ROWS}, 1, labels);
-  gs_tensor x_train = gs_narrow(x_all, 0, 0, TRAIN), y_train = gs_narrow(y_all, 0, 0, TRAIN);
-  gs_tensor x_test = gs_narrow(x_all, 0, TRAIN, ROWS - TRAIN);
-  gs_tensor y_test = gs_narrow(y_all, 0, TRAIN, ROWS - TRAIN);
+  digits_data d = digits_tensors(pixels, labels);
 
   digits_mlp model = digits_mlp_new(&rng);
   gs_tensor params[4];
@@ -56,7 +52,7 @@ int main(int argc, char **argv) {
   gs_optimizer adam = gs_adam_new(params, n_params, &opts);
 
   /* Rows of the standardised training data, in a new seeded order each epoch. */
-  gs_dataset train_set = gs_tensor_dataset((gs_tensor[]){x_train, y_train}, 2);
+  gs_dataset train_set = gs_tensor_dataset((gs_tensor[]){d.x_train, d.y_train}, 2);
   gs_data_loader *loader = gs_data_loader_new(
       &train_set, &(gs_loader_options){.batch_size = BATCH, .shuffle = true, .seed = 0});
   if (!loader) {
@@ -85,19 +81,17 @@ int main(int argc, char **argv) {
     }
     if (epoch % 5 == 0 || epoch == 1)
       printf("epoch %2d  loss %.4f  train accuracy %.4f\n", epoch, loss_sum / steps,
-             digits_accuracy(&model, x_train, y_train));
+             digits_accuracy(&model, d.x_train, d.y_train));
   }
-  double test_acc = digits_accuracy(&model, x_test, y_test);
-  double train_acc = digits_accuracy(&model, x_train, y_train);
+  double test_acc = digits_accuracy(&model, d.x_test, d.y_test);
+  double train_acc = digits_accuracy(&model, d.x_train, d.y_train);
   double seconds = digits_now_s() - start;
 
   gs_data_loader_free(loader);
   gs_dataset_release(&train_set);
   gs_optimizer_dispose(adam);
   gs_module_dispose(model.net); /* and its three children */
-  gs_tensor handles[] = {x_all, y_all, x_train, y_train, x_test, y_test};
-  for (size_t i = 0; i < sizeof handles / sizeof *handles; i++)
-    gs_dispose(handles[i]);
+  digits_data_dispose(&d);
   printf("digits_seconds=%.3f\n", seconds);
   printf("live_tensors=%llu\n", (unsigned long long)gs_live_tensor_count());
   printf("train_accuracy=%.4f\n", train_acc);
