@@ -942,12 +942,11 @@ gboolean gs_scope_tree_view_is_complete(GsScopeTreeView *self) {
   return self->grow_id == 0;
 }
 
-void gs_scope_tree_view_set_model(GsScopeTreeView *self, gs_trace_model *model) {
-  g_return_if_fail(GS_IS_SCOPE_TREE_VIEW(self));
-  if (model == self->model)
-    return;
-  self->group_cached = FALSE;
-  gtk_column_view_set_model(self->column_view, NULL);
+/* Lets go of the tree the column view shows, its selection and what grows it: before another
+ * model, and at dispose. */
+static void drop_tree(GsScopeTreeView *self) {
+  if (self->column_view)
+    gtk_column_view_set_model(self->column_view, NULL);
   if (self->selection)
     g_signal_handlers_disconnect_by_data(self->selection, self);
   g_clear_object(&self->selection);
@@ -955,6 +954,14 @@ void gs_scope_tree_view_set_model(GsScopeTreeView *self, gs_trace_model *model) 
   stop_growing(self);
   g_clear_object(&self->roots_shown);
   g_clear_pointer(&self->chain, g_array_unref);
+}
+
+void gs_scope_tree_view_set_model(GsScopeTreeView *self, gs_trace_model *model) {
+  g_return_if_fail(GS_IS_SCOPE_TREE_VIEW(self));
+  if (model == self->model)
+    return;
+  self->group_cached = FALSE;
+  drop_tree(self);
   forget_lists(self);
   self->model = model;
   self->position = 0;
@@ -1080,15 +1087,7 @@ static void gs_scope_tree_view_unmap(GtkWidget *widget) {
 
 static void gs_scope_tree_view_dispose(GObject *object) {
   GsScopeTreeView *self = GS_SCOPE_TREE_VIEW(object);
-  if (self->column_view)
-    gtk_column_view_set_model(self->column_view, NULL);
-  if (self->selection)
-    g_signal_handlers_disconnect_by_data(self->selection, self);
-  g_clear_object(&self->selection);
-  g_clear_object(&self->tree);
-  stop_growing(self);
-  g_clear_object(&self->roots_shown);
-  g_clear_pointer(&self->chain, g_array_unref);
+  drop_tree(self);
   if (self->lists)
     forget_lists(self);
   self->model = NULL;
