@@ -1,5 +1,5 @@
 /* bench-stops.c: how long things that must stop or answer "promptly" take: the times the unit
- * tests used to assert and now leave to a benchmark (tests/test-source-file.c,
+ * tests used to assert and now leave to a benchmark (tests/inspector/source/test-source-file.c,
  * test-source-spawn.c, test-loader-workers.c and test-trace-model-scopes.c check the same
  * behaviour by order and counted work).
  *

@@ -13,6 +13,7 @@ typedef struct {
 typedef struct {
   PyObject_HEAD
   PyObject *dataset;
+  PyObject *sampler; /* a DistributedSampler whose shard the loader reads, or NULL */
   gs_data_loader *loader;
   int n_fields;
 } loader_object;
@@ -80,30 +81,45 @@ static PyTypeObject dataset_type = {
     .tp_as_sequence = &dataset_as_sequence,
 };
 
+const gs_dataset *gsp_dataset_of(PyObject *o) {
+  return PyObject_TypeCheck(o, &dataset_type) ? &((dataset_object *)o)->ds : NULL;
+}
+
 static void loader_dealloc(PyObject *self) {
   GSP_SITE();
   loader_object *o = (loader_object *)self;
   if (o->loader)
     gs_data_loader_free(o->loader);
   Py_XDECREF(o->dataset);
+  Py_XDECREF(o->sampler);
   Py_TYPE(self)->tp_free(self);
 }
 
 static PyObject *loader_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
   GSP_SITE();
-  PyObject *dataset;
+  PyObject *dataset, *sampler = Py_None;
   long long batch_size = 1, seed = 0;
   int shuffle = 0, drop_last = 0, prefetch = 0;
-  static char *kwlist[] = {"dataset", "batch_size", "shuffle", "drop_last", "seed", "prefetch",
-                           NULL};
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!|Lp$pLi:DataLoader", kwlist, &dataset_type,
-                                   &dataset, &batch_size, &shuffle, &drop_last, &seed, &prefetch))
+  static char *kwlist[] = {"dataset", "batch_size", "shuffle", "drop_last",
+                           "seed",    "prefetch",   "sampler", NULL};
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!|Lp$pLiO:DataLoader", kwlist, &dataset_type,
+                                   &dataset, &batch_size, &shuffle, &drop_last, &seed, &prefetch,
+                                   &sampler))
     return NULL;
   dataset_object *ds = (dataset_object *)dataset;
+  /* sampler=DistributedSampler(...): the loader reads the rank's shard, in the sampler's order. */
+  const gs_dataset *source = &ds->ds;
+  if (sampler != Py_None && shuffle) {
+    PyErr_SetString(PyExc_ValueError,
+                    "DataLoader(): sampler option is mutually exclusive with shuffle");
+    return NULL;
+  }
+  if (sampler != Py_None && !(source = gsp_sampler_shard(sampler, dataset)))
+    return NULL;
   gs_loader_options opt = {.batch_size = batch_size, .shuffle = shuffle,
                            .seed = (uint64_t)seed, .drop_last = drop_last, .prefetch = prefetch};
   gs_clear_error();
-  gs_data_loader *l = gs_data_loader_new(&ds->ds, &opt);
+  gs_data_loader *l = gs_data_loader_new(source, &opt);
   if (!l)
     return gsp_raise_engine_error();
   loader_object *o = (loader_object *)type->tp_alloc(type, 0);
@@ -113,6 +129,7 @@ static PyObject *loader_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
   }
   o->loader = l;
   o->dataset = Py_NewRef(dataset);
+  o->sampler = sampler != Py_None ? Py_NewRef(sampler) : NULL;
   o->n_fields = ds->ds.n_fields;
   return (PyObject *)o;
 }

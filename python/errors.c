@@ -32,6 +32,10 @@ static const struct {
     {"gs_dispose", "Tensor.dispose()"},
     {"gs_move_to_outer", "Tensor.move_to_outer()"},
     {"gs_module_parameter", "Module.<name>"},
+    {"call gs_dist_init first", "call gradscope.distributed.init_process_group() first"},
+    {"construct it with find_unused_parameters", "construct it with find_unused_parameters=True"},
+    {"pass gs_contiguous of it", "pass t.contiguous()"},
+    {"GS_DIST_SUM or GS_DIST_AVG", "ReduceOp.SUM or ReduceOp.AVG"},
 };
 
 /* The failing call at the head of a message ("backward: ...") -> Python's name for it. */
@@ -50,6 +54,16 @@ static const struct {
     {"scope_begin", "dispose_scope"},
     {"from_data", "gradscope.tensor"},
     {"to_dlpack", "Tensor.__dlpack__"},
+    {"ddp_backward", "Tensor.backward (DistributedDataParallel)"},
+    {"ddp_forward", "DistributedDataParallel.forward"},
+    {"ddp_new", "DistributedDataParallel"},
+    {"dist_all_reduce", "distributed.all_reduce"},
+    {"dist_broadcast", "distributed.broadcast"},
+    {"dist_all_gather", "distributed.all_gather"},
+    {"dist_reduce_scatter", "distributed.reduce_scatter"},
+    {"dist_barrier", "distributed.barrier"},
+    {"dist_init", "distributed.init_process_group"},
+    {"dist_sampler_new", "DistributedSampler"},
 };
 
 /* The engine's message in Python's words (a new str), or NULL with an exception set. */

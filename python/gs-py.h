@@ -105,6 +105,17 @@ int gsp_scopes_add_to_module(PyObject *module);
 /* ---- functions.c ---- */
 extern PyMethodDef gsp_module_functions[];
 
+/* ---- nn.c, data.c, distributed.c ---- */
+bool gsp_is_module(PyObject *o);
+/* The engine module of a gradscope nn.Module object (check gsp_is_module first). */
+gs_module gsp_module_handle(PyObject *o);
+/* The engine dataset of a TensorDataset object, or NULL (no exception) for anything else. */
+const gs_dataset *gsp_dataset_of(PyObject *o);
+/* The rank's shard (a dataset) of a DistributedSampler made over dataset, for
+ * DataLoader(sampler=); NULL with TypeError or ValueError raised otherwise. */
+const gs_dataset *gsp_sampler_shard(PyObject *sampler, PyObject *dataset);
+PyObject *gsp_distributed_module(void);
+
 /* ---- sites.c ---- */
 /* Tells the engine the calling Python line ("function (file:line)") as the call site of the
  * events it records next, and of the tensors it makes while the leak report remembers sites

@@ -94,7 +94,8 @@ PyMODINIT_FUNC PyInit__gradscope(void) {
   if (!functional || gsp_functions_add_forwarders(functional) < 0 ||
       add_submodule(nn, "functional", functional) < 0)
     goto fail;
-  if (add_submodule(m, "optim", gsp_optim_module()) < 0)
+  if (add_submodule(m, "optim", gsp_optim_module()) < 0 ||
+      add_submodule(m, "_distributed", gsp_distributed_module()) < 0)
     goto fail;
   PyObject *utils = PyModule_New("gradscope.utils");
   if (add_submodule(m, "utils", utils) < 0 || add_submodule(utils, "data", gsp_data_module()) < 0)

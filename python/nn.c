@@ -823,8 +823,8 @@ static PyObject *f_Sequential(PyObject *mod, PyObject *args) {
   return o;
 }
 
-bool gsp_is_module(PyObject *o);
 bool gsp_is_module(PyObject *o) { return PyObject_TypeCheck(o, &module_type); }
+gs_module gsp_module_handle(PyObject *o) { return ((gsp_module *)o)->m; }
 
 /* nn.Parameter(t, requires_grad=True): the engine's parameter, made by moving t's handle
  * (gs_parameter_new), so t's object is stale from now on, as the engine's rule says. */

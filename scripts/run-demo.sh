@@ -12,6 +12,10 @@
 # `run-demo.sh --word-language [ARGS]` runs the second demo instead: examples/word-language,
 # the character-level LSTM over packed sequences, with GS_TRACE_VALUES=64 (unless set) so the
 # log has each packed step's batch size for the graph's labels and the scrubber's sentences.
+# `run-demo.sh --ddp` runs examples/digits-ddp as 2 MPI ranks (`mpirun --oversubscribe -np 2`,
+# as root too) recording one log per rank (GS_TRACE=build/demo-ddp/digits-ddp-%r.gstrace, %r
+# the rank), then opens both logs in the inspector (with a display) or, headless, exports each
+# rank's memory timeline to build/demo-ddp/ and prints `gradscope stats` of both.
 # Other arguments go to the program.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -27,8 +31,39 @@ if [ "${1:-}" = --word-language ]; then
   demo=word-language
   export GS_TRACE_VALUES=${GS_TRACE_VALUES:-64}
 fi
+if [ "${1:-}" = --ddp ]; then
+  shift
+  demo=digits-ddp
+fi
 program=build/examples/$demo
 export OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-1}
+
+if [ "$demo" = digits-ddp ]; then
+  command -v mpirun >/dev/null || gs_die "mpirun is missing: apt-get install openmpi-bin (scripts/setup-deps.sh)"
+  out=build/demo-ddp
+  mkdir -p "$out"
+  rm -f "$out"/digits-ddp-*.gstrace
+  gs_say "training examples/$demo on 2 MPI ranks, one log per rank: $out/digits-ddp-%r.gstrace"
+  OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 GS_TRACE="$out/digits-ddp-%r.gstrace" \
+    mpirun --oversubscribe -np 2 "$program" "$@"
+  logs=("$out/digits-ddp-0.gstrace" "$out/digits-ddp-1.gstrace")
+  for log in "${logs[@]}"; do
+    [ -s "$log" ] || gs_die "$log was not written: this engine does not expand %r in GS_TRACE (one log per rank)"
+  done
+  if [ -z "${GS_DEMO_HEADLESS:-}" ] && { [ -n "${DISPLAY:-}" ] || [ -n "${WAYLAND_DISPLAY:-}" ]; }; then
+    gs_say "opening both ranks' logs in the inspector"
+    exec "$inspector" "${logs[@]}"
+  fi
+  gs_say "gradscope stats ${logs[*]}"
+  "$cli" stats "${logs[@]}"
+  for r in 0 1; do
+    "$cli" export-timeline "${logs[$r]}" --by scope --width 1400 --height 500 \
+      -o "$out/timeline-rank-$r.png"
+    echo "demo_ddp_timeline_rank_${r}_png=$out/timeline-rank-$r.png"
+  done
+  gs_say "open the run later with: $inspector ${logs[*]}"
+  exit 0
+fi
 
 if [ -z "${GS_DEMO_HEADLESS:-}" ] && { [ -n "${DISPLAY:-}" ] || [ -n "${WAYLAND_DISPLAY:-}" ]; }; then
   gs_say "running examples/$demo live in the inspector"

@@ -11,7 +11,7 @@
 #      inspector's source workers, the graph's layout worker) in build-tsan/ with
 #      ThreadSanitizer and runs them.
 # The widget tests (suite inspector-ui) run under `xvfb-run -a` with GSK_RENDERER=cairo and
-# GTK_A11Y=none (set in tests/meson.build), in English and once in Chinese.
+# GTK_A11Y=none (set in tests/inspector/app/meson.build), in English and once in Chinese.
 # Every run always happens; the exit status is non-zero if either failed. Reruns are
 # incremental. Results: testlog.json in build/, build-asan/ and build-tsan/ meson-logs/.
 set -euo pipefail
@@ -58,13 +58,19 @@ gs_configure build-tsan -Db_sanitize=thread -Db_lundef=false
 # Every test that starts threads (keep this list whole as threaded code is added): the engine's
 # handles, scopes, recorder and DataLoader (prefetch thread, worker processes), the trace
 # model fed by two recording threads and the file source's worker (it reads cli-workload's
-# log). tests/tsan-glib.c makes GLib's locks visible to TSan. Not yet here: source-listen and
-# source-spawn (TSan reports races inside uninstrumented GLib: an eventfd made on the worker
-# and written by the main loop, g_strconcat on a string from another thread; no frame of
-# ours) and graph (the same inside fontconfig under Graphviz): they need suppressions
-# narrow enough not to hide our own code called from GLib.
+# log). tests/common/tsan-glib.c makes GLib's locks visible to TSan. Not yet here:
+# source-listen and source-spawn (TSan reports races inside uninstrumented GLib: an eventfd
+# made on the worker and written by the main loop, g_strconcat on a string from another
+# thread; no frame of ours) and graph (the same inside fontconfig under Graphviz): they need
+# suppressions narrow enough not to hide our own code called from GLib.
 tsan_tests=(handles scope trace loader loader-workers trace-model-feed source-file)
-if ninja -C build-tsan -j "$GS_JOBS" "${tsan_tests[@]/#/tests/test-}" tests/cli-workload; then
+# Their executables (ninja targets: each test's folder mirrors the source tree) and the
+# workload whose log source-file reads.
+tsan_targets=(tests/engine/core/test-handles tests/engine/scope/test-scope
+  tests/engine/trace/test-trace tests/engine/data/test-loader tests/engine/data/test-loader-workers
+  tests/inspector/model/test-trace-model-feed tests/inspector/source/test-source-file
+  tests/inspector/cli/cli-workload)
+if ninja -C build-tsan -j "$GS_JOBS" "${tsan_targets[@]}"; then
   TSAN_OPTIONS=halt_on_error=1 \
     meson test -C build-tsan --no-rebuild --print-errorlogs --num-processes "$GS_JOBS" \
       "${tsan_tests[@]}" || status=1

@@ -14,12 +14,12 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 # pytest and PyTorch (zero copy and gradients are checked against it). examples/word-language
 # reads Debian's word lists (/usr/share/dict). The manual pages' test renders them with groff.
 # Data-parallel training (engine/distributed) runs over Open MPI: its headers and mpirun (the
-# tests run two ranks under it).
+# tests run two ranks under it; one runs them in two network namespaces, made with iproute2).
 packages=(build-essential pkg-config meson ninja-build libglib2.0-dev libopenblas-dev libdw-dev
   libdlpack-dev libgtk-4-dev libadwaita-1-dev libgraphviz-dev graphviz gettext desktop-file-utils
   appstream xvfb xauth fonts-dejavu-core fonts-noto-cjk python3-dev python3-numpy python3-pytest
   python3-torch wamerican wngerman wfrench wspanish witalian groff-base libopenmpi-dev
-  openmpi-bin)
+  openmpi-bin iproute2)
 
 if ! command -v dpkg-query >/dev/null 2>&1; then
   gs_say "not a Debian system: make sure these (or their equivalents) are installed: ${packages[*]}"

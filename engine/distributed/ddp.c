@@ -507,20 +507,26 @@ static bool check_drift(gs_ddp *d) {
   return false;
 }
 
-gs_tensor gs_ddp_forward_at(gs_ddp *d, gs_tensor x, const char *file, int line) {
+bool gs_ddp_before_forward_at(gs_ddp *d, const char *file, int line) {
   const char *fn = "ddp_forward";
   if (!d) {
     gs__error(GS_ERR_ARGUMENT, fn, "expected a DDP, got NULL");
-    return GS_NO_TENSOR;
+    return false;
   }
   d->forwards++;
   if (d->opt.check_every > 0 && d->forwards % (uint64_t)d->opt.check_every == 0 &&
       !check_drift(d))
-    return GS_NO_TENSOR;
+    return false;
   if (!d->opt.no_broadcast_buffers)
     broadcast_from_0(d, true, "DDP broadcast of the buffers from rank 0");
   snprintf(d->forward_site, sizeof d->forward_site, "%s:%d", file ? file : "?", line);
   d->armed = !d->no_sync;
+  return true;
+}
+
+gs_tensor gs_ddp_forward_at(gs_ddp *d, gs_tensor x, const char *file, int line) {
+  if (!gs_ddp_before_forward_at(d, file, line))
+    return GS_NO_TENSOR;
   return gs_module_forward(d->module, x);
 }
 

@@ -9,13 +9,15 @@
 struct gs_dist_sampler {
   gs_dataset inner;
   int rank, world;
-  bool shuffle;
+  bool shuffle, drop_last;
   uint64_t seed;
-  int64_t num_samples; /* ceil(N / world) */
+  int64_t epoch;
+  int64_t num_samples; /* ceil(N / world), floor with drop_last */
   int64_t *indices;    /* this rank's, for the current epoch */
 };
 
 static void fill(gs_dist_sampler *s, int64_t epoch) {
+  s->epoch = epoch;
   int64_t n = s->inner.length, total = s->num_samples * s->world;
   int64_t *order = malloc((size_t)(n > 0 ? n : 1) * sizeof *order);
   if (!order)
@@ -87,6 +89,18 @@ void gs_dist_sampler_set_epoch(gs_dist_sampler *s, int64_t epoch) {
     return;
   }
   fill(s, epoch);
+}
+
+void gs_dist_sampler_set_drop_last(gs_dist_sampler *s, bool drop_last) {
+  if (!s) {
+    gs__error(GS_ERR_ARGUMENT, "dist_sampler_set_drop_last", "expected a sampler, got NULL");
+    return;
+  }
+  /* The indices' array was sized for the padded count, never smaller than the cut one. */
+  s->drop_last = drop_last;
+  int64_t n = s->inner.length;
+  s->num_samples = drop_last ? n / s->world : (n + s->world - 1) / s->world;
+  fill(s, s->epoch);
 }
 
 int64_t gs_dist_sampler_length(const gs_dist_sampler *s) { return s ? s->num_samples : 0; }

@@ -1,7 +1,7 @@
 /* events.c: one writer per event kind, each encoding its fields straight into the thread's
  * buffer in the order the schema (schema.c) gives them, as format 1.3: no event struct filled
  * and walked field by field, which cost more than half of a recorded event. The reader decodes
- * with the schema table; tests/test-trace.c reads back what the engine records. */
+ * with the schema table; tests/engine/trace/test-trace.c reads back what the engine records. */
 #include <string.h>
 
 #include "format.h"

@@ -29,7 +29,11 @@ ROWS, PIXELS, TRAIN, HIDDEN, CLASSES = 1797, 64, 1437, 128, 10
 EPOCHS, BATCH, LR, LABEL_SMOOTHING = 30, 16, 3e-3, 0.2
 
 
-def load_digits(path):
+def load_digits(path=None):
+    """(pixels, labels) from the CSV at path (or .gz), the bundled data/digits.csv.gz if None."""
+    if path is None:
+        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "data",
+                            "digits.csv.gz")
     opener = gzip.open if path.endswith(".gz") else open
     with opener(path, "rt") as f:
         table = np.loadtxt(f, delimiter=",", dtype=np.int64)
@@ -50,6 +54,19 @@ def standardise(x):
         return ((x - mean) / safe).move_to_outer()
 
 
+def split_tensors(pixels, labels):
+    """The recipe's tensors from the CSV's arrays: seeds the generator, standardises, and
+    returns (x_train, y_train, x_test, y_test), views of the first 1437 rows and the rest."""
+    gs.manual_seed(0)
+    x_all = standardise(gs.from_numpy(pixels))
+    y_all = gs.from_numpy(labels)
+    return x_all[:TRAIN], y_all[:TRAIN], x_all[TRAIN:], y_all[TRAIN:]
+
+
+def mlp():
+    return nn.Sequential(nn.Linear(PIXELS, HIDDEN), nn.ReLU(), nn.Linear(HIDDEN, CLASSES))
+
+
 def accuracy(model, x, y):
     with gs.dispose_scope("evaluate"), gs.no_grad():
         predicted = model(x).argmax(dim=1)
@@ -57,18 +74,11 @@ def accuracy(model, x, y):
 
 
 def main():
-    here = os.path.dirname(os.path.abspath(__file__))
-    path = sys.argv[1] if len(sys.argv) > 1 else os.path.join(here, "..", "..", "data",
-                                                               "digits.csv.gz")
-    pixels, labels = load_digits(path)
+    pixels, labels = load_digits(sys.argv[1] if len(sys.argv) > 1 else None)
     start = time.perf_counter()
-    gs.manual_seed(0)
-    x_all = standardise(gs.from_numpy(pixels))
-    y_all = gs.from_numpy(labels)
-    x_train, y_train = x_all[:TRAIN], y_all[:TRAIN]
-    x_test, y_test = x_all[TRAIN:], y_all[TRAIN:]
+    x_train, y_train, x_test, y_test = split_tensors(pixels, labels)
 
-    model = nn.Sequential(nn.Linear(PIXELS, HIDDEN), nn.ReLU(), nn.Linear(HIDDEN, CLASSES))
+    model = mlp()
     print("parameters: " + ", ".join(f"{name} {'x'.join(map(str, p.shape))}"
                                      for name, p in model.named_parameters()))
     optimizer = gs.optim.Adam(model.parameters(), lr=LR)
@@ -94,7 +104,7 @@ def main():
     test_acc = accuracy(model, x_test, y_test)
     train_acc = accuracy(model, x_train, y_train)
     seconds = time.perf_counter() - start
-    del xb, yb, loader, optimizer, model, x_all, y_all, x_train, y_train, x_test, y_test
+    del xb, yb, loader, optimizer, model, x_train, y_train, x_test, y_test
     live = gs.live_tensor_count()
     print(f"digits_seconds={seconds:.3f}")
     print(f"live_tensors={live}")

@@ -112,6 +112,11 @@ GS_API gs_module gs_ddp_module(const gs_ddp *d);
  * records the call site, which the unused-parameter error names. */
 GS_API gs_tensor gs_ddp_forward_at(gs_ddp *d, gs_tensor x, const char *file, int line);
 #define gs_ddp_forward(d, x) gs_ddp_forward_at((d), (x), __FILE__, __LINE__)
+/* What gs_ddp_forward does before the module's forward (drift check, buffer broadcast, the
+ * call site, arming the next backward's reduction), for a forward the caller runs itself: a
+ * binding whose modules' forward is not the engine's (Python's nn.Module subclasses). False
+ * after reporting. */
+GS_API bool gs_ddp_before_forward_at(gs_ddp *d, const char *file, int line);
 /* Between begin and end, backwards accumulate gradients locally without communicating
  * (PyTorch's no_sync()). */
 GS_API void gs_ddp_no_sync_begin(gs_ddp *d);
@@ -137,6 +142,9 @@ GS_API gs_dist_sampler *gs_dist_sampler_new(const gs_dataset *ds, int rank, int 
                                             bool shuffle, uint64_t seed);
 GS_API void gs_dist_sampler_free(gs_dist_sampler *s);
 GS_API void gs_dist_sampler_set_epoch(gs_dist_sampler *s, int64_t epoch);
+/* PyTorch's drop_last: with it the order is cut (not padded) to a multiple of the world size,
+ * floor(N / world) samples per rank; without it (the default) padded as above. */
+GS_API void gs_dist_sampler_set_drop_last(gs_dist_sampler *s, bool drop_last);
 /* The shard as a dataset (length ceil(N / world)); its item i is ds's item index(i). */
 GS_API gs_dataset gs_dist_sampler_dataset(gs_dist_sampler *s);
 GS_API int64_t gs_dist_sampler_length(const gs_dist_sampler *s);

@@ -2,7 +2,7 @@
  * for programs, text for people): every alive tensor with its storage, geometry, version,
  * copy-on-write sharing, owner, where it was made and the values the log says it holds; every
  * alive storage; the open scopes with their accounts; totals. These are the facts the
- * differential oracle (tests/test-oracle.c) compares with what the live engine reports after
+ * differential oracle (tests/oracle/test-oracle.c) compares with what the live engine reports after
  * each call, and the facts the inspector's sentences are built from. The JSON shape is
  * documented in doc/state-json.md. */
 #pragma once

@@ -311,7 +311,8 @@ char *gs_trace_model_explain(gs_trace_model *m, guint64 index);
 gs_site_table *gs_trace_model_sites(const gs_trace_model *m);
 
 /* What an explanation states, one fact per thing it names, so the sentence can be checked
- * against the log (tests/test-explain-truth.c) rather than against a golden text. */
+ * against the log (tests/inspector/model/test-explain-truth.c) rather than against a golden
+ * text. */
 typedef enum gs_explain_fact_kind {
   GS_FACT_TENSOR,        /* id: a tensor it names; storage: the storage it puts it on, or 0 */
   GS_FACT_STORAGE,       /* id: a storage it names */

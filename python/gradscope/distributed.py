@@ -1,0 +1,315 @@
+"""gradscope.distributed: data-parallel training over Open MPI, as torch.distributed.
+
+Start the program with ``mpirun -np N python3 train.py``; ``init_process_group()`` joins the
+job (the ranks come from mpirun, so there is nothing to rendezvous: no MASTER_ADDR, no
+store), and the collectives, DistributedDataParallel and DistributedSampler work as
+PyTorch's. Run without mpirun, a program is a group of one.
+
+The C half is gradscope._gradscope._distributed (python/distributed.c) over the engine's
+engine/distributed (doc/distributed.md): collectives in place on contiguous float32/float64
+tensors, each first checking that every rank passed the same shape (an error naming both
+otherwise), and every wait bounded by a timeout (60 s unless init_process_group(timeout=)
+or GS_DIST_TIMEOUT says otherwise) past which the rank that did not arrive is named and the
+job stopped.
+"""
+import atexit
+import contextlib
+import datetime
+import sys
+
+from gradscope import _gradscope
+from gradscope._missing import not_supported, unsupported
+from gradscope.nn import Module
+
+_c = _gradscope._distributed
+
+DistributedSampler = _c.DistributedSampler
+
+_NOT_INITIALIZED = ("Default process group has not been initialized, please make sure to call "
+                    "init_process_group().")
+_state = {"destroyed": False, "exit_hooked": False, "uncaught": False}
+
+
+class _ReduceOpType(type):
+    def __getattr__(cls, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise not_supported(f"{__name__}.ReduceOp.{name} (only SUM and AVG)")
+
+
+class ReduceOp(metaclass=_ReduceOpType):
+    """The reductions gradscope's collectives do: SUM, and AVG (the sum over the world size)."""
+
+    SUM = _c.SUM
+    AVG = _c.AVG
+
+
+class Backend:
+    MPI = "mpi"
+
+
+class _Work:
+    """What async_op=True returns: gradscope's collectives have finished when they return."""
+
+    def wait(self, timeout=None):
+        return True
+
+    def is_completed(self):
+        return True
+
+
+def is_available():
+    return True
+
+
+def is_mpi_available():
+    return True
+
+
+def is_gloo_available():
+    return False
+
+
+def is_nccl_available():
+    return False
+
+
+def is_initialized():
+    return _c.is_initialized()
+
+
+def _require_group(group, fn):
+    if group is not None:
+        raise ValueError(f"{fn}(): only the default group (group=None) is supported, got {group!r}")
+    if not _c.is_initialized():
+        raise RuntimeError(_NOT_INITIALIZED)
+
+
+def _seconds(timeout):
+    if isinstance(timeout, datetime.timedelta):
+        return timeout.total_seconds()
+    if isinstance(timeout, (int, float)) and not isinstance(timeout, bool):
+        return float(timeout)
+    raise TypeError(f"init_process_group(): timeout must be a datetime.timedelta or seconds, "
+                    f"got {type(timeout).__name__}")
+
+
+def _excepthook(kind, value, traceback):
+    # An uncaught exception leaves the job without MPI_Finalize (which waits for every rank):
+    # the process exits non-zero and mpirun stops the other ranks at once.
+    _state["uncaught"] = True
+    _state["previous_excepthook"](kind, value, traceback)
+
+
+def _at_exit():
+    if _c.is_initialized() and not _state["uncaught"]:
+        _c.finalize()
+
+
+def init_process_group(backend=None, init_method=None, timeout=None, world_size=-1, rank=-1,
+                       store=None, group_name="", pg_options=None):
+    """Joins the MPI job mpirun started (a group of one without mpirun), as PyTorch's call.
+
+    backend: None or "mpi" (gradscope runs over Open MPI only). init_method: None or
+    "env://" (mpirun tells every process its rank). world_size and rank, when given, must be
+    mpirun's. timeout (timedelta or seconds): how long a collective waits for the others.
+    """
+    if _c.is_initialized():
+        raise RuntimeError("trying to initialize the default process group twice!")
+    if backend is not None and str(backend).lower() != "mpi":
+        raise ValueError(f"init_process_group(): backend {backend!r} is not supported: gradscope "
+                         "runs over Open MPI, so pass backend='mpi' (or leave it out) and start "
+                         "the program with mpirun -np N")
+    if init_method not in (None, "env://"):
+        raise ValueError(f"init_process_group(): init_method {init_method!r} is not supported: "
+                         "mpirun starts the processes and tells each its rank; leave it out")
+    if store is not None:
+        raise ValueError("init_process_group(): store is not supported: mpirun tells every "
+                         "process its rank; leave it out")
+    if _state["destroyed"]:
+        raise RuntimeError("init_process_group(): the process group was destroyed in this "
+                           "process, and Open MPI cannot start again in the same process "
+                           "(MPI_Init runs once per process)")
+    seconds = None if timeout is None else _seconds(timeout)
+    _c.init()
+    if seconds is not None:
+        _c.set_timeout(seconds)
+    if not _state["exit_hooked"]:
+        _state["exit_hooked"] = True
+        _state["previous_excepthook"] = sys.excepthook
+        sys.excepthook = _excepthook
+        atexit.register(_at_exit)
+    for name, given, actual in (("world_size", world_size, _c.world_size()),
+                                ("rank", rank, _c.rank())):
+        if given not in (-1, None) and given != actual:
+            raise ValueError(f"init_process_group(): {name}={given} was passed but mpirun made "
+                             f"it {actual}: leave it out, mpirun decides")
+
+
+def destroy_process_group(group=None):
+    """Leaves the MPI job (MPI_Finalize); every rank calls it. It cannot be joined again."""
+    _require_group(group, "destroy_process_group")
+    _c.finalize()
+    _state["destroyed"] = True
+
+
+def get_rank(group=None):
+    _require_group(group, "get_rank")
+    return _c.rank()
+
+
+def get_world_size(group=None):
+    _require_group(group, "get_world_size")
+    return _c.world_size()
+
+
+def get_backend(group=None):
+    _require_group(group, "get_backend")
+    return Backend.MPI
+
+
+def _op(op, fn):
+    if op not in (ReduceOp.SUM, ReduceOp.AVG):
+        raise ValueError(f"{fn}(): op must be ReduceOp.SUM or ReduceOp.AVG, got {op!r}")
+    return op
+
+
+def _done(async_op):
+    return _Work() if async_op else None
+
+
+def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
+    """tensor becomes the sum (or average) of every rank's tensor, in place."""
+    _require_group(group, "all_reduce")
+    _c.all_reduce(tensor, _op(op, "all_reduce"))
+    return _done(async_op)
+
+
+def broadcast(tensor, src, group=None, async_op=False):
+    """tensor becomes rank src's tensor on every rank, in place."""
+    _require_group(group, "broadcast")
+    _c.broadcast(tensor, src)
+    return _done(async_op)
+
+
+def barrier(group=None, async_op=False, device_ids=None):
+    _require_group(group, "barrier")
+    _c.barrier()
+    return _done(async_op)
+
+
+def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=False):
+    """output_tensor ([world_size * n, ...]) receives every rank's input_tensor, rank 0's first."""
+    _require_group(group, "all_gather_into_tensor")
+    _c.all_gather_into_tensor(output_tensor, input_tensor)
+    return _done(async_op)
+
+
+def all_gather(tensor_list, tensor, group=None, async_op=False):
+    """tensor_list[r] receives rank r's tensor (every rank passes the same shape)."""
+    _require_group(group, "all_gather")
+    world = _c.world_size()
+    if len(tensor_list) != world:
+        raise ValueError(f"all_gather(): tensor_list must hold world_size={world} tensors, got "
+                         f"{len(tensor_list)}")
+    for i, t in enumerate(tensor_list):
+        if tuple(t.shape) != tuple(tensor.shape) or t.dtype != tensor.dtype:
+            raise ValueError(f"all_gather(): tensor_list[{i}] is {tuple(t.shape)} {t.dtype} but "
+                             f"the tensor sent is {tuple(tensor.shape)} {tensor.dtype}")
+    n = tensor.numel()
+    gathered = _gradscope.empty(world * n, dtype=tensor.dtype)
+    _c.all_gather_into_tensor(gathered, tensor.contiguous().reshape(-1))
+    with _gradscope.no_grad():
+        for r, t in enumerate(tensor_list):
+            t.copy_(gathered[r * n:(r + 1) * n].reshape(tuple(tensor.shape)))
+    return _done(async_op)
+
+
+def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=False):
+    """input (world_size times output's elements) is reduced over ranks; rank r keeps part r."""
+    _require_group(group, "reduce_scatter_tensor")
+    _c.reduce_scatter_tensor(output, input, _op(op, "reduce_scatter_tensor"))
+    return _done(async_op)
+
+
+def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=False):
+    """output receives the reduction over ranks of every rank's input_list[rank]."""
+    _require_group(group, "reduce_scatter")
+    world = _c.world_size()
+    if len(input_list) != world:
+        raise ValueError(f"reduce_scatter(): input_list must hold world_size={world} tensors, "
+                         f"got {len(input_list)}")
+    flat = _gradscope.cat([t.contiguous().reshape(-1) for t in input_list])
+    _c.reduce_scatter_tensor(output, flat, _op(op, "reduce_scatter"))
+    return _done(async_op)
+
+
+class DistributedDataParallel(Module):
+    """torch.nn.parallel.DistributedDataParallel over the engine's: module's parameters are
+    broadcast from rank 0 here, and each backward after a forward through this wrapper
+    averages the gradients across ranks in buckets (bucket_cap_mb MiB) whose allreduces start
+    while backward still runs. A parameter no gradient reached is an error naming it and the
+    forward's line, unless find_unused_parameters=True (it then contributes zeros).
+    no_sync() accumulates gradients locally. check_every=N (gradscope's) compares parameter
+    checksums across ranks every N forwards and names those that drifted apart.
+
+    Like PyTorch's it is a Module: ddp.module is the wrapped one, and its parameters and
+    state_dict() keys start with "module.".
+    """
+
+    def __init__(self, module, device_ids=None, output_device=None, dim=0,
+                 broadcast_buffers=True, process_group=None, bucket_cap_mb=25,
+                 find_unused_parameters=False, check_reduction=False,
+                 gradient_as_bucket_view=False, static_graph=False, *, check_every=0):
+        super().__init__()
+        if device_ids not in (None, []) or output_device is not None:
+            raise ValueError("DistributedDataParallel(): device_ids and output_device are for "
+                             "GPU modules; gradscope runs on the CPU: leave them out")
+        if process_group is not None:
+            raise ValueError("DistributedDataParallel(): only the default group "
+                             "(process_group=None) is supported")
+        if static_graph:
+            raise ValueError("DistributedDataParallel(): static_graph=True is not supported")
+        if not _c.is_initialized():
+            raise RuntimeError(_NOT_INITIALIZED)
+        if not isinstance(module, Module):
+            raise TypeError("DistributedDataParallel(): expected a gradscope nn.Module, got "
+                            f"{type(module).__name__}")
+        if not bucket_cap_mb > 0:
+            raise ValueError(f"DistributedDataParallel(): bucket_cap_mb must be > 0, got "
+                             f"{bucket_cap_mb}")
+        # The engine's DDP first: if the ranks refuse it, module has not joined this one's tree.
+        reducer = _c._Reducer(module, float(bucket_cap_mb), bool(find_unused_parameters),
+                              bool(broadcast_buffers), int(check_every))
+        self.module = module
+        self.find_unused_parameters = bool(find_unused_parameters)
+        self.bucket_cap_mb = bucket_cap_mb
+        self.broadcast_buffers = bool(broadcast_buffers)
+        self._reducer = reducer
+
+    def forward(self, *inputs, **kwargs):
+        caller = sys._getframe(1)  # the line that called ddp(x): the unused-parameter error names it
+        self._reducer.before_forward(caller.f_code.co_filename, caller.f_lineno)
+        return self.module(*inputs, **kwargs)
+
+    @contextlib.contextmanager
+    def no_sync(self):
+        """Backwards inside accumulate gradients without communicating; the first backward
+        after it averages the accumulated sum."""
+        self._reducer.set_no_sync(True)
+        try:
+            yield
+        finally:
+            self._reducer.set_no_sync(False)
+
+    def ddp_stats(self):
+        """gradscope's figures of the last synchronised backward: steps, bytes_reduced,
+        backward_s, wait_s (waiting for allreduces at its end), n_buckets."""
+        return self._reducer.stats()
+
+    def ddp_buckets(self):
+        """Per bucket: parameters, bytes, and when it was ready, launched and finished."""
+        return self._reducer.buckets()
+
+
+__getattr__ = unsupported(__name__)

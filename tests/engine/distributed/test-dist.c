@@ -1,0 +1,360 @@
+/* test-dist.c: the distributed layer under `mpirun -np 2` (tests/common/check-mpi.sh runs it), one
+ * mode per test. Plain C with exit codes rather than GLib's TAP: every rank runs the same
+ * checks and mpirun's status is the test's.
+ *   parity    after K SGD steps DDP's parameters equal a one-process run on the whole batch
+ *             (both ranks compute that reference themselves), f64 and f32, with no_sync steps
+ *   unused    a parameter that got no gradient is named, and find_unused_parameters allows it
+ *   shapes    collectives compute the right values and refuse mismatched shapes and dtypes
+ *   drift     parameters changed on one rank are named at the next checked forward
+ *   hang      rank 1 sleeps: rank 0 must stop the job naming it (check-mpi.sh times it)
+ *   kill      rank 1 kills itself: the job must end non-zero naming it
+ *   sampler   (one process) DistributedSampler's shards as PyTorch's */
+#include <gradscope/gradscope.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int failures;
+#define CHECK(cond, ...)                                                                     \
+  do {                                                                                       \
+    if (!(cond)) {                                                                           \
+      fprintf(stderr, "rank %d: FAIL %s:%d: ", gs_dist_rank(), __FILE__, __LINE__);          \
+      fprintf(stderr, __VA_ARGS__);                                                          \
+      fprintf(stderr, "\n");                                                                 \
+      failures++;                                                                            \
+    }                                                                                        \
+  } while (0)
+
+enum { IN = 6, HIDDEN = 8, OUT = 3, BATCH = 8, STEPS = 6 };
+
+/* A two-layer tanh MLP in any dtype: children fc1 and fc2 with weight and bias. */
+static gs_tensor net_forward(gs_module m, gs_tensor x) {
+  gs_scope s = gs_scope_begin("net");
+  gs_module fc1 = gs_module_child(m, "fc1"), fc2 = gs_module_child(m, "fc2");
+  gs_tensor h = gs_tanh(gs_add(gs_matmul(x, gs_t(gs_module_parameter(fc1, "weight"))),
+                               gs_module_parameter(fc1, "bias")));
+  gs_tensor y = gs_add(gs_matmul(h, gs_t(gs_module_parameter(fc2, "weight"))),
+                       gs_module_parameter(fc2, "bias"));
+  gs_move_to_outer(y);
+  gs_scope_end(s);
+  return y;
+}
+static const gs_module_type net_type = {"Net", net_forward, NULL};
+
+static gs_module layer(gs_dtype dt, int64_t in, int64_t out, gs_rng *rng) {
+  gs_module l = gs_module_new("Layer");
+  gs_module_register_parameter(
+      l, "weight", gs_parameter_new(gs_uniform(dt, (int64_t[]){out, in}, 2, -0.5, 0.5, rng), true));
+  gs_module_register_parameter(
+      l, "bias", gs_parameter_new(gs_uniform(dt, (int64_t[]){out}, 1, -0.5, 0.5, rng), true));
+  return l;
+}
+
+static gs_module net_new(gs_dtype dt, uint64_t seed, bool extra) {
+  gs_rng rng;
+  gs_rng_seed(&rng, seed);
+  gs_module m = gs_module_new_typed(&net_type, NULL);
+  gs_module_register_child(m, "fc1", layer(dt, IN, HIDDEN, &rng));
+  gs_module fc2 = layer(dt, HIDDEN, OUT, &rng);
+  if (extra) /* never used by forward: "fc2.extra" */
+    gs_module_register_parameter(
+        fc2, "extra", gs_parameter_new(gs_ones(dt, (int64_t[]){OUT}, 1), true));
+  gs_module_register_child(m, "fc2", fc2);
+  return m;
+}
+
+/* The whole batch, the same on every rank. */
+static void batch(gs_dtype dt, gs_tensor *x, gs_tensor *y) {
+  gs_rng rng;
+  gs_rng_seed(&rng, 42);
+  *x = gs_normal(dt, (int64_t[]){BATCH, IN}, 2, 0, 1, &rng);
+  int64_t labels[BATCH];
+  for (int i = 0; i < BATCH; i++)
+    labels[i] = (int64_t)(gs_rng_next_u64(&rng) % OUT);
+  *y = gs_from_data(GS_I64, (int64_t[]){BATCH}, 1, labels);
+}
+
+static gs_optimizer sgd_for(gs_module m) {
+  gs_tensor p[8];
+  int n = gs_module_named_parameters(m, p, NULL, 8);
+  gs_sgd_options o = {.lr = 0.1, .momentum = 0.9};
+  return gs_sgd_new(p, n, &o);
+}
+
+/* Rows [start, start + n) through the model (or the DDP), loss scaled by factor, backward. */
+static void step_on(gs_module m, gs_ddp *ddp, gs_tensor x, gs_tensor y, int64_t start, int64_t n,
+                    double factor) {
+  gs_scope s = gs_scope_begin("step");
+  gs_tensor xs = gs_narrow(x, 0, start, n), ys = gs_narrow(y, 0, start, n);
+  gs_tensor logits = ddp ? gs_ddp_forward(ddp, xs) : gs_module_forward(m, xs);
+  gs_tensor loss = gs_mul_scalar(gs_cross_entropy(logits, ys, GS_REDUCTION_MEAN, 0.0), factor);
+  gs_backward(loss);
+  gs_scope_end(s);
+}
+
+static double max_diff(gs_module a, gs_module b) {
+  gs_tensor pa[8], pb[8];
+  int n = gs_module_named_parameters(a, pa, NULL, 8);
+  gs_module_named_parameters(b, pb, NULL, 8);
+  double worst = 0;
+  for (int i = 0; i < n; i++) {
+    gs_tensor da = gs_to_dtype(pa[i], GS_F64), db = gs_to_dtype(pb[i], GS_F64);
+    const double *x = gs_data(da), *y = gs_data(db);
+    for (int64_t k = 0; k < gs_numel(da); k++)
+      worst = fmax(worst, fabs(x[k] - y[k]));
+    gs_dispose(da);
+    gs_dispose(db);
+  }
+  return worst;
+}
+
+static void parity(gs_dtype dt, double cap_mb, double tolerance) {
+  int rank = gs_dist_rank(), world = gs_dist_world_size();
+  gs_module ref = net_new(dt, 1, false);
+  gs_module mine = net_new(dt, 1 + (uint64_t)rank, false); /* rank 0's arrives by broadcast */
+  gs_ddp *ddp = gs_ddp_new(mine, &(gs_ddp_options){.bucket_cap_mb = cap_mb, .check_every = 2});
+  CHECK(ddp, "gs_ddp_new: %s", gs_last_error());
+  CHECK(max_diff(ref, mine) == 0, "parameters differ from rank 0's after construction");
+  gs_optimizer o_ref = sgd_for(ref), o_mine = sgd_for(mine);
+  gs_tensor x, y;
+  batch(dt, &x, &y);
+  int64_t share = BATCH / world;
+  for (int k = 0; k < STEPS; k++) {
+    step_on(ref, NULL, x, y, 0, BATCH, 1.0);
+    if (k % 2 == 1) { /* gradient accumulation: two halves, the first without communicating */
+      gs_ddp_no_sync_begin(ddp);
+      step_on(mine, ddp, x, y, rank * share, share / 2, 0.5);
+      gs_ddp_no_sync_end(ddp);
+      step_on(mine, ddp, x, y, rank * share + share / 2, share / 2, 0.5);
+    } else {
+      step_on(mine, ddp, x, y, rank * share, share, 1.0);
+    }
+    CHECK(gs_ddp_wait(ddp), "gs_ddp_wait");
+    gs_optimizer_step(o_ref);
+    gs_optimizer_step(o_mine);
+    gs_optimizer_zero_grad(o_ref);
+    gs_optimizer_zero_grad(o_mine);
+  }
+  double diff = max_diff(ref, mine);
+  gs_ddp_stats st = gs_ddp_get_stats(ddp);
+  if (rank == 0)
+    printf("parity_%s_max_abs_diff=%.3g buckets=%d steps=%llu bytes=%llu\n", gs_dtype_name(dt),
+           diff, st.n_buckets, (unsigned long long)st.steps,
+           (unsigned long long)st.bytes_reduced);
+  CHECK(diff <= tolerance, "%s parameters differ from the one-process run by %g (> %g)",
+        gs_dtype_name(dt), diff, tolerance);
+  CHECK(st.steps == STEPS, "%llu synchronised backwards, expected %d",
+        (unsigned long long)st.steps, STEPS);
+  if (cap_mb > 0 && cap_mb < 0.001)
+    CHECK(st.n_buckets > 1, "a tiny bucket cap should make several buckets, got %d",
+          st.n_buckets);
+  gs_ddp_bucket_info bi;
+  CHECK(gs_ddp_bucket_info_at(ddp, 0, &bi) && bi.first_param == 3 && bi.reductions == STEPS,
+        "bucket 0 should start with the last parameter (3) and have run %d times", STEPS);
+  gs_ddp_free(ddp);
+  gs_optimizer_dispose(o_ref);
+  gs_optimizer_dispose(o_mine);
+  gs_module_dispose(ref);
+  gs_module_dispose(mine);
+  gs_dispose(x);
+  gs_dispose(y);
+}
+
+static void unused(void) {
+  gs_tensor x, y;
+  batch(GS_F32, &x, &y);
+  gs_module m = net_new(GS_F32, 1, true);
+  gs_ddp *ddp = gs_ddp_new(m, NULL);
+  gs_set_error_handler(gs_error_handler_return, NULL, NULL);
+  gs_clear_error();
+  step_on(m, ddp, x, y, 0, 4, 1.0);
+  const char *err = gs_last_error();
+  fprintf(stderr, "rank %d: the error: %s\n", gs_dist_rank(), err);
+  CHECK(strstr(err, "'fc2.extra'") && strstr(err, "find_unused_parameters") &&
+            strstr(err, "test-dist.c:"),
+        "the unused-parameter error should name fc2.extra, the forward's site and the option; "
+        "got: %s", err);
+  gs_ddp_free(ddp);
+  gs_set_error_handler(NULL, NULL, NULL);
+  /* With find_unused_parameters the same step passes, fc2.extra keeps no gradient (unused on
+   * every rank) and the others are averaged. */
+  ddp = gs_ddp_new(m, &(gs_ddp_options){.find_unused_parameters = true});
+  gs_clear_error();
+  step_on(m, ddp, x, y, gs_dist_rank() * 4, 4, 1.0);
+  CHECK(gs_last_error()[0] == 0, "find_unused_parameters still failed: %s", gs_last_error());
+  CHECK(gs_grad(gs_module_parameter(m, "fc2.extra")).id == 0, "fc2.extra got a gradient");
+  gs_tensor g = gs_grad(gs_module_parameter(m, "fc2.bias"));
+  gs_tensor g0 = gs_clone(g);
+  CHECK(gs_dist_broadcast(g0, 0), "broadcast");
+  CHECK(memcmp(gs_data(g), gs_data(g0), OUT * sizeof(float)) == 0,
+        "averaged gradients differ between ranks");
+  gs_dispose(g0);
+  gs_ddp_free(ddp);
+  gs_module_dispose(m);
+  gs_dispose(x);
+  gs_dispose(y);
+}
+
+static void shapes(void) {
+  int rank = gs_dist_rank(), world = gs_dist_world_size();
+  /* values */
+  gs_tensor t = gs_full(GS_F64, (int64_t[]){2, 3}, 2, rank + 1.0);
+  CHECK(gs_dist_all_reduce(t, GS_DIST_SUM) && gs_item(gs_sum(t, NULL, 0, false)) == 6 * 3.0,
+        "allreduce sum");
+  CHECK(gs_dist_all_reduce(t, GS_DIST_AVG) && ((const double *)gs_data(t))[0] == 3.0,
+        "allreduce avg");
+  gs_tensor b = gs_full(GS_F32, (int64_t[]){4}, 1, rank == 1 ? 7.0 : 0.0);
+  CHECK(gs_dist_broadcast(b, 1) && ((const float *)gs_data(b))[3] == 7.0f, "broadcast");
+  gs_tensor in = gs_full(GS_F32, (int64_t[]){2}, 1, rank);
+  gs_tensor all = gs_zeros(GS_F32, (int64_t[]){2 * world}, 1);
+  CHECK(gs_dist_all_gather(all, in) && ((const float *)gs_data(all))[2] == 1.0f, "allgather");
+  gs_tensor part = gs_zeros(GS_F32, (int64_t[]){2}, 1);
+  gs_tensor whole = gs_arange(0, 2 * world, 1, GS_F32);
+  CHECK(gs_dist_reduce_scatter(part, whole, GS_DIST_SUM) &&
+            ((const float *)gs_data(part))[0] == (float)(2 * rank * world),
+        "reduce-scatter");
+  CHECK(gs_dist_barrier(), "barrier");
+  /* refusals */
+  gs_set_error_handler(gs_error_handler_return, NULL, NULL);
+  gs_tensor m = rank == 0 ? gs_zeros(GS_F32, (int64_t[]){3, 4}, 2)
+                          : gs_zeros(GS_F32, (int64_t[]){4, 3}, 2);
+  CHECK(!gs_dist_all_reduce(m, GS_DIST_SUM), "mismatched shapes were accepted");
+  const char *err = gs_last_error();
+  fprintf(stderr, "rank %d: the error: %s\n", rank, err);
+  CHECK(strstr(err, "[3, 4]") && strstr(err, "[4, 3]"),
+        "the mismatch should name both shapes: %s", err);
+  gs_tensor i = rank == 0 ? gs_zeros(GS_I64, (int64_t[]){2}, 1) : gs_zeros(GS_F32, (int64_t[]){2}, 1);
+  CHECK(!gs_dist_all_reduce(i, GS_DIST_SUM), "an i64 tensor was accepted");
+  err = gs_last_error();
+  CHECK(rank == 0 ? strstr(err, "f32 or f64") && strstr(err, "i64") != NULL
+                  : strstr(err, "rank 0 refused") != NULL,
+        "dtype refusal: %s", err);
+  gs_tensor nc = gs_t(m);
+  CHECK(!gs_dist_broadcast(nc, 0) && strstr(gs_last_error(), "contiguous"),
+        "a transposed tensor was accepted: %s", gs_last_error());
+  gs_set_error_handler(NULL, NULL, NULL);
+  /* the group still works after refusals */
+  CHECK(gs_dist_all_reduce(t, GS_DIST_SUM), "allreduce after refusals");
+  gs_tensor ts[] = {t, b, in, all, part, whole, m, i, nc};
+  for (size_t k = 0; k < sizeof ts / sizeof *ts; k++)
+    gs_dispose(ts[k]);
+}
+
+static void drift(void) {
+  gs_tensor x, y;
+  batch(GS_F32, &x, &y);
+  gs_module m = net_new(GS_F32, 1, false);
+  gs_ddp *ddp = gs_ddp_new(m, &(gs_ddp_options){.check_every = 1});
+  gs_set_error_handler(gs_error_handler_return, NULL, NULL);
+  if (gs_dist_rank() == 1) { /* an update only this rank makes */
+    gs_no_grad_begin();
+    ((float *)gs_data_mut(gs_module_parameter(m, "fc1.bias")))[0] += 1e-3f;
+    gs_no_grad_end();
+  }
+  gs_tensor out = gs_ddp_forward(ddp, x);
+  const char *err = gs_last_error();
+  fprintf(stderr, "rank %d: the error: %s\n", gs_dist_rank(), err);
+  CHECK(out.id == 0 && strstr(err, "'fc1.bias' on rank 1") && !strstr(err, "fc2"),
+        "the drift should name fc1.bias on rank 1 only: %s", err);
+  gs_set_error_handler(NULL, NULL, NULL);
+  gs_ddp_free(ddp);
+  gs_module_dispose(m);
+  gs_dispose(x);
+  gs_dispose(y);
+}
+
+static void sampler(void) {
+  gs_tensor rows = gs_arange(0, 10, 1, GS_F32);
+  gs_dataset ds = gs_tensor_dataset(&rows, 1);
+  /* N = 10 over 3 ranks: 4 each, total 12, padded with the order's first two entries. */
+  int64_t want[3][4] = {{0, 3, 6, 9}, {1, 4, 7, 0}, {2, 5, 8, 1}};
+  for (int r = 0; r < 3; r++) {
+    gs_dist_sampler *s = gs_dist_sampler_new(&ds, r, 3, false, 0);
+    CHECK(gs_dist_sampler_length(s) == 4, "length %lld", (long long)gs_dist_sampler_length(s));
+    for (int i = 0; i < 4; i++)
+      CHECK(gs_dist_sampler_index(s, i) == want[r][i], "rank %d index %d: %lld, want %lld", r, i,
+            (long long)gs_dist_sampler_index(s, i), (long long)want[r][i]);
+    /* through a loader: the rows come in the shard's order */
+    gs_dataset shard = gs_dist_sampler_dataset(s);
+    gs_data_loader *l = gs_data_loader_new(&shard, &(gs_loader_options){.batch_size = 4});
+    gs_tensor got;
+    CHECK(gs_data_loader_next(l, &got), "loader");
+    for (int i = 0; i < 4; i++)
+      CHECK(((const float *)gs_data(got))[i] == (float)want[r][i], "loaded row %d", i);
+    gs_dispose(got);
+    gs_data_loader_free(l);
+    gs_dist_sampler_free(s);
+  }
+  /* shuffled: every epoch the shards of 2 ranks cover all 10 once, the same on every rank for
+   * one epoch and seed, and epochs differ */
+  gs_dist_sampler *a = gs_dist_sampler_new(&ds, 0, 2, true, 7);
+  gs_dist_sampler *b = gs_dist_sampler_new(&ds, 1, 2, true, 7);
+  int64_t first[5];
+  bool differ = false;
+  for (int epoch = 0; epoch < 3; epoch++) {
+    gs_dist_sampler_set_epoch(a, epoch);
+    gs_dist_sampler_set_epoch(b, epoch);
+    int seen[10] = {0};
+    for (int i = 0; i < 5; i++) {
+      seen[gs_dist_sampler_index(a, i)]++;
+      seen[gs_dist_sampler_index(b, i)]++;
+      if (epoch == 0)
+        first[i] = gs_dist_sampler_index(a, i);
+      else if (first[i] != gs_dist_sampler_index(a, i))
+        differ = true;
+    }
+    for (int k = 0; k < 10; k++)
+      CHECK(seen[k] == 1, "epoch %d: row %d in %d shards", epoch, k, seen[k]);
+  }
+  CHECK(differ, "the shards did not change between epochs");
+  gs_dist_sampler_free(a);
+  gs_dist_sampler_free(b);
+  gs_dataset_release(&ds);
+  gs_dispose(rows);
+}
+
+int main(int argc, char **argv) {
+  const char *mode = argc > 1 ? argv[1] : "";
+  if (strcmp(mode, "sampler") == 0) {
+    sampler();
+    printf("%s: %d failures\n", mode, failures);
+    return failures ? 1 : 0;
+  }
+  if (!gs_dist_init(&argc, &argv))
+    return 1;
+  if (gs_dist_world_size() != 2) {
+    fprintf(stderr, "test-dist: run under mpirun -np 2 (world size is %d)\n", gs_dist_world_size());
+    return 1;
+  }
+  if (strcmp(mode, "parity") == 0) {
+    parity(GS_F64, 0.0002, 1e-12); /* buckets of ~200 bytes: several, launched in order */
+    parity(GS_F32, 0, 1e-5);
+  } else if (strcmp(mode, "unused") == 0) {
+    unused();
+  } else if (strcmp(mode, "shapes") == 0) {
+    shapes();
+  } else if (strcmp(mode, "drift") == 0) {
+    drift();
+  } else if (strcmp(mode, "hang") == 0 || strcmp(mode, "kill") == 0) {
+    gs_tensor t = gs_ones(GS_F32, (int64_t[]){4}, 1);
+    gs_dist_all_reduce(t, GS_DIST_SUM); /* one that works first */
+    if (gs_dist_rank() == 1) {
+      if (mode[0] == 'k')
+        raise(SIGKILL);
+      sleep(120);
+    }
+    gs_dist_all_reduce(t, GS_DIST_SUM);
+    fprintf(stderr, "rank %d: the allreduce returned without rank 1\n", gs_dist_rank());
+    return 3;
+  } else {
+    fprintf(stderr, "test-dist: unknown mode '%s'\n", mode);
+    return 2;
+  }
+  int rc = failures ? 1 : 0;
+  printf("rank %d: %s: %d failures\n", gs_dist_rank(), mode, failures);
+  gs_dist_finalize();
+  return rc;
+}
