@@ -4,9 +4,10 @@
 
 #define S(...) (const uint8_t[]){__VA_ARGS__, GS__F_END}
 
-/* A new event kind needs, before this compiles: its schema and name below, its writer
- * (engine/trace/events.c) and every inspector table over kinds (each asserts the same count): the
- * replay, the explanation, the tensor life, the event list's row, the memory accounting. */
+/* A new event kind needs, before this compiles: its schema below, its writer
+ * (engine/trace/events.c) and its function in each inspector table made from the kinds list
+ * (gradscope/trace-kinds.h), and a look at the memory accounting's switch, which asserts the
+ * same count (inspector/model/index/model-memory.c). */
 _Static_assert(GS_TRACE_KIND_COUNT == 39, "a new event kind needs a schema and a name here");
 
 const uint8_t *const gs__trace_schema[GS_TRACE_KIND_COUNT] = {

@@ -50,3 +50,11 @@ gs_configure() {
   fi
   meson setup "$dir" "$@" || gs_die "meson setup $dir failed"
 }
+
+# gs_build_default: what a script that runs something built does first: installs missing
+# packages (setup-deps.sh), then configures and builds build/ incrementally.
+gs_build_default() {
+  bash "$GS_ROOT/scripts/setup-deps.sh"
+  gs_configure build
+  ninja -C build -j "$GS_JOBS"
+}

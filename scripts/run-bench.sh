@@ -8,9 +8,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 cd "$GS_ROOT"
 
-bash scripts/setup-deps.sh
-gs_configure build
-ninja -C build -j "$GS_JOBS"
+gs_build_default
 
 export OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-1}
 status=0

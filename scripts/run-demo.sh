@@ -21,9 +21,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 cd "$GS_ROOT"
 
-bash scripts/setup-deps.sh
-gs_configure build
-ninja -C build -j "$GS_JOBS"
+gs_build_default
 
 inspector=build/inspector/app/gradscope-inspector
 cli=build/inspector/gradscope

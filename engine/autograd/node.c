@@ -204,20 +204,33 @@ void gs__save(gs__node *node, int slot, const gs__tensor *t) {
 
 /* ---- the event log -------------------------------------------------------------------- */
 
-/* Writes a node's creation with its inputs' nodes and its saved tensors. */
-static void emit_node(void *ctx, uint64_t seq) {
-  gs__node *n = ctx;
-  uint64_t stack_ids[16];
+/* What a node_create lists: its inputs' nodes (0 for none), then its saved tensors; in
+ * stack_ids if they fit, else allocated (NULL when out of memory). */
+static uint64_t *node_event_ids(const gs__node *n, uint64_t stack_ids[16]) {
   size_t count = (size_t)n->n_inputs + (size_t)n->n_saved;
   uint64_t *ids = count <= 16 ? stack_ids : malloc(count * sizeof *ids);
   if (!ids)
-    return;
+    return NULL;
   for (int i = 0; i < n->n_inputs; i++)
     ids[i] = n->next[i] ? n->next[i]->id : 0;
   for (int i = 0; i < n->n_saved; i++)
     ids[n->n_inputs + i] = n->saved[i].tensor;
-  uint64_t tensor = n->kind == gs__kinds.accumulate_grad ? n->leaf : n->output;
-  gs__trace_node_create(seq, n->id, n->kind->name, tensor, ids, (uint32_t)n->n_inputs,
+  return ids;
+}
+
+/* The tensor a node_create names: the leaf for an AccumulateGrad, else the node's output. */
+static uint64_t node_event_tensor(const gs__node *n) {
+  return n->kind == gs__kinds.accumulate_grad ? n->leaf : n->output;
+}
+
+/* Writes a node's creation with its inputs' nodes and its saved tensors. */
+static void emit_node(void *ctx, uint64_t seq) {
+  gs__node *n = ctx;
+  uint64_t stack_ids[16];
+  uint64_t *ids = node_event_ids(n, stack_ids);
+  if (!ids)
+    return;
+  gs__trace_node_create(seq, n->id, n->kind->name, node_event_tensor(n), ids, (uint32_t)n->n_inputs,
                         ids + n->n_inputs, (uint32_t)n->n_saved);
   if (ids != stack_ids)
     free(ids);
@@ -297,21 +310,19 @@ bool gs__autograd_check_inplace(const gs__tensor *t, bool operand_requires_grad,
  * backward freed them (as backward logs it: for a node that saved something). */
 static void snapshot_write_node(const gs__node *n) {
   uint64_t stack_ids[16];
-  size_t count = (size_t)n->n_inputs + (size_t)n->n_saved;
-  uint64_t *ids = count <= 16 ? stack_ids : malloc(count * sizeof *ids);
+  uint64_t *ids = node_event_ids(n, stack_ids);
   if (!ids)
     return;
-  for (int i = 0; i < n->n_inputs; i++)
-    ids[i] = n->next[i] ? n->next[i]->id : 0;
-  for (int i = 0; i < n->n_saved; i++) {
+  for (int i = 0; i < n->n_saved; i++)
     gs__snapshot_storage(n->saved[i].value.storage);
-    ids[n->n_inputs + i] = n->saved[i].tensor;
-  }
-  gs__trace_snapshot_event(&(gs_trace_event){
-      .kind = GS_TRACE_NODE_CREATE, .node = n->id, .name = gs__trace_string(n->kind->name),
-      .tensor = n->kind == gs__kinds.accumulate_grad ? n->leaf : n->output,
-      .n_inputs = (uint32_t)n->n_inputs, .inputs = ids, .n_saved = (uint32_t)n->n_saved,
-      .saved = ids + n->n_inputs});
+  gs__trace_snapshot_event(&(gs_trace_event){.kind = GS_TRACE_NODE_CREATE,
+                                             .node = n->id,
+                                             .name = gs__trace_string(n->kind->name),
+                                             .tensor = node_event_tensor(n),
+                                             .n_inputs = (uint32_t)n->n_inputs,
+                                             .inputs = ids,
+                                             .n_saved = (uint32_t)n->n_saved,
+                                             .saved = ids + n->n_inputs});
   if (n->released && n->n_saved > 0)
     gs__trace_snapshot_event(&(gs_trace_event){.kind = GS_TRACE_NODE_FREE_SAVED, .node = n->id});
   if (ids != stack_ids)

@@ -478,16 +478,23 @@ out:
   return f;
 }
 
+/* What both loaders do first: check max and that the arrays to fill were given (arrays names
+ * them in the error), then read and check the header. */
+static FILE *st_open_for_load(const char *path, int max, bool have_arrays, const char *arrays,
+                              st_header *h, uint64_t *n, const char *fn) {
+  if (max < 0 || (max > 0 && !have_arrays)) {
+    gs__error(GS_ERR_ARGUMENT, fn, "expected max >= 0 and %s when max > 0, got max %d", arrays,
+              max);
+    return NULL;
+  }
+  return st_read_checked(path, h, n, fn);
+}
+
 int gs_safetensors_load(const char *path, char **names, gs_tensor *tensors, int max) {
   static const char fn[] = "safetensors_load";
-  if (max < 0 || (max > 0 && (!names || !tensors))) {
-    gs__error(GS_ERR_ARGUMENT, fn, "expected max >= 0 and names and tensors when max > 0, "
-              "got max %d", max);
-    return -1;
-  }
   st_header h = {0};
   uint64_t n;
-  FILE *f = st_read_checked(path, &h, &n, fn);
+  FILE *f = st_open_for_load(path, max, names && tensors, "names and tensors", &h, &n, fn);
   if (!f)
     return -1;
   int result = -1;
@@ -536,14 +543,9 @@ out:
 
 int gs_safetensors_load_metadata(const char *path, char **keys, char **values, int max) {
   static const char fn[] = "safetensors_load_metadata";
-  if (max < 0 || (max > 0 && (!keys || !values))) {
-    gs__error(GS_ERR_ARGUMENT, fn, "expected max >= 0 and keys and values when max > 0, "
-              "got max %d", max);
-    return -1;
-  }
   st_header h = {0};
   uint64_t n;
-  FILE *f = st_read_checked(path, &h, &n, fn);
+  FILE *f = st_open_for_load(path, max, keys && values, "keys and values", &h, &n, fn);
   if (!f)
     return -1;
   fclose(f);

@@ -97,33 +97,25 @@ void gs_packed_sequence_dispose(gs_packed_sequence ps) {
 }
 
 gs_scope gs_packed_owner_scope(gs_packed_sequence ps) {
-  gs__owned *o = gs__composite_lookup(ps.id, GS_OBJECT_PACKED_SEQUENCE, "packed_owner_scope", NULL);
-  return o ? gs__owned_scope(o) : GS_NO_SCOPE;
+  return gs__composite_owner_scope(ps.id, GS_OBJECT_PACKED_SEQUENCE, "packed_owner_scope");
 }
 
 gs_packed_sequence gs_packed_move_to_outer(gs_packed_sequence ps) {
-  gs__owned *o = gs__composite_lookup(ps.id, GS_OBJECT_PACKED_SEQUENCE, "packed_move_to_outer", NULL);
-  if (!o)
-    return GS_NO_PACKED_SEQUENCE;
-  gs__owned_move_to_outer(o);
-  return ps;
+  return gs__composite_move_to_outer(ps.id, GS_OBJECT_PACKED_SEQUENCE, "packed_move_to_outer")
+             ? ps
+             : GS_NO_PACKED_SEQUENCE;
 }
 
 gs_packed_sequence gs_packed_detach_from_scopes(gs_packed_sequence ps) {
-  gs__owned *o =
-      gs__composite_lookup(ps.id, GS_OBJECT_PACKED_SEQUENCE, "packed_detach_from_scopes", NULL);
-  if (!o)
-    return GS_NO_PACKED_SEQUENCE;
-  gs__owned_detach(o);
-  return ps;
+  return gs__composite_detach_from_scopes(ps.id, GS_OBJECT_PACKED_SEQUENCE,
+                                          "packed_detach_from_scopes")
+             ? ps
+             : GS_NO_PACKED_SEQUENCE;
 }
 
 gs_packed_sequence gs_scope_attach_packed(gs_scope sh, gs_packed_sequence ps) {
-  gs__scope_rec *s = gs__scope_lookup(sh, "scope_attach_packed");
-  gs__owned *o =
-      s ? gs__composite_lookup(ps.id, GS_OBJECT_PACKED_SEQUENCE, "scope_attach_packed", NULL)
-        : NULL;
-  if (!o || !gs__owned_attach(o, s, "packed sequence", "scope_attach_packed"))
-    return GS_NO_PACKED_SEQUENCE;
-  return ps;
+  return gs__composite_attach(sh, ps.id, GS_OBJECT_PACKED_SEQUENCE, "packed sequence",
+                              "scope_attach_packed")
+             ? ps
+             : GS_NO_PACKED_SEQUENCE;
 }

@@ -248,18 +248,26 @@ GS__BACKWARD(AvgPool2dBackward, avg_pool2d_backward);
 
 /* ---- forward -------------------------------------------------------------------------- */
 
+/* What both pools do first: x looked up, the window planned (g), the output's shape, and x's
+ * values made contiguous in cx, which the caller releases. NULL after reporting an error. */
+static gs__tensor *pool_input(gs_tensor hx, const gs_pool2d_options *opt, bool is_max, pool_geom *g,
+                              int64_t shape[4], gs__tensor *cx, const char *fn) {
+  gs__tensor *x = gs__lookup(hx, fn);
+  if (!x || !plan_pool(g, x, opt, is_max, fn))
+    return NULL;
+  out_shape(x, g, shape);
+  return gs__as_contiguous(x, x->dtype, cx, fn) ? x : NULL;
+}
+
 gs_tensor gs_max_pool2d(gs_tensor hx, const gs_pool2d_options *opt, gs_tensor *indices) {
   const char *fn = "max_pool2d";
   if (indices)
     *indices = GS_NO_TENSOR;
-  gs__tensor *x = gs__lookup(hx, fn);
   pool_geom g;
-  if (!x || !plan_pool(&g, x, opt, true, fn))
-    return GS_NO_TENSOR;
   int64_t shape[4];
-  out_shape(x, &g, shape);
   gs__tensor cx;
-  if (!gs__as_contiguous(x, x->dtype, &cx, fn))
+  gs__tensor *x = pool_input(hx, opt, true, &g, shape, &cx, fn);
+  if (!x)
     return GS_NO_TENSOR;
   gs__tensor *out, *idx;
   gs_tensor h = gs__tensor_new(x->dtype, shape, x->ndim, fn, &out);
@@ -292,14 +300,11 @@ gs_tensor gs_max_pool2d(gs_tensor hx, const gs_pool2d_options *opt, gs_tensor *i
 
 gs_tensor gs_avg_pool2d(gs_tensor hx, const gs_pool2d_options *opt) {
   const char *fn = "avg_pool2d";
-  gs__tensor *x = gs__lookup(hx, fn);
   pool_geom g;
-  if (!x || !plan_pool(&g, x, opt, false, fn))
-    return GS_NO_TENSOR;
   int64_t shape[4];
-  out_shape(x, &g, shape);
   gs__tensor cx;
-  if (!gs__as_contiguous(x, x->dtype, &cx, fn))
+  gs__tensor *x = pool_input(hx, opt, false, &g, shape, &cx, fn);
+  if (!x)
     return GS_NO_TENSOR;
   gs__tensor *out;
   gs_tensor h = gs__tensor_new(x->dtype, shape, x->ndim, fn, &out);

@@ -47,31 +47,22 @@ void gs_batch_dispose(gs_batch b) {
 }
 
 gs_scope gs_batch_owner_scope(gs_batch b) {
-  gs__owned *o = gs__composite_lookup(b.id, GS_OBJECT_BATCH, "batch_owner_scope", NULL);
-  return o ? gs__owned_scope(o) : GS_NO_SCOPE;
+  return gs__composite_owner_scope(b.id, GS_OBJECT_BATCH, "batch_owner_scope");
 }
 
 gs_batch gs_batch_move_to_outer(gs_batch b) {
-  gs__owned *o = gs__composite_lookup(b.id, GS_OBJECT_BATCH, "batch_move_to_outer", NULL);
-  if (!o)
-    return GS_NO_BATCH;
-  gs__owned_move_to_outer(o);
-  return b;
+  return gs__composite_move_to_outer(b.id, GS_OBJECT_BATCH, "batch_move_to_outer") ? b
+                                                                                   : GS_NO_BATCH;
 }
 
 gs_batch gs_batch_detach_from_scopes(gs_batch b) {
-  gs__owned *o = gs__composite_lookup(b.id, GS_OBJECT_BATCH, "batch_detach_from_scopes", NULL);
-  if (!o)
-    return GS_NO_BATCH;
-  gs__owned_detach(o);
-  return b;
+  return gs__composite_detach_from_scopes(b.id, GS_OBJECT_BATCH, "batch_detach_from_scopes")
+             ? b
+             : GS_NO_BATCH;
 }
 
 gs_batch gs_scope_attach_batch(gs_scope sh, gs_batch b) {
-  gs__scope_rec *s = gs__scope_lookup(sh, "scope_attach_batch");
-  gs__owned *o = s ? gs__composite_lookup(b.id, GS_OBJECT_BATCH, "scope_attach_batch", NULL)
-                   : NULL;
-  if (!o || !gs__owned_attach(o, s, "batch", "scope_attach_batch"))
-    return GS_NO_BATCH;
-  return b;
+  return gs__composite_attach(sh, b.id, GS_OBJECT_BATCH, "batch", "scope_attach_batch")
+             ? b
+             : GS_NO_BATCH;
 }

@@ -90,6 +90,31 @@ gs__owned *gs__composite_lookup(uint64_t id, int kind, const char *fn, gs_tensor
 
 bool gs__composite_is_alive(uint64_t id) { return gs__pool_get(&composites, id) != NULL; }
 
+gs_scope gs__composite_owner_scope(uint64_t id, int kind, const char *fn) {
+  gs__owned *o = gs__composite_lookup(id, kind, fn, NULL);
+  return o ? gs__owned_scope(o) : GS_NO_SCOPE;
+}
+
+bool gs__composite_move_to_outer(uint64_t id, int kind, const char *fn) {
+  gs__owned *o = gs__composite_lookup(id, kind, fn, NULL);
+  if (o)
+    gs__owned_move_to_outer(o);
+  return o != NULL;
+}
+
+bool gs__composite_detach_from_scopes(uint64_t id, int kind, const char *fn) {
+  gs__owned *o = gs__composite_lookup(id, kind, fn, NULL);
+  if (o)
+    gs__owned_detach(o);
+  return o != NULL;
+}
+
+bool gs__composite_attach(gs_scope sh, uint64_t id, int kind, const char *what, const char *fn) {
+  gs__scope_rec *s = gs__scope_lookup(sh, fn);
+  gs__owned *o = s ? gs__composite_lookup(id, kind, fn, NULL) : NULL;
+  return o && gs__owned_attach(o, s, what, fn);
+}
+
 void gs__composite_dispose(uint64_t id, const char *reason) {
   gs__own_lock();
   composite *c = gs__pool_get(&composites, id);

@@ -119,3 +119,11 @@ uint64_t gs__composite_new(int kind, const gs_tensor *parts, int n_parts, const 
  * 'collate' at event 88"). */
 gs__owned *gs__composite_lookup(uint64_t id, int kind, const char *fn, gs_tensor *parts_out);
 bool gs__composite_is_alive(uint64_t id);
+/* The scope operations of a composite's public API (gs_batch_move_to_outer,
+ * gs_packed_move_to_outer...), on a composite of kind: a stale or forged id is reported as an
+ * error of fn, and the three that change the owner return false then; what names the kind in
+ * an attach error ("batch"). */
+gs_scope gs__composite_owner_scope(uint64_t id, int kind, const char *fn);
+bool gs__composite_move_to_outer(uint64_t id, int kind, const char *fn);
+bool gs__composite_detach_from_scopes(uint64_t id, int kind, const char *fn);
+bool gs__composite_attach(gs_scope sh, uint64_t id, int kind, const char *what, const char *fn);

@@ -11,7 +11,6 @@
  *
  * Callers hold the writer's sink lock, or are its fatal signal handler, which cannot take it
  * (then the dump is best effort, as the writer's own crash flush is). */
-#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -108,18 +107,7 @@ void gs__flight_keep(const uint8_t *header, const uint8_t *payload, size_t len, 
 }
 
 static bool write_fd(const void *bytes, size_t n, void *ctx) {
-  int fd = *(int *)ctx;
-  const uint8_t *p = bytes;
-  while (n > 0) {
-    ssize_t w = write(fd, p, n);
-    if (w < 0 && errno == EINTR)
-      continue;
-    if (w <= 0)
-      return false;
-    p += w;
-    n -= (size_t)w;
-  }
-  return true;
+  return gs__tw_write_all(*(int *)ctx, bytes, n);
 }
 
 int gs__flight_dump_open(const uint8_t *header) {

@@ -24,3 +24,7 @@ int gs__flight_dump_open(const uint8_t *header);
 bool gs__flight_dump_close(int fd);
 /* Chunks pushed out of the ring so far. */
 uint64_t gs__flight_dropped(void);
+
+/* Writes all of buf to fd, retrying short and interrupted writes; false if the write failed.
+ * Only write(2): a signal handler may call it. (writer.c: the sink and the dumps share it.) */
+bool gs__tw_write_all(int fd, const void *buf, size_t n);

@@ -391,6 +391,10 @@ static bool on_move(gs__flight_state *s, const gs_trace_event *e) {
 /* ---- applying ---------------------------------------------------------------------- */
 
 static bool apply(gs__flight_state *s, const gs_trace_event *e) {
+  /* What the snapshot re-creates is the kinds list's: tables and what changes what is alive
+   * (trace-kinds.h). Writes, values, marks, errors and backward passes leave nothing to keep. */
+  if (!(gs_trace_kind_flags(e->kind) & (GS_TRACE_KIND_TABLE | GS_TRACE_KIND_STATE)))
+    return true;
   switch (e->kind) {
   case GS_TRACE_STRING: return keep(s, M_STRING, (uint64_t)e->name + 1, e);
   case GS_TRACE_SITE: return keep(s, M_SITE, (uint64_t)e->site + 1, e);

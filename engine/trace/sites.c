@@ -206,21 +206,36 @@ static uint64_t hash_frames(const uint64_t *f, uint32_t n) {
   return h ^ (h >> 29);
 }
 
-static bool grow_table(void) {
-  size_t cap = n_slots ? 2 * n_slots : 1024;
+/* Doubles an open-addressed table of site ids (*table, *n slots; 1024 at first), placing its
+ * ids again by their sites' hashes. */
+static bool grow_slots(uint32_t **table, size_t *n) {
+  size_t cap = *n ? 2 * *n : 1024;
   uint32_t *grown = calloc(cap, sizeof *grown);
   if (!grown)
     return false;
-  for (uint32_t id = 1; id <= n_sites; id++) {
-    if (sites[id - 1].text)
-      continue; /* an interpreter's site lives in text_slots */
+  for (size_t i = 0; i < *n; i++) {
+    uint32_t id = (*table)[i];
+    if (!id)
+      continue;
     size_t j = (size_t)sites[id - 1].hash & (cap - 1);
     while (grown[j])
       j = (j + 1) & (cap - 1);
     grown[j] = id;
   }
-  free(slots);
-  slots = grown, n_slots = cap;
+  free(*table);
+  *table = grown, *n = cap;
+  return true;
+}
+
+/* Room in sites for one more. */
+static bool reserve_site(void) {
+  if (n_sites < sites_capacity)
+    return true;
+  uint32_t cap = sites_capacity ? 2 * sites_capacity : 256;
+  site *grown = realloc(sites, cap * sizeof *grown);
+  if (!grown)
+    return false;
+  sites = grown, sites_capacity = cap;
   return true;
 }
 
@@ -228,7 +243,7 @@ static bool grow_table(void) {
  * memory. */
 static uint32_t site_id(const uint64_t *f, uint32_t n) {
   uint64_t h = hash_frames(f, n);
-  if ((n_sites + 1) * 2 > n_slots && !grow_table())
+  if ((n_sites + 1) * 2 > n_slots && !grow_slots(&slots, &n_slots))
     return 0;
   size_t j = (size_t)h & (n_slots - 1);
   for (uint32_t id; (id = slots[j]); j = (j + 1) & (n_slots - 1)) {
@@ -236,13 +251,8 @@ static uint32_t site_id(const uint64_t *f, uint32_t n) {
     if (s->hash == h && s->n == n && !memcmp(s->frames, f, n * sizeof *f))
       return id;
   }
-  if (n_sites == sites_capacity) {
-    uint32_t cap = sites_capacity ? 2 * sites_capacity : 256;
-    site *grown = realloc(sites, cap * sizeof *grown);
-    if (!grown)
-      return 0;
-    sites = grown, sites_capacity = cap;
-  }
+  if (!reserve_site())
+    return 0;
   uint64_t *copy = malloc(n * sizeof *copy);
   if (!copy)
     return 0;
@@ -410,28 +420,9 @@ static uint64_t hash_text(const char *s) {
   return h;
 }
 
-static bool grow_text_slots(void) {
-  size_t cap = n_text_slots ? 2 * n_text_slots : 1024;
-  uint32_t *grown = calloc(cap, sizeof *grown);
-  if (!grown)
-    return false;
-  for (size_t i = 0; i < n_text_slots; i++) {
-    uint32_t id = text_slots[i];
-    if (!id)
-      continue;
-    size_t j = (size_t)sites[id - 1].hash & (cap - 1);
-    while (grown[j])
-      j = (j + 1) & (cap - 1);
-    grown[j] = id;
-  }
-  free(text_slots);
-  text_slots = grown, n_text_slots = cap;
-  return true;
-}
-
 /* The id of the site with this text, adding it if new; 0 when out of memory. */
 static uint32_t text_site_id(const char *text) {
-  if ((n_texts + 1) * 2 > n_text_slots && !grow_text_slots())
+  if ((n_texts + 1) * 2 > n_text_slots && !grow_slots(&text_slots, &n_text_slots))
     return 0;
   uint64_t h = hash_text(text);
   size_t j = (size_t)h & (n_text_slots - 1);
@@ -440,13 +431,8 @@ static uint32_t text_site_id(const char *text) {
     if (s->hash == h && strcmp(s->text, text) == 0)
       return id;
   }
-  if (n_sites == sites_capacity) {
-    uint32_t cap = sites_capacity ? 2 * sites_capacity : 256;
-    site *grown = realloc(sites, cap * sizeof *grown);
-    if (!grown)
-      return 0;
-    sites = grown, sites_capacity = cap;
-  }
+  if (!reserve_site())
+    return 0;
   char *copy = strdup(text);
   if (!copy)
     return 0;

@@ -84,9 +84,9 @@ static void calibrate_clock(void) {}
 
 uint64_t gs__tw_clock_ns(void) { return clock_ns(); }
 
-/* Writes all of buf (retrying short writes); false if the sink failed (then tracing stops:
- * a dead socket must not take the program down). */
-static bool write_all_to(int fd, const void *buf, size_t n) {
+/* False if the sink failed: then tracing stops (a dead socket must not take the program
+ * down). */
+bool gs__tw_write_all(int fd, const void *buf, size_t n) {
   const uint8_t *p = buf;
   while (n > 0) {
     ssize_t w = write(fd, p, n);
@@ -144,7 +144,7 @@ static void flush_buffer_locked(thread_buffer *b) {
       memcpy(whole, header, sizeof header);
       memcpy(whole + sizeof header, b->data, b->used);
       memset(whole + sizeof header + b->used, 0, pad);
-      write_all_to(fd, whole + w, total - (size_t)w);
+      gs__tw_write_all(fd, whole + w, total - (size_t)w);
       free(whole);
     }
   } else if (w < 0) {
@@ -486,7 +486,7 @@ static bool start(int fd, bool owned, const char *ring_path, uint64_t ring_bytes
   } else {
     sink_fd = fd;
     sink_owned = owned;
-    write_all_to(sink_fd, log_header, sizeof log_header);
+    gs__tw_write_all(sink_fd, log_header, sizeof log_header);
   }
   pthread_mutex_unlock(&sink_lock);
   pthread_mutex_unlock(&registry_lock);

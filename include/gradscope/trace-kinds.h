@@ -1,13 +1,19 @@
 /* gradscope/trace-kinds.h: the one list of the log's event kinds.
  *
  * Each kind is one line of GS_TRACE_KINDS: X(KIND, kind, value, flags), with what it carries
- * beside it. Everything that is per kind is generated from this list, as ggml generates its op
- * tables: the gs_trace_kind enum and gs_trace_kind_name (capture/schema.c), which kinds are
- * table entries (gs_trace_kind_is_table), and the inspector's words for each kind (one explain
- * and one summary function per kind, inspector/model/event-words.c), which then cannot miss a
- * kind. The fields each kind carries on disk are the format's own (capture/schema.c, keyed by
- * the same enum; doc/trace-format.md). A new kind is one line here, its schema, its writer
- * (engine/trace/events.c) and its two word functions; the compiler names what is missing.
+ * beside it. What is per kind is generated from this list, as ggml generates its op tables: the
+ * gs_trace_kind enum, gs_trace_kind_name (capture/schema.c) and gs_trace_kind_flags (which
+ * kinds are table entries, change what is alive or change the bytes alive: the flight
+ * recorder's snapshot keeps exactly the first two, engine/trace/flight-state.c). In the
+ * inspector each kind has one function per job, in tables made from this list: what it does
+ * to the replayed state (model/replay/replay.c, apply_<kind>), which tensor, node or storage
+ * its life belongs to (model/index/model-life.c, life_<kind>), its sentence
+ * (model/words/model-explain.c, say_<kind>), its event list summary
+ * (app/events/gs-event-row.c, row_<kind>) and its line in a tensor's life
+ * (app/tensor/gs-tensor-life.c, life_<kind>); a kind without one of them does not compile. The
+ * fields each kind carries on disk are the format's own (capture/schema.c, keyed by the same
+ * enum; doc/trace-format.md). A new kind is one line here, its schema, its writer
+ * (engine/trace/events.c) and those functions; the compiler names what is missing.
  *
  * Values are the format's: never reuse or renumber one. */
 #pragma once
@@ -18,8 +24,9 @@ enum {
    * number of its own and is not something that happened, so counts and lists leave it out. */
   GS_TRACE_KIND_TABLE = 1u << 0,
   /* It changes what is alive or how the living relate (objects, storages, owners, names,
-   * scopes, nodes, modules): what a flight recorder's snapshot re-creates. (Writes, values and
-   * backward passes change what the replay shows, not what is alive.) */
+   * scopes, nodes, modules), or says whose the log is (a distributed run's rank): what a
+   * flight recorder's snapshot re-creates. (Writes, values and backward passes change what the
+   * replay shows, not what is alive.) */
   GS_TRACE_KIND_STATE = 1u << 1,
   /* It changes the bytes alive (a storage's allocation, share, copy or free). */
   GS_TRACE_KIND_MEMORY = 1u << 2,
@@ -100,7 +107,7 @@ enum {
   X(REQUIRES_GRAD, requires_grad, 32, GS_TRACE_KIND_STATE)                                   \
   /* since 1.7 (doc/trace-format.md, "Distributed runs"): rank, world, run: this process     \
    * joined an MPI job (gs_dist_init) as rank of world; run is the same on every rank */      \
-  X(DIST_INIT, dist_init, 33, 0)                                                              \
+  X(DIST_INIT, dist_init, 33, GS_TRACE_KIND_STATE)                                            \
   /* since 1.7: bucket, nbytes, params (tensor ids): every gradient in a DDP bucket is final  \
    * in this backward, copied into the bucket, whose allreduce can start */                   \
   X(BUCKET_READY, bucket_ready, 34, 0)                                                        \

@@ -53,6 +53,11 @@ void cli_error(const char *format, ...) G_GNUC_PRINTF(1, 2);
  * --help; call before adding them. */
 void cli_translate_options(GOptionContext *context);
 
+/* A command's options: its parameters ("FILE"), its own options (entries) and the summary
+ * --help shows. */
+GOptionContext *cli_option_context(const char *parameters, const GOptionEntry *entries,
+                                   const char *summary);
+
 /* Parses argv with context (which gets --help), then requires exactly one FILE argument.
  * Returns the file or NULL after printing why; argv is left with the command name only. */
 const char *cli_parse_file_args(GOptionContext *context, int *argc, char ***argv);

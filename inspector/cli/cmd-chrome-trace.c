@@ -168,12 +168,11 @@ int cli_chrome_trace(int argc, char **argv) {
        "Where to write the JSON (required; - for standard output)", "OUT.json"},
       {NULL, 0, 0, 0, NULL, NULL, NULL},
   };
-  g_autoptr(GOptionContext) context = g_option_context_new("FILE -o OUT.json");
-  g_option_context_add_main_entries(context, entries, NULL);
-  g_option_context_set_summary(
-      context, "Converts a log to Chrome trace / Perfetto JSON for chrome://tracing and\n"
-               "ui.perfetto.dev: scopes and backward passes as slices per thread, storage\n"
-               "bytes and bytes owned per scope name as counters, marks and errors as instants.");
+  g_autoptr(GOptionContext) context = cli_option_context(
+      "FILE -o OUT.json", entries,
+      "Converts a log to Chrome trace / Perfetto JSON for chrome://tracing and\n"
+      "ui.perfetto.dev: scopes and backward passes as slices per thread, storage\n"
+      "bytes and bytes owned per scope name as counters, marks and errors as instants.");
   const char *path = cli_parse_file_args(context, &argc, &argv);
   g_autofree char *out_owned = out_path;
   if (!path)

@@ -122,13 +122,12 @@ int cli_dump(int argc, char **argv) {
        "One JSON object per line, with every non-zero field", NULL},
       {NULL, 0, 0, 0, NULL, NULL, NULL},
   };
-  g_autoptr(GOptionContext) context = g_option_context_new("FILE");
-  g_option_context_add_main_entries(context, entries, NULL);
-  g_option_context_set_summary(context,
-                               "Prints every event of a log, one per line: sequence number, "
-                               "thread, time, kind and fields,\nwith string ids resolved. A "
-                               "damaged log is printed up to the damage, then a warning\nis "
-                               "printed and the exit status is 2.");
+  g_autoptr(GOptionContext) context =
+      cli_option_context("FILE", entries,
+                         "Prints every event of a log, one per line: sequence number, "
+                         "thread, time, kind and fields,\nwith string ids resolved. A "
+                         "damaged log is printed up to the damage, then a warning\nis "
+                         "printed and the exit status is 2.");
   const char *path = cli_parse_file_args(context, &argc, &argv);
   if (!path)
     return 1;

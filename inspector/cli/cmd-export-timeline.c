@@ -57,14 +57,13 @@ int cli_export_timeline(int argc, char **argv) {
       {"dark", 0, 0, G_OPTION_ARG_NONE, &dark, "Dark background", NULL},
       {NULL, 0, 0, 0, NULL, NULL, NULL},
   };
-  g_autoptr(GOptionContext) context = g_option_context_new("FILE");
-  g_option_context_add_main_entries(context, entries, NULL);
-  g_option_context_set_summary(
-      context, "Draws the memory timeline of a log as a PNG image: bytes alive after each\n"
-               "event, stacked by scope or by category, with the peak marked, user marks\n"
-               "(epochs, steps) on the time axis and outermost scopes and backward passes\n"
-               "shaded. Events are numbered from 1 in the log's order, as on the image's axis.\n\n"
-               "Example: gradscope export-timeline run.gstrace -o timeline.png --by category");
+  g_autoptr(GOptionContext) context = cli_option_context(
+      "FILE", entries,
+      "Draws the memory timeline of a log as a PNG image: bytes alive after each\n"
+      "event, stacked by scope or by category, with the peak marked, user marks\n"
+      "(epochs, steps) on the time axis and outermost scopes and backward passes\n"
+      "shaded. Events are numbered from 1 in the log's order, as on the image's axis.\n\n"
+      "Example: gradscope export-timeline run.gstrace -o timeline.png --by category");
   const char *path = cli_parse_file_args(context, &argc, &argv);
   g_autofree char *output_owned = output, *by_owned = by, *first_owned = first_text,
                   *last_owned = last_text;

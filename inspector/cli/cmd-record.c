@@ -43,13 +43,12 @@ int cli_record(int argc, char **argv) {
        "Where to write the log (default: gradscope-PID.gstrace here)", "FILE"},
       {NULL, 0, 0, 0, NULL, NULL, NULL},
   };
-  g_autoptr(GOptionContext) context = g_option_context_new("-- PROGRAM [ARGS...]");
-  g_option_context_add_main_entries(context, entries, NULL);
-  g_option_context_set_summary(
-      context, "Runs PROGRAM with GS_TRACE=FILE in its environment, so a program linked with\n"
-               "libgradscope records its event log there, then prints where the log is and how\n"
-               "many events it holds. Exits with the program's status (128 + N if signal N\n"
-               "killed it).");
+  g_autoptr(GOptionContext) context = cli_option_context(
+      "-- PROGRAM [ARGS...]", entries,
+      "Runs PROGRAM with GS_TRACE=FILE in its environment, so a program linked with\n"
+      "libgradscope records its event log there, then prints where the log is and how\n"
+      "many events it holds. Exits with the program's status (128 + N if signal N\n"
+      "killed it).");
   /* Options stop at "--": everything after it is the program's, untouched. */
   int split = argc;
   for (int i = 1; i < argc; i++)

@@ -21,13 +21,12 @@ int cli_state(int argc, char **argv) {
       {"json", 'j', 0, G_OPTION_ARG_NONE, &json, "One JSON object (doc/state-json.md)", NULL},
       {NULL, 0, 0, 0, NULL, NULL, NULL},
   };
-  g_autoptr(GOptionContext) context = g_option_context_new("FILE");
-  g_option_context_add_main_entries(context, entries, NULL);
-  g_option_context_set_summary(
-      context, "Prints what the inspector believes was alive after an event: every tensor\n"
-               "(storage, offset, shape, strides, dtype, version, copy-on-write, owner, where\n"
-               "it was made, values) and storage, the open scopes and totals.\n\n"
-               "Example: gradscope state run.gstrace --at 412 --json");
+  g_autoptr(GOptionContext) context = cli_option_context(
+      "FILE", entries,
+      "Prints what the inspector believes was alive after an event: every tensor\n"
+      "(storage, offset, shape, strides, dtype, version, copy-on-write, owner, where\n"
+      "it was made, values) and storage, the open scopes and totals.\n\n"
+      "Example: gradscope state run.gstrace --at 412 --json");
   const char *path = cli_parse_file_args(context, &argc, &argv);
   g_autofree char *at_owned = at_text;
   if (!path)

@@ -26,6 +26,14 @@ void cli_translate_options(GOptionContext *context) {
   g_option_context_set_translate_func(context, translate, NULL, NULL);
 }
 
+GOptionContext *cli_option_context(const char *parameters, const GOptionEntry *entries,
+                                   const char *summary) {
+  GOptionContext *context = g_option_context_new(parameters);
+  g_option_context_add_main_entries(context, entries, NULL);
+  g_option_context_set_summary(context, summary);
+  return context;
+}
+
 const char *cli_parse_file_args(GOptionContext *context, int *argc, char ***argv) {
   g_autoptr(GError) error = NULL;
   if (!g_option_context_parse(context, argc, argv, &error)) {

@@ -24,28 +24,31 @@ static void text_or_null(GString *out, const char *name, const char *text) {
     g_string_append(out, "null");
 }
 
+/* u64 and text_or_null after another field. */
+static void then_u64(GString *out, const char *name, guint64 value) {
+  g_string_append_c(out, ',');
+  u64(out, name, value);
+}
+
+static void then_text(GString *out, const char *name, const char *text) {
+  g_string_append_c(out, ',');
+  text_or_null(out, name, text);
+}
+
 static void run(GString *out, const char *path, const gs_run_summary *s) {
   g_string_append_c(out, '{');
   text_or_null(out, "path", path);
-  g_string_append_c(out, ',');
-  u64(out, "events", s->events);
-  g_string_append_c(out, ',');
-  u64(out, "peak_bytes", s->peak_bytes);
-  g_string_append_c(out, ',');
-  u64(out, "peak_event", s->peak_seq);
-  g_string_append_c(out, ',');
-  text_or_null(out, "peak_scope", s->peak_scope);
-  g_string_append_c(out, ',');
-  text_or_null(out, "peak_site", s->peak_site);
-  g_string_append_c(out, ',');
-  u64(out, "live_objects", s->live_objects);
-  g_string_append_c(out, ',');
-  u64(out, "live_bytes", s->live_bytes);
+  then_u64(out, "events", s->events);
+  then_u64(out, "peak_bytes", s->peak_bytes);
+  then_u64(out, "peak_event", s->peak_seq);
+  then_text(out, "peak_scope", s->peak_scope);
+  then_text(out, "peak_site", s->peak_site);
+  then_u64(out, "live_objects", s->live_objects);
+  then_u64(out, "live_bytes", s->live_bytes);
   g_string_append_c(out, ',');
   key(out, "has_sites");
   g_string_append(out, s->has_sites ? "true" : "false");
-  g_string_append_c(out, ',');
-  text_or_null(out, "problem", s->problem);
+  then_text(out, "problem", s->problem);
   g_string_append_c(out, '}');
 }
 

@@ -90,11 +90,7 @@ void gs_timeline_summary_columns(gs_timeline_summary *s, const gs_trace_model *m
   s->model_events = n;
   if (columns == 0)
     return;
-  guint64 span = 0;
-  if (n > 0 && first < n) {
-    last = MIN(last, n - 1);
-    span = last >= first ? last - first + 1 : 0;
-  }
+  guint64 span = gs_trace_model_clamp_range(m, first, &last);
   guint64 b = s->bucket;
   if (span / columns < 2 * b) { /* zoomed in: the model's scan is short */
     gs_trace_model_memory_columns(m, first, last, columns, by_scope, out);

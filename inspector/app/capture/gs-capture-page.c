@@ -844,9 +844,7 @@ static void gs_capture_page_dispose(GObject *object) {
   if (self->adopting && !self->model)
     self->model = g_steal_pointer(&self->adopting);
   g_clear_pointer(&self->adopting, gs_trace_model_free);
-  /* The template's top box is our child, not a bound one: let it go too. */
-  for (GtkWidget *child; (child = gtk_widget_get_first_child(GTK_WIDGET(self)));)
-    gtk_widget_unparent(child);
+  gs_widget_unparent_children(GTK_WIDGET(self));
   if (self->model && gs_trace_model_n_events(self->model) >= FREE_ASIDE_EVENTS)
     g_thread_unref(g_thread_new("gs-model-free", free_model, g_steal_pointer(&self->model)));
   g_clear_pointer(&self->model, gs_trace_model_free);

@@ -185,9 +185,7 @@ static void gs_scrubber_set_property(GObject *object, guint prop_id, const GValu
 
 static void gs_scrubber_dispose(GObject *object) {
   gtk_widget_dispose_template(GTK_WIDGET(object), GS_TYPE_SCRUBBER);
-  /* The template's top box is our child, not a bound one: let it go too. */
-  for (GtkWidget *child; (child = gtk_widget_get_first_child(GTK_WIDGET(object)));)
-    gtk_widget_unparent(child);
+  gs_widget_unparent_children(GTK_WIDGET(object));
   G_OBJECT_CLASS(gs_scrubber_parent_class)->dispose(object);
 }
 

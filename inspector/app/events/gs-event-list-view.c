@@ -443,9 +443,7 @@ static void gs_event_list_view_dispose(GObject *object) {
   if (self->column_view)
     gtk_column_view_set_model(GTK_COLUMN_VIEW(self->column_view), NULL);
   gtk_widget_dispose_template(GTK_WIDGET(self), GS_TYPE_EVENT_LIST_VIEW);
-  /* The template's top box is our child, not a bound one: let it go too. */
-  for (GtkWidget *child; (child = gtk_widget_get_first_child(GTK_WIDGET(self)));)
-    gtk_widget_unparent(child);
+  gs_widget_unparent_children(GTK_WIDGET(self));
   if (self->list) {
     g_signal_handlers_disconnect_by_data(self->list, self);
     gs_event_list_model_set_model(self->list, NULL);

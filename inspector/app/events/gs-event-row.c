@@ -131,157 +131,206 @@ char *gs_event_summary(gs_trace_model *model, guint64 index) {
   return summary_of(model, &e);
 }
 
-static char *summary_of(gs_trace_model *model, const gs_trace_event *ev) {
-  const gs_trace_event e = *ev;
-  GString *out = g_string_new(NULL);
-  const char *name = e.name ? gs_trace_model_string(model, e.name) : NULL;
-  const char *op = e.op ? gs_trace_model_string(model, e.op) : NULL;
-  _Static_assert(GS_TRACE_KIND_COUNT == 39,
-                 "gs-event-row.c: a new event kind needs its row summary here");
-  switch (e.kind) {
-  case GS_TRACE_STORAGE_ALLOC:
-  case GS_TRACE_STORAGE_MATERIALISE:
-  case GS_TRACE_STORAGE_FREE:
-    g_string_append_printf(out, _("storage %" PRIu64), e.storage);
-    if (e.nbytes) {
-      g_autofree char *size = g_format_size_full(e.nbytes, G_FORMAT_SIZE_IEC_UNITS);
-      g_string_append_printf(out, " (%s)", size);
-    }
-    break;
-  case GS_TRACE_STORAGE_SHARE:
-    g_string_append_printf(out, _("storage %" PRIu64 " shares storage %" PRIu64),
-                           e.storage, e.source);
-    break;
-  case GS_TRACE_TENSOR_CREATE:
-    append_handle(out, _("tensor"), e.tensor);
-    append_shape(out, &e);
-    append_text(out, op);
-    if (e.source)
-      append_handle(out, _("from"), e.source);
-    break;
-  case GS_TRACE_TENSOR_DISPOSE: {
-    g_autofree char *reason = gs_dispose_reason_text(name);
-    append_handle(out, _("tensor"), e.tensor);
-    append_text(out, reason);
-    break;
+/* What one row's summary is made from: the event, its name and op strings (NULL if none). */
+typedef struct {
+  GString *out;
+  gs_trace_model *model;
+  const gs_trace_event *e;
+  const char *name;
+  const char *op;
+} row_words;
+
+static void storage_with_size(row_words *w) {
+  g_string_append_printf(w->out, _("storage %" PRIu64), w->e->storage);
+  if (w->e->nbytes) {
+    g_autofree char *size = g_format_size_full(w->e->nbytes, G_FORMAT_SIZE_IEC_UNITS);
+    g_string_append_printf(w->out, " (%s)", size);
   }
-  case GS_TRACE_TENSOR_MOVE:
-    append_handle(out, _("tensor"), e.tensor);
-    append_handle(out, "→", e.target);
-    break;
-  case GS_TRACE_REQUIRES_GRAD:
-    append_handle(out, _("tensor"), e.tensor);
-    append_text(out, e.requires_grad ? _("requires grad") : _("no grad"));
-    break;
-  case GS_TRACE_TENSOR_NAME:
-    append_handle(out, _("tensor"), e.tensor);
-    if (name)
-      g_string_append_printf(out, " “%s”", name);
-    break;
-  case GS_TRACE_INPLACE_WRITE:
-    append_handle(out, _("tensor"), e.tensor);
-    append_text(out, op);
-    g_string_append_c(out, ' ');
-    g_string_append_printf(out, _("version %" PRIu64), e.version);
-    break;
-  case GS_TRACE_OWNER_CHANGE:
-    append_handle(out, _("object"), e.object);
-    g_string_append_printf(out, " %s → %s", holder_label(e.previous_holder),
-                           holder_label(e.holder));
-    break;
-  case GS_TRACE_SCOPE_BEGIN:
-  case GS_TRACE_SCOPE_END:
-    append_handle(out, _("scope"), e.scope);
-    if (!name) {
-      const gs_replay_scope *scope = gs_trace_model_scope(model, e.scope);
-      name = scope ? scope->name : NULL;
-    }
-    append_text(out, name);
-    break;
-  case GS_TRACE_NODE_CREATE:
-    append_text(out, name);
-    g_string_append_printf(out, " #%" G_GUINT64_FORMAT, e.node);
-    if (e.tensor)
-      append_handle(out, "→", e.tensor);
-    break;
-  case GS_TRACE_NODE_FREE_SAVED:
-  case GS_TRACE_NODE_RELEASE:
-    g_string_append_printf(out, _("node #%" PRIu64), e.node);
-    break;
-  case GS_TRACE_BACKWARD_BEGIN:
-  case GS_TRACE_BACKWARD_END:
-  case GS_TRACE_VALUES:
-    append_handle(out, _("tensor"), e.tensor);
-    break;
-  case GS_TRACE_GRAD_ACCUMULATE:
-    append_handle(out, _("tensor"), e.tensor);
-    append_handle(out, _("grad"), e.target);
-    break;
-  case GS_TRACE_MODULE_CREATE:
-    append_handle(out, _("module"), e.module);
-    append_text(out, name);
-    break;
-  case GS_TRACE_MODULE_PARAMETER:
-    append_handle(out, _("module"), e.module);
-    append_text(out, name);
-    append_handle(out, "=", e.tensor);
-    break;
-  case GS_TRACE_MODULE_CHILD:
-    append_handle(out, _("module"), e.module);
-    append_text(out, name);
-    append_handle(out, "=", e.child);
-    break;
-  case GS_TRACE_OPTIMIZER_CREATE:
-    append_handle(out, _("optimizer"), e.optimizer);
-    append_text(out, name);
-    g_string_append_c(out, ' ');
-    g_string_append_printf(out, ngettext("%u parameter", "%u parameters", e.n_params),
-                           e.n_params);
-    break;
-  case GS_TRACE_COMPOSITE_CREATE:
-    append_handle(out, gs_trace_object_kind_name(e.object_kind), e.object);
-    break;
-  case GS_TRACE_MARK:
-    append_text(out, name);
-    break;
-  case GS_TRACE_ERROR:
-    append_text(out, e.text);
-    break;
-  case GS_TRACE_SNAPSHOT_BEGIN:
-  case GS_TRACE_SNAPSHOT_END:
-    g_string_append_printf(out, ngettext("%" PRIu64 " object alive", "%" PRIu64 " objects alive",
-                                         e.count), e.count);
-    break;
-  case GS_TRACE_DIST_INIT:
-    g_string_append_printf(out, _("rank %u of %u, run %016" PRIx64), e.rank, e.world, e.run);
-    break;
-  case GS_TRACE_BUCKET_READY:
-  case GS_TRACE_COLLECTIVE_BEGIN:
-  case GS_TRACE_COLLECTIVE_END: {
-    g_autofree char *size = g_format_size_full(e.nbytes, G_FORMAT_SIZE_IEC_UNITS);
-    if (e.kind != GS_TRACE_BUCKET_READY)
-      g_string_append_printf(out, "%s #%" PRIu64 " ", op ? op : "", e.collective);
-    if (e.bucket >= 0)
-      g_string_append_printf(out, _("bucket %d "), e.bucket);
-    g_string_append(out, size);
-    if (e.kind == GS_TRACE_COLLECTIVE_END)
-      g_string_append_printf(out, _(", waited %.3f ms"), (double)e.waited_ns / 1e6);
-    break;
+}
+
+static void just_tensor(row_words *w) { append_handle(w->out, _("tensor"), w->e->tensor); }
+
+static void just_node(row_words *w) {
+  g_string_append_printf(w->out, _("node #%" PRIu64), w->e->node);
+}
+
+/* A scope's end names no scope: its name is the state's. */
+static void scope_and_name(row_words *w) {
+  append_handle(w->out, _("scope"), w->e->scope);
+  const char *name = w->name;
+  if (!name) {
+    const gs_replay_scope *scope = gs_trace_model_scope(w->model, w->e->scope);
+    name = scope ? scope->name : NULL;
   }
-  case GS_TRACE_WAIT_BEGIN:
-  case GS_TRACE_WAIT_END:
-    append_text(out, name);
-    if (e.kind == GS_TRACE_WAIT_END)
-      g_string_append_printf(out, _(", waited %.3f ms"), (double)e.waited_ns / 1e6);
-    break;
-  default:
-    break;
-  }
+  append_text(w->out, name);
+}
+
+static void objects_alive(row_words *w) {
+  g_string_append_printf(
+      w->out, ngettext("%" PRIu64 " object alive", "%" PRIu64 " objects alive", w->e->count),
+      w->e->count);
+}
+
+/* A table entry, not an event: the list never shows it. */
+static void no_row(row_words *w) { (void)w; }
+
+static void row_string(row_words *w) { no_row(w); }
+static void row_site(row_words *w) { no_row(w); }
+static void row_binary(row_words *w) { no_row(w); }
+static void row_storage_alloc(row_words *w) { storage_with_size(w); }
+static void row_storage_materialise(row_words *w) { storage_with_size(w); }
+static void row_storage_free(row_words *w) { storage_with_size(w); }
+
+static void row_storage_share(row_words *w) {
+  g_string_append_printf(w->out, _("storage %" PRIu64 " shares storage %" PRIu64), w->e->storage,
+                         w->e->source);
+}
+
+static void row_tensor_create(row_words *w) {
+  just_tensor(w);
+  append_shape(w->out, w->e);
+  append_text(w->out, w->op);
+  if (w->e->source)
+    append_handle(w->out, _("from"), w->e->source);
+}
+
+static void row_tensor_dispose(row_words *w) {
+  g_autofree char *reason = gs_dispose_reason_text(w->name);
+  just_tensor(w);
+  append_text(w->out, reason);
+}
+
+static void row_tensor_move(row_words *w) {
+  just_tensor(w);
+  append_handle(w->out, "→", w->e->target);
+}
+
+static void row_requires_grad(row_words *w) {
+  just_tensor(w);
+  append_text(w->out, w->e->requires_grad ? _("requires grad") : _("no grad"));
+}
+
+static void row_tensor_name(row_words *w) {
+  just_tensor(w);
+  if (w->name)
+    g_string_append_printf(w->out, " “%s”", w->name);
+}
+
+static void row_inplace_write(row_words *w) {
+  just_tensor(w);
+  append_text(w->out, w->op);
+  g_string_append_c(w->out, ' ');
+  g_string_append_printf(w->out, _("version %" PRIu64), w->e->version);
+}
+
+static void row_owner_change(row_words *w) {
+  append_handle(w->out, _("object"), w->e->object);
+  g_string_append_printf(w->out, " %s → %s", holder_label(w->e->previous_holder),
+                         holder_label(w->e->holder));
+}
+
+static void row_scope_begin(row_words *w) { scope_and_name(w); }
+static void row_scope_end(row_words *w) { scope_and_name(w); }
+
+static void row_node_create(row_words *w) {
+  append_text(w->out, w->name);
+  g_string_append_printf(w->out, " #%" G_GUINT64_FORMAT, w->e->node);
+  if (w->e->tensor)
+    append_handle(w->out, "→", w->e->tensor);
+}
+
+static void row_node_free_saved(row_words *w) { just_node(w); }
+static void row_node_release(row_words *w) { just_node(w); }
+static void row_backward_begin(row_words *w) { just_tensor(w); }
+static void row_backward_end(row_words *w) { just_tensor(w); }
+static void row_values(row_words *w) { just_tensor(w); }
+
+static void row_grad_accumulate(row_words *w) {
+  just_tensor(w);
+  append_handle(w->out, _("grad"), w->e->target);
+}
+
+static void row_module_create(row_words *w) {
+  append_handle(w->out, _("module"), w->e->module);
+  append_text(w->out, w->name);
+}
+
+static void row_module_parameter(row_words *w) {
+  row_module_create(w);
+  append_handle(w->out, "=", w->e->tensor);
+}
+
+static void row_module_child(row_words *w) {
+  row_module_create(w);
+  append_handle(w->out, "=", w->e->child);
+}
+
+static void row_optimizer_create(row_words *w) {
+  append_handle(w->out, _("optimizer"), w->e->optimizer);
+  append_text(w->out, w->name);
+  g_string_append_c(w->out, ' ');
+  g_string_append_printf(w->out, ngettext("%u parameter", "%u parameters", w->e->n_params),
+                         w->e->n_params);
+}
+
+static void row_composite_create(row_words *w) {
+  append_handle(w->out, gs_trace_object_kind_name(w->e->object_kind), w->e->object);
+}
+
+static void row_mark(row_words *w) { append_text(w->out, w->name); }
+static void row_error(row_words *w) { append_text(w->out, w->e->text); }
+static void row_snapshot_begin(row_words *w) { objects_alive(w); }
+static void row_snapshot_end(row_words *w) { objects_alive(w); }
+static void row_dist_init(row_words *w) {
+  g_string_append_printf(w->out, _("rank %u of %u, run %016" PRIx64), w->e->rank, w->e->world,
+                         w->e->run);
+}
+
+/* A bucket's or a collective's bytes: "allreduce #3 bucket 0 2.6 MiB, waited 0.120 ms". */
+static void collective_with_size(row_words *w) {
+  const gs_trace_event *e = w->e;
+  g_autofree char *size = g_format_size_full(e->nbytes, G_FORMAT_SIZE_IEC_UNITS);
+  if (e->kind != GS_TRACE_BUCKET_READY)
+    g_string_append_printf(w->out, "%s #%" PRIu64 " ", w->op ? w->op : "", e->collective);
+  if (e->bucket >= 0)
+    g_string_append_printf(w->out, _("bucket %d "), e->bucket);
+  g_string_append(w->out, size);
+  if (e->kind == GS_TRACE_COLLECTIVE_END)
+    g_string_append_printf(w->out, _(", waited %.3f ms"), (double)e->waited_ns / 1e6);
+}
+
+static void row_bucket_ready(row_words *w) { collective_with_size(w); }
+static void row_collective_begin(row_words *w) { collective_with_size(w); }
+static void row_collective_end(row_words *w) { collective_with_size(w); }
+static void row_wait_begin(row_words *w) { append_text(w->out, w->name); }
+
+static void row_wait_end(row_words *w) {
+  append_text(w->out, w->name);
+  g_string_append_printf(w->out, _(", waited %.3f ms"), (double)w->e->waited_ns / 1e6);
+}
+
+/* One summary function per kind, from the kinds list: a new kind without its row_ function
+ * does not compile. */
+typedef void (*kind_row)(row_words *w);
+#define KIND_ROW(KIND, kind, value, flags) [GS_TRACE_##KIND] = row_##kind,
+static const kind_row rows[GS_TRACE_KIND_COUNT] = {GS_TRACE_KINDS(KIND_ROW)};
+#undef KIND_ROW
+
+static char *summary_of(gs_trace_model *model, const gs_trace_event *e) {
+  row_words w = {
+      .out = g_string_new(NULL),
+      .model = model,
+      .e = e,
+      .name = e->name ? gs_trace_model_string(model, e->name) : NULL,
+      .op = e->op ? gs_trace_model_string(model, e->op) : NULL,
+  };
+  if (e->kind > 0 && e->kind < GS_TRACE_KIND_COUNT) /* a newer kind: no summary */
+    rows[e->kind](&w);
   /* Only names make a summary long: a row shows GS_TEXT_SHOWN_MAX characters of a hostile
    * one, not the 64 KB Pango would shape whenever the row is bound. */
-  if (out->len <= 2 * GS_TEXT_SHOWN_MAX)
-    return g_string_free(out, FALSE);
-  g_autofree char *whole = g_string_free(out, FALSE);
+  if (w.out->len <= 2 * GS_TEXT_SHOWN_MAX)
+    return g_string_free(w.out, FALSE);
+  g_autofree char *whole = g_string_free(w.out, FALSE);
   return gs_text_clip(whole, 2 * GS_TEXT_SHOWN_MAX);
 }
 

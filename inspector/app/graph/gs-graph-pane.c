@@ -222,10 +222,7 @@ guint gs_graph_pane_get_pass(GsGraphPane *self) {
 
 static void gs_graph_pane_dispose(GObject *object) {
   gtk_widget_dispose_template(GTK_WIDGET(object), GS_TYPE_GRAPH_PANE);
-  /* The template's root box is not a bound child: unparent it ourselves. */
-  GtkWidget *child;
-  while ((child = gtk_widget_get_first_child(GTK_WIDGET(object))))
-    gtk_widget_unparent(child);
+  gs_widget_unparent_children(GTK_WIDGET(object));
   G_OBJECT_CLASS(gs_graph_pane_parent_class)->dispose(object);
 }
 

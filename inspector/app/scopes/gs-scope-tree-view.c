@@ -216,6 +216,24 @@ static char *count_text(guint64 n) {
   return g_strdup_printf("%" G_GUINT64_FORMAT, n);
 }
 
+/* What a scope's row and its group's both show: its counters and the bytes it holds. */
+typedef struct {
+  guint64 created, moved_in, disposed, moved_out, alive, bytes;
+} scope_counts;
+
+/* The text of a counter's cell, or NULL for another column. */
+static char *counts_cell(ScopeColumn column, scope_counts c) {
+  switch (column) {
+  case COLUMN_CREATED: return count_text(c.created);
+  case COLUMN_MOVED_IN: return count_text(c.moved_in);
+  case COLUMN_DISPOSED: return count_text(c.disposed);
+  case COLUMN_MOVED_OUT: return count_text(c.moved_out);
+  case COLUMN_ALIVE: return count_text(c.alive);
+  case COLUMN_BYTES: return gs_view_bytes(c.bytes);
+  default: return NULL;
+  }
+}
+
 /* The text of one cell of a group row. */
 static char *group_cell_text(GsScopeTreeView *self, guint group, const gs_scope_group_stats *st,
                              ScopeColumn column) {
@@ -243,31 +261,19 @@ static char *group_cell_text(GsScopeTreeView *self, guint group, const gs_scope_
   }
   if (st->instances == 0)
     return g_strdup("");
-  switch (column) {
-  case COLUMN_CREATED:
-    return count_text(st->created);
-  case COLUMN_MOVED_IN:
-    return count_text(st->moved_in);
-  case COLUMN_DISPOSED:
-    return count_text(st->disposed);
-  case COLUMN_MOVED_OUT:
-    return count_text(st->moved_out);
-  case COLUMN_ALIVE:
-    return count_text(st->alive);
-  case COLUMN_BYTES:
-    return gs_view_bytes(st->bytes);
-  case COLUMN_PEAK: {
-    if (st->instances == 1 || st->peak_min == st->peak_max)
-      return gs_view_bytes(st->peak_max);
-    g_autofree char *lo = gs_view_bytes(st->peak_min);
-    g_autofree char *mean = gs_view_bytes(st->peak_mean);
-    g_autofree char *hi = gs_view_bytes(st->peak_max);
-    /* TRANSLATORS: the smallest, mean and largest peak of a group's scopes */
-    return g_strdup_printf(_("%s / %s / %s"), lo, mean, hi);
-  }
-  default:
+  char *counted = counts_cell(column, (scope_counts){st->created, st->moved_in, st->disposed,
+                                                     st->moved_out, st->alive, st->bytes});
+  if (counted)
+    return counted;
+  if (column != COLUMN_PEAK)
     return g_strdup("");
-  }
+  if (st->instances == 1 || st->peak_min == st->peak_max)
+    return gs_view_bytes(st->peak_max);
+  g_autofree char *lo = gs_view_bytes(st->peak_min);
+  g_autofree char *mean = gs_view_bytes(st->peak_mean);
+  g_autofree char *hi = gs_view_bytes(st->peak_max);
+  /* TRANSLATORS: the smallest, mean and largest peak of a group's scopes */
+  return g_strdup_printf(_("%s / %s / %s"), lo, mean, hi);
 }
 
 /* The text of one cell. */
@@ -297,19 +303,11 @@ static char *cell_text(GsScopeTreeView *self, GsScopeItem *item, const gs_replay
   }
   if (!now)
     return g_strdup("");
+  char *counted = counts_cell(column, (scope_counts){now->created, now->moved_in, now->disposed,
+                                                     now->moved_out, now->alive, now->bytes});
+  if (counted)
+    return counted;
   switch (column) {
-  case COLUMN_CREATED:
-    return count_text(now->created);
-  case COLUMN_MOVED_IN:
-    return count_text(now->moved_in);
-  case COLUMN_DISPOSED:
-    return count_text(now->disposed);
-  case COLUMN_MOVED_OUT:
-    return count_text(now->moved_out);
-  case COLUMN_ALIVE:
-    return g_strdup_printf("%" G_GUINT64_FORMAT, now->alive);
-  case COLUMN_BYTES:
-    return gs_view_bytes(now->bytes);
   case COLUMN_PEAK:
     return gs_view_bytes(now->peak_bytes);
   case COLUMN_DURATION: {
@@ -944,12 +942,11 @@ gboolean gs_scope_tree_view_is_complete(GsScopeTreeView *self) {
   return self->grow_id == 0;
 }
 
-void gs_scope_tree_view_set_model(GsScopeTreeView *self, gs_trace_model *model) {
-  g_return_if_fail(GS_IS_SCOPE_TREE_VIEW(self));
-  if (model == self->model)
-    return;
-  self->group_cached = FALSE;
-  gtk_column_view_set_model(self->column_view, NULL);
+/* Lets go of the tree the column view shows, its selection and what grows it: before another
+ * model, and at dispose. */
+static void drop_tree(GsScopeTreeView *self) {
+  if (self->column_view)
+    gtk_column_view_set_model(self->column_view, NULL);
   if (self->selection)
     g_signal_handlers_disconnect_by_data(self->selection, self);
   g_clear_object(&self->selection);
@@ -957,6 +954,14 @@ void gs_scope_tree_view_set_model(GsScopeTreeView *self, gs_trace_model *model) 
   stop_growing(self);
   g_clear_object(&self->roots_shown);
   g_clear_pointer(&self->chain, g_array_unref);
+}
+
+void gs_scope_tree_view_set_model(GsScopeTreeView *self, gs_trace_model *model) {
+  g_return_if_fail(GS_IS_SCOPE_TREE_VIEW(self));
+  if (model == self->model)
+    return;
+  self->group_cached = FALSE;
+  drop_tree(self);
   forget_lists(self);
   self->model = model;
   self->position = 0;
@@ -1082,15 +1087,7 @@ static void gs_scope_tree_view_unmap(GtkWidget *widget) {
 
 static void gs_scope_tree_view_dispose(GObject *object) {
   GsScopeTreeView *self = GS_SCOPE_TREE_VIEW(object);
-  if (self->column_view)
-    gtk_column_view_set_model(self->column_view, NULL);
-  if (self->selection)
-    g_signal_handlers_disconnect_by_data(self->selection, self);
-  g_clear_object(&self->selection);
-  g_clear_object(&self->tree);
-  stop_growing(self);
-  g_clear_object(&self->roots_shown);
-  g_clear_pointer(&self->chain, g_array_unref);
+  drop_tree(self);
   if (self->lists)
     forget_lists(self);
   self->model = NULL;

@@ -142,127 +142,203 @@ static char *describe_values(const gs_trace_event *e) {
   return g_strdup_printf(_("Values: %s"), list);
 }
 
+/* What one line of a tensor's life is made from: the event and whose life it is. */
+typedef struct {
+  gs_trace_model *m;
+  const gs_tensor_handles *h;
+  const gs_trace_event *e;
+} life_words;
+
+/* Kinds that concern no tensor, and module_child (which a tensor's life lists when it renames
+ * the tensor's parameter), are shown by their name. */
+static char *by_name(const life_words *w) { return g_strdup(gs_trace_kind_name(w->e->kind)); }
+
+static char *life_string(const life_words *w) { return by_name(w); }
+static char *life_site(const life_words *w) { return by_name(w); }
+static char *life_binary(const life_words *w) { return by_name(w); }
+static char *life_scope_begin(const life_words *w) { return by_name(w); }
+static char *life_scope_end(const life_words *w) { return by_name(w); }
+static char *life_module_create(const life_words *w) { return by_name(w); }
+static char *life_module_child(const life_words *w) { return by_name(w); }
+static char *life_mark(const life_words *w) { return by_name(w); }
+static char *life_snapshot_begin(const life_words *w) { return by_name(w); }
+static char *life_snapshot_end(const life_words *w) { return by_name(w); }
+
+static char *life_tensor_create(const life_words *w) {
+  const gs_trace_event *e = w->e;
+  char *text = describe_create(w->m, w->h, e);
+  guint64 first_seq;
+  if (!is_me(w->h, e->tensor) || !gs_trace_model_snapshot(w->m, &first_seq, NULL, NULL) ||
+      !gs_snapshot_recreated(e->seq, first_seq))
+    return text;
+  /* Its number is the snapshot's: when it was made, the log does not know. */
+  g_autofree char *made = text;
+  /* TRANSLATORS: a tensor a log that begins mid-run re-creates; then how it was made */
+  return g_strdup_printf(_("Alive when the recording began (made before it, at an event the "
+                           "log does not know). %s"),
+                         made);
+}
+
+static char *life_tensor_dispose(const life_words *w) {
+  g_autofree char *said = gs_dispose_reason_text(gs_trace_model_string(w->m, w->e->name));
+  const char *reason = *said ? said : _("no reason recorded");
+  if (is_me(w->h, w->e->tensor))
+    return g_strdup_printf(_("Disposed: %s"), reason);
+  g_autofree char *tensor = gs_view_handle(w->e->tensor);
+  return g_strdup_printf(_("%s disposed: %s"), tensor, reason);
+}
+
+static char *life_tensor_move(const life_words *w) {
+  if (w->e->tensor == w->h->id) {
+    g_autofree char *target = gs_view_handle(w->e->target);
+    return g_strdup_printf(_("Moved into parameter %s: this handle is no longer valid; the "
+                             "parameter owns the storage"),
+                           target);
+  }
+  g_autofree char *tensor = gs_view_handle(w->e->tensor);
+  return g_strdup_printf(_("Became a parameter, moved from %s"), tensor);
+}
+
+static char *life_bucket_ready(const life_words *w) {
+  return g_strdup_printf(_("Its gradient is final and copied into DDP bucket %d, whose "
+                           "allreduce averages it over the ranks"),
+                         w->e->bucket);
+}
+
+/* A distributed run's rank, collectives and waits concern no one tensor. */
+static char *life_dist_init(const life_words *w) { return by_name(w); }
+static char *life_collective_begin(const life_words *w) { return by_name(w); }
+static char *life_collective_end(const life_words *w) { return by_name(w); }
+static char *life_wait_begin(const life_words *w) { return by_name(w); }
+static char *life_wait_end(const life_words *w) { return by_name(w); }
+
+static char *life_tensor_name(const life_words *w) {
+  return g_strdup_printf(_("Named “%s”"), gs_trace_model_string(w->m, w->e->name));
+}
+
+static char *life_requires_grad(const life_words *w) {
+  return g_strdup(w->e->requires_grad ? _("Requires grad from now on")
+                                      : _("No longer requires grad"));
+}
+
+static char *life_inplace_write(const life_words *w) {
+  const gs_trace_event *e = w->e;
+  const char *op = gs_trace_model_string(w->m, e->op);
+  if (is_me(w->h, e->tensor))
+    return g_strdup_printf(_("Written in place by %s: version %llu"), op,
+                           (unsigned long long)e->version);
+  g_autofree char *tensor = gs_view_handle(e->tensor);
+  return g_strdup_printf(_("Written in place by %s through %s (same storage #%llu"
+                           "): version %llu"),
+                         op, tensor, (unsigned long long)e->storage,
+                         (unsigned long long)e->version);
+}
+
+static char *life_owner_change(const life_words *w) {
+  return describe_owner_change(w->m, w->h, w->e);
+}
+
+static char *life_node_create(const life_words *w) { return describe_node(w->m, w->h, w->e); }
+
+static char *life_node_free_saved(const life_words *w) {
+  return g_strdup_printf(_("Backward freed the tensors node #%llu saved"),
+                         (unsigned long long)w->e->node);
+}
+
+static char *life_node_release(const life_words *w) {
+  return g_strdup_printf(_("Graph node #%llu released"), (unsigned long long)w->e->node);
+}
+
+static char *life_backward_begin(const life_words *w) {
+  (void)w;
+  return g_strdup(_("Backward began from this tensor"));
+}
+
+static char *life_backward_end(const life_words *w) {
+  (void)w;
+  return g_strdup(_("Backward from this tensor ended"));
+}
+
+static char *life_grad_accumulate(const life_words *w) {
+  if (is_me(w->h, w->e->tensor)) {
+    g_autofree char *target = gs_view_handle(w->e->target);
+    return g_strdup_printf(_("Gradient accumulated into its .grad %s"), target);
+  }
+  g_autofree char *tensor = gs_view_handle(w->e->tensor);
+  return g_strdup_printf(_("Holds the gradient accumulated for %s"), tensor);
+}
+
+static char *life_module_parameter(const life_words *w) {
+  g_autofree char *module = gs_tensor_life_holder(w->m, GS_TRACE_HELD_BY_MODULE, w->e->module);
+  return g_strdup_printf(_("Registered as parameter “%s” of %s"),
+                         gs_trace_model_string(w->m, w->e->name), module);
+}
+
+static char *life_optimizer_create(const life_words *w) {
+  g_autofree char *optimizer = gs_view_handle(w->e->optimizer);
+  /* TRANSLATORS: the first %s is the optimizer's type (SGD, Adam, AdamW), the second its
+   * handle. */
+  return g_strdup_printf(_("Updated by the %s optimizer %s from now on"),
+                         gs_trace_model_string(w->m, w->e->name), optimizer);
+}
+
+static char *life_composite_create(const life_words *w) {
+  g_autofree char *object = gs_view_handle(w->e->object);
+  if (w->e->object_kind == GS_OBJECT_DATASET)
+    /* TRANSLATORS: a dataset (gs_tensor_dataset) reads this tensor; %s is its handle */
+    return g_strdup_printf(_("Read by dataset %s from now on: its bytes count as data"), object);
+  return g_strdup_printf(_("Became part of %s %s"), gs_trace_object_kind_name(w->e->object_kind),
+                         object);
+}
+
+static char *life_storage_alloc(const life_words *w) {
+  const gs_trace_event *e = w->e;
+  g_autofree char *bytes = gs_view_bytes(e->nbytes);
+  if (e->memory != 0) { /* format 1.4: bytes the engine wraps (NumPy's, DLPack's), not its own */
+    g_autofree char *from = gs_memory_origin_label(e->memory, e->peer);
+    /* TRANSLATORS: "Storage #3 wraps 24 bytes of a DLPack producer: nothing was copied" */
+    return g_strdup_printf(_("Storage #%llu wraps %s of %s: nothing was copied"),
+                           (unsigned long long)e->storage, bytes, from);
+  }
+  return g_strdup_printf(_("Storage #%llu allocated: %s"), (unsigned long long)e->storage, bytes);
+}
+
+static char *life_storage_share(const life_words *w) {
+  g_autofree char *bytes = gs_view_bytes(w->e->nbytes);
+  return g_strdup_printf(_("Storage #%llu shares the %s of storage #%llu copy-on-write: "
+                           "nothing was copied"),
+                         (unsigned long long)w->e->storage, bytes,
+                         (unsigned long long)w->e->source);
+}
+
+static char *life_storage_materialise(const life_words *w) {
+  g_autofree char *bytes = gs_view_bytes(w->e->nbytes);
+  return g_strdup_printf(_("Copy-on-write ended: storage #%llu"
+                           " copied its %s before a write"),
+                         (unsigned long long)w->e->storage, bytes);
+}
+
+static char *life_storage_free(const life_words *w) {
+  return g_strdup_printf(_("Storage #%llu freed"), (unsigned long long)w->e->storage);
+}
+
+static char *life_values(const life_words *w) { return describe_values(w->e); }
+
+static char *life_error(const life_words *w) {
+  return g_strdup_printf(_("Error: %s"), w->e->text ? w->e->text : "");
+}
+
+/* One description per kind, from the kinds list: a new kind without its life_ function does not
+ * compile. */
+typedef char *(*kind_life)(const life_words *w);
+#define KIND_LIFE(KIND, kind, value, flags) [GS_TRACE_##KIND] = life_##kind,
+static const kind_life lives[GS_TRACE_KIND_COUNT] = {GS_TRACE_KINDS(KIND_LIFE)};
+#undef KIND_LIFE
+
 char *gs_tensor_life_describe(gs_trace_model *m, const gs_tensor_handles *h,
                               const gs_trace_event *e) {
-  g_autofree char *tensor = gs_view_handle(e->tensor);
-  g_autofree char *target = gs_view_handle(e->target);
-  /* Kinds left to default are shown by their name: module_child and optimizer_create (which
-   * a tensor's life lists) and the kinds that concern no tensor. */
-  _Static_assert(GS_TRACE_KIND_COUNT == 39,
-                 "gs-tensor-life.c: a new event kind that concerns a tensor needs its "
-                 "description here");
-  switch (e->kind) {
-  case GS_TRACE_TENSOR_CREATE: {
-    char *text = describe_create(m, h, e);
-    guint64 first_seq;
-    if (!is_me(h, e->tensor) || !gs_trace_model_snapshot(m, &first_seq, NULL, NULL) ||
-        !gs_snapshot_recreated(e->seq, first_seq))
-      return text;
-    /* Its number is the snapshot's: when it was made, the log does not know. */
-    g_autofree char *made = text;
-    /* TRANSLATORS: a tensor a log that begins mid-run re-creates; then how it was made */
-    return g_strdup_printf(_("Alive when the recording began (made before it, at an event the "
-                             "log does not know). %s"),
-                           made);
-  }
-  case GS_TRACE_TENSOR_DISPOSE: {
-    g_autofree char *said = gs_dispose_reason_text(gs_trace_model_string(m, e->name));
-    const char *reason = *said ? said : _("no reason recorded");
-    if (is_me(h, e->tensor))
-      return g_strdup_printf(_("Disposed: %s"), reason);
-    return g_strdup_printf(_("%s disposed: %s"), tensor, reason);
-  }
-  case GS_TRACE_TENSOR_MOVE:
-    if (e->tensor == h->id)
-      return g_strdup_printf(_("Moved into parameter %s: this handle is no longer valid; the "
-                               "parameter owns the storage"),
-                             target);
-    return g_strdup_printf(_("Became a parameter, moved from %s"), tensor);
-  case GS_TRACE_TENSOR_NAME:
-    return g_strdup_printf(_("Named “%s”"), gs_trace_model_string(m, e->name));
-  case GS_TRACE_BUCKET_READY:
-    return g_strdup_printf(_("Its gradient is final and copied into DDP bucket %d, whose "
-                             "allreduce averages it over the ranks"),
-                           e->bucket);
-  case GS_TRACE_REQUIRES_GRAD:
-    return g_strdup(e->requires_grad ? _("Requires grad from now on")
-                                     : _("No longer requires grad"));
-  case GS_TRACE_INPLACE_WRITE: {
-    const char *op = gs_trace_model_string(m, e->op);
-    if (is_me(h, e->tensor))
-      return g_strdup_printf(_("Written in place by %s: version %llu"), op,
-                             (unsigned long long)e->version);
-    return g_strdup_printf(_("Written in place by %s through %s (same storage #%llu"
-                             "): version %llu"),
-                           op, tensor, (unsigned long long)e->storage, (unsigned long long)e->version);
-  }
-  case GS_TRACE_OWNER_CHANGE:
-    return describe_owner_change(m, h, e);
-  case GS_TRACE_NODE_CREATE:
-    return describe_node(m, h, e);
-  case GS_TRACE_NODE_FREE_SAVED:
-    return g_strdup_printf(_("Backward freed the tensors node #%llu saved"),
-                           (unsigned long long)e->node);
-  case GS_TRACE_NODE_RELEASE:
-    return g_strdup_printf(_("Graph node #%llu released"), (unsigned long long)e->node);
-  case GS_TRACE_BACKWARD_BEGIN:
-    return g_strdup(_("Backward began from this tensor"));
-  case GS_TRACE_BACKWARD_END:
-    return g_strdup(_("Backward from this tensor ended"));
-  case GS_TRACE_GRAD_ACCUMULATE:
-    if (is_me(h, e->tensor))
-      return g_strdup_printf(_("Gradient accumulated into its .grad %s"), target);
-    return g_strdup_printf(_("Holds the gradient accumulated for %s"), tensor);
-  case GS_TRACE_MODULE_PARAMETER: {
-    g_autofree char *module = gs_tensor_life_holder(m, GS_TRACE_HELD_BY_MODULE, e->module);
-    return g_strdup_printf(_("Registered as parameter “%s” of %s"),
-                           gs_trace_model_string(m, e->name), module);
-  }
-  case GS_TRACE_OPTIMIZER_CREATE: {
-    g_autofree char *optimizer = gs_view_handle(e->optimizer);
-    /* TRANSLATORS: the first %s is the optimizer's type (SGD, Adam, AdamW), the second its
-     * handle. */
-    return g_strdup_printf(_("Updated by the %s optimizer %s from now on"),
-                           gs_trace_model_string(m, e->name), optimizer);
-  }
-  case GS_TRACE_COMPOSITE_CREATE: {
-    g_autofree char *object = gs_view_handle(e->object);
-    if (e->object_kind == GS_OBJECT_DATASET)
-      /* TRANSLATORS: a dataset (gs_tensor_dataset) reads this tensor; %s is its handle */
-      return g_strdup_printf(_("Read by dataset %s from now on: its bytes count as data"),
-                             object);
-    return g_strdup_printf(_("Became part of %s %s"), gs_trace_object_kind_name(e->object_kind),
-                           object);
-  }
-  case GS_TRACE_STORAGE_ALLOC: {
-    g_autofree char *bytes = gs_view_bytes(e->nbytes);
-    if (e->memory != 0) { /* format 1.4: bytes the engine wraps (NumPy's, DLPack's), not its own */
-      g_autofree char *from = gs_memory_origin_label(e->memory, e->peer);
-      /* TRANSLATORS: "Storage #3 wraps 24 bytes of a DLPack producer: nothing was copied" */
-      return g_strdup_printf(_("Storage #%llu wraps %s of %s: nothing was copied"),
-                             (unsigned long long)e->storage, bytes, from);
-    }
-    return g_strdup_printf(_("Storage #%llu allocated: %s"), (unsigned long long)e->storage, bytes);
-  }
-  case GS_TRACE_STORAGE_SHARE: {
-    g_autofree char *bytes = gs_view_bytes(e->nbytes);
-    return g_strdup_printf(_("Storage #%llu shares the %s of storage #%llu copy-on-write: "
-                             "nothing was copied"),
-                           (unsigned long long)e->storage, bytes, (unsigned long long)e->source);
-  }
-  case GS_TRACE_STORAGE_MATERIALISE: {
-    g_autofree char *bytes = gs_view_bytes(e->nbytes);
-    return g_strdup_printf(_("Copy-on-write ended: storage #%llu"
-                             " copied its %s before a write"),
-                           (unsigned long long)e->storage, bytes);
-  }
-  case GS_TRACE_STORAGE_FREE:
-    return g_strdup_printf(_("Storage #%llu freed"), (unsigned long long)e->storage);
-  case GS_TRACE_VALUES:
-    return describe_values(e);
-  case GS_TRACE_ERROR:
-    return g_strdup_printf(_("Error: %s"), e->text ? e->text : "");
-  default:
-    return g_strdup(gs_trace_kind_name(e->kind));
-  }
+  const life_words w = {m, h, e};
+  if (e->kind > 0 && e->kind < GS_TRACE_KIND_COUNT)
+    return lives[e->kind](&w);
+  return g_strdup(gs_trace_kind_name(e->kind)); /* "unknown": newer than this inspector */
 }

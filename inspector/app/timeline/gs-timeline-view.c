@@ -689,10 +689,7 @@ static void gs_timeline_view_dispose(GObject *object) {
   GsTimelineView *self = GS_TIMELINE_VIEW(object);
   g_clear_signal_handler(&self->dark_handler, adw_style_manager_get_default());
   gtk_widget_dispose_template(GTK_WIDGET(self), GS_TYPE_TIMELINE_VIEW);
-  /* The template's root box is not a bound child: unparent it ourselves. */
-  GtkWidget *child;
-  while ((child = gtk_widget_get_first_child(GTK_WIDGET(self))))
-    gtk_widget_unparent(child);
+  gs_widget_unparent_children(GTK_WIDGET(self));
   G_OBJECT_CLASS(gs_timeline_view_parent_class)->dispose(object);
 }
 

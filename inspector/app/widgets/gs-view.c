@@ -49,3 +49,8 @@ void gs_view_set_tooltip(GtkWidget *widget, const char *text) {
   if (g_strcmp0(gtk_widget_get_tooltip_text(widget), text) != 0)
     gtk_widget_set_tooltip_text(widget, text);
 }
+
+void gs_widget_unparent_children(GtkWidget *widget) {
+  for (GtkWidget *child; (child = gtk_widget_get_first_child(widget));)
+    gtk_widget_unparent(child);
+}

@@ -38,6 +38,10 @@ void gs_view_emit_event_selected(GsView *self, guint64 index);
  * done for every cell bound, or every step of a scrub, that was half the cost. */
 void gs_view_set_tooltip(GtkWidget *widget, const char *text);
 
+/* Unparents widget's children: for a widget made from a template whose top box is its child.
+ * gtk_widget_dispose_template lets go of the bound children only; the top box is not one. */
+void gs_widget_unparent_children(GtkWidget *widget);
+
 /* Defines prefix_view_iface_init for G_IMPLEMENT_INTERFACE from the view's typed functions
  * prefix_set_model, prefix_set_position and prefix_model_grew (wrappers, so no function is
  * called through a pointer of another type). The _WITH_SELECT form also takes the typed

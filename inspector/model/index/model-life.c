@@ -27,73 +27,129 @@ static void extra(gs_trace_model *m, guint64 id, guint domain, guint64 index) {
     g_array_append_val(m->life_extra, p);
 }
 
+/* One event being indexed: the model its extra keys go to, the event and its index. */
+typedef struct {
+  gs_trace_model *m;
+  const gs_trace_event *e;
+  guint64 index;
+} life_event;
+
+static guint32 keyed_by_tensor(const life_event *l) { return life_key(l->e->tensor, KEY_TENSOR); }
+static guint32 keyed_by_node(const life_event *l) { return life_key(l->e->node, KEY_NODE); }
+static guint32 keyed_by_object(const life_event *l) { return life_key(l->e->object, KEY_TENSOR); }
+static guint32 keyed_by_storage(const life_event *l) {
+  return life_key(l->e->storage, KEY_STORAGE);
+}
+
+/* About no tensor, node or storage. */
+static guint32 no_key(const life_event *l) {
+  (void)l;
+  return 0;
+}
+
+/* What each kind is mainly about (its key; 0 for none), and the others it concerns (extra
+ * keys): one function per kind. If a kind concerns a storage, concerns() says so too. */
+static guint32 life_string(const life_event *l) { return no_key(l); }
+static guint32 life_site(const life_event *l) { return no_key(l); }
+static guint32 life_binary(const life_event *l) { return no_key(l); }
+static guint32 life_scope_begin(const life_event *l) { return no_key(l); }
+static guint32 life_scope_end(const life_event *l) { return no_key(l); }
+static guint32 life_module_create(const life_event *l) { return no_key(l); }
+static guint32 life_mark(const life_event *l) { return no_key(l); }
+static guint32 life_error(const life_event *l) { return no_key(l); }
+static guint32 life_snapshot_begin(const life_event *l) { return no_key(l); }
+static guint32 life_snapshot_end(const life_event *l) { return no_key(l); }
+static guint32 life_storage_alloc(const life_event *l) { return keyed_by_storage(l); }
+static guint32 life_storage_materialise(const life_event *l) { return keyed_by_storage(l); }
+static guint32 life_storage_free(const life_event *l) { return keyed_by_storage(l); }
+
+static guint32 life_storage_share(const life_event *l) {
+  extra(l->m, l->e->source, KEY_STORAGE, l->index);
+  return keyed_by_storage(l);
+}
+
+static guint32 life_tensor_create(const life_event *l) {
+  if (l->e->origin != 0)
+    extra(l->m, l->e->source, KEY_TENSOR, l->index);
+  return keyed_by_tensor(l);
+}
+
+/* A write through any view of the storage is a new version. */
+static guint32 life_inplace_write(const life_event *l) {
+  extra(l->m, l->e->storage, KEY_STORAGE, l->index);
+  return keyed_by_tensor(l);
+}
+
+static guint32 with_target(const life_event *l) {
+  extra(l->m, l->e->target, KEY_TENSOR, l->index);
+  return keyed_by_tensor(l);
+}
+
+static guint32 life_tensor_move(const life_event *l) { return with_target(l); }
+static guint32 life_grad_accumulate(const life_event *l) { return with_target(l); }
+static guint32 life_tensor_dispose(const life_event *l) { return keyed_by_tensor(l); }
+static guint32 life_tensor_name(const life_event *l) { return keyed_by_tensor(l); }
+static guint32 life_requires_grad(const life_event *l) { return keyed_by_tensor(l); }
+static guint32 life_values(const life_event *l) { return keyed_by_tensor(l); }
+static guint32 life_backward_begin(const life_event *l) { return keyed_by_tensor(l); }
+static guint32 life_backward_end(const life_event *l) { return keyed_by_tensor(l); }
+static guint32 life_module_parameter(const life_event *l) { return keyed_by_tensor(l); }
+static guint32 life_owner_change(const life_event *l) { return keyed_by_object(l); }
+static guint32 life_node_free_saved(const life_event *l) { return keyed_by_node(l); }
+static guint32 life_node_release(const life_event *l) { return keyed_by_node(l); }
+
+static guint32 life_node_create(const life_event *l) {
+  extra(l->m, l->e->tensor, KEY_TENSOR, l->index);
+  for (guint i = 0; i < l->e->n_saved; i++)
+    extra(l->m, l->e->saved[i], KEY_TENSOR, l->index);
+  return keyed_by_node(l);
+}
+
+static guint32 life_composite_create(const life_event *l) {
+  for (guint i = 0; i < l->e->n_parts; i++)
+    extra(l->m, l->e->parts[i], KEY_TENSOR, l->index);
+  return keyed_by_object(l);
+}
+
+/* From here on the optimizer updates (and keeps state for) its parameters. */
+static guint32 life_optimizer_create(const life_event *l) {
+  for (guint i = 0; i < l->e->n_params; i++)
+    extra(l->m, l->e->params[i], KEY_TENSOR, l->index);
+  return 0;
+}
+
+/* Renames the parameters already in the child's tree. */
+static guint32 life_module_child(const life_event *l) {
+  g_autoptr(GArray) renamed = g_array_new(FALSE, FALSE, sizeof(guint64));
+  gs_replay_subtree_parameters(l->m->head, l->e->child, renamed);
+  for (guint i = 0; i < renamed->len; i++)
+    extra(l->m, g_array_index(renamed, guint64, i), KEY_TENSOR, l->index);
+  return 0;
+}
+
+/* A DDP bucket took the parameters' final gradients. */
+static guint32 life_bucket_ready(const life_event *l) {
+  for (guint i = 0; i < l->e->n_params; i++)
+    extra(l->m, l->e->params[i], KEY_TENSOR, l->index);
+  return 0;
+}
+
+/* A distributed run's rank, collectives and waits concern no one tensor. */
+static guint32 life_dist_init(const life_event *l) { return no_key(l); }
+static guint32 life_collective_begin(const life_event *l) { return no_key(l); }
+static guint32 life_collective_end(const life_event *l) { return no_key(l); }
+static guint32 life_wait_begin(const life_event *l) { return no_key(l); }
+static guint32 life_wait_end(const life_event *l) { return no_key(l); }
+
+/* From the kinds list: a new kind without its life_ function does not compile. */
+typedef guint32 (*kind_life)(const life_event *l);
+#define KIND_LIFE(KIND, kind, value, flags) [GS_TRACE_##KIND] = life_##kind,
+static const kind_life lives[GS_TRACE_KIND_COUNT] = {GS_TRACE_KINDS(KIND_LIFE)};
+#undef KIND_LIFE
+
 guint32 model_life_add(gs_trace_model *m, const gs_trace_event *e, guint64 index) {
-  guint32 key = 0;
-  _Static_assert(GS_TRACE_KIND_COUNT == 39,
-                 "model-life.c: a new event kind needs a case here (the tensor, node or storage "
-                 "it is about, and the others it concerns) and, if it concerns a storage, one "
-                 "in concerns()");
-  switch (e->kind) {
-  case GS_TRACE_STORAGE_ALLOC:
-  case GS_TRACE_STORAGE_MATERIALISE:
-  case GS_TRACE_STORAGE_FREE: key = life_key(e->storage, KEY_STORAGE); break;
-  case GS_TRACE_STORAGE_SHARE:
-    key = life_key(e->storage, KEY_STORAGE);
-    extra(m, e->source, KEY_STORAGE, index);
-    break;
-  case GS_TRACE_TENSOR_CREATE:
-    key = life_key(e->tensor, KEY_TENSOR);
-    if (e->origin != 0)
-      extra(m, e->source, KEY_TENSOR, index);
-    break;
-  case GS_TRACE_INPLACE_WRITE: /* a write through any view of the storage is a new version */
-    key = life_key(e->tensor, KEY_TENSOR);
-    extra(m, e->storage, KEY_STORAGE, index);
-    break;
-  case GS_TRACE_TENSOR_MOVE:
-  case GS_TRACE_GRAD_ACCUMULATE:
-    key = life_key(e->tensor, KEY_TENSOR);
-    extra(m, e->target, KEY_TENSOR, index);
-    break;
-  case GS_TRACE_TENSOR_DISPOSE:
-  case GS_TRACE_TENSOR_NAME:
-  case GS_TRACE_REQUIRES_GRAD:
-  case GS_TRACE_VALUES:
-  case GS_TRACE_BACKWARD_BEGIN:
-  case GS_TRACE_BACKWARD_END:
-  case GS_TRACE_MODULE_PARAMETER: key = life_key(e->tensor, KEY_TENSOR); break;
-  case GS_TRACE_OWNER_CHANGE: key = life_key(e->object, KEY_TENSOR); break;
-  case GS_TRACE_NODE_CREATE:
-    key = life_key(e->node, KEY_NODE);
-    extra(m, e->tensor, KEY_TENSOR, index);
-    for (guint i = 0; i < e->n_saved; i++)
-      extra(m, e->saved[i], KEY_TENSOR, index);
-    break;
-  case GS_TRACE_NODE_FREE_SAVED:
-  case GS_TRACE_NODE_RELEASE: key = life_key(e->node, KEY_NODE); break;
-  case GS_TRACE_COMPOSITE_CREATE:
-    key = life_key(e->object, KEY_TENSOR);
-    for (guint i = 0; i < e->n_parts; i++)
-      extra(m, e->parts[i], KEY_TENSOR, index);
-    break;
-  case GS_TRACE_BUCKET_READY: /* a DDP bucket took the parameters' final gradients */
-    for (guint i = 0; i < e->n_params; i++)
-      extra(m, e->params[i], KEY_TENSOR, index);
-    break;
-  case GS_TRACE_OPTIMIZER_CREATE: /* from here on the optimizer updates (and keeps state for) */
-    for (guint i = 0; i < e->n_params; i++)
-      extra(m, e->params[i], KEY_TENSOR, index);
-    break;
-  case GS_TRACE_MODULE_CHILD: { /* renames the parameters already in the child's tree */
-    g_autoptr(GArray) renamed = g_array_new(FALSE, FALSE, sizeof(guint64));
-    gs_replay_subtree_parameters(m->head, e->child, renamed);
-    for (guint i = 0; i < renamed->len; i++)
-      extra(m, g_array_index(renamed, guint64, i), KEY_TENSOR, index);
-    break;
-  }
-  default: break;
-  }
-  return key;
+  const life_event l = {m, e, index};
+  return e->kind > 0 && e->kind < GS_TRACE_KIND_COUNT ? lives[e->kind](&l) : 0;
 }
 
 /* Appends to hits every event index whose own (primary) key is k, then those where k is an

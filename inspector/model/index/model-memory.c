@@ -515,17 +515,20 @@ static void stacks_at(const gs_trace_model *m, gboolean by_scope, guint64 index,
   col->stack[0] = total > in_scopes ? total - in_scopes : 0;
 }
 
+guint64 gs_trace_model_clamp_range(const gs_trace_model *m, guint64 first, guint64 *last) {
+  guint64 n = m->kinds->len;
+  if (n == 0 || first >= n)
+    return 0;
+  *last = MIN(*last, n - 1);
+  return *last >= first ? *last - first + 1 : 0;
+}
+
 void gs_trace_model_memory_columns(const gs_trace_model *m, guint64 first, guint64 last,
                                    guint columns, gboolean by_scope, gs_memory_column *out) {
-  guint64 n = m->kinds->len;
   memset(out, 0, sizeof *out * columns);
   if (columns == 0)
     return;
-  guint64 span = 0;
-  if (n > 0 && first < n) {
-    last = MIN(last, n - 1);
-    span = last >= first ? last - first + 1 : 0;
-  }
+  guint64 span = gs_trace_model_clamp_range(m, first, &last);
   const model_series *t = &m->total;
   for (guint col = 0; col < columns; col++) {
     gs_memory_column *c = &out[col];

@@ -190,6 +190,9 @@ typedef struct gs_memory_column {
                     * shared: gs_trace_model_outside_bytes_at) */
 } gs_memory_column;
 
+/* Clamps *last to the model's last event and returns how many events first..*last holds (0 if
+ * none, and then *last may be left as it was). */
+guint64 gs_trace_model_clamp_range(const gs_trace_model *m, guint64 first, guint64 *last);
 /* Splits events first..last (clamped) into `columns` equal runs and fills out[columns]. */
 void gs_trace_model_memory_columns(const gs_trace_model *m, guint64 first, guint64 last,
                                    guint columns, gboolean by_scope, gs_memory_column *out);

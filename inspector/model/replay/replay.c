@@ -179,9 +179,84 @@ void gs_replay_apply(gs_replay *r, const gs_trace_event *e, const gs_trace_reade
   gs_replay_apply_with(r, e, reader_string, (gpointer)reader);
 }
 
+/* One event's replay: the state, the event and how to read its strings. */
+typedef struct {
+  gs_replay *r;
+  const gs_trace_event *e;
+  const replay_strings *st;
+} replay_step;
+
+/* What each kind does to the state, one function per kind. The events between a snapshot's two
+ * markers are ordinary creations, applied as such, of objects made before the log began. */
+static void apply_storage_alloc(const replay_step *s) { replay_on_storage(s->r, s->e); }
+static void apply_storage_share(const replay_step *s) { replay_on_storage(s->r, s->e); }
+static void apply_storage_materialise(const replay_step *s) { replay_on_storage(s->r, s->e); }
+static void apply_storage_free(const replay_step *s) { replay_on_storage(s->r, s->e); }
+static void apply_tensor_create(const replay_step *s) {
+  replay_on_tensor_create(s->r, s->e, s->st);
+}
+static void apply_tensor_dispose(const replay_step *s) { replay_on_tensor_dispose(s->r, s->e); }
+static void apply_tensor_move(const replay_step *s) { replay_on_tensor_move(s->r, s->e); }
+static void apply_tensor_name(const replay_step *s) { replay_on_tensor_name(s->r, s->e, s->st); }
+static void apply_owner_change(const replay_step *s) { replay_on_owner_change(s->r, s->e); }
+static void apply_scope_begin(const replay_step *s) { replay_on_scope_begin(s->r, s->e, s->st); }
+static void apply_scope_end(const replay_step *s) { replay_on_scope_end(s->r, s->e); }
+static void apply_node_create(const replay_step *s) { replay_on_node_create(s->r, s->e, s->st); }
+static void apply_node_free_saved(const replay_step *s) { replay_on_node_free_saved(s->r, s->e); }
+static void apply_node_release(const replay_step *s) { replay_on_node_release(s->r, s->e); }
+static void apply_module_create(const replay_step *s) {
+  replay_on_module_create(s->r, s->e, s->st);
+}
+static void apply_module_child(const replay_step *s) { replay_on_module_child(s->r, s->e, s->st); }
+static void apply_composite_create(const replay_step *s) { replay_on_composite_create(s->r, s->e); }
+static void apply_inplace_write(const replay_step *s) { replay_on_inplace_write(s->r, s->e); }
+static void apply_values(const replay_step *s) { replay_on_values(s->r, s->e); }
+
+static void apply_module_parameter(const replay_step *s) {
+  replay_on_module_parameter(s->r, s->e, s->st);
+}
+
+static void apply_optimizer_create(const replay_step *s) {
+  replay_on_optimizer_create(s->r, s->e, s->st);
+}
+
+static void apply_requires_grad(const replay_step *s) {
+  gs_replay_object *o = gs_replay_object_get(s->r, s->e->tensor);
+  if (o)
+    o->requires_grad = s->e->requires_grad;
+}
+
+static void apply_snapshot_begin(const replay_step *s) { s->r->in_snapshot = TRUE; }
+static void apply_snapshot_end(const replay_step *s) { s->r->in_snapshot = FALSE; }
+
+/* These change no state: the tables (string, site, binary), a backward pass's begin, end and
+ * accumulations, marks and errors. */
+static void no_change(const replay_step *s) { (void)s; }
+static void apply_string(const replay_step *s) { no_change(s); }
+static void apply_site(const replay_step *s) { no_change(s); }
+static void apply_binary(const replay_step *s) { no_change(s); }
+static void apply_backward_begin(const replay_step *s) { no_change(s); }
+static void apply_backward_end(const replay_step *s) { no_change(s); }
+static void apply_grad_accumulate(const replay_step *s) { no_change(s); }
+static void apply_mark(const replay_step *s) { no_change(s); }
+static void apply_error(const replay_step *s) { no_change(s); }
+/* A distributed run's events: the rank and the collectives change no tensor's state. */
+static void apply_dist_init(const replay_step *s) { no_change(s); }
+static void apply_bucket_ready(const replay_step *s) { no_change(s); }
+static void apply_collective_begin(const replay_step *s) { no_change(s); }
+static void apply_collective_end(const replay_step *s) { no_change(s); }
+static void apply_wait_begin(const replay_step *s) { no_change(s); }
+static void apply_wait_end(const replay_step *s) { no_change(s); }
+
+/* From the kinds list: a new kind without its apply_ function does not compile. */
+typedef void (*kind_replay)(const replay_step *s);
+#define KIND_REPLAY(KIND, kind, value, flags) [GS_TRACE_##KIND] = apply_##kind,
+static const kind_replay replays[GS_TRACE_KIND_COUNT] = {GS_TRACE_KINDS(KIND_REPLAY)};
+#undef KIND_REPLAY
+
 void gs_replay_apply_with(gs_replay *r, const gs_trace_event *e, gs_replay_string_fn lookup,
                           gpointer user_data) {
-  const replay_strings st = {lookup, user_data}, *strings = &st;
+  const replay_strings st = {lookup, user_data};
   for (guint i = 0; i < r->changed_groups->len; i++)
     ((gs_replay_scope_name *)r->changed_groups->pdata[i])->changed = FALSE;
   if (r->changed_groups->len) /* most events change no group: skip the call */
@@ -194,41 +269,7 @@ void gs_replay_apply_with(gs_replay *r, const gs_trace_event *e, gs_replay_strin
   r->last_seq = MAX(r->last_seq, e->seq);
   r->last_ns = MAX(r->last_ns, e->time_ns);
 
-  /* The kinds left to default change no state: string, backward_begin/end, grad_accumulate,
-   * mark and error. The events between a snapshot's two markers are ordinary creations,
-   * applied as such, of objects made before the log began. */
-  _Static_assert(GS_TRACE_KIND_COUNT == 39,
-                 "replay.c: a new event kind needs a case here if it changes the state");
-  switch (e->kind) {
-  case GS_TRACE_STORAGE_ALLOC:
-  case GS_TRACE_STORAGE_SHARE:
-  case GS_TRACE_STORAGE_MATERIALISE:
-  case GS_TRACE_STORAGE_FREE: replay_on_storage(r, e); break;
-  case GS_TRACE_TENSOR_CREATE: replay_on_tensor_create(r, e, strings); break;
-  case GS_TRACE_TENSOR_DISPOSE: replay_on_tensor_dispose(r, e); break;
-  case GS_TRACE_TENSOR_MOVE: replay_on_tensor_move(r, e); break;
-  case GS_TRACE_TENSOR_NAME: replay_on_tensor_name(r, e, strings); break;
-  case GS_TRACE_OWNER_CHANGE: replay_on_owner_change(r, e); break;
-  case GS_TRACE_SCOPE_BEGIN: replay_on_scope_begin(r, e, strings); break;
-  case GS_TRACE_SCOPE_END: replay_on_scope_end(r, e); break;
-  case GS_TRACE_NODE_CREATE: replay_on_node_create(r, e, strings); break;
-  case GS_TRACE_NODE_FREE_SAVED: replay_on_node_free_saved(r, e); break;
-  case GS_TRACE_NODE_RELEASE: replay_on_node_release(r, e); break;
-  case GS_TRACE_MODULE_CREATE: replay_on_module_create(r, e, strings); break;
-  case GS_TRACE_MODULE_PARAMETER: replay_on_module_parameter(r, e, strings); break;
-  case GS_TRACE_MODULE_CHILD: replay_on_module_child(r, e, strings); break;
-  case GS_TRACE_OPTIMIZER_CREATE: replay_on_optimizer_create(r, e, strings); break;
-  case GS_TRACE_COMPOSITE_CREATE: replay_on_composite_create(r, e); break;
-  case GS_TRACE_INPLACE_WRITE: replay_on_inplace_write(r, e); break;
-  case GS_TRACE_REQUIRES_GRAD: {
-    gs_replay_object *o = gs_replay_object_get(r, e->tensor);
-    if (o)
-      o->requires_grad = e->requires_grad;
-    break;
-  }
-  case GS_TRACE_VALUES: replay_on_values(r, e); break;
-  case GS_TRACE_SNAPSHOT_BEGIN: r->in_snapshot = TRUE; break;
-  case GS_TRACE_SNAPSHOT_END: r->in_snapshot = FALSE; break;
-  default: break;
-  }
+  const replay_step step = {r, e, &st};
+  if (e->kind > 0 && e->kind < GS_TRACE_KIND_COUNT) /* a newer kind changes nothing we know */
+    replays[e->kind](&step);
 }
