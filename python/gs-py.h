@@ -46,6 +46,8 @@ PyObject *gsp_wrap_kept(gs_tensor t, PyObject *keeper);
 /* Makes o (a Tensor) borrowed and kept alive by keeper (a module tree that took it over). */
 void gsp_tensor_keep(PyObject *o, PyObject *keeper);
 void gsp_tensor_type_init(void);
+/* A tuple of Python ints (sizes, strides), or NULL raised. */
+PyObject *gsp_int_tuple(const int64_t *values, int n);
 
 /* ---- dtype.c ---- */
 extern PyTypeObject gsp_dtype_type;
@@ -82,6 +84,10 @@ PyObject *gsp_tensor_richcompare(PyObject *a, PyObject *b, int op);
 /* Binary ops shared by operators, methods and module functions. */
 PyObject *gsp_binary(PyObject *a, PyObject *b, int op);
 enum { GSP_ADD, GSP_SUB, GSP_MUL, GSP_DIV, GSP_POW, GSP_MATMUL, GSP_MAXIMUM, GSP_MINIMUM };
+
+/* ---- tensor-op-table.c, tensor-math.c: methods added to the ready Tensor type at import ---- */
+int gsp_tensor_op_table_install(void);
+int gsp_tensor_math_install(void);
 
 /* ---- numpy-bridge.c, dlpack-bridge.c ---- */
 int gsp_numpy_init(void);

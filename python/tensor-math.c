@@ -1,21 +1,11 @@
-/* tensor-math.c: Tensor methods over the engine's newer elementwise and moment ops, as
- * PyTorch's: sin, cos, tan, var, std (unbiased= or correction=, dim, keepdim) and masked_fill.
- * They live beside tensor-methods.c's table (which is full enough) and join the Tensor type at
- * import (gsp_tensor_math_install); gradscope.sin(t) and friends reach them through the
- * functional forwarders of functions.c. */
+/* tensor-math.c: Tensor methods over the engine's moment and masking ops, as PyTorch's: var,
+ * std (unbiased= or correction=, dim, keepdim) and masked_fill. They live beside
+ * tensor-methods.c's table and join the Tensor type at import (gsp_tensor_math_install);
+ * gradscope.var(t) and friends reach them through the functional forwarders of functions.c.
+ * (sin, cos and tan are rows of tensor-op-table.c.) */
 #include "gs-py.h"
 
 #define METH_KW (METH_VARARGS | METH_KEYWORDS)
-
-#define UNARY(name, call)                                                                      \
-  static PyObject *m_##name(PyObject *self, PyObject *unused) {                                \
-    (void)unused;                                                                              \
-    GSP_SITE();                                                                                \
-    return gsp_wrap(call(gsp_handle(self)));                                                   \
-  }
-UNARY(sin, gs_sin)
-UNARY(cos, gs_cos)
-UNARY(tan, gs_tan)
 
 typedef gs_tensor (*moment_fn)(gs_tensor, const int *, int, double, bool);
 
@@ -91,9 +81,6 @@ static PyObject *m_masked_fill_(PyObject *self, PyObject *args, PyObject *kwargs
 }
 
 static PyMethodDef tensor_math_methods[] = {
-    {"sin", m_sin, METH_NOARGS, NULL},
-    {"cos", m_cos, METH_NOARGS, NULL},
-    {"tan", m_tan, METH_NOARGS, NULL},
     {"var", GSP_FN(m_var), METH_KW, NULL},
     {"std", GSP_FN(m_std), METH_KW, NULL},
     {"masked_fill", GSP_FN(m_masked_fill), METH_KW, NULL},
@@ -102,7 +89,6 @@ static PyMethodDef tensor_math_methods[] = {
 };
 
 /* Adds the methods to the ready Tensor type's dict (as tp_methods would). */
-int gsp_tensor_math_install(void);
 int gsp_tensor_math_install(void) {
   PyObject *dict = gsp_tensor_type.tp_dict;
   for (PyMethodDef *d = tensor_math_methods; d->ml_name; d++) {
