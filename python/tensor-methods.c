@@ -454,7 +454,7 @@ static PyObject *m_size(PyObject *self, PyObject *args) {
   if (PyTuple_GET_SIZE(args) == 0) {
     int64_t shape[GS_MAX_DIMS];
     int nd = gs_shape(t, shape);
-    return nd < 0 ? gsp_raise_engine_error() : gsp_int_tuple(shape, nd);
+    return nd < 0 ? gsp_raise_engine_error() : gsp_size_new(shape, nd);
   }
   if (!PyArg_ParseTuple(args, "i:size", &dim))
     return NULL;

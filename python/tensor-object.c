@@ -124,7 +124,7 @@ PyObject *gsp_int_tuple(const int64_t *values, int n) {
 static PyObject *shape_tuple(gs_tensor t) {
   int64_t shape[GS_MAX_DIMS];
   int nd = gs_shape(t, shape);
-  return nd < 0 ? gsp_raise_engine_error() : gsp_int_tuple(shape, nd);
+  return nd < 0 ? gsp_raise_engine_error() : gsp_size_new(shape, nd);
 }
 
 static PyObject *get_shape(PyObject *self, void *c) {

@@ -18,6 +18,7 @@ typedef enum {
   ROW_INPLACE, /* t.sub_(b): writes into t, returns t */
   ROW_INFO,    /* t.numel(): an integer about t */
   ROW_SHAPE,   /* t.view(2, -1) or t.view((2, -1)): a new tensor from t and a shape */
+  ROW_UNARY_INPLACE, /* t.relu_(): the unary op's result copied into t, returns t */
 } row_kind;
 
 typedef struct op_row {
@@ -33,6 +34,8 @@ typedef struct op_row {
 } op_row;
 
 static int64_t ndim_info(gs_tensor t) { return gs_ndim(t); }
+/* torch.logical_not: true where t is zero (false), for any dtype. */
+static gs_tensor logical_not(gs_tensor t) { return gs_eq_scalar(t, 0); }
 static int64_t storage_id_info(gs_tensor t) { return (int64_t)gs_storage_id(t); }
 
 #define UNARY(n, f) {.name = #n, .kind = ROW_UNARY, .unary = f}
@@ -42,6 +45,7 @@ static int64_t storage_id_info(gs_tensor t) { return (int64_t)gs_storage_id(t); 
 #define INPLACE(n, f) {.name = #n, .kind = ROW_INPLACE, .inplace = f}
 #define INFO(n, f) {.name = #n, .kind = ROW_INFO, .info = f}
 #define SHAPE(n, f) {.name = #n, .kind = ROW_SHAPE, .shaped = f}
+#define UNARY_INPLACE(n, f) {.name = #n, .kind = ROW_UNARY_INPLACE, .unary = f}
 
 static const op_row op_rows[] = {
     UNARY(relu, gs_relu),
@@ -63,6 +67,18 @@ static const op_row op_rows[] = {
     {.name = "detach", .kind = ROW_UNARY, .unary = gs_detach,
      .doc = "Shares storage and version; a new leaf."},
     UNARY(t, gs_t),
+    UNARY(floor, gs_floor),
+    UNARY(bitwise_not, gs_bitwise_not),
+    UNARY(logical_not, logical_not),
+    UNARY_INPLACE(relu_, gs_relu),
+    UNARY_INPLACE(sigmoid_, gs_sigmoid),
+    UNARY_INPLACE(tanh_, gs_tanh),
+    UNARY_INPLACE(exp_, gs_exp),
+    UNARY_INPLACE(log_, gs_log),
+    UNARY_INPLACE(sqrt_, gs_sqrt),
+    UNARY_INPLACE(abs_, gs_abs),
+    UNARY_INPLACE(neg_, gs_neg),
+    UNARY_INPLACE(floor_, gs_floor),
     CONVERT(float, GS_F32),
     CONVERT(double, GS_F64),
     CONVERT(long, GS_I64),
@@ -75,6 +91,11 @@ static const op_row op_rows[] = {
     BINARY(matmul, GSP_MATMUL),
     BINARY(maximum, GSP_MAXIMUM),
     BINARY(minimum, GSP_MINIMUM),
+    BINARY(floor_divide, GSP_FLOOR_DIV),
+    BINARY(remainder, GSP_REMAINDER),
+    BINARY(bitwise_and, GSP_AND),
+    BINARY(bitwise_or, GSP_OR),
+    BINARY(bitwise_xor, GSP_XOR),
     COMPARE(eq, Py_EQ),
     COMPARE(ne, Py_NE),
     COMPARE(lt, Py_LT),
@@ -101,6 +122,18 @@ static PyObject *inplace_call(PyObject *self, PyObject *other, void (*fn)(gs_ten
   gs_clear_error();
   fn(t, b);
   gs_dispose(temp);
+  if (gs_last_error_code() != GS_OK)
+    return gsp_raise_engine_error();
+  return Py_NewRef(self);
+}
+
+static PyObject *unary_inplace_call(PyObject *self, gs_tensor (*fn)(gs_tensor)) {
+  gs_tensor t = gsp_handle(self);
+  gs_clear_error();
+  gs_tensor r = fn(t);
+  if (r.id)
+    gs_copy_(t, r);
+  gs_dispose(r);
   if (gs_last_error_code() != GS_OK)
     return gsp_raise_engine_error();
   return Py_NewRef(self);
@@ -139,6 +172,7 @@ static PyObject *run_row(const op_row *row, PyObject *self, PyObject *other) {
   case ROW_COMPARE: return gsp_tensor_richcompare(self, other, row->op);
   case ROW_INPLACE: return inplace_call(self, other, row->inplace);
   case ROW_INFO: return info_call(self, row->info);
+  case ROW_UNARY_INPLACE: return unary_inplace_call(self, row->unary);
   case ROW_SHAPE: break; /* op_method_vectorcall calls shape_call with all its arguments */
   }
   PyErr_SetString(PyExc_SystemError, "tensor-op-table: unknown row kind");
