@@ -96,6 +96,8 @@ enum {
 /* ---- tensor-op-table.c, tensor-math.c: methods added to the ready Tensor type at import ---- */
 int gsp_tensor_op_table_install(void);
 int gsp_tensor_math_install(void);
+/* (values, indices) as torch.return_types: a tuple with those names (steals both). */
+PyObject *gsp_values_indices(PyObject *values, PyObject *indices);
 
 /* ---- numpy-bridge.c, dlpack-bridge.c ---- */
 int gsp_numpy_init(void);

@@ -2,7 +2,8 @@
  * std (unbiased= or correction=, dim, keepdim) and masked_fill, and over the ops along a dim
  * and the compositions (cumsum, sort, argsort, topk, norm, repeat, expand_as, masked_select).
  * They live beside tensor-methods.c's table and join the Tensor type at import
- * (gsp_tensor_math_install); gradscope.var(t) and friends reach them through the functional forwarders of functions.c.
+ * (gsp_tensor_math_install); gradscope.var(t) and friends reach them through the functional
+ * forwarders of functions.c.
  * (sin, cos and tan are rows of tensor-op-table.c.) */
 #include "gs-py.h"
 
@@ -100,21 +101,29 @@ static PyObject *m_cumsum(PyObject *self, PyObject *args, PyObject *kwargs) {
 /* (values, indices), as torch.return_types.sort / topk: a tuple with those two names. */
 static PyTypeObject *values_indices_type;
 
+PyObject *gsp_values_indices(PyObject *values, PyObject *indices) {
+  PyObject *pair = PyStructSequence_New(values_indices_type);
+  if (!pair) {
+    Py_DECREF(values);
+    Py_DECREF(indices);
+    return NULL;
+  }
+  PyStructSequence_SET_ITEM(pair, 0, values);
+  PyStructSequence_SET_ITEM(pair, 1, indices);
+  return pair;
+}
+
 static PyObject *values_indices(bool ok, gs_tensor values, gs_tensor indices) {
   if (!ok)
     return gsp_raise_engine_error();
   PyObject *v = gsp_wrap(values), *i = v ? gsp_wrap(indices) : NULL;
-  PyObject *pair = i ? PyStructSequence_New(values_indices_type) : NULL;
-  if (!pair) {
+  if (!i) {
     if (!v)
       gs_dispose(indices);
     Py_XDECREF(v);
-    Py_XDECREF(i);
     return NULL;
   }
-  PyStructSequence_SET_ITEM(pair, 0, v);
-  PyStructSequence_SET_ITEM(pair, 1, i);
-  return pair;
+  return gsp_values_indices(v, i);
 }
 
 /* t.sort(dim=-1, descending=False, stable=False): a stable sort either way. */
