@@ -128,14 +128,23 @@ def run_batch(seed, count, verbose):
 
 
 def short(a):
-    r = repr(a) if not hasattr(a, "shape") else f"<{type(a).__name__} {tuple(a.shape)}>"
+    try:
+        r = repr(a) if not hasattr(a, "shape") else f"<{type(a).__name__} {tuple(a.shape)}>"
+    except Exception as e:  # a disposed tensor, say
+        r = f"<{type(a).__name__}: {type(e).__name__}>"
     return r[:40]
 
 
-def child(seed, count, verbose, workdir):
+def child(seed, count, verbose, workdir, timeout=600):
+    """The batch's exit code (-1 when it hung past timeout) and its stderr."""
     cmd = [sys.executable, os.path.abspath(__file__), "--child", str(seed), "--calls",
            str(count)] + (["--verbose"] if verbose else [])
-    return subprocess.run(cmd, cwd=workdir, capture_output=True, text=True, timeout=600)
+    try:
+        r = subprocess.run(cmd, cwd=workdir, capture_output=True, text=True, timeout=timeout)
+        return r.returncode, r.stderr
+    except subprocess.TimeoutExpired as e:
+        err = e.stderr.decode() if isinstance(e.stderr, bytes) else (e.stderr or "")
+        return -1, err + f"\nhung: no answer after {timeout} s"
 
 
 def main():
@@ -162,12 +171,12 @@ def main():
             if not opts.calls and not opts.seconds:
                 break
             n = min(BATCH, opts.calls - calls) if opts.calls else 2000
-            r = child(seed, n, False, workdir)
-            if r.returncode != 0:
-                again = child(seed, n, True, workdir)
-                last = [ln for ln in again.stderr.splitlines() if ln.startswith("call ")][-1:]
-                failures.append(f"seed {seed}: exit {r.returncode}; last call {last}; "
-                                f"{r.stderr.strip().splitlines()[-1:]}")
+            code, err = child(seed, n, False, workdir)
+            if code != 0:  # a signal, a SystemError (3) or a hang (-1)
+                _, again = child(seed, n, True, workdir)
+                last = [ln for ln in again.splitlines() if ln.startswith("call ")][-1:]
+                failures.append(f"seed {seed}: exit {code}; last call {last}; "
+                                f"{err.strip().splitlines()[-1:]}")
             calls += n
             batches += 1
             seed += 1

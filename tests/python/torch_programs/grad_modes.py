@@ -25,3 +25,6 @@ d.requires_grad_()
 print("requires_grad_", d.grad.tolist(), w.grad.tolist(), d.is_leaf)
 e = (w * 2).detach()
 print("detach", e.requires_grad, e.is_leaf)
+with torch.inference_mode():
+    f = w * 2
+print("inference_mode", f.requires_grad, torch.is_grad_enabled())
