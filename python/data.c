@@ -70,7 +70,41 @@ static PyObject *dataset_new(PyTypeObject *type, PyObject *args, PyObject *kwarg
 
 static Py_ssize_t dataset_len(PyObject *self) { return (Py_ssize_t)((dataset_object *)self)->ds.length; }
 
-static PySequenceMethods dataset_as_sequence = {.sq_length = dataset_len};
+/* dataset[i]: the tuple (t[i] for each tensor), as torch's TensorDataset.__getitem__. */
+static PyObject *dataset_item(PyObject *self, Py_ssize_t i) {
+  GSP_SITE();
+  dataset_object *o = (dataset_object *)self;
+  Py_ssize_t n = (Py_ssize_t)o->ds.length;
+  if (i < 0 || i >= n) {
+    PyErr_Format(PyExc_IndexError, "index %zd is out of range for a dataset of %zd samples", i, n);
+    return NULL;
+  }
+  Py_ssize_t count = PyTuple_GET_SIZE(o->tensors);
+  PyObject *index = PyLong_FromSsize_t(i);
+  PyObject *sample = index ? PyTuple_New(count) : NULL;
+  for (Py_ssize_t k = 0; sample && k < count; k++) {
+    PyObject *row = PyObject_GetItem(PyTuple_GET_ITEM(o->tensors, k), index);
+    if (!row)
+      Py_CLEAR(sample);
+    else
+      PyTuple_SET_ITEM(sample, k, row);
+  }
+  Py_XDECREF(index);
+  return sample;
+}
+
+static PyObject *dataset_tensors(PyObject *self, void *c) {
+  (void)c;
+  return Py_NewRef(((dataset_object *)self)->tensors);
+}
+
+static PyGetSetDef dataset_getset[] = {
+    {"tensors", dataset_tensors, NULL, "The dataset's tensors, as a tuple.", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PySequenceMethods dataset_as_sequence = {.sq_length = dataset_len,
+                                                .sq_item = dataset_item};
 
 static PyTypeObject dataset_type = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "gradscope.utils.data.TensorDataset",
@@ -79,6 +113,7 @@ static PyTypeObject dataset_type = {
     .tp_new = dataset_new,
     .tp_dealloc = dataset_dealloc,
     .tp_as_sequence = &dataset_as_sequence,
+    .tp_getset = dataset_getset,
 };
 
 const gs_dataset *gsp_dataset_of(PyObject *o) {

@@ -384,7 +384,9 @@ static const char *const forwarded[] = {
     "log_softmax", "matmul", "transpose", "permute", "reshape", "flatten", "squeeze",
     "unsqueeze", "narrow", "select", "split", "chunk", "index_select", "gather", "clamp",
     "add", "sub", "mul", "div", "pow", "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge",
-    "clone", "detach", "t", "numel", "sin", "cos", "tan", "var", "std", "masked_fill", NULL};
+    "clone", "detach", "t", "numel", "sin", "cos", "tan", "var", "std", "masked_fill",
+    "cumsum", "sort", "argsort", "topk", "norm", "masked_select", "floor_divide", "remainder",
+    "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "logical_not", "floor", NULL};
 
 int gsp_functions_add_forwarders(PyObject *module);
 int gsp_functions_add_forwarders(PyObject *module) {
@@ -413,8 +415,22 @@ static PyObject *f_trace_close(PyObject *m, PyObject *unused) {
   Py_RETURN_NONE;
 }
 
+/* torch.nn.functional.one_hot(tensor, num_classes=-1) */
+static PyObject *f_one_hot(PyObject *m, PyObject *args, PyObject *kwargs) {
+  GSP_SITE();
+  (void)m;
+  PyObject *index;
+  long long num_classes = -1;
+  static char *kwlist[] = {"tensor", "num_classes", NULL};
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!|L:one_hot", kwlist, &gsp_tensor_type, &index,
+                                   &num_classes))
+    return NULL;
+  return gsp_wrap(gs_one_hot(gsp_handle(index), num_classes));
+}
+
 #define KW (METH_VARARGS | METH_KEYWORDS)
 PyMethodDef gsp_module_functions[] = {
+    {"one_hot", GSP_FN(f_one_hot), KW, "index (int64) as one-hot rows, as F.one_hot."},
     {"inspect", GSP_FN(gsp_inspect), KW,
      "Starts the inspector listening and streams this process's events to it."},
     {"trace_close", f_trace_close, METH_NOARGS, "Flushes the event log and stops recording."},

@@ -46,6 +46,13 @@ PyObject *gsp_wrap_kept(gs_tensor t, PyObject *keeper);
 /* Makes o (a Tensor) borrowed and kept alive by keeper (a module tree that took it over). */
 void gsp_tensor_keep(PyObject *o, PyObject *keeper);
 void gsp_tensor_type_init(void);
+/* A tuple of Python ints (sizes, strides), or NULL raised. */
+PyObject *gsp_int_tuple(const int64_t *values, int n);
+
+/* ---- size.c: gradscope.Size, a shape (a tuple subclass, as torch.Size) ---- */
+extern PyTypeObject gsp_size_type;
+int gsp_size_add_to_module(PyObject *module);
+PyObject *gsp_size_new(const int64_t *values, int n);
 
 /* ---- dtype.c ---- */
 extern PyTypeObject gsp_dtype_type;
@@ -81,7 +88,16 @@ extern PyGetSetDef gsp_tensor_getset[];
 PyObject *gsp_tensor_richcompare(PyObject *a, PyObject *b, int op);
 /* Binary ops shared by operators, methods and module functions. */
 PyObject *gsp_binary(PyObject *a, PyObject *b, int op);
-enum { GSP_ADD, GSP_SUB, GSP_MUL, GSP_DIV, GSP_POW, GSP_MATMUL, GSP_MAXIMUM, GSP_MINIMUM };
+enum {
+  GSP_ADD, GSP_SUB, GSP_MUL, GSP_DIV, GSP_POW, GSP_MATMUL, GSP_MAXIMUM, GSP_MINIMUM,
+  GSP_FLOOR_DIV, GSP_REMAINDER, GSP_AND, GSP_OR, GSP_XOR
+};
+
+/* ---- tensor-op-table.c, tensor-math.c: methods added to the ready Tensor type at import ---- */
+int gsp_tensor_op_table_install(void);
+int gsp_tensor_math_install(void);
+/* (values, indices) as torch.return_types: a tuple with those names (steals both). */
+PyObject *gsp_values_indices(PyObject *values, PyObject *indices);
 
 /* ---- numpy-bridge.c, dlpack-bridge.c ---- */
 int gsp_numpy_init(void);

@@ -57,8 +57,6 @@ static PyMethodDef extend_functions[] = {
     {NULL, NULL, 0, NULL},
 };
 
-int gsp_tensor_math_install(void);
-
 PyMODINIT_FUNC PyInit__gradscope(void);
 PyMODINIT_FUNC PyInit__gradscope(void) {
   gsp_errors_install();
@@ -76,7 +74,7 @@ PyMODINIT_FUNC PyInit__gradscope(void) {
   }
   Py_DECREF(priority);
   PyType_Modified(&gsp_tensor_type);
-  if (gsp_tensor_math_install() < 0)
+  if (gsp_tensor_math_install() < 0 || gsp_tensor_op_table_install() < 0)
     return NULL;
   PyObject *m = PyModule_Create(&module_def);
   if (!m)
@@ -84,6 +82,7 @@ PyMODINIT_FUNC PyInit__gradscope(void) {
   if (PyModule_AddObjectRef(m, "Tensor", (PyObject *)&gsp_tensor_type) < 0 ||
       PyModule_AddFunctions(m, gsp_module_functions) < 0 ||
       PyModule_AddFunctions(m, extend_functions) < 0 || gsp_dtype_add_to_module(m) < 0 ||
+      gsp_size_add_to_module(m) < 0 ||
       gsp_scopes_add_to_module(m) < 0 || gsp_functions_add_forwarders(m) < 0)
     goto fail;
   PyObject *nn = gsp_nn_module();

@@ -1,9 +1,92 @@
 /* tensor-index.c: t[...] and t[...] = v with integers, slices, None and Ellipsis: basic
  * indexing as in PyTorch and NumPy, where every result is a view sharing t's storage (select,
- * slice, unsqueeze), so writes through it show in t. An index tensor picks rows along the first
- * dimension (index_select, a copy, as advanced indexing is). Assignment writes through the
- * view (copy_ or fill_) and bumps the storage's version. */
+ * slice, unsqueeze), so writes through it show in t. Assignment writes through the view
+ * (copy_ or fill_) and bumps the storage's version.
+ *
+ * Advanced indexing, as PyTorch's, makes copies: an integer tensor, list or array picks
+ * entries along its dim (index_select; negative entries count from the end, an n-D index
+ * gives n dims), a bool mask of the tensor's shape picks its true elements (masked_select) and
+ * a 1-D bool mask the rows it marks. t[index] = v with one such index writes through
+ * index_put (or where, for a full mask) and copies the result into t.
+ */
 #include "gs-py.h"
+
+/* A list, tuple or array used as an index, as a new tensor (i64 or bool); other terms as a
+ * new reference to themselves. */
+static PyObject *index_term(PyObject *term) {
+  if (PyList_Check(term) || gsp_is_ndarray(term))
+    return gsp_tensor_from_data(term, NULL, false);
+  return Py_NewRef(term);
+}
+
+static bool is_advanced(PyObject *term) {
+  return gsp_is_tensor(term) && gs_ndim(gsp_handle(term)) > 0 &&
+         (gs_dtype_of(gsp_handle(term)) == GS_I64 || gs_dtype_of(gsp_handle(term)) == GS_BOOL);
+}
+
+/* The positions of a 1-D bool mask's true entries, as an i64 tensor. */
+static gs_tensor mask_positions(gs_tensor mask) {
+  gs_tensor flat = gs_contiguous(mask);
+  int64_t n = gs_numel(flat), count = 0;
+  const bool *bits = gs_data(flat);
+  if (n < 0 || !bits) {
+    gs_dispose(flat);
+    return GS_NO_TENSOR;
+  }
+  int64_t *pos = PyMem_Malloc(sizeof(int64_t) * (size_t)(n > 0 ? n : 1));
+  if (!pos) {
+    gs_dispose(flat);
+    PyErr_NoMemory();
+    return GS_NO_TENSOR;
+  }
+  for (int64_t i = 0; i < n; i++)
+    if (bits[i])
+      pos[count++] = i;
+  gs_tensor out = gs_from_data(GS_I64, &count, 1, pos);
+  PyMem_Free(pos);
+  gs_dispose(flat);
+  return out;
+}
+
+/* An i64 index with its negative entries counted from the end of a dim of size n. */
+static gs_tensor wrap_negatives(gs_tensor index, int64_t n) {
+  gs_tensor negative = gs_lt_scalar(index, 0);
+  gs_tensor size = gs_scalar(GS_I64, (double)n);
+  gs_tensor shifted = gs_add(index, size);
+  gs_tensor out = gs_where(negative, shifted, index);
+  gs_dispose(negative), gs_dispose(size), gs_dispose(shifted);
+  return out;
+}
+
+/* t[index] along dim for an n-D i64 index: index_select of the flattened index, its dims
+ * put in place of dim. */
+static gs_tensor take_along(gs_tensor t, int dim, gs_tensor index) {
+  int64_t size = gs_size(t, dim);
+  if (size < 0)
+    return GS_NO_TENSOR;
+  gs_tensor wrapped = wrap_negatives(index, size);
+  int64_t count = gs_numel(wrapped);
+  gs_tensor flat = gs_reshape(wrapped, &count, 1);
+  gs_tensor picked = gs_index_select(t, dim, flat);
+  gs_tensor out = picked;
+  int64_t tshape[GS_MAX_DIMS], ishape[GS_MAX_DIMS], shape[GS_MAX_DIMS];
+  int tn = gs_shape(t, tshape), in = gs_shape(index, ishape);
+  if (picked.id && in != 1 && tn - 1 + in <= GS_MAX_DIMS) {
+    int k = 0;
+    for (int d = 0; d < tn; d++) {
+      if (d != dim) {
+        shape[k++] = tshape[d];
+        continue;
+      }
+      for (int j = 0; j < in; j++)
+        shape[k++] = ishape[j];
+    }
+    out = gs_reshape(picked, shape, k);
+    gs_dispose(picked);
+  }
+  gs_dispose(wrapped), gs_dispose(flat);
+  return out;
+}
 
 /* Applies one index term at dimension *dim of *cur, replacing *cur by the view (the previous
  * intermediate is disposed). Returns 0, or -1 raised. */
@@ -30,14 +113,23 @@ static int apply_term(gs_tensor *cur, int *dim, PyObject *term, bool *owns) {
     if (i == -1 && PyErr_Occurred())
       return -1;
     next = gs_select(t, *dim, i);
-  } else if (gsp_is_tensor(term) && gs_dtype_of(gsp_handle(term)) == GS_I64 &&
-             gs_ndim(gsp_handle(term)) == 1) {
-    next = gs_index_select(t, *dim, gsp_handle(term));
+  } else if (is_advanced(term) && gs_dtype_of(gsp_handle(term)) == GS_I64) {
+    next = take_along(t, *dim, gsp_handle(term));
+    *dim += gs_ndim(gsp_handle(term));
+  } else if (is_advanced(term) && gs_ndim(gsp_handle(term)) == 1) { /* a mask of rows */
+    gs_tensor rows = mask_positions(gsp_handle(term));
+    if (!rows.id && PyErr_Occurred())
+      return -1;
+    next = rows.id ? gs_index_select(t, *dim, rows) : GS_NO_TENSOR;
+    gs_dispose(rows);
     (*dim)++;
+  } else if (is_advanced(term) && *dim == 0 && gs_ndim(gsp_handle(term)) == gs_ndim(t)) {
+    next = gs_masked_select(t, gsp_handle(term)); /* a mask of elements */
+    *dim = 1;
   } else {
     PyErr_Format(PyExc_TypeError,
-                 "only integers, slices, None, ... and 1-D int64 tensors are valid indices, "
-                 "got %.200s",
+                 "only integers, slices, None, ..., integer or bool tensors, lists and arrays "
+                 "are valid indices (a bool mask covering all dims or one dim), got %.200s",
                  Py_TYPE(term)->tp_name);
     return -1;
   }
@@ -54,14 +146,27 @@ static int apply_term(gs_tensor *cur, int *dim, PyObject *term, bool *owns) {
 
 /* The view t[index]; *owns tells whether it is a new handle (false: t itself). */
 static int index_view(gs_tensor t, PyObject *index, gs_tensor *out, bool *owns) {
-  PyObject *terms = PyTuple_Check(index) ? Py_NewRef(index) : PyTuple_Pack(1, index);
+  PyObject *given = PyTuple_Check(index) ? Py_NewRef(index) : PyTuple_Pack(1, index);
+  if (!given)
+    return -1;
+  Py_ssize_t n = PyTuple_GET_SIZE(given);
+  PyObject *terms = PyTuple_New(n);
+  for (Py_ssize_t i = 0; terms && i < n; i++) {
+    PyObject *term = index_term(PyTuple_GET_ITEM(given, i));
+    if (!term)
+      Py_CLEAR(terms);
+    else
+      PyTuple_SET_ITEM(terms, i, term);
+  }
+  Py_DECREF(given);
   if (!terms)
     return -1;
-  Py_ssize_t n = PyTuple_GET_SIZE(terms);
-  int consumed = 0; /* dimensions of t the terms use (ints and slices) */
+  int consumed = 0; /* dimensions of t the terms use (ints, slices, indexes, masks) */
   for (Py_ssize_t i = 0; i < n; i++) {
     PyObject *term = PyTuple_GET_ITEM(terms, i);
-    if (term != Py_None && term != Py_Ellipsis)
+    if (gsp_is_tensor(term) && gs_dtype_of(gsp_handle(term)) == GS_BOOL)
+      consumed += gs_ndim(gsp_handle(term));
+    else if (term != Py_None && term != Py_Ellipsis)
       consumed++;
   }
   int nd = gs_ndim(t);
@@ -117,11 +222,58 @@ static PyObject *tensor_getitem(PyObject *self, PyObject *index) {
   return gsp_wrap(gs_view(view, shape, nd));
 }
 
+/* t[index] = value for one advanced index: the result of index_put (or of where, for a mask
+ * of t's shape) copied into t, so t's version bumps and autograd sees a copy_. */
+static int advanced_setitem(gs_tensor t, PyObject *index, PyObject *value_obj) {
+  PyObject *value = gsp_is_tensor(value_obj) || PyFloat_Check(value_obj) ||
+                            PyLong_Check(value_obj)
+                        ? Py_NewRef(value_obj)
+                        : gsp_tensor_from_data(value_obj, NULL, false);
+  if (!value)
+    return -1;
+  gs_tensor v, temp = GS_NO_TENSOR, rows = GS_NO_TENSOR, out = GS_NO_TENSOR;
+  if (gsp_tensor_arg(value, &v, &temp, gs_dtype_of(t)) < 0) {
+    Py_DECREF(value);
+    return -1;
+  }
+  gs_tensor idx = gsp_handle(index);
+  gs_clear_error();
+  if (gs_dtype_of(idx) == GS_BOOL && gs_ndim(idx) == gs_ndim(t) && gs_ndim(idx) > 1) {
+    out = gs_where(idx, v, t);
+  } else {
+    if (gs_dtype_of(idx) == GS_BOOL && gs_ndim(idx) == 1)
+      rows = mask_positions(idx);
+    else if (gs_ndim(idx) == 1)
+      rows = wrap_negatives(idx, gs_ndim(t) > 0 ? gs_size(t, 0) : 1);
+    else
+      PyErr_SetString(PyExc_TypeError, "t[index] = v takes a 1-D integer or bool index, or a "
+                                       "bool mask of t's shape");
+    if (rows.id)
+      out = gs_index_put(t, rows, v, false);
+  }
+  if (out.id)
+    gs_copy_(t, out);
+  gs_dispose(out), gs_dispose(rows), gs_dispose(temp);
+  Py_DECREF(value);
+  if (PyErr_Occurred())
+    return -1;
+  return gsp_check_void() ? 0 : -1;
+}
+
 static int tensor_setitem(PyObject *self, PyObject *index, PyObject *value) {
   GSP_SITE();
   if (!value) {
     PyErr_SetString(PyExc_TypeError, "tensor elements cannot be deleted");
     return -1;
+  }
+  if (!PyTuple_Check(index) && !PyLong_Check(index)) {
+    PyObject *term = index_term(index);
+    if (!term)
+      return -1;
+    int rc = is_advanced(term) ? advanced_setitem(gsp_handle(self), term, value) : 1;
+    Py_DECREF(term);
+    if (rc <= 0)
+      return rc;
   }
   gs_tensor view;
   bool owns;

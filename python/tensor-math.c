@@ -1,21 +1,13 @@
-/* tensor-math.c: Tensor methods over the engine's newer elementwise and moment ops, as
- * PyTorch's: sin, cos, tan, var, std (unbiased= or correction=, dim, keepdim) and masked_fill.
- * They live beside tensor-methods.c's table (which is full enough) and join the Tensor type at
- * import (gsp_tensor_math_install); gradscope.sin(t) and friends reach them through the
- * functional forwarders of functions.c. */
+/* tensor-math.c: Tensor methods over the engine's moment and masking ops, as PyTorch's: var,
+ * std (unbiased= or correction=, dim, keepdim) and masked_fill, and over the ops along a dim
+ * and the compositions (cumsum, sort, argsort, topk, norm, repeat, expand_as, masked_select).
+ * They live beside tensor-methods.c's table and join the Tensor type at import
+ * (gsp_tensor_math_install); gradscope.var(t) and friends reach them through the functional
+ * forwarders of functions.c.
+ * (sin, cos and tan are rows of tensor-op-table.c.) */
 #include "gs-py.h"
 
 #define METH_KW (METH_VARARGS | METH_KEYWORDS)
-
-#define UNARY(name, call)                                                                      \
-  static PyObject *m_##name(PyObject *self, PyObject *unused) {                                \
-    (void)unused;                                                                              \
-    GSP_SITE();                                                                                \
-    return gsp_wrap(call(gsp_handle(self)));                                                   \
-  }
-UNARY(sin, gs_sin)
-UNARY(cos, gs_cos)
-UNARY(tan, gs_tan)
 
 typedef gs_tensor (*moment_fn)(gs_tensor, const int *, int, double, bool);
 
@@ -90,10 +82,158 @@ static PyObject *m_masked_fill_(PyObject *self, PyObject *args, PyObject *kwargs
   return Py_NewRef(self);
 }
 
+/* t.cumsum(dim) */
+static PyObject *m_cumsum(PyObject *self, PyObject *args, PyObject *kwargs) {
+  GSP_SITE();
+  int dim;
+  PyObject *dtype = Py_None;
+  static char *kwlist[] = {"dim", "dtype", NULL};
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "i|$O:cumsum", kwlist, &dim, &dtype))
+    return NULL;
+  PyObject *r = gsp_wrap(gs_cumsum(gsp_handle(self), dim));
+  if (!r || dtype == Py_None)
+    return r;
+  PyObject *converted = PyObject_CallMethod(r, "to", "O", dtype);
+  Py_DECREF(r);
+  return converted;
+}
+
+/* (values, indices), as torch.return_types.sort / topk: a tuple with those two names. */
+static PyTypeObject *values_indices_type;
+
+PyObject *gsp_values_indices(PyObject *values, PyObject *indices) {
+  PyObject *pair = PyStructSequence_New(values_indices_type);
+  if (!pair) {
+    Py_DECREF(values);
+    Py_DECREF(indices);
+    return NULL;
+  }
+  PyStructSequence_SET_ITEM(pair, 0, values);
+  PyStructSequence_SET_ITEM(pair, 1, indices);
+  return pair;
+}
+
+static PyObject *values_indices(bool ok, gs_tensor values, gs_tensor indices) {
+  if (!ok)
+    return gsp_raise_engine_error();
+  PyObject *v = gsp_wrap(values), *i = v ? gsp_wrap(indices) : NULL;
+  if (!i) {
+    if (!v)
+      gs_dispose(indices);
+    Py_XDECREF(v);
+    return NULL;
+  }
+  return gsp_values_indices(v, i);
+}
+
+/* t.sort(dim=-1, descending=False, stable=False): a stable sort either way. */
+static PyObject *m_sort(PyObject *self, PyObject *args, PyObject *kwargs) {
+  GSP_SITE();
+  int dim = -1, descending = 0, stable = 0;
+  static char *kwlist[] = {"dim", "descending", "stable", NULL};
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|ip$p:sort", kwlist, &dim, &descending,
+                                   &stable))
+    return NULL;
+  gs_tensor values = GS_NO_TENSOR, indices = GS_NO_TENSOR;
+  gs_clear_error();
+  bool ok = gs_sort(gsp_handle(self), dim, descending, &values, &indices);
+  return values_indices(ok, values, indices);
+}
+
+static PyObject *m_argsort(PyObject *self, PyObject *args, PyObject *kwargs) {
+  GSP_SITE();
+  int dim = -1, descending = 0;
+  static char *kwlist[] = {"dim", "descending", NULL};
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|ip:argsort", kwlist, &dim, &descending))
+    return NULL;
+  return gsp_wrap(gs_argsort(gsp_handle(self), dim, descending));
+}
+
+/* t.topk(k, dim=-1, largest=True, sorted=True): always sorted (sorted=False allows any order). */
+static PyObject *m_topk(PyObject *self, PyObject *args, PyObject *kwargs) {
+  GSP_SITE();
+  long long k;
+  int dim = -1, largest = 1, sorted = 1;
+  static char *kwlist[] = {"k", "dim", "largest", "sorted", NULL};
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "L|ipp:topk", kwlist, &k, &dim, &largest,
+                                   &sorted))
+    return NULL;
+  gs_tensor values = GS_NO_TENSOR, indices = GS_NO_TENSOR;
+  gs_clear_error();
+  bool ok = gs_topk(gsp_handle(self), k, dim, largest, &values, &indices);
+  return values_indices(ok, values, indices);
+}
+
+/* t.norm(p='fro', dim=None, keepdim=False): 'fro' and None are the 2-norm, 'inf' strings and
+ * float('inf') the max norm, as torch.norm over vectors. */
+static PyObject *m_norm(PyObject *self, PyObject *args, PyObject *kwargs) {
+  GSP_SITE();
+  PyObject *p_obj = Py_None, *dim = Py_None;
+  int keepdim = 0;
+  PyObject *dtype = Py_None;
+  static char *kwlist[] = {"p", "dim", "keepdim", "dtype", NULL};
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OOp$O:norm", kwlist, &p_obj, &dim, &keepdim,
+                                   &dtype))
+    return NULL;
+  double p = 2.0;
+  if (PyUnicode_Check(p_obj)) {
+    if (PyUnicode_CompareWithASCIIString(p_obj, "fro") != 0) {
+      PyErr_Format(PyExc_ValueError, "norm(): p must be a number or 'fro', got %R", p_obj);
+      return NULL;
+    }
+  } else if (p_obj != Py_None) {
+    p = PyFloat_AsDouble(p_obj);
+    if (p == -1.0 && PyErr_Occurred())
+      return NULL;
+  }
+  int dims[GS_MAX_DIMS];
+  int n = gsp_dims_from_object(dim, dims);
+  if (n < 0)
+    return NULL;
+  return gsp_wrap(gs_norm(gsp_handle(self), p, dims, n, keepdim));
+}
+
+/* t.repeat(2, 3) or t.repeat((2, 3)) */
+static PyObject *m_repeat(PyObject *self, PyObject *args) {
+  GSP_SITE();
+  int64_t reps[GS_MAX_DIMS];
+  int n = gsp_shape_from_args(args, reps);
+  return n < 0 ? NULL : gsp_wrap(gs_repeat(gsp_handle(self), reps, n));
+}
+
+static PyObject *m_expand_as(PyObject *self, PyObject *other) {
+  GSP_SITE();
+  if (!gsp_is_tensor(other)) {
+    PyErr_Format(PyExc_TypeError, "expand_as(): expected a Tensor, got %.200s",
+                 Py_TYPE(other)->tp_name);
+    return NULL;
+  }
+  int64_t shape[GS_MAX_DIMS];
+  int nd = gs_shape(gsp_handle(other), shape);
+  if (nd < 0)
+    return gsp_raise_engine_error();
+  return gsp_wrap(gs_expand(gsp_handle(self), shape, nd));
+}
+
+static PyObject *m_masked_select(PyObject *self, PyObject *mask) {
+  GSP_SITE();
+  if (!gsp_is_tensor(mask)) {
+    PyErr_Format(PyExc_TypeError, "masked_select(): expected a bool Tensor mask, got %.200s",
+                 Py_TYPE(mask)->tp_name);
+    return NULL;
+  }
+  return gsp_wrap(gs_masked_select(gsp_handle(self), gsp_handle(mask)));
+}
+
 static PyMethodDef tensor_math_methods[] = {
-    {"sin", m_sin, METH_NOARGS, NULL},
-    {"cos", m_cos, METH_NOARGS, NULL},
-    {"tan", m_tan, METH_NOARGS, NULL},
+    {"cumsum", GSP_FN(m_cumsum), METH_KW, NULL},
+    {"sort", GSP_FN(m_sort), METH_KW, NULL},
+    {"argsort", GSP_FN(m_argsort), METH_KW, NULL},
+    {"topk", GSP_FN(m_topk), METH_KW, NULL},
+    {"norm", GSP_FN(m_norm), METH_KW, NULL},
+    {"repeat", m_repeat, METH_VARARGS, NULL},
+    {"expand_as", m_expand_as, METH_O, NULL},
+    {"masked_select", m_masked_select, METH_O, NULL},
     {"var", GSP_FN(m_var), METH_KW, NULL},
     {"std", GSP_FN(m_std), METH_KW, NULL},
     {"masked_fill", GSP_FN(m_masked_fill), METH_KW, NULL},
@@ -102,8 +242,13 @@ static PyMethodDef tensor_math_methods[] = {
 };
 
 /* Adds the methods to the ready Tensor type's dict (as tp_methods would). */
-int gsp_tensor_math_install(void);
 int gsp_tensor_math_install(void) {
+  static PyStructSequence_Field fields[] = {{"values", NULL}, {"indices", NULL}, {NULL, NULL}};
+  static PyStructSequence_Desc desc = {"gradscope.return_types.values_indices",
+                                       "(values, indices), as torch.return_types", fields, 2};
+  values_indices_type = PyStructSequence_NewType(&desc);
+  if (!values_indices_type)
+    return -1;
   PyObject *dict = gsp_tensor_type.tp_dict;
   for (PyMethodDef *d = tensor_math_methods; d->ml_name; d++) {
     PyObject *descr = PyDescr_NewMethod(&gsp_tensor_type, d);

@@ -9,39 +9,7 @@
 
 #define METH_KW (METH_VARARGS | METH_KEYWORDS)
 
-/* ---- no-argument ops ----------------------------------------------------------------- */
-
-#define UNARY(name, call)                                                                      \
-  static PyObject *m_##name(PyObject *self, PyObject *unused) {                                \
-    (void)unused;                                                                              \
-    GSP_SITE();                                                                                \
-    return gsp_wrap(call(gsp_handle(self)));                                                   \
-  }
-UNARY(relu, gs_relu)
-UNARY(exp, gs_exp)
-UNARY(log, gs_log)
-UNARY(sqrt, gs_sqrt)
-UNARY(rsqrt, gs_rsqrt)
-UNARY(tanh, gs_tanh)
-UNARY(sigmoid, gs_sigmoid)
-UNARY(abs, gs_abs)
-UNARY(neg, gs_neg)
-UNARY(gelu, gs_gelu)
-UNARY(contiguous, gs_contiguous)
-UNARY(clone, gs_clone)
-UNARY(detach, gs_detach)
-UNARY(t, gs_t)
-
-#define CONVERT(name, dtype)                                                                   \
-  static PyObject *m_##name(PyObject *self, PyObject *unused) {                                \
-    (void)unused;                                                                              \
-    GSP_SITE();                                                                                \
-    return gsp_wrap(gs_to_dtype(gsp_handle(self), dtype));                                     \
-  }
-CONVERT(float, GS_F32)
-CONVERT(double, GS_F64)
-CONVERT(long, GS_I64)
-CONVERT(bool, GS_BOOL)
+/* ---- conversion (the one-call methods are rows of tensor-op-table.c) ---------------- */
 
 static PyObject *m_to(PyObject *self, PyObject *args, PyObject *kwargs) {
   GSP_SITE();
@@ -87,13 +55,20 @@ static PyObject *m_logsumexp(PyObject *s, PyObject *a, PyObject *k) {
   return reduce(s, a, k, gs_logsumexp, "O|p:logsumexp");
 }
 
+/* The (dim=None, keepdim=False) arguments of max, min, argmax and argmin. */
+static bool dim_keepdim(PyObject *args, PyObject *kwargs, PyObject **dim, int *keepdim) {
+  static char *kwlist[] = {"dim", "keepdim", NULL};
+  *dim = Py_None;
+  *keepdim = 0;
+  return PyArg_ParseTupleAndKeywords(args, kwargs, "|Op", kwlist, dim, keepdim);
+}
+
 /* max()/min(): the whole tensor's extreme, or with dim= the pair (values, indices). */
 static PyObject *extreme(PyObject *self, PyObject *args, PyObject *kwargs, bool is_max) {
   GSP_SITE();
-  PyObject *dim = Py_None;
-  int keepdim = 0;
-  static char *kwlist[] = {"dim", "keepdim", NULL};
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|Op", kwlist, &dim, &keepdim))
+  PyObject *dim;
+  int keepdim;
+  if (!dim_keepdim(args, kwargs, &dim, &keepdim))
     return NULL;
   gs_tensor t = gsp_handle(self);
   if (dim == Py_None)
@@ -111,17 +86,16 @@ static PyObject *extreme(PyObject *self, PyObject *args, PyObject *kwargs, bool 
     Py_DECREF(values);
     return NULL;
   }
-  return Py_BuildValue("(NN)", values, indices);
+  return gsp_values_indices(values, indices);
 }
 static PyObject *m_max(PyObject *s, PyObject *a, PyObject *k) { return extreme(s, a, k, true); }
 static PyObject *m_min(PyObject *s, PyObject *a, PyObject *k) { return extreme(s, a, k, false); }
 
 static PyObject *arg_extreme(PyObject *self, PyObject *args, PyObject *kwargs, bool is_max) {
   GSP_SITE();
-  PyObject *dim = Py_None;
-  int keepdim = 0;
-  static char *kwlist[] = {"dim", "keepdim", NULL};
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|Op", kwlist, &dim, &keepdim))
+  PyObject *dim;
+  int keepdim;
+  if (!dim_keepdim(args, kwargs, &dim, &keepdim))
     return NULL;
   gs_tensor t = gsp_handle(self);
   if (dim == Py_None)
@@ -154,27 +128,6 @@ static PyObject *m_unsqueeze(PyObject *s, PyObject *a, PyObject *k) {
 }
 
 /* ---- views --------------------------------------------------------------------------- */
-
-static PyObject *m_view(PyObject *self, PyObject *args) {
-  GSP_SITE();
-  int64_t shape[GS_MAX_DIMS];
-  int nd = gsp_shape_from_args(args, shape);
-  return nd < 0 ? NULL : gsp_wrap(gs_view(gsp_handle(self), shape, nd));
-}
-
-static PyObject *m_reshape(PyObject *self, PyObject *args) {
-  GSP_SITE();
-  int64_t shape[GS_MAX_DIMS];
-  int nd = gsp_shape_from_args(args, shape);
-  return nd < 0 ? NULL : gsp_wrap(gs_reshape(gsp_handle(self), shape, nd));
-}
-
-static PyObject *m_expand(PyObject *self, PyObject *args) {
-  GSP_SITE();
-  int64_t shape[GS_MAX_DIMS];
-  int nd = gsp_shape_from_args(args, shape);
-  return nd < 0 ? NULL : gsp_wrap(gs_expand(gsp_handle(self), shape, nd));
-}
 
 static PyObject *m_permute(PyObject *self, PyObject *args) {
   GSP_SITE();
@@ -302,30 +255,6 @@ static PyObject *m_index_select(PyObject *s, PyObject *a, PyObject *k) {
 }
 static PyObject *m_gather(PyObject *s, PyObject *a, PyObject *k) { return indexed(s, a, k, gs_gather, "iO!:gather"); }
 
-/* ---- binary ops as methods --------------------------------------------------------------- */
-
-#define BINARY(name, op)                                                                       \
-  static PyObject *m_##name(PyObject *self, PyObject *other) { return gsp_binary(self, other, op); }
-BINARY(add, GSP_ADD)
-BINARY(sub, GSP_SUB)
-BINARY(mul, GSP_MUL)
-BINARY(div, GSP_DIV)
-BINARY(pow, GSP_POW)
-BINARY(matmul, GSP_MATMUL)
-BINARY(maximum, GSP_MAXIMUM)
-BINARY(minimum, GSP_MINIMUM)
-
-#define COMPARE(name, op)                                                                      \
-  static PyObject *m_##name(PyObject *self, PyObject *other) {                                 \
-    return gsp_tensor_richcompare(self, other, op);                                            \
-  }
-COMPARE(eq, Py_EQ)
-COMPARE(ne, Py_NE)
-COMPARE(lt, Py_LT)
-COMPARE(le, Py_LE)
-COMPARE(gt, Py_GT)
-COMPARE(ge, Py_GE)
-
 static double bound(PyObject *o, double none_value) {
   return o == Py_None ? none_value : PyFloat_AsDouble(o);
 }
@@ -375,21 +304,6 @@ static PyObject *m_add_(PyObject *self, PyObject *args, PyObject *kwargs) {
   gs_dispose(temp);
   return done_inplace(self);
 }
-
-static PyObject *inplace_binary(PyObject *self, PyObject *other, void (*fn)(gs_tensor, gs_tensor)) {
-  GSP_SITE();
-  gs_tensor t = gsp_handle(self), b, temp = GS_NO_TENSOR;
-  if (gsp_tensor_arg(other, &b, &temp, gs_dtype_of(t)) < 0)
-    return NULL;
-  gs_clear_error();
-  fn(t, b);
-  gs_dispose(temp);
-  return done_inplace(self);
-}
-static PyObject *m_sub_(PyObject *s, PyObject *o) { return inplace_binary(s, o, gs_sub_); }
-static PyObject *m_mul_(PyObject *s, PyObject *o) { return inplace_binary(s, o, gs_mul_); }
-static PyObject *m_div_(PyObject *s, PyObject *o) { return inplace_binary(s, o, gs_div_); }
-static PyObject *m_copy_(PyObject *s, PyObject *o) { return inplace_binary(s, o, gs_copy_); }
 
 static PyObject *m_zero_(PyObject *self, PyObject *unused) {
   GSP_SITE();
@@ -540,12 +454,7 @@ static PyObject *m_size(PyObject *self, PyObject *args) {
   if (PyTuple_GET_SIZE(args) == 0) {
     int64_t shape[GS_MAX_DIMS];
     int nd = gs_shape(t, shape);
-    if (nd < 0)
-      return gsp_raise_engine_error();
-    PyObject *tuple = PyTuple_New(nd);
-    for (int i = 0; tuple && i < nd; i++)
-      PyTuple_SET_ITEM(tuple, i, PyLong_FromLongLong(shape[i]));
-    return tuple;
+    return nd < 0 ? gsp_raise_engine_error() : gsp_size_new(shape, nd);
   }
   if (!PyArg_ParseTuple(args, "i:size", &dim))
     return NULL;
@@ -560,12 +469,8 @@ static PyObject *m_stride(PyObject *self, PyObject *args) {
   int nd = gs_strides(t, strides);
   if (nd < 0)
     return gsp_raise_engine_error();
-  if (PyTuple_GET_SIZE(args) == 0) {
-    PyObject *tuple = PyTuple_New(nd);
-    for (int i = 0; tuple && i < nd; i++)
-      PyTuple_SET_ITEM(tuple, i, PyLong_FromLongLong(strides[i]));
-    return tuple;
-  }
+  if (PyTuple_GET_SIZE(args) == 0)
+    return gsp_int_tuple(strides, nd);
   int dim;
   if (!PyArg_ParseTuple(args, "i:stride", &dim))
     return NULL;
@@ -573,20 +478,6 @@ static PyObject *m_stride(PyObject *self, PyObject *args) {
   int64_t s = gs_stride(t, dim);
   return gs_last_error_code() != GS_OK ? gsp_raise_engine_error() : PyLong_FromLongLong(s);
 }
-
-#define INFO_INT(name, call)                                                                   \
-  static PyObject *m_##name(PyObject *self, PyObject *unused) {                                \
-    (void)unused;                                                                              \
-    gs_clear_error();                                                                          \
-    long long v = (long long)call(gsp_handle(self));                                           \
-    if (gs_last_error_code() != GS_OK)                                                         \
-      return gsp_raise_engine_error();                                                         \
-    return PyLong_FromLongLong(v);                                                             \
-  }
-INFO_INT(dim, gs_ndim)
-INFO_INT(numel, gs_numel)
-INFO_INT(storage_offset, gs_storage_offset)
-INFO_INT(storage_id, gs_storage_id)
 
 static PyObject *m_is_contiguous(PyObject *self, PyObject *unused) {
   GSP_SITE();
@@ -620,24 +511,6 @@ static PyObject *m_array(PyObject *self, PyObject *args) {
 }
 
 PyMethodDef gsp_tensor_methods[] = {
-    {"relu", m_relu, METH_NOARGS, NULL},
-    {"exp", m_exp, METH_NOARGS, NULL},
-    {"log", m_log, METH_NOARGS, NULL},
-    {"sqrt", m_sqrt, METH_NOARGS, NULL},
-    {"rsqrt", m_rsqrt, METH_NOARGS, NULL},
-    {"tanh", m_tanh, METH_NOARGS, NULL},
-    {"sigmoid", m_sigmoid, METH_NOARGS, NULL},
-    {"abs", m_abs, METH_NOARGS, NULL},
-    {"neg", m_neg, METH_NOARGS, NULL},
-    {"gelu", m_gelu, METH_NOARGS, NULL},
-    {"contiguous", m_contiguous, METH_NOARGS, NULL},
-    {"clone", m_clone, METH_NOARGS, "A copy (copy-on-write, O(1)) that stays in the graph."},
-    {"detach", m_detach, METH_NOARGS, "Shares storage and version; a new leaf."},
-    {"t", m_t, METH_NOARGS, NULL},
-    {"float", m_float, METH_NOARGS, NULL},
-    {"double", m_double, METH_NOARGS, NULL},
-    {"long", m_long, METH_NOARGS, NULL},
-    {"bool", m_bool, METH_NOARGS, NULL},
     {"to", GSP_FN(m_to), METH_KW, NULL},
     {"sum", GSP_FN(m_sum), METH_KW, NULL},
     {"mean", GSP_FN(m_mean), METH_KW, NULL},
@@ -651,9 +524,6 @@ PyMethodDef gsp_tensor_methods[] = {
     {"softmax", GSP_FN(m_softmax), METH_KW, NULL},
     {"log_softmax", GSP_FN(m_log_softmax), METH_KW, NULL},
     {"unsqueeze", GSP_FN(m_unsqueeze), METH_KW, NULL},
-    {"view", m_view, METH_VARARGS, NULL},
-    {"reshape", m_reshape, METH_VARARGS, NULL},
-    {"expand", m_expand, METH_VARARGS, NULL},
     {"permute", m_permute, METH_VARARGS, NULL},
     {"transpose", GSP_FN(m_transpose), METH_KW, NULL},
     {"squeeze", GSP_FN(m_squeeze), METH_KW, NULL},
@@ -664,26 +534,8 @@ PyMethodDef gsp_tensor_methods[] = {
     {"chunk", GSP_FN(m_chunk), METH_KW, NULL},
     {"index_select", GSP_FN(m_index_select), METH_KW, NULL},
     {"gather", GSP_FN(m_gather), METH_KW, NULL},
-    {"add", m_add, METH_O, NULL},
-    {"sub", m_sub, METH_O, NULL},
-    {"mul", m_mul, METH_O, NULL},
-    {"div", m_div, METH_O, NULL},
-    {"pow", m_pow, METH_O, NULL},
-    {"matmul", m_matmul, METH_O, NULL},
-    {"maximum", m_maximum, METH_O, NULL},
-    {"minimum", m_minimum, METH_O, NULL},
-    {"eq", m_eq, METH_O, NULL},
-    {"ne", m_ne, METH_O, NULL},
-    {"lt", m_lt, METH_O, NULL},
-    {"le", m_le, METH_O, NULL},
-    {"gt", m_gt, METH_O, NULL},
-    {"ge", m_ge, METH_O, NULL},
     {"clamp", GSP_FN(m_clamp), METH_KW, NULL},
     {"add_", GSP_FN(m_add_), METH_KW, NULL},
-    {"sub_", m_sub_, METH_O, NULL},
-    {"mul_", m_mul_, METH_O, NULL},
-    {"div_", m_div_, METH_O, NULL},
-    {"copy_", m_copy_, METH_O, NULL},
     {"zero_", m_zero_, METH_NOARGS, NULL},
     {"fill_", m_fill_, METH_O, NULL},
     {"clamp_", GSP_FN(m_clamp_), METH_KW, NULL},
@@ -700,10 +552,6 @@ PyMethodDef gsp_tensor_methods[] = {
     {"tolist", gsp_tensor_tolist, METH_NOARGS, NULL},
     {"size", m_size, METH_VARARGS, NULL},
     {"stride", m_stride, METH_VARARGS, NULL},
-    {"dim", m_dim, METH_NOARGS, NULL},
-    {"numel", m_numel, METH_NOARGS, NULL},
-    {"storage_offset", m_storage_offset, METH_NOARGS, NULL},
-    {"storage_id", m_storage_id, METH_NOARGS, NULL},
     {"is_contiguous", m_is_contiguous, METH_NOARGS, NULL},
     {"element_size", m_element_size, METH_NOARGS, NULL},
     {"data_ptr", m_data_ptr, METH_NOARGS, NULL},

@@ -1,4 +1,5 @@
-/* tensor-number.c: Python's operators on tensors: + - * / ** @, unary -, abs, comparisons,
+/* tensor-number.c: Python's operators on tensors: + - * / ** @ // % & | ^ ~, unary -, abs,
+ * comparisons,
  * and the in-place forms (+= ...), which write through the tensor and bump its version.
  *
  * A Python number with a floating tensor takes the engine's scalar fast path (gs_add_scalar,
@@ -11,11 +12,17 @@
 typedef gs_tensor (*binary_fn)(gs_tensor, gs_tensor);
 typedef gs_tensor (*scalar_fn)(gs_tensor, double);
 
-static const binary_fn binary_ops[] = {gs_add, gs_sub, gs_mul, gs_div,
-                                       gs_pow, gs_matmul, gs_maximum, gs_minimum};
-static const scalar_fn scalar_ops[] = {gs_add_scalar, gs_sub_scalar, gs_mul_scalar,
-                                       gs_div_scalar, gs_pow_scalar, NULL,
-                                       gs_maximum_scalar, gs_minimum_scalar};
+static const binary_fn binary_ops[] = {
+    gs_add,     gs_sub,        gs_mul,          gs_div,         gs_pow,
+    gs_matmul,  gs_maximum,    gs_minimum,      gs_floor_divide, gs_remainder,
+    gs_bitwise_and, gs_bitwise_or, gs_bitwise_xor,
+};
+/* The ops with a scalar form; the others take a number as a 0-dim tensor. */
+static const scalar_fn scalar_ops[] = {
+    [GSP_ADD] = gs_add_scalar,         [GSP_SUB] = gs_sub_scalar, [GSP_MUL] = gs_mul_scalar,
+    [GSP_DIV] = gs_div_scalar,         [GSP_POW] = gs_pow_scalar,
+    [GSP_MAXIMUM] = gs_maximum_scalar, [GSP_MINIMUM] = gs_minimum_scalar, [GSP_XOR] = NULL,
+};
 
 static PyObject *binary(PyObject *a, PyObject *b, int op);
 
@@ -83,6 +90,11 @@ static PyObject *nb_sub(PyObject *a, PyObject *b) { return gsp_binary(a, b, GSP_
 static PyObject *nb_mul(PyObject *a, PyObject *b) { return gsp_binary(a, b, GSP_MUL); }
 static PyObject *nb_div(PyObject *a, PyObject *b) { return gsp_binary(a, b, GSP_DIV); }
 static PyObject *nb_matmul(PyObject *a, PyObject *b) { return gsp_binary(a, b, GSP_MATMUL); }
+static PyObject *nb_floordiv(PyObject *a, PyObject *b) { return gsp_binary(a, b, GSP_FLOOR_DIV); }
+static PyObject *nb_remainder(PyObject *a, PyObject *b) { return gsp_binary(a, b, GSP_REMAINDER); }
+static PyObject *nb_and(PyObject *a, PyObject *b) { return gsp_binary(a, b, GSP_AND); }
+static PyObject *nb_or(PyObject *a, PyObject *b) { return gsp_binary(a, b, GSP_OR); }
+static PyObject *nb_xor(PyObject *a, PyObject *b) { return gsp_binary(a, b, GSP_XOR); }
 
 static PyObject *nb_pow(PyObject *a, PyObject *b, PyObject *mod) {
   GSP_SITE();
@@ -96,6 +108,7 @@ static PyObject *nb_pow(PyObject *a, PyObject *b, PyObject *mod) {
 static PyObject *nb_neg(PyObject *a) { return gsp_wrap(gs_neg(gsp_handle(a))); }
 static PyObject *nb_pos(PyObject *a) { return Py_NewRef(a); }
 static PyObject *nb_abs(PyObject *a) { return gsp_wrap(gs_abs(gsp_handle(a))); }
+static PyObject *nb_invert(PyObject *a) { return gsp_wrap(gs_bitwise_not(gsp_handle(a))); }
 
 /* The single element, for float(t), int(t), bool(t) and `if t:`. */
 static int item_of(PyObject *a, double *out) {
@@ -190,6 +203,12 @@ PyNumberMethods gsp_tensor_as_number = {
     .nb_true_divide = nb_div,
     .nb_power = nb_pow,
     .nb_matrix_multiply = nb_matmul,
+    .nb_floor_divide = nb_floordiv,
+    .nb_remainder = nb_remainder,
+    .nb_and = nb_and,
+    .nb_or = nb_or,
+    .nb_xor = nb_xor,
+    .nb_invert = nb_invert,
     .nb_negative = nb_neg,
     .nb_positive = nb_pos,
     .nb_absolute = nb_abs,

@@ -108,15 +108,23 @@ static PyObject *tensor_iter(PyObject *self) {
 
 /* ---- attributes ---------------------------------------------------------------------- */
 
+PyObject *gsp_int_tuple(const int64_t *values, int n) {
+  PyObject *tuple = PyTuple_New(n);
+  for (int i = 0; tuple && i < n; i++) {
+    PyObject *v = PyLong_FromLongLong(values[i]);
+    if (!v) {
+      Py_CLEAR(tuple);
+      break;
+    }
+    PyTuple_SET_ITEM(tuple, i, v);
+  }
+  return tuple;
+}
+
 static PyObject *shape_tuple(gs_tensor t) {
   int64_t shape[GS_MAX_DIMS];
   int nd = gs_shape(t, shape);
-  if (nd < 0)
-    return gsp_raise_engine_error();
-  PyObject *tuple = PyTuple_New(nd);
-  for (int i = 0; tuple && i < nd; i++)
-    PyTuple_SET_ITEM(tuple, i, PyLong_FromLongLong(shape[i]));
-  return tuple;
+  return nd < 0 ? gsp_raise_engine_error() : gsp_size_new(shape, nd);
 }
 
 static PyObject *get_shape(PyObject *self, void *c) {

@@ -66,24 +66,27 @@ void gs__run_unary(gs__unop op, gs_dtype compute, gs__tensor *out, const gs__ten
                gs__unary_loop(op, compute), (void *)(params ? params : &none));
 }
 
-/* Integer pow has no negative exponents (PyTorch refuses them too); checked before any
- * output exists so a failed call changes nothing. */
-static bool check_int_exponents(const gs__tensor *b, const char *fn) {
+/* The first value of an integer operand that bad() refuses, reported as fn with why (which
+ * ends in an open parenthesis the value closes), before
+ * any loop runs: integer pow has no negative exponents (PyTorch refuses them too), integer
+ * // and % no zero divisor (it would trap). */
+static bool check_int_operand(const gs__tensor *b, bool (*bad)(int64_t), const char *why,
+                              const char *fn) {
   gs__tensor c;
   if (!gs__as_contiguous(b, GS_I64, &c, fn))
     return false;
   const int64_t *v = (const int64_t *)gs__tensor_data(&c);
   bool ok = true;
   for (int64_t i = 0; i < c.numel && ok; i++)
-    if (v[i] < 0) {
-      gs__error(GS_ERR_ARGUMENT, fn,
-                "integers to negative integer powers are not allowed (exponent %lld)",
-                (long long)v[i]);
+    if (bad(v[i])) {
+      gs__error(GS_ERR_ARGUMENT, fn, "%s%lld)", why, (long long)v[i]);
       ok = false;
     }
   gs__tensor_release(&c);
   return ok;
 }
+static bool is_negative(int64_t v) { return v < 0; }
+static bool is_zero(int64_t v) { return v == 0; }
 
 static void report_unsupported(const char *fn, gs_dtype dtype) {
   gs__error(GS_ERR_DTYPE, fn, "%s tensors are not supported%s", gs_dtype_name(dtype),
@@ -105,7 +108,12 @@ static gs_tensor binary(gs__binop op, const gs__tensor *a, const gs__tensor *b,
     report_unsupported(fn, compute);
     return GS_NO_TENSOR;
   }
-  if (op == GS__POW && compute == GS_I64 && !check_int_exponents(b, fn))
+  if (op == GS__POW && compute == GS_I64 &&
+      !check_int_operand(b, is_negative,
+                         "integers to negative integer powers are not allowed (exponent ", fn))
+    return GS_NO_TENSOR;
+  if ((op == GS__FLOOR_DIV || op == GS__REMAINDER) && compute == GS_I64 &&
+      !check_int_operand(b, is_zero, "integer division by zero (divisor ", fn))
     return GS_NO_TENSOR;
 
   /* Operands of another dtype are converted first: rare (mixed dtypes), and it keeps one
@@ -223,6 +231,18 @@ static void minimum_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
 GS__BACKWARD(MaximumBackward, maximum_backward);
 GS__BACKWARD(MinimumBackward, minimum_backward);
 
+/* d(a % b) = d(a - floor(a / b) * b) = g, -floor(a / b) * g (floor's own gradient is 0) */
+static void remainder_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  gs_tensor a = gs__saved(n, 0), b = gs__saved(n, 1);
+  if (gs__needs_grad(n, 0))
+    grads[0] = gs__reduce_grad(n, 0, gs__pass_grad_through(g));
+  if (gs__needs_grad(n, 1)) {
+    gs_tensor q = gs__formula_temp(gs_floor(gs__formula_temp(gs_div(a, b))));
+    grads[1] = gs__reduce_grad(n, 1, gs_neg(gs__formula_temp(gs_mul(g, q))));
+  }
+}
+GS__BACKWARD(RemainderBackward, remainder_backward);
+
 /* Scalar forms: the scalar s is in n->reals[0]. */
 static void add_scalar_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   grads[0] = gs__reduce_grad(n, 0, gs__pass_grad_through(g)); /* d(a + s) = g */
@@ -282,8 +302,10 @@ static void record_binary(gs__binop op, gs_tensor h, const gs__tensor *a, const 
   static const gs__node_kind *const kinds[GS__BINOP_COUNT] = {
       [GS__ADD] = &AddBackward, [GS__SUB] = &SubBackward, [GS__MUL] = &MulBackward,
       [GS__DIV] = &DivBackward, [GS__POW] = &PowBackward, [GS__MAXIMUM] = &MaximumBackward,
-      [GS__MINIMUM] = &MinimumBackward,
+      [GS__MINIMUM] = &MinimumBackward, [GS__REMAINDER] = &RemainderBackward,
   };
+  if (!kinds[op])
+    return; /* floor division and bitwise ops have no gradient (torch's is zero) */
   gs__tensor *out = gs__lookup(h, kinds[op]->name);
   int n_saved = op == GS__ADD || op == GS__SUB ? 0 : op == GS__POW ? 3 : 2;
   gs__node *n = gs__record(kinds[op], out, 2, (const gs__tensor *[]){a, b}, n_saved);
@@ -356,6 +378,21 @@ gs_tensor gs_maximum(gs_tensor a, gs_tensor b) {
 }
 gs_tensor gs_minimum(gs_tensor a, gs_tensor b) {
   return binary_tensors(GS__MINIMUM, a, b, "minimum");
+}
+gs_tensor gs_floor_divide(gs_tensor a, gs_tensor b) {
+  return binary_tensors(GS__FLOOR_DIV, a, b, "floor_divide");
+}
+gs_tensor gs_remainder(gs_tensor a, gs_tensor b) {
+  return binary_tensors(GS__REMAINDER, a, b, "remainder");
+}
+gs_tensor gs_bitwise_and(gs_tensor a, gs_tensor b) {
+  return binary_tensors(GS__BITAND, a, b, "bitwise_and");
+}
+gs_tensor gs_bitwise_or(gs_tensor a, gs_tensor b) {
+  return binary_tensors(GS__BITOR, a, b, "bitwise_or");
+}
+gs_tensor gs_bitwise_xor(gs_tensor a, gs_tensor b) {
+  return binary_tensors(GS__BITXOR, a, b, "bitwise_xor");
 }
 gs_tensor gs_eq(gs_tensor a, gs_tensor b) { return binary_tensors(GS__EQ, a, b, "eq"); }
 gs_tensor gs_ne(gs_tensor a, gs_tensor b) { return binary_tensors(GS__NE, a, b, "ne"); }
@@ -570,7 +607,8 @@ static void record_unary(gs__unop op, gs_tensor h, const gs__tensor *in,
 /* Math functions compute in a floating dtype (integers in f32, as torch.exp); sign-like ops
  * (neg, abs, relu, clamp) keep integer dtypes. */
 static bool unop_keeps_integers(gs__unop op) {
-  return op == GS__NEG || op == GS__ABS || op == GS__RELU || op == GS__CLAMP;
+  return op == GS__NEG || op == GS__ABS || op == GS__RELU || op == GS__CLAMP || op == GS__FLOOR ||
+         op == GS__BITWISE_NOT;
 }
 
 gs_tensor gs__unary_op(gs__unop op, gs_tensor h, const gs__unary_params *params,
@@ -579,7 +617,9 @@ gs_tensor gs__unary_op(gs__unop op, gs_tensor h, const gs__unary_params *params,
   if (!t)
     return GS_NO_TENSOR;
   gs_dtype compute = t->dtype;
-  if (compute == GS_BOOL || (!gs_dtype_is_floating(compute) && !unop_keeps_integers(op)))
+  /* bitwise_not is the one op defined on bool (logical not) */
+  if ((compute == GS_BOOL && op != GS__BITWISE_NOT) ||
+      (!gs_dtype_is_floating(compute) && !unop_keeps_integers(op)))
     compute = unop_keeps_integers(op) ? compute : GS_F32;
   if (!gs__unary_loop(op, compute)) {
     report_unsupported(fn, compute);
@@ -617,6 +657,11 @@ gs_tensor gs_gelu(gs_tensor t) { return gs__unary_op(GS__GELU, t, NULL, "gelu");
 gs_tensor gs_sin(gs_tensor t) { return gs__unary_op(GS__SIN, t, NULL, "sin"); }
 gs_tensor gs_cos(gs_tensor t) { return gs__unary_op(GS__COS, t, NULL, "cos"); }
 gs_tensor gs_tan(gs_tensor t) { return gs__unary_op(GS__TAN, t, NULL, "tan"); }
+/* floor's gradient is zero almost everywhere: it records no node, as bitwise_not. */
+gs_tensor gs_floor(gs_tensor t) { return gs__unary_op(GS__FLOOR, t, NULL, "floor"); }
+gs_tensor gs_bitwise_not(gs_tensor t) {
+  return gs__unary_op(GS__BITWISE_NOT, t, NULL, "bitwise_not");
+}
 
 gs_tensor gs_leaky_relu(gs_tensor t, double negative_slope) {
   gs__unary_params p = {.slope = negative_slope};

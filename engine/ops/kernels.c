@@ -98,6 +98,41 @@ static inline int64_t ipow(int64_t base, int64_t exp) {
 FLOAT_BINARY_LOOPS(f32, powf)
 FLOAT_BINARY_LOOPS(f64, pow)
 
+/* Python's floor division and modulo (the remainder takes the divisor's sign), as torch's
+ * // and %. Integer divisors are checked non-zero before the loop runs; -1 is spelled out,
+ * as INT64_MIN / -1 traps. */
+static inline int64_t ifloordiv(int64_t a, int64_t b) {
+  if (b == -1)
+    return WSUB(0, a);
+  int64_t q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+static inline int64_t iremainder(int64_t a, int64_t b) {
+  if (b == -1)
+    return 0;
+  int64_t r = a % b;
+  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}
+#define FREMAINDER(T, SUF)                                                                   \
+  static inline T fremainder_##T(T a, T b) {                                                 \
+    T r = fmod##SUF(a, b);                                                                   \
+    return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;                                     \
+  }
+FREMAINDER(f32, f)
+FREMAINDER(f64, )
+BINARY_LOOP(floor_div_f32, f32, f32, floorf(a / b))
+BINARY_LOOP(floor_div_f64, f64, f64, floor(a / b))
+BINARY_LOOP(floor_div_i64, i64, i64, ifloordiv(a, b))
+BINARY_LOOP(remainder_f32, f32, f32, fremainder_f32(a, b))
+BINARY_LOOP(remainder_f64, f64, f64, fremainder_f64(a, b))
+BINARY_LOOP(remainder_i64, i64, i64, iremainder(a, b))
+BINARY_LOOP(bitand_i64, i64, i64, a & b)
+BINARY_LOOP(bitor_i64, i64, i64, a | b)
+BINARY_LOOP(bitxor_i64, i64, i64, a ^ b)
+BINARY_LOOP(bitand_b8, b8, b8, a && b)
+BINARY_LOOP(bitor_b8, b8, b8, a || b)
+BINARY_LOOP(bitxor_b8, b8, b8, a != b)
+
 BINARY_LOOP(add_i64, i64, i64, WADD(a, b))
 BINARY_LOOP(sub_i64, i64, i64, WSUB(a, b))
 BINARY_LOOP(mul_i64, i64, i64, WMUL(a, b))
@@ -132,6 +167,11 @@ static const gs__loop_fn binary_loops[GS__BINOP_COUNT][GS_DTYPE_COUNT] = {
     [GS__POW] = {pow_f32, pow_f64, pow_i64, NULL},
     [GS__MAXIMUM] = {maximum_f32, maximum_f64, maximum_i64, maximum_b8},
     [GS__MINIMUM] = {minimum_f32, minimum_f64, minimum_i64, minimum_b8},
+    [GS__FLOOR_DIV] = {floor_div_f32, floor_div_f64, floor_div_i64, NULL},
+    [GS__REMAINDER] = {remainder_f32, remainder_f64, remainder_i64, NULL},
+    [GS__BITAND] = {NULL, NULL, bitand_i64, bitand_b8},
+    [GS__BITOR] = {NULL, NULL, bitor_i64, bitor_b8},
+    [GS__BITXOR] = {NULL, NULL, bitxor_i64, bitxor_b8},
     [GS__EQ] = {eq_f32, eq_f64, eq_i64, eq_b8},
     [GS__NE] = {ne_f32, ne_f64, ne_i64, ne_b8},
     [GS__LT] = {lt_f32, lt_f64, lt_i64, lt_b8},
@@ -145,6 +185,7 @@ gs__loop_fn gs__binary_loop(gs__binop op, gs_dtype dtype) { return binary_loops[
 const char *gs__binop_name(gs__binop op) {
   static const char *const names[GS__BINOP_COUNT] = {
       "add", "sub", "mul", "div", "pow", "maximum", "minimum",
+      "floor_divide", "remainder", "bitwise_and", "bitwise_or", "bitwise_xor",
       "eq",  "ne",  "lt",  "le",  "gt",  "ge",
   };
   return names[op];
@@ -193,6 +234,7 @@ const char *gs__binop_name(gs__binop op) {
   UNARY_LOOP(sin_##T, T, sin##SUF(a))                                                        \
   UNARY_LOOP(cos_##T, T, cos##SUF(a))                                                        \
   UNARY_LOOP(tan_##T, T, tan##SUF(a))                                                        \
+  UNARY_LOOP(floor_##T, T, floor##SUF(a))                                                    \
   UNARY_LOOP(gelu_grad_##T, T,                                                               \
              (T)0.5 * ((T)1 + erf##SUF(a * (T)SQRT1_2)) +                                    \
                  a * exp##SUF((T)-0.5 * a * a) * (T)INV_SQRT_2PI)
@@ -208,6 +250,9 @@ static inline int64_t clamp_bound(double v) {
 UNARY_LOOP(neg_i64, i64, WSUB(0, a))
 UNARY_LOOP(abs_i64, i64, a < 0 ? WSUB(0, a) : a)
 UNARY_LOOP(relu_i64, i64, a > 0 ? a : 0)
+UNARY_LOOP(floor_i64, i64, a)
+UNARY_LOOP(bitwise_not_i64, i64, ~a)
+UNARY_LOOP(bitwise_not_b8, b8, !a)
 UNARY_LOOP(clamp_i64, i64, IMIN(IMAX(a, clamp_bound(prm->min)), clamp_bound(prm->max)))
 
 static const gs__loop_fn unary_loops[GS__UNOP_COUNT][GS_DTYPE_COUNT] = {
@@ -226,6 +271,8 @@ static const gs__loop_fn unary_loops[GS__UNOP_COUNT][GS_DTYPE_COUNT] = {
     [GS__SIN] = {sin_f32, sin_f64, NULL, NULL},
     [GS__COS] = {cos_f32, cos_f64, NULL, NULL},
     [GS__TAN] = {tan_f32, tan_f64, NULL, NULL},
+    [GS__FLOOR] = {floor_f32, floor_f64, floor_i64, NULL},
+    [GS__BITWISE_NOT] = {NULL, NULL, bitwise_not_i64, bitwise_not_b8},
     [GS__GELU_GRAD] = {gelu_grad_f32, gelu_grad_f64, NULL, NULL},
 };
 

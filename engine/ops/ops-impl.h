@@ -25,13 +25,14 @@ void gs__formula_temps_dispose(void);
 
 typedef enum gs__binop {
   GS__ADD, GS__SUB, GS__MUL, GS__DIV, GS__POW, GS__MAXIMUM, GS__MINIMUM,
+  GS__FLOOR_DIV, GS__REMAINDER, GS__BITAND, GS__BITOR, GS__BITXOR,
   GS__EQ, GS__NE, GS__LT, GS__LE, GS__GT, GS__GE,
   GS__BINOP_COUNT
 } gs__binop;
 
 typedef enum gs__unop {
   GS__NEG, GS__ABS, GS__EXP, GS__LOG, GS__SQRT, GS__RSQRT, GS__TANH, GS__SIGMOID, GS__RELU,
-  GS__LEAKY_RELU, GS__GELU, GS__CLAMP, GS__SIN, GS__COS, GS__TAN,
+  GS__LEAKY_RELU, GS__GELU, GS__CLAMP, GS__SIN, GS__COS, GS__TAN, GS__FLOOR, GS__BITWISE_NOT,
   GS__GELU_GRAD, /* d gelu(x) / dx: only for GeluBackward */
   GS__UNOP_COUNT
 } gs__unop;

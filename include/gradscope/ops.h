@@ -27,6 +27,15 @@ GS_API gs_tensor gs_div(gs_tensor a, gs_tensor b);
 GS_API gs_tensor gs_pow(gs_tensor a, gs_tensor b);
 GS_API gs_tensor gs_maximum(gs_tensor a, gs_tensor b);
 GS_API gs_tensor gs_minimum(gs_tensor a, gs_tensor b);
+/* Python's // and % (torch.floor_divide, torch.remainder: the remainder has the divisor's
+ * sign). Integer operands stay integers, and an integer zero divisor is an error. floor_divide
+ * records no gradient (torch's is zero); remainder's is (g, -floor(a / b) g). */
+GS_API gs_tensor gs_floor_divide(gs_tensor a, gs_tensor b);
+GS_API gs_tensor gs_remainder(gs_tensor a, gs_tensor b);
+/* &, |, ^ of i64 or bool operands (logical for bool); no gradient. */
+GS_API gs_tensor gs_bitwise_and(gs_tensor a, gs_tensor b);
+GS_API gs_tensor gs_bitwise_or(gs_tensor a, gs_tensor b);
+GS_API gs_tensor gs_bitwise_xor(gs_tensor a, gs_tensor b);
 
 GS_API gs_tensor gs_add_scalar(gs_tensor a, double s);
 GS_API gs_tensor gs_sub_scalar(gs_tensor a, double s);
@@ -58,6 +67,10 @@ GS_API gs_tensor gs_leaky_relu(gs_tensor t, double negative_slope);
 GS_API gs_tensor gs_gelu(gs_tensor t);
 /* Limits to [min, max]; pass -INFINITY or INFINITY for no bound. */
 GS_API gs_tensor gs_clamp(gs_tensor t, double min, double max);
+/* Rounds down (integers unchanged); no gradient (zero almost everywhere). */
+GS_API gs_tensor gs_floor(gs_tensor t);
+/* ~t: bitwise not of i64, logical not of bool. */
+GS_API gs_tensor gs_bitwise_not(gs_tensor t);
 
 /* ---- comparisons (bool results) and selection --------------------------------------- */
 
@@ -123,6 +136,9 @@ GS_API gs_tensor gs_argmin_all(gs_tensor t);
  * PyTorch. gs_std is its square root (torch.std). */
 GS_API gs_tensor gs_var(gs_tensor t, const int *dims, int ndims, double correction, bool keepdim);
 GS_API gs_tensor gs_std(gs_tensor t, const int *dims, int ndims, double correction, bool keepdim);
+/* The p-norm over the dims (ndims 0: all), as torch.norm / torch.linalg.vector_norm: p 2 is
+ * sqrt(sum(t^2)), 1 sum(|t|), INFINITY max(|t|), others sum(|t|^p)^(1/p). Floating only. */
+GS_API gs_tensor gs_norm(gs_tensor t, double p, const int *dims, int ndims, bool keepdim);
 /* Sums t down to shape (the reverse of broadcasting t from shape), as Tensor.sum_to_size. */
 GS_API gs_tensor gs_sum_to(gs_tensor t, const int64_t *shape, int ndim);
 GS_API gs_tensor gs_softmax(gs_tensor t, int dim);
@@ -147,6 +163,33 @@ GS_API gs_tensor gs_gather(gs_tensor t, int dim, gs_tensor index);
 GS_API gs_tensor gs_scatter_add(gs_tensor t, int dim, gs_tensor index, gs_tensor src);
 /* Rows of weight (2-D) picked by index (i64, any shape): shape index.shape + [dim]. */
 GS_API gs_tensor gs_embedding(gs_tensor weight, gs_tensor index);
+
+/* The elements of t where mask (bool, broadcast with t) is true, in row-major order: a 1-D
+ * tensor (torch.masked_select, t[mask]). The gradient goes back to those positions. */
+GS_API gs_tensor gs_masked_select(gs_tensor t, gs_tensor mask);
+/* A copy of t with values written at index (1-D i64) along dim 0: out[index[i]] = values[i]
+ * (values broadcast to [len(index), t.shape[1:]]), or added when accumulate (index_put,
+ * t[index] = values). Gradients: t's where it was not overwritten, values' gathered back. A
+ * repeated index without accumulate keeps the sum of its values. */
+GS_API gs_tensor gs_index_put(gs_tensor t, gs_tensor index, gs_tensor values, bool accumulate);
+/* index (i64, values in [0, num_classes)) as one-hot rows: shape index.shape + [num_classes],
+ * i64. num_classes < 0: the largest index + 1 (F.one_hot's -1). */
+GS_API gs_tensor gs_one_hot(gs_tensor index, int64_t num_classes);
+
+/* ---- along a dim: scans and ordering ---------------------------------------------------- */
+
+/* Running sums along dim (torch.cumsum); integer and bool inputs give i64. Gradient: the
+ * reversed running sums of g. */
+GS_API gs_tensor gs_cumsum(gs_tensor t, int dim);
+/* Stable sort along dim: writes new handles to *values (gradient through a gather) and
+ * *indices (i64); either may be NULL. NaN sorts as the largest value, as torch.sort. False
+ * after reporting an error. */
+GS_API bool gs_sort(gs_tensor t, int dim, bool descending, gs_tensor *values, gs_tensor *indices);
+/* The indices gs_sort would give (torch.argsort). */
+GS_API gs_tensor gs_argsort(gs_tensor t, int dim, bool descending);
+/* The k largest (or smallest) along dim, in sorted order (torch.topk). */
+GS_API bool gs_topk(gs_tensor t, int64_t k, int dim, bool largest, gs_tensor *values,
+                    gs_tensor *indices);
 
 /* ---- joining and splitting ---------------------------------------------------------- */
 

@@ -128,6 +128,9 @@ GS_API gs_tensor gs_select(gs_tensor t, int dim, int64_t index);
 GS_API gs_tensor gs_narrow(gs_tensor t, int dim, int64_t start, int64_t length);
 /* Broadcasts size-1 dimensions (stride 0) and prepends new ones; -1 keeps a size. */
 GS_API gs_tensor gs_expand(gs_tensor t, const int64_t *shape, int ndim);
+/* t repeated reps[d] times along each dim, as torch.Tensor.repeat: n >= t's dims (leading
+ * dims are added), a new tensor (never a view). */
+GS_API gs_tensor gs_repeat(gs_tensor t, const int64_t *reps, int n);
 /* Removes dim if its size is 1 (otherwise returns a view unchanged). */
 GS_API gs_tensor gs_squeeze(gs_tensor t, int dim);
 /* Removes every size-1 dimension. */

@@ -17,7 +17,7 @@ for _name in ("nn", "optim", "utils"):
 del _name
 
 from gradscope import autograd, cuda, nn, optim, utils  # noqa: E402
-from gradscope.autograd import enable_grad, no_grad  # noqa: E402
+from gradscope.autograd import enable_grad, inference_mode, no_grad  # noqa: E402
 
 
 def _tensor_format(self, spec):

@@ -33,6 +33,21 @@ class enable_grad(_grad_mode):
     enabled = True
 
 
+class inference_mode(_grad_mode):
+    """``with inference_mode():`` or ``@inference_mode()``: no graph is recorded, as
+    torch.inference_mode (the engine has one no-record mode, so this is no_grad's);
+    inference_mode(False) leaves the mode as it is."""
+
+    def __init__(self, mode=True):
+        self.enabled = False if mode else None
+
+    def __enter__(self):
+        self._prev = _c.is_grad_enabled()
+        if self.enabled is not None:
+            _c.set_grad_enabled(self.enabled)
+        return self
+
+
 def backward(tensors, grad_tensors=None, retain_graph=None):
     """torch.autograd.backward: each tensor's backward with its gradient."""
     if not isinstance(tensors, (list, tuple)):

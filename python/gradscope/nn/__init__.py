@@ -8,7 +8,8 @@ reexport(_gradscope.nn, globals())
 del globals()["functional"]
 
 from gradscope.nn import functional, module, utils  # noqa: E402
-from gradscope.nn.layers import (AvgPool2d, Flatten, Identity, MaxPool2d,  # noqa: E402,F401
+from gradscope.nn.layers import (AvgPool2d, BCEWithLogitsLoss, CrossEntropyLoss,  # noqa: E402,F401
+                                 Flatten, Identity, MaxPool2d, MSELoss, NLLLoss,
                                  ModuleDict, ModuleList)
 
 __getattr__ = unsupported(__name__)

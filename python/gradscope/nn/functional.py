@@ -4,5 +4,6 @@ from gradscope import _gradscope
 from gradscope._missing import reexport, unsupported
 
 reexport(_gradscope.nn.functional, globals())
+one_hot = _gradscope.one_hot
 
 __getattr__ = unsupported(__name__)

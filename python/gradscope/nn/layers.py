@@ -145,3 +145,36 @@ class AvgPool2d(Module):
 
     def extra_repr(self):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class _Loss(Module):
+    """A loss as a module: forward(input, target) calls its functional form with the
+    reduction ('mean', 'sum' or 'none') given at construction, as torch.nn's losses."""
+
+    _function = None
+
+    def __init__(self, reduction="mean"):
+        super().__init__()
+        self.reduction = reduction
+
+    def forward(self, input, target):
+        return type(self)._function(input, target, reduction=self.reduction)
+
+    def extra_repr(self):
+        return ""
+
+
+class CrossEntropyLoss(_Loss):
+    _function = staticmethod(F.cross_entropy)
+
+
+class NLLLoss(_Loss):
+    _function = staticmethod(F.nll_loss)
+
+
+class MSELoss(_Loss):
+    _function = staticmethod(F.mse_loss)
+
+
+class BCEWithLogitsLoss(_Loss):
+    _function = staticmethod(F.binary_cross_entropy_with_logits)

@@ -16,6 +16,7 @@ static const family families[] = {
     {grad_cases_recurrent, &grad_cases_recurrent_count},
     {grad_cases_conv, &grad_cases_conv_count},
     {grad_cases_norm, &grad_cases_norm_count},
+    {grad_cases_ordering, &grad_cases_ordering_count},
 };
 
 /* Handles cases keep for the duration of one evaluation (gs__keep). */

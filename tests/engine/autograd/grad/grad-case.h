@@ -52,3 +52,5 @@ extern const grad_case grad_cases_conv[];
 extern const int grad_cases_conv_count;
 extern const grad_case grad_cases_norm[];
 extern const int grad_cases_norm_count;
+extern const grad_case grad_cases_ordering[];
+extern const int grad_cases_ordering_count;

@@ -1,0 +1,23 @@
+# Views, strides and joins: reshape, permute, transpose, expand, split, chunk, cat, stack.
+import torch
+
+x = torch.arange(24, dtype=torch.float32).reshape(2, 3, 4)
+print("shape", x.shape, x.size(1), x.dim(), x.numel())
+p = x.permute(2, 0, 1)
+print("permute", p.shape, p.stride(), p.is_contiguous())
+print("transpose", x.transpose(0, 2).shape, x.transpose(0, 2).contiguous().stride())
+print("view", x.view(6, 4).shape, x.reshape(-1).shape, x.view(2, -1).shape)
+e = torch.tensor([[1.0], [2.0]]).expand(2, 3)
+print("expand", e.tolist(), e.stride())
+print("unsqueeze squeeze", x.unsqueeze(1).shape, x[:, :1].squeeze(1).shape, x.squeeze().shape)
+parts = x.split(2, dim=2)
+print("split", [tuple(t.shape) for t in parts])
+chunks = torch.chunk(x, 3, dim=1)
+print("chunk", [tuple(t.shape) for t in chunks])
+print("cat", torch.cat([x, x], dim=1).shape, torch.stack([x, x], dim=0).shape)
+print("narrow select", x.narrow(2, 1, 2).shape, x.select(1, 0).tolist())
+print("flatten", x.flatten(1).shape, x.flatten().shape)
+y = torch.arange(6, dtype=torch.float32, requires_grad=True)
+(y.view(2, 3).t() * torch.tensor([1.0, 2.0])).sum().backward()
+print("grad", y.grad.tolist())
+print("T", x[0].T.shape, x.T.shape if x.dim() == 2 else "skip")
