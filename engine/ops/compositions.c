@@ -6,7 +6,9 @@
  * Each checks its own arguments first and reports them under its own name; the inner ops
  * then cannot fail on them.
  */
+#include <limits.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "ops-impl.h"
@@ -216,8 +218,37 @@ gs_tensor gs_repeat(gs_tensor h, const int64_t *reps, int n) {
     }
     shape[d] = d < n - t->ndim ? 1 : t->shape[d - (n - t->ndim)];
   }
-  /* The tensor with n dims (leading ones), then each dim joined to itself reps[d] times. */
+  /* The result's size is checked before any work: repeats that overflow it (or the count of
+   * copies a join takes) are refused, not wrapped into a small allocation. */
+  int64_t out_shape[GS_MAX_DIMS], numel = 1;
+  int zero_dim = -1;
+  for (int d = 0; d < n; d++) {
+    if (reps[d] > INT_MAX || __builtin_mul_overflow(shape[d], reps[d], &out_shape[d]) ||
+        __builtin_mul_overflow(numel, out_shape[d], &numel) ||
+        (uint64_t)numel > (uint64_t)PTRDIFF_MAX / gs_dtype_size(t->dtype)) {
+      gs__error(GS_ERR_ARGUMENT, fn,
+                "expected repeats whose result fits in memory, got %lld at dim %d (size %lld)",
+                (long long)reps[d], d, (long long)shape[d]);
+      return GS_NO_TENSOR;
+    }
+    if (out_shape[d] == 0 && zero_dim < 0)
+      zero_dim = d;
+  }
   gs_tensor cur = gs_reshape(h, shape, n);
+  if (numel == 0 && cur.id) {
+    /* An empty result: an empty view of h in the result's shape, not reps[d] empty copies. */
+    gs_tensor empty = shape[zero_dim] == 0 ? cur : gs_narrow(cur, zero_dim, 0, 0);
+    gs_tensor view = gs_reshape(empty, out_shape, n);
+    if (empty.id != cur.id)
+      gs_dispose(empty);
+    gs_dispose(cur);
+    if (!view.id)
+      return GS_NO_TENSOR;
+    gs_tensor copy = gs_clone(view);
+    gs_dispose(view);
+    return copy;
+  }
+  /* The tensor with n dims (leading ones), then each dim joined to itself reps[d] times. */
   for (int d = 0; d < n && cur.id; d++) {
     if (reps[d] == 1)
       continue;

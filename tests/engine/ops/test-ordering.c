@@ -140,6 +140,16 @@ static void test_one_hot_repeat_norm(void) {
   gs_tensor same = gs_repeat(t, (int64_t[]){1}, 1);
   g_assert_true(gs_storage_id(same) != gs_storage_id(t) || gs_is_copy_on_write(same));
   EXPECT_ERROR(gs_repeat(t, (int64_t[]){2}, 0), "repeat: expected at least as many repeats");
+  /* Repeats that overflow the result are refused (the Python fuzz crashed on 2^62). */
+  EXPECT_ERROR(gs_repeat(t, (int64_t[]){INT64_C(1) << 62}, 1),
+               "repeat: expected repeats whose result fits in memory, got 4611686018427387904");
+  EXPECT_ERROR(gs_repeat(t, (int64_t[]){INT64_C(1) << 31}, 1), "repeat: expected repeats whose");
+  /* An empty result is an empty tensor of the result's shape, made without 2^30 copies. */
+  gs_tensor empty = gs_repeat(t, (int64_t[]){0, INT64_C(1) << 30}, 2);
+  g_assert_cmpint(gs_ndim(empty), ==, 2);
+  g_assert_cmpint(gs_size(empty, 0), ==, 0);
+  g_assert_cmpint(gs_size(empty, 1), ==, INT64_C(2) << 30);
+  gs_dispose(empty);
   gs_tensor v = f64((double[]){3, -4}, (int64_t[]){2}, 1);
   gs_tensor n2 = gs_norm(v, 2, NULL, 0, false), n1 = gs_norm(v, 1, NULL, 0, false);
   gs_tensor ni = gs_norm(v, INFINITY, NULL, 0, false), n3 = gs_norm(v, 3, NULL, 0, false);
