@@ -22,14 +22,10 @@ static void dispose_all(gs_tensor *ts, int n) {
 
 gs_tensor gs_masked_select(gs_tensor h, gs_tensor hmask) {
   const char *fn = "masked_select";
-  gs__tensor *t = gs__lookup(h, fn);
-  gs__tensor *mask = t ? gs__lookup(hmask, fn) : NULL;
-  if (!mask)
+  gs__tensor *mask;
+  gs__tensor *t = gs__lookup_with_mask(h, hmask, fn, &mask);
+  if (!t)
     return GS_NO_TENSOR;
-  if (mask->dtype != GS_BOOL) {
-    gs__error(GS_ERR_DTYPE, fn, "expected a bool mask, got %s", gs_dtype_name(mask->dtype));
-    return GS_NO_TENSOR;
-  }
   int64_t shape[GS_MAX_DIMS];
   int nd;
   if (!gs__broadcast_shapes(t->shape, t->ndim, mask->shape, mask->ndim, shape, &nd)) {

@@ -59,14 +59,10 @@ gs_tensor gs_std(gs_tensor h, const int *dims, int ndims, double correction, boo
 
 gs_tensor gs_masked_fill(gs_tensor h, gs_tensor hmask, double value) {
   const char *fn = "masked_fill";
-  gs__tensor *t = gs__lookup(h, fn);
-  gs__tensor *mask = t ? gs__lookup(hmask, fn) : NULL;
-  if (!mask)
+  gs__tensor *mask;
+  gs__tensor *t = gs__lookup_with_mask(h, hmask, fn, &mask);
+  if (!t)
     return GS_NO_TENSOR;
-  if (mask->dtype != GS_BOOL) {
-    gs__error(GS_ERR_DTYPE, fn, "expected a bool mask, got %s", gs_dtype_name(mask->dtype));
-    return GS_NO_TENSOR;
-  }
   int64_t unused[GS_MAX_DIMS];
   if (mask->ndim > t->ndim || !gs__broadcast_strides(mask, t->shape, t->ndim, unused)) {
     char sm[GS__SHAPE_STR], st[GS__SHAPE_STR];

@@ -104,3 +104,17 @@ typedef gs_tensor (*gs__stack_maker)(gs_dtype dtype, const int64_t *shape, int n
  * DataLoader's workers stack a batch straight into shared memory, with no copy after. */
 gs_tensor gs__stack_into(const gs_tensor *tensors, int count, int dim, gs__stack_maker make,
                          const char *fn);
+/* The tensor and the bool mask of masked_fill and masked_select: NULL after reporting a stale
+ * handle or a mask of another dtype. */
+static inline gs__tensor *gs__lookup_with_mask(gs_tensor h, gs_tensor hmask, const char *fn,
+                                               gs__tensor **mask) {
+  gs__tensor *t = gs__lookup(h, fn);
+  *mask = t ? gs__lookup(hmask, fn) : NULL;
+  if (!*mask)
+    return NULL;
+  if ((*mask)->dtype != GS_BOOL) {
+    gs__error(GS_ERR_DTYPE, fn, "expected a bool mask, got %s", gs_dtype_name((*mask)->dtype));
+    return NULL;
+  }
+  return t;
+}
