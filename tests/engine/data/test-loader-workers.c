@@ -646,6 +646,16 @@ static void *busy_engine(void *arg) {
 }
 
 static void test_workers_start_while_threads_use_the_engine(void) {
+#ifdef __SANITIZE_ADDRESS__
+  /* GCC 12's AddressSanitizer does not hold its allocator's locks across fork() (LLVM added
+   * that in 17; google/sanitizers#774): a worker forked while the busy thread is inside malloc
+   * waits forever on the size class's lock that thread held. Seen here as a hung worker whose
+   * only frame is __sanitizer::FutexWait at 0x640000000408 (the allocator's region). glibc's
+   * malloc takes its arenas' locks around fork, so the plain and TSan builds run this test. */
+  g_test_skip("AddressSanitizer's allocator is not fork-safe with other threads allocating "
+              "(GCC 12, google/sanitizers#774); the plain and TSan builds run this test");
+  return;
+#endif
   trap_set none = {TRAP_NONE, 0};
   gs_dataset ds = dataset(16, &none);
   gs_loader_options opt = {.batch_size = 4, .num_workers = 2, .timeout_ms = 20000};
