@@ -1,7 +1,7 @@
 /* writer-impl.h: the writer's per-event path, inline, shared by writer.c (buffers, strings,
- * the sink) and events.c (one encoder per kind). An event costs a lock of its thread's
- * buffer, a clock read and a few stores; the rest (a new buffer, a full one, a deferred event)
- * is out of line in writer.c. */
+ * the sink) and events.c (one encoder per kind). An event costs two plain stores and a load
+ * around its thread's buffer, a clock read and the field stores; the rest (a new buffer, a full
+ * one, a deferred event, another thread claiming the buffer) is out of line in writer.c. */
 #pragma once
 
 #include <stddef.h>
@@ -29,9 +29,14 @@ typedef struct gs__tw_defined {
 } gs__tw_defined;
 
 /* One thread's buffer: its events since the last chunk. gs_trace_flush on any thread writes
- * out every thread's buffer, so each has a spinlock: its own thread takes it around each
- * event (uncontended, one atomic exchange) and a flush takes it to write the buffer out,
- * never while the owner is half-way through an event. */
+ * out every thread's buffer, never while the owner is half-way through an event. A lock taken
+ * around every event cost an atomic exchange each (a fifth of an event), so the owner and the
+ * other threads shake hands instead (Dekker's, made asymmetric): the owner marks itself busy
+ * with a plain store, then checks that no other thread has claimed the buffer; a claimer marks
+ * the buffer claimed, then waits until the owner is not busy. Each side stores, then loads
+ * the other's flag; the claimer's membarrier(2) runs a full barrier on every thread of the
+ * process, so the owner needs none of its own (writer.c falls back to a fence on both sides
+ * where membarrier is missing). */
 typedef struct gs__tw_buffer {
   uint8_t data[GS__TW_BUFFER_BYTES];
   size_t used;
@@ -41,8 +46,33 @@ typedef struct gs__tw_buffer {
   gs__tw_defined strings;       /* string ids this thread's stream has defined */
   gs__tw_defined sites;         /* call-site ids (sites.c) */
   struct gs__tw_buffer *next;   /* in the registry */
-  gs__spinlock lock;            /* data, used, base_*, last_*: its thread and flushes */
+  /* data, used, base_*, last_*: its thread's while busy, a claimer's while claimed */
+  atomic_uint busy;        /* its thread is writing an event */
+  atomic_uint claimed;     /* another thread (or its own, between events) holds it */
+  gs__spinlock claim_lock; /* one claimer at a time */
 } gs__tw_buffer;
+
+/* Whether claimers run membarrier(2) (registered when the library loads), so that the owner's
+ * side of the handshake needs no fence. Never changes after the library's constructors. */
+extern bool gs__tw_asymmetric;
+/* The owner found its buffer claimed: steps aside until the claimer is done (writer.c). */
+void gs__tw_wait_unclaimed(gs__tw_buffer *b);
+
+/* The owner's side: busy, then no claimer. */
+static inline void gs__tw_enter(gs__tw_buffer *b) {
+  if (__builtin_expect(gs__tw_asymmetric, 1)) {
+    atomic_store_explicit(&b->busy, 1, memory_order_relaxed);
+    atomic_signal_fence(memory_order_seq_cst); /* the claimer's membarrier orders the rest */
+  } else {
+    atomic_exchange_explicit(&b->busy, 1, memory_order_seq_cst);
+  }
+  if (__builtin_expect(atomic_load_explicit(&b->claimed, memory_order_seq_cst) != 0, 0))
+    gs__tw_wait_unclaimed(b);
+}
+
+static inline void gs__tw_leave(gs__tw_buffer *b) {
+  atomic_store_explicit(&b->busy, 0, memory_order_release);
+}
 
 extern GS__THREAD_LOCAL gs__tw_buffer *gs__tw_mine;
 extern GS__THREAD_LOCAL gs__trace_deferred_fn gs__tw_pending;
@@ -51,10 +81,10 @@ extern atomic_uint_fast64_t gs__tw_log_epoch; /* advances with every gs_trace_op
 
 /* writer.c: the slow paths. */
 gs__tw_buffer *gs__tw_buffer_new(void);
-/* Flushes b (locked by the caller) to make room for need bytes. Returns where the event goes,
- * b still locked; or NULL when it cannot be recorded, and then b is unlocked: the caller has
+/* Flushes b (entered by its thread) to make room for need bytes. Returns where the event goes,
+ * b still entered; or NULL when it cannot be recorded, and then b is left: the caller has
  * nothing left to release. */
-uint8_t *gs__tw_make_room_or_unlock(gs__tw_buffer *b, size_t need);
+uint8_t *gs__tw_make_room_or_leave(gs__tw_buffer *b, size_t need);
 void gs__tw_emit_pending(void);
 uint64_t gs__tw_clock_ns(void);
 /* True the first time id is used in this stream since the log began (and marks it so): the
@@ -75,17 +105,17 @@ static inline uint64_t gs__tw_now(void) {
 static inline uint64_t gs__tw_now(void) { return gs__tw_clock_ns(); }
 #endif
 
-/* Opens an event of kind with number seq in b: locks b, makes room for max bytes of fields,
+/* Opens an event of kind with number seq in b: enters b, makes room for max bytes of fields,
  * writes the kind, the length placeholder and the seq and time deltas, and returns where the
  * fields go (NULL if the event cannot be recorded). */
 static inline uint8_t *gs__tw_begin_in(gs__tw_buffer *b, gs_trace_kind kind, uint64_t seq,
                                        size_t max) {
   size_t need = 1 + GS__TW_LENGTH_BYTES + 20 + max;
-  gs__spin_lock(&b->lock);
+  gs__tw_enter(b);
   uint8_t *p = b->data + b->used;
   if (__builtin_expect(b->used + need > GS__TW_BUFFER_BYTES, 0) &&
-      !(p = gs__tw_make_room_or_unlock(b, need)))
-    return NULL; /* b is unlocked */
+      !(p = gs__tw_make_room_or_leave(b, need)))
+    return NULL; /* b is left */
   uint64_t t = gs__tw_now() - gs__tw_start;
   p[0] = (uint8_t)kind;
   p = gs__put_svarint(p + 1 + GS__TW_LENGTH_BYTES, (int64_t)(seq - b->last_seq));
@@ -108,7 +138,7 @@ static inline uint8_t *gs__tw_begin(gs_trace_kind kind, uint64_t seq, size_t max
 }
 
 /* Closes the event being written in this thread's buffer at end: patches its length in and
- * unlocks the buffer. */
+ * leaves the buffer. */
 static inline void gs__tw_end(uint8_t *end) {
   gs__tw_buffer *b = gs__tw_mine;
   uint8_t *p = b->data + b->used;
@@ -118,7 +148,7 @@ static inline void gs__tw_end(uint8_t *end) {
   p[2] = (uint8_t)(0x80 | ((len >> 7) & 0x7f));
   p[3] = (uint8_t)((len >> 14) & 0x7f);
   b->used = (size_t)(end - b->data);
-  gs__spin_unlock(&b->lock);
+  gs__tw_leave(b);
 }
 
 /* ---- call sites (sites.c) ------------------------------------------------------------- */

@@ -5,11 +5,11 @@
  * Off by default: every event site tests gs__tracing (one predictable branch). On: each thread
  * appends encoded events to its own buffer; a full buffer becomes one chunk (header, CRC-32C,
  * payload) written to the sink under one lock, in one write. gs_trace_flush on any thread
- * writes out every thread's buffer, so each buffer has a spinlock: its own thread takes it
- * around each append (uncontended, one atomic exchange: a few ns) and a flush takes it to
- * write the buffer out, never while the owner is half-way through an event.
+ * writes out every thread's buffer: it claims each buffer, which waits for its thread to finish
+ * the event it is writing (the handshake in writer-impl.h), and that thread waits for the
+ * claim to end before its next event.
  *
- * Lock order: registry_lock, then a buffer's lock, then sink_lock. The log is
+ * Lock order: registry_lock, then claiming a buffer, then sink_lock. The log is
  * flushed on close, at exit, by the error handler before an abort, and best-effort on fatal
  * signals, so a crash loses at most what threads had not flushed.
  *
@@ -20,12 +20,15 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/membarrier.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/un.h>
 #include <time.h>
@@ -118,8 +121,8 @@ static void make_header(void) {
 static bool ring_mode;
 static int dump_fd = -1;
 
-/* Writes b's events as one chunk. locked: the caller holds b's lock and sink_lock (or is a
- * signal handler that cannot take them). */
+/* Writes b's events as one chunk. locked: the caller has b (its thread inside an event, or a
+ * claimer) and holds sink_lock, or is a signal handler that can take neither. */
 static void flush_buffer_locked(thread_buffer *b) {
   if (b->used == 0 || (sink_fd < 0 && !ring_mode))
     return;
@@ -155,18 +158,78 @@ static void flush_buffer_locked(thread_buffer *b) {
   b->base_time = b->last_time;
 }
 
-/* The caller holds b's lock. */
+/* ---- the handshake between a buffer's thread and its claimers (writer-impl.h) ---------- */
+
+bool gs__tw_asymmetric;
+
+/* Registered before main, while the process has one thread: an owner that reads the flag set
+ * is then sure every claimer reads it set too. The registration is the process's, and a
+ * forked child keeps it. */
+__attribute__((constructor)) static void register_membarrier(void) {
+  long cmds = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
+  gs__tw_asymmetric = cmds > 0 && (cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED) &&
+                      syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+}
+
+static void pause_briefly(int spins) {
+#if defined(__x86_64__) || defined(__i386__)
+  if (spins < 64) {
+    __builtin_ia32_pause();
+    return;
+  }
+#endif
+  (void)spins;
+  sched_yield(); /* on 2 cores the other side may need this one to make progress */
+}
+
+void gs__tw_wait_unclaimed(gs__tw_buffer *b) {
+  do {
+    atomic_store_explicit(&b->busy, 0, memory_order_release);
+    for (int spins = 0; atomic_load_explicit(&b->claimed, memory_order_acquire); spins++)
+      pause_briefly(spins);
+    if (gs__tw_asymmetric) {
+      atomic_store_explicit(&b->busy, 1, memory_order_relaxed);
+      atomic_signal_fence(memory_order_seq_cst);
+    } else {
+      atomic_exchange_explicit(&b->busy, 1, memory_order_seq_cst);
+    }
+  } while (atomic_load_explicit(&b->claimed, memory_order_seq_cst));
+}
+
+/* Takes b from any thread (its own too, between events): b's thread is not inside an event
+ * when this returns, and does not start one until unclaim. */
+static void claim(thread_buffer *b) {
+  gs__spin_lock(&b->claim_lock);
+  if (gs__tw_asymmetric) {
+    atomic_store_explicit(&b->claimed, 1, memory_order_relaxed);
+    /* Every thread passes a full barrier: b's thread either has its busy store visible now,
+     * or will see claimed when it loads it. The registration cannot be lost, so this
+     * cannot fail. */
+    syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
+  } else {
+    atomic_exchange_explicit(&b->claimed, 1, memory_order_seq_cst);
+  }
+  for (int spins = 0; atomic_load_explicit(&b->busy, memory_order_seq_cst); spins++)
+    pause_briefly(spins);
+}
+
+static void unclaim(thread_buffer *b) {
+  atomic_store_explicit(&b->claimed, 0, memory_order_release);
+  gs__spin_unlock(&b->claim_lock);
+}
+
+/* The caller has b (its thread inside an event, or a claimer). */
 static void flush_buffer(thread_buffer *b) {
   pthread_mutex_lock(&sink_lock);
   flush_buffer_locked(b);
   pthread_mutex_unlock(&sink_lock);
 }
 
-/* Takes b's lock: from any thread. */
+/* From any thread, between its own events. */
 static void flush_buffer_of(thread_buffer *b) {
-  gs__spin_lock(&b->lock);
+  claim(b);
   flush_buffer(b);
-  gs__spin_unlock(&b->lock);
+  unclaim(b);
 }
 
 /* A thread that ends flushes what it buffered and leaves the registry. */
@@ -193,7 +256,7 @@ gs__tw_buffer *gs__tw_buffer_new(void) {
     return NULL;
   pthread_once(&key_once, make_key);
   pthread_setspecific(buffer_key, b);
-  b->lock = (gs__spinlock)GS__SPINLOCK_INIT;
+  b->claim_lock = (gs__spinlock)GS__SPINLOCK_INIT;
   pthread_mutex_lock(&registry_lock);
   b->thread_no = ++next_thread_no;
   b->next = registry;
@@ -206,18 +269,19 @@ gs__tw_buffer *gs__tw_buffer_new(void) {
 static thread_buffer *buffer(void) { return gs__tw_mine ? gs__tw_mine : gs__tw_buffer_new(); }
 
 /* gs__fork (base/fork.c) takes the registry, every buffer and the sink in the order a flush
- * does, so the child never inherits one of them held by a thread it does not have. */
+ * does, so the child never inherits a buffer with an event half-written by a thread it does
+ * not have, nor a lock such a thread held. */
 static void streams_take(void) {
   pthread_mutex_lock(&registry_lock);
   for (thread_buffer *b = registry; b; b = b->next)
-    gs__spin_lock(&b->lock);
+    claim(b);
   pthread_mutex_lock(&sink_lock);
 }
 
 static void streams_give(void) {
   pthread_mutex_unlock(&sink_lock);
   for (thread_buffer *b = registry; b; b = b->next)
-    gs__spin_unlock(&b->lock);
+    unclaim(b);
   pthread_mutex_unlock(&registry_lock);
 }
 
@@ -341,14 +405,14 @@ uint32_t gs__trace_string(const char *s) {
 
 /* The inline half is in writer-impl.h (gs__tw_begin, gs__tw_end); these are its slow paths. */
 
-uint8_t *gs__tw_make_room_or_unlock(gs__tw_buffer *b, size_t need) {
+uint8_t *gs__tw_make_room_or_leave(gs__tw_buffer *b, size_t need) {
   if (need > GS__TW_BUFFER_BYTES) {
-    gs__spin_unlock(&b->lock);
+    gs__tw_leave(b);
     return NULL; /* larger than a whole buffer: dropped (bounded by the limits on arrays and text) */
   }
   flush_buffer(b);
   if (b->used) { /* no sink any more (the log was closed meanwhile): drop the event */
-    gs__spin_unlock(&b->lock);
+    gs__tw_leave(b);
     return NULL;
   }
   return b->data;
@@ -468,11 +532,11 @@ static bool start(int fd, bool owned, const char *ring_path, uint64_t ring_bytes
   /* Fresh streams for every thread (their definition bitmaps follow gs__tw_log_epoch). */
   atomic_fetch_add(&gs__tw_log_epoch, 1);
   for (thread_buffer *b = registry; b; b = b->next) {
-    gs__spin_lock(&b->lock);
+    claim(b);
     b->used = 0;
     b->base_seq = b->last_seq = 0;
     b->base_time = b->last_time = 0;
-    gs__spin_unlock(&b->lock);
+    unclaim(b);
   }
   pthread_mutex_lock(&sink_lock);
   calibrate_clock();
