@@ -19,6 +19,7 @@ struct _GsEventListView {
   GtkWidget *search_entry;
   GtkWidget *kind_dropdown;
   GtkWidget *thread_dropdown;
+  GtkWidget *rank_dropdown;
   GtkWidget *tensor_entry;
   GtkWidget *scope_entry;
   GtkWidget *scroller;
@@ -33,6 +34,7 @@ struct _GsEventListView {
   GtkSingleSelection *selection;
   GsThreadList *threads;  /* the thread drop-down's choices */
   GtkColumnViewColumn *thread_column;
+  GtkColumnViewColumn *rank_column; /* shown for a run of several ranks only */
   int thread_digits;      /* the longest thread number's, as the column was last fitted */
   gboolean updating;      /* set_position is moving the selection: emit nothing */
   guint scroll_target;    /* the row set_position chose: kept on screen as the list grows */
@@ -64,7 +66,9 @@ guint64 gs_event_list_view_get_selected_index(GsEventListView *self) {
 
 static void update_count(GsEventListView *self) {
   guint shown = g_list_model_get_n_items(G_LIST_MODEL(self->list));
-  guint64 total = self->model ? gs_trace_model_n_events(self->model) : 0;
+  gs_rank_run *run = gs_event_list_model_get_run(self->list);
+  guint64 total = run ? gs_rank_run_n_events(run)
+                      : self->model ? gs_trace_model_n_events(self->model) : 0;
   g_autofree char *text = NULL;
   if (shown == total)
     text = g_strdup_printf(ngettext("%" PRIu64 " event",
@@ -133,6 +137,11 @@ static void apply_filters(GsEventListView *self) {
     return; /* keep the last good filter while the entry is being typed */
   filter.search = gtk_editable_get_text(GTK_EDITABLE(self->search_entry));
   gs_event_list_model_set_filter(self->list, &filter);
+  /* "All ranks" is position 0, lane i position i + 1. */
+  guint rank_pos = gtk_drop_down_get_selected(GTK_DROP_DOWN(self->rank_dropdown));
+  gs_event_list_model_set_lane(self->list, rank_pos == GTK_INVALID_LIST_POSITION || rank_pos == 0
+                                               ? G_MAXUINT
+                                               : rank_pos - 1);
   queue_count(self);
 }
 
@@ -249,9 +258,37 @@ void gs_event_list_view_set_model(GsEventListView *self, gs_trace_model *model) 
   if (gtk_slice_list_model_get_size(self->shown) != 0) /* not the first of the steps */
     gtk_slice_list_model_set_size(self->shown, G_MAXUINT);
   self->model = model;
-  gs_event_list_model_set_model(self->list, model);
+  gs_event_list_model_set_model(self->list, model); /* the run, if any, goes with it */
+  gtk_widget_set_visible(self->rank_dropdown, FALSE);
+  gtk_column_view_column_set_visible(self->rank_column, FALSE);
   refresh_threads(self, TRUE);
   queue_count(self);
+}
+
+void gs_event_list_view_set_run(GsEventListView *self, gs_rank_run *run) {
+  g_return_if_fail(GS_IS_EVENT_LIST_VIEW(self));
+  gboolean ranks = run && gs_rank_run_n_lanes(run) > 1;
+  g_autoptr(GtkStringList) choices = gtk_string_list_new(NULL);
+  gtk_string_list_append(choices, _("All ranks"));
+  for (guint lane = 0; ranks && lane < gs_rank_run_n_lanes(run); lane++) {
+    g_autofree char *name = g_strdup_printf(_("Rank %u"), gs_rank_run_rank(run, lane));
+    gtk_string_list_append(choices, name);
+  }
+  g_signal_handlers_block_by_func(self->rank_dropdown, on_filter_changed, self);
+  gtk_drop_down_set_model(GTK_DROP_DOWN(self->rank_dropdown), G_LIST_MODEL(choices));
+  gtk_drop_down_set_selected(GTK_DROP_DOWN(self->rank_dropdown), 0);
+  g_signal_handlers_unblock_by_func(self->rank_dropdown, on_filter_changed, self);
+  /* A single log keeps today's columns: the rank only says something with several. */
+  gtk_widget_set_visible(self->rank_dropdown, ranks);
+  gtk_column_view_column_set_visible(self->rank_column, ranks);
+  gs_event_list_model_set_run(self->list, run);
+  apply_filters(self);
+}
+
+void gs_event_list_view_set_rank_filter(GsEventListView *self, guint lane) {
+  g_return_if_fail(GS_IS_EVENT_LIST_VIEW(self));
+  gtk_drop_down_set_selected(GTK_DROP_DOWN(self->rank_dropdown),
+                             lane == G_MAXUINT ? 0 : lane + 1);
 }
 
 void gs_event_list_view_model_grew(GsEventListView *self) {
@@ -302,6 +339,10 @@ static void on_adjustment_changed(GsEventListView *self) {
 
 void gs_event_list_view_set_position(GsEventListView *self, guint64 index) {
   g_return_if_fail(GS_IS_EVENT_LIST_VIEW(self));
+  /* The scrubber moves over the first rank's log: its event's place among every rank's. */
+  gs_rank_run *run = gs_event_list_model_get_run(self->list);
+  if (run)
+    index = gs_rank_run_position_of(run, 0, index);
   guint position = gs_event_list_model_position_of(self->list, index);
   self->updating = TRUE;
   self->scroll_pending = position != G_MAXUINT;
@@ -324,6 +365,18 @@ static void on_selection_changed(GsEventListView *self) {
   if (position == GTK_INVALID_LIST_POSITION)
     return;
   guint64 index = gs_event_list_model_index_at(self->list, position);
+  gs_rank_run *run = gs_event_list_model_get_run(self->list);
+  if (run) {
+    /* The other views show the first rank's log: another rank's event moves them to the
+     * first rank's last event by then. */
+    guint lane;
+    gs_rank_run_event_at(run, index, &lane, &index);
+    if (lane != 0) {
+      guint64 after = gs_rank_run_lane_index_at(run, 0, gs_rank_run_time(run, lane, index) + 1);
+      gs_view_emit_event_selected(GS_VIEW(self), after ? after - 1 : 0);
+      return;
+    }
+  }
   gs_view_emit_event_selected(GS_VIEW(self), index);
   /* The event's tensor, if it is about one, goes to the details panel. */
   gs_trace_event e;
@@ -340,7 +393,7 @@ static void on_items_changed(GsEventListView *self) {
 
 /* ---- columns -------------------------------------------------------------------------- */
 
-typedef enum { COL_SEQ, COL_TIME, COL_THREAD, COL_KIND, COL_SUMMARY, COL_SITE } column_id;
+typedef enum { COL_RANK, COL_SEQ, COL_TIME, COL_THREAD, COL_KIND, COL_SUMMARY, COL_SITE } column_id;
 
 static void setup_label(GtkSignalListItemFactory *factory, GtkListItem *item, gpointer data) {
   (void)factory;
@@ -349,7 +402,7 @@ static void setup_label(GtkSignalListItemFactory *factory, GtkListItem *item, gp
    * lengths; the others have a fixed width. */
   GtkWidget *cell = gs_text_cell_new(col == COL_SEQ || col == COL_TIME ? 1.0f : 0.0f,
                                      col == COL_SUMMARY || col == COL_SITE);
-  if (col == COL_SEQ || col == COL_TIME || col == COL_THREAD)
+  if (col == COL_SEQ || col == COL_TIME || col == COL_THREAD || col == COL_RANK)
     gtk_widget_add_css_class(cell, "numeric");
   if (col == COL_KIND)
     gtk_widget_add_css_class(cell, "gs-event-kind");
@@ -376,6 +429,9 @@ static void bind_label(GtkSignalListItemFactory *factory, GtkListItem *item, gpo
   g_autofree char *owned = NULL;
   const char *text = NULL;
   switch ((column_id)GPOINTER_TO_INT(data)) {
+  case COL_RANK:
+    text = owned = gs_event_row_dup_rank(row);
+    break;
   case COL_SEQ:
     text = owned = gs_event_row_dup_seq(row);
     break;
@@ -468,6 +524,7 @@ static void gs_event_list_view_class_init(GsEventListViewClass *klass) {
   gtk_widget_class_bind_template_child(widget_class, GsEventListView, search_entry);
   gtk_widget_class_bind_template_child(widget_class, GsEventListView, kind_dropdown);
   gtk_widget_class_bind_template_child(widget_class, GsEventListView, thread_dropdown);
+  gtk_widget_class_bind_template_child(widget_class, GsEventListView, rank_dropdown);
   gtk_widget_class_bind_template_child(widget_class, GsEventListView, tensor_entry);
   gtk_widget_class_bind_template_child(widget_class, GsEventListView, scope_entry);
   gtk_widget_class_bind_template_child(widget_class, GsEventListView, scroller);
@@ -497,7 +554,10 @@ static void gs_event_list_view_init(GsEventListView *self) {
   g_signal_connect_swapped(self->list, "notify::filtering", G_CALLBACK(on_items_changed),
                            self);
 
-  /* Translators: column titles of the event list. */
+  /* Translators: column titles of the event list (Rank: the distributed run's rank whose log
+   * holds the event, shown only for several ranks' logs). */
+  self->rank_column = add_column(self, _("Rank"), COL_RANK, 48, FALSE);
+  gtk_column_view_column_set_visible(self->rank_column, FALSE);
   add_column(self, _("#"), COL_SEQ, 72, FALSE);
   add_column(self, _("Time"), COL_TIME, 100, FALSE);
   self->thread_column = add_column(self, _("Thread"), COL_THREAD, THREAD_COLUMN_WIDTH, FALSE);
@@ -518,6 +578,8 @@ static void gs_event_list_view_init(GsEventListView *self) {
   g_signal_connect_swapped(self->kind_dropdown, "notify::selected",
                            G_CALLBACK(on_filter_changed), self);
   g_signal_connect_swapped(self->thread_dropdown, "notify::selected",
+                           G_CALLBACK(on_filter_changed), self);
+  g_signal_connect_swapped(self->rank_dropdown, "notify::selected",
                            G_CALLBACK(on_filter_changed), self);
   g_signal_connect_swapped(self->tensor_entry, "changed", G_CALLBACK(on_filter_changed), self);
   g_signal_connect_swapped(self->scope_entry, "changed", G_CALLBACK(on_filter_changed), self);
