@@ -1,7 +1,6 @@
 /* rank-logs.c: several logs read as the ranks of one distributed run, as `stats`, `explain`
  * and `diff` take them: model/index/rank-logs.c reads and checks them (the inspector's window
  * does the same); this prefixes its refusals with the command. */
-#include <glib/gi18n.h>
 
 #include "cli.h"
 

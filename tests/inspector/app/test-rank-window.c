@@ -139,7 +139,8 @@ static void test_two_ranks_one_page(void) {
   /* A wait of rank 1 in the middle of the run, zoomed in on: the tooltip there says so. */
   const GArray *waits = gs_rank_run_waits(run, 1);
   const gs_rank_wait *w = &g_array_index(waits, gs_rank_wait, waits->len / 2);
-  guint64 pad = MAX(w->end - w->begin, 200000) * 20;
+  /* Some five steps around it: a step is the time from one wait to the next. */
+  guint64 pad = 5 * (w[1].begin - w->begin) / 2;
   gs_rank_lanes_view_set_range(lanes, w->begin - pad, w->end + pad);
   gs_rank_lanes_view vw = {.width = gtk_widget_get_width(GTK_WIDGET(lanes)),
                            .height = gtk_widget_get_height(GTK_WIDGET(lanes))};
@@ -155,6 +156,7 @@ static void test_two_ranks_one_page(void) {
   g_assert_true(g_str_has_prefix(said, "Rank 1 at "));
   g_assert_nonnull(strstr(said, "for the other ranks"));
   views_test_screenshot(GTK_WIDGET(lanes), "rank-lanes-zoomed.png");
+  views_test_screenshot(GTK_WIDGET(window), "rank-window-memory-zoomed.png");
   /* Ctrl+scroll's zoom out widens the range around the pointer. */
   gs_rank_lanes_view_zoom(lanes, 4.0, x);
   guint64 z0, z1;
