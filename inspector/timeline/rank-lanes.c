@@ -161,8 +161,7 @@ static double show_text(cairo_t *cr, PangoLayout *layout, const char *text, doub
 }
 
 static void draw_lane(cairo_t *cr, const gs_rank_run *run, const gs_rank_lanes_view *v,
-                      const gs_rank_lanes_geometry *g, guint lane, guint64 scale,
-                      gboolean *seen) {
+                      const gs_rank_lanes_geometry *g, guint lane, guint64 scale, gboolean *seen) {
   double top = lane_top(g, lane), h = g->lane_height;
   int columns = (int)ceil(g->plot_width);
   for (int c = 0; c < columns; c++) {
@@ -188,9 +187,8 @@ static void draw_lane(cairo_t *cr, const gs_rank_run *run, const gs_rank_lanes_v
 /* Waits as a tint over the lane's height (under the memory) or, strip, in full colour along
  * its top (over it). A wait narrower than a pixel is drawn at its width: antialiased, a
  * column's colour says what share of its time the rank waited. */
-static void draw_shades(cairo_t *cr, const gs_rank_lanes_view *v,
-                        const gs_rank_lanes_geometry *g, const gs_rank_lanes_shapes *s,
-                        gboolean strip) {
+static void draw_shades(cairo_t *cr, const gs_rank_lanes_view *v, const gs_rank_lanes_geometry *g,
+                        const gs_rank_lanes_shapes *s, gboolean strip) {
   const gs_timeline_palette *p = gs_timeline_palette_get(v->dark);
   set_color(cr, with_alpha(p->peak, strip ? 0.9 : v->dark ? 0.28 : 0.18));
   for (guint i = 0; i < s->shades->len; i++) {
@@ -273,9 +271,8 @@ static void draw_axis(cairo_t *cr, PangoLayout *layout, const gs_rank_lanes_view
   }
 }
 
-static void draw_labels(cairo_t *cr, PangoLayout *layout, PangoLayout *bold,
-                        const gs_rank_run *run, const gs_rank_lanes_view *v,
-                        const gs_rank_lanes_geometry *g) {
+static void draw_labels(cairo_t *cr, PangoLayout *layout, PangoLayout *bold, const gs_rank_run *run,
+                        const gs_rank_lanes_view *v, const gs_rank_lanes_geometry *g) {
   const gs_timeline_palette *p = gs_timeline_palette_get(v->dark);
   for (guint lane = 0; lane < gs_rank_run_n_lanes(run); lane++) {
     double top = lane_top(g, lane), x = g->plot_x - 8;
@@ -330,8 +327,8 @@ static void draw_legend(cairo_t *cr, PangoLayout *layout, const gs_rank_lanes_vi
   x = g->plot_x;
   for (guint s = 0; s < GS_MEM_N_CATEGORIES; s++)
     if (seen[s])
-      x = legend_entry(cr, layout, x, 21, right, gs_timeline_stack_color(v->dark, FALSE, s),
-                       FALSE, gs_mem_category_name(s), p->dim_text);
+      x = legend_entry(cr, layout, x, 21, right, gs_timeline_stack_color(v->dark, FALSE, s), FALSE,
+                       gs_mem_category_name(s), p->dim_text);
 }
 
 void gs_rank_lanes_draw(cairo_t *cr, const gs_rank_run *run, const gs_rank_lanes_view *v) {

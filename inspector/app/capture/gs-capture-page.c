@@ -10,14 +10,14 @@
 
 #include "gs-capture-ranks.h"
 #include "gs-graph-pane.h"
-#include "gs-rank-lanes-view.h"
 #include "gs-output-view.h"
-#include "gs-view.h"
-#include "snapshot-note.h"
+#include "gs-rank-lanes-view.h"
 #include "gs-scope-tree-view.h"
 #include "gs-tensor-view.h"
 #include "gs-timeline-view.h"
 #include "gs-tour-panel.h"
+#include "gs-view.h"
+#include "snapshot-note.h"
 
 /* Work per frame spent feeding arrived bytes into the model: a quarter of a 60 Hz frame. */
 #define PUMP_BUDGET_US 4000

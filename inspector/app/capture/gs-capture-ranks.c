@@ -3,9 +3,9 @@
 #include "gs-capture-ranks.h"
 
 struct gs_capture_ranks {
-  GArray *logs;        /* gs_rank_log, their paths owned (paths) */
+  GArray *logs; /* gs_rank_log, their paths owned (paths) */
   GPtrArray *paths;
-  GPtrArray *models;   /* loaded, logs[1..] */
+  GPtrArray *models; /* loaded, logs[1..] */
   GCancellable *cancel;
   char *error;
   gboolean loading, orphaned;

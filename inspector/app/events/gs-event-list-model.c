@@ -17,8 +17,8 @@
 struct _GsEventListModel {
   GObject parent_instance;
   gs_trace_model *model;
-  gs_rank_run *run;        /* borrowed; NULL for a single log */
-  guint lane;              /* the run's lane shown, G_MAXUINT for all */
+  gs_rank_run *run; /* borrowed; NULL for a single log */
+  guint lane;       /* the run's lane shown, G_MAXUINT for all */
   gboolean filtered;
   gs_event_filter filter;
   char *search;            /* owned copy of filter.search */

@@ -67,8 +67,9 @@ guint64 gs_event_list_view_get_selected_index(GsEventListView *self) {
 static void update_count(GsEventListView *self) {
   guint shown = g_list_model_get_n_items(G_LIST_MODEL(self->list));
   gs_rank_run *run = gs_event_list_model_get_run(self->list);
-  guint64 total = run ? gs_rank_run_n_events(run)
-                      : self->model ? gs_trace_model_n_events(self->model) : 0;
+  guint64 total = run           ? gs_rank_run_n_events(run)
+                  : self->model ? gs_trace_model_n_events(self->model)
+                                : 0;
   g_autofree char *text = NULL;
   if (shown == total)
     text = g_strdup_printf(ngettext("%" PRIu64 " event",
@@ -287,8 +288,7 @@ void gs_event_list_view_set_run(GsEventListView *self, gs_rank_run *run) {
 
 void gs_event_list_view_set_rank_filter(GsEventListView *self, guint lane) {
   g_return_if_fail(GS_IS_EVENT_LIST_VIEW(self));
-  gtk_drop_down_set_selected(GTK_DROP_DOWN(self->rank_dropdown),
-                             lane == G_MAXUINT ? 0 : lane + 1);
+  gtk_drop_down_set_selected(GTK_DROP_DOWN(self->rank_dropdown), lane == G_MAXUINT ? 0 : lane + 1);
 }
 
 void gs_event_list_view_model_grew(GsEventListView *self) {
@@ -429,9 +429,7 @@ static void bind_label(GtkSignalListItemFactory *factory, GtkListItem *item, gpo
   g_autofree char *owned = NULL;
   const char *text = NULL;
   switch ((column_id)GPOINTER_TO_INT(data)) {
-  case COL_RANK:
-    text = owned = gs_event_row_dup_rank(row);
-    break;
+  case COL_RANK: text = owned = gs_event_row_dup_rank(row); break;
   case COL_SEQ:
     text = owned = gs_event_row_dup_seq(row);
     break;
@@ -579,8 +577,8 @@ static void gs_event_list_view_init(GsEventListView *self) {
                            G_CALLBACK(on_filter_changed), self);
   g_signal_connect_swapped(self->thread_dropdown, "notify::selected",
                            G_CALLBACK(on_filter_changed), self);
-  g_signal_connect_swapped(self->rank_dropdown, "notify::selected",
-                           G_CALLBACK(on_filter_changed), self);
+  g_signal_connect_swapped(self->rank_dropdown, "notify::selected", G_CALLBACK(on_filter_changed),
+                           self);
   g_signal_connect_swapped(self->tensor_entry, "changed", G_CALLBACK(on_filter_changed), self);
   g_signal_connect_swapped(self->scope_entry, "changed", G_CALLBACK(on_filter_changed), self);
   update_count(self);

@@ -13,7 +13,7 @@ struct _GsEventRow {
   GObject parent_instance;
   gs_trace_model *model;
   guint64 index;
-  guint32 rank; /* the rank whose log it is in, G_MAXUINT32 for a single log */
+  guint32 rank;        /* the rank whose log it is in, G_MAXUINT32 for a single log */
   guint64 time_offset; /* added to its log's time: a run's shared axis (rank-run.h) */
   char *summary;
   const char *site; /* the site table's text (decoded with the summary), or NULL */

@@ -79,10 +79,10 @@ gboolean gs_rank_logs_one_run(GArray *logs, GError **error) {
       const gs_rank_log *o = &g_array_index(logs, gs_rank_log, j);
       if (o->rank == l->rank) {
         g_autofree char *other = g_filename_display_name(o->path);
-        g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
-                    _("%s and %s are both rank %u of run %016" PRIx64
-                      " (give each rank's log once)"),
-                    other, file, l->rank, l->run);
+        g_set_error(
+            error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+            _("%s and %s are both rank %u of run %016" PRIx64 " (give each rank's log once)"),
+            other, file, l->rank, l->run);
         return FALSE;
       }
     }

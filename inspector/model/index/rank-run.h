@@ -75,10 +75,10 @@ guint64 gs_rank_run_position_of(const gs_rank_run *run, guint lane, guint64 inde
  * and how long that rank was blocked in it; G_MAXUINT64 where a lane's log lacks it. */
 typedef struct gs_rank_collective {
   guint64 number;
-  const char *op;   /* "allreduce", "broadcast"... (owned by the run) */
-  guint64 nbytes;   /* rank 0's (the first lane's that has it) */
-  gint32 bucket;    /* a DDP bucket's index, -1 for none */
-  guint n_ended;    /* lanes whose log has its end */
+  const char *op;                   /* "allreduce", "broadcast"... (owned by the run) */
+  guint64 nbytes;                   /* rank 0's (the first lane's that has it) */
+  gint32 bucket;                    /* a DDP bucket's index, -1 for none */
+  guint n_ended;                    /* lanes whose log has its end */
   guint64 *begin, *end, *waited_ns; /* n_lanes each */
 } gs_rank_collective;
 

@@ -6,8 +6,7 @@
 
 /* The collective numbered `number`, made on first sight (collectives stay in number order:
  * a rank numbers them from 1 as it begins them). */
-static gs_rank_collective *collective(GArray *all, GHashTable *by_number, guint64 number,
-                                      guint n) {
+static gs_rank_collective *collective(GArray *all, GHashTable *by_number, guint64 number, guint n) {
   gpointer at = g_hash_table_lookup(by_number, &number);
   if (at)
     return &g_array_index(all, gs_rank_collective, GPOINTER_TO_UINT(at) - 1);
@@ -30,8 +29,8 @@ static gint by_number(gconstpointer a, gconstpointer b) {
 }
 
 /* One lane's collective events into all, its waits into waits. */
-static void scan_lane(gs_rank_run *run, guint lane, GArray *all, GHashTable *numbers,
-                      GArray *waits, GStringChunk *strings) {
+static void scan_lane(gs_rank_run *run, guint lane, GArray *all, GHashTable *numbers, GArray *waits,
+                      GStringChunk *strings) {
   gs_trace_model *m = gs_rank_run_model(run, lane);
   guint n = gs_rank_run_n_lanes(run);
   guint64 n_events = gs_trace_model_n_events(m);
@@ -50,7 +49,10 @@ static void scan_lane(gs_rank_run *run, guint lane, GArray *all, GHashTable *num
     if (kind == GS_TRACE_WAIT_BEGIN) {
       if (open) /* a begin without its end: the log is inconsistent; the old span ends here */
         g_array_append_val(waits, w);
-      w = (gs_rank_wait){.begin = t, .end = t, .begin_index = i, .end_index = i,
+      w = (gs_rank_wait){.begin = t,
+                         .end = t,
+                         .begin_index = i,
+                         .end_index = i,
                          .name = g_string_chunk_insert_const(strings, name)};
       open = TRUE;
     } else if (kind == GS_TRACE_WAIT_END) {

@@ -116,8 +116,8 @@ static void test_two_ranks_one_page(void) {
   gs_event_list_view_set_kind_filter(list, GS_TRACE_COLLECTIVE_END);
   guint ends = 0;
   for (guint i = 0; i < gs_rank_run_collectives(run)->len; i++)
-    ends += g_array_index(gs_rank_run_collectives(run), gs_rank_collective, i).end[1] !=
-            G_MAXUINT64;
+    ends +=
+        g_array_index(gs_rank_run_collectives(run), gs_rank_collective, i).end[1] != G_MAXUINT64;
   g_assert_cmpuint(n_rows(list), ==, ends);
   gs_event_list_view_set_kind_filter(list, 0);
   gs_event_list_view_set_rank_filter(list, G_MAXUINT);
@@ -164,8 +164,7 @@ static void test_two_ranks_one_page(void) {
   g_assert_cmpuint(z1 - z0, >, 3 * (vw.t1 - vw.t0));
   gs_rank_lanes_view_set_range(lanes, 0, gs_rank_run_duration(run));
 
-  adw_style_manager_set_color_scheme(adw_style_manager_get_default(),
-                                     ADW_COLOR_SCHEME_FORCE_DARK);
+  adw_style_manager_set_color_scheme(adw_style_manager_get_default(), ADW_COLOR_SCHEME_FORCE_DARK);
   views_test_settle(GTK_WIDGET(lanes));
   views_test_screenshot(GTK_WIDGET(lanes), "rank-lanes-dark.png");
   adw_style_manager_set_color_scheme(adw_style_manager_get_default(), ADW_COLOR_SCHEME_DEFAULT);
@@ -180,8 +179,8 @@ static void test_refuses_two_runs(void) {
   g_assert_false(gs_window_open_files(window, files, 2, FALSE, &error));
   g_assert_nonnull(error);
   g_test_message("refusal: %s", error->message);
-  g_autofree char *want = g_strdup_printf("%s and %s are not logs of one run: %s is rank 0 of run",
-                                          a0, b1, a0);
+  g_autofree char *want =
+      g_strdup_printf("%s and %s are not logs of one run: %s is rank 0 of run", a0, b1, a0);
   g_assert_nonnull(strstr(error->message, want));
   g_assert_cmpuint(adw_tab_view_get_n_pages(gs_window_get_tab_view(window)), ==, 0);
   g_object_unref(files[0]);

@@ -78,10 +78,10 @@ static void test_refuses_two_runs(void) {
   g_autoptr(GError) error = NULL;
   g_assert_false(gs_rank_logs_one_run(logs, &error));
   g_assert_nonnull(error);
-  g_autofree char *want = g_strdup_printf(
-      "%s and %s are not logs of one run: %s is rank 0 of run %016" PRIx64
-      " and %s is rank 1 of run %016" PRIx64,
-      a0, b1, a0, la->run, b1, lb->run);
+  g_autofree char *want =
+      g_strdup_printf("%s and %s are not logs of one run: %s is rank 0 of run %016" PRIx64
+                      " and %s is rank 1 of run %016" PRIx64,
+                      a0, b1, a0, la->run, b1, lb->run);
   if (!g_str_has_prefix(error->message, want))
     g_error("refusal: %s\nwanted it to begin: %s", error->message, want);
 }
@@ -223,15 +223,16 @@ static void test_collectives_and_waits(void) {
     }
   }
   const GArray *collectives = gs_rank_run_collectives(run);
-  g_test_message("%u collectives, %u ended on both ranks; waits %u and %u", collectives->len,
-                 both, raw[0].waits, raw[1].waits);
+  g_test_message("%u collectives, %u ended on both ranks; waits %u and %u", collectives->len, both,
+                 raw[0].waits, raw[1].waits);
   /* digits-ddp: 1350 steps, a bucket's allreduce each, plus the checks and broadcasts */
   g_assert_cmpuint(both, >, 1350);
   g_assert_cmpuint(collectives->len, ==, g_hash_table_size(all));
   g_assert_cmpuint(gs_rank_run_n_shared_collectives(run), ==, both);
   for (guint i = 0; i < collectives->len; i++) {
     const gs_rank_collective *c = &g_array_index(collectives, gs_rank_collective, i);
-    g_assert_true(i == 0 || c->number > g_array_index(collectives, gs_rank_collective, i - 1).number);
+    g_assert_true(i == 0 ||
+                  c->number > g_array_index(collectives, gs_rank_collective, i - 1).number);
     g_assert_nonnull(c->op);
     for (guint lane = 0; lane < 2; lane++)
       if (c->end[lane] != G_MAXUINT64 && c->begin[lane] != G_MAXUINT64)

@@ -28,8 +28,8 @@ static gs_rank_run *load_run(void) {
   }
   g_assert_true(gs_rank_logs_one_run(logs, NULL));
   for (guint i = 0; i < 2; i++)
-    models[i] = gs_trace_model_load_file(g_array_index(logs, gs_rank_log, i).path, NULL, NULL,
-                                         NULL, NULL);
+    models[i] =
+        gs_trace_model_load_file(g_array_index(logs, gs_rank_log, i).path, NULL, NULL, NULL, NULL);
   return gs_rank_run_new(models, (const gs_rank_log *)logs->data, 2);
 }
 
@@ -57,7 +57,8 @@ static guint count_pixels(cairo_surface_t *s, double x0, double x1, double y0, d
         n += px[0] > px[2] + 60;
       else
         n += abs(px[2] - (int)(bg.r * 255)) + abs(px[1] - (int)(bg.g * 255)) +
-                 abs(px[0] - (int)(bg.b * 255)) > 30;
+                 abs(px[0] - (int)(bg.b * 255)) >
+             30;
     }
   return n;
 }
@@ -79,8 +80,8 @@ static guint count_color(cairo_surface_t *s, double x0, double x1, double y0, do
 
 static void test_whole_run(void) {
   g_autoptr(gs_rank_run) run = load_run();
-  gs_rank_lanes_view v = {.t0 = 0, .t1 = gs_rank_run_duration(run), .width = 1200,
-                          .height = 520, .hover_x = -1};
+  gs_rank_lanes_view v = {
+      .t0 = 0, .t1 = gs_rank_run_duration(run), .width = 1200, .height = 520, .hover_x = -1};
   g_autoptr(gs_rank_lanes_shapes) shapes = gs_rank_lanes_shapes_new(run, &v);
   guint shared = gs_rank_run_n_shared_collectives(run);
   g_test_message("%u lines, %u shades", shapes->lines->len, shapes->shades->len);
@@ -96,8 +97,8 @@ static void test_whole_run(void) {
   gs_rank_lanes_geometry g;
   gs_rank_lanes_geometry_get(run, &v, &g);
   g_assert_cmpuint(gs_rank_lanes_lane_at(run, &g, g.lanes_y + 1), ==, 0);
-  g_assert_cmpuint(gs_rank_lanes_lane_at(run, &g, g.lanes_y + g.lane_height + g.lane_gap + 1),
-                   ==, 1);
+  g_assert_cmpuint(gs_rank_lanes_lane_at(run, &g, g.lanes_y + g.lane_height + g.lane_gap + 1), ==,
+                   1);
   g_assert_cmpuint(gs_rank_lanes_lane_at(run, &g, g.lanes_y + g.lane_height + 1), ==,
                    G_MAXUINT); /* the gap */
 
@@ -119,16 +120,14 @@ static void test_whole_run(void) {
      * left of the plot, where the labels are. */
     double gap = g.lanes_y + g.lane_height + 2;
     g_assert_cmpuint(
-        count_pixels(s, g.plot_x, g.plot_x + g.plot_width, gap, gap + 6, p->background, FALSE),
-        >, 500);
+        count_pixels(s, g.plot_x, g.plot_x + g.plot_width, gap, gap + 6, p->background, FALSE), >,
+        500);
     g_assert_cmpuint(count_pixels(s, 0, g.plot_x - 1, g.lanes_y, g.lanes_y + 2 * g.lane_height,
                                   p->background, TRUE),
                      ==, 0);
     const char *dir = g_getenv("GS_SCREENSHOT_DIR");
-    g_autofree char *path = g_build_filename(dir && *dir ? dir : ".",
-                                             dark ? "rank-lanes-run-dark.png"
-                                                  : "rank-lanes-run.png",
-                                             NULL);
+    g_autofree char *path = g_build_filename(
+        dir && *dir ? dir : ".", dark ? "rank-lanes-run-dark.png" : "rank-lanes-run.png", NULL);
     g_mkdir_with_parents(dir && *dir ? dir : ".", 0755);
     g_assert_cmpint(cairo_surface_write_to_png(s, path), ==, CAIRO_STATUS_SUCCESS);
     g_test_message("screenshot: %s", path);
@@ -141,8 +140,11 @@ static void test_zoomed(void) {
   g_autoptr(gs_rank_run) run = load_run();
   const GArray *waits = gs_rank_run_waits(run, 0);
   const gs_rank_wait *w = &g_array_index(waits, gs_rank_wait, waits->len / 2);
-  gs_rank_lanes_view v = {.t0 = w->begin - 20000000, .t1 = w->end + 20000000, .width = 900,
-                          .height = 400, .hover_x = -1};
+  gs_rank_lanes_view v = {.t0 = w->begin - 20000000,
+                          .t1 = w->end + 20000000,
+                          .width = 900,
+                          .height = 400,
+                          .hover_x = -1};
   g_autoptr(gs_rank_lanes_shapes) shapes = gs_rank_lanes_shapes_new(run, &v);
   guint lines = 0;
   const GArray *all = gs_rank_run_collectives(run);
