@@ -205,14 +205,7 @@ static void test_one_rank_alone(void) {
 }
 
 int main(int argc, char **argv) {
-  setlocale(LC_ALL, "");
-  gs_config_init_i18n();
-  gs_config_init_settings();
-  g_setenv("GSETTINGS_BACKEND", "memory", TRUE);
-  views_test_init(&argc, &argv);
-  app = gs_application_new();
-  g_application_set_flags(G_APPLICATION(app), G_APPLICATION_NON_UNIQUE);
-  g_assert_true(g_application_register(G_APPLICATION(app), NULL, NULL));
+  app = views_test_application(&argc, &argv);
   g_test_add_func("/rank-window/two-ranks-one-page", test_two_ranks_one_page);
   g_test_add_func("/rank-window/refuses-two-runs", test_refuses_two_runs);
   g_test_add_func("/rank-window/one-rank-alone", test_one_rank_alone);

@@ -42,39 +42,29 @@ static guint count_kind(gs_rank_run *run, guint lane, gs_trace_kind kind) {
   return n;
 }
 
-/* Pixels of s in x0..x1, y0..y1 that are not the background colour bg, or (blue) that are
- * clearly blue: the lines' colour in both palettes, which no text or category has at the
- * lanes' left. ARGB32 is B, G, R, A in memory here (little-endian), opaque. */
-static guint count_pixels(cairo_surface_t *s, double x0, double x1, double y0, double y1,
-                          gs_rgba bg, gboolean blue) {
-  const guint8 *data = cairo_image_surface_get_data(s);
-  int stride = cairo_image_surface_get_stride(s);
-  guint n = 0;
-  for (int y = (int)y0; y < (int)y1; y++)
-    for (int x = (int)x0; x < (int)x1; x++) {
-      const guint8 *px = data + y * stride + x * 4;
-      if (blue)
-        n += px[0] > px[2] + 60;
-      else
-        n += abs(px[2] - (int)(bg.r * 255)) + abs(px[1] - (int)(bg.g * 255)) +
-                 abs(px[0] - (int)(bg.b * 255)) >
-             30;
-    }
-  return n;
+/* How a pixel (B, G, R, A in memory here: ARGB32, little-endian, opaque) relates to c. */
+typedef enum { NOT_COLOR, NEAR_COLOR, BLUE } pixel_test;
+
+static gboolean pixel_is(const guint8 *px, pixel_test test, gs_rgba c) {
+  int dr = abs(px[2] - (int)(c.r * 255)), dg = abs(px[1] - (int)(c.g * 255));
+  int db = abs(px[0] - (int)(c.b * 255));
+  switch (test) {
+  case NOT_COLOR: return dr + dg + db > 30;
+  case NEAR_COLOR: return dr < 40 && dg < 40 && db < 40;
+  case BLUE: return px[0] > px[2] + 60; /* the lines' colour in both palettes */
+  }
+  return FALSE;
 }
 
-/* Pixels close to the opaque colour c. */
-static guint count_color(cairo_surface_t *s, double x0, double x1, double y0, double y1,
-                         gs_rgba c) {
+/* Pixels of s in x0..x1, y0..y1 that pass test against c. */
+static guint count_pixels(cairo_surface_t *s, double x0, double x1, double y0, double y1,
+                          pixel_test test, gs_rgba c) {
   const guint8 *data = cairo_image_surface_get_data(s);
   int stride = cairo_image_surface_get_stride(s);
   guint n = 0;
   for (int y = (int)y0; y < (int)y1; y++)
-    for (int x = (int)x0; x < (int)x1; x++) {
-      const guint8 *px = data + y * stride + x * 4;
-      n += abs(px[2] - (int)(c.r * 255)) < 40 && abs(px[1] - (int)(c.g * 255)) < 40 &&
-           abs(px[0] - (int)(c.b * 255)) < 40;
-    }
+    for (int x = (int)x0; x < (int)x1; x++)
+      n += pixel_is(data + y * stride + x * 4, test, c);
   return n;
 }
 
@@ -112,18 +102,19 @@ static void test_whole_run(void) {
     const gs_timeline_palette *p = gs_timeline_palette_get(dark);
     for (guint lane = 0; lane < 2; lane++) {
       double top = g.lanes_y + lane * (g.lane_height + g.lane_gap);
-      guint strip = count_color(s, g.plot_x, g.plot_x + g.plot_width, top, top + 4, p->peak);
+      guint strip =
+          count_pixels(s, g.plot_x, g.plot_x + g.plot_width, top, top + 4, NEAR_COLOR, p->peak);
       g_test_message("lane %u: %u pixels of the waits' strip", lane, strip);
       g_assert_cmpuint(strip, >, 100);
     }
     /* Lines cross the gap between the lanes (nothing else is drawn there); nothing blue
      * left of the plot, where the labels are. */
     double gap = g.lanes_y + g.lane_height + 2;
-    g_assert_cmpuint(
-        count_pixels(s, g.plot_x, g.plot_x + g.plot_width, gap, gap + 6, p->background, FALSE), >,
-        500);
+    g_assert_cmpuint(count_pixels(s, g.plot_x, g.plot_x + g.plot_width, gap, gap + 6, NOT_COLOR,
+                                  p->background),
+                     >, 500);
     g_assert_cmpuint(count_pixels(s, 0, g.plot_x - 1, g.lanes_y, g.lanes_y + 2 * g.lane_height,
-                                  p->background, TRUE),
+                                  BLUE, p->background),
                      ==, 0);
     const char *dir = g_getenv("GS_SCREENSHOT_DIR");
     g_autofree char *path = g_build_filename(
