@@ -110,9 +110,9 @@ static void test_whole_run(void) {
     /* Lines cross the gap between the lanes (nothing else is drawn there); nothing blue
      * left of the plot, where the labels are. */
     double gap = g.lanes_y + g.lane_height + 2;
-    g_assert_cmpuint(count_pixels(s, g.plot_x, g.plot_x + g.plot_width, gap, gap + 6, NOT_COLOR,
-                                  p->background),
-                     >, 500);
+    g_assert_cmpuint(
+        count_pixels(s, g.plot_x, g.plot_x + g.plot_width, gap, gap + 6, NOT_COLOR, p->background),
+        >, 500);
     g_assert_cmpuint(count_pixels(s, 0, g.plot_x - 1, g.lanes_y, g.lanes_y + 2 * g.lane_height,
                                   BLUE, p->background),
                      ==, 0);
