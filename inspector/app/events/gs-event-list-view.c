@@ -34,7 +34,7 @@ struct _GsEventListView {
   GtkSingleSelection *selection;
   GsThreadList *threads;  /* the thread drop-down's choices */
   GtkColumnViewColumn *thread_column;
-  GtkColumnViewColumn *rank_column; /* shown for a run of several ranks only */
+  GtkColumnViewColumn *rank_column; /* owned; in the view for a run of several ranks only */
   int thread_digits;      /* the longest thread number's, as the column was last fitted */
   gboolean updating;      /* set_position is moving the selection: emit nothing */
   guint scroll_target;    /* the row set_position chose: kept on screen as the list grows */
@@ -46,6 +46,8 @@ GS_VIEW_IFACE_INIT(GsEventListView, gs_event_list_view)
 G_DEFINE_FINAL_TYPE_WITH_CODE(GsEventListView, gs_event_list_view, GTK_TYPE_WIDGET,
                               G_IMPLEMENT_INTERFACE(GS_TYPE_VIEW, gs_event_list_view_view_iface_init))
 
+
+static void show_rank_column(GsEventListView *self, gboolean show);
 
 GtkWidget *gs_event_list_view_new(void) {
   return g_object_new(GS_TYPE_EVENT_LIST_VIEW, NULL);
@@ -261,7 +263,7 @@ void gs_event_list_view_set_model(GsEventListView *self, gs_trace_model *model) 
   self->model = model;
   gs_event_list_model_set_model(self->list, model); /* the run, if any, goes with it */
   gtk_widget_set_visible(self->rank_dropdown, FALSE);
-  gtk_column_view_column_set_visible(self->rank_column, FALSE);
+  show_rank_column(self, FALSE);
   refresh_threads(self, TRUE);
   queue_count(self);
 }
@@ -281,7 +283,7 @@ void gs_event_list_view_set_run(GsEventListView *self, gs_rank_run *run) {
   g_signal_handlers_unblock_by_func(self->rank_dropdown, on_filter_changed, self);
   /* A single log keeps today's columns: the rank only says something with several. */
   gtk_widget_set_visible(self->rank_dropdown, ranks);
-  gtk_column_view_column_set_visible(self->rank_column, ranks);
+  show_rank_column(self, ranks);
   gs_event_list_model_set_run(self->list, run);
   apply_filters(self);
 }
@@ -460,8 +462,8 @@ static void bind_label(GtkSignalListItemFactory *factory, GtkListItem *item, gpo
   }
 }
 
-static GtkColumnViewColumn *add_column(GsEventListView *self, const char *title, column_id col,
-                                       int width, gboolean expand) {
+static GtkColumnViewColumn *new_column(const char *title, column_id col, int width,
+                                       gboolean expand) {
   GtkListItemFactory *factory = gtk_signal_list_item_factory_new();
   g_signal_connect(factory, "setup", G_CALLBACK(setup_label), GINT_TO_POINTER(col));
   g_signal_connect(factory, "bind", G_CALLBACK(bind_label), GINT_TO_POINTER(col));
@@ -470,9 +472,27 @@ static GtkColumnViewColumn *add_column(GsEventListView *self, const char *title,
   gtk_column_view_column_set_expand(column, expand);
   if (width > 0)
     gtk_column_view_column_set_fixed_width(column, width);
+  return column;
+}
+
+static GtkColumnViewColumn *add_column(GsEventListView *self, const char *title, column_id col,
+                                       int width, gboolean expand) {
+  GtkColumnViewColumn *column = new_column(title, col, width, expand);
   gtk_column_view_append_column(GTK_COLUMN_VIEW(self->column_view), column);
   g_object_unref(column);
   return column; /* the view holds it */
+}
+
+/* The Rank column is in the view only while it is shown: GTK 4.8's column view counts a
+ * hidden column's fixed width in its own least width, which took 48 px from the views
+ * beside the list. */
+static void show_rank_column(GsEventListView *self, gboolean show) {
+  GtkColumnView *view = GTK_COLUMN_VIEW(self->column_view);
+  gboolean in = gtk_column_view_column_get_column_view(self->rank_column) == view;
+  if (show && !in)
+    gtk_column_view_insert_column(view, 0, self->rank_column);
+  else if (!show && in)
+    gtk_column_view_remove_column(view, self->rank_column);
 }
 
 static void fill_kinds(GsEventListView *self) {
@@ -508,6 +528,7 @@ static void gs_event_list_view_dispose(GObject *object) {
   g_clear_object(&self->shown);
   g_clear_object(&self->list);
   g_clear_object(&self->threads);
+  g_clear_object(&self->rank_column);
   G_OBJECT_CLASS(gs_event_list_view_parent_class)->dispose(object);
 }
 
@@ -554,8 +575,7 @@ static void gs_event_list_view_init(GsEventListView *self) {
 
   /* Translators: column titles of the event list (Rank: the distributed run's rank whose log
    * holds the event, shown only for several ranks' logs). */
-  self->rank_column = add_column(self, _("Rank"), COL_RANK, 48, FALSE);
-  gtk_column_view_column_set_visible(self->rank_column, FALSE);
+  self->rank_column = new_column(_("Rank"), COL_RANK, 48, FALSE); /* show_rank_column */
   add_column(self, _("#"), COL_SEQ, 72, FALSE);
   add_column(self, _("Time"), COL_TIME, 100, FALSE);
   self->thread_column = add_column(self, _("Thread"), COL_THREAD, THREAD_COLUMN_WIDTH, FALSE);
