@@ -46,7 +46,6 @@ GS_VIEW_IFACE_INIT(GsEventListView, gs_event_list_view)
 G_DEFINE_FINAL_TYPE_WITH_CODE(GsEventListView, gs_event_list_view, GTK_TYPE_WIDGET,
                               G_IMPLEMENT_INTERFACE(GS_TYPE_VIEW, gs_event_list_view_view_iface_init))
 
-
 static void show_rank_column(GsEventListView *self, gboolean show);
 
 GtkWidget *gs_event_list_view_new(void) {
