@@ -78,8 +78,7 @@ static void gs_application_open(GApplication *app, GFile **files, int n_files,
   GsWindow *window = current_window(self);
   /* hint "follow" comes from our own command line handler. */
   gboolean follow = g_strcmp0(hint, "follow") == 0;
-  for (int i = 0; i < n_files; i++)
-    gs_window_open_file(window, files[i], follow);
+  gs_window_open_files(window, files, (guint)n_files, follow, NULL);
   gtk_window_present(GTK_WINDOW(window));
 }
 
@@ -157,8 +156,11 @@ static int gs_application_command_line(GApplication *app, GApplicationCommandLin
     return 0;
   }
   GsWindow *window = current_window(self);
-  if (files->len > 0)
-    g_application_open(app, (GFile **)files->pdata, (int)files->len, follow ? "follow" : "");
+  g_autoptr(GError) refused = NULL;
+  /* The ranks of one run open as one page; a refusal is said where it was asked for too. */
+  if (files->len > 0 &&
+      !gs_window_open_files(window, (GFile **)files->pdata, files->len, follow, &refused))
+    g_application_command_line_printerr(cmdline, "gradscope-inspector: %s\n", refused->message);
   if (program && program[0])
     gs_window_spawn(window, program, g_application_command_line_get_cwd(cmdline));
   if (listen)

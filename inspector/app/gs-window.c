@@ -103,6 +103,42 @@ void gs_window_open_file(GsWindow *self, GFile *file, gboolean follow) {
   gs_recent_add(self->settings, path);
 }
 
+/* Several files: the ranks of one distributed run open as one page; files of which none is a
+ * rank's log open as before, one page each. */
+gboolean gs_window_open_files(GsWindow *self, GFile **files, guint n, gboolean follow,
+                              GError **error) {
+  g_return_val_if_fail(GS_IS_WINDOW(self), FALSE);
+  g_autoptr(GPtrArray) paths = g_ptr_array_new_with_free_func(g_free);
+  g_autoptr(GArray) logs = g_array_new(FALSE, TRUE, sizeof(gs_rank_log));
+  for (guint i = 0; i < n && n > 1; i++) {
+    char *path = g_file_get_path(files[i]);
+    gs_rank_log log;
+    if (!path)
+      break;
+    g_ptr_array_add(paths, path);
+    if (!g_file_test(path, G_FILE_TEST_IS_REGULAR) || !gs_rank_log_read(path, &log, NULL))
+      break;
+    g_array_append_val(logs, log);
+  }
+  if (logs->len < 2 || logs->len < n || !gs_rank_logs_any_run(logs)) {
+    for (guint i = 0; i < n; i++)
+      gs_window_open_file(self, files[i], follow);
+    return TRUE;
+  }
+  g_autoptr(GError) refusal = NULL;
+  if (!gs_rank_logs_one_run(logs, &refusal)) {
+    g_autofree char *message =
+        g_strdup_printf(_("Cannot open these logs as one run: %s"), refusal->message);
+    gs_window_show_toast(self, message);
+    g_set_error_literal(error, refusal->domain, refusal->code, message);
+    return FALSE;
+  }
+  add_page(self, gs_capture_page_new_for_run((const gs_rank_log *)logs->data, logs->len));
+  for (guint i = 0; i < logs->len; i++)
+    gs_recent_add(self->settings, g_array_index(logs, gs_rank_log, i).path);
+  return TRUE;
+}
+
 void gs_window_compare(GsWindow *self, GFile *a, GFile *b) {
   g_return_if_fail(GS_IS_WINDOW(self));
   GFile *files[2] = {a, b};
@@ -194,10 +230,10 @@ static void on_open_response(GtkNativeDialog *dialog, int response, gpointer use
   if (response == GTK_RESPONSE_ACCEPT) {
     g_autoptr(GListModel) files = gtk_file_chooser_get_files(GTK_FILE_CHOOSER(dialog));
     gboolean follow = g_settings_get_boolean(self->settings, "follow-files");
-    for (guint i = 0; i < g_list_model_get_n_items(files); i++) {
-      g_autoptr(GFile) file = g_list_model_get_item(files, i);
-      gs_window_open_file(self, file, follow);
-    }
+    g_autoptr(GPtrArray) chosen = g_ptr_array_new_with_free_func(g_object_unref);
+    for (guint i = 0; i < g_list_model_get_n_items(files); i++)
+      g_ptr_array_add(chosen, g_list_model_get_item(files, i));
+    gs_window_open_files(self, (GFile **)chosen->pdata, chosen->len, follow, NULL);
   }
   g_object_unref(dialog);
 }
@@ -330,8 +366,10 @@ static gboolean on_drop(GtkDropTarget *target, const GValue *value, double x, do
   if (!G_VALUE_HOLDS(value, GDK_TYPE_FILE_LIST))
     return FALSE;
   gboolean follow = g_settings_get_boolean(self->settings, "follow-files");
+  g_autoptr(GPtrArray) dropped = g_ptr_array_new();
   for (GSList *l = g_value_get_boxed(value); l; l = l->next)
-    gs_window_open_file(self, G_FILE(l->data), follow);
+    g_ptr_array_add(dropped, l->data);
+  gs_window_open_files(self, (GFile **)dropped->pdata, dropped->len, follow, NULL);
   return TRUE;
 }
 

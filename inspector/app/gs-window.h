@@ -16,6 +16,13 @@ GsWindow *gs_window_new(GsApplication *app);
 
 /* Each opens a new tab and selects it. follow: keep reading as a program appends. */
 void gs_window_open_file(GsWindow *self, GFile *file, gboolean follow);
+/* Several files at once (the command line, the open dialog, a drop): the logs of one
+ * distributed run's ranks open as one page (gs_capture_page_new_for_run); logs of different
+ * runs, a rank given twice or a log of no run among ranks' logs are refused (FALSE, error and
+ * a toast naming the files, their ranks and run ids); files of which none is a rank's log open
+ * one page each, as gs_window_open_file does. */
+gboolean gs_window_open_files(GsWindow *self, GFile **files, guint n, gboolean follow,
+                              GError **error);
 /* Opens a and b as a pair in a Compare tab (A before a change, B after) and selects it. */
 void gs_window_compare(GsWindow *self, GFile *a, GFile *b);
 /* Runs argv (argv[0] looked up in PATH) in cwd (NULL: ours) with tracing to the inspector. */

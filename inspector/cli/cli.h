@@ -7,6 +7,7 @@
 #include <gradscope/trace-reader.h>
 
 #include "graph.h"
+#include "rank-logs.h"
 #include "trace-file.h"
 #include "trace-model.h"
 
@@ -103,14 +104,8 @@ char *cli_align(const char *text, int width, gboolean right);
 
 /* ---- several ranks' logs (rank-logs.c) ------------------------------------------------ */
 
-/* A log as a rank of a distributed run: what its dist_init says (has_run FALSE: it has
- * none). */
-typedef struct cli_rank_log {
-  const char *path;
-  gboolean has_run;
-  guint32 rank, world;
-  guint64 run;
-} cli_rank_log;
+/* A log as a rank of a distributed run (model/index/rank-logs.h). */
+typedef gs_rank_log cli_rank_log;
 
 /* Each of the n paths with its dist_init (only a log's start is read). NULL after reporting
  * (as "command: ...") a file that cannot be read. Free with g_array_unref. */

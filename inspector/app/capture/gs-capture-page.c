@@ -8,14 +8,16 @@
 #include <glib/gi18n.h>
 #include <string.h>
 
+#include "gs-capture-ranks.h"
 #include "gs-graph-pane.h"
 #include "gs-output-view.h"
-#include "gs-view.h"
-#include "snapshot-note.h"
+#include "gs-rank-lanes-view.h"
 #include "gs-scope-tree-view.h"
 #include "gs-tensor-view.h"
 #include "gs-timeline-view.h"
 #include "gs-tour-panel.h"
+#include "gs-view.h"
+#include "snapshot-note.h"
 
 /* Work per frame spent feeding arrived bytes into the model: a quarter of a 60 Hz frame. */
 #define PUMP_BUDGET_US 4000
@@ -40,6 +42,8 @@ struct _GsCapturePage {
   GtkWidget *event_list;
   GtkWidget *tensor_view;
   GtkWidget *timeline_view;
+  GtkWidget *timeline_stack; /* the timeline, or a run's lanes (rank_lanes) */
+  GtkWidget *rank_lanes;
   GtkWidget *graph_pane;
   AdwViewStack *view_stack;
   GsView *views[5]; /* the five above that follow the view contract (gs-view.h) */
@@ -54,6 +58,11 @@ struct _GsCapturePage {
   GtkWidget *tour_panel;
 
   gs_trace_model *model;
+  /* A distributed run's other ranks (NULL for a single log): loaded beside the first rank's
+   * log, which is `model`; then the run over all of them, which the Events page lists and the
+   * Memory page draws as lanes. */
+  gs_capture_ranks *ranks;
+  gs_rank_run *run;
   gs_trace_model *adopting; /* a whole log's model being handed to the views, one a turn */
   guint adopt_next;         /* the view it goes to next */
   gboolean adopt_stepping;  /* the event list is taking its rows in steps */
@@ -96,6 +105,8 @@ gboolean gs_capture_page_get_busy(GsCapturePage *self) {
   g_return_val_if_fail(GS_IS_CAPTURE_PAGE(self), FALSE);
   if (self->adopting) /* the views are still taking a whole log's model */
     return TRUE;
+  if (self->ranks && !self->run && !gs_capture_ranks_error(self->ranks))
+    return TRUE; /* the other ranks are loading, or waiting for the first one's views */
   if (!self->source)
     return FALSE;
   GsTraceSourceState state = gs_trace_source_get_state(self->source);
@@ -106,6 +117,16 @@ gboolean gs_capture_page_get_busy(GsCapturePage *self) {
 gs_trace_model *gs_capture_page_get_model(GsCapturePage *self) {
   g_return_val_if_fail(GS_IS_CAPTURE_PAGE(self), NULL);
   return self->model;
+}
+
+gs_rank_run *gs_capture_page_get_run(GsCapturePage *self) {
+  g_return_val_if_fail(GS_IS_CAPTURE_PAGE(self), NULL);
+  return self->run;
+}
+
+GtkWidget *gs_capture_page_get_rank_lanes(GsCapturePage *self) {
+  g_return_val_if_fail(GS_IS_CAPTURE_PAGE(self), NULL);
+  return self->rank_lanes;
 }
 
 GsTraceSource *gs_capture_page_get_source(GsCapturePage *self) {
@@ -241,6 +262,28 @@ static void adopt_model(GsCapturePage *self, gs_trace_model *model) {
 
 static void maybe_start_tour(GsCapturePage *self);
 
+/* Once the first rank's model is shown and the other ranks are loaded: the run, to the Events
+ * page's list and the Memory page's lanes. */
+static void maybe_make_run(GsCapturePage *self) {
+  if (!self->ranks || self->run || gs_capture_ranks_loading(self->ranks) || !self->model ||
+      self->adopting)
+    return;
+  const char *error = gs_capture_ranks_error(self->ranks);
+  if (error) {
+    g_autofree char *message =
+        g_strdup_printf(_("The other ranks’ logs could not be read: %s"), error);
+    g_signal_emit(self, signals[SIGNAL_TOAST], 0, message);
+  } else {
+    self->run = gs_capture_ranks_make_run(self->ranks, self->model);
+    gs_event_list_view_set_run(GS_EVENT_LIST_VIEW(self->event_list), self->run);
+    gs_rank_lanes_view_set_run(GS_RANK_LANES_VIEW(self->rank_lanes), self->run);
+    gtk_stack_set_visible_child_name(GTK_STACK(self->timeline_stack), "ranks");
+  }
+  g_object_notify_by_pspec(G_OBJECT(self), props[PROP_BUSY]);
+}
+
+static void on_ranks_loaded(gpointer data) { maybe_make_run(data); }
+
 /* One view a turn of the main loop, then the page shows the model (its scrubber last: that
  * positions every view). */
 static gboolean adopt_step(gpointer data) {
@@ -288,6 +331,7 @@ static gboolean adopt_step(gpointer data) {
     update_status(self);
   g_object_notify_by_pspec(G_OBJECT(self), props[PROP_BUSY]);
   maybe_start_tour(self);
+  maybe_make_run(self);
   return G_SOURCE_REMOVE;
 }
 
@@ -651,6 +695,19 @@ GsCapturePage *gs_capture_page_new_for_file(const char *path, gboolean follow) {
   return self;
 }
 
+GsCapturePage *gs_capture_page_new_for_run(const gs_rank_log *logs, guint n) {
+  g_return_val_if_fail(logs && n > 0, NULL);
+  GsCapturePage *self = gs_capture_page_new_for_file(logs[0].path, FALSE);
+  if (n < 2)
+    return self;
+  g_autofree char *base = g_path_get_basename(logs[0].path);
+  g_free(self->title);
+  /* Translators: a tab's title: the first rank's log file and how many ranks are shown. */
+  self->title = g_strdup_printf(ngettext("%s (%u rank)", "%s (%u ranks)", n), base, n);
+  self->ranks = gs_capture_ranks_new(logs, n, on_ranks_loaded, self);
+  return self;
+}
+
 GsCapturePage *gs_capture_page_new_for_program(const char *const *argv, const char *cwd,
                                                int echo_stdout, int echo_stderr,
                                                GError **error) {
@@ -839,7 +896,9 @@ static void gs_capture_page_dispose(GObject *object) {
   /* The views borrow the model: they go (with the template) before it is freed. Clearing
    * their model first would make GTK 4.8's column views remove every row while unmapped,
    * which leaves row widgets behind and trips its list item manager at finalization. */
+  g_clear_pointer(&self->ranks, gs_capture_ranks_free);
   gtk_widget_dispose_template(GTK_WIDGET(self), GS_TYPE_CAPTURE_PAGE);
+  g_clear_pointer(&self->run, gs_rank_run_free); /* its first rank's model is ours: freed below */
   g_clear_handle_id(&self->adopt_id, g_source_remove);
   if (self->adopting && !self->model)
     self->model = g_steal_pointer(&self->adopting);
@@ -928,6 +987,7 @@ static void gs_capture_page_class_init(GsCapturePageClass *klass) {
   g_type_ensure(GS_TYPE_EVENT_LIST_VIEW);
   g_type_ensure(GS_TYPE_SCRUBBER);
   g_type_ensure(GS_TYPE_TIMELINE_VIEW);
+  g_type_ensure(GS_TYPE_RANK_LANES_VIEW);
   g_type_ensure(GS_TYPE_GRAPH_PANE);
   g_type_ensure(GS_TYPE_OUTPUT_VIEW);
   g_type_ensure(GS_TYPE_TOUR_PANEL);
@@ -943,6 +1003,8 @@ static void gs_capture_page_class_init(GsCapturePageClass *klass) {
   gtk_widget_class_bind_template_child(widget_class, GsCapturePage, event_list);
   gtk_widget_class_bind_template_child(widget_class, GsCapturePage, tensor_view);
   gtk_widget_class_bind_template_child(widget_class, GsCapturePage, timeline_view);
+  gtk_widget_class_bind_template_child(widget_class, GsCapturePage, timeline_stack);
+  gtk_widget_class_bind_template_child(widget_class, GsCapturePage, rank_lanes);
   gtk_widget_class_bind_template_child(widget_class, GsCapturePage, graph_pane);
   gtk_widget_class_bind_template_child(widget_class, GsCapturePage, scrubber);
   gtk_widget_class_bind_template_child(widget_class, GsCapturePage, view_stack);

@@ -10,6 +10,7 @@
 #include "gs-event-list-view.h"
 #include "gs-scrubber.h"
 #include "gs-trace-source.h"
+#include "rank-run.h"
 #include "tours.h"
 #include "trace-model.h"
 
@@ -20,6 +21,14 @@ G_DECLARE_FINAL_TYPE(GsCapturePage, gs_capture_page, GS, CAPTURE_PAGE, GtkWidget
 
 /* A log file, loaded on a worker with progress; follow keeps reading what is appended. */
 GsCapturePage *gs_capture_page_new_for_file(const char *path, gboolean follow);
+/* The logs of one distributed run's ranks (sorted by rank, checked by gs_rank_logs_one_run):
+ * the first rank's log is shown as a file is, and the others load beside it; then the Events
+ * page lists every rank's events (with a Rank column and filter) and the Memory page draws one
+ * lane per rank. n = 1 is gs_capture_page_new_for_file. */
+GsCapturePage *gs_capture_page_new_for_run(const gs_rank_log *logs, guint n);
+/* The run once every rank is loaded (NULL before, and for a single log). */
+gs_rank_run *gs_capture_page_get_run(GsCapturePage *self);
+GtkWidget *gs_capture_page_get_rank_lanes(GsCapturePage *self);
 /* A program run with tracing pointed at the inspector, its output in the Output pane and
  * echoed to echo_stdout and echo_stderr (-1: not echoed). NULL with error if it cannot
  * start. */

@@ -1,5 +1,6 @@
 /* gs-event-list-model.c: the lazy, filterable list of events (see the header). Memory: nothing
- * per event unfiltered; one guint64 per matching event when filtered. */
+ * per event unfiltered; one guint64 per matching event when filtered. With a distributed run
+ * (rank-run.h), positions and "indices" are the run's merged positions over every rank. */
 #include "gs-event-list-model.h"
 
 #include "gs-event-row.h"
@@ -16,6 +17,8 @@
 struct _GsEventListModel {
   GObject parent_instance;
   gs_trace_model *model;
+  gs_rank_run *run; /* borrowed; NULL for a single log */
+  guint lane;       /* the run's lane shown, G_MAXUINT for all */
   gboolean filtered;
   gs_event_filter filter;
   char *search;            /* owned copy of filter.search */
@@ -33,6 +36,23 @@ static GType list_get_item_type(GListModel *list) {
   return GS_TYPE_EVENT_ROW;
 }
 
+/* Events the list ranges over: the model's, or every rank's of a run. */
+static guint64 total_events(GsEventListModel *self) {
+  if (self->run)
+    return gs_rank_run_n_events(self->run);
+  return self->model ? gs_trace_model_n_events(self->model) : 0;
+}
+
+static gboolean matches(GsEventListModel *self, guint64 i) {
+  if (!self->run)
+    return gs_trace_model_event_matches(self->model, i, &self->filter);
+  guint lane;
+  guint64 index;
+  gs_rank_run_event_at(self->run, i, &lane, &index);
+  return (self->lane == G_MAXUINT || lane == self->lane) &&
+         gs_trace_model_event_matches(gs_rank_run_model(self->run, lane), index, &self->filter);
+}
+
 static guint list_get_n_items(GListModel *list) {
   GsEventListModel *self = GS_EVENT_LIST_MODEL(list);
   if (!self->model)
@@ -44,7 +64,14 @@ static gpointer list_get_item(GListModel *list, guint position) {
   GsEventListModel *self = GS_EVENT_LIST_MODEL(list);
   if (position >= list_get_n_items(list))
     return NULL;
-  return gs_event_row_new(self->model, gs_event_list_model_index_at(self, position));
+  guint64 index = gs_event_list_model_index_at(self, position);
+  if (!self->run)
+    return gs_event_row_new(self->model, index);
+  guint lane;
+  gs_rank_run_event_at(self->run, index, &lane, &index);
+  return gs_event_row_new_ranked(gs_rank_run_model(self->run, lane), index,
+                                 gs_rank_run_rank(self->run, lane),
+                                 gs_rank_run_offset(self->run, lane));
 }
 
 static void gs_event_list_model_list_init(GListModelInterface *iface) {
@@ -97,13 +124,13 @@ gboolean gs_event_list_model_get_filtering(GsEventListModel *self) {
 /* Tests events from `scanned` on, for at most budget_us (0: to the end), announcing the
  * matches found. Returns TRUE if events remain. */
 static gboolean scan_some(GsEventListModel *self, gint64 budget_us) {
-  guint64 n = gs_trace_model_n_events(self->model);
+  guint64 n = total_events(self);
   gint64 deadline = g_get_monotonic_time() + budget_us;
   guint before = self->matches->len;
   while (self->scanned < n) {
     guint64 stop = MIN(n, self->scanned + SCAN_STRIDE);
     for (guint64 i = self->scanned; i < stop; i++)
-      if (gs_trace_model_event_matches(self->model, i, &self->filter))
+      if (matches(self, i))
         g_array_append_val(self->matches, i);
     self->scanned = stop;
     if (budget_us > 0 && g_get_monotonic_time() >= deadline)
@@ -128,7 +155,7 @@ static gboolean scan_idle(gpointer data) {
 static void start_scan(GsEventListModel *self) {
   if (self->scan_source || !self->model || !self->filtered)
     return;
-  if (self->scanned >= gs_trace_model_n_events(self->model))
+  if (self->scanned >= total_events(self))
     return;
   /* A chunk every SCAN_PERIOD_MS: an idle would starve while a live run keeps frames coming,
    * and frames get the time between chunks, so the rows found so far are drawn. */
@@ -157,9 +184,7 @@ static void reset(GsEventListModel *self, guint old) {
   stop_scan(self);
   g_array_set_size(self->matches, 0);
   self->scanned = 0;
-  self->shown = (!self->filtered && self->model)
-                    ? MIN(gs_trace_model_n_events(self->model), (guint64)G_MAXUINT)
-                    : 0;
+  self->shown = (!self->filtered && self->model) ? MIN(total_events(self), (guint64)G_MAXUINT) : 0;
   guint now = list_get_n_items(G_LIST_MODEL(self));
   if (old || now) {
     g_list_model_items_changed(G_LIST_MODEL(self), 0, old, now);
@@ -174,6 +199,38 @@ void gs_event_list_model_set_model(GsEventListModel *self, gs_trace_model *model
     return;
   guint old = list_get_n_items(G_LIST_MODEL(self));
   self->model = model;
+  self->run = NULL;
+  self->lane = G_MAXUINT;
+  reset(self, old);
+}
+
+void gs_event_list_model_set_run(GsEventListModel *self, gs_rank_run *run) {
+  g_return_if_fail(GS_IS_EVENT_LIST_MODEL(self));
+  if (self->run == run)
+    return;
+  guint old = list_get_n_items(G_LIST_MODEL(self));
+  self->run = run;
+  self->lane = G_MAXUINT;
+  self->filtered = self->filter.kinds || self->filter.tensor || self->filter.scope ||
+                   self->filter.thread || self->search;
+  reset(self, old);
+}
+
+gs_rank_run *gs_event_list_model_get_run(GsEventListModel *self) {
+  g_return_val_if_fail(GS_IS_EVENT_LIST_MODEL(self), NULL);
+  return self->run;
+}
+
+void gs_event_list_model_set_lane(GsEventListModel *self, guint lane) {
+  g_return_if_fail(GS_IS_EVENT_LIST_MODEL(self));
+  if (!self->run || lane >= gs_rank_run_n_lanes(self->run))
+    lane = G_MAXUINT;
+  if (self->lane == lane)
+    return;
+  guint old = list_get_n_items(G_LIST_MODEL(self));
+  self->lane = lane;
+  self->filtered = self->filter.kinds || self->filter.tensor || self->filter.scope ||
+                   self->filter.thread || self->search || lane != G_MAXUINT;
   reset(self, old);
 }
 
@@ -207,7 +264,7 @@ void gs_event_list_model_set_filter(GsEventListModel *self, const gs_event_filte
     self->filter.search = self->search;
   }
   self->filtered = self->filter.kinds || self->filter.tensor || self->filter.scope ||
-                   self->filter.thread || self->search;
+                   self->filter.thread || self->search || self->lane != G_MAXUINT;
   reset(self, old);
 }
 
@@ -247,4 +304,5 @@ static void gs_event_list_model_class_init(GsEventListModelClass *klass) {
 
 static void gs_event_list_model_init(GsEventListModel *self) {
   self->matches = g_array_new(FALSE, FALSE, sizeof(guint64));
+  self->lane = G_MAXUINT;
 }

@@ -7,6 +7,7 @@
 
 #include <gio/gio.h>
 
+#include "rank-run.h"
 #include "trace-model.h"
 
 G_BEGIN_DECLS
@@ -18,6 +19,13 @@ GsEventListModel *gs_event_list_model_new(void);
 
 /* Borrowed; NULL empties the list. */
 void gs_event_list_model_set_model(GsEventListModel *self, gs_trace_model *model);
+/* The logs of a distributed run's ranks (borrowed; NULL: back to the model alone): every
+ * rank's events merged in time order, each row knowing its rank. Positions and indices of
+ * this list are then the run's merged positions (gs_rank_run_event_at). */
+void gs_event_list_model_set_run(GsEventListModel *self, gs_rank_run *run);
+gs_rank_run *gs_event_list_model_get_run(GsEventListModel *self);
+/* Shows only the events of the run's lane (G_MAXUINT: every rank's). */
+void gs_event_list_model_set_lane(GsEventListModel *self, guint lane);
 /* Events were appended to the model: new rows (that match) are added at the end. */
 void gs_event_list_model_model_grew(GsEventListModel *self);
 /* Copies filter (its search text too); NULL or an empty filter shows every event. */

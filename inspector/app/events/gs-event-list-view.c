@@ -19,6 +19,7 @@ struct _GsEventListView {
   GtkWidget *search_entry;
   GtkWidget *kind_dropdown;
   GtkWidget *thread_dropdown;
+  GtkWidget *rank_dropdown;
   GtkWidget *tensor_entry;
   GtkWidget *scope_entry;
   GtkWidget *scroller;
@@ -33,6 +34,7 @@ struct _GsEventListView {
   GtkSingleSelection *selection;
   GsThreadList *threads;  /* the thread drop-down's choices */
   GtkColumnViewColumn *thread_column;
+  GtkColumnViewColumn *rank_column; /* owned; in the view for a run of several ranks only */
   int thread_digits;      /* the longest thread number's, as the column was last fitted */
   gboolean updating;      /* set_position is moving the selection: emit nothing */
   guint scroll_target;    /* the row set_position chose: kept on screen as the list grows */
@@ -44,6 +46,7 @@ GS_VIEW_IFACE_INIT(GsEventListView, gs_event_list_view)
 G_DEFINE_FINAL_TYPE_WITH_CODE(GsEventListView, gs_event_list_view, GTK_TYPE_WIDGET,
                               G_IMPLEMENT_INTERFACE(GS_TYPE_VIEW, gs_event_list_view_view_iface_init))
 
+static void show_rank_column(GsEventListView *self, gboolean show);
 
 GtkWidget *gs_event_list_view_new(void) {
   return g_object_new(GS_TYPE_EVENT_LIST_VIEW, NULL);
@@ -64,7 +67,10 @@ guint64 gs_event_list_view_get_selected_index(GsEventListView *self) {
 
 static void update_count(GsEventListView *self) {
   guint shown = g_list_model_get_n_items(G_LIST_MODEL(self->list));
-  guint64 total = self->model ? gs_trace_model_n_events(self->model) : 0;
+  gs_rank_run *run = gs_event_list_model_get_run(self->list);
+  guint64 total = run           ? gs_rank_run_n_events(run)
+                  : self->model ? gs_trace_model_n_events(self->model)
+                                : 0;
   g_autofree char *text = NULL;
   if (shown == total)
     text = g_strdup_printf(ngettext("%" PRIu64 " event",
@@ -133,6 +139,11 @@ static void apply_filters(GsEventListView *self) {
     return; /* keep the last good filter while the entry is being typed */
   filter.search = gtk_editable_get_text(GTK_EDITABLE(self->search_entry));
   gs_event_list_model_set_filter(self->list, &filter);
+  /* "All ranks" is position 0, lane i position i + 1. */
+  guint rank_pos = gtk_drop_down_get_selected(GTK_DROP_DOWN(self->rank_dropdown));
+  gs_event_list_model_set_lane(self->list, rank_pos == GTK_INVALID_LIST_POSITION || rank_pos == 0
+                                               ? G_MAXUINT
+                                               : rank_pos - 1);
   queue_count(self);
 }
 
@@ -249,9 +260,36 @@ void gs_event_list_view_set_model(GsEventListView *self, gs_trace_model *model) 
   if (gtk_slice_list_model_get_size(self->shown) != 0) /* not the first of the steps */
     gtk_slice_list_model_set_size(self->shown, G_MAXUINT);
   self->model = model;
-  gs_event_list_model_set_model(self->list, model);
+  gs_event_list_model_set_model(self->list, model); /* the run, if any, goes with it */
+  gtk_widget_set_visible(self->rank_dropdown, FALSE);
+  show_rank_column(self, FALSE);
   refresh_threads(self, TRUE);
   queue_count(self);
+}
+
+void gs_event_list_view_set_run(GsEventListView *self, gs_rank_run *run) {
+  g_return_if_fail(GS_IS_EVENT_LIST_VIEW(self));
+  gboolean ranks = run && gs_rank_run_n_lanes(run) > 1;
+  g_autoptr(GtkStringList) choices = gtk_string_list_new(NULL);
+  gtk_string_list_append(choices, _("All ranks"));
+  for (guint lane = 0; ranks && lane < gs_rank_run_n_lanes(run); lane++) {
+    g_autofree char *name = g_strdup_printf(_("Rank %u"), gs_rank_run_rank(run, lane));
+    gtk_string_list_append(choices, name);
+  }
+  g_signal_handlers_block_by_func(self->rank_dropdown, on_filter_changed, self);
+  gtk_drop_down_set_model(GTK_DROP_DOWN(self->rank_dropdown), G_LIST_MODEL(choices));
+  gtk_drop_down_set_selected(GTK_DROP_DOWN(self->rank_dropdown), 0);
+  g_signal_handlers_unblock_by_func(self->rank_dropdown, on_filter_changed, self);
+  /* A single log keeps today's columns: the rank only says something with several. */
+  gtk_widget_set_visible(self->rank_dropdown, ranks);
+  show_rank_column(self, ranks);
+  gs_event_list_model_set_run(self->list, run);
+  apply_filters(self);
+}
+
+void gs_event_list_view_set_rank_filter(GsEventListView *self, guint lane) {
+  g_return_if_fail(GS_IS_EVENT_LIST_VIEW(self));
+  gtk_drop_down_set_selected(GTK_DROP_DOWN(self->rank_dropdown), lane == G_MAXUINT ? 0 : lane + 1);
 }
 
 void gs_event_list_view_model_grew(GsEventListView *self) {
@@ -302,6 +340,10 @@ static void on_adjustment_changed(GsEventListView *self) {
 
 void gs_event_list_view_set_position(GsEventListView *self, guint64 index) {
   g_return_if_fail(GS_IS_EVENT_LIST_VIEW(self));
+  /* The scrubber moves over the first rank's log: its event's place among every rank's. */
+  gs_rank_run *run = gs_event_list_model_get_run(self->list);
+  if (run)
+    index = gs_rank_run_position_of(run, 0, index);
   guint position = gs_event_list_model_position_of(self->list, index);
   self->updating = TRUE;
   self->scroll_pending = position != G_MAXUINT;
@@ -324,6 +366,18 @@ static void on_selection_changed(GsEventListView *self) {
   if (position == GTK_INVALID_LIST_POSITION)
     return;
   guint64 index = gs_event_list_model_index_at(self->list, position);
+  gs_rank_run *run = gs_event_list_model_get_run(self->list);
+  if (run) {
+    /* The other views show the first rank's log: another rank's event moves them to the
+     * first rank's last event by then. */
+    guint lane;
+    gs_rank_run_event_at(run, index, &lane, &index);
+    if (lane != 0) {
+      guint64 after = gs_rank_run_lane_index_at(run, 0, gs_rank_run_time(run, lane, index) + 1);
+      gs_view_emit_event_selected(GS_VIEW(self), after ? after - 1 : 0);
+      return;
+    }
+  }
   gs_view_emit_event_selected(GS_VIEW(self), index);
   /* The event's tensor, if it is about one, goes to the details panel. */
   gs_trace_event e;
@@ -340,7 +394,7 @@ static void on_items_changed(GsEventListView *self) {
 
 /* ---- columns -------------------------------------------------------------------------- */
 
-typedef enum { COL_SEQ, COL_TIME, COL_THREAD, COL_KIND, COL_SUMMARY, COL_SITE } column_id;
+typedef enum { COL_RANK, COL_SEQ, COL_TIME, COL_THREAD, COL_KIND, COL_SUMMARY, COL_SITE } column_id;
 
 static void setup_label(GtkSignalListItemFactory *factory, GtkListItem *item, gpointer data) {
   (void)factory;
@@ -349,7 +403,7 @@ static void setup_label(GtkSignalListItemFactory *factory, GtkListItem *item, gp
    * lengths; the others have a fixed width. */
   GtkWidget *cell = gs_text_cell_new(col == COL_SEQ || col == COL_TIME ? 1.0f : 0.0f,
                                      col == COL_SUMMARY || col == COL_SITE);
-  if (col == COL_SEQ || col == COL_TIME || col == COL_THREAD)
+  if (col == COL_SEQ || col == COL_TIME || col == COL_THREAD || col == COL_RANK)
     gtk_widget_add_css_class(cell, "numeric");
   if (col == COL_KIND)
     gtk_widget_add_css_class(cell, "gs-event-kind");
@@ -376,6 +430,7 @@ static void bind_label(GtkSignalListItemFactory *factory, GtkListItem *item, gpo
   g_autofree char *owned = NULL;
   const char *text = NULL;
   switch ((column_id)GPOINTER_TO_INT(data)) {
+  case COL_RANK: text = owned = gs_event_row_dup_rank(row); break;
   case COL_SEQ:
     text = owned = gs_event_row_dup_seq(row);
     break;
@@ -406,8 +461,8 @@ static void bind_label(GtkSignalListItemFactory *factory, GtkListItem *item, gpo
   }
 }
 
-static GtkColumnViewColumn *add_column(GsEventListView *self, const char *title, column_id col,
-                                       int width, gboolean expand) {
+static GtkColumnViewColumn *new_column(const char *title, column_id col, int width,
+                                       gboolean expand) {
   GtkListItemFactory *factory = gtk_signal_list_item_factory_new();
   g_signal_connect(factory, "setup", G_CALLBACK(setup_label), GINT_TO_POINTER(col));
   g_signal_connect(factory, "bind", G_CALLBACK(bind_label), GINT_TO_POINTER(col));
@@ -416,9 +471,27 @@ static GtkColumnViewColumn *add_column(GsEventListView *self, const char *title,
   gtk_column_view_column_set_expand(column, expand);
   if (width > 0)
     gtk_column_view_column_set_fixed_width(column, width);
+  return column;
+}
+
+static GtkColumnViewColumn *add_column(GsEventListView *self, const char *title, column_id col,
+                                       int width, gboolean expand) {
+  GtkColumnViewColumn *column = new_column(title, col, width, expand);
   gtk_column_view_append_column(GTK_COLUMN_VIEW(self->column_view), column);
   g_object_unref(column);
   return column; /* the view holds it */
+}
+
+/* The Rank column is in the view only while it is shown: GTK 4.8's column view counts a
+ * hidden column's fixed width in its own least width, which took 48 px from the views
+ * beside the list. */
+static void show_rank_column(GsEventListView *self, gboolean show) {
+  GtkColumnView *view = GTK_COLUMN_VIEW(self->column_view);
+  gboolean in = gtk_column_view_column_get_column_view(self->rank_column) == view;
+  if (show && !in)
+    gtk_column_view_insert_column(view, 0, self->rank_column);
+  else if (!show && in)
+    gtk_column_view_remove_column(view, self->rank_column);
 }
 
 static void fill_kinds(GsEventListView *self) {
@@ -454,6 +527,7 @@ static void gs_event_list_view_dispose(GObject *object) {
   g_clear_object(&self->shown);
   g_clear_object(&self->list);
   g_clear_object(&self->threads);
+  g_clear_object(&self->rank_column);
   G_OBJECT_CLASS(gs_event_list_view_parent_class)->dispose(object);
 }
 
@@ -468,6 +542,7 @@ static void gs_event_list_view_class_init(GsEventListViewClass *klass) {
   gtk_widget_class_bind_template_child(widget_class, GsEventListView, search_entry);
   gtk_widget_class_bind_template_child(widget_class, GsEventListView, kind_dropdown);
   gtk_widget_class_bind_template_child(widget_class, GsEventListView, thread_dropdown);
+  gtk_widget_class_bind_template_child(widget_class, GsEventListView, rank_dropdown);
   gtk_widget_class_bind_template_child(widget_class, GsEventListView, tensor_entry);
   gtk_widget_class_bind_template_child(widget_class, GsEventListView, scope_entry);
   gtk_widget_class_bind_template_child(widget_class, GsEventListView, scroller);
@@ -497,7 +572,9 @@ static void gs_event_list_view_init(GsEventListView *self) {
   g_signal_connect_swapped(self->list, "notify::filtering", G_CALLBACK(on_items_changed),
                            self);
 
-  /* Translators: column titles of the event list. */
+  /* Translators: column titles of the event list (Rank: the distributed run's rank whose log
+   * holds the event, shown only for several ranks' logs). */
+  self->rank_column = new_column(_("Rank"), COL_RANK, 48, FALSE); /* show_rank_column */
   add_column(self, _("#"), COL_SEQ, 72, FALSE);
   add_column(self, _("Time"), COL_TIME, 100, FALSE);
   self->thread_column = add_column(self, _("Thread"), COL_THREAD, THREAD_COLUMN_WIDTH, FALSE);
@@ -519,6 +596,8 @@ static void gs_event_list_view_init(GsEventListView *self) {
                            G_CALLBACK(on_filter_changed), self);
   g_signal_connect_swapped(self->thread_dropdown, "notify::selected",
                            G_CALLBACK(on_filter_changed), self);
+  g_signal_connect_swapped(self->rank_dropdown, "notify::selected", G_CALLBACK(on_filter_changed),
+                           self);
   g_signal_connect_swapped(self->tensor_entry, "changed", G_CALLBACK(on_filter_changed), self);
   g_signal_connect_swapped(self->scope_entry, "changed", G_CALLBACK(on_filter_changed), self);
   update_count(self);

@@ -24,6 +24,13 @@ gboolean gs_event_list_view_step(GsEventListView *self);
 /* Selects and scrolls to the row of event index, if it is shown. */
 void gs_event_list_view_set_position(GsEventListView *self, guint64 index);
 void gs_event_list_view_model_grew(GsEventListView *self);
+/* The logs of a distributed run's ranks (borrowed; NULL for none), its first lane's model
+ * being the one set: every rank's events merged in time order, with a Rank column and a rank
+ * filter when there are several. Positions (set_position, event-selected) stay the first
+ * rank's event indices. */
+void gs_event_list_view_set_run(GsEventListView *self, gs_rank_run *run);
+/* Shows only lane's events (G_MAXUINT: every rank's), as the rank drop-down does. */
+void gs_event_list_view_set_rank_filter(GsEventListView *self, guint lane);
 
 /* Filters set from elsewhere (the scope tree, the tensor details): fill the entries too.
  * 0 clears. */

@@ -13,6 +13,8 @@ struct _GsEventRow {
   GObject parent_instance;
   gs_trace_model *model;
   guint64 index;
+  guint32 rank;        /* the rank whose log it is in, G_MAXUINT32 for a single log */
+  guint64 time_offset; /* added to its log's time: a run's shared axis (rank-run.h) */
   char *summary;
   const char *site; /* the site table's text (decoded with the summary), or NULL */
 };
@@ -23,7 +25,26 @@ GsEventRow *gs_event_row_new(gs_trace_model *model, guint64 index) {
   GsEventRow *self = g_object_new(GS_TYPE_EVENT_ROW, NULL);
   self->model = model;
   self->index = index;
+  self->rank = G_MAXUINT32;
   return self;
+}
+
+GsEventRow *gs_event_row_new_ranked(gs_trace_model *model, guint64 index, guint32 rank,
+                                    guint64 time_offset) {
+  GsEventRow *self = gs_event_row_new(model, index);
+  self->rank = rank;
+  self->time_offset = time_offset;
+  return self;
+}
+
+gs_trace_model *gs_event_row_get_model(GsEventRow *self) {
+  g_return_val_if_fail(GS_IS_EVENT_ROW(self), NULL);
+  return self->model;
+}
+
+char *gs_event_row_dup_rank(GsEventRow *self) {
+  g_return_val_if_fail(GS_IS_EVENT_ROW(self), NULL);
+  return self->rank == G_MAXUINT32 ? g_strdup("") : g_strdup_printf("%u", self->rank);
 }
 
 guint64 gs_event_row_get_index(GsEventRow *self) {
@@ -41,7 +62,7 @@ char *gs_format_event_time(guint64 ns) {
 }
 
 char *gs_event_row_dup_time(GsEventRow *self) {
-  return gs_format_event_time(gs_trace_model_time_at(self->model, self->index));
+  return gs_format_event_time(self->time_offset + gs_trace_model_time_at(self->model, self->index));
 }
 
 char *gs_event_row_dup_thread(GsEventRow *self) {

@@ -15,6 +15,13 @@ G_DECLARE_FINAL_TYPE(GsEventRow, gs_event_row, GS, EVENT_ROW, GObject)
 /* model is borrowed: the list model that makes rows keeps it alive longer than its rows
  * are shown. */
 GsEventRow *gs_event_row_new(gs_trace_model *model, guint64 index);
+/* A row of one rank's log among a distributed run's (the Events page's rank column); its
+ * time is shown plus time_offset: the run's shared axis (gs_rank_run_offset). */
+GsEventRow *gs_event_row_new_ranked(gs_trace_model *model, guint64 index, guint32 rank,
+                                    guint64 time_offset);
+gs_trace_model *gs_event_row_get_model(GsEventRow *self);
+/* The rank as text, "" for a single log's row. */
+char *gs_event_row_dup_rank(GsEventRow *self);
 
 guint64 gs_event_row_get_index(GsEventRow *self);
 /* Column texts; the summary decodes the event the first time it is asked for. */

@@ -209,15 +209,7 @@ static void test_start_page(void) {
 }
 
 int main(int argc, char **argv) {
-  setlocale(LC_ALL, "");
-  gs_config_init_i18n();
-  gs_config_init_settings();
-  g_setenv("GSETTINGS_BACKEND", "memory", TRUE);
-  views_test_init(&argc, &argv);
-  app = gs_application_new();
-  g_application_set_flags(G_APPLICATION(app), G_APPLICATION_NON_UNIQUE);
-  g_assert_true(g_application_register(G_APPLICATION(app), NULL, NULL));
-  gs_application_set_output_echo(app, -1, -1);
+  app = views_test_application(&argc, &argv);
 
   g_test_add_func("/tour-panel/start-page", test_start_page);
   for (guint i = 0; i < gs_tour_count(); i++) {

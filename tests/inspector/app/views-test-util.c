@@ -7,6 +7,9 @@
 #include <adwaita.h>
 #include <glib/gstdio.h>
 #include <gradscope/gradscope.h>
+#include <locale.h>
+
+#include "gs-config.h"
 
 char *views_test_record_bytes(views_test_workload body, gsize *n) {
   g_autofree char *dir = g_dir_make_tmp("gradscope-views-XXXXXX", NULL);
@@ -66,6 +69,19 @@ gs_trace_model *views_test_record(views_test_workload body) {
   gs_trace_model_finish(m);
   g_assert_null(gs_trace_model_problem(m));
   return m;
+}
+
+GsApplication *views_test_application(int *argc, char ***argv) {
+  setlocale(LC_ALL, "");
+  gs_config_init_i18n();
+  gs_config_init_settings();
+  g_setenv("GSETTINGS_BACKEND", "memory", TRUE);
+  views_test_init(argc, argv);
+  GsApplication *app = gs_application_new();
+  g_application_set_flags(G_APPLICATION(app), G_APPLICATION_NON_UNIQUE);
+  g_assert_true(g_application_register(G_APPLICATION(app), NULL, NULL));
+  gs_application_set_output_echo(app, -1, -1);
+  return app;
 }
 
 void views_test_init(int *argc, char ***argv) {

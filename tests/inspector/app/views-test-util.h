@@ -5,6 +5,7 @@
 
 #include <gtk/gtk.h>
 
+#include "gs-application.h"
 #include "trace-model.h"
 
 G_BEGIN_DECLS
@@ -30,6 +31,9 @@ void views_test_store_u64(GtkWidget *view, guint64 value, gpointer data);
 void views_test_close(GtkWindow *window, gs_trace_model *model);
 /* gtk_test_init and libadwaita's styles. */
 void views_test_init(int *argc, char ***argv);
+/* A window test's start: the locale and translations, settings in memory, views_test_init,
+ * and the inspector's application registered (not unique), echoing no program output. */
+GsApplication *views_test_application(int *argc, char ***argv);
 /* A window of width x height holding child, presented and drawn. */
 GtkWindow *views_test_show(GtkWidget *child, int width, int height);
 /* Runs the main loop until the window has drawn a few frames (layout settled). */
