@@ -33,12 +33,13 @@ def callables():
     import gradscope
     import gradscope.nn as nn
     import gradscope.nn.functional as F
+    import gradscope.nn.utils.rnn as rnn
     import gradscope.optim as optim
     import gradscope.utils.data as data
 
     found = []
     for prefix, mod in (("gradscope", gradscope), ("F", F), ("nn", nn), ("optim", optim),
-                        ("data", data)):
+                        ("data", data), ("rnn", rnn)):
         for name in sorted(dir(mod)):
             obj = getattr(mod, name, None)
             if name.startswith("_") or name in SKIP or not callable(obj):
