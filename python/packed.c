@@ -9,7 +9,8 @@
  * that owns it, as a Tensor does), and its tensors are borrowed handles whose Python objects
  * keep the PackedSequence alive (`data = packed.data; del packed` stays valid). It is a
  * sequence of those four, so `data, batch_sizes, _, _ = packed` works as on PyTorch's
- * namedtuple. */
+ * namedtuple, and PackedSequence(data, batch_sizes, sorted_indices, unsorted_indices) builds
+ * one from parts, as PyTorch's (a layer applied to p.data, re-packed). */
 #include "gs-py.h"
 
 typedef struct {
@@ -25,7 +26,7 @@ gs_packed_sequence gsp_packed_handle(PyObject *o) { return ((gsp_packed *)o)->ps
 PyObject *gsp_wrap_packed(gs_packed_sequence ps) {
   if (ps.id == 0)
     return gsp_raise_engine_error();
-  gsp_packed *o = PyObject_New(gsp_packed, &packed_type);
+  gsp_packed *o = (gsp_packed *)packed_type.tp_alloc(&packed_type, 0);
   if (!o) {
     gs_packed_sequence_dispose(ps);
     return NULL;
@@ -42,7 +43,7 @@ static void packed_dealloc(PyObject *self) {
   if (!_Py_IsFinalizing() && gs_packed_sequence_is_alive(ps) && gs_packed_owner_scope(ps).id == 0)
     gs_packed_sequence_dispose(ps);
   gs_clear_error();
-  PyObject_Free(self);
+  Py_TYPE(self)->tp_free(self);
 }
 
 enum { PART_DATA, PART_BATCH_SIZES, PART_SORTED, PART_UNSORTED, PART_COUNT };
@@ -115,6 +116,52 @@ static PyGetSetDef packed_getset[] = {
 
 static PySequenceMethods packed_as_sequence = {.sq_length = packed_len, .sq_item = packed_item};
 
+/* An index list's inverse permutation (its argsort), as a new Tensor object. */
+static PyObject *inverse_permutation(PyObject *indices) {
+  return PyObject_CallMethod(indices, "argsort", NULL);
+}
+
+/* PackedSequence(data, batch_sizes, sorted_indices=None, unsorted_indices=None), as PyTorch's:
+ * a missing index list is the inverse of the other. The engine checks the parts fit together
+ * and keeps O(1) clones of them (gradients reach data). */
+static PyObject *packed_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+  GSP_SITE();
+  PyObject *data, *batch_sizes, *sorted = Py_None, *unsorted = Py_None;
+  static char *kwlist[] = {"data", "batch_sizes", "sorted_indices", "unsorted_indices", NULL};
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!O!|OO:PackedSequence", kwlist, &gsp_tensor_type,
+                                   &data, &gsp_tensor_type, &batch_sizes, &sorted, &unsorted))
+    return NULL;
+  if ((sorted != Py_None && !gsp_is_tensor(sorted)) ||
+      (unsorted != Py_None && !gsp_is_tensor(unsorted))) {
+    PyErr_SetString(
+        PyExc_TypeError,
+        "PackedSequence(): sorted_indices and unsorted_indices must be Tensors or None");
+    return NULL;
+  }
+  /* Hold our own references: a computed inverse is new. */
+  sorted =
+      sorted == Py_None && unsorted != Py_None ? inverse_permutation(unsorted) : Py_NewRef(sorted);
+  unsorted = unsorted == Py_None && sorted && sorted != Py_None ? inverse_permutation(sorted)
+                                                                : Py_XNewRef(unsorted);
+  PyObject *r = NULL;
+  if (sorted && unsorted) {
+    gs_clear_error();
+    gs_packed_sequence ps =
+        gs_packed_sequence_from(gsp_handle(data), gsp_handle(batch_sizes),
+                                sorted == Py_None ? GS_NO_TENSOR : gsp_handle(sorted),
+                                unsorted == Py_None ? GS_NO_TENSOR : gsp_handle(unsorted));
+    if (ps.id == 0)
+      gsp_raise_engine_error();
+    else if (!(r = type->tp_alloc(type, 0)))
+      gs_packed_sequence_dispose(ps);
+    else
+      ((gsp_packed *)r)->ps = ps;
+  }
+  Py_XDECREF(sorted);
+  Py_XDECREF(unsorted);
+  return r;
+}
+
 static PyTypeObject packed_type = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "gradscope.nn.utils.rnn.PackedSequence",
     .tp_basicsize = sizeof(gsp_packed),
@@ -122,6 +169,7 @@ static PyTypeObject packed_type = {
     .tp_doc = "A batch of variable-length sequences packed for RNN, LSTM and GRU, as "
               "torch.nn.utils.rnn.PackedSequence (made by pack_padded_sequence or "
               "pack_sequence).",
+    .tp_new = packed_new,
     .tp_dealloc = packed_dealloc,
     .tp_repr = packed_repr,
     .tp_as_sequence = &packed_as_sequence,

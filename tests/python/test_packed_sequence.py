@@ -77,6 +77,30 @@ def test_recurrent_layers_take_and_return_packed_sequences():
         assert all(p.grad is not None for p in rnn.parameters())
 
 
+def test_a_packed_sequence_is_built_from_parts_as_torchs():
+    x = padded_batch()
+    p = pack_padded_sequence(x, [2, 3], enforce_sorted=False)
+    w = gs.tensor([[2.0, 0.0], [0.0, 3.0]], requires_grad=True)
+    q = PackedSequence(p.data @ w, p.batch_sizes, p.sorted_indices, p.unsorted_indices)
+    out, lengths = pad_packed_sequence(q)
+    assert lengths.tolist() == [2, 3]
+    assert out[1, 0].tolist() == [x[1, 0, 0].item() * 2, x[1, 0, 1].item() * 3]
+    out.sum().backward()
+    assert w.grad is not None and x.grad is not None
+    # The missing index list is the other's inverse; without both, the batch is sorted.
+    assert PackedSequence(p.data, p.batch_sizes, p.sorted_indices).unsorted_indices.tolist() \
+        == [1, 0]
+    assert PackedSequence(p.data, p.batch_sizes).sorted_indices is None
+    with pytest.raises(RuntimeError, match="expected packed data of 4 rows"):
+        PackedSequence(gs.ones(3, 1), gs.tensor([2, 2]))
+    with pytest.raises(ValueError, match="non-increasing"):
+        PackedSequence(gs.ones(3, 1), gs.tensor([1, 2]))
+    with pytest.raises(ValueError, match="inverse of unsorted_indices"):
+        PackedSequence(gs.ones(3, 1), gs.tensor([2, 1]), gs.tensor([0, 0]))
+    with pytest.raises(TypeError, match="Tensors or None"):
+        PackedSequence(gs.ones(3, 1), gs.tensor([2, 1]), "x")
+
+
 def test_pad_sequence_pads_and_passes_gradients():
     a = gs.ones(3, 2, requires_grad=True)
     b = gs.full((1, 2), 2.0, requires_grad=True)

@@ -1,9 +1,10 @@
 # A GRU over sequences packed with pack_sequence (sorted, time-major), pad_sequence for the
-# same batch padded, gradients flowing to every sequence, and the plain RNN on the same pack.
+# same batch padded, gradients flowing to every sequence, a Linear on the packed output
+# re-wrapped as a PackedSequence, and the plain RNN on the same pack.
 import torch
 import torch.nn as nn
-from torch.nn.utils.rnn import (pack_padded_sequence, pack_sequence, pad_packed_sequence,
-                                pad_sequence)
+from torch.nn.utils.rnn import (PackedSequence, pack_padded_sequence, pack_sequence,
+                                pad_packed_sequence, pad_sequence)
 
 
 def fill(module, salt):
@@ -36,7 +37,13 @@ out, h = gru(packed)
 padded, lengths = pad_packed_sequence(out)
 print("gru padded", list(padded.shape), lengths.tolist(), rounded(padded))
 print("gru h_n", list(h.shape), rounded(h))
-(padded.sum() * 0.5 + h.pow(2).sum()).backward()
+head = nn.Linear(3, 2)
+fill(head, 2.0)
+scored = PackedSequence(head(out.data), out.batch_sizes, out.sorted_indices,
+                        out.unsorted_indices)
+scores, _ = pad_packed_sequence(scored, batch_first=True, padding_value=-9.0)
+print("re-packed head", list(scores.shape), rounded(scores))
+(padded.sum() * 0.5 + h.pow(2).sum() + scores.clamp(min=-1).sum()).backward()
 for i, s in enumerate(seqs):
     print("seq grad", i, rounded(s.grad))
 for name, p in gru.named_parameters():
