@@ -300,11 +300,15 @@ class _Unpickler(pickle.Unpickler):
             return _StorageType(name)
         found = _ALLOWED.get((module, name))
         if found is None:
+            hint = ""
+            if module.startswith("torch.nn.modules."):
+                hint = ("; the file holds a whole module (torch.save(model)): save "
+                        "model.state_dict() instead and load it with load_state_dict()")
             raise UnsupportedGlobalError(
                 f"gradscope.load: {self.source} needs the global {module}.{name}, which "
                 "gradscope does not load: it loads tensors, state dicts and dicts, lists and "
                 "tuples of them, numbers and strings, and never runs other code from a file "
-                "(as torch.load(weights_only=True))")
+                f"(as torch.load(weights_only=True)){hint}")
         return found
 
     def persistent_load(self, pid):

@@ -5,6 +5,7 @@ weights_only=True; a model's state dict carries its outputs across. meson regist
 only when torch imports (tests/python/meson.build: a missing torch is a visible skip, a
 failure under CI=true)."""
 import io
+import pickle
 
 import pytest
 
@@ -129,3 +130,14 @@ def test_torch_state_dict_with_metadata_and_buffers_loads():
     assert list(sd) == ["weight", "bias", "running_mean", "running_var", "num_batches_tracked"]
     assert sd["num_batches_tracked"].tolist() == 1
     assert sd["running_mean"].tolist() == pytest.approx(bn.running_mean.tolist())
+
+
+def test_what_gradscope_does_not_load_from_torch_is_named(tmp_path):
+    whole, legacy = tmp_path / "whole.pt", tmp_path / "legacy.pt"
+    torch.save(torch.nn.Linear(2, 2), whole)
+    torch.save(torch.ones(2), legacy, _use_new_zipfile_serialization=False)
+    with pytest.raises(pickle.UnpicklingError,
+                       match=r"torch\.nn\.modules\.linear\.Linear.*save model\.state_dict\(\)"):
+        gs.load(whole)
+    with pytest.raises(RuntimeError, match="legacy format"):
+        gs.load(legacy)
