@@ -144,8 +144,15 @@ static PyObject *recurrent_call(gsp_module *o, PyObject *args, PyObject *kwargs)
     return NULL;
   }
   bool lstm = o->rnn_mode == GS_RNN_LSTM;
-  if (lstm && hx != Py_None && !PyArg_ParseTuple(hx, "OO:LSTM hx", &h0, &c0))
-    return NULL;
+  if (lstm && hx != Py_None) {
+    if (!PyTuple_Check(hx) || PyTuple_GET_SIZE(hx) != 2) {
+      PyErr_Format(PyExc_TypeError, "LSTM: hx must be a tuple (h0, c0) of Tensors, not %.100s",
+                   Py_TYPE(hx)->tp_name);
+      return NULL;
+    }
+    h0 = PyTuple_GET_ITEM(hx, 0);
+    c0 = PyTuple_GET_ITEM(hx, 1);
+  }
   if (!lstm)
     h0 = hx;
   if ((h0 != Py_None && !gsp_is_tensor(h0)) || (c0 != Py_None && !gsp_is_tensor(c0))) {

@@ -122,6 +122,9 @@ def test_bad_input_gets_clear_errors():
         pad_packed_sequence(x)
     with pytest.raises(TypeError, match="PackedSequence"):
         gs.nn.LSTM(2, 3)([1, 2])
+    # hx that is not a pair: a TypeError (it was a SystemError, found by a packed-input fuzz)
+    with pytest.raises(TypeError, match=r"hx must be a tuple \(h0, c0\)"):
+        gs.nn.LSTM(2, 3)(pack_sequence([gs.ones(2, 2)]), gs.zeros(1, 1, 3))
     with pytest.raises(ValueError, match="total_length"):
         pad_packed_sequence(pack_sequence([gs.ones(2, 1)]), total_length=-3)
     with pytest.raises(RuntimeError, match="empty list"):
