@@ -132,6 +132,16 @@ const gs_dataset *gsp_dataset_of(PyObject *o);
 const gs_dataset *gsp_sampler_shard(PyObject *sampler, PyObject *dataset);
 PyObject *gsp_distributed_module(void);
 
+/* ---- packed.c: PackedSequence (the C submodule _rnn) ---- */
+PyObject *gsp_rnn_module(void);
+bool gsp_is_packed(PyObject *o);
+gs_packed_sequence gsp_packed_handle(PyObject *o);
+/* Wraps a new packed sequence (owned) or raises the engine's error when ps is empty. */
+PyObject *gsp_wrap_packed(gs_packed_sequence ps);
+
+/* ---- serialization.c: what gradscope.save needs from the engine ---- */
+extern PyMethodDef gsp_serialization_functions[];
+
 /* ---- sites.c ---- */
 /* Tells the engine the calling Python line ("function (file:line)") as the call site of the
  * events it records next, and of the tensors it makes while the leak report remembers sites

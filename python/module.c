@@ -81,9 +81,10 @@ PyMODINIT_FUNC PyInit__gradscope(void) {
     return NULL;
   if (PyModule_AddObjectRef(m, "Tensor", (PyObject *)&gsp_tensor_type) < 0 ||
       PyModule_AddFunctions(m, gsp_module_functions) < 0 ||
-      PyModule_AddFunctions(m, extend_functions) < 0 || gsp_dtype_add_to_module(m) < 0 ||
-      gsp_size_add_to_module(m) < 0 ||
-      gsp_scopes_add_to_module(m) < 0 || gsp_functions_add_forwarders(m) < 0)
+      PyModule_AddFunctions(m, extend_functions) < 0 ||
+      PyModule_AddFunctions(m, gsp_serialization_functions) < 0 || gsp_dtype_add_to_module(m) < 0 ||
+      gsp_size_add_to_module(m) < 0 || gsp_scopes_add_to_module(m) < 0 ||
+      gsp_functions_add_forwarders(m) < 0)
     goto fail;
   PyObject *nn = gsp_nn_module();
   if (add_submodule(m, "nn", nn) < 0)
@@ -94,7 +95,8 @@ PyMODINIT_FUNC PyInit__gradscope(void) {
       add_submodule(nn, "functional", functional) < 0)
     goto fail;
   if (add_submodule(m, "optim", gsp_optim_module()) < 0 ||
-      add_submodule(m, "_distributed", gsp_distributed_module()) < 0)
+      add_submodule(m, "_distributed", gsp_distributed_module()) < 0 ||
+      add_submodule(m, "_rnn", gsp_rnn_module()) < 0)
     goto fail;
   PyObject *utils = PyModule_New("gradscope.utils");
   if (add_submodule(m, "utils", utils) < 0 || add_submodule(utils, "data", gsp_data_module()) < 0)

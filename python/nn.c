@@ -130,16 +130,29 @@ static int module_clear(PyObject *self) {
 }
 
 /* rnn(input, hx=None) as PyTorch's: (output, h_n), or for LSTM hx = (h0, c0) and
- * (output, (h_n, c_n)). */
+ * (output, (h_n, c_n)); input a Tensor or a PackedSequence (then output is one too). */
 static PyObject *recurrent_call(gsp_module *o, PyObject *args, PyObject *kwargs) {
   PyObject *x, *hx = Py_None, *h0 = Py_None, *c0 = Py_None;
   static char *kwlist[] = {"input", "hx", NULL};
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!|O:forward", kwlist, &gsp_tensor_type, &x,
-                                   &hx))
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O:forward", kwlist, &x, &hx))
     return NULL;
+  bool packed = gsp_is_packed(x);
+  if (!packed && !gsp_is_tensor(x)) {
+    PyErr_Format(PyExc_TypeError,
+                 "forward(): input must be a Tensor or a PackedSequence, not %.100s",
+                 Py_TYPE(x)->tp_name);
+    return NULL;
+  }
   bool lstm = o->rnn_mode == GS_RNN_LSTM;
-  if (lstm && hx != Py_None && !PyArg_ParseTuple(hx, "OO:LSTM hx", &h0, &c0))
-    return NULL;
+  if (lstm && hx != Py_None) {
+    if (!PyTuple_Check(hx) || PyTuple_GET_SIZE(hx) != 2) {
+      PyErr_Format(PyExc_TypeError, "LSTM: hx must be a tuple (h0, c0) of Tensors, not %.100s",
+                   Py_TYPE(hx)->tp_name);
+      return NULL;
+    }
+    h0 = PyTuple_GET_ITEM(hx, 0);
+    c0 = PyTuple_GET_ITEM(hx, 1);
+  }
   if (!lstm)
     h0 = hx;
   if ((h0 != Py_None && !gsp_is_tensor(h0)) || (c0 != Py_None && !gsp_is_tensor(c0))) {
@@ -147,10 +160,12 @@ static PyObject *recurrent_call(gsp_module *o, PyObject *args, PyObject *kwargs)
     return NULL;
   }
   gs_tensor h_n = GS_NO_TENSOR, c_n = GS_NO_TENSOR;
-  gs_tensor out = gs_rnn_forward(o->m, gsp_handle(x), h0 == Py_None ? GS_NO_TENSOR : gsp_handle(h0),
-                                 c0 == Py_None ? GS_NO_TENSOR : gsp_handle(c0), &h_n,
-                                 lstm ? &c_n : NULL);
-  PyObject *py_out = gsp_wrap(out);
+  gs_tensor h0_t = h0 == Py_None ? GS_NO_TENSOR : gsp_handle(h0);
+  gs_tensor c0_t = c0 == Py_None ? GS_NO_TENSOR : gsp_handle(c0);
+  PyObject *py_out =
+      packed ? gsp_wrap_packed(gs_rnn_forward_packed(o->m, gsp_packed_handle(x), h0_t, c0_t, &h_n,
+                                                     lstm ? &c_n : NULL))
+             : gsp_wrap(gs_rnn_forward(o->m, gsp_handle(x), h0_t, c0_t, &h_n, lstm ? &c_n : NULL));
   if (!py_out)
     return NULL;
   PyObject *py_h = gsp_wrap(h_n);

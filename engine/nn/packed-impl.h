@@ -52,6 +52,11 @@ GS__PACKED_TESTABLE gs_tensor gs__pad_packed(const gs__packed_parts *parts, bool
                                              double padding_value, int64_t total_length,
                                              gs_tensor *lengths_out);
 
+/* Whether parts (borrowed) describe a packed sequence: batch_sizes positive, non-increasing
+ * and adding up to data's rows, both index lists (permutations of the batch, each the other's
+ * inverse) or neither. False after reporting what is wrong as an error of fn. */
+GS__PACKED_TESTABLE bool gs__packed_check(const gs__packed_parts *parts, const char *fn);
+
 /* ---- the packed-sequence object's parts, for layers that consume and produce one
  * (packed-sequence.c) ------------------------------------------------------------------- */
 

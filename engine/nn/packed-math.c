@@ -471,6 +471,36 @@ static bool read_positions(const gs__packed_parts *parts, packed_layout *l, cons
   return ok;
 }
 
+/* Whether parts describe a packed sequence, as gs_packed_sequence_from takes them: batch_sizes
+ * as read_batch_sizes wants it, both index lists or neither, each a permutation of the batch
+ * and sorted_indices the inverse of unsorted_indices. */
+bool gs__packed_check(const gs__packed_parts *parts, const char *fn) {
+  if (!parts->sorted_indices.id != !parts->unsorted_indices.id) {
+    gs__error(GS_ERR_ARGUMENT, fn,
+              "expected both sorted_indices and unsorted_indices, or neither, got only %s",
+              parts->sorted_indices.id ? "sorted_indices" : "unsorted_indices");
+    return false;
+  }
+  packed_layout l = {0};
+  bool ok = read_batch_sizes(parts, &l, fn) && read_positions(parts, &l, fn);
+  if (ok && parts->sorted_indices.id) {
+    int64_t n = 0;
+    int64_t *sorted = read_i64_list(parts->sorted_indices, "sorted_indices", &n, fn);
+    ok = sorted && n == l.batch;
+    for (int64_t i = 0; ok && i < n; i++)
+      ok = sorted[i] >= 0 && sorted[i] < n && l.position[sorted[i]] == i;
+    if (sorted && !ok) {
+      char want[LIST_STR], got[LIST_STR];
+      gs__error(GS_ERR_ARGUMENT, fn,
+                "expected sorted_indices to be the inverse of unsorted_indices %s, got %s",
+                list_str(want, l.position, l.batch), list_str(got, sorted, n));
+    }
+    free(sorted);
+  }
+  layout_free(&l);
+  return ok;
+}
+
 /* Which row of [data; padding row] each element of the padded output takes: output (t, b) is
  * sequence b's step t while b runs (the rows of step t start after those of earlier steps,
  * then b's sorted position), the padding row (index rows) after b's end. */

@@ -32,6 +32,32 @@ gs_packed_sequence gs_pack_sequence(const gs_tensor *sequences, int count, bool 
   return assemble(ok, &p, "pack_sequence");
 }
 
+gs_packed_sequence gs_packed_sequence_from(gs_tensor data, gs_tensor batch_sizes,
+                                           gs_tensor sorted_indices, gs_tensor unsorted_indices) {
+  const char *fn = "packed_sequence_from";
+  gs__packed_parts given = {data, batch_sizes, sorted_indices, unsorted_indices};
+  if (!gs__packed_check(&given, fn))
+    return GS_NO_PACKED_SEQUENCE;
+  /* The object owns its parts: clones (O(1), in the graph, so gradients reach data), made
+   * while ownership is suspended as pack's parts are. */
+  gs__packed_parts own = {GS_NO_TENSOR, GS_NO_TENSOR, GS_NO_TENSOR, GS_NO_TENSOR};
+  gs__ownership_suspend();
+  own.data = gs_clone(data);
+  own.batch_sizes = gs_clone(batch_sizes);
+  if (sorted_indices.id) {
+    own.sorted_indices = gs_clone(sorted_indices);
+    own.unsorted_indices = gs_clone(unsorted_indices);
+  }
+  gs__ownership_resume();
+  bool ok = own.data.id && own.batch_sizes.id &&
+            (!sorted_indices.id || (own.sorted_indices.id && own.unsorted_indices.id));
+  if (!ok) {
+    gs_dispose(own.data), gs_dispose(own.batch_sizes);
+    gs_dispose(own.sorted_indices), gs_dispose(own.unsorted_indices);
+  }
+  return assemble(ok, &own, fn);
+}
+
 /* The parts of a live packed sequence, or false after reporting a stale one. */
 static bool parts_of(gs_packed_sequence ps, const char *fn, gs_tensor *parts) {
   return gs__composite_lookup(ps.id, GS_OBJECT_PACKED_SEQUENCE, fn, parts) != NULL;

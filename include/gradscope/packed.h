@@ -41,6 +41,16 @@ GS_API gs_tensor gs_pad_packed_sequence(gs_packed_sequence ps, bool batch_first,
                                         double padding_value, int64_t total_length,
                                         gs_tensor *lengths_out);
 
+/* A packed sequence of the given parts, as torch.nn.utils.rnn.PackedSequence(data,
+ * batch_sizes, sorted_indices, unsorted_indices): batch_sizes (i64 [steps]) positive,
+ * non-increasing and adding up to data's first dim; sorted_indices and unsorted_indices (i64
+ * [batch_sizes[0]], each the other's inverse permutation) both GS_NO_TENSOR or neither. The
+ * parts stay the caller's: the packed sequence holds O(1) clones of them, through which
+ * gradients flow back to data. */
+GS_API gs_packed_sequence gs_packed_sequence_from(gs_tensor data, gs_tensor batch_sizes,
+                                                  gs_tensor sorted_indices,
+                                                  gs_tensor unsorted_indices);
+
 /* Borrowed handles to the four tensors (GS_NO_TENSOR for absent indices). */
 GS_API gs_tensor gs_packed_data(gs_packed_sequence ps);
 GS_API gs_tensor gs_packed_batch_sizes(gs_packed_sequence ps);

@@ -18,6 +18,7 @@ del _name
 
 from gradscope import autograd, cuda, nn, optim, utils  # noqa: E402
 from gradscope.autograd import enable_grad, inference_mode, no_grad  # noqa: E402
+from gradscope.serialization import load, save  # noqa: E402
 
 
 def _tensor_format(self, spec):

@@ -33,12 +33,13 @@ def callables():
     import gradscope
     import gradscope.nn as nn
     import gradscope.nn.functional as F
+    import gradscope.nn.utils.rnn as rnn
     import gradscope.optim as optim
     import gradscope.utils.data as data
 
     found = []
     for prefix, mod in (("gradscope", gradscope), ("F", F), ("nn", nn), ("optim", optim),
-                        ("data", data)):
+                        ("data", data), ("rnn", rnn)):
         for name in sorted(dir(mod)):
             obj = getattr(mod, name, None)
             if name.startswith("_") or name in SKIP or not callable(obj):
@@ -63,6 +64,7 @@ def make_pool(rng):
     import numpy as np
 
     import gradscope as gs
+    from gradscope.nn.utils.rnn import pack_sequence
     tensors = [
         gs.tensor(2.5), gs.tensor(3), gs.tensor(True), gs.zeros(0), gs.zeros(2, 0),
         gs.ones(3), gs.randn(2, 3), gs.randn(2, 3, 4), gs.arange(6).reshape(2, 3),
@@ -77,6 +79,8 @@ def make_pool(rng):
         (0, 1, 2), [True, False], slice(None), slice(1, None, 2), Ellipsis, object(),
         np.ones(3, np.float32), np.arange(4), np.float32(2), np.int64(-1), gs.float32, gs.int64,
         gs.bool, b"x", {"a": 1}, lambda *a, **k: None, print,
+        pack_sequence([gs.randn(3, 2), gs.randn(1, 2)]),
+        pack_sequence([gs.randn(2, 3), gs.randn(4, 3)], enforce_sorted=False),
     ]
     return tensors, others
 

@@ -118,6 +118,62 @@ static void test_bad_calls_name_what_was_expected(void) {
   gs_module_dispose(m), gs_module_dispose(gru), gs_module_dispose(cell);
 }
 
+/* PackedSequence(data, batch_sizes, sorted_indices, unsorted_indices) as PyTorch's: a packed
+ * sequence rebuilt from another's parts (here with data replaced by 2 * data, as a layer over
+ * packed.data does) pads to the same layout, feeds an RNN, passes gradients back to the new
+ * data, and leaves the caller's parts the caller's; parts that do not fit are refused. */
+static void test_packed_sequence_from_parts(void) {
+  gs_tensor x = gs_randn(GS_F64, (int64_t[]){4, 3, 2}, 3, NULL);
+  gs_tensor len = gs_from_data(GS_I64, (int64_t[]){3}, 1, (int64_t[]){2, 4, 1});
+  gs_packed_sequence in = gs_pack_padded_sequence(x, len, false, false);
+  gs_tensor data = gs_mul_scalar(gs_packed_data(in), 2.0);
+  gs_set_requires_grad(data, true);
+  uint64_t live = gs_live_tensor_count();
+  gs_packed_sequence ps =
+      gs_packed_sequence_from(data, gs_packed_batch_sizes(in), gs_packed_sorted_indices(in),
+                              gs_packed_unsorted_indices(in));
+  g_assert_true(gs_packed_sequence_is_alive(ps));
+  gs_tensor twice = gs_mul_scalar(x, 2.0);
+  gs_tensor padded = gs_pad_packed_sequence(ps, false, 0.0, -1, NULL);
+  gs_tensor mask = gs_pad_packed_sequence(in, false, 0.0, -1, NULL); /* x with zero padding */
+  gs_tensor twice_masked = gs_mul_scalar(mask, 2.0);
+  g_assert_cmpfloat(max_abs_diff(padded, twice_masked), <, 1e-12);
+  gs_tensor loss = gs_sum(padded, NULL, 0, false);
+  gs_backward(loss);
+  gs_tensor g = gs_grad(data); /* each packed row is used once in padded: gradient 1 */
+  gs_tensor ones = gs_ones_like(data);
+  g_assert_cmpfloat(max_abs_diff(g, ones), ==, 0.0);
+  gs_dispose(twice), gs_dispose(padded), gs_dispose(mask), gs_dispose(twice_masked);
+  gs_dispose(loss), gs_dispose(ones);
+  gs_packed_sequence_dispose(ps);
+  gs_zero_grad(data);
+  g_assert_cmpint(gs_live_tensor_count(), ==, live); /* the caller's parts stay alive */
+  g_assert_true(gs_is_alive(data));
+
+  gs_tensor bs = gs_from_data(GS_I64, (int64_t[]){3}, 1, (int64_t[]){3, 4, 1});
+  TEST_EXPECT_ERROR("expected batch_sizes to be non-empty, positive and non-increasing",
+                    gs_packed_sequence_from(data, bs, GS_NO_TENSOR, GS_NO_TENSOR));
+  gs_tensor bs6 = gs_from_data(GS_I64, (int64_t[]){2}, 1, (int64_t[]){3, 3});
+  TEST_EXPECT_ERROR("expected packed data of 6 rows (the sum of batch_sizes [3, 3])",
+                    gs_packed_sequence_from(data, bs6, GS_NO_TENSOR, GS_NO_TENSOR));
+  TEST_EXPECT_ERROR("expected both sorted_indices and unsorted_indices, or neither, got only "
+                    "sorted_indices",
+                    gs_packed_sequence_from(data, gs_packed_batch_sizes(in),
+                                            gs_packed_sorted_indices(in), GS_NO_TENSOR));
+  gs_tensor wrong = gs_from_data(GS_I64, (int64_t[]){3}, 1, (int64_t[]){0, 2, 1});
+  TEST_EXPECT_ERROR("expected sorted_indices to be the inverse of unsorted_indices",
+                    gs_packed_sequence_from(data, gs_packed_batch_sizes(in), wrong,
+                                            gs_packed_unsorted_indices(in)));
+  gs_tensor dup = gs_from_data(GS_I64, (int64_t[]){3}, 1, (int64_t[]){0, 0, 1});
+  TEST_EXPECT_ERROR(
+      "expected unsorted_indices to be a permutation of the batch's 3 sequences",
+      gs_packed_sequence_from(data, gs_packed_batch_sizes(in), gs_packed_sorted_indices(in), dup));
+  g_assert_cmpint(gs_live_tensor_count(), ==, live + 4); /* nothing left by the refusals */
+  gs_dispose(bs), gs_dispose(bs6), gs_dispose(wrong), gs_dispose(dup), gs_dispose(data);
+  gs_packed_sequence_dispose(in);
+  gs_dispose(x), gs_dispose(len);
+}
+
 int main(int argc, char **argv) {
   test_init(&argc, &argv);
   g_test_add_func("/rnn/parameter-names-and-shapes", test_parameter_names_and_shapes);
@@ -126,5 +182,6 @@ int main(int argc, char **argv) {
   g_test_add_func("/rnn/dropout-between-layers-in-training-only",
                   test_dropout_between_layers_in_training_only);
   g_test_add_func("/rnn/bad-calls-name-what-was-expected", test_bad_calls_name_what_was_expected);
+  g_test_add_func("/rnn/packed-sequence-from-parts", test_packed_sequence_from_parts);
   return g_test_run();
 }
