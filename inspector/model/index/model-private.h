@@ -102,6 +102,7 @@ typedef struct model_series_cursor {
  * the head state, whose ended records never change). */
 typedef struct model_keyframe {
   guint64 applied;
+  guint64 bytes;  /* about what the copy costs (state_bytes) */
   guint n_scopes; /* scopes begun by then */
   gs_replay *state;
 } model_keyframe;
