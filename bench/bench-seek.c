@@ -9,19 +9,13 @@
  * Usage: bench-seek [EVENTS [ALIVE]]. GS_BENCH_SEEK_LOG=path keeps (or reuses) the log. */
 #include <glib/gstdio.h>
 #include <gradscope/gradscope.h>
-#include <time.h>
 
 #include "bench-record.h"
+#include "bench-seeks.h"
 #include "bench-util.h"
 #include "model-private.h"
 
 static guint64 alive_wanted = 200000;
-
-static double cpu_now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* alive_wanted tensors kept (three events each: the storage, the tensor, a name every 100th),
  * then tensors made and disposed (four events each) until events. */
@@ -52,36 +46,22 @@ int main(int argc, char **argv) {
     printf("# recorded in %.1f s\n", bench_now_s() - t0);
   }
   guint64 rss0 = (guint64)bench_proc_status_kib("VmRSS") * 1024;
-  double t0 = bench_now_s(), c0 = cpu_now_s();
+  double t0 = bench_now_s(), c0 = bench_cpu_s();
   g_autoptr(GError) error = NULL;
   gs_trace_model *m = gs_trace_model_load_file(path, NULL, NULL, NULL, &error);
   if (!m) {
     fprintf(stderr, "bench-seek: %s\n", error->message);
     return 1;
   }
-  double open_s = bench_now_s() - t0, open_cpu_s = cpu_now_s() - c0;
+  double open_s = bench_now_s() - t0, open_cpu_s = bench_cpu_s() - c0;
   guint64 rss1 = (guint64)bench_proc_status_kib("VmRSS") * 1024;
   guint64 n = gs_trace_model_n_events(m);
   printf("# %" G_GUINT64_FORMAT " events, %u alive at the peak\n", n,
          g_hash_table_size(gs_trace_model_seek(m, n / 2)->objects));
 
   GRand *rand = g_rand_new_with_seed(32);
-  double worst = 0, worst_cpu = 0, worst_back = 0, worst_back_cpu = 0;
-  for (int i = 0; i < 50; i++) {
-    guint64 at = (guint64)g_rand_double_range(rand, 0, (double)n);
-    double s0 = bench_now_s(), sc0 = cpu_now_s();
-    gs_trace_model_seek(m, at);
-    worst = MAX(worst, (bench_now_s() - s0) * 1e3);
-    worst_cpu = MAX(worst_cpu, (cpu_now_s() - sc0) * 1e3);
-  }
-  guint64 at = n / 2;
-  gs_trace_model_seek(m, at);
-  for (int i = 0; i < 50; i++) {
-    double s0 = bench_now_s(), sc0 = cpu_now_s();
-    gs_trace_model_seek(m, --at);
-    worst_back = MAX(worst_back, (bench_now_s() - s0) * 1e3);
-    worst_back_cpu = MAX(worst_back_cpu, (cpu_now_s() - sc0) * 1e3);
-  }
+  bench_seek_times t;
+  bench_time_seeks(m, 50, 50, rand, &t);
   g_rand_free(rand);
   guint64 keyframe_bytes = 0;
   for (guint i = 0; i < m->keyframes->len; i++)
@@ -90,10 +70,10 @@ int main(int argc, char **argv) {
   bench_result("seek_open_s", open_s, "s");
   bench_result("seek_open_cpu_s", open_cpu_s, "s");
   bench_result("seek_bytes_per_event", (double)(rss1 - rss0) / (double)n, "B");
-  bench_result("seek_huge_ms", worst, "ms");
-  bench_result("seek_huge_cpu_ms", worst_cpu, "ms");
-  bench_result("seek_huge_back_ms", worst_back, "ms");
-  bench_result("seek_huge_back_cpu_ms", worst_back_cpu, "ms");
+  bench_result("seek_huge_ms", t.jump_ms, "ms");
+  bench_result("seek_huge_cpu_ms", t.jump_cpu_ms, "ms");
+  bench_result("seek_huge_back_ms", t.back_ms, "ms");
+  bench_result("seek_huge_back_cpu_ms", t.back_cpu_ms, "ms");
   bench_result("seek_keyframes", m->keyframes->len, "");
   bench_result("seek_keyframe_mb", (double)keyframe_bytes / 1e6, "MB");
   gs_trace_model_free(m);
