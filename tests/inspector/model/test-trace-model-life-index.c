@@ -41,6 +41,9 @@ static void training_work(void) {
   gs_module_dispose(l2);
 }
 
+/* training_work's log, recorded once for every test. */
+static GBytes *training_log;
+
 static gs_trace_model *model_of(const guint8 *data, gsize len, guint segment, gsize piece) {
   gs_trace_model *m = gs_trace_model_new();
   gs_trace_model_set_life_segment(m, segment);
@@ -85,10 +88,8 @@ static guint assert_same_lives(gs_trace_model *a, gs_trace_model *b) {
 /* The log whole, with segments of several sizes (64 and 1000 split lives across many
  * segments; the default seals whole segments of a longer log), fed at once and in pieces. */
 static void test_index_answers_as_the_scan(void) {
-  char *path = record_log(training_work);
-  g_autoptr(GBytes) bytes = read_log_bytes(path);
   gsize len = 0;
-  const guint8 *data = g_bytes_get_data(bytes, &len);
+  const guint8 *data = g_bytes_get_data(training_log, &len);
   g_autoptr(gs_trace_model) scan = model_of(data, len, G_MAXUINT, len);
   g_assert_null(gs_trace_model_problem(scan));
   guint64 n = gs_trace_model_n_events(scan);
@@ -100,16 +101,13 @@ static void test_index_answers_as_the_scan(void) {
     g_assert_cmpuint(m->life_segments->len, ==, (n - 1) / segments[s]);
     g_assert_cmpuint(assert_same_lives(scan, m), >, 500);
   }
-  remove_log(path);
 }
 
 /* A model queried while its log arrives: each query between pieces sees sealed segments and
  * the open one, and answers as a scan of the events so far. */
 static void test_index_while_feeding(void) {
-  char *path = record_log(training_work);
-  g_autoptr(GBytes) bytes = read_log_bytes(path);
   gsize len = 0;
-  const guint8 *data = g_bytes_get_data(bytes, &len);
+  const guint8 *data = g_bytes_get_data(training_log, &len);
   g_autoptr(gs_trace_model) live = gs_trace_model_new();
   g_autoptr(gs_trace_model) scan = gs_trace_model_new();
   gs_trace_model_set_life_segment(live, 100);
@@ -120,16 +118,13 @@ static void test_index_while_feeding(void) {
     gs_trace_model_feed(scan, data + at, MIN(piece, len - at));
     assert_same_lives(scan, live);
   }
-  remove_log(path);
 }
 
 /* Cut mid-chunk and damaged mid-log: the index holds what was read before, and answers as
  * the scan does (the open segment is where the log stopped). */
 static void test_index_on_cut_and_damaged_logs(void) {
-  char *path = record_log(training_work);
-  g_autoptr(GBytes) bytes = read_log_bytes(path);
   gsize len = 0;
-  const guint8 *data = g_bytes_get_data(bytes, &len);
+  const guint8 *data = g_bytes_get_data(training_log, &len);
   g_autofree guint8 *damaged = g_memdup2(data, len);
   damaged[len / 2] ^= 0x5a; /* a chunk's CRC no longer matches */
   const struct {
@@ -144,28 +139,29 @@ static void test_index_on_cut_and_damaged_logs(void) {
     g_assert_cmpuint(m->life_segments->len, >, 10);
     assert_same_lives(scan, m);
   }
-  remove_log(path);
 }
 
 /* The postings cost what the per-event keys did: at most 6 bytes per event with the
  * directory, the segments' records and the open segment (4 bytes of key per event and 8 per
  * extra pair before). */
 static void test_index_memory(void) {
-  char *path = record_log(training_work);
-  g_autoptr(GBytes) bytes = read_log_bytes(path);
   gsize len = 0;
-  const guint8 *data = g_bytes_get_data(bytes, &len);
+  const guint8 *data = g_bytes_get_data(training_log, &len);
   g_autoptr(gs_trace_model) m = model_of(data, len, 1000, len);
   guint64 n = gs_trace_model_n_events(m);
   g_assert_cmpuint(model_life_index_bytes(m), <=, 6 * n);
-  remove_log(path);
 }
 
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
+  char *path = record_log(training_work);
+  training_log = read_log_bytes(path);
+  remove_log(path);
   g_test_add_func("/trace-model/life-index/answers-as-the-scan", test_index_answers_as_the_scan);
   g_test_add_func("/trace-model/life-index/while-feeding", test_index_while_feeding);
   g_test_add_func("/trace-model/life-index/cut-and-damaged", test_index_on_cut_and_damaged_logs);
   g_test_add_func("/trace-model/life-index/memory", test_index_memory);
-  return g_test_run();
+  int status = g_test_run();
+  g_bytes_unref(training_log);
+  return status;
 }
