@@ -21,6 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "bench-seeks.h"
 #include "bench-util.h"
 #include "trace-model.h"
 
@@ -73,15 +74,7 @@ static void record_training(const char *path, guint64 events) {
 
 static double ms_since(double t0) { return (bench_now_s() - t0) * 1e3; }
 
-/* CPU time of this process: the machine these run on is shared, so wall time alone measures
- * the neighbours too. Both are printed. */
-static double cpu_now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static double cpu_ms_since(double c0) { return (cpu_now_s() - c0) * 1e3; }
+static double cpu_ms_since(double c0) { return (bench_cpu_s() - c0) * 1e3; }
 
 int main(void) {
   const char *env_events = g_getenv("GS_BENCH_MODEL_EVENTS");
@@ -107,10 +100,10 @@ int main(void) {
   }
 
   guint64 rss0 = rss_bytes();
-  double t0 = bench_now_s(), cpu0 = cpu_now_s();
+  double t0 = bench_now_s(), cpu0 = bench_cpu_s();
   g_autoptr(GError) error = NULL;
   gs_trace_model *m = gs_trace_model_load_file(path, NULL, NULL, NULL, &error);
-  double open_s = bench_now_s() - t0, open_cpu_s = cpu_now_s() - cpu0;
+  double open_s = bench_now_s() - t0, open_cpu_s = bench_cpu_s() - cpu0;
   if (!m) {
     fprintf(stderr, "bench-model: %s\n", error->message);
     return 1;
@@ -126,26 +119,12 @@ int main(void) {
   bench_result("model_bytes_per_event", (double)(rss1 - rss0) / (double)n, "B");
 
   GRand *rand = g_rand_new_with_seed(9);
-  double worst_seek = 0, worst_back = 0, worst_seek_cpu = 0, worst_back_cpu = 0;
-  for (int i = 0; i < 100; i++) {
-    guint64 at = (guint64)g_rand_double_range(rand, 0, (double)n);
-    double s0 = bench_now_s(), c0 = cpu_now_s();
-    gs_trace_model_seek(m, at);
-    worst_seek = MAX(worst_seek, ms_since(s0));
-    worst_seek_cpu = MAX(worst_seek_cpu, cpu_ms_since(c0));
-  }
-  guint64 at = n / 2;
-  gs_trace_model_seek(m, at);
-  for (int i = 0; i < 100; i++) {
-    double s0 = bench_now_s(), c0 = cpu_now_s();
-    gs_trace_model_seek(m, --at);
-    worst_back = MAX(worst_back, ms_since(s0));
-    worst_back_cpu = MAX(worst_back_cpu, cpu_ms_since(c0));
-  }
-  bench_result("model_seek_ms", worst_seek, "ms");
-  bench_result("model_seek_cpu_ms", worst_seek_cpu, "ms");
-  bench_result("model_step_back_ms", worst_back, "ms");
-  bench_result("model_step_back_cpu_ms", worst_back_cpu, "ms");
+  bench_seek_times seeks;
+  bench_time_seeks(m, 100, 100, rand, &seeks);
+  bench_result("model_seek_ms", seeks.jump_ms, "ms");
+  bench_result("model_seek_cpu_ms", seeks.jump_cpu_ms, "ms");
+  bench_result("model_step_back_ms", seeks.back_ms, "ms");
+  bench_result("model_step_back_cpu_ms", seeks.back_cpu_ms, "ms");
 
   /* The first tensor created (a parameter: alive all run long) and random ones. */
   double worst_life = 0, worst_life_cpu = 0;
@@ -161,7 +140,7 @@ int main(void) {
     }
     g_autofree guint64 *life = NULL;
     guint len = 0;
-    double s0 = bench_now_s(), c0 = cpu_now_s();
+    double s0 = bench_now_s(), c0 = bench_cpu_s();
     gs_trace_model_tensor_life(m, tensor, &life, &len);
     worst_life = MAX(worst_life, ms_since(s0));
     worst_life_cpu = MAX(worst_life_cpu, cpu_ms_since(c0));
@@ -173,7 +152,7 @@ int main(void) {
   bench_result("model_life_cpu_ms", worst_life_cpu, "ms");
 
   g_autofree gs_memory_column *cols = g_new(gs_memory_column, 2000);
-  double w0 = bench_now_s(), cc0 = cpu_now_s();
+  double w0 = bench_now_s(), cc0 = bench_cpu_s();
   gs_trace_model_memory_columns(m, 0, n - 1, 2000, FALSE, cols);
   gs_trace_model_memory_columns(m, 0, n - 1, 2000, TRUE, cols);
   bench_result("model_columns_ms", ms_since(w0) / 2, "ms");
@@ -187,7 +166,7 @@ int main(void) {
     gs_trace_model *live = gs_trace_model_new();
     double worst_feed = 0, worst_feed_cpu = 0;
     for (gsize off = 0; off < len; off += 65536) {
-      double f0 = bench_now_s(), c0 = cpu_now_s();
+      double f0 = bench_now_s(), c0 = bench_cpu_s();
       gs_trace_model_feed(live, data + off, MIN(65536, len - off));
       worst_feed = MAX(worst_feed, ms_since(f0));
       worst_feed_cpu = MAX(worst_feed_cpu, cpu_ms_since(c0));

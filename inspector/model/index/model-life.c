@@ -4,9 +4,10 @@
  * node or a storage, hashed with its kind of id) and a few events get extra (key, event)
  * pairs for the other tensors they concern (a view's source, a move's target, a node's saved
  * tensors, a composite's parts, a grad, an optimizer's parameters, the parameters a module's
- * joining a tree renames). A query scans those compact arrays (tens of MB read
- * at memory speed) and decodes only the events whose fields it must follow: the tensor's
- * creation (for its storage) and its moves into parameters (for the new handle). */
+ * joining a tree renames). Full segments of those are sealed into postings sorted by key
+ * (model-life-index.c), so a query looks each key up per segment, scans only the newest
+ * segment, and decodes only the events whose fields it must follow: the tensor's creation
+ * (for its storage) and its moves into parameters (for the new handle). */
 #include "model-private.h"
 
 enum { KEY_TENSOR = 1, KEY_NODE = 2, KEY_STORAGE = 3 };
@@ -147,20 +148,29 @@ typedef guint32 (*kind_life)(const life_event *l);
 static const kind_life lives[GS_TRACE_KIND_COUNT] = {GS_TRACE_KINDS(KIND_LIFE)};
 #undef KIND_LIFE
 
-guint32 model_life_add(gs_trace_model *m, const gs_trace_event *e, guint64 index) {
+void model_life_add(gs_trace_model *m, const gs_trace_event *e, guint64 index) {
+  if (index - m->life_open_first >= m->life_segment_events)
+    model_life_seal(m);
   const life_event l = {m, e, index};
-  return e->kind > 0 && e->kind < GS_TRACE_KIND_COUNT ? lives[e->kind](&l) : 0;
+  guint32 key = e->kind > 0 && e->kind < GS_TRACE_KIND_COUNT ? lives[e->kind](&l) : 0;
+  g_array_append_val(m->life_keys, key);
 }
 
 /* Appends to hits every event index whose own (primary) key is k, then those where k is an
- * extra key; returns where the extras begin in hits. */
+ * extra key; returns where the extras begin in hits. Sealed segments answer from their sorted
+ * postings; the open one is scanned. */
 static guint scan(const gs_trace_model *m, guint32 k, GArray *hits) {
+  g_autoptr(GArray) sealed_extras = g_array_new(FALSE, FALSE, sizeof(guint64));
+  model_life_lookup(m, k, hits, sealed_extras);
   const guint32 *keys = (const guint32 *)m->life_keys->data;
   guint64 n = m->life_keys->len;
   for (guint64 i = 0; i < n; i++)
-    if (G_UNLIKELY(keys[i] == k))
-      g_array_append_val(hits, i);
+    if (G_UNLIKELY(keys[i] == k)) {
+      guint64 at = m->life_open_first + i;
+      g_array_append_val(hits, at);
+    }
   guint extras = hits->len;
+  g_array_append_vals(hits, sealed_extras->data, sealed_extras->len);
   const model_posting *extra = (const model_posting *)m->life_extra->data;
   for (guint i = 0; i < m->life_extra->len; i++)
     if (G_UNLIKELY(extra[i].key == k)) {
@@ -211,11 +221,6 @@ static gboolean concerns(const gs_trace_model *m, const gs_trace_event *e, const
   }
 }
 
-static gint by_index(gconstpointer a, gconstpointer b) {
-  guint64 x = *(const guint64 *)a, y = *(const guint64 *)b;
-  return x < y ? -1 : x > y;
-}
-
 void gs_trace_model_tensor_life(const gs_trace_model *cm, guint64 tensor_id, guint64 **indices,
                                 guint *n) {
   gs_trace_model *m = (gs_trace_model *)cm; /* decoding moves a private decoder only */
@@ -250,7 +255,7 @@ void gs_trace_model_tensor_life(const gs_trace_model *cm, guint64 tensor_id, gui
       }
     }
   }
-  g_array_sort(hits, by_index);
+  model_sort_indices(hits);
   guint out = 0;
   for (guint i = 0; i < hits->len; i++) /* an event may be found by two keys */
     if (out == 0 || g_array_index(hits, guint64, out - 1) != g_array_index(hits, guint64, i))
@@ -270,13 +275,15 @@ void gs_trace_model_tensor_life(const gs_trace_model *cm, guint64 tensor_id, gui
     out = kept;
   }
   *n = out;
-  *indices = g_memdup2(hits->data, sizeof(guint64) * out);
+  /* The array itself is the answer: a parameter's life is megabytes, and fresh pages cost. */
+  g_array_set_size(hits, out);
+  *indices = (guint64 *)(void *)g_array_free(g_steal_pointer(&hits), FALSE);
 }
 
 GArray *model_storage_writes(gs_trace_model *m, guint64 storage) {
   g_autoptr(GArray) hits = g_array_new(FALSE, FALSE, sizeof(guint64));
   scan(m, life_key(storage, KEY_STORAGE), hits);
-  g_array_sort(hits, by_index);
+  model_sort_indices(hits);
   GArray *writes = g_array_new(FALSE, FALSE, sizeof(guint64));
   for (guint i = 0; i < hits->len; i++) {
     guint64 at = g_array_index(hits, guint64, i);

@@ -5,9 +5,10 @@
  * Memory per event is the budget that shapes this (issue 20: <= 16 bytes per event on a 100 M
  * event log): a byte of kind, two of seq and four of time (offsets from the event's chunk:
  * a chunk whose seqs spread wider keeps four-byte seq offsets aside, and the rare misfit of
- * either goes to a side table), four of tensor-life key, the memory series at a few bytes a
- * change (model-series.c), and sparse side arrays for everything else. Event indices are stored as 32 bits: a model holds at most 2^32 - 1
- * events (a log of some 70 GB). */
+ * either goes to a side table), about four of tensor-life postings (model-life-index.c: sorted
+ * by object in sealed segments), the memory series at a few bytes a change (model-series.c),
+ * and sparse side arrays for everything else. Event indices are stored as 32 bits: a model
+ * holds at most 2^32 - 1 events (a log of some 70 GB). */
 #pragma once
 
 #include "site-table.h"
@@ -101,6 +102,7 @@ typedef struct model_series_cursor {
  * the head state, whose ended records never change). */
 typedef struct model_keyframe {
   guint64 applied;
+  guint64 bytes;  /* about what the copy costs (state_bytes) */
   guint n_scopes; /* scopes begun by then */
   gs_replay *state;
 } model_keyframe;
@@ -145,11 +147,21 @@ struct gs_trace_model {
   guint n_pending;
   guint8 pending_kinds[MODEL_PENDING];
   guint16 pending_seq[MODEL_PENDING];
-  guint32 pending_time[MODEL_PENDING], pending_life[MODEL_PENDING];
+  guint32 pending_time[MODEL_PENDING];
 
-  /* tensor life: a key per event and extra (key, event) pairs (model-life.c) */
-  GArray *life_keys;  /* guint32 per event, 0 for none */
-  GArray *life_extra; /* model_posting */
+  /* Tensor life (model-life.c): each event's key and extra (key, event) pairs. The newest
+   * segment's are kept as they come (a key per event, the extras in order); a full segment is
+   * sealed into postings sorted by key (model-life-index.c), so a life is a few lookups per
+   * segment instead of a scan of every event's key. */
+  guint life_segment_events; /* events per segment; G_MAXUINT: never sealed (tests) */
+  guint64 life_open_first;   /* the first event of the open segment */
+  GArray *life_keys;         /* guint32 per event of the open segment, 0 for none */
+  GArray *life_extra;        /* model_posting of the open segment */
+  GArray *life_segments;     /* model_life_segment, sealed, in event order */
+  GArray *life_dir;          /* model_life_dir of every sealed segment */
+  guint8 *life_bytes;        /* every sealed segment's groups */
+  gsize life_bytes_len, life_bytes_cap;
+  struct model_life_sorter *life_sorter; /* sealing's scratch, kept between seals */
   /* the last tensor filtered on (model-filter.c), until more events arrive */
   guint64 life_cache_tensor, life_cache_events;
   guint64 *life_cache;
@@ -195,6 +207,52 @@ struct gs_trace_model {
 typedef struct model_posting {
   guint32 key, index;
 } model_posting;
+
+/* Varints (7 bits a byte, low bits first) into a growing buffer and back: the memory series'
+ * points and the life index's postings. */
+static inline void model_put_varint(guint8 **data, gsize *len, gsize *cap, guint64 v) {
+  if (*len + 10 > *cap) {
+    *cap = MAX(*cap * 2, 256);
+    *data = g_realloc(*data, *cap);
+  }
+  while (v >= 0x80) {
+    (*data)[(*len)++] = (guint8)(v | 0x80);
+    v >>= 7;
+  }
+  (*data)[(*len)++] = (guint8)v;
+}
+
+static inline const guint8 *model_get_varint(const guint8 *p, guint64 *out) {
+  guint64 v = 0;
+  for (guint shift = 0;; shift += 7) {
+    guint8 b = *p++;
+    v |= (guint64)(b & 0x7f) << shift;
+    if (!(b & 0x80))
+      break;
+  }
+  *out = v;
+  return p;
+}
+
+/* A sealed segment of the life index: its keys' groups in ascending key order, each group its
+ * key (a varint step from the group before, or in full in the directory every
+ * MODEL_LIFE_DIR_EVERY groups), the count of events it is the primary key of and of those it
+ * is an extra key of, then those events as ascending varint steps from the segment's first. */
+typedef struct model_life_segment {
+  guint64 bytes;      /* where its groups start in life_bytes */
+  guint64 first;      /* its first event */
+  guint32 dir, n_dir; /* its directory entries in life_dir */
+  guint32 n_groups;
+} model_life_segment;
+
+#define MODEL_LIFE_DIR_EVERY 16
+/* Segments of this many events: the event's place in its segment fits 16 bits. */
+#define MODEL_LIFE_SEGMENT (1u << 16)
+
+typedef struct model_life_dir {
+  guint32 key; /* the key of every MODEL_LIFE_DIR_EVERY-th group */
+  guint32 pos; /* where that group's counts start, from the segment's bytes */
+} model_life_dir;
 
 /* model-events.c */
 void model_decoder_init(model_decoder *d);
@@ -244,7 +302,24 @@ void model_scopes_after(gs_trace_model *m, const gs_trace_event *e, guint64 inde
 void model_scopes_init(gs_trace_model *m);
 void model_scopes_clear(gs_trace_model *m);
 
-/* model-life.c: the event's own key (its extras are appended here) */
-guint32 model_life_add(gs_trace_model *m, const gs_trace_event *e, guint64 index);
+/* model-life.c: indexes the event's key and its extra keys (events come in order). */
+void model_life_add(gs_trace_model *m, const gs_trace_event *e, guint64 index);
+
+/* model-life-index.c */
+void model_life_index_init(gs_trace_model *m);
+void model_life_index_clear(gs_trace_model *m);
+/* Seals the open segment (called when it is full, before the next event's keys). */
+void model_life_seal(gs_trace_model *m);
+/* Appends to primary the events of sealed segments whose own key is k and to extras those
+ * where k is an extra key, ascending in each; the open segment is the caller's to scan. */
+void model_life_lookup(const gs_trace_model *m, guint32 k, GArray *primary, GArray *extras);
+/* Sorts event indices (each below 2^32) ascending. */
+void model_sort_indices(GArray *indices);
+/* Tests: segments of this many events (at most MODEL_LIFE_SEGMENT), or G_MAXUINT for none
+ * sealed (every query scans every event's key, as the model did before the index). Only
+ * before the first event. */
+void gs_trace_model_set_life_segment(gs_trace_model *m, guint events);
+/* Bytes the life index holds (sealed and open), for the budget's tests. */
+guint64 model_life_index_bytes(const gs_trace_model *m);
 /* The in-place writes to storage (event indices, ascending). */
 GArray *model_storage_writes(gs_trace_model *m, guint64 storage);

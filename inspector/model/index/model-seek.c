@@ -52,7 +52,9 @@ void model_keyframes_after(gs_trace_model *m, guint64 applied) {
       }
     }
   }
-  model_keyframe k = {.applied = applied, .n_scopes = m->head->scope_list->len,
+  model_keyframe k = {.applied = applied,
+                      .bytes = state_bytes(m->head),
+                      .n_scopes = m->head->scope_list->len,
                       .state = gs_replay_copy(m->head, TRUE)};
   g_array_append_val(m->keyframes, k);
 }

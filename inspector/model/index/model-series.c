@@ -16,28 +16,10 @@
 #include <string.h>
 
 static void put_varint(model_series *s, guint64 v) {
-  if (s->data_len + 10 > s->data_cap) {
-    s->data_cap = MAX(s->data_cap * 2, 256);
-    s->data = g_realloc(s->data, s->data_cap);
-  }
-  while (v >= 0x80) {
-    s->data[s->data_len++] = (guint8)(v | 0x80);
-    v >>= 7;
-  }
-  s->data[s->data_len++] = (guint8)v;
+  model_put_varint(&s->data, &s->data_len, &s->data_cap, v);
 }
 
-static const guint8 *get_varint(const guint8 *p, guint64 *out) {
-  guint64 v = 0;
-  for (guint shift = 0;; shift += 7) {
-    guint8 b = *p++;
-    v |= (guint64)(b & 0x7f) << shift;
-    if (!(b & 0x80))
-      break;
-  }
-  *out = v;
-  return p;
-}
+static const guint8 *get_varint(const guint8 *p, guint64 *out) { return model_get_varint(p, out); }
 
 void model_series_init(model_series *s) { memset(s, 0, sizeof *s); }
 

@@ -34,8 +34,7 @@ gs_trace_model *gs_trace_model_new(void) {
   m->threads = g_array_new(FALSE, FALSE, sizeof(guint32));
   m->strings = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
   m->sites = gs_site_table_new();
-  m->life_keys = g_array_new(FALSE, FALSE, sizeof(guint32));
-  m->life_extra = g_array_new(FALSE, FALSE, sizeof(model_posting));
+  model_life_index_init(m);
   model_scopes_init(m);
   m->head = gs_replay_new();
   m->keyframes = g_array_new(FALSE, FALSE, sizeof(model_keyframe));
@@ -73,8 +72,7 @@ void gs_trace_model_free(gs_trace_model *m) {
   g_array_unref(m->threads);
   g_hash_table_destroy(m->strings);
   gs_site_table_free(m->sites);
-  g_array_unref(m->life_keys);
-  g_array_unref(m->life_extra);
+  model_life_index_clear(m);
   g_free(m->life_cache);
   model_scopes_clear(m);
   model_keyframes_clear(m);
@@ -174,7 +172,6 @@ static void flush_pending(gs_trace_model *m) {
   g_array_append_vals(m->kinds, m->pending_kinds, m->n_pending);
   g_array_append_vals(m->seq_off, m->pending_seq, m->n_pending);
   g_array_append_vals(m->time_off, m->pending_time, m->n_pending);
-  g_array_append_vals(m->life_keys, m->pending_life, m->n_pending);
   m->n_pending = 0;
 }
 
@@ -196,7 +193,7 @@ static void index_event(gs_trace_model *m, const gs_trace_event *e) {
   m->pending_kinds[p] = (guint8)(e->kind | (e->derived ? MODEL_DERIVED : 0));
   m->pending_seq[p] = seq_column(m, c, index, e->seq);
   m->pending_time[p] = offset_or_aside(m->time_big, index, c->time0, e->time_ns);
-  m->pending_life[p] = model_life_add(m, e, index);
+  model_life_add(m, e, index);
   if (m->n_pending == MODEL_PENDING)
     flush_pending(m);
 
