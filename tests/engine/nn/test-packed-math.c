@@ -55,6 +55,16 @@ static gs_tensor numbered_input(gs_dtype dtype, int64_t steps, int64_t batch, bo
   return from_values(dtype, shape, 2, values);
 }
 
+/* numbered_input(dtype, steps, batch, batch_first) in *x, lengths in *len, packed into p;
+ * the caller disposes all three. */
+static void pack_numbered(gs_dtype dtype, int64_t steps, const int64_t *lengths, int64_t batch,
+                          bool batch_first, bool enforce_sorted, gs_tensor *x, gs_tensor *len,
+                          gs__packed_parts *p) {
+  *x = numbered_input(dtype, steps, batch, batch_first);
+  *len = i64_list(lengths, batch);
+  g_assert_true(gs__pack_padded(*x, *len, batch_first, enforce_sorted, p));
+}
+
 /* Packs numbered_input(steps, batch) with lengths and checks the four parts. sorted NULL:
  * the indices must be absent. */
 static void check_pack(int64_t steps, const int64_t *lengths, int64_t batch, bool batch_first,
@@ -62,10 +72,9 @@ static void check_pack(int64_t steps, const int64_t *lengths, int64_t batch, boo
                        const int64_t *batch_sizes, const int64_t *sorted,
                        const int64_t *unsorted) {
   uint64_t live = gs_live_tensor_count();
-  gs_tensor x = numbered_input(GS_F32, steps, batch, batch_first);
-  gs_tensor len = i64_list(lengths, batch);
+  gs_tensor x, len;
   gs__packed_parts p;
-  g_assert_true(gs__pack_padded(x, len, batch_first, enforce_sorted, &p));
+  pack_numbered(GS_F32, steps, lengths, batch, batch_first, enforce_sorted, &x, &len, &p);
   g_assert_cmpint(gs_dtype_of(p.data), ==, GS_F32);
   test_assert_values(p.data, &rows, 1, data, 0, 0);
   assert_list(p.batch_sizes, batch_sizes, lengths[sorted ? sorted[0] : 0]);
@@ -80,6 +89,23 @@ static void check_pack(int64_t steps, const int64_t *lengths, int64_t batch, boo
   gs_dispose(x);
   gs_dispose(len);
   g_assert_cmpuint(gs_live_tensor_count(), ==, live);
+}
+
+/* Pads p (batch_first, padding value, total_length) and checks the result's dtype, shape and
+ * values and, where lengths is not NULL, the lengths it reports (one per sequence); disposes
+ * what it made. */
+static void check_pad(const gs__packed_parts *p, bool batch_first, double value,
+                      int64_t total_length, gs_dtype dtype, const int64_t *shape, int ndim,
+                      const double *expected, const int64_t *lengths) {
+  gs_tensor got_lengths = GS_NO_TENSOR;
+  gs_tensor y = gs__pad_packed(p, batch_first, value, total_length, lengths ? &got_lengths : NULL);
+  g_assert_cmpint(gs_dtype_of(y), ==, dtype);
+  test_assert_values(y, shape, ndim, expected, 0, 0);
+  if (lengths) {
+    assert_list(got_lengths, lengths, shape[batch_first ? 0 : 1]);
+    gs_dispose(got_lengths);
+  }
+  gs_dispose(y);
 }
 
 /* ---- packing, by hand ------------------------------------------------------------------ */
@@ -248,27 +274,16 @@ static void test_pack_sequence_unsorted(void) {
  * each end, lengths in the original order; total_length adds padded steps. */
 static void test_pad_by_hand(void) {
   uint64_t live = gs_live_tensor_count();
-  gs_tensor x = numbered_input(GS_F32, 3, 3, false);
-  gs_tensor len = i64_list((int64_t[]){3, 1, 2}, 3);
+  gs_tensor x, len;
   gs__packed_parts p;
-  g_assert_true(gs__pack_padded(x, len, false, false, &p));
-  gs_tensor lengths;
-  gs_tensor y = gs__pad_packed(&p, false, -1, -1, &lengths);
-  g_assert_cmpint(gs_dtype_of(y), ==, GS_F32);
-  test_assert_values(y, (int64_t[]){3, 3}, 2, (double[]){0, 1, 2, 10, -1, 12, 20, -1, -1}, 0, 0);
-  assert_list(lengths, (int64_t[]){3, 1, 2}, 3);
-  gs_dispose(y);
-  gs_dispose(lengths);
-
-  y = gs__pad_packed(&p, true, 0.5, 5, NULL);
-  test_assert_values(y, (int64_t[]){3, 5}, 2,
-                     (double[]){0, 10, 20, 0.5, 0.5, 1, 0.5, 0.5, 0.5, 0.5, 2, 12, 0.5, 0.5, 0.5},
-                     0, 0);
-  gs_dispose(y);
+  pack_numbered(GS_F32, 3, (int64_t[]){3, 1, 2}, 3, false, false, &x, &len, &p);
+  check_pad(&p, false, -1, -1, GS_F32, (int64_t[]){3, 3}, 2,
+            (double[]){0, 1, 2, 10, -1, 12, 20, -1, -1}, (int64_t[]){3, 1, 2});
+  check_pad(&p, true, 0.5, 5, GS_F32, (int64_t[]){3, 5}, 2,
+            (double[]){0, 10, 20, 0.5, 0.5, 1, 0.5, 0.5, 0.5, 0.5, 2, 12, 0.5, 0.5, 0.5}, NULL);
   /* total_length equal to the longest length changes nothing. */
-  y = gs__pad_packed(&p, false, 0, 3, NULL);
-  test_assert_values(y, (int64_t[]){3, 3}, 2, (double[]){0, 1, 2, 10, 0, 12, 20, 0, 0}, 0, 0);
-  gs_dispose(y);
+  check_pad(&p, false, 0, 3, GS_F32, (int64_t[]){3, 3}, 2, (double[]){0, 1, 2, 10, 0, 12, 20, 0, 0},
+            NULL);
 
   /* Without unsorted_indices, PyTorch's PackedSequence inverts sorted_indices. */
   gs__packed_parts only_sorted = p;
@@ -276,14 +291,10 @@ static void test_pad_by_hand(void) {
   gs_dispose(p.unsorted_indices);
   gs_tensor cycle = i64_list((int64_t[]){1, 2, 0}, 3); /* a 3-cycle: its inverse differs */
   only_sorted.sorted_indices = cycle;
-  y = gs__pad_packed(&only_sorted, false, -1, -1, &lengths);
   /* sorted position j is original index cycle[j]: the 3-long sequence (0, 10, 20) is b1, the
    * 2-long (2, 12) b2, the 1-long (1) b0 */
-  test_assert_values(y, (int64_t[]){3, 3}, 2, (double[]){1, 0, 2, -1, 10, 12, -1, 20, -1}, 0,
-                     0);
-  assert_list(lengths, (int64_t[]){1, 3, 2}, 3);
-  gs_dispose(y);
-  gs_dispose(lengths);
+  check_pad(&only_sorted, false, -1, -1, GS_F32, (int64_t[]){3, 3}, 2,
+            (double[]){1, 0, 2, -1, 10, 12, -1, 20, -1}, (int64_t[]){1, 3, 2});
   gs_dispose(cycle);
   gs_dispose(p.data);
   gs_dispose(p.batch_sizes);
@@ -296,13 +307,10 @@ static void test_pad_by_hand(void) {
 /* A batch with no padding at all (every sequence T long) and one with trailing dims, i64. */
 static void test_pad_without_padding_and_trailing(void) {
   uint64_t live = gs_live_tensor_count();
-  gs_tensor x = numbered_input(GS_F64, 2, 3, true);
-  gs_tensor len = i64_list((int64_t[]){2, 2, 2}, 3);
+  gs_tensor x, len;
   gs__packed_parts p;
-  g_assert_true(gs__pack_padded(x, len, true, true, &p));
-  gs_tensor y = gs__pad_packed(&p, true, 9, -1, NULL);
-  test_assert_values(y, (int64_t[]){3, 2}, 2, (double[]){0, 10, 1, 11, 2, 12}, 0, 0);
-  gs_dispose(y);
+  pack_numbered(GS_F64, 2, (int64_t[]){2, 2, 2}, 3, true, true, &x, &len, &p);
+  check_pad(&p, true, 9, -1, GS_F64, (int64_t[]){3, 2}, 2, (double[]){0, 10, 1, 11, 2, 12}, NULL);
   dispose_parts(&p);
   gs_dispose(len);
   gs_dispose(x);
@@ -312,11 +320,8 @@ static void test_pad_without_padding_and_trailing(void) {
       from_values(GS_I64, (int64_t[]){2, 2}, 2, (double[]){3, 4, 5, 6}),
   };
   g_assert_true(gs__pack_sequence(seq, 2, false, &p));
-  y = gs__pad_packed(&p, true, -3, 3, NULL);
-  g_assert_cmpint(gs_dtype_of(y), ==, GS_I64);
-  test_assert_values(y, (int64_t[]){2, 3, 2}, 3,
-                     (double[]){1, 2, -3, -3, -3, -3, 3, 4, 5, 6, -3, -3}, 0, 0);
-  gs_dispose(y);
+  check_pad(&p, true, -3, 3, GS_I64, (int64_t[]){2, 3, 2}, 3,
+            (double[]){1, 2, -3, -3, -3, -3, 3, 4, 5, 6, -3, -3}, NULL);
   dispose_parts(&p);
   gs_dispose(seq[0]);
   gs_dispose(seq[1]);
@@ -341,9 +346,7 @@ static void check_round_trip(gs_dtype dtype, test_layout layout, bool batch_firs
   gs_tensor len = i64_list(lengths, B);
   gs__packed_parts p;
   g_assert_true(gs__pack_padded(x, len, batch_first, enforce_sorted, &p));
-  gs_tensor got_lengths;
   double pad = dtype == GS_BOOL ? 1 : -7;
-  gs_tensor y = gs__pad_packed(&p, batch_first, pad, extra ? T + extra : -1, &got_lengths);
 
   int64_t out_shape[4] = {batch_first ? B : T + extra, batch_first ? T + extra : B, 3, 2};
   int64_t inner = test_numel(shape + 2, trailing), n = test_numel(out_shape, ndim);
@@ -355,13 +358,9 @@ static void check_round_trip(gs_dtype dtype, test_layout layout, bool batch_firs
     int64_t src = (batch_first ? b * T + t : t * B + b) * inner + i % inner;
     want[i] = t < lengths[b] ? xv[src] : pad;
   }
-  g_assert_cmpint(gs_dtype_of(y), ==, dtype);
-  test_assert_values(y, out_shape, ndim, want, 0, 0);
-  assert_list(got_lengths, lengths, B);
+  check_pad(&p, batch_first, pad, extra ? T + extra : -1, dtype, out_shape, ndim, want, lengths);
   g_free(want);
   g_free(xv);
-  gs_dispose(y);
-  gs_dispose(got_lengths);
   dispose_parts(&p);
   gs_dispose(len);
   gs_dispose(x);
@@ -389,6 +388,18 @@ typedef struct round_trip_fn {
   int64_t total_length;
 } round_trip_fn;
 
+/* sum(pad(p) * weights), padding with value: every padded place weighted differently, so a
+ * gradient that lands in the wrong place shows. */
+static gs_tensor weighted_pad_sum(const gs__packed_parts *p, bool batch_first, double value,
+                                  int64_t total_length, gs_tensor weights) {
+  gs_tensor y = gs__pad_packed(p, batch_first, value, total_length, NULL);
+  gs_tensor weighted = gs_mul(y, weights);
+  gs_tensor out = gs_sum(weighted, NULL, 0, false);
+  gs_dispose(weighted);
+  gs_dispose(y);
+  return out;
+}
+
 /* sum(pad(pack(x)) * w): every padded position weighted differently, so a gradient that lands
  * in the wrong place shows. */
 static gs_tensor weighted_round_trip(const gs_tensor *in, int n, void *user_data) {
@@ -397,11 +408,7 @@ static gs_tensor weighted_round_trip(const gs_tensor *in, int n, void *user_data
   gs__packed_parts p;
   if (!gs__pack_padded(in[0], f->lengths, f->batch_first, f->enforce_sorted, &p))
     return GS_NO_TENSOR;
-  gs_tensor y = gs__pad_packed(&p, f->batch_first, 3.0, f->total_length, NULL);
-  gs_tensor weighted = gs_mul(y, f->weights);
-  gs_tensor out = gs_sum(weighted, NULL, 0, false);
-  gs_dispose(weighted);
-  gs_dispose(y);
+  gs_tensor out = weighted_pad_sum(&p, f->batch_first, 3.0, f->total_length, f->weights);
   dispose_parts(&p);
   return out;
 }
@@ -454,14 +461,10 @@ static void test_gradients_exact(void) {
   gs_set_requires_grad(data, true);
   gs__packed_parts leaf_parts = p;
   leaf_parts.data = data;
-  gs_tensor y = gs__pad_packed(&leaf_parts, false, 0, -1, NULL);
-  gs_tensor weighted = gs_mul(y, f.weights);
-  loss = gs_sum(weighted, NULL, 0, false);
+  loss = weighted_pad_sum(&leaf_parts, false, 0, -1, f.weights);
   gs_backward(loss);
   test_assert_values(gs_grad(data), (int64_t[]){6}, 1, (double[]){1, 3, 2, 4, 6, 7}, 0, 0);
   gs_dispose(loss);
-  gs_dispose(weighted);
-  gs_dispose(y);
   gs_dispose(data);
   dispose_parts(&p);
   gs_dispose(f.lengths);
@@ -479,11 +482,7 @@ static gs_tensor weighted_sequences(const gs_tensor *in, int n, void *user_data)
   gs__packed_parts p;
   if (!gs__pack_sequence(in, n, false, &p))
     return GS_NO_TENSOR;
-  gs_tensor y = gs__pad_packed(&p, true, 0, -1, NULL);
-  gs_tensor weighted = gs_mul(y, f->weights);
-  gs_tensor out = gs_sum(weighted, NULL, 0, false);
-  gs_dispose(weighted);
-  gs_dispose(y);
+  gs_tensor out = weighted_pad_sum(&p, true, 0, -1, f->weights);
   dispose_parts(&p);
   return out;
 }
@@ -660,10 +659,9 @@ static void expect_pad_error(const gs__packed_parts *p, int64_t total_length, co
 
 static void test_pad_errors(void) {
   uint64_t live = gs_live_tensor_count();
-  gs_tensor x = numbered_input(GS_F32, 3, 3, false);
-  gs_tensor len = i64_list((int64_t[]){3, 1, 2}, 3);
+  gs_tensor x, len;
   gs__packed_parts p;
-  g_assert_true(gs__pack_padded(x, len, false, false, &p));
+  pack_numbered(GS_F32, 3, (int64_t[]){3, 1, 2}, 3, false, false, &x, &len, &p);
   expect_pad_error(&p, 2, "expected total_length to be at least the length of the longest "
                    "sequence (3), got total_length = 2");
   expect_pad_error(&p, -2, "got total_length = -2");
