@@ -145,7 +145,6 @@ static void test_pack_padded_enforce_sorted(void) {
 /* Trailing feature dims travel with their row: x[t][b][f] = 100 t + 10 b + f, lengths [1, 2]
  * gives rows (t0: b1, b0), (t1: b1). */
 static void test_pack_padded_trailing_dims(void) {
-  uint64_t live = gs_live_tensor_count();
   for (int bf = 0; bf < 2; bf++) {
     double values[8];
     for (int t = 0; t < 2; t++)
@@ -177,13 +176,11 @@ static void test_pack_padded_trailing_dims(void) {
   dispose_parts(&p);
   gs_dispose(x);
   gs_dispose(len);
-  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
 }
 
 /* Any input layout and dtype; lengths of another dtype (converted as lengths.to(int64)) or
  * strided. */
 static void test_pack_padded_layouts_dtypes_lengths(void) {
-  uint64_t live = gs_live_tensor_count();
   /* Time-major input stored batch-major (a transposed view): flattening it must copy. */
   gs_tensor stored = numbered_input(GS_I64, 3, 3, true);
   gs_tensor x = gs_transpose(stored, 0, 1);
@@ -216,12 +213,10 @@ static void test_pack_padded_layouts_dtypes_lengths(void) {
   dispose_parts(&p);
   gs_dispose(len);
   gs_dispose(x);
-  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
 }
 
 /* pack_sequence([1, 2, 3], [4, 5], [6]): rows (1, 4, 6), (2, 5), (3). */
 static void test_pack_sequence_sorted(void) {
-  uint64_t live = gs_live_tensor_count();
   gs_tensor seq[3] = {
       from_values(GS_F32, (int64_t[]){3}, 1, (double[]){1, 2, 3}),
       from_values(GS_F32, (int64_t[]){2}, 1, (double[]){4, 5}),
@@ -237,12 +232,10 @@ static void test_pack_sequence_sorted(void) {
   dispose_parts(&p);
   for (int i = 0; i < 3; i++)
     gs_dispose(seq[i]);
-  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
 }
 
 /* Sequences of lengths 1, 3, 2 with two features: sorted [1, 2, 0], unsorted [2, 0, 1]. */
 static void test_pack_sequence_unsorted(void) {
-  uint64_t live = gs_live_tensor_count();
   gs_tensor seq[3] = {
       from_values(GS_F64, (int64_t[]){1, 2}, 2, (double[]){1, 2}),
       from_values(GS_F64, (int64_t[]){3, 2}, 2, (double[]){3, 4, 5, 6, 7, 8}),
@@ -265,7 +258,6 @@ static void test_pack_sequence_unsorted(void) {
   gs_dispose(view);
   for (int i = 0; i < 3; i++)
     gs_dispose(seq[i]);
-  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
 }
 
 /* ---- padding --------------------------------------------------------------------------- */
@@ -273,7 +265,6 @@ static void test_pack_sequence_unsorted(void) {
 /* pad of the T = 3, B = 3, lengths [3, 1, 2] batch: back in the original order, padding after
  * each end, lengths in the original order; total_length adds padded steps. */
 static void test_pad_by_hand(void) {
-  uint64_t live = gs_live_tensor_count();
   gs_tensor x, len;
   gs__packed_parts p;
   pack_numbered(GS_F32, 3, (int64_t[]){3, 1, 2}, 3, false, false, &x, &len, &p);
@@ -301,12 +292,10 @@ static void test_pad_by_hand(void) {
   gs_dispose(p.sorted_indices);
   gs_dispose(x);
   gs_dispose(len);
-  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
 }
 
 /* A batch with no padding at all (every sequence T long) and one with trailing dims, i64. */
 static void test_pad_without_padding_and_trailing(void) {
-  uint64_t live = gs_live_tensor_count();
   gs_tensor x, len;
   gs__packed_parts p;
   pack_numbered(GS_F64, 2, (int64_t[]){2, 2, 2}, 3, true, true, &x, &len, &p);
@@ -325,7 +314,6 @@ static void test_pad_without_padding_and_trailing(void) {
   dispose_parts(&p);
   gs_dispose(seq[0]);
   gs_dispose(seq[1]);
-  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
 }
 
 /* pad(pack(x)) is x where a sequence runs and padding after it, for random inputs in every
@@ -368,7 +356,6 @@ static void check_round_trip(gs_dtype dtype, test_layout layout, bool batch_firs
 }
 
 static void test_round_trip(void) {
-  uint64_t live = gs_live_tensor_count();
   gs_rng rng;
   gs_rng_seed(&rng, 77);
   static const gs_dtype dtypes[] = {GS_F32, GS_F64, GS_I64, GS_BOOL};
@@ -377,7 +364,6 @@ static void test_round_trip(void) {
       for (int flags = 0; flags < 4; flags++)
         for (int trailing = 0; trailing <= 2; trailing++)
           check_round_trip(dtypes[d], layout, flags & 1, flags & 2, trailing, trailing, &rng);
-  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
 }
 
 /* ---- gradients ------------------------------------------------------------------------- */
@@ -414,7 +400,6 @@ static gs_tensor weighted_round_trip(const gs_tensor *in, int n, void *user_data
 }
 
 static void test_round_trip_gradcheck(void) {
-  uint64_t live = gs_live_tensor_count();
   gs_rng rng;
   gs_rng_seed(&rng, 3);
   for (int flags = 0; flags < 4; flags++) {
@@ -434,13 +419,11 @@ static void test_round_trip_gradcheck(void) {
     gs_dispose(f.weights);
     gs_dispose(f.lengths);
   }
-  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
 }
 
 /* The gradient itself, exactly: d sum(pad(pack(x)) * w) / dx is w where a sequence runs and 0
  * on x's padding; and d sum(pad(parts) * w) / d data is w at each packed row's place. */
 static void test_gradients_exact(void) {
-  uint64_t live = gs_live_tensor_count();
   double w[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
   gs_tensor x = from_values(GS_F64, (int64_t[]){3, 3}, 2, (double[9]){0});
   gs_set_requires_grad(x, true);
@@ -470,7 +453,6 @@ static void test_gradients_exact(void) {
   gs_dispose(f.lengths);
   gs_dispose(f.weights);
   gs_dispose(x);
-  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
 }
 
 typedef struct sequence_fn {
@@ -489,7 +471,6 @@ static gs_tensor weighted_sequences(const gs_tensor *in, int n, void *user_data)
 
 /* Every sequence of pack_sequence gets its own gradient back. */
 static void test_pack_sequence_gradcheck(void) {
-  uint64_t live = gs_live_tensor_count();
   gs_rng rng;
   gs_rng_seed(&rng, 4);
   gs_tensor seq[3];
@@ -507,7 +488,6 @@ static void test_pack_sequence_gradcheck(void) {
   for (int i = 0; i < 3; i++)
     gs_dispose(seq[i]);
   gs_dispose(f.weights);
-  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
 }
 
 /* ---- errors ---------------------------------------------------------------------------- */
@@ -527,7 +507,6 @@ static void expect_pack_error(const int64_t *input_shape, int ndim, gs_tensor le
 }
 
 static void test_pack_padded_errors(void) {
-  uint64_t live = gs_live_tensor_count();
   int64_t tb[2] = {3, 2};
   gs_tensor len = i64_list((int64_t[]){2, 3}, 2);
   expect_pack_error(tb, 2, len, false, true,
@@ -593,7 +572,6 @@ static void test_pack_padded_errors(void) {
   expect_pack_error((int64_t[]){2, 20}, 2, len, false, true,
                     "got [1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, ...] (pass");
   gs_dispose(len);
-  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
 }
 
 static void expect_sequence_error(const gs_tensor *seq, int count, bool enforce_sorted,
@@ -606,7 +584,6 @@ static void expect_sequence_error(const gs_tensor *seq, int count, bool enforce_
 }
 
 static void test_pack_sequence_errors(void) {
-  uint64_t live = gs_live_tensor_count();
   gs_tensor s[4] = {
       gs_zeros(GS_F32, (int64_t[]){3, 2}, 2),
       gs_zeros(GS_F32, (int64_t[]){2, 3}, 2),
@@ -644,7 +621,6 @@ static void test_pack_sequence_errors(void) {
   expect_sequence_error((gs_tensor[]){s[0], stale}, 2, false, "is stale");
   for (int i = 0; i < 4; i++)
     gs_dispose(s[i]);
-  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
 }
 
 static void expect_pad_error(const gs__packed_parts *p, int64_t total_length, const char *what) {
@@ -658,7 +634,6 @@ static void expect_pad_error(const gs__packed_parts *p, int64_t total_length, co
 }
 
 static void test_pad_errors(void) {
-  uint64_t live = gs_live_tensor_count();
   gs_tensor x, len;
   gs__packed_parts p;
   pack_numbered(GS_F32, 3, (int64_t[]){3, 1, 2}, 3, false, false, &x, &len, &p);
@@ -703,7 +678,6 @@ static void test_pad_errors(void) {
   for (size_t i = 0; i < G_N_ELEMENTS(tensors); i++)
     gs_dispose(tensors[i]);
   dispose_parts(&p);
-  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
 }
 
 int main(int argc, char **argv) {
@@ -711,20 +685,20 @@ int main(int argc, char **argv) {
   g_test_add_func("/packed-math/pack-padded/unsorted", test_pack_padded_unsorted);
   g_test_add_func("/packed-math/pack-padded/stable-order", test_pack_padded_stable_order);
   g_test_add_func("/packed-math/pack-padded/enforce-sorted", test_pack_padded_enforce_sorted);
-  g_test_add_func("/packed-math/pack-padded/trailing-dims", test_pack_padded_trailing_dims);
-  g_test_add_func("/packed-math/pack-padded/layouts-dtypes-lengths",
-                  test_pack_padded_layouts_dtypes_lengths);
-  g_test_add_func("/packed-math/pack-sequence/sorted", test_pack_sequence_sorted);
-  g_test_add_func("/packed-math/pack-sequence/unsorted", test_pack_sequence_unsorted);
-  g_test_add_func("/packed-math/pad/by-hand", test_pad_by_hand);
-  g_test_add_func("/packed-math/pad/without-padding-and-trailing",
-                  test_pad_without_padding_and_trailing);
-  g_test_add_func("/packed-math/pad/round-trip", test_round_trip);
-  g_test_add_func("/packed-math/grad/round-trip-gradcheck", test_round_trip_gradcheck);
-  g_test_add_func("/packed-math/grad/exact", test_gradients_exact);
-  g_test_add_func("/packed-math/grad/pack-sequence-gradcheck", test_pack_sequence_gradcheck);
-  g_test_add_func("/packed-math/errors/pack-padded", test_pack_padded_errors);
-  g_test_add_func("/packed-math/errors/pack-sequence", test_pack_sequence_errors);
-  g_test_add_func("/packed-math/errors/pad", test_pad_errors);
+  test_add_leak_checked("/packed-math/pack-padded/trailing-dims", test_pack_padded_trailing_dims);
+  test_add_leak_checked("/packed-math/pack-padded/layouts-dtypes-lengths",
+                        test_pack_padded_layouts_dtypes_lengths);
+  test_add_leak_checked("/packed-math/pack-sequence/sorted", test_pack_sequence_sorted);
+  test_add_leak_checked("/packed-math/pack-sequence/unsorted", test_pack_sequence_unsorted);
+  test_add_leak_checked("/packed-math/pad/by-hand", test_pad_by_hand);
+  test_add_leak_checked("/packed-math/pad/without-padding-and-trailing",
+                        test_pad_without_padding_and_trailing);
+  test_add_leak_checked("/packed-math/pad/round-trip", test_round_trip);
+  test_add_leak_checked("/packed-math/grad/round-trip-gradcheck", test_round_trip_gradcheck);
+  test_add_leak_checked("/packed-math/grad/exact", test_gradients_exact);
+  test_add_leak_checked("/packed-math/grad/pack-sequence-gradcheck", test_pack_sequence_gradcheck);
+  test_add_leak_checked("/packed-math/errors/pack-padded", test_pack_padded_errors);
+  test_add_leak_checked("/packed-math/errors/pack-sequence", test_pack_sequence_errors);
+  test_add_leak_checked("/packed-math/errors/pad", test_pad_errors);
   return g_test_run();
 }
