@@ -52,6 +52,11 @@ void test_add_leak_checked(const char *path, void (*fn)(void)) {
   g_test_add_data_func_full(path, test, run_leak_checked, g_free);
 }
 
+void test_dispose_n(const gs_tensor *tensors, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    gs_dispose(tensors[i]);
+}
+
 void test_expect_error_begin(void) {
   expecting_error = true;
   errors_seen = 0;

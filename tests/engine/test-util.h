@@ -26,6 +26,11 @@ void test_init(int *argc, char ***argv);
  * made once here instead of in each test's first and last lines. */
 void test_add_leak_checked(const char *path, void (*fn)(void));
 
+/* Disposes each tensor listed, left to right. */
+#define DISPOSE_ALL(...)                                                                           \
+  test_dispose_n((const gs_tensor[]){__VA_ARGS__}, G_N_ELEMENTS(((gs_tensor[]){__VA_ARGS__})))
+void test_dispose_n(const gs_tensor *tensors, size_t n);
+
 /* Runs the statement expecting it to fail with a message containing substring. */
 #define EXPECT_ERROR(stmt, substring)                                                        \
   do {                                                                                       \

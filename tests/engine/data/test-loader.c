@@ -615,10 +615,7 @@ static void test_errors(void) {
 
   gs_dataset_release(&ds);
   gs_dataset_release(NULL);
-  gs_dispose(xy[0]);
-  gs_dispose(xy[1]);
-  gs_dispose(short_y);
-  gs_dispose(scalar);
+  DISPOSE_ALL(xy[0], xy[1], short_y, scalar);
   g_assert_cmpuint(gs_live_tensor_count(), ==, live);
 }
 

@@ -319,9 +319,7 @@ static void test_errors(void) {
   EXPECT_ERROR(r = gs_mse_loss(gone, m23, GS_REDUCTION_MEAN), "mse_loss:");
   g_assert_cmpuint(gs_live_tensor_count(), ==, before); /* a refused call creates nothing */
 
-  gs_tensor hs[] = {logits, t41, bad, neg, ok, f32t, ilogits, v5, m23, m32, i23};
-  for (size_t i = 0; i < G_N_ELEMENTS(hs); i++)
-    gs_dispose(hs[i]);
+  DISPOSE_ALL(logits, t41, bad, neg, ok, f32t, ilogits, v5, m23, m32, i23);
 }
 
 int main(int argc, char **argv) {

@@ -267,9 +267,7 @@ static void test_sequential_equals_manual_composition(void) {
   gs_tensor g = gs_module_forward(empty, idx);
   test_assert_values(g, (int64_t[]){3}, 1, (double[]){6, 0, 6}, 0, 0);
 
-  gs_tensor all[] = {y_manual, y, s, x, a, b, c, d, idx, e, f, g};
-  for (size_t i = 0; i < G_N_ELEMENTS(all); i++)
-    gs_dispose(all[i]);
+  DISPOSE_ALL(y_manual, y, s, x, a, b, c, d, idx, e, f, g);
   gs_module_dispose(seq), gs_module_dispose(ln), gs_module_dispose(gelu);
   gs_module_dispose(emb), gs_module_dispose(empty);
 }

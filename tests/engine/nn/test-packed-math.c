@@ -31,10 +31,7 @@ static void assert_list(gs_tensor t, const int64_t *expected, int64_t n) {
 }
 
 static void dispose_parts(gs__packed_parts *p) {
-  gs_dispose(p->data);
-  gs_dispose(p->batch_sizes);
-  gs_dispose(p->sorted_indices);
-  gs_dispose(p->unsorted_indices);
+  DISPOSE_ALL(p->data, p->batch_sizes, p->sorted_indices, p->unsorted_indices);
 }
 
 static void assert_no_parts(const gs__packed_parts *p) {
@@ -199,10 +196,7 @@ static void test_pack_padded_layouts_dtypes_lengths(void) {
   g_assert_true(gs__pack_padded(x, len, false, false, &p));
   test_assert_values(p.data, (int64_t[]){6}, 1, (double[]){0, 2, 1, 10, 12, 20}, 0, 0);
   dispose_parts(&p);
-  gs_dispose(len);
-  gs_dispose(wide);
-  gs_dispose(x);
-  gs_dispose(stored);
+  DISPOSE_ALL(len, wide, x, stored);
 
   x = from_values(GS_BOOL, (int64_t[]){2, 2}, 2, (double[]){1, 0, 0, 1});
   len = from_values(GS_BOOL, (int64_t[]){2}, 1, (double[]){1, 1});
@@ -286,12 +280,7 @@ static void test_pad_by_hand(void) {
    * 2-long (2, 12) b2, the 1-long (1) b0 */
   check_pad(&only_sorted, false, -1, -1, GS_F32, (int64_t[]){3, 3}, 2,
             (double[]){1, 0, 2, -1, 10, 12, -1, 20, -1}, (int64_t[]){1, 3, 2});
-  gs_dispose(cycle);
-  gs_dispose(p.data);
-  gs_dispose(p.batch_sizes);
-  gs_dispose(p.sorted_indices);
-  gs_dispose(x);
-  gs_dispose(len);
+  DISPOSE_ALL(cycle, p.data, p.batch_sizes, p.sorted_indices, x, len);
 }
 
 /* A batch with no padding at all (every sequence T long) and one with trailing dims, i64. */
@@ -415,9 +404,7 @@ static void test_round_trip_gradcheck(void) {
     if (!ok)
       g_printerr("batch_first=%d enforce_sorted=%d: %s\n", bf, sorted, r.message);
     g_assert_true(ok);
-    gs_dispose(x);
-    gs_dispose(f.weights);
-    gs_dispose(f.lengths);
+    DISPOSE_ALL(x, f.weights, f.lengths);
   }
 }
 
@@ -450,9 +437,7 @@ static void test_gradients_exact(void) {
   gs_dispose(loss);
   gs_dispose(data);
   dispose_parts(&p);
-  gs_dispose(f.lengths);
-  gs_dispose(f.weights);
-  gs_dispose(x);
+  DISPOSE_ALL(f.lengths, f.weights, x);
 }
 
 typedef struct sequence_fn {
@@ -674,9 +659,7 @@ static void test_pad_errors(void) {
   bad.data = stale;
   expect_pad_error(&bad, -1, "is stale");
 
-  gs_tensor tensors[] = {x, rising, empty, floats, short_sizes, repeated, out_of_range, len};
-  for (size_t i = 0; i < G_N_ELEMENTS(tensors); i++)
-    gs_dispose(tensors[i]);
+  DISPOSE_ALL(x, rising, empty, floats, short_sizes, repeated, out_of_range, len);
   dispose_parts(&p);
 }
 

@@ -118,9 +118,7 @@ static void test_cat_skips_legacy_empty(void) {
   gs_tensor empties[2] = {empty, empty};
   out = gs_cat(empties, 2, 0);
   test_assert_values(out, s0, 1, NULL, 0, 0);
-  gs_dispose(out);
-  gs_dispose(empty);
-  gs_dispose(m);
+  DISPOSE_ALL(out, empty, m);
 }
 
 /* ---- stack -------------------------------------------------------------------------- */

@@ -112,9 +112,7 @@ static void check_matmul(gs_dtype dtype, const int64_t *sa, int na, test_layout 
   g_free(va);
   g_free(vb);
   g_free(expected);
-  gs_dispose(a);
-  gs_dispose(b);
-  gs_dispose(c);
+  DISPOSE_ALL(a, b, c);
 }
 
 typedef struct shape_pair {
@@ -207,9 +205,7 @@ static void test_matmul_transposed_operands_are_not_copied(void) {
       gs_tensor c;
       g_assert_cmpuint(allocations_during_matmul(a, b, &c), ==, 1);
       assert_product(a, b, c);
-      gs_dispose(a);
-      gs_dispose(b);
-      gs_dispose(c);
+      DISPOSE_ALL(a, b, c);
     }
 
   /* Rows ld apart (a slice of a wider matrix), and its transpose. */
@@ -238,9 +234,7 @@ static void test_matmul_transposed_operands_are_not_copied(void) {
   assert_product(strided, b_short, c);
   gs_dispose(c);
 
-  gs_tensor list[] = {a, bt, b, a64, b64c, b64, strided, b_short};
-  for (size_t i = 0; i < G_N_ELEMENTS(list); i++)
-    gs_dispose(list[i]);
+  DISPOSE_ALL(a, bt, b, a64, b64c, b64, strided, b_short);
 }
 
 /* Operands that end exactly where their memory does, in every layout BLAS reads directly:
@@ -277,9 +271,7 @@ static void test_matmul_reads_stay_inside_operands(void) {
       g_free(va);
       g_free(vb);
       g_free(expected);
-      gs_dispose(a);
-      gs_dispose(b);
-      gs_dispose(r);
+      DISPOSE_ALL(a, b, r);
     }
 }
 
@@ -350,9 +342,7 @@ static void test_matmul_size_one_and_broadcast_strides(void) {
   g_assert_cmpuint(after.peak_bytes_in_use - before.bytes_in_use, <=, result_bytes + matrix_bytes);
   gs_dispose(c);
 
-  gs_tensor list[] = {v, m, row, col, mt, r, expanded, mb, row0, mb_strided};
-  for (size_t i = 0; i < G_N_ELEMENTS(list); i++)
-    gs_dispose(list[i]);
+  DISPOSE_ALL(v, m, row, col, mt, r, expanded, mb, row0, mb_strided);
 }
 
 static void test_matmul_zero_size(void) {
@@ -399,10 +389,7 @@ static void check_addmm(gs_dtype dtype, const int64_t *sbias, int nbias, test_la
   g_free(va);
   g_free(vb);
   g_free(vbias);
-  gs_dispose(a);
-  gs_dispose(b);
-  gs_dispose(bias);
-  gs_dispose(c);
+  DISPOSE_ALL(a, b, bias, c);
 }
 
 static void test_addmm(void) {
@@ -500,9 +487,7 @@ static void test_matmul_errors(void) {
   EXPECT_ERROR(r = gs_addmm(i34, i34, i45, 1, NAN), "addmm: expected integral beta and alpha");
   g_assert_true(gs_tensor_is_none(r));
 
-  gs_tensor list[] = {a, b, v3, v4, b64, bb, bt, scalar, x, y, f45, bias_bad, bias64, i34, i45};
-  for (size_t i = 0; i < G_N_ELEMENTS(list); i++)
-    gs_dispose(list[i]);
+  DISPOSE_ALL(a, b, v3, v4, b64, bb, bt, scalar, x, y, f45, bias_bad, bias64, i34, i45);
 }
 
 /* i64 products wrap on overflow, as PyTorch's CPU kernel does (and UBSan stays quiet). */
@@ -514,9 +499,7 @@ static void test_matmul_i64_wraps(void) {
   int64_t got;
   gs_copy_to(c, &got, sizeof got);
   g_assert_cmpint(got, ==, (int64_t)((uint64_t)INT64_MAX * 2u + 6u));
-  gs_dispose(a);
-  gs_dispose(b);
-  gs_dispose(c);
+  DISPOSE_ALL(a, b, c);
 }
 
 int main(int argc, char **argv) {

@@ -432,12 +432,7 @@ static void test_empty_reductions(void) {
   gs_tensor mx = gs_max(t, &dim0, 1, false);
   int64_t empty_shape[] = {0};
   test_assert_values(mx, empty_shape, 1, NULL, 0, 0);
-  gs_dispose(mx);
-  gs_dispose(s);
-  gs_dispose(m);
-  gs_dispose(l);
-  gs_dispose(all);
-  gs_dispose(t);
+  DISPOSE_ALL(mx, s, m, l, all, t);
 }
 
 /* A 0-dim input reduces to itself over dim 0, -1 or all dims, keepdim or not. */
@@ -485,9 +480,7 @@ static void test_nan_and_ties(void) {
     double one[] = {1};
     test_assert_values(amx_all, NULL, 0, one, 0, 0);
     test_assert_values(amn_all, NULL, 0, one, 0, 0);
-    gs_tensor rows[] = {mx, mn, amx, amn, all_mx, lse, amx_all, amn_all, t};
-    for (size_t i = 0; i < G_N_ELEMENTS(rows); i++)
-      gs_dispose(rows[i]);
+    DISPOSE_ALL(mx, mn, amx, amn, all_mx, lse, amx_all, amn_all, t);
   }
   /* Ties along dim 0, read through a transposed view: the first row wins. */
   int64_t ishape[] = {3, 2};
@@ -499,9 +492,7 @@ static void test_nan_and_ties(void) {
   double want_a1[] = {1, 0}, want_a2[] = {0, 2};
   test_assert_values(a1, keep, 2, want_a1, 0, 0);
   test_assert_values(a2, flat, 1, want_a2, 0, 0);
-  gs_tensor rest[] = {a1, a2, tt, ti};
-  for (size_t i = 0; i < G_N_ELEMENTS(rest); i++)
-    gs_dispose(rest[i]);
+  DISPOSE_ALL(a1, a2, tt, ti);
 }
 
 /* logsumexp subtracts the max: large values neither overflow nor underflow; infinite maxima
@@ -538,9 +529,7 @@ static void test_softmax_stable(void) {
     gs_tensor tt = gs_t(t);
     gs_tensor st = gs_softmax(tt, 0), stt = gs_t(st);
     test_assert_values(stt, shape, 2, want_soft, 1e-6, 1e-6);
-    gs_tensor all[] = {s, l, tt, st, stt, t};
-    for (size_t i = 0; i < G_N_ELEMENTS(all); i++)
-      gs_dispose(all[i]);
+    DISPOSE_ALL(s, l, tt, st, stt, t);
   }
 }
 
@@ -732,11 +721,7 @@ static void test_errors(void) {
   EXPECT_ERROR(r = gs_sum_to(GS_NO_TENSOR, shape, 3), "sum_to: expected a tensor");
   g_assert_true(gs_tensor_is_none(r));
 
-  gs_dispose(e);
-  gs_dispose(s);
-  gs_dispose(f);
-  gs_dispose(i);
-  gs_dispose(b);
+  DISPOSE_ALL(e, s, f, i, b);
 }
 
 int main(int argc, char **argv) {
