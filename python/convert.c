@@ -229,7 +229,7 @@ static int nested_fill(PyObject *o, gs_dtype dtype, char **cursor) {
   return 0;
 }
 
-static PyObject *finish(gs_tensor t, bool requires_grad) {
+PyObject *gsp_wrap_new(gs_tensor t, bool requires_grad) {
   if (!gs_tensor_is_none(t) && requires_grad) {
     gs_clear_error();
     gs_set_requires_grad(t, true);
@@ -256,7 +256,7 @@ PyObject *gsp_tensor_from_data(PyObject *data, PyObject *dtype_obj, bool require
     /* Same dtype: an O(1) copy-on-write clone, semantically the copy torch.tensor makes. */
     gs_tensor t = gs_to_dtype(d, dtype_given ? dtype : gs_dtype_of(src));
     gs_dispose(d);
-    return finish(t, requires_grad);
+    return gsp_wrap_new(t, requires_grad);
   }
   if (PyObject_CheckBuffer(data) && !PyBytes_Check(data)) {
     /* An array: copy it through NumPy's own conversion to a contiguous buffer. */
@@ -283,7 +283,7 @@ PyObject *gsp_tensor_from_data(PyObject *data, PyObject *dtype_obj, bool require
       gs_copy_(fresh, src);
     }
     Py_DECREF(t);
-    return finish(fresh, requires_grad);
+    return gsp_wrap_new(fresh, requires_grad);
   }
   nested n = {0};
   if (nested_scan(data, 0, &n) < 0)
@@ -303,5 +303,5 @@ PyObject *gsp_tensor_from_data(PyObject *data, PyObject *dtype_obj, bool require
   }
   gs_tensor t = gs_from_data(dtype, n.shape, n.ndim, buf);
   PyMem_Free(buf);
-  return finish(t, requires_grad);
+  return gsp_wrap_new(t, requires_grad);
 }

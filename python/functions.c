@@ -36,21 +36,6 @@ static int creation_kwargs(PyObject *kwargs, gs_dtype *dtype, bool *requires_gra
   return 0;
 }
 
-static PyObject *finish(gs_tensor t, bool requires_grad) {
-  if (gs_tensor_is_none(t))
-    return gsp_raise_engine_error();
-  if (requires_grad) {
-    gs_clear_error();
-    gs_set_requires_grad(t, true);
-    if (gs_last_error_code() != GS_OK) {
-      PyObject *err = gsp_raise_engine_error();
-      gs_dispose(t);
-      return err;
-    }
-  }
-  return gsp_wrap(t);
-}
-
 static PyObject *f_tensor(PyObject *m, PyObject *args, PyObject *kwargs) {
   GSP_SITE();
   (void)m;
@@ -73,7 +58,7 @@ static PyObject *sized(PyObject *args, PyObject *kwargs, shape_ctor ctor, const 
   bool rg = false;
   if (nd < 0 || creation_kwargs(kwargs, &dtype, &rg, fn) < 0)
     return NULL;
-  return finish(ctor(dtype, shape, nd), rg);
+  return gsp_wrap_new(ctor(dtype, shape, nd), rg);
 }
 
 static PyObject *f_zeros(PyObject *m, PyObject *a, PyObject *k) { (void)m; return sized(a, k, gs_zeros, "zeros"); }
@@ -98,7 +83,7 @@ static PyObject *f_full(PyObject *m, PyObject *args, PyObject *kwargs) {
   bool rg = false;
   if (nd < 0 || creation_kwargs(kwargs, &dtype, &rg, "full") < 0)
     return NULL;
-  return finish(gs_full(dtype, shape, nd, value), rg);
+  return gsp_wrap_new(gs_full(dtype, shape, nd, value), rg);
 }
 
 static PyObject *f_randint(PyObject *m, PyObject *args, PyObject *kwargs) {
@@ -140,7 +125,7 @@ static PyObject *f_arange(PyObject *m, PyObject *args, PyObject *kwargs) {
   }
   if (PyErr_Occurred())
     return NULL;
-  return finish(gs_arange(start, end, step, dtype), rg);
+  return gsp_wrap_new(gs_arange(start, end, step, dtype), rg);
 }
 
 static PyObject *f_linspace(PyObject *m, PyObject *args, PyObject *kwargs) {
@@ -154,7 +139,7 @@ static PyObject *f_linspace(PyObject *m, PyObject *args, PyObject *kwargs) {
   bool rg = false;
   if (creation_kwargs(kwargs, &dtype, &rg, "linspace") < 0)
     return NULL;
-  return finish(gs_linspace(start, end, steps, dtype), rg);
+  return gsp_wrap_new(gs_linspace(start, end, steps, dtype), rg);
 }
 
 static PyObject *f_eye(PyObject *m, PyObject *args, PyObject *kwargs) {
@@ -167,7 +152,7 @@ static PyObject *f_eye(PyObject *m, PyObject *args, PyObject *kwargs) {
   bool rg = false;
   if (creation_kwargs(kwargs, &dtype, &rg, "eye") < 0)
     return NULL;
-  return finish(gs_eye(n, cols < 0 ? n : cols, dtype), rg);
+  return gsp_wrap_new(gs_eye(n, cols < 0 ? n : cols, dtype), rg);
 }
 
 static PyObject *like(PyObject *args, PyObject *kwargs, int kind, const char *fn) {
@@ -190,7 +175,7 @@ static PyObject *like(PyObject *args, PyObject *kwargs, int kind, const char *fn
     gs_dispose(r);
     r = c;
   }
-  return finish(r, rg);
+  return gsp_wrap_new(r, rg);
 }
 static PyObject *f_zeros_like(PyObject *m, PyObject *a, PyObject *k) { (void)m; return like(a, k, 0, "zeros_like"); }
 static PyObject *f_ones_like(PyObject *m, PyObject *a, PyObject *k) { (void)m; return like(a, k, 1, "ones_like"); }

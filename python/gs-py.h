@@ -71,6 +71,9 @@ int gsp_dims_from_object(PyObject *o, int *dims);
 /* A tensor argument: a gradscope.Tensor (borrowed handle, *temp untouched) or a Python number
  * (a new 0-dim tensor in *temp that the caller disposes). 0, or -1 raised. */
 int gsp_tensor_arg(PyObject *o, gs_tensor *out, gs_tensor *temp, gs_dtype like);
+/* Wraps a new handle (owned) made with requires_grad set as asked; raises the engine's error
+ * when t is empty or the flag cannot be set (t is then disposed). */
+PyObject *gsp_wrap_new(gs_tensor t, bool requires_grad);
 /* gradscope.tensor(data, dtype=): nested lists/tuples of numbers, a NumPy array, a Tensor. */
 PyObject *gsp_tensor_from_data(PyObject *data, PyObject *dtype_obj, bool requires_grad);
 /* A list of Tensors (tuple or list) into handles; returns count or -1. */

@@ -57,20 +57,12 @@ static bool shown(const printer *p, int64_t i, int64_t n) {
   return !p->summarise || n <= 2 * EDGE || i < EDGE || i >= n - EDGE;
 }
 
-/* Visits the shown elements to choose the format and the width. */
-static void measure(printer *p, int d, int64_t flat, double *max_abs, double *min_abs,
-                    bool *whole) {
+/* Calls leaf(p, flat, data) for each shown element, in order: the walk behind choosing the
+ * format and the width. */
+static void each_shown(printer *p, int d, int64_t flat, void (*leaf)(printer *, int64_t, void *),
+                       void *data) {
   if (d == p->ndim) {
-    double v = value_at(p, flat);
-    if (isfinite(v)) {
-      double a = fabs(v);
-      if (a > *max_abs)
-        *max_abs = a;
-      if (a != 0 && a < *min_abs)
-        *min_abs = a;
-      if (v != floor(v))
-        *whole = false;
-    }
+    leaf(p, flat, data);
     return;
   }
   int64_t stride = 1;
@@ -78,23 +70,36 @@ static void measure(printer *p, int d, int64_t flat, double *max_abs, double *mi
     stride *= p->shape[k];
   for (int64_t i = 0; i < p->shape[d]; i++)
     if (shown(p, i, p->shape[d]))
-      measure(p, d + 1, flat + i * stride, max_abs, min_abs, whole);
+      each_shown(p, d + 1, flat + i * stride, leaf, data);
 }
 
-static void widths(printer *p, int d, int64_t flat) {
-  if (d == p->ndim) {
-    char buf[64];
-    int w = format_value(p, flat, buf, sizeof buf);
-    if (w > p->width)
-      p->width = w;
-    return;
+/* What the shown values say about the format: the largest and smallest non-zero magnitude,
+ * and whether all are whole. */
+typedef struct magnitudes {
+  double max_abs, min_abs;
+  bool whole;
+} magnitudes;
+
+static void measure(printer *p, int64_t flat, void *data) {
+  magnitudes *m = data;
+  double v = value_at(p, flat);
+  if (isfinite(v)) {
+    double a = fabs(v);
+    if (a > m->max_abs)
+      m->max_abs = a;
+    if (a != 0 && a < m->min_abs)
+      m->min_abs = a;
+    if (v != floor(v))
+      m->whole = false;
   }
-  int64_t stride = 1;
-  for (int k = d + 1; k < p->ndim; k++)
-    stride *= p->shape[k];
-  for (int64_t i = 0; i < p->shape[d]; i++)
-    if (shown(p, i, p->shape[d]))
-      widths(p, d + 1, flat + i * stride);
+}
+
+static void widen(printer *p, int64_t flat, void *data) {
+  (void)data;
+  char buf[64];
+  int w = format_value(p, flat, buf, sizeof buf);
+  if (w > p->width)
+    p->width = w;
 }
 
 static int emit(printer *p, const char *s) {
@@ -210,16 +215,17 @@ PyObject *gsp_tensor_repr(PyObject *self) {
   if (numel == 0) {
     rc = rc < 0 ? rc : emit(&p, "[]");
   } else {
-    double max_abs = 0, min_abs = INFINITY;
-    bool whole = true;
-    measure(&p, 0, 0, &max_abs, &min_abs, &whole);
+    magnitudes m = {0, INFINITY, true};
+    each_shown(&p, 0, 0, measure, &m);
+    double max_abs = m.max_abs, min_abs = m.min_abs;
+    bool whole = m.whole;
     p.fmt = whole && max_abs < 1e8 ? 'i'
             : (max_abs >= 1e8 || (min_abs < 1e-4) || (max_abs / min_abs > 1000 && min_abs < 1e-4))
                 ? 'e'
                 : 'f';
     if (whole && p.dtype != GS_F32 && p.dtype != GS_F64)
       p.fmt = 'i';
-    widths(&p, 0, 0);
+    each_shown(&p, 0, 0, widen, NULL);
     rc = rc < 0 ? rc : emit_rows(&p, 0, 0, 7);
   }
   PyMem_Free(values);

@@ -6,6 +6,7 @@
 # Usage: /usr/bin/python3 bench/compare-torch/mlp.py
 # GS_TORCH_THREADS=N sets torch.set_num_threads(N) (default 2, the comparison's budget).
 import os, statistics, sys, time, torch
+from timing import peak_rss_mib, timed_steps
 
 threads = int(os.environ.get('GS_TORCH_THREADS') or 2)
 torch.set_num_threads(threads)
@@ -31,20 +32,8 @@ def step():
     t3 = time.perf_counter()
     return t1 - t0, t2 - t1, t3 - t2, t3 - t0, value
 
-def peak_rss_mib():
-    with open('/proc/self/status') as f:
-        for line in f:
-            if line.startswith('VmHWM:'):
-                return int(line.split()[1]) / 1024.0
-    return float('nan')
-
-first = step()
-for _ in range(WARMUP - 1):
-    step()
-samples = [step() for _ in range(TIMED)]
+first, samples = timed_steps(step, WARMUP, TIMED, 4, 'mlp.py')
 last = samples[-1]
-if not last[4] < first[4]:
-    sys.exit(f"mlp.py: the loss did not fall ({first[4]} at the first step, {last[4]} at the last)")
 med = lambda i: statistics.median(s[i] for s in samples) * 1e3
 print(f"# torch {torch.__version__}, {torch.get_num_threads()} threads; loss {first[4]:.4f} at step 1, "
       f"{last[4]:.4f} at step {WARMUP + TIMED}")

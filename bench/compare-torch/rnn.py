@@ -6,6 +6,7 @@
 # Usage: /usr/bin/python3 bench/compare-torch/rnn.py lstm|gru [packed|padded]
 # GS_TORCH_THREADS=N sets torch.set_num_threads(N) (default 2, the comparison's budget).
 import os, statistics, sys, time, torch
+from timing import peak_rss_mib, timed_steps
 
 mode = sys.argv[1] if len(sys.argv) > 1 else ''
 layout = sys.argv[2] if len(sys.argv) > 2 else 'packed'
@@ -35,19 +36,7 @@ def step():
     value = loss.item()
     return time.perf_counter() - t0, value
 
-def peak_rss_mib():
-    with open('/proc/self/status') as f:
-        for line in f:
-            if line.startswith('VmHWM:'):
-                return int(line.split()[1]) / 1024.0
-    return float('nan')
-
-first = step()
-for _ in range(WARMUP - 1):
-    step()
-samples = [step() for _ in range(TIMED)]
-if not samples[-1][1] < first[1]:
-    sys.exit(f"rnn.py: the loss did not fall ({first[1]} at the first step, {samples[-1][1]} at the last)")
+first, samples = timed_steps(step, WARMUP, TIMED, 1, 'rnn.py')
 print(f"# torch {torch.__version__}, {torch.get_num_threads()} threads; loss {first[1]:.4f} at step 1, "
       f"{samples[-1][1]:.4f} at step {WARMUP + TIMED}")
 print(f"torch_{mode}_{layout}_step_ms={statistics.median(s[0] for s in samples) * 1e3:.4g} ms")

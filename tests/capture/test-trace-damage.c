@@ -39,90 +39,97 @@ static GByteArray *payload_with(unsigned kind, GByteArray *body) {
   return payload;
 }
 
+/* One damaged event body: its bytes are the deltas (unless bare), head, the varint uv (when
+ * has_uv), then tail; the reader must stop at byte `at` of the payload (the good event before
+ * it is 5 bytes, the deltas 2) saying `what`. */
+typedef struct bad_body {
+  unsigned kind;
+  gboolean bare;
+  const char *head;
+  guint n_head;
+  gboolean has_uv;
+  uint64_t uv;
+  const char *tail;
+  guint n_tail;
+  size_t at;
+  const char *what;
+} bad_body;
+
+/* A string literal as bytes and their count (NULs inside included). */
+#define BYTES(s) s, sizeof(s) - 1
+#define UV(v) .has_uv = TRUE, .uv = (v)
+
+static void check_bad_bodies(const bad_body *cases, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    const bad_body *c = &cases[i];
+    GByteArray *b = c->bare ? g_byte_array_new() : body_new(0, 0);
+    if (c->head)
+      put_bytes(b, c->head, c->n_head);
+    if (c->has_uv)
+      put_uv(b, c->uv);
+    if (c->tail)
+      put_bytes(b, c->tail, c->n_tail);
+    check_damaged_payload(payload_with(c->kind, b), c->at, c->what);
+  }
+}
+
+static const bad_body damaged_events[] = {
+    /* A field runs past the event's length (storage_alloc with only its storage). */
+    {GS_TRACE_STORAGE_ALLOC, UV(9), .at = 5 + 2 + 3, .what = "runs past its length"},
+    /* A varint longer than 10 bytes. */
+    {GS_TRACE_STORAGE_FREE, .head = BYTES("\x80\x80\x80\x80\x80\x80\x80\x80\x80\x80\x80\x01"),
+     .at = 5 + 2 + 2, .what = "malformed varint"},
+    /* A 10-byte varint whose value does not fit in 64 bits. */
+    {GS_TRACE_STORAGE_FREE, .head = BYTES("\xff\xff\xff\xff\xff\xff\xff\xff\xff\x7f"),
+     .at = 5 + 2 + 2, .what = "malformed varint"},
+    /* An event too short for its deltas. */
+    {GS_TRACE_STORAGE_FREE, .bare = TRUE, .head = BYTES("\x02"), .at = 5, .what = "too short"},
+    /* A 32-bit field (a string id) beyond 32 bits. */
+    {GS_TRACE_MARK, UV(UINT64_C(1) << 32), .at = 5 + 2 + 2, .what = "does not fit in 32 bits"},
+    /* requires_grad is a byte, 0 or 1. */
+    {GS_TRACE_TENSOR_CREATE, .head = BYTES("\x01\x01\x00\x00\x00\x00\x02"), .at = 5 + 2 + 2 + 6,
+     .what = "requires_grad"},
+    /* A field 1.2 added (a dispose's freed) may be missing from a body's end, not cut short;
+     * and a body may not stop before a field 1.0 had (the dispose's name). */
+    {GS_TRACE_TENSOR_DISPOSE, .head = BYTES("\x2a\x06\x80"), .at = 5 + 2 + 2 + 2,
+     .what = "runs past its length"},
+    {GS_TRACE_TENSOR_DISPOSE, UV(42), .at = 5 + 2 + 2 + 1, .what = "runs past its length"},
+    /* A string id beyond the table. */
+    {GS_TRACE_STRING, UV(1u << 24), .tail = BYTES("\x01x"), .at = 5, .what = "string id 16777216"},
+};
+
 static void test_damaged_events(void) {
-  GByteArray *b;
   /* The event's length runs past the chunk. */
   GByteArray *p = g_byte_array_new();
   put_sample(p, GS_TRACE_MARK, 1);
   put_bytes(p, "\x05\x09\x00\x00\x01", 5);
   check_damaged_payload(p, 5, "runs past its chunk");
-  /* A field runs past the event's length (storage_alloc with only its storage). */
-  b = body_new(0, 0);
-  put_uv(b, 9);
-  check_damaged_payload(payload_with(GS_TRACE_STORAGE_ALLOC, b), 5 + 2 + 3,
-                        "runs past its length");
-  /* A varint longer than 10 bytes. */
-  b = body_new(0, 0);
-  put_bytes(b, "\x80\x80\x80\x80\x80\x80\x80\x80\x80\x80\x80\x01", 12);
-  check_damaged_payload(payload_with(GS_TRACE_STORAGE_FREE, b), 5 + 2 + 2, "malformed varint");
-  /* A 10-byte varint whose value does not fit in 64 bits. */
-  b = body_new(0, 0);
-  put_bytes(b, "\xff\xff\xff\xff\xff\xff\xff\xff\xff\x7f", 10);
-  check_damaged_payload(payload_with(GS_TRACE_STORAGE_FREE, b), 5 + 2 + 2, "malformed varint");
-  /* An event too short for its deltas. */
-  b = g_byte_array_new();
-  put_bytes(b, "\x02", 1);
-  check_damaged_payload(payload_with(GS_TRACE_STORAGE_FREE, b), 5, "too short");
-  /* A 32-bit field (a string id) beyond 32 bits. */
-  b = body_new(0, 0);
-  put_uv(b, UINT64_C(1) << 32);
-  check_damaged_payload(payload_with(GS_TRACE_MARK, b), 5 + 2 + 2, "does not fit in 32 bits");
-  /* requires_grad is a byte, 0 or 1. */
-  b = body_new(0, 0);
-  put_bytes(b, "\x01\x01\x00\x00\x00\x00\x02", 7);
-  check_damaged_payload(payload_with(GS_TRACE_TENSOR_CREATE, b), 5 + 2 + 2 + 6, "requires_grad");
-  /* A field 1.2 added (a dispose's freed) may be missing from a body's end, not cut short;
-   * and a body may not stop before a field 1.0 had (the dispose's name). */
-  b = body_new(0, 0);
-  put_bytes(b, "\x2a\x06\x80", 3);
-  check_damaged_payload(payload_with(GS_TRACE_TENSOR_DISPOSE, b), 5 + 2 + 2 + 2,
-                        "runs past its length");
-  b = body_new(0, 0);
-  put_uv(b, 42);
-  check_damaged_payload(payload_with(GS_TRACE_TENSOR_DISPOSE, b), 5 + 2 + 2 + 1,
-                        "runs past its length");
-  /* A string id beyond the table. */
-  b = body_new(0, 0);
-  put_uv(b, 1u << 24);
-  put_bytes(b, "\x01x", 2);
-  check_damaged_payload(payload_with(GS_TRACE_STRING, b), 5, "string id 16777216");
+  check_bad_bodies(damaged_events, G_N_ELEMENTS(damaged_events));
 }
 
 /* Counts and lengths read from the log are checked against the limits before anything is
  * sized by them. */
+static const bad_body oversize_counts[] = {
+    {GS_TRACE_TENSOR_CREATE, .head = BYTES("\x01\x01\x00\x00\x00\x00\x01\x00"), UV(GS_MAX_DIMS + 1),
+     .at = 5 + 2 + 2 + 8, .what = "ndim 9"},
+    {GS_TRACE_NODE_CREATE, .head = BYTES("\x01\x01\x01"), UV(GS__TRACE_MAX_ARRAY + 1),
+     .at = 5 + 2 + 2 + 3, .what = "exceeds 4096"},
+    {GS_TRACE_NODE_CREATE, .head = BYTES("\x01\x01\x01\x00"), UV(UINT64_MAX), .at = 5 + 2 + 2 + 4,
+     .what = "exceeds 4096"},
+    /* Within the limit, but more than the event holds. */
+    {GS_TRACE_COMPOSITE_CREATE, .head = BYTES("\x01\x01"), UV(4000), .at = 5 + 2 + 2 + 2,
+     .what = "runs past its length"},
+    {GS_TRACE_VALUES, .head = BYTES("\x01"), UV(GS__TRACE_MAX_ARRAY + 1), .at = 5 + 2 + 2 + 1,
+     .what = "values exceed"},
+    {GS_TRACE_VALUES, .head = BYTES("\x01\x02"), .at = 5 + 2 + 2 + 1, .what = "run past"},
+    {GS_TRACE_ERROR, .head = BYTES("\x01"), UV(GS__TRACE_MAX_TEXT + 1), .at = 5 + 2 + 2 + 1,
+     .what = "exceeds 65536"},
+    {GS_TRACE_ERROR, .head = BYTES("\x01\x05xy"), .at = 5 + 2 + 2 + 1,
+     .what = "runs past its length"},
+};
+
 static void test_oversize_counts_rejected(void) {
-  GByteArray *b;
-  b = body_new(0, 0);
-  put_bytes(b, "\x01\x01\x00\x00\x00\x00\x01\x00", 8);
-  put_uv(b, GS_MAX_DIMS + 1);
-  check_damaged_payload(payload_with(GS_TRACE_TENSOR_CREATE, b), 5 + 2 + 2 + 8, "ndim 9");
-  b = body_new(0, 0);
-  put_bytes(b, "\x01\x01\x01", 3);
-  put_uv(b, GS__TRACE_MAX_ARRAY + 1);
-  check_damaged_payload(payload_with(GS_TRACE_NODE_CREATE, b), 5 + 2 + 2 + 3, "exceeds 4096");
-  b = body_new(0, 0);
-  put_bytes(b, "\x01\x01\x01\x00", 4);
-  put_uv(b, UINT64_MAX);
-  check_damaged_payload(payload_with(GS_TRACE_NODE_CREATE, b), 5 + 2 + 2 + 4, "exceeds 4096");
-  b = body_new(0, 0);
-  put_bytes(b, "\x01\x01", 2);
-  put_uv(b, 4000); /* within the limit, but more than the event holds */
-  check_damaged_payload(payload_with(GS_TRACE_COMPOSITE_CREATE, b), 5 + 2 + 2 + 2,
-                        "runs past its length");
-  b = body_new(0, 0);
-  put_bytes(b, "\x01", 1);
-  put_uv(b, GS__TRACE_MAX_ARRAY + 1);
-  check_damaged_payload(payload_with(GS_TRACE_VALUES, b), 5 + 2 + 2 + 1, "values exceed");
-  b = body_new(0, 0);
-  put_bytes(b, "\x01\x02", 2);
-  check_damaged_payload(payload_with(GS_TRACE_VALUES, b), 5 + 2 + 2 + 1, "run past");
-  b = body_new(0, 0);
-  put_bytes(b, "\x01", 1);
-  put_uv(b, GS__TRACE_MAX_TEXT + 1);
-  check_damaged_payload(payload_with(GS_TRACE_ERROR, b), 5 + 2 + 2 + 1, "exceeds 65536");
-  b = body_new(0, 0);
-  put_bytes(b, "\x01\x05xy", 4);
-  check_damaged_payload(payload_with(GS_TRACE_ERROR, b), 5 + 2 + 2 + 1, "runs past its length");
+  check_bad_bodies(oversize_counts, G_N_ELEMENTS(oversize_counts));
 }
 
 /* ---- header and chunks -------------------------------------------------------------------- */

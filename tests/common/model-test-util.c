@@ -61,22 +61,45 @@ void recorded_model_clear(recorded_model *f) {
   remove_log(f->path);
 }
 
-gs_replay *replay_prefix(GBytes *bytes, guint64 n) {
-  gs_replay *r = gs_replay_new();
+gs_trace_reader *reader_of_bytes(GBytes *bytes) {
   gs_trace_reader *reader = gs_trace_reader_new();
   gsize len = 0;
   const guint8 *data = g_bytes_get_data(bytes, &len);
   gs_trace_reader_feed(reader, data, len);
-  guint64 applied = 0;
+  return reader;
+}
+
+gs_replay *replay_each(GBytes *bytes, replay_step_fn step, gpointer data) {
+  gs_replay *r = gs_replay_new();
+  gs_trace_reader *reader = reader_of_bytes(bytes);
+  gboolean in_pair = FALSE, more = TRUE;
   gs_trace_event e;
-  while (applied < n && gs_trace_reader_next(reader, &e) == GS_TRACE_EVENT) {
+  while (more && gs_trace_reader_next(reader, &e) == GS_TRACE_EVENT) {
     if (gs_trace_kind_is_table(e.kind))
       continue;
     gs_replay_apply(r, &e, reader);
-    applied++;
+    more = step(r, &e, in_pair, data);
+    in_pair = event_opens_pair(&e);
   }
-  g_assert_cmpuint(applied, ==, n);
   gs_trace_reader_free(reader);
+  return r;
+}
+
+typedef struct prefix_count {
+  guint64 n, applied;
+} prefix_count;
+
+static gboolean count_to_n(const gs_replay *r, const gs_trace_event *e, gboolean joins_previous,
+                           gpointer data) {
+  (void)r, (void)e, (void)joins_previous;
+  prefix_count *c = data;
+  return ++c->applied < c->n;
+}
+
+gs_replay *replay_prefix(GBytes *bytes, guint64 n) {
+  prefix_count count = {n, 0};
+  gs_replay *r = n ? replay_each(bytes, count_to_n, &count) : gs_replay_new();
+  g_assert_cmpuint(count.applied, ==, n);
   return r;
 }
 

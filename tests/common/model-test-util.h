@@ -37,6 +37,18 @@ void recorded_model_clear(recorded_model *f);
  * events (0: the default). */
 gs_trace_model *model_from_bytes(GBytes *bytes, guint keyframe_interval);
 
+/* A plain reader fed all of bytes (gs_trace_reader_free it). */
+gs_trace_reader *reader_of_bytes(GBytes *bytes);
+
+/* What replay_each calls after applying each event e to r; joins_previous: e closes a pair
+ * that event_opens_pair opened, so the step before shows its result too. Returns whether to
+ * go on. */
+typedef gboolean (*replay_step_fn)(const gs_replay *r, const gs_trace_event *e,
+                                   gboolean joins_previous, gpointer data);
+/* Replays bytes from scratch with a plain reader and gs_replay_apply, event by event (string
+ * entries excluded), calling step after each; returns the last state (gs_replay_free it). */
+gs_replay *replay_each(GBytes *bytes, replay_step_fn step, gpointer data);
+
 /* The state after the first n events (string entries excluded), by a fresh reader and
  * gs_replay_apply: the reference. */
 gs_replay *replay_prefix(GBytes *bytes, guint64 n);

@@ -35,6 +35,28 @@ void test_init(int *argc, char ***argv) {
   gs_set_error_handler(test_handler, NULL, NULL);
 }
 
+typedef struct leak_checked {
+  void (*fn)(void);
+} leak_checked;
+
+static void run_leak_checked(gconstpointer data) {
+  const leak_checked *test = data;
+  uint64_t live = gs_live_tensor_count();
+  test->fn();
+  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
+}
+
+void test_add_leak_checked(const char *path, void (*fn)(void)) {
+  leak_checked *test = g_new(leak_checked, 1);
+  test->fn = fn;
+  g_test_add_data_func_full(path, test, run_leak_checked, g_free);
+}
+
+void test_dispose_n(const gs_tensor *tensors, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    gs_dispose(tensors[i]);
+}
+
 void test_expect_error_begin(void) {
   expecting_error = true;
   errors_seen = 0;

@@ -21,6 +21,16 @@ const char *test_layout_name(test_layout layout);
 /* Installs the failing handler; call first in main after g_test_init. */
 void test_init(int *argc, char ***argv);
 
+/* Registers fn as the test at path, run between two readings of the process's live tensor
+ * count that must be equal: the leak check of every test that creates tensors only for itself,
+ * made once here instead of in each test's first and last lines. */
+void test_add_leak_checked(const char *path, void (*fn)(void));
+
+/* Disposes each tensor listed, left to right. */
+#define DISPOSE_ALL(...)                                                                           \
+  test_dispose_n((const gs_tensor[]){__VA_ARGS__}, G_N_ELEMENTS(((gs_tensor[]){__VA_ARGS__})))
+void test_dispose_n(const gs_tensor *tensors, size_t n);
+
 /* Runs the statement expecting it to fail with a message containing substring. */
 #define EXPECT_ERROR(stmt, substring)                                                        \
   do {                                                                                       \

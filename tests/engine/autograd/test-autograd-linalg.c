@@ -22,7 +22,6 @@ static void assert_grad(gs_tensor t, const int64_t *shape, int ndim, const doubl
  *   dpre = dh * (1 - h^2)     dW1 = x^T dpre       db1 = sum over rows of dpre
  *   dx = dpre W1^T */
 static void test_two_layer_net(void) {
-  uint64_t live = gs_live_tensor_count();
   const double xv[2][3] = {{1, 0, -1}, {0.5, 2, 0}};
   const double w1v[3][2] = {{0.1, -0.2}, {0.3, 0.0}, {-0.1, 0.2}};
   const double b1v[2] = {0.05, -0.05};
@@ -69,10 +68,7 @@ static void test_two_layer_net(void) {
   assert_grad(b1, (int64_t[]){2}, 1, db1);
   assert_grad(x, (int64_t[]){2, 3}, 2, &dx[0][0]);
 
-  gs_tensor list[] = {x, w1, b1, w2, gy, pre, h, y};
-  for (size_t i = 0; i < G_N_ELEMENTS(list); i++)
-    gs_dispose(list[i]);
-  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
+  DISPOSE_ALL(x, w1, b1, w2, gy, pre, h, y);
 }
 
 /* 3 * bias + 2 * a @ b in small integers: every gradient exact. */
@@ -162,9 +158,7 @@ static void test_split_pieces_sum_in_input(void) {
   gs_tensor g6 = f64((int64_t[]){6}, 1, (double[]){1, 2, 3, 4, 5, 6}, false);
   gs_backward_with(swapped, g6, false);
   assert_grad(x, (int64_t[]){6}, 1, (double[]){4, 5, 6, 1, 2, 3});
-  gs_tensor list[] = {x, p[0], p[1], p[2], twice, y, g, c[0], c[1], swapped, g6};
-  for (size_t i = 0; i < G_N_ELEMENTS(list); i++)
-    gs_dispose(list[i]);
+  DISPOSE_ALL(x, p[0], p[1], p[2], twice, y, g, c[0], c[1], swapped, g6);
 }
 
 /* cat promotes f32 and f64 to f64; each input's gradient comes back in its own dtype, and an
@@ -203,14 +197,12 @@ static void test_products_keep_only_what_backward_needs(void) {
   EXPECT_ERROR(gs_backward_with(y2, g, false), " as other (input 1) is at version 1");
   g_assert_true(g_regex_match_simple("saved by MatmulBackward #[0-9]+ as other", gs_last_error(),
                                      0, 0));
-  gs_tensor list[] = {x, w, g, y, alias, y2};
-  for (size_t i = 0; i < G_N_ELEMENTS(list); i++)
-    gs_dispose(list[i]);
+  DISPOSE_ALL(x, w, g, y, alias, y2);
 }
 
 int main(int argc, char **argv) {
   test_init(&argc, &argv);
-  g_test_add_func("/autograd-linalg/two-layer-net", test_two_layer_net);
+  test_add_leak_checked("/autograd-linalg/two-layer-net", test_two_layer_net);
   g_test_add_func("/autograd-linalg/addmm-scaled-terms", test_addmm_scaled_terms);
   g_test_add_func("/autograd-linalg/matmul-vector-grads-stay-vectors",
                   test_matmul_vector_grads_stay_vectors);

@@ -161,10 +161,8 @@ static void test_in_place_through_views_under_autograd(void) {
   assert_grad(k, (double[]){1, 2, 3}, 3);
   assert_grad(r, (double[]){3, 30, 45}, 3);
 
-  gs_tensor all[] = {a, w, b, v, c, bc, loss, h, buffer, row, h2, sq, l2, x, y, first, s1, s2,
-                     l3a, l3, p, tail, l4, r, k, kv, kc, l5};
-  for (size_t i = 0; i < G_N_ELEMENTS(all); i++)
-    gs_dispose(all[i]);
+  DISPOSE_ALL(a, w, b, v, c, bc, loss, h, buffer, row, h2, sq, l2, x, y, first, s1, s2, l3a, l3, p,
+              tail, l4, r, k, kv, kc, l5);
 }
 
 /* A write through a view whose base was disposed cannot reach the base's history: refused,
@@ -200,9 +198,7 @@ static void test_view_gradients_land_in_base(void) {
   gs_backward(total);
   double expected[6] = {1, 12, 2, 1, 12, 2};
   assert_grad(x, expected, 6);
-  gs_tensor hs[] = {x, m, col, rows, t, a, b, c, sa, sc, ab, total};
-  for (size_t i = 0; i < G_N_ELEMENTS(hs); i++)
-    gs_dispose(hs[i]);
+  DISPOSE_ALL(x, m, col, rows, t, a, b, c, sa, sc, ab, total);
 }
 
 /* Two backwards accumulate into a leaf's grad until it is cleared. */
@@ -382,9 +378,7 @@ static gs_tensor two_layer_nll(const gs_tensor *in, int n, void *user) {
   gs_tensor picked = gs_gather(logp, 1, targets);
   gs_tensor mean = gs_mean(picked, NULL, 0, false);
   gs_tensor loss = gs_neg(mean);
-  gs_tensor hs[] = {h, a, logits, logp, picked, mean};
-  for (size_t i = 0; i < G_N_ELEMENTS(hs); i++)
-    gs_dispose(hs[i]);
+  DISPOSE_ALL(h, a, logits, logp, picked, mean);
   return loss;
 }
 

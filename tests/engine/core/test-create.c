@@ -16,9 +16,7 @@ static void test_constants(void) {
     g_assert_cmpint(gs_dtype_of(fl), ==, d);
     g_assert_cmpfloat(gs_get(zl, (int64_t[]){1, 1}), ==, 0.0);
     g_assert_cmpfloat(gs_get(ol, (int64_t[]){1, 1}), ==, 1.0);
-    gs_tensor handles[] = {z, o, f, fl, zl, ol};
-    for (size_t i = 0; i < G_N_ELEMENTS(handles); i++)
-      gs_dispose(handles[i]);
+    DISPOSE_ALL(z, o, f, fl, zl, ol);
   }
   gs_tensor s = gs_scalar(GS_F64, 2.5);
   g_assert_cmpint(gs_ndim(s), ==, 0);
@@ -50,9 +48,7 @@ static void test_arange_linspace_eye(void) {
   gs_tensor e = gs_eye(2, 3, GS_BOOL);
   double ev[6] = {1, 0, 0, 0, 1, 0};
   test_assert_values(e, (int64_t[]){2, 3}, 2, ev, 0, 0);
-  gs_tensor handles[] = {a, down, none, l, l1, lodd, e};
-  for (size_t i = 0; i < G_N_ELEMENTS(handles); i++)
-    gs_dispose(handles[i]);
+  DISPOSE_ALL(a, down, none, l, l1, lodd, e);
 }
 
 static void test_from_data_and_copy_to(void) {
@@ -103,9 +99,7 @@ static void test_dtype_conversion(void) {
   gs_tensor same = gs_to_dtype(t, GS_F64); /* an O(1) clone */
   g_assert_true(gs_is_copy_on_write(same));
   EXPECT_ERROR(gs_to_dtype(t, (gs_dtype)9), "to_dtype: expected a dtype (f32, f64, i64 or bool)");
-  gs_tensor handles[] = {t, f, i, b, same};
-  for (size_t k = 0; k < G_N_ELEMENTS(handles); k++)
-    gs_dispose(handles[k]);
+  DISPOSE_ALL(t, f, i, b, same);
 }
 
 static void test_shape_validation(void) {
@@ -196,9 +190,7 @@ static void test_distributions(void) {
   gs_tensor pb = gs_from_data(GS_F64, (int64_t[]){2}, 1, bad);
   EXPECT_ERROR(gs_bernoulli(pb, &rng), "bernoulli: expected probabilities in [0, 1], got 2 at flat index 1");
   g_free(vu), g_free(vg), g_free(vr), g_free(vb), g_free(vun);
-  gs_tensor handles[] = {u, g, r, bp, un, p, b, pb};
-  for (size_t i = 0; i < G_N_ELEMENTS(handles); i++)
-    gs_dispose(handles[i]);
+  DISPOSE_ALL(u, g, r, bp, un, p, b, pb);
 }
 
 static void test_describe_and_print(void) {

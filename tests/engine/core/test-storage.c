@@ -45,9 +45,7 @@ static void test_write_to_original_leaves_clone_unchanged(void) {
   g_assert_cmpint(gs_version(a), ==, 1);
   g_assert_cmpint(gs_version(view), ==, 1);
   g_assert_cmpint(gs_version(c), ==, 0);
-  gs_dispose(view);
-  gs_dispose(a);
-  gs_dispose(c);
+  DISPOSE_ALL(view, a, c);
 }
 
 static void test_clone_outlives_original(void) {
@@ -73,9 +71,7 @@ static void test_clone_of_transposed_view_keeps_layout(void) {
   gs_fill_(t, 0.0);
   double expect[6] = {0, 3, 1, 4, 2, 5};
   test_assert_values(c, (int64_t[]){3, 2}, 2, expect, 0, 0);
-  gs_dispose(t);
-  gs_dispose(c);
-  gs_dispose(a);
+  DISPOSE_ALL(t, c, a);
 }
 
 static void test_detach_shares_storage_and_version(void) {

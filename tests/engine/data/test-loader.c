@@ -83,7 +83,6 @@ static void assert_permutation(const int64_t *order, int64_t n) {
 }
 
 static void test_sequential_epoch(void) {
-  uint64_t live = gs_live_tensor_count();
   gs_tensor xy[2];
   make_xy(N_ROWS, &xy[0], &xy[1]);
   gs_dataset ds = gs_tensor_dataset(xy, 2);
@@ -111,11 +110,9 @@ static void test_sequential_epoch(void) {
   g_assert_null(ds.user);
   gs_dispose(xy[0]);
   gs_dispose(xy[1]);
-  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
 }
 
 static void test_shuffled_epochs(void) {
-  uint64_t live = gs_live_tensor_count();
   gs_tensor xy[2];
   make_xy(N_ROWS, &xy[0], &xy[1]);
   gs_dataset ds = gs_tensor_dataset(xy, 2);
@@ -162,7 +159,6 @@ static void test_shuffled_epochs(void) {
   gs_dataset_release(&ds);
   gs_dispose(xy[0]);
   gs_dispose(xy[1]);
-  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
 }
 
 static void test_drop_last(void) {
@@ -346,7 +342,6 @@ static void test_custom_dataset(void) {
 /* Three shuffled epochs with and without prefetch (several depths, batch sizes that do and do
  * not divide the length): the same batches in the same order, every sample once an epoch. */
 static void test_prefetch_same_order_as_without(void) {
-  uint64_t live = gs_live_tensor_count();
   gs_tensor xy[2];
   make_xy(37, &xy[0], &xy[1]);
   gs_dataset ds = gs_tensor_dataset(xy, 2);
@@ -373,14 +368,12 @@ static void test_prefetch_same_order_as_without(void) {
   }
   gs_dataset_release(&ds);
   gs_dispose(xy[0]), gs_dispose(xy[1]);
-  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
 }
 
 /* A prefetched batch was collated in the worker's "collate" scope; it arrives in the consumer's
  * current scope, where this thread counts exactly the batch's tensors as created (the samples
  * were counted on the worker's thread, and died there). */
 static void test_prefetch_hands_batches_to_the_consumer_scope(void) {
-  uint64_t live = gs_live_tensor_count();
   gs_tensor xy[2];
   make_xy(N_ROWS, &xy[0], &xy[1]);
   gs_dataset ds = gs_tensor_dataset(xy, 2);
@@ -414,7 +407,6 @@ static void test_prefetch_hands_batches_to_the_consumer_scope(void) {
   gs_data_loader_free(l);
   gs_dataset_release(&ds);
   gs_dispose(xy[0]), gs_dispose(xy[1]);
-  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
 }
 
 /* Reset and free while the worker has batches waiting (or is collating one) dispose them all
@@ -464,7 +456,6 @@ static void collect_error(const gs_error *error, void *user_data) {
 }
 
 static void test_prefetch_worker_error(void) {
-  uint64_t live = gs_live_tensor_count();
   custom_user u = {0, 5};
   gs_dataset ds = {.length = 9, .n_fields = 2, .get_item = custom_get, .user = &u};
   gs_data_loader *l =
@@ -485,7 +476,6 @@ static void test_prefetch_worker_error(void) {
   g_assert_nonnull(strstr(gs_last_error(), "the prefetch thread could not collate a batch: "
                                            "data_loader_next: the dataset's get_item failed"));
   gs_data_loader_free(l);
-  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
 }
 
 /* ---- batches as one object ------------------------------------------------------------------ */
@@ -625,26 +615,24 @@ static void test_errors(void) {
 
   gs_dataset_release(&ds);
   gs_dataset_release(NULL);
-  gs_dispose(xy[0]);
-  gs_dispose(xy[1]);
-  gs_dispose(short_y);
-  gs_dispose(scalar);
+  DISPOSE_ALL(xy[0], xy[1], short_y, scalar);
   g_assert_cmpuint(gs_live_tensor_count(), ==, live);
 }
 
 int main(int argc, char **argv) {
   test_init(&argc, &argv);
-  g_test_add_func("/loader/sequential-epoch", test_sequential_epoch);
-  g_test_add_func("/loader/shuffled-epochs", test_shuffled_epochs);
+  test_add_leak_checked("/loader/sequential-epoch", test_sequential_epoch);
+  test_add_leak_checked("/loader/shuffled-epochs", test_shuffled_epochs);
   g_test_add_func("/loader/drop-last", test_drop_last);
   g_test_add_func("/loader/batch-survives-collate-scope", test_batch_survives_collate_scope);
   g_test_add_func("/loader/custom-dataset", test_custom_dataset);
-  g_test_add_func("/loader/prefetch-same-order-as-without", test_prefetch_same_order_as_without);
-  g_test_add_func("/loader/prefetch-hands-batches-to-the-consumer-scope",
-                  test_prefetch_hands_batches_to_the_consumer_scope);
+  test_add_leak_checked("/loader/prefetch-same-order-as-without",
+                        test_prefetch_same_order_as_without);
+  test_add_leak_checked("/loader/prefetch-hands-batches-to-the-consumer-scope",
+                        test_prefetch_hands_batches_to_the_consumer_scope);
   g_test_add_func("/loader/prefetch-reset-and-free-in-flight",
                   test_prefetch_reset_and_free_in_flight);
-  g_test_add_func("/loader/prefetch-worker-error", test_prefetch_worker_error);
+  test_add_leak_checked("/loader/prefetch-worker-error", test_prefetch_worker_error);
   g_test_add_func("/loader/batch-object", test_batch_object);
   g_test_add_func("/loader/batch-object-prefetched", test_batch_object_prefetched);
   g_test_add_func("/loader/errors", test_errors);

@@ -77,10 +77,7 @@ static void test_export_describes_the_view(void) {
                         gs_get(v, (int64_t[]){i, j}));
   g_assert_true(info.seen_outside);
   out->deleter(out);
-  gs_dispose(v);
-  gs_dispose(cols);
-  gs_dispose(m);
-  gs_dispose(flat);
+  DISPOSE_ALL(v, cols, m, flat);
 }
 
 static void test_export_outlives_every_handle(void) {

@@ -38,7 +38,6 @@ static void assert_same_tensor(gs_tensor a, gs_tensor b) {
 }
 
 static void test_round_trip(void) {
-  uint64_t live = gs_live_tensor_count();
   gs_rng rng;
   gs_rng_seed(&rng, 7);
   char *path = tmp_path("rt.safetensors");
@@ -100,12 +99,10 @@ static void test_round_trip(void) {
   for (int i = 0; i < count; i++)
     gs_dispose(ts[i]);
   g_free(path);
-  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
 }
 
 /* One F32 tensor "a" [2] = {1, 2}: the bytes exactly as the specification lays them out. */
 static void test_known_bytes(void) {
-  uint64_t live = gs_live_tensor_count();
   const char json[] = "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}  ";
   g_assert_cmpuint(sizeof json - 1, ==, 56);
   guint8 expected[8 + 56 + 8] = {56, 0, 0, 0, 0, 0, 0, 0};
@@ -139,7 +136,6 @@ static void test_known_bytes(void) {
   write_st(path, "{}", NULL, 0);
   g_assert_cmpint(gs_safetensors_load(path, NULL, NULL, 0), ==, 0);
   g_free(path);
-  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
 }
 
 static void expect_load_error(const char *path, const char *substring) {
@@ -169,7 +165,6 @@ static void expect_load_error(const char *path, const char *substring) {
 /* A model's parameters to a file and into a second model made differently: equal after; the
  * load refuses missing keys, unexpected keys and size mismatches, changing nothing then. */
 static void test_module_state_dict(void) {
-  uint64_t live = gs_live_tensor_count();
   char *path = tmp_path("model.safetensors");
   gs_rng a_rng, b_rng;
   gs_rng_seed(&a_rng, 1), gs_rng_seed(&b_rng, 2);
@@ -225,7 +220,6 @@ static void test_module_state_dict(void) {
   gs_module_dispose(a), gs_module_dispose(b), gs_module_dispose(c), gs_module_dispose(d);
   unlink(path), unlink(small);
   g_free(path), g_free(small);
-  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
 }
 
 static void test_metadata_round_trip(void) {
@@ -269,7 +263,6 @@ static void test_metadata_round_trip(void) {
 }
 
 static void test_damaged(void) {
-  uint64_t live = gs_live_tensor_count();
   char *good = tmp_path("good.safetensors");
   char *bad = tmp_path("bad.safetensors");
   gs_tensor ts[2] = {gs_arange(0, 6, 1, GS_F32), gs_ones(GS_I64, (int64_t[]){2, 2}, 2)};
@@ -390,11 +383,9 @@ static void test_damaged(void) {
   g_free(p2);
   g_free(good);
   g_free(bad);
-  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
 }
 
 static void test_npy(void) {
-  uint64_t live = gs_live_tensor_count();
   char *path = tmp_path("t.npy");
   /* Known bytes: f32 [2, 3]. */
   gs_tensor a = gs_arange(0, 6, 1, GS_F32);
@@ -497,19 +488,18 @@ static void test_npy(void) {
   g_free(bytes);
   g_free(bad);
   g_free(path);
-  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
 }
 
 int main(int argc, char **argv) {
   test_init(&argc, &argv);
   tmpdir = g_dir_make_tmp("gs-ckpt-XXXXXX", NULL);
   g_assert_nonnull(tmpdir);
-  g_test_add_func("/checkpoint/safetensors-round-trip", test_round_trip);
-  g_test_add_func("/checkpoint/safetensors-known-bytes", test_known_bytes);
-  g_test_add_func("/checkpoint/safetensors-damaged", test_damaged);
+  test_add_leak_checked("/checkpoint/safetensors-round-trip", test_round_trip);
+  test_add_leak_checked("/checkpoint/safetensors-known-bytes", test_known_bytes);
+  test_add_leak_checked("/checkpoint/safetensors-damaged", test_damaged);
   g_test_add_func("/checkpoint/safetensors-metadata-round-trip", test_metadata_round_trip);
-  g_test_add_func("/checkpoint/module-state-dict", test_module_state_dict);
-  g_test_add_func("/checkpoint/npy", test_npy);
+  test_add_leak_checked("/checkpoint/module-state-dict", test_module_state_dict);
+  test_add_leak_checked("/checkpoint/npy", test_npy);
   int rc = g_test_run();
   GDir *dir = g_dir_open(tmpdir, 0, NULL);
   const char *name;

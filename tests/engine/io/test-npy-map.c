@@ -116,10 +116,7 @@ static void test_shared_mapping_writes_the_file(void) {
   int rc = 0;
   EXPECT_ERROR(rc = gs_share_memory_(m), "whose bytes are a file mapped for writing");
   g_assert_cmpint(rc, ==, -1);
-  gs_dispose(c);
-  gs_dispose(row);
-  gs_dispose(m);
-  gs_dispose(other);
+  DISPOSE_ALL(c, row, m, other);
 
   read = gs_npy_load(path);
   assert_all(read, 9);
@@ -141,9 +138,7 @@ static void test_clone_of_private_mapping_is_copy_on_write(void) {
   gs_storage_info info;
   gs_storage_info_of(c, &info);
   g_assert_cmpint(info.origin, ==, GS_MEMORY_ENGINE);
-  gs_dispose(c);
-  gs_dispose(m);
-  gs_dispose(a);
+  DISPOSE_ALL(c, m, a);
   g_free(path);
 }
 

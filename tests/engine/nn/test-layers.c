@@ -3,7 +3,6 @@
 #include "test-util.h"
 
 static void test_dropout_statistics_and_grad(void) {
-  uint64_t live = gs_live_tensor_count();
   gs_rng rng;
   gs_rng_seed(&rng, 11);
   const double p = 0.3;
@@ -44,7 +43,6 @@ static void test_dropout_statistics_and_grad(void) {
   gs_backward(se);
   test_assert_values(gs_grad(small), (int64_t[]){2, 2}, 2, (double[]){1, 1, 1, 1}, 0, 0);
   gs_dispose(e), gs_dispose(z), gs_dispose(se), gs_dispose(small), gs_dispose(x);
-  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
 }
 
 static void test_dropout_errors(void) {
@@ -58,7 +56,6 @@ static void test_dropout_errors(void) {
 }
 
 static void test_embedding(void) {
-  uint64_t live = gs_live_tensor_count();
   gs_rng rng;
   gs_rng_seed(&rng, 7);
   gs_module emb = gs_embedding_new(10, 4, &rng);
@@ -104,7 +101,6 @@ static void test_embedding(void) {
   EXPECT_ERROR(gs_embedding_forward(ln, index), "embedding_forward: expected an Embedding module");
   gs_dispose(index), gs_dispose(y), gs_dispose(s);
   gs_module_dispose(emb), gs_module_dispose(big), gs_module_dispose(lin), gs_module_dispose(ln);
-  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
 }
 
 static void plain_layer_norm(const double *x, int rows, int d, double eps, const double *w,
@@ -124,7 +120,6 @@ static void plain_layer_norm(const double *x, int rows, int d, double eps, const
 }
 
 static void test_layer_norm_values(void) {
-  uint64_t live = gs_live_tensor_count();
   gs_rng rng;
   gs_rng_seed(&rng, 13);
   gs_module ln = gs_layer_norm_new(8, 1e-5);
@@ -174,7 +169,6 @@ static void test_layer_norm_values(void) {
   gs_dispose(x), gs_dispose(y), gs_dispose(s), gs_dispose(tw), gs_dispose(tb);
   gs_dispose(x64), gs_dispose(y2);
   gs_module_dispose(ln);
-  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
 }
 
 static gs_tensor layer_norm_fn(const gs_tensor *in, int n, void *user_data) {
@@ -183,7 +177,6 @@ static gs_tensor layer_norm_fn(const gs_tensor *in, int n, void *user_data) {
 }
 
 static void test_layer_norm_gradcheck(void) {
-  uint64_t live = gs_live_tensor_count();
   gs_rng rng;
   gs_rng_seed(&rng, 17);
   gs_tensor in[3] = {
@@ -200,11 +193,9 @@ static void test_layer_norm_gradcheck(void) {
   g_assert_true(ok);
   for (int i = 0; i < 3; i++)
     gs_dispose(in[i]);
-  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
 }
 
 static void test_layer_norm_errors(void) {
-  uint64_t live = gs_live_tensor_count();
   gs_module ln = gs_layer_norm_new(8, 1e-5);
   gs_tensor x = gs_ones(GS_F32, (int64_t[]){4, 6}, 2);
   EXPECT_ERROR(gs_layer_norm_forward(ln, x), "layer_norm_forward: expected a last dimension of 8, got 6");
@@ -217,16 +208,15 @@ static void test_layer_norm_errors(void) {
   EXPECT_ERROR(gs_layer_norm(x, GS_NO_TENSOR, GS_NO_TENSOR, -1.0), "layer_norm: expected a positive eps, got -1");
   gs_dispose(x), gs_dispose(w);
   gs_module_dispose(ln), gs_module_dispose(emb);
-  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
 }
 
 int main(int argc, char **argv) {
   test_init(&argc, &argv);
-  g_test_add_func("/layers/dropout-statistics-and-grad", test_dropout_statistics_and_grad);
+  test_add_leak_checked("/layers/dropout-statistics-and-grad", test_dropout_statistics_and_grad);
   g_test_add_func("/layers/dropout-errors", test_dropout_errors);
-  g_test_add_func("/layers/embedding", test_embedding);
-  g_test_add_func("/layers/layer-norm-values", test_layer_norm_values);
-  g_test_add_func("/layers/layer-norm-gradcheck", test_layer_norm_gradcheck);
-  g_test_add_func("/layers/layer-norm-errors", test_layer_norm_errors);
+  test_add_leak_checked("/layers/embedding", test_embedding);
+  test_add_leak_checked("/layers/layer-norm-values", test_layer_norm_values);
+  test_add_leak_checked("/layers/layer-norm-gradcheck", test_layer_norm_gradcheck);
+  test_add_leak_checked("/layers/layer-norm-errors", test_layer_norm_errors);
   return g_test_run();
 }

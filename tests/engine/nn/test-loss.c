@@ -61,7 +61,6 @@ static const gs_reduction reductions[] = {GS_REDUCTION_MEAN, GS_REDUCTION_SUM,
 /* ---- values -------------------------------------------------------------------------- */
 
 static void test_cross_entropy_values(void) {
-  uint64_t live = gs_live_tensor_count();
   gs_tensor logits = make_logits(false), targets = make_targets();
   const double eps_values[] = {0.0, 0.1, 0.35};
   for (size_t e = 0; e < G_N_ELEMENTS(eps_values); e++) {
@@ -77,12 +76,10 @@ static void test_cross_entropy_values(void) {
     }
   }
   gs_dispose(logits), gs_dispose(targets);
-  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
 }
 
 /* Logits in f32 give an f32 loss close to the f64 one. */
 static void test_cross_entropy_f32(void) {
-  uint64_t live = gs_live_tensor_count();
   gs_tensor l64 = make_logits(false), targets = make_targets();
   gs_tensor l32 = gs_to_dtype(l64, GS_F32);
   gs_tensor loss = gs_cross_entropy(l32, targets, GS_REDUCTION_MEAN, 0.1);
@@ -92,12 +89,10 @@ static void test_cross_entropy_f32(void) {
   double expected = (rows[0] + rows[1] + rows[2]) / N;
   test_assert_values(loss, NULL, 0, &expected, 1e-5, 1e-5);
   gs_dispose(loss), gs_dispose(l32), gs_dispose(l64), gs_dispose(targets);
-  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
 }
 
 /* nll_loss of log_softmax is cross_entropy; on arbitrary scores it picks -x[target]. */
 static void test_nll_loss_values(void) {
-  uint64_t live = gs_live_tensor_count();
   gs_tensor logits = make_logits(false), targets = make_targets();
   double rows[N];
   for (int i = 0; i < N; i++)
@@ -115,11 +110,9 @@ static void test_nll_loss_values(void) {
   gs_tensor b = gs_cross_entropy(logits, targets, GS_REDUCTION_MEAN, 0.0);
   test_assert_values(a, NULL, 0, (double[]){gs_item(b)}, 1e-14, 1e-14);
   gs_dispose(a), gs_dispose(b), gs_dispose(lsm), gs_dispose(logits), gs_dispose(targets);
-  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
 }
 
 static void test_mse_loss_values(void) {
-  uint64_t live = gs_live_tensor_count();
   const double x[6] = {1.0, -2.0, 0.5, 3.25, 0.0, -1.5};
   const double y[6] = {0.5, -2.0, 1.5, 1.0, -0.25, 2.0};
   int64_t shape[2] = {2, 3};
@@ -137,7 +130,6 @@ static void test_mse_loss_values(void) {
     gs_dispose(loss);
   }
   gs_dispose(input), gs_dispose(target);
-  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
 }
 
 static double bce_ref(double x, double y) {
@@ -145,7 +137,6 @@ static double bce_ref(double x, double y) {
 }
 
 static void test_bce_with_logits_values(void) {
-  uint64_t live = gs_live_tensor_count();
   const double x[8] = {-2.5, -0.3, 0.0, 0.7, 3.0, 40.0, -40.0, 1000.0};
   const double y[8] = {0.0, 1.0, 0.5, 1.0, 0.0, 1.0, 0.25, 0.0};
   int64_t shape[2] = {2, 4};
@@ -164,13 +155,11 @@ static void test_bce_with_logits_values(void) {
     gs_dispose(loss);
   }
   gs_dispose(logits), gs_dispose(targets);
-  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
 }
 
 /* The gradient at x = 0 is sigmoid(0) - y = 0.5 - y exactly (no kink from relu or abs), and
  * mean reduction divides by the element count. */
 static void test_bce_gradient_at_zero(void) {
-  uint64_t live = gs_live_tensor_count();
   const double x[3] = {0.0, 0.0, 2.0}, y[3] = {0.0, 1.0, 0.25};
   gs_tensor logits = gs_from_data(GS_F64, (int64_t[]){3}, 1, x);
   gs_set_requires_grad(logits, true);
@@ -182,7 +171,6 @@ static void test_bce_gradient_at_zero(void) {
     expected[i] = (1.0 / (1.0 + exp(-x[i])) - y[i]) / 3.0;
   test_assert_values(gs_grad(logits), (int64_t[]){3}, 1, expected, 1e-14, 1e-12);
   gs_dispose(loss), gs_dispose(logits), gs_dispose(targets);
-  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
 }
 
 /* Cross entropy's gradient is (softmax - smoothed one-hot) / N under mean reduction. */
@@ -276,7 +264,6 @@ static void test_gradcheck_all(void) {
 /* ---- errors --------------------------------------------------------------------------- */
 
 static void test_errors(void) {
-  uint64_t live = gs_live_tensor_count();
   gs_tensor logits = gs_zeros(GS_F64, (int64_t[]){4, 5}, 2);
   gs_tensor t41 = gs_zeros(GS_I64, (int64_t[]){4, 1}, 2);
   gs_tensor bad = gs_from_data(GS_I64, (int64_t[]){4}, 1, (int64_t[]){0, 4, 7, 1});
@@ -332,22 +319,19 @@ static void test_errors(void) {
   EXPECT_ERROR(r = gs_mse_loss(gone, m23, GS_REDUCTION_MEAN), "mse_loss:");
   g_assert_cmpuint(gs_live_tensor_count(), ==, before); /* a refused call creates nothing */
 
-  gs_tensor hs[] = {logits, t41, bad, neg, ok, f32t, ilogits, v5, m23, m32, i23};
-  for (size_t i = 0; i < G_N_ELEMENTS(hs); i++)
-    gs_dispose(hs[i]);
-  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
+  DISPOSE_ALL(logits, t41, bad, neg, ok, f32t, ilogits, v5, m23, m32, i23);
 }
 
 int main(int argc, char **argv) {
   test_init(&argc, &argv);
-  g_test_add_func("/loss/cross-entropy-values", test_cross_entropy_values);
-  g_test_add_func("/loss/cross-entropy-f32", test_cross_entropy_f32);
+  test_add_leak_checked("/loss/cross-entropy-values", test_cross_entropy_values);
+  test_add_leak_checked("/loss/cross-entropy-f32", test_cross_entropy_f32);
   g_test_add_func("/loss/cross-entropy-gradient", test_cross_entropy_gradient);
-  g_test_add_func("/loss/nll-loss-values", test_nll_loss_values);
-  g_test_add_func("/loss/mse-loss-values", test_mse_loss_values);
-  g_test_add_func("/loss/bce-with-logits-values", test_bce_with_logits_values);
-  g_test_add_func("/loss/bce-gradient-at-zero", test_bce_gradient_at_zero);
+  test_add_leak_checked("/loss/nll-loss-values", test_nll_loss_values);
+  test_add_leak_checked("/loss/mse-loss-values", test_mse_loss_values);
+  test_add_leak_checked("/loss/bce-with-logits-values", test_bce_with_logits_values);
+  test_add_leak_checked("/loss/bce-gradient-at-zero", test_bce_gradient_at_zero);
   g_test_add_func("/loss/gradcheck", test_gradcheck_all);
-  g_test_add_func("/loss/errors", test_errors);
+  test_add_leak_checked("/loss/errors", test_errors);
   return g_test_run();
 }

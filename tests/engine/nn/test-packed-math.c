@@ -31,10 +31,7 @@ static void assert_list(gs_tensor t, const int64_t *expected, int64_t n) {
 }
 
 static void dispose_parts(gs__packed_parts *p) {
-  gs_dispose(p->data);
-  gs_dispose(p->batch_sizes);
-  gs_dispose(p->sorted_indices);
-  gs_dispose(p->unsorted_indices);
+  DISPOSE_ALL(p->data, p->batch_sizes, p->sorted_indices, p->unsorted_indices);
 }
 
 static void assert_no_parts(const gs__packed_parts *p) {
@@ -55,6 +52,16 @@ static gs_tensor numbered_input(gs_dtype dtype, int64_t steps, int64_t batch, bo
   return from_values(dtype, shape, 2, values);
 }
 
+/* numbered_input(dtype, steps, batch, batch_first) in *x, lengths in *len, packed into p;
+ * the caller disposes all three. */
+static void pack_numbered(gs_dtype dtype, int64_t steps, const int64_t *lengths, int64_t batch,
+                          bool batch_first, bool enforce_sorted, gs_tensor *x, gs_tensor *len,
+                          gs__packed_parts *p) {
+  *x = numbered_input(dtype, steps, batch, batch_first);
+  *len = i64_list(lengths, batch);
+  g_assert_true(gs__pack_padded(*x, *len, batch_first, enforce_sorted, p));
+}
+
 /* Packs numbered_input(steps, batch) with lengths and checks the four parts. sorted NULL:
  * the indices must be absent. */
 static void check_pack(int64_t steps, const int64_t *lengths, int64_t batch, bool batch_first,
@@ -62,10 +69,9 @@ static void check_pack(int64_t steps, const int64_t *lengths, int64_t batch, boo
                        const int64_t *batch_sizes, const int64_t *sorted,
                        const int64_t *unsorted) {
   uint64_t live = gs_live_tensor_count();
-  gs_tensor x = numbered_input(GS_F32, steps, batch, batch_first);
-  gs_tensor len = i64_list(lengths, batch);
+  gs_tensor x, len;
   gs__packed_parts p;
-  g_assert_true(gs__pack_padded(x, len, batch_first, enforce_sorted, &p));
+  pack_numbered(GS_F32, steps, lengths, batch, batch_first, enforce_sorted, &x, &len, &p);
   g_assert_cmpint(gs_dtype_of(p.data), ==, GS_F32);
   test_assert_values(p.data, &rows, 1, data, 0, 0);
   assert_list(p.batch_sizes, batch_sizes, lengths[sorted ? sorted[0] : 0]);
@@ -80,6 +86,23 @@ static void check_pack(int64_t steps, const int64_t *lengths, int64_t batch, boo
   gs_dispose(x);
   gs_dispose(len);
   g_assert_cmpuint(gs_live_tensor_count(), ==, live);
+}
+
+/* Pads p (batch_first, padding value, total_length) and checks the result's dtype, shape and
+ * values and, where lengths is not NULL, the lengths it reports (one per sequence); disposes
+ * what it made. */
+static void check_pad(const gs__packed_parts *p, bool batch_first, double value,
+                      int64_t total_length, gs_dtype dtype, const int64_t *shape, int ndim,
+                      const double *expected, const int64_t *lengths) {
+  gs_tensor got_lengths = GS_NO_TENSOR;
+  gs_tensor y = gs__pad_packed(p, batch_first, value, total_length, lengths ? &got_lengths : NULL);
+  g_assert_cmpint(gs_dtype_of(y), ==, dtype);
+  test_assert_values(y, shape, ndim, expected, 0, 0);
+  if (lengths) {
+    assert_list(got_lengths, lengths, shape[batch_first ? 0 : 1]);
+    gs_dispose(got_lengths);
+  }
+  gs_dispose(y);
 }
 
 /* ---- packing, by hand ------------------------------------------------------------------ */
@@ -119,7 +142,6 @@ static void test_pack_padded_enforce_sorted(void) {
 /* Trailing feature dims travel with their row: x[t][b][f] = 100 t + 10 b + f, lengths [1, 2]
  * gives rows (t0: b1, b0), (t1: b1). */
 static void test_pack_padded_trailing_dims(void) {
-  uint64_t live = gs_live_tensor_count();
   for (int bf = 0; bf < 2; bf++) {
     double values[8];
     for (int t = 0; t < 2; t++)
@@ -151,13 +173,11 @@ static void test_pack_padded_trailing_dims(void) {
   dispose_parts(&p);
   gs_dispose(x);
   gs_dispose(len);
-  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
 }
 
 /* Any input layout and dtype; lengths of another dtype (converted as lengths.to(int64)) or
  * strided. */
 static void test_pack_padded_layouts_dtypes_lengths(void) {
-  uint64_t live = gs_live_tensor_count();
   /* Time-major input stored batch-major (a transposed view): flattening it must copy. */
   gs_tensor stored = numbered_input(GS_I64, 3, 3, true);
   gs_tensor x = gs_transpose(stored, 0, 1);
@@ -176,10 +196,7 @@ static void test_pack_padded_layouts_dtypes_lengths(void) {
   g_assert_true(gs__pack_padded(x, len, false, false, &p));
   test_assert_values(p.data, (int64_t[]){6}, 1, (double[]){0, 2, 1, 10, 12, 20}, 0, 0);
   dispose_parts(&p);
-  gs_dispose(len);
-  gs_dispose(wide);
-  gs_dispose(x);
-  gs_dispose(stored);
+  DISPOSE_ALL(len, wide, x, stored);
 
   x = from_values(GS_BOOL, (int64_t[]){2, 2}, 2, (double[]){1, 0, 0, 1});
   len = from_values(GS_BOOL, (int64_t[]){2}, 1, (double[]){1, 1});
@@ -190,12 +207,10 @@ static void test_pack_padded_layouts_dtypes_lengths(void) {
   dispose_parts(&p);
   gs_dispose(len);
   gs_dispose(x);
-  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
 }
 
 /* pack_sequence([1, 2, 3], [4, 5], [6]): rows (1, 4, 6), (2, 5), (3). */
 static void test_pack_sequence_sorted(void) {
-  uint64_t live = gs_live_tensor_count();
   gs_tensor seq[3] = {
       from_values(GS_F32, (int64_t[]){3}, 1, (double[]){1, 2, 3}),
       from_values(GS_F32, (int64_t[]){2}, 1, (double[]){4, 5}),
@@ -211,12 +226,10 @@ static void test_pack_sequence_sorted(void) {
   dispose_parts(&p);
   for (int i = 0; i < 3; i++)
     gs_dispose(seq[i]);
-  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
 }
 
 /* Sequences of lengths 1, 3, 2 with two features: sorted [1, 2, 0], unsorted [2, 0, 1]. */
 static void test_pack_sequence_unsorted(void) {
-  uint64_t live = gs_live_tensor_count();
   gs_tensor seq[3] = {
       from_values(GS_F64, (int64_t[]){1, 2}, 2, (double[]){1, 2}),
       from_values(GS_F64, (int64_t[]){3, 2}, 2, (double[]){3, 4, 5, 6, 7, 8}),
@@ -239,7 +252,6 @@ static void test_pack_sequence_unsorted(void) {
   gs_dispose(view);
   for (int i = 0; i < 3; i++)
     gs_dispose(seq[i]);
-  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
 }
 
 /* ---- padding --------------------------------------------------------------------------- */
@@ -247,28 +259,16 @@ static void test_pack_sequence_unsorted(void) {
 /* pad of the T = 3, B = 3, lengths [3, 1, 2] batch: back in the original order, padding after
  * each end, lengths in the original order; total_length adds padded steps. */
 static void test_pad_by_hand(void) {
-  uint64_t live = gs_live_tensor_count();
-  gs_tensor x = numbered_input(GS_F32, 3, 3, false);
-  gs_tensor len = i64_list((int64_t[]){3, 1, 2}, 3);
+  gs_tensor x, len;
   gs__packed_parts p;
-  g_assert_true(gs__pack_padded(x, len, false, false, &p));
-  gs_tensor lengths;
-  gs_tensor y = gs__pad_packed(&p, false, -1, -1, &lengths);
-  g_assert_cmpint(gs_dtype_of(y), ==, GS_F32);
-  test_assert_values(y, (int64_t[]){3, 3}, 2, (double[]){0, 1, 2, 10, -1, 12, 20, -1, -1}, 0, 0);
-  assert_list(lengths, (int64_t[]){3, 1, 2}, 3);
-  gs_dispose(y);
-  gs_dispose(lengths);
-
-  y = gs__pad_packed(&p, true, 0.5, 5, NULL);
-  test_assert_values(y, (int64_t[]){3, 5}, 2,
-                     (double[]){0, 10, 20, 0.5, 0.5, 1, 0.5, 0.5, 0.5, 0.5, 2, 12, 0.5, 0.5, 0.5},
-                     0, 0);
-  gs_dispose(y);
+  pack_numbered(GS_F32, 3, (int64_t[]){3, 1, 2}, 3, false, false, &x, &len, &p);
+  check_pad(&p, false, -1, -1, GS_F32, (int64_t[]){3, 3}, 2,
+            (double[]){0, 1, 2, 10, -1, 12, 20, -1, -1}, (int64_t[]){3, 1, 2});
+  check_pad(&p, true, 0.5, 5, GS_F32, (int64_t[]){3, 5}, 2,
+            (double[]){0, 10, 20, 0.5, 0.5, 1, 0.5, 0.5, 0.5, 0.5, 2, 12, 0.5, 0.5, 0.5}, NULL);
   /* total_length equal to the longest length changes nothing. */
-  y = gs__pad_packed(&p, false, 0, 3, NULL);
-  test_assert_values(y, (int64_t[]){3, 3}, 2, (double[]){0, 1, 2, 10, 0, 12, 20, 0, 0}, 0, 0);
-  gs_dispose(y);
+  check_pad(&p, false, 0, 3, GS_F32, (int64_t[]){3, 3}, 2, (double[]){0, 1, 2, 10, 0, 12, 20, 0, 0},
+            NULL);
 
   /* Without unsorted_indices, PyTorch's PackedSequence inverts sorted_indices. */
   gs__packed_parts only_sorted = p;
@@ -276,33 +276,19 @@ static void test_pad_by_hand(void) {
   gs_dispose(p.unsorted_indices);
   gs_tensor cycle = i64_list((int64_t[]){1, 2, 0}, 3); /* a 3-cycle: its inverse differs */
   only_sorted.sorted_indices = cycle;
-  y = gs__pad_packed(&only_sorted, false, -1, -1, &lengths);
   /* sorted position j is original index cycle[j]: the 3-long sequence (0, 10, 20) is b1, the
    * 2-long (2, 12) b2, the 1-long (1) b0 */
-  test_assert_values(y, (int64_t[]){3, 3}, 2, (double[]){1, 0, 2, -1, 10, 12, -1, 20, -1}, 0,
-                     0);
-  assert_list(lengths, (int64_t[]){1, 3, 2}, 3);
-  gs_dispose(y);
-  gs_dispose(lengths);
-  gs_dispose(cycle);
-  gs_dispose(p.data);
-  gs_dispose(p.batch_sizes);
-  gs_dispose(p.sorted_indices);
-  gs_dispose(x);
-  gs_dispose(len);
-  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
+  check_pad(&only_sorted, false, -1, -1, GS_F32, (int64_t[]){3, 3}, 2,
+            (double[]){1, 0, 2, -1, 10, 12, -1, 20, -1}, (int64_t[]){1, 3, 2});
+  DISPOSE_ALL(cycle, p.data, p.batch_sizes, p.sorted_indices, x, len);
 }
 
 /* A batch with no padding at all (every sequence T long) and one with trailing dims, i64. */
 static void test_pad_without_padding_and_trailing(void) {
-  uint64_t live = gs_live_tensor_count();
-  gs_tensor x = numbered_input(GS_F64, 2, 3, true);
-  gs_tensor len = i64_list((int64_t[]){2, 2, 2}, 3);
+  gs_tensor x, len;
   gs__packed_parts p;
-  g_assert_true(gs__pack_padded(x, len, true, true, &p));
-  gs_tensor y = gs__pad_packed(&p, true, 9, -1, NULL);
-  test_assert_values(y, (int64_t[]){3, 2}, 2, (double[]){0, 10, 1, 11, 2, 12}, 0, 0);
-  gs_dispose(y);
+  pack_numbered(GS_F64, 2, (int64_t[]){2, 2, 2}, 3, true, true, &x, &len, &p);
+  check_pad(&p, true, 9, -1, GS_F64, (int64_t[]){3, 2}, 2, (double[]){0, 10, 1, 11, 2, 12}, NULL);
   dispose_parts(&p);
   gs_dispose(len);
   gs_dispose(x);
@@ -312,15 +298,11 @@ static void test_pad_without_padding_and_trailing(void) {
       from_values(GS_I64, (int64_t[]){2, 2}, 2, (double[]){3, 4, 5, 6}),
   };
   g_assert_true(gs__pack_sequence(seq, 2, false, &p));
-  y = gs__pad_packed(&p, true, -3, 3, NULL);
-  g_assert_cmpint(gs_dtype_of(y), ==, GS_I64);
-  test_assert_values(y, (int64_t[]){2, 3, 2}, 3,
-                     (double[]){1, 2, -3, -3, -3, -3, 3, 4, 5, 6, -3, -3}, 0, 0);
-  gs_dispose(y);
+  check_pad(&p, true, -3, 3, GS_I64, (int64_t[]){2, 3, 2}, 3,
+            (double[]){1, 2, -3, -3, -3, -3, 3, 4, 5, 6, -3, -3}, NULL);
   dispose_parts(&p);
   gs_dispose(seq[0]);
   gs_dispose(seq[1]);
-  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
 }
 
 /* pad(pack(x)) is x where a sequence runs and padding after it, for random inputs in every
@@ -341,9 +323,7 @@ static void check_round_trip(gs_dtype dtype, test_layout layout, bool batch_firs
   gs_tensor len = i64_list(lengths, B);
   gs__packed_parts p;
   g_assert_true(gs__pack_padded(x, len, batch_first, enforce_sorted, &p));
-  gs_tensor got_lengths;
   double pad = dtype == GS_BOOL ? 1 : -7;
-  gs_tensor y = gs__pad_packed(&p, batch_first, pad, extra ? T + extra : -1, &got_lengths);
 
   int64_t out_shape[4] = {batch_first ? B : T + extra, batch_first ? T + extra : B, 3, 2};
   int64_t inner = test_numel(shape + 2, trailing), n = test_numel(out_shape, ndim);
@@ -355,13 +335,9 @@ static void check_round_trip(gs_dtype dtype, test_layout layout, bool batch_firs
     int64_t src = (batch_first ? b * T + t : t * B + b) * inner + i % inner;
     want[i] = t < lengths[b] ? xv[src] : pad;
   }
-  g_assert_cmpint(gs_dtype_of(y), ==, dtype);
-  test_assert_values(y, out_shape, ndim, want, 0, 0);
-  assert_list(got_lengths, lengths, B);
+  check_pad(&p, batch_first, pad, extra ? T + extra : -1, dtype, out_shape, ndim, want, lengths);
   g_free(want);
   g_free(xv);
-  gs_dispose(y);
-  gs_dispose(got_lengths);
   dispose_parts(&p);
   gs_dispose(len);
   gs_dispose(x);
@@ -369,7 +345,6 @@ static void check_round_trip(gs_dtype dtype, test_layout layout, bool batch_firs
 }
 
 static void test_round_trip(void) {
-  uint64_t live = gs_live_tensor_count();
   gs_rng rng;
   gs_rng_seed(&rng, 77);
   static const gs_dtype dtypes[] = {GS_F32, GS_F64, GS_I64, GS_BOOL};
@@ -378,7 +353,6 @@ static void test_round_trip(void) {
       for (int flags = 0; flags < 4; flags++)
         for (int trailing = 0; trailing <= 2; trailing++)
           check_round_trip(dtypes[d], layout, flags & 1, flags & 2, trailing, trailing, &rng);
-  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
 }
 
 /* ---- gradients ------------------------------------------------------------------------- */
@@ -389,6 +363,18 @@ typedef struct round_trip_fn {
   int64_t total_length;
 } round_trip_fn;
 
+/* sum(pad(p) * weights), padding with value: every padded place weighted differently, so a
+ * gradient that lands in the wrong place shows. */
+static gs_tensor weighted_pad_sum(const gs__packed_parts *p, bool batch_first, double value,
+                                  int64_t total_length, gs_tensor weights) {
+  gs_tensor y = gs__pad_packed(p, batch_first, value, total_length, NULL);
+  gs_tensor weighted = gs_mul(y, weights);
+  gs_tensor out = gs_sum(weighted, NULL, 0, false);
+  gs_dispose(weighted);
+  gs_dispose(y);
+  return out;
+}
+
 /* sum(pad(pack(x)) * w): every padded position weighted differently, so a gradient that lands
  * in the wrong place shows. */
 static gs_tensor weighted_round_trip(const gs_tensor *in, int n, void *user_data) {
@@ -397,17 +383,12 @@ static gs_tensor weighted_round_trip(const gs_tensor *in, int n, void *user_data
   gs__packed_parts p;
   if (!gs__pack_padded(in[0], f->lengths, f->batch_first, f->enforce_sorted, &p))
     return GS_NO_TENSOR;
-  gs_tensor y = gs__pad_packed(&p, f->batch_first, 3.0, f->total_length, NULL);
-  gs_tensor weighted = gs_mul(y, f->weights);
-  gs_tensor out = gs_sum(weighted, NULL, 0, false);
-  gs_dispose(weighted);
-  gs_dispose(y);
+  gs_tensor out = weighted_pad_sum(&p, f->batch_first, 3.0, f->total_length, f->weights);
   dispose_parts(&p);
   return out;
 }
 
 static void test_round_trip_gradcheck(void) {
-  uint64_t live = gs_live_tensor_count();
   gs_rng rng;
   gs_rng_seed(&rng, 3);
   for (int flags = 0; flags < 4; flags++) {
@@ -423,17 +404,13 @@ static void test_round_trip_gradcheck(void) {
     if (!ok)
       g_printerr("batch_first=%d enforce_sorted=%d: %s\n", bf, sorted, r.message);
     g_assert_true(ok);
-    gs_dispose(x);
-    gs_dispose(f.weights);
-    gs_dispose(f.lengths);
+    DISPOSE_ALL(x, f.weights, f.lengths);
   }
-  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
 }
 
 /* The gradient itself, exactly: d sum(pad(pack(x)) * w) / dx is w where a sequence runs and 0
  * on x's padding; and d sum(pad(parts) * w) / d data is w at each packed row's place. */
 static void test_gradients_exact(void) {
-  uint64_t live = gs_live_tensor_count();
   double w[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
   gs_tensor x = from_values(GS_F64, (int64_t[]){3, 3}, 2, (double[9]){0});
   gs_set_requires_grad(x, true);
@@ -454,20 +431,13 @@ static void test_gradients_exact(void) {
   gs_set_requires_grad(data, true);
   gs__packed_parts leaf_parts = p;
   leaf_parts.data = data;
-  gs_tensor y = gs__pad_packed(&leaf_parts, false, 0, -1, NULL);
-  gs_tensor weighted = gs_mul(y, f.weights);
-  loss = gs_sum(weighted, NULL, 0, false);
+  loss = weighted_pad_sum(&leaf_parts, false, 0, -1, f.weights);
   gs_backward(loss);
   test_assert_values(gs_grad(data), (int64_t[]){6}, 1, (double[]){1, 3, 2, 4, 6, 7}, 0, 0);
   gs_dispose(loss);
-  gs_dispose(weighted);
-  gs_dispose(y);
   gs_dispose(data);
   dispose_parts(&p);
-  gs_dispose(f.lengths);
-  gs_dispose(f.weights);
-  gs_dispose(x);
-  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
+  DISPOSE_ALL(f.lengths, f.weights, x);
 }
 
 typedef struct sequence_fn {
@@ -479,18 +449,13 @@ static gs_tensor weighted_sequences(const gs_tensor *in, int n, void *user_data)
   gs__packed_parts p;
   if (!gs__pack_sequence(in, n, false, &p))
     return GS_NO_TENSOR;
-  gs_tensor y = gs__pad_packed(&p, true, 0, -1, NULL);
-  gs_tensor weighted = gs_mul(y, f->weights);
-  gs_tensor out = gs_sum(weighted, NULL, 0, false);
-  gs_dispose(weighted);
-  gs_dispose(y);
+  gs_tensor out = weighted_pad_sum(&p, true, 0, -1, f->weights);
   dispose_parts(&p);
   return out;
 }
 
 /* Every sequence of pack_sequence gets its own gradient back. */
 static void test_pack_sequence_gradcheck(void) {
-  uint64_t live = gs_live_tensor_count();
   gs_rng rng;
   gs_rng_seed(&rng, 4);
   gs_tensor seq[3];
@@ -508,7 +473,6 @@ static void test_pack_sequence_gradcheck(void) {
   for (int i = 0; i < 3; i++)
     gs_dispose(seq[i]);
   gs_dispose(f.weights);
-  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
 }
 
 /* ---- errors ---------------------------------------------------------------------------- */
@@ -528,7 +492,6 @@ static void expect_pack_error(const int64_t *input_shape, int ndim, gs_tensor le
 }
 
 static void test_pack_padded_errors(void) {
-  uint64_t live = gs_live_tensor_count();
   int64_t tb[2] = {3, 2};
   gs_tensor len = i64_list((int64_t[]){2, 3}, 2);
   expect_pack_error(tb, 2, len, false, true,
@@ -594,7 +557,6 @@ static void test_pack_padded_errors(void) {
   expect_pack_error((int64_t[]){2, 20}, 2, len, false, true,
                     "got [1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, ...] (pass");
   gs_dispose(len);
-  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
 }
 
 static void expect_sequence_error(const gs_tensor *seq, int count, bool enforce_sorted,
@@ -607,7 +569,6 @@ static void expect_sequence_error(const gs_tensor *seq, int count, bool enforce_
 }
 
 static void test_pack_sequence_errors(void) {
-  uint64_t live = gs_live_tensor_count();
   gs_tensor s[4] = {
       gs_zeros(GS_F32, (int64_t[]){3, 2}, 2),
       gs_zeros(GS_F32, (int64_t[]){2, 3}, 2),
@@ -645,7 +606,6 @@ static void test_pack_sequence_errors(void) {
   expect_sequence_error((gs_tensor[]){s[0], stale}, 2, false, "is stale");
   for (int i = 0; i < 4; i++)
     gs_dispose(s[i]);
-  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
 }
 
 static void expect_pad_error(const gs__packed_parts *p, int64_t total_length, const char *what) {
@@ -659,11 +619,9 @@ static void expect_pad_error(const gs__packed_parts *p, int64_t total_length, co
 }
 
 static void test_pad_errors(void) {
-  uint64_t live = gs_live_tensor_count();
-  gs_tensor x = numbered_input(GS_F32, 3, 3, false);
-  gs_tensor len = i64_list((int64_t[]){3, 1, 2}, 3);
+  gs_tensor x, len;
   gs__packed_parts p;
-  g_assert_true(gs__pack_padded(x, len, false, false, &p));
+  pack_numbered(GS_F32, 3, (int64_t[]){3, 1, 2}, 3, false, false, &x, &len, &p);
   expect_pad_error(&p, 2, "expected total_length to be at least the length of the longest "
                    "sequence (3), got total_length = 2");
   expect_pad_error(&p, -2, "got total_length = -2");
@@ -701,11 +659,8 @@ static void test_pad_errors(void) {
   bad.data = stale;
   expect_pad_error(&bad, -1, "is stale");
 
-  gs_tensor tensors[] = {x, rising, empty, floats, short_sizes, repeated, out_of_range, len};
-  for (size_t i = 0; i < G_N_ELEMENTS(tensors); i++)
-    gs_dispose(tensors[i]);
+  DISPOSE_ALL(x, rising, empty, floats, short_sizes, repeated, out_of_range, len);
   dispose_parts(&p);
-  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
 }
 
 int main(int argc, char **argv) {
@@ -713,20 +668,20 @@ int main(int argc, char **argv) {
   g_test_add_func("/packed-math/pack-padded/unsorted", test_pack_padded_unsorted);
   g_test_add_func("/packed-math/pack-padded/stable-order", test_pack_padded_stable_order);
   g_test_add_func("/packed-math/pack-padded/enforce-sorted", test_pack_padded_enforce_sorted);
-  g_test_add_func("/packed-math/pack-padded/trailing-dims", test_pack_padded_trailing_dims);
-  g_test_add_func("/packed-math/pack-padded/layouts-dtypes-lengths",
-                  test_pack_padded_layouts_dtypes_lengths);
-  g_test_add_func("/packed-math/pack-sequence/sorted", test_pack_sequence_sorted);
-  g_test_add_func("/packed-math/pack-sequence/unsorted", test_pack_sequence_unsorted);
-  g_test_add_func("/packed-math/pad/by-hand", test_pad_by_hand);
-  g_test_add_func("/packed-math/pad/without-padding-and-trailing",
-                  test_pad_without_padding_and_trailing);
-  g_test_add_func("/packed-math/pad/round-trip", test_round_trip);
-  g_test_add_func("/packed-math/grad/round-trip-gradcheck", test_round_trip_gradcheck);
-  g_test_add_func("/packed-math/grad/exact", test_gradients_exact);
-  g_test_add_func("/packed-math/grad/pack-sequence-gradcheck", test_pack_sequence_gradcheck);
-  g_test_add_func("/packed-math/errors/pack-padded", test_pack_padded_errors);
-  g_test_add_func("/packed-math/errors/pack-sequence", test_pack_sequence_errors);
-  g_test_add_func("/packed-math/errors/pad", test_pad_errors);
+  test_add_leak_checked("/packed-math/pack-padded/trailing-dims", test_pack_padded_trailing_dims);
+  test_add_leak_checked("/packed-math/pack-padded/layouts-dtypes-lengths",
+                        test_pack_padded_layouts_dtypes_lengths);
+  test_add_leak_checked("/packed-math/pack-sequence/sorted", test_pack_sequence_sorted);
+  test_add_leak_checked("/packed-math/pack-sequence/unsorted", test_pack_sequence_unsorted);
+  test_add_leak_checked("/packed-math/pad/by-hand", test_pad_by_hand);
+  test_add_leak_checked("/packed-math/pad/without-padding-and-trailing",
+                        test_pad_without_padding_and_trailing);
+  test_add_leak_checked("/packed-math/pad/round-trip", test_round_trip);
+  test_add_leak_checked("/packed-math/grad/round-trip-gradcheck", test_round_trip_gradcheck);
+  test_add_leak_checked("/packed-math/grad/exact", test_gradients_exact);
+  test_add_leak_checked("/packed-math/grad/pack-sequence-gradcheck", test_pack_sequence_gradcheck);
+  test_add_leak_checked("/packed-math/errors/pack-padded", test_pack_padded_errors);
+  test_add_leak_checked("/packed-math/errors/pack-sequence", test_pack_sequence_errors);
+  test_add_leak_checked("/packed-math/errors/pad", test_pad_errors);
   return g_test_run();
 }

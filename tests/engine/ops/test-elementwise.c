@@ -365,9 +365,7 @@ static void test_nan_and_integer_overflow(void) {
   int64_t w;
   gs_copy_to(wrapped, &w, sizeof w);
   g_assert_cmpint(w, ==, INT64_MIN);
-  gs_tensor handles[] = {x, y, mx, mn, r, big, one, wrapped};
-  for (size_t i = 0; i < G_N_ELEMENTS(handles); i++)
-    gs_dispose(handles[i]);
+  DISPOSE_ALL(x, y, mx, mn, r, big, one, wrapped);
 }
 
 int main(int argc, char **argv) {

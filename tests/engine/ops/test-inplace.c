@@ -89,9 +89,7 @@ static void test_scalar_fill_zero_clamp(void) {
   test_assert_values(i, (int64_t[]){4}, 1, e4, 0, 0);
   EXPECT_ERROR(gs_add_scalar_(i, 0.5), "add_scalar_: result type f32 cannot be written in place "
                                        "into a tensor of dtype i64 (scalar 0.5 has a fraction)");
-  gs_tensor handles[] = {base, m, col, row, i};
-  for (size_t k = 0; k < G_N_ELEMENTS(handles); k++)
-    gs_dispose(handles[k]);
+  DISPOSE_ALL(base, m, col, row, i);
 }
 
 static void test_copy_converts_and_broadcasts(void) {
@@ -207,9 +205,7 @@ static void test_add_scaled(void) {
                "add_scaled_: cannot add_scaled_ in place into a tensor of dtype bool");
   EXPECT_ERROR(gs_add_scaled_(i, x, 1), "add_scaled_: operand of shape [4] cannot be broadcast");
   g_assert_cmpint(gs_version(i), ==, 1); /* only the call that succeeded wrote */
-  gs_tensor handles[] = {t, b, two_pass, scaled, base, tt, row, x, i, flags};
-  for (size_t k = 0; k < G_N_ELEMENTS(handles); k++)
-    gs_dispose(handles[k]);
+  DISPOSE_ALL(t, b, two_pass, scaled, base, tt, row, x, i, flags);
 }
 
 int main(int argc, char **argv) {

@@ -58,7 +58,6 @@ static void check_cat(gs_dtype dtype, test_layout first_layout, int dim, gs_rng 
 }
 
 static void test_cat_values(void) {
-  uint64_t live = gs_live_tensor_count();
   gs_rng rng;
   gs_rng_seed(&rng, 21);
   static const int dims[] = {0, 1, 2, -1, -3};
@@ -76,12 +75,10 @@ static void test_cat_values(void) {
   test_assert_values(out, s, 2, ones, 0, 0);
   gs_dispose(t);
   gs_dispose(out);
-  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
 }
 
 /* The result's dtype is the promotion of all inputs', as torch.cat. */
 static void test_cat_promotes(void) {
-  uint64_t live = gs_live_tensor_count();
   static const struct {
     gs_dtype a, b, result;
   } cases[] = {
@@ -103,12 +100,10 @@ static void test_cat_promotes(void) {
     gs_dispose(out);
     gs_dispose(stacked);
   }
-  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
 }
 
 /* PyTorch's legacy rule: 1-D tensors of size 0 are skipped whatever the others' shapes. */
 static void test_cat_skips_legacy_empty(void) {
-  uint64_t live = gs_live_tensor_count();
   int64_t s0[1] = {0}, s23[2] = {2, 3};
   double v[6] = {1, 2, 3, 4, 5, 6};
   float vf[6] = {1, 2, 3, 4, 5, 6};
@@ -123,10 +118,7 @@ static void test_cat_skips_legacy_empty(void) {
   gs_tensor empties[2] = {empty, empty};
   out = gs_cat(empties, 2, 0);
   test_assert_values(out, s0, 1, NULL, 0, 0);
-  gs_dispose(out);
-  gs_dispose(empty);
-  gs_dispose(m);
-  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
+  DISPOSE_ALL(out, empty, m);
 }
 
 /* ---- stack -------------------------------------------------------------------------- */
@@ -163,7 +155,6 @@ static void check_stack(gs_dtype dtype, test_layout first_layout, int dim, gs_rn
 }
 
 static void test_stack_values(void) {
-  uint64_t live = gs_live_tensor_count();
   gs_rng rng;
   gs_rng_seed(&rng, 22);
   static const int dims[] = {0, 1, 2, 3, -1, -4};
@@ -189,7 +180,6 @@ static void test_stack_values(void) {
   gs_dispose(out);
   dispose_all(scalars, 3);
   dispose_all(empties, 2);
-  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
 }
 
 static void test_join_errors(void) {
@@ -293,7 +283,6 @@ static void check_cut(gs_tensor t, int dim, int64_t split_size, int chunks,
 }
 
 static void test_split_and_chunk_sizes(void) {
-  uint64_t live = gs_live_tensor_count();
   gs_rng rng;
   gs_rng_seed(&rng, 23);
   int64_t s[2] = {7, 6};
@@ -324,12 +313,10 @@ static void test_split_and_chunk_sizes(void) {
   gs_dispose(piece);
   check_cut(empty, 0, 0, 3, (int64_t[]){0, 0, 0}, 3);
   gs_dispose(empty);
-  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
 }
 
 /* Pieces are views: writes through a piece show in the input and the other way round. */
 static void test_split_pieces_share_storage(void) {
-  uint64_t live = gs_live_tensor_count();
   gs_tensor flat = gs_arange(0, 28, 1, GS_F32);
   gs_tensor base = gs_view(flat, (int64_t[]){7, 4}, 2);
   gs_tensor pieces[3];
@@ -359,7 +346,6 @@ static void test_split_pieces_share_storage(void) {
 
   gs_tensor list[] = {flat, base, pieces[0], pieces[1], pieces[2], bt, chunks[0], chunks[1]};
   dispose_all(list, G_N_ELEMENTS(list));
-  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
 }
 
 static void test_split_errors(void) {
@@ -413,13 +399,13 @@ static void test_split_errors(void) {
 
 int main(int argc, char **argv) {
   test_init(&argc, &argv);
-  g_test_add_func("/join/cat-values", test_cat_values);
-  g_test_add_func("/join/cat-promotes", test_cat_promotes);
-  g_test_add_func("/join/cat-skips-legacy-empty", test_cat_skips_legacy_empty);
-  g_test_add_func("/join/stack-values", test_stack_values);
+  test_add_leak_checked("/join/cat-values", test_cat_values);
+  test_add_leak_checked("/join/cat-promotes", test_cat_promotes);
+  test_add_leak_checked("/join/cat-skips-legacy-empty", test_cat_skips_legacy_empty);
+  test_add_leak_checked("/join/stack-values", test_stack_values);
   g_test_add_func("/join/errors", test_join_errors);
-  g_test_add_func("/split/sizes", test_split_and_chunk_sizes);
-  g_test_add_func("/split/pieces-share-storage", test_split_pieces_share_storage);
+  test_add_leak_checked("/split/sizes", test_split_and_chunk_sizes);
+  test_add_leak_checked("/split/pieces-share-storage", test_split_pieces_share_storage);
   g_test_add_func("/split/errors", test_split_errors);
   return g_test_run();
 }

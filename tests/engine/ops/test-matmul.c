@@ -112,9 +112,7 @@ static void check_matmul(gs_dtype dtype, const int64_t *sa, int na, test_layout 
   g_free(va);
   g_free(vb);
   g_free(expected);
-  gs_dispose(a);
-  gs_dispose(b);
-  gs_dispose(c);
+  DISPOSE_ALL(a, b, c);
 }
 
 typedef struct shape_pair {
@@ -144,7 +142,6 @@ static const shape_pair matmul_cases[] = {
 };
 
 static void test_matmul_all_combinations(void) {
-  uint64_t live = gs_live_tensor_count();
   gs_rng rng;
   gs_rng_seed(&rng, 1);
   for (size_t di = 0; di < G_N_ELEMENTS(float_and_int_dtypes); di++)
@@ -154,7 +151,6 @@ static void test_matmul_all_combinations(void) {
           const shape_pair *c = &matmul_cases[ci];
           check_matmul(float_and_int_dtypes[di], c->a, c->na, la, c->b, c->nb, lb, &rng);
         }
-  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
 }
 
 /* A contiguous [rows, cols] f32 tensor viewed through a slice of a wider one: rows are
@@ -196,7 +192,6 @@ static void assert_product(gs_tensor a, gs_tensor b, gs_tensor c) {
 /* Transposed and row-sliced operands go to BLAS as they are: the only allocation is the
  * result's. */
 static void test_matmul_transposed_operands_are_not_copied(void) {
-  uint64_t live = gs_live_tensor_count();
   gs_rng rng;
   gs_rng_seed(&rng, 2);
   int64_t sa[2] = {24, 16}, sb[2] = {16, 20};
@@ -210,9 +205,7 @@ static void test_matmul_transposed_operands_are_not_copied(void) {
       gs_tensor c;
       g_assert_cmpuint(allocations_during_matmul(a, b, &c), ==, 1);
       assert_product(a, b, c);
-      gs_dispose(a);
-      gs_dispose(b);
-      gs_dispose(c);
+      DISPOSE_ALL(a, b, c);
     }
 
   /* Rows ld apart (a slice of a wider matrix), and its transpose. */
@@ -241,16 +234,12 @@ static void test_matmul_transposed_operands_are_not_copied(void) {
   assert_product(strided, b_short, c);
   gs_dispose(c);
 
-  gs_tensor list[] = {a, bt, b, a64, b64c, b64, strided, b_short};
-  for (size_t i = 0; i < G_N_ELEMENTS(list); i++)
-    gs_dispose(list[i]);
-  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
+  DISPOSE_ALL(a, bt, b, a64, b64c, b64, strided, b_short);
 }
 
 /* Operands that end exactly where their memory does, in every layout BLAS reads directly:
  * BLAS must read no element beyond them (run under valgrind to see it). */
 static void test_matmul_reads_stay_inside_operands(void) {
-  uint64_t live = gs_live_tensor_count();
   gs_rng rng;
   gs_rng_seed(&rng, 7);
   typedef struct {
@@ -282,17 +271,13 @@ static void test_matmul_reads_stay_inside_operands(void) {
       g_free(va);
       g_free(vb);
       g_free(expected);
-      gs_dispose(a);
-      gs_dispose(b);
-      gs_dispose(r);
+      DISPOSE_ALL(a, b, r);
     }
-  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
 }
 
 /* Size-1 dims may carry any stride (here, from unsqueeze and expand) and still need no
  * copy; a stride-0 dim of size > 1 inside a matrix needs one. */
 static void test_matmul_size_one_and_broadcast_strides(void) {
-  uint64_t live = gs_live_tensor_count();
   gs_rng rng;
   gs_rng_seed(&rng, 3);
   int64_t sv[1] = {16}, sm[2] = {16, 8};
@@ -357,14 +342,10 @@ static void test_matmul_size_one_and_broadcast_strides(void) {
   g_assert_cmpuint(after.peak_bytes_in_use - before.bytes_in_use, <=, result_bytes + matrix_bytes);
   gs_dispose(c);
 
-  gs_tensor list[] = {v, m, row, col, mt, r, expanded, mb, row0, mb_strided};
-  for (size_t i = 0; i < G_N_ELEMENTS(list); i++)
-    gs_dispose(list[i]);
-  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
+  DISPOSE_ALL(v, m, row, col, mt, r, expanded, mb, row0, mb_strided);
 }
 
 static void test_matmul_zero_size(void) {
-  uint64_t live = gs_live_tensor_count();
   static const shape_pair cases[] = {
       {2, 2, {0, 4}, {4, 5}},    {2, 2, {3, 0}, {0, 5}},    {2, 2, {3, 4}, {4, 0}},
       {3, 2, {0, 3, 4}, {4, 5}}, {3, 3, {2, 3, 0}, {2, 0, 4}}, {1, 1, {0}, {0}},
@@ -379,7 +360,6 @@ static void test_matmul_zero_size(void) {
       /* check_matmul poisons the result's buffer: K == 0 results must be written zeros. */
       check_matmul(dtype, c->a, c->na, LAYOUT_CONTIGUOUS, c->b, c->nb, LAYOUT_TRANSPOSED, &rng);
     }
-  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
 }
 
 static void check_addmm(gs_dtype dtype, const int64_t *sbias, int nbias, test_layout lbias,
@@ -409,14 +389,10 @@ static void check_addmm(gs_dtype dtype, const int64_t *sbias, int nbias, test_la
   g_free(va);
   g_free(vb);
   g_free(vbias);
-  gs_dispose(a);
-  gs_dispose(b);
-  gs_dispose(bias);
-  gs_dispose(c);
+  DISPOSE_ALL(a, b, bias, c);
 }
 
 static void test_addmm(void) {
-  uint64_t live = gs_live_tensor_count();
   gs_rng rng;
   gs_rng_seed(&rng, 5);
   typedef struct {
@@ -440,26 +416,22 @@ static void test_addmm(void) {
           check_addmm(dtype, s->s, s->n, layout, LAYOUT_CONTIGUOUS, LAYOUT_CONTIGUOUS, beta,
                       alpha, false, 0, &rng);
         }
-  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
 }
 
 /* beta == 0 ignores the bias's values, NaNs included, as PyTorch (and BLAS) do; the
  * result's reused buffer is ignored too. */
 static void test_addmm_beta_zero_ignores_nan_bias(void) {
-  uint64_t live = gs_live_tensor_count();
   gs_rng rng;
   gs_rng_seed(&rng, 6);
   int64_t sbias[2] = {4, 6};
   gs_dtype floats[] = {GS_F32, GS_F64};
   for (int i = 0; i < 2; i++)
     for (int64_t k = 0; k < 6; k += 5)
-      check_addmm(floats[i], sbias, 2, LAYOUT_CONTIGUOUS, LAYOUT_TRANSPOSED, LAYOUT_SLICED, 0,
-                  1.5, true, k, &rng);
-  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
+      check_addmm(floats[i], sbias, 2, LAYOUT_CONTIGUOUS, LAYOUT_TRANSPOSED, LAYOUT_SLICED, 0, 1.5,
+                  true, k, &rng);
 }
 
 static void test_matmul_errors(void) {
-  uint64_t live = gs_live_tensor_count();
   int64_t s34[2] = {3, 4}, s56[2] = {5, 6}, s3[1] = {3}, s4[1] = {4}, s45[2] = {4, 5};
   int64_t s234[3] = {2, 3, 4}, s546[3] = {5, 4, 6};
   gs_tensor a = gs_ones(GS_F32, s34, 2), b = gs_ones(GS_F32, s56, 2);
@@ -515,15 +487,11 @@ static void test_matmul_errors(void) {
   EXPECT_ERROR(r = gs_addmm(i34, i34, i45, 1, NAN), "addmm: expected integral beta and alpha");
   g_assert_true(gs_tensor_is_none(r));
 
-  gs_tensor list[] = {a, b, v3, v4, b64, bb, bt, scalar, x, y, f45, bias_bad, bias64, i34, i45};
-  for (size_t i = 0; i < G_N_ELEMENTS(list); i++)
-    gs_dispose(list[i]);
-  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
+  DISPOSE_ALL(a, b, v3, v4, b64, bb, bt, scalar, x, y, f45, bias_bad, bias64, i34, i45);
 }
 
 /* i64 products wrap on overflow, as PyTorch's CPU kernel does (and UBSan stays quiet). */
 static void test_matmul_i64_wraps(void) {
-  uint64_t live = gs_live_tensor_count();
   int64_t s[2] = {1, 2}, st[2] = {2, 1};
   int64_t av[2] = {INT64_MAX, 2}, bv[2] = {2, 3};
   gs_tensor a = gs_from_data(GS_I64, s, 2, av), b = gs_from_data(GS_I64, st, 2, bv);
@@ -531,24 +499,22 @@ static void test_matmul_i64_wraps(void) {
   int64_t got;
   gs_copy_to(c, &got, sizeof got);
   g_assert_cmpint(got, ==, (int64_t)((uint64_t)INT64_MAX * 2u + 6u));
-  gs_dispose(a);
-  gs_dispose(b);
-  gs_dispose(c);
-  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
+  DISPOSE_ALL(a, b, c);
 }
 
 int main(int argc, char **argv) {
   test_init(&argc, &argv);
-  g_test_add_func("/matmul/all-combinations", test_matmul_all_combinations);
-  g_test_add_func("/matmul/transposed-operands-are-not-copied",
-                  test_matmul_transposed_operands_are_not_copied);
-  g_test_add_func("/matmul/reads-stay-inside-operands", test_matmul_reads_stay_inside_operands);
-  g_test_add_func("/matmul/size-one-and-broadcast-strides",
-                  test_matmul_size_one_and_broadcast_strides);
-  g_test_add_func("/matmul/zero-size", test_matmul_zero_size);
-  g_test_add_func("/matmul/i64-wraps", test_matmul_i64_wraps);
-  g_test_add_func("/matmul/errors", test_matmul_errors);
-  g_test_add_func("/addmm/values", test_addmm);
-  g_test_add_func("/addmm/beta-zero-ignores-nan-bias", test_addmm_beta_zero_ignores_nan_bias);
+  test_add_leak_checked("/matmul/all-combinations", test_matmul_all_combinations);
+  test_add_leak_checked("/matmul/transposed-operands-are-not-copied",
+                        test_matmul_transposed_operands_are_not_copied);
+  test_add_leak_checked("/matmul/reads-stay-inside-operands",
+                        test_matmul_reads_stay_inside_operands);
+  test_add_leak_checked("/matmul/size-one-and-broadcast-strides",
+                        test_matmul_size_one_and_broadcast_strides);
+  test_add_leak_checked("/matmul/zero-size", test_matmul_zero_size);
+  test_add_leak_checked("/matmul/i64-wraps", test_matmul_i64_wraps);
+  test_add_leak_checked("/matmul/errors", test_matmul_errors);
+  test_add_leak_checked("/addmm/values", test_addmm);
+  test_add_leak_checked("/addmm/beta-zero-ignores-nan-bias", test_addmm_beta_zero_ignores_nan_bias);
   return g_test_run();
 }

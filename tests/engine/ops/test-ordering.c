@@ -157,9 +157,7 @@ static void test_one_hot_repeat_norm(void) {
   test_assert_values(n1, NULL, 0, (double[]){7}, 1e-12, 0);
   test_assert_values(ni, NULL, 0, (double[]){4}, 1e-12, 0);
   test_assert_values(n3, NULL, 0, (double[]){cbrt(91.0)}, 1e-12, 0);
-  gs_tensor list[] = {idx, oh, oh4, t, r, same, v, n2, n1, ni, n3};
-  for (size_t k = 0; k < G_N_ELEMENTS(list); k++)
-    gs_dispose(list[k]);
+  DISPOSE_ALL(idx, oh, oh4, t, r, same, v, n2, n1, ni, n3);
 }
 
 int main(int argc, char **argv) {

@@ -238,7 +238,6 @@ static void test_argmin_values(void) { check_op_everywhere(REF_ARGMIN, all_dtype
 
 /* argmax_all / argmin_all: the flat row-major index, 0-dim i64. */
 static void test_arg_all_values(void) {
-  uint64_t live = gs_live_tensor_count();
   gs_rng rng;
   gs_rng_seed(&rng, 7);
   bool all[GS_MAX_DIMS];
@@ -270,7 +269,6 @@ static void test_arg_all_values(void) {
         }
         gs_dispose(t);
       }
-  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
 }
 
 /* ---- sum_to --------------------------------------------------------------------------- */
@@ -293,7 +291,6 @@ static const sum_to_case sum_to_cases[] = {
 };
 
 static void test_sum_to_values(void) {
-  uint64_t live = gs_live_tensor_count();
   gs_rng rng;
   gs_rng_seed(&rng, 11);
   for (size_t di = 0; di < G_N_ELEMENTS(all_dtypes); di++)
@@ -319,7 +316,6 @@ static void test_sum_to_values(void) {
         gs_dispose(r);
         gs_dispose(t);
       }
-  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
 }
 
 /* ---- softmax -------------------------------------------------------------------------- */
@@ -393,7 +389,6 @@ static gs_tensor from_doubles(gs_dtype dtype, const int64_t *shape, int ndim, co
 
 /* i64 sums accumulate in i64: exact beyond 2^53, where a double accumulator would round. */
 static void test_sum_integers_exact(void) {
-  uint64_t live = gs_live_tensor_count();
   int64_t shape[] = {3};
   int64_t v[] = {(int64_t)1 << 53, 1, 1};
   gs_tensor t = gs_from_data(GS_I64, shape, 1, v);
@@ -415,12 +410,10 @@ static void test_sum_integers_exact(void) {
   g_assert_cmpint(got[1], ==, 2);
   gs_dispose(sb);
   gs_dispose(tb);
-  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
 }
 
 /* Empty reductions: sum 0, mean NaN, logsumexp -inf; keepdim keeps the size-1 dim. */
 static void test_empty_reductions(void) {
-  uint64_t live = gs_live_tensor_count();
   int64_t shape[] = {2, 0};
   gs_tensor t = gs_zeros(GS_F32, shape, 2);
   int dim1 = 1;
@@ -439,18 +432,11 @@ static void test_empty_reductions(void) {
   gs_tensor mx = gs_max(t, &dim0, 1, false);
   int64_t empty_shape[] = {0};
   test_assert_values(mx, empty_shape, 1, NULL, 0, 0);
-  gs_dispose(mx);
-  gs_dispose(s);
-  gs_dispose(m);
-  gs_dispose(l);
-  gs_dispose(all);
-  gs_dispose(t);
-  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
+  DISPOSE_ALL(mx, s, m, l, all, t);
 }
 
 /* A 0-dim input reduces to itself over dim 0, -1 or all dims, keepdim or not. */
 static void test_zero_dim(void) {
-  uint64_t live = gs_live_tensor_count();
   gs_tensor t = gs_scalar(GS_F64, 2.5);
   int dims[] = {0, -1};
   for (int k = 0; k < 3; k++) {
@@ -467,12 +453,10 @@ static void test_zero_dim(void) {
     }
   }
   gs_dispose(t);
-  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
 }
 
 /* max/min propagate NaN; argmax/argmin return the first NaN; ties go to the first. */
 static void test_nan_and_ties(void) {
-  uint64_t live = gs_live_tensor_count();
   int64_t shape[] = {2, 4};
   double v[] = {1, NAN, 5, NAN, 3, 7, 7, -INFINITY};
   for (size_t di = 0; di < G_N_ELEMENTS(float_dtypes); di++) {
@@ -496,9 +480,7 @@ static void test_nan_and_ties(void) {
     double one[] = {1};
     test_assert_values(amx_all, NULL, 0, one, 0, 0);
     test_assert_values(amn_all, NULL, 0, one, 0, 0);
-    gs_tensor rows[] = {mx, mn, amx, amn, all_mx, lse, amx_all, amn_all, t};
-    for (size_t i = 0; i < G_N_ELEMENTS(rows); i++)
-      gs_dispose(rows[i]);
+    DISPOSE_ALL(mx, mn, amx, amn, all_mx, lse, amx_all, amn_all, t);
   }
   /* Ties along dim 0, read through a transposed view: the first row wins. */
   int64_t ishape[] = {3, 2};
@@ -510,16 +492,12 @@ static void test_nan_and_ties(void) {
   double want_a1[] = {1, 0}, want_a2[] = {0, 2};
   test_assert_values(a1, keep, 2, want_a1, 0, 0);
   test_assert_values(a2, flat, 1, want_a2, 0, 0);
-  gs_tensor rest[] = {a1, a2, tt, ti};
-  for (size_t i = 0; i < G_N_ELEMENTS(rest); i++)
-    gs_dispose(rest[i]);
-  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
+  DISPOSE_ALL(a1, a2, tt, ti);
 }
 
 /* logsumexp subtracts the max: large values neither overflow nor underflow; infinite maxima
  * give themselves. */
 static void test_logsumexp_stable(void) {
-  uint64_t live = gs_live_tensor_count();
   int64_t shape[] = {4, 2};
   double v[] = {1000, 1000, -1000, -1000, -INFINITY, -INFINITY, INFINITY, 3};
   double want[] = {1000 + log(2.0), -1000 + log(2.0), -INFINITY, INFINITY};
@@ -532,13 +510,11 @@ static void test_logsumexp_stable(void) {
     gs_dispose(l);
     gs_dispose(t);
   }
-  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
 }
 
 /* softmax/log_softmax stay finite on large logits; a row of -inf gives NaN as in PyTorch;
  * -inf entries in a finite row give 0 (and -inf for log_softmax). */
 static void test_softmax_stable(void) {
-  uint64_t live = gs_live_tensor_count();
   int64_t shape[] = {3, 2};
   double v[] = {1000, 1001, -INFINITY, -INFINITY, -INFINITY, 2};
   double e = exp(1.0);
@@ -553,17 +529,13 @@ static void test_softmax_stable(void) {
     gs_tensor tt = gs_t(t);
     gs_tensor st = gs_softmax(tt, 0), stt = gs_t(st);
     test_assert_values(stt, shape, 2, want_soft, 1e-6, 1e-6);
-    gs_tensor all[] = {s, l, tt, st, stt, t};
-    for (size_t i = 0; i < G_N_ELEMENTS(all); i++)
-      gs_dispose(all[i]);
+    DISPOSE_ALL(s, l, tt, st, stt, t);
   }
-  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
 }
 
 /* Long contiguous rows (max/min compare several lanes at once): a NaN or an infinity at any
  * position, in the lanes or in the tail, is found; other rows are unaffected. */
 static void test_extremes_in_long_rows(void) {
-  uint64_t live = gs_live_tensor_count();
   enum { ROWS = 3, LEN = 37 };
   int64_t shape[] = {ROWS, LEN};
   const double specials[] = {NAN, INFINITY, -INFINITY};
@@ -591,14 +563,12 @@ static void test_extremes_in_long_rows(void) {
         gs_dispose(back);
         gs_dispose(t);
       }
-  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
 }
 
 /* Reductions through an arbitrary permutation (reduced dims far from memory order) and a
  * large [N, M] matrix over each dim: both fold orders (by rows and by runs) give the same
  * answers as the reference. */
 static void test_permuted_and_large(void) {
-  uint64_t live = gs_live_tensor_count();
   gs_rng rng;
   gs_rng_seed(&rng, 3);
   int64_t base_shape[] = {3, 4, 5, 2};
@@ -672,12 +642,10 @@ static void test_permuted_and_large(void) {
   gs_dispose(sm);
   g_free(wv);
   gs_dispose(w);
-  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
 }
 
 /* Results are new tensors: they share nothing with the input and leave it unchanged. */
 static void test_outputs_are_new(void) {
-  uint64_t live = gs_live_tensor_count();
   int64_t shape[] = {2, 3};
   double v[] = {1, 2, 3, 4, 5, 6};
   gs_tensor t = gs_from_data(GS_F64, shape, 2, v);
@@ -691,13 +659,11 @@ static void test_outputs_are_new(void) {
   g_assert_cmpint(gs_version(t), ==, version);
   test_assert_values(t, shape, 2, v, 0, 0);
   gs_dispose(t);
-  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
 }
 
 /* ---- errors --------------------------------------------------------------------------- */
 
 static void test_errors(void) {
-  uint64_t live = gs_live_tensor_count();
   int64_t shape[] = {2, 3, 4};
   gs_tensor f = gs_zeros(GS_F32, shape, 3);
   gs_tensor i = gs_zeros(GS_I64, shape, 3);
@@ -755,12 +721,7 @@ static void test_errors(void) {
   EXPECT_ERROR(r = gs_sum_to(GS_NO_TENSOR, shape, 3), "sum_to: expected a tensor");
   g_assert_true(gs_tensor_is_none(r));
 
-  gs_dispose(e);
-  gs_dispose(s);
-  gs_dispose(f);
-  gs_dispose(i);
-  gs_dispose(b);
-  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
+  DISPOSE_ALL(e, s, f, i, b);
 }
 
 int main(int argc, char **argv) {
@@ -772,19 +733,19 @@ int main(int argc, char **argv) {
   g_test_add_func("/reduce/logsumexp/values", test_logsumexp_values);
   g_test_add_func("/reduce/argmax/values", test_argmax_values);
   g_test_add_func("/reduce/argmin/values", test_argmin_values);
-  g_test_add_func("/reduce/arg-all/values", test_arg_all_values);
-  g_test_add_func("/reduce/sum-to/values", test_sum_to_values);
+  test_add_leak_checked("/reduce/arg-all/values", test_arg_all_values);
+  test_add_leak_checked("/reduce/sum-to/values", test_sum_to_values);
   g_test_add_func("/reduce/softmax/values", test_softmax_values);
   g_test_add_func("/reduce/log-softmax/values", test_log_softmax_values);
-  g_test_add_func("/reduce/sum/integers-exact", test_sum_integers_exact);
-  g_test_add_func("/reduce/empty-reductions", test_empty_reductions);
-  g_test_add_func("/reduce/zero-dim", test_zero_dim);
-  g_test_add_func("/reduce/nan-and-ties", test_nan_and_ties);
-  g_test_add_func("/reduce/logsumexp/stable", test_logsumexp_stable);
-  g_test_add_func("/reduce/softmax/stable", test_softmax_stable);
-  g_test_add_func("/reduce/extremes-in-long-rows", test_extremes_in_long_rows);
-  g_test_add_func("/reduce/permuted-and-large", test_permuted_and_large);
-  g_test_add_func("/reduce/outputs-are-new", test_outputs_are_new);
-  g_test_add_func("/reduce/errors", test_errors);
+  test_add_leak_checked("/reduce/sum/integers-exact", test_sum_integers_exact);
+  test_add_leak_checked("/reduce/empty-reductions", test_empty_reductions);
+  test_add_leak_checked("/reduce/zero-dim", test_zero_dim);
+  test_add_leak_checked("/reduce/nan-and-ties", test_nan_and_ties);
+  test_add_leak_checked("/reduce/logsumexp/stable", test_logsumexp_stable);
+  test_add_leak_checked("/reduce/softmax/stable", test_softmax_stable);
+  test_add_leak_checked("/reduce/extremes-in-long-rows", test_extremes_in_long_rows);
+  test_add_leak_checked("/reduce/permuted-and-large", test_permuted_and_large);
+  test_add_leak_checked("/reduce/outputs-are-new", test_outputs_are_new);
+  test_add_leak_checked("/reduce/errors", test_errors);
   return g_test_run();
 }

@@ -211,19 +211,6 @@ static void save_screenshot(GtkWidget *window, const char *name) {
   g_object_unref(paintable);
 }
 
-/* The first widget of type under root, depth first. */
-static GtkWidget *find_widget(GtkWidget *root, GType type) {
-  if (G_TYPE_CHECK_INSTANCE_TYPE(root, type))
-    return root;
-  for (GtkWidget *child = gtk_widget_get_first_child(root); child;
-       child = gtk_widget_get_next_sibling(child)) {
-    GtkWidget *found = find_widget(child, type);
-    if (found)
-      return found;
-  }
-  return NULL;
-}
-
 static GsWindow *new_window(void) {
   GsWindow *window = gs_window_new(app);
   gtk_window_set_default_size(GTK_WINDOW(window), 1400, 860);
@@ -241,8 +228,32 @@ static GsCapturePage *open_log(GsWindow *window) {
   return page;
 }
 
+/* The program meson.build passes in the environment variable var, or NULL after marking the
+ * test skipped (the executable run by hand). */
+static const char *program_or_skip(const char *var) {
+  const char *program = g_getenv(var);
+  if (!program) {
+    g_autofree char *why = g_strdup_printf("%s is not set", var);
+    g_test_skip(why);
+  }
+  return program;
+}
+
 static guint n_rows(GsEventListView *list) {
   return g_list_model_get_n_items(G_LIST_MODEL(gs_event_list_view_get_list(list)));
+}
+
+/* The page's source has reached its end (its program ended, not broken off). */
+static void assert_source_ended(GsCapturePage *page) {
+  g_assert_cmpint(gs_trace_source_get_state(gs_capture_page_get_source(page)), ==,
+                  GS_TRACE_SOURCE_ENDED);
+}
+
+/* The page's log has more than 100 events, and its event list a row for every one. */
+static void assert_all_listed(GsCapturePage *page) {
+  guint64 n = gs_trace_model_n_events(gs_capture_page_get_model(page));
+  g_assert_cmpuint(n, >, 100);
+  g_assert_cmpuint(n_rows(gs_capture_page_get_event_list(page)), ==, n);
 }
 
 /* ---- tests ---------------------------------------------------------------------------- */
@@ -287,7 +298,7 @@ static void test_event_list_rows_in_steps(void) {
   gtk_window_set_child(GTK_WINDOW(window), GTK_WIDGET(list));
   gtk_window_present(GTK_WINDOW(window));
   GListModel *shown = G_LIST_MODEL(gtk_column_view_get_model(
-      GTK_COLUMN_VIEW(find_widget(GTK_WIDGET(list), GTK_TYPE_COLUMN_VIEW))));
+      GTK_COLUMN_VIEW(views_test_find(GTK_WIDGET(list), GTK_TYPE_COLUMN_VIEW))));
   gs_event_list_view_set_model_in_steps(list, model);
   g_assert_cmpuint(n_rows(list), ==, n);
   g_assert_cmpuint(g_list_model_get_n_items(shown), ==, 40);
@@ -313,8 +324,8 @@ static void test_event_list_rows_in_steps(void) {
 /* The event list's Thread column (4 digits wide) widens to the log's longest thread number:
  * 10,000 threads are numbered up to 5 digits. */
 static int thread_column_width(GsCapturePage *page) {
-  GtkWidget *list = find_widget(GTK_WIDGET(page), GS_TYPE_EVENT_LIST_VIEW);
-  GtkColumnView *cv = GTK_COLUMN_VIEW(find_widget(list, GTK_TYPE_COLUMN_VIEW));
+  GtkWidget *list = views_test_find(GTK_WIDGET(page), GS_TYPE_EVENT_LIST_VIEW);
+  GtkColumnView *cv = GTK_COLUMN_VIEW(views_test_find(list, GTK_TYPE_COLUMN_VIEW));
   GListModel *columns = gtk_column_view_get_columns(cv);
   for (guint i = 0; i < g_list_model_get_n_items(columns); i++) {
     g_autoptr(GtkColumnViewColumn) c = g_list_model_get_item(columns, i);
@@ -464,7 +475,7 @@ static void test_hostile_logs(void) {
     if (g_str_equal(h->name, "many-threads")) {
       /* The thread drop-down lists every thread, made on demand, and filters by one. */
       GtkDropDown *choice = NULL;
-      GtkWidget *list = find_widget(GTK_WIDGET(page), GS_TYPE_EVENT_LIST_VIEW);
+      GtkWidget *list = views_test_find(GTK_WIDGET(page), GS_TYPE_EVENT_LIST_VIEW);
       /* The event list has two drop-downs (kinds, threads): the threads' model says which. */
       GPtrArray *stack = g_ptr_array_new();
       g_ptr_array_add(stack, list);
@@ -550,8 +561,6 @@ static void test_open_counts_rows(void) {
   gtk_window_destroy(GTK_WINDOW(window));
 }
 
-static GtkWidget *find_label_containing(GtkWidget *root, const char *part);
-
 /* A log opened in a running program begins with a snapshot: the status line says where
  * recording began and how many objects were alive then. */
 static void test_late_log_status(void) {
@@ -582,7 +591,7 @@ static void test_late_log_status(void) {
                    : "recording began at event %" G_GUINT64_FORMAT "; %" G_GUINT64_FORMAT
                      " objects were alive then",
       first, objects);
-  g_assert_nonnull(find_label_containing(GTK_WIDGET(page), said));
+  g_assert_nonnull(views_test_find_label_containing(GTK_WIDGET(page), said));
   gtk_window_destroy(GTK_WINDOW(window));
   g_unlink(path);
   g_rmdir(dir);
@@ -634,18 +643,6 @@ static gboolean graph_drawn(gpointer data) {
   return l && l->nodes->len > 0 && !gs_graph_view_is_busy(data);
 }
 
-/* The first label under root whose text contains part, or NULL. */
-static GtkWidget *find_label_containing(GtkWidget *root, const char *part) {
-  if (GTK_IS_LABEL(root) && strstr(gtk_label_get_text(GTK_LABEL(root)), part))
-    return root;
-  for (GtkWidget *c = gtk_widget_get_first_child(root); c; c = gtk_widget_get_next_sibling(c)) {
-    GtkWidget *found = find_label_containing(c, part);
-    if (found)
-      return found;
-  }
-  return NULL;
-}
-
 /* The Graph page of a capture: an MLP step's graph at its backward, drawn in the window; a
  * click on a parameter shows its life in the details panel. */
 static void test_graph_page(void) {
@@ -659,9 +656,9 @@ static void test_graph_page(void) {
   GsCapturePage *page = gs_window_get_current_page(window);
   views_test_wait_for(page_has_content, page);
 
-  AdwViewStack *stack = ADW_VIEW_STACK(find_widget(GTK_WIDGET(page), ADW_TYPE_VIEW_STACK));
+  AdwViewStack *stack = ADW_VIEW_STACK(views_test_find(GTK_WIDGET(page), ADW_TYPE_VIEW_STACK));
   adw_view_stack_set_visible_child_name(stack, "graph");
-  GsGraphView *graph = GS_GRAPH_VIEW(find_widget(GTK_WIDGET(page), GS_TYPE_GRAPH_VIEW));
+  GsGraphView *graph = GS_GRAPH_VIEW(views_test_find(GTK_WIDGET(page), GS_TYPE_GRAPH_VIEW));
   gs_scrubber_set_position(gs_capture_page_get_scrubber(page), at);
   views_test_wait_for(graph_shown, graph);
   const gs_layout *l = gs_graph_view_get_layout(graph);
@@ -690,14 +687,14 @@ static void test_graph_page(void) {
   g_assert_nonnull(click);
   g_signal_emit_by_name(click, "pressed", 1, wx, wy);
   guint64 tensor = g_array_index(l->graph->items, gs_graph_item, n->item).tensor;
-  GsTensorView *details = GS_TENSOR_VIEW(find_widget(GTK_WIDGET(page), GS_TYPE_TENSOR_VIEW));
+  GsTensorView *details = GS_TENSOR_VIEW(views_test_find(GTK_WIDGET(page), GS_TYPE_TENSOR_VIEW));
   g_assert_cmpuint(gs_tensor_view_get_tensor(details), ==, tensor);
   save_screenshot(GTK_WIDGET(window), "graph-page-selected.png");
 
   /* ...and from the graph to the timeline: the Memory page bands that tensor's life, from
    * its first event to its disposal (or the end of the run). */
   GsTimelineView *timeline =
-      GS_TIMELINE_VIEW(find_widget(GTK_WIDGET(page), GS_TYPE_TIMELINE_VIEW));
+      GS_TIMELINE_VIEW(views_test_find(GTK_WIDGET(page), GS_TYPE_TIMELINE_VIEW));
   guint64 first, last;
   g_assert_true(gs_timeline_view_get_tensor_life(timeline, &first, &last));
   g_autofree guint64 *life = NULL;
@@ -723,7 +720,8 @@ static void test_graph_page(void) {
   gs_scrubber_set_position(gs_capture_page_get_scrubber(page), G_MAXUINT64);
   views_test_wait_for(graph_drawn, graph);
   g_assert_cmpuint(gs_graph_view_get_layout(graph)->nodes->len, >, 10);
-  g_assert_nonnull(find_label_containing(GTK_WIDGET(page), "the last pass (graph freed)"));
+  g_assert_nonnull(
+      views_test_find_label_containing(GTK_WIDGET(page), "the last pass (graph freed)"));
   save_screenshot(GTK_WIDGET(window), "graph-page-after-run.png");
   gtk_window_destroy(GTK_WINDOW(window));
   graph_workload_remove_dir(dir);
@@ -731,28 +729,13 @@ static void test_graph_page(void) {
 
 static gboolean source_over(gpointer data);
 
-/* The button under root showing icon. */
-static GtkWidget *find_button(GtkWidget *root, const char *icon) {
-  if (GTK_IS_BUTTON(root) && g_strcmp0(gtk_button_get_icon_name(GTK_BUTTON(root)), icon) == 0)
-    return root;
-  for (GtkWidget *c = gtk_widget_get_first_child(root); c; c = gtk_widget_get_next_sibling(c)) {
-    GtkWidget *found = find_button(c, icon);
-    if (found)
-      return found;
-  }
-  return NULL;
+static gboolean is_button_showing(GtkWidget *w, gconstpointer icon) {
+  return GTK_IS_BUTTON(w) && g_strcmp0(gtk_button_get_icon_name(GTK_BUTTON(w)), icon) == 0;
 }
 
-/* The label under root whose text is text (button labels included). */
-static GtkWidget *find_label(GtkWidget *root, const char *text) {
-  if (GTK_IS_LABEL(root) && g_strcmp0(gtk_label_get_text(GTK_LABEL(root)), text) == 0)
-    return root;
-  for (GtkWidget *c = gtk_widget_get_first_child(root); c; c = gtk_widget_get_next_sibling(c)) {
-    GtkWidget *found = find_label(c, text);
-    if (found)
-      return found;
-  }
-  return NULL;
+/* The button under root showing icon. */
+static GtkWidget *find_button(GtkWidget *root, const char *icon) {
+  return views_test_find_where(root, is_button_showing, icon);
 }
 
 static gboolean graph_has_nodes(gpointer data) {
@@ -764,18 +747,16 @@ static gboolean graph_has_nodes(gpointer data) {
  * while it runs; afterwards each backward pass's graph is one click away, and the memory
  * timeline, the graph and the details lead to one another. */
 static void test_live_digits(void) {
-  const char *digits = g_getenv("GS_DIGITS_EXAMPLE");
-  if (!digits) {
-    g_test_skip("GS_DIGITS_EXAMPLE is not set");
+  const char *digits = program_or_skip("GS_DIGITS_EXAMPLE");
+  if (!digits)
     return;
-  }
   GsWindow *window = new_window();
   const char *argv[] = {digits, NULL};
   gs_window_spawn(window, argv, NULL);
   GsCapturePage *page = gs_window_get_current_page(window);
-  AdwViewStack *stack = ADW_VIEW_STACK(find_widget(GTK_WIDGET(page), ADW_TYPE_VIEW_STACK));
+  AdwViewStack *stack = ADW_VIEW_STACK(views_test_find(GTK_WIDGET(page), ADW_TYPE_VIEW_STACK));
   adw_view_stack_set_visible_child_name(stack, "graph");
-  GsGraphPane *pane = GS_GRAPH_PANE(find_widget(GTK_WIDGET(page), GS_TYPE_GRAPH_PANE));
+  GsGraphPane *pane = GS_GRAPH_PANE(views_test_find(GTK_WIDGET(page), GS_TYPE_GRAPH_PANE));
   GsGraphView *graph = gs_graph_pane_get_view(pane);
   gs_trace_model *model = gs_capture_page_get_model(page);
 
@@ -788,8 +769,7 @@ static void test_live_digits(void) {
   settle();
   save_screenshot(GTK_WIDGET(window), "live-digits-memory.png");
   views_test_wait_for(source_over, page);
-  g_assert_cmpint(gs_trace_source_get_state(gs_capture_page_get_source(page)), ==,
-                  GS_TRACE_SOURCE_ENDED);
+  assert_source_ended(page);
   g_assert_cmpint(gs_trace_source_get_exit_status(gs_capture_page_get_source(page)), ==, 0);
   model = gs_capture_page_get_model(page);
   guint64 n = gs_trace_model_n_events(model);
@@ -835,7 +815,7 @@ static void test_live_digits(void) {
    * the Graph page shows that moment: here pass 200 as it starts. */
   adw_view_stack_set_visible_child_name(stack, "timeline");
   GsTimelineView *timeline =
-      GS_TIMELINE_VIEW(find_widget(GTK_WIDGET(page), GS_TYPE_TIMELINE_VIEW));
+      GS_TIMELINE_VIEW(views_test_find(GTK_WIDGET(page), GS_TYPE_TIMELINE_VIEW));
   settle();
   guint64 target = g_array_index(begins, guint64, 199);
   gs_timeline_view_set_viewport(timeline, target - 200, target + 200);
@@ -854,7 +834,7 @@ static void test_live_digits(void) {
   /* From the timeline's alive list to the graph: the activated tensor is highlighted there
    * when it is drawn, and its life opens in the details. */
   GListModel *alive = gs_timeline_view_get_alive(timeline);
-  GtkWidget *columns = find_widget(GTK_WIDGET(timeline), GTK_TYPE_COLUMN_VIEW);
+  GtkWidget *columns = views_test_find(GTK_WIDGET(timeline), GTK_TYPE_COLUMN_VIEW);
   GsTensorView *details = GS_TENSOR_VIEW(gs_capture_page_get_tensor_view(page));
   gboolean highlighted = FALSE;
   for (guint i = 0; i < g_list_model_get_n_items(alive) && !highlighted; i++) {
@@ -886,7 +866,8 @@ static void test_live_digits(void) {
   g_assert_cmpuint(gs_graph_pane_get_pass(pane), ==, begins->len);
   views_test_wait_for(graph_drawn, graph);
   g_assert_cmpuint(gs_graph_view_get_layout(graph)->nodes->len, >, 0);
-  g_assert_nonnull(find_label_containing(GTK_WIDGET(pane), "the last pass (graph freed)"));
+  g_assert_nonnull(
+      views_test_find_label_containing(GTK_WIDGET(pane), "the last pass (graph freed)"));
   save_screenshot(GTK_WIDGET(window), "digits-graph-end.png");
 
   /* By category over the whole run: the standardised dataset is data (449 KiB of pixels,
@@ -918,9 +899,9 @@ static void test_live_digits(void) {
  * sentence at that node says what each step ran. Saves the page, then zoomed on the node. */
 static void check_word_language_graph(GsWindow *window, GsCapturePage *page, guint pass,
                                       const char *name) {
-  AdwViewStack *stack = ADW_VIEW_STACK(find_widget(GTK_WIDGET(page), ADW_TYPE_VIEW_STACK));
+  AdwViewStack *stack = ADW_VIEW_STACK(views_test_find(GTK_WIDGET(page), ADW_TYPE_VIEW_STACK));
   adw_view_stack_set_visible_child_name(stack, "graph");
-  GsGraphPane *pane = GS_GRAPH_PANE(find_widget(GTK_WIDGET(page), GS_TYPE_GRAPH_PANE));
+  GsGraphPane *pane = GS_GRAPH_PANE(views_test_find(GTK_WIDGET(page), GS_TYPE_GRAPH_PANE));
   GsGraphView *graph = gs_graph_pane_get_view(pane);
   g_assert_true(gs_graph_pane_go_to_pass(pane, pass));
   views_test_wait_for(graph_drawn, graph);
@@ -958,7 +939,7 @@ static void check_word_language_graph(GsWindow *window, GsCapturePage *page, gui
    * work rows (saved for backward), the per-step working set. */
   adw_view_stack_set_visible_child_name(stack, "timeline");
   GsTimelineView *timeline =
-      GS_TIMELINE_VIEW(find_widget(GTK_WIDGET(page), GS_TYPE_TIMELINE_VIEW));
+      GS_TIMELINE_VIEW(views_test_find(GTK_WIDGET(page), GS_TYPE_TIMELINE_VIEW));
   gs_timeline_view_set_by_scope(timeline, FALSE);
   gs_memory_column col;
   gs_trace_model_memory_columns(model, position, position, 1, FALSE, &col);
@@ -974,11 +955,9 @@ static const char *const WORD_LANGUAGE_SHORT[] = {"--epochs", "1", "--train-word
 
 /* The second demo as the README runs it: examples/word-language live in the inspector. */
 static void test_live_word_language(void) {
-  const char *program = g_getenv("GS_WORD_LANGUAGE_EXAMPLE");
-  if (!program) {
-    g_test_skip("GS_WORD_LANGUAGE_EXAMPLE is not set");
+  const char *program = program_or_skip("GS_WORD_LANGUAGE_EXAMPLE");
+  if (!program)
     return;
-  }
   g_setenv("GS_TRACE_VALUES", "64", TRUE); /* for the child: this process read it at load */
   GsWindow *window = new_window();
   const char *argv[] = {program, WORD_LANGUAGE_SHORT[0], WORD_LANGUAGE_SHORT[1],
@@ -995,11 +974,9 @@ static void test_live_word_language(void) {
 
 /* A run recorded with GS_TRACE and opened afterwards shows the same. */
 static void test_recorded_word_language(void) {
-  const char *program = g_getenv("GS_WORD_LANGUAGE_EXAMPLE");
-  if (!program) {
-    g_test_skip("GS_WORD_LANGUAGE_EXAMPLE is not set");
+  const char *program = program_or_skip("GS_WORD_LANGUAGE_EXAMPLE");
+  if (!program)
     return;
-  }
   g_autofree char *dir = g_dir_make_tmp("gradscope-word-language-XXXXXX", NULL);
   g_autofree char *path = g_build_filename(dir, "run.gstrace", NULL);
   g_auto(GStrv) env = g_get_environ();
@@ -1121,7 +1098,7 @@ static void test_page_keys(void) {
   GsScrubber *scrubber = gs_capture_page_get_scrubber(page);
   GsEventListView *list = gs_capture_page_get_event_list(page);
   gs_scrubber_set_position(scrubber, 2);
-  GtkWidget *columns = find_widget(GTK_WIDGET(list), GTK_TYPE_COLUMN_VIEW);
+  GtkWidget *columns = views_test_find(GTK_WIDGET(list), GTK_TYPE_COLUMN_VIEW);
   gtk_widget_grab_focus(columns);
   g_assert_true(press_page_key(page, GDK_KEY_Right, 0));
   g_assert_cmpuint(gs_scrubber_get_position(scrubber), ==, 3);
@@ -1132,20 +1109,20 @@ static void test_page_keys(void) {
   g_assert_cmpuint(gs_scrubber_get_position(scrubber), ==,
                    gs_trace_model_n_events(gs_capture_page_get_model(page)) - 1);
   /* In the search field the arrows move the cursor, not the scrubber. */
-  GtkWidget *search = find_widget(GTK_WIDGET(list), GTK_TYPE_SEARCH_ENTRY);
+  GtkWidget *search = views_test_find(GTK_WIDGET(list), GTK_TYPE_SEARCH_ENTRY);
   gtk_widget_grab_focus(search);
   g_assert_false(press_page_key(page, GDK_KEY_Home, 0));
   g_assert_cmpuint(gs_scrubber_get_position(scrubber), !=, 0);
   /* The graph keeps its arrows for panning; Home still goes to the first event. */
-  GtkWidget *graph = find_widget(GTK_WIDGET(page), GS_TYPE_GRAPH_VIEW);
+  GtkWidget *graph = views_test_find(GTK_WIDGET(page), GS_TYPE_GRAPH_VIEW);
   adw_view_stack_set_visible_child_name(
-      ADW_VIEW_STACK(find_widget(GTK_WIDGET(page), ADW_TYPE_VIEW_STACK)), "graph");
+      ADW_VIEW_STACK(views_test_find(GTK_WIDGET(page), ADW_TYPE_VIEW_STACK)), "graph");
   g_assert_true(gtk_widget_grab_focus(graph));
   g_assert_false(press_page_key(page, GDK_KEY_Right, 0));
   g_assert_true(press_page_key(page, GDK_KEY_Home, 0));
   g_assert_cmpuint(gs_scrubber_get_position(scrubber), ==, 0);
 
-  GtkWidget *stack = find_widget(GTK_WIDGET(page), ADW_TYPE_VIEW_STACK);
+  GtkWidget *stack = views_test_find(GTK_WIDGET(page), ADW_TYPE_VIEW_STACK);
   g_assert_true(press_page_key(page, GDK_KEY_2, GDK_CONTROL_MASK));
   g_assert_cmpstr(adw_view_stack_get_visible_child_name(ADW_VIEW_STACK(stack)), ==, "graph");
   g_assert_true(press_page_key(page, GDK_KEY_3, GDK_CONTROL_MASK));
@@ -1181,8 +1158,8 @@ static void test_page_keys_keep_scrubbing(void) {
   views_test_settle(GTK_WIDGET(window));
   GsScrubber *scrubber = gs_capture_page_get_scrubber(page);
   GtkWidget *columns =
-      find_widget(GTK_WIDGET(gs_capture_page_get_event_list(page)), GTK_TYPE_COLUMN_VIEW);
-  GtkWidget *stack = find_widget(GTK_WIDGET(page), ADW_TYPE_VIEW_STACK);
+      views_test_find(GTK_WIDGET(gs_capture_page_get_event_list(page)), GTK_TYPE_COLUMN_VIEW);
+  GtkWidget *stack = views_test_find(GTK_WIDGET(page), ADW_TYPE_VIEW_STACK);
   static const char *const pages[] = {"graph", "timeline", "events", "graph"};
   guint64 last = gs_trace_model_n_events(gs_capture_page_get_model(page)) - 1;
   for (guint i = 0; i < 2 * G_N_ELEMENTS(pages); i++) {
@@ -1240,7 +1217,7 @@ static void test_scrub(void) {
   /* A click on the clone's row (what the selection does for a click): the scrubber goes
    * there and the details panel shows the clone. */
   gs_scrubber_set_position(scrubber, 0);
-  GtkColumnView *columns = GTK_COLUMN_VIEW(find_widget(GTK_WIDGET(list), GTK_TYPE_COLUMN_VIEW));
+  GtkColumnView *columns = GTK_COLUMN_VIEW(views_test_find(GTK_WIDGET(list), GTK_TYPE_COLUMN_VIEW));
   GtkSelectionModel *selection = gtk_column_view_get_model(columns);
   guint row = gs_event_list_model_position_of(gs_event_list_view_get_list(list),
                                               want.clone_index);
@@ -1273,10 +1250,10 @@ static void test_memory_timeline(void) {
   GsWindow *window = new_window();
   GsCapturePage *page = open_log(window);
   GsScrubber *scrubber = gs_capture_page_get_scrubber(page);
-  AdwViewStack *stack = ADW_VIEW_STACK(find_widget(GTK_WIDGET(page), ADW_TYPE_VIEW_STACK));
+  AdwViewStack *stack = ADW_VIEW_STACK(views_test_find(GTK_WIDGET(page), ADW_TYPE_VIEW_STACK));
   adw_view_stack_set_visible_child_name(stack, "timeline");
   GsTimelineView *timeline =
-      GS_TIMELINE_VIEW(find_widget(GTK_WIDGET(page), GS_TYPE_TIMELINE_VIEW));
+      GS_TIMELINE_VIEW(views_test_find(GTK_WIDGET(page), GS_TYPE_TIMELINE_VIEW));
   g_assert_nonnull(timeline);
   settle();
   guint64 first, last;
@@ -1291,7 +1268,7 @@ static void test_memory_timeline(void) {
   GListModel *alive = gs_timeline_view_get_alive(timeline);
   g_assert_cmpuint(g_list_model_get_n_items(alive), >, 0);
   g_autoptr(GsAliveItem) item = g_list_model_get_item(alive, 0);
-  GtkWidget *columns = find_widget(GTK_WIDGET(timeline), GTK_TYPE_COLUMN_VIEW);
+  GtkWidget *columns = views_test_find(GTK_WIDGET(timeline), GTK_TYPE_COLUMN_VIEW);
   g_signal_emit_by_name(columns, "activate",
                         views_test_alive_row(GTK_WIDGET(timeline), gs_alive_item_get_id(item)));
   GsTensorView *details = GS_TENSOR_VIEW(gs_capture_page_get_tensor_view(page));
@@ -1348,11 +1325,9 @@ static gboolean source_over(gpointer data) {
 /* `gradscope-inspector -- PROGRAM`: the program runs with tracing pointed at the inspector;
  * its events arrive through the frame clock into the views, and its exit is reported. */
 static void test_spawn(void) {
-  const char *workload = g_getenv("GS_CLI_WORKLOAD");
-  if (!workload) {
-    g_test_skip("GS_CLI_WORKLOAD is not set");
+  const char *workload = program_or_skip("GS_CLI_WORKLOAD");
+  if (!workload)
     return;
-  }
   /* As from the command line: the program starts before the window is shown. */
   GsWindow *window = gs_window_new(app);
   gtk_window_set_default_size(GTK_WINDOW(window), 1400, 860);
@@ -1364,8 +1339,7 @@ static void test_spawn(void) {
   g_assert_nonnull(page);
   views_test_wait_for(source_over, page);
   views_test_wait_for(page_has_content, page);
-  g_assert_cmpint(gs_trace_source_get_state(gs_capture_page_get_source(page)), ==,
-                  GS_TRACE_SOURCE_ENDED);
+  assert_source_ended(page);
   g_assert_cmpint(gs_trace_source_get_exit_status(gs_capture_page_get_source(page)), ==, 0);
   gs_trace_model *model = gs_capture_page_get_model(page);
   guint64 n = gs_trace_model_n_events(model);
@@ -1377,7 +1351,7 @@ static void test_spawn(void) {
   save_screenshot(GTK_WIDGET(window), "spawned.png");
   /* ...and the list scrolled along: its last row is on screen. */
   GtkScrolledWindow *scroller = GTK_SCROLLED_WINDOW(
-      find_widget(GTK_WIDGET(gs_capture_page_get_event_list(page)), GTK_TYPE_SCROLLED_WINDOW));
+      views_test_find(GTK_WIDGET(gs_capture_page_get_event_list(page)), GTK_TYPE_SCROLLED_WINDOW));
   GtkAdjustment *adj = gtk_scrolled_window_get_vadjustment(scroller);
   double row = gtk_adjustment_get_upper(adj) / (double)n;
   g_assert_cmpfloat(gtk_adjustment_get_value(adj) + gtk_adjustment_get_page_size(adj), >=,
@@ -1392,11 +1366,9 @@ static gboolean page_waiting(gpointer data) {
 /* A program run in a tab that is then hidden behind another keeps being read: the hidden
  * page takes what arrives on a timer instead of frames. */
 static void test_background_tab(void) {
-  const char *workload = g_getenv("GS_CLI_WORKLOAD");
-  if (!workload) {
-    g_test_skip("GS_CLI_WORKLOAD is not set");
+  const char *workload = program_or_skip("GS_CLI_WORKLOAD");
+  if (!workload)
     return;
-  }
   GsWindow *window = new_window();
   const char *argv[] = {workload, NULL};
   gs_window_spawn(window, argv, NULL);
@@ -1409,22 +1381,17 @@ static void test_background_tab(void) {
   g_assert_false(gtk_widget_get_mapped(GTK_WIDGET(running)));
 
   views_test_wait_for(source_over, running);
-  g_assert_cmpint(gs_trace_source_get_state(gs_capture_page_get_source(running)), ==,
-                  GS_TRACE_SOURCE_ENDED);
-  guint64 n = gs_trace_model_n_events(gs_capture_page_get_model(running));
-  g_assert_cmpuint(n, >, 100);
-  g_assert_cmpuint(n_rows(gs_capture_page_get_event_list(running)), ==, n);
+  assert_source_ended(running);
+  assert_all_listed(running);
   gtk_window_destroy(GTK_WINDOW(window));
 }
 
 /* Listen for Programs: the page waits on the per-user socket (XDG_RUNTIME_DIR is a private
  * temporary folder here) until a program traced with GS_TRACE=unix:PATH connects. */
 static void test_listen(void) {
-  const char *workload = g_getenv("GS_CLI_WORKLOAD");
-  if (!workload) {
-    g_test_skip("GS_CLI_WORKLOAD is not set");
+  const char *workload = program_or_skip("GS_CLI_WORKLOAD");
+  if (!workload)
     return;
-  }
   GsWindow *window = new_window();
   gs_window_listen(window);
   GsCapturePage *page = gs_window_get_current_page(window);
@@ -1446,11 +1413,8 @@ static void test_listen(void) {
   views_test_wait_for(source_over, page);
   views_test_wait_for(page_has_content, page);
   g_spawn_close_pid(pid);
-  g_assert_cmpint(gs_trace_source_get_state(gs_capture_page_get_source(page)), ==,
-                  GS_TRACE_SOURCE_ENDED);
-  guint64 n = gs_trace_model_n_events(gs_capture_page_get_model(page));
-  g_assert_cmpuint(n, >, 100);
-  g_assert_cmpuint(n_rows(gs_capture_page_get_event_list(page)), ==, n);
+  assert_source_ended(page);
+  assert_all_listed(page);
   gtk_window_destroy(GTK_WINDOW(window));
 }
 
@@ -1549,7 +1513,7 @@ static void test_drop(void) {
 static void test_run_dialog(void) {
   GsWindow *window = new_window();
   GsRunDialog *dialog = gs_run_dialog_new(GTK_WINDOW(window), gs_application_get_settings(app));
-  GtkEntry *entry = GTK_ENTRY(find_widget(GTK_WIDGET(dialog), GTK_TYPE_ENTRY));
+  GtkEntry *entry = GTK_ENTRY(views_test_find(GTK_WIDGET(dialog), GTK_TYPE_ENTRY));
   g_assert_nonnull(entry);
   AdwMessageDialog *message = ADW_MESSAGE_DIALOG(dialog);
   gtk_editable_set_text(GTK_EDITABLE(entry), "sh -c 'exit 0'");
@@ -1568,7 +1532,7 @@ static void test_run_dialog(void) {
 static void test_chinese(void) {
   GsWindow *window = new_window();
   g_assert_cmpstr(_("No Capture Open"), ==, "未打开捕获");
-  GtkWidget *empty = find_widget(GTK_WIDGET(window), ADW_TYPE_STATUS_PAGE);
+  GtkWidget *empty = views_test_find(GTK_WIDGET(window), ADW_TYPE_STATUS_PAGE);
   g_assert_nonnull(empty);
   g_assert_cmpstr(adw_status_page_get_title(ADW_STATUS_PAGE(empty)), ==, "未打开捕获");
   save_screenshot(GTK_WIDGET(window), "empty-zh_CN.png");
@@ -1587,27 +1551,27 @@ static void test_chinese(void) {
   gs_window_open_file(window, file, FALSE);
   page = gs_window_get_current_page(window);
   views_test_wait_for(page_has_content, page);
-  AdwViewStack *stack = ADW_VIEW_STACK(find_widget(GTK_WIDGET(page), ADW_TYPE_VIEW_STACK));
+  AdwViewStack *stack = ADW_VIEW_STACK(views_test_find(GTK_WIDGET(page), ADW_TYPE_VIEW_STACK));
   adw_view_stack_set_visible_child_name(stack, "graph");
-  GsGraphPane *pane = GS_GRAPH_PANE(find_widget(GTK_WIDGET(page), GS_TYPE_GRAPH_PANE));
+  GsGraphPane *pane = GS_GRAPH_PANE(views_test_find(GTK_WIDGET(page), GS_TYPE_GRAPH_PANE));
   g_assert_true(gs_graph_pane_go_to_pass(pane, 1));
   views_test_wait_for(graph_shown, gs_graph_pane_get_view(pane));
-  g_assert_nonnull(find_label(GTK_WIDGET(pane), "反向传播"));
+  g_assert_nonnull(views_test_find_label(GTK_WIDGET(pane), "反向传播"));
   save_screenshot(GTK_WIDGET(window), "graph-zh_CN.png");
   adw_view_stack_set_visible_child_name(stack, "timeline");
   GsTimelineView *timeline =
-      GS_TIMELINE_VIEW(find_widget(GTK_WIDGET(page), GS_TYPE_TIMELINE_VIEW));
+      GS_TIMELINE_VIEW(views_test_find(GTK_WIDGET(page), GS_TYPE_TIMELINE_VIEW));
   settle();
   guint64 clicked = gs_timeline_view_click(timeline, gs_timeline_view_x_of(timeline, 120));
   g_assert_cmpuint(clicked, ==, 120);
   g_assert_cmpuint(g_list_model_get_n_items(gs_timeline_view_get_alive(timeline)), >, 0);
-  g_assert_nonnull(find_label(GTK_WIDGET(timeline), "按作用域"));
+  g_assert_nonnull(views_test_find_label(GTK_WIDGET(timeline), "按作用域"));
   save_screenshot(GTK_WIDGET(window), "memory-zh_CN.png");
   /* By category: the legend and the list name the categories in Chinese. */
   gs_timeline_view_set_by_scope(timeline, FALSE);
   settle();
   g_assert_cmpstr(gs_mem_category_name(GS_MEM_TEMPORARIES), ==, "作用域临时张量");
-  GtkWidget *by_category = find_label(GTK_WIDGET(timeline), "按类别");
+  GtkWidget *by_category = views_test_find_label(GTK_WIDGET(timeline), "按类别");
   g_assert_nonnull(by_category);
   g_assert_nonnull(strstr(gtk_widget_get_tooltip_text(gtk_widget_get_parent(by_category)),
                           "程序持有：程序在所有作用域"));
@@ -1628,10 +1592,10 @@ static void test_leaks_grouped_chinese(void) {
   gs_window_open_file(window, file, FALSE);
   GsCapturePage *page = gs_window_get_current_page(window);
   views_test_wait_for(page_has_content, page);
-  AdwViewStack *stack = ADW_VIEW_STACK(find_widget(GTK_WIDGET(page), ADW_TYPE_VIEW_STACK));
+  AdwViewStack *stack = ADW_VIEW_STACK(views_test_find(GTK_WIDGET(page), ADW_TYPE_VIEW_STACK));
   adw_view_stack_set_visible_child_name(stack, "timeline");
   GsTimelineView *timeline =
-      GS_TIMELINE_VIEW(find_widget(GTK_WIDGET(page), GS_TYPE_TIMELINE_VIEW));
+      GS_TIMELINE_VIEW(views_test_find(GTK_WIDGET(page), GS_TYPE_TIMELINE_VIEW));
   settle();
   /* The last column: after the "end" mark, where only the leaks are left (and the module's
    * parameters, until it is disposed). */
@@ -1659,7 +1623,7 @@ static void test_leaks_grouped_chinese(void) {
   }
   g_assert_cmpuint(batch_row, !=, G_MAXUINT);
   g_assert_cmpuint(loss_rows, ==, 1);
-  GtkWidget *columns = find_widget(GTK_WIDGET(timeline), GTK_TYPE_COLUMN_VIEW);
+  GtkWidget *columns = views_test_find(GTK_WIDGET(timeline), GTK_TYPE_COLUMN_VIEW);
   g_signal_emit_by_name(columns, "activate", batch_row); /* opens the group */
   g_signal_emit_by_name(columns, "activate", batch_row + 1); /* picks its first member */
   GsTensorView *details = GS_TENSOR_VIEW(gs_capture_page_get_tensor_view(page));

@@ -63,20 +63,17 @@ static void find_output_buttons(GtkWidget *root, GPtrArray *out) {
     find_output_buttons(c, out);
 }
 
+static gboolean is_shortcut_for(GtkWidget *w, gconstpointer accelerator) {
+  if (!GTK_IS_SHORTCUTS_SHORTCUT(w))
+    return FALSE;
+  g_autofree char *accel = NULL;
+  g_object_get(w, "accelerator", &accel, NULL);
+  return g_strcmp0(accel, accelerator) == 0;
+}
+
 /* The shortcuts window's entry for accelerator, or NULL. */
 static GtkWidget *find_shortcut(GtkWidget *root, const char *accelerator) {
-  if (GTK_IS_SHORTCUTS_SHORTCUT(root)) {
-    g_autofree char *accel = NULL;
-    g_object_get(root, "accelerator", &accel, NULL);
-    if (g_strcmp0(accel, accelerator) == 0)
-      return root;
-  }
-  for (GtkWidget *c = gtk_widget_get_first_child(root); c; c = gtk_widget_get_next_sibling(c)) {
-    GtkWidget *found = find_shortcut(c, accelerator);
-    if (found)
-      return found;
-  }
-  return NULL;
+  return views_test_find_where(root, is_shortcut_for, accelerator);
 }
 
 static int open_echo_file(const char *name) {

@@ -84,16 +84,13 @@ static void bind_cell(GtkSignalListItemFactory *f, GtkListItem *item, gpointer d
 }
 
 /* The laid-out cell showing text (the list keeps rows it is done with unallocated). */
+static gboolean is_drawn_cell_showing(GtkWidget *w, gconstpointer text) {
+  return GS_IS_TEXT_CELL(w) && gtk_widget_get_width(w) > 0 &&
+         g_strcmp0(gs_text_cell_get_text(GS_TEXT_CELL(w)), text) == 0;
+}
+
 static GtkWidget *find_cell(GtkWidget *root, const char *text) {
-  if (GS_IS_TEXT_CELL(root) && gtk_widget_get_width(root) > 0 &&
-      g_strcmp0(gs_text_cell_get_text(GS_TEXT_CELL(root)), text) == 0)
-    return root;
-  for (GtkWidget *c = gtk_widget_get_first_child(root); c; c = gtk_widget_get_next_sibling(c)) {
-    GtkWidget *found = find_cell(c, text);
-    if (found)
-      return found;
-  }
-  return NULL;
+  return views_test_find_where(root, is_drawn_cell_showing, text);
 }
 
 /* In a list view, as in the event list: GTK 4.8 makes about 200 rows, lays out and draws

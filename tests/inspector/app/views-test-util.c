@@ -8,6 +8,7 @@
 #include <glib/gstdio.h>
 #include <gradscope/gradscope.h>
 #include <locale.h>
+#include <string.h>
 
 #include "gs-config.h"
 
@@ -130,15 +131,39 @@ GtkWindow *views_test_show(GtkWidget *child, int width, int height) {
   return window;
 }
 
-GtkWidget *views_test_find(GtkWidget *root, GType type) {
-  if (G_TYPE_CHECK_INSTANCE_TYPE(root, type))
+GtkWidget *views_test_find_where(GtkWidget *root, views_test_match match, gconstpointer data) {
+  if (match(root, data))
     return root;
   for (GtkWidget *c = gtk_widget_get_first_child(root); c; c = gtk_widget_get_next_sibling(c)) {
-    GtkWidget *found = views_test_find(c, type);
+    GtkWidget *found = views_test_find_where(c, match, data);
     if (found)
       return found;
   }
   return NULL;
+}
+
+static gboolean is_of_type(GtkWidget *w, gconstpointer type) {
+  return G_TYPE_CHECK_INSTANCE_TYPE(w, (GType)GPOINTER_TO_SIZE(type));
+}
+
+GtkWidget *views_test_find(GtkWidget *root, GType type) {
+  return views_test_find_where(root, is_of_type, GSIZE_TO_POINTER(type));
+}
+
+static gboolean is_label_saying(GtkWidget *w, gconstpointer text) {
+  return GTK_IS_LABEL(w) && g_strcmp0(gtk_label_get_text(GTK_LABEL(w)), text) == 0;
+}
+
+GtkWidget *views_test_find_label(GtkWidget *root, const char *text) {
+  return views_test_find_where(root, is_label_saying, text);
+}
+
+static gboolean is_label_containing(GtkWidget *w, gconstpointer part) {
+  return GTK_IS_LABEL(w) && strstr(gtk_label_get_text(GTK_LABEL(w)), part);
+}
+
+GtkWidget *views_test_find_label_containing(GtkWidget *root, const char *part) {
+  return views_test_find_where(root, is_label_containing, part);
 }
 
 static void collect_labels(GtkWidget *w, GPtrArray *out) {

@@ -38,8 +38,17 @@ GsApplication *views_test_application(int *argc, char ***argv);
 GtkWindow *views_test_show(GtkWidget *child, int width, int height);
 /* Runs the main loop until the window has drawn a few frames (layout settled). */
 void views_test_settle(GtkWidget *widget);
+/* Whether w is what a search looks for; data is the search's argument (a type, a text). */
+typedef gboolean (*views_test_match)(GtkWidget *w, gconstpointer data);
+/* The first descendant of root (root included) that match accepts, depth first, or NULL: the
+ * one walk behind every search for a widget in the view tests. */
+GtkWidget *views_test_find_where(GtkWidget *root, views_test_match match, gconstpointer data);
 /* The first descendant of root (root included) of type, depth first, or NULL. */
 GtkWidget *views_test_find(GtkWidget *root, GType type);
+/* The first label under root whose text is text (button labels included), or NULL. */
+GtkWidget *views_test_find_label(GtkWidget *root, const char *text);
+/* The first label under root whose text contains part, or NULL. */
+GtkWidget *views_test_find_label_containing(GtkWidget *root, const char *part);
 /* Every GtkLabel on screen (mapped) under root, depth first, in widget order. */
 GPtrArray *views_test_labels(GtkWidget *root);
 /* The text of the label on screen that follows the label saying key, or NULL. */

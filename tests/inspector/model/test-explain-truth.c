@@ -449,10 +449,7 @@ static checked check_log(const char *path) {
   g_autoptr(GBytes) bytes = read_log_bytes(path);
   g_autoptr(gs_trace_model) m = model_from_bytes(bytes, 64); /* seeks cross keyframes */
   g_assert_null(gs_trace_model_problem(m));
-  gs_trace_reader *reader = gs_trace_reader_new();
-  gsize len = 0;
-  const guint8 *data = g_bytes_get_data(bytes, &len);
-  gs_trace_reader_feed(reader, data, len);
+  gs_trace_reader *reader = reader_of_bytes(bytes);
   oracle o;
   oracle_init(&o);
   checked count = {0};

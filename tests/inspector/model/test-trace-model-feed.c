@@ -140,10 +140,7 @@ static void test_columns_and_seqs(void) {
   g_autoptr(gs_trace_model) m = model_from_bytes(log_bytes, 0);
   guint64 n = gs_trace_model_n_events(m);
   g_assert_cmpuint(gs_trace_model_threads(m)->len, ==, 2);
-  gs_trace_reader *reader = gs_trace_reader_new();
-  gsize len = 0;
-  const guint8 *data = g_bytes_get_data(log_bytes, &len);
-  gs_trace_reader_feed(reader, data, len);
+  gs_trace_reader *reader = reader_of_bytes(log_bytes);
   guint64 i = 0;
   gs_trace_event want;
   while (gs_trace_reader_next(reader, &want) == GS_TRACE_EVENT) {

@@ -273,6 +273,27 @@ static void check_columns(fixture *f, guint64 first, guint64 last, guint columns
   g_assert_cmpuint(covered, ==, last - first + 1);
 }
 
+/* The reference's bytes alive and state at each event so far. */
+typedef struct exact_sums {
+  GArray *totals;
+  GPtrArray *states;
+} exact_sums;
+
+static gboolean record_exact_sums(const gs_replay *r, const gs_trace_event *e,
+                                  gboolean joins_previous, gpointer data) {
+  (void)e;
+  exact_sums *sums = data;
+  if (joins_previous) { /* one step with the event before: its result shows there too */
+    guint last = sums->totals->len - 1;
+    g_array_index(sums->totals, guint64, last) = r->live_bytes;
+    gs_replay_free(sums->states->pdata[last]);
+    sums->states->pdata[last] = gs_replay_copy(r, FALSE);
+  }
+  g_array_append_val(sums->totals, r->live_bytes);
+  g_ptr_array_add(sums->states, gs_replay_copy(r, FALSE));
+  return TRUE;
+}
+
 static void test_memory_columns_equal_exact_sums(void) {
   fixture f;
   fixture_init(&f, training_work);
@@ -281,28 +302,8 @@ static void test_memory_columns_equal_exact_sums(void) {
   /* The reference: a fresh replay applied event by event, its state copied at each event. */
   g_autoptr(GArray) totals = g_array_new(FALSE, FALSE, sizeof(guint64));
   g_autoptr(GPtrArray) states = g_ptr_array_new_with_free_func((GDestroyNotify)gs_replay_free);
-  g_autoptr(gs_replay) r = gs_replay_new();
-  gs_trace_reader *reader = gs_trace_reader_new();
-  gsize len = 0;
-  const guint8 *data = g_bytes_get_data(f.bytes, &len);
-  gs_trace_reader_feed(reader, data, len);
-  gs_trace_event e;
-  gboolean in_pair = FALSE;
-  while (gs_trace_reader_next(reader, &e) == GS_TRACE_EVENT) {
-    if (gs_trace_kind_is_table(e.kind))
-      continue;
-    gs_replay_apply(r, &e, reader);
-    if (in_pair) { /* one step with the event before: its result shows there too */
-      guint last = totals->len - 1;
-      g_array_index(totals, guint64, last) = r->live_bytes;
-      gs_replay_free(states->pdata[last]);
-      states->pdata[last] = gs_replay_copy(r, FALSE);
-    }
-    g_array_append_val(totals, r->live_bytes);
-    g_ptr_array_add(states, gs_replay_copy(r, FALSE));
-    in_pair = event_opens_pair(&e);
-  }
-  gs_trace_reader_free(reader);
+  exact_sums sums = {totals, states};
+  gs_replay_free(replay_each(f.bytes, record_exact_sums, &sums));
   g_assert_cmpuint(totals->len, ==, n);
   for (guint64 i = 0; i < n; i++)
     g_assert_cmpuint(gs_trace_model_bytes_at(m, i), ==, g_array_index(totals, guint64, i));

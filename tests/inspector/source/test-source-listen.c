@@ -31,6 +31,14 @@ static GSubprocess *run_workload_into(const char *path) {
 }
 
 /* XDG_RUNTIME_DIR points into the test directory (set in main, before GLib reads it). */
+/* A run of a source listening on path (gs_trace_source_new_listen), which must start. */
+static source_run listen_run(const char *path) {
+  g_autoptr(GError) error = NULL;
+  source_run run = {.source = gs_trace_source_new_listen(path, &error)};
+  g_assert_no_error(error);
+  return run;
+}
+
 static void test_default_path_and_modes(void) {
   g_autofree char *expected = g_build_filename(source_test_dir(), "runtime", "gradscope",
                                                "inspector.sock", NULL);
@@ -179,9 +187,7 @@ static void test_writer_dies_mid_chunk(void) {
   gsize cut = n - 11;
 
   g_autofree char *path = socket_in_test_dir("dying.sock");
-  g_autoptr(GError) error = NULL;
-  source_run run = {.source = gs_trace_source_new_listen(path, &error)};
-  g_assert_no_error(error);
+  source_run run = listen_run(path);
   dying_writer w = {.path = path, .bytes = bytes, .n = cut};
   GThread *writer = g_thread_new("dying writer", write_and_die, &w);
   g_assert_true(source_run_until(&run, NULL, NULL, 20000));
@@ -194,9 +200,7 @@ static void test_writer_dies_mid_chunk(void) {
 
 static void test_stop_while_waiting(void) {
   g_autofree char *path = socket_in_test_dir("stopped.sock");
-  g_autoptr(GError) error = NULL;
-  source_run run = {.source = gs_trace_source_new_listen(path, &error)};
-  g_assert_no_error(error);
+  source_run run = listen_run(path);
   gs_trace_source_stop(run.source);
   g_assert_true(source_run_until(&run, NULL, NULL, 5000));
   g_assert_cmpint(gs_trace_source_get_state(run.source), ==, GS_TRACE_SOURCE_ENDED);
@@ -280,9 +284,7 @@ static void test_other_user_refused(void) {
   guint handler = g_log_set_handler("gradscope", G_LOG_LEVEL_MESSAGE, keep_message, &l);
 
   g_autofree char *path = socket_in_test_dir("opened-by-mistake.sock");
-  g_autoptr(GError) error = NULL;
-  source_run run = {.source = gs_trace_source_new_listen(path, &error)};
-  g_assert_no_error(error);
+  source_run run = listen_run(path);
   g_assert_cmpint(chmod(source_test_dir(), 0755), ==, 0);
   g_assert_cmpint(chmod(path, 0666), ==, 0);
 

@@ -54,6 +54,14 @@ static void assert_exit_line(GPtrArray *lines, const char *sentence) {
   g_assert_cmpuint(g_strv_length(exits), ==, 1);
 }
 
+/* A run of a source spawning argv (gs_trace_source_new_spawn), which must start. */
+static source_run spawn_run(const char *const *argv, const char *cwd, int out_fd, int err_fd) {
+  g_autoptr(GError) error = NULL;
+  source_run run = {.source = gs_trace_source_new_spawn(argv, cwd, out_fd, err_fd, &error)};
+  g_assert_no_error(error);
+  return run;
+}
+
 static void test_workload(void) {
   g_autofree char *log_path = g_build_filename(source_test_dir(), "reference.gst", NULL);
   g_autoptr(GBytes) reference = source_test_record_workload(log_path);
@@ -61,9 +69,7 @@ static void test_workload(void) {
                                               g_bytes_get_size(reference));
 
   const char *argv[] = {source_test_workload(), NULL};
-  g_autoptr(GError) error = NULL;
-  source_run run = {.source = gs_trace_source_new_spawn(argv, source_test_dir(), -1, -1, &error)};
-  g_assert_no_error(error);
+  source_run run = spawn_run(argv, source_test_dir(), -1, -1);
   g_assert_cmpint(gs_trace_source_get_kind(run.source), ==, GS_TRACE_SOURCE_SPAWN);
   g_assert_cmpstr(gs_trace_source_get_description(run.source), ==, source_test_workload());
   g_assert_cmpint(gs_trace_source_get_state(run.source), ==, GS_TRACE_SOURCE_LIVE);
@@ -81,9 +87,7 @@ static void test_workload(void) {
 
 static void test_output_and_status(void) {
   const char *argv[] = {"/bin/sh", "-c", "echo to stdout; echo to stderr >&2; exit 3", NULL};
-  g_autoptr(GError) error = NULL;
-  source_run run = {.source = gs_trace_source_new_spawn(argv, NULL, -1, -1, &error)};
-  g_assert_no_error(error);
+  source_run run = spawn_run(argv, NULL, -1, -1);
   g_assert_cmpstr(gs_trace_source_get_description(run.source), ==,
                   "/bin/sh -c 'echo to stdout; echo to stderr >&2; exit 3'");
   g_assert_true(source_run_until(&run, NULL, NULL, 10000));
@@ -116,9 +120,7 @@ static void test_output_lines(void) {
       "printf 'err half' >&2; sleep 0.1; printf ' and last' >&2;"
       "printf 'no newline at the end'";
   const char *argv[] = {"/bin/sh", "-c", script, NULL};
-  g_autoptr(GError) error = NULL;
-  source_run run = {.source = gs_trace_source_new_spawn(argv, NULL, -1, -1, &error)};
-  g_assert_no_error(error);
+  source_run run = spawn_run(argv, NULL, -1, -1);
   g_assert_true(source_run_until(&run, NULL, NULL, 10000));
   g_autoptr(GPtrArray) lines = all_output(run.source);
   g_auto(GStrv) out = stream_lines(lines, GS_OUTPUT_STDOUT);
@@ -161,9 +163,7 @@ static void test_echo(void) {
                         "printf 'out \\377\\r\\n'; printf 'err\\n' >&2; printf 'par';"
                         "sleep 0.1; printf 'tial'; printf 'no newline' >&2",
                         NULL};
-  g_autoptr(GError) error = NULL;
-  source_run run = {.source = gs_trace_source_new_spawn(argv, NULL, out_fd, err_fd, &error)};
-  g_assert_no_error(error);
+  source_run run = spawn_run(argv, NULL, out_fd, err_fd);
   g_assert_true(source_run_until(&run, NULL, NULL, 10000));
   source_run_clear(&run);
   g_autofree char *out = read_back(out_fd);
@@ -181,9 +181,7 @@ static void test_echo_closed(void) {
   g_assert_true(g_unix_open_pipe(fds, FD_CLOEXEC, NULL));
   close(fds[0]); /* nobody reads: a write gets EPIPE (and SIGPIPE, unless blocked) */
   const char *argv[] = {"/bin/sh", "-c", "seq 1 2000", NULL};
-  g_autoptr(GError) error = NULL;
-  source_run run = {.source = gs_trace_source_new_spawn(argv, NULL, fds[1], fds[1], &error)};
-  g_assert_no_error(error);
+  source_run run = spawn_run(argv, NULL, fds[1], fds[1]);
   g_assert_true(source_run_until(&run, NULL, NULL, 10000));
   g_assert_cmpuint(gs_trace_source_get_n_output(run.source), ==, 2001);
   g_autoptr(GPtrArray) lines = all_output(run.source);
@@ -223,9 +221,7 @@ static gboolean take_burst(source_run *run, gpointer data) {
  * dropped before it was taken counted, so kept + dropped is every line. */
 static void test_burst(void) {
   const char *argv[] = {"seq", "1", "200000", NULL};
-  g_autoptr(GError) error = NULL;
-  source_run run = {.source = gs_trace_source_new_spawn(argv, NULL, -1, -1, &error)};
-  g_assert_no_error(error);
+  source_run run = spawn_run(argv, NULL, -1, -1);
   burst b = {0};
   g_assert_true(source_run_until(&run, take_burst, &b, 20000));
   take_burst(&run, &b); /* anything after the final change */
@@ -255,9 +251,7 @@ static void test_long_line(void) {
                         " printf '%0100d' 0 | sed 's/0/\xc3\xa9/g'; i=$((i+1));"
                         "done; echo; echo after",
                         NULL};
-  g_autoptr(GError) error = NULL;
-  source_run run = {.source = gs_trace_source_new_spawn(argv, NULL, -1, -1, &error)};
-  g_assert_no_error(error);
+  source_run run = spawn_run(argv, NULL, -1, -1);
   g_assert_true(source_run_until(&run, NULL, NULL, 20000));
   g_autoptr(GPtrArray) lines = all_output(run.source);
   g_auto(GStrv) out = stream_lines(lines, GS_OUTPUT_STDOUT);
@@ -285,9 +279,7 @@ static void test_killed_mid_chunk(void) {
   g_autofree char *cut_text = g_strdup_printf("%zu", cut);
   const char *argv[] = {"/bin/sh", "-c", "head -c \"$1\" \"$0\" >&\"$GS_TRACE_FD\"; kill -9 $$",
                         log_path, cut_text, NULL};
-  g_autoptr(GError) error = NULL;
-  source_run run = {.source = gs_trace_source_new_spawn(argv, NULL, -1, -1, &error)};
-  g_assert_no_error(error);
+  source_run run = spawn_run(argv, NULL, -1, -1);
   g_assert_true(source_run_until(&run, NULL, NULL, 10000));
   source_test_assert_final(&run, GS_TRACE_SOURCE_BROKEN, "The program was killed by signal 9 (",
                            kept);
@@ -301,9 +293,7 @@ static void test_stop_twice(void) {
   /* Its child sleeps on with the program's pipes open, as helpers left behind do. */
   const char *argv[] = {"/bin/sh", "-c", "trap '' TERM; sleep 30 & echo \"ready $!\"; wait",
                         NULL};
-  g_autoptr(GError) error = NULL;
-  source_run run = {.source = gs_trace_source_new_spawn(argv, NULL, -1, -1, &error)};
-  g_assert_no_error(error);
+  source_run run = spawn_run(argv, NULL, -1, -1);
   int left_behind = 0;
   for (int i = 0; i < 500 && !left_behind; i++) { /* the trap is set once "ready" is out */
     g_autoptr(GPtrArray) lines = all_output(run.source);
@@ -328,9 +318,7 @@ static void test_stop_twice(void) {
 
 static void test_stop(void) {
   const char *argv[] = {"sleep", "30", NULL};
-  g_autoptr(GError) error = NULL;
-  source_run run = {.source = gs_trace_source_new_spawn(argv, NULL, -1, -1, &error)};
-  g_assert_no_error(error);
+  source_run run = spawn_run(argv, NULL, -1, -1);
   gs_trace_source_stop(run.source);
   g_assert_true(source_run_until(&run, NULL, NULL, 5000));
   /* Stopped on purpose: ended, not broken, and the message says how the program ended. */
@@ -351,9 +339,7 @@ static void test_unref_running(void) {
   g_autofree char *pid_file = g_build_filename(source_test_dir(), "sleeper.pid", NULL);
   g_autofree char *script = g_strdup_printf("echo $$ > '%s'; exec sleep 30", pid_file);
   const char *argv[] = {"sh", "-c", script, NULL};
-  g_autoptr(GError) error = NULL;
-  source_run run = {.source = gs_trace_source_new_spawn(argv, NULL, -1, -1, &error)};
-  g_assert_no_error(error);
+  source_run run = spawn_run(argv, NULL, -1, -1);
   g_assert_true(source_run_until(&run, file_has_content, pid_file, 10000));
   g_autofree char *text = NULL;
   g_assert_true(g_file_get_contents(pid_file, &text, NULL, NULL));

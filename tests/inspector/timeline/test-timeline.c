@@ -32,50 +32,48 @@ typedef struct fixture {
   reference ref;
 } fixture;
 
-/* Replays the log with a plain reader (a pair of events the reader unfolded from one counts as
- * one step, its result shown at both: event_opens_pair); the stacks follow trace-model.h's definitions: a
- * storage's bytes go to its category; by scope, stack 1 + g is scope group g's bytes (the
+typedef struct reference_builder {
+  reference *ref;
+  gs_trace_model *m;
+} reference_builder;
+
+/* Appends the stacks at event e; a pair of events the reader unfolded from one counts as one
+ * step, its result shown at both (event_opens_pair). */
+static gboolean reference_step(const gs_replay *r, const gs_trace_event *e, gboolean joins_previous,
+                               gpointer data) {
+  reference *ref = ((reference_builder *)data)->ref;
+  guint64 cats[GS_MEM_N_CATEGORIES];
+  gs_trace_model_category_bytes(((reference_builder *)data)->m, r, cats);
+  guint64 stacks[N_STACK_SLOTS] = {0}, in_scopes = 0;
+  for (guint g = 0; g < r->scope_group_list->len; g++) {
+    const gs_replay_scope_name *group = r->scope_group_list->pdata[g];
+    stacks[MIN(1 + g, N_STACK_SLOTS - 1)] += group->bytes;
+    in_scopes += group->bytes;
+  }
+  stacks[0] = r->live_bytes > in_scopes ? r->live_bytes - in_scopes : 0;
+  if (joins_previous) { /* one step with the event before: its result shows there too */
+    guint last = ref->total->len - 1;
+    g_array_index(ref->total, guint64, last) = r->live_bytes;
+    memcpy(&g_array_index(ref->categories, guint64, last * GS_MEM_N_CATEGORIES), cats, sizeof cats);
+    memcpy(&g_array_index(ref->scopes, guint64, last * N_STACK_SLOTS), stacks, sizeof stacks);
+  }
+  g_array_append_val(ref->kinds, e->kind);
+  g_array_append_val(ref->total, r->live_bytes);
+  g_array_append_vals(ref->categories, cats, GS_MEM_N_CATEGORIES);
+  g_array_append_vals(ref->scopes, stacks, N_STACK_SLOTS);
+  return TRUE;
+}
+
+/* Replays the log from scratch (replay_each); the stacks follow trace-model.h's definitions:
+ * a storage's bytes go to its category; by scope, stack 1 + g is scope group g's bytes (the
  * last stack summing groups that do not fit) and stack 0 the rest of the total. */
 static void reference_build(reference *ref, GBytes *bytes, gs_trace_model *m) {
   ref->kinds = g_array_new(FALSE, FALSE, sizeof(gs_trace_kind));
   ref->total = g_array_new(FALSE, FALSE, sizeof(guint64));
   ref->categories = g_array_new(FALSE, FALSE, sizeof(guint64));
   ref->scopes = g_array_new(FALSE, FALSE, sizeof(guint64));
-  g_autoptr(gs_replay) r = gs_replay_new();
-  gs_trace_reader *reader = gs_trace_reader_new();
-  gsize len;
-  const guint8 *data = g_bytes_get_data(bytes, &len);
-  gs_trace_reader_feed(reader, data, len);
-  gs_trace_event e;
-  gboolean in_pair = FALSE;
-  while (gs_trace_reader_next(reader, &e) == GS_TRACE_EVENT) {
-    if (gs_trace_kind_is_table(e.kind))
-      continue;
-    gs_replay_apply(r, &e, reader);
-    guint64 cats[GS_MEM_N_CATEGORIES];
-    gs_trace_model_category_bytes(m, r, cats);
-    guint64 stacks[N_STACK_SLOTS] = {0}, in_scopes = 0;
-    for (guint g = 0; g < r->scope_group_list->len; g++) {
-      const gs_replay_scope_name *group = r->scope_group_list->pdata[g];
-      stacks[MIN(1 + g, N_STACK_SLOTS - 1)] += group->bytes;
-      in_scopes += group->bytes;
-    }
-    stacks[0] = r->live_bytes > in_scopes ? r->live_bytes - in_scopes : 0;
-    if (in_pair) { /* one step with the event before: its result shows there too */
-      guint last = ref->total->len - 1;
-      g_array_index(ref->total, guint64, last) = r->live_bytes;
-      memcpy(&g_array_index(ref->categories, guint64, last * GS_MEM_N_CATEGORIES), cats,
-             sizeof cats);
-      memcpy(&g_array_index(ref->scopes, guint64, last * N_STACK_SLOTS), stacks,
-             sizeof stacks);
-    }
-    g_array_append_val(ref->kinds, e.kind);
-    g_array_append_val(ref->total, r->live_bytes);
-    g_array_append_vals(ref->categories, cats, GS_MEM_N_CATEGORIES);
-    g_array_append_vals(ref->scopes, stacks, N_STACK_SLOTS);
-    in_pair = event_opens_pair(&e);
-  }
-  gs_trace_reader_free(reader);
+  reference_builder builder = {ref, m};
+  g_autoptr(gs_replay) r = replay_each(bytes, reference_step, &builder);
   ref->n = ref->total->len;
   ref->n_scope_stacks = MIN(1 + r->scope_group_list->len, N_STACK_SLOTS);
 }
