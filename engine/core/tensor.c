@@ -239,6 +239,14 @@ int64_t gs_storage_offset(gs_tensor h) {
   return t ? t->offset : -1;
 }
 
+gs_tensor gs_view_base(gs_tensor h) {
+  gs__tensor *t = gs__lookup(h, "view_base");
+  if (!t || t->origin != GS__ORIGIN_VIEW || !t->view_base)
+    return GS_NO_TENSOR;
+  gs_tensor base = {t->view_base};
+  return gs__lookup(base, "view_base") ? base : GS_NO_TENSOR; /* stale: says who disposed it */
+}
+
 bool gs_is_contiguous(gs_tensor h) {
   gs__tensor *t = gs__lookup(h, "is_contiguous");
   return t && gs__is_contiguous(t);

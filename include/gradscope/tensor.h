@@ -140,6 +140,10 @@ GS_API gs_tensor gs_unsqueeze(gs_tensor t, int dim);
 GS_API gs_tensor gs_flatten(gs_tensor t, int start_dim, int end_dim);
 /* A row-major tensor with t's values: a view of t if t is already contiguous. */
 GS_API gs_tensor gs_contiguous(gs_tensor t);
+/* The tensor at the root of t's chain of views (PyTorch's Tensor._base), borrowed: its owner
+ * disposes it. GS_NO_TENSOR for a tensor that is not a view (a base, a clone, a detach); a
+ * stale-handle error if the base was disposed while the view lived on. */
+GS_API gs_tensor gs_view_base(gs_tensor t);
 /* Semantically a copy, O(1): shares the bytes copy-on-write until either side writes. */
 GS_API gs_tensor gs_clone(gs_tensor t);
 /* Shares the storage and its version counter (writes show in both). */
