@@ -247,6 +247,18 @@ gs_tensor gs_view_base(gs_tensor h) {
   return gs__lookup(base, "view_base") ? base : GS_NO_TENSOR; /* stale: says who disposed it */
 }
 
+/* Quiet on a stale handle: bindings call these from their objects' finalizers. */
+void gs_tensor_set_binding(gs_tensor h, void *object) {
+  gs__tensor *t = gs__lookup_quiet(h.id);
+  if (t)
+    t->binding = object;
+}
+
+void *gs_tensor_binding(gs_tensor h) {
+  gs__tensor *t = gs__lookup_quiet(h.id);
+  return t ? t->binding : NULL;
+}
+
 bool gs_is_contiguous(gs_tensor h) {
   gs__tensor *t = gs__lookup(h, "is_contiguous");
   return t && gs__is_contiguous(t);

@@ -59,6 +59,13 @@ GS_API int64_t gs_version(gs_tensor t);
 /* True while t's bytes are shared copy-on-write with another storage (after gs_clone,
  * before either side writes). */
 GS_API bool gs_is_copy_on_write(gs_tensor t);
+/* One pointer a language binding keeps with a tensor handle: its object for it, so that
+ * asking for the same tensor twice (a view's base, a leaf's gradient) gives the same object,
+ * as PyTorch keeps its Python object in the tensor. The engine never reads it; a new or moved
+ * handle starts with NULL. The binding clears it when its object goes. Neither reports an
+ * error: a stale handle has no binding (NULL), and setting one on it does nothing. */
+GS_API void gs_tensor_set_binding(gs_tensor t, void *object);
+GS_API void *gs_tensor_binding(gs_tensor t);
 /* "[3, 4] f32"-style description into buf; returns buf. */
 GS_API char *gs_describe(gs_tensor t, char *buf, size_t buf_size);
 
