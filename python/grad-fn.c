@@ -21,13 +21,17 @@
 typedef struct gsp_node {
   PyObject_HEAD
   gs_node handle;
-  PyObject *metadata; /* the dict torch gives each node for the user, made on first use */
   PyObject *weakrefs;
 } gsp_node;
 
 static PyTypeObject gsp_node_type;
 /* handle id -> weak reference to the node's one Python object */
 static PyObject *live_nodes;
+/* handle id -> the dict torch gives each node for the user (Node.metadata): kept with the node,
+ * not its Python object, which may come and go; dropped once the node is freed (pruned as the
+ * table grows). */
+static PyObject *node_metadata;
+static Py_ssize_t metadata_prune_at = 64;
 
 /* ---- PyTorch's names ----------------------------------------------------------------------- */
 
@@ -111,6 +115,7 @@ static const torch_name NAMES[] = {
     {"SqueezeBackward", "SqueezeBackward", SQUEEZE, NULL, 0},
     {"StackBackward", "StackBackward0", SAME, NULL, 0},
     {"SubBackward", "SubBackward0", SAME, NULL, 0},
+    {"SubScalarBackward", "SubBackward0", SAME, NULL, 1},
     {"SumBackward", "SumBackward", REDUCTION, "SumBackward1", 0},
     {"SumToBackward", "SumBackward1", SAME, NULL, 0},
     {"TanBackward", "TanBackward0", SAME, NULL, 0},
@@ -182,13 +187,12 @@ static PyObject *gsp_node_wrap(gs_node n) {
     Py_DECREF(key);
     return NULL;
   }
-  gsp_node *node = PyObject_GC_New(gsp_node, &gsp_node_type);
+  gsp_node *node = PyObject_New(gsp_node, &gsp_node_type);
   if (!node) {
     Py_DECREF(key);
     return NULL;
   }
   node->handle = n;
-  node->metadata = NULL;
   node->weakrefs = NULL;
   gs_clear_error();
   gs_node_retain(n);
@@ -198,7 +202,6 @@ static PyObject *gsp_node_wrap(gs_node n) {
     Py_DECREF(key);
     return gsp_raise_engine_error();
   }
-  PyObject_GC_Track(node);
   ref = PyWeakref_NewRef((PyObject *)node, NULL);
   if (!ref || PyDict_SetItem(live_nodes, key, ref) < 0) {
     Py_XDECREF(ref);
@@ -213,7 +216,6 @@ static PyObject *gsp_node_wrap(gs_node n) {
 
 static void node_dealloc(PyObject *self) {
   gsp_node *o = (gsp_node *)self;
-  PyObject_GC_UnTrack(self);
   if (o->weakrefs)
     PyObject_ClearWeakRefs(self);
   if (o->handle.id) {
@@ -226,18 +228,7 @@ static void node_dealloc(PyObject *self) {
     if (gs_node_is_alive(o->handle))
       gs_node_release(o->handle);
   }
-  Py_CLEAR(o->metadata);
-  PyObject_GC_Del(self);
-}
-
-static int node_traverse(PyObject *self, visitproc visit, void *arg) {
-  Py_VISIT(((gsp_node *)self)->metadata);
-  return 0;
-}
-
-static int node_clear(PyObject *self) {
-  Py_CLEAR(((gsp_node *)self)->metadata);
-  return 0;
+  PyObject_Free(self);
 }
 
 static gs_node node_handle(PyObject *self) { return ((gsp_node *)self)->handle; }
@@ -323,12 +314,39 @@ static PyObject *node_getattro(PyObject *self, PyObject *name) {
   return PyObject_GenericGetAttr(self, name);
 }
 
+/* Drops the metadata of freed nodes; 0 or -1 raised. */
+static int prune_metadata(void) {
+  PyObject *keys = PyDict_Keys(node_metadata);
+  for (Py_ssize_t i = 0; keys && i < PyList_GET_SIZE(keys); i++) {
+    PyObject *key = PyList_GET_ITEM(keys, i);
+    if (!gs_node_is_alive((gs_node){PyLong_AsUnsignedLongLong(key)}) &&
+        PyDict_DelItem(node_metadata, key) < 0)
+      Py_CLEAR(keys);
+  }
+  if (!keys)
+    return -1;
+  Py_DECREF(keys);
+  metadata_prune_at = 2 * PyDict_GET_SIZE(node_metadata) + 64;
+  return 0;
+}
+
 static PyObject *get_metadata(PyObject *self, void *c) {
   (void)c;
-  gsp_node *o = (gsp_node *)self;
-  if (!o->metadata && !(o->metadata = PyDict_New()))
+  PyObject *key = PyLong_FromUnsignedLongLong(node_handle(self).id);
+  PyObject *dict = key ? PyDict_GetItemWithError(node_metadata, key) : NULL;
+  if (dict || !key || PyErr_Occurred()) {
+    Py_XDECREF(key);
+    return Py_XNewRef(dict);
+  }
+  if (PyDict_GET_SIZE(node_metadata) >= metadata_prune_at && prune_metadata() < 0) {
+    Py_DECREF(key);
     return NULL;
-  return Py_NewRef(o->metadata);
+  }
+  dict = PyDict_New();
+  if (dict && PyDict_SetItem(node_metadata, key, dict) < 0)
+    Py_CLEAR(dict);
+  Py_DECREF(key);
+  return dict;
 }
 
 static PyObject *get_engine_name(PyObject *self, void *c) {
@@ -362,7 +380,7 @@ static PyMethodDef node_methods[] = {
 static PyGetSetDef node_getset[] = {
     {"next_functions", get_next_functions, NULL,
      "((node or None, input_nr), ...): where each input's gradient goes.", NULL},
-    {"metadata", get_metadata, NULL, "A dict for the user, kept with the node object.", NULL},
+    {"metadata", get_metadata, NULL, "A dict for the user, kept with the node.", NULL},
     {"engine_name", get_engine_name, NULL, "The engine's name for the node's kind.", NULL},
     {"number", get_number, NULL, "The node's number in the event log and in messages.", NULL},
     {"released", get_released, NULL,
@@ -373,11 +391,9 @@ static PyGetSetDef node_getset[] = {
 static PyTypeObject gsp_node_type = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "gradscope.autograd.Node",
     .tp_basicsize = sizeof(gsp_node),
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_doc = "A node of the autograd graph (Tensor.grad_fn), as torch's.",
     .tp_dealloc = node_dealloc,
-    .tp_traverse = node_traverse,
-    .tp_clear = node_clear,
     .tp_repr = node_repr,
     .tp_hash = node_hash,
     .tp_richcompare = node_richcompare,
@@ -416,7 +432,8 @@ static PyGetSetDef tensor_getset[] = {
 };
 
 int gsp_grad_fn_install(PyObject *module) {
-  if (!(live_nodes = PyDict_New()) || PyType_Ready(&gsp_node_type) < 0)
+  if (!(live_nodes = PyDict_New()) || !(node_metadata = PyDict_New()) ||
+      PyType_Ready(&gsp_node_type) < 0)
     return -1;
   for (PyGetSetDef *d = tensor_getset; d->name; d++) {
     PyObject *descr = PyDescr_NewGetSet(&gsp_tensor_type, d);
