@@ -262,8 +262,8 @@ static PyObject *m_name(PyObject *self, PyObject *unused) {
   return node_torch_name(node_handle(self));
 }
 
-/* ((node or None, input_nr), ...): one pair per floating input of the op, torch's scalar
- * operands included; torch leaves out integer and bool inputs (indices, masks, conditions),
+/* ((node or None, input_nr), ...): one pair per input of the op, torch's scalar operands
+ * included; torch leaves out integer and bool tensor inputs (indices, masks, conditions),
  * which the engine's nodes list. Every engine node has one output, so input_nr is 0. */
 static PyObject *get_next_functions(PyObject *self, void *c) {
   (void)c;
@@ -279,8 +279,8 @@ static PyObject *get_next_functions(PyObject *self, void *c) {
   for (int i = 0; pairs && i < count + extra; i++) {
     int64_t shape[GS_MAX_DIMS];
     gs_dtype dtype = GS_F32;
-    if (i < count && gs_node_input_shape(n, i, shape, &dtype) >= 0 && !gs_dtype_is_floating(dtype))
-      continue;
+    if (i < count && gs_node_input_shape(n, i, shape, &dtype) > 0 && !gs_dtype_is_floating(dtype))
+      continue; /* an index or a mask; a 0-d one is a wrapped Python number, as in `2 ** x` */
     PyObject *next = i < count ? gsp_node_wrap(gs_node_next(n, i)) : Py_NewRef(Py_None);
     PyObject *pair = next ? Py_BuildValue("(Ni)", next, 0) : NULL;
     if (!pair || PyList_Append(pairs, pair) < 0)

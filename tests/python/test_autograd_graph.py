@@ -243,3 +243,18 @@ def test_autograd_backward_runs_one_pass_from_several_tensors():
     z = x * 2
     gs.autograd.backward(z, grad_tensors=gs.tensor([1.0, 10.0]))
     assert x.grad.tolist() == [2.0, 20.0]
+
+
+def test_grad_fn_names_match_torch_where_the_ops_match():
+    torch = pytest.importorskip("torch")
+    import grad_fn_names as names
+
+    same, differ = [], []
+    for case in names._ops(gs):
+        ours, theirs = names.describe(gs, case), names.describe(torch, case)
+        (differ if case in names.DIFFERENT else same).append((case, ours, theirs))
+    mismatched = [c for c in same if c[1] != c[2]]
+    assert not mismatched, "\n".join(f"{c}: gradscope {o}, torch {t}" for c, o, t in mismatched)
+    matched = [c for c in differ if c[1] == c[2]]
+    assert not matched, f"these match torch now: drop them from DIFFERENT: {matched}"
+    assert len(same) >= 75, len(same)
