@@ -12,9 +12,8 @@ static Py_ssize_t handles_of(PyObject *seq, const char *what, bool none_ok, Py_s
   if (!fast)
     return -1;
   Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
-  gs_tensor *handles = n_expected < 0 || n == n_expected
-                           ? PyMem_Calloc((size_t)(n ? n : 1), sizeof *handles)
-                           : NULL;
+  gs_tensor *handles =
+      n_expected < 0 || n == n_expected ? PyMem_Calloc((size_t)(n ? n : 1), sizeof *handles) : NULL;
   if (n_expected >= 0 && n != n_expected)
     PyErr_Format(PyExc_ValueError, "%s: expected %zd of them (one per output), got %zd", what,
                  n_expected, n);

@@ -11,11 +11,13 @@
  * kinds are named after its own ops ("MulScalarBackward"), torch's after its overloads
  * ("MulBackward0"), and a few depend on how the op was called, which the node's shapes tell
  * (a full reduction is SumBackward0, one over dims SumBackward1; matmul is Mm, Mv or Dot by
- * its operands). Kinds torch has no counterpart for keep the engine's name.
+ * its operands). Most kinds are named as torch names the same op, with its overload's number
+ * ("ExpBackward" is "ExpBackward0"): only the others are in the table, and kinds torch has no
+ * counterpart for (the fused recurrences) keep the engine's name there.
  */
 #include "gs-py.h"
 
-#include <structmember.h>
+#include <stddef.h>
 #include <string.h>
 
 typedef struct gsp_node {
@@ -56,75 +58,37 @@ typedef struct torch_name {
 
 static const torch_name NAMES[] = {
     {"AccumulateGrad", "torch::autograd::AccumulateGrad", SAME, NULL, 0},
-    {"AbsBackward", "AbsBackward0", SAME, NULL, 0},
-    {"AddBackward", "AddBackward0", SAME, NULL, 0},
     {"AddScalarBackward", "AddBackward0", SAME, NULL, 1},
     {"AddScaledBackward", "AddBackward0", SAME, NULL, 0},
-    {"AddmmBackward", "AddmmBackward0", SAME, NULL, 0},
-    {"AsStridedBackward", "AsStridedBackward0", SAME, NULL, 0},
     {"AvgPool2dBackward", "AvgPool2DBackward0", SAME, NULL, 0},
     {"BatchNormBackward", "NativeBatchNormBackward0", SAME, NULL, 0},
-    {"CatBackward", "CatBackward0", SAME, NULL, 0},
     {"ClampBackward", "ClampBackward1", SAME, NULL, 0},
-    {"CloneBackward", "CloneBackward0", SAME, NULL, 0},
     {"ContiguousBackward", "CloneBackward0", SAME, NULL, 0},
     {"Conv2dBackward", "ConvolutionBackward0", SAME, NULL, 0},
     {"CopyBackward", "torch::autograd::CopyBackwards", SAME, NULL, 0},
     {"CopySlices", "torch::autograd::CopySlices", SAME, NULL, 0},
-    {"CosBackward", "CosBackward0", SAME, NULL, 0},
-    {"CumsumBackward", "CumsumBackward0", SAME, NULL, 0},
-    {"DivBackward", "DivBackward0", SAME, NULL, 0},
     {"DivScalarBackward", "DivBackward0", SAME, NULL, 1},
-    {"EmbeddingBackward", "EmbeddingBackward0", SAME, NULL, 0},
-    {"ExpBackward", "ExpBackward0", SAME, NULL, 0},
-    {"ExpandBackward", "ExpandBackward0", SAME, NULL, 0},
     {"FillBackward", "FillBackward2", SAME, NULL, 0}, /* fill_ */
-    {"GatherBackward", "GatherBackward0", SAME, NULL, 0},
-    {"GeluBackward", "GeluBackward0", SAME, NULL, 0},
-    {"IndexSelectBackward", "IndexSelectBackward0", SAME, NULL, 0},
-    {"LeakyReluBackward", "LeakyReluBackward0", SAME, NULL, 0},
-    {"LogBackward", "LogBackward0", SAME, NULL, 0},
-    {"LogSoftmaxBackward", "LogSoftmaxBackward0", SAME, NULL, 0},
-    {"LogsumexpBackward", "LogsumexpBackward0", SAME, NULL, 0},
+    {"GRURecurrenceBackward", "GRURecurrenceBackward", SAME, NULL, 0},
+    {"LSTMRecurrenceBackward", "LSTMRecurrenceBackward", SAME, NULL, 0},
     {"MatmulBackward", "MmBackward0", MATMUL, NULL, 0},
     {"MaxBackward", "MaxBackward", EXTREME, NULL, 0},
     {"MaxPool2dBackward", "MaxPool2DWithIndicesBackward0", SAME, NULL, 0},
-    {"MaximumBackward", "MaximumBackward0", SAME, NULL, 0},
     {"MeanBackward", "MeanBackward", REDUCTION, "MeanBackward1", 0},
     {"MinBackward", "MinBackward", EXTREME, NULL, 0},
-    {"MinimumBackward", "MinimumBackward0", SAME, NULL, 0},
-    {"MulBackward", "MulBackward0", SAME, NULL, 0},
     {"MulScalarBackward", "MulBackward0", SAME, NULL, 1},
-    {"NegBackward", "NegBackward0", SAME, NULL, 0},
-    {"PermuteBackward", "PermuteBackward0", SAME, NULL, 0},
     {"PowBackward", "PowBackward1", SAME, NULL, 0},
     {"PowScalarBackward", "PowBackward0", SAME, NULL, 0},
-    {"ReluBackward", "ReluBackward0", SAME, NULL, 0},
-    {"RemainderBackward", "RemainderBackward0", SAME, NULL, 0},
+    {"RNNReluRecurrenceBackward", "RNNReluRecurrenceBackward", SAME, NULL, 0},
+    {"RNNTanhRecurrenceBackward", "RNNTanhRecurrenceBackward", SAME, NULL, 0},
     {"ReshapeBackward", "ReshapeAliasBackward0", SAME, NULL, 0},
-    {"RsqrtBackward", "RsqrtBackward0", SAME, NULL, 0},
     {"RsubScalarBackward", "RsubBackward1", SAME, NULL, 0},
-    {"ScatterAddBackward", "ScatterAddBackward0", SAME, NULL, 0},
-    {"SelectBackward", "SelectBackward0", SAME, NULL, 0},
-    {"SigmoidBackward", "SigmoidBackward0", SAME, NULL, 0},
-    {"SinBackward", "SinBackward0", SAME, NULL, 0},
-    {"SliceBackward", "SliceBackward0", SAME, NULL, 0},
-    {"SoftmaxBackward", "SoftmaxBackward0", SAME, NULL, 0},
-    {"SplitBackward", "SplitBackward0", SAME, NULL, 0},
-    {"SqrtBackward", "SqrtBackward0", SAME, NULL, 0},
     {"SqueezeBackward", "SqueezeBackward", SQUEEZE, NULL, 0},
-    {"StackBackward", "StackBackward0", SAME, NULL, 0},
-    {"SubBackward", "SubBackward0", SAME, NULL, 0},
     {"SubScalarBackward", "SubBackward0", SAME, NULL, 1},
     {"SumBackward", "SumBackward", REDUCTION, "SumBackward1", 0},
     {"SumToBackward", "SumBackward1", SAME, NULL, 0},
-    {"TanBackward", "TanBackward0", SAME, NULL, 0},
-    {"TanhBackward", "TanhBackward0", SAME, NULL, 0},
     {"ToDtypeBackward", "ToCopyBackward0", SAME, NULL, 0},
     {"TransposeBackward", "TransposeBackward0", TRANSPOSE, "TBackward0", 0},
-    {"UnsqueezeBackward", "UnsqueezeBackward0", SAME, NULL, 0},
-    {"ViewBackward", "ViewBackward0", SAME, NULL, 0},
-    {"WhereBackward", "WhereBackward0", SAME, NULL, 0},
 };
 
 static const torch_name *torch_name_of(const char *engine) {
@@ -141,8 +105,8 @@ static PyObject *node_torch_name(gs_node n) {
   if (!engine)
     return gsp_raise_engine_error();
   const torch_name *t = torch_name_of(engine);
-  if (!t)
-    return PyUnicode_FromString(engine);
+  if (!t) /* torch names its op's node as the engine does, with the overload's number */
+    return PyUnicode_FromFormat("%s0", engine);
   int64_t shape[GS_MAX_DIMS];
   switch (t->rule) {
   case REDUCTION:
@@ -164,8 +128,7 @@ static PyObject *node_torch_name(gs_node n) {
                                           : t->torch;
     return PyUnicode_FromString(name);
   }
-  default:
-    return PyUnicode_FromString(t->torch);
+  default: return PyUnicode_FromString(t->torch);
   }
 }
 

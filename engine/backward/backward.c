@@ -293,7 +293,7 @@ typedef struct pass {
   bool retain_graph;
   gs__node *const *capture; /* per input of gs_autograd_grad; NULL: an ordinary backward */
   int n_capture;
-  gs_tensor *captured; /* per input: the gradient that arrived (caller-owned) */
+  gs_tensor *captured;     /* per input: the gradient that arrived (caller-owned) */
   const gs_tensor *inputs; /* the tensors captured, for messages */
   bool allow_unused;
 } pass;
@@ -453,8 +453,8 @@ static bool run_pass(const pass *p, const char *fn) {
   for (int i = 0; ok && i < p->n_roots; i++) {
     const gs__tensor *root = gs__lookup(p->roots[i], fn);
     gs_tensor seed = p->seeds ? p->seeds[i] : GS_NO_TENSOR;
-    gs_tensor first = seed.id ? gs_to_dtype(seed, root->dtype)
-                              : gs_ones(root->dtype, root->shape, root->ndim);
+    gs_tensor first =
+        seed.id ? gs_to_dtype(seed, root->dtype) : gs_ones(root->dtype, root->shape, root->ndim);
     bool added;
     add_grad(&r, run_find(&r, gs__grad_edge((gs__tensor *)root), &added), first);
   }
@@ -514,26 +514,23 @@ static bool run_pass(const pass *p, const char *fn) {
 }
 
 void gs_backward_with(gs_tensor root_h, gs_tensor grad_h, bool retain_graph) {
-  run_pass(&(pass){.roots = &root_h, .seeds = &grad_h, .n_roots = 1,
-                   .retain_graph = retain_graph},
+  run_pass(&(pass){.roots = &root_h, .seeds = &grad_h, .n_roots = 1, .retain_graph = retain_graph},
            "backward");
 }
 
-void gs_backward_many(const gs_tensor *outputs, const gs_tensor *grads, int n,
-                      bool retain_graph) {
+void gs_backward_many(const gs_tensor *outputs, const gs_tensor *grads, int n, bool retain_graph) {
   if (!outputs || n < 1) {
     gs__error(GS_ERR_ARGUMENT, "backward_many", "expected at least one output, got %s",
               outputs ? "none" : "NULL");
     return;
   }
-  run_pass(&(pass){.roots = outputs, .seeds = grads, .n_roots = n,
-                   .retain_graph = retain_graph},
+  run_pass(&(pass){.roots = outputs, .seeds = grads, .n_roots = n, .retain_graph = retain_graph},
            "backward");
 }
 
 int gs_autograd_grad(const gs_tensor *outputs, const gs_tensor *grad_outputs, int n_outputs,
-                     const gs_tensor *inputs, int n_inputs, bool retain_graph,
-                     bool allow_unused, gs_tensor *grads_out) {
+                     const gs_tensor *inputs, int n_inputs, bool retain_graph, bool allow_unused,
+                     gs_tensor *grads_out) {
   const char *fn = "autograd_grad";
   if (!outputs || n_outputs < 1 || !inputs || n_inputs < 1 || !grads_out) {
     gs__error(GS_ERR_ARGUMENT, fn,
@@ -567,9 +564,14 @@ int gs_autograd_grad(const gs_tensor *outputs, const gs_tensor *grad_outputs, in
     if (ok && !(capture[i] = gs__grad_edge(t)))
       ok = false;
   }
-  ok = ok && run_pass(&(pass){.roots = outputs, .seeds = grad_outputs, .n_roots = n_outputs,
-                              .retain_graph = retain_graph, .capture = capture,
-                              .n_capture = n_inputs, .captured = grads_out, .inputs = inputs,
+  ok = ok && run_pass(&(pass){.roots = outputs,
+                              .seeds = grad_outputs,
+                              .n_roots = n_outputs,
+                              .retain_graph = retain_graph,
+                              .capture = capture,
+                              .n_capture = n_inputs,
+                              .captured = grads_out,
+                              .inputs = inputs,
                               .allow_unused = allow_unused},
                       fn);
   free(capture);

@@ -43,8 +43,10 @@ gs_grad_hook gs_register_grad_hook(gs_tensor h, gs_grad_hook_fn fn, void *user_d
       free_user_data(user_data);
     return none;
   }
-  *hook = (gs__grad_hook){.id = atomic_fetch_add(&next_hook_id, 1) + 1, .fn = fn,
-                          .user_data = user_data, .free_user_data = free_user_data};
+  *hook = (gs__grad_hook){.id = atomic_fetch_add(&next_hook_id, 1) + 1,
+                          .fn = fn,
+                          .user_data = user_data,
+                          .free_user_data = free_user_data};
   pthread_mutex_lock(&hooks_lock);
   gs__grad_hook **tail = &n->hooks;
   while (*tail)
@@ -130,8 +132,8 @@ bool gs__grad_hooks_run(gs__node *n, gs_tensor *grad) {
     gs__ownership_suspend_for(GS__REASON_BACKWARD_TEMPORARY);
     if (!ok) {
       gs__error(GS_ERR_STATE, "backward",
-                "a gradient hook on the input of %s #%llu stopped the backward pass",
-                n->kind->name, (unsigned long long)n->id);
+                "a gradient hook on the input of %s #%llu stopped the backward pass", n->kind->name,
+                (unsigned long long)n->id);
     } else if (replacement.id && !check_replacement(n, *grad, replacement)) {
       ok = false;
     }

@@ -133,9 +133,9 @@ GS_API void gs_backward_many(const gs_tensor *outputs, const gs_tensor *grads, i
  * input no gradient reaches is an error, unless allow_unused (then grads_out[i] is
  * GS_NO_TENSOR). The graph's saved tensors are freed unless retain_graph. Returns 0, or -1
  * after an error (grads_out all empty). */
-GS_API int gs_autograd_grad(const gs_tensor *outputs, const gs_tensor *grad_outputs,
-                            int n_outputs, const gs_tensor *inputs, int n_inputs,
-                            bool retain_graph, bool allow_unused, gs_tensor *grads_out);
+GS_API int gs_autograd_grad(const gs_tensor *outputs, const gs_tensor *grad_outputs, int n_outputs,
+                            const gs_tensor *inputs, int n_inputs, bool retain_graph,
+                            bool allow_unused, gs_tensor *grads_out);
 
 /* ---- backward hooks ------------------------------------------------------------------ */
 

@@ -47,7 +47,7 @@ static void test_walk_the_graph(void) {
   g_assert_cmpstr(gs_node_name(acc_x), ==, "AccumulateGrad");
   g_assert_cmpuint(gs_node_variable(acc_x).id, ==, x.id);
   g_assert_cmpuint(gs_grad_accumulator(x).id, ==, acc_x.id); /* the same node, both ways */
-  g_assert_cmpuint(gs_node_next(mul, 0).id, ==, acc_x.id);    /* x feeds two nodes */
+  g_assert_cmpuint(gs_node_next(mul, 0).id, ==, acc_x.id);   /* x feeds two nodes */
   g_assert_cmpuint(gs_node_variable(gs_node_next(mul, 1)).id, ==, w.id);
   g_assert_cmpint(gs_node_n_inputs(acc_x), ==, 0);
   g_assert_true(gs_tensor_is_none(gs_node_variable(mul))); /* not an AccumulateGrad */
@@ -244,7 +244,8 @@ static void test_autograd_grad(void) {
   gs_tensor c = gs_from_data(GS_F64, (int64_t[]){1}, 1, (double[]){1});
   EXPECT_ERROR(gs_autograd_grad(&s, NULL, 1, &c, 1, false, false, g), "does not require grad");
   EXPECT_ERROR(gs_autograd_grad(&s, NULL, 1, NULL, 0, false, false, g), "expected at least");
-  gs_dispose(c), gs_dispose(s), gs_dispose(e), gs_dispose(h), gs_dispose(u), gs_dispose(w), gs_dispose(x);
+  gs_dispose(c), gs_dispose(s), gs_dispose(e), gs_dispose(h), gs_dispose(u), gs_dispose(w),
+      gs_dispose(x);
 }
 
 /* gs_view_base: the root of a chain of views (PyTorch's _base), none for bases. */
