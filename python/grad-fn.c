@@ -388,7 +388,19 @@ static PyObject *get_base(PyObject *self, void *c) {
   return gsp_tensor_object(base, self);
 }
 
+static PyObject *get_retains_grad(PyObject *self, void *c) {
+  GSP_SITE();
+  (void)c;
+  gs_clear_error();
+  bool retains = gs_retains_grad(gsp_handle(self));
+  if (gs_last_error_code() != GS_OK)
+    return gsp_raise_engine_error();
+  return PyBool_FromLong(retains);
+}
+
 static PyGetSetDef tensor_getset[] = {
+    {"retains_grad", get_retains_grad, NULL,
+     "Whether retain_grad() was called on this non-leaf (False for leaves).", NULL},
     {"_base", get_base, NULL, "The tensor this one is a view of (the root of its views), or None.",
      NULL},
     {NULL, NULL, NULL, NULL, NULL},

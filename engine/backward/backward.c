@@ -662,6 +662,13 @@ void gs_retain_grad(gs_tensor h) {
   t->ag.retains_grad = true;
 }
 
+bool gs_retains_grad(gs_tensor h) {
+  gs__tensor *t = gs__lookup(h, "retains_grad");
+  if (t)
+    gs__refresh_view(t);
+  return t && t->ag.retains_grad && t->ag.grad_fn; /* a leaf keeps its grad anyway */
+}
+
 const char *gs_grad_fn_name(gs_tensor h) {
   gs__tensor *t = gs__lookup(h, "grad_fn_name");
   if (t)

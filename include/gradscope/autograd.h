@@ -33,6 +33,8 @@ GS_API gs_tensor gs_grad(gs_tensor t);
 GS_API void gs_zero_grad(gs_tensor t);
 /* Makes a non-leaf keep its gradient in gs_grad after backward, as Tensor.retain_grad. */
 GS_API void gs_retain_grad(gs_tensor t);
+/* Whether a non-leaf asked for that (false for leaves, as Tensor.retains_grad). */
+GS_API bool gs_retains_grad(gs_tensor t);
 /* The name of the node that made t ("MulBackward"), or NULL for a leaf. */
 GS_API const char *gs_grad_fn_name(gs_tensor t);
 
@@ -117,7 +119,8 @@ typedef struct gs_grad_hook {
 GS_API gs_grad_hook gs_register_grad_hook(gs_tensor t, gs_grad_hook_fn fn, void *user_data,
                                           void (*free_user_data)(void *user_data));
 /* Removes a hook; removing it again, or after its node was freed, does nothing (as PyTorch's
- * RemovableHandle.remove). */
+ * RemovableHandle.remove). A hook may remove itself or others while it runs; removing one
+ * from another thread while a backward runs it is the caller's race to avoid. */
 GS_API void gs_grad_hook_remove(gs_grad_hook hook);
 
 /* ---- backward from several outputs, and gradients without .grad --------------------- */

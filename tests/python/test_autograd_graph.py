@@ -121,6 +121,15 @@ def test_base_disposed_under_a_view_is_the_stale_error():
         v._base
 
 
+def test_retains_grad_is_for_non_leaves_that_asked():
+    x = leaf(1.0)
+    y = x * 2
+    assert not y.retains_grad
+    y.retain_grad()
+    x.retain_grad()
+    assert y.retains_grad and not x.retains_grad
+
+
 def test_grad_is_the_same_object_each_time():
     x = leaf(1.0)
     (x * 3).sum().backward()

@@ -26,6 +26,10 @@ static void test_walk_the_graph(void) {
   gs_tensor xw = gs_mul(x, w), a = gs_add(xw, x), s = sum_all(a), sc = gs_mul(a, c);
 
   g_assert_true(gs_node_is_none(gs_grad_fn(x))); /* a leaf */
+  gs_retain_grad(x), gs_retain_grad(a);
+  g_assert_false(gs_retains_grad(x)); /* a leaf keeps its grad anyway */
+  g_assert_true(gs_retains_grad(a));
+  g_assert_false(gs_retains_grad(xw));
   g_assert_true(gs_node_is_none(gs_grad_fn(c))); /* made without grad */
   g_assert_true(gs_node_is_none(gs_grad_accumulator(c)));
   gs_node sum = gs_grad_fn(s);
