@@ -36,6 +36,8 @@ static const struct {
     {"construct it with find_unused_parameters", "construct it with find_unused_parameters=True"},
     {"pass gs_contiguous of it", "pass t.contiguous()"},
     {"GS_DIST_SUM or GS_DIST_AVG", "ReduceOp.SUM or ReduceOp.AVG"},
+    {"pass allow_unused", "pass allow_unused=True"},
+    {"pass retain_graph to the first backward", "pass retain_graph=True to the first backward"},
 };
 
 /* The failing call at the head of a message ("backward: ...") -> Python's name for it. */
@@ -55,6 +57,16 @@ static const struct {
     {"from_data", "gradscope.tensor"},
     {"to_dlpack", "Tensor.__dlpack__"},
     {"ddp_backward", "Tensor.backward (DistributedDataParallel)"},
+    {"autograd_grad", "autograd.grad"},
+    {"backward_many", "autograd.backward"},
+    {"register_grad_hook", "Tensor.register_hook"},
+    {"grad_fn", "Tensor.grad_fn"},
+    {"view_base", "Tensor._base"},
+    {"node_name", "Node.name"},
+    {"node_n_inputs", "Node.next_functions"},
+    {"node_next", "Node.next_functions"},
+    {"node_variable", "AccumulateGrad.variable"},
+    {"node_retain", "Tensor.grad_fn"},
     {"ddp_forward", "DistributedDataParallel.forward"},
     {"ddp_new", "DistributedDataParallel"},
     {"dist_all_reduce", "distributed.all_reduce"},
@@ -95,6 +107,12 @@ static PyObject *in_python_words(const char *message) {
 void gsp_errors_install(void) { gs_set_error_handler(gs_error_handler_return, NULL, NULL); }
 
 PyObject *gsp_raise_engine_error(void) {
+  /* A Python exception raised by a callback the engine ran (a gradient hook) is the error the
+   * program sees, as in torch; the engine's report of it is dropped. */
+  if (PyErr_Occurred()) {
+    gs_clear_error();
+    return NULL;
+  }
   gs_error_code code = gs_last_error_code();
   const char *message = gs_last_error();
   PyObject *kind = PyExc_RuntimeError;

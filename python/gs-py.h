@@ -43,6 +43,9 @@ PyObject *gsp_wrap(gs_tensor t);
 PyObject *gsp_wrap_borrowed(gs_tensor t);
 /* A borrowed handle whose object holds keeper (a new reference) while it lives. */
 PyObject *gsp_wrap_kept(gs_tensor t, PyObject *keeper);
+/* The handle's object if it has one alive (a borrowed handle asked for again: a view's base,
+ * a grad), as torch gives the same object; else a borrowed object holding keeper. */
+PyObject *gsp_tensor_object(gs_tensor t, PyObject *keeper);
 /* Makes o (a Tensor) borrowed and kept alive by keeper (a module tree that took it over). */
 void gsp_tensor_keep(PyObject *o, PyObject *keeper);
 void gsp_tensor_type_init(void);
@@ -144,6 +147,13 @@ PyObject *gsp_wrap_packed(gs_packed_sequence ps);
 
 /* ---- serialization.c: what gradscope.save needs from the engine ---- */
 extern PyMethodDef gsp_serialization_functions[];
+/* ---- grad-fn.c, hooks.c, autograd-grad.c: the autograd graph seen from Python ---- */
+/* Tensor.grad_fn: its Node object, or None. */
+PyObject *gsp_tensor_grad_fn(PyObject *self);
+/* Readies the Node type, adds Tensor._base and gradscope.Node; 0 or -1 raised. */
+int gsp_grad_fn_install(PyObject *module);
+extern PyMethodDef gsp_hook_functions[];
+extern PyMethodDef gsp_autograd_grad_functions[];
 
 /* ---- sites.c ---- */
 /* Tells the engine the calling Python line ("function (file:line)") as the call site of the

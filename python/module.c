@@ -82,9 +82,11 @@ PyMODINIT_FUNC PyInit__gradscope(void) {
   if (PyModule_AddObjectRef(m, "Tensor", (PyObject *)&gsp_tensor_type) < 0 ||
       PyModule_AddFunctions(m, gsp_module_functions) < 0 ||
       PyModule_AddFunctions(m, extend_functions) < 0 ||
-      PyModule_AddFunctions(m, gsp_serialization_functions) < 0 || gsp_dtype_add_to_module(m) < 0 ||
-      gsp_size_add_to_module(m) < 0 || gsp_scopes_add_to_module(m) < 0 ||
-      gsp_functions_add_forwarders(m) < 0)
+      PyModule_AddFunctions(m, gsp_serialization_functions) < 0 ||
+      PyModule_AddFunctions(m, gsp_hook_functions) < 0 ||
+      PyModule_AddFunctions(m, gsp_autograd_grad_functions) < 0 || gsp_grad_fn_install(m) < 0 ||
+      gsp_dtype_add_to_module(m) < 0 || gsp_size_add_to_module(m) < 0 ||
+      gsp_scopes_add_to_module(m) < 0 || gsp_functions_add_forwarders(m) < 0)
     goto fail;
   PyObject *nn = gsp_nn_module();
   if (add_submodule(m, "nn", nn) < 0)

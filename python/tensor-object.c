@@ -26,6 +26,9 @@ static PyObject *wrap(gs_tensor t, bool owned) {
   o->handle = t;
   o->owned = owned;
   o->keeper = NULL;
+  /* The handle's object from now on (tensor identity, gsp_tensor_object), unless it has one. */
+  if (!gs_tensor_binding(t))
+    gs_tensor_set_binding(t, o);
   return (PyObject *)o;
 }
 
@@ -37,6 +40,13 @@ PyObject *gsp_wrap_kept(gs_tensor t, PyObject *keeper) {
   if (o)
     ((gsp_tensor *)o)->keeper = Py_XNewRef(keeper);
   return o;
+}
+
+PyObject *gsp_tensor_object(gs_tensor t, PyObject *keeper) {
+  gsp_tensor *o = gs_tensor_is_none(t) ? NULL : gs_tensor_binding(t);
+  if (o && o->handle.id == t.id)
+    return Py_NewRef((PyObject *)o);
+  return gsp_wrap_kept(t, keeper);
 }
 
 void gsp_tensor_keep(PyObject *o, PyObject *keeper) {
@@ -53,8 +63,10 @@ static void tensor_dealloc(PyObject *self) {
   /* At interpreter exit, what the program still held (a global, say) is alive at exit, as a
    * C program's tensors are: not disposed here, so the leak report (GS_LEAK_REPORT) and the
    * log's end list it, with its Python line. */
-  if (o->owned && !_Py_IsFinalizing() && gs_is_alive(o->handle) &&
-      gs_owner_scope(o->handle).id == 0)
+  bool alive = gs_is_alive(o->handle);
+  if (gs_tensor_binding(o->handle) == self)
+    gs_tensor_set_binding(o->handle, NULL);
+  if (o->owned && !_Py_IsFinalizing() && alive && gs_owner_scope(o->handle).id == 0)
     gs_dispose(o->handle);
   Py_CLEAR(o->keeper);
   PyObject_Free(self);
@@ -195,7 +207,7 @@ static PyObject *get_grad(PyObject *self, void *c) {
     return gsp_raise_engine_error();
   if (gs_tensor_is_none(g))
     Py_RETURN_NONE;
-  return gsp_wrap_kept(g, self); /* the grad outlives the name of its tensor */
+  return gsp_tensor_object(g, self); /* the grad outlives the name of its tensor */
 }
 
 static int set_grad(PyObject *self, PyObject *value, void *c) {
@@ -213,14 +225,7 @@ static int set_grad(PyObject *self, PyObject *value, void *c) {
 static PyObject *get_grad_fn(PyObject *self, void *c) {
   GSP_SITE();
   (void)c;
-  gs_tensor t = gsp_handle(self);
-  gs_clear_error();
-  const char *name = gs_grad_fn_name(t);
-  if (gs_last_error_code() != GS_OK)
-    return gsp_raise_engine_error();
-  if (!name)
-    Py_RETURN_NONE;
-  return PyUnicode_FromString(name);
+  return gsp_tensor_grad_fn(self); /* grad-fn.c */
 }
 
 static PyObject *get_version(PyObject *self, void *c) {
@@ -276,7 +281,7 @@ PyGetSetDef gsp_tensor_getset[] = {
      NULL},
     {"is_leaf", get_is_leaf, NULL, "Not made by a recorded op.", NULL},
     {"grad", get_grad, set_grad, "The accumulated gradient (borrowed), or None.", NULL},
-    {"grad_fn", get_grad_fn, NULL, "The name of the node that made it, or None.", NULL},
+    {"grad_fn", get_grad_fn, NULL, "The node that made it (a gradscope.Node), or None.", NULL},
     {"_version", get_version, NULL, "The storage's version counter.", NULL},
     {"handle_id", get_handle_id, NULL, "The engine's handle id (as in the event log).", NULL},
     {"is_alive", get_is_alive, NULL, "False once the handle was disposed (by a scope).", NULL},

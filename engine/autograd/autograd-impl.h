@@ -110,7 +110,46 @@ struct gs__node {
   struct gs__node *inner;               /* CopySlices: the wrapped op's node (owned) */
   gs__view_geometry *geometry;          /* CopySlices, AsStridedBackward: where the view is in
                                            its base (owned) */
+  /* The shape of the tensor it made (its leaf's, for AccumulateGrad), for gs_node_output_shape
+   * once that tensor is gone. */
+  int out_ndim;
+  int64_t out_shape[GS_MAX_DIMS];
+  /* Its public handle (gs_node), given on first request (node-handle.c), or 0. */
+  uint64_t handle;
+  /* Hooks on the gradient flowing into it (gs_register_grad_hook), in registration order;
+   * owned, freed with it. */
+  struct gs__grad_hook *hooks;
 };
+
+/* A hook on the gradient that flows into a node: the tensor hook of its output (a non-leaf's
+ * grad_fn, or a leaf's AccumulateGrad). Registered and run by backward/grad-hooks.c; freed
+ * here with its node (its free_user_data called). */
+typedef struct gs__grad_hook {
+  struct gs__grad_hook *next;
+  uint64_t id;
+  gs_grad_hook_fn fn;
+  void *user_data;
+  void (*free_user_data)(void *user_data);
+  bool removed; /* removed while its node's hooks were running: freed after they finish */
+} gs__grad_hook;
+
+/* Frees a hook (calling its free_user_data). */
+void gs__grad_hook_free(gs__grad_hook *h);
+
+/* Sets the tensor a node made, and the shape it keeps of it. */
+static inline void gs__node_set_output(gs__node *n, const gs__tensor *t) {
+  n->output = t->id;
+  n->out_ndim = t->ndim;
+  memcpy(n->out_shape, t->shape, sizeof n->out_shape);
+}
+
+/* Ends a freed node's public handle (node-handle.c): it reports stale from now on, naming
+ * the event that freed the node. */
+void gs__node_handle_end(gs__node *n, uint64_t event);
+/* n's public handle, given now if it has none. */
+gs_node gs__node_handle(gs__node *n);
+/* The live node a handle names, or NULL after reporting a stale handle as an error of fn. */
+gs__node *gs__node_lookup(gs_node h, const char *fn);
 
 /* True while ops record nodes on this thread. */
 bool gs__grad_mode(void);

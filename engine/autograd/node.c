@@ -77,6 +77,13 @@ void gs__node_release(gs__node *node) {
       else
         gs__trace_skip(1);
     }
+    if (n->handle) /* named by the release event just numbered */
+      gs__node_handle_end(n, gs__events_settle());
+    while (n->hooks) {
+      gs__grad_hook *h = n->hooks;
+      n->hooks = h->next;
+      gs__grad_hook_free(h);
+    }
     gs__node_release_saved(n); /* a CopySlices node's are its inner node's */
     free(n->geometry);
     for (int i = -1; i < n->n_inputs; i++) {
@@ -119,6 +126,12 @@ gs__node *gs__node_alloc(const gs__node_kind *kind, int n_inputs, int n_saved) {
   return n;
 }
 
+void gs__grad_hook_free(gs__grad_hook *h) {
+  if (h->free_user_data)
+    h->free_user_data(h->user_data);
+  free(h);
+}
+
 gs__autograd_kinds gs__kinds;
 
 gs__node *gs__grad_edge(gs__tensor *t) {
@@ -132,6 +145,7 @@ gs__node *gs__grad_edge(gs__tensor *t) {
     if (!acc)
       return NULL;
     acc->leaf = t->id;
+    gs__node_set_output(acc, t);
     t->ag.grad_accumulator = acc; /* the leaf's reference */
     gs__node_announce(acc);
   }
@@ -163,7 +177,7 @@ gs__node *gs__record(const gs__node_kind *kind, gs__tensor *out, int n_inputs,
       gs__node_retain(n->next[i]);
   }
   bool inplace = n_inputs > 0 && inputs[0] == out;
-  n->output = out->id;
+  gs__node_set_output(n, out);
   gs__tensor *base = inplace && out->origin == GS__ORIGIN_VIEW ? gs__lookup_quiet(out->view_base)
                                                                 : NULL;
   if (base) { /* written through a view: the base's history is what changes */

@@ -171,7 +171,7 @@ void gs__record_view_write(gs__tensor *v, gs__tensor *base, gs__node *inner) {
   base->ag.grad_fn = c;
   base->ag.requires_grad = true;
   base->ag.history++; /* every view of it, v too, is stale now */
-  c->output = base->id;
+  gs__node_set_output(c, base);
   gs__node_announce(c); /* written once the op has saved its tensors (into inner's slots) */
 }
 
@@ -200,7 +200,7 @@ void gs__refresh_view_slow(gs__tensor *t) {
     a->inputs[0] = gs__input_meta_of(base);
     a->next[0] = edge;
     gs__node_retain(edge);
-    a->output = t->id;
+    gs__node_set_output(a, t);
   }
   t->base_history = base->ag.history;
   if (t->ag.grad_fn)

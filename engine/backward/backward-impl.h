@@ -15,3 +15,8 @@ typedef enum gs__backward_hook_point {
   GS__HOOK_END,
 } gs__backward_hook_point;
 void gs__backward_hooks_call(gs__backward_hook_point point, gs_tensor t, gs_tensor grad);
+
+/* Runs node n's gradient hooks (grad-hooks.c) on *grad, the gradient flowing into it (owned by
+ * the pass): a hook's replacement takes its place. False after reporting, when a hook stopped
+ * the pass or returned a gradient of another shape. */
+bool gs__grad_hooks_run(gs__node *n, gs_tensor *grad);

@@ -86,6 +86,16 @@ static int64_t run_find(run *r, gs__node *node, bool *added) {
   return (int64_t)r->count++;
 }
 
+/* Index of node in the run, or -1 if the walk did not reach it. */
+static int64_t run_lookup(const run *r, const gs__node *node) {
+  if (!r->slots)
+    return -1;
+  for (size_t h = hash_node(node, r->slot_mask); r->slots[h] >= 0; h = (h + 1) & r->slot_mask)
+    if (r->nodes[r->slots[h]].node == node)
+      return r->slots[h];
+  return -1;
+}
+
 static void run_free(run *r) {
   for (size_t i = 0; i < r->count; i++)
     if (r->nodes[i].grad.id)
@@ -162,12 +172,14 @@ static bool check_node(const gs__node *n) {
 }
 
 /* Every node reachable from start, each with the number of edges into it from reachable
- * nodes; false after reporting (a node that cannot run, or out of memory). */
+ * nodes (added to what walks from earlier roots found); false after reporting (a node that
+ * cannot run, or out of memory). */
 static bool collect(run *r, gs__node *start) {
   bool added;
+  size_t first = r->count; /* another root's walk may have found some already */
   if (run_find(r, start, &added) < 0)
     goto oom;
-  for (size_t i = 0; i < r->count; i++) { /* r->nodes grows as the walk finds nodes */
+  for (size_t i = first; i < r->count; i++) { /* r->nodes grows as the walk finds nodes */
     gs__node *n = r->nodes[i].node;
     if (!check_node(n))
       return false;
@@ -223,11 +235,19 @@ static void check_formula_grads(const gs__node *n, gs_tensor *grads) {
   }
 }
 
+/* Frees n's saved tensors once a pass without retain_graph is done with it. */
+static void release_saved(gs__node *n) {
+  gs__node_release_saved(n);
+  n->released = true;
+  n->released_event = gs__next_event();
+}
+
+/* Runs node j's formula on the gradient that arrived at it (the pass's; disposed here) and
+ * hands what it gives its inputs to the nodes they lead to. */
 static void run_node_formula(run *r, int64_t j, bool retain_graph) {
   gs__node *n = r->nodes[j].node;
   gs_tensor grad = r->nodes[j].grad;
   r->nodes[j].grad = GS_NO_TENSOR;
-  gs__accumulate_retained(n, grad);
 
   gs_tensor stack_grads[8];
   gs_tensor *grads = n->n_inputs <= 8 ? stack_grads : calloc((size_t)n->n_inputs, sizeof *grads);
@@ -254,9 +274,7 @@ static void run_node_formula(run *r, int64_t j, bool retain_graph) {
   if (grads != stack_grads)
     free(grads);
   if (!retain_graph) {
-    gs__node_release_saved(n);
-    n->released = true;
-    n->released_event = gs__next_event();
+    release_saved(n);
     if (n->n_saved > 0) {
       if (gs__trace_on())
         gs__trace_node(GS_TRACE_NODE_FREE_SAVED, n->id);
@@ -266,11 +284,47 @@ static void run_node_formula(run *r, int64_t j, bool retain_graph) {
   }
 }
 
-void gs_backward_with(gs_tensor root_h, gs_tensor grad_h, bool retain_graph) {
-  const char *fn = "backward";
+/* What one pass is asked to do: gs_backward_with and gs_backward_many accumulate into
+ * leaves; gs_autograd_grad captures the gradient arriving at each of capture[] instead and
+ * runs only the nodes that lead to one. */
+typedef struct pass {
+  const gs_tensor *roots, *seeds; /* seeds may be NULL, an entry GS_NO_TENSOR: ones */
+  int n_roots;
+  bool retain_graph;
+  gs__node *const *capture; /* per input of gs_autograd_grad; NULL: an ordinary backward */
+  int n_capture;
+  gs_tensor *captured;     /* per input: the gradient that arrived (caller-owned) */
+  const gs_tensor *inputs; /* the tensors captured, for messages */
+  bool allow_unused;
+} pass;
+
+/* In a capturing pass: an input no gradient reaches is an error unless allow_unused; false
+ * after reporting. after: the check once the pass ran (else: before, on reachability). */
+static bool check_used(const pass *p, const run *r, bool after, const char *fn) {
+  for (int c = 0; c < p->n_capture && !p->allow_unused; c++) {
+    if (after ? p->captured[c].id != 0 : run_lookup(r, p->capture[c]) >= 0)
+      continue;
+    gs__error(GS_ERR_STATE, fn,
+              "input %d (tensor #%u.%u) %s: it has no gradient; pass allow_unused to get none "
+              "for it",
+              c, (unsigned)(p->inputs[c].id & 0xffffffffu), (unsigned)(p->inputs[c].id >> 32),
+              after ? "received no gradient from the outputs"
+                    : "was not used in the graph of the outputs");
+    return false;
+  }
+  return true;
+}
+
+/* True on this thread while it runs a pass: a gradient hook starting another is an error (the
+ * pass holds the backward lock). */
+static GS__THREAD_LOCAL bool in_pass;
+
+/* Checks root i and its seed before anything runs; false after reporting. */
+static bool check_root(const pass *p, int i, const char *fn) {
+  gs_tensor root_h = p->roots[i], grad_h = p->seeds ? p->seeds[i] : GS_NO_TENSOR;
   gs__tensor *root = gs__lookup(root_h, fn);
   if (!root)
-    return;
+    return false;
   char shape[GS__SHAPE_STR], gshape[GS__SHAPE_STR];
   gs__refresh_view(root);
   if (!root->ag.requires_grad) {
@@ -279,84 +333,256 @@ void gs_backward_with(gs_tensor root_h, gs_tensor grad_h, bool retain_graph) {
               "differentiate (did an input call gs_set_requires_grad?)",
               (unsigned)(root_h.id & 0xffffffffu), (unsigned)(root_h.id >> 32),
               gs__shape_str(shape, root->shape, root->ndim));
-    return;
+    return false;
   }
-  gs__tensor *seed = NULL;
   if (grad_h.id) {
-    seed = gs__lookup(grad_h, fn);
+    gs__tensor *seed = gs__lookup(grad_h, fn);
     if (!seed)
-      return;
+      return false;
     if (seed->ndim != root->ndim ||
         memcmp(seed->shape, root->shape, (size_t)root->ndim * sizeof(int64_t)) != 0) {
       gs__error(GS_ERR_SHAPE, fn, "expected a gradient of the output's shape %s, got %s",
                 gs__shape_str(shape, root->shape, root->ndim),
                 gs__shape_str(gshape, seed->shape, seed->ndim));
-      return;
+      return false;
     }
   } else if (root->numel != 1) {
     gs__error(GS_ERR_SHAPE, fn,
               "a gradient can be implied only for a one-element output; got shape %s, so pass "
               "one to gs_backward_with",
               gs__shape_str(shape, root->shape, root->ndim));
-    return;
+    return false;
   }
+  return true;
+}
+
+/* For gs_autograd_grad: whether each node leads (through its inputs) to a captured node, so
+ * its formula must run; from a topological order of the run (Kahn's, without running). */
+static bool *leads_to_capture(run *r, const pass *p) {
+  bool *leads = calloc(r->count, sizeof *leads);
+  int64_t *order = malloc(r->count * sizeof *order);
+  int64_t *pending = malloc(r->count * sizeof *pending);
+  if (!leads || !order || !pending) {
+    free(order);
+    free(pending);
+    free(leads);
+    return NULL;
+  }
+  size_t head = 0, tail = 0;
+  for (size_t j = 0; j < r->count; j++)
+    if ((pending[j] = r->nodes[j].pending) == 0)
+      order[tail++] = (int64_t)j;
+  while (head < tail) {
+    gs__node *n = r->nodes[order[head++]].node;
+    for (int i = 0; i < n->n_inputs; i++) {
+      bool added;
+      int64_t k = n->next[i] ? run_find(r, n->next[i], &added) : -1;
+      if (k >= 0 && --pending[k] == 0)
+        order[tail++] = k;
+    }
+  }
+  for (size_t o = tail; o-- > 0;) {
+    gs__node *n = r->nodes[order[o]].node;
+    for (int i = 0; i < n->n_inputs && !leads[order[o]]; i++) {
+      bool added;
+      int64_t k = n->next[i] ? run_find(r, n->next[i], &added) : -1;
+      if (k < 0)
+        continue;
+      leads[order[o]] = leads[k];
+      for (int c = 0; c < p->n_capture; c++)
+        leads[order[o]] |= p->capture[c] == n->next[i];
+    }
+  }
+  free(order);
+  free(pending);
+  return leads;
+}
+
+/* In a capturing pass: hands the gradient that arrived at n to every input captured there, as
+ * new tensors the caller owns. */
+static void capture_grad(const pass *p, const gs__node *n, gs_tensor grad) {
+  gs__ownership_resume(); /* the caller's, as if gs_autograd_grad made them */
+  for (int c = 0; c < p->n_capture; c++)
+    if (p->capture[c] == n && !p->captured[c].id)
+      p->captured[c] = gs_clone(grad);
+  gs__ownership_suspend_for(GS__REASON_BACKWARD_TEMPORARY);
+}
+
+/* One backward pass; false after reporting (nothing ran if the graph failed its checks). */
+static bool run_pass(const pass *p, const char *fn) {
+  if (in_pass) {
+    gs__error(GS_ERR_STATE, fn,
+              "a backward pass is running on this thread (this call came from one of its "
+              "gradient hooks): a hook cannot start another backward");
+    return false;
+  }
+  for (int i = 0; i < p->n_roots; i++)
+    if (!check_root(p, i, fn))
+      return false;
 
   pthread_mutex_lock(&backward_lock);
+  in_pass = true;
   uintptr_t outer_site = gs__trace_on() ? gs__trace_site_enter() : 0;
   bool was_enabled = gs_set_grad_enabled(false);
   /* backward's temporaries are the engine's, not the user's scope's */
   gs__ownership_suspend_for(GS__REASON_BACKWARD_TEMPORARY);
+  gs_tensor first_root = p->roots[0];
   /* A leaf root accumulates into itself through its AccumulateGrad node. */
-  gs__node *start = gs__grad_edge(root);
+  gs__node *first_start = gs__grad_edge(gs__lookup(first_root, fn));
   if (gs__trace_on())
-    gs__trace_backward(GS_TRACE_BACKWARD_BEGIN, root_h.id, start ? start->id : 0);
+    gs__trace_backward(GS_TRACE_BACKWARD_BEGIN, first_root.id, first_start ? first_start->id : 0);
   else
     gs__trace_skip(1);
-  gs__backward_hooks_call(GS__HOOK_BEGIN, root_h, GS_NO_TENSOR);
+  gs__backward_hooks_call(GS__HOOK_BEGIN, first_root, GS_NO_TENSOR);
   run r = {0};
-  if (start && collect(&r, start)) {
-    gs_tensor first = seed ? gs_to_dtype(grad_h, root->dtype)
-                           : gs_ones(root->dtype, root->shape, root->ndim);
-    r.nodes[0].grad = first;
-    /* Kahn: run a node once every edge into it has delivered its gradient. */
-    int64_t *ready = malloc(r.count * sizeof *ready);
-    if (!ready)
-      abort();
-    size_t n_ready = 0;
-    ready[n_ready++] = 0;
-    while (n_ready > 0) {
-      int64_t j = ready[--n_ready];
-      gs__node *n = r.nodes[j].node;
-      if (r.nodes[j].grad.id)
-        run_node_formula(&r, j, retain_graph);
-      else if (!retain_graph && n->n_saved > 0) { /* no gradient reached it: still free */
-        gs__node_release_saved(n);
-        n->released = true;
-        n->released_event = gs__next_event();
-      }
-      for (int i = 0; i < n->n_inputs; i++) {
-        if (!n->next[i])
-          continue;
-        bool added;
-        int64_t k = run_find(&r, n->next[i], &added);
-        if (--r.nodes[k].pending == 0)
-          ready[n_ready++] = k;
-      }
-    }
-    free(ready);
+  bool ok = true, collected = true;
+  for (int i = 0; i < p->n_roots && collected; i++) {
+    gs__node *start = gs__grad_edge(gs__lookup(p->roots[i], fn));
+    collected = start && collect(&r, start);
   }
+  ok = collected && (!p->capture || check_used(p, &r, false, fn));
+  bool *leads = ok && p->capture ? leads_to_capture(&r, p) : NULL;
+  if (ok && p->capture && !leads) {
+    gs__error(GS_ERR_OUT_OF_MEMORY, fn, "could not allocate the backward bookkeeping");
+    ok = false;
+  }
+  int64_t *ready = ok ? malloc(r.count * sizeof *ready) : NULL;
+  if (ok && !ready)
+    abort();
+  size_t n_ready = 0;
+  for (int i = 0; ok && i < p->n_roots; i++) {
+    const gs__tensor *root = gs__lookup(p->roots[i], fn);
+    gs_tensor seed = p->seeds ? p->seeds[i] : GS_NO_TENSOR;
+    gs_tensor first =
+        seed.id ? gs_to_dtype(seed, root->dtype) : gs_ones(root->dtype, root->shape, root->ndim);
+    bool added;
+    add_grad(&r, run_find(&r, gs__grad_edge((gs__tensor *)root), &added), first);
+  }
+  for (size_t j = 0; ok && j < r.count; j++)
+    if (r.nodes[j].pending == 0)
+      ready[n_ready++] = (int64_t)j;
+  /* Kahn: run a node once every edge into it has delivered its gradient. */
+  while (ok && n_ready > 0) {
+    int64_t j = ready[--n_ready];
+    gs__node *n = r.nodes[j].node;
+    bool runs = !p->capture || (leads[j] && n->kind != gs__kinds.accumulate_grad);
+    if (r.nodes[j].grad.id) {
+      gs__accumulate_retained(n, r.nodes[j].grad); /* before hooks, as torch 1.13 when
+                                                      retain_grad came first */
+      if (n->hooks && !gs__grad_hooks_run(n, &r.nodes[j].grad)) {
+        ok = false;
+        break;
+      }
+      if (p->capture)
+        capture_grad(p, n, r.nodes[j].grad);
+      if (runs) {
+        run_node_formula(&r, j, p->retain_graph);
+      } else {
+        gs_dispose(r.nodes[j].grad);
+        r.nodes[j].grad = GS_NO_TENSOR;
+      }
+    } else if (runs && !p->retain_graph && n->n_saved > 0) { /* no gradient reached it */
+      release_saved(n);
+    }
+    for (int i = 0; i < n->n_inputs; i++) {
+      if (!n->next[i])
+        continue;
+      bool added;
+      int64_t k = run_find(&r, n->next[i], &added);
+      if (--r.nodes[k].pending == 0)
+        ready[n_ready++] = k;
+    }
+  }
+  free(ready);
+  free(leads);
   run_free(&r);
+  if (ok && p->capture)
+    ok = check_used(p, &r, true, fn);
   if (gs__trace_on())
-    gs__trace_backward(GS_TRACE_BACKWARD_END, root_h.id, 0);
+    gs__trace_backward(GS_TRACE_BACKWARD_END, first_root.id, 0);
   else
     gs__trace_skip(1);
   gs__ownership_resume();
   gs_set_grad_enabled(was_enabled);
   if (gs__trace_on())
     gs__trace_site_leave(outer_site);
+  in_pass = false;
   pthread_mutex_unlock(&backward_lock);
   /* After the lock: an end hook may wait for other processes or run a backward itself. */
-  gs__backward_hooks_call(GS__HOOK_END, root_h, GS_NO_TENSOR);
+  gs__backward_hooks_call(GS__HOOK_END, first_root, GS_NO_TENSOR);
+  return ok;
+}
+
+void gs_backward_with(gs_tensor root_h, gs_tensor grad_h, bool retain_graph) {
+  run_pass(&(pass){.roots = &root_h, .seeds = &grad_h, .n_roots = 1, .retain_graph = retain_graph},
+           "backward");
+}
+
+void gs_backward_many(const gs_tensor *outputs, const gs_tensor *grads, int n, bool retain_graph) {
+  if (!outputs || n < 1) {
+    gs__error(GS_ERR_ARGUMENT, "backward_many", "expected at least one output, got %s",
+              outputs ? "none" : "NULL");
+    return;
+  }
+  run_pass(&(pass){.roots = outputs, .seeds = grads, .n_roots = n, .retain_graph = retain_graph},
+           "backward");
+}
+
+int gs_autograd_grad(const gs_tensor *outputs, const gs_tensor *grad_outputs, int n_outputs,
+                     const gs_tensor *inputs, int n_inputs, bool retain_graph, bool allow_unused,
+                     gs_tensor *grads_out) {
+  const char *fn = "autograd_grad";
+  if (!outputs || n_outputs < 1 || !inputs || n_inputs < 1 || !grads_out) {
+    gs__error(GS_ERR_ARGUMENT, fn,
+              "expected at least one output, one input and room for the gradients, got %d "
+              "output%s, %d input%s%s",
+              outputs ? n_outputs : 0, n_outputs == 1 ? "" : "s", inputs ? n_inputs : 0,
+              n_inputs == 1 ? "" : "s", grads_out ? "" : " and grads_out NULL");
+    return -1;
+  }
+  gs__node **capture = malloc((size_t)n_inputs * sizeof *capture);
+  if (!capture) {
+    gs__error(GS_ERR_OUT_OF_MEMORY, fn, "could not allocate the backward bookkeeping");
+    return -1;
+  }
+  for (int i = 0; i < n_inputs; i++)
+    grads_out[i] = GS_NO_TENSOR;
+  bool ok = true;
+  for (int i = 0; i < n_inputs && ok; i++) {
+    gs__tensor *t = gs__lookup(inputs[i], fn);
+    ok = t != NULL;
+    if (t)
+      gs__refresh_view(t);
+    if (t && !t->ag.requires_grad) {
+      gs__error(GS_ERR_STATE, fn,
+                "input %d (tensor #%u.%u) does not require grad: there is no gradient to "
+                "take with respect to it",
+                i, (unsigned)(inputs[i].id & 0xffffffffu), (unsigned)(inputs[i].id >> 32));
+      ok = false;
+    }
+    /* Its gradient is the one arriving where it flows: its grad_fn, or its AccumulateGrad. */
+    if (ok && !(capture[i] = gs__grad_edge(t)))
+      ok = false;
+  }
+  ok = ok && run_pass(&(pass){.roots = outputs,
+                              .seeds = grad_outputs,
+                              .n_roots = n_outputs,
+                              .retain_graph = retain_graph,
+                              .capture = capture,
+                              .n_capture = n_inputs,
+                              .captured = grads_out,
+                              .inputs = inputs,
+                              .allow_unused = allow_unused},
+                      fn);
+  free(capture);
+  if (ok)
+    return 0;
+  for (int i = 0; i < n_inputs; i++) {
+    if (grads_out[i].id)
+      gs_dispose(grads_out[i]);
+    grads_out[i] = GS_NO_TENSOR;
+  }
+  return -1;
 }
 
 void gs_backward(gs_tensor t) { gs_backward_with(t, GS_NO_TENSOR, false); }
@@ -434,6 +660,13 @@ void gs_retain_grad(gs_tensor h) {
   if (t->ag.grad_fn) /* leaves keep their grad anyway */
     t->ag.grad_fn->retained_output = h.id;
   t->ag.retains_grad = true;
+}
+
+bool gs_retains_grad(gs_tensor h) {
+  gs__tensor *t = gs__lookup(h, "retains_grad");
+  if (t)
+    gs__refresh_view(t);
+  return t && t->ag.retains_grad && t->ag.grad_fn; /* a leaf keeps its grad anyway */
 }
 
 const char *gs_grad_fn_name(gs_tensor h) {

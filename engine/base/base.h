@@ -50,6 +50,7 @@ enum {
   GS__FORK_RANK_TRACE_SITES = 40,   /* trace/sites.c: writes into a thread's buffer inside */
   GS__FORK_RANK_TRACE_STREAMS = 50, /* trace/writer.c: registry, then buffers, then the sink */
   GS__FORK_RANK_TRACE_STRINGS = 55, /* trace/writer.c: the string table (a leaf) */
+  GS__FORK_RANK_NODE_HANDLES = 58, /* autograd/node-handle.c: takes a pool lock inside */
   GS__FORK_RANK_POOLS = 60,     /* base/pool.c: every pool's free list, then the history slabs */
   GS__FORK_RANK_ALLOCATOR = 70, /* core/allocator.c (a leaf) */
   GS__FORK_RANK_INTERN = 80,    /* base/intern.c (a leaf) */

@@ -200,6 +200,9 @@ typedef struct gs__tensor {
   const char *created_at_text; /* or an interpreter's line there (gs_trace_set_site_text,
                                 * interned: equal text, equal pointer), else NULL */
   bool is_parameter;
+  /* A language binding's object for this handle (gs_tensor_set_binding), never read by the
+   * engine; reset when a handle is made or moved. */
+  void *binding;
   gs__autograd_meta ag;
 } gs__tensor;
 

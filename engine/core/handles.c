@@ -83,6 +83,7 @@ gs_tensor gs__register(const gs__tensor *t, const char *fn) {
   s->tensor.id = id;
   s->tensor.ag = (gs__autograd_meta){0}; /* graph links are set by the op, never copied */
   s->tensor.is_parameter = false;
+  s->tensor.binding = NULL;
   s->tensor.counted_view = false; /* a copy of a view is not counted until it says so */
   s->tensor.live_views = 0;
   s->tensor.created_by = fn;
@@ -183,6 +184,7 @@ gs_tensor gs__move_handle(gs_tensor h, const char *reason) {
   gs_tensor moved = {id};
   to->tensor = from->tensor;
   to->tensor.id = id;
+  to->tensor.binding = NULL; /* the binding's object holds the old handle */
   /* The new handle takes the old one's place with its owner and in its graph (the owner record
    * moves under the owners' lock, in engine/scope). */
   GS__LIFECYCLE_EACH(on_move, to, from);

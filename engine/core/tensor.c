@@ -239,6 +239,26 @@ int64_t gs_storage_offset(gs_tensor h) {
   return t ? t->offset : -1;
 }
 
+gs_tensor gs_view_base(gs_tensor h) {
+  gs__tensor *t = gs__lookup(h, "view_base");
+  if (!t || t->origin != GS__ORIGIN_VIEW || !t->view_base)
+    return GS_NO_TENSOR;
+  gs_tensor base = {t->view_base};
+  return gs__lookup(base, "view_base") ? base : GS_NO_TENSOR; /* stale: says who disposed it */
+}
+
+/* Quiet on a stale handle: bindings call these from their objects' finalizers. */
+void gs_tensor_set_binding(gs_tensor h, void *object) {
+  gs__tensor *t = gs__lookup_quiet(h.id);
+  if (t)
+    t->binding = object;
+}
+
+void *gs_tensor_binding(gs_tensor h) {
+  gs__tensor *t = gs__lookup_quiet(h.id);
+  return t ? t->binding : NULL;
+}
+
 bool gs_is_contiguous(gs_tensor h) {
   gs__tensor *t = gs__lookup(h, "is_contiguous");
   return t && gs__is_contiguous(t);

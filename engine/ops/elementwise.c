@@ -248,6 +248,7 @@ static void add_scalar_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   grads[0] = gs__reduce_grad(n, 0, gs__pass_grad_through(g)); /* d(a + s) = g */
 }
 GS__BACKWARD(AddScalarBackward, add_scalar_backward);
+GS__BACKWARD(SubScalarBackward, add_scalar_backward); /* a - s: named as written */
 
 static void rsub_scalar_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   grads[0] = gs__reduce_grad(n, 0, gs_neg(g)); /* d(s - a) = -g */
@@ -325,7 +326,7 @@ static void record_binary_scalar(gs__binop op, bool reversed, gs_tensor h, const
   bool save_a = false;
   switch (op) {
   case GS__ADD: kind = &AddScalarBackward; break;
-  case GS__SUB: kind = reversed ? &RsubScalarBackward : &AddScalarBackward; break;
+  case GS__SUB: kind = reversed ? &RsubScalarBackward : &SubScalarBackward; break;
   case GS__MUL: kind = &MulScalarBackward; break;
   case GS__DIV: kind = &DivScalarBackward; break;
   case GS__POW: kind = &PowScalarBackward, save_a = true; break;

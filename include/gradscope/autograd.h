@@ -33,6 +33,8 @@ GS_API gs_tensor gs_grad(gs_tensor t);
 GS_API void gs_zero_grad(gs_tensor t);
 /* Makes a non-leaf keep its gradient in gs_grad after backward, as Tensor.retain_grad. */
 GS_API void gs_retain_grad(gs_tensor t);
+/* Whether a non-leaf asked for that (false for leaves, as Tensor.retains_grad). */
+GS_API bool gs_retains_grad(gs_tensor t);
 /* The name of the node that made t ("MulBackward"), or NULL for a leaf. */
 GS_API const char *gs_grad_fn_name(gs_tensor t);
 
@@ -43,6 +45,100 @@ GS_API void gs_backward(gs_tensor t);
 /* Backward seeded with grad (t's shape; NULL handle means ones for a one-element t). With
  * retain_graph the saved tensors stay, so backward can run through the graph again. */
 GS_API void gs_backward_with(gs_tensor t, gs_tensor grad, bool retain_graph);
+
+/* ---- graph nodes ---------------------------------------------------------------------- */
+
+/* A node of the autograd graph, as PyTorch's grad_fn: a handle by value (slot index and
+ * generation, as gs_tensor's), stale-checked on every use. A node lives while a tensor it made,
+ * a node it feeds, a leaf (its AccumulateGrad) or a holder (gs_node_retain) refers to it; a
+ * handle to a node freed since is reported as stale, naming the event that freed it. Id 0 is
+ * "no node". A node keeps the same handle for its whole life, so equal ids mean the same
+ * node. */
+typedef struct gs_node {
+  uint64_t id;
+} gs_node;
+
+#define GS_NO_NODE ((gs_node){0})
+static inline bool gs_node_is_none(gs_node n) { return n.id == 0; }
+
+/* The node that made t (its grad_fn), or GS_NO_NODE for a leaf or a tensor made without
+ * grad. */
+GS_API gs_node gs_grad_fn(gs_tensor t);
+/* The AccumulateGrad node of a leaf that requires grad (made on first use, as backward makes
+ * it), or GS_NO_NODE for a tensor that has a grad_fn or does not require grad. */
+GS_API gs_node gs_grad_accumulator(gs_tensor t);
+/* True while n names a live node; never reports an error. */
+GS_API bool gs_node_is_alive(gs_node n);
+/* The node's kind ("MulBackward", "AccumulateGrad"), or NULL on a stale handle. */
+GS_API const char *gs_node_name(gs_node n);
+/* Its number in the event log and in error messages ("MulBackward #4"), or 0 on error. */
+GS_API uint64_t gs_node_number(gs_node n);
+/* How many inputs (edges) it has, or -1 on error. */
+GS_API int gs_node_n_inputs(gs_node n);
+/* The node input `input`'s gradient goes to (its grad_fn or AccumulateGrad), or GS_NO_NODE
+ * when that input needs no gradient (or on error). */
+GS_API gs_node gs_node_next(gs_node n, int input);
+/* The dtype and shape input `input` had when the node was recorded; returns its ndim, or -1
+ * on error. shape has room for GS_MAX_DIMS. */
+GS_API int gs_node_input_shape(gs_node n, int input, int64_t *shape, gs_dtype *dtype);
+/* The shape of the tensor the node made (a leaf's, for AccumulateGrad); returns its ndim, or
+ * -1 on error. */
+GS_API int gs_node_output_shape(gs_node n, int64_t *shape);
+/* An AccumulateGrad node's leaf (borrowed: the leaf's owner disposes it), or GS_NO_TENSOR for
+ * other nodes. A stale error if the leaf was disposed. */
+GS_API gs_tensor gs_node_variable(gs_node n);
+/* Whether a backward without retain_graph has run it and freed its saved tensors. */
+GS_API bool gs_node_released(gs_node n);
+/* Keeps n alive, with everything it feeds, until the matching gs_node_release (as a Python
+ * grad_fn object holds its node): for bindings and tools that hold nodes longer than the
+ * tensors that made them. */
+GS_API void gs_node_retain(gs_node n);
+GS_API void gs_node_release(gs_node n);
+
+/* ---- gradient hooks on tensors -------------------------------------------------------- */
+
+/* Called during backward with the gradient flowing into a tensor (borrowed: valid during the
+ * call), before it reaches the tensor's grad_fn, or its .grad for a leaf, as PyTorch's
+ * Tensor.register_hook. To change it, store a new tensor of grad's shape and dtype in
+ * *replacement (the engine takes that handle and disposes it); leave *replacement empty to
+ * keep grad. Return false to stop the backward pass (it then reports an error; gradients
+ * already accumulated stay). Runs with grad mode off and the backward lock held: it must not
+ * start a backward (that is an error). Tensors it makes belong to the caller's scope, as if
+ * made where backward was called. */
+typedef bool (*gs_grad_hook_fn)(gs_tensor grad, gs_tensor *replacement, void *user_data);
+
+/* A registered hook: the node it hangs on and its number. */
+typedef struct gs_grad_hook {
+  uint64_t node, id;
+} gs_grad_hook;
+
+/* Registers fn on t's gradient (t must require grad): on its grad_fn for a non-leaf, on its
+ * AccumulateGrad for a leaf. Hooks run in registration order; each sees the previous one's
+ * replacement. free_user_data (may be NULL) is called with user_data when the hook is
+ * removed or its node freed. Returns the hook, or an empty one (id 0) on error. */
+GS_API gs_grad_hook gs_register_grad_hook(gs_tensor t, gs_grad_hook_fn fn, void *user_data,
+                                          void (*free_user_data)(void *user_data));
+/* Removes a hook; removing it again, or after its node was freed, does nothing (as PyTorch's
+ * RemovableHandle.remove). A hook may remove itself or others while it runs; removing one
+ * from another thread while a backward runs it is the caller's race to avoid. */
+GS_API void gs_grad_hook_remove(gs_grad_hook hook);
+
+/* ---- backward from several outputs, and gradients without .grad --------------------- */
+
+/* One backward pass from n outputs (torch.autograd.backward): grads[i] seeds outputs[i]
+ * (grads may be NULL, an entry may be GS_NO_TENSOR: ones, for a one-element output). Shared
+ * parts of their graphs run once, with the seeds' contributions summed. */
+GS_API void gs_backward_many(const gs_tensor *outputs, const gs_tensor *grads, int n,
+                             bool retain_graph);
+/* torch.autograd.grad: the gradients of the outputs (seeded as gs_backward_many) with
+ * respect to inputs, written to grads_out[i] as new tensors the caller owns, without touching
+ * any tensor's .grad. Only the part of the graph between the outputs and the inputs runs. An
+ * input no gradient reaches is an error, unless allow_unused (then grads_out[i] is
+ * GS_NO_TENSOR). The graph's saved tensors are freed unless retain_graph. Returns 0, or -1
+ * after an error (grads_out all empty). */
+GS_API int gs_autograd_grad(const gs_tensor *outputs, const gs_tensor *grad_outputs, int n_outputs,
+                            const gs_tensor *inputs, int n_inputs, bool retain_graph,
+                            bool allow_unused, gs_tensor *grads_out);
 
 /* ---- backward hooks ------------------------------------------------------------------ */
 

@@ -59,6 +59,13 @@ GS_API int64_t gs_version(gs_tensor t);
 /* True while t's bytes are shared copy-on-write with another storage (after gs_clone,
  * before either side writes). */
 GS_API bool gs_is_copy_on_write(gs_tensor t);
+/* One pointer a language binding keeps with a tensor handle: its object for it, so that
+ * asking for the same tensor twice (a view's base, a leaf's gradient) gives the same object,
+ * as PyTorch keeps its Python object in the tensor. The engine never reads it; a new or moved
+ * handle starts with NULL. The binding clears it when its object goes. Neither reports an
+ * error: a stale handle has no binding (NULL), and setting one on it does nothing. */
+GS_API void gs_tensor_set_binding(gs_tensor t, void *object);
+GS_API void *gs_tensor_binding(gs_tensor t);
 /* "[3, 4] f32"-style description into buf; returns buf. */
 GS_API char *gs_describe(gs_tensor t, char *buf, size_t buf_size);
 
@@ -140,6 +147,10 @@ GS_API gs_tensor gs_unsqueeze(gs_tensor t, int dim);
 GS_API gs_tensor gs_flatten(gs_tensor t, int start_dim, int end_dim);
 /* A row-major tensor with t's values: a view of t if t is already contiguous. */
 GS_API gs_tensor gs_contiguous(gs_tensor t);
+/* The tensor at the root of t's chain of views (PyTorch's Tensor._base), borrowed: its owner
+ * disposes it. GS_NO_TENSOR for a tensor that is not a view (a base, a clone, a detach); a
+ * stale-handle error if the base was disposed while the view lived on. */
+GS_API gs_tensor gs_view_base(gs_tensor t);
 /* Semantically a copy, O(1): shares the bytes copy-on-write until either side writes. */
 GS_API gs_tensor gs_clone(gs_tensor t);
 /* Shares the storage and its version counter (writes show in both). */

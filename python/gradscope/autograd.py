@@ -48,16 +48,94 @@ class inference_mode(_grad_mode):
         return self
 
 
-def backward(tensors, grad_tensors=None, retain_graph=None):
-    """torch.autograd.backward: each tensor's backward with its gradient."""
-    if not isinstance(tensors, (list, tuple)):
-        tensors = [tensors]
-    if grad_tensors is None:
-        grad_tensors = [None] * len(tensors)
-    elif not isinstance(grad_tensors, (list, tuple)):
-        grad_tensors = [grad_tensors]
-    for t, g in zip(tensors, grad_tensors):
-        t.backward(g, retain_graph=retain_graph)
+def _tensors(value, what):
+    """A tensor or a sequence of them, as a list (torch takes either)."""
+    if isinstance(value, _c.Tensor):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return list(value)
+    raise TypeError(f"{what}: expected a Tensor or a sequence of Tensors, got {type(value).__name__}")
 
+
+def _no_double_backward(create_graph, where):
+    if create_graph:
+        raise NotImplementedError(
+            f"{where}(create_graph=True) is not supported by gradscope: its backward formulas "
+            "run without recording a graph, so a gradient cannot be differentiated again "
+            "(no double backward)")
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
+    """torch.autograd.backward: one backward pass from every tensor, each seeded with its
+    gradient (None: ones, for a one-element tensor); the gradients accumulate into the
+    leaves' .grad."""
+    _no_double_backward(create_graph, "autograd.backward")
+    if inputs is not None:
+        raise NotImplementedError("autograd.backward(inputs=...) is not supported by gradscope "
+                                  "yet: use autograd.grad(outputs, inputs)")
+    tensors = _tensors(tensors, "autograd.backward")
+    grads = None if grad_tensors is None else _tensors(grad_tensors, "autograd.backward")
+    _c._backward_many(tensors, grads, bool(retain_graph))
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+         only_inputs=True, allow_unused=False, is_grads_batched=False):
+    """torch.autograd.grad: the gradients of outputs with respect to inputs, as a tuple, without
+    touching any .grad. Only the part of the graph between them runs; an input no gradient
+    reaches is an error unless allow_unused (then its gradient is None). The graph's saved
+    tensors are freed unless retain_graph."""
+    _no_double_backward(create_graph, "autograd.grad")
+    if is_grads_batched:
+        raise NotImplementedError("autograd.grad(is_grads_batched=True) is not supported by "
+                                  "gradscope")
+    outputs = _tensors(outputs, "autograd.grad")
+    inputs = _tensors(inputs, "autograd.grad")
+    grads = None if grad_outputs is None else _tensors(grad_outputs, "autograd.grad")
+    return _c._autograd_grad(outputs, inputs, grads, bool(retain_graph), bool(allow_unused))
+
+
+class RemovableHandle:
+    """What Tensor.register_hook returns: remove() takes the hook off (twice is fine); also a
+    context manager that removes it on exit, as torch.utils.hooks.RemovableHandle."""
+
+    def __init__(self, node, hook_id):
+        self._key = (node, hook_id)
+        self.id = hook_id
+
+    def remove(self):
+        if self._key is not None:
+            _c._remove_grad_hook(*self._key)
+            self._key = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+        return False
+
+
+def _register_hook(self, hook):
+    """Tensor.register_hook(hook): hook(grad) runs during backward with the gradient flowing
+    into this tensor (before its grad_fn, or before it is accumulated into .grad for a leaf);
+    returning a Tensor replaces the gradient, None keeps it. Returns a RemovableHandle."""
+    return RemovableHandle(*_c._register_grad_hook(self, hook))
+
+
+_tensor_backward = _c.Tensor.backward
+
+
+def _backward_method(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+    """Tensor.backward(gradient=None, retain_graph=None, create_graph=False, inputs=None):
+    accumulates the gradient of this tensor into the leaves' .grad (gradient: the seed, of
+    this tensor's shape; None for a one-element tensor)."""
+    if create_graph or inputs is not None:
+        backward(self, gradient, retain_graph, create_graph, inputs)  # says what is missing
+    return _tensor_backward(self, gradient, retain_graph=bool(retain_graph))
+
+
+_c._extend_type(_c.Tensor, "register_hook", _register_hook)
+_c._extend_type(_c.Tensor, "backward", _backward_method)
+Node = _c.Node
 
 __getattr__ = unsupported(__name__)

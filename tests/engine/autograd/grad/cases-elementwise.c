@@ -91,7 +91,7 @@ const grad_case grad_cases_elementwise[] = {
     {"MaximumBackward", "broadcast", f_maximum, 2, {GI_T(2, 3, 4), GI(1, 4)}},
     {"MinimumBackward", "broadcast", f_minimum, 2, {GI(2, 3, 4), GI_S(2, 3, 4)}},
     {"AddScalarBackward", "a + 1.5", f_add_scalar, 1, {GI_T(2, 3, 4)}},
-    {"AddScalarBackward", "a - 1.5", f_sub_scalar, 1, {GI_S(2, 3, 4)}},
+    {"SubScalarBackward", "a - 1.5", f_sub_scalar, 1, {GI_S(2, 3, 4)}},
     {"RsubScalarBackward", "1.5 - a", f_rsub_scalar, 1, {GI_T(2, 3, 4)}},
     {"MulScalarBackward", "a * -2.5", f_mul_scalar, 1, {GI_S(2, 3, 4)}},
     {"DivScalarBackward", "a / 4", f_div_scalar, 1, {GI_T(2, 3, 4)}},
