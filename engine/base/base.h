@@ -30,6 +30,8 @@ typedef struct gs__spinlock {
 } gs__spinlock;
 #define GS__SPINLOCK_INIT {ATOMIC_FLAG_INIT}
 void gs__spin_wait(gs__spinlock *lock);
+/* One wait of a spin on anything: a pause for the first 64 spins, then a yield of the core. */
+void gs__spin_pause(int spins);
 static inline void gs__spin_lock(gs__spinlock *lock) {
   if (atomic_flag_test_and_set_explicit(&lock->flag, memory_order_acquire))
     gs__spin_wait(lock);

@@ -22,7 +22,6 @@
 #include <limits.h>
 #include <linux/membarrier.h>
 #include <pthread.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -171,22 +170,11 @@ __attribute__((constructor)) static void register_membarrier(void) {
                       syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
 }
 
-static void pause_briefly(int spins) {
-#if defined(__x86_64__) || defined(__i386__)
-  if (spins < 64) {
-    __builtin_ia32_pause();
-    return;
-  }
-#endif
-  (void)spins;
-  sched_yield(); /* on 2 cores the other side may need this one to make progress */
-}
-
 void gs__tw_wait_unclaimed(gs__tw_buffer *b) {
   do {
     atomic_store_explicit(&b->busy, 0, memory_order_release);
     for (int spins = 0; atomic_load_explicit(&b->claimed, memory_order_acquire); spins++)
-      pause_briefly(spins);
+      gs__spin_pause(spins);
     if (gs__tw_asymmetric) {
       atomic_store_explicit(&b->busy, 1, memory_order_relaxed);
       atomic_signal_fence(memory_order_seq_cst);
@@ -210,7 +198,7 @@ static void claim(thread_buffer *b) {
     atomic_exchange_explicit(&b->claimed, 1, memory_order_seq_cst);
   }
   for (int spins = 0; atomic_load_explicit(&b->busy, memory_order_seq_cst); spins++)
-    pause_briefly(spins);
+    gs__spin_pause(spins);
 }
 
 static void unclaim(thread_buffer *b) {

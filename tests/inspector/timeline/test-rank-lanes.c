@@ -68,6 +68,16 @@ static guint count_pixels(cairo_surface_t *s, double x0, double x1, double y0, d
   return n;
 }
 
+/* The lanes drawn as v says, on an image of v's size. */
+static cairo_surface_t *draw_view(const gs_rank_run *run, const gs_rank_lanes_view *v) {
+  cairo_surface_t *s = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, v->width, v->height);
+  cairo_t *cr = cairo_create(s);
+  gs_rank_lanes_draw(cr, run, v);
+  cairo_destroy(cr);
+  cairo_surface_flush(s);
+  return s;
+}
+
 /* The waits' strip along the lane's top, in full colour where the rank waited. How long the
  * ranks waited depends on the machine's load when the logs were made (on a quiet machine most
  * waits are narrower than a pixel over the whole run), so the view is the lane's longest wait
@@ -91,11 +101,7 @@ static void check_strip_on_longest_wait(const gs_rank_run *run, guint lane, gboo
                           .dark = dark};
   gs_rank_lanes_geometry g;
   gs_rank_lanes_geometry_get(run, &v, &g);
-  cairo_surface_t *s = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, v.width, v.height);
-  cairo_t *cr = cairo_create(s);
-  gs_rank_lanes_draw(cr, run, &v);
-  cairo_destroy(cr);
-  cairo_surface_flush(s);
+  cairo_surface_t *s = draw_view(run, &v);
   const gs_timeline_palette *p = gs_timeline_palette_get(dark);
   double top = g.lanes_y + lane * (g.lane_height + g.lane_gap);
   double x0 = g.plot_x + g.plot_width * (double)(longest->begin - v.t0) / (double)(v.t1 - v.t0);
@@ -134,11 +140,7 @@ static void test_whole_run(void) {
 
   for (int dark = 0; dark < 2; dark++) {
     v.dark = dark;
-    cairo_surface_t *s = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, v.width, v.height);
-    cairo_t *cr = cairo_create(s);
-    gs_rank_lanes_draw(cr, run, &v);
-    cairo_destroy(cr);
-    cairo_surface_flush(s);
+    cairo_surface_t *s = draw_view(run, &v);
     const gs_timeline_palette *p = gs_timeline_palette_get(dark);
     for (guint lane = 0; lane < 2; lane++)
       check_strip_on_longest_wait(run, lane, dark);
