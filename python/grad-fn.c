@@ -329,10 +329,7 @@ static PyObject *get_number(PyObject *self, void *c) {
 static PyObject *get_released(PyObject *self, void *c) {
   (void)c;
   gs_clear_error();
-  bool released = gs_node_released(node_handle(self));
-  if (gs_last_error_code() != GS_OK)
-    return gsp_raise_engine_error();
-  return PyBool_FromLong(released);
+  return gsp_bool_or_error(gs_node_released(node_handle(self)));
 }
 
 static PyMethodDef node_methods[] = {
@@ -392,10 +389,7 @@ static PyObject *get_retains_grad(PyObject *self, void *c) {
   GSP_SITE();
   (void)c;
   gs_clear_error();
-  bool retains = gs_retains_grad(gsp_handle(self));
-  if (gs_last_error_code() != GS_OK)
-    return gsp_raise_engine_error();
-  return PyBool_FromLong(retains);
+  return gsp_bool_or_error(gs_retains_grad(gsp_handle(self)));
 }
 
 static PyGetSetDef tensor_getset[] = {
