@@ -84,22 +84,30 @@ done:
   return tuple;
 }
 
-/* _backward_many(tensors, grad_tensors or None, retain_graph) */
+/* _backward_many(tensors, grad_tensors or None, retain_graph[, inputs]): with inputs, only
+ * their .grad is accumulated into (torch.autograd.backward(inputs=...)). */
 static PyObject *f_backward_many(PyObject *mod, PyObject *args) {
   GSP_SITE();
   (void)mod;
-  PyObject *tensors_o, *grads_o;
+  PyObject *tensors_o, *grads_o, *inputs_o = Py_None;
   int retain_graph;
-  if (!PyArg_ParseTuple(args, "OOp:backward", &tensors_o, &grads_o, &retain_graph))
+  if (!PyArg_ParseTuple(args, "OOp|O:backward", &tensors_o, &grads_o, &retain_graph, &inputs_o))
     return NULL;
-  gs_tensor *tensors = NULL, *grads = NULL;
-  Py_ssize_t n = handles_of(tensors_o, "tensors", false, -1, &tensors);
-  if (n < 0 || (grads_o != Py_None && handles_of(grads_o, "grad_tensors", true, n, &grads) < 0)) {
+  gs_tensor *tensors = NULL, *grads = NULL, *inputs = NULL;
+  Py_ssize_t n = handles_of(tensors_o, "tensors", false, -1, &tensors), n_in = 0;
+  if (n < 0 || (grads_o != Py_None && handles_of(grads_o, "grad_tensors", true, n, &grads) < 0) ||
+      (inputs_o != Py_None && (n_in = handles_of(inputs_o, "inputs", false, -1, &inputs)) < 0)) {
+    PyMem_Free(inputs);
+    PyMem_Free(grads);
     PyMem_Free(tensors);
     return NULL;
   }
   gs_clear_error();
-  gs_backward_many(tensors, grads, (int)n, retain_graph);
+  if (inputs_o == Py_None)
+    gs_backward_many(tensors, grads, (int)n, retain_graph);
+  else
+    gs_backward_inputs(tensors, grads, (int)n, inputs, (int)n_in, retain_graph);
+  PyMem_Free(inputs);
   PyMem_Free(grads);
   PyMem_Free(tensors);
   return gsp_check_void();

@@ -2,6 +2,8 @@
  * non-leaves (gs_retain_grad): the first gradient becomes the tensor's own, later ones are
  * added into it. Engine/autograd makes these nodes; their formula needs ops, so it lives here
  * and installs itself at start-up. */
+#include <stdlib.h>
+
 #include "backward-impl.h"
 #include "scope-impl.h"
 #include "trace-writer.h"
@@ -49,6 +51,32 @@ GS__BACKWARD(AccumulateGrad, accumulate_grad_backward);
 void gs__accumulate_retained(gs__node *n, gs_tensor grad) {
   if (n->retained_output)
     accumulate_into(n->retained_output, grad);
+}
+
+int gs_backward_inputs(const gs_tensor *outputs, const gs_tensor *grads, int n_outputs,
+                       const gs_tensor *inputs, int n_inputs, bool retain_graph) {
+  if (n_inputs <= 0 || !inputs) {
+    gs__error(GS_ERR_ARGUMENT, "backward",
+              "inputs: expected at least one tensor to accumulate into, got %d", n_inputs);
+    return -1;
+  }
+  gs_tensor *got = calloc((size_t)n_inputs, sizeof *got);
+  if (!got) {
+    gs__error(GS_ERR_OUT_OF_MEMORY, "backward", "no memory for %d gradients", n_inputs);
+    return -1;
+  }
+  /* All gradients first, then the accumulation: an error in the pass leaves every .grad as it
+   * was. An input reached by no gradient keeps its .grad, as in PyTorch. */
+  int rc = gs_autograd_grad(outputs, grads, n_outputs, inputs, n_inputs, retain_graph, true, got);
+  for (int i = 0; i < n_inputs; i++) {
+    if (!got[i].id)
+      continue;
+    if (rc == 0)
+      accumulate_into(inputs[i].id, got[i]);
+    gs_dispose(got[i]);
+  }
+  free(got);
+  return rc;
 }
 
 __attribute__((constructor)) static void install_accumulate_grad(void) {

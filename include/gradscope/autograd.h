@@ -140,6 +140,15 @@ GS_API int gs_autograd_grad(const gs_tensor *outputs, const gs_tensor *grad_outp
                             const gs_tensor *inputs, int n_inputs, bool retain_graph,
                             bool allow_unused, gs_tensor *grads_out);
 
+/* torch.autograd.backward(..., inputs=...): one backward pass from the outputs (seeded as
+ * gs_backward_many) whose gradients accumulate only into the .grad of the n_inputs tensors
+ * given (leaves or not: a non-leaf keeps the gradient as if it had retained it); every other
+ * .grad is left alone. An input no gradient reaches keeps its .grad as it was. The graph's
+ * saved tensors are freed unless retain_graph. Returns 0, or -1 after an error (then no .grad
+ * has changed). */
+GS_API int gs_backward_inputs(const gs_tensor *outputs, const gs_tensor *grads, int n_outputs,
+                              const gs_tensor *inputs, int n_inputs, bool retain_graph);
+
 /* ---- backward hooks ------------------------------------------------------------------ */
 
 /* Callbacks around every backward pass in the process, for layers that must act while it

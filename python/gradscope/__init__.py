@@ -18,6 +18,8 @@ del _name
 
 from gradscope import autograd, cuda, nn, optim, utils  # noqa: E402
 from gradscope.autograd import enable_grad, inference_mode, no_grad  # noqa: E402
+from gradscope.compare import (all, allclose, any, equal, isclose, isfinite,  # noqa: E402
+                               isinf, isnan)
 from gradscope.serialization import load, save  # noqa: E402
 
 

@@ -68,14 +68,16 @@ def _no_double_backward(create_graph, where):
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
     """torch.autograd.backward: one backward pass from every tensor, each seeded with its
     gradient (None: ones, for a one-element tensor); the gradients accumulate into the
-    leaves' .grad."""
+    leaves' .grad, or with inputs only into those tensors' .grad (leaves or not)."""
     _no_double_backward(create_graph, "autograd.backward")
-    if inputs is not None:
-        raise NotImplementedError("autograd.backward(inputs=...) is not supported by gradscope "
-                                  "yet: use autograd.grad(outputs, inputs)")
     tensors = _tensors(tensors, "autograd.backward")
     grads = None if grad_tensors is None else _tensors(grad_tensors, "autograd.backward")
-    _c._backward_many(tensors, grads, bool(retain_graph))
+    if inputs is not None:
+        # torch: only these tensors' .grad accumulate (a lone Tensor is one input)
+        inputs = _tensors(inputs, "autograd.backward")
+        if not inputs:
+            raise RuntimeError("autograd.backward: 'inputs' argument to backward() cannot be empty")
+    _c._backward_many(tensors, grads, bool(retain_graph), inputs)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
@@ -127,10 +129,12 @@ _tensor_backward = _c.Tensor.backward
 
 def _backward_method(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
     """Tensor.backward(gradient=None, retain_graph=None, create_graph=False, inputs=None):
-    accumulates the gradient of this tensor into the leaves' .grad (gradient: the seed, of
-    this tensor's shape; None for a one-element tensor)."""
+    accumulates the gradient of this tensor into the leaves' .grad, or with inputs only into
+    those tensors' .grad (gradient: the seed, of this tensor's shape; None for a one-element
+    tensor)."""
     if create_graph or inputs is not None:
-        backward(self, gradient, retain_graph, create_graph, inputs)  # says what is missing
+        return backward(self, None if gradient is None else [gradient], retain_graph,
+                        create_graph, inputs)
     return _tensor_backward(self, gradient, retain_graph=bool(retain_graph))
 
 

@@ -1,8 +1,8 @@
 /* test-graph-api.c: the autograd graph as a C program sees it: node handles (gs_grad_fn,
  * gs_node_next, AccumulateGrad's variable, stale handles after a node is freed, holds),
  * gradient hooks on tensors (seeing, replacing, removing, stopping a pass), one backward from
- * several outputs, and gs_autograd_grad (gradients without .grad, only the needed part of
- * the graph, unused inputs). */
+ * several outputs, gs_autograd_grad (gradients without .grad, only the needed part of the
+ * graph, unused inputs) and gs_backward_inputs (backward into chosen tensors' .grad). */
 #include "test-util.h"
 
 static gs_tensor leaf(const double *values, int64_t n) {
@@ -252,6 +252,28 @@ static void test_autograd_grad(void) {
       gs_dispose(x);
 }
 
+/* gs_backward_inputs: only the given tensors' .grad accumulate (a non-leaf's too), twice
+ * adds, an unreached input keeps its grad, and a failed pass changes no .grad. */
+static void test_backward_inputs(void) {
+  gs_tensor x = leaf((double[]){1, 2}, 2), w = leaf((double[]){3, 4}, 2);
+  gs_tensor u = leaf((double[]){0}, 1);
+  gs_tensor h = gs_mul(x, w), hh = gs_mul(h, h), s = sum_all(hh); /* s = sum((xw)^2) */
+  g_assert_cmpint(gs_backward_inputs(&s, NULL, 1, &w, 1, true), ==, 0);
+  assert_values(gs_grad(w), (double[]){2 * 1 * 3, 2 * 4 * 4}, 2); /* 2 x^2 w */
+  g_assert_true(gs_tensor_is_none(gs_grad(x)));
+  g_assert_cmpint(gs_backward_inputs(&s, NULL, 1, (gs_tensor[]){w, h, u}, 3, true), ==, 0);
+  assert_values(gs_grad(w), (double[]){2 * 6, 2 * 32}, 2); /* added */
+  assert_values(gs_grad(h), (double[]){2 * 3, 2 * 8}, 2);  /* a non-leaf keeps it */
+  g_assert_true(gs_tensor_is_none(gs_grad(u)) && gs_tensor_is_none(gs_grad(x)));
+  /* the last pass freed the graph: the next one fails and leaves every .grad as it was */
+  g_assert_cmpint(gs_backward_inputs(&s, NULL, 1, &x, 1, false), ==, 0);
+  assert_values(gs_grad(x), (double[]){2 * 9, 2 * 2 * 16}, 2); /* 2 x w^2 */
+  EXPECT_ERROR(gs_backward_inputs(&s, NULL, 1, &x, 1, false), "retain_graph");
+  assert_values(gs_grad(x), (double[]){2 * 9, 2 * 2 * 16}, 2);
+  EXPECT_ERROR(gs_backward_inputs(&s, NULL, 1, NULL, 0, false), "expected at least one");
+  gs_dispose(s), gs_dispose(hh), gs_dispose(h), gs_dispose(u), gs_dispose(w), gs_dispose(x);
+}
+
 /* gs_view_base: the root of a chain of views (PyTorch's _base), none for bases. */
 static void test_view_base(void) {
   gs_tensor x = leaf((double[]){1, 2, 3, 4}, 4);
@@ -275,6 +297,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/graph-api/hook-cannot-start-a-backward", test_hook_cannot_start_a_backward);
   g_test_add_func("/graph-api/backward-many", test_backward_many);
   g_test_add_func("/graph-api/autograd-grad", test_autograd_grad);
+  g_test_add_func("/graph-api/backward-inputs", test_backward_inputs);
   g_test_add_func("/graph-api/view-base", test_view_base);
   return g_test_run();
 }
