@@ -598,7 +598,7 @@ void gs__trace_forget_inherited(void) {
    * parent's file when it closes its log. */
   if (ring_mode) {
     ring_mode = false;
-    gs__flight_close();
+    gs__flight_forget_after_fork();
   }
 }
 
@@ -625,7 +625,7 @@ int gs__trace_start_ring(const char *path, uint64_t bytes) {
 /* Writes the ring out: the header, the snapshot, the kept chunks. The caller has moved every
  * buffer into the ring (or, in a signal handler, writes them after: from_signal). */
 static bool dump_ring(bool from_signal) {
-  int fd = gs__flight_dump_open(log_header);
+  int fd = gs__flight_dump_open(log_header, from_signal);
   if (fd < 0)
     return false;
   if (from_signal) {
