@@ -51,6 +51,7 @@ enum {
   GS__FORK_RANK_OWNERSHIP = 30, /* scope/ownership.c: takes pool locks inside */
   GS__FORK_RANK_TRACE_SITES = 40,   /* trace/sites.c: writes into a thread's buffer inside */
   GS__FORK_RANK_TRACE_STREAMS = 50, /* trace/writer.c: registry, then buffers, then the sink */
+  GS__FORK_RANK_TRACE_RING = 52,   /* trace/flight-recorder.c: its applier's queue, state */
   GS__FORK_RANK_TRACE_STRINGS = 55, /* trace/writer.c: the string table (a leaf) */
   GS__FORK_RANK_NODE_HANDLES = 58, /* autograd/node-handle.c: takes a pool lock inside */
   GS__FORK_RANK_POOLS = 60,     /* base/pool.c: every pool's free list, then the history slabs */

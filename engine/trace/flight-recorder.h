@@ -14,12 +14,16 @@ bool gs__flight_on(void);
 bool gs__flight_open(const char *path, uint64_t capacity, const uint8_t *header,
                      uint32_t reason, const char *reason_text);
 void gs__flight_close(void);
+/* In a forked child: drops the parent's ring without joining its applier thread (not in this
+ * process) or freeing what it may have been changing. */
+void gs__flight_forget_after_fork(void);
 /* Keeps one chunk: its 32-byte header, payload and the padding after it (zeros). */
 void gs__flight_keep(const uint8_t *header, const uint8_t *payload, size_t len, size_t pad);
 /* Starts a dump: opens a file beside the ring's path and writes the header, the snapshot of
- * what the pushed-out chunks leave, and every kept chunk. Returns its descriptor (the caller
- * may append chunks not yet kept, then calls _dump_close), or -1. */
-int gs__flight_dump_open(const uint8_t *header);
+ * what the applied chunks leave, the chunks not yet applied and every kept chunk. Returns its
+ * descriptor (the caller may append chunks not yet kept, then calls _dump_close), or -1.
+ * from_signal: a fatal signal's handler, which takes no lock. */
+int gs__flight_dump_open(const uint8_t *header, bool from_signal);
 /* Closes the dump and renames it over the ring's path. */
 bool gs__flight_dump_close(int fd);
 /* Chunks pushed out of the ring so far. */

@@ -69,14 +69,17 @@ static uint64_t clock_ns(void) {
  * per event instead of ~20). */
 #if defined(__x86_64__)
 uint64_t gs__tw_tsc_origin, gs__tw_ns_origin;
-double gs__tw_ns_per_tick;
+uint64_t gs__tw_ns_per_tick_q32;
 
 static void calibrate_clock(void) {
   uint64_t t0 = __rdtsc(), n0 = clock_ns();
   struct timespec pause = {0, 2000000}; /* 2 ms is enough for 1e-4 accuracy */
   nanosleep(&pause, NULL);
   uint64_t t1 = __rdtsc(), n1 = clock_ns();
-  gs__tw_ns_per_tick = t1 > t0 ? (double)(n1 - n0) / (double)(t1 - t0) : 0.0;
+  double ns_per_tick = t1 > t0 ? (double)(n1 - n0) / (double)(t1 - t0) : 0.0;
+  /* Below 2^-32 ns a tick (no real TSC) or above 2^31 (none either): clock_gettime. */
+  gs__tw_ns_per_tick_q32 =
+      ns_per_tick > 0x1p-32 && ns_per_tick < 0x1p31 ? (uint64_t)(ns_per_tick * 0x1p32 + 0.5) : 0;
   gs__tw_tsc_origin = t1;
   gs__tw_ns_origin = n1;
 }
@@ -598,7 +601,7 @@ void gs__trace_forget_inherited(void) {
    * parent's file when it closes its log. */
   if (ring_mode) {
     ring_mode = false;
-    gs__flight_close();
+    gs__flight_forget_after_fork();
   }
 }
 
@@ -625,7 +628,7 @@ int gs__trace_start_ring(const char *path, uint64_t bytes) {
 /* Writes the ring out: the header, the snapshot, the kept chunks. The caller has moved every
  * buffer into the ring (or, in a signal handler, writes them after: from_signal). */
 static bool dump_ring(bool from_signal) {
-  int fd = gs__flight_dump_open(log_header);
+  int fd = gs__flight_dump_open(log_header, from_signal);
   if (fd < 0)
     return false;
   if (from_signal) {

@@ -102,7 +102,14 @@ static void end_run(run *r) {
 /* ---- the logs, recorded by children ------------------------------------------------- */
 
 typedef enum {
-  WHOLE, RING_AT_EXIT, RING_SIGSEGV, RING_ERROR_ABORT, RING_DUMP_CALL, LATE_OPEN
+  WHOLE,
+  RING_AT_EXIT,
+  RING_SIGSEGV,
+  RING_ERROR_ABORT,
+  RING_DUMP_CALL,
+  LATE_OPEN,
+  WHOLE_HALF,    /* the first half of the run, logged whole */
+  RING_DUMP_HALF /* the same half in a ring, dumped at once: chunks may wait for the applier */
 } recording;
 
 /* Forks a child that records the workload as `how` into path; returns its wait status. */
@@ -111,6 +118,14 @@ static int record_in_child(recording how, const char *path) {
   g_assert_cmpint(pid, >=, 0);
   if (pid == 0) {
     run r = {0};
+    if (how == WHOLE_HALF) {
+      if (gs_trace_open(path) != 0)
+        _exit(3);
+      start_run(&r);
+      run_steps(&r, 0, STEPS / 2);
+      gs_trace_close();
+      _exit(0);
+    }
     if (how == WHOLE || how == LATE_OPEN) {
       if (how == WHOLE && gs_trace_open(path) != 0)
         _exit(3);
@@ -130,6 +145,10 @@ static int record_in_child(recording how, const char *path) {
     if (gs_trace_open_ring(path, RING_BYTES) != 0)
       _exit(3);
     start_run(&r);
+    if (how == RING_DUMP_HALF) { /* dumped right after the flush that pushes a chunk out */
+      run_steps(&r, 0, STEPS / 2);
+      _exit(gs_trace_dump() == 0 ? 0 : 5);
+    }
     run_steps(&r, 0, STEPS);
     switch (how) {
     case RING_AT_EXIT:
@@ -146,6 +165,8 @@ static int record_in_child(recording how, const char *path) {
       gs_trace_mark("dumped on request");
       _exit(gs_trace_dump() == 0 ? 0 : 5); /* no exit handlers: only the explicit dump */
     case WHOLE:
+    case WHOLE_HALF:
+    case RING_DUMP_HALF:
     case LATE_OPEN: break;
     }
     _exit(6);
@@ -361,6 +382,25 @@ static void test_ring_equals_whole_log(void) {
   remove_log(g_strdup(ring_path));
 }
 
+/* A dump taken while dropped chunks still wait for the ring's applier thread (written after
+ * the snapshot, as chunks) or while it applies one (the dump waits for it) equals the whole
+ * log of the same half run. */
+static void test_dump_while_applying(void) {
+  g_autofree char *whole_path = temp_log("half.gstrace");
+  g_autofree char *ring_path = temp_log("half-ring.gstrace");
+  int status = record_in_child(WHOLE_HALF, whole_path);
+  g_assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  for (int round = 0; round < 5; round++) { /* each round meets the applier at another point */
+    status = record_in_child(RING_DUMP_HALF, ring_path);
+    g_assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    g_autoptr(gs_trace_model) whole = model_of(whole_path);
+    g_autoptr(gs_trace_model) ring = model_of(ring_path);
+    g_assert_cmpuint(assert_same_from_snapshot(ring, whole, TRUE), >, 10);
+  }
+  remove_log(g_strdup(whole_path));
+  remove_log(g_strdup(ring_path));
+}
+
 /* (b): gs_trace_open in a program that has been at work for half its run opens with a
  * snapshot of what is alive, and from there equals the whole log of the same run. */
 static void test_late_open_snapshot(void) {
@@ -440,6 +480,7 @@ int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/flight-recorder/ring-equals-whole-log", test_ring_equals_whole_log);
   g_test_add_func("/flight-recorder/late-open-snapshot", test_late_open_snapshot);
+  g_test_add_func("/flight-recorder/dump-while-applying", test_dump_while_applying);
   g_test_add_func("/flight-recorder/dump-on-fatal-signal", test_dump_on_fatal_signal);
   g_test_add_func("/flight-recorder/dump-on-error", test_dump_on_error);
   g_test_add_func("/flight-recorder/dump-on-request", test_dump_on_request);
