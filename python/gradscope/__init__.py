@@ -30,4 +30,16 @@ def _tensor_format(self, spec):
 
 _gradscope._extend_type(Tensor, "__format__", _tensor_format)  # noqa: F821
 
+
+def equal(input, other):
+    """True if both tensors have the same shape and the same elements, as torch.equal."""
+    if not isinstance(input, Tensor) or not isinstance(other, Tensor):  # noqa: F821
+        raise TypeError(f"equal(): expected two Tensors, got {type(input).__name__} and "
+                        f"{type(other).__name__}")
+    if tuple(input.shape) != tuple(other.shape):
+        return False
+    with no_grad():
+        # NaN != NaN, so a NaN anywhere makes them unequal, as in torch.
+        return (input != other).sum().item() == 0
+
 __getattr__ = unsupported(__name__)
