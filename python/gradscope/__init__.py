@@ -32,4 +32,5 @@ def _tensor_format(self, spec):
 
 _gradscope._extend_type(Tensor, "__format__", _tensor_format)  # noqa: F821
 
+
 __getattr__ = unsupported(__name__)

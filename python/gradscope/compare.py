@@ -2,6 +2,7 @@
 along a dim), isnan/isinf/isfinite, written with the engine's elementwise ops and reductions so
 they run on tensors of any size without leaving the engine."""
 from gradscope import _gradscope as _c
+from gradscope.autograd import no_grad
 
 _INF = float("inf")
 
@@ -17,7 +18,8 @@ def isnan(input):
 
 def isinf(input):
     """torch.isinf: True where an element is +inf or -inf."""
-    return input.abs() == _INF
+    with no_grad():
+        return input.abs() == _INF
 
 
 def isfinite(input):
@@ -51,9 +53,10 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
         raise ValueError(f"isclose: rtol and atol must be non-negative, got rtol={rtol}, "
                          f"atol={atol}")
     other = _as_tensor(other, input)
-    close = ((input - other).abs() <= atol + rtol * other.abs()) | (input == other)
-    if equal_nan:
-        close = close | (isnan(input) & isnan(other))
+    with no_grad():  # a comparison has no gradient: record no graph for its arithmetic
+        close = ((input - other).abs() <= atol + rtol * other.abs()) | (input == other)
+        if equal_nan:
+            close = close | (isnan(input) & isnan(other))
     return close
 
 

@@ -194,3 +194,14 @@ def test_iterating_gives_views_of_the_rows():
     assert all(r.storage_id() == t.storage_id() for r in rows)
     with pytest.raises(TypeError):
         iter(gs.tensor(1.0))
+
+
+def test_equal_compares_shape_and_elements_as_torch_equal():
+    a = gs.tensor([1.0, 2.0, 3.0])
+    assert gs.equal(a, a.clone())
+    assert not gs.equal(a, a + 1)
+    assert not gs.equal(a, a[:2])
+    assert not gs.equal(gs.zeros(2, 3), gs.zeros(3, 2))
+    assert not gs.equal(gs.tensor([float("nan")]), gs.tensor([float("nan")]))
+    with pytest.raises(TypeError, match="expected two Tensors, got int and Tensor"):
+        gs.equal(1, a)
