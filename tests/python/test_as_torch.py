@@ -93,3 +93,15 @@ def test_plain_gradscope_names_missing_names_too():
     import gradscope.nn
     with pytest.raises(AttributeError, match="gradscope.nn.Conv3d is not supported by gradscope yet"):
         gradscope.nn.Conv3d
+
+
+def test_every_compat_program_is_a_meson_test():
+    """tests/python/meson.build lists the compatibility programs one by one (one meson test
+    each): a program in torch_programs/ missing from that list would never run."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    with open(os.path.join(here, "meson.build"), encoding="utf-8") as f:
+        build = f.read()
+    programs = sorted(f[:-3] for f in os.listdir(os.path.join(here, "torch_programs"))
+                      if f.endswith(".py"))
+    missing = [p for p in programs if f"'{p}'" not in build]
+    assert programs and not missing, f"not in tests/python/meson.build's program list: {missing}"
