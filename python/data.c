@@ -108,6 +108,8 @@ static PySequenceMethods dataset_as_sequence = {.sq_length = dataset_len,
 
 static PyTypeObject dataset_type = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "gradscope.utils.data.TensorDataset",
+    .tp_doc = "TensorDataset(*tensors)\n--\n\n"
+              "Samples that are rows of tensors of the same length: dataset[i] is (t[i], ...).",
     .tp_basicsize = sizeof(dataset_object),
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_new = dataset_new,
@@ -204,6 +206,10 @@ static PySequenceMethods loader_as_sequence = {.sq_length = loader_len};
 
 static PyTypeObject loader_type = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "gradscope.utils.data.DataLoader",
+    .tp_doc = "DataLoader(dataset, batch_size=1, shuffle=False, *, drop_last=False, seed=0, "
+              "prefetch=0, sampler=None)\n--\n\n"
+              "Batches of a TensorDataset, shuffled per epoch from seed; prefetch batches are "
+              "collated ahead on a thread, sampler (a DistributedSampler) picks this rank's shard.",
     .tp_basicsize = sizeof(loader_object),
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_new = loader_new,

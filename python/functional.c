@@ -296,6 +296,7 @@ PyObject *gsp_functional_module(void);
 PyObject *gsp_functional_module(void) {
   GSP_SITE();
   PyObject *f = PyModule_New("gradscope.nn.functional");
+  gsp_docs_fill(functional_functions, "F");
   if (f && PyModule_AddFunctions(f, functional_functions) < 0)
     Py_CLEAR(f);
   return f;

@@ -347,19 +347,32 @@ static PyObject *f_trace_name(PyObject *m, PyObject *args) {
 
 /* ---- functional forms of methods ------------------------------------------------------------ */
 
-/* gradscope.NAME(t, *args, **kwargs) is t.NAME(*args, **kwargs); self is the name. */
+/* gradscope.NAME(t, *args, **kwargs) is t.NAME(*args, **kwargs); self is the name. The tensor
+ * may come as input=t, as torch.sum(input=t) allows. */
 static PyObject *forward_to_method(PyObject *name, PyObject *args, PyObject *kwargs) {
-  if (PyTuple_GET_SIZE(args) < 1 || !gsp_is_tensor(PyTuple_GET_ITEM(args, 0))) {
-    PyErr_Format(PyExc_TypeError, "%U() expects a Tensor as its first argument", name);
-    return NULL;
+  PyObject *input = PyTuple_GET_SIZE(args) > 0 ? PyTuple_GET_ITEM(args, 0) : NULL;
+  Py_ssize_t skip = 1;
+  PyObject *rest_kwargs = kwargs;
+  if (!input && kwargs && (input = PyDict_GetItemString(kwargs, "input"))) {
+    skip = 0;
+    if (!(rest_kwargs = PyDict_Copy(kwargs)) || PyDict_DelItemString(rest_kwargs, "input") < 0) {
+      Py_XDECREF(rest_kwargs);
+      return NULL;
+    }
   }
-  PyObject *method = PyObject_GetAttr(PyTuple_GET_ITEM(args, 0), name);
-  if (!method)
-    return NULL;
-  PyObject *rest = PyTuple_GetSlice(args, 1, PyTuple_GET_SIZE(args));
-  PyObject *r = rest ? PyObject_Call(method, rest, kwargs) : NULL;
-  Py_XDECREF(rest);
-  Py_DECREF(method);
+  PyObject *r = NULL;
+  if (!input || !gsp_is_tensor(input)) {
+    PyErr_Format(PyExc_TypeError, "%U() expects a Tensor as its first argument (input), got %s",
+                 name, input ? Py_TYPE(input)->tp_name : "nothing");
+  } else {
+    PyObject *method = PyObject_GetAttr(input, name);
+    PyObject *rest = method ? PyTuple_GetSlice(args, skip, PyTuple_GET_SIZE(args)) : NULL;
+    r = rest ? PyObject_Call(method, rest, rest_kwargs) : NULL;
+    Py_XDECREF(rest);
+    Py_XDECREF(method);
+  }
+  if (rest_kwargs != kwargs)
+    Py_DECREF(rest_kwargs);
   return r;
 }
 
@@ -375,13 +388,16 @@ static const char *const forwarded[] = {
 
 int gsp_functions_add_forwarders(PyObject *module);
 int gsp_functions_add_forwarders(PyObject *module) {
-  static PyMethodDef def = {"forward", GSP_FN(forward_to_method), METH_VARARGS | METH_KEYWORDS,
-                            NULL};
+  /* One definition per name, so each function has its own __name__ and docstring. */
+  static PyMethodDef defs[sizeof forwarded / sizeof forwarded[0]];
   for (int i = 0; forwarded[i]; i++) {
+    if (!defs[i].ml_name)
+      defs[i] = (PyMethodDef){forwarded[i], GSP_FN(forward_to_method), METH_VARARGS | METH_KEYWORDS,
+                              gsp_doc("gradscope", forwarded[i])};
     PyObject *name = PyUnicode_FromString(forwarded[i]);
     if (!name)
       return -1;
-    PyObject *fn = PyCFunction_New(&def, name);
+    PyObject *fn = PyCFunction_New(&defs[i], name);
     Py_DECREF(name);
     if (!fn || PyModule_AddObject(module, forwarded[i], fn) < 0) {
       Py_XDECREF(fn);
@@ -415,11 +431,10 @@ static PyObject *f_one_hot(PyObject *m, PyObject *args, PyObject *kwargs) {
 
 #define KW (METH_VARARGS | METH_KEYWORDS)
 PyMethodDef gsp_module_functions[] = {
-    {"one_hot", GSP_FN(f_one_hot), KW, "index (int64) as one-hot rows, as F.one_hot."},
-    {"inspect", GSP_FN(gsp_inspect), KW,
-     "Starts the inspector listening and streams this process's events to it."},
-    {"trace_close", f_trace_close, METH_NOARGS, "Flushes the event log and stops recording."},
-    {"tensor", GSP_FN(f_tensor), KW, "A new tensor with a copy of data (lists or an array)."},
+    {"one_hot", GSP_FN(f_one_hot), KW, NULL},
+    {"inspect", GSP_FN(gsp_inspect), KW, NULL},
+    {"trace_close", f_trace_close, METH_NOARGS, NULL},
+    {"tensor", GSP_FN(f_tensor), KW, NULL},
     {"zeros", GSP_FN(f_zeros), KW, NULL},
     {"ones", GSP_FN(f_ones), KW, NULL},
     {"empty", GSP_FN(f_empty), KW, NULL},
@@ -439,15 +454,13 @@ PyMethodDef gsp_module_functions[] = {
     {"manual_seed", f_manual_seed, METH_O, NULL},
     {"is_grad_enabled", f_is_grad_enabled, METH_NOARGS, NULL},
     {"set_grad_enabled", f_set_grad_enabled, METH_O, NULL},
-    {"live_tensor_count", f_live_tensor_count, METH_NOARGS,
-     "Tensors alive in this process (all threads)."},
+    {"live_tensor_count", f_live_tensor_count, METH_NOARGS, NULL},
     {"is_tensor", f_is_tensor, METH_O, NULL},
     {"_engine_probe", f_engine_probe, METH_O,
      "The engine's own answers about every live tensor, for tests/python/oracle_run.py."},
-    {"trace_mark", f_trace_mark, METH_O, "A user mark in the event log (\"epoch 3\")."},
-    {"trace_name", f_trace_name, METH_VARARGS,
-     "Names t in the event log (trace_name(t, \"x\")); returns t."},
-    {"from_numpy", gsp_from_numpy, METH_O, "A tensor over the array's memory (no copy)."},
-    {"from_dlpack", gsp_from_dlpack, METH_O, "A tensor over a DLPack producer's memory."},
+    {"trace_mark", f_trace_mark, METH_O, NULL},
+    {"trace_name", f_trace_name, METH_VARARGS, NULL},
+    {"from_numpy", gsp_from_numpy, METH_O, NULL},
+    {"from_dlpack", gsp_from_dlpack, METH_O, NULL},
     {NULL, NULL, 0, NULL},
 };

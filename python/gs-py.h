@@ -131,6 +131,13 @@ int gsp_scopes_add_to_module(PyObject *module);
 /* ---- functions.c ---- */
 extern PyMethodDef gsp_module_functions[];
 
+/* ---- docs.c: docstrings with text signatures ---- */
+/* OWNER is "Tensor", "Optimizer" (methods), "gradscope", "F", "nn" or "optim" (functions). */
+const char *gsp_doc(const char *owner, const char *name);
+void gsp_docs_fill(PyMethodDef *defs, const char *owner);
+/* A docstring's text signature ("($self, other, /)") or its text, as CPython splits them. */
+PyObject *gsp_doc_part(const char *doc, bool signature);
+
 /* ---- nn.c, data.c, distributed.c ---- */
 bool gsp_is_module(PyObject *o);
 /* The engine module of a gradscope nn.Module object (check gsp_is_module first). */

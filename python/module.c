@@ -63,6 +63,8 @@ PyMODINIT_FUNC PyInit__gradscope(void) {
   if (gsp_numpy_init() < 0)
     return NULL;
   gsp_tensor_type_init();
+  gsp_docs_fill(gsp_tensor_methods, "Tensor");
+  gsp_docs_fill(gsp_module_functions, "gradscope");
   if (PyType_Ready(&gsp_tensor_type) < 0)
     return NULL;
   /* NumPy defers `array + tensor` and `np.float64(2) * tensor` to the tensor's reflected

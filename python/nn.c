@@ -612,6 +612,8 @@ static PyGetSetDef module_getset[] = {
 
 static PyTypeObject module_type = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "gradscope.nn.Module",
+    .tp_doc = "The base of every layer, as torch.nn.Module: parameters, buffers and sub-modules "
+              "registered by attribute, train()/eval(), state_dict(), print(model).",
     .tp_basicsize = sizeof(gsp_module),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_BASETYPE,
     .tp_dealloc = module_dealloc,
@@ -884,6 +886,7 @@ PyObject *gsp_nn_module(void) {
   PyObject *nn = PyModule_New("gradscope.nn");
   if (!nn)
     return NULL;
+  gsp_docs_fill(nn_functions, "nn");
   if (PyModule_AddFunctions(nn, nn_functions) < 0 ||
       PyModule_AddObjectRef(nn, "Module", (PyObject *)&module_type) < 0) {
     Py_DECREF(nn);

@@ -87,6 +87,7 @@ static PyMethodDef optimizer_methods[] = {
 
 static PyTypeObject optimizer_type = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "gradscope.optim.Optimizer",
+    .tp_doc = "The engine's optimizer over a list of parameters (SGD, Adam and AdamW make one).",
     .tp_basicsize = sizeof(gsp_optimizer),
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_dealloc = optimizer_dealloc,
@@ -177,6 +178,8 @@ static PyMethodDef optim_functions[] = {
 PyObject *gsp_optim_module(void);
 PyObject *gsp_optim_module(void) {
   GSP_SITE();
+  gsp_docs_fill(optim_functions, "optim");
+  gsp_docs_fill(optimizer_methods, "Optimizer");
   if (PyType_Ready(&optimizer_type) < 0)
     return NULL;
   PyObject *o = PyModule_New("gradscope.optim");

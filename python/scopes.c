@@ -378,5 +378,6 @@ int gsp_scopes_add_to_module(PyObject *module) {
   stats_type = PyStructSequence_NewType(&stats_desc);
   if (!stats_type || PyModule_AddObjectRef(module, "ScopeStats", (PyObject *)stats_type) < 0)
     return -1;
+  gsp_docs_fill(scope_functions, "gradscope");
   return PyModule_AddFunctions(module, scope_functions);
 }

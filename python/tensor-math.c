@@ -249,6 +249,7 @@ int gsp_tensor_math_install(void) {
   values_indices_type = PyStructSequence_NewType(&desc);
   if (!values_indices_type)
     return -1;
+  gsp_docs_fill(tensor_math_methods, "Tensor");
   PyObject *dict = gsp_tensor_type.tp_dict;
   for (PyMethodDef *d = tensor_math_methods; d->ml_name; d++) {
     PyObject *descr = PyDescr_NewMethod(&gsp_tensor_type, d);

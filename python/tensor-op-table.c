@@ -30,7 +30,6 @@ typedef struct op_row {
   void (*inplace)(gs_tensor, gs_tensor);
   int64_t (*info)(gs_tensor);
   gs_tensor (*shaped)(gs_tensor, const int64_t *, int);
-  const char *doc;
 } op_row;
 
 static int64_t ndim_info(gs_tensor t) { return gs_ndim(t); }
@@ -62,10 +61,8 @@ static const op_row op_rows[] = {
     UNARY(cos, gs_cos),
     UNARY(tan, gs_tan),
     UNARY(contiguous, gs_contiguous),
-    {.name = "clone", .kind = ROW_UNARY, .unary = gs_clone,
-     .doc = "A copy (copy-on-write, O(1)) that stays in the graph."},
-    {.name = "detach", .kind = ROW_UNARY, .unary = gs_detach,
-     .doc = "Shares storage and version; a new leaf."},
+    UNARY(clone, gs_clone),
+    UNARY(detach, gs_detach),
     UNARY(t, gs_t),
     UNARY(floor, gs_floor),
     UNARY(bitwise_not, gs_bitwise_not),
@@ -251,12 +248,15 @@ static PyObject *get_qualname(PyObject *self, void *c) {
   return PyUnicode_FromFormat("Tensor.%s", ((op_method *)self)->row->name);
 }
 
+/* __doc__ and __text_signature__ as a built-in method's: docs.c's string, split at "--". */
 static PyObject *get_doc(PyObject *self, void *c) {
   (void)c;
-  const char *doc = ((op_method *)self)->row->doc;
-  if (!doc)
-    Py_RETURN_NONE;
-  return PyUnicode_FromString(doc);
+  return gsp_doc_part(gsp_doc("Tensor", ((op_method *)self)->row->name), false);
+}
+
+static PyObject *get_text_signature(PyObject *self, void *c) {
+  (void)c;
+  return gsp_doc_part(gsp_doc("Tensor", ((op_method *)self)->row->name), true);
 }
 
 static PyObject *get_objclass(PyObject *self, void *c) {
@@ -269,6 +269,7 @@ static PyGetSetDef op_method_getset[] = {
     {"__name__", get_name, NULL, NULL, NULL},
     {"__qualname__", get_qualname, NULL, NULL, NULL},
     {"__doc__", get_doc, NULL, NULL, NULL},
+    {"__text_signature__", get_text_signature, NULL, NULL, NULL},
     {"__objclass__", get_objclass, NULL, NULL, NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };

@@ -8,9 +8,9 @@ of ``python3 -m gradscope.as_torch``). ``import gradscope``, ``gradscope.nn``,
 objects the extension makes.
 """
 from gradscope import _gradscope
-from gradscope._missing import NotSupportedError, reexport, unsupported
+from gradscope._missing import NotSupportedError, reexport as _reexport, unsupported as _unsupported
 
-reexport(_gradscope, globals())
+_reexport(_gradscope, globals())
 # The C submodules are re-exported by the package's own modules, which add to them.
 for _name in ("nn", "optim", "utils"):
     del globals()[_name]
@@ -33,4 +33,4 @@ def _tensor_format(self, spec):
 _gradscope._extend_type(Tensor, "__format__", _tensor_format)  # noqa: F821
 
 
-__getattr__ = unsupported(__name__)
+__getattr__ = _unsupported(__name__)

@@ -4,7 +4,7 @@ mode that was current, so they nest either way."""
 import contextlib
 
 from gradscope import _gradscope as _c
-from gradscope._missing import unsupported
+from gradscope._missing import unsupported as _unsupported
 
 set_grad_enabled = _c.set_grad_enabled
 is_grad_enabled = _c.is_grad_enabled
@@ -142,4 +142,4 @@ _c._extend_type(_c.Tensor, "register_hook", _register_hook)
 _c._extend_type(_c.Tensor, "backward", _backward_method)
 Node = _c.Node
 
-__getattr__ = unsupported(__name__)
+__getattr__ = _unsupported(__name__)

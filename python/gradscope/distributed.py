@@ -18,8 +18,8 @@ import datetime
 import sys
 
 from gradscope import _gradscope
-from gradscope._missing import not_supported, unsupported
-from gradscope.nn import Module
+from gradscope._missing import not_supported as _not_supported, unsupported as _unsupported
+from gradscope.nn import Module as _Module
 
 _c = _gradscope._distributed
 
@@ -34,7 +34,7 @@ class _ReduceOpType(type):
     def __getattr__(cls, name):
         if name.startswith("__"):
             raise AttributeError(name)
-        raise not_supported(f"{__name__}.ReduceOp.{name} (only SUM and AVG)")
+        raise _not_supported(f"{__name__}.ReduceOp.{name} (only SUM and AVG)")
 
 
 class ReduceOp(metaclass=_ReduceOpType):
@@ -45,6 +45,8 @@ class ReduceOp(metaclass=_ReduceOpType):
 
 
 class Backend:
+    """The backends' names; gradscope has one, MPI (Open MPI)."""
+
     MPI = "mpi"
 
 
@@ -59,22 +61,27 @@ class _Work:
 
 
 def is_available():
+    """Whether distributed training is built in (always: Open MPI)."""
     return True
 
 
 def is_mpi_available():
+    """Whether the MPI backend is there (always)."""
     return True
 
 
 def is_gloo_available():
+    """Whether gloo is there (never: gradscope runs on MPI)."""
     return False
 
 
 def is_nccl_available():
+    """Whether NCCL is there (never: gradscope is CPU only)."""
     return False
 
 
 def is_initialized():
+    """Whether init_process_group has run (and destroy_process_group not yet)."""
     return _c.is_initialized()
 
 
@@ -154,16 +161,19 @@ def destroy_process_group(group=None):
 
 
 def get_rank(group=None):
+    """This process's rank in the job, 0 to world size - 1."""
     _require_group(group, "get_rank")
     return _c.rank()
 
 
 def get_world_size(group=None):
+    """How many ranks the job has."""
     _require_group(group, "get_world_size")
     return _c.world_size()
 
 
 def get_backend(group=None):
+    """The backend's name: "mpi"."""
     _require_group(group, "get_backend")
     return Backend.MPI
 
@@ -193,6 +203,7 @@ def broadcast(tensor, src, group=None, async_op=False):
 
 
 def barrier(group=None, async_op=False, device_ids=None):
+    """Returns when every rank has called it."""
     _require_group(group, "barrier")
     _c.barrier()
     return _done(async_op)
@@ -244,7 +255,7 @@ def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=Fal
     return _done(async_op)
 
 
-class DistributedDataParallel(Module):
+class DistributedDataParallel(_Module):
     """torch.nn.parallel.DistributedDataParallel over the engine's: module's parameters are
     broadcast from rank 0 here, and each backward after a forward through this wrapper
     averages the gradients across ranks in buckets (bucket_cap_mb MiB) whose allreduces start
@@ -272,7 +283,7 @@ class DistributedDataParallel(Module):
             raise ValueError("DistributedDataParallel(): static_graph=True is not supported")
         if not _c.is_initialized():
             raise RuntimeError(_NOT_INITIALIZED)
-        if not isinstance(module, Module):
+        if not isinstance(module, _Module):
             raise TypeError("DistributedDataParallel(): expected a gradscope nn.Module, got "
                             f"{type(module).__name__}")
         if not bucket_cap_mb > 0:
@@ -312,4 +323,4 @@ class DistributedDataParallel(Module):
         return self._reducer.buckets()
 
 
-__getattr__ = unsupported(__name__)
+__getattr__ = _unsupported(__name__)

@@ -2,9 +2,9 @@
 nn.Parameter, the containers and pooling layers of layers.py, the Module methods of
 module.py, with gradscope.nn.functional, gradscope.nn.init and gradscope.nn.utils."""
 from gradscope import _gradscope
-from gradscope._missing import reexport, unsupported
+from gradscope._missing import reexport as _reexport, unsupported as _unsupported
 
-reexport(_gradscope.nn, globals())
+_reexport(_gradscope.nn, globals())
 del globals()["functional"]
 
 from gradscope.nn import functional, module, state_dict, utils  # noqa: E402
@@ -12,4 +12,4 @@ from gradscope.nn.layers import (AvgPool2d, BCEWithLogitsLoss, CrossEntropyLoss,
                                  Flatten, Identity, MaxPool2d, MSELoss, NLLLoss,
                                  ModuleDict, ModuleList)
 
-__getattr__ = unsupported(__name__)
+__getattr__ = _unsupported(__name__)

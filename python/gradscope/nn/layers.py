@@ -96,6 +96,8 @@ class Identity(Module):
 
 
 class Flatten(Module):
+    """Flattens dims start_dim..end_dim into one, as torch.nn.Flatten."""
+
     def __init__(self, start_dim=1, end_dim=-1):
         super().__init__()
         self.start_dim = start_dim
@@ -109,6 +111,8 @@ class Flatten(Module):
 
 
 class MaxPool2d(Module):
+    """F.max_pool2d as a module."""
+
     def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False,
                  ceil_mode=False):
         super().__init__()
@@ -129,6 +133,8 @@ class MaxPool2d(Module):
 
 
 class AvgPool2d(Module):
+    """F.avg_pool2d as a module."""
+
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False,
                  count_include_pad=True, divisor_override=None):
         super().__init__()
@@ -165,16 +171,24 @@ class _Loss(Module):
 
 
 class CrossEntropyLoss(_Loss):
+    """F.cross_entropy as a module."""
+
     _function = staticmethod(F.cross_entropy)
 
 
 class NLLLoss(_Loss):
+    """F.nll_loss as a module."""
+
     _function = staticmethod(F.nll_loss)
 
 
 class MSELoss(_Loss):
+    """F.mse_loss as a module."""
+
     _function = staticmethod(F.mse_loss)
 
 
 class BCEWithLogitsLoss(_Loss):
+    """F.binary_cross_entropy_with_logits as a module."""
+
     _function = staticmethod(F.binary_cross_entropy_with_logits)

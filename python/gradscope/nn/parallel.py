@@ -1,6 +1,6 @@
 """gradscope.nn.parallel: DistributedDataParallel (gradscope.distributed's), as
 torch.nn.parallel's."""
-from gradscope._missing import unsupported
+from gradscope._missing import unsupported as _unsupported
 from gradscope.distributed import DistributedDataParallel  # noqa: F401
 
-__getattr__ = unsupported(__name__)
+__getattr__ = _unsupported(__name__)

@@ -2,12 +2,15 @@
 for step as torch.optim.lr_scheduler's in PyTorch 1.13 (the same recursive formulas, so the
 same floating-point rates), over the optimizer's param_groups (optimizer.py)."""
 import math
-from collections import Counter
+import collections
 
-from gradscope._missing import unsupported
+from gradscope._missing import unsupported as _unsupported
 
 
 class _LRScheduler:
+    """What the schedulers share: step() moves every param group's lr to the next epoch's;
+    get_last_lr() and state_dict() as torch's."""
+
     def __init__(self, optimizer, last_epoch=-1, verbose=False):
         self.optimizer = optimizer
         if last_epoch == -1:
@@ -56,6 +59,8 @@ LRScheduler = _LRScheduler
 
 
 class LambdaLR(_LRScheduler):
+    """lr = initial lr * lr_lambda(epoch) (one function, or one per param group)."""
+
     def __init__(self, optimizer, lr_lambda, last_epoch=-1, verbose=False):
         groups = optimizer.param_groups
         self.lr_lambdas = list(lr_lambda) if isinstance(lr_lambda, (list, tuple)) \
@@ -70,6 +75,8 @@ class LambdaLR(_LRScheduler):
 
 
 class StepLR(_LRScheduler):
+    """lr multiplied by gamma every step_size epochs."""
+
     def __init__(self, optimizer, step_size, gamma=0.1, last_epoch=-1, verbose=False):
         self.step_size = step_size
         self.gamma = gamma
@@ -86,8 +93,10 @@ class StepLR(_LRScheduler):
 
 
 class MultiStepLR(_LRScheduler):
+    """lr multiplied by gamma at each epoch in milestones."""
+
     def __init__(self, optimizer, milestones, gamma=0.1, last_epoch=-1, verbose=False):
-        self.milestones = Counter(milestones)
+        self.milestones = collections.Counter(milestones)
         self.gamma = gamma
         super().__init__(optimizer, last_epoch, verbose)
 
@@ -104,6 +113,8 @@ class MultiStepLR(_LRScheduler):
 
 
 class CosineAnnealingLR(_LRScheduler):
+    """lr following half a cosine from the initial lr down to eta_min over T_max epochs."""
+
     def __init__(self, optimizer, T_max, eta_min=0, last_epoch=-1, verbose=False):
         self.T_max = T_max
         self.eta_min = eta_min
@@ -131,4 +142,4 @@ class CosineAnnealingLR(_LRScheduler):
                 for base_lr in self.base_lrs]
 
 
-__getattr__ = unsupported(__name__)
+__getattr__ = _unsupported(__name__)

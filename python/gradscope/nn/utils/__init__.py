@@ -2,7 +2,7 @@
 import math
 
 import gradscope
-from gradscope._missing import unsupported
+from gradscope._missing import unsupported as _unsupported
 from gradscope.nn.utils import rnn  # noqa: F401
 
 
@@ -41,4 +41,4 @@ def clip_grad_value_(parameters, clip_value):
                 p.grad.clamp_(min=-clip_value, max=clip_value)
 
 
-__getattr__ = unsupported(__name__)
+__getattr__ = _unsupported(__name__)

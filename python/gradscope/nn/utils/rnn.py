@@ -10,7 +10,7 @@ the packed data.
 """
 import gradscope
 from gradscope import _gradscope
-from gradscope._missing import unsupported
+from gradscope._missing import unsupported as _unsupported
 
 PackedSequence = _gradscope._rnn.PackedSequence
 
@@ -67,4 +67,4 @@ def pad_sequence(sequences, batch_first=False, padding_value=0.0):
     return gradscope.stack(padded, 0 if batch_first else 1)
 
 
-__getattr__ = unsupported(__name__)
+__getattr__ = _unsupported(__name__)

@@ -1,0 +1,397 @@
+/* docs.c: the words help(), inspect.signature and editors show for the C extension's functions
+ * and methods, kept in one place.
+ *
+ * Most ops exist three times: t.add(b), gradscope.add(t, b) and F.add(t, b). They share one
+ * row here: its parameters after the tensor, and what it does. The method form gets
+ * `($self, ...)`, the function forms `(input, ...)`. Each docstring starts with CPython's text
+ * signature (`name(...)\n--\n\n`), so inspect.signature works on built-ins as it does on
+ * Python functions. The parameters must be the ones the C code parses (its kwlist):
+ * tests/python/test_docs.py checks every keyword here against the function itself.
+ *
+ * The tables that own a PyMethodDef array call gsp_docs_fill() on it before it is used; rows
+ * of tensor-op-table.c and the forwarders of functions.c ask gsp_doc() for their string.
+ */
+#include "gs-py.h"
+
+#include <string.h>
+
+enum {
+  METHOD = 1,   /* a method; a Tensor one is also gradscope.NAME(input, ...) (the forwarders) */
+  FUNCTION = 2, /* only a module function, params are all of them */
+};
+
+typedef struct {
+  const char *owner; /* "Tensor", "Optimizer", "gradscope", "F" (nn.functional), "nn", "optim" */
+  const char *name;
+  int forms;
+  const char *params; /* after self/input; positional-only ones end with "/" */
+  const char *text;
+} doc_row;
+
+static const doc_row rows[] = {
+    /* ---- elementwise ---- */
+    {"Tensor", "relu", METHOD, "/", "max(x, 0) elementwise."},
+    {"Tensor", "exp", METHOD, "/", "e to the power of each element."},
+    {"Tensor", "log", METHOD, "/", "The natural logarithm of each element."},
+    {"Tensor", "sqrt", METHOD, "/", "The square root of each element."},
+    {"Tensor", "rsqrt", METHOD, "/", "1 / sqrt(x) elementwise."},
+    {"Tensor", "tanh", METHOD, "/", "The hyperbolic tangent of each element."},
+    {"Tensor", "sigmoid", METHOD, "/", "1 / (1 + exp(-x)) elementwise."},
+    {"Tensor", "abs", METHOD, "/", "The absolute value of each element."},
+    {"Tensor", "neg", METHOD, "/", "-x elementwise."},
+    {"Tensor", "gelu", METHOD, "/", "GELU with the exact (erf) form, as torch's default."},
+    {"Tensor", "sin", METHOD, "/", "The sine of each element (radians)."},
+    {"Tensor", "cos", METHOD, "/", "The cosine of each element (radians)."},
+    {"Tensor", "tan", METHOD, "/", "The tangent of each element (radians)."},
+    {"Tensor", "floor", METHOD, "/", "The largest integer not above each element."},
+    {"Tensor", "bitwise_not", METHOD, "/",
+     "~x: bitwise not of an integer tensor, logical not of a bool one."},
+    {"Tensor", "logical_not", METHOD, "/", "A bool tensor: true where the element is zero."},
+    {"Tensor", "relu_", METHOD, "/",
+     "relu() written into this tensor (a version bump); returns it."},
+    {"Tensor", "sigmoid_", METHOD, "/", "sigmoid() written into this tensor; returns it."},
+    {"Tensor", "tanh_", METHOD, "/", "tanh() written into this tensor; returns it."},
+    {"Tensor", "exp_", METHOD, "/", "exp() written into this tensor; returns it."},
+    {"Tensor", "log_", METHOD, "/", "log() written into this tensor; returns it."},
+    {"Tensor", "sqrt_", METHOD, "/", "sqrt() written into this tensor; returns it."},
+    {"Tensor", "abs_", METHOD, "/", "abs() written into this tensor; returns it."},
+    {"Tensor", "neg_", METHOD, "/", "neg() written into this tensor; returns it."},
+    {"Tensor", "floor_", METHOD, "/", "floor() written into this tensor; returns it."},
+    /* ---- binary, broadcasting ---- */
+    {"Tensor", "add", METHOD, "other, /",
+     "self + other, broadcast; other a tensor, number or array."},
+    {"Tensor", "sub", METHOD, "other, /", "self - other, broadcast."},
+    {"Tensor", "mul", METHOD, "other, /", "self * other, broadcast."},
+    {"Tensor", "div", METHOD, "other, /", "self / other, broadcast (true division)."},
+    {"Tensor", "pow", METHOD, "exponent, /", "self ** exponent, broadcast."},
+    {"Tensor", "maximum", METHOD, "other, /", "The larger of the two, elementwise, broadcast."},
+    {"Tensor", "minimum", METHOD, "other, /", "The smaller of the two, elementwise, broadcast."},
+    {"Tensor", "matmul", METHOD, "other, /",
+     "Matrix product with torch.matmul's rules (vectors, batches broadcast); OpenBLAS."},
+    {"Tensor", "floor_divide", METHOD, "other, /", "self // other: the quotient rounded down."},
+    {"Tensor", "remainder", METHOD, "other, /",
+     "self % other, with the divisor's sign (Python's)."},
+    {"Tensor", "bitwise_and", METHOD, "other, /", "self & other (integer or bool tensors)."},
+    {"Tensor", "bitwise_or", METHOD, "other, /", "self | other (integer or bool tensors)."},
+    {"Tensor", "bitwise_xor", METHOD, "other, /", "self ^ other (integer or bool tensors)."},
+    {"Tensor", "eq", METHOD, "other, /", "A bool tensor: self == other, broadcast."},
+    {"Tensor", "ne", METHOD, "other, /", "A bool tensor: self != other, broadcast."},
+    {"Tensor", "lt", METHOD, "other, /", "A bool tensor: self < other, broadcast."},
+    {"Tensor", "le", METHOD, "other, /", "A bool tensor: self <= other, broadcast."},
+    {"Tensor", "gt", METHOD, "other, /", "A bool tensor: self > other, broadcast."},
+    {"Tensor", "ge", METHOD, "other, /", "A bool tensor: self >= other, broadcast."},
+    {"Tensor", "sub_", METHOD, "other, /",
+     "self -= other in place (a version bump); returns self."},
+    {"Tensor", "mul_", METHOD, "other, /", "self *= other in place; returns self."},
+    {"Tensor", "div_", METHOD, "other, /", "self /= other in place; returns self."},
+    {"Tensor", "copy_", METHOD, "src, /",
+     "Copies src (broadcast) into this tensor in place; returns it."},
+    {"Tensor", "add_", METHOD, "other, *, alpha=1.0",
+     "self += alpha * other in place; returns self."},
+    /* ---- reductions ---- */
+    {"Tensor", "sum", METHOD, "dim=None, keepdim=False",
+     "The sum over dim (an int or a tuple), or of all."},
+    {"Tensor", "mean", METHOD, "dim=None, keepdim=False", "The mean over dim, or of all."},
+    {"Tensor", "amax", METHOD, "dim=None, keepdim=False", "The maximum over dim, or of all."},
+    {"Tensor", "amin", METHOD, "dim=None, keepdim=False", "The minimum over dim, or of all."},
+    {"Tensor", "max", METHOD, "dim=None, keepdim=False",
+     "The largest element; with dim, the pair (values, indices) along it."},
+    {"Tensor", "min", METHOD, "dim=None, keepdim=False",
+     "The smallest element; with dim, the pair (values, indices) along it."},
+    {"Tensor", "argmax", METHOD, "dim=None, keepdim=False",
+     "The index of the largest element (flat, or along dim)."},
+    {"Tensor", "argmin", METHOD, "dim=None, keepdim=False",
+     "The index of the smallest element (flat, or along dim)."},
+    {"Tensor", "logsumexp", METHOD, "dim, keepdim=False",
+     "log(sum(exp(x))) over dim, computed stably."},
+    {"Tensor", "var", METHOD, "dim=None, unbiased=True, keepdim=False, *, correction=None",
+     "The variance over dim, or of all; correction (1 unbiased, 0 biased) wins over unbiased."},
+    {"Tensor", "std", METHOD, "dim=None, unbiased=True, keepdim=False, *, correction=None",
+     "The standard deviation over dim, or of all."},
+    {"Tensor", "norm", METHOD, "p='fro', dim=None, keepdim=False, *, dtype=None",
+     "The p-norm over dim, or of all ('fro' is the 2-norm)."},
+    {"Tensor", "cumsum", METHOD, "dim, *, dtype=None", "Running sums along dim."},
+    {"Tensor", "softmax", METHOD, "dim", "exp(x) / sum(exp(x)) along dim, computed stably."},
+    {"Tensor", "log_softmax", METHOD, "dim", "log(softmax(x)) along dim, computed stably."},
+    {"Tensor", "sort", METHOD, "dim=-1, descending=False, *, stable=False",
+     "(values, indices) sorted along dim; stable keeps equal elements in order."},
+    {"Tensor", "argsort", METHOD, "dim=-1, descending=False", "The indices that sort along dim."},
+    {"Tensor", "topk", METHOD, "k, dim=-1, largest=True, sorted=True",
+     "(values, indices) of the k largest (or smallest) along dim."},
+    /* ---- shapes and views ---- */
+    {"Tensor", "view", METHOD, "*shape",
+     "A view with another shape over the same storage (one -1 is inferred)."},
+    {"Tensor", "reshape", METHOD, "*shape",
+     "The same elements in another shape: a view when it can be, else a copy."},
+    {"Tensor", "expand", METHOD, "*sizes",
+     "A broadcast view: size-1 dims repeated without copying (-1 keeps a dim)."},
+    {"Tensor", "expand_as", METHOD, "other, /", "expand() to other's shape."},
+    {"Tensor", "repeat", METHOD, "*sizes", "A copy tiled sizes[i] times along each dim."},
+    {"Tensor", "permute", METHOD, "*dims", "A view with the dims in the given order."},
+    {"Tensor", "transpose", METHOD, "dim0, dim1", "A view with two dims swapped."},
+    {"Tensor", "t", METHOD, "/", "transpose(0, 1) of a matrix (a vector stays as it is)."},
+    {"Tensor", "squeeze", METHOD, "dim=None", "A view without size-1 dims (all, or only dim)."},
+    {"Tensor", "unsqueeze", METHOD, "dim", "A view with a size-1 dim inserted at dim."},
+    {"Tensor", "flatten", METHOD, "start_dim=0, end_dim=-1",
+     "The dims start_dim..end_dim merged into one."},
+    {"Tensor", "narrow", METHOD, "dim, start, length",
+     "A view of length elements from start along dim."},
+    {"Tensor", "select", METHOD, "dim, index", "A view of one index along dim, that dim removed."},
+    {"Tensor", "split", METHOD, "split_size, dim=0",
+     "A tuple of views of split_size elements along dim (the last may be shorter)."},
+    {"Tensor", "chunk", METHOD, "chunks, dim=0", "A tuple of about equal views along dim."},
+    {"Tensor", "contiguous", METHOD, "/",
+     "This tensor if it is contiguous, else a contiguous copy."},
+    {"Tensor", "index_select", METHOD, "dim, index",
+     "The rows at index (int64) along dim, copied."},
+    {"Tensor", "gather", METHOD, "dim, index",
+     "Values picked along dim by index (int64), as torch.gather."},
+    {"Tensor", "masked_fill", METHOD, "mask, value",
+     "A copy with value where mask (bool, broadcast) is true."},
+    {"Tensor", "masked_fill_", METHOD, "mask, value",
+     "masked_fill() written into this tensor; returns it."},
+    {"Tensor", "masked_select", METHOD, "mask, /",
+     "A 1-D tensor of the elements where mask is true."},
+    {"Tensor", "clamp", METHOD, "min=None, max=None",
+     "Each element limited to [min, max] (either may be None)."},
+    {"Tensor", "clamp_", METHOD, "min=None, max=None",
+     "clamp() written into this tensor; returns it."},
+    /* ---- graph and ownership ---- */
+    {"Tensor", "clone", METHOD, "/",
+     "A copy that stays in the graph; it shares storage copy-on-write until either is written."},
+    {"Tensor", "detach", METHOD, "/",
+     "A new leaf sharing storage and version counter: writes to either show in both."},
+    {"Tensor", "requires_grad_", METHOD, "requires_grad=True",
+     "Sets whether autograd records ops on this leaf; returns it."},
+    {"Tensor", "retain_grad", METHOD, "/", "Keeps .grad on this non-leaf after backward."},
+    {"Tensor", "move_to_outer", METHOD, "/",
+     "Moves the tensor from its dispose scope to the enclosing one (TorchSharp's "
+     "MoveToOuterDisposeScope)."},
+    {"Tensor", "detach_from_scopes", METHOD, "/",
+     "Takes the tensor out of every scope: this object owns it from now on."},
+    {"Tensor", "dispose", METHOD, "/",
+     "Disposes the handle now; using it afterwards is a stale-handle error."},
+    {"Tensor", "owner_scope_name", METHOD, "/",
+     "The name of the dispose scope that owns the tensor, or None."},
+    /* ---- conversion and facts ---- */
+    {"Tensor", "to", METHOD, "dtype", "This tensor as dtype (itself when it already is)."},
+    {"Tensor", "float", METHOD, "/", "This tensor as float32."},
+    {"Tensor", "double", METHOD, "/", "This tensor as float64."},
+    {"Tensor", "long", METHOD, "/", "This tensor as int64."},
+    {"Tensor", "bool", METHOD, "/", "This tensor as bool (nonzero is true)."},
+    {"Tensor", "item", METHOD, "/", "The value of a one-element tensor as a Python number."},
+    {"Tensor", "tolist", METHOD, "/", "The elements as (nested) Python lists."},
+    {"Tensor", "numpy", METHOD, "/", "An ndarray over the same bytes (no copy)."},
+    {"Tensor", "size", METHOD, "dim=None, /", "The shape as a gradscope.Size, or one dim's size."},
+    {"Tensor", "stride", METHOD, "dim=None, /", "The strides in elements, or one dim's."},
+    {"Tensor", "dim", METHOD, "/", "The number of dims."},
+    {"Tensor", "numel", METHOD, "/", "The number of elements."},
+    {"Tensor", "element_size", METHOD, "/", "Bytes per element."},
+    {"Tensor", "is_contiguous", METHOD, "/",
+     "Whether the elements are laid out row-major without gaps."},
+    {"Tensor", "data_ptr", METHOD, "/", "The address of the first element."},
+    {"Tensor", "storage_offset", METHOD, "/",
+     "The first element's offset in its storage, in elements."},
+    {"Tensor", "storage_id", METHOD, "/",
+     "The engine's id of the storage (the inspector's storage number)."},
+    {"Tensor", "zero_", METHOD, "/", "Fills with zeros in place; returns self."},
+    {"Tensor", "fill_", METHOD, "value, /", "Fills with value in place; returns self."},
+    /* ---- module functions ---- */
+    {"gradscope", "tensor", FUNCTION, "data, *, dtype=None, device=None, requires_grad=False",
+     "A new tensor with a copy of data (numbers, nested lists, an array or a tensor)."},
+    {"gradscope", "zeros", FUNCTION, "*size, dtype=None, device=None, requires_grad=False",
+     "A tensor of zeros (float32 unless dtype says)."},
+    {"gradscope", "ones", FUNCTION, "*size, dtype=None, device=None, requires_grad=False",
+     "A tensor of ones."},
+    {"gradscope", "empty", FUNCTION, "*size, dtype=None, device=None, requires_grad=False",
+     "A tensor whose elements are not set."},
+    {"gradscope", "randn", FUNCTION, "*size, dtype=None, device=None, requires_grad=False",
+     "Normal(0, 1) samples from the generator manual_seed sets."},
+    {"gradscope", "rand", FUNCTION, "*size, dtype=None, device=None, requires_grad=False",
+     "Uniform [0, 1) samples."},
+    {"gradscope", "full", FUNCTION,
+     "size, fill_value, /, *, dtype=None, device=None, requires_grad=False",
+     "A tensor of shape size filled with fill_value."},
+    {"gradscope", "randint", FUNCTION, "low, high, size", "int64 samples uniform in [low, high)."},
+    {"gradscope", "arange", FUNCTION,
+     "start, end=None, step=1, /, *, dtype=None, device=None, requires_grad=False",
+     "start, start+step, ... below end (int64 when all are ints); arange(n) counts from 0."},
+    {"gradscope", "linspace", FUNCTION, "start, end, steps, /",
+     "steps evenly spaced values from start to end."},
+    {"gradscope", "eye", FUNCTION, "n, m=None, /", "An n x m identity matrix."},
+    {"gradscope", "zeros_like", FUNCTION, "input, /", "Zeros with input's shape and dtype."},
+    {"gradscope", "ones_like", FUNCTION, "input, /", "Ones with input's shape and dtype."},
+    {"gradscope", "full_like", FUNCTION, "input, fill_value, /",
+     "fill_value with input's shape and dtype."},
+    {"gradscope", "cat", FUNCTION, "tensors, dim=0", "The tensors joined along an existing dim."},
+    {"gradscope", "stack", FUNCTION, "tensors, dim=0",
+     "The tensors (same shape) joined along a new dim."},
+    {"gradscope", "where", FUNCTION, "condition, input, other, /",
+     "input where condition (bool) is true, else other; broadcast."},
+    {"gradscope", "manual_seed", FUNCTION, "seed, /",
+     "Seeds the generator of randn, rand, randint, dropout and shuffles."},
+    {"gradscope", "is_grad_enabled", FUNCTION, "/", "Whether this thread records graphs now."},
+    {"gradscope", "set_grad_enabled", FUNCTION, "mode, /",
+     "Turns graph recording on or off for this thread."},
+    {"gradscope", "live_tensor_count", FUNCTION, "/",
+     "Tensors alive in this process (all threads)."},
+    {"gradscope", "is_tensor", FUNCTION, "obj, /", "Whether obj is a gradscope.Tensor."},
+    {"gradscope", "one_hot", FUNCTION, "tensor, num_classes=-1",
+     "index (int64) as one-hot rows, as F.one_hot."},
+    {"gradscope", "inspect", FUNCTION, "*, command=None, socket=None, wait=10.0",
+     "Starts the inspector listening and streams this process's events to it."},
+    {"gradscope", "trace_close", FUNCTION, "/", "Flushes the event log and stops recording."},
+    {"gradscope", "trace_mark", FUNCTION, "label, /",
+     "A user mark in the event log (\"epoch 3\")."},
+    {"gradscope", "trace_name", FUNCTION, "tensor, name, /",
+     "Names the tensor in the event log; returns it."},
+    {"gradscope", "from_numpy", FUNCTION, "ndarray, /",
+     "A tensor over the array's memory (no copy)."},
+    {"gradscope", "from_dlpack", FUNCTION, "ext_tensor, /",
+     "A tensor over a DLPack producer's memory (no copy)."},
+    {"gradscope", "scope_stats", FUNCTION, "/", "This thread's tensor counters (TorchSharp's)."},
+    {"gradscope", "reset_scope_stats", FUNCTION, "/",
+     "Sets this thread's tensor counters to zero."},
+    /* ---- nn.functional ---- */
+    {"F", "cross_entropy", FUNCTION, "input, target, *, reduction='mean', label_smoothing=0.0",
+     "log_softmax and the negative log likelihood of the target classes, in one pass."},
+    {"F", "nll_loss", FUNCTION, "input, target, reduction='mean'",
+     "The negative log likelihood of target classes from log-probabilities."},
+    {"F", "mse_loss", FUNCTION, "input, target, reduction='mean'",
+     "The mean (or sum) of squared differences."},
+    {"F", "binary_cross_entropy_with_logits", FUNCTION, "input, target, reduction='mean'",
+     "sigmoid and binary cross-entropy in one stable pass."},
+    {"F", "dropout", FUNCTION, "input, p=0.5, training=True",
+     "Zeroes elements with probability p and scales the rest by 1/(1-p) (when training)."},
+    {"F", "layer_norm", FUNCTION, "input, normalized_shape, weight=None, bias=None, eps=1e-05",
+     "Normalises over the last dims to mean 0 and variance 1, then scales and shifts."},
+    {"F", "linear", FUNCTION, "input, weight, bias=None", "input @ weight.T + bias."},
+    {"F", "embedding", FUNCTION, "input, weight, /", "The rows of weight at the indices in input."},
+    {"F", "leaky_relu", FUNCTION, "input, negative_slope=0.01",
+     "x, or negative_slope * x below zero."},
+    {"F", "conv2d", FUNCTION, "input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1",
+     "2-D convolution (cross-correlation) of N,C,H,W input, through im2col and OpenBLAS."},
+    {"F", "max_pool2d", FUNCTION,
+     "input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, "
+     "return_indices=False",
+     "The maximum of each window."},
+    {"F", "avg_pool2d", FUNCTION,
+     "input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True, "
+     "divisor_override=None",
+     "The mean of each window."},
+    {"F", "batch_norm", FUNCTION,
+     "input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, "
+     "eps=1e-05",
+     "Normalises each channel with batch statistics (training) or the running ones."},
+    /* ---- optim ---- */
+    {"optim", "SGD", FUNCTION,
+     "params, lr=0.001, momentum=0.0, dampening=0.0, weight_decay=0.0, *, nesterov=False",
+     "Stochastic gradient descent with momentum, as torch.optim.SGD."},
+    {"optim", "Adam", FUNCTION,
+     "params, lr=0.001, betas=(0.9, 0.999), eps=1e-08, weight_decay=0.0, *, amsgrad=False",
+     "Adam, as torch.optim.Adam (weight decay added to the gradient)."},
+    {"optim", "AdamW", FUNCTION,
+     "params, lr=0.001, betas=(0.9, 0.999), eps=1e-08, weight_decay=0.01, *, amsgrad=False",
+     "Adam with decoupled weight decay, as torch.optim.AdamW."},
+    {"Optimizer", "step", METHOD, "closure=None, /", "Updates every parameter from its .grad."},
+    /* ---- nn: the engine's modules ---- */
+    {"nn", "Parameter", FUNCTION, "data, requires_grad=True",
+     "data as a module parameter: a leaf that requires grad, which modules register."},
+    {"nn", "Linear", FUNCTION, "in_features, out_features, bias=True",
+     "y = x @ weight.T + bias, weight and bias initialised as torch's (uniform, 1/sqrt(in))."},
+    {"nn", "Conv2d", FUNCTION,
+     "in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, "
+     "bias=True, padding_mode='zeros', *, dtype=None",
+     "2-D convolution over N,C,H,W inputs, as torch.nn.Conv2d."},
+    {"nn", "BatchNorm1d", FUNCTION,
+     "num_features, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True",
+     "Batch normalisation over N,C or N,C,L inputs, with running estimates as buffers."},
+    {"nn", "BatchNorm2d", FUNCTION,
+     "num_features, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True",
+     "Batch normalisation over N,C,H,W inputs, with running estimates as buffers."},
+    {"nn", "ReLU", FUNCTION, "/", "relu() as a module."},
+    {"nn", "Tanh", FUNCTION, "/", "tanh() as a module."},
+    {"nn", "Sigmoid", FUNCTION, "/", "sigmoid() as a module."},
+    {"nn", "GELU", FUNCTION, "/", "gelu() as a module."},
+    {"nn", "Dropout", FUNCTION, "p=0.5",
+     "F.dropout as a module: active in train(), a no-op in eval()."},
+    {"nn", "Embedding", FUNCTION, "num_embeddings, embedding_dim",
+     "A table of num_embeddings vectors; forward(indices) picks rows."},
+    {"nn", "LayerNorm", FUNCTION, "normalized_shape, eps=1e-05",
+     "Layer normalisation over the last dim, with a learned scale and shift."},
+    {"nn", "Sequential", FUNCTION, "*modules", "The modules applied one after another."},
+    {"nn", "RNN", FUNCTION,
+     "input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0, "
+     "bidirectional=False, *, nonlinearity='tanh', dtype=None",
+     "An Elman RNN (tanh or relu), multi-layer and bidirectional, packed sequences too."},
+    {"nn", "LSTM", FUNCTION,
+     "input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0, "
+     "bidirectional=False, *, nonlinearity='tanh', dtype=None",
+     "A long short-term memory network, as torch.nn.LSTM; forward returns (output, (h, c))."},
+    {"nn", "GRU", FUNCTION,
+     "input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0, "
+     "bidirectional=False, *, nonlinearity='tanh', dtype=None",
+     "A gated recurrent unit network, as torch.nn.GRU; forward returns (output, h)."},
+    {"Optimizer", "zero_grad", METHOD, "set_to_none=False", "Clears every parameter's .grad."},
+};
+
+enum { N_ROWS = sizeof rows / sizeof rows[0] };
+
+/* The composed strings, made once and kept for the process (method tables point at them). */
+static const char *method_docs[N_ROWS], *function_docs[N_ROWS];
+
+static const doc_row *find(const char *owner, const char *name) {
+  for (int i = 0; i < N_ROWS; i++)
+    if (strcmp(rows[i].owner, owner) == 0 && strcmp(rows[i].name, name) == 0)
+      return &rows[i];
+  return NULL;
+}
+
+/* "name(first, params)\n--\n\ntext"; first is "$self", "input" or NULL (the params are all). */
+static const char *compose(const doc_row *r, const char *first) {
+  const char *params = r->params;
+  size_t n = strlen(r->name) + strlen(params) + strlen(r->text) + 32;
+  char *s = PyMem_RawMalloc(n);
+  if (!s)
+    return NULL;
+  snprintf(s, n, "%s(%s%s%s)\n--\n\n%s", r->name, first ? first : "",
+           first && params[0] ? ", " : "", params, r->text);
+  return s;
+}
+
+/* The docstring of OWNER.NAME: a Tensor method ("Tensor"), a function of the module ("gradscope",
+ * "F", "nn" or "optim", where a Tensor op's function form is found too), or NULL if there is
+ * none. */
+const char *gsp_doc(const char *owner, const char *name) {
+  bool method = strcmp(owner, "Tensor") == 0 || strcmp(owner, "Optimizer") == 0;
+  const doc_row *r = find(owner, name);
+  if (!r && !method)
+    r = find("Tensor", name);
+  if (!r)
+    return NULL;
+  int i = (int)(r - rows);
+  const char **slot = method ? &method_docs[i] : &function_docs[i];
+  if (!*slot)
+    *slot = compose(r, r->forms == FUNCTION ? NULL : method ? "$self" : "input");
+  return *slot;
+}
+
+/* Sets the docstring of every entry of a method table that has a row here (before the table is
+ * used: CPython reads ml_doc when it makes the function objects). */
+void gsp_docs_fill(PyMethodDef *defs, const char *owner) {
+  for (PyMethodDef *d = defs; d->ml_name; d++) {
+    const char *doc = gsp_doc(owner, d->ml_name);
+    if (doc)
+      d->ml_doc = doc;
+  }
+}
+
+PyObject *gsp_doc_part(const char *doc, bool signature) {
+  const char *mark = doc ? strstr(doc, ")\n--\n\n") : NULL;
+  if (!mark)
+    return signature || !doc ? Py_NewRef(Py_None) : PyUnicode_FromString(doc);
+  if (!signature)
+    return PyUnicode_FromString(mark + 6);
+  const char *open = strchr(doc, '(');
+  return PyUnicode_FromStringAndSize(open, mark + 1 - open);
+}

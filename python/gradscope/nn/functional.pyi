@@ -1,0 +1,98 @@
+# gradscope/nn/functional.pyi: the types of gradscope.nn.functional: the losses and layers as
+# functions, and every Tensor op as a function (F.relu(x) is x.relu()).
+# tests/python/test_docs.py checks it against the module.
+from collections.abc import Sequence
+
+from gradscope import Tensor
+from gradscope import (  # the Tensor ops: F.relu(x) is gradscope.relu(x)
+    abs as abs,
+    add as add,
+    amax as amax,
+    amin as amin,
+    argmax as argmax,
+    argmin as argmin,
+    argsort as argsort,
+    bitwise_and as bitwise_and,
+    bitwise_not as bitwise_not,
+    bitwise_or as bitwise_or,
+    bitwise_xor as bitwise_xor,
+    chunk as chunk,
+    clamp as clamp,
+    clone as clone,
+    cos as cos,
+    cumsum as cumsum,
+    detach as detach,
+    div as div,
+    eq as eq,
+    exp as exp,
+    flatten as flatten,
+    floor as floor,
+    floor_divide as floor_divide,
+    gather as gather,
+    ge as ge,
+    gelu as gelu,
+    gt as gt,
+    index_select as index_select,
+    le as le,
+    log as log,
+    log_softmax as log_softmax,
+    logical_not as logical_not,
+    logsumexp as logsumexp,
+    lt as lt,
+    masked_fill as masked_fill,
+    masked_select as masked_select,
+    matmul as matmul,
+    max as max,
+    maximum as maximum,
+    mean as mean,
+    min as min,
+    minimum as minimum,
+    mul as mul,
+    narrow as narrow,
+    ne as ne,
+    neg as neg,
+    norm as norm,
+    numel as numel,
+    one_hot as one_hot,
+    permute as permute,
+    pow as pow,
+    relu as relu,
+    remainder as remainder,
+    reshape as reshape,
+    rsqrt as rsqrt,
+    select as select,
+    sigmoid as sigmoid,
+    sin as sin,
+    softmax as softmax,
+    sort as sort,
+    split as split,
+    sqrt as sqrt,
+    squeeze as squeeze,
+    std as std,
+    sub as sub,
+    sum as sum,
+    t as t,
+    tan as tan,
+    tanh as tanh,
+    topk as topk,
+    transpose as transpose,
+    unsqueeze as unsqueeze,
+    var as var,
+)
+
+_Shape = Sequence[int]
+_Size2 = int | tuple[int, int]
+
+def avg_pool2d(input: Tensor, kernel_size: _Size2, stride: _Size2 | None = None, padding: _Size2 = 0, ceil_mode: bool = False, count_include_pad: bool = True, divisor_override: int | None = None) -> Tensor: ...
+def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None, weight: Tensor | None = None, bias: Tensor | None = None, training: bool = False, momentum: float = 0.1, eps: float = 1e-05) -> Tensor: ...
+def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, reduction: str = 'mean') -> Tensor: ...
+def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: _Size2 = 1, padding: _Size2 = 0, dilation: _Size2 = 1, groups: int = 1) -> Tensor: ...
+def cross_entropy(input: Tensor, target: Tensor, *, reduction: str = 'mean', label_smoothing: float = 0.0) -> Tensor: ...
+def dropout(input: Tensor, p: float = 0.5, training: bool = True) -> Tensor: ...
+def embedding(input: Tensor, weight: Tensor, /) -> Tensor: ...
+def layer_norm(input: Tensor, normalized_shape: _Shape, weight: Tensor | None = None, bias: Tensor | None = None, eps: float = 1e-05) -> Tensor: ...
+def leaky_relu(input: Tensor, negative_slope: float = 0.01) -> Tensor: ...
+def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor: ...
+def max_pool2d(input: Tensor, kernel_size: _Size2, stride: _Size2 | None = None, padding: _Size2 = 0, dilation: _Size2 = 1, ceil_mode: bool = False, return_indices: bool = False) -> Tensor | tuple[Tensor, Tensor]: ...
+def mse_loss(input: Tensor, target: Tensor, reduction: str = 'mean') -> Tensor: ...
+def nll_loss(input: Tensor, target: Tensor, reduction: str = 'mean') -> Tensor: ...
