@@ -1,23 +1,41 @@
-# gradscope/optim/__init__.pyi: the types of gradscope.optim: the engine's optimizers.
-# tests/python/test_docs.py checks it against the module.
+# gradscope/optim/__init__.pyi: the types of gradscope.optim: Optimizer and the engine's SGD,
+# Adam and AdamW. tests/python/test_docs.py checks it against the module.
+from collections import defaultdict
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from gradscope import Tensor
 from gradscope.optim import lr_scheduler as lr_scheduler
+from gradscope.optim import optimizer as optimizer
 
 _Params = Iterable[Tensor] | Iterable[dict[str, Any]]
 
 class Optimizer:
-    lr: float
-    @property
-    def param_groups(self) -> list[Any]: ...
-    def step(self, closure: Callable[[], Any] | None = None, /) -> None: ...
+    defaults: dict[str, Any]
+    state: defaultdict[Tensor, dict[str, Any]]
+    param_groups: list[dict[str, Any]]
+    def __init__(self, params: _Params, defaults: dict[str, Any]) -> None: ...
+    def add_param_group(self, param_group: dict[str, Any]) -> None: ...
     def zero_grad(self, set_to_none: bool = False) -> None: ...
+    def step(self, closure: Callable[[], Any] | None = None) -> Any: ...
+    def state_dict(self) -> dict[str, Any]: ...
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None: ...
 
-def SGD(params: _Params, lr: float = 0.001, momentum: float = 0.0, dampening: float = 0.0,
-        weight_decay: float = 0.0, *, nesterov: bool = False) -> Optimizer: ...
-def Adam(params: _Params, lr: float = 0.001, betas: tuple[float, float] = (0.9, 0.999),
-         eps: float = 1e-08, weight_decay: float = 0.0, *, amsgrad: bool = False) -> Optimizer: ...
-def AdamW(params: _Params, lr: float = 0.001, betas: tuple[float, float] = (0.9, 0.999),
-          eps: float = 1e-08, weight_decay: float = 0.01, *, amsgrad: bool = False) -> Optimizer: ...
+class SGD(Optimizer):
+    def __init__(self, params: _Params, lr: float = ..., momentum: float = 0,
+                 dampening: float = 0, weight_decay: float = 0, nesterov: bool = False, *,
+                 maximize: bool = False, foreach: bool | None = None,
+                 differentiable: bool = False) -> None: ...
+
+class Adam(Optimizer):
+    def __init__(self, params: _Params, lr: float = 0.001,
+                 betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-08,
+                 weight_decay: float = 0, amsgrad: bool = False, *, foreach: bool | None = None,
+                 maximize: bool = False, capturable: bool = False, differentiable: bool = False,
+                 fused: bool = False) -> None: ...
+
+class AdamW(Optimizer):
+    def __init__(self, params: _Params, lr: float = 0.001,
+                 betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-08,
+                 weight_decay: float = 0.01, amsgrad: bool = False, *, maximize: bool = False,
+                 foreach: bool | None = None, capturable: bool = False) -> None: ...

@@ -1,59 +1,244 @@
-"""PyTorch's ``optimizer.param_groups`` on gradscope's optimizers (the C extension's type):
-one group holding every parameter, a mapping whose "lr" is the engine's learning rate, read
-and written through, so ``group["lr"] = 0.01`` changes the next step as in PyTorch and the
-schedulers of lr_scheduler.py work. Other keys (a scheduler's "initial_lr") are kept in the
-optimizer's __dict__. The group object is made at each access and holds the optimizer, never
-the reverse, so the two make no reference cycle."""
-from collections.abc import MutableMapping
+"""torch.optim's classes on gradscope: Optimizer, the base a program subclasses for its own
+optimizer (param_groups as a list of dicts, state, add_param_group, zero_grad, state_dict), and
+SGD, Adam and AdamW, real subclasses of it whose step() is the engine's.
+
+Each parameter group of an engine optimizer gets one engine optimizer (the C extension's
+_gradscope.optim.SGD, ...), made with the group's hyper-parameters. A group is a plain dict,
+as in PyTorch: a scheduler or the program writes group["lr"], and step() hands the new rate
+to the engine before it steps. The engine keeps the state (momentum buffers, Adam's moments)
+and records it in the event log, so it is not in `state`. Changing another hyper-parameter of
+a group after its first step would need that state moved to a new engine optimizer: step()
+refuses it with a message instead of silently keeping the old value.
+"""
+from collections import defaultdict
 
 from gradscope import _gradscope
+from gradscope.autograd import enable_grad as _enable_grad
 
-Optimizer = _gradscope.optim.Optimizer
+_engine = _gradscope.optim
 
 
-class ParamGroup(MutableMapping):
-    """The optimizer's single parameter group."""
-
-    def __init__(self, optimizer):
-        self._optimizer = optimizer
-
-    def _extra(self):
-        return self._optimizer.__dict__.setdefault("_group_extra", {})
-
-    def __getitem__(self, key):
-        if key == "lr":
-            return self._optimizer.lr
-        if key == "params":
-            return self._optimizer._params
-        return self._extra()[key]
-
-    def __setitem__(self, key, value):
-        if key == "lr":
-            self._optimizer.lr = value
-        elif key == "params":
-            raise TypeError("a gradscope optimizer's parameters are fixed when it is made")
-        else:
-            self._extra()[key] = value
-
-    def __delitem__(self, key):
-        if key in ("lr", "params"):
-            raise TypeError(f"param_groups[0][{key!r}] cannot be deleted")
-        del self._extra()[key]
-
-    def __iter__(self):
-        yield "params"
-        yield "lr"
-        yield from self._extra()
-
-    def __len__(self):
-        return 2 + len(self._extra())
+class _Required:
+    """The default of a hyper-parameter a group must give (PyTorch's `required`)."""
 
     def __repr__(self):
-        return repr(dict(self))
+        return "<required parameter>"
 
 
-def param_groups(self):
-    return [ParamGroup(self)]
+required = _Required()
 
 
-_gradscope._extend_type(Optimizer, "param_groups", property(param_groups))
+class Optimizer:
+    """The base of every optimizer, as torch.optim.Optimizer: subclasses pass their params
+    and defaults and implement step()."""
+
+    def __init__(self, params, defaults):
+        self.defaults = defaults
+        self.state = defaultdict(dict)
+        self.param_groups = []
+        if _gradscope.is_tensor(params):
+            raise TypeError("params argument given to the optimizer should be an iterable of "
+                            "Tensors or dicts, but got " + type(params).__name__)
+        groups = list(params)
+        if not groups:
+            raise ValueError("optimizer got an empty parameter list")
+        if not isinstance(groups[0], dict):
+            groups = [{"params": groups}]
+        for group in groups:
+            self.add_param_group(group)
+
+    def add_param_group(self, param_group):
+        """Adds a group of parameters, with its own hyper-parameters (the defaults fill the
+        ones it does not give)."""
+        if not isinstance(param_group, dict):
+            raise TypeError(f"param group must be a dict, but got {type(param_group).__name__}")
+        params = param_group["params"]
+        if _gradscope.is_tensor(params):
+            params = [params]
+        elif isinstance(params, set):
+            raise TypeError("optimizer parameters need to be organized in ordered collections, "
+                            "but the ordering of tensors in sets will change between runs. "
+                            "Please use a list instead.")
+        group = dict(param_group, params=list(params))
+        for p in group["params"]:
+            if not _gradscope.is_tensor(p):
+                raise TypeError("optimizer can only optimize Tensors, but one of the params is "
+                                + type(p).__name__)
+            if not p.is_leaf:
+                raise ValueError("can't optimize a non-leaf Tensor")
+        for name, default in self.defaults.items():
+            if default is required and name not in group:
+                raise ValueError("parameter group didn't specify a value of required "
+                                 f"optimization parameter {name}")
+            group.setdefault(name, default)
+        seen = {id(p) for g in self.param_groups for p in g["params"]}
+        if any(id(p) in seen for p in group["params"]):
+            raise ValueError("some parameters appear in more than one parameter group")
+        self.param_groups.append(group)
+
+    def zero_grad(self, set_to_none=False):
+        """Clears every parameter's .grad: sets it to None, or fills it with zeros (PyTorch
+        1.13's default)."""
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                if set_to_none:
+                    p.grad = None
+                else:
+                    p.grad.zero_()
+
+    def step(self, closure=None):
+        """Updates the parameters from their gradients (a subclass says how)."""
+        raise NotImplementedError(f"{type(self).__name__}.step() is not implemented")
+
+    def state_dict(self):
+        """{'state': per-parameter state by index, 'param_groups': hyper-parameters with the
+        parameters as indices}, as PyTorch's."""
+        params = [p for g in self.param_groups for p in g["params"]]
+        index = {id(p): i for i, p in enumerate(params)}
+        groups = [dict({k: v for k, v in g.items() if k != "params"},
+                       params=[index[id(p)] for p in g["params"]]) for g in self.param_groups]
+        state = {index[id(p)]: self.state[p] for p in params if p in self.state}
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict):
+        """Puts back what state_dict() returned: each group's hyper-parameters and state."""
+        groups = state_dict["param_groups"]
+        if len(groups) != len(self.param_groups):
+            raise ValueError("loaded state dict has a different number of parameter groups")
+        for mine, theirs in zip(self.param_groups, groups):
+            if len(mine["params"]) != len(theirs["params"]):
+                raise ValueError("loaded state dict contains a parameter group that doesn't "
+                                 "match the size of optimizer's group")
+        params = [p for g in self.param_groups for p in g["params"]]
+        self.state = defaultdict(dict)
+        for i, value in state_dict["state"].items():
+            self.state[params[int(i)]] = value
+        for mine, theirs in zip(self.param_groups, groups):
+            mine.update({k: v for k, v in theirs.items() if k != "params"})
+
+    def __getstate__(self):
+        raise TypeError(f"{type(self).__name__} cannot be pickled; save its state_dict()")
+
+    def __repr__(self):
+        text = type(self).__name__ + " ("
+        for i, group in enumerate(self.param_groups):
+            text += f"\nParameter Group {i}"
+            for key in sorted(group):
+                if key != "params":
+                    text += f"\n    {key}: {group[key]}"
+        return text + "\n)"
+
+
+class _EngineOptimizer(Optimizer):
+    """An optimizer the engine steps: one engine optimizer per parameter group."""
+
+    _make = None  # the C extension's constructor
+    _fixed = ()   # the hyper-parameters the engine takes at construction
+
+    def __init__(self, params, defaults):
+        self._engines = []
+        self._made_with = []  # each engine's hyper-parameters when it was made
+        super().__init__(params, defaults)
+
+    def add_param_group(self, param_group):
+        super().add_param_group(param_group)
+        group = self.param_groups[-1]
+        args = self._engine_args(group)
+        self._engines.append(type(self)._make(group["params"], **args))
+        self._made_with.append(args)
+
+    def _engine_args(self, group):
+        return {name: group[name] for name in ("lr",) + self._fixed}
+
+    def step(self, closure=None):
+        """One step of every group with the engine's kernels; closure (if given) re-evaluates
+        the loss first, with gradients on, and its value is returned."""
+        loss = None
+        if closure is not None:
+            with _enable_grad():
+                loss = closure()
+        for i, (group, engine) in enumerate(zip(self.param_groups, self._engines)):
+            made = self._made_with[i]
+            changed = [k for k in self._fixed if group[k] != made[k]]
+            if changed:
+                raise ValueError(f"{type(self).__name__}: param_groups[{i}][{changed[0]!r}] "
+                                 f"changed from {made[changed[0]]!r} to {group[changed[0]]!r}; "
+                                 "gradscope takes only 'lr' changes after construction")
+            if engine.lr != group["lr"]:
+                engine.lr = group["lr"]
+            engine.step()
+        return loss
+
+    def zero_grad(self, set_to_none=False):
+        if not set_to_none:
+            super().zero_grad()
+        else:  # the engine's own pass (its zero_grad drops the gradients)
+            for engine in self._engines:
+                engine.zero_grad()
+
+    def state_dict(self):
+        raise NotImplementedError(
+            f"{type(self).__name__}.state_dict(): the engine keeps this optimizer's state "
+            "(momentum buffers, moments) and does not hand it out yet; save the model's "
+            "state_dict() instead")
+
+    def load_state_dict(self, state_dict):
+        raise NotImplementedError(
+            f"{type(self).__name__}.load_state_dict(): the engine's optimizer state cannot be "
+            "loaded yet")
+
+
+class SGD(_EngineOptimizer):
+    """Stochastic gradient descent with momentum, step for step as torch.optim.SGD."""
+
+    _make = _engine.SGD
+    _fixed = ("momentum", "dampening", "weight_decay", "nesterov")
+
+    def __init__(self, params, lr=required, momentum=0, dampening=0, weight_decay=0,
+                 nesterov=False, *, maximize=False, foreach=None, differentiable=False):
+        _refuse(self, maximize=maximize, differentiable=differentiable)
+        super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
+                                      weight_decay=weight_decay, nesterov=nesterov,
+                                      maximize=maximize, foreach=foreach,
+                                      differentiable=differentiable))
+
+
+class Adam(_EngineOptimizer):
+    """Adam, step for step as torch.optim.Adam (weight decay added to the gradient)."""
+
+    _make = _engine.Adam
+    _fixed = ("betas", "eps", "weight_decay", "amsgrad")
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
+                 amsgrad=False, *, foreach=None, maximize=False, capturable=False,
+                 differentiable=False, fused=False):
+        _refuse(self, maximize=maximize, capturable=capturable, differentiable=differentiable,
+                fused=fused)
+        super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
+                                      amsgrad=amsgrad, maximize=maximize, foreach=foreach,
+                                      capturable=capturable, differentiable=differentiable,
+                                      fused=fused))
+
+
+class AdamW(_EngineOptimizer):
+    """Adam with decoupled weight decay, step for step as torch.optim.AdamW."""
+
+    _make = _engine.AdamW
+    _fixed = Adam._fixed
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2,
+                 amsgrad=False, *, maximize=False, foreach=None, capturable=False):
+        _refuse(self, maximize=maximize, capturable=capturable)
+        super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
+                                      amsgrad=amsgrad, foreach=foreach, maximize=maximize,
+                                      capturable=capturable))
+
+
+def _refuse(optimizer, **flags):
+    """The options PyTorch has that the engine's kernels do not: an error, not ignored."""
+    given = [name for name, value in flags.items() if value]
+    if given:
+        raise ValueError(f"{type(optimizer).__name__}(): {given[0]}=True is not supported by "
+                         "gradscope yet")
