@@ -133,16 +133,38 @@ static void hook_begin(gs_tensor root, void *user) {
   }
 }
 
-/* Copies a parameter's gradient (or zeros) into its place in its bucket. */
+/* bucket data [0, n) /= world: the average is taken before the sum, as PyTorch's reducer
+ * divides the bucket before its allreduce (exact for a power-of-two world). */
+static void divide(void *data, gs_dtype dtype, int64_t n, int world) {
+  if (dtype == GS_F32) {
+    float *x = data, w = (float)world;
+    for (int64_t k = 0; k < n; k++)
+      x[k] /= w;
+  } else {
+    double *x = data, w = world;
+    for (int64_t k = 0; k < n; k++)
+      x[k] /= w;
+  }
+}
+
+/* Puts a parameter's gradient divided by the world size (or zeros) in its place in its
+ * bucket. */
 static void stage(gs_ddp *d, int i, gs_tensor grad) {
   ddp_param *p = &d->params[i];
   ddp_bucket *b = &d->buckets[p->bucket];
   size_t es = gs_dtype_size(p->dtype);
   char *dst = (char *)b->buf + (size_t)p->offset * es;
-  if (grad.id)
+  if (grad.id && gs_is_contiguous(grad) && p->dtype == GS_F32) {
+    const float *src = gs_data(grad);
+    float *out = (float *)dst, w = (float)gs__dist.world;
+    for (int64_t k = 0; k < p->numel; k++) /* one pass: copy and divide */
+      out[k] = src[k] / w;
+  } else if (grad.id) {
     gs_copy_to(grad, dst, (size_t)p->numel * es);
-  else
+    divide(dst, p->dtype, p->numel, gs__dist.world);
+  } else {
     memset(dst, 0, (size_t)p->numel * es);
+  }
   p->ready = true;
   if (--b->pending == 0) {
     b->ready_t = since(d);
@@ -169,22 +191,15 @@ static void hook_grad_ready(gs_tensor leaf, gs_tensor grad, void *user) {
     }
 }
 
-/* Writes the average of bucket values for parameter i into its gradient. */
+/* Writes the average in the bucket (divided before the sum) into parameter i's gradient. */
 static void write_back(gs_ddp *d, int i, const int64_t *global_used) {
   ddp_param *p = &d->params[i];
   ddp_bucket *b = &d->buckets[p->bucket];
   size_t es = gs_dtype_size(p->dtype);
   const char *src = (const char *)b->buf + (size_t)p->offset * es;
-  double world = gs__dist.world;
   gs_tensor g = gs_grad(p->p);
   if (g.id && gs_is_contiguous(g)) {
-    void *dst = gs_data_mut(g);
-    if (p->dtype == GS_F32)
-      for (int64_t k = 0; k < p->numel; k++)
-        ((float *)dst)[k] = (float)((double)((const float *)src)[k] / world);
-    else
-      for (int64_t k = 0; k < p->numel; k++)
-        ((double *)dst)[k] = ((const double *)src)[k] / world;
+    memcpy(gs_data_mut(g), src, (size_t)p->numel * es);
     return;
   }
   if (g.id || !global_used || global_used[i] == 0)
@@ -194,12 +209,6 @@ static void write_back(gs_ddp *d, int i, const int64_t *global_used) {
   int64_t shape[GS_MAX_DIMS];
   int nd = gs_shape(p->p, shape);
   gs_tensor avg = gs_from_data(p->dtype, shape, nd, src);
-  void *a = gs_data_mut(avg);
-  for (int64_t k = 0; k < p->numel; k++)
-    if (p->dtype == GS_F32)
-      ((float *)a)[k] = (float)((double)((float *)a)[k] / world);
-    else
-      ((double *)a)[k] /= world;
   d->reentrant = true;
   gs_backward_with(p->p, avg, false);
   d->reentrant = false;
