@@ -295,7 +295,7 @@ static const doc_row rows[] = {
      "Adam with decoupled weight decay, as torch.optim.AdamW."},
     {"Optimizer", "step", METHOD, "closure=None, /", "Updates every parameter from its .grad."},
     /* ---- nn: the engine's modules ---- */
-    {"nn", "Parameter", FUNCTION, "data, requires_grad=True",
+    {"nn", "_Parameter", FUNCTION, "data, requires_grad=True",
      "data as a module parameter: a leaf that requires grad, which modules register."},
     {"nn", "Linear", FUNCTION, "in_features, out_features, bias=True",
      "y = x @ weight.T + bias, weight and bias initialised as torch's (uniform, 1/sqrt(in))."},
@@ -309,10 +309,11 @@ static const doc_row rows[] = {
     {"nn", "BatchNorm2d", FUNCTION,
      "num_features, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True",
      "Batch normalisation over N,C,H,W inputs, with running estimates as buffers."},
-    {"nn", "ReLU", FUNCTION, "/", "relu() as a module."},
-    {"nn", "Tanh", FUNCTION, "/", "tanh() as a module."},
-    {"nn", "Sigmoid", FUNCTION, "/", "sigmoid() as a module."},
-    {"nn", "GELU", FUNCTION, "/", "gelu() as a module."},
+    {"nn", "ReLU", FUNCTION, "inplace=False",
+     "relu() as a module (inplace=True gives the same values in a new tensor)."},
+    {"nn", "Tanh", FUNCTION, "", "tanh() as a module."},
+    {"nn", "Sigmoid", FUNCTION, "", "sigmoid() as a module."},
+    {"nn", "GELU", FUNCTION, "approximate='none'", "gelu() as a module (the exact form)."},
     {"nn", "Dropout", FUNCTION, "p=0.5",
      "F.dropout as a module: active in train(), a no-op in eval()."},
     {"nn", "Embedding", FUNCTION, "num_embeddings, embedding_dim",
@@ -326,11 +327,11 @@ static const doc_row rows[] = {
      "An Elman RNN (tanh or relu), multi-layer and bidirectional, packed sequences too."},
     {"nn", "LSTM", FUNCTION,
      "input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0, "
-     "bidirectional=False, *, nonlinearity='tanh', dtype=None",
+     "bidirectional=False, *, dtype=None",
      "A long short-term memory network, as torch.nn.LSTM; forward returns (output, (h, c))."},
     {"nn", "GRU", FUNCTION,
      "input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0, "
-     "bidirectional=False, *, nonlinearity='tanh', dtype=None",
+     "bidirectional=False, *, dtype=None",
      "A gated recurrent unit network, as torch.nn.GRU; forward returns (output, h)."},
     {"Optimizer", "zero_grad", METHOD, "set_to_none=False", "Clears every parameter's .grad."},
 };

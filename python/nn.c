@@ -69,6 +69,9 @@ typedef struct gsp_module {
   PyObject *tree;     /* the module_tree it belongs to (joined into its parent's, if any) */
   int rnn_mode;       /* a gs_rnn_mode for RNN, LSTM and GRU (called as PyTorch's); -1 */
   PyObject *extra_repr; /* str: the constructor's arguments as PyTorch prints them, or NULL */
+  PyObject *dict;       /* instance attributes (a subclass's, hooks, a user's own) */
+  bool python_defined;  /* made by Module.__new__ for a class written in Python: no forward of
+                           the engine's own */
 } gsp_module;
 
 static PyTypeObject module_type;
@@ -102,6 +105,8 @@ static PyObject *wrap_module(gs_module m, PyObject *children) {
   o->m = m;
   o->rnn_mode = -1;
   o->extra_repr = NULL;
+  o->dict = NULL;
+  o->python_defined = false;
   o->tree = tree;
   o->children = children ? children : PyList_New(0);
   PyObject_GC_Track(o);
@@ -113,6 +118,7 @@ static void module_dealloc(PyObject *self) {
   gsp_module *o = (gsp_module *)self;
   PyObject_GC_UnTrack(self);
   /* Children first: their objects may hold the tree too; the tree goes with the last. */
+  Py_CLEAR(o->dict);
   Py_CLEAR(o->children);
   Py_CLEAR(o->extra_repr);
   Py_CLEAR(o->tree);
@@ -121,11 +127,13 @@ static void module_dealloc(PyObject *self) {
 
 static int module_traverse(PyObject *self, visitproc visit, void *arg) {
   Py_VISIT(((gsp_module *)self)->children);
+  Py_VISIT(((gsp_module *)self)->dict);
   return 0;
 }
 
 static int module_clear(PyObject *self) {
   Py_CLEAR(((gsp_module *)self)->children);
+  Py_CLEAR(((gsp_module *)self)->dict);
   return 0;
 }
 
@@ -178,14 +186,35 @@ static PyObject *recurrent_call(gsp_module *o, PyObject *args, PyObject *kwargs)
   return lstm ? Py_BuildValue("(N(NN))", py_out, py_h, py_c) : Py_BuildValue("(NN)", py_out, py_h);
 }
 
-/* A Sequential holding a module written in Python (nn.Flatten, a user's subclass): the
- * engine cannot call Python, so the chain runs here, each child called as Python calls it. */
+static PyObject *engine_forward; /* Module.forward, the C method: the engine's forward */
+static PyObject *str_forward, *str_pre_hooks, *str_hooks;
+
+/* The hooks of module o (Module.register_forward_pre_hook / register_forward_hook keep them in
+ * the instance dict, gradscope/nn/module.py), or NULL when it has none. */
+static PyObject *hooks_of(gsp_module *o, PyObject *key) {
+  PyObject *hooks = o->dict ? PyDict_GetItemWithError(o->dict, key) : NULL;
+  return hooks && PyDict_Check(hooks) && PyDict_GET_SIZE(hooks) ? hooks : NULL;
+}
+
+/* Whether calling o is the engine's forward alone: no Python forward (a subclass's), no hooks,
+ * not a Module written in Python. Then a Sequential of such modules runs in the engine. */
+static bool runs_in_engine(PyObject *obj) {
+  gsp_module *o = (gsp_module *)obj;
+  if (o->python_defined || hooks_of(o, str_pre_hooks) || hooks_of(o, str_hooks))
+    return false;
+  return Py_TYPE(obj) == &module_type ||
+         _PyType_Lookup(Py_TYPE(obj), str_forward) == engine_forward;
+}
+
+/* A Sequential holding a module written in Python (nn.Flatten, a user's subclass) or one with
+ * hooks: the engine cannot call Python, so the chain runs here, each child called as Python
+ * calls it. */
 static bool sequential_needs_python(gsp_module *o) {
   const char *name = gs_module_type_name(o->m);
   if (!name || strcmp(name, "Sequential") != 0)
     return false;
   for (Py_ssize_t i = 0; i < PyList_GET_SIZE(o->children); i++)
-    if (Py_TYPE(PyList_GET_ITEM(o->children, i)) != &module_type)
+    if (!runs_in_engine(PyList_GET_ITEM(o->children, i)))
       return true;
   return false;
 }
@@ -209,20 +238,20 @@ static PyObject *sequential_call_in_python(gsp_module *o, PyObject *args, PyObje
   return x;
 }
 
-static PyObject *module_call(PyObject *self, PyObject *args, PyObject *kwargs) {
+/* Module.forward of the engine's modules: Linear's, a Sequential's chain, an RNN's. */
+static PyObject *module_forward(PyObject *self, PyObject *args, PyObject *kwargs) {
   GSP_SITE();
-  if (sequential_needs_python((gsp_module *)self))
-    return sequential_call_in_python((gsp_module *)self, args, kwargs);
-  if (((gsp_module *)self)->rnn_mode >= 0)
-    return recurrent_call((gsp_module *)self, args, kwargs);
-  if (Py_TYPE(self) != &module_type) { /* a Python subclass: its forward, as PyTorch's */
-    PyObject *forward = PyObject_GetAttrString(self, "forward");
-    if (!forward)
-      return NULL;
-    PyObject *r = PyObject_Call(forward, args, kwargs);
-    Py_DECREF(forward);
-    return r;
+  gsp_module *o = (gsp_module *)self;
+  if (o->python_defined) {
+    PyErr_Format(PyExc_NotImplementedError,
+                 "Module [%s] is missing the required \"forward\" function",
+                 Py_TYPE(self)->tp_name);
+    return NULL;
   }
+  if (sequential_needs_python(o))
+    return sequential_call_in_python(o, args, kwargs);
+  if (o->rnn_mode >= 0)
+    return recurrent_call(o, args, kwargs);
   PyObject *x;
   if (kwargs && PyDict_GET_SIZE(kwargs)) {
     PyErr_SetString(PyExc_TypeError, "a module takes one Tensor");
@@ -230,7 +259,69 @@ static PyObject *module_call(PyObject *self, PyObject *args, PyObject *kwargs) {
   }
   if (!PyArg_ParseTuple(args, "O!:forward", &gsp_tensor_type, &x))
     return NULL;
-  return gsp_wrap(gs_module_forward(((gsp_module *)self)->m, gsp_handle(x)));
+  return gsp_wrap(gs_module_forward(o->m, gsp_handle(x)));
+}
+
+/* Runs each hook of a dict as hook(*call): a result that is not None replaces *value (for a
+ * pre-hook, the input tuple: a non-tuple becomes a 1-tuple, as PyTorch wraps it). */
+static bool run_hooks(PyObject *hooks, PyObject *self, PyObject **args, PyObject **value,
+                      bool pre) {
+  PyObject *list = PyDict_Values(hooks); /* a hook may remove itself */
+  if (!list)
+    return false;
+  for (Py_ssize_t i = 0; i < PyList_GET_SIZE(list); i++) {
+    PyObject *r =
+        pre ? PyObject_CallFunctionObjArgs(PyList_GET_ITEM(list, i), self, *args, NULL)
+            : PyObject_CallFunctionObjArgs(PyList_GET_ITEM(list, i), self, *args, *value, NULL);
+    if (!r) {
+      Py_DECREF(list);
+      return false;
+    }
+    if (r == Py_None) {
+      Py_DECREF(r);
+      continue;
+    }
+    PyObject **slot = pre ? args : value;
+    if (pre && !PyTuple_Check(r)) {
+      PyObject *t = PyTuple_Pack(1, r);
+      Py_DECREF(r);
+      if (!(r = t)) {
+        Py_DECREF(list);
+        return false;
+      }
+    }
+    Py_SETREF(*slot, r);
+  }
+  Py_DECREF(list);
+  return true;
+}
+
+/* model(x): forward (the class's own, if it has one, else the engine's), between the
+ * module's forward pre-hooks and hooks, as torch.nn.Module.__call__. */
+static PyObject *module_call(PyObject *self, PyObject *args, PyObject *kwargs) {
+  GSP_SITE();
+  gsp_module *o = (gsp_module *)self;
+  PyObject *pre = hooks_of(o, str_pre_hooks), *post = hooks_of(o, str_hooks);
+  bool own =
+      Py_TYPE(self) != &module_type && _PyType_Lookup(Py_TYPE(self), str_forward) != engine_forward;
+  if (!pre && !post && !own)
+    return module_forward(self, args, kwargs);
+  Py_INCREF(args);
+  PyObject *out = NULL;
+  if (pre && !run_hooks(pre, self, &args, NULL, true))
+    goto done;
+  if (own) {
+    PyObject *forward = PyObject_GetAttr(self, str_forward);
+    out = forward ? PyObject_Call(forward, args, kwargs) : NULL;
+    Py_XDECREF(forward);
+  } else {
+    out = module_forward(self, args, kwargs);
+  }
+  if (out && (post = hooks_of(o, str_hooks)) && !run_hooks(post, self, &args, &out, false))
+    Py_CLEAR(out);
+done:
+  Py_DECREF(args);
+  return out;
 }
 
 /* PyTorch's print(model) text, written in Python (gradscope/nn/module.py: _repr_text); the
@@ -265,14 +356,30 @@ static int named(gs_module m, gs_tensor **params, const char ***names) {
   return gs_module_named_parameters(m, *params, *names, n);
 }
 
-/* Whether the engine parameter under a dotted name is one of BatchNorm's running estimates,
- * which PyTorch keeps as buffers: never requiring grad, under a running-statistics name. */
+/* The tensors Module.register_buffer registered (engine parameters that never require grad):
+ * handle id -> True if persistent (in state_dict), False if not. */
+static PyObject *registered_buffers;
+
+/* 1 if handle p was registered as a buffer, 2 if as one left out of state_dict, else 0. */
+static int registered_buffer(gs_tensor p) {
+  if (!registered_buffers || !PyDict_GET_SIZE(registered_buffers))
+    return 0;
+  PyObject *key = PyLong_FromUnsignedLongLong(p.id);
+  PyObject *persistent = key ? PyDict_GetItemWithError(registered_buffers, key) : NULL;
+  Py_XDECREF(key);
+  PyErr_Clear();
+  return !persistent ? 0 : persistent == Py_True ? 1 : 2;
+}
+
+/* Whether the engine parameter under a dotted name is a buffer: one of BatchNorm's running
+ * estimates, which PyTorch keeps as buffers (never requiring grad, under a running-statistics
+ * name), or one a program registered. */
 static bool is_buffer(gs_tensor p, const char *name) {
   const char *dot = strrchr(name, '.');
   const char *last = dot ? dot + 1 : name;
-  return !gs_requires_grad(p) && (strcmp(last, "running_mean") == 0 ||
-                                  strcmp(last, "running_var") == 0 ||
-                                  strcmp(last, "num_batches_tracked") == 0);
+  return !gs_requires_grad(p) &&
+         (strcmp(last, "running_mean") == 0 || strcmp(last, "running_var") == 0 ||
+          strcmp(last, "num_batches_tracked") == 0 || registered_buffer(p));
 }
 
 enum { WANT_PARAMETERS, WANT_BUFFERS, WANT_BOTH };
@@ -287,6 +394,8 @@ static PyObject *parameter_list(PyObject *self, bool with_names, bool detached, 
   for (int i = 0; out && i < n; i++) {
     if (want != WANT_BOTH && is_buffer(params[i], names[i]) != (want == WANT_BUFFERS))
       continue;
+    if (want == WANT_BOTH && registered_buffer(params[i]) == 2)
+      continue; /* state_dict: a buffer registered with persistent=False is left out */
     PyObject *t = detached ? gsp_wrap(gs_detach(params[i]))
                            : gsp_wrap_kept(params[i], ((gsp_module *)self)->tree);
     PyObject *item = !t ? NULL : !with_names ? Py_NewRef(t) : detached ? NULL
@@ -309,6 +418,71 @@ static PyObject *m_named_parameters(PyObject *s, PyObject *u) { (void)u; return 
 static PyObject *m_buffers(PyObject *s, PyObject *u) { (void)u; return parameter_list(s, false, false, WANT_BUFFERS); }
 static PyObject *m_named_buffers(PyObject *s, PyObject *u) { (void)u; return parameter_list(s, true, false, WANT_BUFFERS); }
 static PyObject *m_state_dict(PyObject *s, PyObject *u) { (void)u; return parameter_list(s, true, true, WANT_BOTH); }
+
+/* Module.register_buffer(name, tensor, persistent=True), as PyTorch's: the tensor becomes the
+ * engine module's own (an engine parameter that never requires grad, as BatchNorm's running
+ * estimates), out of parameters(), in buffers() and, if persistent, in state_dict(). Its
+ * handle moves to the module (gs_parameter_new), so the object passed in is stale afterwards;
+ * module.NAME is the buffer. */
+static PyObject *m_register_buffer(PyObject *self, PyObject *args, PyObject *kwargs) {
+  GSP_SITE();
+  PyObject *name, *tensor;
+  int persistent = 1;
+  static char *kwlist[] = {"name", "tensor", "persistent", NULL};
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|p:register_buffer", kwlist, &name, &tensor,
+                                   &persistent))
+    return NULL;
+  gsp_module *o = (gsp_module *)self;
+  if (!PyUnicode_Check(name)) {
+    PyErr_Format(PyExc_TypeError, "buffer name should be a string. Got %s", Py_TYPE(name)->tp_name);
+    return NULL;
+  }
+  const char *s = PyUnicode_AsUTF8(name);
+  if (!s)
+    return NULL;
+  if (o->m.id == 0) {
+    PyErr_SetString(PyExc_AttributeError, "cannot assign buffer before Module.__init__() call");
+    return NULL;
+  }
+  if (strchr(s, '.') || !*s) {
+    PyErr_Format(PyExc_KeyError, *s ? "buffer name can't contain \".\""
+                                    : "buffer name can't be "
+                                      "empty string \"\"");
+    return NULL;
+  }
+  PyObject *existing = PyObject_GenericGetAttr(self, name);
+  gs_tensor param = gs_module_parameter(o->m, s);
+  gs_clear_error();
+  /* A buffer registered before may be registered again (replaced), as in PyTorch. */
+  if (existing || (!gs_tensor_is_none(param) && !registered_buffer(param))) {
+    Py_XDECREF(existing);
+    PyErr_Format(PyExc_KeyError, "attribute '%s' already exists", s);
+    return NULL;
+  }
+  PyErr_Clear();
+  if (tensor == Py_None)
+    return PyObject_GenericSetAttr(self, name, Py_None) < 0 ? NULL : Py_NewRef(Py_None);
+  if (!gsp_is_tensor(tensor)) {
+    PyErr_Format(PyExc_TypeError,
+                 "cannot assign '%s' object to buffer '%s' (torch Tensor or "
+                 "None required)",
+                 Py_TYPE(tensor)->tp_name, s);
+    return NULL;
+  }
+  gs_clear_error();
+  gs_tensor b = gs_parameter_new(gsp_handle(tensor), false);
+  if (!b.id)
+    return gsp_raise_engine_error();
+  gs_module_register_parameter(o->m, s, b);
+  if (!gsp_check_void())
+    return NULL;
+  if (!registered_buffers && !(registered_buffers = PyDict_New()))
+    return NULL;
+  PyObject *key = PyLong_FromUnsignedLongLong(b.id);
+  int rc = key ? PyDict_SetItem(registered_buffers, key, persistent ? Py_True : Py_False) : -1;
+  Py_XDECREF(key);
+  return rc < 0 ? NULL : Py_NewRef(Py_None);
+}
 
 /* [(name, child object)] in the engine's registration order: the objects of children kept in
  * o->children, matched by handle (a replaced child's old object is no longer listed). */
@@ -512,6 +686,13 @@ static PyObject *module_getattro(PyObject *self, PyObject *name) {
 static int module_setattro(PyObject *self, PyObject *name, PyObject *value) {
   gs_module m = ((gsp_module *)self)->m;
   if (value && (PyObject_TypeCheck(value, &module_type) || gsp_is_tensor(value))) {
+    if (m.id == 0) { /* a built-in's subclass, before its __init__ made the engine module */
+      PyErr_Format(PyExc_AttributeError,
+                   "cannot assign module or parameter %R before "
+                   "%s.__init__() call",
+                   name, Py_TYPE(self)->tp_name);
+      return -1;
+    }
     const char *s = PyUnicode_AsUTF8(name);
     if (!s)
       return -1;
@@ -551,6 +732,8 @@ static PyObject *module_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
   o->m = m;
   o->rnn_mode = -1;
   o->extra_repr = NULL;
+  o->dict = NULL;
+  o->python_defined = true;
   o->tree = tree_new(m);
   o->children = PyList_New(0);
   if (!o->children || !o->tree) {
@@ -587,10 +770,13 @@ static PyObject *module_item(PyObject *self, Py_ssize_t i) {
 static PySequenceMethods module_as_sequence = {.sq_length = module_len, .sq_item = module_item};
 
 static PyMethodDef module_methods[] = {
-    {"forward", GSP_FN(module_call), METH_VARARGS | METH_KEYWORDS, NULL},
+    {"forward", GSP_FN(module_forward), METH_VARARGS | METH_KEYWORDS, NULL},
     {"parameters", m_parameters, METH_NOARGS, NULL},
     {"named_parameters", m_named_parameters, METH_NOARGS, NULL},
     {"buffers", m_buffers, METH_NOARGS, "BatchNorm's running estimates (PyTorch's buffers)."},
+    {"register_buffer", GSP_FN(m_register_buffer), METH_VARARGS | METH_KEYWORDS,
+     "register_buffer(name, tensor, persistent=True)\n--\n\nA tensor the module keeps that is "
+     "not a parameter (out of parameters(), in buffers() and, if persistent, state_dict())."},
     {"named_buffers", m_named_buffers, METH_NOARGS, NULL},
     {"_named_children", m_named_children, METH_NOARGS, NULL},
     {"state_dict", m_state_dict, METH_NOARGS, "Detached views of the parameters by name."},
@@ -604,6 +790,7 @@ static PyMethodDef module_methods[] = {
 };
 
 static PyGetSetDef module_getset[] = {
+    {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, NULL, NULL},
     {"training", m_training, NULL, NULL, NULL},
     {"_type_name", m_type_name, NULL, "The engine's type name (\"Linear\")", NULL},
     {"_extra_repr", m_extra_repr_get, NULL, "The arguments print(model) shows", NULL},
@@ -629,6 +816,7 @@ static PyTypeObject module_type = {
     .tp_as_sequence = &module_as_sequence,
     .tp_methods = module_methods,
     .tp_getset = module_getset,
+    .tp_dictoffset = offsetof(gsp_module, dict),
 };
 
 /* ---- constructors -------------------------------------------------------------------------- */
@@ -858,7 +1046,18 @@ static PyObject *f_Parameter(PyObject *mod, PyObject *args, PyObject *kwargs) {
 }
 
 static PyMethodDef nn_functions[] = {
-    {"Parameter", GSP_FN(f_Parameter), METH_VARARGS | METH_KEYWORDS, NULL},
+    {"_Parameter", GSP_FN(f_Parameter), METH_VARARGS | METH_KEYWORDS, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+/* ---- the built-in modules as classes ---------------------------------------------------------
+ *
+ * nn.Linear, nn.Conv2d, ... are classes, subclasses of nn.Module, so isinstance(m, nn.Linear)
+ * and `class Head(nn.Linear)` work as in PyTorch. As there, the object is made empty and
+ * __init__ makes the engine module: a subclass may take other arguments and call
+ * super().__init__(in, out). The makers below build a module object; __init__ moves what it
+ * holds (the engine module, its tree, children, print(model) text) into self. */
+static PyMethodDef builtin_makers[] = {
     {"Linear", GSP_FN(f_linear_module), METH_VARARGS | METH_KEYWORDS, NULL},
     {"Conv2d", GSP_FN(f_Conv2d), METH_VARARGS | METH_KEYWORDS, NULL},
     {"BatchNorm1d", GSP_FN(f_BatchNorm1d), METH_VARARGS | METH_KEYWORDS, NULL},
@@ -877,6 +1076,140 @@ static PyMethodDef nn_functions[] = {
     {NULL, NULL, 0, NULL},
 };
 
+enum { N_BUILTINS = sizeof builtin_makers / sizeof builtin_makers[0] - 1 };
+static PyTypeObject *builtin_types[N_BUILTINS];
+
+static PyObject *builtin_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+  (void)args;
+  (void)kwargs;
+  gsp_module *o = (gsp_module *)type->tp_alloc(type, 0);
+  if (!o)
+    return NULL;
+  o->m = (gs_module){0};
+  o->rnn_mode = -1;
+  o->python_defined = false;
+  if (!(o->children = PyList_New(0))) {
+    Py_DECREF(o);
+    return NULL;
+  }
+  return (PyObject *)o;
+}
+
+/* The maker of the built-in class nearest self's class (Linear for a subclass of Linear). */
+static const PyMethodDef *maker_of(PyObject *self) {
+  PyObject *mro = Py_TYPE(self)->tp_mro;
+  for (Py_ssize_t i = 0; mro && i < PyTuple_GET_SIZE(mro); i++)
+    for (int k = 0; k < N_BUILTINS; k++)
+      if (PyTuple_GET_ITEM(mro, i) == (PyObject *)builtin_types[k])
+        return &builtin_makers[k];
+  return NULL;
+}
+
+/* The activations' arguments PyTorch has: ReLU(inplace=False) (the engine computes a new
+ * tensor: the values are the same), GELU(approximate='none'). */
+static bool activation_args(const char *name, PyObject *args, PyObject *kwargs, bool *inplace) {
+  static char *relu_kw[] = {"inplace", NULL}, *gelu_kw[] = {"approximate", NULL}, *none[] = {NULL};
+  int flag = 0;
+  const char *approximate = "none";
+  char format[64];
+  if (strcmp(name, "ReLU") == 0) {
+    snprintf(format, sizeof format, "|p:%s", name);
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, format, relu_kw, &flag))
+      return false;
+  } else if (strcmp(name, "GELU") == 0) {
+    snprintf(format, sizeof format, "|s:%s", name);
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, format, gelu_kw, &approximate))
+      return false;
+    if (strcmp(approximate, "none") != 0) {
+      PyErr_Format(PyExc_ValueError,
+                   "GELU(approximate=%R): only 'none' is supported by "
+                   "gradscope yet",
+                   PyTuple_Size(args) ? PyTuple_GET_ITEM(args, 0) : Py_None);
+      return false;
+    }
+  } else {
+    snprintf(format, sizeof format, ":%s", name);
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, format, none))
+      return false;
+  }
+  *inplace = flag;
+  return true;
+}
+
+static int builtin_init(PyObject *self, PyObject *args, PyObject *kwargs) {
+  GSP_SITE();
+  const PyMethodDef *maker = maker_of(self);
+  if (!maker) {
+    PyErr_SetString(PyExc_TypeError, "not a built-in module class");
+    return -1;
+  }
+  PyObject *made;
+  bool inplace = false;
+  if (maker->ml_flags & METH_NOARGS) {
+    if (!activation_args(maker->ml_name, args, kwargs, &inplace))
+      return -1;
+    made = maker->ml_meth(NULL, NULL);
+  } else if (maker->ml_flags & METH_KEYWORDS) {
+    made = ((PyCFunctionWithKeywords)(void (*)(void))maker->ml_meth)(NULL, args, kwargs);
+  } else {
+    if (kwargs && PyDict_GET_SIZE(kwargs)) {
+      PyErr_Format(PyExc_TypeError, "%s() takes no keyword arguments", maker->ml_name);
+      return -1;
+    }
+    made = maker->ml_meth(NULL, args);
+  }
+  if (!made)
+    return -1;
+  gsp_module *o = (gsp_module *)self, *from = (gsp_module *)made;
+  Py_CLEAR(o->tree); /* __init__ again: a new module, as PyTorch's re-made parameters */
+  o->m = from->m;
+  o->tree = from->tree;
+  Py_SETREF(o->children, from->children);
+  Py_XSETREF(o->extra_repr, from->extra_repr);
+  if (inplace)
+    Py_XSETREF(o->extra_repr, PyUnicode_FromString("inplace=True"));
+  o->rnn_mode = from->rnn_mode;
+  from->m = (gs_module){0};
+  from->tree = from->children = from->extra_repr = NULL;
+  Py_DECREF(made);
+  return 0;
+}
+
+static void builtin_dealloc(PyObject *self) {
+  PyTypeObject *type = Py_TYPE(self);
+  module_dealloc(self);
+  Py_DECREF(type); /* a heap type's instances hold it */
+}
+
+static int builtin_traverse(PyObject *self, visitproc visit, void *arg) {
+  Py_VISIT(Py_TYPE(self));
+  return module_traverse(self, visit, arg);
+}
+
+static int add_builtin_classes(PyObject *nn) {
+  for (int k = 0; k < N_BUILTINS; k++) {
+    char name[64];
+    snprintf(name, sizeof name, "gradscope.nn.%s", builtin_makers[k].ml_name);
+    PyType_Slot slots[] = {
+        {Py_tp_new, builtin_new},
+        {Py_tp_init, builtin_init},
+        {Py_tp_dealloc, builtin_dealloc},
+        {Py_tp_traverse, builtin_traverse},
+        {Py_tp_doc, (void *)gsp_doc("nn", builtin_makers[k].ml_name)},
+        {0, NULL},
+    };
+    PyType_Spec spec = {name, 0, 0, Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+                        slots};
+    PyObject *type = PyType_FromSpecWithBases(&spec, (PyObject *)&module_type);
+    if (!type)
+      return -1;
+    builtin_types[k] = (PyTypeObject *)type;
+    if (PyModule_AddObjectRef(nn, builtin_makers[k].ml_name, type) < 0)
+      return -1; /* builtin_types keeps its reference for the process */
+  }
+  return 0;
+}
+
 /* Makes gradscope.nn (and registers it in sys.modules so `import gradscope.nn` works). */
 PyObject *gsp_nn_module(void);
 PyObject *gsp_nn_module(void) {
@@ -886,8 +1219,16 @@ PyObject *gsp_nn_module(void) {
   PyObject *nn = PyModule_New("gradscope.nn");
   if (!nn)
     return NULL;
-  gsp_docs_fill(nn_functions, "nn");
-  if (PyModule_AddFunctions(nn, nn_functions) < 0 ||
+  str_forward = PyUnicode_InternFromString("forward");
+  str_pre_hooks = PyUnicode_InternFromString("_forward_pre_hooks");
+  str_hooks = PyUnicode_InternFromString("_forward_hooks");
+  engine_forward = PyDict_GetItemWithError(module_type.tp_dict, str_forward);
+  if (!str_forward || !str_pre_hooks || !str_hooks || !engine_forward) {
+    Py_DECREF(nn);
+    return NULL;
+  }
+  Py_INCREF(engine_forward);
+  if (PyModule_AddFunctions(nn, nn_functions) < 0 || add_builtin_classes(nn) < 0 ||
       PyModule_AddObjectRef(nn, "Module", (PyObject *)&module_type) < 0) {
     Py_DECREF(nn);
     return NULL;

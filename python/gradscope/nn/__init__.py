@@ -8,6 +8,7 @@ _reexport(_gradscope.nn, globals())
 del globals()["functional"]
 
 from gradscope.nn import functional, module, state_dict, utils  # noqa: E402
+from gradscope.nn.parameter import Parameter  # noqa: E402
 from gradscope.nn.layers import (AvgPool2d, BCEWithLogitsLoss, CrossEntropyLoss,  # noqa: E402,F401
                                  Flatten, Identity, MaxPool2d, MSELoss, NLLLoss,
                                  ModuleDict, ModuleList)

@@ -82,6 +82,55 @@ def extra_repr(self):
     return self._extra_repr
 
 
+class RemovableHandle:
+    """What register_forward_hook and register_forward_pre_hook return: remove() takes the
+    hook off (twice is fine); also a context manager that removes it on exit, as
+    torch.utils.hooks.RemovableHandle."""
+
+    _next_id = 0
+
+    def __init__(self, hooks):
+        self._hooks = hooks
+        self.id = RemovableHandle._next_id
+        RemovableHandle._next_id += 1
+
+    def remove(self):
+        if self._hooks is not None:
+            self._hooks.pop(self.id, None)
+            self._hooks = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+        return False
+
+
+def _add_hook(self, key, hook):
+    if not callable(hook):
+        raise TypeError(f"{key[1:-1].replace('_', ' ')}: expected a function, got "
+                        f"{type(hook).__name__}")
+    hooks = self.__dict__.get(key)
+    if hooks is None:  # the module's call (nn.c) looks for this dict
+        hooks = self.__dict__[key] = {}
+    handle = RemovableHandle(hooks)
+    hooks[handle.id] = hook
+    return handle
+
+
+def register_forward_pre_hook(self, hook):
+    """hook(module, args) runs before forward; a result that is not None replaces the
+    arguments (a single value becomes a 1-tuple). Returns a RemovableHandle."""
+    return _add_hook(self, "_forward_pre_hooks", hook)
+
+
+def register_forward_hook(self, hook):
+    """hook(module, args, output) runs after forward; a result that is not None replaces the
+    output. Returns a RemovableHandle."""
+    return _add_hook(self, "_forward_hooks", hook)
+
+
 def _get_name(self):
     if type(self) is Module:
         return self._type_name.rsplit(".", 1)[-1]
@@ -115,6 +164,8 @@ for _name, _value in [("named_children", named_children), ("children", children)
                       ("named_modules", named_modules), ("modules", modules), ("apply", apply),
                       ("requires_grad_", requires_grad_), ("float", float), ("double", double),
                       ("add_module", add_module), ("register_module", register_module),
+                      ("register_forward_hook", register_forward_hook),
+                      ("register_forward_pre_hook", register_forward_pre_hook),
                       ("extra_repr", extra_repr), ("_get_name", _get_name),
                       ("_repr_text", _repr_text)]:
     _gradscope._extend_type(Module, _name, _value)

@@ -1,0 +1,95 @@
+"""The built-in modules are classes (nn.Linear is a type, a subclass of nn.Module, and can be
+subclassed with its own constructor), and the errors of hooks, buffers and early assignment
+are PyTorch's."""
+import gc
+
+import pytest
+
+import gradscope as gs
+import gradscope.nn as nn
+
+
+def test_builtins_are_module_classes_with_signatures():
+    import inspect
+    for name in ["Linear", "Conv2d", "ReLU", "Sequential", "LSTM", "GRU", "RNN", "Embedding",
+                 "LayerNorm", "Dropout", "BatchNorm1d", "BatchNorm2d", "Tanh", "Sigmoid", "GELU"]:
+        cls = getattr(nn, name)
+        assert isinstance(cls, type) and issubclass(cls, nn.Module), name
+        assert cls.__module__ == "gradscope.nn" and cls.__doc__
+        inspect.signature(cls)
+    assert str(inspect.signature(nn.Linear)) == "(in_features, out_features, bias=True)"
+
+
+def test_subclass_with_its_own_constructor_and_attributes():
+    class Head(nn.Linear):
+        def __init__(self, n):
+            super().__init__(n, 3)
+            self.note = "head"
+
+    h = Head(4)
+    assert type(h).__name__ == "Head" and isinstance(h, nn.Linear) and h.note == "head"
+    assert tuple(h.weight.shape) == (3, 4)
+    assert tuple(h(gs.ones(2, 4)).shape) == (2, 3)  # no forward of its own: Linear's
+    del h
+    gc.collect()
+
+
+def test_assigning_before_init_is_refused():
+    class Early(nn.Linear):
+        def __init__(self):
+            self.extra = nn.Linear(1, 1)
+            super().__init__(1, 1)
+
+    with pytest.raises(AttributeError, match="before .*__init__"):
+        Early()
+
+
+def test_plain_module_without_forward():
+    class NoForward(nn.Module):
+        pass
+
+    with pytest.raises(NotImplementedError, match="forward"):
+        NoForward()(gs.ones(1))
+
+
+def test_activation_arguments():
+    assert repr(nn.ReLU(inplace=True)) == "ReLU(inplace=True)"
+    with pytest.raises(TypeError):
+        nn.Tanh(3)
+    with pytest.raises(ValueError, match="approximate"):
+        nn.GELU(approximate="tanh")
+
+
+def test_hook_and_buffer_errors():
+    lin = nn.Linear(2, 2)
+    with pytest.raises(TypeError, match="expected a function"):
+        lin.register_forward_hook(3)
+    with pytest.raises(KeyError, match="contain"):
+        lin.register_buffer("a.b", gs.ones(1))
+    with pytest.raises(KeyError, match="already exists"):
+        lin.register_buffer("weight", gs.ones(1))
+    with pytest.raises(TypeError, match="buffer name should be a string"):
+        lin.register_buffer(3, gs.ones(1))
+    lin.register_buffer("empty", None)
+    assert lin.empty is None and "empty" not in lin.state_dict()
+
+
+def test_a_hook_that_raises_stops_the_call():
+    lin = nn.Linear(2, 2)
+
+    def boom(m, args, out):
+        raise RuntimeError("hook says no")
+
+    handle = lin.register_forward_hook(boom)
+    with pytest.raises(RuntimeError, match="hook says no"):
+        lin(gs.ones(1, 2))
+    handle.remove()
+    assert tuple(lin(gs.ones(1, 2)).shape) == (1, 2)
+
+
+def test_hooks_inside_a_sequential_run():
+    seq = nn.Sequential(nn.Linear(2, 2), nn.ReLU())
+    seen = []
+    seq[1].register_forward_hook(lambda m, a, o: seen.append(type(m).__name__))
+    seq(gs.ones(1, 2))
+    assert seen == ["ReLU"]
