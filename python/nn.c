@@ -397,7 +397,7 @@ static PyObject *parameter_list(PyObject *self, bool with_names, bool detached, 
     if (want == WANT_BOTH && registered_buffer(params[i]) == 2)
       continue; /* state_dict: a buffer registered with persistent=False is left out */
     PyObject *t = detached ? gsp_wrap(gs_detach(params[i]))
-                           : gsp_wrap_kept(params[i], ((gsp_module *)self)->tree);
+                           : gsp_tensor_object(params[i], ((gsp_module *)self)->tree);
     PyObject *item = !t ? NULL : !with_names ? Py_NewRef(t) : detached ? NULL
                                                          : Py_BuildValue("(sO)", names[i], t);
     int rc = !t ? -1
@@ -675,7 +675,7 @@ static PyObject *module_getattro(PyObject *self, PyObject *name) {
   gs_clear_error();
   if (!gs_tensor_is_none(p)) {
     PyErr_Clear();
-    return gsp_wrap_kept(p, ((gsp_module *)self)->tree);
+    return gsp_tensor_object(p, ((gsp_module *)self)->tree);
   }
   return NULL;
 }

@@ -32,7 +32,7 @@ STUBS = {
 }
 DOCUMENTED = list(STUBS) + ["gradscope.autograd", "gradscope.optim.lr_scheduler",
                             "gradscope.nn.utils", "gradscope.nn.utils.rnn",
-                            "gradscope.distributed", "gradscope.compare"]
+                            "gradscope.distributed", "gradscope.compare", "gradscope.nn.init"]
 
 
 def module(name):

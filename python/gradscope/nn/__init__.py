@@ -7,7 +7,7 @@ from gradscope._missing import reexport as _reexport, unsupported as _unsupporte
 _reexport(_gradscope.nn, globals())
 del globals()["functional"]
 
-from gradscope.nn import functional, module, state_dict, utils  # noqa: E402
+from gradscope.nn import functional, init, module, state_dict, utils  # noqa: E402
 from gradscope.nn.parameter import Parameter  # noqa: E402
 from gradscope.nn.layers import (AvgPool2d, BCEWithLogitsLoss, CrossEntropyLoss,  # noqa: E402,F401
                                  Flatten, Identity, MaxPool2d, MSELoss, NLLLoss,

@@ -6,6 +6,7 @@ from typing import Any, TypeVar, overload
 
 from gradscope import Tensor, dtype
 from gradscope.nn import functional as functional
+from gradscope.nn import init as init
 from gradscope.nn import utils as utils
 
 from gradscope.nn.module import RemovableHandle
