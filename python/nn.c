@@ -72,6 +72,7 @@ typedef struct gsp_module {
   PyObject *dict;       /* instance attributes (a subclass's, hooks, a user's own) */
   bool python_defined;  /* made by Module.__new__ for a class written in Python: no forward of
                            the engine's own */
+  PyObject *init_args;  /* a built-in's (args, kwargs) to __init__, which copy.deepcopy repeats */
 } gsp_module;
 
 static PyTypeObject module_type;
@@ -106,6 +107,7 @@ static PyObject *wrap_module(gs_module m, PyObject *children) {
   o->rnn_mode = -1;
   o->extra_repr = NULL;
   o->dict = NULL;
+  o->init_args = NULL;
   o->python_defined = false;
   o->tree = tree;
   o->children = children ? children : PyList_New(0);
@@ -119,6 +121,7 @@ static void module_dealloc(PyObject *self) {
   PyObject_GC_UnTrack(self);
   /* Children first: their objects may hold the tree too; the tree goes with the last. */
   Py_CLEAR(o->dict);
+  Py_CLEAR(o->init_args);
   Py_CLEAR(o->children);
   Py_CLEAR(o->extra_repr);
   Py_CLEAR(o->tree);
@@ -128,12 +131,14 @@ static void module_dealloc(PyObject *self) {
 static int module_traverse(PyObject *self, visitproc visit, void *arg) {
   Py_VISIT(((gsp_module *)self)->children);
   Py_VISIT(((gsp_module *)self)->dict);
+  Py_VISIT(((gsp_module *)self)->init_args);
   return 0;
 }
 
 static int module_clear(PyObject *self) {
   Py_CLEAR(((gsp_module *)self)->children);
   Py_CLEAR(((gsp_module *)self)->dict);
+  Py_CLEAR(((gsp_module *)self)->init_args);
   return 0;
 }
 
@@ -789,7 +794,15 @@ static PyMethodDef module_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
+/* Module._init_args: a built-in's (args, kwargs or None) to __init__, or None. */
+static PyObject *m_init_args(PyObject *self, void *c) {
+  (void)c;
+  PyObject *a = ((gsp_module *)self)->init_args;
+  return Py_NewRef(a ? a : Py_None);
+}
+
 static PyGetSetDef module_getset[] = {
+    {"_init_args", m_init_args, NULL, "A built-in module's (args, kwargs) to __init__.", NULL},
     {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, NULL, NULL},
     {"training", m_training, NULL, NULL, NULL},
     {"_type_name", m_type_name, NULL, "The engine's type name (\"Linear\")", NULL},
@@ -1169,6 +1182,7 @@ static int builtin_init(PyObject *self, PyObject *args, PyObject *kwargs) {
   if (inplace)
     Py_XSETREF(o->extra_repr, PyUnicode_FromString("inplace=True"));
   o->rnn_mode = from->rnn_mode;
+  Py_XSETREF(o->init_args, Py_BuildValue("(OO)", args, kwargs ? kwargs : Py_None));
   from->m = (gs_module){0};
   from->tree = from->children = from->extra_repr = NULL;
   Py_DECREF(made);

@@ -14,6 +14,8 @@
  */
 #include "gs-py.h"
 
+#include <string.h>
+
 static PyObject *wrap(gs_tensor t, bool owned) {
   if (gs_tensor_is_none(t))
     return gsp_raise_engine_error();
@@ -210,15 +212,45 @@ static PyObject *get_grad(PyObject *self, void *c) {
   return gsp_tensor_object(g, self); /* the grad outlives the name of its tensor */
 }
 
+/* t.grad = None clears the gradient; t.grad = g (a leaf that requires grad, g of its shape and
+ * dtype) makes g's values the gradient: the engine has no assignment, so the gradient is
+ * cleared and g accumulated into it as backward would (the log shows that backward). */
 static int set_grad(PyObject *self, PyObject *value, void *c) {
   GSP_SITE();
   (void)c;
+  gs_tensor t = gsp_handle(self);
   if (value && value != Py_None) {
-    PyErr_SetString(PyExc_TypeError, "only None can be assigned to .grad (it clears the gradient)");
-    return -1;
+    if (!gsp_is_tensor(value)) {
+      PyErr_Format(PyExc_TypeError,
+                   "assigned grad expected to be a Tensor or None but got grad "
+                   "of type %s",
+                   Py_TYPE(value)->tp_name);
+      return -1;
+    }
+    gs_tensor g = gsp_handle(value);
+    int64_t ts[GS_MAX_DIMS], gsh[GS_MAX_DIMS];
+    int tn = gs_shape(t, ts), gn = gs_shape(g, gsh);
+    if (tn < 0 || gn < 0)
+      return gsp_raise_engine_error(), -1;
+    if (tn != gn || memcmp(ts, gsh, sizeof(int64_t) * (size_t)tn) != 0) {
+      PyErr_SetString(PyExc_RuntimeError, "assigned grad has data of a different size");
+      return -1;
+    }
+    if (gs_dtype_of(t) != gs_dtype_of(g)) {
+      PyErr_SetString(PyExc_RuntimeError, "assigned grad has data of a different type");
+      return -1;
+    }
+    if (!gs_requires_grad(t) || !gs_is_leaf(t)) {
+      PyErr_SetString(PyExc_RuntimeError,
+                      "gradscope assigns .grad only to a leaf that requires "
+                      "grad (the gradient is accumulated into it, as backward would)");
+      return -1;
+    }
   }
   gs_clear_error();
-  gs_zero_grad(gsp_handle(self));
+  gs_zero_grad(t);
+  if (value && value != Py_None && gsp_check_void())
+    gs_backward_with(t, gsp_handle(value), false);
   return gsp_check_void() ? 0 : -1;
 }
 

@@ -21,6 +21,7 @@ from gradscope.autograd import enable_grad, inference_mode, no_grad  # noqa: E40
 from gradscope.compare import (all, allclose, any, equal, isclose, isfinite,  # noqa: E402
                                isinf, isnan)
 from gradscope.serialization import load, save  # noqa: E402
+from gradscope import copying as _copying  # noqa: E402,F401  (copy/deepcopy/pickle support)
 
 
 def _tensor_format(self, spec):
