@@ -79,7 +79,60 @@ static PyGetSetDef optimizer_getset[] = {
     {NULL, NULL, NULL, NULL, NULL},
 };
 
+/* _state(i, name): a copy of parameter i's state tensor (torch's state_dict values), or None
+ * before its first step. */
+static PyObject *opt_state(PyObject *self, PyObject *args) {
+  GSP_SITE();
+  int i;
+  const char *name;
+  if (!PyArg_ParseTuple(args, "is:_state", &i, &name))
+    return NULL;
+  gs_clear_error();
+  gs_tensor t = gs_optimizer_state(((gsp_optimizer *)self)->o, i, name);
+  if (gs_last_error_code() != GS_OK)
+    return gsp_raise_engine_error();
+  return t.id ? gsp_wrap(gs_clone(t)) : Py_NewRef(Py_None);
+}
+
+static PyObject *opt_state_step(PyObject *self, PyObject *args) {
+  int i;
+  if (!PyArg_ParseTuple(args, "i:_state_step", &i))
+    return NULL;
+  gs_clear_error();
+  int64_t step = gs_optimizer_state_step(((gsp_optimizer *)self)->o, i);
+  return step < 0 ? gsp_raise_engine_error() : PyLong_FromLongLong(step);
+}
+
+/* _load_state(i, name, tensor) and _load_state_step(i, step): load_state_dict's writes. */
+static PyObject *opt_load_state(PyObject *self, PyObject *args) {
+  GSP_SITE();
+  int i;
+  const char *name;
+  PyObject *t;
+  if (!PyArg_ParseTuple(args, "isO!:_load_state", &i, &name, &gsp_tensor_type, &t))
+    return NULL;
+  gs_clear_error();
+  if (!gs_optimizer_load_state(((gsp_optimizer *)self)->o, i, name, gsp_handle(t)))
+    return gsp_raise_engine_error();
+  Py_RETURN_NONE;
+}
+
+static PyObject *opt_load_state_step(PyObject *self, PyObject *args) {
+  int i;
+  long long step;
+  if (!PyArg_ParseTuple(args, "iL:_load_state_step", &i, &step))
+    return NULL;
+  gs_clear_error();
+  if (!gs_optimizer_load_state_step(((gsp_optimizer *)self)->o, i, step))
+    return gsp_raise_engine_error();
+  Py_RETURN_NONE;
+}
+
 static PyMethodDef optimizer_methods[] = {
+    {"_state", opt_state, METH_VARARGS, "A copy of parameter i's state tensor, or None."},
+    {"_state_step", opt_state_step, METH_VARARGS, "Adam's step count of parameter i."},
+    {"_load_state", opt_load_state, METH_VARARGS, "Loads parameter i's state tensor."},
+    {"_load_state_step", opt_load_state_step, METH_VARARGS, "Sets Adam's step count."},
     {"step", opt_step, METH_VARARGS, NULL},
     {"zero_grad", GSP_FN(opt_zero_grad), METH_VARARGS | METH_KEYWORDS, NULL},
     {NULL, NULL, 0, NULL},

@@ -369,6 +369,106 @@ void gs_optimizer_set_lr(gs_optimizer h, double lr) {
   *lr_slot(o) = lr;
 }
 
+/* ---- state (state_dict / load_state_dict) ------------------------------------------------ */
+
+/* Parameter i's state record, or NULL with an error. */
+static param_state *state_at(gs_optimizer h, int i, optimizer **out, const char *fn) {
+  optimizer *o = lookup(h, fn);
+  if (!o)
+    return NULL;
+  if (i < 0 || i >= o->n_params) {
+    gs__error(GS_ERR_ARGUMENT, fn, "parameter index %d out of range: %s #%u has %d parameters", i,
+              kind_name(o->kind), o->index, o->n_params);
+    return NULL;
+  }
+  *out = o;
+  return &o->params[i];
+}
+
+/* The slot of a state name for the optimizer's kind, or NULL with an error naming the kind's
+ * names. */
+static gs_tensor *state_slot(optimizer *o, param_state *s, const char *name, const char *fn) {
+  if (o->kind == OPT_SGD && strcmp(name, "momentum_buffer") == 0)
+    return &s->buf;
+  if (o->kind != OPT_SGD) {
+    if (strcmp(name, "exp_avg") == 0)
+      return &s->buf;
+    if (strcmp(name, "exp_avg_sq") == 0)
+      return &s->sq;
+    if (strcmp(name, "max_exp_avg_sq") == 0 && o->adam.amsgrad)
+      return &s->max_sq;
+  }
+  gs__error(GS_ERR_ARGUMENT, fn, "%s #%u has no state \"%s\": expected %s", kind_name(o->kind),
+            o->index, name ? name : "(null)",
+            o->kind == OPT_SGD ? "\"momentum_buffer\""
+            : o->adam.amsgrad  ? "\"exp_avg\", \"exp_avg_sq\" or \"max_exp_avg_sq\""
+                               : "\"exp_avg\" or \"exp_avg_sq\"");
+  return NULL;
+}
+
+gs_tensor gs_optimizer_state(gs_optimizer h, int i, const char *name) {
+  const char *fn = "optimizer_state";
+  optimizer *o;
+  param_state *s = state_at(h, i, &o, fn);
+  gs_tensor *slot = s && name ? state_slot(o, s, name, fn) : NULL;
+  return slot ? *slot : GS_NO_TENSOR;
+}
+
+int64_t gs_optimizer_state_step(gs_optimizer h, int i) {
+  optimizer *o;
+  param_state *s = state_at(h, i, &o, "optimizer_state_step");
+  return s ? s->step : -1;
+}
+
+bool gs_optimizer_load_state(gs_optimizer h, int i, const char *name, gs_tensor values) {
+  const char *fn = "optimizer_load_state";
+  optimizer *o;
+  param_state *s = state_at(h, i, &o, fn);
+  gs_tensor *slot = s && name ? state_slot(o, s, name, fn) : NULL;
+  if (!slot)
+    return false;
+  int64_t want[GS_MAX_DIMS], got[GS_MAX_DIMS];
+  int nw = gs_shape(s->param, want), ng = gs_shape(values, got);
+  if (nw < 0 || ng < 0)
+    return false;
+  if (nw != ng || memcmp(want, got, sizeof(int64_t) * (size_t)nw) != 0) {
+    char a[GS__SHAPE_STR], b[GS__SHAPE_STR];
+    gs__error(GS_ERR_SHAPE, fn, "state \"%s\" of parameter %d: expected shape %s, got %s", name, i,
+              gs__shape_str(a, want, nw), gs__shape_str(b, got, ng));
+    return false;
+  }
+  gs_no_grad_begin();
+  gs_tensor v = gs_to_dtype(values, gs_dtype_of(s->param));
+  bool ok = v.id != 0;
+  if (ok && !slot->id)
+    *slot = own(gs_clone(v), h.id);
+  else if (ok)
+    gs_copy_(*slot, v);
+  drop(v);
+  /* Adam steps all its moments together: the ones not given start at zeros. */
+  gs_tensor *companions[] = {&s->buf, &s->sq,
+                             o->kind != OPT_SGD && o->adam.amsgrad ? &s->max_sq : NULL};
+  for (int k = 0; ok && o->kind != OPT_SGD && k < 3; k++)
+    if (companions[k] && !companions[k]->id)
+      *companions[k] = own(gs_zeros_like(s->param), h.id);
+  gs_no_grad_end();
+  return ok && slot->id;
+}
+
+bool gs_optimizer_load_state_step(gs_optimizer h, int i, int64_t step) {
+  const char *fn = "optimizer_load_state_step";
+  optimizer *o;
+  param_state *s = state_at(h, i, &o, fn);
+  if (!s)
+    return false;
+  if (step < 0) {
+    gs__error(GS_ERR_ARGUMENT, fn, "expected a step count >= 0, got %lld", (long long)step);
+    return false;
+  }
+  s->step = step;
+  return true;
+}
+
 void gs_optimizer_dispose(gs_optimizer h) {
   optimizer *o = lookup(h, "optimizer_dispose");
   if (!o)

@@ -62,6 +62,19 @@ GS_API double gs_optimizer_lr(gs_optimizer o);
 /* Sets it (lr >= 0, else an error and nothing changes). */
 GS_API void gs_optimizer_set_lr(gs_optimizer o, double lr);
 
+/* The state of parameter i as torch.optim's state_dict names it: SGD's "momentum_buffer",
+ * Adam's "exp_avg", "exp_avg_sq" and (amsgrad) "max_exp_avg_sq". A borrowed handle the
+ * optimizer holds, GS_NO_TENSOR before the parameter's first step (no error then); an unknown
+ * name or i out of range is an error. */
+GS_API gs_tensor gs_optimizer_state(gs_optimizer o, int i, const char *name);
+/* Adam's step count of parameter i (0 before its first step; 0 for SGD), or -1 on error. */
+GS_API int64_t gs_optimizer_state_step(gs_optimizer o, int i);
+/* load_state_dict: values (the parameter's shape; copied, converted to its dtype) become that
+ * state; an Adam parameter's other moments start at zeros if they had none. */
+GS_API bool gs_optimizer_load_state(gs_optimizer o, int i, const char *name, gs_tensor values);
+/* Sets Adam's step count of parameter i (>= 0). */
+GS_API bool gs_optimizer_load_state_step(gs_optimizer o, int i, int64_t step);
+
 #ifdef __cplusplus
 }
 #endif

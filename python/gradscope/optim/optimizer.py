@@ -138,6 +138,7 @@ class _EngineOptimizer(Optimizer):
     _fixed = ()   # the hyper-parameters the engine takes at construction
 
     def __init__(self, params, defaults):
+        self._stepped = False
         self._engines = []
         self._made_with = []  # each engine's hyper-parameters when it was made
         super().__init__(params, defaults)
@@ -169,6 +170,7 @@ class _EngineOptimizer(Optimizer):
             if engine.lr != group["lr"]:
                 engine.lr = group["lr"]
             engine.step()
+        self._stepped = True
         return loss
 
     def zero_grad(self, set_to_none=False):
@@ -178,23 +180,57 @@ class _EngineOptimizer(Optimizer):
             for engine in self._engines:
                 engine.zero_grad()
 
+    _state_names = ()  # the engine's state of a parameter, by torch's names
+
+    def _steps_taken(self, engine, j):
+        return engine._state_step(j) if self._state_names[0] == "exp_avg" else None
+
     def state_dict(self):
-        raise NotImplementedError(
-            f"{type(self).__name__}.state_dict(): the engine keeps this optimizer's state "
-            "(momentum buffers, moments) and does not hand it out yet; save the model's "
-            "state_dict() instead")
+        """PyTorch's state_dict: each parameter's state copied out of the engine (SGD's
+        momentum_buffer; Adam's step, exp_avg, exp_avg_sq), by parameter index."""
+        result = Optimizer.state_dict(self)
+        index = 0
+        for group, engine in zip(self.param_groups, self._engines):
+            for j in range(len(group["params"])):
+                entry = self._engine_state(engine, j, group)
+                if entry is not None:
+                    result["state"][index] = entry
+                index += 1
+        return result
+
+    def _engine_state(self, engine, j, group):
+        names = self._state_names + (("max_exp_avg_sq",) if group.get("amsgrad") else ())
+        tensors = {name: engine._state(j, name) for name in names}
+        steps = self._steps_taken(engine, j)
+        if steps is None:  # SGD: a momentum_buffer entry (None without momentum) once stepped
+            return tensors if self._stepped else None
+        if steps == 0:
+            return None
+        return {"step": _gradscope.tensor(float(steps)), **tensors}
 
     def load_state_dict(self, state_dict):
-        raise NotImplementedError(
-            f"{type(self).__name__}.load_state_dict(): the engine's optimizer state cannot be "
-            "loaded yet")
-
+        """Puts back what state_dict() returned (or PyTorch's for the same parameters): the
+        groups' hyper-parameters and each parameter's state, copied into the engine."""
+        Optimizer.load_state_dict(self, state_dict)
+        states = {int(k): v for k, v in state_dict["state"].items()}
+        self.state.clear()  # the engine holds it
+        index = 0
+        for group, engine in zip(self.param_groups, self._engines):
+            for j in range(len(group["params"])):
+                for name, value in states.get(index, {}).items():
+                    if name == "step":
+                        engine._load_state_step(j, int(float(value)))
+                    elif value is not None:
+                        engine._load_state(j, name, value)
+                index += 1
+        self._stepped = self._stepped or bool(states)
 
 class SGD(_EngineOptimizer):
     """Stochastic gradient descent with momentum, step for step as torch.optim.SGD."""
 
     _make = _engine.SGD
     _fixed = ("momentum", "dampening", "weight_decay", "nesterov")
+    _state_names = ("momentum_buffer",)
 
     def __init__(self, params, lr=required, momentum=0, dampening=0, weight_decay=0,
                  nesterov=False, *, maximize=False, foreach=None, differentiable=False):
@@ -210,6 +246,7 @@ class Adam(_EngineOptimizer):
 
     _make = _engine.Adam
     _fixed = ("betas", "eps", "weight_decay", "amsgrad")
+    _state_names = ("exp_avg", "exp_avg_sq")
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  amsgrad=False, *, foreach=None, maximize=False, capturable=False,
@@ -227,6 +264,7 @@ class AdamW(_EngineOptimizer):
 
     _make = _engine.AdamW
     _fixed = Adam._fixed
+    _state_names = Adam._state_names
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2,
                  amsgrad=False, *, maximize=False, foreach=None, capturable=False):

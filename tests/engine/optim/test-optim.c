@@ -7,7 +7,8 @@
  * parameters without a gradient are skipped (and get their state on their own first step), the
  * option and parameter checks, the stale-handle error, and the live tensor count returning to
  * where it started. The learning rate read and changed between steps (as a scheduler does)
- * takes effect at the next step and keeps the momentum state. */
+ * takes effect at the next step and keeps the momentum state. The state copied out of one
+ * optimizer and loaded into another (state_dict's path) makes them step alike. */
 #include "test-util.h"
 
 #define N 3
@@ -391,6 +392,56 @@ static void test_stale_optimizer_keeps_its_story_after_100_reuses(void) {
   gs_dispose(p);
 }
 
+/* state_dict / load_state_dict: an optimizer's state copied into a fresh one for the same
+ * parameters' copies makes both step alike; names, shapes and indices are checked. */
+static void test_state_round_trip(void) {
+  gs_adam_options opt = {0.05, 0.9, 0.999, 1e-8, 0.01, true};
+  gs_tensor a[2] = {make_param(P0), make_param(P1)}, b[2] = {make_param(P0), make_param(P1)};
+  gs_optimizer oa = gs_adam_new(a, 2, &opt), ob = gs_adam_new(b, 2, &opt);
+  g_assert_cmpuint(gs_optimizer_state(oa, 0, "exp_avg").id, ==, 0); /* before a step: none */
+  g_assert_cmpint(gs_optimizer_state_step(oa, 0), ==, 0);
+  bool both[2] = {true, true};
+  for (int k = 0; k < 3; k++)
+    train_step(oa, a, both, 2, k);
+  g_assert_cmpint(gs_optimizer_state_step(oa, 1), ==, 3);
+  for (int i = 0; i < 2; i++) {
+    gs_no_grad_begin();
+    gs_copy_(b[i], a[i]);
+    gs_no_grad_end();
+    for (const char *const *name =
+             (const char *const[]){"exp_avg", "exp_avg_sq", "max_exp_avg_sq", NULL};
+         *name; name++)
+      g_assert_true(gs_optimizer_load_state(ob, i, *name, gs_optimizer_state(oa, i, *name)));
+    g_assert_true(gs_optimizer_load_state_step(ob, i, gs_optimizer_state_step(oa, i)));
+  }
+  for (int k = 3; k < STEPS; k++) {
+    train_step(oa, a, both, 2, k);
+    train_step(ob, b, both, 2, k);
+  }
+  for (int i = 0; i < 2; i++) {
+    double want[N];
+    gs_copy_to(a[i], want, sizeof want);
+    check_param(b[i], want, STEPS);
+  }
+  EXPECT_ERROR(gs_optimizer_state(oa, 0, "momentum_buffer"), "has no state \"momentum_buffer\"");
+  EXPECT_ERROR(gs_optimizer_state(oa, 2, "exp_avg"), "out of range");
+  gs_tensor wrong = gs_zeros(GS_F64, (int64_t[]){2}, 1);
+  EXPECT_ERROR(gs_optimizer_load_state(ob, 0, "exp_avg", wrong), "expected shape [3], got [2]");
+  EXPECT_ERROR(gs_optimizer_load_state_step(ob, 0, -1), "expected a step count >= 0");
+  gs_dispose(wrong);
+  gs_optimizer sgd = gs_sgd_new(a, 1, &(gs_sgd_options){0.1, 0.9, 0, 0, false});
+  gs_tensor buf = gs_full(GS_F64, (int64_t[]){N}, 1, 0.5);
+  g_assert_true(gs_optimizer_load_state(sgd, 0, "momentum_buffer", buf));
+  test_assert_values(gs_optimizer_state(sgd, 0, "momentum_buffer"), (int64_t[]){N}, 1,
+                     (double[]){0.5, 0.5, 0.5}, 0, 0);
+  g_assert_cmpint(gs_optimizer_state_step(sgd, 0), ==, 0);
+  gs_dispose(buf);
+  gs_optimizer_dispose(sgd);
+  gs_optimizer_dispose(oa);
+  gs_optimizer_dispose(ob);
+  DISPOSE_ALL(a[0], a[1], b[0], b[1]);
+}
+
 int main(int argc, char **argv) {
   test_init(&argc, &argv);
   g_test_add_func("/optim/sgd/plain", test_sgd_plain);
@@ -406,6 +457,7 @@ int main(int argc, char **argv) {
   test_add_leak_checked("/optim/skip-without-grad", test_skip_without_grad);
   g_test_add_func("/optim/state-outlives-scopes", test_state_outlives_scopes);
   test_add_leak_checked("/optim/errors", test_errors);
+  test_add_leak_checked("/optim/state-round-trip", test_state_round_trip);
   test_add_leak_checked("/optim/set-lr-between-steps", test_set_lr_between_steps);
   test_add_leak_checked("/optim/stale-optimizer-keeps-its-story-after-100-reuses",
                         test_stale_optimizer_keeps_its_story_after_100_reuses);
