@@ -12,7 +12,7 @@
 
 #define FONT "Sans 8"
 #define BOLD_FONT "Sans Bold 9"
-#define LABEL_WIDTH 92.0
+#define LABEL_WIDTH 112.0 /* "waited 388.3 ms" whole at the default font */
 #define LEGEND_HEIGHT 40.0 /* two rows: the marks, then the categories */
 #define AXIS_HEIGHT 24.0
 #define LANE_GAP 10.0
