@@ -749,18 +749,19 @@ static char *say_collective_begin(explain *x, kind_facts *k) {
 
 static char *say_collective_end(explain *x, kind_facts *k) {
   const char *op = gs_dist_collective_words(gs_trace_model_string(k->m, k->e.op));
+  g_autofree char *size = g_format_size_full(k->e.nbytes, G_FORMAT_SIZE_IEC_UNITS);
   double ms = (double)k->e.waited_ns / 1e6;
   if (k->e.bucket >= 0 && k->e.waited_ns == 0)
-    return g_strdup_printf(_("%s #%" PRIu64 " of bucket %d finished while backward went on: "
-                             "this rank did not wait for it"),
-                           shown(x, op), k->e.collective, k->e.bucket);
+    return g_strdup_printf(_("%s #%" PRIu64 " (%s) of bucket %d finished while backward went "
+                             "on: this rank did not wait for it"),
+                           shown(x, op), k->e.collective, size, k->e.bucket);
   if (k->e.bucket >= 0)
-    return g_strdup_printf(_("%s #%" PRIu64 " of bucket %d finished: this rank waited %.3f ms "
-                             "for it at backward's end"),
-                           shown(x, op), k->e.collective, k->e.bucket, ms);
-  return g_strdup_printf(_("%s #%" PRIu64 " finished after %.3f ms, which this rank spent "
+    return g_strdup_printf(_("%s #%" PRIu64 " (%s) of bucket %d finished: this rank waited "
+                             "%.3f ms for it at backward's end"),
+                           shown(x, op), k->e.collective, size, k->e.bucket, ms);
+  return g_strdup_printf(_("%s #%" PRIu64 " (%s) finished after %.3f ms, which this rank spent "
                            "blocked in it (waiting for the other ranks included)"),
-                         shown(x, op), k->e.collective, ms);
+                         shown(x, op), k->e.collective, size, ms);
 }
 
 static char *say_wait_begin(explain *x, kind_facts *k) {
