@@ -14,8 +14,9 @@
 # log has each packed step's batch size for the graph's labels and the scrubber's sentences.
 # `run-demo.sh --ddp` runs examples/digits-ddp as 2 MPI ranks (`mpirun --oversubscribe -np 2`,
 # as root too) recording one log per rank (GS_TRACE=build/demo-ddp/digits-ddp-%r.gstrace, %r
-# the rank), then opens both logs in the inspector (with a display) or, headless, exports each
-# rank's memory timeline to build/demo-ddp/ and prints `gradscope stats` of both.
+# the rank), then opens both logs in the inspector together (with a display: one window, a
+# lane per rank) or, headless, prints `gradscope stats` of both and exports to build/demo-ddp/
+# each rank's memory timeline and the stacked lanes of both over the shared time axis.
 # Other arguments go to the program.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -61,6 +62,8 @@ if [ "$demo" = digits-ddp ]; then
       -o "$out/timeline-rank-$r.png"
     echo "demo_ddp_timeline_rank_${r}_png=$out/timeline-rank-$r.png"
   done
+  "$cli" export-timeline "${logs[@]}" --width 1400 --height 520 -o "$out/timeline-ranks.png"
+  echo "demo_ddp_timeline_ranks_png=$out/timeline-ranks.png"
   gs_say "open the run later with: $inspector ${logs[*]}"
   exit 0
 fi

@@ -8,11 +8,12 @@
 #include <math.h>
 #include <pango/pangocairo.h>
 
+#include "dist-words.h"
 #include "timeline-palette.h"
 
 #define FONT "Sans 8"
 #define BOLD_FONT "Sans Bold 9"
-#define LABEL_WIDTH 92.0
+#define LABEL_WIDTH 112.0 /* "waited 388.3 ms" whole at the default font */
 #define LEGEND_HEIGHT 40.0 /* two rows: the marks, then the categories */
 #define AXIS_HEIGHT 24.0
 #define LANE_GAP 10.0
@@ -405,7 +406,8 @@ char *gs_rank_lanes_describe(const gs_rank_run *run, const gs_rank_lanes_view *v
     if (w->begin <= t + slack && w->end + slack >= t) {
       g_autofree char *d = format_duration(w->end - w->begin);
       g_string_append_c(out, '\n');
-      g_string_append_printf(out, _("waiting %s for the other ranks (%s)"), d, w->name);
+      g_string_append_printf(out, _("waiting %s for the other ranks (%s)"), d,
+                             gs_dist_wait_words(w->name));
       break;
     }
   }
@@ -418,8 +420,8 @@ char *gs_rank_lanes_describe(const gs_rank_run *run, const gs_rank_lanes_view *v
     const gs_rank_collective *c = &g_array_index(all, gs_rank_collective, line->collective);
     g_autofree char *bytes = g_format_size_full(c->nbytes, G_FORMAT_SIZE_IEC_UNITS);
     g_string_append_c(out, '\n');
-    g_string_append_printf(out, _("%s #%" PRIu64 " (%s) ended here; blocked in it:"), c->op,
-                           c->number, bytes);
+    g_string_append_printf(out, _("%s #%" PRIu64 " (%s) ended here; blocked in it:"),
+                           gs_dist_collective_words(c->op), c->number, bytes);
     for (guint r = 0; r < gs_rank_run_n_lanes(run); r++)
       if (c->end[r] != G_MAXUINT64) {
         g_autofree char *d = format_duration(c->waited_ns[r]);

@@ -3,7 +3,8 @@
  * the spans the rank waited for the others shaded, and each collective drawn as a line across
  * the lanes through the moment it ended on each rank, so a straggler shows as the rank that
  * never waits while the others do. The GTK view (app/timeline/gs-rank-lanes-view.c) draws it
- * into a snapshot; cairo and Pango only, so tests and export need no display. */
+ * into a snapshot and `gradscope export-timeline A B ...` into a PNG (timeline-export.c);
+ * cairo and Pango only, so tests and export need no display. */
 #pragma once
 
 #include <cairo.h>
@@ -62,6 +63,12 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(gs_rank_lanes_shapes, gs_rank_lanes_shapes_free)
 
 /* Draws the lanes, shades, lines, the time axis and the legend at (0, 0) of cr. */
 void gs_rank_lanes_draw(cairo_t *cr, const gs_rank_run *run, const gs_rank_lanes_view *view);
+
+/* The lanes as view shows them, drawn by gs_rank_lanes_draw into a view->width x
+ * view->height PNG file (timeline-export.c; `gradscope export-timeline A B ...`). FALSE with
+ * error set, translated, if it cannot be written. */
+gboolean gs_rank_lanes_export_png(const gs_rank_run *run, const gs_rank_lanes_view *view,
+                                  const char *path, GError **error);
 
 /* What is at (x, y) in words, translated, for a tooltip: the rank, the time and the bytes
  * alive, the wait it is in, the collective whose line passes within a few pixels. NULL off

@@ -90,3 +90,30 @@ gboolean gs_rank_logs_one_run(GArray *logs, GError **error) {
   g_array_sort(logs, by_rank);
   return TRUE;
 }
+
+gboolean gs_rank_logs_every_rank(const GArray *logs, GError **error) {
+  const gs_rank_log *first = &g_array_index(logs, gs_rank_log, 0);
+  if (logs->len == first->world)
+    return TRUE; /* sorted, one run, no rank twice: 0..world-1 */
+  g_autoptr(GString) missing = g_string_new(NULL);
+  g_autoptr(GString) given = g_string_new(NULL);
+  guint next = 0;
+  for (guint i = 0; i <= logs->len; i++) {
+    guint32 rank = i < logs->len ? g_array_index(logs, gs_rank_log, i).rank : first->world;
+    for (; next < rank && next < first->world; next++)
+      g_string_append_printf(missing, "%s%u", missing->len ? ", " : "", next);
+    next = rank + 1;
+    if (i < logs->len) {
+      g_autofree char *file = g_filename_display_name(g_array_index(logs, gs_rank_log, i).path);
+      if (given->len)
+        g_string_append(given, ", ");
+      /* TRANSLATORS: one file in the list of logs given: its name and its rank */
+      g_string_append_printf(given, _("%s (rank %u)"), file, rank);
+    }
+  }
+  g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+              _("run %016" PRIx64 " has %u ranks but these ranks' logs are missing: %s (given: "
+                "%s); give the log of every rank"),
+              first->run, first->world, missing->str, given->str);
+  return FALSE;
+}

@@ -27,6 +27,11 @@ gboolean gs_rank_log_read(const char *path, gs_rank_log *out, GError **error);
  * translated sentence naming the files, their ranks and run ids. */
 gboolean gs_rank_logs_one_run(GArray *logs, GError **error);
 
+/* Whether logs, one run's (gs_rank_logs_one_run: sorted by rank), hold every rank of its
+ * world, as a picture of the whole run needs. FALSE with error set to a translated sentence
+ * naming the ranks missing and the files given. */
+gboolean gs_rank_logs_every_rank(const GArray *logs, GError **error);
+
 /* Whether any of logs has a dist_init: several files of which none does are separate
  * captures, not the ranks of a run. */
 gboolean gs_rank_logs_any_run(const GArray *logs);

@@ -11,6 +11,7 @@
 #include <gradscope/scope.h>
 
 #include "dispose-reason.h"
+#include "dist-words.h"
 #include "escape.h"
 #include "event-fields.h"
 #include "packed-steps.h"
@@ -713,21 +714,6 @@ static char *say_bucket_ready(explain *x, kind_facts *k) {
                          k->e.n_params, params, k->e.bucket, size);
 }
 
-/* A collective's name in the user's language ("" op: an unnamed one). */
-static const char *collective_words(const char *op) {
-  if (!strcmp(op, "allreduce"))
-    return _("allreduce");
-  if (!strcmp(op, "broadcast"))
-    return _("broadcast");
-  if (!strcmp(op, "allgather"))
-    return _("allgather");
-  if (!strcmp(op, "reduce_scatter"))
-    return _("reduce-scatter");
-  if (!strcmp(op, "barrier"))
-    return _("barrier");
-  return op;
-}
-
 static char *say_collective_begin(explain *x, kind_facts *k) {
   (void)x;
   const char *op = gs_trace_model_string(k->m, k->e.op);
@@ -762,38 +748,34 @@ static char *say_collective_begin(explain *x, kind_facts *k) {
 }
 
 static char *say_collective_end(explain *x, kind_facts *k) {
-  const char *op = collective_words(gs_trace_model_string(k->m, k->e.op));
+  const char *op = gs_dist_collective_words(gs_trace_model_string(k->m, k->e.op));
+  g_autofree char *size = g_format_size_full(k->e.nbytes, G_FORMAT_SIZE_IEC_UNITS);
   double ms = (double)k->e.waited_ns / 1e6;
   if (k->e.bucket >= 0 && k->e.waited_ns == 0)
-    return g_strdup_printf(_("%s #%" PRIu64 " of bucket %d finished while backward went on: "
-                             "this rank did not wait for it"),
-                           shown(x, op), k->e.collective, k->e.bucket);
+    return g_strdup_printf(_("%s #%" PRIu64 " (%s) of bucket %d finished while backward went "
+                             "on: this rank did not wait for it"),
+                           shown(x, op), k->e.collective, size, k->e.bucket);
   if (k->e.bucket >= 0)
-    return g_strdup_printf(_("%s #%" PRIu64 " of bucket %d finished: this rank waited %.3f ms "
-                             "for it at backward's end"),
-                           shown(x, op), k->e.collective, k->e.bucket, ms);
-  return g_strdup_printf(_("%s #%" PRIu64 " finished after %.3f ms, which this rank spent "
+    return g_strdup_printf(_("%s #%" PRIu64 " (%s) of bucket %d finished: this rank waited "
+                             "%.3f ms for it at backward's end"),
+                           shown(x, op), k->e.collective, size, k->e.bucket, ms);
+  return g_strdup_printf(_("%s #%" PRIu64 " (%s) finished after %.3f ms, which this rank spent "
                            "blocked in it (waiting for the other ranks included)"),
-                         shown(x, op), k->e.collective, ms);
-}
-
-/* What a wait is for, in the user's language: the engine names its one wait (ddp.c). */
-static const char *wait_words(const char *name) {
-  return name && !strcmp(name, "DDP's bucket allreduces") ? _("DDP's bucket allreduces") : name;
+                         shown(x, op), k->e.collective, size, ms);
 }
 
 static char *say_wait_begin(explain *x, kind_facts *k) {
   (void)x;
   return g_strdup_printf(_("this rank waits for %s to finish: backward's end needs the "
                            "averaged gradients before the optimizer step"),
-                         wait_words(k->name));
+                         gs_dist_wait_words(k->name));
 }
 
 static char *say_wait_end(explain *x, kind_facts *k) {
   (void)x;
   return g_strdup_printf(_("the wait for %s is over after %.3f ms; every gradient now holds "
                            "the average over the ranks"),
-                         wait_words(k->name), (double)k->e.waited_ns / 1e6);
+                         gs_dist_wait_words(k->name), (double)k->e.waited_ns / 1e6);
 }
 
 /* A table entry, not an event: lists and sentences never show it. */

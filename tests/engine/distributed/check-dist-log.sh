@@ -64,6 +64,14 @@ grep -q '^rank 0 #[0-9]* dist_init: .* as rank 0 of 2' "$dir/explain" &&
   fail "explain should prefix each rank's events with its rank"
 grep -q '^rank 1 #[0-9]* bucket_ready: .*fc2.bias' "$dir/explain" ||
   fail "bucket_ready should name the parameters by module path"
+# Collectives with their bytes, and each rank's waits with how long it waited for the others.
+size='[0-9.]+[^)]*(bytes|KiB|MiB)' # the space may be a no-break space
+for r in 0 1; do
+  grep -Eq "^rank $r #[0-9]+ collective_begin: DDP started the allreduce of bucket [0-9]+ \($size\)" "$dir/explain" &&
+    grep -Eq "^rank $r #[0-9]+ collective_end: allreduce #[0-9]+ \($size\) of bucket [0-9]+ finished" "$dir/explain" &&
+    grep -Eq "^rank $r #[0-9]+ wait_end: the wait for DDP's bucket allreduces is over after [0-9.]+ ms" "$dir/explain" ||
+    fail "explain should give rank $r's allreduces with their bytes and its waits with their time"
+done
 "$gradscope" explain --rank 1 "$dir/a-0.gstrace" "$dir/a-1.gstrace" >"$dir/explain1" 2>&1 ||
   fail "explain --rank 1 failed"
 grep -q '^#[0-9]* dist_init: .* as rank 1 of 2' "$dir/explain1" || fail "explain --rank 1"
