@@ -7,7 +7,11 @@
  *                                   With one process it trains without DDP (the baseline); with
  *                                   more, through gs_ddp. Prints rank 0's median step over 100
  *                                   steps after 20 warm-up: ddp_step_ms=, ddp_samples_per_s=,
- *                                   and where the time goes (ddp_backward_ms=, ddp_wait_ms=).
+ *                                   and where the time goes (ddp_backward_ms=, ddp_wait_ms=),
+ *                                   and the CPU time (user + system) one rank spends per timed
+ *                                   step, the mean and the largest over ranks
+ *                                   (ddp_cpu_ms_per_rank_step=, ddp_cpu_ms_per_rank_step_max=):
+ *                                   wall times mean little on a loaded machine.
  *        bench-ddp allreduce [N]    gs_dist_all_reduce (sum) of N f32 (default 669,706: the
  *                                   MLP's parameters) 200 times after 10 warm-up:
  *                                   allreduce_ms= (mean per call), allreduce_gbps= (the
@@ -15,11 +19,20 @@
  * Run under mpirun -np W; OpenBLAS threads as the environment says (one per rank is fair). */
 #include <gradscope/gradscope.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 
 #include "bench-util.h"
 
 enum { GLOBAL_BATCH = 256, IN = 784, HIDDEN = 512, CLASSES = 10, WARMUP = 20, TIMED = 100 };
 enum { AR_WARMUP = 10, AR_ROUNDS = 200 };
+
+/* This process's CPU time (user + system) so far, in seconds. */
+static double cpu_s(void) {
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+         (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
+}
 
 static int bench_mlp(void) {
   int rank = gs_dist_rank(), world = gs_dist_world_size();
@@ -48,8 +61,10 @@ static int bench_mlp(void) {
   if (world > 1 && !ddp)
     return 1;
   static double step[TIMED], backward[TIMED], wait[TIMED];
-  double first_loss = 0, last_loss = 0;
+  double first_loss = 0, last_loss = 0, cpu_begin = 0;
   for (int i = 0; i < WARMUP + TIMED; i++) {
+    if (i == WARMUP)
+      cpu_begin = cpu_s();
     double t0 = bench_now_s();
     gs_scope scope = gs_scope_begin("step");
     gs_tensor logits = ddp ? gs_ddp_forward(ddp, x) : gs_module_forward(net, x);
@@ -75,6 +90,19 @@ static int bench_mlp(void) {
             last_loss);
     return 1;
   }
+  double cpu_ms = (cpu_s() - cpu_begin) / TIMED * 1e3;
+  /* every rank's CPU time per step: [0] summed for the mean, [1..world] for the largest */
+  gs_tensor cpu = gs_zeros(GS_F64, (int64_t[]){world + 1}, 1);
+  double *cpu_data = gs_data_mut(cpu);
+  cpu_data[0] = cpu_ms;
+  cpu_data[1 + rank] = cpu_ms;
+  if (world > 1 && !gs_dist_all_reduce(cpu, GS_DIST_SUM))
+    return 1;
+  double cpu_max = 0;
+  for (int r = 0; r < world; r++)
+    cpu_max = cpu_data[1 + r] > cpu_max ? cpu_data[1 + r] : cpu_max;
+  double cpu_mean = cpu_data[0] / world;
+  gs_dispose(cpu);
   int buckets = ddp ? gs_ddp_bucket_count(ddp) : 0;
   gs_ddp_free(ddp);
   gs_optimizer_dispose(sgd);
@@ -92,6 +120,8 @@ static int bench_mlp(void) {
     bench_result("ddp_samples_per_s", GLOBAL_BATCH / (ms * 1e-3), "samples/s");
     bench_result("ddp_backward_ms", bench_median(backward, TIMED) * 1e3, "ms");
     bench_result("ddp_wait_ms", bench_median(wait, TIMED) * 1e3, "ms");
+    bench_result("ddp_cpu_ms_per_rank_step", cpu_mean, "ms");
+    bench_result("ddp_cpu_ms_per_rank_step_max", cpu_max, "ms");
   }
   return 0;
 }
