@@ -22,6 +22,7 @@ from gradscope.compare import (all, allclose, any, equal, isclose, isfinite,  # 
                                isinf, isnan)
 from gradscope.serialization import load, save  # noqa: E402
 from gradscope import copying as _copying  # noqa: E402,F401  (copy/deepcopy/pickle support)
+from gradscope.device import device  # noqa: E402
 
 
 def _tensor_format(self, spec):

@@ -87,6 +87,19 @@ def test_a_hook_that_raises_stops_the_call():
     assert tuple(lin(gs.ones(1, 2)).shape) == (1, 2)
 
 
+def test_moving_to_a_gpu_is_refused():
+    with pytest.raises(RuntimeError, match="CPU only"):
+        gs.ones(2).to("cuda:0")
+    with pytest.raises(RuntimeError, match="CPU only"):
+        nn.Linear(2, 2).to(gs.device("cuda"))
+    with pytest.raises(RuntimeError, match="CPU only"):
+        gs.ones(2).cuda()
+    with pytest.raises(TypeError, match="expected a device"):
+        gs.ones(2).to(3)
+    with pytest.raises(RuntimeError, match="Invalid device string"):
+        gs.device("cuda:x")
+
+
 def test_hooks_inside_a_sequential_run():
     seq = nn.Sequential(nn.Linear(2, 2), nn.ReLU())
     seen = []
