@@ -133,3 +133,15 @@ def test_bad_input_gets_clear_errors():
         pad_sequence([gs.ones(2), [1.0]])
     with pytest.raises(TypeError, match="Tensors"):
         pack_sequence([gs.ones(2, 1), "x"])
+
+
+def test_packed_to_converts_the_data_and_keeps_the_layout():
+    seqs = [gs.tensor([[1.0], [2.0], [3.0]]), gs.tensor([[4.0]])]
+    packed = pack_sequence(seqs)
+    assert packed.to("cpu") is packed and packed.cpu() is packed
+    as64 = packed.double()
+    assert as64.data.dtype == gs.float64 and as64.data.tolist() == packed.data.tolist()
+    assert as64.batch_sizes.tolist() == packed.batch_sizes.tolist()
+    assert packed.to(gs.float64).data.dtype == gs.float64 and as64.float().data.dtype == gs.float32
+    with pytest.raises(RuntimeError, match="CPU only"):
+        packed.to("cuda")

@@ -15,6 +15,36 @@ from gradscope._missing import unsupported as _unsupported
 PackedSequence = _gradscope._rnn.PackedSequence
 
 
+def _packed_to(self, *args, **kwargs):
+    """packed.to(dtype), .to(device), ...: its data converted as Tensor.to converts it, the
+    batch sizes and indices kept (as torch's); itself when nothing changes."""
+    before = self.data
+    data = before.to(*args, **kwargs)
+    if data is before:
+        return self
+    return PackedSequence(data, self.batch_sizes, self.sorted_indices, self.unsorted_indices)
+
+
+def _packed_float(self):
+    """The packed data as float32."""
+    return _packed_to(self, gradscope.float32)
+
+
+def _packed_double(self):
+    """The packed data as float64."""
+    return _packed_to(self, gradscope.float64)
+
+
+def _packed_cpu(self):
+    """Itself: it is on the CPU."""
+    return self
+
+
+for _name, _value in [("to", _packed_to), ("float", _packed_float), ("double", _packed_double),
+                      ("cpu", _packed_cpu)]:
+    _gradscope._extend_type(PackedSequence, _name, _value)
+
+
 def _lengths_tensor(lengths):
     """lengths as an int64 tensor, from a list, a tuple or a tensor of any integer dtype."""
     if isinstance(lengths, gradscope.Tensor):
