@@ -99,68 +99,106 @@ static bool plan_pool(pool_geom *g, const gs__tensor *x, const gs_pool2d_options
 typedef float f32;
 typedef double f64;
 
-#define POOL_KERNELS(T)                                                                      \
-  static void max_pool_##T(const pool_geom *g, const T *x, T *y, int64_t *idx) {             \
-    for (int64_t p = 0; p < g->planes; p++) {                                                \
-      const T *plane = x + p * g->h * g->w;                                                  \
-      for (int64_t oy = 0; oy < g->oh; oy++)                                                 \
-        for (int64_t ox = 0; ox < g->ow; ox++) {                                             \
-          int64_t y0 = oy * g->sh - g->ph, x0 = ox * g->sw - g->pw;                          \
-          while (y0 < 0)                                                                     \
-            y0 += g->dh;                                                                     \
-          while (x0 < 0)                                                                     \
-            x0 += g->dw;                                                                     \
-          int64_t y1 = oy * g->sh - g->ph + (g->kh - 1) * g->dh + 1;                         \
-          int64_t x1 = ox * g->sw - g->pw + (g->kw - 1) * g->dw + 1;                         \
-          if (y1 > g->h)                                                                     \
-            y1 = g->h;                                                                       \
-          if (x1 > g->w)                                                                     \
-            x1 = g->w;                                                                       \
-          int64_t best = y0 * g->w + x0;                                                     \
-          T max = -INFINITY;                                                                 \
-          for (int64_t iy = y0; iy < y1; iy += g->dh)                                        \
-            for (int64_t ix = x0; ix < x1; ix += g->dw) {                                    \
-              T v = plane[iy * g->w + ix];                                                   \
-              if (v > max || isnan(v)) {                                                     \
-                max = v;                                                                     \
-                best = iy * g->w + ix;                                                       \
-              }                                                                              \
-            }                                                                                \
-          *y++ = max;                                                                        \
-          *idx++ = best;                                                                     \
-        }                                                                                    \
-    }                                                                                        \
-  }                                                                                          \
-  /* forward: y = window averages of x; backward: x += g spread over each window. */        \
-  static void avg_pool_##T(const pool_geom *g, T *x, T *y, bool backward) {                  \
-    for (int64_t p = 0; p < g->planes; p++) {                                                \
-      T *plane = x + p * g->h * g->w;                                                        \
-      for (int64_t oy = 0; oy < g->oh; oy++)                                                 \
-        for (int64_t ox = 0; ox < g->ow; ox++, y++) {                                        \
-          int64_t y0 = oy * g->sh - g->ph, x0 = ox * g->sw - g->pw;                          \
-          int64_t y1 = y0 + g->kh, x1 = x0 + g->kw;                                          \
-          if (y1 > g->h + g->ph)                                                             \
-            y1 = g->h + g->ph;                                                               \
-          if (x1 > g->w + g->pw)                                                             \
-            x1 = g->w + g->pw;                                                               \
-          int64_t padded = (y1 - y0) * (x1 - x0);                                            \
-          y0 = y0 < 0 ? 0 : y0, x0 = x0 < 0 ? 0 : x0;                                        \
-          y1 = y1 > g->h ? g->h : y1, x1 = x1 > g->w ? g->w : x1;                            \
-          int64_t count = g->exclude_pad ? (y1 - y0) * (x1 - x0) : padded;                   \
-          if (backward) {                                                                    \
-            T share = *y / (T)count;                                                         \
-            for (int64_t iy = y0; iy < y1; iy++)                                             \
-              for (int64_t ix = x0; ix < x1; ix++)                                           \
-                plane[iy * g->w + ix] += share;                                              \
-          } else {                                                                           \
-            T sum = 0;                                                                       \
-            for (int64_t iy = y0; iy < y1; iy++)                                             \
-              for (int64_t ix = x0; ix < x1; ix++)                                           \
-                sum += plane[iy * g->w + ix];                                                \
-            *y = sum / (T)count;                                                             \
-          }                                                                                  \
-        }                                                                                    \
-    }                                                                                        \
+/* The CNN's usual pooling, 2x2 windows at stride 2 without padding or dilation, every window
+ * inside the plane: the general loop's bounds and window walk per output cost five times the
+ * comparisons (a quarter of bench-conv's step). Same scan and tests as the general loop: the
+ * first maximum wins, and the last NaN (as PyTorch's kernel). */
+static bool max_pool_is_2x2(const pool_geom *g) {
+  return g->kh == 2 && g->kw == 2 && g->sh == 2 && g->sw == 2 && g->ph == 0 && g->pw == 0 &&
+         g->dh == 1 && g->dw == 1 && 2 * g->oh <= g->h && 2 * g->ow <= g->w;
+}
+
+#define MAX_POOL_2X2(T)                                                                            \
+  static void max_pool_2x2_##T(const pool_geom *g, const T *x, T *y, int64_t *idx) {               \
+    for (int64_t p = 0; p < g->planes; p++) {                                                      \
+      const T *plane = x + p * g->h * g->w;                                                        \
+      for (int64_t oy = 0; oy < g->oh; oy++) {                                                     \
+        const T *r0 = plane + 2 * oy * g->w, *r1 = r0 + g->w;                                      \
+        int64_t base = 2 * oy * g->w;                                                              \
+        for (int64_t ox = 0; ox < g->ow; ox++) {                                                   \
+          int64_t c = 2 * ox, best = base + c;                                                     \
+          T max = r0[c], v;                                                                        \
+          if ((v = r0[c + 1]) > max || isnan(v))                                                   \
+            max = v, best = base + c + 1;                                                          \
+          if ((v = r1[c]) > max || isnan(v))                                                       \
+            max = v, best = base + g->w + c;                                                       \
+          if ((v = r1[c + 1]) > max || isnan(v))                                                   \
+            max = v, best = base + g->w + c + 1;                                                   \
+          *y++ = max;                                                                              \
+          *idx++ = best;                                                                           \
+        }                                                                                          \
+      }                                                                                            \
+    }                                                                                              \
+  }
+MAX_POOL_2X2(f32)
+MAX_POOL_2X2(f64)
+
+#define POOL_KERNELS(T)                                                                            \
+  static void max_pool_##T(const pool_geom *g, const T *x, T *y, int64_t *idx) {                   \
+    if (max_pool_is_2x2(g)) {                                                                      \
+      max_pool_2x2_##T(g, x, y, idx);                                                              \
+      return;                                                                                      \
+    }                                                                                              \
+    for (int64_t p = 0; p < g->planes; p++) {                                                      \
+      const T *plane = x + p * g->h * g->w;                                                        \
+      for (int64_t oy = 0; oy < g->oh; oy++)                                                       \
+        for (int64_t ox = 0; ox < g->ow; ox++) {                                                   \
+          int64_t y0 = oy * g->sh - g->ph, x0 = ox * g->sw - g->pw;                                \
+          while (y0 < 0)                                                                           \
+            y0 += g->dh;                                                                           \
+          while (x0 < 0)                                                                           \
+            x0 += g->dw;                                                                           \
+          int64_t y1 = oy * g->sh - g->ph + (g->kh - 1) * g->dh + 1;                               \
+          int64_t x1 = ox * g->sw - g->pw + (g->kw - 1) * g->dw + 1;                               \
+          if (y1 > g->h)                                                                           \
+            y1 = g->h;                                                                             \
+          if (x1 > g->w)                                                                           \
+            x1 = g->w;                                                                             \
+          int64_t best = y0 * g->w + x0;                                                           \
+          T max = -INFINITY;                                                                       \
+          for (int64_t iy = y0; iy < y1; iy += g->dh)                                              \
+            for (int64_t ix = x0; ix < x1; ix += g->dw) {                                          \
+              T v = plane[iy * g->w + ix];                                                         \
+              if (v > max || isnan(v)) {                                                           \
+                max = v;                                                                           \
+                best = iy * g->w + ix;                                                             \
+              }                                                                                    \
+            }                                                                                      \
+          *y++ = max;                                                                              \
+          *idx++ = best;                                                                           \
+        }                                                                                          \
+    }                                                                                              \
+  }                                                                                                \
+  /* forward: y = window averages of x; backward: x += g spread over each window. */               \
+  static void avg_pool_##T(const pool_geom *g, T *x, T *y, bool backward) {                        \
+    for (int64_t p = 0; p < g->planes; p++) {                                                      \
+      T *plane = x + p * g->h * g->w;                                                              \
+      for (int64_t oy = 0; oy < g->oh; oy++)                                                       \
+        for (int64_t ox = 0; ox < g->ow; ox++, y++) {                                              \
+          int64_t y0 = oy * g->sh - g->ph, x0 = ox * g->sw - g->pw;                                \
+          int64_t y1 = y0 + g->kh, x1 = x0 + g->kw;                                                \
+          if (y1 > g->h + g->ph)                                                                   \
+            y1 = g->h + g->ph;                                                                     \
+          if (x1 > g->w + g->pw)                                                                   \
+            x1 = g->w + g->pw;                                                                     \
+          int64_t padded = (y1 - y0) * (x1 - x0);                                                  \
+          y0 = y0 < 0 ? 0 : y0, x0 = x0 < 0 ? 0 : x0;                                              \
+          y1 = y1 > g->h ? g->h : y1, x1 = x1 > g->w ? g->w : x1;                                  \
+          int64_t count = g->exclude_pad ? (y1 - y0) * (x1 - x0) : padded;                         \
+          if (backward) {                                                                          \
+            T share = *y / (T)count;                                                               \
+            for (int64_t iy = y0; iy < y1; iy++)                                                   \
+              for (int64_t ix = x0; ix < x1; ix++)                                                 \
+                plane[iy * g->w + ix] += share;                                                    \
+          } else {                                                                                 \
+            T sum = 0;                                                                             \
+            for (int64_t iy = y0; iy < y1; iy++)                                                   \
+              for (int64_t ix = x0; ix < x1; ix++)                                                 \
+                sum += plane[iy * g->w + ix];                                                      \
+            *y = sum / (T)count;                                                                   \
+          }                                                                                        \
+        }                                                                                          \
+    }                                                                                              \
   }
 POOL_KERNELS(f32)
 POOL_KERNELS(f64)

@@ -2,6 +2,8 @@
  * sum over each window, the Conv2d module (shapes, PyTorch's initialisation bounds, forward,
  * gradients, scopes), pooling's indices, and every refusal with what was expected and what
  * was given. Gradients are checked by gradcheck and against PyTorch by ops-torch-compare.py. */
+#include <math.h>
+
 #include "test-util.h"
 
 /* Every value of t lies within +-bound. */
@@ -118,6 +120,26 @@ static void test_max_pool_indices(void) {
   gs_tensor y = gs_max_pool2d(x, &(gs_pool2d_options){.kernel = {2}}, &idx);
   test_assert_values(y, (int64_t[]){1, 1, 2, 2}, 4, (double[]){5, 9, 7, 4}, 0, 0);
   test_assert_values(idx, (int64_t[]){1, 1, 2, 2}, 4, (double[]){1, 7, 8, 10}, 0, 0);
+  /* Ties and NaNs, as PyTorch 1.13 answers them: the first maximum, the last NaN. The 4x4
+   * input takes the 2x2 fast path, the 4x5 one in ceil mode (a window past the edge) the
+   * general loop: the first four windows must agree. */
+  double nan = NAN, w[20] = {nan, 1, 3, 3, 0, nan, 2, 3, 1, 0, 0, 5, -1, nan, 0, 5, 5, 2, 2, 0};
+  for (int general = 0; general < 2; general++) {
+    gs_tensor t =
+        general ? gs_from_data(GS_F64, (int64_t[]){1, 1, 4, 5}, 4, w)
+                : gs_from_data(GS_F64, (int64_t[]){1, 1, 4, 4}, 4,
+                               (double[]){nan, 1, 3, 3, nan, 2, 3, 1, 0, 5, -1, nan, 5, 5, 2, 2});
+    gs_tensor ti,
+        ty = gs_max_pool2d(t, &(gs_pool2d_options){.kernel = {2}, .ceil_mode = general}, &ti);
+    double want_at[2][4] = {{4, 2, 9, 11}, {5, 2, 11, 13}}, want[4] = {nan, 3, 5, nan};
+    for (int k = 0; k < 4; k++) {
+      int64_t at[4] = {0, 0, k / 2, k % 2};
+      double got = gs_get(ty, at);
+      g_assert_true(isnan(want[k]) ? isnan(got) : got == want[k]);
+      g_assert_cmpfloat(gs_get(ti, at), ==, want_at[general][k]);
+    }
+    gs_dispose(t), gs_dispose(ty), gs_dispose(ti);
+  }
   gs_tensor avg = gs_avg_pool2d(x, &(gs_pool2d_options){.kernel = {2}});
   test_assert_values(avg, (int64_t[]){1, 1, 2, 2}, 4, (double[]){3.5, 3.25, 3.75, 3.25}, 0, 0);
   gs_dispose(x), gs_dispose(y), gs_dispose(idx), gs_dispose(avg);
