@@ -8,9 +8,13 @@
  *        bench-mlp --steps N     N steps, reporting RSS and live tensors/storages at step 100
  *                                and at the end (mlp_rss_growth_kib=, mlp_live_growth=): a
  *                                training loop's memory must stay flat.
+ *        bench-mlp --floor       the step against its GEMM floor: the same sgemm calls the step
+ *                                makes, alone (bench-mlp-floor.h), alternated with whole steps
+ *                                (mlp_step_ms=, mlp_gemm_floor_ms=, mlp_over_gemm_floor=).
  * OpenBLAS threads: OPENBLAS_NUM_THREADS as the environment gives it (printed). */
 #include <gradscope/gradscope.h>
 
+#include "bench-mlp-floor.h"
 #include "bench-util.h"
 
 enum { BATCH = 128, IN = 784, HIDDEN = 512, CLASSES = 10, WARMUP = 20, TIMED = 200 };
@@ -101,6 +105,63 @@ static int run_timing(mlp *m) {
   return 0;
 }
 
+/* The step against its GEMM floor, in blocks of FLOOR_BLOCK floor steps then FLOOR_BLOCK
+ * whole steps, FLOOR_ROUNDS times, so that both see the same machine; each step timed alone,
+ * the medians compared. Wall time, and this process's CPU time (with 2 OpenBLAS threads it
+ * counts what the pool's threads spend waiting for work too). */
+enum { FLOOR_BLOCK = 5, FLOOR_ROUNDS = 40, FLOOR_TIMED = FLOOR_BLOCK * FLOOR_ROUNDS };
+
+static int run_floor(const mlp *m) {
+  static double step_ms[FLOOR_TIMED], step_cpu_ms[FLOOR_TIMED];
+  static double floor_ms[FLOOR_TIMED], floor_cpu_ms[FLOOR_TIMED];
+  mlp_floor f;
+  if (!mlp_floor_init(&f, BATCH, (const int[]){IN, HIDDEN, HIDDEN, CLASSES}, 3)) {
+    fprintf(stderr, "bench-mlp: out of memory for the GEMM floor's buffers\n");
+    mlp_floor_free(&f);
+    return 1;
+  }
+  step_times first = mlp_step(m), last = first;
+  for (int i = 1; i < WARMUP; i++)
+    mlp_step(m);
+  for (int i = 0; i < WARMUP; i++)
+    mlp_floor_step(&f);
+  for (int r = 0, n_floor = 0, n_step = 0; r < FLOOR_ROUNDS; r++) {
+    for (int i = 0; i < FLOOR_BLOCK; i++, n_floor++) {
+      double t0 = bench_now_s(), c0 = bench_cpu_s();
+      mlp_floor_step(&f);
+      floor_cpu_ms[n_floor] = (bench_cpu_s() - c0) * 1e3;
+      floor_ms[n_floor] = (bench_now_s() - t0) * 1e3;
+    }
+    for (int i = 0; i < FLOOR_BLOCK; i++, n_step++) {
+      double c0 = bench_cpu_s();
+      last = mlp_step(m);
+      step_cpu_ms[n_step] = (bench_cpu_s() - c0) * 1e3;
+      step_ms[n_step] = last.total * 1e3;
+    }
+  }
+  if (!(last.loss < first.loss)) {
+    fprintf(stderr, "bench-mlp: the loss did not fall (%g at the first step, %g at the last)\n",
+            first.loss, last.loss);
+    mlp_floor_free(&f);
+    return 1;
+  }
+  double step = bench_median(step_ms, FLOOR_TIMED), floor = bench_median(floor_ms, FLOOR_TIMED);
+  double step_cpu = bench_median(step_cpu_ms, FLOOR_TIMED);
+  double floor_cpu = bench_median(floor_cpu_ms, FLOOR_TIMED);
+  printf("# MLP 784-512-512-10 step (as bench-mlp) against its GEMM floor: the step's %d sgemm "
+         "calls alone (%.1f MFLOP); medians of %d each, in blocks of %d alternated\n",
+         f.n_calls, f.flops * 1e-6, FLOOR_TIMED, FLOOR_BLOCK);
+  printf("# floor at %.1f GFLOP/s wall\n", f.flops / (floor * 1e-3) * 1e-9);
+  bench_result("mlp_step_ms", step, "ms");
+  bench_result("mlp_gemm_floor_ms", floor, "ms");
+  bench_result("mlp_over_gemm_floor", step / floor, "");
+  bench_result("mlp_step_cpu_ms", step_cpu, "ms");
+  bench_result("mlp_gemm_floor_cpu_ms", floor_cpu, "ms");
+  bench_result("mlp_over_gemm_floor_cpu", step_cpu / floor_cpu, "");
+  mlp_floor_free(&f);
+  return 0;
+}
+
 /* What the flatness check compares between step 100 and the end. */
 typedef struct memory_sample {
   long rss_kib;
@@ -147,7 +208,10 @@ static int run_flatness(mlp *m, int steps) {
 
 int main(int argc, char **argv) {
   int steps = 0;
-  if (argc == 3 && strcmp(argv[1], "--steps") == 0) {
+  bool floor = false;
+  if (argc == 2 && strcmp(argv[1], "--floor") == 0) {
+    floor = true;
+  } else if (argc == 3 && strcmp(argv[1], "--steps") == 0) {
     char *end;
     long n = strtol(argv[2], &end, 10);
     if (*end || n <= FLAT_BASELINE_STEP || n > 100000000) {
@@ -157,14 +221,16 @@ int main(int argc, char **argv) {
     }
     steps = (int)n;
   } else if (argc != 1) {
-    fprintf(stderr, "usage: bench-mlp [--steps N]  (N > %d: memory flatness over N steps)\n",
+    fprintf(stderr,
+            "usage: bench-mlp [--steps N | --floor]  (N > %d: memory flatness over N steps; "
+            "--floor: the step against its sgemm calls alone)\n",
             FLAT_BASELINE_STEP);
     return 2;
   }
   bench_print_setup();
   mlp m;
   mlp_init(&m);
-  int status = steps ? run_flatness(&m, steps) : run_timing(&m);
+  int status = floor ? run_floor(&m) : steps ? run_flatness(&m, steps) : run_timing(&m);
   mlp_free(&m);
   if (gs_live_tensor_count() != 0) {
     fprintf(stderr, "bench-mlp: %llu tensors still alive at exit\n",

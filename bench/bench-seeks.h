@@ -13,13 +13,6 @@ typedef struct bench_seek_times {
   double jump_ms, jump_cpu_ms, back_ms, back_cpu_ms;
 } bench_seek_times;
 
-/* This process's CPU time in seconds. */
-static inline double bench_cpu_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static inline void bench_time_seeks(gs_trace_model *m, int jumps, int steps, GRand *rand,
                                     bench_seek_times *out) {
   guint64 n = gs_trace_model_n_events(m);

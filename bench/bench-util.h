@@ -1,6 +1,6 @@
-/* bench-util.h: what the benchmarks share: a monotonic clock, a median, a barrier that keeps
- * the compiler from deleting the work being timed, the `name=value unit` result lines and the
- * process's resident memory from /proc/self/status. */
+/* bench-util.h: what the benchmarks share: a monotonic clock, the process's CPU time, a
+ * median, a barrier that keeps the compiler from deleting the work being timed, the
+ * `name=value unit` result lines and the process's resident memory from /proc/self/status. */
 #pragma once
 
 #include <stdio.h>
@@ -11,6 +11,13 @@
 static inline double bench_now_s(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* This process's CPU time in seconds (all its threads). */
+static inline double bench_cpu_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 

@@ -22,9 +22,10 @@ for name in overhead bandwidth interop loader matmul autograd scope trace trace-
   gs_say "bench-$name"
   "$exe" || { gs_say "bench-$name failed"; status=1; }
 done
-# The training workloads: the MLP step, its memory over 10,000 steps (flat: no growth in RSS
-# or live tensors), and the digits example's 30 epochs.
-for cmd in "build/bench/bench-mlp" "build/bench/bench-mlp --steps 10000" "bench/bench-digits.sh build"; do
+# The training workloads: the MLP step, against its GEMM floor, its memory over 10,000 steps
+# (flat: no growth in RSS or live tensors), and the digits example's 30 epochs.
+for cmd in "build/bench/bench-mlp" "build/bench/bench-mlp --floor" \
+  "build/bench/bench-mlp --steps 10000" "bench/bench-digits.sh build"; do
   gs_say "$cmd"
   $cmd || { gs_say "$cmd failed"; status=1; }
 done
