@@ -1,5 +1,6 @@
 /* optimizer.c: SGD, Adam and AdamW, step for step as torch.optim's single-tensor
- * implementations, written with the engine's own ops under no_grad.
+ * implementations, written with the engine's own ops under no_grad (SGD's step, once its
+ * momentum buffer exists, as one pass with the same results: fused-step.c).
  *
  * An optimizer is a record in a generational pool (base/pool.h), as modules are. It
  * borrows its parameters and owns its state tensors outside every scope, as a module owns its
@@ -14,6 +15,7 @@
 #include <gradscope/gradscope.h>
 
 #include "core-impl.h"
+#include "optim-impl.h"
 #include "scope-impl.h"
 #include "trace-writer.h"
 
@@ -228,6 +230,9 @@ static gs_tensor add_scaled(gs_tensor x, gs_tensor y, double alpha) {
 static void sgd_step(const gs_sgd_options *o, param_state *s, uint64_t id) {
   gs_tensor p = s->param;
   gs_tensor g = gs_grad(p);
+  /* Once the momentum buffer exists, one pass does it all (fused-step.c). */
+  if ((o->momentum == 0.0 || s->buf.id) && gs__sgd_fused_step(o, p, g, s->buf))
+    return;
   gs_tensor d = g, d_owned = GS_NO_TENSOR;
   if (o->weight_decay != 0.0)
     d = d_owned = add_scaled(g, p, o->weight_decay);

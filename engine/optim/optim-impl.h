@@ -1,0 +1,12 @@
+/* optim-impl.h: what optimizer.c shares with the fused update passes (fused-step.c). */
+#pragma once
+
+#include <stdbool.h>
+
+#include <gradscope/gradscope.h>
+
+/* One SGD step of parameter p with gradient g and momentum buffer buf (0 without momentum;
+ * with momentum it must exist already: the first step makes it), as one pass, with the same
+ * results and in-place write events as the ops' path. False, having changed nothing, when the
+ * tensors' layouts are not ones the pass walks: the caller then runs the ops. */
+bool gs__sgd_fused_step(const gs_sgd_options *o, gs_tensor p, gs_tensor g, gs_tensor buf);
