@@ -126,6 +126,9 @@ static const doc_row rows[] = {
     {"Tensor", "expand", METHOD, "*sizes",
      "A broadcast view: size-1 dims repeated without copying (-1 keeps a dim)."},
     {"Tensor", "expand_as", METHOD, "other, /", "expand() to other's shape."},
+    {"Tensor", "as_strided", METHOD, "size, stride, storage_offset=None",
+     "A view of any sizes and (non-negative) strides over the storage, from storage_offset "
+     "(None: this tensor's); its gradient reaches this tensor's elements it reads."},
     {"Tensor", "repeat", METHOD, "*sizes", "A copy tiled sizes[i] times along each dim."},
     {"Tensor", "permute", METHOD, "*dims", "A view with the dims in the given order."},
     {"Tensor", "transpose", METHOD, "dim0, dim1", "A view with two dims swapped."},

@@ -215,6 +215,33 @@ static PyObject *m_expand_as(PyObject *self, PyObject *other) {
   return gsp_wrap(gs_expand(gsp_handle(self), shape, nd));
 }
 
+/* t.as_strided(size, stride, storage_offset=None): None keeps t's offset, as torch. */
+static PyObject *m_as_strided(PyObject *self, PyObject *args, PyObject *kwargs) {
+  GSP_SITE();
+  PyObject *size, *stride, *offset = Py_None;
+  static char *kwlist[] = {"size", "stride", "storage_offset", NULL};
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|O:as_strided", kwlist, &size, &stride,
+                                   &offset))
+    return NULL;
+  int64_t shape[GS_MAX_DIMS], strides[GS_MAX_DIMS];
+  int nd = gsp_shape_from_sequence(size, shape);
+  if (nd < 0)
+    return NULL;
+  int ns = gsp_shape_from_sequence(stride, strides);
+  if (ns < 0)
+    return NULL;
+  if (ns != nd) {
+    PyErr_Format(PyExc_RuntimeError,
+                 "mismatch in length of strides and shape: %d sizes and %d strides", nd, ns);
+    return NULL;
+  }
+  gs_tensor t = gsp_handle(self);
+  long long at = offset == Py_None ? (long long)gs_storage_offset(t) : PyLong_AsLongLong(offset);
+  if (at == -1 && PyErr_Occurred())
+    return NULL;
+  return gsp_wrap(gs_as_strided(t, shape, strides, nd, at));
+}
+
 static PyObject *m_masked_select(PyObject *self, PyObject *mask) {
   GSP_SITE();
   if (!gsp_is_tensor(mask)) {
@@ -233,6 +260,7 @@ static PyMethodDef tensor_math_methods[] = {
     {"norm", GSP_FN(m_norm), METH_KW, NULL},
     {"repeat", m_repeat, METH_VARARGS, NULL},
     {"expand_as", m_expand_as, METH_O, NULL},
+    {"as_strided", GSP_FN(m_as_strided), METH_KW, NULL},
     {"masked_select", m_masked_select, METH_O, NULL},
     {"var", GSP_FN(m_var), METH_KW, NULL},
     {"std", GSP_FN(m_std), METH_KW, NULL},

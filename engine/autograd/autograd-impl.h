@@ -61,6 +61,9 @@ typedef struct gs__view_geometry {
   int64_t base_shape[GS_MAX_DIMS], base_strides[GS_MAX_DIMS];
 } gs__view_geometry;
 
+/* Where view v lies in base (malloc'd; NULL without memory). */
+gs__view_geometry *gs__view_geometry_new(const gs__tensor *v, const gs__tensor *base);
+
 /* A tensor kept for backward: its geometry and a reference to its storage, and the storage
  * version it saw, so a later in-place write is caught. */
 typedef struct gs__saved_tensor {

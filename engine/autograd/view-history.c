@@ -86,7 +86,7 @@ void gs__view_history_on_dispose(gs__tensor *t) {
   t->storage->orphan = root;
 }
 
-static gs__view_geometry *geometry_new(const gs__tensor *v, const gs__tensor *base) {
+gs__view_geometry *gs__view_geometry_new(const gs__tensor *v, const gs__tensor *base) {
   gs__view_geometry *g = malloc(sizeof *g);
   if (!g)
     return NULL;
@@ -131,7 +131,7 @@ bool gs__check_view_write(const gs__tensor *t, const char *op) {
 
 void gs__record_view_write(gs__tensor *v, gs__tensor *base, gs__node *inner) {
   gs__node *c = gs__node_alloc(gs__kinds.copy_slices, inner->n_inputs, 0);
-  gs__view_geometry *g = c ? geometry_new(v, base) : NULL;
+  gs__view_geometry *g = c ? gs__view_geometry_new(v, base) : NULL;
   if (!g) {
     /* Reported, and recorded as a write into the view alone (its other views keep their
      * history): the op has its node either way, to save into. */
@@ -190,7 +190,7 @@ void gs__refresh_view_slow(gs__tensor *t) {
   gs__node *a = NULL;
   if (edge) {
     a = gs__node_alloc(gs__kinds.as_strided, 1, 0);
-    gs__view_geometry *g = a ? geometry_new(t, base) : NULL;
+    gs__view_geometry *g = a ? gs__view_geometry_new(t, base) : NULL;
     if (!g) {
       free(a);
       gs__error(GS_ERR_OUT_OF_MEMORY, "backward", "could not allocate a graph node");

@@ -26,7 +26,9 @@ static void walk_positions(int ndim, const int64_t *shape, const int64_t *stride
 }
 
 /* The base's row-major index of each of the view's elements, as a 1-D i64 tensor; through an
- * inverse map of the base's positions when the base is not contiguous. */
+ * inverse map of the base's positions when the base is not contiguous. An element of the
+ * storage that is not one of the base's (gs_as_strided may reach past its input) gets index
+ * base_numel: a slot past the base that scatter_into_base drops, as PyTorch drops it. */
 static gs_tensor view_positions(const gs__view_geometry *g, const char *fn) {
   int64_t n = g->numel;
   int64_t *pos = malloc((size_t)(n > 0 ? n : 1) * sizeof *pos);
@@ -37,8 +39,11 @@ static gs_tensor view_positions(const gs__view_geometry *g, const char *fn) {
   }
   walk_positions(g->ndim, g->shape, g->strides, g->offset, n, pos);
   if (g->base_contiguous) {
-    for (int64_t k = 0; k < n; k++)
+    for (int64_t k = 0; k < n; k++) {
       pos[k] -= g->base_offset;
+      if (pos[k] < 0 || pos[k] >= g->base_numel)
+        pos[k] = g->base_numel;
+    }
   } else {
     /* Positions of a non-view base are distinct and at or after its offset. */
     int64_t extent = 1;
@@ -54,11 +59,13 @@ static gs_tensor view_positions(const gs__view_geometry *g, const char *fn) {
     walk_positions(g->base_ndim, g->base_shape, g->base_strides, g->base_offset, g->base_numel,
                    base_pos);
     for (int64_t i = 0; i < extent; i++)
-      inverse[i] = 0;
+      inverse[i] = g->base_numel;
     for (int64_t i = 0; i < g->base_numel; i++)
       inverse[base_pos[i] - g->base_offset] = i;
-    for (int64_t k = 0; k < n; k++)
-      pos[k] = inverse[pos[k] - g->base_offset];
+    for (int64_t k = 0; k < n; k++) {
+      int64_t at = pos[k] - g->base_offset;
+      pos[k] = at >= 0 && at < extent ? inverse[at] : g->base_numel;
+    }
     free(base_pos), free(inverse);
   }
   gs_tensor t = gs_from_data(GS_I64, (int64_t[]){n}, 1, pos);
@@ -72,9 +79,10 @@ static gs_tensor scatter_into_base(gs__node *n, gs_tensor positions, gs_tensor v
                                    gs_dtype dtype) {
   const gs__view_geometry *g = n->geometry;
   gs_tensor flat = gs__formula_temp(gs_reshape(view_grad, (int64_t[]){g->numel}, 1));
-  gs_tensor zeros = gs__formula_temp(gs_zeros(dtype, (int64_t[]){g->base_numel}, 1));
+  gs_tensor zeros = gs__formula_temp(gs_zeros(dtype, (int64_t[]){g->base_numel + 1}, 1));
   gs_tensor summed = gs__formula_temp(gs_scatter_add(zeros, 0, positions, flat));
-  return gs_reshape(summed, g->base_shape, g->base_ndim);
+  gs_tensor inside = gs__formula_temp(gs_narrow(summed, 0, 0, g->base_numel)); /* drop the slot */
+  return gs_reshape(inside, g->base_shape, g->base_ndim);
 }
 
 /* A regenerated view: its gradient lands on its elements of the base, zero elsewhere. */

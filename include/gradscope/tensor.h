@@ -135,6 +135,10 @@ GS_API gs_tensor gs_select(gs_tensor t, int dim, int64_t index);
 GS_API gs_tensor gs_narrow(gs_tensor t, int dim, int64_t start, int64_t length);
 /* Broadcasts size-1 dimensions (stride 0) and prepends new ones; -1 keeps a size. */
 GS_API gs_tensor gs_expand(gs_tensor t, const int64_t *shape, int ndim);
+/* Any sizes and (non-negative) strides over t's storage from storage_offset, as
+ * torch.as_strided: checked against the storage's size; differentiable to t's elements. */
+GS_API gs_tensor gs_as_strided(gs_tensor t, const int64_t *shape, const int64_t *strides, int ndim,
+                               int64_t storage_offset);
 /* t repeated reps[d] times along each dim, as torch.Tensor.repeat: n >= t's dims (leading
  * dims are added), a new tensor (never a view). */
 GS_API gs_tensor gs_repeat(gs_tensor t, const int64_t *reps, int n);

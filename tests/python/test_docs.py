@@ -73,7 +73,7 @@ def samples():
     return {
         "input": t, "self": t, "other": t23(), "src": t23(), "exponent": 2.0, "dim": 0,
         "index": gs.zeros(2, 3, dtype=gs.int64), "mask": t > 2, "value": 1.0, "k": 1,
-        "chunks": 2, "split_size": 1, "start": 0, "length": 1, "dim0": 0, "dim1": 1,
+        "chunks": 2, "split_size": 1, "stride": (3, 1), "start": 0, "length": 1, "dim0": 0, "dim1": 1,
         "dtype": gs.float64, "min": 0.0, "data": [1.0, 2.0], "size": (2, 3), "fill_value": 1.5,
         "low": 0, "high": 3, "tensors": [t23(), t23()], "tensor": gs.tensor([0, 2]),
         "condition": t > 2, "obj": t, "seed": 0, "mode": True, "label": "docs", "name": "docs",

@@ -12,6 +12,7 @@ from gradscope import (  # the Tensor ops: F.relu(x) is gradscope.relu(x)
     argmax as argmax,
     argmin as argmin,
     argsort as argsort,
+    as_strided as as_strided,
     bitwise_and as bitwise_and,
     bitwise_not as bitwise_not,
     bitwise_or as bitwise_or,

@@ -85,6 +85,49 @@ static void test_transpose_permute_t(void) {
   DISPOSE_ALL(tr, p, t);
 }
 
+/* as_strided: any geometry over the storage, PyTorch's bounds and messages, and its gradient
+ * reaching only the input's elements (the values PyTorch 1.13 gives). */
+static void test_as_strided(void) {
+  gs_tensor t = iota234();
+  gs_tensor w = gs_as_strided(t, (int64_t[]){3, 4}, (int64_t[]){2, 1}, 2, 1);
+  assert_geometry(w, (int64_t[]){3, 4}, (int64_t[]){2, 1}, 2, 1);
+  g_assert_cmpfloat(gs_get(w, (int64_t[]){2, 3}), ==, 1 + 4 + 3);
+  gs_fill_(w, -1); /* its windows overlap: elements 1..8 of the base, each once */
+  for (int64_t i = 0; i < 24; i++)
+    g_assert_cmpfloat(gs_get(t, (int64_t[]){i / 12, i / 4 % 3, i % 4}), ==,
+                      i >= 1 && i <= 8 ? -1 : (double)i);
+  gs_tensor z = gs_zeros(GS_F32, (int64_t[]){4}, 1);
+  EXPECT_ERROR(gs_as_strided(z, (int64_t[]){2, 3}, (int64_t[]){1, 2}, 2, 0),
+               "as_strided: setStorage: sizes [2, 3], strides [1, 2], storage offset 0, and "
+               "itemsize 4 requiring a storage size of 24 are out of bounds for storage of "
+               "size 16");
+  EXPECT_ERROR(gs_as_strided(z, (int64_t[]){2}, (int64_t[]){-1}, 1, 0),
+               "as_strided: Negative strides are not supported at the moment, got strides: [-1]");
+  EXPECT_ERROR(gs_as_strided(z, (int64_t[]){2}, (int64_t[]){1}, 1, -1),
+               "as_strided: invalid storage offset -1");
+  gs_tensor empty = gs_as_strided(z, (int64_t[]){0, 3}, (int64_t[]){9, 9}, 2, 4);
+  g_assert_cmpint(gs_numel(empty), ==, 0);
+
+  /* b = arange(6) (requires grad); b[2:4].as_strided((4,), (1,), 0).sum().backward() gives
+   * [0, 0, 1, 1, 0, 0]; b.as_strided((2, 2), (1, 1), 1) times [[1, 2], [3, 4]] gives
+   * [0, 1, 5, 4, 0, 0]. */
+  gs_tensor b = gs_arange(0, 6, 1, GS_F64);
+  gs_set_requires_grad(b, true);
+  gs_tensor mid = gs_slice(b, 0, 2, 4, 1);
+  gs_tensor past = gs_as_strided(mid, (int64_t[]){4}, (int64_t[]){1}, 1, 0);
+  gs_tensor s1 = gs_sum(past, NULL, 0, false);
+  gs_backward(s1);
+  test_assert_values(gs_grad(b), (int64_t[]){6}, 1, (double[]){0, 0, 1, 1, 0, 0}, 0, 0);
+  gs_zero_grad(b);
+  gs_tensor win = gs_as_strided(b, (int64_t[]){2, 2}, (int64_t[]){1, 1}, 2, 1);
+  double wv[4] = {1, 2, 3, 4};
+  gs_tensor k = gs_from_data(GS_F64, (int64_t[]){2, 2}, 2, wv);
+  gs_tensor prod = gs_mul(win, k), s2 = gs_sum(prod, NULL, 0, false);
+  gs_backward(s2);
+  test_assert_values(gs_grad(b), (int64_t[]){6}, 1, (double[]){0, 1, 5, 4, 0, 0}, 0, 0);
+  DISPOSE_ALL(w, z, empty, mid, past, s1, win, k, prod, s2, b, t);
+}
+
 static void test_slice_select_narrow(void) {
   gs_tensor t = iota234();
   gs_tensor s = gs_slice(t, 2, 1, 100, 2); /* columns 1, 3 */
@@ -212,6 +255,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/views/view-and-reshape", test_view_and_reshape);
   g_test_add_func("/views/transpose-permute-t", test_transpose_permute_t);
   g_test_add_func("/views/slice-select-narrow", test_slice_select_narrow);
+  g_test_add_func("/views/as-strided", test_as_strided);
   g_test_add_func("/views/expand-squeeze-unsqueeze", test_expand_squeeze_unsqueeze);
   g_test_add_func("/views/flatten-and-contiguous", test_flatten_and_contiguous);
   test_add_leak_checked("/views/views-keep-storage-alive", test_views_keep_storage_alive);

@@ -41,6 +41,10 @@ VIEW_CASE(f_unsqueeze, gs_unsqueeze(x, 1))
 VIEW_CASE(f_contiguous_copy, gs_contiguous(gs__keep(gs_t(x))))
 VIEW_CASE(f_contiguous_view, gs_contiguous(x))
 VIEW_CASE(f_clone, gs_clone(x))
+VIEW_CASE(f_as_strided_windows, gs_as_strided(x, (int64_t[]){3, 4}, (int64_t[]){2, 1}, 2, 1))
+/* Over a transposed input: positions are the storage's, the gradient the input's layout. */
+VIEW_CASE(f_as_strided_of_t,
+          gs_as_strided(gs__keep(gs_t(x)), (int64_t[]){2, 5}, (int64_t[]){3, 1}, 2, 2))
 VIEW_CASE(f_to_f32_and_back, gs_to_dtype(gs__keep(gs_to_dtype(x, GS_F32)), GS_F64))
 
 /* Two views of one tensor: their gradients must sum in it. */
@@ -117,15 +121,35 @@ const grad_case grad_cases_views[] = {
     {"SqueezeBackward", "squeeze all", f_squeeze_all, 1, {GI_S(4, 1, 3, 1, 2)}},
     {"UnsqueezeBackward", "unsqueeze(1)", f_unsqueeze, 1, {GI_T(2, 3, 4)}},
     {"ContiguousBackward", "of a transposed view (copies)", f_contiguous_copy, 1, {GI(2, 3, 4)}},
-    {"ContiguousBackward", "of a contiguous tensor (a view)", f_contiguous_view, 1, {GI_S(2, 3, 4)}},
+    {"ContiguousBackward",
+     "of a contiguous tensor (a view)",
+     f_contiguous_view,
+     1,
+     {GI_S(2, 3, 4)}},
     {"CloneBackward", "copy-on-write clone", f_clone, 1, {GI_T(2, 3, 4)}},
     {"CopySlices", "mul_ through a narrow", f_mul_through_narrow, 2, {GI(2, 4, 3), GI(2, 2, 3)}},
     {"CopySlices", "copy_ into a row of a buffer", f_copy_into_row, 1, {GI(1, 4)}},
-    {"CopySlices", "mul_ into a column of a transposed base", f_mul_into_strided_base, 2,
+    {"CopySlices",
+     "mul_ into a column of a transposed base",
+     f_mul_into_strided_base,
+     2,
      {GI(2, 3, 4), GI_T(1, 4)}},
-    {"AsStridedBackward", "a view made stale by a write through another", f_stale_view, 2,
+    {"AsStridedBackward",
+     "a view made stale by a write through another",
+     f_stale_view,
+     2,
      {GI(1, 6), GI_S(1, 4)}},
-    {"ToDtypeBackward", "f64 -> f32 -> f64", f_to_f32_and_back, 1, {GI(2, 3, 4)},
+    {"AsStridedBackward", "as_strided: overlapping windows", f_as_strided_windows, 1, {GI(1, 12)}},
+    {"AsStridedBackward",
+     "as_strided over a transposed input",
+     f_as_strided_of_t,
+     1,
+     {GI(2, 3, 4)}},
+    {"ToDtypeBackward",
+     "f64 -> f32 -> f64",
+     f_to_f32_and_back,
+     1,
+     {GI(2, 3, 4)},
      {.eps = 1e-2, .atol = 1e-4, .rtol = 1e-3}},
 };
 const int grad_cases_views_count = G_N_ELEMENTS(grad_cases_views);
