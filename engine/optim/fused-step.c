@@ -36,9 +36,12 @@ typedef struct sgd_pass {
 
 /* d = g [+ p * wd]; buf = buf * m; buf = buf + a * d; p = p + lr * (buf, or d + buf * m with
  * Nesterov, or d without momentum): the ops' expressions (add_scaled_ is x + alpha * y,
- * mul_scalar_ x * s, add x + y), each rounded to T as they round it. */
+ * mul_scalar_ x * s, add x + y), each rounded to T as they round it. An AVX2 copy beside the
+ * baseline one is chosen at load time (the pass is short of instructions as much as of memory
+ * bandwidth); with no FMA (C11 mode contracts nothing) both copies round alike. */
 #define SGD_PASS(NAME, T)                                                                          \
-  static void NAME(const sgd_pass *s, int64_t lo, int64_t hi) {                                    \
+  __attribute__((target_clones("avx2", "default"))) static void NAME(const sgd_pass *s,            \
+                                                                     int64_t lo, int64_t hi) {     \
     T *p = (T *)s->p, *buf = (T *)s->buf;                                                          \
     const T *g = (const T *)s->g;                                                                  \
     const T wd = (T)s->wd, m = (T)s->momentum, a = (T)s->buf_alpha, lr = (T)s->param_alpha;        \
