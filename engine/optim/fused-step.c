@@ -14,6 +14,7 @@
  * in the log. When the log records values, a write's values are read at this thread's next
  * event: the pass then runs in stages, each after its write's event.
  */
+#include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -93,11 +94,45 @@ static bool flat_like(const gs__tensor *t, const gs__tensor *p) {
   return true;
 }
 
-typedef struct sgd_write {
+/* One in-place write of a step: its pass flag, the tensor and the op name the ops' path writes
+ * it under. */
+typedef struct fused_write {
   int flag;
   gs__tensor *t;
-  const char *op; /* the name the ops' path writes it under */
-} sgd_write;
+  const char *op;
+} fused_write;
+
+/* Takes each write's checks, copy-on-write and event, in the ops' order, then runs the pass
+ * (run(ctx, flags)) for the writes taken: one that fails stops the step where the ops would
+ * have stopped, with the earlier writes done. With values recorded, each write's pass runs
+ * right after its event. The step runs under no_grad, where the autograd check passes
+ * whatever the operand: false. */
+static void take_writes_and_run(const fused_write *writes, int n, void (*run)(void *, int),
+                                void *ctx) {
+  bool staged = gs__trace_on() && gs__trace_values_limit() > 0;
+  int taken = 0;
+  for (int i = 0; i < n; i++) {
+    if (!gs__begin_write(writes[i].t, false, writes[i].op))
+      break;
+    if (staged)
+      run(ctx, writes[i].flag);
+    taken |= writes[i].flag;
+  }
+  if (!staged && taken)
+    run(ctx, taken);
+}
+
+/* The tensors of an SGD pass, for take_writes_and_run. */
+typedef struct sgd_run {
+  sgd_pass pass;
+  gs__tensor *p, *g, *buf;
+} sgd_run;
+
+static void run_sgd(void *ctx, int writes) {
+  sgd_run *r = ctx;
+  r->pass.writes = writes;
+  run_pass(&r->pass, r->p, r->g, r->buf);
+}
 
 bool gs__sgd_fused_step(const gs_sgd_options *o, gs_tensor hp, gs_tensor hg, gs_tensor hbuf) {
   const char *fn = "optimizer_step";
@@ -111,30 +146,176 @@ bool gs__sgd_fused_step(const gs_sgd_options *o, gs_tensor hp, gs_tensor hg, gs_
       g->storage == p->storage ||
       (buf && (buf->storage == p->storage || buf->storage == g->storage)))
     return false;
-  sgd_pass s = {.wd = o->weight_decay,
-                .momentum = o->momentum,
-                .buf_alpha = 1.0 - o->dampening,
-                .param_alpha = -o->lr,
-                .nesterov = o->nesterov};
-  sgd_write writes[3];
+  sgd_run r = {.pass = {.wd = o->weight_decay,
+                        .momentum = o->momentum,
+                        .buf_alpha = 1.0 - o->dampening,
+                        .param_alpha = -o->lr,
+                        .nesterov = o->nesterov},
+               .p = p,
+               .g = g,
+               .buf = buf};
+  fused_write writes[3];
   int n = 0;
   if (buf) {
-    writes[n++] = (sgd_write){WRITE_BUF_MUL, buf, "mul_scalar_"};
-    writes[n++] = (sgd_write){WRITE_BUF_ADD, buf, "add_scaled_"};
+    writes[n++] = (fused_write){WRITE_BUF_MUL, buf, "mul_scalar_"};
+    writes[n++] = (fused_write){WRITE_BUF_ADD, buf, "add_scaled_"};
   }
-  writes[n++] = (sgd_write){WRITE_PARAM, p, "add_scaled_"};
-  bool staged = gs__trace_on() && gs__trace_values_limit() > 0;
-  for (int i = 0; i < n; i++) {
-    /* Each write's checks, copy-on-write and event, in the ops' order; one that fails stops
-     * the step where the ops would have stopped, with the earlier writes done. The step runs
-     * under no_grad, where the autograd check passes whatever the operand: false. */
-    if (!gs__begin_write(writes[i].t, false, writes[i].op))
-      break;
-    s.writes = staged ? writes[i].flag : s.writes | writes[i].flag;
-    if (staged)
-      run_pass(&s, p, g, buf);
+  writes[n++] = (fused_write){WRITE_PARAM, p, "add_scaled_"};
+  take_writes_and_run(writes, n, run_sgd, &r);
+  return true;
+}
+
+/* ---- Adam and AdamW ------------------------------------------------------------------ */
+
+/* optimizer.c's Adam writes, in order: p *= 1 - lr * wd (AdamW's decay), exp_avg *= beta1,
+ * exp_avg += (1 - beta1) * g, exp_avg_sq *= beta2, exp_avg_sq += (1 - beta2) * g * g,
+ * max_exp_avg_sq = maximum(max_exp_avg_sq, exp_avg_sq) (amsgrad), then p += -step_size *
+ * exp_avg / (sqrt(v) / sqrt(bc2) + eps), where g has Adam's L2 term p * wd added first. */
+enum {
+  ADAM_DECAY = 1,
+  ADAM_AVG_MUL = 2,
+  ADAM_AVG_ADD = 4,
+  ADAM_SQ_MUL = 8,
+  ADAM_SQ_ADD = 16,
+  ADAM_MAX = 32,
+  ADAM_PARAM = 64
+};
+
+typedef struct adam_pass {
+  char *p, *avg, *sq, *max_sq; /* max_sq NULL without amsgrad */
+  const char *g;
+  /* As the ops take them, cast to the dtype: */
+  double decay, l2, beta1, avg_alpha, beta2, sq_alpha, bc2_sqrt, eps, param_alpha;
+  int writes;
+} adam_pass;
+
+/* Each expression is the op's own (mul_scalar_ x * s, add_scaled_ x + alpha * y, mul x * y,
+ * maximum FMAX(x, y), sqrt, div_scalar x / s, add_scalar_ x + s, div x / y), rounded to T.
+ * ADAM_ELEMENT is one element's writes; W, L2 and MAX are constants where the loop is
+ * specialised, so that each variant of the whole step vectorises. */
+#define ADAM_FMAX(a, b) ((a) != (a) || (a) > (b) ? (a) : (b))
+#define ADAM_ELEMENT(T, SQRT, W, L2, MAX)                                                          \
+  do {                                                                                             \
+    if ((W)&ADAM_DECAY)                                                                            \
+      p[i] = p[i] * decay;                                                                         \
+    T gi = (L2) ? g[i] + p[i] * l2 : g[i];                                                         \
+    if ((W)&ADAM_AVG_MUL)                                                                          \
+      avg[i] = avg[i] * b1;                                                                        \
+    if ((W)&ADAM_AVG_ADD)                                                                          \
+      avg[i] = avg[i] + a1 * gi;                                                                   \
+    if ((W)&ADAM_SQ_MUL)                                                                           \
+      sq[i] = sq[i] * b2;                                                                          \
+    if ((W)&ADAM_SQ_ADD) {                                                                         \
+      T g2 = gi * gi;                                                                              \
+      sq[i] = sq[i] + a2 * g2;                                                                     \
+    }                                                                                              \
+    if ((W)&ADAM_MAX)                                                                              \
+      max_sq[i] = ADAM_FMAX(max_sq[i], sq[i]);                                                     \
+    if ((W)&ADAM_PARAM) {                                                                          \
+      T denom = SQRT((MAX) ? max_sq[i] : sq[i]) / c2;                                              \
+      denom = denom + eps;                                                                         \
+      T ratio = avg[i] / denom;                                                                    \
+      p[i] = p[i] + lr * ratio;                                                                    \
+    }                                                                                              \
+  } while (0)
+#define ADAM_ALL (ADAM_AVG_MUL | ADAM_AVG_ADD | ADAM_SQ_MUL | ADAM_SQ_ADD | ADAM_PARAM)
+#define ADAM_LOOP(T, SQRT, W, L2, MAX)                                                             \
+  for (int64_t i = lo; i < hi; i++)                                                                \
+  ADAM_ELEMENT(T, SQRT, W, L2, MAX)
+#define ADAM_PASS(NAME, T, SQRT)                                                                   \
+  static void NAME(const adam_pass *s, int64_t lo, int64_t hi) {                                   \
+    T *p = (T *)s->p, *avg = (T *)s->avg, *sq = (T *)s->sq, *max_sq = (T *)s->max_sq;              \
+    const T *g = (const T *)s->g;                                                                  \
+    const T decay = (T)s->decay, l2 = (T)s->l2, b1 = (T)s->beta1, a1 = (T)s->avg_alpha;            \
+    const T b2 = (T)s->beta2, a2 = (T)s->sq_alpha, c2 = (T)s->bc2_sqrt, eps = (T)s->eps;           \
+    const T lr = (T)s->param_alpha;                                                                \
+    const int w = s->writes;                                                                       \
+    const bool has_l2 = s->l2 != 0.0;                                                              \
+    /* The whole step in one pass: Adam, Adam with L2 decay, AdamW, each with or without           \
+     * amsgrad. Anything else (a stage, a step cut short) takes the general loop. */               \
+    if (w == ADAM_ALL && !has_l2)                                                                  \
+      ADAM_LOOP(T, SQRT, ADAM_ALL, false, false);                                                  \
+    else if (w == ADAM_ALL && has_l2)                                                              \
+      ADAM_LOOP(T, SQRT, ADAM_ALL, true, false);                                                   \
+    else if (w == (ADAM_ALL | ADAM_DECAY))                                                         \
+      ADAM_LOOP(T, SQRT, ADAM_ALL | ADAM_DECAY, false, false);                                     \
+    else if (w == (ADAM_ALL | ADAM_MAX) && !has_l2)                                                \
+      ADAM_LOOP(T, SQRT, ADAM_ALL | ADAM_MAX, false, true);                                        \
+    else if (w == (ADAM_ALL | ADAM_MAX) && has_l2)                                                 \
+      ADAM_LOOP(T, SQRT, ADAM_ALL | ADAM_MAX, true, true);                                         \
+    else if (w == (ADAM_ALL | ADAM_DECAY | ADAM_MAX))                                              \
+      ADAM_LOOP(T, SQRT, ADAM_ALL | ADAM_DECAY | ADAM_MAX, false, true);                           \
+    else                                                                                           \
+      ADAM_LOOP(T, SQRT, w, has_l2, max_sq != NULL);                                               \
   }
-  if (!staged && s.writes)
-    run_pass(&s, p, g, buf);
+
+ADAM_PASS(adam_pass_f32, float, sqrtf)
+ADAM_PASS(adam_pass_f64, double, sqrt)
+
+typedef struct adam_run {
+  adam_pass pass;
+  gs__tensor *p, *g, *avg, *sq, *max_sq;
+} adam_run;
+
+static void run_adam(void *ctx, int writes) {
+  adam_run *r = ctx;
+  adam_pass *s = &r->pass;
+  s->writes = writes;
+  s->p = gs__tensor_data(r->p), s->g = gs__tensor_data(r->g);
+  s->avg = gs__tensor_data(r->avg), s->sq = gs__tensor_data(r->sq);
+  s->max_sq = r->max_sq ? gs__tensor_data(r->max_sq) : NULL;
+  if (r->p->dtype == GS_F32)
+    adam_pass_f32(s, 0, r->p->numel);
+  else
+    adam_pass_f64(s, 0, r->p->numel);
+}
+
+bool gs__adam_fused_step(const gs_adam_options *o, bool decoupled, int64_t step, gs_tensor hp,
+                         gs_tensor hg, gs_tensor havg, gs_tensor hsq, gs_tensor hmax) {
+  const char *fn = "optimizer_step";
+  gs__tensor *t[5] = {NULL};
+  gs_tensor h[5] = {hp, hg, havg, hsq, hmax};
+  int count = o->amsgrad ? 5 : 4;
+  for (int i = 0; i < count; i++)
+    if (!(t[i] = gs__lookup(h[i], fn)))
+      return false;
+  gs__tensor *p = t[0];
+  if (p->dtype != GS_F32 && p->dtype != GS_F64)
+    return false;
+  for (int i = 0; i < count; i++) {
+    if (!flat_like(t[i], p))
+      return false;
+    for (int j = 0; j < i; j++)
+      if (t[i]->storage == t[j]->storage)
+        return false;
+  }
+  double bc1 = 1.0 - pow(o->beta1, (double)step), bc2 = 1.0 - pow(o->beta2, (double)step);
+  bool decay = decoupled && o->weight_decay != 0.0;
+  adam_run r = {.pass = {.decay = 1.0 - o->lr * o->weight_decay,
+                         .l2 = decoupled ? 0.0 : o->weight_decay,
+                         .beta1 = o->beta1,
+                         .avg_alpha = 1.0 - o->beta1,
+                         .beta2 = o->beta2,
+                         .sq_alpha = 1.0 - o->beta2,
+                         .bc2_sqrt = sqrt(bc2),
+                         .eps = o->eps,
+                         .param_alpha = -(o->lr / bc1)},
+                .p = p,
+                .g = t[1],
+                .avg = t[2],
+                .sq = t[3],
+                .max_sq = o->amsgrad ? t[4] : NULL};
+  fused_write writes[7];
+  int n = 0;
+  if (decay)
+    writes[n++] = (fused_write){ADAM_DECAY, p, "mul_scalar_"};
+  writes[n++] = (fused_write){ADAM_AVG_MUL, r.avg, "mul_scalar_"};
+  writes[n++] = (fused_write){ADAM_AVG_ADD, r.avg, "add_scaled_"};
+  writes[n++] = (fused_write){ADAM_SQ_MUL, r.sq, "mul_scalar_"};
+  writes[n++] = (fused_write){ADAM_SQ_ADD, r.sq, "add_scaled_"};
+  if (o->amsgrad)
+    writes[n++] = (fused_write){ADAM_MAX, r.max_sq, "copy_"};
+  writes[n++] = (fused_write){ADAM_PARAM, p, "add_scaled_"};
+  take_writes_and_run(writes, n, run_adam, &r);
   return true;
 }

@@ -270,6 +270,8 @@ static void adam_step(const gs_adam_options *o, bool decoupled, param_state *s, 
       return;
   }
   s->step++;
+  if (gs__adam_fused_step(o, decoupled, s->step, p, g, s->buf, s->sq, s->max_sq))
+    return; /* one pass (fused-step.c) */
   if (o->weight_decay != 0.0) {
     if (decoupled)
       gs_mul_scalar_(p, 1.0 - o->lr * o->weight_decay);

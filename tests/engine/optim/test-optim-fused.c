@@ -1,13 +1,14 @@
-/* test-optim-fused.c: SGD's one-pass step (engine/optim/fused-step.c) against the ops it
- * replaces, bit for bit.
+/* test-optim-fused.c: the one-pass steps of SGD, Adam and AdamW (engine/optim/fused-step.c)
+ * against the ops they replace, bit for bit.
  *
  * One optimizer steps two copies of a parameter side by side: one contiguous, which takes the
  * pass, and one with the same values stored transposed, a layout the pass leaves to the ops.
- * Both get the same gradient at every step, so after every step their values and momentum
- * buffers must be equal to the last bit, and their versions must have advanced alike (the
- * pass takes the ops' in-place write events: one per write). With weight decay the pass makes
- * no temporary (the ops make g + wd * p): that tells the pass was taken. meson also runs this
- * test with the log recording values (GS_TRACE_VALUES), where the pass runs in stages. */
+ * Both get the same gradient at every step, so after every step their values and states
+ * (momentum buffer; exp_avg, exp_avg_sq, max_exp_avg_sq) must be equal to the last bit, and
+ * their versions must have advanced alike (the pass takes the ops' in-place write events: one
+ * per write). The pass makes no temporary where the ops make several: that tells the pass was
+ * taken. meson also runs this test with the log recording values (GS_TRACE_VALUES), where the
+ * pass runs in stages. */
 #include "test-util.h"
 
 enum { ROWS = 7, COLS = 33, STEPS = 5 };
@@ -36,18 +37,32 @@ static void assert_bit_equal(gs_tensor a, gs_tensor b, const char *what, int ste
     g_error("step %d: the %s differ between the one-pass step and the ops' step", step, what);
 }
 
-static void run_case(gs_dtype dtype, gs_sgd_options opt) {
-  test_set_context("%s lr %g momentum %g dampening %g weight_decay %g nesterov %d",
-                   gs_dtype_name(dtype), opt.lr, opt.momentum, opt.dampening, opt.weight_decay,
-                   opt.nesterov);
+typedef gs_optimizer (*make_optimizer_fn)(gs_tensor *params, int n, const void *options);
+static gs_optimizer make_sgd(gs_tensor *params, int n, const void *o) {
+  return gs_sgd_new(params, n, o);
+}
+static gs_optimizer make_adam(gs_tensor *params, int n, const void *o) {
+  return gs_adam_new(params, n, o);
+}
+static gs_optimizer make_adamw(gs_tensor *params, int n, const void *o) {
+  return gs_adamw_new(params, n, o);
+}
+
+enum { MAX_STATES = 3 };
+
+/* Steps the two copies under one optimizer; after each step their values, their states
+ * (named in states, NULL-terminated) and how far their versions moved must be equal. */
+static void run_case(gs_dtype dtype, make_optimizer_fn make, const void *options,
+                     const char *const *states, const char *what) {
+  test_set_context("%s, %s", what, gs_dtype_name(dtype));
   gs_tensor params[2] = {make_param(dtype, LAYOUT_CONTIGUOUS, 7),
                          make_param(dtype, LAYOUT_TRANSPOSED, 7)};
   assert_bit_equal(params[0], params[1], "starting values", -1);
-  gs_optimizer o = gs_sgd_new(params, 2, &opt);
+  gs_optimizer o = make(params, 2, options);
   gs_rng rng;
   gs_rng_seed(&rng, 11);
   int64_t v0[2] = {gs_version(params[0]), gs_version(params[1])};
-  int64_t buf_v0[2] = {0, 0};
+  int64_t state_v0[MAX_STATES][2] = {{0}};
   for (int k = 0; k < STEPS; k++) {
     gs_scope s = gs_scope_begin("step");
     gs_optimizer_zero_grad(o);
@@ -58,18 +73,19 @@ static void run_case(gs_dtype dtype, gs_sgd_options opt) {
     gs_scope_end(s);
     gs_optimizer_step(o);
     assert_bit_equal(params[0], params[1], "parameters", k);
-    g_assert_cmpint(gs_version(params[0]) - v0[0], ==, k + 1);
-    g_assert_cmpint(gs_version(params[1]) - v0[1], ==, k + 1);
-    if (opt.momentum != 0.0) {
-      gs_tensor b0 = gs_optimizer_state(o, 0, "momentum_buffer");
-      gs_tensor b1 = gs_optimizer_state(o, 1, "momentum_buffer");
-      assert_bit_equal(b0, b1, "momentum buffers", k);
+    /* As many writes (version bumps) as the ops make. */
+    g_assert_cmpint(gs_version(params[0]) - v0[0], ==, gs_version(params[1]) - v0[1]);
+    g_assert_cmpint(gs_version(params[0]) - v0[0], >=, k + 1);
+    for (int i = 0; states[i]; i++) {
+      gs_tensor s0 = gs_optimizer_state(o, 0, states[i]);
+      gs_tensor s1 = gs_optimizer_state(o, 1, states[i]);
+      g_assert_true(s0.id && s1.id);
+      assert_bit_equal(s0, s1, states[i], k);
       if (k == 0) {
-        buf_v0[0] = gs_version(b0), buf_v0[1] = gs_version(b1);
+        state_v0[i][0] = gs_version(s0), state_v0[i][1] = gs_version(s1);
       } else {
-        /* mul_ then add_: two writes a step, as the ops make them */
-        g_assert_cmpint(gs_version(b0) - buf_v0[0], ==, 2 * k);
-        g_assert_cmpint(gs_version(b1) - buf_v0[1], ==, 2 * k);
+        g_assert_cmpint(gs_version(s0) - state_v0[i][0], ==, gs_version(s1) - state_v0[i][1]);
+        g_assert_cmpint(gs_version(s0) - state_v0[i][0], >=, k);
       }
     }
   }
@@ -85,15 +101,39 @@ static void test_sgd_matches_the_ops(void) {
       {0.1, 0, 0, 0, false},         /* no momentum: only the parameter is written */
       {0.1, 0, 0, 0.05, false},
   };
+  const char *const momentum[] = {"momentum_buffer", NULL}, *const none[] = {NULL};
   for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
-    run_case(GS_F32, cases[i]);
-    run_case(GS_F64, cases[i]);
+    char what[32];
+    snprintf(what, sizeof what, "SGD case %zu", i);
+    const char *const *states = cases[i].momentum != 0.0 ? momentum : none;
+    run_case(GS_F32, make_sgd, &cases[i], states, what);
+    run_case(GS_F64, make_sgd, &cases[i], states, what);
+  }
+}
+
+static void test_adam_matches_the_ops(void) {
+  /* Each variant the pass has a loop of its own for (fused-step.c's ADAM_PASS). */
+  gs_adam_options plain = GS_ADAM_OPTIONS_DEFAULT, decay = plain, ams = plain, ams_decay = plain;
+  plain.lr = 0.01;
+  decay.lr = 0.02, decay.weight_decay = 0.05;
+  ams.lr = 0.01, ams.amsgrad = true;
+  ams_decay.lr = 0.01, ams_decay.weight_decay = 0.01, ams_decay.amsgrad = true;
+  const char *const moments[] = {"exp_avg", "exp_avg_sq", NULL};
+  const char *const with_max[] = {"exp_avg", "exp_avg_sq", "max_exp_avg_sq", NULL};
+  const gs_dtype dtypes[] = {GS_F32, GS_F64};
+  for (int d = 0; d < 2; d++) {
+    run_case(dtypes[d], make_adam, &plain, moments, "Adam");
+    run_case(dtypes[d], make_adam, &decay, moments, "Adam, L2 weight decay");
+    run_case(dtypes[d], make_adam, &ams, with_max, "Adam, amsgrad");
+    run_case(dtypes[d], make_adam, &ams_decay, with_max, "Adam, amsgrad, L2 weight decay");
+    run_case(dtypes[d], make_adamw, &decay, moments, "AdamW, decoupled decay");
+    run_case(dtypes[d], make_adamw, &ams_decay, with_max, "AdamW, amsgrad");
   }
 }
 
 /* The tensors one step of an optimizer over p alone makes, after its first step. */
-static uint64_t tensors_made_by_a_step(gs_tensor p, const gs_sgd_options *opt) {
-  gs_optimizer o = gs_sgd_new(&p, 1, opt);
+static uint64_t tensors_made_by_a_step(gs_tensor p, make_optimizer_fn make, const void *options) {
+  gs_optimizer o = make(&p, 1, options);
   uint64_t made = 0;
   for (int k = 0; k < 2; k++) {
     gs_scope s = gs_scope_begin("step");
@@ -111,21 +151,26 @@ static uint64_t tensors_made_by_a_step(gs_tensor p, const gs_sgd_options *opt) {
   return made;
 }
 
-/* The ops make g + wd * p (two tensors) and Nesterov's d + momentum * buf (two more); the pass
- * makes none: so the contiguous parameter did take the pass. */
-static void test_sgd_pass_makes_no_temporaries(void) {
-  const gs_sgd_options opt = {0.1, 0.9, 0, 0.02, true};
+/* The ops make temporaries: SGD's g + wd * p and Nesterov's d + momentum * buf (two tensors
+ * each), Adam's g + wd * p (two), g * g, sqrt(v), its quotient by sqrt(bc2) and exp_avg over
+ * that. The pass makes none: so the contiguous parameter did take the pass. */
+static void test_pass_makes_no_temporaries(void) {
+  const gs_sgd_options sgd = {0.1, 0.9, 0, 0.02, true};
+  gs_adam_options adam = GS_ADAM_OPTIONS_DEFAULT;
+  adam.weight_decay = 0.01;
   gs_tensor contiguous = make_param(GS_F32, LAYOUT_CONTIGUOUS, 3);
   gs_tensor transposed = make_param(GS_F32, LAYOUT_TRANSPOSED, 3);
-  g_assert_cmpuint(tensors_made_by_a_step(contiguous, &opt), ==, 0);
-  g_assert_cmpuint(tensors_made_by_a_step(transposed, &opt), ==, 4);
+  g_assert_cmpuint(tensors_made_by_a_step(contiguous, make_sgd, &sgd), ==, 0);
+  g_assert_cmpuint(tensors_made_by_a_step(transposed, make_sgd, &sgd), ==, 4);
+  g_assert_cmpuint(tensors_made_by_a_step(contiguous, make_adam, &adam), ==, 0);
+  g_assert_cmpuint(tensors_made_by_a_step(transposed, make_adam, &adam), ==, 6);
   DISPOSE_ALL(contiguous, transposed);
 }
 
 int main(int argc, char **argv) {
   test_init(&argc, &argv);
   test_add_leak_checked("/optim/fused/sgd-matches-the-ops-bit-for-bit", test_sgd_matches_the_ops);
-  test_add_leak_checked("/optim/fused/sgd-pass-makes-no-temporaries",
-                        test_sgd_pass_makes_no_temporaries);
+  test_add_leak_checked("/optim/fused/adam-matches-the-ops-bit-for-bit", test_adam_matches_the_ops);
+  test_add_leak_checked("/optim/fused/pass-makes-no-temporaries", test_pass_makes_no_temporaries);
   return g_test_run();
 }
