@@ -1,17 +1,17 @@
-/* fused-step.c: an SGD step of one parameter as one pass over its elements.
+/* fused-step.c: an SGD, Adam or AdamW step of one parameter as one pass over its elements.
  *
- * optimizer.c writes SGD with the engine's ops, as torch.optim does: buf.mul_(momentum), then
- * buf.add_(d, alpha=1-dampening), then p.add_(buf, alpha=-lr), where d is the gradient (plus
- * weight_decay * p first). Each is a pass over memory: 8 array streams for momentum SGD. This
- * pass reads g, buf and p once and writes buf and p once (5 streams) and computes, element by
- * element, exactly what the ops compute (same operations, order and precision: the results
- * are bit-identical).
+ * optimizer.c writes the steps with the engine's ops, as torch.optim does: for SGD
+ * buf.mul_(momentum), then buf.add_(d, alpha=1-dampening), then p.add_(buf, alpha=-lr), where
+ * d is the gradient (plus weight_decay * p first). Each is a pass over memory: 8 array streams
+ * for momentum SGD, about 20 for Adam. This pass reads g, buf and p once and writes buf and p
+ * once (5 streams; Adam 8) and computes, element by element, exactly what the ops compute
+ * (same operations, order and precision: the results are bit-identical).
  *
  * The log still says what happened: each write the ops make takes its in-place write event
  * (number, version bump, op name) through gs__begin_write, in the same order, so the log, the
  * versions and the event numbers are the ops' own. Temporaries the ops would have made
- * (weight decay's g + wd * p, Nesterov's d + momentum * buf) are never made, so they are not
- * in the log. When the log records values, a write's values are read at this thread's next
+ * (weight decay's g + wd * p, Nesterov's d + momentum * buf, Adam's g * g, sqrt(v) and the
+ * quotients) are never made, so they are not in the log. When the log records values, a write's values are read at this thread's next
  * event: the pass then runs in stages, each after its write's event.
  */
 #include <math.h>

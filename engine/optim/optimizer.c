@@ -1,6 +1,6 @@
 /* optimizer.c: SGD, Adam and AdamW, step for step as torch.optim's single-tensor
- * implementations, written with the engine's own ops under no_grad (SGD's step, once its
- * momentum buffer exists, as one pass with the same results: fused-step.c).
+ * implementations, written with the engine's own ops under no_grad; a parameter whose layout
+ * allows it takes one pass with the same results and write events instead (fused-step.c).
  *
  * An optimizer is a record in a generational pool (base/pool.h), as modules are. It
  * borrows its parameters and owns its state tensors outside every scope, as a module owns its
