@@ -108,11 +108,11 @@ static gs_tensor binary(gs__binop op, const gs__tensor *a, const gs__tensor *b,
     report_unsupported(fn, compute);
     return GS_NO_TENSOR;
   }
-  if (op == GS__POW && compute == GS_I64 &&
+  if (op == GS__POW && gs_dtype_is_integer(compute) &&
       !check_int_operand(b, is_negative,
                          "integers to negative integer powers are not allowed (exponent ", fn))
     return GS_NO_TENSOR;
-  if ((op == GS__FLOOR_DIV || op == GS__REMAINDER) && compute == GS_I64 &&
+  if ((op == GS__FLOOR_DIV || op == GS__REMAINDER) && gs_dtype_is_integer(compute) &&
       !check_int_operand(b, is_zero, "integer division by zero (divisor ", fn))
     return GS_NO_TENSOR;
 
@@ -677,8 +677,8 @@ bool gs__clamp_params(gs_dtype dtype, double min, double max, gs__unary_params *
               "got min %g, max %g", min, max);
     return false;
   }
-  p->min = dtype == GS_I64 ? ceil(min) : min;
-  p->max = dtype == GS_I64 ? floor(max) : max;
+  p->min = gs_dtype_is_integer(dtype) ? ceil(min) : min;
+  p->max = gs_dtype_is_integer(dtype) ? floor(max) : max;
   return true;
 }
 

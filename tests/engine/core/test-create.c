@@ -98,7 +98,8 @@ static void test_dtype_conversion(void) {
   g_assert_true(bv[0] && bv[1] && !bv[2] && bv[3] && bv[4]);
   gs_tensor same = gs_to_dtype(t, GS_F64); /* an O(1) clone */
   g_assert_true(gs_is_copy_on_write(same));
-  EXPECT_ERROR(gs_to_dtype(t, (gs_dtype)9), "to_dtype: expected a dtype (f32, f64, i64 or bool)");
+  EXPECT_ERROR(gs_to_dtype(t, (gs_dtype)9),
+               "to_dtype: expected a dtype (f32, f64, i64, bool or i32)");
   DISPOSE_ALL(t, f, i, b, same);
 }
 

@@ -300,7 +300,8 @@ static void test_refusals_still_call_the_deleter(void) {
 
   producer_init(&p, 2, 2);
   p.managed.dl_tensor.dtype = (DLDataType){kDLFloat, 16, 1};
-  expect_refused(&p, "expected dtype float32, float64, int64 or bool (one lane), got float16");
+  expect_refused(&p,
+                 "expected dtype float32, float64, int64, bool or int32 (one lane), got float16");
   producer_init(&p, 2, 2);
   p.managed.dl_tensor.dtype = (DLDataType){kDLUInt, 8, 1};
   expect_refused(&p, "got uint8");

@@ -346,7 +346,8 @@ static void test_damaged(void) {
 
   /* Dtype and shape mismatches. */
   write_st(bad, "{\"a\":{\"dtype\":\"F16\",\"shape\":[4],\"data_offsets\":[0,8]}}", d8, 8);
-  expect_load_error(bad, "expected dtype F32, F64, I64 or BOOL for tensor \"a\", found \"F16\"");
+  expect_load_error(bad,
+                    "expected dtype F32, F64, I64, BOOL or I32 for tensor \"a\", found \"F16\"");
   write_st(bad, "{\"a\":{\"dtype\":\"F64\",\"shape\":[2],\"data_offsets\":[0,8]}}", d8, 8);
   expect_load_error(bad, "tensor \"a\": expected 16 bytes for F64 [2], found data_offsets [0, 8] (8 bytes)");
   write_st(bad, "{\"a\":{\"dtype\":\"F64\",\"shape\":[4294967296,4294967296],\"data_offsets\":[0,8]}}", d8, 8);
@@ -474,7 +475,8 @@ static void test_npy(void) {
   memcpy(copy, bytes, len);
   memcpy(copy + 10 + 12, "<f2", 3);
   write_bytes(bad, copy, len);
-  EXPECT_ERROR(r = gs_npy_load(bad), "expected descr '<f4', '<f8', '<i8' or '|b1', found '''");
+  EXPECT_ERROR(r = gs_npy_load(bad),
+               "expected descr '<f4', '<f8', '<i8', '|b1' or '<i4', found '''");
   memcpy(copy, bytes, len);
   memcpy(copy + 10 + 35, "True, ", 6);
   write_bytes(bad, copy, len);

@@ -3,7 +3,13 @@
  * rules; and the errors for what is not supported. */
 #include "test-util.h"
 
-enum { F32 = 1 << GS_F32, F64 = 1 << GS_F64, I64 = 1 << GS_I64, BOOL = 1 << GS_BOOL };
+enum {
+  F32 = 1 << GS_F32,
+  F64 = 1 << GS_F64,
+  I64 = 1 << GS_I64,
+  BOOL = 1 << GS_BOOL,
+  I32 = 1 << GS_I32
+};
 
 /* ---- references --------------------------------------------------------------------- */
 
@@ -35,19 +41,21 @@ typedef struct {
 } binary_case;
 
 static const binary_case binary_cases[] = {
-    {"add", gs_add, gs_add_scalar, r_add, F32 | F64 | I64 | BOOL, false, -5, 5, -5, 5},
-    {"sub", gs_sub, gs_sub_scalar, r_sub, F32 | F64 | I64, false, -5, 5, -5, 5},
-    {"mul", gs_mul, gs_mul_scalar, r_mul, F32 | F64 | I64 | BOOL, false, -5, 5, -5, 5},
-    {"div", gs_div, gs_div_scalar, r_div, F32 | F64 | I64, false, -5, 5, 1, 4},
-    {"pow", gs_pow, gs_pow_scalar, r_pow, F32 | F64 | I64, false, 0.5, 3, 0, 3},
-    {"maximum", gs_maximum, gs_maximum_scalar, r_max, F32 | F64 | I64 | BOOL, false, -5, 5, -5, 5},
-    {"minimum", gs_minimum, gs_minimum_scalar, r_min, F32 | F64 | I64 | BOOL, false, -5, 5, -5, 5},
-    {"eq", gs_eq, gs_eq_scalar, r_eq, F32 | F64 | I64 | BOOL, true, -2, 2, -2, 2},
-    {"ne", gs_ne, gs_ne_scalar, r_ne, F32 | F64 | I64 | BOOL, true, -2, 2, -2, 2},
-    {"lt", gs_lt, gs_lt_scalar, r_lt, F32 | F64 | I64 | BOOL, true, -2, 2, -2, 2},
-    {"le", gs_le, gs_le_scalar, r_le, F32 | F64 | I64 | BOOL, true, -2, 2, -2, 2},
-    {"gt", gs_gt, gs_gt_scalar, r_gt, F32 | F64 | I64 | BOOL, true, -2, 2, -2, 2},
-    {"ge", gs_ge, gs_ge_scalar, r_ge, F32 | F64 | I64 | BOOL, true, -2, 2, -2, 2},
+    {"add", gs_add, gs_add_scalar, r_add, F32 | F64 | I64 | I32 | BOOL, false, -5, 5, -5, 5},
+    {"sub", gs_sub, gs_sub_scalar, r_sub, F32 | F64 | I64 | I32, false, -5, 5, -5, 5},
+    {"mul", gs_mul, gs_mul_scalar, r_mul, F32 | F64 | I64 | I32 | BOOL, false, -5, 5, -5, 5},
+    {"div", gs_div, gs_div_scalar, r_div, F32 | F64 | I64 | I32, false, -5, 5, 1, 4},
+    {"pow", gs_pow, gs_pow_scalar, r_pow, F32 | F64 | I64 | I32, false, 0.5, 3, 0, 3},
+    {"maximum", gs_maximum, gs_maximum_scalar, r_max, F32 | F64 | I64 | I32 | BOOL, false, -5, 5,
+     -5, 5},
+    {"minimum", gs_minimum, gs_minimum_scalar, r_min, F32 | F64 | I64 | I32 | BOOL, false, -5, 5,
+     -5, 5},
+    {"eq", gs_eq, gs_eq_scalar, r_eq, F32 | F64 | I64 | I32 | BOOL, true, -2, 2, -2, 2},
+    {"ne", gs_ne, gs_ne_scalar, r_ne, F32 | F64 | I64 | I32 | BOOL, true, -2, 2, -2, 2},
+    {"lt", gs_lt, gs_lt_scalar, r_lt, F32 | F64 | I64 | I32 | BOOL, true, -2, 2, -2, 2},
+    {"le", gs_le, gs_le_scalar, r_le, F32 | F64 | I64 | I32 | BOOL, true, -2, 2, -2, 2},
+    {"gt", gs_gt, gs_gt_scalar, r_gt, F32 | F64 | I64 | I32 | BOOL, true, -2, 2, -2, 2},
+    {"ge", gs_ge, gs_ge_scalar, r_ge, F32 | F64 | I64 | I32 | BOOL, true, -2, 2, -2, 2},
 };
 
 static double reference(const binary_case *c, gs_dtype dtype, double a, double b) {

@@ -319,7 +319,8 @@ static void test_argument_errors(void) {
   uint64_t live = gs_live_tensor_count();
   gs_tensor r;
 
-  EXPECT_ERROR(r = gs_index_select(t, 0, fidx), "index_select: expected an i64 index, got f32");
+  EXPECT_ERROR(r = gs_index_select(t, 0, fidx),
+               "index_select: expected an i64 or i32 index, got f32");
   EXPECT_ERROR(r = gs_index_select(t, 0, idx2), "index_select: expected a 1-D index, got 2-D");
   EXPECT_ERROR(r = gs_index_select(t, 2, idx1),
                "index_select: expected a dimension in [-2, 1] for a 2-D tensor, got 2");
@@ -342,12 +343,13 @@ static void test_argument_errors(void) {
   EXPECT_ERROR(r = gs_scatter_add(t64, 1, idx25, src23_64),
                "scatter_add: expected index.size(d) <= src.size(d) for every dim, got index of "
                "shape [2, 5] and src of shape [2, 3] (dim 1: 5 > 3)");
-  EXPECT_ERROR(r = gs_scatter_add(tb, 0, idx2, tb), "scatter_add: expected an f32, f64 or i64 tensor, got bool");
+  EXPECT_ERROR(r = gs_scatter_add(tb, 0, idx2, tb),
+               "scatter_add: expected an f32, f64, i64 or i32 tensor, got bool");
   EXPECT_ERROR(r = gs_scatter_add(t, 0, fidx, t), "scatter_add: expected an i64 index, got f32");
   EXPECT_ERROR(r = gs_scatter_add(t, 0, idx1, t), "scatter_add: expected an index of the input's 2 dims, got 1-D");
   EXPECT_ERROR(r = gs_scatter_add(t, 0, idx2, v), "scatter_add: expected src of the input's 2 dims, got 1-D");
   EXPECT_ERROR(r = gs_embedding(v, idx1), "embedding: expected a 2-D weight [rows, embedding_dim], got 1-D");
-  EXPECT_ERROR(r = gs_embedding(t, fidx), "embedding: expected an i64 index, got f32");
+  EXPECT_ERROR(r = gs_embedding(t, fidx), "embedding: expected an i64 or i32 index, got f32");
   int64_t s8[8] = {1, 1, 1, 1, 1, 1, 1, 1};
   gs_tensor idx8 = gs_zeros(GS_I64, s8, 8);
   EXPECT_ERROR(r = gs_embedding(t, idx8), "embedding: expected an index of at most 7 dims, got 8-D");

@@ -449,7 +449,7 @@ static void test_matmul_errors(void) {
                "matmul: shapes [2, 3, 4] and [5, 4, 6] cannot be multiplied: batch dims [2] "
                "and [5] do not broadcast");
   EXPECT_ERROR(r = gs_matmul(a, b64), "matmul: expected operands of the same dtype, got f32 and f64");
-  EXPECT_ERROR(r = gs_matmul(bb, bt), "matmul: expected f32, f64 or i64 operands, got bool");
+  EXPECT_ERROR(r = gs_matmul(bb, bt), "matmul: expected f32, f64, i64 or i32 operands, got bool");
   EXPECT_ERROR(r = gs_matmul(scalar, a),
                "matmul: expected operands of at least 1 dimension, got 0-D and 2-D");
   EXPECT_ERROR(r = gs_matmul(a, GS_NO_TENSOR), "matmul: expected a tensor, got the empty handle");
