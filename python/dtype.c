@@ -13,12 +13,28 @@ static const char *const torch_names[GS_DTYPE_COUNT] = {"float32", "float64", "i
                                                         "int32"};
 static PyObject *dtype_objects[GS_DTYPE_COUNT];
 
+/* The module dtypes print as part of: "torch" under gradscope.as_torch, so that a program's
+ * printed dtypes and tensors read exactly as under PyTorch. */
+static bool named_as_torch;
+
 const char *gsp_dtype_torch_name(gs_dtype dtype) {
   return (unsigned)dtype < GS_DTYPE_COUNT ? torch_names[dtype] : "invalid";
 }
 
+const char *gsp_dtype_module_name(void) { return named_as_torch ? "torch" : "gradscope"; }
+
+PyObject *gsp_name_dtypes_as_torch(PyObject *module, PyObject *flag) {
+  (void)module;
+  int on = PyObject_IsTrue(flag);
+  if (on < 0)
+    return NULL;
+  named_as_torch = on;
+  Py_RETURN_NONE;
+}
+
 static PyObject *dtype_repr(PyObject *self) {
-  return PyUnicode_FromFormat("gradscope.%s", torch_names[((gsp_dtype *)self)->dtype]);
+  return PyUnicode_FromFormat("%s.%s", gsp_dtype_module_name(),
+                              torch_names[((gsp_dtype *)self)->dtype]);
 }
 
 static PyObject *dtype_is_floating_point(PyObject *self, void *closure) {
