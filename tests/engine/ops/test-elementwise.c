@@ -194,6 +194,16 @@ static void test_type_promotion(void) {
   g_assert_cmpint(scalar_result_dtype(gs_add_scalar, GS_I64), ==, GS_F32);
   g_assert_cmpint(scalar_result_dtype(gs_mul_scalar, GS_BOOL), ==, GS_F32);
   g_assert_cmpint(gs_promote_types(GS_BOOL, GS_F32), ==, GS_F32);
+  /* i32 sits between bool and i64, as torch.int32. */
+  g_assert_cmpint(result_dtype(gs_add, GS_I32, 1, GS_I64, 1), ==, GS_I64);
+  g_assert_cmpint(result_dtype(gs_mul, GS_I32, 1, GS_F32, 1), ==, GS_F32);
+  g_assert_cmpint(result_dtype(gs_add, GS_I32, 1, GS_BOOL, 1), ==, GS_I32);
+  g_assert_cmpint(result_dtype(gs_add, GS_I32, 1, GS_I64, 0), ==, GS_I32); /* a Python int */
+  g_assert_cmpint(result_dtype(gs_add, GS_I32, 0, GS_I64, 1), ==, GS_I64);
+  g_assert_cmpint(result_dtype(gs_add, GS_I32, 1, GS_F64, 0), ==, GS_F64);
+  g_assert_cmpint(result_dtype(gs_div, GS_I32, 1, GS_I32, 1), ==, GS_F32);
+  g_assert_cmpint(result_dtype(gs_floor_divide, GS_I32, 1, GS_I32, 1), ==, GS_I32);
+  g_assert_cmpint(scalar_result_dtype(gs_add_scalar, GS_I32), ==, GS_F32);
 
   /* Mixed dtypes compute in the promoted type: 1/3 in f64, not f32. */
   gs_tensor a = gs_full(GS_F64, (int64_t[]){1}, 1, 1.0), b = gs_full(GS_F32, (int64_t[]){1}, 1, 3.0);
@@ -376,6 +386,62 @@ static void test_nan_and_integer_overflow(void) {
   DISPOSE_ALL(x, y, mx, mn, r, big, one, wrapped);
 }
 
+/* i32 wraps in 32 bits (not in the 64 its values would fit): +, *, -, pow, and INT32_MIN // -1,
+ * as torch.int32 on CPU; // and % take the divisor's sign; ~ and integer unary ops keep i32. */
+static void test_i32_wraps_in_32_bits(void) {
+  gs_tensor a = gs_from_data(GS_I32, (int64_t[]){3}, 1, (int32_t[]){INT32_MAX, INT32_MIN, -7});
+  gs_tensor b = gs_from_data(GS_I32, (int64_t[]){3}, 1, (int32_t[]){1, -1, 2});
+  gs_tensor sum = gs_add(a, b), prod = gs_mul(a, a), fdiv = gs_floor_divide(a, b);
+  gs_tensor mod = gs_remainder(a, b), neg = gs_neg(a), inv = gs_bitwise_not(a);
+  gs_tensor base = gs_from_data(GS_I32, (int64_t[]){3}, 1, (int32_t[]){65536, -3, 46341});
+  gs_tensor two = gs_full(GS_I32, (int64_t[]){3}, 1, 2), sq = gs_pow(base, two);
+  gs_tensor cl = gs_clamp(a, -10.5, 1e12);
+  g_assert_cmpint(gs_dtype_of(sum), ==, GS_I32);
+  int32_t v[3];
+  gs_copy_to(sum, v, sizeof v);
+  g_assert_cmpint(v[0], ==, INT32_MIN);
+  g_assert_cmpint(v[1], ==, INT32_MAX);
+  g_assert_cmpint(v[2], ==, -5);
+  gs_copy_to(prod, v, sizeof v);
+  g_assert_cmpint(v[0], ==, 1);
+  g_assert_cmpint(v[1], ==, 0);
+  g_assert_cmpint(v[2], ==, 49);
+  gs_copy_to(fdiv, v, sizeof v);
+  g_assert_cmpint(v[0], ==, INT32_MAX);
+  g_assert_cmpint(v[1], ==, INT32_MIN);
+  g_assert_cmpint(v[2], ==, -4);
+  gs_copy_to(mod, v, sizeof v);
+  g_assert_cmpint(v[0], ==, 0);
+  g_assert_cmpint(v[1], ==, 0);
+  g_assert_cmpint(v[2], ==, 1);
+  gs_copy_to(neg, v, sizeof v);
+  g_assert_cmpint(v[0], ==, -INT32_MAX);
+  g_assert_cmpint(v[1], ==, INT32_MIN);
+  gs_copy_to(inv, v, sizeof v);
+  g_assert_cmpint(v[0], ==, INT32_MIN);
+  g_assert_cmpint(v[2], ==, 6);
+  gs_copy_to(cl, v, sizeof v);
+  g_assert_cmpint(v[0], ==, INT32_MAX);
+  g_assert_cmpint(v[1], ==, -10);
+  g_assert_cmpint(v[2], ==, -7);
+  gs_copy_to(sq, v, sizeof v);
+  g_assert_cmpint(v[0], ==, 0);
+  g_assert_cmpint(v[1], ==, 9);
+  g_assert_cmpint(v[2], ==, -2147479015); /* 46341^2 - 2^32 */
+  EXPECT_ERROR(gs_pow(b, b), "pow: integers to negative integer powers are not allowed");
+  gs_tensor zero = gs_zeros(GS_I32, (int64_t[]){3}, 1);
+  EXPECT_ERROR(gs_floor_divide(a, zero), "floor_divide: integer division by zero");
+  gs_tensor e = gs_exp(b), d = gs_div(a, b); /* math and true division compute in f32 */
+  g_assert_cmpint(gs_dtype_of(e), ==, GS_F32);
+  g_assert_cmpint(gs_dtype_of(d), ==, GS_F32);
+  /* In place: an i32 tensor takes i64 operands (same category), not fractions. */
+  gs_tensor wide = gs_ones(GS_I64, (int64_t[]){3}, 1);
+  gs_add_(b, wide);
+  test_assert_values(b, (int64_t[]){3}, 1, (double[]){2, 0, 3}, 0, 0);
+  EXPECT_ERROR(gs_add_scalar_(b, 0.5), "cannot be written in place into a tensor of dtype i32");
+  DISPOSE_ALL(a, b, sum, prod, fdiv, mod, neg, inv, base, two, sq, cl, zero, e, d, wide);
+}
+
 int main(int argc, char **argv) {
   test_init(&argc, &argv);
   g_test_add_func("/elementwise/binary-ops", test_binary_ops);
@@ -384,6 +450,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/elementwise/unary-ops", test_unary_ops);
   g_test_add_func("/elementwise/integer-unary-ops", test_integer_unary_ops);
   g_test_add_func("/elementwise/nan-and-integer-overflow", test_nan_and_integer_overflow);
+  g_test_add_func("/elementwise/i32-wraps-in-32-bits", test_i32_wraps_in_32_bits);
   g_test_add_func("/elementwise/where", test_where);
   g_test_add_func("/elementwise/errors", test_errors);
   g_test_add_func("/elementwise/empty-and-zero-dim", test_empty_and_zero_dim);
