@@ -431,6 +431,10 @@ static void test_i32_wraps_in_32_bits(void) {
   EXPECT_ERROR(gs_pow(b, b), "pow: integers to negative integer powers are not allowed");
   gs_tensor zero = gs_zeros(GS_I32, (int64_t[]){3}, 1);
   EXPECT_ERROR(gs_floor_divide(a, zero), "floor_divide: integer division by zero");
+  /* A 0-dim i64 divisor does not widen an i32 tensor: -2^63 becomes 0 in i32, and is refused
+   * as such (the check reads the divisor as the loop will, not as given). */
+  gs_tensor low = gs_scalar(GS_I64, -9223372036854775808.0);
+  EXPECT_ERROR(gs_remainder(a, low), "remainder: integer division by zero (divisor 0)");
   gs_tensor e = gs_exp(b), d = gs_div(a, b); /* math and true division compute in f32 */
   g_assert_cmpint(gs_dtype_of(e), ==, GS_F32);
   g_assert_cmpint(gs_dtype_of(d), ==, GS_F32);
@@ -439,7 +443,7 @@ static void test_i32_wraps_in_32_bits(void) {
   gs_add_(b, wide);
   test_assert_values(b, (int64_t[]){3}, 1, (double[]){2, 0, 3}, 0, 0);
   EXPECT_ERROR(gs_add_scalar_(b, 0.5), "cannot be written in place into a tensor of dtype i32");
-  DISPOSE_ALL(a, b, sum, prod, fdiv, mod, neg, inv, base, two, sq, cl, zero, e, d, wide);
+  DISPOSE_ALL(a, b, sum, prod, fdiv, mod, neg, inv, base, two, sq, cl, zero, low, e, d, wide);
 }
 
 int main(int argc, char **argv) {
