@@ -85,20 +85,24 @@ static inline int64_t ipow(int64_t base, int64_t exp) {
 #define WSUB32(a, b) ((int32_t)((uint32_t)(a) - (uint32_t)(b)))
 #define WMUL32(a, b) ((int32_t)((uint32_t)(a) * (uint32_t)(b)))
 
-#define FLOAT_BINARY_LOOPS(T, POW)                                                           \
-  BINARY_LOOP(add_##T, T, T, a + b)                                                          \
-  BINARY_LOOP(sub_##T, T, T, a - b)                                                          \
-  BINARY_LOOP(mul_##T, T, T, a * b)                                                          \
-  BINARY_LOOP(div_##T, T, T, a / b)                                                          \
-  BINARY_LOOP(pow_##T, T, T, POW(a, b))                                                      \
-  BINARY_LOOP(maximum_##T, T, T, FMAX(a, b))                                                 \
-  BINARY_LOOP(minimum_##T, T, T, FMIN(a, b))                                                 \
-  BINARY_LOOP(eq_##T, T, b8, a == b)                                                         \
-  BINARY_LOOP(ne_##T, T, b8, a != b)                                                         \
-  BINARY_LOOP(lt_##T, T, b8, a < b)                                                          \
-  BINARY_LOOP(le_##T, T, b8, a <= b)                                                         \
-  BINARY_LOOP(gt_##T, T, b8, a > b)                                                          \
+/* The six comparisons of two T operands, into bools. */
+#define COMPARE_LOOPS(T)                                                                           \
+  BINARY_LOOP(eq_##T, T, b8, a == b)                                                               \
+  BINARY_LOOP(ne_##T, T, b8, a != b)                                                               \
+  BINARY_LOOP(lt_##T, T, b8, a < b)                                                                \
+  BINARY_LOOP(le_##T, T, b8, a <= b)                                                               \
+  BINARY_LOOP(gt_##T, T, b8, a > b)                                                                \
   BINARY_LOOP(ge_##T, T, b8, a >= b)
+
+#define FLOAT_BINARY_LOOPS(T, POW)                                                                 \
+  BINARY_LOOP(add_##T, T, T, a + b)                                                                \
+  BINARY_LOOP(sub_##T, T, T, a - b)                                                                \
+  BINARY_LOOP(mul_##T, T, T, a *b)                                                                 \
+  BINARY_LOOP(div_##T, T, T, a / b)                                                                \
+  BINARY_LOOP(pow_##T, T, T, POW(a, b))                                                            \
+  BINARY_LOOP(maximum_##T, T, T, FMAX(a, b))                                                       \
+  BINARY_LOOP(minimum_##T, T, T, FMIN(a, b))                                                       \
+  COMPARE_LOOPS(T)
 
 FLOAT_BINARY_LOOPS(f32, powf)
 FLOAT_BINARY_LOOPS(f64, pow)
@@ -144,43 +148,27 @@ BINARY_LOOP(bitand_b8, b8, b8, a && b)
 BINARY_LOOP(bitor_b8, b8, b8, a || b)
 BINARY_LOOP(bitxor_b8, b8, b8, a != b)
 
-BINARY_LOOP(add_i64, i64, i64, WADD(a, b))
-BINARY_LOOP(sub_i64, i64, i64, WSUB(a, b))
-BINARY_LOOP(mul_i64, i64, i64, WMUL(a, b))
-BINARY_LOOP(pow_i64, i64, i64, ipow(a, b))
-BINARY_LOOP(maximum_i64, i64, i64, IMAX(a, b))
-BINARY_LOOP(minimum_i64, i64, i64, IMIN(a, b))
-BINARY_LOOP(eq_i64, i64, b8, a == b)
-BINARY_LOOP(ne_i64, i64, b8, a != b)
-BINARY_LOOP(lt_i64, i64, b8, a < b)
-BINARY_LOOP(le_i64, i64, b8, a <= b)
-BINARY_LOOP(gt_i64, i64, b8, a > b)
-BINARY_LOOP(ge_i64, i64, b8, a >= b)
+/* Integer arithmetic wraps at T's width: ADD, SUB, MUL and POW are the wrapping forms. */
+#define INT_BINARY_LOOPS(T, ADD, SUB, MUL, POW)                                                    \
+  BINARY_LOOP(add_##T, T, T, ADD(a, b))                                                            \
+  BINARY_LOOP(sub_##T, T, T, SUB(a, b))                                                            \
+  BINARY_LOOP(mul_##T, T, T, MUL(a, b))                                                            \
+  BINARY_LOOP(pow_##T, T, T, POW(a, b))                                                            \
+  BINARY_LOOP(maximum_##T, T, T, IMAX(a, b))                                                       \
+  BINARY_LOOP(minimum_##T, T, T, IMIN(a, b))                                                       \
+  COMPARE_LOOPS(T)
 
-BINARY_LOOP(add_i32, i32, i32, WADD32(a, b))
-BINARY_LOOP(sub_i32, i32, i32, WSUB32(a, b))
-BINARY_LOOP(mul_i32, i32, i32, WMUL32(a, b))
-BINARY_LOOP(pow_i32, i32, i32, (int32_t)(uint32_t)(uint64_t)ipow(a, b))
-BINARY_LOOP(maximum_i32, i32, i32, IMAX(a, b))
-BINARY_LOOP(minimum_i32, i32, i32, IMIN(a, b))
-BINARY_LOOP(eq_i32, i32, b8, a == b)
-BINARY_LOOP(ne_i32, i32, b8, a != b)
-BINARY_LOOP(lt_i32, i32, b8, a < b)
-BINARY_LOOP(le_i32, i32, b8, a <= b)
-BINARY_LOOP(gt_i32, i32, b8, a > b)
-BINARY_LOOP(ge_i32, i32, b8, a >= b)
+/* ipow's low 32 bits are the 32-bit wrapped power. */
+#define IPOW32(a, b) ((int32_t)(uint32_t)(uint64_t)ipow(a, b))
+INT_BINARY_LOOPS(i64, WADD, WSUB, WMUL, ipow)
+INT_BINARY_LOOPS(i32, WADD32, WSUB32, WMUL32, IPOW32)
 
 /* bool arithmetic as PyTorch: + is or, * is and, max is or, min is and. */
 BINARY_LOOP(add_b8, b8, b8, a || b)
 BINARY_LOOP(mul_b8, b8, b8, a && b)
 BINARY_LOOP(maximum_b8, b8, b8, a || b)
 BINARY_LOOP(minimum_b8, b8, b8, a && b)
-BINARY_LOOP(eq_b8, b8, b8, a == b)
-BINARY_LOOP(ne_b8, b8, b8, a != b)
-BINARY_LOOP(lt_b8, b8, b8, a < b)
-BINARY_LOOP(le_b8, b8, b8, a <= b)
-BINARY_LOOP(gt_b8, b8, b8, a > b)
-BINARY_LOOP(ge_b8, b8, b8, a >= b)
+COMPARE_LOOPS(b8)
 
 /* Division of integers is true division, so it always runs in a floating dtype. */
 static const gs__loop_fn binary_loops[GS__BINOP_COUNT][GS_DTYPE_COUNT] = {

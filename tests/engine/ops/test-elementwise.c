@@ -397,37 +397,16 @@ static void test_i32_wraps_in_32_bits(void) {
   gs_tensor two = gs_full(GS_I32, (int64_t[]){3}, 1, 2), sq = gs_pow(base, two);
   gs_tensor cl = gs_clamp(a, -10.5, 1e12);
   g_assert_cmpint(gs_dtype_of(sum), ==, GS_I32);
-  int32_t v[3];
-  gs_copy_to(sum, v, sizeof v);
-  g_assert_cmpint(v[0], ==, INT32_MIN);
-  g_assert_cmpint(v[1], ==, INT32_MAX);
-  g_assert_cmpint(v[2], ==, -5);
-  gs_copy_to(prod, v, sizeof v);
-  g_assert_cmpint(v[0], ==, 1);
-  g_assert_cmpint(v[1], ==, 0);
-  g_assert_cmpint(v[2], ==, 49);
-  gs_copy_to(fdiv, v, sizeof v);
-  g_assert_cmpint(v[0], ==, INT32_MAX);
-  g_assert_cmpint(v[1], ==, INT32_MIN);
-  g_assert_cmpint(v[2], ==, -4);
-  gs_copy_to(mod, v, sizeof v);
-  g_assert_cmpint(v[0], ==, 0);
-  g_assert_cmpint(v[1], ==, 0);
-  g_assert_cmpint(v[2], ==, 1);
-  gs_copy_to(neg, v, sizeof v);
-  g_assert_cmpint(v[0], ==, -INT32_MAX);
-  g_assert_cmpint(v[1], ==, INT32_MIN);
-  gs_copy_to(inv, v, sizeof v);
-  g_assert_cmpint(v[0], ==, INT32_MIN);
-  g_assert_cmpint(v[2], ==, 6);
-  gs_copy_to(cl, v, sizeof v);
-  g_assert_cmpint(v[0], ==, INT32_MAX);
-  g_assert_cmpint(v[1], ==, -10);
-  g_assert_cmpint(v[2], ==, -7);
-  gs_copy_to(sq, v, sizeof v);
-  g_assert_cmpint(v[0], ==, 0);
-  g_assert_cmpint(v[1], ==, 9);
-  g_assert_cmpint(v[2], ==, -2147479015); /* 46341^2 - 2^32 */
+  const int64_t n3[1] = {3};
+  const double lo = INT32_MIN, hi = INT32_MAX; /* every i32 is exact as a double */
+  test_assert_values(sum, n3, 1, (double[]){lo, hi, -5}, 0, 0);
+  test_assert_values(prod, n3, 1, (double[]){1, 0, 49}, 0, 0);
+  test_assert_values(fdiv, n3, 1, (double[]){hi, lo, -4}, 0, 0); /* INT32_MIN // -1 wraps */
+  test_assert_values(mod, n3, 1, (double[]){0, 0, 1}, 0, 0);
+  test_assert_values(neg, n3, 1, (double[]){-hi, lo, 7}, 0, 0);
+  test_assert_values(inv, n3, 1, (double[]){lo, hi, 6}, 0, 0);
+  test_assert_values(cl, n3, 1, (double[]){hi, -10, -7}, 0, 0);
+  test_assert_values(sq, n3, 1, (double[]){0, 9, -2147479015}, 0, 0); /* 46341^2 - 2^32 */
   EXPECT_ERROR(gs_pow(b, b), "pow: integers to negative integer powers are not allowed");
   gs_tensor zero = gs_zeros(GS_I32, (int64_t[]){3}, 1);
   EXPECT_ERROR(gs_floor_divide(a, zero), "floor_divide: integer division by zero");
