@@ -13,6 +13,7 @@ const char *gs_dtype_name(gs_dtype dtype) {
   case GS_F64: return "f64";
   case GS_I64: return "i64";
   case GS_BOOL: return "bool";
+  case GS_I32: return "i32";
   }
   return "invalid";
 }
@@ -23,6 +24,7 @@ size_t gs_dtype_size(gs_dtype dtype) {
   case GS_F64: return 8;
   case GS_I64: return 8;
   case GS_BOOL: return 1;
+  case GS_I32: return 4;
   }
   return 0;
 }

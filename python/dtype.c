@@ -1,5 +1,5 @@
-/* dtype.c: gradscope.float32, float64, int64 and bool, PyTorch's dtype names for the engine's
- * four dtypes, so `dtype=gradscope.float64` ports from `dtype=torch.float64`. Each is one
+/* dtype.c: gradscope.float32, float64, int64, bool and int32, PyTorch's dtype names for the
+ * engine's five dtypes, so `dtype=gradscope.float64` ports from `dtype=torch.float64`. Each is one
  * immortal object of type gradscope.dtype (compared by identity, as torch's). NumPy dtypes and
  * their names ("float32") are accepted wherever a dtype is, since arrays come from NumPy. */
 #include "gs-py.h"
@@ -9,15 +9,32 @@ typedef struct gsp_dtype {
   gs_dtype dtype;
 } gsp_dtype;
 
-static const char *const torch_names[GS_DTYPE_COUNT] = {"float32", "float64", "int64", "bool"};
+static const char *const torch_names[GS_DTYPE_COUNT] = {"float32", "float64", "int64", "bool",
+                                                        "int32"};
 static PyObject *dtype_objects[GS_DTYPE_COUNT];
+
+/* The module dtypes print as part of: "torch" under gradscope.as_torch, so that a program's
+ * printed dtypes and tensors read exactly as under PyTorch. */
+static bool named_as_torch;
 
 const char *gsp_dtype_torch_name(gs_dtype dtype) {
   return (unsigned)dtype < GS_DTYPE_COUNT ? torch_names[dtype] : "invalid";
 }
 
+const char *gsp_dtype_module_name(void) { return named_as_torch ? "torch" : "gradscope"; }
+
+PyObject *gsp_name_dtypes_as_torch(PyObject *module, PyObject *flag) {
+  (void)module;
+  int on = PyObject_IsTrue(flag);
+  if (on < 0)
+    return NULL;
+  named_as_torch = on;
+  Py_RETURN_NONE;
+}
+
 static PyObject *dtype_repr(PyObject *self) {
-  return PyUnicode_FromFormat("gradscope.%s", torch_names[((gsp_dtype *)self)->dtype]);
+  return PyUnicode_FromFormat("%s.%s", gsp_dtype_module_name(),
+                              torch_names[((gsp_dtype *)self)->dtype]);
 }
 
 static PyObject *dtype_is_floating_point(PyObject *self, void *closure) {
@@ -42,7 +59,7 @@ PyTypeObject gsp_dtype_type = {
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_repr = dtype_repr,
     .tp_getset = dtype_getset,
-    .tp_doc = "A tensor's element type: gradscope.float32, float64, int64 or bool.",
+    .tp_doc = "A tensor's element type: gradscope.float32, float64, int64, bool or int32.",
 };
 
 int gsp_dtype_add_to_module(PyObject *module) {
@@ -60,7 +77,8 @@ int gsp_dtype_add_to_module(PyObject *module) {
   /* PyTorch's aliases. */
   if (PyModule_AddObjectRef(module, "float", dtype_objects[GS_F32]) < 0 ||
       PyModule_AddObjectRef(module, "double", dtype_objects[GS_F64]) < 0 ||
-      PyModule_AddObjectRef(module, "long", dtype_objects[GS_I64]) < 0)
+      PyModule_AddObjectRef(module, "long", dtype_objects[GS_I64]) < 0 ||
+      PyModule_AddObjectRef(module, "int", dtype_objects[GS_I32]) < 0)
     return -1;
   return PyModule_AddObjectRef(module, "dtype", (PyObject *)&gsp_dtype_type);
 }
@@ -97,6 +115,6 @@ int gsp_dtype_from_object(PyObject *o, gs_dtype *out) {
   Py_XDECREF(name);
   PyErr_Clear();
   PyErr_Format(PyExc_TypeError,
-               "dtype must be gradscope.float32, float64, int64 or bool, not %R", o);
+               "dtype must be gradscope.float32, float64, int64, bool or int32, not %R", o);
   return -1;
 }

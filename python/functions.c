@@ -90,13 +90,25 @@ static PyObject *f_randint(PyObject *m, PyObject *args, PyObject *kwargs) {
   GSP_SITE();
   (void)m;
   long long low, high;
-  PyObject *size;
-  static char *kwlist[] = {"low", "high", "size", NULL};
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "LLO:randint", kwlist, &low, &high, &size))
+  PyObject *size, *dtype_arg = NULL;
+  static char *kwlist[] = {"low", "high", "size", "dtype", NULL};
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "LLO|$O:randint", kwlist, &low, &high, &size,
+                                   &dtype_arg))
+    return NULL;
+  gs_dtype dtype = GS_I64;
+  if (gsp_dtype_from_object(dtype_arg, &dtype) < 0)
     return NULL;
   int64_t shape[GS_MAX_DIMS];
   int nd = gsp_shape_from_sequence(size, shape);
-  return nd < 0 ? NULL : gsp_wrap(gs_randint(low, high, shape, nd, NULL));
+  if (nd < 0)
+    return NULL;
+  gs_tensor t = gs_randint(low, high, shape, nd, NULL);
+  if (t.id && dtype != GS_I64) { /* the same draws in the asked dtype, as torch's dtype= */
+    gs_tensor wide = t;
+    t = gs_to_dtype(wide, dtype);
+    gs_dispose(wide);
+  }
+  return gsp_wrap(t);
 }
 
 static PyObject *f_arange(PyObject *m, PyObject *args, PyObject *kwargs) {
@@ -461,6 +473,8 @@ PyMethodDef gsp_module_functions[] = {
     {"trace_mark", f_trace_mark, METH_O, NULL},
     {"trace_name", f_trace_name, METH_VARARGS, NULL},
     {"from_numpy", gsp_from_numpy, METH_O, NULL},
+    {"_name_dtypes_as_torch", gsp_name_dtypes_as_torch, METH_O,
+     "Whether dtypes print as torch.X (gradscope.as_torch) or gradscope.X."},
     {"from_dlpack", gsp_from_dlpack, METH_O, NULL},
     {NULL, NULL, 0, NULL},
 };

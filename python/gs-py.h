@@ -68,6 +68,9 @@ PyObject *gsp_dtype_object(gs_dtype dtype);
 /* Converts a gradscope dtype object (or None: *out unchanged) into *out; 0 or -1 raised. */
 int gsp_dtype_from_object(PyObject *o, gs_dtype *out);
 const char *gsp_dtype_torch_name(gs_dtype dtype);
+/* "gradscope", or "torch" once gradscope.as_torch has called _name_dtypes_as_torch(True). */
+const char *gsp_dtype_module_name(void);
+PyObject *gsp_name_dtypes_as_torch(PyObject *module, PyObject *flag);
 
 /* ---- convert.c ---- */
 /* Shape from (*args) of ints or one tuple/list/torch.Size-like sequence. Returns ndim or -1. */

@@ -50,15 +50,16 @@ PyObject *gsp_numpy_scalar_as_number(PyObject *o) {
 bool gsp_is_ndarray(PyObject *o) { return PyArray_Check(o); }
 
 /* The dtype gradscope.tensor(array) copies an array into, as torch.tensor's: the array's own
- * when the engine has it; other integers (int8..int32, uint8..) widen to int64 and float16 to
- * float32, the nearest the engine has (torch keeps int32; the values are the same). NULL (no
- * error) for arrays NumPy must convert first (objects, complex). */
+ * when the engine has it (int32 included); other integers (int8, int16, uint8..) widen to
+ * int64 and float16 to float32, the nearest the engine has (torch keeps them; the values are
+ * the same). NULL (no error) for arrays NumPy must convert first (objects, complex). */
 const char *gsp_numpy_copy_dtype(PyObject *array) {
   if (!PyArray_Check(array))
     return NULL;
   int kind = PyArray_DESCR((PyArrayObject *)array)->kind;
   int type = PyArray_TYPE((PyArrayObject *)array);
-  if (type == NPY_FLOAT32 || type == NPY_FLOAT64 || type == NPY_INT64 || type == NPY_BOOL)
+  if (type == NPY_FLOAT32 || type == NPY_FLOAT64 || type == NPY_INT64 || type == NPY_BOOL ||
+      type == NPY_INT32)
     return NULL;
   if (kind == 'i' || kind == 'u')
     return "int64";
@@ -90,11 +91,12 @@ PyObject *gsp_from_numpy(PyObject *module, PyObject *obj) {
   case NPY_FLOAT32: dtype = GS_F32; break;
   case NPY_FLOAT64: dtype = GS_F64; break;
   case NPY_INT64: dtype = GS_I64; break;
+  case NPY_INT32: dtype = GS_I32; break;
   case NPY_BOOL: dtype = GS_BOOL; break;
   default:
     PyErr_Format(PyExc_TypeError,
                  "from_numpy(): can't convert an array of dtype %R; the supported dtypes are "
-                 "float32, float64, int64 and bool",
+                 "float32, float64, int64, int32 and bool",
                  (PyObject *)PyArray_DESCR(a));
     return NULL;
   }
@@ -166,7 +168,7 @@ PyObject *gsp_tensor_numpy(PyObject *self, PyObject *unused) {
     return gsp_raise_engine_error();
   DLTensor *dl = &m->dl_tensor;
   int typenum = dl->dtype.code == kDLFloat ? (dl->dtype.bits == 32 ? NPY_FLOAT32 : NPY_FLOAT64)
-                : dl->dtype.code == kDLInt ? NPY_INT64
+                : dl->dtype.code == kDLInt ? (dl->dtype.bits == 32 ? NPY_INT32 : NPY_INT64)
                                            : NPY_BOOL;
   npy_intp dims[GS_MAX_DIMS], strides[GS_MAX_DIMS];
   npy_intp item = dl->dtype.bits / 8;
@@ -212,7 +214,7 @@ static const char *buffer_format(const DLDataType *t) {
   if (t->code == kDLFloat)
     return t->bits == 32 ? "f" : "d";
   if (t->code == kDLInt)
-    return "q";
+    return t->bits == 32 ? "i" : "q";
   return "?";
 }
 

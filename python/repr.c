@@ -31,6 +31,7 @@ static double value_at(const printer *p, int64_t flat) {
   case GS_F64: return ((const double *)p->values)[flat];
   case GS_I64: return (double)((const int64_t *)p->values)[flat];
   case GS_BOOL: return ((const bool *)p->values)[flat];
+  case GS_I32: return ((const int32_t *)p->values)[flat];
   }
   return 0;
 }
@@ -40,6 +41,8 @@ static int format_value(const printer *p, int64_t flat, char *buf, size_t size) 
     return snprintf(buf, size, "%s", ((const bool *)p->values)[flat] ? "True" : "False");
   if (p->dtype == GS_I64)
     return snprintf(buf, size, "%lld", (long long)((const int64_t *)p->values)[flat]);
+  if (p->dtype == GS_I32)
+    return snprintf(buf, size, "%d", (int)((const int32_t *)p->values)[flat]);
   double v = value_at(p, flat);
   if (isnan(v))
     return snprintf(buf, size, "nan");
@@ -238,8 +241,9 @@ PyObject *gsp_tensor_repr(PyObject *self) {
     snprintf(suffix + n, sizeof suffix - (size_t)n, p.ndim == 1 ? ",)" : ")");
     rc = emit(&p, suffix);
   }
-  if (rc == 0 && (p.dtype == GS_F64 || (p.dtype == GS_BOOL && numel == 0))) {
-    snprintf(suffix, sizeof suffix, ", dtype=gradscope.%s", gsp_dtype_torch_name(p.dtype));
+  if (rc == 0 && (p.dtype == GS_F64 || p.dtype == GS_I32 || (p.dtype == GS_BOOL && numel == 0))) {
+    snprintf(suffix, sizeof suffix, ", dtype=%s.%s", gsp_dtype_module_name(),
+             gsp_dtype_torch_name(p.dtype));
     rc = emit(&p, suffix);
   }
   const char *fn = gs_grad_fn_name(t);
@@ -269,6 +273,7 @@ static PyObject *to_python(gs_dtype dtype, const char *values, int64_t flat) {
   case GS_F64: return PyFloat_FromDouble(((const double *)values)[flat]);
   case GS_I64: return PyLong_FromLongLong(((const int64_t *)values)[flat]);
   case GS_BOOL: return PyBool_FromLong(((const bool *)values)[flat]);
+  case GS_I32: return PyLong_FromLong(((const int32_t *)values)[flat]);
   }
   Py_RETURN_NONE;
 }

@@ -14,8 +14,16 @@
 /* A list, tuple or array used as an index, as a new tensor (i64 or bool); other terms as a
  * new reference to themselves. */
 static PyObject *index_term(PyObject *term) {
-  if (PyList_Check(term) || gsp_is_ndarray(term))
+  if (PyList_Check(term))
     return gsp_tensor_from_data(term, NULL, false);
+  if (gsp_is_ndarray(term)) { /* an int32 array indexes as int64, as torch converts it */
+    PyObject *t = gsp_tensor_from_data(term, NULL, false);
+    if (!t || gs_dtype_of(gsp_handle(t)) != GS_I32)
+      return t;
+    PyObject *wide = gsp_wrap(gs_to_dtype(gsp_handle(t), GS_I64));
+    Py_DECREF(t);
+    return wide;
+  }
   return Py_NewRef(term);
 }
 
@@ -126,6 +134,11 @@ static int apply_term(gs_tensor *cur, int *dim, PyObject *term, bool *owns) {
   } else if (is_advanced(term) && *dim == 0 && gs_ndim(gsp_handle(term)) == gs_ndim(t)) {
     next = gs_masked_select(t, gsp_handle(term)); /* a mask of elements */
     *dim = 1;
+  } else if (gsp_is_tensor(term) && gs_dtype_of(gsp_handle(term)) == GS_I32) {
+    /* PyTorch 1.13's rule: index_select takes int32 indexes, [] does not */
+    PyErr_SetString(PyExc_IndexError, "tensors used as indices must be long, byte or bool "
+                                      "tensors, got an int32 tensor (index with t.long())");
+    return -1;
   } else {
     PyErr_Format(PyExc_TypeError,
                  "only integers, slices, None, ..., integer or bool tensors, lists and arrays "

@@ -442,6 +442,7 @@ static PyObject *m_item(PyObject *self, PyObject *unused) {
     gs_copy_to(t, &i, sizeof i);
     return PyLong_FromLongLong(i);
   }
+  case GS_I32: return PyLong_FromDouble(v); /* every i32 is exact as a double */
   case GS_BOOL: return PyBool_FromLong(v != 0);
   default: return PyFloat_FromDouble(v);
   }

@@ -155,7 +155,7 @@ static int nb_bool(PyObject *a) {
 static PyObject *nb_index(PyObject *a) {
   GSP_SITE();
   gs_dtype d = gs_dtype_of(gsp_handle(a));
-  if (d != GS_I64 && d != GS_BOOL) {
+  if (!gs_dtype_is_integer(d) && d != GS_BOOL) {
     PyErr_SetString(PyExc_TypeError, "only integer tensors of a single element can be an index");
     return NULL;
   }
@@ -231,7 +231,8 @@ PyObject *gsp_tensor_richcompare(PyObject *a, PyObject *b, int op) {
                                    gs_ne_scalar, gs_gt_scalar, gs_ge_scalar};
   if (!gsp_is_tensor(a))
     Py_RETURN_NOTIMPLEMENTED;
-  if (PyFloat_CheckExact(b) || (PyLong_CheckExact(b) && gs_dtype_of(gsp_handle(a)) != GS_I64)) {
+  if (PyFloat_CheckExact(b) ||
+      (PyLong_CheckExact(b) && !gs_dtype_is_integer(gs_dtype_of(gsp_handle(a))))) {
     double s = PyFloat_Check(b) ? PyFloat_AS_DOUBLE(b) : PyLong_AsDouble(b);
     if (s == -1.0 && PyErr_Occurred())
       return NULL;

@@ -79,6 +79,7 @@ static const op_row op_rows[] = {
     CONVERT(float, GS_F32),
     CONVERT(double, GS_F64),
     CONVERT(long, GS_I64),
+    CONVERT(int, GS_I32),
     CONVERT(bool, GS_BOOL),
     BINARY(add, GSP_ADD),
     BINARY(sub, GSP_SUB),

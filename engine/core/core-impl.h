@@ -22,14 +22,14 @@
 
 /* Bytes per element, for valid dtypes only (hot paths: no range check). */
 static inline size_t gs__elsize(gs_dtype dtype) {
-  static const size_t sizes[GS_DTYPE_COUNT] = {4, 8, 8, 1};
+  static const size_t sizes[GS_DTYPE_COUNT] = {4, 8, 8, 1, 4};
   return sizes[dtype];
 }
 
 /* PyTorch's dtype categories (bool < integer < floating): what decides whether a 0-dim
  * operand widens a result, and whether an in-place write would lose information. */
 static inline int gs__dtype_category(gs_dtype d) {
-  return d == GS_BOOL ? 0 : d == GS_I64 ? 1 : 2;
+  return d == GS_BOOL ? 0 : d == GS_I64 || d == GS_I32 ? 1 : 2;
 }
 
 /* ---- errors (error.c) ---------------------------------------------------------------- */
@@ -361,6 +361,7 @@ typedef struct gs__scalar_box {
     double f64;
     float f32;
     int64_t i64;
+    int32_t i32;
     bool b8;
   } value;
 } gs__scalar_box;
@@ -379,6 +380,7 @@ static inline double gs__load_f64(const void *p, gs_dtype dtype) {
   case GS_F64: return *(const double *)p;
   case GS_I64: return (double)*(const int64_t *)p;
   case GS_BOOL: return *(const bool *)p ? 1.0 : 0.0;
+  case GS_I32: return (double)*(const int32_t *)p;
   }
   return 0.0;
 }
@@ -387,6 +389,11 @@ void gs__store_f64(void *p, gs_dtype dtype, double v);
  * as x86's conversion (and so PyTorch on x86) does. */
 static inline int64_t gs__f64_to_i64(double v) {
   return (v >= -9223372036854775808.0 && v < 9223372036854775808.0) ? (int64_t)v : INT64_MIN;
+}
+/* double to i32 likewise: NaN and values out of i32's range give INT32_MIN (x86's 32-bit
+ * conversion). */
+static inline int32_t gs__f64_to_i32(double v) {
+  return (v > -2147483649.0 && v < 2147483648.0) ? (int32_t)v : INT32_MIN;
 }
 
 /* ---- random (random.c) --------------------------------------------------------------- */

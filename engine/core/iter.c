@@ -195,6 +195,7 @@ void gs__iter_run(int nops, char *const *data, const int64_t (*strides)[GS_MAX_D
 typedef float f32;
 typedef double f64;
 typedef int64_t i64;
+typedef int32_t i32;
 typedef bool b8;
 
 COPY_LOOP(f32, f32, v)
@@ -213,13 +214,24 @@ COPY_LOOP(b8, f32, v != 0.0f)
 COPY_LOOP(b8, f64, v != 0.0)
 COPY_LOOP(b8, i64, v != 0)
 COPY_LOOP(b8, b8, v)
+/* i64 to i32 keeps the low 32 bits, as PyTorch's narrowing. */
+COPY_LOOP(f32, i32, (float)v)
+COPY_LOOP(f64, i32, (double)v)
+COPY_LOOP(i64, i32, (int64_t)v)
+COPY_LOOP(b8, i32, v != 0)
+COPY_LOOP(i32, f32, gs__f64_to_i32((double)v))
+COPY_LOOP(i32, f64, gs__f64_to_i32(v))
+COPY_LOOP(i32, i64, (int32_t)(uint32_t)(uint64_t)v)
+COPY_LOOP(i32, b8, v ? 1 : 0)
+COPY_LOOP(i32, i32, v)
 
-/* Indexed [to][from] in gs_dtype order: f32, f64, i64, bool. */
+/* Indexed [to][from] in gs_dtype order: f32, f64, i64, bool, i32. */
 static const gs__loop_fn copy_loops[GS_DTYPE_COUNT][GS_DTYPE_COUNT] = {
-    {copy_f32_f32, copy_f32_f64, copy_f32_i64, copy_f32_b8},
-    {copy_f64_f32, copy_f64_f64, copy_f64_i64, copy_f64_b8},
-    {copy_i64_f32, copy_i64_f64, copy_i64_i64, copy_i64_b8},
-    {copy_b8_f32, copy_b8_f64, copy_b8_i64, copy_b8_b8},
+    {copy_f32_f32, copy_f32_f64, copy_f32_i64, copy_f32_b8, copy_f32_i32},
+    {copy_f64_f32, copy_f64_f64, copy_f64_i64, copy_f64_b8, copy_f64_i32},
+    {copy_i64_f32, copy_i64_f64, copy_i64_i64, copy_i64_b8, copy_i64_i32},
+    {copy_b8_f32, copy_b8_f64, copy_b8_i64, copy_b8_b8, copy_b8_i32},
+    {copy_i32_f32, copy_i32_f64, copy_i32_i64, copy_i32_b8, copy_i32_i32},
 };
 
 void gs__copy_into(gs__tensor *dst, const gs__tensor *src) {

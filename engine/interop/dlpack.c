@@ -37,6 +37,7 @@ static DLDataType dl_dtype(gs_dtype d) {
   case GS_F64: return (DLDataType){kDLFloat, 64, 1};
   case GS_I64: return (DLDataType){kDLInt, 64, 1};
   case GS_BOOL: return (DLDataType){GS__DL_BOOL, 8, 1};
+  case GS_I32: return (DLDataType){kDLInt, 32, 1};
   }
   return (DLDataType){0, 0, 0};
 }
@@ -102,6 +103,8 @@ static bool engine_dtype(DLDataType t, gs_dtype *out) {
     *out = GS_F64;
   else if (t.code == kDLInt && t.bits == 64)
     *out = GS_I64;
+  else if (t.code == kDLInt && t.bits == 32)
+    *out = GS_I32;
   else if (t.code == GS__DL_BOOL && t.bits == 8)
     *out = GS_BOOL;
   else
@@ -149,8 +152,10 @@ static bool plan_import(const DLTensor *d, import_plan *p) {
   if (!engine_dtype(d->dtype, &t->dtype)) {
     char got[64];
     describe_dl_dtype(d->dtype, got, sizeof got);
-    return refuse(p, GS_ERR_DTYPE, "expected dtype float32, float64, int64 or bool (one "
-                  "lane), got %s", got);
+    return refuse(p, GS_ERR_DTYPE,
+                  "expected dtype float32, float64, int64, bool or int32 (one "
+                  "lane), got %s",
+                  got);
   }
   if (d->ndim < 0 || d->ndim > GS_MAX_DIMS)
     return refuse(p, GS_ERR_SHAPE, "expected 0 to %d dimensions, got %d", GS_MAX_DIMS,

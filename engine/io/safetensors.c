@@ -21,6 +21,7 @@ static const char *st_dtype_name(gs_dtype d) {
   case GS_F64: return "F64";
   case GS_I64: return "I64";
   case GS_BOOL: return "BOOL";
+  case GS_I32: return "I32";
   }
   return "?";
 }
@@ -238,10 +239,13 @@ static bool parse_entry(gs__json *p, st_entry *e) {
         else if (strcmp(dt, "F64") == 0) e->dtype = GS_F64;
         else if (strcmp(dt, "I64") == 0) e->dtype = GS_I64;
         else if (strcmp(dt, "BOOL") == 0) e->dtype = GS_BOOL;
+        else if (strcmp(dt, "I32") == 0)
+          e->dtype = GS_I32;
         else {
-          gs__error(GS_ERR_DTYPE, p->fn, "header JSON at byte %zu: expected dtype F32, F64, "
-                    "I64 or BOOL for tensor \"%s\", found \"%.40s\"", p->base + vpos,
-                    e->name, dt);
+          gs__error(GS_ERR_DTYPE, p->fn,
+                    "header JSON at byte %zu: expected dtype F32, F64, "
+                    "I64, BOOL or I32 for tensor \"%s\", found \"%.40s\"",
+                    p->base + vpos, e->name, dt);
           ok = false;
         }
         free(dt);

@@ -96,8 +96,10 @@ gs_tensor gs_index_put(gs_tensor h, gs_tensor hindex, gs_tensor hvalues, bool ac
     return GS_NO_TENSOR;
   }
   if (t->ndim == 0 || t->dtype == GS_BOOL) {
-    gs__error(GS_ERR_ARGUMENT, fn, "expected an f32, f64 or i64 tensor of at least 1 dim, got "
-              "%d-D %s", t->ndim, gs_dtype_name(t->dtype));
+    gs__error(GS_ERR_ARGUMENT, fn,
+              "expected an f32, f64, i64 or i32 tensor of at least 1 dim, got "
+              "%d-D %s",
+              t->ndim, gs_dtype_name(t->dtype));
     return GS_NO_TENSOR;
   }
   if (!check_rows(index, t->shape[0], fn))

@@ -108,14 +108,6 @@ static gs_tensor binary(gs__binop op, const gs__tensor *a, const gs__tensor *b,
     report_unsupported(fn, compute);
     return GS_NO_TENSOR;
   }
-  if (op == GS__POW && compute == GS_I64 &&
-      !check_int_operand(b, is_negative,
-                         "integers to negative integer powers are not allowed (exponent ", fn))
-    return GS_NO_TENSOR;
-  if ((op == GS__FLOOR_DIV || op == GS__REMAINDER) && compute == GS_I64 &&
-      !check_int_operand(b, is_zero, "integer division by zero (divisor ", fn))
-    return GS_NO_TENSOR;
-
   /* Operands of another dtype are converted first: rare (mixed dtypes), and it keeps one
    * typed loop per op. */
   gs__tensor ca, cb;
@@ -132,6 +124,21 @@ static gs_tensor binary(gs__binop op, const gs__tensor *a, const gs__tensor *b,
     pa = &ca;
   if (conv_b)
     pb = &cb;
+  /* The divisor and exponent are checked as the loop will read them, after conversion: an
+   * i64 -2^63 is 0 as an i32 divisor. */
+  bool ok = true;
+  if (op == GS__POW && gs_dtype_is_integer(compute))
+    ok = check_int_operand(pb, is_negative,
+                           "integers to negative integer powers are not allowed (exponent ", fn);
+  if ((op == GS__FLOOR_DIV || op == GS__REMAINDER) && gs_dtype_is_integer(compute))
+    ok = check_int_operand(pb, is_zero, "integer division by zero (divisor ", fn);
+  if (!ok) {
+    if (conv_a)
+      gs__tensor_release(&ca);
+    if (conv_b)
+      gs__tensor_release(&cb);
+    return GS_NO_TENSOR;
+  }
 
   gs__tensor *out;
   gs_dtype out_dtype = gs__binop_is_comparison(op) ? GS_BOOL : compute;
@@ -677,8 +684,8 @@ bool gs__clamp_params(gs_dtype dtype, double min, double max, gs__unary_params *
               "got min %g, max %g", min, max);
     return false;
   }
-  p->min = dtype == GS_I64 ? ceil(min) : min;
-  p->max = dtype == GS_I64 ? floor(max) : max;
+  p->min = gs_dtype_is_integer(dtype) ? ceil(min) : min;
+  p->max = gs_dtype_is_integer(dtype) ? floor(max) : max;
   return true;
 }
 

@@ -16,22 +16,31 @@
 
 #include "ops-impl.h"
 
-static bool check_index_dtype(const gs__tensor *index, const char *fn) {
-  if (index->dtype != GS_I64) {
-    gs__error(GS_ERR_DTYPE, fn, "expected an i64 index, got %s", gs_dtype_name(index->dtype));
+/* index_select and embedding take i32 indexes too, gather and scatter_add only i64: PyTorch
+ * 1.13's rule. */
+static bool check_index_dtype(const gs__tensor *index, bool takes_i32, const char *fn) {
+  if (index->dtype != GS_I64 && !(takes_i32 && index->dtype == GS_I32)) {
+    gs__error(GS_ERR_DTYPE, fn, "expected an i64%s index, got %s", takes_i32 ? " or i32" : "",
+              gs_dtype_name(index->dtype));
     return false;
   }
   return true;
+}
+
+/* An index value at p, of an i64 or i32 index. */
+static inline int64_t index_at(const char *p, gs_dtype dtype) {
+  return dtype == GS_I32 ? *(const int32_t *)p : *(const int64_t *)p;
 }
 
 /* Checks that every value of index (any strides) lies in [0, size); reports the first, in
  * row-major order, that does not, with its position. what names the indexed dim. */
 static bool check_index_values(const gs__tensor *index, int64_t size, const char *what,
                                const char *fn) {
-  const int64_t *data = (const int64_t *)gs__tensor_data(index);
+  const char *data = gs__tensor_data(index);
+  int64_t es = (int64_t)gs__elsize(index->dtype);
   int64_t pos[GS_MAX_DIMS] = {0}, off = 0;
   for (int64_t i = 0; i < index->numel; i++) {
-    int64_t v = data[off];
+    int64_t v = index_at(data + off * es, index->dtype);
     if (v < 0 || v >= size) {
       char where[GS__SHAPE_STR], range[64];
       if (size > 0)
@@ -59,17 +68,20 @@ typedef struct jump_ctx {
   int64_t jump; /* bytes between neighbours along the indexed dim */
 } jump_ctx;
 
-#define GATHER_LOOP(NAME, T)                                                                 \
-  static void NAME(char **p, const int64_t *s, int64_t n, void *ctx) {                      \
-    int64_t jump = ((const jump_ctx *)ctx)->jump;                                            \
-    char *out = p[0];                                                                        \
-    const char *index = p[1], *src = p[2];                                                   \
-    for (int64_t i = 0; i < n; i++, out += s[0], index += s[1], src += s[2])                \
-      *(T *)out = *(const T *)(src + *(const int64_t *)index * jump);                        \
+#define GATHER_LOOP(NAME, T, IT)                                                                   \
+  static void NAME(char **p, const int64_t *s, int64_t n, void *ctx) {                             \
+    int64_t jump = ((const jump_ctx *)ctx)->jump;                                                  \
+    char *out = p[0];                                                                              \
+    const char *index = p[1], *src = p[2];                                                         \
+    for (int64_t i = 0; i < n; i++, out += s[0], index += s[1], src += s[2])                       \
+      *(T *)out = *(const T *)(src + (int64_t) * (const IT *)index * jump);                        \
   }
-GATHER_LOOP(gather_1, uint8_t)
-GATHER_LOOP(gather_4, uint32_t)
-GATHER_LOOP(gather_8, uint64_t)
+GATHER_LOOP(gather_1, uint8_t, int64_t)
+GATHER_LOOP(gather_4, uint32_t, int64_t)
+GATHER_LOOP(gather_8, uint64_t, int64_t)
+GATHER_LOOP(gather_1_by_i32, uint8_t, int32_t)
+GATHER_LOOP(gather_4_by_i32, uint32_t, int32_t)
+GATHER_LOOP(gather_8_by_i32, uint64_t, int32_t)
 
 /* out[i] = src[i with the indexed dim moved by index[i]]: index_strides and src_strides are
  * laid over out's shape (src's is 0 along the indexed dim, jump its real stride). */
@@ -81,9 +93,14 @@ static void gather_run(gs__tensor *out, const gs__tensor *index, const int64_t *
   memcpy(strides[2], src_strides, sizeof(int64_t) * (size_t)out->ndim);
   size_t es = gs_dtype_size(src->dtype);
   char *data[3] = {gs__tensor_data(out), gs__tensor_data(index), gs__tensor_data(src)};
-  size_t sizes[3] = {es, sizeof(int64_t), es};
+  size_t sizes[3] = {es, gs__elsize(index->dtype), es};
   jump_ctx ctx = {jump * (int64_t)es};
-  gs__loop_fn loop = es == 1 ? gather_1 : es == 4 ? gather_4 : gather_8;
+  gs__loop_fn loop = index->dtype == GS_I32 ? (es == 1   ? gather_1_by_i32
+                                               : es == 4 ? gather_4_by_i32
+                                                         : gather_8_by_i32)
+                     : es == 1              ? gather_1
+                     : es == 4              ? gather_4
+                                            : gather_8;
   gs__iter_run(3, data, (const int64_t(*)[GS_MAX_DIMS])strides, sizes, out->shape, out->ndim,
                loop, &ctx);
 }
@@ -118,6 +135,8 @@ static gs_tensor record_indexed(const gs__node_kind *kind, gs_tensor h, int n_in
 static gs_tensor add_slices_at(gs__node *n, int i, int d, gs_tensor index, gs_tensor src) {
   int64_t shape[GS_MAX_DIMS], along[GS_MAX_DIMS];
   int nd = gs_shape(src, shape);
+  if (gs_dtype_of(index) == GS_I32) /* scatter_add takes i64 indexes only */
+    index = gs__formula_temp(gs_to_dtype(index, GS_I64));
   for (int e = 0; e < nd; e++)
     along[e] = e == d ? shape[d] : 1;
   /* One position per element of src: the index laid along d, repeated across the rest. */
@@ -170,7 +189,7 @@ gs_tensor gs_index_select(gs_tensor ht, int dim, gs_tensor hindex) {
   const char *fn = "index_select";
   gs__tensor *t = gs__lookup(ht, fn);
   gs__tensor *index = t ? gs__lookup(hindex, fn) : NULL;
-  if (!index || !check_index_dtype(index, fn))
+  if (!index || !check_index_dtype(index, true, fn))
     return GS_NO_TENSOR;
   if (t->ndim == 0) {
     gs__error(GS_ERR_SHAPE, fn, "expected a tensor of at least 1 dimension, got 0-D");
@@ -235,7 +254,7 @@ gs_tensor gs_gather(gs_tensor ht, int dim, gs_tensor hindex) {
   const char *fn = "gather";
   gs__tensor *t = gs__lookup(ht, fn);
   gs__tensor *index = t ? gs__lookup(hindex, fn) : NULL;
-  if (!index || !check_index_dtype(index, fn) || !check_same_ndim(t, index, "an index", fn))
+  if (!index || !check_index_dtype(index, false, fn) || !check_same_ndim(t, index, "an index", fn))
     return GS_NO_TENSOR;
   int d = gs__wrap_dim(dim, t->ndim, fn);
   if (d < 0 || !check_index_fits(index, t, d, "input", fn))
@@ -259,7 +278,7 @@ gs_tensor gs_embedding(gs_tensor hweight, gs_tensor hindex) {
   const char *fn = "embedding";
   gs__tensor *weight = gs__lookup(hweight, fn);
   gs__tensor *index = weight ? gs__lookup(hindex, fn) : NULL;
-  if (!index || !check_index_dtype(index, fn))
+  if (!index || !check_index_dtype(index, true, fn))
     return GS_NO_TENSOR;
   if (weight->ndim != 2) {
     gs__error(GS_ERR_SHAPE, fn, "expected a 2-D weight [rows, embedding_dim], got %d-D",
@@ -310,16 +329,17 @@ SCATTER_ADD_LOOP(scatter_add_f32, float, *dst + v)
 SCATTER_ADD_LOOP(scatter_add_f64, double, *dst + v)
 /* Wraps on overflow, as PyTorch's integer add does, instead of being undefined. */
 SCATTER_ADD_LOOP(scatter_add_i64, int64_t, (int64_t)((uint64_t)*dst + (uint64_t)v))
+SCATTER_ADD_LOOP(scatter_add_i32, int32_t, (int32_t)((uint32_t)*dst + (uint32_t)v))
 
 gs_tensor gs_scatter_add(gs_tensor ht, int dim, gs_tensor hindex, gs_tensor hsrc) {
   const char *fn = "scatter_add";
   gs__tensor *t = gs__lookup(ht, fn);
   gs__tensor *index = t ? gs__lookup(hindex, fn) : NULL;
   gs__tensor *src = index ? gs__lookup(hsrc, fn) : NULL;
-  if (!src || !check_index_dtype(index, fn))
+  if (!src || !check_index_dtype(index, false, fn))
     return GS_NO_TENSOR;
   if (t->dtype == GS_BOOL) {
-    gs__error(GS_ERR_DTYPE, fn, "expected an f32, f64 or i64 tensor, got bool");
+    gs__error(GS_ERR_DTYPE, fn, "expected an f32, f64, i64 or i32 tensor, got bool");
     return GS_NO_TENSOR;
   }
   if (src->dtype != t->dtype) {
@@ -357,6 +377,7 @@ gs_tensor gs_scatter_add(gs_tensor ht, int dim, gs_tensor hindex, gs_tensor hsrc
   jump_ctx ctx = {dim_stride(out, d) * (int64_t)es};
   gs__loop_fn loop = t->dtype == GS_F32   ? scatter_add_f32
                      : t->dtype == GS_F64 ? scatter_add_f64
+                     : t->dtype == GS_I32 ? scatter_add_i32
                                           : scatter_add_i64;
   gs__iter_run(3, data, (const int64_t(*)[GS_MAX_DIMS])strides, sizes, index->shape,
                index->ndim, loop, &ctx);

@@ -198,14 +198,10 @@ void gs_add_scaled_(gs_tensor ht, gs_tensor hb, double alpha) {
     gs__broadcast_strides(src, t->shape, t->ndim, strides[2]);
     char *data[3] = {gs__tensor_data(t), gs__tensor_data(t), gs__tensor_data(src)};
     size_t es = gs__elsize(t->dtype), sizes[3] = {es, es, es};
-    float alpha_f32 = (float)alpha;
-    double alpha_f64 = alpha;
-    int64_t alpha_i64 = t->dtype == GS_I64 ? gs__f64_to_i64(alpha) : 0;
-    void *ctx = t->dtype == GS_F32 ? (void *)&alpha_f32
-                : t->dtype == GS_F64 ? (void *)&alpha_f64
-                                     : (void *)&alpha_i64;
+    gs__scalar_box alpha_box; /* alpha in t's dtype, as the loop reads it */
+    gs__scalar_box_init(&alpha_box, t->dtype, alpha);
     gs__iter_run(3, data, (const int64_t(*)[GS_MAX_DIMS])strides, sizes, t->shape, t->ndim,
-                 gs__add_scaled_loop(t->dtype), ctx);
+                 gs__add_scaled_loop(t->dtype), &alpha_box.value);
     gs__node *n = record ? gs__record(&AddScaledBackward, t, 2, (const gs__tensor *[]){t, b}, 0)
                          : NULL;
     if (n)

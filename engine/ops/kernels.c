@@ -12,6 +12,7 @@
 typedef float f32;
 typedef double f64;
 typedef int64_t i64;
+typedef int32_t i32;
 typedef bool b8;
 
 /* ---- binary ------------------------------------------------------------------------- */
@@ -79,21 +80,29 @@ static inline int64_t ipow(int64_t base, int64_t exp) {
 #define WADD(a, b) ((int64_t)((uint64_t)(a) + (uint64_t)(b)))
 #define WSUB(a, b) ((int64_t)((uint64_t)(a) - (uint64_t)(b)))
 #define WMUL(a, b) ((int64_t)((uint64_t)(a) * (uint64_t)(b)))
+/* The same in 32 bits for i32 (whose values the 64-bit forms would not wrap). */
+#define WADD32(a, b) ((int32_t)((uint32_t)(a) + (uint32_t)(b)))
+#define WSUB32(a, b) ((int32_t)((uint32_t)(a) - (uint32_t)(b)))
+#define WMUL32(a, b) ((int32_t)((uint32_t)(a) * (uint32_t)(b)))
 
-#define FLOAT_BINARY_LOOPS(T, POW)                                                           \
-  BINARY_LOOP(add_##T, T, T, a + b)                                                          \
-  BINARY_LOOP(sub_##T, T, T, a - b)                                                          \
-  BINARY_LOOP(mul_##T, T, T, a * b)                                                          \
-  BINARY_LOOP(div_##T, T, T, a / b)                                                          \
-  BINARY_LOOP(pow_##T, T, T, POW(a, b))                                                      \
-  BINARY_LOOP(maximum_##T, T, T, FMAX(a, b))                                                 \
-  BINARY_LOOP(minimum_##T, T, T, FMIN(a, b))                                                 \
-  BINARY_LOOP(eq_##T, T, b8, a == b)                                                         \
-  BINARY_LOOP(ne_##T, T, b8, a != b)                                                         \
-  BINARY_LOOP(lt_##T, T, b8, a < b)                                                          \
-  BINARY_LOOP(le_##T, T, b8, a <= b)                                                         \
-  BINARY_LOOP(gt_##T, T, b8, a > b)                                                          \
+/* The six comparisons of two T operands, into bools. */
+#define COMPARE_LOOPS(T)                                                                           \
+  BINARY_LOOP(eq_##T, T, b8, a == b)                                                               \
+  BINARY_LOOP(ne_##T, T, b8, a != b)                                                               \
+  BINARY_LOOP(lt_##T, T, b8, a < b)                                                                \
+  BINARY_LOOP(le_##T, T, b8, a <= b)                                                               \
+  BINARY_LOOP(gt_##T, T, b8, a > b)                                                                \
   BINARY_LOOP(ge_##T, T, b8, a >= b)
+
+#define FLOAT_BINARY_LOOPS(T, POW)                                                                 \
+  BINARY_LOOP(add_##T, T, T, a + b)                                                                \
+  BINARY_LOOP(sub_##T, T, T, a - b)                                                                \
+  BINARY_LOOP(mul_##T, T, T, a *b)                                                                 \
+  BINARY_LOOP(div_##T, T, T, a / b)                                                                \
+  BINARY_LOOP(pow_##T, T, T, POW(a, b))                                                            \
+  BINARY_LOOP(maximum_##T, T, T, FMAX(a, b))                                                       \
+  BINARY_LOOP(minimum_##T, T, T, FMIN(a, b))                                                       \
+  COMPARE_LOOPS(T)
 
 FLOAT_BINARY_LOOPS(f32, powf)
 FLOAT_BINARY_LOOPS(f64, pow)
@@ -129,55 +138,58 @@ BINARY_LOOP(remainder_i64, i64, i64, iremainder(a, b))
 BINARY_LOOP(bitand_i64, i64, i64, a & b)
 BINARY_LOOP(bitor_i64, i64, i64, a | b)
 BINARY_LOOP(bitxor_i64, i64, i64, a ^ b)
+/* i32 // and % in 64 bits cannot overflow; INT32_MIN // -1 then wraps as torch's does. */
+BINARY_LOOP(floor_div_i32, i32, i32, (int32_t)(uint32_t)(uint64_t)ifloordiv(a, b))
+BINARY_LOOP(remainder_i32, i32, i32, (int32_t)iremainder(a, b))
+BINARY_LOOP(bitand_i32, i32, i32, a & b)
+BINARY_LOOP(bitor_i32, i32, i32, a | b)
+BINARY_LOOP(bitxor_i32, i32, i32, a ^ b)
 BINARY_LOOP(bitand_b8, b8, b8, a && b)
 BINARY_LOOP(bitor_b8, b8, b8, a || b)
 BINARY_LOOP(bitxor_b8, b8, b8, a != b)
 
-BINARY_LOOP(add_i64, i64, i64, WADD(a, b))
-BINARY_LOOP(sub_i64, i64, i64, WSUB(a, b))
-BINARY_LOOP(mul_i64, i64, i64, WMUL(a, b))
-BINARY_LOOP(pow_i64, i64, i64, ipow(a, b))
-BINARY_LOOP(maximum_i64, i64, i64, IMAX(a, b))
-BINARY_LOOP(minimum_i64, i64, i64, IMIN(a, b))
-BINARY_LOOP(eq_i64, i64, b8, a == b)
-BINARY_LOOP(ne_i64, i64, b8, a != b)
-BINARY_LOOP(lt_i64, i64, b8, a < b)
-BINARY_LOOP(le_i64, i64, b8, a <= b)
-BINARY_LOOP(gt_i64, i64, b8, a > b)
-BINARY_LOOP(ge_i64, i64, b8, a >= b)
+/* Integer arithmetic wraps at T's width: ADD, SUB, MUL and POW are the wrapping forms. */
+#define INT_BINARY_LOOPS(T, ADD, SUB, MUL, POW)                                                    \
+  BINARY_LOOP(add_##T, T, T, ADD(a, b))                                                            \
+  BINARY_LOOP(sub_##T, T, T, SUB(a, b))                                                            \
+  BINARY_LOOP(mul_##T, T, T, MUL(a, b))                                                            \
+  BINARY_LOOP(pow_##T, T, T, POW(a, b))                                                            \
+  BINARY_LOOP(maximum_##T, T, T, IMAX(a, b))                                                       \
+  BINARY_LOOP(minimum_##T, T, T, IMIN(a, b))                                                       \
+  COMPARE_LOOPS(T)
+
+/* ipow's low 32 bits are the 32-bit wrapped power. */
+#define IPOW32(a, b) ((int32_t)(uint32_t)(uint64_t)ipow(a, b))
+INT_BINARY_LOOPS(i64, WADD, WSUB, WMUL, ipow)
+INT_BINARY_LOOPS(i32, WADD32, WSUB32, WMUL32, IPOW32)
 
 /* bool arithmetic as PyTorch: + is or, * is and, max is or, min is and. */
 BINARY_LOOP(add_b8, b8, b8, a || b)
 BINARY_LOOP(mul_b8, b8, b8, a && b)
 BINARY_LOOP(maximum_b8, b8, b8, a || b)
 BINARY_LOOP(minimum_b8, b8, b8, a && b)
-BINARY_LOOP(eq_b8, b8, b8, a == b)
-BINARY_LOOP(ne_b8, b8, b8, a != b)
-BINARY_LOOP(lt_b8, b8, b8, a < b)
-BINARY_LOOP(le_b8, b8, b8, a <= b)
-BINARY_LOOP(gt_b8, b8, b8, a > b)
-BINARY_LOOP(ge_b8, b8, b8, a >= b)
+COMPARE_LOOPS(b8)
 
 /* Division of integers is true division, so it always runs in a floating dtype. */
 static const gs__loop_fn binary_loops[GS__BINOP_COUNT][GS_DTYPE_COUNT] = {
-    [GS__ADD] = {add_f32, add_f64, add_i64, add_b8},
-    [GS__SUB] = {sub_f32, sub_f64, sub_i64, NULL},
-    [GS__MUL] = {mul_f32, mul_f64, mul_i64, mul_b8},
-    [GS__DIV] = {div_f32, div_f64, NULL, NULL},
-    [GS__POW] = {pow_f32, pow_f64, pow_i64, NULL},
-    [GS__MAXIMUM] = {maximum_f32, maximum_f64, maximum_i64, maximum_b8},
-    [GS__MINIMUM] = {minimum_f32, minimum_f64, minimum_i64, minimum_b8},
-    [GS__FLOOR_DIV] = {floor_div_f32, floor_div_f64, floor_div_i64, NULL},
-    [GS__REMAINDER] = {remainder_f32, remainder_f64, remainder_i64, NULL},
-    [GS__BITAND] = {NULL, NULL, bitand_i64, bitand_b8},
-    [GS__BITOR] = {NULL, NULL, bitor_i64, bitor_b8},
-    [GS__BITXOR] = {NULL, NULL, bitxor_i64, bitxor_b8},
-    [GS__EQ] = {eq_f32, eq_f64, eq_i64, eq_b8},
-    [GS__NE] = {ne_f32, ne_f64, ne_i64, ne_b8},
-    [GS__LT] = {lt_f32, lt_f64, lt_i64, lt_b8},
-    [GS__LE] = {le_f32, le_f64, le_i64, le_b8},
-    [GS__GT] = {gt_f32, gt_f64, gt_i64, gt_b8},
-    [GS__GE] = {ge_f32, ge_f64, ge_i64, ge_b8},
+    [GS__ADD] = {add_f32, add_f64, add_i64, add_b8, add_i32},
+    [GS__SUB] = {sub_f32, sub_f64, sub_i64, NULL, sub_i32},
+    [GS__MUL] = {mul_f32, mul_f64, mul_i64, mul_b8, mul_i32},
+    [GS__DIV] = {div_f32, div_f64, NULL, NULL, NULL},
+    [GS__POW] = {pow_f32, pow_f64, pow_i64, NULL, pow_i32},
+    [GS__MAXIMUM] = {maximum_f32, maximum_f64, maximum_i64, maximum_b8, maximum_i32},
+    [GS__MINIMUM] = {minimum_f32, minimum_f64, minimum_i64, minimum_b8, minimum_i32},
+    [GS__FLOOR_DIV] = {floor_div_f32, floor_div_f64, floor_div_i64, NULL, floor_div_i32},
+    [GS__REMAINDER] = {remainder_f32, remainder_f64, remainder_i64, NULL, remainder_i32},
+    [GS__BITAND] = {NULL, NULL, bitand_i64, bitand_b8, bitand_i32},
+    [GS__BITOR] = {NULL, NULL, bitor_i64, bitor_b8, bitor_i32},
+    [GS__BITXOR] = {NULL, NULL, bitxor_i64, bitxor_b8, bitxor_i32},
+    [GS__EQ] = {eq_f32, eq_f64, eq_i64, eq_b8, eq_i32},
+    [GS__NE] = {ne_f32, ne_f64, ne_i64, ne_b8, ne_i32},
+    [GS__LT] = {lt_f32, lt_f64, lt_i64, lt_b8, lt_i32},
+    [GS__LE] = {le_f32, le_f64, le_i64, le_b8, le_i32},
+    [GS__GT] = {gt_f32, gt_f64, gt_i64, gt_b8, gt_i32},
+    [GS__GE] = {ge_f32, ge_f64, ge_i64, ge_b8, ge_i32},
 };
 
 gs__loop_fn gs__binary_loop(gs__binop op, gs_dtype dtype) { return binary_loops[op][dtype]; }
@@ -255,25 +267,35 @@ UNARY_LOOP(bitwise_not_i64, i64, ~a)
 UNARY_LOOP(bitwise_not_b8, b8, !a)
 UNARY_LOOP(clamp_i64, i64, IMIN(IMAX(a, clamp_bound(prm->min)), clamp_bound(prm->max)))
 
+static inline int32_t clamp_bound32(double v) {
+  return v <= INT32_MIN ? INT32_MIN : v >= INT32_MAX ? INT32_MAX : (int32_t)v;
+}
+UNARY_LOOP(neg_i32, i32, WSUB32(0, a))
+UNARY_LOOP(abs_i32, i32, a < 0 ? WSUB32(0, a) : a)
+UNARY_LOOP(relu_i32, i32, a > 0 ? a : 0)
+UNARY_LOOP(floor_i32, i32, a)
+UNARY_LOOP(bitwise_not_i32, i32, ~a)
+UNARY_LOOP(clamp_i32, i32, IMIN(IMAX(a, clamp_bound32(prm->min)), clamp_bound32(prm->max)))
+
 static const gs__loop_fn unary_loops[GS__UNOP_COUNT][GS_DTYPE_COUNT] = {
-    [GS__NEG] = {neg_f32, neg_f64, neg_i64, NULL},
-    [GS__ABS] = {abs_f32, abs_f64, abs_i64, NULL},
-    [GS__EXP] = {exp_f32, exp_f64, NULL, NULL},
-    [GS__LOG] = {log_f32, log_f64, NULL, NULL},
-    [GS__SQRT] = {sqrt_f32, sqrt_f64, NULL, NULL},
-    [GS__RSQRT] = {rsqrt_f32, rsqrt_f64, NULL, NULL},
-    [GS__TANH] = {tanh_f32, tanh_f64, NULL, NULL},
-    [GS__SIGMOID] = {sigmoid_f32, sigmoid_f64, NULL, NULL},
-    [GS__RELU] = {relu_f32, relu_f64, relu_i64, NULL},
-    [GS__LEAKY_RELU] = {leaky_relu_f32, leaky_relu_f64, NULL, NULL},
-    [GS__GELU] = {gelu_f32, gelu_f64, NULL, NULL},
-    [GS__CLAMP] = {clamp_f32, clamp_f64, clamp_i64, NULL},
-    [GS__SIN] = {sin_f32, sin_f64, NULL, NULL},
-    [GS__COS] = {cos_f32, cos_f64, NULL, NULL},
-    [GS__TAN] = {tan_f32, tan_f64, NULL, NULL},
-    [GS__FLOOR] = {floor_f32, floor_f64, floor_i64, NULL},
-    [GS__BITWISE_NOT] = {NULL, NULL, bitwise_not_i64, bitwise_not_b8},
-    [GS__GELU_GRAD] = {gelu_grad_f32, gelu_grad_f64, NULL, NULL},
+    [GS__NEG] = {neg_f32, neg_f64, neg_i64, NULL, neg_i32},
+    [GS__ABS] = {abs_f32, abs_f64, abs_i64, NULL, abs_i32},
+    [GS__EXP] = {exp_f32, exp_f64, NULL, NULL, NULL},
+    [GS__LOG] = {log_f32, log_f64, NULL, NULL, NULL},
+    [GS__SQRT] = {sqrt_f32, sqrt_f64, NULL, NULL, NULL},
+    [GS__RSQRT] = {rsqrt_f32, rsqrt_f64, NULL, NULL, NULL},
+    [GS__TANH] = {tanh_f32, tanh_f64, NULL, NULL, NULL},
+    [GS__SIGMOID] = {sigmoid_f32, sigmoid_f64, NULL, NULL, NULL},
+    [GS__RELU] = {relu_f32, relu_f64, relu_i64, NULL, relu_i32},
+    [GS__LEAKY_RELU] = {leaky_relu_f32, leaky_relu_f64, NULL, NULL, NULL},
+    [GS__GELU] = {gelu_f32, gelu_f64, NULL, NULL, NULL},
+    [GS__CLAMP] = {clamp_f32, clamp_f64, clamp_i64, NULL, clamp_i32},
+    [GS__SIN] = {sin_f32, sin_f64, NULL, NULL, NULL},
+    [GS__COS] = {cos_f32, cos_f64, NULL, NULL, NULL},
+    [GS__TAN] = {tan_f32, tan_f64, NULL, NULL, NULL},
+    [GS__FLOOR] = {floor_f32, floor_f64, floor_i64, NULL, floor_i32},
+    [GS__BITWISE_NOT] = {NULL, NULL, bitwise_not_i64, bitwise_not_b8, bitwise_not_i32},
+    [GS__GELU_GRAD] = {gelu_grad_f32, gelu_grad_f64, NULL, NULL, NULL},
 };
 
 gs__loop_fn gs__unary_loop(gs__unop op, gs_dtype dtype) { return unary_loops[op][dtype]; }
@@ -286,10 +308,12 @@ BINARY_LOOP_WITH(add_scaled_f32, f32, f32, const f32 alpha = *(const f32 *)ctx, 
 BINARY_LOOP_WITH(add_scaled_f64, f64, f64, const f64 alpha = *(const f64 *)ctx, a + alpha * b)
 BINARY_LOOP_WITH(add_scaled_i64, i64, i64, const i64 alpha = *(const i64 *)ctx,
                  WADD(a, WMUL(alpha, b)))
+BINARY_LOOP_WITH(add_scaled_i32, i32, i32, const i32 alpha = *(const i32 *)ctx,
+                 WADD32(a, WMUL32(alpha, b)))
 
 gs__loop_fn gs__add_scaled_loop(gs_dtype dtype) {
-  static const gs__loop_fn loops[GS_DTYPE_COUNT] = {add_scaled_f32, add_scaled_f64,
-                                                    add_scaled_i64, NULL};
+  static const gs__loop_fn loops[GS_DTYPE_COUNT] = {add_scaled_f32, add_scaled_f64, add_scaled_i64,
+                                                    NULL, add_scaled_i32};
   return loops[dtype];
 }
 
@@ -338,8 +362,10 @@ WHERE_LOOP(f32)
 WHERE_LOOP(f64)
 WHERE_LOOP(i64)
 WHERE_LOOP(b8)
+WHERE_LOOP(i32)
 
 gs__loop_fn gs__where_loop(gs_dtype dtype) {
-  static const gs__loop_fn loops[GS_DTYPE_COUNT] = {where_f32, where_f64, where_i64, where_b8};
+  static const gs__loop_fn loops[GS_DTYPE_COUNT] = {where_f32, where_f64, where_i64, where_b8,
+                                                    where_i32};
   return loops[dtype];
 }

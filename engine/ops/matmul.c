@@ -45,7 +45,7 @@ static bool check_dtypes(gs_dtype a, gs_dtype b, const char *fn) {
     return false;
   }
   if (a == GS_BOOL) {
-    gs__error(GS_ERR_DTYPE, fn, "expected f32, f64 or i64 operands, got bool");
+    gs__error(GS_ERR_DTYPE, fn, "expected f32, f64, i64 or i32 operands, got bool");
     return false;
   }
   return true;
@@ -117,7 +117,8 @@ static bool plan_product(product *p, const operand *oa, const operand *ob, const
   p->m = ga->shape[ga->ndim - 2];
   p->n = gb->shape[gb->ndim - 1];
   p->k = ka;
-  if (p->dtype != GS_I64 && (p->m > BLAS_INT_MAX || p->n > BLAS_INT_MAX || p->k > BLAS_INT_MAX)) {
+  if (!gs_dtype_is_integer(p->dtype) &&
+      (p->m > BLAS_INT_MAX || p->n > BLAS_INT_MAX || p->k > BLAS_INT_MAX)) {
     gs__error(GS_ERR_OVERFLOW, fn,
               "a product of %lld x %lld and %lld x %lld matrices exceeds BLAS's size limit %lld",
               (long long)p->m, (long long)p->k, (long long)p->k, (long long)p->n,
@@ -166,6 +167,26 @@ static void batch_strides(const operand *o, const product *p, int64_t *strides) 
   }
 }
 
+/* An integer matrix product by loops (BLAS has none), in unsigned arithmetic of T's width so
+ * that overflow wraps as PyTorch's does instead of being undefined. */
+#define INT_PRODUCT(T, U)                                                                          \
+  do {                                                                                             \
+    const gs__tensor *ga = &a->geom, *gb = &b->geom;                                               \
+    int64_t ars = ga->strides[ga->ndim - 2], acs = ga->strides[ga->ndim - 1];                      \
+    int64_t brs = gb->strides[gb->ndim - 2], bcs = gb->strides[gb->ndim - 1];                      \
+    const T *x = (const T *)pa, *y = (const T *)pb;                                                \
+    T *out = (T *)pc;                                                                              \
+    U alpha = (U)gs__f64_to_i64(p->alpha), beta = (U)gs__f64_to_i64(p->beta);                      \
+    for (int64_t i = 0; i < m; i++)                                                                \
+      for (int64_t j = 0; j < p->n; j++) {                                                         \
+        U sum = 0;                                                                                 \
+        for (int64_t l = 0; l < p->k; l++)                                                         \
+          sum += (U)x[i * ars + l * acs] * (U)y[l * brs + j * bcs];                                \
+        U prior = p->beta != 0.0 ? beta * (U)out[i * p->n + j] : 0;                                \
+        out[i * p->n + j] = (T)(alpha * sum + prior);                                              \
+      }                                                                                            \
+  } while (0)
+
 /* One matrix of the product: c = alpha * a @ b + beta * c, c contiguous with n columns. */
 static void multiply_one(const product *p, const operand *a, const char *pa, const operand *b,
                          const char *pb, char *pc, int64_t m) {
@@ -180,24 +201,8 @@ static void multiply_one(const product *p, const operand *a, const char *pa, con
                 p->alpha, (const double *)pa, (blasint)a->ld, (const double *)pb,
                 (blasint)b->ld, p->beta, (double *)pc, (blasint)p->n);
     break;
-  case GS_I64: {
-    const gs__tensor *ga = &a->geom, *gb = &b->geom;
-    int64_t ars = ga->strides[ga->ndim - 2], acs = ga->strides[ga->ndim - 1];
-    int64_t brs = gb->strides[gb->ndim - 2], bcs = gb->strides[gb->ndim - 1];
-    const int64_t *x = (const int64_t *)pa, *y = (const int64_t *)pb;
-    int64_t *out = (int64_t *)pc;
-    /* Unsigned arithmetic: overflow wraps (as PyTorch's) instead of being undefined. */
-    uint64_t alpha = (uint64_t)gs__f64_to_i64(p->alpha), beta = (uint64_t)gs__f64_to_i64(p->beta);
-    for (int64_t i = 0; i < m; i++)
-      for (int64_t j = 0; j < p->n; j++) {
-        uint64_t sum = 0;
-        for (int64_t l = 0; l < p->k; l++)
-          sum += (uint64_t)x[i * ars + l * acs] * (uint64_t)y[l * brs + j * bcs];
-        uint64_t prior = p->beta != 0.0 ? beta * (uint64_t)out[i * p->n + j] : 0;
-        out[i * p->n + j] = (int64_t)(alpha * sum + prior);
-      }
-    break;
-  }
+  case GS_I64: INT_PRODUCT(int64_t, uint64_t); break;
+  case GS_I32: INT_PRODUCT(int32_t, uint32_t); break;
   case GS_BOOL:
     break; /* refused by check_dtypes */
   }
@@ -206,7 +211,7 @@ static void multiply_one(const product *p, const operand *a, const char *pa, con
 /* True when a's batch dims and rows form one run of rows ld apart, so the batch is one tall
  * matrix, and b is one matrix for every batch entry: the whole product is then one gemm. */
 static bool batch_folds_into_rows(const product *p, const operand *a, const operand *b) {
-  if (p->dtype == GS_I64 || a->trans != CblasNoTrans || p->nbatch == 0)
+  if (gs_dtype_is_integer(p->dtype) || a->trans != CblasNoTrans || p->nbatch == 0)
     return false;
   const gs__tensor *ga = &a->geom, *gb = &b->geom;
   for (int d = 0; d < gb->ndim - 2; d++)
@@ -240,6 +245,11 @@ static void scale(gs__tensor *out, double beta) {
     for (int64_t i = 0; i < out->numel; i++)
       ((int64_t *)data)[i] =
           (int64_t)((uint64_t)((int64_t *)data)[i] * (uint64_t)gs__f64_to_i64(beta));
+    break;
+  case GS_I32:
+    for (int64_t i = 0; i < out->numel; i++)
+      ((int32_t *)data)[i] =
+          (int32_t)((uint32_t)((int32_t *)data)[i] * (uint32_t)gs__f64_to_i64(beta));
     break;
   case GS_BOOL:
     break; /* refused by check_dtypes */
@@ -289,7 +299,7 @@ static void run_product(const product *p, const operand *a, const operand *b, gs
  * Floating operands BLAS cannot read are copied first, and only when BLAS will be called. */
 static gs_tensor compute(const product *p, operand *oa, operand *ob, const int64_t *shape,
                          int ndim, const gs__tensor *bias, const char *fn) {
-  bool calls_blas = p->dtype != GS_I64 && p->k > 0 && p->m > 0 && p->n > 0;
+  bool calls_blas = !gs_dtype_is_integer(p->dtype) && p->k > 0 && p->m > 0 && p->n > 0;
   for (int d = 0; d < p->nbatch && calls_blas; d++)
     calls_blas = p->batch[d] > 0;
   if (calls_blas && (!prepare_for_blas(oa, fn) || !prepare_for_blas(ob, fn))) {
@@ -469,8 +479,8 @@ gs_tensor gs_addmm(gs_tensor hbias, gs_tensor ha, gs_tensor hb, double beta, dou
               b->ndim);
     return GS_NO_TENSOR;
   }
-  if (a->dtype == GS_I64 && (!isfinite(beta) || !isfinite(alpha) || beta != floor(beta) ||
-                             alpha != floor(alpha))) {
+  if (gs_dtype_is_integer(a->dtype) &&
+      (!isfinite(beta) || !isfinite(alpha) || beta != floor(beta) || alpha != floor(alpha))) {
     gs__error(GS_ERR_ARGUMENT, fn,
               "expected integral beta and alpha for i64 tensors, got beta %g and alpha %g",
               beta, alpha);

@@ -24,6 +24,7 @@
 typedef float f32;
 typedef double f64;
 typedef int64_t i64;
+typedef int32_t i32;
 typedef bool b8;
 
 /* ---- folds ---------------------------------------------------------------------------- */
@@ -211,33 +212,43 @@ SUM_FLOAT_KERNEL(f32)
 SUM_FLOAT_KERNEL(f64)
 FOLD_KERNEL(sum_i64, i64, int64_t, i, STEP_SUM_INT)
 FOLD_KERNEL(sum_b8, b8, int64_t, i, STEP_SUM_INT)
+FOLD_KERNEL(sum_i32, i32, int64_t, i, STEP_SUM_INT)
 EXTREME_FLOAT_RUN(max_f32, f32, STEP_MAX_FLOAT, >)
 EXTREME_FLOAT_RUN(max_f64, f64, STEP_MAX_FLOAT, >)
 FOLD_ROWS(max_f32, f32, double, f, STEP_MAX_FLOAT)
 FOLD_ROWS(max_f64, f64, double, f, STEP_MAX_FLOAT)
 FOLD_KERNEL(max_i64, i64, int64_t, i, STEP_MAX_INT)
 FOLD_KERNEL(max_b8, b8, int64_t, i, STEP_MAX_INT)
+FOLD_KERNEL(max_i32, i32, int64_t, i, STEP_MAX_INT)
 EXTREME_FLOAT_RUN(min_f32, f32, STEP_MIN_FLOAT, <)
 EXTREME_FLOAT_RUN(min_f64, f64, STEP_MIN_FLOAT, <)
 FOLD_ROWS(min_f32, f32, double, f, STEP_MIN_FLOAT)
 FOLD_ROWS(min_f64, f64, double, f, STEP_MIN_FLOAT)
 FOLD_KERNEL(min_i64, i64, int64_t, i, STEP_MIN_INT)
 FOLD_KERNEL(min_b8, b8, int64_t, i, STEP_MIN_INT)
+FOLD_KERNEL(min_i32, i32, int64_t, i, STEP_MIN_INT)
 FOLD_KERNEL(argmax_f32, f32, double, f, STEP_ARGMAX_FLOAT)
 FOLD_KERNEL(argmax_f64, f64, double, f, STEP_ARGMAX_FLOAT)
 FOLD_KERNEL(argmax_i64, i64, int64_t, i, STEP_ARGMAX_INT)
 FOLD_KERNEL(argmax_b8, b8, int64_t, i, STEP_ARGMAX_INT)
+FOLD_KERNEL(argmax_i32, i32, int64_t, i, STEP_ARGMAX_INT)
 FOLD_KERNEL(argmin_f32, f32, double, f, STEP_ARGMIN_FLOAT)
 FOLD_KERNEL(argmin_f64, f64, double, f, STEP_ARGMIN_FLOAT)
 FOLD_KERNEL(argmin_i64, i64, int64_t, i, STEP_ARGMIN_INT)
 FOLD_KERNEL(argmin_b8, b8, int64_t, i, STEP_ARGMIN_INT)
+FOLD_KERNEL(argmin_i32, i32, int64_t, i, STEP_ARGMIN_INT)
 FOLD_KERNEL(sumexp_f32, f32, double, f, STEP_SUM_EXP)
 FOLD_KERNEL(sumexp_f64, f64, double, f, STEP_SUM_EXP)
 
-#define KERNELS(OP) {{OP##_f32_run, OP##_f32_rows}, {OP##_f64_run, OP##_f64_rows},               \
-                     {OP##_i64_run, OP##_i64_rows}, {OP##_b8_run, OP##_b8_rows}}
+#define KERNELS(OP)                                                                                \
+  {                                                                                                \
+    {OP##_f32_run, OP##_f32_rows}, {OP##_f64_run, OP##_f64_rows}, {OP##_i64_run, OP##_i64_rows},   \
+        {OP##_b8_run, OP##_b8_rows}, {                                                             \
+      OP##_i32_run, OP##_i32_rows                                                                  \
+    }                                                                                              \
+  }
 
-/* Indexed [op][dtype] in gs_dtype order: f32, f64, i64, bool. Callers check dtypes first:
+/* Indexed [op][dtype] in gs_dtype order: f32, f64, i64, bool, i32. Callers check dtypes first:
  * sumexp exists for floating inputs only. */
 static const fold_kernel fold_kernels[FOLD_COUNT][GS_DTYPE_COUNT] = {
     [FOLD_SUM] = KERNELS(sum),
@@ -245,8 +256,11 @@ static const fold_kernel fold_kernels[FOLD_COUNT][GS_DTYPE_COUNT] = {
     [FOLD_MIN] = KERNELS(min),
     [FOLD_ARGMAX] = KERNELS(argmax),
     [FOLD_ARGMIN] = KERNELS(argmin),
-    [FOLD_SUMEXP] = {{sumexp_f32_run, sumexp_f32_rows}, {sumexp_f64_run, sumexp_f64_rows},
-                     {NULL, NULL}, {NULL, NULL}},
+    [FOLD_SUMEXP] = {{sumexp_f32_run, sumexp_f32_rows},
+                     {sumexp_f64_run, sumexp_f64_rows},
+                     {NULL, NULL},
+                     {NULL, NULL},
+                     {NULL, NULL}},
 };
 
 /* ---- the walk ------------------------------------------------------------------------- */
@@ -359,6 +373,8 @@ static void store_result(const reduce_ctx *c, const fold_state *st, int64_t j, c
       gs__store_f64(out, c->out_dtype, st->f[j]);
     else if (c->out_dtype == GS_BOOL)
       *(bool *)out = st->i[j] != 0;
+    else if (c->out_dtype == GS_I32)
+      *(int32_t *)out = (int32_t)st->i[j];
     else
       *(int64_t *)out = st->i[j];
     break;

@@ -16,7 +16,7 @@ gs_tensor gs_to_dtype(gs_tensor h, gs_dtype dtype) {
   if (!t)
     return GS_NO_TENSOR;
   if (gs_dtype_size(dtype) == 0) {
-    gs__error(GS_ERR_DTYPE, "to_dtype", "expected a dtype (f32, f64, i64 or bool), got %d",
+    gs__error(GS_ERR_DTYPE, "to_dtype", "expected a dtype (f32, f64, i64, bool or i32), got %d",
               (int)dtype);
     return GS_NO_TENSOR;
   }
@@ -117,6 +117,7 @@ static void print_value(FILE *out, const gs__tensor *t, const char *p) {
   case GS_F64: fprintf(out, "%.10g", *(const double *)p); break;
   case GS_I64: fprintf(out, "%lld", (long long)*(const int64_t *)p); break;
   case GS_BOOL: fputs(*(const bool *)p ? "true" : "false", out); break;
+  case GS_I32: fprintf(out, "%d", (int)*(const int32_t *)p); break;
   }
 }
 

@@ -32,7 +32,7 @@ GS_API gs_tensor gs_minimum(gs_tensor a, gs_tensor b);
  * records no gradient (torch's is zero); remainder's is (g, -floor(a / b) g). */
 GS_API gs_tensor gs_floor_divide(gs_tensor a, gs_tensor b);
 GS_API gs_tensor gs_remainder(gs_tensor a, gs_tensor b);
-/* &, |, ^ of i64 or bool operands (logical for bool); no gradient. */
+/* &, |, ^ of i32, i64 or bool operands (logical for bool); no gradient. */
 GS_API gs_tensor gs_bitwise_and(gs_tensor a, gs_tensor b);
 GS_API gs_tensor gs_bitwise_or(gs_tensor a, gs_tensor b);
 GS_API gs_tensor gs_bitwise_xor(gs_tensor a, gs_tensor b);

@@ -89,9 +89,11 @@ class TorchFinder(importlib.abc.MetaPathFinder):
 
 
 def install():
-    """Puts the hook first in sys.meta_path (once); torch modules imported before stay."""
+    """Puts the hook first in sys.meta_path (once); torch modules imported before stay.
+    Dtypes then print as torch's do (``torch.int32``, ``dtype=torch.float64``)."""
     if not any(isinstance(f, TorchFinder) for f in sys.meta_path):
         sys.meta_path.insert(0, TorchFinder())
+    importlib.import_module("gradscope._gradscope")._name_dtypes_as_torch(True)
 
 
 def main(argv=None):

@@ -18,8 +18,8 @@ torch.Size and dtypes), as torch.load(weights_only=True); any other global is re
 
 Loaded tensors view their storage's bytes as saved (offset and strides kept), so views saved
 together share memory after loading too; each gets its own storage id in the engine. Storages
-of dtypes the engine lacks load widened, values unchanged: int32, int16, int8 and uint8 as
-int64, float16 and bfloat16 as float32.
+of dtypes the engine lacks load widened, values unchanged: int16, int8 and uint8 as int64,
+float16 and bfloat16 as float32.
 """
 import io
 import os
@@ -43,7 +43,7 @@ _STORAGE_TYPES = {
     "DoubleStorage": ("<f8", gradscope.float64),
     "LongStorage": ("<i8", gradscope.int64),
     "BoolStorage": ("|b1", gradscope.bool),
-    "IntStorage": ("<i4", gradscope.int64),
+    "IntStorage": ("<i4", gradscope.int32),
     "ShortStorage": ("<i2", gradscope.int64),
     "CharStorage": ("|i1", gradscope.int64),
     "ByteStorage": ("|u1", gradscope.int64),
@@ -52,7 +52,8 @@ _STORAGE_TYPES = {
 }
 # The engine's dtypes -> the storage class they are saved as.
 _SAVED_AS = {gradscope.float32: "FloatStorage", gradscope.float64: "DoubleStorage",
-             gradscope.int64: "LongStorage", gradscope.bool: "BoolStorage"}
+             gradscope.int64: "LongStorage", gradscope.bool: "BoolStorage",
+             gradscope.int32: "IntStorage"}
 
 
 def _numpy_name(dtype):
@@ -281,6 +282,7 @@ _ALLOWED = {
     ("torch", "float64"): gradscope.float64,
     ("torch", "int64"): gradscope.int64,
     ("torch", "bool"): gradscope.bool,
+    ("torch", "int32"): gradscope.int32,
 }
 
 

@@ -107,7 +107,8 @@ static double random_value(gs_dtype dtype, double lo, double hi, gs_rng *rng) {
   double u = gs_rng_uniform(rng);
   switch (dtype) {
   case GS_BOOL: return u < 0.5 ? 0.0 : 1.0;
-  case GS_I64: return floor(lo + (hi - lo) * u);
+  case GS_I64:
+  case GS_I32: return floor(lo + (hi - lo) * u);
   default: return lo + (hi - lo) * u;
   }
 }

@@ -40,8 +40,11 @@ def test_numpy_scalar_with_requires_grad_records_the_op():
 
 @pytest.mark.parametrize("np_dtype", [np.int8, np.int16, np.int32, np.uint8, np.int64])
 def test_integer_arrays_convert(np_dtype):
-    assert_tensor(gs.tensor(np.array([1, 2], np_dtype)), [1, 2], gs.int64)
+    # int32 keeps its dtype, as torch's; the engine lacks int8, int16 and uint8, which widen.
+    kept = gs.int32 if np_dtype is np.int32 else gs.int64
+    assert_tensor(gs.tensor(np.array([1, 2], np_dtype)), [1, 2], kept)
     assert_tensor(gs.ones(2, dtype=gs.int64) + np.array([1, 2], np_dtype), [2, 3], gs.int64)
+    assert_tensor(gs.ones(2, dtype=gs.int32) + np.array([1, 2], np_dtype), [2, 3], kept)
 
 
 def test_float16_array_converts_to_float32():

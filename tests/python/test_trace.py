@@ -160,3 +160,16 @@ def test_leaks_at_exit_are_reported_at_their_python_line(tmp_path):
                            check=True).stdout
     assert f"1 × ones [4] f32 (16 bytes) {kept_site}" in stats, stats
     assert f"1 × ones [3] f32 (12 bytes) {x_site}" in stats, stats
+
+
+def test_an_int32_tensor_is_logged_as_i32_with_its_bytes(tmp_path):
+    path = tmp_path / "i32.gstrace"
+    with gs.trace(str(path)):
+        a = gs.tensor([1, 2, 3], dtype=gs.int32)
+        gs.trace_mark("made")
+    created = next(e for e in events(path) if e.get("kind") == "tensor_create")
+    assert created.get("dtype") == "i32" and created.get("shape") == [3]
+    state = subprocess.run([CLI, "state", str(path)], capture_output=True, text=True,
+                           check=True).stdout
+    assert "12 bytes" in state and "[3] i32" in state
+    del a

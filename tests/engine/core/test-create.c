@@ -98,8 +98,53 @@ static void test_dtype_conversion(void) {
   g_assert_true(bv[0] && bv[1] && !bv[2] && bv[3] && bv[4]);
   gs_tensor same = gs_to_dtype(t, GS_F64); /* an O(1) clone */
   g_assert_true(gs_is_copy_on_write(same));
-  EXPECT_ERROR(gs_to_dtype(t, (gs_dtype)9), "to_dtype: expected a dtype (f32, f64, i64 or bool)");
+  EXPECT_ERROR(gs_to_dtype(t, (gs_dtype)9),
+               "to_dtype: expected a dtype (f32, f64, i64, bool or i32)");
   DISPOSE_ALL(t, f, i, b, same);
+}
+
+/* i32 as PyTorch's int32: its name and size, its place in promotion, and conversions in and
+ * out (floats truncate, NaN and values out of range give INT32_MIN as on x86, i64 keeps its
+ * low 32 bits). */
+static void test_i32(void) {
+  g_assert_cmpstr(gs_dtype_name(GS_I32), ==, "i32");
+  g_assert_cmpuint(gs_dtype_size(GS_I32), ==, 4);
+  g_assert_false(gs_dtype_is_floating(GS_I32));
+  g_assert_true(gs_dtype_is_integer(GS_I32) && gs_dtype_is_integer(GS_I64));
+  g_assert_false(gs_dtype_is_integer(GS_BOOL) || gs_dtype_is_integer(GS_F32));
+  g_assert_cmpint(gs_promote_types(GS_I32, GS_BOOL), ==, GS_I32);
+  g_assert_cmpint(gs_promote_types(GS_I32, GS_I64), ==, GS_I64);
+  g_assert_cmpint(gs_promote_types(GS_I64, GS_I32), ==, GS_I64);
+  g_assert_cmpint(gs_promote_types(GS_I32, GS_F32), ==, GS_F32);
+  g_assert_cmpint(gs_promote_types(GS_F64, GS_I32), ==, GS_F64);
+
+  double src[6] = {1.7, -1.7, 3e9, NAN, -2147483648.0, 2147483647.0};
+  gs_tensor f = gs_from_data(GS_F64, (int64_t[]){6}, 1, src);
+  gs_tensor i = gs_to_dtype(f, GS_I32);
+  int32_t iv[6];
+  g_assert_cmpint(gs_copy_to(i, iv, sizeof iv), ==, 0);
+  const int32_t want[6] = {1, -1, INT32_MIN, INT32_MIN, INT32_MIN, INT32_MAX};
+  for (int k = 0; k < 6; k++)
+    g_assert_cmpint(iv[k], ==, want[k]);
+  gs_tensor wide = gs_from_data(GS_I64, (int64_t[]){2}, 1,
+                                (int64_t[]){((int64_t)1 << 40) + 5, -((int64_t)1 << 32) - 3});
+  gs_tensor narrow = gs_to_dtype(wide, GS_I32);
+  g_assert_cmpfloat(gs_get(narrow, (int64_t[]){0}), ==, 5.0);
+  g_assert_cmpfloat(gs_get(narrow, (int64_t[]){1}), ==, -3.0);
+  gs_tensor back = gs_to_dtype(i, GS_F32), as_bool = gs_to_dtype(i, GS_BOOL);
+  g_assert_cmpfloat(gs_get(back, (int64_t[]){5}), ==, 2147483648.0f);
+  g_assert_cmpfloat(gs_get(as_bool, (int64_t[]){0}), ==, 1.0);
+
+  gs_tensor r = gs_arange(0, 5, 2, GS_I32), full = gs_full(GS_I32, (int64_t[]){2}, 1, -7.9);
+  gs_tensor e = gs_eye(2, 2, GS_I32);
+  g_assert_cmpint(gs_dtype_of(r), ==, GS_I32);
+  test_assert_values(r, (int64_t[]){3}, 1, (double[]){0, 2, 4}, 0, 0);
+  test_assert_values(full, (int64_t[]){2}, 1, (double[]){-7, -7}, 0, 0);
+  test_assert_values(e, (int64_t[]){2, 2}, 2, (double[]){1, 0, 0, 1}, 0, 0);
+  gs_storage_info info;
+  g_assert_cmpint(gs_storage_info_of(r, &info), ==, 0);
+  g_assert_cmpuint(info.nbytes, ==, 12);
+  DISPOSE_ALL(f, i, wide, narrow, back, as_bool, r, full, e);
 }
 
 static void test_shape_validation(void) {
@@ -216,6 +261,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/create/arange-linspace-eye", test_arange_linspace_eye);
   g_test_add_func("/create/from-data-and-copy-to", test_from_data_and_copy_to);
   g_test_add_func("/create/dtype-conversion", test_dtype_conversion);
+  g_test_add_func("/create/i32", test_i32);
   g_test_add_func("/create/shape-validation", test_shape_validation);
   g_test_add_func("/create/same-seed-same-numbers", test_same_seed_same_numbers);
   g_test_add_func("/create/distributions", test_distributions);

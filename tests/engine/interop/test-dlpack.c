@@ -282,6 +282,38 @@ static void test_round_trip_own_shares_the_storage(void) {
   gs_dispose(back);
 }
 
+/* i32 leaves as kDLInt of 32 bits, and a foreign kDLInt 32 tensor comes in as i32 without a
+ * copy (PyTorch's int32 both ways). */
+static void test_round_trip_i32(void) {
+  gs_tensor t = gs_from_data(GS_I32, (int64_t[]){3}, 1, (int32_t[]){7, -2, INT32_MIN});
+  DLManagedTensor *out = gs_to_dlpack(t);
+  g_assert_nonnull(out);
+  g_assert_cmpint(out->dl_tensor.dtype.code, ==, kDLInt);
+  g_assert_cmpint(out->dl_tensor.dtype.bits, ==, 32);
+  g_assert_cmpint(out->dl_tensor.dtype.lanes, ==, 1);
+  g_assert_cmpint(((const int32_t *)out->dl_tensor.data)[2], ==, INT32_MIN);
+  gs_tensor back = gs_from_dlpack(out);
+  g_assert_cmpint(gs_dtype_of(back), ==, GS_I32);
+  g_assert_cmpuint(gs_storage_id(back), ==, gs_storage_id(t));
+  g_assert_cmpfloat(gs_get(back, (int64_t[]){1}), ==, -2.0);
+  DISPOSE_ALL(t, back);
+
+  producer p;
+  producer_init(&p, 2, 4); /* 8 int32 values in the first 32 bytes */
+  int32_t *ints = (int32_t *)p.data;
+  for (int i = 0; i < 8; i++)
+    ints[i] = i * 100 - 300;
+  p.managed.dl_tensor.dtype = (DLDataType){kDLInt, 32, 1};
+  gs_tensor in = gs_from_dlpack(&p.managed);
+  g_assert_cmpint(gs_dtype_of(in), ==, GS_I32);
+  g_assert_true(gs_data(in) == (const void *)p.data);
+  g_assert_cmpfloat(gs_get(in, (int64_t[]){1, 3}), ==, 400.0);
+  ints[7] = 5;
+  g_assert_cmpfloat(gs_get(in, (int64_t[]){1, 3}), ==, 5.0);
+  gs_dispose(in);
+  g_assert_cmpint(p.deletes, ==, 1);
+}
+
 /* Each refused layout: the error names it, no tensor is made, the deleter runs once. */
 static void expect_refused(producer *p, const char *substring) {
   gs_tensor t = {1};
@@ -300,7 +332,8 @@ static void test_refusals_still_call_the_deleter(void) {
 
   producer_init(&p, 2, 2);
   p.managed.dl_tensor.dtype = (DLDataType){kDLFloat, 16, 1};
-  expect_refused(&p, "expected dtype float32, float64, int64 or bool (one lane), got float16");
+  expect_refused(&p,
+                 "expected dtype float32, float64, int64, bool or int32 (one lane), got float16");
   producer_init(&p, 2, 2);
   p.managed.dl_tensor.dtype = (DLDataType){kDLUInt, 8, 1};
   expect_refused(&p, "got uint8");
@@ -373,6 +406,7 @@ int main(int argc, char **argv) {
                   test_refusals_still_call_the_deleter);
   g_test_add_func("/dlpack/round-trip/foreign-keeps-pointer-and-defers-deleter",
                   test_round_trip_foreign_keeps_pointer_and_defers_deleter);
+  g_test_add_func("/dlpack/round-trip/i32", test_round_trip_i32);
   g_test_add_func("/dlpack/round-trip/own-shares-the-storage",
                   test_round_trip_own_shares_the_storage);
   return g_test_run();

@@ -41,12 +41,12 @@ static void test_round_trip(void) {
   gs_rng rng;
   gs_rng_seed(&rng, 7);
   char *path = tmp_path("rt.safetensors");
-  const gs_dtype dtypes[] = {GS_F32, GS_F64, GS_I64, GS_BOOL};
-  gs_tensor ts[24];
-  char names_buf[24][32];
-  const char *names[24];
+  const gs_dtype dtypes[] = {GS_F32, GS_F64, GS_I64, GS_BOOL, GS_I32};
+  gs_tensor ts[32];
+  char names_buf[32][32];
+  const char *names[32];
   int count = 0;
-  for (int d = 0; d < 4; d++) {
+  for (int d = 0; d < GS_DTYPE_COUNT; d++) {
     for (test_layout l = LAYOUT_CONTIGUOUS; l < LAYOUT_COUNT; l++) {
       ts[count] = test_make(dtypes[d], (int64_t[]){3, 4}, 2, l, -5, 5, &rng);
       snprintf(names_buf[count], 32, "%s.%s", gs_dtype_name(dtypes[d]), test_layout_name(l));
@@ -64,9 +64,9 @@ static void test_round_trip(void) {
   g_assert_cmpint(gs_safetensors_save(path, names, ts, count, meta), ==, 0);
 
   g_assert_cmpint(gs_safetensors_load(path, NULL, NULL, 0), ==, count);
-  char *lnames[24];
-  gs_tensor lts[24];
-  g_assert_cmpint(gs_safetensors_load(path, lnames, lts, 24), ==, count);
+  char *lnames[32];
+  gs_tensor lts[32];
+  g_assert_cmpint(gs_safetensors_load(path, lnames, lts, 32), ==, count);
   for (int i = 0; i < count; i++) {
     test_set_context("tensor %s", names[i]);
     g_assert_cmpstr(lnames[i], ==, names[i]);
@@ -93,6 +93,7 @@ static void test_round_trip(void) {
   g_assert_cmpuint(n % 8, ==, 0);
   gchar *json = g_strndup(bytes + 8, n);
   g_assert_nonnull(strstr(json, "\"__metadata__\":{\"format\":\"pt\",\"note\":\"a \\\"quoted\\\" value\\n\"}"));
+  g_assert_nonnull(strstr(json, "\"i32.contiguous\":{\"dtype\":\"I32\",\"shape\":[3,4]"));
   g_assert_nonnull(strstr(json, "\"name with \\\"quotes\\\", \\\\back\\\\slash, tab\\t, caf\xc3\xa9"));
   g_free(json);
   g_free(bytes);
@@ -346,7 +347,8 @@ static void test_damaged(void) {
 
   /* Dtype and shape mismatches. */
   write_st(bad, "{\"a\":{\"dtype\":\"F16\",\"shape\":[4],\"data_offsets\":[0,8]}}", d8, 8);
-  expect_load_error(bad, "expected dtype F32, F64, I64 or BOOL for tensor \"a\", found \"F16\"");
+  expect_load_error(bad,
+                    "expected dtype F32, F64, I64, BOOL or I32 for tensor \"a\", found \"F16\"");
   write_st(bad, "{\"a\":{\"dtype\":\"F64\",\"shape\":[2],\"data_offsets\":[0,8]}}", d8, 8);
   expect_load_error(bad, "tensor \"a\": expected 16 bytes for F64 [2], found data_offsets [0, 8] (8 bytes)");
   write_st(bad, "{\"a\":{\"dtype\":\"F64\",\"shape\":[4294967296,4294967296],\"data_offsets\":[0,8]}}", d8, 8);
@@ -429,8 +431,8 @@ static void test_npy(void) {
   /* Round trips in every dtype and layout, and 0-dim. */
   gs_rng rng;
   gs_rng_seed(&rng, 3);
-  const gs_dtype dtypes[] = {GS_F32, GS_F64, GS_I64, GS_BOOL};
-  for (int d = 0; d < 4; d++) {
+  const gs_dtype dtypes[] = {GS_F32, GS_F64, GS_I64, GS_BOOL, GS_I32};
+  for (int d = 0; d < GS_DTYPE_COUNT; d++) {
     for (test_layout l = LAYOUT_CONTIGUOUS; l < LAYOUT_COUNT; l++) {
       test_set_context("npy %s %s", gs_dtype_name(dtypes[d]), test_layout_name(l));
       gs_tensor t = test_make(dtypes[d], (int64_t[]){3, 2, 4}, 3, l, -5, 5, &rng);
@@ -448,6 +450,21 @@ static void test_npy(void) {
     gs_dispose(z);
     gs_dispose(r);
   }
+
+  /* i32 is numpy's '<i4'. */
+  gs_tensor i32 = gs_from_data(GS_I32, (int64_t[]){2}, 1, (int32_t[]){-1, INT32_MAX});
+  g_assert_cmpint(gs_npy_save(path, i32), ==, 0);
+  gchar *npy_bytes;
+  gsize npy_len;
+  g_assert_true(g_file_get_contents(path, &npy_bytes, &npy_len, NULL));
+  g_assert_cmpuint(npy_len, >, 10);
+  g_assert_nonnull(g_strstr_len(npy_bytes + 10, (gssize)npy_len - 10, "'descr': '<i4'"));
+  g_assert_cmpuint((npy_len - 8) % 64, ==, 0); /* the data, 64-byte aligned, then 2 x 4 bytes */
+  int32_t last;
+  memcpy(&last, npy_bytes + npy_len - 4, 4);
+  g_assert_cmpint(last, ==, INT32_MAX);
+  g_free(npy_bytes);
+  gs_dispose(i32);
 
   /* Damaged files. */
   gs_tensor t = gs_arange(0, 4, 1, GS_F64);
@@ -474,7 +491,8 @@ static void test_npy(void) {
   memcpy(copy, bytes, len);
   memcpy(copy + 10 + 12, "<f2", 3);
   write_bytes(bad, copy, len);
-  EXPECT_ERROR(r = gs_npy_load(bad), "expected descr '<f4', '<f8', '<i8' or '|b1', found '''");
+  EXPECT_ERROR(r = gs_npy_load(bad),
+               "expected descr '<f4', '<f8', '<i8', '|b1' or '<i4', found '''");
   memcpy(copy, bytes, len);
   memcpy(copy + 10 + 35, "True, ", 6);
   write_bytes(bad, copy, len);

@@ -3,7 +3,13 @@
  * rules; and the errors for what is not supported. */
 #include "test-util.h"
 
-enum { F32 = 1 << GS_F32, F64 = 1 << GS_F64, I64 = 1 << GS_I64, BOOL = 1 << GS_BOOL };
+enum {
+  F32 = 1 << GS_F32,
+  F64 = 1 << GS_F64,
+  I64 = 1 << GS_I64,
+  BOOL = 1 << GS_BOOL,
+  I32 = 1 << GS_I32
+};
 
 /* ---- references --------------------------------------------------------------------- */
 
@@ -35,19 +41,21 @@ typedef struct {
 } binary_case;
 
 static const binary_case binary_cases[] = {
-    {"add", gs_add, gs_add_scalar, r_add, F32 | F64 | I64 | BOOL, false, -5, 5, -5, 5},
-    {"sub", gs_sub, gs_sub_scalar, r_sub, F32 | F64 | I64, false, -5, 5, -5, 5},
-    {"mul", gs_mul, gs_mul_scalar, r_mul, F32 | F64 | I64 | BOOL, false, -5, 5, -5, 5},
-    {"div", gs_div, gs_div_scalar, r_div, F32 | F64 | I64, false, -5, 5, 1, 4},
-    {"pow", gs_pow, gs_pow_scalar, r_pow, F32 | F64 | I64, false, 0.5, 3, 0, 3},
-    {"maximum", gs_maximum, gs_maximum_scalar, r_max, F32 | F64 | I64 | BOOL, false, -5, 5, -5, 5},
-    {"minimum", gs_minimum, gs_minimum_scalar, r_min, F32 | F64 | I64 | BOOL, false, -5, 5, -5, 5},
-    {"eq", gs_eq, gs_eq_scalar, r_eq, F32 | F64 | I64 | BOOL, true, -2, 2, -2, 2},
-    {"ne", gs_ne, gs_ne_scalar, r_ne, F32 | F64 | I64 | BOOL, true, -2, 2, -2, 2},
-    {"lt", gs_lt, gs_lt_scalar, r_lt, F32 | F64 | I64 | BOOL, true, -2, 2, -2, 2},
-    {"le", gs_le, gs_le_scalar, r_le, F32 | F64 | I64 | BOOL, true, -2, 2, -2, 2},
-    {"gt", gs_gt, gs_gt_scalar, r_gt, F32 | F64 | I64 | BOOL, true, -2, 2, -2, 2},
-    {"ge", gs_ge, gs_ge_scalar, r_ge, F32 | F64 | I64 | BOOL, true, -2, 2, -2, 2},
+    {"add", gs_add, gs_add_scalar, r_add, F32 | F64 | I64 | I32 | BOOL, false, -5, 5, -5, 5},
+    {"sub", gs_sub, gs_sub_scalar, r_sub, F32 | F64 | I64 | I32, false, -5, 5, -5, 5},
+    {"mul", gs_mul, gs_mul_scalar, r_mul, F32 | F64 | I64 | I32 | BOOL, false, -5, 5, -5, 5},
+    {"div", gs_div, gs_div_scalar, r_div, F32 | F64 | I64 | I32, false, -5, 5, 1, 4},
+    {"pow", gs_pow, gs_pow_scalar, r_pow, F32 | F64 | I64 | I32, false, 0.5, 3, 0, 3},
+    {"maximum", gs_maximum, gs_maximum_scalar, r_max, F32 | F64 | I64 | I32 | BOOL, false, -5, 5,
+     -5, 5},
+    {"minimum", gs_minimum, gs_minimum_scalar, r_min, F32 | F64 | I64 | I32 | BOOL, false, -5, 5,
+     -5, 5},
+    {"eq", gs_eq, gs_eq_scalar, r_eq, F32 | F64 | I64 | I32 | BOOL, true, -2, 2, -2, 2},
+    {"ne", gs_ne, gs_ne_scalar, r_ne, F32 | F64 | I64 | I32 | BOOL, true, -2, 2, -2, 2},
+    {"lt", gs_lt, gs_lt_scalar, r_lt, F32 | F64 | I64 | I32 | BOOL, true, -2, 2, -2, 2},
+    {"le", gs_le, gs_le_scalar, r_le, F32 | F64 | I64 | I32 | BOOL, true, -2, 2, -2, 2},
+    {"gt", gs_gt, gs_gt_scalar, r_gt, F32 | F64 | I64 | I32 | BOOL, true, -2, 2, -2, 2},
+    {"ge", gs_ge, gs_ge_scalar, r_ge, F32 | F64 | I64 | I32 | BOOL, true, -2, 2, -2, 2},
 };
 
 static double reference(const binary_case *c, gs_dtype dtype, double a, double b) {
@@ -186,6 +194,16 @@ static void test_type_promotion(void) {
   g_assert_cmpint(scalar_result_dtype(gs_add_scalar, GS_I64), ==, GS_F32);
   g_assert_cmpint(scalar_result_dtype(gs_mul_scalar, GS_BOOL), ==, GS_F32);
   g_assert_cmpint(gs_promote_types(GS_BOOL, GS_F32), ==, GS_F32);
+  /* i32 sits between bool and i64, as torch.int32. */
+  g_assert_cmpint(result_dtype(gs_add, GS_I32, 1, GS_I64, 1), ==, GS_I64);
+  g_assert_cmpint(result_dtype(gs_mul, GS_I32, 1, GS_F32, 1), ==, GS_F32);
+  g_assert_cmpint(result_dtype(gs_add, GS_I32, 1, GS_BOOL, 1), ==, GS_I32);
+  g_assert_cmpint(result_dtype(gs_add, GS_I32, 1, GS_I64, 0), ==, GS_I32); /* a Python int */
+  g_assert_cmpint(result_dtype(gs_add, GS_I32, 0, GS_I64, 1), ==, GS_I64);
+  g_assert_cmpint(result_dtype(gs_add, GS_I32, 1, GS_F64, 0), ==, GS_F64);
+  g_assert_cmpint(result_dtype(gs_div, GS_I32, 1, GS_I32, 1), ==, GS_F32);
+  g_assert_cmpint(result_dtype(gs_floor_divide, GS_I32, 1, GS_I32, 1), ==, GS_I32);
+  g_assert_cmpint(scalar_result_dtype(gs_add_scalar, GS_I32), ==, GS_F32);
 
   /* Mixed dtypes compute in the promoted type: 1/3 in f64, not f32. */
   gs_tensor a = gs_full(GS_F64, (int64_t[]){1}, 1, 1.0), b = gs_full(GS_F32, (int64_t[]){1}, 1, 3.0);
@@ -368,6 +386,45 @@ static void test_nan_and_integer_overflow(void) {
   DISPOSE_ALL(x, y, mx, mn, r, big, one, wrapped);
 }
 
+/* i32 wraps in 32 bits (not in the 64 its values would fit): +, *, -, pow, and INT32_MIN // -1,
+ * as torch.int32 on CPU; // and % take the divisor's sign; ~ and integer unary ops keep i32. */
+static void test_i32_wraps_in_32_bits(void) {
+  gs_tensor a = gs_from_data(GS_I32, (int64_t[]){3}, 1, (int32_t[]){INT32_MAX, INT32_MIN, -7});
+  gs_tensor b = gs_from_data(GS_I32, (int64_t[]){3}, 1, (int32_t[]){1, -1, 2});
+  gs_tensor sum = gs_add(a, b), prod = gs_mul(a, a), fdiv = gs_floor_divide(a, b);
+  gs_tensor mod = gs_remainder(a, b), neg = gs_neg(a), inv = gs_bitwise_not(a);
+  gs_tensor base = gs_from_data(GS_I32, (int64_t[]){3}, 1, (int32_t[]){65536, -3, 46341});
+  gs_tensor two = gs_full(GS_I32, (int64_t[]){3}, 1, 2), sq = gs_pow(base, two);
+  gs_tensor cl = gs_clamp(a, -10.5, 1e12);
+  g_assert_cmpint(gs_dtype_of(sum), ==, GS_I32);
+  const int64_t n3[1] = {3};
+  const double lo = INT32_MIN, hi = INT32_MAX; /* every i32 is exact as a double */
+  test_assert_values(sum, n3, 1, (double[]){lo, hi, -5}, 0, 0);
+  test_assert_values(prod, n3, 1, (double[]){1, 0, 49}, 0, 0);
+  test_assert_values(fdiv, n3, 1, (double[]){hi, lo, -4}, 0, 0); /* INT32_MIN // -1 wraps */
+  test_assert_values(mod, n3, 1, (double[]){0, 0, 1}, 0, 0);
+  test_assert_values(neg, n3, 1, (double[]){-hi, lo, 7}, 0, 0);
+  test_assert_values(inv, n3, 1, (double[]){lo, hi, 6}, 0, 0);
+  test_assert_values(cl, n3, 1, (double[]){hi, -10, -7}, 0, 0);
+  test_assert_values(sq, n3, 1, (double[]){0, 9, -2147479015}, 0, 0); /* 46341^2 - 2^32 */
+  EXPECT_ERROR(gs_pow(b, b), "pow: integers to negative integer powers are not allowed");
+  gs_tensor zero = gs_zeros(GS_I32, (int64_t[]){3}, 1);
+  EXPECT_ERROR(gs_floor_divide(a, zero), "floor_divide: integer division by zero");
+  /* A 0-dim i64 divisor does not widen an i32 tensor: -2^63 becomes 0 in i32, and is refused
+   * as such (the check reads the divisor as the loop will, not as given). */
+  gs_tensor low = gs_scalar(GS_I64, -9223372036854775808.0);
+  EXPECT_ERROR(gs_remainder(a, low), "remainder: integer division by zero (divisor 0)");
+  gs_tensor e = gs_exp(b), d = gs_div(a, b); /* math and true division compute in f32 */
+  g_assert_cmpint(gs_dtype_of(e), ==, GS_F32);
+  g_assert_cmpint(gs_dtype_of(d), ==, GS_F32);
+  /* In place: an i32 tensor takes i64 operands (same category), not fractions. */
+  gs_tensor wide = gs_ones(GS_I64, (int64_t[]){3}, 1);
+  gs_add_(b, wide);
+  test_assert_values(b, (int64_t[]){3}, 1, (double[]){2, 0, 3}, 0, 0);
+  EXPECT_ERROR(gs_add_scalar_(b, 0.5), "cannot be written in place into a tensor of dtype i32");
+  DISPOSE_ALL(a, b, sum, prod, fdiv, mod, neg, inv, base, two, sq, cl, zero, low, e, d, wide);
+}
+
 int main(int argc, char **argv) {
   test_init(&argc, &argv);
   g_test_add_func("/elementwise/binary-ops", test_binary_ops);
@@ -376,6 +433,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/elementwise/unary-ops", test_unary_ops);
   g_test_add_func("/elementwise/integer-unary-ops", test_integer_unary_ops);
   g_test_add_func("/elementwise/nan-and-integer-overflow", test_nan_and_integer_overflow);
+  g_test_add_func("/elementwise/i32-wraps-in-32-bits", test_i32_wraps_in_32_bits);
   g_test_add_func("/elementwise/where", test_where);
   g_test_add_func("/elementwise/errors", test_errors);
   g_test_add_func("/elementwise/empty-and-zero-dim", test_empty_and_zero_dim);

@@ -319,7 +319,8 @@ static void test_argument_errors(void) {
   uint64_t live = gs_live_tensor_count();
   gs_tensor r;
 
-  EXPECT_ERROR(r = gs_index_select(t, 0, fidx), "index_select: expected an i64 index, got f32");
+  EXPECT_ERROR(r = gs_index_select(t, 0, fidx),
+               "index_select: expected an i64 or i32 index, got f32");
   EXPECT_ERROR(r = gs_index_select(t, 0, idx2), "index_select: expected a 1-D index, got 2-D");
   EXPECT_ERROR(r = gs_index_select(t, 2, idx1),
                "index_select: expected a dimension in [-2, 1] for a 2-D tensor, got 2");
@@ -342,12 +343,13 @@ static void test_argument_errors(void) {
   EXPECT_ERROR(r = gs_scatter_add(t64, 1, idx25, src23_64),
                "scatter_add: expected index.size(d) <= src.size(d) for every dim, got index of "
                "shape [2, 5] and src of shape [2, 3] (dim 1: 5 > 3)");
-  EXPECT_ERROR(r = gs_scatter_add(tb, 0, idx2, tb), "scatter_add: expected an f32, f64 or i64 tensor, got bool");
+  EXPECT_ERROR(r = gs_scatter_add(tb, 0, idx2, tb),
+               "scatter_add: expected an f32, f64, i64 or i32 tensor, got bool");
   EXPECT_ERROR(r = gs_scatter_add(t, 0, fidx, t), "scatter_add: expected an i64 index, got f32");
   EXPECT_ERROR(r = gs_scatter_add(t, 0, idx1, t), "scatter_add: expected an index of the input's 2 dims, got 1-D");
   EXPECT_ERROR(r = gs_scatter_add(t, 0, idx2, v), "scatter_add: expected src of the input's 2 dims, got 1-D");
   EXPECT_ERROR(r = gs_embedding(v, idx1), "embedding: expected a 2-D weight [rows, embedding_dim], got 1-D");
-  EXPECT_ERROR(r = gs_embedding(t, fidx), "embedding: expected an i64 index, got f32");
+  EXPECT_ERROR(r = gs_embedding(t, fidx), "embedding: expected an i64 or i32 index, got f32");
   int64_t s8[8] = {1, 1, 1, 1, 1, 1, 1, 1};
   gs_tensor idx8 = gs_zeros(GS_I64, s8, 8);
   EXPECT_ERROR(r = gs_embedding(t, idx8), "embedding: expected an index of at most 7 dims, got 8-D");
@@ -360,8 +362,42 @@ static void test_argument_errors(void) {
   dispose_all(list, G_N_ELEMENTS(list));
 }
 
+/* PyTorch 1.13's rule for i32 indexes: index_select and embedding take them (and embedding's
+ * gradient adds up as with i64), gather and scatter_add refuse them; scatter_add into an i32
+ * tensor wraps at 32 bits. */
+static void test_i32_indexes(void) {
+  gs_tensor t = gs_arange(10, 15, 1, GS_F32);
+  gs_tensor idx = gs_from_data(GS_I32, (int64_t[]){3}, 1, (int32_t[]){4, 0, 4});
+  gs_tensor sel = gs_index_select(t, 0, idx);
+  test_assert_values(sel, (int64_t[]){3}, 1, (double[]){14, 10, 14}, 0, 0);
+  gs_tensor bad = gs_from_data(GS_I32, (int64_t[]){1}, 1, (int32_t[]){5});
+  gs_tensor r = GS_NO_TENSOR;
+  EXPECT_ERROR(r = gs_index_select(t, 0, bad), "index[0] = 5 is out of range for dim 0 of size 5");
+  EXPECT_ERROR(r = gs_gather(t, 0, idx), "gather: expected an i64 index, got i32");
+  EXPECT_ERROR(r = gs_scatter_add(t, 0, idx, t), "scatter_add: expected an i64 index, got i32");
+  g_assert_true(gs_tensor_is_none(r));
+
+  gs_tensor w2 = gs_from_data(GS_F64, (int64_t[]){3, 2}, 2, (double[]){0, 1, 2, 3, 4, 5});
+  gs_set_requires_grad(w2, true);
+  gs_tensor rows = gs_from_data(GS_I32, (int64_t[]){2, 2}, 2, (int32_t[]){2, 0, 2, 2});
+  gs_tensor e = gs_embedding(w2, rows), s = gs_sum(e, NULL, 0, false);
+  test_assert_values(e, (int64_t[]){2, 2, 2}, 3, (double[]){4, 5, 0, 1, 4, 5, 4, 5}, 0, 0);
+  gs_backward(s);
+  test_assert_values(gs_grad(w2), (int64_t[]){3, 2}, 2, (double[]){1, 1, 0, 0, 3, 3}, 0, 0);
+
+  gs_tensor acc = gs_full(GS_I32, (int64_t[]){2}, 1, INT32_MAX);
+  gs_tensor at = gs_from_data(GS_I64, (int64_t[]){2}, 1, (int64_t[]){1, 1});
+  gs_tensor one = gs_ones(GS_I32, (int64_t[]){2}, 1), sum = gs_scatter_add(acc, 0, at, one);
+  g_assert_cmpint(gs_dtype_of(sum), ==, GS_I32);
+  test_assert_values(sum, (int64_t[]){2}, 1, (double[]){INT32_MAX, INT32_MAX + 2.0 - 4294967296.0},
+                     0, 0);
+  gs_tensor list[] = {t, idx, sel, bad, w2, rows, e, s, acc, at, one, sum};
+  dispose_all(list, G_N_ELEMENTS(list));
+}
+
 int main(int argc, char **argv) {
   test_init(&argc, &argv);
+  test_add_leak_checked("/index/i32-indexes", test_i32_indexes);
   test_add_leak_checked("/index/index-select", test_index_select);
   test_add_leak_checked("/index/gather", test_gather);
   test_add_leak_checked("/index/scatter-add", test_scatter_add);

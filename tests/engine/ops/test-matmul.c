@@ -449,7 +449,7 @@ static void test_matmul_errors(void) {
                "matmul: shapes [2, 3, 4] and [5, 4, 6] cannot be multiplied: batch dims [2] "
                "and [5] do not broadcast");
   EXPECT_ERROR(r = gs_matmul(a, b64), "matmul: expected operands of the same dtype, got f32 and f64");
-  EXPECT_ERROR(r = gs_matmul(bb, bt), "matmul: expected f32, f64 or i64 operands, got bool");
+  EXPECT_ERROR(r = gs_matmul(bb, bt), "matmul: expected f32, f64, i64 or i32 operands, got bool");
   EXPECT_ERROR(r = gs_matmul(scalar, a),
                "matmul: expected operands of at least 1 dimension, got 0-D and 2-D");
   EXPECT_ERROR(r = gs_matmul(a, GS_NO_TENSOR), "matmul: expected a tensor, got the empty handle");
@@ -502,8 +502,30 @@ static void test_matmul_i64_wraps(void) {
   DISPOSE_ALL(a, b, c);
 }
 
+/* i32 products as torch.int32's on CPU: exact, wrapping at 32 bits, a transposed operand read
+ * in place; i32 with i64 is refused as torch refuses it. */
+static void test_matmul_i32(void) {
+  gs_tensor a = gs_from_data(GS_I32, (int64_t[]){2, 2}, 2, (int32_t[]){1, 2, 3, 4});
+  gs_tensor c = gs_matmul(a, a), at = gs_t(a), ct = gs_matmul(at, a);
+  g_assert_cmpint(gs_dtype_of(c), ==, GS_I32);
+  test_assert_values(c, (int64_t[]){2, 2}, 2, (double[]){7, 10, 15, 22}, 0, 0);
+  test_assert_values(ct, (int64_t[]){2, 2}, 2, (double[]){10, 14, 14, 20}, 0, 0);
+  gs_tensor big = gs_from_data(GS_I32, (int64_t[]){1, 2}, 2, (int32_t[]){INT32_MAX, 2});
+  gs_tensor col = gs_from_data(GS_I32, (int64_t[]){2, 1}, 2, (int32_t[]){2, 3});
+  gs_tensor w = gs_matmul(big, col);
+  int32_t got;
+  gs_copy_to(w, &got, sizeof got);
+  g_assert_cmpint(got, ==, (int32_t)((uint32_t)INT32_MAX * 2u + 6u));
+  gs_tensor wide = gs_to_dtype(a, GS_I64), r = GS_NO_TENSOR;
+  EXPECT_ERROR(r = gs_matmul(a, wide),
+               "matmul: expected operands of the same dtype, got i32 and i64");
+  g_assert_true(gs_tensor_is_none(r));
+  DISPOSE_ALL(a, c, at, ct, big, col, w, wide);
+}
+
 int main(int argc, char **argv) {
   test_init(&argc, &argv);
+  test_add_leak_checked("/matmul/i32", test_matmul_i32);
   test_add_leak_checked("/matmul/all-combinations", test_matmul_all_combinations);
   test_add_leak_checked("/matmul/transposed-operands-are-not-copied",
                         test_matmul_transposed_operands_are_not_copied);

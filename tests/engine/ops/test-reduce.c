@@ -29,7 +29,7 @@ static const dim_set dim_sets[] = {
     {2, {-1, 0}}, {3, {2, 0, 1}}, {2, {1, -1}}, {2, {1, 3}},   {4, {3, 1, 0, 2}},
 };
 
-static const gs_dtype all_dtypes[] = {GS_F32, GS_F64, GS_I64, GS_BOOL};
+static const gs_dtype all_dtypes[] = {GS_F32, GS_F64, GS_I64, GS_BOOL, GS_I32};
 static const gs_dtype float_dtypes[] = {GS_F32, GS_F64};
 
 /* ---- reference loops ------------------------------------------------------------------ */
@@ -226,15 +226,25 @@ static void check_op_everywhere(ref_op op, const gs_dtype *dtypes, size_t ndtype
   g_assert_cmpuint(gs_live_tensor_count(), ==, live);
 }
 
-static void test_sum_values(void) { check_op_everywhere(REF_SUM, all_dtypes, 4); }
+static void test_sum_values(void) {
+  check_op_everywhere(REF_SUM, all_dtypes, G_N_ELEMENTS(all_dtypes));
+}
 static void test_mean_values(void) { check_op_everywhere(REF_MEAN, float_dtypes, 2); }
-static void test_max_values(void) { check_op_everywhere(REF_MAX, all_dtypes, 4); }
-static void test_min_values(void) { check_op_everywhere(REF_MIN, all_dtypes, 4); }
+static void test_max_values(void) {
+  check_op_everywhere(REF_MAX, all_dtypes, G_N_ELEMENTS(all_dtypes));
+}
+static void test_min_values(void) {
+  check_op_everywhere(REF_MIN, all_dtypes, G_N_ELEMENTS(all_dtypes));
+}
 static void test_logsumexp_values(void) {
   check_op_everywhere(REF_LOGSUMEXP, float_dtypes, 2);
 }
-static void test_argmax_values(void) { check_op_everywhere(REF_ARGMAX, all_dtypes, 4); }
-static void test_argmin_values(void) { check_op_everywhere(REF_ARGMIN, all_dtypes, 4); }
+static void test_argmax_values(void) {
+  check_op_everywhere(REF_ARGMAX, all_dtypes, G_N_ELEMENTS(all_dtypes));
+}
+static void test_argmin_values(void) {
+  check_op_everywhere(REF_ARGMIN, all_dtypes, G_N_ELEMENTS(all_dtypes));
+}
 
 /* argmax_all / argmin_all: the flat row-major index, 0-dim i64. */
 static void test_arg_all_values(void) {
@@ -289,6 +299,25 @@ static const sum_to_case sum_to_cases[] = {
     {3, {3, 0, 2}, 2, {1, 2}},    {3, {3, 0, 2}, 3, {3, 0, 1}}, {2, {3, 1100}, 1, {1100}},
     {2, {3, 1100}, 2, {3, 1}},    {4, {3, 4, 2, 5}, 3, {4, 1, 5}},
 };
+
+/* An i32 sum is an i64 (as torch's): it does not wrap at 32 bits. max and min stay i32. */
+static void test_i32_sum_is_i64(void) {
+  gs_tensor t =
+      gs_from_data(GS_I32, (int64_t[]){2, 2}, 2, (int32_t[]){INT32_MAX, INT32_MAX, INT32_MIN, -1});
+  gs_tensor all = gs_sum(t, NULL, 0, false), rows = gs_sum(t, (int[]){1}, 1, false);
+  gs_tensor mx = gs_max(t, NULL, 0, false), cs = gs_cumsum(t, 1);
+  g_assert_cmpint(gs_dtype_of(all), ==, GS_I64);
+  int64_t r[2];
+  gs_copy_to(rows, r, sizeof r);
+  g_assert_cmpint(r[0], ==, 2 * (int64_t)INT32_MAX);
+  g_assert_cmpint(r[1], ==, (int64_t)INT32_MIN - 1);
+  g_assert_cmpfloat(gs_item(all), ==, (double)INT32_MAX - 2.0);
+  g_assert_cmpint(gs_dtype_of(mx), ==, GS_I32);
+  g_assert_cmpfloat(gs_item(mx), ==, INT32_MAX);
+  g_assert_cmpint(gs_dtype_of(cs), ==, GS_I64);
+  g_assert_cmpfloat(gs_get(cs, (int64_t[]){0, 1}), ==, 2.0 * INT32_MAX);
+  DISPOSE_ALL(t, all, rows, mx, cs);
+}
 
 static void test_sum_to_values(void) {
   gs_rng rng;
@@ -727,6 +756,7 @@ static void test_errors(void) {
 int main(int argc, char **argv) {
   test_init(&argc, &argv);
   g_test_add_func("/reduce/sum/values", test_sum_values);
+  g_test_add_func("/reduce/sum/i32-is-i64", test_i32_sum_is_i64);
   g_test_add_func("/reduce/mean/values", test_mean_values);
   g_test_add_func("/reduce/max/values", test_max_values);
   g_test_add_func("/reduce/min/values", test_min_values);

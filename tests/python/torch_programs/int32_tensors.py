@@ -1,0 +1,50 @@
+# int32 tensors: from NumPy (shared memory) and copied, promotion, reductions, casts, indexing.
+import numpy as np
+import torch
+
+arr = np.arange(6, dtype=np.int32)
+shared = torch.from_numpy(arr)
+print("from_numpy", shared, shared.dtype)
+arr[0] = 10
+print("shares memory", shared[0].item(), shared.numpy().dtype)
+copied = torch.tensor(arr)
+arr[1] = 20
+print("copied", copied, copied[1].item())
+a = torch.tensor([3, -1, 4, 1], dtype=torch.int32)
+print("int32 with python int", a + 1, a * 2)
+print("int32 with int64", a + torch.tensor([1, 1, 1, 1]))
+print("int32 with float", a * 0.5, (a / 2).dtype)
+print("floordiv mod", a // 2, a % 3)
+print("bitwise", a & 6, a | 1, ~a)
+print("wraps", torch.tensor([2147483647], dtype=torch.int32) + 1)
+print("sum", a.sum(), a.sum().dtype, a.reshape(2, 2).sum(1))
+print("max min argmax", a.max(), a.min(), a.argmax())
+print("cumsum", a.cumsum(0))
+values, indices = a.sort(descending=True)
+print("sort", values, indices)
+top, where = torch.topk(a, 2)
+print("topk", top, where)
+print("casts", a.float(), a.double(), a.long(), a.bool())
+print("to int32", torch.tensor([1.7, -1.7, 2.5]).int(), torch.tensor([5, 6]).to(torch.int32))
+print("creation", torch.zeros(2, dtype=torch.int32), torch.ones(2, dtype=torch.int32),
+      torch.full((2,), 7, dtype=torch.int32), torch.arange(3, dtype=torch.int32))
+print("dtype=", torch.tensor([[1, 2], [3, 4]], dtype=torch.int32))
+m = torch.tensor([[1, 2], [3, 4]], dtype=torch.int32)
+print("matmul", m @ m)
+print("index_select", torch.arange(10, 15).index_select(0, torch.tensor([4, 0], dtype=torch.int32)))
+print("numpy index", torch.arange(10, 15)[np.array([1, 3], dtype=np.int32)])
+print("cat stack", torch.cat([a, a.long()]).dtype, torch.stack([a, a]).shape)
+print("where", torch.where(a > 0, a, torch.tensor(0)))
+print("compare", a == a.long(), a > 1.5)
+print("numpy back", a.numpy(), a.tolist(), type(a[0].item()).__name__)
+print("empty", torch.tensor([], dtype=torch.int32))
+print("dtype names", torch.int32, torch.int, torch.int32 == torch.int, a.element_size())
+w = torch.arange(6.0).reshape(3, 2).requires_grad_()
+out = torch.nn.functional.embedding(torch.tensor([2, 0, 2], dtype=torch.int32), w)
+out.sum().backward()
+print("embedding grad", w.grad)
+try:  # torch raises RuntimeError, gradscope TypeError: both refuse
+    a.requires_grad_()
+    print("requires_grad accepted")
+except (RuntimeError, TypeError):
+    print("requires_grad refused")
