@@ -332,8 +332,20 @@ static PyObject *get_released(PyObject *self, void *c) {
   return gsp_bool_or_error(gs_node_released(node_handle(self)));
 }
 
+static PyObject *m_register_pre(PyObject *self, PyObject *fn) {
+  return gsp_node_hook_register(node_handle(self), fn, false);
+}
+
+static PyObject *m_register_post(PyObject *self, PyObject *fn) {
+  return gsp_node_hook_register(node_handle(self), fn, true);
+}
+
 static PyMethodDef node_methods[] = {
     {"name", m_name, METH_NOARGS, "The op's backward name, as PyTorch 1.13 prints it."},
+    {"_register_prehook", m_register_pre, METH_O,
+     "Registers hook((grad,)) before the node runs; returns its (node, id)."},
+    {"_register_hook", m_register_post, METH_O,
+     "Registers hook(grad_inputs, grad_outputs) after the node runs; returns its (node, id)."},
     {NULL, NULL, 0, NULL},
 };
 

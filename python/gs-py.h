@@ -75,6 +75,9 @@ PyObject *gsp_name_dtypes_as_torch(PyObject *module, PyObject *flag);
 /* ---- convert.c ---- */
 /* Shape from (*args) of ints or one tuple/list/torch.Size-like sequence. Returns ndim or -1. */
 int gsp_shape_from_args(PyObject *args, int64_t *shape);
+/* hooks.c: hook as a pre-hook (before the node runs) or post-hook (after) of node, as
+ * Node.register_prehook / register_hook; returns its (node, id) key, NULL with an exception. */
+PyObject *gsp_node_hook_register(gs_node node, PyObject *fn, bool post);
 int gsp_shape_from_sequence(PyObject *seq, int64_t *shape);
 /* dim=None, an int or a tuple of ints: writes dims, returns how many (0 for None) or -1. */
 int gsp_dims_from_object(PyObject *o, int *dims);

@@ -130,7 +130,8 @@ struct gs__node {
 typedef struct gs__grad_hook {
   struct gs__grad_hook *next;
   uint64_t id;
-  gs_grad_hook_fn fn;
+  gs_grad_hook_fn fn;           /* NULL for a post-hook */
+  gs_node_post_hook_fn post_fn; /* runs after the node's formula (gs_node_register_post_hook) */
   void *user_data;
   void (*free_user_data)(void *user_data);
   bool removed; /* removed while its node's hooks were running: freed after they finish */

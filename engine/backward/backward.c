@@ -244,7 +244,8 @@ static void release_saved(gs__node *n) {
 
 /* Runs node j's formula on the gradient that arrived at it (the pass's; disposed here) and
  * hands what it gives its inputs to the nodes they lead to. */
-static void run_node_formula(run *r, int64_t j, bool retain_graph) {
+/* False when a post-hook stopped the pass (reported; the gradients are disposed). */
+static bool run_node_formula(run *r, int64_t j, bool retain_graph) {
   gs__node *n = r->nodes[j].node;
   gs_tensor grad = r->nodes[j].grad;
   r->nodes[j].grad = GS_NO_TENSOR;
@@ -257,8 +258,15 @@ static void run_node_formula(run *r, int64_t j, bool retain_graph) {
     grads[i] = GS_NO_TENSOR;
   n->kind->backward(n, grad, grads);
   gs__formula_temps_dispose();
-  gs_dispose(grad);
   check_formula_grads(n, grads);
+  bool ok = !n->hooks || !gs__node_has_post_hooks(n) || gs__node_post_hooks_run(n, grads, grad);
+  gs_dispose(grad);
+  if (!ok)
+    for (int i = 0; i < n->n_inputs; i++)
+      if (grads[i].id) {
+        gs_dispose(grads[i]);
+        grads[i] = GS_NO_TENSOR;
+      }
 
   for (int i = 0; i < n->n_inputs; i++) {
     if (!grads[i].id)
@@ -282,6 +290,7 @@ static void run_node_formula(run *r, int64_t j, bool retain_graph) {
         gs__trace_skip(1);
     }
   }
+  return ok;
 }
 
 /* What one pass is asked to do: gs_backward_with and gs_backward_many accumulate into
@@ -476,7 +485,10 @@ static bool run_pass(const pass *p, const char *fn) {
       if (p->capture)
         capture_grad(p, n, r.nodes[j].grad);
       if (runs) {
-        run_node_formula(&r, j, p->retain_graph);
+        if (!run_node_formula(&r, j, p->retain_graph)) {
+          ok = false;
+          break;
+        }
       } else {
         gs_dispose(r.nodes[j].grad);
         r.nodes[j].grad = GS_NO_TENSOR;

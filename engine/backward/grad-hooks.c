@@ -19,6 +19,48 @@ static pthread_mutex_t hooks_lock = PTHREAD_MUTEX_INITIALIZER;
 /* The node whose hooks are running on this thread, if any. */
 static GS__THREAD_LOCAL gs__node *running;
 
+/* Appends a hook (fn before the node's formula, or post_fn after it) to n's list. */
+static gs_grad_hook attach(gs__node *n, gs_grad_hook_fn fn, gs_node_post_hook_fn post_fn,
+                           void *user_data, void (*free_user_data)(void *user_data),
+                           const char *name) {
+  gs__grad_hook *hook = calloc(1, sizeof *hook);
+  gs_node node = hook ? gs__node_handle(n) : GS_NO_NODE;
+  if (!node.id) {
+    if (!hook)
+      gs__error(GS_ERR_OUT_OF_MEMORY, name, "could not allocate a hook");
+    free(hook);
+    if (free_user_data)
+      free_user_data(user_data);
+    return (gs_grad_hook){0, 0};
+  }
+  *hook = (gs__grad_hook){.id = atomic_fetch_add(&next_hook_id, 1) + 1,
+                          .fn = fn,
+                          .post_fn = post_fn,
+                          .user_data = user_data,
+                          .free_user_data = free_user_data};
+  pthread_mutex_lock(&hooks_lock);
+  gs__grad_hook **tail = &n->hooks;
+  while (*tail)
+    tail = &(*tail)->next;
+  *tail = hook;
+  pthread_mutex_unlock(&hooks_lock);
+  return (gs_grad_hook){node.id, hook->id};
+}
+
+static gs_grad_hook on_node(gs_node node, gs_grad_hook_fn fn, gs_node_post_hook_fn post_fn,
+                            void *user_data, void (*free_user_data)(void *user_data),
+                            const char *name) {
+  gs__node *n = gs__node_lookup(node, name);
+  if (n && !fn && !post_fn)
+    gs__error(GS_ERR_ARGUMENT, name, "expected a hook function, got NULL");
+  if (!n || (!fn && !post_fn)) {
+    if (free_user_data)
+      free_user_data(user_data);
+    return (gs_grad_hook){0, 0};
+  }
+  return attach(n, fn, post_fn, user_data, free_user_data, name);
+}
+
 gs_grad_hook gs_register_grad_hook(gs_tensor h, gs_grad_hook_fn fn, void *user_data,
                                    void (*free_user_data)(void *user_data)) {
   const char *name = "register_grad_hook";
@@ -33,27 +75,22 @@ gs_grad_hook gs_register_grad_hook(gs_tensor h, gs_grad_hook_fn fn, void *user_d
               "tensor #%u.%u does not require grad: no gradient flows into it to hook",
               (unsigned)(h.id & 0xffffffffu), (unsigned)(h.id >> 32));
   gs__node *n = t && fn && t->ag.requires_grad ? gs__grad_edge(t) : NULL;
-  gs__grad_hook *hook = n ? calloc(1, sizeof *hook) : NULL;
-  if (n && !hook)
-    gs__error(GS_ERR_OUT_OF_MEMORY, name, "could not allocate a hook");
-  gs_node node = hook ? gs__node_handle(n) : GS_NO_NODE;
-  if (!node.id) {
-    free(hook);
+  if (!n) {
     if (free_user_data)
       free_user_data(user_data);
     return none;
   }
-  *hook = (gs__grad_hook){.id = atomic_fetch_add(&next_hook_id, 1) + 1,
-                          .fn = fn,
-                          .user_data = user_data,
-                          .free_user_data = free_user_data};
-  pthread_mutex_lock(&hooks_lock);
-  gs__grad_hook **tail = &n->hooks;
-  while (*tail)
-    tail = &(*tail)->next;
-  *tail = hook;
-  pthread_mutex_unlock(&hooks_lock);
-  return (gs_grad_hook){node.id, hook->id};
+  return attach(n, fn, NULL, user_data, free_user_data, name);
+}
+
+gs_grad_hook gs_node_register_pre_hook(gs_node node, gs_grad_hook_fn fn, void *user_data,
+                                       void (*free_user_data)(void *user_data)) {
+  return on_node(node, fn, NULL, user_data, free_user_data, "node_register_pre_hook");
+}
+
+gs_grad_hook gs_node_register_post_hook(gs_node node, gs_node_post_hook_fn fn, void *user_data,
+                                        void (*free_user_data)(void *user_data)) {
+  return on_node(node, NULL, fn, user_data, free_user_data, "node_register_post_hook");
 }
 
 void gs_grad_hook_remove(gs_grad_hook hook) {
@@ -124,7 +161,7 @@ bool gs__grad_hooks_run(gs__node *n, gs_tensor *grad) {
   bool ok = true;
   running = n;
   for (gs__grad_hook *h = n->hooks; h && ok; h = h->next) {
-    if (h->removed)
+    if (h->removed || !h->fn)
       continue;
     gs_tensor replacement = GS_NO_TENSOR;
     gs__ownership_resume(); /* what the hook makes is the caller's, as if made by it */
@@ -146,6 +183,75 @@ bool gs__grad_hooks_run(gs__node *n, gs_tensor *grad) {
     gs_dispose(*grad); /* the pass disposes the replacement as it did grad */
     *grad = replacement;
   }
+  running = NULL;
+  sweep_removed(n);
+  return ok;
+}
+
+bool gs__node_has_post_hooks(const gs__node *n) {
+  for (const gs__grad_hook *h = n->hooks; h; h = h->next)
+    if (h->post_fn && !h->removed)
+      return true;
+  return false;
+}
+
+/* A post-hook's replacement for input i: the shape and dtype of what it replaces. */
+static bool check_post_replacement(const gs__node *n, int i, gs_tensor grad,
+                                   gs_tensor replacement) {
+  gs__tensor *r = gs__lookup(replacement, "backward");
+  if (!r)
+    return false;
+  gs__tensor *g = grad.id ? gs__lookup(grad, "backward") : NULL;
+  const gs__input_meta *want = &n->inputs[i];
+  gs_dtype dtype = g ? g->dtype : want->dtype;
+  int ndim = g ? g->ndim : want->ndim;
+  const int64_t *shape = g ? g->shape : want->shape;
+  if (r->dtype == dtype && r->ndim == ndim &&
+      memcmp(r->shape, shape, (size_t)ndim * sizeof(int64_t)) == 0)
+    return true;
+  char w[GS__SHAPE_STR], got[GS__SHAPE_STR];
+  gs__error(GS_ERR_SHAPE, "backward",
+            "a hook after %s #%llu returned a gradient %s %s for input %d; expected %s %s",
+            n->kind->name, (unsigned long long)n->id, gs__shape_str(got, r->shape, r->ndim),
+            gs_dtype_name(r->dtype), i, gs__shape_str(w, shape, ndim), gs_dtype_name(dtype));
+  return false;
+}
+
+bool gs__node_post_hooks_run(gs__node *n, gs_tensor *grads, gs_tensor grad_output) {
+  bool ok = true;
+  running = n;
+  gs_tensor stack[8];
+  gs_tensor *repl = n->n_inputs <= 8 ? stack : calloc((size_t)n->n_inputs, sizeof *repl);
+  if (!repl)
+    abort(); /* a few handles: failing here means the process is already lost */
+  for (gs__grad_hook *h = n->hooks; h && ok; h = h->next) {
+    if (h->removed || !h->post_fn)
+      continue;
+    for (int i = 0; i < n->n_inputs; i++)
+      repl[i] = grads[i];
+    gs__ownership_resume(); /* what the hook makes is the caller's, as if made by it */
+    ok = h->post_fn(grads, n->n_inputs, grad_output, repl, h->user_data);
+    gs__ownership_suspend_for(GS__REASON_BACKWARD_TEMPORARY);
+    if (!ok)
+      gs__error(GS_ERR_STATE, "backward", "a hook after %s #%llu stopped the backward pass",
+                n->kind->name, (unsigned long long)n->id);
+    for (int i = 0; i < n->n_inputs; i++) {
+      if (repl[i].id == grads[i].id)
+        continue; /* kept */
+      if (repl[i].id && ok && !check_post_replacement(n, i, grads[i], repl[i]))
+        ok = false;
+      if (!ok) {
+        if (repl[i].id)
+          gs_dispose(repl[i]);
+        continue;
+      }
+      if (grads[i].id)
+        gs_dispose(grads[i]); /* the pass disposes the replacement as it did the gradient */
+      grads[i] = repl[i];     /* or none: the input takes no gradient from n */
+    }
+  }
+  if (repl != stack)
+    free(repl);
   running = NULL;
   sweep_removed(n);
   return ok;

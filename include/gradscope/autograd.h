@@ -118,6 +118,24 @@ typedef struct gs_grad_hook {
  * removed or its node freed. Returns the hook, or an empty one (id 0) on error. */
 GS_API gs_grad_hook gs_register_grad_hook(gs_tensor t, gs_grad_hook_fn fn, void *user_data,
                                           void (*free_user_data)(void *user_data));
+/* The same hook on a node (a grad_fn), as PyTorch's Node.register_prehook: it sees the
+ * gradient flowing into the node before its formula runs, after the hooks of the node's output
+ * tensor registered before it. */
+GS_API gs_grad_hook gs_node_register_pre_hook(gs_node node, gs_grad_hook_fn fn, void *user_data,
+                                              void (*free_user_data)(void *user_data));
+/* A hook after a node's formula, as PyTorch's Node.register_hook: it gets the gradients the
+ * formula made for each input (grad_inputs[i], GS_NO_TENSOR where an input needs none) and
+ * the gradient the node was given (grad_output). replacements[i] starts as grad_inputs[i]
+ * (kept); the hook may set a new tensor of the same shape and dtype (PyTorch's returned
+ * gradient), or GS_NO_TENSOR (PyTorch's None: the input gets no gradient from this node).
+ * Returns false to stop the backward pass. Rules as gs_grad_hook_fn's (grad mode off, no
+ * backward; what it makes is the caller's). */
+typedef bool (*gs_node_post_hook_fn)(const gs_tensor *grad_inputs, int n_inputs,
+                                     gs_tensor grad_output, gs_tensor *replacements,
+                                     void *user_data);
+GS_API gs_grad_hook gs_node_register_post_hook(gs_node node, gs_node_post_hook_fn fn,
+                                               void *user_data,
+                                               void (*free_user_data)(void *user_data));
 /* Removes a hook; removing it again, or after its node was freed, does nothing (as PyTorch's
  * RemovableHandle.remove). A hook may remove itself or others while it runs; removing one
  * from another thread while a backward runs it is the caller's race to avoid. */

@@ -138,7 +138,24 @@ def _backward_method(self, gradient=None, retain_graph=None, create_graph=False,
     return _tensor_backward(self, gradient, retain_graph=bool(retain_graph))
 
 
+def _node_register_hook(self, hook):
+    """Node.register_hook(hook): hook(grad_inputs, grad_outputs) runs after this node's
+    formula, with the gradients it made for its inputs (None where an input takes none) and
+    the one it was given; returning a tuple of as many gradients (None keeps one) replaces
+    them. Returns a RemovableHandle."""
+    return RemovableHandle(*self._register_hook(hook))
+
+
+def _node_register_prehook(self, hook):
+    """Node.register_prehook(hook): hook(grad_outputs) runs before this node's formula with a
+    tuple of the gradient flowing into it; returning a tuple of one gradient replaces it.
+    Returns a RemovableHandle."""
+    return RemovableHandle(*self._register_prehook(hook))
+
+
 _c._extend_type(_c.Tensor, "register_hook", _register_hook)
+_c._extend_type(_c.Node, "register_hook", _node_register_hook)
+_c._extend_type(_c.Node, "register_prehook", _node_register_prehook)
 _c._extend_type(_c.Tensor, "backward", _backward_method)
 Node = _c.Node
 

@@ -1,6 +1,7 @@
 /* test-graph-api.c: the autograd graph as a C program sees it: node handles (gs_grad_fn,
  * gs_node_next, AccumulateGrad's variable, stale handles after a node is freed, holds),
- * gradient hooks on tensors (seeing, replacing, removing, stopping a pass), one backward from
+ * gradient hooks on tensors (seeing, replacing, removing, stopping a pass) and on nodes
+ * (before and after their formula), one backward from
  * several outputs, gs_autograd_grad (gradients without .grad, only the needed part of the
  * graph, unused inputs) and gs_backward_inputs (backward into chosen tensors' .grad). */
 #include "test-util.h"
@@ -188,6 +189,79 @@ static void test_gradient_hooks(void) {
   gs_dispose(c), gs_dispose(s), gs_dispose(y3), gs_dispose(y), gs_dispose(x);
 }
 
+/* A node post-hook: records the gradients the node made, then scales input 0's by 10 and
+ * drops input 1's (PyTorch's None). */
+static bool post_scale_drop(const gs_tensor *grad_inputs, int n_inputs, gs_tensor grad_output,
+                            gs_tensor *replacements, void *user_data) {
+  double *seen_values = user_data;
+  g_assert_cmpint(n_inputs, ==, 2);
+  seen_values[0] = gs_get(grad_inputs[0], (int64_t[]){0});
+  seen_values[1] = gs_get(grad_inputs[1], (int64_t[]){0});
+  seen_values[2] = gs_get(grad_output, (int64_t[]){0});
+  replacements[0] = gs_mul_scalar(grad_inputs[0], 10.0);
+  replacements[1] = GS_NO_TENSOR;
+  return true;
+}
+
+static bool post_wrong_shape(const gs_tensor *grad_inputs, int n_inputs, gs_tensor grad_output,
+                             gs_tensor *replacements, void *user_data) {
+  (void)n_inputs, (void)grad_output, (void)user_data;
+  replacements[0] = sum_all(grad_inputs[0]);
+  return true;
+}
+
+static bool post_keep(const gs_tensor *grad_inputs, int n_inputs, gs_tensor grad_output,
+                      gs_tensor *replacements, void *user_data) {
+  (void)grad_inputs, (void)n_inputs, (void)grad_output, (void)replacements;
+  (*(int *)user_data)++;
+  return true;
+}
+
+/* Hooks on nodes, as PyTorch's Node.register_prehook and register_hook: the pre-hook sees
+ * and may replace the gradient flowing into the node; the post-hook sees what the node made
+ * for each input and the gradient it was given, and replaces or drops them; removal; a
+ * replacement of another shape is refused; a hook on a stale node is refused. */
+static void test_node_hooks(void) {
+  gs_tensor x = leaf((double[]){1, 2, 3}, 3), w = leaf((double[]){0.5, -1, 2}, 3);
+  gs_tensor y = gs_mul(x, w), y3 = gs_mul_scalar(y, 3.0), s = sum_all(y3);
+  double seen_values[3] = {0}, one = 1.0;
+  seen pre = {0};
+  gs_grad_hook h_post =
+      gs_node_register_post_hook(gs_grad_fn(y), post_scale_drop, seen_values, NULL);
+  gs_grad_hook h_pre = gs_node_register_pre_hook(gs_grad_fn(y), record, &pre, NULL);
+  gs_grad_hook h_add = gs_node_register_pre_hook(gs_grad_fn(y), scale_by, &one, NULL);
+  g_assert_cmpuint(h_post.node, ==, gs_grad_fn(y).id);
+  gs_backward_with(s, GS_NO_TENSOR, true);
+  g_assert_cmpfloat(pre.first, ==, 3.0);          /* y's gradient flowing in */
+  g_assert_cmpfloat(seen_values[0], ==, 3 * 0.5); /* d/dx = g * w */
+  g_assert_cmpfloat(seen_values[1], ==, 3 * 1.0); /* d/dw = g * x */
+  g_assert_cmpfloat(seen_values[2], ==, 3.0);
+  assert_values(gs_grad(x), (double[]){15, -30, 60}, 3);
+  g_assert_true(gs_tensor_is_none(gs_grad(w))); /* dropped */
+
+  gs_grad_hook_remove(h_post), gs_grad_hook_remove(h_pre), gs_grad_hook_remove(h_add);
+  gs_zero_grad(x);
+  gs_backward_with(s, GS_NO_TENSOR, true);
+  assert_values(gs_grad(x), (double[]){1.5, -3, 6}, 3);
+  assert_values(gs_grad(w), (double[]){3, 6, 9}, 3);
+
+  int kept = 0;
+  gs_node_register_post_hook(gs_grad_fn(y), post_keep, &kept, NULL);
+  gs_zero_grad(x), gs_zero_grad(w);
+  gs_backward_with(s, GS_NO_TENSOR, true);
+  g_assert_cmpint(kept, ==, 1);
+  assert_values(gs_grad(x), (double[]){1.5, -3, 6}, 3);
+
+  gs_node_register_post_hook(gs_grad_fn(y), post_wrong_shape, NULL, NULL);
+  gs_zero_grad(x), gs_zero_grad(w);
+  EXPECT_ERROR(gs_backward_with(s, GS_NO_TENSOR, true), "a hook after MulBackward #");
+  int before = freed;
+  EXPECT_ERROR(gs_node_register_post_hook((gs_node){12345}, post_keep, NULL, count_free),
+               "never created");
+  g_assert_cmpint(freed, ==, before + 1); /* a refused hook lets its data go */
+  gs_dispose(s), gs_dispose(y3), gs_dispose(y), gs_dispose(w), gs_dispose(x);
+}
+
 static bool start_another(gs_tensor grad, gs_tensor *replacement, void *user_data) {
   (void)replacement;
   gs_backward(*(gs_tensor *)user_data);
@@ -294,6 +368,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/graph-api/walk-the-graph", test_walk_the_graph);
   g_test_add_func("/graph-api/stale-node-and-holds", test_stale_node_and_holds);
   g_test_add_func("/graph-api/gradient-hooks", test_gradient_hooks);
+  g_test_add_func("/graph-api/node-hooks", test_node_hooks);
   g_test_add_func("/graph-api/hook-cannot-start-a-backward", test_hook_cannot_start_a_backward);
   g_test_add_func("/graph-api/backward-many", test_backward_many);
   g_test_add_func("/graph-api/autograd-grad", test_autograd_grad);
