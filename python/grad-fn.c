@@ -99,7 +99,7 @@ static const torch_name *torch_name_of(const char *engine) {
 }
 
 /* The node's name as torch 1.13 prints it; NULL with the engine's error raised. */
-static PyObject *node_torch_name(gs_node n) {
+PyObject *gsp_node_torch_name(gs_node n) {
   gs_clear_error();
   const char *engine = gs_node_name(n);
   if (!engine)
@@ -197,7 +197,7 @@ static void node_dealloc(PyObject *self) {
 static gs_node node_handle(PyObject *self) { return ((gsp_node *)self)->handle; }
 
 static PyObject *node_repr(PyObject *self) {
-  PyObject *name = node_torch_name(node_handle(self));
+  PyObject *name = gsp_node_torch_name(node_handle(self));
   if (!name)
     return NULL;
   /* torch's AccumulateGrad prints its class name, not its C++ name() */
@@ -222,7 +222,7 @@ static PyObject *node_richcompare(PyObject *a, PyObject *b, int op) {
 
 static PyObject *m_name(PyObject *self, PyObject *unused) {
   (void)unused;
-  return node_torch_name(node_handle(self));
+  return gsp_node_torch_name(node_handle(self));
 }
 
 /* ((node or None, input_nr), ...): one pair per input of the op, torch's scalar operands
@@ -267,7 +267,7 @@ static PyObject *node_getattro(PyObject *self, PyObject *name) {
       gs_tensor leaf = gs_node_variable(n);
       return leaf.id ? gsp_tensor_object(leaf, self) : gsp_raise_engine_error();
     }
-    PyObject *shown = node_torch_name(n);
+    PyObject *shown = gsp_node_torch_name(n);
     if (shown) {
       PyErr_Format(PyExc_AttributeError, "'%U' object has no attribute 'variable'", shown);
       Py_DECREF(shown);

@@ -71,6 +71,8 @@ const char *gsp_dtype_torch_name(gs_dtype dtype);
 /* "gradscope", or "torch" once gradscope.as_torch has called _name_dtypes_as_torch(True). */
 const char *gsp_dtype_module_name(void);
 PyObject *gsp_name_dtypes_as_torch(PyObject *module, PyObject *flag);
+/* grad-fn.c: a node's name as torch 1.13 prints it ("MulBackward0"); NULL with an exception. */
+PyObject *gsp_node_torch_name(gs_node n);
 
 /* ---- convert.c ---- */
 /* Shape from (*args) of ints or one tuple/list/torch.Size-like sequence. Returns ndim or -1. */

@@ -222,10 +222,11 @@ PyObject *gsp_tensor_repr(PyObject *self) {
     each_shown(&p, 0, 0, measure, &m);
     double max_abs = m.max_abs, min_abs = m.min_abs;
     bool whole = m.whole;
-    p.fmt = whole && max_abs < 1e8 ? 'i'
-            : (max_abs >= 1e8 || (min_abs < 1e-4) || (max_abs / min_abs > 1000 && min_abs < 1e-4))
-                ? 'e'
-                : 'f';
+    /* torch 1.13's rule (_tensor_str._Formatter), over the finite nonzero magnitudes: whole
+     * numbers too go scientific past a ratio of 1000 or 1e8. */
+    p.fmt = max_abs >= 1e8 || max_abs / min_abs > 1000 || (!whole && min_abs < 1e-4) ? 'e'
+            : whole                                                                  ? 'i'
+                                                                                     : 'f';
     if (whole && p.dtype != GS_F32 && p.dtype != GS_F64)
       p.fmt = 'i';
     each_shown(&p, 0, 0, widen, NULL);
@@ -247,12 +248,25 @@ PyObject *gsp_tensor_repr(PyObject *self) {
     rc = emit(&p, suffix);
   }
   const char *fn = gs_grad_fn_name(t);
+  /* Under gradscope.as_torch the node is named as torch prints it (MulBackward0), so that a
+   * program's printed tensors read as they do under torch; else by the engine's name, the
+   * inspector's. */
+  PyObject *torch_fn = fn && rc == 0 && strcmp(gsp_dtype_module_name(), "torch") == 0
+                           ? gsp_node_torch_name(gs_grad_fn(t))
+                           : NULL;
+  if (torch_fn) {
+    const char *text = PyUnicode_AsUTF8(torch_fn);
+    if (text)
+      fn = text;
+  }
+  PyErr_Clear(); /* a name that cannot be had falls back to the engine's */
   if (rc == 0 && fn) {
     snprintf(suffix, sizeof suffix, ", grad_fn=<%s>", fn);
     rc = emit(&p, suffix);
   } else if (rc == 0 && gs_requires_grad(t)) {
     rc = emit(&p, ", requires_grad=True");
   }
+  Py_XDECREF(torch_fn);
   rc = rc < 0 ? rc : emit(&p, ")");
   PyObject *result = NULL;
   if (rc == 0) {

@@ -1,13 +1,15 @@
 # Hooks on grad_fn nodes: register_prehook sees (and may replace) the gradient flowing into a
 # node; register_hook sees the gradients the node made for its inputs and the one it was
 # given, and may replace them (None: that input gets no gradient). Their order beside a
-# tensor hook, removal, a hook that leaves everything as it is, and a wrong return's error.
+# tensor hook, removal, a hook that leaves everything as it is, and a wrong return's error;
+# and tensors printed with their grad_fn as torch names it.
 import torch
 
 x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
 w = torch.tensor([0.5, -1.0, 2.0], requires_grad=True)
 y = x * w
 z = (y * 3).sum()
+print("printed as torch prints them:", y, z, y.exp()[1:], x.view(3, 1).t())
 seen = []
 
 
