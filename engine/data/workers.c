@@ -93,6 +93,7 @@ typedef struct worker {
   pid_t pid; /* 0 once waited for */
   int sock;  /* the main process's end; -1 once closed */
   channel *ch;
+  gs__segment_cache *cache; /* the worker's pool slots as mapped here, or NULL */
 } worker;
 
 struct gs__workers {
@@ -403,8 +404,7 @@ gs__workers *gs__workers_start(gs_data_loader *l) {
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
       int err = errno;
-      shut_down(ws);
-      free(ws);
+      gs__workers_stop(ws);
       gs__error(GS_ERR_STATE, fn, "cannot make a socket for worker %d: %s", i, strerror(err));
       return NULL;
     }
@@ -412,8 +412,7 @@ gs__workers *gs__workers_start(gs_data_loader *l) {
     ws->w[i].ch = channel_new(sv[0]);
     if (!ws->w[i].ch) {
       close(sv[1]);
-      shut_down(ws);
-      free(ws);
+      gs__workers_stop(ws);
       gs__error(GS_ERR_OUT_OF_MEMORY, fn, "cannot allocate worker %d's channel", i);
       return NULL;
     }
@@ -426,12 +425,13 @@ gs__workers *gs__workers_start(gs_data_loader *l) {
     close(sv[1]);
     if (pid < 0) {
       int err = errno;
-      shut_down(ws);
-      free(ws);
+      gs__workers_stop(ws);
       gs__error(GS_ERR_STATE, fn, "cannot start worker %d (fork): %s", i, strerror(err));
       return NULL;
     }
     ws->w[i].pid = pid;
+    /* Without it (no memory) every batch is mapped afresh, as before. */
+    ws->w[i].cache = gs__segment_cache_new(GS__SEGMENT_POOL_MAX);
     for (int c = 0; c < ws->depth; c++)
       give_credit(&ws->w[i]); /* a dead worker is found when its batch is due */
   }
@@ -442,6 +442,8 @@ void gs__workers_stop(gs__workers *ws) {
   if (!ws)
     return;
   shut_down(ws);
+  for (int i = 0; i < ws->n; i++)
+    gs__segment_cache_free(ws->w[i].cache); /* storages still over its mappings keep them */
   free(ws);
 }
 
@@ -545,7 +547,9 @@ static int receive_fields(worker *w, const batch_header *h, int nf, gs_tensor *g
   for (; f < nf; f++) {
     if (!wait_readable(w->sock, deadline) || at_end(w->sock))
       break;
-    got[f] = gs_tensor_recv(w->sock);
+    got[f] = h->slot[f] != NO_SLOT && w->cache
+                 ? gs__segment_cache_recv(w->cache, h->slot[f], w->sock, "tensor_recv")
+                 : gs_tensor_recv(w->sock);
     if (!got[f].id)
       break;
   }
