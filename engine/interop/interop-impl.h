@@ -24,8 +24,8 @@ void gs__segment_map_ref(gs__segment_map *map);
 void gs__segment_map_unref(gs__segment_map *map);
 /* As gs__shared_buffer, over the first nbytes of map (which it references: the caller keeps
  * its own reference). */
-gs__buffer *gs__shared_buffer_over(gs__segment_map *map, uint64_t nbytes,
-                                   gs_memory_origin origin, const char *fn);
+gs__buffer *gs__shared_buffer_over(gs__segment_map *map, uint64_t nbytes, gs_memory_origin origin,
+                                   const char *fn);
 
 /* The bytes a mapping of nbytes takes: mmap refuses an empty one. */
 static inline uint64_t gs__shared_map_bytes(uint64_t nbytes) { return nbytes ? nbytes : 1; }

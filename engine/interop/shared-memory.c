@@ -92,8 +92,8 @@ void gs__shared_mark_forwarded(gs__buffer *b) {
     ((shared_mapping *)b->release_user_data)->forwarded = true;
 }
 
-gs__buffer *gs__shared_buffer_over(gs__segment_map *map, uint64_t nbytes,
-                                   gs_memory_origin origin, const char *fn) {
+gs__buffer *gs__shared_buffer_over(gs__segment_map *map, uint64_t nbytes, gs_memory_origin origin,
+                                   const char *fn) {
   shared_mapping *m = calloc(1, sizeof *m);
   if (!m) {
     gs__error(GS_ERR_OUT_OF_MEMORY, fn, "out of memory");
@@ -112,8 +112,7 @@ gs__buffer *gs__shared_buffer_over(gs__segment_map *map, uint64_t nbytes,
   return b;
 }
 
-gs__buffer *gs__shared_buffer(int fd, uint64_t nbytes, gs_memory_origin origin,
-                              const char *fn) {
+gs__buffer *gs__shared_buffer(int fd, uint64_t nbytes, gs_memory_origin origin, const char *fn) {
   gs__segment_map *map = gs__segment_map_new(fd, nbytes, fn);
   if (!map)
     return NULL;
