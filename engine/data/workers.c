@@ -67,6 +67,7 @@
 #define MSG_EPOCH 255
 #define EPOCH_ACK (-1)
 #define NO_SLOT 255 /* a field sent over a segment that is not the pool's */
+_Static_assert(NO_SLOT >= GS__SEGMENT_POOL_MAX, "NO_SLOT is no slot of a pool or a cache");
 
 typedef struct batch_header {
   char magic[4];
@@ -547,9 +548,9 @@ static int receive_fields(worker *w, const batch_header *h, int nf, gs_tensor *g
   for (; f < nf; f++) {
     if (!wait_readable(w->sock, deadline) || at_end(w->sock))
       break;
-    got[f] = h->slot[f] != NO_SLOT && w->cache
-                 ? gs__segment_cache_recv(w->cache, h->slot[f], w->sock, "tensor_recv")
-                 : gs_tensor_recv(w->sock);
+    /* Over the slot's mapping kept from earlier batches (NO_SLOT is past the cache: mapped
+     * afresh, as gs_tensor_recv). */
+    got[f] = gs__segment_cache_recv(w->cache, h->slot[f], w->sock, "tensor_recv");
     if (!got[f].id)
       break;
   }

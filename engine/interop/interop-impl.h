@@ -94,5 +94,6 @@ gs__segment_cache *gs__segment_cache_new(int capacity);
 void gs__segment_cache_free(gs__segment_cache *c);
 /* gs_tensor_recv for a tensor the sender wrote into its pool's slot: over the mapping this
  * cache already holds of that slot when the descriptor names the same memory file, else over a
- * new one that replaces it. A slot out of range is received as by gs_tensor_recv. */
+ * new one that replaces it. With no cache (NULL) or a slot out of range: a new mapping of its
+ * own, as gs_tensor_recv (which is this). */
 gs_tensor gs__segment_cache_recv(gs__segment_cache *c, int slot, int sock, const char *fn);

@@ -258,15 +258,5 @@ gs_tensor gs__tensor_over_received(gs__tensor *t, gs__buffer *b, int64_t pid, co
 }
 
 gs_tensor gs_tensor_recv(int sock) {
-  static const char fn[] = "tensor_recv";
-  gs__tensor t;
-  uint64_t nbytes;
-  int fd;
-  int64_t pid;
-  if (!gs__tensor_recv_message(sock, &t, &nbytes, &fd, &pid, fn))
-    return GS_NO_TENSOR;
-  gs__buffer *b = gs__shared_buffer(fd, nbytes, GS_MEMORY_RECEIVED, fn);
-  if (!b) /* the descriptor is closed */
-    return GS_NO_TENSOR;
-  return gs__tensor_over_received(&t, b, pid, fn);
+  return gs__segment_cache_recv(NULL, -1, sock, "tensor_recv"); /* no cache: a new mapping */
 }
