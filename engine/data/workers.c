@@ -20,7 +20,9 @@
  * page fault, a zeroed page and a cgroup charge per 4 KiB, a third of collating a 1 MiB batch.
  * The header names each field's pool slot; when the main process's last storage over those
  * pages goes (the caller disposed the batch), it sends the slot back and the worker writes a
- * later batch into the same, already mapped pages. What the main process sends is one byte per
+ * later batch into the same, already mapped pages. The main process keeps its own mapping of
+ * each slot too (interop/segment-cache.c): mapping a segment afresh per batch made its first
+ * read fault on every page again, 1.5-2 ms of a 1 MiB batch on a VM. What the main process sends is one byte per
  * message, so no two threads' messages interleave: 0 is a credit, 1 + k gives slot k back.
  * Give-backs are sent without blocking and may be dropped (a full socket, a worker gone): a
  * dropped one only leaves its slot busy, and the worker makes fresh segments when all are.
@@ -67,6 +69,7 @@
 #define MSG_EPOCH 255
 #define EPOCH_ACK (-1)
 #define NO_SLOT 255 /* a field sent over a segment that is not the pool's */
+_Static_assert(NO_SLOT >= GS__SEGMENT_POOL_MAX, "NO_SLOT is no slot of a pool or a cache");
 
 typedef struct batch_header {
   char magic[4];
@@ -93,6 +96,7 @@ typedef struct worker {
   pid_t pid; /* 0 once waited for */
   int sock;  /* the main process's end; -1 once closed */
   channel *ch;
+  gs__segment_cache *cache; /* the worker's pool slots as mapped here, or NULL */
 } worker;
 
 struct gs__workers {
@@ -403,8 +407,7 @@ gs__workers *gs__workers_start(gs_data_loader *l) {
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
       int err = errno;
-      shut_down(ws);
-      free(ws);
+      gs__workers_stop(ws);
       gs__error(GS_ERR_STATE, fn, "cannot make a socket for worker %d: %s", i, strerror(err));
       return NULL;
     }
@@ -412,8 +415,7 @@ gs__workers *gs__workers_start(gs_data_loader *l) {
     ws->w[i].ch = channel_new(sv[0]);
     if (!ws->w[i].ch) {
       close(sv[1]);
-      shut_down(ws);
-      free(ws);
+      gs__workers_stop(ws);
       gs__error(GS_ERR_OUT_OF_MEMORY, fn, "cannot allocate worker %d's channel", i);
       return NULL;
     }
@@ -426,12 +428,13 @@ gs__workers *gs__workers_start(gs_data_loader *l) {
     close(sv[1]);
     if (pid < 0) {
       int err = errno;
-      shut_down(ws);
-      free(ws);
+      gs__workers_stop(ws);
       gs__error(GS_ERR_STATE, fn, "cannot start worker %d (fork): %s", i, strerror(err));
       return NULL;
     }
     ws->w[i].pid = pid;
+    /* Without it (no memory) every batch is mapped afresh, as before. */
+    ws->w[i].cache = gs__segment_cache_new(GS__SEGMENT_POOL_MAX);
     for (int c = 0; c < ws->depth; c++)
       give_credit(&ws->w[i]); /* a dead worker is found when its batch is due */
   }
@@ -442,6 +445,8 @@ void gs__workers_stop(gs__workers *ws) {
   if (!ws)
     return;
   shut_down(ws);
+  for (int i = 0; i < ws->n; i++)
+    gs__segment_cache_free(ws->w[i].cache); /* storages still over its mappings keep them */
   free(ws);
 }
 
@@ -545,7 +550,9 @@ static int receive_fields(worker *w, const batch_header *h, int nf, gs_tensor *g
   for (; f < nf; f++) {
     if (!wait_readable(w->sock, deadline) || at_end(w->sock))
       break;
-    got[f] = gs_tensor_recv(w->sock);
+    /* Over the slot's mapping kept from earlier batches (NO_SLOT is past the cache: mapped
+     * afresh, as gs_tensor_recv). */
+    got[f] = gs__segment_cache_recv(w->cache, h->slot[f], w->sock, "tensor_recv");
     if (!got[f].id)
       break;
   }

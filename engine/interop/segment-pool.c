@@ -75,19 +75,25 @@ static void segment_released(void *data, void *user) {
   s->ours = false;
 }
 
-/* The slot to write nbytes into: an idle segment big enough, else an empty or idle slot made
- * into a fresh one; NULL if every slot is busy or making one fails. */
+/* The slot to write nbytes into: the smallest idle segment big enough (a batch's small field,
+ * its labels, must not take the segment its next large one could have used, which would then
+ * be made afresh), else an empty or idle slot made into a fresh one; NULL if every slot is
+ * busy or making one fails. */
 static segment *take_slot(gs__segment_pool *p, size_t len) {
-  segment *refill = NULL;
+  segment *refill = NULL, *fit = NULL;
   for (int i = 0; i < p->capacity; i++) {
     segment *s = &p->seg[i];
     if (s->ours || s->theirs)
       continue;
-    if (s->fd >= 0 && s->len >= len)
-      return s;
-    if (!refill || refill->fd >= 0)
+    if (s->fd >= 0 && s->len >= len) {
+      if (!fit || s->len < fit->len)
+        fit = s;
+    } else if (!refill || refill->fd >= 0) {
       refill = s; /* an empty slot before an idle one too small */
+    }
   }
+  if (fit)
+    return fit;
   if (!refill)
     return NULL;
   drop_segment(refill);

@@ -6,6 +6,7 @@
  * mapping and the last descriptor, in any process, are gone.
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,10 +15,51 @@
 
 #include "interop-impl.h"
 
-typedef struct shared_mapping {
+/* One mapping of a memfd, shared by the storages over it and by a receiver's segment cache
+ * (segment-cache.c): unmapped and closed when the last of them lets go. */
+struct gs__segment_map {
   void *base;
   size_t len;
   int fd;
+  atomic_int refs;
+};
+
+gs__segment_map *gs__segment_map_new(int fd, uint64_t len, const char *fn) {
+  gs__segment_map *map = calloc(1, sizeof *map);
+  if (!map) {
+    close(fd);
+    gs__error(GS_ERR_OUT_OF_MEMORY, fn, "out of memory");
+    return NULL;
+  }
+  map->fd = fd;
+  map->len = (size_t)gs__shared_map_bytes(len);
+  map->base = mmap(NULL, map->len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (map->base == MAP_FAILED) {
+    int err = errno;
+    close(fd);
+    free(map);
+    gs__error(GS_ERR_OUT_OF_MEMORY, fn, "cannot map %llu bytes of shared memory: %s",
+              (unsigned long long)len, strerror(err));
+    return NULL;
+  }
+  atomic_init(&map->refs, 1);
+  return map;
+}
+
+uint64_t gs__segment_map_len(const gs__segment_map *map) { return map->len; }
+
+void gs__segment_map_ref(gs__segment_map *map) { atomic_fetch_add(&map->refs, 1); }
+
+void gs__segment_map_unref(gs__segment_map *map) {
+  if (map && atomic_fetch_sub(&map->refs, 1) == 1) {
+    munmap(map->base, map->len);
+    close(map->fd);
+    free(map);
+  }
+}
+
+typedef struct shared_mapping {
+  gs__segment_map *map;
   gs__shared_release_fn on_release; /* the sender's give-back (a DataLoader worker), or NULL */
   void *on_release_user;
   uint32_t tag;
@@ -27,8 +69,7 @@ typedef struct shared_mapping {
 static void shared_unmap(void *data, void *user) {
   (void)data;
   shared_mapping *m = user;
-  munmap(m->base, m->len);
-  close(m->fd);
+  gs__segment_map_unref(m->map);
   if (m->on_release)
     m->on_release(m->on_release_user, m->tag, !m->forwarded);
   free(m);
@@ -51,33 +92,32 @@ void gs__shared_mark_forwarded(gs__buffer *b) {
     ((shared_mapping *)b->release_user_data)->forwarded = true;
 }
 
-gs__buffer *gs__shared_buffer(int fd, uint64_t nbytes, gs_memory_origin origin,
-                              const char *fn) {
+gs__buffer *gs__shared_buffer_over(gs__segment_map *map, uint64_t nbytes, gs_memory_origin origin,
+                                   const char *fn) {
   shared_mapping *m = calloc(1, sizeof *m);
   if (!m) {
-    close(fd);
     gs__error(GS_ERR_OUT_OF_MEMORY, fn, "out of memory");
     return NULL;
   }
-  m->fd = fd;
-  m->len = (size_t)gs__shared_map_bytes(nbytes);
-  m->base = mmap(NULL, m->len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  if (m->base == MAP_FAILED) {
-    int err = errno;
-    close(fd);
-    free(m);
-    gs__error(GS_ERR_OUT_OF_MEMORY, fn, "cannot map %llu bytes of shared memory: %s",
-              (unsigned long long)nbytes, strerror(err));
-    return NULL;
-  }
-  gs__buffer *b = gs__buffer_wrap(m->base, nbytes, shared_unmap, m, origin);
+  gs__segment_map_ref(map);
+  m->map = map;
+  gs__buffer *b = gs__buffer_wrap(map->base, nbytes, shared_unmap, m, origin);
   if (!b) {
     shared_unmap(NULL, m);
     gs__error(GS_ERR_OUT_OF_MEMORY, fn, "out of memory");
     return NULL;
   }
-  b->fd = fd;
+  b->fd = map->fd;
   b->seen_outside = true; /* other processes map these pages */
+  return b;
+}
+
+gs__buffer *gs__shared_buffer(int fd, uint64_t nbytes, gs_memory_origin origin, const char *fn) {
+  gs__segment_map *map = gs__segment_map_new(fd, nbytes, fn);
+  if (!map)
+    return NULL;
+  gs__buffer *b = gs__shared_buffer_over(map, nbytes, origin, fn);
+  gs__segment_map_unref(map); /* the buffer holds it now, or it goes */
   return b;
 }
 

@@ -233,23 +233,30 @@ static bool check_message(const wire_tensor *w, const received_fds *r, gs__tenso
   return true;
 }
 
-gs_tensor gs_tensor_recv(int sock) {
-  static const char fn[] = "tensor_recv";
+bool gs__tensor_recv_message(int sock, gs__tensor *t, uint64_t *nbytes, int *fd, int64_t *pid,
+                             const char *fn) {
   wire_tensor w;
   received_fds r = {.count = 0};
-  gs__tensor t;
-  if (!recv_message(sock, &w, &r, fn) || !check_message(&w, &r, &t, fn)) {
+  if (!recv_message(sock, &w, &r, fn) || !check_message(&w, &r, t, fn)) {
     close_fds(&r);
-    return GS_NO_TENSOR;
+    return false;
   }
-  gs__buffer *b = gs__shared_buffer(r.fd[0], w.nbytes, GS_MEMORY_RECEIVED, fn);
-  if (!b) /* the descriptor is closed */
-    return GS_NO_TENSOR;
-  b->peer_pid = w.pid;
-  t.storage = gs__storage_over_buffer(b);
-  if (!t.storage) {
+  *nbytes = w.nbytes;
+  *fd = r.fd[0];
+  *pid = w.pid;
+  return true;
+}
+
+gs_tensor gs__tensor_over_received(gs__tensor *t, gs__buffer *b, int64_t pid, const char *fn) {
+  b->peer_pid = pid;
+  t->storage = gs__storage_over_buffer(b);
+  if (!t->storage) {
     gs__error(GS_ERR_OUT_OF_MEMORY, fn, "could not allocate the storage record");
     return GS_NO_TENSOR;
   }
-  return gs__register(&t, fn);
+  return gs__register(t, fn);
+}
+
+gs_tensor gs_tensor_recv(int sock) {
+  return gs__segment_cache_recv(NULL, -1, sock, "tensor_recv"); /* no cache: a new mapping */
 }
