@@ -15,6 +15,7 @@
  * event: the pass then runs in stages, each after its write's event.
  */
 #include <math.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -38,11 +39,32 @@ typedef struct sgd_pass {
 /* d = g [+ p * wd]; buf = buf * m; buf = buf + a * d; p = p + lr * (buf, or d + buf * m with
  * Nesterov, or d without momentum): the ops' expressions (add_scaled_ is x + alpha * y,
  * mul_scalar_ x * s, add x + y), each rounded to T as they round it. An AVX2 copy beside the
- * baseline one is chosen at load time (the pass is short of instructions as much as of memory
- * bandwidth); with no FMA (C11 mode contracts nothing) both copies round alike. */
+ * baseline one is chosen at the first step (the pass is short of instructions as much as of
+ * memory bandwidth); with no FMA (C11 mode contracts nothing) both copies round alike. The
+ * choice is a plain test, not target_clones: its ifunc resolver runs before ThreadSanitizer's
+ * runtime is up and crashed every TSan test at load. */
+static bool cpu_has_avx2(void) {
+  static atomic_int known = -1; /* -1 until asked; then 0 or 1 (every thread finds the same) */
+  int has = atomic_load_explicit(&known, memory_order_relaxed);
+  if (has < 0) {
+    __builtin_cpu_init();
+    has = __builtin_cpu_supports("avx2") ? 1 : 0;
+    atomic_store_explicit(&known, has, memory_order_relaxed);
+  }
+  return has == 1;
+}
+
 #define SGD_PASS(NAME, T)                                                                          \
-  __attribute__((target_clones("avx2", "default"))) static void NAME(const sgd_pass *s,            \
-                                                                     int64_t lo, int64_t hi) {     \
+  SGD_PASS_AS(NAME##_avx2, T, __attribute__((target("avx2"))))                                     \
+  SGD_PASS_AS(NAME##_base, T, )                                                                    \
+  static void NAME(const sgd_pass *s, int64_t lo, int64_t hi) {                                    \
+    if (cpu_has_avx2())                                                                            \
+      NAME##_avx2(s, lo, hi);                                                                      \
+    else                                                                                           \
+      NAME##_base(s, lo, hi);                                                                      \
+  }
+#define SGD_PASS_AS(NAME, T, ATTR)                                                                 \
+  ATTR static void NAME(const sgd_pass *s, int64_t lo, int64_t hi) {                               \
     T *p = (T *)s->p, *buf = (T *)s->buf;                                                          \
     const T *g = (const T *)s->g;                                                                  \
     const T wd = (T)s->wd, m = (T)s->momentum, a = (T)s->buf_alpha, lr = (T)s->param_alpha;        \
