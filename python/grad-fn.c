@@ -343,7 +343,8 @@ static PyObject *m_register_post(PyObject *self, PyObject *fn) {
 static PyMethodDef node_methods[] = {
     {"name", m_name, METH_NOARGS, "The op's backward name, as PyTorch 1.13 prints it."},
     {"_register_prehook", m_register_pre, METH_O,
-     "Registers hook((grad,)) before the node runs; returns its (node, id)."},
+     "Registers hook(grad), a gradient hook, before the node runs (autograd.py's register_prehook "
+     "passes torch's tuples); returns its (node, id)."},
     {"_register_hook", m_register_post, METH_O,
      "Registers hook(grad_inputs, grad_outputs) after the node runs; returns its (node, id)."},
     {NULL, NULL, 0, NULL},

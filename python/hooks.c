@@ -1,6 +1,7 @@
-/* hooks.c: Tensor.register_hook's C half: a Python function as an engine gradient hook
- * (gs_register_grad_hook), and its removal. gradscope/autograd.py makes the Python face
- * (Tensor.register_hook returning a RemovableHandle, as torch's).
+/* hooks.c: the C half of Tensor.register_hook and of grad_fn's register_prehook and
+ * register_hook: a Python function as an engine gradient hook (gs_register_grad_hook,
+ * gs_node_register_pre_hook) or node post-hook (gs_node_register_post_hook), and their
+ * removal. gradscope/autograd.py makes the Python face (RemovableHandle, torch's tuples).
  *
  * The hook runs during backward, on the thread that called it, which holds the GIL already;
  * the engine also frees hooks with their nodes, wherever that happens, so both take the GIL
@@ -67,44 +68,6 @@ static PyObject *f_remove_grad_hook(PyObject *mod, PyObject *args) {
   return gsp_check_void();
 }
 
-/* A node's pre-hook (Node.register_prehook): hook((grad,)) returns None, or a tuple of one
- * Tensor (or None) to flow into the node instead. */
-static bool call_node_pre_hook(gs_tensor grad, gs_tensor *replacement, void *user_data) {
-  PyGILState_STATE gil = PyGILState_Ensure();
-  bool ok = false;
-  PyObject *g = gsp_wrap(gs_detach(grad));
-  PyObject *outputs = g ? PyTuple_Pack(1, g) : NULL;
-  PyObject *result = outputs ? PyObject_CallOneArg((PyObject *)user_data, outputs) : NULL;
-  if (result == Py_None) {
-    ok = true;
-  } else if (result && PyTuple_Check(result) && PyTuple_GET_SIZE(result) == 1) {
-    PyObject *r = PyTuple_GET_ITEM(result, 0);
-    if (r == Py_None) {
-      ok = true;
-    } else if (gsp_is_tensor(r)) {
-      *replacement = gs_clone(gsp_handle(r)); /* the engine disposes it */
-      ok = replacement->id != 0;
-      if (!ok)
-        gsp_raise_engine_error();
-    } else {
-      PyErr_Format(PyExc_TypeError,
-                   "a node pre-hook must return a tuple of Tensors or None, "
-                   "got a tuple holding %s",
-                   Py_TYPE(r)->tp_name);
-    }
-  } else if (result) {
-    PyErr_Format(PyExc_TypeError,
-                 "a node pre-hook must return None or a tuple of 1 gradient "
-                 "(one per output), got %s",
-                 Py_TYPE(result)->tp_name);
-  }
-  Py_XDECREF(result);
-  Py_XDECREF(outputs);
-  Py_XDECREF(g);
-  PyGILState_Release(gil);
-  return ok;
-}
-
 /* A node's post-hook (Node.register_hook): hook(grad_inputs, grad_outputs), tuples of the
  * gradients the node made for its inputs (None where an input takes none) and of the one it
  * was given; it returns None (all kept), or a tuple of as many gradients, where None means
@@ -129,33 +92,23 @@ static bool call_node_post_hook(const gs_tensor *grad_inputs, int n_inputs, gs_t
   if (result == Py_None) {
     ok = true;
   } else if (result && PyTuple_Check(result) && PyTuple_GET_SIZE(result) == n_inputs) {
+    /* Written straight into replacements: on false the engine disposes what was set. */
     ok = true;
-    gs_tensor *made = calloc((size_t)(n_inputs > 0 ? n_inputs : 1), sizeof *made);
-    if (!made) {
-      PyErr_NoMemory();
-      ok = false;
-    }
     for (int i = 0; ok && i < n_inputs; i++) {
       PyObject *r = PyTuple_GET_ITEM(result, i);
-      if (r == Py_None)
-        continue;
-      if (!gsp_is_tensor(r)) {
+      if (r == Py_None) {
+        replacements[i] = GS_NO_TENSOR;
+      } else if (!gsp_is_tensor(r)) {
         PyErr_Format(PyExc_TypeError,
                      "a node hook must return a tuple of Tensors or None, "
                      "got a tuple holding %s",
                      Py_TYPE(r)->tp_name);
         ok = false;
-      } else if (!(made[i] = gs_clone(gsp_handle(r))).id) { /* the engine disposes it */
+      } else if (!(replacements[i] = gs_clone(gsp_handle(r))).id) { /* the engine disposes it */
         gsp_raise_engine_error();
         ok = false;
       }
     }
-    for (int i = 0; made && i < n_inputs; i++)
-      if (ok)
-        replacements[i] = made[i];
-      else if (made[i].id)
-        gs_dispose(made[i]);
-    free(made);
   } else if (result) {
     PyErr_Format(PyExc_TypeError,
                  "a node hook must return None or a tuple of %d gradients "
@@ -179,7 +132,7 @@ PyObject *gsp_node_hook_register(gs_node node, PyObject *fn, bool post) {
   gs_clear_error();
   gs_grad_hook h =
       post ? gs_node_register_post_hook(node, call_node_post_hook, Py_NewRef(fn), free_hook)
-           : gs_node_register_pre_hook(node, call_node_pre_hook, Py_NewRef(fn), free_hook);
+           : gs_node_register_pre_hook(node, call_hook, Py_NewRef(fn), free_hook);
   if (!h.id) /* the engine freed our reference */
     return gsp_raise_engine_error();
   return Py_BuildValue("(KK)", (unsigned long long)h.node, (unsigned long long)h.id);

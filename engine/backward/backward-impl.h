@@ -20,8 +20,7 @@ void gs__backward_hooks_call(gs__backward_hook_point point, gs_tensor t, gs_tens
  * the pass): a hook's replacement takes its place. False after reporting, when a hook stopped
  * the pass or returned a gradient of another shape. */
 bool gs__grad_hooks_run(gs__node *n, gs_tensor *grad);
-/* Node post-hooks (gs_node_register_post_hook): whether n has any, and running them on the
- * gradients its formula made (grads[i], owned by the pass; replacements take their place) and
- * the gradient it was given. False after reporting, as gs__grad_hooks_run. */
-bool gs__node_has_post_hooks(const gs__node *n);
+/* Runs node n's post-hooks (gs_node_register_post_hook), if it has any, on the gradients its
+ * formula made (grads[i], owned by the pass; replacements take their place) and the gradient
+ * it was given. False after reporting, as gs__grad_hooks_run. */
 bool gs__node_post_hooks_run(gs__node *n, gs_tensor *grads, gs_tensor grad_output);

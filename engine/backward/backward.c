@@ -259,7 +259,7 @@ static bool run_node_formula(run *r, int64_t j, bool retain_graph) {
   n->kind->backward(n, grad, grads);
   gs__formula_temps_dispose();
   check_formula_grads(n, grads);
-  bool ok = !n->hooks || !gs__node_has_post_hooks(n) || gs__node_post_hooks_run(n, grads, grad);
+  bool ok = !n->hooks || gs__node_post_hooks_run(n, grads, grad);
   gs_dispose(grad);
   if (!ok)
     for (int i = 0; i < n->n_inputs; i++)

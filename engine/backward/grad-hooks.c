@@ -6,6 +6,7 @@
  * scope, not to backward's temporaries.
  */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,15 +20,16 @@ static pthread_mutex_t hooks_lock = PTHREAD_MUTEX_INITIALIZER;
 /* The node whose hooks are running on this thread, if any. */
 static GS__THREAD_LOCAL gs__node *running;
 
-/* Appends a hook (fn before the node's formula, or post_fn after it) to n's list. */
+/* Appends a hook (fn before the node's formula, or post_fn after it) to n's list; with n NULL
+ * (refused, already reported) or on failure, lets its user data go and returns none. */
 static gs_grad_hook attach(gs__node *n, gs_grad_hook_fn fn, gs_node_post_hook_fn post_fn,
                            void *user_data, void (*free_user_data)(void *user_data),
                            const char *name) {
-  gs__grad_hook *hook = calloc(1, sizeof *hook);
+  gs__grad_hook *hook = n ? calloc(1, sizeof *hook) : NULL;
+  if (n && !hook)
+    gs__error(GS_ERR_OUT_OF_MEMORY, name, "could not allocate a hook");
   gs_node node = hook ? gs__node_handle(n) : GS_NO_NODE;
   if (!node.id) {
-    if (!hook)
-      gs__error(GS_ERR_OUT_OF_MEMORY, name, "could not allocate a hook");
     free(hook);
     if (free_user_data)
       free_user_data(user_data);
@@ -53,18 +55,12 @@ static gs_grad_hook on_node(gs_node node, gs_grad_hook_fn fn, gs_node_post_hook_
   gs__node *n = gs__node_lookup(node, name);
   if (n && !fn && !post_fn)
     gs__error(GS_ERR_ARGUMENT, name, "expected a hook function, got NULL");
-  if (!n || (!fn && !post_fn)) {
-    if (free_user_data)
-      free_user_data(user_data);
-    return (gs_grad_hook){0, 0};
-  }
-  return attach(n, fn, post_fn, user_data, free_user_data, name);
+  return attach(fn || post_fn ? n : NULL, fn, post_fn, user_data, free_user_data, name);
 }
 
 gs_grad_hook gs_register_grad_hook(gs_tensor h, gs_grad_hook_fn fn, void *user_data,
                                    void (*free_user_data)(void *user_data)) {
   const char *name = "register_grad_hook";
-  gs_grad_hook none = {0, 0};
   gs__tensor *t = gs__lookup(h, name);
   if (t && !fn)
     gs__error(GS_ERR_ARGUMENT, name, "expected a hook function, got NULL");
@@ -75,11 +71,6 @@ gs_grad_hook gs_register_grad_hook(gs_tensor h, gs_grad_hook_fn fn, void *user_d
               "tensor #%u.%u does not require grad: no gradient flows into it to hook",
               (unsigned)(h.id & 0xffffffffu), (unsigned)(h.id >> 32));
   gs__node *n = t && fn && t->ag.requires_grad ? gs__grad_edge(t) : NULL;
-  if (!n) {
-    if (free_user_data)
-      free_user_data(user_data);
-    return none;
-  }
   return attach(n, fn, NULL, user_data, free_user_data, name);
 }
 
@@ -138,22 +129,25 @@ static void sweep_removed(gs__node *n) {
   }
 }
 
-/* A replacement must be a gradient of the same shape and dtype; false after reporting. */
-static bool check_replacement(const gs__node *n, gs_tensor grad, gs_tensor replacement) {
-  gs__tensor *g = gs__lookup(grad, "backward");
+/* A replacement must be a gradient of dtype and shape (what it replaces); false after
+ * reporting, the hook named by who ("a gradient hook on the input of", "a hook after") and
+ * the input it was for (where >= 0). */
+static bool check_replacement(const gs__node *n, const char *who, int where, gs_tensor replacement,
+                              gs_dtype dtype, int ndim, const int64_t *shape) {
   gs__tensor *r = gs__lookup(replacement, "backward");
-  if (!g || !r)
+  if (!r)
     return false;
-  if (r->dtype == g->dtype && r->ndim == g->ndim &&
-      memcmp(r->shape, g->shape, (size_t)g->ndim * sizeof(int64_t)) == 0)
+  if (r->dtype == dtype && r->ndim == ndim &&
+      memcmp(r->shape, shape, (size_t)ndim * sizeof(int64_t)) == 0)
     return true;
-  char want[GS__SHAPE_STR], got[GS__SHAPE_STR];
+  char want[GS__SHAPE_STR], got[GS__SHAPE_STR], input[32] = "";
+  if (where >= 0)
+    snprintf(input, sizeof input, " for input %d", where);
   gs__error(GS_ERR_SHAPE, "backward",
-            "a gradient hook on the input of %s #%llu returned a gradient %s %s; expected "
-            "one like the gradient it was given, %s %s",
-            n->kind->name, (unsigned long long)n->id, gs__shape_str(got, r->shape, r->ndim),
-            gs_dtype_name(r->dtype), gs__shape_str(want, g->shape, g->ndim),
-            gs_dtype_name(g->dtype));
+            "%s %s #%llu returned a gradient %s %s%s; expected one like the gradient %s, %s %s",
+            who, n->kind->name, (unsigned long long)n->id, gs__shape_str(got, r->shape, r->ndim),
+            gs_dtype_name(r->dtype), input, where >= 0 ? "it replaces" : "it was given",
+            gs__shape_str(want, shape, ndim), gs_dtype_name(dtype));
   return false;
 }
 
@@ -171,8 +165,10 @@ bool gs__grad_hooks_run(gs__node *n, gs_tensor *grad) {
       gs__error(GS_ERR_STATE, "backward",
                 "a gradient hook on the input of %s #%llu stopped the backward pass", n->kind->name,
                 (unsigned long long)n->id);
-    } else if (replacement.id && !check_replacement(n, *grad, replacement)) {
-      ok = false;
+    } else if (replacement.id) {
+      gs__tensor *g = gs__lookup(*grad, "backward");
+      ok = g && check_replacement(n, "a gradient hook on the input of", -1, replacement, g->dtype,
+                                  g->ndim, g->shape);
     }
     if (!replacement.id)
       continue;
@@ -188,36 +184,16 @@ bool gs__grad_hooks_run(gs__node *n, gs_tensor *grad) {
   return ok;
 }
 
-bool gs__node_has_post_hooks(const gs__node *n) {
+static bool has_post_hooks(const gs__node *n) {
   for (const gs__grad_hook *h = n->hooks; h; h = h->next)
     if (h->post_fn && !h->removed)
       return true;
   return false;
 }
 
-/* A post-hook's replacement for input i: the shape and dtype of what it replaces. */
-static bool check_post_replacement(const gs__node *n, int i, gs_tensor grad,
-                                   gs_tensor replacement) {
-  gs__tensor *r = gs__lookup(replacement, "backward");
-  if (!r)
-    return false;
-  gs__tensor *g = grad.id ? gs__lookup(grad, "backward") : NULL;
-  const gs__input_meta *want = &n->inputs[i];
-  gs_dtype dtype = g ? g->dtype : want->dtype;
-  int ndim = g ? g->ndim : want->ndim;
-  const int64_t *shape = g ? g->shape : want->shape;
-  if (r->dtype == dtype && r->ndim == ndim &&
-      memcmp(r->shape, shape, (size_t)ndim * sizeof(int64_t)) == 0)
-    return true;
-  char w[GS__SHAPE_STR], got[GS__SHAPE_STR];
-  gs__error(GS_ERR_SHAPE, "backward",
-            "a hook after %s #%llu returned a gradient %s %s for input %d; expected %s %s",
-            n->kind->name, (unsigned long long)n->id, gs__shape_str(got, r->shape, r->ndim),
-            gs_dtype_name(r->dtype), i, gs__shape_str(w, shape, ndim), gs_dtype_name(dtype));
-  return false;
-}
-
 bool gs__node_post_hooks_run(gs__node *n, gs_tensor *grads, gs_tensor grad_output) {
+  if (!has_post_hooks(n))
+    return true; /* nothing to set up for */
   bool ok = true;
   running = n;
   gs_tensor stack[8];
@@ -238,8 +214,13 @@ bool gs__node_post_hooks_run(gs__node *n, gs_tensor *grads, gs_tensor grad_outpu
     for (int i = 0; i < n->n_inputs; i++) {
       if (repl[i].id == grads[i].id)
         continue; /* kept */
-      if (repl[i].id && ok && !check_post_replacement(n, i, grads[i], repl[i]))
-        ok = false;
+      if (repl[i].id && ok) {
+        /* like the gradient it replaces, or (an input given none) like the input */
+        gs__tensor *g = grads[i].id ? gs__lookup(grads[i], "backward") : NULL;
+        const gs__input_meta *in = &n->inputs[i];
+        ok = check_replacement(n, "a hook after", i, repl[i], g ? g->dtype : in->dtype,
+                               g ? g->ndim : in->ndim, g ? g->shape : in->shape);
+      }
       if (!ok) {
         if (repl[i].id)
           gs_dispose(repl[i]);

@@ -11,8 +11,9 @@
  * (number, version bump, op name) through gs__begin_write, in the same order, so the log, the
  * versions and the event numbers are the ops' own. Temporaries the ops would have made
  * (weight decay's g + wd * p, Nesterov's d + momentum * buf, Adam's g * g, sqrt(v) and the
- * quotients) are never made, so they are not in the log. When the log records values, a write's values are read at this thread's next
- * event: the pass then runs in stages, each after its write's event.
+ * quotients) are never made, so they are not in the log. When the log records values, a
+ * write's values are read at this thread's next event: the pass then runs in stages, each
+ * after its write's event.
  */
 #include <math.h>
 #include <stdatomic.h>

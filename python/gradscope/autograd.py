@@ -150,7 +150,18 @@ def _node_register_prehook(self, hook):
     """Node.register_prehook(hook): hook(grad_outputs) runs before this node's formula with a
     tuple of the gradient flowing into it; returning a tuple of one gradient replaces it.
     Returns a RemovableHandle."""
-    return RemovableHandle(*self._register_prehook(hook))
+    if not callable(hook):
+        raise TypeError(f"register_prehook(): expected a function, got {type(hook).__name__}")
+
+    def on_gradient(grad):  # the engine's hook on the gradient flowing into the node
+        result = hook((grad,))
+        if result is not None and (not isinstance(result, tuple) or len(result) != 1):
+            got = (f"a tuple of {len(result)}" if isinstance(result, tuple)
+                   else type(result).__name__)
+            raise TypeError("a node pre-hook must return None or a tuple of 1 gradient (one "
+                            f"per output), got {got}")
+        return None if result is None else result[0]
+    return RemovableHandle(*self._register_prehook(on_gradient))
 
 
 _c._extend_type(_c.Tensor, "register_hook", _register_hook)
