@@ -21,6 +21,8 @@ const char *gsp_dtype_torch_name(gs_dtype dtype) {
   return (unsigned)dtype < GS_DTYPE_COUNT ? torch_names[dtype] : "invalid";
 }
 
+bool gsp_named_as_torch(void) { return named_as_torch; }
+
 const char *gsp_dtype_module_name(void) { return named_as_torch ? "torch" : "gradscope"; }
 
 PyObject *gsp_name_dtypes_as_torch(PyObject *module, PyObject *flag) {

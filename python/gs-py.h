@@ -68,7 +68,10 @@ PyObject *gsp_dtype_object(gs_dtype dtype);
 /* Converts a gradscope dtype object (or None: *out unchanged) into *out; 0 or -1 raised. */
 int gsp_dtype_from_object(PyObject *o, gs_dtype *out);
 const char *gsp_dtype_torch_name(gs_dtype dtype);
-/* "gradscope", or "torch" once gradscope.as_torch has called _name_dtypes_as_torch(True). */
+/* Whether gradscope.as_torch has called _name_dtypes_as_torch(True): dtypes and grad_fn
+ * names then print as torch's. */
+bool gsp_named_as_torch(void);
+/* "gradscope", or "torch" when gsp_named_as_torch(). */
 const char *gsp_dtype_module_name(void);
 PyObject *gsp_name_dtypes_as_torch(PyObject *module, PyObject *flag);
 /* grad-fn.c: a node's name as torch 1.13 prints it ("MulBackward0"); NULL with an exception. */

@@ -251,15 +251,13 @@ PyObject *gsp_tensor_repr(PyObject *self) {
   /* Under gradscope.as_torch the node is named as torch prints it (MulBackward0), so that a
    * program's printed tensors read as they do under torch; else by the engine's name, the
    * inspector's. */
-  PyObject *torch_fn = fn && rc == 0 && strcmp(gsp_dtype_module_name(), "torch") == 0
-                           ? gsp_node_torch_name(gs_grad_fn(t))
-                           : NULL;
-  if (torch_fn) {
-    const char *text = PyUnicode_AsUTF8(torch_fn);
-    if (text)
-      fn = text;
-  }
-  PyErr_Clear(); /* a name that cannot be had falls back to the engine's */
+  bool torch_names = fn && rc == 0 && gsp_named_as_torch();
+  PyObject *torch_fn = torch_names ? gsp_node_torch_name(gs_grad_fn(t)) : NULL;
+  const char *text = torch_fn ? PyUnicode_AsUTF8(torch_fn) : NULL;
+  if (text)
+    fn = text;
+  else if (torch_names)
+    PyErr_Clear(); /* a name that cannot be had falls back to the engine's */
   if (rc == 0 && fn) {
     snprintf(suffix, sizeof suffix, ", grad_fn=<%s>", fn);
     rc = emit(&p, suffix);

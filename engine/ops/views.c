@@ -450,7 +450,6 @@ gs_tensor gs_as_strided(gs_tensor h, const int64_t *shape, const int64_t *stride
   gs__tensor *vt = v.id ? gs__lookup(v, fn) : NULL;
   if (!vt)
     return v;
-  t = gs__lookup(h, fn); /* registering the view may have moved the table */
   gs__node *n = gs__record(gs__kinds.as_strided, vt, 1, (const gs__tensor *[]){t}, 0);
   if (n && !(n->geometry = gs__view_geometry_new(vt, t))) {
     gs__error(GS_ERR_OUT_OF_MEMORY, fn, "could not allocate the view's geometry");
