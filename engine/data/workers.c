@@ -22,8 +22,9 @@
  * pages goes (the caller disposed the batch), it sends the slot back and the worker writes a
  * later batch into the same, already mapped pages. The main process keeps its own mapping of
  * each slot too (interop/segment-cache.c): mapping a segment afresh per batch made its first
- * read fault on every page again, 1.5-2 ms of a 1 MiB batch on a VM. What the main process sends is one byte per
- * message, so no two threads' messages interleave: 0 is a credit, 1 + k gives slot k back.
+ * read fault on every page again, 1.5-2 ms of a 1 MiB batch on a VM. What the main process
+ * sends is one byte per message, so no two threads' messages interleave: 0 is a credit, 1 + k
+ * gives slot k back.
  * Give-backs are sent without blocking and may be dropped (a full socket, a worker gone): a
  * dropped one only leaves its slot busy, and the worker makes fresh segments when all are.
  *
