@@ -396,7 +396,8 @@ static const char *const forwarded[] = {
     "add", "sub", "mul", "div", "pow", "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge",
     "clone", "detach", "t", "numel", "sin", "cos", "tan", "var", "std", "masked_fill",
     "cumsum", "sort", "argsort", "topk", "norm", "masked_select", "floor_divide", "remainder",
-    "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "logical_not", "floor", "as_strided", NULL};
+    "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "logical_not", "floor",
+    "as_strided", "mm", "bmm", "mv", "dot", "outer", "addmm", NULL};
 
 int gsp_functions_add_forwarders(PyObject *module);
 int gsp_functions_add_forwarders(PyObject *module) {

@@ -10,8 +10,9 @@
  * name() gives PyTorch 1.13's name for the op the node records (NAMES below): the engine's
  * kinds are named after its own ops ("MulScalarBackward"), torch's after its overloads
  * ("MulBackward0"), and a few depend on how the op was called, which the node's shapes tell
- * (a full reduction is SumBackward0, one over dims SumBackward1; matmul is Mm, Mv or Dot by
- * its operands). Most kinds are named as torch names the same op, with its overload's number
+ * (a reduction with no dims named is SumBackward0, one over named dims SumBackward1; matmul is
+ * Mm, Mv, Dot, or the view or copy that ends torch's decomposition of it, by its operands). Most
+ * kinds are named as torch names the same op, with its overload's number
  * ("ExpBackward" is "ExpBackward0"): only the others are in the table, and kinds torch has no
  * counterpart for (the fused recurrences) keep the engine's name there.
  */
@@ -40,9 +41,9 @@ static Py_ssize_t metadata_prune_at = 64;
 /* How a torch name depends on the node, when it does. */
 typedef enum name_rule {
   SAME,      /* always `torch` */
-  REDUCTION, /* `torch` + "0" for a full reduction (0-d result), `other` for one over dims */
+  REDUCTION, /* `torch` + "0" when no dims were named (sum()), `other` when they were */
   EXTREME,   /* max/min: a full reduction is "...Backward1", over a dim "...Backward0" */
-  MATMUL,    /* by the operands' dims: Dot, Mv, Mm, Bmm */
+  MATMUL,    /* by the operands' dims: Dot, Mv, Mm, or the view or copy matmul ends with */
   SQUEEZE,   /* squeeze() of every size-1 dim is SqueezeBackward0, of one dim SqueezeBackward1 */
   TRANSPOSE, /* of a matrix: TBackward0 (t(), and nn.Linear's weight), else TransposeBackward0 */
 } name_rule;
@@ -109,9 +110,12 @@ PyObject *gsp_node_torch_name(gs_node n) {
     return PyUnicode_FromFormat("%s0", engine);
   int64_t shape[GS_MAX_DIMS];
   switch (t->rule) {
-  case REDUCTION:
-    return gs_node_output_shape(n, shape) == 0 ? PyUnicode_FromFormat("%s0", t->torch)
-                                               : PyUnicode_FromString(t->other);
+  case REDUCTION: {
+    bool dims_given = false;
+    if (gs_node_reduction(n, NULL, NULL, &dims_given) < 0)
+      return gsp_raise_engine_error();
+    return dims_given ? PyUnicode_FromString(t->other) : PyUnicode_FromFormat("%s0", t->torch);
+  }
   case EXTREME:
     return PyUnicode_FromFormat("%s%d", t->torch, gs_node_output_shape(n, shape) == 0 ? 1 : 0);
   case SQUEEZE: {
@@ -120,12 +124,14 @@ PyObject *gsp_node_torch_name(gs_node n) {
   }
   case TRANSPOSE:
     return PyUnicode_FromString(gs_node_input_shape(n, 0, shape, NULL) == 2 ? t->other : t->torch);
-  case MATMUL: {
+  case MATMUL: { /* torch.matmul's decomposition into mm, mv, dot, views and copies */
     int a = gs_node_input_shape(n, 0, shape, NULL), b = gs_node_input_shape(n, 1, shape, NULL);
     const char *name = a == 1 && b == 1   ? "DotBackward0"
                        : a == 2 && b == 1 ? "MvBackward0"
-                       : a == 3 && b == 3 ? "BmmBackward0"
-                                          : t->torch;
+                       : a == 2 && b == 2 ? t->torch
+                       : a == 1 && b == 2 ? "SqueezeBackward3"
+                       : a == 2           ? "CloneBackward0"
+                                          : "UnsafeViewBackward0";
     return PyUnicode_FromString(name);
   }
   default: return PyUnicode_FromString(t->torch);

@@ -1,6 +1,7 @@
 /* tensor-math.c: Tensor methods over the engine's moment and masking ops, as PyTorch's: var,
  * std (unbiased= or correction=, dim, keepdim) and masked_fill, and over the ops along a dim
- * and the compositions (cumsum, sort, argsort, topk, norm, repeat, expand_as, masked_select).
+ * and the compositions (cumsum, sort, argsort, topk, norm, repeat, expand_as, masked_select),
+ * and the strict matrix products (mm, bmm, mv, dot, outer, addmm).
  * They live beside tensor-methods.c's table and join the Tensor type at import
  * (gsp_tensor_math_install); gradscope.var(t) and friends reach them through the functional
  * forwarders of functions.c.
@@ -252,6 +253,67 @@ static PyObject *m_masked_select(PyObject *self, PyObject *mask) {
   return gsp_wrap(gs_masked_select(gsp_handle(self), gsp_handle(mask)));
 }
 
+/* ---- the strict products: t.mm(m), t.bmm(b), t.mv(v), t.dot(v), t.outer(v), t.addmm -------- */
+
+/* Their operands are tensors only, as torch's (a number is refused, not broadcast): `what`
+ * names the argument as torch's message does. */
+static bool product_operand(PyObject *o, const char *fn, const char *what) {
+  if (gsp_is_tensor(o))
+    return true;
+  PyErr_Format(PyExc_TypeError, "%s(): argument '%s' (position 1) must be Tensor, not %.200s", fn,
+               what, Py_TYPE(o)->tp_name);
+  return false;
+}
+
+static PyObject *product(PyObject *self, PyObject *other, gs_tensor (*fn)(gs_tensor, gs_tensor),
+                         const char *name, const char *what) {
+  GSP_SITE();
+  if (!product_operand(other, name, what))
+    return NULL;
+  return gsp_wrap(fn(gsp_handle(self), gsp_handle(other)));
+}
+
+static PyObject *m_mm(PyObject *s, PyObject *o) { return product(s, o, gs_mm, "mm", "mat2"); }
+static PyObject *m_bmm(PyObject *s, PyObject *o) { return product(s, o, gs_bmm, "bmm", "mat2"); }
+static PyObject *m_mv(PyObject *s, PyObject *o) { return product(s, o, gs_mv, "mv", "vec"); }
+static PyObject *m_dot(PyObject *s, PyObject *o) { return product(s, o, gs_dot, "dot", "tensor"); }
+
+/* t.outer(v): t reshaped to a column times v, for 1-D t and v: the nodes torch 1.13 records
+ * (MulBackward0 over ReshapeAliasBackward0). */
+static PyObject *m_outer(PyObject *self, PyObject *other) {
+  GSP_SITE();
+  if (!product_operand(other, "outer", "vec2"))
+    return NULL;
+  gs_tensor a = gsp_handle(self), b = gsp_handle(other);
+  int na = gs_ndim(a), nb = gs_ndim(b);
+  if (na < 0 || nb < 0)
+    return gsp_raise_engine_error();
+  if (na != 1 || nb != 1) {
+    PyErr_Format(PyExc_RuntimeError, "outer: expected two 1-D vectors, got %d-D and %d-D", na, nb);
+    return NULL;
+  }
+  int64_t n = gs_numel(a);
+  gs_tensor column = gs_reshape(a, (int64_t[]){n, 1}, 2); /* torch's reshape, named as its */
+  gs_tensor r = column.id ? gs_mul(column, b) : GS_NO_TENSOR;
+  gs_dispose(column);
+  return gsp_wrap(r);
+}
+
+/* t.addmm(mat1, mat2, *, beta=1, alpha=1): beta * t + alpha * mat1 @ mat2 (torch.addmm's
+ * input is the method's self). */
+static PyObject *m_addmm(PyObject *self, PyObject *args, PyObject *kwargs) {
+  GSP_SITE();
+  PyObject *mat1, *mat2;
+  double beta = 1.0, alpha = 1.0;
+  static char *kwlist[] = {"mat1", "mat2", "beta", "alpha", NULL};
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|$dd:addmm", kwlist, &mat1, &mat2, &beta,
+                                   &alpha))
+    return NULL;
+  if (!product_operand(mat1, "addmm", "mat1") || !product_operand(mat2, "addmm", "mat2"))
+    return NULL;
+  return gsp_wrap(gs_addmm(gsp_handle(self), gsp_handle(mat1), gsp_handle(mat2), beta, alpha));
+}
+
 static PyMethodDef tensor_math_methods[] = {
     {"cumsum", GSP_FN(m_cumsum), METH_KW, NULL},
     {"sort", GSP_FN(m_sort), METH_KW, NULL},
@@ -266,6 +328,12 @@ static PyMethodDef tensor_math_methods[] = {
     {"std", GSP_FN(m_std), METH_KW, NULL},
     {"masked_fill", GSP_FN(m_masked_fill), METH_KW, NULL},
     {"masked_fill_", GSP_FN(m_masked_fill_), METH_KW, NULL},
+    {"mm", m_mm, METH_O, NULL},
+    {"bmm", m_bmm, METH_O, NULL},
+    {"mv", m_mv, METH_O, NULL},
+    {"dot", m_dot, METH_O, NULL},
+    {"outer", m_outer, METH_O, NULL},
+    {"addmm", GSP_FN(m_addmm), METH_KW, NULL},
     {NULL, NULL, 0, NULL},
 };
 

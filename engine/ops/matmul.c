@@ -1,4 +1,4 @@
-/* matmul.c: matrix products (matmul, addmm) on OpenBLAS.
+/* matmul.c: matrix products (matmul; mm, bmm, mv, dot; addmm) on OpenBLAS.
  *
  * Every product becomes a batch of 2-D gemms. An operand goes to BLAS in the layout it already
  * has whenever BLAS can describe it: rows a leading dimension apart (NoTrans) or columns a
@@ -432,11 +432,11 @@ static gs_tensor record_product(const gs__node_kind *kind, gs_tensor h, const gs
   return h;
 }
 
-gs_tensor gs_matmul(gs_tensor ha, gs_tensor hb) {
-  const char *fn = "matmul";
-  gs__tensor *a = gs__lookup(ha, fn);
-  gs__tensor *b = a ? gs__lookup(hb, fn) : NULL;
-  if (!b || !check_dtypes(a->dtype, b->dtype, fn))
+/* a @ b under torch.matmul's rules, recorded as a node of kind (matmul's own, or the strict
+ * forms' below, which PyTorch names apart: MmBackward0, BmmBackward0, ...). */
+static gs_tensor product_of(const gs__node_kind *kind, gs__tensor *a, gs__tensor *b,
+                            const char *fn) {
+  if (!check_dtypes(a->dtype, b->dtype, fn))
     return GS_NO_TENSOR;
   if (a->ndim == 0 || b->ndim == 0) {
     gs__error(GS_ERR_SHAPE, fn, "expected operands of at least 1 dimension, got %d-D and %d-D",
@@ -458,8 +458,57 @@ gs_tensor gs_matmul(gs_tensor ha, gs_tensor hb) {
     shape[ndim++] = p.m;
   if (b->ndim > 1)
     shape[ndim++] = p.n;
-  return record_product(&MatmulBackward, compute(&p, &oa, &ob, shape, ndim, NULL, fn), NULL, a,
-                        b, 0.0, 1.0);
+  return record_product(kind, compute(&p, &oa, &ob, shape, ndim, NULL, fn), NULL, a, b, 0.0, 1.0);
+}
+
+gs_tensor gs_matmul(gs_tensor ha, gs_tensor hb) {
+  const char *fn = "matmul";
+  gs__tensor *a = gs__lookup(ha, fn);
+  gs__tensor *b = a ? gs__lookup(hb, fn) : NULL;
+  return b ? product_of(&MatmulBackward, a, b, fn) : GS_NO_TENSOR;
+}
+
+/* The strict forms (torch.mm, bmm, mv, dot): the same product, with the operands' dims fixed
+ * and, for bmm, equal batch sizes (no broadcasting). Each records a node kind of its own with
+ * matmul's formula, so the graph names the op the program called. */
+GS__BACKWARD(MmBackward, matmul_backward);
+GS__BACKWARD(BmmBackward, matmul_backward);
+GS__BACKWARD(MvBackward, matmul_backward);
+GS__BACKWARD(DotBackward, matmul_backward);
+
+static gs_tensor strict_product(const gs__node_kind *kind, gs_tensor ha, gs_tensor hb, int ndim_a,
+                                int ndim_b, const char *what, const char *fn) {
+  gs__tensor *a = gs__lookup(ha, fn);
+  gs__tensor *b = a ? gs__lookup(hb, fn) : NULL;
+  if (!b)
+    return GS_NO_TENSOR;
+  char sa[GS__SHAPE_STR], sb[GS__SHAPE_STR];
+  if (a->ndim != ndim_a || b->ndim != ndim_b) {
+    gs__error(GS_ERR_SHAPE, fn, "expected %s, got operands of shapes %s and %s", what,
+              gs__shape_str(sa, a->shape, a->ndim), gs__shape_str(sb, b->shape, b->ndim));
+    return GS_NO_TENSOR;
+  }
+  if (ndim_a == 3 && a->shape[0] != b->shape[0]) {
+    gs__error(GS_ERR_SHAPE, fn,
+              "expected batches of the same size, got shapes %s and %s (%lld != %lld matrices)",
+              gs__shape_str(sa, a->shape, a->ndim), gs__shape_str(sb, b->shape, b->ndim),
+              (long long)a->shape[0], (long long)b->shape[0]);
+    return GS_NO_TENSOR;
+  }
+  return product_of(kind, a, b, fn);
+}
+
+gs_tensor gs_mm(gs_tensor a, gs_tensor b) {
+  return strict_product(&MmBackward, a, b, 2, 2, "two 2-D matrices", "mm");
+}
+gs_tensor gs_bmm(gs_tensor a, gs_tensor b) {
+  return strict_product(&BmmBackward, a, b, 3, 3, "two 3-D batches of matrices", "bmm");
+}
+gs_tensor gs_mv(gs_tensor a, gs_tensor b) {
+  return strict_product(&MvBackward, a, b, 2, 1, "a 2-D matrix and a 1-D vector", "mv");
+}
+gs_tensor gs_dot(gs_tensor a, gs_tensor b) {
+  return strict_product(&DotBackward, a, b, 1, 1, "two 1-D vectors", "dot");
 }
 
 gs_tensor gs_addmm(gs_tensor hbias, gs_tensor ha, gs_tensor hb, double beta, double alpha) {

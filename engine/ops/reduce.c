@@ -637,7 +637,11 @@ static gs_tensor reduce_marked(reduction r, const gs__tensor *t, const bool *red
 /* A reduction's node remembers what it folded: ints[0] keepdim, ints[1] how many dims,
  * ints[2...] those dims of the input, in increasing order; reals[0] how many elements went
  * into each output. Saved slots (max, min, logsumexp): 0 the input, 1 the output. */
-_Static_assert(GS__NODE_INTS >= 2 + GS_MAX_DIMS, "a node must hold every reduced dim");
+/* A reduction's node: ints[0] keepdim, ints[1] how many dims it folded, ints[2...] those dims,
+ * ints[DIMS_GIVEN] whether the caller named dims (sum(t, 0) of a 1-D t folds what sum(t) does,
+ * but PyTorch names the two apart). */
+#define DIMS_GIVEN (2 + GS_MAX_DIMS)
+_Static_assert(GS__NODE_INTS > DIMS_GIVEN, "a node must hold every reduced dim");
 
 /* The reduced dims, as a list gs_sum takes; returns how many. */
 static int folded_dims(const gs__node *n, int *dims) {
@@ -698,7 +702,7 @@ GS__BACKWARD(LogsumexpBackward, logsumexp_backward);
 /* Records a reduction's node when its output is floating (argmax, argmin and integer sums
  * have no gradient). */
 static void record_reduction(reduction r, gs_tensor h, const gs__tensor *t, const bool *reduced,
-                             bool keepdim) {
+                             bool keepdim, bool dims_given) {
   static const gs__node_kind *const kinds[] = {
       [R_SUM] = &SumBackward, [R_MEAN] = &MeanBackward, [R_MAX] = &MaxBackward,
       [R_MIN] = &MinBackward, [R_LOGSUMEXP] = &LogsumexpBackward,
@@ -712,6 +716,7 @@ static void record_reduction(reduction r, gs_tensor h, const gs__tensor *t, cons
   if (!n)
     return;
   n->ints[0] = keepdim;
+  n->ints[DIMS_GIVEN] = dims_given;
   for (int d = 0; d < t->ndim; d++) /* a 0-dim input folds nothing, whatever dims said */
     if (reduced[d])
       n->ints[2 + n->ints[1]++] = d;
@@ -720,6 +725,27 @@ static void record_reduction(reduction r, gs_tensor h, const gs__tensor *t, cons
     gs__save(n, 0, t);
     gs__save(n, 1, out);
   }
+}
+
+int gs_node_reduction(gs_node h, int *dims, bool *keepdim, bool *dims_given) {
+  const char *fn = "node_reduction";
+  gs__node *n = gs__node_lookup(h, fn);
+  if (!n)
+    return -1;
+  if (n->kind != &SumBackward && n->kind != &MeanBackward && n->kind != &MaxBackward &&
+      n->kind != &MinBackward && n->kind != &LogsumexpBackward) {
+    gs__error(GS_ERR_ARGUMENT, fn, "expected the node of a reduction, got %s", n->kind->name);
+    return -1;
+  }
+  if (keepdim)
+    *keepdim = n->ints[0] != 0;
+  if (dims_given)
+    *dims_given = n->ints[DIMS_GIVEN] != 0;
+  int folded[GS_MAX_DIMS];
+  int count = folded_dims(n, folded);
+  if (dims)
+    memcpy(dims, folded, (size_t)count * sizeof *dims);
+  return count;
 }
 
 static gs_tensor reduce_dims(reduction r, gs_tensor h, const int *dims, int ndims,
@@ -732,7 +758,7 @@ static gs_tensor reduce_dims(reduction r, gs_tensor h, const int *dims, int ndim
   int ndim = reduced_shape(t, reduced, keepdim, shape);
   gs_tensor out = reduce_marked(r, t, reduced, shape, ndim, fn);
   if (out.id)
-    record_reduction(r, out, t, reduced, keepdim);
+    record_reduction(r, out, t, reduced, keepdim, ndims > 0);
   return out;
 }
 

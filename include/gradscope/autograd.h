@@ -84,6 +84,11 @@ GS_API int gs_node_input_shape(gs_node n, int input, int64_t *shape, gs_dtype *d
 /* The shape of the tensor the node made (a leaf's, for AccumulateGrad); returns its ndim, or
  * -1 on error. */
 GS_API int gs_node_output_shape(gs_node n, int64_t *shape);
+/* A reduction's node (sum, mean, max, min, logsumexp): the input dims it folded (returns how
+ * many; dims has room for GS_MAX_DIMS, or is NULL), whether it kept them (keepdim), and
+ * whether the caller named the dims (gs_sum(t, (int[]){0}, 1, ...) rather than all of them by
+ * NULL, 0). -1 and GS_ERR_ARGUMENT for any other node. */
+GS_API int gs_node_reduction(gs_node n, int *dims, bool *keepdim, bool *dims_given);
 /* An AccumulateGrad node's leaf (borrowed: the leaf's owner disposes it), or GS_NO_TENSOR for
  * other nodes. A stale error if the leaf was disposed. */
 GS_API gs_tensor gs_node_variable(gs_node n);

@@ -150,6 +150,14 @@ GS_API gs_tensor gs_log_softmax(gs_tensor t, int dim);
  * Operands of one dtype: f32 or f64 (OpenBLAS), or i64 (a plain loop that wraps on
  * overflow); bool is refused. Transposed operands go to BLAS as transposed, not copied. */
 GS_API gs_tensor gs_matmul(gs_tensor a, gs_tensor b);
+/* The strict products of torch.mm, torch.bmm, torch.mv and torch.dot: matmul's product with
+ * the operands' dims fixed (2-D @ 2-D; 3-D @ 3-D with equal batch sizes, no broadcasting;
+ * 2-D @ 1-D; 1-D . 1-D), anything else refused naming both shapes. Their nodes are named after
+ * them (MmBackward, BmmBackward, MvBackward, DotBackward). */
+GS_API gs_tensor gs_mm(gs_tensor a, gs_tensor b);
+GS_API gs_tensor gs_bmm(gs_tensor a, gs_tensor b);
+GS_API gs_tensor gs_mv(gs_tensor a, gs_tensor b);
+GS_API gs_tensor gs_dot(gs_tensor a, gs_tensor b);
 /* beta * bias + alpha * (a @ b); a and b 2-D, bias broadcast to the result. */
 GS_API gs_tensor gs_addmm(gs_tensor bias, gs_tensor a, gs_tensor b, double beta, double alpha);
 

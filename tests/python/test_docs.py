@@ -81,6 +81,7 @@ def samples():
         "target": gs.tensor([0, 2]), "weight": gs.ones(4, 3), "normalized_shape": (3,),
         "kernel_size": 2, "running_mean": gs.zeros(3), "running_var": gs.ones(3),
         "params": [gs.ones(2, requires_grad=True)], "dataset": data.TensorDataset(t23()),
+        "mat1": t23(), "mat2": gs.ones(3, 2), "vec": gs.ones(3), "vec2": gs.ones(3),
         # by function
         ("index_select", "index"): gs.tensor([0]), ("select", "index"): 0,
         ("mse_loss", "target"): t23(), ("binary_cross_entropy_with_logits", "target"): t23(),

@@ -19,6 +19,33 @@ static void assert_values(gs_tensor t, const double *expected, int64_t n) {
   test_assert_values(t, &n, 1, expected, 1e-12, 1e-12);
 }
 
+/* A reduction's node tells the dims it folded, keepdim, and whether the caller named dims:
+ * sum(v, 0) of a vector folds what sum(v) does, but was asked for differently. */
+static void test_reduction_nodes(void) {
+  gs_tensor v = leaf((double[]){1, 2}, 2);
+  gs_tensor m = gs_reshape(v, (int64_t[]){1, 2}, 2);
+  gs_tensor all = gs_sum(v, NULL, 0, false), dim0 = gs_sum(v, (int[]){0}, 1, false);
+  gs_tensor kept = gs_mean(m, (int[]){-1}, 1, true), big = gs_max(m, NULL, 0, false);
+  int dims[GS_MAX_DIMS];
+  bool keepdim = true, given = true;
+  g_assert_cmpint(gs_node_reduction(gs_grad_fn(all), dims, &keepdim, &given), ==, 1);
+  g_assert_cmpint(dims[0], ==, 0);
+  g_assert_false(keepdim);
+  g_assert_false(given);
+  g_assert_cmpint(gs_node_reduction(gs_grad_fn(dim0), dims, NULL, &given), ==, 1);
+  g_assert_true(given);
+  g_assert_cmpint(gs_node_reduction(gs_grad_fn(kept), dims, &keepdim, &given), ==, 1);
+  g_assert_cmpint(dims[0], ==, 1); /* -1 of a 2-D input */
+  g_assert_true(keepdim);
+  g_assert_true(given);
+  g_assert_cmpint(gs_node_reduction(gs_grad_fn(big), dims, NULL, &given), ==, 2);
+  g_assert_false(given);
+  EXPECT_ERROR(gs_node_reduction(gs_grad_fn(m), dims, NULL, NULL),
+               "node_reduction: expected the node of a reduction, got ReshapeBackward");
+  gs_dispose(v), gs_dispose(m), gs_dispose(all), gs_dispose(dim0), gs_dispose(kept),
+      gs_dispose(big);
+}
+
 /* y = sum(x * w + x): the graph walked from y's grad_fn by gs_node_next, as grad_fn and
  * next_functions walk it in PyTorch. */
 static void test_walk_the_graph(void) {
@@ -366,6 +393,7 @@ static void test_view_base(void) {
 int main(int argc, char **argv) {
   test_init(&argc, &argv);
   g_test_add_func("/graph-api/walk-the-graph", test_walk_the_graph);
+  g_test_add_func("/graph-api/reduction-nodes", test_reduction_nodes);
   g_test_add_func("/graph-api/stale-node-and-holds", test_stale_node_and_holds);
   g_test_add_func("/graph-api/gradient-hooks", test_gradient_hooks);
   g_test_add_func("/graph-api/node-hooks", test_node_hooks);

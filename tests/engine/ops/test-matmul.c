@@ -490,6 +490,40 @@ static void test_matmul_errors(void) {
   DISPOSE_ALL(a, b, v3, v4, b64, bb, bt, scalar, x, y, f45, bias_bad, bias64, i34, i45);
 }
 
+/* The strict products (torch.mm, bmm, mv, dot): matmul's values, their own node names, and
+ * every operand of the wrong dims refused naming both shapes; bmm does not broadcast. */
+static void test_strict_products(void) {
+  gs_tensor a = gs_from_data(GS_F64, (int64_t[]){2, 3}, 2, (double[]){1, 2, 3, 4, 5, 6});
+  gs_tensor b = gs_from_data(GS_F64, (int64_t[]){3, 2}, 2, (double[]){1, -1, 2, 0, 0, 3});
+  gs_tensor v = gs_from_data(GS_F64, (int64_t[]){3}, 1, (double[]){1, 2, -1});
+  gs_tensor ba = gs_stack((gs_tensor[]){a, a}, 2, 0);
+  gs_tensor bb = gs_stack((gs_tensor[]){b, b}, 2, 0);
+  gs_set_requires_grad(a, true);
+  gs_tensor mm = gs_mm(a, b), mv = gs_mv(a, v), dot = gs_dot(v, v), bmm = gs_bmm(ba, bb);
+  test_assert_values(mm, (int64_t[]){2, 2}, 2, (double[]){5, 8, 14, 14}, 0, 0);
+  test_assert_values(mv, (int64_t[]){2}, 1, (double[]){2, 8}, 0, 0);
+  test_assert_values(dot, NULL, 0, (double[]){6}, 0, 0);
+  test_assert_values(bmm, (int64_t[]){2, 2, 2}, 3, (double[]){5, 8, 14, 14, 5, 8, 14, 14}, 0, 0);
+  g_assert_cmpstr(gs_grad_fn_name(mm), ==, "MmBackward");
+  g_assert_cmpstr(gs_grad_fn_name(mv), ==, "MvBackward");
+
+  gs_tensor r = GS_NO_TENSOR, c = gs_ones(GS_F64, (int64_t[]){3, 3, 2}, 3);
+  EXPECT_ERROR(r = gs_mm(a, v),
+               "mm: expected two 2-D matrices, got operands of shapes [2, 3] and [3]");
+  EXPECT_ERROR(r = gs_mm(a, a), "mm: shapes [2, 3] and [2, 3] cannot be multiplied (3 != 2)");
+  EXPECT_ERROR(r = gs_bmm(a, b), "bmm: expected two 3-D batches of matrices, got operands of "
+                                 "shapes [2, 3] and [3, 2]");
+  EXPECT_ERROR(r = gs_bmm(ba, c),
+               "bmm: expected batches of the same size, got shapes [2, 2, 3] and [3, 3, 2] "
+               "(2 != 3 matrices)");
+  EXPECT_ERROR(r = gs_mv(v, a), "mv: expected a 2-D matrix and a 1-D vector, got operands of "
+                                "shapes [3] and [2, 3]");
+  EXPECT_ERROR(r = gs_dot(v, a),
+               "dot: expected two 1-D vectors, got operands of shapes [3] and [2, 3]");
+  g_assert_true(gs_tensor_is_none(r));
+  DISPOSE_ALL(a, b, v, ba, bb, mm, mv, dot, bmm, c);
+}
+
 /* i64 products wrap on overflow, as PyTorch's CPU kernel does (and UBSan stays quiet). */
 static void test_matmul_i64_wraps(void) {
   int64_t s[2] = {1, 2}, st[2] = {2, 1};
@@ -536,6 +570,7 @@ int main(int argc, char **argv) {
   test_add_leak_checked("/matmul/zero-size", test_matmul_zero_size);
   test_add_leak_checked("/matmul/i64-wraps", test_matmul_i64_wraps);
   test_add_leak_checked("/matmul/errors", test_matmul_errors);
+  test_add_leak_checked("/matmul/strict-products", test_strict_products);
   test_add_leak_checked("/addmm/values", test_addmm);
   test_add_leak_checked("/addmm/beta-zero-ignores-nan-bias", test_addmm_beta_zero_ignores_nan_bias);
   return g_test_run();

@@ -25,6 +25,16 @@ static gs_tensor f_matmul(const gs_tensor *in, int n, void *u) {
   return gs_matmul(in[0], in[1]);
 }
 
+#define STRICT(NAME, FN)                                                                     \
+  static gs_tensor NAME(const gs_tensor *in, int n, void *u) {                               \
+    (void)n, (void)u;                                                                        \
+    return FN(in[0], in[1]);                                                                 \
+  }
+STRICT(f_mm, gs_mm)
+STRICT(f_bmm, gs_bmm)
+STRICT(f_mv, gs_mv)
+STRICT(f_dot, gs_dot)
+
 #define ADDMM(NAME, BETA, ALPHA)                                                             \
   static gs_tensor NAME(const gs_tensor *in, int n, void *u) {                               \
     (void)n, (void)u;                                                                        \
@@ -160,6 +170,10 @@ const grad_case grad_cases_linalg[] = {
     {"MatmulBackward", "batch [2] x 2-D", f_matmul, 2, {GI_T(3, 2, 3, 4), GI_S(2, 4, 2)}},
     {"MatmulBackward", "1-D x batch [2]", f_matmul, 2, {GI(1, 3), GI_S(3, 2, 3, 4)}},
     {"MatmulBackward", "batch [2] x 1-D", f_matmul, 2, {GI_T(3, 2, 3, 4), GI_S(1, 4)}},
+    {"MmBackward", "2-D x 2-D", f_mm, 2, {GI_S(2, 3, 4), GI_T(2, 4, 5)}},
+    {"BmmBackward", "batch 3", f_bmm, 2, {GI_T(3, 3, 2, 4), GI_S(3, 3, 4, 2)}},
+    {"MvBackward", "2-D x 1-D", f_mv, 2, {GI_S(2, 3, 4), GI_S(1, 4)}},
+    {"DotBackward", "1-D . 1-D", f_dot, 2, {GI_S(1, 5), GI(1, 5)}},
     {"AddmmBackward", "bias [5] broadcast over rows", f_addmm, 3, {GI(1, 5), GI_T(2, 3, 4), GI_S(2, 4, 5)}},
     {"AddmmBackward", "bias [3, 1], beta 0.5, alpha -1.5", f_addmm_scaled, 3, {GI(2, 3, 1), GI_S(2, 3, 4), GI_T(2, 4, 5)}},
     {"AddmmBackward", "full sliced bias, beta 0.5, alpha -1.5", f_addmm_scaled, 3, {GI_S(2, 3, 5), GI(2, 3, 4), GI(2, 4, 5)}},
