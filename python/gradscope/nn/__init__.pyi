@@ -8,6 +8,7 @@ from gradscope import Tensor, dtype
 from gradscope.nn import functional as functional
 from gradscope.nn import init as init
 from gradscope.nn import utils as utils
+from gradscope.nn import adaptive as adaptive
 
 from gradscope.nn.module import RemovableHandle
 
@@ -153,6 +154,29 @@ class ModuleDict(Module):
 
 class Identity(Module):
     def __init__(self, *args: Any, **kwargs: Any) -> None: ...
+    def __call__(self, input: Tensor) -> Tensor: ...
+
+class AdaptiveAvgPool1d(Module):
+    output_size: Any
+    def __init__(self, output_size: int | None) -> None: ...
+    def __call__(self, input: Tensor) -> Tensor: ...
+
+class AdaptiveAvgPool2d(Module):
+    output_size: Any
+    def __init__(self, output_size: int | None | tuple[int | None, int | None]) -> None: ...
+    def __call__(self, input: Tensor) -> Tensor: ...
+
+class AdaptiveMaxPool1d(Module):
+    output_size: Any
+    return_indices: bool
+    def __init__(self, output_size: int | None, return_indices: bool = False) -> None: ...
+    def __call__(self, input: Tensor) -> Tensor: ...
+
+class AdaptiveMaxPool2d(Module):
+    output_size: Any
+    return_indices: bool
+    def __init__(self, output_size: int | None | tuple[int | None, int | None],
+                 return_indices: bool = False) -> None: ...
     def __call__(self, input: Tensor) -> Tensor: ...
 
 class Flatten(Module):

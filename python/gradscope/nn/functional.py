@@ -1,9 +1,11 @@
 """gradscope.nn.functional: the losses, activations and layers as functions (the C
-extension's), as torch.nn.functional's."""
+extension's, and adaptive pooling from adaptive.py), as torch.nn.functional's."""
 from gradscope import _gradscope
 from gradscope._missing import reexport as _reexport, unsupported as _unsupported
 
 _reexport(_gradscope.nn.functional, globals())
 one_hot = _gradscope.one_hot
+from gradscope.nn.adaptive import (adaptive_avg_pool1d, adaptive_avg_pool2d,  # noqa: E402,F401
+                                   adaptive_max_pool1d, adaptive_max_pool2d)
 
 __getattr__ = _unsupported(__name__)
