@@ -213,17 +213,15 @@ static int nested_fill(PyObject *o, gs_dtype dtype, char **cursor) {
     case GS_I64: *(int64_t *)*cursor = PyFloat_Check(o) ? (int64_t)d : i; break;
     case GS_BOOL: *(bool *)*cursor = d != 0; break;
     case GS_I32: /* floats truncate (INT32_MIN out of range, as x86), ints keep their low bits */
-      *(int32_t *)*cursor = !PyFloat_Check(o)                       ? (int32_t)(uint32_t)i
-                            : d > -2147483649.0 && d < 2147483648.0 ? (int32_t)d
-                                                                    : INT32_MIN;
-      break;
-    case GS_U8: /* the same rule at 8 and 16 bits: floats through i32, as the engine's casts */
+    case GS_U8:  /* u8, i8, i16: the i32 value's low bits, as the engine's casts */
     case GS_I8:
     case GS_I16: {
       int32_t w = !PyFloat_Check(o)                       ? (int32_t)(uint32_t)i
                   : d > -2147483649.0 && d < 2147483648.0 ? (int32_t)d
                                                           : INT32_MIN;
-      if (dtype == GS_U8)
+      if (dtype == GS_I32)
+        *(int32_t *)*cursor = w;
+      else if (dtype == GS_U8)
         *(uint8_t *)*cursor = (uint8_t)w;
       else if (dtype == GS_I8)
         *(int8_t *)*cursor = (int8_t)(uint8_t)w;
