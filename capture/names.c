@@ -14,6 +14,9 @@ const char *gs_dtype_name(gs_dtype dtype) {
   case GS_I64: return "i64";
   case GS_BOOL: return "bool";
   case GS_I32: return "i32";
+  case GS_U8: return "u8";
+  case GS_I8: return "i8";
+  case GS_I16: return "i16";
   }
   return "invalid";
 }
@@ -25,6 +28,9 @@ size_t gs_dtype_size(gs_dtype dtype) {
   case GS_I64: return 8;
   case GS_BOOL: return 1;
   case GS_I32: return 4;
+  case GS_U8: return 1;
+  case GS_I8: return 1;
+  case GS_I16: return 2;
   }
   return 0;
 }

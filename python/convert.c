@@ -3,7 +3,7 @@
  *
  * gradscope.tensor copies, as torch.tensor does (gradscope.from_numpy is the zero-copy way).
  * Without dtype= the values decide it as in PyTorch: all bools give bool, all integers int64,
- * any float float32. An array keeps its dtype, or the nearest the engine has (int16 -> int64).
+ * any float float32. An array keeps its dtype, or the nearest the engine has (uint16 -> int64).
  * NumPy scalars and arrays are accepted wherever a tensor operand is, as in PyTorch.
  */
 #include "gs-py.h"
@@ -213,10 +213,22 @@ static int nested_fill(PyObject *o, gs_dtype dtype, char **cursor) {
     case GS_I64: *(int64_t *)*cursor = PyFloat_Check(o) ? (int64_t)d : i; break;
     case GS_BOOL: *(bool *)*cursor = d != 0; break;
     case GS_I32: /* floats truncate (INT32_MIN out of range, as x86), ints keep their low bits */
-      *(int32_t *)*cursor = !PyFloat_Check(o)                       ? (int32_t)(uint32_t)i
-                            : d > -2147483649.0 && d < 2147483648.0 ? (int32_t)d
-                                                                    : INT32_MIN;
+    case GS_U8:  /* u8, i8, i16: the i32 value's low bits, as the engine's casts */
+    case GS_I8:
+    case GS_I16: {
+      int32_t w = !PyFloat_Check(o)                       ? (int32_t)(uint32_t)i
+                  : d > -2147483649.0 && d < 2147483648.0 ? (int32_t)d
+                                                          : INT32_MIN;
+      if (dtype == GS_I32)
+        *(int32_t *)*cursor = w;
+      else if (dtype == GS_U8)
+        *(uint8_t *)*cursor = (uint8_t)w;
+      else if (dtype == GS_I8)
+        *(int8_t *)*cursor = (int8_t)(uint8_t)w;
+      else
+        *(int16_t *)*cursor = (int16_t)(uint16_t)w;
       break;
+    }
     }
     *cursor += gs_dtype_size(dtype);
     return 0;

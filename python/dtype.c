@@ -1,7 +1,8 @@
-/* dtype.c: gradscope.float32, float64, int64, bool and int32, PyTorch's dtype names for the
- * engine's five dtypes, so `dtype=gradscope.float64` ports from `dtype=torch.float64`. Each is one
- * immortal object of type gradscope.dtype (compared by identity, as torch's). NumPy dtypes and
- * their names ("float32") are accepted wherever a dtype is, since arrays come from NumPy. */
+/* dtype.c: gradscope.float32, float64, int64, bool, int32, uint8, int8 and int16, PyTorch's
+ * dtype names for the engine's eight dtypes, so `dtype=gradscope.float64` ports from
+ * `dtype=torch.float64`. Each is one immortal object of type gradscope.dtype (compared by identity,
+ * as torch's). NumPy dtypes and their names ("float32") are accepted wherever a dtype is, since
+ * arrays come from NumPy. */
 #include "gs-py.h"
 
 typedef struct gsp_dtype {
@@ -10,7 +11,7 @@ typedef struct gsp_dtype {
 } gsp_dtype;
 
 static const char *const torch_names[GS_DTYPE_COUNT] = {"float32", "float64", "int64", "bool",
-                                                        "int32"};
+                                                        "int32",   "uint8",   "int8",  "int16"};
 static PyObject *dtype_objects[GS_DTYPE_COUNT];
 
 /* The module dtypes print as part of: "torch" under gradscope.as_torch, so that a program's
@@ -61,7 +62,8 @@ PyTypeObject gsp_dtype_type = {
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_repr = dtype_repr,
     .tp_getset = dtype_getset,
-    .tp_doc = "A tensor's element type: gradscope.float32, float64, int64, bool or int32.",
+    .tp_doc = "A tensor's element type: gradscope.float32, float64, int64, bool, int32, uint8, "
+              "int8 or int16.",
 };
 
 int gsp_dtype_add_to_module(PyObject *module) {
@@ -80,7 +82,8 @@ int gsp_dtype_add_to_module(PyObject *module) {
   if (PyModule_AddObjectRef(module, "float", dtype_objects[GS_F32]) < 0 ||
       PyModule_AddObjectRef(module, "double", dtype_objects[GS_F64]) < 0 ||
       PyModule_AddObjectRef(module, "long", dtype_objects[GS_I64]) < 0 ||
-      PyModule_AddObjectRef(module, "int", dtype_objects[GS_I32]) < 0)
+      PyModule_AddObjectRef(module, "int", dtype_objects[GS_I32]) < 0 ||
+      PyModule_AddObjectRef(module, "short", dtype_objects[GS_I16]) < 0)
     return -1;
   return PyModule_AddObjectRef(module, "dtype", (PyObject *)&gsp_dtype_type);
 }
@@ -117,6 +120,8 @@ int gsp_dtype_from_object(PyObject *o, gs_dtype *out) {
   Py_XDECREF(name);
   PyErr_Clear();
   PyErr_Format(PyExc_TypeError,
-               "dtype must be gradscope.float32, float64, int64, bool or int32, not %R", o);
+               "dtype must be gradscope.float32, float64, int64, bool, int32, uint8, int8 or "
+               "int16, not %R",
+               o);
   return -1;
 }

@@ -50,16 +50,16 @@ PyObject *gsp_numpy_scalar_as_number(PyObject *o) {
 bool gsp_is_ndarray(PyObject *o) { return PyArray_Check(o); }
 
 /* The dtype gradscope.tensor(array) copies an array into, as torch.tensor's: the array's own
- * when the engine has it (int32 included); other integers (int8, int16, uint8..) widen to
- * int64 and float16 to float32, the nearest the engine has (torch keeps them; the values are
- * the same). NULL (no error) for arrays NumPy must convert first (objects, complex). */
+ * when the engine has it (int32, int16, int8 and uint8 included); other integers (uint16..)
+ * widen to int64 and float16 to float32, the nearest the engine has (the values are the
+ * same). NULL (no error) for arrays NumPy must convert first (objects, complex). */
 const char *gsp_numpy_copy_dtype(PyObject *array) {
   if (!PyArray_Check(array))
     return NULL;
   int kind = PyArray_DESCR((PyArrayObject *)array)->kind;
   int type = PyArray_TYPE((PyArrayObject *)array);
   if (type == NPY_FLOAT32 || type == NPY_FLOAT64 || type == NPY_INT64 || type == NPY_BOOL ||
-      type == NPY_INT32)
+      type == NPY_INT32 || type == NPY_UINT8 || type == NPY_INT8 || type == NPY_INT16)
     return NULL;
   if (kind == 'i' || kind == 'u')
     return "int64";
@@ -92,11 +92,14 @@ PyObject *gsp_from_numpy(PyObject *module, PyObject *obj) {
   case NPY_FLOAT64: dtype = GS_F64; break;
   case NPY_INT64: dtype = GS_I64; break;
   case NPY_INT32: dtype = GS_I32; break;
+  case NPY_UINT8: dtype = GS_U8; break;
+  case NPY_INT8: dtype = GS_I8; break;
+  case NPY_INT16: dtype = GS_I16; break;
   case NPY_BOOL: dtype = GS_BOOL; break;
   default:
     PyErr_Format(PyExc_TypeError,
                  "from_numpy(): can't convert an array of dtype %R; the supported dtypes are "
-                 "float32, float64, int64, int32 and bool",
+                 "float32, float64, int64, int32, int16, int8, uint8 and bool",
                  (PyObject *)PyArray_DESCR(a));
     return NULL;
   }
@@ -153,6 +156,20 @@ PyObject *gsp_from_numpy(PyObject *module, PyObject *obj) {
 
 /* ---- export ---------------------------------------------------------------------------- */
 
+/* The NumPy type of an engine tensor's DLPack dtype (the engine exports these only). */
+static int numpy_type(const DLDataType *t) {
+  if (t->code == kDLFloat)
+    return t->bits == 32 ? NPY_FLOAT32 : NPY_FLOAT64;
+  if (t->code == kDLInt)
+    return t->bits == 64   ? NPY_INT64
+           : t->bits == 32 ? NPY_INT32
+           : t->bits == 16 ? NPY_INT16
+                           : NPY_INT8;
+  if (t->code == kDLUInt)
+    return NPY_UINT8;
+  return NPY_BOOL;
+}
+
 static void pin_capsule_destructor(PyObject *capsule) {
   DLManagedTensor *m = PyCapsule_GetPointer(capsule, "gradscope.storage");
   if (m && m->deleter)
@@ -167,9 +184,7 @@ PyObject *gsp_tensor_numpy(PyObject *self, PyObject *unused) {
   if (!m)
     return gsp_raise_engine_error();
   DLTensor *dl = &m->dl_tensor;
-  int typenum = dl->dtype.code == kDLFloat ? (dl->dtype.bits == 32 ? NPY_FLOAT32 : NPY_FLOAT64)
-                : dl->dtype.code == kDLInt ? (dl->dtype.bits == 32 ? NPY_INT32 : NPY_INT64)
-                                           : NPY_BOOL;
+  int typenum = numpy_type(&dl->dtype);
   npy_intp dims[GS_MAX_DIMS], strides[GS_MAX_DIMS];
   npy_intp item = dl->dtype.bits / 8;
   for (int i = 0; i < dl->ndim; i++) {
@@ -214,7 +229,9 @@ static const char *buffer_format(const DLDataType *t) {
   if (t->code == kDLFloat)
     return t->bits == 32 ? "f" : "d";
   if (t->code == kDLInt)
-    return t->bits == 32 ? "i" : "q";
+    return t->bits == 64 ? "q" : t->bits == 32 ? "i" : t->bits == 16 ? "h" : "b";
+  if (t->code == kDLUInt)
+    return "B";
   return "?";
 }
 

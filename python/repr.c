@@ -32,6 +32,9 @@ static double value_at(const printer *p, int64_t flat) {
   case GS_I64: return (double)((const int64_t *)p->values)[flat];
   case GS_BOOL: return ((const bool *)p->values)[flat];
   case GS_I32: return ((const int32_t *)p->values)[flat];
+  case GS_U8: return ((const uint8_t *)p->values)[flat];
+  case GS_I8: return ((const int8_t *)p->values)[flat];
+  case GS_I16: return ((const int16_t *)p->values)[flat];
   }
   return 0;
 }
@@ -41,8 +44,8 @@ static int format_value(const printer *p, int64_t flat, char *buf, size_t size) 
     return snprintf(buf, size, "%s", ((const bool *)p->values)[flat] ? "True" : "False");
   if (p->dtype == GS_I64)
     return snprintf(buf, size, "%lld", (long long)((const int64_t *)p->values)[flat]);
-  if (p->dtype == GS_I32)
-    return snprintf(buf, size, "%d", (int)((const int32_t *)p->values)[flat]);
+  if (gs_dtype_is_integer(p->dtype)) /* i32, u8, i8, i16: exact as doubles */
+    return snprintf(buf, size, "%d", (int)value_at(p, flat));
   double v = value_at(p, flat);
   if (isnan(v))
     return snprintf(buf, size, "nan");
@@ -242,7 +245,9 @@ PyObject *gsp_tensor_repr(PyObject *self) {
     snprintf(suffix + n, sizeof suffix - (size_t)n, p.ndim == 1 ? ",)" : ")");
     rc = emit(&p, suffix);
   }
-  if (rc == 0 && (p.dtype == GS_F64 || p.dtype == GS_I32 || (p.dtype == GS_BOOL && numel == 0))) {
+  /* torch names every dtype but its defaults (float32, int64; bool unless empty). */
+  bool named = p.dtype != GS_F32 && p.dtype != GS_I64 && (p.dtype != GS_BOOL || numel == 0);
+  if (rc == 0 && named) {
     snprintf(suffix, sizeof suffix, ", dtype=%s.%s", gsp_dtype_module_name(),
              gsp_dtype_torch_name(p.dtype));
     rc = emit(&p, suffix);
@@ -286,6 +291,9 @@ static PyObject *to_python(gs_dtype dtype, const char *values, int64_t flat) {
   case GS_I64: return PyLong_FromLongLong(((const int64_t *)values)[flat]);
   case GS_BOOL: return PyBool_FromLong(((const bool *)values)[flat]);
   case GS_I32: return PyLong_FromLong(((const int32_t *)values)[flat]);
+  case GS_U8: return PyLong_FromLong(((const uint8_t *)values)[flat]);
+  case GS_I8: return PyLong_FromLong(((const int8_t *)values)[flat]);
+  case GS_I16: return PyLong_FromLong(((const int16_t *)values)[flat]);
   }
   Py_RETURN_NONE;
 }

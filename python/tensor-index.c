@@ -12,19 +12,36 @@
 #include "gs-py.h"
 
 /* A list, tuple or array used as an index, as a new tensor (i64 or bool); other terms as a
- * new reference to themselves. */
+ * new reference to themselves. PyTorch 1.13's rules: an int32, int16 or int8 array indexes as
+ * int64 (torch converts it); a uint8 tensor or array is a mask, with 1.13's deprecation
+ * warning. */
 static PyObject *index_term(PyObject *term) {
   if (PyList_Check(term))
     return gsp_tensor_from_data(term, NULL, false);
-  if (gsp_is_ndarray(term)) { /* an int32 array indexes as int64, as torch converts it */
-    PyObject *t = gsp_tensor_from_data(term, NULL, false);
-    if (!t || gs_dtype_of(gsp_handle(t)) != GS_I32)
-      return t;
-    PyObject *wide = gsp_wrap(gs_to_dtype(gsp_handle(t), GS_I64));
-    Py_DECREF(t);
-    return wide;
+  bool array = gsp_is_ndarray(term);
+  if (!array && !gsp_is_tensor(term))
+    return Py_NewRef(term);
+  PyObject *t = array ? gsp_tensor_from_data(term, NULL, false) : Py_NewRef(term);
+  if (!t)
+    return NULL;
+  gs_dtype d = gs_dtype_of(gsp_handle(t)), to = d;
+  if (d == GS_U8) {
+    if (PyErr_WarnEx(PyExc_UserWarning,
+                     "indexing with dtype torch.uint8 is now deprecated, please use a dtype "
+                     "torch.bool instead.",
+                     1) < 0) {
+      Py_DECREF(t);
+      return NULL;
+    }
+    to = GS_BOOL;
+  } else if (array && (d == GS_I32 || d == GS_I16 || d == GS_I8)) {
+    to = GS_I64;
   }
-  return Py_NewRef(term);
+  if (to == d)
+    return t;
+  PyObject *converted = gsp_wrap(gs_to_dtype(gsp_handle(t), to));
+  Py_DECREF(t);
+  return converted;
 }
 
 static bool is_advanced(PyObject *term) {
@@ -134,10 +151,13 @@ static int apply_term(gs_tensor *cur, int *dim, PyObject *term, bool *owns) {
   } else if (is_advanced(term) && *dim == 0 && gs_ndim(gsp_handle(term)) == gs_ndim(t)) {
     next = gs_masked_select(t, gsp_handle(term)); /* a mask of elements */
     *dim = 1;
-  } else if (gsp_is_tensor(term) && gs_dtype_of(gsp_handle(term)) == GS_I32) {
-    /* PyTorch 1.13's rule: index_select takes int32 indexes, [] does not */
-    PyErr_SetString(PyExc_IndexError, "tensors used as indices must be long, byte or bool "
-                                      "tensors, got an int32 tensor (index with t.long())");
+  } else if (gsp_is_tensor(term) && gs_dtype_is_integer(gs_dtype_of(gsp_handle(term)))) {
+    /* PyTorch 1.13's rule: index_select takes int32 indexes, [] takes none of int32, int16
+     * and int8 */
+    PyErr_Format(PyExc_IndexError,
+                 "tensors used as indices must be long, byte or bool tensors, got an %s tensor "
+                 "(index with t.long())",
+                 gsp_dtype_torch_name(gs_dtype_of(gsp_handle(term))));
     return -1;
   } else {
     PyErr_Format(PyExc_TypeError,

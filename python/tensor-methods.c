@@ -442,7 +442,10 @@ static PyObject *m_item(PyObject *self, PyObject *unused) {
     gs_copy_to(t, &i, sizeof i);
     return PyLong_FromLongLong(i);
   }
-  case GS_I32: return PyLong_FromDouble(v); /* every i32 is exact as a double */
+  case GS_I32: /* every i32, u8, i8 and i16 is exact as a double */
+  case GS_U8:
+  case GS_I8:
+  case GS_I16: return PyLong_FromDouble(v);
   case GS_BOOL: return PyBool_FromLong(v != 0);
   default: return PyFloat_FromDouble(v);
   }

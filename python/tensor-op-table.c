@@ -80,6 +80,9 @@ static const op_row op_rows[] = {
     CONVERT(double, GS_F64),
     CONVERT(long, GS_I64),
     CONVERT(int, GS_I32),
+    CONVERT(short, GS_I16),
+    CONVERT(char, GS_I8),
+    CONVERT(byte, GS_U8),
     CONVERT(bool, GS_BOOL),
     BINARY(add, GSP_ADD),
     BINARY(sub, GSP_SUB),
@@ -165,7 +168,10 @@ static PyObject *run_row(const op_row *row, PyObject *self, PyObject *other) {
   GSP_SITE();
   switch (row->kind) {
   case ROW_UNARY: return gsp_wrap(row->unary(gsp_handle(self)));
-  case ROW_CONVERT: return gsp_wrap(gs_to_dtype(gsp_handle(self), row->dtype));
+  case ROW_CONVERT: /* t itself when already of the dtype, as torch's t.byte() is t */
+    if (gs_dtype_of(gsp_handle(self)) == row->dtype)
+      return Py_NewRef(self);
+    return gsp_wrap(gs_to_dtype(gsp_handle(self), row->dtype));
   case ROW_BINARY: return gsp_binary(self, other, row->op);
   case ROW_COMPARE: return gsp_tensor_richcompare(self, other, row->op);
   case ROW_INPLACE: return inplace_call(self, other, row->inplace);

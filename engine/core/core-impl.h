@@ -22,14 +22,14 @@
 
 /* Bytes per element, for valid dtypes only (hot paths: no range check). */
 static inline size_t gs__elsize(gs_dtype dtype) {
-  static const size_t sizes[GS_DTYPE_COUNT] = {4, 8, 8, 1, 4};
+  static const size_t sizes[GS_DTYPE_COUNT] = {4, 8, 8, 1, 4, 1, 1, 2};
   return sizes[dtype];
 }
 
 /* PyTorch's dtype categories (bool < integer < floating): what decides whether a 0-dim
  * operand widens a result, and whether an in-place write would lose information. */
 static inline int gs__dtype_category(gs_dtype d) {
-  return d == GS_BOOL ? 0 : d == GS_I64 || d == GS_I32 ? 1 : 2;
+  return d == GS_BOOL ? 0 : gs_dtype_is_integer(d) ? 1 : 2;
 }
 
 /* ---- errors (error.c) ---------------------------------------------------------------- */
@@ -362,6 +362,9 @@ typedef struct gs__scalar_box {
     float f32;
     int64_t i64;
     int32_t i32;
+    uint8_t u8;
+    int8_t i8;
+    int16_t i16;
     bool b8;
   } value;
 } gs__scalar_box;
@@ -381,6 +384,9 @@ static inline double gs__load_f64(const void *p, gs_dtype dtype) {
   case GS_I64: return (double)*(const int64_t *)p;
   case GS_BOOL: return *(const bool *)p ? 1.0 : 0.0;
   case GS_I32: return (double)*(const int32_t *)p;
+  case GS_U8: return (double)*(const uint8_t *)p;
+  case GS_I8: return (double)*(const int8_t *)p;
+  case GS_I16: return (double)*(const int16_t *)p;
   }
   return 0.0;
 }
@@ -394,6 +400,15 @@ static inline int64_t gs__f64_to_i64(double v) {
  * conversion). */
 static inline int32_t gs__f64_to_i32(double v) {
   return (v > -2147483649.0 && v < 2147483648.0) ? (int32_t)v : INT32_MIN;
+}
+/* double to u8, i8 and i16: the low bits of the i32 conversion, as torch 1.13 on x86 (300.0
+ * gives u8 44, -1.0 gives u8 255, 3e9 gives 0). */
+static inline uint8_t gs__f64_to_u8(double v) { return (uint8_t)(uint32_t)gs__f64_to_i32(v); }
+static inline int8_t gs__f64_to_i8(double v) {
+  return (int8_t)(uint8_t)(uint32_t)gs__f64_to_i32(v);
+}
+static inline int16_t gs__f64_to_i16(double v) {
+  return (int16_t)(uint16_t)(uint32_t)gs__f64_to_i32(v);
 }
 
 /* ---- random (random.c) --------------------------------------------------------------- */

@@ -33,9 +33,17 @@ static void fill_contiguous(gs__tensor *t, double value) {
       o[i] = v;
     break;
   }
+  case GS_I16: {
+    int16_t v = gs__f64_to_i16(value), *o = (int16_t *)p;
+    for (int64_t i = 0; i < n; i++)
+      o[i] = v;
+    break;
+  }
   case GS_BOOL:
     memset(p, value != 0.0, (size_t)n);
     break;
+  case GS_U8: memset(p, gs__f64_to_u8(value), (size_t)n); break;
+  case GS_I8: memset(p, (uint8_t)gs__f64_to_i8(value), (size_t)n); break;
   }
 }
 
@@ -175,8 +183,8 @@ gs_tensor gs_from_blob(gs_dtype dtype, const int64_t *shape, int ndim, const int
                        void *data, gs_release_fn release, void *user_data) {
   const char *fn = "from_blob";
   if (gs_dtype_size(dtype) == 0) {
-    gs__error(GS_ERR_DTYPE, fn, "expected a dtype (f32, f64, i64, bool or i32), got %d",
-              (int)dtype);
+    gs__error(GS_ERR_DTYPE, fn,
+              "expected a dtype (f32, f64, i64, bool, i32, u8, i8 or i16), got %d", (int)dtype);
     return GS_NO_TENSOR;
   }
   int64_t numel = gs__checked_numel(shape, ndim, fn);

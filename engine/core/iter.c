@@ -196,42 +196,58 @@ typedef float f32;
 typedef double f64;
 typedef int64_t i64;
 typedef int32_t i32;
+typedef uint8_t u8;
+typedef int8_t i8;
+typedef int16_t i16;
 typedef bool b8;
 
-COPY_LOOP(f32, f32, v)
-COPY_LOOP(f32, f64, (float)v)
-COPY_LOOP(f32, i64, (float)v)
-COPY_LOOP(f32, b8, v ? 1.0f : 0.0f)
-COPY_LOOP(f64, f32, (double)v)
-COPY_LOOP(f64, f64, v)
-COPY_LOOP(f64, i64, (double)v)
-COPY_LOOP(f64, b8, v ? 1.0 : 0.0)
-COPY_LOOP(i64, f32, gs__f64_to_i64((double)v))
-COPY_LOOP(i64, f64, gs__f64_to_i64(v))
-COPY_LOOP(i64, i64, v)
-COPY_LOOP(i64, b8, v ? 1 : 0)
-COPY_LOOP(b8, f32, v != 0.0f)
-COPY_LOOP(b8, f64, v != 0.0)
-COPY_LOOP(b8, i64, v != 0)
-COPY_LOOP(b8, b8, v)
-/* i64 to i32 keeps the low 32 bits, as PyTorch's narrowing. */
-COPY_LOOP(f32, i32, (float)v)
-COPY_LOOP(f64, i32, (double)v)
-COPY_LOOP(i64, i32, (int64_t)v)
-COPY_LOOP(b8, i32, v != 0)
-COPY_LOOP(i32, f32, gs__f64_to_i32((double)v))
-COPY_LOOP(i32, f64, gs__f64_to_i32(v))
-COPY_LOOP(i32, i64, (int32_t)(uint32_t)(uint64_t)v)
-COPY_LOOP(i32, b8, v ? 1 : 0)
-COPY_LOOP(i32, i32, v)
+/* The conversion of v into each dtype, as PyTorch's casts: floating values go through the
+ * range-checked conversions of core-impl.h; integers narrow by keeping the low bits (done in
+ * unsigned arithmetic, where it is defined). */
+#define TO_INT(T, UT, FROM_F64, v)                                                                 \
+  _Generic((v), float                                                                              \
+           : FROM_F64((double)(v)), double                                                         \
+           : FROM_F64((double)(v)), default                                                        \
+           : (T)(UT)(uint64_t)(v))
+#define CONV_f32(v) ((float)(v))
+#define CONV_f64(v) ((double)(v))
+#define CONV_b8(v) ((v) != 0)
+#define CONV_i64(v) TO_INT(int64_t, uint64_t, gs__f64_to_i64, v)
+#define CONV_i32(v) TO_INT(int32_t, uint32_t, gs__f64_to_i32, v)
+#define CONV_u8(v) TO_INT(uint8_t, uint8_t, gs__f64_to_u8, v)
+#define CONV_i8(v) TO_INT(int8_t, uint8_t, gs__f64_to_i8, v)
+#define CONV_i16(v) TO_INT(int16_t, uint16_t, gs__f64_to_i16, v)
 
-/* Indexed [to][from] in gs_dtype order: f32, f64, i64, bool, i32. */
+/* The copies into TO from every dtype, and their row of the table, in gs_dtype order: f32,
+ * f64, i64, bool, i32, u8, i8, i16. */
+#define COPY_LOOPS_INTO(TO)                                                                        \
+  COPY_LOOP(TO, f32, CONV_##TO(v))                                                                 \
+  COPY_LOOP(TO, f64, CONV_##TO(v))                                                                 \
+  COPY_LOOP(TO, i64, CONV_##TO(v))                                                                 \
+  COPY_LOOP(TO, b8, CONV_##TO(v))                                                                  \
+  COPY_LOOP(TO, i32, CONV_##TO(v))                                                                 \
+  COPY_LOOP(TO, u8, CONV_##TO(v))                                                                  \
+  COPY_LOOP(TO, i8, CONV_##TO(v))                                                                  \
+  COPY_LOOP(TO, i16, CONV_##TO(v))
+#define COPY_ROW(TO)                                                                               \
+  {                                                                                                \
+    copy_##TO##_f32, copy_##TO##_f64, copy_##TO##_i64, copy_##TO##_b8, copy_##TO##_i32,            \
+        copy_##TO##_u8, copy_##TO##_i8, copy_##TO##_i16                                            \
+  }
+
+COPY_LOOPS_INTO(f32)
+COPY_LOOPS_INTO(f64)
+COPY_LOOPS_INTO(i64)
+COPY_LOOPS_INTO(b8)
+COPY_LOOPS_INTO(i32)
+COPY_LOOPS_INTO(u8)
+COPY_LOOPS_INTO(i8)
+COPY_LOOPS_INTO(i16)
+
+/* Indexed [to][from]. */
 static const gs__loop_fn copy_loops[GS_DTYPE_COUNT][GS_DTYPE_COUNT] = {
-    {copy_f32_f32, copy_f32_f64, copy_f32_i64, copy_f32_b8, copy_f32_i32},
-    {copy_f64_f32, copy_f64_f64, copy_f64_i64, copy_f64_b8, copy_f64_i32},
-    {copy_i64_f32, copy_i64_f64, copy_i64_i64, copy_i64_b8, copy_i64_i32},
-    {copy_b8_f32, copy_b8_f64, copy_b8_i64, copy_b8_b8, copy_b8_i32},
-    {copy_i32_f32, copy_i32_f64, copy_i32_i64, copy_i32_b8, copy_i32_i32},
+    COPY_ROW(f32), COPY_ROW(f64), COPY_ROW(i64), COPY_ROW(b8),
+    COPY_ROW(i32), COPY_ROW(u8),  COPY_ROW(i8),  COPY_ROW(i16),
 };
 
 void gs__copy_into(gs__tensor *dst, const gs__tensor *src) {

@@ -71,8 +71,8 @@ int gs__wrap_dim(int dim, int ndim, const char *fn) {
 bool gs__tensor_init(gs__tensor *t, gs_dtype dtype, const int64_t *shape, int ndim,
                      const char *fn) {
   if (gs_dtype_size(dtype) == 0) {
-    gs__error(GS_ERR_DTYPE, fn, "expected a dtype (f32, f64, i64, bool or i32), got %d",
-              (int)dtype);
+    gs__error(GS_ERR_DTYPE, fn,
+              "expected a dtype (f32, f64, i64, bool, i32, u8, i8 or i16), got %d", (int)dtype);
     return false;
   }
   int64_t numel = gs__checked_numel(shape, ndim, fn);

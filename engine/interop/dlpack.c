@@ -38,6 +38,9 @@ static DLDataType dl_dtype(gs_dtype d) {
   case GS_I64: return (DLDataType){kDLInt, 64, 1};
   case GS_BOOL: return (DLDataType){GS__DL_BOOL, 8, 1};
   case GS_I32: return (DLDataType){kDLInt, 32, 1};
+  case GS_U8: return (DLDataType){kDLUInt, 8, 1};
+  case GS_I8: return (DLDataType){kDLInt, 8, 1};
+  case GS_I16: return (DLDataType){kDLInt, 16, 1};
   }
   return (DLDataType){0, 0, 0};
 }
@@ -105,6 +108,12 @@ static bool engine_dtype(DLDataType t, gs_dtype *out) {
     *out = GS_I64;
   else if (t.code == kDLInt && t.bits == 32)
     *out = GS_I32;
+  else if (t.code == kDLUInt && t.bits == 8)
+    *out = GS_U8;
+  else if (t.code == kDLInt && t.bits == 8)
+    *out = GS_I8;
+  else if (t.code == kDLInt && t.bits == 16)
+    *out = GS_I16;
   else if (t.code == GS__DL_BOOL && t.bits == 8)
     *out = GS_BOOL;
   else
@@ -153,8 +162,8 @@ static bool plan_import(const DLTensor *d, import_plan *p) {
     char got[64];
     describe_dl_dtype(d->dtype, got, sizeof got);
     return refuse(p, GS_ERR_DTYPE,
-                  "expected dtype float32, float64, int64, bool or int32 (one "
-                  "lane), got %s",
+                  "expected dtype float32, float64, int64, bool, int32, uint8, int8 or "
+                  "int16 (one lane), got %s",
                   got);
   }
   if (d->ndim < 0 || d->ndim > GS_MAX_DIMS)

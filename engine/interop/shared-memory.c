@@ -142,8 +142,8 @@ static gs__buffer *new_segment(uint64_t nbytes, const char *fn) {
 
 int64_t gs__shared_numel(gs_dtype dtype, const int64_t *shape, int ndim, const char *fn) {
   if (gs_dtype_size(dtype) == 0) {
-    gs__error(GS_ERR_DTYPE, fn, "expected a dtype (f32, f64, i64, bool or i32), got %d",
-              (int)dtype);
+    gs__error(GS_ERR_DTYPE, fn,
+              "expected a dtype (f32, f64, i64, bool, i32, u8, i8 or i16), got %d", (int)dtype);
     return -1;
   }
   return gs__checked_numel(shape, ndim, fn);

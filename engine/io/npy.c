@@ -2,7 +2,8 @@
  * the magic "\x93NUMPY", a version, a header length, a Python dict literal naming the dtype,
  * the order and the shape, padded so the data starts 64-byte aligned, then the data.
  *
- * Only what the engine holds is accepted ('<f4', '<f8', '<i8', '|b1', '<i4', C order); versions 1.0
+ * Only what the engine holds is accepted ('<f4', '<f8', '<i8', '|b1', '<i4', '|u1', '|i1', '<i2', C
+ * order); versions 1.0
  * and 2.0 are read, 1.0 is written. The dict is walked with json.h's cursor (the literal is
  * close enough to JSON for its pieces), and the data size is checked against the file before
  * anything is allocated.
@@ -22,6 +23,9 @@ static const char *npy_descr(gs_dtype d) {
   case GS_I64: return "<i8";
   case GS_BOOL: return "|b1";
   case GS_I32: return "<i4";
+  case GS_U8: return "|u1";
+  case GS_I8: return "|i1";
+  case GS_I16: return "<i2";
   }
   return "?";
 }
@@ -94,15 +98,16 @@ static bool npy_parse_dict(gs__json *p, gs_dtype *dtype, int64_t *shape, int *nd
     gs__json_skip_space(p);
     if (k == 0) {
       static const char *const descrs[GS_DTYPE_COUNT] = {"'<f4'", "'<f8'", "'<i8'", "'|b1'",
-                                                         "'<i4'"};
-      static const gs_dtype dts[GS_DTYPE_COUNT] = {GS_F32, GS_F64, GS_I64, GS_BOOL, GS_I32};
+                                                         "'<i4'", "'|u1'", "'|i1'", "'<i2'"};
+      static const gs_dtype dts[GS_DTYPE_COUNT] = {GS_F32, GS_F64, GS_I64, GS_BOOL,
+                                                   GS_I32, GS_U8,  GS_I8,  GS_I16};
       int m = -1;
       for (int i = 0; i < GS_DTYPE_COUNT; i++)
         if (p->len - p->pos >= strlen(descrs[i]) &&
             memcmp(p->s + p->pos, descrs[i], strlen(descrs[i])) == 0)
           m = i;
       if (m < 0)
-        return gs__json_fail(p, "descr '<f4', '<f8', '<i8', '|b1' or '<i4'");
+        return gs__json_fail(p, "descr '<f4', '<f8', '<i8', '|b1', '<i4', '|u1', '|i1' or '<i2'");
       *dtype = dts[m];
       p->pos += strlen(descrs[m]);
     } else if (k == 1) {

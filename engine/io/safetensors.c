@@ -22,6 +22,9 @@ static const char *st_dtype_name(gs_dtype d) {
   case GS_I64: return "I64";
   case GS_BOOL: return "BOOL";
   case GS_I32: return "I32";
+  case GS_U8: return "U8";
+  case GS_I8: return "I8";
+  case GS_I16: return "I16";
   }
   return "?";
 }
@@ -241,10 +244,16 @@ static bool parse_entry(gs__json *p, st_entry *e) {
         else if (strcmp(dt, "BOOL") == 0) e->dtype = GS_BOOL;
         else if (strcmp(dt, "I32") == 0)
           e->dtype = GS_I32;
+        else if (strcmp(dt, "U8") == 0)
+          e->dtype = GS_U8;
+        else if (strcmp(dt, "I8") == 0)
+          e->dtype = GS_I8;
+        else if (strcmp(dt, "I16") == 0)
+          e->dtype = GS_I16;
         else {
           gs__error(GS_ERR_DTYPE, p->fn,
                     "header JSON at byte %zu: expected dtype F32, F64, "
-                    "I64, BOOL or I32 for tensor \"%s\", found \"%.40s\"",
+                    "I64, BOOL, I32, U8, I8 or I16 for tensor \"%s\", found \"%.40s\"",
                     p->base + vpos, e->name, dt);
           ok = false;
         }

@@ -97,7 +97,7 @@ gs_tensor gs_index_put(gs_tensor h, gs_tensor hindex, gs_tensor hvalues, bool ac
   }
   if (t->ndim == 0 || t->dtype == GS_BOOL) {
     gs__error(GS_ERR_ARGUMENT, fn,
-              "expected an f32, f64, i64 or i32 tensor of at least 1 dim, got "
+              "expected an f32, f64 or integer tensor of at least 1 dim, got "
               "%d-D %s",
               t->ndim, gs_dtype_name(t->dtype));
     return GS_NO_TENSOR;

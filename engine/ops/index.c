@@ -77,9 +77,11 @@ typedef struct jump_ctx {
       *(T *)out = *(const T *)(src + (int64_t) * (const IT *)index * jump);                        \
   }
 GATHER_LOOP(gather_1, uint8_t, int64_t)
+GATHER_LOOP(gather_2, uint16_t, int64_t)
 GATHER_LOOP(gather_4, uint32_t, int64_t)
 GATHER_LOOP(gather_8, uint64_t, int64_t)
 GATHER_LOOP(gather_1_by_i32, uint8_t, int32_t)
+GATHER_LOOP(gather_2_by_i32, uint16_t, int32_t)
 GATHER_LOOP(gather_4_by_i32, uint32_t, int32_t)
 GATHER_LOOP(gather_8_by_i32, uint64_t, int32_t)
 
@@ -95,12 +97,11 @@ static void gather_run(gs__tensor *out, const gs__tensor *index, const int64_t *
   char *data[3] = {gs__tensor_data(out), gs__tensor_data(index), gs__tensor_data(src)};
   size_t sizes[3] = {es, gs__elsize(index->dtype), es};
   jump_ctx ctx = {jump * (int64_t)es};
-  gs__loop_fn loop = index->dtype == GS_I32 ? (es == 1   ? gather_1_by_i32
-                                               : es == 4 ? gather_4_by_i32
-                                                         : gather_8_by_i32)
-                     : es == 1              ? gather_1
-                     : es == 4              ? gather_4
-                                            : gather_8;
+  /* Indexed [index is i32][log2 of the element size]. */
+  static const gs__loop_fn loops[2][4] = {
+      {gather_1, gather_2, gather_4, gather_8},
+      {gather_1_by_i32, gather_2_by_i32, gather_4_by_i32, gather_8_by_i32}};
+  gs__loop_fn loop = loops[index->dtype == GS_I32][es == 1 ? 0 : es == 2 ? 1 : es == 4 ? 2 : 3];
   gs__iter_run(3, data, (const int64_t(*)[GS_MAX_DIMS])strides, sizes, out->shape, out->ndim,
                loop, &ctx);
 }
@@ -330,6 +331,9 @@ SCATTER_ADD_LOOP(scatter_add_f64, double, *dst + v)
 /* Wraps on overflow, as PyTorch's integer add does, instead of being undefined. */
 SCATTER_ADD_LOOP(scatter_add_i64, int64_t, (int64_t)((uint64_t)*dst + (uint64_t)v))
 SCATTER_ADD_LOOP(scatter_add_i32, int32_t, (int32_t)((uint32_t)*dst + (uint32_t)v))
+SCATTER_ADD_LOOP(scatter_add_u8, uint8_t, (uint8_t)((uint32_t)*dst + (uint32_t)v))
+SCATTER_ADD_LOOP(scatter_add_i8, int8_t, (int8_t)(uint8_t)((uint32_t)*dst + (uint32_t)v))
+SCATTER_ADD_LOOP(scatter_add_i16, int16_t, (int16_t)(uint16_t)((uint32_t)*dst + (uint32_t)v))
 
 gs_tensor gs_scatter_add(gs_tensor ht, int dim, gs_tensor hindex, gs_tensor hsrc) {
   const char *fn = "scatter_add";
@@ -339,7 +343,7 @@ gs_tensor gs_scatter_add(gs_tensor ht, int dim, gs_tensor hindex, gs_tensor hsrc
   if (!src || !check_index_dtype(index, false, fn))
     return GS_NO_TENSOR;
   if (t->dtype == GS_BOOL) {
-    gs__error(GS_ERR_DTYPE, fn, "expected an f32, f64, i64 or i32 tensor, got bool");
+    gs__error(GS_ERR_DTYPE, fn, "expected an f32, f64 or integer tensor, got bool");
     return GS_NO_TENSOR;
   }
   if (src->dtype != t->dtype) {
@@ -378,6 +382,9 @@ gs_tensor gs_scatter_add(gs_tensor ht, int dim, gs_tensor hindex, gs_tensor hsrc
   gs__loop_fn loop = t->dtype == GS_F32   ? scatter_add_f32
                      : t->dtype == GS_F64 ? scatter_add_f64
                      : t->dtype == GS_I32 ? scatter_add_i32
+                     : t->dtype == GS_U8  ? scatter_add_u8
+                     : t->dtype == GS_I8  ? scatter_add_i8
+                     : t->dtype == GS_I16 ? scatter_add_i16
                                           : scatter_add_i64;
   gs__iter_run(3, data, (const int64_t(*)[GS_MAX_DIMS])strides, sizes, index->shape,
                index->ndim, loop, &ctx);

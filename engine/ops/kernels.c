@@ -13,6 +13,9 @@ typedef float f32;
 typedef double f64;
 typedef int64_t i64;
 typedef int32_t i32;
+typedef uint8_t u8;
+typedef int8_t i8;
+typedef int16_t i16;
 typedef bool b8;
 
 /* ---- binary ------------------------------------------------------------------------- */
@@ -163,6 +166,26 @@ BINARY_LOOP(bitxor_b8, b8, b8, a != b)
 INT_BINARY_LOOPS(i64, WADD, WSUB, WMUL, ipow)
 INT_BINARY_LOOPS(i32, WADD32, WSUB32, WMUL32, IPOW32)
 
+/* u8, i8 and i16 compute in 64 bits (no overflow there, INT8_MIN // -1 included) and keep
+ * T's low bits, through the unsigned UT where narrowing is defined: 200 + 100 is u8 44,
+ * -128 // -1 is i8 -128, as torch's. */
+#define SMALL_INT_LOOPS(T, UT)                                                                     \
+  static inline T wrap_##T(uint64_t v) { return (T)(UT)v; }                                        \
+  static inline T wadd_##T(T a, T b) { return wrap_##T((uint64_t)a + (uint64_t)b); }               \
+  static inline T wsub_##T(T a, T b) { return wrap_##T((uint64_t)a - (uint64_t)b); }               \
+  static inline T wmul_##T(T a, T b) { return wrap_##T((uint64_t)a * (uint64_t)b); }               \
+  static inline T wpow_##T(T a, T b) { return wrap_##T((uint64_t)ipow(a, b)); }                    \
+  INT_BINARY_LOOPS(T, wadd_##T, wsub_##T, wmul_##T, wpow_##T)                                      \
+  BINARY_LOOP(floor_div_##T, T, T, wrap_##T((uint64_t)ifloordiv(a, b)))                            \
+  BINARY_LOOP(remainder_##T, T, T, wrap_##T((uint64_t)iremainder(a, b)))                           \
+  BINARY_LOOP(bitand_##T, T, T, (T)(a & b))                                                        \
+  BINARY_LOOP(bitor_##T, T, T, (T)(a | b))                                                         \
+  BINARY_LOOP(bitxor_##T, T, T, (T)(a ^ b))
+
+SMALL_INT_LOOPS(u8, uint8_t)
+SMALL_INT_LOOPS(i8, uint8_t)
+SMALL_INT_LOOPS(i16, uint16_t)
+
 /* bool arithmetic as PyTorch: + is or, * is and, max is or, min is and. */
 BINARY_LOOP(add_b8, b8, b8, a || b)
 BINARY_LOOP(mul_b8, b8, b8, a && b)
@@ -172,24 +195,30 @@ COMPARE_LOOPS(b8)
 
 /* Division of integers is true division, so it always runs in a floating dtype. */
 static const gs__loop_fn binary_loops[GS__BINOP_COUNT][GS_DTYPE_COUNT] = {
-    [GS__ADD] = {add_f32, add_f64, add_i64, add_b8, add_i32},
-    [GS__SUB] = {sub_f32, sub_f64, sub_i64, NULL, sub_i32},
-    [GS__MUL] = {mul_f32, mul_f64, mul_i64, mul_b8, mul_i32},
-    [GS__DIV] = {div_f32, div_f64, NULL, NULL, NULL},
-    [GS__POW] = {pow_f32, pow_f64, pow_i64, NULL, pow_i32},
-    [GS__MAXIMUM] = {maximum_f32, maximum_f64, maximum_i64, maximum_b8, maximum_i32},
-    [GS__MINIMUM] = {minimum_f32, minimum_f64, minimum_i64, minimum_b8, minimum_i32},
-    [GS__FLOOR_DIV] = {floor_div_f32, floor_div_f64, floor_div_i64, NULL, floor_div_i32},
-    [GS__REMAINDER] = {remainder_f32, remainder_f64, remainder_i64, NULL, remainder_i32},
-    [GS__BITAND] = {NULL, NULL, bitand_i64, bitand_b8, bitand_i32},
-    [GS__BITOR] = {NULL, NULL, bitor_i64, bitor_b8, bitor_i32},
-    [GS__BITXOR] = {NULL, NULL, bitxor_i64, bitxor_b8, bitxor_i32},
-    [GS__EQ] = {eq_f32, eq_f64, eq_i64, eq_b8, eq_i32},
-    [GS__NE] = {ne_f32, ne_f64, ne_i64, ne_b8, ne_i32},
-    [GS__LT] = {lt_f32, lt_f64, lt_i64, lt_b8, lt_i32},
-    [GS__LE] = {le_f32, le_f64, le_i64, le_b8, le_i32},
-    [GS__GT] = {gt_f32, gt_f64, gt_i64, gt_b8, gt_i32},
-    [GS__GE] = {ge_f32, ge_f64, ge_i64, ge_b8, ge_i32},
+    [GS__ADD] = {add_f32, add_f64, add_i64, add_b8, add_i32, add_u8, add_i8, add_i16},
+    [GS__SUB] = {sub_f32, sub_f64, sub_i64, NULL, sub_i32, sub_u8, sub_i8, sub_i16},
+    [GS__MUL] = {mul_f32, mul_f64, mul_i64, mul_b8, mul_i32, mul_u8, mul_i8, mul_i16},
+    [GS__DIV] = {div_f32, div_f64, NULL, NULL, NULL, NULL, NULL, NULL},
+    [GS__POW] = {pow_f32, pow_f64, pow_i64, NULL, pow_i32, pow_u8, pow_i8, pow_i16},
+    [GS__MAXIMUM] = {maximum_f32, maximum_f64, maximum_i64, maximum_b8, maximum_i32, maximum_u8,
+                     maximum_i8, maximum_i16},
+    [GS__MINIMUM] = {minimum_f32, minimum_f64, minimum_i64, minimum_b8, minimum_i32, minimum_u8,
+                     minimum_i8, minimum_i16},
+    [GS__FLOOR_DIV] = {floor_div_f32, floor_div_f64, floor_div_i64, NULL, floor_div_i32,
+                       floor_div_u8, floor_div_i8, floor_div_i16},
+    [GS__REMAINDER] = {remainder_f32, remainder_f64, remainder_i64, NULL, remainder_i32,
+                       remainder_u8, remainder_i8, remainder_i16},
+    [GS__BITAND] = {NULL, NULL, bitand_i64, bitand_b8, bitand_i32, bitand_u8, bitand_i8,
+                    bitand_i16},
+    [GS__BITOR] = {NULL, NULL, bitor_i64, bitor_b8, bitor_i32, bitor_u8, bitor_i8, bitor_i16},
+    [GS__BITXOR] = {NULL, NULL, bitxor_i64, bitxor_b8, bitxor_i32, bitxor_u8, bitxor_i8,
+                    bitxor_i16},
+    [GS__EQ] = {eq_f32, eq_f64, eq_i64, eq_b8, eq_i32, eq_u8, eq_i8, eq_i16},
+    [GS__NE] = {ne_f32, ne_f64, ne_i64, ne_b8, ne_i32, ne_u8, ne_i8, ne_i16},
+    [GS__LT] = {lt_f32, lt_f64, lt_i64, lt_b8, lt_i32, lt_u8, lt_i8, lt_i16},
+    [GS__LE] = {le_f32, le_f64, le_i64, le_b8, le_i32, le_u8, le_i8, le_i16},
+    [GS__GT] = {gt_f32, gt_f64, gt_i64, gt_b8, gt_i32, gt_u8, gt_i8, gt_i16},
+    [GS__GE] = {ge_f32, ge_f64, ge_i64, ge_b8, ge_i32, ge_u8, ge_i8, ge_i16},
 };
 
 gs__loop_fn gs__binary_loop(gs__binop op, gs_dtype dtype) { return binary_loops[op][dtype]; }
@@ -277,25 +306,45 @@ UNARY_LOOP(floor_i32, i32, a)
 UNARY_LOOP(bitwise_not_i32, i32, ~a)
 UNARY_LOOP(clamp_i32, i32, IMIN(IMAX(a, clamp_bound32(prm->min)), clamp_bound32(prm->max)))
 
+/* u8, i8 and i16: negation wraps (u8 -1 is 255, i8 -(-128) is -128, as torch's); u8's abs
+ * and relu are the identity; clamp bounds saturate at T's range (torch refuses bounds that
+ * do not fit; here they clamp to what T holds). */
+static inline double clamp_bound_small(double v, double lo, double hi) {
+  return v <= lo ? lo : v >= hi ? hi : v;
+}
+#define SMALL_INT_UNARY_LOOPS(T, LO, HI, ABS)                                                      \
+  UNARY_LOOP(neg_##T, T, wsub_##T(0, a))                                                           \
+  UNARY_LOOP(abs_##T, T, ABS)                                                                      \
+  UNARY_LOOP(relu_##T, T, a > 0 ? a : 0)                                                           \
+  UNARY_LOOP(floor_##T, T, a)                                                                      \
+  UNARY_LOOP(bitwise_not_##T, T, (T)~a)                                                            \
+  UNARY_LOOP(clamp_##T, T,                                                                         \
+             IMIN(IMAX(a, (T)clamp_bound_small(prm->min, LO, HI)),                                 \
+                  (T)clamp_bound_small(prm->max, LO, HI)))
+SMALL_INT_UNARY_LOOPS(u8, 0, UINT8_MAX, a)
+SMALL_INT_UNARY_LOOPS(i8, INT8_MIN, INT8_MAX, a < 0 ? wsub_i8(0, a) : a)
+SMALL_INT_UNARY_LOOPS(i16, INT16_MIN, INT16_MAX, a < 0 ? wsub_i16(0, a) : a)
+
 static const gs__loop_fn unary_loops[GS__UNOP_COUNT][GS_DTYPE_COUNT] = {
-    [GS__NEG] = {neg_f32, neg_f64, neg_i64, NULL, neg_i32},
-    [GS__ABS] = {abs_f32, abs_f64, abs_i64, NULL, abs_i32},
-    [GS__EXP] = {exp_f32, exp_f64, NULL, NULL, NULL},
-    [GS__LOG] = {log_f32, log_f64, NULL, NULL, NULL},
-    [GS__SQRT] = {sqrt_f32, sqrt_f64, NULL, NULL, NULL},
-    [GS__RSQRT] = {rsqrt_f32, rsqrt_f64, NULL, NULL, NULL},
-    [GS__TANH] = {tanh_f32, tanh_f64, NULL, NULL, NULL},
-    [GS__SIGMOID] = {sigmoid_f32, sigmoid_f64, NULL, NULL, NULL},
-    [GS__RELU] = {relu_f32, relu_f64, relu_i64, NULL, relu_i32},
-    [GS__LEAKY_RELU] = {leaky_relu_f32, leaky_relu_f64, NULL, NULL, NULL},
-    [GS__GELU] = {gelu_f32, gelu_f64, NULL, NULL, NULL},
-    [GS__CLAMP] = {clamp_f32, clamp_f64, clamp_i64, NULL, clamp_i32},
-    [GS__SIN] = {sin_f32, sin_f64, NULL, NULL, NULL},
-    [GS__COS] = {cos_f32, cos_f64, NULL, NULL, NULL},
-    [GS__TAN] = {tan_f32, tan_f64, NULL, NULL, NULL},
-    [GS__FLOOR] = {floor_f32, floor_f64, floor_i64, NULL, floor_i32},
-    [GS__BITWISE_NOT] = {NULL, NULL, bitwise_not_i64, bitwise_not_b8, bitwise_not_i32},
-    [GS__GELU_GRAD] = {gelu_grad_f32, gelu_grad_f64, NULL, NULL, NULL},
+    [GS__NEG] = {neg_f32, neg_f64, neg_i64, NULL, neg_i32, neg_u8, neg_i8, neg_i16},
+    [GS__ABS] = {abs_f32, abs_f64, abs_i64, NULL, abs_i32, abs_u8, abs_i8, abs_i16},
+    [GS__EXP] = {exp_f32, exp_f64, NULL, NULL, NULL, NULL, NULL, NULL},
+    [GS__LOG] = {log_f32, log_f64, NULL, NULL, NULL, NULL, NULL, NULL},
+    [GS__SQRT] = {sqrt_f32, sqrt_f64, NULL, NULL, NULL, NULL, NULL, NULL},
+    [GS__RSQRT] = {rsqrt_f32, rsqrt_f64, NULL, NULL, NULL, NULL, NULL, NULL},
+    [GS__TANH] = {tanh_f32, tanh_f64, NULL, NULL, NULL, NULL, NULL, NULL},
+    [GS__SIGMOID] = {sigmoid_f32, sigmoid_f64, NULL, NULL, NULL, NULL, NULL, NULL},
+    [GS__RELU] = {relu_f32, relu_f64, relu_i64, NULL, relu_i32, relu_u8, relu_i8, relu_i16},
+    [GS__LEAKY_RELU] = {leaky_relu_f32, leaky_relu_f64, NULL, NULL, NULL, NULL, NULL, NULL},
+    [GS__GELU] = {gelu_f32, gelu_f64, NULL, NULL, NULL, NULL, NULL, NULL},
+    [GS__CLAMP] = {clamp_f32, clamp_f64, clamp_i64, NULL, clamp_i32, clamp_u8, clamp_i8, clamp_i16},
+    [GS__SIN] = {sin_f32, sin_f64, NULL, NULL, NULL, NULL, NULL, NULL},
+    [GS__COS] = {cos_f32, cos_f64, NULL, NULL, NULL, NULL, NULL, NULL},
+    [GS__TAN] = {tan_f32, tan_f64, NULL, NULL, NULL, NULL, NULL, NULL},
+    [GS__FLOOR] = {floor_f32, floor_f64, floor_i64, NULL, floor_i32, floor_u8, floor_i8, floor_i16},
+    [GS__BITWISE_NOT] = {NULL, NULL, bitwise_not_i64, bitwise_not_b8, bitwise_not_i32,
+                         bitwise_not_u8, bitwise_not_i8, bitwise_not_i16},
+    [GS__GELU_GRAD] = {gelu_grad_f32, gelu_grad_f64, NULL, NULL, NULL, NULL, NULL, NULL},
 };
 
 gs__loop_fn gs__unary_loop(gs__unop op, gs_dtype dtype) { return unary_loops[op][dtype]; }
@@ -310,10 +359,17 @@ BINARY_LOOP_WITH(add_scaled_i64, i64, i64, const i64 alpha = *(const i64 *)ctx,
                  WADD(a, WMUL(alpha, b)))
 BINARY_LOOP_WITH(add_scaled_i32, i32, i32, const i32 alpha = *(const i32 *)ctx,
                  WADD32(a, WMUL32(alpha, b)))
+BINARY_LOOP_WITH(add_scaled_u8, u8, u8, const u8 alpha = *(const u8 *)ctx,
+                 wadd_u8(a, wmul_u8(alpha, b)))
+BINARY_LOOP_WITH(add_scaled_i8, i8, i8, const i8 alpha = *(const i8 *)ctx,
+                 wadd_i8(a, wmul_i8(alpha, b)))
+BINARY_LOOP_WITH(add_scaled_i16, i16, i16, const i16 alpha = *(const i16 *)ctx,
+                 wadd_i16(a, wmul_i16(alpha, b)))
 
 gs__loop_fn gs__add_scaled_loop(gs_dtype dtype) {
   static const gs__loop_fn loops[GS_DTYPE_COUNT] = {add_scaled_f32, add_scaled_f64, add_scaled_i64,
-                                                    NULL, add_scaled_i32};
+                                                    NULL,           add_scaled_i32, add_scaled_u8,
+                                                    add_scaled_i8,  add_scaled_i16};
   return loops[dtype];
 }
 
@@ -363,9 +419,12 @@ WHERE_LOOP(f64)
 WHERE_LOOP(i64)
 WHERE_LOOP(b8)
 WHERE_LOOP(i32)
+WHERE_LOOP(u8)
+WHERE_LOOP(i8)
+WHERE_LOOP(i16)
 
 gs__loop_fn gs__where_loop(gs_dtype dtype) {
   static const gs__loop_fn loops[GS_DTYPE_COUNT] = {where_f32, where_f64, where_i64, where_b8,
-                                                    where_i32};
+                                                    where_i32, where_u8,  where_i8,  where_i16};
   return loops[dtype];
 }

@@ -45,7 +45,8 @@ static bool check_dtypes(gs_dtype a, gs_dtype b, const char *fn) {
     return false;
   }
   if (a == GS_BOOL) {
-    gs__error(GS_ERR_DTYPE, fn, "expected f32, f64, i64 or i32 operands, got bool");
+    gs__error(GS_ERR_DTYPE, fn,
+              "expected f32, f64 or integer (i64, i32, i16, i8, u8) operands, got bool");
     return false;
   }
   return true;
@@ -203,6 +204,11 @@ static void multiply_one(const product *p, const operand *a, const char *pa, con
     break;
   case GS_I64: INT_PRODUCT(int64_t, uint64_t); break;
   case GS_I32: INT_PRODUCT(int32_t, uint32_t); break;
+  /* 32-bit unsigned sums for u8, i8 and i16 (narrower ones would be promoted to int, where a
+   * product can overflow); their low bits are the result wrapped at T's width. */
+  case GS_U8: INT_PRODUCT(uint8_t, uint32_t); break;
+  case GS_I8: INT_PRODUCT(int8_t, uint32_t); break;
+  case GS_I16: INT_PRODUCT(int16_t, uint32_t); break;
   case GS_BOOL:
     break; /* refused by check_dtypes */
   }
@@ -229,6 +235,11 @@ static bool batch_folds_into_rows(const product *p, const operand *a, const oper
   return rows <= BLAS_INT_MAX;
 }
 
+/* out *= beta for u8, i8 and i16, wrapping at T's width (through 32-bit unsigned products). */
+#define SCALE_SMALL(T)                                                                             \
+  for (int64_t i = 0; i < out->numel; i++)                                                         \
+  ((T *)data)[i] = (T)((uint32_t)((T *)data)[i] * (uint32_t)gs__f64_to_i64(beta))
+
 /* out *= beta, for a contiguous out, in out's dtype (as BLAS would apply beta). */
 static void scale(gs__tensor *out, double beta) {
   char *data = gs__tensor_data(out);
@@ -251,6 +262,9 @@ static void scale(gs__tensor *out, double beta) {
       ((int32_t *)data)[i] =
           (int32_t)((uint32_t)((int32_t *)data)[i] * (uint32_t)gs__f64_to_i64(beta));
     break;
+  case GS_U8: SCALE_SMALL(uint8_t); break;
+  case GS_I8: SCALE_SMALL(int8_t); break;
+  case GS_I16: SCALE_SMALL(int16_t); break;
   case GS_BOOL:
     break; /* refused by check_dtypes */
   }

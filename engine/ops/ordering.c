@@ -119,7 +119,7 @@ static void merge_sort(int64_t *idx, int64_t *tmp, int64_t n, const double *key,
 /* The sorting order of t along d as a new i64 tensor of t's shape. */
 static gs_tensor sort_order(gs__tensor *t, int d, bool descending, const char *fn) {
   if (t->dtype == GS_BOOL) {
-    gs__error(GS_ERR_DTYPE, fn, "expected an f32, f64, i64 or i32 tensor, got bool");
+    gs__error(GS_ERR_DTYPE, fn, "expected an f32, f64 or integer tensor, got bool");
     return GS_NO_TENSOR;
   }
   gs__tensor c;

@@ -25,6 +25,9 @@ typedef float f32;
 typedef double f64;
 typedef int64_t i64;
 typedef int32_t i32;
+typedef uint8_t u8;
+typedef int8_t i8;
+typedef int16_t i16;
 typedef bool b8;
 
 /* ---- folds ---------------------------------------------------------------------------- */
@@ -213,6 +216,9 @@ SUM_FLOAT_KERNEL(f64)
 FOLD_KERNEL(sum_i64, i64, int64_t, i, STEP_SUM_INT)
 FOLD_KERNEL(sum_b8, b8, int64_t, i, STEP_SUM_INT)
 FOLD_KERNEL(sum_i32, i32, int64_t, i, STEP_SUM_INT)
+FOLD_KERNEL(sum_u8, u8, int64_t, i, STEP_SUM_INT)
+FOLD_KERNEL(sum_i8, i8, int64_t, i, STEP_SUM_INT)
+FOLD_KERNEL(sum_i16, i16, int64_t, i, STEP_SUM_INT)
 EXTREME_FLOAT_RUN(max_f32, f32, STEP_MAX_FLOAT, >)
 EXTREME_FLOAT_RUN(max_f64, f64, STEP_MAX_FLOAT, >)
 FOLD_ROWS(max_f32, f32, double, f, STEP_MAX_FLOAT)
@@ -220,6 +226,9 @@ FOLD_ROWS(max_f64, f64, double, f, STEP_MAX_FLOAT)
 FOLD_KERNEL(max_i64, i64, int64_t, i, STEP_MAX_INT)
 FOLD_KERNEL(max_b8, b8, int64_t, i, STEP_MAX_INT)
 FOLD_KERNEL(max_i32, i32, int64_t, i, STEP_MAX_INT)
+FOLD_KERNEL(max_u8, u8, int64_t, i, STEP_MAX_INT)
+FOLD_KERNEL(max_i8, i8, int64_t, i, STEP_MAX_INT)
+FOLD_KERNEL(max_i16, i16, int64_t, i, STEP_MAX_INT)
 EXTREME_FLOAT_RUN(min_f32, f32, STEP_MIN_FLOAT, <)
 EXTREME_FLOAT_RUN(min_f64, f64, STEP_MIN_FLOAT, <)
 FOLD_ROWS(min_f32, f32, double, f, STEP_MIN_FLOAT)
@@ -227,29 +236,39 @@ FOLD_ROWS(min_f64, f64, double, f, STEP_MIN_FLOAT)
 FOLD_KERNEL(min_i64, i64, int64_t, i, STEP_MIN_INT)
 FOLD_KERNEL(min_b8, b8, int64_t, i, STEP_MIN_INT)
 FOLD_KERNEL(min_i32, i32, int64_t, i, STEP_MIN_INT)
+FOLD_KERNEL(min_u8, u8, int64_t, i, STEP_MIN_INT)
+FOLD_KERNEL(min_i8, i8, int64_t, i, STEP_MIN_INT)
+FOLD_KERNEL(min_i16, i16, int64_t, i, STEP_MIN_INT)
 FOLD_KERNEL(argmax_f32, f32, double, f, STEP_ARGMAX_FLOAT)
 FOLD_KERNEL(argmax_f64, f64, double, f, STEP_ARGMAX_FLOAT)
 FOLD_KERNEL(argmax_i64, i64, int64_t, i, STEP_ARGMAX_INT)
 FOLD_KERNEL(argmax_b8, b8, int64_t, i, STEP_ARGMAX_INT)
 FOLD_KERNEL(argmax_i32, i32, int64_t, i, STEP_ARGMAX_INT)
+FOLD_KERNEL(argmax_u8, u8, int64_t, i, STEP_ARGMAX_INT)
+FOLD_KERNEL(argmax_i8, i8, int64_t, i, STEP_ARGMAX_INT)
+FOLD_KERNEL(argmax_i16, i16, int64_t, i, STEP_ARGMAX_INT)
 FOLD_KERNEL(argmin_f32, f32, double, f, STEP_ARGMIN_FLOAT)
 FOLD_KERNEL(argmin_f64, f64, double, f, STEP_ARGMIN_FLOAT)
 FOLD_KERNEL(argmin_i64, i64, int64_t, i, STEP_ARGMIN_INT)
 FOLD_KERNEL(argmin_b8, b8, int64_t, i, STEP_ARGMIN_INT)
 FOLD_KERNEL(argmin_i32, i32, int64_t, i, STEP_ARGMIN_INT)
+FOLD_KERNEL(argmin_u8, u8, int64_t, i, STEP_ARGMIN_INT)
+FOLD_KERNEL(argmin_i8, i8, int64_t, i, STEP_ARGMIN_INT)
+FOLD_KERNEL(argmin_i16, i16, int64_t, i, STEP_ARGMIN_INT)
 FOLD_KERNEL(sumexp_f32, f32, double, f, STEP_SUM_EXP)
 FOLD_KERNEL(sumexp_f64, f64, double, f, STEP_SUM_EXP)
 
 #define KERNELS(OP)                                                                                \
   {                                                                                                \
     {OP##_f32_run, OP##_f32_rows}, {OP##_f64_run, OP##_f64_rows}, {OP##_i64_run, OP##_i64_rows},   \
-        {OP##_b8_run, OP##_b8_rows}, {                                                             \
-      OP##_i32_run, OP##_i32_rows                                                                  \
+        {OP##_b8_run, OP##_b8_rows}, {OP##_i32_run, OP##_i32_rows}, {OP##_u8_run, OP##_u8_rows},   \
+        {OP##_i8_run, OP##_i8_rows}, {                                                             \
+      OP##_i16_run, OP##_i16_rows                                                                  \
     }                                                                                              \
   }
 
-/* Indexed [op][dtype] in gs_dtype order: f32, f64, i64, bool, i32. Callers check dtypes first:
- * sumexp exists for floating inputs only. */
+/* Indexed [op][dtype] in gs_dtype order: f32, f64, i64, bool, i32, u8, i8, i16. Callers check
+ * dtypes first: sumexp exists for floating inputs only. */
 static const fold_kernel fold_kernels[FOLD_COUNT][GS_DTYPE_COUNT] = {
     [FOLD_SUM] = KERNELS(sum),
     [FOLD_MAX] = KERNELS(max),
@@ -258,6 +277,9 @@ static const fold_kernel fold_kernels[FOLD_COUNT][GS_DTYPE_COUNT] = {
     [FOLD_ARGMIN] = KERNELS(argmin),
     [FOLD_SUMEXP] = {{sumexp_f32_run, sumexp_f32_rows},
                      {sumexp_f64_run, sumexp_f64_rows},
+                     {NULL, NULL},
+                     {NULL, NULL},
+                     {NULL, NULL},
                      {NULL, NULL},
                      {NULL, NULL},
                      {NULL, NULL}},
@@ -373,10 +395,10 @@ static void store_result(const reduce_ctx *c, const fold_state *st, int64_t j, c
       gs__store_f64(out, c->out_dtype, st->f[j]);
     else if (c->out_dtype == GS_BOOL)
       *(bool *)out = st->i[j] != 0;
-    else if (c->out_dtype == GS_I32)
-      *(int32_t *)out = (int32_t)st->i[j];
-    else
+    else if (c->out_dtype == GS_I64)
       *(int64_t *)out = st->i[j];
+    else /* i32, u8, i8, i16: the extreme is one of the input's values, exact in a double */
+      gs__store_f64(out, c->out_dtype, (double)st->i[j]);
     break;
   case FOLD_ARGMAX:
   case FOLD_ARGMIN:

@@ -16,8 +16,8 @@ gs_tensor gs_to_dtype(gs_tensor h, gs_dtype dtype) {
   if (!t)
     return GS_NO_TENSOR;
   if (gs_dtype_size(dtype) == 0) {
-    gs__error(GS_ERR_DTYPE, "to_dtype", "expected a dtype (f32, f64, i64, bool or i32), got %d",
-              (int)dtype);
+    gs__error(GS_ERR_DTYPE, "to_dtype",
+              "expected a dtype (f32, f64, i64, bool, i32, u8, i8 or i16), got %d", (int)dtype);
     return GS_NO_TENSOR;
   }
   if (t->dtype == dtype)
@@ -118,6 +118,9 @@ static void print_value(FILE *out, const gs__tensor *t, const char *p) {
   case GS_I64: fprintf(out, "%lld", (long long)*(const int64_t *)p); break;
   case GS_BOOL: fputs(*(const bool *)p ? "true" : "false", out); break;
   case GS_I32: fprintf(out, "%d", (int)*(const int32_t *)p); break;
+  case GS_U8: fprintf(out, "%d", (int)*(const uint8_t *)p); break;
+  case GS_I8: fprintf(out, "%d", (int)*(const int8_t *)p); break;
+  case GS_I16: fprintf(out, "%d", (int)*(const int16_t *)p); break;
   }
 }
 

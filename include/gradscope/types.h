@@ -38,20 +38,24 @@ typedef enum gs_dtype {
   GS_I64 = 2,
   GS_BOOL = 3,
   GS_I32 = 4,
+  GS_U8 = 5,
+  GS_I8 = 6,
+  GS_I16 = 7,
 } gs_dtype;
 
-#define GS_DTYPE_COUNT 5
+#define GS_DTYPE_COUNT 8
 
-/* "f32", "f64", "i64", "bool", "i32"; "invalid" for anything else. */
+/* "f32", "f64", "i64", "bool", "i32", "u8", "i8", "i16"; "invalid" for anything else. */
 GS_API const char *gs_dtype_name(gs_dtype dtype);
 /* Bytes per element; 0 for an invalid dtype. */
 GS_API size_t gs_dtype_size(gs_dtype dtype);
 GS_API bool gs_dtype_is_floating(gs_dtype dtype);
-/* i32 and i64 (not bool): the dtypes with integer arithmetic. */
+/* u8, i8, i16, i32 and i64 (not bool): the dtypes with integer arithmetic. */
 GS_API bool gs_dtype_is_integer(gs_dtype dtype);
 
 /* The dtype two tensor operands compute in, by PyTorch's promotion rules
- * (bool < i32 < i64 < f32 < f64). */
+ * (bool < integers < f32 < f64; among integers the narrowest that holds both, so u8 with i8
+ * gives i16). */
 GS_API gs_dtype gs_promote_types(gs_dtype a, gs_dtype b);
 
 #ifdef __cplusplus

@@ -18,8 +18,7 @@ torch.Size and dtypes), as torch.load(weights_only=True); any other global is re
 
 Loaded tensors view their storage's bytes as saved (offset and strides kept), so views saved
 together share memory after loading too; each gets its own storage id in the engine. Storages
-of dtypes the engine lacks load widened, values unchanged: int16, int8 and uint8 as int64,
-float16 and bfloat16 as float32.
+of dtypes the engine lacks load widened, values unchanged: float16 and bfloat16 as float32.
 """
 import io
 import os
@@ -44,16 +43,17 @@ _STORAGE_TYPES = {
     "LongStorage": ("<i8", gradscope.int64),
     "BoolStorage": ("|b1", gradscope.bool),
     "IntStorage": ("<i4", gradscope.int32),
-    "ShortStorage": ("<i2", gradscope.int64),
-    "CharStorage": ("|i1", gradscope.int64),
-    "ByteStorage": ("|u1", gradscope.int64),
+    "ShortStorage": ("<i2", gradscope.int16),
+    "CharStorage": ("|i1", gradscope.int8),
+    "ByteStorage": ("|u1", gradscope.uint8),
     "HalfStorage": ("<f2", gradscope.float32),
     "BFloat16Storage": ("<u2", gradscope.float32),  # the high half of a float32
 }
 # The engine's dtypes -> the storage class they are saved as.
 _SAVED_AS = {gradscope.float32: "FloatStorage", gradscope.float64: "DoubleStorage",
              gradscope.int64: "LongStorage", gradscope.bool: "BoolStorage",
-             gradscope.int32: "IntStorage"}
+             gradscope.int32: "IntStorage", gradscope.int16: "ShortStorage",
+             gradscope.int8: "CharStorage", gradscope.uint8: "ByteStorage"}
 
 
 def _numpy_name(dtype):
@@ -283,6 +283,9 @@ _ALLOWED = {
     ("torch", "int64"): gradscope.int64,
     ("torch", "bool"): gradscope.bool,
     ("torch", "int32"): gradscope.int32,
+    ("torch", "int16"): gradscope.int16,
+    ("torch", "int8"): gradscope.int8,
+    ("torch", "uint8"): gradscope.uint8,
 }
 
 

@@ -108,7 +108,10 @@ static double random_value(gs_dtype dtype, double lo, double hi, gs_rng *rng) {
   switch (dtype) {
   case GS_BOOL: return u < 0.5 ? 0.0 : 1.0;
   case GS_I64:
-  case GS_I32: return floor(lo + (hi - lo) * u);
+  case GS_I32:
+  case GS_U8:
+  case GS_I8:
+  case GS_I16: return floor(lo + (hi - lo) * u);
   default: return lo + (hi - lo) * u;
   }
 }

@@ -73,13 +73,18 @@ def make_pool(rng):
         gs.randn(2, 3, dtype=gs.float64), gs.tensor([0, 2, -1]), gs.randn(2, 1, 4, 4),
         gs.randn(3, requires_grad=True), gs.randn(2, 2, requires_grad=True) * 2,
         gs.tensor([3, -2, 2**31 - 1], dtype=gs.int32), gs.arange(6, dtype=gs.int32).reshape(2, 3),
+        gs.tensor([0, 1, 255, 7], dtype=gs.uint8), gs.tensor([-128, -1, 0, 127], dtype=gs.int8),
+        gs.tensor([-32768, -1, 2, 32767], dtype=gs.int16),
+        gs.arange(6, dtype=gs.uint8).reshape(3, 2).t(), gs.tensor([[1, 0], [0, 1]], dtype=gs.uint8),
     ]
     others = [
         0, 1, -1, 2, 3, -3, 5, 2 ** 62, -(2 ** 63), 0.5, -1.5, 0.0, float("nan"), float("inf"),
         True, False, None, "", "mean", "sum", "cpu", "fro", (), (2, 3), (-1,), [0, 2], [[1, 2]],
         (0, 1, 2), [True, False], slice(None), slice(1, None, 2), Ellipsis, object(),
         np.ones(3, np.float32), np.arange(4), np.float32(2), np.int64(-1), gs.float32, gs.int64,
-        gs.bool, gs.int32, np.arange(3, dtype=np.int32), np.int32(-2), b"x", {"a": 1}, lambda *a, **k: None, print,
+        gs.bool, gs.int32, np.arange(3, dtype=np.int32), np.int32(-2), gs.uint8, gs.int8, gs.int16,
+        np.arange(3, dtype=np.uint8), np.array([-128, 1], np.int8), np.array([1, 0], np.int16),
+        np.uint8(255), np.int8(-128), np.int16(-1), -129, b"x", {"a": 1}, lambda *a, **k: None, print,
         pack_sequence([gs.randn(3, 2), gs.randn(1, 2)]),
         pack_sequence([gs.randn(2, 3), gs.randn(4, 3)], enforce_sorted=False),
     ]

@@ -40,11 +40,17 @@ def test_numpy_scalar_with_requires_grad_records_the_op():
 
 @pytest.mark.parametrize("np_dtype", [np.int8, np.int16, np.int32, np.uint8, np.int64])
 def test_integer_arrays_convert(np_dtype):
-    # int32 keeps its dtype, as torch's; the engine lacks int8, int16 and uint8, which widen.
-    kept = gs.int32 if np_dtype is np.int32 else gs.int64
+    # Each keeps its dtype, as torch's; an int32 tensor with a narrower array stays int32.
+    kept = {np.int8: gs.int8, np.int16: gs.int16, np.int32: gs.int32, np.uint8: gs.uint8,
+            np.int64: gs.int64}[np_dtype]
     assert_tensor(gs.tensor(np.array([1, 2], np_dtype)), [1, 2], kept)
     assert_tensor(gs.ones(2, dtype=gs.int64) + np.array([1, 2], np_dtype), [2, 3], gs.int64)
-    assert_tensor(gs.ones(2, dtype=gs.int32) + np.array([1, 2], np_dtype), [2, 3], kept)
+    with_i32 = gs.int64 if np_dtype is np.int64 else gs.int32
+    assert_tensor(gs.ones(2, dtype=gs.int32) + np.array([1, 2], np_dtype), [2, 3], with_i32)
+
+
+def test_uint16_arrays_widen_to_int64():
+    assert_tensor(gs.tensor(np.array([1, 65535], np.uint16)), [1, 65535], gs.int64)
 
 
 def test_float16_array_converts_to_float32():

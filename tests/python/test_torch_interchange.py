@@ -40,8 +40,9 @@ def test_gradscope_loads_every_dtype_torch_saves():
         "f64": (torch.tensor([[0.1, 1e300]], dtype=torch.float64), gs.float64),
         "i64": (torch.tensor([2**40, -3]), gs.int64),
         "i32": (torch.tensor([7, -2**31], dtype=torch.int32), gs.int32),
-        "i16": (torch.tensor([-5], dtype=torch.int16), gs.int64),
-        "u8": (torch.tensor([255, 0], dtype=torch.uint8), gs.int64),
+        "i16": (torch.tensor([-5, 32767], dtype=torch.int16), gs.int16),
+        "i8": (torch.tensor([-128, 7], dtype=torch.int8), gs.int8),
+        "u8": (torch.tensor([255, 0], dtype=torch.uint8), gs.uint8),
         "bool": (torch.tensor([True, False, True]), gs.bool),
         "half": (torch.tensor([0.5, -1.25], dtype=torch.float16), gs.float32),
         "bf16": (torch.tensor([0.5, -3.0], dtype=torch.bfloat16), gs.float32),
@@ -80,11 +81,13 @@ def test_torch_loads_gradscope_dtypes_with_weights_only():
     obj = {"f32": gs.tensor([1.5, -2.0]), "f64": gs.tensor([[1e-300]], dtype=gs.float64),
            "i64": gs.tensor([2**50, -1]), "bool": gs.tensor([False, True]),
            "i32": gs.tensor([-2**31, 7], dtype=gs.int32),
+           "i16": gs.tensor([-2**15, 7], dtype=gs.int16), "i8": gs.tensor([-128, 7], dtype=gs.int8),
+           "u8": gs.tensor([255, 7], dtype=gs.uint8),
            "scalar": gs.tensor(3.0), "empty": gs.zeros(0, 2), "shape": gs.ones(2, 3).shape,
            "list": [gs.ones(1), 4, "s", (True, None)]}
     back = gs_to_torch(obj, weights_only=True)
     dtypes = {"f32": torch.float32, "f64": torch.float64, "i64": torch.int64, "bool": torch.bool,
-              "i32": torch.int32}
+              "i32": torch.int32, "i16": torch.int16, "i8": torch.int8, "u8": torch.uint8}
     for k, dtype in dtypes.items():
         assert back[k].dtype == dtype and back[k].tolist() == obj[k].tolist()
     assert back["scalar"].shape == () and back["scalar"].item() == 3.0

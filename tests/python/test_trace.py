@@ -173,3 +173,19 @@ def test_an_int32_tensor_is_logged_as_i32_with_its_bytes(tmp_path):
                            check=True).stdout
     assert "12 bytes" in state and "[3] i32" in state
     del a
+
+
+@pytest.mark.parametrize("dtype,name,size", [("uint8", "u8", 1), ("int8", "i8", 1),
+                                             ("int16", "i16", 2)])
+def test_small_int_tensors_are_logged_by_their_names_with_their_bytes(tmp_path, dtype, name,
+                                                                       size):
+    path = tmp_path / (name + ".gstrace")
+    with gs.trace(str(path)):
+        a = gs.tensor([1, 2, 3], dtype=getattr(gs, dtype))
+        gs.trace_mark("made")
+    created = next(e for e in events(path) if e.get("kind") == "tensor_create")
+    assert created.get("dtype") == name and created.get("shape") == [3]
+    state = subprocess.run([CLI, "state", str(path)], capture_output=True, text=True,
+                           check=True).stdout
+    assert "%d bytes" % (3 * size) in state and "[3] %s" % name in state
+    del a

@@ -150,7 +150,7 @@ def test_data_loader_over_numpy_arrays_with_prefetch():
     assert len(batches) == 1 and batches[0][1].tolist() == [0, 1, 2, 3]
     assert batches[0][0].tolist() == x[:4].tolist()
     with pytest.raises(TypeError):
-        TensorDataset(np.zeros(3, dtype=np.int16))
+        TensorDataset(np.zeros(3, dtype=np.uint16))
 
 
 class Net(nn.Module):

@@ -332,11 +332,12 @@ static void test_refusals_still_call_the_deleter(void) {
 
   producer_init(&p, 2, 2);
   p.managed.dl_tensor.dtype = (DLDataType){kDLFloat, 16, 1};
-  expect_refused(&p,
-                 "expected dtype float32, float64, int64, bool or int32 (one lane), got float16");
+  expect_refused(
+      &p, "expected dtype float32, float64, int64, bool, int32, uint8, int8 or int16 (one lane), "
+          "got float16");
   producer_init(&p, 2, 2);
-  p.managed.dl_tensor.dtype = (DLDataType){kDLUInt, 8, 1};
-  expect_refused(&p, "got uint8");
+  p.managed.dl_tensor.dtype = (DLDataType){kDLUInt, 16, 1};
+  expect_refused(&p, "got uint16");
   producer_init(&p, 2, 2);
   p.managed.dl_tensor.dtype = (DLDataType){kDLFloat, 32, 4};
   expect_refused(&p, "got float32 x 4 lanes");
@@ -386,6 +387,41 @@ static void test_import_without_deleter(void) {
   g_assert_cmpint(p.deletes, ==, 0);
 }
 
+/* u8 leaves as kDLUInt 8, i8 and i16 as kDLInt 8 and 16 (torch's uint8, int8, int16), and
+ * each comes back as the same dtype sharing the storage; a foreign kDLUInt 8 comes in as u8. */
+static void test_round_trip_small_ints(void) {
+  const gs_dtype dtypes[3] = {GS_U8, GS_I8, GS_I16};
+  const uint8_t codes[3] = {kDLUInt, kDLInt, kDLInt}, bits[3] = {8, 8, 16};
+  for (int k = 0; k < 3; k++) {
+    test_set_context("%s", gs_dtype_name(dtypes[k]));
+    gs_tensor f = gs_from_data(GS_F64, (int64_t[]){3}, 1, (double[]){7, -2, 200});
+    gs_tensor t = gs_to_dtype(f, dtypes[k]);
+    DLManagedTensor *out = gs_to_dlpack(t);
+    g_assert_nonnull(out);
+    g_assert_cmpint(out->dl_tensor.dtype.code, ==, codes[k]);
+    g_assert_cmpint(out->dl_tensor.dtype.bits, ==, bits[k]);
+    gs_tensor back = gs_from_dlpack(out);
+    g_assert_cmpint(gs_dtype_of(back), ==, dtypes[k]);
+    g_assert_cmpuint(gs_storage_id(back), ==, gs_storage_id(t));
+    g_assert_cmpfloat(gs_get(back, (int64_t[]){1}), ==, dtypes[k] == GS_U8 ? 254.0 : -2.0);
+    g_assert_cmpfloat(gs_get(back, (int64_t[]){2}), ==, dtypes[k] == GS_I8 ? -56.0 : 200.0);
+    DISPOSE_ALL(f, t, back);
+  }
+  producer p;
+  producer_init(&p, 2, 4);
+  uint8_t *bytes = (uint8_t *)p.data;
+  for (int i = 0; i < 8; i++)
+    bytes[i] = (uint8_t)(250 + i);
+  p.managed.dl_tensor.dtype = (DLDataType){kDLUInt, 8, 1};
+  gs_tensor in = gs_from_dlpack(&p.managed);
+  g_assert_cmpint(gs_dtype_of(in), ==, GS_U8);
+  g_assert_true(gs_data(in) == (const void *)p.data);
+  g_assert_cmpfloat(gs_get(in, (int64_t[]){1, 1}), ==, 255.0);
+  g_assert_cmpfloat(gs_get(in, (int64_t[]){1, 2}), ==, 0.0);
+  gs_dispose(in);
+  g_assert_cmpint(p.deletes, ==, 1);
+}
+
 int main(int argc, char **argv) {
   test_init(&argc, &argv);
   g_test_add_func("/dlpack/export/describes-the-view", test_export_describes_the_view);
@@ -407,6 +443,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/dlpack/round-trip/foreign-keeps-pointer-and-defers-deleter",
                   test_round_trip_foreign_keeps_pointer_and_defers_deleter);
   g_test_add_func("/dlpack/round-trip/i32", test_round_trip_i32);
+  g_test_add_func("/dlpack/round-trip/small-ints", test_round_trip_small_ints);
   g_test_add_func("/dlpack/round-trip/own-shares-the-storage",
                   test_round_trip_own_shares_the_storage);
   return g_test_run();

@@ -41,10 +41,10 @@ static void test_round_trip(void) {
   gs_rng rng;
   gs_rng_seed(&rng, 7);
   char *path = tmp_path("rt.safetensors");
-  const gs_dtype dtypes[] = {GS_F32, GS_F64, GS_I64, GS_BOOL, GS_I32};
-  gs_tensor ts[32];
-  char names_buf[32][32];
-  const char *names[32];
+  const gs_dtype dtypes[] = {GS_F32, GS_F64, GS_I64, GS_BOOL, GS_I32, GS_U8, GS_I8, GS_I16};
+  gs_tensor ts[64];
+  char names_buf[64][32];
+  const char *names[64];
   int count = 0;
   for (int d = 0; d < GS_DTYPE_COUNT; d++) {
     for (test_layout l = LAYOUT_CONTIGUOUS; l < LAYOUT_COUNT; l++) {
@@ -64,9 +64,9 @@ static void test_round_trip(void) {
   g_assert_cmpint(gs_safetensors_save(path, names, ts, count, meta), ==, 0);
 
   g_assert_cmpint(gs_safetensors_load(path, NULL, NULL, 0), ==, count);
-  char *lnames[32];
-  gs_tensor lts[32];
-  g_assert_cmpint(gs_safetensors_load(path, lnames, lts, 32), ==, count);
+  char *lnames[64];
+  gs_tensor lts[64];
+  g_assert_cmpint(gs_safetensors_load(path, lnames, lts, 64), ==, count);
   for (int i = 0; i < count; i++) {
     test_set_context("tensor %s", names[i]);
     g_assert_cmpstr(lnames[i], ==, names[i]);
@@ -347,8 +347,9 @@ static void test_damaged(void) {
 
   /* Dtype and shape mismatches. */
   write_st(bad, "{\"a\":{\"dtype\":\"F16\",\"shape\":[4],\"data_offsets\":[0,8]}}", d8, 8);
-  expect_load_error(bad,
-                    "expected dtype F32, F64, I64, BOOL or I32 for tensor \"a\", found \"F16\"");
+  expect_load_error(
+      bad,
+      "expected dtype F32, F64, I64, BOOL, I32, U8, I8 or I16 for tensor \"a\", found \"F16\"");
   write_st(bad, "{\"a\":{\"dtype\":\"F64\",\"shape\":[2],\"data_offsets\":[0,8]}}", d8, 8);
   expect_load_error(bad, "tensor \"a\": expected 16 bytes for F64 [2], found data_offsets [0, 8] (8 bytes)");
   write_st(bad, "{\"a\":{\"dtype\":\"F64\",\"shape\":[4294967296,4294967296],\"data_offsets\":[0,8]}}", d8, 8);
@@ -431,7 +432,7 @@ static void test_npy(void) {
   /* Round trips in every dtype and layout, and 0-dim. */
   gs_rng rng;
   gs_rng_seed(&rng, 3);
-  const gs_dtype dtypes[] = {GS_F32, GS_F64, GS_I64, GS_BOOL, GS_I32};
+  const gs_dtype dtypes[] = {GS_F32, GS_F64, GS_I64, GS_BOOL, GS_I32, GS_U8, GS_I8, GS_I16};
   for (int d = 0; d < GS_DTYPE_COUNT; d++) {
     for (test_layout l = LAYOUT_CONTIGUOUS; l < LAYOUT_COUNT; l++) {
       test_set_context("npy %s %s", gs_dtype_name(dtypes[d]), test_layout_name(l));
@@ -491,8 +492,9 @@ static void test_npy(void) {
   memcpy(copy, bytes, len);
   memcpy(copy + 10 + 12, "<f2", 3);
   write_bytes(bad, copy, len);
-  EXPECT_ERROR(r = gs_npy_load(bad),
-               "expected descr '<f4', '<f8', '<i8', '|b1' or '<i4', found '''");
+  EXPECT_ERROR(
+      r = gs_npy_load(bad),
+      "expected descr '<f4', '<f8', '<i8', '|b1', '<i4', '|u1', '|i1' or '<i2', found '''");
   memcpy(copy, bytes, len);
   memcpy(copy + 10 + 35, "True, ", 6);
   write_bytes(bad, copy, len);

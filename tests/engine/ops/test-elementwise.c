@@ -8,7 +8,11 @@ enum {
   F64 = 1 << GS_F64,
   I64 = 1 << GS_I64,
   BOOL = 1 << GS_BOOL,
-  I32 = 1 << GS_I32
+  I32 = 1 << GS_I32,
+  U8 = 1 << GS_U8,
+  I8 = 1 << GS_I8,
+  I16 = 1 << GS_I16,
+  SMALL = U8 | I8 | I16
 };
 
 /* ---- references --------------------------------------------------------------------- */
@@ -41,22 +45,31 @@ typedef struct {
 } binary_case;
 
 static const binary_case binary_cases[] = {
-    {"add", gs_add, gs_add_scalar, r_add, F32 | F64 | I64 | I32 | BOOL, false, -5, 5, -5, 5},
-    {"sub", gs_sub, gs_sub_scalar, r_sub, F32 | F64 | I64 | I32, false, -5, 5, -5, 5},
-    {"mul", gs_mul, gs_mul_scalar, r_mul, F32 | F64 | I64 | I32 | BOOL, false, -5, 5, -5, 5},
-    {"div", gs_div, gs_div_scalar, r_div, F32 | F64 | I64 | I32, false, -5, 5, 1, 4},
-    {"pow", gs_pow, gs_pow_scalar, r_pow, F32 | F64 | I64 | I32, false, 0.5, 3, 0, 3},
-    {"maximum", gs_maximum, gs_maximum_scalar, r_max, F32 | F64 | I64 | I32 | BOOL, false, -5, 5,
-     -5, 5},
-    {"minimum", gs_minimum, gs_minimum_scalar, r_min, F32 | F64 | I64 | I32 | BOOL, false, -5, 5,
-     -5, 5},
-    {"eq", gs_eq, gs_eq_scalar, r_eq, F32 | F64 | I64 | I32 | BOOL, true, -2, 2, -2, 2},
-    {"ne", gs_ne, gs_ne_scalar, r_ne, F32 | F64 | I64 | I32 | BOOL, true, -2, 2, -2, 2},
-    {"lt", gs_lt, gs_lt_scalar, r_lt, F32 | F64 | I64 | I32 | BOOL, true, -2, 2, -2, 2},
-    {"le", gs_le, gs_le_scalar, r_le, F32 | F64 | I64 | I32 | BOOL, true, -2, 2, -2, 2},
-    {"gt", gs_gt, gs_gt_scalar, r_gt, F32 | F64 | I64 | I32 | BOOL, true, -2, 2, -2, 2},
-    {"ge", gs_ge, gs_ge_scalar, r_ge, F32 | F64 | I64 | I32 | BOOL, true, -2, 2, -2, 2},
+    {"add", gs_add, gs_add_scalar, r_add, F32 | F64 | I64 | I32 | SMALL | BOOL, false, -5, 5, -5,
+     5},
+    {"sub", gs_sub, gs_sub_scalar, r_sub, F32 | F64 | I64 | I32 | SMALL, false, -5, 5, -5, 5},
+    {"mul", gs_mul, gs_mul_scalar, r_mul, F32 | F64 | I64 | I32 | SMALL | BOOL, false, -5, 5, -5,
+     5},
+    {"div", gs_div, gs_div_scalar, r_div, F32 | F64 | I64 | I32 | SMALL, false, -5, 5, 1, 4},
+    {"pow", gs_pow, gs_pow_scalar, r_pow, F32 | F64 | I64 | I32 | SMALL, false, 0.5, 3, 0, 3},
+    {"maximum", gs_maximum, gs_maximum_scalar, r_max, F32 | F64 | I64 | I32 | SMALL | BOOL, false,
+     -5, 5, -5, 5},
+    {"minimum", gs_minimum, gs_minimum_scalar, r_min, F32 | F64 | I64 | I32 | SMALL | BOOL, false,
+     -5, 5, -5, 5},
+    {"eq", gs_eq, gs_eq_scalar, r_eq, F32 | F64 | I64 | I32 | SMALL | BOOL, true, -2, 2, -2, 2},
+    {"ne", gs_ne, gs_ne_scalar, r_ne, F32 | F64 | I64 | I32 | SMALL | BOOL, true, -2, 2, -2, 2},
+    {"lt", gs_lt, gs_lt_scalar, r_lt, F32 | F64 | I64 | I32 | SMALL | BOOL, true, -2, 2, -2, 2},
+    {"le", gs_le, gs_le_scalar, r_le, F32 | F64 | I64 | I32 | SMALL | BOOL, true, -2, 2, -2, 2},
+    {"gt", gs_gt, gs_gt_scalar, r_gt, F32 | F64 | I64 | I32 | SMALL | BOOL, true, -2, 2, -2, 2},
+    {"ge", gs_ge, gs_ge_scalar, r_ge, F32 | F64 | I64 | I32 | SMALL | BOOL, true, -2, 2, -2, 2},
 };
+
+/* r wrapped into the u8, i8 or i16 range, as their arithmetic does (r is an exact integer). */
+static double wrap_to(gs_dtype dtype, double r) {
+  double span = dtype == GS_I16 ? 65536 : 256, lo = dtype == GS_U8 ? 0 : -span / 2;
+  double w = fmod(r - lo, span);
+  return (w < 0 ? w + span : w) + lo;
+}
 
 static double reference(const binary_case *c, gs_dtype dtype, double a, double b) {
   if (dtype == GS_BOOL && c->ref == r_add)
@@ -68,6 +81,8 @@ static double reference(const binary_case *c, gs_dtype dtype, double a, double b
   double r = c->ref(a, b);
   if (dtype == GS_F32 && !c->comparison)
     r = (float)r;
+  if (!c->comparison && c->ref != r_div && gs_dtype_size(dtype) < 4 && dtype != GS_BOOL)
+    r = wrap_to(dtype, r); /* u8 operands of -5 are 251: their sums wrap */
   return r;
 }
 
@@ -425,6 +440,121 @@ static void test_i32_wraps_in_32_bits(void) {
   DISPOSE_ALL(a, b, sum, prod, fdiv, mod, neg, inv, base, two, sq, cl, zero, low, e, d, wide);
 }
 
+/* torch.promote_types(a, b) in PyTorch 1.13, printed by torch for every pair and pasted here
+ * (rows and columns in gs_dtype order: f32 f64 i64 bool i32 u8 i8 i16). */
+static const char *const torch_promotions[GS_DTYPE_COUNT][GS_DTYPE_COUNT] = {
+    {"f32", "f64", "f32", "f32", "f32", "f32", "f32", "f32"},
+    {"f64", "f64", "f64", "f64", "f64", "f64", "f64", "f64"},
+    {"f32", "f64", "i64", "i64", "i64", "i64", "i64", "i64"},
+    {"f32", "f64", "i64", "bool", "i32", "u8", "i8", "i16"},
+    {"f32", "f64", "i64", "i32", "i32", "i32", "i32", "i32"},
+    {"f32", "f64", "i64", "u8", "i32", "u8", "i16", "i16"},
+    {"f32", "f64", "i64", "i8", "i32", "i16", "i8", "i16"},
+    {"f32", "f64", "i64", "i16", "i32", "i16", "i16", "i16"},
+};
+
+/* Every pair of dtypes promotes as torch's; u8 with i8 widens to i16, which holds both. The
+ * tensor ops follow it, comparisons give bool, and a double scalar makes integers f32. */
+static void test_small_int_promotion(void) {
+  for (int a = 0; a < GS_DTYPE_COUNT; a++)
+    for (int b = 0; b < GS_DTYPE_COUNT; b++) {
+      test_set_context("promote %s, %s", gs_dtype_name(a), gs_dtype_name(b));
+      g_assert_cmpstr(gs_dtype_name(gs_promote_types(a, b)), ==, torch_promotions[a][b]);
+    }
+  g_assert_cmpint(result_dtype(gs_add, GS_U8, 1, GS_I8, 1), ==, GS_I16);
+  g_assert_cmpint(result_dtype(gs_mul, GS_I8, 1, GS_U8, 1), ==, GS_I16);
+  g_assert_cmpint(result_dtype(gs_sub, GS_U8, 1, GS_I16, 1), ==, GS_I16);
+  g_assert_cmpint(result_dtype(gs_add, GS_U8, 1, GS_BOOL, 1), ==, GS_U8);
+  g_assert_cmpint(result_dtype(gs_add, GS_I16, 1, GS_I32, 1), ==, GS_I32);
+  g_assert_cmpint(result_dtype(gs_add, GS_U8, 1, GS_I64, 0), ==, GS_U8); /* a Python int */
+  g_assert_cmpint(result_dtype(gs_add, GS_I8, 1, GS_F64, 0), ==, GS_F64);
+  g_assert_cmpint(result_dtype(gs_lt, GS_U8, 1, GS_I8, 1), ==, GS_BOOL);
+  g_assert_cmpint(result_dtype(gs_div, GS_U8, 1, GS_U8, 1), ==, GS_F32);
+  g_assert_cmpint(result_dtype(gs_floor_divide, GS_I16, 1, GS_I8, 1), ==, GS_I16);
+  g_assert_cmpint(scalar_result_dtype(gs_add_scalar, GS_U8), ==, GS_F32);
+  g_assert_cmpint(scalar_result_dtype(gs_mul_scalar, GS_I16), ==, GS_F32);
+  g_assert_true(gs_dtype_is_integer(GS_U8) && gs_dtype_is_integer(GS_I8) &&
+                gs_dtype_is_integer(GS_I16) && !gs_dtype_is_integer(GS_BOOL));
+  /* u8 200 compared with i8 -1 in i16: 200 > -1 (not 200 > 255 as u8 would read it). */
+  gs_tensor u = gs_from_data(GS_U8, (int64_t[]){2}, 1, (uint8_t[]){200, 0});
+  gs_tensor i = gs_from_data(GS_I8, (int64_t[]){2}, 1, (int8_t[]){-1, -1});
+  gs_tensor gt = gs_gt(u, i), sum = gs_add(u, i);
+  test_assert_values(gt, (int64_t[]){2}, 1, (double[]){1, 1}, 0, 0);
+  test_assert_values(sum, (int64_t[]){2}, 1, (double[]){199, -1}, 0, 0);
+  DISPOSE_ALL(u, i, gt, sum);
+}
+
+/* u8, i8 and i16 wrap at their own width, as torch's: u8 200 + 100 is 44 and 0 - 1 is 255;
+ * i8 -128 // -1 is -128 (no SIGFPE), abs(-128) is -128; i16 pow wraps; // and % take the
+ * divisor's sign; division by zero is refused, also for a divisor that becomes 0 when an
+ * i64 0-dim tensor is read as the tensor's dtype (256 is u8 0). */
+static void test_small_ints_wrap(void) {
+  const int64_t n3[1] = {3};
+  gs_tensor u = gs_from_data(GS_U8, n3, 1, (uint8_t[]){200, 0, 255});
+  gs_tensor u2 = gs_from_data(GS_U8, n3, 1, (uint8_t[]){100, 1, 7});
+  gs_tensor usum = gs_add(u, u2), udiff = gs_sub(u2, u), uprod = gs_mul(u, u2);
+  gs_tensor uneg = gs_neg(u2), unot = gs_bitwise_not(u), uabs = gs_abs(u);
+  gs_tensor ufd = gs_floor_divide(u, u2), urem = gs_remainder(u, u2);
+  g_assert_cmpint(gs_dtype_of(usum), ==, GS_U8);
+  test_assert_values(usum, n3, 1, (double[]){44, 1, 6}, 0, 0);
+  test_assert_values(udiff, n3, 1, (double[]){156, 1, 8}, 0, 0);
+  test_assert_values(uprod, n3, 1, (double[]){32, 0, 249}, 0, 0);
+  test_assert_values(uneg, n3, 1, (double[]){156, 255, 249}, 0, 0);
+  test_assert_values(unot, n3, 1, (double[]){55, 255, 0}, 0, 0);
+  test_assert_values(uabs, n3, 1, (double[]){200, 0, 255}, 0, 0);
+  test_assert_values(ufd, n3, 1, (double[]){2, 0, 36}, 0, 0);
+  test_assert_values(urem, n3, 1, (double[]){0, 0, 3}, 0, 0);
+
+  gs_tensor c = gs_from_data(GS_I8, n3, 1, (int8_t[]){-128, 127, -7});
+  gs_tensor m1 = gs_from_data(GS_I8, n3, 1, (int8_t[]){-1, -1, 2});
+  gs_tensor cfd = gs_floor_divide(c, m1), crem = gs_remainder(c, m1), cabs = gs_abs(c);
+  gs_tensor csum = gs_add(c, c), cneg = gs_neg(c);
+  gs_tensor ccl = gs_clamp(c, -1000, 100.5);
+  test_assert_values(cfd, n3, 1, (double[]){-128, -127, -4}, 0, 0); /* -128 // -1 wraps */
+  test_assert_values(crem, n3, 1, (double[]){0, 0, 1}, 0, 0);
+  test_assert_values(cabs, n3, 1, (double[]){-128, 127, 7}, 0, 0);
+  test_assert_values(csum, n3, 1, (double[]){0, -2, -14}, 0, 0);
+  test_assert_values(cneg, n3, 1, (double[]){-128, -127, 7}, 0, 0);
+  test_assert_values(ccl, n3, 1, (double[]){-128, 100, -7}, 0, 0); /* bounds saturate */
+
+  gs_tensor s = gs_from_data(GS_I16, n3, 1, (int16_t[]){INT16_MIN, 182, -3});
+  gs_tensor two = gs_full(GS_I16, n3, 1, 2), sq = gs_pow(s, two);
+  gs_tensor sm1 = gs_full(GS_I16, n3, 1, -1), sfd = gs_floor_divide(s, sm1);
+  test_assert_values(sq, n3, 1, (double[]){0, 33124 - 65536, 9}, 0, 0);
+  test_assert_values(sfd, n3, 1, (double[]){INT16_MIN, -182, 3}, 0, 0);
+  EXPECT_ERROR(gs_pow(c, m1), "pow: integers to negative integer powers are not allowed");
+  gs_tensor zero = gs_zeros(GS_U8, n3, 1);
+  EXPECT_ERROR(gs_floor_divide(u, zero), "floor_divide: integer division by zero");
+  gs_tensor czero = gs_zeros(GS_I8, n3, 1);
+  EXPECT_ERROR(gs_remainder(c, czero), "remainder: integer division by zero");
+  gs_tensor wide = gs_scalar(GS_I64, 256); /* 0 once read as u8 */
+  EXPECT_ERROR(gs_floor_divide(u, wide), "floor_divide: integer division by zero (divisor 0)");
+  gs_tensor e = gs_exp(u), d = gs_div(c, m1), h = gs_add_scalar(u, 1.5);
+  g_assert_cmpint(gs_dtype_of(e), ==, GS_F32);
+  test_assert_values(d, n3, 1, (double[]){128, -127, -3.5}, 0, 0);
+  test_assert_values(h, n3, 1, (double[]){201.5, 1.5, 256.5}, 0, 0);
+  /* Casts narrow by keeping the low bits, floats through i32 as torch on x86. */
+  gs_tensor f = gs_from_data(GS_F64, (int64_t[]){5}, 1, (double[]){300, -1, 255.9, 3e9, 40000});
+  gs_tensor fu = gs_to_dtype(f, GS_U8), fc = gs_to_dtype(f, GS_I8), fs = gs_to_dtype(f, GS_I16);
+  test_assert_values(fu, (int64_t[]){5}, 1, (double[]){44, 255, 255, 0, 64}, 0, 0);
+  test_assert_values(fc, (int64_t[]){5}, 1, (double[]){44, -1, -1, 0, 64}, 0, 0);
+  test_assert_values(fs, (int64_t[]){5}, 1, (double[]){300, -1, 255, 0, -25536}, 0, 0);
+  /* Sums and cumsum give i64 (no wrap), max keeps the dtype, argmax is i64. */
+  gs_tensor total = gs_sum(u, NULL, 0, false), mx = gs_max(c, NULL, 0, false),
+            am = gs_argmax(c, 0, false);
+  gs_tensor cs = gs_cumsum(u, 0);
+  g_assert_cmpint(gs_dtype_of(total), ==, GS_I64);
+  g_assert_cmpfloat(gs_item(total), ==, 455);
+  g_assert_cmpint(gs_dtype_of(mx), ==, GS_I8);
+  g_assert_cmpfloat(gs_item(mx), ==, 127);
+  g_assert_cmpint(gs_dtype_of(am), ==, GS_I64);
+  g_assert_cmpint(gs_dtype_of(cs), ==, GS_I64);
+  test_assert_values(cs, n3, 1, (double[]){200, 200, 455}, 0, 0);
+  DISPOSE_ALL(u, u2, usum, udiff, uprod, uneg, unot, uabs, ufd, urem, c, m1, cfd, crem, cabs);
+  DISPOSE_ALL(csum, cneg, ccl, s, two, sq, sfd, zero, wide, e, d, h, f, fu, fc, fs);
+  DISPOSE_ALL(total, mx, am, cs, sm1, czero);
+}
+
 int main(int argc, char **argv) {
   test_init(&argc, &argv);
   g_test_add_func("/elementwise/binary-ops", test_binary_ops);
@@ -434,6 +564,8 @@ int main(int argc, char **argv) {
   g_test_add_func("/elementwise/integer-unary-ops", test_integer_unary_ops);
   g_test_add_func("/elementwise/nan-and-integer-overflow", test_nan_and_integer_overflow);
   g_test_add_func("/elementwise/i32-wraps-in-32-bits", test_i32_wraps_in_32_bits);
+  g_test_add_func("/elementwise/small-int-promotion", test_small_int_promotion);
+  g_test_add_func("/elementwise/small-ints-wrap", test_small_ints_wrap);
   g_test_add_func("/elementwise/where", test_where);
   g_test_add_func("/elementwise/errors", test_errors);
   g_test_add_func("/elementwise/empty-and-zero-dim", test_empty_and_zero_dim);

@@ -344,7 +344,7 @@ static void test_argument_errors(void) {
                "scatter_add: expected index.size(d) <= src.size(d) for every dim, got index of "
                "shape [2, 5] and src of shape [2, 3] (dim 1: 5 > 3)");
   EXPECT_ERROR(r = gs_scatter_add(tb, 0, idx2, tb),
-               "scatter_add: expected an f32, f64, i64 or i32 tensor, got bool");
+               "scatter_add: expected an f32, f64 or integer tensor, got bool");
   EXPECT_ERROR(r = gs_scatter_add(t, 0, fidx, t), "scatter_add: expected an i64 index, got f32");
   EXPECT_ERROR(r = gs_scatter_add(t, 0, idx1, t), "scatter_add: expected an index of the input's 2 dims, got 1-D");
   EXPECT_ERROR(r = gs_scatter_add(t, 0, idx2, v), "scatter_add: expected src of the input's 2 dims, got 1-D");
@@ -395,9 +395,35 @@ static void test_i32_indexes(void) {
   dispose_all(list, G_N_ELEMENTS(list));
 }
 
+/* u8, i8 and i16 tensors are gathered, selected and scatter-added into (wrapping at their
+ * width); they are not indexes (PyTorch 1.13 takes i64, and i32 for index_select). */
+static void test_small_int_values(void) {
+  gs_tensor s = gs_from_data(GS_I16, (int64_t[]){2, 3}, 2, (int16_t[]){-5, 300, 7, 1, 2, -32768});
+  gs_tensor idx = gs_from_data(GS_I64, (int64_t[]){2, 1}, 2, (int64_t[]){2, 1});
+  gs_tensor g = gs_gather(s, 1, idx);
+  g_assert_cmpint(gs_dtype_of(g), ==, GS_I16);
+  test_assert_values(g, (int64_t[]){2, 1}, 2, (double[]){7, 2}, 0, 0);
+  gs_tensor rows = gs_from_data(GS_I32, (int64_t[]){2}, 1, (int32_t[]){1, 1});
+  gs_tensor sel = gs_index_select(s, 0, rows);
+  test_assert_values(sel, (int64_t[]){2, 3}, 2, (double[]){1, 2, -32768, 1, 2, -32768}, 0, 0);
+  gs_tensor u = gs_full(GS_U8, (int64_t[]){2}, 1, 250);
+  gs_tensor at = gs_from_data(GS_I64, (int64_t[]){2}, 1, (int64_t[]){0, 0});
+  gs_tensor add = gs_full(GS_U8, (int64_t[]){2}, 1, 4), sum = gs_scatter_add(u, 0, at, add);
+  g_assert_cmpint(gs_dtype_of(sum), ==, GS_U8);
+  test_assert_values(sum, (int64_t[]){2}, 1, (double[]){2, 250}, 0, 0); /* 258 wraps to 2 */
+  gs_tensor byte_idx = gs_from_data(GS_U8, (int64_t[]){1}, 1, (uint8_t[]){0}), r = GS_NO_TENSOR;
+  EXPECT_ERROR(r = gs_index_select(s, 0, byte_idx),
+               "index_select: expected an i64 or i32 index, got u8");
+  EXPECT_ERROR(r = gs_gather(s, 0, byte_idx), "gather: expected an i64 index, got u8");
+  g_assert_true(gs_tensor_is_none(r));
+  gs_tensor list[] = {s, idx, g, rows, sel, u, at, add, sum, byte_idx};
+  dispose_all(list, G_N_ELEMENTS(list));
+}
+
 int main(int argc, char **argv) {
   test_init(&argc, &argv);
   test_add_leak_checked("/index/i32-indexes", test_i32_indexes);
+  test_add_leak_checked("/index/small-int-values", test_small_int_values);
   test_add_leak_checked("/index/index-select", test_index_select);
   test_add_leak_checked("/index/gather", test_gather);
   test_add_leak_checked("/index/scatter-add", test_scatter_add);

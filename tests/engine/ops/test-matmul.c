@@ -449,7 +449,8 @@ static void test_matmul_errors(void) {
                "matmul: shapes [2, 3, 4] and [5, 4, 6] cannot be multiplied: batch dims [2] "
                "and [5] do not broadcast");
   EXPECT_ERROR(r = gs_matmul(a, b64), "matmul: expected operands of the same dtype, got f32 and f64");
-  EXPECT_ERROR(r = gs_matmul(bb, bt), "matmul: expected f32, f64, i64 or i32 operands, got bool");
+  EXPECT_ERROR(r = gs_matmul(bb, bt),
+               "matmul: expected f32, f64 or integer (i64, i32, i16, i8, u8) operands, got bool");
   EXPECT_ERROR(r = gs_matmul(scalar, a),
                "matmul: expected operands of at least 1 dimension, got 0-D and 2-D");
   EXPECT_ERROR(r = gs_matmul(a, GS_NO_TENSOR), "matmul: expected a tensor, got the empty handle");
@@ -557,9 +558,30 @@ static void test_matmul_i32(void) {
   DISPOSE_ALL(a, c, at, ct, big, col, w, wide);
 }
 
+/* u8, i8 and i16 products wrap at their width as torch's (u8 [16, 16] @ [16, 1] is 512, so
+ * 0); a transposed i16 operand is read in place; addmm's beta scales an i8 bias. */
+static void test_matmul_small_ints(void) {
+  gs_tensor a = gs_from_data(GS_U8, (int64_t[]){1, 2}, 2, (uint8_t[]){16, 16});
+  gs_tensor b = gs_from_data(GS_U8, (int64_t[]){2, 1}, 2, (uint8_t[]){16, 17});
+  gs_tensor c = gs_matmul(a, b);
+  g_assert_cmpint(gs_dtype_of(c), ==, GS_U8);
+  test_assert_values(c, (int64_t[]){1, 1}, 2, (double[]){16}, 0, 0); /* 528 - 512 */
+  gs_tensor s = gs_from_data(GS_I16, (int64_t[]){2, 2}, 2, (int16_t[]){1, -2, 300, 4});
+  gs_tensor st = gs_t(s), p = gs_matmul(st, s);
+  test_assert_values(p, (int64_t[]){2, 2}, 2, (double[]){90001 - 65536, 1198, 1198, 20}, 0, 0);
+  gs_tensor x = gs_from_data(GS_I8, (int64_t[]){2, 2}, 2, (int8_t[]){1, 2, 3, 4});
+  gs_tensor bias = gs_from_data(GS_I8, (int64_t[]){2}, 1, (int8_t[]){100, -100});
+  gs_tensor y = gs_addmm(bias, x, x, 2, 1);
+  g_assert_cmpint(gs_dtype_of(y), ==, GS_I8);
+  test_assert_values(y, (int64_t[]){2, 2}, 2,
+                     (double[]){207 - 256, -190 + 256, 215 - 256, -178 + 256}, 0, 0);
+  DISPOSE_ALL(a, b, c, s, st, p, x, bias, y);
+}
+
 int main(int argc, char **argv) {
   test_init(&argc, &argv);
   test_add_leak_checked("/matmul/i32", test_matmul_i32);
+  test_add_leak_checked("/matmul/small-ints", test_matmul_small_ints);
   test_add_leak_checked("/matmul/all-combinations", test_matmul_all_combinations);
   test_add_leak_checked("/matmul/transposed-operands-are-not-copied",
                         test_matmul_transposed_operands_are_not_copied);

@@ -29,7 +29,8 @@ static const dim_set dim_sets[] = {
     {2, {-1, 0}}, {3, {2, 0, 1}}, {2, {1, -1}}, {2, {1, 3}},   {4, {3, 1, 0, 2}},
 };
 
-static const gs_dtype all_dtypes[] = {GS_F32, GS_F64, GS_I64, GS_BOOL, GS_I32};
+static const gs_dtype all_dtypes[] = {GS_F32, GS_F64, GS_I64, GS_BOOL,
+                                      GS_I32, GS_U8,  GS_I8,  GS_I16};
 static const gs_dtype float_dtypes[] = {GS_F32, GS_F64};
 
 /* ---- reference loops ------------------------------------------------------------------ */
