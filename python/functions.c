@@ -388,6 +388,7 @@ static PyObject *forward_to_method(PyObject *name, PyObject *args, PyObject *kwa
   return r;
 }
 
+/* clang-format off */
 static const char *const forwarded[] = {
     "relu", "exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "abs", "neg", "gelu",
     "sum", "mean", "amax", "amin", "max", "min", "argmax", "argmin", "logsumexp", "softmax",
@@ -397,7 +398,11 @@ static const char *const forwarded[] = {
     "clone", "detach", "t", "numel", "sin", "cos", "tan", "var", "std", "masked_fill",
     "cumsum", "sort", "argsort", "topk", "norm", "masked_select", "floor_divide", "remainder",
     "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "logical_not", "floor",
-    "as_strided", "mm", "bmm", "mv", "dot", "outer", "addmm", NULL};
+    "as_strided", "mm", "bmm", "mv", "dot", "outer", "addmm", "ceil", "round", "trunc", "frac",
+    "sign", "reciprocal", "square", "log1p", "expm1", "log2", "log10", "asin", "acos", "atan",
+    "sinh", "cosh", "erf", "clip", "clamp_min", "clamp_max", "true_divide", "atan2", "fmod",
+    "lerp", "logical_and", "logical_or", "logical_xor", NULL};
+/* clang-format on */
 
 int gsp_functions_add_forwarders(PyObject *module);
 int gsp_functions_add_forwarders(PyObject *module) {

@@ -109,10 +109,13 @@ extern PyGetSetDef gsp_tensor_getset[];
 PyObject *gsp_tensor_richcompare(PyObject *a, PyObject *b, int op);
 /* Binary ops shared by operators, methods and module functions. */
 PyObject *gsp_binary(PyObject *a, PyObject *b, int op);
+/* clang-format off */
 enum {
   GSP_ADD, GSP_SUB, GSP_MUL, GSP_DIV, GSP_POW, GSP_MATMUL, GSP_MAXIMUM, GSP_MINIMUM,
-  GSP_FLOOR_DIV, GSP_REMAINDER, GSP_AND, GSP_OR, GSP_XOR
+  GSP_FLOOR_DIV, GSP_REMAINDER, GSP_AND, GSP_OR, GSP_XOR, GSP_ATAN2, GSP_FMOD,
+  GSP_LOGICAL_AND, GSP_LOGICAL_OR, GSP_LOGICAL_XOR
 };
+/* clang-format on */
 
 /* ---- tensor-op-table.c, tensor-math.c: methods added to the ready Tensor type at import ---- */
 int gsp_tensor_op_table_install(void);

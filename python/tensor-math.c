@@ -314,7 +314,73 @@ static PyObject *m_addmm(PyObject *self, PyObject *args, PyObject *kwargs) {
   return gsp_wrap(gs_addmm(gsp_handle(self), gsp_handle(mat1), gsp_handle(mat2), beta, alpha));
 }
 
+/* t.round(*, decimals=0): half to even, as torch.round. */
+static gs_tensor rounded(PyObject *self, PyObject *args, PyObject *kwargs, const char *format) {
+  int decimals = 0;
+  static char *kwlist[] = {"decimals", NULL};
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, format, kwlist, &decimals))
+    return GS_NO_TENSOR;
+  return gs_round_decimals(gsp_handle(self), decimals);
+}
+
+static PyObject *m_round(PyObject *self, PyObject *args, PyObject *kwargs) {
+  GSP_SITE();
+  gs_tensor r = rounded(self, args, kwargs, "|$i:round");
+  return r.id || !PyErr_Occurred() ? gsp_wrap(r) : NULL;
+}
+
+static PyObject *m_round_(PyObject *self, PyObject *args, PyObject *kwargs) {
+  GSP_SITE();
+  gs_clear_error();
+  gs_tensor r = rounded(self, args, kwargs, "|$i:round_");
+  if (!r.id)
+    return PyErr_Occurred() ? NULL : gsp_raise_engine_error();
+  gs_copy_(gsp_handle(self), r);
+  gs_dispose(r);
+  if (gs_last_error_code() != GS_OK)
+    return gsp_raise_engine_error();
+  return Py_NewRef(self);
+}
+
+/* t.lerp(end, weight): t + weight * (end - t), weight a number or a tensor. */
+static gs_tensor lerped(PyObject *self, PyObject *args, PyObject *kwargs, const char *format) {
+  PyObject *end, *weight;
+  static char *kwlist[] = {"end", "weight", NULL};
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, format, kwlist, &gsp_tensor_type, &end, &weight))
+    return GS_NO_TENSOR;
+  gs_tensor t = gsp_handle(self);
+  if (gsp_is_tensor(weight))
+    return gs_lerp(t, gsp_handle(end), gsp_handle(weight));
+  double w = PyFloat_AsDouble(weight);
+  if (w == -1.0 && PyErr_Occurred())
+    return GS_NO_TENSOR;
+  return gs_lerp_scalar(t, gsp_handle(end), w);
+}
+
+static PyObject *m_lerp(PyObject *self, PyObject *args, PyObject *kwargs) {
+  GSP_SITE();
+  gs_tensor r = lerped(self, args, kwargs, "O!O:lerp");
+  return r.id || !PyErr_Occurred() ? gsp_wrap(r) : NULL;
+}
+
+static PyObject *m_lerp_(PyObject *self, PyObject *args, PyObject *kwargs) {
+  GSP_SITE();
+  gs_clear_error();
+  gs_tensor r = lerped(self, args, kwargs, "O!O:lerp_");
+  if (!r.id)
+    return PyErr_Occurred() ? NULL : gsp_raise_engine_error();
+  gs_copy_(gsp_handle(self), r);
+  gs_dispose(r);
+  if (gs_last_error_code() != GS_OK)
+    return gsp_raise_engine_error();
+  return Py_NewRef(self);
+}
+
 static PyMethodDef tensor_math_methods[] = {
+    {"round", GSP_FN(m_round), METH_KW, NULL},
+    {"round_", GSP_FN(m_round_), METH_KW, NULL},
+    {"lerp", GSP_FN(m_lerp), METH_KW, NULL},
+    {"lerp_", GSP_FN(m_lerp_), METH_KW, NULL},
     {"cumsum", GSP_FN(m_cumsum), METH_KW, NULL},
     {"sort", GSP_FN(m_sort), METH_KW, NULL},
     {"argsort", GSP_FN(m_argsort), METH_KW, NULL},

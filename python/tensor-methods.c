@@ -271,6 +271,41 @@ static PyObject *m_clamp(PyObject *self, PyObject *args, PyObject *kwargs) {
   return gsp_wrap(gs_clamp(gsp_handle(self), a, b));
 }
 
+/* clamp_min(min) and clamp_max(max): clamp with one bound. */
+static PyObject *one_bound(PyObject *self, PyObject *args, PyObject *kwargs, bool is_min,
+                           bool in_place) {
+  GSP_SITE();
+  PyObject *v;
+  static char *min_kw[] = {"min", NULL}, *max_kw[] = {"max", NULL};
+  const char *format = is_min ? (in_place ? "O:clamp_min_" : "O:clamp_min")
+                              : (in_place ? "O:clamp_max_" : "O:clamp_max");
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, format, is_min ? min_kw : max_kw, &v))
+    return NULL;
+  double b = PyFloat_AsDouble(v);
+  if (b == -1.0 && PyErr_Occurred())
+    return NULL;
+  double lo = is_min ? b : -(double)INFINITY, hi = is_min ? (double)INFINITY : b;
+  if (!in_place)
+    return gsp_wrap(gs_clamp(gsp_handle(self), lo, hi));
+  gs_clear_error();
+  gs_clamp_(gsp_handle(self), lo, hi);
+  if (gs_last_error_code() != GS_OK)
+    return gsp_raise_engine_error();
+  return Py_NewRef(self);
+}
+static PyObject *m_clamp_min(PyObject *s, PyObject *a, PyObject *k) {
+  return one_bound(s, a, k, true, false);
+}
+static PyObject *m_clamp_max(PyObject *s, PyObject *a, PyObject *k) {
+  return one_bound(s, a, k, false, false);
+}
+static PyObject *m_clamp_min_(PyObject *s, PyObject *a, PyObject *k) {
+  return one_bound(s, a, k, true, true);
+}
+static PyObject *m_clamp_max_(PyObject *s, PyObject *a, PyObject *k) {
+  return one_bound(s, a, k, false, true);
+}
+
 /* ---- in place ------------------------------------------------------------------------------ */
 
 static PyObject *done_inplace(PyObject *self) {
@@ -539,10 +574,16 @@ PyMethodDef gsp_tensor_methods[] = {
     {"index_select", GSP_FN(m_index_select), METH_KW, NULL},
     {"gather", GSP_FN(m_gather), METH_KW, NULL},
     {"clamp", GSP_FN(m_clamp), METH_KW, NULL},
+    {"clip", GSP_FN(m_clamp), METH_KW, NULL}, /* torch's alias */
+    {"clamp_min", GSP_FN(m_clamp_min), METH_KW, NULL},
+    {"clamp_max", GSP_FN(m_clamp_max), METH_KW, NULL},
+    {"clamp_min_", GSP_FN(m_clamp_min_), METH_KW, NULL},
+    {"clamp_max_", GSP_FN(m_clamp_max_), METH_KW, NULL},
     {"add_", GSP_FN(m_add_), METH_KW, NULL},
     {"zero_", m_zero_, METH_NOARGS, NULL},
     {"fill_", m_fill_, METH_O, NULL},
     {"clamp_", GSP_FN(m_clamp_), METH_KW, NULL},
+    {"clip_", GSP_FN(m_clamp_), METH_KW, NULL},
     {"requires_grad_", GSP_FN(m_requires_grad_), METH_KW, NULL},
     {"retain_grad", m_retain_grad, METH_NOARGS, NULL},
     {"backward", GSP_FN(m_backward), METH_KW, NULL},

@@ -15,7 +15,8 @@ typedef gs_tensor (*scalar_fn)(gs_tensor, double);
 static const binary_fn binary_ops[] = {
     gs_add,     gs_sub,        gs_mul,          gs_div,         gs_pow,
     gs_matmul,  gs_maximum,    gs_minimum,      gs_floor_divide, gs_remainder,
-    gs_bitwise_and, gs_bitwise_or, gs_bitwise_xor,
+    gs_bitwise_and, gs_bitwise_or, gs_bitwise_xor, gs_atan2, gs_fmod,
+    gs_logical_and, gs_logical_or, gs_logical_xor,
 };
 /* The ops with a scalar form; the others take a number as a 0-dim tensor. */
 static const scalar_fn scalar_ops[] = {

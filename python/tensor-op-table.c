@@ -11,14 +11,15 @@
 #include "gs-py.h"
 
 typedef enum {
-  ROW_UNARY,   /* t.relu(): a new tensor from t */
-  ROW_CONVERT, /* t.float(): t as another dtype */
-  ROW_BINARY,  /* t.add(b): gsp_binary's op (numbers, arrays and tensors as b) */
-  ROW_COMPARE, /* t.eq(b): the rich comparison */
-  ROW_INPLACE, /* t.sub_(b): writes into t, returns t */
-  ROW_INFO,    /* t.numel(): an integer about t */
-  ROW_SHAPE,   /* t.view(2, -1) or t.view((2, -1)): a new tensor from t and a shape */
-  ROW_UNARY_INPLACE, /* t.relu_(): the unary op's result copied into t, returns t */
+  ROW_UNARY,          /* t.relu(): a new tensor from t */
+  ROW_CONVERT,        /* t.float(): t as another dtype */
+  ROW_BINARY,         /* t.add(b): gsp_binary's op (numbers, arrays and tensors as b) */
+  ROW_COMPARE,        /* t.eq(b): the rich comparison */
+  ROW_INPLACE,        /* t.sub_(b): writes into t, returns t */
+  ROW_INFO,           /* t.numel(): an integer about t */
+  ROW_SHAPE,          /* t.view(2, -1) or t.view((2, -1)): a new tensor from t and a shape */
+  ROW_UNARY_INPLACE,  /* t.relu_(): the unary op's result copied into t, returns t */
+  ROW_BINARY_INPLACE, /* t.fmod_(b): the binary op's result copied into t, returns t */
 } row_kind;
 
 typedef struct op_row {
@@ -45,6 +46,10 @@ static int64_t storage_id_info(gs_tensor t) { return (int64_t)gs_storage_id(t); 
 #define INFO(n, f) {.name = #n, .kind = ROW_INFO, .info = f}
 #define SHAPE(n, f) {.name = #n, .kind = ROW_SHAPE, .shaped = f}
 #define UNARY_INPLACE(n, f) {.name = #n, .kind = ROW_UNARY_INPLACE, .unary = f}
+#define BINARY_INPLACE(n, o)                                                                       \
+  { .name = #n, .kind = ROW_BINARY_INPLACE, .op = o }
+/* Each unary math op with its in-place form. */
+#define UNARY_AND_INPLACE(n, f) UNARY(n, f), UNARY_INPLACE(n##_, f)
 
 static const op_row op_rows[] = {
     UNARY(relu, gs_relu),
@@ -67,6 +72,25 @@ static const op_row op_rows[] = {
     UNARY(floor, gs_floor),
     UNARY(bitwise_not, gs_bitwise_not),
     UNARY(logical_not, logical_not),
+    UNARY_AND_INPLACE(ceil, gs_ceil),
+    UNARY_AND_INPLACE(trunc, gs_trunc),
+    UNARY_AND_INPLACE(frac, gs_frac),
+    UNARY_AND_INPLACE(sign, gs_sign),
+    UNARY_AND_INPLACE(reciprocal, gs_reciprocal),
+    UNARY_AND_INPLACE(square, gs_square),
+    UNARY_AND_INPLACE(log1p, gs_log1p),
+    UNARY_AND_INPLACE(expm1, gs_expm1),
+    UNARY_AND_INPLACE(log2, gs_log2),
+    UNARY_AND_INPLACE(log10, gs_log10),
+    UNARY_AND_INPLACE(asin, gs_asin),
+    UNARY_AND_INPLACE(acos, gs_acos),
+    UNARY_AND_INPLACE(atan, gs_atan),
+    UNARY_AND_INPLACE(sinh, gs_sinh),
+    UNARY_AND_INPLACE(cosh, gs_cosh),
+    UNARY_AND_INPLACE(erf, gs_erf),
+    UNARY_INPLACE(sin_, gs_sin),
+    UNARY_INPLACE(cos_, gs_cos),
+    UNARY_INPLACE(tan_, gs_tan),
     UNARY_INPLACE(relu_, gs_relu),
     UNARY_INPLACE(sigmoid_, gs_sigmoid),
     UNARY_INPLACE(tanh_, gs_tanh),
@@ -97,6 +121,17 @@ static const op_row op_rows[] = {
     BINARY(bitwise_and, GSP_AND),
     BINARY(bitwise_or, GSP_OR),
     BINARY(bitwise_xor, GSP_XOR),
+    BINARY(true_divide, GSP_DIV),
+    BINARY(atan2, GSP_ATAN2),
+    BINARY(fmod, GSP_FMOD),
+    BINARY(logical_and, GSP_LOGICAL_AND),
+    BINARY(logical_or, GSP_LOGICAL_OR),
+    BINARY(logical_xor, GSP_LOGICAL_XOR),
+    BINARY_INPLACE(atan2_, GSP_ATAN2),
+    BINARY_INPLACE(fmod_, GSP_FMOD),
+    BINARY_INPLACE(logical_and_, GSP_LOGICAL_AND),
+    BINARY_INPLACE(logical_or_, GSP_LOGICAL_OR),
+    BINARY_INPLACE(logical_xor_, GSP_LOGICAL_XOR),
     COMPARE(eq, Py_EQ),
     COMPARE(ne, Py_NE),
     COMPARE(lt, Py_LT),
@@ -106,6 +141,8 @@ static const op_row op_rows[] = {
     INPLACE(sub_, gs_sub_),
     INPLACE(mul_, gs_mul_),
     INPLACE(div_, gs_div_),
+    INPLACE(true_divide_, gs_div_),
+    INPLACE(pow_, gs_pow_),
     INPLACE(copy_, gs_copy_),
     SHAPE(view, gs_view),
     SHAPE(reshape, gs_reshape),
@@ -128,16 +165,46 @@ static PyObject *inplace_call(PyObject *self, PyObject *other, void (*fn)(gs_ten
   return Py_NewRef(self);
 }
 
-static PyObject *unary_inplace_call(PyObject *self, gs_tensor (*fn)(gs_tensor)) {
+/* Writes the result r of an op on self into self, as torch's in-place forms: a floating result
+ * cannot go into an integer or bool tensor (torch: "result type Float can't be cast to the
+ * desired output type Long"). r stays the caller's. */
+static PyObject *write_result(PyObject *self, gs_tensor r) {
   gs_tensor t = gsp_handle(self);
-  gs_clear_error();
-  gs_tensor r = fn(t);
+  if (r.id && gs_dtype_is_floating(gs_dtype_of(r)) && !gs_dtype_is_floating(gs_dtype_of(t))) {
+    PyErr_Format(PyExc_RuntimeError, "result type %s can't be cast to the desired output type %s",
+                 gs_dtype_name(gs_dtype_of(r)), gs_dtype_name(gs_dtype_of(t)));
+    return NULL;
+  }
   if (r.id)
     gs_copy_(t, r);
-  gs_dispose(r);
   if (gs_last_error_code() != GS_OK)
     return gsp_raise_engine_error();
   return Py_NewRef(self);
+}
+
+static PyObject *unary_inplace_call(PyObject *self, gs_tensor (*fn)(gs_tensor)) {
+  gs_clear_error();
+  gs_tensor r = fn(gsp_handle(self));
+  PyObject *out = write_result(self, r);
+  gs_dispose(r);
+  return out;
+}
+
+/* self op other (gsp_binary's rules for numbers and arrays), written into self. */
+static PyObject *binary_inplace_call(PyObject *self, PyObject *other, int op) {
+  PyObject *r = gsp_binary(self, other, op);
+  if (!r)
+    return NULL;
+  if (r == Py_NotImplemented) {
+    Py_DECREF(r);
+    PyErr_Format(PyExc_TypeError, "expected a tensor, number or array, got %s",
+                 Py_TYPE(other)->tp_name);
+    return NULL;
+  }
+  gs_clear_error();
+  PyObject *out = write_result(self, gsp_handle(r));
+  Py_DECREF(r);
+  return out;
 }
 
 static PyObject *info_call(PyObject *self, int64_t (*fn)(gs_tensor)) {
@@ -177,6 +244,7 @@ static PyObject *run_row(const op_row *row, PyObject *self, PyObject *other) {
   case ROW_INPLACE: return inplace_call(self, other, row->inplace);
   case ROW_INFO: return info_call(self, row->info);
   case ROW_UNARY_INPLACE: return unary_inplace_call(self, row->unary);
+  case ROW_BINARY_INPLACE: return binary_inplace_call(self, other, row->op);
   case ROW_SHAPE: break; /* op_method_vectorcall calls shape_call with all its arguments */
   }
   PyErr_SetString(PyExc_SystemError, "tensor-op-table: unknown row kind");
@@ -184,7 +252,8 @@ static PyObject *run_row(const op_row *row, PyObject *self, PyObject *other) {
 }
 
 static bool row_takes_argument(const op_row *row) {
-  return row->kind == ROW_BINARY || row->kind == ROW_COMPARE || row->kind == ROW_INPLACE;
+  return row->kind == ROW_BINARY || row->kind == ROW_COMPARE || row->kind == ROW_INPLACE ||
+         row->kind == ROW_BINARY_INPLACE;
 }
 
 /* ---- the descriptor type ------------------------------------------------------------- */

@@ -1,7 +1,8 @@
 /* compositions.c: ops PyTorch programs call that are compositions of the engine's own, so
  * their gradients come from the ops they are made of: masked_select (an index_select of the
  * flattened tensor), index_put (scatter_add and where), one_hot (scatter_add of ones), repeat
- * (cat along each repeated dim) and norm (abs, pow and a reduction).
+ * (cat along each repeated dim), norm (abs, pow and a reduction) and lerp (start + weight *
+ * (end - start)).
  *
  * Each checks its own arguments first and reports them under its own name; the inner ops
  * then cannot fail on them.
@@ -314,5 +315,50 @@ gs_tensor gs_norm(gs_tensor h, double p, const int *dims, int ndims, bool keepdi
     dispose_all((gs_tensor[]){powered, sum}, 2);
   }
   gs_dispose(a);
+  return out;
+}
+
+/* ---- lerp --------------------------------------------------------------------------------- */
+
+/* start and end of one floating dtype, as torch.lerp requires; false after reporting. */
+static bool lerp_operands(gs_tensor hstart, gs_tensor hend, const char *fn) {
+  gs__tensor *start = gs__lookup(hstart, fn);
+  gs__tensor *end = start ? gs__lookup(hend, fn) : NULL;
+  if (!end)
+    return false;
+  if (!gs_dtype_is_floating(start->dtype) || end->dtype != start->dtype) {
+    gs__error(GS_ERR_DTYPE, fn, "expected start and end of one floating dtype, got %s and %s",
+              gs_dtype_name(start->dtype), gs_dtype_name(end->dtype));
+    return false;
+  }
+  return true;
+}
+
+gs_tensor gs_lerp(gs_tensor start, gs_tensor end, gs_tensor hweight) {
+  const char *fn = "lerp";
+  if (!lerp_operands(start, end, fn))
+    return GS_NO_TENSOR;
+  gs__tensor *weight = gs__lookup(hweight, fn);
+  if (!weight)
+    return GS_NO_TENSOR;
+  if (weight->dtype != gs_dtype_of(start)) {
+    gs__error(GS_ERR_DTYPE, fn, "expected a weight of start's dtype %s, got %s",
+              gs_dtype_name(gs_dtype_of(start)), gs_dtype_name(weight->dtype));
+    return GS_NO_TENSOR;
+  }
+  gs_tensor diff = gs_sub(end, start);
+  gs_tensor step = gs_mul(hweight, diff);
+  gs_tensor out = gs_add(start, step);
+  dispose_all((gs_tensor[]){diff, step}, 2);
+  return out;
+}
+
+gs_tensor gs_lerp_scalar(gs_tensor start, gs_tensor end, double weight) {
+  if (!lerp_operands(start, end, "lerp_scalar"))
+    return GS_NO_TENSOR;
+  gs_tensor diff = gs_sub(end, start);
+  gs_tensor step = gs_mul_scalar(diff, weight);
+  gs_tensor out = gs_add(start, step);
+  dispose_all((gs_tensor[]){diff, step}, 2);
   return out;
 }

@@ -69,9 +69,9 @@ void gs__run_unary(gs__unop op, gs_dtype compute, gs__tensor *out, const gs__ten
 /* The first value of an integer operand that bad() refuses, reported as fn with why (which
  * ends in an open parenthesis the value closes), before
  * any loop runs: integer pow has no negative exponents (PyTorch refuses them too), integer
- * // and % no zero divisor (it would trap). */
-static bool check_int_operand(const gs__tensor *b, bool (*bad)(int64_t), const char *why,
-                              const char *fn) {
+ * //, % and fmod no zero divisor (it would trap). */
+bool gs__check_int_operand(const gs__tensor *b, bool (*bad)(int64_t), const char *why,
+                           const char *fn) {
   gs__tensor c;
   if (!gs__as_contiguous(b, GS_I64, &c, fn))
     return false;
@@ -85,7 +85,7 @@ static bool check_int_operand(const gs__tensor *b, bool (*bad)(int64_t), const c
   gs__tensor_release(&c);
   return ok;
 }
-static bool is_negative(int64_t v) { return v < 0; }
+bool gs__is_negative(int64_t v) { return v < 0; }
 static bool is_zero(int64_t v) { return v == 0; }
 
 static void report_unsupported(const char *fn, gs_dtype dtype) {
@@ -102,8 +102,8 @@ static gs_tensor binary(gs__binop op, const gs__tensor *a, const gs__tensor *b,
     gs__report_broadcast(fn, a->shape, a->ndim, b->shape, b->ndim);
     return GS_NO_TENSOR;
   }
-  if (op == GS__DIV && !gs_dtype_is_floating(compute))
-    compute = GS_F32; /* true division */
+  if ((op == GS__DIV || op == GS__ATAN2) && !gs_dtype_is_floating(compute))
+    compute = GS_F32; /* true division; atan2 of integers is floating too, as in torch */
   if (!gs__binary_loop(op, compute)) {
     report_unsupported(fn, compute);
     return GS_NO_TENSOR;
@@ -128,10 +128,11 @@ static gs_tensor binary(gs__binop op, const gs__tensor *a, const gs__tensor *b,
    * i64 -2^63 is 0 as an i32 divisor. */
   bool ok = true;
   if (op == GS__POW && gs_dtype_is_integer(compute))
-    ok = check_int_operand(pb, is_negative,
-                           "integers to negative integer powers are not allowed (exponent ", fn);
-  if ((op == GS__FLOOR_DIV || op == GS__REMAINDER) && gs_dtype_is_integer(compute))
-    ok = check_int_operand(pb, is_zero, "integer division by zero (divisor ", fn);
+    ok = gs__check_int_operand(
+        pb, gs__is_negative, "integers to negative integer powers are not allowed (exponent ", fn);
+  if ((op == GS__FLOOR_DIV || op == GS__REMAINDER || op == GS__FMOD) &&
+      gs_dtype_is_integer(compute))
+    ok = gs__check_int_operand(pb, is_zero, "integer division by zero (divisor ", fn);
   if (!ok) {
     if (conv_a)
       gs__tensor_release(&ca);
@@ -250,6 +251,31 @@ static void remainder_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
 }
 GS__BACKWARD(RemainderBackward, remainder_backward);
 
+/* d fmod(a, b) = d(a - trunc(a / b) * b) = g, -trunc(a / b) * g */
+static void fmod_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  gs_tensor a = gs__saved(n, 0), b = gs__saved(n, 1);
+  if (gs__needs_grad(n, 0))
+    grads[0] = gs__reduce_grad(n, 0, gs__pass_grad_through(g));
+  if (gs__needs_grad(n, 1)) {
+    gs_tensor q = gs__formula_temp(gs_trunc(gs__formula_temp(gs_div(a, b))));
+    grads[1] = gs__reduce_grad(n, 1, gs_neg(gs__formula_temp(gs_mul(g, q))));
+  }
+}
+GS__BACKWARD(FmodBackward, fmod_backward);
+
+/* d atan2(y, x) = g * x / (x^2 + y^2), -g * y / (x^2 + y^2) */
+static void atan2_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  gs_tensor y = gs__saved(n, 0), x = gs__saved(n, 1);
+  gs_tensor r2 =
+      gs__formula_temp(gs_add(gs__formula_temp(gs_mul(x, x)), gs__formula_temp(gs_mul(y, y))));
+  gs_tensor gr = gs__formula_temp(gs_div(g, r2));
+  if (gs__needs_grad(n, 0))
+    grads[0] = gs__reduce_grad(n, 0, gs_mul(gr, x));
+  if (gs__needs_grad(n, 1))
+    grads[1] = gs__reduce_grad(n, 1, gs_neg(gs__formula_temp(gs_mul(gr, y))));
+}
+GS__BACKWARD(Atan2Backward, atan2_backward);
+
 /* Scalar forms: the scalar s is in n->reals[0]. */
 static void add_scalar_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   grads[0] = gs__reduce_grad(n, 0, gs__pass_grad_through(g)); /* d(a + s) = g */
@@ -308,9 +334,11 @@ static void record_binary(gs__binop op, gs_tensor h, const gs__tensor *a, const 
   if (!gs__any_requires_grad(2, (const gs__tensor *[]){a, b}))
     return; /* the common case for data and inference: nothing to look up */
   static const gs__node_kind *const kinds[GS__BINOP_COUNT] = {
-      [GS__ADD] = &AddBackward, [GS__SUB] = &SubBackward, [GS__MUL] = &MulBackward,
-      [GS__DIV] = &DivBackward, [GS__POW] = &PowBackward, [GS__MAXIMUM] = &MaximumBackward,
+      [GS__ADD] = &AddBackward,         [GS__SUB] = &SubBackward,
+      [GS__MUL] = &MulBackward,         [GS__DIV] = &DivBackward,
+      [GS__POW] = &PowBackward,         [GS__MAXIMUM] = &MaximumBackward,
       [GS__MINIMUM] = &MinimumBackward, [GS__REMAINDER] = &RemainderBackward,
+      [GS__FMOD] = &FmodBackward,       [GS__ATAN2] = &Atan2Backward,
   };
   if (!kinds[op])
     return; /* floor division and bitwise ops have no gradient (torch's is zero) */
@@ -401,6 +429,17 @@ gs_tensor gs_bitwise_or(gs_tensor a, gs_tensor b) {
 }
 gs_tensor gs_bitwise_xor(gs_tensor a, gs_tensor b) {
   return binary_tensors(GS__BITXOR, a, b, "bitwise_xor");
+}
+gs_tensor gs_fmod(gs_tensor a, gs_tensor b) { return binary_tensors(GS__FMOD, a, b, "fmod"); }
+gs_tensor gs_atan2(gs_tensor a, gs_tensor b) { return binary_tensors(GS__ATAN2, a, b, "atan2"); }
+gs_tensor gs_logical_and(gs_tensor a, gs_tensor b) {
+  return binary_tensors(GS__LOGICAL_AND, a, b, "logical_and");
+}
+gs_tensor gs_logical_or(gs_tensor a, gs_tensor b) {
+  return binary_tensors(GS__LOGICAL_OR, a, b, "logical_or");
+}
+gs_tensor gs_logical_xor(gs_tensor a, gs_tensor b) {
+  return binary_tensors(GS__LOGICAL_XOR, a, b, "logical_xor");
 }
 gs_tensor gs_eq(gs_tensor a, gs_tensor b) { return binary_tensors(GS__EQ, a, b, "eq"); }
 gs_tensor gs_ne(gs_tensor a, gs_tensor b) { return binary_tensors(GS__NE, a, b, "ne"); }
@@ -581,6 +620,98 @@ static void tan_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
 }
 GS__BACKWARD(TanBackward, tan_backward);
 
+/* d frac(a) = d(a - trunc(a)) = g */
+static void frac_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  grads[0] = gs__reduce_grad(n, 0, gs__pass_grad_through(g));
+}
+GS__BACKWARD(FracBackward, frac_backward);
+
+/* d (1 / a) = -g * out^2 (saved: the output) */
+static void reciprocal_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  gs_tensor out = gs__saved(n, 0);
+  gs_tensor d = gs__formula_temp(gs_neg(gs__formula_temp(gs_mul(out, out))));
+  grads[0] = gs__reduce_grad(n, 0, gs_mul(g, d));
+}
+GS__BACKWARD(ReciprocalBackward, reciprocal_backward);
+
+/* d a^2 = g * 2a (saved: a) */
+static void square_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  gs_tensor d = gs__formula_temp(gs_mul_scalar(gs__saved(n, 0), 2));
+  grads[0] = gs__reduce_grad(n, 0, gs_mul(g, d));
+}
+GS__BACKWARD(SquareBackward, square_backward);
+
+/* d log1p(a) = g / (1 + a) (saved: a) */
+static void log1p_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  grads[0] = gs__reduce_grad(n, 0, gs_div(g, gs__formula_temp(gs_add_scalar(gs__saved(n, 0), 1))));
+}
+GS__BACKWARD(Log1pBackward, log1p_backward);
+
+/* d expm1(a) = g * (out + 1) (saved: the output) */
+static void expm1_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  grads[0] = gs__reduce_grad(n, 0, gs_mul(g, gs__formula_temp(gs_add_scalar(gs__saved(n, 0), 1))));
+}
+GS__BACKWARD(Expm1Backward, expm1_backward);
+
+/* d log_b(a) = g / (a ln b) (saved: a) */
+static void log_base_backward(gs__node *n, gs_tensor g, gs_tensor *grads, double ln_base) {
+  grads[0] =
+      gs__reduce_grad(n, 0, gs_div(g, gs__formula_temp(gs_mul_scalar(gs__saved(n, 0), ln_base))));
+}
+static void log2_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  log_base_backward(n, g, grads, 0.69314718055994530942);
+}
+static void log10_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  log_base_backward(n, g, grads, 2.30258509299404568402);
+}
+GS__BACKWARD(Log2Backward, log2_backward);
+GS__BACKWARD(Log10Backward, log10_backward);
+
+/* d asin(a) = g / sqrt(1 - a^2), d acos(a) = -g / sqrt(1 - a^2) (saved: a) */
+static void arcsine_backward(gs__node *n, gs_tensor g, gs_tensor *grads, bool negate) {
+  gs_tensor a = gs__saved(n, 0);
+  gs_tensor root = gs__formula_temp(
+      gs_sqrt(gs__formula_temp(gs_rsub_scalar(gs__formula_temp(gs_mul(a, a)), 1))));
+  gs_tensor d = gs__formula_temp(gs_div(g, root));
+  grads[0] = gs__reduce_grad(n, 0, negate ? gs_neg(d) : gs__pass_grad_through(d));
+}
+static void asin_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  arcsine_backward(n, g, grads, false);
+}
+static void acos_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  arcsine_backward(n, g, grads, true);
+}
+GS__BACKWARD(AsinBackward, asin_backward);
+GS__BACKWARD(AcosBackward, acos_backward);
+
+/* d atan(a) = g / (1 + a^2) (saved: a) */
+static void atan_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  gs_tensor a = gs__saved(n, 0);
+  gs_tensor d = gs__formula_temp(gs_add_scalar(gs__formula_temp(gs_mul(a, a)), 1));
+  grads[0] = gs__reduce_grad(n, 0, gs_div(g, d));
+}
+GS__BACKWARD(AtanBackward, atan_backward);
+
+/* d sinh(a) = g * cosh(a), d cosh(a) = g * sinh(a) (saved: a) */
+static void sinh_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  grads[0] = gs__reduce_grad(n, 0, gs_mul(g, gs__formula_temp(gs_cosh(gs__saved(n, 0)))));
+}
+static void cosh_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  grads[0] = gs__reduce_grad(n, 0, gs_mul(g, gs__formula_temp(gs_sinh(gs__saved(n, 0)))));
+}
+GS__BACKWARD(SinhBackward, sinh_backward);
+GS__BACKWARD(CoshBackward, cosh_backward);
+
+/* d erf(a) = g * 2 / sqrt(pi) * exp(-a^2) (saved: a) */
+static void erf_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  gs_tensor a = gs__saved(n, 0);
+  gs_tensor e =
+      gs__formula_temp(gs_exp(gs__formula_temp(gs_mul_scalar(gs__formula_temp(gs_mul(a, a)), -1))));
+  gs_tensor d = gs__formula_temp(gs_mul_scalar(e, 1.12837916709551257390) /* 2 / sqrt(pi) */);
+  grads[0] = gs__reduce_grad(n, 0, gs_mul(g, d));
+}
+GS__BACKWARD(ErfBackward, erf_backward);
+
 /* Records a unary op's node: which kind, and whether its formula reads the input or output. */
 static void record_unary(gs__unop op, gs_tensor h, const gs__tensor *in,
                          const gs__unary_params *params) {
@@ -588,14 +719,34 @@ static void record_unary(gs__unop op, gs_tensor h, const gs__tensor *in,
     const gs__node_kind *kind;
     enum { SAVE_NOTHING, SAVE_INPUT, SAVE_OUTPUT } save;
   } rules[GS__UNOP_COUNT] = {
-      [GS__NEG] = {&NegBackward, SAVE_NOTHING},     [GS__ABS] = {&AbsBackward, SAVE_INPUT},
-      [GS__EXP] = {&ExpBackward, SAVE_OUTPUT},      [GS__LOG] = {&LogBackward, SAVE_INPUT},
-      [GS__SQRT] = {&SqrtBackward, SAVE_OUTPUT},    [GS__RSQRT] = {&RsqrtBackward, SAVE_OUTPUT},
-      [GS__TANH] = {&TanhBackward, SAVE_OUTPUT},    [GS__SIGMOID] = {&SigmoidBackward, SAVE_OUTPUT},
-      [GS__RELU] = {&ReluBackward, SAVE_OUTPUT},    [GS__LEAKY_RELU] = {&LeakyReluBackward, SAVE_INPUT},
-      [GS__GELU] = {&GeluBackward, SAVE_INPUT},     [GS__CLAMP] = {&ClampBackward, SAVE_INPUT},
-      [GS__SIN] = {&SinBackward, SAVE_INPUT},       [GS__COS] = {&CosBackward, SAVE_INPUT},
+      [GS__NEG] = {&NegBackward, SAVE_NOTHING},
+      [GS__ABS] = {&AbsBackward, SAVE_INPUT},
+      [GS__EXP] = {&ExpBackward, SAVE_OUTPUT},
+      [GS__LOG] = {&LogBackward, SAVE_INPUT},
+      [GS__SQRT] = {&SqrtBackward, SAVE_OUTPUT},
+      [GS__RSQRT] = {&RsqrtBackward, SAVE_OUTPUT},
+      [GS__TANH] = {&TanhBackward, SAVE_OUTPUT},
+      [GS__SIGMOID] = {&SigmoidBackward, SAVE_OUTPUT},
+      [GS__RELU] = {&ReluBackward, SAVE_OUTPUT},
+      [GS__LEAKY_RELU] = {&LeakyReluBackward, SAVE_INPUT},
+      [GS__GELU] = {&GeluBackward, SAVE_INPUT},
+      [GS__CLAMP] = {&ClampBackward, SAVE_INPUT},
+      [GS__SIN] = {&SinBackward, SAVE_INPUT},
+      [GS__COS] = {&CosBackward, SAVE_INPUT},
       [GS__TAN] = {&TanBackward, SAVE_OUTPUT},
+      [GS__FRAC] = {&FracBackward, SAVE_NOTHING},
+      [GS__RECIPROCAL] = {&ReciprocalBackward, SAVE_OUTPUT},
+      [GS__SQUARE] = {&SquareBackward, SAVE_INPUT},
+      [GS__LOG1P] = {&Log1pBackward, SAVE_INPUT},
+      [GS__EXPM1] = {&Expm1Backward, SAVE_OUTPUT},
+      [GS__LOG2] = {&Log2Backward, SAVE_INPUT},
+      [GS__LOG10] = {&Log10Backward, SAVE_INPUT},
+      [GS__ASIN] = {&AsinBackward, SAVE_INPUT},
+      [GS__ACOS] = {&AcosBackward, SAVE_INPUT},
+      [GS__ATAN] = {&AtanBackward, SAVE_INPUT},
+      [GS__SINH] = {&SinhBackward, SAVE_INPUT},
+      [GS__COSH] = {&CoshBackward, SAVE_INPUT},
+      [GS__ERF] = {&ErfBackward, SAVE_INPUT},
   };
   if (!rules[op].kind || !gs__any_requires_grad(1, &in))
     return; /* internal ops (gelu's derivative) are not differentiated */
@@ -616,7 +767,8 @@ static void record_unary(gs__unop op, gs_tensor h, const gs__tensor *in,
  * (neg, abs, relu, clamp) keep integer dtypes. */
 static bool unop_keeps_integers(gs__unop op) {
   return op == GS__NEG || op == GS__ABS || op == GS__RELU || op == GS__CLAMP || op == GS__FLOOR ||
-         op == GS__BITWISE_NOT;
+         op == GS__BITWISE_NOT || op == GS__CEIL || op == GS__ROUND || op == GS__TRUNC ||
+         op == GS__SIGN || op == GS__SQUARE;
 }
 
 gs_tensor gs__unary_op(gs__unop op, gs_tensor h, const gs__unary_params *params,
@@ -625,8 +777,8 @@ gs_tensor gs__unary_op(gs__unop op, gs_tensor h, const gs__unary_params *params,
   if (!t)
     return GS_NO_TENSOR;
   gs_dtype compute = t->dtype;
-  /* bitwise_not is the one op defined on bool (logical not) */
-  if ((compute == GS_BOOL && op != GS__BITWISE_NOT) ||
+  /* bitwise_not (logical not) and sign are the ops defined on bool */
+  if ((compute == GS_BOOL && op != GS__BITWISE_NOT && op != GS__SIGN) ||
       (!gs_dtype_is_floating(compute) && !unop_keeps_integers(op)))
     compute = unop_keeps_integers(op) ? compute : GS_F32;
   if (!gs__unary_loop(op, compute)) {
@@ -667,6 +819,55 @@ gs_tensor gs_cos(gs_tensor t) { return gs__unary_op(GS__COS, t, NULL, "cos"); }
 gs_tensor gs_tan(gs_tensor t) { return gs__unary_op(GS__TAN, t, NULL, "tan"); }
 /* floor's gradient is zero almost everywhere: it records no node, as bitwise_not. */
 gs_tensor gs_floor(gs_tensor t) { return gs__unary_op(GS__FLOOR, t, NULL, "floor"); }
+/* So do ceil, round, trunc and sign (torch's zero gradients). */
+gs_tensor gs_ceil(gs_tensor t) { return gs__unary_op(GS__CEIL, t, NULL, "ceil"); }
+gs_tensor gs_round(gs_tensor t) { return gs__unary_op(GS__ROUND, t, NULL, "round"); }
+gs_tensor gs_trunc(gs_tensor t) { return gs__unary_op(GS__TRUNC, t, NULL, "trunc"); }
+gs_tensor gs_sign(gs_tensor t) { return gs__unary_op(GS__SIGN, t, NULL, "sign"); }
+gs_tensor gs_reciprocal(gs_tensor t) { return gs__unary_op(GS__RECIPROCAL, t, NULL, "reciprocal"); }
+gs_tensor gs_square(gs_tensor t) { return gs__unary_op(GS__SQUARE, t, NULL, "square"); }
+gs_tensor gs_log1p(gs_tensor t) { return gs__unary_op(GS__LOG1P, t, NULL, "log1p"); }
+gs_tensor gs_expm1(gs_tensor t) { return gs__unary_op(GS__EXPM1, t, NULL, "expm1"); }
+gs_tensor gs_log2(gs_tensor t) { return gs__unary_op(GS__LOG2, t, NULL, "log2"); }
+gs_tensor gs_log10(gs_tensor t) { return gs__unary_op(GS__LOG10, t, NULL, "log10"); }
+gs_tensor gs_asin(gs_tensor t) { return gs__unary_op(GS__ASIN, t, NULL, "asin"); }
+gs_tensor gs_acos(gs_tensor t) { return gs__unary_op(GS__ACOS, t, NULL, "acos"); }
+gs_tensor gs_atan(gs_tensor t) { return gs__unary_op(GS__ATAN, t, NULL, "atan"); }
+gs_tensor gs_sinh(gs_tensor t) { return gs__unary_op(GS__SINH, t, NULL, "sinh"); }
+gs_tensor gs_cosh(gs_tensor t) { return gs__unary_op(GS__COSH, t, NULL, "cosh"); }
+gs_tensor gs_erf(gs_tensor t) { return gs__unary_op(GS__ERF, t, NULL, "erf"); }
+
+/* frac of integers is an error in torch (not a tensor of zeros). */
+gs_tensor gs_frac(gs_tensor h) {
+  gs__tensor *t = gs__lookup(h, "frac");
+  if (!t)
+    return GS_NO_TENSOR;
+  if (!gs_dtype_is_floating(t->dtype)) {
+    report_unsupported("frac", t->dtype);
+    return GS_NO_TENSOR;
+  }
+  return gs__unary_op(GS__FRAC, h, NULL, "frac");
+}
+
+gs_tensor gs_round_decimals(gs_tensor h, int decimals) {
+  gs__tensor *t = gs__lookup(h, "round_decimals");
+  if (!t)
+    return GS_NO_TENSOR;
+  if (decimals == 0) /* torch's own shortcut: plain round, integers unchanged */
+    return gs_round(h);
+  if (!gs_dtype_is_floating(t->dtype)) {
+    report_unsupported("round_decimals", t->dtype);
+    return GS_NO_TENSOR;
+  }
+  if (decimals < -308 || decimals > 308) {
+    gs__error(GS_ERR_ARGUMENT, "round_decimals", "expected decimals in [-308, 308], got %d",
+              decimals);
+    return GS_NO_TENSOR;
+  }
+  gs__unary_params p = {.decimals = decimals};
+  return gs__unary_op(GS__ROUND_DECIMALS, h, &p, "round_decimals");
+}
+
 gs_tensor gs_bitwise_not(gs_tensor t) {
   return gs__unary_op(GS__BITWISE_NOT, t, NULL, "bitwise_not");
 }

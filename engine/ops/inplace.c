@@ -95,8 +95,16 @@ static void inplace_binary(gs__binop op, gs_tensor ht, gs_tensor hb, const char 
   bool tmp_used;
   if (!prepare_operand(t, b, &tmp, &tmp_used, false, fn))
     return;
+  if (op == GS__POW && gs_dtype_is_integer(t->dtype) &&
+      !gs__check_int_operand(tmp_used ? &tmp : b, gs__is_negative,
+                             "integers to negative integer powers are not allowed (exponent ",
+                             fn)) {
+    if (tmp_used)
+      gs__tensor_release(&tmp);
+    return;
+  }
   bool record = gs__any_requires_grad(2, (const gs__tensor *[]){t, b});
-  bool needs_old = record && (op == GS__MUL || op == GS__DIV);
+  bool needs_old = record && (op == GS__MUL || op == GS__DIV || op == GS__POW);
   gs__tensor old;
   if (needs_old && !clone_before_write(t, &old, fn)) {
     if (tmp_used)
@@ -109,12 +117,16 @@ static void inplace_binary(gs__binop op, gs_tensor ht, gs_tensor hb, const char 
     const gs__node_kind *kind = op == GS__ADD   ? &AddBackward
                                 : op == GS__SUB ? &SubBackward
                                 : op == GS__MUL ? &MulBackward
+                                : op == GS__POW ? &PowBackward
                                                 : &DivBackward;
-    gs__node *n = record ? gs__record(kind, t, 2, (const gs__tensor *[]){t, b}, needs_old ? 2 : 0)
-                         : NULL;
+    /* pow's formula reads its output too: t, as just written */
+    int n_saved = !needs_old ? 0 : op == GS__POW ? 3 : 2;
+    gs__node *n = record ? gs__record(kind, t, 2, (const gs__tensor *[]){t, b}, n_saved) : NULL;
     if (n && needs_old) {
       gs__save(n, 0, &old);
       gs__save(n, 1, b);
+      if (op == GS__POW)
+        gs__save(n, 2, t);
     }
   }
   if (needs_old)
@@ -157,6 +169,7 @@ void gs_add_(gs_tensor t, gs_tensor b) { inplace_binary(GS__ADD, t, b, "add_"); 
 void gs_sub_(gs_tensor t, gs_tensor b) { inplace_binary(GS__SUB, t, b, "sub_"); }
 void gs_mul_(gs_tensor t, gs_tensor b) { inplace_binary(GS__MUL, t, b, "mul_"); }
 void gs_div_(gs_tensor t, gs_tensor b) { inplace_binary(GS__DIV, t, b, "div_"); }
+void gs_pow_(gs_tensor t, gs_tensor b) { inplace_binary(GS__POW, t, b, "pow_"); }
 void gs_add_scalar_(gs_tensor t, double s) { inplace_binary_scalar(GS__ADD, t, s, "add_scalar_"); }
 void gs_mul_scalar_(gs_tensor t, double s) { inplace_binary_scalar(GS__MUL, t, s, "mul_scalar_"); }
 

@@ -147,6 +147,25 @@ BINARY_LOOP(remainder_i32, i32, i32, (int32_t)iremainder(a, b))
 BINARY_LOOP(bitand_i32, i32, i32, a & b)
 BINARY_LOOP(bitor_i32, i32, i32, a | b)
 BINARY_LOOP(bitxor_i32, i32, i32, a ^ b)
+/* C's fmod: the remainder takes the dividend's sign (torch.fmod), unlike remainder above.
+ * Integer divisors are checked non-zero first; -1 is spelled out, as INT64_MIN % -1 traps. */
+static inline int64_t ifmod(int64_t a, int64_t b) { return b == -1 ? 0 : a % b; }
+BINARY_LOOP(fmod_f32, f32, f32, fmodf(a, b))
+BINARY_LOOP(fmod_f64, f64, f64, fmod(a, b))
+BINARY_LOOP(fmod_i64, i64, i64, ifmod(a, b))
+BINARY_LOOP(fmod_i32, i32, i32, (int32_t)ifmod(a, b))
+BINARY_LOOP(atan2_f32, f32, f32, atan2f(a, b))
+BINARY_LOOP(atan2_f64, f64, f64, atan2(a, b))
+/* torch.logical_and/or/xor: any dtype, non-zero is true (NaN too), bool results. */
+#define LOGICAL_LOOPS(T)                                                                           \
+  BINARY_LOOP(logical_and_##T, T, b8, a != 0 && b != 0)                                            \
+  BINARY_LOOP(logical_or_##T, T, b8, a != 0 || b != 0)                                             \
+  BINARY_LOOP(logical_xor_##T, T, b8, (a != 0) != (b != 0))
+LOGICAL_LOOPS(f32)
+LOGICAL_LOOPS(f64)
+LOGICAL_LOOPS(i64)
+LOGICAL_LOOPS(i32)
+LOGICAL_LOOPS(b8)
 BINARY_LOOP(bitand_b8, b8, b8, a && b)
 BINARY_LOOP(bitor_b8, b8, b8, a || b)
 BINARY_LOOP(bitxor_b8, b8, b8, a != b)
@@ -180,7 +199,9 @@ INT_BINARY_LOOPS(i32, WADD32, WSUB32, WMUL32, IPOW32)
   BINARY_LOOP(remainder_##T, T, T, wrap_##T((uint64_t)iremainder(a, b)))                           \
   BINARY_LOOP(bitand_##T, T, T, (T)(a & b))                                                        \
   BINARY_LOOP(bitor_##T, T, T, (T)(a | b))                                                         \
-  BINARY_LOOP(bitxor_##T, T, T, (T)(a ^ b))
+  BINARY_LOOP(bitxor_##T, T, T, (T)(a ^ b))                                                        \
+  BINARY_LOOP(fmod_##T, T, T, wrap_##T((uint64_t)ifmod(a, b)))                                     \
+  LOGICAL_LOOPS(T)
 
 SMALL_INT_LOOPS(u8, uint8_t)
 SMALL_INT_LOOPS(i8, uint8_t)
@@ -219,15 +240,24 @@ static const gs__loop_fn binary_loops[GS__BINOP_COUNT][GS_DTYPE_COUNT] = {
     [GS__LE] = {le_f32, le_f64, le_i64, le_b8, le_i32, le_u8, le_i8, le_i16},
     [GS__GT] = {gt_f32, gt_f64, gt_i64, gt_b8, gt_i32, gt_u8, gt_i8, gt_i16},
     [GS__GE] = {ge_f32, ge_f64, ge_i64, ge_b8, ge_i32, ge_u8, ge_i8, ge_i16},
+    [GS__ATAN2] = {atan2_f32, atan2_f64, NULL, NULL, NULL, NULL, NULL, NULL},
+    [GS__FMOD] = {fmod_f32, fmod_f64, fmod_i64, NULL, fmod_i32, fmod_u8, fmod_i8, fmod_i16},
+    [GS__LOGICAL_AND] = {logical_and_f32, logical_and_f64, logical_and_i64, logical_and_b8,
+                         logical_and_i32, logical_and_u8, logical_and_i8, logical_and_i16},
+    [GS__LOGICAL_OR] = {logical_or_f32, logical_or_f64, logical_or_i64, logical_or_b8,
+                        logical_or_i32, logical_or_u8, logical_or_i8, logical_or_i16},
+    [GS__LOGICAL_XOR] = {logical_xor_f32, logical_xor_f64, logical_xor_i64, logical_xor_b8,
+                         logical_xor_i32, logical_xor_u8, logical_xor_i8, logical_xor_i16},
 };
 
 gs__loop_fn gs__binary_loop(gs__binop op, gs_dtype dtype) { return binary_loops[op][dtype]; }
 
 const char *gs__binop_name(gs__binop op) {
   static const char *const names[GS__BINOP_COUNT] = {
-      "add", "sub", "mul", "div", "pow", "maximum", "minimum",
-      "floor_divide", "remainder", "bitwise_and", "bitwise_or", "bitwise_xor",
-      "eq",  "ne",  "lt",  "le",  "gt",  "ge",
+      "add",     "sub",          "mul",         "div",         "pow",         "maximum",
+      "minimum", "floor_divide", "remainder",   "bitwise_and", "bitwise_or",  "bitwise_xor",
+      "atan2",   "fmod",         "eq",          "ne",          "lt",          "le",
+      "gt",      "ge",           "logical_and", "logical_or",  "logical_xor",
   };
   return names[op];
 }
@@ -259,26 +289,54 @@ const char *gs__binop_name(gs__binop op) {
 #define SQRT1_2 0.70710678118654752440
 #define INV_SQRT_2PI 0.39894228040143267794
 
-#define FLOAT_UNARY_LOOPS(T, SUF)                                                            \
-  UNARY_LOOP(neg_##T, T, -a)                                                                 \
-  UNARY_LOOP(abs_##T, T, fabs##SUF(a))                                                       \
-  UNARY_LOOP(exp_##T, T, exp##SUF(a))                                                        \
-  UNARY_LOOP(log_##T, T, log##SUF(a))                                                        \
-  UNARY_LOOP(sqrt_##T, T, sqrt##SUF(a))                                                      \
-  UNARY_LOOP(rsqrt_##T, T, (T)1 / sqrt##SUF(a))                                              \
-  UNARY_LOOP(tanh_##T, T, tanh##SUF(a))                                                      \
-  UNARY_LOOP(sigmoid_##T, T, (T)1 / ((T)1 + exp##SUF(-a)))                                   \
-  UNARY_LOOP(relu_##T, T, a > 0 ? a : (a != a ? a : (T)0))                                   \
-  UNARY_LOOP(leaky_relu_##T, T, a > 0 ? a : a * (T)prm->slope)                               \
-  UNARY_LOOP(gelu_##T, T, (T)0.5 * a * ((T)1 + erf##SUF(a * (T)SQRT1_2)))                    \
-  UNARY_LOOP(clamp_##T, T, FMIN(FMAX(a, (T)prm->min), (T)prm->max))                         \
-  UNARY_LOOP(sin_##T, T, sin##SUF(a))                                                        \
-  UNARY_LOOP(cos_##T, T, cos##SUF(a))                                                        \
-  UNARY_LOOP(tan_##T, T, tan##SUF(a))                                                        \
-  UNARY_LOOP(floor_##T, T, floor##SUF(a))                                                    \
-  UNARY_LOOP(gelu_grad_##T, T,                                                               \
-             (T)0.5 * ((T)1 + erf##SUF(a * (T)SQRT1_2)) +                                    \
+#define FLOAT_UNARY_LOOPS(T, SUF)                                                                  \
+  UNARY_LOOP(neg_##T, T, -a)                                                                       \
+  UNARY_LOOP(abs_##T, T, fabs##SUF(a))                                                             \
+  UNARY_LOOP(exp_##T, T, exp##SUF(a))                                                              \
+  UNARY_LOOP(log_##T, T, log##SUF(a))                                                              \
+  UNARY_LOOP(sqrt_##T, T, sqrt##SUF(a))                                                            \
+  UNARY_LOOP(rsqrt_##T, T, (T)1 / sqrt##SUF(a))                                                    \
+  UNARY_LOOP(tanh_##T, T, tanh##SUF(a))                                                            \
+  UNARY_LOOP(sigmoid_##T, T, (T)1 / ((T)1 + exp##SUF(-a)))                                         \
+  UNARY_LOOP(relu_##T, T, a > 0 ? a : (a != a ? a : (T)0))                                         \
+  UNARY_LOOP(leaky_relu_##T, T, a > 0 ? a : a * (T)prm->slope)                                     \
+  UNARY_LOOP(gelu_##T, T, (T)0.5 * a * ((T)1 + erf##SUF(a * (T)SQRT1_2)))                          \
+  UNARY_LOOP(clamp_##T, T, FMIN(FMAX(a, (T)prm->min), (T)prm->max))                                \
+  UNARY_LOOP(sin_##T, T, sin##SUF(a))                                                              \
+  UNARY_LOOP(cos_##T, T, cos##SUF(a))                                                              \
+  UNARY_LOOP(tan_##T, T, tan##SUF(a))                                                              \
+  UNARY_LOOP(floor_##T, T, floor##SUF(a))                                                          \
+  UNARY_LOOP(ceil_##T, T, ceil##SUF(a))                                                            \
+  UNARY_LOOP(round_##T, T, nearbyint##SUF(a)) /* half to even, as torch.round */                   \
+  UNARY_LOOP(round_decimals_##T, T, scaled_round_##T(a, prm->decimals))                            \
+  UNARY_LOOP(trunc_##T, T, trunc##SUF(a))                                                          \
+  UNARY_LOOP(frac_##T, T, a - trunc##SUF(a))                                                       \
+  UNARY_LOOP(sign_##T, T, (T)((a > 0) - (a < 0))) /* NaN gives 0, as torch 1.13 on the CPU */      \
+  UNARY_LOOP(reciprocal_##T, T, (T)1 / a)                                                          \
+  UNARY_LOOP(square_##T, T, a *a)                                                                  \
+  UNARY_LOOP(log1p_##T, T, log1p##SUF(a))                                                          \
+  UNARY_LOOP(expm1_##T, T, expm1##SUF(a))                                                          \
+  UNARY_LOOP(log2_##T, T, log2##SUF(a))                                                            \
+  UNARY_LOOP(log10_##T, T, log10##SUF(a))                                                          \
+  UNARY_LOOP(asin_##T, T, asin##SUF(a))                                                            \
+  UNARY_LOOP(acos_##T, T, acos##SUF(a))                                                            \
+  UNARY_LOOP(atan_##T, T, atan##SUF(a))                                                            \
+  UNARY_LOOP(sinh_##T, T, sinh##SUF(a))                                                            \
+  UNARY_LOOP(cosh_##T, T, cosh##SUF(a))                                                            \
+  UNARY_LOOP(erf_##T, T, erf##SUF(a))                                                              \
+  UNARY_LOOP(gelu_grad_##T, T,                                                                     \
+             (T)0.5 * ((T)1 + erf##SUF(a * (T)SQRT1_2)) +                                          \
                  a * exp##SUF((T)-0.5 * a * a) * (T)INV_SQRT_2PI)
+
+/* torch.round(decimals=d) as torch computes it: scale by 10^|d| in T, round half to even,
+ * scale back (dividing by 10^-d for negative d, so round(1250, -2) is 1200). */
+#define ROUND_DECIMALS(T, SUF)                                                                     \
+  static inline T scaled_round_##T(T a, int d) {                                                   \
+    T ten_pow = (T)pow(10.0, d < 0 ? -d : d);                                                      \
+    return d < 0 ? nearbyint##SUF(a / ten_pow) * ten_pow : nearbyint##SUF(a * ten_pow) / ten_pow;  \
+  }
+ROUND_DECIMALS(f32, f)
+ROUND_DECIMALS(f64, )
 
 FLOAT_UNARY_LOOPS(f32, f)
 FLOAT_UNARY_LOOPS(f64, )
@@ -291,7 +349,9 @@ static inline int64_t clamp_bound(double v) {
 UNARY_LOOP(neg_i64, i64, WSUB(0, a))
 UNARY_LOOP(abs_i64, i64, a < 0 ? WSUB(0, a) : a)
 UNARY_LOOP(relu_i64, i64, a > 0 ? a : 0)
-UNARY_LOOP(floor_i64, i64, a)
+UNARY_LOOP(floor_i64, i64, a) /* also ceil, round and trunc of integers: unchanged */
+UNARY_LOOP(sign_i64, i64, (a > 0) - (a < 0))
+UNARY_LOOP(square_i64, i64, WMUL(a, a))
 UNARY_LOOP(bitwise_not_i64, i64, ~a)
 UNARY_LOOP(bitwise_not_b8, b8, !a)
 UNARY_LOOP(clamp_i64, i64, IMIN(IMAX(a, clamp_bound(prm->min)), clamp_bound(prm->max)))
@@ -303,6 +363,9 @@ UNARY_LOOP(neg_i32, i32, WSUB32(0, a))
 UNARY_LOOP(abs_i32, i32, a < 0 ? WSUB32(0, a) : a)
 UNARY_LOOP(relu_i32, i32, a > 0 ? a : 0)
 UNARY_LOOP(floor_i32, i32, a)
+UNARY_LOOP(sign_i32, i32, (a > 0) - (a < 0))
+UNARY_LOOP(square_i32, i32, WMUL32(a, a))
+UNARY_LOOP(sign_b8, b8, a)
 UNARY_LOOP(bitwise_not_i32, i32, ~a)
 UNARY_LOOP(clamp_i32, i32, IMIN(IMAX(a, clamp_bound32(prm->min)), clamp_bound32(prm->max)))
 
@@ -318,6 +381,8 @@ static inline double clamp_bound_small(double v, double lo, double hi) {
   UNARY_LOOP(relu_##T, T, a > 0 ? a : 0)                                                           \
   UNARY_LOOP(floor_##T, T, a)                                                                      \
   UNARY_LOOP(bitwise_not_##T, T, (T)~a)                                                            \
+  UNARY_LOOP(sign_##T, T, (a > 0) - (a < 0))                                                       \
+  UNARY_LOOP(square_##T, T, wmul_##T(a, a))                                                        \
   UNARY_LOOP(clamp_##T, T,                                                                         \
              IMIN(IMAX(a, (T)clamp_bound_small(prm->min, LO, HI)),                                 \
                   (T)clamp_bound_small(prm->max, LO, HI)))
@@ -345,6 +410,28 @@ static const gs__loop_fn unary_loops[GS__UNOP_COUNT][GS_DTYPE_COUNT] = {
     [GS__BITWISE_NOT] = {NULL, NULL, bitwise_not_i64, bitwise_not_b8, bitwise_not_i32,
                          bitwise_not_u8, bitwise_not_i8, bitwise_not_i16},
     [GS__GELU_GRAD] = {gelu_grad_f32, gelu_grad_f64, NULL, NULL, NULL, NULL, NULL, NULL},
+    [GS__CEIL] = {ceil_f32, ceil_f64, floor_i64, NULL, floor_i32, floor_u8, floor_i8, floor_i16},
+    [GS__ROUND] = {round_f32, round_f64, floor_i64, NULL, floor_i32, floor_u8, floor_i8,
+                   floor_i16},
+    [GS__ROUND_DECIMALS] = {round_decimals_f32, round_decimals_f64, NULL, NULL, NULL, NULL, NULL,
+                            NULL},
+    [GS__TRUNC] = {trunc_f32, trunc_f64, floor_i64, NULL, floor_i32, floor_u8, floor_i8,
+                   floor_i16},
+    [GS__FRAC] = {frac_f32, frac_f64, NULL, NULL, NULL, NULL, NULL, NULL},
+    [GS__SIGN] = {sign_f32, sign_f64, sign_i64, sign_b8, sign_i32, sign_u8, sign_i8, sign_i16},
+    [GS__RECIPROCAL] = {reciprocal_f32, reciprocal_f64, NULL, NULL, NULL, NULL, NULL, NULL},
+    [GS__SQUARE] = {square_f32, square_f64, square_i64, NULL, square_i32, square_u8, square_i8,
+                    square_i16},
+    [GS__LOG1P] = {log1p_f32, log1p_f64, NULL, NULL, NULL, NULL, NULL, NULL},
+    [GS__EXPM1] = {expm1_f32, expm1_f64, NULL, NULL, NULL, NULL, NULL, NULL},
+    [GS__LOG2] = {log2_f32, log2_f64, NULL, NULL, NULL, NULL, NULL, NULL},
+    [GS__LOG10] = {log10_f32, log10_f64, NULL, NULL, NULL, NULL, NULL, NULL},
+    [GS__ASIN] = {asin_f32, asin_f64, NULL, NULL, NULL, NULL, NULL, NULL},
+    [GS__ACOS] = {acos_f32, acos_f64, NULL, NULL, NULL, NULL, NULL, NULL},
+    [GS__ATAN] = {atan_f32, atan_f64, NULL, NULL, NULL, NULL, NULL, NULL},
+    [GS__SINH] = {sinh_f32, sinh_f64, NULL, NULL, NULL, NULL, NULL, NULL},
+    [GS__COSH] = {cosh_f32, cosh_f64, NULL, NULL, NULL, NULL, NULL, NULL},
+    [GS__ERF] = {erf_f32, erf_f64, NULL, NULL, NULL, NULL, NULL, NULL},
 };
 
 gs__loop_fn gs__unary_loop(gs__unop op, gs_dtype dtype) { return unary_loops[op][dtype]; }

@@ -23,23 +23,31 @@ gs_tensor gs__formula_temp(gs_tensor t);
  * (backward). */
 void gs__formula_temps_dispose(void);
 
+/* clang-format off */
 typedef enum gs__binop {
   GS__ADD, GS__SUB, GS__MUL, GS__DIV, GS__POW, GS__MAXIMUM, GS__MINIMUM,
-  GS__FLOOR_DIV, GS__REMAINDER, GS__BITAND, GS__BITOR, GS__BITXOR,
+  GS__FLOOR_DIV, GS__REMAINDER, GS__BITAND, GS__BITOR, GS__BITXOR, GS__ATAN2, GS__FMOD,
+  /* From here on the results are bool (comparisons and the logical ops): no gradient. */
   GS__EQ, GS__NE, GS__LT, GS__LE, GS__GT, GS__GE,
+  GS__LOGICAL_AND, GS__LOGICAL_OR, GS__LOGICAL_XOR,
   GS__BINOP_COUNT
 } gs__binop;
 
 typedef enum gs__unop {
   GS__NEG, GS__ABS, GS__EXP, GS__LOG, GS__SQRT, GS__RSQRT, GS__TANH, GS__SIGMOID, GS__RELU,
   GS__LEAKY_RELU, GS__GELU, GS__CLAMP, GS__SIN, GS__COS, GS__TAN, GS__FLOOR, GS__BITWISE_NOT,
+  GS__CEIL, GS__ROUND, GS__ROUND_DECIMALS, GS__TRUNC, GS__FRAC, GS__SIGN, GS__RECIPROCAL,
+  GS__SQUARE, GS__LOG1P, GS__EXPM1, GS__LOG2, GS__LOG10, GS__ASIN, GS__ACOS, GS__ATAN,
+  GS__SINH, GS__COSH, GS__ERF,
   GS__GELU_GRAD, /* d gelu(x) / dx: only for GeluBackward */
   GS__UNOP_COUNT
 } gs__unop;
+/* clang-format on */
 
-/* Parameters some unary ops take (leaky_relu's slope, clamp's bounds). */
+/* Parameters some unary ops take (leaky_relu's slope, clamp's bounds, round's decimals). */
 typedef struct gs__unary_params {
   double slope;
+  int decimals;
   double min, max;
 } gs__unary_params;
 
@@ -70,6 +78,12 @@ void gs__run_unary(gs__unop op, gs_dtype compute, gs__tensor *out, const gs__ten
  * deciding only when its category is higher). */
 gs_dtype gs__result_type(const gs__tensor *a, const gs__tensor *b);
 
+/* Reports as fn (with why, which ends in an open parenthesis the value closes) the first
+ * value of the integer operand b that bad() refuses; false then. gs__is_negative is pow's. */
+bool gs__check_int_operand(const gs__tensor *b, bool (*bad)(int64_t), const char *why,
+                           const char *fn);
+bool gs__is_negative(int64_t v);
+
 /* Validates clamp bounds into p (integer dtypes get them rounded inward); false after
  * reporting. */
 bool gs__clamp_params(gs_dtype dtype, double min, double max, gs__unary_params *p,
@@ -81,7 +95,7 @@ gs_tensor gs__unary_op(gs__unop op, gs_tensor t, const gs__unary_params *params,
                        const char *fn);
 
 /* Node kinds the in-place forms share with the out-of-place ops (elementwise.c). */
-extern const gs__node_kind AddBackward, SubBackward, MulBackward, DivBackward,
+extern const gs__node_kind AddBackward, SubBackward, MulBackward, DivBackward, PowBackward,
     AddScalarBackward, MulScalarBackward, ClampBackward, CopyBackward, FillBackward;
 
 /* Input i's gradient from the gradient g of one block of it (a piece of a split, the part of

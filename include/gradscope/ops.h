@@ -32,6 +32,20 @@ GS_API gs_tensor gs_minimum(gs_tensor a, gs_tensor b);
  * records no gradient (torch's is zero); remainder's is (g, -floor(a / b) g). */
 GS_API gs_tensor gs_floor_divide(gs_tensor a, gs_tensor b);
 GS_API gs_tensor gs_remainder(gs_tensor a, gs_tensor b);
+/* C's fmod (torch.fmod: the remainder has the dividend's sign, fmod(-7, 3) = -1). Integer
+ * operands stay integers, and an integer zero divisor is an error. Gradient (g, -trunc(a/b) g). */
+GS_API gs_tensor gs_fmod(gs_tensor a, gs_tensor b);
+/* The angle of the point (x = b, y = a) in (-pi, pi]; integer operands give f32. */
+GS_API gs_tensor gs_atan2(gs_tensor a, gs_tensor b);
+/* a and b, a or b, a xor b, with non-zero (and NaN) as true, any dtypes: bool results, no
+ * gradient (torch.logical_and, ...). */
+GS_API gs_tensor gs_logical_and(gs_tensor a, gs_tensor b);
+GS_API gs_tensor gs_logical_or(gs_tensor a, gs_tensor b);
+GS_API gs_tensor gs_logical_xor(gs_tensor a, gs_tensor b);
+/* start + weight * (end - start), all three broadcast (torch.lerp): start and end of one
+ * floating dtype, a weight tensor of that dtype too. */
+GS_API gs_tensor gs_lerp(gs_tensor start, gs_tensor end, gs_tensor weight);
+GS_API gs_tensor gs_lerp_scalar(gs_tensor start, gs_tensor end, double weight);
 /* &, |, ^ of i32, i64 or bool operands (logical for bool); no gradient. */
 GS_API gs_tensor gs_bitwise_and(gs_tensor a, gs_tensor b);
 GS_API gs_tensor gs_bitwise_or(gs_tensor a, gs_tensor b);
@@ -69,6 +83,33 @@ GS_API gs_tensor gs_gelu(gs_tensor t);
 GS_API gs_tensor gs_clamp(gs_tensor t, double min, double max);
 /* Rounds down (integers unchanged); no gradient (zero almost everywhere). */
 GS_API gs_tensor gs_floor(gs_tensor t);
+/* Round up, half to even (torch.round: round(2.5) = 2, round(-0.5) = -0), toward zero, and
+ * -1, 0 or 1 (0 for NaN, as torch on the CPU). Integers come back unchanged (sign: their
+ * sign), and as floor none records a gradient (torch's is zero). */
+GS_API gs_tensor gs_ceil(gs_tensor t);
+GS_API gs_tensor gs_round(gs_tensor t);
+GS_API gs_tensor gs_trunc(gs_tensor t);
+GS_API gs_tensor gs_sign(gs_tensor t);
+/* torch.round(t, decimals=d) of a floating t: round half to even at 10^-d (d < 0 rounds to
+ * tens, hundreds...); d = 0 is gs_round. No gradient. */
+GS_API gs_tensor gs_round_decimals(gs_tensor t, int decimals);
+/* t - trunc(t), floating only; gradient g. */
+GS_API gs_tensor gs_frac(gs_tensor t);
+/* t * t; integers stay integers (wrapping), as torch.square. */
+GS_API gs_tensor gs_square(gs_tensor t);
+/* Floating results (integers compute in f32): 1 / t, log(1 + t), exp(t) - 1, logarithms to
+ * base 2 and 10, inverse and hyperbolic trigonometry, and C99's erf. */
+GS_API gs_tensor gs_reciprocal(gs_tensor t);
+GS_API gs_tensor gs_log1p(gs_tensor t);
+GS_API gs_tensor gs_expm1(gs_tensor t);
+GS_API gs_tensor gs_log2(gs_tensor t);
+GS_API gs_tensor gs_log10(gs_tensor t);
+GS_API gs_tensor gs_asin(gs_tensor t);
+GS_API gs_tensor gs_acos(gs_tensor t);
+GS_API gs_tensor gs_atan(gs_tensor t);
+GS_API gs_tensor gs_sinh(gs_tensor t);
+GS_API gs_tensor gs_cosh(gs_tensor t);
+GS_API gs_tensor gs_erf(gs_tensor t);
 /* ~t: bitwise not of i64, logical not of bool. */
 GS_API gs_tensor gs_bitwise_not(gs_tensor t);
 
@@ -100,6 +141,8 @@ GS_API void gs_add_(gs_tensor t, gs_tensor b);
 GS_API void gs_sub_(gs_tensor t, gs_tensor b);
 GS_API void gs_mul_(gs_tensor t, gs_tensor b);
 GS_API void gs_div_(gs_tensor t, gs_tensor b);
+/* t = t ^ b (torch's pow_); an integer t takes no negative exponents. */
+GS_API void gs_pow_(gs_tensor t, gs_tensor b);
 /* t += alpha * b in one pass (PyTorch's t.add_(b, alpha=alpha)), rounded as gs_mul_scalar then
  * gs_add_ would round it. Not for bool; for i64 tensors alpha must be integral. */
 GS_API void gs_add_scaled_(gs_tensor t, gs_tensor b, double alpha);

@@ -82,6 +82,7 @@ def samples():
         "kernel_size": 2, "running_mean": gs.zeros(3), "running_var": gs.ones(3),
         "params": [gs.ones(2, requires_grad=True)], "dataset": data.TensorDataset(t23()),
         "mat1": t23(), "mat2": gs.ones(3, 2), "vec": gs.ones(3), "vec2": gs.ones(3),
+        "max": 5.0, "decimals": 1,
         # by function
         ("index_select", "index"): gs.tensor([0]), ("select", "index"): 0,
         ("mse_loss", "target"): t23(), ("binary_cross_entropy_with_logits", "target"): t23(),
@@ -89,6 +90,7 @@ def samples():
         ("max_pool2d", "input"): gs.ones(1, 1, 4, 4), ("avg_pool2d", "input"): gs.ones(1, 1, 4, 4),
         ("one_hot", "tensor"): gs.tensor([0, 2]), ("trace_name", "tensor"): t,
         ("embedding", "input"): gs.tensor([0, 2]),
+        **{(op, p): v for op in ("lerp", "lerp_") for p, v in (("end", t23()), ("weight", 0.5))},
         **{(op, p): gs.tensor([6, 3]) for op in ("bitwise_and", "bitwise_or", "bitwise_xor",
                                                  "bitwise_not") for p in ("input", "self", "other")},
     }

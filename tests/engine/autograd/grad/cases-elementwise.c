@@ -39,6 +39,23 @@ BINARY(f_clamp, gs_clamp(in[0], -0.8, 0.9))
 BINARY(f_sin, gs_sin(in[0]))
 BINARY(f_cos, gs_cos(in[0]))
 BINARY(f_tan, gs_tan(in[0]))
+BINARY(f_fmod, gs_fmod(in[0], in[1]))
+BINARY(f_atan2, gs_atan2(in[0], in[1]))
+BINARY(f_lerp, gs_lerp(in[0], in[1], in[2]))
+BINARY(f_lerp_scalar, gs_lerp_scalar(in[0], in[1], 0.3))
+BINARY(f_frac, gs_frac(in[0]))
+BINARY(f_reciprocal, gs_reciprocal(in[0]))
+BINARY(f_square, gs_square(in[0]))
+BINARY(f_log1p, gs_log1p(in[0]))
+BINARY(f_expm1, gs_expm1(in[0]))
+BINARY(f_log2, gs_log2(in[0]))
+BINARY(f_log10, gs_log10(in[0]))
+BINARY(f_asin, gs_asin(in[0]))
+BINARY(f_acos, gs_acos(in[0]))
+BINARY(f_atan, gs_atan(in[0]))
+BINARY(f_sinh, gs_sinh(in[0]))
+BINARY(f_cosh, gs_cosh(in[0]))
+BINARY(f_erf, gs_erf(in[0]))
 
 /* masked_fill: where the (constant) mask row is true the value replaces x, so those
  * positions get no gradient. */
@@ -70,6 +87,7 @@ INPLACE(f_add_, gs_add_(y, in[1]))
 INPLACE(f_sub_, gs_sub_(y, in[1]))
 INPLACE(f_mul_, gs_mul_(y, in[1]))
 INPLACE(f_div_, gs_div_(y, in[1]))
+INPLACE(f_pow_, gs_pow_(y, in[1]))
 INPLACE(f_add_scaled_, gs_add_scaled_(y, in[1], -1.5))
 INPLACE(f_add_scalar_, gs_add_scalar_(y, 2.0))
 INPLACE(f_mul_scalar_, gs_mul_scalar_(y, 3.0))
@@ -78,6 +96,18 @@ INPLACE(f_fill_, gs_fill_(y, 2.0))
 INPLACE(f_zero_, gs_zero_(y))
 INPLACE(f_copy_, gs_copy_(y, in[1]))
 
+/* Inputs away from the edges of a formula's domain: (-0.9, 0.9) for asin and acos (whose
+ * slopes blow up at +-1); frac's input avoids integers, where it jumps. */
+#define GI_UNIT(LAYOUT)                                                                            \
+  { .ndim = 2, .shape = {3, 4}, .layout = LAYOUT, .lo = -0.9, .hi = 0.9 }
+#define GI_FRAC                                                                                    \
+  { .ndim = 2, .shape = {3, 4}, .layout = LAYOUT_SLICED, .lo = 0.1, .hi = 0.9 }
+/* fmod jumps where a / b crosses an integer, so the operands stay in ranges where trunc(a / b)
+ * is constant: b in [2.5, 3) with a in [0.5, 2) (0) or in [-4.9, -3.2) (-1). */
+#define GI_FMOD_A                                                                                  \
+  { .ndim = 2, .shape = {3, 4}, .layout = LAYOUT_TRANSPOSED, .lo = 0.5, .hi = 2 }
+#define GI_FMOD_B                                                                                  \
+  { .ndim = 1, .shape = {4}, .layout = LAYOUT_CONTIGUOUS, .lo = 2.5, .hi = 3 }
 #define COND {.ndim = 2, .shape = {3, 4}, .layout = LAYOUT_CONTIGUOUS, .lo = -1, .hi = 1, .no_grad = true, .dtype = GS_F64}
 
 const grad_case grad_cases_elementwise[] = {
@@ -108,19 +138,79 @@ const grad_case grad_cases_elementwise[] = {
     {"TanhBackward", "sliced", f_tanh, 1, {GI_S(2, 3, 4)}},
     {"SinBackward", "transposed", f_sin, 1, {GI_T(2, 3, 4)}},
     {"CosBackward", "sliced", f_cos, 1, {GI_S(2, 3, 4)}},
-    {"TanBackward", "transposed, within (-1, 1)", f_tan, 1, {{.ndim = 2, .shape = {3, 4}, .layout = LAYOUT_TRANSPOSED, .lo = -1, .hi = 1}}},
-    {"WhereBackward", "masked_fill with a broadcast mask row", f_masked_fill, 2, {GI_T(2, 3, 4), {.ndim = 1, .shape = {4}, .layout = LAYOUT_CONTIGUOUS, .lo = -1, .hi = 1, .no_grad = true, .dtype = GS_F64}}},
+    {"TanBackward",
+     "transposed, within (-1, 1)",
+     f_tan,
+     1,
+     {{.ndim = 2, .shape = {3, 4}, .layout = LAYOUT_TRANSPOSED, .lo = -1, .hi = 1}}},
+    {"WhereBackward",
+     "masked_fill with a broadcast mask row",
+     f_masked_fill,
+     2,
+     {GI_T(2, 3, 4),
+      {.ndim = 1,
+       .shape = {4},
+       .layout = LAYOUT_CONTIGUOUS,
+       .lo = -1,
+       .hi = 1,
+       .no_grad = true,
+       .dtype = GS_F64}}},
     {"SigmoidBackward", "transposed", f_sigmoid, 1, {GI_T(2, 3, 4)}},
     {"ReluBackward", "sliced", f_relu, 1, {GI_S(2, 3, 4)}},
     {"LeakyReluBackward", "transposed", f_leaky_relu, 1, {GI_T(2, 3, 4)}},
     {"GeluBackward", "sliced", f_gelu, 1, {GI_S(2, 3, 4)}},
     {"ClampBackward", "[-0.8, 0.9]", f_clamp, 1, {GI_T(2, 3, 4)}},
     {"WhereBackward", "broadcast branches", f_where, 3, {COND, GI_T(2, 3, 4), GI(1, 4)}},
+    {"FmodBackward", "broadcast divisor, quotient 0", f_fmod, 2, {GI_FMOD_A, GI_FMOD_B}},
+    {"FmodBackward",
+     "negative dividend, quotient -1",
+     f_fmod,
+     2,
+     {{.ndim = 2, .shape = {3, 4}, .layout = LAYOUT_SLICED, .lo = -4.9, .hi = -3.2}, GI_FMOD_B}},
+    {"Atan2Backward", "broadcast [3, 4] and [4]", f_atan2, 2, {GI_T(2, 3, 4), GI_POS(1, 4)}},
+    {"Atan2Backward",
+     "negative x (the left half plane)",
+     f_atan2,
+     2,
+     {GI_S(2, 3, 4),
+      {.ndim = 2, .shape = {3, 4}, .layout = LAYOUT_CONTIGUOUS, .lo = -2, .hi = -0.5}}},
+    {"AddBackward",
+     "lerp: tensor weight, broadcast",
+     f_lerp,
+     3,
+     {GI_T(2, 3, 4), GI(1, 4), GI_S(2, 3, 4)}},
+    {"AddBackward", "lerp_scalar: weight 0.3", f_lerp_scalar, 2, {GI_S(2, 3, 4), GI(2, 3, 4)}},
+    {"FracBackward", "sliced, away from integers", f_frac, 1, {GI_FRAC}},
+    {"ReciprocalBackward", "positive", f_reciprocal, 1, {GI_POS(2, 3, 4)}},
+    {"SquareBackward", "transposed", f_square, 1, {GI_T(2, 3, 4)}},
+    {"Log1pBackward",
+     "above -1",
+     f_log1p,
+     1,
+     {{.ndim = 2, .shape = {3, 4}, .layout = LAYOUT_TRANSPOSED, .lo = -0.5, .hi = 2}}},
+    {"Expm1Backward", "sliced", f_expm1, 1, {GI_S(2, 3, 4)}},
+    {"Log2Backward", "positive", f_log2, 1, {GI_POS(2, 3, 4)}},
+    {"Log10Backward", "positive", f_log10, 1, {GI_POS(2, 3, 4)}},
+    {"AsinBackward", "within (-0.9, 0.9), transposed", f_asin, 1, {GI_UNIT(LAYOUT_TRANSPOSED)}},
+    {"AcosBackward", "within (-0.9, 0.9), sliced", f_acos, 1, {GI_UNIT(LAYOUT_SLICED)}},
+    {"AtanBackward", "transposed", f_atan, 1, {GI_T(2, 3, 4)}},
+    {"SinhBackward", "sliced", f_sinh, 1, {GI_S(2, 3, 4)}},
+    {"CoshBackward", "transposed", f_cosh, 1, {GI_T(2, 3, 4)}},
+    {"ErfBackward", "sliced", f_erf, 1, {GI_S(2, 3, 4)}},
     {"AddBackward", "in place: add_ broadcast", f_add_, 2, {GI_T(2, 3, 4), GI(1, 4)}},
     {"SubBackward", "in place: sub_", f_sub_, 2, {GI(2, 3, 4), GI_S(2, 3, 4)}},
     {"MulBackward", "in place: mul_ saves the old value", f_mul_, 2, {GI_S(2, 3, 4), GI(2, 3, 1)}},
     {"DivBackward", "in place: div_", f_div_, 2, {GI_T(2, 3, 4), GI_POS(1, 4)}},
-    {"AddScaledBackward", "in place: add_scaled_ broadcast, alpha -1.5", f_add_scaled_, 2, {GI_T(2, 3, 4), GI_S(1, 4)}},
+    {"PowBackward",
+     "in place: pow_ saves the old value and the new",
+     f_pow_,
+     2,
+     {GI_POS(2, 3, 4), GI(1, 4)}},
+    {"AddScaledBackward",
+     "in place: add_scaled_ broadcast, alpha -1.5",
+     f_add_scaled_,
+     2,
+     {GI_T(2, 3, 4), GI_S(1, 4)}},
     {"AddScalarBackward", "in place: add_scalar_", f_add_scalar_, 1, {GI(2, 3, 4)}},
     {"MulScalarBackward", "in place: mul_scalar_", f_mul_scalar_, 1, {GI_T(2, 3, 4)}},
     {"ClampBackward", "in place: clamp_", f_clamp_, 1, {GI_S(2, 3, 4)}},
