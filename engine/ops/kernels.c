@@ -375,20 +375,20 @@ UNARY_LOOP(clamp_i32, i32, IMIN(IMAX(a, clamp_bound32(prm->min)), clamp_bound32(
 static inline double clamp_bound_small(double v, double lo, double hi) {
   return v <= lo ? lo : v >= hi ? hi : v;
 }
-#define SMALL_INT_UNARY_LOOPS(T, LO, HI, ABS)                                                      \
+#define SMALL_INT_UNARY_LOOPS(T, LO, HI, ABS, SIGN)                                                      \
   UNARY_LOOP(neg_##T, T, wsub_##T(0, a))                                                           \
   UNARY_LOOP(abs_##T, T, ABS)                                                                      \
   UNARY_LOOP(relu_##T, T, a > 0 ? a : 0)                                                           \
   UNARY_LOOP(floor_##T, T, a)                                                                      \
   UNARY_LOOP(bitwise_not_##T, T, (T)~a)                                                            \
-  UNARY_LOOP(sign_##T, T, (a > 0) - (a < 0))                                                       \
+  UNARY_LOOP(sign_##T, T, SIGN)                                                                    \
   UNARY_LOOP(square_##T, T, wmul_##T(a, a))                                                        \
   UNARY_LOOP(clamp_##T, T,                                                                         \
              IMIN(IMAX(a, (T)clamp_bound_small(prm->min, LO, HI)),                                 \
                   (T)clamp_bound_small(prm->max, LO, HI)))
-SMALL_INT_UNARY_LOOPS(u8, 0, UINT8_MAX, a)
-SMALL_INT_UNARY_LOOPS(i8, INT8_MIN, INT8_MAX, a < 0 ? wsub_i8(0, a) : a)
-SMALL_INT_UNARY_LOOPS(i16, INT16_MIN, INT16_MAX, a < 0 ? wsub_i16(0, a) : a)
+SMALL_INT_UNARY_LOOPS(u8, 0, UINT8_MAX, a, a > 0)
+SMALL_INT_UNARY_LOOPS(i8, INT8_MIN, INT8_MAX, a < 0 ? wsub_i8(0, a) : a, (a > 0) - (a < 0))
+SMALL_INT_UNARY_LOOPS(i16, INT16_MIN, INT16_MAX, a < 0 ? wsub_i16(0, a) : a, (a > 0) - (a < 0))
 
 static const gs__loop_fn unary_loops[GS__UNOP_COUNT][GS_DTYPE_COUNT] = {
     [GS__NEG] = {neg_f32, neg_f64, neg_i64, NULL, neg_i32, neg_u8, neg_i8, neg_i16},
