@@ -167,6 +167,11 @@ gs__node *gs__node_lookup(gs_node h, const char *fn);
 
 /* True while ops record nodes on this thread. */
 bool gs__grad_mode(void);
+/* Leaves this thread's no_grad blocks for a while (a create_graph backward records its
+ * formulas even when called inside one, as PyTorch's engine sets grad mode for the pass):
+ * returns their depth, for gs__no_grad_resume. */
+int gs__no_grad_suspend(void);
+void gs__no_grad_resume(int depth);
 
 /* Whether an op over these inputs must record a node: grad mode on and some input requires
  * grad. */

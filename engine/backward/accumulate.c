@@ -98,12 +98,19 @@ int gs_backward_inputs_with(const gs_tensor *outputs, const gs_tensor *grads, in
   /* All gradients first, then the accumulation: an error in the pass leaves every .grad as it
    * was. An input reached by no gradient keeps its .grad, as in PyTorch. */
   int rc = gs_autograd_grad_with(outputs, grads, n_outputs, inputs, n_inputs, &o, true, got);
+  /* Recorded as the pass was, whatever the caller's grad mode. */
+  bool was_enabled = o.create_graph ? gs_set_grad_enabled(true) : false;
+  int no_grad_depth = o.create_graph ? gs__no_grad_suspend() : 0;
   for (int i = 0; i < n_inputs; i++) {
     if (!got[i].id)
       continue;
-    if (rc == 0) /* with create_graph, got[i] has its history and grad mode is on again */
+    if (rc == 0) /* with create_graph, got[i] has its history */
       accumulate_into(inputs[i].id, got[i], o.create_graph);
     gs_dispose(got[i]);
+  }
+  if (o.create_graph) {
+    gs__no_grad_resume(no_grad_depth);
+    gs_set_grad_enabled(was_enabled);
   }
   free(got);
   return rc;

@@ -475,6 +475,7 @@ static bool run_pass(const pass *p, const char *fn) {
   in_pass = true;
   uintptr_t outer_site = gs__trace_on() ? gs__trace_site_enter() : 0;
   bool was_enabled = gs_set_grad_enabled(p->create_graph);
+  int no_grad_depth = p->create_graph ? gs__no_grad_suspend() : 0;
   bool was_creating = gs__formula_set_creates_graph(p->create_graph);
   /* backward's temporaries are the engine's, not the user's scope's */
   gs__ownership_suspend_for(GS__REASON_BACKWARD_TEMPORARY);
@@ -560,6 +561,8 @@ static bool run_pass(const pass *p, const char *fn) {
     gs__trace_skip(1);
   gs__ownership_resume();
   gs__formula_set_creates_graph(was_creating);
+  if (p->create_graph)
+    gs__no_grad_resume(no_grad_depth);
   gs_set_grad_enabled(was_enabled);
   if (gs__trace_on())
     gs__trace_site_leave(outer_site);

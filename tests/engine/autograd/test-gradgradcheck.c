@@ -278,6 +278,35 @@ static void test_inplace_product_differentiates_twice(void) {
   DISPOSE_ALL(x, y, s, d1, total, d2);
 }
 
+/* A create_graph pass records its formulas inside a no_grad block too (as PyTorch's engine
+ * sets grad mode for the pass), and leaves the block as it found it. */
+static void test_create_graph_records_inside_no_grad(void) {
+  gs_tensor x = gs_from_data(GS_F64, (int64_t[]){2}, 1, (double[]){0.5, 2.0});
+  gs_set_requires_grad(x, true);
+  gs_tensor y = gs_pow_scalar(x, 3), s = gs_sum(y, NULL, 0, false), d1, d2;
+  gs_no_grad_begin();
+  g_assert_cmpint(
+      gs_autograd_grad_with(&s, NULL, 1, &x, 1,
+                            &(gs_backward_options){.retain_graph = true, .create_graph = true},
+                            false, &d1),
+      ==, 0);
+  g_assert_false(gs_grad_enabled());
+  gs_tensor wrt[] = {x};
+  gs_tensor none = GS_NO_TENSOR;
+  g_assert_cmpint(
+      gs_backward_inputs_with(&s, &none, 1, wrt, 1, &(gs_backward_options){.create_graph = true}),
+      ==, 0);
+  g_assert_false(gs_grad_enabled());
+  gs_no_grad_end();
+  g_assert_true(gs_grad_enabled());
+  g_assert_nonnull(gs_grad_fn_name(d1));
+  g_assert_nonnull(gs_grad_fn_name(gs_grad(x)));
+  gs_tensor total = gs_sum(d1, NULL, 0, false);
+  g_assert_cmpint(gs_autograd_grad(&total, NULL, 1, &x, 1, false, false, &d2), ==, 0);
+  test_assert_values(d2, (int64_t[]){2}, 1, (double[]){3.0, 12.0}, 1e-12, 0);
+  DISPOSE_ALL(x, y, s, d1, total, d2);
+}
+
 int main(int argc, char **argv) {
   test_init(&argc, &argv);
   g_test_set_nonfatal_assertions(); /* one failing case must not hide the others */
@@ -302,5 +331,7 @@ int main(int argc, char **argv) {
                         test_unsupported_kind_is_refused_first);
   test_add_leak_checked("/gradgradcheck/inplace-product-differentiates-twice",
                         test_inplace_product_differentiates_twice);
+  test_add_leak_checked("/gradgradcheck/create-graph-records-inside-no-grad",
+                        test_create_graph_records_inside_no_grad);
   return g_test_run();
 }
