@@ -1,7 +1,7 @@
 /* autograd-grad.c: the C half of torch.autograd.grad and torch.autograd.backward over the
- * engine's gs_autograd_grad and gs_backward_many; gradscope/autograd.py gives them torch's
- * signatures (a tensor or a sequence, grad_outputs defaulting to None, create_graph refused
- * clearly). */
+ * engine's gs_autograd_grad_with and gs_backward_many_with (create_graph: double backward);
+ * gradscope/autograd.py gives them torch's signatures (a tensor or a sequence, grad_outputs
+ * defaulting to None, retain_graph defaulting to create_graph). */
 #include "gs-py.h"
 
 /* A list or tuple of Tensors (or, with none_ok, None for "ones") into handles; the count, or
@@ -35,14 +35,15 @@ static Py_ssize_t handles_of(PyObject *seq, const char *what, bool none_ok, Py_s
   return handles ? n : -1;
 }
 
-/* _autograd_grad(outputs, inputs, grad_outputs, retain_graph, allow_unused) -> tuple */
+/* _autograd_grad(outputs, inputs, grad_outputs, retain_graph, allow_unused[, create_graph])
+ * -> tuple */
 static PyObject *f_autograd_grad(PyObject *mod, PyObject *args) {
   GSP_SITE();
   (void)mod;
   PyObject *outputs_o, *inputs_o, *grads_o;
-  int retain_graph, allow_unused;
-  if (!PyArg_ParseTuple(args, "OOOpp:grad", &outputs_o, &inputs_o, &grads_o, &retain_graph,
-                        &allow_unused))
+  int retain_graph, allow_unused, create_graph = 0;
+  if (!PyArg_ParseTuple(args, "OOOpp|p:grad", &outputs_o, &inputs_o, &grads_o, &retain_graph,
+                        &allow_unused, &create_graph))
     return NULL;
   gs_tensor *outputs = NULL, *inputs = NULL, *grads = NULL, *result = NULL;
   PyObject *tuple = NULL;
@@ -57,8 +58,9 @@ static PyObject *f_autograd_grad(PyObject *mod, PyObject *args) {
     goto done;
   }
   gs_clear_error();
-  if (gs_autograd_grad(outputs, grads, (int)n_out, inputs, (int)n_in, retain_graph, allow_unused,
-                       result) < 0) {
+  gs_backward_options options = {.retain_graph = retain_graph, .create_graph = create_graph};
+  if (gs_autograd_grad_with(outputs, grads, (int)n_out, inputs, (int)n_in, &options, allow_unused,
+                            result) < 0) {
     gsp_raise_engine_error();
     goto done;
   }
@@ -84,14 +86,15 @@ done:
   return tuple;
 }
 
-/* _backward_many(tensors, grad_tensors or None, retain_graph[, inputs]): with inputs, only
- * their .grad is accumulated into (torch.autograd.backward(inputs=...)). */
+/* _backward_many(tensors, grad_tensors or None, retain_graph[, inputs[, create_graph]]): with
+ * inputs, only their .grad is accumulated into (torch.autograd.backward(inputs=...)). */
 static PyObject *f_backward_many(PyObject *mod, PyObject *args) {
   GSP_SITE();
   (void)mod;
   PyObject *tensors_o, *grads_o, *inputs_o = Py_None;
-  int retain_graph;
-  if (!PyArg_ParseTuple(args, "OOp|O:backward", &tensors_o, &grads_o, &retain_graph, &inputs_o))
+  int retain_graph, create_graph = 0;
+  if (!PyArg_ParseTuple(args, "OOp|Op:backward", &tensors_o, &grads_o, &retain_graph, &inputs_o,
+                        &create_graph))
     return NULL;
   gs_tensor *tensors = NULL, *grads = NULL, *inputs = NULL;
   Py_ssize_t n = handles_of(tensors_o, "tensors", false, -1, &tensors), n_in = 0;
@@ -103,10 +106,11 @@ static PyObject *f_backward_many(PyObject *mod, PyObject *args) {
     return NULL;
   }
   gs_clear_error();
+  gs_backward_options options = {.retain_graph = retain_graph, .create_graph = create_graph};
   if (inputs_o == Py_None)
-    gs_backward_many(tensors, grads, (int)n, retain_graph);
+    gs_backward_many_with(tensors, grads, (int)n, &options);
   else
-    gs_backward_inputs(tensors, grads, (int)n, inputs, (int)n_in, retain_graph);
+    gs_backward_inputs_with(tensors, grads, (int)n, inputs, (int)n_in, &options);
   PyMem_Free(inputs);
   PyMem_Free(grads);
   PyMem_Free(tensors);
@@ -115,7 +119,8 @@ static PyObject *f_backward_many(PyObject *mod, PyObject *args) {
 
 PyMethodDef gsp_autograd_grad_functions[] = {
     {"_autograd_grad", f_autograd_grad, METH_VARARGS,
-     "gs_autograd_grad: (outputs, inputs, grad_outputs, retain_graph, allow_unused) -> tuple."},
+     "gs_autograd_grad: (outputs, inputs, grad_outputs, retain_graph, allow_unused[, "
+     "create_graph]) -> tuple."},
     {"_backward_many", f_backward_many, METH_VARARGS,
      "gs_backward_many: one backward pass from several tensors."},
     {NULL, NULL, 0, NULL},

@@ -31,16 +31,26 @@ typedef struct gs__node gs__node;
  * as GS_NO_TENSOR; leave it so for inputs that need no gradient. Grad mode is off inside. */
 typedef void (*gs__backward_fn)(gs__node *node, gs_tensor grad, gs_tensor *grads);
 
-/* A kind of node: its name and its formula. Defined with GS__BACKWARD, which also lists it
- * (in a linker section) so tests can check that every kind has a gradcheck. */
+/* A kind of node: its name, its formula, and whether that formula can itself be
+ * differentiated: written only with ops that record nodes when grad mode is on (or switching
+ * to such a variant when gs__formula_creates_graph says so), and reading its saved tensors
+ * only through gs__saved. A backward with create_graph (double backward) refuses, before
+ * running anything, a graph with a node whose kind is not. Defined with GS__BACKWARD or
+ * GS__BACKWARD_TWICE, which also list it (in a linker section) so tests can check that every
+ * kind has a gradcheck. */
 typedef struct gs__node_kind {
   const char *name;
   gs__backward_fn backward;
+  bool differentiable;
 } gs__node_kind;
 
-#define GS__BACKWARD(NAME, FN)                                                               \
-  __attribute__((used, section("gs_node_kinds"), aligned(sizeof(void *))))                 \
-  const gs__node_kind NAME = {#NAME, FN}
+#define GS__BACKWARD(NAME, FN)                                                                     \
+  __attribute__((used, section("gs_node_kinds"), aligned(sizeof(void *))))                         \
+  const gs__node_kind NAME = {#NAME, FN, false}
+/* A kind whose formula is differentiable (above): double backward may run through it. */
+#define GS__BACKWARD_TWICE(NAME, FN)                                                               \
+  __attribute__((used, section("gs_node_kinds"), aligned(sizeof(void *))))                         \
+  const gs__node_kind NAME = {#NAME, FN, true}
 
 /* Node kinds this layer's bookkeeping makes but whose formulas are written with ops, so they
  * are defined above it and install themselves at start-up: AccumulateGrad, the node a leaf's
@@ -157,6 +167,11 @@ gs__node *gs__node_lookup(gs_node h, const char *fn);
 
 /* True while ops record nodes on this thread. */
 bool gs__grad_mode(void);
+/* Leaves this thread's no_grad blocks for a while (a create_graph backward records its
+ * formulas even when called inside one, as PyTorch's engine sets grad mode for the pass):
+ * returns their depth, for gs__no_grad_resume. */
+int gs__no_grad_suspend(void);
+void gs__no_grad_resume(int depth);
 
 /* Whether an op over these inputs must record a node: grad mode on and some input requires
  * grad. */

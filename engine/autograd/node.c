@@ -24,6 +24,14 @@ bool gs_set_grad_enabled(bool enabled) {
 
 void gs_no_grad_begin(void) { no_grad_depth++; }
 
+int gs__no_grad_suspend(void) {
+  int depth = no_grad_depth;
+  no_grad_depth = 0;
+  return depth;
+}
+
+void gs__no_grad_resume(int depth) { no_grad_depth = depth; }
+
 void gs_no_grad_end(void) {
   if (no_grad_depth == 0) {
     gs__error(GS_ERR_STATE, "no_grad_end", "no no_grad block is open on this thread");

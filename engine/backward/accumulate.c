@@ -1,18 +1,48 @@
 /* accumulate.c: AccumulateGrad, the node a leaf's gradient flows into, and gradients kept for
  * non-leaves (gs_retain_grad): the first gradient becomes the tensor's own, later ones are
  * added into it. Engine/autograd makes these nodes; their formula needs ops, so it lives here
- * and installs itself at start-up. */
+ * and installs itself at start-up. Under create_graph the sum is made out of place and
+ * recorded, so the .grad has a grad_fn (as PyTorch's). */
 #include <stdlib.h>
 
 #include "backward-impl.h"
 #include "scope-impl.h"
 #include "trace-writer.h"
 
-static void accumulate_into(uint64_t id, gs_tensor grad) {
+/* Makes t the gradient leaf id owns (its .grad). */
+static void own_grad(gs__tensor *leaf, uint64_t id, gs_tensor own) {
+  gs__tensor *g = gs__lookup(own, "backward");
+  gs__own_lock();
+  gs__own_set_holder_locked(&gs__slot_of(g)->own, GS__HELD_BY_TENSOR, id); /* the leaf's */
+  gs__own_unlock();
+  leaf->ag.grad = own.id; /* the pool's pages never move: the pointer is still good */
+  if (gs__trace_on())
+    gs__trace_grad_accumulate(id, own.id);
+  else
+    gs__trace_skip(1);
+}
+
+/* create_graph: grad and its history as they arrive at a tensor's .grad. */
+static void accumulate_recorded(gs__tensor *leaf, uint64_t id, gs_tensor grad) {
+  gs_tensor existing = {leaf->ag.grad};
+  bool has = leaf->ag.grad && gs_is_alive(existing);
+  gs_tensor own = has ? gs_add(existing, grad) : gs_clone(grad);
+  if (!own.id)
+    return;
+  if (has)
+    gs__dispose_as(existing, "backward");
+  own_grad(gs__lookup((gs_tensor){id}, "backward"), id, own);
+}
+
+static void accumulate_into(uint64_t id, gs_tensor grad, bool create_graph) {
   gs_tensor leaf_h = {id};
   if (!gs_is_alive(leaf_h))
     return; /* the leaf was disposed: its gradient has nowhere to go */
   gs__tensor *leaf = gs__lookup(leaf_h, "backward");
+  if (create_graph) {
+    accumulate_recorded(leaf, id, grad);
+    return;
+  }
   gs_tensor existing = {leaf->ag.grad};
   if (leaf->ag.grad && gs_is_alive(existing)) {
     gs_add_(existing, grad);
@@ -27,34 +57,34 @@ static void accumulate_into(uint64_t id, gs_tensor grad) {
    * non-contiguously (an expanded one, say) is copied, so later backwards can add into it. */
   gs_tensor own = gs__is_contiguous(gs__lookup(grad, "backward")) ? gs_clone(grad)
                                                                   : gs_contiguous(grad);
-  gs__tensor *g = gs__lookup(own, "backward");
-  gs__own_lock();
-  gs__own_set_holder_locked(&gs__slot_of(g)->own, GS__HELD_BY_TENSOR, id); /* the leaf's */
-  gs__own_unlock();
-  leaf->ag.grad = own.id; /* the pool's pages never move: the pointer is still good */
-  if (gs__trace_on())
-    gs__trace_grad_accumulate(id, own.id);
-  else
-    gs__trace_skip(1);
+  own_grad(leaf, id, own);
 }
 
 static void accumulate_grad_backward(gs__node *n, gs_tensor grad, gs_tensor *grads) {
   (void)grads;
-  accumulate_into(n->leaf, grad);
+  accumulate_into(n->leaf, grad, gs__formula_creates_graph());
   /* A leaf's accumulator runs once per pass, after every path into it: its gradient is final. */
   gs_tensor leaf = {n->leaf};
   if (gs_is_alive(leaf))
     gs__backward_hooks_call(GS__HOOK_GRAD_READY, leaf, gs_grad(leaf));
 }
-GS__BACKWARD(AccumulateGrad, accumulate_grad_backward);
+GS__BACKWARD_TWICE(AccumulateGrad, accumulate_grad_backward);
 
 void gs__accumulate_retained(gs__node *n, gs_tensor grad) {
   if (n->retained_output)
-    accumulate_into(n->retained_output, grad);
+    accumulate_into(n->retained_output, grad, gs__formula_creates_graph());
 }
 
 int gs_backward_inputs(const gs_tensor *outputs, const gs_tensor *grads, int n_outputs,
                        const gs_tensor *inputs, int n_inputs, bool retain_graph) {
+  return gs_backward_inputs_with(outputs, grads, n_outputs, inputs, n_inputs,
+                                 &(gs_backward_options){.retain_graph = retain_graph});
+}
+
+int gs_backward_inputs_with(const gs_tensor *outputs, const gs_tensor *grads, int n_outputs,
+                            const gs_tensor *inputs, int n_inputs,
+                            const gs_backward_options *options) {
+  gs_backward_options o = options ? *options : (gs_backward_options){0};
   if (n_inputs <= 0 || !inputs) {
     gs__error(GS_ERR_ARGUMENT, "backward",
               "inputs: expected at least one tensor to accumulate into, got %d", n_inputs);
@@ -67,13 +97,20 @@ int gs_backward_inputs(const gs_tensor *outputs, const gs_tensor *grads, int n_o
   }
   /* All gradients first, then the accumulation: an error in the pass leaves every .grad as it
    * was. An input reached by no gradient keeps its .grad, as in PyTorch. */
-  int rc = gs_autograd_grad(outputs, grads, n_outputs, inputs, n_inputs, retain_graph, true, got);
+  int rc = gs_autograd_grad_with(outputs, grads, n_outputs, inputs, n_inputs, &o, true, got);
+  /* Recorded as the pass was, whatever the caller's grad mode. */
+  bool was_enabled = o.create_graph ? gs_set_grad_enabled(true) : false;
+  int no_grad_depth = o.create_graph ? gs__no_grad_suspend() : 0;
   for (int i = 0; i < n_inputs; i++) {
     if (!got[i].id)
       continue;
-    if (rc == 0)
-      accumulate_into(inputs[i].id, got[i]);
+    if (rc == 0) /* with create_graph, got[i] has its history */
+      accumulate_into(inputs[i].id, got[i], o.create_graph);
     gs_dispose(got[i]);
+  }
+  if (o.create_graph) {
+    gs__no_grad_resume(no_grad_depth);
+    gs_set_grad_enabled(was_enabled);
   }
   free(got);
   return rc;

@@ -5,6 +5,10 @@
  * it was saved), so a failing backward changes no gradient. Then it runs the nodes in reverse
  * topological order (Kahn's algorithm on the number of edges still to arrive at each node),
  * summing gradients where paths join, and frees saved tensors unless asked to retain them.
+ *
+ * With create_graph (double backward) the formulas run in grad mode, so the gradients they
+ * make have a graph of their own, connected through the saved tensors to the forward's
+ * history (formula.c); every node that runs must then have a differentiable formula.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -300,6 +304,7 @@ typedef struct pass {
   const gs_tensor *roots, *seeds; /* seeds may be NULL, an entry GS_NO_TENSOR: ones */
   int n_roots;
   bool retain_graph;
+  bool create_graph;        /* record the formulas' graph (double backward) */
   gs__node *const *capture; /* per input of gs_autograd_grad; NULL: an ordinary backward */
   int n_capture;
   gs_tensor *captured;     /* per input: the gradient that arrived (caller-owned) */
@@ -320,6 +325,42 @@ static bool check_used(const pass *p, const run *r, bool after, const char *fn) 
               after ? "received no gradient from the outputs"
                     : "was not used in the graph of the outputs");
     return false;
+  }
+  return true;
+}
+
+/* Whether node j of the run will run its formula in this pass. */
+static bool node_runs(const pass *p, const run *r, const bool *leads, size_t j) {
+  return !p->capture || (leads[j] && r->nodes[j].node->kind != gs__kinds.accumulate_grad);
+}
+
+/* With create_graph, before anything runs: every node that will run must have a
+ * differentiable formula, and must not read a saved copy whose history the engine does not
+ * keep (the value an in-place op overwrote); false after reporting. */
+static bool check_differentiable(const pass *p, const run *r, const bool *leads, const char *fn) {
+  for (size_t j = 0; p->create_graph && j < r->count; j++) {
+    const gs__node *n = r->nodes[j].node;
+    if (!node_runs(p, r, leads, j))
+      continue;
+    if (!n->kind->differentiable) {
+      gs__error(GS_ERR_STATE, fn,
+                "double backward through %s is not supported yet: %s #%llu is in the graph, "
+                "and its backward formula calls kernels that record no graph, so its gradient "
+                "cannot be differentiated again (create_graph)",
+                n->kind->name, n->kind->name, (unsigned long long)n->id);
+      return false;
+    }
+    for (int i = 0; i < n->n_saved; i++) {
+      const gs__saved_tensor *s = &n->saved[i];
+      if (s->input != GS__SAVED_OTHER || !s->value.storage || !gs_dtype_is_floating(s->value.dtype))
+        continue;
+      gs__error(GS_ERR_STATE, fn,
+                "double backward through %s of an in-place op is not supported yet: %s #%llu "
+                "saved the value its in-place write overwrote, whose history is not kept "
+                "(create_graph); use the out-of-place op",
+                n->kind->name, n->kind->name, (unsigned long long)n->id);
+      return false;
+    }
   }
   return true;
 }
@@ -410,6 +451,7 @@ static bool *leads_to_capture(run *r, const pass *p) {
 /* In a capturing pass: hands the gradient that arrived at n to every input captured there, as
  * new tensors the caller owns. */
 static void capture_grad(const pass *p, const gs__node *n, gs_tensor grad) {
+  /* Under create_graph the clone is recorded: the caller's gradient keeps its history. */
   gs__ownership_resume(); /* the caller's, as if gs_autograd_grad made them */
   for (int c = 0; c < p->n_capture; c++)
     if (p->capture[c] == n && !p->captured[c].id)
@@ -432,7 +474,9 @@ static bool run_pass(const pass *p, const char *fn) {
   pthread_mutex_lock(&backward_lock);
   in_pass = true;
   uintptr_t outer_site = gs__trace_on() ? gs__trace_site_enter() : 0;
-  bool was_enabled = gs_set_grad_enabled(false);
+  bool was_enabled = gs_set_grad_enabled(p->create_graph);
+  int no_grad_depth = p->create_graph ? gs__no_grad_suspend() : 0;
+  bool was_creating = gs__formula_set_creates_graph(p->create_graph);
   /* backward's temporaries are the engine's, not the user's scope's */
   gs__ownership_suspend_for(GS__REASON_BACKWARD_TEMPORARY);
   gs_tensor first_root = p->roots[0];
@@ -455,6 +499,7 @@ static bool run_pass(const pass *p, const char *fn) {
     gs__error(GS_ERR_OUT_OF_MEMORY, fn, "could not allocate the backward bookkeeping");
     ok = false;
   }
+  ok = ok && check_differentiable(p, &r, leads, fn);
   int64_t *ready = ok ? malloc(r.count * sizeof *ready) : NULL;
   if (ok && !ready)
     abort();
@@ -474,7 +519,7 @@ static bool run_pass(const pass *p, const char *fn) {
   while (ok && n_ready > 0) {
     int64_t j = ready[--n_ready];
     gs__node *n = r.nodes[j].node;
-    bool runs = !p->capture || (leads[j] && n->kind != gs__kinds.accumulate_grad);
+    bool runs = node_runs(p, &r, leads, (size_t)j);
     if (r.nodes[j].grad.id) {
       gs__accumulate_retained(n, r.nodes[j].grad); /* before hooks, as torch 1.13 when
                                                       retain_grad came first */
@@ -515,6 +560,9 @@ static bool run_pass(const pass *p, const char *fn) {
   else
     gs__trace_skip(1);
   gs__ownership_resume();
+  gs__formula_set_creates_graph(was_creating);
+  if (p->create_graph)
+    gs__no_grad_resume(no_grad_depth);
   gs_set_grad_enabled(was_enabled);
   if (gs__trace_on())
     gs__trace_site_leave(outer_site);
@@ -531,19 +579,38 @@ void gs_backward_with(gs_tensor root_h, gs_tensor grad_h, bool retain_graph) {
 }
 
 void gs_backward_many(const gs_tensor *outputs, const gs_tensor *grads, int n, bool retain_graph) {
+  gs_backward_many_with(outputs, grads, n, &(gs_backward_options){.retain_graph = retain_graph});
+}
+
+void gs_backward_many_with(const gs_tensor *outputs, const gs_tensor *grads, int n,
+                           const gs_backward_options *options) {
   if (!outputs || n < 1) {
     gs__error(GS_ERR_ARGUMENT, "backward_many", "expected at least one output, got %s",
               outputs ? "none" : "NULL");
     return;
   }
-  run_pass(&(pass){.roots = outputs, .seeds = grads, .n_roots = n, .retain_graph = retain_graph},
+  gs_backward_options o = options ? *options : (gs_backward_options){0};
+  run_pass(&(pass){.roots = outputs,
+                   .seeds = grads,
+                   .n_roots = n,
+                   .retain_graph = o.retain_graph,
+                   .create_graph = o.create_graph},
            "backward");
 }
 
 int gs_autograd_grad(const gs_tensor *outputs, const gs_tensor *grad_outputs, int n_outputs,
                      const gs_tensor *inputs, int n_inputs, bool retain_graph, bool allow_unused,
                      gs_tensor *grads_out) {
+  return gs_autograd_grad_with(outputs, grad_outputs, n_outputs, inputs, n_inputs,
+                               &(gs_backward_options){.retain_graph = retain_graph}, allow_unused,
+                               grads_out);
+}
+
+int gs_autograd_grad_with(const gs_tensor *outputs, const gs_tensor *grad_outputs, int n_outputs,
+                          const gs_tensor *inputs, int n_inputs, const gs_backward_options *options,
+                          bool allow_unused, gs_tensor *grads_out) {
   const char *fn = "autograd_grad";
+  gs_backward_options o = options ? *options : (gs_backward_options){0};
   if (!outputs || n_outputs < 1 || !inputs || n_inputs < 1 || !grads_out) {
     gs__error(GS_ERR_ARGUMENT, fn,
               "expected at least one output, one input and room for the gradients, got %d "
@@ -579,7 +646,8 @@ int gs_autograd_grad(const gs_tensor *outputs, const gs_tensor *grad_outputs, in
   ok = ok && run_pass(&(pass){.roots = outputs,
                               .seeds = grad_outputs,
                               .n_roots = n_outputs,
-                              .retain_graph = retain_graph,
+                              .retain_graph = o.retain_graph,
+                              .create_graph = o.create_graph,
                               .capture = capture,
                               .n_capture = n_inputs,
                               .captured = grads_out,
@@ -696,4 +764,11 @@ int gs_autograd_node_kinds(const char **names, int max) {
   for (int i = 0; i < count && i < max && names; i++)
     names[i] = __start_gs_node_kinds[i].name;
   return count;
+}
+
+bool gs_autograd_node_kind_twice(const char *name) {
+  for (const gs__node_kind *k = __start_gs_node_kinds; name && k < __stop_gs_node_kinds; k++)
+    if (strcmp(k->name, name) == 0)
+      return k->differentiable;
+  return false;
 }

@@ -166,7 +166,7 @@ static void add_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   if (gs__needs_grad(n, 1))
     grads[1] = gs__reduce_grad(n, 1, gs__pass_grad_through(g));
 }
-GS__BACKWARD(AddBackward, add_backward);
+GS__BACKWARD_TWICE(AddBackward, add_backward);
 
 /* d(a - b) = g, -g */
 static void sub_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
@@ -175,7 +175,7 @@ static void sub_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   if (gs__needs_grad(n, 1))
     grads[1] = gs__reduce_grad(n, 1, gs_neg(g));
 }
-GS__BACKWARD(SubBackward, sub_backward);
+GS__BACKWARD_TWICE(SubBackward, sub_backward);
 
 /* d(a * b) = g * b, g * a */
 static void mul_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
@@ -184,7 +184,7 @@ static void mul_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   if (gs__needs_grad(n, 1))
     grads[1] = gs__reduce_grad(n, 1, gs_mul(g, gs__saved(n, 0)));
 }
-GS__BACKWARD(MulBackward, mul_backward);
+GS__BACKWARD_TWICE(MulBackward, mul_backward);
 
 /* d(a / b) = g / b, -g * a / b^2 */
 static void div_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
@@ -196,7 +196,7 @@ static void div_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
                                gs_neg(gs__formula_temp(gs_div(gs__formula_temp(gs_mul(g, a)),
                                                               gs__formula_temp(gs_mul(b, b))))));
 }
-GS__BACKWARD(DivBackward, div_backward);
+GS__BACKWARD_TWICE(DivBackward, div_backward);
 
 /* d(a ^ b) = g * b * a^(b-1) (0 where b == 0), g * a^b * log(a) (0 where a == 0 and b >= 0,
  * PyTorch's convention at the edge of log's domain) */
@@ -216,7 +216,7 @@ static void pow_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
     grads[1] = gs__reduce_grad(n, 1, gs_mul(g, d));
   }
 }
-GS__BACKWARD(PowBackward, pow_backward);
+GS__BACKWARD_TWICE(PowBackward, pow_backward);
 
 /* max(a, b) sends g to the larger input, half to each on a tie (as torch.maximum). */
 static void extremum_backward(gs__node *n, gs_tensor g, gs_tensor *grads, bool maximum) {
@@ -236,8 +236,8 @@ static void maximum_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
 static void minimum_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   extremum_backward(n, g, grads, false);
 }
-GS__BACKWARD(MaximumBackward, maximum_backward);
-GS__BACKWARD(MinimumBackward, minimum_backward);
+GS__BACKWARD_TWICE(MaximumBackward, maximum_backward);
+GS__BACKWARD_TWICE(MinimumBackward, minimum_backward);
 
 /* d(a % b) = d(a - floor(a / b) * b) = g, -floor(a / b) * g (floor's own gradient is 0) */
 static void remainder_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
@@ -249,7 +249,7 @@ static void remainder_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
     grads[1] = gs__reduce_grad(n, 1, gs_neg(gs__formula_temp(gs_mul(g, q))));
   }
 }
-GS__BACKWARD(RemainderBackward, remainder_backward);
+GS__BACKWARD_TWICE(RemainderBackward, remainder_backward);
 
 /* d fmod(a, b) = d(a - trunc(a / b) * b) = g, -trunc(a / b) * g */
 static void fmod_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
@@ -280,23 +280,23 @@ GS__BACKWARD(Atan2Backward, atan2_backward);
 static void add_scalar_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   grads[0] = gs__reduce_grad(n, 0, gs__pass_grad_through(g)); /* d(a + s) = g */
 }
-GS__BACKWARD(AddScalarBackward, add_scalar_backward);
-GS__BACKWARD(SubScalarBackward, add_scalar_backward); /* a - s: named as written */
+GS__BACKWARD_TWICE(AddScalarBackward, add_scalar_backward);
+GS__BACKWARD_TWICE(SubScalarBackward, add_scalar_backward); /* a - s: named as written */
 
 static void rsub_scalar_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   grads[0] = gs__reduce_grad(n, 0, gs_neg(g)); /* d(s - a) = -g */
 }
-GS__BACKWARD(RsubScalarBackward, rsub_scalar_backward);
+GS__BACKWARD_TWICE(RsubScalarBackward, rsub_scalar_backward);
 
 static void mul_scalar_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   grads[0] = gs__reduce_grad(n, 0, gs_mul_scalar(g, n->reals[0])); /* d(a * s) = g * s */
 }
-GS__BACKWARD(MulScalarBackward, mul_scalar_backward);
+GS__BACKWARD_TWICE(MulScalarBackward, mul_scalar_backward);
 
 static void div_scalar_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   grads[0] = gs__reduce_grad(n, 0, gs_div_scalar(g, n->reals[0])); /* d(a / s) = g / s */
 }
-GS__BACKWARD(DivScalarBackward, div_scalar_backward);
+GS__BACKWARD_TWICE(DivScalarBackward, div_scalar_backward);
 
 /* d(a ^ e) = g * e * a^(e-1), and 0 for e == 0 (even at a == 0) */
 static void pow_scalar_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
@@ -309,7 +309,7 @@ static void pow_scalar_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
       gs__formula_temp(gs_mul_scalar(gs__formula_temp(gs_pow_scalar(gs__saved(n, 0), e - 1)), e));
   grads[0] = gs__reduce_grad(n, 0, gs_mul(g, d));
 }
-GS__BACKWARD(PowScalarBackward, pow_scalar_backward);
+GS__BACKWARD_TWICE(PowScalarBackward, pow_scalar_backward);
 
 /* max(a, s): g where a wins, half of it on a tie. */
 static void extremum_scalar_backward(gs__node *n, gs_tensor g, gs_tensor *grads, bool maximum) {
@@ -326,8 +326,8 @@ static void maximum_scalar_backward(gs__node *n, gs_tensor g, gs_tensor *grads) 
 static void minimum_scalar_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   extremum_scalar_backward(n, g, grads, false);
 }
-GS__BACKWARD(MaximumScalarBackward, maximum_scalar_backward);
-GS__BACKWARD(MinimumScalarBackward, minimum_scalar_backward);
+GS__BACKWARD_TWICE(MaximumScalarBackward, maximum_scalar_backward);
+GS__BACKWARD_TWICE(MinimumScalarBackward, minimum_scalar_backward);
 
 /* Records the node of a tensor-tensor binary op: which inputs and outputs its formula reads. */
 static void record_binary(gs__binop op, gs_tensor h, const gs__tensor *a, const gs__tensor *b) {
@@ -498,7 +498,7 @@ gs_tensor gs_ge_scalar(gs_tensor a, double s) {
 static void neg_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   grads[0] = gs__reduce_grad(n, 0, gs_neg(g)); /* d(-a) = -g */
 }
-GS__BACKWARD(NegBackward, neg_backward);
+GS__BACKWARD_TWICE(NegBackward, neg_backward);
 
 /* d|a| = g * sign(a), with sign(0) = 0 (saved: a) */
 static void abs_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
@@ -507,32 +507,32 @@ static void abs_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
       gs_where(gs__formula_temp(gs_lt_scalar(a, 0)), gs__formula_temp(gs_neg(g)), zero_of(g)));
   grads[0] = gs__reduce_grad(n, 0, gs_where(gs__formula_temp(gs_gt_scalar(a, 0)), g, negative));
 }
-GS__BACKWARD(AbsBackward, abs_backward);
+GS__BACKWARD_TWICE(AbsBackward, abs_backward);
 
 /* d exp(a) = g * exp(a) (saved: the output) */
 static void exp_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   grads[0] = gs__reduce_grad(n, 0, gs_mul(g, gs__saved(n, 0)));
 }
-GS__BACKWARD(ExpBackward, exp_backward);
+GS__BACKWARD_TWICE(ExpBackward, exp_backward);
 
 /* d log(a) = g / a (saved: a) */
 static void log_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   grads[0] = gs__reduce_grad(n, 0, gs_div(g, gs__saved(n, 0)));
 }
-GS__BACKWARD(LogBackward, log_backward);
+GS__BACKWARD_TWICE(LogBackward, log_backward);
 
 /* d sqrt(a) = g / (2 sqrt(a)) (saved: the output) */
 static void sqrt_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   grads[0] = gs__reduce_grad(n, 0, gs_div(g, gs__formula_temp(gs_mul_scalar(gs__saved(n, 0), 2))));
 }
-GS__BACKWARD(SqrtBackward, sqrt_backward);
+GS__BACKWARD_TWICE(SqrtBackward, sqrt_backward);
 
 /* d a^(-1/2) = -g / 2 * a^(-3/2) = -g / 2 * out^3 (saved: the output) */
 static void rsqrt_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   gs_tensor out3 = gs__formula_temp(gs_pow_scalar(gs__saved(n, 0), 3));
   grads[0] = gs__reduce_grad(n, 0, gs_mul(g, gs__formula_temp(gs_mul_scalar(out3, -0.5))));
 }
-GS__BACKWARD(RsqrtBackward, rsqrt_backward);
+GS__BACKWARD_TWICE(RsqrtBackward, rsqrt_backward);
 
 /* d tanh(a) = g * (1 - tanh(a)^2) (saved: the output) */
 static void tanh_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
@@ -540,7 +540,7 @@ static void tanh_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   gs_tensor d = gs__formula_temp(gs_rsub_scalar(gs__formula_temp(gs_mul(out, out)), 1));
   grads[0] = gs__reduce_grad(n, 0, gs_mul(g, d));
 }
-GS__BACKWARD(TanhBackward, tanh_backward);
+GS__BACKWARD_TWICE(TanhBackward, tanh_backward);
 
 /* d sigmoid(a) = g * s * (1 - s) (saved: the output s) */
 static void sigmoid_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
@@ -548,12 +548,17 @@ static void sigmoid_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   gs_tensor d = gs__formula_temp(gs_mul(out, gs__formula_temp(gs_rsub_scalar(out, 1))));
   grads[0] = gs__reduce_grad(n, 0, gs_mul(g, d));
 }
-GS__BACKWARD(SigmoidBackward, sigmoid_backward);
+GS__BACKWARD_TWICE(SigmoidBackward, sigmoid_backward);
 
 /* d relu(a) = g where the output y is positive, 0 elsewhere, as PyTorch's threshold_backward
  * (saved: the output). One fused pass: g * (y > 0) took a comparison, a bool-to-float copy
  * and a product. g has y's shape and dtype (the engine hands each formula its output's). */
 static void relu_backward(gs__node *n, gs_tensor hg, gs_tensor *grads) {
+  if (gs__formula_creates_graph()) { /* the same, with ops that record (double backward) */
+    gs_tensor positive = gs__formula_temp(gs_gt_scalar(gs__saved(n, 0), 0));
+    grads[0] = gs__reduce_grad(n, 0, gs_where(positive, hg, zero_of(hg)));
+    return;
+  }
   const char *fn = n->kind->name;
   gs__tensor *g = gs__lookup(hg, fn), *y = g ? gs__lookup(gs__saved(n, 0), fn) : NULL;
   if (!y)
@@ -572,7 +577,7 @@ static void relu_backward(gs__node *n, gs_tensor hg, gs_tensor *grads) {
                gs__relu_grad_loop(y->dtype), NULL);
   grads[0] = gs__reduce_grad(n, 0, h);
 }
-GS__BACKWARD(ReluBackward, relu_backward);
+GS__BACKWARD_TWICE(ReluBackward, relu_backward);
 
 /* d leaky_relu(a) = g where a > 0, g * slope elsewhere (saved: a; slope in reals[0]) */
 static void leaky_relu_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
@@ -580,7 +585,7 @@ static void leaky_relu_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   grads[0] =
       gs__reduce_grad(n, 0, gs_where(positive, g, gs__formula_temp(gs_mul_scalar(g, n->reals[0]))));
 }
-GS__BACKWARD(LeakyReluBackward, leaky_relu_backward);
+GS__BACKWARD_TWICE(LeakyReluBackward, leaky_relu_backward);
 
 /* d gelu(a) = g * (Phi(a) + a * phi(a)), Phi and phi the normal CDF and density (saved: a) */
 static void gelu_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
@@ -597,20 +602,20 @@ static void clamp_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
                                              gs__formula_temp(gs_le_scalar(a, n->reals[1]))));
   grads[0] = gs__reduce_grad(n, 0, gs_mul(g, inside));
 }
-GS__BACKWARD(ClampBackward, clamp_backward);
+GS__BACKWARD_TWICE(ClampBackward, clamp_backward);
 
 /* d sin(a) = g * cos(a) (saved: a) */
 static void sin_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   grads[0] = gs__reduce_grad(n, 0, gs_mul(g, gs__formula_temp(gs_cos(gs__saved(n, 0)))));
 }
-GS__BACKWARD(SinBackward, sin_backward);
+GS__BACKWARD_TWICE(SinBackward, sin_backward);
 
 /* d cos(a) = -g * sin(a) (saved: a) */
 static void cos_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   gs_tensor s = gs__formula_temp(gs_sin(gs__saved(n, 0)));
   grads[0] = gs__reduce_grad(n, 0, gs_neg(gs__formula_temp(gs_mul(g, s))));
 }
-GS__BACKWARD(CosBackward, cos_backward);
+GS__BACKWARD_TWICE(CosBackward, cos_backward);
 
 /* d tan(a) = g * (1 + tan(a)^2) (saved: the output) */
 static void tan_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
@@ -618,7 +623,7 @@ static void tan_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   gs_tensor d = gs__formula_temp(gs_add_scalar(gs__formula_temp(gs_mul(out, out)), 1));
   grads[0] = gs__reduce_grad(n, 0, gs_mul(g, d));
 }
-GS__BACKWARD(TanBackward, tan_backward);
+GS__BACKWARD_TWICE(TanBackward, tan_backward);
 
 /* d frac(a) = d(a - trunc(a)) = g */
 static void frac_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
@@ -908,7 +913,7 @@ static void where_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   if (gs__needs_grad(n, 2))
     grads[2] = gs__reduce_grad(n, 2, gs_where(c, zero_of(g), g));
 }
-GS__BACKWARD(WhereBackward, where_backward);
+GS__BACKWARD_TWICE(WhereBackward, where_backward);
 
 gs_tensor gs_where(gs_tensor hc, gs_tensor ha, gs_tensor hb) {
   const char *fn = "where";

@@ -1,7 +1,11 @@
 /* formula.c: what backward formulas use beside the ops: handles to saved tensors, temporaries
  * disposed when the formula returns, and the shaping of a gradient to its input (summing
  * broadcast dims away, casting back). Here, not in engine/autograd, because gs__reduce_grad
- * is written with ops (sum_to, to_dtype). */
+ * is written with ops (sum_to, to_dtype).
+ *
+ * Under create_graph (double backward) the handles given to formulas carry autograd history:
+ * a saved input's handle flows back to that input's history, a saved output's to the node
+ * itself, and a gradient passed through keeps the gradient's own history. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,9 +36,36 @@ gs_tensor gs__formula_temp(gs_tensor t) {
   return t;
 }
 
+/* True on this thread while a create_graph pass runs formulas. */
+static GS__THREAD_LOCAL bool creating_graph;
+
+bool gs__formula_creates_graph(void) { return creating_graph; }
+
+bool gs__formula_set_creates_graph(bool on) {
+  bool was = creating_graph;
+  creating_graph = on;
+  return was;
+}
+
+/* Makes handle h a non-leaf whose gradient flows to edge (a node, or NULL for none): h is a
+ * new handle over a tensor whose history is edge's. */
+static void give_history(gs_tensor h, gs__node *edge) {
+  gs__tensor *t = edge ? gs__lookup(h, "backward") : NULL;
+  if (!t)
+    return;
+  gs__node_retain(edge);
+  t->ag.grad_fn = edge;
+  t->ag.requires_grad = true;
+}
+
 gs_tensor gs__pass_grad_through(gs_tensor g) {
   gs__tensor *t = gs__lookup(g, "backward");
-  return t ? gs__make_view(t, t->shape, t->strides, t->ndim, t->offset, "backward") : g;
+  if (!t)
+    return g;
+  gs_tensor v = gs__make_view(t, t->shape, t->strides, t->ndim, t->offset, "backward");
+  if (creating_graph && v.id)
+    give_history(v, gs__grad_edge(gs__lookup(g, "backward")));
+  return v;
 }
 
 gs_tensor gs__saved(gs__node *n, int i) {
@@ -45,7 +76,14 @@ gs_tensor gs__saved(gs__node *n, int i) {
   copy.origin = GS__ORIGIN_VIEW;
   copy.source = n->saved[i].tensor;
   gs__storage_retain(copy.storage);
-  return gs__formula_temp(gs__register(&copy, n->kind->name));
+  gs_tensor h = gs__register(&copy, n->kind->name);
+  if (creating_graph && h.id) {
+    /* Connected to the history of what it was saved from (an input's, as recorded with the
+     * node; the node's own for its output), so the gradient of a gradient reaches it. */
+    int input = n->saved[i].input;
+    give_history(h, input >= 0 ? n->next[input] : input == GS__SAVED_RESULT ? n : NULL);
+  }
+  return gs__formula_temp(h);
 }
 
 gs_tensor gs__reduce_grad(gs__node *n, int i, gs_tensor g) {

@@ -152,7 +152,7 @@ static gs_tensor add_slices_at(gs__node *n, int i, int d, gs_tensor index, gs_te
 static void index_select_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   grads[0] = gs__reduce_grad(n, 0, add_slices_at(n, 0, (int)n->ints[0], gs__saved(n, 0), g));
 }
-GS__BACKWARD(IndexSelectBackward, index_select_backward);
+GS__BACKWARD_TWICE(IndexSelectBackward, index_select_backward);
 
 /* d gather(t, d, index) = scatter_add(zeros(t), d, index, g) */
 static void gather_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
@@ -160,7 +160,7 @@ static void gather_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
       gs__formula_temp(gs_zeros(gs_dtype_of(g), n->inputs[0].shape, n->inputs[0].ndim));
   grads[0] = gs__reduce_grad(n, 0, gs_scatter_add(zeros, (int)n->ints[0], gs__saved(n, 0), g));
 }
-GS__BACKWARD(GatherBackward, gather_backward);
+GS__BACKWARD_TWICE(GatherBackward, gather_backward);
 
 /* d scatter_add(t, d, index, src) = g, gather(g, d, index) (src may be larger than the index:
  * its elements beyond it were not added and get zero) */
@@ -172,7 +172,7 @@ static void scatter_add_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
     grads[2] = gs__grad_of_block(n, 2, picked, (const int64_t[GS_MAX_DIMS]){0});
   }
 }
-GS__BACKWARD(ScatterAddBackward, scatter_add_backward);
+GS__BACKWARD_TWICE(ScatterAddBackward, scatter_add_backward);
 
 /* d embedding(w, index) = zeros(w) with g's rows added back at the rows index names */
 static void embedding_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
@@ -182,7 +182,7 @@ static void embedding_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   gs_tensor rows = gs__formula_temp(gs_reshape(g, (int64_t[]){count, width}, 2));
   grads[0] = gs__reduce_grad(n, 0, add_slices_at(n, 0, 0, flat_index, rows));
 }
-GS__BACKWARD(EmbeddingBackward, embedding_backward);
+GS__BACKWARD_TWICE(EmbeddingBackward, embedding_backward);
 
 /* ---- the ops -------------------------------------------------------------------------- */
 

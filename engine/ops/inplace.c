@@ -180,7 +180,7 @@ static void add_scaled_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   if (gs__needs_grad(n, 1))
     grads[1] = gs__reduce_grad(n, 1, gs_mul_scalar(g, n->reals[0]));
 }
-GS__BACKWARD(AddScaledBackward, add_scaled_backward);
+GS__BACKWARD_TWICE(AddScaledBackward, add_scaled_backward);
 
 void gs_add_scaled_(gs_tensor ht, gs_tensor hb, double alpha) {
   const char *fn = "add_scaled_";
@@ -242,7 +242,7 @@ static void fill(gs_tensor ht, double value, const char *fn) {
 static void fill_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   grads[0] = gs__reduce_grad(n, 0, gs_zeros_like(g));
 }
-GS__BACKWARD(FillBackward, fill_backward);
+GS__BACKWARD_TWICE(FillBackward, fill_backward);
 
 /* copy_(t, src): t's old value gets zero, src gets g (summed to its shape, in its dtype). */
 static void copy_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
@@ -251,7 +251,7 @@ static void copy_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   if (gs__needs_grad(n, 1))
     grads[1] = gs__reduce_grad(n, 1, gs__pass_grad_through(g));
 }
-GS__BACKWARD(CopyBackward, copy_backward);
+GS__BACKWARD_TWICE(CopyBackward, copy_backward);
 
 void gs_zero_(gs_tensor t) { fill(t, 0.0, "zero_"); }
 void gs_fill_(gs_tensor t, double value) { fill(t, value, "fill_"); }

@@ -62,7 +62,7 @@ static void cat_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
     start += m->shape[d];
   }
 }
-GS__BACKWARD(CatBackward, cat_backward);
+GS__BACKWARD_TWICE(CatBackward, cat_backward);
 
 /* d stack(t_0, ..., t_k; dim) = g selected at i along dim, for each input i (dim in ints) */
 static void stack_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
@@ -70,10 +70,9 @@ static void stack_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
     if (gs__needs_grad(n, i))
       grads[i] = gs__reduce_grad(n, i, gs_select(g, (int)n->ints[0], i));
 }
-GS__BACKWARD(StackBackward, stack_backward);
+GS__BACKWARD_TWICE(StackBackward, stack_backward);
 
-/* A block's gradient written into zeros of the whole input (see ops-impl.h): formulas run
- * with grad mode off, so writing into a fresh tensor records nothing. */
+/* A block's gradient written into zeros of the whole input (see ops-impl.h). */
 gs_tensor gs__grad_of_block(gs__node *n, int i, gs_tensor g, const int64_t *start) {
   const gs__input_meta *m = &n->inputs[i];
   int64_t shape[GS_MAX_DIMS];
@@ -84,8 +83,7 @@ gs_tensor gs__grad_of_block(gs__node *n, int i, gs_tensor g, const int64_t *star
   gs_tensor block = whole;
   for (int d = 0; d < nd; d++)
     block = gs__formula_temp(gs_narrow(block, d, start[d], shape[d]));
-  gs_copy_(block, g);
-  return whole;
+  return gs__write_into_zeros(whole, block, g);
 }
 
 /* d split(t)[piece] = zeros(t) with g at the piece's place (dim, start, length in ints) */
@@ -94,7 +92,7 @@ static void split_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   start[n->ints[0]] = n->ints[1];
   grads[0] = gs__grad_of_block(n, 0, g, start);
 }
-GS__BACKWARD(SplitBackward, split_backward);
+GS__BACKWARD_TWICE(SplitBackward, split_backward);
 
 /* Records the node of a join (cat or stack) of count tensors into h (dim d in ints). */
 static gs_tensor record_join(const gs__node_kind *kind, gs_tensor h, const gs_tensor *tensors,

@@ -406,7 +406,7 @@ static void matmul_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   if (gs__needs_grad(n, 1))
     grads[1] = grad_from_matrix_form(n, 1, grad_right(n, gm, matrix_form(n, 0, gs__saved(n, 0))));
 }
-GS__BACKWARD(MatmulBackward, matmul_backward);
+GS__BACKWARD_TWICE(MatmulBackward, matmul_backward);
 
 /* d(beta * bias + alpha * a @ b) = beta * g, alpha * g @ b^T, alpha * a^T @ g (saved: a in
  * slot 0, b in slot 1, as for matmul; beta and alpha in reals) */
@@ -420,7 +420,7 @@ static void addmm_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   if (gs__needs_grad(n, 2))
     grads[2] = gs__reduce_grad(n, 2, times(grad_right(n, g, gs__saved(n, 0)), alpha));
 }
-GS__BACKWARD(AddmmBackward, addmm_backward);
+GS__BACKWARD_TWICE(AddmmBackward, addmm_backward);
 
 /* Records the node of a product h = [bias +] a @ b. Each operand is saved only for the other's
  * gradient: x @ W with W frozen keeps W (for x's gradient) but not x. */

@@ -14,6 +14,16 @@ gs_tensor gs__saved(gs__node *n, int i);
  * shapes from the right as broadcasting does: squeeze dims the op added elsewhere first) and
  * converts to the input's dtype. Takes ownership of g (disposes it). */
 gs_tensor gs__reduce_grad(gs__node *n, int i, gs_tensor g);
+/* Whether the formula running now must record its graph (a backward with create_graph): a
+ * formula with a fast path that records nothing takes its differentiable variant then. */
+bool gs__formula_creates_graph(void);
+/* Sets it for this thread (the backward pass); returns the previous setting. */
+bool gs__formula_set_creates_graph(bool on);
+/* zeros (a new zero tensor, taken over) with g written into view, a view of it: the gradient
+ * of an op that took a part of its input (slice, select, narrow). Under create_graph, built
+ * from differentiable ops (a scatter over the view's positions) so the result's history leads
+ * back to g (view-grad.c). */
+gs_tensor gs__write_into_zeros(gs_tensor zeros, gs_tensor view, gs_tensor g);
 /* Another handle to g (a view): the gradient passes through a formula unchanged. */
 gs_tensor gs__pass_grad_through(gs_tensor g);
 /* Registers a handle made inside a formula for disposal when it returns, and passes it on:

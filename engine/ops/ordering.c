@@ -32,7 +32,7 @@ static void cumsum_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   gs_tensor before = gs__formula_temp(gs_sub(gs__formula_temp(gs_cumsum(g, dim)), g));
   grads[0] = gs__reduce_grad(n, 0, gs_sub(total, before));
 }
-GS__BACKWARD(CumsumBackward, cumsum_backward);
+GS__BACKWARD_TWICE(CumsumBackward, cumsum_backward);
 
 /* Floating sums accumulate in double (as PyTorch's CPU cumsum), integers wrap. */
 #define CUMSUM_ROWS(NAME, T, ACC, ADD)                                                       \

@@ -691,14 +691,14 @@ static gs_tensor expand_folded(gs__node *n, gs_tensor g) {
 static void sum_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   grads[0] = gs__reduce_grad(n, 0, expand_folded(n, g));
 }
-GS__BACKWARD(SumBackward, sum_backward);
+GS__BACKWARD_TWICE(SumBackward, sum_backward);
 
 /* d mean(a) = g / count expanded over the reduced dims (count: elements per output) */
 static void mean_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   grads[0] =
       gs__reduce_grad(n, 0, expand_folded(n, gs__formula_temp(gs_div_scalar(g, n->reals[0]))));
 }
-GS__BACKWARD(MeanBackward, mean_backward);
+GS__BACKWARD_TWICE(MeanBackward, mean_backward);
 
 /* d amax(a) = g * (a == out) / sum(a == out): the extremes share g evenly, as torch.amax
  * (amin alike) */
@@ -710,8 +710,8 @@ static void extreme_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   gs_tensor share = gs__formula_temp(gs_div(unsqueeze_folded(n, g), ties));
   grads[0] = gs__reduce_grad(n, 0, gs_mul(share, hit));
 }
-GS__BACKWARD(MaxBackward, extreme_backward);
-GS__BACKWARD(MinBackward, extreme_backward);
+GS__BACKWARD_TWICE(MaxBackward, extreme_backward);
+GS__BACKWARD_TWICE(MinBackward, extreme_backward);
 
 /* d logsumexp(a) = g * exp(a - out) */
 static void logsumexp_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
@@ -719,7 +719,7 @@ static void logsumexp_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   gs_tensor weight = gs__formula_temp(gs_exp(gs__formula_temp(gs_sub(a, out))));
   grads[0] = gs__reduce_grad(n, 0, gs_mul(unsqueeze_folded(n, g), weight));
 }
-GS__BACKWARD(LogsumexpBackward, logsumexp_backward);
+GS__BACKWARD_TWICE(LogsumexpBackward, logsumexp_backward);
 
 /* Records a reduction's node when its output is floating (argmax, argmin and integer sums
  * have no gradient). */
@@ -859,7 +859,7 @@ static bool sum_to_dims(const gs__tensor *t, const int64_t *shape, int ndim, boo
 static void sum_to_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   grads[0] = gs__reduce_grad(n, 0, gs_expand(g, n->inputs[0].shape, n->inputs[0].ndim));
 }
-GS__BACKWARD(SumToBackward, sum_to_backward);
+GS__BACKWARD_TWICE(SumToBackward, sum_to_backward);
 
 gs_tensor gs_sum_to(gs_tensor h, const int64_t *shape, int ndim) {
   const char *fn = "sum_to";

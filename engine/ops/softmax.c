@@ -84,7 +84,7 @@ static void softmax_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   gs_tensor dot = gs__formula_temp(gs_sum(gs__formula_temp(gs_mul(g, out)), &dim, 1, true));
   grads[0] = gs__reduce_grad(n, 0, gs_mul(out, gs__formula_temp(gs_sub(g, dot))));
 }
-GS__BACKWARD(SoftmaxBackward, softmax_backward);
+GS__BACKWARD_TWICE(SoftmaxBackward, softmax_backward);
 
 /* d log_softmax(a) = g - exp(out) * sum(g, dim, keepdim) */
 static void log_softmax_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
@@ -93,7 +93,7 @@ static void log_softmax_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   gs_tensor p = gs__formula_temp(gs_exp(gs__saved(n, 0)));
   grads[0] = gs__reduce_grad(n, 0, gs_sub(g, gs__formula_temp(gs_mul(p, total))));
 }
-GS__BACKWARD(LogSoftmaxBackward, log_softmax_backward);
+GS__BACKWARD_TWICE(LogSoftmaxBackward, log_softmax_backward);
 
 /* ---- forward -------------------------------------------------------------------------- */
 

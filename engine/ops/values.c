@@ -9,7 +9,7 @@
 static void to_dtype_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   grads[0] = gs__reduce_grad(n, 0, gs__pass_grad_through(g));
 }
-GS__BACKWARD(ToDtypeBackward, to_dtype_backward);
+GS__BACKWARD_TWICE(ToDtypeBackward, to_dtype_backward);
 
 gs_tensor gs_to_dtype(gs_tensor h, gs_dtype dtype) {
   gs__tensor *t = gs__lookup(h, "to_dtype");

@@ -75,9 +75,8 @@ static gs_tensor view_positions(const gs__view_geometry *g, const char *fn) {
 
 /* Base-shaped gradient from a view-shaped one: each element added where it lies in the base
  * (views that repeat an element, like expand, add into it more than once). */
-static gs_tensor scatter_into_base(gs__node *n, gs_tensor positions, gs_tensor view_grad,
-                                   gs_dtype dtype) {
-  const gs__view_geometry *g = n->geometry;
+static gs_tensor scatter_into_base(const gs__view_geometry *g, gs_tensor positions,
+                                   gs_tensor view_grad, gs_dtype dtype) {
   gs_tensor flat = gs__formula_temp(gs_reshape(view_grad, (int64_t[]){g->numel}, 1));
   gs_tensor zeros = gs__formula_temp(gs_zeros(dtype, (int64_t[]){g->base_numel + 1}, 1));
   gs_tensor summed = gs__formula_temp(gs_scatter_add(zeros, 0, positions, flat));
@@ -85,12 +84,35 @@ static gs_tensor scatter_into_base(gs__node *n, gs_tensor positions, gs_tensor v
   return gs_reshape(inside, g->base_shape, g->base_ndim);
 }
 
+gs_tensor gs__write_into_zeros(gs_tensor zeros, gs_tensor view, gs_tensor g) {
+  if (!gs__formula_creates_graph()) {
+    gs_copy_(view, g); /* grad mode is off: records nothing */
+    return zeros;
+  }
+  const char *fn = "backward";
+  gs__tensor *v = gs__lookup(view, fn), *z = v ? gs__lookup(zeros, fn) : NULL;
+  gs__view_geometry *geometry = z ? gs__view_geometry_new(v, z) : NULL;
+  if (!geometry) {
+    if (z)
+      gs__error(GS_ERR_OUT_OF_MEMORY, fn, "could not map a view into its base");
+    gs_dispose(zeros);
+    return GS_NO_TENSOR;
+  }
+  gs_dtype dtype = z->dtype;
+  gs_tensor positions = gs__formula_temp(view_positions(geometry, fn));
+  gs_tensor out = scatter_into_base(geometry, positions, g, dtype);
+  free(geometry);
+  gs_dispose(zeros);
+  return out;
+}
+
 /* A regenerated view: its gradient lands on its elements of the base, zero elsewhere. */
 static void as_strided_backward(gs__node *n, gs_tensor grad, gs_tensor *grads) {
   gs_tensor positions = gs__formula_temp(view_positions(n->geometry, n->kind->name));
-  grads[0] = gs__reduce_grad(n, 0, scatter_into_base(n, positions, grad, n->inputs[0].dtype));
+  grads[0] =
+      gs__reduce_grad(n, 0, scatter_into_base(n->geometry, positions, grad, n->inputs[0].dtype));
 }
-GS__BACKWARD(AsStridedBackward, as_strided_backward);
+GS__BACKWARD_TWICE(AsStridedBackward, as_strided_backward);
 
 /* The base after a write through a view: outside the view the gradient goes on unchanged to
  * the base's previous history; inside, the op's own formula (on the view-shaped slice of the
@@ -118,7 +140,7 @@ static void copy_slices_backward(gs__node *n, gs_tensor grad, gs_tensor *grads) 
     gs_tensor change =
         ig[0].id ? gs__formula_temp(gs_sub(ig[0], slice)) : gs__formula_temp(gs_neg(slice));
     gs_tensor inside =
-        gs__formula_temp(scatter_into_base(n, positions, change, n->inputs[0].dtype));
+        gs__formula_temp(scatter_into_base(n->geometry, positions, change, n->inputs[0].dtype));
     grads[0] = gs__reduce_grad(n, 0, gs_add(grad, inside));
   }
   if (ig[0].id)

@@ -23,16 +23,16 @@ static gs_tensor record_view(gs_tensor v, const gs__tensor *base, const gs__node
 static void reshape_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   grads[0] = gs_reshape(g, n->inputs[0].shape, n->inputs[0].ndim);
 }
-GS__BACKWARD(ViewBackward, reshape_backward);
-GS__BACKWARD(ReshapeBackward, reshape_backward);
-GS__BACKWARD(SqueezeBackward, reshape_backward);
-GS__BACKWARD(UnsqueezeBackward, reshape_backward);
+GS__BACKWARD_TWICE(ViewBackward, reshape_backward);
+GS__BACKWARD_TWICE(ReshapeBackward, reshape_backward);
+GS__BACKWARD_TWICE(SqueezeBackward, reshape_backward);
+GS__BACKWARD_TWICE(UnsqueezeBackward, reshape_backward);
 
 /* transpose(a, d0, d1): transpose the gradient back (dims in ints). */
 static void transpose_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   grads[0] = gs_transpose(g, (int)n->ints[0], (int)n->ints[1]);
 }
-GS__BACKWARD(TransposeBackward, transpose_backward);
+GS__BACKWARD_TWICE(TransposeBackward, transpose_backward);
 
 /* permute(a, p): permute the gradient by p's inverse (p in ints). */
 static void permute_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
@@ -41,7 +41,7 @@ static void permute_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
     inverse[n->ints[i]] = i;
   grads[0] = gs_permute(g, inverse, n->inputs[0].ndim);
 }
-GS__BACKWARD(PermuteBackward, permute_backward);
+GS__BACKWARD_TWICE(PermuteBackward, permute_backward);
 
 /* slice and select: the gradient lands in the viewed elements of a zero tensor of the
  * input's shape (dim, start, end, step or index in ints). */
@@ -49,30 +49,29 @@ static void slice_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   gs_tensor z = gs_zeros(gs_dtype_of(g), n->inputs[0].shape, n->inputs[0].ndim);
   gs_tensor part =
       gs__formula_temp(gs_slice(z, (int)n->ints[0], n->ints[1], n->ints[2], n->ints[3]));
-  gs_copy_(part, g);
-  grads[0] = z;
+  grads[0] = gs__write_into_zeros(z, part, g);
 }
-GS__BACKWARD(SliceBackward, slice_backward);
+GS__BACKWARD_TWICE(SliceBackward, slice_backward);
 
 static void select_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   gs_tensor z = gs_zeros(gs_dtype_of(g), n->inputs[0].shape, n->inputs[0].ndim);
-  gs_copy_(gs__formula_temp(gs_select(z, (int)n->ints[0], n->ints[1])), g);
-  grads[0] = z;
+  grads[0] =
+      gs__write_into_zeros(z, gs__formula_temp(gs_select(z, (int)n->ints[0], n->ints[1])), g);
 }
-GS__BACKWARD(SelectBackward, select_backward);
+GS__BACKWARD_TWICE(SelectBackward, select_backward);
 
 /* expand: each input element was read by several outputs: sum their gradients. */
 static void expand_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   grads[0] = gs__reduce_grad(n, 0, gs__pass_grad_through(g));
 }
-GS__BACKWARD(ExpandBackward, expand_backward);
+GS__BACKWARD_TWICE(ExpandBackward, expand_backward);
 
 /* contiguous and clone are the identity for gradients. */
 static void identity_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   grads[0] = gs__reduce_grad(n, 0, gs__pass_grad_through(g));
 }
-GS__BACKWARD(ContiguousBackward, identity_backward);
-GS__BACKWARD(CloneBackward, identity_backward);
+GS__BACKWARD_TWICE(ContiguousBackward, identity_backward);
+GS__BACKWARD_TWICE(CloneBackward, identity_backward);
 
 /* Resolves a requested shape with at most one -1 against numel; false after reporting. */
 static bool infer_shape(const gs__tensor *t, const int64_t *shape, int ndim, int64_t *out,

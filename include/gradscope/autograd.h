@@ -163,6 +163,28 @@ GS_API int gs_autograd_grad(const gs_tensor *outputs, const gs_tensor *grad_outp
                             const gs_tensor *inputs, int n_inputs, bool retain_graph,
                             bool allow_unused, gs_tensor *grads_out);
 
+/* How a backward pass runs (gs_backward_many_with, gs_autograd_grad_with,
+ * gs_backward_inputs_with); {0}: as gs_backward. */
+typedef struct gs_backward_options {
+  bool retain_graph; /* keep the saved tensors, so backward can run through the graph again */
+  /* Record the graph of the backward formulas (torch's create_graph): the gradients made, and
+   * the .grad of leaves, have grad_fns and can be differentiated again (double backward:
+   * gradient penalties, Hessian-vector products, higher derivatives). Every node the pass
+   * runs must have a differentiable formula; otherwise the pass fails before running
+   * anything, with an error naming the node kind (gs_autograd_node_kind_twice says which do).
+   * As in PyTorch, pass retain_graph too if the first graph is needed again. */
+  bool create_graph;
+} gs_backward_options;
+
+/* gs_backward_many, with options (NULL: the defaults). */
+GS_API void gs_backward_many_with(const gs_tensor *outputs, const gs_tensor *grads, int n,
+                                  const gs_backward_options *options);
+/* gs_autograd_grad, with options (NULL: the defaults). */
+GS_API int gs_autograd_grad_with(const gs_tensor *outputs, const gs_tensor *grad_outputs,
+                                 int n_outputs, const gs_tensor *inputs, int n_inputs,
+                                 const gs_backward_options *options, bool allow_unused,
+                                 gs_tensor *grads_out);
+
 /* torch.autograd.backward(..., inputs=...): one backward pass from the outputs (seeded as
  * gs_backward_many) whose gradients accumulate only into the .grad of the n_inputs tensors
  * given (leaves or not: a non-leaf keeps the gradient as if it had retained it); every other
@@ -171,6 +193,10 @@ GS_API int gs_autograd_grad(const gs_tensor *outputs, const gs_tensor *grad_outp
  * has changed). */
 GS_API int gs_backward_inputs(const gs_tensor *outputs, const gs_tensor *grads, int n_outputs,
                               const gs_tensor *inputs, int n_inputs, bool retain_graph);
+/* gs_backward_inputs, with options (NULL: the defaults). */
+GS_API int gs_backward_inputs_with(const gs_tensor *outputs, const gs_tensor *grads, int n_outputs,
+                                   const gs_tensor *inputs, int n_inputs,
+                                   const gs_backward_options *options);
 
 /* ---- backward hooks ------------------------------------------------------------------ */
 
@@ -245,6 +271,10 @@ GS_API bool gs_gradcheck(gs_gradcheck_fn fn, void *user_data, const gs_tensor *i
 /* The names of every kind of backward node the engine can create ("AddBackward", ...), in no
  * particular order; returns how many there are and writes up to max of them into names. */
 GS_API int gs_autograd_node_kinds(const char **names, int max);
+/* Whether backward nodes of the kind named (gs_autograd_node_kinds) have a differentiable
+ * formula, so a create_graph pass (double backward) may run through them; false for a name
+ * that is not a kind. */
+GS_API bool gs_autograd_node_kind_twice(const char *name);
 
 #ifdef __cplusplus
 }

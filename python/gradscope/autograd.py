@@ -57,19 +57,14 @@ def _tensors(value, what):
     raise TypeError(f"{what}: expected a Tensor or a sequence of Tensors, got {type(value).__name__}")
 
 
-def _no_double_backward(create_graph, where):
-    if create_graph:
-        raise NotImplementedError(
-            f"{where}(create_graph=True) is not supported by gradscope: its backward formulas "
-            "run without recording a graph, so a gradient cannot be differentiated again "
-            "(no double backward)")
-
-
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
     """torch.autograd.backward: one backward pass from every tensor, each seeded with its
     gradient (None: ones, for a one-element tensor); the gradients accumulate into the
-    leaves' .grad, or with inputs only into those tensors' .grad (leaves or not)."""
-    _no_double_backward(create_graph, "autograd.backward")
+    leaves' .grad, or with inputs only into those tensors' .grad (leaves or not). With
+    create_graph the backward formulas record their graph, so the gradients (and .grad) can be
+    differentiated again; retain_graph defaults to create_graph, as in torch."""
+    if retain_graph is None:
+        retain_graph = create_graph
     tensors = _tensors(tensors, "autograd.backward")
     grads = None if grad_tensors is None else _tensors(grad_tensors, "autograd.backward")
     if inputs is not None:
@@ -77,7 +72,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         inputs = _tensors(inputs, "autograd.backward")
         if not inputs:
             raise RuntimeError("autograd.backward: 'inputs' argument to backward() cannot be empty")
-    _c._backward_many(tensors, grads, bool(retain_graph), inputs)
+    _c._backward_many(tensors, grads, bool(retain_graph), inputs, bool(create_graph))
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
@@ -85,15 +80,18 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     """torch.autograd.grad: the gradients of outputs with respect to inputs, as a tuple, without
     touching any .grad. Only the part of the graph between them runs; an input no gradient
     reaches is an error unless allow_unused (then its gradient is None). The graph's saved
-    tensors are freed unless retain_graph."""
-    _no_double_backward(create_graph, "autograd.grad")
+    tensors are freed unless retain_graph (default: create_graph). With create_graph the
+    gradients have a graph of their own and can be differentiated again (double backward)."""
+    if retain_graph is None:
+        retain_graph = create_graph
     if is_grads_batched:
         raise NotImplementedError("autograd.grad(is_grads_batched=True) is not supported by "
                                   "gradscope")
     outputs = _tensors(outputs, "autograd.grad")
     inputs = _tensors(inputs, "autograd.grad")
     grads = None if grad_outputs is None else _tensors(grad_outputs, "autograd.grad")
-    return _c._autograd_grad(outputs, inputs, grads, bool(retain_graph), bool(allow_unused))
+    return _c._autograd_grad(outputs, inputs, grads, bool(retain_graph), bool(allow_unused),
+                             bool(create_graph))
 
 
 class RemovableHandle:
@@ -131,7 +129,7 @@ def _backward_method(self, gradient=None, retain_graph=None, create_graph=False,
     """Tensor.backward(gradient=None, retain_graph=None, create_graph=False, inputs=None):
     accumulates the gradient of this tensor into the leaves' .grad, or with inputs only into
     those tensors' .grad (gradient: the seed, of this tensor's shape; None for a one-element
-    tensor)."""
+    tensor). With create_graph the .grad made can be differentiated again."""
     if create_graph or inputs is not None:
         return backward(self, None if gradient is None else [gradient], retain_graph,
                         create_graph, inputs)

@@ -3,36 +3,6 @@
  * keeps it so: every kind of node the engine can create has at least one case. */
 #include "grad/grad-case.h"
 
-typedef struct family {
-  const grad_case *cases;
-  const int *count;
-} family;
-
-static const family families[] = {
-    {grad_cases_elementwise, &grad_cases_elementwise_count},
-    {grad_cases_views, &grad_cases_views_count},
-    {grad_cases_reduce, &grad_cases_reduce_count},
-    {grad_cases_linalg, &grad_cases_linalg_count},
-    {grad_cases_recurrent, &grad_cases_recurrent_count},
-    {grad_cases_conv, &grad_cases_conv_count},
-    {grad_cases_norm, &grad_cases_norm_count},
-    {grad_cases_ordering, &grad_cases_ordering_count},
-};
-
-/* Handles cases keep for the duration of one evaluation (gs__keep). */
-static GArray *kept;
-
-gs_tensor gs__keep(gs_tensor t) {
-  g_array_append_val(kept, t);
-  return t;
-}
-
-static void dispose_kept(void) {
-  for (guint i = 0; i < kept->len; i++)
-    gs_dispose(g_array_index(kept, gs_tensor, i));
-  g_array_set_size(kept, 0);
-}
-
 /* Every evaluation of a case's function goes through here, so kept handles die with it. */
 typedef struct case_call {
   const grad_case *c;
@@ -41,7 +11,7 @@ typedef struct case_call {
 static gs_tensor call_case(const gs_tensor *inputs, int n, void *user_data) {
   const case_call *call = user_data;
   gs_tensor out = call->c->fn(inputs, n, NULL);
-  dispose_kept();
+  grad_case_dispose_kept();
   return out;
 }
 
@@ -77,9 +47,9 @@ static void run_case(gconstpointer data) {
 }
 
 static bool has_case(const char *kind) {
-  for (size_t f = 0; f < G_N_ELEMENTS(families); f++)
-    for (int i = 0; i < *families[f].count; i++)
-      if (strcmp(families[f].cases[i].kind, kind) == 0)
+  for (size_t f = 0; f < grad_family_count; f++)
+    for (int i = 0; i < *grad_families[f].count; i++)
+      if (strcmp(grad_families[f].cases[i].kind, kind) == 0)
         return true;
   return false;
 }
@@ -140,10 +110,9 @@ static void test_gradcheck_catches_a_wrong_gradient(void) {
 int main(int argc, char **argv) {
   test_init(&argc, &argv);
   g_test_set_nonfatal_assertions(); /* one failing case must not hide the others */
-  kept = g_array_new(false, false, sizeof(gs_tensor));
-  for (size_t f = 0; f < G_N_ELEMENTS(families); f++) {
-    for (int i = 0; i < *families[f].count; i++) {
-      const grad_case *c = &families[f].cases[i];
+  for (size_t f = 0; f < grad_family_count; f++) {
+    for (int i = 0; i < *grad_families[f].count; i++) {
+      const grad_case *c = &grad_families[f].cases[i];
       char *path = g_strdup_printf("/gradcheck/%s/%s", c->kind, c->label);
       g_test_add_data_func(path, c, run_case);
       g_free(path);

@@ -393,6 +393,50 @@ static void test_detach_is_recorded_as_a_detach(void) {
   g_free(path);
 }
 
+/* A create_graph backward (double backward) makes ordinary nodes, logged as any op's are:
+ * between the pass's begin and end, named by kind, with edges to nodes the log already has. */
+static void test_double_backward_nodes_are_recorded(void) {
+  char *path = temp_path("gradscope-test-double-backward.gstrace");
+  g_assert_cmpint(gs_trace_open(path), ==, 0);
+  gs_tensor x = gs_from_data(GS_F64, (int64_t[]){2}, 1, (double[]){0.5, 2.0});
+  gs_set_requires_grad(x, true);
+  gs_tensor y = gs_sin(x), s = gs_sum(y, NULL, 0, false), g;
+  g_assert_cmpint(gs_autograd_grad_with(&s, NULL, 1, &x, 1,
+                                        &(gs_backward_options){.create_graph = true}, false, &g),
+                  ==, 0);
+  uint64_t made_by = gs_node_number(gs_grad_fn(g));
+  gs_trace_close();
+  recorded r = read_log(path);
+  g_assert_false(r.damaged);
+  const gs_trace_event *begin = find(&r, GS_TRACE_BACKWARD_BEGIN, 0);
+  const gs_trace_event *end = find(&r, GS_TRACE_BACKWARD_END, 0);
+  const gs_trace_event *node = NULL;
+  guint in_pass = 0;
+  for (guint i = 0; i < r.events->len; i++) {
+    const gs_trace_event *e = &g_array_index(r.events, gs_trace_event, i);
+    if (e->kind != GS_TRACE_NODE_CREATE || e->seq < begin->seq || e->seq > end->seq)
+      continue;
+    in_pass++;
+    if (e->node == made_by)
+      node = e;
+  }
+  g_assert_cmpuint(in_pass, >=, 2); /* the cos's and the product's at least */
+  g_assert_nonnull(node);
+  g_assert_cmpstr(str(&r, node->name), ==, "CloneBackward"); /* the caller's copy */
+  for (uint32_t i = 0; i < node->n_inputs; i++) { /* each edge names a node logged before it */
+    bool known = node->inputs[i] == 0;
+    for (guint k = 0; k < r.events->len && !known; k++) {
+      const gs_trace_event *e = &g_array_index(r.events, gs_trace_event, k);
+      known = e->kind == GS_TRACE_NODE_CREATE && e->node == node->inputs[i] && e->seq < node->seq;
+    }
+    g_assert_true(known);
+  }
+  recorded_free(&r);
+  gs_dispose(g), gs_dispose(s), gs_dispose(y), gs_dispose(x);
+  g_remove(path);
+  g_free(path);
+}
+
 static void ignore_deleter(DLManagedTensor *m) { (void)m; }
 
 /* Where each storage's bytes come from is in the log: the engine's (0, folded into the tensor
@@ -622,6 +666,8 @@ int main(int argc, char **argv) {
   g_test_add_func("/trace/abort-flushes-the-error", test_abort_flushes_the_error);
   g_test_add_func("/trace/bad-destination-is-an-error", test_bad_destination_is_an_error);
   g_test_add_func("/trace/detach-is-recorded-as-a-detach", test_detach_is_recorded_as_a_detach);
+  g_test_add_func("/trace/double-backward-nodes-are-recorded",
+                  test_double_backward_nodes_are_recorded);
   g_test_add_func("/trace/composite-disposal-is-recorded", test_composite_disposal_is_recorded);
   g_test_add_func("/trace/dataset-is-recorded", test_dataset_is_recorded);
   g_test_add_func("/trace/flush-while-other-threads-record",

@@ -37,6 +37,17 @@ typedef struct grad_case {
  * calls (gs_reshape(gs__keep(gs_t(x)), ...)) without leaking the inner result. */
 gs_tensor gs__keep(gs_tensor t);
 
+/* Disposes the handles the case that just ran kept (gs__keep). */
+void grad_case_dispose_kept(void);
+
+/* Every family's table of cases (grad-families.c). */
+typedef struct grad_family {
+  const struct grad_case *cases;
+  const int *count;
+} grad_family;
+extern const grad_family grad_families[];
+extern const size_t grad_family_count;
+
 /* Each family's table, and its length. */
 extern const grad_case grad_cases_elementwise[];
 extern const int grad_cases_elementwise_count;

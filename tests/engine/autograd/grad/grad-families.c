@@ -1,0 +1,32 @@
+/* grad-families.c: every family's table of gradcheck cases, in one list that the gradcheck and
+ * the double-backward check both walk, and the handles cases keep while they run. */
+#include "grad-case.h"
+
+const grad_family grad_families[] = {
+    {grad_cases_elementwise, &grad_cases_elementwise_count},
+    {grad_cases_views, &grad_cases_views_count},
+    {grad_cases_reduce, &grad_cases_reduce_count},
+    {grad_cases_linalg, &grad_cases_linalg_count},
+    {grad_cases_recurrent, &grad_cases_recurrent_count},
+    {grad_cases_conv, &grad_cases_conv_count},
+    {grad_cases_norm, &grad_cases_norm_count},
+    {grad_cases_ordering, &grad_cases_ordering_count},
+};
+const size_t grad_family_count = G_N_ELEMENTS(grad_families);
+
+/* Handles cases keep for the duration of one evaluation (gs__keep). */
+static GArray *kept;
+
+gs_tensor gs__keep(gs_tensor t) {
+  if (!kept)
+    kept = g_array_new(false, false, sizeof(gs_tensor));
+  g_array_append_val(kept, t);
+  return t;
+}
+
+void grad_case_dispose_kept(void) {
+  for (guint i = 0; kept && i < kept->len; i++)
+    gs_dispose(g_array_index(kept, gs_tensor, i));
+  if (kept)
+    g_array_set_size(kept, 0);
+}
