@@ -201,7 +201,9 @@ GS__BACKWARD_TWICE(DivBackward, div_backward);
 /* d(a ^ b) = g * b * a^(b-1) (0 where b == 0), g * a^b * log(a) (0 where a == 0 and b >= 0,
  * PyTorch's convention at the edge of log's domain) */
 static void pow_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
-  gs_tensor a = gs__saved(n, 0), b = gs__saved(n, 1), out = gs__saved(n, 2);
+  gs_tensor a = gs__saved(n, 0), b = gs__saved(n, 1);
+  /* pow_ (in place) saves only its operands: its output is computed again */
+  gs_tensor out = n->n_saved > 2 ? gs__saved(n, 2) : gs__formula_temp(gs_pow(a, b));
   if (gs__needs_grad(n, 0)) {
     gs_tensor d = gs__formula_temp(
         gs_mul(b, gs__formula_temp(gs_pow(a, gs__formula_temp(gs_sub_scalar(b, 1))))));
@@ -261,7 +263,7 @@ static void fmod_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
     grads[1] = gs__reduce_grad(n, 1, gs_neg(gs__formula_temp(gs_mul(g, q))));
   }
 }
-GS__BACKWARD(FmodBackward, fmod_backward);
+GS__BACKWARD_TWICE(FmodBackward, fmod_backward);
 
 /* d atan2(y, x) = g * x / (x^2 + y^2), -g * y / (x^2 + y^2) */
 static void atan2_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
@@ -274,7 +276,7 @@ static void atan2_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   if (gs__needs_grad(n, 1))
     grads[1] = gs__reduce_grad(n, 1, gs_neg(gs__formula_temp(gs_mul(gr, y))));
 }
-GS__BACKWARD(Atan2Backward, atan2_backward);
+GS__BACKWARD_TWICE(Atan2Backward, atan2_backward);
 
 /* Scalar forms: the scalar s is in n->reals[0]. */
 static void add_scalar_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
@@ -629,7 +631,7 @@ GS__BACKWARD_TWICE(TanBackward, tan_backward);
 static void frac_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   grads[0] = gs__reduce_grad(n, 0, gs__pass_grad_through(g));
 }
-GS__BACKWARD(FracBackward, frac_backward);
+GS__BACKWARD_TWICE(FracBackward, frac_backward);
 
 /* d (1 / a) = -g * out^2 (saved: the output) */
 static void reciprocal_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
@@ -637,26 +639,26 @@ static void reciprocal_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   gs_tensor d = gs__formula_temp(gs_neg(gs__formula_temp(gs_mul(out, out))));
   grads[0] = gs__reduce_grad(n, 0, gs_mul(g, d));
 }
-GS__BACKWARD(ReciprocalBackward, reciprocal_backward);
+GS__BACKWARD_TWICE(ReciprocalBackward, reciprocal_backward);
 
 /* d a^2 = g * 2a (saved: a) */
 static void square_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   gs_tensor d = gs__formula_temp(gs_mul_scalar(gs__saved(n, 0), 2));
   grads[0] = gs__reduce_grad(n, 0, gs_mul(g, d));
 }
-GS__BACKWARD(SquareBackward, square_backward);
+GS__BACKWARD_TWICE(SquareBackward, square_backward);
 
 /* d log1p(a) = g / (1 + a) (saved: a) */
 static void log1p_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   grads[0] = gs__reduce_grad(n, 0, gs_div(g, gs__formula_temp(gs_add_scalar(gs__saved(n, 0), 1))));
 }
-GS__BACKWARD(Log1pBackward, log1p_backward);
+GS__BACKWARD_TWICE(Log1pBackward, log1p_backward);
 
 /* d expm1(a) = g * (out + 1) (saved: the output) */
 static void expm1_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   grads[0] = gs__reduce_grad(n, 0, gs_mul(g, gs__formula_temp(gs_add_scalar(gs__saved(n, 0), 1))));
 }
-GS__BACKWARD(Expm1Backward, expm1_backward);
+GS__BACKWARD_TWICE(Expm1Backward, expm1_backward);
 
 /* d log_b(a) = g / (a ln b) (saved: a) */
 static void log_base_backward(gs__node *n, gs_tensor g, gs_tensor *grads, double ln_base) {
@@ -669,8 +671,8 @@ static void log2_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
 static void log10_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   log_base_backward(n, g, grads, 2.30258509299404568402);
 }
-GS__BACKWARD(Log2Backward, log2_backward);
-GS__BACKWARD(Log10Backward, log10_backward);
+GS__BACKWARD_TWICE(Log2Backward, log2_backward);
+GS__BACKWARD_TWICE(Log10Backward, log10_backward);
 
 /* d asin(a) = g / sqrt(1 - a^2), d acos(a) = -g / sqrt(1 - a^2) (saved: a) */
 static void arcsine_backward(gs__node *n, gs_tensor g, gs_tensor *grads, bool negate) {
@@ -686,8 +688,8 @@ static void asin_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
 static void acos_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   arcsine_backward(n, g, grads, true);
 }
-GS__BACKWARD(AsinBackward, asin_backward);
-GS__BACKWARD(AcosBackward, acos_backward);
+GS__BACKWARD_TWICE(AsinBackward, asin_backward);
+GS__BACKWARD_TWICE(AcosBackward, acos_backward);
 
 /* d atan(a) = g / (1 + a^2) (saved: a) */
 static void atan_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
@@ -695,7 +697,7 @@ static void atan_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   gs_tensor d = gs__formula_temp(gs_add_scalar(gs__formula_temp(gs_mul(a, a)), 1));
   grads[0] = gs__reduce_grad(n, 0, gs_div(g, d));
 }
-GS__BACKWARD(AtanBackward, atan_backward);
+GS__BACKWARD_TWICE(AtanBackward, atan_backward);
 
 /* d sinh(a) = g * cosh(a), d cosh(a) = g * sinh(a) (saved: a) */
 static void sinh_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
@@ -704,8 +706,8 @@ static void sinh_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
 static void cosh_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   grads[0] = gs__reduce_grad(n, 0, gs_mul(g, gs__formula_temp(gs_sinh(gs__saved(n, 0)))));
 }
-GS__BACKWARD(SinhBackward, sinh_backward);
-GS__BACKWARD(CoshBackward, cosh_backward);
+GS__BACKWARD_TWICE(SinhBackward, sinh_backward);
+GS__BACKWARD_TWICE(CoshBackward, cosh_backward);
 
 /* d erf(a) = g * 2 / sqrt(pi) * exp(-a^2) (saved: a) */
 static void erf_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
@@ -715,7 +717,7 @@ static void erf_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   gs_tensor d = gs__formula_temp(gs_mul_scalar(e, 1.12837916709551257390) /* 2 / sqrt(pi) */);
   grads[0] = gs__reduce_grad(n, 0, gs_mul(g, d));
 }
-GS__BACKWARD(ErfBackward, erf_backward);
+GS__BACKWARD_TWICE(ErfBackward, erf_backward);
 
 /* Records a unary op's node: which kind, and whether its formula reads the input or output. */
 static void record_unary(gs__unop op, gs_tensor h, const gs__tensor *in,

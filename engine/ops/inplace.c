@@ -119,14 +119,14 @@ static void inplace_binary(gs__binop op, gs_tensor ht, gs_tensor hb, const char 
                                 : op == GS__MUL ? &MulBackward
                                 : op == GS__POW ? &PowBackward
                                                 : &DivBackward;
-    /* pow's formula reads its output too: t, as just written */
-    int n_saved = !needs_old ? 0 : op == GS__POW ? 3 : 2;
+    /* pow's formula reads its output too; here it recomputes it from the two saved operands:
+     * t, as just written, is also input 0's handle, so a save of it would be taken for the
+     * input (and a double backward would follow the wrong history). */
+    int n_saved = needs_old ? 2 : 0;
     gs__node *n = record ? gs__record(kind, t, 2, (const gs__tensor *[]){t, b}, n_saved) : NULL;
     if (n && needs_old) {
       gs__save(n, 0, &old);
       gs__save(n, 1, b);
-      if (op == GS__POW)
-        gs__save(n, 2, t);
     }
   }
   if (needs_old)

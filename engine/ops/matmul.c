@@ -485,10 +485,10 @@ gs_tensor gs_matmul(gs_tensor ha, gs_tensor hb) {
 /* The strict forms (torch.mm, bmm, mv, dot): the same product, with the operands' dims fixed
  * and, for bmm, equal batch sizes (no broadcasting). Each records a node kind of its own with
  * matmul's formula, so the graph names the op the program called. */
-GS__BACKWARD(MmBackward, matmul_backward);
-GS__BACKWARD(BmmBackward, matmul_backward);
-GS__BACKWARD(MvBackward, matmul_backward);
-GS__BACKWARD(DotBackward, matmul_backward);
+GS__BACKWARD_TWICE(MmBackward, matmul_backward);
+GS__BACKWARD_TWICE(BmmBackward, matmul_backward);
+GS__BACKWARD_TWICE(MvBackward, matmul_backward);
+GS__BACKWARD_TWICE(DotBackward, matmul_backward);
 
 static gs_tensor strict_product(const gs__node_kind *kind, gs_tensor ha, gs_tensor hb, int ndim_a,
                                 int ndim_b, const char *what, const char *fn) {
