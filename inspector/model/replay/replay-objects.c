@@ -239,6 +239,7 @@ GArray *gs_replay_tensors_on_storage(const gs_replay *r, guint64 storage, guint6
 void replay_copy_objects(gs_replay *r, const gs_replay *src) {
   GHashTableIter it;
   gpointer key, value;
+  gs_id_table_reserve(r->object_index, g_hash_table_size(src->objects));
   g_hash_table_iter_init(&it, src->objects);
   while (g_hash_table_iter_next(&it, NULL, &value))
     object_put(r, g_memdup2(value, sizeof(gs_replay_object)));
