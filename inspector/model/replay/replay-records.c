@@ -27,10 +27,16 @@ typedef struct storage_rec {
   replay_buffer buffer;
 } storage_rec;
 
+/* A record with its id beside it: sorting and matching ids reads no record. */
+typedef struct entry {
+  guint64 id;
+  gpointer rec; /* object_rec* or storage_rec* (kept), or the live record */
+} entry;
+
 typedef struct bucket {
   gint refs;
   guint n;
-  gpointer recs[]; /* object_rec* or storage_rec*, by id */
+  entry recs[]; /* by id */
 } bucket;
 
 struct gs_replay_records {
@@ -38,10 +44,6 @@ struct gs_replay_records {
 };
 
 static guint bucket_of(guint64 id) { return (guint)(gs_id_mix(id) >> (64 - RECORDS_BITS)); }
-
-static guint64 rec_id(gconstpointer r, gboolean storages) {
-  return storages ? ((const storage_rec *)r)->storage.id : ((const object_rec *)r)->object.id;
-}
 
 static void rec_unref(gpointer r) {
   if (--*(gint *)r == 0)
@@ -52,7 +54,7 @@ static void bucket_unref(bucket *b) {
   if (!b || --b->refs)
     return;
   for (guint i = 0; i < b->n; i++)
-    rec_unref(b->recs[i]);
+    rec_unref(b->recs[i].rec);
   g_free(b);
 }
 
@@ -86,8 +88,8 @@ static gboolean rec_equal(gconstpointer r, gconstpointer live, gboolean storages
 guint64 gs_replay_records_cost(const gs_replay *r) {
   guint64 n_objects = g_hash_table_size(r->objects), n_storages = gs_id_table_size(r->storages);
   return sizeof(gs_replay_records) + 2 * N_BUCKETS * sizeof(bucket) +
-         n_objects * (sizeof(object_rec) + sizeof(gpointer)) +
-         n_storages * (sizeof(storage_rec) + sizeof(gpointer));
+         n_objects * (sizeof(object_rec) + sizeof(entry)) +
+         n_storages * (sizeof(storage_rec) + sizeof(entry));
 }
 
 guint gs_replay_records_count(const gs_replay *r) {
@@ -113,13 +115,13 @@ static gpointer rec_new(gconstpointer live, gboolean storages) {
 }
 
 /* The kept record of id in b, or NULL. */
-static gpointer bucket_find(const bucket *b, guint64 id, gboolean storages) {
+static gpointer bucket_find(const bucket *b, guint64 id) {
   guint lo = 0, hi = b ? b->n : 0;
   while (lo < hi) {
     guint mid = (lo + hi) / 2;
-    guint64 at = rec_id(b->recs[mid], storages);
+    guint64 at = b->recs[mid].id;
     if (at == id)
-      return b->recs[mid];
+      return b->recs[mid].rec;
     if (at < id)
       lo = mid + 1;
     else
@@ -128,15 +130,8 @@ static gpointer bucket_find(const bucket *b, guint64 id, gboolean storages) {
   return NULL;
 }
 
-static gint by_object_id(gconstpointer a, gconstpointer b) {
-  guint64 x = (*(const gs_replay_object *const *)a)->id;
-  guint64 y = (*(const gs_replay_object *const *)b)->id;
-  return x < y ? -1 : x > y;
-}
-
-static gint by_storage_id(gconstpointer a, gconstpointer b) {
-  guint64 x = (*(const replay_storage *const *)a)->id;
-  guint64 y = (*(const replay_storage *const *)b)->id;
+static gint by_id(gconstpointer a, gconstpointer b) {
+  guint64 x = ((const entry *)a)->id, y = ((const entry *)b)->id;
   return x < y ? -1 : x > y;
 }
 
@@ -145,43 +140,47 @@ static gint by_storage_id(gconstpointer a, gconstpointer b) {
 static void keep(gpointer *live, guint n, gboolean storages, bucket *const *prev, bucket **out,
                  guint64 *bytes) {
   guint *start = g_new0(guint, N_BUCKETS + 1);
-  for (guint i = 0; i < n; i++)
-    start[bucket_of(*(const guint64 *)live[i]) + 1]++;
+  guint *home = g_new(guint, MAX(n, 1));
+  for (guint i = 0; i < n; i++) {
+    home[i] = bucket_of(*(const guint64 *)live[i]);
+    start[home[i] + 1]++;
+  }
   for (guint b = 0; b < N_BUCKETS; b++)
     start[b + 1] += start[b];
-  gpointer *sorted = g_new(gpointer, MAX(n, 1));
+  entry *sorted = g_new(entry, MAX(n, 1));
   guint *fill = g_memdup2(start, sizeof(guint) * N_BUCKETS);
   for (guint i = 0; i < n; i++)
-    sorted[fill[bucket_of(*(const guint64 *)live[i])]++] = live[i];
+    sorted[fill[home[i]]++] = (entry){*(const guint64 *)live[i], live[i]};
   g_free(fill);
+  g_free(home);
   for (guint b = 0; b < N_BUCKETS; b++) {
-    gpointer *in = sorted + start[b];
+    entry *in = sorted + start[b];
     guint len = start[b + 1] - start[b];
     if (!len)
       continue;
-    qsort(in, len, sizeof(gpointer), storages ? by_storage_id : by_object_id);
+    qsort(in, len, sizeof(entry), by_id);
     bucket *p = prev ? prev[b] : NULL;
     gboolean same = p && p->n == len;
     for (guint i = 0; same && i < len; i++)
-      same = rec_equal(p->recs[i], in[i], storages);
+      same = p->recs[i].id == in[i].id && rec_equal(p->recs[i].rec, in[i].rec, storages);
     if (same) {
       p->refs++;
       out[b] = p;
       continue;
     }
-    bucket *nb = g_malloc(sizeof(bucket) + sizeof(gpointer) * len);
+    bucket *nb = g_malloc(sizeof(bucket) + sizeof(entry) * len);
     nb->refs = 1;
     nb->n = len;
-    *bytes += sizeof(bucket) + sizeof(gpointer) * len;
+    *bytes += sizeof(bucket) + sizeof(entry) * len;
     for (guint i = 0; i < len; i++) {
-      gpointer r = bucket_find(p, *(const guint64 *)in[i], storages);
-      if (r && rec_equal(r, in[i], storages)) {
+      gpointer r = bucket_find(p, in[i].id);
+      if (r && rec_equal(r, in[i].rec, storages)) {
         ++*(gint *)r;
       } else {
-        r = rec_new(in[i], storages);
+        r = rec_new(in[i].rec, storages);
         *bytes += storages ? sizeof(storage_rec) : sizeof(object_rec);
       }
-      nb->recs[i] = r;
+      nb->recs[i] = (entry){in[i].id, r};
     }
     out[b] = nb;
   }
@@ -230,7 +229,7 @@ void gs_replay_records_restore(const gs_replay_records *k, gs_replay *r) {
   for (guint b = 0; b < N_BUCKETS; b++) {
     const bucket *sb = k->storages[b];
     for (guint i = 0; sb && i < sb->n; i++) {
-      const storage_rec *kept = sb->recs[i];
+      const storage_rec *kept = sb->recs[i].rec;
       replay_storage *s = g_memdup2(&kept->storage, sizeof *s);
       if (kept->has_buffer) {
         s->bytes = g_memdup2(&kept->buffer, sizeof *s->bytes);
@@ -241,6 +240,6 @@ void gs_replay_records_restore(const gs_replay_records *k, gs_replay *r) {
     const bucket *ob = k->objects[b];
     for (guint i = 0; ob && i < ob->n; i++)
       replay_object_insert(
-          r, g_memdup2(&((const object_rec *)ob->recs[i])->object, sizeof(gs_replay_object)));
+          r, g_memdup2(&((const object_rec *)ob->recs[i].rec)->object, sizeof(gs_replay_object)));
   }
 }
