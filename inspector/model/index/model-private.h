@@ -11,8 +11,13 @@
  * holds at most 2^32 - 1 events (a log of some 70 GB). */
 #pragma once
 
+#include "replay-records.h"
 #include "site-table.h"
 #include "trace-model.h"
+
+/* Alive objects and storages from which keyframes keep them shared (model-seek.c): below it
+ * a copy is cheap, and shared records' bucket directories would cost more than they save. */
+#define MODEL_KEYFRAME_SHARE_MIN 8192
 
 /* In the kinds column, the bit that marks an event the reader derived (gs_trace_event's
  * derived: a storage_alloc or storage_free unfolded from a 1.2 tensor event, sharing its seq). */
@@ -99,12 +104,14 @@ typedef struct model_series_cursor {
 } model_series_cursor;
 
 /* A copy of the state after `applied` events (open scopes only: ended ones are borrowed from
- * the head state, whose ended records never change). */
+ * the head state, whose ended records never change). A big state's alive objects and
+ * storages are kept apart in records, shared with the keyframe before (replay-records.h). */
 typedef struct model_keyframe {
   guint64 applied;
-  guint64 bytes;  /* about what the copy costs (state_bytes) */
+  guint64 bytes;  /* about what the copy costs (state_bytes), or what it newly allocated */
   guint n_scopes; /* scopes begun by then */
   gs_replay *state;
+  gs_replay_records *records; /* NULL: state holds them */
 } model_keyframe;
 
 /* Where each scope is in the log, by its position in the head's scope_list. */
@@ -187,6 +194,9 @@ struct gs_trace_model {
   GArray *keyframes; /* model_keyframe */
   guint keyframe_events;
   gboolean keyframe_fixed; /* set by the caller: no growing the spacing for big states */
+  guint keyframe_share_min; /* records alive from which keyframes share them (replay-records.h) */
+  guint64 keyframe_bytes;   /* what every keyframe costs, summed */
+  guint64 keyframe_peak_records; /* the most record bytes a shared keyframe held */
   guint64 keyframe_check_at; /* the next event count at which a big state's size is weighed */
   guint64 compact_at; /* the event count at which the head's tables are rebuilt next */
   gs_replay *cursor; /* what _seek returned */

@@ -4,7 +4,14 @@
  * A keyframe holds the state without ended scopes (those records are final, so the cursor
  * borrows them from the head state); what it still holds (alive objects, storages, nodes,
  * open scopes, names) is small next to the events between keyframes, which is what keeps
- * keyframes to a few bytes per event. */
+ * keyframes to a few bytes per event.
+ *
+ * A huge state (200,000 tensors alive) is not: a copy of it is tens of megabytes. Its alive
+ * objects and storages are then kept as records shared between keyframes (replay-records.h),
+ * so a keyframe costs what changed since the one before; what bounds their number is then the
+ * time to take one, which compares every record with the last keyframe's. The budget: all
+ * keyframes cost at most KEYFRAME_BYTES_PER_EVENT per event plus one copy of the largest set of
+ * records ever kept. */
 #include "model-private.h"
 
 #include <string.h>
@@ -12,6 +19,9 @@
 /* ... unless the state is big: then a keyframe waits until it costs at most this many bytes
  * per event it covers. */
 #define KEYFRAME_BYTES_PER_EVENT 2
+/* ... and a keyframe of shared records waits this many events per record it compares, so
+ * taking them adds a bounded share to indexing (a compare is cheaper than an event). */
+#define KEYFRAME_EVENTS_PER_RECORD 1
 
 /* Roughly what a copy of r costs (records, hash tables, arrays). */
 static guint64 state_bytes(const gs_replay *r) {
@@ -35,27 +45,63 @@ static guint64 state_bytes(const gs_replay *r) {
          r->scope_group_list->len * (sizeof(gs_replay_scope_name) + 48) + 512;
 }
 
+/* Of state_bytes, the alive objects and storages. */
+static guint64 records_bytes(const gs_replay *r) {
+  return g_hash_table_size(r->objects) * (sizeof(gs_replay_object) + 48) +
+         gs_id_table_size(r->storages) * 96;
+}
+
+/* Keeps the head's records shared with the last keyframe's into k, unless the budget says no
+ * (then the next try waits for the events that pay for them). FALSE if k is not kept. */
+static gboolean take_shared(gs_trace_model *m, const model_keyframe *last, model_keyframe *k) {
+  guint64 bytes = 0;
+  k->records = gs_replay_records_take(m->head, last ? last->records : NULL, &bytes);
+  if (!k->records)
+    return TRUE; /* a state records cannot keep: copied whole */
+  m->keyframe_peak_records = MAX(m->keyframe_peak_records, gs_replay_records_cost(m->head));
+  bytes += state_bytes(m->head) - records_bytes(m->head);
+  guint64 allowed = k->applied * KEYFRAME_BYTES_PER_EVENT + m->keyframe_peak_records;
+  if (!m->keyframe_fixed && m->keyframe_bytes + bytes > allowed) {
+    gs_replay_records_free(k->records);
+    m->keyframe_check_at = k->applied + (m->keyframe_bytes + bytes - allowed) /
+                                            KEYFRAME_BYTES_PER_EVENT;
+    return FALSE;
+  }
+  k->state = gs_replay_copy_without_records(m->head, TRUE);
+  k->bytes = bytes;
+  return TRUE;
+}
+
 void model_keyframes_after(gs_trace_model *m, guint64 applied) {
+  const model_keyframe *last = NULL;
+  gboolean share = gs_replay_records_count(m->head) >= m->keyframe_share_min;
   if (m->keyframes->len) {
-    const model_keyframe *last =
-        &g_array_index(m->keyframes, model_keyframe, m->keyframes->len - 1);
+    last = &g_array_index(m->keyframes, model_keyframe, m->keyframes->len - 1);
     guint64 since = applied - last->applied;
     if (since < m->keyframe_events || applied < m->keyframe_check_at)
       return;
     if (!m->keyframe_fixed) {
       /* Weighing the state walks every thread's open scopes: done once per event it would be
        * quadratic (100,000 threads), so the next weighing waits for the events it asks for. */
-      guint64 wait = state_bytes(m->head) / KEYFRAME_BYTES_PER_EVENT;
+      guint64 bytes = state_bytes(m->head);
+      guint64 wait = share ? MAX((bytes - records_bytes(m->head)) / KEYFRAME_BYTES_PER_EVENT,
+                                 (guint64)gs_replay_records_count(m->head) *
+                                     KEYFRAME_EVENTS_PER_RECORD)
+                           : bytes / KEYFRAME_BYTES_PER_EVENT;
       if (since < wait) {
         m->keyframe_check_at = last->applied + wait;
         return;
       }
     }
   }
-  model_keyframe k = {.applied = applied,
-                      .bytes = state_bytes(m->head),
-                      .n_scopes = m->head->scope_list->len,
-                      .state = gs_replay_copy(m->head, TRUE)};
+  model_keyframe k = {.applied = applied, .n_scopes = m->head->scope_list->len};
+  if (share && !take_shared(m, last, &k))
+    return;
+  if (!k.state) {
+    k.state = gs_replay_copy(m->head, TRUE);
+    k.bytes = state_bytes(m->head);
+  }
+  m->keyframe_bytes += k.bytes;
   g_array_append_val(m->keyframes, k);
 }
 
@@ -63,13 +109,18 @@ void gs_trace_model_set_keyframe_interval(gs_trace_model *m, guint events) {
   g_return_if_fail(m->kinds->len == 0);
   m->keyframe_events = MAX(events, 1);
   m->keyframe_fixed = TRUE;
+  /* Tests fix the interval: their small states then take the shared records' path too. */
+  m->keyframe_share_min = 0;
 }
 
 void model_keyframes_clear(gs_trace_model *m) {
-  for (guint i = 0; i < m->keyframes->len; i++)
+  for (guint i = 0; i < m->keyframes->len; i++) {
     gs_replay_free(g_array_index(m->keyframes, model_keyframe, i).state);
+    gs_replay_records_free(g_array_index(m->keyframes, model_keyframe, i).records);
+  }
   g_array_set_size(m->keyframes, 0);
   m->keyframe_check_at = 0;
+  m->keyframe_bytes = 0;
 }
 
 /* The last keyframe at or before applied. */
@@ -91,7 +142,13 @@ static const model_keyframe *keyframe_before(const gs_trace_model *m, guint64 ap
  * scope cost 88 K inserts per seek on a 10 M event log. */
 static void restore(gs_trace_model *m, const model_keyframe *k) {
   g_clear_pointer(&m->cursor, gs_replay_free);
-  gs_replay *r = gs_replay_copy(k->state, FALSE);
+  gs_replay *r;
+  if (k->records) {
+    r = gs_replay_copy_without_records(k->state, FALSE);
+    gs_replay_records_restore(k->records, r);
+  } else {
+    r = gs_replay_copy(k->state, FALSE);
+  }
   GPtrArray *list = g_ptr_array_sized_new(k->n_scopes);
   g_ptr_array_set_size(list, k->n_scopes);
   if (k->n_scopes)

@@ -39,6 +39,7 @@ gs_trace_model *gs_trace_model_new(void) {
   m->head = gs_replay_new();
   m->keyframes = g_array_new(FALSE, FALSE, sizeof(model_keyframe));
   m->keyframe_events = 8192; /* a seek applies at most this many events after a copy */
+  m->keyframe_share_min = MODEL_KEYFRAME_SHARE_MIN;
   model_decoder_init(&m->seek_decoder);
   model_decoder_init(&m->event_decoder);
   model_decoder_init(&m->query_decoder);

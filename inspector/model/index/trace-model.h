@@ -53,7 +53,9 @@ guint64 gs_trace_model_bytes_fed(const gs_trace_model *m);
 
 /* Events between keyframes of the state, exactly (by default 8192, more while the state is
  * big, so keyframes cost at most ~2 bytes per event): fewer make seeks faster and the model
- * bigger. For tests and benchmarks; set it before feeding anything. */
+ * bigger. For tests and benchmarks; set it before feeding anything. Such a model's keyframes
+ * keep alive objects and storages as shared records whatever their number (by default only
+ * from 8,192 on), so tests cover both kinds of keyframe. */
 void gs_trace_model_set_keyframe_interval(gs_trace_model *m, guint events);
 
 /* A model whose log is the file fd reads from its first byte (a followed log, fed as it grows):

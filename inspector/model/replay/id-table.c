@@ -61,6 +61,11 @@ static void grow(gs_id_table *t) {
   g_free(old);
 }
 
+void gs_id_table_reserve(gs_id_table *t, guint n) {
+  while ((guint64)n * 2 > (guint64)t->mask + 1)
+    grow(t);
+}
+
 void gs_id_table_replace(gs_id_table *t, guint64 id, gpointer value) {
   g_return_if_fail(value != NULL);
   guint i = gs_id_table_home(t, id);

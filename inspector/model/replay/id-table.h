@@ -60,6 +60,11 @@ static inline gpointer gs_id_table_lookup(const gs_id_table *t, guint64 id) {
 
 /* Sets id's value (value not NULL); a value it replaces is freed. */
 void gs_id_table_replace(gs_id_table *t, guint64 id, gpointer value);
+/* Makes room for n entries without growing. A copy reserves before it inserts: a table's
+ * entries come out in slot order, which is hash order, and inserted so into a table a fraction
+ * of the size they pile up into long probe runs (a seek that copied a keyframe of 200,000
+ * storages and replayed 400,000 events took 1 s of CPU, 0.2 s with the room reserved). */
+void gs_id_table_reserve(gs_id_table *t, guint n);
 /* Takes id out, freeing its value; FALSE if it was not there. */
 gboolean gs_id_table_remove(gs_id_table *t, guint64 id);
 static inline guint gs_id_table_size(const gs_id_table *t) { return t->len; }

@@ -192,6 +192,7 @@ void replay_nodes_follow_move(gs_replay *r, guint64 from, guint64 to) {
 void replay_copy_nodes(gs_replay *r, const gs_replay *src) {
   GHashTableIter it;
   gpointer value;
+  gs_id_table_reserve(r->node_index, g_hash_table_size(src->nodes));
   g_hash_table_iter_init(&it, src->nodes);
   while (g_hash_table_iter_next(&it, NULL, &value)) {
     const gs_replay_node *from = value;

@@ -236,12 +236,17 @@ GArray *gs_replay_tensors_on_storage(const gs_replay *r, guint64 storage, guint6
   return ids;
 }
 
-void replay_copy_objects(gs_replay *r, const gs_replay *src) {
+void replay_object_insert(gs_replay *r, gs_replay_object *o) { object_put(r, o); }
+
+void replay_copy_objects(gs_replay *r, const gs_replay *src, gboolean objects) {
   GHashTableIter it;
   gpointer key, value;
-  g_hash_table_iter_init(&it, src->objects);
-  while (g_hash_table_iter_next(&it, NULL, &value))
-    object_put(r, g_memdup2(value, sizeof(gs_replay_object)));
+  if (objects) {
+    gs_id_table_reserve(r->object_index, g_hash_table_size(src->objects));
+    g_hash_table_iter_init(&it, src->objects);
+    while (g_hash_table_iter_next(&it, NULL, &value))
+      object_put(r, g_memdup2(value, sizeof(gs_replay_object)));
+  }
   g_hash_table_iter_init(&it, src->names);
   while (g_hash_table_iter_next(&it, &key, &value))
     replay_set_u64_name(r->names, *(guint64 *)key, value);

@@ -99,8 +99,10 @@ void replay_on_composite_create(gs_replay *r, const gs_trace_event *e);
 void replay_on_tensor_dispose(gs_replay *r, const gs_trace_event *e);
 void replay_on_tensor_move(gs_replay *r, const gs_trace_event *e);
 void replay_on_tensor_name(gs_replay *r, const gs_trace_event *e, const replay_strings *st);
-/* Objects, the names user code gave tensors, and what datasets read. */
-void replay_copy_objects(gs_replay *r, const gs_replay *src);
+/* Objects (unless not objects), the names user code gave tensors, and what datasets read. */
+void replay_copy_objects(gs_replay *r, const gs_replay *src, gboolean objects);
+/* Puts an object record (a copy of a kept one) into the table and the index. */
+void replay_object_insert(gs_replay *r, gs_replay_object *o);
 
 /* ---- replay-scopes.c ------------------------------------------------------------------ */
 

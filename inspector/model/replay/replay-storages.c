@@ -148,6 +148,7 @@ void replay_on_storage(gs_replay *r, const gs_trace_event *e) {
 void replay_copy_storages(gs_replay *r, const gs_replay *src) {
   g_autoptr(GHashTable) buffers = g_hash_table_new(g_direct_hash, g_direct_equal);
   gpointer value;
+  gs_id_table_reserve(r->storages, gs_id_table_size(src->storages));
   for (guint at = 0; gs_id_table_next(src->storages, &at, &value);) {
     const replay_storage *from = value;
     replay_storage *to = g_memdup2(from, sizeof *from);

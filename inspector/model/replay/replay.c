@@ -123,7 +123,7 @@ void gs_replay_free(gs_replay *r) {
   g_free(r);
 }
 
-gs_replay *gs_replay_copy(const gs_replay *src, gboolean open_scopes_only) {
+static gs_replay *copy(const gs_replay *src, gboolean open_scopes_only, gboolean records) {
   gs_replay *r = gs_replay_new();
   pool_unref(r->pool);
   r->pool = pool_ref(src->pool);
@@ -140,12 +140,21 @@ gs_replay *gs_replay_copy(const gs_replay *src, gboolean open_scopes_only) {
   r->n_warnings = src->n_warnings;
   r->in_snapshot = src->in_snapshot;
   /* The records' strings are the shared pool's: each file copies its records as they are. */
-  replay_copy_storages(r, src);
-  replay_copy_objects(r, src);
+  if (records)
+    replay_copy_storages(r, src);
+  replay_copy_objects(r, src, records);
   replay_copy_scopes(r, src, open_scopes_only);
   replay_copy_nodes(r, src);
   replay_copy_modules(r, src);
   return r;
+}
+
+gs_replay *gs_replay_copy(const gs_replay *src, gboolean open_scopes_only) {
+  return copy(src, open_scopes_only, TRUE);
+}
+
+gs_replay *gs_replay_copy_without_records(const gs_replay *src, gboolean open_scopes_only) {
+  return copy(src, open_scopes_only, FALSE);
 }
 
 /* GLib's tables leave a tombstone per removal and only rebuild when tombstones nearly fill

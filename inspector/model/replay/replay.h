@@ -203,6 +203,9 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(gs_replay, gs_replay_free)
  * out (scope_list and scopes hold copies of the open ones only): the trace model's keyframes,
  * which borrow ended scope records from its head state instead (they never change). */
 gs_replay *gs_replay_copy(const gs_replay *src, gboolean open_scopes_only);
+/* The same without alive objects and storages, which the caller keeps apart
+ * (replay-records.h): everything else (names, scopes, nodes, modules...) is copied. */
+gs_replay *gs_replay_copy_without_records(const gs_replay *src, gboolean open_scopes_only);
 
 /* Rebuilds the tables of alive records (the GHashTables of objects and nodes;
  * storages are in an id table, which needs none), which long runs of

@@ -1,0 +1,245 @@
+/* replay-records.c: a state's alive objects and storages kept for the trace model's keyframes
+ * (replay-records.h), in buckets by id that a keyframe shares with the one before it when
+ * nothing in them changed, and records shared too when a bucket did change. */
+#include "replay-records.h"
+
+#include <stddef.h>
+#include <string.h>
+
+#include "replay-private.h"
+
+/* Buckets per table: 200,000 records make ~50 a bucket, and a keyframe's two directories
+ * cost 32 KiB. */
+#define RECORDS_BITS 11
+#define N_BUCKETS (1u << RECORDS_BITS)
+
+/* Kept records, each starting with its count of the buckets that hold it: an object, and a
+ * storage with a copy of the buffer it reads (its bytes pointer NULL). */
+typedef struct object_rec {
+  gint refs;
+  gs_replay_object object;
+} object_rec;
+
+typedef struct storage_rec {
+  gint refs;
+  gboolean has_buffer;
+  replay_storage storage;
+  replay_buffer buffer;
+} storage_rec;
+
+/* A record with its id beside it: sorting and matching ids reads no record. */
+typedef struct entry {
+  guint64 id;
+  gpointer rec; /* object_rec* or storage_rec* (kept), or the live record */
+} entry;
+
+typedef struct bucket {
+  gint refs;
+  guint n;
+  entry recs[]; /* by id */
+} bucket;
+
+struct gs_replay_records {
+  bucket *objects[N_BUCKETS], *storages[N_BUCKETS]; /* NULL: empty */
+};
+
+static guint bucket_of(guint64 id) { return (guint)(gs_id_mix(id) >> (64 - RECORDS_BITS)); }
+
+static void rec_unref(gpointer r) {
+  if (--*(gint *)r == 0)
+    g_free(r);
+}
+
+static void bucket_unref(bucket *b) {
+  if (!b || --b->refs)
+    return;
+  for (guint i = 0; i < b->n; i++)
+    rec_unref(b->recs[i].rec);
+  g_free(b);
+}
+
+void gs_replay_records_free(gs_replay_records *k) {
+  if (!k)
+    return;
+  for (guint i = 0; i < N_BUCKETS; i++) {
+    bucket_unref(k->objects[i]);
+    bucket_unref(k->storages[i]);
+  }
+  g_free(k);
+}
+
+/* Whether kept record r holds what the live record does (a storage: but for where its buffer
+ * is, which a copy changes). Bytes compared as they are: a difference in padding only costs
+ * a record kept twice. */
+static gboolean rec_equal(gconstpointer r, gconstpointer live, gboolean storages) {
+  if (!storages)
+    return memcmp(&((const object_rec *)r)->object, live, sizeof(gs_replay_object)) == 0;
+  const storage_rec *k = r;
+  const replay_storage *s = live;
+  const gsize at = offsetof(replay_storage, bytes), after = at + sizeof s->bytes;
+  if (memcmp(&k->storage, s, at) != 0 ||
+      memcmp((const char *)&k->storage + after, (const char *)s + after, sizeof *s - after) !=
+          0 ||
+      k->has_buffer != (s->bytes != NULL))
+    return FALSE;
+  return !s->bytes || memcmp(&k->buffer, s->bytes, sizeof *s->bytes) == 0;
+}
+
+guint64 gs_replay_records_cost(const gs_replay *r) {
+  guint64 n_objects = g_hash_table_size(r->objects), n_storages = gs_id_table_size(r->storages);
+  return sizeof(gs_replay_records) + 2 * N_BUCKETS * sizeof(bucket) +
+         n_objects * (sizeof(object_rec) + sizeof(entry)) +
+         n_storages * (sizeof(storage_rec) + sizeof(entry));
+}
+
+guint gs_replay_records_count(const gs_replay *r) {
+  return g_hash_table_size(r->objects) + gs_id_table_size(r->storages);
+}
+
+static gpointer rec_new(gconstpointer live, gboolean storages) {
+  if (!storages) {
+    object_rec *o = g_new(object_rec, 1);
+    o->refs = 1;
+    memcpy(&o->object, live, sizeof(gs_replay_object));
+    return o;
+  }
+  const replay_storage *s = live;
+  storage_rec *r = g_new0(storage_rec, 1);
+  r->refs = 1;
+  memcpy(&r->storage, s, sizeof *s);
+  r->storage.bytes = NULL;
+  r->has_buffer = s->bytes != NULL;
+  if (s->bytes)
+    memcpy(&r->buffer, s->bytes, sizeof *s->bytes);
+  return r;
+}
+
+/* The kept record of id in b, or NULL. */
+static gpointer bucket_find(const bucket *b, guint64 id) {
+  guint lo = 0, hi = b ? b->n : 0;
+  while (lo < hi) {
+    guint mid = (lo + hi) / 2;
+    guint64 at = b->recs[mid].id;
+    if (at == id)
+      return b->recs[mid].rec;
+    if (at < id)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return NULL;
+}
+
+static gint by_id(gconstpointer a, gconstpointer b) {
+  guint64 x = ((const entry *)a)->id, y = ((const entry *)b)->id;
+  return x < y ? -1 : x > y;
+}
+
+/* Keeps the live records (n of them, each starting with its id) into out, sharing what prev
+ * already keeps unchanged; adds the bytes it allocated to *bytes. */
+static void keep(gpointer *live, guint n, gboolean storages, bucket *const *prev, bucket **out,
+                 guint64 *bytes) {
+  guint *start = g_new0(guint, N_BUCKETS + 1);
+  guint *home = g_new(guint, MAX(n, 1));
+  for (guint i = 0; i < n; i++) {
+    home[i] = bucket_of(*(const guint64 *)live[i]);
+    start[home[i] + 1]++;
+  }
+  for (guint b = 0; b < N_BUCKETS; b++)
+    start[b + 1] += start[b];
+  entry *sorted = g_new(entry, MAX(n, 1));
+  guint *fill = g_memdup2(start, sizeof(guint) * N_BUCKETS);
+  for (guint i = 0; i < n; i++)
+    sorted[fill[home[i]]++] = (entry){*(const guint64 *)live[i], live[i]};
+  g_free(fill);
+  g_free(home);
+  for (guint b = 0; b < N_BUCKETS; b++) {
+    entry *in = sorted + start[b];
+    guint len = start[b + 1] - start[b];
+    if (!len)
+      continue;
+    qsort(in, len, sizeof(entry), by_id);
+    bucket *p = prev ? prev[b] : NULL;
+    gboolean same = p && p->n == len;
+    for (guint i = 0; same && i < len; i++)
+      same = p->recs[i].id == in[i].id && rec_equal(p->recs[i].rec, in[i].rec, storages);
+    if (same) {
+      p->refs++;
+      out[b] = p;
+      continue;
+    }
+    bucket *nb = g_malloc(sizeof(bucket) + sizeof(entry) * len);
+    nb->refs = 1;
+    nb->n = len;
+    *bytes += sizeof(bucket) + sizeof(entry) * len;
+    for (guint i = 0; i < len; i++) {
+      gpointer r = bucket_find(p, in[i].id);
+      if (r && rec_equal(r, in[i].rec, storages)) {
+        ++*(gint *)r;
+      } else {
+        r = rec_new(in[i].rec, storages);
+        *bytes += storages ? sizeof(storage_rec) : sizeof(object_rec);
+      }
+      nb->recs[i] = (entry){in[i].id, r};
+    }
+    out[b] = nb;
+  }
+  g_free(sorted);
+  g_free(start);
+}
+
+gs_replay_records *gs_replay_records_take(const gs_replay *r, const gs_replay_records *prev,
+                                          guint64 *bytes) {
+  guint n_storages = gs_id_table_size(r->storages), n = 0;
+  gpointer *live = g_new(gpointer, MAX(n_storages, 1));
+  gpointer value;
+  for (guint at = 0; gs_id_table_next(r->storages, &at, &value);) {
+    const replay_storage *s = value;
+    /* A buffer read by two storages, or one with values, is copied with the whole state. */
+    if (s->bytes && (s->bytes->refs != 1 || s->bytes->values)) {
+      g_free(live);
+      return NULL;
+    }
+    live[n++] = value;
+  }
+  gs_replay_records *k = g_new0(gs_replay_records, 1);
+  *bytes += sizeof *k;
+  keep(live, n, TRUE, prev ? prev->storages : NULL, k->storages, bytes);
+  g_free(live);
+
+  n = 0;
+  live = g_new(gpointer, MAX(g_hash_table_size(r->objects), 1));
+  GHashTableIter it;
+  g_hash_table_iter_init(&it, r->objects);
+  while (g_hash_table_iter_next(&it, NULL, &value))
+    live[n++] = value;
+  keep(live, n, FALSE, prev ? prev->objects : NULL, k->objects, bytes);
+  g_free(live);
+  return k;
+}
+
+void gs_replay_records_restore(const gs_replay_records *k, gs_replay *r) {
+  guint n_objects = 0, n_storages = 0;
+  for (guint b = 0; b < N_BUCKETS; b++) {
+    n_objects += k->objects[b] ? k->objects[b]->n : 0;
+    n_storages += k->storages[b] ? k->storages[b]->n : 0;
+  }
+  gs_id_table_reserve(r->storages, n_storages);
+  gs_id_table_reserve(r->object_index, n_objects);
+  for (guint b = 0; b < N_BUCKETS; b++) {
+    const bucket *sb = k->storages[b];
+    for (guint i = 0; sb && i < sb->n; i++) {
+      const storage_rec *kept = sb->recs[i].rec;
+      replay_storage *s = g_memdup2(&kept->storage, sizeof *s);
+      if (kept->has_buffer) {
+        s->bytes = g_memdup2(&kept->buffer, sizeof *s->bytes);
+        s->bytes->refs = 1;
+      }
+      gs_id_table_replace(r->storages, s->id, s);
+    }
+    const bucket *ob = k->objects[b];
+    for (guint i = 0; ob && i < ob->n; i++)
+      replay_object_insert(
+          r, g_memdup2(&((const object_rec *)ob->recs[i].rec)->object, sizeof(gs_replay_object)));
+  }
+}
