@@ -108,30 +108,43 @@ static bool max_pool_is_2x2(const pool_geom *g) {
          g->dh == 1 && g->dw == 1 && 2 * g->oh <= g->h && 2 * g->ow <= g->w;
 }
 
-#define MAX_POOL_2X2(T)                                                                            \
-  static void max_pool_2x2_##T(const pool_geom *g, const T *x, T *y, int64_t *idx) {               \
-    for (int64_t p = 0; p < g->planes; p++) {                                                      \
-      const T *plane = x + p * g->h * g->w;                                                        \
-      for (int64_t oy = 0; oy < g->oh; oy++) {                                                     \
-        const T *r0 = plane + 2 * oy * g->w, *r1 = r0 + g->w;                                      \
-        int64_t base = 2 * oy * g->w;                                                              \
-        for (int64_t ox = 0; ox < g->ow; ox++) {                                                   \
+/* v takes over the window's max (and i its index) when larger or NaN; as bit masks, not
+ * branches: after relu the winner is a coin toss the branch predictor loses (half the pool's
+ * time). U: T's bits as an unsigned integer. */
+#define POOL_TAKE(T, U, max, best, v, i)                                                           \
+  do {                                                                                             \
+    int t_ = (v > max) | (v != v);                                                                 \
+    U m_ = (U)0 - (U)t_, vb_, mb_;                                                                 \
+    memcpy(&vb_, &v, sizeof vb_), memcpy(&mb_, &max, sizeof mb_);                                  \
+    mb_ = (vb_ & m_) | (mb_ & ~m_);                                                                \
+    memcpy(&max, &mb_, sizeof mb_);                                                                \
+    best ^= (best ^ (i)) & -(int64_t)t_;                                                           \
+  } while (0)
+
+#define MAX_POOL_2X2(T, U)                                                                         \
+  __attribute__((noinline)) static void max_pool_2x2_##T(const pool_geom *g, const T *x, T *y,     \
+                                                         int64_t *idx) {                           \
+    const int64_t w = g->w, oh = g->oh, ow = g->ow, plane = g->h * g->w;                           \
+    for (int64_t p = 0; p < g->planes; p++, x += plane)                                            \
+      for (int64_t oy = 0; oy < oh; oy++) {                                                        \
+        const T *r0 = x + 2 * oy * w, *r1 = r0 + w;                                                \
+        const int64_t base = 2 * oy * w;                                                           \
+        for (int64_t ox = 0; ox < ow; ox++) {                                                      \
           int64_t c = 2 * ox, best = base + c;                                                     \
           T max = r0[c], v;                                                                        \
-          if ((v = r0[c + 1]) > max || isnan(v))                                                   \
-            max = v, best = base + c + 1;                                                          \
-          if ((v = r1[c]) > max || isnan(v))                                                       \
-            max = v, best = base + g->w + c;                                                       \
-          if ((v = r1[c + 1]) > max || isnan(v))                                                   \
-            max = v, best = base + g->w + c + 1;                                                   \
+          v = r0[c + 1];                                                                           \
+          POOL_TAKE(T, U, max, best, v, base + c + 1);                                             \
+          v = r1[c];                                                                               \
+          POOL_TAKE(T, U, max, best, v, base + w + c);                                             \
+          v = r1[c + 1];                                                                           \
+          POOL_TAKE(T, U, max, best, v, base + w + c + 1);                                         \
           *y++ = max;                                                                              \
           *idx++ = best;                                                                           \
         }                                                                                          \
       }                                                                                            \
-    }                                                                                              \
   }
-MAX_POOL_2X2(f32)
-MAX_POOL_2X2(f64)
+MAX_POOL_2X2(f32, uint32_t)
+MAX_POOL_2X2(f64, uint64_t)
 
 #define POOL_KERNELS(T)                                                                            \
   static void max_pool_##T(const pool_geom *g, const T *x, T *y, int64_t *idx) {                   \
