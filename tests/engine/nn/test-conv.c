@@ -133,6 +133,39 @@ static void test_conv2d_module(void) {
 }
 
 /* max_pool2d's indices are flat positions in each plane, first maximum of each window. */
+/* The f32 2x2 pool (four windows at a time where rows hold pairs of windows, an odd pair
+ * left over) answers as the f64 scan: same values and indices, ties (relu's zeros, small
+ * integers) and NaNs included. */
+static void test_max_pool_f32_matches_f64(void) {
+  gs_rng rng;
+  gs_rng_seed(&rng, 5);
+  const int64_t shapes[][4] = {{2, 3, 6, 8}, {1, 3, 2, 4}, {3, 2, 4, 4}, {1, 1, 3, 6}};
+  for (size_t i = 0; i < G_N_ELEMENTS(shapes); i++) {
+    gs_tensor r = gs_randn(GS_F64, shapes[i], 4, &rng);
+    gs_tensor two = gs_scalar(GS_F64, 2);
+    gs_tensor scaled = gs_mul(r, two);
+    gs_tensor floored = gs_floor(scaled), relu = gs_relu(floored); /* many ties */
+    double *v = test_values(relu);
+    v[1] = NAN;
+    gs_tensor x64 = gs_from_data(GS_F64, shapes[i], 4, v);
+    g_free(v);
+    gs_tensor x32 = gs_to_dtype(x64, GS_F32);
+    gs_tensor i64, i32;
+    gs_tensor y64 = gs_max_pool2d(x64, &(gs_pool2d_options){.kernel = {2}}, &i64);
+    gs_tensor y32 = gs_max_pool2d(x32, &(gs_pool2d_options){.kernel = {2}}, &i32);
+    double *a = test_values(y64), *b = test_values(y32), *ia = test_values(i64),
+           *ib = test_values(i32);
+    for (int64_t k = 0; k < gs_numel(y64); k++) {
+      g_assert_true(isnan(a[k]) ? isnan(b[k]) : a[k] == b[k]);
+      g_assert_cmpfloat(ia[k], ==, ib[k]);
+    }
+    g_free(a), g_free(b), g_free(ia), g_free(ib);
+    gs_dispose(r), gs_dispose(two), gs_dispose(scaled), gs_dispose(floored), gs_dispose(relu);
+    gs_dispose(x64), gs_dispose(x32);
+    gs_dispose(i64), gs_dispose(i32), gs_dispose(y64), gs_dispose(y32);
+  }
+}
+
 static void test_max_pool_indices(void) {
   double v[16] = {1, 5, 2, 2,
                   3, 5, 0, 9,
@@ -214,6 +247,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/conv/conv2d-matches-the-definition", test_conv2d_matches_the_definition);
   g_test_add_func("/conv/conv2d-module", test_conv2d_module);
   g_test_add_func("/conv/max-pool-indices", test_max_pool_indices);
+  g_test_add_func("/conv/max-pool-f32-matches-f64", test_max_pool_f32_matches_f64);
   g_test_add_func("/conv/refusals", test_refusals);
   return g_test_run();
 }
