@@ -211,28 +211,36 @@ static int64_t chunk_samples(const conv_geom *g) {
 
 /* Moves a chunk's [og, nb * l] block (columns sample-major) to or from [nb, O, l] planes
  * starting at channel oc0. to_chunk: planes -> block, adding each plane's sum onto
- * sums[oc0 + o] when sums is not NULL (the bias's gradient); else block -> planes, adding
- * bias[oc0 + o] when bias is not NULL (one pass for the product and the bias). */
+ * sums[oc0 + o] when sums is not NULL (the bias's gradient, summed as gs_sum sums it: each
+ * plane a run in eight double lanes, planes in sample order, so the same bits); else block ->
+ * planes, adding bias[oc0 + o] when bias is not NULL (one pass for the product and the bias). */
 #define CONV_SHUFFLE(T)                                                                            \
   static void shuffle_##T(const conv_geom *g, int64_t nb, int64_t oc0, T *block, T *planes,        \
-                          bool to_chunk, const T *bias, T *sums) {                                 \
+                          bool to_chunk, const T *bias, double *sums) {                            \
+    const int64_t l = g->l;                                                                        \
     for (int64_t s = 0; s < nb; s++)                                                               \
       for (int64_t o = 0; o < g->og; o++) {                                                        \
-        T *b = block + (o * nb + s) * g->l, *p = planes + (s * g->o + oc0 + o) * g->l;             \
+        T *b = block + (o * nb + s) * l, *p = planes + (s * g->o + oc0 + o) * l;                   \
         if (to_chunk) {                                                                            \
-          memcpy(b, p, sizeof(T) * (size_t)g->l);                                                  \
+          memcpy(b, p, sizeof(T) * (size_t)l);                                                     \
           if (sums) {                                                                              \
-            T acc = 0;                                                                             \
-            for (int64_t i = 0; i < g->l; i++)                                                     \
-              acc += p[i];                                                                         \
-            sums[oc0 + o] += acc;                                                                  \
+            double lane[8] = {0}, total = 0.0;                                                     \
+            int64_t k = 0;                                                                         \
+            for (; k + 8 <= l; k += 8)                                                             \
+              for (int x = 0; x < 8; x++)                                                          \
+                lane[x] += (double)p[k + x];                                                       \
+            for (; k < l; k++)                                                                     \
+              total += (double)p[k];                                                               \
+            total += ((lane[0] + lane[1]) + (lane[2] + lane[3])) +                                 \
+                     ((lane[4] + lane[5]) + (lane[6] + lane[7]));                                  \
+            sums[oc0 + o] += total;                                                                \
           }                                                                                        \
         } else if (bias) {                                                                         \
           T v = bias[oc0 + o];                                                                     \
-          for (int64_t i = 0; i < g->l; i++)                                                       \
+          for (int64_t i = 0; i < l; i++)                                                          \
             p[i] = b[i] + v;                                                                       \
         } else {                                                                                   \
-          memcpy(p, b, sizeof(T) * (size_t)g->l);                                                  \
+          memcpy(p, b, sizeof(T) * (size_t)l);                                                     \
         }                                                                                          \
       }                                                                                            \
   }
@@ -240,11 +248,11 @@ CONV_SHUFFLE(f32)
 CONV_SHUFFLE(f64)
 
 static void shuffle(gs_dtype dt, const conv_geom *g, int64_t nb, int64_t oc0, char *block,
-                    char *planes, bool to_chunk, const char *bias, char *sums) {
+                    char *planes, bool to_chunk, const char *bias, double *sums) {
   if (dt == GS_F32)
-    shuffle_f32(g, nb, oc0, (f32 *)block, (f32 *)planes, to_chunk, (const f32 *)bias, (f32 *)sums);
+    shuffle_f32(g, nb, oc0, (f32 *)block, (f32 *)planes, to_chunk, (const f32 *)bias, sums);
   else
-    shuffle_f64(g, nb, oc0, (f64 *)block, (f64 *)planes, to_chunk, (const f64 *)bias, (f64 *)sums);
+    shuffle_f64(g, nb, oc0, (f64 *)block, (f64 *)planes, to_chunk, (const f64 *)bias, sums);
 }
 
 /* A scratch buffer of count elements of dt (an unregistered storage); false after
@@ -299,11 +307,11 @@ static bool conv_forward(gs_dtype dt, const conv_geom *g, const char *x, const c
   return true;
 }
 
-/* dx (zeroed, [N, C, H, W]), dw ([O, cg, kh, kw]) and db ([O], zeroed) from gy [N, O, L];
+/* dx (zeroed, [N, C, H, W]), dw ([O, cg, kh, kw]) and db (O sums, zeroed) from gy [N, O, L];
  * any output may be NULL when not wanted, and then its operand (x for dw, w for dx) may be
  * NULL too. */
 static bool conv_backward(gs_dtype dt, const conv_geom *g, const char *x, const char *w,
-                          const char *gy, char *dx, char *dw, char *db, const char *fn) {
+                          const char *gy, char *dx, char *dw, double *db, const char *fn) {
   int64_t nb = chunk_samples(g);
   conv_scratch sc;
   if (!scratch_open(&sc, dt, g, nb, fn))
@@ -456,10 +464,12 @@ static void conv2d_backward(gs__node *n, gs_tensor hg, gs_tensor *grads) {
   if (!gs__as_contiguous(gt, dt, &gy, fn))
     return;
   bool want_x = gs__needs_grad(n, 0), want_w = gs__needs_grad(n, 1);
+  bool want_b = n->n_inputs > 2 && gs__needs_grad(n, 2);
   bool ok = (!want_w || contiguous_of(gs__saved(n, 0), dt, &x, fn)) &&
             (!want_x || contiguous_of(gs__saved(n, 1), dt, &w, fn));
-  gs__tensor *dx = NULL, *dw = NULL;
-  gs_tensor hdx = GS_NO_TENSOR, hdw = GS_NO_TENSOR;
+  gs__tensor *dx = NULL, *dw = NULL, *db = NULL;
+  gs_tensor hdx = GS_NO_TENSOR, hdw = GS_NO_TENSOR, hdb = GS_NO_TENSOR;
+  double *sums = NULL;
   if (ok && want_x) {
     hdx = gs_zeros(dt, n->inputs[0].shape, n->inputs[0].ndim);
     dx = hdx.id ? gs__lookup(hdx, fn) : NULL;
@@ -469,28 +479,42 @@ static void conv2d_backward(gs__node *n, gs_tensor hg, gs_tensor *grads) {
     hdw = gs__tensor_new(dt, n->inputs[1].shape, n->inputs[1].ndim, fn, &dw);
     ok = hdw.id != 0;
   }
+  if (ok && want_b) { /* summed while the gradient is shuffled, not by a gs_sum pass of its own */
+    hdb = gs__tensor_new(dt, n->inputs[2].shape, n->inputs[2].ndim, fn, &db);
+    sums = hdb.id ? calloc((size_t)g.o, sizeof *sums) : NULL;
+    if (hdb.id && !sums)
+      gs__error(GS_ERR_OUT_OF_MEMORY, fn, "out of memory for %lld bias sums", (long long)g.o);
+    ok = sums != NULL;
+  }
   if (ok)
     ok = conv_backward(dt, &g, want_w ? gs__tensor_data(&x) : NULL,
                        want_x ? gs__tensor_data(&w) : NULL, gs__tensor_data(&gy),
-                       dx ? gs__tensor_data(dx) : NULL, dw ? gs__tensor_data(dw) : NULL, NULL, fn);
+                       dx ? gs__tensor_data(dx) : NULL, dw ? gs__tensor_data(dw) : NULL, sums, fn);
   gs__tensor_release(&gy);
   if (x.storage)
     gs__tensor_release(&x);
   if (w.storage)
     gs__tensor_release(&w);
+  if (ok && db) {
+    db = gs__lookup(hdb, fn); /* the lookups above may have moved the tensor table */
+    ok = db != NULL;
+    for (int64_t o = 0; ok && o < g.o; o++)
+      if (dt == GS_F32)
+        ((f32 *)gs__tensor_data(db))[o] = (f32)sums[o];
+      else
+        ((f64 *)gs__tensor_data(db))[o] = sums[o];
+  }
+  free(sums);
   if (!ok) {
-    gs_dispose(hdx), gs_dispose(hdw);
+    gs_dispose(hdx), gs_dispose(hdw), gs_dispose(hdb);
     return;
   }
   if (want_x)
     grads[0] = gs__reduce_grad(n, 0, hdx);
   if (want_w)
     grads[1] = gs__reduce_grad(n, 1, hdw);
-  if (n->n_inputs > 2 && gs__needs_grad(n, 2)) {
-    int batched[3] = {0, 2, 3}, unbatched[2] = {1, 2};
-    grads[2] = gs__reduce_grad(n, 2, n->inputs[0].ndim == 4 ? gs_sum(hg, batched, 3, false)
-                                                            : gs_sum(hg, unbatched, 2, false));
-  }
+  if (want_b)
+    grads[2] = gs__reduce_grad(n, 2, hdb);
 }
 GS__BACKWARD(Conv2dBackward, conv2d_backward);
 
