@@ -305,6 +305,26 @@ static void load_geom(const gs__node *n, pool_geom *g) {
 /* ---- backward formulas ---------------------------------------------------------------- */
 
 /* d max_pool(x) = g added at each window's argmax (saved: the indices) */
+/* The 2x2 pool's backward when its windows tile the plane exactly (the CNN's): each window's
+ * four pixels written at once, the gradient at the winner and zero elsewhere, instead of a
+ * zeroed plane and a scatter. 0 + g, not g: the same bits as adding onto zero. */
+#define MAX_UNPOOL_2X2(T)                                                                          \
+  static void max_unpool_2x2_##T(const pool_geom *g, const T *gy, const int64_t *idx, T *dx) {     \
+    const int64_t w = g->w, oh = g->oh, ow = g->ow, plane = g->h * g->w;                           \
+    for (int64_t p = 0; p < g->planes; p++, dx += plane)                                           \
+      for (int64_t oy = 0; oy < oh; oy++)                                                          \
+        for (int64_t ox = 0; ox < ow; ox++, gy++, idx++) {                                         \
+          int64_t at = 2 * oy * w + 2 * ox;                                                        \
+          T v = (T)0 + *gy;                                                                        \
+          dx[at] = *idx == at ? v : (T)0;                                                          \
+          dx[at + 1] = *idx == at + 1 ? v : (T)0;                                                  \
+          dx[at + w] = *idx == at + w ? v : (T)0;                                                  \
+          dx[at + w + 1] = *idx == at + w + 1 ? v : (T)0;                                          \
+        }                                                                                          \
+  }
+MAX_UNPOOL_2X2(f32)
+MAX_UNPOOL_2X2(f64)
+
 static void max_pool2d_backward(gs__node *n, gs_tensor hg, gs_tensor *grads) {
   const char *fn = n->kind->name;
   pool_geom g;
@@ -317,6 +337,22 @@ static void max_pool2d_backward(gs__node *n, gs_tensor hg, gs_tensor *grads) {
     return;
   if (!gs__as_contiguous(it, GS_I64, &ci, fn)) {
     gs__tensor_release(&cg);
+    return;
+  }
+  if (max_pool_is_2x2(&g) && 2 * g.oh == g.h && 2 * g.ow == g.w) {
+    gs__tensor *dx;
+    gs_tensor hdx = gs__tensor_new(gt->dtype, n->inputs[0].shape, n->inputs[0].ndim, fn, &dx);
+    if (hdx.id) {
+      if (gt->dtype == GS_F32)
+        max_unpool_2x2_f32(&g, (const f32 *)gs__tensor_data(&cg),
+                           (const int64_t *)gs__tensor_data(&ci), (f32 *)gs__tensor_data(dx));
+      else
+        max_unpool_2x2_f64(&g, (const f64 *)gs__tensor_data(&cg),
+                           (const int64_t *)gs__tensor_data(&ci), (f64 *)gs__tensor_data(dx));
+      grads[0] = gs__reduce_grad(n, 0, hdx);
+    }
+    gs__tensor_release(&cg);
+    gs__tensor_release(&ci);
     return;
   }
   gs_tensor hdx = gs_zeros(gt->dtype, n->inputs[0].shape, n->inputs[0].ndim);

@@ -135,7 +135,7 @@ static void test_conv2d_module(void) {
 /* max_pool2d's indices are flat positions in each plane, first maximum of each window. */
 /* The f32 2x2 pool (four windows at a time where rows hold pairs of windows, an odd pair
  * left over) answers as the f64 scan: same values and indices, ties (relu's zeros, small
- * integers) and NaNs included. */
+ * integers) and NaNs included; and both backward passes put the gradient on the same pixels. */
 static void test_max_pool_f32_matches_f64(void) {
   gs_rng rng;
   gs_rng_seed(&rng, 5);
@@ -151,8 +151,24 @@ static void test_max_pool_f32_matches_f64(void) {
     g_free(v);
     gs_tensor x32 = gs_to_dtype(x64, GS_F32);
     gs_tensor i64, i32;
+    gs_set_requires_grad(x64, true), gs_set_requires_grad(x32, true);
     gs_tensor y64 = gs_max_pool2d(x64, &(gs_pool2d_options){.kernel = {2}}, &i64);
     gs_tensor y32 = gs_max_pool2d(x32, &(gs_pool2d_options){.kernel = {2}}, &i32);
+    /* backward: 1 at each window's winner (4x4 planes: exact tiling; 6 wide rows: leftovers) */
+    gs_tensor s64 = gs_sum(y64, NULL, 0, false), s32 = gs_sum(y32, NULL, 0, false);
+    gs_backward(s64), gs_backward(s32);
+    double *ga = test_values(gs_grad(x64)), *gb = test_values(gs_grad(x32));
+    double *want = g_new0(double, gs_numel(x64)), *at = test_values(i64);
+    int64_t plane = shapes[i][2] * shapes[i][3],
+            per = gs_numel(y64) / (shapes[i][0] * shapes[i][1]);
+    for (int64_t k = 0; k < gs_numel(y64); k++)
+      want[k / per * plane + (int64_t)at[k]] = 1;
+    for (int64_t k = 0; k < gs_numel(x64); k++) {
+      g_assert_cmpfloat(ga[k], ==, want[k]);
+      g_assert_cmpfloat(gb[k], ==, want[k]);
+    }
+    g_free(ga), g_free(gb), g_free(want), g_free(at);
+    gs_dispose(s64), gs_dispose(s32);
     double *a = test_values(y64), *b = test_values(y32), *ia = test_values(i64),
            *ib = test_values(i32);
     for (int64_t k = 0; k < gs_numel(y64); k++) {
