@@ -83,17 +83,106 @@ typedef double f64;
 CONV_KERNELS(f32)
 CONV_KERNELS(f64)
 
-static void im2col(gs_dtype dt, const conv_geom *g, const char *x, char *cols, int64_t ld,
-                   int64_t col0) {
-  if (dt == GS_F32)
+/* Unit stride and dilation (the CNN's 3x3 padding-1 layers) take a padded copy of the
+ * sample's planes instead: then every column row is oh runs of ow contiguous pixels with no
+ * bounds to test, copied (or, for col2im, added) whole. Widths 4 and 8 (8x8 digits and their
+ * pooled 4x4) get a copy of fixed length the compiler turns into vector moves: the general
+ * loop's per-pixel bounds test and scalar copy was a quarter of the CNN's step. pad holds
+ * cg planes of (h + 2 ph) x (w + 2 pw); its border stays zero between samples. */
+static bool conv_is_dense(const conv_geom *g) {
+  return g->sh == 1 && g->sw == 1 && g->dh == 1 && g->dw == 1;
+}
+
+#define CONV_DENSE_KERNELS(T)                                                                      \
+  static inline void run_copy_##T(T *restrict d, const T *restrict s, int64_t n) {                 \
+    if (n == 4)                                                                                    \
+      memcpy(d, s, 4 * sizeof(T));                                                                 \
+    else if (n == 8)                                                                               \
+      memcpy(d, s, 8 * sizeof(T));                                                                 \
+    else                                                                                           \
+      memcpy(d, s, (size_t)n * sizeof(T));                                                         \
+  }                                                                                                \
+  static inline void run_add_##T(T *restrict d, const T *restrict s, int64_t n) {                  \
+    if (n == 4)                                                                                    \
+      for (int k = 0; k < 4; k++)                                                                  \
+        d[k] += s[k];                                                                              \
+    else if (n == 8)                                                                               \
+      for (int k = 0; k < 8; k++)                                                                  \
+        d[k] += s[k];                                                                              \
+    else                                                                                           \
+      for (int64_t k = 0; k < n; k++)                                                              \
+        d[k] += s[k];                                                                              \
+  }                                                                                                \
+  static void im2col_dense_##T(const conv_geom *g, const T *x, T *pad, T *cols, int64_t ld,        \
+                               int64_t col0) {                                                     \
+    const int64_t h = g->h, w = g->w, oh = g->oh, ow = g->ow, kh = g->kh, kw = g->kw;              \
+    const int64_t hp = h + 2 * g->ph, wp = w + 2 * g->pw;                                          \
+    for (int64_t c = 0; c < g->cg; c++)                                                            \
+      for (int64_t y = 0; y < h; y++)                                                              \
+        run_copy_##T(pad + (c * hp + y + g->ph) * wp + g->pw, x + (c * h + y) * w, w);             \
+    T *row = cols + col0;                                                                          \
+    for (int64_t c = 0; c < g->cg; c++)                                                            \
+      for (int64_t i = 0; i < kh; i++)                                                             \
+        for (int64_t j = 0; j < kw; j++, row += ld) {                                              \
+          T *r = row;                                                                              \
+          const T *s = pad + (c * hp + i) * wp + j;                                                \
+          if (ow == 4)                                                                             \
+            for (int64_t oy = 0; oy < oh; oy++, r += 4, s += wp)                                   \
+              memcpy(r, s, 4 * sizeof(T));                                                         \
+          else if (ow == 8)                                                                        \
+            for (int64_t oy = 0; oy < oh; oy++, r += 8, s += wp)                                   \
+              memcpy(r, s, 8 * sizeof(T));                                                         \
+          else                                                                                     \
+            for (int64_t oy = 0; oy < oh; oy++, r += ow, s += wp)                                  \
+              memcpy(r, s, (size_t)ow * sizeof(T));                                                \
+        }                                                                                          \
+  }                                                                                                \
+  static void col2im_dense_##T(const conv_geom *g, const T *cols, int64_t ld, int64_t col0,        \
+                               T *pad, T *x) {                                                     \
+    const int64_t h = g->h, w = g->w, oh = g->oh, ow = g->ow, kh = g->kh, kw = g->kw;              \
+    const int64_t hp = h + 2 * g->ph, wp = w + 2 * g->pw;                                          \
+    memset(pad, 0, sizeof(T) * (size_t)(g->cg * hp * wp));                                         \
+    const T *row = cols + col0;                                                                    \
+    for (int64_t c = 0; c < g->cg; c++)                                                            \
+      for (int64_t i = 0; i < kh; i++)                                                             \
+        for (int64_t j = 0; j < kw; j++, row += ld) {                                              \
+          const T *r = row;                                                                        \
+          T *d = pad + (c * hp + i) * wp + j;                                                      \
+          for (int64_t oy = 0; oy < oh; oy++, r += ow, d += wp)                                    \
+            run_add_##T(d, r, ow);                                                                 \
+        }                                                                                          \
+    for (int64_t c = 0; c < g->cg; c++)                                                            \
+      for (int64_t y = 0; y < h; y++)                                                              \
+        run_add_##T(x + (c * h + y) * w, pad + (c * hp + y + g->ph) * wp + g->pw, w);              \
+  }
+CONV_DENSE_KERNELS(f32)
+CONV_DENSE_KERNELS(f64)
+
+/* pad: the dense kernels' padded planes (pad_elems(g) elements, zeroed), or NULL for the
+ * general ones. */
+static int64_t pad_elems(const conv_geom *g) {
+  return conv_is_dense(g) ? g->cg * (g->h + 2 * g->ph) * (g->w + 2 * g->pw) : 0;
+}
+
+static void im2col(gs_dtype dt, const conv_geom *g, const char *x, char *pad, char *cols,
+                   int64_t ld, int64_t col0) {
+  if (pad && dt == GS_F32)
+    im2col_dense_f32(g, (const f32 *)x, (f32 *)pad, (f32 *)cols, ld, col0);
+  else if (pad)
+    im2col_dense_f64(g, (const f64 *)x, (f64 *)pad, (f64 *)cols, ld, col0);
+  else if (dt == GS_F32)
     im2col_f32(g, (const f32 *)x, (f32 *)cols, ld, col0);
   else
     im2col_f64(g, (const f64 *)x, (f64 *)cols, ld, col0);
 }
 
 static void col2im(gs_dtype dt, const conv_geom *g, const char *cols, int64_t ld, int64_t col0,
-                   char *x) {
-  if (dt == GS_F32)
+                   char *pad, char *x) {
+  if (pad && dt == GS_F32)
+    col2im_dense_f32(g, (const f32 *)cols, ld, col0, (f32 *)pad, (f32 *)x);
+  else if (pad)
+    col2im_dense_f64(g, (const f64 *)cols, ld, col0, (f64 *)pad, (f64 *)x);
+  else if (dt == GS_F32)
     col2im_f32(g, (const f32 *)cols, ld, col0, (f32 *)x);
   else
     col2im_f64(g, (const f64 *)cols, ld, col0, (f64 *)x);
@@ -121,19 +210,49 @@ static int64_t chunk_samples(const conv_geom *g) {
 }
 
 /* Moves a chunk's [og, nb * l] block (columns sample-major) to or from [nb, O, l] planes
- * starting at channel oc0. to_chunk: planes -> block. */
+ * starting at channel oc0. to_chunk: planes -> block, adding each plane's sum onto
+ * sums[oc0 + o] when sums is not NULL (the bias's gradient, summed as gs_sum sums it: each
+ * plane a run in eight double lanes, planes in sample order, so the same bits); else block ->
+ * planes, adding bias[oc0 + o] when bias is not NULL (one pass for the product and the bias). */
+#define CONV_SHUFFLE(T)                                                                            \
+  static void shuffle_##T(const conv_geom *g, int64_t nb, int64_t oc0, T *block, T *planes,        \
+                          bool to_chunk, const T *bias, double *sums) {                            \
+    const int64_t l = g->l;                                                                        \
+    for (int64_t s = 0; s < nb; s++)                                                               \
+      for (int64_t o = 0; o < g->og; o++) {                                                        \
+        T *b = block + (o * nb + s) * l, *p = planes + (s * g->o + oc0 + o) * l;                   \
+        if (to_chunk) {                                                                            \
+          memcpy(b, p, sizeof(T) * (size_t)l);                                                     \
+          if (sums) {                                                                              \
+            double lane[8] = {0}, total = 0.0;                                                     \
+            int64_t k = 0;                                                                         \
+            for (; k + 8 <= l; k += 8)                                                             \
+              for (int x = 0; x < 8; x++)                                                          \
+                lane[x] += (double)p[k + x];                                                       \
+            for (; k < l; k++)                                                                     \
+              total += (double)p[k];                                                               \
+            total += ((lane[0] + lane[1]) + (lane[2] + lane[3])) +                                 \
+                     ((lane[4] + lane[5]) + (lane[6] + lane[7]));                                  \
+            sums[oc0 + o] += total;                                                                \
+          }                                                                                        \
+        } else if (bias) {                                                                         \
+          T v = bias[oc0 + o];                                                                     \
+          for (int64_t i = 0; i < l; i++)                                                          \
+            p[i] = b[i] + v;                                                                       \
+        } else {                                                                                   \
+          memcpy(p, b, sizeof(T) * (size_t)l);                                                     \
+        }                                                                                          \
+      }                                                                                            \
+  }
+CONV_SHUFFLE(f32)
+CONV_SHUFFLE(f64)
+
 static void shuffle(gs_dtype dt, const conv_geom *g, int64_t nb, int64_t oc0, char *block,
-                    char *planes, bool to_chunk) {
-  size_t es = gs__elsize(dt), run = (size_t)g->l * es;
-  for (int64_t s = 0; s < nb; s++)
-    for (int64_t o = 0; o < g->og; o++) {
-      char *b = block + ((o * nb + s) * g->l) * (int64_t)es;
-      char *p = planes + ((s * g->o + oc0 + o) * g->l) * (int64_t)es;
-      if (to_chunk)
-        memcpy(b, p, run);
-      else
-        memcpy(p, b, run);
-    }
+                    char *planes, bool to_chunk, const char *bias, double *sums) {
+  if (dt == GS_F32)
+    shuffle_f32(g, nb, oc0, (f32 *)block, (f32 *)planes, to_chunk, (const f32 *)bias, sums);
+  else
+    shuffle_f64(g, nb, oc0, (f64 *)block, (f64 *)planes, to_chunk, (const f64 *)bias, sums);
 }
 
 /* A scratch buffer of count elements of dt (an unregistered storage); false after
@@ -142,68 +261,70 @@ static bool scratch(gs__tensor *t, gs_dtype dt, int64_t count, const char *fn) {
   return gs__tensor_init(t, dt, (int64_t[]){count > 0 ? count : 1}, 1, fn);
 }
 
+/* One scratch for a call: the column buffer (k x nb * l), the product block (og x nb * l) and
+ * the dense kernels' two padded planes (im2col's zeroed: its border must stay zero), in one
+ * allocation. */
+typedef struct conv_scratch {
+  gs__tensor t;
+  char *cols, *block, *pad, *acc; /* acc: col2im's padded planes, zeroed by each call */
+} conv_scratch;
+
+static bool scratch_open(conv_scratch *sc, gs_dtype dt, const conv_geom *g, int64_t nb,
+                         const char *fn) {
+  int64_t ncols = g->k * nb * g->l, nblock = g->og * nb * g->l, npad = pad_elems(g);
+  if (!scratch(&sc->t, dt, ncols + nblock + 2 * npad, fn))
+    return false;
+  size_t es = gs__elsize(dt);
+  sc->cols = gs__tensor_data(&sc->t);
+  sc->block = sc->cols + (size_t)ncols * es;
+  sc->pad = npad ? sc->block + (size_t)nblock * es : NULL;
+  sc->acc = npad ? sc->pad + (size_t)npad * es : NULL;
+  if (sc->pad)
+    memset(sc->pad, 0, (size_t)npad * es);
+  return true;
+}
+
 /* out [N, O, L] = conv(x, w) + bias, x [N, C, H, W] and w [O, cg, kh, kw] contiguous. */
 static bool conv_forward(gs_dtype dt, const conv_geom *g, const char *x, const char *w,
                          const char *bias, char *out, const char *fn) {
   int64_t nb = chunk_samples(g);
-  gs__tensor cols, prod;
-  if (!scratch(&cols, dt, g->k * nb * g->l, fn))
+  conv_scratch sc;
+  if (!scratch_open(&sc, dt, g, nb, fn))
     return false;
-  if (!scratch(&prod, dt, g->og * nb * g->l, fn)) {
-    gs__tensor_release(&cols);
-    return false;
-  }
   int64_t es = (int64_t)gs__elsize(dt);
-  char *pc = gs__tensor_data(&cols), *pp = gs__tensor_data(&prod);
   for (int64_t n0 = 0; n0 < g->n; n0 += nb) {
     int64_t m = g->n - n0 < nb ? g->n - n0 : nb;
     for (int64_t gi = 0; gi < g->groups; gi++) {
       for (int64_t s = 0; s < m; s++)
-        im2col(dt, g, x + (((n0 + s) * g->c + gi * g->cg) * g->h * g->w) * es, pc, m * g->l,
-               s * g->l);
-      gemm(dt, false, false, g->og, m * g->l, g->k, 0.0, w + gi * g->og * g->k * es, g->k, pc,
-           m * g->l, pp, m * g->l);
-      shuffle(dt, g, m, gi * g->og, pp, out + n0 * g->o * g->l * es, false);
+        im2col(dt, g, x + (((n0 + s) * g->c + gi * g->cg) * g->h * g->w) * es, sc.pad, sc.cols,
+               m * g->l, s * g->l);
+      gemm(dt, false, false, g->og, m * g->l, g->k, 0.0, w + gi * g->og * g->k * es, g->k, sc.cols,
+           m * g->l, sc.block, m * g->l);
+      shuffle(dt, g, m, gi * g->og, sc.block, out + n0 * g->o * g->l * es, false, bias, NULL);
     }
   }
-  if (bias) {
-    for (int64_t s = 0; s < g->n; s++)
-      for (int64_t o = 0; o < g->o; o++) {
-        char *p = out + (s * g->o + o) * g->l * es;
-        if (dt == GS_F32)
-          for (int64_t i = 0; i < g->l; i++)
-            ((f32 *)p)[i] += ((const f32 *)bias)[o];
-        else
-          for (int64_t i = 0; i < g->l; i++)
-            ((f64 *)p)[i] += ((const f64 *)bias)[o];
-      }
-  }
-  gs__tensor_release(&cols);
-  gs__tensor_release(&prod);
+  gs__tensor_release(&sc.t);
   return true;
 }
 
-/* dx (zeroed, [N, C, H, W]) and dw ([O, cg, kh, kw]) from gy [N, O, L]; either output may be
- * NULL when not wanted, and then its operand (x for dw, w for dx) may be NULL too. */
+/* dx (zeroed, [N, C, H, W]), dw ([O, cg, kh, kw]) and db (O sums, zeroed) from gy [N, O, L];
+ * any output may be NULL when not wanted, and then its operand (x for dw, w for dx) may be
+ * NULL too. */
 static bool conv_backward(gs_dtype dt, const conv_geom *g, const char *x, const char *w,
-                          const char *gy, char *dx, char *dw, const char *fn) {
+                          const char *gy, char *dx, char *dw, double *db, const char *fn) {
   int64_t nb = chunk_samples(g);
-  gs__tensor cols, block;
-  if (!scratch(&cols, dt, g->k * nb * g->l, fn))
+  conv_scratch sc;
+  if (!scratch_open(&sc, dt, g, nb, fn))
     return false;
-  if (!scratch(&block, dt, g->og * nb * g->l, fn)) {
-    gs__tensor_release(&cols);
-    return false;
-  }
   int64_t es = (int64_t)gs__elsize(dt);
-  char *pc = gs__tensor_data(&cols), *pb = gs__tensor_data(&block);
+  char *pc = sc.cols, *pb = sc.block;
   for (int64_t n0 = 0; n0 < g->n; n0 += nb) {
     int64_t m = g->n - n0 < nb ? g->n - n0 : nb, ld = m * g->l;
     for (int64_t gi = 0; gi < g->groups; gi++) {
-      shuffle(dt, g, m, gi * g->og, pb, (char *)gy + n0 * g->o * g->l * es, true);
+      shuffle(dt, g, m, gi * g->og, pb, (char *)gy + n0 * g->o * g->l * es, true, NULL, db);
       if (dw) {
         for (int64_t s = 0; s < m; s++)
-          im2col(dt, g, x + (((n0 + s) * g->c + gi * g->cg) * g->h * g->w) * es, pc, ld,
+          im2col(dt, g, x + (((n0 + s) * g->c + gi * g->cg) * g->h * g->w) * es, sc.pad, pc, ld,
                  s * g->l);
         gemm(dt, false, true, g->og, g->k, ld, n0 == 0 ? 0.0 : 1.0, pb, ld, pc, ld,
              dw + gi * g->og * g->k * es, g->k);
@@ -212,13 +333,12 @@ static bool conv_backward(gs_dtype dt, const conv_geom *g, const char *x, const 
         gemm(dt, true, false, g->k, ld, g->og, 0.0, w + gi * g->og * g->k * es, g->k, pb, ld,
              pc, ld);
         for (int64_t s = 0; s < m; s++)
-          col2im(dt, g, pc, ld, s * g->l,
+          col2im(dt, g, pc, ld, s * g->l, sc.acc,
                  dx + (((n0 + s) * g->c + gi * g->cg) * g->h * g->w) * es);
       }
     }
   }
-  gs__tensor_release(&cols);
-  gs__tensor_release(&block);
+  gs__tensor_release(&sc.t);
   return true;
 }
 
@@ -344,10 +464,12 @@ static void conv2d_backward(gs__node *n, gs_tensor hg, gs_tensor *grads) {
   if (!gs__as_contiguous(gt, dt, &gy, fn))
     return;
   bool want_x = gs__needs_grad(n, 0), want_w = gs__needs_grad(n, 1);
+  bool want_b = n->n_inputs > 2 && gs__needs_grad(n, 2);
   bool ok = (!want_w || contiguous_of(gs__saved(n, 0), dt, &x, fn)) &&
             (!want_x || contiguous_of(gs__saved(n, 1), dt, &w, fn));
-  gs__tensor *dx = NULL, *dw = NULL;
-  gs_tensor hdx = GS_NO_TENSOR, hdw = GS_NO_TENSOR;
+  gs__tensor *dx = NULL, *dw = NULL, *db = NULL;
+  gs_tensor hdx = GS_NO_TENSOR, hdw = GS_NO_TENSOR, hdb = GS_NO_TENSOR;
+  double *sums = NULL;
   if (ok && want_x) {
     hdx = gs_zeros(dt, n->inputs[0].shape, n->inputs[0].ndim);
     dx = hdx.id ? gs__lookup(hdx, fn) : NULL;
@@ -357,28 +479,42 @@ static void conv2d_backward(gs__node *n, gs_tensor hg, gs_tensor *grads) {
     hdw = gs__tensor_new(dt, n->inputs[1].shape, n->inputs[1].ndim, fn, &dw);
     ok = hdw.id != 0;
   }
+  if (ok && want_b) { /* summed while the gradient is shuffled, not by a gs_sum pass of its own */
+    hdb = gs__tensor_new(dt, n->inputs[2].shape, n->inputs[2].ndim, fn, &db);
+    sums = hdb.id ? calloc((size_t)g.o, sizeof *sums) : NULL;
+    if (hdb.id && !sums)
+      gs__error(GS_ERR_OUT_OF_MEMORY, fn, "out of memory for %lld bias sums", (long long)g.o);
+    ok = sums != NULL;
+  }
   if (ok)
     ok = conv_backward(dt, &g, want_w ? gs__tensor_data(&x) : NULL,
                        want_x ? gs__tensor_data(&w) : NULL, gs__tensor_data(&gy),
-                       dx ? gs__tensor_data(dx) : NULL, dw ? gs__tensor_data(dw) : NULL, fn);
+                       dx ? gs__tensor_data(dx) : NULL, dw ? gs__tensor_data(dw) : NULL, sums, fn);
   gs__tensor_release(&gy);
   if (x.storage)
     gs__tensor_release(&x);
   if (w.storage)
     gs__tensor_release(&w);
+  if (ok && db) {
+    db = gs__lookup(hdb, fn); /* the lookups above may have moved the tensor table */
+    ok = db != NULL;
+    for (int64_t o = 0; ok && o < g.o; o++)
+      if (dt == GS_F32)
+        ((f32 *)gs__tensor_data(db))[o] = (f32)sums[o];
+      else
+        ((f64 *)gs__tensor_data(db))[o] = sums[o];
+  }
+  free(sums);
   if (!ok) {
-    gs_dispose(hdx), gs_dispose(hdw);
+    gs_dispose(hdx), gs_dispose(hdw), gs_dispose(hdb);
     return;
   }
   if (want_x)
     grads[0] = gs__reduce_grad(n, 0, hdx);
   if (want_w)
     grads[1] = gs__reduce_grad(n, 1, hdw);
-  if (n->n_inputs > 2 && gs__needs_grad(n, 2)) {
-    int batched[3] = {0, 2, 3}, unbatched[2] = {1, 2};
-    grads[2] = gs__reduce_grad(n, 2, n->inputs[0].ndim == 4 ? gs_sum(hg, batched, 3, false)
-                                                            : gs_sum(hg, unbatched, 2, false));
-  }
+  if (want_b)
+    grads[2] = gs__reduce_grad(n, 2, hdb);
 }
 GS__BACKWARD(Conv2dBackward, conv2d_backward);
 

@@ -11,6 +11,10 @@
 #include <math.h>
 #include <string.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "ops-impl.h"
 
 typedef struct pool_geom {
@@ -108,30 +112,105 @@ static bool max_pool_is_2x2(const pool_geom *g) {
          g->dh == 1 && g->dw == 1 && 2 * g->oh <= g->h && 2 * g->ow <= g->w;
 }
 
-#define MAX_POOL_2X2(T)                                                                            \
-  static void max_pool_2x2_##T(const pool_geom *g, const T *x, T *y, int64_t *idx) {               \
-    for (int64_t p = 0; p < g->planes; p++) {                                                      \
-      const T *plane = x + p * g->h * g->w;                                                        \
-      for (int64_t oy = 0; oy < g->oh; oy++) {                                                     \
-        const T *r0 = plane + 2 * oy * g->w, *r1 = r0 + g->w;                                      \
-        int64_t base = 2 * oy * g->w;                                                              \
-        for (int64_t ox = 0; ox < g->ow; ox++) {                                                   \
+/* v takes over the window's max (and i its index) when larger or NaN; as bit masks, not
+ * branches: after relu the winner is a coin toss the branch predictor loses (half the pool's
+ * time). U: T's bits as an unsigned integer. */
+#define POOL_TAKE(T, U, max, best, v, i)                                                           \
+  do {                                                                                             \
+    int t_ = (v > max) | (v != v);                                                                 \
+    U m_ = (U)0 - (U)t_, vb_, mb_;                                                                 \
+    memcpy(&vb_, &v, sizeof vb_), memcpy(&mb_, &max, sizeof mb_);                                  \
+    mb_ = (vb_ & m_) | (mb_ & ~m_);                                                                \
+    memcpy(&max, &mb_, sizeof mb_);                                                                \
+    best ^= (best ^ (i)) & -(int64_t)t_;                                                           \
+  } while (0)
+
+#if defined(__SSE2__)
+/* Four f32 windows at once, two side by side at ta and two at tb (the top-left pixel of each
+ * pair, the rows below w further; base_a, base_b: their flat positions in their planes): the
+ * scalar scan's tests as lane masks, the winner's place in its window (0-3, scan order) as a
+ * code per lane. */
+static inline void max_pool_2x2_f32x4(const float *ta, const float *tb, int64_t w, int64_t base_a,
+                                      int64_t base_b, float *y, int64_t *idx) {
+  __m128 x0 = _mm_loadu_ps(ta), x1 = _mm_loadu_ps(tb);
+  __m128 z0 = _mm_loadu_ps(ta + w), z1 = _mm_loadu_ps(tb + w);
+  __m128 v[3] = {_mm_shuffle_ps(x0, x1, _MM_SHUFFLE(3, 1, 3, 1)),
+                 _mm_shuffle_ps(z0, z1, _MM_SHUFFLE(2, 0, 2, 0)),
+                 _mm_shuffle_ps(z0, z1, _MM_SHUFFLE(3, 1, 3, 1))};
+  __m128 max = _mm_shuffle_ps(x0, x1, _MM_SHUFFLE(2, 0, 2, 0));
+  __m128i code = _mm_setzero_si128();
+  for (int k = 0; k < 3; k++) {
+    __m128 t = _mm_or_ps(_mm_cmpgt_ps(v[k], max), _mm_cmpunord_ps(v[k], v[k]));
+    max = _mm_or_ps(_mm_and_ps(t, v[k]), _mm_andnot_ps(t, max));
+    __m128i ti = _mm_castps_si128(t);
+    code = _mm_or_si128(_mm_and_si128(ti, _mm_set1_epi32(k + 1)), _mm_andnot_si128(ti, code));
+  }
+  _mm_storeu_ps(y, max);
+  int32_t at[4];
+  _mm_storeu_si128((__m128i *)at, code);
+  for (int l = 0; l < 4; l++)
+    idx[l] = (l < 2 ? base_a : base_b) + 2 * (l & 1) + (at[l] & 1) + (at[l] >> 1) * w;
+}
+
+/* Every window when rows hold an even number (the CNN's 4 and 2): their pairs in output order,
+ * two pairs per call, wherever they are (the 4x4 planes' rows have one pair each). */
+static void max_pool_2x2_pairs_f32(const pool_geom *g, const float *x, float *y, int64_t *idx) {
+  const int64_t w = g->w, oh = g->oh, half = g->ow / 2, plane = g->h * g->w;
+  const float *held = NULL;
+  int64_t held_base = 0, p = 0, oy = 0, k = 0;
+  for (int64_t q = 0, n = g->planes * oh * half; q < n; q++) {
+    int64_t base = 2 * oy * w + 4 * k;
+    const float *t = x + p * plane + base;
+    if (++k == half && (k = 0, ++oy == oh))
+      oy = 0, p++;
+    if (!held) {
+      held = t, held_base = base;
+      continue;
+    }
+    max_pool_2x2_f32x4(held, t, w, held_base, base, y, idx);
+    y += 4, idx += 4, held = NULL;
+  }
+  if (held) { /* an odd pair out: scanned twice, kept once */
+    float yy[4];
+    int64_t ii[4];
+    max_pool_2x2_f32x4(held, held, w, held_base, held_base, yy, ii);
+    memcpy(y, yy, sizeof(float) * 2), memcpy(idx, ii, sizeof(int64_t) * 2);
+  }
+}
+#define MAX_POOL_2X2_PAIRS_f32(g, x, y, idx)                                                       \
+  if ((g)->ow % 2 == 0) {                                                                          \
+    max_pool_2x2_pairs_f32(g, x, y, idx);                                                          \
+    return;                                                                                        \
+  }
+#else
+#define MAX_POOL_2X2_PAIRS_f32(g, x, y, idx)
+#endif
+#define MAX_POOL_2X2_PAIRS_f64(g, x, y, idx)
+#define MAX_POOL_2X2(T, U)                                                                         \
+  __attribute__((noinline)) static void max_pool_2x2_##T(const pool_geom *g, const T *x, T *y,     \
+                                                         int64_t *idx) {                           \
+    MAX_POOL_2X2_PAIRS_##T(g, x, y, idx) const int64_t w = g->w, oh = g->oh, ow = g->ow,           \
+                                                       plane = g->h * g->w;                        \
+    for (int64_t p = 0; p < g->planes; p++, x += plane)                                            \
+      for (int64_t oy = 0; oy < oh; oy++) {                                                        \
+        const T *r0 = x + 2 * oy * w, *r1 = r0 + w;                                                \
+        const int64_t base = 2 * oy * w;                                                           \
+        for (int64_t ox = 0; ox < ow; ox++) {                                                      \
           int64_t c = 2 * ox, best = base + c;                                                     \
           T max = r0[c], v;                                                                        \
-          if ((v = r0[c + 1]) > max || isnan(v))                                                   \
-            max = v, best = base + c + 1;                                                          \
-          if ((v = r1[c]) > max || isnan(v))                                                       \
-            max = v, best = base + g->w + c;                                                       \
-          if ((v = r1[c + 1]) > max || isnan(v))                                                   \
-            max = v, best = base + g->w + c + 1;                                                   \
+          v = r0[c + 1];                                                                           \
+          POOL_TAKE(T, U, max, best, v, base + c + 1);                                             \
+          v = r1[c];                                                                               \
+          POOL_TAKE(T, U, max, best, v, base + w + c);                                             \
+          v = r1[c + 1];                                                                           \
+          POOL_TAKE(T, U, max, best, v, base + w + c + 1);                                         \
           *y++ = max;                                                                              \
           *idx++ = best;                                                                           \
         }                                                                                          \
       }                                                                                            \
-    }                                                                                              \
   }
-MAX_POOL_2X2(f32)
-MAX_POOL_2X2(f64)
+MAX_POOL_2X2(f32, uint32_t)
+MAX_POOL_2X2(f64, uint64_t)
 
 #define POOL_KERNELS(T)                                                                            \
   static void max_pool_##T(const pool_geom *g, const T *x, T *y, int64_t *idx) {                   \
@@ -226,6 +305,26 @@ static void load_geom(const gs__node *n, pool_geom *g) {
 /* ---- backward formulas ---------------------------------------------------------------- */
 
 /* d max_pool(x) = g added at each window's argmax (saved: the indices) */
+/* The 2x2 pool's backward when its windows tile the plane exactly (the CNN's): each window's
+ * four pixels written at once, the gradient at the winner and zero elsewhere, instead of a
+ * zeroed plane and a scatter. 0 + g, not g: the same bits as adding onto zero. */
+#define MAX_UNPOOL_2X2(T)                                                                          \
+  static void max_unpool_2x2_##T(const pool_geom *g, const T *gy, const int64_t *idx, T *dx) {     \
+    const int64_t w = g->w, oh = g->oh, ow = g->ow, plane = g->h * g->w;                           \
+    for (int64_t p = 0; p < g->planes; p++, dx += plane)                                           \
+      for (int64_t oy = 0; oy < oh; oy++)                                                          \
+        for (int64_t ox = 0; ox < ow; ox++, gy++, idx++) {                                         \
+          int64_t at = 2 * oy * w + 2 * ox;                                                        \
+          T v = (T)0 + *gy;                                                                        \
+          dx[at] = *idx == at ? v : (T)0;                                                          \
+          dx[at + 1] = *idx == at + 1 ? v : (T)0;                                                  \
+          dx[at + w] = *idx == at + w ? v : (T)0;                                                  \
+          dx[at + w + 1] = *idx == at + w + 1 ? v : (T)0;                                          \
+        }                                                                                          \
+  }
+MAX_UNPOOL_2X2(f32)
+MAX_UNPOOL_2X2(f64)
+
 static void max_pool2d_backward(gs__node *n, gs_tensor hg, gs_tensor *grads) {
   const char *fn = n->kind->name;
   pool_geom g;
@@ -238,6 +337,22 @@ static void max_pool2d_backward(gs__node *n, gs_tensor hg, gs_tensor *grads) {
     return;
   if (!gs__as_contiguous(it, GS_I64, &ci, fn)) {
     gs__tensor_release(&cg);
+    return;
+  }
+  if (max_pool_is_2x2(&g) && 2 * g.oh == g.h && 2 * g.ow == g.w) {
+    gs__tensor *dx;
+    gs_tensor hdx = gs__tensor_new(gt->dtype, n->inputs[0].shape, n->inputs[0].ndim, fn, &dx);
+    if (hdx.id) {
+      if (gt->dtype == GS_F32)
+        max_unpool_2x2_f32(&g, (const f32 *)gs__tensor_data(&cg),
+                           (const int64_t *)gs__tensor_data(&ci), (f32 *)gs__tensor_data(dx));
+      else
+        max_unpool_2x2_f64(&g, (const f64 *)gs__tensor_data(&cg),
+                           (const int64_t *)gs__tensor_data(&ci), (f64 *)gs__tensor_data(dx));
+      grads[0] = gs__reduce_grad(n, 0, hdx);
+    }
+    gs__tensor_release(&cg);
+    gs__tensor_release(&ci);
     return;
   }
   gs_tensor hdx = gs_zeros(gt->dtype, n->inputs[0].shape, n->inputs[0].ndim);

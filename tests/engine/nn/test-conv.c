@@ -17,15 +17,22 @@ static void assert_within(gs_tensor t, double bound) {
 /* conv2d over a transposed input with stride, padding, dilation and groups against the
  * definition: out[n][o][y][x] = b[o] + sum over c, i, j of w[o][c][i][j] * x[n][g*cg + c]
  * [y*s - p + i*d][x*s - p + j*d]. */
-static void test_conv2d_matches_the_definition(void) {
+typedef struct conv_case {
+  gs_dtype dt;
+  int N, C, H, W, O, G, KH, KW;
+  int64_t sh, sw, ph, pw, dh, dw;
+} conv_case;
+
+static void check_conv2d_definition(const conv_case *k) {
   gs_rng rng;
   gs_rng_seed(&rng, 3);
-  enum { N = 2, C = 4, H = 6, W = 7, O = 6, G = 2, CG = 2, KH = 3, KW = 2 };
-  const int64_t sh = 2, sw = 1, ph = 1, pw = 2, dh = 1, dw = 2;
-  gs_tensor base = gs_randn(GS_F64, (int64_t[]){N, C, W, H}, 4, &rng);
+  const int N = k->N, C = k->C, H = k->H, W = k->W, O = k->O, G = k->G, CG = C / G, KH = k->KH,
+            KW = k->KW;
+  const int64_t sh = k->sh, sw = k->sw, ph = k->ph, pw = k->pw, dh = k->dh, dw = k->dw;
+  gs_tensor base = gs_randn(k->dt, (int64_t[]){N, C, W, H}, 4, &rng);
   gs_tensor x = gs_transpose(base, 2, 3);
-  gs_tensor w = gs_randn(GS_F64, (int64_t[]){O, CG, KH, KW}, 4, &rng);
-  gs_tensor b = gs_randn(GS_F64, (int64_t[]){O}, 1, &rng);
+  gs_tensor w = gs_randn(k->dt, (int64_t[]){O, CG, KH, KW}, 4, &rng);
+  gs_tensor b = gs_randn(k->dt, (int64_t[]){O}, 1, &rng);
   gs_conv2d_options opt = {{sh, sw}, {ph, pw}, {dh, dw}, G};
   gs_tensor y = gs_conv2d(x, w, b, &opt);
   int64_t oh = (H + 2 * ph - dh * (KH - 1) - 1) / sh + 1;
@@ -48,9 +55,25 @@ static void test_conv2d_matches_the_definition(void) {
               }
           expected[((n * O + o) * oh + oy) * ow + ox] = acc;
         }
-  test_assert_values(y, (int64_t[]){N, O, oh, ow}, 4, expected, 1e-12, 1e-12);
+  double tol = k->dt == GS_F32 ? 1e-5 : 1e-12;
+  test_assert_values(y, (int64_t[]){N, O, oh, ow}, 4, expected, tol, tol);
   g_free(vx), g_free(vw), g_free(vb), g_free(expected);
   gs_dispose(base), gs_dispose(x), gs_dispose(w), gs_dispose(b), gs_dispose(y);
+}
+
+/* The general im2col (stride, padding, dilation, groups, a transposed input), and the
+ * unit-stride one over a padded copy with its 8- and 4-wide rows (the CNN's 8x8 digits and
+ * their pooled 4x4) and any other width, in both dtypes. */
+static void test_conv2d_matches_the_definition(void) {
+  static const conv_case cases[] = {
+      {GS_F64, 2, 4, 6, 7, 6, 2, 3, 2, 2, 1, 1, 2, 1, 2},
+      {GS_F64, 3, 2, 5, 8, 4, 1, 3, 3, 1, 1, 1, 1, 1, 1},
+      {GS_F32, 3, 2, 8, 8, 5, 1, 3, 3, 1, 1, 1, 1, 1, 1},
+      {GS_F32, 2, 6, 4, 4, 4, 2, 3, 3, 1, 1, 1, 1, 1, 1},
+      {GS_F32, 2, 3, 5, 6, 2, 1, 2, 3, 1, 1, 0, 2, 1, 1},
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(cases); i++)
+    check_conv2d_definition(&cases[i]);
 }
 
 static void test_conv2d_module(void) {
@@ -110,6 +133,55 @@ static void test_conv2d_module(void) {
 }
 
 /* max_pool2d's indices are flat positions in each plane, first maximum of each window. */
+/* The f32 2x2 pool (four windows at a time where rows hold pairs of windows, an odd pair
+ * left over) answers as the f64 scan: same values and indices, ties (relu's zeros, small
+ * integers) and NaNs included; and both backward passes put the gradient on the same pixels. */
+static void test_max_pool_f32_matches_f64(void) {
+  gs_rng rng;
+  gs_rng_seed(&rng, 5);
+  const int64_t shapes[][4] = {{2, 3, 6, 8}, {1, 3, 2, 4}, {3, 2, 4, 4}, {1, 1, 3, 6}};
+  for (size_t i = 0; i < G_N_ELEMENTS(shapes); i++) {
+    gs_tensor r = gs_randn(GS_F64, shapes[i], 4, &rng);
+    gs_tensor two = gs_scalar(GS_F64, 2);
+    gs_tensor scaled = gs_mul(r, two);
+    gs_tensor floored = gs_floor(scaled), relu = gs_relu(floored); /* many ties */
+    double *v = test_values(relu);
+    v[1] = NAN;
+    gs_tensor x64 = gs_from_data(GS_F64, shapes[i], 4, v);
+    g_free(v);
+    gs_tensor x32 = gs_to_dtype(x64, GS_F32);
+    gs_tensor i64, i32;
+    gs_set_requires_grad(x64, true), gs_set_requires_grad(x32, true);
+    gs_tensor y64 = gs_max_pool2d(x64, &(gs_pool2d_options){.kernel = {2}}, &i64);
+    gs_tensor y32 = gs_max_pool2d(x32, &(gs_pool2d_options){.kernel = {2}}, &i32);
+    /* backward: 1 at each window's winner (4x4 planes: exact tiling; 6 wide rows: leftovers) */
+    gs_tensor s64 = gs_sum(y64, NULL, 0, false), s32 = gs_sum(y32, NULL, 0, false);
+    gs_backward(s64), gs_backward(s32);
+    double *ga = test_values(gs_grad(x64)), *gb = test_values(gs_grad(x32));
+    double *want = g_new0(double, gs_numel(x64)), *at = test_values(i64);
+    int64_t plane = shapes[i][2] * shapes[i][3],
+            per = gs_numel(y64) / (shapes[i][0] * shapes[i][1]);
+    for (int64_t k = 0; k < gs_numel(y64); k++)
+      want[k / per * plane + (int64_t)at[k]] = 1;
+    for (int64_t k = 0; k < gs_numel(x64); k++) {
+      g_assert_cmpfloat(ga[k], ==, want[k]);
+      g_assert_cmpfloat(gb[k], ==, want[k]);
+    }
+    g_free(ga), g_free(gb), g_free(want), g_free(at);
+    gs_dispose(s64), gs_dispose(s32);
+    double *a = test_values(y64), *b = test_values(y32), *ia = test_values(i64),
+           *ib = test_values(i32);
+    for (int64_t k = 0; k < gs_numel(y64); k++) {
+      g_assert_true(isnan(a[k]) ? isnan(b[k]) : a[k] == b[k]);
+      g_assert_cmpfloat(ia[k], ==, ib[k]);
+    }
+    g_free(a), g_free(b), g_free(ia), g_free(ib);
+    gs_dispose(r), gs_dispose(two), gs_dispose(scaled), gs_dispose(floored), gs_dispose(relu);
+    gs_dispose(x64), gs_dispose(x32);
+    gs_dispose(i64), gs_dispose(i32), gs_dispose(y64), gs_dispose(y32);
+  }
+}
+
 static void test_max_pool_indices(void) {
   double v[16] = {1, 5, 2, 2,
                   3, 5, 0, 9,
@@ -124,11 +196,13 @@ static void test_max_pool_indices(void) {
    * input takes the 2x2 fast path, the 4x5 one in ceil mode (a window past the edge) the
    * general loop: the first four windows must agree. */
   double nan = NAN, w[20] = {nan, 1, 3, 3, 0, nan, 2, 3, 1, 0, 0, 5, -1, nan, 0, 5, 5, 2, 2, 0};
-  for (int general = 0; general < 2; general++) {
-    gs_tensor t =
+  for (int run = 0; run < 4; run++) { /* general and fast path, each in f64 and f32 */
+    int general = run % 2;
+    gs_tensor t64 =
         general ? gs_from_data(GS_F64, (int64_t[]){1, 1, 4, 5}, 4, w)
                 : gs_from_data(GS_F64, (int64_t[]){1, 1, 4, 4}, 4,
                                (double[]){nan, 1, 3, 3, nan, 2, 3, 1, 0, 5, -1, nan, 5, 5, 2, 2});
+    gs_tensor t = run < 2 ? t64 : gs_to_dtype(t64, GS_F32);
     gs_tensor ti,
         ty = gs_max_pool2d(t, &(gs_pool2d_options){.kernel = {2}, .ceil_mode = general}, &ti);
     double want_at[2][4] = {{4, 2, 9, 11}, {5, 2, 11, 13}}, want[4] = {nan, 3, 5, nan};
@@ -138,6 +212,8 @@ static void test_max_pool_indices(void) {
       g_assert_true(isnan(want[k]) ? isnan(got) : got == want[k]);
       g_assert_cmpfloat(gs_get(ti, at), ==, want_at[general][k]);
     }
+    if (run >= 2)
+      gs_dispose(t64);
     gs_dispose(t), gs_dispose(ty), gs_dispose(ti);
   }
   gs_tensor avg = gs_avg_pool2d(x, &(gs_pool2d_options){.kernel = {2}});
@@ -187,6 +263,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/conv/conv2d-matches-the-definition", test_conv2d_matches_the_definition);
   g_test_add_func("/conv/conv2d-module", test_conv2d_module);
   g_test_add_func("/conv/max-pool-indices", test_max_pool_indices);
+  g_test_add_func("/conv/max-pool-f32-matches-f64", test_max_pool_f32_matches_f64);
   g_test_add_func("/conv/refusals", test_refusals);
   return g_test_run();
 }

@@ -21,6 +21,7 @@ FN(f_conv_groups,
 FN(f_conv_depthwise,
    gs_conv2d(in[0], in[1], in[2], &(gs_conv2d_options){.padding = {1, 1}, .groups = 3}))
 
+FN(f_conv_pad1, gs_conv2d(in[0], in[1], in[2], &(gs_conv2d_options){.padding = {1, 1}}))
 FN(f_max_pool_2, gs_max_pool2d(in[0], &(gs_pool2d_options){.kernel = {2}}, NULL))
 FN(f_max_pool_overlap,
    gs_max_pool2d(in[0], &(gs_pool2d_options){.kernel = {3, 2}, .stride = {1, 1}, .padding = {1, 1}},
@@ -42,6 +43,8 @@ const grad_case grad_cases_conv[] = {
     {"Conv2dBackward", "stride [2, 1], padding [1, 2], dilation [1, 2], no bias", f_conv_no_bias_strided, 2, {GI_S(4, 2, 2, 6, 5), GI(4, 3, 2, 3, 2)}},
     {"Conv2dBackward", "groups 2, stride [1, 2], padding [1, 0]", f_conv_groups, 3, {GI_T(4, 2, 4, 5, 6), GI_S(4, 6, 2, 3, 2), GI_S(1, 6)}},
     {"Conv2dBackward", "unbatched depthwise, padding 1", f_conv_depthwise, 3, {GI(3, 3, 4, 5), GI(4, 6, 1, 3, 3), GI(1, 6)}},
+    {"Conv2dBackward", "padding 1, rows 8 wide", f_conv_pad1, 3, {GI(4, 2, 2, 3, 8), GI(4, 3, 2, 3, 3), GI(1, 3)}},
+    {"Conv2dBackward", "padding 1, rows 4 wide", f_conv_pad1, 3, {GI_T(4, 2, 3, 4, 4), GI(4, 2, 3, 3, 3), GI(1, 2)}},
     {"MaxPool2dBackward", "2x2 windows", f_max_pool_2, 1, {GI_T(4, 2, 3, 4, 6)}},
     {"MaxPool2dBackward", "3x2 overlapping, padding 1", f_max_pool_overlap, 1, {GI_S(4, 2, 2, 5, 4)}},
     {"MaxPool2dBackward", "unbatched, dilation [2, 1], ceil mode", f_max_pool_dilated_ceil, 1, {GI(3, 2, 7, 5)}},
