@@ -31,16 +31,50 @@ typedef enum gs__binop {
 } gs__binop;
 
 typedef enum gs__unop {
-  GS__NEG, GS__ABS, GS__EXP, GS__LOG, GS__SQRT, GS__RSQRT, GS__TANH, GS__SIGMOID, GS__RELU,
-  GS__LEAKY_RELU, GS__GELU, GS__CLAMP, GS__SIN, GS__COS, GS__TAN, GS__FLOOR, GS__BITWISE_NOT,
+  GS__NEG,
+  GS__ABS,
+  GS__EXP,
+  GS__LOG,
+  GS__SQRT,
+  GS__RSQRT,
+  GS__TANH,
+  GS__SIGMOID,
+  GS__RELU,
+  GS__LEAKY_RELU,
+  GS__GELU,
+  GS__CLAMP,
+  GS__SIN,
+  GS__COS,
+  GS__TAN,
+  GS__FLOOR,
+  GS__BITWISE_NOT,
   GS__GELU_GRAD, /* d gelu(x) / dx: only for GeluBackward */
+  /* the activations of activations.c, each followed by its derivative (for its backward) */
+  GS__SILU,
+  GS__SILU_GRAD,
+  GS__ELU,
+  GS__ELU_GRAD,
+  GS__SOFTPLUS,
+  GS__SOFTPLUS_GRAD,
+  GS__HARDTANH,
+  GS__HARDTANH_GRAD,
+  GS__HARDSIGMOID,
+  GS__HARDSIGMOID_GRAD,
+  GS__HARDSWISH,
+  GS__HARDSWISH_GRAD,
+  GS__LOGSIGMOID,
+  GS__LOGSIGMOID_GRAD,
+  GS__MISH,
+  GS__MISH_GRAD,
   GS__UNOP_COUNT
 } gs__unop;
 
-/* Parameters some unary ops take (leaky_relu's slope, clamp's bounds). */
+/* Parameters some unary ops take (leaky_relu's slope, clamp's bounds, and the activations'
+ * two: elu's alpha and scale, softplus's beta and threshold, hardtanh's min and max). */
 typedef struct gs__unary_params {
   double slope;
   double min, max;
+  double arg[2];
 } gs__unary_params;
 
 static inline bool gs__binop_is_comparison(gs__binop op) { return op >= GS__EQ; }

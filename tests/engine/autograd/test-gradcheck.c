@@ -17,6 +17,7 @@ static const family families[] = {
     {grad_cases_conv, &grad_cases_conv_count},
     {grad_cases_norm, &grad_cases_norm_count},
     {grad_cases_ordering, &grad_cases_ordering_count},
+    {grad_cases_activations, &grad_cases_activations_count},
 };
 
 /* Handles cases keep for the duration of one evaluation (gs__keep). */
