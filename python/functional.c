@@ -292,12 +292,17 @@ static PyMethodDef functional_functions[] = {
     {NULL, NULL, 0, NULL},
 };
 
+/* The activations' table (functional-activations.c). */
+extern PyMethodDef gsp_activation_functions[];
+
 PyObject *gsp_functional_module(void);
 PyObject *gsp_functional_module(void) {
   GSP_SITE();
   PyObject *f = PyModule_New("gradscope.nn.functional");
   gsp_docs_fill(functional_functions, "F");
-  if (f && PyModule_AddFunctions(f, functional_functions) < 0)
+  gsp_docs_fill(gsp_activation_functions, "F");
+  if (f && (PyModule_AddFunctions(f, functional_functions) < 0 ||
+            PyModule_AddFunctions(f, gsp_activation_functions) < 0))
     Py_CLEAR(f);
   return f;
 }

@@ -1,9 +1,13 @@
 """gradscope.nn.functional: the losses, activations and layers as functions (the C
-extension's), as torch.nn.functional's."""
+extension's, and those compositions.py writes over its ops), as torch.nn.functional's."""
 from gradscope import _gradscope
 from gradscope._missing import reexport as _reexport, unsupported as _unsupported
 
 _reexport(_gradscope.nn.functional, globals())
 one_hot = _gradscope.one_hot
+
+from gradscope.nn.compositions import (_softmax_dim, binary_cross_entropy,  # noqa: E402,F401
+                                       cosine_similarity, glu, huber_loss, kl_div, l1_loss,
+                                       pairwise_distance, smooth_l1_loss, softmin, softsign)
 
 __getattr__ = _unsupported(__name__)
