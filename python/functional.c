@@ -140,9 +140,10 @@ static PyObject *f_leaky_relu(PyObject *m, PyObject *args, PyObject *kwargs) {
   (void)m;
   PyObject *x;
   double slope = 0.01;
-  static char *kwlist[] = {"input", "negative_slope", NULL};
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!|d:leaky_relu", kwlist, &gsp_tensor_type, &x,
-                                   &slope))
+  int inplace = 0; /* accepted as nn.ReLU's: the values come in a new tensor */
+  static char *kwlist[] = {"input", "negative_slope", "inplace", NULL};
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!|dp:leaky_relu", kwlist, &gsp_tensor_type, &x,
+                                   &slope, &inplace))
     return NULL;
   return gsp_wrap(gs_leaky_relu(gsp_handle(x), slope));
 }

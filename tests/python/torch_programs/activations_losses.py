@@ -50,7 +50,7 @@ functions = {
     "softplus_b2": lambda x: F.softplus(x, beta=2.0, threshold=3.0), "relu6": F.relu6,
     "hardtanh": lambda x: F.hardtanh(x, -1.0, 1.0), "hardsigmoid": F.hardsigmoid,
     "hardswish": F.hardswish, "logsigmoid": F.logsigmoid, "mish": F.mish,
-    "softsign": F.softsign, "leaky_relu": lambda x: F.leaky_relu(x, 0.1),
+    "softsign": F.softsign, "leaky_relu": lambda x: F.leaky_relu(x, 0.1, inplace=False),
 }
 for name, f in functions.items():
     x = torch.tensor(points, requires_grad=True)
