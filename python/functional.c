@@ -140,9 +140,10 @@ static PyObject *f_leaky_relu(PyObject *m, PyObject *args, PyObject *kwargs) {
   (void)m;
   PyObject *x;
   double slope = 0.01;
-  static char *kwlist[] = {"input", "negative_slope", NULL};
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!|d:leaky_relu", kwlist, &gsp_tensor_type, &x,
-                                   &slope))
+  int inplace = 0; /* accepted as nn.ReLU's: the values come in a new tensor */
+  static char *kwlist[] = {"input", "negative_slope", "inplace", NULL};
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!|dp:leaky_relu", kwlist, &gsp_tensor_type, &x,
+                                   &slope, &inplace))
     return NULL;
   return gsp_wrap(gs_leaky_relu(gsp_handle(x), slope));
 }
@@ -292,12 +293,17 @@ static PyMethodDef functional_functions[] = {
     {NULL, NULL, 0, NULL},
 };
 
+/* The activations' table (functional-activations.c). */
+extern PyMethodDef gsp_activation_functions[];
+
 PyObject *gsp_functional_module(void);
 PyObject *gsp_functional_module(void) {
   GSP_SITE();
   PyObject *f = PyModule_New("gradscope.nn.functional");
   gsp_docs_fill(functional_functions, "F");
-  if (f && PyModule_AddFunctions(f, functional_functions) < 0)
+  gsp_docs_fill(gsp_activation_functions, "F");
+  if (f && (PyModule_AddFunctions(f, functional_functions) < 0 ||
+            PyModule_AddFunctions(f, gsp_activation_functions) < 0))
     Py_CLEAR(f);
   return f;
 }

@@ -341,6 +341,63 @@ ROUND_DECIMALS(f64, )
 FLOAT_UNARY_LOOPS(f32, f)
 FLOAT_UNARY_LOOPS(f64, )
 
+/* The activations and their derivatives, as torch 1.13 computes them, edges included: elu's
+ * negative branch takes x <= 0 (so its slope at 0 is alpha * scale), softplus is linear where
+ * beta * x > threshold, and hardtanh, hardsigmoid and hardswish have torch's slopes at their
+ * kinks (hardtanh and hardsigmoid 0 at both ends, hardswish x/3 + 1/2 on [-3, 3], as torch's
+ * scalar and CUDA kernels: its CPU vector path gives 1 at 3), and hardsigmoid's slope is
+ * torch's float 1/6 in both dtypes.
+ * prm->arg holds the two parameters (elu: alpha, scale; softplus: beta, threshold;
+ * hardtanh: min, max). */
+#define ACTIVATION_FNS(T, SUF)                                                                     \
+  static inline T sigmoid_fn_##T(T a) { return (T)1 / ((T)1 + exp##SUF(-a)); }                     \
+  static inline T silu_grad_fn_##T(T a) {                                                          \
+    T s = sigmoid_fn_##T(a);                                                                       \
+    return s * ((T)1 + a * ((T)1 - s));                                                            \
+  }                                                                                                \
+  static inline T softplus_fn_##T(T a, T beta, T threshold) {                                      \
+    return a * beta > threshold ? a : log1p##SUF(exp##SUF(a * beta)) / beta;                       \
+  }                                                                                                \
+  static inline T softplus_grad_fn_##T(T a, T beta, T threshold) {                                 \
+    T z = exp##SUF(a * beta);                                                                      \
+    return a * beta > threshold ? (T)1 : z / (z + (T)1);                                           \
+  }                                                                                                \
+  static inline T logsigmoid_fn_##T(T a) {                                                         \
+    return (a < 0 ? a : (T)0) - log1p##SUF(exp##SUF(-fabs##SUF(a)));                               \
+  }                                                                                                \
+  static inline T logsigmoid_grad_fn_##T(T a) {                                                    \
+    T z = exp##SUF(-fabs##SUF(a));                                                                 \
+    return a < 0 ? (T)1 - z / ((T)1 + z) : z / ((T)1 + z);                                         \
+  }                                                                                                \
+  static inline T hardtanh_fn_##T(T a, T lo, T hi) { /* NaN passes through */                      \
+    return a < lo ? lo : a > hi ? hi : a;                                                          \
+  }                                                                                                \
+  static inline T mish_grad_fn_##T(T a) {                                                          \
+    T tsp = tanh##SUF(log1p##SUF(exp##SUF(a)));                                                    \
+    return tsp + a * sigmoid_fn_##T(a) * ((T)1 - tsp * tsp);                                       \
+  }                                                                                                \
+  UNARY_LOOP(silu_##T, T, sigmoid_fn_##T(a) * a)                                                   \
+  UNARY_LOOP(silu_grad_##T, T, silu_grad_fn_##T(a))                                                \
+  UNARY_LOOP(elu_##T, T,                                                                           \
+             a <= 0 ? (T)(prm->arg[0] * prm->arg[1]) * expm1##SUF(a) : a * (T)prm->arg[1])         \
+  UNARY_LOOP(elu_grad_##T, T,                                                                      \
+             a <= 0 ? (T)(prm->arg[0] * prm->arg[1]) * exp##SUF(a) : (T)prm->arg[1])               \
+  UNARY_LOOP(softplus_##T, T, softplus_fn_##T(a, (T)prm->arg[0], (T)prm->arg[1]))                  \
+  UNARY_LOOP(softplus_grad_##T, T, softplus_grad_fn_##T(a, (T)prm->arg[0], (T)prm->arg[1]))        \
+  UNARY_LOOP(hardtanh_##T, T, hardtanh_fn_##T(a, (T)prm->arg[0], (T)prm->arg[1]))                  \
+  UNARY_LOOP(hardtanh_grad_##T, T, a <= (T)prm->arg[0] || a >= (T)prm->arg[1] ? (T)0 : (T)1)       \
+  UNARY_LOOP(hardsigmoid_##T, T, a <= -3 ? (T)0 : a >= 3 ? (T)1 : (a + (T)3) / (T)6)               \
+  UNARY_LOOP(hardsigmoid_grad_##T, T, a > -3 && a < 3 ? (T)(1.0f / 6.0f) : (T)0)                   \
+  UNARY_LOOP(hardswish_##T, T, a <= -3 ? (T)0 : a >= 3 ? a : a * (a + (T)3) / (T)6)                \
+  UNARY_LOOP(hardswish_grad_##T, T, a < -3 ? (T)0 : a <= 3 ? a / (T)3 + (T)0.5 : (T)1)             \
+  UNARY_LOOP(logsigmoid_##T, T, logsigmoid_fn_##T(a))                                              \
+  UNARY_LOOP(logsigmoid_grad_##T, T, logsigmoid_grad_fn_##T(a))                                    \
+  UNARY_LOOP(mish_##T, T, tanh##SUF(log1p##SUF(exp##SUF(a))) * a)                                  \
+  UNARY_LOOP(mish_grad_##T, T, mish_grad_fn_##T(a))
+
+ACTIVATION_FNS(f32, f)
+ACTIVATION_FNS(f64, )
+
 /* Integer clamp bounds arrive already rounded inward (ceil of min, floor of max). */
 static inline int64_t clamp_bound(double v) {
   return v <= -9.2e18 ? INT64_MIN : v >= 9.2e18 ? INT64_MAX : (int64_t)v;
@@ -432,6 +489,24 @@ static const gs__loop_fn unary_loops[GS__UNOP_COUNT][GS_DTYPE_COUNT] = {
     [GS__SINH] = {sinh_f32, sinh_f64, NULL, NULL, NULL, NULL, NULL, NULL},
     [GS__COSH] = {cosh_f32, cosh_f64, NULL, NULL, NULL, NULL, NULL, NULL},
     [GS__ERF] = {erf_f32, erf_f64, NULL, NULL, NULL, NULL, NULL, NULL},
+#define FLOAT_ONLY(OP, NAME) [OP] = {NAME##_f32, NAME##_f64, NULL, NULL, NULL, NULL, NULL, NULL}
+    FLOAT_ONLY(GS__SILU, silu),
+    FLOAT_ONLY(GS__SILU_GRAD, silu_grad),
+    FLOAT_ONLY(GS__ELU, elu),
+    FLOAT_ONLY(GS__ELU_GRAD, elu_grad),
+    FLOAT_ONLY(GS__SOFTPLUS, softplus),
+    FLOAT_ONLY(GS__SOFTPLUS_GRAD, softplus_grad),
+    FLOAT_ONLY(GS__HARDTANH, hardtanh),
+    FLOAT_ONLY(GS__HARDTANH_GRAD, hardtanh_grad),
+    FLOAT_ONLY(GS__HARDSIGMOID, hardsigmoid),
+    FLOAT_ONLY(GS__HARDSIGMOID_GRAD, hardsigmoid_grad),
+    FLOAT_ONLY(GS__HARDSWISH, hardswish),
+    FLOAT_ONLY(GS__HARDSWISH_GRAD, hardswish_grad),
+    FLOAT_ONLY(GS__LOGSIGMOID, logsigmoid),
+    FLOAT_ONLY(GS__LOGSIGMOID_GRAD, logsigmoid_grad),
+    FLOAT_ONLY(GS__MISH, mish),
+    FLOAT_ONLY(GS__MISH_GRAD, mish_grad),
+#undef FLOAT_ONLY
 };
 
 gs__loop_fn gs__unary_loop(gs__unop op, gs_dtype dtype) { return unary_loops[op][dtype]; }

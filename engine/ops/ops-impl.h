@@ -50,15 +50,35 @@ typedef enum gs__unop {
   GS__SQUARE, GS__LOG1P, GS__EXPM1, GS__LOG2, GS__LOG10, GS__ASIN, GS__ACOS, GS__ATAN,
   GS__SINH, GS__COSH, GS__ERF,
   GS__GELU_GRAD, /* d gelu(x) / dx: only for GeluBackward */
+  /* the activations of activations.c, each followed by its derivative (for its backward) */
+  GS__SILU,
+  GS__SILU_GRAD,
+  GS__ELU,
+  GS__ELU_GRAD,
+  GS__SOFTPLUS,
+  GS__SOFTPLUS_GRAD,
+  GS__HARDTANH,
+  GS__HARDTANH_GRAD,
+  GS__HARDSIGMOID,
+  GS__HARDSIGMOID_GRAD,
+  GS__HARDSWISH,
+  GS__HARDSWISH_GRAD,
+  GS__LOGSIGMOID,
+  GS__LOGSIGMOID_GRAD,
+  GS__MISH,
+  GS__MISH_GRAD,
   GS__UNOP_COUNT
 } gs__unop;
 /* clang-format on */
 
-/* Parameters some unary ops take (leaky_relu's slope, clamp's bounds, round's decimals). */
+/* Parameters some unary ops take (leaky_relu's slope, clamp's bounds, round's decimals, and
+ * the activations' two: elu's alpha and scale, softplus's beta and threshold, hardtanh's min
+ * and max). */
 typedef struct gs__unary_params {
   double slope;
   int decimals;
   double min, max;
+  double arg[2];
 } gs__unary_params;
 
 static inline bool gs__binop_is_comparison(gs__binop op) { return op >= GS__EQ; }

@@ -79,6 +79,27 @@ GS_API gs_tensor gs_relu(gs_tensor t);
 GS_API gs_tensor gs_leaky_relu(gs_tensor t, double negative_slope);
 /* Exact GELU: x * Phi(x), with the normal CDF through erf. */
 GS_API gs_tensor gs_gelu(gs_tensor t);
+/* The activations of torch.nn, with torch 1.13's values and slopes (at the kinks too). */
+/* x * sigmoid(x). */
+GS_API gs_tensor gs_silu(gs_tensor t);
+/* x above 0, alpha * (exp(x) - 1) at or below. */
+GS_API gs_tensor gs_elu(gs_tensor t, double alpha);
+/* scale * elu(x, alpha) with torch's constants (alpha 1.6732..., scale 1.0507...). */
+GS_API gs_tensor gs_selu(gs_tensor t);
+/* log(1 + exp(beta * x)) / beta, or x where beta * x > threshold. */
+GS_API gs_tensor gs_softplus(gs_tensor t, double beta, double threshold);
+/* x limited to [min_val, max_val]; the gradient is 0 at the bounds (torch's). */
+GS_API gs_tensor gs_hardtanh(gs_tensor t, double min_val, double max_val);
+/* hardtanh(x, 0, 6). */
+GS_API gs_tensor gs_relu6(gs_tensor t);
+/* x / 6 + 1/2 limited to [0, 1]. */
+GS_API gs_tensor gs_hardsigmoid(gs_tensor t);
+/* x * hardsigmoid(x). */
+GS_API gs_tensor gs_hardswish(gs_tensor t);
+/* log(sigmoid(x)), computed stably. */
+GS_API gs_tensor gs_logsigmoid(gs_tensor t);
+/* x * tanh(softplus(x)). */
+GS_API gs_tensor gs_mish(gs_tensor t);
 /* Limits to [min, max]; pass -INFINITY or INFINITY for no bound. */
 GS_API gs_tensor gs_clamp(gs_tensor t, double min, double max);
 /* Rounds down (integers unchanged); no gradient (zero almost everywhere). */

@@ -1,6 +1,7 @@
 """gradscope.nn: the C extension's modules (Linear, Sequential, RNN/LSTM/GRU, ...) and
-nn.Parameter, the containers and pooling layers of layers.py, the Module methods of
-module.py, with gradscope.nn.functional, gradscope.nn.init and gradscope.nn.utils."""
+nn.Parameter, the containers and pooling layers of layers.py, the activations of
+activation.py, the losses of losses.py, the Module methods of module.py, with
+gradscope.nn.functional, gradscope.nn.init and gradscope.nn.utils."""
 from gradscope import _gradscope
 from gradscope._missing import reexport as _reexport, unsupported as _unsupported
 
@@ -14,5 +15,10 @@ from gradscope.nn.adaptive import (AdaptiveAvgPool1d, AdaptiveAvgPool2d,  # noqa
 from gradscope.nn.layers import (AvgPool2d, BCEWithLogitsLoss, CrossEntropyLoss,  # noqa: E402,F401
                                  Flatten, Identity, MaxPool2d, MSELoss, NLLLoss,
                                  ModuleDict, ModuleList)
+from gradscope.nn.activation import (ELU, GLU, Hardsigmoid, Hardswish,  # noqa: E402,F401
+                                     Hardtanh, LeakyReLU, LogSigmoid, LogSoftmax, Mish, ReLU6,
+                                     SELU, SiLU, Softmax, Softmin, Softplus, Softsign)
+from gradscope.nn.losses import (BCELoss, CosineSimilarity, HuberLoss,  # noqa: E402,F401
+                                 KLDivLoss, L1Loss, PairwiseDistance, SmoothL1Loss)
 
 __getattr__ = _unsupported(__name__)

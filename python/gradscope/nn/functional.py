@@ -1,5 +1,6 @@
 """gradscope.nn.functional: the losses, activations and layers as functions (the C
-extension's, and adaptive pooling from adaptive.py), as torch.nn.functional's."""
+extension's, adaptive pooling from adaptive.py, and those compositions.py writes over its
+ops), as torch.nn.functional's."""
 from gradscope import _gradscope
 from gradscope._missing import reexport as _reexport, unsupported as _unsupported
 
@@ -7,5 +8,9 @@ _reexport(_gradscope.nn.functional, globals())
 one_hot = _gradscope.one_hot
 from gradscope.nn.adaptive import (adaptive_avg_pool1d, adaptive_avg_pool2d,  # noqa: E402,F401
                                    adaptive_max_pool1d, adaptive_max_pool2d)
+
+from gradscope.nn.compositions import (_softmax_dim, binary_cross_entropy,  # noqa: E402,F401
+                                       cosine_similarity, glu, huber_loss, kl_div, l1_loss,
+                                       pairwise_distance, smooth_l1_loss, softmin, softsign)
 
 __getattr__ = _unsupported(__name__)

@@ -6,6 +6,7 @@
  * grad (grad0, ...); its metadata names the op, its arguments as JSON (PyTorch's keyword
  * names) and which inputs require grad. Usage: ops-torch-cases DIR */
 #include <gradscope/gradscope.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -260,6 +261,48 @@ static void elementwise_cases(gs_dtype dt, const char *sfx) {
       op_masked_fill, NULL);
 }
 
+static gs_tensor elu_07(gs_tensor t) { return gs_elu(t, 0.7); }
+static gs_tensor softplus_2_3(gs_tensor t) { return gs_softplus(t, 2.0, 3.0); }
+static gs_tensor softplus_default(gs_tensor t) { return gs_softplus(t, 1.0, 20.0); }
+static gs_tensor hardtanh_m08_12(gs_tensor t) { return gs_hardtanh(t, -0.8, 1.2); }
+
+/* The activations on spread values that include every kink (-3, 0, 1.5, 3, 6, the hardtanh
+ * bounds), where torch's one-sided slopes must match. */
+static void activation_cases(gs_dtype dt, const char *sfx) {
+  static const struct {
+    const char *op, *args;
+    gs_tensor (*fn)(gs_tensor);
+  } acts[] = {
+      {"silu", "{}", gs_silu},
+      {"elu", "{\"alpha\": 0.7}", elu_07},
+      {"selu", "{}", gs_selu},
+      {"softplus", "{\"beta\": 2.0, \"threshold\": 3.0}", softplus_2_3},
+      {"softplus", "{}", softplus_default},
+      {"hardtanh", "{\"min_val\": -0.8, \"max_val\": 1.2}", hardtanh_m08_12},
+      {"relu6", "{}", gs_relu6},
+      {"hardsigmoid", "{}", gs_hardsigmoid},
+      {"hardswish", "{}", gs_hardswish},
+      {"logsigmoid", "{}", gs_logsigmoid},
+      {"mish", "{}", gs_mish},
+  };
+  /* A low-discrepancy spread over [-7, 7), then the kinks. 3 comes last, in the scalar tail
+   * torch's CPU kernels leave after their vector blocks (37 = 32 + 5): hardswish's slope at 3
+   * is 1.5 there (and on CUDA), 1 in torch's CPU vector path. */
+  double v[37];
+  for (int i = 0; i < 27; i++)
+    v[i] = -7 + 14 * fmod(i * 0.6180339887498949, 1.0);
+  static const double kinks[10] = {-3, 0, 6, -0.8, 1.2, 1.5, -6, 25, -30, 3};
+  memcpy(v + 27, kinks, sizeof kinks);
+  for (size_t i = 0; i < sizeof acts / sizeof acts[0]; i++) {
+    char name[64];
+    snprintf(name, sizeof name, "%s%zu_%s", acts[i].op, i, sfx);
+    gs_tensor x64 = gs_from_data(GS_F64, (int64_t[]){37}, 1, v);
+    gs_tensor x = gs_to_dtype(x64, dt);
+    gs_dispose(x64);
+    run(&(op_case){name, acts[i].op, acts[i].args, {x}, 1, "1", 1}, op_unary, (void *)acts[i].fn);
+  }
+}
+
 int main(int argc, char **argv) {
   if (argc != 2) {
     fprintf(stderr, "usage: ops-torch-cases DIR\n");
@@ -273,6 +316,8 @@ int main(int argc, char **argv) {
   batch_norm_cases(GS_F32, "f32");
   elementwise_cases(GS_F64, "f64");
   elementwise_cases(GS_F32, "f32");
+  activation_cases(GS_F64, "f64");
+  activation_cases(GS_F32, "f32");
   printf("# %d cases written\n", written);
   return 0;
 }

@@ -40,6 +40,9 @@ OPS = {
     "tan": lambda i, a: torch.tan(i[0]),
     "var": lambda i, a: torch.var(i[0], **a),
     "std": lambda i, a: torch.std(i[0], **a),
+    **{name: (lambda f: lambda i, a: f(i[0], **a))(getattr(F, name))
+       for name in ("silu", "elu", "selu", "softplus", "hardtanh", "relu6", "hardsigmoid",
+                    "hardswish", "logsigmoid", "mish")},
     "masked_fill": lambda i, a: i[0].masked_fill(i[1], a["value"]),
     # outputs: y, then the running estimates after their update
     "batch_norm": lambda i, a: (lambda rm, rv: (F.batch_norm(i[0], rm, rv, i[3], i[4], **a),
