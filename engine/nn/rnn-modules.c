@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include <unistd.h>
+
 #include "core-impl.h"
 #include "module-impl.h"
 #include "packed-impl.h"
@@ -51,6 +53,30 @@ static bool check_options(gs_rnn_mode mode, int64_t input_size, int64_t hidden_s
               gs_dtype_name(o->dtype));
     return false;
   }
+  /* Parameters that could never fit are refused up front, not made one layer at a time
+   * until memory runs out (num_layers 2^62 would never end). Counted in double: no
+   * overflow. */
+  double gh = (double)gs__rnn_gate_count(mode) * (double)hidden_size, d = o->bidirectional ? 2 : 1;
+  double per_dir = gh * ((double)hidden_size + (o->bias ? 2 : 0));
+  double elements = d * (gh * (double)input_size + per_dir) +
+                    (double)(o->num_layers - 1) * d * (gh * d * (double)hidden_size + per_dir);
+  double bytes = elements * (double)gs_dtype_size(o->dtype);
+  double memory = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
+  if (memory > 0 && bytes > memory) {
+    gs__error(GS_ERR_OUT_OF_MEMORY, fn,
+              "%lld layers of hidden size %lld would need %.3g bytes of parameters, more than "
+              "this machine's %.3g bytes of memory",
+              (long long)o->num_layers, (long long)hidden_size, bytes, memory);
+    return false;
+  }
+  return true;
+}
+
+/* Registers p (false, with the error reported, if it could not be made). */
+static bool add_parameter(gs_module m, const char *name, gs_tensor p) {
+  if (!p.id)
+    return false;
+  gs_module_register_parameter(m, name, p);
   return true;
 }
 
@@ -71,23 +97,30 @@ gs_module gs_rnn_new(gs_rnn_mode mode, int64_t input_size, int64_t hidden_size,
     return m;
   int64_t H = hidden_size, GH = gs__rnn_gate_count(mode) * H;
   int D = o.bidirectional ? 2 : 1;
-  /* PyTorch's order: per layer, per direction, weight_ih, weight_hh, bias_ih, bias_hh. */
-  for (int64_t l = 0; l < o.num_layers; l++) {
-    for (int d = 0; d < D; d++) {
+  /* PyTorch's order: per layer, per direction, weight_ih, weight_hh, bias_ih, bias_hh. A
+   * parameter that cannot be made (memory ran out) ends it: the module is disposed. */
+  bool ok = true;
+  for (int64_t l = 0; l < o.num_layers && ok; l++) {
+    for (int d = 0; d < D && ok; d++) {
       int64_t in = l == 0 ? input_size : D * H;
       const char *suffix = d ? "_reverse" : "";
       char name[64];
       snprintf(name, sizeof name, "weight_ih_l%lld%s", (long long)l, suffix);
-      gs_module_register_parameter(m, name, gs__rnn_parameter(o.dtype, (int64_t[]){GH, in}, 2, H, o.rng));
+      ok = add_parameter(m, name, gs__rnn_parameter(o.dtype, (int64_t[]){GH, in}, 2, H, o.rng));
       snprintf(name, sizeof name, "weight_hh_l%lld%s", (long long)l, suffix);
-      gs_module_register_parameter(m, name, gs__rnn_parameter(o.dtype, (int64_t[]){GH, H}, 2, H, o.rng));
+      ok =
+          ok && add_parameter(m, name, gs__rnn_parameter(o.dtype, (int64_t[]){GH, H}, 2, H, o.rng));
       if (!o.bias)
         continue;
       snprintf(name, sizeof name, "bias_ih_l%lld%s", (long long)l, suffix);
-      gs_module_register_parameter(m, name, gs__rnn_parameter(o.dtype, &GH, 1, H, o.rng));
+      ok = ok && add_parameter(m, name, gs__rnn_parameter(o.dtype, &GH, 1, H, o.rng));
       snprintf(name, sizeof name, "bias_hh_l%lld%s", (long long)l, suffix);
-      gs_module_register_parameter(m, name, gs__rnn_parameter(o.dtype, &GH, 1, H, o.rng));
+      ok = ok && add_parameter(m, name, gs__rnn_parameter(o.dtype, &GH, 1, H, o.rng));
     }
+  }
+  if (!ok) {
+    gs_module_dispose(m);
+    return GS_NO_MODULE;
   }
   return m;
 }

@@ -103,6 +103,11 @@ static void test_bad_calls_name_what_was_expected(void) {
                     gs_rnn_forward(m, ok, h0, GS_NO_TENSOR, NULL, NULL));
   TEST_EXPECT_ERROR("expected dropout in [0, 1), got 1",
                     gs_rnn_new(GS_RNN_GRU, 3, 4, &(gs_rnn_options){1, true, false, 1.0, false, GS_F32, NULL}));
+  /* parameters that could never fit: refused at once, not made until memory runs out */
+  TEST_EXPECT_ERROR(
+      "4611686018427387904 layers of hidden size 1 would need",
+      gs_rnn_new(GS_RNN_TANH, 3, 1,
+                 &(gs_rnn_options){(int64_t)1 << 62, true, false, 0, false, GS_F32, NULL}));
   gs_module linear = gs_linear_new(3, 4, true, NULL);
   TEST_EXPECT_ERROR("expected an RNN, LSTM or GRU module, got a Linear",
                     gs_rnn_forward(linear, ok, GS_NO_TENSOR, GS_NO_TENSOR, NULL, NULL));
