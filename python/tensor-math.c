@@ -329,10 +329,9 @@ static PyObject *m_round(PyObject *self, PyObject *args, PyObject *kwargs) {
   return r.id || !PyErr_Occurred() ? gsp_wrap(r) : NULL;
 }
 
-static PyObject *m_round_(PyObject *self, PyObject *args, PyObject *kwargs) {
-  GSP_SITE();
-  gs_clear_error();
-  gs_tensor r = rounded(self, args, kwargs, "|$i:round_");
+/* The in-place form's end: r (the op's result, or the empty handle after an error) written
+ * into self, which is returned. */
+static PyObject *write_back(PyObject *self, gs_tensor r) {
   if (!r.id)
     return PyErr_Occurred() ? NULL : gsp_raise_engine_error();
   gs_copy_(gsp_handle(self), r);
@@ -340,6 +339,12 @@ static PyObject *m_round_(PyObject *self, PyObject *args, PyObject *kwargs) {
   if (gs_last_error_code() != GS_OK)
     return gsp_raise_engine_error();
   return Py_NewRef(self);
+}
+
+static PyObject *m_round_(PyObject *self, PyObject *args, PyObject *kwargs) {
+  GSP_SITE();
+  gs_clear_error();
+  return write_back(self, rounded(self, args, kwargs, "|$i:round_"));
 }
 
 /* t.lerp(end, weight): t + weight * (end - t), weight a number or a tensor. */
@@ -366,14 +371,7 @@ static PyObject *m_lerp(PyObject *self, PyObject *args, PyObject *kwargs) {
 static PyObject *m_lerp_(PyObject *self, PyObject *args, PyObject *kwargs) {
   GSP_SITE();
   gs_clear_error();
-  gs_tensor r = lerped(self, args, kwargs, "O!O:lerp_");
-  if (!r.id)
-    return PyErr_Occurred() ? NULL : gsp_raise_engine_error();
-  gs_copy_(gsp_handle(self), r);
-  gs_dispose(r);
-  if (gs_last_error_code() != GS_OK)
-    return gsp_raise_engine_error();
-  return Py_NewRef(self);
+  return write_back(self, lerped(self, args, kwargs, "O!O:lerp_"));
 }
 
 static PyMethodDef tensor_math_methods[] = {

@@ -115,17 +115,9 @@ static void remember_error(const gs_error *e, void *user_data) {
 
 static void run_case(gconstpointer data) {
   const grad_case *c = data;
-  gs_rng rng;
-  gs_rng_seed(&rng, 1234);
   uint64_t live = gs_live_tensor_count();
   gs_tensor inputs[GRAD_CASE_MAX_INPUTS];
-  for (int i = 0; i < c->n_inputs; i++) {
-    const grad_input *in = &c->inputs[i];
-    gs_dtype dtype = in->no_grad ? in->dtype : GS_F64;
-    inputs[i] = test_make(dtype, in->shape, in->ndim, in->layout, in->lo, in->hi, &rng);
-    if (!in->no_grad)
-      gs_set_requires_grad(inputs[i], true);
-  }
+  grad_case_make_inputs(c, inputs);
   first_gradient_call call = {c};
   /* One call with errors returning: a refusal (an unsupported node kind) skips the case. */
   probe_error[0] = 0;

@@ -39,6 +39,9 @@ gs_tensor gs__keep(gs_tensor t);
 
 /* Disposes the handles the case that just ran kept (gs__keep). */
 void grad_case_dispose_kept(void);
+/* The case's inputs, made as every check makes them (float64 where they require grad, drawn
+ * from one seed): c->n_inputs handles the caller disposes. */
+void grad_case_make_inputs(const grad_case *c, gs_tensor *inputs);
 
 /* Every family's table of cases (grad-families.c). */
 typedef struct grad_family {

@@ -1,5 +1,6 @@
 /* grad-families.c: every family's table of gradcheck cases, in one list that the gradcheck and
- * the double-backward check both walk, and the handles cases keep while they run. */
+ * the double-backward check both walk, the inputs a case runs on, and the handles cases keep
+ * while they run. */
 #include "grad-case.h"
 
 const grad_family grad_families[] = {
@@ -14,6 +15,18 @@ const grad_family grad_families[] = {
     {grad_cases_activations, &grad_cases_activations_count},
 };
 const size_t grad_family_count = G_N_ELEMENTS(grad_families);
+
+void grad_case_make_inputs(const grad_case *c, gs_tensor *inputs) {
+  gs_rng rng;
+  gs_rng_seed(&rng, 1234);
+  for (int i = 0; i < c->n_inputs; i++) {
+    const grad_input *in = &c->inputs[i];
+    gs_dtype dtype = in->no_grad ? in->dtype : GS_F64;
+    inputs[i] = test_make(dtype, in->shape, in->ndim, in->layout, in->lo, in->hi, &rng);
+    if (!in->no_grad)
+      gs_set_requires_grad(inputs[i], true);
+  }
+}
 
 /* Handles cases keep for the duration of one evaluation (gs__keep). */
 static GArray *kept;
