@@ -440,6 +440,13 @@ static const doc_row rows[] = {
      "input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0, "
      "bidirectional=False, *, dtype=None",
      "A gated recurrent unit network, as torch.nn.GRU; forward returns (output, h)."},
+    {"nn", "RNNCell", FUNCTION,
+     "input_size, hidden_size, bias=True, nonlinearity='tanh', device=None, dtype=None",
+     "One step of an Elman RNN (tanh or relu): cell(input, h=None) returns the next h."},
+    {"nn", "LSTMCell", FUNCTION, "input_size, hidden_size, bias=True, device=None, dtype=None",
+     "One LSTM step: cell(input, (h, c)=None) returns the next (h, c)."},
+    {"nn", "GRUCell", FUNCTION, "input_size, hidden_size, bias=True, device=None, dtype=None",
+     "One GRU step: cell(input, h=None) returns the next h."},
     {"Optimizer", "zero_grad", METHOD, "set_to_none=False", "Clears every parameter's .grad."},
 };
 

@@ -68,6 +68,7 @@ typedef struct gsp_module {
   PyObject *children; /* list: the Python objects of child modules, kept for seq[i] */
   PyObject *tree;     /* the module_tree it belongs to (joined into its parent's, if any) */
   int rnn_mode;       /* a gs_rnn_mode for RNN, LSTM and GRU (called as PyTorch's); -1 */
+  bool rnn_cell;      /* with rnn_mode: RNNCell, LSTMCell or GRUCell, one step */
   PyObject *extra_repr; /* str: the constructor's arguments as PyTorch prints them, or NULL */
   PyObject *dict;       /* instance attributes (a subclass's, hooks, a user's own) */
   bool python_defined;  /* made by Module.__new__ for a class written in Python: no forward of
@@ -105,6 +106,7 @@ static PyObject *wrap_module(gs_module m, PyObject *children) {
   }
   o->m = m;
   o->rnn_mode = -1;
+  o->rnn_cell = false;
   o->extra_repr = NULL;
   o->dict = NULL;
   o->init_args = NULL;
@@ -191,6 +193,72 @@ static PyObject *recurrent_call(gsp_module *o, PyObject *args, PyObject *kwargs)
   return lstm ? Py_BuildValue("(N(NN))", py_out, py_h, py_c) : Py_BuildValue("(NN)", py_out, py_h);
 }
 
+/* cell(input, hx=None): one step of an RNNCell, LSTMCell or GRUCell, as PyTorch's: hx is h
+ * (for LSTMCell the pair (h, c)) or None for zeros; returns the next h (LSTMCell: (h, c)). An
+ * unbatched 1-D input (and state) gives unbatched results. */
+static PyObject *cell_call(gsp_module *o, PyObject *args, PyObject *kwargs) {
+  PyObject *x, *hx = Py_None, *h = Py_None, *c = Py_None;
+  static char *kwlist[] = {"input", "hx", NULL};
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!|O:forward", kwlist, &gsp_tensor_type, &x, &hx))
+    return NULL;
+  bool lstm = o->rnn_mode == GS_RNN_LSTM;
+  if (lstm && hx != Py_None) {
+    if (!PyTuple_Check(hx) || PyTuple_GET_SIZE(hx) != 2) {
+      PyErr_Format(PyExc_TypeError, "LSTMCell: hx must be a tuple (h, c) of Tensors, not %.100s",
+                   Py_TYPE(hx)->tp_name);
+      return NULL;
+    }
+    h = PyTuple_GET_ITEM(hx, 0);
+    c = PyTuple_GET_ITEM(hx, 1);
+  } else if (!lstm) {
+    h = hx;
+  }
+  if ((h != Py_None && !gsp_is_tensor(h)) || (c != Py_None && !gsp_is_tensor(c))) {
+    PyErr_SetString(PyExc_TypeError,
+                    "hx must be a Tensor (for LSTMCell, a pair of Tensors) or None");
+    return NULL;
+  }
+  gs_tensor xt = gsp_handle(x);
+  bool unbatched = gs_ndim(xt) == 1;
+  /* an unbatched step runs as a batch of one, its results squeezed back */
+  gs_tensor held[3] = {GS_NO_TENSOR, GS_NO_TENSOR, GS_NO_TENSOR};
+  gs_tensor ht = h == Py_None ? GS_NO_TENSOR : gsp_handle(h);
+  gs_tensor ct = c == Py_None ? GS_NO_TENSOR : gsp_handle(c);
+  gs_clear_error();
+  if (unbatched) {
+    xt = held[0] = gs_unsqueeze(xt, 0);
+    if (ht.id)
+      ht = held[1] = gs_unsqueeze(ht, 0);
+    if (ct.id)
+      ct = held[2] = gs_unsqueeze(ct, 0);
+  }
+  gs_tensor c_next = GS_NO_TENSOR;
+  gs_tensor h_next = gs_last_error_code() == GS_OK
+                         ? gs_rnn_cell_forward(o->m, xt, ht, ct, lstm ? &c_next : NULL)
+                         : GS_NO_TENSOR;
+  for (int i = 0; i < 3; i++)
+    gs_dispose(held[i]);
+  if (unbatched && h_next.id) {
+    gs_tensor squeezed = gs_squeeze(h_next, 0);
+    gs_dispose(h_next);
+    h_next = squeezed;
+    if (c_next.id) {
+      squeezed = gs_squeeze(c_next, 0);
+      gs_dispose(c_next);
+      c_next = squeezed;
+    }
+  }
+  PyObject *py_h = gsp_wrap(h_next);
+  if (!lstm || !py_h)
+    return py_h;
+  PyObject *py_c = gsp_wrap(c_next);
+  if (!py_c) {
+    Py_DECREF(py_h);
+    return NULL;
+  }
+  return Py_BuildValue("(NN)", py_h, py_c);
+}
+
 static PyObject *engine_forward; /* Module.forward, the C method: the engine's forward */
 static PyObject *str_forward, *str_pre_hooks, *str_hooks;
 
@@ -256,7 +324,7 @@ static PyObject *module_forward(PyObject *self, PyObject *args, PyObject *kwargs
   if (sequential_needs_python(o))
     return sequential_call_in_python(o, args, kwargs);
   if (o->rnn_mode >= 0)
-    return recurrent_call(o, args, kwargs);
+    return o->rnn_cell ? cell_call(o, args, kwargs) : recurrent_call(o, args, kwargs);
   PyObject *x;
   if (kwargs && PyDict_GET_SIZE(kwargs)) {
     PyErr_SetString(PyExc_TypeError, "a module takes one Tensor");
@@ -736,6 +804,7 @@ static PyObject *module_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
   }
   o->m = m;
   o->rnn_mode = -1;
+  o->rnn_cell = false;
   o->extra_repr = NULL;
   o->dict = NULL;
   o->python_defined = true;
@@ -1009,9 +1078,73 @@ static PyObject *recurrent(PyObject *args, PyObject *kwargs, int mode, const cha
     return NULL;
   }
   PyObject *o = wrap_module(gs_rnn_new((gs_rnn_mode)mode, in, hidden, &opt), NULL);
-  if (o)
-    ((gsp_module *)o)->rnn_mode = mode;
-  return o;
+  if (!o)
+    return NULL;
+  ((gsp_module *)o)->rnn_mode = mode;
+  /* torch's RNNBase.extra_repr: the sizes, then what differs from the defaults */
+  PyObject *e = PyUnicode_FromFormat("%lld, %lld", in, hidden);
+  if (e && layers != 1)
+    PyUnicode_AppendAndDel(&e, PyUnicode_FromFormat(", num_layers=%lld", layers));
+  if (e && !bias)
+    PyUnicode_AppendAndDel(&e, PyUnicode_FromString(", bias=False"));
+  if (e && batch_first)
+    PyUnicode_AppendAndDel(&e, PyUnicode_FromString(", batch_first=True"));
+  if (e && dropout != 0.0)
+    PyUnicode_AppendAndDel(&e, PyUnicode_FromFormat(", dropout=%S", PyFloat_FromDouble(dropout)));
+  if (e && bidirectional)
+    PyUnicode_AppendAndDel(&e, PyUnicode_FromString(", bidirectional=True"));
+  return with_extra_repr(o, e);
+}
+
+/* nn.RNNCell, nn.LSTMCell, nn.GRUCell with PyTorch's arguments (RNNCell's nonlinearity only). */
+static PyObject *cell(PyObject *args, PyObject *kwargs, int mode, const char *format) {
+  GSP_SITE();
+  long long in, hidden;
+  int bias = 1;
+  const char *nonlinearity = "tanh";
+  PyObject *device = Py_None, *dtype_obj = Py_None;
+  static char *kwlist[] = {"input_size", "hidden_size", "bias", "device", "dtype", NULL};
+  static char *rnn_kwlist[] = {"input_size", "hidden_size", "bias", "nonlinearity",
+                               "device",     "dtype",       NULL};
+  bool rnn = mode == GS_RNN_TANH;
+  if (rnn ? !PyArg_ParseTupleAndKeywords(args, kwargs, format, rnn_kwlist, &in, &hidden, &bias,
+                                         &nonlinearity, &device, &dtype_obj)
+          : !PyArg_ParseTupleAndKeywords(args, kwargs, format, kwlist, &in, &hidden, &bias, &device,
+                                         &dtype_obj))
+    return NULL;
+  gs_dtype dtype = GS_F32;
+  if (gsp_dtype_from_object(dtype_obj, &dtype) < 0)
+    return NULL;
+  if (rnn && strcmp(nonlinearity, "relu") == 0)
+    mode = GS_RNN_RELU;
+  else if (rnn && strcmp(nonlinearity, "tanh") != 0) {
+    PyErr_Format(PyExc_ValueError, "Unknown nonlinearity: %s", nonlinearity);
+    return NULL;
+  }
+  PyObject *o =
+      wrap_module(gs_rnn_cell_new((gs_rnn_mode)mode, in, hidden, bias, dtype, NULL), NULL);
+  if (!o)
+    return NULL;
+  ((gsp_module *)o)->rnn_mode = mode;
+  ((gsp_module *)o)->rnn_cell = true;
+  PyObject *e = PyUnicode_FromFormat("%lld, %lld", in, hidden);
+  if (e && !bias)
+    PyUnicode_AppendAndDel(&e, PyUnicode_FromString(", bias=False"));
+  if (e && mode == GS_RNN_RELU)
+    PyUnicode_AppendAndDel(&e, PyUnicode_FromString(", nonlinearity=relu"));
+  return with_extra_repr(o, e);
+}
+static PyObject *f_RNNCell(PyObject *m, PyObject *a, PyObject *k) {
+  (void)m;
+  return cell(a, k, GS_RNN_TANH, "LL|psOO:RNNCell");
+}
+static PyObject *f_LSTMCell(PyObject *m, PyObject *a, PyObject *k) {
+  (void)m;
+  return cell(a, k, GS_RNN_LSTM, "LL|pOO:LSTMCell");
+}
+static PyObject *f_GRUCell(PyObject *m, PyObject *a, PyObject *k) {
+  (void)m;
+  return cell(a, k, GS_RNN_GRU, "LL|pOO:GRUCell");
 }
 static PyObject *f_RNN(PyObject *m, PyObject *a, PyObject *k) { (void)m; return recurrent(a, k, GS_RNN_TANH, "RNN"); }
 static PyObject *f_LSTM(PyObject *m, PyObject *a, PyObject *k) { (void)m; return recurrent(a, k, GS_RNN_LSTM, "LSTM"); }
@@ -1086,6 +1219,9 @@ static PyMethodDef builtin_makers[] = {
     {"RNN", GSP_FN(f_RNN), METH_VARARGS | METH_KEYWORDS, NULL},
     {"LSTM", GSP_FN(f_LSTM), METH_VARARGS | METH_KEYWORDS, NULL},
     {"GRU", GSP_FN(f_GRU), METH_VARARGS | METH_KEYWORDS, NULL},
+    {"RNNCell", GSP_FN(f_RNNCell), METH_VARARGS | METH_KEYWORDS, NULL},
+    {"LSTMCell", GSP_FN(f_LSTMCell), METH_VARARGS | METH_KEYWORDS, NULL},
+    {"GRUCell", GSP_FN(f_GRUCell), METH_VARARGS | METH_KEYWORDS, NULL},
     {NULL, NULL, 0, NULL},
 };
 
@@ -1100,6 +1236,7 @@ static PyObject *builtin_new(PyTypeObject *type, PyObject *args, PyObject *kwarg
     return NULL;
   o->m = (gs_module){0};
   o->rnn_mode = -1;
+  o->rnn_cell = false;
   o->python_defined = false;
   if (!(o->children = PyList_New(0))) {
     Py_DECREF(o);
@@ -1182,6 +1319,7 @@ static int builtin_init(PyObject *self, PyObject *args, PyObject *kwargs) {
   if (inplace)
     Py_XSETREF(o->extra_repr, PyUnicode_FromString("inplace=True"));
   o->rnn_mode = from->rnn_mode;
+  o->rnn_cell = from->rnn_cell;
   Py_XSETREF(o->init_args, Py_BuildValue("(OO)", args, kwargs ? kwargs : Py_None));
   from->m = (gs_module){0};
   from->tree = from->children = from->extra_repr = NULL;
