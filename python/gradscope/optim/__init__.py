@@ -3,5 +3,6 @@ engine steps SGD, Adam and AdamW) and the learning-rate schedulers (lr_scheduler
 from gradscope._missing import unsupported as _unsupported
 from gradscope.optim import lr_scheduler, optimizer  # noqa: F401
 from gradscope.optim.optimizer import SGD, Adam, AdamW, Optimizer  # noqa: F401
+from gradscope.optim.tensor_optimizers import Adagrad, RMSprop  # noqa: F401
 
 __getattr__ = _unsupported(__name__)

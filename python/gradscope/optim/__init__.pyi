@@ -1,5 +1,5 @@
-# gradscope/optim/__init__.pyi: the types of gradscope.optim: Optimizer and the engine's SGD,
-# Adam and AdamW. tests/python/test_docs.py checks it against the module.
+# gradscope/optim/__init__.pyi: the types of gradscope.optim: Optimizer, the engine's SGD,
+# Adam and AdamW, and RMSprop and Adagrad (stepped with tensor ops). tests/python/test_docs.py checks it against the module.
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -7,6 +7,7 @@ from typing import Any
 from gradscope import Tensor
 from gradscope.optim import lr_scheduler as lr_scheduler
 from gradscope.optim import optimizer as optimizer
+from gradscope.optim import tensor_optimizers as tensor_optimizers
 
 _Params = Iterable[Tensor] | Iterable[dict[str, Any]]
 
@@ -39,3 +40,17 @@ class AdamW(Optimizer):
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-08,
                  weight_decay: float = 0.01, amsgrad: bool = False, *, maximize: bool = False,
                  foreach: bool | None = None, capturable: bool = False) -> None: ...
+
+class RMSprop(Optimizer):
+    def __init__(self, params: _Params, lr: float = 0.01, alpha: float = 0.99, eps: float = 1e-08,
+                 weight_decay: float = 0, momentum: float = 0, centered: bool = False,
+                 foreach: bool | None = None, maximize: bool = False,
+                 differentiable: bool = False) -> None: ...
+    def step(self, closure: Callable[[], Any] | None = None) -> Any: ...
+
+class Adagrad(Optimizer):
+    def __init__(self, params: _Params, lr: float = 0.01, lr_decay: float = 0,
+                 weight_decay: float = 0, initial_accumulator_value: float = 0,
+                 eps: float = 1e-10, foreach: bool | None = None, *,
+                 maximize: bool = False) -> None: ...
+    def step(self, closure: Callable[[], Any] | None = None) -> Any: ...

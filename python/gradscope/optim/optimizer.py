@@ -122,13 +122,14 @@ class Optimizer:
         raise TypeError(f"{type(self).__name__} cannot be pickled; save its state_dict()")
 
     def __repr__(self):
+        """torch's text: each group after an empty line, its hyper-parameters sorted."""
         text = type(self).__name__ + " ("
         for i, group in enumerate(self.param_groups):
-            text += f"\nParameter Group {i}"
+            text += f"\nParameter Group {i}\n"
             for key in sorted(group):
                 if key != "params":
-                    text += f"\n    {key}: {group[key]}"
-        return text + "\n)"
+                    text += f"    {key}: {group[key]}\n"
+        return text + ")"
 
 
 class _EngineOptimizer(Optimizer):
