@@ -334,6 +334,13 @@ static bool lerp_operands(gs_tensor hstart, gs_tensor hend, const char *fn) {
   return true;
 }
 
+/* start + step, the weighted difference; disposes diff and step, the temporaries. */
+static gs_tensor lerp_step(gs_tensor start, gs_tensor diff, gs_tensor step) {
+  gs_tensor out = gs_add(start, step);
+  dispose_all((gs_tensor[]){diff, step}, 2);
+  return out;
+}
+
 gs_tensor gs_lerp(gs_tensor start, gs_tensor end, gs_tensor hweight) {
   const char *fn = "lerp";
   if (!lerp_operands(start, end, fn))
@@ -347,18 +354,12 @@ gs_tensor gs_lerp(gs_tensor start, gs_tensor end, gs_tensor hweight) {
     return GS_NO_TENSOR;
   }
   gs_tensor diff = gs_sub(end, start);
-  gs_tensor step = gs_mul(hweight, diff);
-  gs_tensor out = gs_add(start, step);
-  dispose_all((gs_tensor[]){diff, step}, 2);
-  return out;
+  return lerp_step(start, diff, gs_mul(hweight, diff));
 }
 
 gs_tensor gs_lerp_scalar(gs_tensor start, gs_tensor end, double weight) {
   if (!lerp_operands(start, end, "lerp_scalar"))
     return GS_NO_TENSOR;
   gs_tensor diff = gs_sub(end, start);
-  gs_tensor step = gs_mul_scalar(diff, weight);
-  gs_tensor out = gs_add(start, step);
-  dispose_all((gs_tensor[]){diff, step}, 2);
-  return out;
+  return lerp_step(start, diff, gs_mul_scalar(diff, weight));
 }
