@@ -2,6 +2,8 @@
 with torch's keywords (dtype=, requires_grad=), ``Tensor.new_*`` (the source's dtype unless told),
 ``as_tensor``, ``randperm``, ``logspace``, ``get_default_dtype``, and ``normal_``/``uniform_``
 as Tensor methods. Each is a call of the engine's own creation ops and conversions."""
+import numpy as np
+
 from gradscope import _gradscope as _c
 
 _Tensor = _c.Tensor
@@ -61,13 +63,14 @@ def as_tensor(data, dtype=None, device=None):
     """torch.as_tensor: data itself when it is a tensor of that dtype, else a new tensor (an
     ndarray of a dtype torch keeps is shared, not copied, as torch.from_numpy shares it)."""
     if isinstance(data, _Tensor):
-        return data if dtype is None or data.dtype == dtype else data.to(dtype)
-    try:
-        import numpy as np
-        if isinstance(data, np.ndarray) and (dtype is None or dtype == _c.from_numpy(data).dtype):
-            return _c.from_numpy(data)
-    except (ImportError, TypeError, RuntimeError):
-        pass
+        return data if dtype is None else data.to(dtype)
+    if isinstance(data, np.ndarray):
+        try:
+            shared = _c.from_numpy(data)
+        except (TypeError, RuntimeError):  # a dtype or layout from_numpy refuses: copied below
+            shared = None
+        if shared is not None and (dtype is None or shared.dtype == dtype):
+            return shared
     return _c.tensor(data, dtype=dtype)
 
 

@@ -284,21 +284,18 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
 def nonzero(input, *, as_tuple=False):
     """torch.nonzero: the indices of nonzero elements, one row each (int64 [n, ndim]); with
     as_tuple, one 1-D tensor of indices per dim."""
-    mask = input != 0
-    if input.dim() == 0:
-        mask = mask.reshape(1)
+    # a 0-d input is seen as one element: as_tuple gives its index, the rows have no columns
+    mask = (input != 0).reshape(-1) if input.dim() == 0 else input != 0
     coords = []
     for d, size in enumerate(mask.shape):
         view = [1] * mask.dim()
         view[d] = size
         grid = _c.arange(size, dtype=_c.int64).reshape(*view).expand(*mask.shape)
         coords.append(grid.masked_select(mask))
-    if input.dim() == 0:
-        coords = [] if as_tuple is False else coords
     if as_tuple:
         return tuple(coords)
-    if not coords:
-        return _c.zeros(int(mask.sum().item()), 0, dtype=_c.int64)
+    if input.dim() == 0:
+        return _c.zeros(coords[0].numel(), 0, dtype=_c.int64)
     return _c.stack(coords, 1)
 
 
