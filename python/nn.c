@@ -1089,8 +1089,11 @@ static PyObject *recurrent(PyObject *args, PyObject *kwargs, int mode, const cha
     PyUnicode_AppendAndDel(&e, PyUnicode_FromString(", bias=False"));
   if (e && batch_first)
     PyUnicode_AppendAndDel(&e, PyUnicode_FromString(", batch_first=True"));
-  if (e && dropout != 0.0)
-    PyUnicode_AppendAndDel(&e, PyUnicode_FromFormat(", dropout=%S", PyFloat_FromDouble(dropout)));
+  if (e && dropout != 0.0) { /* the float's repr, as torch prints it (0.5, not 0.500000) */
+    PyObject *p = PyFloat_FromDouble(dropout);
+    PyUnicode_AppendAndDel(&e, p ? PyUnicode_FromFormat(", dropout=%R", p) : NULL);
+    Py_XDECREF(p);
+  }
   if (e && bidirectional)
     PyUnicode_AppendAndDel(&e, PyUnicode_FromString(", bidirectional=True"));
   return with_extra_repr(o, e);
