@@ -104,6 +104,9 @@ static int bench_mlp(void) {
   double cpu_mean = cpu_data[0] / world;
   gs_dispose(cpu);
   int buckets = ddp ? gs_ddp_bucket_count(ddp) : 0;
+  const char *transport = !ddp                                  ? "none"
+                          : gs_ddp_get_stats(ddp).shared_memory ? "shared-memory"
+                                                                : "mpi";
   gs_ddp_free(ddp);
   gs_optimizer_dispose(sgd);
   gs_module_dispose(net);
@@ -116,6 +119,7 @@ static int bench_mlp(void) {
            WARMUP, first_loss, last_loss);
     printf("ddp_world_size=%d\n", world);
     printf("ddp_buckets=%d\n", buckets);
+    printf("ddp_transport=%s\n", transport);
     bench_result("ddp_step_ms", ms, "ms");
     bench_result("ddp_samples_per_s", GLOBAL_BATCH / (ms * 1e-3), "samples/s");
     bench_result("ddp_backward_ms", bench_median(backward, TIMED) * 1e3, "ms");

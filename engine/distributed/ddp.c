@@ -2,8 +2,9 @@
  * put in buckets in reverse order (the order backward makes their gradients final); a
  * backward hook copies each final gradient into its bucket's flat buffer and, once a bucket
  * is full, starts its MPI_Iallreduce, buckets strictly in order so that every rank issues the
- * same collectives in the same order. Backward's end hook fills what never came (zeros with
- * find_unused_parameters, an error naming the parameter without), waits with the group's
+ * same collectives in the same order (with every rank on one machine, the sum goes through a
+ * shared-memory window instead: shm-reduce.c). Backward's end hook fills what never came (zeros
+ * with find_unused_parameters, an error naming the parameter without), waits with the group's
  * deadline, and writes the averages back into the gradients. Per-bucket times and bytes are
  * kept for traces, statistics and benchmarks. */
 #include <stdio.h>
@@ -62,6 +63,7 @@ struct gs_ddp {
   char forward_site[256];
   double backward_begin;
   gs_ddp_stats stats;
+  gs__shm *shm; /* the buckets' window when every rank is on this machine, else NULL */
 };
 
 static int cmp_id(const void *a, const void *b) {
@@ -103,6 +105,13 @@ static void launch_in_order(gs_ddp *d) {
     ddp_bucket *b = &d->buckets[d->next_launch++];
     b->collective = gs__dist_trace_begin("allreduce", bucket_bytes(b), (int)(b - d->buckets));
     b->ended = false;
+    if (d->shm) {
+      gs__dist_begin("DDP shared-memory reduction of a bucket");
+      gs__shm_staged(d->shm, (int)(b - d->buckets));
+      b->launched = true;
+      b->launched_t = since(d);
+      continue;
+    }
     char what[96];
     snprintf(what, sizeof what, "DDP allreduce of bucket %d (%lld bytes)",
              (int)(b - d->buckets), (long long)(b->numel * (int64_t)gs_dtype_size(b->dtype)));
@@ -122,6 +131,8 @@ static void hook_begin(gs_tensor root, void *user) {
   d->in_backward = true;
   d->backward_begin = gs__dist_now();
   d->next_launch = 0;
+  if (d->shm)
+    gs__shm_begin_round(d->shm);
   for (int i = 0; i < d->n_params; i++)
     d->params[i].ready = false;
   for (int k = 0; k < d->n_buckets; k++) {
@@ -181,6 +192,14 @@ static void hook_grad_ready(gs_tensor leaf, gs_tensor grad, void *user) {
     return;
   stage(d, i, grad);
   launch_in_order(d);
+  if (d->shm) { /* sum this rank's share of whatever every rank has staged meanwhile */
+    for (int k = 0; k < d->next_launch; k++) {
+      ddp_bucket *b = &d->buckets[k];
+      if (!b->ended && gs__shm_progress(d->shm, k, b->dtype, b->numel))
+        bucket_ended(b, k, 0);
+    }
+    return;
+  }
   /* Open MPI moves non-blocking collectives along only inside MPI calls: one test of the
    * oldest running bucket per gradient keeps them going while backward computes. */
   for (int k = 0; k < d->next_launch; k++)
@@ -250,7 +269,10 @@ static void finish(gs_ddp *d) {
     snprintf(what, sizeof what, "the wait for DDP bucket %d's allreduce", k);
     snprintf(gs__dist.doing, sizeof gs__dist.doing, "%s", what);
     double bucket_wait = gs__dist_now();
-    gs__dist_wait(&b->req);
+    if (d->shm)
+      gs__shm_wait(d->shm, k, b->dtype, b->numel);
+    else
+      gs__dist_wait(&b->req);
     bucket_ended(b, k, bucket_wait);
     b->finished_t = since(d);
     b->reductions++;
@@ -407,9 +429,17 @@ static bool make_buckets(gs_ddp *d) {
       closed[t]++;
     }
   }
+  size_t *bytes = calloc((size_t)d->n_buckets + 1, sizeof *bytes);
+  if (!bytes)
+    return false;
+  for (int k = 0; k < d->n_buckets; k++)
+    bytes[k] = (size_t)d->buckets[k].numel * gs_dtype_size(d->buckets[k].dtype);
+  d->shm = gs__shm_new(bytes, d->n_buckets);
+  free(bytes);
   for (int k = 0; k < d->n_buckets; k++) {
     ddp_bucket *b = &d->buckets[k];
-    b->buf = malloc((size_t)b->numel * gs_dtype_size(b->dtype));
+    b->buf =
+        d->shm ? gs__shm_buffer(d->shm, k) : malloc((size_t)b->numel * gs_dtype_size(b->dtype));
     b->ids = calloc((size_t)b->n_params, sizeof *b->ids);
     if (!b->buf || !b->ids)
       return false;
@@ -426,9 +456,11 @@ void gs_ddp_free(gs_ddp *d) {
     gs_backward_hooks_remove(d->hook);
   for (int k = 0; k < d->n_buckets; k++) {
     free(d->buckets[k].params);
-    free(d->buckets[k].buf);
+    if (!d->shm)
+      free(d->buckets[k].buf);
     free(d->buckets[k].ids);
   }
+  gs__shm_release(d->shm);
   free(d->buckets);
   free(d->params);
   free(d->by_id);
@@ -501,6 +533,7 @@ gs_ddp *gs_ddp_new(gs_module module, const gs_ddp_options *options) {
     return NULL;
   }
   d->stats.n_buckets = d->n_buckets;
+  d->stats.shared_memory = d->shm != NULL;
   d->hook = gs_backward_hooks_add(
       &(gs_backward_hooks){.begin = hook_begin, .grad_ready = hook_grad_ready, .end = hook_end},
       d);

@@ -32,6 +32,10 @@ void gs__dist_begin(const char *what);
  * asks every rank where it is, prints which did not answer or waits elsewhere, and stops the
  * job (MPI_Abort): it returns only when req completed. */
 void gs__dist_wait(MPI_Request *req);
+/* For a wait that polls something other than an MPI request (shm-reduce.c), begun at start:
+ * answers other ranks' probes, and past the timeout diagnoses and stops the job as
+ * gs__dist_wait does. */
+void gs__dist_poll(double start);
 /* One MPI_Test (which also drives Open MPI's progress of non-blocking collectives). */
 bool gs__dist_test(MPI_Request *req);
 /* The MPI datatype of a floating dtype, or of raw bytes for the others. */
@@ -53,3 +57,26 @@ void gs__dist_trace_bucket_ready(int bucket, uint64_t nbytes, const uint64_t *pa
 /* gs__dist_wait(req), then the end of collective (begun at since, not a bucket's). */
 void gs__dist_traced_wait(const char *op, uint64_t nbytes, MPI_Request *req, uint64_t collective,
                           double since);
+
+/* shm-reduce.c: DDP's bucket allreduce through a shared-memory window when every rank is on
+ * this machine. */
+typedef struct gs__shm gs__shm;
+/* Collective over the group: a window holding n_buckets buffers of bytes[k] bytes on every
+ * rank, or NULL (the same on every rank) when the ranks span machines, MPI refuses, or
+ * GS_DDP_TRANSPORT=mpi asks for MPI_Iallreduce. */
+gs__shm *gs__shm_new(const size_t *bytes, int n_buckets);
+/* This rank's buffer of bucket k, where its gradients are staged. */
+void *gs__shm_buffer(gs__shm *s, int k);
+/* Starts the next synchronised backward (every rank calls it once per reduction). */
+void gs__shm_begin_round(gs__shm *s);
+/* This rank's bucket k holds this round's gradients. */
+void gs__shm_staged(gs__shm *s, int k);
+/* Sums this rank's share of bucket k if every rank has staged it; true once every share is
+ * summed into every buffer. Never blocks. */
+bool gs__shm_progress(gs__shm *s, int k, gs_dtype dtype, int64_t numel);
+/* Blocks (with the group's deadline) until gs__shm_progress is true. */
+void gs__shm_wait(gs__shm *s, int k, gs_dtype dtype, int64_t numel);
+/* Its DDP is done with it; the window is freed at gs__shm_finalize. */
+void gs__shm_release(gs__shm *s);
+/* At gs_dist_finalize: frees every window, in the order they were made on every rank. */
+void gs__shm_finalize(void);

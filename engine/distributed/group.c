@@ -70,6 +70,7 @@ bool gs_dist_init(int *argc, char ***argv) {
 void gs_dist_finalize(void) {
   if (!gs__dist.initialized)
     return;
+  gs__shm_finalize();
   MPI_Comm_free(&gs__dist.data);
   MPI_Comm_free(&gs__dist.ctl);
   if (gs__dist.we_initialized)
@@ -194,6 +195,13 @@ static _Noreturn void diagnose(double waited) {
   gs_trace_flush();
   MPI_Abort(MPI_COMM_WORLD, 1);
   abort(); /* MPI_Abort does not return */
+}
+
+void gs__dist_poll(double start) {
+  answer_probes();
+  double now = gs__dist_now();
+  if (now > start + gs__dist.timeout_s)
+    diagnose(now - start);
 }
 
 void gs__dist_wait(MPI_Request *req) {

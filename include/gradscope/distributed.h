@@ -100,6 +100,9 @@ typedef struct gs_ddp_stats {
   double backward_s;       /* the last backward, begin to end */
   double wait_s;           /* of which spent waiting for allreduces at its end */
   int n_buckets;
+  bool shared_memory; /* buckets are summed through a shared-memory window (every rank
+                         on this machine; GS_DDP_TRANSPORT=mpi turns it off), not
+                         MPI_Iallreduce */
 } gs_ddp_stats;
 
 /* Wraps module (borrowed: it must outlive the DDP) after broadcasting its parameters from

@@ -67,7 +67,7 @@ before=$(tx_bytes)
 start=$(date +%s)
 # Environment the ranks need goes with -x (the daemon on nodeB starts from the agent's).
 env_args=""
-for v in PYTHONPATH OPENBLAS_NUM_THREADS GS_DIST_TIMEOUT GS_TRACE; do
+for v in PYTHONPATH OPENBLAS_NUM_THREADS GS_DIST_TIMEOUT GS_TRACE GS_DDP_TRANSPORT GS_TEST_TRANSPORT; do
   eval "[ -n \"\${$v+set}\" ]" && env_args="$env_args -x $v"
 done
 # shellcheck disable=SC2086 # env_args is a list of options

@@ -8,6 +8,10 @@
  *   drift     parameters changed on one rank are named at the next checked forward
  *   hang      rank 1 sleeps: rank 0 must stop the job naming it (check-mpi.sh times it)
  *   kill      rank 1 kills itself: the job must end non-zero naming it
+ *   ddp-hang, ddp-kill   the same between a DDP forward and its backward: rank 0 waits in
+ *             the bucket reduction (shared-memory or MPI) and must name rank 1
+ * GS_TEST_TRANSPORT=shared-memory or mpi makes parity check which path DDP's buckets took
+ * (one machine: shared memory unless GS_DDP_TRANSPORT=mpi; separate hosts: MPI).
  *   sampler   (one process) DistributedSampler's shards as PyTorch's
  *   traced    parity in f64 and the collectives of shapes, for a log per rank
  *             (check-dist-log.sh records it with GS_TRACE=...-%r.gstrace and checks the logs
@@ -149,6 +153,11 @@ static void parity(gs_dtype dt, double cap_mb, double tolerance) {
            (unsigned long long)st.bytes_reduced);
   CHECK(diff <= tolerance, "%s parameters differ from the one-process run by %g (> %g)",
         gs_dtype_name(dt), diff, tolerance);
+  const char *want = getenv("GS_TEST_TRANSPORT");
+  if (want)
+    CHECK(st.shared_memory == (strcmp(want, "shared-memory") == 0),
+          "the buckets went through %s, expected %s", st.shared_memory ? "shared memory" : "MPI",
+          want);
   CHECK(st.steps == STEPS, "%llu synchronised backwards, expected %d",
         (unsigned long long)st.steps, STEPS);
   if (cap_mb > 0 && cap_mb < 0.001)
@@ -354,6 +363,23 @@ int main(int argc, char **argv) {
     }
     gs_dist_all_reduce(t, GS_DIST_SUM);
     fprintf(stderr, "rank %d: the allreduce returned without rank 1\n", gs_dist_rank());
+    return 3;
+  } else if (strcmp(mode, "ddp-hang") == 0 || strcmp(mode, "ddp-kill") == 0) {
+    gs_module m = net_new(GS_F32, 1, false);
+    gs_ddp *ddp = gs_ddp_new(m, NULL);
+    gs_tensor x, y;
+    batch(GS_F32, &x, &y);
+    step_on(m, ddp, x, y, gs_dist_rank() * 4, 4, 1.0); /* one step that works first */
+    gs_scope s = gs_scope_begin("step");
+    gs_tensor loss = gs_cross_entropy(gs_ddp_forward(ddp, x), y, GS_REDUCTION_MEAN, 0.0);
+    if (gs_dist_rank() == 1) {
+      if (mode[4] == 'k')
+        raise(SIGKILL);
+      sleep(120);
+    }
+    gs_backward(loss);
+    gs_scope_end(s);
+    fprintf(stderr, "rank %d: DDP's backward returned without rank 1\n", gs_dist_rank());
     return 3;
   } else {
     fprintf(stderr, "test-dist: unknown mode '%s'\n", mode);
