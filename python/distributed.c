@@ -211,9 +211,10 @@ static PyObject *reducer_wait(PyObject *self, PyObject *unused) {
 static PyObject *reducer_stats(PyObject *self, PyObject *unused) {
   (void)unused;
   gs_ddp_stats s = gs_ddp_get_stats(((reducer_object *)self)->ddp);
-  return Py_BuildValue("{sKsKsdsdsi}", "steps", (unsigned long long)s.steps, "bytes_reduced",
-                       (unsigned long long)s.bytes_reduced, "backward_s", s.backward_s, "wait_s",
-                       s.wait_s, "n_buckets", s.n_buckets);
+  return Py_BuildValue("{sKsKsdsdsiss}", "steps", (unsigned long long)s.steps,
+                       "bytes_reduced", (unsigned long long)s.bytes_reduced, "backward_s",
+                       s.backward_s, "wait_s", s.wait_s, "n_buckets", s.n_buckets, "transport",
+                       s.shared_memory ? "shared-memory" : "mpi");
 }
 
 static PyObject *reducer_buckets(PyObject *self, PyObject *unused) {

@@ -315,7 +315,8 @@ class DistributedDataParallel(_Module):
 
     def ddp_stats(self):
         """gradscope's figures of the last synchronised backward: steps, bytes_reduced,
-        backward_s, wait_s (waiting for allreduces at its end), n_buckets."""
+        backward_s, wait_s (waiting for allreduces at its end), n_buckets, and transport:
+        "shared-memory" when every rank is on this machine, else "mpi" (MPI_Iallreduce)."""
         return self._reducer.stats()
 
     def ddp_buckets(self):

@@ -14,6 +14,7 @@ Modes (argv[1]):
   as_torch                 the torch names under gradscope.as_torch's import hook
 Every mode prints "worker ok" on rank 0 when everything it checks held.
 """
+import os
 import sys
 
 import numpy as np
@@ -78,6 +79,11 @@ def parity(dtype_name, steps, out, no_sync=False):
             loss_of(ddp, x[mine], y[mine]).backward()
         opt.step()
         opt.zero_grad()
+    stats = ddp.ddp_stats()
+    # mpirun on one machine: the buckets go through shared memory unless asked otherwise
+    want = "mpi" if os.environ.get("GS_DDP_TRANSPORT") == "mpi" else "shared-memory"
+    assert stats["transport"] == want, (stats, want)
+    assert stats["steps"] == steps, stats
     if rank == 0:
         np.savez(out, **parameters_of(model))
         print("worker ok")
