@@ -81,42 +81,6 @@ static void radix_pass(model_life_sorter *s, gsize n, int from, guint shift) {
   }
 }
 
-static gint by_value(gconstpointer a, gconstpointer b) {
-  guint64 x = *(const guint64 *)a, y = *(const guint64 *)b;
-  return x < y ? -1 : x > y;
-}
-
-void model_sort_indices(GArray *indices) {
-  gsize n = indices->len;
-  guint64 *v = (guint64 *)indices->data;
-  /* A parameter's life is hundreds of thousands of events: qsort's calls through a pointer
-   * took a third of the query. Event indices fit 32 bits: two passes of 16. */
-  if (n < 1024) {
-    g_array_sort(indices, by_value);
-    return;
-  }
-  g_autofree guint64 *tmp = g_new(guint64, n);
-  g_autofree guint32 *count = g_new(guint32, 1u << 16);
-  guint64 *from = v, *to = tmp;
-  for (guint shift = 0; shift < 32; shift += 16) {
-    memset(count, 0, sizeof(guint32) << 16);
-    for (gsize i = 0; i < n; i++)
-      count[(from[i] >> shift) & 0xffff]++;
-    guint32 sum = 0;
-    for (guint d = 0; d < 1u << 16; d++) {
-      guint32 c = count[d];
-      count[d] = sum;
-      sum += c;
-    }
-    for (gsize i = 0; i < n; i++)
-      to[count[(from[i] >> shift) & 0xffff]++] = from[i];
-    guint64 *t = from;
-    from = to;
-    to = t;
-  }
-  /* After an even number of passes the result is back in v. */
-}
-
 static void put(gs_trace_model *m, guint64 v) {
   model_put_varint(&m->life_bytes, &m->life_bytes_len, &m->life_bytes_cap, v);
 }
@@ -195,14 +159,22 @@ void model_life_seal(gs_trace_model *m) {
   g_array_set_size(m->life_extra, 0);
 }
 
-/* Appends the events of n varint steps from first, or only skips them with out NULL. */
+/* Appends the events of n varint steps from first, or only skips them with out NULL. The
+ * count is known up front, so out grows once (a parameter's life is millions of events). */
 static const guint8 *take_events(const guint8 *p, guint64 n, guint64 first, GArray *out) {
   guint64 at = first, step;
+  if (!out) {
+    for (guint64 i = 0; i < n; i++)
+      p = model_get_varint(p, &step);
+    return p;
+  }
+  guint len = out->len;
+  g_array_set_size(out, len + (guint)n);
+  guint64 *to = (guint64 *)(void *)out->data + len;
   for (guint64 i = 0; i < n; i++) {
     p = model_get_varint(p, &step);
     at += step;
-    if (out)
-      g_array_append_val(out, at);
+    to[i] = at;
   }
   return p;
 }

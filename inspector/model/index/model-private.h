@@ -323,8 +323,6 @@ void model_life_seal(gs_trace_model *m);
 /* Appends to primary the events of sealed segments whose own key is k and to extras those
  * where k is an extra key, ascending in each; the open segment is the caller's to scan. */
 void model_life_lookup(const gs_trace_model *m, guint32 k, GArray *primary, GArray *extras);
-/* Sorts event indices (each below 2^32) ascending. */
-void model_sort_indices(GArray *indices);
 /* Tests: segments of this many events (at most MODEL_LIFE_SEGMENT), or G_MAXUINT for none
  * sealed (every query scans every event's key, as the model did before the index). Only
  * before the first event. */
