@@ -159,27 +159,28 @@ void model_life_seal(gs_trace_model *m) {
   g_array_set_size(m->life_extra, 0);
 }
 
-/* Appends the events of n varint steps from first, or only skips them with out NULL. The
- * count is known up front, so out grows once (a parameter's life is millions of events). */
-static const guint8 *take_events(const guint8 *p, guint64 n, guint64 first, GArray *out) {
-  guint64 at = first, step;
-  if (!out) {
-    for (guint64 i = 0; i < n; i++)
-      p = model_get_varint(p, &step);
-    return p;
-  }
-  guint len = out->len;
-  g_array_set_size(out, len + (guint)n);
-  guint64 *to = (guint64 *)(void *)out->data + len;
-  for (guint64 i = 0; i < n; i++) {
+/* Skips n varint steps. */
+static const guint8 *skip_events(const guint8 *p, guint64 n) {
+  guint64 step;
+  for (guint64 i = 0; i < n; i++)
     p = model_get_varint(p, &step);
-    at += step;
-    to[i] = at;
-  }
   return p;
 }
 
-void model_life_lookup(const gs_trace_model *m, guint32 k, GArray *primary, GArray *extras) {
+guint64 *model_life_take(const model_life_group *g, gboolean extras, guint64 *out) {
+  const guint8 *p = g->events;
+  if (extras)
+    p = skip_events(p, g->primaries);
+  guint64 at = g->first, step, n = extras ? g->extras : g->primaries;
+  for (guint64 i = 0; i < n; i++) {
+    p = model_get_varint(p, &step);
+    at += step;
+    out[i] = at;
+  }
+  return out + n;
+}
+
+void model_life_find(const gs_trace_model *m, guint32 k, GArray *groups) {
   const model_life_dir *dir = (const model_life_dir *)m->life_dir->data;
   for (guint s = 0; s < m->life_segments->len; s++) {
     const model_life_segment *seg = &g_array_index(m->life_segments, model_life_segment, s);
@@ -197,8 +198,8 @@ void model_life_lookup(const gs_trace_model *m, guint32 k, GArray *primary, GArr
     guint entry = lo - 1;
     const guint8 *p = m->life_bytes + seg->bytes + dir[seg->dir + entry].pos;
     guint64 key = dir[seg->dir + entry].key;
-    guint groups = MIN(MODEL_LIFE_DIR_EVERY, seg->n_groups - entry * MODEL_LIFE_DIR_EVERY);
-    for (guint g = 0; g < groups; g++) {
+    guint n_groups = MIN(MODEL_LIFE_DIR_EVERY, seg->n_groups - entry * MODEL_LIFE_DIR_EVERY);
+    for (guint g = 0; g < n_groups; g++) {
       if (g > 0) {
         guint64 step;
         p = model_get_varint(p, &step);
@@ -210,11 +211,12 @@ void model_life_lookup(const gs_trace_model *m, guint32 k, GArray *primary, GArr
       p = model_get_varint(p, &counts);
       if (counts & 1)
         p = model_get_varint(p, &n_extra);
-      gboolean mine = key == k;
-      p = take_events(p, counts >> 1, seg->first, mine ? primary : NULL);
-      p = take_events(p, n_extra, seg->first, mine ? extras : NULL);
-      if (mine)
+      if (key == k) {
+        model_life_group found = {p, seg->first, (guint32)(counts >> 1), (guint32)n_extra};
+        g_array_append_val(groups, found);
         break;
+      }
+      p = skip_events(p, (counts >> 1) + n_extra);
     }
   }
 }

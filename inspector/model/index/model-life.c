@@ -10,6 +10,9 @@
  * (for its storage) and its moves into parameters (for the new handle). */
 #include "model-private.h"
 
+#include <stdlib.h>
+#include <sys/mman.h>
+
 enum { KEY_TENSOR = 1, KEY_NODE = 2, KEY_STORAGE = 3 };
 
 static guint32 life_key(guint64 id, guint domain) {
@@ -156,24 +159,69 @@ void model_life_add(gs_trace_model *m, const gs_trace_event *e, guint64 index) {
   g_array_append_val(m->life_keys, key);
 }
 
-/* Appends to primary every event index whose own key is k, and to extras those where k is an
- * extra key, each ascending: sealed segments answer from their sorted postings, then the open
- * one is scanned. */
-static void scan(const gs_trace_model *m, guint32 k, GArray *primary, GArray *extras) {
-  model_life_lookup(m, k, primary, extras);
+/* One key's events (its primary or its extra ones), ascending. */
+typedef struct life_run {
+  guint64 *v;
+  gsize n;
+} life_run;
+
+/* An array of n event indices (and one more) for a query's runs, scratch and answer. A
+ * parameter's life on a long log is megabytes written once into fresh memory: on huge pages
+ * where the kernel has them, since 4 KiB page faults were most of a first query. g_free it. */
+static guint64 *big_array(gsize n) {
+  enum { HUGE_PAGE = 2u << 20 };
+  gsize bytes = (n + 1) * sizeof(guint64);
+  void *p = NULL;
+  if (bytes < HUGE_PAGE)
+    return g_new(guint64, n + 1);
+  gsize size = (bytes + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
+  if (posix_memalign(&p, HUGE_PAGE, size) != 0)
+    return g_new(guint64, n + 1);
+  madvise(p, size, MADV_HUGEPAGE); /* advice only: 4 KiB pages otherwise */
+  return p;
+}
+
+/* Adds key k's two runs to runs: every event whose own key is k, and those where k is an
+ * extra key. Sealed segments answer from their sorted postings, then the open one is scanned;
+ * everything is counted first, so each run is sized once. Returns the primary run. */
+static life_run scan(const gs_trace_model *m, guint32 k, GArray *runs) {
+  g_autoptr(GArray) groups = g_array_new(FALSE, FALSE, sizeof(model_life_group));
+  model_life_find(m, k, groups);
   const guint32 *keys = (const guint32 *)m->life_keys->data;
-  guint64 n = m->life_keys->len;
-  for (guint64 i = 0; i < n; i++)
-    if (G_UNLIKELY(keys[i] == k)) {
-      guint64 at = m->life_open_first + i;
-      g_array_append_val(primary, at);
-    }
   const model_posting *extra = (const model_posting *)m->life_extra->data;
+  guint64 n_keys = m->life_keys->len;
+  gsize n_primary = 0, n_extra = 0;
+  for (guint g = 0; g < groups->len; g++) {
+    n_primary += g_array_index(groups, model_life_group, g).primaries;
+    n_extra += g_array_index(groups, model_life_group, g).extras;
+  }
+  for (guint64 i = 0; i < n_keys; i++)
+    n_primary += keys[i] == k;
   for (guint i = 0; i < m->life_extra->len; i++)
-    if (G_UNLIKELY(extra[i].key == k)) {
-      guint64 at = extra[i].index;
-      g_array_append_val(extras, at);
-    }
+    n_extra += extra[i].key == k;
+  life_run primary = {big_array(n_primary), n_primary}, extras = {big_array(n_extra), n_extra};
+  guint64 *p = primary.v, *e = extras.v;
+  for (guint g = 0; g < groups->len; g++) {
+    p = model_life_take(&g_array_index(groups, model_life_group, g), FALSE, p);
+    e = model_life_take(&g_array_index(groups, model_life_group, g), TRUE, e);
+  }
+  for (guint64 i = 0; i < n_keys; i++)
+    if (G_UNLIKELY(keys[i] == k))
+      *p++ = m->life_open_first + i;
+  for (guint i = 0; i < m->life_extra->len; i++)
+    if (G_UNLIKELY(extra[i].key == k))
+      *e++ = extra[i].index;
+  g_array_append_val(runs, primary);
+  g_array_append_val(runs, extras);
+  return primary;
+}
+
+static void run_clear(gpointer run) { g_free(((life_run *)run)->v); }
+
+static GArray *runs_new(void) {
+  GArray *runs = g_array_new(FALSE, FALSE, sizeof(life_run));
+  g_array_set_clear_func(runs, run_clear);
+  return runs;
 }
 
 /* a and b ascending (repeats allowed) into out, ascending without repeats; returns its
@@ -196,33 +244,31 @@ static gsize merge_unique(const guint64 *a, gsize na, const guint64 *b, gsize nb
 }
 
 static gint by_length(gconstpointer a, gconstpointer b) {
-  guint x = (*(GArray *const *)a)->len, y = (*(GArray *const *)b)->len;
+  gsize x = ((const life_run *)a)->n, y = ((const life_run *)b)->n;
   return x < y ? -1 : x > y;
 }
 
-/* The union of ascending runs (each key's primary and extra events), ascending and without
- * repeats (an event may be found by two keys), in a new array of *n. Shortest runs first, so
- * a parameter's long run is copied once, in the last merge, straight into the answer: a
- * merge, not a sort of everything found (a third of a query at 2 M events). */
-static guint64 *merge_runs(GPtrArray *runs, guint *n) {
-  g_ptr_array_sort(runs, by_length);
+/* The union of the runs, ascending and without repeats (an event may be found by two keys),
+ * in a new array of *n. Shortest runs first, so a parameter's long run is copied once, in the
+ * last merge, straight into the answer: a merge, not a sort of everything found (a third of a
+ * query at 2 M events). */
+static guint64 *merge_runs(GArray *runs, guint *n) {
+  g_array_sort(runs, by_length);
   gsize total = 0;
   for (guint r = 0; r < runs->len; r++)
-    total += ((GArray *)g_ptr_array_index(runs, r))->len;
-  GArray *longest = runs->len ? g_ptr_array_index(runs, runs->len - 1) : NULL;
-  gsize rest = total - (longest ? longest->len : 0);
-  g_autofree guint64 *acc = g_new(guint64, rest + 1), *next = g_new(guint64, rest + 1);
+    total += g_array_index(runs, life_run, r).n;
+  life_run longest = runs->len ? g_array_index(runs, life_run, runs->len - 1) : (life_run){0};
+  g_autofree guint64 *acc = big_array(total - longest.n), *next = big_array(total - longest.n);
   gsize acc_n = 0;
   for (guint r = 0; r + 1 < runs->len; r++) {
-    GArray *run = g_ptr_array_index(runs, r);
-    acc_n = merge_unique(acc, acc_n, (const guint64 *)(void *)run->data, run->len, next);
+    const life_run *run = &g_array_index(runs, life_run, r);
+    acc_n = merge_unique(acc, acc_n, run->v, run->n, next);
     guint64 *t = acc;
     acc = next;
     next = t;
   }
-  guint64 *out = g_new(guint64, total + 1);
-  *n = (guint)merge_unique(acc, acc_n, longest ? (const guint64 *)(void *)longest->data : NULL,
-                           longest ? longest->len : 0, out);
+  guint64 *out = big_array(total);
+  *n = (guint)merge_unique(acc, acc_n, longest.v, longest.n, out);
   return out;
 }
 
@@ -267,29 +313,21 @@ static gboolean concerns(const gs_trace_model *m, const gs_trace_event *e, const
   }
 }
 
-/* A new run for runs to own. */
-static GArray *new_run(GPtrArray *runs) {
-  GArray *run = g_array_new(FALSE, FALSE, sizeof(guint64));
-  g_ptr_array_add(runs, run);
-  return run;
-}
-
 void gs_trace_model_tensor_life(const gs_trace_model *cm, guint64 tensor_id, guint64 **indices,
                                 guint *n) {
   gs_trace_model *m = (gs_trace_model *)cm; /* decoding moves a private decoder only */
-  g_autoptr(GPtrArray) runs = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
+  g_autoptr(GArray) runs = runs_new();
   g_autoptr(GArray) handles = g_array_new(FALSE, FALSE, sizeof(guint64));
   g_array_append_val(handles, tensor_id);
   guint64 storage = 0;
   /* Each handle the tensor had (a parameter takes over its handle), and its storage. */
   for (guint h = 0; h < handles->len && h < 64; h++) {
     guint64 id = g_array_index(handles, guint64, h);
-    GArray *own = new_run(runs);
-    scan(m, life_key(id, KEY_TENSOR), own, new_run(runs));
+    life_run own = scan(m, life_key(id, KEY_TENSOR), runs);
     /* Only events about the tensor itself carry what to follow: its creation (the storage)
      * and its moves. Views made from it are extras: never decoded. */
-    for (guint i = 0; i < own->len; i++) {
-      guint64 at = g_array_index(own, guint64, i);
+    for (gsize i = 0; i < own.n; i++) {
+      guint64 at = own.v[i];
       gs_trace_kind kind = gs_trace_model_kind_at(m, at);
       if (kind != GS_TRACE_TENSOR_CREATE && kind != GS_TRACE_TENSOR_MOVE)
         continue;
@@ -304,7 +342,7 @@ void gs_trace_model_tensor_life(const gs_trace_model *cm, guint64 tensor_id, gui
           g_array_append_val(handles, e.target);
       } else if (kind == GS_TRACE_TENSOR_CREATE && e.storage && h == 0) {
         storage = e.storage;
-        scan(m, life_key(e.storage, KEY_STORAGE), new_run(runs), new_run(runs));
+        scan(m, life_key(e.storage, KEY_STORAGE), runs);
       }
     }
   }
@@ -330,8 +368,8 @@ void gs_trace_model_tensor_life(const gs_trace_model *cm, guint64 tensor_id, gui
 }
 
 GArray *model_storage_writes(gs_trace_model *m, guint64 storage) {
-  g_autoptr(GPtrArray) runs = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
-  scan(m, life_key(storage, KEY_STORAGE), new_run(runs), new_run(runs));
+  g_autoptr(GArray) runs = runs_new();
+  scan(m, life_key(storage, KEY_STORAGE), runs);
   guint n = 0;
   g_autofree guint64 *hits = merge_runs(runs, &n);
   GArray *writes = g_array_new(FALSE, FALSE, sizeof(guint64));

@@ -320,9 +320,19 @@ void model_life_index_init(gs_trace_model *m);
 void model_life_index_clear(gs_trace_model *m);
 /* Seals the open segment (called when it is full, before the next event's keys). */
 void model_life_seal(gs_trace_model *m);
-/* Appends to primary the events of sealed segments whose own key is k and to extras those
- * where k is an extra key, ascending in each; the open segment is the caller's to scan. */
-void model_life_lookup(const gs_trace_model *m, guint32 k, GArray *primary, GArray *extras);
+/* Where one sealed segment keeps key k's events: varint steps from first, its primaries (the
+ * events whose own key is k) then its extras (where k is an extra key). */
+typedef struct model_life_group {
+  const guint8 *events;
+  guint64 first;
+  guint32 primaries, extras;
+} model_life_group;
+/* Appends to groups (of model_life_group) every sealed segment's group of key k, oldest
+ * first; the open segment is the caller's to scan. Counting first lets a query size its
+ * answer once. */
+void model_life_find(const gs_trace_model *m, guint32 k, GArray *groups);
+/* Writes g's primary (or extra) events to out, ascending; returns the end of what it wrote. */
+guint64 *model_life_take(const model_life_group *g, gboolean extras, guint64 *out);
 /* Tests: segments of this many events (at most MODEL_LIFE_SEGMENT), or G_MAXUINT for none
  * sealed (every query scans every event's key, as the model did before the index). Only
  * before the first event. */
