@@ -54,6 +54,7 @@ static const doc_row rows[] = {
     {"Tensor", "exp_", METHOD, "/", "exp() written into this tensor; returns it."},
     {"Tensor", "log_", METHOD, "/", "log() written into this tensor; returns it."},
     {"Tensor", "sqrt_", METHOD, "/", "sqrt() written into this tensor; returns it."},
+    {"Tensor", "rsqrt_", METHOD, "/", "rsqrt() written into this tensor; returns it."},
     {"Tensor", "abs_", METHOD, "/", "abs() written into this tensor; returns it."},
     {"Tensor", "neg_", METHOD, "/", "neg() written into this tensor; returns it."},
     {"Tensor", "floor_", METHOD, "/", "floor() written into this tensor; returns it."},

@@ -1,10 +1,28 @@
 /* functional-activations.c: the activations of gradscope.nn.functional beyond relu, gelu and
  * leaky_relu (silu, elu, selu, softplus, hardtanh, relu6, hardsigmoid, hardswish, logsigmoid,
- * mish), with torch's parameters. inplace=True is accepted, as nn.ReLU's is: the values are
- * the same, in a new tensor. */
+ * mish), with torch's parameters. inplace=True writes the values into the input and returns
+ * it, as torch's do: computed from a copy-on-write clone of the input (so what the op saved
+ * is not overwritten) and copied in, so its grad_fn is the copy's. */
 #include "gs-py.h"
 
 typedef gs_tensor (*unary_fn)(gs_tensor);
+
+gs_tensor gsp_activation_input(PyObject *x, int inplace) {
+  return inplace ? gs_clone(gsp_handle(x)) : gsp_handle(x);
+}
+
+PyObject *gsp_activation_result(PyObject *x, gs_tensor in, gs_tensor r, int inplace) {
+  if (!inplace)
+    return gsp_wrap(r);
+  gs_clear_error();
+  if (r.id)
+    gs_copy_(gsp_handle(x), r);
+  gs_dispose(r);
+  gs_dispose(in);
+  if (gs_last_error_code() != GS_OK)
+    return gsp_raise_engine_error();
+  return Py_NewRef(x);
+}
 
 /* fn(input), for the activations whose only other parameter is inplace (or none: format). */
 static PyObject *plain(PyObject *args, PyObject *kwargs, unary_fn fn, const char *format) {
@@ -14,7 +32,8 @@ static PyObject *plain(PyObject *args, PyObject *kwargs, unary_fn fn, const char
   static char *kwlist[] = {"input", "inplace", NULL};
   if (!PyArg_ParseTupleAndKeywords(args, kwargs, format, kwlist, &gsp_tensor_type, &x, &inplace))
     return NULL;
-  return gsp_wrap(fn(gsp_handle(x)));
+  gs_tensor in = gsp_activation_input(x, inplace);
+  return gsp_activation_result(x, in, fn(in), inplace);
 }
 
 #define PLAIN(NAME, FN)                                                                            \
@@ -50,7 +69,8 @@ static PyObject *f_elu(PyObject *m, PyObject *args, PyObject *kwargs) {
   if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!|dp:elu", kwlist, &gsp_tensor_type, &x, &alpha,
                                    &inplace))
     return NULL;
-  return gsp_wrap(gs_elu(gsp_handle(x), alpha));
+  gs_tensor in = gsp_activation_input(x, inplace);
+  return gsp_activation_result(x, in, gs_elu(in, alpha), inplace);
 }
 
 static PyObject *f_softplus(PyObject *m, PyObject *args, PyObject *kwargs) {
@@ -75,7 +95,8 @@ static PyObject *f_hardtanh(PyObject *m, PyObject *args, PyObject *kwargs) {
   if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!|ddp:hardtanh", kwlist, &gsp_tensor_type, &x,
                                    &min_val, &max_val, &inplace))
     return NULL;
-  return gsp_wrap(gs_hardtanh(gsp_handle(x), min_val, max_val));
+  gs_tensor in = gsp_activation_input(x, inplace);
+  return gsp_activation_result(x, in, gs_hardtanh(in, min_val, max_val), inplace);
 }
 
 #define KW (METH_VARARGS | METH_KEYWORDS)

@@ -140,12 +140,13 @@ static PyObject *f_leaky_relu(PyObject *m, PyObject *args, PyObject *kwargs) {
   (void)m;
   PyObject *x;
   double slope = 0.01;
-  int inplace = 0; /* accepted as nn.ReLU's: the values come in a new tensor */
+  int inplace = 0;
   static char *kwlist[] = {"input", "negative_slope", "inplace", NULL};
   if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!|dp:leaky_relu", kwlist, &gsp_tensor_type, &x,
                                    &slope, &inplace))
     return NULL;
-  return gsp_wrap(gs_leaky_relu(gsp_handle(x), slope));
+  gs_tensor in = gsp_activation_input(x, inplace);
+  return gsp_activation_result(x, in, gs_leaky_relu(in, slope), inplace);
 }
 
 /* An int or a pair of ints (PyTorch's _pair), into out[0..1]; None leaves out as it is. */

@@ -74,6 +74,7 @@ static const torch_name NAMES[] = {
     {"LSTMRecurrenceBackward", "LSTMRecurrenceBackward", SAME, NULL, 0},
     {"MatmulBackward", "MmBackward0", MATMUL, NULL, 0},
     {"MaxBackward", "MaxBackward", EXTREME, NULL, 0},
+    {"Log1pBackward", "Log1PBackward0", SAME, NULL, 0},
     {"MaxPool2dBackward", "MaxPool2DWithIndicesBackward0", SAME, NULL, 0},
     {"MeanBackward", "MeanBackward", REDUCTION, "MeanBackward1", 0},
     {"MinBackward", "MinBackward", EXTREME, NULL, 0},
@@ -84,6 +85,7 @@ static const torch_name NAMES[] = {
     {"RNNTanhRecurrenceBackward", "RNNTanhRecurrenceBackward", SAME, NULL, 0},
     {"ReshapeBackward", "ReshapeAliasBackward0", SAME, NULL, 0},
     {"RsubScalarBackward", "RsubBackward1", SAME, NULL, 0},
+    {"SquareBackward", "PowBackward0", SAME, NULL, 0}, /* torch's square is pow(t, 2) */
     {"SqueezeBackward", "SqueezeBackward", SQUEEZE, NULL, 0},
     {"SubScalarBackward", "SubBackward0", SAME, NULL, 1},
     {"SumBackward", "SumBackward", REDUCTION, "SumBackward1", 0},

@@ -44,6 +44,12 @@ static inline PyObject *gsp_bool_or_error(bool value) {
 /* ---- tensor-object.c ---- */
 /* Wraps a new handle (owned) or raises the engine's error when t is empty. */
 PyObject *gsp_wrap(gs_tensor t);
+/* An activation's inplace=True, as torch's: it computes r from in = gsp_activation_input(x,
+ * inplace) (a copy-on-write clone of x with inplace, so what r's node saved is not
+ * overwritten), then gsp_activation_result writes r into x and returns x; without inplace,
+ * in is x and r comes back as a new tensor. */
+gs_tensor gsp_activation_input(PyObject *x, int inplace);
+PyObject *gsp_activation_result(PyObject *x, gs_tensor in, gs_tensor r, int inplace);
 PyObject *gsp_wrap_borrowed(gs_tensor t);
 /* A borrowed handle whose object holds keeper (a new reference) while it lives. */
 PyObject *gsp_wrap_kept(gs_tensor t, PyObject *keeper);

@@ -20,6 +20,8 @@ typedef enum {
   ROW_SHAPE,          /* t.view(2, -1) or t.view((2, -1)): a new tensor from t and a shape */
   ROW_UNARY_INPLACE,  /* t.relu_(): the unary op's result copied into t, returns t */
   ROW_BINARY_INPLACE, /* t.fmod_(b): the binary op's result copied into t, returns t */
+  ROW_OWN_INPLACE,    /* t.sin_(): the engine's in-place form (its own node becomes t's
+                         grad_fn, as in torch), returns t */
 } row_kind;
 
 typedef struct op_row {
@@ -31,6 +33,7 @@ typedef struct op_row {
   void (*inplace)(gs_tensor, gs_tensor);
   int64_t (*info)(gs_tensor);
   gs_tensor (*shaped)(gs_tensor, const int64_t *, int);
+  void (*own_inplace)(gs_tensor);
 } op_row;
 
 static int64_t ndim_info(gs_tensor t) { return gs_ndim(t); }
@@ -48,8 +51,12 @@ static int64_t storage_id_info(gs_tensor t) { return (int64_t)gs_storage_id(t); 
 #define UNARY_INPLACE(n, f) {.name = #n, .kind = ROW_UNARY_INPLACE, .unary = f}
 #define BINARY_INPLACE(n, o)                                                                       \
   { .name = #n, .kind = ROW_BINARY_INPLACE, .op = o }
-/* Each unary math op with its in-place form. */
+/* The out-of-place op too: integer tensors take the copying path (its dtype check). */
+#define OWN_INPLACE(n, f) {.name = #n "_", .kind = ROW_OWN_INPLACE, .unary = f, .own_inplace = f##_}
+/* Each unary math op with its in-place form: copying the result in (ops without a node, as
+ * ceil), or the engine's own in-place form. */
 #define UNARY_AND_INPLACE(n, f) UNARY(n, f), UNARY_INPLACE(n##_, f)
+#define UNARY_AND_OWN_INPLACE(n, f) UNARY(n, f), OWN_INPLACE(n, f)
 
 static const op_row op_rows[] = {
     UNARY(relu, gs_relu),
@@ -74,31 +81,32 @@ static const op_row op_rows[] = {
     UNARY(logical_not, logical_not),
     UNARY_AND_INPLACE(ceil, gs_ceil),
     UNARY_AND_INPLACE(trunc, gs_trunc),
-    UNARY_AND_INPLACE(frac, gs_frac),
+    UNARY_AND_OWN_INPLACE(frac, gs_frac),
     UNARY_AND_INPLACE(sign, gs_sign),
-    UNARY_AND_INPLACE(reciprocal, gs_reciprocal),
-    UNARY_AND_INPLACE(square, gs_square),
-    UNARY_AND_INPLACE(log1p, gs_log1p),
-    UNARY_AND_INPLACE(expm1, gs_expm1),
-    UNARY_AND_INPLACE(log2, gs_log2),
-    UNARY_AND_INPLACE(log10, gs_log10),
-    UNARY_AND_INPLACE(asin, gs_asin),
-    UNARY_AND_INPLACE(acos, gs_acos),
-    UNARY_AND_INPLACE(atan, gs_atan),
-    UNARY_AND_INPLACE(sinh, gs_sinh),
-    UNARY_AND_INPLACE(cosh, gs_cosh),
-    UNARY_AND_INPLACE(erf, gs_erf),
-    UNARY_INPLACE(sin_, gs_sin),
-    UNARY_INPLACE(cos_, gs_cos),
-    UNARY_INPLACE(tan_, gs_tan),
-    UNARY_INPLACE(relu_, gs_relu),
-    UNARY_INPLACE(sigmoid_, gs_sigmoid),
-    UNARY_INPLACE(tanh_, gs_tanh),
-    UNARY_INPLACE(exp_, gs_exp),
-    UNARY_INPLACE(log_, gs_log),
-    UNARY_INPLACE(sqrt_, gs_sqrt),
-    UNARY_INPLACE(abs_, gs_abs),
-    UNARY_INPLACE(neg_, gs_neg),
+    UNARY_AND_OWN_INPLACE(reciprocal, gs_reciprocal),
+    UNARY_AND_OWN_INPLACE(square, gs_square),
+    UNARY_AND_OWN_INPLACE(log1p, gs_log1p),
+    UNARY_AND_OWN_INPLACE(expm1, gs_expm1),
+    UNARY_AND_OWN_INPLACE(log2, gs_log2),
+    UNARY_AND_OWN_INPLACE(log10, gs_log10),
+    UNARY_AND_OWN_INPLACE(asin, gs_asin),
+    UNARY_AND_OWN_INPLACE(acos, gs_acos),
+    UNARY_AND_OWN_INPLACE(atan, gs_atan),
+    UNARY_AND_OWN_INPLACE(sinh, gs_sinh),
+    UNARY_AND_OWN_INPLACE(cosh, gs_cosh),
+    UNARY_AND_OWN_INPLACE(erf, gs_erf),
+    OWN_INPLACE(sin, gs_sin),
+    OWN_INPLACE(cos, gs_cos),
+    OWN_INPLACE(tan, gs_tan),
+    OWN_INPLACE(relu, gs_relu),
+    OWN_INPLACE(sigmoid, gs_sigmoid),
+    OWN_INPLACE(tanh, gs_tanh),
+    OWN_INPLACE(exp, gs_exp),
+    OWN_INPLACE(log, gs_log),
+    OWN_INPLACE(sqrt, gs_sqrt),
+    OWN_INPLACE(abs, gs_abs),
+    OWN_INPLACE(neg, gs_neg),
+    OWN_INPLACE(rsqrt, gs_rsqrt),
     UNARY_INPLACE(floor_, gs_floor),
     CONVERT(float, GS_F32),
     CONVERT(double, GS_F64),
@@ -190,6 +198,17 @@ static PyObject *unary_inplace_call(PyObject *self, gs_tensor (*fn)(gs_tensor)) 
   return out;
 }
 
+static PyObject *own_inplace_call(PyObject *self, const op_row *row) {
+  gs_tensor t = gsp_handle(self);
+  if (!gs_dtype_is_floating(gs_dtype_of(t))) /* torch's message for a floating result */
+    return unary_inplace_call(self, row->unary);
+  gs_clear_error();
+  row->own_inplace(t);
+  if (gs_last_error_code() != GS_OK)
+    return gsp_raise_engine_error();
+  return Py_NewRef(self);
+}
+
 /* self op other (gsp_binary's rules for numbers and arrays), written into self. */
 static PyObject *binary_inplace_call(PyObject *self, PyObject *other, int op) {
   PyObject *r = gsp_binary(self, other, op);
@@ -244,6 +263,7 @@ static PyObject *run_row(const op_row *row, PyObject *self, PyObject *other) {
   case ROW_INPLACE: return inplace_call(self, other, row->inplace);
   case ROW_INFO: return info_call(self, row->info);
   case ROW_UNARY_INPLACE: return unary_inplace_call(self, row->unary);
+  case ROW_OWN_INPLACE: return own_inplace_call(self, row);
   case ROW_BINARY_INPLACE: return binary_inplace_call(self, other, row->op);
   case ROW_SHAPE: break; /* op_method_vectorcall calls shape_call with all its arguments */
   }

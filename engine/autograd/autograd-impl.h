@@ -193,6 +193,10 @@ gs__node *gs__record(const gs__node_kind *kind, gs__tensor *out, int n_inputs,
                      const gs__tensor *const *inputs, int n_saved);
 /* Saves t (or, with save_result, the op's own output) into slot i of the node. */
 void gs__save(gs__node *node, int slot, const gs__tensor *t);
+/* Saves t as the node's own output: for an in-place op, whose output t is also its input 0's
+ * handle, which gs__save would take it for (a double backward would then follow the input's
+ * history instead of the node's). */
+void gs__save_result(gs__node *node, int slot, const gs__tensor *t);
 
 /* The node t's gradient goes to: its grad_fn, or (a leaf that requires grad) its
  * AccumulateGrad node, made on first use. NULL if t needs no gradient. */

@@ -224,6 +224,11 @@ void gs__save(gs__node *node, int slot, const gs__tensor *t) {
     s->input = GS__SAVED_RESULT;
 }
 
+void gs__save_result(gs__node *node, int slot, const gs__tensor *t) {
+  gs__save(node, slot, t);
+  node->saved[slot].input = GS__SAVED_RESULT;
+}
+
 /* ---- the event log -------------------------------------------------------------------- */
 
 /* What a node_create lists: its inputs' nodes (0 for none), then its saved tensors; in

@@ -719,51 +719,59 @@ static void erf_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
 }
 GS__BACKWARD_TWICE(ErfBackward, erf_backward);
 
-/* Records a unary op's node: which kind, and whether its formula reads the input or output. */
+/* Each differentiable unary op's node kind, and whether its formula reads the input or the
+ * output. */
+static const struct {
+  const gs__node_kind *kind;
+  gs__unary_save save;
+} rules[GS__UNOP_COUNT] = {
+    [GS__NEG] = {&NegBackward, GS__SAVE_NOTHING},
+    [GS__ABS] = {&AbsBackward, GS__SAVE_INPUT},
+    [GS__EXP] = {&ExpBackward, GS__SAVE_OUTPUT},
+    [GS__LOG] = {&LogBackward, GS__SAVE_INPUT},
+    [GS__SQRT] = {&SqrtBackward, GS__SAVE_OUTPUT},
+    [GS__RSQRT] = {&RsqrtBackward, GS__SAVE_OUTPUT},
+    [GS__TANH] = {&TanhBackward, GS__SAVE_OUTPUT},
+    [GS__SIGMOID] = {&SigmoidBackward, GS__SAVE_OUTPUT},
+    [GS__RELU] = {&ReluBackward, GS__SAVE_OUTPUT},
+    [GS__LEAKY_RELU] = {&LeakyReluBackward, GS__SAVE_INPUT},
+    [GS__GELU] = {&GeluBackward, GS__SAVE_INPUT},
+    [GS__CLAMP] = {&ClampBackward, GS__SAVE_INPUT},
+    [GS__SIN] = {&SinBackward, GS__SAVE_INPUT},
+    [GS__COS] = {&CosBackward, GS__SAVE_INPUT},
+    [GS__TAN] = {&TanBackward, GS__SAVE_OUTPUT},
+    [GS__FRAC] = {&FracBackward, GS__SAVE_NOTHING},
+    [GS__RECIPROCAL] = {&ReciprocalBackward, GS__SAVE_OUTPUT},
+    [GS__SQUARE] = {&SquareBackward, GS__SAVE_INPUT},
+    [GS__LOG1P] = {&Log1pBackward, GS__SAVE_INPUT},
+    [GS__EXPM1] = {&Expm1Backward, GS__SAVE_OUTPUT},
+    [GS__LOG2] = {&Log2Backward, GS__SAVE_INPUT},
+    [GS__LOG10] = {&Log10Backward, GS__SAVE_INPUT},
+    [GS__ASIN] = {&AsinBackward, GS__SAVE_INPUT},
+    [GS__ACOS] = {&AcosBackward, GS__SAVE_INPUT},
+    [GS__ATAN] = {&AtanBackward, GS__SAVE_INPUT},
+    [GS__SINH] = {&SinhBackward, GS__SAVE_INPUT},
+    [GS__COSH] = {&CoshBackward, GS__SAVE_INPUT},
+    [GS__ERF] = {&ErfBackward, GS__SAVE_INPUT},
+};
+
+const gs__node_kind *gs__unary_rule(gs__unop op, gs__unary_save *save) {
+  *save = rules[op].save;
+  return rules[op].kind;
+}
+
+/* Records a unary op's node. */
 static void record_unary(gs__unop op, gs_tensor h, const gs__tensor *in,
                          const gs__unary_params *params) {
-  static const struct {
-    const gs__node_kind *kind;
-    enum { SAVE_NOTHING, SAVE_INPUT, SAVE_OUTPUT } save;
-  } rules[GS__UNOP_COUNT] = {
-      [GS__NEG] = {&NegBackward, SAVE_NOTHING},
-      [GS__ABS] = {&AbsBackward, SAVE_INPUT},
-      [GS__EXP] = {&ExpBackward, SAVE_OUTPUT},
-      [GS__LOG] = {&LogBackward, SAVE_INPUT},
-      [GS__SQRT] = {&SqrtBackward, SAVE_OUTPUT},
-      [GS__RSQRT] = {&RsqrtBackward, SAVE_OUTPUT},
-      [GS__TANH] = {&TanhBackward, SAVE_OUTPUT},
-      [GS__SIGMOID] = {&SigmoidBackward, SAVE_OUTPUT},
-      [GS__RELU] = {&ReluBackward, SAVE_OUTPUT},
-      [GS__LEAKY_RELU] = {&LeakyReluBackward, SAVE_INPUT},
-      [GS__GELU] = {&GeluBackward, SAVE_INPUT},
-      [GS__CLAMP] = {&ClampBackward, SAVE_INPUT},
-      [GS__SIN] = {&SinBackward, SAVE_INPUT},
-      [GS__COS] = {&CosBackward, SAVE_INPUT},
-      [GS__TAN] = {&TanBackward, SAVE_OUTPUT},
-      [GS__FRAC] = {&FracBackward, SAVE_NOTHING},
-      [GS__RECIPROCAL] = {&ReciprocalBackward, SAVE_OUTPUT},
-      [GS__SQUARE] = {&SquareBackward, SAVE_INPUT},
-      [GS__LOG1P] = {&Log1pBackward, SAVE_INPUT},
-      [GS__EXPM1] = {&Expm1Backward, SAVE_OUTPUT},
-      [GS__LOG2] = {&Log2Backward, SAVE_INPUT},
-      [GS__LOG10] = {&Log10Backward, SAVE_INPUT},
-      [GS__ASIN] = {&AsinBackward, SAVE_INPUT},
-      [GS__ACOS] = {&AcosBackward, SAVE_INPUT},
-      [GS__ATAN] = {&AtanBackward, SAVE_INPUT},
-      [GS__SINH] = {&SinhBackward, SAVE_INPUT},
-      [GS__COSH] = {&CoshBackward, SAVE_INPUT},
-      [GS__ERF] = {&ErfBackward, SAVE_INPUT},
-  };
   if (!rules[op].kind || !gs__any_requires_grad(1, &in))
     return; /* internal ops (gelu's derivative) are not differentiated */
   gs__tensor *out = gs__lookup(h, rules[op].kind->name);
   gs__node *n = gs__record(rules[op].kind, out, 1, (const gs__tensor *[]){in},
-                           rules[op].save == SAVE_NOTHING ? 0 : 1);
+                           rules[op].save == GS__SAVE_NOTHING ? 0 : 1);
   if (!n)
     return;
-  if (rules[op].save != SAVE_NOTHING)
-    gs__save(n, 0, rules[op].save == SAVE_INPUT ? in : out);
+  if (rules[op].save != GS__SAVE_NOTHING)
+    gs__save(n, 0, rules[op].save == GS__SAVE_INPUT ? in : out);
   if (params) {
     n->reals[0] = op == GS__CLAMP ? params->min : params->slope;
     n->reals[1] = params->max;

@@ -278,6 +278,68 @@ void gs_copy_(gs_tensor ht, gs_tensor hsrc) {
     gs__tensor_release(&tmp);
 }
 
+/* t.op_() for a unary op with a node: the op runs in place and its own node (SinBackward0
+ * for sin_) becomes t's grad_fn, as in PyTorch. A formula that reads the input saves a
+ * copy-on-write clone taken before the write; one that reads the output saves t itself, so a
+ * later write into t is caught at backward, as PyTorch's version check does. */
+static void unary_inplace(gs__unop op, gs_tensor ht, const char *fn) {
+  gs__tensor *t = gs__lookup(ht, fn);
+  if (!t || !check_writable(t, fn))
+    return;
+  if (!gs__unary_loop(op, t->dtype)) {
+    /* An integer tensor would need a floating result (torch's message) */
+    gs__error(GS_ERR_DTYPE, fn, "result type %s can't be cast to the desired output type %s",
+              gs_dtype_name(GS_F32), gs_dtype_name(t->dtype));
+    return;
+  }
+  gs__unary_save save;
+  const gs__node_kind *kind = gs__unary_rule(op, &save);
+  bool record = kind && gs__any_requires_grad(1, (const gs__tensor *[]){t});
+  gs__tensor old;
+  if (record && save == GS__SAVE_INPUT && !clone_before_write(t, &old, fn))
+    return;
+  if (gs__begin_write(t, false, fn)) {
+    gs__run_unary(op, t->dtype, t, t, NULL);
+    gs__node *n =
+        record ? gs__record(kind, t, 1, (const gs__tensor *[]){t}, save == GS__SAVE_NOTHING ? 0 : 1)
+               : NULL;
+    if (n && save == GS__SAVE_INPUT)
+      gs__save(n, 0, &old);
+    else if (n && save == GS__SAVE_OUTPUT)
+      gs__save_result(n, 0, t);
+  }
+  if (record && save == GS__SAVE_INPUT)
+    gs__tensor_release(&old);
+}
+
+#define UNARY_INPLACE(NAME, OP)                                                                    \
+  void gs_##NAME##_(gs_tensor t) { unary_inplace(OP, t, #NAME "_"); }
+UNARY_INPLACE(neg, GS__NEG)
+UNARY_INPLACE(abs, GS__ABS)
+UNARY_INPLACE(exp, GS__EXP)
+UNARY_INPLACE(log, GS__LOG)
+UNARY_INPLACE(sqrt, GS__SQRT)
+UNARY_INPLACE(rsqrt, GS__RSQRT)
+UNARY_INPLACE(tanh, GS__TANH)
+UNARY_INPLACE(sigmoid, GS__SIGMOID)
+UNARY_INPLACE(relu, GS__RELU)
+UNARY_INPLACE(sin, GS__SIN)
+UNARY_INPLACE(cos, GS__COS)
+UNARY_INPLACE(tan, GS__TAN)
+UNARY_INPLACE(frac, GS__FRAC)
+UNARY_INPLACE(reciprocal, GS__RECIPROCAL)
+UNARY_INPLACE(square, GS__SQUARE)
+UNARY_INPLACE(log1p, GS__LOG1P)
+UNARY_INPLACE(expm1, GS__EXPM1)
+UNARY_INPLACE(log2, GS__LOG2)
+UNARY_INPLACE(log10, GS__LOG10)
+UNARY_INPLACE(asin, GS__ASIN)
+UNARY_INPLACE(acos, GS__ACOS)
+UNARY_INPLACE(atan, GS__ATAN)
+UNARY_INPLACE(sinh, GS__SINH)
+UNARY_INPLACE(cosh, GS__COSH)
+UNARY_INPLACE(erf, GS__ERF)
+
 void gs_clamp_(gs_tensor ht, double min, double max) {
   const char *fn = "clamp_";
   gs__tensor *t = gs__lookup(ht, fn);

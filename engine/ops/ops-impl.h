@@ -119,6 +119,10 @@ bool gs__is_negative(int64_t v);
 bool gs__clamp_params(gs_dtype dtype, double min, double max, gs__unary_params *p,
                       const char *fn);
 
+/* What a unary op's node saves for its formula (elementwise.c's table). */
+typedef enum { GS__SAVE_NOTHING, GS__SAVE_INPUT, GS__SAVE_OUTPUT } gs__unary_save;
+/* The op's node kind (NULL: it records none, as floor) and what it saves. */
+const gs__node_kind *gs__unary_rule(gs__unop op, gs__unary_save *save);
 /* Applies a unary op to a handle, under the same rules as the public unary ops (for formulas
  * that need an op the API does not expose, like GS__GELU_GRAD). */
 gs_tensor gs__unary_op(gs__unop op, gs_tensor t, const gs__unary_params *params,

@@ -175,6 +175,33 @@ GS_API void gs_fill_(gs_tensor t, double value);
 /* Copies src's values (broadcast, any dtype converted) into t. */
 GS_API void gs_copy_(gs_tensor t, gs_tensor src);
 GS_API void gs_clamp_(gs_tensor t, double min, double max);
+/* The unary ops in place, recorded as PyTorch records t.sin_(): the op's own node becomes t's
+ * grad_fn. The result keeps t's dtype: a floating op on an integer tensor is refused. */
+GS_API void gs_neg_(gs_tensor t);
+GS_API void gs_abs_(gs_tensor t);
+GS_API void gs_exp_(gs_tensor t);
+GS_API void gs_log_(gs_tensor t);
+GS_API void gs_sqrt_(gs_tensor t);
+GS_API void gs_rsqrt_(gs_tensor t);
+GS_API void gs_tanh_(gs_tensor t);
+GS_API void gs_sigmoid_(gs_tensor t);
+GS_API void gs_relu_(gs_tensor t);
+GS_API void gs_sin_(gs_tensor t);
+GS_API void gs_cos_(gs_tensor t);
+GS_API void gs_tan_(gs_tensor t);
+GS_API void gs_frac_(gs_tensor t);
+GS_API void gs_reciprocal_(gs_tensor t);
+GS_API void gs_square_(gs_tensor t);
+GS_API void gs_log1p_(gs_tensor t);
+GS_API void gs_expm1_(gs_tensor t);
+GS_API void gs_log2_(gs_tensor t);
+GS_API void gs_log10_(gs_tensor t);
+GS_API void gs_asin_(gs_tensor t);
+GS_API void gs_acos_(gs_tensor t);
+GS_API void gs_atan_(gs_tensor t);
+GS_API void gs_sinh_(gs_tensor t);
+GS_API void gs_cosh_(gs_tensor t);
+GS_API void gs_erf_(gs_tensor t);
 
 /* ---- reductions --------------------------------------------------------------------- */
 

@@ -95,6 +95,39 @@ INPLACE(f_clamp_, gs_clamp_(y, -0.8, 0.9))
 INPLACE(f_fill_, gs_fill_(y, 2.0))
 INPLACE(f_zero_, gs_zero_(y))
 INPLACE(f_copy_, gs_copy_(y, in[1]))
+INPLACE(f_neg_, gs_neg_(y))
+INPLACE(f_abs_, gs_abs_(y))
+INPLACE(f_exp_, gs_exp_(y))
+INPLACE(f_log_, gs_log_(y))
+INPLACE(f_sqrt_, gs_sqrt_(y))
+INPLACE(f_rsqrt_, gs_rsqrt_(y))
+INPLACE(f_tanh_, gs_tanh_(y))
+INPLACE(f_sigmoid_, gs_sigmoid_(y))
+INPLACE(f_relu_, gs_relu_(y))
+INPLACE(f_sin_, gs_sin_(y))
+INPLACE(f_cos_, gs_cos_(y))
+INPLACE(f_tan_, gs_tan_(y))
+INPLACE(f_frac_, gs_frac_(y))
+INPLACE(f_reciprocal_, gs_reciprocal_(y))
+INPLACE(f_square_, gs_square_(y))
+INPLACE(f_log1p_, gs_log1p_(y))
+INPLACE(f_expm1_, gs_expm1_(y))
+INPLACE(f_log2_, gs_log2_(y))
+INPLACE(f_log10_, gs_log10_(y))
+INPLACE(f_asin_, gs_asin_(y))
+INPLACE(f_acos_, gs_acos_(y))
+INPLACE(f_atan_, gs_atan_(y))
+INPLACE(f_sinh_, gs_sinh_(y))
+INPLACE(f_cosh_, gs_cosh_(y))
+INPLACE(f_erf_, gs_erf_(y))
+/* Through a transposed view of the copy: the write is recorded on the view and its base. */
+static gs_tensor f_sin_view_(const gs_tensor *in, int n, void *u) {
+  (void)n, (void)u;
+  gs_tensor y = gs_mul_scalar(in[0], 1.0), v = gs_t(y);
+  gs_sin_(v);
+  gs_dispose(v);
+  return y;
+}
 
 /* Inputs away from the edges of a formula's domain: (-0.9, 0.9) for asin and acos (whose
  * slopes blow up at +-1); frac's input avoids integers, where it jumps. */
@@ -217,5 +250,31 @@ const grad_case grad_cases_elementwise[] = {
     {"FillBackward", "in place: fill_", f_fill_, 1, {GI(2, 3, 4)}},
     {"FillBackward", "in place: zero_", f_zero_, 1, {GI_T(2, 3, 4)}},
     {"CopyBackward", "in place: copy_ broadcast", f_copy_, 2, {GI(2, 3, 4), GI_S(1, 4)}},
+    {"NegBackward", "in place: neg_", f_neg_, 1, {GI_T(2, 3, 4)}},
+    {"AbsBackward", "in place: abs_", f_abs_, 1, {GI_S(2, 3, 4)}},
+    {"ExpBackward", "in place: exp_", f_exp_, 1, {GI_T(2, 3, 4)}},
+    {"LogBackward", "in place: log_", f_log_, 1, {GI_POS(2, 3, 4)}},
+    {"SqrtBackward", "in place: sqrt_", f_sqrt_, 1, {GI_POS(2, 3, 4)}},
+    {"RsqrtBackward", "in place: rsqrt_", f_rsqrt_, 1, {GI_POS(2, 3, 4)}},
+    {"TanhBackward", "in place: tanh_", f_tanh_, 1, {GI_S(2, 3, 4)}},
+    {"SigmoidBackward", "in place: sigmoid_", f_sigmoid_, 1, {GI_T(2, 3, 4)}},
+    {"ReluBackward", "in place: relu_", f_relu_, 1, {GI_S(2, 3, 4)}},
+    {"SinBackward", "in place: sin_", f_sin_, 1, {GI_T(2, 3, 4)}},
+    {"CosBackward", "in place: cos_", f_cos_, 1, {GI_S(2, 3, 4)}},
+    {"TanBackward", "in place: tan_", f_tan_, 1, {GI_UNIT(LAYOUT_TRANSPOSED)}},
+    {"FracBackward", "in place: frac_", f_frac_, 1, {GI_FRAC}},
+    {"ReciprocalBackward", "in place: reciprocal_", f_reciprocal_, 1, {GI_POS(2, 3, 4)}},
+    {"SquareBackward", "in place: square_", f_square_, 1, {GI_T(2, 3, 4)}},
+    {"Log1pBackward", "in place: log1p_", f_log1p_, 1, {GI_POS(2, 3, 4)}},
+    {"Expm1Backward", "in place: expm1_", f_expm1_, 1, {GI_S(2, 3, 4)}},
+    {"Log2Backward", "in place: log2_", f_log2_, 1, {GI_POS(2, 3, 4)}},
+    {"Log10Backward", "in place: log10_", f_log10_, 1, {GI_POS(2, 3, 4)}},
+    {"AsinBackward", "in place: asin_", f_asin_, 1, {GI_UNIT(LAYOUT_TRANSPOSED)}},
+    {"AcosBackward", "in place: acos_", f_acos_, 1, {GI_UNIT(LAYOUT_SLICED)}},
+    {"AtanBackward", "in place: atan_", f_atan_, 1, {GI_T(2, 3, 4)}},
+    {"SinhBackward", "in place: sinh_", f_sinh_, 1, {GI_S(2, 3, 4)}},
+    {"CoshBackward", "in place: cosh_", f_cosh_, 1, {GI_T(2, 3, 4)}},
+    {"ErfBackward", "in place: erf_", f_erf_, 1, {GI_S(2, 3, 4)}},
+    {"CopySlices", "in place: sin_ through a transposed view", f_sin_view_, 1, {GI(2, 3, 4)}},
 };
 const int grad_cases_elementwise_count = G_N_ELEMENTS(grad_cases_elementwise);
