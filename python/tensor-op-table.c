@@ -52,7 +52,8 @@ static int64_t storage_id_info(gs_tensor t) { return (int64_t)gs_storage_id(t); 
 #define BINARY_INPLACE(n, o)                                                                       \
   { .name = #n, .kind = ROW_BINARY_INPLACE, .op = o }
 /* The out-of-place op too: integer tensors take the copying path (its dtype check). */
-#define OWN_INPLACE(n, f) {.name = #n "_", .kind = ROW_OWN_INPLACE, .unary = f, .own_inplace = f##_}
+#define OWN_INPLACE(n, f)                                                                          \
+  { .name = #n "_", .kind = ROW_OWN_INPLACE, .unary = f, .own_inplace = f##_ }
 /* Each unary math op with its in-place form: copying the result in (ops without a node, as
  * ceil), or the engine's own in-place form. */
 #define UNARY_AND_INPLACE(n, f) UNARY(n, f), UNARY_INPLACE(n##_, f)

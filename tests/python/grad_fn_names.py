@@ -101,7 +101,6 @@ DIFFERENT = {
     "cross_entropy": "losses are made of ops",
     "topk": "topk is a gather",
     "sort": "sort is a gather",
-    "relu_": "in-place relu_ is a copy_ of relu",
     "setitem": "t[0] = 5.0 is a CopySlices of a fill, without torch's scalar edge",
     "conv2d": "torch lists the missing bias as an input",
 }

@@ -1,7 +1,7 @@
 """The activations of torch.nn as modules (SiLU, ELU, SELU, Softplus, ReLU6, Hardtanh,
 Hardsigmoid, Hardswish, LogSigmoid, Mish, Softsign, LeakyReLU, Softmax, LogSoftmax, Softmin,
-GLU), with torch's constructor arguments and print(model) text. inplace=True is accepted and
-shown as torch shows it; the values come in a new tensor, as nn.ReLU(inplace=True)'s do."""
+GLU), with torch's constructor arguments and print(model) text. inplace=True writes the
+result into the input, as torch's modules do."""
 from gradscope import _gradscope
 from gradscope.nn import functional as F
 
@@ -24,7 +24,7 @@ class _Plain(Module):
         self.inplace = inplace
 
     def forward(self, input):
-        return type(self)._function(input)
+        return type(self)._function(input, inplace=self.inplace)
 
     def extra_repr(self):
         return _inplace_text(self.inplace, first=True)
@@ -75,7 +75,7 @@ class ELU(Module):
         self.inplace = inplace
 
     def forward(self, input):
-        return F.elu(input, self.alpha)
+        return F.elu(input, self.alpha, self.inplace)
 
     def extra_repr(self):
         return f"alpha={self.alpha}" + _inplace_text(self.inplace)
@@ -108,7 +108,7 @@ class Hardtanh(Module):
         self.inplace = inplace
 
     def forward(self, input):
-        return F.hardtanh(input, self.min_val, self.max_val)
+        return F.hardtanh(input, self.min_val, self.max_val, self.inplace)
 
     def extra_repr(self):
         return f"min_val={self.min_val}, max_val={self.max_val}" + _inplace_text(self.inplace)
@@ -133,7 +133,7 @@ class LeakyReLU(Module):
         self.inplace = inplace
 
     def forward(self, input):
-        return F.leaky_relu(input, self.negative_slope)
+        return F.leaky_relu(input, self.negative_slope, self.inplace)
 
     def extra_repr(self):
         return f"negative_slope={self.negative_slope}" + _inplace_text(self.inplace)

@@ -13,4 +13,12 @@ from gradscope.nn.compositions import (_softmax_dim, binary_cross_entropy,  # no
                                        cosine_similarity, glu, huber_loss, kl_div, l1_loss,
                                        pairwise_distance, smooth_l1_loss, softmin, softsign)
 
+
+
+def relu(input, inplace=False):
+    """max(x, 0) elementwise; inplace=True writes it into input (Tensor.relu_, recorded as
+    ReluBackward0) and returns input, as torch.nn.functional.relu."""
+    return input.relu_() if inplace else _gradscope.relu(input)
+
+
 __getattr__ = _unsupported(__name__)
