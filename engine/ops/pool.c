@@ -307,8 +307,17 @@ static void load_geom(const gs__node *n, pool_geom *g) {
 /* d max_pool(x) = g added at each window's argmax (saved: the indices) */
 /* The 2x2 pool's backward when its windows tile the plane exactly (the CNN's): each window's
  * four pixels written at once, the gradient at the winner and zero elsewhere, instead of a
- * zeroed plane and a scatter. 0 + g, not g: the same bits as adding onto zero. */
-#define MAX_UNPOOL_2X2(T)                                                                          \
+ * zeroed plane and a scatter. 0 + g, not g: the same bits as adding onto zero. The winner is
+ * picked by masking v's bits (U: T's bits), not by a branch: the winners are as random as the
+ * data, and the branches' mispredictions were most of this pass's time. */
+#define MAX_UNPOOL_2X2(T, U)                                                                       \
+  static inline T unpool_pick_##T(U bits, int64_t idx, int64_t at) {                               \
+    U m = (U)0 - (U)(idx == at);                                                                   \
+    U r = bits & m;                                                                                \
+    T out;                                                                                         \
+    memcpy(&out, &r, sizeof out);                                                                  \
+    return out;                                                                                    \
+  }                                                                                                \
   static void max_unpool_2x2_##T(const pool_geom *g, const T *gy, const int64_t *idx, T *dx) {     \
     const int64_t w = g->w, oh = g->oh, ow = g->ow, plane = g->h * g->w;                           \
     for (int64_t p = 0; p < g->planes; p++, dx += plane)                                           \
@@ -316,14 +325,16 @@ static void load_geom(const gs__node *n, pool_geom *g) {
         for (int64_t ox = 0; ox < ow; ox++, gy++, idx++) {                                         \
           int64_t at = 2 * oy * w + 2 * ox;                                                        \
           T v = (T)0 + *gy;                                                                        \
-          dx[at] = *idx == at ? v : (T)0;                                                          \
-          dx[at + 1] = *idx == at + 1 ? v : (T)0;                                                  \
-          dx[at + w] = *idx == at + w ? v : (T)0;                                                  \
-          dx[at + w + 1] = *idx == at + w + 1 ? v : (T)0;                                          \
+          U bits;                                                                                  \
+          memcpy(&bits, &v, sizeof bits);                                                          \
+          dx[at] = unpool_pick_##T(bits, *idx, at);                                                \
+          dx[at + 1] = unpool_pick_##T(bits, *idx, at + 1);                                        \
+          dx[at + w] = unpool_pick_##T(bits, *idx, at + w);                                        \
+          dx[at + w + 1] = unpool_pick_##T(bits, *idx, at + w + 1);                                \
         }                                                                                          \
   }
-MAX_UNPOOL_2X2(f32)
-MAX_UNPOOL_2X2(f64)
+MAX_UNPOOL_2X2(f32, uint32_t)
+MAX_UNPOOL_2X2(f64, uint64_t)
 
 static void max_pool2d_backward(gs__node *n, gs_tensor hg, gs_tensor *grads) {
   const char *fn = n->kind->name;
