@@ -76,6 +76,88 @@ static void test_conv2d_matches_the_definition(void) {
     check_conv2d_definition(&cases[i]);
 }
 
+/* The direct 3x3 path (conv-direct.c) in f32 (AVX-512 where the CPU has it, otherwise
+ * im2col) against the same convolution in f64 (the plain loops the gradchecks check): output
+ * and all three gradients of sum(y * r). The shapes cover each row width up to 16 (vectors of
+ * several rows, of one, and the last vector of a plane holding fewer rows), padding 0 and 1,
+ * batches, several channels, and output channels past one block of 16 and not a multiple of
+ * 8 (the weight gradient's blocks of 8). */
+typedef struct direct_case {
+  int N, C, H, W, O, P;
+} direct_case;
+
+static double *grad_values(gs_tensor t) {
+  gs_tensor g = gs_grad(t);
+  g_assert_true(g.id != 0);
+  return test_values(g);
+}
+
+static void check_direct_f32_matches_f64(const direct_case *k) {
+  test_set_context("direct conv N %d C %d H %d W %d O %d padding %d", k->N, k->C, k->H, k->W, k->O,
+                   k->P);
+  gs_rng rng;
+  gs_rng_seed(&rng, 11);
+  const int64_t oh = k->H + 2 * k->P - 2, ow = k->W + 2 * k->P - 2;
+  gs_tensor x64 = gs_randn(GS_F64, (int64_t[]){k->N, k->C, k->H, k->W}, 4, &rng);
+  gs_tensor w64 = gs_randn(GS_F64, (int64_t[]){k->O, k->C, 3, 3}, 4, &rng);
+  gs_tensor b64 = gs_randn(GS_F64, (int64_t[]){k->O}, 1, &rng);
+  gs_tensor r64 = gs_randn(GS_F64, (int64_t[]){k->N, k->O, oh, ow}, 4, &rng);
+  gs_tensor in[2][3], y[2];
+  gs_conv2d_options opt = {.padding = {k->P, k->P}};
+  for (int d = 0; d < 2; d++) {
+    gs_dtype dt = d ? GS_F32 : GS_F64;
+    gs_tensor src[3] = {x64, w64, b64};
+    for (int i = 0; i < 3; i++) {
+      gs_tensor t = gs_to_dtype(src[i], dt);
+      in[d][i] = gs_detach(t); /* a leaf of its own */
+      gs_dispose(t);
+      gs_set_requires_grad(in[d][i], true);
+    }
+    y[d] = gs_conv2d(in[d][0], in[d][1], in[d][2], &opt);
+    gs_tensor r = gs_to_dtype(r64, dt), ry = gs_mul(y[d], r);
+    gs_tensor loss = gs_sum(ry, NULL, 0, false);
+    gs_backward(loss);
+    gs_dispose(r), gs_dispose(ry), gs_dispose(loss);
+  }
+  double *expected = test_values(y[0]);
+  test_assert_values(y[1], (int64_t[]){k->N, k->O, oh, ow}, 4, expected, 1e-4, 1e-4);
+  g_free(expected);
+  const int64_t *shapes[3] = {(int64_t[]){k->N, k->C, k->H, k->W}, (int64_t[]){k->O, k->C, 3, 3},
+                              (int64_t[]){k->O}};
+  const int ndims[3] = {4, 4, 1};
+  for (int i = 0; i < 3; i++) {
+    double *want = grad_values(in[0][i]);
+    gs_tensor g32 = gs_grad(in[1][i]);
+    /* sums of up to a few hundred products of unit-sized terms */
+    test_assert_values(g32, shapes[i], ndims[i], want, 1e-3, 1e-4);
+    g_free(want);
+  }
+  for (int d = 0; d < 2; d++) {
+    gs_dispose(y[d]);
+    for (int i = 0; i < 3; i++)
+      gs_dispose(in[d][i]);
+  }
+  gs_dispose(x64), gs_dispose(w64), gs_dispose(b64), gs_dispose(r64);
+}
+
+static void test_conv2d_direct_f32_matches_f64(void) {
+  uint64_t live = gs_live_tensor_count();
+  static const direct_case cases[] = {
+      {5, 16, 4, 4, 32, 1}, /* the digits CNN's second layer, rows 4 wide */
+      {4, 1, 8, 8, 16, 1},  /* its first, rows 8 wide */
+      {2, 3, 8, 8, 18, 0},  /* padding 0: rows 6 wide, 2 per vector and the last alone */
+      {2, 2, 5, 3, 5, 1},   /* rows 3 wide, 5 per vector, output channels fewer than 8 */
+      {3, 2, 7, 16, 9, 1},  /* rows 16 wide, one per vector */
+      {2, 2, 9, 16, 3, 0},  /* padding 0 at the widest: the input's gradient 16 wide */
+      {1, 3, 6, 1, 4, 1},   /* rows 1 wide */
+      {2, 4, 3, 7, 20, 0},  /* one output row 5 wide */
+      {2, 2, 11, 2, 17, 1}, /* rows 2 wide, 8 per vector, 11 rows */
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(cases); i++)
+    check_direct_f32_matches_f64(&cases[i]);
+  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
+}
+
 static void test_conv2d_module(void) {
   uint64_t live = gs_live_tensor_count();
   gs_rng rng;
@@ -261,6 +343,7 @@ static void test_refusals(void) {
 int main(int argc, char **argv) {
   test_init(&argc, &argv);
   g_test_add_func("/conv/conv2d-matches-the-definition", test_conv2d_matches_the_definition);
+  g_test_add_func("/conv/conv2d-direct-f32-matches-f64", test_conv2d_direct_f32_matches_f64);
   g_test_add_func("/conv/conv2d-module", test_conv2d_module);
   g_test_add_func("/conv/max-pool-indices", test_max_pool_indices);
   g_test_add_func("/conv/max-pool-f32-matches-f64", test_max_pool_f32_matches_f64);
