@@ -18,7 +18,6 @@
  * tap feeds 16 output channels' accumulators. f64 takes plain loops over the same padded
  * planes, packed weights and reversed taps, which is what the float64 gradchecks exercise.
  */
-#include <stdatomic.h>
 #include <string.h>
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -41,26 +40,11 @@ typedef struct direct_pass {
   int64_t ci, co, hp, wp, oh, ow;
 } direct_pass;
 
-static bool cpu_has_avx512f(void) {
-  static atomic_int known = -1; /* -1 until asked; then 0 or 1 (every thread finds the same) */
-  int has = atomic_load_explicit(&known, memory_order_relaxed);
-  if (has < 0) {
-#ifdef CONV_DIRECT_X86
-    __builtin_cpu_init();
-    has = __builtin_cpu_supports("avx512f") ? 1 : 0;
-#else
-    has = 0;
-#endif
-    atomic_store_explicit(&known, has, memory_order_relaxed);
-  }
-  return has == 1;
-}
-
 bool gs__conv_direct_fits(gs_dtype dt, const conv_geom *g) {
   if (g->kh != 3 || g->kw != 3 || g->sh != 1 || g->sw != 1 || g->dh != 1 || g->dw != 1 ||
       g->groups != 1 || g->ph != g->pw || g->ph > 1 || g->ow > LANES || g->w > LANES)
     return false;
-  return dt == GS_F64 || (dt == GS_F32 && cpu_has_avx512f());
+  return dt == GS_F64 || (dt == GS_F32 && gs__cpu_has_avx512f());
 }
 
 /* ---- layouts both dtypes share -------------------------------------------------------- */
@@ -70,9 +54,23 @@ bool gs__conv_direct_fits(gs_dtype dt, const conv_geom *g) {
 #define DIRECT_LAYOUTS(T)                                                                          \
   static void pad_planes_##T(const T *src, int64_t np, int64_t h, int64_t w, int64_t q, T *pad) {  \
     const int64_t wp = w + 2 * q, plane = (h + 2 * q) * wp;                                        \
-    for (int64_t p = 0; p < np; p++)                                                               \
-      for (int64_t y = 0; y < h; y++)                                                              \
-        memcpy(pad + p * plane + (y + q) * wp + q, src + (p * h + y) * w, sizeof(T) * (size_t)w);  \
+    if (q == 0) { /* no border: the planes as they are */                                          \
+      memcpy(pad, src, sizeof(T) * (size_t)(np * plane));                                          \
+      return;                                                                                      \
+    }                                                                                              \
+    for (int64_t p = 0; p < np; p++) { /* rows of 4 and 8 (the digits') copied inline */           \
+      T *d = pad + p * plane + q * wp + q;                                                         \
+      const T *s = src + p * h * w;                                                                \
+      if (w == 4)                                                                                  \
+        for (int64_t y = 0; y < h; y++, d += wp, s += 4)                                           \
+          memcpy(d, s, 4 * sizeof(T));                                                             \
+      else if (w == 8)                                                                             \
+        for (int64_t y = 0; y < h; y++, d += wp, s += 8)                                           \
+          memcpy(d, s, 8 * sizeof(T));                                                             \
+      else                                                                                         \
+        for (int64_t y = 0; y < h; y++, d += wp, s += w)                                           \
+          memcpy(d, s, sizeof(T) * (size_t)w);                                                     \
+    }                                                                                              \
   }                                                                                                \
   /* packed [co / LANES blocks][ci][9 taps][LANES], zero past co, from w [O][C][3][3]: the         \
    * forward's (co = O, ci = C) or, reversed, the input gradient's (co = C, ci = O, tap t read     \

@@ -218,6 +218,42 @@ static void test_conv2d_module(void) {
 /* The f32 2x2 pool (four windows at a time where rows hold pairs of windows, an odd pair
  * left over) answers as the f64 scan: same values and indices, ties (relu's zeros, small
  * integers) and NaNs included; and both backward passes put the gradient on the same pixels. */
+/* The 2x2 pool's backward with a gradient of distinct values, not ones (f32 takes AVX-512 where
+ * the CPU has it): each window's value lands on its own winner, in f32 as in f64, for planes
+ * 2 to 16 wide; -0 arrives as +0, as adding onto zero gives it. */
+static void test_max_unpool_values(void) {
+  gs_rng rng;
+  gs_rng_seed(&rng, 6);
+  const int64_t shapes[][4] = {
+      {2, 3, 4, 8}, {1, 2, 6, 16}, {3, 1, 2, 2}, {2, 2, 4, 4}, {1, 1, 2, 12}};
+  for (size_t i = 0; i < G_N_ELEMENTS(shapes); i++) {
+    test_set_context("unpool [%lld, %lld, %lld, %lld]", (long long)shapes[i][0],
+                     (long long)shapes[i][1], (long long)shapes[i][2], (long long)shapes[i][3]);
+    gs_tensor x64 = gs_randn(GS_F64, shapes[i], 4, &rng), x32 = gs_to_dtype(x64, GS_F32);
+    int64_t out[4] = {shapes[i][0], shapes[i][1], shapes[i][2] / 2, shapes[i][3] / 2};
+    gs_tensor r64 = gs_randn(GS_F64, out, 4, &rng);
+    double *rv = test_values(r64);
+    rv[0] = -0.0;
+    gs_tensor rz = gs_from_data(GS_F64, out, 4, rv), r32 = gs_to_dtype(rz, GS_F32);
+    g_free(rv);
+    gs_set_requires_grad(x64, true), gs_set_requires_grad(x32, true);
+    gs_tensor y64 = gs_max_pool2d(x64, &(gs_pool2d_options){.kernel = {2}}, NULL);
+    gs_tensor y32 = gs_max_pool2d(x32, &(gs_pool2d_options){.kernel = {2}}, NULL);
+    gs_tensor p64 = gs_mul(y64, rz), p32 = gs_mul(y32, r32);
+    gs_tensor s64 = gs_sum(p64, NULL, 0, false), s32 = gs_sum(p32, NULL, 0, false);
+    gs_backward(s64), gs_backward(s32);
+    double *ga = test_values(gs_grad(x64)), *gb = test_values(gs_grad(x32));
+    for (int64_t k = 0; k < gs_numel(x64); k++) {
+      g_assert_cmpfloat(gb[k], ==, (double)(float)ga[k]);
+      g_assert_false(signbit(gb[k]) && gb[k] == 0); /* -0's window: +0 everywhere */
+    }
+    g_free(ga), g_free(gb);
+    gs_dispose(s64), gs_dispose(s32), gs_dispose(p64), gs_dispose(p32);
+    gs_dispose(y64), gs_dispose(y32), gs_dispose(r64), gs_dispose(rz), gs_dispose(r32);
+    gs_dispose(x64), gs_dispose(x32);
+  }
+}
+
 static void test_max_pool_f32_matches_f64(void) {
   gs_rng rng;
   gs_rng_seed(&rng, 5);
@@ -347,6 +383,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/conv/conv2d-module", test_conv2d_module);
   g_test_add_func("/conv/max-pool-indices", test_max_pool_indices);
   g_test_add_func("/conv/max-pool-f32-matches-f64", test_max_pool_f32_matches_f64);
+  g_test_add_func("/conv/max-unpool-values", test_max_unpool_values);
   g_test_add_func("/conv/refusals", test_refusals);
   return g_test_run();
 }
