@@ -16,7 +16,8 @@
  * ThreadSanitizer at load) a vector holds up to 16 output positions, whole rows of one plane
  * (16 / width rows); a tap's vector is one permute of two loads of the padded rows, and each
  * tap feeds 16 output channels' accumulators. f64 takes plain loops over the same padded
- * planes, packed weights and reversed taps, which is what the float64 gradchecks exercise.
+ * planes, packed weights and reversed taps (for small problems only: they are scalar), which
+ * is what the float64 gradchecks exercise.
  */
 #include <string.h>
 
@@ -31,6 +32,9 @@
 #define LANES 16
 /* Elements a padded copy reads past its last plane (two vectors from the last row). */
 #define SLACK 32
+/* Multiply-adds per pass up to which f64 takes the direct path's plain loops (a gradcheck's
+ * sizes, and up to a digits layer of a few samples); beyond, dgemm is faster. */
+#define DIRECT_F64_MACS ((int64_t)1 << 20)
 /* Elements of padded planes a weight-gradient block may use (4 M: 16 MB in f32). */
 #define DIRECT_PAD_BUDGET ((int64_t)1 << 22)
 
@@ -44,7 +48,10 @@ bool gs__conv_direct_fits(gs_dtype dt, const conv_geom *g) {
   if (g->kh != 3 || g->kw != 3 || g->sh != 1 || g->sw != 1 || g->dh != 1 || g->dw != 1 ||
       g->groups != 1 || g->ph != g->pw || g->ph > 1 || g->ow > LANES || g->w > LANES)
     return false;
-  return dt == GS_F64 || (dt == GS_F32 && gs__cpu_has_avx512f());
+  if (dt == GS_F64) /* scalar loops: kept to small problems, where BLAS's setup dominates */
+    return g->n * g->l <= DIRECT_F64_MACS && g->o * g->c <= DIRECT_F64_MACS &&
+           g->n * g->l * g->o * g->c * 9 <= DIRECT_F64_MACS; /* each factor checked: no overflow */
+  return dt == GS_F32 && gs__cpu_has_avx512f();
 }
 
 /* ---- layouts both dtypes share -------------------------------------------------------- */

@@ -35,8 +35,8 @@ CONV_PLANE_SUM(double)
 
 /* Whether the direct path takes this convolution: 3x3, unit stride and dilation, one group,
  * padding 0 or 1 on both sides, output and input rows at most 16 wide; f32 only with AVX-512
- * (a plain CPU check; elsewhere f32 keeps im2col and BLAS), f64 always (its plain loops are
- * what the float64 gradchecks run). */
+ * (a plain CPU check; elsewhere f32 keeps im2col and BLAS), f64 when the pass is small (its
+ * plain loops are what the float64 gradchecks run; larger ones keep dgemm). */
 bool gs__conv_direct_fits(gs_dtype dt, const conv_geom *g);
 /* out [N, O, L] = conv(x, w) + bias (bias may be NULL); false after reporting. */
 bool gs__conv_direct_forward(gs_dtype dt, const conv_geom *g, const char *x, const char *w,

@@ -61,9 +61,9 @@ static void check_conv2d_definition(const conv_case *k) {
   gs_dispose(base), gs_dispose(x), gs_dispose(w), gs_dispose(b), gs_dispose(y);
 }
 
-/* The general im2col (stride, padding, dilation, groups, a transposed input), and the
- * unit-stride one over a padded copy with its 8- and 4-wide rows (the CNN's 8x8 digits and
- * their pooled 4x4) and any other width, in both dtypes. */
+/* The general im2col (stride, padding, dilation, groups, a transposed input), the
+ * unit-stride one over a padded copy with its 8- and 4-wide rows and any other width, and the
+ * direct 3x3 path (the CNN's 8x8 digits and their pooled 4x4), in both dtypes. */
 static void test_conv2d_matches_the_definition(void) {
   static const conv_case cases[] = {
       {GS_F64, 2, 4, 6, 7, 6, 2, 3, 2, 2, 1, 1, 2, 1, 2},
@@ -71,6 +71,9 @@ static void test_conv2d_matches_the_definition(void) {
       {GS_F32, 3, 2, 8, 8, 5, 1, 3, 3, 1, 1, 1, 1, 1, 1},
       {GS_F32, 2, 6, 4, 4, 4, 2, 3, 3, 1, 1, 1, 1, 1, 1},
       {GS_F32, 2, 3, 5, 6, 2, 1, 2, 3, 1, 1, 0, 2, 1, 1},
+      /* unit stride but not 3x3: the padded-copy im2col on rows 8 and 4 wide */
+      {GS_F32, 2, 3, 8, 8, 4, 1, 5, 5, 1, 1, 2, 2, 1, 1},
+      {GS_F64, 2, 2, 4, 4, 3, 1, 2, 2, 1, 1, 1, 1, 1, 1},
   };
   for (size_t i = 0; i < G_N_ELEMENTS(cases); i++)
     check_conv2d_definition(&cases[i]);

@@ -23,6 +23,7 @@ FN(f_conv_depthwise,
    gs_conv2d(in[0], in[1], in[2], &(gs_conv2d_options){.padding = {1, 1}, .groups = 3}))
 
 FN(f_conv_pad1, gs_conv2d(in[0], in[1], in[2], &(gs_conv2d_options){.padding = {1, 1}}))
+FN(f_conv_5x5_pad2, gs_conv2d(in[0], in[1], in[2], &(gs_conv2d_options){.padding = {2, 2}}))
 FN(f_conv_pad1_no_bias,
    gs_conv2d(in[0], in[1], GS_NO_TENSOR, &(gs_conv2d_options){.padding = {1, 1}}))
 FN(f_max_pool_2, gs_max_pool2d(in[0], &(gs_pool2d_options){.kernel = {2}}, NULL))
@@ -48,6 +49,7 @@ const grad_case grad_cases_conv[] = {
     {"Conv2dBackward", "unbatched depthwise, padding 1", f_conv_depthwise, 3, {GI(3, 3, 4, 5), GI(4, 6, 1, 3, 3), GI(1, 6)}},
     {"Conv2dBackward", "padding 1, rows 8 wide", f_conv_pad1, 3, {GI(4, 2, 2, 3, 8), GI(4, 3, 2, 3, 3), GI(1, 3)}},
     {"Conv2dBackward", "padding 1, rows 4 wide", f_conv_pad1, 3, {GI_T(4, 2, 3, 4, 4), GI(4, 2, 3, 3, 3), GI(1, 2)}},
+    {"Conv2dBackward", "5x5, padding 2, rows 4 wide (unit-stride im2col)", f_conv_5x5_pad2, 3, {GI(4, 2, 2, 8, 4), GI_T(4, 2, 2, 5, 5), GI(1, 2)}},
     {"Conv2dBackward", "direct 3x3, padding 0, 17 out channels", f_conv_bias, 3, {GI(4, 2, 2, 4, 5), GI_S(4, 17, 2, 3, 3), GI(1, 17)}},
     {"Conv2dBackward", "direct 3x3, padding 1, one row 16 wide", f_conv_pad1, 3, {GI_T(4, 3, 2, 1, 16), GI(4, 2, 2, 3, 3), GI(1, 2)}},
     {"Conv2dBackward", "direct 3x3, padding 1, no bias, 3 samples", f_conv_pad1_no_bias, 2, {GI(4, 3, 3, 5, 2), GI_T(4, 4, 3, 3, 3)}},
