@@ -4,6 +4,10 @@
 
 #include "autograd-impl.h"
 
+/* Whether this CPU runs AVX-512F (asked once; cpu-features.c): kernels that keep an AVX-512
+ * copy pick it with this plain test. */
+bool gs__cpu_has_avx512f(void);
+
 /* ---- inside backward formulas (formula.c) --------------------------------------------- */
 
 /* Whether input i wants a gradient. */

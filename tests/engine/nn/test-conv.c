@@ -61,9 +61,9 @@ static void check_conv2d_definition(const conv_case *k) {
   gs_dispose(base), gs_dispose(x), gs_dispose(w), gs_dispose(b), gs_dispose(y);
 }
 
-/* The general im2col (stride, padding, dilation, groups, a transposed input), and the
- * unit-stride one over a padded copy with its 8- and 4-wide rows (the CNN's 8x8 digits and
- * their pooled 4x4) and any other width, in both dtypes. */
+/* The general im2col (stride, padding, dilation, groups, a transposed input), the
+ * unit-stride one over a padded copy with its 8- and 4-wide rows and any other width, and the
+ * direct 3x3 path (the CNN's 8x8 digits and their pooled 4x4), in both dtypes. */
 static void test_conv2d_matches_the_definition(void) {
   static const conv_case cases[] = {
       {GS_F64, 2, 4, 6, 7, 6, 2, 3, 2, 2, 1, 1, 2, 1, 2},
@@ -71,9 +71,94 @@ static void test_conv2d_matches_the_definition(void) {
       {GS_F32, 3, 2, 8, 8, 5, 1, 3, 3, 1, 1, 1, 1, 1, 1},
       {GS_F32, 2, 6, 4, 4, 4, 2, 3, 3, 1, 1, 1, 1, 1, 1},
       {GS_F32, 2, 3, 5, 6, 2, 1, 2, 3, 1, 1, 0, 2, 1, 1},
+      /* unit stride but not 3x3: the padded-copy im2col on rows 8 and 4 wide */
+      {GS_F32, 2, 3, 8, 8, 4, 1, 5, 5, 1, 1, 2, 2, 1, 1},
+      {GS_F64, 2, 2, 4, 4, 3, 1, 2, 2, 1, 1, 1, 1, 1, 1},
   };
   for (size_t i = 0; i < G_N_ELEMENTS(cases); i++)
     check_conv2d_definition(&cases[i]);
+}
+
+/* The direct 3x3 path (conv-direct.c) in f32 (AVX-512 where the CPU has it, otherwise
+ * im2col) against the same convolution in f64 (the plain loops the gradchecks check): output
+ * and all three gradients of sum(y * r). The shapes cover each row width up to 16 (vectors of
+ * several rows, of one, and the last vector of a plane holding fewer rows), padding 0 and 1,
+ * batches, several channels, and output channels past one block of 16 and not a multiple of
+ * 8 (the weight gradient's blocks of 8). */
+typedef struct direct_case {
+  int N, C, H, W, O, P;
+} direct_case;
+
+static double *grad_values(gs_tensor t) {
+  gs_tensor g = gs_grad(t);
+  g_assert_true(g.id != 0);
+  return test_values(g);
+}
+
+static void check_direct_f32_matches_f64(const direct_case *k) {
+  test_set_context("direct conv N %d C %d H %d W %d O %d padding %d", k->N, k->C, k->H, k->W, k->O,
+                   k->P);
+  gs_rng rng;
+  gs_rng_seed(&rng, 11);
+  const int64_t oh = k->H + 2 * k->P - 2, ow = k->W + 2 * k->P - 2;
+  gs_tensor x64 = gs_randn(GS_F64, (int64_t[]){k->N, k->C, k->H, k->W}, 4, &rng);
+  gs_tensor w64 = gs_randn(GS_F64, (int64_t[]){k->O, k->C, 3, 3}, 4, &rng);
+  gs_tensor b64 = gs_randn(GS_F64, (int64_t[]){k->O}, 1, &rng);
+  gs_tensor r64 = gs_randn(GS_F64, (int64_t[]){k->N, k->O, oh, ow}, 4, &rng);
+  gs_tensor in[2][3], y[2];
+  gs_conv2d_options opt = {.padding = {k->P, k->P}};
+  for (int d = 0; d < 2; d++) {
+    gs_dtype dt = d ? GS_F32 : GS_F64;
+    gs_tensor src[3] = {x64, w64, b64};
+    for (int i = 0; i < 3; i++) {
+      gs_tensor t = gs_to_dtype(src[i], dt);
+      in[d][i] = gs_detach(t); /* a leaf of its own */
+      gs_dispose(t);
+      gs_set_requires_grad(in[d][i], true);
+    }
+    y[d] = gs_conv2d(in[d][0], in[d][1], in[d][2], &opt);
+    gs_tensor r = gs_to_dtype(r64, dt), ry = gs_mul(y[d], r);
+    gs_tensor loss = gs_sum(ry, NULL, 0, false);
+    gs_backward(loss);
+    gs_dispose(r), gs_dispose(ry), gs_dispose(loss);
+  }
+  double *expected = test_values(y[0]);
+  test_assert_values(y[1], (int64_t[]){k->N, k->O, oh, ow}, 4, expected, 1e-4, 1e-4);
+  g_free(expected);
+  const int64_t *shapes[3] = {(int64_t[]){k->N, k->C, k->H, k->W}, (int64_t[]){k->O, k->C, 3, 3},
+                              (int64_t[]){k->O}};
+  const int ndims[3] = {4, 4, 1};
+  for (int i = 0; i < 3; i++) {
+    double *want = grad_values(in[0][i]);
+    gs_tensor g32 = gs_grad(in[1][i]);
+    /* sums of up to a few hundred products of unit-sized terms */
+    test_assert_values(g32, shapes[i], ndims[i], want, 1e-3, 1e-4);
+    g_free(want);
+  }
+  for (int d = 0; d < 2; d++) {
+    gs_dispose(y[d]);
+    for (int i = 0; i < 3; i++)
+      gs_dispose(in[d][i]);
+  }
+  gs_dispose(x64), gs_dispose(w64), gs_dispose(b64), gs_dispose(r64);
+}
+
+static void test_conv2d_direct_f32_matches_f64(void) {
+  uint64_t live = gs_live_tensor_count();
+  static const direct_case cases[] = {
+      {5, 16, 4, 4, 32, 1}, /* the digits CNN's second layer, rows 4 wide */
+      {4, 1, 8, 8, 16, 1},  /* its first, rows 8 wide */
+      {2, 3, 8, 8, 18, 0},  /* padding 0: rows 6 wide, 2 per vector and the last alone */
+      {2, 2, 5, 3, 5, 1},   /* rows 3 wide, 5 per vector, output channels fewer than 8 */
+      {3, 2, 7, 16, 9, 1},  /* rows 16 wide, one per vector */
+      {2, 2, 9, 16, 3, 0},  /* padding 0 at the widest: the input's gradient 16 wide */
+      {1, 3, 6, 1, 4, 1},   /* rows 1 wide */
+      {2, 4, 3, 7, 20, 0},  /* one output row 5 wide */
+      {2, 2, 11, 2, 17, 1}, /* rows 2 wide, 8 per vector, 11 rows */
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(cases); i++)
+    check_direct_f32_matches_f64(&cases[i]);
+  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
 }
 
 static void test_conv2d_module(void) {
@@ -136,6 +221,42 @@ static void test_conv2d_module(void) {
 /* The f32 2x2 pool (four windows at a time where rows hold pairs of windows, an odd pair
  * left over) answers as the f64 scan: same values and indices, ties (relu's zeros, small
  * integers) and NaNs included; and both backward passes put the gradient on the same pixels. */
+/* The 2x2 pool's backward with a gradient of distinct values, not ones (f32 takes AVX-512 where
+ * the CPU has it): each window's value lands on its own winner, in f32 as in f64, for planes
+ * 2 to 16 wide; -0 arrives as +0, as adding onto zero gives it. */
+static void test_max_unpool_values(void) {
+  gs_rng rng;
+  gs_rng_seed(&rng, 6);
+  const int64_t shapes[][4] = {
+      {2, 3, 4, 8}, {1, 2, 6, 16}, {3, 1, 2, 2}, {2, 2, 4, 4}, {1, 1, 2, 12}};
+  for (size_t i = 0; i < G_N_ELEMENTS(shapes); i++) {
+    test_set_context("unpool [%lld, %lld, %lld, %lld]", (long long)shapes[i][0],
+                     (long long)shapes[i][1], (long long)shapes[i][2], (long long)shapes[i][3]);
+    gs_tensor x64 = gs_randn(GS_F64, shapes[i], 4, &rng), x32 = gs_to_dtype(x64, GS_F32);
+    int64_t out[4] = {shapes[i][0], shapes[i][1], shapes[i][2] / 2, shapes[i][3] / 2};
+    gs_tensor r64 = gs_randn(GS_F64, out, 4, &rng);
+    double *rv = test_values(r64);
+    rv[0] = -0.0;
+    gs_tensor rz = gs_from_data(GS_F64, out, 4, rv), r32 = gs_to_dtype(rz, GS_F32);
+    g_free(rv);
+    gs_set_requires_grad(x64, true), gs_set_requires_grad(x32, true);
+    gs_tensor y64 = gs_max_pool2d(x64, &(gs_pool2d_options){.kernel = {2}}, NULL);
+    gs_tensor y32 = gs_max_pool2d(x32, &(gs_pool2d_options){.kernel = {2}}, NULL);
+    gs_tensor p64 = gs_mul(y64, rz), p32 = gs_mul(y32, r32);
+    gs_tensor s64 = gs_sum(p64, NULL, 0, false), s32 = gs_sum(p32, NULL, 0, false);
+    gs_backward(s64), gs_backward(s32);
+    double *ga = test_values(gs_grad(x64)), *gb = test_values(gs_grad(x32));
+    for (int64_t k = 0; k < gs_numel(x64); k++) {
+      g_assert_cmpfloat(gb[k], ==, (double)(float)ga[k]);
+      g_assert_false(signbit(gb[k]) && gb[k] == 0); /* -0's window: +0 everywhere */
+    }
+    g_free(ga), g_free(gb);
+    gs_dispose(s64), gs_dispose(s32), gs_dispose(p64), gs_dispose(p32);
+    gs_dispose(y64), gs_dispose(y32), gs_dispose(r64), gs_dispose(rz), gs_dispose(r32);
+    gs_dispose(x64), gs_dispose(x32);
+  }
+}
+
 static void test_max_pool_f32_matches_f64(void) {
   gs_rng rng;
   gs_rng_seed(&rng, 5);
@@ -261,9 +382,11 @@ static void test_refusals(void) {
 int main(int argc, char **argv) {
   test_init(&argc, &argv);
   g_test_add_func("/conv/conv2d-matches-the-definition", test_conv2d_matches_the_definition);
+  g_test_add_func("/conv/conv2d-direct-f32-matches-f64", test_conv2d_direct_f32_matches_f64);
   g_test_add_func("/conv/conv2d-module", test_conv2d_module);
   g_test_add_func("/conv/max-pool-indices", test_max_pool_indices);
   g_test_add_func("/conv/max-pool-f32-matches-f64", test_max_pool_f32_matches_f64);
+  g_test_add_func("/conv/max-unpool-values", test_max_unpool_values);
   g_test_add_func("/conv/refusals", test_refusals);
   return g_test_run();
 }

@@ -154,6 +154,16 @@ static void conv_cases(gs_dtype dt, const char *sfx) {
   run(&(op_case){name, "conv2d", "{\"padding\": [1, 1]}",
                  {randn(dt, SHAPE(64, 1, 8, 8)), randn(dt, SHAPE(16, 1, 3, 3)), randn(dt, SHAPE(16))}, 3, "111", 1},
       op_conv2d, &(gs_conv2d_options){.padding = {1, 1}});
+  /* The digits CNN's second layer (16 -> 32 channels on the pooled 4x4), and a 3x3 without
+   * padding on rows 6 wide: both on conv-direct.c's path. */
+  snprintf(name, sizeof name, "conv2d_digits_second_%s", sfx);
+  run(&(op_case){name, "conv2d", "{\"padding\": [1, 1]}",
+                 {randn(dt, SHAPE(8, 16, 4, 4)), randn(dt, SHAPE(32, 16, 3, 3)), randn(dt, SHAPE(32))}, 3, "111", 1},
+      op_conv2d, &(gs_conv2d_options){.padding = {1, 1}});
+  snprintf(name, sizeof name, "conv2d_direct_no_padding_%s", sfx);
+  run(&(op_case){name, "conv2d", "{}",
+                 {randn(dt, SHAPE(3, 5, 7, 8)), randn(dt, SHAPE(19, 5, 3, 3)), GS_NO_TENSOR}, 3, "110", 1},
+      op_conv2d, NULL);
 
   snprintf(name, sizeof name, "max_pool2d_%s", sfx);
   run(&(op_case){name, "max_pool2d", "{\"kernel_size\": [2, 2]}", {randn(dt, SHAPE(2, 3, 6, 5))}, 1, "1", 2},

@@ -2,7 +2,8 @@
  * stride, padding, dilation and groups (height and width set differently, so a swapped pair
  * shows), unbatched input; max and average pooling with overlapping windows (a maximum
  * shared by two windows gets both gradients), padding, ceil mode and both counts of padding.
- * Inputs are transposed and sliced views. */
+ * Inputs are transposed and sliced views. The 3x3 cases of unit stride (padding 0 and 1, batches,
+ * several channels, more than 16 out channels) take conv-direct.c's path in float64. */
 #include "grad-case.h"
 
 #define FN(NAME, ...)                                                                        \
@@ -22,6 +23,9 @@ FN(f_conv_depthwise,
    gs_conv2d(in[0], in[1], in[2], &(gs_conv2d_options){.padding = {1, 1}, .groups = 3}))
 
 FN(f_conv_pad1, gs_conv2d(in[0], in[1], in[2], &(gs_conv2d_options){.padding = {1, 1}}))
+FN(f_conv_5x5_pad2, gs_conv2d(in[0], in[1], in[2], &(gs_conv2d_options){.padding = {2, 2}}))
+FN(f_conv_pad1_no_bias,
+   gs_conv2d(in[0], in[1], GS_NO_TENSOR, &(gs_conv2d_options){.padding = {1, 1}}))
 FN(f_max_pool_2, gs_max_pool2d(in[0], &(gs_pool2d_options){.kernel = {2}}, NULL))
 FN(f_max_pool_overlap,
    gs_max_pool2d(in[0], &(gs_pool2d_options){.kernel = {3, 2}, .stride = {1, 1}, .padding = {1, 1}},
@@ -45,6 +49,10 @@ const grad_case grad_cases_conv[] = {
     {"Conv2dBackward", "unbatched depthwise, padding 1", f_conv_depthwise, 3, {GI(3, 3, 4, 5), GI(4, 6, 1, 3, 3), GI(1, 6)}},
     {"Conv2dBackward", "padding 1, rows 8 wide", f_conv_pad1, 3, {GI(4, 2, 2, 3, 8), GI(4, 3, 2, 3, 3), GI(1, 3)}},
     {"Conv2dBackward", "padding 1, rows 4 wide", f_conv_pad1, 3, {GI_T(4, 2, 3, 4, 4), GI(4, 2, 3, 3, 3), GI(1, 2)}},
+    {"Conv2dBackward", "5x5, padding 2, rows 4 wide (unit-stride im2col)", f_conv_5x5_pad2, 3, {GI(4, 2, 2, 8, 4), GI_T(4, 2, 2, 5, 5), GI(1, 2)}},
+    {"Conv2dBackward", "direct 3x3, padding 0, 17 out channels", f_conv_bias, 3, {GI(4, 2, 2, 4, 5), GI_S(4, 17, 2, 3, 3), GI(1, 17)}},
+    {"Conv2dBackward", "direct 3x3, padding 1, one row 16 wide", f_conv_pad1, 3, {GI_T(4, 3, 2, 1, 16), GI(4, 2, 2, 3, 3), GI(1, 2)}},
+    {"Conv2dBackward", "direct 3x3, padding 1, no bias, 3 samples", f_conv_pad1_no_bias, 2, {GI(4, 3, 3, 5, 2), GI_T(4, 4, 3, 3, 3)}},
     {"MaxPool2dBackward", "2x2 windows", f_max_pool_2, 1, {GI_T(4, 2, 3, 4, 6)}},
     {"MaxPool2dBackward", "3x2 overlapping, padding 1", f_max_pool_overlap, 1, {GI_S(4, 2, 2, 5, 4)}},
     {"MaxPool2dBackward", "unbatched, dilation [2, 1], ceil mode", f_max_pool_dilated_ceil, 1, {GI(3, 2, 7, 5)}},

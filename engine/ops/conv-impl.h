@@ -1,0 +1,47 @@
+/* conv-impl.h: what conv.c (im2col + BLAS, any geometry) and conv-direct.c (3x3, unit stride,
+ * small images, no column buffer) share: a convolution's geometry, the bias gradient's plane
+ * sum, and the direct path's entry points, which conv.c calls when the geometry fits. */
+#pragma once
+
+#include "ops-impl.h"
+
+/* Everything the loops need about one convolution, all sizes in elements. */
+typedef struct conv_geom {
+  int64_t n, c, h, w;     /* input [N, C, H, W] (an unbatched input has N = 1) */
+  int64_t o, kh, kw;      /* weight [O, C / groups, kh, kw] */
+  int64_t groups, cg, og; /* channels per group, in and out */
+  int64_t sh, sw, ph, pw, dh, dw;
+  int64_t oh, ow;
+  int64_t k; /* rows of a column: cg * kh * kw */
+  int64_t l; /* output positions per sample: oh * ow */
+} conv_geom;
+
+/* A plane's sum for the bias's gradient, as gs_sum sums it: a run in eight double lanes (so
+ * both paths give gs_sum's bits). */
+#define CONV_PLANE_SUM(T)                                                                          \
+  static inline double conv_plane_sum_##T(const T *p, int64_t l) {                                 \
+    double lane[8] = {0}, total = 0.0;                                                             \
+    int64_t k = 0;                                                                                 \
+    for (; k + 8 <= l; k += 8)                                                                     \
+      for (int x = 0; x < 8; x++)                                                                  \
+        lane[x] += (double)p[k + x];                                                               \
+    for (; k < l; k++)                                                                             \
+      total += (double)p[k];                                                                       \
+    return total + (((lane[0] + lane[1]) + (lane[2] + lane[3])) +                                  \
+                    ((lane[4] + lane[5]) + (lane[6] + lane[7])));                                  \
+  }
+CONV_PLANE_SUM(float)
+CONV_PLANE_SUM(double)
+
+/* Whether the direct path takes this convolution: 3x3, unit stride and dilation, one group,
+ * padding 0 or 1 on both sides, output and input rows at most 16 wide; f32 only with AVX-512
+ * (a plain CPU check; elsewhere f32 keeps im2col and BLAS), f64 when the pass is small (its
+ * plain loops are what the float64 gradchecks run; larger ones keep dgemm). */
+bool gs__conv_direct_fits(gs_dtype dt, const conv_geom *g);
+/* out [N, O, L] = conv(x, w) + bias (bias may be NULL); false after reporting. */
+bool gs__conv_direct_forward(gs_dtype dt, const conv_geom *g, const char *x, const char *w,
+                             const char *bias, char *out, const char *fn);
+/* As conv.c's conv_backward: dx ([N, C, H, W], written whole), dw ([O, C, 3, 3]) and db (O
+ * sums, zeroed, added to) from gy [N, O, L]; any output may be NULL. */
+bool gs__conv_direct_backward(gs_dtype dt, const conv_geom *g, const char *x, const char *w,
+                              const char *gy, char *dx, char *dw, double *db, const char *fn);
