@@ -66,6 +66,7 @@ static const torch_name NAMES[] = {
     {"ClampBackward", "ClampBackward1", SAME, NULL, 0},
     {"ContiguousBackward", "CloneBackward0", SAME, NULL, 0},
     {"Conv2dBackward", "ConvolutionBackward0", SAME, NULL, 0},
+    {"ConvTranspose2dBackward", "ConvolutionBackward0", SAME, NULL, 0},
     {"CopyBackward", "torch::autograd::CopyBackwards", SAME, NULL, 0},
     {"CopySlices", "torch::autograd::CopySlices", SAME, NULL, 0},
     {"DivScalarBackward", "DivBackward0", SAME, NULL, 1},
