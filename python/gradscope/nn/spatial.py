@@ -348,10 +348,10 @@ def pad(input, pad, mode="constant", value=None):
         raise NotImplementedError(f"Unrecognised padding mode {mode}")
     if value:
         raise AssertionError(f'Padding mode "{mode}"" doesn\'t take in value argument')
-    if len(pad) // 2 > 3 or len(pad) // 2 + 1 > input.dim() and mode != "circular":
-        raise NotImplementedError(f"Only 2D, 3D, 4D, 5D padding with non-constant padding are "
-                                  f"supported for now (padding {pad}, input of dimension "
-                                  f"{input.dim()})")
+    dims = len(pad) // 2  # torch 1.13 pads 1 to 3 dims of an input with 1 or 2 more
+    if dims > 3 or input.dim() not in (dims + 1, dims + 2):
+        raise NotImplementedError("Only 2D, 3D, 4D, 5D padding with non-constant padding are "
+                                  "supported for now")
     out = input
     for i in range(len(pad) // 2):
         dim = input.dim() - 1 - i
