@@ -64,6 +64,8 @@ extern const grad_case grad_cases_recurrent[];
 extern const int grad_cases_recurrent_count;
 extern const grad_case grad_cases_conv[];
 extern const int grad_cases_conv_count;
+extern const grad_case grad_cases_conv_transpose[];
+extern const int grad_cases_conv_transpose_count;
 extern const grad_case grad_cases_norm[];
 extern const int grad_cases_norm_count;
 extern const grad_case grad_cases_ordering[];
