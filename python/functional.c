@@ -202,6 +202,21 @@ static PyObject *f_conv2d(PyObject *m, PyObject *args, PyObject *kwargs) {
   return gsp_wrap(gs_conv2d(gsp_handle(x), gsp_handle(w), tb, &opt));
 }
 
+/* _conv1d(input, weight, bias, stride, padding, dilation, groups): the engine's conv1d, all
+ * ints, for F.conv1d (nn/spatial.py), which reads torch's forms of the arguments. */
+static PyObject *f_conv1d(PyObject *m, PyObject *args) {
+  GSP_SITE();
+  (void)m;
+  PyObject *x, *w, *b;
+  long long stride, padding, dilation, groups;
+  if (!PyArg_ParseTuple(args, "O!O!OLLLL:_conv1d", &gsp_tensor_type, &x, &gsp_tensor_type, &w, &b,
+                        &stride, &padding, &dilation, &groups))
+    return NULL;
+  gs_conv1d_options opt = {stride, padding, dilation, groups};
+  gs_tensor tb = gsp_is_tensor(b) ? gsp_handle(b) : GS_NO_TENSOR;
+  return gsp_wrap(gs_conv1d(gsp_handle(x), gsp_handle(w), tb, &opt));
+}
+
 /* F.conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0,
  * groups=1, dilation=1), torch's argument order. */
 static PyObject *f_conv_transpose2d(PyObject *m, PyObject *args, PyObject *kwargs) {
@@ -312,6 +327,7 @@ static PyMethodDef functional_functions[] = {
     {"leaky_relu", GSP_FN(f_leaky_relu), KW, NULL},
     {"conv2d", GSP_FN(f_conv2d), KW, NULL},
     {"conv_transpose2d", GSP_FN(f_conv_transpose2d), KW, NULL},
+    {"_conv1d", f_conv1d, METH_VARARGS, NULL},
     {"max_pool2d", GSP_FN(f_max_pool2d), KW, NULL},
     {"avg_pool2d", GSP_FN(f_avg_pool2d), KW, NULL},
     {"batch_norm", GSP_FN(f_batch_norm), KW, NULL},

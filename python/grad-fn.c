@@ -65,6 +65,7 @@ static const torch_name NAMES[] = {
     {"BatchNormBackward", "NativeBatchNormBackward0", SAME, NULL, 0},
     {"ClampBackward", "ClampBackward1", SAME, NULL, 0},
     {"ContiguousBackward", "CloneBackward0", SAME, NULL, 0},
+    {"Conv1dBackward", "ConvolutionBackward0", SAME, NULL, 0},
     {"Conv2dBackward", "ConvolutionBackward0", SAME, NULL, 0},
     {"ConvTranspose2dBackward", "ConvolutionBackward0", SAME, NULL, 0},
     {"CopyBackward", "torch::autograd::CopyBackwards", SAME, NULL, 0},

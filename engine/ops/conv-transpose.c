@@ -39,30 +39,6 @@ static gs__conv_shape transposed_shape(int64_t n, const int64_t *x_chw, const in
   return s;
 }
 
-/* Adds bias [c] to each plane of out [n, c, l] (mode add) or sums g's planes into sums. */
-static void per_channel(gs_dtype dt, int64_t n, int64_t c, int64_t l, char *planes,
-                        const char *bias, double *sums) {
-  for (int64_t i = 0; i < n; i++)
-    for (int64_t ch = 0; ch < c; ch++) {
-      int64_t at = (i * c + ch) * l;
-      if (dt == GS_F32) {
-        float *p = (float *)planes + at;
-        for (int64_t k = 0; k < l; k++)
-          if (bias)
-            p[k] += ((const float *)bias)[ch];
-          else
-            sums[ch] += (double)p[k];
-      } else {
-        double *p = (double *)planes + at;
-        for (int64_t k = 0; k < l; k++)
-          if (bias)
-            p[k] += ((const double *)bias)[ch];
-          else
-            sums[ch] += (double)p[k];
-      }
-    }
-}
-
 /* Looks up a saved handle as a contiguous tensor of dt (retained or copied). */
 static bool contiguous_saved(gs_tensor h, gs_dtype dt, gs__tensor *out, const char *fn) {
   gs__tensor *t = gs__lookup(h, fn);
@@ -109,7 +85,7 @@ static void conv_transpose2d_backward(gs__node *n, gs_tensor hg, gs_tensor *grad
       gs__error(GS_ERR_OUT_OF_MEMORY, fn, "out of memory for %lld bias sums", (long long)s.c);
     ok = hdb.id != 0;
     if (ok) {
-      per_channel(dt, s.n, s.c, s.h * s.w, gs__tensor_data(&gy), NULL, sums);
+      gs__conv_per_channel(dt, s.n, s.c, s.h * s.w, gs__tensor_data(&gy), NULL, sums);
       for (int64_t c = 0; c < s.c; c++)
         if (dt == GS_F32)
           ((float *)gs__tensor_data(db))[c] = (float)sums[c];
@@ -260,7 +236,7 @@ gs_tensor gs_conv_transpose2d(gs_tensor hx, gs_tensor hw, gs_tensor hb,
       gs_dispose(h);
       h = GS_NO_TENSOR;
     } else if (b) {
-      per_channel(dt, s.n, s.c, s.h * s.w, data, gs__tensor_data(&cb), NULL);
+      gs__conv_per_channel(dt, s.n, s.c, s.h * s.w, data, gs__tensor_data(&cb), NULL);
     }
   }
   gs__tensor_release(&cx), gs__tensor_release(&cw);

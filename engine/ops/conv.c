@@ -618,6 +618,29 @@ bool gs__conv_run_backward(gs_dtype dt, const gs__conv_shape *s, const char *x, 
   return conv_backward(dt, &g, x, w, gy, dx, dw, NULL, fn);
 }
 
+void gs__conv_per_channel(gs_dtype dt, int64_t n, int64_t c, int64_t l, char *planes,
+                          const char *bias, double *sums) {
+  for (int64_t i = 0; i < n; i++)
+    for (int64_t ch = 0; ch < c; ch++) {
+      int64_t at = (i * c + ch) * l;
+      if (dt == GS_F32) {
+        f32 *p = (f32 *)planes + at;
+        for (int64_t k = 0; k < l; k++)
+          if (bias)
+            p[k] += ((const f32 *)bias)[ch];
+          else
+            sums[ch] += (double)p[k];
+      } else {
+        f64 *p = (f64 *)planes + at;
+        for (int64_t k = 0; k < l; k++)
+          if (bias)
+            p[k] += ((const f64 *)bias)[ch];
+          else
+            sums[ch] += p[k];
+      }
+    }
+}
+
 bool gs__conv_fits_blas(const gs__conv_shape *s, const char *fn) {
   conv_geom g = geom_of_shape(s);
   if (g.k > INT32_MAX || g.l * g.n > INT32_MAX || g.k * chunk_samples(&g) * g.l > INT32_MAX) {

@@ -113,7 +113,6 @@ DIFFERENT = {
     "relu_": "in-place relu_ is a copy_ of relu",
     "setitem": "t[0] = 5.0 is a CopySlices of a fill, without torch's scalar edge",
     "conv2d": "torch lists the missing bias as an input",
-    "conv1d": "conv1d is conv2d on a height-1 view; torch has one ConvolutionBackward0",
     "group_norm": "group_norm is made of ops",
     "prelu": "prelu is a where",
     "pad": "constant padding is a cat",

@@ -2,8 +2,9 @@
 torch.nn.functional, with their modules, written over the engine's 2-D convolution and pooling
 and its views and index ops.
 
-A 1-D convolution or pooling is the 2-D one on a height-1 view (unsqueeze(-2), then squeeze),
-as torch 1.13 computes max_pool1d and avg_pool1d (so their grad_fn chains are torch's).
+A 1-D pooling is the 2-D one on a height-1 view (unsqueeze(-2), then squeeze), as torch 1.13
+computes max_pool1d and avg_pool1d (so their grad_fn chains are torch's); conv1d is the
+engine's own op (one ConvolutionBackward0, as torch's).
 Reflect, replicate and circular padding and nearest or bilinear resizing gather rows with
 index_select along each padded or resized dim, so their gradients are index_select's (adding
 where rows were read twice). unfold is a grouped convolution with one-hot kernels: channel c's
@@ -41,9 +42,6 @@ def _same_padding(kernel, dilation, stride, fn):
 
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """The 1-D convolution of input [N, C, L] (or [C, L]) with weight [O, C / groups, K]."""
-    if weight.dim() != 3:
-        raise RuntimeError(f"conv1d: expected a 3-D weight [out, in / groups, k], got "
-                           f"{tuple(weight.shape)}")
     (stride,) = _tuple(stride, 1, "stride")
     (dilation,) = _tuple(dilation, 1, "dilation")
     if isinstance(padding, str):
@@ -59,12 +57,7 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
             raise ValueError(f"Invalid padding string {padding!r}, should be one of "
                              "{'valid', 'same'}")
     (padding,) = _tuple(padding, 1, "padding")
-    if input.dim() not in (2, 3):
-        raise RuntimeError(f"conv1d: expected a 2-D (unbatched) or 3-D (batched) input [N, C, "
-                           f"L], got {tuple(input.shape)}")
-    out = F.conv2d(input.unsqueeze(-2), weight.unsqueeze(2), bias, (1, stride), (0, padding),
-                   (1, dilation), groups)
-    return out.squeeze(-2)
+    return F._conv1d(input, weight, bias, stride, padding, dilation, groups)
 
 
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,

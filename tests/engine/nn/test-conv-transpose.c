@@ -1,7 +1,8 @@
-/* test-conv-transpose.c: the transposed convolution as a C program uses it: against its
- * definition (each input pixel adds its weighted kernel onto the output) with stride,
- * padding, output_padding, dilation and groups over a transposed input, and every refusal
- * with what was expected and what was given. Gradients are checked by gradcheck and against
+/* test-conv-transpose.c: the transposed and the 1-D convolution (the ops beside conv2d on
+ * conv.c's kernels) as a C program uses them: the transposed one against its definition (each
+ * input pixel adds its weighted kernel onto the output) with stride, padding, output_padding,
+ * dilation and groups over a transposed input, conv1d against conv2d of height 1, and every
+ * refusal with what was expected and what was given. Gradients are checked by gradcheck and against
  * PyTorch by ops-torch-compare.py. */
 #include "test-util.h"
 
@@ -122,10 +123,65 @@ static void test_refusals(void) {
   gs_dispose(b);
 }
 
+/* conv1d equals conv2d on the height-1 view, for every option. */
+static void test_conv1d_is_conv2d_of_height_one(void) {
+  gs_rng rng;
+  gs_rng_seed(&rng, 9);
+  gs_tensor base = gs_randn(GS_F64, (int64_t[]){2, 11, 4}, 3, &rng);
+  gs_tensor x = gs_transpose(base, 1, 2);
+  gs_tensor w = gs_randn(GS_F64, (int64_t[]){6, 2, 3}, 3, &rng);
+  gs_tensor b = gs_randn(GS_F64, (int64_t[]){6}, 1, &rng);
+  gs_tensor y = gs_conv1d(
+      x, w, b, &(gs_conv1d_options){.stride = 2, .padding = 1, .dilation = 2, .groups = 2});
+  gs_tensor x4 = gs_unsqueeze(x, 2), w4 = gs_unsqueeze(w, 2);
+  gs_tensor y4 = gs_conv2d(x4, w4, b, &(gs_conv2d_options){{1, 2}, {0, 1}, {1, 2}, 2});
+  int64_t shape[GS_MAX_DIMS];
+  g_assert_cmpint(gs_shape(y, shape), ==, 3);
+  g_assert_cmpint(shape[2], ==, 5);
+  double *v = test_values(y), *v4 = test_values(y4);
+  for (int64_t i = 0; i < gs_numel(y); i++)
+    g_assert_cmpfloat_with_epsilon(v[i], v4[i], 1e-12);
+  g_free(v), g_free(v4);
+  gs_dispose(base), gs_dispose(x), gs_dispose(w), gs_dispose(b), gs_dispose(y);
+  gs_dispose(x4), gs_dispose(w4), gs_dispose(y4);
+}
+
+static void test_conv1d_refusals(void) {
+  gs_tensor x = gs_zeros(GS_F32, (int64_t[]){2, 4, 5}, 3);
+  gs_tensor w = gs_zeros(GS_F32, (int64_t[]){6, 3, 3}, 3);
+  gs_tensor w4 = gs_zeros(GS_F32, (int64_t[]){6, 4, 3}, 3);
+  gs_tensor big = gs_zeros(GS_F32, (int64_t[]){6, 4, 7}, 3);
+  gs_tensor b = gs_zeros(GS_F32, (int64_t[]){5}, 1);
+  gs_tensor img = gs_zeros(GS_F32, (int64_t[]){1, 2, 4, 5}, 4);
+  EXPECT_ERROR(gs_conv1d(x, w, GS_NO_TENSOR, NULL),
+               "conv1d: given groups=1, weight of size [6, 3, 3], expected input[2, 4, 5] to "
+               "have 3 channels, but got 4 channels instead");
+  EXPECT_ERROR(gs_conv1d(img, w4, GS_NO_TENSOR, NULL),
+               "conv1d: expected a 2-D (unbatched) or 3-D (batched) input [N, C, L], got "
+               "[1, 2, 4, 5]");
+  EXPECT_ERROR(gs_conv1d(x, img, GS_NO_TENSOR, NULL),
+               "conv1d: expected a 3-D weight [out, in / groups, k], got [1, 2, 4, 5]");
+  EXPECT_ERROR(gs_conv1d(x, big, GS_NO_TENSOR, NULL),
+               "conv1d: calculated padded input size per channel: (5); kernel size (7) (with "
+               "dilation) cannot be greater than the actual input size");
+  EXPECT_ERROR(gs_conv1d(x, w4, b, NULL),
+               "conv1d: expected a bias of shape [6] (the weight's out channels), got [5]");
+  EXPECT_ERROR(gs_conv1d(x, w4, GS_NO_TENSOR, &(gs_conv1d_options){.groups = 4}),
+               "conv1d: expected the weight's out channels (6) to be divisible by groups (4)");
+  EXPECT_ERROR(gs_conv1d(x, w4, GS_NO_TENSOR, &(gs_conv1d_options){.groups = 2}),
+               "conv1d: given groups=2, weight of size [6, 4, 3], expected input[2, 4, 5] to "
+               "have 8 channels, but got 4 channels instead");
+  EXPECT_ERROR(gs_conv1d(x, w4, GS_NO_TENSOR, &(gs_conv1d_options){.padding = -1}),
+               "conv1d: expected positive stride, dilation and groups and non-negative padding");
+  gs_dispose(x), gs_dispose(w), gs_dispose(w4), gs_dispose(big), gs_dispose(b), gs_dispose(img);
+}
+
 int main(int argc, char **argv) {
   test_init(&argc, &argv);
   g_test_add_func("/conv-transpose/matches-the-definition", test_matches_the_definition);
   g_test_add_func("/conv-transpose/unbatched", test_unbatched_input_gives_unbatched_output);
   g_test_add_func("/conv-transpose/refusals", test_refusals);
+  g_test_add_func("/conv1d/is-conv2d-of-height-one", test_conv1d_is_conv2d_of_height_one);
+  g_test_add_func("/conv1d/refusals", test_conv1d_refusals);
   return g_test_run();
 }
