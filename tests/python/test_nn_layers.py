@@ -278,3 +278,15 @@ def test_bad_constructor_arguments_are_refused_as_torch_refuses_them():
         F.group_norm(gs.ones(2, 4, 3), 3)
     with pytest.raises(ValueError, match="between 0 and 1"):
         nn.Dropout2d(1.5)
+
+
+def test_conv1d_padding_modes_are_torchs():
+    x = np.cos(np.arange(2 * 2 * 7, dtype=np.float32)).reshape(2, 2, 7)
+    for mode in ("reflect", "replicate", "circular"):
+        for padding, k in (("same", 4), (2, 3), ("valid", 3)):
+            t = tnn.Conv1d(2, 3, k, padding=padding, padding_mode=mode)
+            g = nn.Conv1d(2, 3, k, padding=padding, padding_mode=mode)
+            load_from_torch(g, t)
+            np.testing.assert_allclose(g(gs.tensor(x)).detach().numpy(),
+                                       t(torch.tensor(x)).detach().numpy(), atol=1e-5)
+            del g

@@ -155,10 +155,14 @@ class Conv1d(Module):
         _reset_conv(self.weight, self.bias)
 
     def forward(self, input):
-        if self.padding_mode != "zeros" and not isinstance(self.padding, str):
-            p = self.padding[0]
-            return conv1d(pad(input, (p, p), mode=self.padding_mode), self.weight, self.bias,
-                          self.stride, 0, self.dilation, self.groups)
+        if self.padding_mode != "zeros":
+            if self.padding == "same":
+                left, right = _same_padding(self.kernel_size[0], self.dilation[0],
+                                            self.stride[0], "Conv1d")
+            else:
+                left = right = 0 if self.padding == "valid" else self.padding[0]
+            return conv1d(pad(input, (left, right), mode=self.padding_mode), self.weight,
+                          self.bias, self.stride, 0, self.dilation, self.groups)
         return conv1d(input, self.weight, self.bias, self.stride, self.padding, self.dilation,
                       self.groups)
 
@@ -296,6 +300,13 @@ def _pad_rows(mode, size, left, right, dim):
     return list(range(size - left, size)) + list(range(size)) + list(range(right))
 
 
+def _filled(like, dim, size, value):
+    """A block of value shaped as like but size long along dim."""
+    shape = list(like.shape)
+    shape[dim] = size
+    return _c.full(shape, value, dtype=like.dtype)
+
+
 def pad(input, pad, mode="constant", value=None):
     """Pads input: pad is (left, right) for the last dim, then the dim before it, and so on.
     mode 'constant' fills with value (0 if None) and takes negative sizes as cropping; 'reflect'
@@ -322,19 +333,8 @@ def pad(input, pad, mode="constant", value=None):
                 right = 0
             if left == 0 and right == 0:
                 continue
-            parts = []
-            for n in (left, 0, right):
-                if n == 0 and parts:
-                    continue
-                shape = list(out.shape)
-                shape[dim] = n
-                parts.append(_c.full(shape, fill, dtype=out.dtype) if n else None)
-            pieces = []
-            if left:
-                pieces.append(parts[0])
-            pieces.append(out)
-            if right:
-                pieces.append(parts[-1])
+            pieces = ([_filled(out, dim, left, fill)] if left else []) + [out] + \
+                ([_filled(out, dim, right, fill)] if right else [])
             out = _c.cat(pieces, dim)
         return out if out is not input else input.clone()
     if mode not in ("reflect", "replicate", "circular"):
