@@ -379,6 +379,10 @@ static const doc_row rows[] = {
      "x * tanh(softplus(x)) (inplace gives a new tensor)."},
     {"F", "conv2d", FUNCTION, "input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1",
      "2-D convolution (cross-correlation) of N,C,H,W input, through im2col and OpenBLAS."},
+    {"F", "conv_transpose2d", FUNCTION,
+     "input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1",
+     "2-D transposed convolution of N,C,H,W input with weight [C, out / groups, kh, kw]: "
+     "conv2d's input gradient."},
     {"F", "max_pool2d", FUNCTION,
      "input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, "
      "return_indices=False",
@@ -422,7 +426,7 @@ static const doc_row rows[] = {
     {"nn", "Tanh", FUNCTION, "", "tanh() as a module."},
     {"nn", "Sigmoid", FUNCTION, "", "sigmoid() as a module."},
     {"nn", "GELU", FUNCTION, "approximate='none'", "gelu() as a module (the exact form)."},
-    {"nn", "Dropout", FUNCTION, "p=0.5",
+    {"nn", "Dropout", FUNCTION, "p=0.5, inplace=False",
      "F.dropout as a module: active in train(), a no-op in eval()."},
     {"nn", "Embedding", FUNCTION, "num_embeddings, embedding_dim",
      "A table of num_embeddings vectors; forward(indices) picks rows."},

@@ -203,6 +203,45 @@ static PyObject *f_conv2d(PyObject *m, PyObject *args, PyObject *kwargs) {
   return gsp_wrap(gs_conv2d(gsp_handle(x), gsp_handle(w), tb, &opt));
 }
 
+/* _conv1d(input, weight, bias, stride, padding, dilation, groups): the engine's conv1d, all
+ * ints, for F.conv1d (nn/spatial.py), which reads torch's forms of the arguments. */
+static PyObject *f_conv1d(PyObject *m, PyObject *args) {
+  GSP_SITE();
+  (void)m;
+  PyObject *x, *w, *b;
+  long long stride, padding, dilation, groups;
+  if (!PyArg_ParseTuple(args, "O!O!OLLLL:_conv1d", &gsp_tensor_type, &x, &gsp_tensor_type, &w, &b,
+                        &stride, &padding, &dilation, &groups))
+    return NULL;
+  gs_conv1d_options opt = {stride, padding, dilation, groups};
+  gs_tensor tb = gsp_is_tensor(b) ? gsp_handle(b) : GS_NO_TENSOR;
+  return gsp_wrap(gs_conv1d(gsp_handle(x), gsp_handle(w), tb, &opt));
+}
+
+/* F.conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0,
+ * groups=1, dilation=1), torch's argument order. */
+static PyObject *f_conv_transpose2d(PyObject *m, PyObject *args, PyObject *kwargs) {
+  GSP_SITE();
+  (void)m;
+  PyObject *x, *w, *b = Py_None, *stride = Py_None, *padding = Py_None, *outpad = Py_None;
+  PyObject *dilation = Py_None;
+  long long groups = 1;
+  static char *kwlist[] = {"input",          "weight", "bias",     "stride", "padding",
+                           "output_padding", "groups", "dilation", NULL};
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!O!|OOOOLO:conv_transpose2d", kwlist,
+                                   &gsp_tensor_type, &x, &gsp_tensor_type, &w, &b, &stride,
+                                   &padding, &outpad, &groups, &dilation))
+    return NULL;
+  gs_conv_transpose2d_options opt = {{1, 1}, {0, 0}, {0, 0}, {1, 1}, groups};
+  if (gsp_int_pair(stride, opt.stride, "stride") < 0 ||
+      gsp_int_pair(padding, opt.padding, "padding") < 0 ||
+      gsp_int_pair(outpad, opt.output_padding, "output_padding") < 0 ||
+      gsp_int_pair(dilation, opt.dilation, "dilation") < 0)
+    return NULL;
+  gs_tensor tb = gsp_is_tensor(b) ? gsp_handle(b) : GS_NO_TENSOR;
+  return gsp_wrap(gs_conv_transpose2d(gsp_handle(x), gsp_handle(w), tb, &opt));
+}
+
 /* F.max_pool2d / F.avg_pool2d with PyTorch's arguments (stride None: the kernel size). */
 static PyObject *pool2d(PyObject *args, PyObject *kwargs, bool is_max) {
   GSP_SITE();
@@ -288,6 +327,8 @@ static PyMethodDef functional_functions[] = {
     {"embedding", f_embedding, METH_VARARGS, NULL},
     {"leaky_relu", GSP_FN(f_leaky_relu), KW, NULL},
     {"conv2d", GSP_FN(f_conv2d), KW, NULL},
+    {"conv_transpose2d", GSP_FN(f_conv_transpose2d), KW, NULL},
+    {"_conv1d", f_conv1d, METH_VARARGS, NULL},
     {"max_pool2d", GSP_FN(f_max_pool2d), KW, NULL},
     {"avg_pool2d", GSP_FN(f_avg_pool2d), KW, NULL},
     {"batch_norm", GSP_FN(f_batch_norm), KW, NULL},

@@ -1024,10 +1024,19 @@ static PyObject *f_Dropout(PyObject *mod, PyObject *args, PyObject *kwargs) {
   GSP_SITE();
   (void)mod;
   double p = 0.5;
-  static char *kwlist[] = {"p", NULL};
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|d:Dropout", kwlist, &p))
+  int inplace = 0;
+  static char *kwlist[] = {"p", "inplace", NULL};
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|dp:Dropout", kwlist, &p, &inplace))
     return NULL;
-  return wrap_module(gs_dropout_new(p, NULL), NULL);
+  PyObject *o = wrap_module(gs_dropout_new(p, NULL), NULL);
+  if (!o)
+    return NULL;
+  /* torch's text: Dropout(p=0.1, inplace=False) (inplace gives a new tensor here) */
+  PyObject *p_obj = PyFloat_FromDouble(p);
+  PyObject *e =
+      p_obj ? PyUnicode_FromFormat("p=%R, inplace=%s", p_obj, inplace ? "True" : "False") : NULL;
+  Py_XDECREF(p_obj);
+  return with_extra_repr(o, e);
 }
 
 static PyObject *f_Embedding(PyObject *mod, PyObject *args, PyObject *kwargs) {
@@ -1043,12 +1052,38 @@ static PyObject *f_Embedding(PyObject *mod, PyObject *args, PyObject *kwargs) {
 static PyObject *f_LayerNorm(PyObject *mod, PyObject *args, PyObject *kwargs) {
   GSP_SITE();
   (void)mod;
-  long long dim;
+  PyObject *shape;
   double eps = 1e-5;
   static char *kwlist[] = {"normalized_shape", "eps", NULL};
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "L|d:LayerNorm", kwlist, &dim, &eps))
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|d:LayerNorm", kwlist, &shape, &eps))
     return NULL;
-  return wrap_module(gs_layer_norm_new(dim, eps), NULL);
+  /* an int or a one-element sequence (torch's (d,)): the engine normalises the last dim */
+  long long dim = -1;
+  if (PyLong_Check(shape)) {
+    dim = PyLong_AsLongLong(shape);
+  } else if (PySequence_Check(shape) && PySequence_Size(shape) == 1) {
+    PyObject *item = PySequence_GetItem(shape, 0);
+    dim = item && PyLong_Check(item) ? PyLong_AsLongLong(item) : -1;
+    Py_XDECREF(item);
+  }
+  if (PyErr_Occurred())
+    return NULL;
+  if (dim < 0) {
+    PyErr_Format(PyExc_ValueError,
+                 "LayerNorm(): normalized_shape must be an int or a tuple of "
+                 "one int (gradscope normalises the last dim), got %R",
+                 shape);
+    return NULL;
+  }
+  PyObject *o = wrap_module(gs_layer_norm_new(dim, eps), NULL);
+  if (!o)
+    return NULL;
+  PyObject *eps_obj = PyFloat_FromDouble(eps);
+  PyObject *e = eps_obj
+                    ? PyUnicode_FromFormat("(%lld,), eps=%R, elementwise_affine=True", dim, eps_obj)
+                    : NULL;
+  Py_XDECREF(eps_obj);
+  return with_extra_repr(o, e);
 }
 
 /* nn.RNN, nn.LSTM, nn.GRU with PyTorch's arguments. */

@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "conv-impl.h"
+#include "conv-impl.h" /* ops-impl.h, and the entry points at the end of this file */
 
 /* Elements of column buffer a chunk may use (4 M: 16 MB in f32). */
 #define CONV_COLS_BUDGET ((int64_t)1 << 22)
@@ -562,4 +562,76 @@ gs_tensor gs_conv2d(gs_tensor hx, gs_tensor hw, gs_tensor hb, const gs_conv2d_op
       gs__save(n, 1, w);
   }
   return h;
+}
+
+/* ---- the kernels for conv-transpose.c (conv-impl.h) ------------------------------------- */
+
+static conv_geom geom_of_shape(const gs__conv_shape *s) {
+  conv_geom g = {
+      .n = s->n,
+      .c = s->c,
+      .h = s->h,
+      .w = s->w,
+      .o = s->o,
+      .kh = s->kh,
+      .kw = s->kw,
+      .groups = s->groups,
+      .sh = s->sh,
+      .sw = s->sw,
+      .ph = s->ph,
+      .pw = s->pw,
+      .dh = s->dh,
+      .dw = s->dw,
+      .oh = s->oh,
+      .ow = s->ow,
+  };
+  g.cg = g.c / g.groups;
+  g.og = g.o / g.groups;
+  g.k = g.cg * g.kh * g.kw;
+  g.l = g.oh * g.ow;
+  return g;
+}
+
+bool gs__conv_run_forward(gs_dtype dt, const gs__conv_shape *s, const char *x, const char *w,
+                          const char *bias, char *out, const char *fn) {
+  conv_geom g = geom_of_shape(s);
+  return conv_forward(dt, &g, x, w, bias, out, fn);
+}
+
+bool gs__conv_run_backward(gs_dtype dt, const gs__conv_shape *s, const char *x, const char *w,
+                           const char *gy, char *dx, char *dw, const char *fn) {
+  conv_geom g = geom_of_shape(s);
+  return conv_backward(dt, &g, x, w, gy, dx, dw, NULL, fn);
+}
+
+void gs__conv_per_channel(gs_dtype dt, int64_t n, int64_t c, int64_t l, char *planes,
+                          const char *bias, double *sums) {
+  for (int64_t i = 0; i < n; i++)
+    for (int64_t ch = 0; ch < c; ch++) {
+      int64_t at = (i * c + ch) * l;
+      if (dt == GS_F32) {
+        f32 *p = (f32 *)planes + at;
+        for (int64_t k = 0; k < l; k++)
+          if (bias)
+            p[k] += ((const f32 *)bias)[ch];
+          else
+            sums[ch] += (double)p[k];
+      } else {
+        f64 *p = (f64 *)planes + at;
+        for (int64_t k = 0; k < l; k++)
+          if (bias)
+            p[k] += ((const f64 *)bias)[ch];
+          else
+            sums[ch] += p[k];
+      }
+    }
+}
+
+bool gs__conv_fits_blas(const gs__conv_shape *s, const char *fn) {
+  conv_geom g = geom_of_shape(s);
+  if (g.k > INT32_MAX || g.l * g.n > INT32_MAX || g.k * chunk_samples(&g) * g.l > INT32_MAX) {
+    gs__error(GS_ERR_OVERFLOW, fn, "the convolution's products exceed BLAS's size limit");
+    return false;
+  }
+  return true;
 }

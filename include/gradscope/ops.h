@@ -322,6 +322,39 @@ typedef struct gs_conv2d_options {
 GS_API gs_tensor gs_conv2d(gs_tensor input, gs_tensor weight, gs_tensor bias,
                            const gs_conv2d_options *options);
 
+/* torch.nn.functional.conv1d's options; zero fields take PyTorch's defaults (stride 1,
+ * padding 0, dilation 1, groups 1). */
+typedef struct gs_conv1d_options {
+  int64_t stride;
+  int64_t padding; /* zeros added on each side */
+  int64_t dilation;
+  int64_t groups;
+} gs_conv1d_options;
+
+/* torch.nn.functional.conv1d (engine/ops/conv1d.c): input [N, C, L] (or [C, L]), weight
+ * [O, C / groups, K], bias [O] or GS_NO_TENSOR, one floating dtype. The result is [N, O, L']
+ * with L' = (L + 2 padding - dilation (K - 1) - 1) / stride + 1: conv2d of height 1, one node
+ * (as torch's). Differentiable in all three (first order). */
+GS_API gs_tensor gs_conv1d(gs_tensor input, gs_tensor weight, gs_tensor bias,
+                           const gs_conv1d_options *options);
+
+/* torch.nn.functional.conv_transpose2d's options; zero fields take PyTorch's defaults
+ * (stride 1, padding 0, output_padding 0, dilation 1, groups 1), as gs_conv2d_options'. */
+typedef struct gs_conv_transpose2d_options {
+  int64_t stride[2];
+  int64_t padding[2];        /* cropped from each side of the full output */
+  int64_t output_padding[2]; /* added to one side (each below stride or dilation) */
+  int64_t dilation[2];
+  int64_t groups;
+} gs_conv_transpose2d_options;
+
+/* torch.nn.functional.conv_transpose2d (engine/ops/conv-transpose.c): input [N, C, H, W] (or
+ * [C, H, W]), weight [C, O / groups, kh, kw], bias [O] or GS_NO_TENSOR, one floating dtype.
+ * The result is [N, O, H', W'] with H' = (H - 1) stride - 2 padding + dilation (kh - 1) +
+ * output_padding + 1: conv2d's input gradient. Differentiable in all three (first order). */
+GS_API gs_tensor gs_conv_transpose2d(gs_tensor input, gs_tensor weight, gs_tensor bias,
+                                     const gs_conv_transpose2d_options *options);
+
 /* Pooling options, as torch.nn.functional.max_pool2d / avg_pool2d (index 0 the height, 1
  * the width). kernel[0] is required; a zero kernel[1], stride[1] or dilation[1] repeats
  * index 0 ({.kernel = {2}} is a 2x2 window); a zero stride takes the kernel size (PyTorch's

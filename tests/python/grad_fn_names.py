@@ -70,6 +70,15 @@ def _ops(t):
         "setitem": lambda: _setitem(x * 1),
         "conv2d": lambda: F.conv2d(img, t.ones(1, 1, 3, 3)),
         "max_pool2d": lambda: F.max_pool2d(img, 2), "avg_pool2d": lambda: F.avg_pool2d(img, 2),
+        "conv_transpose2d": lambda: F.conv_transpose2d(img, t.ones(1, 2, 3, 3), t.ones(2)),
+        "conv1d": lambda: F.conv1d(img[0], t.ones(2, 4, 3), t.ones(2)),
+        "max_pool1d": lambda: F.max_pool1d(img[0], 2), "avg_pool1d": lambda: F.avg_pool1d(img[0], 2),
+        "group_norm": lambda: F.group_norm(img, 1), "prelu": lambda: F.prelu(x, t.ones(1)),
+        "pad": lambda: F.pad(img, (1, 1)),
+        "pad_reflect": lambda: F.pad(img, (1, 1, 1, 1), mode="reflect"),
+        "pixel_shuffle": lambda: F.pixel_shuffle(img, 1),
+        "interpolate": lambda: F.interpolate(img, scale_factor=2),
+        "unfold": lambda: F.unfold(img, 2),
     }
 
 
@@ -103,6 +112,13 @@ DIFFERENT = {
     "sort": "sort is a gather",
     "setitem": "t[0] = 5.0 is a CopySlices of a fill, without torch's scalar edge",
     "conv2d": "torch lists the missing bias as an input",
+    "group_norm": "group_norm is made of ops",
+    "prelu": "prelu is a where",
+    "pad": "constant padding is a cat",
+    "pad_reflect": "reflect padding is an index_select",
+    "pixel_shuffle": "pixel_shuffle is a reshape of a permute",
+    "interpolate": "nearest resizing is an index_select per dim",
+    "unfold": "unfold is a grouped conv2d with one-hot kernels",
 }
 
 

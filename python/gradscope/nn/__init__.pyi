@@ -1,7 +1,7 @@
 # gradscope/nn/__init__.pyi: the types of gradscope.nn: Module and the built-in layers and losses
 # (the engine's modules, made in C). tests/python/test_docs.py checks it against the module.
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar, overload
 
 from gradscope import Tensor, dtype
@@ -94,7 +94,7 @@ class GELU(Module):
     def __call__(self, input: Tensor) -> Tensor: ...
 
 class Dropout(Module):
-    def __init__(self, p: float = 0.5) -> None: ...
+    def __init__(self, p: float = 0.5, inplace: bool = False) -> None: ...
     def __call__(self, input: Tensor) -> Tensor: ...
 
 class Embedding(Module):
@@ -103,7 +103,7 @@ class Embedding(Module):
     def __call__(self, input: Tensor) -> Tensor: ...
 
 class LayerNorm(Module):
-    def __init__(self, normalized_shape: int, eps: float = 1e-05) -> None: ...
+    def __init__(self, normalized_shape: int | tuple[int], eps: float = 1e-05) -> None: ...
     def __call__(self, input: Tensor) -> Tensor: ...
 
 class Sequential(Module):
@@ -316,3 +316,183 @@ class CosineSimilarity(Module):
 class PairwiseDistance(Module):
     def __init__(self, p: float = 2.0, eps: float = 1e-06, keepdim: bool = False) -> None: ...
     def __call__(self, x1: Tensor, x2: Tensor) -> Tensor: ...
+
+# ---- spatial.py ----
+class Conv1d(Module):
+    in_channels: int
+    out_channels: int
+    kernel_size: tuple[int]
+    stride: tuple[int]
+    padding: tuple[int] | str
+    dilation: tuple[int]
+    groups: int
+    padding_mode: str
+    weight: Tensor
+    bias: Tensor | None
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: int | tuple[int],
+                 stride: int | tuple[int] = 1, padding: int | tuple[int] | str = 0,
+                 dilation: int | tuple[int] = 1, groups: int = 1, bias: bool = True,
+                 padding_mode: str = "zeros", device: Any = None,
+                 dtype: dtype | None = None) -> None: ...
+    def __call__(self, input: Tensor) -> Tensor: ...
+
+class ConvTranspose2d(Module):
+    in_channels: int
+    out_channels: int
+    kernel_size: tuple[int, int]
+    stride: tuple[int, int]
+    padding: tuple[int, int]
+    output_padding: tuple[int, int]
+    dilation: tuple[int, int]
+    groups: int
+    padding_mode: str
+    weight: Tensor
+    bias: Tensor | None
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: _Size2,
+                 stride: _Size2 = 1, padding: _Size2 = 0, output_padding: _Size2 = 0,
+                 groups: int = 1, bias: bool = True, dilation: _Size2 = 1,
+                 padding_mode: str = "zeros", device: Any = None,
+                 dtype: dtype | None = None) -> None: ...
+    def __call__(self, input: Tensor, output_size: Sequence[int] | None = None) -> Tensor: ...
+
+class MaxPool1d(Module):
+    def __init__(self, kernel_size: int, stride: int | None = None, padding: int = 0,
+                 dilation: int = 1, return_indices: bool = False,
+                 ceil_mode: bool = False) -> None: ...
+    def __call__(self, input: Tensor) -> Any: ...
+
+class AvgPool1d(Module):
+    def __init__(self, kernel_size: int, stride: int | None = None, padding: int = 0,
+                 ceil_mode: bool = False, count_include_pad: bool = True) -> None: ...
+    def __call__(self, input: Tensor) -> Tensor: ...
+
+class ConstantPad1d(Module):
+    padding: tuple[int, ...]
+    value: float
+    def __init__(self, padding: int | tuple[int, int], value: float) -> None: ...
+    def __call__(self, input: Tensor) -> Tensor: ...
+
+class ConstantPad2d(Module):
+    padding: tuple[int, ...]
+    value: float
+    def __init__(self, padding: int | tuple[int, int, int, int], value: float) -> None: ...
+    def __call__(self, input: Tensor) -> Tensor: ...
+
+class ZeroPad2d(ConstantPad2d):
+    def __init__(self, padding: int | tuple[int, int, int, int]) -> None: ...
+
+class ReflectionPad1d(Module):
+    padding: tuple[int, ...]
+    def __init__(self, padding: int | tuple[int, int]) -> None: ...
+    def __call__(self, input: Tensor) -> Tensor: ...
+
+class ReflectionPad2d(Module):
+    padding: tuple[int, ...]
+    def __init__(self, padding: int | tuple[int, int, int, int]) -> None: ...
+    def __call__(self, input: Tensor) -> Tensor: ...
+
+class ReplicationPad1d(Module):
+    padding: tuple[int, ...]
+    def __init__(self, padding: int | tuple[int, int]) -> None: ...
+    def __call__(self, input: Tensor) -> Tensor: ...
+
+class ReplicationPad2d(Module):
+    padding: tuple[int, ...]
+    def __init__(self, padding: int | tuple[int, int, int, int]) -> None: ...
+    def __call__(self, input: Tensor) -> Tensor: ...
+
+class PixelShuffle(Module):
+    upscale_factor: int
+    def __init__(self, upscale_factor: int) -> None: ...
+    def __call__(self, input: Tensor) -> Tensor: ...
+
+class PixelUnshuffle(Module):
+    downscale_factor: int
+    def __init__(self, downscale_factor: int) -> None: ...
+    def __call__(self, input: Tensor) -> Tensor: ...
+
+class Upsample(Module):
+    def __init__(self, size: int | tuple[int, ...] | None = None,
+                 scale_factor: float | tuple[float, ...] | None = None, mode: str = "nearest",
+                 align_corners: bool | None = None,
+                 recompute_scale_factor: bool | None = None) -> None: ...
+    def __call__(self, input: Tensor) -> Tensor: ...
+
+class Unfold(Module):
+    def __init__(self, kernel_size: _Size2, dilation: _Size2 = 1, padding: _Size2 = 0,
+                 stride: _Size2 = 1) -> None: ...
+    def __call__(self, input: Tensor) -> Tensor: ...
+
+# ---- normalization.py ----
+class GroupNorm(Module):
+    weight: Tensor | None
+    bias: Tensor | None
+    def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-05,
+                 affine: bool = True, device: Any = None, dtype: dtype | None = None) -> None: ...
+    def __call__(self, input: Tensor) -> Tensor: ...
+
+class InstanceNorm1d(Module):
+    weight: Tensor | None
+    bias: Tensor | None
+    def __init__(self, num_features: int, eps: float = 1e-05, momentum: float = 0.1,
+                 affine: bool = False, track_running_stats: bool = False, device: Any = None,
+                 dtype: dtype | None = None) -> None: ...
+    def __call__(self, input: Tensor) -> Tensor: ...
+
+class InstanceNorm2d(InstanceNorm1d): ...
+
+class PReLU(Module):
+    weight: Tensor
+    def __init__(self, num_parameters: int = 1, init: float = 0.25, device: Any = None,
+                 dtype: dtype | None = None) -> None: ...
+    def __call__(self, input: Tensor) -> Tensor: ...
+
+class Dropout1d(Module):
+    p: float
+    inplace: bool
+    def __init__(self, p: float = 0.5, inplace: bool = False) -> None: ...
+    def __call__(self, input: Tensor) -> Tensor: ...
+
+class Dropout2d(Dropout1d): ...
+
+# ---- transformer.py ----
+class EmbeddingBag(Module):
+    weight: Tensor
+    def __init__(self, num_embeddings: int, embedding_dim: int, max_norm: float | None = None,
+                 norm_type: float = 2.0, scale_grad_by_freq: bool = False, mode: str = "mean",
+                 sparse: bool = False, _weight: Tensor | None = None,
+                 include_last_offset: bool = False, padding_idx: int | None = None,
+                 device: Any = None, dtype: dtype | None = None) -> None: ...
+    def __call__(self, input: Tensor, offsets: Tensor | None = None,
+                 per_sample_weights: Tensor | None = None) -> Tensor: ...
+
+class MultiheadAttention(Module):
+    in_proj_weight: Tensor | None
+    in_proj_bias: Tensor | None
+    out_proj: Module
+    def __init__(self, embed_dim: int, num_heads: int, dropout: float = 0.0, bias: bool = True,
+                 add_bias_kv: bool = False, add_zero_attn: bool = False, kdim: int | None = None,
+                 vdim: int | None = None, batch_first: bool = False, device: Any = None,
+                 dtype: dtype | None = None) -> None: ...
+    def __call__(self, query: Tensor, key: Tensor, value: Tensor,
+                 key_padding_mask: Tensor | None = None, need_weights: bool = True,
+                 attn_mask: Tensor | None = None,
+                 average_attn_weights: bool = True) -> tuple[Tensor, Tensor | None]: ...
+
+class TransformerEncoderLayer(Module):
+    self_attn: MultiheadAttention
+    def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048,
+                 dropout: float = 0.1, activation: str | Callable[[Tensor], Tensor] = "relu",
+                 layer_norm_eps: float = 1e-05, batch_first: bool = False,
+                 norm_first: bool = False, device: Any = None,
+                 dtype: dtype | None = None) -> None: ...
+    def __call__(self, src: Tensor, src_mask: Tensor | None = None,
+                 src_key_padding_mask: Tensor | None = None) -> Tensor: ...
+
+class TransformerEncoder(Module):
+    layers: ModuleList
+    def __init__(self, encoder_layer: TransformerEncoderLayer, num_layers: int,
+                 norm: Module | None = None, enable_nested_tensor: bool = True,
+                 mask_check: bool = True) -> None: ...
+    def __call__(self, src: Tensor, mask: Tensor | None = None,
+                 src_key_padding_mask: Tensor | None = None) -> Tensor: ...

@@ -1,5 +1,6 @@
 """gradscope.nn.functional: the losses, activations and layers as functions (the C
-extension's, adaptive pooling from adaptive.py, and those compositions.py writes over its
+extension's, adaptive pooling from adaptive.py, the layers of spatial.py,
+normalization.py and transformer.py, and those compositions.py writes over its
 ops), as torch.nn.functional's."""
 from gradscope import _gradscope
 from gradscope._missing import reexport as _reexport, unsupported as _unsupported
@@ -13,6 +14,11 @@ from gradscope.nn.compositions import (_softmax_dim, binary_cross_entropy,  # no
                                        cosine_similarity, glu, huber_loss, kl_div, l1_loss,
                                        pairwise_distance, smooth_l1_loss, softmin, softsign)
 
+from gradscope.nn.spatial import (avg_pool1d, conv1d, conv_transpose1d, interpolate, max_pool1d,  # noqa: E402,F401
+                                  pad, pixel_shuffle, pixel_unshuffle, unfold, upsample)
+from gradscope.nn.normalization import (dropout1d, dropout2d, group_norm,  # noqa: E402,F401
+                                        instance_norm, prelu)
+from gradscope.nn.transformer import embedding_bag  # noqa: E402,F401
 
 
 def relu(input, inplace=False):

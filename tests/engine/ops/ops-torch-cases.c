@@ -313,6 +313,103 @@ static void activation_cases(gs_dtype dt, const char *sfx) {
   }
 }
 
+/* ---- transposed convolution (conv-transpose.c) ---------------------------------------- */
+
+static void op_conv_transpose2d(const gs_tensor *in, gs_tensor *out, void *user) {
+  out[0] = gs_conv_transpose2d(in[0], in[1], in[2], user);
+}
+
+static void conv_transpose_cases(gs_dtype dt, const char *sfx) {
+  char name[64];
+  snprintf(name, sizeof name, "conv_transpose2d_bias_%s", sfx);
+  run(&(op_case){name,
+                 "conv_transpose2d",
+                 "{}",
+                 {randn(dt, SHAPE(2, 3, 5, 4)), randn(dt, SHAPE(3, 4, 3, 3)), randn(dt, SHAPE(4))},
+                 3,
+                 "111",
+                 1},
+      op_conv_transpose2d, NULL);
+  snprintf(name, sizeof name, "conv_transpose2d_strided_%s", sfx);
+  run(&(op_case){name,
+                 "conv_transpose2d",
+                 "{\"stride\": [2, 3], \"padding\": [1, 0], \"output_padding\": [1, 2], "
+                 "\"dilation\": [1, 2]}",
+                 {randn_t(dt, SHAPE(2, 2, 4, 5)), randn(dt, SHAPE(2, 3, 3, 2)), GS_NO_TENSOR},
+                 3,
+                 "110",
+                 1},
+      op_conv_transpose2d,
+      &(gs_conv_transpose2d_options){
+          .stride = {2, 3}, .padding = {1, 0}, .output_padding = {1, 2}, .dilation = {1, 2}});
+  snprintf(name, sizeof name, "conv_transpose2d_groups_%s", sfx);
+  run(&(op_case){name,
+                 "conv_transpose2d",
+                 "{\"stride\": [2, 2], \"padding\": [1, 1], \"groups\": 2}",
+                 {randn(dt, SHAPE(2, 4, 6, 6)), randn_t(dt, SHAPE(4, 3, 4, 4)),
+                  randn(dt, SHAPE(6))},
+                 3,
+                 "111",
+                 1},
+      op_conv_transpose2d,
+      &(gs_conv_transpose2d_options){.stride = {2, 2}, .padding = {1, 1}, .groups = 2});
+  snprintf(name, sizeof name, "conv_transpose2d_unbatched_%s", sfx);
+  run(&(op_case){name,
+                 "conv_transpose2d",
+                 "{}",
+                 {randn(dt, SHAPE(3, 4, 5)), randn(dt, SHAPE(3, 2, 2, 3)), randn(dt, SHAPE(2))},
+                 3,
+                 "111",
+                 1},
+      op_conv_transpose2d, NULL);
+}
+
+/* ---- 1-D convolution (conv1d.c) --------------------------------------------------------- */
+
+static void op_conv1d(const gs_tensor *in, gs_tensor *out, void *user) {
+  out[0] = gs_conv1d(in[0], in[1], in[2], user);
+}
+
+static void conv1d_cases(gs_dtype dt, const char *sfx) {
+  char name[64];
+  snprintf(name, sizeof name, "conv1d_bias_%s", sfx);
+  run(&(op_case){name,
+                 "conv1d",
+                 "{}",
+                 {randn(dt, SHAPE(2, 3, 9)), randn(dt, SHAPE(4, 3, 3)), randn(dt, SHAPE(4))},
+                 3,
+                 "111",
+                 1},
+      op_conv1d, NULL);
+  snprintf(name, sizeof name, "conv1d_strided_%s", sfx);
+  run(&(op_case){name,
+                 "conv1d",
+                 "{\"stride\": 2, \"padding\": 2, \"dilation\": 2}",
+                 {randn_t(dt, SHAPE(3, 2, 11)), randn(dt, SHAPE(5, 2, 3)), GS_NO_TENSOR},
+                 3,
+                 "110",
+                 1},
+      op_conv1d, &(gs_conv1d_options){.stride = 2, .padding = 2, .dilation = 2});
+  snprintf(name, sizeof name, "conv1d_groups_%s", sfx);
+  run(&(op_case){name,
+                 "conv1d",
+                 "{\"padding\": 1, \"groups\": 2}",
+                 {randn(dt, SHAPE(2, 4, 7)), randn_t(dt, SHAPE(6, 2, 3)), randn(dt, SHAPE(6))},
+                 3,
+                 "111",
+                 1},
+      op_conv1d, &(gs_conv1d_options){.padding = 1, .groups = 2});
+  snprintf(name, sizeof name, "conv1d_unbatched_%s", sfx);
+  run(&(op_case){name,
+                 "conv1d",
+                 "{}",
+                 {randn(dt, SHAPE(3, 8)), randn(dt, SHAPE(2, 3, 4)), randn(dt, SHAPE(2))},
+                 3,
+                 "111",
+                 1},
+      op_conv1d, NULL);
+}
+
 int main(int argc, char **argv) {
   if (argc != 2) {
     fprintf(stderr, "usage: ops-torch-cases DIR\n");
@@ -328,6 +425,10 @@ int main(int argc, char **argv) {
   elementwise_cases(GS_F32, "f32");
   activation_cases(GS_F64, "f64");
   activation_cases(GS_F32, "f32");
+  conv_transpose_cases(GS_F64, "f64");
+  conv_transpose_cases(GS_F32, "f32");
+  conv1d_cases(GS_F64, "f64");
+  conv1d_cases(GS_F32, "f32");
   printf("# %d cases written\n", written);
   return 0;
 }

@@ -33,6 +33,8 @@ def outputs(result):
 # What each op name runs in torch: inputs (None for an absent optional one) and keywords.
 OPS = {
     "conv2d": lambda i, a: F.conv2d(i[0], i[1], i[2], **a),
+    "conv_transpose2d": lambda i, a: F.conv_transpose2d(i[0], i[1], i[2], **a),
+    "conv1d": lambda i, a: F.conv1d(i[0], i[1], i[2], **a),
     "max_pool2d": lambda i, a: F.max_pool2d(i[0], return_indices=True, **a),
     "avg_pool2d": lambda i, a: F.avg_pool2d(i[0], **a),
     "sin": lambda i, a: torch.sin(i[0]),
