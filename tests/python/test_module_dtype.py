@@ -136,3 +136,51 @@ def test_float64_default_is_followed_by_creation_promotion_and_modules(float64_d
     for m in (nn.Linear(2, 3), nn.LSTM(2, 3), nn.BatchNorm1d(2), nn.Conv2d(1, 1, 2)):
         assert all(p.dtype == gs.float64 for p in m.parameters())
     assert nn.BatchNorm1d(2).num_batches_tracked.dtype == gs.int64
+
+
+# ---- nn.ParameterList and nn.ParameterDict ----------------------------------------------------
+
+def test_parameter_list_registers_under_torch_names():
+    pl = nn.ParameterList([nn.Parameter(gs.zeros(2, 3)), gs.ones(4)])
+    assert len(pl) == 2 and isinstance(pl[1], nn.Parameter) and pl[1].requires_grad
+    pl.append(gs.full((1,), 2.0))
+    pl += [gs.zeros(5)]
+    assert [n for n, _ in pl.named_parameters()] == ["0", "1", "2", "3"]
+    assert list(pl.state_dict()) == ["0", "1", "2", "3"]
+    assert [tuple(p.shape) for p in pl] == [(2, 3), (4,), (1,), (5,)]
+    assert pl[-1] is pl[3]
+    first = pl[0]
+    pl[0] = gs.ones(2, 3)
+    assert pl[0] is not first and pl[0].tolist() == [[1.0] * 3] * 2
+    with pytest.raises(IndexError, match="index 4 is out of range"):
+        pl[4]
+    with pytest.raises(NotSupportedError, match="a parameter belongs to one module"):
+        pl[0:2]
+    with pytest.raises(RuntimeError, match="ParameterList should not be called"):
+        pl(1)
+    assert repr(nn.ParameterList()) == "ParameterList()"
+    assert repr(nn.ParameterList([gs.zeros(2, 3)])) == (
+        "ParameterList(  (0): Parameter containing: [gradscope.float32 of size 2x3])")
+
+
+def test_parameter_dict_registers_by_key_and_round_trips():
+    pd = nn.ParameterDict({"a": nn.Parameter(gs.zeros(2)), "b": gs.ones(1, dtype=gs.float64)})
+    pd["c"] = gs.full((3,), 0.5)
+    pd.update([("d", gs.zeros(1))])
+    assert list(pd) == ["a", "b", "c", "d"] and len(pd) == 4 and "c" in pd and "z" not in pd
+    assert list(pd.state_dict()) == ["a", "b", "c", "d"]
+    assert [k for k, _ in pd.items()] == list(pd.keys())
+    assert pd.get("z") is None and pd.get("a") is pd["a"]
+    assert repr(pd).splitlines()[2] == (
+        "    (b): Parameter containing: [gradscope.DoubleTensor of size 1]")
+    with pytest.raises(TypeError, match="not a string"):
+        pd[1] = gs.zeros(1)
+    with pytest.raises(KeyError, match=r'contain "\."'):
+        pd["x.y"] = gs.zeros(1)
+    with pytest.raises(KeyError):
+        pd["z"]
+    with pytest.raises(NotSupportedError, match="removing a parameter"):
+        pd.pop("a")
+    twin = nn.ParameterDict({k: gs.zeros(*p.shape, dtype=p.dtype) for k, p in pd.items()})
+    twin.load_state_dict(pd.state_dict())
+    assert all(gs.equal(twin[k], pd[k]) for k in pd)
