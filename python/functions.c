@@ -341,6 +341,30 @@ static PyObject *f_trace_mark(PyObject *m, PyObject *label) {
  * explain` call the tensor "x" instead of its number. It returns t, so a tensor can be named
  * where it is made; a disposed tensor raises the engine's stale-handle error rather than being
  * skipped in silence, as the C call would. */
+/* Tensor.share_memory_() (gradscope/tensor_extras.py): t's storage moved into memfd shared
+ * memory (gs_share_memory_), as torch's; returns t. */
+static PyObject *f_share_memory(PyObject *m, PyObject *t) {
+  GSP_SITE();
+  (void)m;
+  if (!gsp_is_tensor(t)) {
+    PyErr_Format(PyExc_TypeError, "share_memory_: expected a Tensor, got %s", Py_TYPE(t)->tp_name);
+    return NULL;
+  }
+  gs_clear_error();
+  if (gs_share_memory_(gsp_handle(t)) < 0)
+    return gsp_raise_engine_error();
+  return Py_NewRef(t);
+}
+
+static PyObject *f_is_shared(PyObject *m, PyObject *t) {
+  (void)m;
+  if (!gsp_is_tensor(t)) {
+    PyErr_Format(PyExc_TypeError, "is_shared: expected a Tensor, got %s", Py_TYPE(t)->tp_name);
+    return NULL;
+  }
+  return PyBool_FromLong(gs_is_shared(gsp_handle(t)));
+}
+
 static PyObject *f_trace_name(PyObject *m, PyObject *args) {
   GSP_SITE();
   (void)m;
@@ -483,6 +507,8 @@ PyMethodDef gsp_module_functions[] = {
      "Whether dtypes print as torch.X (gradscope.as_torch) or gradscope.X."},
     {"from_dlpack", gsp_from_dlpack, METH_O, NULL},
     {"_set_default_dtype", gsp_set_default_dtype, METH_O, NULL},
+    {"_share_memory", f_share_memory, METH_O, NULL},
+    {"_is_shared", f_is_shared, METH_O, NULL},
     {"get_default_dtype", gsp_get_default_dtype, METH_NOARGS, NULL},
     {NULL, NULL, 0, NULL},
 };
