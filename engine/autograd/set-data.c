@@ -2,11 +2,11 @@
  * keeps its handle, requires_grad, grad and place in a module (so optimizers, modules and a
  * language binding's object that hold the handle keep working), and from now on views the
  * source's storage with the source's dtype and layout. A module's double() and float() are
- * made of it (nn/module-dtype.c). It sits beside requires_grad and grads, the other fields of
- * a leaf a program may change. */
+ * made of it (nn/module-dtype.c). It needs only the tensor record and whether the tensor is a
+ * leaf, so it sits with the graph's bookkeeping, below the ops that modules use. */
 #include <string.h>
 
-#include "backward-impl.h"
+#include "autograd-impl.h"
 #include "trace-writer.h"
 
 void gs_tensor_set_data(gs_tensor h, gs_tensor src, const char *op) {
