@@ -8,6 +8,8 @@ but the numbers are not torch's). Put on the C type (_extend_type), so every ten
 import builtins
 import math
 
+import numpy as np
+
 from gradscope import _gradscope as _c
 
 Tensor = _c.Tensor
@@ -239,6 +241,12 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
         raise RuntimeError("prob_dist must be 1 or 2 dim")
     rows = input.reshape(1, -1) if input.dim() == 1 else input
     n_rows, n_cat = rows.shape
+    if not isinstance(num_samples, int) or num_samples <= 0:
+        raise RuntimeError(f"multinomial: cannot sample {num_samples!r} samples: expected a "
+                           "positive int")
+    if num_samples > 1 << 24:
+        raise RuntimeError(f"multinomial: gradscope draws at most 2**24 samples per row, got "
+                           f"{num_samples}")
     if not replacement and num_samples > n_cat:
         raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without "
                            "replacement")
@@ -249,10 +257,17 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
             raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)"
                                if builtins.sum(w) <= 0 else
                                "probability tensor contains either `inf`, `nan` or element < 0")
+        draws = _c.rand(num_samples, dtype=_c.float64).numpy()
+        if replacement:  # one search per draw in the cumulative weights
+            cum = np.cumsum(w)
+            picks = np.searchsorted(cum, draws * cum[-1], side="right")
+            out.append([int(k) if w[builtins.min(k, n_cat - 1)] > 0 else
+                        builtins.max(j for j, v in enumerate(w) if v > 0)
+                        for k in np.minimum(picks, n_cat - 1)])
+            continue
         w = list(w)
         picks = []
-        draws = _c.rand(num_samples, dtype=_c.float64).tolist()
-        for u in draws:
+        for u in draws.tolist():
             total = builtins.sum(w)
             target, acc, pick = u * total, 0.0, None
             for k, v in enumerate(w):
