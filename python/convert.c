@@ -84,7 +84,7 @@ int gsp_tensor_arg(PyObject *o, gs_tensor *out, gs_tensor *temp, gs_dtype like) 
     v = PyLong_AsDouble(o);
   } else if (PyFloat_Check(o)) {
     /* A Python float is a floating 0-dim operand: it keeps a floating tensor's dtype. */
-    dtype = gs_dtype_is_floating(like) ? like : GS_F32;
+    dtype = gs_dtype_is_floating(like) ? like : gsp_default_dtype();
     v = PyFloat_AS_DOUBLE(o);
   } else {
     PyErr_Format(PyExc_TypeError, "expected a Tensor or a number, got %.200s",
@@ -306,7 +306,10 @@ PyObject *gsp_tensor_from_data(PyObject *data, PyObject *dtype_obj, bool require
   if (nested_scan(data, 0, &n) < 0)
     return NULL;
   if (!dtype_given)
-    dtype = n.any_float ? GS_F32 : n.any_int ? GS_I64 : n.count > 0 ? GS_BOOL : GS_F32;
+    dtype = n.any_float   ? gsp_default_dtype()
+            : n.any_int   ? GS_I64
+            : n.count > 0 ? GS_BOOL
+                          : gsp_default_dtype();
   int64_t numel = 1;
   for (int i = 0; i < n.ndim; i++)
     numel *= n.shape[i];

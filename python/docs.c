@@ -339,6 +339,9 @@ static const doc_row rows[] = {
      "A tensor over the array's memory (no copy)."},
     {"gradscope", "from_dlpack", FUNCTION, "ext_tensor, /",
      "A tensor over a DLPack producer's memory (no copy)."},
+    {"gradscope", "get_default_dtype", FUNCTION, "/",
+     "The dtype floating tensors are made in when none is given (torch.get_default_dtype): "
+     "float32, or float64 after set_default_dtype(float64)."},
     {"gradscope", "scope_stats", FUNCTION, "/", "This thread's tensor counters (TorchSharp's)."},
     {"gradscope", "reset_scope_stats", FUNCTION, "/",
      "Sets this thread's tensor counters to zero."},

@@ -26,6 +26,30 @@ bool gsp_named_as_torch(void) { return named_as_torch; }
 
 const char *gsp_dtype_module_name(void) { return named_as_torch ? "torch" : "gradscope"; }
 
+/* torch.set_default_dtype's: what floating tensors are made in when no dtype is given (Python
+ * floats, zeros(), randn(), a module's parameters), float32 or float64: the engine's setting,
+ * which its integer ops that need a floating result follow too. */
+gs_dtype gsp_default_dtype(void) { return gs_default_dtype(); }
+
+PyObject *gsp_set_default_dtype(PyObject *module, PyObject *arg) {
+  (void)module;
+  gs_dtype d = GS_F32;
+  if (gsp_dtype_from_object(arg, &d) < 0)
+    return NULL;
+  if (d != GS_F32 && d != GS_F64) {
+    PyErr_SetString(PyExc_TypeError, "only floating-point types are supported as the default type");
+    return NULL;
+  }
+  gs_set_default_dtype(d);
+  Py_RETURN_NONE;
+}
+
+PyObject *gsp_get_default_dtype(PyObject *module, PyObject *unused) {
+  (void)module;
+  (void)unused;
+  return gsp_dtype_object(gs_default_dtype());
+}
+
 PyObject *gsp_name_dtypes_as_torch(PyObject *module, PyObject *flag) {
   (void)module;
   int on = PyObject_IsTrue(flag);

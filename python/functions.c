@@ -54,7 +54,7 @@ static PyObject *sized(PyObject *args, PyObject *kwargs, shape_ctor ctor, const 
   GSP_SITE();
   int64_t shape[GS_MAX_DIMS];
   int nd = gsp_shape_from_args(args, shape);
-  gs_dtype dtype = GS_F32;
+  gs_dtype dtype = gsp_default_dtype();
   bool rg = false;
   if (nd < 0 || creation_kwargs(kwargs, &dtype, &rg, fn) < 0)
     return NULL;
@@ -79,7 +79,7 @@ static PyObject *f_full(PyObject *m, PyObject *args, PyObject *kwargs) {
     return NULL;
   int64_t shape[GS_MAX_DIMS];
   int nd = gsp_shape_from_sequence(size, shape);
-  gs_dtype dtype = GS_F32;
+  gs_dtype dtype = gsp_default_dtype();
   bool rg = false;
   if (nd < 0 || creation_kwargs(kwargs, &dtype, &rg, "full") < 0)
     return NULL;
@@ -115,7 +115,7 @@ static PyObject *f_arange(PyObject *m, PyObject *args, PyObject *kwargs) {
   GSP_SITE();
   (void)m;
   PyObject *a = NULL, *b = Py_None, *c = NULL;
-  gs_dtype dtype = GS_F32;
+  gs_dtype dtype = gsp_default_dtype();
   bool rg = false;
   Py_ssize_t n = PyTuple_GET_SIZE(args);
   if (!PyArg_UnpackTuple(args, "arange", 1, 3, &a, &b, &c))
@@ -147,7 +147,7 @@ static PyObject *f_linspace(PyObject *m, PyObject *args, PyObject *kwargs) {
   long long steps;
   if (!PyArg_ParseTuple(args, "ddL:linspace", &start, &end, &steps))
     return NULL;
-  gs_dtype dtype = GS_F32;
+  gs_dtype dtype = gsp_default_dtype();
   bool rg = false;
   if (creation_kwargs(kwargs, &dtype, &rg, "linspace") < 0)
     return NULL;
@@ -160,7 +160,7 @@ static PyObject *f_eye(PyObject *m, PyObject *args, PyObject *kwargs) {
   long long n, cols = -1;
   if (!PyArg_ParseTuple(args, "L|L:eye", &n, &cols))
     return NULL;
-  gs_dtype dtype = GS_F32;
+  gs_dtype dtype = gsp_default_dtype();
   bool rg = false;
   if (creation_kwargs(kwargs, &dtype, &rg, "eye") < 0)
     return NULL;
@@ -219,9 +219,9 @@ static PyObject *f_where(PyObject *m, PyObject *args) {
   if (!PyArg_ParseTuple(args, "O!OO:where", &gsp_tensor_type, &cond, &a, &b))
     return NULL;
   gs_tensor ta, tb, temp_a = GS_NO_TENSOR, temp_b = GS_NO_TENSOR;
-  gs_dtype like_dtype = gsp_is_tensor(a) ? gs_dtype_of(gsp_handle(a))
+  gs_dtype like_dtype = gsp_is_tensor(a)   ? gs_dtype_of(gsp_handle(a))
                         : gsp_is_tensor(b) ? gs_dtype_of(gsp_handle(b))
-                                           : GS_F32;
+                                           : gsp_default_dtype();
   if (gsp_tensor_arg(a, &ta, &temp_a, like_dtype) < 0 ||
       gsp_tensor_arg(b, &tb, &temp_b, like_dtype) < 0) {
     gs_dispose(temp_a);
@@ -341,6 +341,30 @@ static PyObject *f_trace_mark(PyObject *m, PyObject *label) {
  * explain` call the tensor "x" instead of its number. It returns t, so a tensor can be named
  * where it is made; a disposed tensor raises the engine's stale-handle error rather than being
  * skipped in silence, as the C call would. */
+/* Tensor.share_memory_() (gradscope/tensor_extras.py): t's storage moved into memfd shared
+ * memory (gs_share_memory_), as torch's; returns t. */
+static PyObject *f_share_memory(PyObject *m, PyObject *t) {
+  GSP_SITE();
+  (void)m;
+  if (!gsp_is_tensor(t)) {
+    PyErr_Format(PyExc_TypeError, "share_memory_: expected a Tensor, got %s", Py_TYPE(t)->tp_name);
+    return NULL;
+  }
+  gs_clear_error();
+  if (gs_share_memory_(gsp_handle(t)) < 0)
+    return gsp_raise_engine_error();
+  return Py_NewRef(t);
+}
+
+static PyObject *f_is_shared(PyObject *m, PyObject *t) {
+  (void)m;
+  if (!gsp_is_tensor(t)) {
+    PyErr_Format(PyExc_TypeError, "is_shared: expected a Tensor, got %s", Py_TYPE(t)->tp_name);
+    return NULL;
+  }
+  return PyBool_FromLong(gs_is_shared(gsp_handle(t)));
+}
+
 static PyObject *f_trace_name(PyObject *m, PyObject *args) {
   GSP_SITE();
   (void)m;
@@ -482,5 +506,9 @@ PyMethodDef gsp_module_functions[] = {
     {"_name_dtypes_as_torch", gsp_name_dtypes_as_torch, METH_O,
      "Whether dtypes print as torch.X (gradscope.as_torch) or gradscope.X."},
     {"from_dlpack", gsp_from_dlpack, METH_O, NULL},
+    {"_set_default_dtype", gsp_set_default_dtype, METH_O, NULL},
+    {"_share_memory", f_share_memory, METH_O, NULL},
+    {"_is_shared", f_is_shared, METH_O, NULL},
+    {"get_default_dtype", gsp_get_default_dtype, METH_NOARGS, NULL},
     {NULL, NULL, 0, NULL},
 };

@@ -74,6 +74,10 @@ PyObject *gsp_dtype_object(gs_dtype dtype);
 /* Converts a gradscope dtype object (or None: *out unchanged) into *out; 0 or -1 raised. */
 int gsp_dtype_from_object(PyObject *o, gs_dtype *out);
 const char *gsp_dtype_torch_name(gs_dtype dtype);
+/* torch.get_default_dtype(): float32 unless gradscope.set_default_dtype chose float64. */
+gs_dtype gsp_default_dtype(void);
+PyObject *gsp_set_default_dtype(PyObject *module, PyObject *arg);
+PyObject *gsp_get_default_dtype(PyObject *module, PyObject *unused);
 /* Whether gradscope.as_torch has called _name_dtypes_as_torch(True): dtypes and grad_fn
  * names then print as torch's. */
 bool gsp_named_as_torch(void);

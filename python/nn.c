@@ -92,6 +92,13 @@ static PyObject *wrap_module(gs_module m, PyObject *children) {
     Py_XDECREF(children);
     return gsp_raise_engine_error();
   }
+  /* The engine makes layers' parameters in f32: after set_default_dtype(float64) they are
+   * converted at birth, as torch makes them in the default dtype. */
+  if (gsp_default_dtype() != GS_F32 && gs_module_to_dtype(m, gsp_default_dtype()) < 0) {
+    gs_module_dispose(m);
+    Py_XDECREF(children);
+    return gsp_raise_engine_error();
+  }
   PyObject *tree = tree_new(m);
   if (!tree) {
     gs_module_dispose(m);
@@ -693,6 +700,19 @@ static PyObject *m_training(PyObject *self, void *c) {
   return PyBool_FromLong(gs_module_is_training(((gsp_module *)self)->m));
 }
 
+/* Module._to_dtype(dtype): every floating parameter, buffer and grad of the tree converted in
+ * place (gs_module_to_dtype), the objects the program holds staying the same; returns self. */
+static PyObject *m_to_dtype(PyObject *self, PyObject *arg) {
+  GSP_SITE();
+  gs_dtype dtype = GS_F32;
+  if (gsp_dtype_from_object(arg, &dtype) < 0)
+    return NULL;
+  gs_clear_error();
+  if (gs_module_to_dtype(((gsp_module *)self)->m, dtype) < 0)
+    return gsp_raise_engine_error();
+  return Py_NewRef(self);
+}
+
 static PyObject *m_zero_grad(PyObject *self, PyObject *args, PyObject *kwargs) {
   GSP_SITE();
   (void)args;
@@ -858,6 +878,7 @@ static PyMethodDef module_methods[] = {
     {"train", m_train, METH_VARARGS, NULL},
     {"eval", m_eval, METH_NOARGS, NULL},
     {"zero_grad", GSP_FN(m_zero_grad), METH_VARARGS | METH_KEYWORDS, NULL},
+    {"_to_dtype", m_to_dtype, METH_O, NULL},
     {"save_safetensors", m_save_safetensors, METH_O, "The parameters as a safetensors file."},
     {"load_safetensors", GSP_FN(m_load_safetensors), METH_VARARGS | METH_KEYWORDS, NULL},
     {NULL, NULL, 0, NULL},
@@ -1150,7 +1171,7 @@ static PyObject *cell(PyObject *args, PyObject *kwargs, int mode, const char *fo
           : !PyArg_ParseTupleAndKeywords(args, kwargs, format, kwlist, &in, &hidden, &bias, &device,
                                          &dtype_obj))
     return NULL;
-  gs_dtype dtype = GS_F32;
+  gs_dtype dtype = gsp_default_dtype();
   if (gsp_dtype_from_object(dtype_obj, &dtype) < 0)
     return NULL;
   if (rnn && strcmp(nonlinearity, "relu") == 0)

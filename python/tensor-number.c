@@ -67,7 +67,7 @@ static PyObject *binary(PyObject *a, PyObject *b, int op) {
       return gsp_wrap(gs_rsub_scalar(gsp_handle(b), s));
   }
   gs_tensor ta, tb, temp_a = GS_NO_TENSOR, temp_b = GS_NO_TENSOR;
-  gs_dtype like_a = a_tensor ? gs_dtype_of(gsp_handle(a)) : GS_F32;
+  gs_dtype like_a = a_tensor ? gs_dtype_of(gsp_handle(a)) : gsp_default_dtype();
   gs_dtype like_b = gsp_is_tensor(b) ? gs_dtype_of(gsp_handle(b)) : like_a;
   if (!a_tensor)
     like_a = like_b;

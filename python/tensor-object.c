@@ -299,6 +299,28 @@ static PyObject *get_data(PyObject *self, void *c) {
   return gsp_wrap(gs_detach(gsp_handle(self)));
 }
 
+/* t.data = x, as torch's: t keeps its object, handle, requires_grad and grad, and views x's
+ * storage (dtype and shape too) from now on (gs_tensor_set_data). */
+static int set_data(PyObject *self, PyObject *value, void *c) {
+  GSP_SITE();
+  (void)c;
+  if (!value) {
+    PyErr_SetString(PyExc_TypeError, "cannot delete a tensor's data");
+    return -1;
+  }
+  if (!gsp_is_tensor(value)) {
+    PyErr_Format(PyExc_TypeError, "data: expected a Tensor, got %s", Py_TYPE(value)->tp_name);
+    return -1;
+  }
+  gs_clear_error();
+  gs_tensor_set_data(gsp_handle(self), gsp_handle(value), "set_data");
+  if (gs_last_error_code() != GS_OK) {
+    gsp_raise_engine_error();
+    return -1;
+  }
+  return 0;
+}
+
 static PyObject *get_device(PyObject *self, void *c) {
   (void)c;
   (void)self;
@@ -318,7 +340,10 @@ PyGetSetDef gsp_tensor_getset[] = {
     {"handle_id", get_handle_id, NULL, "The engine's handle id (as in the event log).", NULL},
     {"is_alive", get_is_alive, NULL, "False once the handle was disposed (by a scope).", NULL},
     {"T", get_T, NULL, "The dimensions reversed (a view).", NULL},
-    {"data", get_data, NULL, "A detached view (shares storage and version).", NULL},
+    {"data", get_data, set_data,
+     "A detached view (shares storage and version); assigning a tensor makes this one view "
+     "that tensor's storage, keeping its identity, requires_grad and grad.",
+     NULL},
     {"device", get_device, NULL, "Always 'cpu'.", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };

@@ -9,6 +9,20 @@ bool gs_dtype_is_integer(gs_dtype dtype) {
   return dtype == GS_I64 || dtype == GS_I32 || dtype == GS_U8 || dtype == GS_I8 || dtype == GS_I16;
 }
 
+/* A process-wide setting, as torch's; read on every integer op that needs a floating result. */
+static _Atomic int default_dtype = GS_F32;
+
+void gs_set_default_dtype(gs_dtype dtype) {
+  if (dtype != GS_F32 && dtype != GS_F64) {
+    gs__error(GS_ERR_DTYPE, "set_default_dtype", "expected f32 or f64, got %s",
+              gs_dtype_name(dtype));
+    return;
+  }
+  default_dtype = (int)dtype;
+}
+
+gs_dtype gs_default_dtype(void) { return (gs_dtype)default_dtype; }
+
 gs_dtype gs_promote_types(gs_dtype a, gs_dtype b) {
   enum {
     F4 = GS_F32,

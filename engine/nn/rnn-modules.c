@@ -135,7 +135,15 @@ static const rnn_config *config_of(gs_module m, const char *fn) {
               rec->type_name);
     return NULL;
   }
-  return rec->data;
+  /* The parameters' dtype is what double() or float() (gs_module_to_dtype) left: inputs and
+   * states are checked against it. */
+  rnn_config *c = rec->data;
+  if (rec->n_params > 0) {
+    gs__tensor *w = gs__lookup_quiet(rec->params[0].tensor.id);
+    if (w)
+      c->opt.dtype = w->dtype;
+  }
+  return c;
 }
 
 /* The weights of every layer and direction, by PyTorch's names (malloc'd). */

@@ -21,7 +21,9 @@ gs_dtype gs__result_type(const gs__tensor *a, const gs__tensor *b) {
 
 /* A double scalar is a floating operand of the default dtype: it keeps floating tensors'
  * dtype and turns integer and bool tensors into f32. */
-static gs_dtype scalar_result_type(gs_dtype t) { return gs_dtype_is_floating(t) ? t : GS_F32; }
+static gs_dtype scalar_result_type(gs_dtype t) {
+  return gs_dtype_is_floating(t) ? t : gs_default_dtype();
+}
 
 void gs__report_broadcast(const char *fn, const int64_t *a, int na, const int64_t *b, int nb) {
   char sa[GS__SHAPE_STR], sb[GS__SHAPE_STR];
@@ -103,7 +105,7 @@ static gs_tensor binary(gs__binop op, const gs__tensor *a, const gs__tensor *b,
     return GS_NO_TENSOR;
   }
   if ((op == GS__DIV || op == GS__ATAN2) && !gs_dtype_is_floating(compute))
-    compute = GS_F32; /* true division; atan2 of integers is floating too, as in torch */
+    compute = gs_default_dtype(); /* true division; atan2 of integers too, as in torch */
   if (!gs__binary_loop(op, compute)) {
     report_unsupported(fn, compute);
     return GS_NO_TENSOR;
@@ -795,7 +797,7 @@ gs_tensor gs__unary_op(gs__unop op, gs_tensor h, const gs__unary_params *params,
   /* bitwise_not (logical not) and sign are the ops defined on bool */
   if ((compute == GS_BOOL && op != GS__BITWISE_NOT && op != GS__SIGN) ||
       (!gs_dtype_is_floating(compute) && !unop_keeps_integers(op)))
-    compute = unop_keeps_integers(op) ? compute : GS_F32;
+    compute = unop_keeps_integers(op) ? compute : gs_default_dtype();
   if (!gs__unary_loop(op, compute)) {
     report_unsupported(fn, compute);
     return GS_NO_TENSOR;

@@ -98,6 +98,25 @@ void gs__trace_requires_grad(uint64_t tensor, bool requires_grad) {
   write_ids_at(GS_TRACE_REQUIRES_GRAD, 0, tensor, requires_grad ? 1 : 0, 0, 2, gs__tw_site());
 }
 
+void gs__trace_tensor_set_data(uint64_t tensor, uint64_t storage, uint32_t dtype, const char *op,
+                               int64_t offset, const int64_t *shape, const int64_t *strides,
+                               int ndim) {
+  gs_trace_event e = {.kind = GS_TRACE_TENSOR_SET_DATA,
+                      .tensor = tensor,
+                      .storage = storage,
+                      .dtype = dtype,
+                      .op = gs__trace_string(op),
+                      .offset = offset,
+                      .ndim = ndim,
+                      .site = gs__tw_site()};
+  memcpy(e.shape, shape, sizeof(int64_t) * (size_t)ndim);
+  memcpy(e.strides, strides, sizeof(int64_t) * (size_t)ndim);
+  uint8_t *p = gs__tw_begin(GS_TRACE_TENSOR_SET_DATA, 0, gs__trace_max_event_size(&e));
+  if (!p)
+    return;
+  gs__tw_end(gs__trace_encode_fields(p, &e, GS_TRACE_VERSION_MINOR));
+}
+
 void gs__trace_tensor_name(uint64_t tensor, const char *interned_name) {
   write_ids(GS_TRACE_TENSOR_NAME, 0, tensor, gs__trace_string(interned_name), 0, 2);
 }

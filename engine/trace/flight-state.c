@@ -13,7 +13,8 @@
  *   an allocation of its own); a freed storage that live shares still point at is kept with
  *   its free, so the shared bytes are counted once, as they were;
  * - tensors and composites: their creation, their last ownership change, their name, their
- *   last requires_grad change and their place in a module; a tensor moved into a parameter is re-created under its new id;
+ *   last requires_grad change, their last data replacement and their place in a module; a
+ *   tensor moved into a parameter is re-created under its new id;
  * - scopes until they end; nodes until released, with their free_saved; modules, their
  *   children and optimizers for the whole run (the log records no end for them);
  * - a distributed run's dist_init (which rank of which run wrote the log). */
@@ -108,7 +109,7 @@ typedef struct record {
 /* Which map holds which records; each indexes the records by the id in the event. */
 enum {
   M_STRING, M_SITE, M_STORAGE, M_STORAGE_FREE, M_OBJECT, M_OWNER, M_NAME, M_PARAM, M_GRAD,
-  M_SCOPE, M_NODE, M_NODE_FREED, M_MODULE, M_N
+  M_DATA, M_SCOPE, M_NODE, M_NODE_FREED, M_MODULE, M_N
 };
 
 struct gs__flight_state {
@@ -362,6 +363,7 @@ static void on_object_gone(gs__flight_state *s, uint64_t id) {
   kill(s, M_NAME, id);
   kill(s, M_PARAM, id);
   kill(s, M_GRAD, id);
+  kill(s, M_DATA, id);
 }
 
 /* Re-keys record `k` of id under target, rewriting the id field the event carries. */
@@ -385,7 +387,7 @@ static bool on_move(gs__flight_state *s, const gs_trace_event *e) {
     return true;
   return rekey(s, M_OBJECT, e->tensor, e->target) && rekey(s, M_OWNER, e->tensor, e->target) &&
          rekey(s, M_NAME, e->tensor, e->target) && rekey(s, M_PARAM, e->tensor, e->target) &&
-         rekey(s, M_GRAD, e->tensor, e->target);
+         rekey(s, M_GRAD, e->tensor, e->target) && rekey(s, M_DATA, e->tensor, e->target);
 }
 
 /* ---- applying ---------------------------------------------------------------------- */
@@ -420,6 +422,8 @@ static bool apply(gs__flight_state *s, const gs_trace_event *e) {
     return !idmap_get(&s->maps[M_OBJECT], e->object) || keep(s, M_OWNER, e->object, e);
   case GS_TRACE_REQUIRES_GRAD:
     return !idmap_get(&s->maps[M_OBJECT], e->tensor) || keep(s, M_GRAD, e->tensor, e);
+  case GS_TRACE_TENSOR_SET_DATA: /* its last data replacement, after the storage it names */
+    return !idmap_get(&s->maps[M_OBJECT], e->tensor) || keep(s, M_DATA, e->tensor, e);
   case GS_TRACE_MODULE_PARAMETER: return keep(s, M_PARAM, e->tensor, e);
   case GS_TRACE_SCOPE_BEGIN: return keep(s, M_SCOPE, e->scope, e);
   case GS_TRACE_SCOPE_END: scope_ended(s, e->scope); return true;

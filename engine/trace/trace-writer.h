@@ -133,6 +133,11 @@ void gs__trace_tensor_dispose(uint64_t seq, uint64_t tensor, const char *reason,
 void gs__trace_tensor_move(uint64_t tensor, uint64_t target);
 /* A leaf's requires_grad changed after it was made. */
 void gs__trace_requires_grad(uint64_t tensor, bool requires_grad);
+/* A tensor's data was replaced (gs_tensor_set_data): it now views storage as dtype with this
+ * layout; op (interned) says why. */
+void gs__trace_tensor_set_data(uint64_t tensor, uint64_t storage, uint32_t dtype, const char *op,
+                               int64_t offset, const int64_t *shape, const int64_t *strides,
+                               int ndim);
 void gs__trace_tensor_name(uint64_t tensor, const char *interned_name);
 void gs__trace_storage(gs_trace_kind kind, uint64_t storage, uint64_t source, uint64_t nbytes);
 /* A storage_alloc or storage_materialise whose bytes are not the engine's allocator's: memory

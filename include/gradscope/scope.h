@@ -189,6 +189,12 @@ GS_API int gs_module_named_parameters(gs_module m, gs_tensor *out, const char **
 GS_API void gs_module_train(gs_module m, bool training);
 GS_API bool gs_module_is_training(gs_module m);
 
+/* torch's Module.double() (dtype f64) and float() (f32): every floating parameter and buffer of
+ * m's tree, and each one's grad, converted in place with gs_tensor_set_data (handles, names,
+ * requires_grad kept; integer buffers untouched). Returns how many parameters it converted, or
+ * -1 after an error (a dtype other than f32 or f64). */
+GS_API int gs_module_to_dtype(gs_module m, gs_dtype dtype);
+
 /* Disposes the module, its children (their whole trees) and every parameter they own. A child
  * cannot be disposed on its own: it goes with its parent. */
 GS_API void gs_module_dispose(gs_module m);

@@ -122,4 +122,9 @@ enum {
    * finish (DDP's wait for its buckets at backward's end) */                                 \
   X(WAIT_BEGIN, wait_begin, 37, 0)                                                            \
   /* since 1.7: name, waited (ns since its wait_begin) */                                     \
-  X(WAIT_END, wait_end, 38, 0)
+  X(WAIT_END, wait_end, 38, 0)                                                                \
+  /* since 1.8: tensor, storage, dtype, op (string: why), offset, shape, strides: the tensor's \
+   * data was replaced (gs_tensor_set_data: torch's `t.data = x`, a module's double() or       \
+   * float()): it keeps its id, requires_grad, grad and place in a module, and now views      \
+   * storage as dtype with this layout */                                                      \
+  X(TENSOR_SET_DATA, tensor_set_data, 39, GS_TRACE_KIND_STATE)

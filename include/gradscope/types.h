@@ -53,6 +53,12 @@ GS_API bool gs_dtype_is_floating(gs_dtype dtype);
 /* u8, i8, i16, i32 and i64 (not bool): the dtypes with integer arithmetic. */
 GS_API bool gs_dtype_is_integer(gs_dtype dtype);
 
+/* torch.set_default_dtype: the floating dtype integer operands compute in where an op needs a
+ * floating result (true division, sqrt of an integer tensor, an integer tensor times 1.5), for
+ * the whole process: GS_F32 (the start) or GS_F64; anything else is an error. */
+GS_API void gs_set_default_dtype(gs_dtype dtype);
+GS_API gs_dtype gs_default_dtype(void);
+
 /* The dtype two tensor operands compute in, by PyTorch's promotion rules
  * (bool < integers < f32 < f64; among integers the narrowest that holds both, so u8 with i8
  * gives i16). */

@@ -23,7 +23,15 @@ from gradscope.compare import (all, allclose, any, equal, isclose, isfinite,  # 
 from gradscope.serialization import load, save  # noqa: E402
 from gradscope import copying as _copying  # noqa: E402,F401  (copy/deepcopy/pickle support)
 from gradscope.device import device  # noqa: E402
-from gradscope.creation import (as_tensor, empty_like, full_like, get_default_dtype,  # noqa: E402
+from gradscope.tensor_extras import bernoulli, multinomial, normal  # noqa: E402
+from gradscope.tensor_extras import (addcdiv_function as addcdiv,  # noqa: E402
+                                     addcmul_function as addcmul,
+                                     movedim_function as movedim,
+                                     nan_to_num_function as nan_to_num,
+                                     swapaxes_function as swapaxes,
+                                     swapdims_function as swapdims)
+moveaxis = movedim
+from gradscope.creation import (as_tensor, empty_like, full_like, get_default_dtype, set_default_dtype,  # noqa: E402
                                 logspace, ones_like, rand_like, randint_like, randn_like,
                                 randperm, zeros_like)
 from gradscope.rearrange import (argwhere, broadcast_tensors, count_nonzero, diag,  # noqa: E402

@@ -87,12 +87,23 @@ def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_
     """torch.logspace: steps values from base**start to base**end, evenly spaced in the
     exponent."""
     t = base ** _c.linspace(start, end, steps).double()
-    return _finish(t.to(dtype or _c.float32), None, requires_grad)
+    return _finish(t.to(dtype or _c.get_default_dtype()), None, requires_grad)
 
 
-def get_default_dtype():
-    """torch.get_default_dtype: the dtype floating tensors are made in (float32)."""
-    return _c.float32
+get_default_dtype = _c.get_default_dtype
+
+
+def set_default_dtype(d):
+    """torch.set_default_dtype: the dtype floating tensors are made in from now on when none
+    is given (Python floats, zeros(), randn(), arange() with a float, modules' parameters):
+    float32 (the start) or float64; gradscope has no other floating dtype."""
+    if d in (_c.float32, _c.float64):
+        return _c._set_default_dtype(d)
+    if isinstance(d, _c.dtype):  # an integer or bool dtype: torch's own refusal
+        return _c._set_default_dtype(d)
+    from gradscope._missing import NotSupportedError
+    raise NotSupportedError(f"set_default_dtype(): gradscope's floating dtypes are float32 and "
+                            f"float64, got {d!r}")
 
 
 def _new_zeros(self, *size, dtype=None, device=None, requires_grad=False):

@@ -109,8 +109,8 @@ def _tensor_device(self):
 
 
 def _module_to(self, *args, **kwargs):
-    """model.to(device) and model.to(dtype): the module itself (on the CPU, in its dtype or
-    converted by float()/double())."""
+    """model.to(device) and model.to(dtype): the module itself, on the CPU, its floating
+    parameters and buffers converted in place by float()/double() for a dtype."""
     where, dtype = _split_to_args(args, dict(kwargs), "Module.to()")
     _check_cpu(where, "Module.to()")
     if dtype == _c.float64:
@@ -118,7 +118,8 @@ def _module_to(self, *args, **kwargs):
     if dtype == _c.float32:
         return self.float()
     if dtype is not None:
-        raise TypeError(f"Module.to() only accepts floating point dtypes, got {dtype}")
+        raise TypeError("nn.Module.to only accepts floating point or complex dtypes, but got "
+                        f"desired dtype={dtype}")
     return self
 
 

@@ -44,6 +44,10 @@ gs_trace_event sample(gs_trace_kind kind) {
     return (gs_trace_event){.kind = kind, .tensor = 42, .name = 300};
   case GS_TRACE_REQUIRES_GRAD:
     return (gs_trace_event){.kind = kind, .tensor = 42, .requires_grad = true, .site = 5};
+  case GS_TRACE_TENSOR_SET_DATA:
+    return (gs_trace_event){.kind = kind, .tensor = 42, .storage = 10, .dtype = GS_F64, .op = 19,
+                            .offset = 3, .ndim = 2, .shape = {4, 5}, .strides = {1, -4},
+                            .site = 6};
   case GS_TRACE_INPLACE_WRITE:
     return (gs_trace_event){.kind = kind, .tensor = 42, .storage = 9, .version = 3, .op = 18,
                             .site = 70000};

@@ -231,6 +231,12 @@ static void row_requires_grad(row_words *w) {
   append_text(w->out, w->e->requires_grad ? _("requires grad") : _("no grad"));
 }
 
+static void row_tensor_set_data(row_words *w) {
+  just_tensor(w);
+  append_text(w->out, gs_dtype_name((gs_dtype)w->e->dtype));
+  append_handle(w->out, _("storage"), w->e->storage);
+}
+
 static void row_tensor_name(row_words *w) {
   just_tensor(w);
   if (w->name)

@@ -221,6 +221,14 @@ static char *life_requires_grad(const life_words *w) {
                                       : _("No longer requires grad"));
 }
 
+static char *life_tensor_set_data(const life_words *w) {
+  const gs_trace_event *e = w->e;
+  /* TRANSLATORS: the op that replaced it (double, float, set_data), its dtype, its storage */
+  return g_strdup_printf(_("Its data replaced by %s: now %s over storage #%llu"),
+                         gs_trace_model_string(w->m, e->op), gs_dtype_name((gs_dtype)e->dtype),
+                         (unsigned long long)e->storage);
+}
+
 static char *life_inplace_write(const life_words *w) {
   const gs_trace_event *e = w->e;
   const char *op = gs_trace_model_string(w->m, e->op);

@@ -343,7 +343,7 @@ void model_memory_before(gs_trace_model *m, const gs_trace_event *e) {
   /* Only these kinds change an object's category or a storage's own bytes: the rest (most
    * events) cost nothing here. A new storage or a shared one owns no counted bytes until an
    * object views it or it materialises. */
-  _Static_assert(GS_TRACE_KIND_COUNT == 39,
+  _Static_assert(GS_TRACE_KIND_COUNT == 40,
                  "model-memory.c: a new event kind that makes, disposes, moves, re-owns or "
                  "saves an object, or changes a storage's bytes, needs a case here");
   switch (e->kind) {
@@ -354,6 +354,7 @@ void model_memory_before(gs_trace_model *m, const gs_trace_event *e) {
     return;
   case GS_TRACE_TENSOR_CREATE:
   case GS_TRACE_TENSOR_MOVE:
+  case GS_TRACE_TENSOR_SET_DATA:
   case GS_TRACE_MODULE_PARAMETER:
   case GS_TRACE_OWNER_CHANGE:
   case GS_TRACE_TENSOR_DISPOSE:

@@ -160,6 +160,23 @@ void replay_on_tensor_dispose(gs_replay *r, const gs_trace_event *e) {
   object_remove(r, e->tensor, FALSE);
 }
 
+/* A tensor's data replaced (a module's double()): the same object, now over another storage
+ * with another dtype and layout. The bytes its scope counted stay as they were counted when it
+ * was made, as the engine's statistics keep them. */
+void replay_on_tensor_set_data(gs_replay *r, const gs_trace_event *e) {
+  gs_replay_object *o = gs_replay_object_get(r, e->tensor);
+  if (!o || o->composite) {
+    replay_warn(r, e->seq, GS_REPLAY_WARN_UNKNOWN_OBJECT, e->tensor);
+    return;
+  }
+  o->storage = e->storage;
+  o->dtype = e->dtype;
+  o->ndim = CLAMP(e->ndim, 0, GS_MAX_DIMS);
+  memcpy(o->shape, e->shape, sizeof o->shape);
+  memcpy(o->strides, e->strides, sizeof o->strides);
+  o->offset = e->offset;
+}
+
 /* A parameter takes over a tensor's handle: the same object under a new id, counted once. */
 void replay_on_tensor_move(gs_replay *r, const gs_trace_event *e) {
   gs_replay_object *o = gs_replay_object_get(r, e->tensor);

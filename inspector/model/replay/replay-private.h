@@ -98,6 +98,7 @@ void replay_on_tensor_create(gs_replay *r, const gs_trace_event *e, const replay
 void replay_on_composite_create(gs_replay *r, const gs_trace_event *e);
 void replay_on_tensor_dispose(gs_replay *r, const gs_trace_event *e);
 void replay_on_tensor_move(gs_replay *r, const gs_trace_event *e);
+void replay_on_tensor_set_data(gs_replay *r, const gs_trace_event *e);
 void replay_on_tensor_name(gs_replay *r, const gs_trace_event *e, const replay_strings *st);
 /* Objects (unless not objects), the names user code gave tensors, and what datasets read. */
 void replay_copy_objects(gs_replay *r, const gs_replay *src, gboolean objects);

@@ -60,6 +60,8 @@ void gs_event_fields_foreach(const gs_trace_event *e, const gs_trace_reader *rea
   const walk w = {fn, user_data};
   gboolean is_tensor_create = e->kind == GS_TRACE_TENSOR_CREATE;
   gboolean has_holder = is_tensor_create || e->kind == GS_TRACE_OWNER_CHANGE;
+  /* A tensor's layout: its creation's, and a replacement of its data's. */
+  gboolean has_layout = is_tensor_create || e->kind == GS_TRACE_TENSOR_SET_DATA;
 
   if (e->kind == GS_TRACE_STRING) {
     /* A string-table entry: its name field is the id being defined, not a reference. */
@@ -112,7 +114,7 @@ void gs_event_fields_foreach(const gs_trace_event *e, const gs_trace_reader *rea
     emit_s(&w, "name", GS_FIELD_STRING, gs_trace_reader_string(reader, e->name));
   if (e->op)
     emit_s(&w, "op", GS_FIELD_STRING, gs_trace_reader_string(reader, e->op));
-  if (e->dtype || is_tensor_create)
+  if (e->dtype || has_layout)
     emit_s(&w, "dtype", GS_FIELD_ENUM, gs_dtype_name((gs_dtype)e->dtype));
   if (e->origin || is_tensor_create)
     emit_s(&w, "origin", GS_FIELD_ENUM, gs_trace_origin_name(e->origin));
@@ -131,7 +133,7 @@ void gs_event_fields_foreach(const gs_trace_event *e, const gs_trace_reader *rea
     fn(&f, user_data);
   }
   int ndim = CLAMP(e->ndim, 0, GS_MAX_DIMS);
-  if (ndim > 0 || is_tensor_create) {
+  if (ndim > 0 || has_layout) {
     gs_event_field f = {.key = "shape", .type = GS_FIELD_DIMS, .n = (guint)ndim,
                         .dims = (const gint64 *)e->shape};
     fn(&f, user_data);

@@ -673,6 +673,15 @@ static char *say_requires_grad(explain *x, kind_facts *k) {
                          t);
 }
 
+static char *say_tensor_set_data(explain *x, kind_facts *k) {
+  g_autofree char *t = tensor_words(x, k->r, k->e.tensor);
+  g_autofree char *shape = shape_words(&k->e);
+  /* TRANSLATORS: a tensor, the op (double, float, set_data), its shape and dtype, a storage */
+  return g_strdup_printf(_("%s had its data replaced by %s: it is now %s over storage #%" PRIu64
+                           ", and keeps its handle, its grad and its place in a module"),
+                         t, gs_trace_model_string(k->m, k->e.op), shape, k->e.storage);
+}
+
 static char *say_dist_init(explain *x, kind_facts *k) {
   (void)x;
   /* TRANSLATORS: the run id is a hexadecimal number */

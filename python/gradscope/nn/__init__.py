@@ -10,7 +10,7 @@ _reexport(_gradscope.nn, globals())
 del globals()["functional"]
 
 from gradscope.nn import functional, init, module, state_dict, utils  # noqa: E402
-from gradscope.nn.parameter import Parameter  # noqa: E402
+from gradscope.nn.parameter import Parameter, ParameterDict, ParameterList  # noqa: E402,F401
 from gradscope.nn.adaptive import (AdaptiveAvgPool1d, AdaptiveAvgPool2d,  # noqa: E402,F401
                                    AdaptiveMaxPool1d, AdaptiveMaxPool2d)
 from gradscope.nn.layers import (AvgPool2d, BCEWithLogitsLoss, CrossEntropyLoss,  # noqa: E402,F401

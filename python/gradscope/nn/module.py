@@ -51,23 +51,49 @@ def requires_grad_(self, requires_grad=True):
     return self
 
 
-def _same_dtype(self, dtype, what):
-    # The engine's modules are made in f32 and cannot change a parameter's dtype in place:
-    # converting is honest only when there is nothing to convert.
-    for name, p in self.named_parameters():
-        if p.dtype != dtype:
-            raise NotSupportedError(
-                f"Module.{what}(): converting parameter {name!r} from {p.dtype} is not "
-                "supported by gradscope yet")
-    return self
+def _convert(self, dtype, what):
+    """Every floating parameter and buffer (and its grad) converted in place, as torch's
+    Module._apply: the tensors the program holds (and optimizers) stay the same objects."""
+    if dtype not in (_gradscope.float32, _gradscope.float64):
+        raise NotSupportedError(
+            f"Module.{what}(): gradscope's modules compute in float32 or float64, not {dtype}")
+    return self._to_dtype(dtype)
 
 
 def float(self):
-    return _same_dtype(self, _gradscope.float32, "float")
+    """Floating parameters and buffers converted to float32 in place; returns self."""
+    return _convert(self, _gradscope.float32, "float")
 
 
 def double(self):
-    return _same_dtype(self, _gradscope.float64, "double")
+    """Floating parameters and buffers converted to float64 in place; returns self."""
+    return _convert(self, _gradscope.float64, "double")
+
+
+def _no_half(what):
+    def refuse(self, *args, **kwargs):
+        raise NotSupportedError(f"Module.{what}(): gradscope has no {what} dtype (its floating "
+                                "dtypes are float32 and float64): use float() or double()")
+    refuse.__name__ = what
+    refuse.__doc__ = f"Refused: gradscope has no {what} dtype."
+    return refuse
+
+
+half = _no_half("half")
+bfloat16 = _no_half("bfloat16")
+
+_TYPE_NAMES = {"torch.FloatTensor": "float32", "torch.DoubleTensor": "float64",
+               "gradscope.FloatTensor": "float32", "gradscope.DoubleTensor": "float64"}
+
+
+def _type(self, dst_type):
+    """Module.type(dtype): parameters and buffers converted to dtype (float32 or float64, also
+    named 'torch.FloatTensor' / 'torch.DoubleTensor'); returns self."""
+    if isinstance(dst_type, str):
+        if dst_type not in _TYPE_NAMES:
+            raise NotSupportedError(f"Module.type(): gradscope has no {dst_type}")
+        dst_type = getattr(_gradscope, _TYPE_NAMES[dst_type])
+    return _convert(self, dst_type, "type")
 
 
 def add_module(self, name, module):
@@ -163,6 +189,7 @@ def _repr_text(self):
 for _name, _value in [("named_children", named_children), ("children", children),
                       ("named_modules", named_modules), ("modules", modules), ("apply", apply),
                       ("requires_grad_", requires_grad_), ("float", float), ("double", double),
+                      ("half", half), ("bfloat16", bfloat16), ("type", _type),
                       ("add_module", add_module), ("register_module", register_module),
                       ("register_forward_hook", register_forward_hook),
                       ("register_forward_pre_hook", register_forward_pre_hook),

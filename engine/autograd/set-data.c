@@ -1,0 +1,55 @@
+/* set-data.c: replacing a tensor's data, as torch's `t.data = x` (Tensor.set_data): the tensor
+ * keeps its handle, requires_grad, grad and place in a module (so optimizers, modules and a
+ * language binding's object that hold the handle keep working), and from now on views the
+ * source's storage with the source's dtype and layout. A module's double() and float() are
+ * made of it (nn/module-dtype.c). It needs only the tensor record and whether the tensor is a
+ * leaf, so it sits with the graph's bookkeeping, below the ops that modules use. */
+#include <string.h>
+
+#include "autograd-impl.h"
+#include "trace-writer.h"
+
+void gs_tensor_set_data(gs_tensor h, gs_tensor src, const char *op) {
+  const char *fn = "tensor_set_data";
+  gs__tensor *t = gs__lookup(h, fn);
+  gs__tensor *s = t ? gs__lookup(src, fn) : NULL;
+  if (!s)
+    return;
+  if (t->ag.grad_fn) {
+    gs__error(GS_ERR_STATE, fn,
+              "tensor #%u.%u was made by %s: only a leaf's data can be replaced; detach it first",
+              (unsigned)(h.id & 0xffffffffu), (unsigned)(h.id >> 32), t->ag.grad_fn->kind->name);
+    return;
+  }
+  if (t->view_base) {
+    gs__error(GS_ERR_STATE, fn,
+              "tensor #%u.%u is a view of another tensor: replacing a view's data is not "
+              "supported; replace its base's, or clone it first",
+              (unsigned)(h.id & 0xffffffffu), (unsigned)(h.id >> 32));
+    return;
+  }
+  if (t->ag.requires_grad && !gs_dtype_is_floating(s->dtype)) {
+    gs__error(GS_ERR_DTYPE, fn, "tensor #%u.%u requires grad, so its data must be floating, got %s",
+              (unsigned)(h.id & 0xffffffffu), (unsigned)(h.id >> 32), gs_dtype_name(s->dtype));
+    return;
+  }
+  if (h.id == src.id)
+    return;
+  gs__storage *old = t->storage;
+  gs__storage_retain(s->storage);
+  gs__storage_log_alloc(s->storage); /* the log knows the storage before the tensor names it */
+  t->storage = s->storage;
+  t->dtype = s->dtype;
+  t->ndim = s->ndim;
+  t->numel = s->numel;
+  t->offset = s->offset;
+  memcpy(t->shape, s->shape, sizeof t->shape);
+  memcpy(t->strides, s->strides, sizeof t->strides);
+  if (gs__trace_on())
+    gs__trace_tensor_set_data(h.id, t->storage->id, (uint32_t)t->dtype,
+                              gs__intern(op && *op ? op : "set_data"), t->offset, t->shape,
+                              t->strides, t->ndim);
+  else
+    gs__trace_skip(1);
+  gs__storage_release(old); /* after the tensor left it: its free follows in the log */
+}
