@@ -153,6 +153,11 @@ gs_tensor gs_index_add(gs_tensor ht, int dim, gs_tensor hindex, gs_tensor hsrc, 
   gs_no_grad_begin();
   gs_tensor spread = spread_along(positions, d, src->shape, src->ndim);
   gs_tensor scaled = alpha == 1.0 ? gs_clone(hsrc) : gs_mul_scalar(hsrc, alpha);
+  if (scaled.id && gs_dtype_of(scaled) != t->dtype) { /* an integer times a double is floating */
+    gs_tensor exact = gs_to_dtype(scaled, t->dtype);
+    gs_dispose(scaled);
+    scaled = exact;
+  }
   gs_tensor h = gs_scatter_add(ht, d, spread, scaled);
   gs_no_grad_end();
   gs_dispose(spread), gs_dispose(scaled);

@@ -79,6 +79,7 @@ def test_index_add_and_index_fill_are_torchs():
     check(gx.index_fill(1, gi, -1.5), tx.index_fill(1, ti, -1.5), [(gx, tx)])
     gn, tn = both([[1, 2], [3, 4], [5, 6]], "int64", grad=False)
     gj, tj = index([0, 0])
+    check(gn.index_add(0, gj, gn[1:], alpha=3), tn.index_add(0, tj, tn[1:], alpha=3))
     gn.index_add_(0, gj, gn[1:].clone()), tn.index_add_(0, tj, tn[1:].clone())
     check(gn, tn)
     gn.index_fill_(1, gs.tensor([1]), gs.tensor(9)), tn.index_fill_(1, torch.tensor([1]), 9)
