@@ -249,6 +249,8 @@ static const doc_row rows[] = {
     {"Tensor", "prod", METHOD, "dim=None, keepdim=False, *, dtype=None",
      "The product of all elements, or along dim; exact gradient with zeros."},
     {"Tensor", "cumprod", METHOD, "dim, *, dtype=None", "Running products along dim."},
+    {"Tensor", "logcumsumexp", METHOD, "dim",
+     "Running log(sum(exp(x))) along dim, computed stably."},
     {"Tensor", "median", METHOD, "dim=None, keepdim=False",
      "The lower median of all elements, or (values, indices) along dim."},
     {"Tensor", "cummax", METHOD, "dim", "(values, indices) of the running maximum along dim."},

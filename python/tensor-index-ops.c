@@ -1,9 +1,9 @@
 /* tensor-index-ops.c: Tensor methods over the engine's ops that write by index and pick by
  * order, as PyTorch 1.13's: scatter, scatter_add, index_add, index_fill (each with its
- * in-place form), take, take_along_dim, prod, cumprod, median, cummax, cummin, unique, cross
- * and trace. They join the Tensor type at import (gsp_tensor_index_ops_install), beside
- * tensor-math.c's; gradscope.scatter(t, ...) and friends reach them through the forwarders of
- * functions.c.
+ * in-place form), take, take_along_dim, prod, cumprod, logcumsumexp, median, cummax, cummin,
+ * unique, cross and trace. They join the Tensor type at import (gsp_tensor_index_ops_install),
+ * beside tensor-math.c's; gradscope.scatter(t, ...) and friends reach them through the forwarders
+ * of functions.c.
  *
  * An in-place form computes the out-of-place result and copies it into the tensor (a version
  * bump), as masked_fill_ does.
@@ -239,6 +239,15 @@ static PyObject *m_cumprod(PyObject *self, PyObject *args, PyObject *kwargs) {
   return with_dtype(gsp_wrap(gs_cumprod(gsp_handle(self), dim)), dtype);
 }
 
+static PyObject *m_logcumsumexp(PyObject *self, PyObject *args, PyObject *kwargs) {
+  GSP_SITE();
+  int dim;
+  static char *kwlist[] = {"dim", NULL};
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "i:logcumsumexp", kwlist, &dim))
+    return NULL;
+  return gsp_wrap(gs_logcumsumexp(gsp_handle(self), dim));
+}
+
 /* ---- picks by order: median, cummax, cummin, unique --------------------------------------------
  */
 
@@ -384,6 +393,7 @@ static PyMethodDef tensor_index_ops_methods[] = {
     {"take_along_dim", GSP_FN(m_take_along_dim), METH_KW, NULL},
     {"prod", GSP_FN(m_prod), METH_KW, NULL},
     {"cumprod", GSP_FN(m_cumprod), METH_KW, NULL},
+    {"logcumsumexp", GSP_FN(m_logcumsumexp), METH_KW, NULL},
     {"median", GSP_FN(m_median), METH_KW, NULL},
     {"cummax", GSP_FN(m_cummax), METH_KW, NULL},
     {"cummin", GSP_FN(m_cummin), METH_KW, NULL},

@@ -1,11 +1,12 @@
-/* ordering.c: ops that run along one dim in order: cumsum, and sort with its forms argsort
- * and topk.
+/* ordering.c: ops that run along one dim in order: cumsum and logcumsumexp, sort with its
+ * forms argsort and topk, and what picks values by an order: median, cummax, cummin, unique.
  *
  * Each works on a contiguous copy of the input (gs__as_contiguous, in the dtype it computes
  * in), seen as [outer, len, inner]: a row is len elements inner apart. cumsum records its own
  * node; sort computes only the order (an i64 index) and takes its values with gs_gather, so
  * their gradient is gather's (scatter_add back to where each value came from).
  */
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,6 +68,96 @@ gs_tensor gs_cumsum(gs_tensor h, int dim) {
                       : NULL;
     if (n)
       n->ints[0] = d;
+  }
+  gs__tensor_release(&c);
+  return r;
+}
+
+/* ---- logcumsumexp ------------------------------------------------------------------------ */
+
+/* x reversed along d (an index_select, so formulas built on it differentiate). */
+static gs_tensor flipped(gs_tensor x, int d) {
+  int64_t len = gs_ndim(x) ? gs_size(x, d) : 1;
+  int64_t *order = malloc(sizeof(int64_t) * (size_t)(len > 0 ? len : 1));
+  if (!order)
+    return GS_NO_TENSOR;
+  for (int64_t k = 0; k < len; k++)
+    order[k] = len - 1 - k;
+  gs_tensor index = gs__formula_temp(gs_from_data(GS_I64, &len, 1, order));
+  free(order);
+  return gs__formula_temp(gs_index_select(x, d, index));
+}
+
+/* d logcumsumexp(x)_j / dx_i = exp(x_i - y_j) for j >= i: grad_i = sum_{j >= i} g_j
+ * exp(x_i - y_j), summed in the log domain from the end, the positive and the negative parts
+ * of g apart (torch's formula, so it is as stable and differentiates again). */
+static void logcumsumexp_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  int d = (int)n->ints[0];
+  gs_tensor x = gs__saved(n, 0), y = gs__saved(n, 1);
+  gs_dtype dtype = gs_dtype_of(g);
+  gs_tensor lowest =
+      gs__formula_temp(gs_full_like(g, dtype == GS_F32 ? -(double)FLT_MAX : -DBL_MAX));
+  gs_tensor log_abs = gs__formula_temp(gs_log(gs__formula_temp(gs_abs(g))));
+  gs_tensor parts[2];
+  for (int neg = 0; neg < 2; neg++) {
+    gs_tensor sign = gs__formula_temp(neg ? gs_lt_scalar(g, 0) : gs_gt_scalar(g, 0));
+    gs_tensor log_g = gs__formula_temp(gs_where(sign, log_abs, lowest));
+    gs_tensor shifted = gs__formula_temp(gs_sub(log_g, y));
+    gs_tensor from_end = flipped(gs__formula_temp(gs_logcumsumexp(flipped(shifted, d), d)), d);
+    parts[neg] = gs__formula_temp(gs_exp(gs__formula_temp(gs_add(from_end, x))));
+  }
+  grads[0] = gs__reduce_grad(n, 0, gs_sub(parts[0], parts[1]));
+}
+GS__BACKWARD_TWICE(LogcumsumexpBackward, logcumsumexp_backward);
+
+/* Running log(sum(exp)) of each row, in double: acc = max + log1p(exp(min - max)). */
+#define LOGCUMSUMEXP_ROWS(NAME, T)                                                                 \
+  static void NAME(const void *src, void *dst, int64_t outer, int64_t len, int64_t inner) {        \
+    const T *x = src;                                                                              \
+    T *y = dst;                                                                                    \
+    for (int64_t o = 0; o < outer; o++)                                                            \
+      for (int64_t i = 0; i < inner; i++) {                                                        \
+        double acc = -HUGE_VAL;                                                                    \
+        for (int64_t k = 0; k < len; k++) {                                                        \
+          int64_t at = (o * len + k) * inner + i;                                                  \
+          double v = (double)x[at], hi = acc > v ? acc : v, lo = acc > v ? v : acc;                \
+          acc = isnan(v) || isnan(acc) ? (double)NAN                                               \
+                : lo == -HUGE_VAL      ? hi                                                        \
+                : hi == HUGE_VAL       ? HUGE_VAL                                                  \
+                                       : hi + log1p(exp(lo - hi));                                       \
+          y[at] = (T)acc;                                                                          \
+        }                                                                                          \
+      }                                                                                            \
+  }
+LOGCUMSUMEXP_ROWS(logcumsumexp_f32, float)
+LOGCUMSUMEXP_ROWS(logcumsumexp_f64, double)
+
+gs_tensor gs_logcumsumexp(gs_tensor h, int dim) {
+  const char *fn = "logcumsumexp";
+  gs__tensor *t = gs__lookup(h, fn);
+  int d = t ? gs__wrap_dim(dim, t->ndim, fn) : -1;
+  if (d < 0)
+    return GS_NO_TENSOR;
+  if (!gs_dtype_is_floating(t->dtype)) {
+    gs__error(GS_ERR_DTYPE, fn, "expected an f32 or f64 tensor, got %s", gs_dtype_name(t->dtype));
+    return GS_NO_TENSOR;
+  }
+  gs__tensor c;
+  if (!gs__as_contiguous(t, t->dtype, &c, fn))
+    return GS_NO_TENSOR;
+  gs__tensor *out;
+  gs_tensor r = gs__tensor_new(t->dtype, t->shape, t->ndim, fn, &out);
+  if (r.id) {
+    int64_t outer, len, inner;
+    gs__row_layout(t, d, &outer, &len, &inner);
+    (t->dtype == GS_F32 ? logcumsumexp_f32 : logcumsumexp_f64)(
+        gs__tensor_data(&c), gs__tensor_data(out), outer, len, inner);
+    gs__node *n = gs__record(&LogcumsumexpBackward, out, 1, (const gs__tensor *[]){t}, 2);
+    if (n) {
+      gs__save(n, 0, t);
+      gs__save(n, 1, out);
+      n->ints[0] = d;
+    }
   }
   gs__tensor_release(&c);
   return r;

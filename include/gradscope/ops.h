@@ -296,6 +296,8 @@ GS_API gs_tensor gs_one_hot(gs_tensor index, int64_t num_classes);
 /* Running sums along dim (torch.cumsum); integer and bool inputs give i64. Gradient: the
  * reversed running sums of g. */
 GS_API gs_tensor gs_cumsum(gs_tensor t, int dim);
+/* Running log(sum(exp)) along dim, computed stably (torch.logcumsumexp). Floating only. */
+GS_API gs_tensor gs_logcumsumexp(gs_tensor t, int dim);
 /* Running products along dim (torch.cumprod); integer and bool inputs give i64. The gradient
  * is exact with zeros (a formula in C: no double backward). */
 GS_API gs_tensor gs_cumprod(gs_tensor t, int dim);

@@ -104,6 +104,7 @@ def test_take_and_take_along_dim_are_torchs():
 @pytest.mark.parametrize("call", [
     lambda m, x: x.prod(), lambda m, x: x.prod(1), lambda m, x: x.prod(0, keepdim=True),
     lambda m, x: x.cumprod(1), lambda m, x: m.cumprod(x, 0), lambda m, x: m.prod(x[:, 1:]),
+    lambda m, x: x.logcumsumexp(1), lambda m, x: m.logcumsumexp(x * 300, 0),
 ])
 def test_products_and_their_gradients_with_zeros_are_torchs(call):
     for data in (X, [[1.0, 0.0, 0.0], [2.0, 3.0, 0.0]], [[2.0, -1.0], [0.5, 3.0]]):
