@@ -1,6 +1,6 @@
 # Products and order statistics: prod (with a zero: its gradient is the product of the
 # others), cumprod, median of all and along a dim, cummax/cummin, unique with inverse and
-# counts, cross products and the trace, with their gradients and grad_fn names.
+# counts, cross products, the trace and logcumsumexp, with their gradients and grad_fn names.
 import torch
 
 x = torch.tensor([[1.5, 2.0, 0.0, -1.0], [0.5, -2.0, 3.0, 1.0], [2.0, 1.0, -0.5, 4.0]],
@@ -42,3 +42,9 @@ print("trace", tr.item(), sq.trace().item(), tr.grad_fn.name())
 ((c * torch.tensor([1.0, 2.0, 3.0])).sum() + tr).backward()
 print("cross grads", a.grad.tolist(), b.grad.tolist())
 print("trace grad", sq.grad.tolist())
+
+z = torch.tensor([[0.5, -1.0, 30.0, 2.0], [100.0, 1.0, -2.0, 0.0]], requires_grad=True)
+lc = z.logcumsumexp(1)
+print("logcumsumexp", [[round(v, 5) for v in r] for r in lc.tolist()], lc.grad_fn.name())
+(lc * torch.tensor([1.0, -2.0, 0.5, 3.0])).sum().backward()
+print("logcumsumexp grad", [[round(v, 5) for v in r] for r in z.grad.tolist()])
