@@ -1,15 +1,16 @@
-/* index.c: ops that move elements by an index tensor: index_select, gather, scatter_add and
- * embedding.
+/* index.c: ops that move elements by an index tensor: index_select, gather, scatter (with
+ * its reduce forms, scatter_add among them) and embedding.
  *
- * All four check every index value before allocating anything, so a bad index changes
- * nothing. index_select, gather and embedding are one strided run (gather_run): the source
- * operand walks every dim but the indexed one, and the inner loop adds index * stride along
- * that dim. scatter_add is the same walk in the other direction.
+ * All check every index value before allocating anything, so a bad index changes nothing.
+ * index_select, gather and embedding are one strided run (gather_run): the source operand
+ * walks every dim but the indexed one, and the inner loop adds index * stride along that dim.
+ * The scatters are the same walk in the other direction (scatter_run), writing, adding or
+ * multiplying.
  *
  * Their gradients run the other way: what an op picked gets its gradient back with
- * scatter_add, so an index that repeats adds up its gradients, and scatter_add's source gets
- * its own back with gather. Indexes never require grad; floating results record a node that
- * saves the index.
+ * scatter_add, so an index that repeats adds up its gradients, and a scatter's source gets
+ * its own back with gather (what scatter wrote over gets zeros). Indexes never require grad;
+ * floating results record a node that saves the index.
  */
 #include <stdio.h>
 #include <string.h>

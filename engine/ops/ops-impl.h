@@ -29,6 +29,9 @@ gs_tensor gs__pass_grad_through(gs_tensor g);
 /* Registers a handle made inside a formula for disposal when it returns, and passes it on:
  * lets formulas nest calls (gs_mul(g, gs__formula_temp(gs_exp(x)))) without leaking. */
 gs_tensor gs__formula_temp(gs_tensor t);
+/* x reversed along dim d, inside a formula (an index_select, so what is built on it
+ * differentiates again; the result is a formula temporary). */
+gs_tensor gs__formula_flip(gs_tensor x, int d);
 /* Disposes the handles the formula that just ran got from gs__saved and gs__formula_temp
  * (backward). */
 void gs__formula_temps_dispose(void);
@@ -163,7 +166,7 @@ static inline gs__tensor *gs__lookup_with_mask(gs_tensor h, gs_tensor hmask, con
   return t;
 }
 
-/* ---- along a dim and by index (ordering.c, index.c) ------------------------------------- */
+/* ---- along a dim and by index (ordering.c, product.c, index.c, index-write.c) ---------- */
 
 /* outer, len and inner of a contiguous tensor of t's shape seen along dim d: a row is len
  * elements inner apart (a 0-D tensor is one row of one). */

@@ -75,19 +75,6 @@ gs_tensor gs_cumsum(gs_tensor h, int dim) {
 
 /* ---- logcumsumexp ------------------------------------------------------------------------ */
 
-/* x reversed along d (an index_select, so formulas built on it differentiate). */
-static gs_tensor flipped(gs_tensor x, int d) {
-  int64_t len = gs_ndim(x) ? gs_size(x, d) : 1;
-  int64_t *order = malloc(sizeof(int64_t) * (size_t)(len > 0 ? len : 1));
-  if (!order)
-    return GS_NO_TENSOR;
-  for (int64_t k = 0; k < len; k++)
-    order[k] = len - 1 - k;
-  gs_tensor index = gs__formula_temp(gs_from_data(GS_I64, &len, 1, order));
-  free(order);
-  return gs__formula_temp(gs_index_select(x, d, index));
-}
-
 /* d logcumsumexp(x)_j / dx_i = exp(x_i - y_j) for j >= i: grad_i = sum_{j >= i} g_j
  * exp(x_i - y_j), summed in the log domain from the end, the positive and the negative parts
  * of g apart (torch's formula, so it is as stable and differentiates again). */
@@ -103,7 +90,8 @@ static void logcumsumexp_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
     gs_tensor sign = gs__formula_temp(neg ? gs_lt_scalar(g, 0) : gs_gt_scalar(g, 0));
     gs_tensor log_g = gs__formula_temp(gs_where(sign, log_abs, lowest));
     gs_tensor shifted = gs__formula_temp(gs_sub(log_g, y));
-    gs_tensor from_end = flipped(gs__formula_temp(gs_logcumsumexp(flipped(shifted, d), d)), d);
+    gs_tensor from_end =
+        gs__formula_flip(gs__formula_temp(gs_logcumsumexp(gs__formula_flip(shifted, d), d)), d);
     parts[neg] = gs__formula_temp(gs_exp(gs__formula_temp(gs_add(from_end, x))));
   }
   grads[0] = gs__reduce_grad(n, 0, gs_sub(parts[0], parts[1]));

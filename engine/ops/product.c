@@ -59,18 +59,6 @@ static gs_tensor products(gs__tensor *t, int d, bool running, const int64_t *sha
 
 /* ---- prod ------------------------------------------------------------------------------ */
 
-/* x reversed along d (an index_select, so it differentiates). */
-static gs_tensor reversed(gs_tensor x, int d, int64_t len) {
-  int64_t *order = malloc(sizeof(int64_t) * (size_t)len);
-  if (!order)
-    return GS_NO_TENSOR;
-  for (int64_t k = 0; k < len; k++)
-    order[k] = len - 1 - k;
-  gs_tensor index = gs__formula_temp(gs_from_data(GS_I64, &len, 1, order));
-  free(order);
-  return gs__formula_temp(gs_index_select(x, d, index));
-}
-
 /* The products of the elements before each one along d (1 for the first): cumprod of x
  * shifted by one. len >= 1. */
 static gs_tensor products_before(gs_tensor x, int d, int64_t len) {
@@ -106,7 +94,7 @@ static void prod_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
     return;
   }
   gs_tensor before = products_before(x, d, len);
-  gs_tensor after = reversed(products_before(reversed(x, d, len), d, len), d, len);
+  gs_tensor after = gs__formula_flip(products_before(gs__formula_flip(x, d), d, len), d);
   gs_tensor others = gs__formula_temp(gs_mul(before, after));
   gs_tensor grad = gs__formula_temp(gs_mul(others, g));
   grads[0] = gs__reduce_grad(n, 0, gs_reshape(grad, m->shape, m->ndim));
