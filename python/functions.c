@@ -425,7 +425,9 @@ static const char *const forwarded[] = {
     "as_strided", "mm", "bmm", "mv", "dot", "outer", "addmm", "ceil", "round", "trunc", "frac",
     "sign", "reciprocal", "square", "log1p", "expm1", "log2", "log10", "asin", "acos", "atan",
     "sinh", "cosh", "erf", "clip", "clamp_min", "clamp_max", "true_divide", "atan2", "fmod",
-    "lerp", "logical_and", "logical_or", "logical_xor", NULL};
+    "lerp", "logical_and", "logical_or", "logical_xor", "scatter", "scatter_add", "index_add",
+    "index_fill", "take", "take_along_dim", "prod", "cumprod", "median", "cummax", "cummin",
+    "unique", "cross", "logcumsumexp", NULL};
 /* clang-format on */
 
 int gsp_functions_add_forwarders(PyObject *module);

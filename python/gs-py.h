@@ -127,9 +127,11 @@ enum {
 };
 /* clang-format on */
 
-/* ---- tensor-op-table.c, tensor-math.c: methods added to the ready Tensor type at import ---- */
+/* ---- tensor-op-table.c, tensor-math.c, tensor-index-ops.c: methods added to the ready Tensor type
+ * at import ---- */
 int gsp_tensor_op_table_install(void);
 int gsp_tensor_math_install(void);
+int gsp_tensor_index_ops_install(void);
 /* (values, indices) as torch.return_types: a tuple with those names (steals both). */
 PyObject *gsp_values_indices(PyObject *values, PyObject *indices);
 

@@ -76,7 +76,8 @@ PyMODINIT_FUNC PyInit__gradscope(void) {
   }
   Py_DECREF(priority);
   PyType_Modified(&gsp_tensor_type);
-  if (gsp_tensor_math_install() < 0 || gsp_tensor_op_table_install() < 0)
+  if (gsp_tensor_math_install() < 0 || gsp_tensor_index_ops_install() < 0 ||
+      gsp_tensor_op_table_install() < 0)
     return NULL;
   PyObject *m = PyModule_Create(&module_def);
   if (!m)

@@ -273,6 +273,10 @@ typedef struct {
 
 static PyObject *trace_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
   GSP_SITE();
+  /* gradscope.trace(t) with a Tensor is torch.trace(t), the sum of its diagonal: the name is
+   * torch's too, and a program run by as_torch calls it so. */
+  if (PyTuple_GET_SIZE(args) == 1 && !kwargs && gsp_is_tensor(PyTuple_GET_ITEM(args, 0)))
+    return gsp_wrap(gs_trace(gsp_handle(PyTuple_GET_ITEM(args, 0))));
   PyObject *dest;
   static char *kwlist[] = {"dest", NULL};
   if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&:trace", kwlist, PyUnicode_FSConverter,
@@ -319,7 +323,8 @@ static PyTypeObject trace_type = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "gradscope.trace",
     .tp_basicsize = sizeof(trace_object),
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "with gradscope.trace(\"run.gstrace\"): records the block's events to the file.",
+    .tp_doc = "with gradscope.trace(\"run.gstrace\"): records the block's events to the file. "
+              "gradscope.trace(t) with a Tensor is torch.trace(t): the sum of its diagonal.",
     .tp_methods = trace_methods,
     .tp_new = trace_new,
     .tp_dealloc = trace_dealloc,

@@ -1,7 +1,7 @@
 /* formula.c: what backward formulas use beside the ops: handles to saved tensors, temporaries
  * disposed when the formula returns, and the shaping of a gradient to its input (summing
- * broadcast dims away, casting back). Here, not in engine/autograd, because gs__reduce_grad
- * is written with ops (sum_to, to_dtype).
+ * broadcast dims away, casting back), and a tensor reversed along a dim. Here, not in
+ * engine/autograd, because gs__reduce_grad is written with ops (sum_to, to_dtype).
  *
  * Under create_graph (double backward) the handles given to formulas carry autograd history:
  * a saved input's handle flows back to that input's history, a saved output's to the node
@@ -107,3 +107,16 @@ gs_tensor gs__reduce_grad(gs__node *n, int i, gs_tensor g) {
   return g;
 }
 
+gs_tensor gs__formula_flip(gs_tensor x, int d) {
+  int64_t len = gs_ndim(x) ? gs_size(x, d) : 1;
+  int64_t *order = malloc(sizeof(int64_t) * (size_t)(len > 0 ? len : 1));
+  if (!order) {
+    gs__error(GS_ERR_OUT_OF_MEMORY, "flip", "out of memory for %lld positions", (long long)len);
+    return GS_NO_TENSOR;
+  }
+  for (int64_t k = 0; k < len; k++)
+    order[k] = len - 1 - k;
+  gs_tensor index = gs__formula_temp(gs_from_data(GS_I64, &len, 1, order));
+  free(order);
+  return gs__formula_temp(gs_index_select(x, d, index));
+}

@@ -1,15 +1,16 @@
-/* index.c: ops that move elements by an index tensor: index_select, gather, scatter_add and
- * embedding.
+/* index.c: ops that move elements by an index tensor: index_select, gather, scatter (with
+ * its reduce forms, scatter_add among them) and embedding.
  *
- * All four check every index value before allocating anything, so a bad index changes
- * nothing. index_select, gather and embedding are one strided run (gather_run): the source
- * operand walks every dim but the indexed one, and the inner loop adds index * stride along
- * that dim. scatter_add is the same walk in the other direction.
+ * All check every index value before allocating anything, so a bad index changes nothing.
+ * index_select, gather and embedding are one strided run (gather_run): the source operand
+ * walks every dim but the indexed one, and the inner loop adds index * stride along that dim.
+ * The scatters are the same walk in the other direction (scatter_run), writing, adding or
+ * multiplying.
  *
  * Their gradients run the other way: what an op picked gets its gradient back with
- * scatter_add, so an index that repeats adds up its gradients, and scatter_add's source gets
- * its own back with gather. Indexes never require grad; floating results record a node that
- * saves the index.
+ * scatter_add, so an index that repeats adds up its gradients, and a scatter's source gets
+ * its own back with gather (what scatter wrote over gets zeros). Indexes never require grad;
+ * floating results record a node that saves the index.
  */
 #include <stdio.h>
 #include <string.h>
@@ -18,7 +19,7 @@
 
 /* index_select and embedding take i32 indexes too, gather and scatter_add only i64: PyTorch
  * 1.13's rule. */
-static bool check_index_dtype(const gs__tensor *index, bool takes_i32, const char *fn) {
+bool gs__check_index_dtype(const gs__tensor *index, bool takes_i32, const char *fn) {
   if (index->dtype != GS_I64 && !(takes_i32 && index->dtype == GS_I32)) {
     gs__error(GS_ERR_DTYPE, fn, "expected an i64%s index, got %s", takes_i32 ? " or i32" : "",
               gs_dtype_name(index->dtype));
@@ -34,8 +35,8 @@ static inline int64_t index_at(const char *p, gs_dtype dtype) {
 
 /* Checks that every value of index (any strides) lies in [0, size); reports the first, in
  * row-major order, that does not, with its position. what names the indexed dim. */
-static bool check_index_values(const gs__tensor *index, int64_t size, const char *what,
-                               const char *fn) {
+bool gs__check_index_values(const gs__tensor *index, int64_t size, const char *what,
+                            const char *fn) {
   const char *data = gs__tensor_data(index);
   int64_t es = (int64_t)gs__elsize(index->dtype);
   int64_t pos[GS_MAX_DIMS] = {0}, off = 0;
@@ -190,7 +191,7 @@ gs_tensor gs_index_select(gs_tensor ht, int dim, gs_tensor hindex) {
   const char *fn = "index_select";
   gs__tensor *t = gs__lookup(ht, fn);
   gs__tensor *index = t ? gs__lookup(hindex, fn) : NULL;
-  if (!index || !check_index_dtype(index, true, fn))
+  if (!index || !gs__check_index_dtype(index, true, fn))
     return GS_NO_TENSOR;
   if (t->ndim == 0) {
     gs__error(GS_ERR_SHAPE, fn, "expected a tensor of at least 1 dimension, got 0-D");
@@ -205,7 +206,7 @@ gs_tensor gs_index_select(gs_tensor ht, int dim, gs_tensor hindex) {
     return GS_NO_TENSOR;
   char what[64];
   snprintf(what, sizeof what, "dim %d of size %lld", d, (long long)t->shape[d]);
-  if (!check_index_values(index, t->shape[d], what, fn))
+  if (!gs__check_index_values(index, t->shape[d], what, fn))
     return GS_NO_TENSOR;
 
   int64_t shape[GS_MAX_DIMS], index_strides[GS_MAX_DIMS] = {0}, src_strides[GS_MAX_DIMS];
@@ -255,14 +256,15 @@ gs_tensor gs_gather(gs_tensor ht, int dim, gs_tensor hindex) {
   const char *fn = "gather";
   gs__tensor *t = gs__lookup(ht, fn);
   gs__tensor *index = t ? gs__lookup(hindex, fn) : NULL;
-  if (!index || !check_index_dtype(index, false, fn) || !check_same_ndim(t, index, "an index", fn))
+  if (!index || !gs__check_index_dtype(index, false, fn) ||
+      !check_same_ndim(t, index, "an index", fn))
     return GS_NO_TENSOR;
   int d = gs__wrap_dim(dim, t->ndim, fn);
   if (d < 0 || !check_index_fits(index, t, d, "input", fn))
     return GS_NO_TENSOR;
   char what[64];
   snprintf(what, sizeof what, "dim %d of size %lld", d, (long long)dim_size(t, d));
-  if (!check_index_values(index, dim_size(t, d), what, fn))
+  if (!gs__check_index_values(index, dim_size(t, d), what, fn))
     return GS_NO_TENSOR;
 
   int64_t src_strides[GS_MAX_DIMS];
@@ -279,7 +281,7 @@ gs_tensor gs_embedding(gs_tensor hweight, gs_tensor hindex) {
   const char *fn = "embedding";
   gs__tensor *weight = gs__lookup(hweight, fn);
   gs__tensor *index = weight ? gs__lookup(hindex, fn) : NULL;
-  if (!index || !check_index_dtype(index, true, fn))
+  if (!index || !gs__check_index_dtype(index, true, fn))
     return GS_NO_TENSOR;
   if (weight->ndim != 2) {
     gs__error(GS_ERR_SHAPE, fn, "expected a 2-D weight [rows, embedding_dim], got %d-D",
@@ -293,7 +295,7 @@ gs_tensor gs_embedding(gs_tensor hweight, gs_tensor hindex) {
   }
   char what[64];
   snprintf(what, sizeof what, "a weight of %lld rows", (long long)weight->shape[0]);
-  if (!check_index_values(index, weight->shape[0], what, fn))
+  if (!gs__check_index_values(index, weight->shape[0], what, fn))
     return GS_NO_TENSOR;
 
   /* out[i..., j] = weight[index[i...], j]: the index repeats along j, the weight row along
@@ -313,7 +315,21 @@ gs_tensor gs_embedding(gs_tensor hweight, gs_tensor hindex) {
                         0);
 }
 
-/* ---- scatter_add -------------------------------------------------------------------- */
+/* ---- scatter and scatter_add ------------------------------------------------------------ */
+
+/* scatter's plain write moves elements by their size only, as gather's. */
+#define SCATTER_LOOP(NAME, T)                                                                      \
+  static void NAME(char **p, const int64_t *s, int64_t n, void *ctx) {                             \
+    int64_t jump = ((const jump_ctx *)ctx)->jump;                                                  \
+    char *out = p[0];                                                                              \
+    const char *index = p[1], *src = p[2];                                                         \
+    for (int64_t i = 0; i < n; i++, out += s[0], index += s[1], src += s[2])                       \
+      *(T *)(out + *(const int64_t *)index * jump) = *(const T *)src;                              \
+  }
+SCATTER_LOOP(scatter_1, uint8_t)
+SCATTER_LOOP(scatter_2, uint16_t)
+SCATTER_LOOP(scatter_4, uint32_t)
+SCATTER_LOOP(scatter_8, uint64_t)
 
 #define SCATTER_ADD_LOOP(NAME, T, ADD)                                                       \
   static void NAME(char **p, const int64_t *s, int64_t n, void *ctx) {                      \
@@ -334,16 +350,77 @@ SCATTER_ADD_LOOP(scatter_add_i32, int32_t, (int32_t)((uint32_t)*dst + (uint32_t)
 SCATTER_ADD_LOOP(scatter_add_u8, uint8_t, (uint8_t)((uint32_t)*dst + (uint32_t)v))
 SCATTER_ADD_LOOP(scatter_add_i8, int8_t, (int8_t)(uint8_t)((uint32_t)*dst + (uint32_t)v))
 SCATTER_ADD_LOOP(scatter_add_i16, int16_t, (int16_t)(uint16_t)((uint32_t)*dst + (uint32_t)v))
+/* scatter(reduce='multiply'); integers wrap as PyTorch's multiply does. */
+SCATTER_ADD_LOOP(scatter_mul_f32, float, *dst *v)
+SCATTER_ADD_LOOP(scatter_mul_f64, double, *dst *v)
+SCATTER_ADD_LOOP(scatter_mul_i64, int64_t, (int64_t)((uint64_t)*dst *(uint64_t)v))
+SCATTER_ADD_LOOP(scatter_mul_i32, int32_t, (int32_t)((uint32_t)*dst *(uint32_t)v))
+SCATTER_ADD_LOOP(scatter_mul_u8, uint8_t, (uint8_t)((uint32_t)*dst *(uint32_t)v))
+SCATTER_ADD_LOOP(scatter_mul_i8, int8_t, (int8_t)(uint8_t)((uint32_t)*dst *(uint32_t)v))
+SCATTER_ADD_LOOP(scatter_mul_i16, int16_t, (int16_t)(uint16_t)((uint32_t)*dst *(uint32_t)v))
 
-gs_tensor gs_scatter_add(gs_tensor ht, int dim, gs_tensor hindex, gs_tensor hsrc) {
-  const char *fn = "scatter_add";
-  gs__tensor *t = gs__lookup(ht, fn);
-  gs__tensor *index = t ? gs__lookup(hindex, fn) : NULL;
-  gs__tensor *src = index ? gs__lookup(hsrc, fn) : NULL;
-  if (!src || !check_index_dtype(index, false, fn))
+/* The inner loop of a scatter in mode over dtype (bool only replaces). */
+static gs__loop_fn scatter_loop(gs_scatter_reduce mode, gs_dtype dtype) {
+  /* Columns: f32 f64 i64 i32 u8 i8 i16. */
+  static const gs__loop_fn add[] = {scatter_add_f32, scatter_add_f64, scatter_add_i64,
+                                    scatter_add_i32, scatter_add_u8,  scatter_add_i8,
+                                    scatter_add_i16};
+  static const gs__loop_fn mul[] = {scatter_mul_f32, scatter_mul_f64, scatter_mul_i64,
+                                    scatter_mul_i32, scatter_mul_u8,  scatter_mul_i8,
+                                    scatter_mul_i16};
+  if (mode == GS_SCATTER_REPLACE) {
+    size_t es = gs_dtype_size(dtype);
+    return es == 1 ? scatter_1 : es == 2 ? scatter_2 : es == 4 ? scatter_4 : scatter_8;
+  }
+  int col = dtype == GS_F32   ? 0
+            : dtype == GS_F64 ? 1
+            : dtype == GS_I64 ? 2
+            : dtype == GS_I32 ? 3
+            : dtype == GS_U8  ? 4
+            : dtype == GS_I8  ? 5
+            : dtype == GS_I16 ? 6
+                              : -1;
+  return col < 0 ? NULL : mode == GS_SCATTER_ADD ? add[col] : mul[col];
+}
+
+static const char *const reduce_names[] = {"none", "add", "multiply"};
+
+/* d scatter(t, d, index, src) = g with zeros where src was written, gather(g, d, index) */
+static void scatter_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  int d = (int)n->ints[0];
+  gs_tensor index = gs__saved(n, 0);
+  if (gs__needs_grad(n, 0))
+    grads[0] = gs__reduce_grad(n, 0, gs_scatter_value(g, d, index, 0.0, GS_SCATTER_REPLACE));
+  if (n->n_inputs > 2 && gs__needs_grad(n, 2)) {
+    gs_tensor picked = gs__formula_temp(gs_gather(g, d, index));
+    grads[2] = gs__grad_of_block(n, 2, picked, (const int64_t[GS_MAX_DIMS]){0});
+  }
+}
+GS__BACKWARD_TWICE(ScatterBackward, scatter_backward);
+/* scatter of one value: t's gradient only (torch's ScatterBackward1). */
+GS__BACKWARD_TWICE(ScatterValueBackward, scatter_backward);
+
+/* The scatters' one body: a copy of t with src's elements (src_strides laid over the index's
+ * shape: src's own, or zeros for one value) written (or added, multiplied) at index along
+ * dim. src_shape is NULL for one value. Records kind over inputs (t, index[, src]) when the
+ * mode has a gradient. */
+static gs_tensor scatter_run(gs__tensor *t, int dim, gs__tensor *index, const gs__tensor *src,
+                             bool value_form, gs_scatter_reduce mode, const gs__node_kind *kind,
+                             const char *fn) {
+  if (!gs__check_index_dtype(index, false, fn))
     return GS_NO_TENSOR;
-  if (t->dtype == GS_BOOL) {
-    gs__error(GS_ERR_DTYPE, fn, "expected an f32, f64 or integer tensor, got bool");
+  if ((unsigned)mode > GS_SCATTER_MULTIPLY) {
+    gs__error(GS_ERR_ARGUMENT, fn, "expected reduce none, add or multiply, got mode %d", (int)mode);
+    return GS_NO_TENSOR;
+  }
+  if (!scatter_loop(mode, t->dtype)) {
+    if (mode == GS_SCATTER_MULTIPLY)
+      gs__error(GS_ERR_DTYPE, fn,
+                "reduce='multiply' expected an f32, f64 or integer tensor, got %s",
+                gs_dtype_name(t->dtype));
+    else
+      gs__error(GS_ERR_DTYPE, fn, "expected an f32, f64 or integer tensor, got %s",
+                gs_dtype_name(t->dtype));
     return GS_NO_TENSOR;
   }
   if (src->dtype != t->dtype) {
@@ -351,16 +428,25 @@ gs_tensor gs_scatter_add(gs_tensor ht, int dim, gs_tensor hindex, gs_tensor hsrc
               gs_dtype_name(t->dtype), gs_dtype_name(src->dtype));
     return GS_NO_TENSOR;
   }
-  if (!check_same_ndim(t, index, "an index", fn) || !check_same_ndim(t, src, "src", fn))
+  if (!check_same_ndim(t, index, "an index", fn) ||
+      (!value_form && !check_same_ndim(t, src, "src", fn)))
     return GS_NO_TENSOR;
   int d = gs__wrap_dim(dim, t->ndim, fn);
-  if (d < 0 || !check_index_fits(index, src, -1, "src", fn) ||
+  if (d < 0 || (!value_form && !check_index_fits(index, src, -1, "src", fn)) ||
       !check_index_fits(index, t, d, "input", fn))
     return GS_NO_TENSOR;
   char what[64];
   snprintf(what, sizeof what, "dim %d of size %lld", d, (long long)dim_size(t, d));
-  if (!check_index_values(index, dim_size(t, d), what, fn))
+  if (!gs__check_index_values(index, dim_size(t, d), what, fn))
     return GS_NO_TENSOR;
+  bool wants_grad = gs__any_requires_grad(value_form ? 1 : 2, (const gs__tensor *[]){t, src});
+  if (mode == GS_SCATTER_MULTIPLY && wants_grad) {
+    gs__error(GS_ERR_ARGUMENT, fn,
+              "reduce='%s' has no gradient (torch 1.13's backward refuses it too); expected "
+              "inputs that do not require grad, or reduce=None",
+              reduce_names[mode]);
+    return GS_NO_TENSOR;
+  }
 
   gs__tensor *out;
   gs_tensor h = gs__tensor_new(t->dtype, t->shape, t->ndim, fn, &out);
@@ -369,25 +455,55 @@ gs_tensor gs_scatter_add(gs_tensor ht, int dim, gs_tensor hindex, gs_tensor hsrc
   gs__copy_into(out, t);
   /* Walk the index's shape; out is reached through every dim but d, and moved along d by
    * the index value. */
-  int64_t strides[3][GS_MAX_DIMS];
+  int64_t strides[3][GS_MAX_DIMS] = {{0}};
   memcpy(strides[0], out->strides, sizeof strides[0]);
   if (out->ndim)
     strides[0][d] = 0;
   memcpy(strides[1], index->strides, sizeof strides[1]);
-  memcpy(strides[2], src->strides, sizeof strides[2]);
+  if (!value_form)
+    memcpy(strides[2], src->strides, sizeof strides[2]);
   size_t es = gs_dtype_size(t->dtype);
   char *data[3] = {gs__tensor_data(out), gs__tensor_data(index), gs__tensor_data(src)};
   size_t sizes[3] = {es, sizeof(int64_t), es};
   jump_ctx ctx = {dim_stride(out, d) * (int64_t)es};
-  gs__loop_fn loop = t->dtype == GS_F32   ? scatter_add_f32
-                     : t->dtype == GS_F64 ? scatter_add_f64
-                     : t->dtype == GS_I32 ? scatter_add_i32
-                     : t->dtype == GS_U8  ? scatter_add_u8
-                     : t->dtype == GS_I8  ? scatter_add_i8
-                     : t->dtype == GS_I16 ? scatter_add_i16
-                                          : scatter_add_i64;
-  gs__iter_run(3, data, (const int64_t(*)[GS_MAX_DIMS])strides, sizes, index->shape,
-               index->ndim, loop, &ctx);
-  return record_indexed(&ScatterAddBackward, h, 3, (const gs__tensor *[]){t, index, src}, index,
-                        d);
+  gs__iter_run(3, data, (const int64_t(*)[GS_MAX_DIMS])strides, sizes, index->shape, index->ndim,
+               scatter_loop(mode, t->dtype), &ctx);
+  if (mode == GS_SCATTER_MULTIPLY)
+    return h;
+  if (value_form)
+    return record_indexed(kind, h, 2, (const gs__tensor *[]){t, index}, index, d);
+  return record_indexed(kind, h, 3, (const gs__tensor *[]){t, index, src}, index, d);
+}
+
+gs_tensor gs_scatter_add(gs_tensor ht, int dim, gs_tensor hindex, gs_tensor hsrc) {
+  return gs_scatter(ht, dim, hindex, hsrc, GS_SCATTER_ADD);
+}
+
+gs_tensor gs_scatter(gs_tensor ht, int dim, gs_tensor hindex, gs_tensor hsrc,
+                     gs_scatter_reduce reduce) {
+  const char *fn = reduce == GS_SCATTER_ADD ? "scatter_add" : "scatter";
+  gs__tensor *t = gs__lookup(ht, fn);
+  gs__tensor *index = t ? gs__lookup(hindex, fn) : NULL;
+  gs__tensor *src = index ? gs__lookup(hsrc, fn) : NULL;
+  if (!src)
+    return GS_NO_TENSOR;
+  return scatter_run(t, dim, index, src, false, reduce,
+                     reduce == GS_SCATTER_ADD ? &ScatterAddBackward : &ScatterBackward, fn);
+}
+
+gs_tensor gs_scatter_value(gs_tensor ht, int dim, gs_tensor hindex, double value,
+                           gs_scatter_reduce reduce) {
+  const char *fn = "scatter";
+  gs__tensor *t = gs__lookup(ht, fn);
+  gs__tensor *index = t ? gs__lookup(hindex, fn) : NULL;
+  if (!index)
+    return GS_NO_TENSOR;
+  gs__scalar_box box;
+  if (t->dtype != GS_BOOL && !gs_dtype_is_floating(t->dtype) && value != (double)(int64_t)value) {
+    gs__error(GS_ERR_DTYPE, fn, "expected an integral value for a %s tensor, got %g",
+              gs_dtype_name(t->dtype), value);
+    return GS_NO_TENSOR;
+  }
+  return scatter_run(t, dim, index, gs__scalar_box_init(&box, t->dtype, value), true, reduce,
+                     &ScatterValueBackward, fn);
 }

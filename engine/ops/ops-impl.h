@@ -33,6 +33,9 @@ gs_tensor gs__pass_grad_through(gs_tensor g);
 /* Registers a handle made inside a formula for disposal when it returns, and passes it on:
  * lets formulas nest calls (gs_mul(g, gs__formula_temp(gs_exp(x)))) without leaking. */
 gs_tensor gs__formula_temp(gs_tensor t);
+/* x reversed along dim d, inside a formula (an index_select, so what is built on it
+ * differentiates again; the result is a formula temporary). */
+gs_tensor gs__formula_flip(gs_tensor x, int d);
 /* Disposes the handles the formula that just ran got from gs__saved and gs__formula_temp
  * (backward). */
 void gs__formula_temps_dispose(void);
@@ -170,3 +173,30 @@ static inline gs__tensor *gs__lookup_with_mask(gs_tensor h, gs_tensor hmask, con
   }
   return t;
 }
+
+/* ---- along a dim and by index (ordering.c, product.c, index.c, index-write.c) ---------- */
+
+/* outer, len and inner of a contiguous tensor of t's shape seen along dim d: a row is len
+ * elements inner apart (a 0-D tensor is one row of one). */
+static inline void gs__row_layout(const gs__tensor *t, int d, int64_t *outer, int64_t *len,
+                                  int64_t *inner) {
+  *outer = 1, *len = t->ndim ? t->shape[d] : 1, *inner = 1;
+  for (int i = 0; i < t->ndim; i++) {
+    if (i < d)
+      *outer *= t->shape[i];
+    else if (i > d)
+      *inner *= t->shape[i];
+  }
+}
+
+/* An i64 index (or, when takes_i32, an i32 one), or false after reporting as fn. */
+bool gs__check_index_dtype(const gs__tensor *index, bool takes_i32, const char *fn);
+/* Every value of index (any strides) in [0, size), or false after reporting the first that is
+ * not, with its position, the range, and what (the indexed dim) it indexes. */
+bool gs__check_index_values(const gs__tensor *index, int64_t size, const char *what,
+                            const char *fn);
+/* The index values of a 1-D or 0-D index tensor, normalised into [0, size) when wrap (negative
+ * values count from the end, as take's), as a new contiguous i64 tensor; GS_NO_TENSOR after
+ * reporting one outside [-size, size) (or [0, size) without wrap). */
+gs_tensor gs__checked_positions(const gs__tensor *index, int64_t size, bool wrap, const char *what,
+                                const char *fn);

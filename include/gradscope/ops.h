@@ -208,6 +208,17 @@ GS_API void gs_erf_(gs_tensor t);
 /* Reduce over the listed dims (ndims 0: over all dims), keeping them as size 1 if keepdim.
  * Integer and bool sums are i64; floating sums accumulate in double. */
 GS_API gs_tensor gs_sum(gs_tensor t, const int *dims, int ndims, bool keepdim);
+/* The product of every element (torch.prod(t)), or along dim (keepdim: dim stays, size 1).
+ * Integer and bool products are i64 (wrapping on overflow); floating ones multiply in double.
+ * The gradient is exact when t holds zeros, as torch's. */
+GS_API gs_tensor gs_prod_all(gs_tensor t);
+GS_API gs_tensor gs_prod(gs_tensor t, int dim, bool keepdim);
+/* The lower median of every element (torch.median(t)): for an even count, the smaller of the
+ * middle two; NaN when t holds one. Its gradient is shared evenly by the elements equal to it. */
+GS_API gs_tensor gs_median_all(gs_tensor t);
+/* The lower median along dim: writes *values (gradient to the picked element) and *indices
+ * (i64, where it is in each row); either may be NULL. A row holding NaN gives its first NaN. */
+GS_API bool gs_median(gs_tensor t, int dim, bool keepdim, gs_tensor *values, gs_tensor *indices);
 /* Floating only. */
 GS_API gs_tensor gs_mean(gs_tensor t, const int *dims, int ndims, bool keepdim);
 /* Largest / smallest value over the dims (torch.amax / torch.amin); NaN propagates. */
@@ -249,6 +260,11 @@ GS_API gs_tensor gs_mm(gs_tensor a, gs_tensor b);
 GS_API gs_tensor gs_bmm(gs_tensor a, gs_tensor b);
 GS_API gs_tensor gs_mv(gs_tensor a, gs_tensor b);
 GS_API gs_tensor gs_dot(gs_tensor a, gs_tensor b);
+/* The cross product of 3-vectors along dim (torch.linalg.cross): a and b of one dtype and
+ * ndim, size 3 along dim, broadcast in the other dims. */
+GS_API gs_tensor gs_cross(gs_tensor a, gs_tensor b, int dim);
+/* The sum of a 2-D matrix's diagonal (torch.trace); integer and bool give i64. */
+GS_API gs_tensor gs_trace(gs_tensor t);
 /* beta * bias + alpha * (a @ b); a and b 2-D, bias broadcast to the result. */
 GS_API gs_tensor gs_addmm(gs_tensor bias, gs_tensor a, gs_tensor b, double beta, double alpha);
 
@@ -260,6 +276,33 @@ GS_API gs_tensor gs_index_select(gs_tensor t, int dim, gs_tensor index);
 GS_API gs_tensor gs_gather(gs_tensor t, int dim, gs_tensor index);
 /* A copy of t with src added at index along dim: out[index[i][j]][j] += src[i][j]. */
 GS_API gs_tensor gs_scatter_add(gs_tensor t, int dim, gs_tensor index, gs_tensor src);
+/* What a scatter does with the element it lands on (torch's reduce=): writes over it, adds to
+ * it or multiplies it. MULTIPLY has no gradient (nor has torch 1.13's): it refuses inputs
+ * that require grad. (ADD is scatter_add, with its gradient.) */
+typedef enum gs_scatter_reduce {
+  GS_SCATTER_REPLACE,
+  GS_SCATTER_ADD,
+  GS_SCATTER_MULTIPLY,
+} gs_scatter_reduce;
+/* A copy of t with src's elements written at index along dim (torch.scatter):
+ * out[index[i][j]][j] = src[i][j] for dim 0; index i64 with t's ndim, no larger than src in
+ * any dim nor than t in any dim but dim. A position named twice keeps one of its values. */
+GS_API gs_tensor gs_scatter(gs_tensor t, int dim, gs_tensor index, gs_tensor src,
+                            gs_scatter_reduce reduce);
+/* The same with one value at every position index names (t.scatter(dim, index, 2.0)). */
+GS_API gs_tensor gs_scatter_value(gs_tensor t, int dim, gs_tensor index, double value,
+                                  gs_scatter_reduce reduce);
+/* A copy of t with alpha * src added at index (1-D, i64 or i32) along dim: out[index[i]] +=
+ * alpha * src[i] for dim 0 (torch.index_add); src has t's shape but len(index) along dim. */
+GS_API gs_tensor gs_index_add(gs_tensor t, int dim, gs_tensor index, gs_tensor src, double alpha);
+/* A copy of t with value at the positions index (1-D, i64) names along dim (index_fill). */
+GS_API gs_tensor gs_index_fill(gs_tensor t, int dim, gs_tensor index, double value);
+/* The elements of t, seen flattened in row-major order, at index (i64, any shape; negative
+ * values count from the end): a tensor of index's shape (torch.take). */
+GS_API gs_tensor gs_take(gs_tensor t, gs_tensor index);
+/* gather along dim after broadcasting t and index in every other dim (torch.take_along_dim);
+ * dim_given false: both flattened, as take_along_dim(t, index) without dim. */
+GS_API gs_tensor gs_take_along_dim(gs_tensor t, gs_tensor index, int dim, bool dim_given);
 /* Rows of weight (2-D) picked by index (i64, any shape): shape index.shape + [dim]. */
 GS_API gs_tensor gs_embedding(gs_tensor weight, gs_tensor index);
 
@@ -280,6 +323,20 @@ GS_API gs_tensor gs_one_hot(gs_tensor index, int64_t num_classes);
 /* Running sums along dim (torch.cumsum); integer and bool inputs give i64. Gradient: the
  * reversed running sums of g. */
 GS_API gs_tensor gs_cumsum(gs_tensor t, int dim);
+/* Running log(sum(exp)) along dim, computed stably (torch.logcumsumexp). Floating only. */
+GS_API gs_tensor gs_logcumsumexp(gs_tensor t, int dim);
+/* Running products along dim (torch.cumprod); integer and bool inputs give i64. The gradient
+ * is exact with zeros (a formula in C: no double backward). */
+GS_API gs_tensor gs_cumprod(gs_tensor t, int dim);
+/* Running maximum / minimum along dim with the index (i64) each came from (torch.cummax,
+ * torch.cummin): a tie takes the later index, NaN stays once met. Either output may be NULL. */
+GS_API bool gs_cummax(gs_tensor t, int dim, gs_tensor *values, gs_tensor *indices);
+GS_API bool gs_cummin(gs_tensor t, int dim, gs_tensor *values, gs_tensor *indices);
+/* The distinct values of t, flattened, in ascending order (torch.unique(t), dim=None): writes
+ * *values (t's dtype, no gradient: torch 1.13's has none either), *inverse (i64 of t's shape:
+ * where each element's value is in *values) and *counts (i64: how often each occurs); any of
+ * the three may be NULL. */
+GS_API bool gs_unique(gs_tensor t, gs_tensor *values, gs_tensor *inverse, gs_tensor *counts);
 /* Stable sort along dim: writes new handles to *values (gradient through a gather) and
  * *indices (i64); either may be NULL. NaN sorts as the largest value, as torch.sort. False
  * after reporting an error. */

@@ -82,7 +82,7 @@ def samples():
         "kernel_size": 2, "running_mean": gs.zeros(3), "running_var": gs.ones(3),
         "params": [gs.ones(2, requires_grad=True)], "dataset": data.TensorDataset(t23()),
         "mat1": t23(), "mat2": gs.ones(3, 2), "vec": gs.ones(3), "vec2": gs.ones(3),
-        "max": 5.0, "decimals": 1,
+        "max": 5.0, "decimals": 1, "source": t23(), "indices": gs.zeros(2, 3, dtype=gs.int64),
         # by function
         ("index_select", "index"): gs.tensor([0]), ("select", "index"): 0,
         ("mse_loss", "target"): t23(), ("binary_cross_entropy_with_logits", "target"): t23(),

@@ -1,5 +1,5 @@
-/* cases-ordering.c: gradcheck cases for the ops along a dim (cumsum; sort and topk, whose
- * values are a gather), Python's % (remainder), and the compositions PyTorch programs call:
+/* cases-ordering.c: gradcheck cases for the ops along a dim (cumsum, logcumsumexp; sort and topk,
+ * whose values are a gather), Python's % (remainder), and the compositions PyTorch programs call:
  * masked_select, index_put, repeat and norm. Their index and mask inputs are constants made
  * in the case, so only the floating inputs are perturbed. */
 #include "grad-case.h"
@@ -13,6 +13,8 @@
 FN(f_cumsum_0, gs_cumsum(in[0], 0))
 FN(f_cumsum_neg1, gs_cumsum(in[0], -1))
 FN(f_remainder, gs_remainder(in[0], in[1]))
+FN(f_logcumsumexp_1, gs_logcumsumexp(in[0], 1))
+FN(f_logcumsumexp_0, gs_logcumsumexp(in[0], 0))
 
 static gs_tensor sort_values(gs_tensor t, int dim, bool descending) {
   gs_tensor values = GS_NO_TENSOR;
@@ -51,17 +53,24 @@ FN(f_norm_3_dim, gs_norm(in[0], 3.0, (int[]){0}, 1, false))
 const grad_case grad_cases_ordering[] = {
     {"CumsumBackward", "dim 0 of [3, 4]", f_cumsum_0, 1, {GI(2, 3, 4)}},
     {"CumsumBackward", "dim -1 of transposed [2, 3, 4]", f_cumsum_neg1, 1, {GI_T(3, 2, 3, 4)}},
-    {"RemainderBackward", "a % b, b positive, broadcast", f_remainder, 2,
+    {"LogcumsumexpBackward", "dim 1 of [3, 4]", f_logcumsumexp_1, 1, {GI(2, 3, 4)}},
+    {"LogcumsumexpBackward", "dim 0 of transposed [4, 3]", f_logcumsumexp_0, 1, {GI_T(2, 4, 3)}},
+    {"RemainderBackward",
+     "a % b, b positive, broadcast",
+     f_remainder,
+     2,
      {GI(2, 3, 4), GI_POS(1, 4)}},
     {"GatherBackward", "sort along dim 1", f_sort_1, 1, {GI(2, 3, 5)}},
     {"GatherBackward", "sort descending along dim 0, sliced", f_sort_0_desc, 1, {GI_S(2, 4, 3)}},
     {"GatherBackward", "topk 2 largest along -1", f_topk_2, 1, {GI_T(2, 3, 5)}},
     {"GatherBackward", "topk 3 smallest along 0", f_topk_smallest, 1, {GI(2, 4, 2)}},
     {"IndexSelectBackward", "masked_select of [3, 4]", f_masked_select, 1, {GI_T(2, 3, 4)}},
-    {"IndexSelectBackward", "masked_select, mask broadcast", f_masked_select_row, 1,
-     {GI(2, 3, 4)}},
+    {"IndexSelectBackward", "masked_select, mask broadcast", f_masked_select_row, 1, {GI(2, 3, 4)}},
     {"WhereBackward", "index_put of rows {2, 0}", f_index_put, 2, {GI(2, 3, 4), GI(2, 2, 4)}},
-    {"AddBackward", "index_put accumulate, row 1 twice, values broadcast", f_index_put_acc, 2,
+    {"AddBackward",
+     "index_put accumulate, row 1 twice, values broadcast",
+     f_index_put_acc,
+     2,
      {GI(2, 3, 4), GI(1, 4)}},
     {"CatBackward", "repeat (2, 1, 3) of [2, 3]", f_repeat, 1, {GI_S(2, 2, 3)}},
     {"SqrtBackward", "2-norm of everything", f_norm_2, 1, {GI_T(2, 3, 4)}},

@@ -1,0 +1,92 @@
+/* cases-index-write.c: gradcheck cases for the ops that write by index (scatter in both
+ * forms, index_add, index_fill, take), the products (prod, cumprod, with zeros in the input),
+ * the picks of an order (median, cummax, cummin) and cross and trace. Index inputs are
+ * constants made in the case; inputs that must hold zeros get them written by the case. */
+#include "grad-case.h"
+
+#define FN(NAME, ...)                                                                              \
+  static gs_tensor NAME(const gs_tensor *in, int n, void *u) {                                     \
+    (void)n, (void)u;                                                                              \
+    return __VA_ARGS__;                                                                            \
+  }
+
+static gs_tensor i64(const int64_t *data, int ndim, const int64_t *shape) {
+  return gs__keep(gs_from_data(GS_I64, shape, ndim, data));
+}
+
+/* A [2, 4] index into dim 0 of a [3, 4] tensor, no position twice in a column. */
+static const int64_t rows_2x4[] = {0, 1, 2, 0, 2, 0, 1, 1};
+#define ROWS_2X4 i64(rows_2x4, 2, (int64_t[]){2, 4})
+FN(f_scatter, gs_scatter(in[0], 0, ROWS_2X4, in[1], GS_SCATTER_REPLACE))
+FN(f_scatter_value, gs_scatter_value(in[0], 0, ROWS_2X4, 1.5, GS_SCATTER_REPLACE))
+static const int64_t picks_3[] = {2, 0, 2};
+#define PICKS_3 i64(picks_3, 1, (int64_t[]){3})
+FN(f_index_add, gs_index_add(in[0], 1, PICKS_3, in[1], 2.0))
+FN(f_index_fill, gs_index_fill(in[0], 1, PICKS_3, -1.0))
+static const int64_t takes[] = {0, 11, -1, 5, 5, 3};
+FN(f_take, gs_take(in[0], i64(takes, 2, (int64_t[]){2, 3})))
+
+/* x with element `at` (row-major, x contiguous) set to zero, differentiably: x * mask. */
+static gs_tensor with_zero(gs_tensor x, int64_t at) {
+  int64_t shape[GS_MAX_DIMS];
+  int nd = gs_shape(x, shape);
+  gs_tensor mask = gs__keep(gs_ones(GS_F64, shape, nd));
+  int64_t n = gs_numel(x);
+  gs_tensor flat = gs__keep(gs_reshape(mask, &n, 1));
+  gs_tensor one = gs__keep(gs_select(flat, 0, at));
+  gs_fill_(one, 0.0);
+  return gs__keep(gs_mul(x, mask));
+}
+FN(f_prod_all, gs_prod_all(in[0]))
+FN(f_prod_all_zero, gs_prod_all(with_zero(in[0], 4)))
+FN(f_prod_dim, gs_prod(in[0], 1, false))
+FN(f_prod_dim_zero, gs_prod(with_zero(in[0], 5), 1, true))
+FN(f_cumprod, gs_cumprod(in[0], 1))
+FN(f_cumprod_zero, gs_cumprod(with_zero(in[0], 6), 0))
+
+static gs_tensor median_values(gs_tensor t, int dim, bool keepdim) {
+  gs_tensor values = GS_NO_TENSOR;
+  gs_median(t, dim, keepdim, &values, NULL);
+  return values;
+}
+static gs_tensor running(bool largest, gs_tensor t, int dim) {
+  gs_tensor values = GS_NO_TENSOR;
+  (largest ? gs_cummax : gs_cummin)(t, dim, &values, NULL);
+  return values;
+}
+FN(f_median_all, gs_median_all(in[0]))
+FN(f_median_dim, median_values(in[0], 1, false))
+FN(f_median_keep, median_values(in[0], 0, true))
+FN(f_cummax, running(true, in[0], 1))
+FN(f_cummin, running(false, in[0], 0))
+FN(f_cross, gs_cross(in[0], in[1], 1))
+FN(f_cross_broadcast, gs_cross(in[0], in[1], -1))
+FN(f_trace, gs_trace(in[0]))
+
+const grad_case grad_cases_index_write[] = {
+    {"ScatterBackward", "src into dim 0 of [3, 4]", f_scatter, 2, {GI(2, 3, 4), GI_T(2, 2, 5)}},
+    {"ScatterValueBackward", "1.5 into dim 0 of [3, 4]", f_scatter_value, 1, {GI_S(2, 3, 4)}},
+    {"IndexAddBackward", "alpha 2, column 2 twice", f_index_add, 2, {GI(2, 2, 4), GI_T(2, 2, 3)}},
+    {"IndexFillBackward", "columns {2, 0} of [3, 4]", f_index_fill, 1, {GI_T(2, 3, 4)}},
+    {"TakeBackward", "negative and repeated positions", f_take, 1, {GI_S(2, 3, 4)}},
+    {"ProdBackward", "of everything", f_prod_all, 1, {GI_T(2, 3, 3)}},
+    {"ProdBackward", "of everything, one zero", f_prod_all_zero, 1, {GI(2, 3, 3)}},
+    {"ProdDimBackward", "along dim 1", f_prod_dim, 1, {GI_S(2, 3, 4)}},
+    {"ProdDimBackward", "along dim 1 keepdim, one zero", f_prod_dim_zero, 1, {GI(2, 3, 4)}},
+    {"CumprodBackward", "along dim 1", f_cumprod, 1, {GI_T(2, 3, 4)}},
+    {"CumprodBackward", "along dim 0, one zero", f_cumprod_zero, 1, {GI(2, 4, 3)}},
+    {"MedianBackward", "of everything (even count: the lower)", f_median_all, 1, {GI(2, 3, 4)}},
+    {"MedianDimBackward", "along dim 1", f_median_dim, 1, {GI_T(2, 3, 5)}},
+    {"MedianDimBackward", "along dim 0 keepdim", f_median_keep, 1, {GI(2, 4, 3)}},
+    {"CummaxBackward", "along dim 1", f_cummax, 1, {GI_S(2, 3, 5)}},
+    {"CumminBackward", "along dim 0", f_cummin, 1, {GI(2, 4, 3)}},
+    {"CrossBackward", "along dim 1 of [2, 3]", f_cross, 2, {GI(2, 2, 3), GI_T(2, 2, 3)}},
+    {"CrossBackward",
+     "broadcast [4, 3] x [1, 3]",
+     f_cross_broadcast,
+     2,
+     {GI(2, 4, 3), GI(2, 1, 3)}},
+    {"TraceBackward", "of [3, 4]", f_trace, 1, {GI_T(2, 3, 4)}},
+};
+const int grad_cases_index_write_count =
+    (int)(sizeof grad_cases_index_write / sizeof grad_cases_index_write[0]);
