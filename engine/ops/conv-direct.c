@@ -331,37 +331,54 @@ load_positions(const float *p, const seg8 *s) {
       _mm_maskload_ps(p + s->out[1], _mm256_extracti128_si256(s->mask, 1)), 1);
 }
 
+/* v's lanes of s into an unpadded plane p. */
+__attribute__((target("avx2,fma"))) static inline __attribute__((always_inline)) void
+store_positions(float *p, const seg8 *s, __m256 v) {
+  _mm_maskstore_ps(p + s->out[0], _mm256_castsi256_si128(s->mask), _mm256_castps256_ps128(v));
+  _mm_maskstore_ps(p + s->out[1], _mm256_extracti128_si256(s->mask, 1),
+                   _mm256_extractf128_ps(v, 1));
+}
+
+/* Two vectors (a and b) at a time, four output channels: each weight broadcast feeds two
+ * multiply-adds, in 8 accumulators (with 8 output channels a vector, the broadcasts were half
+ * the loads and the accumulators spilled). */
 __attribute__((target("avx2,fma"))) static void direct_sample_avx2(const direct_pass *d,
                                                                    const float *pad,
                                                                    const float *packed,
                                                                    const float *bias, float *out) {
   const int64_t plane = d->hp * d->wp, l = d->oh * d->ow, nv = vectors_per_plane(d);
-  for (int64_t v = 0; v < nv; v++) {
-    const seg8 s = seg_at(d, v);
-    const __m128i m0 = _mm256_castsi256_si128(s.mask), m1 = _mm256_extracti128_si256(s.mask, 1);
-    for (int64_t o0 = 0; o0 < d->co; o0 += 8) { /* 8 accumulators: one block's half */
-#define ZERO(k) __m256 acc##k = _mm256_setzero_ps();
-      K8(ZERO)
+  for (int64_t v = 0; v < nv; v += 2) {
+    const bool two = v + 1 < nv; /* else b repeats a, and is not stored */
+    const seg8 sa = seg_at(d, v), sb = two ? seg_at(d, v + 1) : sa;
+    for (int64_t o0 = 0; o0 < d->co; o0 += 4) {
+#define ZERO(k) __m256 a##k = _mm256_setzero_ps(), b##k = _mm256_setzero_ps();
+      K4(ZERO)
 #undef ZERO
       const float *wv = packed + (o0 / LANES) * d->ci * 9 * LANES + o0 % LANES;
       for (int64_t c = 0; c < d->ci; c++)
         for (int i = 0; i < 3; i++) {
           const float *row = pad + c * plane + i * d->wp;
           for (int j = 0; j < 3; j++, wv += LANES) {
-            const __m256 t = load_halves(row + j, &s);
-#define FMA(k) acc##k = _mm256_fmadd_ps(t, _mm256_broadcast_ss(wv + k), acc##k);
-            K8(FMA)
+            const __m256 ta = load_halves(row + j, &sa), tb = load_halves(row + j, &sb);
+#define FMA(k)                                                                                     \
+  {                                                                                                \
+    const __m256 w = _mm256_broadcast_ss(wv + k);                                                  \
+    a##k = _mm256_fmadd_ps(ta, w, a##k);                                                           \
+    b##k = _mm256_fmadd_ps(tb, w, b##k);                                                           \
+  }
+            K4(FMA)
 #undef FMA
           }
         }
 #define STORE(k)                                                                                   \
   if (o0 + k < d->co) {                                                                            \
-    __m256 r = bias ? _mm256_add_ps(acc##k, _mm256_set1_ps(bias[o0 + k])) : acc##k;                \
+    const __m256 bk = bias ? _mm256_set1_ps(bias[o0 + k]) : _mm256_setzero_ps();                   \
     float *po = out + (o0 + k) * l;                                                                \
-    _mm_maskstore_ps(po + s.out[0], m0, _mm256_castps256_ps128(r));                                \
-    _mm_maskstore_ps(po + s.out[1], m1, _mm256_extractf128_ps(r, 1));                              \
+    store_positions(po, &sa, _mm256_add_ps(a##k, bk));                                             \
+    if (two)                                                                                       \
+      store_positions(po, &sb, _mm256_add_ps(b##k, bk));                                           \
   }
-      K8(STORE)
+      K4(STORE)
 #undef STORE
     }
   }
