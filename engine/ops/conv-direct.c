@@ -21,9 +21,10 @@
  *
  * Without AVX-512 but with AVX2+FMA (AMD EPYC CI machines), a vector holds 8 output
  * positions: two rows up to 4 wide, or 8 columns of a wider row; a tap's vector is two
- * unaligned 4-lane loads of the padded rows, and each feeds 8 output channels. Without either,
- * f32 goes through im2col+sgemm (conv.c). GS_CPU_FEATURES=avx2 / none (cpu-features.c)
- * forces the lower paths on an AVX-512 machine.
+ * unaligned 4-lane loads of the padded rows; the forward takes two vectors per weight
+ * broadcast over 4 output channels. Without either, f32 goes through im2col+sgemm (conv.c).
+ * GS_CPU_FEATURES=avx2 / none (cpu-features.c) forces the lower paths on an AVX-512
+ * machine.
  */
 #include <string.h>
 
