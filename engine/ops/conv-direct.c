@@ -18,6 +18,13 @@
  * tap feeds 16 output channels' accumulators. f64 takes plain loops over the same padded
  * planes, packed weights and reversed taps (for small problems only: they are scalar), which
  * is what the float64 gradchecks exercise.
+ *
+ * Without AVX-512 but with AVX2+FMA (AMD EPYC CI machines), a vector holds 8 output
+ * positions: two rows up to 4 wide, or 8 columns of a wider row; a tap's vector is two
+ * unaligned 4-lane loads of the padded rows; the forward takes two vectors per weight
+ * broadcast over 4 output channels. Without either, f32 goes through im2col+sgemm (conv.c).
+ * GS_CPU_FEATURES=avx2 / none (cpu-features.c) forces the lower paths on an AVX-512
+ * machine.
  */
 #include <string.h>
 
@@ -51,7 +58,7 @@ bool gs__conv_direct_fits(gs_dtype dt, const conv_geom *g) {
   if (dt == GS_F64) /* scalar loops: kept to small problems, where BLAS's setup dominates */
     return g->n * g->l <= DIRECT_F64_MACS && g->o * g->c <= DIRECT_F64_MACS &&
            g->n * g->l * g->o * g->c * 9 <= DIRECT_F64_MACS; /* each factor checked: no overflow */
-  return dt == GS_F32 && gs__cpu_has_avx512f();
+  return dt == GS_F32 && gs__cpu_level_get() >= GS__CPU_AVX2;
 }
 
 /* ---- layouts both dtypes share -------------------------------------------------------- */
@@ -261,6 +268,170 @@ direct_dw_avx512(const direct_pass *d, int64_t nb, const float *pad, const float
       }
   }
 }
+
+/* The sum of a vector's 8 lanes. */
+__attribute__((target("avx2,fma"))) static inline float hsum8(__m256 v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));
+}
+
+/* ---- AVX2 + FMA (f32, CPUs without AVX-512) -------------------------------------------- */
+
+/* A vector of 8 output positions as two halves of 4 lanes, each a run of one row: rows up to
+ * 4 wide put two rows in a vector (one per half), wider rows fill 8 columns of one row. in:
+ * each half's first element in a padded plane (tap (0, 0)); out: in an output plane; mask:
+ * the lanes holding a position (all bits set). A half with no position points at the first
+ * half, so no address leaves the planes. */
+typedef struct seg8 {
+  int64_t in[2], out[2];
+  __m256i mask;
+} seg8;
+
+/* Vectors per output plane. */
+static int64_t vectors_per_plane(const direct_pass *d) {
+  return d->ow <= 4 ? (d->oh + 1) / 2 : d->oh * ((d->ow + 7) / 8);
+}
+
+__attribute__((target("avx2,fma"))) static inline __attribute__((always_inline)) seg8
+seg_at(const direct_pass *d, int64_t v) {
+  seg8 s;
+  int64_t n[2];
+  if (d->ow <= 4) { /* rows 2v and 2v + 1 */
+    const int64_t y = 2 * v;
+    n[0] = d->ow, n[1] = y + 1 < d->oh ? d->ow : 0;
+    s.in[0] = y * d->wp, s.out[0] = y * d->ow;
+    s.in[1] = s.in[0] + d->wp, s.out[1] = s.out[0] + d->ow;
+  } else { /* columns x0 .. x0 + 7 of row y */
+    const int64_t per = (d->ow + 7) / 8, y = v / per, x0 = (v % per) * 8, left = d->ow - x0;
+    n[0] = left < 4 ? left : 4, n[1] = left <= 4 ? 0 : left < 8 ? left - 4 : 4;
+    s.in[0] = y * d->wp + x0, s.out[0] = y * d->ow + x0;
+    s.in[1] = s.in[0] + 4, s.out[1] = s.out[0] + 4;
+  }
+  if (n[1] == 0)
+    s.in[1] = s.in[0], s.out[1] = s.out[0];
+  s.mask = _mm256_cmpgt_epi32(_mm256_setr_epi32((int)n[0], (int)n[0], (int)n[0], (int)n[0],
+                                                (int)n[1], (int)n[1], (int)n[1], (int)n[1]),
+                              _mm256_setr_epi32(0, 1, 2, 3, 0, 1, 2, 3));
+  return s;
+}
+
+/* The two halves at p + in[0] and p + in[1] as one vector (all 8 lanes read: the padded
+ * planes' SLACK covers the last). */
+__attribute__((target("avx2,fma"))) static inline __attribute__((always_inline)) __m256
+load_halves(const float *p, const seg8 *s) {
+  return _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(p + s->in[0])),
+                              _mm_loadu_ps(p + s->in[1]), 1);
+}
+
+/* The lanes of s from an unpadded plane p (positions outside s read nothing, give zero). */
+__attribute__((target("avx2,fma"))) static inline __attribute__((always_inline)) __m256
+load_positions(const float *p, const seg8 *s) {
+  return _mm256_insertf128_ps(
+      _mm256_castps128_ps256(_mm_maskload_ps(p + s->out[0], _mm256_castsi256_si128(s->mask))),
+      _mm_maskload_ps(p + s->out[1], _mm256_extracti128_si256(s->mask, 1)), 1);
+}
+
+/* v's lanes of s into an unpadded plane p. */
+__attribute__((target("avx2,fma"))) static inline __attribute__((always_inline)) void
+store_positions(float *p, const seg8 *s, __m256 v) {
+  _mm_maskstore_ps(p + s->out[0], _mm256_castsi256_si128(s->mask), _mm256_castps256_ps128(v));
+  _mm_maskstore_ps(p + s->out[1], _mm256_extracti128_si256(s->mask, 1),
+                   _mm256_extractf128_ps(v, 1));
+}
+
+/* Two vectors (a and b) at a time, four output channels: each weight broadcast feeds two
+ * multiply-adds, in 8 accumulators (with 8 output channels a vector, the broadcasts were half
+ * the loads and the accumulators spilled). */
+__attribute__((target("avx2,fma"))) static void direct_sample_avx2(const direct_pass *d,
+                                                                   const float *pad,
+                                                                   const float *packed,
+                                                                   const float *bias, float *out) {
+  const int64_t plane = d->hp * d->wp, l = d->oh * d->ow, nv = vectors_per_plane(d);
+  for (int64_t v = 0; v < nv; v += 2) {
+    const bool two = v + 1 < nv; /* else b repeats a, and is not stored */
+    const seg8 sa = seg_at(d, v), sb = two ? seg_at(d, v + 1) : sa;
+    for (int64_t o0 = 0; o0 < d->co; o0 += 4) {
+#define ZERO(k) __m256 a##k = _mm256_setzero_ps(), b##k = _mm256_setzero_ps();
+      K4(ZERO)
+#undef ZERO
+      const float *wv = packed + (o0 / LANES) * d->ci * 9 * LANES + o0 % LANES;
+      for (int64_t c = 0; c < d->ci; c++)
+        for (int i = 0; i < 3; i++) {
+          const float *row = pad + c * plane + i * d->wp;
+          for (int j = 0; j < 3; j++, wv += LANES) {
+            const __m256 ta = load_halves(row + j, &sa), tb = load_halves(row + j, &sb);
+#define FMA(k)                                                                                     \
+  {                                                                                                \
+    const __m256 w = _mm256_broadcast_ss(wv + k);                                                  \
+    a##k = _mm256_fmadd_ps(ta, w, a##k);                                                           \
+    b##k = _mm256_fmadd_ps(tb, w, b##k);                                                           \
+  }
+            K4(FMA)
+#undef FMA
+          }
+        }
+#define STORE(k)                                                                                   \
+  if (o0 + k < d->co) {                                                                            \
+    const __m256 bk = bias ? _mm256_set1_ps(bias[o0 + k]) : _mm256_setzero_ps();                   \
+    float *po = out + (o0 + k) * l;                                                                \
+    store_positions(po, &sa, _mm256_add_ps(a##k, bk));                                             \
+    if (two)                                                                                       \
+      store_positions(po, &sb, _mm256_add_ps(b##k, bk));                                           \
+  }
+      K4(STORE)
+#undef STORE
+    }
+  }
+}
+
+/* dw [co][ci][9] += the weight's gradient over nb samples, four output channels and one
+ * kernel row at a time (12 accumulators, the three taps' vectors and a gradient's: the 16
+ * registers), as the AVX-512 loop. Lanes holding no position are zero in both factors. */
+__attribute__((target("avx2,fma"))) static void
+direct_dw_avx2(const direct_pass *d, int64_t nb, const float *pad, const float *gy, float *dw) {
+  const int64_t plane = d->hp * d->wp, l = d->oh * d->ow, nv = vectors_per_plane(d);
+  for (int64_t o0 = 0; o0 < d->co; o0 += 4) {
+    const int64_t ko = d->co - o0 < 4 ? d->co - o0 : 4;
+    for (int64_t c = 0; c < d->ci; c++)
+      for (int i = 0; i < 3; i++) {
+#define ZERO(k)                                                                                    \
+  __m256 a##k##0 = _mm256_setzero_ps(), a##k##1 = _mm256_setzero_ps(),                             \
+         a##k##2 = _mm256_setzero_ps();
+        K4(ZERO)
+#undef ZERO
+        for (int64_t n = 0; n < nb; n++) {
+          const float *p = pad + (n * d->ci + c) * plane + i * d->wp;
+          const float *g = gy + (n * d->co + o0) * l;
+          for (int64_t v = 0; v < nv; v++) {
+            const seg8 s = seg_at(d, v);
+            const __m256 m = _mm256_castsi256_ps(s.mask);
+            const __m256 s0 = _mm256_and_ps(load_halves(p, &s), m);
+            const __m256 s1 = _mm256_and_ps(load_halves(p + 1, &s), m);
+            const __m256 s2 = _mm256_and_ps(load_halves(p + 2, &s), m);
+#define FMA(k)                                                                                     \
+  if (k < ko) {                                                                                    \
+    const __m256 gk = load_positions(g + k * l, &s);                                               \
+    a##k##0 = _mm256_fmadd_ps(gk, s0, a##k##0);                                                    \
+    a##k##1 = _mm256_fmadd_ps(gk, s1, a##k##1);                                                    \
+    a##k##2 = _mm256_fmadd_ps(gk, s2, a##k##2);                                                    \
+  }
+            K4(FMA)
+#undef FMA
+          }
+        }
+#define SUM(k)                                                                                     \
+  if (k < ko) {                                                                                    \
+    float *t = dw + ((o0 + k) * d->ci + c) * 9 + i * 3;                                            \
+    t[0] += hsum8(a##k##0);                                                                        \
+    t[1] += hsum8(a##k##1);                                                                        \
+    t[2] += hsum8(a##k##2);                                                                        \
+  }
+        K4(SUM)
+#undef SUM
+      }
+  }
+}
 #endif
 
 /* ---- the passes -------------------------------------------------------------------------- */
@@ -269,8 +440,8 @@ static void direct_sample(gs_dtype dt, const direct_pass *d, const char *pad, co
                           const char *bias, char *out) {
 #ifdef CONV_DIRECT_X86
   if (dt == GS_F32) {
-    direct_sample_avx512(d, (const float *)pad, (const float *)packed, (const float *)bias,
-                         (float *)out);
+    (gs__cpu_has_avx512f() ? direct_sample_avx512 : direct_sample_avx2)(
+        d, (const float *)pad, (const float *)packed, (const float *)bias, (float *)out);
     return;
   }
 #endif
@@ -282,7 +453,8 @@ static void direct_dw(gs_dtype dt, const direct_pass *d, int64_t nb, const char 
                       const char *gy, char *dw) {
 #ifdef CONV_DIRECT_X86
   if (dt == GS_F32) {
-    direct_dw_avx512(d, nb, (const float *)pad, (const float *)gy, (float *)dw);
+    (gs__cpu_has_avx512f() ? direct_dw_avx512 : direct_dw_avx2)(d, nb, (const float *)pad,
+                                                                (const float *)gy, (float *)dw);
     return;
   }
 #endif

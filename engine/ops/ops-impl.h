@@ -4,8 +4,14 @@
 
 #include "autograd-impl.h"
 
-/* Whether this CPU runs AVX-512F (asked once; cpu-features.c): kernels that keep an AVX-512
- * copy pick it with this plain test. */
+/* The vector kernels the ops may use (asked once; cpu-features.c): what the CPU runs, capped
+ * by the environment variable GS_CPU_FEATURES (avx512, avx2 or none). Ordered: a level
+ * includes those below it. */
+typedef enum gs__cpu_level { GS__CPU_NONE, GS__CPU_AVX2, GS__CPU_AVX512 } gs__cpu_level;
+/* exported (not public API) so that tests/engine/nn/test-conv.c can check the cap */
+__attribute__((visibility("default"))) gs__cpu_level gs__cpu_level_get(void);
+/* Whether AVX-512F kernels may run: kernels that keep an AVX-512 copy pick it with this plain
+ * test. */
 bool gs__cpu_has_avx512f(void);
 
 /* ---- inside backward formulas (formula.c) --------------------------------------------- */

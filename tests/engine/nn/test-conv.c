@@ -4,6 +4,7 @@
  * was given. Gradients are checked by gradcheck and against PyTorch by ops-torch-compare.py. */
 #include <math.h>
 
+#include "ops-impl.h"
 #include "test-util.h"
 
 /* Every value of t lies within +-bound. */
@@ -79,12 +80,12 @@ static void test_conv2d_matches_the_definition(void) {
     check_conv2d_definition(&cases[i]);
 }
 
-/* The direct 3x3 path (conv-direct.c) in f32 (AVX-512 where the CPU has it, otherwise
- * im2col) against the same convolution in f64 (the plain loops the gradchecks check): output
- * and all three gradients of sum(y * r). The shapes cover each row width up to 16 (vectors of
- * several rows, of one, and the last vector of a plane holding fewer rows), padding 0 and 1,
- * batches, several channels, and output channels past one block of 16 and not a multiple of
- * 8 (the weight gradient's blocks of 8). */
+/* The direct 3x3 path (conv-direct.c) in f32 (AVX-512 or AVX2+FMA where the CPU has them
+ * and GS_CPU_FEATURES allows, otherwise im2col) against the same convolution in f64 (the plain
+ * loops the gradchecks check): output and all three gradients of sum(y * r). The shapes cover each
+ * row width up to 16 (vectors of several rows, of one, and the last vector of a plane holding fewer
+ * rows), padding 0 and 1, batches, several channels, and output channels past one block of 16 and
+ * not a multiple of 8 (the weight gradient's blocks of 8). */
 typedef struct direct_case {
   int N, C, H, W, O, P;
 } direct_case;
@@ -159,6 +160,20 @@ static void test_conv2d_direct_f32_matches_f64(void) {
   for (size_t i = 0; i < G_N_ELEMENTS(cases); i++)
     check_direct_f32_matches_f64(&cases[i]);
   g_assert_cmpuint(gs_live_tensor_count(), ==, live);
+}
+
+/* GS_CPU_FEATURES caps the kernels the ops pick (meson runs this program again with avx2 and
+ * none, so that the direct path's checks above run on each kernel this CPU has). */
+static void test_cpu_features_cap(void) {
+  const char *v = g_getenv("GS_CPU_FEATURES");
+  gs__cpu_level level = gs__cpu_level_get();
+  if (g_strcmp0(v, "none") == 0)
+    g_assert_cmpint(level, ==, GS__CPU_NONE);
+  else if (g_strcmp0(v, "avx2") == 0)
+    g_assert_cmpint(level, <=, GS__CPU_AVX2);
+  g_test_message("f32 kernels: %s", level == GS__CPU_AVX512 ? "AVX-512"
+                                    : level == GS__CPU_AVX2 ? "AVX2+FMA"
+                                                            : "portable");
 }
 
 static void test_conv2d_module(void) {
@@ -382,6 +397,7 @@ static void test_refusals(void) {
 int main(int argc, char **argv) {
   test_init(&argc, &argv);
   g_test_add_func("/conv/conv2d-matches-the-definition", test_conv2d_matches_the_definition);
+  g_test_add_func("/conv/cpu-features-cap", test_cpu_features_cap);
   g_test_add_func("/conv/conv2d-direct-f32-matches-f64", test_conv2d_direct_f32_matches_f64);
   g_test_add_func("/conv/conv2d-module", test_conv2d_module);
   g_test_add_func("/conv/max-pool-indices", test_max_pool_indices);
