@@ -177,11 +177,26 @@ static PyObject *inplace_call(PyObject *self, PyObject *other, void (*fn)(gs_ten
 /* Writes the result r of an op on self into self, as torch's in-place forms: a floating result
  * cannot go into an integer or bool tensor (torch: "result type Float can't be cast to the
  * desired output type Long"). r stays the caller's. */
+/* A dtype as torch's messages name it (its ScalarType). */
+static const char *scalar_type_name(gs_dtype dt) {
+  switch (dt) {
+  case GS_F32: return "Float";
+  case GS_F64: return "Double";
+  case GS_I64: return "Long";
+  case GS_I32: return "Int";
+  case GS_I16: return "Short";
+  case GS_I8: return "Char";
+  case GS_U8: return "Byte";
+  case GS_BOOL: return "Bool";
+  default: return gs_dtype_name(dt);
+  }
+}
+
 static PyObject *write_result(PyObject *self, gs_tensor r) {
   gs_tensor t = gsp_handle(self);
   if (r.id && gs_dtype_is_floating(gs_dtype_of(r)) && !gs_dtype_is_floating(gs_dtype_of(t))) {
     PyErr_Format(PyExc_RuntimeError, "result type %s can't be cast to the desired output type %s",
-                 gs_dtype_name(gs_dtype_of(r)), gs_dtype_name(gs_dtype_of(t)));
+                 scalar_type_name(gs_dtype_of(r)), scalar_type_name(gs_dtype_of(t)));
     return NULL;
   }
   if (r.id)

@@ -7,8 +7,9 @@
 set -euo pipefail
 rounds_default=3
 target=python/gradscope/_gradscope.cpython-311-x86_64-linux-gnu.so
+# One thread a side, set before compare-common.sh prints the budget (it defaults to 2).
+export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
 source "$(dirname "${BASH_SOURCE[0]}")/compare-common.sh"
-export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 GS_TORCH_THREADS=1
 g_ms=() t_ms=()
 for ((r = 0; r < rounds; r++)); do
   for side in $([ $((r % 2)) = 0 ] && echo "g t" || echo "t g"); do
