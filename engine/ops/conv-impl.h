@@ -72,5 +72,9 @@ bool gs__conv_run_backward(gs_dtype dt, const gs__conv_shape *s, const char *x, 
  * onto sums[channel] (a bias's gradient). */
 void gs__conv_per_channel(gs_dtype dt, int64_t n, int64_t c, int64_t l, char *planes,
                           const char *bias, double *sums);
+/* A bias's gradient: gy [n, c, l] summed over all but its channels, in a new tensor of the
+ * bias's shape (shape, ndim) and dtype dt; GS_NO_TENSOR after reporting. */
+gs_tensor gs__conv_bias_grad(gs_dtype dt, int64_t n, int64_t c, int64_t l, char *gy,
+                             const int64_t *shape, int ndim, const char *fn);
 /* False (after reporting) when a convolution of shape s is too large for BLAS's int sizes. */
 bool gs__conv_fits_blas(const gs__conv_shape *s, const char *fn);

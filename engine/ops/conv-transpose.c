@@ -78,21 +78,9 @@ static void conv_transpose2d_backward(gs__node *n, gs_tensor hg, gs_tensor *grad
                                               gs__tensor_data(&x), NULL, gs__tensor_data(dw), fn);
   }
   if (ok && want_b) {
-    double *sums = calloc((size_t)s.c, sizeof *sums);
-    gs__tensor *db;
-    hdb = sums ? gs__tensor_new(dt, n->inputs[2].shape, n->inputs[2].ndim, fn, &db) : GS_NO_TENSOR;
-    if (!sums)
-      gs__error(GS_ERR_OUT_OF_MEMORY, fn, "out of memory for %lld bias sums", (long long)s.c);
+    hdb = gs__conv_bias_grad(dt, s.n, s.c, s.h * s.w, gs__tensor_data(&gy), n->inputs[2].shape,
+                             n->inputs[2].ndim, fn);
     ok = hdb.id != 0;
-    if (ok) {
-      gs__conv_per_channel(dt, s.n, s.c, s.h * s.w, gs__tensor_data(&gy), NULL, sums);
-      for (int64_t c = 0; c < s.c; c++)
-        if (dt == GS_F32)
-          ((float *)gs__tensor_data(db))[c] = (float)sums[c];
-        else
-          ((double *)gs__tensor_data(db))[c] = sums[c];
-    }
-    free(sums);
   }
   gs__tensor_release(&gy);
   if (x.storage)

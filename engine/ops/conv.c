@@ -627,6 +627,27 @@ void gs__conv_per_channel(gs_dtype dt, int64_t n, int64_t c, int64_t l, char *pl
     }
 }
 
+gs_tensor gs__conv_bias_grad(gs_dtype dt, int64_t n, int64_t c, int64_t l, char *gy,
+                             const int64_t *shape, int ndim, const char *fn) {
+  double *sums = calloc((size_t)c + 1, sizeof *sums);
+  if (!sums) {
+    gs__error(GS_ERR_OUT_OF_MEMORY, fn, "out of memory for %lld bias sums", (long long)c);
+    return GS_NO_TENSOR;
+  }
+  gs__tensor *db;
+  gs_tensor h = gs__tensor_new(dt, shape, ndim, fn, &db);
+  if (h.id) {
+    gs__conv_per_channel(dt, n, c, l, gy, NULL, sums);
+    for (int64_t ch = 0; ch < c; ch++)
+      if (dt == GS_F32)
+        ((f32 *)gs__tensor_data(db))[ch] = (f32)sums[ch];
+      else
+        ((f64 *)gs__tensor_data(db))[ch] = sums[ch];
+  }
+  free(sums);
+  return h;
+}
+
 bool gs__conv_fits_blas(const gs__conv_shape *s, const char *fn) {
   conv_geom g = geom_of_shape(s);
   if (g.k > INT32_MAX || g.l * g.n > INT32_MAX || g.k * chunk_samples(&g) * g.l > INT32_MAX) {

@@ -57,7 +57,7 @@ static void conv1d_backward(gs__node *n, gs_tensor hg, gs_tensor *grads) {
   bool want_b = n->n_inputs > 2 && gs__needs_grad(n, 2);
   bool ok = (!want_w || contiguous_saved(gs__saved(n, 0), dt, &x, fn)) &&
             (!want_x || contiguous_saved(gs__saved(n, 1), dt, &w, fn));
-  gs__tensor *dx = NULL, *dw = NULL, *db = NULL;
+  gs__tensor *dx = NULL, *dw = NULL;
   gs_tensor hdx = GS_NO_TENSOR, hdw = GS_NO_TENSOR, hdb = GS_NO_TENSOR;
   if (ok && want_x) {
     hdx = gs__tensor_new(dt, xm->shape, xm->ndim, fn, &dx);
@@ -77,20 +77,9 @@ static void conv1d_backward(gs__node *n, gs_tensor hg, gs_tensor *grads) {
                                want_w ? gs__tensor_data(gs__lookup(hdw, fn)) : NULL, fn);
   }
   if (ok && want_b) {
-    double *sums = calloc((size_t)s.o, sizeof *sums);
-    hdb = sums ? gs__tensor_new(dt, n->inputs[2].shape, n->inputs[2].ndim, fn, &db) : GS_NO_TENSOR;
-    if (!sums)
-      gs__error(GS_ERR_OUT_OF_MEMORY, fn, "out of memory for %lld bias sums", (long long)s.o);
+    hdb = gs__conv_bias_grad(dt, s.n, s.o, s.ow, gs__tensor_data(&gy), n->inputs[2].shape,
+                             n->inputs[2].ndim, fn);
     ok = hdb.id != 0;
-    if (ok) {
-      gs__conv_per_channel(dt, s.n, s.o, s.ow, gs__tensor_data(&gy), NULL, sums);
-      for (int64_t c = 0; c < s.o; c++)
-        if (dt == GS_F32)
-          ((float *)gs__tensor_data(db))[c] = (float)sums[c];
-        else
-          ((double *)gs__tensor_data(db))[c] = sums[c];
-    }
-    free(sums);
   }
   gs__tensor_release(&gy);
   if (x.storage)
