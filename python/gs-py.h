@@ -134,6 +134,9 @@ int gsp_tensor_math_install(void);
 int gsp_tensor_index_ops_install(void);
 /* (values, indices) as torch.return_types: a tuple with those names (steals both). */
 PyObject *gsp_values_indices(PyObject *values, PyObject *indices);
+/* The same from an engine call's two results: ok false raises its error; a failed wrap
+ * disposes what is not wrapped yet. */
+PyObject *gsp_wrap_values_indices(bool ok, gs_tensor values, gs_tensor indices);
 
 /* ---- numpy-bridge.c, dlpack-bridge.c ---- */
 int gsp_numpy_init(void);

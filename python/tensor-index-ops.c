@@ -251,19 +251,6 @@ static PyObject *m_logcumsumexp(PyObject *self, PyObject *args, PyObject *kwargs
 /* ---- picks by order: median, cummax, cummin, unique --------------------------------------------
  */
 
-static PyObject *pair(bool ok, gs_tensor values, gs_tensor indices) {
-  if (!ok)
-    return gsp_raise_engine_error();
-  PyObject *v = gsp_wrap(values), *i = v ? gsp_wrap(indices) : NULL;
-  if (!i) {
-    if (!v)
-      gs_dispose(indices);
-    Py_XDECREF(v);
-    return NULL;
-  }
-  return gsp_values_indices(v, i);
-}
-
 /* t.median() is a value; t.median(dim, keepdim=False) is (values, indices) */
 static PyObject *m_median(PyObject *self, PyObject *args, PyObject *kwargs) {
   GSP_SITE();
@@ -280,7 +267,7 @@ static PyObject *m_median(PyObject *self, PyObject *args, PyObject *kwargs) {
   gs_tensor values = GS_NO_TENSOR, indices = GS_NO_TENSOR;
   gs_clear_error();
   bool ok = gs_median(gsp_handle(self), d, keepdim, &values, &indices);
-  return pair(ok, values, indices);
+  return gsp_wrap_values_indices(ok, values, indices);
 }
 
 static PyObject *running(PyObject *self, PyObject *args, PyObject *kwargs, bool largest) {
@@ -292,7 +279,7 @@ static PyObject *running(PyObject *self, PyObject *args, PyObject *kwargs, bool 
   gs_tensor values = GS_NO_TENSOR, indices = GS_NO_TENSOR;
   gs_clear_error();
   bool ok = (largest ? gs_cummax : gs_cummin)(gsp_handle(self), dim, &values, &indices);
-  return pair(ok, values, indices);
+  return gsp_wrap_values_indices(ok, values, indices);
 }
 static PyObject *m_cummax(PyObject *s, PyObject *a, PyObject *k) { return running(s, a, k, true); }
 static PyObject *m_cummin(PyObject *s, PyObject *a, PyObject *k) { return running(s, a, k, false); }

@@ -114,7 +114,7 @@ PyObject *gsp_values_indices(PyObject *values, PyObject *indices) {
   return pair;
 }
 
-static PyObject *values_indices(bool ok, gs_tensor values, gs_tensor indices) {
+PyObject *gsp_wrap_values_indices(bool ok, gs_tensor values, gs_tensor indices) {
   if (!ok)
     return gsp_raise_engine_error();
   PyObject *v = gsp_wrap(values), *i = v ? gsp_wrap(indices) : NULL;
@@ -138,7 +138,7 @@ static PyObject *m_sort(PyObject *self, PyObject *args, PyObject *kwargs) {
   gs_tensor values = GS_NO_TENSOR, indices = GS_NO_TENSOR;
   gs_clear_error();
   bool ok = gs_sort(gsp_handle(self), dim, descending, &values, &indices);
-  return values_indices(ok, values, indices);
+  return gsp_wrap_values_indices(ok, values, indices);
 }
 
 static PyObject *m_argsort(PyObject *self, PyObject *args, PyObject *kwargs) {
@@ -162,7 +162,7 @@ static PyObject *m_topk(PyObject *self, PyObject *args, PyObject *kwargs) {
   gs_tensor values = GS_NO_TENSOR, indices = GS_NO_TENSOR;
   gs_clear_error();
   bool ok = gs_topk(gsp_handle(self), k, dim, largest, &values, &indices);
-  return values_indices(ok, values, indices);
+  return gsp_wrap_values_indices(ok, values, indices);
 }
 
 /* t.norm(p='fro', dim=None, keepdim=False): 'fro' and None are the 2-norm, 'inf' strings and
