@@ -20,6 +20,7 @@
  * gs_dist_finalize, in the order they were made (the same on every rank). */
 #include <sched.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -98,7 +99,8 @@ gs__shm *gs__shm_new(const size_t *bytes, int n_buckets) {
   MPI_Win win = MPI_WIN_NULL;
   /* The window is made on every rank (it is collective) and then kept only if every rank
    * could also allocate its bookkeeping. */
-  int rc = MPI_Win_allocate_shared((MPI_Aint)(ok ? total : LINE), 1, info, node, &mine, &win);
+  /* One line more: MPI's base is only 8-aligned here, and the flags want their own lines. */
+  int rc = MPI_Win_allocate_shared((MPI_Aint)((ok ? total : 0) + LINE), 1, info, node, &mine, &win);
   MPI_Info_free(&info);
   ok = ok && rc == MPI_SUCCESS;
   MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_LAND, node);
@@ -107,10 +109,12 @@ gs__shm *gs__shm_new(const size_t *bytes, int n_buckets) {
     int disp;
     void *base = NULL;
     all_ok = MPI_Win_shared_query(win, q, &size, &disp, &base) == MPI_SUCCESS;
-    s->base[q] = base;
+    /* Every process maps the segment at a page boundary plus the same offset, so rounding up
+     * lands on the same bytes in each. */
+    s->base[q] = (char *)(((uintptr_t)base + LINE - 1) / LINE * LINE);
   }
   if (all_ok) {
-    memset(mine, 0, (size_t)n_buckets * sizeof(shm_flags)); /* round 0: nothing staged */
+    memset(s->base[gs__dist.rank], 0, (size_t)n_buckets * sizeof(shm_flags)); /* round 0 */
     atomic_thread_fence(memory_order_release);
   }
   MPI_Barrier(node); /* nobody reads a peer's flags before that peer zeroed them */
