@@ -1,6 +1,6 @@
-"""oracle_scenario.py: a small program for the Python oracle (test_oracle.py): clones,
-detaches, views and in-place writes through aliases, dispose scopes, a module's parameters,
-backward and an optimizer step, each on its own line so every call is probed."""
+"""oracle_scenario.py: the Python oracle's program (test_oracle.py): clones, detaches, views,
+in-place writes through aliases, scopes, a module's parameters, backward, an optimizer step,
+.double() and unary ops in place, each on its own line so every call is probed."""
 import gradscope as gs
 import gradscope.nn as nn
 
@@ -28,4 +28,10 @@ with gs.dispose_scope("train"):
     loss.backward()
     opt.step()
     opt.zero_grad()
-del x, h, c, d, row, col, t, y, inner, kept, layer, opt, out, loss
+layer.double()
+s = (h * 1.0).detach().requires_grad_()
+u = s * 1.0
+u.t().sin_()
+u.exp_()
+u.sum().backward()
+del x, h, c, d, row, col, t, y, inner, kept, layer, opt, out, loss, s, u
