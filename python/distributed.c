@@ -146,12 +146,17 @@ static PyObject *reducer_new(PyTypeObject *type, PyObject *args, PyObject *kwarg
   GSP_SITE();
   PyObject *module;
   double bucket_cap_mb = 25.0;
-  int find_unused = 0, broadcast_buffers = 1, check_every = 0;
-  static char *kwlist[] = {
-      "module", "bucket_cap_mb", "find_unused_parameters", "broadcast_buffers", "check_every",
-      NULL};
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|dppi:_Reducer", kwlist, &module, &bucket_cap_mb,
-                                   &find_unused, &broadcast_buffers, &check_every))
+  int find_unused = 0, broadcast_buffers = 1, check_every = 0, bucket_view = 0;
+  static char *kwlist[] = {"module",
+                           "bucket_cap_mb",
+                           "find_unused_parameters",
+                           "broadcast_buffers",
+                           "check_every",
+                           "gradient_as_bucket_view",
+                           NULL};
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|dppip:_Reducer", kwlist, &module,
+                                   &bucket_cap_mb, &find_unused, &broadcast_buffers, &check_every,
+                                   &bucket_view))
     return NULL;
   if (!gsp_is_module(module)) {
     PyErr_Format(PyExc_TypeError,
@@ -162,7 +167,8 @@ static PyObject *reducer_new(PyTypeObject *type, PyObject *args, PyObject *kwarg
   gs_ddp_options opt = {.bucket_cap_mb = bucket_cap_mb,
                         .find_unused_parameters = find_unused,
                         .no_broadcast_buffers = !broadcast_buffers,
-                        .check_every = check_every};
+                        .check_every = check_every,
+                        .gradient_as_bucket_view = bucket_view};
   gs_clear_error();
   gs_ddp *d = gs_ddp_new(gsp_module_handle(module), &opt);
   if (!d)

@@ -213,8 +213,9 @@ static PyObject *get_grad(PyObject *self, void *c) {
 }
 
 /* t.grad = None clears the gradient; t.grad = g (a leaf that requires grad, g of its shape and
- * dtype) makes g's values the gradient: the engine has no assignment, so the gradient is
- * cleared and g accumulated into it as backward would (the log shows that backward). */
+ * dtype) makes g the gradient as PyTorch does: the gradient shares g's storage (a detached
+ * alias of it that t owns, since the Python object g keeps its own handle), so writes to
+ * either show in both and later backwards add into it. */
 static int set_grad(PyObject *self, PyObject *value, void *c) {
   GSP_SITE();
   (void)c;
@@ -248,10 +249,17 @@ static int set_grad(PyObject *self, PyObject *value, void *c) {
     }
   }
   gs_clear_error();
-  gs_zero_grad(t);
-  if (value && value != Py_None && gsp_check_void())
-    gs_backward_with(t, gsp_handle(value), false);
-  return gsp_check_void() ? 0 : -1;
+  if (!value || value == Py_None) {
+    gs_zero_grad(t);
+    return gsp_check_void() ? 0 : -1;
+  }
+  gs_tensor alias = gs_detach(gsp_handle(value));
+  if (!alias.id || gs_set_grad(t, alias) != 0) {
+    if (alias.id)
+      gs_dispose(alias);
+    return gsp_raise_engine_error(), -1;
+  }
+  return 0;
 }
 
 static PyObject *get_grad_fn(PyObject *self, void *c) {

@@ -19,7 +19,10 @@ torch.manual_seed(42)
 model = torch.nn.Sequential(torch.nn.Linear(IN, HIDDEN), torch.nn.ReLU(),
                             torch.nn.Linear(HIDDEN, HIDDEN), torch.nn.ReLU(),
                             torch.nn.Linear(HIDDEN, CLASSES))
-net = torch.nn.parallel.DistributedDataParallel(model) if world > 1 else model
+# GS_BENCH_BUCKET_VIEW=1: gradient_as_bucket_view=True, as run-ddp.sh asks both sides.
+view = os.environ.get('GS_BENCH_BUCKET_VIEW') == '1'
+net = (torch.nn.parallel.DistributedDataParallel(model, gradient_as_bucket_view=view)
+       if world > 1 else model)
 opt = torch.optim.SGD(net.parameters(), lr=0.01, momentum=0.9)
 torch.manual_seed(1000 + rank)
 x = torch.randn(GLOBAL_BATCH // world, IN)

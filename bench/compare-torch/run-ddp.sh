@@ -16,8 +16,11 @@
 # allreduce_bandwidth_vs_mpi (the engine's allreduce bandwidth over MPI_Allreduce's; target
 # >= 0.9), and the times they come from.
 # Usage: bench/compare-torch/run-ddp.sh [ROUNDS]   (default 3; builds build/ incrementally)
+# Both sides construct DDP with gradient_as_bucket_view=True (GS_BENCH_BUCKET_VIEW=0: the
+# default, False, on both), so neither copies the averages back into the gradients.
 set -euo pipefail
 rounds_default=3
+export GS_BENCH_BUCKET_VIEW=${GS_BENCH_BUCKET_VIEW:-1}
 target=bench/bench-ddp
 export OPENBLAS_NUM_THREADS=1 # one thread per rank (compare-common.sh keeps it)
 source "$(dirname "${BASH_SOURCE[0]}")/compare-common.sh"
@@ -25,7 +28,7 @@ ninja -C "$build" -j "$GS_JOBS" bench/bench-mpi-allreduce >/dev/null
 command -v mpirun >/dev/null || gs_die "mpirun is missing: apt-get install openmpi-bin (scripts/setup-deps.sh)"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 mpi() { mpirun --oversubscribe -np "$@"; }
-echo "# $(mpirun --version | head -n 1)"
+echo "# $(mpirun --version | head -n 1); gradient_as_bucket_view=$GS_BENCH_BUCKET_VIEW on both sides"
 # The last KEY=number line of OUTPUT, or stop naming what is missing.
 need() {
   local v

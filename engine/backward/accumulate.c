@@ -4,6 +4,7 @@
  * and installs itself at start-up. Under create_graph the sum is made out of place and
  * recorded, so the .grad has a grad_fn (as PyTorch's). */
 #include <stdlib.h>
+#include <string.h>
 
 #include "backward-impl.h"
 #include "scope-impl.h"
@@ -20,6 +21,47 @@ static void own_grad(gs__tensor *leaf, uint64_t id, gs_tensor own) {
     gs__trace_grad_accumulate(id, own.id);
   else
     gs__trace_skip(1);
+}
+
+int gs_set_grad(gs_tensor t, gs_tensor grad) {
+  const char *fn = "set_grad";
+  gs__tensor *leaf = gs__lookup(t, fn);
+  if (!leaf)
+    return -1;
+  if (!grad.id) {
+    gs_zero_grad(t);
+    return 0;
+  }
+  gs__tensor *g = gs__lookup(grad, fn);
+  if (!g)
+    return -1;
+  if (grad.id == t.id) {
+    gs__error(GS_ERR_ARGUMENT, fn, "a tensor cannot be its own gradient (tensor #%u.%u)",
+              (unsigned)(t.id & 0xffffffffu), (unsigned)(t.id >> 32));
+    return -1;
+  }
+  if (grad.id == leaf->ag.grad)
+    return 0; /* already its gradient */
+  if (g->dtype != leaf->dtype || g->ndim != leaf->ndim ||
+      memcmp(g->shape, leaf->shape, sizeof(int64_t) * (size_t)leaf->ndim) != 0) {
+    char want[GS__SHAPE_STR], got[GS__SHAPE_STR];
+    gs__error(GS_ERR_SHAPE, fn, "expected a gradient of shape %s %s (the tensor's), got %s %s",
+              gs__shape_str(want, leaf->shape, leaf->ndim), gs_dtype_name(leaf->dtype),
+              gs__shape_str(got, g->shape, g->ndim), gs_dtype_name(g->dtype));
+    return -1;
+  }
+  gs__own_lock();
+  const char *held = gs__own_refuses_dispose(&gs__slot_of(g)->own);
+  gs__own_unlock();
+  if (held) {
+    gs__error(GS_ERR_STATE, fn,
+              "the gradient must be a tensor the caller or a scope holds, but tensor #%u.%u %s",
+              (unsigned)(grad.id & 0xffffffffu), (unsigned)(grad.id >> 32), held);
+    return -1;
+  }
+  gs_zero_grad(t);
+  own_grad(leaf, t.id, grad);
+  return 0;
 }
 
 /* create_graph: grad and its history as they arrive at a tensor's .grad. */

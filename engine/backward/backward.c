@@ -162,13 +162,16 @@ static bool check_node(const gs__node *n) {
       snprintf(how, sizeof how, "through a view sharing its storage (tensor %s)", writer);
     else
       snprintf(how, sizeof how, "through tensor %s, which shares its storage", writer);
+    /* Begins with PyTorch's words, which are what people search for. */
     gs__error(GS_ERR_STATE, "backward",
-              "tensor %s %s saved by %s #%llu as %s is at version %lld; expected version "
+              "one of the variables needed for gradient computation has been modified by an "
+              "inplace operation: tensor %s %s saved by %s #%llu as %s is at version %lld; "
+              "expected version "
               "%lld. It was modified in place by %s (event %llu) %s.",
-              gs__shape_str(shape, s->value.shape, s->value.ndim),
-              gs_dtype_name(s->value.dtype), n->kind->name, (unsigned long long)n->id,
-              saved_role(role, sizeof role, n, i), (long long)now,
-              (long long)s->version, st->last_write_op ? st->last_write_op : "a write",
+              gs__shape_str(shape, s->value.shape, s->value.ndim), gs_dtype_name(s->value.dtype),
+              n->kind->name, (unsigned long long)n->id, saved_role(role, sizeof role, n, i),
+              (long long)now, (long long)s->version,
+              st->last_write_op ? st->last_write_op : "a write",
               (unsigned long long)st->last_write_event, how);
     return false;
   }

@@ -5,7 +5,9 @@
  * same collectives in the same order (with every rank on one machine, the sum goes through a
  * shared-memory window instead: shm-reduce.c). Backward's end hook fills what never came (zeros
  * with find_unused_parameters, an error naming the parameter without), waits with the group's
- * deadline, and writes the averages back into the gradients. Per-bucket times and bytes are
+ * deadline, and writes the averages back into the gradients (with gradient_as_bucket_view,
+ * makes each gradient a view of its bucket instead, so nothing is copied back and the next
+ * backward accumulates in place where staging then finds it). Per-bucket times and bytes are
  * kept for traces, statistics and benchmarks. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +32,7 @@ typedef struct ddp_bucket {
   int n_params;
   int64_t numel;
   void *buf;
+  gs_tensor whole; /* a tensor over buf (gradient_as_bucket_view), whose views are the grads */
   int pending;
   bool launched;
   MPI_Request req;
@@ -158,22 +161,47 @@ static void divide(void *data, gs_dtype dtype, int64_t n, int world) {
   }
 }
 
+/* Where parameter i's gradient goes in its bucket. */
+static char *slot_of(const gs_ddp *d, int i) {
+  const ddp_param *p = &d->params[i];
+  return (char *)d->buckets[p->bucket].buf + (size_t)p->offset * gs_dtype_size(p->dtype);
+}
+
+/* Whether t is a view of parameter i's place in its bucket (gradient_as_bucket_view). */
+static bool in_its_slot(const gs_ddp *d, int i, gs_tensor t) {
+  return t.id && d->opt.gradient_as_bucket_view && gs_is_contiguous(t) &&
+         gs_data(t) == slot_of(d, i);
+}
+
 /* Puts a parameter's gradient divided by the world size (or zeros) in its place in its
- * bucket. */
+ * bucket; undivided when the shared-memory reduction averages. */
 static void stage(gs_ddp *d, int i, gs_tensor grad) {
   ddp_param *p = &d->params[i];
   ddp_bucket *b = &d->buckets[p->bucket];
   size_t es = gs_dtype_size(p->dtype);
-  char *dst = (char *)b->buf + (size_t)p->offset * es;
-  if (grad.id && gs_is_contiguous(grad) && p->dtype == GS_F32) {
+  char *dst = slot_of(d, i);
+  bool averaged = d->shm && gs__shm_averages(d->shm);
+  if (in_its_slot(d, i, grad)) { /* accumulated in place, in its bucket already */
+    if (!averaged)
+      divide(dst, p->dtype, p->numel, gs__dist.world);
+  } else if (grad.id && gs_is_contiguous(grad) && averaged) {
+    memcpy(dst, gs_data(grad), (size_t)p->numel * es);
+  } else if (grad.id && gs_is_contiguous(grad) && p->dtype == GS_F32) {
     const float *src = gs_data(grad);
     float *out = (float *)dst, w = (float)gs__dist.world;
     for (int64_t k = 0; k < p->numel; k++) /* one pass: copy and divide */
       out[k] = src[k] / w;
   } else if (grad.id) {
     gs_copy_to(grad, dst, (size_t)p->numel * es);
-    divide(dst, p->dtype, p->numel, gs__dist.world);
+    if (!averaged)
+      divide(dst, p->dtype, p->numel, gs__dist.world);
   } else {
+    gs_tensor old = gs_grad(p->p);
+    if (in_its_slot(d, i, old)) { /* unused now: its earlier gradient leaves the bucket */
+      int64_t shape[GS_MAX_DIMS];
+      int nd = gs_shape(p->p, shape);
+      gs_set_grad(p->p, gs_from_data(p->dtype, shape, nd, gs_data(old)));
+    }
     memset(dst, 0, (size_t)p->numel * es);
   }
   p->ready = true;
@@ -210,6 +238,19 @@ static void hook_grad_ready(gs_tensor leaf, gs_tensor grad, void *user) {
     }
 }
 
+/* gradient_as_bucket_view: makes parameter i's gradient the view of its place in its bucket
+ * (which holds the average now). */
+static void grad_as_view(gs_ddp *d, int i) {
+  ddp_param *p = &d->params[i];
+  int64_t shape[GS_MAX_DIMS];
+  int nd = gs_shape(p->p, shape);
+  gs_tensor part = gs_narrow(d->buckets[p->bucket].whole, 0, p->offset, p->numel);
+  gs_tensor view = gs_view(part, shape, nd);
+  gs_dispose(part);
+  if (gs_set_grad(p->p, view) != 0)
+    gs_dispose(view);
+}
+
 /* Writes the average in the bucket (divided before the sum) into parameter i's gradient. */
 static void write_back(gs_ddp *d, int i, const int64_t *global_used) {
   ddp_param *p = &d->params[i];
@@ -217,6 +258,12 @@ static void write_back(gs_ddp *d, int i, const int64_t *global_used) {
   size_t es = gs_dtype_size(p->dtype);
   const char *src = (const char *)b->buf + (size_t)p->offset * es;
   gs_tensor g = gs_grad(p->p);
+  if (in_its_slot(d, i, g))
+    return; /* the gradient is the average already */
+  if (d->opt.gradient_as_bucket_view && (g.id || (global_used && global_used[i] != 0))) {
+    grad_as_view(d, i); /* used here or elsewhere: the average, where it lies */
+    return;
+  }
   if (g.id && gs_is_contiguous(g)) {
     memcpy(gs_data_mut(g), src, (size_t)p->numel * es);
     return;
@@ -394,6 +441,30 @@ static void broadcast_from_0(gs_ddp *d, bool buffers_only, const char *what) {
   gs_no_grad_end();
 }
 
+static void free_buffer(void *data, void *user) {
+  (void)user;
+  free(data);
+}
+
+/* gradient_as_bucket_view: the tensor over b's buffer that the gradients will be views of. Its
+ * bytes are seen outside (other ranks write the sums into them), so a clone of a gradient
+ * copies instead of sharing them copy-on-write; and the buffer outlives the DDP while a view
+ * does (a window is then kept mapped, a malloc'd buffer freed with the last view). */
+static bool bucket_tensor(gs_ddp *d, ddp_bucket *b) {
+  if (d->shm)
+    gs__shm_pin(d->shm);
+  b->whole = gs_from_blob(b->dtype, (int64_t[]){b->numel}, 1, NULL, b->buf,
+                          d->shm ? gs__shm_unpin : free_buffer, d->shm);
+  if (!b->whole.id) {
+    if (d->shm)
+      gs__shm_unpin(NULL, d->shm);
+    return false;
+  }
+  gs_detach_from_scopes(b->whole); /* the DDP's, whatever scope it was made in */
+  gs__lookup(b->whole, "ddp_new")->storage->buffer->seen_outside = true;
+  return true;
+}
+
 /* Buckets as PyTorch's compute_bucket_assignment_by_size: parameters in reverse order, one
  * open bucket per dtype, closed once it reaches its limit: 1 MiB for a dtype's first bucket
  * (so the first allreduce starts early), bucket_cap_mb after. */
@@ -443,6 +514,8 @@ static bool make_buckets(gs_ddp *d) {
     b->ids = calloc((size_t)b->n_params, sizeof *b->ids);
     if (!b->buf || !b->ids)
       return false;
+    if (d->opt.gradient_as_bucket_view && !bucket_tensor(d, b))
+      return false;
     for (int j = 0; j < b->n_params; j++)
       b->ids[j] = d->params[b->params[j]].p.id;
   }
@@ -456,7 +529,9 @@ void gs_ddp_free(gs_ddp *d) {
     gs_backward_hooks_remove(d->hook);
   for (int k = 0; k < d->n_buckets; k++) {
     free(d->buckets[k].params);
-    if (!d->shm)
+    if (d->buckets[k].whole.id) /* its buffer goes with the last tensor over it */
+      gs_dispose(d->buckets[k].whole);
+    else if (!d->shm)
       free(d->buckets[k].buf);
     free(d->buckets[k].ids);
   }

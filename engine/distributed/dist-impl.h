@@ -67,6 +67,14 @@ typedef struct gs__shm gs__shm;
 gs__shm *gs__shm_new(const size_t *bytes, int n_buckets);
 /* This rank's buffer of bucket k, where its gradients are staged. */
 void *gs__shm_buffer(gs__shm *s, int k);
+/* Whether the reduction averages (the sum times 1/world, exact for a power-of-two world, so
+ * the same bits as dividing before the sum): then gradients are staged undivided. */
+bool gs__shm_averages(const gs__shm *s);
+/* Tensors over this rank's buffers (gradient_as_bucket_view) are alive: pin before making
+ * one, unpin from its storage's release. A window freed while pinned leaves this rank's part
+ * mapped as private memory holding the same bytes, so those tensors stay valid. */
+void gs__shm_pin(gs__shm *s);
+void gs__shm_unpin(void *data, void *shm);
 /* Starts the next synchronised backward (every rank calls it once per reduction). */
 void gs__shm_begin_round(gs__shm *s);
 /* This rank's bucket k holds this round's gradients. */

@@ -17,13 +17,21 @@
  * Waits poll with the group's deadline (gs__dist_poll), so a dead or hung peer is named as it
  * is for every other collective. MPI_Win_free synchronises all ranks, and ranks drop their
  * DDP objects at different times (Python's collector), so windows are freed together at
- * gs_dist_finalize, in the order they were made (the same on every rank). */
+ * gs_dist_finalize, in the order they were made (the same on every rank).
+ *
+ * With a power-of-two world the reduction also averages (times 1/world, exact), so staging is
+ * a plain copy; and gradients may live in the buffers (gradient_as_bucket_view): a window
+ * freed while tensors over it are alive leaves this rank's part behind as private memory with
+ * the same bytes at the same address. */
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "dist-impl.h"
 
@@ -44,6 +52,11 @@ struct gs__shm {
   char **base;        /* every rank's part, as mapped here */
   bool *mine_done;    /* this round: my share of bucket k is summed */
   bool *all_done;     /* this round: every share of bucket k is summed */
+  size_t part_bytes;  /* this rank's part: its flags and buffers */
+  double scale;       /* applied to each sum: 1/world (a power of two) or 1 */
+  int pins;           /* tensors over this rank's buffers alive (gs__shm_pin) */
+  void *kept;         /* this rank's part mapped again after its window was freed */
+  size_t kept_bytes;
   gs__shm *next_made; /* windows in the order made, for gs__shm_finalize */
   bool released;      /* its DDP is gone */
   bool finalized;     /* its window is gone */
@@ -128,6 +141,9 @@ gs__shm *gs__shm_new(const size_t *bytes, int n_buckets) {
   }
   s->win = win;
   s->n_buckets = n_buckets;
+  s->part_bytes = total;
+  int w = gs__dist.world;
+  s->scale = (w & (w - 1)) == 0 ? 1.0 / w : 1.0;
   gs__shm **tail = &made;
   while (*tail)
     tail = &(*tail)->next_made;
@@ -136,6 +152,22 @@ gs__shm *gs__shm_new(const size_t *bytes, int n_buckets) {
 }
 
 void *gs__shm_buffer(gs__shm *s, int k) { return s->base[gs__dist.rank] + s->offset[k]; }
+
+bool gs__shm_averages(const gs__shm *s) { return s->scale != 1.0; }
+
+void gs__shm_pin(gs__shm *s) { s->pins++; }
+
+void gs__shm_unpin(void *data, void *shm) {
+  (void)data;
+  gs__shm *s = shm;
+  if (--s->pins > 0 || !s->finalized)
+    return;
+  if (s->kept) /* the last tensor over a window freed while pinned */
+    munmap(s->kept, s->kept_bytes);
+  s->kept = NULL;
+  if (s->released)
+    shm_free(s);
+}
 
 void gs__shm_begin_round(gs__shm *s) {
   s->round++;
@@ -161,7 +193,7 @@ static bool all_reached(const gs__shm *s, int k, bool reduced) {
 /* Sums elements [lo, hi) of every rank's buffer (at off in its part), rank 0's first, and
  * writes the sum into all of them, a block at a time so the writes read the sum from L1. */
 #define SUM_INTO_ALL(NAME, T)                                                                      \
-  static void NAME(char *const *base, size_t off, int world, int64_t lo, int64_t hi) {             \
+  static void NAME(char *const *base, size_t off, int world, int64_t lo, int64_t hi, T scale) {    \
     T acc[BLOCK];                                                                                  \
     for (int64_t i = lo; i < hi; i += BLOCK) {                                                     \
       int64_t n = hi - i < BLOCK ? hi - i : BLOCK;                                                 \
@@ -171,6 +203,9 @@ static bool all_reached(const gs__shm *s, int k, bool reduced) {
         for (int64_t j = 0; j < n; j++)                                                            \
           acc[j] += src[j];                                                                        \
       }                                                                                            \
+      if (scale != 1)                                                                              \
+        for (int64_t j = 0; j < n; j++)                                                            \
+          acc[j] *= scale;                                                                         \
       for (int q = 0; q < world; q++)                                                              \
         memcpy((T *)(base[q] + off) + i, acc, (size_t)n * sizeof(T));                              \
     }                                                                                              \
@@ -184,9 +219,9 @@ static void reduce_share(gs__shm *s, int k, gs_dtype dtype, int64_t numel) {
   int64_t lo = numel * me / world / 16 * 16;
   int64_t hi = me == world - 1 ? numel : numel * (me + 1) / world / 16 * 16;
   if (dtype == GS_F32)
-    sum_into_all_f32(s->base, s->offset[k], world, lo, hi);
+    sum_into_all_f32(s->base, s->offset[k], world, lo, hi, (float)s->scale);
   else
-    sum_into_all_f64(s->base, s->offset[k], world, lo, hi);
+    sum_into_all_f64(s->base, s->offset[k], world, lo, hi, s->scale);
   atomic_store_explicit(&flags_of(s, me, k)->reduced, s->round, memory_order_release);
   s->mine_done[k] = true;
 }
@@ -215,19 +250,50 @@ void gs__shm_wait(gs__shm *s, int k, gs_dtype dtype, int64_t numel) {
 }
 
 void gs__shm_release(gs__shm *s) {
-  if (s && s->finalized)
+  if (s && s->finalized && s->pins == 0)
     shm_free(s);
   else if (s)
     s->released = true; /* the window itself goes at gs__shm_finalize */
+}
+
+/* Frees s's window; while tensors over this rank's part are alive, that part is first copied
+ * aside and mapped again, private, at the same address once the window is gone. */
+static void free_window(gs__shm *s) {
+  if (s->pins == 0) {
+    MPI_Win_free(&s->win);
+    return;
+  }
+  long page = sysconf(_SC_PAGESIZE);
+  uintptr_t lo = (uintptr_t)s->base[gs__dist.rank] / (uintptr_t)page * (uintptr_t)page;
+  uintptr_t hi = ((uintptr_t)s->base[gs__dist.rank] + s->part_bytes + (uintptr_t)page - 1) /
+                 (uintptr_t)page * (uintptr_t)page;
+  void *keep = malloc(hi - lo);
+  if (keep)
+    memcpy(keep, (void *)lo, hi - lo);
+  MPI_Win_free(&s->win);
+  void *again = keep ? mmap((void *)lo, hi - lo, PROT_READ | PROT_WRITE,
+                            MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0)
+                     : MAP_FAILED;
+  if (again == (void *)lo) {
+    memcpy(again, keep, hi - lo);
+    s->kept = again;
+    s->kept_bytes = hi - lo;
+  } else /* a tensor over it would read unmapped memory: say so rather than crash later */
+    fprintf(stderr,
+            "gradscope: rank %d: DDP gradients that are views of their bucket are still alive "
+            "as the process group ends, and their memory could not be kept (%s); clear them "
+            "(zero_grad) before gs_dist_finalize\n",
+            gs__dist.rank, keep ? "the address range was taken" : "out of memory");
+  free(keep);
 }
 
 void gs__shm_finalize(void) {
   while (made) {
     gs__shm *s = made;
     made = s->next_made;
-    MPI_Win_free(&s->win);
+    free_window(s);
     s->finalized = true;
-    if (s->released)
-      shm_free(s); /* else its DDP frees it; it must not reduce any more */
+    if (s->released && s->pins == 0)
+      shm_free(s); /* else its DDP (or its last pinned tensor) frees it */
   }
 }

@@ -37,6 +37,14 @@ GS_API gs_tensor gs_grad(gs_tensor t);
 /* Clears t's gradient (PyTorch's zero_grad(set_to_none=True)): the next backward starts a
  * fresh one. */
 GS_API void gs_zero_grad(gs_tensor t);
+/* Makes grad itself (not a copy) t's gradient, as `t.grad = g` in PyTorch: grad must have t's
+ * shape and dtype, and be a tensor the caller or a scope holds (not a parameter, another
+ * tensor's gradient or an optimizer's state). t takes it over, as backward's gradients: the
+ * caller must not dispose it any more; gs_zero_grad or t's disposal does. t's previous
+ * gradient is disposed. grad may be a view (DistributedDataParallel's gradient_as_bucket_view
+ * makes each gradient a view of its bucket); later backwards add into it in place.
+ * GS_NO_TENSOR clears the gradient as gs_zero_grad. Returns 0, or -1 after reporting. */
+GS_API int gs_set_grad(gs_tensor t, gs_tensor grad);
 /* Makes a non-leaf keep its gradient in gs_grad after backward, as Tensor.retain_grad. */
 GS_API void gs_retain_grad(gs_tensor t);
 /* Whether a non-leaf asked for that (false for leaves, as Tensor.retains_grad). */

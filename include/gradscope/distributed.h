@@ -80,6 +80,9 @@ typedef struct gs_ddp_options {
                                   buffers from rank 0 at every forward */
   int check_every;             /* every N forwards, compare parameter checksums across ranks
                                   and name those that drifted apart (0: never) */
+  bool gradient_as_bucket_view; /* PyTorch's option: after a synchronised backward each
+                                   gradient is a view of its bucket (no copy back), and later
+                                   backwards add into it there; clones of it are copies */
 } gs_ddp_options;
 
 /* Per-bucket figures of the last synchronised backward (for traces, stats and benchmarks). */

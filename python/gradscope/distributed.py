@@ -261,8 +261,10 @@ class DistributedDataParallel(_Module):
     averages the gradients across ranks in buckets (bucket_cap_mb MiB) whose allreduces start
     while backward still runs. A parameter no gradient reached is an error naming it and the
     forward's line, unless find_unused_parameters=True (it then contributes zeros).
-    no_sync() accumulates gradients locally. check_every=N (gradscope's) compares parameter
-    checksums across ranks every N forwards and names those that drifted apart.
+    no_sync() accumulates gradients locally. gradient_as_bucket_view=True makes each .grad a
+    view of its bucket after a synchronised backward (no copy back; later backwards add into
+    it there). check_every=N (gradscope's) compares parameter checksums across ranks every N
+    forwards and names those that drifted apart.
 
     Like PyTorch's it is a Module: ddp.module is the wrapped one, and its parameters and
     state_dict() keys start with "module.".
@@ -291,11 +293,13 @@ class DistributedDataParallel(_Module):
                              f"{bucket_cap_mb}")
         # The engine's DDP first: if the ranks refuse it, module has not joined this one's tree.
         reducer = _c._Reducer(module, float(bucket_cap_mb), bool(find_unused_parameters),
-                              bool(broadcast_buffers), int(check_every))
+                              bool(broadcast_buffers), int(check_every),
+                              bool(gradient_as_bucket_view))
         self.module = module
         self.find_unused_parameters = bool(find_unused_parameters)
         self.bucket_cap_mb = bucket_cap_mb
         self.broadcast_buffers = bool(broadcast_buffers)
+        self.gradient_as_bucket_view = bool(gradient_as_bucket_view)
         self._reducer = reducer
 
     def forward(self, *inputs, **kwargs):

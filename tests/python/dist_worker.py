@@ -59,11 +59,11 @@ def parameters_of(module):
     return {name: p.detach().numpy().copy() for name, p in module.named_parameters()}
 
 
-def parity(dtype_name, steps, out, no_sync=False):
+def parity(dtype_name, steps, out, no_sync=False, bucket_view=False):
     dtype = np.dtype(dtype_name)
     rank, world = dist.get_rank(), dist.get_world_size()
     model = MLP(dtype)
-    ddp = dist.DistributedDataParallel(model, check_every=2)
+    ddp = dist.DistributedDataParallel(model, check_every=2, gradient_as_bucket_view=bucket_view)
     opt = gs.optim.SGD(ddp.parameters(), lr=LR, momentum=MOMENTUM)
     per_rank = GLOBAL_BATCH // world
     for step in range(steps):
@@ -77,6 +77,12 @@ def parity(dtype_name, steps, out, no_sync=False):
             (loss_of(ddp, xs[half:], ys[half:]) / 2).backward()
         else:
             loss_of(ddp, x[mine], y[mine]).backward()
+        if bucket_view:  # each .grad a view of its bucket, the parameters one after another
+            grads = [p.grad for p in model.parameters()]
+            assert all(g._base is not None for g in grads), [g._base for g in grads]
+            for later, earlier in zip(grads[1:], grads):
+                assert later.data_ptr() + later.numel() * later.element_size() == \
+                    earlier.data_ptr(), "gradients are not consecutive in their bucket"
         opt.step()
         opt.zero_grad()
     stats = ddp.ddp_stats()
@@ -187,7 +193,8 @@ def main():
     dist.init_process_group(backend="mpi")
     mode = sys.argv[1]
     if mode == "parity":
-        parity(sys.argv[2], int(sys.argv[3]), sys.argv[4], no_sync=sys.argv[5:] == ["no_sync"])
+        parity(sys.argv[2], int(sys.argv[3]), sys.argv[4], no_sync="no_sync" in sys.argv[5:],
+               bucket_view="bucket_view" in sys.argv[5:])
     elif mode in ("unused", "unused_allowed"):
         unused(mode == "unused_allowed")
     elif mode == "shapes":

@@ -76,7 +76,9 @@ def test_an_in_place_write_after_a_save_is_reported_by_backward():
     y = x * 1.0
     z = (y * y).sum()
     y.detach().add_(gs.ones(2))
-    with pytest.raises(RuntimeError, match="version"):
+    # PyTorch's words first (what people search for), then which tensor, node and write
+    with pytest.raises(RuntimeError, match="has been modified by an inplace operation: .* is at "
+                       "version 1; expected version 0. It was modified in place by add_"):
         z.backward()
 
 
@@ -107,3 +109,17 @@ def test_format_spec_on_one_element_tensors():
     x = gs.tensor([1.25, 2.5])
     assert f"{x.sum():.2f}" == "3.75" and f"{x[0]:>6.1f}" == "   1.2"
     assert f"{x}" == repr(x)
+
+
+def test_assigning_grad_shares_the_tensor_as_pytorch_does():
+    x = gs.ones(2, requires_grad=True)
+    g = gs.tensor([1.0, 2.0])
+    x.grad = g
+    g.add_(1)  # one storage: the write shows in x.grad
+    assert x.grad.tolist() == [2.0, 3.0]
+    (x * 3).sum().backward()  # accumulates into it in place
+    assert g.tolist() == [5.0, 6.0] and x.grad.tolist() == [5.0, 6.0]
+    with pytest.raises(RuntimeError, match="different size"):
+        x.grad = gs.ones(3)
+    x.grad = None
+    assert x.grad is None and g.tolist() == [5.0, 6.0]

@@ -38,13 +38,15 @@ def mpirun(*args, timeout=120):
     return r.returncode, r.stdout + r.stderr
 
 
-@pytest.mark.parametrize("dtype,tolerance,no_sync", [("float64", 1e-12, False),
-                                                     ("float32", 1e-5, False),
-                                                     ("float64", 1e-12, True)])
-def test_ddp_equals_one_process_on_the_whole_batch(tmp_path, dtype, tolerance, no_sync):
+@pytest.mark.parametrize("dtype,tolerance,no_sync,bucket_view", [
+    ("float64", 1e-12, False, False), ("float32", 1e-5, False, False),
+    ("float64", 1e-12, True, False), ("float32", 1e-5, True, True)])
+def test_ddp_equals_one_process_on_the_whole_batch(tmp_path, dtype, tolerance, no_sync,
+                                                   bucket_view):
     steps = 5
     out = tmp_path / "ddp.npz"
-    status, text = mpirun("parity", dtype, steps, out, *(["no_sync"] if no_sync else []))
+    status, text = mpirun("parity", dtype, steps, out, *(["no_sync"] if no_sync else []),
+                          *(["bucket_view"] if bucket_view else []))
     assert status == 0 and "worker ok" in text, text
     ddp = np.load(out)
     ref = dist_worker.reference(dtype, steps)

@@ -68,7 +68,9 @@ static void test_in_place_after_detach(void) {
              (unsigned long long)write_event);
   gs_tensor ones = gs_ones_like(z);
   EXPECT_ERROR(gs_backward_with(z, ones, false), expected);
-  EXPECT_ERROR(gs_backward_with(z, ones, false), "backward: tensor [3] f64 saved by MulBackward #");
+  EXPECT_ERROR(gs_backward_with(z, ones, false),
+               "backward: one of the variables needed for gradient computation has been "
+               "modified by an inplace operation: tensor [3] f64 saved by MulBackward #");
   g_assert_true(g_regex_match_simple("saved by MulBackward #[0-9]+ as self", gs_last_error(), 0,
                                      0));
   /* Nothing ran: no gradient reached x. */
@@ -217,6 +219,37 @@ static void test_grad_accumulates_until_zeroed(void) {
   gs_zero_grad(x);
   g_assert_true(gs_grad(x).id == 0);
   gs_dispose(x);
+}
+
+/* gs_set_grad makes the tensor given the gradient itself (t.grad = g): backward adds into it,
+ * a view's gradient writes through to its base, and bad gradients are refused with why. */
+static void test_set_grad(void) {
+  gs_tensor x = leaf((double[]){1, 2}, 2);
+  gs_tensor base = gs_from_data(GS_F64, (int64_t[]){4}, 1, (double[]){10, 20, 30, 40});
+  gs_tensor part = gs_narrow(base, 0, 1, 2); /* 20, 30 */
+  g_assert_cmpint(gs_set_grad(x, part), ==, 0);
+  g_assert_true(gs_grad(x).id == part.id);
+  gs_tensor m = gs_mul_scalar(x, 3.0);
+  gs_tensor s = gs_sum(m, NULL, 0, false);
+  gs_backward(s);
+  assert_grad(x, (double[]){23, 33}, 2);
+  const double *b = gs_data(base); /* added in place, through the view into its base */
+  g_assert_cmpfloat(b[0], ==, 10);
+  g_assert_cmpfloat(b[1], ==, 23);
+  g_assert_cmpfloat(b[2], ==, 33);
+  g_assert_cmpfloat(b[3], ==, 40);
+  gs_tensor wrong = gs_zeros(GS_F64, (int64_t[]){3}, 1);
+  EXPECT_ERROR(gs_set_grad(x, wrong), "expected a gradient of shape [2] f64");
+  gs_tensor f32 = gs_zeros(GS_F32, (int64_t[]){2}, 1);
+  EXPECT_ERROR(gs_set_grad(x, f32), "got [2] f32");
+  EXPECT_ERROR(gs_set_grad(x, x), "cannot be its own gradient");
+  gs_tensor y = leaf((double[]){5, 6}, 2);
+  EXPECT_ERROR(gs_set_grad(y, part), "is the gradient of another tensor");
+  gs_zero_grad(x); /* x owned it: clearing the gradient disposes it */
+  g_assert_false(gs_is_alive(part));
+  g_assert_cmpint(gs_set_grad(y, GS_NO_TENSOR), ==, 0);
+  gs_dispose(wrong), gs_dispose(f32), gs_dispose(m), gs_dispose(s), gs_dispose(base);
+  gs_dispose(x), gs_dispose(y);
 }
 
 static void test_retain_graph(void) {
@@ -430,6 +463,7 @@ static void test_relu_gradient_at_special_values(void) {
 int main(int argc, char **argv) {
   test_init(&argc, &argv);
   g_test_add_func("/autograd/clone-then-write", test_clone_then_write);
+  g_test_add_func("/autograd/set-grad", test_set_grad);
   g_test_add_func("/autograd/in-place-after-detach", test_in_place_after_detach);
   g_test_add_func("/autograd/in-place-through-view-is-caught", test_in_place_through_view_is_caught);
   g_test_add_func("/autograd/view-gradients-land-in-base", test_view_gradients_land_in_base);

@@ -118,11 +118,34 @@ static double max_diff(gs_module a, gs_module b) {
   return worst;
 }
 
-static void parity(gs_dtype dt, double cap_mb, double tolerance) {
+/* With gradient_as_bucket_view: each parameter's gradient is a view, and those of one bucket
+ * lie one after the other in it, from the last parameter on (one bucket: cap 0). */
+static void check_bucket_views(gs_module m, bool one_bucket) {
+  gs_tensor p[8];
+  int n = gs_module_named_parameters(m, p, NULL, 8);
+  for (int i = 0; i < n; i++) {
+    gs_tensor g = gs_grad(p[i]);
+    CHECK(g.id && gs_view_base(g).id, "parameter %d's gradient is not a view of its bucket", i);
+    if (one_bucket && i + 1 < n && g.id && gs_grad(p[i + 1]).id)
+      CHECK((const char *)gs_data(gs_grad(p[i + 1])) +
+                    gs_numel(p[i + 1]) * (int64_t)gs_dtype_size(gs_dtype_of(g)) ==
+                (const char *)gs_data(g),
+            "parameter %d's gradient does not follow parameter %d's in the bucket", i, i + 1);
+  }
+}
+
+/* gradient_as_bucket_view: a parameter whose gradient (a view of a bucket) must stay readable
+ * after its DDP is freed and the process group is finalized, and the values it had. */
+static gs_module kept_module;
+static gs_tensor kept_values;
+
+static void parity(gs_dtype dt, double cap_mb, double tolerance, bool views) {
   int rank = gs_dist_rank(), world = gs_dist_world_size();
   gs_module ref = net_new(dt, 1, false);
   gs_module mine = net_new(dt, 1 + (uint64_t)rank, false); /* rank 0's arrives by broadcast */
-  gs_ddp *ddp = gs_ddp_new(mine, &(gs_ddp_options){.bucket_cap_mb = cap_mb, .check_every = 2});
+  gs_ddp *ddp = gs_ddp_new(mine, &(gs_ddp_options){.bucket_cap_mb = cap_mb,
+                                                   .check_every = 2,
+                                                   .gradient_as_bucket_view = views});
   CHECK(ddp, "gs_ddp_new: %s", gs_last_error());
   CHECK(max_diff(ref, mine) == 0, "parameters differ from rank 0's after construction");
   gs_optimizer o_ref = sgd_for(ref), o_mine = sgd_for(mine);
@@ -140,10 +163,14 @@ static void parity(gs_dtype dt, double cap_mb, double tolerance) {
       step_on(mine, ddp, x, y, rank * share, share, 1.0);
     }
     CHECK(gs_ddp_wait(ddp), "gs_ddp_wait");
+    if (views)
+      check_bucket_views(mine, cap_mb == 0);
     gs_optimizer_step(o_ref);
     gs_optimizer_step(o_mine);
-    gs_optimizer_zero_grad(o_ref);
-    gs_optimizer_zero_grad(o_mine);
+    if (!views || k % 3 != 2) { /* else the next backward adds into the gradients: views */
+      gs_optimizer_zero_grad(o_ref);
+      gs_optimizer_zero_grad(o_mine);
+    }
   }
   double diff = max_diff(ref, mine);
   gs_ddp_stats st = gs_ddp_get_stats(ddp);
@@ -166,11 +193,21 @@ static void parity(gs_dtype dt, double cap_mb, double tolerance) {
   gs_ddp_bucket_info bi;
   CHECK(gs_ddp_bucket_info_at(ddp, 0, &bi) && bi.first_param == 3 && bi.reductions == STEPS,
         "bucket 0 should start with the last parameter (3) and have run %d times", STEPS);
+  if (views && !kept_module.id) { /* one more step whose gradients outlive DDP and the group */
+    step_on(mine, ddp, x, y, rank * share, share, 1.0);
+    check_bucket_views(mine, cap_mb == 0);
+    kept_values =
+        gs_to_dtype(gs_grad(gs_module_parameter(gs_module_child(mine, "fc1"), "weight")), GS_F64);
+    gs_detach_from_scopes(kept_values);
+    kept_module = mine;
+    mine = GS_NO_MODULE;
+  }
   gs_ddp_free(ddp);
   gs_optimizer_dispose(o_ref);
   gs_optimizer_dispose(o_mine);
   gs_module_dispose(ref);
-  gs_module_dispose(mine);
+  if (mine.id)
+    gs_module_dispose(mine);
   gs_dispose(x);
   gs_dispose(y);
 }
@@ -342,10 +379,12 @@ int main(int argc, char **argv) {
     return 1;
   }
   if (strcmp(mode, "parity") == 0) {
-    parity(GS_F64, 0.0002, 1e-12); /* buckets of ~200 bytes: several, launched in order */
-    parity(GS_F32, 0, 1e-5);
+    parity(GS_F64, 0.0002, 1e-12, false); /* buckets of ~200 bytes: several, launched in order */
+    parity(GS_F32, 0, 1e-5, false);
+    parity(GS_F64, 0.0002, 1e-12, true);
+    parity(GS_F32, 0, 1e-5, true);
   } else if (strcmp(mode, "traced") == 0) {
-    parity(GS_F64, 0.0002, 1e-12);
+    parity(GS_F64, 0.0002, 1e-12, false);
     shapes();
   } else if (strcmp(mode, "unused") == 0) {
     unused();
@@ -385,8 +424,22 @@ int main(int argc, char **argv) {
     fprintf(stderr, "test-dist: unknown mode '%s'\n", mode);
     return 2;
   }
-  int rc = failures ? 1 : 0;
-  printf("rank %d: %s: %d failures\n", gs_dist_rank(), mode, failures);
+  int rank = gs_dist_rank();
   gs_dist_finalize();
-  return rc;
+  if (kept_module.id) { /* the bucket's memory stays readable, with the same values */
+    gs_tensor g = gs_to_dtype(
+        gs_grad(gs_module_parameter(gs_module_child(kept_module, "fc1"), "weight")), GS_F64);
+    const double *a = gs_data(g), *b = gs_data(kept_values);
+    int64_t n = gs_numel(g), same = 0;
+    for (int64_t k = 0; k < n; k++)
+      same += a[k] == b[k];
+    CHECK(same == n && n > 0,
+          "a gradient viewing its bucket changed after gs_dist_finalize (%lld of %lld the same)",
+          (long long)same, (long long)n);
+    gs_dispose(g);
+    gs_dispose(kept_values);
+    gs_module_dispose(kept_module);
+  }
+  printf("rank %d: %s: %d failures\n", rank, mode, failures);
+  return failures ? 1 : 0;
 }
