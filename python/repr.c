@@ -100,8 +100,15 @@ static void measure(printer *p, int64_t flat, void *data) {
   }
 }
 
+/* torch 1.13 pads to the widest finite nonzero value of a floating tensor (every value of
+ * an integer one): zeros, infinities and NaNs print as they are, wider or not. */
 static void widen(printer *p, int64_t flat, void *data) {
   (void)data;
+  if (gs_dtype_is_floating(p->dtype)) {
+    double v = value_at(p, flat);
+    if (!isfinite(v) || v == 0)
+      return;
+  }
   char buf[64];
   int w = format_value(p, flat, buf, sizeof buf);
   if (w > p->width)

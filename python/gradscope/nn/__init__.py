@@ -28,6 +28,8 @@ from gradscope.nn.spatial import (AvgPool1d, ConstantPad1d, ConstantPad2d, Conv1
 from gradscope.nn.normalization import (Dropout1d, Dropout2d, GroupNorm,  # noqa: E402,F401
                                         InstanceNorm1d, InstanceNorm2d, PReLU)
 from gradscope.nn.transformer import (EmbeddingBag, MultiheadAttention,  # noqa: E402,F401
-                                      TransformerEncoder, TransformerEncoderLayer)
+                                      Transformer, TransformerDecoder,
+                                      TransformerDecoderLayer, TransformerEncoder,
+                                      TransformerEncoderLayer)
 
 __getattr__ = _unsupported(__name__)

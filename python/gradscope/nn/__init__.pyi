@@ -525,3 +525,44 @@ class TransformerEncoder(Module):
                  mask_check: bool = True) -> None: ...
     def __call__(self, src: Tensor, mask: Tensor | None = None,
                  src_key_padding_mask: Tensor | None = None) -> Tensor: ...
+
+class TransformerDecoderLayer(Module):
+    self_attn: MultiheadAttention
+    multihead_attn: MultiheadAttention
+    def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048,
+                 dropout: float = 0.1, activation: str | Callable[[Tensor], Tensor] = "relu",
+                 layer_norm_eps: float = 1e-05, batch_first: bool = False,
+                 norm_first: bool = False, device: Any = None,
+                 dtype: dtype | None = None) -> None: ...
+    def __call__(self, tgt: Tensor, memory: Tensor, tgt_mask: Tensor | None = None,
+                 memory_mask: Tensor | None = None, tgt_key_padding_mask: Tensor | None = None,
+                 memory_key_padding_mask: Tensor | None = None) -> Tensor: ...
+
+class TransformerDecoder(Module):
+    layers: ModuleList
+    def __init__(self, decoder_layer: TransformerDecoderLayer, num_layers: int,
+                 norm: Module | None = None) -> None: ...
+    def __call__(self, tgt: Tensor, memory: Tensor, tgt_mask: Tensor | None = None,
+                 memory_mask: Tensor | None = None, tgt_key_padding_mask: Tensor | None = None,
+                 memory_key_padding_mask: Tensor | None = None) -> Tensor: ...
+
+class Transformer(Module):
+    encoder: Module
+    decoder: Module
+    d_model: int
+    nhead: int
+    batch_first: bool
+    def __init__(self, d_model: int = 512, nhead: int = 8, num_encoder_layers: int = 6,
+                 num_decoder_layers: int = 6, dim_feedforward: int = 2048, dropout: float = 0.1,
+                 activation: str | Callable[[Tensor], Tensor] = "relu",
+                 custom_encoder: Module | None = None, custom_decoder: Module | None = None,
+                 layer_norm_eps: float = 1e-05, batch_first: bool = False,
+                 norm_first: bool = False, device: Any = None,
+                 dtype: dtype | None = None) -> None: ...
+    def __call__(self, src: Tensor, tgt: Tensor, src_mask: Tensor | None = None,
+                 tgt_mask: Tensor | None = None, memory_mask: Tensor | None = None,
+                 src_key_padding_mask: Tensor | None = None,
+                 tgt_key_padding_mask: Tensor | None = None,
+                 memory_key_padding_mask: Tensor | None = None) -> Tensor: ...
+    @staticmethod
+    def generate_square_subsequent_mask(sz: int, device: Any = "cpu") -> Tensor: ...

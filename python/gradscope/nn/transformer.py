@@ -352,3 +352,142 @@ class TransformerEncoder(Module):
 
     def extra_repr(self):
         return ""
+
+
+# ---- transformer decoder and the whole transformer --------------------------------------------
+
+class TransformerDecoderLayer(Module):
+    """Self-attention over the target, attention from the target to the encoder's memory, then
+    the feed-forward block, each with dropout and a residual, normalised after (or, with
+    norm_first, before) each, as torch's: norm1..3, dropout1..3, in torch's order."""
+
+    def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation="relu",
+                 layer_norm_eps=1e-05, batch_first=False, norm_first=False, device=None,
+                 dtype=None):
+        super().__init__()
+        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout,
+                                            batch_first=batch_first, dtype=dtype)
+        self.multihead_attn = MultiheadAttention(d_model, nhead, dropout=dropout,
+                                                 batch_first=batch_first, dtype=dtype)
+        self.linear1 = _c.nn.Linear(d_model, dim_feedforward)
+        self.dropout = _c.nn.Dropout(dropout)
+        self.linear2 = _c.nn.Linear(dim_feedforward, d_model)
+        self.norm_first = norm_first
+        self.norm1 = _c.nn.LayerNorm(d_model, eps=layer_norm_eps)
+        self.norm2 = _c.nn.LayerNorm(d_model, eps=layer_norm_eps)
+        self.norm3 = _c.nn.LayerNorm(d_model, eps=layer_norm_eps)
+        self.dropout1 = _c.nn.Dropout(dropout)
+        self.dropout2 = _c.nn.Dropout(dropout)
+        self.dropout3 = _c.nn.Dropout(dropout)
+        self.activation = _activation(activation) if isinstance(activation, str) else activation
+
+    def _sa_block(self, x, attn_mask, key_padding_mask):
+        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
+                           need_weights=False)[0]
+        return self.dropout1(x)
+
+    def _mha_block(self, x, mem, attn_mask, key_padding_mask):
+        x = self.multihead_attn(x, mem, mem, attn_mask=attn_mask,
+                                key_padding_mask=key_padding_mask, need_weights=False)[0]
+        return self.dropout2(x)
+
+    def _ff_block(self, x):
+        return self.dropout3(self.linear2(self.dropout(self.activation(self.linear1(x)))))
+
+    def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
+                memory_key_padding_mask=None):
+        x = tgt
+        if self.norm_first:
+            x = x + self._sa_block(self.norm1(x), tgt_mask, tgt_key_padding_mask)
+            x = x + self._mha_block(self.norm2(x), memory, memory_mask,
+                                    memory_key_padding_mask)
+            x = x + self._ff_block(self.norm3(x))
+        else:
+            x = self.norm1(x + self._sa_block(x, tgt_mask, tgt_key_padding_mask))
+            x = self.norm2(x + self._mha_block(x, memory, memory_mask, memory_key_padding_mask))
+            x = self.norm3(x + self._ff_block(x))
+        return x
+
+    def extra_repr(self):
+        return ""
+
+
+class TransformerDecoder(Module):
+    """num_layers copies of decoder_layer run in turn over the target, each attending to the
+    same memory, then norm if given."""
+
+    def __init__(self, decoder_layer, num_layers, norm=None):
+        super().__init__()
+        self.layers = ModuleList([copy.deepcopy(decoder_layer) for _ in range(num_layers)])
+        self.num_layers = num_layers
+        self.norm = norm
+
+    def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
+                memory_key_padding_mask=None):
+        out = tgt
+        for layer in self.layers:
+            out = layer(out, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
+                        tgt_key_padding_mask=tgt_key_padding_mask,
+                        memory_key_padding_mask=memory_key_padding_mask)
+        if self.norm is not None:
+            out = self.norm(out)
+        return out
+
+    def extra_repr(self):
+        return ""
+
+
+class Transformer(Module):
+    """torch.nn.Transformer: an encoder of num_encoder_layers TransformerEncoderLayers and a
+    decoder of num_decoder_layers TransformerDecoderLayers, each stack ending in a LayerNorm
+    (or custom_encoder / custom_decoder), every parameter of two or more dims drawn by
+    xavier_uniform_ as torch's _reset_parameters. forward(src, tgt, ...) encodes src into the
+    memory the decoder attends to and returns the decoder's output (tgt's shape)."""
+
+    def __init__(self, d_model=512, nhead=8, num_encoder_layers=6, num_decoder_layers=6,
+                 dim_feedforward=2048, dropout=0.1, activation="relu", custom_encoder=None,
+                 custom_decoder=None, layer_norm_eps=1e-05, batch_first=False, norm_first=False,
+                 device=None, dtype=None):
+        super().__init__()
+        if custom_encoder is not None:
+            self.encoder = custom_encoder
+        else:
+            layer = TransformerEncoderLayer(d_model, nhead, dim_feedforward, dropout, activation,
+                                            layer_norm_eps, batch_first, norm_first, dtype=dtype)
+            self.encoder = TransformerEncoder(layer, num_encoder_layers,
+                                              _c.nn.LayerNorm(d_model, eps=layer_norm_eps))
+        if custom_decoder is not None:
+            self.decoder = custom_decoder
+        else:
+            layer = TransformerDecoderLayer(d_model, nhead, dim_feedforward, dropout, activation,
+                                            layer_norm_eps, batch_first, norm_first, dtype=dtype)
+            self.decoder = TransformerDecoder(layer, num_decoder_layers,
+                                              _c.nn.LayerNorm(d_model, eps=layer_norm_eps))
+        for p in self.parameters():
+            if p.dim() > 1:
+                init.xavier_uniform_(p)
+        self.d_model = d_model
+        self.nhead = nhead
+        self.batch_first = batch_first
+
+    def forward(self, src, tgt, src_mask=None, tgt_mask=None, memory_mask=None,
+                src_key_padding_mask=None, tgt_key_padding_mask=None,
+                memory_key_padding_mask=None):
+        batch = 0 if self.batch_first else 1
+        if src.dim() == 3 and src.shape[batch] != tgt.shape[batch]:
+            raise RuntimeError("the batch number of src and tgt must be equal")
+        if src.shape[-1] != self.d_model or tgt.shape[-1] != self.d_model:
+            raise RuntimeError("the feature number of src and tgt must be equal to d_model")
+        memory = self.encoder(src, mask=src_mask, src_key_padding_mask=src_key_padding_mask)
+        return self.decoder(tgt, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
+                            tgt_key_padding_mask=tgt_key_padding_mask,
+                            memory_key_padding_mask=memory_key_padding_mask)
+
+    @staticmethod
+    def generate_square_subsequent_mask(sz, device="cpu"):
+        """A float [sz, sz] mask: -inf above the diagonal (a position attends to itself and
+        earlier ones), 0 elsewhere."""
+        return _c.full((sz, sz), float("-inf")).triu(1)
+
+    def extra_repr(self):
+        return ""
