@@ -22,7 +22,7 @@ from gradscope.nn.activation import (ELU, GLU, Hardsigmoid, Hardswish,  # noqa: 
 from gradscope.nn.losses import (BCELoss, CosineSimilarity, HuberLoss,  # noqa: E402,F401
                                  KLDivLoss, L1Loss, PairwiseDistance, SmoothL1Loss)
 from gradscope.nn.spatial import (AvgPool1d, ConstantPad1d, ConstantPad2d, Conv1d, ConvTranspose2d,  # noqa: E402,F401
-                                  MaxPool1d, PixelShuffle, PixelUnshuffle, ReflectionPad1d,
+                                  Fold, MaxPool1d, PixelShuffle, PixelUnshuffle, ReflectionPad1d,
                                   ReflectionPad2d, ReplicationPad1d, ReplicationPad2d, Unfold,
                                   Upsample, ZeroPad2d)
 from gradscope.nn.normalization import (Dropout1d, Dropout2d, GroupNorm,  # noqa: E402,F401

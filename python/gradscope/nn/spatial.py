@@ -545,6 +545,65 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     return out.flatten(-2)
 
 
+def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    """unfold's inverse in shape: columns [N, C kh kw, L] (or [C kh kw, L]) summed back into
+    an image [N, C, H, W] at their windows' places (overlaps add up), through a grouped
+    conv_transpose2d with the same one-hot kernels unfold uses."""
+    h, w = _tuple(output_size, 2, "output_size")
+    kh, kw = _tuple(kernel_size, 2, "kernel_size")
+    dh, dw = _tuple(dilation, 2, "dilation")
+    ph, pw = _tuple(padding, 2, "padding")
+    sh, sw = _tuple(stride, 2, "stride")
+    if input.dim() not in (2, 3):
+        raise RuntimeError(f"Expected 2D or 3D (batch mode) tensor for input with possibly 0 "
+                           f"batch size and non-zero dimensions for input, but got: "
+                           f"{list(input.shape)}")
+    batched = input.dim() == 3
+    x = input if batched else input.unsqueeze(0)
+    n, rows, length = x.shape
+    if rows % (kh * kw) != 0:
+        raise RuntimeError(f"Expected size of input's dimension 1 to be divisible by the "
+                           f"product of kernel_size, but got input.size(1)={rows} and "
+                           f"kernel_size=({kh}, {kw})")
+    blocks_h = (h + 2 * ph - dh * (kh - 1) - 1) // sh + 1
+    blocks_w = (w + 2 * pw - dw * (kw - 1) - 1) // sw + 1
+    if blocks_h < 1 or blocks_w < 1 or blocks_h * blocks_w != length:
+        raise RuntimeError(f"Given output_size=({h}, {w}), kernel_size=({kh}, {kw}), "
+                           f"dilation=({dh}, {dw}), padding=({ph}, {pw}), stride=({sh}, {sw}), "
+                           f"expected size of input's dimension 2 to match the calculated "
+                           f"number of sliding blocks {blocks_h} * {blocks_w} = "
+                           f"{blocks_h * blocks_w}, but got input.size(2)={length}.")
+    c = rows // (kh * kw)
+    eye = _c.eye(kh * kw, dtype=input.dtype).reshape(kh * kw, 1, kh, kw)
+    weight = eye.repeat(c, 1, 1, 1)
+    # output_padding makes up the rows and columns no window reaches (less than the stride)
+    extra_h = h + 2 * ph - ((blocks_h - 1) * sh + dh * (kh - 1) + 1)
+    extra_w = w + 2 * pw - ((blocks_w - 1) * sw + dw * (kw - 1) + 1)
+    out = F.conv_transpose2d(x.reshape(n, rows, blocks_h, blocks_w), weight, None, (sh, sw),
+                             (ph, pw), (extra_h, extra_w), c, (dh, dw))
+    return out if batched else out.squeeze(0)
+
+
+class Fold(Module):
+    """F.fold as a module."""
+
+    def __init__(self, output_size, kernel_size, dilation=1, padding=0, stride=1):
+        super().__init__()
+        self.output_size = output_size
+        self.kernel_size = kernel_size
+        self.dilation = dilation
+        self.padding = padding
+        self.stride = stride
+
+    def forward(self, input):
+        return fold(input, self.output_size, self.kernel_size, self.dilation, self.padding,
+                    self.stride)
+
+    def extra_repr(self):
+        return (f"output_size={self.output_size}, kernel_size={self.kernel_size}, "
+                f"dilation={self.dilation}, padding={self.padding}, stride={self.stride}")
+
+
 class PixelShuffle(Module):
     """F.pixel_shuffle as a module."""
 

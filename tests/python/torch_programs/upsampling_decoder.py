@@ -74,3 +74,19 @@ show("constant pad", nn.ConstantPad2d((1, 2, 0, 1), 3.5)(img))
 show("reflect pad", F.pad(img, (2, 1, 1, 2), mode="reflect"))
 print(nn.Upsample(size=5), nn.Upsample(scale_factor=(2, 3), mode="bilinear", align_corners=True))
 print(nn.InstanceNorm2d(3, track_running_stats=True), nn.Unfold(3, 2, 1, 2), up)
+
+# fold: columns summed back into an image (overlapping windows add up), and its gradient
+cols = F.unfold(img, (2, 3), padding=1, stride=(1, 2))
+show("fold of unfold", F.fold(cols, (3, 4), (2, 3), padding=1, stride=(1, 2)))
+folder = nn.Fold(output_size=(4, 5), kernel_size=2, dilation=(1, 2))
+print(folder)
+patches = torch.linspace(-1, 1, 2 * 8 * 9).reshape(2, 8, 9).requires_grad_()
+folded = folder(patches)
+show("Fold", folded.detach())
+(folded * torch.linspace(0, 1, folded.numel()).reshape(folded.shape)).sum().backward()
+show("fold grad", patches.grad)
+show("fold unbatched", F.fold(patches[0].detach(), (4, 5), 2, dilation=(1, 2)))
+try:
+    F.fold(patches.detach(), (5, 5), 2)
+except RuntimeError as e:
+    print("error:", e)
