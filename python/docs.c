@@ -257,8 +257,12 @@ static const doc_row rows[] = {
     {"Tensor", "cummax", METHOD, "dim", "(values, indices) of the running maximum along dim."},
     {"Tensor", "cummin", METHOD, "dim", "(values, indices) of the running minimum along dim."},
     {"Tensor", "unique", METHOD, "sorted=True, return_inverse=False, return_counts=False, dim=None",
-     "The distinct values in ascending order, with where each element's is (return_inverse) "
-     "and how often each occurs (return_counts)."},
+     "The distinct values in ascending order (with dim: the distinct slices along it, in "
+     "lexicographic order), with where each element's (slice's) is (return_inverse) and how "
+     "often each occurs (return_counts)."},
+    {"Tensor", "unique_consecutive", METHOD, "return_inverse=False, return_counts=False, dim=None",
+     "The first value (or slice along dim) of each run of equal consecutive ones, with the run "
+     "of each element (return_inverse) and the runs' lengths (return_counts)."},
     {"Tensor", "cross", METHOD, "other, dim=None",
      "The cross product of 3-vectors along dim (None: the first dim of size 3)."},
     {"Tensor", "trace", METHOD, "/", "The sum of a matrix's diagonal."},

@@ -284,38 +284,20 @@ static PyObject *running(PyObject *self, PyObject *args, PyObject *kwargs, bool 
 static PyObject *m_cummax(PyObject *s, PyObject *a, PyObject *k) { return running(s, a, k, true); }
 static PyObject *m_cummin(PyObject *s, PyObject *a, PyObject *k) { return running(s, a, k, false); }
 
-/* t.unique(sorted=True, return_inverse=False, return_counts=False, dim=None): always sorted
- * (sorted=False allows any order); dim must be None. A tuple when asked for more than the
- * values, as torch's. */
-static PyObject *m_unique(PyObject *self, PyObject *args, PyObject *kwargs) {
-  GSP_SITE();
-  int sorted = 1, return_inverse = 0, return_counts = 0;
-  PyObject *dim = Py_None;
-  static char *kwlist[] = {"sorted", "return_inverse", "return_counts", "dim", NULL};
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|pppO:unique", kwlist, &sorted, &return_inverse,
-                                   &return_counts, &dim))
-    return NULL;
-  if (dim != Py_None) {
-    PyErr_SetString(PyExc_NotImplementedError,
-                    "unique(): dim= is not supported yet; expected dim=None (unique values of "
-                    "the flattened tensor)");
-    return NULL;
-  }
-  gs_tensor values = GS_NO_TENSOR, inverse = GS_NO_TENSOR, counts = GS_NO_TENSOR;
-  gs_clear_error();
-  if (!gs_unique(gsp_handle(self), &values, return_inverse ? &inverse : NULL,
-                 return_counts ? &counts : NULL))
-    return gsp_raise_engine_error();
+/* (values, inverse, counts) as torch returns them: the values alone unless more is asked
+ * for, else a tuple of what was asked for, in that order. */
+static PyObject *unique_result(gs_tensor values, gs_tensor inverse, gs_tensor counts,
+                               bool want_inverse, bool want_counts) {
   PyObject *v = gsp_wrap(values);
-  PyObject *inv = return_inverse ? gsp_wrap(inverse) : NULL;
-  PyObject *cnt = return_counts ? gsp_wrap(counts) : NULL;
-  if (!v || (return_inverse && !inv) || (return_counts && !cnt)) {
+  PyObject *inv = want_inverse ? gsp_wrap(inverse) : NULL;
+  PyObject *cnt = want_counts ? gsp_wrap(counts) : NULL;
+  if (!v || (want_inverse && !inv) || (want_counts && !cnt)) {
     Py_XDECREF(v), Py_XDECREF(inv), Py_XDECREF(cnt);
     return NULL;
   }
-  if (!return_inverse && !return_counts)
+  if (!want_inverse && !want_counts)
     return v;
-  PyObject *r = PyTuple_New(1 + return_inverse + return_counts);
+  PyObject *r = PyTuple_New(1 + want_inverse + want_counts);
   if (!r) {
     Py_DECREF(v), Py_XDECREF(inv), Py_XDECREF(cnt);
     return NULL;
@@ -327,6 +309,60 @@ static PyObject *m_unique(PyObject *self, PyObject *args, PyObject *kwargs) {
   if (cnt)
     PyTuple_SET_ITEM(r, k++, cnt);
   return r;
+}
+
+/* dim=None or an int, into *dim; false with a TypeError. */
+static bool optional_dim(PyObject *o, int *dim, bool *given) {
+  *given = o != Py_None;
+  if (!*given)
+    return true;
+  long d = PyLong_AsLong(o);
+  if (d == -1 && PyErr_Occurred())
+    return false;
+  *dim = (int)d;
+  return true;
+}
+
+/* t.unique(sorted=True, return_inverse=False, return_counts=False, dim=None): always sorted
+ * (sorted=False allows any order); with dim, the distinct slices along it. */
+static PyObject *m_unique(PyObject *self, PyObject *args, PyObject *kwargs) {
+  GSP_SITE();
+  int sorted = 1, return_inverse = 0, return_counts = 0, d = 0;
+  bool has_dim;
+  PyObject *dim = Py_None;
+  static char *kwlist[] = {"sorted", "return_inverse", "return_counts", "dim", NULL};
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|pppO:unique", kwlist, &sorted, &return_inverse,
+                                   &return_counts, &dim) ||
+      !optional_dim(dim, &d, &has_dim))
+    return NULL;
+  gs_tensor values = GS_NO_TENSOR, inverse = GS_NO_TENSOR, counts = GS_NO_TENSOR;
+  gs_tensor *inv = return_inverse ? &inverse : NULL, *cnt = return_counts ? &counts : NULL;
+  gs_clear_error();
+  bool ok = has_dim ? gs_unique_dim(gsp_handle(self), d, &values, inv, cnt)
+                    : gs_unique(gsp_handle(self), &values, inv, cnt);
+  if (!ok)
+    return gsp_raise_engine_error();
+  return unique_result(values, inverse, counts, return_inverse, return_counts);
+}
+
+/* t.unique_consecutive(return_inverse=False, return_counts=False, dim=None): runs of equal
+ * values (or slices along dim), in their order. */
+static PyObject *m_unique_consecutive(PyObject *self, PyObject *args, PyObject *kwargs) {
+  GSP_SITE();
+  int return_inverse = 0, return_counts = 0, d = 0;
+  bool has_dim;
+  PyObject *dim = Py_None;
+  static char *kwlist[] = {"return_inverse", "return_counts", "dim", NULL};
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|ppO:unique_consecutive", kwlist, &return_inverse,
+                                   &return_counts, &dim) ||
+      !optional_dim(dim, &d, &has_dim))
+    return NULL;
+  gs_tensor values = GS_NO_TENSOR, inverse = GS_NO_TENSOR, counts = GS_NO_TENSOR;
+  gs_clear_error();
+  if (!gs_unique_consecutive(gsp_handle(self), has_dim ? &d : NULL, &values,
+                             return_inverse ? &inverse : NULL, return_counts ? &counts : NULL))
+    return gsp_raise_engine_error();
+  return unique_result(values, inverse, counts, return_inverse, return_counts);
 }
 
 /* ---- cross, trace ---------------------------------------------------------------------------- */
@@ -385,6 +421,7 @@ static PyMethodDef tensor_index_ops_methods[] = {
     {"cummax", GSP_FN(m_cummax), METH_KW, NULL},
     {"cummin", GSP_FN(m_cummin), METH_KW, NULL},
     {"unique", GSP_FN(m_unique), METH_KW, NULL},
+    {"unique_consecutive", GSP_FN(m_unique_consecutive), METH_KW, NULL},
     {"cross", GSP_FN(m_cross), METH_KW, NULL},
     {"trace", m_trace, METH_NOARGS, NULL},
     {NULL, NULL, 0, NULL},

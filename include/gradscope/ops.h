@@ -337,6 +337,16 @@ GS_API bool gs_cummin(gs_tensor t, int dim, gs_tensor *values, gs_tensor *indice
  * where each element's value is in *values) and *counts (i64: how often each occurs); any of
  * the three may be NULL. */
 GS_API bool gs_unique(gs_tensor t, gs_tensor *values, gs_tensor *inverse, gs_tensor *counts);
+/* The distinct slices of t along dim (torch.unique(t, dim=dim)), in lexicographic order:
+ * *values is t with dim shrunk to their count, *inverse (i64 [t's size along dim]) the slice
+ * each one is, *counts (i64) how often each occurs; any may be NULL. No gradient. */
+GS_API bool gs_unique_dim(gs_tensor t, int dim, gs_tensor *values, gs_tensor *inverse,
+                          gs_tensor *counts);
+/* Runs of equal consecutive values (dim NULL: of t flattened) or slices along *dim, as
+ * torch.unique_consecutive: *values the first of each run, *inverse (i64, t's shape flattened
+ * or [size along dim]) the run of each, *counts (i64) the runs' lengths. No gradient. */
+GS_API bool gs_unique_consecutive(gs_tensor t, const int *dim, gs_tensor *values,
+                                  gs_tensor *inverse, gs_tensor *counts);
 /* Stable sort along dim: writes new handles to *values (gradient through a gather) and
  * *indices (i64); either may be NULL. NaN sorts as the largest value, as torch.sort. False
  * after reporting an error. */

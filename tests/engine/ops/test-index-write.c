@@ -162,6 +162,38 @@ static void test_order_picks(void) {
   DISPOSE_ALL(values, inverse, counts, ints, t);
 }
 
+/* unique along a dim: rows sorted lexicographically (a later dim only breaks ties), along dim
+ * 1 the columns; unique_consecutive keeps the order and only merges neighbours. */
+static void test_unique_slices(void) {
+  const int64_t s[2] = {4, 3};
+  gs_tensor m = gs_from_data(GS_F64, s, 2, (double[]){2, 1, 9, 1, 7, 0, 2, 1, 9, 1, 5, 3});
+  gs_tensor values = GS_NO_TENSOR, inverse = GS_NO_TENSOR, counts = GS_NO_TENSOR;
+  g_assert_true(gs_unique_dim(m, 0, &values, &inverse, &counts));
+  test_assert_values(values, (int64_t[]){3, 3}, 2, (double[]){1, 5, 3, 1, 7, 0, 2, 1, 9}, 0, 0);
+  test_assert_values(inverse, (int64_t[]){4}, 1, (double[]){2, 1, 2, 0}, 0, 0);
+  test_assert_values(counts, (int64_t[]){3}, 1, (double[]){1, 1, 2}, 0, 0);
+  DISPOSE_ALL(values, inverse, counts);
+  gs_tensor cols = gs_from_data(GS_I64, (int64_t[]){2, 4}, 2, (int64_t[]){3, 1, 3, 1, 0, 2, 0, 2});
+  g_assert_true(gs_unique_dim(cols, -1, &values, &inverse, NULL));
+  test_assert_values(values, (int64_t[]){2, 2}, 2, (double[]){1, 3, 2, 0}, 0, 0);
+  test_assert_values(inverse, (int64_t[]){4}, 1, (double[]){1, 0, 1, 0}, 0, 0);
+  DISPOSE_ALL(values, inverse);
+  gs_tensor runs = gs_from_data(GS_I64, (int64_t[]){2, 3}, 2, (int64_t[]){1, 1, 2, 2, 2, 1});
+  g_assert_true(gs_unique_consecutive(runs, NULL, &values, &inverse, &counts));
+  test_assert_values(values, (int64_t[]){3}, 1, (double[]){1, 2, 1}, 0, 0);
+  test_assert_values(inverse, (int64_t[]){2, 3}, 2, (double[]){0, 0, 1, 1, 1, 2}, 0, 0);
+  test_assert_values(counts, (int64_t[]){3}, 1, (double[]){2, 3, 1}, 0, 0);
+  DISPOSE_ALL(values, inverse, counts);
+  int dim0 = 0;
+  gs_tensor pairs = gs_from_data(GS_F32, (int64_t[]){3, 2}, 2, (float[]){1, 2, 1, 2, 3, 4});
+  g_assert_true(gs_unique_consecutive(pairs, &dim0, &values, NULL, &counts));
+  test_assert_values(values, (int64_t[]){2, 2}, 2, (double[]){1, 2, 3, 4}, 0, 0);
+  test_assert_values(counts, (int64_t[]){2}, 1, (double[]){2, 1}, 0, 0);
+  DISPOSE_ALL(values, counts, pairs);
+  EXPECT_ERROR(gs_unique_dim(m, 2, &values, NULL, NULL), "unique");
+  DISPOSE_ALL(m, cols, runs);
+}
+
 static void test_cross_and_trace(void) {
   const int64_t s[2] = {2, 3}, b1[2] = {1, 3};
   gs_tensor a = gs_from_data(GS_F64, s, 2, (double[]){1, 0, 0, 1, 2, 3});
@@ -216,6 +248,7 @@ int main(int argc, char **argv) {
   test_add_leak_checked("/index-write/index-add-fill-take", test_index_ops_against_loops);
   test_add_leak_checked("/index-write/products", test_products_against_loops);
   test_add_leak_checked("/index-write/order-picks", test_order_picks);
+  test_add_leak_checked("/index-write/unique-slices", test_unique_slices);
   test_add_leak_checked("/index-write/cross-trace", test_cross_and_trace);
   test_add_leak_checked("/index-write/errors", test_errors);
   return g_test_run();

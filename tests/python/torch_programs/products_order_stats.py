@@ -48,3 +48,14 @@ lc = z.logcumsumexp(1)
 print("logcumsumexp", [[round(v, 5) for v in r] for r in lc.tolist()], lc.grad_fn.name())
 (lc * torch.tensor([1.0, -2.0, 0.5, 3.0])).sum().backward()
 print("logcumsumexp grad", [[round(v, 5) for v in r] for r in z.grad.tolist()])
+
+# unique along a dim (rows or columns sorted lexicographically) and unique_consecutive
+table = torch.tensor([[2, 1, 9], [1, 7, 0], [2, 1, 9], [1, 5, 3]])
+rows, row_of, row_counts = torch.unique(table, dim=0, return_inverse=True, return_counts=True)
+print("unique rows", rows.tolist(), row_of.tolist(), row_counts.tolist())
+print("unique columns", table.unique(dim=1).tolist())
+runs = torch.tensor([1, 1, 2, 2, 2, 1, 3, 3])
+print("consecutive", [t.tolist() for t in torch.unique_consecutive(runs, return_inverse=True,
+                                                                   return_counts=True)])
+print("consecutive rows", torch.unique_consecutive(torch.tensor([[1., 2.], [1., 2.], [3., 4.]]),
+                                                   dim=0).tolist())
