@@ -23,8 +23,9 @@ static const char *const required_kinds[] = {
     "AccumulateGrad",
 };
 
-/* And the convolution nets' (gradient penalties, Hessian-vector products through a CNN). */
-static const char *const cnn_kinds[] = {
+/* And the fused kernels of convolution nets and recurrent layers
+ * (gradient penalties, Hessian-vector products through a CNN or an RNN). */
+static const char *const kernel_kinds[] = {
     "GeluBackward",
     "CumprodBackward",
     "MaxPool2dBackward",
@@ -43,8 +44,8 @@ static bool is_required(const char *kind) {
   for (size_t i = 0; i < G_N_ELEMENTS(required_kinds); i++)
     if (strcmp(required_kinds[i], kind) == 0)
       return true;
-  for (size_t i = 0; i < G_N_ELEMENTS(cnn_kinds); i++)
-    if (strcmp(cnn_kinds[i], kind) == 0)
+  for (size_t i = 0; i < G_N_ELEMENTS(kernel_kinds); i++)
+    if (strcmp(kernel_kinds[i], kind) == 0)
       return true;
   return false;
 }
@@ -190,10 +191,10 @@ static void test_required_kinds_are_differentiable(void) {
       g_printerr("%s is not marked differentiable\n", required_kinds[i]);
     g_assert_true(gs_autograd_node_kind_twice(required_kinds[i]));
   }
-  for (size_t i = 0; i < G_N_ELEMENTS(cnn_kinds); i++) {
-    if (!gs_autograd_node_kind_twice(cnn_kinds[i]))
-      g_printerr("%s is not marked differentiable\n", cnn_kinds[i]);
-    g_assert_true(gs_autograd_node_kind_twice(cnn_kinds[i]));
+  for (size_t i = 0; i < G_N_ELEMENTS(kernel_kinds); i++) {
+    if (!gs_autograd_node_kind_twice(kernel_kinds[i]))
+      g_printerr("%s is not marked differentiable\n", kernel_kinds[i]);
+    g_assert_true(gs_autograd_node_kind_twice(kernel_kinds[i]));
   }
   g_assert_false(gs_autograd_node_kind_twice("SiluBackward"));
   g_assert_false(gs_autograd_node_kind_twice("MishBackward"));
