@@ -1,9 +1,10 @@
-"""Double backward through a convolution net, against Debian's torch 1.13 in float64: the
-same code runs once with torch and once with gradscope (the module passed in as `lib`), and
-every number must agree to 1e-10. A WGAN-GP style gradient penalty through conv2d, batch
-norm (training), gelu and max pooling; a Hessian-vector product through conv1d,
-conv_transpose2d, avg pooling and cumprod. meson registers this file only when torch
-imports (tests/python/meson.build)."""
+"""Double backward through conv nets and recurrent layers, against Debian's torch 1.13 in
+float64: the same code runs once with torch and once with gradscope (the module passed in as
+`lib`), and every number must agree to 1e-10. A WGAN-GP style gradient penalty through
+conv2d, batch norm (training), gelu and max pooling; a Hessian-vector product through conv1d,
+conv_transpose2d, avg pooling and cumprod; Hessian-vector products (and an input gradient
+penalty) through two-layer bidirectional LSTM, GRU and RNN layers. meson registers this file
+only when torch imports (tests/python/meson.build)."""
 import numpy as np
 import pytest
 
@@ -63,7 +64,33 @@ def hessian_vector_product(lib):
         [h.reshape(-1).tolist() for h in hv]
 
 
-@pytest.mark.parametrize("program", [gradient_penalty, hessian_vector_product])
+def recurrent_hvp(kind):
+    """H v of a recurrent layer's loss (2 layers, both directions) with respect to its
+    weights, and the gradient penalty of its input: through the fused recurrence twice."""
+    def program(lib):
+        layer = getattr(lib.nn, kind)(3, 4, num_layers=2, bidirectional=True,
+                                      dtype=lib.float64)
+        params = [p for _, p in sorted(layer.named_parameters())]
+        with lib.no_grad():
+            for i, p in enumerate(params):
+                p.copy_(lib.tensor(values(20 + i, *p.shape), dtype=lib.float64))
+        x = leaf(lib, 40, 5, 2, 3)  # [time, batch, features]
+        out = layer(x)[0]
+        loss = (out.tanh() ** 2).sum()
+        grads = lib.autograd.grad(loss, params + [x], create_graph=True)
+        vs = [lib.tensor(values(50 + i, *p.shape), dtype=lib.float64)
+              for i, p in enumerate(params)]
+        dot = sum((g * v).sum() for g, v in zip(grads, vs)) + (grads[-1] ** 2).sum()
+        hv = lib.autograd.grad(dot, params)
+        return [loss.item()] + [g.reshape(-1).tolist() for g in grads] + \
+            [h.reshape(-1).tolist() for h in hv]
+    program.__name__ = kind + "_hvp"
+    return program
+
+
+@pytest.mark.parametrize("program", [gradient_penalty, hessian_vector_product,
+                                     recurrent_hvp("LSTM"), recurrent_hvp("GRU"),
+                                     recurrent_hvp("RNN")], ids=lambda p: p.__name__)
 def test_double_backward_matches_torch(program):
     want, got = program(torch), program(gs)
     assert len(got) == len(want)
