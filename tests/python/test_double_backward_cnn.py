@@ -3,8 +3,8 @@ float64: the same code runs once with torch and once with gradscope (the module 
 `lib`), and every number must agree to 1e-10. A WGAN-GP style gradient penalty through
 conv2d, batch norm (training), gelu and max pooling; a Hessian-vector product through conv1d,
 conv_transpose2d, avg pooling and cumprod; Hessian-vector products (and an input gradient
-penalty) through two-layer bidirectional LSTM, GRU and RNN layers. meson registers this file
-only when torch imports (tests/python/meson.build)."""
+penalty) through two-layer bidirectional LSTM, GRU and RNN layers; in-place writes through
+views. meson registers this file only when torch imports (tests/python/meson.build)."""
 import numpy as np
 import pytest
 
@@ -64,6 +64,18 @@ def hessian_vector_product(lib):
         [h.reshape(-1).tolist() for h in hv]
 
 
+def view_write(lib):
+    """In-place ops through views (CopySlices): the overwritten values flow back to their own
+    history, the written ones to the op's operands."""
+    x0, x1 = leaf(lib, 60, 4, 3), leaf(lib, 61, 2, 3)
+    y = x0 * 2
+    y.narrow(0, 1, 2).mul_(x1)
+    y.t()[0].sin_()
+    (g0, g1) = lib.autograd.grad((y * y.tanh()).sum(), [x0, x1], create_graph=True)
+    h = lib.autograd.grad((g0 ** 2).sum() + (g1 * x1).sum(), [x0, x1])
+    return [g0.sum().item()] + [g.reshape(-1).tolist() for g in (g0, g1) + h]
+
+
 def recurrent_hvp(kind):
     """H v of a recurrent layer's loss (2 layers, both directions) with respect to its
     weights, and the gradient penalty of its input: through the fused recurrence twice."""
@@ -88,7 +100,7 @@ def recurrent_hvp(kind):
     return program
 
 
-@pytest.mark.parametrize("program", [gradient_penalty, hessian_vector_product,
+@pytest.mark.parametrize("program", [gradient_penalty, hessian_vector_product, view_write,
                                      recurrent_hvp("LSTM"), recurrent_hvp("GRU"),
                                      recurrent_hvp("RNN")], ids=lambda p: p.__name__)
 def test_double_backward_matches_torch(program):

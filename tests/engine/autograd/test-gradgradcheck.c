@@ -34,6 +34,7 @@ static const char *const kernel_kinds[] = {
     "Conv1dBackward",
     "ConvTranspose2dBackward",
     "BatchNormBackward",
+    "CopySlices",
     "LSTMRecurrenceBackward",
     "GRURecurrenceBackward",
     "RNNTanhRecurrenceBackward",
