@@ -85,6 +85,7 @@ typedef struct gs__saved_tensor {
 } gs__saved_tensor;
 #define GS__SAVED_RESULT (-1) /* the op's own output */
 #define GS__SAVED_OTHER (-2)  /* anything else: a copy made before a write, an index */
+#define GS__SAVED_CONSTANT (-3) /* a value with no history by design (gs__save_constant) */
 
 /* What a formula needs to know of an input without keeping it alive. */
 typedef struct gs__input_meta {
@@ -197,6 +198,11 @@ void gs__save(gs__node *node, int slot, const gs__tensor *t);
  * handle, which gs__save would take it for (a double backward would then follow the input's
  * history instead of the node's). */
 void gs__save_result(gs__node *node, int slot, const gs__tensor *t);
+/* Saves t as a constant of the formula: a value with no gradient to follow (batch norm's
+ * running estimates), or one the formula recomputes with ops when it creates a graph (the
+ * batch's statistics). Unlike a copy made before an in-place write, a double backward may run
+ * through a node reading it. */
+void gs__save_constant(gs__node *node, int slot, const gs__tensor *t);
 
 /* The node t's gradient goes to: its grad_fn, or (a leaf that requires grad) its
  * AccumulateGrad node, made on first use. NULL if t needs no gradient. */

@@ -229,6 +229,11 @@ void gs__save_result(gs__node *node, int slot, const gs__tensor *t) {
   node->saved[slot].input = GS__SAVED_RESULT;
 }
 
+void gs__save_constant(gs__node *node, int slot, const gs__tensor *t) {
+  gs__save(node, slot, t);
+  node->saved[slot].input = GS__SAVED_CONSTANT;
+}
+
 /* ---- the event log -------------------------------------------------------------------- */
 
 /* What a node_create lists: its inputs' nodes (0 for none), then its saved tensors; in

@@ -345,12 +345,15 @@ static bool check_differentiable(const pass *p, const run *r, const bool *leads,
     const gs__node *n = r->nodes[j].node;
     if (!node_runs(p, r, leads, j))
       continue;
-    if (!n->kind->differentiable) {
+    /* A write through a view (CopySlices) runs the formula of the op it wraps. */
+    const gs__node_kind *kind = n->inner && n->kind->differentiable ? n->inner->kind : n->kind;
+    if (!kind->differentiable) {
       gs__error(GS_ERR_STATE, fn,
-                "double backward through %s is not supported yet: %s #%llu is in the graph, "
+                "double backward through %s is not supported yet: %s #%llu is in the graph%s, "
                 "and its backward formula calls kernels that record no graph, so its gradient "
                 "cannot be differentiated again (create_graph)",
-                n->kind->name, n->kind->name, (unsigned long long)n->id);
+                kind->name, kind->name, (unsigned long long)n->id,
+                kind != n->kind ? " (written through a view: CopySlices)" : "");
       return false;
     }
     for (int i = 0; i < n->n_saved; i++) {

@@ -7,7 +7,7 @@
 #include "ops-impl.h"
 
 /* g times grad_op (the activation's derivative, ops-impl.h) at the saved input, with the
- * node's two parameters. Like gelu's, it records no node: no second derivative. */
+ * node's two parameters. It records no node: no second derivative. */
 static void activation_backward(gs__node *n, gs_tensor g, gs_tensor *grads, gs__unop grad_op) {
   gs__unary_params p = {.arg = {n->reals[0], n->reals[1]}};
   gs_tensor d = gs__formula_temp(gs__unary_op(grad_op, gs__saved(n, 0), &p, n->kind->name));

@@ -14,6 +14,9 @@
  *   training: dx = invstd * (gh - mean(gh) - xhat * mean(gh * xhat)), means over all dims but C;
  *   evaluation: dx = invstd * gh;
  *   dweight = sum(g * xhat), dbias = sum(g).
+ * A backward that creates a graph in training recomputes mean and invstd from x with ops, so
+ * the formula's own derivative follows the batch statistics too (as PyTorch's
+ * batchnorm_double_backward).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -53,8 +56,19 @@ static void batch_norm_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   int dims[GS_MAX_DIMS], nd = other_dims(ndim, dims);
   int wi = (int)n->ints[BN_WEIGHT_INPUT], bi = (int)n->ints[BN_BIAS_INPUT];
   gs_tensor x = gs__saved(n, 0);
-  gs_tensor mean = per_channel(gs__saved(n, 2), ndim, c);
-  gs_tensor invstd = per_channel(gs__saved(n, 3), ndim, c);
+  gs_tensor mean, invstd;
+  if (n->ints[BN_TRAINING] && gs__formula_creates_graph()) {
+    /* The batch's statistics are functions of x: recomputed with ops, so a second derivative
+     * sees them move with x (the saved copies are constants). */
+    mean = gs__formula_temp(gs_mean(x, dims, nd, true));
+    gs_tensor centred = gs__formula_temp(gs_sub(x, mean));
+    gs_tensor var =
+        gs__formula_temp(gs_mean(gs__formula_temp(gs_mul(centred, centred)), dims, nd, true));
+    invstd = gs__formula_temp(gs_rsqrt(gs__formula_temp(gs_add_scalar(var, n->reals[0]))));
+  } else {
+    mean = per_channel(gs__saved(n, 2), ndim, c);
+    invstd = per_channel(gs__saved(n, 3), ndim, c);
+  }
   bool want_w = wi >= 0 && gs__needs_grad(n, wi);
   gs_tensor xhat = GS_NO_TENSOR;
   if (want_w || (gs__needs_grad(n, 0) && n->ints[BN_TRAINING]))
@@ -76,7 +90,7 @@ static void batch_norm_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   if (bi >= 0 && gs__needs_grad(n, bi))
     grads[bi] = gs__reduce_grad(n, bi, gs_sum(g, dims, nd, false));
 }
-GS__BACKWARD(BatchNormBackward, batch_norm_backward);
+GS__BACKWARD_TWICE(BatchNormBackward, batch_norm_backward);
 
 /* Reads a [C] operand as doubles (any dtype and stride). */
 static void load_channels(const gs__tensor *t, int64_t c, double *out) {
@@ -288,13 +302,14 @@ gs_tensor gs_batch_norm(gs_tensor hx, gs_tensor running_mean, gs_tensor running_
       node->ints[BN_TRAINING] = training;
       node->ints[BN_WEIGHT_INPUT] = wi;
       node->ints[BN_BIAS_INPUT] = bi;
+      node->reals[0] = eps; /* for the statistics a double backward recomputes */
       gs_tensor hm = channel_tensor(dt, c, mean, fn), hs = channel_tensor(dt, c, invstd, fn);
       gs__save(node, 0, x);
       if (o.weight)
         gs__save(node, 1, o.weight);
       if (hm.id && hs.id) {
-        gs__save(node, 2, gs__lookup(hm, fn));
-        gs__save(node, 3, gs__lookup(hs, fn));
+        gs__save_constant(node, 2, gs__lookup(hm, fn));
+        gs__save_constant(node, 3, gs__lookup(hs, fn));
       }
       gs_dispose(hm), gs_dispose(hs);
     }

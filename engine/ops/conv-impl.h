@@ -78,3 +78,16 @@ gs_tensor gs__conv_bias_grad(gs_dtype dt, int64_t n, int64_t c, int64_t l, char 
                              const int64_t *shape, int ndim, const char *fn);
 /* False (after reporting) when a convolution of shape s is too large for BLAS's int sizes. */
 bool gs__conv_fits_blas(const gs__conv_shape *s, const char *fn);
+
+/* A convolution of shape s's gradients written with the public ops (conv-grad.c), for a
+ * backward that creates a graph; 4-D operands. GS_NO_TENSOR after reporting. */
+gs_tensor gs__conv_input_grad_ops(gs_tensor g, gs_tensor w, const gs__conv_shape *s);
+gs_tensor gs__conv_weight_grad_ops(gs_tensor x, gs_tensor g, const gs__conv_shape *s);
+gs_tensor gs__conv_bias_grad_ops(gs_tensor g);
+/* A convolution node's formula (inputs x, w and maybe b; saved: x in slot 0 when w needs a
+ * gradient, w in slot 1 when x does) with those ops: the gradients of shape s in each input's
+ * own layout. */
+void gs__conv_backward_ops(gs__node *n, gs_tensor g, const gs__conv_shape *s, gs_tensor *grads);
+/* The same for a transposed convolution node, s the convolution it is the transpose of. */
+void gs__conv_transpose_backward_ops(gs__node *n, gs_tensor g, const gs__conv_shape *s,
+                                     gs_tensor *grads);

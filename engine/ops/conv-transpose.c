@@ -7,7 +7,8 @@
  * other passes: the input's gradient is the convolution of the output gradient with w, the
  * weight's is the convolution's weight gradient with the roles of input and output gradient
  * swapped, the bias's the output gradient summed over all but channels. All three run
- * conv.c's kernels (conv-impl.h), so a second derivative is not available.
+ * conv.c's kernels (conv-impl.h), or the public ops (conv-grad.c) when the backward creates a
+ * graph, so they can be differentiated again.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +55,10 @@ static void conv_transpose2d_backward(gs__node *n, gs_tensor hg, gs_tensor *grad
   bool batched = xm->ndim == 4;
   gs__conv_shape s =
       transposed_shape(batched ? xm->shape[0] : 1, xm->shape + (xm->ndim - 3), wm->shape, n->ints);
+  if (gs__formula_creates_graph()) { /* the same with ops that record (double backward) */
+    gs__conv_transpose_backward_ops(n, hg, &s, grads);
+    return;
+  }
   gs__tensor *gt = gs__lookup(hg, fn);
   if (!gt)
     return;
@@ -98,7 +103,7 @@ static void conv_transpose2d_backward(gs__node *n, gs_tensor hg, gs_tensor *grad
   if (want_b)
     grads[2] = gs__reduce_grad(n, 2, hdb);
 }
-GS__BACKWARD(ConvTranspose2dBackward, conv_transpose2d_backward);
+GS__BACKWARD_TWICE(ConvTranspose2dBackward, conv_transpose2d_backward);
 
 static int64_t or_default(int64_t v, int64_t dflt) { return v == 0 ? dflt : v; }
 

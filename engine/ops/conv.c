@@ -9,8 +9,9 @@
  * The backward formula is the same walk with the products turned around: the gradient's
  * chunk G [O/groups, positions] gives the weight's gradient G @ cols^T (summed over chunks),
  * and the input's as W^T @ G folded back onto the image (col2im, adding where receptive
- * fields overlap). The bias's gradient is g summed over every dim but channels. Gradients are
- * computed by these kernels directly, so a second derivative is not available.
+ * fields overlap). The bias's gradient is g summed over every dim but channels. A backward
+ * that creates a graph computes the same gradients with ops instead (conv-grad.c), so they
+ * can be differentiated again.
  *
  * 3x3 convolutions of unit stride on images at most 16 wide (the digits CNN's) skip all of
  * this for conv-direct.c, which reads padded planes in place instead of nine-fold columns.
@@ -442,6 +443,12 @@ static void conv2d_backward(gs__node *n, gs_tensor hg, gs_tensor *grads) {
   const char *fn = n->kind->name;
   conv_geom g;
   geom_of_node(n, &g);
+  if (gs__formula_creates_graph()) { /* the same with ops that record (double backward) */
+    gs__conv_shape s = {g.n,  g.c,  g.h,  g.w,  g.o,  g.kh, g.kw, g.groups,
+                        g.sh, g.sw, g.ph, g.pw, g.dh, g.dw, g.oh, g.ow};
+    gs__conv_backward_ops(n, hg, &s, grads);
+    return;
+  }
   gs__tensor *gt = gs__lookup(hg, fn);
   if (!gt)
     return;
@@ -502,7 +509,7 @@ static void conv2d_backward(gs__node *n, gs_tensor hg, gs_tensor *grads) {
   if (want_b)
     grads[2] = gs__reduce_grad(n, 2, hdb);
 }
-GS__BACKWARD(Conv2dBackward, conv2d_backward);
+GS__BACKWARD_TWICE(Conv2dBackward, conv2d_backward);
 
 /* ---- forward -------------------------------------------------------------------------- */
 

@@ -4,7 +4,8 @@
  * runs conv.c's kernels (conv-impl.h) on that shape; being one op, not conv2d between views,
  * its graph is torch's (one ConvolutionBackward0 over the input, weight and bias). The
  * backward formula is conv2d's: the input's gradient by col2im of W^T G, the weight's G
- * cols^T, the bias's g summed over N and L; first order only.
+ * cols^T, the bias's g summed over N and L; with ops (conv-grad.c) when the backward creates
+ * a graph, so it can be differentiated again.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +47,10 @@ static void conv1d_backward(gs__node *n, gs_tensor hg, gs_tensor *grads) {
   const gs__input_meta *xm = &n->inputs[0], *wm = &n->inputs[1];
   gs__conv_shape s =
       shape_1d(xm->ndim == 3 ? xm->shape[0] : 1, xm->shape + (xm->ndim - 2), wm->shape, n->ints);
+  if (gs__formula_creates_graph()) { /* the same with ops that record (double backward) */
+    gs__conv_backward_ops(n, hg, &s, grads);
+    return;
+  }
   gs__tensor *gt = gs__lookup(hg, fn);
   if (!gt)
     return;
@@ -97,7 +102,7 @@ static void conv1d_backward(gs__node *n, gs_tensor hg, gs_tensor *grads) {
   if (want_b)
     grads[2] = gs__reduce_grad(n, 2, hdb);
 }
-GS__BACKWARD(Conv1dBackward, conv1d_backward);
+GS__BACKWARD_TWICE(Conv1dBackward, conv1d_backward);
 
 static int64_t or_default(int64_t v, int64_t dflt) { return v == 0 ? dflt : v; }
 

@@ -591,13 +591,29 @@ static void leaky_relu_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
 }
 GS__BACKWARD_TWICE(LeakyReluBackward, leaky_relu_backward);
 
-/* d gelu(a) = g * (Phi(a) + a * phi(a)), Phi and phi the normal CDF and density (saved: a) */
+/* gelu's derivative Phi(a) + a * phi(a) out of ops that record (erf, exp, products), for
+ * double backward: its own derivative, phi(a) * (2 - a^2), then follows by the chain rule. */
+static gs_tensor gelu_derivative_recorded(gs_tensor a) {
+  gs_tensor scaled = gs__formula_temp(gs_mul_scalar(a, 0.70710678118654752440)); /* 1/sqrt2 */
+  gs_tensor cdf = gs__formula_temp(
+      gs_mul_scalar(gs__formula_temp(gs_add_scalar(gs__formula_temp(gs_erf(scaled)), 1)), 0.5));
+  gs_tensor square = gs__formula_temp(gs_mul(a, a));
+  gs_tensor density = gs__formula_temp(
+      gs_mul_scalar(gs__formula_temp(gs_exp(gs__formula_temp(gs_mul_scalar(square, -0.5)))),
+                    0.39894228040143267794)); /* 1/sqrt(2 pi) */
+  return gs__formula_temp(gs_add(cdf, gs__formula_temp(gs_mul(a, density))));
+}
+
+/* d gelu(a) = g * (Phi(a) + a * phi(a)), Phi and phi the normal CDF and density (saved: a).
+ * One fused kernel, unless the pass creates a graph. */
 static void gelu_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   gs_tensor d =
-      gs__formula_temp(gs__unary_op(GS__GELU_GRAD, gs__saved(n, 0), NULL, "GeluBackward"));
+      gs__formula_creates_graph()
+          ? gelu_derivative_recorded(gs__saved(n, 0))
+          : gs__formula_temp(gs__unary_op(GS__GELU_GRAD, gs__saved(n, 0), NULL, "GeluBackward"));
   grads[0] = gs__reduce_grad(n, 0, gs_mul(g, d));
 }
-GS__BACKWARD(GeluBackward, gelu_backward);
+GS__BACKWARD_TWICE(GeluBackward, gelu_backward);
 
 /* d clamp(a) = g where min <= a <= max (saved: a; bounds in reals) */
 static void clamp_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {

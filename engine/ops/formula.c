@@ -58,6 +58,8 @@ static void give_history(gs_tensor h, gs__node *edge) {
   t->ag.requires_grad = true;
 }
 
+void gs__formula_give_history(gs_tensor h, gs__node *edge) { give_history(h, edge); }
+
 gs_tensor gs__pass_grad_through(gs_tensor g) {
   gs__tensor *t = gs__lookup(g, "backward");
   if (!t)
@@ -75,6 +77,10 @@ gs_tensor gs__saved(gs__node *n, int i) {
    * copy does not share bytes copy-on-write with the clone's source). */
   copy.origin = GS__ORIGIN_VIEW;
   copy.source = n->saved[i].tensor;
+  /* Under create_graph its history is given below: not a live view of a base, whose history
+   * a later write through a view has moved on (the value an in-place op overwrote). */
+  if (creating_graph)
+    copy.view_base = 0;
   gs__storage_retain(copy.storage);
   gs_tensor h = gs__register(&copy, n->kind->name);
   if (creating_graph && h.id) {

@@ -35,6 +35,9 @@ bool gs__formula_set_creates_graph(bool on);
  * back to g (view-grad.c). */
 gs_tensor gs__write_into_zeros(gs_tensor zeros, gs_tensor view, gs_tensor g);
 /* Another handle to g (a view): the gradient passes through a formula unchanged. */
+/* Makes handle h a non-leaf whose gradient flows to edge (a node; NULL leaves it as it is):
+ * for a formula that builds a stand-in for a value whose history is a node (CopySlices). */
+void gs__formula_give_history(gs_tensor h, gs__node *edge);
 gs_tensor gs__pass_grad_through(gs_tensor g);
 /* Registers a handle made inside a formula for disposal when it returns, and passes it on:
  * lets formulas nest calls (gs_mul(g, gs__formula_temp(gs_exp(x)))) without leaking. */

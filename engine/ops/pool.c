@@ -2,11 +2,12 @@
  *
  * Each of the N * C planes is pooled on its own, window by window, as PyTorch's CPU kernels
  * do, so the numbers match theirs: a max takes the first largest value of its window (the
- * last NaN in it, if any, as PyTorch's `val > max || isnan(val)`), remembered as a flat index into its plane (PyTorch's `indices`); an
- * average divides by the window's size clipped to the padded image (count_include_pad, the
- * default) or to the image itself. Max pooling's gradient goes to the remembered index of
- * each window (adding where windows share a maximum); average pooling's is spread evenly
- * over each window.
+ * last NaN in it, if any, as PyTorch's `val > max || isnan(val)`), remembered as a flat index into
+ * its plane (PyTorch's `indices`); an average divides by the window's size clipped to the padded
+ * image (count_include_pad, the default) or to the image itself. Max pooling's gradient goes to the
+ * remembered index of each window (adding where windows share a maximum); average pooling's is
+ * spread evenly over each window. A backward that creates a graph computes both with ops that
+ * record (scatter_add, index_add), so they can be differentiated again.
  */
 #include <math.h>
 #include <string.h>
@@ -384,10 +385,27 @@ static void max_unpool_2x2(gs_dtype dt, const pool_geom *g, const char *gy, cons
     max_unpool_2x2_f64(g, (const f64 *)gy, idx, (f64 *)dx);
 }
 
+/* Max pooling's gradient with ops that record (double backward): each plane's g added at
+ * its windows' saved argmax positions (scatter_add), so its own gradient gathers from them. */
+static void max_pool2d_backward_recorded(gs__node *n, const pool_geom *g, gs_tensor hg,
+                                         gs_tensor *grads) {
+  int64_t per = g->oh * g->ow, plane = g->h * g->w;
+  gs_tensor src = gs__formula_temp(gs_reshape(hg, (int64_t[]){g->planes, per}, 2));
+  gs_tensor at = gs__formula_temp(gs_reshape(gs__saved(n, 0), (int64_t[]){g->planes, per}, 2));
+  gs_tensor zeros = gs__formula_temp(gs_zeros(gs_dtype_of(hg), (int64_t[]){g->planes, plane}, 2));
+  gs_tensor dx = gs__formula_temp(gs_scatter_add(zeros, 1, at, src));
+  if (dx.id)
+    grads[0] = gs__reduce_grad(n, 0, gs_reshape(dx, n->inputs[0].shape, n->inputs[0].ndim));
+}
+
 static void max_pool2d_backward(gs__node *n, gs_tensor hg, gs_tensor *grads) {
   const char *fn = n->kind->name;
   pool_geom g;
   load_geom(n, &g);
+  if (gs__formula_creates_graph()) {
+    max_pool2d_backward_recorded(n, &g, hg, grads);
+    return;
+  }
   gs__tensor *gt = gs__lookup(hg, fn), *it = gt ? gs__lookup(gs__saved(n, 0), fn) : NULL;
   if (!it)
     return;
@@ -430,13 +448,66 @@ static void max_pool2d_backward(gs__node *n, gs_tensor hg, gs_tensor *grads) {
   gs__tensor_release(&cg);
   gs__tensor_release(&ci);
 }
-GS__BACKWARD(MaxPool2dBackward, max_pool2d_backward);
+GS__BACKWARD_TWICE(MaxPool2dBackward, max_pool2d_backward);
+
+/* Average pooling's gradient with ops that record (double backward): every (window, kernel
+ * offset) pair's share g / count added at its input position with index_add, the pairs that
+ * fall on padding sent to one spare column past the plane and cut off. The positions and
+ * shares depend only on the geometry (the kernel's own loop bounds), so they are constants. */
+static void avg_pool2d_backward_recorded(gs__node *n, const pool_geom *g, gs_tensor hg,
+                                         gs_tensor *grads) {
+  const char *fn = n->kind->name;
+  int64_t per = g->oh * g->ow, taps = g->kh * g->kw, plane = g->h * g->w;
+  gs__tensor *pos_t, *share_t;
+  gs_tensor pos = gs__formula_temp(gs__tensor_new(GS_I64, (int64_t[]){per * taps}, 1, fn, &pos_t));
+  gs_tensor share =
+      pos.id ? gs__formula_temp(gs__tensor_new(GS_F64, (int64_t[]){per, taps}, 2, fn, &share_t))
+             : GS_NO_TENSOR;
+  if (!share.id)
+    return;
+  pos_t = gs__lookup(pos, fn); /* the second allocation may have moved the tensor table */
+  int64_t *where = (int64_t *)gs__tensor_data(pos_t);
+  f64 *part = (f64 *)gs__tensor_data(share_t);
+  for (int64_t oy = 0; oy < g->oh; oy++)
+    for (int64_t ox = 0; ox < g->ow; ox++) {
+      /* the kernel's bounds and count (avg_pool_##T) */
+      int64_t y0 = oy * g->sh - g->ph, x0 = ox * g->sw - g->pw;
+      int64_t y1 = y0 + g->kh < g->h + g->ph ? y0 + g->kh : g->h + g->ph;
+      int64_t x1 = x0 + g->kw < g->w + g->pw ? x0 + g->kw : g->w + g->pw;
+      int64_t padded = (y1 - y0) * (x1 - x0);
+      int64_t iy0 = y0 < 0 ? 0 : y0, ix0 = x0 < 0 ? 0 : x0;
+      int64_t iy1 = y1 > g->h ? g->h : y1, ix1 = x1 > g->w ? g->w : x1;
+      int64_t count = g->exclude_pad ? (iy1 - iy0) * (ix1 - ix0) : padded;
+      int64_t o = oy * g->ow + ox;
+      for (int64_t i = 0; i < g->kh; i++)
+        for (int64_t j = 0; j < g->kw; j++) {
+          int64_t y = y0 + i, x = x0 + j, k = o * taps + i * g->kw + j;
+          bool inside = y >= iy0 && y < iy1 && x >= ix0 && x < ix1;
+          where[k] = inside ? y * g->w + x : plane;
+          part[k] = inside ? 1.0 / (f64)count : 0.0;
+        }
+    }
+  gs_dtype dt = gs_dtype_of(hg);
+  gs_tensor shares = gs__formula_temp(gs_to_dtype(share, dt));
+  gs_tensor gw = gs__formula_temp(gs_reshape(hg, (int64_t[]){g->planes, per, 1}, 3));
+  gs_tensor spread = gs__formula_temp(gs_mul(gw, shares)); /* [planes, per, taps] */
+  gs_tensor src = gs__formula_temp(gs_reshape(spread, (int64_t[]){g->planes, per * taps}, 2));
+  gs_tensor zeros = gs__formula_temp(gs_zeros(dt, (int64_t[]){g->planes, plane + 1}, 2));
+  gs_tensor sums = gs__formula_temp(gs_index_add(zeros, 1, pos, src, 1.0));
+  gs_tensor dx = sums.id ? gs__formula_temp(gs_narrow(sums, 1, 0, plane)) : GS_NO_TENSOR;
+  if (dx.id)
+    grads[0] = gs__reduce_grad(n, 0, gs_reshape(dx, n->inputs[0].shape, n->inputs[0].ndim));
+}
 
 /* d avg_pool(x) = g / count spread over each window */
 static void avg_pool2d_backward(gs__node *n, gs_tensor hg, gs_tensor *grads) {
   const char *fn = n->kind->name;
   pool_geom g;
   load_geom(n, &g);
+  if (gs__formula_creates_graph()) {
+    avg_pool2d_backward_recorded(n, &g, hg, grads);
+    return;
+  }
   gs__tensor *gt = gs__lookup(hg, fn);
   gs__tensor cg;
   if (!gt || !gs__as_contiguous(gt, gt->dtype, &cg, fn))
@@ -452,7 +523,7 @@ static void avg_pool2d_backward(gs__node *n, gs_tensor hg, gs_tensor *grads) {
   }
   gs__tensor_release(&cg);
 }
-GS__BACKWARD(AvgPool2dBackward, avg_pool2d_backward);
+GS__BACKWARD_TWICE(AvgPool2dBackward, avg_pool2d_backward);
 
 /* ---- forward -------------------------------------------------------------------------- */
 

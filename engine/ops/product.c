@@ -190,9 +190,54 @@ static void cumprod_rows_grad(const double *x, const double *g, double *out, int
     }
 }
 
+/* The same gradient with ops that record (double backward), zeros included: along the dim
+ * (moved last, length L), M[i, k] = x_k but 1 at k = i, so cumprod(M)[i, j] is the product of
+ * x_k for k <= j without x_i, and grad_i = sum_{j >= i} g_j cumprod(M)[i, j]. L x L per row:
+ * only double backward pays for it. */
+static void cumprod_backward_recorded(gs__node *n, gs_tensor hg, gs_tensor *grads) {
+  const char *fn = "CumprodBackward";
+  int d = (int)n->ints[0], nd = n->inputs[0].ndim;
+  if (nd == 0) { /* a scalar's cumprod is itself */
+    grads[0] = gs__reduce_grad(n, 0, gs__pass_grad_through(hg));
+    return;
+  }
+  int64_t len = n->inputs[0].shape[d];
+  gs__tensor *off_t, *upper_t;
+  gs_tensor off = gs__formula_temp(gs__tensor_new(GS_F64, (int64_t[]){len, len}, 2, fn, &off_t));
+  gs_tensor upper =
+      off.id ? gs__formula_temp(gs__tensor_new(GS_F64, (int64_t[]){len, len}, 2, fn, &upper_t))
+             : GS_NO_TENSOR;
+  if (!upper.id)
+    return;
+  off_t = gs__lookup(off, fn); /* the second allocation may have moved the tensor table */
+  for (int64_t i = 0; i < len; i++)
+    for (int64_t j = 0; j < len; j++) {
+      ((double *)gs__tensor_data(off_t))[i * len + j] = i == j ? 0.0 : 1.0;
+      ((double *)gs__tensor_data(upper_t))[i * len + j] = j >= i ? 1.0 : 0.0;
+    }
+  gs_dtype dt = gs_dtype_of(hg);
+  off = gs__formula_temp(gs_to_dtype(off, dt));
+  upper = gs__formula_temp(gs_to_dtype(upper, dt));
+  gs_tensor eye = gs__formula_temp(gs_rsub_scalar(off, 1));
+  gs_tensor x = gs__formula_temp(gs_transpose(gs__saved(n, 0), d, nd - 1));
+  gs_tensor g = gs__formula_temp(gs_transpose(hg, d, nd - 1));
+  gs_tensor rows = gs__formula_temp(gs_unsqueeze(x, nd - 1)); /* [..., 1, L] */
+  gs_tensor m = gs__formula_temp(gs_add(gs__formula_temp(gs_mul(rows, off)), eye));
+  gs_tensor p = gs__formula_temp(gs_cumprod(m, nd)); /* [..., L, L] */
+  gs_tensor gj = gs__formula_temp(gs_unsqueeze(g, nd - 1));
+  gs_tensor terms = gs__formula_temp(gs_mul(gs__formula_temp(gs_mul(p, gj)), upper));
+  gs_tensor sums = gs__formula_temp(gs_sum(terms, (const int[]){nd}, 1, false));
+  if (sums.id)
+    grads[0] = gs__reduce_grad(n, 0, gs_transpose(sums, d, nd - 1));
+}
+
 static void cumprod_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   const char *fn = "CumprodBackward";
   int d = (int)n->ints[0];
+  if (gs__formula_creates_graph()) {
+    cumprod_backward_recorded(n, g, grads);
+    return;
+  }
   gs__tensor *x = gs__lookup(gs__saved(n, 0), fn), *gt = gs__lookup(g, fn);
   gs__tensor xc, gc;
   if (!x || !gt || !gs__as_contiguous(x, GS_F64, &xc, fn))
@@ -213,7 +258,7 @@ static void cumprod_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   gs__tensor_release(&xc);
   gs__tensor_release(&gc);
 }
-GS__BACKWARD(CumprodBackward, cumprod_backward);
+GS__BACKWARD_TWICE(CumprodBackward, cumprod_backward);
 
 gs_tensor gs_cumprod(gs_tensor h, int dim) {
   const char *fn = "cumprod";

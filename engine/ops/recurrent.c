@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "ops-impl.h"
+#include "recurrent-grad.h"
 #include "recurrent-impl.h"
 
 typedef struct rec_plan {
@@ -96,9 +97,20 @@ static bool plan_offsets(rec_plan *p) {
 
 /* Node layout. ints: 0 mode, 1 reverse, 2 H, 3 B, 4 steps, 5 rows, 6 c0's input index (-1:
  * none), 7 b_hh's input index (-1: none). Inputs: 0 xproj, 1 h0, 2 w_hh, then c0 and b_hh when
- * given. Saved: 0 w_hh, 1 the work rows, 2 the batch sizes (i64). */
+ * given. Saved: 0 w_hh, 1 the work rows, 2 the batch sizes (i64), then xproj, h0, c0 and b_hh
+ * (the last two when given) for a backward that creates a graph, which runs the steps again
+ * with ops (recurrent-grad.c): the work rows have no history. */
 enum { IN_XPROJ, IN_H0, IN_WHH };
-enum { SAVED_WHH, SAVED_WORK, SAVED_BATCH_SIZES, SAVED_COUNT };
+enum {
+  SAVED_WHH,
+  SAVED_WORK,
+  SAVED_BATCH_SIZES,
+  SAVED_XPROJ,
+  SAVED_H0,
+  SAVED_C0,
+  SAVED_BHH,
+  SAVED_COUNT
+};
 
 /* A contiguous handle with t's values (t itself when it already is: another view of it). */
 static gs_tensor contiguous_tmp(gs_tensor t) { return gs__formula_temp(gs_contiguous(t)); }
@@ -115,6 +127,22 @@ static void recurrence_backward(gs__node *n, gs_tensor grad, gs_tensor *grads) {
   int c0_in = (int)n->ints[6], bhh_in = (int)n->ints[7];
   p.gate_width = gs__rnn_gate_count(p.mode) * p.hidden;
   p.work_width = work_width(p.mode, p.hidden);
+  if (gs__formula_creates_graph()) { /* the same with ops that record (double backward) */
+    gs_tensor bs = gs__saved(n, SAVED_BATCH_SIZES);
+    p.bs = data_of(bs);
+    if (!p.bs || !plan_offsets(&p)) {
+      gs__error(GS_ERR_OUT_OF_MEMORY, n->kind->name, "could not prepare the backward pass");
+      return;
+    }
+    gs__recurrence_layout l = {p.mode, p.reverse, p.hidden, p.batch, p.steps,
+                               p.rows, p.bs,      p.off,    c0_in,   bhh_in};
+    gs__recurrence_backward_ops(n, &l, grad, gs__saved(n, SAVED_XPROJ), gs__saved(n, SAVED_H0),
+                                c0_in >= 0 ? gs__saved(n, SAVED_C0) : GS_NO_TENSOR,
+                                gs__saved(n, SAVED_WHH),
+                                bhh_in >= 0 ? gs__saved(n, SAVED_BHH) : GS_NO_TENSOR, grads);
+    free(p.off);
+    return;
+  }
   gs_tensor g = contiguous_tmp(grad), whh = contiguous_tmp(gs__saved(n, SAVED_WHH));
   gs_tensor work = gs__saved(n, SAVED_WORK), bs = gs__saved(n, SAVED_BATCH_SIZES);
   p.bs = data_of(bs);
@@ -155,10 +183,10 @@ static void recurrence_backward(gs__node *n, gs_tensor grad, gs_tensor *grads) {
       gs_dispose(results[i]);
   }
 }
-GS__BACKWARD(RNNTanhRecurrenceBackward, recurrence_backward);
-GS__BACKWARD(RNNReluRecurrenceBackward, recurrence_backward);
-GS__BACKWARD(LSTMRecurrenceBackward, recurrence_backward);
-GS__BACKWARD(GRURecurrenceBackward, recurrence_backward);
+GS__BACKWARD_TWICE(RNNTanhRecurrenceBackward, recurrence_backward);
+GS__BACKWARD_TWICE(RNNReluRecurrenceBackward, recurrence_backward);
+GS__BACKWARD_TWICE(LSTMRecurrenceBackward, recurrence_backward);
+GS__BACKWARD_TWICE(GRURecurrenceBackward, recurrence_backward);
 
 static const gs__node_kind *kind_of(gs_rnn_mode mode) {
   switch (mode) {
@@ -318,8 +346,14 @@ gs_tensor gs__recurrence(gs_rnn_mode mode, gs_tensor xproj, gs_tensor h0, gs_ten
       int64_t ints[] = {mode, reverse, H, B, steps, p.rows, c0_in, bhh_in};
       memcpy(node->ints, ints, sizeof ints);
       gs__save(node, SAVED_WHH, whh);
-      gs__save(node, SAVED_WORK, work);
+      gs__save_constant(node, SAVED_WORK, work); /* a double backward recomputes it */
       gs__save(node, SAVED_BATCH_SIZES, &bs);
+      gs__save(node, SAVED_XPROJ, x);
+      gs__save(node, SAVED_H0, h);
+      if (c)
+        gs__save(node, SAVED_C0, c);
+      if (bhh)
+        gs__save(node, SAVED_BHH, bhh);
     }
   } else if (result.id) {
     if (!gates)

@@ -114,6 +114,25 @@ static void as_strided_backward(gs__node *n, gs_tensor grad, gs_tensor *grads) {
 }
 GS__BACKWARD_TWICE(AsStridedBackward, as_strided_backward);
 
+/* Under create_graph the wrapped op's formula reads its saved input 0, the view's old value,
+ * whose history is the base's previous one seen through the view; the op's node points at
+ * the base's (base-shaped) instead. This makes a stand-in with that history, the base's
+ * positions gathered from a zero base that carries it, and returns its node (or NULL when
+ * the base had no history) for the formula's run. */
+static gs__node *old_view_edge(gs__node *n, gs_tensor positions) {
+  const gs__view_geometry *g = n->geometry;
+  gs_dtype dt = n->inputs[0].dtype;
+  gs_tensor base = gs__formula_temp(gs_zeros(dt, g->base_shape, g->base_ndim));
+  gs__formula_give_history(base, n->next[0]);
+  gs_tensor flat = gs__formula_temp(gs_reshape(base, (int64_t[]){g->base_numel}, 1));
+  gs_tensor slot = gs__formula_temp(gs_zeros(dt, (int64_t[]){1}, 1)); /* view_positions' spare */
+  gs_tensor padded = gs__formula_temp(gs_cat((gs_tensor[]){flat, slot}, 2, 0));
+  gs_tensor picked = gs__formula_temp(gs_gather(padded, 0, positions));
+  gs_tensor view = gs__formula_temp(gs_reshape(picked, g->shape, g->ndim));
+  gs__tensor *t = view.id ? gs__lookup(view, n->kind->name) : NULL;
+  return t ? t->ag.grad_fn : NULL;
+}
+
 /* The base after a write through a view: outside the view the gradient goes on unchanged to
  * the base's previous history; inside, the op's own formula (on the view-shaped slice of the
  * gradient) gives the gradient of the view's previous value, which replaces the slice, and the
@@ -133,7 +152,19 @@ static void copy_slices_backward(gs__node *n, gs_tensor grad, gs_tensor *grads) 
     abort(); /* a few handles: failing here means the process is already lost */
   for (int i = 0; i < inner->n_inputs; i++)
     ig[i] = GS_NO_TENSOR;
+  gs__node *inner_edge = inner->next[0];
+  bool stand_in = gs__formula_creates_graph();
+  if (stand_in) {
+    inner->next[0] = old_view_edge(n, positions);
+    if (inner->next[0])
+      gs__node_retain(inner->next[0]);
+  }
   inner->kind->backward(inner, slice, ig);
+  if (stand_in) {
+    if (inner->next[0])
+      gs__node_release(inner->next[0]);
+    inner->next[0] = inner_edge;
+  }
 
   if (gs__needs_grad(n, 0)) {
     /* grad + scatter(inner's gradient of the old view - the slice): the slice replaced. */
@@ -150,7 +181,9 @@ static void copy_slices_backward(gs__node *n, gs_tensor grad, gs_tensor *grads) 
   if (ig != inner_grads)
     free(ig);
 }
-GS__BACKWARD(CopySlices, copy_slices_backward);
+/* Written with ops around the wrapped op's formula: differentiable when that formula is
+ * (backward.c's check looks at the wrapped kind). */
+GS__BACKWARD_TWICE(CopySlices, copy_slices_backward);
 
 __attribute__((constructor)) static void install_view_kinds(void) {
   gs__kinds.copy_slices = &CopySlices;

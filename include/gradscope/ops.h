@@ -385,7 +385,7 @@ typedef struct gs_conv2d_options {
 /* torch.nn.functional.conv2d: input [N, C, H, W] (or [C, H, W]), weight
  * [O, C / groups, kh, kw], bias [O] or GS_NO_TENSOR; all of one floating dtype. The result is
  * [N, O, H', W'] with H' = (H + 2 padding - dilation (kh - 1) - 1) / stride + 1. Computed
- * through im2col and OpenBLAS gemm; differentiable in input, weight and bias (first order). */
+ * through im2col and OpenBLAS gemm; differentiable in input, weight and bias, twice too. */
 GS_API gs_tensor gs_conv2d(gs_tensor input, gs_tensor weight, gs_tensor bias,
                            const gs_conv2d_options *options);
 
@@ -401,7 +401,7 @@ typedef struct gs_conv1d_options {
 /* torch.nn.functional.conv1d (engine/ops/conv1d.c): input [N, C, L] (or [C, L]), weight
  * [O, C / groups, K], bias [O] or GS_NO_TENSOR, one floating dtype. The result is [N, O, L']
  * with L' = (L + 2 padding - dilation (K - 1) - 1) / stride + 1: conv2d of height 1, one node
- * (as torch's). Differentiable in all three (first order). */
+ * (as torch's). Differentiable in all three, twice too. */
 GS_API gs_tensor gs_conv1d(gs_tensor input, gs_tensor weight, gs_tensor bias,
                            const gs_conv1d_options *options);
 
@@ -418,7 +418,7 @@ typedef struct gs_conv_transpose2d_options {
 /* torch.nn.functional.conv_transpose2d (engine/ops/conv-transpose.c): input [N, C, H, W] (or
  * [C, H, W]), weight [C, O / groups, kh, kw], bias [O] or GS_NO_TENSOR, one floating dtype.
  * The result is [N, O, H', W'] with H' = (H - 1) stride - 2 padding + dilation (kh - 1) +
- * output_padding + 1: conv2d's input gradient. Differentiable in all three (first order). */
+ * output_padding + 1: conv2d's input gradient. Differentiable in all three, twice too. */
 GS_API gs_tensor gs_conv_transpose2d(gs_tensor input, gs_tensor weight, gs_tensor bias,
                                      const gs_conv_transpose2d_options *options);
 
