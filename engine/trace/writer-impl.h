@@ -1,11 +1,13 @@
 /* writer-impl.h: the writer's per-event path, inline, shared by writer.c (buffers, strings,
  * the sink) and events.c (one encoder per kind). An event costs two plain stores and a load
- * around its thread's buffer, a clock read and the field stores; the rest (a new buffer, a full
- * one, a deferred event, another thread claiming the buffer) is out of line in writer.c. */
+ * around its thread's buffer, a clock read (one per public call) and the field stores; the rest (a
+ * new buffer, a full one, a deferred event, another thread claiming the buffer) is out of line in
+ * writer.c. */
 #pragma once
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "base.h"
 #include "format.h"
@@ -91,6 +93,36 @@ uint64_t gs__tw_clock_ns(void);
  * caller writes the definition. False also when memory for the bitmap runs out. */
 bool gs__tw_first_use(gs__tw_defined *d, uint32_t id);
 
+/* gs__put_uvarint (format.h) with one 8-byte store instead of a store and a branch per byte:
+ * the varints were a third of the encoders' instructions (callgrind on bench-trace's
+ * micro-step), most of them tensor ids of 5 bytes (slot, and generation from bit 32). It may
+ * write up to 8 bytes at p whatever the value's length: an event's room counts 10 per varint
+ * (gs__tw_begin's max), so every encoder has them. Values of 2^56 and more (and big-endian
+ * hosts) take the byte loop. */
+static inline uint8_t *gs__tw_uvarint(uint8_t *p, uint64_t v) {
+  if (v < 0x80) {
+    *p = (uint8_t)v;
+    return p + 1;
+  }
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  if (__builtin_expect(v < (1ull << 56), 1)) {
+    /* Spread the 7-bit groups into the bytes: 28-bit halves, then 14-bit, then 7-bit. */
+    uint64_t x = (v & 0xFFFFFFFull) | ((v & 0xFFFFFFF0000000ull) << 4);
+    x = (x & 0x00003FFF00003FFFull) | ((x & 0x0FFFC0000FFFC000ull) << 2);
+    x = (x & 0x007F007F007F007Full) | ((x & 0x3F803F803F803F80ull) << 1);
+    unsigned n = (unsigned)(70 - __builtin_clzll(v)) / 7; /* bytes: 2..8 */
+    x |= (0x8080808080808080ull >> (64 - 8 * n)) >> 8;    /* continuation bits but the last */
+    memcpy(p, &x, 8);
+    return p + n;
+  }
+#endif
+  return gs__put_uvarint(p, v);
+}
+
+static inline uint8_t *gs__tw_svarint(uint8_t *p, int64_t v) {
+  return gs__tw_uvarint(p, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63));
+}
+
 /* Nanoseconds on the monotonic clock: the TSC scaled by a factor calibrated when recording
  * started (x86), else clock_gettime. The factor is fixed-point (ns per tick times 2^32): one
  * integer multiply, where the double's conversions there and back were a sixth of an event's
@@ -111,6 +143,30 @@ static inline uint64_t gs__tw_now(void) {
 static inline uint64_t gs__tw_now(void) { return gs__tw_clock_ns(); }
 #endif
 
+/* The public call this thread is in (trace-writer.h, gs__trace_call_enter): none (each event
+ * reads the clock), one whose first event has not read it yet, or one that has. */
+enum { GS__TW_NO_CALL, GS__TW_CALL_UNTIMED, GS__TW_CALL_TIMED };
+extern GS__THREAD_LOCAL uint8_t gs__tw_call_state;
+extern GS__THREAD_LOCAL uint64_t gs__tw_call_time; /* gs__tw_now() at its first event */
+
+/* The time of the event being opened in b, in ns since recording started: its public call's,
+ * read once per call. Never before b's previous event: a stream's times never go back (a
+ * deferred event written after a table entry, another core's TSC a little behind). */
+static inline uint64_t gs__tw_event_time(const gs__tw_buffer *b) {
+  uint64_t now;
+  if (gs__tw_call_state == GS__TW_CALL_TIMED) {
+    now = gs__tw_call_time;
+  } else {
+    now = gs__tw_now();
+    if (gs__tw_call_state == GS__TW_CALL_UNTIMED) {
+      gs__tw_call_time = now;
+      gs__tw_call_state = GS__TW_CALL_TIMED;
+    }
+  }
+  uint64_t t = now > gs__tw_start ? now - gs__tw_start : 0;
+  return t > b->last_time ? t : b->last_time;
+}
+
 /* Opens an event of kind with number seq in b: enters b, makes room for max bytes of fields,
  * writes the kind, the length placeholder and the seq and time deltas, and returns where the
  * fields go (NULL if the event cannot be recorded). */
@@ -122,10 +178,10 @@ static inline uint8_t *gs__tw_begin_in(gs__tw_buffer *b, gs_trace_kind kind, uin
   if (__builtin_expect(b->used + need > GS__TW_BUFFER_BYTES, 0) &&
       !(p = gs__tw_make_room_or_leave(b, need)))
     return NULL; /* b is left */
-  uint64_t t = gs__tw_now() - gs__tw_start;
+  uint64_t t = gs__tw_event_time(b);
   p[0] = (uint8_t)kind;
-  p = gs__put_svarint(p + 1 + GS__TW_LENGTH_BYTES, (int64_t)(seq - b->last_seq));
-  p = gs__put_svarint(p, (int64_t)(t - b->last_time));
+  p = gs__tw_svarint(p + 1 + GS__TW_LENGTH_BYTES, (int64_t)(seq - b->last_seq));
+  p = gs__tw_svarint(p, (int64_t)(t - b->last_time));
   b->last_seq = seq;
   b->last_time = t;
   return p;
@@ -156,6 +212,25 @@ static inline void gs__tw_end(uint8_t *end) {
   b->used = (size_t)(end - b->data);
   gs__tw_leave(b);
 }
+
+/* gs__trace_string's per-thread cache (writer.c), inline for the encoders: a hit is a string
+ * this stream has defined already. */
+#define GS__TW_STRING_CACHE 256
+extern GS__THREAD_LOCAL const char *gs__tw_string_keys[GS__TW_STRING_CACHE];
+extern GS__THREAD_LOCAL uint32_t gs__tw_string_ids[GS__TW_STRING_CACHE];
+extern GS__THREAD_LOCAL uint64_t gs__tw_string_epoch;
+
+static inline uint32_t gs__tw_string(const char *s) {
+  size_t slot = ((uintptr_t)s >> 3) % GS__TW_STRING_CACHE;
+  if (__builtin_expect(s && gs__tw_string_keys[slot] == s, 1) &&
+      gs__tw_string_epoch == atomic_load_explicit(&gs__tw_log_epoch, memory_order_relaxed))
+    return gs__tw_string_ids[slot];
+  return gs__trace_string(s);
+}
+
+/* The last tensor_create this thread wrote: its tensor and event number (events.c), for
+ * gs__trace_defer_after_create. */
+extern GS__THREAD_LOCAL uint64_t gs__tw_created_tensor, gs__tw_created_seq;
 
 /* ---- call sites (sites.c) ------------------------------------------------------------- */
 
