@@ -18,7 +18,10 @@
 #endif
 
 #define GS__TW_BUFFER_BYTES (64u * 1024u)
-/* The event's length, padded to 3 bytes (LEB128 allows the padding: it saves encoding twice). */
+/* The room kept for an event's length: 3 bytes, up to 2 MiB. The writer writes the length in
+ * one byte, as almost every event's fields take fewer than 128 (2 bytes an event less to
+ * write out); a longer event's fields move on by 2 at its end (gs__tw_end). The snapshot's
+ * writer (flight-state.c) pads it to 3 bytes instead: LEB128 allows both. */
 #define GS__TW_LENGTH_BYTES 3
 
 /* Which ids of a table (strings, call sites) one thread's stream has defined in the current
@@ -180,7 +183,7 @@ static inline uint8_t *gs__tw_begin_in(gs__tw_buffer *b, gs_trace_kind kind, uin
     return NULL; /* b is left */
   uint64_t t = gs__tw_event_time(b);
   p[0] = (uint8_t)kind;
-  p = gs__tw_svarint(p + 1 + GS__TW_LENGTH_BYTES, (int64_t)(seq - b->last_seq));
+  p = gs__tw_svarint(p + 2, (int64_t)(seq - b->last_seq)); /* kind, 1 byte of length */
   p = gs__tw_svarint(p, (int64_t)(t - b->last_time));
   b->last_seq = seq;
   b->last_time = t;
@@ -204,11 +207,17 @@ static inline uint8_t *gs__tw_begin(gs_trace_kind kind, uint64_t seq, size_t max
 static inline void gs__tw_end(uint8_t *end) {
   gs__tw_buffer *b = gs__tw_mine;
   uint8_t *p = b->data + b->used;
-  uint8_t *body = p + 1 + GS__TW_LENGTH_BYTES;
+  uint8_t *body = p + 2;
   size_t len = (size_t)(end - body);
-  p[1] = (uint8_t)(0x80 | (len & 0x7f));
-  p[2] = (uint8_t)(0x80 | ((len >> 7) & 0x7f));
-  p[3] = (uint8_t)((len >> 14) & 0x7f);
+  if (__builtin_expect(len < 0x80, 1)) {
+    p[1] = (uint8_t)len;
+  } else { /* 3 bytes of length (2 MiB): the fields move into the room kept for them */
+    memmove(body + 2, body, len);
+    p[1] = (uint8_t)(0x80 | (len & 0x7f));
+    p[2] = (uint8_t)(0x80 | ((len >> 7) & 0x7f));
+    p[3] = (uint8_t)((len >> 14) & 0x7f);
+    end += 2;
+  }
   b->used = (size_t)(end - b->data);
   gs__tw_leave(b);
 }
