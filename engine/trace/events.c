@@ -12,22 +12,22 @@
 #define VARINT 10
 
 static uint8_t *put_ids(uint8_t *p, const uint64_t *ids, uint32_t n) {
-  p = gs__tw_uvarint(p, n);
+  p = gs__put_uvarint(p, n);
   for (uint32_t i = 0; i < n; i++)
-    p = gs__tw_uvarint(p, ids[i]);
+    p = gs__put_uvarint(p, ids[i]);
   return p;
 }
 
 static uint8_t *put_handles(uint8_t *p, const gs_tensor *handles, uint32_t n) {
-  p = gs__tw_uvarint(p, n);
+  p = gs__put_uvarint(p, n);
   for (uint32_t i = 0; i < n; i++)
-    p = gs__tw_uvarint(p, handles[i].id);
+    p = gs__put_uvarint(p, handles[i].id);
   return p;
 }
 
 /* Appends a trailing since-1.3 site: left out when 0, as a reader reads it then. */
 static inline uint8_t *put_site(uint8_t *p, uint32_t site) {
-  return site ? gs__tw_uvarint(p, site) : p;
+  return site ? gs__put_uvarint(p, site) : p;
 }
 
 void gs__trace_tensor_create(const gs__trace_tensor *t) {
@@ -37,23 +37,23 @@ void gs__trace_tensor_create(const gs__trace_tensor *t) {
                             (13 + 2 * (size_t)t->ndim) * VARINT);
   if (!p)
     return;
-  p = gs__tw_uvarint(p, t->tensor);
-  p = gs__tw_uvarint(p, t->storage);
+  p = gs__put_uvarint(p, t->tensor);
+  p = gs__put_uvarint(p, t->storage);
   *p++ = (uint8_t)t->dtype; /* small enums: one-byte varints */
   *p++ = (uint8_t)t->origin;
-  p = gs__tw_uvarint(p, t->source);
-  p = gs__tw_uvarint(p, op);
+  p = gs__put_uvarint(p, t->source);
+  p = gs__put_uvarint(p, op);
   *p++ = t->requires_grad ? 1 : 0;
-  p = gs__tw_svarint(p, t->offset);
+  p = gs__put_svarint(p, t->offset);
   *p++ = (uint8_t)t->ndim;
   for (int i = 0; i < t->ndim; i++)
-    p = gs__tw_svarint(p, t->shape[i]);
+    p = gs__put_svarint(p, t->shape[i]);
   for (int i = 0; i < t->ndim; i++)
-    p = gs__tw_svarint(p, t->strides[i]);
+    p = gs__put_svarint(p, t->strides[i]);
   *p++ = (uint8_t)t->holder;
-  p = gs__tw_uvarint(p, t->owner);
+  p = gs__put_uvarint(p, t->owner);
   if (t->alloc_nbytes || site) /* since 1.2; left out when 0 and nothing follows */
-    p = gs__tw_uvarint(p, t->alloc_nbytes);
+    p = gs__put_uvarint(p, t->alloc_nbytes);
   gs__tw_end(put_site(p, site));
   gs__tw_created_tensor = t->tensor; /* its op's node may share its time */
   gs__tw_created_seq = gs__tw_mine->last_seq;
@@ -66,10 +66,10 @@ void gs__trace_tensor_dispose(uint64_t seq, uint64_t tensor, const char *reason,
   uint8_t *p = gs__tw_begin(GS_TRACE_TENSOR_DISPOSE, seq, 4 * VARINT);
   if (!p)
     return;
-  p = gs__tw_uvarint(p, tensor);
-  p = gs__tw_uvarint(p, name);
+  p = gs__put_uvarint(p, tensor);
+  p = gs__put_uvarint(p, name);
   if (freed_storage || site) /* since 1.2; left out when 0 and nothing follows */
-    p = gs__tw_uvarint(p, freed_storage);
+    p = gs__put_uvarint(p, freed_storage);
   gs__tw_end(put_site(p, site));
 }
 
@@ -79,11 +79,11 @@ static void write_ids_at(gs_trace_kind kind, uint64_t seq, uint64_t a, uint64_t 
   uint8_t *p = gs__tw_begin(kind, seq, 4 * VARINT);
   if (!p)
     return;
-  p = gs__tw_uvarint(p, a);
+  p = gs__put_uvarint(p, a);
   if (n > 1)
-    p = gs__tw_uvarint(p, b);
+    p = gs__put_uvarint(p, b);
   if (n > 2)
-    p = gs__tw_uvarint(p, c);
+    p = gs__put_uvarint(p, c);
   gs__tw_end(put_site(p, site));
 }
 
@@ -136,11 +136,11 @@ void gs__trace_storage_memory(gs_trace_kind kind, uint64_t storage, uint64_t nby
   uint8_t *p = gs__tw_begin(kind, 0, 4 * VARINT);
   if (!p)
     return;
-  p = gs__tw_uvarint(p, storage);
-  p = gs__tw_uvarint(p, nbytes);
-  p = gs__tw_uvarint(p, memory);
+  p = gs__put_uvarint(p, storage);
+  p = gs__put_uvarint(p, nbytes);
+  p = gs__put_uvarint(p, memory);
   if (kind == GS_TRACE_STORAGE_ALLOC)
-    p = gs__tw_uvarint(p, peer);
+    p = gs__put_uvarint(p, peer);
   gs__tw_end(p);
 }
 
@@ -151,10 +151,10 @@ void gs__trace_inplace_write(uint64_t seq, uint64_t tensor, uint64_t storage, ui
   uint8_t *p = gs__tw_begin(GS_TRACE_INPLACE_WRITE, seq, 5 * VARINT);
   if (!p)
     return;
-  p = gs__tw_uvarint(p, tensor);
-  p = gs__tw_uvarint(p, storage);
-  p = gs__tw_uvarint(p, version);
-  p = gs__tw_uvarint(p, op_id);
+  p = gs__put_uvarint(p, tensor);
+  p = gs__put_uvarint(p, storage);
+  p = gs__put_uvarint(p, version);
+  p = gs__put_uvarint(p, op_id);
   gs__tw_end(put_site(p, site));
 }
 
@@ -162,8 +162,8 @@ void gs__trace_values(uint64_t seq, uint64_t tensor, const double *values, uint3
   uint8_t *p = gs__tw_begin(GS_TRACE_VALUES, seq, 2 * VARINT + (size_t)n * 8);
   if (!p)
     return;
-  p = gs__tw_uvarint(p, tensor);
-  p = gs__tw_uvarint(p, n);
+  p = gs__put_uvarint(p, tensor);
+  p = gs__put_uvarint(p, n);
   for (uint32_t i = 0; i < n; i++) {
     uint64_t bits;
     memcpy(&bits, &values[i], sizeof bits);
@@ -179,11 +179,11 @@ void gs__trace_owner_change(uint64_t object, int previous_holder, uint64_t previ
   uint8_t *p = gs__tw_begin(GS_TRACE_OWNER_CHANGE, 0, 6 * VARINT);
   if (!p)
     return;
-  p = gs__tw_uvarint(p, object);
-  p = gs__tw_uvarint(p, (uint64_t)previous_holder);
-  p = gs__tw_uvarint(p, previous_owner);
-  p = gs__tw_uvarint(p, (uint64_t)holder);
-  p = gs__tw_uvarint(p, owner);
+  p = gs__put_uvarint(p, object);
+  p = gs__put_uvarint(p, (uint64_t)previous_holder);
+  p = gs__put_uvarint(p, previous_owner);
+  p = gs__put_uvarint(p, (uint64_t)holder);
+  p = gs__put_uvarint(p, owner);
   gs__tw_end(put_site(p, site));
 }
 
@@ -203,9 +203,9 @@ void gs__trace_node_create(uint64_t seq, uint64_t node, const char *kind_name, u
   uint8_t *p = gs__tw_begin(GS_TRACE_NODE_CREATE, seq, (5 + (size_t)n_inputs + n_saved) * VARINT);
   if (!p)
     return;
-  p = gs__tw_uvarint(p, node);
-  p = gs__tw_uvarint(p, name);
-  p = gs__tw_uvarint(p, tensor);
+  p = gs__put_uvarint(p, node);
+  p = gs__put_uvarint(p, name);
+  p = gs__put_uvarint(p, tensor);
   p = put_ids(p, inputs, n_inputs);
   p = put_ids(p, saved, n_saved);
   gs__tw_end(p);
@@ -249,8 +249,8 @@ void gs__trace_optimizer_create(uint64_t optimizer, const char *type_name,
     uint8_t *p = gs__tw_begin(GS_TRACE_OPTIMIZER_CREATE, 0, (4 + (size_t)count) * VARINT);
     if (!p)
       return;
-    p = gs__tw_uvarint(p, optimizer);
-    p = gs__tw_uvarint(p, name);
+    p = gs__put_uvarint(p, optimizer);
+    p = gs__put_uvarint(p, name);
     p = put_handles(p, params + done, (uint32_t)count);
     gs__tw_end(put_site(p, site));
     done += count;
@@ -267,8 +267,8 @@ void gs__trace_composite_create(uint64_t object, int kind, const gs_tensor *part
   uint8_t *p = gs__tw_begin(GS_TRACE_COMPOSITE_CREATE, 0, (4 + (size_t)n) * VARINT);
   if (!p)
     return;
-  p = gs__tw_uvarint(p, object);
-  p = gs__tw_uvarint(p, (uint64_t)kind);
+  p = gs__put_uvarint(p, object);
+  p = gs__put_uvarint(p, (uint64_t)kind);
   p = put_handles(p, parts, (uint32_t)n);
   gs__tw_end(put_site(p, site));
 }
@@ -286,8 +286,8 @@ void gs__trace_error(int code, const char *message) {
   uint8_t *p = gs__tw_begin(GS_TRACE_ERROR, 0, 3 * VARINT + len);
   if (!p)
     return;
-  p = gs__tw_uvarint(p, (uint64_t)code);
-  p = gs__tw_uvarint(p, len);
+  p = gs__put_uvarint(p, (uint64_t)code);
+  p = gs__put_uvarint(p, len);
   memcpy(p, message, len);
   gs__tw_end(put_site(p + len, site));
 }
@@ -305,8 +305,8 @@ void gs__trace_bucket_ready(int bucket, uint64_t nbytes, const uint64_t *params,
     uint8_t *p = gs__tw_begin(GS_TRACE_BUCKET_READY, 0, (3 + (size_t)count) * VARINT);
     if (!p)
       return;
-    p = gs__tw_svarint(p, bucket);
-    p = gs__tw_uvarint(p, nbytes);
+    p = gs__put_svarint(p, bucket);
+    p = gs__put_uvarint(p, nbytes);
     p = put_ids(p, params + done, (uint32_t)count);
     gs__tw_end(p);
     done += count;
@@ -319,12 +319,12 @@ void gs__trace_collective(gs_trace_kind kind, const char *op, uint64_t collectiv
   uint8_t *p = gs__tw_begin(kind, 0, 5 * VARINT);
   if (!p)
     return;
-  p = gs__tw_uvarint(p, op_id);
-  p = gs__tw_uvarint(p, collective);
-  p = gs__tw_uvarint(p, nbytes);
-  p = gs__tw_svarint(p, bucket);
+  p = gs__put_uvarint(p, op_id);
+  p = gs__put_uvarint(p, collective);
+  p = gs__put_uvarint(p, nbytes);
+  p = gs__put_svarint(p, bucket);
   if (kind == GS_TRACE_COLLECTIVE_END)
-    p = gs__tw_uvarint(p, waited_ns);
+    p = gs__put_uvarint(p, waited_ns);
   gs__tw_end(p);
 }
 

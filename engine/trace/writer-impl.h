@@ -96,36 +96,6 @@ uint64_t gs__tw_clock_ns(void);
  * caller writes the definition. False also when memory for the bitmap runs out. */
 bool gs__tw_first_use(gs__tw_defined *d, uint32_t id);
 
-/* gs__put_uvarint (format.h) with one 8-byte store instead of a store and a branch per byte:
- * the varints were a third of the encoders' instructions (callgrind on bench-trace's
- * micro-step), most of them tensor ids of 5 bytes (slot, and generation from bit 32). It may
- * write up to 8 bytes at p whatever the value's length: an event's room counts 10 per varint
- * (gs__tw_begin's max), so every encoder has them. Values of 2^56 and more (and big-endian
- * hosts) take the byte loop. */
-static inline uint8_t *gs__tw_uvarint(uint8_t *p, uint64_t v) {
-  if (v < 0x80) {
-    *p = (uint8_t)v;
-    return p + 1;
-  }
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-  if (__builtin_expect(v < (1ull << 56), 1)) {
-    /* Spread the 7-bit groups into the bytes: 28-bit halves, then 14-bit, then 7-bit. */
-    uint64_t x = (v & 0xFFFFFFFull) | ((v & 0xFFFFFFF0000000ull) << 4);
-    x = (x & 0x00003FFF00003FFFull) | ((x & 0x0FFFC0000FFFC000ull) << 2);
-    x = (x & 0x007F007F007F007Full) | ((x & 0x3F803F803F803F80ull) << 1);
-    unsigned n = (unsigned)(70 - __builtin_clzll(v)) / 7; /* bytes: 2..8 */
-    x |= (0x8080808080808080ull >> (64 - 8 * n)) >> 8;    /* continuation bits but the last */
-    memcpy(p, &x, 8);
-    return p + n;
-  }
-#endif
-  return gs__put_uvarint(p, v);
-}
-
-static inline uint8_t *gs__tw_svarint(uint8_t *p, int64_t v) {
-  return gs__tw_uvarint(p, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63));
-}
-
 /* Nanoseconds on the monotonic clock: the TSC scaled by a factor calibrated when recording
  * started (x86), else clock_gettime. The factor is fixed-point (ns per tick times 2^32): one
  * integer multiply, where the double's conversions there and back were a sixth of an event's
@@ -183,8 +153,8 @@ static inline uint8_t *gs__tw_begin_in(gs__tw_buffer *b, gs_trace_kind kind, uin
     return NULL; /* b is left */
   uint64_t t = gs__tw_event_time(b);
   p[0] = (uint8_t)kind;
-  p = gs__tw_svarint(p + 2, (int64_t)(seq - b->last_seq)); /* kind, 1 byte of length */
-  p = gs__tw_svarint(p, (int64_t)(t - b->last_time));
+  p = gs__put_svarint(p + 2, (int64_t)(seq - b->last_seq)); /* kind, 1 byte of length */
+  p = gs__put_svarint(p, (int64_t)(t - b->last_time));
   b->last_seq = seq;
   b->last_time = t;
   return p;
