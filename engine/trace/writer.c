@@ -365,6 +365,11 @@ uint32_t gs__trace_string(const char *s) {
   uint64_t epoch = atomic_load_explicit(&gs__tw_log_epoch, memory_order_relaxed);
   if (gs__tw_string_epoch == epoch && gs__tw_string_keys[slot] == s)
     return gs__tw_string_ids[slot];
+  /* A deferred event goes before a definition this may write: it may be an earlier call's,
+   * with that call's time, and the stream's times must not go back. First, before the cache
+   * and the stream's bitmap say s is defined: the deferred event may use s too. */
+  if (gs__tw_pending)
+    gs__tw_emit_pending();
   if (gs__tw_string_epoch != epoch) {
     memset(gs__tw_string_keys, 0, sizeof gs__tw_string_keys);
     gs__tw_string_epoch = epoch;
@@ -376,9 +381,6 @@ uint32_t gs__trace_string(const char *s) {
   if (!b || !id)
     return id;
   if (gs__tw_first_use(&b->strings, id)) {
-    /* A deferred event goes first: it may be an earlier call's, with that call's time, and
-     * the stream's times must not go back. */
-    gs__tw_emit_pending();
     size_t len = strlen(s);
     if (len > GS__TRACE_MAX_TEXT)
       len = GS__TRACE_MAX_TEXT;
