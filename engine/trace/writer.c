@@ -423,7 +423,9 @@ gs__trace_call gs__trace_call_open(void) {
   if (gs__tw_call_state != GS__TW_NO_CALL)
     return (gs__trace_call){0, false}; /* nested: the outermost call's */
   gs__trace_call call = {gs__tw_thread_site, true};
-  if (!call.outer_site) /* a thread working for another keeps the site it was charged to */
+  /* A thread working for another keeps the site it was charged to; an interpreter's line
+   * (gs_trace_set_site_text) needs no walk. */
+  if (!call.outer_site && !gs__tw_text_site)
     gs__tw_thread_site = gs__trace_caller();
   gs__tw_call_state = GS__TW_CALL_UNTIMED;
   return call;
