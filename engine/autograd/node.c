@@ -269,8 +269,8 @@ static void emit_node(void *ctx, uint64_t seq) {
 }
 
 void gs__node_announce(gs__node *n) {
-  if (gs__trace_on()) /* written once the op has saved its tensors */
-    gs__trace_defer(emit_node, n);
+  if (gs__trace_on()) /* written once the op has saved its tensors, at its output's time */
+    gs__trace_defer_after_create(emit_node, n, node_event_tensor(n));
   else
     gs__trace_skip(1);
 }

@@ -479,7 +479,7 @@ static bool run_pass(const pass *p, const char *fn) {
 
   pthread_mutex_lock(&backward_lock);
   in_pass = true;
-  uintptr_t outer_site = gs__trace_on() ? gs__trace_site_enter() : 0;
+  gs__trace_call call = gs__trace_call_enter();
   bool was_enabled = gs_set_grad_enabled(p->create_graph);
   int no_grad_depth = p->create_graph ? gs__no_grad_suspend() : 0;
   bool was_creating = gs__formula_set_creates_graph(p->create_graph);
@@ -525,6 +525,7 @@ static bool run_pass(const pass *p, const char *fn) {
   while (ok && n_ready > 0) {
     int64_t j = ready[--n_ready];
     gs__node *n = r.nodes[j].node;
+    gs__trace_call_retime(); /* each node's events at the node's own time */
     bool runs = node_runs(p, &r, leads, (size_t)j);
     if (r.nodes[j].grad.id) {
       gs__accumulate_retained(n, r.nodes[j].grad); /* before hooks, as torch 1.13 when
@@ -570,8 +571,7 @@ static bool run_pass(const pass *p, const char *fn) {
   if (p->create_graph)
     gs__no_grad_resume(no_grad_depth);
   gs_set_grad_enabled(was_enabled);
-  if (gs__trace_on())
-    gs__trace_site_leave(outer_site);
+  gs__trace_call_leave(call);
   in_pass = false;
   pthread_mutex_unlock(&backward_lock);
   /* After the lock: an end hook may wait for other processes or run a backward itself. */

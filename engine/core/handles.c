@@ -109,6 +109,8 @@ gs_tensor gs__register(const gs__tensor *t, const char *fn) {
 /* Ends the life of the live tensor in slot s (id h). */
 static void dispose_slot(gs__slot *s, gs_tensor h, const char *reason) {
   gs__tensor *t = &s->tensor;
+  /* One call: the nodes it releases (and their saved tensors) share its time and site. */
+  gs__trace_call call = gs__trace_call_enter();
   GS__LIFECYCLE_EACH(on_dispose, s);
   gs__storage *storage = t->storage;
   t->storage = NULL;
@@ -125,6 +127,7 @@ static void dispose_slot(gs__slot *s, gs_tensor h, const char *reason) {
     gs__storage_release_for_dispose(storage);
   else
     gs__storage_release(storage);
+  gs__trace_call_leave(call);
 }
 
 void gs__dispose_as(gs_tensor h, const char *reason) {

@@ -326,21 +326,20 @@ void gs_optimizer_step(gs_optimizer h) {
       return;
     }
   }
-  bool traced = gs__trace_on();
-  uintptr_t outer_site = traced ? gs__trace_site_enter() : 0;
+  gs__trace_call call = gs__trace_call_enter();
   gs_no_grad_begin();
   for (int i = 0; i < o->n_params; i++) {
     param_state *s = &o->params[i];
     if (!gs_grad(s->param).id)
       continue; /* no gradient: skipped, as PyTorch */
+    gs__trace_call_retime(); /* each parameter's update at its own time */
     if (o->kind == OPT_SGD)
       sgd_step(&o->sgd, s, h.id);
     else
       adam_step(&o->adam, o->kind == OPT_ADAMW, s, h.id);
   }
   gs_no_grad_end();
-  if (traced)
-    gs__trace_site_leave(outer_site);
+  gs__trace_call_leave(call);
 }
 
 void gs_optimizer_zero_grad(gs_optimizer h) {

@@ -106,11 +106,9 @@ void gs_scope_end(gs_scope h) {
       gs__report_stale(&scope_kind, h.id, "scope_end"); /* ending twice is no error */
     return;
   }
-  bool traced = gs__trace_on();
-  uintptr_t outer_site = traced ? gs__trace_site_enter() : 0;
+  gs__trace_call call = gs__trace_call_enter();
   dispose_owned(s, NULL, 0, s->end_reason);
-  if (traced)
-    gs__trace_site_leave(outer_site);
+  gs__trace_call_leave(call);
 
   gs__own_lock();
   if (gs__pool_get(&scopes, h.id) != s) { /* another thread ended it meanwhile */

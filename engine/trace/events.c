@@ -31,7 +31,7 @@ static inline uint8_t *put_site(uint8_t *p, uint32_t site) {
 }
 
 void gs__trace_tensor_create(const gs__trace_tensor *t) {
-  uint32_t op = gs__trace_string(t->op);
+  uint32_t op = gs__tw_string(t->op);
   uint32_t site = gs__tw_site();
   uint8_t *p = gs__tw_begin(GS_TRACE_TENSOR_CREATE, t->seq,
                             (13 + 2 * (size_t)t->ndim) * VARINT);
@@ -55,11 +55,13 @@ void gs__trace_tensor_create(const gs__trace_tensor *t) {
   if (t->alloc_nbytes || site) /* since 1.2; left out when 0 and nothing follows */
     p = gs__put_uvarint(p, t->alloc_nbytes);
   gs__tw_end(put_site(p, site));
+  gs__tw_created_tensor = t->tensor; /* its op's node may share its time */
+  gs__tw_created_seq = gs__tw_mine->last_seq;
 }
 
 void gs__trace_tensor_dispose(uint64_t seq, uint64_t tensor, const char *reason,
                               uint64_t freed_storage) {
-  uint32_t name = gs__trace_string(reason);
+  uint32_t name = gs__tw_string(reason);
   uint32_t site = gs__tw_site();
   uint8_t *p = gs__tw_begin(GS_TRACE_TENSOR_DISPOSE, seq, 4 * VARINT);
   if (!p)
@@ -105,7 +107,7 @@ void gs__trace_tensor_set_data(uint64_t tensor, uint64_t storage, uint32_t dtype
                       .tensor = tensor,
                       .storage = storage,
                       .dtype = dtype,
-                      .op = gs__trace_string(op),
+                      .op = gs__tw_string(op),
                       .offset = offset,
                       .ndim = ndim,
                       .site = gs__tw_site()};
@@ -118,7 +120,7 @@ void gs__trace_tensor_set_data(uint64_t tensor, uint64_t storage, uint32_t dtype
 }
 
 void gs__trace_tensor_name(uint64_t tensor, const char *interned_name) {
-  write_ids(GS_TRACE_TENSOR_NAME, 0, tensor, gs__trace_string(interned_name), 0, 2);
+  write_ids(GS_TRACE_TENSOR_NAME, 0, tensor, gs__tw_string(interned_name), 0, 2);
 }
 
 void gs__trace_storage(gs_trace_kind kind, uint64_t storage, uint64_t source, uint64_t nbytes) {
@@ -144,7 +146,7 @@ void gs__trace_storage_memory(gs_trace_kind kind, uint64_t storage, uint64_t nby
 
 void gs__trace_inplace_write(uint64_t seq, uint64_t tensor, uint64_t storage, uint64_t version,
                              const char *op) {
-  uint32_t op_id = gs__trace_string(op);
+  uint32_t op_id = gs__tw_string(op);
   uint32_t site = gs__tw_site();
   uint8_t *p = gs__tw_begin(GS_TRACE_INPLACE_WRITE, seq, 5 * VARINT);
   if (!p)
@@ -186,7 +188,7 @@ void gs__trace_owner_change(uint64_t object, int previous_holder, uint64_t previ
 }
 
 void gs__trace_scope_begin(uint64_t scope, uint64_t outer, const char *interned_name) {
-  uint32_t name = gs__trace_string(interned_name);
+  uint32_t name = gs__tw_string(interned_name);
   write_ids_at(GS_TRACE_SCOPE_BEGIN, 0, scope, outer, name, 3, gs__tw_site());
 }
 
@@ -197,7 +199,7 @@ void gs__trace_scope_end(uint64_t scope, uint64_t seq) {
 void gs__trace_node_create(uint64_t seq, uint64_t node, const char *kind_name, uint64_t tensor,
                            const uint64_t *inputs, uint32_t n_inputs, const uint64_t *saved,
                            uint32_t n_saved) {
-  uint32_t name = gs__trace_string(kind_name);
+  uint32_t name = gs__tw_string(kind_name);
   uint8_t *p = gs__tw_begin(GS_TRACE_NODE_CREATE, seq, (5 + (size_t)n_inputs + n_saved) * VARINT);
   if (!p)
     return;
@@ -223,16 +225,16 @@ void gs__trace_grad_accumulate(uint64_t tensor, uint64_t grad) {
 }
 
 void gs__trace_module_create(uint64_t module, const char *interned_type) {
-  uint32_t type = gs__trace_string(interned_type);
+  uint32_t type = gs__tw_string(interned_type);
   write_ids_at(GS_TRACE_MODULE_CREATE, 0, module, type, 0, 2, gs__tw_site());
 }
 
 void gs__trace_module_parameter(uint64_t module, const char *interned_name, uint64_t tensor) {
-  write_ids(GS_TRACE_MODULE_PARAMETER, 0, module, gs__trace_string(interned_name), tensor, 3);
+  write_ids(GS_TRACE_MODULE_PARAMETER, 0, module, gs__tw_string(interned_name), tensor, 3);
 }
 
 void gs__trace_module_child(uint64_t module, uint64_t child, const char *interned_name) {
-  write_ids(GS_TRACE_MODULE_CHILD, 0, module, child, gs__trace_string(interned_name), 3);
+  write_ids(GS_TRACE_MODULE_CHILD, 0, module, child, gs__tw_string(interned_name), 3);
 }
 
 /* An optimizer with more parameters than an array field holds is recorded as several events
@@ -242,7 +244,7 @@ void gs__trace_optimizer_create(uint64_t optimizer, const char *type_name,
   int done = 0;
   do {
     int count = n - done < GS__TRACE_MAX_ARRAY ? n - done : GS__TRACE_MAX_ARRAY;
-    uint32_t name = gs__trace_string(type_name);
+    uint32_t name = gs__tw_string(type_name);
     uint32_t site = gs__tw_site();
     uint8_t *p = gs__tw_begin(GS_TRACE_OPTIMIZER_CREATE, 0, (4 + (size_t)count) * VARINT);
     if (!p)
@@ -272,7 +274,7 @@ void gs__trace_composite_create(uint64_t object, int kind, const gs_tensor *part
 }
 
 void gs__trace_mark(const char *interned_label) {
-  uint32_t label = gs__trace_string(interned_label);
+  uint32_t label = gs__tw_string(interned_label);
   write_ids_at(GS_TRACE_MARK, 0, label, 0, 0, 1, gs__tw_site());
 }
 
@@ -313,7 +315,7 @@ void gs__trace_bucket_ready(int bucket, uint64_t nbytes, const uint64_t *params,
 
 void gs__trace_collective(gs_trace_kind kind, const char *op, uint64_t collective, uint64_t nbytes,
                           int bucket, uint64_t waited_ns) {
-  uint32_t op_id = gs__trace_string(op);
+  uint32_t op_id = gs__tw_string(op);
   uint8_t *p = gs__tw_begin(kind, 0, 5 * VARINT);
   if (!p)
     return;
@@ -327,6 +329,6 @@ void gs__trace_collective(gs_trace_kind kind, const char *op, uint64_t collectiv
 }
 
 void gs__trace_wait(gs_trace_kind kind, const char *what, uint64_t waited_ns) {
-  uint32_t name = gs__trace_string(what);
+  uint32_t name = gs__tw_string(what);
   write_ids(kind, 0, name, waited_ns, 0, kind == GS_TRACE_WAIT_END ? 2 : 1);
 }

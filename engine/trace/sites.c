@@ -341,15 +341,6 @@ uintptr_t gs__trace_caller(void) {
 
 void gs__trace_thread_site(uintptr_t address) { gs__tw_thread_site = address; }
 
-uintptr_t gs__trace_site_enter(void) {
-  uintptr_t outer = gs__tw_thread_site;
-  if (!outer)
-    gs__tw_thread_site = gs__trace_caller();
-  return outer;
-}
-
-void gs__trace_site_leave(uintptr_t outer) { gs__tw_thread_site = outer; }
-
 /* A whole stack (GS_TRACE_STACKS=N): glibc's unwinder reads the program's frames whether or
  * not it kept frame pointers; the engine's frames are skipped. */
 static uint32_t capture_stack(uint64_t *frames) {
@@ -382,6 +373,7 @@ uint32_t gs__trace_site(void) { return gs__tw_site(); }
 
 /* A site not in this thread's cache, or a whole stack. */
 uint32_t gs__tw_site_slow(uintptr_t ret, size_t slot, uint64_t epoch) {
+  gs__tw_emit_pending(); /* before a definition, as for strings (writer.c) */
   gs__tw_buffer *b = gs__tw_mine;
   if (!b && !(b = gs__tw_buffer_new()))
     return 0;
@@ -472,6 +464,7 @@ uint32_t gs__tw_text_site_use(void) {
   uint64_t epoch = atomic_load_explicit(&gs__tw_log_epoch, memory_order_relaxed);
   if (text_site_defined == id && text_site_defined_epoch == epoch)
     return id; /* a loop calling from one line: defined already, no lock */
+  gs__tw_emit_pending(); /* before a definition, as for strings (writer.c) */
   gs__tw_buffer *b = gs__tw_mine;
   if (!b && !(b = gs__tw_buffer_new()))
     return 0;

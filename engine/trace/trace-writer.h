@@ -70,6 +70,36 @@ int gs__trace_values_limit(void);
  * deferring another first emits the pending one. */
 typedef void (*gs__trace_deferred_fn)(void *ctx, uint64_t seq);
 void gs__trace_defer(gs__trace_deferred_fn emit, void *ctx);
+/* The same, for an event of the public call that created tensor (a graph node announced by
+ * the op that made its output): if that creation is this thread's last event, the deferred
+ * event shares its time instead of reading the clock when it is written, which may be in the
+ * program's next call. */
+void gs__trace_defer_after_create(gs__trace_deferred_fn emit, void *ctx, uint64_t tensor);
+
+/* The public call an event belongs to: around a call that makes several events (a disposal
+ * with the nodes it releases, backward, the end of a scope, an optimizer step), its events
+ * share one call site (one stack walk at entry instead of one per event: a backward's tensors
+ * are a dozen frames deep) and one time, read at the call's first event, where each event
+ * would read the clock (rdtsc, a third of an event's cost). An event's time is so its public
+ * call's (doc/design.md). Nested calls belong to the outermost; leave takes what enter gave,
+ * so a log switched on or off meanwhile leaves the thread as it was. */
+typedef struct gs__trace_call {
+  uintptr_t outer_site; /* the thread's charged site before (gs__trace_thread_site) */
+  bool entered;         /* this call opened the context: leave closes it */
+} gs__trace_call;
+gs__trace_call gs__trace_call_open(void);
+void gs__trace_call_close(gs__trace_call call);
+static inline gs__trace_call gs__trace_call_enter(void) {
+  return gs__trace_on() ? gs__trace_call_open() : (gs__trace_call){0, false};
+}
+static inline void gs__trace_call_leave(gs__trace_call call) {
+  if (call.entered)
+    gs__trace_call_close(call);
+}
+/* Inside a long call, where one time would hide where it went (each node of a backward pass,
+ * each parameter of an optimizer step): the call's next event reads the clock again, and the
+ * events after it share that time. */
+void gs__trace_call_retime(void);
 
 /* snapshot.c: what is alive when recording starts late ------------------------------- */
 
@@ -105,12 +135,6 @@ const char *gs__trace_site_text_current(void);
 /* Charges this thread's events to address (gs__trace_caller of whoever it works for), as its
  * own stack leads back to no program code; 0 stops. */
 void gs__trace_thread_site(uintptr_t address);
-/* Around a public call that makes many events (backward, the end of a scope, an optimizer
- * step): charges them all to its caller's line with one walk instead of one per event (a
- * backward's tensors are a dozen frames deep). Returns what to give back to leave; nested
- * calls keep the outermost site. */
-uintptr_t gs__trace_site_enter(void);
-void gs__trace_site_leave(uintptr_t outer);
 
 /* events.c: one writer per kind ------------------------------------------------------- */
 

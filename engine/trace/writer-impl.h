@@ -1,11 +1,13 @@
 /* writer-impl.h: the writer's per-event path, inline, shared by writer.c (buffers, strings,
  * the sink) and events.c (one encoder per kind). An event costs two plain stores and a load
- * around its thread's buffer, a clock read and the field stores; the rest (a new buffer, a full
- * one, a deferred event, another thread claiming the buffer) is out of line in writer.c. */
+ * around its thread's buffer, a clock read (one per public call) and the field stores; the rest (a
+ * new buffer, a full one, a deferred event, another thread claiming the buffer) is out of line in
+ * writer.c. */
 #pragma once
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "base.h"
 #include "format.h"
@@ -16,7 +18,10 @@
 #endif
 
 #define GS__TW_BUFFER_BYTES (64u * 1024u)
-/* The event's length, padded to 3 bytes (LEB128 allows the padding: it saves encoding twice). */
+/* The room kept for an event's length: 3 bytes, up to 2 MiB. The writer writes the length in
+ * one byte, as almost every event's fields take fewer than 128 (2 bytes an event less to
+ * write out); a longer event's fields move on by 2 at its end (gs__tw_end). The snapshot's
+ * writer (flight-state.c) pads it to 3 bytes instead: LEB128 allows both. */
 #define GS__TW_LENGTH_BYTES 3
 
 /* Which ids of a table (strings, call sites) one thread's stream has defined in the current
@@ -111,6 +116,30 @@ static inline uint64_t gs__tw_now(void) {
 static inline uint64_t gs__tw_now(void) { return gs__tw_clock_ns(); }
 #endif
 
+/* The public call this thread is in (trace-writer.h, gs__trace_call_enter): none (each event
+ * reads the clock), one whose first event has not read it yet, or one that has. */
+enum { GS__TW_NO_CALL, GS__TW_CALL_UNTIMED, GS__TW_CALL_TIMED };
+extern GS__THREAD_LOCAL uint8_t gs__tw_call_state;
+extern GS__THREAD_LOCAL uint64_t gs__tw_call_time; /* gs__tw_now() at its first event */
+
+/* The time of the event being opened in b, in ns since recording started: its public call's,
+ * read once per call. Never before b's previous event: a stream's times never go back (a
+ * deferred event written after a table entry, another core's TSC a little behind). */
+static inline uint64_t gs__tw_event_time(const gs__tw_buffer *b) {
+  uint64_t now;
+  if (gs__tw_call_state == GS__TW_CALL_TIMED) {
+    now = gs__tw_call_time;
+  } else {
+    now = gs__tw_now();
+    if (gs__tw_call_state == GS__TW_CALL_UNTIMED) {
+      gs__tw_call_time = now;
+      gs__tw_call_state = GS__TW_CALL_TIMED;
+    }
+  }
+  uint64_t t = now > gs__tw_start ? now - gs__tw_start : 0;
+  return t > b->last_time ? t : b->last_time;
+}
+
 /* Opens an event of kind with number seq in b: enters b, makes room for max bytes of fields,
  * writes the kind, the length placeholder and the seq and time deltas, and returns where the
  * fields go (NULL if the event cannot be recorded). */
@@ -122,9 +151,9 @@ static inline uint8_t *gs__tw_begin_in(gs__tw_buffer *b, gs_trace_kind kind, uin
   if (__builtin_expect(b->used + need > GS__TW_BUFFER_BYTES, 0) &&
       !(p = gs__tw_make_room_or_leave(b, need)))
     return NULL; /* b is left */
-  uint64_t t = gs__tw_now() - gs__tw_start;
+  uint64_t t = gs__tw_event_time(b);
   p[0] = (uint8_t)kind;
-  p = gs__put_svarint(p + 1 + GS__TW_LENGTH_BYTES, (int64_t)(seq - b->last_seq));
+  p = gs__put_svarint(p + 2, (int64_t)(seq - b->last_seq)); /* kind, 1 byte of length */
   p = gs__put_svarint(p, (int64_t)(t - b->last_time));
   b->last_seq = seq;
   b->last_time = t;
@@ -148,14 +177,39 @@ static inline uint8_t *gs__tw_begin(gs_trace_kind kind, uint64_t seq, size_t max
 static inline void gs__tw_end(uint8_t *end) {
   gs__tw_buffer *b = gs__tw_mine;
   uint8_t *p = b->data + b->used;
-  uint8_t *body = p + 1 + GS__TW_LENGTH_BYTES;
+  uint8_t *body = p + 2;
   size_t len = (size_t)(end - body);
-  p[1] = (uint8_t)(0x80 | (len & 0x7f));
-  p[2] = (uint8_t)(0x80 | ((len >> 7) & 0x7f));
-  p[3] = (uint8_t)((len >> 14) & 0x7f);
+  if (__builtin_expect(len < 0x80, 1)) {
+    p[1] = (uint8_t)len;
+  } else { /* 3 bytes of length (2 MiB): the fields move into the room kept for them */
+    memmove(body + 2, body, len);
+    p[1] = (uint8_t)(0x80 | (len & 0x7f));
+    p[2] = (uint8_t)(0x80 | ((len >> 7) & 0x7f));
+    p[3] = (uint8_t)((len >> 14) & 0x7f);
+    end += 2;
+  }
   b->used = (size_t)(end - b->data);
   gs__tw_leave(b);
 }
+
+/* gs__trace_string's per-thread cache (writer.c), inline for the encoders: a hit is a string
+ * this stream has defined already. */
+#define GS__TW_STRING_CACHE 256
+extern GS__THREAD_LOCAL const char *gs__tw_string_keys[GS__TW_STRING_CACHE];
+extern GS__THREAD_LOCAL uint32_t gs__tw_string_ids[GS__TW_STRING_CACHE];
+extern GS__THREAD_LOCAL uint64_t gs__tw_string_epoch;
+
+static inline uint32_t gs__tw_string(const char *s) {
+  size_t slot = ((uintptr_t)s >> 3) % GS__TW_STRING_CACHE;
+  if (__builtin_expect(s && gs__tw_string_keys[slot] == s, 1) &&
+      gs__tw_string_epoch == atomic_load_explicit(&gs__tw_log_epoch, memory_order_relaxed))
+    return gs__tw_string_ids[slot];
+  return gs__trace_string(s);
+}
+
+/* The last tensor_create this thread wrote: its tensor and event number (events.c), for
+ * gs__trace_defer_after_create. */
+extern GS__THREAD_LOCAL uint64_t gs__tw_created_tensor, gs__tw_created_seq;
 
 /* ---- call sites (sites.c) ------------------------------------------------------------- */
 

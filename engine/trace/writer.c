@@ -326,11 +326,11 @@ static uint32_t string_id(const char *s) {
 }
 
 /* A per-thread cache of pointer -> id for strings this thread has already defined: the common
- * case (the same op names over and over) takes no lock. Cleared when a new log starts. */
-#define STRING_CACHE 256
-static GS__THREAD_LOCAL const char *cache_keys[STRING_CACHE];
-static GS__THREAD_LOCAL uint32_t cache_ids[STRING_CACHE];
-static GS__THREAD_LOCAL uint64_t cache_epoch;
+ * case (the same op names over and over) takes no lock, and is inline (gs__tw_string). Cleared
+ * when a new log starts. */
+GS__THREAD_LOCAL const char *gs__tw_string_keys[GS__TW_STRING_CACHE];
+GS__THREAD_LOCAL uint32_t gs__tw_string_ids[GS__TW_STRING_CACHE];
+GS__THREAD_LOCAL uint64_t gs__tw_string_epoch;
 atomic_uint_fast64_t gs__tw_log_epoch; /* advances with every gs_trace_open */
 
 bool gs__tw_first_use(gs__tw_defined *d, uint32_t id) {
@@ -361,17 +361,22 @@ bool gs__tw_first_use(gs__tw_defined *d, uint32_t id) {
 uint32_t gs__trace_string(const char *s) {
   if (!s)
     return 0;
-  size_t slot = ((uintptr_t)s >> 3) % STRING_CACHE;
+  size_t slot = ((uintptr_t)s >> 3) % GS__TW_STRING_CACHE;
   uint64_t epoch = atomic_load_explicit(&gs__tw_log_epoch, memory_order_relaxed);
-  if (cache_epoch == epoch && cache_keys[slot] == s)
-    return cache_ids[slot];
-  if (cache_epoch != epoch) {
-    memset(cache_keys, 0, sizeof cache_keys);
-    cache_epoch = epoch;
+  if (gs__tw_string_epoch == epoch && gs__tw_string_keys[slot] == s)
+    return gs__tw_string_ids[slot];
+  /* A deferred event goes before a definition this may write: it may be an earlier call's,
+   * with that call's time, and the stream's times must not go back. First, before the cache
+   * and the stream's bitmap say s is defined: the deferred event may use s too. */
+  if (gs__tw_pending)
+    gs__tw_emit_pending();
+  if (gs__tw_string_epoch != epoch) {
+    memset(gs__tw_string_keys, 0, sizeof gs__tw_string_keys);
+    gs__tw_string_epoch = epoch;
   }
   uint32_t id = string_id(s);
-  cache_keys[slot] = s;
-  cache_ids[slot] = id;
+  gs__tw_string_keys[slot] = s;
+  gs__tw_string_ids[slot] = id;
   thread_buffer *b = buffer();
   if (!b || !id)
     return id;
@@ -409,26 +414,92 @@ uint8_t *gs__tw_make_room_or_leave(gs__tw_buffer *b, size_t need) {
   return b->data;
 }
 
-/* The deferred event of this thread (gs__trace_defer). */
+/* ---- the public call an event belongs to (trace-writer.h) -------------------------------- */
+
+GS__THREAD_LOCAL uint8_t gs__tw_call_state;
+GS__THREAD_LOCAL uint64_t gs__tw_call_time;
+
+gs__trace_call gs__trace_call_open(void) {
+  if (gs__tw_call_state != GS__TW_NO_CALL)
+    return (gs__trace_call){0, false}; /* nested: the outermost call's */
+  gs__trace_call call = {gs__tw_thread_site, true};
+  /* A thread working for another keeps the site it was charged to; an interpreter's line
+   * (gs_trace_set_site_text) needs no walk. */
+  if (!call.outer_site && !gs__tw_text_site)
+    gs__tw_thread_site = gs__trace_caller();
+  gs__tw_call_state = GS__TW_CALL_UNTIMED;
+  return call;
+}
+
+void gs__trace_call_close(gs__trace_call call) {
+  gs__tw_thread_site = call.outer_site;
+  gs__tw_call_state = GS__TW_NO_CALL;
+}
+
+void gs__trace_call_retime(void) {
+  if (gs__tw_call_state == GS__TW_CALL_TIMED)
+    gs__tw_call_state = GS__TW_CALL_UNTIMED;
+}
+
+/* ---- deferred events ----------------------------------------------------------------------- */
+
+/* The deferred event of this thread (gs__trace_defer), and the time it was deferred with
+ * (gs__tw_now()'s, 0: read when it is written). */
 GS__THREAD_LOCAL gs__trace_deferred_fn gs__tw_pending;
 static GS__THREAD_LOCAL void *pending_ctx;
-static GS__THREAD_LOCAL uint64_t pending_seq;
+static GS__THREAD_LOCAL uint64_t pending_seq, pending_time;
+GS__THREAD_LOCAL uint64_t gs__tw_created_tensor, gs__tw_created_seq;
 
 void gs__tw_emit_pending(void) {
   gs__trace_deferred_fn emit = gs__tw_pending;
-  if (emit) {
-    gs__tw_pending = NULL;
+  if (!emit)
+    return;
+  gs__tw_pending = NULL;
+  if (!pending_time) {
     emit(pending_ctx, pending_seq);
+    return;
   }
+  /* Written as part of the call it was deferred in, whichever call this is. */
+  uint8_t state = gs__tw_call_state;
+  uint64_t time = gs__tw_call_time;
+  gs__tw_call_state = GS__TW_CALL_TIMED;
+  gs__tw_call_time = pending_time;
+  emit(pending_ctx, pending_seq);
+  gs__tw_call_state = state;
+  gs__tw_call_time = time;
 }
 
-void gs__trace_defer(gs__trace_deferred_fn emit, void *ctx) {
+/* Defers emit with a time (0: none). */
+static void defer_at(gs__trace_deferred_fn emit, void *ctx, uint64_t time) {
   if (gs__tw_pending)
     gs__tw_emit_pending();
   gs__tw_pending = emit;
   pending_ctx = ctx;
+  pending_time = time;
   /* Numbered now, written later: the stream's numbers must keep increasing. */
   pending_seq = gs__next_event();
+}
+
+/* In a call, the call's time (read now if it has none yet): the event is the call's. */
+static uint64_t call_time_now(void) {
+  if (gs__tw_call_state == GS__TW_CALL_UNTIMED) {
+    gs__tw_call_time = gs__tw_now();
+    gs__tw_call_state = GS__TW_CALL_TIMED;
+  }
+  return gs__tw_call_state == GS__TW_CALL_TIMED ? gs__tw_call_time : 0;
+}
+
+void gs__trace_defer(gs__trace_deferred_fn emit, void *ctx) {
+  defer_at(emit, ctx, call_time_now());
+}
+
+void gs__trace_defer_after_create(gs__trace_deferred_fn emit, void *ctx, uint64_t tensor) {
+  uint64_t time = call_time_now();
+  gs__tw_buffer *b = gs__tw_mine;
+  /* Its tensor's creation was this stream's last event: they are one call's. */
+  if (!time && b && tensor && tensor == gs__tw_created_tensor && b->last_seq == gs__tw_created_seq)
+    time = gs__tw_start + b->last_time;
+  defer_at(emit, ctx, time);
 }
 
 int gs__trace_values_limit(void) { return values_limit; }

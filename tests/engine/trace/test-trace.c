@@ -1,8 +1,9 @@
 /* test-trace.c: the recorder end to end, read back with the public reader: real engine work
  * produces every kind of event with the engine's own numbers; a child killed with SIGKILL
  * leaves a readable log; an error that aborts is in the log before the abort; a detach is
- * recorded as one; a composite's disposal is recorded; a dataset names its tensors; a flush from one thread while two
- * others record leaves a whole log; each storage's memory origin is recorded (format 1.4). */
+ * recorded as one; a composite's disposal is recorded; a dataset names its tensors; a flush from
+ * one thread while two others record leaves a whole log; each storage's memory origin is recorded
+ * (format 1.4); an event's time is its public call's. */
 #include <dlpack/dlpack.h>
 #include <glib/gstdio.h>
 #include <signal.h>
@@ -437,6 +438,47 @@ static void test_double_backward_nodes_are_recorded(void) {
   g_free(path);
 }
 
+/* An event's time is its public call's: a disposal's events (the nodes it releases, the
+ * tensor) share one, and a node announced by its op has its output's creation time though it
+ * is written during the program's next call; a thread's times never go back. */
+static void test_events_take_their_calls_time(void) {
+  char *path = temp_path("gradscope-test-call-time.gstrace");
+  g_assert_cmpint(gs_trace_open(path), ==, 0);
+  gs_tensor x = gs_from_data(GS_F64, (int64_t[]){2}, 1, (double[]){0.5, 2.0});
+  gs_set_requires_grad(x, true);
+  gs_dispose(gs_mul(x, x)); /* x's AccumulateGrad node now exists: only y's node is deferred */
+  gs_tensor y = gs_mul(x, x);
+  g_usleep(2000); /* the node's event is written in gs_sum's call, well after gs_mul's */
+  gs_tensor s = gs_sum(y, NULL, 0, false);
+  gs_dispose(y);
+  gs_dispose(s); /* releases SumBackward, then MulBackward, then the tensor */
+  gs_trace_close();
+  recorded r = read_log(path);
+  g_assert_false(r.damaged);
+  const gs_trace_event *made = find(&r, GS_TRACE_TENSOR_CREATE, y.id);
+  const gs_trace_event *node = find(&r, GS_TRACE_NODE_CREATE, y.id);
+  const gs_trace_event *sum = find(&r, GS_TRACE_TENSOR_CREATE, s.id);
+  g_assert_cmpuint(node->time_ns, ==, made->time_ns);
+  g_assert_cmpuint(sum->time_ns, >, node->time_ns);
+  const gs_trace_event *gone = find(&r, GS_TRACE_TENSOR_DISPOSE, s.id);
+  int released = 0;
+  uint64_t last = 0;
+  for (guint i = 0; i < r.events->len; i++) {
+    const gs_trace_event *e = &g_array_index(r.events, gs_trace_event, i);
+    g_assert_cmpuint(e->time_ns, >=, last);
+    last = e->time_ns;
+    if (e->kind == GS_TRACE_NODE_RELEASE && e->seq > find(&r, GS_TRACE_TENSOR_DISPOSE, y.id)->seq) {
+      g_assert_cmpuint(e->time_ns, ==, gone->time_ns);
+      released++;
+    }
+  }
+  g_assert_cmpint(released, ==, 2);
+  recorded_free(&r);
+  gs_dispose(x);
+  g_remove(path);
+  g_free(path);
+}
+
 static void ignore_deleter(DLManagedTensor *m) { (void)m; }
 
 /* Where each storage's bytes come from is in the log: the engine's (0, folded into the tensor
@@ -668,6 +710,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/trace/detach-is-recorded-as-a-detach", test_detach_is_recorded_as_a_detach);
   g_test_add_func("/trace/double-backward-nodes-are-recorded",
                   test_double_backward_nodes_are_recorded);
+  g_test_add_func("/trace/events-take-their-calls-time", test_events_take_their_calls_time);
   g_test_add_func("/trace/composite-disposal-is-recorded", test_composite_disposal_is_recorded);
   g_test_add_func("/trace/dataset-is-recorded", test_dataset_is_recorded);
   g_test_add_func("/trace/flush-while-other-threads-record",
