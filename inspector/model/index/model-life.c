@@ -279,39 +279,44 @@ static guint64 *big_array(gsize n) {
 }
 
 /* Merges the lists c[0, n) (one segment's) into out, ascending and without repeats (an event
- * may be found by two keys; *last is the one written last); returns the end of what it
- * wrote. A few lists, so the smallest head is found by looking at each. */
+ * may be found by two keys, and one list may name an event twice: a node saving a tensor
+ * twice; *last is the one written last); returns the end of what it wrote. A few lists, so
+ * the smallest head is found by looking at each, and its list is copied on up to the next
+ * smallest head in a tight loop: a parameter's own events rarely interleave with the rest. */
 static guint64 *merge_segment(life_cursor *c, guint n, guint64 *out, guint64 *last) {
   guint64 few[16];
   g_autofree guint64 *many = n > G_N_ELEMENTS(few) ? g_new(guint64, n) : NULL;
   guint64 *head = many ? many : few;
   for (guint k = 0; k < n; k++)
     head[k] = cursor_next(&c[k]);
-  while (n > 1) {
+  while (n > 0) {
     guint min = 0;
-    for (guint k = 1; k < n; k++)
-      if (head[k] < head[min])
+    guint64 second = G_MAXUINT64;
+    for (guint k = 1; k < n; k++) {
+      if (head[k] < head[min]) {
+        second = head[min];
         min = k;
-    if (head[min] != *last)
-      *out++ = *last = head[min];
-    if (c[min].left) {
-      head[min] = cursor_next(&c[min]);
-    } else {
-      n--;
-      c[min] = c[n];
-      head[min] = head[n];
+      } else if (head[k] < second) {
+        second = head[k];
+      }
     }
-  }
-  if (n == 1) {
-    /* One list may name an event twice (a node saving a tensor twice). */
-    guint64 at = head[0];
+    guint64 at = head[min], prev = *last;
     for (;;) {
-      if (at != *last)
-        *out++ = *last = at;
-      if (!c[0].left)
+      if (at != prev)
+        *out++ = prev = at;
+      if (!c[min].left) {
+        n--;
+        c[min] = c[n];
+        head[min] = head[n];
         break;
-      at = cursor_next(&c[0]);
+      }
+      at = cursor_next(&c[min]);
+      if (at > second) {
+        head[min] = at;
+        break;
+      }
     }
+    *last = prev;
   }
   return out;
 }
