@@ -100,14 +100,16 @@ static void dir_put(out_dir *d, guint32 key, gsize pos) {
   d->dir[d->n++] = (model_life_dir){key, (guint32)pos};
 }
 
-/* A group's key (in the directory, or as a step from the group before) and counts. */
+/* A group's key (in the directory, or as a step from the group before) and counts: the
+ * primaries' with two flags (extras follow; a primary is a creation or a move, which a life
+ * query must decode: MODEL_LIFE_FOLLOW), then the extras'. */
 static void put_group_head(out_bytes *o, out_dir *d, guint32 n_groups, guint32 key, guint32 prev,
-                           guint64 primaries, guint64 extras) {
+                           guint64 primaries, guint64 extras, gboolean follow) {
   if (n_groups % MODEL_LIFE_DIR_EVERY == 0)
     dir_put(d, key, o->len);
   else
     out_put(o, key - prev);
-  out_put(o, primaries << 1 | (extras > 0));
+  out_put(o, primaries << 2 | (follow ? 2 : 0) | (extras > 0));
   if (extras)
     out_put(o, extras);
 }
@@ -124,6 +126,7 @@ typedef struct merge_input {
   guint32 group;                 /* its number; n_groups once done */
   guint32 key;
   guint64 primaries, extras;
+  gboolean follow;
 } merge_input;
 
 /* Segments [from, from + count) of life_segments, being merged into out. */
@@ -170,6 +173,7 @@ void model_life_index_clear(gs_trace_model *m) {
   g_array_unref(m->life_segments);
   sorter_free(m->life_sorter);
   merge_free(m->life_merge);
+  g_free(m->life_follow);
 }
 
 void gs_trace_model_set_life_segment(gs_trace_model *m, guint events) {
@@ -265,7 +269,10 @@ void model_life_seal(gs_trace_model *m) {
     primary_end = end;
     while (end < n && sk[end] == key)
       end++;
-    put_group_head(&o, &d, n_groups, key, prev, primary_end - i, end - primary_end);
+    gboolean follow = FALSE;
+    for (gsize k = i; k < primary_end && m->life_follow; k++)
+      follow = follow || (m->life_follow[st[k] >> 3] >> (st[k] & 7) & 1);
+    put_group_head(&o, &d, n_groups, key, prev, primary_end - i, end - primary_end, follow);
     put_events(&o, st, i, primary_end);
     put_events(&o, st, primary_end, end);
     n_groups++;
@@ -285,6 +292,8 @@ void model_life_seal(gs_trace_model *m) {
                             .level = 0};
   g_array_append_val(m->life_segments, seg);
   m->life_open_first += n_keys;
+  if (m->life_follow)
+    memset(m->life_follow, 0, (m->life_segment_events + 7) / 8);
   g_array_set_size(m->life_keys, 0);
   g_array_set_size(m->life_extra, 0);
   if (!m->life_merge)
@@ -304,7 +313,8 @@ static void input_next(merge_input *in) {
     in->key += (guint32)v;
   }
   in->p = model_get_varint(in->p, &v);
-  in->primaries = v >> 1;
+  in->primaries = v >> 2;
+  in->follow = (v & 2) != 0;
   in->extras = 0;
   if (v & 1)
     in->p = model_get_varint(in->p, &in->extras);
@@ -334,22 +344,27 @@ static void start_merge(gs_trace_model *m) {
       j++;
     if (j < i + MODEL_LIFE_FANOUT)
       continue;
+    gsize bound = 16, groups = 0;
+    for (guint k = i; k < i + MODEL_LIFE_FANOUT; k++) {
+      bound += segs[k].len;
+      groups += segs[k].n_groups;
+    }
+    if (bound + groups * 24 > G_MAXUINT32)
+      continue; /* directory positions are 32-bit (never reached: a model holds < 2^32 events) */
     model_life_merge *g = m->life_merge = g_new0(model_life_merge, 1);
     g->from = i;
     g->count = MODEL_LIFE_FANOUT;
     g->first = segs[i].first;
     g->level = segs[i].level + 1;
-    gsize bound = 16, groups = 0;
     for (guint k = 0; k < g->count; k++) {
       const model_life_segment *seg = &segs[i + k];
       g->events += seg->events;
-      bound += seg->len;
-      groups += seg->n_groups;
       g->in[k] = (merge_input){.seg = seg, .p = seg->bytes};
       input_next(&g->in[k]);
     }
-    /* A group's first steps (a primary and an extra one) grow by at most 5 bytes each. */
-    out_open(&g->out, bound + groups * 10);
+    /* Per input group the output may add a key step (5 bytes: the input's was in its
+     * directory), longer counts (2 + 2) and longer first steps (4 + 4). */
+    out_open(&g->out, bound + groups * 24);
     return;
   }
 }
@@ -396,12 +411,14 @@ void model_life_merge_step(gs_trace_model *m) {
       if (!any)
         break;
       guint64 primaries = 0, extras = 0;
+      gboolean follow = FALSE;
       for (guint k = 0; k < g->count; k++)
         if (g->in[k].group < g->in[k].seg->n_groups && g->in[k].key == key) {
           primaries += g->in[k].primaries;
           extras += g->in[k].extras;
+          follow = follow || g->in[k].follow;
         }
-      put_group_head(&g->out, &g->dir, g->n_groups, key, g->prev, primaries, extras);
+      put_group_head(&g->out, &g->dir, g->n_groups, key, g->prev, primaries, extras, follow);
       guint64 last = g->first;
       const guint8 *extra_at[MODEL_LIFE_FANOUT];
       for (guint k = 0; k < g->count; k++) {
@@ -465,12 +482,13 @@ void model_life_find(const gs_trace_model *m, guint32 k, GArray *groups) {
       if (counts & 1)
         p = model_get_varint(p, &n_extra);
       if (key == k) {
-        model_life_group found = {p, seg->first, (guint32)(counts >> 1), (guint32)n_extra};
+        model_life_group found = {p, seg->first, (guint32)(counts >> 2), (guint32)n_extra,
+                                  (counts & 2) != 0};
         g_array_append_val(groups, found);
         break;
       }
       guint64 step;
-      for (guint64 i = 0; i < (counts >> 1) + n_extra; i++)
+      for (guint64 i = 0; i < (counts >> 2) + n_extra; i++)
         p = model_get_varint(p, &step);
     }
   }

@@ -164,6 +164,12 @@ void model_life_add(gs_trace_model *m, const gs_trace_event *e, guint64 index) {
   const life_event l = {m, e, index};
   guint32 key = e->kind > 0 && e->kind < GS_TRACE_KIND_COUNT ? lives[e->kind](&l) : 0;
   g_array_append_val(m->life_keys, key);
+  if (key && MODEL_LIFE_FOLLOW(e->kind) && m->life_segment_events != G_MAXUINT) {
+    if (!m->life_follow)
+      m->life_follow = g_malloc0((m->life_segment_events + 7) / 8);
+    guint64 place = index - m->life_open_first;
+    m->life_follow[place >> 3] |= (guint8)(1u << (place & 7));
+  }
 }
 
 /* Where the index keeps one key's events: its group in each sealed segment that has it, oldest
@@ -400,26 +406,29 @@ void gs_trace_model_tensor_life(const gs_trace_model *cm, guint64 tensor_id, gui
   g_autoptr(GArray) handles = g_array_new(FALSE, FALSE, sizeof(guint64));
   g_array_append_val(handles, tensor_id);
   guint64 storage = 0;
-  const guint8 *kinds = (const guint8 *)m->kinds->data;
   /* Each handle the tensor had (a parameter takes over its handle), and its storage. */
   for (guint h = 0; h < handles->len && h < 64; h++) {
     guint64 id = g_array_index(handles, guint64, h);
     const life_found *own = find(m, life_key(id, KEY_TENSOR), founds);
     /* Only events about the tensor itself carry what to follow: its creation (the storage)
-     * and its moves. Views made from it are extras: never decoded. Their kinds are read
-     * straight from the varints, with nothing stored. */
-    g_autoptr(GArray) cursors = g_array_new(FALSE, FALSE, sizeof(life_cursor));
-    add_cursors(own, FALSE, cursors);
+     * and its moves. Views made from it are extras: never decoded. Only groups flagged as
+     * holding one are read, event by event. */
     g_autoptr(GArray) follow = g_array_new(FALSE, FALSE, sizeof(guint64));
-    for (guint k = 0; k < cursors->len; k++) {
-      life_cursor *c = &g_array_index(cursors, life_cursor, k);
-      while (c->left) {
-        guint64 at = cursor_next(c);
-        gs_trace_kind kind = at < m->kinds->len ? (gs_trace_kind)(kinds[at] & ~MODEL_DERIVED)
-                                                : gs_trace_model_kind_at(m, at);
-        if (G_UNLIKELY(kind == GS_TRACE_TENSOR_CREATE || kind == GS_TRACE_TENSOR_MOVE))
+    for (guint g = 0; g < own->groups->len; g++) {
+      const model_life_group *group = &g_array_index(own->groups, model_life_group, g);
+      if (!group->follow) /* most: no creation or move among them */
+        continue;
+      life_cursor c = {.p = group->events, .left = group->primaries, .at = group->first};
+      while (c.left) {
+        guint64 at = cursor_next(&c);
+        if (G_UNLIKELY(MODEL_LIFE_FOLLOW(gs_trace_model_kind_at(m, at))))
           g_array_append_val(follow, at);
       }
+    }
+    for (guint i = 0; i < own->open_primary->len; i++) {
+      guint64 at = g_array_index(own->open_primary, guint64, i);
+      if (MODEL_LIFE_FOLLOW(gs_trace_model_kind_at(m, at)))
+        g_array_append_val(follow, at);
     }
     for (guint i = 0; i < follow->len; i++) {
       guint64 at = g_array_index(follow, guint64, i);

@@ -167,6 +167,7 @@ struct gs_trace_model {
   GArray *life_extra;        /* model_posting of the open segment */
   GArray *life_segments;     /* model_life_segment, sealed, in event order */
   struct model_life_sorter *life_sorter; /* sealing's scratch, kept between seals */
+  guint8 *life_follow; /* a bit per event of the open segment: MODEL_LIFE_FOLLOW (if sealing) */
   struct model_life_merge *life_merge;   /* the merge under way, NULL for none */
   guint64 life_merge_credit;             /* postings the merge may still take */
   /* the last tensor filtered on (model-filter.c), until more events arrive */
@@ -262,6 +263,10 @@ typedef struct model_life_segment {
 } model_life_segment;
 
 #define MODEL_LIFE_DIR_EVERY 16
+/* The kinds whose events a life query decodes to follow a tensor (its storage, its new
+ * handle): a group flags whether its primaries hold one, so a parameter's millions of other
+ * events are never looked at one by one. */
+#define MODEL_LIFE_FOLLOW(kind) ((kind) == GS_TRACE_TENSOR_CREATE || (kind) == GS_TRACE_TENSOR_MOVE)
 /* Base segments of this many events: a seal's radix sort stays in cache. */
 #define MODEL_LIFE_SEGMENT (1u << 16)
 /* Segments merged at once: a key is looked up in at most FANOUT - 1 segments per level (and
@@ -342,6 +347,7 @@ typedef struct model_life_group {
   const guint8 *events;
   guint64 first;
   guint32 primaries, extras;
+  gboolean follow; /* a primary is a creation or a move (MODEL_LIFE_FOLLOW) */
 } model_life_group;
 /* Appends to groups (of model_life_group) every sealed segment's group of key k, oldest
  * first; the open segment is the caller's to scan. Counting first lets a query size its
