@@ -248,8 +248,9 @@ static inline const guint8 *model_get_varint(const guint8 *p, guint64 *out) {
 /* A sealed segment of the life index: its keys' groups in ascending key order, each group its
  * key (a varint step from the group before, or in full in the directory every
  * MODEL_LIFE_DIR_EVERY groups), the count of events it is the primary key of and of those it
- * is an extra key of, then those events as ascending varint steps from the segment's first.
- * A sealed segment covers MODEL_LIFE_FANOUT^level base segments: merging MODEL_LIFE_FANOUT
+ * is an extra key of (the first with two flags: extras follow, and a primary is of a
+ * MODEL_LIFE_FOLLOW kind), then those events as ascending varint steps from the segment's
+ * first. A sealed segment covers MODEL_LIFE_FANOUT^level base segments: merging MODEL_LIFE_FANOUT
  * neighbours of one level makes one of the next. */
 typedef struct model_life_segment {
   guint8 *bytes;  /* its groups (owned) */
