@@ -1,15 +1,22 @@
-/* model-life-index.c: the tensor-life postings sorted by object, one sealed segment at a time.
+/* model-life-index.c: the tensor-life postings sorted by object, in sealed segments merged as
+ * the log grows.
  *
  * Scanning every event's 32-bit key made a life query read 4 bytes per event (892 ms at 126 M
  * events). Instead, each full segment of MODEL_LIFE_SEGMENT events is sealed: its (key, event)
  * postings are sorted by key (a stable radix sort, so the events stay ascending under a key)
  * and written as groups of varints, with a directory entry every MODEL_LIFE_DIR_EVERY keys. A
- * query binary-searches each segment's directory and decodes at most that many groups there,
- * about a microsecond per segment, whatever the log's length; the postings cost about what the
- * per-event keys did (a key step, two counts and event steps of a byte or two). */
+ * query binary-searches each segment's directory and decodes at most that many groups there.
+ * That is a few microseconds a segment at memory latency, which at 2,435 segments (160 M
+ * events) was 30 ms for four keys, so MODEL_LIFE_FANOUT neighbouring segments of one level are
+ * merged into one of the next (log-structured merging): a key is looked up in a few dozen
+ * segments, and each posting is rewritten once per level. A merge runs a little at a time as
+ * events are indexed (MODEL_LIFE_MERGE_RATE postings per event), so no feed stalls on one;
+ * until it ends its inputs answer queries. The postings cost about what the per-event keys did
+ * (a key step, two counts and event steps of a byte or two). */
 #include "model-private.h"
 
 #include <string.h>
+#include <sys/mman.h>
 
 /* Sealing's scratch: postings as (key, tag), tag the event's place in its segment with the top
  * bit set for an extra key; two buffers for the radix sort's passes. */
@@ -21,12 +28,123 @@ typedef struct model_life_sorter {
 
 #define EXTRA_TAG 0x80000000u
 
+/* A segment's bytes: written once up to a bound, then kept. Big ones are mapped on their own
+ * and their unused tail unmapped, so a merged segment's inputs go back to the system when
+ * freed (from the heap their holes stayed in RSS) and the bound costs no memory. */
+enum { MAP_FROM = 256u << 10 };
+
+typedef struct out_bytes {
+  guint8 *data;
+  gsize len, cap;
+  gboolean mapped;
+} out_bytes;
+
+static void out_open(out_bytes *o, gsize bound) {
+  o->len = 0;
+  o->cap = bound;
+  o->mapped = bound >= MAP_FROM;
+  if (o->mapped) {
+    void *p = mmap(NULL, bound, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+      g_error("life index: cannot map %" G_GSIZE_FORMAT " bytes", bound);
+    o->data = p;
+  } else {
+    o->data = g_malloc(MAX(bound, 1));
+  }
+}
+
+static gsize page_round(gsize n) {
+  gsize page = 4096;
+  return (n + page - 1) / page * page;
+}
+
+/* Gives back what the bound reserved beyond what was written. */
+static void out_close(out_bytes *o) {
+  if (o->mapped) {
+    gsize keep = page_round(MAX(o->len, 1));
+    if (keep < o->cap)
+      munmap(o->data + keep, o->cap - keep);
+    o->cap = keep;
+  } else {
+    o->data = g_realloc(o->data, MAX(o->len, 1));
+    o->cap = MAX(o->len, 1);
+  }
+}
+
+static void bytes_free(guint8 *data, gsize cap, gboolean mapped) {
+  if (mapped)
+    munmap(data, cap);
+  else
+    g_free(data);
+}
+
+static inline void out_put(out_bytes *o, guint64 v) {
+  while (v >= 0x80) {
+    o->data[o->len++] = (guint8)(v | 0x80);
+    v >>= 7;
+  }
+  o->data[o->len++] = (guint8)v;
+}
+
+/* A directory being written. */
+typedef struct out_dir {
+  model_life_dir *dir;
+  guint32 n, cap;
+} out_dir;
+
+static void dir_put(out_dir *d, guint32 key, gsize pos) {
+  if (d->n == d->cap) {
+    d->cap = MAX(d->cap * 2, 16);
+    d->dir = g_renew(model_life_dir, d->dir, d->cap);
+  }
+  d->dir[d->n++] = (model_life_dir){key, (guint32)pos};
+}
+
+/* A group's key (in the directory, or as a step from the group before) and counts: the
+ * primaries' with two flags (extras follow; a primary is a creation or a move, which a life
+ * query must decode: MODEL_LIFE_FOLLOW), then the extras'. */
+static void put_group_head(out_bytes *o, out_dir *d, guint32 n_groups, guint32 key, guint32 prev,
+                           guint64 primaries, guint64 extras, gboolean follow) {
+  if (n_groups % MODEL_LIFE_DIR_EVERY == 0)
+    dir_put(d, key, o->len);
+  else
+    out_put(o, key - prev);
+  out_put(o, primaries << 2 | (follow ? 2 : 0) | (extras > 0));
+  if (extras)
+    out_put(o, extras);
+}
+
+static void segment_free(model_life_segment *s) {
+  bytes_free(s->bytes, s->cap, s->mapped);
+  g_free(s->dir);
+}
+
+/* One input of a merge: its next group's key and counts, and where its events start. */
+typedef struct merge_input {
+  const model_life_segment *seg; /* refreshed each step: life_segments may move */
+  const guint8 *p;               /* the next group's start */
+  guint32 group;                 /* its number; n_groups once done */
+  guint32 key;
+  guint64 primaries, extras;
+  gboolean follow;
+} merge_input;
+
+/* Segments [from, from + count) of life_segments, being merged into out. */
+typedef struct model_life_merge {
+  guint from, count;
+  merge_input in[MODEL_LIFE_FANOUT];
+  out_bytes out;
+  out_dir dir;
+  guint32 n_groups, prev;
+  guint64 first, events;
+  guint level;
+} model_life_merge;
+
 void model_life_index_init(gs_trace_model *m) {
   m->life_segment_events = MODEL_LIFE_SEGMENT;
   m->life_keys = g_array_new(FALSE, FALSE, sizeof(guint32));
   m->life_extra = g_array_new(FALSE, FALSE, sizeof(model_posting));
   m->life_segments = g_array_new(FALSE, FALSE, sizeof(model_life_segment));
-  m->life_dir = g_array_new(FALSE, FALSE, sizeof(model_life_dir));
 }
 
 static void sorter_free(model_life_sorter *s) {
@@ -39,13 +157,23 @@ static void sorter_free(model_life_sorter *s) {
   g_free(s);
 }
 
+static void merge_free(model_life_merge *g) {
+  if (!g)
+    return;
+  bytes_free(g->out.data, g->out.cap, g->out.mapped);
+  g_free(g->dir.dir);
+  g_free(g);
+}
+
 void model_life_index_clear(gs_trace_model *m) {
+  for (guint s = 0; s < m->life_segments->len; s++)
+    segment_free(&g_array_index(m->life_segments, model_life_segment, s));
   g_array_unref(m->life_keys);
   g_array_unref(m->life_extra);
   g_array_unref(m->life_segments);
-  g_array_unref(m->life_dir);
-  g_free(m->life_bytes);
   sorter_free(m->life_sorter);
+  merge_free(m->life_merge);
+  g_free(m->life_follow);
 }
 
 void gs_trace_model_set_life_segment(gs_trace_model *m, guint events) {
@@ -55,10 +183,15 @@ void gs_trace_model_set_life_segment(gs_trace_model *m, guint events) {
 }
 
 guint64 model_life_index_bytes(const gs_trace_model *m) {
-  return m->life_bytes_len + (guint64)m->life_dir->len * sizeof(model_life_dir) +
-         (guint64)m->life_segments->len * sizeof(model_life_segment) +
-         (guint64)m->life_keys->len * sizeof(guint32) +
-         (guint64)m->life_extra->len * sizeof(model_posting);
+  guint64 bytes = (guint64)m->life_keys->len * sizeof(guint32) +
+                  (guint64)m->life_extra->len * sizeof(model_posting);
+  for (guint s = 0; s < m->life_segments->len; s++) {
+    const model_life_segment *seg = &g_array_index(m->life_segments, model_life_segment, s);
+    bytes += sizeof *seg + seg->len + (guint64)seg->n_dir * sizeof(model_life_dir);
+  }
+  if (m->life_merge)
+    bytes += m->life_merge->out.len + (guint64)m->life_merge->dir.n * sizeof(model_life_dir);
+  return bytes;
 }
 
 /* One pass of the stable radix sort, on the key's 16 bits at shift: from buffer `from`. */
@@ -81,19 +214,17 @@ static void radix_pass(model_life_sorter *s, gsize n, int from, guint shift) {
   }
 }
 
-static void put(gs_trace_model *m, guint64 v) {
-  model_put_varint(&m->life_bytes, &m->life_bytes_len, &m->life_bytes_cap, v);
-}
-
 /* Writes one key's events: tags[from, to) of one kind (primary or extra), ascending. */
-static void put_events(gs_trace_model *m, const guint32 *tags, gsize from, gsize to) {
+static void put_events(out_bytes *o, const guint32 *tags, gsize from, gsize to) {
   guint32 last = 0;
   for (gsize i = from; i < to; i++) {
     guint32 at = tags[i] & ~EXTRA_TAG;
-    put(m, at - last);
+    out_put(o, at - last);
     last = at;
   }
 }
+
+static void start_merge(gs_trace_model *m);
 
 void model_life_seal(gs_trace_model *m) {
   gsize n_keys = m->life_keys->len, n_extra = m->life_extra->len;
@@ -125,9 +256,11 @@ void model_life_seal(gs_trace_model *m) {
   radix_pass(s, n, 1, 16);
   const guint32 *sk = s->keys[0], *st = s->tags[0];
 
-  model_life_segment seg = {
-      .bytes = m->life_bytes_len, .first = m->life_open_first, .dir = m->life_dir->len};
-  guint32 prev = 0;
+  /* At most a 5-byte step per posting and 5 + 10 + 10 bytes of key and counts per group. */
+  out_bytes o;
+  out_open(&o, n * 30 + 16);
+  out_dir d = {0};
+  guint32 prev = 0, n_groups = 0;
   for (gsize i = 0; i < n;) {
     guint32 key = sk[i];
     gsize end = i, primary_end;
@@ -136,59 +269,196 @@ void model_life_seal(gs_trace_model *m) {
     primary_end = end;
     while (end < n && sk[end] == key)
       end++;
-    if (seg.n_groups % MODEL_LIFE_DIR_EVERY == 0) {
-      model_life_dir d = {key, (guint32)(m->life_bytes_len - seg.bytes)};
-      g_array_append_val(m->life_dir, d);
-      seg.n_dir++;
-    } else {
-      put(m, key - prev);
-    }
-    gsize primaries = primary_end - i, extras = end - primary_end;
-    put(m, (guint64)primaries << 1 | (extras > 0));
-    if (extras)
-      put(m, extras);
-    put_events(m, st, i, primary_end);
-    put_events(m, st, primary_end, end);
-    seg.n_groups++;
+    gboolean follow = FALSE;
+    for (gsize k = i; k < primary_end && m->life_follow; k++)
+      follow = follow || (m->life_follow[st[k] >> 3] >> (st[k] & 7) & 1);
+    put_group_head(&o, &d, n_groups, key, prev, primary_end - i, end - primary_end, follow);
+    put_events(&o, st, i, primary_end);
+    put_events(&o, st, primary_end, end);
+    n_groups++;
     prev = key;
     i = end;
   }
+  out_close(&o);
+  model_life_segment seg = {.bytes = o.data,
+                            .len = o.len,
+                            .cap = o.cap,
+                            .mapped = o.mapped,
+                            .dir = d.dir,
+                            .n_dir = d.n,
+                            .n_groups = n_groups,
+                            .first = m->life_open_first,
+                            .events = n_keys,
+                            .level = 0};
   g_array_append_val(m->life_segments, seg);
   m->life_open_first += n_keys;
+  if (m->life_follow)
+    memset(m->life_follow, 0, (m->life_segment_events + 7) / 8);
   g_array_set_size(m->life_keys, 0);
   g_array_set_size(m->life_extra, 0);
+  if (!m->life_merge)
+    start_merge(m);
 }
 
-/* Skips n varint steps. */
-static const guint8 *skip_events(const guint8 *p, guint64 n) {
-  guint64 step;
-  for (guint64 i = 0; i < n; i++)
-    p = model_get_varint(p, &step);
-  return p;
+/* Reads in's next group's key and counts (or marks it done). */
+static void input_next(merge_input *in) {
+  const model_life_segment *seg = in->seg;
+  if (in->group >= seg->n_groups)
+    return;
+  guint64 v;
+  if (in->group % MODEL_LIFE_DIR_EVERY == 0) {
+    in->key = seg->dir[in->group / MODEL_LIFE_DIR_EVERY].key;
+  } else {
+    in->p = model_get_varint(in->p, &v);
+    in->key += (guint32)v;
+  }
+  in->p = model_get_varint(in->p, &v);
+  in->primaries = v >> 2;
+  in->follow = (v & 2) != 0;
+  in->extras = 0;
+  if (v & 1)
+    in->p = model_get_varint(in->p, &in->extras);
 }
 
-guint64 *model_life_take(const model_life_group *g, gboolean extras, guint64 *out) {
-  const guint8 *p = g->events;
-  if (extras)
-    p = skip_events(p, g->primaries);
-  guint64 at = g->first, step, n = extras ? g->extras : g->primaries;
+/* Copies n event steps from p (relative to from) to o (relative to *last, updated). */
+static const guint8 *copy_events(out_bytes *o, const guint8 *p, guint64 n, guint64 from,
+                                 guint64 *last) {
+  guint64 at = from, step;
   for (guint64 i = 0; i < n; i++) {
     p = model_get_varint(p, &step);
     at += step;
-    out[i] = at;
+    out_put(o, at - *last);
+    *last = at;
   }
-  return out + n;
+  return p;
+}
+
+/* The first run of MODEL_LIFE_FANOUT neighbouring segments of one level, if any, starts
+ * merging. */
+static void start_merge(gs_trace_model *m) {
+  const model_life_segment *segs = (const model_life_segment *)m->life_segments->data;
+  guint n = m->life_segments->len;
+  for (guint i = 0; i + MODEL_LIFE_FANOUT <= n; i++) {
+    guint j = i + 1;
+    while (j < i + MODEL_LIFE_FANOUT && segs[j].level == segs[i].level)
+      j++;
+    if (j < i + MODEL_LIFE_FANOUT)
+      continue;
+    gsize bound = 16, groups = 0;
+    for (guint k = i; k < i + MODEL_LIFE_FANOUT; k++) {
+      bound += segs[k].len;
+      groups += segs[k].n_groups;
+    }
+    if (bound + groups * 24 > G_MAXUINT32)
+      continue; /* directory positions are 32-bit (never reached: a model holds < 2^32 events) */
+    model_life_merge *g = m->life_merge = g_new0(model_life_merge, 1);
+    g->from = i;
+    g->count = MODEL_LIFE_FANOUT;
+    g->first = segs[i].first;
+    g->level = segs[i].level + 1;
+    for (guint k = 0; k < g->count; k++) {
+      const model_life_segment *seg = &segs[i + k];
+      g->events += seg->events;
+      g->in[k] = (merge_input){.seg = seg, .p = seg->bytes};
+      input_next(&g->in[k]);
+    }
+    /* Per input group the output may add a key step (5 bytes: the input's was in its
+     * directory), longer counts (2 + 2) and longer first steps (4 + 4). */
+    out_open(&g->out, bound + groups * 24);
+    return;
+  }
+}
+
+/* Ends the merge: its output replaces its inputs. */
+static void end_merge(gs_trace_model *m) {
+  model_life_merge *g = m->life_merge;
+  out_close(&g->out);
+  model_life_segment merged = {.bytes = g->out.data,
+                               .len = g->out.len,
+                               .cap = g->out.cap,
+                               .mapped = g->out.mapped,
+                               .dir = g->dir.dir,
+                               .n_dir = g->dir.n,
+                               .n_groups = g->n_groups,
+                               .first = g->first,
+                               .events = g->events,
+                               .level = g->level};
+  for (guint k = 0; k < g->count; k++)
+    segment_free(&g_array_index(m->life_segments, model_life_segment, g->from + k));
+  g_array_remove_range(m->life_segments, g->from + 1, g->count - 1);
+  g_array_index(m->life_segments, model_life_segment, g->from) = merged;
+  g_free(g);
+  m->life_merge = NULL;
+}
+
+void model_life_merge_step(gs_trace_model *m) {
+  if (!m->life_merge)
+    start_merge(m);
+  while (m->life_merge && m->life_merge_credit > 0) {
+    model_life_merge *g = m->life_merge;
+    for (guint k = 0; k < g->count; k++)
+      g->in[k].seg = &g_array_index(m->life_segments, model_life_segment, g->from + k);
+    guint64 spent = 0;
+    while (spent < m->life_merge_credit) {
+      /* The smallest key left, and its events from every input that has it, oldest first. */
+      guint32 key = G_MAXUINT32;
+      gboolean any = FALSE;
+      for (guint k = 0; k < g->count; k++)
+        if (g->in[k].group < g->in[k].seg->n_groups) {
+          key = any ? MIN(key, g->in[k].key) : g->in[k].key;
+          any = TRUE;
+        }
+      if (!any)
+        break;
+      guint64 primaries = 0, extras = 0;
+      gboolean follow = FALSE;
+      for (guint k = 0; k < g->count; k++)
+        if (g->in[k].group < g->in[k].seg->n_groups && g->in[k].key == key) {
+          primaries += g->in[k].primaries;
+          extras += g->in[k].extras;
+          follow = follow || g->in[k].follow;
+        }
+      put_group_head(&g->out, &g->dir, g->n_groups, key, g->prev, primaries, extras, follow);
+      guint64 last = g->first;
+      const guint8 *extra_at[MODEL_LIFE_FANOUT];
+      for (guint k = 0; k < g->count; k++) {
+        merge_input *in = &g->in[k];
+        if (in->group < in->seg->n_groups && in->key == key)
+          extra_at[k] = copy_events(&g->out, in->p, in->primaries, in->seg->first, &last);
+      }
+      last = g->first;
+      for (guint k = 0; k < g->count; k++) {
+        merge_input *in = &g->in[k];
+        if (in->group < in->seg->n_groups && in->key == key) {
+          in->p = copy_events(&g->out, extra_at[k], in->extras, in->seg->first, &last);
+          in->group++;
+          input_next(in);
+        }
+      }
+      g->n_groups++;
+      g->prev = key;
+      spent += primaries + extras + 1;
+    }
+    m->life_merge_credit -= MIN(spent, m->life_merge_credit);
+    gboolean done = TRUE;
+    for (guint k = 0; k < g->count; k++)
+      done = done && g->in[k].group >= g->in[k].seg->n_groups;
+    if (!done)
+      break;
+    end_merge(m);
+    start_merge(m);
+  }
 }
 
 void model_life_find(const gs_trace_model *m, guint32 k, GArray *groups) {
-  const model_life_dir *dir = (const model_life_dir *)m->life_dir->data;
   for (guint s = 0; s < m->life_segments->len; s++) {
     const model_life_segment *seg = &g_array_index(m->life_segments, model_life_segment, s);
+    const model_life_dir *dir = seg->dir;
     /* The last directory entry whose key is at most k. */
     guint lo = 0, hi = seg->n_dir;
     while (lo < hi) {
       guint mid = (lo + hi) / 2;
-      if (dir[seg->dir + mid].key <= k)
+      if (dir[mid].key <= k)
         lo = mid + 1;
       else
         hi = mid;
@@ -196,8 +466,8 @@ void model_life_find(const gs_trace_model *m, guint32 k, GArray *groups) {
     if (lo == 0)
       continue;
     guint entry = lo - 1;
-    const guint8 *p = m->life_bytes + seg->bytes + dir[seg->dir + entry].pos;
-    guint64 key = dir[seg->dir + entry].key;
+    const guint8 *p = seg->bytes + dir[entry].pos;
+    guint64 key = dir[entry].key;
     guint n_groups = MIN(MODEL_LIFE_DIR_EVERY, seg->n_groups - entry * MODEL_LIFE_DIR_EVERY);
     for (guint g = 0; g < n_groups; g++) {
       if (g > 0) {
@@ -212,11 +482,14 @@ void model_life_find(const gs_trace_model *m, guint32 k, GArray *groups) {
       if (counts & 1)
         p = model_get_varint(p, &n_extra);
       if (key == k) {
-        model_life_group found = {p, seg->first, (guint32)(counts >> 1), (guint32)n_extra};
+        model_life_group found = {p, seg->first, (guint32)(counts >> 2), (guint32)n_extra,
+                                  (counts & 2) != 0};
         g_array_append_val(groups, found);
         break;
       }
-      p = skip_events(p, (counts >> 1) + n_extra);
+      guint64 step;
+      for (guint64 i = 0; i < (counts >> 2) + n_extra; i++)
+        p = model_get_varint(p, &step);
     }
   }
 }

@@ -7,7 +7,8 @@
  * joining a tree renames). Full segments of those are sealed into postings sorted by key
  * (model-life-index.c), so a query looks each key up per segment, scans only the newest
  * segment, and decodes only the events whose fields it must follow: the tensor's creation
- * (for its storage) and its moves into parameters (for the new handle). */
+ * (for its storage) and its moves into parameters (for the new handle). The answer is merged
+ * straight from the segments' varints. */
 #include "model-private.h"
 
 #include <stdlib.h>
@@ -155,20 +156,121 @@ static const kind_life lives[GS_TRACE_KIND_COUNT] = {GS_TRACE_KINDS(KIND_LIFE)};
 void model_life_add(gs_trace_model *m, const gs_trace_event *e, guint64 index) {
   if (index - m->life_open_first >= m->life_segment_events)
     model_life_seal(m);
+  if (m->life_merge) {
+    m->life_merge_credit += MODEL_LIFE_MERGE_RATE;
+    if (m->life_merge_credit >= (guint64)MODEL_LIFE_MERGE_RATE * MODEL_LIFE_MERGE_STEP)
+      model_life_merge_step(m);
+  }
   const life_event l = {m, e, index};
   guint32 key = e->kind > 0 && e->kind < GS_TRACE_KIND_COUNT ? lives[e->kind](&l) : 0;
   g_array_append_val(m->life_keys, key);
+  if (key && MODEL_LIFE_FOLLOW(e->kind) && m->life_segment_events != G_MAXUINT) {
+    if (!m->life_follow)
+      m->life_follow = g_malloc0((m->life_segment_events + 7) / 8);
+    guint64 place = index - m->life_open_first;
+    m->life_follow[place >> 3] |= (guint8)(1u << (place & 7));
+  }
 }
 
-/* One key's events (its primary or its extra ones), ascending. */
-typedef struct life_run {
-  guint64 *v;
-  gsize n;
-} life_run;
+/* Where the index keeps one key's events: its group in each sealed segment that has it, oldest
+ * first, and the open segment's events (whose own key it is, and where it is an extra key). */
+typedef struct life_found {
+  GArray *groups;                    /* model_life_group */
+  GArray *open_primary, *open_extra; /* guint64 event indices, ascending */
+  guint64 n;                         /* all of them */
+} life_found;
 
-/* An array of n event indices (and one more) for a query's runs, scratch and answer. A
- * parameter's life on a long log is megabytes written once into fresh memory: on huge pages
- * where the kernel has them, since 4 KiB page faults were most of a first query. g_free it. */
+static void found_clear(gpointer p) {
+  life_found *f = p;
+  g_array_unref(f->groups);
+  g_array_unref(f->open_primary);
+  g_array_unref(f->open_extra);
+}
+
+static GArray *founds_new(void) {
+  GArray *founds = g_array_new(FALSE, FALSE, sizeof(life_found));
+  g_array_set_clear_func(founds, found_clear);
+  return founds;
+}
+
+/* Looks key k up: sealed segments answer from their sorted postings (counts only, nothing
+ * decoded), the open segment is scanned. Appends to founds and returns it. */
+static const life_found *find(const gs_trace_model *m, guint32 k, GArray *founds) {
+  life_found f = {g_array_new(FALSE, FALSE, sizeof(model_life_group)),
+                  g_array_new(FALSE, FALSE, sizeof(guint64)),
+                  g_array_new(FALSE, FALSE, sizeof(guint64)), 0};
+  model_life_find(m, k, f.groups);
+  for (guint g = 0; g < f.groups->len; g++) {
+    const model_life_group *group = &g_array_index(f.groups, model_life_group, g);
+    f.n += (guint64)group->primaries + group->extras;
+  }
+  const guint32 *keys = (const guint32 *)m->life_keys->data;
+  for (guint64 i = 0; i < m->life_keys->len; i++)
+    if (G_UNLIKELY(keys[i] == k)) {
+      guint64 at = m->life_open_first + i;
+      g_array_append_val(f.open_primary, at);
+    }
+  const model_posting *extra = (const model_posting *)m->life_extra->data;
+  for (guint i = 0; i < m->life_extra->len; i++)
+    if (G_UNLIKELY(extra[i].key == k)) {
+      guint64 at = extra[i].index;
+      g_array_append_val(f.open_extra, at);
+    }
+  f.n += f.open_primary->len + f.open_extra->len;
+  g_array_append_val(founds, f);
+  return &g_array_index(founds, life_found, founds->len - 1);
+}
+
+/* One list of a key's events in one segment, read as it is merged: varint steps from `at`
+ * (a sealed group's), or event indices (the open segment's). */
+typedef struct life_cursor {
+  const guint8 *p;
+  const guint64 *v;
+  guint64 left, at;
+  guint64 first; /* its segment's first event: lists of one segment are merged together */
+} life_cursor;
+
+static inline guint64 cursor_next(life_cursor *c) {
+  c->left--;
+  if (c->p) {
+    guint64 step;
+    c->p = model_get_varint(c->p, &step);
+    c->at += step;
+  } else {
+    c->at = *c->v++;
+  }
+  return c->at;
+}
+
+static void skip_steps(life_cursor *c, guint64 n) {
+  guint64 step;
+  for (guint64 i = 0; i < n; i++)
+    c->p = model_get_varint(c->p, &step);
+}
+
+/* A key's primary (or extra) lists, oldest first, appended to cursors. */
+static void add_cursors(const life_found *f, gboolean extras, GArray *cursors) {
+  for (guint g = 0; g < f->groups->len; g++) {
+    const model_life_group *group = &g_array_index(f->groups, model_life_group, g);
+    life_cursor c = {
+        .p = group->events, .left = group->primaries, .at = group->first, .first = group->first};
+    if (extras) {
+      skip_steps(&c, group->primaries);
+      c.left = group->extras;
+    }
+    if (c.left)
+      g_array_append_val(cursors, c);
+  }
+  GArray *open = extras ? f->open_extra : f->open_primary;
+  if (open->len) {
+    life_cursor c = {.v = (const guint64 *)open->data, .left = open->len, .first = G_MAXUINT64};
+    g_array_append_val(cursors, c);
+  }
+}
+
+/* An array of n event indices (and one more) for a query's answer. A parameter's life on a
+ * long log is megabytes written once into fresh memory: on huge pages where the kernel has
+ * them, since 4 KiB page faults were most of a first query. g_free it. */
 static guint64 *big_array(gsize n) {
   enum { HUGE_PAGE = 2u << 20 };
   gsize bytes = (n + 1) * sizeof(guint64);
@@ -182,94 +284,77 @@ static guint64 *big_array(gsize n) {
   return p;
 }
 
-/* Adds key k's two runs to runs: every event whose own key is k, and those where k is an
- * extra key. Sealed segments answer from their sorted postings, then the open one is scanned;
- * everything is counted first, so each run is sized once. Returns the primary run. */
-static life_run scan(const gs_trace_model *m, guint32 k, GArray *runs) {
-  g_autoptr(GArray) groups = g_array_new(FALSE, FALSE, sizeof(model_life_group));
-  model_life_find(m, k, groups);
-  const guint32 *keys = (const guint32 *)m->life_keys->data;
-  const model_posting *extra = (const model_posting *)m->life_extra->data;
-  guint64 n_keys = m->life_keys->len;
-  gsize n_primary = 0, n_extra = 0;
-  for (guint g = 0; g < groups->len; g++) {
-    n_primary += g_array_index(groups, model_life_group, g).primaries;
-    n_extra += g_array_index(groups, model_life_group, g).extras;
+/* Merges the lists c[0, n) (one segment's) into out, ascending and without repeats (an event
+ * may be found by two keys, and one list may name an event twice: a node saving a tensor
+ * twice; *last is the one written last); returns the end of what it wrote. A few lists, so
+ * the smallest head is found by looking at each, and its list is copied on up to the next
+ * smallest head in a tight loop: a parameter's own events rarely interleave with the rest. */
+static guint64 *merge_segment(life_cursor *c, guint n, guint64 *out, guint64 *last) {
+  guint64 few[16];
+  g_autofree guint64 *many = n > G_N_ELEMENTS(few) ? g_new(guint64, n) : NULL;
+  guint64 *head = many ? many : few;
+  for (guint k = 0; k < n; k++)
+    head[k] = cursor_next(&c[k]);
+  while (n > 0) {
+    guint min = 0;
+    guint64 second = G_MAXUINT64;
+    for (guint k = 1; k < n; k++) {
+      if (head[k] < head[min]) {
+        second = head[min];
+        min = k;
+      } else if (head[k] < second) {
+        second = head[k];
+      }
+    }
+    guint64 at = head[min], prev = *last;
+    for (;;) {
+      if (at != prev)
+        *out++ = prev = at;
+      if (!c[min].left) {
+        n--;
+        c[min] = c[n];
+        head[min] = head[n];
+        break;
+      }
+      at = cursor_next(&c[min]);
+      if (at > second) {
+        head[min] = at;
+        break;
+      }
+    }
+    *last = prev;
   }
-  for (guint64 i = 0; i < n_keys; i++)
-    n_primary += keys[i] == k;
-  for (guint i = 0; i < m->life_extra->len; i++)
-    n_extra += extra[i].key == k;
-  life_run primary = {big_array(n_primary), n_primary}, extras = {big_array(n_extra), n_extra};
-  guint64 *p = primary.v, *e = extras.v;
-  for (guint g = 0; g < groups->len; g++) {
-    p = model_life_take(&g_array_index(groups, model_life_group, g), FALSE, p);
-    e = model_life_take(&g_array_index(groups, model_life_group, g), TRUE, e);
-  }
-  for (guint64 i = 0; i < n_keys; i++)
-    if (G_UNLIKELY(keys[i] == k))
-      *p++ = m->life_open_first + i;
-  for (guint i = 0; i < m->life_extra->len; i++)
-    if (G_UNLIKELY(extra[i].key == k))
-      *e++ = extra[i].index;
-  g_array_append_val(runs, primary);
-  g_array_append_val(runs, extras);
-  return primary;
+  return out;
 }
 
-static void run_clear(gpointer run) { g_free(((life_run *)run)->v); }
-
-static GArray *runs_new(void) {
-  GArray *runs = g_array_new(FALSE, FALSE, sizeof(life_run));
-  g_array_set_clear_func(runs, run_clear);
-  return runs;
-}
-
-/* a and b ascending (repeats allowed) into out, ascending without repeats; returns its
- * length. */
-static gsize merge_unique(const guint64 *a, gsize na, const guint64 *b, gsize nb, guint64 *out) {
-  gsize i = 0, j = 0, n = 0;
-  guint64 last = G_MAXUINT64; /* event indices are below 2^32 */
-  while (i < na && j < nb) {
-    guint64 x = a[i] <= b[j] ? a[i++] : b[j++];
-    if (x != last)
-      out[n++] = last = x;
-  }
-  for (; i < na; i++)
-    if (a[i] != last)
-      out[n++] = last = a[i];
-  for (; j < nb; j++)
-    if (b[j] != last)
-      out[n++] = last = b[j];
-  return n;
-}
-
-static gint by_length(gconstpointer a, gconstpointer b) {
-  gsize x = ((const life_run *)a)->n, y = ((const life_run *)b)->n;
+static gint by_segment(gconstpointer a, gconstpointer b) {
+  guint64 x = ((const life_cursor *)a)->first, y = ((const life_cursor *)b)->first;
   return x < y ? -1 : x > y;
 }
 
-/* The union of the runs, ascending and without repeats (an event may be found by two keys),
- * in a new array of *n. Shortest runs first, so a parameter's long run is copied once, in the
- * last merge, straight into the answer: a merge, not a sort of everything found (a third of a
- * query at 2 M events). */
-static guint64 *merge_runs(GArray *runs, guint *n) {
-  g_array_sort(runs, by_length);
-  gsize total = 0;
-  for (guint r = 0; r < runs->len; r++)
-    total += g_array_index(runs, life_run, r).n;
-  life_run longest = runs->len ? g_array_index(runs, life_run, runs->len - 1) : (life_run){0};
-  g_autofree guint64 *acc = big_array(total - longest.n), *next = big_array(total - longest.n);
-  gsize acc_n = 0;
-  for (guint r = 0; r + 1 < runs->len; r++) {
-    const life_run *run = &g_array_index(runs, life_run, r);
-    acc_n = merge_unique(acc, acc_n, run->v, run->n, next);
-    guint64 *t = acc;
-    acc = next;
-    next = t;
+/* Every event the founds hold, ascending and without repeats, in a new array of *n: the
+ * segments' varints are merged straight into the answer, a segment at a time (segments cover
+ * the log in order), with no intermediate runs. */
+static guint64 *merge_founds(GArray *founds, guint *n) {
+  g_autoptr(GArray) cursors = g_array_new(FALSE, FALSE, sizeof(life_cursor));
+  guint64 total = 0;
+  for (guint f = 0; f < founds->len; f++) {
+    const life_found *found = &g_array_index(founds, life_found, f);
+    add_cursors(found, FALSE, cursors);
+    add_cursors(found, TRUE, cursors);
+    total += found->n;
   }
-  guint64 *out = big_array(total);
-  *n = (guint)merge_unique(acc, acc_n, longest.v, longest.n, out);
+  g_array_sort(cursors, by_segment);
+  guint64 *out = big_array(total), *end = out, last = G_MAXUINT64;
+  life_cursor *c = (life_cursor *)cursors->data;
+  for (guint i = 0; i < cursors->len;) {
+    guint j = i + 1;
+    while (j < cursors->len && c[j].first == c[i].first)
+      j++;
+    end = merge_segment(c + i, j - i, end, &last);
+    i = j;
+  }
+  *n = (guint)(end - out);
   return out;
 }
 
@@ -279,8 +364,8 @@ static guint64 *merge_runs(GArray *runs, guint *n) {
 /* Does e concern one of the tensor's handles, or (storage events, in-place writes) its
  * storage? The same reading of "concerns" the keys were made with. A module's tree is read
  * from the head state: child links never change once recorded. */
-static gboolean concerns(const gs_trace_model *m, const gs_trace_event *e, const guint64 *ids,
-                         guint n, guint64 storage) {
+gboolean model_life_concerns(const gs_trace_model *m, const gs_trace_event *e, const guint64 *ids,
+                             guint n, guint64 storage) {
   for (guint k = 0; k < n; k++) {
     guint64 id = ids[k];
     if (e->kind == GS_TRACE_MODULE_CHILD) {
@@ -317,38 +402,53 @@ static gboolean concerns(const gs_trace_model *m, const gs_trace_event *e, const
 void gs_trace_model_tensor_life(const gs_trace_model *cm, guint64 tensor_id, guint64 **indices,
                                 guint *n) {
   gs_trace_model *m = (gs_trace_model *)cm; /* decoding moves a private decoder only */
-  g_autoptr(GArray) runs = runs_new();
+  g_autoptr(GArray) founds = founds_new();
   g_autoptr(GArray) handles = g_array_new(FALSE, FALSE, sizeof(guint64));
   g_array_append_val(handles, tensor_id);
   guint64 storage = 0;
   /* Each handle the tensor had (a parameter takes over its handle), and its storage. */
   for (guint h = 0; h < handles->len && h < 64; h++) {
     guint64 id = g_array_index(handles, guint64, h);
-    life_run own = scan(m, life_key(id, KEY_TENSOR), runs);
+    const life_found *own = find(m, life_key(id, KEY_TENSOR), founds);
     /* Only events about the tensor itself carry what to follow: its creation (the storage)
-     * and its moves. Views made from it are extras: never decoded. */
-    for (gsize i = 0; i < own.n; i++) {
-      guint64 at = own.v[i];
-      gs_trace_kind kind = gs_trace_model_kind_at(m, at);
-      if (kind != GS_TRACE_TENSOR_CREATE && kind != GS_TRACE_TENSOR_MOVE)
+     * and its moves. Views made from it are extras: never decoded. Only groups flagged as
+     * holding one are read, event by event. */
+    g_autoptr(GArray) follow = g_array_new(FALSE, FALSE, sizeof(guint64));
+    for (guint g = 0; g < own->groups->len; g++) {
+      const model_life_group *group = &g_array_index(own->groups, model_life_group, g);
+      if (!group->follow) /* most: no creation or move among them */
         continue;
+      life_cursor c = {.p = group->events, .left = group->primaries, .at = group->first};
+      while (c.left) {
+        guint64 at = cursor_next(&c);
+        if (G_UNLIKELY(MODEL_LIFE_FOLLOW(gs_trace_model_kind_at(m, at))))
+          g_array_append_val(follow, at);
+      }
+    }
+    for (guint i = 0; i < own->open_primary->len; i++) {
+      guint64 at = g_array_index(own->open_primary, guint64, i);
+      if (MODEL_LIFE_FOLLOW(gs_trace_model_kind_at(m, at)))
+        g_array_append_val(follow, at);
+    }
+    for (guint i = 0; i < follow->len; i++) {
+      guint64 at = g_array_index(follow, guint64, i);
       gs_trace_event e;
       if (!model_decode(m, &m->query_decoder, at, &e) || e.tensor != id)
         continue;
-      if (kind == GS_TRACE_TENSOR_MOVE && e.target && e.target != id) {
+      if (e.kind == GS_TRACE_TENSOR_MOVE && e.target && e.target != id) {
         gboolean seen = FALSE;
         for (guint k = 0; k < handles->len; k++)
           seen = seen || g_array_index(handles, guint64, k) == e.target;
         if (!seen)
           g_array_append_val(handles, e.target);
-      } else if (kind == GS_TRACE_TENSOR_CREATE && e.storage && h == 0) {
+      } else if (e.kind == GS_TRACE_TENSOR_CREATE && e.storage && h == 0) {
         storage = e.storage;
-        scan(m, life_key(e.storage, KEY_STORAGE), runs);
+        find(m, life_key(e.storage, KEY_STORAGE), founds);
       }
     }
   }
   guint out = 0;
-  guint64 *hits = merge_runs(runs, &out);
+  guint64 *hits = merge_founds(founds, &out);
   /* Keys are 32-bit hashes: another tensor may share one (about once in a thousand queries
    * on a log of millions of tensors). A short life (most are: a step's temporaries, in one
    * or two chunks) is checked event by event; a long one (a parameter's) is left as found. */
@@ -357,7 +457,7 @@ void gs_trace_model_tensor_life(const gs_trace_model *cm, guint64 tensor_id, gui
     for (guint i = 0; i < out; i++) {
       gs_trace_event e;
       if (model_decode(m, &m->query_decoder, hits[i], &e) &&
-          concerns(m, &e, (const guint64 *)handles->data, handles->len, storage))
+          model_life_concerns(m, &e, (const guint64 *)handles->data, handles->len, storage))
         hits[kept++] = hits[i];
     }
     out = kept;
@@ -369,10 +469,10 @@ void gs_trace_model_tensor_life(const gs_trace_model *cm, guint64 tensor_id, gui
 }
 
 GArray *model_storage_writes(gs_trace_model *m, guint64 storage) {
-  g_autoptr(GArray) runs = runs_new();
-  scan(m, life_key(storage, KEY_STORAGE), runs);
+  g_autoptr(GArray) founds = founds_new();
+  find(m, life_key(storage, KEY_STORAGE), founds);
   guint n = 0;
-  g_autofree guint64 *hits = merge_runs(runs, &n);
+  g_autofree guint64 *hits = merge_founds(founds, &n);
   GArray *writes = g_array_new(FALSE, FALSE, sizeof(guint64));
   for (guint i = 0; i < n; i++)
     if (gs_trace_model_kind_at(m, hits[i]) == GS_TRACE_INPLACE_WRITE)

@@ -159,16 +159,17 @@ struct gs_trace_model {
   /* Tensor life (model-life.c): each event's key and extra (key, event) pairs. The newest
    * segment's are kept as they come (a key per event, the extras in order); a full segment is
    * sealed into postings sorted by key (model-life-index.c), so a life is a few lookups per
-   * segment instead of a scan of every event's key. */
+   * segment instead of a scan of every event's key. Sealed segments are merged into bigger
+   * ones as the log grows, a little at a time, so a key is looked up in a few dozen. */
   guint life_segment_events; /* events per segment; G_MAXUINT: never sealed (tests) */
   guint64 life_open_first;   /* the first event of the open segment */
   GArray *life_keys;         /* guint32 per event of the open segment, 0 for none */
   GArray *life_extra;        /* model_posting of the open segment */
   GArray *life_segments;     /* model_life_segment, sealed, in event order */
-  GArray *life_dir;          /* model_life_dir of every sealed segment */
-  guint8 *life_bytes;        /* every sealed segment's groups */
-  gsize life_bytes_len, life_bytes_cap;
   struct model_life_sorter *life_sorter; /* sealing's scratch, kept between seals */
+  guint8 *life_follow; /* a bit per event of the open segment: MODEL_LIFE_FOLLOW (if sealing) */
+  struct model_life_merge *life_merge;   /* the merge under way, NULL for none */
+  guint64 life_merge_credit;             /* postings the merge may still take */
   /* the last tensor filtered on (model-filter.c), until more events arrive */
   guint64 life_cache_tensor, life_cache_events;
   guint64 *life_cache;
@@ -247,21 +248,40 @@ static inline const guint8 *model_get_varint(const guint8 *p, guint64 *out) {
 /* A sealed segment of the life index: its keys' groups in ascending key order, each group its
  * key (a varint step from the group before, or in full in the directory every
  * MODEL_LIFE_DIR_EVERY groups), the count of events it is the primary key of and of those it
- * is an extra key of, then those events as ascending varint steps from the segment's first. */
+ * is an extra key of (the first with two flags: extras follow, and a primary is of a
+ * MODEL_LIFE_FOLLOW kind), then those events as ascending varint steps from the segment's
+ * first. A sealed segment covers MODEL_LIFE_FANOUT^level base segments: merging MODEL_LIFE_FANOUT
+ * neighbours of one level makes one of the next. */
 typedef struct model_life_segment {
-  guint64 bytes;      /* where its groups start in life_bytes */
-  guint64 first;      /* its first event */
-  guint32 dir, n_dir; /* its directory entries in life_dir */
-  guint32 n_groups;
+  guint8 *bytes;  /* its groups (owned) */
+  gsize len, cap; /* written, and held (mapped: unmapped with cap) */
+  gboolean mapped;
+  struct model_life_dir *dir; /* its directory (owned) */
+  guint32 n_dir, n_groups;
+  guint64 first;  /* its first event */
+  guint64 events; /* how many events it covers */
+  guint level;
 } model_life_segment;
 
 #define MODEL_LIFE_DIR_EVERY 16
-/* Segments of this many events: the event's place in its segment fits 16 bits. */
+/* The kinds whose events a life query decodes to follow a tensor (its storage, its new
+ * handle): a group flags whether its primaries hold one, so a parameter's millions of other
+ * events are never looked at one by one. */
+#define MODEL_LIFE_FOLLOW(kind) ((kind) == GS_TRACE_TENSOR_CREATE || (kind) == GS_TRACE_TENSOR_MOVE)
+/* Base segments of this many events: a seal's radix sort stays in cache. */
 #define MODEL_LIFE_SEGMENT (1u << 16)
+/* Segments merged at once: a key is looked up in at most FANOUT - 1 segments per level (and
+ * the merge's inputs while it runs), and each posting is rewritten once per level. */
+#define MODEL_LIFE_FANOUT 16
+/* Postings a merge may rewrite per event indexed: enough to keep up with every level (each
+ * posting is rewritten about log16(segments) times), in steps of MODEL_LIFE_MERGE_STEP events'
+ * worth, small enough not to stall a feed. */
+#define MODEL_LIFE_MERGE_RATE 32
+#define MODEL_LIFE_MERGE_STEP 1024
 
 typedef struct model_life_dir {
   guint32 key; /* the key of every MODEL_LIFE_DIR_EVERY-th group */
-  guint32 pos; /* where that group's counts start, from the segment's bytes */
+  guint32 pos; /* where that group's key step would be: its counts, from the segment's bytes */
 } model_life_dir;
 
 /* model-events.c */
@@ -320,19 +340,24 @@ void model_life_index_init(gs_trace_model *m);
 void model_life_index_clear(gs_trace_model *m);
 /* Seals the open segment (called when it is full, before the next event's keys). */
 void model_life_seal(gs_trace_model *m);
+/* Moves the merge under way forward by the credit indexing has earned (called as events come). */
+void model_life_merge_step(gs_trace_model *m);
 /* Where one sealed segment keeps key k's events: varint steps from first, its primaries (the
  * events whose own key is k) then its extras (where k is an extra key). */
 typedef struct model_life_group {
   const guint8 *events;
   guint64 first;
   guint32 primaries, extras;
+  gboolean follow; /* a primary is a creation or a move (MODEL_LIFE_FOLLOW) */
 } model_life_group;
 /* Appends to groups (of model_life_group) every sealed segment's group of key k, oldest
  * first; the open segment is the caller's to scan. Counting first lets a query size its
  * answer once. */
 void model_life_find(const gs_trace_model *m, guint32 k, GArray *groups);
-/* Writes g's primary (or extra) events to out, ascending; returns the end of what it wrote. */
-guint64 *model_life_take(const model_life_group *g, gboolean extras, guint64 *out);
+/* Does e concern one of the handles ids[0, n) of a tensor, or (storage events, in-place
+ * writes) its storage? What a life's keys were made from (tests check lives with it). */
+gboolean model_life_concerns(const gs_trace_model *m, const gs_trace_event *e, const guint64 *ids,
+                             guint n, guint64 storage);
 /* Tests: segments of this many events (at most MODEL_LIFE_SEGMENT), or G_MAXUINT for none
  * sealed (every query scans every event's key, as the model did before the index). Only
  * before the first event. */

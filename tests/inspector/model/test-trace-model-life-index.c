@@ -10,7 +10,7 @@
 
 /* A small training loop: parameters moved into a module, views, clones, detaches, in-place
  * writes, saved tensors, an optimizer's state, a scope per step. */
-static void training_work(void) {
+static void train(int steps) {
   gs_rng rng;
   gs_rng_seed(&rng, 3);
   gs_module l1 = gs_linear_new(4, 8, true, &rng), l2 = gs_linear_new(8, 2, true, &rng);
@@ -21,7 +21,7 @@ static void training_work(void) {
   }
   gs_optimizer opt = gs_sgd_new(params, 4, &(gs_sgd_options){.lr = 0.01, .momentum = 0.9});
   const int64_t x_shape[] = {3, 4}, y_shape[] = {3, 2};
-  for (int step = 0; step < 40; step++) {
+  for (int step = 0; step < steps; step++) {
     gs_scope s = gs_scope_begin("step");
     gs_tensor x = gs_randn(GS_F32, x_shape, 2, &rng), y = gs_randn(GS_F32, y_shape, 2, &rng);
     gs_tensor v = gs_t(x);
@@ -41,8 +41,13 @@ static void training_work(void) {
   gs_module_dispose(l2);
 }
 
-/* training_work's log, recorded once for every test. */
-static GBytes *training_log;
+static void training_work(void) { train(40); }
+
+/* Ten times as long: enough events for segments of 4 to merge three levels up. */
+static void long_training_work(void) { train(400); }
+
+/* training_work's log, recorded once for every test, and long_training_work's. */
+static GBytes *training_log, *long_log;
 
 static gs_trace_model *model_of(const guint8 *data, gsize len, guint segment, gsize piece) {
   gs_trace_model *m = gs_trace_model_new();
@@ -85,6 +90,14 @@ static guint assert_same_lives(gs_trace_model *a, gs_trace_model *b) {
   return compared;
 }
 
+/* Events the sealed segments cover. */
+static guint64 sealed_events(const gs_trace_model *m) {
+  guint64 events = 0;
+  for (guint s = 0; s < m->life_segments->len; s++)
+    events += g_array_index(m->life_segments, model_life_segment, s).events;
+  return events;
+}
+
 /* The log whole, with segments of several sizes (64 and 1000 split lives across many
  * segments; the default seals whole segments of a longer log), fed at once and in pieces. */
 static void test_index_answers_as_the_scan(void) {
@@ -98,7 +111,7 @@ static void test_index_answers_as_the_scan(void) {
   for (guint s = 0; s < G_N_ELEMENTS(segments); s++) {
     g_autoptr(gs_trace_model) m = model_of(data, len, segments[s], s == 1 ? 4096 : len);
     /* Sealed: every full segment but the open one. */
-    g_assert_cmpuint(m->life_segments->len, ==, (n - 1) / segments[s]);
+    g_assert_cmpuint(sealed_events(m), ==, (n - 1) / segments[s] * segments[s]);
     g_assert_cmpuint(assert_same_lives(scan, m), >, 500);
   }
 }
@@ -136,7 +149,7 @@ static void test_index_on_cut_and_damaged_logs(void) {
     g_autoptr(gs_trace_model) m = model_of(logs[l].data, logs[l].len, 64, 65536);
     g_assert_nonnull(gs_trace_model_problem(m));
     g_assert_cmpuint(gs_trace_model_n_events(m), >, 1000);
-    g_assert_cmpuint(m->life_segments->len, >, 10);
+    g_assert_cmpuint(sealed_events(m), >, 10 * 64);
     assert_same_lives(scan, m);
   }
 }
@@ -152,16 +165,132 @@ static void test_index_memory(void) {
   g_assert_cmpuint(model_life_index_bytes(m), <=, 6 * n);
 }
 
+/* Tensor id's life found by brute force: every event decoded and tested against the tensor's
+ * handles (its own, and those it was moved to, followed until no new one turns up) and the
+ * storage its creation made. */
+static GArray *brute_life(gs_trace_model *m, guint64 id) {
+  g_autoptr(GArray) handles = g_array_new(FALSE, FALSE, sizeof(guint64));
+  g_array_append_val(handles, id);
+  guint64 n = gs_trace_model_n_events(m), storage = 0;
+  for (guint found = 1; found;) {
+    found = 0;
+    for (guint64 i = 0; i < n; i++) {
+      gs_trace_event e;
+      g_assert_true(gs_trace_model_event(m, i, &e));
+      if (e.kind == GS_TRACE_TENSOR_CREATE && e.tensor == id && e.storage)
+        storage = e.storage;
+      if (e.kind != GS_TRACE_TENSOR_MOVE || !e.target)
+        continue;
+      gboolean from = FALSE, seen = FALSE;
+      for (guint h = 0; h < handles->len; h++) {
+        from = from || g_array_index(handles, guint64, h) == e.tensor;
+        seen = seen || g_array_index(handles, guint64, h) == e.target;
+      }
+      if (from && !seen) {
+        g_array_append_val(handles, e.target);
+        found++;
+      }
+    }
+  }
+  GArray *life = g_array_new(FALSE, FALSE, sizeof(guint64));
+  for (guint64 i = 0; i < n; i++) {
+    gs_trace_event e;
+    g_assert_true(gs_trace_model_event(m, i, &e));
+    if (model_life_concerns(m, &e, (const guint64 *)handles->data, handles->len, storage))
+      g_array_append_val(life, i);
+  }
+  return life;
+}
+
+/* The highest level of m's sealed segments. */
+static guint top_level(const gs_trace_model *m) {
+  guint top = 0;
+  for (guint s = 0; s < m->life_segments->len; s++)
+    top = MAX(top, g_array_index(m->life_segments, model_life_segment, s).level);
+  return top;
+}
+
+/* A long log in segments of 4 events, so they merge three levels up (16, 256 and 4096
+ * segments of 4): the lives of the first tensors (the parameters, whose lives span every
+ * segment) and of every 97th tensor made are what a brute-force scan of the events finds.
+ * Fed in pieces, the lives so far are checked against the unsealed model's scan at each
+ * piece, some of them while a merge is under way. */
+static void test_merged_segments_answer_as_brute_force(void) {
+  gsize len = 0;
+  const guint8 *data = g_bytes_get_data(long_log, &len);
+  g_autoptr(gs_trace_model) m = gs_trace_model_new();
+  g_autoptr(gs_trace_model) scan = gs_trace_model_new();
+  gs_trace_model_set_life_segment(m, 4);
+  gs_trace_model_set_life_segment(scan, G_MAXUINT);
+  gsize piece = len / 29 + 1;
+  guint mid_merge = 0;
+  for (gsize at = 0; at < len; at += piece) {
+    gs_trace_model_feed(m, data + at, MIN(piece, len - at));
+    gs_trace_model_feed(scan, data + at, MIN(piece, len - at));
+    mid_merge += m->life_merge != NULL;
+    guint64 n = gs_trace_model_n_events(m), created = 0;
+    for (guint64 i = 0; i < n; i++) {
+      if (gs_trace_model_kind_at(m, i) != GS_TRACE_TENSOR_CREATE || created++ % 211)
+        continue;
+      gs_trace_event e;
+      g_assert_true(gs_trace_model_event(m, i, &e));
+      g_autofree guint64 *want = NULL, *got = NULL;
+      guint n_want = 0, n_got = 0;
+      gs_trace_model_tensor_life(scan, e.tensor, &want, &n_want);
+      gs_trace_model_tensor_life(m, e.tensor, &got, &n_got);
+      g_assert_cmpmem(got, sizeof(guint64) * n_got, want, sizeof(guint64) * n_want);
+    }
+  }
+  gs_trace_model_finish(m);
+  g_assert_null(gs_trace_model_problem(m));
+  guint64 n = gs_trace_model_n_events(m);
+  g_assert_cmpuint(n, >, 4 * 4096 * 2);
+  g_assert_cmpuint(top_level(m), >=, 3);
+  g_assert_cmpuint(m->life_segments->len, <, 3 * MODEL_LIFE_FANOUT);
+  g_assert_cmpuint(sealed_events(m), ==, (n - 1) / 4 * 4);
+  g_assert_cmpuint(mid_merge, >, 0);
+
+  guint64 created = 0;
+  guint checked = 0;
+  guint64 widest = 0;
+  for (guint64 i = 0; i < n; i++) {
+    if (gs_trace_model_kind_at(m, i) != GS_TRACE_TENSOR_CREATE)
+      continue;
+    if (created++ >= 4 && created % 97)
+      continue;
+    gs_trace_event e;
+    g_assert_true(gs_trace_model_event(m, i, &e));
+    guint64 tensor = e.tensor;
+    g_autoptr(GArray) want = brute_life(m, tensor);
+    g_autofree guint64 *got = NULL;
+    guint n_got = 0;
+    gs_trace_model_tensor_life(m, tensor, &got, &n_got);
+    g_assert_cmpmem(got, sizeof(guint64) * n_got, want->data, sizeof(guint64) * want->len);
+    g_assert_cmpuint(n_got, >, 0);
+    widest = MAX(widest, got[n_got - 1] - got[0]);
+    checked++;
+  }
+  g_assert_cmpuint(checked, >, 20);
+  /* A parameter's life crosses segments of every level (a level-3 one is 4 * 4096 events). */
+  g_assert_cmpuint(widest, >, 2 * 4 * 4096);
+}
+
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   char *path = record_log(training_work);
   training_log = read_log_bytes(path);
   remove_log(path);
+  path = record_log(long_training_work);
+  long_log = read_log_bytes(path);
+  remove_log(path);
   g_test_add_func("/trace-model/life-index/answers-as-the-scan", test_index_answers_as_the_scan);
   g_test_add_func("/trace-model/life-index/while-feeding", test_index_while_feeding);
   g_test_add_func("/trace-model/life-index/cut-and-damaged", test_index_on_cut_and_damaged_logs);
   g_test_add_func("/trace-model/life-index/memory", test_index_memory);
+  g_test_add_func("/trace-model/life-index/merged-as-brute-force",
+                  test_merged_segments_answer_as_brute_force);
   int status = g_test_run();
   g_bytes_unref(training_log);
+  g_bytes_unref(long_log);
   return status;
 }
