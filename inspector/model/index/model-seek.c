@@ -8,10 +8,11 @@
  *
  * A huge state (200,000 tensors alive) is not: a copy of it is tens of megabytes. Its alive
  * objects and storages are then kept as records shared between keyframes (replay-records.h),
- * so a keyframe costs what changed since the one before; what bounds their number is then the
- * time to take one, which compares every record with the last keyframe's. The budget: all
- * keyframes cost at most KEYFRAME_BYTES_PER_EVENT per event plus one copy of the largest set of
- * records ever kept. */
+ * so a keyframe costs what changed since the one before, and taking one compares only the
+ * records the head marked as changed since (gs_replay_track_changes). The budget: all
+ * keyframes cost at most KEYFRAME_BYTES_PER_EVENT per event plus KEYFRAME_PEAK_COPIES copies
+ * of the largest set of records ever kept. A seek to such a keyframe moves the records its
+ * cursor holds (gs_replay_records_seek) rather than copying every one. */
 #include "model-private.h"
 
 #include <string.h>
