@@ -116,6 +116,18 @@ static void assert_object_equal(const gs_replay_object *a, const gs_replay_objec
   g_assert_cmpuint(a->holder, ==, b->holder);
   g_assert_cmpuint(a->owner, ==, b->owner);
   g_assert_cmpuint(a->create_seq, ==, b->create_seq);
+  g_assert_cmpuint(a->thread, ==, b->thread);
+  g_assert_cmpuint(a->site, ==, b->site);
+  g_assert_cmpuint(a->dtype, ==, b->dtype);
+  g_assert_cmpuint(a->origin, ==, b->origin);
+  g_assert_cmpuint(a->source, ==, b->source);
+  g_assert_cmpint(a->requires_grad, ==, b->requires_grad);
+  g_assert_cmpint(a->ndim, ==, b->ndim);
+  g_assert_cmpmem(a->shape, sizeof a->shape, b->shape, sizeof b->shape);
+  g_assert_cmpmem(a->strides, sizeof a->strides, b->strides, sizeof b->strides);
+  g_assert_cmpint(a->offset, ==, b->offset);
+  g_assert_cmpint(a->before_recording, ==, b->before_recording);
+  g_assert_cmpuint(a->object_kind, ==, b->object_kind);
   g_assert_cmpint(a->parameter, ==, b->parameter);
   g_assert_cmpuint(a->saved_refs, ==, b->saved_refs);
   g_assert_cmpuint(a->dataset_refs, ==, b->dataset_refs);
@@ -139,6 +151,45 @@ static void assert_scope_equal(const gs_replay_scope *a, const gs_replay_scope *
   g_assert_cmpuint(a->group, ==, b->group);
 }
 
+/* Each alive storage of one state, as its queries tell it, found alike in another. */
+typedef struct storage_facts {
+  guint64 id, own_bytes, version, shares_with;
+  guint saved_refs, memory, peer;
+  gboolean version_known;
+} storage_facts;
+
+static void collect_storage(guint64 id, guint64 own_bytes, guint saved_refs, gpointer data) {
+  g_array_append_val(data,
+                     ((storage_facts){.id = id, .own_bytes = own_bytes, .saved_refs = saved_refs}));
+}
+
+static void assert_storages_equal(const gs_replay *a, const gs_replay *b) {
+  g_autoptr(GArray) xa = g_array_new(FALSE, TRUE, sizeof(storage_facts));
+  g_autoptr(GArray) xb = g_array_new(FALSE, TRUE, sizeof(storage_facts));
+  gs_replay_foreach_storage(a, collect_storage, xa);
+  gs_replay_foreach_storage(b, collect_storage, xb);
+  g_assert_cmpuint(xa->len, ==, xb->len);
+  g_assert_cmpuint(xa->len, ==, a->live_storages);
+  for (guint i = 0; i < xa->len; i++) {
+    const storage_facts *s = &g_array_index(xa, storage_facts, i);
+    guint64 own = 0, va = 0, vb = 0;
+    guint saved = 0, ma = 0, pa = 0, mb = 0, pb = 0;
+    g_assert_true(gs_replay_storage(b, s->id, &own, &saved));
+    g_assert_cmpuint(own, ==, s->own_bytes);
+    g_assert_cmpuint(saved, ==, s->saved_refs);
+    gboolean ka = gs_replay_storage_version(a, s->id, &va);
+    g_assert_cmpint(ka, ==, gs_replay_storage_version(b, s->id, &vb));
+    if (ka)
+      g_assert_cmpuint(va, ==, vb);
+    g_assert_cmpuint(gs_replay_storage_shares_bytes_with(a, s->id), ==,
+                     gs_replay_storage_shares_bytes_with(b, s->id));
+    gboolean has_bytes = gs_replay_storage_memory(a, s->id, &ma, &pa);
+    g_assert_cmpint(has_bytes, ==, gs_replay_storage_memory(b, s->id, &mb, &pb));
+    g_assert_cmpuint(ma, ==, mb);
+    g_assert_cmpuint(pa, ==, pb);
+  }
+}
+
 void assert_replay_equal(const gs_replay *a, const gs_replay *b) {
   g_assert_cmpuint(a->events, ==, b->events);
   g_assert_cmpuint(a->live_bytes, ==, b->live_bytes);
@@ -152,7 +203,11 @@ void assert_replay_equal(const gs_replay *a, const gs_replay *b) {
     const gs_replay_object *p = g_hash_table_lookup(b->objects, &o->id);
     g_assert_nonnull(p);
     assert_object_equal(o, p);
+    if (o->id) /* its index agrees with its table */
+      g_assert_true(gs_replay_object_get(b, o->id) == p);
   }
+  g_assert_cmpuint(gs_id_table_size(b->object_index), ==, g_hash_table_size(b->objects));
+  assert_storages_equal(a, b);
   g_assert_cmpuint(a->scope_list->len, ==, b->scope_list->len);
   for (guint i = 0; i < a->scope_list->len; i++) {
     assert_scope_equal(a->scope_list->pdata[i], b->scope_list->pdata[i]);

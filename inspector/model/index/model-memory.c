@@ -293,6 +293,7 @@ static void retract_object(gs_trace_model *m, gs_replay_object *o) {
     touch(&m->memory->touched_storages, o->storage);
   }
   o->tally_category = 0;
+  gs_replay_mark_object(m->head, o->id); /* the keyframes' records keep tally_category */
 }
 
 static void assert_tally(gs_trace_model *m, gs_replay_tally *t);
@@ -307,6 +308,7 @@ static void assert_object(gs_trace_model *m, gs_replay_object *o) {
     return;
   gs_mem_category cat = object_category(m->head, o);
   o->tally_category = cat + 1;
+  gs_replay_mark_object(m->head, o->id);
   t->counts[cat]++;
   retract_storage(m->memory, t);
   assert_tally(m, t);

@@ -8,10 +8,11 @@
  *
  * A huge state (200,000 tensors alive) is not: a copy of it is tens of megabytes. Its alive
  * objects and storages are then kept as records shared between keyframes (replay-records.h),
- * so a keyframe costs what changed since the one before; what bounds their number is then the
- * time to take one, which compares every record with the last keyframe's. The budget: all
- * keyframes cost at most KEYFRAME_BYTES_PER_EVENT per event plus one copy of the largest set of
- * records ever kept. */
+ * so a keyframe costs what changed since the one before, and taking one compares only the
+ * records the head marked as changed since (gs_replay_track_changes). The budget: all
+ * keyframes cost at most KEYFRAME_BYTES_PER_EVENT per event plus KEYFRAME_PEAK_COPIES copies
+ * of the largest set of records ever kept. A seek to such a keyframe moves the records its
+ * cursor holds (gs_replay_records_seek) rather than copying every one. */
 #include "model-private.h"
 
 #include <string.h>
@@ -22,6 +23,15 @@
 /* ... and a keyframe of shared records waits this many events per record it compares, so
  * taking them adds a bounded share to indexing (a compare is cheaper than an event). */
 #define KEYFRAME_EVENTS_PER_RECORD 1
+/* Keyframes of shared records are at least this many events apart (a seek replays at most
+ * about this many: 16-25 ms), and together may cost up to this many copies of the largest
+ * set of records kept (beyond KEYFRAME_BYTES_PER_EVENT): while 200,000 tensors are made or
+ * disposed every keyframe's buckets change, and with one copy the budget left 800,000 events
+ * without a keyframe after they were made. */
+#define KEYFRAME_SHARED_EVENTS 65536
+#define KEYFRAME_PEAK_COPIES 2
+/* A state too big for a plain copy soon is weighed again at least this often (below). */
+#define KEYFRAME_REWEIGH_EVENTS 16384
 
 /* Roughly what a copy of r costs (records, hash tables, arrays). */
 static guint64 state_bytes(const gs_replay *r) {
@@ -55,12 +65,14 @@ static guint64 records_bytes(const gs_replay *r) {
  * (then the next try waits for the events that pay for them). FALSE if k is not kept. */
 static gboolean take_shared(gs_trace_model *m, const model_keyframe *last, model_keyframe *k) {
   guint64 bytes = 0;
+  /* The head tracks its changes since last only if last kept records. */
   k->records = gs_replay_records_take(m->head, last ? last->records : NULL, &bytes);
   if (!k->records)
     return TRUE; /* a state records cannot keep: copied whole */
   m->keyframe_peak_records = MAX(m->keyframe_peak_records, gs_replay_records_cost(m->head));
   bytes += state_bytes(m->head) - records_bytes(m->head);
-  guint64 allowed = k->applied * KEYFRAME_BYTES_PER_EVENT + m->keyframe_peak_records;
+  guint64 allowed =
+      k->applied * KEYFRAME_BYTES_PER_EVENT + KEYFRAME_PEAK_COPIES * m->keyframe_peak_records;
   if (!m->keyframe_fixed && m->keyframe_bytes + bytes > allowed) {
     gs_replay_records_free(k->records);
     m->keyframe_check_at = k->applied + (m->keyframe_bytes + bytes - allowed) /
@@ -82,14 +94,28 @@ void model_keyframes_after(gs_trace_model *m, guint64 applied) {
       return;
     if (!m->keyframe_fixed) {
       /* Weighing the state walks every thread's open scopes: done once per event it would be
-       * quadratic (100,000 threads), so the next weighing waits for the events it asks for. */
+       * quadratic (100,000 threads), so the next weighing waits for the events it asks for.
+       * Taking shared records compares the records that changed since the last keyframe when
+       * the head tracked them (it did if that one kept records), else every alive one. */
       guint64 bytes = state_bytes(m->head);
+      guint64 compared = m->head->changed_objects && last->records
+                             ? gs_id_table_size(m->head->changed_objects) +
+                                   gs_id_table_size(m->head->changed_storages)
+                             : gs_replay_records_count(m->head);
       guint64 wait = share ? MAX((bytes - records_bytes(m->head)) / KEYFRAME_BYTES_PER_EVENT,
-                                 (guint64)gs_replay_records_count(m->head) *
-                                     KEYFRAME_EVENTS_PER_RECORD)
+                                 compared * KEYFRAME_EVENTS_PER_RECORD)
                            : bytes / KEYFRAME_BYTES_PER_EVENT;
+      /* Shared records need not be denser than a seek's replay needs: their directories
+       * alone cost 32 KiB a keyframe. */
+      if (share && last->records)
+        wait = MAX(wait, KEYFRAME_SHARED_EVENTS);
       if (since < wait) {
+        /* Weighed again sooner if the state may grow into shared records meanwhile: a state
+         * weighed just below keyframe_share_min asked to wait for its whole copy's bytes
+         * (a million events for 8,000 tensors), long after its records could be shared. */
         m->keyframe_check_at = last->applied + wait;
+        if (!share)
+          m->keyframe_check_at = MIN(m->keyframe_check_at, applied + KEYFRAME_REWEIGH_EVENTS);
         return;
       }
     }
@@ -103,6 +129,11 @@ void model_keyframes_after(gs_trace_model *m, guint64 applied) {
   }
   m->keyframe_bytes += k.bytes;
   g_array_append_val(m->keyframes, k);
+  /* The next keyframe compares only what changes from now on (gs_replay_records_take). */
+  if (k.records)
+    gs_replay_track_changes(m->head, TRUE);
+  else if (m->head->changed_objects)
+    gs_replay_track_changes(m->head, FALSE);
 }
 
 void gs_trace_model_set_keyframe_interval(gs_trace_model *m, guint events) {
@@ -119,6 +150,10 @@ void model_keyframes_clear(gs_trace_model *m) {
     gs_replay_records_free(g_array_index(m->keyframes, model_keyframe, i).records);
   }
   g_array_set_size(m->keyframes, 0);
+  m->cursor_keyframe = 0;
+  g_clear_pointer(&m->parked, gs_replay_free);
+  m->parked_keyframe = 0;
+  gs_replay_track_changes(m->head, FALSE);
   m->keyframe_check_at = 0;
   m->keyframe_bytes = 0;
 }
@@ -140,14 +175,71 @@ static const model_keyframe *keyframe_before(const gs_trace_model *m, guint64 ap
  * scopes begun by then, in begin order) with the keyframe's own copies of the open ones put
  * in their places. Its scopes table keeps only its own records: filling it with every ended
  * scope cost 88 K inserts per seek on a 10 M event log. */
+/* What moving a cursor that holds keyframe base's records (+ 1, 0: none) to k's costs, in
+ * records copied or dropped; G_MAXUINT64 if it cannot. */
+static guint64 move_cost(const gs_trace_model *m, const gs_replay *cursor, guint base,
+                         const model_keyframe *k) {
+  if (!cursor || !base)
+    return G_MAXUINT64;
+  const model_keyframe *b = &g_array_index(m->keyframes, model_keyframe, base - 1);
+  return gs_replay_records_changed(cursor) + gs_replay_records_distance(b->records, k->records);
+}
+
+static guint64 state_records(const gs_replay *r) {
+  return g_hash_table_size(r->objects) + gs_id_table_size(r->storages);
+}
+
+/* The cursor set aside (model_parked), the one set aside before freed unless it is the
+ * bigger (freeing costs what it holds). */
+static void park(gs_trace_model *m) {
+  if (!m->cursor_keyframe) {
+    g_clear_pointer(&m->cursor, gs_replay_free);
+    return;
+  }
+  if (m->parked && state_records(m->parked) > state_records(m->cursor)) {
+    g_clear_pointer(&m->cursor, gs_replay_free);
+    return;
+  }
+  gs_replay_free(m->parked);
+  m->parked = g_steal_pointer(&m->cursor);
+  m->parked_keyframe = m->cursor_keyframe;
+}
+
 static void restore(gs_trace_model *m, const model_keyframe *k) {
-  g_clear_pointer(&m->cursor, gs_replay_free);
   gs_replay *r;
-  if (k->records) {
-    r = gs_replay_copy_without_records(k->state, FALSE);
-    gs_replay_records_restore(k->records, r);
+  guint64 cost = k->records ? move_cost(m, m->cursor, m->cursor_keyframe, k) : G_MAXUINT64;
+  guint64 aside = k->records ? move_cost(m, m->parked, m->parked_keyframe, k) : G_MAXUINT64;
+  if (aside < cost && aside < gs_replay_records_size(k->records)) { /* take up the parked one */
+    gs_replay *c = m->cursor;
+    guint c_keyframe = m->cursor_keyframe;
+    m->cursor = m->parked;
+    m->cursor_keyframe = m->parked_keyframe;
+    m->parked = c_keyframe ? c : NULL;
+    m->parked_keyframe = c_keyframe;
+    if (!c_keyframe)
+      gs_replay_free(c);
+    cost = aside;
+  }
+  if (cost != G_MAXUINT64 && cost < gs_replay_records_size(k->records)) {
+    /* The cursor's records go from its keyframe's to k's: what it changed since, and what
+     * differs between the two, rather than every alive record anew. */
+    const model_keyframe *base =
+        &g_array_index(m->keyframes, model_keyframe, m->cursor_keyframe - 1);
+    gs_replay_records_seek(m->cursor, base->records, k->records);
+    r = gs_replay_copy_onto_records(k->state, g_steal_pointer(&m->cursor));
   } else {
-    r = gs_replay_copy(k->state, FALSE);
+    park(m);
+    if (k->records) {
+      r = gs_replay_copy_without_records(k->state, FALSE);
+      gs_replay_records_restore(k->records, r);
+    } else {
+      r = gs_replay_copy(k->state, FALSE);
+    }
+  }
+  m->cursor_keyframe = 0;
+  if (k->records) {
+    gs_replay_track_changes(r, TRUE);
+    m->cursor_keyframe = (guint)(k - (const model_keyframe *)(gpointer)m->keyframes->data) + 1;
   }
   GPtrArray *list = g_ptr_array_sized_new(k->n_scopes);
   g_ptr_array_set_size(list, k->n_scopes);

@@ -79,6 +79,7 @@ void gs_trace_model_free(gs_trace_model *m) {
   model_keyframes_clear(m);
   g_array_unref(m->keyframes);
   g_clear_pointer(&m->cursor, gs_replay_free);
+  g_clear_pointer(&m->parked, gs_replay_free);
   gs_replay_free(m->head);
   model_decoder_clear(&m->seek_decoder);
   model_decoder_clear(&m->event_decoder);

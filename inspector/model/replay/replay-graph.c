@@ -28,12 +28,12 @@ static void node_put(gs_replay *r, gs_replay_node *n) {
 /* A runnable node's saved tensors keep them (and their storages) needed for backward. */
 static void node_saved_refs(gs_replay *r, gs_replay_node *n, int delta) {
   for (guint i = 0; i < n->n_saved; i++) {
-    gs_replay_object *o = gs_replay_object_get(r, n->saved[i]);
+    gs_replay_object *o = replay_object_w(r, n->saved[i]);
     if (o && (delta > 0 || o->saved_refs > 0)) {
       o->saved_refs += delta;
       replay_recounted(r->recounted_objects, o->id);
     }
-    replay_storage *st = n->saved_storages[i] ? replay_storage_get(r, n->saved_storages[i]) : NULL;
+    replay_storage *st = n->saved_storages[i] ? replay_storage_w(r, n->saved_storages[i]) : NULL;
     if (st && (delta > 0 || st->saved_refs > 0)) {
       st->saved_refs += delta;
       replay_recounted(r->recounted_storages, st->id);
@@ -120,7 +120,7 @@ void replay_on_node_create(gs_replay *r, const gs_trace_event *e, const replay_s
   n->saved = g_memdup2(e->saved, sizeof(guint64) * e->n_saved);
   n->saved_storages = g_new0(guint64, e->n_saved);
   for (guint i = 0; i < e->n_saved; i++) {
-    gs_replay_object *o = gs_replay_object_get(r, e->saved[i]);
+    gs_replay_object *o = replay_object_w(r, e->saved[i]);
     n->saved_storages[i] = o ? o->storage : 0;
   }
   gs_replay_node *old = gs_replay_node_get(r, n->id);
@@ -129,7 +129,7 @@ void replay_on_node_create(gs_replay *r, const gs_trace_event *e, const replay_s
     node_retire(r, old);
   }
   node_put(r, n);
-  gs_replay_object *out = gs_replay_object_get(r, e->tensor);
+  gs_replay_object *out = replay_object_w(r, e->tensor);
   if (!out)
     return;
   /* A tensor is made before its op attaches the node (its tensor_create says no): a tensor a
@@ -159,7 +159,7 @@ void replay_on_node_release(gs_replay *r, const gs_trace_event *e) {
     node_retire(r, n);
     /* An output still alive (a scope releases its graph before it disposes its tensors) no
      * longer has this grad_fn: no log that starts after this event could name it. */
-    gs_replay_object *out = gs_replay_object_get(r, n->tensor);
+    gs_replay_object *out = replay_object_w(r, n->tensor);
     if (out && out->grad_fn == n->id)
       out->grad_fn = 0;
   }

@@ -62,7 +62,7 @@ void replay_on_module_create(gs_replay *r, const gs_trace_event *e, const replay
  * that becomes a child later renames its parameters with it. */
 void replay_on_module_parameter(gs_replay *r, const gs_trace_event *e,
                                 const replay_strings *st) {
-  gs_replay_object *o = gs_replay_object_get(r, e->tensor);
+  gs_replay_object *o = replay_object_w(r, e->tensor);
   if (o)
     o->parameter = TRUE;
   parameter_entry *p = g_new(parameter_entry, 1);

@@ -10,6 +10,7 @@
 
 /* Objects go in and out of their table and its index together. */
 static void object_put(gs_replay *r, gs_replay_object *o) {
+  gs_replay_mark_object(r, o->id);
   g_hash_table_insert(r->objects, &o->id, o);
   gs_id_table_replace(r->object_index, o->id, o);
 }
@@ -36,6 +37,7 @@ static void object_recycle(gs_replay *r, gs_replay_object *o) {
 
 /* Takes the object out of the table and the index; recycles it unless keep. */
 static void object_remove(gs_replay *r, guint64 id, gboolean keep) {
+  gs_replay_mark_object(r, id);
   gs_replay_object *o = gs_id_table_lookup(r->object_index, id);
   gs_id_table_remove(r->object_index, id);
   g_hash_table_steal(r->objects, &id);
@@ -91,7 +93,7 @@ void replay_on_tensor_create(gs_replay *r, const gs_trace_event *e, const replay
 static void dataset_reads(gs_replay *r, const GArray *parts, int delta) {
   for (guint i = 0; i < parts->len; i++) {
     guint64 id = g_array_index(parts, guint64, i);
-    gs_replay_object *part = gs_replay_object_get(r, id);
+    gs_replay_object *part = replay_object_w(r, id);
     if (!part || (delta < 0 && part->dataset_refs == 0))
       continue;
     part->dataset_refs += delta;
@@ -143,7 +145,7 @@ const GArray *gs_replay_dataset_parts(const gs_replay *r, guint64 dataset) {
 }
 
 void replay_on_tensor_dispose(gs_replay *r, const gs_trace_event *e) {
-  gs_replay_object *o = gs_replay_object_get(r, e->tensor);
+  gs_replay_object *o = replay_object_w(r, e->tensor);
   if (!o) {
     replay_warn(r, e->seq, GS_REPLAY_WARN_UNKNOWN_OBJECT, e->tensor);
     return;
@@ -164,7 +166,7 @@ void replay_on_tensor_dispose(gs_replay *r, const gs_trace_event *e) {
  * with another dtype and layout. The bytes its scope counted stay as they were counted when it
  * was made, as the engine's statistics keep them. */
 void replay_on_tensor_set_data(gs_replay *r, const gs_trace_event *e) {
-  gs_replay_object *o = gs_replay_object_get(r, e->tensor);
+  gs_replay_object *o = replay_object_w(r, e->tensor);
   if (!o || o->composite) {
     replay_warn(r, e->seq, GS_REPLAY_WARN_UNKNOWN_OBJECT, e->tensor);
     return;
@@ -179,12 +181,12 @@ void replay_on_tensor_set_data(gs_replay *r, const gs_trace_event *e) {
 
 /* A parameter takes over a tensor's handle: the same object under a new id, counted once. */
 void replay_on_tensor_move(gs_replay *r, const gs_trace_event *e) {
-  gs_replay_object *o = gs_replay_object_get(r, e->tensor);
+  gs_replay_object *o = replay_object_w(r, e->tensor);
   if (!o)
     replay_warn(r, e->seq, GS_REPLAY_WARN_UNKNOWN_OBJECT, e->tensor);
   if (o && e->target && e->target != e->tensor) {
     object_remove(r, e->tensor, TRUE);
-    gs_replay_object *existing = gs_replay_object_get(r, e->target);
+    gs_replay_object *existing = replay_object_w(r, e->target);
     if (existing) { /* the new handle was recorded too: keep that record, drop this one */
       replay_scope_count_moved(replay_owning_scope(r, o), NULL); /* it left under another id */
       replay_scope_unlink(r, o);
@@ -254,6 +256,8 @@ GArray *gs_replay_tensors_on_storage(const gs_replay *r, guint64 storage, guint6
 }
 
 void replay_object_insert(gs_replay *r, gs_replay_object *o) { object_put(r, o); }
+
+void replay_object_drop(gs_replay *r, guint64 id) { object_remove(r, id, FALSE); }
 
 void replay_copy_objects(gs_replay *r, const gs_replay *src, gboolean objects) {
   GHashTableIter it;

@@ -69,6 +69,17 @@ typedef struct replay_storage {
 static inline replay_storage *replay_storage_get(const gs_replay *r, guint64 id) {
   return gs_id_table_lookup(r->storages, id);
 }
+/* Records looked up to apply an event (which may write them): marked as changed when changes
+ * are tracked (gs_replay_track_changes). Every lookup the replay writes through is one of
+ * these, so the marks cover every change. */
+static inline replay_storage *replay_storage_w(gs_replay *r, guint64 id) {
+  gs_replay_mark_storage(r, id);
+  return gs_id_table_lookup(r->storages, id);
+}
+static inline gs_replay_object *replay_object_w(gs_replay *r, guint64 id) {
+  gs_replay_mark_object(r, id);
+  return gs_replay_object_get(r, id);
+}
 /* A storage's own size (0 if it is not alive): what a tensor that made it adds to its scope. */
 static inline guint64 replay_storage_nbytes(const gs_replay *r, guint64 id) {
   const replay_storage *s = replay_storage_get(r, id);
@@ -104,6 +115,8 @@ void replay_on_tensor_name(gs_replay *r, const gs_trace_event *e, const replay_s
 void replay_copy_objects(gs_replay *r, const gs_replay *src, gboolean objects);
 /* Puts an object record (a copy of a kept one) into the table and the index. */
 void replay_object_insert(gs_replay *r, gs_replay_object *o);
+/* Takes an object record out of the table and the index, and frees it (nothing if none). */
+void replay_object_drop(gs_replay *r, guint64 id);
 
 /* ---- replay-scopes.c ------------------------------------------------------------------ */
 

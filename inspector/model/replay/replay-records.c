@@ -130,6 +130,11 @@ static gpointer bucket_find(const bucket *b, guint64 id) {
   return NULL;
 }
 
+static gint by_u64(gconstpointer a, gconstpointer b) {
+  guint64 x = *(const guint64 *)a, y = *(const guint64 *)b;
+  return x < y ? -1 : x > y;
+}
+
 static gint by_id(gconstpointer a, gconstpointer b) {
   guint64 x = ((const entry *)a)->id, y = ((const entry *)b)->id;
   return x < y ? -1 : x > y;
@@ -188,15 +193,127 @@ static void keep(gpointer *live, guint n, gboolean storages, bucket *const *prev
   g_free(start);
 }
 
+/* The ids in a change set, grouped by bucket (start[b] to start[b + 1]) and sorted by id
+ * within each. */
+static guint64 *changed_by_bucket(const gs_id_table *changed, guint *start) {
+  guint n = gs_id_table_size(changed), i = 0;
+  guint64 *ids = g_new(guint64, MAX(n, 1)), *sorted = g_new(guint64, MAX(n, 1));
+  memset(start, 0, sizeof(guint) * (N_BUCKETS + 1));
+  for (guint at = 0; at <= changed->mask; at++)
+    if (changed->slots[at].value) {
+      ids[i++] = changed->slots[at].id;
+      start[bucket_of(changed->slots[at].id) + 1]++;
+    }
+  for (guint b = 0; b < N_BUCKETS; b++)
+    start[b + 1] += start[b];
+  guint *fill = g_memdup2(start, sizeof(guint) * N_BUCKETS);
+  for (i = 0; i < n; i++)
+    sorted[fill[bucket_of(ids[i])]++] = ids[i];
+  g_free(fill);
+  g_free(ids);
+  for (guint b = 0; b < N_BUCKETS; b++)
+    if (start[b + 1] - start[b] > 1)
+      qsort(sorted + start[b], start[b + 1] - start[b], sizeof(guint64), by_u64);
+  return sorted;
+}
+
+static gconstpointer live_record(const gs_replay *r, guint64 id, gboolean storages) {
+  return gs_id_table_lookup(storages ? r->storages : r->object_index, id);
+}
+
+/* keep() for a state whose changes since prev were tracked: only the buckets that hold a
+ * changed id are looked at, and only those whose records differ are built anew (the others'
+ * records are prev's, shared). */
+static void keep_changed(const gs_replay *r, const gs_id_table *changed, gboolean storages,
+                         bucket *const *prev, bucket **out, guint64 *bytes) {
+  guint *start = g_new(guint, N_BUCKETS + 1);
+  guint64 *ids = changed_by_bucket(changed, start);
+  for (guint b = 0; b < N_BUCKETS; b++) {
+    bucket *p = prev[b];
+    const guint64 *ch = ids + start[b];
+    guint n_ch = start[b + 1] - start[b];
+    gboolean same = TRUE;
+    for (guint i = 0; same && i < n_ch; i++) {
+      gconstpointer live = live_record(r, ch[i], storages);
+      gpointer old = bucket_find(p, ch[i]);
+      same = live ? old && rec_equal(old, live, storages) : !old;
+    }
+    if (same) {
+      if (p)
+        p->refs++;
+      out[b] = p;
+      continue;
+    }
+    guint n_prev = p ? p->n : 0, len = 0, i = 0, j = 0;
+    bucket *nb = g_malloc(sizeof(bucket) + sizeof(entry) * (n_prev + n_ch));
+    nb->refs = 1;
+    while (i < n_prev || j < n_ch) {
+      if (j == n_ch || (i < n_prev && p->recs[i].id < ch[j])) { /* unchanged: shared */
+        ++*(gint *)p->recs[i].rec;
+        nb->recs[len++] = p->recs[i++];
+        continue;
+      }
+      guint64 id = ch[j++];
+      gpointer old = NULL;
+      if (i < n_prev && p->recs[i].id == id)
+        old = p->recs[i++].rec;
+      gconstpointer live = live_record(r, id, storages);
+      if (!live)
+        continue; /* gone */
+      gpointer rec;
+      if (old && rec_equal(old, live, storages)) {
+        ++*(gint *)old;
+        rec = old;
+      } else {
+        rec = rec_new(live, storages);
+        *bytes += storages ? sizeof(storage_rec) : sizeof(object_rec);
+      }
+      nb->recs[len++] = (entry){id, rec};
+    }
+    nb->n = len;
+    if (!len) {
+      g_free(nb);
+      out[b] = NULL;
+      continue;
+    }
+    *bytes += sizeof(bucket) + sizeof(entry) * len;
+    out[b] = nb;
+  }
+  g_free(ids);
+  g_free(start);
+}
+
+/* Whether a storage can be kept as a record: a buffer read by two storages, or one with
+ * values, is copied with the whole state. */
+static gboolean storage_keepable(const replay_storage *s) {
+  return !s->bytes || (s->bytes->refs == 1 && !s->bytes->values);
+}
+
+/* gs_replay_records_take for a state whose changes since prev were tracked. */
+static gs_replay_records *take_changed(const gs_replay *r, const gs_replay_records *prev,
+                                       guint64 *bytes) {
+  const gs_id_table *cs = r->changed_storages;
+  for (guint at = 0; at <= cs->mask; at++) {
+    const replay_storage *s = cs->slots[at].value ? replay_storage_get(r, cs->slots[at].id) : NULL;
+    if (s && !storage_keepable(s))
+      return NULL;
+  }
+  gs_replay_records *k = g_new0(gs_replay_records, 1);
+  *bytes += sizeof *k;
+  keep_changed(r, r->changed_storages, TRUE, prev->storages, k->storages, bytes);
+  keep_changed(r, r->changed_objects, FALSE, prev->objects, k->objects, bytes);
+  return k;
+}
+
 gs_replay_records *gs_replay_records_take(const gs_replay *r, const gs_replay_records *prev,
                                           guint64 *bytes) {
+  if (prev && r->changed_objects && r->changed_storages)
+    return take_changed(r, prev, bytes);
   guint n_storages = gs_id_table_size(r->storages), n = 0;
   gpointer *live = g_new(gpointer, MAX(n_storages, 1));
   gpointer value;
   for (guint at = 0; gs_id_table_next(r->storages, &at, &value);) {
-    const replay_storage *s = value;
-    /* A buffer read by two storages, or one with values, is copied with the whole state. */
-    if (s->bytes && (s->bytes->refs != 1 || s->bytes->values)) {
+    if (!storage_keepable(value)) {
       g_free(live);
       return NULL;
     }
@@ -218,6 +335,112 @@ gs_replay_records *gs_replay_records_take(const gs_replay *r, const gs_replay_re
   return k;
 }
 
+static replay_storage *storage_of(const storage_rec *kept) {
+  replay_storage *s = g_memdup2(&kept->storage, sizeof *s);
+  if (kept->has_buffer) {
+    s->bytes = g_memdup2(&kept->buffer, sizeof *s->bytes);
+    s->bytes->refs = 1;
+  }
+  return s;
+}
+
+static gs_replay_object *object_of(const object_rec *kept) {
+  return g_memdup2(&kept->object, sizeof(gs_replay_object));
+}
+
+/* r's record of id becomes a copy of kept (r has none if kept is NULL). */
+static void set_record(gs_replay *r, guint64 id, gconstpointer kept, gboolean storages) {
+  if (storages) {
+    if (kept)
+      gs_id_table_replace(r->storages, id, storage_of(kept)); /* frees the one replaced */
+    else
+      gs_id_table_remove(r->storages, id);
+    return;
+  }
+  gs_replay_object *o = gs_id_table_lookup(r->object_index, id); /* id 0 too */
+  if (o && kept) { /* in place: its tables stay as they are */
+    memcpy(o, &((const object_rec *)kept)->object, sizeof *o);
+    return;
+  }
+  if (o)
+    replay_object_drop(r, id);
+  if (kept)
+    replay_object_insert(r, object_of(kept));
+}
+
+/* Puts back from's record of every id in changed (a change set r tracked). */
+static void revert(gs_replay *r, gs_id_table *changed, bucket *const *from, gboolean storages) {
+  for (guint at = 0; at <= changed->mask; at++)
+    if (changed->slots[at].value) {
+      guint64 id = changed->slots[at].id;
+      set_record(r, id, bucket_find(from[bucket_of(id)], id), storages);
+    }
+}
+
+/* r's records of one table go from from's buckets to to's: only buckets that differ are
+ * walked, and only records that differ are copied. */
+static void move(gs_replay *r, bucket *const *from, bucket *const *to, gboolean storages) {
+  for (guint b = 0; b < N_BUCKETS; b++) {
+    const bucket *f = from[b], *t = to[b];
+    if (f == t)
+      continue;
+    guint nf = f ? f->n : 0, nt = t ? t->n : 0, i = 0, j = 0;
+    while (i < nf || j < nt) {
+      if (j == nt || (i < nf && f->recs[i].id < t->recs[j].id)) {
+        set_record(r, f->recs[i].id, NULL, storages);
+        i++;
+      } else if (i == nf || t->recs[j].id < f->recs[i].id) {
+        set_record(r, t->recs[j].id, t->recs[j].rec, storages);
+        j++;
+      } else {
+        if (f->recs[i].rec != t->recs[j].rec)
+          set_record(r, t->recs[j].id, t->recs[j].rec, storages);
+        i++;
+        j++;
+      }
+    }
+  }
+}
+
+guint64 gs_replay_records_size(const gs_replay_records *k) {
+  guint64 n = 0;
+  for (guint b = 0; b < N_BUCKETS; b++)
+    n += (k->objects[b] ? k->objects[b]->n : 0) + (k->storages[b] ? k->storages[b]->n : 0);
+  return n;
+}
+
+static guint64 bucket_distance(bucket *const *from, bucket *const *to) {
+  guint64 n = 0;
+  for (guint b = 0; b < N_BUCKETS; b++)
+    if (from[b] != to[b])
+      n += (from[b] ? from[b]->n : 0) + (to[b] ? to[b]->n : 0);
+  return n;
+}
+
+guint64 gs_replay_records_distance(const gs_replay_records *from, const gs_replay_records *to) {
+  return bucket_distance(from->objects, to->objects) +
+         bucket_distance(from->storages, to->storages);
+}
+
+guint64 gs_replay_records_changed(const gs_replay *r) {
+  return (r->changed_objects ? gs_id_table_size(r->changed_objects) : 0) +
+         (r->changed_storages ? gs_id_table_size(r->changed_storages) : 0);
+}
+
+void gs_replay_records_seek(gs_replay *r, const gs_replay_records *from,
+                            const gs_replay_records *to) {
+  /* Taken out first: putting records back would mark them again. */
+  gs_id_table *objects = g_steal_pointer(&r->changed_objects);
+  gs_id_table *storages = g_steal_pointer(&r->changed_storages);
+  g_return_if_fail(objects && storages);
+  revert(r, storages, from->storages, TRUE);
+  revert(r, objects, from->objects, FALSE);
+  gs_id_table_free(objects);
+  gs_id_table_free(storages);
+  move(r, from->storages, to->storages, TRUE);
+  move(r, from->objects, to->objects, FALSE);
+}
+
 void gs_replay_records_restore(const gs_replay_records *k, gs_replay *r) {
   guint n_objects = 0, n_storages = 0;
   for (guint b = 0; b < N_BUCKETS; b++) {
@@ -229,17 +452,11 @@ void gs_replay_records_restore(const gs_replay_records *k, gs_replay *r) {
   for (guint b = 0; b < N_BUCKETS; b++) {
     const bucket *sb = k->storages[b];
     for (guint i = 0; sb && i < sb->n; i++) {
-      const storage_rec *kept = sb->recs[i].rec;
-      replay_storage *s = g_memdup2(&kept->storage, sizeof *s);
-      if (kept->has_buffer) {
-        s->bytes = g_memdup2(&kept->buffer, sizeof *s->bytes);
-        s->bytes->refs = 1;
-      }
+      replay_storage *s = storage_of(sb->recs[i].rec);
       gs_id_table_replace(r->storages, s->id, s);
     }
     const bucket *ob = k->objects[b];
     for (guint i = 0; ob && i < ob->n; i++)
-      replay_object_insert(
-          r, g_memdup2(&((const object_rec *)ob->recs[i].rec)->object, sizeof(gs_replay_object)));
+      replay_object_insert(r, object_of(ob->recs[i].rec));
   }
 }

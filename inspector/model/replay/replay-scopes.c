@@ -99,7 +99,7 @@ void replay_scope_count_moved(gs_replay_scope *from, gs_replay_scope *to) {
  * any other change of owner is a move out of the scope that held it and into the one that
  * takes it (either may be none). */
 void replay_on_owner_change(gs_replay *r, const gs_trace_event *e) {
-  gs_replay_object *o = gs_replay_object_get(r, e->object);
+  gs_replay_object *o = replay_object_w(r, e->object);
   if (!o) {
     replay_warn(r, e->seq, GS_REPLAY_WARN_UNKNOWN_OBJECT, e->object);
     return;

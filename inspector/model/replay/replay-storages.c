@@ -58,7 +58,10 @@ static void buffer_drop(gs_replay *r, const gs_trace_event *e, replay_buffer *b,
   gpointer value;
   for (guint it = 0; gs_id_table_next(r->storages, &it, &value);) {
     const replay_storage *heir = value;
-    if (heir->bytes == b && heir->id != storage && (!b->owner || heir->id < b->owner))
+    if (heir->bytes != b)
+      continue;
+    gs_replay_mark_storage(r, heir->id); /* what it owns changes */
+    if (heir->id != storage && (!b->owner || heir->id < b->owner))
       b->owner = heir->id; /* the oldest sharer, so any copy of the state picks the same */
   }
   r->heir_storage = b->owner;
@@ -85,7 +88,7 @@ static void storage_remove(gs_replay *r, const gs_trace_event *e, replay_storage
 }
 
 static replay_storage *storage_add(gs_replay *r, const gs_trace_event *e, guint64 nbytes) {
-  replay_storage *old = replay_storage_get(r, e->storage);
+  replay_storage *old = replay_storage_w(r, e->storage);
   if (old) { /* a reused id without a free: the old one is gone now */
     replay_warn(r, e->seq, GS_REPLAY_WARN_STORAGE_TWICE, e->storage);
     storage_remove(r, e, old);
@@ -107,7 +110,7 @@ void replay_on_storage(gs_replay *r, const gs_trace_event *e) {
     s->bytes = buffer_new(r, e, e->nbytes);
     break;
   case GS_TRACE_STORAGE_SHARE: {
-    replay_storage *src = replay_storage_get(r, e->source);
+    replay_storage *src = replay_storage_w(r, e->source);
     /* Held before storage_add: a log may name the storage as its own source, and adding it
      * again frees the old record (and its bytes, were they not held). */
     replay_buffer *shared = src ? src->bytes : NULL;
@@ -122,7 +125,7 @@ void replay_on_storage(gs_replay *r, const gs_trace_event *e) {
     break;
   }
   case GS_TRACE_STORAGE_MATERIALISE:
-    s = replay_storage_get(r, e->storage);
+    s = replay_storage_w(r, e->storage);
     if (!s)
       s = storage_add(r, e, e->nbytes);
     /* The copy holds what the shared bytes held. */
@@ -133,7 +136,7 @@ void replay_on_storage(gs_replay *r, const gs_trace_event *e) {
     s->bytes->values = values; /* in shared memory: trusted no longer than values.c says */
     break;
   case GS_TRACE_STORAGE_FREE:
-    s = replay_storage_get(r, e->storage);
+    s = replay_storage_w(r, e->storage);
     if (s)
       storage_remove(r, e, s);
     else
@@ -201,13 +204,13 @@ gboolean gs_replay_storage_memory(const gs_replay *r, guint64 id, guint *memory,
 }
 
 gs_replay_tally *gs_replay_storage_tally(gs_replay *r, guint64 id) {
-  replay_storage *s = replay_storage_get(r, id);
+  replay_storage *s = replay_storage_w(r, id); /* the caller writes its tally */
   return s ? &s->tally : NULL;
 }
 
 gs_replay_tally *gs_replay_storage_full(gs_replay *r, guint64 id, guint64 *bytes,
                                         guint *saved_refs) {
-  replay_storage *s = replay_storage_get(r, id);
+  replay_storage *s = replay_storage_w(r, id);
   if (!s)
     return NULL;
   *bytes = own_bytes(s);

@@ -141,6 +141,7 @@ void replay_on_values(gs_replay *r, const gs_trace_event *e) {
   const gs_replay_object *o = gs_replay_object_get(r, e->tensor);
   if (!o || o->composite)
     return;
+  gs_replay_mark_storage(r, o->storage); /* its buffer's values change */
   replay_buffer *b = buffer_of(r, o->storage);
   if (!b)
     return;
@@ -153,7 +154,7 @@ void replay_on_values(gs_replay *r, const gs_trace_event *e) {
 }
 
 void replay_on_inplace_write(gs_replay *r, const gs_trace_event *e) {
-  replay_storage *s = replay_storage_get(r, e->storage);
+  replay_storage *s = replay_storage_w(r, e->storage);
   if (s) {
     s->version = e->version;
     s->version_unknown = FALSE;

@@ -119,6 +119,8 @@ void gs_replay_free(gs_replay *r) {
   g_array_free(r->recounted_objects, TRUE);
   g_array_free(r->recounted_storages, TRUE);
   g_array_free(r->warnings, TRUE);
+  gs_id_table_free(r->changed_objects);
+  gs_id_table_free(r->changed_storages);
   pool_unref(r->pool);
   g_free(r);
 }
@@ -155,6 +157,34 @@ gs_replay *gs_replay_copy(const gs_replay *src, gboolean open_scopes_only) {
 
 gs_replay *gs_replay_copy_without_records(const gs_replay *src, gboolean open_scopes_only) {
   return copy(src, open_scopes_only, FALSE);
+}
+
+gs_replay *gs_replay_copy_onto_records(const gs_replay *src, gs_replay *records) {
+  gs_replay *r = copy(src, FALSE, FALSE);
+  /* The copy's empty tables go to records, which takes them to its grave. */
+  gs_id_table *storages = r->storages, *object_index = r->object_index;
+  GHashTable *objects = r->objects;
+  r->storages = records->storages;
+  r->object_index = records->object_index;
+  r->objects = records->objects;
+  records->storages = storages;
+  records->object_index = object_index;
+  records->objects = objects;
+  r->spare_objects = records->spare_objects;
+  r->n_spare_objects = records->n_spare_objects;
+  records->spare_objects = NULL;
+  records->n_spare_objects = 0;
+  gs_replay_free(records);
+  return r;
+}
+
+void gs_replay_track_changes(gs_replay *r, gboolean on) {
+  g_clear_pointer(&r->changed_objects, gs_id_table_free);
+  g_clear_pointer(&r->changed_storages, gs_id_table_free);
+  if (on) {
+    r->changed_objects = gs_id_table_new(NULL);
+    r->changed_storages = gs_id_table_new(NULL);
+  }
 }
 
 /* GLib's tables leave a tombstone per removal and only rebuild when tombstones nearly fill
@@ -230,7 +260,7 @@ static void apply_optimizer_create(const replay_step *s) {
 }
 
 static void apply_requires_grad(const replay_step *s) {
-  gs_replay_object *o = gs_replay_object_get(s->r, s->e->tensor);
+  gs_replay_object *o = replay_object_w(s->r, s->e->tensor);
   if (o)
     o->requires_grad = s->e->requires_grad;
 }

@@ -183,6 +183,12 @@ typedef struct gs_replay {
   gs_replay_object **spare_objects;
   guint n_spare_objects;
 
+  /* private: with changes tracked (gs_replay_track_changes), the ids of every object and
+   * storage whose record may have changed since (made, disposed, or written: a superset, as
+   * the replay marks every record it looks up to apply an event). The trace model's keyframes
+   * and seeks copy only these instead of every alive record. NULL: not tracked. */
+  gs_id_table *changed_objects, *changed_storages;
+
   /* private: the scopes last looked up (most objects belong to the current step's scope, and
    * the table of every scope seen grows to tens of thousands) */
   gs_replay_scope *scope_cache[16];
@@ -190,6 +196,20 @@ typedef struct gs_replay {
    * node kind: comparing with the last one is cheaper than hashing into the pool) */
   const char *intern_cache[64];
 } gs_replay;
+
+/* Starts tracking which objects' and storages' records change (forgetting what was tracked
+ * before), or stops (on FALSE). */
+void gs_replay_track_changes(gs_replay *replay, gboolean on);
+/* Says that an alive object's or storage's record changed (or may have) outside the replay:
+ * the trace model's own bookkeeping in the head state (tally_category, gs_replay_tally). */
+static inline void gs_replay_mark_object(gs_replay *replay, guint64 id) {
+  if (replay->changed_objects)
+    gs_id_table_replace(replay->changed_objects, id, GUINT_TO_POINTER(1));
+}
+static inline void gs_replay_mark_storage(gs_replay *replay, guint64 id) {
+  if (replay->changed_storages)
+    gs_id_table_replace(replay->changed_storages, id, GUINT_TO_POINTER(1));
+}
 
 /* Hashing for tables keyed by a pointer to a 64-bit id (handles, storages, nodes). */
 guint gs_id_hash(gconstpointer id);
@@ -206,6 +226,12 @@ gs_replay *gs_replay_copy(const gs_replay *src, gboolean open_scopes_only);
 /* The same without alive objects and storages, which the caller keeps apart
  * (replay-records.h): everything else (names, scopes, nodes, modules...) is copied. */
 gs_replay *gs_replay_copy_without_records(const gs_replay *src, gboolean open_scopes_only);
+
+/* A copy of src (keyframe state without records, as gs_replay_copy_without_records) that
+ * takes over records' alive objects and storages instead, and frees the rest of records: how
+ * a seek reuses the records it already holds (gs_replay_records_seek) rather than copying
+ * them all again. */
+gs_replay *gs_replay_copy_onto_records(const gs_replay *src, gs_replay *records);
 
 /* Rebuilds the tables of alive records (the GHashTables of objects and nodes;
  * storages are in an id table, which needs none), which long runs of

@@ -1,0 +1,102 @@
+/* test-trace-model-seek-shared.c: seeks in a log with many objects alive, whose keyframes keep
+ * shared records (model-seek.c, replay-records.c): a seek moves the records it holds from one
+ * keyframe's to another's and puts back what it changed, and a keyframe compares only what
+ * the head changed since the last one. Every moment sought must equal a replay of the log
+ * from its start, whatever the seeks before it (forward, backward, random jumps across
+ * keyframes, into the part of the log where the kept tensors are still being made). */
+#include <gradscope/gradscope.h>
+
+#include "model-private.h"
+#include "model-test-util.h"
+
+/* 6,000 tensors and their storages: more records than MODEL_KEYFRAME_SHARE_MIN, so the
+ * model's own spacing keeps them shared too. */
+#define KEPT 6000
+#define STEPS 3000
+
+static void many_alive_work(void) {
+  gs_rng rng;
+  gs_rng_seed(&rng, 7);
+  const int64_t shape[] = {4}, x_shape[] = {3, 4}, w_shape[] = {4, 4};
+  gs_tensor *kept = g_new(gs_tensor, KEPT);
+  for (guint i = 0; i < KEPT; i++) {
+    kept[i] = gs_ones(GS_F32, shape, 1);
+    if (i % 97 == 0)
+      gs_trace_name(kept[i], "kept");
+  }
+  /* Not gs_parameter_new, whose parameter shares its bytes with the tensor it came from. */
+  gs_tensor w = gs_randn(GS_F32, w_shape, 2, &rng);
+  gs_set_requires_grad(w, true);
+  gs_tensor clone = {0}; /* a kept tensor's clone, sharing its bytes for a few steps */
+  for (guint step = 0; step < STEPS; step++) {
+    guint j = (step * 7919u) % KEPT;
+    if (step % 12 == 0) { /* the alive set changes: one kept tensor replaced */
+      gs_dispose(kept[j]);
+      kept[j] = gs_randn(GS_F32, shape, 1, &rng);
+    }
+    if (step % 20 == 1) /* an in-place write: the storage's version */
+      gs_fill_(kept[j], (double)step);
+    /* A shared buffer for a quarter of the later steps: such a state's keyframe is copied
+     * whole (the first ones, which the model's budget spaces widely, are not). */
+    if (step >= 600 && step % 97 == 5) {
+      clone = gs_clone(kept[j]);
+    } else if (step % 97 == 30) {
+      gs_dispose(clone);
+      clone = (gs_tensor){0};
+    }
+    if (step % 131 == 7) { /* the source goes first: the clone inherits its bytes */
+      gs_tensor c = gs_clone(kept[j]);
+      gs_dispose(kept[j]);
+      kept[j] = c;
+    }
+    /* A graph: nodes and their saved tensors, released with the scope. (No backward: an
+     * accumulated gradient shares its bytes with what it was cloned from for good, and such
+     * a state's keyframes are all copied whole.) */
+    gs_scope s = gs_scope_begin("step");
+    gs_tensor x = gs_randn(GS_F32, x_shape, 2, &rng);
+    gs_tensor h = gs_relu(gs_matmul(x, w));
+    gs_mean(gs_mul(h, h), NULL, 0, false);
+    gs_scope_end(s);
+    if (step % 400 == 399)
+      gs_trace_flush();
+  }
+  for (guint i = 0; i < KEPT; i++)
+    if (i % 2) /* half of them go before the end, in an order unlike their making */
+      gs_dispose(kept[(i * 7919u) % KEPT]);
+  gs_dispose(clone); /* an empty handle does nothing */
+  gs_dispose(w);
+  g_free(kept);
+}
+
+static guint keyframes_with_records(const gs_trace_model *m) {
+  guint n = 0;
+  for (guint i = 0; i < m->keyframes->len; i++)
+    n += g_array_index(m->keyframes, model_keyframe, i).records != NULL;
+  return n;
+}
+
+static void check(guint keyframe_interval, guint32 seed) {
+  recorded_model f;
+  recorded_model_init(&f, many_alive_work, keyframe_interval);
+  gs_trace_model *m = f.m;
+  /* The paths under test are taken: keyframes with shared records, the later ones taken
+   * from the head's tracked changes, and some copied whole (a shared buffer was alive). */
+  g_assert_cmpuint(keyframes_with_records(m), >=, keyframe_interval ? 10 : 2);
+  if (keyframe_interval) /* (the model's own spacing may or may not meet a shared buffer) */
+    g_assert_cmpuint(keyframes_with_records(m), <, m->keyframes->len - 1);
+  assert_seeks_equal_fresh_replay(m, f.bytes, 40, 60, 50, seed);
+  recorded_model_clear(&f);
+}
+
+/* The model's own spacing (shared records from MODEL_KEYFRAME_SHARE_MIN alive). */
+static void test_default_keyframes(void) { check(0, 5); }
+
+/* Keyframes every 3,000 events: many of them, each taken from the head's tracked changes. */
+static void test_dense_keyframes(void) { check(3000, 6); }
+
+int main(int argc, char **argv) {
+  g_test_init(&argc, &argv, NULL);
+  g_test_add_func("/trace-model/seek-shared/default-keyframes", test_default_keyframes);
+  g_test_add_func("/trace-model/seek-shared/dense-keyframes", test_dense_keyframes);
+  return g_test_run();
+}
