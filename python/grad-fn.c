@@ -84,6 +84,7 @@ static const torch_name NAMES[] = {
     {"MeanBackward", "MeanBackward", REDUCTION, "MeanBackward1", 0},
     {"MinBackward", "MinBackward", EXTREME, NULL, 0},
     {"MulScalarBackward", "MulBackward0", SAME, NULL, 1},
+    {"NormBackward", "NormBackward1", SAME, NULL, 0}, /* Tensor.norm, torch.norm */
     {"PowBackward", "PowBackward1", SAME, NULL, 0},
     {"PowScalarBackward", "PowBackward0", SAME, NULL, 0},
     {"ProdBackward", "ProdBackward0", SAME, NULL, 0},

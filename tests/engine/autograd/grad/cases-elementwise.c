@@ -176,7 +176,7 @@ const grad_case grad_cases_elementwise[] = {
      f_tan,
      1,
      {{.ndim = 2, .shape = {3, 4}, .layout = LAYOUT_TRANSPOSED, .lo = -1, .hi = 1}}},
-    {"WhereBackward",
+    {"MaskedFillBackward",
      "masked_fill with a broadcast mask row",
      f_masked_fill,
      2,
