@@ -99,17 +99,10 @@ DIFFERENT = {
     "transpose": "transpose(0, 1) of a matrix is TBackward0, as t()",
     "index_list": "t[[0, 1]] is IndexSelectBackward0; torch: IndexBackward0",
     "index_mask": "t[mask] is an index_select of the flattened tensor",
-    "remainder": "x % 2 keeps the scalar as an input",
     "linear": "F.linear with only the input requiring grad is an add over a matmul",
     "setitem": "t[0] = 5.0 is a CopySlices of a fill, without torch's scalar edge",
     "conv2d": "torch lists the missing bias as an input",
     "group_norm": "group_norm is made of ops",
-    "prelu": "prelu is a where",
-    "pad": "constant padding is a cat",
-    "pad_reflect": "reflect padding is an index_select",
-    "pixel_shuffle": "pixel_shuffle is a reshape of a permute",
-    "interpolate": "nearest resizing is an index_select per dim",
-    "unfold": "unfold is a grouped conv2d with one-hot kernels",
 }
 
 

@@ -1,5 +1,6 @@
 /* cases-ordering.c: gradcheck cases for the ops along a dim (cumsum, logcumsumexp; sort and topk,
- * whose gradients scatter back to where each value came from), Python's % (remainder), repeat,
+ * whose gradients scatter back to where each value came from), Python's % (remainder, also by a
+ * number, and fmod by one), repeat,
  * norm (p 2, 1, 3, 0.5, inf and 0), and the compositions PyTorch programs call: masked_select
  * and index_put. Their index and mask inputs are constants made
  * in the case, so only the floating inputs are perturbed. */
@@ -14,6 +15,8 @@
 FN(f_cumsum_0, gs_cumsum(in[0], 0))
 FN(f_cumsum_neg1, gs_cumsum(in[0], -1))
 FN(f_remainder, gs_remainder(in[0], in[1]))
+FN(f_remainder_scalar, gs_remainder_scalar(in[0], 1.5))
+FN(f_fmod_scalar, gs_fmod_scalar(in[0], -0.7))
 FN(f_logcumsumexp_1, gs_logcumsumexp(in[0], 1))
 FN(f_logcumsumexp_0, gs_logcumsumexp(in[0], 0))
 
@@ -68,6 +71,8 @@ const grad_case grad_cases_ordering[] = {
      f_remainder,
      2,
      {GI(2, 3, 4), GI_POS(1, 4)}},
+    {"RemainderScalarBackward", "a % 1.5", f_remainder_scalar, 1, {GI_T(2, 3, 4)}},
+    {"FmodScalarBackward", "fmod(a, -0.7)", f_fmod_scalar, 1, {GI_S(2, 3, 4)}},
     {"SortBackward", "sort along dim 1", f_sort_1, 1, {GI(2, 3, 5)}},
     {"SortBackward", "sort descending along dim 0, sliced", f_sort_0_desc, 1, {GI_S(2, 4, 3)}},
     {"TopkBackward", "topk 2 largest along -1", f_topk_2, 1, {GI_T(2, 3, 5)}},
