@@ -30,11 +30,17 @@ static bool check_rearrange(const gs__tensor *t, int64_t r, bool shuffle, const 
     return false;
   }
   const int64_t *s = t->shape + t->ndim - 3;
-  if (shuffle && s[0] % (r * r) != 0) {
+  int64_t r2;
+  if (shuffle && (__builtin_mul_overflow(r, r, &r2) || s[0] % r2 != 0)) {
     gs__error(GS_ERR_SHAPE, fn,
-              "expected channels (dim -3) divisible by %lld (the factor "
-              "squared), got %lld",
-              (long long)(r * r), (long long)s[0]);
+              "expected channels (dim -3) divisible by the square of the factor %lld, got %lld",
+              (long long)r, (long long)s[0]);
+    return false;
+  }
+  int64_t grown;
+  if (!shuffle && (__builtin_mul_overflow(r, r, &r2) || __builtin_mul_overflow(s[0], r2, &grown))) {
+    gs__error(GS_ERR_ARGUMENT, fn, "the factor %lld gives more channels than fit in 64 bits",
+              (long long)r);
     return false;
   }
   if (!shuffle && (s[1] % r != 0 || s[2] % r != 0)) {
