@@ -31,6 +31,31 @@ int gsp_shape_from_sequence(PyObject *seq, int64_t *shape) {
   return (int)n;
 }
 
+int gsp_ints_from_sequence(PyObject *seq, int64_t *out, int max, const char *fn, const char *what) {
+  PyObject *fast = PySequence_Fast(seq, "");
+  if (!fast) {
+    PyErr_Format(PyExc_TypeError, "%s(): %s must be a sequence of ints", fn, what);
+    return -1;
+  }
+  Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
+  if (n > max) {
+    Py_DECREF(fast);
+    PyErr_Format(PyExc_RuntimeError, "%s(): expected at most %d %s, got %zd", fn, max, what, n);
+    return -1;
+  }
+  for (Py_ssize_t i = 0; i < n; i++) {
+    long long v = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(fast, i));
+    if (v == -1 && PyErr_Occurred()) {
+      Py_DECREF(fast);
+      PyErr_Format(PyExc_TypeError, "%s(): %s must be a sequence of ints", fn, what);
+      return -1;
+    }
+    out[i] = v;
+  }
+  Py_DECREF(fast);
+  return (int)n;
+}
+
 int gsp_shape_from_args(PyObject *args, int64_t *shape) {
   if (PyTuple_GET_SIZE(args) == 1 && !PyLong_Check(PyTuple_GET_ITEM(args, 0)))
     return gsp_shape_from_sequence(PyTuple_GET_ITEM(args, 0), shape);

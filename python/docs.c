@@ -367,6 +367,17 @@ static const doc_row rows[] = {
     {"gradscope", "live_tensor_count", FUNCTION, "/",
      "Tensors alive in this process (all threads)."},
     {"gradscope", "is_tensor", FUNCTION, "obj, /", "Whether obj is a gradscope.Tensor."},
+    {"gradscope", "constant_pad_nd", FUNCTION, "input, pad, value=0",
+     "input surrounded by value: pad is (left, right) for the last dim, then the dim before it, "
+     "...; a negative size crops that side. One op (ConstantPadNdBackward0), as F.pad's "
+     "'constant' mode."},
+    {"gradscope", "pixel_shuffle", FUNCTION, "input, upscale_factor",
+     "[*, C r^2, H, W] to [*, C, H r, W r]: each r x r block from r^2 channels (a copy)."},
+    {"gradscope", "pixel_unshuffle", FUNCTION, "input, downscale_factor",
+     "[*, C, H r, W r] to [*, C r^2, H, W]: pixel_shuffle's inverse (a copy)."},
+    {"gradscope", "prelu", FUNCTION, "input, weight, /",
+     "input where it is positive, weight * input elsewhere; weight holds one value or one per "
+     "channel (dim 1). One op (PreluBackward0), as F.prelu."},
     {"gradscope", "one_hot", FUNCTION, "tensor, num_classes=-1",
      "index (int64) as one-hot rows, as F.one_hot."},
     {"gradscope", "inspect", FUNCTION, "*, command=None, socket=None, wait=10.0",

@@ -315,6 +315,74 @@ static PyObject *f_batch_norm(PyObject *m, PyObject *args, PyObject *kwargs) {
                                 optional_tensor(w), optional_tensor(b), training, momentum, eps));
 }
 
+/* F.pad's 'reflect' and 'replicate' modes after pad's own checks: _reflection_pad(input, pad),
+ * _replication_pad(input, pad), each one op (ReflectionPad2DBackward0, ...) */
+static PyObject *rows_pad(PyObject *args, bool reflect) {
+  GSP_SITE();
+  const char *fn = reflect ? "reflection_pad" : "replication_pad";
+  PyObject *x, *pad_obj;
+  if (!PyArg_ParseTuple(args, reflect ? "O!O:_reflection_pad" : "O!O:_replication_pad",
+                        &gsp_tensor_type, &x, &pad_obj))
+    return NULL;
+  int64_t pad[6];
+  int n = gsp_ints_from_sequence(pad_obj, pad, 6, fn, "pads");
+  if (n < 0)
+    return NULL;
+  return gsp_wrap(reflect ? gs_reflection_pad(gsp_handle(x), pad, n)
+                          : gs_replication_pad(gsp_handle(x), pad, n));
+}
+static PyObject *f_reflection_pad(PyObject *m, PyObject *a) {
+  (void)m;
+  return rows_pad(a, true);
+}
+static PyObject *f_replication_pad(PyObject *m, PyObject *a) {
+  (void)m;
+  return rows_pad(a, false);
+}
+
+/* F.interpolate's 'nearest' mode after its checks: _upsample_nearest(input, sizes, scales),
+ * scales a float (1 / scale_factor) or None per size; one op (UpsampleNearest2DBackward1) */
+static PyObject *f_upsample_nearest(PyObject *m, PyObject *args) {
+  GSP_SITE();
+  (void)m;
+  PyObject *x, *sizes_obj, *scales_obj;
+  if (!PyArg_ParseTuple(args, "O!OO:_upsample_nearest", &gsp_tensor_type, &x, &sizes_obj,
+                        &scales_obj))
+    return NULL;
+  int64_t sizes[3];
+  double scales[3] = {0, 0, 0};
+  int k = gsp_ints_from_sequence(sizes_obj, sizes, 3, "upsample_nearest", "sizes");
+  if (k < 0)
+    return NULL;
+  PyObject *fast = PySequence_Fast(scales_obj, "_upsample_nearest(): scales must be a sequence");
+  if (!fast)
+    return NULL;
+  for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(fast) && i < k; i++) {
+    PyObject *s = PySequence_Fast_GET_ITEM(fast, i);
+    scales[i] = s == Py_None ? 0.0 : PyFloat_AsDouble(s);
+    if (scales[i] == -1.0 && PyErr_Occurred()) {
+      Py_DECREF(fast);
+      return NULL;
+    }
+  }
+  Py_DECREF(fast);
+  return gsp_wrap(gs_upsample_nearest(gsp_handle(x), sizes, scales, k));
+}
+
+/* _unfold(input, kernel, dilation, padding, stride), each an (h, w) pair of ints: the engine's
+ * unfold (one Im2ColBackward0 node) for F.unfold (nn/spatial.py), which reads torch's forms */
+static PyObject *f_unfold(PyObject *m, PyObject *args) {
+  GSP_SITE();
+  (void)m;
+  PyObject *x;
+  long long v[8];
+  if (!PyArg_ParseTuple(args, "O!(LL)(LL)(LL)(LL):_unfold", &gsp_tensor_type, &x, &v[0], &v[1],
+                        &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]))
+    return NULL;
+  int64_t k[2] = {v[0], v[1]}, d[2] = {v[2], v[3]}, p[2] = {v[4], v[5]}, s[2] = {v[6], v[7]};
+  return gsp_wrap(gs_unfold(gsp_handle(x), k, d, p, s));
+}
+
 #define KW (METH_VARARGS | METH_KEYWORDS)
 static PyMethodDef functional_functions[] = {
     {"cross_entropy", GSP_FN(f_cross_entropy), KW, NULL},
@@ -329,6 +397,10 @@ static PyMethodDef functional_functions[] = {
     {"conv2d", GSP_FN(f_conv2d), KW, NULL},
     {"conv_transpose2d", GSP_FN(f_conv_transpose2d), KW, NULL},
     {"_conv1d", f_conv1d, METH_VARARGS, NULL},
+    {"_reflection_pad", f_reflection_pad, METH_VARARGS, NULL},
+    {"_replication_pad", f_replication_pad, METH_VARARGS, NULL},
+    {"_upsample_nearest", f_upsample_nearest, METH_VARARGS, NULL},
+    {"_unfold", f_unfold, METH_VARARGS, NULL},
     {"max_pool2d", GSP_FN(f_max_pool2d), KW, NULL},
     {"avg_pool2d", GSP_FN(f_avg_pool2d), KW, NULL},
     {"batch_norm", GSP_FN(f_batch_norm), KW, NULL},

@@ -473,9 +473,63 @@ static PyObject *f_one_hot(PyObject *m, PyObject *args, PyObject *kwargs) {
   return gsp_wrap(gs_one_hot(gsp_handle(index), num_classes));
 }
 
+/* torch.constant_pad_nd(input, pad, value=0): F.pad's 'constant' mode as one op */
+static PyObject *f_constant_pad_nd(PyObject *m, PyObject *args, PyObject *kwargs) {
+  GSP_SITE();
+  (void)m;
+  PyObject *x, *pad_obj;
+  double value = 0.0;
+  static char *kwlist[] = {"input", "pad", "value", NULL};
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!O|d:constant_pad_nd", kwlist, &gsp_tensor_type,
+                                   &x, &pad_obj, &value))
+    return NULL;
+  int64_t pad[2 * GS_MAX_DIMS];
+  int n = gsp_ints_from_sequence(pad_obj, pad, 2 * GS_MAX_DIMS, "constant_pad_nd", "pads");
+  if (n < 0)
+    return NULL;
+  return gsp_wrap(gs_constant_pad_nd(gsp_handle(x), pad, n, value));
+}
+
+/* torch.prelu(input, weight): one op (PreluBackward0), as F.prelu */
+static PyObject *f_prelu(PyObject *m, PyObject *args) {
+  GSP_SITE();
+  (void)m;
+  PyObject *x, *w;
+  if (!PyArg_ParseTuple(args, "O!O!:prelu", &gsp_tensor_type, &x, &gsp_tensor_type, &w))
+    return NULL;
+  return gsp_wrap(gs_prelu(gsp_handle(x), gsp_handle(w)));
+}
+
+/* torch.pixel_shuffle(input, upscale_factor), torch.pixel_unshuffle(input, downscale_factor) */
+static PyObject *rearrange(PyObject *args, PyObject *kwargs, bool shuffle) {
+  GSP_SITE();
+  PyObject *x;
+  long long r;
+  static char *shuffle_kw[] = {"input", "upscale_factor", NULL};
+  static char *unshuffle_kw[] = {"input", "downscale_factor", NULL};
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs,
+                                   shuffle ? "O!L:pixel_shuffle" : "O!L:pixel_unshuffle",
+                                   shuffle ? shuffle_kw : unshuffle_kw, &gsp_tensor_type, &x, &r))
+    return NULL;
+  return gsp_wrap(shuffle ? gs_pixel_shuffle(gsp_handle(x), r)
+                          : gs_pixel_unshuffle(gsp_handle(x), r));
+}
+static PyObject *f_pixel_shuffle(PyObject *m, PyObject *a, PyObject *k) {
+  (void)m;
+  return rearrange(a, k, true);
+}
+static PyObject *f_pixel_unshuffle(PyObject *m, PyObject *a, PyObject *k) {
+  (void)m;
+  return rearrange(a, k, false);
+}
+
 #define KW (METH_VARARGS | METH_KEYWORDS)
 PyMethodDef gsp_module_functions[] = {
     {"one_hot", GSP_FN(f_one_hot), KW, NULL},
+    {"constant_pad_nd", GSP_FN(f_constant_pad_nd), KW, NULL},
+    {"pixel_shuffle", GSP_FN(f_pixel_shuffle), KW, NULL},
+    {"prelu", f_prelu, METH_VARARGS, NULL},
+    {"pixel_unshuffle", GSP_FN(f_pixel_unshuffle), KW, NULL},
     {"inspect", GSP_FN(gsp_inspect), KW, NULL},
     {"trace_close", f_trace_close, METH_NOARGS, NULL},
     {"tensor", GSP_FN(f_tensor), KW, NULL},

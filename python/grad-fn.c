@@ -73,6 +73,8 @@ static const torch_name NAMES[] = {
     {"CrossBackward", "LinalgCrossBackward0", SAME, NULL, 0},
     {"DivScalarBackward", "DivBackward0", SAME, NULL, 1},
     {"FillBackward", "FillBackward2", SAME, NULL, 0}, /* fill_ */
+    {"FmodBackward", "FmodBackward1", SAME, NULL, 0},
+    {"FmodScalarBackward", "FmodBackward0", SAME, NULL, 0},
     {"GRURecurrenceBackward", "GRURecurrenceBackward", SAME, NULL, 0},
     {"LSTMRecurrenceBackward", "LSTMRecurrenceBackward", SAME, NULL, 0},
     {"MatmulBackward", "MmBackward0", MATMUL, NULL, 0},
@@ -84,12 +86,21 @@ static const torch_name NAMES[] = {
     {"MeanBackward", "MeanBackward", REDUCTION, "MeanBackward1", 0},
     {"MinBackward", "MinBackward", EXTREME, NULL, 0},
     {"MulScalarBackward", "MulBackward0", SAME, NULL, 1},
+    {"NormBackward", "NormBackward1", SAME, NULL, 0}, /* Tensor.norm, torch.norm */
     {"PowBackward", "PowBackward1", SAME, NULL, 0},
     {"PowScalarBackward", "PowBackward0", SAME, NULL, 0},
     {"ProdBackward", "ProdBackward0", SAME, NULL, 0},
     {"ProdDimBackward", "ProdBackward1", SAME, NULL, 0},
     {"RNNReluRecurrenceBackward", "RNNReluRecurrenceBackward", SAME, NULL, 0},
     {"RNNTanhRecurrenceBackward", "RNNTanhRecurrenceBackward", SAME, NULL, 0},
+    {"ReflectionPad1dBackward", "ReflectionPad1DBackward0", SAME, NULL, 0},
+    {"ReflectionPad2dBackward", "ReflectionPad2DBackward0", SAME, NULL, 0},
+    {"ReflectionPad3dBackward", "ReflectionPad3DBackward0", SAME, NULL, 0},
+    {"ReplicationPad1dBackward", "ReplicationPad1DBackward0", SAME, NULL, 0},
+    {"ReplicationPad2dBackward", "ReplicationPad2DBackward0", SAME, NULL, 0},
+    {"ReplicationPad3dBackward", "ReplicationPad3DBackward0", SAME, NULL, 0},
+    {"RemainderBackward", "RemainderBackward1", SAME, NULL, 0},       /* of two tensors */
+    {"RemainderScalarBackward", "RemainderBackward0", SAME, NULL, 0}, /* t % 2 */
     {"ReshapeBackward", "ReshapeAliasBackward0", SAME, NULL, 0},
     {"RsubScalarBackward", "RsubBackward1", SAME, NULL, 0},
     {"ScatterValueBackward", "ScatterBackward1", SAME, NULL, 0},
@@ -100,6 +111,10 @@ static const torch_name NAMES[] = {
     {"SumToBackward", "SumBackward1", SAME, NULL, 0},
     {"ToDtypeBackward", "ToCopyBackward0", SAME, NULL, 0},
     {"TransposeBackward", "TransposeBackward0", TRANSPOSE, "TBackward0", 0},
+    /* F.interpolate's nearest mode: torch's overload with output size and scales */
+    {"UpsampleNearest1dBackward", "UpsampleNearest1DBackward1", SAME, NULL, 0},
+    {"UpsampleNearest2dBackward", "UpsampleNearest2DBackward1", SAME, NULL, 0},
+    {"UpsampleNearest3dBackward", "UpsampleNearest3DBackward1", SAME, NULL, 0},
 };
 
 static const torch_name *torch_name_of(const char *engine) {

@@ -94,6 +94,9 @@ int gsp_shape_from_args(PyObject *args, int64_t *shape);
  * Node.register_prehook / register_hook; returns its (node, id) key, NULL with an exception. */
 PyObject *gsp_node_hook_register(gs_node node, PyObject *fn, bool post);
 int gsp_shape_from_sequence(PyObject *seq, int64_t *shape);
+/* At most max ints from a sequence into out: their count, or -1 with a TypeError or
+ * RuntimeError naming fn and what the ints are. */
+int gsp_ints_from_sequence(PyObject *seq, int64_t *out, int max, const char *fn, const char *what);
 /* dim=None, an int or a tuple of ints: writes dims, returns how many (0 for None) or -1. */
 int gsp_dims_from_object(PyObject *o, int *dims);
 /* A tensor argument: a gradscope.Tensor (borrowed handle, *temp untouched) or a Python number

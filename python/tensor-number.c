@@ -18,11 +18,14 @@ static const binary_fn binary_ops[] = {
     gs_bitwise_and, gs_bitwise_or, gs_bitwise_xor, gs_atan2, gs_fmod,
     gs_logical_and, gs_logical_or, gs_logical_xor,
 };
-/* The ops with a scalar form; the others take a number as a 0-dim tensor. */
-static const scalar_fn scalar_ops[] = {
-    [GSP_ADD] = gs_add_scalar,         [GSP_SUB] = gs_sub_scalar, [GSP_MUL] = gs_mul_scalar,
-    [GSP_DIV] = gs_div_scalar,         [GSP_POW] = gs_pow_scalar,
-    [GSP_MAXIMUM] = gs_maximum_scalar, [GSP_MINIMUM] = gs_minimum_scalar, [GSP_XOR] = NULL,
+/* The ops with a scalar form; the others take a number as a 0-dim tensor. Sized as
+ * binary_ops, so every op reads an entry (NULL past the last scalar form). */
+static const scalar_fn scalar_ops[sizeof binary_ops / sizeof binary_ops[0]] = {
+    [GSP_ADD] = gs_add_scalar,         [GSP_SUB] = gs_sub_scalar,
+    [GSP_MUL] = gs_mul_scalar,         [GSP_DIV] = gs_div_scalar,
+    [GSP_POW] = gs_pow_scalar,         [GSP_MAXIMUM] = gs_maximum_scalar,
+    [GSP_MINIMUM] = gs_minimum_scalar, [GSP_REMAINDER] = gs_remainder_scalar,
+    [GSP_FMOD] = gs_fmod_scalar,       [GSP_XOR] = NULL,
 };
 
 static PyObject *binary(PyObject *a, PyObject *b, int op);

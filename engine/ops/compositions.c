@@ -1,8 +1,9 @@
 /* compositions.c: ops PyTorch programs call that are compositions of the engine's own, so
  * their gradients come from the ops they are made of: masked_select (an index_select of the
  * flattened tensor), index_put (scatter_add and where), one_hot (scatter_add of ones), repeat
- * (cat along each repeated dim), norm (abs, pow and a reduction) and lerp (start + weight *
- * (end - start)).
+ * and lerp (start + weight * (end - start)); and repeat (cat along each repeated dim), which
+ * computes so with grad mode off and records one node of its own (RepeatBackward0, as torch),
+ * whose formula is written with ops.
  *
  * Each checks its own arguments first and reports them under its own name; the inner ops
  * then cannot fail on them.
@@ -197,7 +198,38 @@ gs_tensor gs_one_hot(gs_tensor hindex, int64_t num_classes) {
 
 /* ---- repeat ------------------------------------------------------------------------------- */
 
-gs_tensor gs_repeat(gs_tensor h, const int64_t *reps, int n) {
+/* d repeat(t, reps) = g summed over its copies: along each repeated dim d, g viewed as
+ * [before, reps[d], size, after] and summed over the copies (ints: reps, their count at
+ * ints[GS_MAX_DIMS]) */
+static void repeat_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  const gs__input_meta *m = &n->inputs[0];
+  int nr = (int)n->ints[GS_MAX_DIMS];
+  int64_t cur[GS_MAX_DIMS], numel = 1;
+  for (int d = 0; d < nr; d++) {
+    cur[d] = n->out_shape[d];
+    numel *= cur[d];
+  }
+  if (numel == 0) { /* no copy at all: nothing flows back */
+    grads[0] = gs__reduce_grad(n, 0, gs_zeros(gs_dtype_of(g), m->shape, m->ndim));
+    return;
+  }
+  gs_tensor sum = g;
+  for (int d = 0; d < nr; d++) {
+    if (n->ints[d] == 1)
+      continue;
+    int64_t size = cur[d] / n->ints[d], split[4] = {1, n->ints[d], size, 1};
+    for (int e = 0; e < nr; e++)
+      split[e < d ? 0 : 3] *= e == d ? 1 : cur[e];
+    gs_tensor blocks = gs__formula_temp(gs_reshape(sum, split, 4));
+    sum = gs__formula_temp(gs_sum(blocks, (const int[]){1}, 1, false));
+    cur[d] = size;
+  }
+  grads[0] = gs__reduce_grad(n, 0, gs_reshape(sum, m->shape, m->ndim));
+}
+GS__BACKWARD_TWICE(RepeatBackward, repeat_backward);
+
+/* repeat's result, joined from copies of t (the caller turns grad mode off) */
+static gs_tensor repeat_values(gs_tensor h, const int64_t *reps, int n) {
   const char *fn = "repeat";
   gs__tensor *t = gs__lookup(h, fn);
   if (!t)
@@ -278,44 +310,19 @@ gs_tensor gs_repeat(gs_tensor h, const int64_t *reps, int n) {
   return cur;
 }
 
-/* ---- norm --------------------------------------------------------------------------------- */
-
-gs_tensor gs_norm(gs_tensor h, double p, const int *dims, int ndims, bool keepdim) {
-  const char *fn = "norm";
-  gs__tensor *t = gs__lookup(h, fn);
-  if (!t)
-    return GS_NO_TENSOR;
-  if (!gs_dtype_is_floating(t->dtype)) {
-    gs__error(GS_ERR_DTYPE, fn, "expected a floating tensor (f32 or f64), got %s",
-              gs_dtype_name(t->dtype));
-    return GS_NO_TENSOR;
+gs_tensor gs_repeat(gs_tensor h, const int64_t *reps, int n) {
+  gs_no_grad_begin();
+  gs_tensor r = repeat_values(h, reps, n);
+  gs_no_grad_end();
+  gs__tensor *t = r.id ? gs__lookup(h, "repeat") : NULL;
+  gs__node *node =
+      t ? gs__record_result(&RepeatBackward, r, 1, (const gs__tensor *[]){t}, 0, "repeat") : NULL;
+  if (node) {
+    for (int d = 0; d < n; d++)
+      node->ints[d] = reps[d];
+    node->ints[GS_MAX_DIMS] = n;
   }
-  if (isnan(p)) {
-    gs__error(GS_ERR_ARGUMENT, fn, "expected an order p that is a number, got nan");
-    return GS_NO_TENSOR;
-  }
-  if (p == 2.0) { /* the common case, without abs (whose gradient at 0 is 0 anyway) */
-    gs_tensor sq = gs_mul(h, h), sum = gs_sum(sq, dims, ndims, keepdim);
-    gs_tensor out = gs_sqrt(sum);
-    dispose_all((gs_tensor[]){sq, sum}, 2);
-    return out;
-  }
-  gs_tensor a = gs_abs(h), out;
-  if (isinf(p)) {
-    out = p > 0 ? gs_max(a, dims, ndims, keepdim) : gs_min(a, dims, ndims, keepdim);
-  } else if (p == 0.0) { /* the number of non-zero elements */
-    gs_tensor nz = gs_ne_scalar(a, 0), f = gs_to_dtype(nz, t->dtype);
-    out = gs_sum(f, dims, ndims, keepdim);
-    dispose_all((gs_tensor[]){nz, f}, 2);
-  } else if (p == 1.0) {
-    out = gs_sum(a, dims, ndims, keepdim);
-  } else {
-    gs_tensor powered = gs_pow_scalar(a, p), sum = gs_sum(powered, dims, ndims, keepdim);
-    out = gs_pow_scalar(sum, 1.0 / p);
-    dispose_all((gs_tensor[]){powered, sum}, 2);
-  }
-  gs_dispose(a);
-  return out;
+  return r;
 }
 
 /* ---- lerp --------------------------------------------------------------------------------- */

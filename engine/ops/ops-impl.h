@@ -209,3 +209,14 @@ bool gs__check_index_values(const gs__tensor *index, int64_t size, const char *w
  * reporting one outside [-size, size) (or [0, size) without wrap). */
 gs_tensor gs__checked_positions(const gs__tensor *index, int64_t size, bool wrap, const char *what,
                                 const char *fn);
+
+/* Records the one node of an op whose result r was computed with grad mode off by other ops
+ * (so the graph shows the op itself, under its own kind, as torch records it): NULL when r
+ * is not floating or nothing needs a gradient. n_saved slots are reserved for gs__save. */
+static inline gs__node *gs__record_result(const gs__node_kind *kind, gs_tensor r, int n_inputs,
+                                          const gs__tensor *const *inputs, int n_saved,
+                                          const char *fn) {
+  gs__tensor *out = r.id ? gs__lookup(r, fn) : NULL;
+  return out && gs_dtype_is_floating(out->dtype) ? gs__record(kind, out, n_inputs, inputs, n_saved)
+                                                 : NULL;
+}

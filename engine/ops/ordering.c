@@ -3,8 +3,10 @@
  *
  * Each works on a contiguous copy of the input (gs__as_contiguous, in the dtype it computes
  * in), seen as [outer, len, inner]: a row is len elements inner apart. cumsum records its own
- * node; sort computes only the order (an i64 index) and takes its values with gs_gather, so
- * their gradient is gather's (scatter_add back to where each value came from).
+ * node; sort computes only the order (an i64 index) and takes its values with gs_gather with
+ * grad mode off, then records its own node (SortBackward0, TopkBackward0, as torch; median,
+ * cummax and cummin alike), whose gradient is gather's: scatter_add back to where each value
+ * came from.
  */
 #include <float.h>
 #include <math.h>
@@ -224,75 +226,6 @@ static gs_tensor sort_order(gs__tensor *t, int d, bool descending, const char *f
   return r;
 }
 
-/* Hands order (and the values it picks from h, when asked) to the caller's pointers. */
-static bool hand_out(gs_tensor h, int d, gs_tensor order, gs_tensor *values,
-                     gs_tensor *indices) {
-  if (!order.id)
-    return false;
-  if (values) {
-    *values = gs_gather(h, d, order);
-    if (!values->id) {
-      gs_dispose(order);
-      return false;
-    }
-  }
-  if (indices)
-    *indices = order;
-  else
-    gs_dispose(order);
-  return true;
-}
-
-bool gs_sort(gs_tensor h, int dim, bool descending, gs_tensor *values, gs_tensor *indices) {
-  const char *fn = "sort";
-  gs__tensor *t = gs__lookup(h, fn);
-  int d = t ? gs__wrap_dim(dim, t->ndim, fn) : -1;
-  if (d < 0)
-    return false;
-  return hand_out(h, d, sort_order(t, d, descending, fn), values, indices);
-}
-
-gs_tensor gs_argsort(gs_tensor h, int dim, bool descending) {
-  const char *fn = "argsort";
-  gs__tensor *t = gs__lookup(h, fn);
-  int d = t ? gs__wrap_dim(dim, t->ndim, fn) : -1;
-  return d < 0 ? GS_NO_TENSOR : sort_order(t, d, descending, fn);
-}
-
-bool gs_topk(gs_tensor h, int64_t k, int dim, bool largest, gs_tensor *values,
-             gs_tensor *indices) {
-  const char *fn = "topk";
-  gs__tensor *t = gs__lookup(h, fn);
-  int d = t ? gs__wrap_dim(dim, t->ndim, fn) : -1;
-  if (d < 0)
-    return false;
-  int64_t size = t->ndim ? t->shape[d] : 1;
-  if (k < 0 || k > size) {
-    gs__error(GS_ERR_ARGUMENT, fn, "expected k in [0, %lld] (the size of dim %d), got %lld",
-              (long long)size, d, (long long)k);
-    return false;
-  }
-  gs_tensor order = sort_order(t, d, largest, fn);
-  if (!order.id)
-    return false;
-  gs_tensor first = t->ndim ? gs_narrow(order, d, 0, k) : gs_clone(order);
-  gs_tensor picked = gs_contiguous(first);
-  gs_dispose(first), gs_dispose(order);
-  return hand_out(h, d, picked, values, indices);
-}
-
-/* ---- values picked by an index: median, cummax and cummin ------------------------------- */
-
-/* The row keys of t (any dtype but bool) along d, as a contiguous f64 copy; false after
- * reporting. */
-static bool row_keys(const gs__tensor *t, gs__tensor *c, const char *fn) {
-  if (t->dtype == GS_BOOL) {
-    gs__error(GS_ERR_DTYPE, fn, "expected an f32, f64 or integer tensor, got bool");
-    return false;
-  }
-  return gs__as_contiguous(t, GS_F64, c, fn);
-}
-
 /* d (values t picked at index along d) = zeros(t) with g added back at index (g of the
  * index's shape; without keepdim, ints[1] 0, g first gets dim d back) */
 static void picked_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
@@ -306,6 +239,8 @@ static void picked_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
 GS__BACKWARD_TWICE(MedianDimBackward, picked_backward);
 GS__BACKWARD_TWICE(CummaxBackward, picked_backward);
 GS__BACKWARD_TWICE(CumminBackward, picked_backward);
+GS__BACKWARD_TWICE(SortBackward, picked_backward);
+GS__BACKWARD_TWICE(TopkBackward, picked_backward);
 
 /* The values of h at index along d (squeezed there unless keepdim), recorded as kind: handed
  * out with the index as sort's are. Takes index over. */
@@ -345,6 +280,57 @@ static bool hand_out_picked(const gs__node_kind *kind, gs_tensor h, gs__tensor *
   else
     gs_dispose(i);
   return true;
+}
+
+bool gs_sort(gs_tensor h, int dim, bool descending, gs_tensor *values, gs_tensor *indices) {
+  const char *fn = "sort";
+  gs__tensor *t = gs__lookup(h, fn);
+  int d = t ? gs__wrap_dim(dim, t->ndim, fn) : -1;
+  if (d < 0)
+    return false;
+  return hand_out_picked(&SortBackward, h, t, d, true, sort_order(t, d, descending, fn), values,
+                         indices);
+}
+
+gs_tensor gs_argsort(gs_tensor h, int dim, bool descending) {
+  const char *fn = "argsort";
+  gs__tensor *t = gs__lookup(h, fn);
+  int d = t ? gs__wrap_dim(dim, t->ndim, fn) : -1;
+  return d < 0 ? GS_NO_TENSOR : sort_order(t, d, descending, fn);
+}
+
+bool gs_topk(gs_tensor h, int64_t k, int dim, bool largest, gs_tensor *values,
+             gs_tensor *indices) {
+  const char *fn = "topk";
+  gs__tensor *t = gs__lookup(h, fn);
+  int d = t ? gs__wrap_dim(dim, t->ndim, fn) : -1;
+  if (d < 0)
+    return false;
+  int64_t size = t->ndim ? t->shape[d] : 1;
+  if (k < 0 || k > size) {
+    gs__error(GS_ERR_ARGUMENT, fn, "expected k in [0, %lld] (the size of dim %d), got %lld",
+              (long long)size, d, (long long)k);
+    return false;
+  }
+  gs_tensor order = sort_order(t, d, largest, fn);
+  if (!order.id)
+    return false;
+  gs_tensor first = t->ndim ? gs_narrow(order, d, 0, k) : gs_clone(order);
+  gs_tensor picked = gs_contiguous(first);
+  gs_dispose(first), gs_dispose(order);
+  return hand_out_picked(&TopkBackward, h, t, d, true, picked, values, indices);
+}
+
+/* ---- values picked by an index: median, cummax and cummin ------------------------------- */
+
+/* The row keys of t (any dtype but bool) along d, as a contiguous f64 copy; false after
+ * reporting. */
+static bool row_keys(const gs__tensor *t, gs__tensor *c, const char *fn) {
+  if (t->dtype == GS_BOOL) {
+    gs__error(GS_ERR_DTYPE, fn, "expected an f32, f64 or integer tensor, got bool");
+    return false;
+  }
+  return gs__as_contiguous(t, GS_F64, c, fn);
 }
 
 /* The lower median's position in each row of t along d (NaN: the row's first), as an i64

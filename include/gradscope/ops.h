@@ -35,6 +35,10 @@ GS_API gs_tensor gs_remainder(gs_tensor a, gs_tensor b);
 /* C's fmod (torch.fmod: the remainder has the dividend's sign, fmod(-7, 3) = -1). Integer
  * operands stay integers, and an integer zero divisor is an error. Gradient (g, -trunc(a/b) g). */
 GS_API gs_tensor gs_fmod(gs_tensor a, gs_tensor b);
+/* t % s and fmod(t, s) by a number s (in t's dtype), as torch's Scalar overloads: one node
+ * whose only input is t (gradient g). */
+GS_API gs_tensor gs_remainder_scalar(gs_tensor t, double s);
+GS_API gs_tensor gs_fmod_scalar(gs_tensor t, double s);
 /* The angle of the point (x = b, y = a) in (-pi, pi]; integer operands give f32. */
 GS_API gs_tensor gs_atan2(gs_tensor a, gs_tensor b);
 /* a and b, a or b, a xor b, with non-zero (and NaN) as true, any dtypes: bool results, no
@@ -151,6 +155,35 @@ GS_API gs_tensor gs_ge_scalar(gs_tensor a, double s);
 /* t with value written where mask (bool, broadcast to t's shape) is true, as
  * Tensor.masked_fill; t's dtype (value converted to it). */
 GS_API gs_tensor gs_masked_fill(gs_tensor t, gs_tensor mask, double value);
+/* The parametric ReLU, as F.prelu: x where x > 0, weight * x elsewhere; weight (x's floating
+ * dtype) holds one value for all, or one per channel (dim 1 of x). */
+GS_API gs_tensor gs_prelu(gs_tensor x, gs_tensor weight);
+/* t surrounded by value, as torch.constant_pad_nd (F.pad's 'constant' mode): pad holds npad
+ * sizes, two per dim from the last backwards ((left, right) of the last dim, then of the one
+ * before it, ...), at most two per dim of t; a negative size crops that side instead. */
+GS_API gs_tensor gs_constant_pad_nd(gs_tensor t, const int64_t *pad, int npad, double value);
+/* [*, C r^2, H, W] to [*, C, H r, W r], each r x r block of the output from r^2 channels, as
+ * torch.pixel_shuffle (a copy; 3 to GS_MAX_DIMS - 2 dims). gs_pixel_unshuffle is its inverse
+ * ([*, C, H r, W r] to [*, C r^2, H, W]). */
+GS_API gs_tensor gs_pixel_shuffle(gs_tensor t, int64_t upscale_factor);
+GS_API gs_tensor gs_pixel_unshuffle(gs_tensor t, int64_t downscale_factor);
+/* t padded along its last npad / 2 dims (1 to 3; t has one or two dims more) by its own
+ * rows, pads as gs_constant_pad_nd's (none negative): mirrored without repeating the edge
+ * (F.pad's 'reflect' mode: each pad below its dim's size), or the edge repeated
+ * ('replicate'). */
+GS_API gs_tensor gs_reflection_pad(gs_tensor t, const int64_t *pad, int npad);
+GS_API gs_tensor gs_replication_pad(gs_tensor t, const int64_t *pad, int npad);
+/* t [N, C, *] (k dims in *, 1 to 3) resized to sizes by nearest rows, as F.interpolate's
+ * 'nearest' mode: output row j along a dim takes input row floor(j * scale), scale scales[i]
+ * when scales is given and it is positive (1 / scale_factor), else in / out. */
+GS_API gs_tensor gs_upsample_nearest(gs_tensor t, const int64_t *sizes, const double *scales,
+                                     int k);
+/* The sliding windows of t [N, C, H, W] (or [C, H, W]) as columns, as F.unfold (torch's
+ * im2col): [N, C kh kw, L], row c kh kw + ki kw + kj holding element (ki, kj) of each of the
+ * L windows of channel c (row-major over the windows). Each array holds (h, w); padding adds
+ * zeros on both sides. */
+GS_API gs_tensor gs_unfold(gs_tensor t, const int64_t kernel[2], const int64_t dilation[2],
+                           const int64_t padding[2], const int64_t stride[2]);
 /* cond ? a : b elementwise; cond must be bool; all three broadcast. */
 GS_API gs_tensor gs_where(gs_tensor cond, gs_tensor a, gs_tensor b);
 

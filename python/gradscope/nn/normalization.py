@@ -84,10 +84,7 @@ def prelu(input, weight):
             raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found "
                                f"parameter numbers = {weight.numel()} and channel size = "
                                f"{channels}.")
-        w = weight.reshape(-1, *([1] * (input.dim() - 2))) if input.dim() >= 2 else weight
-    else:
-        w = weight.reshape(())
-    return _c.where(input > 0, input, input * w)
+    return _c.prelu(input, weight)
 
 
 def _feature_dropout(input, p, training, fn):

@@ -5,10 +5,12 @@ and its views and index ops.
 A 1-D pooling is the 2-D one on a height-1 view (unsqueeze(-2), then squeeze), as torch 1.13
 computes max_pool1d and avg_pool1d (so their grad_fn chains are torch's); conv1d is the
 engine's own op (one ConvolutionBackward0, as torch's).
-Reflect, replicate and circular padding and nearest or bilinear resizing gather rows with
-index_select along each padded or resized dim, so their gradients are index_select's (adding
-where rows were read twice). unfold is a grouped convolution with one-hot kernels: channel c's
-kernel k picks pixel k of the window, which gives torch's (c, ki, kj) row order, exactly."""
+Constant, reflect and replicate padding, pixel_shuffle, nearest resizing and unfold are engine
+ops, each one node named as torch's (ConstantPadNdBackward0, ReflectionPad2DBackward0,
+PixelShuffleBackward0, UpsampleNearest2DBackward1, Im2ColBackward0, ...); the functions here
+check their arguments in torch's words first. Circular padding and bilinear resizing gather
+rows with index_select along each padded or resized dim, so their gradients are
+index_select's (adding where rows were read twice)."""
 import math
 
 from gradscope import _gradscope as _c
@@ -300,13 +302,6 @@ def _pad_rows(mode, size, left, right, dim):
     return list(range(size - left, size)) + list(range(size)) + list(range(right))
 
 
-def _filled(like, dim, size, value):
-    """A block of value shaped as like but size long along dim."""
-    shape = list(like.shape)
-    shape[dim] = size
-    return _c.full(shape, value, dtype=like.dtype)
-
-
 def pad(input, pad, mode="constant", value=None):
     """Pads input: pad is (left, right) for the last dim, then the dim before it, and so on.
     mode 'constant' fills with value (0 if None) and takes negative sizes as cropping; 'reflect'
@@ -320,23 +315,7 @@ def pad(input, pad, mode="constant", value=None):
                            f"dimension but got padding length {len(pad)} and input of dimension "
                            f"{input.dim()}")
     if mode == "constant":
-        fill = 0.0 if value is None else value
-        out = input
-        for i in range(len(pad) // 2):
-            dim = input.dim() - 1 - i
-            left, right = pad[2 * i], pad[2 * i + 1]
-            if left < 0:
-                out = out.narrow(dim, -left, out.shape[dim] + left)
-                left = 0
-            if right < 0:
-                out = out.narrow(dim, 0, out.shape[dim] + right)
-                right = 0
-            if left == 0 and right == 0:
-                continue
-            pieces = ([_filled(out, dim, left, fill)] if left else []) + [out] + \
-                ([_filled(out, dim, right, fill)] if right else [])
-            out = _c.cat(pieces, dim)
-        return out if out is not input else input.clone()
+        return _c.constant_pad_nd(input, pad, 0.0 if value is None else value)
     if mode not in ("reflect", "replicate", "circular"):
         raise NotImplementedError(f"Unrecognised padding mode {mode}")
     if value:
@@ -345,6 +324,13 @@ def pad(input, pad, mode="constant", value=None):
     if dims > 3 or input.dim() not in (dims + 1, dims + 2):
         raise NotImplementedError("Only 2D, 3D, 4D, 5D padding with non-constant padding are "
                                   "supported for now")
+    for i in range(len(pad) // 2):  # torch's checks and words, before the one op
+        dim = input.dim() - 1 - i
+        _pad_rows(mode, input.shape[dim], pad[2 * i], pad[2 * i + 1], dim)
+    if mode == "reflect":
+        return F._reflection_pad(input, pad)
+    if mode == "replicate":
+        return F._replication_pad(input, pad)
     out = input
     for i in range(len(pad) // 2):
         dim = input.dim() - 1 - i
@@ -431,15 +417,12 @@ def pixel_shuffle(input, upscale_factor):
     if input.dim() < 3:
         raise RuntimeError(f"pixel_shuffle expects input to have at least 3 dimensions, but got "
                            f"input with {input.dim()} dimension(s)")
-    *lead, c, h, w = input.shape
+    c, h, w = input.shape[-3:]
     if c % (r * r) != 0:
         raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be "
                            f"divisible by the square of upscale_factor, but input.size(-3)={c} "
                            f"is not divisible by {r * r}")
-    n = len(lead)
-    x = input.reshape(*lead, c // (r * r), r, r, h, w)
-    x = x.permute(*range(n), n, n + 3, n + 1, n + 4, n + 2)
-    return x.reshape(*lead, c // (r * r), h * r, w * r)
+    return _c.pixel_shuffle(input, r)
 
 
 def pixel_unshuffle(input, downscale_factor):
@@ -448,14 +431,11 @@ def pixel_unshuffle(input, downscale_factor):
     if input.dim() < 3:
         raise RuntimeError(f"pixel_unshuffle expects input to have at least 3 dimensions, but "
                            f"got input with {input.dim()} dimension(s)")
-    *lead, c, h, w = input.shape
+    c, h, w = input.shape[-3:]
     if h % r or w % r:
         raise RuntimeError(f"pixel_unshuffle expects height and width to be divisible by "
                            f"downscale_factor, got {h} x {w} and {r}")
-    n = len(lead)
-    x = input.reshape(*lead, c, h // r, r, w // r, r)
-    x = x.permute(*range(n), n, n + 2, n + 4, n + 1, n + 3)
-    return x.reshape(*lead, c * r * r, h // r, w // r)
+    return _c.pixel_unshuffle(input, r)
 
 
 def _resize_rows(mode, size, out, scale, align_corners):
@@ -511,13 +491,12 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         sizes = tuple(int(math.floor(s * f)) for s, f in zip(in_sizes, factors))
         scales = (None,) * spatial if recompute_scale_factor \
             else tuple(1.0 / f for f in factors)
+    if mode == "nearest":
+        return F._upsample_nearest(input, sizes, scales)
     out = input
     for k in range(spatial):
         dim = 2 + k
         rows = _resize_rows(mode, in_sizes[k], sizes[k], scales[k], bool(align_corners))
-        if mode == "nearest":
-            out = _gather(out, dim, rows)
-            continue
         shape = [1] * input.dim()
         shape[dim] = sizes[k]
         w1 = _c.tensor([r[2] for r in rows], dtype=input.dtype).reshape(shape)
@@ -538,11 +517,8 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     if input.dim() not in (3, 4):
         raise RuntimeError(f"Input Error: Only 3D or 4D input Tensors are supported (got "
                            f"{input.dim()}D)")
-    c = input.shape[-3]
-    eye = _c.eye(kh * kw, dtype=input.dtype).reshape(kh * kw, 1, kh, kw)
-    weight = eye.repeat(c, 1, 1, 1) if c else eye.narrow(0, 0, 0)
-    out = F.conv2d(input, weight, None, stride, padding, dilation, c)
-    return out.flatten(-2)
+    return F._unfold(input, (kh, kw), _tuple(dilation, 2, "dilation"),
+                     _tuple(padding, 2, "padding"), _tuple(stride, 2, "stride"))
 
 
 def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):

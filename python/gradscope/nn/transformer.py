@@ -336,6 +336,8 @@ class TransformerEncoder(Module):
     def __init__(self, encoder_layer, num_layers, norm=None, enable_nested_tensor=True,
                  mask_check=True):
         super().__init__()
+        if not isinstance(encoder_layer, Module):  # before num_layers copies of it, as ModuleList
+            raise TypeError(f"{type(encoder_layer).__name__} is not a Module subclass")
         self.layers = ModuleList([copy.deepcopy(encoder_layer) for _ in range(num_layers)])
         self.num_layers = num_layers
         self.norm = norm

@@ -21,6 +21,9 @@ static const char *const required_kinds[] = {
     "CloneBackward",     "PermuteBackward",   "UnsqueezeBackward",  "SqueezeBackward",
     "PowBackward",       "WhereBackward",     "SoftmaxBackward",    "LogSoftmaxBackward",
     "AccumulateGrad",
+    /* ops recorded as torch records them, one node each (issue 31, grad_fn names) */
+    "MaskedFillBackward", "RepeatBackward", "VarBackward", "StdBackward", "NormBackward",
+    "SortBackward", "TopkBackward", "MseLossBackward", "NllLossBackward",
 };
 
 /* And the fused kernels of convolution nets and recurrent layers

@@ -56,6 +56,7 @@ BINARY(f_atan, gs_atan(in[0]))
 BINARY(f_sinh, gs_sinh(in[0]))
 BINARY(f_cosh, gs_cosh(in[0]))
 BINARY(f_erf, gs_erf(in[0]))
+BINARY(f_prelu, gs_prelu(in[0], in[1]))
 
 /* masked_fill: where the (constant) mask row is true the value replaces x, so those
  * positions get no gradient. */
@@ -176,7 +177,7 @@ const grad_case grad_cases_elementwise[] = {
      f_tan,
      1,
      {{.ndim = 2, .shape = {3, 4}, .layout = LAYOUT_TRANSPOSED, .lo = -1, .hi = 1}}},
-    {"WhereBackward",
+    {"MaskedFillBackward",
      "masked_fill with a broadcast mask row",
      f_masked_fill,
      2,
@@ -188,6 +189,9 @@ const grad_case grad_cases_elementwise[] = {
        .hi = 1,
        .no_grad = true,
        .dtype = GS_F64}}},
+    {"PreluBackward", "one weight per channel", f_prelu, 2, {GI_T(3, 2, 3, 4), GI(1, 3)}},
+    {"PreluBackward", "one shared weight", f_prelu, 2, {GI_S(2, 3, 4), GI(1, 1)}},
+    {"PreluBackward", "of [2, 3] by channel", f_prelu, 2, {GI(2, 2, 3), GI(1, 3)}},
     {"SigmoidBackward", "transposed", f_sigmoid, 1, {GI_T(2, 3, 4)}},
     {"ReluBackward", "sliced", f_relu, 1, {GI_S(2, 3, 4)}},
     {"LeakyReluBackward", "transposed", f_leaky_relu, 1, {GI_T(2, 3, 4)}},

@@ -1,7 +1,8 @@
-/* cases-reduce.c: gradcheck cases for the reductions (sum, mean, max, min, logsumexp, sum_to)
- * and softmax/log_softmax: one dim, several, negative, all, keepdim or not, on transposed and
- * sliced inputs. Ties of max/min are not checked here (perturbing one tied element breaks the
- * tie, so the finite difference is one-sided): test-autograd-reduce.c checks them directly. */
+/* cases-reduce.c: gradcheck cases for the reductions (sum, mean, max, min, logsumexp, sum_to,
+ * var, std), the losses that reduce (mse_loss, nll_loss, cross_entropy) and softmax/log_softmax:
+ * one dim, several, negative, all, keepdim or not, on transposed and sliced inputs. Ties of max/min
+ * are not checked here (perturbing one tied element breaks the tie, so the finite difference is
+ * one-sided): test-autograd-reduce.c checks them directly. */
 #include "grad-case.h"
 
 #define FN(NAME, ...)                                                                        \
@@ -36,7 +37,20 @@ FN(f_sum_to_same, gs_sum_to(in[0], (int64_t[]){3, 4}, 2))
 
 FN(f_var_dim1, gs_var(in[0], (int[]){1}, 1, 1.0, false))
 FN(f_var_all_biased, gs_var(in[0], NULL, 0, 0.0, false))
+FN(f_var_neg_keep, gs_var(in[0], (int[]){-1}, 1, 0.0, true))
 FN(f_std_dims_keep, gs_std(in[0], (int[]){0, -1}, 2, 1.0, true))
+FN(f_std_all, gs_std(in[0], NULL, 0, 1.0, false))
+FN(f_std_dim1_biased, gs_std(in[0], (int[]){1}, 1, 0.0, false))
+
+FN(f_mse_mean, gs_mse_loss(in[0], in[1], GS_REDUCTION_MEAN))
+FN(f_mse_sum, gs_mse_loss(in[0], in[1], GS_REDUCTION_SUM))
+FN(f_mse_none, gs_mse_loss(in[0], in[1], GS_REDUCTION_NONE))
+static const int64_t classes_4[] = {2, 0, 2, 1};
+#define CLASSES_4 gs__keep(gs_from_data(GS_I64, (int64_t[]){4}, 1, classes_4))
+FN(f_nll_mean, gs_nll_loss(in[0], CLASSES_4, GS_REDUCTION_MEAN))
+FN(f_nll_sum, gs_nll_loss(in[0], CLASSES_4, GS_REDUCTION_SUM))
+FN(f_nll_none, gs_nll_loss(in[0], CLASSES_4, GS_REDUCTION_NONE))
+FN(f_cross_entropy, gs_cross_entropy(in[0], CLASSES_4, GS_REDUCTION_MEAN, 0.0))
 
 FN(f_softmax_0, gs_softmax(in[0], 0))
 FN(f_softmax_1, gs_softmax(in[0], 1))
@@ -86,8 +100,22 @@ const grad_case grad_cases_reduce[] = {
     {"LogSoftmaxBackward", "dim 1 of sliced [2, 3, 4]", f_log_softmax_1, 1, {GI_S(3, 2, 3, 4)}},
     {"LogSoftmaxBackward", "dim -1 of [2, 3, 4]", f_log_softmax_neg1, 1, {GI(3, 2, 3, 4)}},
     {"LogSoftmaxBackward", "0-dim", f_log_softmax_0, 1, {GI(0, 0)}},
-    {"DivScalarBackward", "var over dim 1, unbiased", f_var_dim1, 1, {GI_T(3, 2, 4, 3)}},
-    {"DivScalarBackward", "var over all, biased", f_var_all_biased, 1, {GI_S(2, 3, 4)}},
-    {"SqrtBackward", "std over dims 0 and -1, keepdim", f_std_dims_keep, 1, {GI_T(3, 3, 2, 4)}},
+    {"VarBackward", "var over dim 1, unbiased", f_var_dim1, 1, {GI_T(3, 2, 4, 3)}},
+    {"VarBackward", "var over all, biased", f_var_all_biased, 1, {GI_S(2, 3, 4)}},
+    {"VarBackward", "var over dim -1 keepdim, biased", f_var_neg_keep, 1, {GI(2, 3, 4)}},
+    {"StdBackward", "std over dims 0 and -1, keepdim", f_std_dims_keep, 1, {GI_T(3, 3, 2, 4)}},
+    {"StdBackward", "std over all", f_std_all, 1, {GI_S(2, 3, 4)}},
+    {"StdBackward", "std over dim 1, biased", f_std_dim1_biased, 1, {GI(2, 3, 4)}},
+    {"MseLossBackward",
+     "mean over [3, 4], both inputs",
+     f_mse_mean,
+     2,
+     {GI(2, 3, 4), GI_T(2, 3, 4)}},
+    {"MseLossBackward", "sum, sliced input", f_mse_sum, 2, {GI_S(2, 3, 4), GI(2, 3, 4)}},
+    {"MseLossBackward", "none", f_mse_none, 2, {GI_T(2, 3, 4), GI(2, 3, 4)}},
+    {"NllLossBackward", "mean over 4 rows of 3 classes", f_nll_mean, 1, {GI(2, 4, 3)}},
+    {"NllLossBackward", "sum, transposed", f_nll_sum, 1, {GI_T(2, 4, 3)}},
+    {"NllLossBackward", "none, sliced", f_nll_none, 1, {GI_S(2, 4, 3)}},
+    {"NllLossBackward", "cross_entropy: over log_softmax", f_cross_entropy, 1, {GI_T(2, 4, 3)}},
 };
 const int grad_cases_reduce_count = G_N_ELEMENTS(grad_cases_reduce);

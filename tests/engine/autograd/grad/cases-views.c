@@ -1,4 +1,6 @@
-/* cases-views.c: gradcheck cases for views, reshapes, clone, contiguous and dtype conversion:
+/* cases-views.c: gradcheck cases for views, reshapes, clone, contiguous, dtype conversion and
+ * padding (constant, which may crop; reflection, replication), nearest resizing,
+ * pixel_shuffle/pixel_unshuffle and unfold (overlapping windows):
  * each routes its gradient back into the shape (and dtype) of the tensor it came from. Where a
  * view alone would be linear in a trivial way, the case multiplies by a fixed weight first so
  * that misplaced gradients change the result. */
@@ -38,6 +40,25 @@ VIEW_CASE(f_expand, gs_expand(x, (int64_t[]){2, 3, 4}, 3))
 VIEW_CASE(f_squeeze, gs_squeeze(x, 1))
 VIEW_CASE(f_squeeze_all, gs_squeeze_all(x))
 VIEW_CASE(f_unsqueeze, gs_unsqueeze(x, 1))
+VIEW_CASE(f_pad_last, gs_constant_pad_nd(x, (int64_t[]){1, 2}, 2, 0.5))
+VIEW_CASE(f_pad_crop, gs_constant_pad_nd(x, (int64_t[]){-1, 1, 2, -1, 0, 1}, 6, -1.0))
+VIEW_CASE(f_pad_none, gs_constant_pad_nd(x, NULL, 0, 0.0))
+VIEW_CASE(f_reflect_1d, gs_reflection_pad(x, (int64_t[]){2, 1}, 2))
+VIEW_CASE(f_reflect_2d, gs_reflection_pad(x, (int64_t[]){1, 2, 2, 0}, 4))
+VIEW_CASE(f_reflect_3d, gs_reflection_pad(x, (int64_t[]){1, 1, 0, 1, 1, 0}, 6))
+VIEW_CASE(f_replicate_1d, gs_replication_pad(x, (int64_t[]){3, 1}, 2))
+VIEW_CASE(f_replicate_2d, gs_replication_pad(x, (int64_t[]){0, 2, 1, 1}, 4))
+VIEW_CASE(f_replicate_3d, gs_replication_pad(x, (int64_t[]){1, 0, 1, 2, 0, 1}, 6))
+VIEW_CASE(f_nearest_1d, gs_upsample_nearest(x, (int64_t[]){7}, NULL, 1))
+VIEW_CASE(f_nearest_2d, gs_upsample_nearest(x, (int64_t[]){6, 2}, (double[]){0.5, 0}, 2))
+VIEW_CASE(f_nearest_3d, gs_upsample_nearest(x, (int64_t[]){3, 5, 4}, NULL, 3))
+VIEW_CASE(f_unfold,
+          gs_unfold(x, (int64_t[]){2, 3}, (int64_t[]){1, 1}, (int64_t[]){1, 0}, (int64_t[]){1, 2}))
+VIEW_CASE(f_unfold_3d,
+          gs_unfold(x, (int64_t[]){2, 2}, (int64_t[]){2, 1}, (int64_t[]){0, 1}, (int64_t[]){1, 1}))
+VIEW_CASE(f_pixel_shuffle, gs_pixel_shuffle(x, 2))
+VIEW_CASE(f_pixel_shuffle_1, gs_pixel_shuffle(x, 1))
+VIEW_CASE(f_pixel_unshuffle, gs_pixel_unshuffle(x, 2))
 VIEW_CASE(f_contiguous_copy, gs_contiguous(gs__keep(gs_t(x))))
 VIEW_CASE(f_contiguous_view, gs_contiguous(x))
 VIEW_CASE(f_clone, gs_clone(x))
@@ -145,6 +166,43 @@ const grad_case grad_cases_views[] = {
      f_as_strided_of_t,
      1,
      {GI(2, 3, 4)}},
+    {"ConstantPadNdBackward", "pad (1, 2) of the last dim", f_pad_last, 1, {GI_S(2, 3, 4)}},
+    {"ConstantPadNdBackward", "pad and crop 3 dims", f_pad_crop, 1, {GI_T(3, 2, 3, 4)}},
+    {"ConstantPadNdBackward", "no pads: a copy", f_pad_none, 1, {GI(2, 3, 4)}},
+    {"ReflectionPad1dBackward", "(2, 1) of [2, 3, 4]", f_reflect_1d, 1, {GI_T(3, 2, 3, 4)}},
+    {"ReflectionPad2dBackward", "(1, 2, 2, 0) of [3, 4, 3]", f_reflect_2d, 1, {GI_S(3, 3, 4, 3)}},
+    {"ReflectionPad3dBackward", "of [1, 2, 3, 2, 3]", f_reflect_3d, 1, {GI(5, 1, 2, 3, 2, 3)}},
+    {"ReplicationPad1dBackward", "(3, 1) of [2, 3]", f_replicate_1d, 1, {GI(2, 2, 3)}},
+    {"ReplicationPad2dBackward", "of [1, 2, 3, 2]", f_replicate_2d, 1, {GI_T(4, 1, 2, 3, 2)}},
+    {"ReplicationPad3dBackward", "of [2, 2, 3, 2]", f_replicate_3d, 1, {GI(4, 2, 2, 3, 2)}},
+    {"UpsampleNearest1dBackward", "4 to 7", f_nearest_1d, 1, {GI(3, 2, 1, 4)}},
+    {"UpsampleNearest2dBackward",
+     "[3, 4] to [6, 2], scale 0.5 then none",
+     f_nearest_2d,
+     1,
+     {GI_T(4, 1, 2, 3, 4)}},
+    {"UpsampleNearest3dBackward",
+     "[2, 3, 3] to [3, 5, 4]",
+     f_nearest_3d,
+     1,
+     {GI(5, 1, 1, 2, 3, 3)}},
+    {"Im2ColBackward",
+     "2 x 3 windows, padding (1, 0), stride (1, 2)",
+     f_unfold,
+     1,
+     {GI_T(4, 2, 2, 3, 5)}},
+    {"Im2ColBackward",
+     "[C, H, W], dilation (2, 1), padding (0, 1)",
+     f_unfold_3d,
+     1,
+     {GI_S(3, 2, 4, 3)}},
+    {"PixelShuffleBackward", "[2, 8, 2, 3] by 2", f_pixel_shuffle, 1, {GI(4, 2, 8, 2, 3)}},
+    {"PixelShuffleBackward", "by 1: a copy, sliced", f_pixel_shuffle_1, 1, {GI_S(3, 2, 3, 4)}},
+    {"PixelUnshuffleBackward",
+     "[3, 4, 6] by 2, transposed",
+     f_pixel_unshuffle,
+     1,
+     {GI_T(3, 3, 4, 6)}},
     {"ToDtypeBackward",
      "f64 -> f32 -> f64",
      f_to_f32_and_back,

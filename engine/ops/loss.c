@@ -1,5 +1,9 @@
-/* loss.c: cross_entropy, nll_loss, mse_loss and binary_cross_entropy_with_logits, composed of
- * public differentiable ops so that autograd needs nothing of its own here.
+/* loss.c: cross_entropy, nll_loss, mse_loss and binary_cross_entropy_with_logits.
+ *
+ * nll_loss and mse_loss compute with the engine's ops with grad mode off and record one node
+ * each, as PyTorch does (NllLossBackward0, MseLossBackward0; cross_entropy is nll_loss over
+ * log_softmax, as torch's), whose formulas are written with ops, so they differentiate again.
+ * The others are composed of public differentiable ops.
  *
  * Every loss checks its arguments first (handles, dtypes, shapes, class indices, reduction,
  * label smoothing) and reports the first problem under its own name, before creating
@@ -9,8 +13,8 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "core-impl.h"
 #include "gradscope/gradscope.h"
+#include "ops-impl.h"
 
 /* Disposes a handle unless it is empty (an op that failed after its error handler returned). */
 static void drop(gs_tensor t) {
@@ -62,8 +66,10 @@ static bool check_class_inputs(gs_tensor scores_h, gs_tensor targets_h, const ch
     return false;
   char got[GS__SHAPE_STR];
   if (scores->ndim != 2) {
-    gs__error(GS_ERR_SHAPE, fn, "expected %s of shape [N, C] (a row of class scores per "
-              "sample), got %s", what, gs__shape_str(got, scores->shape, scores->ndim));
+    gs__error(GS_ERR_SHAPE, fn,
+              "expected %s of shape [N, C] (a row of class scores per "
+              "sample), got %s",
+              what, gs__shape_str(got, scores->shape, scores->ndim));
     return false;
   }
   if (!check_floating(scores, what, fn))
@@ -71,8 +77,8 @@ static bool check_class_inputs(gs_tensor scores_h, gs_tensor targets_h, const ch
   int64_t n = scores->shape[0], classes = scores->shape[1];
   if (targets->ndim != 1 || targets->shape[0] != n) {
     gs__error(GS_ERR_SHAPE, fn,
-              "expected targets of shape [%lld] (one class index per row), got %s",
-              (long long)n, gs__shape_str(got, targets->shape, targets->ndim));
+              "expected targets of shape [%lld] (one class index per row), got %s", (long long)n,
+              gs__shape_str(got, targets->shape, targets->ndim));
     return false;
   }
   if (targets->dtype != GS_I64) {
@@ -127,7 +133,7 @@ static gs_tensor reduce(gs_tensor losses, gs_reduction reduction) {
 
 /* -scores[i, targets[i]] for every row: [N]. */
 static gs_tensor picked_negated(gs_tensor scores, gs_tensor targets) {
-  gs_tensor index = gs_unsqueeze(targets, 1); /* [N, 1] */
+  gs_tensor index = gs_unsqueeze(targets, 1);     /* [N, 1] */
   gs_tensor picked = gs_gather(scores, 1, index); /* [N, 1] */
   drop(index);
   gs_tensor flat = gs_squeeze(picked, 1); /* [N] */
@@ -137,12 +143,49 @@ static gs_tensor picked_negated(gs_tensor scores, gs_tensor targets) {
   return neg;
 }
 
+/* g of a reduced loss over count elements, as each element's share: g / count for the mean,
+ * g for the sum and for none (whose g has the elements' shape). */
+static gs_tensor element_grad(gs_tensor g, gs_reduction reduction, int64_t count) {
+  return reduction == GS_REDUCTION_MEAN ? gs__formula_temp(gs_div_scalar(g, (double)count)) : g;
+}
+
+/* d nll_loss(lp, t) = -g at [i, t[i]] of each row, 0 elsewhere (saved: the targets; ints[0]:
+ * the reduction) */
+static void nll_loss_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  const gs__input_meta *m = &n->inputs[0];
+  gs_tensor share = element_grad(g, (gs_reduction)n->ints[0], m->shape[0]);
+  gs_tensor column = gs__formula_temp(gs_unsqueeze(gs__saved(n, 0), 1)); /* [N, 1] */
+  int64_t rows[2] = {m->shape[0], 1};
+  gs_tensor neg = gs__formula_temp(gs_neg(share));
+  gs_tensor spread = n->ints[0] == GS_REDUCTION_NONE /* g is [N]: one value per row */
+                         ? gs__formula_temp(gs_unsqueeze(neg, 1))
+                         : gs__formula_temp(gs_expand(neg, rows, 2));
+  gs_tensor zeros = gs__formula_temp(gs_zeros(gs_dtype_of(g), m->shape, m->ndim));
+  grads[0] = gs__reduce_grad(n, 0, gs_scatter_add(zeros, 1, column, spread));
+}
+GS__BACKWARD_TWICE(NllLossBackward, nll_loss_backward);
+
+/* nll_loss after its checks: the composition with grad mode off, then its node. */
+static gs_tensor nll_loss_checked(gs_tensor log_probs, gs_tensor targets, gs_reduction reduction,
+                                  const char *fn) {
+  gs_no_grad_begin();
+  gs_tensor r = reduce(picked_negated(log_probs, targets), reduction);
+  gs_no_grad_end();
+  gs__tensor *lp = r.id ? gs__lookup(log_probs, fn) : NULL;
+  gs__node *n =
+      lp ? gs__record_result(&NllLossBackward, r, 1, (const gs__tensor *[]){lp}, 1, fn) : NULL;
+  if (n) {
+    gs__save(n, 0, gs__lookup(targets, fn));
+    n->ints[0] = reduction;
+  }
+  return r;
+}
+
 gs_tensor gs_nll_loss(gs_tensor log_probs, gs_tensor targets, gs_reduction reduction) {
   const char *fn = "nll_loss";
-  if (!check_reduction(reduction, fn) ||
-      !check_class_inputs(log_probs, targets, "log_probs", fn))
+  if (!check_reduction(reduction, fn) || !check_class_inputs(log_probs, targets, "log_probs", fn))
     return GS_NO_TENSOR;
-  return reduce(picked_negated(log_probs, targets), reduction);
+  return nll_loss_checked(log_probs, targets, reduction, fn);
 }
 
 gs_tensor gs_cross_entropy(gs_tensor logits, gs_tensor targets, gs_reduction reduction,
@@ -158,30 +201,63 @@ gs_tensor gs_cross_entropy(gs_tensor logits, gs_tensor targets, gs_reduction red
   if (!check_class_inputs(logits, targets, "logits", fn))
     return GS_NO_TENSOR;
   gs_tensor lsm = gs_log_softmax(logits, 1); /* [N, C] */
-  gs_tensor nll = picked_negated(lsm, targets); /* [N] */
-  if (label_smoothing > 0.0) {
-    /* PyTorch: (1 - e) * nll + e * smooth, smooth = -sum_c lsm / C (the mean over classes). */
-    gs_tensor mean_c = gs_mean(lsm, (int[]){1}, 1, false); /* [N] */
-    gs_tensor smooth = gs_mul_scalar(mean_c, -label_smoothing);
-    drop(mean_c);
-    gs_tensor hard = gs_mul_scalar(nll, 1.0 - label_smoothing);
-    drop(nll);
-    nll = gs_add(hard, smooth);
-    drop(hard);
-    drop(smooth);
+  if (label_smoothing == 0.0) { /* torch's graph: NllLossBackward0 over LogSoftmaxBackward0 */
+    gs_tensor loss = nll_loss_checked(lsm, targets, reduction, fn);
+    drop(lsm);
+    return loss;
   }
+  /* PyTorch: (1 - e) * nll + e * smooth, smooth = -sum_c lsm / C (the mean over classes). */
+  gs_tensor nll = nll_loss_checked(lsm, targets, GS_REDUCTION_NONE, fn); /* [N] */
+  gs_tensor mean_c = gs_mean(lsm, (int[]){1}, 1, false);                 /* [N] */
+  gs_tensor smooth = gs_mul_scalar(mean_c, -label_smoothing);
+  drop(mean_c);
+  gs_tensor hard = gs_mul_scalar(nll, 1.0 - label_smoothing);
+  drop(nll);
+  nll = gs_add(hard, smooth);
+  drop(hard);
+  drop(smooth);
   drop(lsm);
   return reduce(nll, reduction);
 }
+
+/* d mse_loss(x, y) = 2 (x - y) g (2 / numel for the mean) for x, its negation for y (saved:
+ * x, y; ints[0]: the reduction), as PyTorch's mse_loss_backward */
+static void mse_loss_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  const gs__input_meta *m = &n->inputs[0];
+  int64_t count = 1;
+  for (int d = 0; d < m->ndim; d++)
+    count *= m->shape[d];
+  double scale = n->ints[0] == GS_REDUCTION_MEAN ? 2.0 / (double)count : 2.0;
+  gs_tensor diff = gs__formula_temp(gs_sub(gs__saved(n, 0), gs__saved(n, 1)));
+  gs_tensor dx = gs_mul(gs__formula_temp(gs_mul_scalar(diff, scale)), g);
+  if (gs__needs_grad(n, 1))
+    grads[1] = gs__reduce_grad(n, 1, gs_neg(dx));
+  if (gs__needs_grad(n, 0))
+    grads[0] = gs__reduce_grad(n, 0, dx);
+  else
+    gs_dispose(dx);
+}
+GS__BACKWARD_TWICE(MseLossBackward, mse_loss_backward);
 
 gs_tensor gs_mse_loss(gs_tensor input, gs_tensor target, gs_reduction reduction) {
   const char *fn = "mse_loss";
   if (!check_reduction(reduction, fn) || !check_pair(input, target, "input", "target", fn))
     return GS_NO_TENSOR;
+  gs_no_grad_begin();
   gs_tensor diff = gs_sub(input, target);
   gs_tensor sq = gs_mul(diff, diff);
   drop(diff);
-  return reduce(sq, reduction);
+  gs_tensor r = reduce(sq, reduction);
+  gs_no_grad_end();
+  gs__tensor *a = r.id ? gs__lookup(input, fn) : NULL, *b = a ? gs__lookup(target, fn) : NULL;
+  gs__node *n =
+      b ? gs__record_result(&MseLossBackward, r, 2, (const gs__tensor *[]){a, b}, 2, fn) : NULL;
+  if (n) {
+    gs__save(n, 0, a);
+    gs__save(n, 1, b);
+    n->ints[0] = reduction;
+  }
+  return r;
 }
 
 gs_tensor gs_binary_cross_entropy_with_logits(gs_tensor logits, gs_tensor targets,
