@@ -166,6 +166,12 @@ def main():
     ap.add_argument("--verbose", action="store_true")
     opts = ap.parse_args()
     if opts.child is not None:
+        # A call asking for terabytes (nn.InstanceNorm1d(2**40), say) must fail as an error,
+        # not have the kernel kill the process (or its neighbours) for memory: the children run
+        # with their address space capped, so such an allocation fails where it is made.
+        import resource
+        cap = 8 << 30
+        resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
         run_batch(opts.child, opts.calls, opts.verbose)
         return 0
     start = time.monotonic()
