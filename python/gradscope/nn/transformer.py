@@ -420,6 +420,8 @@ class TransformerDecoder(Module):
 
     def __init__(self, decoder_layer, num_layers, norm=None):
         super().__init__()
+        if not isinstance(decoder_layer, Module):  # before num_layers copies of it, as ModuleList
+            raise TypeError(f"{type(decoder_layer).__name__} is not a Module subclass")
         self.layers = ModuleList([copy.deepcopy(decoder_layer) for _ in range(num_layers)])
         self.num_layers = num_layers
         self.norm = norm
