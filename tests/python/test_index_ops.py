@@ -148,8 +148,16 @@ def test_unique_is_torchs():
             check(a, b)
     gx, tx = both([[2.5, -1.0], [2.5, 0.0]], grad=False)
     check(gx.unique(), tx.unique())
-    with pytest.raises(NotImplementedError, match="dim="):
-        gx.unique(dim=0)
+    gm, tm = both([[2, 1, 9], [1, 7, 0], [2, 1, 9], [1, 5, 3]], "int64", grad=False)
+    for dim in (0, 1, -1):  # the distinct slices, sorted lexicographically
+        for a, b in zip(gs.unique(gm, dim=dim, return_inverse=True, return_counts=True),
+                        torch.unique(tm, dim=dim, return_inverse=True, return_counts=True)):
+            check(a, b)
+    gr, tr = both([1, 1, 2, 2, 2, 1, 3], "int64", grad=False)
+    for a, b in zip(gs.unique_consecutive(gr, return_inverse=True, return_counts=True),
+                    torch.unique_consecutive(tr, return_inverse=True, return_counts=True)):
+        check(a, b)
+    check(gm.unique_consecutive(dim=1), tm.unique_consecutive(dim=1))
 
 
 def test_cross_and_trace_are_torchs():

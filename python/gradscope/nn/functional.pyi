@@ -47,6 +47,7 @@ from gradscope import (  # the Tensor ops: F.relu(x) is gradscope.relu(x)
     take as take,
     take_along_dim as take_along_dim,
     unique as unique,
+    unique_consecutive as unique_consecutive,
     detach as detach,
     div as div,
     dot as dot,
