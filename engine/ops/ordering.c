@@ -1,5 +1,6 @@
 /* ordering.c: ops that run along one dim in order: cumsum and logcumsumexp, sort with its
- * forms argsort and topk, and what picks values by an order: median, cummax, cummin, unique.
+ * forms argsort and topk, and what picks values by an order: median, cummax, cummin (unique is
+ * unique-slices.c).
  *
  * Each works on a contiguous copy of the input (gs__as_contiguous, in the dtype it computes
  * in), seen as [outer, len, inner]: a row is len elements inner apart. cumsum records its own
@@ -481,67 +482,4 @@ bool gs_cummax(gs_tensor h, int dim, gs_tensor *values, gs_tensor *indices) {
 
 bool gs_cummin(gs_tensor h, int dim, gs_tensor *values, gs_tensor *indices) {
   return running_extreme(h, dim, false, values, indices, "cummin");
-}
-
-/* ---- unique ----------------------------------------------------------------------------- */
-
-bool gs_unique(gs_tensor h, gs_tensor *values, gs_tensor *inverse, gs_tensor *counts) {
-  const char *fn = "unique";
-  gs__tensor *t = gs__lookup(h, fn);
-  gs__tensor c;
-  if (!t || !gs__as_contiguous(t, GS_F64, &c, fn))
-    return false;
-  int64_t n = t->numel;
-  size_t bytes = sizeof(int64_t) * (size_t)(n > 0 ? n : 1);
-  int64_t *idx = malloc(bytes), *tmp = malloc(bytes), *first = malloc(bytes),
-          *count = malloc(bytes), *where = malloc(bytes);
-  bool ok = idx && tmp && first && count && where;
-  if (!ok)
-    gs__error(GS_ERR_OUT_OF_MEMORY, fn, "out of memory for %lld elements", (long long)n);
-  int64_t groups = 0;
-  if (ok) {
-    const double *key = (const double *)gs__tensor_data(&c);
-    for (int64_t k = 0; k < n; k++)
-      idx[k] = k;
-    merge_sort(idx, tmp, n, key, false);
-    for (int64_t k = 0; k < n; k++) {
-      /* NaN is never equal to the one before it: each is its own value, as in torch. */
-      if (k == 0 || !(key[idx[k]] == key[idx[k - 1]])) {
-        first[groups] = idx[k];
-        count[groups++] = 0;
-      }
-      count[groups - 1]++;
-      where[idx[k]] = groups - 1;
-    }
-  }
-  gs__tensor_release(&c);
-  gs_tensor v = GS_NO_TENSOR, inv = GS_NO_TENSOR, cnt = GS_NO_TENSOR;
-  if (ok && values) {
-    gs_tensor picks = gs_from_data(GS_I64, &groups, 1, first), flat = gs_reshape(h, &n, 1);
-    gs_no_grad_begin();
-    v = gs_index_select(flat, 0, picks);
-    gs_no_grad_end();
-    gs_dispose(picks), gs_dispose(flat);
-    ok = v.id != 0;
-  }
-  if (ok && inverse) {
-    inv = gs_from_data(GS_I64, t->shape, t->ndim, where);
-    ok = inv.id != 0;
-  }
-  if (ok && counts) {
-    cnt = gs_from_data(GS_I64, &groups, 1, count);
-    ok = cnt.id != 0;
-  }
-  free(idx), free(tmp), free(first), free(count), free(where);
-  if (!ok) {
-    gs_dispose(v), gs_dispose(inv), gs_dispose(cnt);
-    return false;
-  }
-  if (values)
-    *values = v;
-  if (inverse)
-    *inverse = inv;
-  if (counts)
-    *counts = cnt;
-  return true;
 }

@@ -1,5 +1,6 @@
-/* unique-slices.c: torch.unique with dim= (the distinct slices along a dim, in lexicographic
- * order) and torch.unique_consecutive (runs of equal values or slices, in their order). Both
+/* unique-slices.c: torch.unique (the distinct values, or with dim= the distinct slices along
+ * a dim, in lexicographic order) and torch.unique_consecutive (runs of equal values or
+ * slices, in their order). All
  * see the input as rows (the slices along dim, or single elements when flattened) of a
  * contiguous float64 copy, group equal rows, and hand out the first row of each group with
  * index_select, the group of each row (inverse) and the groups' sizes (counts). No gradient,
@@ -138,6 +139,10 @@ static bool unique_rows(gs_tensor h, const int *dim, bool sorted, gs_tensor *val
   if (counts)
     *counts = cnt;
   return true;
+}
+
+bool gs_unique(gs_tensor t, gs_tensor *values, gs_tensor *inverse, gs_tensor *counts) {
+  return unique_rows(t, NULL, true, values, inverse, counts, "unique");
 }
 
 bool gs_unique_dim(gs_tensor t, int dim, gs_tensor *values, gs_tensor *inverse, gs_tensor *counts) {
