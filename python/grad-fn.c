@@ -130,6 +130,8 @@ PyObject *gsp_node_torch_name(gs_node n) {
   const char *engine = gs_node_name(n);
   if (!engine)
     return gsp_raise_engine_error();
+  if (gs_node_is_function(n)) /* a Function's node: its own name, as torch's "SquareBackward" */
+    return PyUnicode_FromString(engine);
   const torch_name *t = torch_name_of(engine);
   if (!t) /* torch names its op's node as the engine does, with the overload's number */
     return PyUnicode_FromFormat("%s0", engine);

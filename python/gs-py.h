@@ -197,6 +197,8 @@ PyObject *gsp_tensor_grad_fn(PyObject *self);
 int gsp_grad_fn_install(PyObject *module);
 extern PyMethodDef gsp_hook_functions[];
 extern PyMethodDef gsp_autograd_grad_functions[];
+/* autograd-function.c: torch.autograd.Function's node (_function_record). */
+extern PyMethodDef gsp_function_functions[];
 
 /* ---- sites.c ---- */
 /* Tells the engine the calling Python line ("function (file:line)") as the call site of the

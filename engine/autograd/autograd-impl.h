@@ -133,6 +133,10 @@ struct gs__node {
   /* Hooks on the gradient flowing into it (gs_register_grad_hook), in registration order;
    * owned, freed with it. */
   struct gs__grad_hook *hooks;
+  /* What a custom function's node keeps for its formula (backward/function.c), freed with
+   * it by free_user. */
+  void *user;
+  void (*free_user)(void *user);
 };
 
 /* A hook on the gradient that flows into a node: the tensor hook of its output (a non-leaf's

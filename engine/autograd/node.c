@@ -93,6 +93,8 @@ void gs__node_release(gs__node *node) {
       gs__grad_hook_free(h);
     }
     gs__node_release_saved(n); /* a CopySlices node's are its inner node's */
+    if (n->free_user)
+      n->free_user(n->user);
     free(n->geometry);
     for (int i = -1; i < n->n_inputs; i++) {
       gs__node *next = i < 0 ? n->inner : n->next[i];

@@ -24,3 +24,8 @@ bool gs__grad_hooks_run(gs__node *n, gs_tensor *grad);
  * formula made (grads[i], owned by the pass; replacements take their place) and the gradient
  * it was given. False after reporting, as gs__grad_hooks_run. */
 bool gs__node_post_hooks_run(gs__node *n, gs_tensor *grads, gs_tensor grad_output);
+
+/* Called by a formula that runs user code (a custom function's backward, function.c) when
+ * that code failed: the pass stops after the formula returns, with the gradients it made
+ * disposed, and reports the error already pending. */
+void gs__formula_stop(void);

@@ -249,6 +249,11 @@ static void release_saved(gs__node *n) {
   n->released_event = gs__next_event();
 }
 
+/* Set by gs__formula_stop while a formula runs on this thread. */
+static GS__THREAD_LOCAL bool formula_stopped;
+
+void gs__formula_stop(void) { formula_stopped = true; }
+
 /* Runs node j's formula on the gradient that arrived at it (the pass's; disposed here) and
  * hands what it gives its inputs to the nodes they lead to. */
 /* False when a post-hook stopped the pass (reported; the gradients are disposed). */
@@ -263,10 +268,14 @@ static bool run_node_formula(run *r, int64_t j, bool retain_graph) {
     abort();
   for (int i = 0; i < n->n_inputs; i++)
     grads[i] = GS_NO_TENSOR;
+  formula_stopped = false;
   n->kind->backward(n, grad, grads);
   gs__formula_temps_dispose();
-  check_formula_grads(n, grads);
-  bool ok = !n->hooks || gs__node_post_hooks_run(n, grads, grad);
+  bool ok = !formula_stopped;
+  formula_stopped = false;
+  if (ok)
+    check_formula_grads(n, grads);
+  ok = ok && (!n->hooks || gs__node_post_hooks_run(n, grads, grad));
   gs_dispose(grad);
   if (!ok)
     for (int i = 0; i < n->n_inputs; i++)

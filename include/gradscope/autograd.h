@@ -160,6 +160,58 @@ GS_API gs_grad_hook gs_node_register_post_hook(gs_node node, gs_node_post_hook_f
  * from another thread while a backward runs it is the caller's race to avoid. */
 GS_API void gs_grad_hook_remove(gs_grad_hook hook);
 
+/* ---- functions with a backward of their own (torch.autograd.Function) ---------------- */
+
+/* What a custom function's backward is given. grad_output is the gradient of the function's
+ * output; saved are the tensors gs_function_record saved, in its order. Both are handles
+ * valid during the call; under create_graph they carry history (grad_output its own, a saved
+ * tensor the history of what it was saved from), so what is computed from them can be
+ * differentiated again. For each input i with needs[i], the backward stores a tensor of that
+ * input's shape and dtype in grad_inputs[i] (the engine takes that handle and disposes it), or
+ * leaves it empty: no gradient flows there. */
+typedef struct gs_function_call {
+  gs_tensor grad_output;
+  const gs_tensor *saved;
+  int n_saved;
+  const bool *needs;
+  gs_tensor *grad_inputs;
+  int n_inputs;
+  void *user_data;
+} gs_function_call;
+
+/* Returns false to stop the backward pass (an error is then reported, after any of its own).
+ * Runs with grad mode as the pass sets it (on under create_graph) and the backward lock held:
+ * it must not start a backward. Tensors it makes belong to the caller's scope, as a hook's. */
+typedef bool (*gs_function_backward_fn)(const gs_function_call *call);
+
+/* A custom function: its node's name (as torch names a Function's node, "MySquareBackward";
+ * copied), its backward, the tensors the backward needs (saved as an op saves its own: a
+ * later in-place write to one is an error at backward, the event log lists them, and a
+ * backward without retain_graph frees them), and the data the backward gets, freed with
+ * free_user_data (may be NULL) when the node is freed, or at once when no node is made. */
+typedef struct gs_function {
+  const char *name;
+  gs_function_backward_fn backward;
+  const gs_tensor *saved;
+  int n_saved;
+  void *user_data;
+  void (*free_user_data)(void *user_data);
+} gs_function;
+
+/* Makes output the result of fn over inputs[0..n_inputs), as torch.autograd.Function.apply
+ * does once its forward has run: when grad mode is on and an input requires grad, output
+ * (computed by the caller, with no history of its own, for instance under gs_no_grad_begin)
+ * gets a node of kind fn->name whose edges lead to the inputs' histories, and a backward
+ * through it calls fn->backward. An output that is inputs[k] itself was written in place by
+ * the forward (torch's ctx.mark_dirty): its old history becomes the node's input edge, as for
+ * an in-place op, and a leaf that requires grad is refused. Returns 1 when a node was made, 0
+ * when none was needed, -1 on error; user_data is taken in every case. */
+GS_API int gs_function_record(gs_tensor output, const gs_tensor *inputs, int n_inputs,
+                              const gs_function *fn);
+/* Whether n is a custom function's node (made by gs_function_record): its name is the
+ * function's own, not an op's. */
+GS_API bool gs_node_is_function(gs_node n);
+
 /* ---- backward from several outputs, and gradients without .grad --------------------- */
 
 /* One backward pass from n outputs (torch.autograd.backward): grads[i] seeds outputs[i]

@@ -35,6 +35,7 @@ TORCH_MODULES = {
     "torch.utils": "gradscope.utils",
     "torch.utils.data": "gradscope.utils.data",
     "torch.autograd": "gradscope.autograd",
+    "torch.autograd.function": "gradscope.function",
     "torch.cuda": "gradscope.cuda",
     "torch.distributed": "gradscope.distributed",
     "torch.nn.parallel": "gradscope.nn.parallel",

@@ -168,4 +168,8 @@ _c._extend_type(_c.Node, "register_prehook", _node_register_prehook)
 _c._extend_type(_c.Tensor, "backward", _backward_method)
 Node = _c.Node
 
+# torch.autograd.Function and its helpers (gradscope/function.py, which uses no_grad above).
+from gradscope import function  # noqa: E402
+from gradscope.function import Function, FunctionCtx, once_differentiable  # noqa: E402
+
 __getattr__ = _unsupported(__name__)
