@@ -427,7 +427,8 @@ static const char *const forwarded[] = {
     "sinh", "cosh", "erf", "clip", "clamp_min", "clamp_max", "true_divide", "atan2", "fmod",
     "lerp", "logical_and", "logical_or", "logical_xor", "scatter", "scatter_add", "index_add",
     "index_fill", "take", "take_along_dim", "prod", "cumprod", "median", "cummax", "cummin",
-    "unique", "unique_consecutive", "cross", "logcumsumexp", NULL};
+    "unique", "unique_consecutive", "cross", "logcumsumexp", "asinh", "acosh", "atanh", "erfc",
+    "erfinv", "exp2", "lgamma", "digamma", NULL};
 /* clang-format on */
 
 int gsp_functions_add_forwarders(PyObject *module);

@@ -90,6 +90,7 @@ static const torch_name NAMES[] = {
     {"PowBackward", "PowBackward1", SAME, NULL, 0},
     {"PowScalarBackward", "PowBackward0", SAME, NULL, 0},
     {"ProdBackward", "ProdBackward0", SAME, NULL, 0},
+    {"PolygammaBackward", "PolygammaBackward0", SAME, NULL, 0},
     {"ProdDimBackward", "ProdBackward1", SAME, NULL, 0},
     {"RNNReluRecurrenceBackward", "RNNReluRecurrenceBackward", SAME, NULL, 0},
     {"RNNTanhRecurrenceBackward", "RNNTanhRecurrenceBackward", SAME, NULL, 0},

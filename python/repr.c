@@ -124,6 +124,36 @@ static int emit(printer *p, const char *s) {
   return rc;
 }
 
+/* The length torch's _add_suffixes starts from: the characters after the output's last
+ * newline, plus 2 (its len(s) - s.rfind('\n') + 1). */
+static int last_line_len(printer *p) {
+  Py_ssize_t after = 0;
+  for (Py_ssize_t i = PyList_GET_SIZE(p->out) - 1; i >= 0; i--) {
+    PyObject *piece = PyList_GET_ITEM(p->out, i);
+    Py_ssize_t n = PyUnicode_GET_LENGTH(piece);
+    Py_ssize_t nl = PyUnicode_FindChar(piece, '\n', 0, n, -1);
+    if (nl >= 0)
+      return (int)(after + n - nl - 1 + 2);
+    after += n;
+  }
+  return (int)(after + 2);
+}
+
+/* A suffix (dtype=..., grad_fn=...) as torch's _add_suffixes places it: after ", " on the
+ * same line, or on a new line indented under "tensor(" when the line would pass the width.
+ * *line is torch's running last_line_len (negative: not yet measured). */
+static int emit_suffix(printer *p, const char *suffix, int *line) {
+  int len = (int)strlen(suffix);
+  if (*line < 0)
+    *line = last_line_len(p);
+  if (*line + len + 2 > LINE_WIDTH) {
+    *line = 7 + len;
+    return emit(p, ",\n       ") < 0 ? -1 : emit(p, suffix);
+  }
+  *line += len + 2;
+  return emit(p, ", ") < 0 ? -1 : emit(p, suffix);
+}
+
 static int emit_rows(printer *p, int d, int64_t flat, int indent) {
   char buf[96];
   if (d == p->ndim) {
@@ -244,22 +274,23 @@ PyObject *gsp_tensor_repr(PyObject *self) {
   }
   PyMem_Free(values);
   char suffix[160];
+  int line = -1;
   if (rc == 0 && numel == 0 && p.ndim != 1) {
-    int n = snprintf(suffix, sizeof suffix, ", size=(");
+    int n = snprintf(suffix, sizeof suffix, "size=(");
     for (int i = 0; i < p.ndim; i++)
       n += snprintf(suffix + n, sizeof suffix - (size_t)n, i ? ", %lld" : "%lld",
                     (long long)p.shape[i]);
     snprintf(suffix + n, sizeof suffix - (size_t)n, p.ndim == 1 ? ",)" : ")");
-    rc = emit(&p, suffix);
+    rc = emit_suffix(&p, suffix, &line);
   }
   /* torch names every dtype but its defaults (the default floating dtype, int64; bool unless
    * empty). */
   bool named =
       p.dtype != gsp_default_dtype() && p.dtype != GS_I64 && (p.dtype != GS_BOOL || numel == 0);
   if (rc == 0 && named) {
-    snprintf(suffix, sizeof suffix, ", dtype=%s.%s", gsp_dtype_module_name(),
+    snprintf(suffix, sizeof suffix, "dtype=%s.%s", gsp_dtype_module_name(),
              gsp_dtype_torch_name(p.dtype));
-    rc = emit(&p, suffix);
+    rc = emit_suffix(&p, suffix, &line);
   }
   const char *fn = gs_grad_fn_name(t);
   /* Under gradscope.as_torch the node is named as torch prints it (MulBackward0), so that a
@@ -273,10 +304,10 @@ PyObject *gsp_tensor_repr(PyObject *self) {
   else if (torch_names)
     PyErr_Clear(); /* a name that cannot be had falls back to the engine's */
   if (rc == 0 && fn) {
-    snprintf(suffix, sizeof suffix, ", grad_fn=<%s>", fn);
-    rc = emit(&p, suffix);
+    snprintf(suffix, sizeof suffix, "grad_fn=<%s>", fn);
+    rc = emit_suffix(&p, suffix, &line);
   } else if (rc == 0 && gs_requires_grad(t)) {
-    rc = emit(&p, ", requires_grad=True");
+    rc = emit_suffix(&p, "requires_grad=True", &line);
   }
   Py_XDECREF(torch_fn);
   rc = rc < 0 ? rc : emit(&p, ")");

@@ -374,7 +374,30 @@ static PyObject *m_lerp_(PyObject *self, PyObject *args, PyObject *kwargs) {
   return write_back(self, lerped(self, args, kwargs, "O!O:lerp_"));
 }
 
+/* t.polygamma(n): the n-th derivative of digamma, as torch's Tensor.polygamma. */
+static gs_tensor polygamma_of(PyObject *self, PyObject *args, const char *format) {
+  int n;
+  if (!PyArg_ParseTuple(args, format, &n))
+    return GS_NO_TENSOR;
+  return gs_polygamma(n, gsp_handle(self));
+}
+
+static PyObject *m_polygamma(PyObject *self, PyObject *args) {
+  GSP_SITE();
+  gs_clear_error();
+  gs_tensor r = polygamma_of(self, args, "i:polygamma");
+  return r.id ? gsp_wrap(r) : PyErr_Occurred() ? NULL : gsp_raise_engine_error();
+}
+
+static PyObject *m_polygamma_(PyObject *self, PyObject *args) {
+  GSP_SITE();
+  gs_clear_error();
+  return write_back(self, polygamma_of(self, args, "i:polygamma_"));
+}
+
 static PyMethodDef tensor_math_methods[] = {
+    {"polygamma", m_polygamma, METH_VARARGS, NULL},
+    {"polygamma_", m_polygamma_, METH_VARARGS, NULL},
     {"round", GSP_FN(m_round), METH_KW, NULL},
     {"round_", GSP_FN(m_round_), METH_KW, NULL},
     {"lerp", GSP_FN(m_lerp), METH_KW, NULL},

@@ -737,6 +737,77 @@ static void erf_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
 }
 GS__BACKWARD_TWICE(ErfBackward, erf_backward);
 
+/* d erfc(a) = -g * 2 / sqrt(pi) * exp(-a^2) (saved: a) */
+static void erfc_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  gs_tensor a = gs__saved(n, 0);
+  gs_tensor e =
+      gs__formula_temp(gs_exp(gs__formula_temp(gs_mul_scalar(gs__formula_temp(gs_mul(a, a)), -1))));
+  gs_tensor d = gs__formula_temp(gs_mul_scalar(e, -1.12837916709551257390));
+  grads[0] = gs__reduce_grad(n, 0, gs_mul(g, d));
+}
+GS__BACKWARD_TWICE(ErfcBackward, erfc_backward);
+
+/* d erfinv(a) = g * sqrt(pi) / 2 * exp(out^2) (saved: the output) */
+static void erfinv_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  gs_tensor out = gs__saved(n, 0);
+  gs_tensor e = gs__formula_temp(gs_exp(gs__formula_temp(gs_mul(out, out))));
+  gs_tensor d = gs__formula_temp(gs_mul_scalar(e, 0.88622692545275801365) /* sqrt(pi) / 2 */);
+  grads[0] = gs__reduce_grad(n, 0, gs_mul(g, d));
+}
+GS__BACKWARD_TWICE(ErfinvBackward, erfinv_backward);
+
+/* d asinh(a) = g / sqrt(a^2 + 1), d acosh(a) = g / sqrt(a^2 - 1) (saved: a) */
+static void inverse_hyperbolic_backward(gs__node *n, gs_tensor g, gs_tensor *grads, double one) {
+  gs_tensor a = gs__saved(n, 0);
+  gs_tensor root = gs__formula_temp(
+      gs_sqrt(gs__formula_temp(gs_add_scalar(gs__formula_temp(gs_mul(a, a)), one))));
+  grads[0] = gs__reduce_grad(n, 0, gs_div(g, root));
+}
+static void asinh_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  inverse_hyperbolic_backward(n, g, grads, 1);
+}
+static void acosh_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  inverse_hyperbolic_backward(n, g, grads, -1);
+}
+GS__BACKWARD_TWICE(AsinhBackward, asinh_backward);
+GS__BACKWARD_TWICE(AcoshBackward, acosh_backward);
+
+/* d atanh(a) = g / (1 - a^2) (saved: a) */
+static void atanh_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  gs_tensor a = gs__saved(n, 0);
+  gs_tensor d = gs__formula_temp(gs_rsub_scalar(gs__formula_temp(gs_mul(a, a)), 1));
+  grads[0] = gs__reduce_grad(n, 0, gs_div(g, d));
+}
+GS__BACKWARD_TWICE(AtanhBackward, atanh_backward);
+
+/* d 2^a = g * out * ln 2 (saved: the output) */
+static void exp2_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  gs_tensor d = gs__formula_temp(gs_mul_scalar(gs__saved(n, 0), 0.69314718055994530942));
+  grads[0] = gs__reduce_grad(n, 0, gs_mul(g, d));
+}
+GS__BACKWARD_TWICE(Exp2Backward, exp2_backward);
+
+/* d lgamma(a) = g * digamma(a) (saved: a): digamma records its own node, so this formula can
+ * be differentiated once more. */
+static void lgamma_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  grads[0] = gs__reduce_grad(n, 0, gs_mul(g, gs__formula_temp(gs_digamma(gs__saved(n, 0)))));
+}
+GS__BACKWARD_TWICE(LgammaBackward, lgamma_backward);
+
+/* d digamma(a) = g * polygamma(1, a), d polygamma(k, a) = g * polygamma(k + 1, a) (saved:
+ * a, and the order in ints[0]): each records its own node, so any order can be
+ * differentiated again. */
+static void digamma_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  grads[0] = gs__reduce_grad(n, 0, gs_mul(g, gs__formula_temp(gs_polygamma(1, gs__saved(n, 0)))));
+}
+static void polygamma_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  int order = (int)n->ints[0] + 1;
+  grads[0] =
+      gs__reduce_grad(n, 0, gs_mul(g, gs__formula_temp(gs_polygamma(order, gs__saved(n, 0)))));
+}
+GS__BACKWARD_TWICE(DigammaBackward, digamma_backward);
+GS__BACKWARD_TWICE(PolygammaBackward, polygamma_backward);
+
 /* Each differentiable unary op's node kind, and whether its formula reads the input or the
  * output. */
 static const struct {
@@ -771,6 +842,15 @@ static const struct {
     [GS__SINH] = {&SinhBackward, GS__SAVE_INPUT},
     [GS__COSH] = {&CoshBackward, GS__SAVE_INPUT},
     [GS__ERF] = {&ErfBackward, GS__SAVE_INPUT},
+    [GS__ASINH] = {&AsinhBackward, GS__SAVE_INPUT},
+    [GS__ACOSH] = {&AcoshBackward, GS__SAVE_INPUT},
+    [GS__ATANH] = {&AtanhBackward, GS__SAVE_INPUT},
+    [GS__ERFC] = {&ErfcBackward, GS__SAVE_INPUT},
+    [GS__ERFINV] = {&ErfinvBackward, GS__SAVE_OUTPUT},
+    [GS__EXP2] = {&Exp2Backward, GS__SAVE_OUTPUT},
+    [GS__LGAMMA] = {&LgammaBackward, GS__SAVE_INPUT},
+    [GS__DIGAMMA] = {&DigammaBackward, GS__SAVE_INPUT},
+    [GS__POLYGAMMA] = {&PolygammaBackward, GS__SAVE_INPUT},
 };
 
 const gs__node_kind *gs__unary_rule(gs__unop op, gs__unary_save *save) {
@@ -793,6 +873,7 @@ static void record_unary(gs__unop op, gs_tensor h, const gs__tensor *in,
   if (params) {
     n->reals[0] = op == GS__CLAMP ? params->min : params->slope;
     n->reals[1] = params->max;
+    n->ints[0] = params->decimals; /* polygamma's order */
   }
 }
 
@@ -869,6 +950,23 @@ gs_tensor gs_atan(gs_tensor t) { return gs__unary_op(GS__ATAN, t, NULL, "atan");
 gs_tensor gs_sinh(gs_tensor t) { return gs__unary_op(GS__SINH, t, NULL, "sinh"); }
 gs_tensor gs_cosh(gs_tensor t) { return gs__unary_op(GS__COSH, t, NULL, "cosh"); }
 gs_tensor gs_erf(gs_tensor t) { return gs__unary_op(GS__ERF, t, NULL, "erf"); }
+gs_tensor gs_asinh(gs_tensor t) { return gs__unary_op(GS__ASINH, t, NULL, "asinh"); }
+gs_tensor gs_acosh(gs_tensor t) { return gs__unary_op(GS__ACOSH, t, NULL, "acosh"); }
+gs_tensor gs_atanh(gs_tensor t) { return gs__unary_op(GS__ATANH, t, NULL, "atanh"); }
+gs_tensor gs_erfc(gs_tensor t) { return gs__unary_op(GS__ERFC, t, NULL, "erfc"); }
+gs_tensor gs_erfinv(gs_tensor t) { return gs__unary_op(GS__ERFINV, t, NULL, "erfinv"); }
+gs_tensor gs_exp2(gs_tensor t) { return gs__unary_op(GS__EXP2, t, NULL, "exp2"); }
+gs_tensor gs_lgamma(gs_tensor t) { return gs__unary_op(GS__LGAMMA, t, NULL, "lgamma"); }
+gs_tensor gs_digamma(gs_tensor t) { return gs__unary_op(GS__DIGAMMA, t, NULL, "digamma"); }
+
+gs_tensor gs_polygamma(int n, gs_tensor t) {
+  if (n < 0) {
+    gs__error(GS_ERR_ARGUMENT, "polygamma", "expected a non-negative order n, got %d", n);
+    return GS_NO_TENSOR;
+  }
+  gs__unary_params p = {.decimals = n};
+  return gs__unary_op(GS__POLYGAMMA, t, &p, "polygamma");
+}
 
 /* frac of integers is an error in torch (not a tensor of zeros). */
 gs_tensor gs_frac(gs_tensor h) {

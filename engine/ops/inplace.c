@@ -339,6 +339,14 @@ UNARY_INPLACE(atan, GS__ATAN)
 UNARY_INPLACE(sinh, GS__SINH)
 UNARY_INPLACE(cosh, GS__COSH)
 UNARY_INPLACE(erf, GS__ERF)
+UNARY_INPLACE(asinh, GS__ASINH)
+UNARY_INPLACE(acosh, GS__ACOSH)
+UNARY_INPLACE(atanh, GS__ATANH)
+UNARY_INPLACE(erfc, GS__ERFC)
+UNARY_INPLACE(erfinv, GS__ERFINV)
+UNARY_INPLACE(exp2, GS__EXP2)
+UNARY_INPLACE(lgamma, GS__LGAMMA)
+UNARY_INPLACE(digamma, GS__DIGAMMA)
 
 void gs_clamp_(gs_tensor ht, double min, double max) {
   const char *fn = "clamp_";

@@ -324,6 +324,15 @@ const char *gs__binop_name(gs__binop op) {
   UNARY_LOOP(sinh_##T, T, sinh##SUF(a))                                                            \
   UNARY_LOOP(cosh_##T, T, cosh##SUF(a))                                                            \
   UNARY_LOOP(erf_##T, T, erf##SUF(a))                                                              \
+  UNARY_LOOP(asinh_##T, T, asinh##SUF(a))                                                          \
+  UNARY_LOOP(acosh_##T, T, acosh##SUF(a))                                                          \
+  UNARY_LOOP(atanh_##T, T, atanh##SUF(a))                                                          \
+  UNARY_LOOP(erfc_##T, T, erfc##SUF(a))                                                            \
+  UNARY_LOOP(erfinv_##T, T, (T)gs__erfinv(a))                                                      \
+  UNARY_LOOP(exp2_##T, T, exp2##SUF(a))                                                            \
+  UNARY_LOOP(lgamma_##T, T, (T)gs__lgamma(a))                                                      \
+  UNARY_LOOP(digamma_##T, T, (T)gs__digamma(a))                                                    \
+  UNARY_LOOP(polygamma_##T, T, (T)gs__polygamma(prm->decimals, a))                                 \
   UNARY_LOOP(gelu_grad_##T, T,                                                                     \
              (T)0.5 * ((T)1 + erf##SUF(a * (T)SQRT1_2)) +                                          \
                  a * exp##SUF((T)-0.5 * a * a) * (T)INV_SQRT_2PI)
@@ -470,11 +479,9 @@ static const gs__loop_fn unary_loops[GS__UNOP_COUNT][GS_DTYPE_COUNT] = {
                          bitwise_not_u8, bitwise_not_i8, bitwise_not_i16},
     FLOAT_ONLY(GS__GELU_GRAD, gelu_grad),
     [GS__CEIL] = {ceil_f32, ceil_f64, floor_i64, NULL, floor_i32, floor_u8, floor_i8, floor_i16},
-    [GS__ROUND] = {round_f32, round_f64, floor_i64, NULL, floor_i32, floor_u8, floor_i8,
-                   floor_i16},
+    [GS__ROUND] = {round_f32, round_f64, floor_i64, NULL, floor_i32, floor_u8, floor_i8, floor_i16},
     FLOAT_ONLY(GS__ROUND_DECIMALS, round_decimals),
-    [GS__TRUNC] = {trunc_f32, trunc_f64, floor_i64, NULL, floor_i32, floor_u8, floor_i8,
-                   floor_i16},
+    [GS__TRUNC] = {trunc_f32, trunc_f64, floor_i64, NULL, floor_i32, floor_u8, floor_i8, floor_i16},
     FLOAT_ONLY(GS__FRAC, frac),
     [GS__SIGN] = {sign_f32, sign_f64, sign_i64, sign_b8, sign_i32, sign_u8, sign_i8, sign_i16},
     FLOAT_ONLY(GS__RECIPROCAL, reciprocal),
@@ -490,6 +497,15 @@ static const gs__loop_fn unary_loops[GS__UNOP_COUNT][GS_DTYPE_COUNT] = {
     FLOAT_ONLY(GS__SINH, sinh),
     FLOAT_ONLY(GS__COSH, cosh),
     FLOAT_ONLY(GS__ERF, erf),
+    FLOAT_ONLY(GS__ASINH, asinh),
+    FLOAT_ONLY(GS__ACOSH, acosh),
+    FLOAT_ONLY(GS__ATANH, atanh),
+    FLOAT_ONLY(GS__ERFC, erfc),
+    FLOAT_ONLY(GS__ERFINV, erfinv),
+    FLOAT_ONLY(GS__EXP2, exp2),
+    FLOAT_ONLY(GS__LGAMMA, lgamma),
+    FLOAT_ONLY(GS__DIGAMMA, digamma),
+    FLOAT_ONLY(GS__POLYGAMMA, polygamma),
     FLOAT_ONLY(GS__SILU, silu),
     FLOAT_ONLY(GS__SILU_GRAD, silu_grad),
     FLOAT_ONLY(GS__ELU, elu),

@@ -65,6 +65,8 @@ typedef enum gs__unop {
   GS__CEIL, GS__ROUND, GS__ROUND_DECIMALS, GS__TRUNC, GS__FRAC, GS__SIGN, GS__RECIPROCAL,
   GS__SQUARE, GS__LOG1P, GS__EXPM1, GS__LOG2, GS__LOG10, GS__ASIN, GS__ACOS, GS__ATAN,
   GS__SINH, GS__COSH, GS__ERF,
+  GS__ASINH, GS__ACOSH, GS__ATANH, GS__ERFC, GS__ERFINV, GS__EXP2, GS__LGAMMA, GS__DIGAMMA,
+  GS__POLYGAMMA, /* order in params->decimals */
   GS__GELU_GRAD, /* d gelu(x) / dx: only for GeluBackward */
   /* the activations of activations.c, each followed by its derivative (for its backward) */
   GS__SILU,
@@ -220,3 +222,11 @@ static inline gs__node *gs__record_result(const gs__node_kind *kind, gs_tensor r
   return out && gs_dtype_is_floating(out->dtype) ? gs__record(kind, out, n_inputs, inputs, n_saved)
                                                  : NULL;
 }
+
+/* special-functions.c: scalar functions the kernels call (in double; torch's values at the
+ * poles). */
+double gs__lgamma(double x);
+double gs__erfinv(double y);
+double gs__digamma(double x);
+/* The n-th derivative of digamma (n >= 0; n = 0 is digamma itself). */
+double gs__polygamma(int n, double x);

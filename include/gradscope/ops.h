@@ -135,6 +135,21 @@ GS_API gs_tensor gs_atan(gs_tensor t);
 GS_API gs_tensor gs_sinh(gs_tensor t);
 GS_API gs_tensor gs_cosh(gs_tensor t);
 GS_API gs_tensor gs_erf(gs_tensor t);
+/* More of the same, as torch's: inverse hyperbolic functions, the complementary error
+ * function erfc, the inverse error function erfinv (+-inf at +-1, NaN beyond), 2^t, the log-gamma
+ * and digamma (psi) functions (digamma is -inf at +0, NaN at the negative integers; its
+ * gradient is polygamma(1, t)). */
+GS_API gs_tensor gs_asinh(gs_tensor t);
+GS_API gs_tensor gs_acosh(gs_tensor t);
+GS_API gs_tensor gs_atanh(gs_tensor t);
+GS_API gs_tensor gs_erfc(gs_tensor t);
+GS_API gs_tensor gs_erfinv(gs_tensor t);
+GS_API gs_tensor gs_exp2(gs_tensor t);
+GS_API gs_tensor gs_lgamma(gs_tensor t);
+GS_API gs_tensor gs_digamma(gs_tensor t);
+/* The n-th derivative of digamma (n >= 0), as torch.polygamma: trigamma for n = 1, higher
+ * orders through the Hurwitz zeta function; +-inf at 0 and the negative integers. */
+GS_API gs_tensor gs_polygamma(int n, gs_tensor t);
 /* ~t: bitwise not of i64, logical not of bool. */
 GS_API gs_tensor gs_bitwise_not(gs_tensor t);
 
@@ -235,6 +250,14 @@ GS_API void gs_atan_(gs_tensor t);
 GS_API void gs_sinh_(gs_tensor t);
 GS_API void gs_cosh_(gs_tensor t);
 GS_API void gs_erf_(gs_tensor t);
+GS_API void gs_asinh_(gs_tensor t);
+GS_API void gs_acosh_(gs_tensor t);
+GS_API void gs_atanh_(gs_tensor t);
+GS_API void gs_erfc_(gs_tensor t);
+GS_API void gs_erfinv_(gs_tensor t);
+GS_API void gs_exp2_(gs_tensor t);
+GS_API void gs_lgamma_(gs_tensor t);
+GS_API void gs_digamma_(gs_tensor t);
 
 /* ---- reductions --------------------------------------------------------------------- */
 

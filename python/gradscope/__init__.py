@@ -23,7 +23,7 @@ from gradscope.compare import (all, allclose, any, equal, isclose, isfinite,  # 
 from gradscope.serialization import load, save  # noqa: E402
 from gradscope import copying as _copying  # noqa: E402,F401  (copy/deepcopy/pickle support)
 from gradscope.device import device  # noqa: E402
-from gradscope.tensor_extras import bernoulli, multinomial, normal  # noqa: E402
+from gradscope.tensor_extras import bernoulli, multinomial, normal, polygamma  # noqa: E402
 from gradscope.tensor_extras import (addcdiv_function as addcdiv,  # noqa: E402
                                      addcmul_function as addcmul,
                                      movedim_function as movedim,
@@ -41,13 +41,16 @@ from gradscope.rearrange import (argwhere, broadcast_tensors, count_nonzero, dia
 
 
 def _tensor_format(self, spec):
-    """f"{t:.2f}" on a one-element tensor formats its number, as torch's; else repr."""
-    if spec and self.numel() == 1:
+    """format() as torch's: a 0-d tensor formats its number (f"{t:.2f}", and "{}" gives
+    "0.5" as str(t.item()) does); any other tensor only with an empty spec, as its str."""
+    if self.dim() == 0:
         return format(self.item(), spec)
-    return format(repr(self), spec)
+    return object.__format__(self, spec)
 
 
 _gradscope._extend_type(Tensor, "__format__", _tensor_format)  # noqa: F821
+
+from gradscope import distributions  # noqa: E402  (torch.distributions; uses the names above)
 
 
 __getattr__ = _unsupported(__name__)

@@ -125,7 +125,8 @@ def repeat_interleave(input, repeats, dim=None):
 
 
 def broadcast_tensors(*tensors):
-    """torch.broadcast_tensors: each tensor expanded to their common broadcast shape."""
+    """torch.broadcast_tensors: each tensor expanded to their common broadcast shape; one
+    that has that shape already is returned itself, as torch does."""
     shape = []
     for t in tensors:
         s = list(t.shape)
@@ -137,7 +138,7 @@ def broadcast_tensors(*tensors):
             elif s[-i] not in (1, shape[-i]):
                 raise RuntimeError(f"The size of tensor a ({shape[-i]}) must match the size of "
                                    f"tensor b ({s[-i]}) at non-singleton dimension {len(shape) - i}")
-    return tuple(t.expand(*shape) for t in tensors)
+    return tuple(t if list(t.shape) == shape else t.expand(*shape) for t in tensors)
 
 
 def meshgrid(*tensors, indexing=None):

@@ -328,3 +328,8 @@ def swapdims_function(input, dim0, dim1):
 def nan_to_num_function(input, nan=0.0, posinf=None, neginf=None):
     """torch.nan_to_num: NaN and infinities of input replaced by finite values."""
     return nan_to_num(input, nan, posinf, neginf)
+
+
+def polygamma(n, input):
+    """torch.polygamma(n, input): the n-th derivative of digamma at each element of input."""
+    return input.polygamma(n)

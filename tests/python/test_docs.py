@@ -30,7 +30,7 @@ STUBS = {
     "gradscope.optim": "optim/__init__.pyi",
     "gradscope.utils.data": "utils/data.pyi",
 }
-DOCUMENTED = list(STUBS) + ["gradscope.autograd", "gradscope.function", "gradscope.optim.lr_scheduler",
+DOCUMENTED = list(STUBS) + ["gradscope.autograd", "gradscope.function", "gradscope.distributions", "gradscope.optim.lr_scheduler",
                             "gradscope.nn.utils", "gradscope.nn.utils.rnn",
                             "gradscope.distributed", "gradscope.compare", "gradscope.nn.init"]
 

@@ -56,6 +56,15 @@ BINARY(f_atan, gs_atan(in[0]))
 BINARY(f_sinh, gs_sinh(in[0]))
 BINARY(f_cosh, gs_cosh(in[0]))
 BINARY(f_erf, gs_erf(in[0]))
+BINARY(f_asinh, gs_asinh(in[0]))
+BINARY(f_acosh, gs_acosh(in[0]))
+BINARY(f_atanh, gs_atanh(in[0]))
+BINARY(f_erfc, gs_erfc(in[0]))
+BINARY(f_erfinv, gs_erfinv(in[0]))
+BINARY(f_exp2, gs_exp2(in[0]))
+BINARY(f_lgamma, gs_lgamma(in[0]))
+BINARY(f_digamma, gs_digamma(in[0]))
+BINARY(f_polygamma2, gs_polygamma(2, in[0]))
 BINARY(f_prelu, gs_prelu(in[0], in[1]))
 
 /* masked_fill: where the (constant) mask row is true the value replaces x, so those
@@ -121,6 +130,7 @@ INPLACE(f_atan_, gs_atan_(y))
 INPLACE(f_sinh_, gs_sinh_(y))
 INPLACE(f_cosh_, gs_cosh_(y))
 INPLACE(f_erf_, gs_erf_(y))
+INPLACE(f_lgamma_, gs_lgamma_(y))
 /* Through a transposed view of the copy: the write is recorded on the view and its base. */
 static gs_tensor f_sin_view_(const gs_tensor *in, int n, void *u) {
   (void)n, (void)u;
@@ -234,6 +244,51 @@ const grad_case grad_cases_elementwise[] = {
     {"SinhBackward", "sliced", f_sinh, 1, {GI_S(2, 3, 4)}},
     {"CoshBackward", "transposed", f_cosh, 1, {GI_T(2, 3, 4)}},
     {"ErfBackward", "sliced", f_erf, 1, {GI_S(2, 3, 4)}},
+    {"AsinhBackward", "transposed", f_asinh, 1, {GI_T(2, 3, 4)}},
+    {"AcoshBackward",
+     "above 1",
+     f_acosh,
+     1,
+     {{.ndim = 2, .shape = {3, 4}, .layout = LAYOUT_SLICED, .lo = 1.2, .hi = 3}}},
+    {"AtanhBackward", "within (-0.9, 0.9), sliced", f_atanh, 1, {GI_UNIT(LAYOUT_SLICED)}},
+    {"ErfcBackward", "transposed", f_erfc, 1, {GI_T(2, 3, 4)}},
+    {"ErfinvBackward", "within (-0.9, 0.9), transposed", f_erfinv, 1, {GI_UNIT(LAYOUT_TRANSPOSED)}},
+    {"Exp2Backward", "sliced", f_exp2, 1, {GI_S(2, 3, 4)}},
+    {"LgammaBackward",
+     "positive, sliced",
+     f_lgamma,
+     1,
+     {{.ndim = 2, .shape = {3, 4}, .layout = LAYOUT_SLICED, .lo = 0.3, .hi = 4}}},
+    {"LgammaBackward",
+     "negative, between the poles",
+     f_lgamma,
+     1,
+     {{.ndim = 1, .shape = {5}, .layout = LAYOUT_CONTIGUOUS, .lo = -2.8, .hi = -2.2}}},
+    {"DigammaBackward",
+     "positive and negative, transposed",
+     f_digamma,
+     1,
+     {{.ndim = 2, .shape = {3, 4}, .layout = LAYOUT_TRANSPOSED, .lo = 0.4, .hi = 12}}},
+    {"DigammaBackward",
+     "between the poles",
+     f_digamma,
+     1,
+     {{.ndim = 1, .shape = {5}, .layout = LAYOUT_CONTIGUOUS, .lo = -1.8, .hi = -1.2}}},
+    {"PolygammaBackward",
+     "order 2, positive",
+     f_polygamma2,
+     1,
+     {{.ndim = 2, .shape = {3, 4}, .layout = LAYOUT_SLICED, .lo = 0.5, .hi = 15}}},
+    {"PolygammaBackward",
+     "order 2, between the poles",
+     f_polygamma2,
+     1,
+     {{.ndim = 1, .shape = {5}, .layout = LAYOUT_CONTIGUOUS, .lo = -0.8, .hi = -0.2}}},
+    {"LgammaBackward",
+     "in place: lgamma_",
+     f_lgamma_,
+     1,
+     {{.ndim = 2, .shape = {3, 4}, .layout = LAYOUT_CONTIGUOUS, .lo = 0.5, .hi = 3}}},
     {"AddBackward", "in place: add_ broadcast", f_add_, 2, {GI_T(2, 3, 4), GI(1, 4)}},
     {"SubBackward", "in place: sub_", f_sub_, 2, {GI(2, 3, 4), GI_S(2, 3, 4)}},
     {"MulBackward", "in place: mul_ saves the old value", f_mul_, 2, {GI_S(2, 3, 4), GI(2, 3, 1)}},
