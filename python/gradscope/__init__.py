@@ -16,7 +16,7 @@ for _name in ("nn", "optim", "utils"):
     del globals()[_name]
 del _name
 
-from gradscope import autograd, cuda, nn, optim, utils  # noqa: E402
+from gradscope import autograd, cuda, linalg, nn, optim, utils  # noqa: E402
 from gradscope.autograd import enable_grad, inference_mode, no_grad  # noqa: E402
 from gradscope.compare import (all, allclose, any, equal, isclose, isfinite,  # noqa: E402
                                isinf, isnan)

@@ -36,6 +36,7 @@ TORCH_MODULES = {
     "torch.utils.data": "gradscope.utils.data",
     "torch.autograd": "gradscope.autograd",
     "torch.cuda": "gradscope.cuda",
+    "torch.linalg": "gradscope.linalg",
     "torch.distributed": "gradscope.distributed",
     "torch.nn.parallel": "gradscope.nn.parallel",
     "torch.utils.data.distributed": "gradscope.distributed",

@@ -1,0 +1,86 @@
+/* cases-lu.c: gradcheck cases for torch.linalg's ops (linalg.c, moments.c): vector_norm,
+ * matrix_norm, and solve, inv, det and slogdet through LU. The matrices are the drawn inputs
+ * plus a multiple of the identity large enough to make them diagonally dominant (entries in
+ * [-2, 2), so 6 I leaves every 3 x 3 one well away from singular): finite differences of an
+ * inverse need a well-conditioned matrix. -6 I gives negative determinants (3 x 3). Batched
+ * cases broadcast a matrix against a batch of right-hand sides and the other way round. */
+#include "grad-case.h"
+
+/* x + diag I, kept for the case. */
+static gs_tensor dominant(gs_tensor x, double diag) {
+  gs_tensor eye = gs__keep(gs_mul_scalar(gs__keep(gs_eye(3, 3, GS_F64)), diag));
+  return gs__keep(gs_add(x, eye));
+}
+
+#define FN(NAME, ...)                                                                              \
+  static gs_tensor NAME(const gs_tensor *in, int n, void *u) {                                     \
+    (void)n, (void)u;                                                                              \
+    return __VA_ARGS__;                                                                            \
+  }
+
+static gs_tensor logabsdet(gs_tensor a) {
+  gs_tensor l = GS_NO_TENSOR;
+  gs_linalg_slogdet(a, NULL, &l);
+  return l;
+}
+
+FN(f_vnorm_2, gs_linalg_vector_norm(in[0], 2.0, NULL, 0, false))
+FN(f_vnorm_3_dim, gs_linalg_vector_norm(in[0], 3.0, (int[]){1}, 1, false))
+FN(f_vnorm_inf_keep, gs_linalg_vector_norm(in[0], INFINITY, (int[]){-1}, 1, true))
+FN(f_vnorm_1_dims, gs_linalg_vector_norm(in[0], 1.0, (int[]){0, 2}, 2, false))
+FN(f_mnorm_fro, gs_linalg_matrix_norm(in[0], GS_MATRIX_NORM_FRO, -2, -1, false))
+FN(f_mnorm_one, gs_linalg_matrix_norm(in[0], GS_MATRIX_NORM_ONE, -2, -1, false))
+FN(f_mnorm_neg_inf_keep, gs_linalg_matrix_norm(in[0], GS_MATRIX_NORM_NEG_INF, 0, 2, true))
+FN(f_solve, gs_linalg_solve(dominant(in[0], 6.0), in[1]))
+FN(f_solve_vector, gs_linalg_solve(dominant(in[0], 6.0), in[1]))
+FN(f_solve_broadcast, gs_linalg_solve(dominant(in[0], -6.0), in[1]))
+FN(f_inv, gs_linalg_inv(dominant(in[0], 6.0)))
+FN(f_det, gs_linalg_det(dominant(in[0], 6.0)))
+FN(f_det_negative, gs_linalg_det(dominant(in[0], -6.0)))
+FN(f_slogdet, logabsdet(dominant(in[0], 6.0)))
+FN(f_slogdet_negative, logabsdet(dominant(in[0], -6.0)))
+
+const grad_case grad_cases_lu[] = {
+    {"LinalgVectorNormBackward", "2-norm of everything", f_vnorm_2, 1, {GI_T(2, 3, 4)}},
+    {"LinalgVectorNormBackward", "3-norm along dim 1", f_vnorm_3_dim, 1, {GI_S(2, 3, 4)}},
+    {"LinalgVectorNormBackward", "inf-norm along -1, keepdim", f_vnorm_inf_keep, 1, {GI(2, 3, 4)}},
+    {"LinalgVectorNormBackward", "1-norm over dims {0, 2}", f_vnorm_1_dims, 1, {GI(3, 2, 3, 4)}},
+    {"LinalgVectorNormBackward", "matrix_norm 'fro' of a batch", f_mnorm_fro, 1, {GI(3, 2, 3, 4)}},
+    {"MaxBackward", "matrix_norm ord 1 of a batch", f_mnorm_one, 1, {GI_T(3, 2, 3, 4)}},
+    {"MinBackward",
+     "matrix_norm ord -inf over dims (0, 2), keepdim",
+     f_mnorm_neg_inf_keep,
+     1,
+     {GI(3, 3, 2, 4)}},
+    {"LinalgSolveExBackward", "[3, 3] @ X = [3, 2]", f_solve, 2, {GI(2, 3, 3), GI(2, 3, 2)}},
+    {"LinalgSolveExBackward",
+     "batch [2, 3, 3] @ x = vector [2, 3]",
+     f_solve_vector,
+     2,
+     {GI_T(3, 2, 3, 3), GI(2, 2, 3)}},
+    {"LinalgSolveExBackward",
+     "[3, 3] broadcast against B [2, 3, 4]",
+     f_solve_broadcast,
+     2,
+     {GI_S(2, 3, 3), GI(3, 2, 3, 4)}},
+    {"LinalgSolveExBackward",
+     "batch [2, 3, 3] against one vector [3]",
+     f_solve_vector,
+     2,
+     {GI(3, 2, 3, 3), GI(1, 3)}},
+    {"LinalgInvExBackward", "[3, 3]", f_inv, 1, {GI(2, 3, 3)}},
+    {"LinalgInvExBackward", "transposed batch [2, 3, 3]", f_inv, 1, {GI_T(3, 2, 3, 3)}},
+    {"LinalgDetBackward", "[3, 3]", f_det, 1, {GI(2, 3, 3)}},
+    {"LinalgDetBackward",
+     "batch [2, 3, 3], negative determinants",
+     f_det_negative,
+     1,
+     {GI_S(3, 2, 3, 3)}},
+    {"LinalgSlogdetBackward", "[3, 3]", f_slogdet, 1, {GI_T(2, 3, 3)}},
+    {"LinalgSlogdetBackward",
+     "batch [2, 3, 3], negative determinants",
+     f_slogdet_negative,
+     1,
+     {GI(3, 2, 3, 3)}},
+};
+const int grad_cases_lu_count = sizeof grad_cases_lu / sizeof grad_cases_lu[0];
