@@ -28,6 +28,9 @@ static const struct {
     {"linalg_inv", "linalg.inv"},
     {"linalg_det", "linalg.det"},
     {"linalg_slogdet", "linalg.slogdet"},
+    {"linalg_cholesky", "linalg.cholesky"},
+    {"linalg_eigvalsh", "linalg.eigvalsh"},
+    {"linalg_svdvals", "linalg.svdvals"},
     {"gs_backward", "Tensor.backward()"},
     {"gs_detach(t)", "t.detach()"},
     {"gs_detach", "Tensor.detach()"},
@@ -116,11 +119,13 @@ void gsp_errors_install(void) { gs_set_error_handler(gs_error_handler_return, NU
 static PyObject *linalg_error;
 
 int gsp_linalg_error_add(PyObject *module) {
-  if (!linalg_error && !(linalg_error = PyErr_NewExceptionWithDoc(
-                             "gradscope.linalg.LinAlgError",
-                             "A linear-algebra error: a singular matrix given to solve or inv (as "
-                             "torch.linalg.LinAlgError, a RuntimeError).",
-                             PyExc_RuntimeError, NULL)))
+  if (!linalg_error &&
+      !(linalg_error = PyErr_NewExceptionWithDoc(
+            "gradscope.linalg.LinAlgError",
+            "A linear-algebra error: a singular matrix given to solve or inv, or one that is "
+            "not positive-definite given to cholesky (as "
+            "torch.linalg.LinAlgError, a RuntimeError).",
+            PyExc_RuntimeError, NULL)))
     return -1;
   return PyModule_AddObjectRef(module, "_LinAlgError", linalg_error);
 }

@@ -61,6 +61,20 @@ static PyObject *f_det(PyObject *m, PyObject *a) {
   return gsp_wrap(gs_linalg_det(gsp_handle(a)));
 }
 
+/* _linalg_cholesky(A), _linalg_eigvalsh(A), _linalg_svdvals(A): one tensor each. */
+#define ONE_MATRIX_OP(NAME, CALL)                                                                  \
+  static PyObject *f_##NAME(PyObject *m, PyObject *a) {                                            \
+    GSP_SITE();                                                                                    \
+    (void)m;                                                                                       \
+    if (!gsp_is_tensor(a))                                                                         \
+      return PyErr_Format(PyExc_TypeError, #NAME "(): expected a Tensor, got %.200s",              \
+                          Py_TYPE(a)->tp_name);                                                    \
+    return gsp_wrap(CALL(gsp_handle(a)));                                                          \
+  }
+ONE_MATRIX_OP(cholesky, gs_linalg_cholesky)
+ONE_MATRIX_OP(eigvalsh, gs_linalg_eigvalsh)
+ONE_MATRIX_OP(svdvals, gs_linalg_svdvals)
+
 /* _linalg_slogdet(A): the tuple (sign, logabsdet); linalg.py names its fields. */
 static PyObject *f_slogdet(PyObject *m, PyObject *a) {
   GSP_SITE();
@@ -93,5 +107,11 @@ PyMethodDef gsp_linalg_functions[] = {
     {"_linalg_det", GSP_FN(f_det), METH_O, "_linalg_det(A): gradscope.linalg.det's engine call."},
     {"_linalg_slogdet", GSP_FN(f_slogdet), METH_O,
      "_linalg_slogdet(A): (sign, logabsdet), gradscope.linalg.slogdet's engine call."},
+    {"_linalg_cholesky", GSP_FN(f_cholesky), METH_O,
+     "_linalg_cholesky(A): gradscope.linalg.cholesky's engine call."},
+    {"_linalg_eigvalsh", GSP_FN(f_eigvalsh), METH_O,
+     "_linalg_eigvalsh(A): gradscope.linalg.eigvalsh's engine call."},
+    {"_linalg_svdvals", GSP_FN(f_svdvals), METH_O,
+     "_linalg_svdvals(A): gradscope.linalg.svdvals's engine call."},
     {NULL, NULL, 0, NULL},
 };

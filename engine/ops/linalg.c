@@ -1,6 +1,6 @@
 /* linalg.c: torch.linalg's LU-based ops (solve, inv, det, slogdet) on LAPACK's getrf/getrs,
- * which Debian's OpenBLAS exports (no LAPACKE header needed: the two prototypes are below), and
- * matrix_norm, a composition of vector norms and max/min as torch writes it.
+ * which Debian's OpenBLAS exports (no LAPACKE header needed: the prototypes are below), and
+ * matrix_norm, a composition of vector norms (or svdvals) and max/min/sum as torch writes it.
  *
  * LAPACK reads matrices column-major: each op copies its operands into fresh column-major
  * buffers (which also broadcasts the batch dims and leaves the caller's tensors untouched),
@@ -13,12 +13,11 @@
  *   det    d = det A:    gA = g d A^-T
  *   slogdet l = log|det A|: gA = g A^-T
  */
-#include <cblas.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "ops-impl.h"
+#include "linalg-impl.h"
 
 /* LAPACK (Fortran) entry points in libopenblas. Trailing string lengths are left out: OpenBLAS
  * implements these in C and reads only the first character. */
@@ -31,8 +30,6 @@ void dgetrs_(const char *trans, const blasint *n, const blasint *nrhs, const dou
 void sgetrs_(const char *trans, const blasint *n, const blasint *nrhs, const float *a,
              const blasint *lda, const blasint *ipiv, float *b, const blasint *ldb, blasint *info);
 
-#define BLAS_INT_MAX ((int64_t)(sizeof(blasint) == 4 ? INT32_MAX : INT64_MAX))
-
 static void dispose_all(gs_tensor *ts, int n) {
   for (int i = 0; i < n; i++)
     gs_dispose(ts[i]);
@@ -40,8 +37,7 @@ static void dispose_all(gs_tensor *ts, int n) {
 
 /* ---- checks -------------------------------------------------------------------------------- */
 
-/* a, a floating batch of square matrices ([..., n, n]), or NULL after reporting. */
-static gs__tensor *square_matrices(gs_tensor h, const char *fn) {
+gs__tensor *gs__linalg_square(gs_tensor h, const char *fn) {
   gs__tensor *a = gs__lookup(h, fn);
   if (!a)
     return NULL;
@@ -73,10 +69,8 @@ static gs__tensor *square_matrices(gs_tensor h, const char *fn) {
 
 /* ---- column-major buffers ------------------------------------------------------------------ */
 
-/* A fresh contiguous tensor of shape batch + [cols, rows] holding each matrix of t (broadcast
- * to the batch dims) transposed: the matrices in LAPACK's column-major order. *out is it. */
-static gs_tensor column_major(const gs__tensor *t, const int64_t *batch, int nbatch,
-                              gs__tensor **out, const char *fn) {
+gs_tensor gs__linalg_column_major(const gs__tensor *t, const int64_t *batch, int nbatch,
+                                  gs__tensor **out, const char *fn) {
   gs__tensor flipped = *t; /* a geometry only: read by gs__copy_into, never registered */
   int d = t->ndim;
   flipped.shape[d - 2] = t->shape[d - 1], flipped.shape[d - 1] = t->shape[d - 2];
@@ -90,9 +84,7 @@ static gs_tensor column_major(const gs__tensor *t, const int64_t *batch, int nba
   return h;
 }
 
-/* A fresh row-major tensor from x, a column-major batch [..., k, n] (of nbatch batch dims):
- * [..., n, k], or [..., n] when vector (k is 1). */
-static gs_tensor row_major(const gs__tensor *x, int nbatch, bool vector, const char *fn) {
+gs_tensor gs__linalg_row_major(const gs__tensor *x, int nbatch, bool vector, const char *fn) {
   gs__tensor flipped = *x;
   int d = x->ndim;
   flipped.shape[d - 2] = x->shape[d - 1], flipped.shape[d - 1] = x->shape[d - 2];
@@ -108,7 +100,7 @@ static gs_tensor row_major(const gs__tensor *x, int nbatch, bool vector, const c
 
 /* ---- LU on LAPACK -------------------------------------------------------------------------- */
 
-static int64_t batch_count(const int64_t *shape, int ndim) {
+int64_t gs__linalg_batch_count(const int64_t *shape, int ndim) {
   int64_t count = 1;
   for (int i = 0; i < ndim; i++)
     count *= shape[i];
@@ -129,11 +121,16 @@ static blasint lu_factor(gs_dtype dtype, char *data, int64_t i, blasint n, blasi
 }
 
 /* Reports a singular matrix as fn, saying which element of the batch and which pivot. */
+void gs__linalg_batch_element(char *where, size_t size, int64_t element, int64_t count) {
+  where[0] = 0;
+  if (count > 1)
+    snprintf(where, size, " (batch element %lld)", (long long)element);
+}
+
 static void report_singular(int64_t element, int64_t nbatch_elements, blasint info,
                             const char *fn) {
-  char where[64] = "";
-  if (nbatch_elements > 1)
-    snprintf(where, sizeof where, " (batch element %lld)", (long long)element);
+  char where[64];
+  gs__linalg_batch_element(where, sizeof where, element, nbatch_elements);
   gs__error(GS_ERR_SINGULAR, fn,
             "expected an invertible matrix, got a singular one%s: the diagonal element %d of "
             "its LU factorisation is zero",
@@ -224,17 +221,17 @@ static gs_tensor solve_values(gs__tensor *a, gs__tensor *b, bool *vector, const 
     return GS_NO_TENSOR;
   }
   gs__tensor *acm, *xcm;
-  gs_tensor ha = column_major(a, batch, nbatch, &acm, fn);
-  gs_tensor hx = ha.id ? column_major(&bm, batch, nbatch, &xcm, fn) : GS_NO_TENSOR;
+  gs_tensor ha = gs__linalg_column_major(a, batch, nbatch, &acm, fn);
+  gs_tensor hx = ha.id ? gs__linalg_column_major(&bm, batch, nbatch, &xcm, fn) : GS_NO_TENSOR;
   gs_tensor r = GS_NO_TENSOR;
-  if (hx.id && lu_solve(acm, xcm, batch_count(batch, nbatch), (blasint)n, (blasint)k, fn))
-    r = row_major(xcm, nbatch, *vector, fn);
+  if (hx.id &&
+      lu_solve(acm, xcm, gs__linalg_batch_count(batch, nbatch), (blasint)n, (blasint)k, fn))
+    r = gs__linalg_row_major(xcm, nbatch, *vector, fn);
   dispose_all((gs_tensor[]){ha, hx}, 2);
   return r;
 }
 
-/* x with its last two dims swapped (a formula temporary). */
-static gs_tensor mT(gs_tensor x) { return gs__formula_temp(gs_transpose(x, -2, -1)); }
+gs_tensor gs__linalg_mT(gs_tensor x) { return gs__formula_temp(gs_transpose(x, -2, -1)); }
 
 /* Saved: A (0) and X (1); ints[0]: whether B was a vector (then g and X gain a last dim of 1
  * for the formula, and gB loses it). */
@@ -245,9 +242,9 @@ static void solve_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
     g = gs__formula_temp(gs_unsqueeze(g, -1));
     x = gs__formula_temp(gs_unsqueeze(x, -1));
   }
-  gs_tensor gb = gs__formula_temp(gs_linalg_solve(mT(a), g));
+  gs_tensor gb = gs__formula_temp(gs_linalg_solve(gs__linalg_mT(a), g));
   if (gs__needs_grad(n, 0))
-    grads[0] = gs__reduce_grad(n, 0, gs_neg(gs__formula_temp(gs_matmul(gb, mT(x)))));
+    grads[0] = gs__reduce_grad(n, 0, gs_neg(gs__formula_temp(gs_matmul(gb, gs__linalg_mT(x)))));
   if (gs__needs_grad(n, 1))
     grads[1] = gs__reduce_grad(n, 1, vector ? gs_squeeze(gb, -1) : gs__pass_grad_through(gb));
 }
@@ -255,7 +252,7 @@ GS__BACKWARD_TWICE(LinalgSolveExBackward, solve_backward);
 
 gs_tensor gs_linalg_solve(gs_tensor ha, gs_tensor hb) {
   const char *fn = "linalg_solve";
-  gs__tensor *a = square_matrices(ha, fn);
+  gs__tensor *a = gs__linalg_square(ha, fn);
   gs__tensor *b = a ? gs__lookup(hb, fn) : NULL;
   if (!b)
     return GS_NO_TENSOR;
@@ -276,7 +273,7 @@ gs_tensor gs_linalg_solve(gs_tensor ha, gs_tensor hb) {
 
 /* Saved: the inverse Y (0). */
 static void inv_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
-  gs_tensor yt = mT(gs__saved(n, 0));
+  gs_tensor yt = gs__linalg_mT(gs__saved(n, 0));
   gs_tensor left = gs__formula_temp(gs_matmul(yt, g));
   grads[0] = gs__reduce_grad(n, 0, gs_neg(gs__formula_temp(gs_matmul(left, yt))));
 }
@@ -284,18 +281,18 @@ GS__BACKWARD_TWICE(LinalgInvExBackward, inv_backward);
 
 gs_tensor gs_linalg_inv(gs_tensor ha) {
   const char *fn = "linalg_inv";
-  gs__tensor *a = square_matrices(ha, fn);
+  gs__tensor *a = gs__linalg_square(ha, fn);
   if (!a)
     return GS_NO_TENSOR;
   int nbatch = a->ndim - 2;
   int64_t n = a->shape[a->ndim - 1];
   gs__tensor *acm, *xcm;
-  gs_tensor hacm = column_major(a, a->shape, nbatch, &acm, fn);
+  gs_tensor hacm = gs__linalg_column_major(a, a->shape, nbatch, &acm, fn);
   /* the identity, column-major as row-major: each matrix of a's shape */
   gs_tensor hx = hacm.id ? gs__tensor_new(a->dtype, a->shape, a->ndim, fn, &xcm) : GS_NO_TENSOR;
   gs_tensor r = GS_NO_TENSOR;
   if (hx.id) {
-    int64_t count = batch_count(a->shape, nbatch);
+    int64_t count = gs__linalg_batch_count(a->shape, nbatch);
     char *data = gs__tensor_data(xcm);
     size_t el = gs__elsize(a->dtype);
     if (count * n > 0)
@@ -308,7 +305,7 @@ gs_tensor gs_linalg_inv(gs_tensor ha) {
         *(float *)one = 1.0f;
     }
     if (lu_solve(acm, xcm, count, (blasint)n, (blasint)n, fn))
-      r = row_major(xcm, nbatch, false, fn);
+      r = gs__linalg_row_major(xcm, nbatch, false, fn);
   }
   dispose_all((gs_tensor[]){hacm, hx}, 2);
   gs__node *n_ =
@@ -327,10 +324,10 @@ gs_tensor gs_linalg_inv(gs_tensor ha) {
 static bool lu_determinants(const gs__tensor *a, gs_tensor *det, gs_tensor *sign, gs_tensor *logabs,
                             const char *fn) {
   int nbatch = a->ndim - 2;
-  int64_t n = a->shape[a->ndim - 1], count = batch_count(a->shape, nbatch);
+  int64_t n = a->shape[a->ndim - 1], count = gs__linalg_batch_count(a->shape, nbatch);
   gs__tensor *lu = NULL, *td = NULL, *ts = NULL, *tl = NULL;
   /* det A^T = det A: the transposed copy column_major makes is as good as A itself */
-  gs_tensor hlu = column_major(a, a->shape, nbatch, &lu, fn);
+  gs_tensor hlu = gs__linalg_column_major(a, a->shape, nbatch, &lu, fn);
   blasint *ipiv = hlu.id ? malloc(sizeof(blasint) * (size_t)(n > 0 ? n : 1)) : NULL;
   if (hlu.id && !ipiv)
     gs__error(GS_ERR_OUT_OF_MEMORY, fn, "no memory for %lld pivots", (long long)n);
@@ -380,7 +377,7 @@ static gs_tensor scaled_inverse_transpose(gs_tensor a, gs_tensor g, gs_tensor sc
   gs_tensor weighted = scale.id ? gs__formula_temp(gs_mul(g, scale)) : g;
   gs_tensor kept = gs__formula_temp(gs_unsqueeze(gs__formula_temp(gs_unsqueeze(weighted, -1)), -1));
   gs_tensor inv = gs__formula_temp(gs_linalg_inv(a));
-  return gs_mul(kept, mT(inv));
+  return gs_mul(kept, gs__linalg_mT(inv));
 }
 
 /* Saved: A (0) and det (1). */
@@ -397,7 +394,7 @@ GS__BACKWARD_TWICE(LinalgSlogdetBackward, slogdet_backward);
 
 gs_tensor gs_linalg_det(gs_tensor ha) {
   const char *fn = "linalg_det";
-  gs__tensor *a = square_matrices(ha, fn);
+  gs__tensor *a = gs__linalg_square(ha, fn);
   gs_tensor det, sign, logabs;
   if (!a || !lu_determinants(a, &det, &sign, &logabs, fn))
     return GS_NO_TENSOR;
@@ -412,7 +409,7 @@ gs_tensor gs_linalg_det(gs_tensor ha) {
 
 bool gs_linalg_slogdet(gs_tensor ha, gs_tensor *sign, gs_tensor *logabsdet) {
   const char *fn = "linalg_slogdet";
-  gs__tensor *a = square_matrices(ha, fn);
+  gs__tensor *a = gs__linalg_square(ha, fn);
   gs_tensor s, l;
   if (!a || !lu_determinants(a, NULL, &s, &l, fn))
     return false;
@@ -431,6 +428,31 @@ bool gs_linalg_slogdet(gs_tensor ha, gs_tensor *sign, gs_tensor *logabsdet) {
 }
 
 /* ---- matrix_norm --------------------------------------------------------------------------- */
+
+/* 'nuc', 2 and -2, as torch: the matrices moved to the last two dims, their singular values
+ * summed or their largest or smallest taken, and d0 and d1 put back as size-1 dims when
+ * keepdim. */
+static gs_tensor singular_value_norm(gs_tensor h, int ndim, gs_matrix_norm_ord ord, int d0, int d1,
+                                     bool keepdim) {
+  int order[GS_MAX_DIMS], k = 0;
+  for (int d = 0; d < ndim; d++)
+    if (d != d0 && d != d1)
+      order[k++] = d;
+  order[k++] = d0, order[k++] = d1;
+  gs_tensor moved = gs_permute(h, order, ndim);
+  gs_tensor s = moved.id ? gs_linalg_svdvals(moved) : GS_NO_TENSOR;
+  gs_tensor r = !s.id                       ? GS_NO_TENSOR
+                : ord == GS_MATRIX_NORM_NUC ? gs_sum(s, (int[]){-1}, 1, false)
+                : ord == GS_MATRIX_NORM_TWO ? gs_max(s, (int[]){-1}, 1, false)
+                                            : gs_min(s, (int[]){-1}, 1, false);
+  dispose_all((gs_tensor[]){moved, s}, 2);
+  if (!keepdim || !r.id)
+    return r;
+  gs_tensor once = gs_unsqueeze(r, d0 < d1 ? d0 : d1);
+  gs_tensor twice = gs_unsqueeze(once, d0 < d1 ? d1 : d0);
+  dispose_all((gs_tensor[]){r, once}, 2);
+  return twice;
+}
 
 gs_tensor gs_linalg_matrix_norm(gs_tensor h, gs_matrix_norm_ord ord, int dim0, int dim1,
                                 bool keepdim) {
@@ -452,12 +474,15 @@ gs_tensor gs_linalg_matrix_norm(gs_tensor h, gs_matrix_norm_ord ord, int dim0, i
   }
   if (ord == GS_MATRIX_NORM_FRO)
     return gs_linalg_vector_norm(h, 2.0, (int[]){d0, d1}, 2, keepdim);
-  if (ord < GS_MATRIX_NORM_FRO || ord > GS_MATRIX_NORM_NEG_INF) {
+  if (ord < GS_MATRIX_NORM_FRO || ord > GS_MATRIX_NORM_NEG_TWO) {
     gs__error(GS_ERR_ARGUMENT, fn,
-              "expected ord GS_MATRIX_NORM_FRO, _ONE, _NEG_ONE, _INF or _NEG_INF, got %d",
+              "expected ord GS_MATRIX_NORM_FRO, _ONE, _NEG_ONE, _INF, _NEG_INF, _NUC, _TWO or "
+              "_NEG_TWO, got %d",
               (int)ord);
     return GS_NO_TENSOR;
   }
+  if (ord >= GS_MATRIX_NORM_NUC)
+    return singular_value_norm(h, t->ndim, ord, d0, d1, keepdim);
   /* 1 and -1: sums down the columns (over the row dim d0), then the max or min over them;
    * inf and -inf: the same with the roles of the dims swapped. As torch: the sum keeps or drops
    * its dim as keepdim says, and the extreme is taken over the other dim where it now is. */

@@ -1,11 +1,14 @@
 /* gradscope/linalg.h: linear algebra (torch.linalg): vector and matrix norms, and through an LU
- * factorisation (LAPACK's getrf/getrs, from OpenBLAS) solve, inv, det and slogdet.
+ * factorisation (LAPACK's getrf/getrs, from OpenBLAS) solve, inv, det and slogdet; cholesky,
+ * eigvalsh and svdvals (potrf, syevd, gesdd).
  *
  * Matrices are the last two dims; every dim before them is a batch dim (broadcast between the
  * operands of solve). f32 and f64 only. Each op records one node, named as torch 1.13 names it
  * (LinalgVectorNormBackward, LinalgSolveExBackward, LinalgInvExBackward, LinalgDetBackward,
- * LinalgSlogdetBackward), with torch's backward formula written in ops, so it differentiates
- * again. A singular matrix given to solve or inv is an error of code GS_ERR_SINGULAR.
+ * LinalgSlogdetBackward, LinalgCholeskyExBackward; eigvalsh and svdvals: LinalgEighBackward,
+ * LinalgSvdBackward), with torch's backward formula written in ops (so, but for the last two,
+ * it differentiates again). A singular matrix given to solve or inv is an error of code
+ * GS_ERR_SINGULAR.
  */
 #pragma once
 
@@ -28,6 +31,9 @@ typedef enum gs_matrix_norm_ord {
   GS_MATRIX_NORM_NEG_ONE, /* -1: the smallest column sum of |a| */
   GS_MATRIX_NORM_INF,     /* inf: the largest row sum of |a| */
   GS_MATRIX_NORM_NEG_INF, /* -inf: the smallest row sum of |a| */
+  GS_MATRIX_NORM_NUC,     /* 'nuc': the sum of the singular values */
+  GS_MATRIX_NORM_TWO,     /* 2: the largest singular value */
+  GS_MATRIX_NORM_NEG_TWO, /* -2: the smallest singular value */
 } gs_matrix_norm_ord;
 
 /* The ord-norm of the matrices whose rows and columns are dims dim0 and dim1 of t (torch:
@@ -51,6 +57,23 @@ GS_API gs_tensor gs_linalg_det(gs_tensor a);
  * each [...], into *sign and *logabsdet (either may be NULL); the gradient flows through
  * logabsdet. A singular matrix gives sign 0 and logabsdet -inf. False after an error. */
 GS_API bool gs_linalg_slogdet(gs_tensor a, gs_tensor *sign, gs_tensor *logabsdet);
+
+/* ---- decompositions (linalg-decompose.c) ---- */
+
+/* The lower-triangular L with L L^T = a for each matrix of a [..., n, n] (torch.linalg.cholesky;
+ * only a's lower triangle is read). A matrix that is not positive-definite is an error of code
+ * GS_ERR_SINGULAR naming the leading minor that is not. */
+GS_API gs_tensor gs_linalg_cholesky(gs_tensor a);
+
+/* The eigenvalues, ascending, of each symmetric matrix of a [..., n, n] (torch.linalg.eigvalsh,
+ * reading the lower triangle): [..., n]. Recorded as LinalgEighBackward: gA = V diag(g) V^T
+ * (not differentiable again). */
+GS_API gs_tensor gs_linalg_eigvalsh(gs_tensor a);
+
+/* The singular values, descending, of each matrix of a [..., m, n] (torch.linalg.svdvals):
+ * [..., min(m, n)]. Recorded as LinalgSvdBackward: gA = U diag(g) V^T (not differentiable
+ * again; well defined where the values are distinct). */
+GS_API gs_tensor gs_linalg_svdvals(gs_tensor a);
 
 #ifdef __cplusplus
 }

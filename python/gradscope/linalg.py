@@ -2,10 +2,12 @@
 ``python3 -m gradscope.as_torch``).
 
 The work is the engine's (include/gradscope/linalg.h): vector norms, matrix norms built from
-them, and solve, inv, det and slogdet through an LU factorisation on OpenBLAS's LAPACK, batched
-over the leading dims, each recorded as torch 1.13 records it (LinalgSolveExBackward0, ...).
-This module gives them torch's signatures: ord='fro', dim=None, and linalg.norm's choice
-between a vector and a matrix norm. A singular matrix given to solve or inv raises
+them and from svdvals, solve, inv, det and slogdet through an LU factorisation on OpenBLAS's
+LAPACK, and cholesky, eigvalsh and svdvals, batched over the leading dims, each recorded as
+torch 1.13 records it (LinalgSolveExBackward0, ...). eigh, svd and qr, whose several outputs
+are all differentiable, are not there yet. This module gives them torch's signatures:
+ord='fro', dim=None, and linalg.norm's choice between a vector and a matrix norm. A singular
+matrix given to solve or inv, or one that is not positive-definite given to cholesky, raises
 LinAlgError, a RuntimeError as torch's.
 """
 import collections
@@ -17,7 +19,7 @@ from gradscope._missing import unsupported as _unsupported
 LinAlgError = _gradscope._LinAlgError
 
 # gs_matrix_norm_ord (include/gradscope/linalg.h), by torch's ord
-_MATRIX_ORD = {"fro": 0, 1: 1, -1: 2, math.inf: 3, -math.inf: 4}
+_MATRIX_ORD = {"fro": 0, 1: 1, -1: 2, math.inf: 3, -math.inf: 4, "nuc": 5, 2: 6, -2: 7}
 
 _SlogdetResult = collections.namedtuple("linalg_slogdet", ["sign", "logabsdet"])
 _SlogdetResult.__doc__ = "linalg.slogdet's result: (sign, logabsdet), as torch.return_types."
@@ -43,12 +45,8 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
 def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     """The ord-norm of the matrices in dims dim of A, as torch.linalg.matrix_norm: 'fro'
     (sqrt of the sum of squares), 1 / -1 (largest / smallest column sum of |A|), inf / -inf
-    (largest / smallest row sum). 'nuc', 2 and -2 need singular values, which gradscope does
-    not compute yet (NotImplementedError)."""
-    if ord in ("nuc", 2, -2):
-        raise NotImplementedError(f"linalg.matrix_norm: ord={ord!r} needs the singular value "
-                                  "decomposition, which gradscope does not have yet; "
-                                  "ord may be 'fro', 1, -1, inf or -inf")
+    (largest / smallest row sum), 'nuc' (sum of the singular values), 2 / -2 (largest /
+    smallest singular value)."""
     if ord not in _MATRIX_ORD or isinstance(ord, bool):
         raise ValueError(f"linalg.matrix_norm: expected ord 'fro', 'nuc', 1, -1, 2, -2, inf or "
                          f"-inf, got {ord!r}")
@@ -97,6 +95,28 @@ def inv(A):
 def det(A):
     """The determinant of each matrix of A [..., n, n], as torch.linalg.det."""
     return _gradscope._linalg_det(A)
+
+
+def cholesky(A, *, upper=False):
+    """The lower-triangular L with L @ L.mT = A for each matrix of A [..., n, n] (upper=True:
+    its transpose U, with U.mT @ U = A), as torch.linalg.cholesky; only A's lower triangle is
+    read. A matrix that is not positive-definite raises LinAlgError."""
+    L = _gradscope._linalg_cholesky(A)
+    return L.transpose(-2, -1) if upper else L
+
+
+def eigvalsh(A, UPLO="L"):
+    """The eigenvalues, ascending, of each symmetric matrix of A [..., n, n], as
+    torch.linalg.eigvalsh; UPLO='U' reads the upper triangle instead of the lower."""
+    if UPLO not in ("L", "U"):
+        raise ValueError(f"linalg.eigvalsh: expected UPLO 'L' or 'U', got {UPLO!r}")
+    return _gradscope._linalg_eigvalsh(A if UPLO == "L" else A.transpose(-2, -1))
+
+
+def svdvals(A):
+    """The singular values, descending, of each matrix of A [..., m, n]: [..., min(m, n)], as
+    torch.linalg.svdvals."""
+    return _gradscope._linalg_svdvals(A)
 
 
 def slogdet(A):

@@ -83,11 +83,43 @@ def test_norm_dispatches_as_torch(shape, ord, dim):
     check(gs.linalg.norm(g, ord, dim), torch.linalg.norm(t, ord, dim), [(g, t)])
 
 
-def test_matrix_norms_that_need_the_svd_say_so():
-    g = gs.ones(3, 3, dtype=gs.float64)
-    for ord in ("nuc", 2, -2):
-        with pytest.raises(NotImplementedError, match="singular value decomposition"):
-            gs.linalg.matrix_norm(g, ord)
+@pytest.mark.parametrize("ord,dim,keepdim", [
+    ("nuc", (-2, -1), False), (2, (-2, -1), False), (-2, (1, 2), False), ("nuc", (2, 0), True),
+])
+def test_singular_value_norms_are_torchs(ord, dim, keepdim):
+    g, t = both(data(2, 3, 4))
+    check(gs.linalg.matrix_norm(g, ord, dim, keepdim),
+          torch.linalg.matrix_norm(t, ord, dim, keepdim), [(g, t)], name=not keepdim)
+
+
+@pytest.mark.parametrize("shape,upper", [((4, 4), False), ((2, 3, 3), False), ((3, 3), True)])
+def test_cholesky_is_torchs(shape, upper):
+    x = data(*shape)
+    g, t = both(x @ np.swapaxes(x, -1, -2) + 2.0 * np.eye(shape[-1]))
+    check(gs.linalg.cholesky(g, upper=upper), torch.linalg.cholesky(t, upper=upper), [(g, t)],
+          name=not upper)
+
+
+@pytest.mark.parametrize("shape,uplo", [((4, 4), "L"), ((2, 3, 3), "L"), ((3, 3), "U")])
+def test_eigvalsh_is_torchs(shape, uplo):
+    x = data(*shape)
+    g, t = both(x + np.swapaxes(x, -1, -2))
+    check(gs.linalg.eigvalsh(g, uplo), torch.linalg.eigvalsh(t, uplo), [(g, t)],
+          name=uplo == "L")
+
+
+@pytest.mark.parametrize("shape", [(4, 3), (3, 5), (2, 3, 3)])
+def test_svdvals_is_torchs(shape):
+    g, t = both(data(*shape))
+    check(gs.linalg.svdvals(g), torch.linalg.svdvals(t), [(g, t)])
+
+
+def test_cholesky_of_a_matrix_that_is_not_positive_definite():
+    a = gs.tensor([[1.0, 2.0], [2.0, 1.0]], dtype=gs.float64)
+    with pytest.raises(gs.linalg.LinAlgError,
+                       match="linalg.cholesky: expected a positive-definite matrix, got one "
+                             "whose leading minor of order 2 is not positive-definite"):
+        gs.linalg.cholesky(a)
 
 
 @pytest.mark.parametrize("a_shape,b_shape", [

@@ -1,9 +1,9 @@
 # Linear algebra a script calls through torch.linalg: ridge regression by the normal equations
 # (linalg.solve), a Gaussian-process regression whose kernel lengthscale and noise are fitted by
 # Adam on the negative log marginal likelihood (linalg.solve and linalg.slogdet, gradients
-# through both), a whitening step with linalg.inv, linalg.det, and the norms
-# (vector_norm, matrix_norm, norm), with their grad_fn names and the error a singular matrix
-# raises.
+# through both), a whitening step with linalg.inv, linalg.det, the covariance's cholesky,
+# eigvalsh and svdvals, and the norms (vector_norm, matrix_norm, norm, 'nuc' and 2), with
+# their grad_fn names and the error a singular matrix raises.
 import math
 
 import torch
@@ -69,6 +69,20 @@ print("batched slogdet", sign.tolist(), [round(v, 6) for v in logabs.tolist()])
 score = white.pow(2).sum() + torch.linalg.det(cov) + torch.linalg.matrix_norm(inverse, 1)
 score.backward()
 print("mix.grad", [round(g, 6) for g in mix.grad.flatten().tolist()])
+
+# the same covariance (a new graph) through its factorisations: Cholesky, eigenvalues,
+# singular values
+samples = torch.linspace(-1.0, 1.0, 30, dtype=torch.float64).reshape(10, 3).sin() @ mix.T
+cov = samples.T @ samples / 10 + 0.01 * torch.eye(3, dtype=torch.float64)
+chol = torch.linalg.cholesky(cov)
+print("cholesky", [round(v, 8) for v in chol.flatten().tolist()], chol.grad_fn.name())
+eig = torch.linalg.eigvalsh(cov)
+print("eigvalsh", [round(v, 8) for v in eig.tolist()], eig.grad_fn.name())
+print("svdvals", [round(v, 8) for v in torch.linalg.svdvals(mix).tolist()])
+mix.grad = None
+spread = chol.sum() + eig.max() + torch.linalg.matrix_norm(mix, "nuc") + torch.linalg.norm(mix, 2)
+spread.backward()
+print("mix.grad by factorisations", [round(g, 6) for g in mix.grad.flatten().tolist()])
 
 # norms
 m = torch.tensor([[1.0, -2.0, 3.0], [-4.0, 5.0, -6.0]], dtype=torch.float64)

@@ -1,5 +1,6 @@
 /* cases-lu.c: gradcheck cases for torch.linalg's ops (linalg.c, moments.c): vector_norm,
- * matrix_norm, and solve, inv, det and slogdet through LU. The matrices are the drawn inputs
+ * matrix_norm (with 'nuc' and 2 through svdvals), solve, inv, det and slogdet through LU,
+ * cholesky, eigvalsh and svdvals. The matrices are the drawn inputs
  * plus a multiple of the identity large enough to make them diagonally dominant (entries in
  * [-2, 2), so 6 I leaves every 3 x 3 one well away from singular): finite differences of an
  * inverse need a well-conditioned matrix. -6 I gives negative determinants (3 x 3). Batched
@@ -17,6 +18,17 @@ static gs_tensor dominant(gs_tensor x, double diag) {
     (void)n, (void)u;                                                                              \
     return __VA_ARGS__;                                                                            \
   }
+
+/* x x^T + 3 I: symmetric positive-definite, as cholesky needs. */
+static gs_tensor positive_definite(gs_tensor x) {
+  gs_tensor gram = gs__keep(gs_matmul(x, gs__keep(gs_transpose(x, -2, -1))));
+  return dominant(gram, 3.0);
+}
+
+/* x + x^T: symmetric, as eigvalsh reads it. */
+static gs_tensor symmetric(gs_tensor x) {
+  return gs__keep(gs_add(x, gs__keep(gs_transpose(x, -2, -1))));
+}
 
 static gs_tensor logabsdet(gs_tensor a) {
   gs_tensor l = GS_NO_TENSOR;
@@ -39,6 +51,11 @@ FN(f_det, gs_linalg_det(dominant(in[0], 6.0)))
 FN(f_det_negative, gs_linalg_det(dominant(in[0], -6.0)))
 FN(f_slogdet, logabsdet(dominant(in[0], 6.0)))
 FN(f_slogdet_negative, logabsdet(dominant(in[0], -6.0)))
+FN(f_cholesky, gs_linalg_cholesky(positive_definite(in[0])))
+FN(f_eigvalsh, gs_linalg_eigvalsh(symmetric(in[0])))
+FN(f_svdvals, gs_linalg_svdvals(in[0]))
+FN(f_mnorm_nuc, gs_linalg_matrix_norm(in[0], GS_MATRIX_NORM_NUC, -2, -1, false))
+FN(f_mnorm_two_keep, gs_linalg_matrix_norm(in[0], GS_MATRIX_NORM_TWO, 0, 2, true))
 
 const grad_case grad_cases_lu[] = {
     {"LinalgVectorNormBackward", "2-norm of everything", f_vnorm_2, 1, {GI_T(2, 3, 4)}},
@@ -82,5 +99,21 @@ const grad_case grad_cases_lu[] = {
      f_slogdet_negative,
      1,
      {GI(3, 2, 3, 3)}},
+    {"LinalgCholeskyExBackward", "of x x^T + 3 I", f_cholesky, 1, {GI(2, 3, 3)}},
+    {"LinalgCholeskyExBackward", "batch, transposed", f_cholesky, 1, {GI_T(3, 2, 3, 3)}},
+    {"LinalgEighBackward", "eigvalsh of x + x^T", f_eigvalsh, 1, {GI(2, 3, 3)}},
+    {"LinalgEighBackward", "eigvalsh of a batch, sliced", f_eigvalsh, 1, {GI_S(3, 2, 3, 3)}},
+    {"LinalgSvdBackward", "svdvals of [3, 4]", f_svdvals, 1, {GI(2, 3, 4)}},
+    {"LinalgSvdBackward",
+     "svdvals of a batch [2, 4, 3], transposed",
+     f_svdvals,
+     1,
+     {GI_T(3, 2, 4, 3)}},
+    {"SumBackward", "matrix_norm 'nuc'", f_mnorm_nuc, 1, {GI(3, 2, 3, 4)}},
+    {"UnsqueezeBackward",
+     "matrix_norm ord 2 over dims (0, 2), keepdim",
+     f_mnorm_two_keep,
+     1,
+     {GI(3, 3, 2, 4)}},
 };
 const int grad_cases_lu_count = sizeof grad_cases_lu / sizeof grad_cases_lu[0];
