@@ -30,6 +30,7 @@ static const struct {
     {"linalg_slogdet", "linalg.slogdet"},
     {"linalg_cholesky", "linalg.cholesky"},
     {"linalg_eigvalsh", "linalg.eigvalsh"},
+    {"linalg_eigh", "linalg.eigh"},
     {"linalg_svdvals", "linalg.svdvals"},
     {"gs_backward", "Tensor.backward()"},
     {"gs_detach(t)", "t.detach()"},

@@ -95,6 +95,26 @@ static PyObject *f_slogdet(PyObject *m, PyObject *a) {
   return pair;
 }
 
+/* _linalg_eigh(A): the tuple (eigenvalues, eigenvectors); linalg.py names its fields. */
+static PyObject *f_eigh(PyObject *m, PyObject *a) {
+  GSP_SITE();
+  (void)m;
+  if (!gsp_is_tensor(a))
+    return PyErr_Format(PyExc_TypeError, "eigh(): expected a Tensor, got %.200s",
+                        Py_TYPE(a)->tp_name);
+  gs_tensor w = GS_NO_TENSOR, v = GS_NO_TENSOR;
+  if (!gs_linalg_eigh(gsp_handle(a), &w, &v))
+    return gsp_raise_engine_error();
+  PyObject *pw = gsp_wrap(w);
+  PyObject *pv = pw ? gsp_wrap(v) : NULL;
+  if (!pw)
+    gs_dispose(v);
+  PyObject *pair = pv ? PyTuple_Pack(2, pw, pv) : NULL;
+  Py_XDECREF(pw);
+  Py_XDECREF(pv);
+  return pair;
+}
+
 /* Underscored: the public names, with torch's signatures and docstrings, are linalg.py's. */
 PyMethodDef gsp_linalg_functions[] = {
     {"_linalg_vector_norm", GSP_FN(f_vector_norm), METH_VARARGS,
@@ -111,6 +131,8 @@ PyMethodDef gsp_linalg_functions[] = {
      "_linalg_cholesky(A): gradscope.linalg.cholesky's engine call."},
     {"_linalg_eigvalsh", GSP_FN(f_eigvalsh), METH_O,
      "_linalg_eigvalsh(A): gradscope.linalg.eigvalsh's engine call."},
+    {"_linalg_eigh", GSP_FN(f_eigh), METH_O,
+     "_linalg_eigh(A): (eigenvalues, eigenvectors), gradscope.linalg.eigh's engine call."},
     {"_linalg_svdvals", GSP_FN(f_svdvals), METH_O,
      "_linalg_svdvals(A): gradscope.linalg.svdvals's engine call."},
     {NULL, NULL, 0, NULL},

@@ -1,5 +1,7 @@
 /* linalg-decompose.c: the factorisations torch.linalg programs differentiate most, each with
- * one differentiable output: cholesky (LAPACK potrf), eigvalsh (syevd) and svdvals (gesdd),
+ * one differentiable output: cholesky (LAPACK potrf), eigvalsh (syevd) and svdvals (gesdd), and
+ * eigh, whose two outputs each record a node (their gradients add up, as torch's one formula
+ * is the sum of the two shares),
  * batched over the leading dims as linalg.c's ops (column-major copies, one LAPACK call per
  * matrix).
  *
@@ -8,8 +10,9 @@
  *                 triangle mirrored and half X's diagonal (written with solve, so it
  *                 differentiates again);
  *   eigvalsh  w:  gA = V diag(g) V^T, V the eigenvectors;
+ *   eigh      V:  gA = V (skew(V^T g) / (L[j] - L[i])) V^T (eigh_vectors_backward);
  *   svdvals   s:  gA = U diag(g) V^T, U and V the singular vectors.
- * The last two save the vectors as values with no history, so their formulas are not
+ * The others save the vectors or values as values with no history, so their formulas are not
  * differentiable again (a double backward through them is refused).
  */
 #include <math.h>
@@ -167,20 +170,37 @@ static blasint symmetric_eigen(gs_dtype dtype, char *m, blasint n, char *w) {
   return info;
 }
 
-gs_tensor gs_linalg_eigvalsh(gs_tensor ha) {
-  const char *fn = "linalg_eigvalsh";
-  gs__tensor *a = gs__linalg_square(ha, fn);
-  if (!a)
-    return GS_NO_TENSOR;
+/* Saved: the eigenvalues L (0, constant) and V (1, the output). The eigenvectors' share of
+ * torch's formula: with S = (V^T g - g^T V) / 2 and E[i][j] = L[j] - L[i],
+ * gA = V (S / E, 0 on the diagonal) V^T. */
+static void eigh_vectors_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  gs_tensor l = gs__saved(n, 0), v = gs__saved(n, 1);
+  gs_tensor vtg = gs__formula_temp(gs_matmul(gs__linalg_mT(v), g));
+  gs_tensor skew =
+      gs__formula_temp(gs_mul_scalar(gs__formula_temp(gs_sub(vtg, gs__linalg_mT(vtg))), 0.5));
+  gs_tensor gaps = gs__formula_temp(
+      gs_sub(gs__formula_temp(gs_unsqueeze(l, -2)), gs__formula_temp(gs_unsqueeze(l, -1))));
+  int64_t size = n->inputs[0].shape[n->inputs[0].ndim - 1];
+  gs_tensor eye = gs__formula_temp(gs_eye(size, size, gs_dtype_of(g)));
+  gs_tensor safe = gs__formula_temp(gs_add(gaps, eye)); /* 1 on the diagonal, where S is 0 */
+  gs_tensor inner = gs__formula_temp(gs_div(skew, safe));
+  gs_tensor right = gs__formula_temp(gs_matmul(inner, gs__linalg_mT(v)));
+  grads[0] = gs__reduce_grad(n, 0, gs_matmul(v, right));
+}
+GS__BACKWARD(LinalgEighVectorsBackward, eigh_vectors_backward);
+
+/* Eigenvalues into *w and, when v is non-NULL, eigenvectors (as columns) into *v, both fresh
+ * and with no history. false after reporting. */
+static bool eigen_values(const gs__tensor *a, gs_tensor *hw, gs_tensor *v, const char *fn) {
   int nbatch = a->ndim - 2;
   blasint n = (blasint)a->shape[a->ndim - 1];
   int64_t count = gs__linalg_batch_count(a->shape, nbatch);
   gs__tensor *cm, *w;
   gs_tensor hcm = gs__linalg_column_major(a, a->shape, nbatch, &cm, fn);
-  gs_tensor hw = hcm.id ? gs__tensor_new(a->dtype, a->shape, nbatch + 1, fn, &w) : GS_NO_TENSOR;
-  if (!hw.id) {
+  *hw = hcm.id ? gs__tensor_new(a->dtype, a->shape, nbatch + 1, fn, &w) : GS_NO_TENSOR;
+  if (!hw->id) {
     gs_dispose(hcm);
-    return GS_NO_TENSOR;
+    return false;
   }
   size_t el = gs__elsize(a->dtype);
   for (int64_t i = 0; i < count && n > 0; i++) {
@@ -195,17 +215,57 @@ gs_tensor gs_linalg_eigvalsh(gs_tensor ha) {
         gs__error(GS_ERR_ARGUMENT, fn,
                   "expected a matrix whose eigenvalues converge, got one%s where %d did not", where,
                   (int)info);
-      dispose_all((gs_tensor[]){hcm, hw}, 2);
-      return GS_NO_TENSOR;
+      dispose_all((gs_tensor[]){hcm, *hw}, 2);
+      return false;
     }
   }
-  gs_tensor v = gs__linalg_row_major(cm, nbatch, false, fn);
-  gs__node *node =
-      v.id ? gs__record_result(&LinalgEighBackward, hw, 1, (const gs__tensor *[]){a}, 1, fn) : NULL;
+  *v = gs__linalg_row_major(cm, nbatch, false, fn);
+  gs_dispose(hcm);
+  if (!v->id)
+    gs_dispose(*hw);
+  return v->id != 0;
+}
+
+/* Records the eigenvalues' node on w (saving v as a constant). */
+static void record_eigenvalues(gs__tensor *a, gs_tensor w, gs_tensor v, const char *fn) {
+  gs__node *node = gs__record_result(&LinalgEighBackward, w, 1, (const gs__tensor *[]){a}, 1, fn);
   if (node)
     gs__save_constant(node, 0, gs__lookup(v, fn));
-  dispose_all((gs_tensor[]){hcm, v}, 2);
-  return hw;
+}
+
+gs_tensor gs_linalg_eigvalsh(gs_tensor ha) {
+  const char *fn = "linalg_eigvalsh";
+  gs__tensor *a = gs__linalg_square(ha, fn);
+  gs_tensor w, v;
+  if (!a || !eigen_values(a, &w, &v, fn))
+    return GS_NO_TENSOR;
+  record_eigenvalues(a, w, v, fn);
+  gs_dispose(v);
+  return w;
+}
+
+bool gs_linalg_eigh(gs_tensor ha, gs_tensor *eigenvalues, gs_tensor *eigenvectors) {
+  const char *fn = "linalg_eigh";
+  gs__tensor *a = gs__linalg_square(ha, fn);
+  gs_tensor w, v;
+  if (!a || !eigen_values(a, &w, &v, fn))
+    return false;
+  record_eigenvalues(a, w, v, fn);
+  gs__node *node =
+      gs__record_result(&LinalgEighVectorsBackward, v, 1, (const gs__tensor *[]){a}, 2, fn);
+  if (node) {
+    gs__save_constant(node, 0, gs__lookup(w, fn));
+    gs__save(node, 1, gs__lookup(v, fn));
+  }
+  if (eigenvalues)
+    *eigenvalues = w;
+  else
+    gs_dispose(w);
+  if (eigenvectors)
+    *eigenvectors = v;
+  else
+    gs_dispose(v);
+  return true;
 }
 
 /* ---- svdvals ------------------------------------------------------------------------------- */

@@ -70,6 +70,14 @@ GS_API gs_tensor gs_linalg_cholesky(gs_tensor a);
  * (not differentiable again). */
 GS_API gs_tensor gs_linalg_eigvalsh(gs_tensor a);
 
+/* The eigenvalues (ascending, [..., n]) and eigenvectors (as columns, [..., n, n]) of each
+ * symmetric matrix of a (torch.linalg.eigh, reading the lower triangle), into *eigenvalues and
+ * *eigenvectors (either may be NULL). Both are differentiable (once): the eigenvalues record
+ * LinalgEighBackward, the eigenvectors LinalgEighVectorsBackward (torch's one node, split in
+ * its two shares); the eigenvectors' gradient needs distinct eigenvalues and a loss that does
+ * not depend on their signs. False after an error. */
+GS_API bool gs_linalg_eigh(gs_tensor a, gs_tensor *eigenvalues, gs_tensor *eigenvectors);
+
 /* The singular values, descending, of each matrix of a [..., m, n] (torch.linalg.svdvals):
  * [..., min(m, n)]. Recorded as LinalgSvdBackward: gA = U diag(g) V^T (not differentiable
  * again; well defined where the values are distinct). */

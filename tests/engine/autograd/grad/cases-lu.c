@@ -54,6 +54,24 @@ FN(f_slogdet_negative, logabsdet(dominant(in[0], -6.0)))
 FN(f_cholesky, gs_linalg_cholesky(positive_definite(in[0])))
 FN(f_eigvalsh, gs_linalg_eigvalsh(symmetric(in[0])))
 FN(f_svdvals, gs_linalg_svdvals(in[0]))
+
+/* eigh's eigenvectors, and its values plus twice the first row of vectors (both outputs at
+ * once). Finite differences see the vectors' signs as LAPACK picks them, which stay put for
+ * steps this small on these matrices (the case fails if one flips). */
+static gs_tensor eigenvectors(gs_tensor a) {
+  gs_tensor v = GS_NO_TENSOR;
+  gs_linalg_eigh(a, NULL, &v);
+  return v;
+}
+static gs_tensor eigh_both(gs_tensor a) {
+  gs_tensor w = GS_NO_TENSOR, v = GS_NO_TENSOR;
+  gs_linalg_eigh(a, &w, &v);
+  gs__keep(w), gs__keep(v);
+  gs_tensor row = gs__keep(gs_select(v, -2, 0));
+  return gs_add(w, gs__keep(gs_mul_scalar(row, 2.0)));
+}
+FN(f_eigh_vectors, eigenvectors(symmetric(in[0])))
+FN(f_eigh_both, eigh_both(symmetric(in[0])))
 FN(f_mnorm_nuc, gs_linalg_matrix_norm(in[0], GS_MATRIX_NORM_NUC, -2, -1, false))
 FN(f_mnorm_two_keep, gs_linalg_matrix_norm(in[0], GS_MATRIX_NORM_TWO, 0, 2, true))
 
@@ -103,6 +121,13 @@ const grad_case grad_cases_lu[] = {
     {"LinalgCholeskyExBackward", "batch, transposed", f_cholesky, 1, {GI_T(3, 2, 3, 3)}},
     {"LinalgEighBackward", "eigvalsh of x + x^T", f_eigvalsh, 1, {GI(2, 3, 3)}},
     {"LinalgEighBackward", "eigvalsh of a batch, sliced", f_eigvalsh, 1, {GI_S(3, 2, 3, 3)}},
+    {"LinalgEighVectorsBackward", "eigh's vectors", f_eigh_vectors, 1, {GI(2, 3, 3)}},
+    {"LinalgEighVectorsBackward",
+     "eigh's vectors of a batch, transposed",
+     f_eigh_vectors,
+     1,
+     {GI_T(3, 2, 3, 3)}},
+    {"AddBackward", "eigh's values and vectors together", f_eigh_both, 1, {GI_S(3, 2, 3, 3)}},
     {"LinalgSvdBackward", "svdvals of [3, 4]", f_svdvals, 1, {GI(2, 3, 4)}},
     {"LinalgSvdBackward",
      "svdvals of a batch [2, 4, 3], transposed",
