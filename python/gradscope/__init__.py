@@ -34,6 +34,8 @@ moveaxis = movedim
 from gradscope.creation import (as_tensor, empty_like, full_like, get_default_dtype, set_default_dtype,  # noqa: E402
                                 logspace, ones_like, rand_like, randint_like, randn_like,
                                 randperm, zeros_like)
+from gradscope.linalg import (det, slogdet, _inverse as inverse,  # noqa: E402
+                              _logdet as logdet)
 from gradscope.rearrange import (argwhere, broadcast_tensors, count_nonzero, diag,  # noqa: E402
                                  diagonal, diff, einsum, flip, hstack, kron, meshgrid, nonzero,
                                  repeat_interleave, roll, tensordot, tile, tril, triu, unbind,

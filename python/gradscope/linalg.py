@@ -3,9 +3,8 @@
 
 The work is the engine's (include/gradscope/linalg.h): vector norms, matrix norms built from
 them and from svdvals, solve, inv, det and slogdet through an LU factorisation on OpenBLAS's
-LAPACK, and cholesky, eigvalsh and svdvals, batched over the leading dims, each recorded as
-torch 1.13 records it (LinalgSolveExBackward0, ...). eigh, svd and qr, whose several outputs
-are all differentiable, are not there yet. This module gives them torch's signatures:
+LAPACK, and cholesky, eigh, eigvalsh and svdvals, batched over the leading dims, each recorded
+as torch 1.13 records it (LinalgSolveExBackward0, ...). svd and qr are not there yet. This module gives them torch's signatures:
 ord='fro', dim=None, and linalg.norm's choice between a vector and a matrix norm. A singular
 matrix given to solve or inv, or one that is not positive-definite given to cholesky, raises
 LinAlgError, a RuntimeError as torch's.
@@ -92,6 +91,11 @@ def inv(A):
     return _gradscope._linalg_inv(A)
 
 
+def _inverse(A):
+    """torch.inverse: linalg.inv (gradscope.inverse; torch.linalg has no inverse)."""
+    return inv(A)
+
+
 def det(A):
     """The determinant of each matrix of A [..., n, n], as torch.linalg.det."""
     return _gradscope._linalg_det(A)
@@ -113,6 +117,20 @@ def eigvalsh(A, UPLO="L"):
     return _gradscope._linalg_eigvalsh(A if UPLO == "L" else A.transpose(-2, -1))
 
 
+_EighResult = collections.namedtuple("linalg_eigh", ["eigenvalues", "eigenvectors"])
+_EighResult.__doc__ = "linalg.eigh's result: (eigenvalues, eigenvectors), as torch.return_types."
+
+
+def eigh(A, UPLO="L"):
+    """(eigenvalues, eigenvectors) of each symmetric matrix of A [..., n, n], as
+    torch.linalg.eigh: the eigenvalues ascending, the eigenvectors as columns (A = V diag(w)
+    V^T). Both are differentiable (once); the eigenvectors' gradient needs distinct eigenvalues
+    and is meaningful for a loss that does not depend on their signs."""
+    if UPLO not in ("L", "U"):
+        raise ValueError(f"linalg.eigh: expected UPLO 'L' or 'U', got {UPLO!r}")
+    return _EighResult(*_gradscope._linalg_eigh(A if UPLO == "L" else A.transpose(-2, -1)))
+
+
 def svdvals(A):
     """The singular values, descending, of each matrix of A [..., m, n]: [..., min(m, n)], as
     torch.linalg.svdvals."""
@@ -125,5 +143,37 @@ def slogdet(A):
     flows through logabsdet."""
     return _SlogdetResult(*_gradscope._linalg_slogdet(A))
 
+
+def _logdet(A):
+    """log det(A) for each matrix of A [..., n, n], as torch.logdet (gradscope.logdet): NaN where det(A) < 0, -inf
+    where it is 0 (through slogdet, recorded as torch records it: WhereBackward0)."""
+    sign, logabsdet = slogdet(A)
+    nan = _gradscope.full_like(logabsdet, math.nan)
+    return _gradscope.where(sign < 0, nan, logabsdet)
+
+
+def _tensor_det(self):
+    """The determinant of each matrix (torch.Tensor.det, linalg.det)."""
+    return det(self)
+
+
+def _tensor_inverse(self):
+    """The inverse of each matrix (torch.Tensor.inverse, linalg.inv)."""
+    return inv(self)
+
+
+def _tensor_logdet(self):
+    """log det of each matrix, NaN where det < 0 (torch.Tensor.logdet)."""
+    return _logdet(self)
+
+
+def _tensor_slogdet(self):
+    """(sign, logabsdet) of each matrix (torch.Tensor.slogdet, linalg.slogdet)."""
+    return slogdet(self)
+
+
+for _name in ("det", "inverse", "logdet", "slogdet"):
+    _gradscope._extend_type(_gradscope.Tensor, _name, globals()["_tensor_" + _name])
+del _name
 
 __getattr__ = _unsupported(__name__)

@@ -108,6 +108,27 @@ def test_eigvalsh_is_torchs(shape, uplo):
           name=uplo == "L")
 
 
+@pytest.mark.parametrize("shape,uplo", [((4, 4), "L"), ((2, 3, 3), "L"), ((3, 3), "U")])
+def test_eigh_is_torchs(shape, uplo):
+    """Values, and gradients through both outputs by a loss their signs do not change."""
+    x = data(*shape)
+    g, t = both(x + np.swapaxes(x, -1, -2))
+    gr, tr = gs.linalg.eigh(g, uplo), torch.linalg.eigh(t, uplo)
+    np.testing.assert_allclose(np.array(gr.eigenvalues.tolist()), tr.eigenvalues.detach().numpy(),
+                               rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(np.abs(np.array(gr.eigenvectors.tolist())),
+                               np.abs(tr.eigenvectors.detach().numpy()), rtol=1e-10, atol=1e-12)
+    if uplo == "L":
+        assert gr.eigenvectors.grad_fn.name() == tr.eigenvectors.grad_fn.name()
+        assert gr.eigenvalues.grad_fn.name() == tr.eigenvalues.grad_fn.name()
+    weights = np.arange(1.0, 1 + np.prod(shape)).reshape(shape)
+    g_loss = (gr.eigenvectors * gr.eigenvectors * gs.tensor(weights.tolist(), dtype=gs.float64)).sum()
+    t_loss = (tr.eigenvectors * tr.eigenvectors * torch.tensor(weights)).sum()
+    (g_loss + (gr.eigenvalues * 3).sum()).backward()
+    (t_loss + (tr.eigenvalues * 3).sum()).backward()
+    np.testing.assert_allclose(np.array(g.grad.tolist()), t.grad.numpy(), rtol=1e-10, atol=1e-12)
+
+
 @pytest.mark.parametrize("shape", [(4, 3), (3, 5), (2, 3, 3)])
 def test_svdvals_is_torchs(shape):
     g, t = both(data(*shape))
@@ -155,6 +176,20 @@ def test_slogdet_is_torchs(shape, shift):
     gr, tr = gs.linalg.slogdet(g), torch.linalg.slogdet(t)
     np.testing.assert_array_equal(np.array(gr.sign.tolist()), tr.sign.detach().numpy())
     check(gr.logabsdet, tr.logabsdet, [(g, t)])
+
+
+def test_torch_level_names_are_torchs():
+    x = data(3, 3, shift=-2.0)
+    for name in ("det", "inverse", "logdet"):
+        g, t = both(x)
+        check(getattr(gs, name)(g), getattr(torch, name)(t), [(g, t)])
+        g, t = both(x)
+        check(getattr(g, name)(), getattr(t, name)(), [(g, t)])
+    g, t = both(x @ x.T + np.eye(3))
+    check(gs.logdet(g), torch.logdet(t), [(g, t)])
+    g, t = both(x)
+    check(g.slogdet()[1], t.slogdet()[1], [(g, t)])
+    assert gs.slogdet(g).sign.item() == torch.slogdet(t).sign.item()
 
 
 def test_determinants_of_singular_matrices():

@@ -2,7 +2,7 @@
 # (linalg.solve), a Gaussian-process regression whose kernel lengthscale and noise are fitted by
 # Adam on the negative log marginal likelihood (linalg.solve and linalg.slogdet, gradients
 # through both), a whitening step with linalg.inv, linalg.det, the covariance's cholesky,
-# eigvalsh and svdvals, and the norms (vector_norm, matrix_norm, norm, 'nuc' and 2), with
+# eigvalsh, svdvals and a ZCA whitening through eigh, and the norms (vector_norm, matrix_norm, norm, 'nuc' and 2), with
 # their grad_fn names and the error a singular matrix raises.
 import math
 
@@ -79,6 +79,18 @@ print("cholesky", [round(v, 8) for v in chol.flatten().tolist()], chol.grad_fn.n
 eig = torch.linalg.eigvalsh(cov)
 print("eigvalsh", [round(v, 8) for v in eig.tolist()], eig.grad_fn.name())
 print("svdvals", [round(v, 8) for v in torch.linalg.svdvals(mix).tolist()])
+# ZCA whitening through eigh: V diag(w^-1/2) V^T does not depend on the eigenvectors' signs
+w, v = torch.linalg.eigh(cov)
+zca = v @ torch.diag(w.rsqrt()) @ v.T
+print("zca", [round(z, 8) for z in zca.flatten().tolist()], v.grad_fn.name())
+mix.grad = None
+spread = (samples @ zca).pow(2).mean() + zca.trace()
+spread.backward()
+print("mix.grad by zca", [round(g, 6) for g in mix.grad.flatten().tolist()])
+samples = torch.linspace(-1.0, 1.0, 30, dtype=torch.float64).reshape(10, 3).sin() @ mix.T
+cov = samples.T @ samples / 10 + 0.01 * torch.eye(3, dtype=torch.float64)
+chol = torch.linalg.cholesky(cov)
+eig = torch.linalg.eigvalsh(cov)
 mix.grad = None
 spread = chol.sum() + eig.max() + torch.linalg.matrix_norm(mix, "nuc") + torch.linalg.norm(mix, 2)
 spread.backward()
