@@ -47,6 +47,7 @@ const char *gs_error_code_name(gs_error_code code) {
   case GS_ERR_OVERFLOW: return "size overflow";
   case GS_ERR_OUT_OF_MEMORY: return "out of memory";
   case GS_ERR_STATE: return "invalid state";
+  case GS_ERR_SINGULAR: return "singular matrix";
   }
   return "unknown error";
 }

@@ -4,7 +4,8 @@
  * the empty handle (or its documented error value) instead of aborting the interpreter, and
  * the message stays in gs_last_error(). The exception class follows what PyTorch raises for
  * the same mistake: wrong dtypes are TypeError, bad arguments ValueError, an index out of
- * range IndexError (so iteration and `in` work), and everything else (shapes, stale handles,
+ * range IndexError (so iteration and `in` work), a singular matrix gradscope.linalg.LinAlgError
+ * (a RuntimeError), and everything else (shapes, stale handles,
  * a backward through a tensor written in place) RuntimeError.
  *
  * The message is the engine's, in Python's words: the engine names its C functions (a message
@@ -21,6 +22,16 @@ static const struct {
   const char *c, *python;
 } python_words[] = {
     {"gs_backward_with", "Tensor.backward(gradient)"},
+    {"linalg_vector_norm", "linalg.vector_norm"},
+    {"linalg_matrix_norm", "linalg.matrix_norm"},
+    {"linalg_solve", "linalg.solve"},
+    {"linalg_inv", "linalg.inv"},
+    {"linalg_det", "linalg.det"},
+    {"linalg_slogdet", "linalg.slogdet"},
+    {"linalg_cholesky", "linalg.cholesky"},
+    {"linalg_eigvalsh", "linalg.eigvalsh"},
+    {"linalg_eigh", "linalg.eigh"},
+    {"linalg_svdvals", "linalg.svdvals"},
     {"gs_backward", "Tensor.backward()"},
     {"gs_detach(t)", "t.detach()"},
     {"gs_detach", "Tensor.detach()"},
@@ -106,6 +117,20 @@ static PyObject *in_python_words(const char *message) {
 
 void gsp_errors_install(void) { gs_set_error_handler(gs_error_handler_return, NULL, NULL); }
 
+static PyObject *linalg_error;
+
+int gsp_linalg_error_add(PyObject *module) {
+  if (!linalg_error &&
+      !(linalg_error = PyErr_NewExceptionWithDoc(
+            "gradscope.linalg.LinAlgError",
+            "A linear-algebra error: a singular matrix given to solve or inv, or one that is "
+            "not positive-definite given to cholesky (as "
+            "torch.linalg.LinAlgError, a RuntimeError).",
+            PyExc_RuntimeError, NULL)))
+    return -1;
+  return PyModule_AddObjectRef(module, "_LinAlgError", linalg_error);
+}
+
 PyObject *gsp_raise_engine_error(void) {
   /* A Python exception raised by a callback the engine ran (a gradient hook) is the error the
    * program sees, as in torch; the engine's report of it is dropped. */
@@ -122,6 +147,7 @@ PyObject *gsp_raise_engine_error(void) {
   case GS_ERR_INDEX:
   case GS_ERR_DIM: kind = PyExc_IndexError; break;
   case GS_ERR_OUT_OF_MEMORY: kind = PyExc_MemoryError; break;
+  case GS_ERR_SINGULAR: kind = linalg_error ? linalg_error : PyExc_RuntimeError; break;
   default: break;
   }
   if (code == GS_OK || !message || !*message)

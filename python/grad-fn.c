@@ -87,6 +87,8 @@ static const torch_name NAMES[] = {
     {"MinBackward", "MinBackward", EXTREME, NULL, 0},
     {"MulScalarBackward", "MulBackward0", SAME, NULL, 1},
     {"NormBackward", "NormBackward1", SAME, NULL, 0}, /* Tensor.norm, torch.norm */
+    /* torch's one eigh node, which the engine records as one node per output */
+    {"LinalgEighVectorsBackward", "LinalgEighBackward0", SAME, NULL, 0},
     {"PowBackward", "PowBackward1", SAME, NULL, 0},
     {"PowScalarBackward", "PowBackward0", SAME, NULL, 0},
     {"ProdBackward", "ProdBackward0", SAME, NULL, 0},

@@ -34,6 +34,9 @@ static inline bool gsp_is_tensor(PyObject *o) { return PyObject_TypeCheck(o, &gs
 void gsp_errors_install(void);
 /* Raises the engine's last error as TypeError, ValueError, IndexError or RuntimeError; NULL. */
 PyObject *gsp_raise_engine_error(void);
+/* gradscope.linalg.LinAlgError (a RuntimeError, as torch.linalg.LinAlgError): what an engine
+ * error of code GS_ERR_SINGULAR raises; added to the module as _LinAlgError. 0 or -1. */
+int gsp_linalg_error_add(PyObject *module);
 /* NULL with the engine's error raised if the last engine call failed; Py_None otherwise. */
 PyObject *gsp_check_void(void);
 /* A bool the engine just answered (after gs_clear_error), or its error raised. */
@@ -190,6 +193,8 @@ PyObject *gsp_wrap_packed(gs_packed_sequence ps);
 
 /* ---- serialization.c: what gradscope.save needs from the engine ---- */
 extern PyMethodDef gsp_serialization_functions[];
+/* torch.linalg's engine calls (linalg.c), for gradscope/linalg.py */
+extern PyMethodDef gsp_linalg_functions[];
 /* ---- grad-fn.c, hooks.c, autograd-grad.c: the autograd graph seen from Python ---- */
 /* Tensor.grad_fn: its Node object, or None. */
 PyObject *gsp_tensor_grad_fn(PyObject *self);

@@ -86,6 +86,7 @@ PyMODINIT_FUNC PyInit__gradscope(void) {
       PyModule_AddFunctions(m, gsp_module_functions) < 0 ||
       PyModule_AddFunctions(m, extend_functions) < 0 ||
       PyModule_AddFunctions(m, gsp_serialization_functions) < 0 ||
+      PyModule_AddFunctions(m, gsp_linalg_functions) < 0 || gsp_linalg_error_add(m) < 0 ||
       PyModule_AddFunctions(m, gsp_hook_functions) < 0 ||
       PyModule_AddFunctions(m, gsp_autograd_grad_functions) < 0 ||
       PyModule_AddFunctions(m, gsp_function_functions) < 0 || gsp_grad_fn_install(m) < 0 ||

@@ -2,7 +2,8 @@
  * (torch.norm) and masked_fill. Each computes with the engine's own ops with grad mode off (the
  * two-pass variance, sum((x - mean)^2) / (M - correction), is the numerically careful form) and
  * records one node of its own, as PyTorch does (VarBackward0, StdBackward0, NormBackward1,
- * MaskedFillBackward0), whose formula is written with ops, so it differentiates again. */
+ * LinalgVectorNormBackward0 for torch.linalg.vector_norm, MaskedFillBackward0), whose formula is
+ * written with ops, so it differentiates again. */
 #include <math.h>
 
 #include "ops-impl.h"
@@ -213,10 +214,6 @@ static void norm_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
     grads[0] = gs__reduce_grad(n, 0, gs_zeros(gs_dtype_of(g), m->shape, m->ndim));
     return;
   }
-  if (p == 1.0) {
-    grads[0] = gs__reduce_grad(n, 0, gs_mul(gs__formula_temp(gs_sign(x)), g));
-    return;
-  }
   int dims[GS_MAX_DIMS], ndims = 0;
   int64_t shape[GS_MAX_DIMS];
   for (int d = 0; d < m->ndim; d++) {
@@ -226,6 +223,10 @@ static void norm_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
       dims[ndims++] = d;
   }
   gs_tensor kept = gs__formula_temp(gs_reshape(g, shape, m->ndim));
+  if (p == 1.0) { /* g kept along the folded dims, so it broadcasts without keepdim too */
+    grads[0] = gs__reduce_grad(n, 0, gs_mul(gs__formula_temp(gs_sign(x)), kept));
+    return;
+  }
   gs_tensor r = gs__formula_temp(gs_reshape(gs__saved(n, 1), shape, m->ndim));
   if (isinf(p)) {
     gs_tensor hit = gs__formula_temp(gs_eq(gs__formula_temp(gs_abs(x)), r));
@@ -250,15 +251,19 @@ static void norm_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
 }
 GS__BACKWARD_TWICE(NormBackward, norm_backward);
 
-gs_tensor gs_norm(gs_tensor h, double p, const int *dims, int ndims, bool keepdim) {
-  const char *fn = "norm";
+/* torch.linalg.vector_norm is the same norm with the same formula, recorded under its own
+ * name. */
+GS__BACKWARD_TWICE(LinalgVectorNormBackward, norm_backward);
+
+/* The norm of h recorded as kind (NormBackward or LinalgVectorNormBackward). */
+static gs_tensor norm_recorded(const gs__node_kind *kind, gs_tensor h, double p, const int *dims,
+                               int ndims, bool keepdim, const char *fn) {
   gs_no_grad_begin();
   gs_tensor r = norm_values(h, p, dims, ndims, keepdim, fn);
   gs_no_grad_end();
   gs__tensor *t = r.id ? gs__lookup(h, fn) : NULL;
   int64_t bits = t ? reduced_bits(t, dims, ndims, fn) : -1;
-  gs__node *n =
-      bits >= 0 ? gs__record_result(&NormBackward, r, 1, (const gs__tensor *[]){t}, 2, fn) : NULL;
+  gs__node *n = bits >= 0 ? gs__record_result(kind, r, 1, (const gs__tensor *[]){t}, 2, fn) : NULL;
   if (n) {
     gs__save(n, 0, t);
     gs__save(n, 1, gs__lookup(r, fn));
@@ -266,6 +271,15 @@ gs_tensor gs_norm(gs_tensor h, double p, const int *dims, int ndims, bool keepdi
     n->reals[0] = p;
   }
   return r;
+}
+
+gs_tensor gs_norm(gs_tensor h, double p, const int *dims, int ndims, bool keepdim) {
+  return norm_recorded(&NormBackward, h, p, dims, ndims, keepdim, "norm");
+}
+
+gs_tensor gs_linalg_vector_norm(gs_tensor h, double ord, const int *dims, int ndims, bool keepdim) {
+  return norm_recorded(&LinalgVectorNormBackward, h, ord, dims, ndims, keepdim,
+                       "linalg_vector_norm");
 }
 
 /* d masked_fill(t, mask, v) = g where mask is false, 0 where it is true (saved: the mask) */

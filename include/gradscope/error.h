@@ -25,6 +25,7 @@ typedef enum gs_error_code {
   GS_ERR_OVERFLOW,     /* a size that does not fit in 64 bits */
   GS_ERR_OUT_OF_MEMORY,
   GS_ERR_STATE,        /* a valid call at the wrong time */
+  GS_ERR_SINGULAR,     /* a singular matrix where an invertible one is needed (solve, inv) */
 } gs_error_code;
 
 typedef struct gs_error {

@@ -22,6 +22,7 @@
 #include "checkpoint.h"
 #include "interop.h"
 #include "distributed.h"
+#include "linalg.h"
 
 #define GS_VERSION_MAJOR 0
 #define GS_VERSION_MINOR 1

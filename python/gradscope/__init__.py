@@ -16,7 +16,7 @@ for _name in ("nn", "optim", "utils"):
     del globals()[_name]
 del _name
 
-from gradscope import autograd, cuda, nn, optim, utils  # noqa: E402
+from gradscope import autograd, cuda, linalg, nn, optim, utils  # noqa: E402
 from gradscope.autograd import enable_grad, inference_mode, no_grad  # noqa: E402
 from gradscope.compare import (all, allclose, any, equal, isclose, isfinite,  # noqa: E402
                                isinf, isnan)
@@ -34,6 +34,8 @@ moveaxis = movedim
 from gradscope.creation import (as_tensor, empty_like, full_like, get_default_dtype, set_default_dtype,  # noqa: E402
                                 logspace, ones_like, rand_like, randint_like, randn_like,
                                 randperm, zeros_like)
+from gradscope.linalg import (det, slogdet, _inverse as inverse,  # noqa: E402
+                              _logdet as logdet)
 from gradscope.rearrange import (argwhere, broadcast_tensors, count_nonzero, diag,  # noqa: E402
                                  diagonal, diff, einsum, flip, hstack, kron, meshgrid, nonzero,
                                  repeat_interleave, roll, tensordot, tile, tril, triu, unbind,

@@ -54,6 +54,7 @@ TORCH_MODULES = {
     "torch.distributions.dirichlet": "gradscope.distributions",
     "torch.distributions.poisson": "gradscope.distributions",
     "torch.cuda": "gradscope.cuda",
+    "torch.linalg": "gradscope.linalg",
     "torch.distributed": "gradscope.distributed",
     "torch.nn.parallel": "gradscope.nn.parallel",
     "torch.utils.data.distributed": "gradscope.distributed",

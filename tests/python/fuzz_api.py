@@ -31,6 +31,7 @@ SKIP = {"inspect", "trace_close", "trace_open", "distributed", "set_num_threads"
 def callables():
     """(name, callable) of the public API, in a fixed order."""
     import gradscope
+    import gradscope.linalg as linalg
     import gradscope.nn as nn
     import gradscope.nn.functional as F
     import gradscope.nn.utils.rnn as rnn
@@ -39,7 +40,7 @@ def callables():
 
     found = []
     for prefix, mod in (("gradscope", gradscope), ("F", F), ("nn", nn), ("optim", optim),
-                        ("data", data), ("rnn", rnn)):
+                        ("data", data), ("rnn", rnn), ("linalg", linalg)):
         for name in sorted(dir(mod)):
             obj = getattr(mod, name, None)
             if name.startswith("_") or name in SKIP or not callable(obj):

@@ -60,6 +60,7 @@ FN(f_norm_half, gs_norm(in[0], 0.5, (int[]){-1}, 1, false))
 FN(f_norm_inf, gs_norm(in[0], INFINITY, (int[]){1}, 1, false))
 FN(f_norm_ninf, gs_norm(in[0], -INFINITY, NULL, 0, false))
 FN(f_norm_0, gs_norm(in[0], 0.0, (int[]){1}, 1, false))
+FN(f_norm_1_no_keepdim, gs_norm(in[0], 1.0, (int[]){-1}, 1, false))
 
 const grad_case grad_cases_ordering[] = {
     {"CumsumBackward", "dim 0 of [3, 4]", f_cumsum_0, 1, {GI(2, 3, 4)}},
@@ -96,6 +97,7 @@ const grad_case grad_cases_ordering[] = {
     {"NormBackward", "inf-norm along dim 1", f_norm_inf, 1, {GI_T(2, 3, 4)}},
     {"NormBackward", "-inf-norm of everything", f_norm_ninf, 1, {GI(2, 3, 4)}},
     {"NormBackward", "0-norm along dim 1 (a count: no gradient)", f_norm_0, 1, {GI(2, 3, 4)}},
+    {"NormBackward", "1-norm along dim -1, not kept", f_norm_1_no_keepdim, 1, {GI_T(2, 3, 4)}},
 };
 const int grad_cases_ordering_count =
     (int)(sizeof grad_cases_ordering / sizeof grad_cases_ordering[0]);

@@ -74,5 +74,7 @@ extern const grad_case grad_cases_ordering[];
 extern const int grad_cases_ordering_count;
 extern const grad_case grad_cases_index_write[];
 extern const int grad_cases_index_write_count;
+extern const grad_case grad_cases_lu[];
+extern const int grad_cases_lu_count;
 extern const grad_case grad_cases_activations[];
 extern const int grad_cases_activations_count;

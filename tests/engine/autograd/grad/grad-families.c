@@ -16,6 +16,7 @@ const grad_family grad_families[] = {
     {grad_cases_ordering, &grad_cases_ordering_count},
     {grad_cases_activations, &grad_cases_activations_count},
     {grad_cases_index_write, &grad_cases_index_write_count},
+    {grad_cases_lu, &grad_cases_lu_count},
 };
 const size_t grad_family_count = G_N_ELEMENTS(grad_families);
 
