@@ -462,9 +462,13 @@ static PyObject *module_repr(PyObject *self) {
   return PyUnicode_FromFormat("%s()", name ? name : "<disposed module>");
 }
 
-/* Parameters of the tree under dotted names (borrowed handles), or -1 raised. */
-static int named(gs_module m, gs_tensor **params, const char ***names) {
-  int n = gs_module_named_parameters(m, NULL, NULL, 0);
+/* Parameters of the tree under dotted names (borrowed handles), or -1 raised: each once under
+ * its first path (named_parameters()), or with every path (all_paths: state_dict()'s keys,
+ * where a shared module's parameters appear under each of its places). */
+static int named_paths(gs_module m, gs_tensor **params, const char ***names, bool all_paths) {
+  int (*list)(gs_module, gs_tensor *, const char **, int) =
+      all_paths ? gs_module_parameter_paths : gs_module_named_parameters;
+  int n = list(m, NULL, NULL, 0);
   if (n < 0) {
     gsp_raise_engine_error();
     return -1;
@@ -477,7 +481,11 @@ static int named(gs_module m, gs_tensor **params, const char ***names) {
     PyErr_NoMemory();
     return -1;
   }
-  return gs_module_named_parameters(m, *params, *names, n);
+  return list(m, *params, *names, n);
+}
+
+static int named(gs_module m, gs_tensor **params, const char ***names) {
+  return named_paths(m, params, names, false);
 }
 
 /* The tensors Module.register_buffer registered (engine parameters that never require grad):
@@ -511,7 +519,7 @@ enum { WANT_PARAMETERS, WANT_BUFFERS, WANT_BOTH };
 static PyObject *parameter_list(PyObject *self, bool with_names, bool detached, int want) {
   gs_tensor *params;
   const char **names;
-  int n = named(((gsp_module *)self)->m, &params, &names);
+  int n = named_paths(((gsp_module *)self)->m, &params, &names, want == WANT_BOTH);
   if (n < 0)
     return NULL;
   PyObject *out = with_names && detached ? PyDict_New() : PyList_New(0);
@@ -702,7 +710,7 @@ static PyObject *m_load_state_dict(PyObject *self, PyObject *args, PyObject *kwa
   gs_module m = ((gsp_module *)self)->m;
   gs_tensor *params;
   const char **names;
-  int n = named(m, &params, &names);
+  int n = named_paths(m, &params, &names, true); /* state_dict's keys: every path */
   if (n < 0)
     return NULL;
   PyObject *result = NULL;
@@ -863,6 +871,19 @@ static PyObject *module_getattro(PyObject *self, PyObject *name) {
  * Module.__setattr__; the object is also kept as an ordinary attribute. */
 static int module_setattro(PyObject *self, PyObject *name, PyObject *value) {
   gs_module m = ((gsp_module *)self)->m;
+  const char *slot = !value && m.id && PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : NULL;
+  if (slot && !strchr(slot, '.') && gs_module_child(m, slot).id) {
+    /* del self.fc: the child slot goes too (the module lives on if something holds it) */
+    gs_clear_error();
+    gs_module_remove_child(m, slot);
+    if (!gsp_check_void() || sync_children((gsp_module *)self, NULL) < 0)
+      return -1;
+    if (PyObject_GenericSetAttr(self, name, NULL) < 0 &&
+        PyErr_ExceptionMatches(PyExc_AttributeError))
+      PyErr_Clear(); /* a child put by the engine has no attribute */
+    return PyErr_Occurred() ? -1 : 0;
+  }
+  gs_clear_error();
   if (value && (PyObject_TypeCheck(value, &module_type) || gsp_is_tensor(value))) {
     if (m.id == 0) { /* a built-in's subclass, before its __init__ made the engine module */
       PyErr_Format(PyExc_AttributeError,

@@ -43,8 +43,8 @@ typedef struct gs__module {
   bool training;
   /* Shared ownership: a module lives while someone holds it. Its owners are its holders (the
    * caller that made it, each gs_module_retain) and its parents' child slots (one entry per
-   * slot that names it, in the order they were made, so parents[0] is the first parent and
-   * its path the one named_parameters() lists). */
+   * slot that names it, in the order they were made (a renamed slot counts as made anew, as
+   * the log shows it), so parents[0] is the first parent). */
   int holders;
   uint64_t *parents;
   int n_parents, parents_capacity;

@@ -475,6 +475,16 @@ void gs_module_rename_child(gs_module mh, const char *name, const char *new_name
   char *old = m->children[i].name;
   m->children[i].name = copy;
   gs__module_edited();
+  /* A renamed slot counts as made now, as the log's reader sees it (a new slot, the old one
+   * emptied): its parent entry moves to the end of the child's list. */
+  gs__module *c = gs__module_peek(m->children[i].module);
+  for (int k = 0; c && k < c->n_parents; k++)
+    if (c->parents[k] == mh.id) {
+      memmove(c->parents + k, c->parents + k + 1,
+              sizeof *c->parents * (size_t)(c->n_parents - k - 1));
+      c->parents[c->n_parents - 1] = mh.id;
+      break;
+    }
   /* In the log: the child in its new slot, then the old slot emptied (child 0). */
   if (gs__trace_on()) {
     gs__trace_module_child(mh.id, m->children[i].module.id, gs__intern(new_name));

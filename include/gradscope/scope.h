@@ -190,8 +190,9 @@ GS_API int gs_module_child_count(gs_module m);
 GS_API gs_module gs_module_child_at(gs_module m, int i, const char **name);
 /* The submodule under a (possibly dotted) name ("encoder.layers.1"), or GS_NO_MODULE. */
 GS_API gs_module gs_module_child(gs_module m, const char *name);
-/* The first module that holds m as a child (whose path named_parameters uses), or GS_NO_MODULE
- * for a root. */
+/* The module of the oldest slot naming m (a renamed slot counts as made anew, as the log's
+ * reader sees it: the module whose path the inspector names m's parameters by), or
+ * GS_NO_MODULE for a root. */
 GS_API gs_module gs_module_parent(gs_module m);
 /* How many parent slots name m (0 for a root; a module used twice in one parent counts 2),
  * and how many holds callers have on it (-1 for a stale handle). */
