@@ -75,8 +75,8 @@ static PyObject *f_dropout(PyObject *m, PyObject *args, PyObject *kwargs) {
   double p = 0.5;
   int training = 1, inplace = 0;
   static char *kwlist[] = {"input", "p", "training", "inplace", NULL};
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!|dpp:dropout", kwlist, &gsp_tensor_type, &x,
-                                   &p, &training, &inplace))
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!|dpp:dropout", kwlist, &gsp_tensor_type, &x, &p,
+                                   &training, &inplace))
     return NULL;
   gs_tensor in = gsp_activation_input(x, inplace); /* inplace: written into x, as torch's */
   gs_tensor r = gs_dropout(in, p, training, NULL);

@@ -1,6 +1,6 @@
 /* nn.c: gradscope.nn: modules over the engine's gs_module (Linear, Sequential, ReLU, Tanh,
- * Sigmoid, GELU, Dropout, Embedding, LayerNorm, RNN, LSTM, GRU, Conv2d, BatchNorm1d/2d), called as model(x) (the
- * recurrent ones as rnn(x, hx) returning (output, h_n), as PyTorch's), with PyTorch's
+ * Sigmoid, GELU, Dropout, Embedding, LayerNorm, RNN, LSTM, GRU, Conv2d, BatchNorm1d/2d), called as
+ * model(x) (the recurrent ones as rnn(x, hx) returning (output, h_n), as PyTorch's), with PyTorch's
  * parameters(), named_parameters(), state_dict(), load_state_dict(), train()/eval(),
  * zero_grad(), attribute access to parameters (model.weight) and children (seq[0]), and
  * safetensors files PyTorch reads. BatchNorm's running estimates are parameters that never
@@ -31,8 +31,7 @@
 /* One hold on an engine module (its creation's, or a gs_module_retain), let go when the last
  * object holding it (the module's object, its parameters' objects) goes. */
 typedef struct {
-  PyObject_HEAD
-  gs_module m;
+  PyObject_HEAD gs_module m;
 } module_hold;
 
 static void hold_dealloc(PyObject *self) {
@@ -898,14 +897,13 @@ static int module_setattro(PyObject *self, PyObject *name, PyObject *value) {
     gs_clear_error();
     if (PyObject_TypeCheck(value, &module_type)) {
       gs_module child = ((gsp_module *)value)->m;
-      gs_module there = gs_module_child_count(m) >= 0 && !strchr(s, '.')
-                            ? gs_module_child(m, s) : GS_NO_MODULE;
+      gs_module there =
+          gs_module_child_count(m) >= 0 && !strchr(s, '.') ? gs_module_child(m, s) : GS_NO_MODULE;
       gs_clear_error();
       /* The same module under the same name again is nothing new; anything else gets a slot
        * (a module may be in several, as in PyTorch: self.a = lin; self.b = lin). */
-      if (there.id != child.id &&
-          (put_child((gsp_module *)self, s, (gsp_module *)value, -1) < 0 ||
-           sync_children((gsp_module *)self, value) < 0))
+      if (there.id != child.id && (put_child((gsp_module *)self, s, (gsp_module *)value, -1) < 0 ||
+                                   sync_children((gsp_module *)self, value) < 0))
         return -1;
     } else if (gs_is_parameter(gsp_handle(value))) {
       gs_module_register_parameter(m, s, gsp_handle(value));

@@ -95,7 +95,7 @@ static gs_module module_new(const gs_module_type *type, const char *type_name, v
   m->type = type;
   m->data = data;
   m->training = true; /* PyTorch's default */
-  m->holders = 1;        /* the caller's */
+  m->holders = 1;     /* the caller's */
   m->parents = NULL;
   m->n_parents = m->parents_capacity = 0;
   m->n_params = m->n_children = 0;
@@ -343,8 +343,8 @@ static void register_child(gs_module mh, const char *name, gs_module ch, int at,
     return; /* already registered under this name: the caller keeps its hold */
   /* No cycles: m may be neither the child nor below it. */
   if (reaches(c, m, 0)) {
-    gs__error(GS_ERR_ARGUMENT, fn, "module %s #%u cannot be a child of %s #%u: it %s",
-              c->type_name, c->index, m->type_name, m->index,
+    gs__error(GS_ERR_ARGUMENT, fn, "module %s #%u cannot be a child of %s #%u: it %s", c->type_name,
+              c->index, m->type_name, m->index,
               c == m ? "is the same module" : "is one of its ancestors");
     return;
   }
@@ -406,8 +406,10 @@ void gs_module_insert_child(gs_module mh, int index, const char *name, gs_module
   if (n < 0)
     return;
   if (index < 0 || index > n) {
-    gs__error(GS_ERR_INDEX, fn, "index %d is out of range for inserting into a module with %d "
-              "children (0 to %d)", index, n, n);
+    gs__error(GS_ERR_INDEX, fn,
+              "index %d is out of range for inserting into a module with %d "
+              "children (0 to %d)",
+              index, n, n);
     return;
   }
   if (gs_module_child(mh, name).id) {
@@ -616,7 +618,8 @@ void gs_module_dispose(gs_module mh) {
     describe_parents(m, parents, sizeof parents);
     gs__error(GS_ERR_STATE, "module_dispose",
               "module %s #%u is a child of %s and held by no caller; it is disposed with its "
-              "parent", m->type_name, m->index, parents);
+              "parent",
+              m->type_name, m->index, parents);
     return;
   }
   if (--m->holders > 0 || m->n_parents > 0)

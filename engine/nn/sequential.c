@@ -1,7 +1,7 @@
 /* sequential.c: Sequential, torch.nn.Sequential in C: children named "0", "1", ... applied in
- * order, with torch's list edits (append, insert, del seq[i], seq[a:b] sharing the modules). Only the output survives a forward: each intermediate is disposed as soon as the next
- * module has used it, so a Sequential leaves exactly one new handle in the current scope, as a
- * single op does. */
+ * order, with torch's list edits (append, insert, del seq[i], seq[a:b] sharing the modules). Only
+ * the output survives a forward: each intermediate is disposed as soon as the next module has used
+ * it, so a Sequential leaves exactly one new handle in the current scope, as a single op does. */
 #include <stdio.h>
 
 #include "core-impl.h"

@@ -208,8 +208,7 @@ GS_API int gs_module_named_parameters(gs_module m, gs_tensor *out, const char **
                                       int max);
 /* The same walk with every path kept, a shared module's parameters under each of its paths,
  * as PyTorch's state_dict() lists them. */
-GS_API int gs_module_parameter_paths(gs_module m, gs_tensor *out, const char **names_out,
-                                     int max);
+GS_API int gs_module_parameter_paths(gs_module m, gs_tensor *out, const char **names_out, int max);
 
 /* Training mode (the default, as PyTorch's) or evaluation mode, for m and its whole tree
  * (nn.Module.train(mode) / eval()). Dropout uses it. */

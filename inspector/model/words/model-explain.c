@@ -561,7 +561,8 @@ static char *say_module_child(explain *x, kind_facts *k) {
                              "(removed or renamed); the module that was there lives on while "
                              "something else holds it"),
                            parent ? shown(x, parent->type) : "", parent_h, k->name);
-  if (child && child->n_parents > 1 && (child->parent != k->e.module || g_strcmp0(child->name, k->name) != 0))
+  if (child && child->n_parents > 1 &&
+      (child->parent != k->e.module || g_strcmp0(child->name, k->name) != 0))
     return g_strdup_printf(_("module %s %s became the child \"%s\" of module %s %s as well: "
                              "it is shared (%u places), and its parameters keep the names of "
                              "its first place"),

@@ -45,7 +45,8 @@ static void test_one_module_in_two_containers(void) {
   gs_module_dispose(b);
   g_assert_false(gs_is_alive(w));
   char by[96];
-  g_snprintf(by, sizeof by, "the disposal of module Sequential #%u", (unsigned)(b.id & 0xffffffffu));
+  g_snprintf(by, sizeof by, "the disposal of module Sequential #%u",
+             (unsigned)(b.id & 0xffffffffu));
   EXPECT_ERROR(gs_module_type_name(lin), by);
   EXPECT_ERROR(gs_module_forward(a, x), "stale");
   DISPOSE_ALL(x, ya, yb, tanh_ya, yb2);
@@ -281,7 +282,10 @@ static void test_sharing_in_the_log(void) {
   while (gs_trace_reader_next(r, &e) == GS_TRACE_EVENT) {
     if (e.kind != GS_TRACE_MODULE_CHILD)
       continue;
-    const char *who = e.child == lin.id ? "lin" : e.child == other.id ? "other" : e.child ? "?" : "-";
+    const char *who = e.child == lin.id     ? "lin"
+                      : e.child == other.id ? "other"
+                      : e.child             ? "?"
+                                            : "-";
     const char *where = e.module == seq.id ? "seq" : e.module == head.id ? "head" : "?";
     g_string_append_printf(seen, "%s %s=%s;", where, gs_trace_reader_string(r, e.name), who);
   }
