@@ -513,6 +513,27 @@ static bool is_buffer(gs_tensor p, const char *name) {
           strcmp(last, "num_batches_tracked") == 0 || registered_buffer(p));
 }
 
+/* A hold on the module that lists the parameter at a dotted path below o (o's own for a
+ * name without a dot): what a parameter's object keeps, so it lives as long as Python holds
+ * it even if its module leaves o's tree, as a torch Parameter does. */
+static PyObject *hold_of_path(gsp_module *o, const char *path) {
+  const char *dot = strrchr(path, '.');
+  if (!dot)
+    return Py_NewRef(o->tree);
+  char *prefix = PyMem_Malloc((size_t)(dot - path) + 1);
+  if (!prefix)
+    return PyErr_NoMemory();
+  memcpy(prefix, path, (size_t)(dot - path));
+  prefix[dot - path] = '\0';
+  gs_module owner = gs_module_child(o->m, prefix);
+  PyMem_Free(prefix);
+  if (!owner.id) {
+    gs_clear_error();
+    return Py_NewRef(o->tree);
+  }
+  return tree_new(gs_module_retain(owner));
+}
+
 enum { WANT_PARAMETERS, WANT_BUFFERS, WANT_BOTH };
 
 static PyObject *parameter_list(PyObject *self, bool with_names, bool detached, int want) {
@@ -527,8 +548,11 @@ static PyObject *parameter_list(PyObject *self, bool with_names, bool detached, 
       continue;
     if (want == WANT_BOTH && registered_buffer(params[i]) == 2)
       continue; /* state_dict: a buffer registered with persistent=False is left out */
+    PyObject *keeper = detached ? NULL : hold_of_path((gsp_module *)self, names[i]);
     PyObject *t = detached ? gsp_wrap(gs_detach(params[i]))
-                           : gsp_tensor_object(params[i], ((gsp_module *)self)->tree);
+                  : keeper ? gsp_tensor_object(params[i], keeper)
+                           : NULL;
+    Py_XDECREF(keeper);
     PyObject *item = !t ? NULL : !with_names ? Py_NewRef(t) : detached ? NULL
                                                          : Py_BuildValue("(sO)", names[i], t);
     int rc = !t ? -1

@@ -190,6 +190,18 @@ def test_lifetimes_follow_python_references():
     del seq[0]
     gc.collect()
     assert p.shape == (2, 2)
+    before = gs.live_tensor_count()
+    seq = gnn.Sequential(gnn.Linear(2, 2), gnn.Linear(2, 1))
+    q = list(seq.parameters())[0]  # from the root: it keeps its own Linear, not the tree
+    del seq[0]
+    gc.collect()
+    assert q.shape == (2, 2) and gs.live_tensor_count() == before + 4
+    del seq
+    gc.collect()
+    assert gs.live_tensor_count() == before + 2
+    del q
+    gc.collect()
+    assert gs.live_tensor_count() == before
 
 
 def test_sequential_of_an_ordered_dict():
