@@ -73,12 +73,16 @@ static PyObject *f_dropout(PyObject *m, PyObject *args, PyObject *kwargs) {
   (void)m;
   PyObject *x;
   double p = 0.5;
-  int training = 1;
-  static char *kwlist[] = {"input", "p", "training", NULL};
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!|dp:dropout", kwlist, &gsp_tensor_type, &x,
-                                   &p, &training))
+  int training = 1, inplace = 0;
+  static char *kwlist[] = {"input", "p", "training", "inplace", NULL};
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!|dpp:dropout", kwlist, &gsp_tensor_type, &x, &p,
+                                   &training, &inplace))
     return NULL;
-  return gsp_wrap(gs_dropout(gsp_handle(x), p, training, NULL));
+  gs_tensor in = gsp_activation_input(x, inplace); /* inplace: written into x, as torch's */
+  gs_tensor r = gs_dropout(in, p, training, NULL);
+  if (inplace && r.id == in.id)
+    r = gs_clone(in);
+  return gsp_activation_result(x, in, r, inplace);
 }
 
 static PyObject *f_layer_norm(PyObject *m, PyObject *args, PyObject *kwargs) {

@@ -1,6 +1,6 @@
 /* nn.c: gradscope.nn: modules over the engine's gs_module (Linear, Sequential, ReLU, Tanh,
- * Sigmoid, GELU, Dropout, Embedding, LayerNorm, RNN, LSTM, GRU, Conv2d, BatchNorm1d/2d), called as model(x) (the
- * recurrent ones as rnn(x, hx) returning (output, h_n), as PyTorch's), with PyTorch's
+ * Sigmoid, GELU, Dropout, Embedding, LayerNorm, RNN, LSTM, GRU, Conv2d, BatchNorm1d/2d), called as
+ * model(x) (the recurrent ones as rnn(x, hx) returning (output, h_n), as PyTorch's), with PyTorch's
  * parameters(), named_parameters(), state_dict(), load_state_dict(), train()/eval(),
  * zero_grad(), attribute access to parameters (model.weight) and children (seq[0]), and
  * safetensors files PyTorch reads. BatchNorm's running estimates are parameters that never
@@ -13,52 +13,50 @@
  * the engine's tree, and calling the module calls its Python forward.
  *
  * The engine owns parameters outside every scope, so they survive each training step's
- * dispose scope; Python objects for them borrow the handles. The engine disposes a module with
- * its whole tree, from the root, so lifetimes go by tree: every module object of a tree holds
- * the tree's object (module_tree), and the engine tree is disposed when the last Python object
- * holding it goes. A parameter's object holds the tree too, so `w = nn.Linear(2, 2).weight`
- * keeps the Linear alive, and `first = seq[0]; del seq` keeps the Sequential's tree. When a
- * root becomes a child (Sequential(...), self.fc = Linear(...)), its tree object joins the
- * parent's: it holds the parent's tree instead of disposing its own root. References only go
- * up (object -> tree -> joined tree), so they make no cycle and a dropped model goes at once.
+ * dispose scope; Python objects for them borrow the handles. Engine modules are shared (a
+ * module lives while a caller holds it or a parent slot names it), so lifetimes go by module:
+ * each module object holds one engine hold on its module through a small hold object
+ * (module_hold), let go when the last Python object holding it goes. Registering a child
+ * (Sequential(...), self.fc = Linear(...), seq[1:]) gives the parent slot a hold of its own
+ * (gs_module_retain, then the slot takes it), so `first = seq[0]; del seq` keeps the Linear,
+ * `backbone = model[:-1]; del model` keeps the backbone's modules, and one module can sit in
+ * two containers as in PyTorch. A parameter's object holds the hold of the module it came
+ * from, so `w = nn.Linear(2, 2).weight` keeps the Linear alive. References only go up (object
+ * -> hold), so they make no cycle and a dropped model goes at once.
  */
 #include "gs-py.h"
 
 #include <string.h>
 
-/* The life of one engine module tree: disposed with its root when the last object holding it
- * goes, unless it joined a bigger tree (joined: that tree's object, held instead). */
+/* One hold on an engine module (its creation's, or a gs_module_retain), let go when the last
+ * object holding it (the module's object, its parameters' objects) goes. */
 typedef struct {
-  PyObject_HEAD
-  gs_module root;
-  PyObject *joined;
-} module_tree;
+  PyObject_HEAD gs_module m;
+} module_hold;
 
-static void tree_dealloc(PyObject *self) {
+static void hold_dealloc(PyObject *self) {
   GSP_SITE();
-  module_tree *t = (module_tree *)self;
-  if (t->joined)
-    Py_CLEAR(t->joined);
-  else
-    gs_module_dispose(t->root);
+  gs_module_dispose(((module_hold *)self)->m); /* disposed if nothing else holds it */
   gs_clear_error();
   PyObject_Free(self);
 }
 
-static PyTypeObject tree_type = {
-    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "gradscope.nn._ModuleTree",
-    .tp_basicsize = sizeof(module_tree),
+static PyTypeObject hold_type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "gradscope.nn._ModuleHold",
+    .tp_basicsize = sizeof(module_hold),
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "What keeps an engine module tree alive (held by its modules and parameters).",
-    .tp_dealloc = tree_dealloc,
+    .tp_doc = "One hold on an engine module (held by its object and its parameters' objects).",
+    .tp_dealloc = hold_dealloc,
 };
 
-static PyObject *tree_new(gs_module root) {
-  module_tree *t = PyObject_New(module_tree, &tree_type);
-  if (!t)
+/* A hold object for m, taking over the caller's hold (let go here if it cannot be made). */
+static PyObject *tree_new(gs_module m) {
+  module_hold *t = PyObject_New(module_hold, &hold_type);
+  if (!t) {
+    gs_module_dispose(m);
     return NULL;
-  t->root = root;
-  t->joined = NULL;
+  }
+  t->m = m;
   return (PyObject *)t;
 }
 
@@ -66,7 +64,7 @@ typedef struct gsp_module {
   PyObject_HEAD
   gs_module m;
   PyObject *children; /* list: the Python objects of child modules, kept for seq[i] */
-  PyObject *tree;     /* the module_tree it belongs to (joined into its parent's, if any) */
+  PyObject *tree;     /* its module_hold: what keeps the engine module alive */
   int rnn_mode;       /* a gs_rnn_mode for RNN, LSTM and GRU (called as PyTorch's); -1 */
   bool rnn_cell;      /* with rnn_mode: RNNCell, LSTMCell or GRUCell, one step */
   PyObject *extra_repr; /* str: the constructor's arguments as PyTorch prints them, or NULL */
@@ -74,17 +72,52 @@ typedef struct gsp_module {
   bool python_defined;  /* made by Module.__new__ for a class written in Python: no forward of
                            the engine's own */
   PyObject *init_args;  /* a built-in's (args, kwargs) to __init__, which copy.deepcopy repeats */
+  bool inplace;         /* Dropout(inplace=True): forward writes its result into its input */
 } gsp_module;
 
 static PyTypeObject module_type;
 
-/* child's tree joins parent's: from now on parent's root disposes child's module. */
-static void tree_join(gsp_module *child, gsp_module *parent) {
-  module_tree *t = (module_tree *)child->tree;
-  while (t->joined)
-    t = (module_tree *)t->joined;
-  if ((PyObject *)t != parent->tree)
-    t->joined = Py_NewRef(parent->tree);
+/* Puts child (a module object) into parent's slot name: the slot gets a hold of its own, so
+ * the child's object keeps its hold. 0, or -1 with an exception. */
+static int put_child(gsp_module *parent, const char *name, gsp_module *child, int at) {
+  gs_clear_error();
+  gs_module_retain(child->m);
+  if (at < 0)
+    gs_module_register_child(parent->m, name, child->m);
+  else
+    gs_module_insert_child(parent->m, at, name, child->m);
+  if (gs_last_error_code() != GS_OK) {
+    PyObject *raised = gsp_raise_engine_error();
+    (void)raised;
+    gs_module_dispose(child->m); /* the slot did not take the hold */
+    gs_clear_error();
+    return -1;
+  }
+  return 0;
+}
+
+/* parent->children again: one object per engine slot, in slot order, taken from the objects
+ * known (the old list, plus extra if not NULL). 0, or -1 with an exception. */
+static int sync_children(gsp_module *parent, PyObject *extra) {
+  int n = gs_module_child_count(parent->m);
+  if (n < 0) {
+    gsp_raise_engine_error();
+    return -1;
+  }
+  PyObject *list = PyList_New(0);
+  for (int i = 0; list && i < n; i++) {
+    gs_module c = gs_module_child_at(parent->m, i, NULL);
+    PyObject *found = extra && ((gsp_module *)extra)->m.id == c.id ? extra : NULL;
+    for (Py_ssize_t j = 0; !found && j < PyList_GET_SIZE(parent->children); j++)
+      if (((gsp_module *)PyList_GET_ITEM(parent->children, j))->m.id == c.id)
+        found = PyList_GET_ITEM(parent->children, j);
+    if (found && PyList_Append(list, found) < 0)
+      Py_CLEAR(list);
+  }
+  if (!list)
+    return -1;
+  Py_SETREF(parent->children, list);
+  return 0;
 }
 
 static PyObject *wrap_module(gs_module m, PyObject *children) {
@@ -99,9 +132,8 @@ static PyObject *wrap_module(gs_module m, PyObject *children) {
     Py_XDECREF(children);
     return gsp_raise_engine_error();
   }
-  PyObject *tree = tree_new(m);
+  PyObject *tree = tree_new(m); /* takes the creation's hold */
   if (!tree) {
-    gs_module_dispose(m);
     Py_XDECREF(children);
     return NULL;
   }
@@ -118,6 +150,7 @@ static PyObject *wrap_module(gs_module m, PyObject *children) {
   o->dict = NULL;
   o->init_args = NULL;
   o->python_defined = false;
+  o->inplace = false;
   o->tree = tree;
   o->children = children ? children : PyList_New(0);
   PyObject_GC_Track(o);
@@ -280,7 +313,7 @@ static PyObject *hooks_of(gsp_module *o, PyObject *key) {
  * not a Module written in Python. Then a Sequential of such modules runs in the engine. */
 static bool runs_in_engine(PyObject *obj) {
   gsp_module *o = (gsp_module *)obj;
-  if (o->python_defined || hooks_of(o, str_pre_hooks) || hooks_of(o, str_hooks))
+  if (o->python_defined || o->inplace || hooks_of(o, str_pre_hooks) || hooks_of(o, str_hooks))
     return false;
   return Py_TYPE(obj) == &module_type ||
          _PyType_Lookup(Py_TYPE(obj), str_forward) == engine_forward;
@@ -339,7 +372,17 @@ static PyObject *module_forward(PyObject *self, PyObject *args, PyObject *kwargs
   }
   if (!PyArg_ParseTuple(args, "O!:forward", &gsp_tensor_type, &x))
     return NULL;
-  return gsp_wrap(gs_module_forward(o->m, gsp_handle(x)));
+  if (o->inplace) { /* from a copy-on-write clone, copied in (functional-activations.c) */
+    gs_tensor in = gsp_activation_input(x, 1);
+    gs_tensor r = in.id ? gs_module_forward(o->m, in) : GS_NO_TENSOR;
+    if (r.id == in.id) /* passed through: one handle to let go, not two */
+      r = gs_clone(in);
+    return gsp_activation_result(x, in, r, 1);
+  }
+  gs_tensor y = gs_module_forward(o->m, gsp_handle(x));
+  /* An in-place module (ReLU(inplace=True)) returns its input's handle: the same object, as
+   * torch returns the tensor it wrote into. */
+  return y.id && y.id == gsp_handle(x).id ? Py_NewRef(x) : gsp_wrap(y);
 }
 
 /* Runs each hook of a dict as hook(*call): a result that is not None replaces *value (for a
@@ -418,9 +461,13 @@ static PyObject *module_repr(PyObject *self) {
   return PyUnicode_FromFormat("%s()", name ? name : "<disposed module>");
 }
 
-/* Parameters of the tree under dotted names (borrowed handles), or -1 raised. */
-static int named(gs_module m, gs_tensor **params, const char ***names) {
-  int n = gs_module_named_parameters(m, NULL, NULL, 0);
+/* Parameters of the tree under dotted names (borrowed handles), or -1 raised: each once under
+ * its first path (named_parameters()), or with every path (all_paths: state_dict()'s keys,
+ * where a shared module's parameters appear under each of its places). */
+static int named_paths(gs_module m, gs_tensor **params, const char ***names, bool all_paths) {
+  int (*list)(gs_module, gs_tensor *, const char **, int) =
+      all_paths ? gs_module_parameter_paths : gs_module_named_parameters;
+  int n = list(m, NULL, NULL, 0);
   if (n < 0) {
     gsp_raise_engine_error();
     return -1;
@@ -433,7 +480,11 @@ static int named(gs_module m, gs_tensor **params, const char ***names) {
     PyErr_NoMemory();
     return -1;
   }
-  return gs_module_named_parameters(m, *params, *names, n);
+  return list(m, *params, *names, n);
+}
+
+static int named(gs_module m, gs_tensor **params, const char ***names) {
+  return named_paths(m, params, names, false);
 }
 
 /* The tensors Module.register_buffer registered (engine parameters that never require grad):
@@ -462,12 +513,33 @@ static bool is_buffer(gs_tensor p, const char *name) {
           strcmp(last, "num_batches_tracked") == 0 || registered_buffer(p));
 }
 
+/* A hold on the module that lists the parameter at a dotted path below o (o's own for a
+ * name without a dot): what a parameter's object keeps, so it lives as long as Python holds
+ * it even if its module leaves o's tree, as a torch Parameter does. */
+static PyObject *hold_of_path(gsp_module *o, const char *path) {
+  const char *dot = strrchr(path, '.');
+  if (!dot)
+    return Py_NewRef(o->tree);
+  char *prefix = PyMem_Malloc((size_t)(dot - path) + 1);
+  if (!prefix)
+    return PyErr_NoMemory();
+  memcpy(prefix, path, (size_t)(dot - path));
+  prefix[dot - path] = '\0';
+  gs_module owner = gs_module_child(o->m, prefix);
+  PyMem_Free(prefix);
+  if (!owner.id) {
+    gs_clear_error();
+    return Py_NewRef(o->tree);
+  }
+  return tree_new(gs_module_retain(owner));
+}
+
 enum { WANT_PARAMETERS, WANT_BUFFERS, WANT_BOTH };
 
 static PyObject *parameter_list(PyObject *self, bool with_names, bool detached, int want) {
   gs_tensor *params;
   const char **names;
-  int n = named(((gsp_module *)self)->m, &params, &names);
+  int n = named_paths(((gsp_module *)self)->m, &params, &names, want == WANT_BOTH);
   if (n < 0)
     return NULL;
   PyObject *out = with_names && detached ? PyDict_New() : PyList_New(0);
@@ -476,8 +548,11 @@ static PyObject *parameter_list(PyObject *self, bool with_names, bool detached, 
       continue;
     if (want == WANT_BOTH && registered_buffer(params[i]) == 2)
       continue; /* state_dict: a buffer registered with persistent=False is left out */
+    PyObject *keeper = detached ? NULL : hold_of_path((gsp_module *)self, names[i]);
     PyObject *t = detached ? gsp_wrap(gs_detach(params[i]))
-                           : gsp_tensor_object(params[i], ((gsp_module *)self)->tree);
+                  : keeper ? gsp_tensor_object(params[i], keeper)
+                           : NULL;
+    Py_XDECREF(keeper);
     PyObject *item = !t ? NULL : !with_names ? Py_NewRef(t) : detached ? NULL
                                                          : Py_BuildValue("(sO)", names[i], t);
     int rc = !t ? -1
@@ -590,6 +665,47 @@ static PyObject *m_named_children(PyObject *self, PyObject *unused) {
   return out;
 }
 
+/* Module._remove_child(name): the slot emptied (torch's delattr of a child); its module lives
+ * on while its object or another slot holds it. */
+static PyObject *m_remove_child(PyObject *self, PyObject *name) {
+  GSP_SITE();
+  const char *s = PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : NULL;
+  if (!s)
+    return PyErr_Occurred() ? NULL : (PyErr_SetString(PyExc_TypeError, "expected a str"), NULL);
+  gs_clear_error();
+  gs_module_remove_child(((gsp_module *)self)->m, s);
+  if (!gsp_check_void() || sync_children((gsp_module *)self, NULL) < 0)
+    return NULL;
+  Py_RETURN_NONE;
+}
+
+/* Module._rename_child(name, new_name): the slot under a new name, in the same place. */
+static PyObject *m_rename_child(PyObject *self, PyObject *args) {
+  GSP_SITE();
+  const char *from, *to;
+  if (!PyArg_ParseTuple(args, "ss:_rename_child", &from, &to))
+    return NULL;
+  gs_clear_error();
+  gs_module_rename_child(((gsp_module *)self)->m, from, to);
+  if (!gsp_check_void())
+    return NULL;
+  Py_RETURN_NONE;
+}
+
+/* Module._insert_child(index, name, module): a new slot at position index. */
+static PyObject *m_insert_child(PyObject *self, PyObject *args) {
+  GSP_SITE();
+  int index;
+  const char *name;
+  PyObject *child;
+  if (!PyArg_ParseTuple(args, "isO!:_insert_child", &index, &name, &module_type, &child))
+    return NULL;
+  if (put_child((gsp_module *)self, name, (gsp_module *)child, index) < 0 ||
+      sync_children((gsp_module *)self, child) < 0)
+    return NULL;
+  Py_RETURN_NONE;
+}
+
 static PyObject *m_type_name(PyObject *self, void *c) {
   (void)c;
   const char *name = gs_module_type_name(((gsp_module *)self)->m);
@@ -617,7 +733,7 @@ static PyObject *m_load_state_dict(PyObject *self, PyObject *args, PyObject *kwa
   gs_module m = ((gsp_module *)self)->m;
   gs_tensor *params;
   const char **names;
-  int n = named(m, &params, &names);
+  int n = named_paths(m, &params, &names, true); /* state_dict's keys: every path */
   if (n < 0)
     return NULL;
   PyObject *result = NULL;
@@ -778,6 +894,19 @@ static PyObject *module_getattro(PyObject *self, PyObject *name) {
  * Module.__setattr__; the object is also kept as an ordinary attribute. */
 static int module_setattro(PyObject *self, PyObject *name, PyObject *value) {
   gs_module m = ((gsp_module *)self)->m;
+  const char *slot = !value && m.id && PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : NULL;
+  if (slot && !strchr(slot, '.') && gs_module_child(m, slot).id) {
+    /* del self.fc: the child slot goes too (the module lives on if something holds it) */
+    gs_clear_error();
+    gs_module_remove_child(m, slot);
+    if (!gsp_check_void() || sync_children((gsp_module *)self, NULL) < 0)
+      return -1;
+    if (PyObject_GenericSetAttr(self, name, NULL) < 0 &&
+        PyErr_ExceptionMatches(PyExc_AttributeError))
+      PyErr_Clear(); /* a child put by the engine has no attribute */
+    return PyErr_Occurred() ? -1 : 0;
+  }
+  gs_clear_error();
   if (value && (PyObject_TypeCheck(value, &module_type) || gsp_is_tensor(value))) {
     if (m.id == 0) { /* a built-in's subclass, before its __init__ made the engine module */
       PyErr_Format(PyExc_AttributeError,
@@ -792,14 +921,14 @@ static int module_setattro(PyObject *self, PyObject *name, PyObject *value) {
     gs_clear_error();
     if (PyObject_TypeCheck(value, &module_type)) {
       gs_module child = ((gsp_module *)value)->m;
-      if (gs_module_parent(child).id != m.id) {
-        gs_module_register_child(m, s, child);
-        if (!gsp_check_void())
-          return -1;
-        tree_join((gsp_module *)value, (gsp_module *)self);
-        if (PyList_Append(((gsp_module *)self)->children, value) < 0)
-          return -1;
-      }
+      gs_module there =
+          gs_module_child_count(m) >= 0 && !strchr(s, '.') ? gs_module_child(m, s) : GS_NO_MODULE;
+      gs_clear_error();
+      /* The same module under the same name again is nothing new; anything else gets a slot
+       * (a module may be in several, as in PyTorch: self.a = lin; self.b = lin). */
+      if (there.id != child.id && (put_child((gsp_module *)self, s, (gsp_module *)value, -1) < 0 ||
+                                   sync_children((gsp_module *)self, value) < 0))
+        return -1;
     } else if (gs_is_parameter(gsp_handle(value))) {
       gs_module_register_parameter(m, s, gsp_handle(value));
       if (!gsp_check_void())
@@ -828,11 +957,10 @@ static PyObject *module_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
   o->extra_repr = NULL;
   o->dict = NULL;
   o->python_defined = true;
-  o->tree = tree_new(m);
+  o->inplace = false;
+  o->tree = tree_new(m); /* takes the creation's hold, or lets it go */
   o->children = PyList_New(0);
   if (!o->children || !o->tree) {
-    if (!o->tree)
-      gs_module_dispose(m);
     Py_DECREF(o);
     return NULL;
   }
@@ -873,6 +1001,9 @@ static PyMethodDef module_methods[] = {
      "not a parameter (out of parameters(), in buffers() and, if persistent, state_dict())."},
     {"named_buffers", m_named_buffers, METH_NOARGS, NULL},
     {"_named_children", m_named_children, METH_NOARGS, NULL},
+    {"_remove_child", m_remove_child, METH_O, NULL},
+    {"_rename_child", m_rename_child, METH_VARARGS, NULL},
+    {"_insert_child", m_insert_child, METH_VARARGS, NULL},
     {"state_dict", m_state_dict, METH_NOARGS, "Detached views of the parameters by name."},
     {"load_state_dict", GSP_FN(m_load_state_dict), METH_VARARGS | METH_KEYWORDS, NULL},
     {"train", m_train, METH_VARARGS, NULL},
@@ -1052,7 +1183,8 @@ static PyObject *f_Dropout(PyObject *mod, PyObject *args, PyObject *kwargs) {
   PyObject *o = wrap_module(gs_dropout_new(p, NULL), NULL);
   if (!o)
     return NULL;
-  /* torch's text: Dropout(p=0.1, inplace=False) (inplace gives a new tensor here) */
+  ((gsp_module *)o)->inplace = inplace; /* writes into its input, as torch's */
+  /* torch's text: Dropout(p=0.1, inplace=False) */
   PyObject *p_obj = PyFloat_FromDouble(p);
   PyObject *e =
       p_obj ? PyUnicode_FromFormat("p=%R, inplace=%s", p_obj, inplace ? "True" : "False") : NULL;
@@ -1209,27 +1341,45 @@ static PyObject *f_RNN(PyObject *m, PyObject *a, PyObject *k) { (void)m; return 
 static PyObject *f_LSTM(PyObject *m, PyObject *a, PyObject *k) { (void)m; return recurrent(a, k, GS_RNN_LSTM, "LSTM"); }
 static PyObject *f_GRU(PyObject *m, PyObject *a, PyObject *k) { (void)m; return recurrent(a, k, GS_RNN_GRU, "GRU"); }
 
+/* nn.Sequential(*modules) or nn.Sequential(OrderedDict) (children under its keys, as torch's;
+ * what slicing a Sequential makes). Each slot gets a hold of its own (put_child), so a module
+ * may be in several Sequentials, or twice in one, and its object keeps it. */
 static PyObject *f_Sequential(PyObject *mod, PyObject *args) {
   GSP_SITE();
   (void)mod;
+  PyObject *items = NULL; /* [(name or NULL, module)] */
   Py_ssize_t n = PyTuple_GET_SIZE(args);
-  gs_module *mods = PyMem_Malloc(sizeof(gs_module) * (size_t)(n ? n : 1));
-  if (!mods)
-    return PyErr_NoMemory();
+  if (n == 1 && PyDict_Check(PyTuple_GET_ITEM(args, 0))) {
+    items = PyDict_Items(PyTuple_GET_ITEM(args, 0));
+  } else {
+    items = PyList_New(n);
+    for (Py_ssize_t i = 0; items && i < n; i++)
+      PyList_SET_ITEM(items, i, Py_BuildValue("(OO)", Py_None, PyTuple_GET_ITEM(args, i)));
+  }
+  if (!items)
+    return NULL;
+  n = PyList_GET_SIZE(items);
   for (Py_ssize_t i = 0; i < n; i++) {
-    PyObject *c = PyTuple_GET_ITEM(args, i);
-    if (!PyObject_TypeCheck(c, &module_type)) {
-      PyMem_Free(mods);
+    PyObject *pair = PyList_GET_ITEM(items, i);
+    if (!pair || !PyTuple_Check(pair) ||
+        !PyObject_TypeCheck(PyTuple_GET_ITEM(pair, 1), &module_type)) {
+      Py_DECREF(items);
       PyErr_Format(PyExc_TypeError, "Sequential(): argument %zd is not a module", i);
       return NULL;
     }
-    mods[i] = ((gsp_module *)c)->m;
   }
-  gs_module seq = gs_sequential_new(mods, (int)n);
-  PyMem_Free(mods);
-  PyObject *o = wrap_module(seq, seq.id ? PySequence_List(args) : NULL);
-  for (Py_ssize_t i = 0; o && i < n; i++)
-    tree_join((gsp_module *)PyTuple_GET_ITEM(args, i), (gsp_module *)o);
+  PyObject *o = wrap_module(gs_sequential_new(NULL, 0), NULL);
+  for (Py_ssize_t i = 0; o && i < n; i++) {
+    PyObject *key = PyTuple_GET_ITEM(PyList_GET_ITEM(items, i), 0);
+    PyObject *child = PyTuple_GET_ITEM(PyList_GET_ITEM(items, i), 1);
+    PyObject *name = key == Py_None ? PyUnicode_FromFormat("%zd", i) : PyObject_Str(key);
+    const char *s = name ? PyUnicode_AsUTF8(name) : NULL;
+    if (!s || put_child((gsp_module *)o, s, (gsp_module *)child, -1) < 0 ||
+        sync_children((gsp_module *)o, child) < 0)
+      Py_CLEAR(o);
+    Py_XDECREF(name);
+  }
+  Py_DECREF(items);
   return o;
 }
 
@@ -1297,6 +1447,7 @@ static PyObject *builtin_new(PyTypeObject *type, PyObject *args, PyObject *kwarg
   o->rnn_mode = -1;
   o->rnn_cell = false;
   o->python_defined = false;
+  o->inplace = false;
   if (!(o->children = PyList_New(0))) {
     Py_DECREF(o);
     return NULL;
@@ -1314,8 +1465,7 @@ static const PyMethodDef *maker_of(PyObject *self) {
   return NULL;
 }
 
-/* The activations' arguments PyTorch has: ReLU(inplace=False) (the engine computes a new
- * tensor: the values are the same), GELU(approximate='none'). */
+/* The activations' arguments PyTorch has: ReLU(inplace=False), GELU(approximate='none'). */
 static bool activation_args(const char *name, PyObject *args, PyObject *kwargs, bool *inplace) {
   static char *relu_kw[] = {"inplace", NULL}, *gelu_kw[] = {"approximate", NULL}, *none[] = {NULL};
   int flag = 0;
@@ -1357,7 +1507,8 @@ static int builtin_init(PyObject *self, PyObject *args, PyObject *kwargs) {
   if (maker->ml_flags & METH_NOARGS) {
     if (!activation_args(maker->ml_name, args, kwargs, &inplace))
       return -1;
-    made = maker->ml_meth(NULL, NULL);
+    /* ReLU(inplace=True) is the engine's in-place ReLU: it writes into its input, as torch's */
+    made = inplace ? wrap_module(gs_relu_inplace_new(), NULL) : maker->ml_meth(NULL, NULL);
   } else if (maker->ml_flags & METH_KEYWORDS) {
     made = ((PyCFunctionWithKeywords)(void (*)(void))maker->ml_meth)(NULL, args, kwargs);
   } else {
@@ -1379,6 +1530,7 @@ static int builtin_init(PyObject *self, PyObject *args, PyObject *kwargs) {
     Py_XSETREF(o->extra_repr, PyUnicode_FromString("inplace=True"));
   o->rnn_mode = from->rnn_mode;
   o->rnn_cell = from->rnn_cell;
+  o->inplace = from->inplace;
   Py_XSETREF(o->init_args, Py_BuildValue("(OO)", args, kwargs ? kwargs : Py_None));
   from->m = (gs_module){0};
   from->tree = from->children = from->extra_repr = NULL;
@@ -1425,7 +1577,7 @@ static int add_builtin_classes(PyObject *nn) {
 PyObject *gsp_nn_module(void);
 PyObject *gsp_nn_module(void) {
   GSP_SITE();
-  if (PyType_Ready(&module_type) < 0 || PyType_Ready(&tree_type) < 0)
+  if (PyType_Ready(&module_type) < 0 || PyType_Ready(&hold_type) < 0)
     return NULL;
   PyObject *nn = PyModule_New("gradscope.nn");
   if (!nn)

@@ -2,7 +2,8 @@
  * keeps its handle, requires_grad, grad and place in a module (so optimizers, modules and a
  * language binding's object that hold the handle keep working), and from now on views the
  * source's storage with the source's dtype and layout. A module's double() and float() are
- * made of it (nn/module-dtype.c). It needs only the tensor record and whether the tensor is a
+ * made of it (nn/module-dtype.c). A view may have its data replaced too (torch allows it): it
+ * is a view no more. It needs only the tensor record and whether the tensor is a
  * leaf, so it sits with the graph's bookkeeping, below the ops that modules use. */
 #include <string.h>
 
@@ -21,13 +22,6 @@ void gs_tensor_set_data(gs_tensor h, gs_tensor src, const char *op) {
               (unsigned)(h.id & 0xffffffffu), (unsigned)(h.id >> 32), t->ag.grad_fn->kind->name);
     return;
   }
-  if (t->view_base) {
-    gs__error(GS_ERR_STATE, fn,
-              "tensor #%u.%u is a view of another tensor: replacing a view's data is not "
-              "supported; replace its base's, or clone it first",
-              (unsigned)(h.id & 0xffffffffu), (unsigned)(h.id >> 32));
-    return;
-  }
   if (t->ag.requires_grad && !gs_dtype_is_floating(s->dtype)) {
     gs__error(GS_ERR_DTYPE, fn, "tensor #%u.%u requires grad, so its data must be floating, got %s",
               (unsigned)(h.id & 0xffffffffu), (unsigned)(h.id >> 32), gs_dtype_name(s->dtype));
@@ -35,6 +29,14 @@ void gs_tensor_set_data(gs_tensor h, gs_tensor src, const char *op) {
   }
   if (h.id == src.id)
     return;
+  /* A view (a leaf one: its base needs no grad) stops being one, as torch's set_data cuts
+   * it from its base: it no longer counts among the base's views, and writes into it no
+   * longer rewrite the base's history. */
+  if (t->view_base) {
+    gs__view_history_on_dispose(t);
+    t->view_base = 0;
+    t->base_history = 0;
+  }
   gs__storage *old = t->storage;
   gs__storage_retain(s->storage);
   gs__storage_log_alloc(s->storage); /* the log knows the storage before the tensor names it */

@@ -16,13 +16,19 @@ typedef struct gs__named_child {
   gs_module module;
 } gs__named_child;
 
-/* Dotted names of a tree's parameters, built on demand. Caches replaced by a newer one are
- * kept (retired) until the module is disposed, so names handed out stay valid while it lives. */
+/* Dotted names of a tree's parameters, built on demand: every path (count, names, tensors: a
+ * shared module's parameters under each of its paths, as a state dict lists them) and the
+ * first path of each parameter (n_unique, unique_names, unique_tensors: pointers into the
+ * same strings, as named_parameters() lists them). Caches replaced by a newer one are kept
+ * (retired) until the module is disposed, so names handed out stay valid while it lives. */
 typedef struct gs__name_cache {
   uint64_t edit;    /* gs__module_edits when it was built */
   int count;
   char **names;
   gs_tensor *tensors;
+  int n_unique;
+  const char **unique_names;
+  gs_tensor *unique_tensors;
   struct gs__name_cache *retired;
 } gs__name_cache;
 
@@ -35,7 +41,13 @@ typedef struct gs__module {
   const char *type_name; /* interned */
   void *data;            /* the type's own configuration (freed by type->free_data) */
   bool training;
-  uint64_t parent;       /* the module that owns it as a child, or 0 */
+  /* Shared ownership: a module lives while someone holds it. Its owners are its holders (the
+   * caller that made it, each gs_module_retain) and its parents' child slots (one entry per
+   * slot that names it, in the order they were made (a renamed slot counts as made anew, as
+   * the log shows it), so parents[0] is the first parent). */
+  int holders;
+  uint64_t *parents;
+  int n_parents, parents_capacity;
   gs__named_parameter *params;
   int n_params, params_capacity;
   gs__named_child *children;

@@ -113,6 +113,8 @@ static void free_cache(gs__name_cache *cache) {
       free(cache->names[i]);
     free(cache->names);
     free(cache->tensors);
+    free(cache->unique_names);
+    free(cache->unique_tensors);
     free(cache);
     cache = older;
   }
@@ -132,30 +134,52 @@ void gs__module_free_names(gs__module *m) {
   m->names = NULL;
 }
 
-int gs_module_named_parameters(gs_module mh, gs_tensor *out, const char **names_out, int max) {
-  const char *fn = "module_named_parameters";
-  gs__module *m = gs__module_lookup(mh, fn);
-  if (!m)
-    return -1;
-  if (max < 0) {
-    gs__error(GS_ERR_ARGUMENT, fn, "expected max >= 0, got %d", max);
-    return -1;
+/* The first path of each parameter, in order (a shared module's parameters are listed once,
+ * under the path met first, as torch's named_parameters()). */
+static bool keep_unique(gs__name_cache *cache) {
+  int n = cache->count;
+  cache->unique_names = malloc(sizeof *cache->unique_names * (size_t)(n ? n : 1));
+  cache->unique_tensors = malloc(sizeof *cache->unique_tensors * (size_t)(n ? n : 1));
+  if (!cache->unique_names || !cache->unique_tensors)
+    return false;
+  int kept = 0;
+  for (int i = 0; i < n; i++) {
+    bool seen = false;
+    /* Quadratic in the worst case, but only over paths seen before: a tree holds a few hundred
+     * parameters and the list is cached until the tree changes. */
+    for (int j = 0; j < kept && !seen; j++)
+      seen = cache->unique_tensors[j].id == cache->tensors[i].id;
+    if (seen)
+      continue;
+    cache->unique_names[kept] = cache->names[i];
+    cache->unique_tensors[kept++] = cache->tensors[i];
   }
+  cache->n_unique = kept;
+  return true;
+}
+
+/* m's name cache, rebuilt if the tree changed since; NULL after reporting. */
+static const gs__name_cache *names_of(gs__module *m, const char *fn) {
   uint64_t now = gs__module_edits_now();
   if (!m->names || m->names->edit != now) {
     collect c = {0};
     collect_tree(&c, m, "", 0);
     gs__name_cache *cache = c.failed ? NULL : calloc(1, sizeof *cache);
-    if (!cache) {
-      for (int i = 0; i < c.count; i++)
-        free(c.names[i]);
-      free(c.names);
-      free(c.tensors);
+    if (cache)
+      *cache = (gs__name_cache){now, c.count, c.names, c.tensors, 0, NULL, NULL, NULL};
+    if (!cache || !keep_unique(cache)) {
+      if (cache) {
+        free_cache(cache);
+      } else {
+        for (int i = 0; i < c.count; i++)
+          free(c.names[i]);
+        free(c.names);
+        free(c.tensors);
+      }
       gs__error(GS_ERR_OUT_OF_MEMORY, fn, "could not list the parameters of module %s #%u",
                 m->type_name, m->index);
-      return -1;
+      return NULL;
     }
-    *cache = (gs__name_cache){now, c.count, c.names, c.tensors, NULL};
     if (m->names && same_list(m->names, cache)) {
       /* Some other module changed: keep the list handed out, so retired lists grow only with
        * this tree's own changes. */
@@ -166,14 +190,37 @@ int gs_module_named_parameters(gs_module mh, gs_tensor *out, const char **names_
       m->names = cache;
     }
   }
-  const gs__name_cache *cache = m->names;
-  for (int i = 0; i < cache->count && i < max; i++) {
-    if (out)
-      out[i] = cache->tensors[i];
-    if (names_out)
-      names_out[i] = cache->names[i];
+  return m->names;
+}
+
+static int list_names(gs_module mh, gs_tensor *out, const char **names_out, int max, bool unique,
+                      const char *fn) {
+  gs__module *m = gs__module_lookup(mh, fn);
+  if (!m)
+    return -1;
+  if (max < 0) {
+    gs__error(GS_ERR_ARGUMENT, fn, "expected max >= 0, got %d", max);
+    return -1;
   }
-  return cache->count;
+  const gs__name_cache *cache = names_of(m, fn);
+  if (!cache)
+    return -1;
+  int count = unique ? cache->n_unique : cache->count;
+  for (int i = 0; i < count && i < max; i++) {
+    if (out)
+      out[i] = unique ? cache->unique_tensors[i] : cache->tensors[i];
+    if (names_out)
+      names_out[i] = unique ? cache->unique_names[i] : cache->names[i];
+  }
+  return count;
+}
+
+int gs_module_named_parameters(gs_module m, gs_tensor *out, const char **names_out, int max) {
+  return list_names(m, out, names_out, max, true, "module_named_parameters");
+}
+
+int gs_module_parameter_paths(gs_module m, gs_tensor *out, const char **names_out, int max) {
+  return list_names(m, out, names_out, max, false, "module_parameter_paths");
 }
 
 /* ---- train / eval ---------------------------------------------------------------------- */

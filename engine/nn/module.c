@@ -8,7 +8,6 @@
 
 #include "autograd-impl.h"
 #include "module-impl.h"
-#include "trace-writer.h"
 #include "scope-impl.h"
 #include "trace-writer.h"
 
@@ -96,7 +95,9 @@ static gs_module module_new(const gs_module_type *type, const char *type_name, v
   m->type = type;
   m->data = data;
   m->training = true; /* PyTorch's default */
-  m->parent = 0;
+  m->holders = 1;     /* the caller's */
+  m->parents = NULL;
+  m->n_parents = m->parents_capacity = 0;
   m->n_params = m->n_children = 0;
   m->type_name = gs__intern(type_name);
   gs__pool_publish(&modules, &m->pool);
@@ -213,6 +214,33 @@ static bool grow(void **items, int *capacity, int count, size_t size, const char
   return true;
 }
 
+/* A live module other than skip (NULL: any) with an entry naming p, or NULL. Module disposal
+ * and replacement are rare, so a walk over the pool is affordable. */
+static gs__module *other_lister(gs_tensor p, const gs__module *skip);
+
+/* m no longer lists p (its entry was replaced, or m goes). A parameter m owns is disposed,
+ * unless another module still lists it (a shared one): then that module owns it from now on,
+ * as the parameter still belongs to a live model. */
+static void let_go_parameter(gs__module *m, gs_tensor p, const char *why, bool m_goes) {
+  gs__tensor *t = gs__lookup_quiet(p.id);
+  if (!t)
+    return;
+  for (int i = 0; !m_goes && i < m->n_params; i++)
+    if (m->params[i].tensor.id == p.id)
+      return; /* m still lists it under another name */
+  gs__owned *o = &gs__slot_of(t)->own;
+  if (o->holder != GS__HELD_BY_MODULE || o->holder_id != m->id)
+    return; /* a shared entry: its owner is another module */
+  gs__module *heir = other_lister(p, m);
+  if (heir) {
+    gs__own_lock();
+    gs__own_set_holder_locked(o, GS__HELD_BY_MODULE, heir->id);
+    gs__own_unlock();
+    return;
+  }
+  gs__dispose_as(p, why);
+}
+
 void gs_module_register_parameter(gs_module mh, const char *name, gs_tensor p) {
   const char *fn = "module_register_parameter";
   gs__module *m = gs__module_lookup(mh, fn);
@@ -234,13 +262,12 @@ void gs_module_register_parameter(gs_module mh, const char *name, gs_tensor p) {
   }
   int i = find_param(m, name);
   gs__owned *o = &gs__slot_of(t)->own;
-  if (o->holder == GS__HELD_BY_MODULE) {
-    if (o->holder_id == mh.id && i >= 0 && m->params[i].tensor.id == p.id)
-      return; /* already registered under this name */
-    gs__error(GS_ERR_STATE, fn, "parameter #%u.%u already belongs to a module",
-              (unsigned)(p.id & 0xffffffffu), (unsigned)(p.id >> 32));
-    return;
-  }
+  if (i >= 0 && m->params[i].tensor.id == p.id)
+    return; /* already registered under this name */
+  /* A parameter that already belongs to a module is shared, as torch's tied weights
+   * (decoder.weight = encoder.weight) and ParameterList slices: the entry here names it, its
+   * owner stays the module that has it (until that one goes: see let_go_parameter). */
+  bool shared = o->holder == GS__HELD_BY_MODULE;
   char *copy = NULL;
   if (i < 0) { /* a new name: make room for it before anything changes */
     if (!grow((void **)&m->params, &m->params_capacity, m->n_params, sizeof *m->params, fn))
@@ -250,9 +277,11 @@ void gs_module_register_parameter(gs_module mh, const char *name, gs_tensor p) {
       return;
     }
   }
-  gs__own_lock();
-  gs__own_set_holder_locked(o, GS__HELD_BY_MODULE, mh.id); /* out of its scope: a detach */
-  gs__own_unlock();
+  if (!shared) {
+    gs__own_lock();
+    gs__own_set_holder_locked(o, GS__HELD_BY_MODULE, mh.id); /* out of its scope: a detach */
+    gs__own_unlock();
+  }
   gs__module_edited();
   gs_tensor old = GS_NO_TENSOR;
   if (i >= 0) { /* replacing a parameter disposes the old one */
@@ -265,14 +294,39 @@ void gs_module_register_parameter(gs_module mh, const char *name, gs_tensor p) {
     gs__trace_module_parameter(mh.id, gs__intern(name), p.id);
   else
     gs__trace_skip(1);
-  if (old.id && gs_is_alive(old))
-    gs__dispose_as(old, "its replacement in a module");
+  if (old.id)
+    let_go_parameter(m, old, "its replacement in a module", false);
 }
 
-static void dispose_tree(gs__module *m, const char *why);
+static void destroy(gs__module *m, const char *why);
+static void unlink_child(gs__module *parent, gs__module *c, const char *slot, const char *why,
+                         bool log);
 
-void gs_module_register_child(gs_module mh, const char *name, gs_module ch) {
-  const char *fn = "module_register_child";
+/* Whether target is m or below it (a walk over m's children; shared modules make the tree a
+ * DAG, so this is how a cycle is found, not a walk up one parent chain). */
+static bool reaches(const gs__module *m, const gs__module *target, int depth) {
+  if (m == target)
+    return true;
+  for (int i = 0; i < m->n_children && depth < 1000; i++) {
+    const gs__module *c = gs__module_peek(m->children[i].module);
+    if (c && reaches(c, target, depth + 1))
+      return true;
+  }
+  return false;
+}
+
+/* "Sequential #2" or "Sequential #2 and 1 other module" for messages about c's parents. */
+static void describe_parents(const gs__module *c, char *buf, size_t size) {
+  const gs__module *p = c->n_parents ? gs__module_peek((gs_module){c->parents[0]}) : NULL;
+  int n = snprintf(buf, size, "%s #%u", p ? p->type_name : "a module", p ? p->index : 0u);
+  if (c->n_parents > 1 && n > 0 && (size_t)n < size)
+    snprintf(buf + n, size - (size_t)n, " (and %d other slot%s)", c->n_parents - 1,
+             c->n_parents > 2 ? "s" : "");
+}
+
+/* Puts ch in m's slot name: a new slot at position at (-1: the end), or the slot of that name
+ * replaced in place. */
+static void register_child(gs_module mh, const char *name, gs_module ch, int at, const char *fn) {
   gs__module *m = gs__module_lookup(mh, fn);
   if (!m || !check_name(name, "child", fn))
     return;
@@ -285,21 +339,25 @@ void gs_module_register_child(gs_module mh, const char *name, gs_module ch) {
     return;
   }
   int i = find_child(m, name);
-  if (c->parent) {
-    if (c->parent == mh.id && i >= 0 && m->children[i].module.id == ch.id)
-      return; /* already registered under this name */
-    gs__error(GS_ERR_STATE, fn, "module %s #%u already belongs to a parent module",
-              c->type_name, c->index);
+  if (i >= 0 && m->children[i].module.id == ch.id)
+    return; /* already registered under this name: the caller keeps its hold */
+  /* No cycles: m may be neither the child nor below it. */
+  if (reaches(c, m, 0)) {
+    gs__error(GS_ERR_ARGUMENT, fn, "module %s #%u cannot be a child of %s #%u: it %s", c->type_name,
+              c->index, m->type_name, m->index,
+              c == m ? "is the same module" : "is one of its ancestors");
     return;
   }
-  /* No cycles: the child may be neither m nor one of m's ancestors. */
-  for (gs__module *a = m; a; a = a->parent ? gs__module_peek((gs_module){a->parent}) : NULL) {
-    if (a == c) {
-      gs__error(GS_ERR_ARGUMENT, fn, "module %s #%u cannot be a child of %s #%u: it %s",
-                c->type_name, c->index, m->type_name, m->index,
-                a == m ? "is the same module" : "is one of its ancestors");
-      return;
-    }
+  /* The new slot takes over one of the caller's holds, as registering always did: a module
+   * that only its parents hold must be retained by the caller before it is shared. */
+  if (c->holders < 1) {
+    char parents[96];
+    describe_parents(c, parents, sizeof parents);
+    gs__error(GS_ERR_STATE, fn,
+              "module %s #%u is held only by its parent %s: call gs_module_retain on it first "
+              "to share it with %s #%u",
+              c->type_name, c->index, parents, m->type_name, m->index);
+    return;
   }
   char *copy = NULL;
   if (i < 0) {
@@ -311,21 +369,132 @@ void gs_module_register_child(gs_module mh, const char *name, gs_module ch) {
       return;
     }
   }
-  c->parent = mh.id;
+  if (!grow((void **)&c->parents, &c->parents_capacity, c->n_parents, sizeof *c->parents, fn)) {
+    free(copy);
+    return;
+  }
+  c->holders--;
+  c->parents[c->n_parents++] = mh.id;
   gs__module_edited();
   gs__module *old = NULL;
-  if (i >= 0) { /* replacing a child disposes the old one */
+  if (i >= 0) { /* replacing a child lets go of the old one (disposed if no one else holds it) */
     old = gs__module_peek(m->children[i].module);
     m->children[i].module = ch;
   } else {
-    m->children[m->n_children++] = (gs__named_child){copy, ch};
+    if (at < 0 || at > m->n_children)
+      at = m->n_children;
+    memmove(m->children + at + 1, m->children + at,
+            sizeof *m->children * (size_t)(m->n_children - at));
+    m->children[at] = (gs__named_child){copy, ch};
+    m->n_children++;
   }
   if (gs__trace_on())
     gs__trace_module_child(mh.id, ch.id, gs__intern(name));
   else
     gs__trace_skip(1);
   if (old)
-    dispose_tree(old, gs__intern("its replacement in a module"));
+    unlink_child(m, old, NULL, gs__intern("its replacement in a module"), false);
+}
+
+void gs_module_register_child(gs_module m, const char *name, gs_module child) {
+  register_child(m, name, child, -1, "module_register_child");
+}
+
+void gs_module_insert_child(gs_module mh, int index, const char *name, gs_module child) {
+  const char *fn = "module_insert_child";
+  int n = gs_module_child_count(mh);
+  if (n < 0)
+    return;
+  if (index < 0 || index > n) {
+    gs__error(GS_ERR_INDEX, fn,
+              "index %d is out of range for inserting into a module with %d "
+              "children (0 to %d)",
+              index, n, n);
+    return;
+  }
+  if (gs_module_child(mh, name).id) {
+    gs__error(GS_ERR_ARGUMENT, fn, "the module already has a child named \"%s\"", name);
+    return;
+  }
+  register_child(mh, name, child, index, fn);
+}
+
+gs_module gs_module_retain(gs_module mh) {
+  gs__module *m = gs__module_lookup(mh, "module_retain");
+  if (!m)
+    return GS_NO_MODULE;
+  m->holders++;
+  return mh;
+}
+
+void gs_module_remove_child(gs_module mh, const char *name) {
+  const char *fn = "module_remove_child";
+  gs__module *m = gs__module_lookup(mh, fn);
+  if (!m || !check_name(name, "child", fn))
+    return;
+  int i = find_child(m, name);
+  if (i < 0) {
+    gs__error(GS_ERR_ARGUMENT, fn, "module %s #%u has no child named \"%s\"", m->type_name,
+              m->index, name);
+    return;
+  }
+  gs__module *c = gs__module_peek(m->children[i].module);
+  char *slot = m->children[i].name;
+  memmove(m->children + i, m->children + i + 1,
+          sizeof *m->children * (size_t)(m->n_children - i - 1));
+  m->n_children--;
+  gs__module_edited();
+  char reason[96];
+  snprintf(reason, sizeof reason, "its removal from module %s #%u", m->type_name, m->index);
+  if (c)
+    unlink_child(m, c, slot, gs__intern(reason), true);
+  free(slot);
+}
+
+void gs_module_rename_child(gs_module mh, const char *name, const char *new_name) {
+  const char *fn = "module_rename_child";
+  gs__module *m = gs__module_lookup(mh, fn);
+  if (!m || !check_name(name, "child", fn) || !check_name(new_name, "child", fn))
+    return;
+  int i = find_child(m, name);
+  if (i < 0) {
+    gs__error(GS_ERR_ARGUMENT, fn, "module %s #%u has no child named \"%s\"", m->type_name,
+              m->index, name);
+    return;
+  }
+  if (strcmp(name, new_name) == 0)
+    return;
+  if (find_child(m, new_name) >= 0 || find_param(m, new_name) >= 0) {
+    gs__error(GS_ERR_ARGUMENT, fn, "module %s #%u already has a %s named \"%s\"", m->type_name,
+              m->index, find_child(m, new_name) >= 0 ? "child" : "parameter", new_name);
+    return;
+  }
+  char *copy = strdup(new_name);
+  if (!copy) {
+    gs__error(GS_ERR_OUT_OF_MEMORY, fn, "could not copy the child name");
+    return;
+  }
+  char *old = m->children[i].name;
+  m->children[i].name = copy;
+  gs__module_edited();
+  /* A renamed slot counts as made now, as the log's reader sees it (a new slot, the old one
+   * emptied): its parent entry moves to the end of the child's list. */
+  gs__module *c = gs__module_peek(m->children[i].module);
+  for (int k = 0; c && k < c->n_parents; k++)
+    if (c->parents[k] == mh.id) {
+      memmove(c->parents + k, c->parents + k + 1,
+              sizeof *c->parents * (size_t)(c->n_parents - k - 1));
+      c->parents[c->n_parents - 1] = mh.id;
+      break;
+    }
+  /* In the log: the child in its new slot, then the old slot emptied (child 0). */
+  if (gs__trace_on()) {
+    gs__trace_module_child(mh.id, m->children[i].module.id, gs__intern(new_name));
+    gs__trace_module_child(mh.id, 0, gs__intern(old));
+  } else {
+    gs__trace_skip(2);
+  }
+  free(old);
 }
 
 gs_tensor gs_module_parameter_at(gs_module mh, int i, const char **name) {
@@ -368,23 +537,56 @@ gs_module gs_module_child_at(gs_module mh, int i, const char **name) {
 
 gs_module gs_module_parent(gs_module mh) {
   gs__module *m = gs__module_lookup(mh, "module_parent");
-  return m ? (gs_module){m->parent} : GS_NO_MODULE;
+  return m && m->n_parents ? (gs_module){m->parents[0]} : GS_NO_MODULE;
+}
+
+int gs_module_parent_count(gs_module mh) {
+  gs__module *m = gs__module_lookup(mh, "module_parent_count");
+  return m ? m->n_parents : -1;
+}
+
+int gs_module_holder_count(gs_module mh) {
+  gs__module *m = gs__module_lookup(mh, "module_holder_count");
+  return m ? m->holders : -1;
 }
 
 /* ---- disposal ---------------------------------------------------------------------------- */
 
-/* Children first (depth first), then m's own parameters; each module's parameters go stale
- * naming the disposal of the module that was asked to go. */
-static void dispose_tree(gs__module *m, const char *why) {
+/* Drops one of c's parent entries (parent's slot, already gone from parent's list). c goes
+ * too if nothing holds it any more; otherwise it lives on under its other owners, and when
+ * log is set (or c survives a parent's disposal) the log says its slot was emptied, so a
+ * reader's tree follows. */
+static void unlink_child(gs__module *parent, gs__module *c, const char *slot, const char *why,
+                         bool log) {
+  for (int k = 0; k < c->n_parents; k++)
+    if (c->parents[k] == parent->id) {
+      memmove(c->parents + k, c->parents + k + 1,
+              sizeof *c->parents * (size_t)(c->n_parents - k - 1));
+      c->n_parents--;
+      break;
+    }
+  bool survives = c->holders > 0 || c->n_parents > 0;
+  if (slot && (log || survives)) {
+    if (gs__trace_on())
+      gs__trace_module_child(parent->id, 0, gs__intern(slot));
+    else
+      gs__trace_skip(1);
+  }
+  if (!survives)
+    destroy(c, why);
+}
+
+/* Frees m: each child slot let go (a child no one else holds goes too, depth first), then
+ * m's own parameters; each parameter goes stale naming the disposal that was asked for. */
+static void destroy(gs__module *m, const char *why) {
   for (int i = 0; i < m->n_children; i++) {
     gs__module *c = gs__module_peek(m->children[i].module);
     if (c)
-      dispose_tree(c, why);
+      unlink_child(m, c, m->children[i].name, why, false);
     free(m->children[i].name);
   }
   for (int i = 0; i < m->n_params; i++) {
-    if (gs_is_alive(m->params[i].tensor))
-      gs__dispose_as(m->params[i].tensor, why);
+    let_go_parameter(m, m->params[i].tensor, why, true);
     free(m->params[i].name);
   }
   if (m->type && m->type->free_data && m->data)
@@ -392,13 +594,16 @@ static void dispose_tree(gs__module *m, const char *why) {
   gs__module_free_names(m);
   free(m->params);
   free(m->children);
+  free(m->parents);
   gs__module_edited();
   m->params = NULL;
   m->children = NULL;
+  m->parents = NULL;
   m->data = NULL;
   m->n_params = m->params_capacity = 0;
   m->n_children = m->children_capacity = 0;
-  m->parent = 0;
+  m->n_parents = m->parents_capacity = 0;
+  m->holders = 0;
   /* A module's disposal is not in the log, but takes an event number as disposals do, so
    * that its stale handles can say when it went. */
   gs__pool_release(&modules, m->id, why, gs__next_event(), GS__POOL_DISPOSED);
@@ -408,16 +613,33 @@ void gs_module_dispose(gs_module mh) {
   gs__module *m = gs__module_lookup(mh, "module_dispose");
   if (!m)
     return;
-  if (m->parent) {
-    gs__module *p = gs__module_peek((gs_module){m->parent});
+  if (m->holders < 1) {
+    char parents[96];
+    describe_parents(m, parents, sizeof parents);
     gs__error(GS_ERR_STATE, "module_dispose",
-              "module %s #%u is a child of %s #%u; it is disposed with its parent", m->type_name,
-              m->index, p ? p->type_name : "a module", p ? p->index : 0u);
+              "module %s #%u is a child of %s and held by no caller; it is disposed with its "
+              "parent",
+              m->type_name, m->index, parents);
     return;
   }
+  if (--m->holders > 0 || m->n_parents > 0)
+    return; /* still held: by another holder or a parent */
   char reason[96];
   snprintf(reason, sizeof reason, "the disposal of module %s #%u", m->type_name, m->index);
-  dispose_tree(m, gs__intern(reason));
+  destroy(m, gs__intern(reason));
+}
+
+static gs__module *other_lister(gs_tensor p, const gs__module *skip) {
+  uint32_t count = atomic_load_explicit(&modules.count, memory_order_acquire);
+  for (uint32_t i = 0; i < count; i++) {
+    gs__module *m = (gs__module *)gs__pool_slot_of(&modules, i);
+    if (m == skip || !atomic_load_explicit(&m->pool.live, memory_order_acquire))
+      continue;
+    for (int k = 0; k < m->n_params; k++)
+      if (m->params[k].tensor.id == p.id)
+        return m;
+  }
+  return NULL;
 }
 
 /* ---- a late log's snapshot (trace/snapshot.c) ----------------------------------------- */

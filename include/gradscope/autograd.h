@@ -24,7 +24,8 @@ GS_API void gs_set_requires_grad(gs_tensor t, bool requires_grad);
 /* torch's `t.data = src`: the leaf t views src's storage, with src's dtype, shape and strides,
  * from now on (the two share bytes and version counter; src stays valid). t keeps its handle,
  * requires_grad (src must then be floating), grad and place in a module, so what holds t (an
- * optimizer, a module) keeps working. t may not be a view. op names the cause in the log's
+ * optimizer, a module) keeps working. A leaf view may be t (torch allows it): it is cut from
+ * its base, a view no more (writes into it leave the base alone). op names the cause in the log's
  * tensor_set_data event (NULL: "set_data"). */
 GS_API void gs_tensor_set_data(gs_tensor t, gs_tensor src, const char *op);
 GS_API bool gs_requires_grad(gs_tensor t);

@@ -98,15 +98,31 @@ GS_API gs_module gs_relu_new(void);
 GS_API gs_module gs_tanh_new(void);
 GS_API gs_module gs_sigmoid_new(void);
 GS_API gs_module gs_gelu_new(void);
+/* ReLU(inplace=True): its forward writes max(x, 0) into x (gs_relu_, an in-place write that
+ * bumps x's version) and returns x itself, not a new handle. */
+GS_API gs_module gs_relu_inplace_new(void);
 
-/* torch.nn.Sequential: the n modules become its children "0", "1", ... (it owns them from now
- * on: disposing it disposes them; on error none is taken). Its forward applies them in order
- * and disposes each intermediate result once the next module has used it, so only the output
- * is left (in the current scope, or to the caller); gradients flow through the whole chain.
- * An empty Sequential returns a clone of its input. */
+/* torch.nn.Sequential: the n modules become its children "0", "1", ... (each slot takes over
+ * one of the caller's holds, gs_module_register_child: disposing the Sequential disposes what
+ * nothing else holds; on error none is taken). A module may appear more than once (torch's
+ * Sequential(lin, relu, lin)) if the caller holds it as many times (gs_module_retain). Its
+ * forward applies them in order and disposes each intermediate result once the next module has
+ * used it, so only the output is left (in the current scope, or to the caller); gradients flow
+ * through the whole chain. An empty Sequential returns a clone of its input. */
 GS_API gs_module gs_sequential_new(const gs_module *mods, int n);
 /* Adds m as the next child ("n" for a Sequential of n modules). */
 GS_API void gs_sequential_append(gs_module seq, gs_module m);
+/* Puts m at position i (0 to the length), renumbering the children after it, as torch's
+ * Sequential.insert (a negative i counts from the end). */
+GS_API void gs_sequential_insert(gs_module seq, int64_t i, gs_module m);
+/* Removes the child at position i (negative: from the end) and renumbers the rest, as torch's
+ * `del seq[i]`; the child is let go (disposed if nothing else holds it). */
+GS_API void gs_sequential_remove(gs_module seq, int64_t i);
+/* torch's seq[start:stop:step]: a new Sequential (the caller holds it) whose children are the
+ * SAME modules as seq's at those positions (shared, not copied: training one trains the
+ * other), under the names they have in seq ("1", "2" for seq[1:], as torch keeps the keys).
+ * start, stop and step follow Python's slice rules on seq's length (step != 0). */
+GS_API gs_module gs_sequential_slice(gs_module seq, int64_t start, int64_t stop, int64_t step);
 
 #ifdef __cplusplus
 }

@@ -165,24 +165,50 @@ GS_API gs_tensor gs_module_parameter(gs_module m, const char *name);
 GS_API int gs_module_parameter_count(gs_module m);
 GS_API gs_tensor gs_module_parameter_at(gs_module m, int i, const char **name);
 
-/* Makes child a submodule of m under name (non-empty, without '.', not a parameter's name):
- * m owns it from now on, and disposing m disposes it. Replacing a name disposes the previous
- * child. child must not have a parent already, and must not be m or one of m's ancestors. */
+/* Modules are shared, as PyTorch's: one module may sit in several slots (of one parent or of
+ * several), and lives while anything holds it. Its holders are the caller that made it and
+ * each gs_module_retain; every parent slot naming it is an owner too. gs_module_dispose lets
+ * go of one hold; the module (with its parameters, and each child no one else holds) is
+ * disposed when its last holder and its last parent slot are gone. */
+
+/* Makes child a submodule of m under name (non-empty, without '.', not a parameter's name).
+ * The new slot takes over one of the caller's holds on child (as a fresh module's owner hands
+ * it to its parent): a module that is already someone's child and that the caller does not
+ * hold must be gs_module_retain'ed first. Replacing a name lets go of the previous child
+ * (disposed if nothing else holds it). child must not be m or one of m's ancestors. */
 GS_API void gs_module_register_child(gs_module m, const char *name, gs_module child);
+/* The same, as a new slot at position index (0 to the child count) instead of at the end. */
+GS_API void gs_module_insert_child(gs_module m, int index, const char *name, gs_module child);
+/* Empties m's slot name: the child there is let go (disposed if nothing else holds it). */
+GS_API void gs_module_remove_child(gs_module m, const char *name);
+/* Renames m's slot name to new_name (neither a child's nor a parameter's name yet). */
+GS_API void gs_module_rename_child(gs_module m, const char *name, const char *new_name);
+/* One more hold on m for the caller, who lets go of it with gs_module_dispose; returns m. */
+GS_API gs_module gs_module_retain(gs_module m);
 /* m's direct children: how many, and the i-th in registration order with its name. */
 GS_API int gs_module_child_count(gs_module m);
 GS_API gs_module gs_module_child_at(gs_module m, int i, const char **name);
 /* The submodule under a (possibly dotted) name ("encoder.layers.1"), or GS_NO_MODULE. */
 GS_API gs_module gs_module_child(gs_module m, const char *name);
-/* The module that owns m as a child, or GS_NO_MODULE for a root. */
+/* The module of the oldest slot naming m (a renamed slot counts as made anew, as the log's
+ * reader sees it: the module whose path the inspector names m's parameters by), or
+ * GS_NO_MODULE for a root. */
 GS_API gs_module gs_module_parent(gs_module m);
+/* How many parent slots name m (0 for a root; a module used twice in one parent counts 2),
+ * and how many holds callers have on it (-1 for a stale handle). */
+GS_API int gs_module_parent_count(gs_module m);
+GS_API int gs_module_holder_count(gs_module m);
 
 /* Every parameter of the tree, as PyTorch's named_parameters(): m's own in registration order,
  * then each child's in registration order, depth first, with dotted names relative to m
- * ("0.weight", "fc2.bias"). Writes the first max into out and names_out (either may be NULL)
- * and returns the total (-1 for a stale handle). Names stay valid while m lives. */
+ * ("0.weight", "fc2.bias"); a parameter reachable by several paths (its module is shared) is
+ * listed once, under the first. Writes the first max into out and names_out (either may be
+ * NULL) and returns the total (-1 for a stale handle). Names stay valid while m lives. */
 GS_API int gs_module_named_parameters(gs_module m, gs_tensor *out, const char **names_out,
                                       int max);
+/* The same walk with every path kept, a shared module's parameters under each of its paths,
+ * as PyTorch's state_dict() lists them. */
+GS_API int gs_module_parameter_paths(gs_module m, gs_tensor *out, const char **names_out, int max);
 
 /* Training mode (the default, as PyTorch's) or evaluation mode, for m and its whole tree
  * (nn.Module.train(mode) / eval()). Dropout uses it. */
@@ -195,8 +221,10 @@ GS_API bool gs_module_is_training(gs_module m);
  * -1 after an error (a dtype other than f32 or f64). */
 GS_API int gs_module_to_dtype(gs_module m, gs_dtype dtype);
 
-/* Disposes the module, its children (their whole trees) and every parameter they own. A child
- * cannot be disposed on its own: it goes with its parent. */
+/* Lets go of the caller's hold on m. When nothing else holds it (no other hold, no parent
+ * slot), it is disposed with every parameter it owns, and each child is let go (a child held
+ * elsewhere, by a caller or another parent, lives on). A module the caller does not hold (a
+ * child only its parents hold) cannot be disposed on its own: it goes with its parents. */
 GS_API void gs_module_dispose(gs_module m);
 
 /* ---- leaks ---------------------------------------------------------------------------- */

@@ -249,6 +249,7 @@ void assert_replay_equal(const gs_replay *a, const gs_replay *b) {
     g_assert_cmpstr(x->type, ==, y->type);
     g_assert_cmpuint(x->parent, ==, y->parent);
     g_assert_cmpstr(x->name, ==, y->name);
+    g_assert_cmpuint(x->n_parents, ==, y->n_parents);
   }
   g_assert_cmpuint(g_hash_table_size(a->parameters), ==, g_hash_table_size(b->parameters));
   for (guint i = 0; i < xa->len; i++) {

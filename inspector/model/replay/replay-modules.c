@@ -65,6 +65,8 @@ void replay_on_module_parameter(gs_replay *r, const gs_trace_event *e,
   gs_replay_object *o = replay_object_w(r, e->tensor);
   if (o)
     o->parameter = TRUE;
+  if (g_hash_table_contains(r->parameters, &e->tensor))
+    return; /* a shared parameter (tied weights) keeps the name of its first place */
   parameter_entry *p = g_new(parameter_entry, 1);
   p->tensor = e->tensor;
   p->module = e->module;
@@ -72,7 +74,72 @@ void replay_on_module_parameter(gs_replay *r, const gs_trace_event *e,
   g_hash_table_replace(r->parameters, &p->tensor, p);
 }
 
+void replay_module_free(gpointer p) {
+  gs_replay_module *m = p;
+  if (m->links)
+    g_array_unref(m->links);
+  if (m->slots)
+    g_array_unref(m->slots);
+  g_free(m);
+}
+
+static GArray *links_copy(const GArray *from) {
+  if (!from)
+    return NULL;
+  GArray *to = g_array_sized_new(FALSE, FALSE, sizeof(gs_replay_module_link), from->len);
+  g_array_append_vals(to, from->data, from->len);
+  return to;
+}
+
+/* parent and name follow the first slot naming the module (torch's first path). */
+static void module_relink(gs_replay_module *m) {
+  m->n_parents = m->links ? m->links->len : 0;
+  const gs_replay_module_link *first =
+      m->n_parents ? &g_array_index(m->links, gs_replay_module_link, 0) : NULL;
+  m->parent = first ? first->id : 0;
+  m->name = first ? first->name : NULL;
+}
+
+static void links_add(GArray **links, guint64 id, const char *name) {
+  if (!*links)
+    *links = g_array_new(FALSE, FALSE, sizeof(gs_replay_module_link));
+  gs_replay_module_link l = {id, name};
+  g_array_append_val(*links, l);
+}
+
+/* Removes the entry (id, name) from links; its position, or -1. */
+static int links_remove(GArray *links, guint64 id, const char *name) {
+  for (guint i = 0; links && i < links->len; i++) {
+    const gs_replay_module_link *l = &g_array_index(links, gs_replay_module_link, i);
+    if (l->id == id && l->name == name) { /* names are interned */
+      g_array_remove_index(links, i);
+      return (int)i;
+    }
+  }
+  return -1;
+}
+
+/* A module_child event says what slot name of module holds now: child, or nothing (child 0:
+ * the slot was emptied: a removal, a rename's old name, or a shared child outliving a parent).
+ * A module may be in several slots (shared): its parameters keep the names of its first. */
 void replay_on_module_child(gs_replay *r, const gs_trace_event *e, const replay_strings *st) {
+  const char *name = replay_intern_id(r, st, e->name);
+  gs_replay_module *parent = module_get(r, e->module);
+  /* The slot's previous child, if the log showed it, lets go of this slot. */
+  for (guint i = 0; parent && parent->slots && i < parent->slots->len; i++) {
+    gs_replay_module_link *slot = &g_array_index(parent->slots, gs_replay_module_link, i);
+    if (slot->name != name)
+      continue;
+    gs_replay_module *old = module_get(r, slot->id);
+    if (old) {
+      links_remove(old->links, e->module, name);
+      module_relink(old);
+    }
+    g_array_remove_index(parent->slots, i);
+    break;
+  }
+  if (!e->child)
+    return;
   gs_replay_module *child = module_get(r, e->child);
   if (!child) { /* its creation was not in the log (a log started late): still place it */
     child = g_new0(gs_replay_module, 1);
@@ -80,8 +147,10 @@ void replay_on_module_child(gs_replay *r, const gs_trace_event *e, const replay_
     child->type = gs_replay_intern(r, "");
     g_hash_table_replace(r->modules, &child->id, child);
   }
-  child->parent = e->module;
-  child->name = replay_intern_id(r, st, e->name);
+  links_add(&child->links, e->module, name);
+  module_relink(child);
+  if (parent)
+    links_add(&parent->slots, e->child, name);
 }
 
 void replay_on_optimizer_create(gs_replay *r, const gs_trace_event *e,
@@ -140,6 +209,8 @@ void replay_copy_modules(gs_replay *r, const gs_replay *src) {
   g_hash_table_iter_init(&it, src->modules);
   while (g_hash_table_iter_next(&it, NULL, &value)) {
     gs_replay_module *mod = g_memdup2(value, sizeof(gs_replay_module));
+    mod->links = links_copy(mod->links);
+    mod->slots = links_copy(mod->slots);
     g_hash_table_insert(r->modules, &mod->id, mod);
   }
   g_hash_table_iter_init(&it, src->parameters);

@@ -165,3 +165,4 @@ void replay_on_optimizer_create(gs_replay *r, const gs_trace_event *e,
                                 const replay_strings *st);
 /* Modules, parameters' places and optimizers. */
 void replay_copy_modules(gs_replay *r, const gs_replay *src);
+void replay_module_free(gpointer p);

@@ -82,7 +82,7 @@ gs_replay *gs_replay_new(void) {
   r->nodes = replay_id_table(replay_node_free);
   r->node_index = gs_id_table_new(NULL);
   r->names = g_hash_table_new_full(gs_id_hash, gs_id_equal, g_free, NULL);
-  r->modules = replay_id_table(g_free);
+  r->modules = replay_id_table(replay_module_free);
   r->parameters = replay_id_table(g_free);
   r->optimizers = replay_id_table(replay_optimizer_free);
   r->datasets = g_hash_table_new_full(gs_id_hash, gs_id_equal, g_free, array_free);

@@ -121,9 +121,19 @@ typedef struct gs_replay_pool gs_replay_pool;
 typedef struct gs_replay_module {
   guint64 id;
   const char *type;
-  guint64 parent;     /* the module holding it as a child, or 0 */
+  guint64 parent;     /* the first module holding it as a child (whose path names its
+                         parameters, as named_parameters()), or 0 */
   const char *name;   /* its name in that parent ("fc2"), or NULL */
+  guint n_parents;    /* how many child slots name it (more than 1: a shared module) */
+  GArray *links;      /* gs_replay_module_link: every slot naming it, oldest first (or NULL) */
+  GArray *slots;      /* gs_replay_module_link: its own child slots (parent = the child id) */
 } gs_replay_module;
+
+/* One child slot: a parent (or, in a parent's slots, the child) and the slot's name. */
+typedef struct gs_replay_module_link {
+  guint64 id;
+  const char *name;
+} gs_replay_module_link;
 
 typedef struct gs_replay_optimizer {
   guint64 id;

@@ -556,6 +556,18 @@ static char *say_module_child(explain *x, kind_facts *k) {
   gs_format_handle(k->e.child, child_h, sizeof child_h);
   const gs_replay_module *parent = gs_replay_module_get(k->r, k->e.module);
   const gs_replay_module *child = gs_replay_module_get(k->r, k->e.child);
+  if (!k->e.child)
+    return g_strdup_printf(_("module %s %s no longer has a child \"%s\": the slot was emptied "
+                             "(removed or renamed); the module that was there lives on while "
+                             "something else holds it"),
+                           parent ? shown(x, parent->type) : "", parent_h, k->name);
+  if (child && child->n_parents > 1 &&
+      (child->parent != k->e.module || g_strcmp0(child->name, k->name) != 0))
+    return g_strdup_printf(_("module %s %s became the child \"%s\" of module %s %s as well: "
+                             "it is shared (%u places), and its parameters keep the names of "
+                             "its first place"),
+                           shown(x, child->type), child_h, k->name,
+                           parent ? shown(x, parent->type) : "", parent_h, child->n_parents);
   return g_strdup_printf(_("module %s %s became the child \"%s\" of module %s %s: it and "
                            "its parameters now belong to that tree, and its parameters are "
                            "named \"%s.…\""),

@@ -1,11 +1,134 @@
 """Modules natural to write in Python over the engine's ops, as torch.nn's: the containers
-ModuleList and ModuleDict, and the parameter-free layers Identity, Flatten, MaxPool2d and
-AvgPool2d. Each is an nn.Module subclass, so its children join the engine's module tree
-(named_parameters, state_dict, safetensors see them) as a user's own subclass's do."""
+ModuleList and ModuleDict (and the list edits of the engine's Sequential: slices, del,
+insert, append, extend, pop, +), and the parameter-free layers Identity, Flatten, MaxPool2d
+and AvgPool2d. Each is an nn.Module subclass, so its children join the engine's module tree
+(named_parameters, state_dict, safetensors see them) as a user's own subclass's do. Engine
+modules are shared as torch's: a slice or a second container holds the SAME modules."""
+from collections import OrderedDict
+
 from gradscope import _gradscope
 from gradscope.nn import functional as F
 
 Module = _gradscope.nn.Module
+Sequential = _gradscope.nn.Sequential
+
+
+def _position(container, idx):
+    """idx (negative: from the end) as a position in range, or torch's IndexError."""
+    n = len(container)
+    idx = int(idx)
+    if not -n <= idx < n:
+        raise IndexError(f"index {idx} is out of range")
+    return idx % n
+
+
+def _delete_and_renumber(container, idx):
+    """del container[idx] (an int or a slice), then the names "0".."n-1" again, as torch's
+    Sequential and ModuleList keep their numbering."""
+    names = [name for name, _ in container._named_children()]
+    if isinstance(idx, slice):
+        doomed = names[idx]
+    else:
+        doomed = [names[_position(container, idx)]]
+    for name in doomed:
+        container._remove_child(name)
+        container.__dict__.pop(name, None)
+    for i, (name, _) in enumerate(container._named_children()):
+        if name != str(i):
+            container._rename_child(name, str(i))
+            value = container.__dict__.pop(name, None)
+            if value is not None:
+                container.__dict__[str(i)] = value
+
+
+def _insert(container, index, module):
+    """module at position index, the later ones renumbered (torch's insert)."""
+    if not isinstance(module, Module):
+        raise AssertionError(f"module should be of type: {Module}")
+    n = len(container)
+    if not -n <= index <= n:
+        raise IndexError(f"Index out of range: {index}")
+    if index < 0:
+        index += n
+    for i in range(n, index, -1):
+        container._rename_child(str(i - 1), str(i))
+        value = container.__dict__.pop(str(i - 1), None)
+        if value is not None:
+            container.__dict__[str(i)] = value
+    container._insert_child(index, str(index), module)
+    container.__dict__[str(index)] = module
+
+
+def _seq_getitem(self, idx):
+    """seq[i] is a child; seq[a:b] a new Sequential holding the SAME modules under their
+    names ("1", "2" for seq[1:]), as torch's."""
+    if isinstance(idx, slice):
+        return self.__class__(OrderedDict(list(self._named_children())[idx]))
+    return self._named_children()[_position(self, idx)][1]
+
+
+def _seq_setitem(self, idx, module):
+    setattr(self, self._named_children()[_position(self, idx)][0], module)
+
+
+def _seq_delitem(self, idx):
+    _delete_and_renumber(self, idx)
+
+
+def _seq_append(self, module):
+    """module at the end, named str(len(self)); returns self."""
+    setattr(self, str(len(self)), module)
+    return self
+
+
+def _seq_extend(self, sequential):
+    """Appends each module of sequential; returns self."""
+    for layer in sequential:
+        _seq_append(self, layer)
+    return self
+
+
+def _seq_insert(self, index, module):
+    """module at position index, the later ones renumbered; returns self."""
+    _insert(self, index, module)
+    return self
+
+
+def _seq_pop(self, key):
+    """Removes and returns the module at key (torch's Sequential.pop)."""
+    v = self[key]
+    del self[key]
+    return v
+
+
+def _seq_add(self, other):
+    """A new Sequential of self's modules then other's (the same module objects)."""
+    if not isinstance(other, Sequential):
+        raise ValueError("add operator supports only objects of Sequential class, but "
+                         f"{type(other)} is given.")
+    return Sequential(*(list(self) + list(other)))
+
+
+def _seq_iadd(self, other):
+    if not isinstance(other, Sequential):
+        raise ValueError("add operator supports only objects of Sequential class, but "
+                         f"{type(other)} is given.")
+    return _seq_extend(self, other)
+
+
+def _seq_iter(self):
+    return iter([m for _, m in self._named_children()])
+
+
+for _name, _value in [("__getitem__", _seq_getitem), ("__setitem__", _seq_setitem),
+                      ("__delitem__", _seq_delitem), ("__iter__", _seq_iter),
+                      ("append", _seq_append), ("extend", _seq_extend),
+                      ("insert", _seq_insert), ("pop", _seq_pop), ("__add__", _seq_add),
+                      ("__iadd__", _seq_iadd)]:
+    _value.__name__ = _name
+    _value.__qualname__ = "Sequential." + _name
+    setattr(Sequential, _name, _value)
+del _name, _value
 
 
 class ModuleList(Module):
@@ -33,9 +156,34 @@ class ModuleList(Module):
 
     def __getitem__(self, index):
         items = [m for _, m in self._named_children()]
-        if isinstance(index, slice):
-            return ModuleList(items[index])
-        return items[index]
+        if isinstance(index, slice):  # the SAME modules, renumbered, as torch's
+            return self.__class__(items[index])
+        return items[_position(self, index)]
+
+    def __setitem__(self, index, module):
+        setattr(self, str(_position(self, index)), module)
+
+    def __delitem__(self, index):
+        _delete_and_renumber(self, index)
+
+    def insert(self, index, module):
+        """module before position index, the later ones renumbered."""
+        _insert(self, index, module)
+
+    def pop(self, key):
+        """Removes and returns the module at key."""
+        v = self[key]
+        del self[key]
+        return v
+
+    def __iadd__(self, modules):
+        return self.extend(modules)
+
+    def __add__(self, other):
+        combined = ModuleList()
+        for i, module in enumerate(list(self) + list(other)):
+            combined.add_module(str(i), module)
+        return combined
 
     def forward(self, *args, **kwargs):
         raise NotImplementedError("ModuleList is a container: call its modules, not the list")

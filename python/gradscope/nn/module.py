@@ -11,12 +11,19 @@ Module = _gradscope.nn.Module
 
 
 def named_children(self):
-    """(name, module) for each direct child, in registration order."""
-    return iter(self._named_children())
+    """(name, module) for each direct child, in registration order; a module in several slots
+    once, under its first name (as torch's: print(model) shows every slot)."""
+    seen = set()
+    out = []
+    for name, m in self._named_children():
+        if id(m) not in seen:
+            seen.add(id(m))
+            out.append((name, m))
+    return iter(out)
 
 
 def children(self):
-    return (m for _, m in self._named_children())
+    return (m for _, m in self.named_children())
 
 
 def named_modules(self, memo=None, prefix="", remove_duplicate=True):
@@ -28,7 +35,7 @@ def named_modules(self, memo=None, prefix="", remove_duplicate=True):
             return
         memo.add(id(self))
     yield prefix, self
-    for name, child in self._named_children():
+    for name, child in self.named_children():
         yield from child.named_modules(memo, prefix + ("." if prefix else "") + name,
                                        remove_duplicate)
 

@@ -65,11 +65,11 @@ class ParameterList(_Module):
         return idx % n
 
     def __getitem__(self, idx):
-        if isinstance(idx, slice):  # torch's is a ParameterList holding the same parameters
-            from gradscope._missing import NotSupportedError
-            raise NotSupportedError("ParameterList[a:b]: a parameter belongs to one module in "
-                                    "gradscope, so a slice cannot be another ParameterList; "
-                                    "use list(params)[a:b]")
+        if isinstance(idx, slice):  # a ParameterList holding the SAME parameters, as torch's
+            out = self.__class__()
+            for i in range(*idx.indices(len(self))):
+                out.append(self[i])
+            return out
         return getattr(self, str(self._index(idx)))
 
     def __setitem__(self, idx, param):

@@ -30,8 +30,18 @@ static void test_set_data_keeps_the_handle(void) {
 
   gs_tensor y = gs_mul_scalar(t, 2.0);
   EXPECT_ERROR(gs_tensor_set_data(y, src, NULL), "only a leaf's data can be replaced");
+  /* A leaf view may have its data replaced, as in torch: it is then a view no more, and
+   * writes into it leave its old base alone. */
   gs_tensor v = gs_select(src, 0, 1); /* src does not require grad: v is a leaf */
-  EXPECT_ERROR(gs_tensor_set_data(v, src, NULL), "is a view of another tensor");
+  g_assert_cmpuint(gs_view_base(v).id, ==, src.id);
+  gs_tensor fresh = gs_full(GS_F64, (int64_t[]){2}, 1, 7.0);
+  gs_tensor_set_data(v, fresh, NULL);
+  g_assert_cmpuint(gs_view_base(v).id, ==, 0);
+  g_assert_cmpuint(gs_storage_id(v), ==, gs_storage_id(fresh));
+  gs_fill_(v, -1.0);
+  test_assert_values(src, (int64_t[]){3}, 1, (double[]){4, 4, 4}, 0, 0);
+  test_assert_values(fresh, (int64_t[]){2}, 1, (double[]){-1, -1}, 0, 0);
+  gs_dispose(fresh);
   gs_tensor ints = gs_zeros(GS_I64, (int64_t[]){3}, 1);
   EXPECT_ERROR(gs_tensor_set_data(t, ints, NULL), "requires grad, so its data must be floating");
   g_assert_cmpint(gs_dtype_of(t), ==, GS_F64); /* a refusal changes nothing */

@@ -250,6 +250,68 @@ static void test_seek_equals_fresh_replay(void) {
   recorded_model_clear(&f);
 }
 
+/* A shared module: Sequential(lin, relu, lin), then head = seq[0:1], then del seq[0] (slot
+ * "0" emptied, "1".."2" renamed down), then seq disposed while head still holds lin. */
+static guint64 shared_lin, shared_seq, shared_head, shared_weight;
+
+static void sharing_work(void) {
+  gs_rng rng;
+  gs_rng_seed(&rng, 9);
+  gs_module lin = gs_linear_new(2, 2, true, &rng);
+  gs_module seq = gs_sequential_new((gs_module[]){gs_module_retain(lin), gs_relu_new(), lin}, 3);
+  gs_module head = gs_sequential_slice(seq, 0, 1, 1);
+  shared_lin = lin.id, shared_seq = seq.id, shared_head = head.id;
+  shared_weight = gs_module_parameter(lin, "weight").id;
+  gs_trace_mark("shared");
+  gs_sequential_remove(seq, 0);
+  gs_trace_mark("removed");
+  gs_module_dispose(seq);
+  gs_trace_mark("seq gone");
+  gs_module_dispose(head);
+}
+
+static void test_shared_module_tree(void) {
+  recorded_model f;
+  recorded_model_init(&f, sharing_work, 5);
+  gs_trace_model *m = f.m;
+  guint64 shared = find_event(m, 0, GS_TRACE_MARK, "shared");
+  guint64 removed = find_event(m, 0, GS_TRACE_MARK, "removed");
+  guint64 gone = find_event(m, 0, GS_TRACE_MARK, "seq gone");
+  g_assert_cmpuint(gone, !=, G_MAXUINT64);
+  const gs_replay *r = gs_trace_model_seek(m, shared);
+  const gs_replay_module *lin = gs_replay_module_get(r, shared_lin);
+  g_assert_cmpuint(lin->n_parents, ==, 3); /* seq "0", seq "2", head "0" */
+  g_assert_cmpuint(lin->parent, ==, shared_seq);
+  g_assert_cmpstr(lin->name, ==, "0");
+  g_assert_cmpstr(gs_replay_tensor_name(r, shared_weight), ==, "Sequential.0.weight");
+  /* The second slot's sentence says the module is shared. */
+  guint64 second = find_event(m, 0, GS_TRACE_MODULE_CHILD, "2");
+  g_autofree char *says = gs_trace_model_explain(m, second);
+  g_assert_nonnull(strstr(says, " as well: it is shared (2 places)"));
+  /* After del seq[0]: lin's slot "0" went, its other slot in seq was renamed "1". */
+  r = gs_trace_model_seek(m, removed);
+  lin = gs_replay_module_get(r, shared_lin);
+  g_assert_cmpuint(lin->n_parents, ==, 2);
+  g_assert_cmpuint(lin->parent, ==, shared_head); /* head's slot is now the oldest */
+  guint64 emptied = G_MAXUINT64;
+  for (guint64 i = shared; i < removed; i++) {
+    gs_trace_event e;
+    g_assert_true(gs_trace_model_event(m, i, &e));
+    if (e.kind == GS_TRACE_MODULE_CHILD && e.child == 0 && emptied == G_MAXUINT64)
+      emptied = i;
+  }
+  g_assert_cmpuint(emptied, !=, G_MAXUINT64);
+  g_autofree char *empty_says = gs_trace_model_explain(m, emptied);
+  g_assert_nonnull(strstr(empty_says, "no longer has a child \"0\": the slot was emptied"));
+  /* seq's disposal let go of lin's last slot there: the log said so, head keeps it. */
+  r = gs_trace_model_seek(m, gone);
+  lin = gs_replay_module_get(r, shared_lin);
+  g_assert_cmpuint(lin->n_parents, ==, 1);
+  g_assert_cmpuint(lin->parent, ==, shared_head);
+  assert_seeks_equal_fresh_replay(m, f.bytes, gs_trace_model_n_events(m), 20, 10, 7);
+  recorded_model_clear(&f);
+}
+
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   gs_set_error_handler(gs_error_handler_return, NULL, NULL);
@@ -259,5 +321,6 @@ int main(int argc, char **argv) {
   g_test_add_func("/trace-model-nn/parameter-life-includes-tree-and-optimizer",
                   test_parameter_life);
   g_test_add_func("/trace-model-nn/seek-equals-fresh-replay", test_seek_equals_fresh_replay);
+  g_test_add_func("/trace-model-nn/shared-module-tree", test_shared_module_tree);
   return g_test_run();
 }
