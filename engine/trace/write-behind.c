@@ -96,9 +96,30 @@ static bool ensure_started(void) {
   return started;
 }
 
+/* Under wb_lock. In the child of a plain fork() (not gs__fork, whose child forgets the log,
+ * gs__wb_forget_after_fork) the queue is a copy of the parent's, which the parent's writer
+ * writes, and no writer runs here to empty it: waiting for it would hang. */
+static void drop_parents_queue(void) {
+  if (!started || started_in == getpid())
+    return;
+  for (; queue_count; queue_count--) {
+    free(queue[queue_head].data);
+    queue_head = (queue_head + 1) % WB_QUEUE;
+  }
+  started = false;
+  atomic_store(&writing, 0);
+}
+
+/* A log opened through the API and never closed still gets every full buffer at exit, as
+ * when the recording thread wrote them itself. */
+static void drain_at_exit(void) { gs__wb_drain(); }
+
 void gs__wb_open(int fd) {
+  static bool exit_drain_registered;
   pthread_mutex_lock(&wb_lock);
   wb_fd = fd;
+  if (!exit_drain_registered)
+    exit_drain_registered = atexit(drain_at_exit) == 0;
   pthread_mutex_unlock(&wb_lock);
 }
 
@@ -106,6 +127,7 @@ void gs__wb_open(int fd) {
  * closed. */
 void gs__wb_close(void) {
   pthread_mutex_lock(&wb_lock);
+  drop_parents_queue();
   wb_fd = -1;
   while (queue_count || atomic_load(&writing))
     pthread_cond_wait(&wb_done, &wb_lock);
@@ -114,6 +136,7 @@ void gs__wb_close(void) {
 
 void gs__wb_drain(void) {
   pthread_mutex_lock(&wb_lock);
+  drop_parents_queue();
   while (queue_count || atomic_load(&writing))
     pthread_cond_wait(&wb_done, &wb_lock);
   pthread_mutex_unlock(&wb_lock);
@@ -122,6 +145,7 @@ void gs__wb_drain(void) {
 bool gs__wb_submit(uint32_t thread, uint64_t base_seq, uint64_t base_time, uint8_t **data,
                    size_t used) {
   pthread_mutex_lock(&wb_lock);
+  drop_parents_queue();
   while (wb_fd != -1 && queue_count == WB_QUEUE)
     pthread_cond_wait(&wb_done, &wb_lock);
   uint8_t *spare = NULL;
