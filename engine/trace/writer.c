@@ -4,7 +4,8 @@
  *
  * Off by default: every event site tests gs__tracing (one predictable branch). On: each thread
  * appends encoded events to its own buffer; a full buffer becomes one chunk (header, CRC-32C,
- * payload) written to the sink under one lock, in one write. gs_trace_flush on any thread
+ * payload) written to the sink under one lock, in one write, by the write-behind thread
+ * (write-behind.c) while the recording thread goes on in a spare buffer. gs_trace_flush on any thread
  * writes out every thread's buffer: it claims each buffer, which waits for its thread to finish
  * the event it is writing (the handshake in writer-impl.h), and that thread waits for the
  * claim to end before its next event.
