@@ -45,15 +45,16 @@ static inline void gs__spin_unlock(gs__spinlock *lock) {
 /* Where a lock sits in the engine's lock order, outermost first: gs__fork takes the locks in
  * this order, so a lock that is held while another is taken must rank lower than it. */
 enum {
-  GS__FORK_RANK_BACKWARD = 10,  /* backward/: held across a whole backward pass */
-  GS__FORK_RANK_RANDOM = 20,    /* core/random.c: the default generator, across a fill */
-  GS__FORK_RANK_ERROR = 25,     /* core/error.c: the handler (a leaf) */
-  GS__FORK_RANK_OWNERSHIP = 30, /* scope/ownership.c: takes pool locks inside */
-  GS__FORK_RANK_TRACE_SITES = 40,   /* trace/sites.c: writes into a thread's buffer inside */
-  GS__FORK_RANK_TRACE_STREAMS = 50, /* trace/writer.c: registry, then buffers, then the sink */
-  GS__FORK_RANK_TRACE_RING = 52,   /* trace/flight-recorder.c: its applier's queue, state */
-  GS__FORK_RANK_TRACE_STRINGS = 55, /* trace/writer.c: the string table (a leaf) */
-  GS__FORK_RANK_NODE_HANDLES = 58, /* autograd/node-handle.c: takes a pool lock inside */
+  GS__FORK_RANK_BACKWARD = 10,           /* backward/: held across a whole backward pass */
+  GS__FORK_RANK_RANDOM = 20,             /* core/random.c: the default generator, across a fill */
+  GS__FORK_RANK_ERROR = 25,              /* core/error.c: the handler (a leaf) */
+  GS__FORK_RANK_OWNERSHIP = 30,          /* scope/ownership.c: takes pool locks inside */
+  GS__FORK_RANK_TRACE_SITES = 40,        /* trace/sites.c: writes into a thread's buffer inside */
+  GS__FORK_RANK_TRACE_STREAMS = 50,      /* trace/writer.c: registry, then buffers, then the sink */
+  GS__FORK_RANK_TRACE_WRITE_BEHIND = 51, /* trace/write-behind.c: the queue of full buffers */
+  GS__FORK_RANK_TRACE_RING = 52,         /* trace/flight-recorder.c: its applier's queue, state */
+  GS__FORK_RANK_TRACE_STRINGS = 55,      /* trace/writer.c: the string table (a leaf) */
+  GS__FORK_RANK_NODE_HANDLES = 58,       /* autograd/node-handle.c: takes a pool lock inside */
   GS__FORK_RANK_POOLS = 60,     /* base/pool.c: every pool's free list, then the history slabs */
   GS__FORK_RANK_ALLOCATOR = 70, /* core/allocator.c (a leaf) */
   GS__FORK_RANK_INTERN = 80,    /* base/intern.c (a leaf) */

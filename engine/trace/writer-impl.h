@@ -43,7 +43,7 @@ typedef struct gs__tw_defined {
  * process, so the owner needs none of its own (writer.c falls back to a fence on both sides
  * where membarrier is missing). */
 typedef struct gs__tw_buffer {
-  uint8_t data[GS__TW_BUFFER_BYTES];
+  uint8_t *data; /* GS__TW_BUFFER_BYTES; swapped for a spare when handed to write-behind.c */
   size_t used;
   uint32_t thread_no;
   uint64_t base_seq, base_time; /* of the event before this chunk's first */
@@ -60,6 +60,25 @@ typedef struct gs__tw_buffer {
 /* Whether claimers run membarrier(2) (registered when the library loads), so that the owner's
  * side of the handshake needs no fence. Never changes after the library's constructors. */
 extern bool gs__tw_asymmetric;
+/* writer.c: writes one chunk (header, payload, padding) to fd, taking the sink lock if lock;
+ * a sink that fails stops recording. fd GS__TW_RING: into the flight recorder's ring (or,
+ * from a fatal signal's handler, into its dump). */
+#define GS__TW_RING (-2)
+void gs__tw_write_chunk(int fd, bool lock, uint32_t thread, uint64_t base_seq, uint64_t base_time,
+                        const uint8_t *data, size_t used);
+
+/* write-behind.c: full buffers written by a thread of the writer's own. */
+void gs__wb_open(int fd); /* chunks handed over go to fd (or GS__TW_RING) from now on */
+void gs__wb_close(void);  /* takes no more, and returns once all are written */
+void gs__wb_drain(void);  /* returns once every chunk handed over is written */
+/* Hands *data (used bytes of one thread's stream) over and puts a spare block in its place;
+ * false if not taken (no file log, no thread, no memory): the caller writes it itself. */
+bool gs__wb_submit(uint32_t thread, uint64_t base_seq, uint64_t base_time, uint8_t **data,
+                   size_t used);
+void gs__wb_crash_halt(void);  /* a fatal signal's handler: stops the writer between chunks */
+void gs__wb_crash_flush(void); /* the same, then writes what is queued */
+void gs__wb_forget_after_fork(void);
+
 /* The owner found its buffer claimed: steps aside until the claimer is done (writer.c). */
 void gs__tw_wait_unclaimed(gs__tw_buffer *b);
 

@@ -4,7 +4,8 @@
  *
  * Off by default: every event site tests gs__tracing (one predictable branch). On: each thread
  * appends encoded events to its own buffer; a full buffer becomes one chunk (header, CRC-32C,
- * payload) written to the sink under one lock, in one write. gs_trace_flush on any thread
+ * payload) written to the sink under one lock, in one write, by the write-behind thread
+ * (write-behind.c) while the recording thread goes on in a spare buffer. gs_trace_flush on any thread
  * writes out every thread's buffer: it claims each buffer, which waits for its thread to finish
  * the event it is writing (the handshake in writer-impl.h), and that thread waits for the
  * claim to end before its next event.
@@ -123,38 +124,53 @@ static void make_header(void) {
 static bool ring_mode;
 static int dump_fd = -1;
 
-/* Writes b's events as one chunk. locked: the caller has b (its thread inside an event, or a
- * claimer) and holds sink_lock, or is a signal handler that can take neither. */
-static void flush_buffer_locked(thread_buffer *b) {
-  if (b->used == 0 || (sink_fd < 0 && !ring_mode))
-    return;
+/* Writes a chunk to fd. From a flush (sink_lock held by the caller, or a signal handler that
+ * cannot take it) or from write-behind.c's thread (lock: takes sink_lock, so a socket never
+ * gets two chunks interleaved). */
+void gs__tw_write_chunk(int fd, bool lock, uint32_t thread, uint64_t base_seq, uint64_t base_time,
+                        const uint8_t *data, size_t used) {
   uint8_t header[GS__TRACE_CHUNK_HEADER_SIZE];
-  gs__trace_chunk_header(header, b->thread_no, b->base_seq, b->base_time, b->data, b->used);
+  gs__trace_chunk_header(header, thread, base_seq, base_time, data, used);
   static const uint8_t zeros[8];
-  size_t pad = (8 - b->used % 8) % 8;
-  if (ring_mode && dump_fd < 0) {
-    gs__flight_keep(header, b->data, b->used, pad);
-    b->used = 0;
-    b->base_seq = b->last_seq;
-    b->base_time = b->last_time;
-    return;
+  size_t pad = (8 - used % 8) % 8;
+  struct iovec iov[3] = {{header, sizeof header}, {(void *)data, used}, {(void *)zeros, pad}};
+  size_t total = sizeof header + used + pad;
+  if (lock)
+    pthread_mutex_lock(&sink_lock);
+  if (fd == GS__TW_RING) { /* a flight recorder's: kept, or after a crash written into its dump */
+    if (ring_mode && dump_fd < 0)
+      gs__flight_keep(header, data, used, pad);
+    fd = ring_mode ? dump_fd : -1;
+    if (fd < 0) {
+      if (lock)
+        pthread_mutex_unlock(&sink_lock);
+      return;
+    }
   }
-  int fd = ring_mode ? dump_fd : sink_fd;
-  struct iovec iov[3] = {{header, sizeof header}, {b->data, b->used}, {(void *)zeros, pad}};
-  size_t total = sizeof header + b->used + pad;
   ssize_t w = writev(fd, iov, 3);
   if (w >= 0 && (size_t)w < total) { /* a short write: finish it byte-exactly */
     uint8_t *whole = malloc(total);
     if (whole) {
       memcpy(whole, header, sizeof header);
-      memcpy(whole + sizeof header, b->data, b->used);
-      memset(whole + sizeof header + b->used, 0, pad);
+      memcpy(whole + sizeof header, data, used);
+      memset(whole + sizeof header + used, 0, pad);
       gs__tw_write_all(fd, whole + w, total - (size_t)w);
       free(whole);
     }
   } else if (w < 0) {
     atomic_store(&gs__tracing, false); /* the sink is gone: stop, keep the program running */
   }
+  if (lock)
+    pthread_mutex_unlock(&sink_lock);
+}
+
+/* Writes b's events as one chunk. locked: the caller has b (its thread inside an event, or a
+ * claimer) and holds sink_lock, or is a signal handler that can take neither. */
+static void flush_buffer_locked(thread_buffer *b) {
+  if (b->used == 0 || (sink_fd < 0 && !ring_mode))
+    return;
+  gs__tw_write_chunk(ring_mode ? GS__TW_RING : sink_fd, false, b->thread_no, b->base_seq,
+                     b->base_time, b->data, b->used);
   b->used = 0;
   b->base_seq = b->last_seq;
   b->base_time = b->last_time;
@@ -209,8 +225,10 @@ static void unclaim(thread_buffer *b) {
   gs__spin_unlock(&b->claim_lock);
 }
 
-/* The caller has b (its thread inside an event, or a claimer). */
+/* The caller has b (its thread inside an event, or a claimer). The chunks b's thread handed
+ * to the write-behind thread go first. */
 static void flush_buffer(thread_buffer *b) {
+  gs__wb_drain();
   pthread_mutex_lock(&sink_lock);
   flush_buffer_locked(b);
   pthread_mutex_unlock(&sink_lock);
@@ -236,6 +254,7 @@ static void thread_exit(void *p) {
   pthread_mutex_unlock(&registry_lock);
   free(b->strings.bits);
   free(b->sites.bits);
+  free(b->data);
   free(b);
 }
 
@@ -243,8 +262,12 @@ static void make_key(void) { pthread_key_create(&buffer_key, thread_exit); }
 
 gs__tw_buffer *gs__tw_buffer_new(void) {
   thread_buffer *b = calloc(1, sizeof *b);
-  if (!b)
+  uint8_t *data = malloc(GS__TW_BUFFER_BYTES);
+  if (!b || !data) {
+    free(b), free(data);
     return NULL;
+  }
+  b->data = data;
   pthread_once(&key_once, make_key);
   pthread_setspecific(buffer_key, b);
   b->claim_lock = (gs__spinlock)GS__SPINLOCK_INIT;
@@ -406,7 +429,15 @@ uint8_t *gs__tw_make_room_or_leave(gs__tw_buffer *b, size_t need) {
     gs__tw_leave(b);
     return NULL; /* larger than a whole buffer: dropped (bounded by the limits on arrays and text) */
   }
-  flush_buffer(b);
+  /* A file's or socket's chunk is written by the write-behind thread (write-behind.c);
+   * a ring's is kept here. */
+  if (gs__wb_submit(b->thread_no, b->base_seq, b->base_time, &b->data, b->used)) {
+    b->used = 0;
+    b->base_seq = b->last_seq;
+    b->base_time = b->last_time;
+  } else {
+    flush_buffer(b);
+  }
   if (b->used) { /* no sink any more (the log was closed meanwhile): drop the event */
     gs__tw_leave(b);
     return NULL;
@@ -609,10 +640,13 @@ static bool start(int fd, bool owned, const char *ring_path, uint64_t ring_bytes
     /* The reason's id is taken now: a signal handler cannot take it. */
     ok = gs__flight_open(ring_path, ring_bytes, log_header, string_id(ring_reason), ring_reason);
     ring_mode = ok;
+    if (ok)
+      gs__wb_open(GS__TW_RING);
   } else {
     sink_fd = fd;
     sink_owned = owned;
     gs__tw_write_all(sink_fd, log_header, sizeof log_header);
+    gs__wb_open(fd);
   }
   pthread_mutex_unlock(&sink_lock);
   pthread_mutex_unlock(&registry_lock);
@@ -654,6 +688,7 @@ void gs__trace_forget_inherited(void) {
     if (b != mine) {
       free(b->strings.bits);
       free(b->sites.bits);
+      free(b->data);
       free(b);
     }
   }
@@ -664,6 +699,7 @@ void gs__trace_forget_inherited(void) {
   }
   /* The parent's sink (a file, the inspector's socket) stays the parent's: this process's
    * copy of the descriptor must not keep a socket open after the parent closes it. */
+  gs__wb_forget_after_fork();
   if (sink_fd >= 0)
     close(sink_fd);
   sink_fd = -1;
@@ -704,6 +740,7 @@ static bool dump_ring(bool from_signal) {
     return false;
   if (from_signal) {
     dump_fd = fd;
+    gs__wb_crash_flush(); /* the chunks handed over but not kept yet, then the buffers */
     for (thread_buffer *b = registry; b; b = b->next)
       flush_buffer_locked(b);
     dump_fd = -1;
@@ -735,6 +772,7 @@ void gs_trace_close(void) {
   gs_trace_flush();
   atomic_store(&gs__tracing, false);
   flush_all(); /* what threads appended while the switch went off */
+  gs__wb_close(); /* nothing queued for the sink is left unwritten when it closes */
   pthread_mutex_lock(&sink_lock);
   if (ring_mode) { /* closing (and exit) writes the ring out */
     dump_ring(false);
@@ -757,11 +795,14 @@ static const int fatal_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SI
 /* Best effort: write every buffer without locks (the lock may be held by the crashed code),
  * then let the signal do what it did before. */
 static void on_fatal_signal(int sig) {
-  if (atomic_load(&gs__tracing) && ring_mode)
+  if (atomic_load(&gs__tracing) && ring_mode) {
+    gs__wb_crash_halt(); /* the write-behind thread may be keeping a chunk in the ring */
     dump_ring(true);
-  else if (atomic_load(&gs__tracing) && sink_fd >= 0)
+  } else if (atomic_load(&gs__tracing) && sink_fd >= 0) {
+    gs__wb_crash_flush(); /* the buffers handed over before, then what each thread holds */
     for (thread_buffer *b = registry; b; b = b->next)
       flush_buffer_locked(b);
+  }
   atomic_store(&gs__tracing, false);
   sigaction(sig, &previous[sig], NULL);
   raise(sig);
