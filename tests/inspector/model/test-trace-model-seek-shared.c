@@ -1,9 +1,10 @@
 /* test-trace-model-seek-shared.c: seeks in a log with many objects alive, whose keyframes keep
- * shared records (model-seek.c, replay-records.c): a seek moves the records it holds from one
- * keyframe's to another's and puts back what it changed, and a keyframe compares only what
- * the head changed since the last one. Every moment sought must equal a replay of the log
- * from its start, whatever the seeks before it (forward, backward, random jumps across
- * keyframes, into the part of the log where the kept tensors are still being made). */
+ * shared records (model-seek.c, replay-records.c): a seek's cursor reads its keyframe's
+ * records in place and copies only those it changes (so no write may reach a record other
+ * keyframes share), and a keyframe compares only what the head changed since the last one.
+ * Every moment sought must equal a replay of the log from its start, whatever the seeks
+ * before it (forward, backward, random jumps across keyframes, between the parts of the log
+ * where the kept tensors are made and where they are disposed). */
 #include <gradscope/gradscope.h>
 
 #include "model-private.h"
