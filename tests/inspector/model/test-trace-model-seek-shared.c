@@ -100,7 +100,7 @@ static void test_dense_keyframes(void) { check(3000, 6); }
  * being made), steps that make and dispose tensors in an inner scope while made ones change
  * hands, then every made tensor disposed in an order unlike their making, the next to go
  * changing hands meanwhile. Marks where the steps begin and where the disposing does. */
-#define MADE 4000
+#define MADE 3000
 #define MIDDLE_STEPS 400
 
 /* A made tensor changes hands: the scope's to the caller's, or back (an owner change of a
@@ -169,7 +169,7 @@ static void make_steps_dispose_work(void) {
  * another keyframe's records: each must come back right), with short hops forward and back
  * from where the last jump landed (the cursor read on, or rebuilt, within one keyframe's
  * span). Each moment must equal a replay of the log from its start. */
-#define JUMP_KEYFRAMES 1000
+#define JUMP_KEYFRAMES 750
 
 static void test_jumps_across_make_and_dispose(void) {
   recorded_model f;
@@ -185,7 +185,7 @@ static void test_jumps_across_make_and_dispose(void) {
   g_assert_cmpuint(n - dispose_start, >, 6 * JUMP_KEYFRAMES);
   GRand *rand = g_rand_new_with_seed(21);
   guint64 at = 0;
-  for (guint k = 0; k < 48; k++) {
+  for (guint k = 0; k < 36; k++) {
     guint kind = k % 6;
     if (kind == 0 || kind == 3) /* into the making */
       at = (guint64)g_rand_int_range(rand, 0, (gint32)made_end);
