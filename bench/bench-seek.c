@@ -3,8 +3,9 @@
  * events (10 M by default); the parent opens it with gs_trace_model_load_file and seeks as the
  * scrubber does: 50 random jumps, then 50 steps backwards from the middle. Prints the worst
  * jump and step in wall and CPU time (seek_huge_ms, seek_huge_cpu_ms: target every seek
- * <= 100 ms), the keyframes the model holds and their bytes (seek_keyframes,
- * seek_keyframe_mb), the open's time, and the model's resident bytes per event.
+ * <= 100 ms) and the median jump's CPU time, the keyframes the model holds and their bytes
+ * (seek_keyframes, seek_keyframe_mb, and the most events a seek replays: seek_keyframe_gap_max),
+ * the open's time, and the model's resident bytes per event.
  *
  * Usage: bench-seek [EVENTS [ALIVE]]. GS_BENCH_SEEK_LOG=path keeps (or reuses) the log. */
 #include <glib/gstdio.h>
@@ -57,25 +58,31 @@ int main(int argc, char **argv) {
   guint64 rss1 = (guint64)bench_proc_status_kib("VmRSS") * 1024;
   guint64 n = gs_trace_model_n_events(m);
   printf("# %" G_GUINT64_FORMAT " events, %u alive at the peak\n", n,
-         g_hash_table_size(gs_trace_model_seek(m, n / 2)->objects));
+         gs_replay_n_objects(gs_trace_model_seek(m, n / 2)));
 
   GRand *rand = g_rand_new_with_seed(32);
   bench_seek_times t;
   bench_time_seeks(m, 50, 50, rand, &t);
   g_rand_free(rand);
-  guint64 keyframe_bytes = 0;
-  for (guint i = 0; i < m->keyframes->len; i++)
-    keyframe_bytes += g_array_index(m->keyframes, model_keyframe, i).bytes;
+  guint64 keyframe_bytes = 0, gap = 0;
+  for (guint i = 0; i < m->keyframes->len; i++) {
+    const model_keyframe *k = &g_array_index(m->keyframes, model_keyframe, i);
+    keyframe_bytes += k->bytes;
+    guint64 next = i + 1 < m->keyframes->len ? k[1].applied : n;
+    gap = MAX(gap, next - k->applied);
+  }
   bench_result("seek_events", (double)n, "");
   bench_result("seek_open_s", open_s, "s");
   bench_result("seek_open_cpu_s", open_cpu_s, "s");
   bench_result("seek_bytes_per_event", (double)(rss1 - rss0) / (double)n, "B");
   bench_result("seek_huge_ms", t.jump_ms, "ms");
   bench_result("seek_huge_cpu_ms", t.jump_cpu_ms, "ms");
+  bench_result("seek_huge_median_cpu_ms", t.jump_median_cpu_ms, "ms");
   bench_result("seek_huge_back_ms", t.back_ms, "ms");
   bench_result("seek_huge_back_cpu_ms", t.back_cpu_ms, "ms");
   bench_result("seek_keyframes", m->keyframes->len, "");
   bench_result("seek_keyframe_mb", (double)keyframe_bytes / 1e6, "MB");
+  bench_result("seek_keyframe_gap_max", (double)gap, "");
   gs_trace_model_free(m);
   if (!keep)
     g_unlink(path);

@@ -225,11 +225,9 @@ static void compare_probe(compare *c, gs_trace_model *m, oracle *o, const probe 
   }
   const gs_replay *r = gs_trace_model_seek(m, index);
   guint model_tensors = 0;
-  GHashTableIter it;
-  gpointer value;
-  g_hash_table_iter_init(&it, r->objects);
-  while (g_hash_table_iter_next(&it, NULL, &value))
-    model_tensors += !((const gs_replay_object *)value)->composite;
+  gs_replay_iter it = {0};
+  for (gs_replay_object *t; gs_replay_objects_next(r, &it, &t);)
+    model_tensors += !t->composite;
   g_autoptr(GHashTable) engine_ids = g_hash_table_new(g_int64_hash, g_int64_equal);
   for (guint i = 0; i < p->n_tensors; i++) {
     const probe_tensor *pt = &g_array_index(o->tensors, probe_tensor, p->first_tensor + i);
@@ -237,9 +235,8 @@ static void compare_probe(compare *c, gs_trace_model *m, oracle *o, const probe 
     compare_tensor(c, r, pt);
   }
   if (model_tensors != p->n_tensors) {
-    g_hash_table_iter_init(&it, r->objects);
-    while (g_hash_table_iter_next(&it, NULL, &value)) {
-      const gs_replay_object *obj = value;
+    it = (gs_replay_iter){0};
+    for (gs_replay_object *obj; gs_replay_objects_next(r, &it, &obj);) {
       char h[32];
       if (!obj->composite && !g_hash_table_contains(engine_ids, &obj->id))
         disagree(c, "tensor %s is alive in the model, not in the engine (made by %s)",
@@ -484,14 +481,12 @@ guint oracle_compare_ring(const char *full_log, const char *ring_log, GString *r
   /* Both states stay valid: each model's own seek position. */
   const gs_replay *rs = gs_trace_model_seek(ring, n - 1);
   const gs_replay *fs = gs_trace_model_seek(full, at);
-  if (g_hash_table_size(rs->objects) != g_hash_table_size(fs->objects))
+  if (gs_replay_n_objects(rs) != gs_replay_n_objects(fs))
     disagree(&c, "%u objects alive in the full log at #%" G_GUINT64_FORMAT ", %u in the ring's",
-             g_hash_table_size(fs->objects), seq, g_hash_table_size(rs->objects));
-  GHashTableIter it;
-  gpointer value;
-  g_hash_table_iter_init(&it, fs->objects);
-  while (g_hash_table_iter_next(&it, NULL, &value))
-    compare_ring_tensor(&c, fs, rs, value);
+             gs_replay_n_objects(fs), seq, gs_replay_n_objects(rs));
+  gs_replay_iter it = {0};
+  for (gs_replay_object *o; gs_replay_objects_next(fs, &it, &o);)
+    compare_ring_tensor(&c, fs, rs, o);
   /* The head state counts what did not add up in the whole log. */
   const gs_replay *ring_head = gs_trace_model_head(ring), *full_head = gs_trace_model_head(full);
   if (ring_head->n_warnings > full_head->n_warnings)

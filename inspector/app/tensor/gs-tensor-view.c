@@ -347,7 +347,7 @@ static void show_state(GsTensorView *self) {
                         ? self->handles.moved_to
                         : self->handles.id;
   const gs_replay *state = gs_trace_model_seek(self->model, self->position);
-  const gs_replay_object *object = state ? g_hash_table_lookup(state->objects, &current) : NULL;
+  const gs_replay_object *object = state ? gs_replay_object_find(state, current) : NULL;
   if (!object) {
     g_autofree char *why = why_not_alive(self, upto);
     set_unknown_state(self, why);

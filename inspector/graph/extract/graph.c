@@ -110,7 +110,7 @@ static char *tensor_label_full(const gs_replay *r, guint64 tensor, gboolean save
   char handle[32];
   if (!*name)
     name = gs_format_handle(tensor, handle, sizeof handle);
-  const gs_replay_object *o = g_hash_table_lookup(r->objects, &tensor);
+  const gs_replay_object *o = gs_replay_object_find(r, tensor);
   int ndim = o && !o->composite ? o->ndim : -1;
   const gint64 *shape = o ? o->shape : NULL;
   return saved ? gs_graph_saved_text(name, shape, ndim) : gs_graph_tensor_text(name, shape, ndim);
@@ -136,7 +136,7 @@ typedef struct builder {
 } builder;
 
 static guint64 object_scope(const gs_replay *r, guint64 tensor) {
-  const gs_replay_object *o = tensor ? g_hash_table_lookup(r->objects, &tensor) : NULL;
+  const gs_replay_object *o = tensor ? gs_replay_object_find(r, tensor) : NULL;
   return o && o->holder == GS_TRACE_HELD_BY_SCOPE ? o->owner : 0;
 }
 
@@ -149,7 +149,7 @@ static guint add_item(builder *b, gs_graph_item_kind kind, guint64 id, guint64 t
     return GPOINTER_TO_UINT(found) - 1;
   }
   gs_graph_item item = {kind, id, tensor, key, label, scope, -1, -1, 0, 1, 0};
-  const gs_replay_object *o = tensor ? g_hash_table_lookup(b->r->objects, &tensor) : NULL;
+  const gs_replay_object *o = tensor ? gs_replay_object_find(b->r, tensor) : NULL;
   item.site = o ? o->site : 0;
   if (b->v && o && !o->composite)
     item.version = (gint64)gs_graph_versions_now(b->v, o->storage);
@@ -180,10 +180,10 @@ static guint tensor_item(builder *b, guint64 tensor) {
 static void add_storage_relations(builder *b) {
   for (guint i = 0; i < b->g->items->len; i++) {
     guint64 tensor = item_at(b, i)->tensor;
-    const gs_replay_object *o = tensor ? g_hash_table_lookup(b->r->objects, &tensor) : NULL;
+    const gs_replay_object *o = tensor ? gs_replay_object_find(b->r, tensor) : NULL;
     if (!o || o->composite || o->origin == 0 || !o->source || o->source == tensor)
       continue;
-    if (!g_hash_table_contains(b->r->objects, &o->source))
+    if (!gs_replay_object_find(b->r, o->source))
       continue;
     gs_graph_edge_kind kind = GS_GRAPH_EDGE_VIEW;
     /* The engine (views.c) logs a detach's tensor_create before marking it detached: origin
@@ -204,7 +204,7 @@ static void add_storage_relations(builder *b) {
 /* The storage a drawn tensor views: its own if it is alive, else (a saved tensor whose handle
  * is gone) the one it viewed when a live node saved it. 0 if unknown. */
 static guint64 item_storage(builder *b, const gs_graph_item *item) {
-  const gs_replay_object *o = g_hash_table_lookup(b->r->objects, &item->tensor);
+  const gs_replay_object *o = gs_replay_object_find(b->r, item->tensor);
   if (o)
     return o->composite ? 0 : o->storage;
   GHashTableIter it;
@@ -272,7 +272,7 @@ static void add_alias_writers(builder *b) {
       const gs_graph_write *w = &writes[k];
       if (!entered || w->seq < *entered)
         continue;
-      const gs_replay_object *writer = g_hash_table_lookup(b->r->objects, &w->tensor);
+      const gs_replay_object *writer = gs_replay_object_find(b->r, w->tensor);
       if (w->tensor == tensor || !writer || writer->composite || writer->storage != storage)
         continue;
       char *key = g_strdup_printf("%" G_GUINT64_FORMAT ":%" G_GUINT64_FORMAT, w->tensor, storage);
@@ -289,7 +289,7 @@ static void add_alias_writers(builder *b) {
 static void check_saved_version(builder *b, guint node_item, guint saved_item,
                                 const gs_replay_node *n, guint k) {
   guint64 storage = n->saved_storages ? n->saved_storages[k] : 0;
-  const gs_replay_object *o = g_hash_table_lookup(b->r->objects, &n->saved[k]);
+  const gs_replay_object *o = gs_replay_object_find(b->r, n->saved[k]);
   if (!storage && o)
     storage = o->storage;
   if (!storage)
@@ -307,7 +307,7 @@ static void check_saved_version(builder *b, guint node_item, guint saved_item,
   const gs_graph_write *w = gs_graph_versions_last_write(b->v, storage);
   if (!w)
     return;
-  if (w->tensor && g_hash_table_contains(b->r->objects, &w->tensor)) {
+  if (w->tensor && gs_replay_object_find(b->r, w->tensor)) {
     guint writer = tensor_item(b, w->tensor);
     item_at(b, writer)->flags |= GS_GRAPH_VERSION_ERROR;
   } else if (!told) {
@@ -498,7 +498,7 @@ gs_graph *gs_graph_build_with(const gs_replay *r, const gs_graph_versions *v) {
                                                *kind ? kind : "node", n->id),
                         object_scope(r, n->tensor));
     /* An op was called where the tensor it made was made. */
-    const gs_replay_object *made = g_hash_table_lookup(r->objects, &n->tensor);
+    const gs_replay_object *made = gs_replay_object_find(r, n->tensor);
     if (!leaf && made)
       g_array_index(b.g->items, gs_graph_item, at).site = made->site;
   }

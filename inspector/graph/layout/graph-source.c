@@ -56,8 +56,7 @@ static guint64 created_at(const gs_replay *state, const gs_graph_item *item) {
     const gs_replay_node *n = g_hash_table_lookup(state->nodes, &item->id);
     return n ? n->create_seq : G_MAXUINT64;
   }
-  const gs_replay_object *o = item->tensor ? g_hash_table_lookup(state->objects, &item->tensor)
-                                           : NULL;
+  const gs_replay_object *o = item->tensor ? gs_replay_object_find(state, item->tensor) : NULL;
   return o ? o->create_seq : G_MAXUINT64;
 }
 

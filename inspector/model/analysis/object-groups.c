@@ -31,7 +31,7 @@ static char *holder_words(const gs_replay *state, const gs_replay_object *o) {
     return g_strdup_printf(_("state of the %s optimizer"), opt ? opt->type : "?");
   }
   case GS_TRACE_HELD_BY_COMPOSITE: {
-    const gs_replay_object *c = g_hash_table_lookup(state->objects, &o->owner);
+    const gs_replay_object *c = gs_replay_object_find(state, o->owner);
     if (c && c->object_kind == GS_OBJECT_PACKED_SEQUENCE)
       return g_strdup(_("parts of a packed sequence"));
     if (c && c->object_kind == GS_OBJECT_BATCH)

@@ -293,7 +293,7 @@ gs_run_summary *gs_run_summary_read(const char *path, GError **error) {
     s->last_seq = replay->last_seq;
     s->peak_bytes = replay->peak_bytes;
     s->peak_seq = replay->peak_seq;
-    s->live_objects = g_hash_table_size(replay->objects);
+    s->live_objects = gs_replay_n_objects(replay);
     s->live_bytes = replay->live_bytes;
     s->has_sites = gs_site_table_size(stats->sites) > 0;
     s->problem = gs_trace_read_result_problem(&result);

@@ -138,11 +138,8 @@ void gs_trace_model_category_bytes(const gs_trace_model *m, const gs_replay *sta
   (void)m;
   memset(out, 0, sizeof(guint64) * GS_MEM_N_CATEGORIES);
   tally t = {g_hash_table_new(gs_id_hash, gs_id_equal), out};
-  GHashTableIter it;
-  gpointer value;
-  g_hash_table_iter_init(&it, state->objects);
-  while (g_hash_table_iter_next(&it, NULL, &value)) {
-    const gs_replay_object *o = value;
+  gs_replay_iter it = {0};
+  for (gs_replay_object *o; gs_replay_objects_next(state, &it, &o);) {
     if (o->composite || !o->storage)
       continue;
     guint c = GPOINTER_TO_UINT(g_hash_table_lookup(t.by_storage, &o->storage));
@@ -190,7 +187,7 @@ char *gs_trace_model_owner_label(const gs_trace_model *m, const gs_replay *state
     break;
   }
   case GS_TRACE_HELD_BY_COMPOSITE: {
-    const gs_replay_object *c = g_hash_table_lookup(state->objects, &o->owner);
+    const gs_replay_object *c = gs_replay_object_find(state, o->owner);
     if (c && c->object_kind == GS_OBJECT_PACKED_SEQUENCE)
       g_string_printf(s, _("packed sequence %s"), h);
     else if (c && c->object_kind == GS_OBJECT_BATCH)
@@ -374,14 +371,10 @@ void model_memory_before(gs_trace_model *m, const gs_trace_event *e) {
   /* A composite that goes away takes the category of its parts with it. */
   const gs_replay_object *c = e->kind == GS_TRACE_TENSOR_DISPOSE ? head_object(m, e->tensor) : NULL;
   if (c && c->composite) {
-    GHashTableIter it;
-    gpointer value;
-    g_hash_table_iter_init(&it, m->head->objects);
-    while (g_hash_table_iter_next(&it, NULL, &value)) {
-      const gs_replay_object *o = value;
+    gs_replay_iter it = {0};
+    for (gs_replay_object *o; gs_replay_objects_next(m->head, &it, &o);)
       if (o->holder == GS_TRACE_HELD_BY_COMPOSITE && o->owner == c->id)
         touch(&mm->touched_objects, o->id);
-    }
   }
   for (guint i = 0; i < mm->touched_objects.len; i++)
     retract_object(m, head_object(m, mm->touched_objects.ids[i]));

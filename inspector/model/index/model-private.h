@@ -202,15 +202,6 @@ struct gs_trace_model {
   guint64 compact_at; /* the event count at which the head's tables are rebuilt next */
   gs_replay *cursor; /* what _seek returned */
   guint64 cursor_applied;
-  /* The keyframe whose records the cursor started from, + 1, while it tracks its changes
-   * since (a seek then moves those records to another keyframe's: model-seek.c); 0: none. */
-  guint cursor_keyframe;
-  /* A second cursor kept aside with its keyframe (as cursor_keyframe) and its place: a seek
-   * into a part of the log whose records differ much from the cursor's (where 200,000
-   * tensors are made or disposed) leaves the cursor here instead of moving or freeing it
-   * (each costs about a microsecond a record), and a seek back takes it up again. */
-  gs_replay *parked;
-  guint parked_keyframe;
   model_decoder seek_decoder, event_decoder, query_decoder;
 
   /* memory series (model-memory.c) */

@@ -79,7 +79,6 @@ void gs_trace_model_free(gs_trace_model *m) {
   model_keyframes_clear(m);
   g_array_unref(m->keyframes);
   g_clear_pointer(&m->cursor, gs_replay_free);
-  g_clear_pointer(&m->parked, gs_replay_free);
   gs_replay_free(m->head);
   model_decoder_clear(&m->seek_decoder);
   model_decoder_clear(&m->event_decoder);
@@ -215,11 +214,11 @@ static void index_event(gs_trace_model *m, const gs_trace_event *e) {
   model_memory_after(m, e, index);
   model_scopes_after(m, e, index);
   model_keyframes_after(m, index + 1);
-  /* Rebuilding costs the live records: after at least twice as many events as there are, so
-   * 200,000 live tensors do not make every 16,384th event rebuild them all. */
+  /* Rebuilding costs the live nodes: after at least twice as many events as there are, so
+   * 200,000 live nodes do not make every 16,384th event rebuild them all. */
   if (index + 1 >= m->compact_at) {
     gs_replay_compact(m->head);
-    guint64 live = g_hash_table_size(m->head->objects) + g_hash_table_size(m->head->nodes);
+    guint64 live = g_hash_table_size(m->head->nodes);
     m->compact_at = index + 1 + MAX(16384, 2 * live);
   }
 }

@@ -167,10 +167,9 @@ void replay_on_node_release(gs_replay *r, const gs_trace_event *e) {
   g_hash_table_remove(r->nodes, &e->node);
 }
 
-void replay_nodes_on_dispose(gs_replay *r, gs_replay_object *o) {
+void replay_nodes_on_dispose(gs_replay *r, const gs_replay_object *o) {
   if (o->grad_fn)
     output_lets_go(r, gs_replay_node_get(r, o->grad_fn));
-  o->grad_fn = 0;
 }
 
 /* The leaf's AccumulateGrad node follows the handle, as in engine/core/handles.c, and so do

@@ -8,17 +8,16 @@
 #include <gradscope/scope.h>
 #include <string.h>
 
-/* Objects go in and out of their table and its index together. */
+/* Puts a record in the state's own table, under an id not alive (object_remove first). */
 static void object_put(gs_replay *r, gs_replay_object *o) {
   gs_replay_mark_object(r, o->id);
-  g_hash_table_insert(r->objects, &o->id, o);
-  gs_id_table_replace(r->object_index, o->id, o);
+  gs_id_table_replace(r->object_table, o->id, o);
+  r->n_objects++;
 }
 
 #define MAX_SPARE_OBJECTS 1024
 
-/* A zeroed object record, a spare one if there is one. */
-static gs_replay_object *object_new(gs_replay *r) {
+gs_replay_object *replay_object_new(gs_replay *r) {
   if (!r->n_spare_objects)
     return g_new0(gs_replay_object, 1);
   gs_replay_object *o = r->spare_objects[--r->n_spare_objects];
@@ -35,21 +34,30 @@ static void object_recycle(gs_replay *r, gs_replay_object *o) {
     g_free(o);
 }
 
-/* Takes the object out of the table and the index; recycles it unless keep. */
+/* Takes the object out of the state (its own record recycled unless keep; a base's is marked
+ * gone, never freed). */
 static void object_remove(gs_replay *r, guint64 id, gboolean keep) {
   gs_replay_mark_object(r, id);
-  gs_replay_object *o = gs_id_table_lookup(r->object_index, id);
-  gs_id_table_remove(r->object_index, id);
-  g_hash_table_steal(r->objects, &id);
-  if (o && !keep)
-    object_recycle(r, o);
+  gpointer own = gs_id_table_lookup(r->object_table, id);
+  if (own == GS_REPLAY_GONE)
+    return;
+  gboolean in_base = r->base && gs_replay_base_object(r->base, id);
+  if (!own && !in_base)
+    return;
+  if (in_base)
+    gs_id_table_replace(r->object_table, id, GS_REPLAY_GONE); /* (frees nothing) */
+  else
+    gs_id_table_remove(r->object_table, id);
+  r->n_objects--;
+  if (own && !keep)
+    object_recycle(r, own);
 }
 
 /* A new object counts as created in the scope that owns it from the start. */
 static void object_add(gs_replay *r, gs_replay_object *o) {
   /* Not gs_replay_object_get, which says nothing of id 0: a log may give an object id 0 twice,
    * and a second insert under a key already there frees the record the key lives in. */
-  gs_replay_object *old = gs_id_table_lookup(r->object_index, o->id);
+  gs_replay_object *old = gs_replay_object_find(r, o->id);
   gs_replay_scope *old_scope = old ? replay_owning_scope(r, old) : NULL;
   gboolean replaced = old != NULL;
   if (old) { /* recorded twice (or a reused id without a dispose): replace, count once */
@@ -67,7 +75,7 @@ static void object_add(gs_replay *r, gs_replay_object *o) {
 }
 
 void replay_on_tensor_create(gs_replay *r, const gs_trace_event *e, const replay_strings *st) {
-  gs_replay_object *o = object_new(r);
+  gs_replay_object *o = replay_object_new(r);
   o->id = e->tensor;
   o->thread = e->thread;
   o->create_seq = e->seq;
@@ -105,7 +113,7 @@ static void dataset_reads(gs_replay *r, const GArray *parts, int delta) {
  * later change arrives as an owner_change. A dataset is the exception: it reads its parts
  * without holding them, no scope ever owns it, and the caller releases it. */
 void replay_on_composite_create(gs_replay *r, const gs_trace_event *e) {
-  gs_replay_object *o = object_new(r);
+  gs_replay_object *o = replay_object_new(r);
   o->id = e->object;
   o->composite = TRUE;
   o->object_kind = e->object_kind;
@@ -145,7 +153,10 @@ const GArray *gs_replay_dataset_parts(const gs_replay *r, guint64 dataset) {
 }
 
 void replay_on_tensor_dispose(gs_replay *r, const gs_trace_event *e) {
-  gs_replay_object *o = replay_object_w(r, e->tensor);
+  /* Read only: a base's record that goes is not copied first (a seek through the disposal
+   * of 200,000 tensors copied each). */
+  gs_replay_mark_object(r, e->tensor);
+  const gs_replay_object *o = gs_replay_object_get(r, e->tensor);
   if (!o) {
     replay_warn(r, e->seq, GS_REPLAY_WARN_UNKNOWN_OBJECT, e->tensor);
     return;
@@ -228,26 +239,21 @@ static gint by_create_seq(gconstpointer a, gconstpointer b) {
 }
 
 GPtrArray *gs_replay_alive_objects(const gs_replay *r) {
-  GPtrArray *all = g_ptr_array_new();
-  GHashTableIter it;
-  gpointer value;
-  g_hash_table_iter_init(&it, r->objects);
-  while (g_hash_table_iter_next(&it, NULL, &value))
-    g_ptr_array_add(all, value);
+  GPtrArray *all = g_ptr_array_sized_new(r->n_objects);
+  gs_replay_iter it = {0};
+  for (gs_replay_object *o; gs_replay_objects_next(r, &it, &o);)
+    g_ptr_array_add(all, o);
   g_ptr_array_sort(all, by_create_seq);
   return all;
 }
 
 GArray *gs_replay_tensors_on_storage(const gs_replay *r, guint64 storage, guint64 except) {
   g_autoptr(GPtrArray) on = g_ptr_array_new();
-  GHashTableIter it;
-  gpointer value;
-  g_hash_table_iter_init(&it, r->objects);
-  while (storage && g_hash_table_iter_next(&it, NULL, &value)) {
-    const gs_replay_object *o = value;
+  gs_replay_iter it = {0};
+  gs_replay_object *o;
+  while (storage && gs_replay_objects_next(r, &it, &o))
     if (!o->composite && o->storage == storage && o->id != except)
-      g_ptr_array_add(on, value);
-  }
+      g_ptr_array_add(on, o);
   g_ptr_array_sort(on, by_create_seq);
   GArray *ids = g_array_sized_new(FALSE, FALSE, sizeof(guint64), on->len);
   for (guint i = 0; i < on->len; i++)
@@ -255,18 +261,14 @@ GArray *gs_replay_tensors_on_storage(const gs_replay *r, guint64 storage, guint6
   return ids;
 }
 
-void replay_object_insert(gs_replay *r, gs_replay_object *o) { object_put(r, o); }
-
-void replay_object_drop(gs_replay *r, guint64 id) { object_remove(r, id, FALSE); }
-
 void replay_copy_objects(gs_replay *r, const gs_replay *src, gboolean objects) {
   GHashTableIter it;
   gpointer key, value;
   if (objects) {
-    gs_id_table_reserve(r->object_index, g_hash_table_size(src->objects));
-    g_hash_table_iter_init(&it, src->objects);
-    while (g_hash_table_iter_next(&it, NULL, &value))
-      object_put(r, g_memdup2(value, sizeof(gs_replay_object)));
+    gs_id_table_reserve(r->object_table, src->n_objects);
+    gs_replay_iter at = {0};
+    for (gs_replay_object *o; gs_replay_objects_next(src, &at, &o);)
+      object_put(r, g_memdup2(o, sizeof(gs_replay_object)));
   }
   g_hash_table_iter_init(&it, src->names);
   while (g_hash_table_iter_next(&it, &key, &value))

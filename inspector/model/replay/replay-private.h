@@ -66,26 +66,46 @@ typedef struct replay_storage {
   gs_replay_tally tally;
 } replay_storage;
 
+/* A base's storage by id, or NULL (replay-records.c). */
+replay_storage *replay_base_storage(const gs_replay_records *base, guint64 id);
+/* An alive storage (NULL if none), to read only (a base's is shared). */
 static inline replay_storage *replay_storage_get(const gs_replay *r, guint64 id) {
-  return gs_id_table_lookup(r->storages, id);
+  gpointer own = gs_id_table_lookup(r->storages, id);
+  if (own)
+    return own == GS_REPLAY_GONE ? NULL : (replay_storage *)own;
+  return r->base ? replay_base_storage(r->base, id) : NULL;
 }
-/* Records looked up to apply an event (which may write them): marked as changed when changes
- * are tracked (gs_replay_track_changes). Every lookup the replay writes through is one of
- * these, so the marks cover every change. */
+/* The state's own copy of a base record, made now (replay-records.c; NULL if base has none). */
+replay_storage *replay_storage_own(gs_replay *r, guint64 id);
+gs_replay_object *replay_object_own(gs_replay *r, guint64 id);
+/* Records looked up to apply an event (which may write them): the state's own (a base record
+ * is copied first), and marked as changed when changes are tracked (gs_replay_track_changes).
+ * Every lookup the replay writes through is one of these, so the marks cover every change and
+ * no write reaches a base record that other states share. */
 static inline replay_storage *replay_storage_w(gs_replay *r, guint64 id) {
   gs_replay_mark_storage(r, id);
-  return gs_id_table_lookup(r->storages, id);
+  gpointer own = gs_id_table_lookup(r->storages, id);
+  if (own)
+    return own == GS_REPLAY_GONE ? NULL : (replay_storage *)own;
+  return r->base ? replay_storage_own(r, id) : NULL;
 }
 static inline gs_replay_object *replay_object_w(gs_replay *r, guint64 id) {
   gs_replay_mark_object(r, id);
-  return gs_replay_object_get(r, id);
+  if (!id) /* (as gs_replay_object_get) */
+    return NULL;
+  gpointer own = gs_id_table_lookup(r->object_table, id);
+  if (own)
+    return own == GS_REPLAY_GONE ? NULL : (gs_replay_object *)own;
+  return r->base ? replay_object_own(r, id) : NULL;
 }
+/* Iterates the alive storages as gs_replay_objects_next does objects. */
+gboolean replay_storages_next(const gs_replay *r, gs_replay_iter *it, replay_storage **s);
 /* A storage's own size (0 if it is not alive): what a tensor that made it adds to its scope. */
 static inline guint64 replay_storage_nbytes(const gs_replay *r, guint64 id) {
   const replay_storage *s = replay_storage_get(r, id);
   return s ? s->nbytes : 0;
 }
-void replay_storage_free(gpointer storage);
+void replay_storage_free(gpointer storage); /* (nothing for GS_REPLAY_GONE) */
 /* storage_alloc, storage_share, storage_materialise and storage_free. */
 void replay_on_storage(gs_replay *r, const gs_trace_event *e);
 void replay_copy_storages(gs_replay *r, const gs_replay *src);
@@ -113,10 +133,8 @@ void replay_on_tensor_set_data(gs_replay *r, const gs_trace_event *e);
 void replay_on_tensor_name(gs_replay *r, const gs_trace_event *e, const replay_strings *st);
 /* Objects (unless not objects), the names user code gave tensors, and what datasets read. */
 void replay_copy_objects(gs_replay *r, const gs_replay *src, gboolean objects);
-/* Puts an object record (a copy of a kept one) into the table and the index. */
-void replay_object_insert(gs_replay *r, gs_replay_object *o);
-/* Takes an object record out of the table and the index, and frees it (nothing if none). */
-void replay_object_drop(gs_replay *r, guint64 id);
+/* A zeroed object record (a recycled one if the state has one), for the state's own table. */
+gs_replay_object *replay_object_new(gs_replay *r);
 
 /* ---- replay-scopes.c ------------------------------------------------------------------ */
 
@@ -147,7 +165,7 @@ void replay_on_node_create(gs_replay *r, const gs_trace_event *e, const replay_s
 void replay_on_node_free_saved(gs_replay *r, const gs_trace_event *e);
 void replay_on_node_release(gs_replay *r, const gs_trace_event *e);
 /* A tensor is going away: the node it made is no longer held by it. */
-void replay_nodes_on_dispose(gs_replay *r, gs_replay_object *o);
+void replay_nodes_on_dispose(gs_replay *r, const gs_replay_object *o);
 /* A tensor's handle moved: nodes that named the old one (as output or saved) name the new. */
 void replay_nodes_follow_move(gs_replay *r, guint64 from, guint64 to);
 void replay_copy_nodes(gs_replay *r, const gs_replay *src);

@@ -1,6 +1,8 @@
 /* replay-records.c: a state's alive objects and storages kept for the trace model's keyframes
  * (replay-records.h), in buckets by id that a keyframe shares with the one before it when
- * nothing in them changed, and records shared too when a bucket did change. */
+ * nothing in them changed, and records shared too when a bucket did change; and a state that
+ * reads them as its base (gs_replay_set_base), copying a record into its own table before
+ * it changes it. */
 #include "replay-records.h"
 
 #include <stddef.h>
@@ -14,7 +16,8 @@
 #define N_BUCKETS (1u << RECORDS_BITS)
 
 /* Kept records, each starting with its count of the buckets that hold it: an object, and a
- * storage with a copy of the buffer it reads (its bytes pointer NULL). */
+ * storage with a copy of the buffer it reads (its bytes pointer that copy, or NULL), so a
+ * state reading them as its base finds them as its own records look. */
 typedef struct object_rec {
   gint refs;
   gs_replay_object object;
@@ -40,6 +43,8 @@ typedef struct bucket {
 } bucket;
 
 struct gs_replay_records {
+  gint refs; /* the keyframe, and states reading it as their base */
+  guint n_objects, n_storages;
   bucket *objects[N_BUCKETS], *storages[N_BUCKETS]; /* NULL: empty */
 };
 
@@ -58,8 +63,13 @@ static void bucket_unref(bucket *b) {
   g_free(b);
 }
 
+gs_replay_records *gs_replay_records_ref(gs_replay_records *k) {
+  k->refs++;
+  return k;
+}
+
 void gs_replay_records_free(gs_replay_records *k) {
-  if (!k)
+  if (!k || --k->refs)
     return;
   for (guint i = 0; i < N_BUCKETS; i++) {
     bucket_unref(k->objects[i]);
@@ -86,15 +96,13 @@ static gboolean rec_equal(gconstpointer r, gconstpointer live, gboolean storages
 }
 
 guint64 gs_replay_records_cost(const gs_replay *r) {
-  guint64 n_objects = g_hash_table_size(r->objects), n_storages = gs_id_table_size(r->storages);
+  guint64 n_objects = r->n_objects, n_storages = r->live_storages;
   return sizeof(gs_replay_records) + 2 * N_BUCKETS * sizeof(bucket) +
          n_objects * (sizeof(object_rec) + sizeof(entry)) +
          n_storages * (sizeof(storage_rec) + sizeof(entry));
 }
 
-guint gs_replay_records_count(const gs_replay *r) {
-  return g_hash_table_size(r->objects) + gs_id_table_size(r->storages);
-}
+guint gs_replay_records_count(const gs_replay *r) { return r->n_objects + (guint)r->live_storages; }
 
 static gpointer rec_new(gconstpointer live, gboolean storages) {
   if (!storages) {
@@ -107,8 +115,8 @@ static gpointer rec_new(gconstpointer live, gboolean storages) {
   storage_rec *r = g_new0(storage_rec, 1);
   r->refs = 1;
   memcpy(&r->storage, s, sizeof *s);
-  r->storage.bytes = NULL;
   r->has_buffer = s->bytes != NULL;
+  r->storage.bytes = s->bytes ? &r->buffer : NULL;
   if (s->bytes)
     memcpy(&r->buffer, s->bytes, sizeof *s->bytes);
   return r;
@@ -218,7 +226,8 @@ static guint64 *changed_by_bucket(const gs_id_table *changed, guint *start) {
 }
 
 static gconstpointer live_record(const gs_replay *r, guint64 id, gboolean storages) {
-  return gs_id_table_lookup(storages ? r->storages : r->object_index, id);
+  return storages ? (gconstpointer)replay_storage_get(r, id)
+                  : (gconstpointer)gs_replay_object_find(r, id);
 }
 
 /* keep() for a state whose changes since prev were tracked: only the buckets that hold a
@@ -299,6 +308,9 @@ static gs_replay_records *take_changed(const gs_replay *r, const gs_replay_recor
       return NULL;
   }
   gs_replay_records *k = g_new0(gs_replay_records, 1);
+  k->refs = 1;
+  k->n_objects = r->n_objects;
+  k->n_storages = (guint)r->live_storages;
   *bytes += sizeof *k;
   keep_changed(r, r->changed_storages, TRUE, prev->storages, k->storages, bytes);
   keep_changed(r, r->changed_objects, FALSE, prev->objects, k->objects, bytes);
@@ -309,154 +321,113 @@ gs_replay_records *gs_replay_records_take(const gs_replay *r, const gs_replay_re
                                           guint64 *bytes) {
   if (prev && r->changed_objects && r->changed_storages)
     return take_changed(r, prev, bytes);
-  guint n_storages = gs_id_table_size(r->storages), n = 0;
-  gpointer *live = g_new(gpointer, MAX(n_storages, 1));
-  gpointer value;
-  for (guint at = 0; gs_id_table_next(r->storages, &at, &value);) {
-    if (!storage_keepable(value)) {
+  guint n = 0;
+  gpointer *live = g_new(gpointer, MAX(r->live_storages, 1));
+  gs_replay_iter it = {0};
+  for (replay_storage *s; replay_storages_next(r, &it, &s);) {
+    if (!storage_keepable(s)) {
       g_free(live);
       return NULL;
     }
-    live[n++] = value;
+    live[n++] = s;
   }
   gs_replay_records *k = g_new0(gs_replay_records, 1);
+  k->refs = 1;
+  k->n_objects = r->n_objects;
+  k->n_storages = (guint)r->live_storages;
   *bytes += sizeof *k;
   keep(live, n, TRUE, prev ? prev->storages : NULL, k->storages, bytes);
   g_free(live);
 
   n = 0;
-  live = g_new(gpointer, MAX(g_hash_table_size(r->objects), 1));
-  GHashTableIter it;
-  g_hash_table_iter_init(&it, r->objects);
-  while (g_hash_table_iter_next(&it, NULL, &value))
-    live[n++] = value;
+  live = g_new(gpointer, MAX(r->n_objects, 1));
+  it = (gs_replay_iter){0};
+  for (gs_replay_object *o; gs_replay_objects_next(r, &it, &o);)
+    live[n++] = o;
   keep(live, n, FALSE, prev ? prev->objects : NULL, k->objects, bytes);
   g_free(live);
   return k;
 }
 
-static replay_storage *storage_of(const storage_rec *kept) {
-  replay_storage *s = g_memdup2(&kept->storage, sizeof *s);
-  if (kept->has_buffer) {
-    s->bytes = g_memdup2(&kept->buffer, sizeof *s->bytes);
+/* ---- a state reading kept records as its base ----------------------------------------- */
+
+const char gs_replay_gone_mark;
+
+gs_replay_object *gs_replay_base_object(const gs_replay_records *k, guint64 id) {
+  object_rec *o = bucket_find(k->objects[bucket_of(id)], id);
+  return o ? &o->object : NULL;
+}
+
+replay_storage *replay_base_storage(const gs_replay_records *k, guint64 id) {
+  storage_rec *s = bucket_find(k->storages[bucket_of(id)], id);
+  return s ? &s->storage : NULL;
+}
+
+gs_replay_object *replay_object_own(gs_replay *r, guint64 id) {
+  const gs_replay_object *kept = gs_replay_base_object(r->base, id);
+  if (!kept)
+    return NULL;
+  gs_replay_object *o = replay_object_new(r);
+  memcpy(o, kept, sizeof *o);
+  gs_id_table_replace(r->object_table, id, o);
+  return o;
+}
+
+replay_storage *replay_storage_own(gs_replay *r, guint64 id) {
+  const replay_storage *kept = replay_base_storage(r->base, id);
+  if (!kept)
+    return NULL;
+  replay_storage *s = g_memdup2(kept, sizeof *s);
+  if (kept->bytes) { /* the buffer it reads alone (storage_keepable) */
+    s->bytes = g_memdup2(kept->bytes, sizeof *s->bytes);
     s->bytes->refs = 1;
   }
+  gs_id_table_replace(r->storages, id, s);
   return s;
 }
 
-static gs_replay_object *object_of(const object_rec *kept) {
-  return g_memdup2(&kept->object, sizeof(gs_replay_object));
+void gs_replay_set_base(gs_replay *r, gs_replay_records *k) {
+  g_return_if_fail(!r->base && r->n_objects == 0 && gs_id_table_size(r->storages) == 0);
+  r->base = gs_replay_records_ref(k);
+  r->n_objects = k->n_objects;
+  r->live_storages = k->n_storages;
 }
 
-/* r's record of id becomes a copy of kept (r has none if kept is NULL). */
-static void set_record(gs_replay *r, guint64 id, gconstpointer kept, gboolean storages) {
-  if (storages) {
-    if (kept)
-      gs_id_table_replace(r->storages, id, storage_of(kept)); /* frees the one replaced */
-    else
-      gs_id_table_remove(r->storages, id);
-    return;
-  }
-  gs_replay_object *o = gs_id_table_lookup(r->object_index, id); /* id 0 too */
-  if (o && kept) { /* in place: its tables stay as they are */
-    memcpy(o, &((const object_rec *)kept)->object, sizeof *o);
-    return;
-  }
-  if (o)
-    replay_object_drop(r, id);
-  if (kept)
-    replay_object_insert(r, object_of(kept));
-}
-
-/* Puts back from's record of every id in changed (a change set r tracked). */
-static void revert(gs_replay *r, gs_id_table *changed, bucket *const *from, gboolean storages) {
-  for (guint at = 0; at <= changed->mask; at++)
-    if (changed->slots[at].value) {
-      guint64 id = changed->slots[at].id;
-      set_record(r, id, bucket_find(from[bucket_of(id)], id), storages);
-    }
-}
-
-/* r's records of one table go from from's buckets to to's: only buckets that differ are
- * walked, and only records that differ are copied. */
-static void move(gs_replay *r, bucket *const *from, bucket *const *to, gboolean storages) {
-  for (guint b = 0; b < N_BUCKETS; b++) {
-    const bucket *f = from[b], *t = to[b];
-    if (f == t)
+/* The next record of base's buckets (objects or storages) that table does not amend, then
+ * table's own. */
+static gboolean next_record(const gs_replay_records *base, bucket *const *buckets,
+                            const gs_id_table *table, gs_replay_iter *it, gpointer *value) {
+  while (base && !it->own && it->bucket < N_BUCKETS) {
+    const bucket *b = buckets[it->bucket];
+    if (!b || it->at >= b->n) {
+      it->bucket++;
+      it->at = 0;
       continue;
-    guint nf = f ? f->n : 0, nt = t ? t->n : 0, i = 0, j = 0;
-    while (i < nf || j < nt) {
-      if (j == nt || (i < nf && f->recs[i].id < t->recs[j].id)) {
-        set_record(r, f->recs[i].id, NULL, storages);
-        i++;
-      } else if (i == nf || t->recs[j].id < f->recs[i].id) {
-        set_record(r, t->recs[j].id, t->recs[j].rec, storages);
-        j++;
-      } else {
-        if (f->recs[i].rec != t->recs[j].rec)
-          set_record(r, t->recs[j].id, t->recs[j].rec, storages);
-        i++;
-        j++;
-      }
     }
+    const entry *e = &b->recs[it->at++];
+    if (gs_id_table_lookup(table, e->id))
+      continue; /* the state's own record (or gone) */
+    *value = buckets == base->objects ? (gpointer) & ((object_rec *)e->rec)->object
+                                      : (gpointer) & ((storage_rec *)e->rec)->storage;
+    return TRUE;
   }
-}
-
-guint64 gs_replay_records_size(const gs_replay_records *k) {
-  guint64 n = 0;
-  for (guint b = 0; b < N_BUCKETS; b++)
-    n += (k->objects[b] ? k->objects[b]->n : 0) + (k->storages[b] ? k->storages[b]->n : 0);
-  return n;
-}
-
-static guint64 bucket_distance(bucket *const *from, bucket *const *to) {
-  guint64 n = 0;
-  for (guint b = 0; b < N_BUCKETS; b++)
-    if (from[b] != to[b])
-      n += (from[b] ? from[b]->n : 0) + (to[b] ? to[b]->n : 0);
-  return n;
-}
-
-guint64 gs_replay_records_distance(const gs_replay_records *from, const gs_replay_records *to) {
-  return bucket_distance(from->objects, to->objects) +
-         bucket_distance(from->storages, to->storages);
-}
-
-guint64 gs_replay_records_changed(const gs_replay *r) {
-  return (r->changed_objects ? gs_id_table_size(r->changed_objects) : 0) +
-         (r->changed_storages ? gs_id_table_size(r->changed_storages) : 0);
-}
-
-void gs_replay_records_seek(gs_replay *r, const gs_replay_records *from,
-                            const gs_replay_records *to) {
-  /* Taken out first: putting records back would mark them again. */
-  gs_id_table *objects = g_steal_pointer(&r->changed_objects);
-  gs_id_table *storages = g_steal_pointer(&r->changed_storages);
-  g_return_if_fail(objects && storages);
-  revert(r, storages, from->storages, TRUE);
-  revert(r, objects, from->objects, FALSE);
-  gs_id_table_free(objects);
-  gs_id_table_free(storages);
-  move(r, from->storages, to->storages, TRUE);
-  move(r, from->objects, to->objects, FALSE);
-}
-
-void gs_replay_records_restore(const gs_replay_records *k, gs_replay *r) {
-  guint n_objects = 0, n_storages = 0;
-  for (guint b = 0; b < N_BUCKETS; b++) {
-    n_objects += k->objects[b] ? k->objects[b]->n : 0;
-    n_storages += k->storages[b] ? k->storages[b]->n : 0;
+  if (!it->own) {
+    it->own = TRUE;
+    it->at = 0;
   }
-  gs_id_table_reserve(r->storages, n_storages);
-  gs_id_table_reserve(r->object_index, n_objects);
-  for (guint b = 0; b < N_BUCKETS; b++) {
-    const bucket *sb = k->storages[b];
-    for (guint i = 0; sb && i < sb->n; i++) {
-      replay_storage *s = storage_of(sb->recs[i].rec);
-      gs_id_table_replace(r->storages, s->id, s);
+  for (gpointer v; gs_id_table_next(table, &it->at, &v);)
+    if (v != GS_REPLAY_GONE) {
+      *value = v;
+      return TRUE;
     }
-    const bucket *ob = k->objects[b];
-    for (guint i = 0; ob && i < ob->n; i++)
-      replay_object_insert(r, object_of(ob->recs[i].rec));
-  }
+  return FALSE;
+}
+
+gboolean gs_replay_objects_next(const gs_replay *r, gs_replay_iter *it, gs_replay_object **o) {
+  return next_record(r->base, r->base ? r->base->objects : NULL, r->object_table, it,
+                     (gpointer *)o);
+}
+
+gboolean replay_storages_next(const gs_replay *r, gs_replay_iter *it, replay_storage **s) {
+  return next_record(r->base, r->base ? r->base->storages : NULL, r->storages, it, (gpointer *)s);
 }

@@ -11,6 +11,8 @@ static void buffer_free(replay_buffer *b) {
 
 void replay_storage_free(gpointer p) {
   replay_storage *s = p;
+  if (p == GS_REPLAY_GONE)
+    return;
   if (s->bytes && --s->bytes->refs == 0)
     buffer_free(s->bytes);
   g_free(s);
@@ -55,9 +57,13 @@ static void buffer_drop(gs_replay *r, const gs_trace_event *e, replay_buffer *b,
   if (b->owner != storage)
     return;
   b->owner = 0;
+  /* A shared buffer is the state's own: a base keeps storages only while each reads its own
+   * bytes (replay-records.c), and sharing one made its source the state's own first. */
   gpointer value;
   for (guint it = 0; gs_id_table_next(r->storages, &it, &value);) {
     const replay_storage *heir = value;
+    if (value == GS_REPLAY_GONE)
+      continue;
     if (heir->bytes != b)
       continue;
     gs_replay_mark_storage(r, heir->id); /* what it owns changes */
@@ -83,8 +89,30 @@ static replay_buffer *buffer_new(gs_replay *r, const gs_trace_event *e, guint64 
 static void storage_remove(gs_replay *r, const gs_trace_event *e, replay_storage *s) {
   buffer_drop(r, e, s->bytes, s->id);
   s->bytes = NULL;
-  gs_id_table_remove(r->storages, s->id);
+  /* (s is the state's own: replay_storage_w) */
+  if (r->base && replay_base_storage(r->base, s->id))
+    gs_id_table_replace(r->storages, s->id, GS_REPLAY_GONE); /* frees s */
+  else
+    gs_id_table_remove(r->storages, s->id);
   r->live_storages--;
+}
+
+/* A base's record that the state never changed goes without being copied first (a seek
+ * through the freeing of 200,000 storages copied each): the bytes it reads are its own
+ * (replay-records.c keeps no shared buffer), so they go with it. FALSE if e's storage is
+ * not such a record. */
+static gboolean base_storage_free(gs_replay *r, const gs_trace_event *e) {
+  if (!r->base || gs_id_table_lookup(r->storages, e->storage))
+    return FALSE;
+  const replay_storage *kept = replay_base_storage(r->base, e->storage);
+  if (!kept)
+    return FALSE;
+  gs_replay_mark_storage(r, e->storage);
+  if (kept->bytes)
+    memory_add(r, e, kept->bytes->nbytes, FALSE, kept->bytes->memory != 0);
+  gs_id_table_replace(r->storages, e->storage, GS_REPLAY_GONE);
+  r->live_storages--;
+  return TRUE;
 }
 
 static replay_storage *storage_add(gs_replay *r, const gs_trace_event *e, guint64 nbytes) {
@@ -136,6 +164,8 @@ void replay_on_storage(gs_replay *r, const gs_trace_event *e) {
     s->bytes->values = values; /* in shared memory: trusted no longer than values.c says */
     break;
   case GS_TRACE_STORAGE_FREE:
+    if (base_storage_free(r, e))
+      break;
     s = replay_storage_w(r, e->storage);
     if (s)
       storage_remove(r, e, s);
@@ -150,10 +180,9 @@ void replay_on_storage(gs_replay *r, const gs_trace_event *e) {
 /* Storages share buffers copy-on-write: copy each buffer once and re-point its sharers. */
 void replay_copy_storages(gs_replay *r, const gs_replay *src) {
   g_autoptr(GHashTable) buffers = g_hash_table_new(g_direct_hash, g_direct_equal);
-  gpointer value;
-  gs_id_table_reserve(r->storages, gs_id_table_size(src->storages));
-  for (guint at = 0; gs_id_table_next(src->storages, &at, &value);) {
-    const replay_storage *from = value;
+  gs_id_table_reserve(r->storages, (guint)src->live_storages);
+  gs_replay_iter at = {0};
+  for (replay_storage *from; replay_storages_next(src, &at, &from);) {
     replay_storage *to = g_memdup2(from, sizeof *from);
     if (from->bytes) {
       to->bytes = g_hash_table_lookup(buffers, from->bytes);
@@ -176,11 +205,9 @@ static guint64 own_bytes(const replay_storage *s) {
 }
 
 void gs_replay_foreach_storage(const gs_replay *r, gs_replay_storage_fn fn, gpointer user_data) {
-  gpointer value;
-  for (guint it = 0; gs_id_table_next(r->storages, &it, &value);) {
-    const replay_storage *s = value;
+  gs_replay_iter it = {0};
+  for (replay_storage *s; replay_storages_next(r, &it, &s);)
     fn(s->id, own_bytes(s), s->saved_refs, user_data);
-  }
 }
 
 gboolean gs_replay_storage(const gs_replay *r, guint64 id, guint64 *bytes, guint *saved_refs) {

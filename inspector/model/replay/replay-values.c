@@ -141,8 +141,8 @@ void replay_on_values(gs_replay *r, const gs_trace_event *e) {
   const gs_replay_object *o = gs_replay_object_get(r, e->tensor);
   if (!o || o->composite)
     return;
-  gs_replay_mark_storage(r, o->storage); /* its buffer's values change */
-  replay_buffer *b = buffer_of(r, o->storage);
+  replay_storage *s = replay_storage_w(r, o->storage); /* its buffer's values change */
+  replay_buffer *b = s ? s->bytes : NULL;
   if (!b)
     return;
   if (!b->values)
@@ -212,10 +212,11 @@ guint64 gs_replay_storage_shares_bytes_with(const gs_replay *r, guint64 id) {
   if (s->bytes->owner && s->bytes->owner != id)
     return s->bytes->owner;
   guint64 other = 0; /* it made the bytes (or their maker is gone): the oldest other sharer */
+  /* Sharers of a buffer are all the state's own records (replay-storages.c's buffer_drop). */
   gpointer value;
   for (guint it = 0; gs_id_table_next(r->storages, &it, &value);) {
     const replay_storage *t = value;
-    if (t->bytes == s->bytes && t->id != id && (!other || t->id < other))
+    if (value != GS_REPLAY_GONE && t->bytes == s->bytes && t->id != id && (!other || t->id < other))
       other = t->id;
   }
   return other;

@@ -7,6 +7,8 @@
 
 #include <string.h>
 
+#include "replay-records.h"
+
 gboolean gs_id_equal(gconstpointer a, gconstpointer b) {
   return *(const guint64 *)a == *(const guint64 *)b;
 }
@@ -71,8 +73,7 @@ gs_replay *gs_replay_new(void) {
   r->pool->chunk = g_string_chunk_new(4096);
   r->pool->refs = 1;
   r->storages = gs_id_table_new(replay_storage_free);
-  r->objects = replay_id_table(g_free);
-  r->object_index = gs_id_table_new(NULL);
+  r->object_table = gs_id_table_new(NULL); /* freed by gs_replay_free (GS_REPLAY_GONE too) */
   r->scopes = replay_id_table(NULL); /* owned by scope_store */
   r->scope_list = g_ptr_array_new();
   r->scope_store = g_ptr_array_new_with_free_func(g_free);
@@ -97,11 +98,15 @@ void gs_replay_free(gs_replay *r) {
   if (!r)
     return;
   gs_id_table_free(r->storages);
-  g_hash_table_destroy(r->objects);
+  gpointer value;
+  for (guint at = 0; gs_id_table_next(r->object_table, &at, &value);)
+    if (value != GS_REPLAY_GONE)
+      g_free(value);
+  gs_id_table_free(r->object_table);
+  gs_replay_records_free(r->base);
   for (guint i = 0; i < r->n_spare_objects; i++)
     g_free(r->spare_objects[i]);
   g_free(r->spare_objects);
-  gs_id_table_free(r->object_index);
   g_hash_table_destroy(r->scopes);
   g_ptr_array_free(r->scope_list, TRUE);
   g_ptr_array_free(r->scope_store, TRUE);
@@ -159,25 +164,6 @@ gs_replay *gs_replay_copy_without_records(const gs_replay *src, gboolean open_sc
   return copy(src, open_scopes_only, FALSE);
 }
 
-gs_replay *gs_replay_copy_onto_records(const gs_replay *src, gs_replay *records) {
-  gs_replay *r = copy(src, FALSE, FALSE);
-  /* The copy's empty tables go to records, which takes them to its grave. */
-  gs_id_table *storages = r->storages, *object_index = r->object_index;
-  GHashTable *objects = r->objects;
-  r->storages = records->storages;
-  r->object_index = records->object_index;
-  r->objects = records->objects;
-  records->storages = storages;
-  records->object_index = object_index;
-  records->objects = objects;
-  r->spare_objects = records->spare_objects;
-  r->n_spare_objects = records->n_spare_objects;
-  records->spare_objects = NULL;
-  records->n_spare_objects = 0;
-  gs_replay_free(records);
-  return r;
-}
-
 void gs_replay_track_changes(gs_replay *r, gboolean on) {
   g_clear_pointer(&r->changed_objects, gs_id_table_free);
   g_clear_pointer(&r->changed_storages, gs_id_table_free);
@@ -203,10 +189,7 @@ static GHashTable *rebuilt(GHashTable *old, GDestroyNotify free_value) {
   return fresh;
 }
 
-void gs_replay_compact(gs_replay *r) {
-  r->objects = rebuilt(r->objects, g_free);
-  r->nodes = rebuilt(r->nodes, replay_node_free);
-}
+void gs_replay_compact(gs_replay *r) { r->nodes = rebuilt(r->nodes, replay_node_free); }
 
 /* ---- applying events ------------------------------------------------------------------ */
 

@@ -116,6 +116,9 @@ typedef struct gs_replay_node {
 } gs_replay_node;
 
 typedef struct gs_replay_pool gs_replay_pool;
+/* Alive objects and storages kept apart from a state, shared between the states that read them
+ * (replay-records.h: a trace model's keyframes, and the cursor a seek rebuilt from one). */
+typedef struct gs_replay_records gs_replay_records;
 
 /* A module: its type and its place in a tree. */
 typedef struct gs_replay_module {
@@ -146,8 +149,17 @@ typedef struct gs_replay {
   guint64 events;
   guint64 last_seq, last_ns;
 
+  /* private: the alive objects and storages are base's (NULL: none) as this state's own
+   * tables amend them. A table holds the records this state made or changed (a base record is
+   * copied into it before its first change) and GS_REPLAY_GONE for a base record no longer
+   * alive. A seek's cursor reads its keyframe's records this way: it starts with empty tables
+   * over them, so a jump copies none of 200,000 tensors. The head's base is NULL. */
+  gs_replay_records *base;
+  gs_id_table *object_table; /* id -> gs_replay_object* (owned) or GS_REPLAY_GONE */
+  guint n_objects;           /* alive ones, base's and own */
+
   /* memory */
-  gs_id_table *storages; /* id -> storage record (private) */
+  gs_id_table *storages; /* id -> storage record or GS_REPLAY_GONE (private, as object_table) */
   guint64 live_storages, live_bytes;
   /* Of live_bytes, those outside the engine's allocator (format 1.4's memory not 0): external
    * memory (a blob, a DLPack producer's, a mapped file) and shared memory (made here or
@@ -155,7 +167,7 @@ typedef struct gs_replay {
   guint64 outside_bytes;
   guint64 peak_bytes, peak_seq, peak_ns;
 
-  GHashTable *objects;  /* id -> gs_replay_object*, alive ones */
+  /* Alive objects: gs_replay_object_find, gs_replay_n_objects, gs_replay_objects_next. */
   GHashTable *scopes;   /* id -> gs_replay_scope*, every scope seen (ended ones too) */
   GPtrArray *scope_list;       /* gs_replay_scope*, in begin order (does not own them) */
   GPtrArray *scope_store;      /* the scope records this state allocated (owns them) */
@@ -185,9 +197,9 @@ typedef struct gs_replay {
    * ids, repeats possible): one event can make a whole graph unreachable. */
   GArray *recounted_objects, *recounted_storages;
 
-  /* private: objects and nodes by id again, for the lookups of every event (the GHashTables
-   * above stay what readers iterate and look up; these own nothing) */
-  gs_id_table *object_index, *node_index;
+  /* private: nodes by id again, for the lookups of every event (the GHashTable above stays
+   * what readers iterate and look up; this owns nothing) */
+  gs_id_table *node_index;
   /* private: object records disposed of, reused by the next creations (a training step
    * creates and disposes dozens: the allocator was a tenth of indexing a log) */
   gs_replay_object **spare_objects;
@@ -237,15 +249,9 @@ gs_replay *gs_replay_copy(const gs_replay *src, gboolean open_scopes_only);
  * (replay-records.h): everything else (names, scopes, nodes, modules...) is copied. */
 gs_replay *gs_replay_copy_without_records(const gs_replay *src, gboolean open_scopes_only);
 
-/* A copy of src (keyframe state without records, as gs_replay_copy_without_records) that
- * takes over records' alive objects and storages instead, and frees the rest of records: how
- * a seek reuses the records it already holds (gs_replay_records_seek) rather than copying
- * them all again. */
-gs_replay *gs_replay_copy_onto_records(const gs_replay *src, gs_replay *records);
-
-/* Rebuilds the tables of alive records (the GHashTables of objects and nodes;
- * storages are in an id table, which needs none), which long runs of
- * creations and disposals slow down; for a state applied for millions of events. */
+/* Rebuilds the table of alive nodes (a GHashTable; objects and storages are in id tables,
+ * which need none), which long runs of creations and disposals slow down; for a state applied
+ * for millions of events. */
 void gs_replay_compact(gs_replay *replay);
 
 /* Applies one event; reader resolves its string ids. */
@@ -318,11 +324,37 @@ const gs_replay_optimizer *gs_replay_optimizer_get(const gs_replay *replay, guin
 gboolean gs_replay_parameter_under(const gs_replay *replay, guint64 tensor, guint64 module);
 /* Appends (guint64) every tensor registered as a parameter of module or below it. */
 void gs_replay_subtree_parameters(const gs_replay *replay, guint64 module, GArray *out);
-/* An alive object or graph node by id (NULL if none): one probe of the replay's own index,
- * cheaper than looking up the objects or nodes table. */
-static inline gs_replay_object *gs_replay_object_get(const gs_replay *replay, guint64 id) {
-  return id ? (gs_replay_object *)gs_id_table_lookup(replay->object_index, id) : NULL;
+/* What a state's own table holds for a base record taken out (see gs_replay's base). */
+extern const char gs_replay_gone_mark;
+#define GS_REPLAY_GONE ((gpointer)&gs_replay_gone_mark)
+/* A base's object by id, or NULL (replay-records.c). */
+gs_replay_object *gs_replay_base_object(const gs_replay_records *base, guint64 id);
+/* An alive object by id, id 0 too (a log may name one so), or NULL: its own record if the
+ * state has one, else its base's. Readers only: the replay writes through replay_object_w. */
+static inline gs_replay_object *gs_replay_object_find(const gs_replay *replay, guint64 id) {
+  gpointer own = gs_id_table_lookup(replay->object_table, id);
+  if (own)
+    return own == GS_REPLAY_GONE ? NULL : (gs_replay_object *)own;
+  return replay->base ? gs_replay_base_object(replay->base, id) : NULL;
 }
+/* An alive object by id (NULL if none, and for id 0, which names none). */
+static inline gs_replay_object *gs_replay_object_get(const gs_replay *replay, guint64 id) {
+  return id ? gs_replay_object_find(replay, id) : NULL;
+}
+/* How many objects are alive. */
+static inline guint gs_replay_n_objects(const gs_replay *replay) { return replay->n_objects; }
+/* Iterates the alive objects (base's the state did not change, then its own), in no order:
+ *   gs_replay_iter it = {0};
+ *   for (gs_replay_object *o; gs_replay_objects_next(replay, &it, &o);) ...
+ * No changes to the state meanwhile. */
+typedef struct gs_replay_iter {
+  guint bucket, at;
+  gboolean own; /* past base's records, into the state's own table */
+} gs_replay_iter;
+gboolean gs_replay_objects_next(const gs_replay *replay, gs_replay_iter *it,
+                                gs_replay_object **object);
+/* An alive graph node by id (NULL if none): one probe of the replay's own index, cheaper than
+ * looking up the nodes table. */
 static inline gs_replay_node *gs_replay_node_get(const gs_replay *replay, guint64 id) {
   return (gs_replay_node *)gs_id_table_lookup(replay->node_index, id);
 }

@@ -126,7 +126,7 @@ static char *shape_words(const gs_trace_event *e) {
 static char *explain_create(explain *x, const gs_replay *r, const gs_trace_event *e) {
   gs_trace_model *m = x->m;
   const char *op = gs_trace_model_string(m, e->op);
-  const gs_replay_object *source = g_hash_table_lookup(r->objects, &e->source);
+  const gs_replay_object *source = gs_replay_object_find(r, e->source);
   g_autofree char *shape = shape_words(e);
   switch (e->origin) {
   case 1: {

@@ -232,7 +232,7 @@ static void test_explanations(void) {
   gs_trace_event ce;
   g_assert_true(gs_trace_model_event(m, clone_at, &ce));
   const gs_replay *at = gs_trace_model_seek(m, clone_at);
-  const gs_replay_object *src = g_hash_table_lookup(at->objects, &ce.source);
+  const gs_replay_object *src = gs_replay_object_find(at, ce.source);
   g_autofree char *own = g_strdup_printf("has storage #%" G_GUINT64_FORMAT ", which shares",
                                          ce.storage);
   g_assert_nonnull(strstr(clone, own));

@@ -125,7 +125,7 @@ static void test_categories_and_owners(void) {
       data_bytes += own_bytes(r, o);
     } else if (o->composite || o->holder == GS_TRACE_HELD_BY_COMPOSITE) {
       /* the batch the loader prefetched, still held by the engine, and its fields */
-      const gs_replay_object *b = o->composite ? o : g_hash_table_lookup(r->objects, &o->owner);
+      const gs_replay_object *b = o->composite ? o : gs_replay_object_find(r, o->owner);
       g_assert_nonnull(b);
       if (!b)
         continue;

@@ -8,6 +8,14 @@
 
 /* ---- a small run whose every byte is accounted for by hand --------------------------------- */
 
+/* An object that must be alive (the test stops if it is not). */
+static const gs_replay_object *alive_object(const gs_replay *r, guint64 id) {
+  const gs_replay_object *o = gs_replay_object_find(r, id);
+  if (!o)
+    g_error("object #%" G_GUINT64_FORMAT " is not alive", id);
+  return o;
+}
+
 static gs_scope_info step_info; /* the engine's own account of "step", just before it ends */
 static guint64 w_id, x_id, v_id, c_id, y_id;
 
@@ -78,8 +86,8 @@ static void test_alive_and_bytes_at_chosen_events(void) {
   /* At "start": only the parameter, held by its module. */
   const gs_replay *r = gs_trace_model_seek(m, mark(m, "start"));
   g_assert_cmpuint(r->live_bytes, ==, 64);
-  g_assert_cmpuint(g_hash_table_size(r->objects), ==, 1);
-  const gs_replay_object *w = g_hash_table_lookup(r->objects, &w_id);
+  g_assert_cmpuint(gs_replay_n_objects(r), ==, 1);
+  const gs_replay_object *w = alive_object(r, w_id);
   g_assert_nonnull(w);
   g_assert_cmpuint(w->holder, ==, GS_TRACE_HELD_BY_MODULE);
   g_assert_true(w->parameter);
@@ -91,10 +99,10 @@ static void test_alive_and_bytes_at_chosen_events(void) {
   /* After the product: w, x (saved by MulBackward), v (view of x), c (shares x's bytes), y. */
   r = gs_trace_model_seek(m, mark(m, "after mul"));
   g_assert_cmpuint(r->live_bytes, ==, 64 * 3);
-  const gs_replay_object *x = g_hash_table_lookup(r->objects, &x_id);
-  const gs_replay_object *v = g_hash_table_lookup(r->objects, &v_id);
-  const gs_replay_object *c = g_hash_table_lookup(r->objects, &c_id);
-  const gs_replay_object *y = g_hash_table_lookup(r->objects, &y_id);
+  const gs_replay_object *x = alive_object(r, x_id);
+  const gs_replay_object *v = alive_object(r, v_id);
+  const gs_replay_object *c = alive_object(r, c_id);
+  const gs_replay_object *y = alive_object(r, y_id);
   g_assert_nonnull(x);
   g_assert_nonnull(v);
   g_assert_nonnull(c);
@@ -124,13 +132,13 @@ static void test_alive_and_bytes_at_chosen_events(void) {
   g_assert_cmpuint(cats[GS_MEM_SAVED], ==, 0);
   g_assert_cmpuint(r->live_bytes, ==, cats[GS_MEM_PARAMETERS] + cats[GS_MEM_GRADIENTS] +
                                           cats[GS_MEM_TEMPORARIES]);
-  x = g_hash_table_lookup(r->objects, &x_id);
+  x = alive_object(r, x_id);
   g_assert_cmpuint(x->saved_refs, ==, 0);
 
   /* At the end everything is gone. */
   r = gs_trace_model_seek(m, gs_trace_model_n_events(m) - 1);
   g_assert_cmpuint(r->live_bytes, ==, 0);
-  g_assert_cmpuint(g_hash_table_size(r->objects), ==, 0);
+  g_assert_cmpuint(gs_replay_n_objects(r), ==, 0);
   g_assert_cmpuint(gs_trace_model_bytes_at(m, gs_trace_model_n_events(m) - 1), ==, 0);
   recorded_model_clear(&f);
 }

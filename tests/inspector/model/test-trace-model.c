@@ -94,7 +94,7 @@ static void test_scope_accounts_match_the_engine(void) {
   g_assert_cmpuint(r->peak_bytes, ==, 192);
   g_assert_cmpuint(r->live_bytes, ==, 0);
   g_assert_cmpuint(r->live_storages, ==, 0);
-  g_assert_cmpuint(g_hash_table_size(r->objects), ==, 0);
+  g_assert_cmpuint(gs_replay_n_objects(r), ==, 0);
 }
 
 static gs_tensor graph_output;
