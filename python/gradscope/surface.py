@@ -39,10 +39,6 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     return (diff.abs() ** p).sum(-1) ** (1.0 / p)
 
 
-def _dims(dim):
-    return None if dim is None else dim
-
-
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """(var, mean) over dim (all elements by default), as torch.var_mean."""
     return _moments(input, dim, unbiased, keepdim, correction, False)
@@ -67,7 +63,14 @@ def _moments(input, dim, unbiased, keepdim, correction, take_sqrt):
     n = 1
     for d in dims:
         n *= input.shape[d] if input.dim() else 1
-    if not dims:
+    if dim is None:  # over everything: torch's mean of all elements (0.0, not -0.0)
+        mean = input.mean()
+        centred = input - mean
+        var = (centred * centred).sum() / builtins.max(n - correction, 0)
+        if keepdim:
+            mean = mean.reshape((1,) * input.dim())
+            var = var.reshape((1,) * input.dim())
+    elif not dims:
         mean = input * 1.0
         centred = input - mean
         var = centred * centred / builtins.max(n - correction, 0)
@@ -76,8 +79,8 @@ def _moments(input, dim, unbiased, keepdim, correction, take_sqrt):
         centred = input - mean
         var = (centred * centred).sum(dims, keepdim=True) / builtins.max(n - correction, 0)
         if not keepdim:
-            mean = mean.squeeze(dims) if len(dims) > 1 else mean.squeeze(dims[0])
-            var = var.squeeze(dims) if len(dims) > 1 else var.squeeze(dims[0])
+            for d in sorted((d % input.dim() for d in dims), reverse=True):
+                mean, var = mean.squeeze(d), var.squeeze(d)
     return (var.sqrt() if take_sqrt else var), mean
 
 
@@ -113,10 +116,10 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1):
     if d1 == d2:
         raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
     m = input.shape[-1]
-    rows = _c.arange(m) + builtins.max(-offset, 0)
-    cols = _c.arange(m) + builtins.max(offset, 0)
-    place = _c.zeros(m, n, n, dtype=input.dtype)
-    place[_c.arange(m), rows, cols] = 1.0
+    eye = _c.eye(n, dtype=input.dtype)
+    rows = eye.index_select(0, _c.arange(m) + builtins.max(-offset, 0))  # [m, n] one-hot
+    cols = eye.index_select(0, _c.arange(m) + builtins.max(offset, 0))
+    place = rows.unsqueeze(2) * cols.unsqueeze(1)  # place[k] is 1 at (row k, col k) only
     # out[..., i, j] = sum_k input[..., k] * place[k, i, j]
     out = (input.unsqueeze(-1).unsqueeze(-1) * place).sum(-3)
     # out's matrix dims are the last two; move them to d1 and d2
@@ -474,3 +477,23 @@ backends.cuda.matmul = _flags_module("gradscope.backends.cuda.matmul", None, all
 backends.mkldnn = _flags_module("gradscope.backends.mkldnn", None, enabled=True,
                                 is_available=lambda: False)
 backends.openmp = _flags_module("gradscope.backends.openmp", None, is_available=lambda: False)
+
+
+def _refuse_inplace_view(name, instead):
+    def refuse(self, *args, **kwargs):
+        from gradscope._missing import NotSupportedError
+        raise NotSupportedError(
+            f"Tensor.{name}() changes a tensor's shape in place, which gradscope's tensors "
+            f"cannot do (a tensor's shape is fixed when it is made): use x = x.{instead}")
+    refuse.__name__ = name
+    refuse.__doc__ = (f"Refused with a message: gradscope cannot change a tensor's shape in "
+                      f"place (use x = x.{instead}).")
+    return refuse
+
+
+for _name, _instead in (("t_", "t()"), ("transpose_", "transpose(dim0, dim1)"),
+                        ("squeeze_", "squeeze(dim)"), ("unsqueeze_", "unsqueeze(dim)"),
+                        ("swapdims_", "swapdims(dim0, dim1)"),
+                        ("swapaxes_", "swapaxes(dim0, dim1)")):
+    if not hasattr(_c.Tensor, _name):
+        _c._extend_type(_c.Tensor, _name, _refuse_inplace_view(_name, _instead))

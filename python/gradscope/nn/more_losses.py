@@ -1,6 +1,8 @@
-"""torch.nn.functional's margin losses and gumbel_softmax as compositions of the engine's
-differentiable ops (the gradients are those of the ops): triplet_margin_loss,
-margin_ranking_loss, cosine_embedding_loss, hinge_embedding_loss, gumbel_softmax."""
+"""torch.nn.functional's margin losses, gumbel_softmax and normalize as compositions of the
+engine's differentiable ops (the gradients are those of the ops): triplet_margin_loss,
+margin_ranking_loss, cosine_embedding_loss, hinge_embedding_loss, gumbel_softmax, normalize;
+and cross_entropy / nll_loss with torch's full signature over the engine's ops (whose
+ignore_index is engine-level: engine/ops/loss.c)."""
 from gradscope import _gradscope as _c
 
 
@@ -120,24 +122,6 @@ _engine_cross_entropy = _c.nn.functional.cross_entropy
 _engine_nll_loss = _c.nn.functional.nll_loss
 
 
-def _with_ignored(engine, input, target, ignore_index, reduction, **kw):
-    """The engine's loss with the targets equal to ignore_index left out: their per-sample
-    loss is 0 and 'mean' divides by the number of the others (0/0 = nan when all are
-    ignored), as torch's."""
-    if reduction not in ("mean", "sum", "none"):
-        raise ValueError(f"{reduction} is not a valid value for reduction")
-    keep = target != ignore_index
-    if bool(keep.all()):
-        return engine(input, target, reduction=reduction, **kw)
-    safe = _c.where(keep, target, _c.zeros_like(target))
-    per = engine(input, safe, reduction="none", **kw) * keep.to(input.dtype)
-    if reduction == "none":
-        return per
-    if reduction == "sum":
-        return per.sum()
-    return per.sum() / keep.to(input.dtype).sum()
-
-
 def _no_weight(weight, name):
     if weight is not None:
         from gradscope._missing import not_supported
@@ -146,22 +130,19 @@ def _no_weight(weight, name):
 
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100,
                   reduce=None, reduction="mean", label_smoothing=0.0):
-    """The engine's cross_entropy (log_softmax and NLL in one op, label_smoothing as torch's)
-    with class-index targets equal to ignore_index left out of the loss and of the mean, as
-    torch's (class weights are not supported)."""
+    """The engine's cross_entropy (log_softmax then NLL; label_smoothing as torch's): logits
+    [N, C], class indices [N]; rows whose target is ignore_index count 0 and are left out of
+    the mean, as torch's (class weights are not supported)."""
     _no_weight(weight, "cross_entropy")
     reduction = _legacy(size_average, reduce, reduction)
-    if target.dtype in (_c.float32, _c.float64):  # class probabilities: nothing to ignore
-        return _engine_cross_entropy(input, target, reduction=reduction,
-                                     label_smoothing=label_smoothing)
-    return _with_ignored(_engine_cross_entropy, input, target, ignore_index, reduction,
-                         label_smoothing=label_smoothing)
+    return _engine_cross_entropy(input, target, reduction=reduction,
+                                 label_smoothing=label_smoothing, ignore_index=ignore_index)
 
 
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
              reduction="mean"):
-    """The engine's nll_loss with targets equal to ignore_index left out of the loss and of
+    """The engine's nll_loss: rows whose target is ignore_index count 0 and are left out of
     the mean, as torch's (class weights are not supported)."""
     _no_weight(weight, "nll_loss")
     reduction = _legacy(size_average, reduce, reduction)
-    return _with_ignored(_engine_nll_loss, input, target, ignore_index, reduction)
+    return _engine_nll_loss(input, target, reduction=reduction, ignore_index=ignore_index)

@@ -499,7 +499,8 @@ class ReduceLROnPlateau:
         self.threshold_mode = threshold_mode
 
     def get_last_lr(self):
-        """The rates after the last step() (torch 1.13 sets it in step(), too)."""
+        """The rates after the last step() (torch 1.13 keeps them in _last_lr but has no
+        get_last_lr on this class; later versions do)."""
         return self._last_lr
 
     def state_dict(self):
