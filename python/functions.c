@@ -593,6 +593,9 @@ PyMethodDef gsp_module_functions[] = {
     {"stack", GSP_FN(f_stack), KW, NULL},
     {"where", f_where, METH_VARARGS, NULL},
     {"manual_seed", f_manual_seed, METH_O, NULL},
+    {"_set_printoptions", gsp_set_printoptions, METH_VARARGS,
+     "_set_printoptions(precision, threshold, edgeitems, linewidth, sci_mode, /)\n--\n\n"
+     "The tensor repr's options (sci_mode -1: automatic)."},
     {"_get_rng_state", f_get_rng_state, METH_NOARGS,
      "_get_rng_state()\n--\n\nThe default generator's state as 41 bytes."},
     {"_set_rng_state", f_set_rng_state, METH_O,

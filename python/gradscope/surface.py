@@ -7,7 +7,6 @@ import builtins
 import ctypes
 import math
 import types
-import warnings
 
 from gradscope import _gradscope as _c
 
@@ -430,26 +429,34 @@ def get_num_interop_threads():
     return 1
 
 
-_print_defaults = dict(precision=4, threshold=1000, edgeitems=3, linewidth=80,
-                       sci_mode=None, profile=None)
-_warned_print = [False]
+_PROFILES = {"default": dict(precision=4, threshold=1000, edgeitems=3, linewidth=80),
+             "short": dict(precision=2, threshold=1000, edgeitems=2, linewidth=80),
+             "full": dict(precision=4, threshold=math.inf, edgeitems=3, linewidth=80)}
+_print = dict(_PROFILES["default"], sci_mode=None)
 
 
 def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None,
                      profile=None, sci_mode=None):
-    """Accepted. gradscope's tensor repr has fixed options (torch's defaults: precision 4,
-    threshold 1000, edgeitems 3, linewidth 80): any other value is ignored with one
-    warning."""
-    given = dict(precision=precision, threshold=threshold, edgeitems=edgeitems,
-                 linewidth=linewidth, sci_mode=sci_mode)
-    other = {k: v for k, v in given.items() if v is not None and v != _print_defaults[k]}
-    if profile not in (None, "default"):
-        other["profile"] = profile
-    if other and not _warned_print[0]:
-        _warned_print[0] = True
-        warnings.warn("gradscope's tensor repr does not take print options yet: "
-                      + ", ".join(f"{k}={v!r}" for k, v in other.items()) + " ignored",
-                      UserWarning, stacklevel=2)
+    """The tensor repr's options, as torch.set_printoptions: digits after the point
+    (precision), how many elements before summarising (threshold) and how many shown at each
+    end (edgeitems), the line width, and scientific notation always (sci_mode=True), never
+    (False) or by torch's rule (None, which every call sets unless given). profile is
+    "default", "short" or "full"."""
+    if profile is not None:
+        if profile not in _PROFILES:
+            raise ValueError(f"set_printoptions: profile must be default, short or full, got "
+                             f"{profile!r}")
+        _print.update(_PROFILES[profile])
+    for name, value in (("precision", precision), ("threshold", threshold),
+                        ("edgeitems", edgeitems), ("linewidth", linewidth)):
+        if value is not None:
+            _print[name] = value
+    _print["sci_mode"] = sci_mode
+    threshold = _print["threshold"]
+    _c._set_printoptions(int(_print["precision"]),
+                         2 ** 62 if threshold == math.inf else int(threshold),
+                         int(_print["edgeitems"]), int(_print["linewidth"]),
+                         -1 if sci_mode is None else int(bool(sci_mode)))
 
 
 def _flags_module(name, doc, **flags):

