@@ -136,13 +136,24 @@ static PyObject *loader_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
   GSP_SITE();
   PyObject *dataset, *sampler = Py_None;
   long long batch_size = 1, seed = 0;
-  int shuffle = 0, drop_last = 0, prefetch = 0;
-  static char *kwlist[] = {"dataset", "batch_size", "shuffle", "drop_last",
-                           "seed",    "prefetch",   "sampler", NULL};
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!|Lp$pLiO:DataLoader", kwlist, &dataset_type,
+  int shuffle = 0, drop_last = 0, prefetch = 0, num_workers = 0, persistent = 0;
+  double timeout = 0.0;
+  static char *kwlist[] = {"dataset",  "batch_size", "shuffle",     "drop_last",          "seed",
+                           "prefetch", "sampler",    "num_workers", "persistent_workers", "timeout",
+                           NULL};
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!|Lp$pLiOipd:DataLoader", kwlist, &dataset_type,
                                    &dataset, &batch_size, &shuffle, &drop_last, &seed, &prefetch,
-                                   &sampler))
+                                   &sampler, &num_workers, &persistent, &timeout))
     return NULL;
+  if (!(timeout >= 0.0) || timeout > 2e6) {
+    PyErr_Format(PyExc_ValueError,
+                 "timeout option should be non-negative (seconds, at most 2e6), got %g", timeout);
+    return NULL;
+  }
+  if (persistent && num_workers == 0) {
+    PyErr_SetString(PyExc_ValueError, "persistent_workers option needs num_workers > 0");
+    return NULL;
+  }
   dataset_object *ds = (dataset_object *)dataset;
   /* sampler=DistributedSampler(...): the loader reads the rank's shard, in the sampler's order. */
   const gs_dataset *source = &ds->ds;
@@ -153,8 +164,14 @@ static PyObject *loader_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
   }
   if (sampler != Py_None && !(source = gsp_sampler_shard(sampler, dataset)))
     return NULL;
-  gs_loader_options opt = {.batch_size = batch_size, .shuffle = shuffle,
-                           .seed = (uint64_t)seed, .drop_last = drop_last, .prefetch = prefetch};
+  gs_loader_options opt = {.batch_size = batch_size,
+                           .shuffle = shuffle,
+                           .seed = (uint64_t)seed,
+                           .drop_last = drop_last,
+                           .prefetch = prefetch,
+                           .num_workers = num_workers,
+                           .persistent_workers = persistent,
+                           .timeout_ms = (int)(timeout * 1000.0 + 0.5)};
   gs_clear_error();
   gs_data_loader *l = gs_data_loader_new(source, &opt);
   if (!l)
@@ -207,9 +224,12 @@ static PySequenceMethods loader_as_sequence = {.sq_length = loader_len};
 static PyTypeObject loader_type = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "gradscope.utils.data.DataLoader",
     .tp_doc = "DataLoader(dataset, batch_size=1, shuffle=False, *, drop_last=False, seed=0, "
-              "prefetch=0, sampler=None)\n--\n\n"
+              "prefetch=0, sampler=None, num_workers=0, persistent_workers=False, timeout=0)"
+              "\n--\n\n"
               "Batches of a TensorDataset, shuffled per epoch from seed; prefetch batches are "
-              "collated ahead on a thread, sampler (a DistributedSampler) picks this rank's shard.",
+              "collated ahead on a thread (with workers: per worker), sampler (a "
+              "DistributedSampler) picks this rank's shard; num_workers forked processes "
+              "collate, kept across epochs with persistent_workers; timeout (seconds) per batch.",
     .tp_basicsize = sizeof(loader_object),
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_new = loader_new,
@@ -219,6 +239,22 @@ static PyTypeObject loader_type = {
     .tp_as_sequence = &loader_as_sequence,
 };
 
+/* _worker_info(): (id, num_workers, seed) in a loader's worker process, None elsewhere. */
+static PyObject *data_worker_info(PyObject *self, PyObject *unused) {
+  (void)self, (void)unused;
+  gs_worker_info info;
+  if (!gs_data_worker_info(&info))
+    Py_RETURN_NONE;
+  return Py_BuildValue("(iiK)", info.id, info.num_workers, (unsigned long long)info.seed);
+}
+
+static PyMethodDef data_methods[] = {
+    {"_worker_info", data_worker_info, METH_NOARGS,
+     "_worker_info()\n--\n\n(id, num_workers, seed) in a DataLoader worker process, else "
+     "None."},
+    {NULL, NULL, 0, NULL},
+};
+
 PyObject *gsp_data_module(void);
 PyObject *gsp_data_module(void) {
   GSP_SITE();
@@ -226,7 +262,8 @@ PyObject *gsp_data_module(void) {
     return NULL;
   PyObject *d = PyModule_New("gradscope.utils.data");
   if (d && (PyModule_AddObjectRef(d, "TensorDataset", (PyObject *)&dataset_type) < 0 ||
-            PyModule_AddObjectRef(d, "DataLoader", (PyObject *)&loader_type) < 0))
+            PyModule_AddObjectRef(d, "DataLoader", (PyObject *)&loader_type) < 0 ||
+            PyModule_AddFunctions(d, data_methods) < 0))
     Py_CLEAR(d);
   return d;
 }

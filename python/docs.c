@@ -385,7 +385,8 @@ static const doc_row rows[] = {
     {"gradscope", "stack", FUNCTION, "tensors, dim=0",
      "The tensors (same shape) joined along a new dim."},
     {"gradscope", "where", FUNCTION, "condition, input, other, /",
-     "input where condition (bool) is true, else other; broadcast."},
+     "input where condition (bool) is true, else other; broadcast. where(condition) alone "
+     "is nonzero(condition, as_tuple=True)."},
     {"gradscope", "manual_seed", FUNCTION, "seed, /",
      "Seeds the generator of randn, rand, randint, dropout and shuffles."},
     {"gradscope", "is_grad_enabled", FUNCTION, "/", "Whether this thread records graphs now."},
@@ -425,10 +426,13 @@ static const doc_row rows[] = {
     {"gradscope", "reset_scope_stats", FUNCTION, "/",
      "Sets this thread's tensor counters to zero."},
     /* ---- nn.functional ---- */
-    {"F", "cross_entropy", FUNCTION, "input, target, *, reduction='mean', label_smoothing=0.0",
-     "log_softmax and the negative log likelihood of the target classes, in one pass."},
-    {"F", "nll_loss", FUNCTION, "input, target, reduction='mean'",
-     "The negative log likelihood of target classes from log-probabilities."},
+    {"F", "cross_entropy", FUNCTION,
+     "input, target, *, reduction='mean', label_smoothing=0.0, ignore_index=-100",
+     "log_softmax and the negative log likelihood of the target classes, in one pass; rows "
+     "whose target is ignore_index count 0 and are left out of the mean."},
+    {"F", "nll_loss", FUNCTION, "input, target, *, reduction='mean', ignore_index=-100",
+     "The negative log likelihood of target classes from log-probabilities; rows whose target "
+     "is ignore_index count 0 and are left out of the mean."},
     {"F", "mse_loss", FUNCTION, "input, target, reduction='mean'",
      "The mean (or sum) of squared differences."},
     {"F", "binary_cross_entropy_with_logits", FUNCTION, "input, target, reduction='mean'",

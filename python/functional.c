@@ -27,14 +27,16 @@ static PyObject *f_cross_entropy(PyObject *m, PyObject *args, PyObject *kwargs) 
   PyObject *input, *target;
   const char *reduction = "mean";
   double smoothing = 0.0;
-  static char *kwlist[] = {"input", "target", "reduction", "label_smoothing", NULL};
+  long long ignore_index = -100; /* torch's default */
+  static char *kwlist[] = {"input", "target", "reduction", "label_smoothing", "ignore_index", NULL};
   gs_reduction r;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!O!|$sd:cross_entropy", kwlist,
-                                   &gsp_tensor_type, &input, &gsp_tensor_type, &target,
-                                   &reduction, &smoothing) ||
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!O!|$sdL:cross_entropy", kwlist,
+                                   &gsp_tensor_type, &input, &gsp_tensor_type, &target, &reduction,
+                                   &smoothing, &ignore_index) ||
       reduction_of(reduction, &r) < 0)
     return NULL;
-  return gsp_wrap(gs_cross_entropy(gsp_handle(input), gsp_handle(target), r, smoothing));
+  return gsp_wrap(
+      gs_cross_entropy_ignore(gsp_handle(input), gsp_handle(target), r, smoothing, ignore_index));
 }
 
 typedef gs_tensor (*loss_fn)(gs_tensor, gs_tensor, gs_reduction);
@@ -54,7 +56,16 @@ static PyObject *pair_loss(PyObject *args, PyObject *kwargs, loss_fn fn, const c
 static PyObject *f_nll_loss(PyObject *m, PyObject *a, PyObject *k) {
   GSP_SITE();
   (void)m;
-  return pair_loss(a, k, gs_nll_loss, "O!O!|$s:nll_loss");
+  PyObject *input, *target;
+  const char *reduction = "mean";
+  long long ignore_index = -100;
+  static char *kwlist[] = {"input", "target", "reduction", "ignore_index", NULL};
+  gs_reduction r;
+  if (!PyArg_ParseTupleAndKeywords(a, k, "O!O!|$sL:nll_loss", kwlist, &gsp_tensor_type, &input,
+                                   &gsp_tensor_type, &target, &reduction, &ignore_index) ||
+      reduction_of(reduction, &r) < 0)
+    return NULL;
+  return gsp_wrap(gs_nll_loss_ignore(gsp_handle(input), gsp_handle(target), r, ignore_index));
 }
 static PyObject *f_mse_loss(PyObject *m, PyObject *a, PyObject *k) {
   GSP_SITE();

@@ -216,6 +216,17 @@ static PyObject *f_where(PyObject *m, PyObject *args) {
   GSP_SITE();
   (void)m;
   PyObject *cond, *a, *b;
+  /* where(condition): nonzero(condition, as_tuple=True), as torch's one-argument form. */
+  if (PyTuple_GET_SIZE(args) == 1 && gsp_is_tensor(PyTuple_GET_ITEM(args, 0))) {
+    PyObject *kw = Py_BuildValue("{s:O}", "as_tuple", Py_True);
+    PyObject *nz = kw ? PyObject_GetAttrString(PyTuple_GET_ITEM(args, 0), "nonzero") : NULL;
+    PyObject *none = nz ? PyTuple_New(0) : NULL;
+    PyObject *r = none ? PyObject_Call(nz, none, kw) : NULL;
+    Py_XDECREF(none);
+    Py_XDECREF(nz);
+    Py_XDECREF(kw);
+    return r;
+  }
   if (!PyArg_ParseTuple(args, "O!OO:where", &gsp_tensor_type, &cond, &a, &b))
     return NULL;
   gs_tensor ta, tb, temp_a = GS_NO_TENSOR, temp_b = GS_NO_TENSOR;
@@ -239,6 +250,38 @@ static PyObject *f_manual_seed(PyObject *m, PyObject *seed) {
   if (PyErr_Occurred())
     return NULL;
   gs_manual_seed(s);
+  Py_RETURN_NONE;
+}
+
+/* The default generator's state as bytes: its four 64-bit words, the spare normal and
+ * whether it is kept (41 bytes; torch.get_rng_state wraps them in a uint8 tensor). */
+#define RNG_STATE_BYTES (4 * 8 + 8 + 1)
+static PyObject *f_get_rng_state(PyObject *m, PyObject *unused) {
+  (void)m, (void)unused;
+  gs_rng r;
+  gs_get_rng_state(&r);
+  unsigned char b[RNG_STATE_BYTES];
+  memcpy(b, r.s, 32);
+  memcpy(b + 32, &r.spare_normal, 8);
+  b[40] = r.has_spare_normal;
+  return PyBytes_FromStringAndSize((const char *)b, RNG_STATE_BYTES);
+}
+
+static PyObject *f_set_rng_state(PyObject *m, PyObject *state) {
+  (void)m;
+  char *b;
+  Py_ssize_t n;
+  if (!PyBytes_Check(state) || PyBytes_AsStringAndSize(state, &b, &n) < 0 || n != RNG_STATE_BYTES) {
+    PyErr_Format(PyExc_RuntimeError,
+                 "set_rng_state: expected the %d-byte state get_rng_state() returned, got %.100s",
+                 RNG_STATE_BYTES, Py_TYPE(state)->tp_name);
+    return NULL;
+  }
+  gs_rng r;
+  memcpy(r.s, b, 32);
+  memcpy(&r.spare_normal, b + 32, 8);
+  r.has_spare_normal = b[40] != 0;
+  gs_set_rng_state(&r);
   Py_RETURN_NONE;
 }
 
@@ -551,6 +594,13 @@ PyMethodDef gsp_module_functions[] = {
     {"stack", GSP_FN(f_stack), KW, NULL},
     {"where", f_where, METH_VARARGS, NULL},
     {"manual_seed", f_manual_seed, METH_O, NULL},
+    {"_set_printoptions", gsp_set_printoptions, METH_VARARGS,
+     "_set_printoptions(precision, threshold, edgeitems, linewidth, sci_mode, /)\n--\n\n"
+     "The tensor repr's options (sci_mode -1: automatic)."},
+    {"_get_rng_state", f_get_rng_state, METH_NOARGS,
+     "_get_rng_state()\n--\n\nThe default generator's state as 41 bytes."},
+    {"_set_rng_state", f_set_rng_state, METH_O,
+     "_set_rng_state(state, /)\n--\n\nPuts back a state _get_rng_state() returned."},
     {"is_grad_enabled", f_is_grad_enabled, METH_NOARGS, NULL},
     {"set_grad_enabled", f_set_grad_enabled, METH_O, NULL},
     {"live_tensor_count", f_live_tensor_count, METH_NOARGS, NULL},

@@ -39,6 +39,7 @@ PyObject *gsp_raise_engine_error(void);
 int gsp_linalg_error_add(PyObject *module);
 /* NULL with the engine's error raised if the last engine call failed; Py_None otherwise. */
 PyObject *gsp_check_void(void);
+PyObject *gsp_set_printoptions(PyObject *m, PyObject *args); /* repr.c */
 /* A bool the engine just answered (after gs_clear_error), or its error raised. */
 static inline PyObject *gsp_bool_or_error(bool value) {
   return gs_last_error_code() != GS_OK ? gsp_raise_engine_error() : PyBool_FromLong(value);

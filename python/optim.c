@@ -67,6 +67,29 @@ static int opt_lr_set(PyObject *self, PyObject *value, void *c) {
   return gsp_check_void() ? 0 : -1;
 }
 
+static PyObject *opt_momentum_get(PyObject *self, void *c) {
+  (void)c;
+  gs_clear_error();
+  double m = gs_optimizer_momentum(((gsp_optimizer *)self)->o);
+  if (gs_last_error_code() != GS_OK)
+    return gsp_raise_engine_error();
+  return PyFloat_FromDouble(m);
+}
+
+static int opt_momentum_set(PyObject *self, PyObject *value, void *c) {
+  (void)c;
+  if (!value) {
+    PyErr_SetString(PyExc_TypeError, "the momentum cannot be deleted");
+    return -1;
+  }
+  double m = PyFloat_AsDouble(value);
+  if (m == -1.0 && PyErr_Occurred())
+    return -1;
+  gs_clear_error();
+  gs_optimizer_set_momentum(((gsp_optimizer *)self)->o, m);
+  return gsp_check_void() ? 0 : -1;
+}
+
 static PyObject *opt_params_get(PyObject *self, void *c) {
   (void)c;
   return PySequence_List(((gsp_optimizer *)self)->params);
@@ -74,6 +97,8 @@ static PyObject *opt_params_get(PyObject *self, void *c) {
 
 static PyGetSetDef optimizer_getset[] = {
     {"lr", opt_lr_get, opt_lr_set, "The learning rate of the next step.", NULL},
+    {"momentum", opt_momentum_get, opt_momentum_set,
+     "The momentum of the next step: SGD's momentum, Adam's beta1.", NULL},
     {"_params", opt_params_get, NULL, "The Tensors it updates.", NULL},
     {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, NULL, NULL},
     {NULL, NULL, NULL, NULL, NULL},

@@ -3,7 +3,9 @@
  * PyTorch's rules, kept so that printed tensors read the same side by side: "tensor(" then the
  * nested rows aligned under each other (7 spaces of continuation), floats as "1." when every
  * value is whole, "%.4f" otherwise and "%.4e" when the magnitudes span too much; more than
- * 1000 elements are summarised with the first and last 3 per dimension and "...". Then
+ * 1000 elements are summarised with the first and last 3 per dimension and "..." (those
+ * numbers, the precision, the line width and the choice of scientific notation are
+ * torch.set_printoptions's, through _set_printoptions). Then
  * dtype= when it is not the default for its kind, requires_grad=True on leaves that require it,
  * grad_fn=<...> on results of recorded ops.
  */
@@ -12,7 +14,16 @@
 #include <math.h>
 #include <string.h>
 
-enum { EDGE = 3, SUMMARISE_ABOVE = 1000, LINE_WIDTH = 80 };
+/* torch.set_printoptions's values (_set_printoptions below), torch's defaults at the start.
+ * sci_mode: -1 chooses by torch's rule, 0 never, 1 always. */
+static struct {
+  int precision;
+  int64_t threshold;
+  int edgeitems, linewidth, sci_mode;
+} opts = {4, 1000, 3, 80, -1};
+#define EDGE opts.edgeitems
+#define SUMMARISE_ABOVE opts.threshold
+#define LINE_WIDTH opts.linewidth
 
 typedef struct printer {
   gs_dtype dtype;
@@ -54,8 +65,8 @@ static int format_value(const printer *p, int64_t flat, char *buf, size_t size) 
   if (p->fmt == 'i')
     return snprintf(buf, size, "%.0f.", v);
   if (p->fmt == 'e')
-    return snprintf(buf, size, "%.4e", v);
-  return snprintf(buf, size, "%.4f", v);
+    return snprintf(buf, size, "%.*e", opts.precision, v);
+  return snprintf(buf, size, "%.*f", opts.precision, v);
 }
 
 /* Whether index i of a dimension of size n is shown (summarised: the first and last EDGE). */
@@ -176,7 +187,7 @@ static int emit_rows(printer *p, int d, int64_t flat, int indent) {
   for (int64_t i = 0; i < n; i++) {
     if (!shown(p, i, n)) {
       if (i == EDGE) {
-        if (emit(p, last_dim ? ", ..." : ",\n") < 0)
+        if (emit(p, last_dim ? ",  ..." : ",\n") < 0) /* torch's " ..." item after ", " */
           return -1;
         if (!last_dim) {
           snprintf(buf, sizeof buf, "%*s...", indent + 1, "");
@@ -231,6 +242,31 @@ static char *copy_values(gs_tensor t, int64_t *numel_out) {
   return values;
 }
 
+/* _set_printoptions(precision, threshold, edgeitems, linewidth, sci_mode): the repr's options
+ * (surface.py's set_printoptions applies torch's profiles and keeps what is not given). */
+PyObject *gsp_set_printoptions(PyObject *m, PyObject *args) {
+  (void)m;
+  int precision, edgeitems, linewidth, sci_mode;
+  long long threshold;
+  if (!PyArg_ParseTuple(args, "iLiii:_set_printoptions", &precision, &threshold, &edgeitems,
+                        &linewidth, &sci_mode))
+    return NULL;
+  if (precision < 0 || precision > 30 || threshold < 0 || edgeitems < 0 || linewidth < 1 ||
+      sci_mode < -1 || sci_mode > 1) {
+    PyErr_Format(PyExc_ValueError,
+                 "set_printoptions: expected precision in 0..30, threshold >= 0, edgeitems >= 0, "
+                 "linewidth >= 1, got %d, %lld, %d, %d",
+                 precision, threshold, edgeitems, linewidth);
+    return NULL;
+  }
+  opts.precision = precision;
+  opts.threshold = threshold;
+  opts.edgeitems = edgeitems;
+  opts.linewidth = linewidth;
+  opts.sci_mode = sci_mode;
+  Py_RETURN_NONE;
+}
+
 PyObject *gsp_tensor_repr(PyObject *self) {
   GSP_SITE();
   gs_tensor t = gsp_handle(self);
@@ -270,6 +306,12 @@ PyObject *gsp_tensor_repr(PyObject *self) {
     if (whole && p.dtype != GS_F32 && p.dtype != GS_F64)
       p.fmt = 'i';
     each_shown(&p, 0, 0, widen, NULL);
+    /* torch measures the column width in the format its rule chose and only then applies a
+     * forced sci_mode, so forced values are padded to that width (often not at all) */
+    if (opts.sci_mode == 1 && (p.dtype == GS_F32 || p.dtype == GS_F64))
+      p.fmt = 'e';
+    else if (opts.sci_mode == 0 && p.fmt == 'e')
+      p.fmt = whole ? 'i' : 'f';
     rc = rc < 0 ? rc : emit_rows(&p, 0, 0, 7);
   }
   PyMem_Free(values);

@@ -85,6 +85,23 @@ void gs_manual_seed(uint64_t seed) {
   pthread_mutex_unlock(&default_lock);
 }
 
+void gs_get_rng_state(gs_rng *out) {
+  if (!out)
+    return;
+  gs_rng *rng = gs__rng_acquire(NULL); /* seeds it with the default seed if it was not yet */
+  *out = *rng;
+  gs__rng_release(NULL, rng);
+}
+
+void gs_set_rng_state(const gs_rng *state) {
+  if (!state)
+    return;
+  pthread_mutex_lock(&default_lock);
+  default_rng = *state;
+  default_seeded = true;
+  pthread_mutex_unlock(&default_lock);
+}
+
 /* ---- random tensors ----------------------------------------------------------------- */
 
 typedef enum { DIST_UNIFORM, DIST_NORMAL, DIST_BERNOULLI } dist_kind;

@@ -1,9 +1,10 @@
 /* loss.c: cross_entropy, nll_loss, mse_loss and binary_cross_entropy_with_logits.
  *
  * nll_loss and mse_loss compute with the engine's ops with grad mode off and record one node
- * each, as PyTorch does (NllLossBackward0, MseLossBackward0; cross_entropy is nll_loss over
- * log_softmax, as torch's), whose formulas are written with ops, so they differentiate again.
- * The others are composed of public differentiable ops.
+ * each (nll_loss's ignore_index as torch's: those rows count 0, the mean is over the rest), as
+ * PyTorch does (NllLossBackward0, MseLossBackward0; cross_entropy is nll_loss over log_softmax, as
+ * torch's), whose formulas are written with ops, so they differentiate again. The others are
+ * composed of public differentiable ops.
  *
  * Every loss checks its arguments first (handles, dtypes, shapes, class indices, reduction,
  * label smoothing) and reports the first problem under its own name, before creating
@@ -12,6 +13,7 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "gradscope/gradscope.h"
 #include "ops-impl.h"
@@ -57,7 +59,7 @@ static bool same_shape(const gs__tensor *a, const gs__tensor *b) {
 /* Checks the pair (scores [N, C] floating, targets [N] i64 in [0, C)) of the class losses;
  * what names the scores ("logits", "log_probs"). */
 static bool check_class_inputs(gs_tensor scores_h, gs_tensor targets_h, const char *what,
-                               const char *fn) {
+                               const int64_t *ignore_index, const char *fn) {
   gs__tensor *scores = gs__lookup(scores_h, fn);
   if (!scores)
     return false;
@@ -89,7 +91,7 @@ static bool check_class_inputs(gs_tensor scores_h, gs_tensor targets_h, const ch
   const int64_t *data = (const int64_t *)gs__tensor_data(targets);
   for (int64_t i = 0; i < n; i++) {
     int64_t v = data[i * targets->strides[0]];
-    if (v < 0 || v >= classes) {
+    if ((v < 0 || v >= classes) && !(ignore_index && v == *ignore_index)) {
       gs__error(GS_ERR_INDEX, fn,
                 "target %lld is out of range for %lld classes (row %lld; expected 0 to %lld)",
                 (long long)v, (long long)classes, (long long)i, (long long)(classes - 1));
@@ -149,47 +151,134 @@ static gs_tensor element_grad(gs_tensor g, gs_reduction reduction, int64_t count
   return reduction == GS_REDUCTION_MEAN ? gs__formula_temp(gs_div_scalar(g, (double)count)) : g;
 }
 
-/* d nll_loss(lp, t) = -g at [i, t[i]] of each row, 0 elsewhere (saved: the targets; ints[0]:
- * the reduction) */
+/* d nll_loss(lp, t) = -g at [i, t[i]] of each row, 0 elsewhere (saved: the targets, with
+ * ignore_index the kept rows' 0/1 weights; ints[0]: the reduction, ints[1]: the number of
+ * kept rows the mean divides by, -1 without ignore_index) */
 static void nll_loss_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   const gs__input_meta *m = &n->inputs[0];
-  gs_tensor share = element_grad(g, (gs_reduction)n->ints[0], m->shape[0]);
+  bool ignoring = n->ints[1] >= 0;
+  /* every row ignored: the weights are all 0 and so is the gradient, as torch's (not 0/0) */
+  gs_tensor share = element_grad(g, (gs_reduction)n->ints[0],
+                                 ignoring ? (n->ints[1] > 0 ? n->ints[1] : 1) : m->shape[0]);
   gs_tensor column = gs__formula_temp(gs_unsqueeze(gs__saved(n, 0), 1)); /* [N, 1] */
   int64_t rows[2] = {m->shape[0], 1};
   gs_tensor neg = gs__formula_temp(gs_neg(share));
   gs_tensor spread = n->ints[0] == GS_REDUCTION_NONE /* g is [N]: one value per row */
                          ? gs__formula_temp(gs_unsqueeze(neg, 1))
                          : gs__formula_temp(gs_expand(neg, rows, 2));
+  if (ignoring) /* the ignored rows get no gradient */
+    spread = gs__formula_temp(gs_mul(spread, gs__formula_temp(gs_unsqueeze(gs__saved(n, 1), 1))));
   gs_tensor zeros = gs__formula_temp(gs_zeros(gs_dtype_of(g), m->shape, m->ndim));
   grads[0] = gs__reduce_grad(n, 0, gs_scatter_add(zeros, 1, column, spread));
 }
 GS__BACKWARD_TWICE(NllLossBackward, nll_loss_backward);
 
-/* nll_loss after its checks: the composition with grad mode off, then its node. */
+/* The rows whose target is not ignore_index: *safe gets the targets with ignored ones
+ * replaced by class 0 (so gather reads a valid column), *weights 1 for a kept row and 0 for
+ * an ignored one (in dtype); returns how many are kept, -1 when none is ignored (then
+ * nothing is made), -2 after an error. */
+static int64_t kept_rows(gs_tensor targets, int64_t ignore_index, gs_dtype dtype, gs_tensor *safe,
+                         gs_tensor *weights) {
+  int64_t n = gs_numel(targets), kept = 0;
+  gs_tensor t = gs_contiguous(targets);
+  const int64_t *data = (const int64_t *)gs_data(t);
+  for (int64_t i = 0; data && i < n; i++)
+    kept += data[i] != ignore_index;
+  if (!data || kept == n) {
+    drop(t);
+    return -1;
+  }
+  int64_t *s = malloc((size_t)n * sizeof *s);
+  double *w = malloc((size_t)n * sizeof *w);
+  if (!s || !w) {
+    free(s);
+    free(w);
+    drop(t);
+    gs__error(GS_ERR_OUT_OF_MEMORY, "nll_loss",
+              "out of memory for the ignore_index mask of %lld rows", (long long)n);
+    return -2;
+  }
+  for (int64_t i = 0; i < n; i++) {
+    bool keep = data[i] != ignore_index;
+    s[i] = keep ? data[i] : 0;
+    w[i] = keep ? 1.0 : 0.0;
+  }
+  drop(t);
+  *safe = gs_from_data(GS_I64, &n, 1, s);
+  gs_tensor w64 = gs_from_data(GS_F64, &n, 1, w);
+  free(s);
+  free(w);
+  *weights = dtype == GS_F64 ? w64 : gs_to_dtype(w64, dtype);
+  if (dtype != GS_F64)
+    drop(w64);
+  return kept;
+}
+
+/* nll_loss after its checks: the composition with grad mode off, then its node. With
+ * ignore_index (non-NULL), rows whose target equals it count 0 and the mean is over the
+ * others, as torch's (0/0: nan when every row is ignored). */
 static gs_tensor nll_loss_checked(gs_tensor log_probs, gs_tensor targets, gs_reduction reduction,
-                                  const char *fn) {
+                                  const int64_t *ignore_index, const char *fn) {
+  gs_tensor safe = GS_NO_TENSOR, weights = GS_NO_TENSOR;
+  int64_t kept = ignore_index
+                     ? kept_rows(targets, *ignore_index, gs_dtype_of(log_probs), &safe, &weights)
+                     : -1;
+  if (kept == -2)
+    return GS_NO_TENSOR;
   gs_no_grad_begin();
-  gs_tensor r = reduce(picked_negated(log_probs, targets), reduction);
+  gs_tensor r;
+  if (kept < 0) {
+    r = reduce(picked_negated(log_probs, targets), reduction);
+  } else {
+    gs_tensor picked = picked_negated(log_probs, safe);
+    gs_tensor losses = gs_mul(picked, weights);
+    drop(picked);
+    if (reduction == GS_REDUCTION_MEAN) {
+      gs_tensor total = gs_sum(losses, NULL, 0, false);
+      r = gs_div_scalar(total, (double)kept);
+      drop(total);
+      drop(losses);
+    } else {
+      r = reduce(losses, reduction);
+    }
+  }
   gs_no_grad_end();
   gs__tensor *lp = r.id ? gs__lookup(log_probs, fn) : NULL;
-  gs__node *n =
-      lp ? gs__record_result(&NllLossBackward, r, 1, (const gs__tensor *[]){lp}, 1, fn) : NULL;
+  gs__node *n = lp ? gs__record_result(&NllLossBackward, r, 1, (const gs__tensor *[]){lp},
+                                       kept < 0 ? 1 : 2, fn)
+                   : NULL;
   if (n) {
-    gs__save(n, 0, gs__lookup(targets, fn));
+    gs__save(n, 0, gs__lookup(kept < 0 ? targets : safe, fn));
+    if (kept >= 0)
+      gs__save(n, 1, gs__lookup(weights, fn));
     n->ints[0] = reduction;
+    n->ints[1] = kept;
   }
+  drop(safe);
+  drop(weights);
   return r;
 }
 
-gs_tensor gs_nll_loss(gs_tensor log_probs, gs_tensor targets, gs_reduction reduction) {
+static gs_tensor nll_loss_impl(gs_tensor log_probs, gs_tensor targets, gs_reduction reduction,
+                               const int64_t *ignore_index) {
   const char *fn = "nll_loss";
-  if (!check_reduction(reduction, fn) || !check_class_inputs(log_probs, targets, "log_probs", fn))
+  if (!check_reduction(reduction, fn) ||
+      !check_class_inputs(log_probs, targets, "log_probs", ignore_index, fn))
     return GS_NO_TENSOR;
-  return nll_loss_checked(log_probs, targets, reduction, fn);
+  return nll_loss_checked(log_probs, targets, reduction, ignore_index, fn);
 }
 
-gs_tensor gs_cross_entropy(gs_tensor logits, gs_tensor targets, gs_reduction reduction,
-                           double label_smoothing) {
+gs_tensor gs_nll_loss(gs_tensor log_probs, gs_tensor targets, gs_reduction reduction) {
+  return nll_loss_impl(log_probs, targets, reduction, NULL);
+}
+
+gs_tensor gs_nll_loss_ignore(gs_tensor log_probs, gs_tensor targets, gs_reduction reduction,
+                             int64_t ignore_index) {
+  return nll_loss_impl(log_probs, targets, reduction, &ignore_index);
+}
+
+static gs_tensor cross_entropy_impl(gs_tensor logits, gs_tensor targets, gs_reduction reduction,
+                                    double label_smoothing, const int64_t *ignore_index) {
   const char *fn = "cross_entropy";
   if (!check_reduction(reduction, fn))
     return GS_NO_TENSOR;
@@ -198,26 +287,61 @@ gs_tensor gs_cross_entropy(gs_tensor logits, gs_tensor targets, gs_reduction red
               label_smoothing);
     return GS_NO_TENSOR;
   }
-  if (!check_class_inputs(logits, targets, "logits", fn))
+  if (!check_class_inputs(logits, targets, "logits", ignore_index, fn))
     return GS_NO_TENSOR;
   gs_tensor lsm = gs_log_softmax(logits, 1); /* [N, C] */
   if (label_smoothing == 0.0) { /* torch's graph: NllLossBackward0 over LogSoftmaxBackward0 */
-    gs_tensor loss = nll_loss_checked(lsm, targets, reduction, fn);
+    gs_tensor loss = nll_loss_checked(lsm, targets, reduction, ignore_index, fn);
     drop(lsm);
     return loss;
   }
-  /* PyTorch: (1 - e) * nll + e * smooth, smooth = -sum_c lsm / C (the mean over classes). */
-  gs_tensor nll = nll_loss_checked(lsm, targets, GS_REDUCTION_NONE, fn); /* [N] */
-  gs_tensor mean_c = gs_mean(lsm, (int[]){1}, 1, false);                 /* [N] */
+  /* PyTorch: (1 - e) * nll + e * smooth, smooth = -sum_c lsm / C (the mean over classes);
+   * with ignore_index both are 0 on the ignored rows and the mean is over the others. */
+  gs_tensor nll = nll_loss_checked(lsm, targets, GS_REDUCTION_NONE, ignore_index, fn); /* [N] */
+  gs_tensor mean_c = gs_mean(lsm, (int[]){1}, 1, false);                               /* [N] */
   gs_tensor smooth = gs_mul_scalar(mean_c, -label_smoothing);
   drop(mean_c);
+  gs_tensor safe = GS_NO_TENSOR, weights = GS_NO_TENSOR;
+  int64_t kept =
+      ignore_index ? kept_rows(targets, *ignore_index, gs_dtype_of(logits), &safe, &weights) : -1;
+  if (kept == -2) {
+    drop(nll);
+    drop(smooth);
+    drop(lsm);
+    return GS_NO_TENSOR;
+  }
+  if (kept >= 0) {
+    gs_tensor masked = gs_mul(smooth, weights);
+    drop(smooth);
+    smooth = masked;
+  }
   gs_tensor hard = gs_mul_scalar(nll, 1.0 - label_smoothing);
   drop(nll);
   nll = gs_add(hard, smooth);
   drop(hard);
   drop(smooth);
   drop(lsm);
+  drop(safe);
+  drop(weights);
+  if (kept >= 0 && reduction == GS_REDUCTION_MEAN) {
+    gs_tensor total = gs_sum(nll, NULL, 0, false);
+    drop(nll);
+    /* every row ignored: nan, with zero gradients (torch's), where 0/0 would give nan ones */
+    gs_tensor r = kept > 0 ? gs_div_scalar(total, (double)kept) : gs_add_scalar(total, NAN);
+    drop(total);
+    return r;
+  }
   return reduce(nll, reduction);
+}
+
+gs_tensor gs_cross_entropy(gs_tensor logits, gs_tensor targets, gs_reduction reduction,
+                           double label_smoothing) {
+  return cross_entropy_impl(logits, targets, reduction, label_smoothing, NULL);
+}
+
+gs_tensor gs_cross_entropy_ignore(gs_tensor logits, gs_tensor targets, gs_reduction reduction,
+                                  double label_smoothing, int64_t ignore_index) {
+  return cross_entropy_impl(logits, targets, reduction, label_smoothing, &ignore_index);
 }
 
 /* d mse_loss(x, y) = 2 (x - y) g (2 / numel for the mean) for x, its negation for y (saved:

@@ -230,8 +230,11 @@ static gs_tensor add_scaled(gs_tensor x, gs_tensor y, double alpha) {
 static void sgd_step(const gs_sgd_options *o, param_state *s, uint64_t id) {
   gs_tensor p = s->param;
   gs_tensor g = gs_grad(p);
-  /* Once the momentum buffer exists, one pass does it all (fused-step.c). */
-  if ((o->momentum == 0.0 || s->buf.id) && gs__sgd_fused_step(o, p, g, s->buf))
+  /* Once the momentum buffer exists, one pass does it all (fused-step.c). A buffer kept
+   * from before the momentum was set to 0 (gs_optimizer_set_momentum) is left alone, as
+   * torch's SGD leaves it. */
+  if ((o->momentum == 0.0 || s->buf.id) &&
+      gs__sgd_fused_step(o, p, g, o->momentum == 0.0 ? GS_NO_TENSOR : s->buf))
     return;
   gs_tensor d = g, d_owned = GS_NO_TENSOR;
   if (o->weight_decay != 0.0)
@@ -373,6 +376,33 @@ void gs_optimizer_set_lr(gs_optimizer h, double lr) {
     return;
   }
   *lr_slot(o) = lr;
+}
+
+double gs_optimizer_momentum(gs_optimizer h) {
+  optimizer *o = lookup(h, "optimizer_momentum");
+  return o ? (o->kind == OPT_SGD ? o->sgd.momentum : o->adam.beta1) : (double)NAN;
+}
+
+void gs_optimizer_set_momentum(gs_optimizer h, double m) {
+  const char *fn = "optimizer_set_momentum";
+  optimizer *o = lookup(h, fn);
+  if (!o)
+    return;
+  if (o->kind == OPT_SGD) {
+    if (!(m >= 0.0) || (o->sgd.nesterov && m == 0.0)) {
+      gs__error(GS_ERR_ARGUMENT, fn, "Invalid momentum value: %g%s", m,
+                o->sgd.nesterov ? " (nesterov needs a momentum > 0)" : "");
+      return;
+    }
+    o->sgd.momentum = m;
+  } else {
+    if (!(m >= 0.0 && m < 1.0)) {
+      gs__error(GS_ERR_ARGUMENT, fn, "Invalid beta parameter at index 0: %g (must be in [0, 1))",
+                m);
+      return;
+    }
+    o->adam.beta1 = m;
+  }
 }
 
 /* ---- state (state_dict / load_state_dict) ------------------------------------------------ */

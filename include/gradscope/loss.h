@@ -31,6 +31,16 @@ GS_API gs_tensor gs_cross_entropy(gs_tensor logits, gs_tensor targets, gs_reduct
 /* F.nll_loss: log_probs [N, C] (floating), targets [N] i64 in [0, C); each row's loss is
  * -log_probs[target]. */
 GS_API gs_tensor gs_nll_loss(gs_tensor log_probs, gs_tensor targets, gs_reduction reduction);
+/* ignore_index, as torch's: a target equal to it (any value, in range or not; torch's
+ * default is -100) makes its row's loss 0 and the row gets no gradient; the mean is over the
+ * other rows (nan when every row is ignored). label_smoothing's part is left out of those
+ * rows too. With no row ignored, the result and graph are gs_cross_entropy's and
+ * gs_nll_loss's. */
+GS_API gs_tensor gs_cross_entropy_ignore(gs_tensor logits, gs_tensor targets,
+                                         gs_reduction reduction, double label_smoothing,
+                                         int64_t ignore_index);
+GS_API gs_tensor gs_nll_loss_ignore(gs_tensor log_probs, gs_tensor targets, gs_reduction reduction,
+                                    int64_t ignore_index);
 /* F.mse_loss: (input - target)^2, input and target floating and of one shape (no
  * broadcasting). */
 GS_API gs_tensor gs_mse_loss(gs_tensor input, gs_tensor target, gs_reduction reduction);

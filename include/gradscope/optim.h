@@ -61,6 +61,12 @@ GS_API int gs_optimizer_parameter_count(gs_optimizer o);
 GS_API double gs_optimizer_lr(gs_optimizer o);
 /* Sets it (lr >= 0, else an error and nothing changes). */
 GS_API void gs_optimizer_set_lr(gs_optimizer o, double lr);
+/* The momentum the next step uses: SGD's momentum, Adam's and AdamW's beta1 (what
+ * torch.optim.lr_scheduler.OneCycleLR cycles), or NAN for a stale handle. */
+GS_API double gs_optimizer_momentum(gs_optimizer o);
+/* Sets it (SGD: >= 0, and > 0 with nesterov; Adam: in [0, 1); else an error and nothing
+ * changes). The state is kept: SGD makes its momentum buffer on the first step with momentum. */
+GS_API void gs_optimizer_set_momentum(gs_optimizer o, double momentum);
 
 /* The state of parameter i as torch.optim's state_dict names it: SGD's "momentum_buffer",
  * Adam's "exp_avg", "exp_avg_sq" and (amsgrad) "max_exp_avg_sq". A borrowed handle the

@@ -177,6 +177,10 @@ GS_API double gs_rng_uniform(gs_rng *rng);
 GS_API double gs_rng_normal(gs_rng *rng);
 /* Seeds the process-wide default generator that functions use when given rng = NULL. */
 GS_API void gs_manual_seed(uint64_t seed);
+/* The default generator's state, copied out (torch.get_rng_state), and put back
+ * (torch.set_rng_state): the numbers drawn after a set repeat those drawn after the get. */
+GS_API void gs_get_rng_state(gs_rng *out);
+GS_API void gs_set_rng_state(const gs_rng *state);
 
 /* Uniform in [0, 1); dtype must be floating. */
 GS_API gs_tensor gs_rand(gs_dtype dtype, const int64_t *shape, int ndim, gs_rng *rng);

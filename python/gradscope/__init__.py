@@ -41,6 +41,19 @@ from gradscope.rearrange import (argwhere, broadcast_tensors, count_nonzero, dia
                                  repeat_interleave, roll, tensordot, tile, tril, triu, unbind,
                                  vstack)
 
+from gradscope.surface import (BoolTensor, DoubleTensor, FloatTensor, Generator,  # noqa: E402
+                               IntTensor, LongTensor, backends, cdist, clamp, clip,
+                               default_generator, diag_embed, finfo, get_num_interop_threads,
+                               get_num_threads, get_rng_state, histc, iinfo, initial_seed,
+                               manual_seed, rot90, seed, set_num_interop_threads,
+                               set_num_threads, set_printoptions, set_rng_state, std_mean,
+                               var_mean)
+import sys as _sys  # noqa: E402
+_sys.modules["gradscope.backends"] = backends
+for _name in ("cudnn", "mps", "cuda", "mkldnn", "openmp"):
+    _sys.modules["gradscope.backends." + _name] = getattr(backends, _name)
+del _name
+
 
 def _tensor_format(self, spec):
     """format() as torch's: a 0-d tensor formats its number (f"{t:.2f}", and "{}" gives

@@ -58,6 +58,11 @@ TORCH_MODULES = {
     "torch.distributed": "gradscope.distributed",
     "torch.nn.parallel": "gradscope.nn.parallel",
     "torch.utils.data.distributed": "gradscope.distributed",
+    "torch.backends": "gradscope.backends",
+    "torch.backends.cudnn": "gradscope.backends.cudnn",
+    "torch.backends.mps": "gradscope.backends.mps",
+    "torch.backends.cuda": "gradscope.backends.cuda",
+    "torch.autograd.functional": "gradscope.autograd_functional",
 }
 
 

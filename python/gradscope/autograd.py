@@ -168,6 +168,53 @@ _c._extend_type(_c.Node, "register_prehook", _node_register_prehook)
 _c._extend_type(_c.Tensor, "backward", _backward_method)
 Node = _c.Node
 
+_anomaly = [False]
+
+
+def set_detect_anomaly(mode, check_nan=True):
+    """Accepted, as torch.autograd.set_detect_anomaly (a function and a context manager): the
+    flag is kept (is_anomaly_enabled) but gradscope adds no checks to backward. Where a NaN
+    came from is what the event log answers: run under the inspector or GS_TRACE."""
+    return _AnomalyMode(bool(mode))
+
+
+def is_anomaly_enabled():
+    """The flag set_detect_anomaly / detect_anomaly last set."""
+    return _anomaly[0]
+
+
+class _AnomalyMode(contextlib.ContextDecorator):
+    def __init__(self, mode):
+        self._prev = _anomaly[0]
+        _anomaly[0] = mode
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        _anomaly[0] = self._prev
+        return False
+
+
+class detect_anomaly(contextlib.ContextDecorator):
+    """Accepted, as torch.autograd.detect_anomaly: sets the flag inside (see
+    set_detect_anomaly: gradscope adds no checks)."""
+
+    def __init__(self, check_nan=True):
+        self.check_nan = check_nan
+
+    def __enter__(self):
+        self._prev = _anomaly[0]
+        _anomaly[0] = True
+        return self
+
+    def __exit__(self, *exc):
+        _anomaly[0] = self._prev
+        return False
+
+
+from gradscope import autograd_functional as functional  # noqa: E402,F401
+
 # torch.autograd.Function and its helpers (gradscope/function.py, which uses no_grad above).
 from gradscope import function  # noqa: E402
 from gradscope.function import Function, FunctionCtx, once_differentiable  # noqa: E402

@@ -32,4 +32,51 @@ from gradscope.nn.transformer import (EmbeddingBag, MultiheadAttention,  # noqa:
                                       TransformerDecoderLayer, TransformerEncoder,
                                       TransformerEncoderLayer)
 
+
+def _embedding_from_pretrained(cls, embeddings, freeze=True, padding_idx=None, max_norm=None,
+                               norm_type=2.0, scale_grad_by_freq=False, sparse=False):
+    """An Embedding whose weight is a copy of embeddings (2-D), frozen unless freeze=False,
+    as torch's nn.Embedding.from_pretrained (padding_idx, max_norm, scale_grad_by_freq and
+    sparse are refused: gradscope's Embedding has none of them)."""
+    if embeddings.dim() != 2:
+        raise AssertionError("Embeddings parameter is expected to be 2-dimensional")
+    for name, value in (("padding_idx", padding_idx), ("max_norm", max_norm),
+                        ("scale_grad_by_freq", scale_grad_by_freq), ("sparse", sparse)):
+        if value not in (None, False):
+            raise _unsupported_option(f"Embedding.from_pretrained({name}=...)")
+    rows, cols = embeddings.shape
+    emb = cls(rows, cols)
+    if embeddings.dtype != emb.weight.dtype:
+        emb = emb.to(embeddings.dtype)
+    with _gradscope.no_grad():
+        emb.weight.copy_(embeddings)
+    emb.weight.requires_grad_(not freeze)
+    return emb
+
+
+def _embedding_bag_from_pretrained(cls, embeddings, freeze=True, max_norm=None, norm_type=2.0,
+                                   scale_grad_by_freq=False, mode="mean", sparse=False,
+                                   include_last_offset=False, padding_idx=None):
+    """An EmbeddingBag over a copy of embeddings (2-D), frozen unless freeze=False, as
+    torch's nn.EmbeddingBag.from_pretrained."""
+    if embeddings.dim() != 2:
+        raise AssertionError("Embeddings parameter is expected to be 2-dimensional")
+    rows, cols = embeddings.shape
+    bag = cls(rows, cols, max_norm=max_norm, norm_type=norm_type,
+              scale_grad_by_freq=scale_grad_by_freq, mode=mode, sparse=sparse,
+              _weight=embeddings.detach().clone(), include_last_offset=include_last_offset,
+              padding_idx=padding_idx)
+    bag.weight.requires_grad_(not freeze)
+    return bag
+
+
+def _unsupported_option(what):
+    from gradscope._missing import not_supported
+    return not_supported(what)
+
+
+Embedding.from_pretrained = (  # noqa: F821
+    classmethod(_embedding_from_pretrained))
+EmbeddingBag.from_pretrained = classmethod(_embedding_bag_from_pretrained)
+
 __getattr__ = _unsupported(__name__)

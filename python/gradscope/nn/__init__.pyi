@@ -103,6 +103,11 @@ class Dropout(Module):
 class Embedding(Module):
     weight: Tensor
     def __init__(self, num_embeddings: int, embedding_dim: int) -> None: ...
+    @classmethod
+    def from_pretrained(cls, embeddings: Tensor, freeze: bool = True,
+                        padding_idx: int | None = None, max_norm: float | None = None,
+                        norm_type: float = 2.0, scale_grad_by_freq: bool = False,
+                        sparse: bool = False) -> Embedding: ...
     def __call__(self, input: Tensor) -> Tensor: ...
 
 class LayerNorm(Module):
@@ -266,9 +271,20 @@ class _Loss(Module):
     def __init__(self, reduction: str = "mean") -> None: ...
     def __call__(self, input: Tensor, target: Tensor) -> Tensor: ...
 
-class CrossEntropyLoss(_Loss): ...
+class CrossEntropyLoss(_Loss):
+    weight: None
+    ignore_index: int
+    label_smoothing: float
+    def __init__(self, weight: None = None, size_average: bool | None = None,
+                 ignore_index: int = -100, reduce: bool | None = None, reduction: str = "mean",
+                 label_smoothing: float = 0.0) -> None: ...
 class MSELoss(_Loss): ...
-class NLLLoss(_Loss): ...
+class NLLLoss(_Loss):
+    weight: None
+    ignore_index: int
+    def __init__(self, weight: None = None, size_average: bool | None = None,
+                 ignore_index: int = -100, reduce: bool | None = None,
+                 reduction: str = "mean") -> None: ...
 class BCEWithLogitsLoss(_Loss): ...
 
 # ---- activation.py ----
@@ -517,6 +533,12 @@ class EmbeddingBag(Module):
                  sparse: bool = False, _weight: Tensor | None = None,
                  include_last_offset: bool = False, padding_idx: int | None = None,
                  device: Any = None, dtype: dtype | None = None) -> None: ...
+    @classmethod
+    def from_pretrained(cls, embeddings: Tensor, freeze: bool = True,
+                        max_norm: float | None = None, norm_type: float = 2.0,
+                        scale_grad_by_freq: bool = False, mode: str = "mean",
+                        sparse: bool = False, include_last_offset: bool = False,
+                        padding_idx: int | None = None) -> EmbeddingBag: ...
     def __call__(self, input: Tensor, offsets: Tensor | None = None,
                  per_sample_weights: Tensor | None = None) -> Tensor: ...
 

@@ -20,6 +20,10 @@ from gradscope.nn.spatial import (avg_pool1d, conv1d, conv_transpose1d, fold, in
 from gradscope.nn.normalization import (dropout1d, dropout2d, group_norm,  # noqa: E402,F401
                                         instance_norm, prelu)
 from gradscope.nn.transformer import embedding_bag  # noqa: E402,F401
+from gradscope.nn.more_losses import (cosine_embedding_loss, cross_entropy,  # noqa: E402,F401
+                                      gumbel_softmax, hinge_embedding_loss,
+                                      margin_ranking_loss, nll_loss, normalize,
+                                      triplet_margin_loss)
 
 
 def relu(input, inplace=False):

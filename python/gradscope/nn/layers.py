@@ -319,15 +319,38 @@ class _Loss(Module):
 
 
 class CrossEntropyLoss(_Loss):
-    """F.cross_entropy as a module."""
+    """F.cross_entropy as a module (ignore_index and label_smoothing as torch's)."""
 
-    _function = staticmethod(F.cross_entropy)
+    def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None,
+                 reduction="mean", label_smoothing=0.0):
+        super().__init__(_legacy_reduction(size_average, reduce, reduction))
+        self.weight = weight
+        self.ignore_index = ignore_index
+        self.label_smoothing = label_smoothing
+
+    def forward(self, input, target):
+        return F.cross_entropy(input, target, weight=self.weight,
+                               ignore_index=self.ignore_index, reduction=self.reduction,
+                               label_smoothing=self.label_smoothing)
 
 
 class NLLLoss(_Loss):
-    """F.nll_loss as a module."""
+    """F.nll_loss as a module (ignore_index as torch's)."""
 
-    _function = staticmethod(F.nll_loss)
+    def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None,
+                 reduction="mean"):
+        super().__init__(_legacy_reduction(size_average, reduce, reduction))
+        self.weight = weight
+        self.ignore_index = ignore_index
+
+    def forward(self, input, target):
+        return F.nll_loss(input, target, weight=self.weight, ignore_index=self.ignore_index,
+                          reduction=self.reduction)
+
+
+def _legacy_reduction(size_average, reduce, reduction):
+    from gradscope.nn.more_losses import _legacy
+    return _legacy(size_average, reduce, reduction)
 
 
 class MSELoss(_Loss):

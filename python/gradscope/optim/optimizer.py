@@ -151,6 +151,18 @@ class _EngineOptimizer(Optimizer):
         self._engines.append(type(self)._make(group["params"], **args))
         self._made_with.append(args)
 
+    @staticmethod
+    def _momentum(group):
+        """The hyper-parameter the engine can change between steps besides lr: SGD's
+        momentum, Adam's beta1 (betas[0])."""
+        return group["momentum"] if "momentum" in group else tuple(group["betas"])[0]
+
+    @staticmethod
+    def _with_momentum(group, momentum):
+        if "momentum" in group:
+            return {"momentum": momentum}
+        return {"betas": (momentum, *tuple(group["betas"])[1:])}
+
     def _engine_args(self, group):
         return {name: group[name] for name in ("lr",) + self._fixed}
 
@@ -163,11 +175,16 @@ class _EngineOptimizer(Optimizer):
                 loss = closure()
         for i, (group, engine) in enumerate(zip(self.param_groups, self._engines)):
             made = self._made_with[i]
-            changed = [k for k in self._fixed if group[k] != made[k]]
+            momentum = self._momentum(group)
+            if momentum != self._momentum(made):  # OneCycleLR cycles it: the engine takes it
+                engine.momentum = momentum
+                made.update(self._with_momentum(made, momentum))
+            changed = [k for k in self._fixed if _plain(group[k]) != _plain(made[k])]
             if changed:
                 raise ValueError(f"{type(self).__name__}: param_groups[{i}][{changed[0]!r}] "
                                  f"changed from {made[changed[0]]!r} to {group[changed[0]]!r}; "
-                                 "gradscope takes only 'lr' changes after construction")
+                                 "gradscope takes only 'lr' and momentum changes after "
+                                 "construction")
             if engine.lr != group["lr"]:
                 engine.lr = group["lr"]
             engine.step()
@@ -273,6 +290,11 @@ class AdamW(_EngineOptimizer):
         super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
                                       amsgrad=amsgrad, foreach=foreach, maximize=maximize,
                                       capturable=capturable))
+
+
+def _plain(value):
+    """betas as a tuple whether the program wrote a list or a tuple."""
+    return tuple(value) if isinstance(value, list) else value
 
 
 def _refuse(optimizer, **flags):

@@ -199,7 +199,11 @@ static void test_cross_entropy_gradient(void) {
 
 /* ---- gradcheck ------------------------------------------------------------------------ */
 
-typedef enum { LOSS_CE, LOSS_NLL, LOSS_MSE, LOSS_BCE } loss_kind;
+typedef enum { LOSS_CE, LOSS_NLL, LOSS_MSE, LOSS_BCE, LOSS_CE_IGNORE, LOSS_NLL_IGNORE } loss_kind;
+
+/* Row 1's target is ignore_index (-100, torch's default): it counts 0 and the mean is over
+ * rows 0 and 2. */
+static const int64_t ignored_targets_v[N] = {2, -100, 3};
 
 typedef struct loss_call {
   loss_kind kind;
@@ -219,6 +223,8 @@ static gs_tensor call_loss(const gs_tensor *in, int n, void *user_data) {
     return gs_mse_loss(in[0], in[1], c->reduction);
   case LOSS_BCE:
     return gs_binary_cross_entropy_with_logits(in[0], in[1], c->reduction);
+  case LOSS_CE_IGNORE: return gs_cross_entropy_ignore(in[0], in[1], c->reduction, c->eps, -100);
+  case LOSS_NLL_IGNORE: return gs_nll_loss_ignore(in[0], in[1], c->reduction, -100);
   }
   return GS_NO_TENSOR;
 }
@@ -233,6 +239,8 @@ static void run_gradcheck(loss_kind kind, gs_reduction reduction, double eps) {
   gs_set_requires_grad(in[0], true);
   if (kind == LOSS_CE || kind == LOSS_NLL) {
     in[1] = make_targets();
+  } else if (kind == LOSS_CE_IGNORE || kind == LOSS_NLL_IGNORE) {
+    in[1] = gs_from_data(GS_I64, (int64_t[]){N}, 1, ignored_targets_v);
   } else {
     /* Both inputs are checked: mse's target and bce's targets get gradients too. */
     double lo = kind == LOSS_BCE ? 0 : -2, hi = kind == LOSS_BCE ? 1 : 2;
@@ -258,7 +266,53 @@ static void test_gradcheck_all(void) {
     run_gradcheck(LOSS_NLL, reductions[r], 0.0);
     run_gradcheck(LOSS_MSE, reductions[r], 0.0);
     run_gradcheck(LOSS_BCE, reductions[r], 0.0);
+    run_gradcheck(LOSS_CE_IGNORE, reductions[r], 0.0);
+    run_gradcheck(LOSS_CE_IGNORE, reductions[r], 0.25);
+    run_gradcheck(LOSS_NLL_IGNORE, reductions[r], 0.0);
   }
+}
+
+/* ignore_index: the ignored row's loss is 0, the mean is over the others (the per-row values
+ * of expected_ce_rows), the row gets no gradient; with every row ignored the mean is nan and
+ * the gradient zero, as torch's. */
+static void test_ignore_index(void) {
+  const double eps_values[] = {0.0, 0.3};
+  for (size_t e = 0; e < G_N_ELEMENTS(eps_values); e++) {
+    double rows[N];
+    expected_ce_rows(eps_values[e], rows);
+    gs_tensor logits = make_logits(true);
+    gs_tensor targets = gs_from_data(GS_I64, (int64_t[]){N}, 1, ignored_targets_v);
+    gs_tensor none =
+        gs_cross_entropy_ignore(logits, targets, GS_REDUCTION_NONE, eps_values[e], -100);
+    test_assert_values(none, (int64_t[]){N}, 1, (double[]){rows[0], 0.0, rows[2]}, 1e-14, 1e-12);
+    gs_tensor mean =
+        gs_cross_entropy_ignore(logits, targets, GS_REDUCTION_MEAN, eps_values[e], -100);
+    g_assert_cmpfloat_with_epsilon(gs_item(mean), (rows[0] + rows[2]) / 2, 1e-12);
+    gs_backward(mean);
+    gs_tensor row1 = gs_select(gs_grad(logits), 0, 1);
+    test_assert_values(row1, (int64_t[]){C}, 1, (double[]){0, 0, 0, 0}, 0, 0);
+    gs_dispose(row1), gs_dispose(mean), gs_dispose(none), gs_dispose(targets);
+    gs_dispose(logits);
+  }
+  gs_tensor logits = make_logits(true);
+  gs_tensor all = gs_from_data(GS_I64, (int64_t[]){N}, 1, (int64_t[]){7, 7, 7});
+  gs_tensor mean = gs_cross_entropy_ignore(logits, all, GS_REDUCTION_MEAN, 0.2, 7);
+  g_assert_true(isnan(gs_item(mean)));
+  gs_backward(mean);
+  gs_tensor abs_grad = gs_abs(gs_grad(logits));
+  gs_tensor sum = gs_sum(abs_grad, NULL, 0, false);
+  g_assert_cmpfloat(gs_item(sum), ==, 0.0);
+  gs_tensor nll = gs_nll_loss_ignore(logits, all, GS_REDUCTION_SUM, 7);
+  g_assert_cmpfloat(gs_item(nll), ==, 0.0);
+  /* a target that is neither a class nor ignore_index is still an error */
+  gs_tensor bad = gs_from_data(GS_I64, (int64_t[]){N}, 1, (int64_t[]){0, 9, 1});
+  gs_tensor r;
+  EXPECT_ERROR(r = gs_nll_loss_ignore(logits, bad, GS_REDUCTION_MEAN, -100),
+               "target 9 is out of range");
+  g_assert_cmpuint(r.id, ==, 0);
+  gs_dispose(bad), gs_dispose(nll), gs_dispose(sum), gs_dispose(abs_grad), gs_dispose(mean);
+  gs_dispose(all);
+  gs_dispose(logits);
 }
 
 /* ---- errors --------------------------------------------------------------------------- */
@@ -332,6 +386,7 @@ int main(int argc, char **argv) {
   test_add_leak_checked("/loss/bce-with-logits-values", test_bce_with_logits_values);
   test_add_leak_checked("/loss/bce-gradient-at-zero", test_bce_gradient_at_zero);
   g_test_add_func("/loss/gradcheck", test_gradcheck_all);
+  g_test_add_func("/loss/ignore-index", test_ignore_index);
   test_add_leak_checked("/loss/errors", test_errors);
   return g_test_run();
 }

@@ -182,6 +182,56 @@ static void ref_adam_step(const gs_adam_options *o, bool decoupled, ref_adam *r,
   }
 }
 
+/* A new momentum between steps (OneCycleLR's): SGD's momentum going from 0 (the buffer made
+ * at the first step with momentum) to 0.9, 0.5, back to 0 (the buffer left alone) and 0.8;
+ * Adam's beta1 changing each step (the bias correction uses the current one, as torch's). */
+static void test_set_momentum_between_steps(void) {
+  const double sgd_m[STEPS] = {0.0, 0.9, 0.5, 0.0, 0.8};
+  const double adam_b1[STEPS] = {0.9, 0.85, 0.95, 0.8, 0.9};
+  gs_sgd_options sopt = {0.1, 0.0, 0, 0, false};
+  gs_adam_options aopt = {0.05, 0.9, 0.999, 1e-8, 0, false};
+  gs_tensor p = make_param(P0), q = make_param(P1);
+  gs_optimizer sgd = gs_sgd_new(&p, 1, &sopt), adam = gs_adam_new(&q, 1, &aopt);
+  ref_sgd rs = {0};
+  ref_adam ra = {0};
+  memcpy(rs.p, P0, sizeof P0);
+  memcpy(ra.p, P1, sizeof P1);
+  bool all[1] = {true};
+  for (int k = 0; k < STEPS; k++) {
+    sopt.momentum = sgd_m[k];
+    aopt.beta1 = adam_b1[k];
+    gs_optimizer_set_momentum(sgd, sopt.momentum);
+    gs_optimizer_set_momentum(adam, aopt.beta1);
+    g_assert_cmpfloat(gs_optimizer_momentum(sgd), ==, sopt.momentum);
+    g_assert_cmpfloat(gs_optimizer_momentum(adam), ==, aopt.beta1);
+    train_step(sgd, &p, all, 1, k);
+    train_step(adam, &q, all, 1, k);
+    double c[N];
+    grad_at(k, 0, c);
+    if (sopt.momentum != 0 || rs.has_buf) {
+      ref_sgd_step(&sopt, &rs, c);
+    } else { /* no buffer yet: plain SGD, and the first step with momentum makes it */
+      for (int j = 0; j < N; j++)
+        rs.p[j] += -sopt.lr * c[j];
+    }
+    check_param(p, rs.p, k);
+    grad_at(k, 0, c);
+    ref_adam_step(&aopt, false, &ra, c);
+    check_param(q, ra.p, k);
+  }
+  EXPECT_ERROR(gs_optimizer_set_momentum(sgd, -0.1), "Invalid momentum value");
+  EXPECT_ERROR(gs_optimizer_set_momentum(adam, 1.0), "Invalid beta parameter at index 0");
+  g_assert_cmpfloat(gs_optimizer_momentum(adam), ==, 0.9);
+  gs_optimizer nesterov = gs_sgd_new(&p, 1, &(gs_sgd_options){0.1, 0.9, 0, 0, true});
+  EXPECT_ERROR(gs_optimizer_set_momentum(nesterov, 0.0), "nesterov");
+  gs_optimizer_dispose(nesterov);
+  gs_optimizer_dispose(sgd);
+  gs_optimizer_dispose(adam);
+  EXPECT_ERROR(g_assert_true(isnan(gs_optimizer_momentum(sgd))), "optimizer");
+  gs_dispose(p);
+  gs_dispose(q);
+}
+
 static void run_adam(gs_adam_options opt, bool decoupled) {
   uint64_t live0 = gs_live_tensor_count();
   gs_tensor params[2] = {make_param(P0), make_param(P1)};
@@ -459,6 +509,7 @@ int main(int argc, char **argv) {
   test_add_leak_checked("/optim/errors", test_errors);
   test_add_leak_checked("/optim/state-round-trip", test_state_round_trip);
   test_add_leak_checked("/optim/set-lr-between-steps", test_set_lr_between_steps);
+  test_add_leak_checked("/optim/set-momentum-between-steps", test_set_momentum_between_steps);
   test_add_leak_checked("/optim/stale-optimizer-keeps-its-story-after-100-reuses",
                         test_stale_optimizer_keeps_its_story_after_100_reuses);
   return g_test_run();

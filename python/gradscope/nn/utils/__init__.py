@@ -41,4 +41,22 @@ def clip_grad_value_(parameters, clip_value):
                 p.grad.clamp_(min=-clip_value, max=clip_value)
 
 
+def parameters_to_vector(parameters):
+    """The parameters flattened and joined into one vector (differentiable), as torch's."""
+    return gradscope.cat([p.reshape(-1) for p in parameters])
+
+
+def vector_to_parameters(vec, parameters):
+    """Copies consecutive slices of vec into the parameters' data, as torch's (which rebinds
+    each parameter's .data to a view of vec; gradscope copies: the values are the same)."""
+    if not isinstance(vec, gradscope.Tensor):
+        raise TypeError("expected torch.Tensor, but got: {}".format(type(vec).__name__))
+    pointer = 0
+    with gradscope.no_grad():
+        for p in parameters:
+            n = p.numel()
+            p.copy_(vec[pointer:pointer + n].reshape(tuple(p.shape)))
+            pointer += n
+
+
 __getattr__ = _unsupported(__name__)

@@ -1,0 +1,148 @@
+"""torch.nn.functional's margin losses, gumbel_softmax and normalize as compositions of the
+engine's differentiable ops (the gradients are those of the ops): triplet_margin_loss,
+margin_ranking_loss, cosine_embedding_loss, hinge_embedding_loss, gumbel_softmax, normalize;
+and cross_entropy / nll_loss with torch's full signature over the engine's ops (whose
+ignore_index is engine-level: engine/ops/loss.c)."""
+from gradscope import _gradscope as _c
+
+
+def _reduce(loss, reduction):
+    if reduction == "none":
+        return loss
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    raise ValueError(f"{reduction} is not a valid value for reduction")
+
+
+def _legacy(size_average, reduce, reduction):
+    if size_average is None and reduce is None:
+        return reduction
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    if not reduce:
+        return "none"
+    return "mean" if size_average else "sum"
+
+
+def _pdist(x1, x2, p, eps):
+    # torch.pairwise_distance: ||x1 - x2 + eps||_p over the last dimension
+    d = x1 - x2 + eps
+    if p == 2:
+        return (d * d).sum(-1).sqrt()
+    return (d.abs() ** p).sum(-1) ** (1.0 / p)
+
+
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False,
+                        size_average=None, reduce=None, reduction="mean"):
+    """max(d(a, p) - d(a, n) + margin, 0), d the p-norm distance (swap: the smaller of
+    d(a, n) and d(p, n)), as torch's."""
+    reduction = _legacy(size_average, reduce, reduction)
+    a_dim, p_dim, n_dim = anchor.dim(), positive.dim(), negative.dim()
+    if not (a_dim == p_dim == n_dim):
+        raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have "
+                           f"the same number of dimensions, but got: anchor {a_dim}D, "
+                           f"positive {p_dim}D, and negative {n_dim}D inputs")
+    d_pos = _pdist(anchor, positive, p, eps)
+    d_neg = _pdist(anchor, negative, p, eps)
+    if swap:
+        d_neg = _c.minimum(d_neg, _pdist(positive, negative, p, eps))
+    loss = (margin + d_pos - d_neg).clamp(min=0)
+    return _reduce(loss, reduction)
+
+
+def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, reduce=None,
+                        reduction="mean"):
+    """max(0, -target * (input1 - input2) + margin), as torch's."""
+    reduction = _legacy(size_average, reduce, reduction)
+    if input1.dim() != input2.dim() or input1.dim() != target.dim():
+        raise RuntimeError(f"margin_ranking_loss : All input tensors should have same "
+                           f"dimension but got sizes: input1: {tuple(input1.shape)}, input2: "
+                           f"{tuple(input2.shape)}, target: {tuple(target.shape)} ")
+    loss = (-target * (input1 - input2) + margin).clamp(min=0)
+    return _reduce(loss, reduction)
+
+
+def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, reduce=None,
+                          reduction="mean"):
+    """1 - cos(x1, x2) where target is 1, max(0, cos(x1, x2) - margin) where it is -1, as
+    torch's (cos with torch's EPSILON 1e-12 on the squared norms)."""
+    reduction = _legacy(size_average, reduce, reduction)
+    prod = (input1 * input2).sum(-1)
+    mag1 = (input1 * input1).sum(-1) + 1e-12
+    mag2 = (input2 * input2).sum(-1) + 1e-12
+    cos = prod / (mag1 * mag2).sqrt()
+    zeros = _c.zeros_like(cos)
+    pos = 1 - cos
+    neg = (cos - margin).clamp(min=0)
+    loss = _c.where(target == 1, pos, zeros) + _c.where(target == -1, neg, zeros)
+    return _reduce(loss, reduction)
+
+
+def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None,
+                         reduction="mean"):
+    """input where target is 1, max(0, margin - input) where it is -1, as torch's."""
+    reduction = _legacy(size_average, reduce, reduction)
+    zeros = _c.zeros_like(input)
+    margin_clamp = (margin - input).clamp(min=0)
+    output_margin = _c.where(target != 1, margin_clamp, zeros)
+    output_self = _c.where(target != -1, input, zeros)
+    return _reduce(output_margin + output_self, reduction)
+
+
+def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
+    """softmax((logits + g) / tau) with Gumbel(0, 1) noise g (gradscope's generator); hard:
+    the one-hot of its argmax in the forward pass with the soft gradient (straight-through),
+    as torch's."""
+    u = _c.rand(*tuple(logits.shape), dtype=logits.dtype)
+    gumbels = -(-(u.clamp(min=1e-20)).log()).log()  # -log(Exponential(1))
+    y_soft = ((logits + gumbels) / tau).softmax(dim)
+    if not hard:
+        return y_soft
+    index = y_soft.argmax(dim, keepdim=True)
+    y_hard = _c.zeros_like(logits).scatter(dim, index, 1.0)
+    return y_hard - y_soft.detach() + y_soft
+
+
+def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+    """input / max(||input||_p over dim, eps), as torch.nn.functional.normalize."""
+    if out is not None:
+        raise TypeError("normalize(): out= is not supported by gradscope")
+    if p == 2:
+        norm = (input * input).sum(dim, keepdim=True).sqrt()
+    elif p == 1:
+        norm = input.abs().sum(dim, keepdim=True)
+    else:
+        norm = (input.abs() ** p).sum(dim, keepdim=True) ** (1.0 / p)
+    return input / norm.clamp(min=eps)
+
+
+_engine_cross_entropy = _c.nn.functional.cross_entropy
+_engine_nll_loss = _c.nn.functional.nll_loss
+
+
+def _no_weight(weight, name):
+    if weight is not None:
+        from gradscope._missing import not_supported
+        raise not_supported(f"torch.nn.functional.{name}(weight=...)")
+
+
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100,
+                  reduce=None, reduction="mean", label_smoothing=0.0):
+    """The engine's cross_entropy (log_softmax then NLL; label_smoothing as torch's): logits
+    [N, C], class indices [N]; rows whose target is ignore_index count 0 and are left out of
+    the mean, as torch's (class weights are not supported)."""
+    _no_weight(weight, "cross_entropy")
+    reduction = _legacy(size_average, reduce, reduction)
+    return _engine_cross_entropy(input, target, reduction=reduction,
+                                 label_smoothing=label_smoothing, ignore_index=ignore_index)
+
+
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+             reduction="mean"):
+    """The engine's nll_loss: rows whose target is ignore_index count 0 and are left out of
+    the mean, as torch's (class weights are not supported)."""
+    _no_weight(weight, "nll_loss")
+    reduction = _legacy(size_average, reduce, reduction)
+    return _engine_nll_loss(input, target, reduction=reduction, ignore_index=ignore_index)
