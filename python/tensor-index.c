@@ -195,6 +195,21 @@ static int index_view(gs_tensor t, PyObject *index, gs_tensor *out, bool *owns) 
   if (!terms)
     return -1;
   int consumed = 0; /* dimensions of t the terms use (ints, slices, indexes, masks) */
+  int advanced = 0;
+  for (Py_ssize_t i = 0; i < n; i++)
+    advanced += is_advanced(PyTuple_GET_ITEM(terms, i));
+  if (advanced > 1) {
+    /* torch pairs several index tensors elementwise (t[rows, cols] picks t[rows[k], cols[k]]);
+     * applied one after the other they would select the outer product instead: refused
+     * rather than answered differently. */
+    Py_DECREF(terms);
+    PyErr_Format(PyExc_NotImplementedError,
+                 "t[...] with %d index tensors in one index is not supported by gradscope yet "
+                 "(torch pairs them elementwise); index the flattened tensor instead, as "
+                 "t.reshape(-1)[rows * t.shape[1] + cols]",
+                 advanced);
+    return -1;
+  }
   for (Py_ssize_t i = 0; i < n; i++) {
     PyObject *term = PyTuple_GET_ITEM(terms, i);
     if (gsp_is_tensor(term) && gs_dtype_of(gsp_handle(term)) == GS_BOOL)

@@ -380,6 +380,11 @@ def test_index_assignment_with_one_index_tensor_writes_the_tensor():
     assert a.grad.tolist() == [[0.0, 1.0, 1.0], [0.0, 1.0, 1.0]]
     with pytest.raises(NotImplementedError, match="2 index tensors"):
         gs.zeros(3, 3)[[0, 1], [1, 2]] = 1.0
+    # reading with two index tensors: torch pairs them; refused rather than the outer product
+    with pytest.raises(NotImplementedError, match="2 index tensors"):
+        gs.zeros(3, 3)[[0, 1], [1, 2]]
+    with pytest.raises(NotImplementedError, match="2 index tensors"):
+        gs.zeros(3, 3)[gs.tensor([0, 1]), gs.tensor([True, False, True])]
 
 
 def test_autograd_functional_matches_torch():
