@@ -3,7 +3,7 @@ selu, softplus, hardtanh, relu6, hardsigmoid, hardswish, logsigmoid, mish, leaky
 against Debian's torch 1.13 in float64: the same code runs once with torch and once with
 gradscope (the module passed in as `lib`), and every number must agree to 1e-10. For each:
 a gradient penalty and a Hessian-vector product through a layer using it, and for the smooth
-ones the third derivative. torch 1.13 has no derivative for hardsigmoid_backward: its side
+ones the third derivative; and each written in place through a view. torch 1.13 has no derivative for hardsigmoid_backward: its side
 runs hardsigmoid through a Function whose backward is torch's formula written with ops (the
 second derivative it implies, 0, is what torch's later releases give). meson registers this file only when torch imports
 (tests/python/meson.build)."""
@@ -101,6 +101,18 @@ def third_derivative(lib, name):
     return [y.item()] + [t.tolist() for t in (d1, d2, d3)]
 
 
+def in_place_through_a_view(lib, name):
+    """The activation in place on a slice (CopySlices over its node), then a second
+    derivative of a loss through it."""
+    F = lib.nn.functional
+    x = leaf(lib, 6, 3, 4, scale=4.0)
+    y = x * 1.5
+    getattr(F, name)(y[1:], inplace=True)
+    (g,) = lib.autograd.grad((y * y.sin()).sum(), x, create_graph=True)
+    (h,) = lib.autograd.grad((g * g).sum(), x)
+    return [g.reshape(-1).tolist(), h.reshape(-1).tolist()]
+
+
 def compare(want, got):
     assert len(got) == len(want)
     for g, t in zip(got, want):
@@ -123,6 +135,14 @@ def test_gradient_penalty_and_hvp_match_torch(name):
 @pytest.mark.parametrize("name", SMOOTH)
 def test_third_derivative_matches_torch(name):
     want, got = third_derivative(torch, name), third_derivative(gs, name)
+    compare(want, got)
+    assert any(abs(v) > 1e-6 for v in want[-1])
+
+
+@pytest.mark.parametrize("name", ["silu", "elu", "selu", "hardtanh", "relu6", "hardswish",
+                                  "mish", "leaky_relu"])
+def test_in_place_through_a_view_matches_torch(name):
+    want, got = in_place_through_a_view(torch, name), in_place_through_a_view(gs, name)
     compare(want, got)
     assert any(abs(v) > 1e-6 for v in want[-1])
 
