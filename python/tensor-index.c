@@ -3,13 +3,15 @@
  * slice, unsqueeze), so writes through it show in t. Assignment writes through the view
  * (copy_ or fill_) and bumps the storage's version.
  *
- * Advanced indexing, as PyTorch's, makes copies: an integer tensor, list or array picks
- * entries along its dim (index_select; negative entries count from the end, an n-D index
- * gives n dims), a bool mask of the tensor's shape picks its true elements (masked_select) and
- * a 1-D bool mask the rows it marks. t[index] = v with one such index writes through
+ * Advanced indexing, as PyTorch's, makes copies recorded as one IndexBackward node (gs_index):
+ * an integer tensor, list or array picks entries along its dim (negative entries count from
+ * the end, an n-D index gives n dims), a bool mask of the tensor's shape picks its true
+ * elements and a 1-D bool mask the rows it marks. t[index] = v with one such index writes through
  * index_put (or where, for a full mask) and copies the result into t.
  */
 #include "gs-py.h"
+
+#include <string.h>
 
 /* A list, tuple or array used as an index, as a new tensor (i64 or bool); other terms as a
  * new reference to themselves. PyTorch 1.13's rules: an int32, int16 or int8 array indexes as
@@ -49,7 +51,7 @@ static bool is_advanced(PyObject *term) {
          (gs_dtype_of(gsp_handle(term)) == GS_I64 || gs_dtype_of(gsp_handle(term)) == GS_BOOL);
 }
 
-/* The positions of a 1-D bool mask's true entries, as an i64 tensor. */
+/* The positions of a bool mask's true entries (row-major), as a 1-D i64 tensor. */
 static gs_tensor mask_positions(gs_tensor mask) {
   gs_tensor flat = gs_contiguous(mask);
   int64_t n = gs_numel(flat), count = 0;
@@ -73,7 +75,8 @@ static gs_tensor mask_positions(gs_tensor mask) {
   return out;
 }
 
-/* An i64 index with its negative entries counted from the end of a dim of size n. */
+/* An i64 index with its negative entries counted from the end of a dim of size n (for
+ * index_put, t[index] = v). */
 static gs_tensor wrap_negatives(gs_tensor index, int64_t n) {
   gs_tensor negative = gs_lt_scalar(index, 0);
   gs_tensor size = gs_scalar(GS_I64, (double)n);
@@ -83,34 +86,18 @@ static gs_tensor wrap_negatives(gs_tensor index, int64_t n) {
   return out;
 }
 
-/* t[index] along dim for an n-D i64 index: index_select of the flattened index, its dims
- * put in place of dim. */
+/* t[index] along dim for an n-D i64 index (negative entries count from the end): one
+ * IndexBackward node over t, as torch records it (gs_index). */
 static gs_tensor take_along(gs_tensor t, int dim, gs_tensor index) {
-  int64_t size = gs_size(t, dim);
-  if (size < 0)
-    return GS_NO_TENSOR;
-  gs_tensor wrapped = wrap_negatives(index, size);
-  int64_t count = gs_numel(wrapped);
-  gs_tensor flat = gs_reshape(wrapped, &count, 1);
-  gs_tensor picked = gs_index_select(t, dim, flat);
-  gs_tensor out = picked;
-  int64_t tshape[GS_MAX_DIMS], ishape[GS_MAX_DIMS], shape[GS_MAX_DIMS];
-  int tn = gs_shape(t, tshape), in = gs_shape(index, ishape);
-  if (picked.id && in != 1 && tn - 1 + in <= GS_MAX_DIMS) {
-    int k = 0;
-    for (int d = 0; d < tn; d++) {
-      if (d != dim) {
-        shape[k++] = tshape[d];
-        continue;
-      }
-      for (int j = 0; j < in; j++)
-        shape[k++] = ishape[j];
-    }
-    out = gs_reshape(picked, shape, k);
-    gs_dispose(picked);
-  }
-  gs_dispose(wrapped), gs_dispose(flat);
-  return out;
+  return gs_index(t, dim, 1, index);
+}
+
+/* Whether mask has the shape of t's dims from dim on (as many as it has): t[..., mask] then
+ * picks the positions of those dims where it is true. */
+static bool covers_dims(gs_tensor t, int dim, gs_tensor mask) {
+  int64_t ts[GS_MAX_DIMS], ms[GS_MAX_DIMS];
+  int tn = gs_shape(t, ts), mn = gs_shape(mask, ms);
+  return mn >= 1 && tn >= dim + mn && memcmp(ts + dim, ms, sizeof(int64_t) * (size_t)mn) == 0;
 }
 
 /* Applies one index term at dimension *dim of *cur, replacing *cur by the view (the previous
@@ -141,15 +128,23 @@ static int apply_term(gs_tensor *cur, int *dim, PyObject *term, bool *owns) {
   } else if (is_advanced(term) && gs_dtype_of(gsp_handle(term)) == GS_I64) {
     next = take_along(t, *dim, gsp_handle(term));
     *dim += gs_ndim(gsp_handle(term));
+  } else if (is_advanced(term) && covers_dims(t, *dim, gsp_handle(term))) {
+    /* a mask of the dims from *dim on: one IndexBackward node over t, as torch's */
+    gs_tensor positions = mask_positions(gsp_handle(term));
+    if (!positions.id && PyErr_Occurred())
+      return -1;
+    next = positions.id ? gs_index(t, *dim, gs_ndim(gsp_handle(term)), positions) : GS_NO_TENSOR;
+    gs_dispose(positions);
+    (*dim)++;
   } else if (is_advanced(term) && gs_ndim(gsp_handle(term)) == 1) { /* a mask of rows */
     gs_tensor rows = mask_positions(gsp_handle(term));
     if (!rows.id && PyErr_Occurred())
       return -1;
-    next = rows.id ? gs_index_select(t, *dim, rows) : GS_NO_TENSOR;
+    next = rows.id ? gs_index(t, *dim, 1, rows) : GS_NO_TENSOR;
     gs_dispose(rows);
     (*dim)++;
   } else if (is_advanced(term) && *dim == 0 && gs_ndim(gsp_handle(term)) == gs_ndim(t)) {
-    next = gs_masked_select(t, gsp_handle(term)); /* a mask of elements */
+    next = gs_masked_select(t, gsp_handle(term)); /* a mask of elements, broadcast */
     *dim = 1;
   } else if (gsp_is_tensor(term) && gs_dtype_is_integer(gs_dtype_of(gsp_handle(term)))) {
     /* PyTorch 1.13's rule: index_select takes int32 indexes, [] takes none of int32, int16

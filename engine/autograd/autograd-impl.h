@@ -196,6 +196,12 @@ gs__node *gs__node_alloc(const gs__node_kind *kind, int n_inputs, int n_saved);
  * returns NULL when nothing needs a gradient. n_saved slots are reserved for gs__save. */
 gs__node *gs__record(const gs__node_kind *kind, gs__tensor *out, int n_inputs,
                      const gs__tensor *const *inputs, int n_saved);
+/* Records over the handle out a node of kind with in as its one input, for the tests of
+ * what a pass does with a kind defined outside the engine (the refusal of a formula that is
+ * not differentiable, now that the engine's own all are). Exported under its private name
+ * (not API); false after reporting. */
+__attribute__((visibility("default"))) bool gs__record_unary_for_test(const gs__node_kind *kind,
+                                                                      gs_tensor out, gs_tensor in);
 /* Saves t (or, with save_result, the op's own output) into slot i of the node. */
 void gs__save(gs__node *node, int slot, const gs__tensor *t);
 /* Saves t as the node's own output: for an in-place op, whose output t is also its input 0's

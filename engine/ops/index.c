@@ -132,9 +132,10 @@ static gs_tensor record_indexed(const gs__node_kind *kind, gs_tensor h, int n_in
   return h;
 }
 
-/* Zeros of input i's shape, in src's dtype, with src's slices along dim d added at the
+/* Zeros of the given shape, in src's dtype, with src's slices along dim d added at the
  * positions a 1-D (or 0-D) index names: a position named twice receives both slices. */
-static gs_tensor add_slices_at(gs__node *n, int i, int d, gs_tensor index, gs_tensor src) {
+static gs_tensor add_slices_into(const int64_t *zeros_shape, int zeros_ndim, int d, gs_tensor index,
+                                 gs_tensor src) {
   int64_t shape[GS_MAX_DIMS], along[GS_MAX_DIMS];
   int nd = gs_shape(src, shape);
   if (gs_dtype_of(index) == GS_I32) /* scatter_add takes i64 indexes only */
@@ -144,9 +145,13 @@ static gs_tensor add_slices_at(gs__node *n, int i, int d, gs_tensor index, gs_te
   /* One position per element of src: the index laid along d, repeated across the rest. */
   gs_tensor spread =
       gs__formula_temp(gs_expand(gs__formula_temp(gs_reshape(index, along, nd)), shape, nd));
-  gs_tensor zeros =
-      gs__formula_temp(gs_zeros(gs_dtype_of(src), n->inputs[i].shape, n->inputs[i].ndim));
+  gs_tensor zeros = gs__formula_temp(gs_zeros(gs_dtype_of(src), zeros_shape, zeros_ndim));
   return gs_scatter_add(zeros, d, spread, src);
+}
+
+/* The same into zeros of input i's shape. */
+static gs_tensor add_slices_at(gs__node *n, int i, int d, gs_tensor index, gs_tensor src) {
+  return add_slices_into(n->inputs[i].shape, n->inputs[i].ndim, d, index, src);
 }
 
 /* d index_select(t, d, index) = zeros(t) with g's slices added back at index along d */
@@ -185,7 +190,110 @@ static void embedding_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
 }
 GS__BACKWARD_TWICE(EmbeddingBackward, embedding_backward);
 
+/* shape with dims [d, d + span) merged into one, their row-major flattening; the new ndim. */
+static int merge_dims(const int64_t *shape, int ndim, int d, int span, int64_t *merged) {
+  int k = 0;
+  for (int e = 0; e < d; e++)
+    merged[k++] = shape[e];
+  merged[k] = 1;
+  for (int e = d; e < d + span; e++)
+    merged[k] *= shape[e];
+  k++;
+  for (int e = d + span; e < ndim; e++)
+    merged[k++] = shape[e];
+  return k;
+}
+
+/* d t[index] = zeros(t) with g's slices added back, along the merged dims, at the positions
+ * picked (saved: the positions, negatives wrapped; ints: d, span) */
+static void index_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  int d = (int)n->ints[0], span = (int)n->ints[1];
+  gs_tensor positions = gs__saved(n, 0);
+  int64_t merged[GS_MAX_DIMS], picked[GS_MAX_DIMS];
+  int nm = merge_dims(n->inputs[0].shape, n->inputs[0].ndim, d, span, merged);
+  memcpy(picked, merged, sizeof picked);
+  picked[d] = gs_numel(positions);
+  gs_tensor slices = gs__formula_temp(gs_reshape(g, picked, nm));
+  gs_tensor sum = gs__formula_temp(add_slices_into(merged, nm, d, positions, slices));
+  grads[0] = gs__reduce_grad(n, 0, gs_reshape(sum, n->inputs[0].shape, n->inputs[0].ndim));
+}
+GS__BACKWARD_TWICE(IndexBackward, index_backward);
+
 /* ---- the ops -------------------------------------------------------------------------- */
+
+/* t[index], one gather over t's dims [d, d + span) seen as one: the result is fresh (not a
+ * view of an index_select's output), so it can carry the op's own node. */
+gs_tensor gs_index(gs_tensor ht, int dim, int span, gs_tensor hindex) {
+  const char *fn = "index";
+  gs__tensor *t = gs__lookup(ht, fn);
+  gs__tensor *index = t ? gs__lookup(hindex, fn) : NULL;
+  if (!index || !gs__check_index_dtype(index, false, fn))
+    return GS_NO_TENSOR;
+  int d = t->ndim ? gs__wrap_dim(dim, t->ndim, fn) : -1;
+  if (!t->ndim)
+    gs__error(GS_ERR_SHAPE, fn, "expected a tensor of at least 1 dimension, got 0-D");
+  if (d < 0)
+    return GS_NO_TENSOR;
+  if (span < 1 || d + span > t->ndim) {
+    gs__error(GS_ERR_ARGUMENT, fn, "expected 1 to %d dims from dim %d to index, got %d",
+              t->ndim - d, d, span);
+    return GS_NO_TENSOR;
+  }
+  int nd = t->ndim - span + index->ndim;
+  if (nd > GS_MAX_DIMS) {
+    gs__error(GS_ERR_SHAPE, fn, "the result would have %d dims, more than %d", nd, GS_MAX_DIMS);
+    return GS_NO_TENSOR;
+  }
+  int64_t merged[GS_MAX_DIMS], shape[GS_MAX_DIMS];
+  int nm = merge_dims(t->shape, t->ndim, d, span, merged);
+  char what[96];
+  snprintf(what, sizeof what, "dims %d to %d of size %lld", d, d + span - 1, (long long)merged[d]);
+  if (span == 1)
+    snprintf(what, sizeof what, "dim %d of size %lld", d, (long long)merged[d]);
+  gs_tensor hpositions = gs__checked_positions(index, merged[d], true, what, fn);
+  gs__tensor *positions = hpositions.id ? gs__lookup(hpositions, fn) : NULL;
+  gs__tensor src;
+  if (!positions || !gs__as_contiguous(t, t->dtype, &src, fn)) {
+    gs_dispose(hpositions);
+    return GS_NO_TENSOR;
+  }
+  /* The result's shape: t's dims before d, index's dims, t's dims after the span. */
+  int k = 0;
+  for (int e = 0; e < d; e++)
+    shape[k++] = t->shape[e];
+  for (int e = 0; e < index->ndim; e++)
+    shape[k++] = index->shape[e];
+  for (int e = d + span; e < t->ndim; e++)
+    shape[k++] = t->shape[e];
+  gs__tensor *out;
+  gs_tensor h = gs__tensor_new(t->dtype, shape, nd, fn, &out);
+  if (h.id) {
+    /* out and src seen with the merged dims: both contiguous, so their strides are the
+     * row-major ones of [.., count, ..] and of merged. */
+    gs__tensor out_merged = *out, src_merged = src;
+    out_merged.ndim = src_merged.ndim = nm;
+    memcpy(src_merged.shape, merged, sizeof merged);
+    memcpy(out_merged.shape, merged, sizeof merged);
+    out_merged.shape[d] = positions->numel;
+    gs__contiguous_strides(out_merged.shape, nm, out_merged.strides);
+    gs__contiguous_strides(merged, nm, src_merged.strides);
+    int64_t index_strides[GS_MAX_DIMS] = {0}, src_strides[GS_MAX_DIMS];
+    memcpy(src_strides, src_merged.strides, sizeof src_strides);
+    index_strides[d] = 1;
+    src_strides[d] = 0;
+    gather_run(&out_merged, positions, index_strides, &src_merged, src_strides,
+               src_merged.strides[d]);
+    gs__node *n = gs__record_result(&IndexBackward, h, 1, (const gs__tensor *[]){t}, 1, fn);
+    if (n) {
+      gs__save_constant(n, 0, positions);
+      n->ints[0] = d;
+      n->ints[1] = span;
+    }
+  }
+  gs__tensor_release(&src);
+  gs_dispose(hpositions);
+  return h;
+}
 
 gs_tensor gs_index_select(gs_tensor ht, int dim, gs_tensor hindex) {
   const char *fn = "index_select";

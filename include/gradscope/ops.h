@@ -328,6 +328,12 @@ GS_API gs_tensor gs_addmm(gs_tensor bias, gs_tensor a, gs_tensor b, double beta,
 
 /* The entries of t at index (1-D i64) along dim. */
 GS_API gs_tensor gs_index_select(gs_tensor t, int dim, gs_tensor index);
+/* t[index] as torch's advanced indexing: dims [dim, dim + span) of t, taken as one (their
+ * row-major flattening), are replaced by index's dims, each entry of index (i64, any shape,
+ * negative counting from the end) picking one position there; recorded as one IndexBackward
+ * node over t. t[list] is span 1, t[mask] for a mask of t's shape span t's ndim over the
+ * mask's true positions. */
+GS_API gs_tensor gs_index(gs_tensor t, int dim, int span, gs_tensor index);
 /* out[i][j] = t[index[i][j]][j] for dim 0, and so on (index i64, same ndim as t). */
 GS_API gs_tensor gs_gather(gs_tensor t, int dim, gs_tensor index);
 /* A copy of t with src added at index along dim: out[index[i][j]][j] += src[i][j]. */

@@ -97,8 +97,6 @@ DIFFERENT = {
     "matmul_3x2": "batch @ matrix is one node named as torch's UnsafeViewBackward0 over its MmBackward0",
     "reshape_copy": "a copying reshape is ReshapeAliasBackward0; torch: UnsafeView over Clone",
     "transpose": "transpose(0, 1) of a matrix is TBackward0, as t()",
-    "index_list": "t[[0, 1]] is IndexSelectBackward0; torch: IndexBackward0",
-    "index_mask": "t[mask] is an index_select of the flattened tensor",
     "linear": "F.linear with only the input requiring grad is an add over a matmul",
     "setitem": "t[0] = 5.0 is a CopySlices of a fill, without torch's scalar edge",
     "conv2d": "torch lists the missing bias as an input",

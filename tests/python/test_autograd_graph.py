@@ -4,6 +4,7 @@ hooks (register_hook, RemovableHandle), torch.autograd.grad and torch.autograd.b
 their errors in Python's words. The compatibility programs grad_fn_walk.py, gradient_hooks.py
 and autograd_grad.py compare the same surface with real torch."""
 import gc
+import math
 
 import pytest
 
@@ -246,16 +247,18 @@ def test_double_backward_differentiates_a_gradient():
     assert x.grad.tolist() == [9.0, 24.0]
 
 
-def test_double_backward_through_an_unsupported_op_is_refused_clearly():
-    x = leaf(1.0, 2.0)
+def test_double_backward_runs_through_the_activations():
+    """silu's gradient, made with create_graph, differentiates to silu'' (the activations'
+    formulas record under create_graph; test_double_backward_activations.py checks them all
+    against torch)."""
+    x = leaf(1.0, -2.0)
     y = gs.nn.functional.silu(x).sum()
-    with pytest.raises(RuntimeError, match="double backward through SiluBackward is not "
-                       "supported yet"):
-        gs.autograd.grad(y, x, create_graph=True)
-    with pytest.raises(RuntimeError, match="SiluBackward"):
-        y.backward(create_graph=True)
-    assert x.grad is None  # nothing ran
-    y.backward()  # and nothing was freed
+    g, = gs.autograd.grad(y, x, create_graph=True)
+    assert g.grad_fn is not None
+    h, = gs.autograd.grad(g.sum(), x)
+    for v, got in zip([1.0, -2.0], h.tolist()):
+        s = 1 / (1 + math.exp(-v))
+        assert got == pytest.approx(s * (1 - s) * (2 + v * (1 - 2 * s)), rel=1e-6)
 
 
 def test_autograd_backward_runs_one_pass_from_several_tensors():

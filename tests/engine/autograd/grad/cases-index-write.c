@@ -1,7 +1,7 @@
 /* cases-index-write.c: gradcheck cases for the ops that write by index (scatter in both
- * forms, index_add, index_fill, take), the products (prod, cumprod, with zeros in the input),
- * the picks of an order (median, cummax, cummin) and cross and trace. Index inputs are
- * constants made in the case; inputs that must hold zeros get them written by the case. */
+ * forms, index_add, index_fill, take) and t[index], the products (prod, cumprod, with zeros
+ * in the input), the picks of an order (median, cummax, cummin) and cross and trace. Index inputs
+ * are constants made in the case; inputs that must hold zeros get them written by the case. */
 #include "grad-case.h"
 
 #define FN(NAME, ...)                                                                              \
@@ -25,6 +25,14 @@ FN(f_index_add, gs_index_add(in[0], 1, PICKS_3, in[1], 2.0))
 FN(f_index_fill, gs_index_fill(in[0], 1, PICKS_3, -1.0))
 static const int64_t takes[] = {0, 11, -1, 5, 5, 3};
 FN(f_take, gs_take(in[0], i64(takes, 2, (int64_t[]){2, 3})))
+/* t[index] (gs_index): a [2, 3] index along one dim, repeats and negatives among it; the
+ * true positions of a mask of t's shape; and two dims of three taken as one. */
+static const int64_t picks_2x3[] = {2, -1, 0, 2, 4, -5};
+FN(f_index_dim, gs_index(in[0], 1, 1, i64(picks_2x3, 2, (int64_t[]){2, 3})))
+static const int64_t mask_positions[] = {0, 3, 5, 6, 11};
+FN(f_index_mask, gs_index(in[0], 0, 2, i64(mask_positions, 1, (int64_t[]){5})))
+static const int64_t pairs[] = {1, 11, 7, 1};
+FN(f_index_span, gs_index(in[0], -2, 2, i64(pairs, 1, (int64_t[]){4})))
 
 /* x with element `at` (row-major, x contiguous) set to zero, differentiably: x * mask. */
 static gs_tensor with_zero(gs_tensor x, int64_t at) {
@@ -69,6 +77,9 @@ const grad_case grad_cases_index_write[] = {
     {"IndexAddBackward", "alpha 2, column 2 twice", f_index_add, 2, {GI(2, 2, 4), GI_T(2, 2, 3)}},
     {"IndexFillBackward", "columns {2, 0} of [3, 4]", f_index_fill, 1, {GI_T(2, 3, 4)}},
     {"TakeBackward", "negative and repeated positions", f_take, 1, {GI_S(2, 3, 4)}},
+    {"IndexBackward", "[2, 3] index along dim 1", f_index_dim, 1, {GI_S(3, 2, 5, 3)}},
+    {"IndexBackward", "mask positions of [3, 4]", f_index_mask, 1, {GI_T(2, 3, 4)}},
+    {"IndexBackward", "dims 1 and 2 of [2, 3, 4] as one", f_index_span, 1, {GI_T(3, 2, 3, 4)}},
     {"ProdBackward", "of everything", f_prod_all, 1, {GI_T(2, 3, 3)}},
     {"ProdBackward", "of everything, one zero", f_prod_all_zero, 1, {GI(2, 3, 3)}},
     {"ProdDimBackward", "along dim 1", f_prod_dim, 1, {GI_S(2, 3, 4)}},
