@@ -325,10 +325,10 @@ PyObject *gsp_tensor_repr(PyObject *self) {
     snprintf(suffix + n, sizeof suffix - (size_t)n, p.ndim == 1 ? ",)" : ")");
     rc = emit_suffix(&p, suffix, &line);
   }
-  /* torch names every dtype but its defaults (the default floating dtype, int64; bool unless
-   * empty). */
+  /* torch names every dtype but its defaults (the default floating dtype; int64 and bool
+   * unless empty). */
   bool named =
-      p.dtype != gsp_default_dtype() && p.dtype != GS_I64 && (p.dtype != GS_BOOL || numel == 0);
+      p.dtype != gsp_default_dtype() && ((p.dtype != GS_I64 && p.dtype != GS_BOOL) || numel == 0);
   if (rc == 0 && named) {
     snprintf(suffix, sizeof suffix, "dtype=%s.%s", gsp_dtype_module_name(),
              gsp_dtype_torch_name(p.dtype));

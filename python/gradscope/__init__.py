@@ -66,6 +66,8 @@ def _tensor_format(self, spec):
 _gradscope._extend_type(Tensor, "__format__", _tensor_format)  # noqa: F821
 
 from gradscope import distributions  # noqa: E402  (torch.distributions; uses the names above)
+from gradscope.statistics import (bincount, block_diag, nanquantile,  # noqa: E402
+                                  quantile)
 
 
 __getattr__ = _unsupported(__name__)
