@@ -349,8 +349,8 @@ class NLLLoss(_Loss):
 
 
 def _legacy_reduction(size_average, reduce, reduction):
-    from gradscope.nn.more_losses import _legacy
-    return _legacy(size_average, reduce, reduction)
+    from gradscope.nn.compositions import _legacy_reduction as legacy
+    return legacy(size_average, reduce, reduction)
 
 
 class MSELoss(_Loss):

@@ -4,26 +4,7 @@ margin_ranking_loss, cosine_embedding_loss, hinge_embedding_loss, gumbel_softmax
 and cross_entropy / nll_loss with torch's full signature over the engine's ops (whose
 ignore_index is engine-level: engine/ops/loss.c)."""
 from gradscope import _gradscope as _c
-
-
-def _reduce(loss, reduction):
-    if reduction == "none":
-        return loss
-    if reduction == "mean":
-        return loss.mean()
-    if reduction == "sum":
-        return loss.sum()
-    raise ValueError(f"{reduction} is not a valid value for reduction")
-
-
-def _legacy(size_average, reduce, reduction):
-    if size_average is None and reduce is None:
-        return reduction
-    size_average = True if size_average is None else size_average
-    reduce = True if reduce is None else reduce
-    if not reduce:
-        return "none"
-    return "mean" if size_average else "sum"
+from gradscope.nn.compositions import _legacy_reduction, _reduce
 
 
 def _pdist(x1, x2, p, eps):
@@ -38,7 +19,7 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
                         size_average=None, reduce=None, reduction="mean"):
     """max(d(a, p) - d(a, n) + margin, 0), d the p-norm distance (swap: the smaller of
     d(a, n) and d(p, n)), as torch's."""
-    reduction = _legacy(size_average, reduce, reduction)
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     a_dim, p_dim, n_dim = anchor.dim(), positive.dim(), negative.dim()
     if not (a_dim == p_dim == n_dim):
         raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have "
@@ -55,7 +36,7 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
 def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, reduce=None,
                         reduction="mean"):
     """max(0, -target * (input1 - input2) + margin), as torch's."""
-    reduction = _legacy(size_average, reduce, reduction)
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     if input1.dim() != input2.dim() or input1.dim() != target.dim():
         raise RuntimeError(f"margin_ranking_loss : All input tensors should have same "
                            f"dimension but got sizes: input1: {tuple(input1.shape)}, input2: "
@@ -68,7 +49,7 @@ def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, r
                           reduction="mean"):
     """1 - cos(x1, x2) where target is 1, max(0, cos(x1, x2) - margin) where it is -1, as
     torch's (cos with torch's EPSILON 1e-12 on the squared norms)."""
-    reduction = _legacy(size_average, reduce, reduction)
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     prod = (input1 * input2).sum(-1)
     mag1 = (input1 * input1).sum(-1) + 1e-12
     mag2 = (input2 * input2).sum(-1) + 1e-12
@@ -83,7 +64,7 @@ def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, r
 def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None,
                          reduction="mean"):
     """input where target is 1, max(0, margin - input) where it is -1, as torch's."""
-    reduction = _legacy(size_average, reduce, reduction)
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     zeros = _c.zeros_like(input)
     margin_clamp = (margin - input).clamp(min=0)
     output_margin = _c.where(target != 1, margin_clamp, zeros)
@@ -134,7 +115,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     [N, C], class indices [N]; rows whose target is ignore_index count 0 and are left out of
     the mean, as torch's (class weights are not supported)."""
     _no_weight(weight, "cross_entropy")
-    reduction = _legacy(size_average, reduce, reduction)
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     return _engine_cross_entropy(input, target, reduction=reduction,
                                  label_smoothing=label_smoothing, ignore_index=ignore_index)
 
@@ -144,5 +125,5 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     """The engine's nll_loss: rows whose target is ignore_index count 0 and are left out of
     the mean, as torch's (class weights are not supported)."""
     _no_weight(weight, "nll_loss")
-    reduction = _legacy(size_average, reduce, reduction)
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     return _engine_nll_loss(input, target, reduction=reduction, ignore_index=ignore_index)
