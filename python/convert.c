@@ -306,8 +306,14 @@ PyObject *gsp_tensor_from_data(PyObject *data, PyObject *dtype_obj, bool require
     if (!np)
       return NULL;
     const char *widen = gsp_numpy_copy_dtype(data);
-    PyObject *arr = widen ? PyObject_CallMethod(np, "ascontiguousarray", "Os", data, widen)
-                          : PyObject_CallMethod(np, "ascontiguousarray", "O", data);
+    /* asarray, not ascontiguousarray: that one makes a 0-d array 1-d, and torch.tensor keeps
+     * np.array(3.0) a 0-d tensor. */
+    PyObject *arr = widen ? PyObject_CallMethod(np, "asarray", "Os", data, widen)
+                          : PyObject_CallMethod(np, "asarray", "O", data);
+    if (arr && !gsp_is_c_contiguous_ndarray(arr)) {
+      PyObject *packed = PyObject_CallMethod(np, "ascontiguousarray", "O", arr);
+      Py_SETREF(arr, packed);
+    }
     Py_DECREF(np);
     if (!arr)
       return NULL;

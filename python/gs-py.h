@@ -151,6 +151,8 @@ int gsp_numpy_init(void);
  * NULL without an error for anything else. */
 PyObject *gsp_numpy_scalar_as_number(PyObject *o);
 bool gsp_is_ndarray(PyObject *o);
+/* An ndarray already in C order (asarray may return a view of another layout). */
+bool gsp_is_c_contiguous_ndarray(PyObject *o);
 /* The dtype name an array is copied as when the engine lacks its own ("int64" for int32), or
  * NULL when it has it. */
 const char *gsp_numpy_copy_dtype(PyObject *array);

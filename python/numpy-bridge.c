@@ -49,6 +49,10 @@ PyObject *gsp_numpy_scalar_as_number(PyObject *o) {
 
 bool gsp_is_ndarray(PyObject *o) { return PyArray_Check(o); }
 
+bool gsp_is_c_contiguous_ndarray(PyObject *o) {
+  return PyArray_Check(o) && PyArray_IS_C_CONTIGUOUS((PyArrayObject *)o);
+}
+
 /* The dtype gradscope.tensor(array) copies an array into, as torch.tensor's: the array's own
  * when the engine has it (int32, int16, int8 and uint8 included); other integers (uint16..)
  * widen to int64 and float16 to float32, the nearest the engine has (the values are the

@@ -68,6 +68,8 @@ _gradscope._extend_type(Tensor, "__format__", _tensor_format)  # noqa: F821
 from gradscope import distributions  # noqa: E402  (torch.distributions; uses the names above)
 from gradscope.statistics import (bincount, block_diag, nanquantile,  # noqa: E402
                                   quantile)
+from gradscope.searching import (bucketize, cartesian_prod, combinations, kthvalue,  # noqa: E402
+                                 mode, searchsorted, tril_indices, triu_indices)
 
 
 __getattr__ = _unsupported(__name__)

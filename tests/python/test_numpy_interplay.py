@@ -49,6 +49,15 @@ def test_integer_arrays_convert(np_dtype):
     assert_tensor(gs.ones(2, dtype=gs.int32) + np.array([1, 2], np_dtype), [2, 3], with_i32)
 
 
+def test_zero_dim_arrays_and_numpy_scalars_give_zero_dim_tensors():
+    # torch.tensor(np.array(3.0)) is 0-d; a non-contiguous array is copied in its own order.
+    for value, dtype in [(np.array(3.0), gs.float64), (np.float32(2), gs.float32),
+                         (np.array(7, np.uint16), gs.int64), (np.int32(-4), gs.int32)]:
+        t = gs.tensor(value)
+        assert t.dim() == 0 and t.dtype == dtype and t.item() == value.item()
+    assert gs.tensor(np.arange(6).reshape(2, 3).T).tolist() == [[0, 3], [1, 4], [2, 5]]
+
+
 def test_uint16_arrays_widen_to_int64():
     assert_tensor(gs.tensor(np.array([1, 65535], np.uint16)), [1, 65535], gs.int64)
 
