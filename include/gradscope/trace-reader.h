@@ -18,7 +18,7 @@ extern "C" {
 
 /* The format version this library writes and reads (it reads every 1.x log). */
 #define GS_TRACE_VERSION_MAJOR 1
-#define GS_TRACE_VERSION_MINOR 8
+#define GS_TRACE_VERSION_MINOR 9
 
 /* ---- events --------------------------------------------------------------------------- */
 
