@@ -68,6 +68,20 @@ _gradscope._extend_type(Tensor, "__format__", _tensor_format)  # noqa: F821
 from gradscope import distributions  # noqa: E402  (torch.distributions; uses the names above)
 from gradscope.statistics import (bincount, block_diag, nanquantile,  # noqa: E402
                                   quantile)
+from gradscope.pointwise import (addbmm, addmv, addr, aminmax, baddbmm, copysign,  # noqa: E402
+                                 corrcoef, cov, cumulative_trapezoid, divide, fmax, fmin, heaviside,
+                                 hypot, isin, logaddexp, logaddexp2, logit, multiply, nanmean, nansum,
+                                 renorm, sgn, signbit, sinc, subtract, trapezoid, trapz, xlogy)
+from gradscope import special  # noqa: E402
+from gradscope.splitting import dsplit, hsplit, tensor_split, vsplit  # noqa: E402
+from gradscope.splitting import _split_function as split  # noqa: E402
+from gradscope.dtype_rules import can_cast, is_floating_point, promote_types, result_type  # noqa: E402
+from gradscope.tensor_writes import (_index_copy_function as index_copy,  # noqa: E402
+                                     _masked_scatter_function as masked_scatter)
+from gradscope.random_draws import drawing_from as _drawing_from  # noqa: E402
+rand, randn, randint = _drawing_from(rand), _drawing_from(randn), _drawing_from(randint)  # noqa: F821
+randperm, normal = _drawing_from(randperm), _drawing_from(normal)
+bernoulli, multinomial = _drawing_from(bernoulli), _drawing_from(multinomial)
 from gradscope.searching import (bucketize, cartesian_prod, combinations, kthvalue,  # noqa: E402
                                  mode, searchsorted, tril_indices, triu_indices)
 

@@ -55,6 +55,7 @@ TORCH_MODULES = {
     "torch.distributions.poisson": "gradscope.distributions",
     "torch.cuda": "gradscope.cuda",
     "torch.linalg": "gradscope.linalg",
+    "torch.special": "gradscope.special",
     "torch.distributed": "gradscope.distributed",
     "torch.nn.parallel": "gradscope.nn.parallel",
     "torch.utils.data.distributed": "gradscope.distributed",

@@ -33,7 +33,8 @@ STUBS = {
 }
 DOCUMENTED = list(STUBS) + ["gradscope.autograd", "gradscope.function", "gradscope.distributions", "gradscope.optim.lr_scheduler",
                             "gradscope.nn.utils", "gradscope.nn.utils.rnn",
-                            "gradscope.distributed", "gradscope.compare", "gradscope.nn.init"]
+                            "gradscope.distributed", "gradscope.compare", "gradscope.nn.init",
+                            "gradscope.special"]
 
 
 def module(name):
