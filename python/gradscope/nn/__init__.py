@@ -27,6 +27,11 @@ from gradscope.nn.spatial import (AvgPool1d, ConstantPad1d, ConstantPad2d, Conv1
                                   Upsample, ZeroPad2d)
 from gradscope.nn.normalization import (Dropout1d, Dropout2d, GroupNorm,  # noqa: E402,F401
                                         InstanceNorm1d, InstanceNorm2d, PReLU)
+from gradscope.nn.shrink_activations import (CELU, AlphaDropout, Hardshrink,  # noqa: E402,F401
+                                             RReLU, Softshrink, Tanhshrink, Threshold)
+from gradscope.nn.probabilistic_losses import (GaussianNLLLoss,  # noqa: E402,F401
+                                               MultiLabelSoftMarginLoss, MultiMarginLoss,
+                                               PoissonNLLLoss)
 from gradscope.nn.transformer import (EmbeddingBag, MultiheadAttention,  # noqa: E402,F401
                                       Transformer, TransformerDecoder,
                                       TransformerDecoderLayer, TransformerEncoder,

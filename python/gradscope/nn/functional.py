@@ -20,6 +20,11 @@ from gradscope.nn.spatial import (avg_pool1d, conv1d, conv_transpose1d, fold, in
 from gradscope.nn.normalization import (dropout1d, dropout2d, group_norm,  # noqa: E402,F401
                                         instance_norm, prelu)
 from gradscope.nn.transformer import embedding_bag  # noqa: E402,F401
+from gradscope.nn.shrink_activations import (alpha_dropout, celu, hardshrink,  # noqa: E402,F401
+                                             rrelu, softshrink, tanhshrink, threshold)
+from gradscope.nn.probabilistic_losses import (gaussian_nll_loss,  # noqa: E402,F401
+                                               multi_margin_loss, multilabel_soft_margin_loss,
+                                               poisson_nll_loss)
 from gradscope.nn.more_losses import (cosine_embedding_loss, cross_entropy,  # noqa: E402,F401
                                       gumbel_softmax, hinge_embedding_loss,
                                       margin_ranking_loss, nll_loss, normalize,
