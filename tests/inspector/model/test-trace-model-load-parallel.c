@@ -64,6 +64,26 @@ static void assert_same_segment(const model_life_segment *a, const model_life_se
   g_assert_cmpmem(a->dir, a->n_dir * sizeof *a->dir, b->dir, b->n_dir * sizeof *b->dir);
 }
 
+/* Series a and b hold the same points, encoded the same. */
+static void assert_same_series(const model_series *a, const model_series *b) {
+  g_assert_cmpuint(a->n_encoded, ==, b->n_encoded);
+  g_assert_cmpuint(a->n_blocks, ==, b->n_blocks);
+  for (guint i = 0; i < a->n_blocks; i++) { /* field by field: a block has padding */
+    const model_series_block *x = &a->blocks[i], *y = &b->blocks[i];
+    g_assert_cmpuint(x->value, ==, y->value);
+    g_assert_cmpuint(x->offset, ==, y->offset);
+    g_assert_cmpuint(x->at, ==, y->at);
+    g_assert_cmpuint(x->last_at, ==, y->last_at);
+    g_assert_cmpuint(x->min, ==, y->min);
+    g_assert_cmpuint(x->max, ==, y->max);
+    g_assert_cmpuint(x->max_at, ==, y->max_at);
+  }
+  g_assert_cmpmem(a->data, a->data_len, b->data, b->data_len);
+  g_assert_cmpint(a->has_tail, ==, b->has_tail);
+  g_assert_cmpuint(a->tail_at, ==, b->tail_at);
+  g_assert_cmpuint(a->tail_value, ==, b->tail_value);
+}
+
 /* The life index of a and b is the same, bytes and all, and the memory series; returns how
  * many lives were compared through the query (every 61st tensor's, and the series at every
  * 17th event: the bytes compared hold them all, and queries are slow under TSan). */
@@ -87,6 +107,16 @@ static guint assert_same_model(gs_trace_model *a, gs_trace_model *b) {
   g_assert_true((a->life_merge == NULL) == (b->life_merge == NULL));
   g_assert_cmpuint(a->life_merge_credit, ==, b->life_merge_credit);
   g_assert_cmpuint(model_life_index_bytes(a), ==, model_life_index_bytes(b));
+
+  /* The memory series, encoded whole. */
+  assert_same_series(&a->total, &b->total);
+  assert_same_series(&a->outside, &b->outside);
+  for (int c = 0; c < GS_MEM_N_CATEGORIES; c++)
+    assert_same_series(&a->categories[c], &b->categories[c]);
+  g_assert_cmpuint(a->group_series->len, ==, b->group_series->len);
+  for (guint g = 0; g < a->group_series->len; g++)
+    assert_same_series(a->group_series->pdata[g], b->group_series->pdata[g]);
+  g_assert_cmpuint(model_series_len(&a->total), >, 100);
 
   guint compared = 0;
   guint64 created = 0;
