@@ -10,12 +10,17 @@
  * shown when it ended, open_ui_stall_at_progress, 1 for the hand-over), how many progress
  * updates arrived, the anonymous resident memory the model added per event
  * (open_rss_bytes_per_event, target <= 16), the file pages resident in this process beyond
- * that (open_rss_file_mb: at most the pages of the log being read), and the peak RSS.
+ * that (open_rss_file_mb: at most the pages of the log being read), and the peak RSS. The
+ * CPU time of the busiest thread (open_busiest_thread_cpu_s, from /proc/self/task sampled every
+ * fifth frame, so a thread that has ended may miss its last few milliseconds) is the loading
+ * pipeline's critical path: the wall time on free cores, one per thread counted in
+ * open_busy_threads (those with a tenth of the CPU time or more).
  *
  * Usage: bench-open [EVENTS | 100m]. GS_BENCH_OPEN_LOG=path reuses (or keeps) the log there
  * instead of recording a temporary one, so repeated timings need one recording. */
-#include <gradscope/gradscope.h>
 #include <glib/gstdio.h>
+#include <gradscope/gradscope.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -42,6 +47,35 @@ static void make_and_dispose(uint64_t events) {
   const int64_t shape[] = {4};
   for (uint64_t i = 0; i < events / 4; i++)
     gs_dispose(gs_ones(GS_F32, shape, 1));
+}
+
+/* Each thread's CPU time (user and system, seconds) into cpu (tid -> double*), the latest
+ * seen: threads that have ended keep their last sample (at most a frame short). */
+static void sample_threads(GHashTable *cpu) {
+  GDir *dir = g_dir_open("/proc/self/task", 0, NULL);
+  if (!dir)
+    return;
+  const char *tid;
+  double tick = (double)sysconf(_SC_CLK_TCK);
+  while ((tid = g_dir_read_name(dir))) {
+    g_autofree char *path = g_strdup_printf("/proc/self/task/%s/stat", tid);
+    g_autofree char *text = NULL;
+    if (!g_file_get_contents(path, &text, NULL, NULL))
+      continue;
+    const char *p = strrchr(text, ')'); /* the name may hold spaces */
+    unsigned long utime = 0, stime = 0;
+    /* After the name: state, then fields 4-13, then utime (14) and stime (15). */
+    if (!p ||
+        sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &utime, &stime) != 2)
+      continue;
+    double *v = g_hash_table_lookup(cpu, GINT_TO_POINTER(atoi(tid)));
+    if (!v) {
+      v = g_new(double, 1);
+      g_hash_table_insert(cpu, GINT_TO_POINTER(atoi(tid)), v);
+    }
+    *v = (double)(utime + stime) / tick;
+  }
+  g_dir_close(dir);
 }
 
 static void count_progress(GObject *source, GParamSpec *pspec, gpointer data) {
@@ -73,6 +107,12 @@ int main(int argc, char **argv) {
   double hwm_before = status_bytes("VmHWM");
   double start = bench_now_s(), cpu_start = cpu_s(), last_frame = start, longest_gap = 0;
   double longest_gap_at = 0;
+  /* The busiest thread's CPU time is the pipeline's critical path: the wall time the open
+   * would take with a free core per busy thread, which a loaded machine's wall time is not. */
+  g_autoptr(GHashTable) threads_before = g_hash_table_new_full(NULL, NULL, NULL, g_free);
+  g_autoptr(GHashTable) threads_after = g_hash_table_new_full(NULL, NULL, NULL, g_free);
+  sample_threads(threads_before);
+  guint64 frames = 0;
   guint progress_updates = 0;
   GsTraceSource *source = gs_trace_source_new_file(path, FALSE);
   g_signal_connect(source, "notify::progress", G_CALLBACK(count_progress), &progress_updates);
@@ -80,6 +120,9 @@ int main(int argc, char **argv) {
   while (!model && bench_now_s() - start < 600) {
     while (g_main_context_iteration(NULL, FALSE)) /* one frame */
       ;
+    /* Every fifth frame: reading /proc costs the UI thread about 0.1 ms a time. */
+    if (frames++ % 5 == 0)
+      sample_threads(threads_after);
     model = gs_trace_source_take_model(source);
     double now = bench_now_s();
     if (now - last_frame > longest_gap) {
@@ -95,6 +138,17 @@ int main(int argc, char **argv) {
     return 1;
   }
   guint64 events = gs_trace_model_n_events(model);
+  double busiest = 0;
+  guint busy_threads = 0;
+  GHashTableIter it;
+  gpointer tid, after;
+  g_hash_table_iter_init(&it, threads_after);
+  while (g_hash_table_iter_next(&it, &tid, &after)) {
+    const double *before = g_hash_table_lookup(threads_before, tid);
+    double used = *(const double *)after - (before ? *before : 0);
+    busiest = MAX(busiest, used);
+    busy_threads += used >= 0.1 * open_cpu_s;
+  }
   double anon_after = status_bytes("RssAnon"), file_after = status_bytes("RssFile");
   double hwm_after = status_bytes("VmHWM");
 
@@ -105,6 +159,8 @@ int main(int argc, char **argv) {
   g_autofree char *cpu_name = g_strdup_printf("open_%s_cpu_s", size);
   bench_result(open_name, open_s, "s");
   bench_result(cpu_name, open_cpu_s, "s");
+  bench_result("open_busiest_thread_cpu_s", busiest, "s");
+  bench_result("open_busy_threads", busy_threads, "");
   bench_result("open_ui_stall_ms", longest_gap * 1e3, "ms");
   bench_result("open_ui_stall_at_progress", longest_gap_at, "");
   bench_result("open_progress_updates", progress_updates, "");

@@ -26,18 +26,21 @@ static guint32 life_key(guint64 id, guint domain) {
   return k ? k : 1;
 }
 
-static void extra(gs_trace_model *m, guint64 id, guint domain, guint64 index) {
-  model_posting p = {life_key(id, domain), (guint32)index};
-  if (p.key)
-    g_array_append_val(m->life_extra, p);
-}
-
-/* One event being indexed: the model its extra keys go to, the event and its index. */
+/* One event being indexed: the model (its head state answers module_child), where its extra
+ * keys go (the open segment's, or a batch for the life thread: model-life-feed.c), the event
+ * and its index. */
 typedef struct {
   gs_trace_model *m;
+  GArray *extra;
   const gs_trace_event *e;
   guint64 index;
 } life_event;
+
+static void extra(const life_event *l, guint64 id, guint domain) {
+  model_posting p = {life_key(id, domain), (guint32)l->index};
+  if (p.key)
+    g_array_append_val(l->extra, p);
+}
 
 static guint32 keyed_by_tensor(const life_event *l) { return life_key(l->e->tensor, KEY_TENSOR); }
 static guint32 keyed_by_node(const life_event *l) { return life_key(l->e->node, KEY_NODE); }
@@ -69,24 +72,24 @@ static guint32 life_storage_materialise(const life_event *l) { return keyed_by_s
 static guint32 life_storage_free(const life_event *l) { return keyed_by_storage(l); }
 
 static guint32 life_storage_share(const life_event *l) {
-  extra(l->m, l->e->source, KEY_STORAGE, l->index);
+  extra(l, l->e->source, KEY_STORAGE);
   return keyed_by_storage(l);
 }
 
 static guint32 life_tensor_create(const life_event *l) {
   if (l->e->origin != 0)
-    extra(l->m, l->e->source, KEY_TENSOR, l->index);
+    extra(l, l->e->source, KEY_TENSOR);
   return keyed_by_tensor(l);
 }
 
 /* A write through any view of the storage is a new version. */
 static guint32 life_inplace_write(const life_event *l) {
-  extra(l->m, l->e->storage, KEY_STORAGE, l->index);
+  extra(l, l->e->storage, KEY_STORAGE);
   return keyed_by_tensor(l);
 }
 
 static guint32 with_target(const life_event *l) {
-  extra(l->m, l->e->target, KEY_TENSOR, l->index);
+  extra(l, l->e->target, KEY_TENSOR);
   return keyed_by_tensor(l);
 }
 
@@ -104,22 +107,22 @@ static guint32 life_node_free_saved(const life_event *l) { return keyed_by_node(
 static guint32 life_node_release(const life_event *l) { return keyed_by_node(l); }
 
 static guint32 life_node_create(const life_event *l) {
-  extra(l->m, l->e->tensor, KEY_TENSOR, l->index);
+  extra(l, l->e->tensor, KEY_TENSOR);
   for (guint i = 0; i < l->e->n_saved; i++)
-    extra(l->m, l->e->saved[i], KEY_TENSOR, l->index);
+    extra(l, l->e->saved[i], KEY_TENSOR);
   return keyed_by_node(l);
 }
 
 static guint32 life_composite_create(const life_event *l) {
   for (guint i = 0; i < l->e->n_parts; i++)
-    extra(l->m, l->e->parts[i], KEY_TENSOR, l->index);
+    extra(l, l->e->parts[i], KEY_TENSOR);
   return keyed_by_object(l);
 }
 
 /* From here on the optimizer updates (and keeps state for) its parameters. */
 static guint32 life_optimizer_create(const life_event *l) {
   for (guint i = 0; i < l->e->n_params; i++)
-    extra(l->m, l->e->params[i], KEY_TENSOR, l->index);
+    extra(l, l->e->params[i], KEY_TENSOR);
   return 0;
 }
 
@@ -128,14 +131,14 @@ static guint32 life_module_child(const life_event *l) {
   g_autoptr(GArray) renamed = g_array_new(FALSE, FALSE, sizeof(guint64));
   gs_replay_subtree_parameters(l->m->head, l->e->child, renamed);
   for (guint i = 0; i < renamed->len; i++)
-    extra(l->m, g_array_index(renamed, guint64, i), KEY_TENSOR, l->index);
+    extra(l, g_array_index(renamed, guint64, i), KEY_TENSOR);
   return 0;
 }
 
 /* A DDP bucket took the parameters' final gradients. */
 static guint32 life_bucket_ready(const life_event *l) {
   for (guint i = 0; i < l->e->n_params; i++)
-    extra(l->m, l->e->params[i], KEY_TENSOR, l->index);
+    extra(l, l->e->params[i], KEY_TENSOR);
   return 0;
 }
 
@@ -153,7 +156,9 @@ typedef guint32 (*kind_life)(const life_event *l);
 static const kind_life lives[GS_TRACE_KIND_COUNT] = {GS_TRACE_KINDS(KIND_LIFE)};
 #undef KIND_LIFE
 
-void model_life_add(gs_trace_model *m, const gs_trace_event *e, guint64 index) {
+/* Before event index's keys are kept: a full open segment is sealed, and the merge under way
+ * moves on by what indexing has earned. */
+static void life_before(gs_trace_model *m, guint64 index) {
   if (index - m->life_open_first >= m->life_segment_events)
     model_life_seal(m);
   if (m->life_merge) {
@@ -161,15 +166,44 @@ void model_life_add(gs_trace_model *m, const gs_trace_event *e, guint64 index) {
     if (m->life_merge_credit >= (guint64)MODEL_LIFE_MERGE_RATE * MODEL_LIFE_MERGE_STEP)
       model_life_merge_step(m);
   }
-  const life_event l = {m, e, index};
-  guint32 key = e->kind > 0 && e->kind < GS_TRACE_KIND_COUNT ? lives[e->kind](&l) : 0;
+}
+
+/* Keeps event index's own key (its extras are in life_extra already). */
+static void life_keep(gs_trace_model *m, guint64 index, guint32 key, gboolean follow) {
   g_array_append_val(m->life_keys, key);
-  if (key && MODEL_LIFE_FOLLOW(e->kind) && m->life_segment_events != G_MAXUINT) {
+  if (follow) {
     if (!m->life_follow)
       m->life_follow = g_malloc0((m->life_segment_events + 7) / 8);
     guint64 place = index - m->life_open_first;
     m->life_follow[place >> 3] |= (guint8)(1u << (place & 7));
   }
+}
+
+guint32 model_life_key(gs_trace_model *m, const gs_trace_event *e, guint64 index, GArray *extras,
+                       gboolean *follow) {
+  const life_event l = {m, extras, e, index};
+  guint32 key = e->kind > 0 && e->kind < GS_TRACE_KIND_COUNT ? lives[e->kind](&l) : 0;
+  *follow = key && MODEL_LIFE_FOLLOW(e->kind) && m->life_segment_events != G_MAXUINT;
+  return key;
+}
+
+void model_life_add(gs_trace_model *m, const gs_trace_event *e, guint64 index) {
+  if (m->life_feed) {
+    model_life_feed_add(m, e, index);
+    return;
+  }
+  life_before(m, index);
+  gboolean follow;
+  guint32 key = model_life_key(m, e, index, m->life_extra, &follow);
+  life_keep(m, index, key, follow);
+}
+
+void model_life_keep(gs_trace_model *m, guint64 index, guint32 key, gboolean follow,
+                     const model_posting *extras, guint n_extras) {
+  life_before(m, index);
+  if (n_extras)
+    g_array_append_vals(m->life_extra, extras, n_extras);
+  life_keep(m, index, key, follow);
 }
 
 /* Where the index keeps one key's events: its group in each sealed segment that has it, oldest

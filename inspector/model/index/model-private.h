@@ -169,6 +169,9 @@ struct gs_trace_model {
   struct model_life_sorter *life_sorter; /* sealing's scratch, kept between seals */
   guint8 *life_follow; /* a bit per event of the open segment: MODEL_LIFE_FOLLOW (if sealing) */
   struct model_life_merge *life_merge;   /* the merge under way, NULL for none */
+  /* While a file loads on two cores, the thread that keeps the life index
+   * (model-life-feed.c): until it is joined, only it touches the life_ fields above. */
+  struct model_life_feed *life_feed;
   guint64 life_merge_credit;             /* postings the merge may still take */
   /* the last tensor filtered on (model-filter.c), until more events arrive */
   guint64 life_cache_tensor, life_cache_events;
@@ -334,6 +337,29 @@ void model_scopes_clear(gs_trace_model *m);
 
 /* model-life.c: indexes the event's key and its extra keys (events come in order). */
 void model_life_add(gs_trace_model *m, const gs_trace_event *e, guint64 index);
+/* The event's own key (0 for none), its extra keys appended to extras, and whether its key's
+ * group must flag it (MODEL_LIFE_FOLLOW): what model_life_add works out before keeping. */
+guint32 model_life_key(gs_trace_model *m, const gs_trace_event *e, guint64 index, GArray *extras,
+                       gboolean *follow);
+/* Keeps what model_life_key gave for event index, as model_life_add does (the life thread). */
+void model_life_keep(gs_trace_model *m, guint64 index, guint32 key, gboolean follow,
+                     const model_posting *extras, guint n_extras);
+
+/* model-life-feed.c: the life index kept on a thread of its own while a file loads. */
+typedef struct model_life_feed model_life_feed;
+void model_life_feed_start(gs_trace_model *m);
+/* On the indexing thread, instead of keeping the event's keys itself (model_life_add). */
+void model_life_feed_add(gs_trace_model *m, const gs_trace_event *e, guint64 index);
+/* Hands over what is left (or, with drop, abandons it) and joins the thread: afterwards the
+ * model is as the serial path leaves it. */
+void model_life_feed_end(gs_trace_model *m, gboolean drop);
+
+/* trace-model.c: gs_trace_model_load_file into a model the caller made (tests set its life
+ * segments first), with the life index on a second thread or not. FALSE, with error set and
+ * m to be freed, if the file cannot be opened or read, or the load was cancelled. */
+gboolean model_load_file(gs_trace_model *m, const char *path, gs_trace_progress_fn progress,
+                         gpointer user_data, GCancellable *cancellable, gboolean parallel,
+                         GError **error);
 
 /* model-life-index.c */
 void model_life_index_init(gs_trace_model *m);

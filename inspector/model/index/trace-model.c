@@ -57,6 +57,7 @@ gs_trace_model *gs_trace_model_new(void) {
 void gs_trace_model_free(gs_trace_model *m) {
   if (!m)
     return;
+  model_life_feed_end(m, TRUE);
   gs_trace_reader_free(m->reader);
   g_free(m->problem);
   g_ptr_array_unref(m->pages);
@@ -350,36 +351,37 @@ const gs_replay *gs_trace_model_head(const gs_trace_model *m) { return m->head; 
 
 /* Reads the file through the model; its bytes stay in the file (re-read by pread), not in
  * memory, which is what keeps a 10 M event log within the memory budget. */
-gs_trace_model *gs_trace_model_load_file(const char *path, gs_trace_progress_fn progress,
-                                         gpointer user_data, GCancellable *cancellable,
-                                         GError **error) {
+gboolean model_load_file(gs_trace_model *m, const char *path, gs_trace_progress_fn progress,
+                         gpointer user_data, GCancellable *cancellable, gboolean parallel,
+                         GError **error) {
+  g_return_val_if_fail(m->fed == 0 && m->fd < 0, FALSE);
   int fd = g_open(path, O_RDONLY | O_CLOEXEC, 0);
   if (fd < 0) {
     int saved = errno;
     g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(saved), _("Cannot open %s: %s"),
                 path, g_strerror(saved));
-    return NULL;
+    return FALSE;
   }
   struct stat st;
   if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
     close(fd);
     g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_ISDIR,
                 _("Cannot read %s: it is a folder, not an event log"), path);
-    return NULL;
+    return FALSE;
   }
   gboolean regular = S_ISREG(st.st_mode);
   guint64 total = regular ? (guint64)st.st_size : 0;
-  gs_trace_model *m = gs_trace_model_new();
   /* A regular file is read again on demand; a pipe or a device cannot be, so its bytes are
    * kept in memory as a fed source's are. */
   m->fd = regular ? fd : -1;
+  if (parallel)
+    model_life_feed_start(m);
   g_autofree guint8 *piece = g_malloc(LOAD_PIECE);
+  gboolean ok = TRUE;
   for (;;) {
     if (g_cancellable_set_error_if_cancelled(cancellable, error)) {
-      if (!regular)
-        close(fd);
-      gs_trace_model_free(m);
-      return NULL;
+      ok = FALSE;
+      break;
     }
     ssize_t n = read(fd, piece, LOAD_PIECE);
     if (n < 0 && errno == EINTR)
@@ -388,10 +390,8 @@ gs_trace_model *gs_trace_model_load_file(const char *path, gs_trace_progress_fn 
       int saved = errno;
       g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(saved), _("Cannot read %s: %s"),
                   path, g_strerror(saved));
-      if (!regular)
-        close(fd);
-      gs_trace_model_free(m);
-      return NULL;
+      ok = FALSE;
+      break;
     }
     if (n == 0)
       break;
@@ -401,8 +401,24 @@ gs_trace_model *gs_trace_model_load_file(const char *path, gs_trace_progress_fn 
     if (gs_trace_model_damaged(m))
       break;
   }
-  gs_trace_model_finish(m);
+  /* A cancelled or failed load's model is freed: the life thread need not finish its work. */
+  model_life_feed_end(m, !ok);
+  if (ok)
+    gs_trace_model_finish(m);
   if (!regular)
     close(fd);
+  return ok;
+}
+
+gs_trace_model *gs_trace_model_load_file(const char *path, gs_trace_progress_fn progress,
+                                         gpointer user_data, GCancellable *cancellable,
+                                         GError **error) {
+  gs_trace_model *m = gs_trace_model_new();
+  /* On two cores or more the life index is kept on a thread of its own. */
+  if (!model_load_file(m, path, progress, user_data, cancellable, g_get_num_processors() > 1,
+                       error)) {
+    gs_trace_model_free(m);
+    return NULL;
+  }
   return m;
 }
