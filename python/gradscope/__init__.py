@@ -17,7 +17,7 @@ for _name in ("nn", "optim", "utils"):
 del _name
 
 from gradscope import autograd, cuda, linalg, nn, optim, utils  # noqa: E402
-from gradscope.autograd import enable_grad, inference_mode, no_grad  # noqa: E402
+from gradscope.autograd import enable_grad, inference_mode, no_grad, set_grad_enabled  # noqa: E402
 from gradscope.compare import (all, allclose, any, equal, isclose, isfinite,  # noqa: E402
                                isinf, isnan)
 from gradscope.serialization import load, save  # noqa: E402

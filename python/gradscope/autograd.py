@@ -6,21 +6,37 @@ import contextlib
 from gradscope import _gradscope as _c
 from gradscope._missing import unsupported as _unsupported
 
-set_grad_enabled = _c.set_grad_enabled
 is_grad_enabled = _c.is_grad_enabled
 
 
 class _grad_mode(contextlib.ContextDecorator):
+    """Sets the engine's grad-mode flag on entry and puts back the flag it replaced on exit.
+    The flag, not is_grad_enabled(): that is also off inside the engine's own no_grad blocks
+    (gs_no_grad_begin, which C code and _gradscope.no_grad use), and restoring it into the flag
+    would leave grad mode off after such a block ends."""
+
     enabled = None
 
     def __enter__(self):
-        self._prev = _c.is_grad_enabled()
-        _c.set_grad_enabled(self.enabled)
+        self._prev = _c.set_grad_enabled(self.enabled)
         return self
 
     def __exit__(self, *exc):
         _c.set_grad_enabled(self._prev)
         return False
+
+
+class set_grad_enabled(_grad_mode):
+    """torch.set_grad_enabled(mode): turns recording on or off at once; used as a context
+    manager (``with set_grad_enabled(training):``) or decorator, it puts back the mode it
+    replaced at the end."""
+
+    def __init__(self, mode):
+        self.enabled = bool(mode)
+        self._prev = _c.set_grad_enabled(self.enabled)
+
+    def __enter__(self):
+        return self
 
 
 class no_grad(_grad_mode):
@@ -42,10 +58,15 @@ class inference_mode(_grad_mode):
         self.enabled = False if mode else None
 
     def __enter__(self):
-        self._prev = _c.is_grad_enabled()
+        self._prev = None
         if self.enabled is not None:
-            _c.set_grad_enabled(self.enabled)
+            self._prev = _c.set_grad_enabled(self.enabled)
         return self
+
+    def __exit__(self, *exc):
+        if self._prev is not None:
+            _c.set_grad_enabled(self._prev)
+        return False
 
 
 def _tensors(value, what):
@@ -218,5 +239,6 @@ from gradscope import autograd_functional as functional  # noqa: E402,F401
 # torch.autograd.Function and its helpers (gradscope/function.py, which uses no_grad above).
 from gradscope import function  # noqa: E402
 from gradscope.function import Function, FunctionCtx, once_differentiable  # noqa: E402
+from gradscope.gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: E402,F401
 
 __getattr__ = _unsupported(__name__)

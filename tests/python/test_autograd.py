@@ -105,6 +105,49 @@ def test_no_grad_and_enable_grad_as_decorators_and_nested():
     assert gs.is_grad_enabled()
 
 
+def test_grad_mode_is_back_on_after_python_blocks_inside_the_engines_own():
+    # gs.no_grad inside the engine's no_grad (C code, Function.apply's forward, state-dict
+    # loading) used to put is_grad_enabled()'s False back into the flag on exit, leaving
+    # grad mode off for the rest of the program.
+    x = gs.tensor([1.0, 2.0], requires_grad=True)
+    with gs._gradscope.no_grad():
+        with gs.no_grad():
+            pass
+        with gs.enable_grad():
+            pass
+        with gs.inference_mode():
+            pass
+    assert gs.is_grad_enabled() and (x * 2).requires_grad
+
+    class Twice(gs.autograd.Function):
+        @staticmethod
+        def forward(ctx, t):
+            return t * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    with gs.no_grad():
+        Twice.apply(x)
+    assert gs.is_grad_enabled() and Twice.apply(x).requires_grad
+
+
+def test_set_grad_enabled_as_function_context_and_decorator():
+    x = gs.tensor([1.0], requires_grad=True)
+    with gs.set_grad_enabled(False):
+        assert not (x * 2).requires_grad
+    assert (x * 2).requires_grad
+    with gs.no_grad():
+        with gs.set_grad_enabled(True):
+            assert (x * 2).requires_grad
+        assert not (x * 2).requires_grad
+    gs.set_grad_enabled(False)
+    assert not gs.is_grad_enabled()
+    gs.set_grad_enabled(True)
+    assert gs.is_grad_enabled()
+
+
 def test_format_spec_on_one_element_tensors():
     x = gs.tensor([1.25, 2.5])
     assert f"{x.sum():.2f}" == "3.75" and f"{x[0]:>6.1f}" == "   1.2"
