@@ -106,3 +106,24 @@ def test_hooks_inside_a_sequential_run():
     seq[1].register_forward_hook(lambda m, a, o: seen.append(type(m).__name__))
     seq(gs.ones(1, 2))
     assert seen == ["ReLU"]
+
+
+def test_register_parameter_get_submodule_get_parameter_as_torchs():
+    # the messages are torch 1.13's
+    m = nn.Module()
+    with pytest.raises(TypeError, match=r"cannot assign 'torch.FloatTensor' object to parameter 'w' "
+                                        r"\(torch.nn.Parameter or None required\)"):
+        m.register_parameter("w", gs.ones(2))
+    with pytest.raises(KeyError, match="parameter name can"):
+        m.register_parameter("a.b", None)
+    m.register_parameter("w", None)
+    assert m.w is None and list(m.named_parameters()) == []
+    m.register_parameter("v", nn.Parameter(gs.ones(2)))
+    assert [n for n, _ in m.named_parameters()] == ["v"]
+    seq = nn.Sequential(nn.Linear(2, 3), nn.Sequential(nn.Linear(3, 1)))
+    assert seq.get_submodule("1.0") is seq[1][0] and seq.get_submodule("") is seq
+    assert tuple(seq.get_parameter("1.0.weight").shape) == (1, 3)
+    with pytest.raises(AttributeError, match="Sequential has no attribute `2`"):
+        seq.get_submodule("2")
+    with pytest.raises(AttributeError, match="Linear has no attribute `foo`"):
+        seq.get_parameter("0.foo")

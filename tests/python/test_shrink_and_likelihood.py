@@ -7,26 +7,13 @@ import pytest
 import torch
 
 import gradscope as gs
+from torch_compare import same_values_and_gradients
 import gradscope.nn as gnn
 import gradscope.nn.functional as GF
 import torch.nn as tnn
 import torch.nn.functional as TF
 
 X = np.array([[0.3, -1.2, 0.0, 2.5, -0.45], [1.5, 0.7, -0.4, -2.0, 0.55], [0.05, 3.0, -0.6, 0.9, -3.5]])
-
-
-def compare(fn_g, fn_t, *arrays, tol=1e-12):
-    gins = [gs.tensor(a, dtype=gs.float64, requires_grad=True) for a in arrays]
-    tins = [torch.tensor(a, dtype=torch.float64, requires_grad=True) for a in arrays]
-    g, t = fn_g(*gins), fn_t(*tins)
-    np.testing.assert_allclose(g.detach().numpy(), t.detach().numpy(), rtol=tol, atol=tol)
-    w = np.linspace(-1, 2, max(t.numel(), 1)).reshape(tuple(t.shape))
-    (g * gs.tensor(w)).sum().backward()
-    (t * torch.tensor(w)).sum().backward()
-    for gi, ti in zip(gins, tins):
-        tg = ti.grad.numpy() if ti.grad is not None else np.zeros(tuple(ti.shape))
-        gg = gi.grad.numpy() if gi.grad is not None else np.zeros(tuple(gi.shape))
-        np.testing.assert_allclose(gg, tg, rtol=tol, atol=tol)
 
 
 @pytest.mark.parametrize("call", [
@@ -39,7 +26,7 @@ def compare(fn_g, fn_t, *arrays, tol=1e-12):
     lambda F: (lambda x: F.alpha_dropout(x, 0.5, training=False)),
 ])
 def test_activations_against_torch(call):
-    compare(call(GF), call(TF), X)
+    same_values_and_gradients(call(GF), call(TF), X)
 
 
 def test_modules_print_and_run_as_torchs():
@@ -92,7 +79,7 @@ def test_poisson_nll_against_torch(kw):
     rate = np.abs(X) + 0.1 if kw.get("log_input") is False else X
     # target is data here: torch's gradient for it is NaN where target is 0 with full=True
     # (masked_fill after 0 * log 0), which is nothing to match
-    compare(lambda x: GF.poisson_nll_loss(x, gs.tensor(target), **kw),
+    same_values_and_gradients(lambda x: GF.poisson_nll_loss(x, gs.tensor(target), **kw),
             lambda x: TF.poisson_nll_loss(x, torch.tensor(target), **kw), rate)
 
 
@@ -101,7 +88,7 @@ def test_poisson_nll_against_torch(kw):
 def test_gaussian_nll_against_torch(var_shape, kw):
     var = {"full": np.abs(X) * 0.7, "per_sample": np.array([0.3, 1e-9, 2.0]),
            "per_sample_1": np.array([[0.3], [1.1], [2.0]])}[var_shape]
-    compare(lambda i, t, v: GF.gaussian_nll_loss(i, t, v, **kw),
+    same_values_and_gradients(lambda i, t, v: GF.gaussian_nll_loss(i, t, v, **kw),
             lambda i, t, v: TF.gaussian_nll_loss(i, t, v, **kw), X, X[::-1].copy(), var)
 
 
@@ -110,10 +97,10 @@ def test_multilabel_soft_margin_against_torch(kw):
     target = (X > 0.2).astype(np.float64)
     if kw.get("weight"):
         w = np.array([0.5, 1.0, 2.0, 0.1, 1.5])
-        compare(lambda x: GF.multilabel_soft_margin_loss(x, gs.tensor(target), weight=gs.tensor(w)),
+        same_values_and_gradients(lambda x: GF.multilabel_soft_margin_loss(x, gs.tensor(target), weight=gs.tensor(w)),
                 lambda x: TF.multilabel_soft_margin_loss(x, torch.tensor(target), weight=torch.tensor(w)), X)
     else:
-        compare(lambda x: GF.multilabel_soft_margin_loss(x, gs.tensor(target), **kw),
+        same_values_and_gradients(lambda x: GF.multilabel_soft_margin_loss(x, gs.tensor(target), **kw),
                 lambda x: TF.multilabel_soft_margin_loss(x, torch.tensor(target), **kw), X)
 
 
@@ -123,9 +110,9 @@ def test_multi_margin_against_torch(kw):
     target = [3, 0, 4]
     gk = dict(kw, weight=gs.tensor(kw["weight"], dtype=gs.float64)) if "weight" in kw else kw
     tk = dict(kw, weight=torch.tensor(kw["weight"], dtype=torch.float64)) if "weight" in kw else kw
-    compare(lambda x: GF.multi_margin_loss(x, gs.tensor(target), **gk),
+    same_values_and_gradients(lambda x: GF.multi_margin_loss(x, gs.tensor(target), **gk),
             lambda x: TF.multi_margin_loss(x, torch.tensor(target), **tk), X)
-    compare(lambda x: GF.multi_margin_loss(x, gs.tensor(2), **gk),
+    same_values_and_gradients(lambda x: GF.multi_margin_loss(x, gs.tensor(2), **gk),
             lambda x: TF.multi_margin_loss(x, torch.tensor(2), **tk), X[0])
 
 

@@ -29,6 +29,8 @@ from gradscope.nn.normalization import (Dropout1d, Dropout2d, GroupNorm,  # noqa
                                         InstanceNorm1d, InstanceNorm2d, PReLU)
 from gradscope.nn.shrink_activations import (CELU, AlphaDropout, Hardshrink,  # noqa: E402,F401
                                              RReLU, Softshrink, Tanhshrink, Threshold)
+from gradscope.nn.window_ops import (Bilinear, LocalResponseNorm, LPPool1d,  # noqa: E402,F401
+                                     LPPool2d, MaxUnpool1d, MaxUnpool2d)
 from gradscope.nn.probabilistic_losses import (GaussianNLLLoss,  # noqa: E402,F401
                                                MultiLabelSoftMarginLoss, MultiMarginLoss,
                                                PoissonNLLLoss)

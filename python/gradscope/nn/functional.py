@@ -22,6 +22,8 @@ from gradscope.nn.normalization import (dropout1d, dropout2d, group_norm,  # noq
 from gradscope.nn.transformer import embedding_bag  # noqa: E402,F401
 from gradscope.nn.shrink_activations import (alpha_dropout, celu, hardshrink,  # noqa: E402,F401
                                              rrelu, softshrink, tanhshrink, threshold)
+from gradscope.nn.window_ops import (bilinear, local_response_norm, lp_pool1d,  # noqa: E402,F401
+                                     lp_pool2d, max_unpool1d, max_unpool2d, pdist)
 from gradscope.nn.probabilistic_losses import (gaussian_nll_loss,  # noqa: E402,F401
                                                multi_margin_loss, multilabel_soft_margin_loss,
                                                poisson_nll_loss)

@@ -110,6 +110,43 @@ def add_module(self, name, module):
 register_module = add_module
 
 
+def register_parameter(self, name, param):
+    """Adds param (a Parameter, or None for an absent one such as bias=False) as name."""
+    from gradscope.nn.parameter import Parameter
+    if not isinstance(name, str):
+        raise TypeError(f"parameter name should be a string. Got {type(name).__name__}")
+    if "." in name:
+        raise KeyError('parameter name can\'t contain "."')
+    if name == "":
+        raise KeyError('parameter name can\'t be empty string ""')
+    if param is not None and not isinstance(param, Parameter):
+        kind = param.type() if hasattr(param, "type") and callable(param.type) else type(param).__name__
+        raise TypeError(f"cannot assign '{kind}' object to parameter '{name}' "
+                        f"(torch.nn.Parameter or None required)")
+    setattr(self, name, param)
+
+
+def get_submodule(self, target):
+    """The module at the dotted path target ("" is self), as torch's."""
+    module = self
+    for part in target.split(".") if target else []:
+        child = dict(module.named_children()).get(part)
+        if child is None:
+            raise AttributeError(f"{module._get_name()} has no attribute `{part}`")
+        module = child
+    return module
+
+
+def get_parameter(self, target):
+    """The parameter at the dotted path target ("0.bias"), as torch's."""
+    path, _, name = target.rpartition(".")
+    module = get_submodule(self, path)
+    param = dict(module.named_parameters()).get(name) if name else None  # its own: no dot
+    if param is None:
+        raise AttributeError(f"{module._get_name()} has no attribute `{name}`")
+    return param
+
+
 def extra_repr(self):
     """The constructor's arguments as print(model) shows them; subclasses override it."""
     return self._extra_repr
@@ -198,6 +235,8 @@ for _name, _value in [("named_children", named_children), ("children", children)
                       ("requires_grad_", requires_grad_), ("float", float), ("double", double),
                       ("half", half), ("bfloat16", bfloat16), ("type", _type),
                       ("add_module", add_module), ("register_module", register_module),
+                      ("register_parameter", register_parameter),
+                      ("get_submodule", get_submodule), ("get_parameter", get_parameter),
                       ("register_forward_hook", register_forward_hook),
                       ("register_forward_pre_hook", register_forward_pre_hook),
                       ("extra_repr", extra_repr), ("_get_name", _get_name),
