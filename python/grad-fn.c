@@ -89,6 +89,10 @@ static const torch_name NAMES[] = {
     {"NormBackward", "NormBackward1", SAME, NULL, 0}, /* Tensor.norm, torch.norm */
     /* torch's one eigh node, which the engine records as one node per output */
     {"LinalgEighVectorsBackward", "LinalgEighBackward0", SAME, NULL, 0},
+    /* torch's one svd node and one qr node, likewise split per output */
+    {"LinalgSvdUBackward", "LinalgSvdBackward0", SAME, NULL, 0},
+    {"LinalgSvdVhBackward", "LinalgSvdBackward0", SAME, NULL, 0},
+    {"LinalgQrRBackward", "LinalgQrBackward0", SAME, NULL, 0},
     {"PowBackward", "PowBackward1", SAME, NULL, 0},
     {"PowScalarBackward", "PowBackward0", SAME, NULL, 0},
     {"ProdBackward", "ProdBackward0", SAME, NULL, 0},

@@ -115,6 +115,98 @@ static PyObject *f_eigh(PyObject *m, PyObject *a) {
   return pair;
 }
 
+/* A tuple of n fresh handles (all disposed when one cannot be wrapped). */
+static PyObject *wrap_tuple(gs_tensor *ts, int n) {
+  PyObject *tuple = PyTuple_New(n);
+  for (int i = 0; i < n; i++) {
+    PyObject *w = tuple ? gsp_wrap(ts[i]) : NULL;
+    if (!w) {
+      for (int j = i + (tuple != NULL); j < n; j++)
+        gs_dispose(ts[j]);
+      Py_XDECREF(tuple);
+      return NULL;
+    }
+    PyTuple_SET_ITEM(tuple, i, w);
+  }
+  return tuple;
+}
+
+/* _linalg_svd(A, full_matrices): the tuple (U, S, Vh). */
+static PyObject *f_svd(PyObject *m, PyObject *args) {
+  GSP_SITE();
+  (void)m;
+  PyObject *a;
+  int full;
+  if (!PyArg_ParseTuple(args, "O!p:svd", &gsp_tensor_type, &a, &full))
+    return NULL;
+  gs_tensor out[3];
+  if (!gs_linalg_svd(gsp_handle(a), full, &out[0], &out[1], &out[2]))
+    return gsp_raise_engine_error();
+  return wrap_tuple(out, 3);
+}
+
+/* _linalg_qr(A, mode_code): the tuple (Q, R); mode_code a gs_qr_mode. */
+static PyObject *f_qr(PyObject *m, PyObject *args) {
+  GSP_SITE();
+  (void)m;
+  PyObject *a;
+  int mode;
+  if (!PyArg_ParseTuple(args, "O!i:qr", &gsp_tensor_type, &a, &mode))
+    return NULL;
+  gs_tensor out[2];
+  if (!gs_linalg_qr(gsp_handle(a), (gs_qr_mode)mode, &out[0], &out[1]))
+    return gsp_raise_engine_error();
+  return wrap_tuple(out, 2);
+}
+
+/* _linalg_lstsq(A, B, rcond): the tuple (solution, rank); rcond NaN for torch's default. */
+static PyObject *f_lstsq(PyObject *m, PyObject *args) {
+  GSP_SITE();
+  (void)m;
+  PyObject *a, *b;
+  double rcond;
+  if (!PyArg_ParseTuple(args, "O!O!d:lstsq", &gsp_tensor_type, &a, &gsp_tensor_type, &b, &rcond))
+    return NULL;
+  gs_tensor out[2] = {GS_NO_TENSOR, GS_NO_TENSOR};
+  out[0] = gs_linalg_lstsq(gsp_handle(a), gsp_handle(b), rcond, &out[1]);
+  if (!out[0].id)
+    return gsp_raise_engine_error();
+  return wrap_tuple(out, 2);
+}
+
+/* _linalg_pinv(A, atol, rtol) and _linalg_matrix_rank(A, atol, rtol): NaN for not given. */
+static PyObject *f_pinv(PyObject *m, PyObject *args) {
+  GSP_SITE();
+  (void)m;
+  PyObject *a;
+  double atol, rtol;
+  if (!PyArg_ParseTuple(args, "O!dd:pinv", &gsp_tensor_type, &a, &atol, &rtol))
+    return NULL;
+  return gsp_wrap(gs_linalg_pinv(gsp_handle(a), atol, rtol));
+}
+
+static PyObject *f_matrix_rank(PyObject *m, PyObject *args) {
+  GSP_SITE();
+  (void)m;
+  PyObject *a;
+  double atol, rtol;
+  if (!PyArg_ParseTuple(args, "O!dd:matrix_rank", &gsp_tensor_type, &a, &atol, &rtol))
+    return NULL;
+  return gsp_wrap(gs_linalg_matrix_rank(gsp_handle(a), atol, rtol));
+}
+
+/* _cholesky_solve(B, L, upper) */
+static PyObject *f_cholesky_solve(PyObject *m, PyObject *args) {
+  GSP_SITE();
+  (void)m;
+  PyObject *b, *l;
+  int upper;
+  if (!PyArg_ParseTuple(args, "O!O!p:cholesky_solve", &gsp_tensor_type, &b, &gsp_tensor_type, &l,
+                        &upper))
+    return NULL;
+  return gsp_wrap(gs_cholesky_solve(gsp_handle(b), gsp_handle(l), upper));
+}
+
 /* Underscored: the public names, with torch's signatures and docstrings, are linalg.py's. */
 PyMethodDef gsp_linalg_functions[] = {
     {"_linalg_vector_norm", GSP_FN(f_vector_norm), METH_VARARGS,
@@ -135,5 +227,17 @@ PyMethodDef gsp_linalg_functions[] = {
      "_linalg_eigh(A): (eigenvalues, eigenvectors), gradscope.linalg.eigh's engine call."},
     {"_linalg_svdvals", GSP_FN(f_svdvals), METH_O,
      "_linalg_svdvals(A): gradscope.linalg.svdvals's engine call."},
+    {"_linalg_svd", GSP_FN(f_svd), METH_VARARGS,
+     "_linalg_svd(A, full_matrices): (U, S, Vh), gradscope.linalg.svd's engine call."},
+    {"_linalg_qr", GSP_FN(f_qr), METH_VARARGS,
+     "_linalg_qr(A, mode_code): (Q, R), gradscope.linalg.qr's engine call."},
+    {"_linalg_lstsq", GSP_FN(f_lstsq), METH_VARARGS,
+     "_linalg_lstsq(A, B, rcond): (solution, rank), gradscope.linalg.lstsq's engine call."},
+    {"_linalg_pinv", GSP_FN(f_pinv), METH_VARARGS,
+     "_linalg_pinv(A, atol, rtol): gradscope.linalg.pinv's engine call."},
+    {"_linalg_matrix_rank", GSP_FN(f_matrix_rank), METH_VARARGS,
+     "_linalg_matrix_rank(A, atol, rtol): gradscope.linalg.matrix_rank's engine call."},
+    {"_cholesky_solve", GSP_FN(f_cholesky_solve), METH_VARARGS,
+     "_cholesky_solve(B, L, upper): gradscope.cholesky_solve's engine call."},
     {NULL, NULL, 0, NULL},
 };

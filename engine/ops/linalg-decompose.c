@@ -1,5 +1,5 @@
-/* linalg-decompose.c: the factorisations torch.linalg programs differentiate most, each with
- * one differentiable output: cholesky (LAPACK potrf), eigvalsh (syevd) and svdvals (gesdd), and
+/* linalg-decompose.c: the symmetric factorisations torch.linalg programs differentiate most,
+ * each with one differentiable output: cholesky (LAPACK potrf) and eigvalsh (syevd), and
  * eigh, whose two outputs each record a node (their gradients add up, as torch's one formula
  * is the sum of the two shares),
  * batched over the leading dims as linalg.c's ops (column-major copies, one LAPACK call per
@@ -10,8 +10,8 @@
  *                 triangle mirrored and half X's diagonal (written with solve, so it
  *                 differentiates again);
  *   eigvalsh  w:  gA = V diag(g) V^T, V the eigenvectors;
- *   eigh      V:  gA = V (skew(V^T g) / (L[j] - L[i])) V^T (eigh_vectors_backward);
- *   svdvals   s:  gA = U diag(g) V^T, U and V the singular vectors.
+ *   eigh      V:  gA = V (skew(V^T g) / (L[j] - L[i])) V^T (eigh_vectors_backward).
+ * (svdvals and the SVD's other users are in linalg-svd.c.)
  * The others save the vectors or values as values with no history, so their formulas are not
  * differentiable again (a double backward through them is refused).
  */
@@ -21,8 +21,8 @@
 
 #include "linalg-impl.h"
 
-/* LAPACK entry points in libopenblas. potrf is OpenBLAS's own C; syevd and gesdd are
- * reference LAPACK (Fortran), so their hidden string lengths are passed. */
+/* LAPACK entry points in libopenblas. potrf is OpenBLAS's own C; syevd is reference LAPACK
+ * (Fortran), so its hidden string lengths are passed. */
 void dpotrf_(const char *uplo, const blasint *n, double *a, const blasint *lda, blasint *info);
 void spotrf_(const char *uplo, const blasint *n, float *a, const blasint *lda, blasint *info);
 void dsyevd_(const char *jobz, const char *uplo, const blasint *n, double *a, const blasint *lda,
@@ -31,29 +31,19 @@ void dsyevd_(const char *jobz, const char *uplo, const blasint *n, double *a, co
 void ssyevd_(const char *jobz, const char *uplo, const blasint *n, float *a, const blasint *lda,
              float *w, float *work, const blasint *lwork, blasint *iwork, const blasint *liwork,
              blasint *info, size_t jobz_len, size_t uplo_len);
-void dgesdd_(const char *jobz, const blasint *m, const blasint *n, double *a, const blasint *lda,
-             double *s, double *u, const blasint *ldu, double *vt, const blasint *ldvt,
-             double *work, const blasint *lwork, blasint *iwork, blasint *info, size_t jobz_len);
-void sgesdd_(const char *jobz, const blasint *m, const blasint *n, float *a, const blasint *lda,
-             float *s, float *u, const blasint *ldu, float *vt, const blasint *ldvt, float *work,
-             const blasint *lwork, blasint *iwork, blasint *info, size_t jobz_len);
-
 static void dispose_all(gs_tensor *ts, int n) {
   for (int i = 0; i < n; i++)
     gs_dispose(ts[i]);
 }
 
-/* g times w broadcast over the rows ([..., k] -> [..., 1, k]), then times right: the
- * U diag(g) V^T of the two formulas (left [..., m, k], right [..., k, n]). */
-static gs_tensor scaled_product(gs_tensor left, gs_tensor g, gs_tensor right) {
+gs_tensor gs__linalg_scaled_product(gs_tensor left, gs_tensor g, gs_tensor right) {
   gs_tensor row = gs__formula_temp(gs_unsqueeze(g, -2));
   return gs_matmul(gs__formula_temp(gs_mul(left, row)), right);
 }
 
 /* ---- cholesky ------------------------------------------------------------------------------ */
 
-/* An n x n constant of dtype: lower below the diagonal, diag on it, 0 above. */
-static gs_tensor triangle(int64_t n, gs_dtype dtype, double lower, double diag) {
+gs_tensor gs__linalg_triangle(int64_t n, gs_dtype dtype, double lower, double diag) {
   double *data = malloc(sizeof(double) * (size_t)(n * n > 0 ? n * n : 1));
   if (!data)
     return GS_NO_TENSOR;
@@ -77,8 +67,10 @@ static void cholesky_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   gs_tensor lt = gs__linalg_mT(l);
   gs_tensor x = gs__formula_temp(gs_matmul(lt, g));
   /* Phi(X) = (strict_lower(X) + strict_lower(X)^T + diag(X)) / 2 */
-  gs_tensor strict = gs__formula_temp(gs_mul(x, gs__formula_temp(triangle(size, dtype, 1, 0))));
-  gs_tensor diag = gs__formula_temp(gs_mul(x, gs__formula_temp(triangle(size, dtype, 0, 1))));
+  gs_tensor strict =
+      gs__formula_temp(gs_mul(x, gs__formula_temp(gs__linalg_triangle(size, dtype, 1, 0))));
+  gs_tensor diag =
+      gs__formula_temp(gs_mul(x, gs__formula_temp(gs__linalg_triangle(size, dtype, 0, 1))));
   gs_tensor both = gs__formula_temp(gs_add(strict, gs__linalg_mT(strict)));
   gs_tensor phi = gs__formula_temp(gs_mul_scalar(gs__formula_temp(gs_add(both, diag)), 0.5));
   gs_tensor left = gs__formula_temp(gs_linalg_solve(lt, phi));                  /* L^-T Phi */
@@ -138,7 +130,7 @@ gs_tensor gs_linalg_cholesky(gs_tensor ha) {
 /* Saved: the eigenvectors V (0), as columns. */
 static void eigvalsh_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   gs_tensor v = gs__saved(n, 0);
-  grads[0] = gs__reduce_grad(n, 0, scaled_product(v, g, gs__linalg_mT(v)));
+  grads[0] = gs__reduce_grad(n, 0, gs__linalg_scaled_product(v, g, gs__linalg_mT(v)));
 }
 GS__BACKWARD(LinalgEighBackward, eigvalsh_backward);
 
@@ -266,112 +258,4 @@ bool gs_linalg_eigh(gs_tensor ha, gs_tensor *eigenvalues, gs_tensor *eigenvector
   else
     gs_dispose(v);
   return true;
-}
-
-/* ---- svdvals ------------------------------------------------------------------------------- */
-
-/* Saved: U (0) [..., m, k] and V^T (1) [..., k, n]. */
-static void svdvals_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
-  grads[0] = gs__reduce_grad(n, 0, scaled_product(gs__saved(n, 0), g, gs__saved(n, 1)));
-}
-GS__BACKWARD(LinalgSvdBackward, svdvals_backward);
-
-/* gesdd on matrix a (m x n, column-major, destroyed): k = min(m, n) singular values into s,
- * U (m x k) and V^T (k x n) column-major. LAPACK's info (> 0: no convergence; -1 here: no
- * memory). */
-static blasint singular_values(gs_dtype dtype, char *a, blasint m, blasint n, char *s, char *u,
-                               char *vt) {
-  blasint k = m < n ? m : n, info = 0, lwork = -1;
-  blasint ldu = m > 0 ? m : 1, ldvt = k > 0 ? k : 1;
-  blasint *iwork = malloc(sizeof(blasint) * (size_t)(8 * (k > 0 ? k : 1)));
-  if (!iwork)
-    return -1;
-  double work_size = 0;
-  float work_size_f = 0;
-  if (dtype == GS_F64)
-    dgesdd_("S", &m, &n, (double *)a, &ldu, (double *)s, (double *)u, &ldu, (double *)vt, &ldvt,
-            &work_size, &lwork, iwork, &info, 1);
-  else
-    sgesdd_("S", &m, &n, (float *)a, &ldu, (float *)s, (float *)u, &ldu, (float *)vt, &ldvt,
-            &work_size_f, &lwork, iwork, &info, 1);
-  lwork = (blasint)(dtype == GS_F64 ? work_size : (double)work_size_f) + 1;
-  void *work = malloc(gs__elsize(dtype) * (size_t)lwork);
-  if (!work) {
-    free(iwork);
-    return -1;
-  }
-  if (dtype == GS_F64)
-    dgesdd_("S", &m, &n, (double *)a, &ldu, (double *)s, (double *)u, &ldu, (double *)vt, &ldvt,
-            work, &lwork, iwork, &info, 1);
-  else
-    sgesdd_("S", &m, &n, (float *)a, &ldu, (float *)s, (float *)u, &ldu, (float *)vt, &ldvt, work,
-            &lwork, iwork, &info, 1);
-  free(work), free(iwork);
-  return info;
-}
-
-gs_tensor gs_linalg_svdvals(gs_tensor ha) {
-  const char *fn = "linalg_svdvals";
-  gs__tensor *a = gs__lookup(ha, fn);
-  if (!a)
-    return GS_NO_TENSOR;
-  if (!gs_dtype_is_floating(a->dtype) || a->ndim < 2) {
-    gs__error(a->ndim < 2 ? GS_ERR_SHAPE : GS_ERR_DTYPE, fn,
-              "expected a floating (f32 or f64) tensor of 2 or more dims, got %s with %d dims",
-              gs_dtype_name(a->dtype), a->ndim);
-    return GS_NO_TENSOR;
-  }
-  int nbatch = a->ndim - 2;
-  int64_t m64 = a->shape[nbatch], n64 = a->shape[nbatch + 1];
-  if (m64 > BLAS_INT_MAX || n64 > BLAS_INT_MAX) {
-    gs__error(GS_ERR_OVERFLOW, fn,
-              "expected matrices of at most %lld rows and columns, got %lldx%lld",
-              (long long)BLAS_INT_MAX, (long long)m64, (long long)n64);
-    return GS_NO_TENSOR;
-  }
-  blasint m = (blasint)m64, n = (blasint)n64, k = m < n ? m : n;
-  int64_t count = gs__linalg_batch_count(a->shape, nbatch);
-  int64_t shape[GS_MAX_DIMS];
-  memcpy(shape, a->shape, sizeof(int64_t) * (size_t)nbatch);
-  gs__tensor *cm, *s, *u, *vt;
-  gs_tensor hcm = gs__linalg_column_major(a, a->shape, nbatch, &cm, fn);
-  shape[nbatch] = k;
-  gs_tensor hs = hcm.id ? gs__tensor_new(a->dtype, shape, nbatch + 1, fn, &s) : GS_NO_TENSOR;
-  shape[nbatch] = k, shape[nbatch + 1] = m; /* U column-major: m x k */
-  gs_tensor hu = hs.id ? gs__tensor_new(a->dtype, shape, nbatch + 2, fn, &u) : GS_NO_TENSOR;
-  shape[nbatch] = n, shape[nbatch + 1] = k; /* V^T column-major: k x n */
-  gs_tensor hvt = hu.id ? gs__tensor_new(a->dtype, shape, nbatch + 2, fn, &vt) : GS_NO_TENSOR;
-  bool ok = hvt.id;
-  size_t el = gs__elsize(a->dtype);
-  for (int64_t i = 0; ok && i < count && k > 0; i++) {
-    blasint info = singular_values(a->dtype, gs__tensor_data(cm) + el * (size_t)(i * m * n), m, n,
-                                   gs__tensor_data(s) + el * (size_t)(i * k),
-                                   gs__tensor_data(u) + el * (size_t)(i * m * k),
-                                   gs__tensor_data(vt) + el * (size_t)(i * k * n));
-    if (info != 0) {
-      char where[64];
-      gs__linalg_batch_element(where, sizeof where, i, count);
-      if (info < 0)
-        gs__error(GS_ERR_OUT_OF_MEMORY, fn, "no memory for the SVD's workspace");
-      else
-        gs__error(GS_ERR_ARGUMENT, fn,
-                  "expected a matrix whose SVD converges, got one%s where it did not", where);
-      ok = false;
-    }
-  }
-  gs_tensor ur = ok ? gs__linalg_row_major(u, nbatch, false, fn) : GS_NO_TENSOR;
-  gs_tensor vtr = ur.id ? gs__linalg_row_major(vt, nbatch, false, fn) : GS_NO_TENSOR;
-  gs__node *node =
-      vtr.id ? gs__record_result(&LinalgSvdBackward, hs, 1, (const gs__tensor *[]){a}, 2, fn)
-             : NULL;
-  if (node) {
-    gs__save_constant(node, 0, gs__lookup(ur, fn));
-    gs__save_constant(node, 1, gs__lookup(vtr, fn));
-  }
-  dispose_all((gs_tensor[]){hcm, hu, hvt, ur, vtr}, 5);
-  if (!vtr.id) {
-    gs_dispose(hs);
-    return GS_NO_TENSOR;
-  }
-  return hs;
 }

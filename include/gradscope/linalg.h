@@ -3,12 +3,13 @@
  * eigvalsh and svdvals (potrf, syevd, gesdd).
  *
  * Matrices are the last two dims; every dim before them is a batch dim (broadcast between the
- * operands of solve). f32 and f64 only. Each op records one node, named as torch 1.13 names it
- * (LinalgVectorNormBackward, LinalgSolveExBackward, LinalgInvExBackward, LinalgDetBackward,
- * LinalgSlogdetBackward, LinalgCholeskyExBackward; eigvalsh and svdvals: LinalgEighBackward,
- * LinalgSvdBackward), with torch's backward formula written in ops (so, but for the last two,
- * it differentiates again). A singular matrix given to solve or inv is an error of code
- * GS_ERR_SINGULAR.
+ * operands of solve). f32 and f64 only. Through SVD (gesdd): svd, svdvals, pinv, matrix_rank;
+ * through QR (geqrf, orgqr): qr; lstsq (gelsy) and cholesky_solve. Each op records one node, named
+ * as torch 1.13 names it (LinalgVectorNormBackward, LinalgSolveExBackward, LinalgInvExBackward,
+ * LinalgDetBackward, LinalgSlogdetBackward, LinalgCholeskyExBackward; eigvalsh and svdvals:
+ * LinalgEighBackward, LinalgSvdBackward), with torch's backward formula written in ops (so, but for
+ * the last two, it differentiates again). A singular matrix given to solve or inv is an error of
+ * code GS_ERR_SINGULAR.
  */
 #pragma once
 
@@ -78,10 +79,63 @@ GS_API gs_tensor gs_linalg_eigvalsh(gs_tensor a);
  * not depend on their signs. False after an error. */
 GS_API bool gs_linalg_eigh(gs_tensor a, gs_tensor *eigenvalues, gs_tensor *eigenvectors);
 
+/* ---- the SVD and what is built on it (linalg-svd.c) ---- */
+
 /* The singular values, descending, of each matrix of a [..., m, n] (torch.linalg.svdvals):
  * [..., min(m, n)]. Recorded as LinalgSvdBackward: gA = U diag(g) V^T (not differentiable
  * again; well defined where the values are distinct). */
 GS_API gs_tensor gs_linalg_svdvals(gs_tensor a);
+
+/* a = U diag(S) Vh for each matrix of a [..., m, n] (torch.linalg.svd), with k = min(m, n):
+ * S [..., k] descending; U [..., m, k] and Vh [..., k, n], or with full_matrices U [..., m, m]
+ * and Vh [..., n, n]. The three are differentiable (once), each recording its share of
+ * torch's formula (LinalgSvdUBackward, LinalgSvdBackward, LinalgSvdVhBackward; Python names
+ * them all LinalgSvdBackward0): U's and Vh's need distinct singular values (and, for m != n,
+ * non-zero ones) and a loss that does not depend on the vectors' signs; full_matrices' extra
+ * columns get no gradient, as torch's. All three outputs are written; false after an error. */
+GS_API bool gs_linalg_svd(gs_tensor a, bool full_matrices, gs_tensor *u, gs_tensor *s,
+                          gs_tensor *vh);
+
+/* The pseudo-inverse [..., n, m] of each matrix of a [..., m, n] (torch.linalg.pinv): singular
+ * values at most max(atol, rtol * the largest) count as zero. NAN for atol means 0; NAN for
+ * rtol means eps * max(m, n), or 0 when atol is given and positive (torch's defaults).
+ * Recorded as LinalgPinvBackward (torch's pinv_backward; differentiable again). */
+GS_API gs_tensor gs_linalg_pinv(gs_tensor a, double atol, double rtol);
+
+/* The number of singular values of each matrix of a [..., m, n] above gs_linalg_pinv's
+ * cut-off (torch.linalg.matrix_rank): an i64 tensor of shape [...]. */
+GS_API gs_tensor gs_linalg_matrix_rank(gs_tensor a, double atol, double rtol);
+
+/* ---- QR and the solvers (linalg-qr.c) ---- */
+
+/* Which factors gs_linalg_qr computes (torch.linalg.qr's mode). */
+typedef enum gs_qr_mode {
+  GS_QR_REDUCED,  /* 'reduced': Q [..., m, k], R [..., k, n], k = min(m, n) */
+  GS_QR_COMPLETE, /* 'complete': Q [..., m, m], R [..., m, n] */
+  GS_QR_R,        /* 'r': R [..., k, n] only; Q is an empty tensor ([0]) */
+} gs_qr_mode;
+
+/* a = Q R for each matrix of a [..., m, n] (torch.linalg.qr; LAPACK's geqrf and orgqr, so R's
+ * diagonal may be negative, as torch's). Q and R are differentiable (once) in modes 'reduced'
+ * and, when m <= n, 'complete', each recording its share of torch's formula
+ * (LinalgQrBackward, LinalgQrRBackward; Python names both LinalgQrBackward0); R needs a
+ * non-zero diagonal. Not in mode 'r' nor 'complete' with m > n, where torch refuses it: no
+ * node is recorded. False after an error. */
+GS_API bool gs_linalg_qr(gs_tensor a, gs_qr_mode mode, gs_tensor *q, gs_tensor *r);
+
+/* The X minimising |a X - b| for each matrix of a [..., m, n] (torch.linalg.lstsq with its CPU
+ * driver, LAPACK gelsy, which handles any rank): b is [..., m, k] with as many dims as a, or
+ * vectors [..., m] with one fewer (torch's lstsq rule, not solve's); batch dims broadcast.
+ * rcond: singular values below rcond times the largest count as zero (NAN: eps * max(m, n),
+ * torch's default). The rank of each matrix of a, i64 of a's batch shape, into *rank when
+ * non-NULL. Recorded as LinalgLstsqBackward, torch's formula
+ * through pinv(a) (right for a of full rank; differentiable again). */
+GS_API gs_tensor gs_linalg_lstsq(gs_tensor a, gs_tensor b, double rcond, gs_tensor *rank);
+
+/* X with A X = b for A = L L^T (upper: A = U^T U), given the Cholesky factor l [..., n, n] and
+ * b [..., n, k] (torch.cholesky_solve; both of 2 or more dims, batch dims broadcast). Recorded
+ * as CholeskySolveBackward (differentiable again). */
+GS_API gs_tensor gs_cholesky_solve(gs_tensor b, gs_tensor l, bool upper);
 
 #ifdef __cplusplus
 }

@@ -35,7 +35,8 @@ from gradscope.creation import (as_tensor, empty_like, full_like, get_default_dt
                                 logspace, ones_like, rand_like, randint_like, randn_like,
                                 randperm, zeros_like)
 from gradscope.linalg import (det, slogdet, _inverse as inverse,  # noqa: E402
-                              _logdet as logdet)
+                              _logdet as logdet, _torch_svd as svd,
+                              _cholesky_solve as cholesky_solve)
 from gradscope.rearrange import (argwhere, broadcast_tensors, count_nonzero, diag,  # noqa: E402
                                  diagonal, diff, einsum, flip, hstack, kron, meshgrid, nonzero,
                                  repeat_interleave, roll, tensordot, tile, tril, triu, unbind,

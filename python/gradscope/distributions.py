@@ -1,7 +1,8 @@
 """gradscope.distributions: torch.distributions' common families, written with gradscope's ops.
 
-Normal, Uniform, Bernoulli, Categorical, OneHotCategorical, Exponential, Laplace and
-Independent, with torch's parameters (probs or logits), shapes (batch_shape, event_shape,
+Normal, Uniform, Bernoulli, Categorical, OneHotCategorical, Exponential, Laplace, Gamma, Chi2,
+Dirichlet, Beta, Poisson and Independent, and (from _distributions_extra.py) MultivariateNormal
+and Binomial, with torch's parameters (probs or logits), shapes (batch_shape, event_shape,
 sample(sample_shape)), rsample where torch has it (the reparameterised sample that gradients
 flow through, as in a VAE), log_prob, entropy, cdf, mean, mode, variance, stddev, expand and
 enumerate_support; kl_divergence between two of the same family, and register_kl for more.
@@ -20,7 +21,8 @@ import gradscope.nn.functional as _F
 
 __all__ = ["Distribution", "Normal", "Uniform", "Bernoulli", "Categorical", "OneHotCategorical",
            "Exponential", "Laplace", "Gamma", "Chi2", "Dirichlet", "Beta", "Poisson",
-           "Independent", "kl_divergence", "register_kl", "constraints"]
+           "Independent", "MultivariateNormal", "Binomial", "kl_divergence", "register_kl",
+           "constraints"]
 
 # torch.finfo's eps, tiny and min of the floating dtypes, for the clamps torch's formulas use.
 _FINFO = {"float32": (1.1920928955078125e-07, 1.1754943508222875e-38, -3.4028234663852886e+38),
@@ -1361,3 +1363,10 @@ def _kl_beta_beta(p, q):
     t4 = (p.concentration0 - q.concentration0) * _gs.digamma(p.concentration0)
     t5 = (sum_q - sum_p) * _gs.digamma(sum_p)
     return t1 - t2 + t3 + t4 + t5
+
+
+# The families on linear algebra, in their own file; imported last, as they build on the above.
+from gradscope._distributions_extra import (Binomial, MultivariateNormal,  # noqa: E402
+                                            _kl_multivariatenormal_multivariatenormal)
+
+register_kl(MultivariateNormal, MultivariateNormal)(_kl_multivariatenormal_multivariatenormal)

@@ -4,7 +4,9 @@
 The work is the engine's (include/gradscope/linalg.h): vector norms, matrix norms built from
 them and from svdvals, solve, inv, det and slogdet through an LU factorisation on OpenBLAS's
 LAPACK, and cholesky, eigh, eigvalsh and svdvals, batched over the leading dims, each recorded
-as torch 1.13 records it (LinalgSolveExBackward0, ...). svd and qr are not there yet. This module gives them torch's signatures:
+as torch 1.13 records it (LinalgSolveExBackward0, ...); svd, pinv and matrix_rank through LAPACK's
+gesdd, qr (geqrf, orgqr), lstsq (gelsy) and cholesky_solve. This module gives them torch's
+signatures:
 ord='fro', dim=None, and linalg.norm's choice between a vector and a matrix norm. A singular
 matrix given to solve or inv, or one that is not positive-definite given to cholesky, raises
 LinAlgError, a RuntimeError as torch's.
@@ -137,6 +139,130 @@ def svdvals(A):
     return _gradscope._linalg_svdvals(A)
 
 
+_SvdResult = collections.namedtuple("linalg_svd", ["U", "S", "Vh"])
+_SvdResult.__doc__ = "linalg.svd's result: (U, S, Vh), as torch.return_types."
+_TorchSvdResult = collections.namedtuple("svd", ["U", "S", "V"])
+_TorchSvdResult.__doc__ = "torch.svd's result: (U, S, V), as torch.return_types."
+_QrResult = collections.namedtuple("linalg_qr", ["Q", "R"])
+_QrResult.__doc__ = "linalg.qr's result: (Q, R), as torch.return_types."
+_LstsqResult = collections.namedtuple("linalg_lstsq",
+                                      ["solution", "residuals", "rank", "singular_values"])
+_LstsqResult.__doc__ = ("linalg.lstsq's result: (solution, residuals, rank, singular_values), "
+                        "as torch.return_types.")
+
+# gs_qr_mode (include/gradscope/linalg.h), by torch's mode
+_QR_MODE = {"reduced": 0, "complete": 1, "r": 2}
+_LSTSQ_DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
+
+
+def _matrices(A, name):
+    if A.dim() < 2:
+        raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
+
+
+def svd(A, full_matrices=True, *, driver=None):
+    """(U, S, Vh) with A = U @ diag(S) @ Vh for each matrix of A [..., m, n], as
+    torch.linalg.svd: S [..., k] descending (k = min(m, n)); U [..., m, m] and Vh [..., n, n]
+    (full_matrices=False: [..., m, k] and [..., k, n]). All three are differentiable (once):
+    the vectors' gradient needs distinct singular values and a loss that does not depend on
+    their signs. driver is accepted for CUDA's sake and ignored, as on torch's CPU."""
+    _matrices(A, "linalg.svd")
+    return _SvdResult(*_gradscope._linalg_svd(A, bool(full_matrices)))
+
+
+def _torch_svd(input, some=True, compute_uv=True):
+    """torch.svd (gradscope.svd): (U, S, V), V = Vh.mT of linalg.svd(input, not some);
+    compute_uv=False gives zero U and V, as torch."""
+    if not compute_uv:  # zero U [..., m, m] and V [..., n, n], as torch
+        S = svdvals(input)
+        *batch, m, n = input.shape
+        return _TorchSvdResult(_gradscope.zeros(*batch, m, m, dtype=input.dtype), S,
+                               _gradscope.zeros(*batch, n, n, dtype=input.dtype))
+    U, S, Vh = svd(input, full_matrices=not some)
+    return _TorchSvdResult(U, S, Vh.transpose(-2, -1))
+
+
+def qr(A, mode="reduced"):
+    """(Q, R) with A = Q @ R for each matrix of A [..., m, n], as torch.linalg.qr: Q with
+    orthonormal columns, R upper-triangular. mode 'reduced': Q [..., m, k], R [..., k, n]
+    (k = min(m, n)); 'complete': Q [..., m, m], R [..., m, n]; 'r': R only, Q empty.
+    Differentiable (once) in mode 'reduced', and 'complete' when m <= n."""
+    if mode not in _QR_MODE:
+        raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of "
+                           "'reduced' (default), 'r', or 'complete'")
+    _matrices(A, "linalg.qr")
+    return _QrResult(*_gradscope._linalg_qr(A, _QR_MODE[mode]))
+
+
+def lstsq(A, B, rcond=None, *, driver=None):
+    """The least-squares solution X of A @ X = B for each matrix of A [..., m, n] (B [..., m, k],
+    or [m] / [..., m] as a vector), as torch.linalg.lstsq on the CPU: the named tuple
+    (solution, residuals, rank, singular_values) with driver 'gelsy' (the default): rank, and
+    empty residuals and singular_values; 'gelsd' and 'gelss' fill singular_values and, for m > n
+    and full rank, residuals (the sum of squared residuals of each column); 'gels' residuals
+    only. rcond: singular values below rcond times the largest count as zero (None: eps *
+    max(m, n)). Differentiable in A and B where A has full rank."""
+    if driver is not None and driver not in _LSTSQ_DRIVERS:
+        raise RuntimeError("torch.linalg.lstsq: parameter `driver` should be one of "
+                           "(gels, gelsy, gelsd, gelss)")
+    if A.dim() < 2:
+        raise RuntimeError("torch.linalg.lstsq: input must have at least 2 dimensions.")
+    X, rank = _gradscope._linalg_lstsq(A, B, math.nan if rcond is None else float(rcond))
+    empty = _gradscope.empty(0, dtype=A.dtype)
+    driver = driver or "gelsy"
+    residuals = values = empty
+    if driver in ("gelsd", "gelss"):
+        values = svdvals(A.detach())
+    if driver == "gels":
+        rank = _gradscope.empty(0, dtype=_gradscope.int64)
+    m, n = A.shape[-2], A.shape[-1]
+    if driver != "gelsy" and m > n and (driver == "gels" or bool((rank == n).all())):
+        vector = B.dim() == 1 or (B.dim() == A.dim() - 1 and B.shape == A.shape[:-1])
+        Xm, Bm = (X.unsqueeze(-1), B.unsqueeze(-1)) if vector else (X, B)
+        residuals = ((A @ Xm - Bm) ** 2).sum(-2)
+        residuals = residuals.squeeze(-1) if vector else residuals
+    return _LstsqResult(X, residuals, rank, values)
+
+
+def _tolerances(atol, rtol, name):
+    def one(t):
+        if t is None:
+            return math.nan
+        if not isinstance(t, (int, float)):
+            raise TypeError(f"{name}: gradscope takes atol and rtol as numbers, got "
+                            f"{type(t).__name__}")
+        return float(t)
+    return one(atol), one(rtol)
+
+
+def pinv(A, *, atol=None, rtol=None, hermitian=False):
+    """The pseudo-inverse [..., n, m] of each matrix of A [..., m, n], as torch.linalg.pinv:
+    singular values at most max(atol, rtol * the largest) count as zero (rtol None: eps *
+    max(m, n), or 0 when atol is given and positive). hermitian=True (A symmetric) gives the
+    same answer through the SVD."""
+    if A.dim() < 2 or not A.is_floating_point():
+        raise RuntimeError(f"linalg.pinv({A.dtype}{list(A.shape)}): expected a tensor with 2 or "
+                           "more dimensions of float, double, cfloat or cdouble types")
+    return _gradscope._linalg_pinv(A, *_tolerances(atol, rtol, "linalg.pinv"))
+
+
+def matrix_rank(A, *, atol=None, rtol=None, hermitian=False):
+    """The number of singular values of each matrix of A [..., m, n] above pinv's cut-off
+    (max(atol, rtol * the largest)), an int64 tensor [...], as torch.linalg.matrix_rank;
+    hermitian=True (A symmetric) counts the same values."""
+    if A.dim() < 2:
+        raise RuntimeError("torch.linalg.matrix_rank: The input tensor input must have at "
+                           "least 2 dimensions.")
+    return _gradscope._linalg_matrix_rank(A, *_tolerances(atol, rtol, "linalg.matrix_rank"))
+
+
+def _cholesky_solve(input, input2, upper=False):
+    """torch.cholesky_solve (gradscope.cholesky_solve): X with A @ X = input for A = L @ L.mT,
+    L = input2 the lower Cholesky factor (upper=True: A = U.mT @ U), both of 2 or more dims
+    with broadcasting batch dims."""
+    return _gradscope._cholesky_solve(input, input2, bool(upper))
+
+
 def slogdet(A):
     """(sign, logabsdet) of each matrix of A [..., n, n], as torch.linalg.slogdet: det(A) is
     sign * exp(logabsdet); a singular matrix gives sign 0 and logabsdet -inf. The gradient
@@ -167,12 +293,27 @@ def _tensor_logdet(self):
     return _logdet(self)
 
 
+def _tensor_svd(self, some=True, compute_uv=True):
+    """(U, S, V) of each matrix (torch.Tensor.svd, torch.svd)."""
+    return _torch_svd(self, some, compute_uv)
+
+
+def _tensor_cholesky_solve(self, input2, upper=False):
+    """X with (L L^T) X = self, L = input2 (torch.Tensor.cholesky_solve)."""
+    return _cholesky_solve(self, input2, upper)
+
+
+def _tensor_pinverse(self, rcond=1e-15):
+    """The pseudo-inverse (torch.Tensor.pinverse: linalg.pinv with rtol=rcond)."""
+    return pinv(self, rtol=rcond)
+
+
 def _tensor_slogdet(self):
     """(sign, logabsdet) of each matrix (torch.Tensor.slogdet, linalg.slogdet)."""
     return slogdet(self)
 
 
-for _name in ("det", "inverse", "logdet", "slogdet"):
+for _name in ("det", "inverse", "logdet", "slogdet", "svd", "cholesky_solve", "pinverse"):
     _gradscope._extend_type(_gradscope.Tensor, _name, globals()["_tensor_" + _name])
 del _name
 

@@ -1,5 +1,6 @@
 # gradscope/linalg.pyi: the types of gradscope.linalg (torch.linalg's norms, solve, inv, det,
-# slogdet, cholesky, eigvalsh, svdvals). tests/python/test_docs.py checks it against the module.
+# slogdet, cholesky, eigvalsh, svdvals, svd, qr, lstsq, pinv, matrix_rank). tests/python/
+# test_docs.py checks it against the module.
 from collections.abc import Sequence
 from typing import NamedTuple
 
@@ -31,3 +32,27 @@ class _EighResult(NamedTuple):
 
 def eigh(A: Tensor, UPLO: str = "L") -> _EighResult: ...
 
+
+class _SvdResult(NamedTuple):
+    U: Tensor
+    S: Tensor
+    Vh: Tensor
+
+class _QrResult(NamedTuple):
+    Q: Tensor
+    R: Tensor
+
+class _LstsqResult(NamedTuple):
+    solution: Tensor
+    residuals: Tensor
+    rank: Tensor
+    singular_values: Tensor
+
+def svd(A: Tensor, full_matrices: bool = True, *, driver: str | None = None) -> _SvdResult: ...
+def qr(A: Tensor, mode: str = "reduced") -> _QrResult: ...
+def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *,
+          driver: str | None = None) -> _LstsqResult: ...
+def pinv(A: Tensor, *, atol: float | None = None, rtol: float | None = None,
+         hermitian: bool = False) -> Tensor: ...
+def matrix_rank(A: Tensor, *, atol: float | None = None, rtol: float | None = None,
+                hermitian: bool = False) -> Tensor: ...

@@ -54,13 +54,12 @@ static const char *const kernel_kinds[] = {
     "RNNReluRecurrenceBackward",
 };
 
-/* The kinds whose formulas cannot be differentiated again yet: eigh's and the singular
- * values' use the decomposition's saved vectors, which have no history (torch's can). Each is
+/* The kinds whose formulas cannot be differentiated again yet: eigh's, the SVD's and the
+ * QR's use the decomposition's saved factors, which have no history (torch's can). Each is
  * checked to say so, and every other kind to say it can. */
 static const char *const once_kinds[] = {
-    "LinalgEighBackward",
-    "LinalgEighVectorsBackward",
-    "LinalgSvdBackward",
+    "LinalgEighBackward",  "LinalgEighVectorsBackward", "LinalgSvdBackward", "LinalgSvdUBackward",
+    "LinalgSvdVhBackward", "LinalgQrBackward",          "LinalgQrRBackward",
 };
 
 static bool is_once(const char *kind) {

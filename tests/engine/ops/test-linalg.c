@@ -1,6 +1,7 @@
 /* test-linalg.c: gradscope/linalg.h on matrices whose answers are worked out by hand: norms,
  * solve (matrix, vector and broadcast right-hand sides), inv, det and slogdet (both signs, a
  * singular matrix), cholesky, eigvalsh and svdvals, in f64 and f32, batched and of size zero;
+ * svd, qr, lstsq, pinv, matrix_rank and cholesky_solve on small hand-solved systems;
  * and the errors a caller can make (singular and non-positive-definite matrices, shapes that
  * do not fit, integer dtypes). */
 #include <math.h>
@@ -189,6 +190,72 @@ static void test_errors(void) {
               ints);
 }
 
+/* a @ b, for reconstructions. */
+static gs_tensor product(gs_tensor a, gs_tensor b) { return gs_matmul(a, b); }
+
+/* [[3, 0], [4, 5]]: A^T A = [[25, 20], [20, 25]], singular values sqrt(45) and sqrt(5); its QR
+ * has |R| = [[5, 4], [0, 3]]. */
+static void test_svd_qr_solvers(void) {
+  gs_tensor a = f64((int64_t[]){2, 2}, 2, (double[]){3, 0, 4, 5});
+  gs_tensor u, s, vh;
+  g_assert_true(gs_linalg_svd(a, true, &u, &s, &vh));
+  test_assert_values(s, (int64_t[]){2}, 1, (double[]){sqrt(45.0), sqrt(5.0)}, 1e-12, 1e-12);
+  gs_tensor us = gs_mul(u, s); /* U diag(S): S broadcast over the rows */
+  gs_tensor usv = product(us, vh);
+  test_assert_values(usv, (int64_t[]){2, 2}, 2, (double[]){3, 0, 4, 5}, 1e-12, 1e-12);
+  gs_tensor q, r;
+  g_assert_true(gs_linalg_qr(a, GS_QR_REDUCED, &q, &r));
+  gs_tensor qr = product(q, r), rabs = gs_abs(r);
+  test_assert_values(qr, (int64_t[]){2, 2}, 2, (double[]){3, 0, 4, 5}, 1e-12, 1e-12);
+  test_assert_values(rabs, (int64_t[]){2, 2}, 2, (double[]){5, 4, 0, 3}, 1e-12, 1e-12);
+  gs_tensor q_none, r_only;
+  g_assert_true(gs_linalg_qr(a, GS_QR_R, &q_none, &r_only));
+  g_assert_cmpint(gs_numel(q_none), ==, 0);
+  /* [[1, 0], [0, 1], [1, 1]] x = [1, 1, 0]: A^T A = [[2, 1], [1, 2]], A^T b = [1, 1] */
+  gs_tensor tall = f64((int64_t[]){3, 2}, 2, (double[]){1, 0, 0, 1, 1, 1});
+  gs_tensor b = f64((int64_t[]){3}, 1, (double[]){1, 1, 0});
+  gs_tensor rank;
+  gs_tensor x = gs_linalg_lstsq(tall, b, NAN, &rank);
+  test_assert_values(x, (int64_t[]){2}, 1, (double[]){1.0 / 3, 1.0 / 3}, 1e-12, 1e-12);
+  test_assert_values(rank, NULL, 0, (double[]){2}, 0, 0);
+  /* [[2, 0], [0, 0], [0, 0]]: pinv [[1/2, 0, 0], [0, 0, 0]], rank 1 */
+  gs_tensor low = f64((int64_t[]){3, 2}, 2, (double[]){2, 0, 0, 0, 0, 0});
+  gs_tensor p = gs_linalg_pinv(low, NAN, NAN);
+  test_assert_values(p, (int64_t[]){2, 3}, 2, (double[]){0.5, 0, 0, 0, 0, 0}, 1e-12, 1e-12);
+  gs_tensor rank1 = gs_linalg_matrix_rank(low, NAN, NAN),
+            rank0 = gs_linalg_matrix_rank(low, 3, NAN);
+  test_assert_values(rank1, NULL, 0, (double[]){1}, 0, 0);
+  test_assert_values(rank0, NULL, 0, (double[]){0}, 0, 0);
+  /* L = [[2, 0], [1, 1]]: L L^T = [[4, 2], [2, 2]], whose x for b = [2, 2] is [0, 1] */
+  gs_tensor l = f64((int64_t[]){2, 2}, 2, (double[]){2, 0, 1, 1});
+  gs_tensor rhs = f64((int64_t[]){2, 1}, 2, (double[]){2, 2});
+  gs_tensor cx = gs_cholesky_solve(rhs, l, false);
+  test_assert_values(cx, (int64_t[]){2, 1}, 2, (double[]){0, 1}, 1e-12, 1e-12);
+  gs_tensor lt = gs_transpose(l, 0, 1);
+  gs_tensor cxu = gs_cholesky_solve(rhs, lt, true);
+  test_assert_values(cxu, (int64_t[]){2, 1}, 2, (double[]){0, 1}, 1e-12, 1e-12);
+  DISPOSE_ALL(a, u, s, vh, us, usv, q, r, qr, rabs, q_none, r_only, tall, b, rank, x, low, p, rank1,
+              rank0, l, rhs, cx, lt, cxu);
+}
+
+/* The mistakes the new ops report, in torch's words where torch has them. */
+static void test_svd_qr_solver_errors(void) {
+  gs_tensor vec = gs_zeros(GS_F64, (int64_t[]){3}, 1), u, s, vh, q, r;
+  EXPECT_ERROR(gs_linalg_svd(vec, false, &u, &s, &vh), "2 or more dims");
+  gs_tensor m = gs_eye(3, 3, GS_F64);
+  EXPECT_ERROR(gs_linalg_qr(m, (gs_qr_mode)7, &q, &r), "expected mode reduced, complete or r");
+  gs_tensor b3 = gs_zeros(GS_F64, (int64_t[]){2, 3, 1}, 3);
+  EXPECT_ERROR(gs_linalg_lstsq(m, b3, NAN, NULL), "input.dim() must be greater or equal");
+  gs_tensor b4 = gs_zeros(GS_F64, (int64_t[]){4, 1}, 2);
+  EXPECT_ERROR(gs_linalg_lstsq(m, b4, NAN, NULL), "input.size(-2) should match other.size(-2)");
+  EXPECT_ERROR(gs_cholesky_solve(vec, m, false),
+               "b should have at least 2 dimensions, but has 1 dimensions instead");
+  EXPECT_ERROR(gs_cholesky_solve(b4, m, false),
+               "each A matrix is 3 by 3 but each b matrix is 4 by 1");
+  EXPECT_ERROR(gs_linalg_pinv(m, -1, NAN), "expected non-negative tolerances");
+  DISPOSE_ALL(vec, m, b3, b4);
+}
+
 int main(int argc, char **argv) {
   test_init(&argc, &argv);
   test_add_leak_checked("/linalg/solve-inv-det", test_solve_inv_det);
@@ -198,5 +265,7 @@ int main(int argc, char **argv) {
   test_add_leak_checked("/linalg/decompositions", test_decompositions);
   test_add_leak_checked("/linalg/norms", test_norms);
   test_add_leak_checked("/linalg/errors", test_errors);
+  test_add_leak_checked("/linalg/svd-qr-solvers", test_svd_qr_solvers);
+  test_add_leak_checked("/linalg/svd-qr-solver-errors", test_svd_qr_solver_errors);
   return g_test_run();
 }

@@ -76,5 +76,7 @@ extern const grad_case grad_cases_index_write[];
 extern const int grad_cases_index_write_count;
 extern const grad_case grad_cases_lu[];
 extern const int grad_cases_lu_count;
+extern const grad_case grad_cases_decompose[];
+extern const int grad_cases_decompose_count;
 extern const grad_case grad_cases_activations[];
 extern const int grad_cases_activations_count;
