@@ -1,5 +1,6 @@
-/* optim.c: gradscope.optim.SGD, Adam and AdamW over the engine's optimizers, with PyTorch's
- * arguments (lr, momentum, betas=(b1, b2), eps, weight_decay, ...), step() and zero_grad().
+/* optim.c: gradscope.optim.SGD, Adam, AdamW, Adadelta, Adamax, NAdam, RAdam, ASGD and Rprop over
+ * the engine's optimizers, with PyTorch's arguments (lr, momentum, betas=(b1, b2), eps,
+ * weight_decay, ...), step() and zero_grad().
  * The optimizer borrows its parameters (a module owns them); its Python object keeps the
  * parameters' Python objects alive and disposes the engine optimizer (its state) on drop.
  * `lr` reads and sets the engine's learning rate; gradscope/optim/optimizer.py builds
@@ -153,11 +154,40 @@ static PyObject *opt_load_state_step(PyObject *self, PyObject *args) {
   Py_RETURN_NONE;
 }
 
+/* _state_scalar(i, name) and _load_state_scalar(i, name, value): ASGD's eta and mu, NAdam's
+ * mu_product. */
+static PyObject *opt_state_scalar(PyObject *self, PyObject *args) {
+  int i;
+  const char *name;
+  if (!PyArg_ParseTuple(args, "is:_state_scalar", &i, &name))
+    return NULL;
+  gs_clear_error();
+  double v = gs_optimizer_state_scalar(((gsp_optimizer *)self)->o, i, name);
+  if (gs_last_error_code() != GS_OK)
+    return gsp_raise_engine_error();
+  return PyFloat_FromDouble(v);
+}
+
+static PyObject *opt_load_state_scalar(PyObject *self, PyObject *args) {
+  int i;
+  const char *name;
+  double v;
+  if (!PyArg_ParseTuple(args, "isd:_load_state_scalar", &i, &name, &v))
+    return NULL;
+  gs_clear_error();
+  if (!gs_optimizer_load_state_scalar(((gsp_optimizer *)self)->o, i, name, v))
+    return gsp_raise_engine_error();
+  Py_RETURN_NONE;
+}
+
 static PyMethodDef optimizer_methods[] = {
+    {"_state_scalar", opt_state_scalar, METH_VARARGS,
+     "Parameter i's scalar state (ASGD's eta, mu; NAdam's mu_product)."},
+    {"_load_state_scalar", opt_load_state_scalar, METH_VARARGS, "Sets a scalar state."},
     {"_state", opt_state, METH_VARARGS, "A copy of parameter i's state tensor, or None."},
-    {"_state_step", opt_state_step, METH_VARARGS, "Adam's step count of parameter i."},
+    {"_state_step", opt_state_step, METH_VARARGS, "The step count of parameter i."},
     {"_load_state", opt_load_state, METH_VARARGS, "Loads parameter i's state tensor."},
-    {"_load_state_step", opt_load_state_step, METH_VARARGS, "Sets Adam's step count."},
+    {"_load_state_step", opt_load_state_step, METH_VARARGS, "Sets the step count."},
     {"step", opt_step, METH_VARARGS, NULL},
     {"zero_grad", GSP_FN(opt_zero_grad), METH_VARARGS | METH_KEYWORDS, NULL},
     {NULL, NULL, 0, NULL},
@@ -246,7 +276,109 @@ static PyObject *adam(PyObject *args, PyObject *kwargs, bool decoupled) {
 static PyObject *f_Adam(PyObject *m, PyObject *a, PyObject *k) { (void)m; return adam(a, k, false); }
 static PyObject *f_AdamW(PyObject *m, PyObject *a, PyObject *k) { (void)m; return adam(a, k, true); }
 
+/* The engine optimizer made by make from handles, for each constructor below. */
+#define MAKE_OPTIMIZER(params, make, opt)                                                          \
+  do {                                                                                             \
+    PyObject *list_;                                                                               \
+    gs_tensor *handles_;                                                                           \
+    int n_ = params_of(params, &list_, &handles_);                                                 \
+    if (n_ < 0)                                                                                    \
+      return NULL;                                                                                 \
+    gs_optimizer o_ = make(handles_, n_, &(opt));                                                  \
+    PyMem_Free(handles_);                                                                          \
+    return wrap_optimizer(o_, list_);                                                              \
+  } while (0)
+
+static PyObject *f_Adadelta(PyObject *m, PyObject *args, PyObject *kwargs) {
+  GSP_SITE();
+  (void)m;
+  PyObject *params;
+  gs_adadelta_options opt = GS_ADADELTA_OPTIONS_DEFAULT;
+  int maximize = 0;
+  static char *kwlist[] = {"params", "lr", "rho", "eps", "weight_decay", "maximize", NULL};
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|dddd$p:Adadelta", kwlist, &params, &opt.lr,
+                                   &opt.rho, &opt.eps, &opt.weight_decay, &maximize))
+    return NULL;
+  opt.maximize = maximize;
+  MAKE_OPTIMIZER(params, gs_adadelta_new, opt);
+}
+
+static PyObject *f_Adamax(PyObject *m, PyObject *args, PyObject *kwargs) {
+  GSP_SITE();
+  (void)m;
+  PyObject *params;
+  gs_adamax_options opt = GS_ADAMAX_OPTIONS_DEFAULT;
+  int maximize = 0;
+  static char *kwlist[] = {"params", "lr", "betas", "eps", "weight_decay", "maximize", NULL};
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|d(dd)dd$p:Adamax", kwlist, &params, &opt.lr,
+                                   &opt.beta1, &opt.beta2, &opt.eps, &opt.weight_decay, &maximize))
+    return NULL;
+  opt.maximize = maximize;
+  MAKE_OPTIMIZER(params, gs_adamax_new, opt);
+}
+
+static PyObject *f_NAdam(PyObject *m, PyObject *args, PyObject *kwargs) {
+  GSP_SITE();
+  (void)m;
+  PyObject *params;
+  gs_nadam_options opt = GS_NADAM_OPTIONS_DEFAULT;
+  static char *kwlist[] = {"params", "lr", "betas", "eps", "weight_decay", "momentum_decay", NULL};
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|d(dd)ddd:NAdam", kwlist, &params, &opt.lr,
+                                   &opt.beta1, &opt.beta2, &opt.eps, &opt.weight_decay,
+                                   &opt.momentum_decay))
+    return NULL;
+  MAKE_OPTIMIZER(params, gs_nadam_new, opt);
+}
+
+static PyObject *f_RAdam(PyObject *m, PyObject *args, PyObject *kwargs) {
+  GSP_SITE();
+  (void)m;
+  PyObject *params;
+  gs_radam_options opt = GS_RADAM_OPTIONS_DEFAULT;
+  static char *kwlist[] = {"params", "lr", "betas", "eps", "weight_decay", NULL};
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|d(dd)dd:RAdam", kwlist, &params, &opt.lr,
+                                   &opt.beta1, &opt.beta2, &opt.eps, &opt.weight_decay))
+    return NULL;
+  MAKE_OPTIMIZER(params, gs_radam_new, opt);
+}
+
+static PyObject *f_ASGD(PyObject *m, PyObject *args, PyObject *kwargs) {
+  GSP_SITE();
+  (void)m;
+  PyObject *params;
+  gs_asgd_options opt = GS_ASGD_OPTIONS_DEFAULT;
+  int maximize = 0;
+  static char *kwlist[] = {"params", "lr",           "lambd",    "alpha",
+                           "t0",     "weight_decay", "maximize", NULL};
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|ddddd$p:ASGD", kwlist, &params, &opt.lr,
+                                   &opt.lambd, &opt.alpha, &opt.t0, &opt.weight_decay, &maximize))
+    return NULL;
+  opt.maximize = maximize;
+  MAKE_OPTIMIZER(params, gs_asgd_new, opt);
+}
+
+static PyObject *f_Rprop(PyObject *m, PyObject *args, PyObject *kwargs) {
+  GSP_SITE();
+  (void)m;
+  PyObject *params;
+  gs_rprop_options opt = GS_RPROP_OPTIONS_DEFAULT;
+  int maximize = 0;
+  static char *kwlist[] = {"params", "lr", "etas", "step_sizes", "maximize", NULL};
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|d(dd)(dd)$p:Rprop", kwlist, &params, &opt.lr,
+                                   &opt.eta_minus, &opt.eta_plus, &opt.step_size_min,
+                                   &opt.step_size_max, &maximize))
+    return NULL;
+  opt.maximize = maximize;
+  MAKE_OPTIMIZER(params, gs_rprop_new, opt);
+}
+
 static PyMethodDef optim_functions[] = {
+    {"Adadelta", GSP_FN(f_Adadelta), METH_VARARGS | METH_KEYWORDS, NULL},
+    {"Adamax", GSP_FN(f_Adamax), METH_VARARGS | METH_KEYWORDS, NULL},
+    {"NAdam", GSP_FN(f_NAdam), METH_VARARGS | METH_KEYWORDS, NULL},
+    {"RAdam", GSP_FN(f_RAdam), METH_VARARGS | METH_KEYWORDS, NULL},
+    {"ASGD", GSP_FN(f_ASGD), METH_VARARGS | METH_KEYWORDS, NULL},
+    {"Rprop", GSP_FN(f_Rprop), METH_VARARGS | METH_KEYWORDS, NULL},
     {"SGD", GSP_FN(f_SGD), METH_VARARGS | METH_KEYWORDS, NULL},
     {"Adam", GSP_FN(f_Adam), METH_VARARGS | METH_KEYWORDS, NULL},
     {"AdamW", GSP_FN(f_AdamW), METH_VARARGS | METH_KEYWORDS, NULL},

@@ -1,6 +1,8 @@
-/* optimizer.c: SGD, Adam and AdamW, step for step as torch.optim's single-tensor
- * implementations, written with the engine's own ops under no_grad; a parameter whose layout
- * allows it takes one pass with the same results and write events instead (fused-step.c).
+/* optimizer.c: every engine optimizer's record, handle, options and state (state_dict's
+ * reads and writes), and the steps of SGD, Adam and AdamW, step for step as torch.optim's
+ * single-tensor implementations, written with the engine's own ops under no_grad; a parameter
+ * whose layout allows it takes one pass with the same results and write events instead
+ * (fused-step.c). Adadelta, Adamax, NAdam, RAdam, ASGD and Rprop step in more-optimizers.c.
  *
  * An optimizer is a record in a generational pool (base/pool.h), as modules are. It
  * borrows its parameters and owns its state tensors outside every scope, as a module owns its
@@ -19,15 +21,13 @@
 #include "scope-impl.h"
 #include "trace-writer.h"
 
-typedef enum opt_kind { OPT_SGD, OPT_ADAM, OPT_ADAMW } opt_kind;
-
-typedef struct param_state {
-  gs_tensor param;
-  gs_tensor buf;        /* SGD momentum buffer, or Adam's exp_avg */
-  gs_tensor sq;         /* Adam's exp_avg_sq */
-  gs_tensor max_sq;     /* Adam's max_exp_avg_sq (amsgrad) */
-  int64_t step;         /* Adam's per-parameter step count */
-} param_state;
+typedef gs__opt_kind opt_kind;
+typedef gs__param_state param_state;
+#define OPT_SGD GS__OPT_SGD
+#define OPT_ADAM GS__OPT_ADAM
+#define OPT_ADAMW GS__OPT_ADAMW
+/* A kind more-optimizers.c steps. */
+#define IS_MORE(k) ((k) > GS__OPT_ADAMW)
 
 typedef struct optimizer {
   gs__pool_slot pool;
@@ -35,6 +35,7 @@ typedef struct optimizer {
   opt_kind kind;
   gs_sgd_options sgd;
   gs_adam_options adam;
+  gs__more_options more;
   param_state *params;
   int n_params;
 } optimizer;
@@ -49,7 +50,10 @@ static const gs__handle_kind optimizer_kind = {.pool = &optimizers, .noun = "opt
                                                .ended = "disposed"};
 
 static const char *kind_name(opt_kind k) {
-  return k == OPT_SGD ? "SGD" : k == OPT_ADAM ? "Adam" : "AdamW";
+  return IS_MORE(k)      ? gs__more_kind_name(k)
+         : k == OPT_SGD  ? "SGD"
+         : k == OPT_ADAM ? "Adam"
+                         : "AdamW";
 }
 
 static optimizer *lookup(gs_optimizer h, const char *fn) {
@@ -91,16 +95,21 @@ static bool check_params(const gs_tensor *params, int n, const char *fn) {
   return true;
 }
 
-static gs_optimizer new_optimizer(opt_kind kind, const gs_tensor *params, int n,
-                                  const gs_sgd_options *sgd, const gs_adam_options *adam,
-                                  const char *fn) {
+gs_optimizer gs__optimizer_new(opt_kind kind, const gs_tensor *params, int n,
+                               const gs_sgd_options *sgd, const gs_adam_options *adam,
+                               const gs__more_options *more, const char *fn) {
+  if (!check_params(params, n, fn))
+    return (gs_optimizer){0};
   param_state *ps = calloc((size_t)n, sizeof *ps);
   if (!ps) {
     gs__error(GS_ERR_OUT_OF_MEMORY, fn, "could not allocate the state of %d parameters", n);
     return (gs_optimizer){0};
   }
   for (int i = 0; i < n; i++)
-    ps[i].param = params[i];
+    ps[i] = (param_state){.param = params[i],
+                          .mu = 1.0,
+                          .mu_product = 1.0,
+                          .eta = kind == GS__OPT_ASGD ? (double)(float)more->asgd.lr : 0.0};
   uint64_t id;
   optimizer *o = (optimizer *)gs__pool_take(&optimizers, &id);
   if (!o) {
@@ -114,6 +123,8 @@ static gs_optimizer new_optimizer(opt_kind kind, const gs_tensor *params, int n,
     o->sgd = *sgd;
   if (adam)
     o->adam = *adam;
+  if (more)
+    o->more = *more;
   o->params = ps;
   o->n_params = n;
   gs__pool_publish(&optimizers, &o->pool);
@@ -150,9 +161,7 @@ gs_optimizer gs_sgd_new(const gs_tensor *params, int n, const gs_sgd_options *op
               "dampening %g)", o.momentum, o.dampening);
     return (gs_optimizer){0};
   }
-  if (!check_params(params, n, fn))
-    return (gs_optimizer){0};
-  return new_optimizer(OPT_SGD, params, n, &o, NULL, fn);
+  return gs__optimizer_new(OPT_SGD, params, n, &o, NULL, NULL, fn);
 }
 
 static bool check_adam(const gs_adam_options *o, const char *fn) {
@@ -183,27 +192,28 @@ static bool check_adam(const gs_adam_options *o, const char *fn) {
 
 gs_optimizer gs_adam_new(const gs_tensor *params, int n, const gs_adam_options *opt) {
   gs_adam_options o = opt ? *opt : GS_ADAM_OPTIONS_DEFAULT;
-  if (!check_adam(&o, "adam_new") || !check_params(params, n, "adam_new"))
+  if (!check_adam(&o, "adam_new"))
     return (gs_optimizer){0};
-  return new_optimizer(OPT_ADAM, params, n, NULL, &o, "adam_new");
+  return gs__optimizer_new(OPT_ADAM, params, n, NULL, &o, NULL, "adam_new");
 }
 
 gs_optimizer gs_adamw_new(const gs_tensor *params, int n, const gs_adam_options *opt) {
   gs_adam_options o = opt ? *opt : GS_ADAM_OPTIONS_DEFAULT;
-  if (!check_adam(&o, "adamw_new") || !check_params(params, n, "adamw_new"))
+  if (!check_adam(&o, "adamw_new"))
     return (gs_optimizer){0};
-  return new_optimizer(OPT_ADAMW, params, n, NULL, &o, "adamw_new");
+  return gs__optimizer_new(OPT_ADAMW, params, n, NULL, &o, NULL, "adamw_new");
 }
 
 /* ---- steps ------------------------------------------------------------------------------ */
 
-static void drop(gs_tensor t) {
+void gs__optim_drop(gs_tensor t) {
   if (t.id && gs_is_alive(t))
     gs_dispose(t);
 }
+#define drop gs__optim_drop
 
 /* A state tensor: held by optimizer (its id), outside every scope. */
-static gs_tensor own(gs_tensor t, uint64_t owner) {
+gs_tensor gs__optim_own(gs_tensor t, uint64_t owner) {
   gs__tensor *p = t.id ? gs__lookup(t, "optimizer_step") : NULL;
   if (!p)
     return GS_NO_TENSOR;
@@ -212,6 +222,7 @@ static gs_tensor own(gs_tensor t, uint64_t owner) {
   gs__own_unlock();
   return t;
 }
+#define own gs__optim_own
 
 /* A state tensor goes with its optimizer (users cannot dispose it: it refuses). */
 static void drop_state(gs_tensor t, const char *why) {
@@ -338,6 +349,8 @@ void gs_optimizer_step(gs_optimizer h) {
     gs__trace_call_retime(); /* each parameter's update at its own time */
     if (o->kind == OPT_SGD)
       sgd_step(&o->sgd, s, h.id);
+    else if (IS_MORE(o->kind))
+      gs__more_step(o->kind, &o->more, s, h.id);
     else
       adam_step(&o->adam, o->kind == OPT_ADAMW, s, h.id);
   }
@@ -360,7 +373,11 @@ int gs_optimizer_parameter_count(gs_optimizer h) {
 }
 
 /* One rate per optimizer, kept in the options its kind steps with. */
-static double *lr_slot(optimizer *o) { return o->kind == OPT_SGD ? &o->sgd.lr : &o->adam.lr; }
+static double *lr_slot(optimizer *o) {
+  return IS_MORE(o->kind)     ? gs__more_lr(o->kind, &o->more)
+         : o->kind == OPT_SGD ? &o->sgd.lr
+                              : &o->adam.lr;
+}
 
 double gs_optimizer_lr(gs_optimizer h) {
   optimizer *o = lookup(h, "optimizer_lr");
@@ -380,7 +397,16 @@ void gs_optimizer_set_lr(gs_optimizer h, double lr) {
 
 double gs_optimizer_momentum(gs_optimizer h) {
   optimizer *o = lookup(h, "optimizer_momentum");
-  return o ? (o->kind == OPT_SGD ? o->sgd.momentum : o->adam.beta1) : (double)NAN;
+  if (!o)
+    return (double)NAN;
+  if (IS_MORE(o->kind)) {
+    double *m = gs__more_momentum(o->kind, &o->more);
+    if (!m)
+      gs__error(GS_ERR_ARGUMENT, "optimizer_momentum", "%s #%u has no momentum", kind_name(o->kind),
+                o->index);
+    return m ? *m : (double)NAN;
+  }
+  return o->kind == OPT_SGD ? o->sgd.momentum : o->adam.beta1;
 }
 
 void gs_optimizer_set_momentum(gs_optimizer h, double m) {
@@ -395,13 +421,15 @@ void gs_optimizer_set_momentum(gs_optimizer h, double m) {
       return;
     }
     o->sgd.momentum = m;
+  } else if (IS_MORE(o->kind) && !gs__more_momentum(o->kind, &o->more)) {
+    gs__error(GS_ERR_ARGUMENT, fn, "%s #%u has no momentum", kind_name(o->kind), o->index);
   } else {
     if (!(m >= 0.0 && m < 1.0)) {
       gs__error(GS_ERR_ARGUMENT, fn, "Invalid beta parameter at index 0: %g (must be in [0, 1))",
                 m);
       return;
     }
-    o->adam.beta1 = m;
+    *(IS_MORE(o->kind) ? gs__more_momentum(o->kind, &o->more) : &o->adam.beta1) = m;
   }
 }
 
@@ -424,6 +452,18 @@ static param_state *state_at(gs_optimizer h, int i, optimizer **out, const char 
 /* The slot of a state name for the optimizer's kind, or NULL with an error naming the kind's
  * names. */
 static gs_tensor *state_slot(optimizer *o, param_state *s, const char *name, const char *fn) {
+  if (IS_MORE(o->kind)) {
+    const char *names[3];
+    gs__more_state_names(o->kind, names);
+    gs_tensor *slots[3] = {&s->buf, &s->sq, &s->max_sq};
+    for (int k = 0; k < 3; k++)
+      if (names[k] && name && strcmp(names[k], name) == 0)
+        return slots[k];
+    gs__error(GS_ERR_ARGUMENT, fn, "%s #%u has no state \"%s\": expected \"%s\"%s%s%s",
+              kind_name(o->kind), o->index, name ? name : "(null)", names[0],
+              names[1] ? " or \"" : "", names[1] ? names[1] : "", names[1] ? "\"" : "");
+    return NULL;
+  }
   if (o->kind == OPT_SGD && strcmp(name, "momentum_buffer") == 0)
     return &s->buf;
   if (o->kind != OPT_SGD) {
@@ -474,6 +514,11 @@ bool gs_optimizer_load_state(gs_optimizer h, int i, const char *name, gs_tensor 
     return false;
   }
   gs_no_grad_begin();
+  /* The other state tensors start as the first step makes them. */
+  if (IS_MORE(o->kind) && !s->buf.id && !gs__more_init_state(o->kind, &o->more, s, h.id)) {
+    gs_no_grad_end();
+    return false;
+  }
   gs_tensor v = gs_to_dtype(values, gs_dtype_of(s->param));
   bool ok = v.id != 0;
   if (ok && !slot->id)
@@ -484,7 +529,7 @@ bool gs_optimizer_load_state(gs_optimizer h, int i, const char *name, gs_tensor 
   /* Adam steps all its moments together: the ones not given start at zeros. */
   gs_tensor *companions[] = {&s->buf, &s->sq,
                              o->kind != OPT_SGD && o->adam.amsgrad ? &s->max_sq : NULL};
-  for (int k = 0; ok && o->kind != OPT_SGD && k < 3; k++)
+  for (int k = 0; ok && o->kind != OPT_SGD && !IS_MORE(o->kind) && k < 3; k++)
     if (companions[k] && !companions[k]->id)
       *companions[k] = own(gs_zeros_like(s->param), h.id);
   gs_no_grad_end();
@@ -503,6 +548,34 @@ bool gs_optimizer_load_state_step(gs_optimizer h, int i, int64_t step) {
   }
   s->step = step;
   return true;
+}
+
+/* The scalar state's slot, or NULL with an error. */
+static double *scalar_slot(gs_optimizer h, int i, const char *name, const char *fn) {
+  optimizer *o;
+  param_state *s = state_at(h, i, &o, fn);
+  if (!s)
+    return NULL;
+  double *slot = IS_MORE(o->kind) && name ? gs__more_scalar(o->kind, s, name) : NULL;
+  if (!slot)
+    gs__error(GS_ERR_ARGUMENT, fn, "%s #%u has no scalar state \"%s\"%s", kind_name(o->kind),
+              o->index, name ? name : "(null)",
+              o->kind == GS__OPT_ASGD    ? ": expected \"eta\" or \"mu\""
+              : o->kind == GS__OPT_NADAM ? ": expected \"mu_product\""
+                                         : "");
+  return slot;
+}
+
+double gs_optimizer_state_scalar(gs_optimizer h, int i, const char *name) {
+  double *slot = scalar_slot(h, i, name, "optimizer_state_scalar");
+  return slot ? *slot : (double)NAN;
+}
+
+bool gs_optimizer_load_state_scalar(gs_optimizer h, int i, const char *name, double value) {
+  double *slot = scalar_slot(h, i, name, "optimizer_load_state_scalar");
+  if (slot)
+    *slot = (double)(float)value;
+  return slot != NULL;
 }
 
 void gs_optimizer_dispose(gs_optimizer h) {

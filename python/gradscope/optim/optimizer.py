@@ -154,8 +154,10 @@ class _EngineOptimizer(Optimizer):
     @staticmethod
     def _momentum(group):
         """The hyper-parameter the engine can change between steps besides lr: SGD's
-        momentum, Adam's beta1 (betas[0])."""
-        return group["momentum"] if "momentum" in group else tuple(group["betas"])[0]
+        momentum, Adam's beta1 (betas[0]); None for an optimizer without one (Adadelta)."""
+        if "momentum" in group:
+            return group["momentum"]
+        return tuple(group["betas"])[0] if "betas" in group else None
 
     @staticmethod
     def _with_momentum(group, momentum):
@@ -176,7 +178,7 @@ class _EngineOptimizer(Optimizer):
         for i, (group, engine) in enumerate(zip(self.param_groups, self._engines)):
             made = self._made_with[i]
             momentum = self._momentum(group)
-            if momentum != self._momentum(made):  # OneCycleLR cycles it: the engine takes it
+            if momentum is not None and momentum != self._momentum(made):  # OneCycleLR cycles it
                 engine.momentum = momentum
                 made.update(self._with_momentum(made, momentum))
             changed = [k for k in self._fixed if _plain(group[k]) != _plain(made[k])]
@@ -199,6 +201,7 @@ class _EngineOptimizer(Optimizer):
                 engine.zero_grad()
 
     _state_names = ()  # the engine's state of a parameter, by torch's names
+    _scalars = ()      # its scalar state (ASGD's eta and mu), float32 0-d tensors in torch
 
     def _steps_taken(self, engine, j):
         return engine._state_step(j) if self._state_names[0] == "exp_avg" else None
@@ -238,6 +241,8 @@ class _EngineOptimizer(Optimizer):
                 for name, value in states.get(index, {}).items():
                     if name == "step":
                         engine._load_state_step(j, int(float(value)))
+                    elif name in self._scalars:
+                        engine._load_state_scalar(j, name, float(value))
                     elif value is not None:
                         engine._load_state(j, name, value)
                 index += 1
