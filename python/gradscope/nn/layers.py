@@ -318,13 +318,20 @@ class _Loss(Module):
         return ""
 
 
+def _shared(weight):
+    """A class weight as the buffer torch's _WeightedLoss registers (in the state_dict): a
+    handle over the caller's memory, since registering moves the handle given to the module
+    and the caller's tensor must stay usable, as in torch."""
+    return None if weight is None else weight.detach()
+
+
 class CrossEntropyLoss(_Loss):
-    """F.cross_entropy as a module (ignore_index and label_smoothing as torch's)."""
+    """F.cross_entropy as a module (weight, ignore_index and label_smoothing as torch's)."""
 
     def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None,
                  reduction="mean", label_smoothing=0.0):
         super().__init__(_legacy_reduction(size_average, reduce, reduction))
-        self.weight = weight
+        self.register_buffer("weight", _shared(weight))
         self.ignore_index = ignore_index
         self.label_smoothing = label_smoothing
 
@@ -335,12 +342,12 @@ class CrossEntropyLoss(_Loss):
 
 
 class NLLLoss(_Loss):
-    """F.nll_loss as a module (ignore_index as torch's)."""
+    """F.nll_loss as a module (weight and ignore_index as torch's)."""
 
     def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None,
                  reduction="mean"):
         super().__init__(_legacy_reduction(size_average, reduce, reduction))
-        self.weight = weight
+        self.register_buffer("weight", _shared(weight))
         self.ignore_index = ignore_index
 
     def forward(self, input, target):
