@@ -427,12 +427,15 @@ static const doc_row rows[] = {
      "Sets this thread's tensor counters to zero."},
     /* ---- nn.functional ---- */
     {"F", "cross_entropy", FUNCTION,
-     "input, target, *, reduction='mean', label_smoothing=0.0, ignore_index=-100",
+     "input, target, *, reduction='mean', label_smoothing=0.0, ignore_index=-100, weight=None",
      "log_softmax and the negative log likelihood of the target classes, in one pass; rows "
-     "whose target is ignore_index count 0 and are left out of the mean."},
-    {"F", "nll_loss", FUNCTION, "input, target, *, reduction='mean', ignore_index=-100",
+     "whose target is ignore_index count 0 and are left out of the mean; weight= scales each "
+     "row by its class's weight and the mean divides by their sum, as torch's."},
+    {"F", "nll_loss", FUNCTION,
+     "input, target, *, reduction='mean', ignore_index=-100, weight=None",
      "The negative log likelihood of target classes from log-probabilities; rows whose target "
-     "is ignore_index count 0 and are left out of the mean."},
+     "is ignore_index count 0 and are left out of the mean; weight= scales each row by its "
+     "class's weight and the mean divides by their sum, as torch's."},
     {"F", "mse_loss", FUNCTION, "input, target, reduction='mean'",
      "The mean (or sum) of squared differences."},
     {"F", "binary_cross_entropy_with_logits", FUNCTION, "input, target, reduction='mean'",
@@ -530,7 +533,8 @@ static const doc_row rows[] = {
      "relu() as a module (inplace=True gives the same values in a new tensor)."},
     {"nn", "Tanh", FUNCTION, "", "tanh() as a module."},
     {"nn", "Sigmoid", FUNCTION, "", "sigmoid() as a module."},
-    {"nn", "GELU", FUNCTION, "approximate='none'", "gelu() as a module (the exact form)."},
+    {"nn", "GELU", FUNCTION, "approximate='none'",
+     "gelu() as a module: the exact form, or torch's tanh form with approximate='tanh'."},
     {"nn", "Dropout", FUNCTION, "p=0.5, inplace=False",
      "F.dropout as a module: active in train(), a no-op in eval()."},
     {"nn", "Embedding", FUNCTION, "num_embeddings, embedding_dim",

@@ -21,22 +21,38 @@ static int reduction_of(const char *s, gs_reduction *out) {
   return 0;
 }
 
+/* weight=None or a tensor: the class weight (torch's weight=), GS_NO_TENSOR for none. */
+static int class_weight_of(PyObject *o, gs_tensor *out) {
+  if (o == Py_None) {
+    *out = GS_NO_TENSOR;
+    return 0;
+  }
+  if (!PyObject_TypeCheck(o, &gsp_tensor_type)) {
+    PyErr_Format(PyExc_TypeError, "weight must be a Tensor or None, not %s", Py_TYPE(o)->tp_name);
+    return -1;
+  }
+  *out = gsp_handle(o);
+  return 0;
+}
+
 static PyObject *f_cross_entropy(PyObject *m, PyObject *args, PyObject *kwargs) {
   GSP_SITE();
   (void)m;
-  PyObject *input, *target;
+  PyObject *input, *target, *weight = Py_None;
   const char *reduction = "mean";
   double smoothing = 0.0;
   long long ignore_index = -100; /* torch's default */
-  static char *kwlist[] = {"input", "target", "reduction", "label_smoothing", "ignore_index", NULL};
+  static char *kwlist[] = {"input",        "target", "reduction", "label_smoothing",
+                           "ignore_index", "weight", NULL};
   gs_reduction r;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!O!|$sdL:cross_entropy", kwlist,
+  gs_tensor w;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!O!|$sdLO:cross_entropy", kwlist,
                                    &gsp_tensor_type, &input, &gsp_tensor_type, &target, &reduction,
-                                   &smoothing, &ignore_index) ||
-      reduction_of(reduction, &r) < 0)
+                                   &smoothing, &ignore_index, &weight) ||
+      reduction_of(reduction, &r) < 0 || class_weight_of(weight, &w) < 0)
     return NULL;
-  return gsp_wrap(
-      gs_cross_entropy_ignore(gsp_handle(input), gsp_handle(target), r, smoothing, ignore_index));
+  return gsp_wrap(gs_cross_entropy_weighted(gsp_handle(input), gsp_handle(target), w, r, smoothing,
+                                            ignore_index));
 }
 
 typedef gs_tensor (*loss_fn)(gs_tensor, gs_tensor, gs_reduction);
@@ -56,16 +72,17 @@ static PyObject *pair_loss(PyObject *args, PyObject *kwargs, loss_fn fn, const c
 static PyObject *f_nll_loss(PyObject *m, PyObject *a, PyObject *k) {
   GSP_SITE();
   (void)m;
-  PyObject *input, *target;
+  PyObject *input, *target, *weight = Py_None;
   const char *reduction = "mean";
   long long ignore_index = -100;
-  static char *kwlist[] = {"input", "target", "reduction", "ignore_index", NULL};
+  static char *kwlist[] = {"input", "target", "reduction", "ignore_index", "weight", NULL};
   gs_reduction r;
-  if (!PyArg_ParseTupleAndKeywords(a, k, "O!O!|$sL:nll_loss", kwlist, &gsp_tensor_type, &input,
-                                   &gsp_tensor_type, &target, &reduction, &ignore_index) ||
-      reduction_of(reduction, &r) < 0)
+  gs_tensor w;
+  if (!PyArg_ParseTupleAndKeywords(a, k, "O!O!|$sLO:nll_loss", kwlist, &gsp_tensor_type, &input,
+                                   &gsp_tensor_type, &target, &reduction, &ignore_index, &weight) ||
+      reduction_of(reduction, &r) < 0 || class_weight_of(weight, &w) < 0)
     return NULL;
-  return gsp_wrap(gs_nll_loss_ignore(gsp_handle(input), gsp_handle(target), r, ignore_index));
+  return gsp_wrap(gs_nll_loss_weighted(gsp_handle(input), gsp_handle(target), w, r, ignore_index));
 }
 static PyObject *f_mse_loss(PyObject *m, PyObject *a, PyObject *k) {
   GSP_SITE();

@@ -70,6 +70,7 @@ static const op_row op_rows[] = {
     UNARY(abs, gs_abs),
     UNARY(neg, gs_neg),
     UNARY(gelu, gs_gelu),
+    UNARY(_gelu_tanh, gs_gelu_tanh), /* F.gelu(approximate='tanh') */
     UNARY(sin, gs_sin),
     UNARY(cos, gs_cos),
     UNARY(tan, gs_tan),

@@ -50,6 +50,10 @@ typedef struct gs__module {
   int n_parents, parents_capacity;
   gs__named_parameter *params;
   int n_params, params_capacity;
+  /* Tensors computed from parameters that the forward reads under a parameter's name
+   * (gs_module_set_computed: weight_norm's weight), borrowed, not owned */
+  gs__named_parameter *computed;
+  int n_computed, computed_capacity;
   gs__named_child *children;
   int n_children, children_capacity;
   gs__name_cache *names;

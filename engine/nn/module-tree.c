@@ -35,6 +35,9 @@ gs_tensor gs_module_parameter(gs_module mh, const char *name) {
   for (int i = 0; m && i < m->n_params; i++)
     if (strcmp(m->params[i].name, last) == 0)
       return m->params[i].tensor;
+  for (int i = 0; m && i < m->n_computed; i++)
+    if (strcmp(m->computed[i].name, last) == 0)
+      return m->computed[i].tensor;
   return GS_NO_TENSOR;
 }
 

@@ -217,6 +217,8 @@ static bool grow(void **items, int *capacity, int count, size_t size, const char
 /* A live module other than skip (NULL: any) with an entry naming p, or NULL. Module disposal
  * and replacement are rare, so a walk over the pool is affordable. */
 static gs__module *other_lister(gs_tensor p, const gs__module *skip);
+static int find_computed(const gs__module *m, const char *name);
+static void drop_computed(gs__module *m, int i);
 
 /* m no longer lists p (its entry was replaced, or m goes). A parameter m owns is disposed,
  * unless another module still lists it (a shared one): then that module owns it from now on,
@@ -264,6 +266,9 @@ void gs_module_register_parameter(gs_module mh, const char *name, gs_tensor p) {
   gs__owned *o = &gs__slot_of(t)->own;
   if (i >= 0 && m->params[i].tensor.id == p.id)
     return; /* already registered under this name */
+  int computed = find_computed(m, name);
+  if (computed >= 0) /* a parameter again where a computed tensor stood (remove_weight_norm) */
+    drop_computed(m, computed);
   /* A parameter that already belongs to a module is shared, as torch's tied weights
    * (decoder.weight = encoder.weight) and ParameterList slices: the entry here names it, its
    * owner stays the module that has it (until that one goes: see let_go_parameter). */
@@ -296,6 +301,95 @@ void gs_module_register_parameter(gs_module mh, const char *name, gs_tensor p) {
     gs__trace_skip(1);
   if (old.id)
     let_go_parameter(m, old, "its replacement in a module", false);
+}
+
+/* Index of m's computed entry name, or -1. */
+static int find_computed(const gs__module *m, const char *name) {
+  for (int i = 0; i < m->n_computed; i++)
+    if (strcmp(m->computed[i].name, name) == 0)
+      return i;
+  return -1;
+}
+
+static void drop_computed(gs__module *m, int i) {
+  free(m->computed[i].name);
+  memmove(m->computed + i, m->computed + i + 1,
+          sizeof *m->computed * (size_t)(m->n_computed - i - 1));
+  m->n_computed--;
+}
+
+void gs_module_set_computed(gs_module mh, const char *name, gs_tensor t) {
+  const char *fn = "module_set_computed";
+  gs__module *m = gs__module_lookup(mh, fn);
+  if (!m || !check_name(name, "computed tensor", fn))
+    return;
+  int i = find_computed(m, name);
+  if (t.id == 0) {
+    if (i >= 0)
+      drop_computed(m, i);
+    return;
+  }
+  gs__tensor *tensor = gs__lookup(t, fn);
+  if (!tensor)
+    return;
+  if (find_param(m, name) >= 0 || find_child(m, name) >= 0) {
+    gs__error(GS_ERR_ARGUMENT, fn,
+              "module %s #%u already has a %s named \"%s\" (a computed tensor stands in for "
+              "a parameter that is not there)",
+              m->type_name, m->index, find_param(m, name) >= 0 ? "parameter" : "child", name);
+    return;
+  }
+  if (i >= 0) {
+    m->computed[i].tensor = t;
+    return;
+  }
+  char *copy = strdup(name);
+  if (!copy ||
+      !grow((void **)&m->computed, &m->computed_capacity, m->n_computed, sizeof *m->computed, fn)) {
+    free(copy);
+    if (!copy)
+      gs__error(GS_ERR_OUT_OF_MEMORY, fn, "could not copy the name");
+    return;
+  }
+  m->computed[m->n_computed++] = (gs__named_parameter){copy, t};
+}
+
+gs_tensor gs_module_remove_parameter(gs_module mh, const char *name, bool *callers) {
+  const char *fn = "module_remove_parameter";
+  if (callers)
+    *callers = false;
+  gs__module *m = gs__module_lookup(mh, fn);
+  if (!m || !check_name(name, "parameter", fn))
+    return GS_NO_TENSOR;
+  int i = find_param(m, name);
+  if (i < 0) {
+    gs__error(GS_ERR_ARGUMENT, fn, "module %s #%u has no parameter named \"%s\"", m->type_name,
+              m->index, name);
+    return GS_NO_TENSOR;
+  }
+  gs_tensor p = m->params[i].tensor;
+  free(m->params[i].name);
+  memmove(m->params + i, m->params + i + 1, sizeof *m->params * (size_t)(m->n_params - i - 1));
+  m->n_params--;
+  gs__module_edited();
+  gs__tensor *t = gs__lookup_quiet(p.id);
+  if (!t)
+    return GS_NO_TENSOR;
+  for (int k = 0; k < m->n_params; k++)
+    if (m->params[k].tensor.id == p.id)
+      return p; /* m still lists it under another name, and still owns it */
+  gs__owned *o = &gs__slot_of(t)->own;
+  if (o->holder != GS__HELD_BY_MODULE || o->holder_id != m->id)
+    return p; /* a shared entry: its owner is another module */
+  gs__module *heir = other_lister(p, m);
+  gs__own_lock();
+  /* another module lists it: it owns it from now on; else the caller does (as torch's pop
+   * hands the Parameter back to the program) */
+  gs__own_set_holder_locked(o, heir ? GS__HELD_BY_MODULE : GS__HELD_BY_CALLER, heir ? heir->id : 0);
+  gs__own_unlock();
+  if (callers)
+    *callers = heir == NULL;
+  return p;
 }
 
 static void destroy(gs__module *m, const char *why);
@@ -591,6 +685,11 @@ static void destroy(gs__module *m, const char *why) {
   }
   if (m->type && m->type->free_data && m->data)
     m->type->free_data(m->data);
+  for (int i = 0; i < m->n_computed; i++)
+    free(m->computed[i].name);
+  free(m->computed);
+  m->computed = NULL;
+  m->n_computed = m->computed_capacity = 0;
   gs__module_free_names(m);
   free(m->params);
   free(m->children);

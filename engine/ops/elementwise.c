@@ -604,13 +604,33 @@ static gs_tensor gelu_derivative_recorded(gs_tensor a) {
   return gs__formula_temp(gs_add(cdf, gs__formula_temp(gs_mul(a, density))));
 }
 
-/* d gelu(a) = g * (Phi(a) + a * phi(a)), Phi and phi the normal CDF and density (saved: a).
+/* The tanh form's derivative 0.5 (1 + t) + 0.5 a (1 - t^2) k (1 + 3 c a^2), t =
+ * tanh(k (a + c a^3)), out of ops that record, for double backward. */
+static gs_tensor gelu_tanh_derivative_recorded(gs_tensor a) {
+  const double k = 0.79788456080286535588, c = 0.044715; /* sqrt(2/pi), torch's kappa */
+  gs_tensor square = gs__formula_temp(gs_mul(a, a));
+  gs_tensor cube = gs__formula_temp(gs_mul(square, a));
+  gs_tensor inner = gs__formula_temp(gs_add(a, gs__formula_temp(gs_mul_scalar(cube, c))));
+  gs_tensor t = gs__formula_temp(gs_tanh(gs__formula_temp(gs_mul_scalar(inner, k))));
+  gs_tensor half_1pt = gs__formula_temp(gs_mul_scalar(gs__formula_temp(gs_add_scalar(t, 1)), 0.5));
+  gs_tensor sech2 = gs__formula_temp(
+      gs_neg(gs__formula_temp(gs_add_scalar(gs__formula_temp(gs_mul(t, t)), -1)))); /* 1 - t^2 */
+  gs_tensor inner_slope = gs__formula_temp(gs_mul_scalar(
+      gs__formula_temp(gs_add_scalar(gs__formula_temp(gs_mul_scalar(square, 3 * c)), 1)), 0.5 * k));
+  gs_tensor rest = gs__formula_temp(gs_mul(gs__formula_temp(gs_mul(a, sech2)), inner_slope));
+  return gs__formula_temp(gs_add(half_1pt, rest));
+}
+
+/* d gelu(a) = g * (Phi(a) + a * phi(a)), Phi and phi the normal CDF and density (saved: a;
+ * ints[1]: 1 for the tanh form, whose derivative is gelu_tanh_derivative_recorded's).
  * One fused kernel, unless the pass creates a graph. */
 static void gelu_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
-  gs_tensor d =
-      gs__formula_creates_graph()
-          ? gelu_derivative_recorded(gs__saved(n, 0))
-          : gs__formula_temp(gs__unary_op(GS__GELU_GRAD, gs__saved(n, 0), NULL, "GeluBackward"));
+  bool tanh_form = n->ints[1] == 1;
+  gs_tensor a = gs__saved(n, 0);
+  gs_tensor d = gs__formula_creates_graph()
+                    ? (tanh_form ? gelu_tanh_derivative_recorded(a) : gelu_derivative_recorded(a))
+                    : gs__formula_temp(gs__unary_op(tanh_form ? GS__GELU_TANH_GRAD : GS__GELU_GRAD,
+                                                    a, NULL, "GeluBackward"));
   grads[0] = gs__reduce_grad(n, 0, gs_mul(g, d));
 }
 GS__BACKWARD_TWICE(GeluBackward, gelu_backward);
@@ -825,6 +845,7 @@ static const struct {
     [GS__RELU] = {&ReluBackward, GS__SAVE_OUTPUT},
     [GS__LEAKY_RELU] = {&LeakyReluBackward, GS__SAVE_INPUT},
     [GS__GELU] = {&GeluBackward, GS__SAVE_INPUT},
+    [GS__GELU_TANH] = {&GeluBackward, GS__SAVE_INPUT},
     [GS__CLAMP] = {&ClampBackward, GS__SAVE_INPUT},
     [GS__SIN] = {&SinBackward, GS__SAVE_INPUT},
     [GS__COS] = {&CosBackward, GS__SAVE_INPUT},
@@ -870,6 +891,7 @@ static void record_unary(gs__unop op, gs_tensor h, const gs__tensor *in,
     return;
   if (rules[op].save != GS__SAVE_NOTHING)
     gs__save(n, 0, rules[op].save == GS__SAVE_INPUT ? in : out);
+  n->ints[1] = op == GS__GELU_TANH; /* which gelu GeluBackward differentiates */
   if (params) {
     n->reals[0] = op == GS__CLAMP ? params->min : params->slope;
     n->reals[1] = params->max;
@@ -928,6 +950,7 @@ gs_tensor gs_tanh(gs_tensor t) { return gs__unary_op(GS__TANH, t, NULL, "tanh");
 gs_tensor gs_sigmoid(gs_tensor t) { return gs__unary_op(GS__SIGMOID, t, NULL, "sigmoid"); }
 gs_tensor gs_relu(gs_tensor t) { return gs__unary_op(GS__RELU, t, NULL, "relu"); }
 gs_tensor gs_gelu(gs_tensor t) { return gs__unary_op(GS__GELU, t, NULL, "gelu"); }
+gs_tensor gs_gelu_tanh(gs_tensor t) { return gs__unary_op(GS__GELU_TANH, t, NULL, "gelu"); }
 gs_tensor gs_sin(gs_tensor t) { return gs__unary_op(GS__SIN, t, NULL, "sin"); }
 gs_tensor gs_cos(gs_tensor t) { return gs__unary_op(GS__COS, t, NULL, "cos"); }
 gs_tensor gs_tan(gs_tensor t) { return gs__unary_op(GS__TAN, t, NULL, "tan"); }

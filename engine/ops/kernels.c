@@ -301,6 +301,8 @@ const char *gs__binop_name(gs__binop op) {
   UNARY_LOOP(relu_##T, T, a > 0 ? a : (a != a ? a : (T)0))                                         \
   UNARY_LOOP(leaky_relu_##T, T, a > 0 ? a : a * (T)prm->slope)                                     \
   UNARY_LOOP(gelu_##T, T, (T)0.5 * a * ((T)1 + erf##SUF(a * (T)SQRT1_2)))                          \
+  UNARY_LOOP(gelu_tanh_##T, T, gelu_tanh_of_##T(a))                                                \
+  UNARY_LOOP(gelu_tanh_grad_##T, T, gelu_tanh_slope_of_##T(a))                                     \
   UNARY_LOOP(clamp_##T, T, FMIN(FMAX(a, (T)prm->min), (T)prm->max))                                \
   UNARY_LOOP(sin_##T, T, sin##SUF(a))                                                              \
   UNARY_LOOP(cos_##T, T, cos##SUF(a))                                                              \
@@ -346,6 +348,24 @@ const char *gs__binop_name(gs__binop op) {
   }
 ROUND_DECIMALS(f32, f)
 ROUND_DECIMALS(f64, )
+
+/* gelu's tanh form (approximate='tanh'), as torch's kernels: 0.5 x (1 + tanh(k (x + c x^3)))
+ * with k = sqrt(2 / pi), c = 0.044715, and its derivative
+ * 0.5 (1 + t) + 0.5 x (1 - t^2) k (1 + 3 c x^2), t the tanh. */
+#define GELU_TANH_K 0.79788456080286535588
+#define GELU_TANH_C 0.044715
+#define GELU_TANH(T, SUF)                                                                          \
+  static inline T gelu_tanh_of_##T(T a) {                                                          \
+    T inner = (T)GELU_TANH_K * (a + (T)GELU_TANH_C * a * a * a);                                   \
+    return (T)0.5 * a * ((T)1 + tanh##SUF(inner));                                                 \
+  }                                                                                                \
+  static inline T gelu_tanh_slope_of_##T(T a) {                                                    \
+    T t = tanh##SUF((T)GELU_TANH_K * (a + (T)GELU_TANH_C * a * a * a));                            \
+    T inner_slope = (T)GELU_TANH_K * ((T)1 + (T)(3 * GELU_TANH_C) * a * a);                        \
+    return (T)0.5 * ((T)1 + t) + (T)0.5 * a * ((T)1 - t * t) * inner_slope;                        \
+  }
+GELU_TANH(f32, f)
+GELU_TANH(f64, )
 
 FLOAT_UNARY_LOOPS(f32, f)
 FLOAT_UNARY_LOOPS(f64, )
@@ -478,6 +498,8 @@ static const gs__loop_fn unary_loops[GS__UNOP_COUNT][GS_DTYPE_COUNT] = {
     [GS__BITWISE_NOT] = {NULL, NULL, bitwise_not_i64, bitwise_not_b8, bitwise_not_i32,
                          bitwise_not_u8, bitwise_not_i8, bitwise_not_i16},
     FLOAT_ONLY(GS__GELU_GRAD, gelu_grad),
+    FLOAT_ONLY(GS__GELU_TANH, gelu_tanh),
+    FLOAT_ONLY(GS__GELU_TANH_GRAD, gelu_tanh_grad),
     [GS__CEIL] = {ceil_f32, ceil_f64, floor_i64, NULL, floor_i32, floor_u8, floor_i8, floor_i16},
     [GS__ROUND] = {round_f32, round_f64, floor_i64, NULL, floor_i32, floor_u8, floor_i8, floor_i16},
     FLOAT_ONLY(GS__ROUND_DECIMALS, round_decimals),

@@ -68,6 +68,8 @@ typedef enum gs__unop {
   GS__ASINH, GS__ACOSH, GS__ATANH, GS__ERFC, GS__ERFINV, GS__EXP2, GS__LGAMMA, GS__DIGAMMA,
   GS__POLYGAMMA, /* order in params->decimals */
   GS__GELU_GRAD, /* d gelu(x) / dx: only for GeluBackward */
+  GS__GELU_TANH, /* gelu's tanh form (approximate='tanh'), recorded as GeluBackward too */
+  GS__GELU_TANH_GRAD, /* its derivative: only for GeluBackward */
   /* the activations of activations.c, each followed by its derivative (for its backward) */
   GS__SILU,
   GS__SILU_GRAD,

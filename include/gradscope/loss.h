@@ -41,6 +41,16 @@ GS_API gs_tensor gs_cross_entropy_ignore(gs_tensor logits, gs_tensor targets,
                                          int64_t ignore_index);
 GS_API gs_tensor gs_nll_loss_ignore(gs_tensor log_probs, gs_tensor targets, gs_reduction reduction,
                                     int64_t ignore_index);
+/* weight= as torch's (GS_NO_TENSOR: none): a [C] tensor of the scores' dtype, each kept
+ * row's loss times weight[target]; the mean divides by the sum of the kept rows' weights
+ * (torch's weighted mean). With label smoothing, its part sums each class's term times that
+ * class's weight. ignore_index as above (pass -100, torch's default, to ignore nothing in
+ * range). The weight is a constant: it gets no gradient, as torch's. */
+GS_API gs_tensor gs_cross_entropy_weighted(gs_tensor logits, gs_tensor targets, gs_tensor weight,
+                                           gs_reduction reduction, double label_smoothing,
+                                           int64_t ignore_index);
+GS_API gs_tensor gs_nll_loss_weighted(gs_tensor log_probs, gs_tensor targets, gs_tensor weight,
+                                      gs_reduction reduction, int64_t ignore_index);
 /* F.mse_loss: (input - target)^2, input and target floating and of one shape (no
  * broadcasting). */
 GS_API gs_tensor gs_mse_loss(gs_tensor input, gs_tensor target, gs_reduction reduction);

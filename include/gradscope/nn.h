@@ -98,6 +98,8 @@ GS_API gs_module gs_relu_new(void);
 GS_API gs_module gs_tanh_new(void);
 GS_API gs_module gs_sigmoid_new(void);
 GS_API gs_module gs_gelu_new(void);
+/* GELU(approximate='tanh'): its forward is gs_gelu_tanh. */
+GS_API gs_module gs_gelu_tanh_new(void);
 /* ReLU(inplace=True): its forward writes max(x, 0) into x (gs_relu_, an in-place write that
  * bumps x's version) and returns x itself, not a new handle. */
 GS_API gs_module gs_relu_inplace_new(void);

@@ -83,6 +83,9 @@ GS_API gs_tensor gs_relu(gs_tensor t);
 GS_API gs_tensor gs_leaky_relu(gs_tensor t, double negative_slope);
 /* Exact GELU: x * Phi(x), with the normal CDF through erf. */
 GS_API gs_tensor gs_gelu(gs_tensor t);
+/* GELU's tanh form (torch's approximate='tanh'): 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715
+ * x^3))); recorded as GeluBackward, as torch's. */
+GS_API gs_tensor gs_gelu_tanh(gs_tensor t);
 /* The activations of torch.nn, with torch 1.13's values and slopes (at the kinks too). */
 /* x * sigmoid(x). */
 GS_API gs_tensor gs_silu(gs_tensor t);

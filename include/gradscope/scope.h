@@ -158,12 +158,25 @@ GS_API gs_tensor gs_module_forward(gs_module m, gs_tensor x);
  * child's name. */
 GS_API void gs_module_register_parameter(gs_module m, const char *name, gs_tensor p);
 /* The parameter under name, which may be dotted ("fc2.bias": parameter bias of child fc2)
- * (borrowed: the module owns it), or GS_NO_TENSOR. */
+ * (borrowed: the module owns it), or the computed tensor set under it
+ * (gs_module_set_computed), or GS_NO_TENSOR. */
 GS_API gs_tensor gs_module_parameter(gs_module m, const char *name);
 /* m's own parameters (not its children's): how many, and the i-th in registration order with
  * its name. */
 GS_API int gs_module_parameter_count(gs_module m);
 GS_API gs_tensor gs_module_parameter_at(gs_module m, int i, const char **name);
+/* Takes the entry name out of m's own parameters (torch's ParameterDict.pop, del
+ * module.name) and returns the parameter, which stays alive: a parameter m owned that no
+ * other module lists becomes the caller's (to dispose; *callers, if given, is set true), one
+ * another module lists is that module's from then on. */
+GS_API gs_tensor gs_module_remove_parameter(gs_module m, const char *name, bool *callers);
+/* Lets m's forward read t where it reads the parameter name (which m must not have): a
+ * tensor computed from other parameters before each forward, as torch's weight_norm and
+ * spectral_norm set module.weight. gs_module_parameter returns it under that name; it is not
+ * a parameter (not in named parameters or the state dict). Borrowed: the caller keeps t
+ * alive while m may use it. GS_NO_TENSOR removes the entry; registering a parameter of that
+ * name replaces it. */
+GS_API void gs_module_set_computed(gs_module m, const char *name, gs_tensor t);
 
 /* Modules are shared, as PyTorch's: one module may sit in several slots (of one parent or of
  * several), and lives while anything holds it. Its holders are the caller that made it and

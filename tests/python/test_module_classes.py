@@ -56,8 +56,9 @@ def test_activation_arguments():
     assert repr(nn.ReLU(inplace=True)) == "ReLU(inplace=True)"
     with pytest.raises(TypeError):
         nn.Tanh(3)
-    with pytest.raises(ValueError, match="approximate"):
-        nn.GELU(approximate="tanh")
+    assert repr(nn.GELU(approximate="tanh")) == "GELU(approximate='tanh')"
+    with pytest.raises(RuntimeError, match="approximate argument must be either none or tanh"):
+        nn.GELU(approximate="erf")
 
 
 def test_hook_and_buffer_errors():

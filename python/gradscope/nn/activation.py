@@ -142,12 +142,18 @@ class LeakyReLU(Module):
 class LogSigmoid(Module):
     """F.logsigmoid as a module: log(sigmoid(x))."""
 
+    def __init__(self):
+        super().__init__()
+
     def forward(self, input):
         return F.logsigmoid(input)
 
 
 class Softsign(Module):
     """F.softsign as a module: x / (1 + |x|)."""
+
+    def __init__(self):
+        super().__init__()
 
     def forward(self, input):
         return F.softsign(input)

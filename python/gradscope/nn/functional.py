@@ -39,4 +39,15 @@ def relu(input, inplace=False):
     return input.relu_() if inplace else _gradscope.relu(input)
 
 
+def gelu(input, approximate="none"):
+    """GELU as torch.nn.functional.gelu: x * Phi(x) (approximate='none'), or the tanh form
+    0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) (approximate='tanh'); both record
+    GeluBackward0."""
+    if approximate == "none":
+        return _gradscope.gelu(input)
+    if approximate == "tanh":
+        return input._gelu_tanh()
+    raise RuntimeError("approximate argument must be either none or tanh.")
+
+
 __getattr__ = _unsupported(__name__)

@@ -198,9 +198,23 @@ class ModuleDict(Module):
             self.update(modules)
 
     def update(self, modules):
-        items = modules.items() if hasattr(modules, "items") else modules
-        for key, m in items:
-            self[key] = m
+        """Adds each (key, module) of a mapping or an iterable of pairs, in their order."""
+        from collections.abc import Iterable, Mapping
+        if not isinstance(modules, Iterable):
+            raise TypeError("ModuleDict.update should be called with an iterable of key/value "
+                            "pairs, but got " + type(modules).__name__)
+        if isinstance(modules, (Mapping, ModuleDict)):
+            for key, module in modules.items():
+                self[key] = module
+            return
+        for j, pair in enumerate(modules):
+            if not isinstance(pair, Iterable):
+                raise TypeError(f"ModuleDict update sequence element #{j} should be Iterable; "
+                                f"is{type(pair).__name__}")
+            if len(pair) != 2:
+                raise ValueError(f"ModuleDict update sequence element #{j} has length "
+                                 f"{len(pair)}; 2 is required")
+            self[pair[0]] = pair[1]
 
     def __setitem__(self, key, module):
         setattr(self, key, module)
@@ -210,6 +224,11 @@ class ModuleDict(Module):
             if name == key:
                 return m
         raise KeyError(key)
+
+    def __delitem__(self, key):
+        if key not in self:
+            raise KeyError(key)
+        delattr(self, key)
 
     def __contains__(self, key):
         return any(name == key for name, _ in self._named_children())
@@ -221,13 +240,27 @@ class ModuleDict(Module):
         return iter(self.keys())
 
     def keys(self):
+        """The keys, in insertion order."""
         return [name for name, _ in self._named_children()]
 
     def values(self):
+        """The modules, in insertion order."""
         return [m for _, m in self._named_children()]
 
     def items(self):
+        """(key, module) pairs, in insertion order."""
         return list(self._named_children())
+
+    def pop(self, key):
+        """Takes the entry out and returns its module."""
+        module = self[key]
+        del self[key]
+        return module
+
+    def clear(self):
+        """Takes every entry out."""
+        for key in self.keys():
+            del self[key]
 
     def forward(self, *args, **kwargs):
         raise NotImplementedError("ModuleDict is a container: call its modules, not the dict")
@@ -318,13 +351,20 @@ class _Loss(Module):
         return ""
 
 
+def _shared(weight):
+    """A class weight as the buffer torch's _WeightedLoss registers (in the state_dict): a
+    handle over the caller's memory, since registering moves the handle given to the module
+    and the caller's tensor must stay usable, as in torch."""
+    return None if weight is None else weight.detach()
+
+
 class CrossEntropyLoss(_Loss):
-    """F.cross_entropy as a module (ignore_index and label_smoothing as torch's)."""
+    """F.cross_entropy as a module (weight, ignore_index and label_smoothing as torch's)."""
 
     def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None,
                  reduction="mean", label_smoothing=0.0):
         super().__init__(_legacy_reduction(size_average, reduce, reduction))
-        self.weight = weight
+        self.register_buffer("weight", _shared(weight))
         self.ignore_index = ignore_index
         self.label_smoothing = label_smoothing
 
@@ -335,12 +375,12 @@ class CrossEntropyLoss(_Loss):
 
 
 class NLLLoss(_Loss):
-    """F.nll_loss as a module (ignore_index as torch's)."""
+    """F.nll_loss as a module (weight and ignore_index as torch's)."""
 
     def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None,
                  reduction="mean"):
         super().__init__(_legacy_reduction(size_average, reduce, reduction))
-        self.weight = weight
+        self.register_buffer("weight", _shared(weight))
         self.ignore_index = ignore_index
 
     def forward(self, input, target):

@@ -103,27 +103,83 @@ _engine_cross_entropy = _c.nn.functional.cross_entropy
 _engine_nll_loss = _c.nn.functional.nll_loss
 
 
-def _no_weight(weight, name):
+def _class_rows(input, target):
+    """input [C], [N, C] or [N, C, d1, ...] with its class-index target as the engine's
+    [rows, C] and [rows], and how to give a reduction='none' result the target's shape."""
+    if input.dim() == 2:
+        return input, target, None
+    if input.dim() == 1:
+        if target.dim() != 0:
+            raise RuntimeError(f"Expected target of 0 dimensions for an input of shape "
+                               f"{tuple(input.shape)} (one sample), got {tuple(target.shape)}")
+        return input.unsqueeze(0), target.reshape(1), ()
+    if input.dim() == 0:
+        raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got 1)")
+    shape = tuple(target.shape)
+    expected = (input.shape[0],) + tuple(input.shape[2:])
+    if shape != expected:
+        raise RuntimeError(f"Expected target size {expected}, got {shape}")
+    classes = input.shape[1]
+    return input.movedim(1, -1).reshape(-1, classes), target.reshape(-1), shape
+
+
+def _probability_cross_entropy(input, target, weight, reduction, label_smoothing):
+    """cross_entropy with class probabilities as target (same shape as input), written as
+    torch 1.13 writes it: -sum(log_softmax * target * weight) over classes, the mean over
+    the samples (numel / C)."""
+    if tuple(target.shape) != tuple(input.shape):
+        raise RuntimeError(f"Expected input batch_size ({tuple(input.shape)}) to match target "
+                           f"batch_size ({tuple(target.shape)}) for class-probability targets")
+    class_dim = 0 if input.dim() == 1 else 1
+    classes = input.shape[class_dim]
+    lsm = input.log_softmax(class_dim)
+    if label_smoothing > 0:
+        target = target * (1 - label_smoothing) + label_smoothing / classes
+    terms = lsm * target
     if weight is not None:
-        from gradscope._missing import not_supported
-        raise not_supported(f"torch.nn.functional.{name}(weight=...)")
+        view = [1] * input.dim()
+        view[class_dim] = classes
+        terms = terms * weight.reshape(view)
+    if reduction == "mean":
+        return -terms.sum() / (input.numel() / classes)
+    if reduction == "sum":
+        return -terms.sum()
+    if reduction == "none":
+        return -terms.sum(class_dim)
+    raise ValueError(f"{reduction} is not a valid value for reduction")
+
+
+def _shaped(loss, reduction, shape):
+    return loss.reshape(shape) if reduction == "none" and shape is not None else loss
 
 
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100,
                   reduce=None, reduction="mean", label_smoothing=0.0):
-    """The engine's cross_entropy (log_softmax then NLL; label_smoothing as torch's): logits
-    [N, C], class indices [N]; rows whose target is ignore_index count 0 and are left out of
-    the mean, as torch's (class weights are not supported)."""
-    _no_weight(weight, "cross_entropy")
+    """The engine's cross_entropy (log_softmax then NLL), as torch 1.13's: logits [C], [N, C]
+    or [N, C, d1, ...] with class indices (rows whose target is ignore_index count 0 and are
+    left out of the mean; weight= scales each row by its class's weight and the mean divides
+    by their sum) or class probabilities of the input's shape; label_smoothing as torch's."""
     reduction = _legacy_reduction(size_average, reduce, reduction)
-    return _engine_cross_entropy(input, target, reduction=reduction,
-                                 label_smoothing=label_smoothing, ignore_index=ignore_index)
+    if not (0.0 <= label_smoothing <= 1.0):
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    if target.dtype.is_floating_point:
+        if ignore_index >= 0:
+            raise RuntimeError("ignore_index is not supported for floating point target")
+        return _probability_cross_entropy(input, target, weight, reduction, label_smoothing)
+    rows, targets, shape = _class_rows(input, target)
+    loss = _engine_cross_entropy(rows, targets, reduction=reduction,
+                                 label_smoothing=label_smoothing, ignore_index=ignore_index,
+                                 weight=weight)
+    return _shaped(loss, reduction, shape)
 
 
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
              reduction="mean"):
-    """The engine's nll_loss: rows whose target is ignore_index count 0 and are left out of
-    the mean, as torch's (class weights are not supported)."""
-    _no_weight(weight, "nll_loss")
+    """The engine's nll_loss over log-probabilities [C], [N, C] or [N, C, d1, ...]: rows
+    whose target is ignore_index count 0 and are left out of the mean; weight= scales each
+    row by its class's weight and the mean divides by their sum, as torch's."""
     reduction = _legacy_reduction(size_average, reduce, reduction)
-    return _engine_nll_loss(input, target, reduction=reduction, ignore_index=ignore_index)
+    rows, targets, shape = _class_rows(input, target)
+    loss = _engine_nll_loss(rows, targets, reduction=reduction, ignore_index=ignore_index,
+                            weight=weight)
+    return _shaped(loss, reduction, shape)

@@ -142,7 +142,10 @@ class ParameterDict(_Module):
         self.__dict__["_keys"][key] = None
 
     def __delitem__(self, key):
-        self.pop(key)
+        if key not in self.__dict__["_keys"]:
+            raise KeyError(key)
+        delattr(self, key)  # the engine's entry goes too: state_dict no longer lists it
+        del self.__dict__["_keys"][key]
 
     def __len__(self):
         return len(self.__dict__["_keys"])
@@ -162,37 +165,91 @@ class ParameterDict(_Module):
 
     def values(self):
         """The parameters, in insertion order."""
-        return [self[k] for k in self.__dict__["_keys"]]
+        return (self[k] for k in list(self.__dict__["_keys"]))
 
     def items(self):
         """(key, parameter) pairs, in insertion order."""
-        return [(k, self[k]) for k in self.__dict__["_keys"]]
+        return ((k, self[k]) for k in list(self.__dict__["_keys"]))
 
     def get(self, key, default=None):
         """The parameter under key, or default."""
         return self[key] if key in self else default
 
     def pop(self, key):
-        """Takes the entry out of the dict and returns its parameter. The engine keeps the
-        parameter registered with the module (it has no removal), so state_dict still lists
-        it: gradscope refuses instead of diverging from torch."""
-        from gradscope._missing import NotSupportedError
-        raise NotSupportedError("ParameterDict.pop/del: removing a parameter from a module is "
-                                "not supported by gradscope yet")
+        """Takes the entry out of the dict (and the module's parameters) and returns its
+        parameter."""
+        value = self[key]
+        del self[key]
+        return value
+
+    def popitem(self):
+        """Takes the last inserted entry out and returns (key, parameter)."""
+        if not self.__dict__["_keys"]:
+            raise KeyError("popitem(): dictionary is empty")
+        key = next(reversed(self.__dict__["_keys"]))
+        return key, self.pop(key)
+
+    def setdefault(self, key, default=None):
+        """The parameter under key; if there is none, default is stored there first."""
+        if key not in self:
+            self[key] = default
+        return self[key]
+
+    def clear(self):
+        """Takes every entry out."""
+        for key in list(self.__dict__["_keys"]):
+            del self[key]
+
+    def copy(self):
+        """A new ParameterDict holding the same parameters, in the same order."""
+        return ParameterDict([(k, self[k]) for k in self.__dict__["_keys"]])
+
+    def fromkeys(self, keys, default=None):
+        """A new ParameterDict with each of keys holding default (a plain tensor: a Parameter
+        over its memory for each key, as torch's Parameter(default) shares it)."""
+        def value():
+            plain = _gradscope.is_tensor(default) and not isinstance(default, Parameter)
+            return default.detach() if plain else default
+        return ParameterDict([(k, value()) for k in keys])
+
+    def __or__(self, other):
+        copy = self.copy()
+        copy.update(other)
+        return copy
+
+    def __ror__(self, other):
+        copy = other.copy()
+        copy.update(self)
+        return copy
+
+    def __ior__(self, other):
+        self.update(other)
+        return self
 
     def update(self, parameters):
-        """Adds each (key, value) of a mapping or an iterable of pairs."""
-        items = parameters.items() if hasattr(parameters, "items") else parameters
-        for j, pair in enumerate(items):
-            if hasattr(parameters, "items"):
-                key, value = pair
-            else:
-                if not hasattr(pair, "__len__") or len(pair) != 2:
+        """Adds each (key, value) of a mapping or an iterable of pairs, as torch 1.13: a plain
+        mapping's keys in sorted order, an OrderedDict's, a ParameterDict's or pairs' in
+        theirs."""
+        from collections import OrderedDict
+        from collections.abc import Iterable, Mapping
+        if not isinstance(parameters, Iterable):
+            raise TypeError("ParametersDict.update should be called with an iterable of "
+                            "key/value pairs, but got " + type(parameters).__name__)
+        if isinstance(parameters, (OrderedDict, ParameterDict)):
+            for key, value in parameters.items():
+                self[key] = value
+        elif isinstance(parameters, Mapping):
+            for key, value in sorted(parameters.items()):
+                self[key] = value
+        else:
+            for j, pair in enumerate(parameters):
+                if not isinstance(pair, Iterable):
+                    raise TypeError(f"ParameterDict update sequence element #{j} should be "
+                                    f"Iterable; is{type(pair).__name__}")
+                if len(pair) != 2:
                     raise ValueError(f"ParameterDict update sequence element #{j} has length "
-                                     f"{len(pair) if hasattr(pair, '__len__') else 1}; 2 is "
-                                     "required")
-                key, value = pair
-            self[key] = value
+                                     f"{len(pair)}; 2 is required")
+                self[pair[0]] = pair[1]
 
     def extra_repr(self):
         return "\n".join(_line(k, p, _typename) for k, p in self.items())

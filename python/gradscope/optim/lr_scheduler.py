@@ -1,17 +1,18 @@
 """gradscope.optim.lr_scheduler: the schedulers of torch.optim.lr_scheduler in PyTorch 1.13
 (LambdaLR, MultiplicativeLR, StepLR, MultiStepLR, ConstantLR, LinearLR, ExponentialLR,
 SequentialLR, PolynomialLR, CosineAnnealingLR, ChainedScheduler, ReduceLROnPlateau,
-CosineAnnealingWarmRestarts, OneCycleLR), step for step as torch's: the same recursive
+CosineAnnealingWarmRestarts, OneCycleLR, CyclicLR), step for step as torch's: the same recursive
 formulas, so the same floating-point rates, over the optimizer's param_groups (optimizer.py).
-OneCycleLR's momentum cycling reaches the engine through group["momentum"] / group["betas"]
+OneCycleLR's and CyclicLR's momentum cycling reaches the engine through group["momentum"] / group["betas"]
 (optimizer.py hands it to the engine optimizer before each step).
 
 Not done: torch's warning when scheduler.step() is called before optimizer.step() (torch wraps
-optimizer.step to count calls; gradscope does not), and CyclicLR."""
+optimizer.step to count calls; gradscope does not)."""
 import bisect
 import math
 import collections
 import warnings
+import weakref
 from math import inf
 
 from gradscope._missing import unsupported as _unsupported
@@ -687,6 +688,107 @@ class OneCycleLR(_LRScheduler):
                     group["betas"] = (computed_momentum, *group["betas"][1:])
                 else:
                     group["momentum"] = computed_momentum
+        return lrs
+
+
+class CyclicLR(_LRScheduler):
+    """The cyclical learning rate policy, stepped after every batch: lr between base_lr and
+    max_lr over cycles of step_size_up + step_size_down steps, each cycle's amplitude scaled
+    by mode (triangular: 1, triangular2: halved each cycle, exp_range: gamma ** step) or by
+    scale_fn (of the cycle or of the step, scale_mode); SGD's momentum cycled inversely
+    between max_momentum and base_momentum when cycle_momentum, as torch 1.13's."""
+
+    def __init__(self, optimizer, base_lr, max_lr, step_size_up=2000, step_size_down=None,
+                 mode="triangular", gamma=1., scale_fn=None, scale_mode="cycle",
+                 cycle_momentum=True, base_momentum=0.8, max_momentum=0.9, last_epoch=-1,
+                 verbose=False):
+        if not hasattr(optimizer, "param_groups"):
+            raise TypeError("{} is not an Optimizer".format(type(optimizer).__name__))
+        self.optimizer = optimizer
+        base_lrs = self._format_param("base_lr", optimizer, base_lr)
+        if last_epoch == -1:
+            for lr, group in zip(base_lrs, optimizer.param_groups):
+                group["lr"] = lr
+        self.max_lrs = self._format_param("max_lr", optimizer, max_lr)
+        step_size_up = float(step_size_up)
+        step_size_down = float(step_size_down) if step_size_down is not None else step_size_up
+        self.total_size = step_size_up + step_size_down
+        self.step_ratio = step_size_up / self.total_size
+        if mode not in ["triangular", "triangular2", "exp_range"] and scale_fn is None:
+            raise ValueError("mode is invalid and scale_fn is None")
+        self.mode = mode
+        self.gamma = gamma
+        if scale_fn is None:
+            self._scale_fn_custom = None
+            # torch keeps a WeakMethod (its state_dict lists it under this name too)
+            self._scale_fn_ref = weakref.WeakMethod({
+                "triangular": self._triangular_scale_fn,
+                "triangular2": self._triangular2_scale_fn,
+                "exp_range": self._exp_range_scale_fn}[mode])
+            self.scale_mode = "iterations" if mode == "exp_range" else "cycle"
+        else:
+            self._scale_fn_custom = scale_fn
+            self._scale_fn_ref = None
+            self.scale_mode = scale_mode
+        self.cycle_momentum = cycle_momentum
+        if cycle_momentum:
+            if "momentum" not in optimizer.defaults:
+                raise ValueError(
+                    "optimizer must support momentum with `cycle_momentum` option enabled")
+            base_momentums = self._format_param("base_momentum", optimizer, base_momentum)
+            if last_epoch == -1:
+                for momentum, group in zip(base_momentums, optimizer.param_groups):
+                    group["momentum"] = momentum
+            self.base_momentums = [group["momentum"] for group in optimizer.param_groups]
+            self.max_momentums = self._format_param("max_momentum", optimizer, max_momentum)
+        super().__init__(optimizer, last_epoch, verbose)
+        self.base_lrs = base_lrs
+
+    def _format_param(self, name, optimizer, param):
+        """One value per param group: a list or tuple as given (of the groups' length), else
+        the value repeated."""
+        if isinstance(param, (list, tuple)):
+            if len(param) != len(optimizer.param_groups):
+                raise ValueError("expected {} values for {}, got {}".format(
+                    len(optimizer.param_groups), name, len(param)))
+            return param
+        return [param] * len(optimizer.param_groups)
+
+    def scale_fn(self, x):
+        """The amplitude's scale at x (the cycle, or the step for scale_mode 'iterations')."""
+        if self._scale_fn_custom is not None:
+            return self._scale_fn_custom(x)
+        return self._scale_fn_ref()(x)
+
+    def _triangular_scale_fn(self, x):
+        return 1.
+
+    def _triangular2_scale_fn(self, x):
+        return 1 / (2. ** (x - 1))
+
+    def _exp_range_scale_fn(self, x):
+        return self.gamma ** x
+
+    def get_lr(self):
+        self._warn_outside_step()
+        cycle = math.floor(1 + self.last_epoch / self.total_size)
+        x = 1. + self.last_epoch / self.total_size - cycle
+        if x <= self.step_ratio:
+            scale_factor = x / self.step_ratio
+        else:
+            scale_factor = (x - 1) / (self.step_ratio - 1)
+        at = cycle if self.scale_mode == "cycle" else self.last_epoch
+        lrs = []
+        for base_lr, max_lr in zip(self.base_lrs, self.max_lrs):
+            base_height = (max_lr - base_lr) * scale_factor
+            lrs.append(base_lr + base_height * self.scale_fn(at))
+        if self.cycle_momentum:
+            momentums = []
+            for base_momentum, max_momentum in zip(self.base_momentums, self.max_momentums):
+                base_height = (max_momentum - base_momentum) * scale_factor
+                momentums.append(max_momentum - base_height * self.scale_fn(at))
+            for group, momentum in zip(self.optimizer.param_groups, momentums):
+                group["momentum"] = momentum
         return lrs
 
 

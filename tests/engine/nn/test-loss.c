@@ -315,6 +315,58 @@ static void test_ignore_index(void) {
   gs_dispose(logits);
 }
 
+/* weight=: each kept row's nll times weight[target], the mean over the sum of the kept rows'
+ * weights; the smoothing term sums each class's -log_softmax times its weight (torch's
+ * formulas, computed here from the plain rows). */
+static void test_class_weight(void) {
+  test_set_context("class weight");
+  const double w[C] = {0.5, 2.0, 1.5, 0.25};
+  const int64_t targets[N] = {2, -100, 3};
+  const double eps = 0.3;
+  double nll[N], smooth[N], total = 0;
+  for (int i = 0; i < N; i++) {
+    const double *x = &logits_v[i * C];
+    double m = x[0], s = 0;
+    for (int c = 1; c < C; c++)
+      m = fmax(m, x[c]);
+    for (int c = 0; c < C; c++)
+      s += exp(x[c] - m);
+    double lse = m + log(s);
+    bool keep = targets[i] != -100;
+    nll[i] = keep ? w[targets[i]] * (lse - x[targets[i]]) : 0.0;
+    smooth[i] = 0;
+    for (int c = 0; keep && c < C; c++)
+      smooth[i] += w[c] * (lse - x[c]) * eps / C;
+    total += keep ? w[targets[i]] : 0.0;
+  }
+  gs_tensor logits = make_logits(false);
+  gs_tensor t = gs_from_data(GS_I64, (int64_t[]){N}, 1, targets);
+  gs_tensor weight = gs_from_data(GS_F64, (int64_t[]){C}, 1, w);
+  gs_tensor lsm = gs_log_softmax(logits, 1);
+  gs_tensor none = gs_nll_loss_weighted(lsm, t, weight, GS_REDUCTION_NONE, -100);
+  test_assert_values(none, (int64_t[]){N}, 1, (double[]){nll[0], nll[1], nll[2]}, 1e-14, 1e-12);
+  gs_tensor mean = gs_nll_loss_weighted(lsm, t, weight, GS_REDUCTION_MEAN, -100);
+  g_assert_cmpfloat_with_epsilon(gs_item(mean), (nll[0] + nll[2]) / total, 1e-12);
+  gs_tensor ce = gs_cross_entropy_weighted(logits, t, weight, GS_REDUCTION_MEAN, eps, -100);
+  double rows = 0;
+  for (int i = 0; i < N; i++)
+    rows += (1 - eps) * nll[i] + smooth[i];
+  g_assert_cmpfloat_with_epsilon(gs_item(ce), rows / total, 1e-12);
+  gs_tensor sum = gs_cross_entropy_weighted(logits, t, weight, GS_REDUCTION_SUM, eps, -100);
+  g_assert_cmpfloat_with_epsilon(gs_item(sum), rows, 1e-12);
+  /* a weight of the wrong length or dtype is refused, naming what was expected */
+  gs_tensor w3 = gs_zeros(GS_F64, (int64_t[]){3}, 1);
+  gs_tensor w4f = gs_zeros(GS_F32, (int64_t[]){C}, 1);
+  gs_tensor r;
+  EXPECT_ERROR(r = gs_cross_entropy_weighted(logits, t, w3, GS_REDUCTION_MEAN, 0.0, -100),
+               "cross_entropy: expected a class weight of shape [4] (one weight per class), got "
+               "[3]");
+  EXPECT_ERROR(r = gs_nll_loss_weighted(logits, t, w4f, GS_REDUCTION_MEAN, -100),
+               "nll_loss: expected a class weight of the scores' dtype f64, got f32");
+  g_assert_true(r.id == 0);
+  DISPOSE_ALL(logits, t, weight, none, lsm, mean, ce, sum, w3, w4f);
+}
+
 /* ---- errors --------------------------------------------------------------------------- */
 
 static void test_errors(void) {
@@ -387,6 +439,7 @@ int main(int argc, char **argv) {
   test_add_leak_checked("/loss/bce-gradient-at-zero", test_bce_gradient_at_zero);
   g_test_add_func("/loss/gradcheck", test_gradcheck_all);
   g_test_add_func("/loss/ignore-index", test_ignore_index);
+  test_add_leak_checked("/loss/class-weight", test_class_weight);
   test_add_leak_checked("/loss/errors", test_errors);
   return g_test_run();
 }

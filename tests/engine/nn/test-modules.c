@@ -346,6 +346,45 @@ static void test_user_defined_type(void) {
   EXPECT_ERROR(gs_module_forward(scale, x), "stale: the module was disposed");
 }
 
+/* gs_module_remove_parameter (torch's ParameterDict.pop, del module.weight): the entry goes
+ * from the named parameters and the parameter is the caller's, still usable; a computed
+ * tensor (gs_module_set_computed, weight_norm's weight) stands in for the removed weight in
+ * the Linear's own forward; a recycled module slot starts with no computed entries. */
+static void test_remove_parameter_and_computed_weight(void) {
+  gs_rng rng;
+  gs_rng_seed(&rng, 3);
+  for (int round = 0; round < 3; round++) {
+    gs_module lin = gs_linear_new(3, 2, true, &rng);
+    bool callers = false;
+    gs_tensor w = gs_module_remove_parameter(lin, "weight", &callers);
+    g_assert_true(callers);
+    g_assert_cmpint(gs_module_parameter_count(lin), ==, 1);
+    const char *name = NULL;
+    gs_module_parameter_at(lin, 0, &name);
+    g_assert_cmpstr(name, ==, "bias");
+    gs_tensor twice = gs_mul_scalar(w, 2.0); /* a weight computed from a parameter */
+    gs_module_set_computed(lin, "weight", twice);
+    g_assert_true(gs_module_parameter(lin, "weight").id == twice.id);
+    gs_tensor x = gs_ones(GS_F32, (int64_t[]){4, 3}, 2);
+    gs_tensor y = gs_module_forward(lin, x);
+    gs_tensor twice_t = gs_t(twice);
+    gs_tensor expected = gs_addmm(gs_module_parameter(lin, "bias"), x, twice_t, 1.0, 1.0);
+    double *want = test_values(expected);
+    test_assert_values(y, (int64_t[]){4, 2}, 2, want, 0, 0);
+    g_free(want);
+    EXPECT_ERROR(gs_module_set_computed(lin, "bias", twice),
+                 "already has a parameter named \"bias\"");
+    EXPECT_ERROR(gs_module_remove_parameter(lin, "weight", NULL),
+                 "has no parameter named \"weight\"");
+    gs_module_set_computed(lin, "weight", GS_NO_TENSOR);
+    g_assert_true(gs_module_parameter(lin, "weight").id == 0);
+    DISPOSE_ALL(x, y, expected, twice_t, twice);
+    gs_module_dispose(lin);
+    g_assert_true(gs_is_alive(w)); /* the caller's: it outlives the module */
+    gs_dispose(w);
+  }
+}
+
 int main(int argc, char **argv) {
   test_init(&argc, &argv);
   test_add_leak_checked("/modules/named-parameters-of-a-nested-tree",
@@ -359,5 +398,7 @@ int main(int argc, char **argv) {
                         test_sequential_equals_manual_composition);
   g_test_add_func("/modules/sequential-ownership-counts", test_sequential_ownership_counts);
   test_add_leak_checked("/modules/user-defined-type", test_user_defined_type);
+  test_add_leak_checked("/modules/remove-parameter-and-computed-weight",
+                        test_remove_parameter_and_computed_weight);
   return g_test_run();
 }

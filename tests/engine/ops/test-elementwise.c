@@ -236,6 +236,10 @@ static double r_sigmoid(double x) { return 1 / (1 + exp(-x)); }
 static double r_relu(double x) { return x > 0 ? x : 0; }
 static double r_leaky(double x) { return x > 0 ? x : 0.1 * x; }
 static double r_gelu(double x) { return 0.5 * x * (1 + erf(x / sqrt(2))); }
+/* torch's approximate='tanh' */
+static double r_gelu_tanh(double x) {
+  return 0.5 * x * (1 + tanh(sqrt(2 / 3.14159265358979323846) * (x + 0.044715 * x * x * x)));
+}
 static double r_clamp(double x) { return x < -0.5 ? -0.5 : x > 0.7 ? 0.7 : x; }
 static gs_tensor op_leaky(gs_tensor t) { return gs_leaky_relu(t, 0.1); }
 static gs_tensor op_clamp(gs_tensor t) { return gs_clamp(t, -0.5, 0.7); }
@@ -249,12 +253,19 @@ typedef struct {
 } unary_case;
 
 static const unary_case unary_cases[] = {
-    {"neg", gs_neg, r_neg, true, -3, 3},         {"abs", gs_abs, r_abs, true, -3, 3},
-    {"exp", gs_exp, exp, false, -3, 3},          {"log", gs_log, log, false, 0.1, 5},
-    {"sqrt", gs_sqrt, sqrt, false, 0, 5},        {"rsqrt", gs_rsqrt, r_rsqrt, false, 0.1, 5},
-    {"tanh", gs_tanh, tanh, false, -3, 3},       {"sigmoid", gs_sigmoid, r_sigmoid, false, -8, 8},
-    {"relu", gs_relu, r_relu, true, -3, 3},      {"leaky_relu", op_leaky, r_leaky, false, -3, 3},
-    {"gelu", gs_gelu, r_gelu, false, -4, 4},     {"clamp", op_clamp, r_clamp, true, -2, 2},
+    {"neg", gs_neg, r_neg, true, -3, 3},
+    {"abs", gs_abs, r_abs, true, -3, 3},
+    {"exp", gs_exp, exp, false, -3, 3},
+    {"log", gs_log, log, false, 0.1, 5},
+    {"sqrt", gs_sqrt, sqrt, false, 0, 5},
+    {"rsqrt", gs_rsqrt, r_rsqrt, false, 0.1, 5},
+    {"tanh", gs_tanh, tanh, false, -3, 3},
+    {"sigmoid", gs_sigmoid, r_sigmoid, false, -8, 8},
+    {"relu", gs_relu, r_relu, true, -3, 3},
+    {"leaky_relu", op_leaky, r_leaky, false, -3, 3},
+    {"gelu", gs_gelu, r_gelu, false, -4, 4},
+    {"clamp", op_clamp, r_clamp, true, -2, 2},
+    {"gelu_tanh", gs_gelu_tanh, r_gelu_tanh, false, -4, 4},
 };
 
 static void test_unary_ops(void) {

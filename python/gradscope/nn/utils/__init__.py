@@ -4,6 +4,8 @@ import math
 import gradscope
 from gradscope._missing import unsupported as _unsupported
 from gradscope.nn.utils import rnn  # noqa: F401
+from gradscope.nn.utils.spectral_norm import remove_spectral_norm, spectral_norm  # noqa: F401
+from gradscope.nn.utils.weight_norm import remove_weight_norm, weight_norm  # noqa: F401
 
 
 def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False):

@@ -35,6 +35,7 @@ BINARY(f_sigmoid, gs_sigmoid(in[0]))
 BINARY(f_relu, gs_relu(in[0]))
 BINARY(f_leaky_relu, gs_leaky_relu(in[0], 0.1))
 BINARY(f_gelu, gs_gelu(in[0]))
+BINARY(f_gelu_tanh, gs_gelu_tanh(in[0]))
 BINARY(f_clamp, gs_clamp(in[0], -0.8, 0.9))
 BINARY(f_sin, gs_sin(in[0]))
 BINARY(f_cos, gs_cos(in[0]))
@@ -206,6 +207,7 @@ const grad_case grad_cases_elementwise[] = {
     {"ReluBackward", "sliced", f_relu, 1, {GI_S(2, 3, 4)}},
     {"LeakyReluBackward", "transposed", f_leaky_relu, 1, {GI_T(2, 3, 4)}},
     {"GeluBackward", "sliced", f_gelu, 1, {GI_S(2, 3, 4)}},
+    {"GeluBackward", "tanh form, transposed", f_gelu_tanh, 1, {GI_T(2, 3, 4)}},
     {"ClampBackward", "[-0.8, 0.9]", f_clamp, 1, {GI_T(2, 3, 4)}},
     {"WhereBackward", "broadcast branches", f_where, 3, {COND, GI_T(2, 3, 4), GI(1, 4)}},
     {"FmodBackward", "broadcast divisor, quotient 0", f_fmod, 2, {GI_FMOD_A, GI_FMOD_B}},

@@ -51,6 +51,18 @@ FN(f_nll_mean, gs_nll_loss(in[0], CLASSES_4, GS_REDUCTION_MEAN))
 FN(f_nll_sum, gs_nll_loss(in[0], CLASSES_4, GS_REDUCTION_SUM))
 FN(f_nll_none, gs_nll_loss(in[0], CLASSES_4, GS_REDUCTION_NONE))
 FN(f_cross_entropy, gs_cross_entropy(in[0], CLASSES_4, GS_REDUCTION_MEAN, 0.0))
+/* torch's weight=: one row ignored, the others scaled by their class's weight */
+static const int64_t classes_4_ignoring[] = {2, -100, 0, 1};
+static const double class_weight_3[] = {0.5, 2.0, 1.5};
+#define CLASSES_4_IGNORING gs__keep(gs_from_data(GS_I64, (int64_t[]){4}, 1, classes_4_ignoring))
+#define CLASS_WEIGHT_3 gs__keep(gs_from_data(GS_F64, (int64_t[]){3}, 1, class_weight_3))
+FN(f_nll_weighted_mean,
+   gs_nll_loss_weighted(in[0], CLASSES_4_IGNORING, CLASS_WEIGHT_3, GS_REDUCTION_MEAN, -100))
+FN(f_nll_weighted_none,
+   gs_nll_loss_weighted(in[0], CLASSES_4, CLASS_WEIGHT_3, GS_REDUCTION_NONE, -100))
+FN(f_cross_entropy_weighted_smooth,
+   gs_cross_entropy_weighted(in[0], CLASSES_4_IGNORING, CLASS_WEIGHT_3, GS_REDUCTION_MEAN, 0.2,
+                             -100))
 
 FN(f_softmax_0, gs_softmax(in[0], 0))
 FN(f_softmax_1, gs_softmax(in[0], 1))
@@ -117,5 +129,12 @@ const grad_case grad_cases_reduce[] = {
     {"NllLossBackward", "sum, transposed", f_nll_sum, 1, {GI_T(2, 4, 3)}},
     {"NllLossBackward", "none, sliced", f_nll_none, 1, {GI_S(2, 4, 3)}},
     {"NllLossBackward", "cross_entropy: over log_softmax", f_cross_entropy, 1, {GI_T(2, 4, 3)}},
+    {"NllLossBackward", "weighted mean, one row ignored", f_nll_weighted_mean, 1, {GI(2, 4, 3)}},
+    {"NllLossBackward", "weighted, none, transposed", f_nll_weighted_none, 1, {GI_T(2, 4, 3)}},
+    {"DivScalarBackward",
+     "cross_entropy: weighted, smoothed, one row ignored (the mean)",
+     f_cross_entropy_weighted_smooth,
+     1,
+     {GI_S(2, 4, 3)}},
 };
 const int grad_cases_reduce_count = G_N_ELEMENTS(grad_cases_reduce);
