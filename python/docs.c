@@ -269,6 +269,12 @@ static const doc_row rows[] = {
      "A copy with value at the positions index (1-D) names along dim."},
     {"Tensor", "index_fill_", METHOD, "dim, index, value",
      "index_fill() written into this tensor; returns it."},
+    {"Tensor", "index_put", METHOD, "indices, values, accumulate=False",
+     "A copy with values written at t[indices] (indices: a tuple of index tensors, paired as "
+     "in t[rows, cols]; values broadcast to the indexed shape, of this "
+     "tensor's dtype), or added there when accumulate, a position named twice getting both."},
+    {"Tensor", "index_put_", METHOD, "indices, values, accumulate=False",
+     "index_put() written into this tensor in place (t[indices] = values); returns it."},
     {"Tensor", "take", METHOD, "index",
      "The elements at index (int64, any shape) in the flattened tensor; negative counts from "
      "the end."},

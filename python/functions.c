@@ -469,7 +469,7 @@ static const char *const forwarded[] = {
     "sign", "reciprocal", "square", "log1p", "expm1", "log2", "log10", "asin", "acos", "atan",
     "sinh", "cosh", "erf", "clip", "clamp_min", "clamp_max", "true_divide", "atan2", "fmod",
     "lerp", "logical_and", "logical_or", "logical_xor", "scatter", "scatter_add", "index_add",
-    "index_fill", "take", "take_along_dim", "prod", "cumprod", "median", "cummax", "cummin",
+    "index_fill", "index_put", "take", "take_along_dim", "prod", "cumprod", "median", "cummax", "cummin",
     "unique", "unique_consecutive", "cross", "logcumsumexp", "asinh", "acosh", "atanh", "erfc",
     "erfinv", "exp2", "lgamma", "digamma", NULL};
 /* clang-format on */

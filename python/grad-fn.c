@@ -111,6 +111,7 @@ static const torch_name NAMES[] = {
     {"ReshapeBackward", "ReshapeAliasBackward0", SAME, NULL, 0},
     {"RsubScalarBackward", "RsubBackward1", SAME, NULL, 0},
     {"ScatterValueBackward", "ScatterBackward1", SAME, NULL, 0},
+    {"IndexTensorsBackward", "IndexBackward0", SAME, NULL, 0},
     {"SquareBackward", "PowBackward0", SAME, NULL, 0}, /* torch's square is pow(t, 2) */
     {"SqueezeBackward", "SqueezeBackward", SQUEEZE, NULL, 0},
     {"SubScalarBackward", "SubBackward0", SAME, NULL, 1},

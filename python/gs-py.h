@@ -139,6 +139,9 @@ enum {
 int gsp_tensor_op_table_install(void);
 int gsp_tensor_math_install(void);
 int gsp_tensor_index_ops_install(void);
+/* tensor-index.c: t.index_put_(indices, values, accumulate=False) (in_place) or
+ * t.index_put(...). */
+PyObject *gsp_tensor_index_put(PyObject *self, PyObject *args, PyObject *kwargs, bool in_place);
 /* (values, indices) as torch.return_types: a tuple with those names (steals both). */
 PyObject *gsp_values_indices(PyObject *values, PyObject *indices);
 /* The same from an engine call's two results: ok false raises its error; a failed wrap

@@ -1,5 +1,5 @@
 /* tensor-index-ops.c: Tensor methods over the engine's ops that write by index and pick by
- * order, as PyTorch 1.13's: scatter, scatter_add, index_add, index_fill (each with its
+ * order, as PyTorch 1.13's: scatter, scatter_add, index_add, index_fill, index_put (each with its
  * in-place form), take, take_along_dim, prod, cumprod, logcumsumexp, median, cummax, cummin,
  * unique, cross and trace. They join the Tensor type at import (gsp_tensor_index_ops_install),
  * beside tensor-math.c's; gradscope.scatter(t, ...) and friends reach them through the forwarders
@@ -403,7 +403,19 @@ static PyObject *m_trace(PyObject *self, PyObject *unused) {
   return gsp_wrap(gs_trace(gsp_handle(self)));
 }
 
+/* t.index_put_(indices, values) and t.index_put(...): tensor-index.c's, beside t[...] = v */
+static PyObject *m_index_put_(PyObject *self, PyObject *args, PyObject *kwargs) {
+  GSP_SITE();
+  return gsp_tensor_index_put(self, args, kwargs, true);
+}
+static PyObject *m_index_put(PyObject *self, PyObject *args, PyObject *kwargs) {
+  GSP_SITE();
+  return gsp_tensor_index_put(self, args, kwargs, false);
+}
+
 static PyMethodDef tensor_index_ops_methods[] = {
+    {"index_put_", GSP_FN(m_index_put_), METH_KW, NULL},
+    {"index_put", GSP_FN(m_index_put), METH_KW, NULL},
     {"scatter", GSP_FN(m_scatter), METH_KW, NULL},
     {"scatter_", GSP_FN(m_scatter_), METH_KW, NULL},
     {"scatter_add", GSP_FN(m_scatter_add), METH_KW, NULL},

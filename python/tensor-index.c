@@ -1,13 +1,15 @@
-/* tensor-index.c: t[...] and t[...] = v with integers, slices, None and Ellipsis: basic
- * indexing as in PyTorch and NumPy, where every result is a view sharing t's storage (select,
- * slice, unsqueeze), so writes through it show in t. Assignment writes through the view
- * (copy_ or fill_) and bumps the storage's version.
+/* tensor-index.c: t[...] and t[...] = v, as PyTorch 1.13's Python indexing.
  *
- * Advanced indexing, as PyTorch's, makes copies recorded as one IndexBackward node (gs_index):
- * an integer tensor, list or array picks entries along its dim (negative entries count from
- * the end, an n-D index gives n dims), a bool mask of the tensor's shape picks its true
- * elements and a 1-D bool mask the rows it marks. t[index] = v with one such index writes through
- * index_put (or where, for a full mask) and copies the result into t.
+ * A subscript is read as torch's applySlicing reads it: integers, slices and None are
+ * applied one after the other as views (select, slice, unsqueeze) sharing t's storage, and
+ * every index tensor, list or array (an i64 index, a bool mask) is set aside for the dim it
+ * stands at. With none set aside, t[...] is that view and t[...] = v writes through it
+ * (copy_ or fill_, a version bump). Otherwise the view is indexed by all of them at once
+ * (gs_index_tensors, torch's at::index): they broadcast together and pair up, t[rows, cols]
+ * being t[rows[i], cols[i]], and a bool mask stands for its nonzero() columns; assignment is
+ * index_put_ on the view (gs_index_put_tensors_, IndexPutBackward0 as torch records it, or
+ * inside CopySlices through a view). torch's quirks come with its rules: a mask moves the
+ * dim count on by one, a list holding lists or slices is a tuple, True is [None][[0]].
  */
 #include "gs-py.h"
 
@@ -18,9 +20,15 @@
  * int64 (torch converts it); a uint8 tensor or array is a mask, with 1.13's deprecation
  * warning. */
 static PyObject *index_term(PyObject *term) {
-  if (PyList_Check(term))
+  if (PyList_Check(term) || PyTuple_Check(term))
     return gsp_tensor_from_data(term, NULL, false);
   bool array = gsp_is_ndarray(term);
+  if (array) { /* a 0-D integer array is an int (torch's checkLong), any other an index */
+    PyObject *i = PyNumber_Index(term);
+    if (i)
+      return i;
+    PyErr_Clear();
+  }
   if (!array && !gsp_is_tensor(term))
     return Py_NewRef(term);
   PyObject *t = array ? gsp_tensor_from_data(term, NULL, false) : Py_NewRef(term);
@@ -46,68 +54,130 @@ static PyObject *index_term(PyObject *term) {
   return converted;
 }
 
-static bool is_advanced(PyObject *term) {
-  return gsp_is_tensor(term) && gs_ndim(gsp_handle(term)) > 0 &&
-         (gs_dtype_of(gsp_handle(term)) == GS_I64 || gs_dtype_of(gsp_handle(term)) == GS_BOOL);
-}
-
-/* The positions of a bool mask's true entries (row-major), as a 1-D i64 tensor. */
-static gs_tensor mask_positions(gs_tensor mask) {
-  gs_tensor flat = gs_contiguous(mask);
-  int64_t n = gs_numel(flat), count = 0;
-  const bool *bits = gs_data(flat);
-  if (n < 0 || !bits) {
-    gs_dispose(flat);
-    return GS_NO_TENSOR;
+/* torch's treatSequenceAsTuple: a list (or array) holding a tensor, a sequence, a slice, None
+ * or ... (and shorter than 32) is a tuple of terms, so t[[[0, 1], [1, 2]]] is
+ * t[[0, 1], [1, 2]]; a list of numbers is one index. */
+static bool sequence_as_tuple(PyObject *index) {
+  if (PyTuple_Check(index))
+    return true;
+  if (gsp_is_tensor(index) || PyUnicode_Check(index) || PyBytes_Check(index) ||
+      !PySequence_Check(index))
+    return false;
+  Py_ssize_t n = PySequence_Size(index);
+  if (n < 0) {
+    PyErr_Clear();
+    return false;
   }
-  int64_t *pos = PyMem_Malloc(sizeof(int64_t) * (size_t)(n > 0 ? n : 1));
-  if (!pos) {
-    gs_dispose(flat);
-    PyErr_NoMemory();
-    return GS_NO_TENSOR;
+  if (n >= 32)
+    return false;
+  for (Py_ssize_t i = 0; i < n; i++) {
+    PyObject *item = PySequence_GetItem(index, i);
+    if (!item) {
+      PyErr_Clear();
+      return false;
+    }
+    bool yes = gsp_is_tensor(item) || (PySequence_Check(item) && !PyUnicode_Check(item)) ||
+               PySlice_Check(item) || item == Py_Ellipsis || item == Py_None;
+    Py_DECREF(item);
+    if (yes)
+      return true;
   }
-  for (int64_t i = 0; i < n; i++)
-    if (bits[i])
-      pos[count++] = i;
-  gs_tensor out = gs_from_data(GS_I64, &count, 1, pos);
-  PyMem_Free(pos);
-  gs_dispose(flat);
-  return out;
+  return false;
 }
 
-/* An i64 index with its negative entries counted from the end of a dim of size n (for
- * index_put, t[index] = v). */
-static gs_tensor wrap_negatives(gs_tensor index, int64_t n) {
-  gs_tensor negative = gs_lt_scalar(index, 0);
-  gs_tensor size = gs_scalar(GS_I64, (double)n);
-  gs_tensor shifted = gs_add(index, size);
-  gs_tensor out = gs_where(negative, shifted, index);
-  gs_dispose(negative), gs_dispose(size), gs_dispose(shifted);
-  return out;
+/* One subscript read: the basic terms applied (view), the index tensors set aside by dim. */
+typedef struct subscript {
+  gs_tensor view;
+  bool owns;             /* view is a new handle (false: t itself) */
+  bool skip_full_slices; /* torch's slice optimisation: off for a lone slice read */
+  int n;                 /* entries of list: up to the last dim an index stands at */
+  gs_tensor list[GS_MAX_DIMS];
+  gs_tensor made[GS_MAX_DIMS]; /* handles made here for True/False terms (owned) */
+  int n_made;
+  PyObject *terms; /* the converted terms: keep the listed tensors alive */
+} subscript;
+
+static void subscript_clear(subscript *s) {
+  if (s->owns)
+    gs_dispose(s->view);
+  for (int i = 0; i < s->n_made; i++)
+    gs_dispose(s->made[i]);
+  Py_CLEAR(s->terms);
+  s->owns = false;
+  s->n_made = 0;
 }
 
-/* t[index] along dim for an n-D i64 index (negative entries count from the end): one
- * IndexBackward node over t, as torch records it (gs_index). */
-static gs_tensor take_along(gs_tensor t, int dim, gs_tensor index) {
-  return gs_index(t, dim, 1, index);
+static int set_aside(subscript *s, int dim, gs_tensor index) {
+  if (dim >= GS_MAX_DIMS) {
+    PyErr_Format(PyExc_IndexError, "an index tensor at dim %d: more dims than %d", dim,
+                 GS_MAX_DIMS);
+    return -1;
+  }
+  while (s->n < dim)
+    s->list[s->n++] = GS_NO_TENSOR;
+  s->list[dim] = index;
+  s->n = dim + 1;
+  return 0;
 }
 
-/* Whether mask has the shape of t's dims from dim on (as many as it has): t[..., mask] then
- * picks the positions of those dims where it is true. */
-static bool covers_dims(gs_tensor t, int dim, gs_tensor mask) {
-  int64_t ts[GS_MAX_DIMS], ms[GS_MAX_DIMS];
-  int tn = gs_shape(t, ts), mn = gs_shape(mask, ms);
-  return mn >= 1 && tn >= dim + mn && memcmp(ts + dim, ms, sizeof(int64_t) * (size_t)mn) == 0;
+/* Whether term, converted, is a Python bool or a 0-D bool tensor; its value in *on. */
+static bool bool_term(PyObject *term, bool *on) {
+  if (PyBool_Check(term)) {
+    *on = term == Py_True;
+    return true;
+  }
+  if (gsp_is_tensor(term) && gs_ndim(gsp_handle(term)) == 0 &&
+      gs_dtype_of(gsp_handle(term)) == GS_BOOL) {
+    *on = gs_item(gsp_handle(term)) != 0;
+    return true;
+  }
+  return false;
 }
 
-/* Applies one index term at dimension *dim of *cur, replacing *cur by the view (the previous
- * intermediate is disposed). Returns 0, or -1 raised. */
-static int apply_term(gs_tensor *cur, int *dim, PyObject *term, bool *owns) {
-  gs_tensor next;
-  gs_tensor t = *cur;
+/* The dims of t a term uses, as torch's count_specified_dimensions counts them. */
+static int specified_dims(PyObject *term) {
+  bool on;
+  if (term == Py_None || term == Py_Ellipsis || bool_term(term, &on))
+    return 0;
+  if (gsp_is_tensor(term) && gs_dtype_of(gsp_handle(term)) == GS_BOOL)
+    return gs_ndim(gsp_handle(term));
+  return 1;
+}
+
+/* Replaces s->view by next (a view of it or an error). */
+static int step_to(subscript *s, gs_tensor next) {
+  if (gs_tensor_is_none(next)) {
+    gsp_raise_engine_error();
+    return -1;
+  }
+  if (s->owns)
+    gs_dispose(s->view);
+  s->view = next;
+  s->owns = true;
+  return 0;
+}
+
+/* t.select(dim, i) as torch's indexing does it: its bounds error names real_dim, the term's
+ * position counted over t's dims (the view's dim may differ after None or an int). */
+static int select_at(subscript *s, int dim, int real_dim, long long i) {
+  if (dim < gs_ndim(s->view)) {
+    int64_t size = gs_size(s->view, dim);
+    if (i < -size || i >= size) {
+      PyErr_Format(PyExc_IndexError, "index %lld is out of bounds for dimension %d with size %lld",
+                   i, real_dim, (long long)size);
+      return -1;
+    }
+  }
+  return step_to(s, gs_select(s->view, dim, i));
+}
+
+/* Applies one term at *dim, as torch's applySlicing (real_dim: the term's place among t's
+ * dims, for messages). 0, or -1 raised. */
+static int apply_term(subscript *s, int *dim, int real_dim, PyObject *term) {
+  bool on;
+  gs_tensor v = s->view;
   if (term == Py_None) {
-    next = gs_unsqueeze(t, *dim);
-    (*dim)++;
+    return step_to(s, gs_unsqueeze(v, (*dim)++));
   } else if (PySlice_Check(term)) {
     Py_ssize_t start, stop, step;
     if (PySlice_Unpack(term, &start, &stop, &step) < 0)
@@ -116,282 +186,182 @@ static int apply_term(gs_tensor *cur, int *dim, PyObject *term, bool *owns) {
       PyErr_SetString(PyExc_ValueError, "step must be greater than zero");
       return -1;
     }
+    /* torch skips a slice that names the whole dim exactly (0:len, not `:`): no node */
+    if (s->skip_full_slices && start == 0 && step == 1 && *dim < gs_ndim(v) &&
+        stop == gs_size(v, *dim)) {
+      (*dim)++;
+      return 0;
+    }
     /* PySlice_Unpack gives PY_SSIZE_T_MIN/MAX for open ends; the engine clamps. */
-    next = gs_slice(t, *dim, start, stop, step);
-    (*dim)++;
-  } else if (PyLong_Check(term) || (gsp_is_tensor(term) && gs_ndim(gsp_handle(term)) == 0 &&
-                                    gs_dtype_of(gsp_handle(term)) == GS_I64)) {
-    long long i = PyLong_Check(term) ? PyLong_AsLongLong(term) : (long long)gs_item(gsp_handle(term));
+    return step_to(s, gs_slice(v, (*dim)++, start, stop, step));
+  } else if (bool_term(term, &on)) {
+    /* torch: t[True] is t[None][[0]], t[False] is t[None][[]] */
+    if (step_to(s, gs_unsqueeze(v, *dim)) < 0)
+      return -1;
+    int64_t count = on ? 1 : 0, zero = 0;
+    gs_tensor index = gs_from_data(GS_I64, &count, 1, &zero);
+    if (!index.id) {
+      gsp_raise_engine_error();
+      return -1;
+    }
+    s->made[s->n_made++] = index;
+    return set_aside(s, (*dim)++, index);
+  } else if (gsp_is_tensor(term)) {
+    gs_tensor ti = gsp_handle(term);
+    if (gs_ndim(ti) == 0 && gs_dtype_is_integer(gs_dtype_of(ti)))
+      return select_at(s, *dim, real_dim, (long long)gs_item(ti));
+    return set_aside(s, (*dim)++, ti); /* any other dtype: refused by the index, as torch's */
+  } else if (PyIndex_Check(term)) {
+    long long i = PyLong_AsLongLong(term);
     if (i == -1 && PyErr_Occurred())
       return -1;
-    next = gs_select(t, *dim, i);
-  } else if (is_advanced(term) && gs_dtype_of(gsp_handle(term)) == GS_I64) {
-    next = take_along(t, *dim, gsp_handle(term));
-    *dim += gs_ndim(gsp_handle(term));
-  } else if (is_advanced(term) && covers_dims(t, *dim, gsp_handle(term))) {
-    /* a mask of the dims from *dim on: one IndexBackward node over t, as torch's */
-    gs_tensor positions = mask_positions(gsp_handle(term));
-    if (!positions.id && PyErr_Occurred())
-      return -1;
-    next = positions.id ? gs_index(t, *dim, gs_ndim(gsp_handle(term)), positions) : GS_NO_TENSOR;
-    gs_dispose(positions);
-    (*dim)++;
-  } else if (is_advanced(term) && gs_ndim(gsp_handle(term)) == 1) { /* a mask of rows */
-    gs_tensor rows = mask_positions(gsp_handle(term));
-    if (!rows.id && PyErr_Occurred())
-      return -1;
-    next = rows.id ? gs_index(t, *dim, 1, rows) : GS_NO_TENSOR;
-    gs_dispose(rows);
-    (*dim)++;
-  } else if (is_advanced(term) && *dim == 0 && gs_ndim(gsp_handle(term)) == gs_ndim(t)) {
-    next = gs_masked_select(t, gsp_handle(term)); /* a mask of elements, broadcast */
-    *dim = 1;
-  } else if (gsp_is_tensor(term) && gs_dtype_is_integer(gs_dtype_of(gsp_handle(term)))) {
-    /* PyTorch 1.13's rule: index_select takes int32 indexes, [] takes none of int32, int16
-     * and int8 */
-    PyErr_Format(PyExc_IndexError,
-                 "tensors used as indices must be long, byte or bool tensors, got an %s tensor "
-                 "(index with t.long())",
-                 gsp_dtype_torch_name(gs_dtype_of(gsp_handle(term))));
-    return -1;
-  } else {
-    PyErr_Format(PyExc_TypeError,
-                 "only integers, slices, None, ..., integer or bool tensors, lists and arrays "
-                 "are valid indices (a bool mask covering all dims or one dim), got %.200s",
-                 Py_TYPE(term)->tp_name);
-    return -1;
+    return select_at(s, *dim, real_dim, i);
   }
-  if (gs_tensor_is_none(next)) {
-    gsp_raise_engine_error();
-    return -1;
-  }
-  if (*owns)
-    gs_dispose(t);
-  *cur = next;
-  *owns = true;
-  return 0;
+  PyErr_Format(PyExc_IndexError,
+               "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables "
+               "are valid indices (got %.200s)",
+               Py_TYPE(term)->tp_name);
+  return -1;
 }
 
-/* The view t[index]; *owns tells whether it is a new handle (false: t itself). */
-static int index_view(gs_tensor t, PyObject *index, gs_tensor *out, bool *owns) {
-  PyObject *given = PyTuple_Check(index) ? Py_NewRef(index) : PyTuple_Pack(1, index);
+/* Reads index over t into s (cleared by the caller). 0, or -1 raised. */
+static int subscript_read(gs_tensor t, PyObject *index, bool writing, subscript *s) {
+  memset(s, 0, sizeof *s);
+  s->view = t;
+  bool tuple = sequence_as_tuple(index);
+  s->skip_full_slices = tuple || writing;
+  PyObject *given = tuple ? PySequence_Tuple(index) : PyTuple_Pack(1, index);
   if (!given)
     return -1;
   Py_ssize_t n = PyTuple_GET_SIZE(given);
-  PyObject *terms = PyTuple_New(n);
-  for (Py_ssize_t i = 0; terms && i < n; i++) {
+  s->terms = PyTuple_New(n);
+  for (Py_ssize_t i = 0; s->terms && i < n; i++) {
     PyObject *term = index_term(PyTuple_GET_ITEM(given, i));
     if (!term)
-      Py_CLEAR(terms);
+      Py_CLEAR(s->terms);
     else
-      PyTuple_SET_ITEM(terms, i, term);
+      PyTuple_SET_ITEM(s->terms, i, term);
   }
   Py_DECREF(given);
-  if (!terms)
+  if (!s->terms)
     return -1;
-  int consumed = 0; /* dimensions of t the terms use (ints, slices, indexes, masks) */
-  int advanced = 0;
-  for (Py_ssize_t i = 0; i < n; i++)
-    advanced += is_advanced(PyTuple_GET_ITEM(terms, i));
-  if (advanced > 1) {
-    /* torch pairs several index tensors elementwise (t[rows, cols] picks t[rows[k], cols[k]]);
-     * applied one after the other they would select the outer product instead: refused
-     * rather than answered differently. */
-    Py_DECREF(terms);
-    PyErr_Format(PyExc_NotImplementedError,
-                 "t[...] with %d index tensors in one index is not supported by gradscope yet "
-                 "(torch pairs them elementwise); index the flattened tensor instead, as "
-                 "t.reshape(-1)[rows * t.shape[1] + cols]",
-                 advanced);
-    return -1;
-  }
-  for (Py_ssize_t i = 0; i < n; i++) {
-    PyObject *term = PyTuple_GET_ITEM(terms, i);
-    if (gsp_is_tensor(term) && gs_dtype_of(gsp_handle(term)) == GS_BOOL)
-      consumed += gs_ndim(gsp_handle(term));
-    else if (term != Py_None && term != Py_Ellipsis)
-      consumed++;
-  }
   int nd = gs_ndim(t);
   if (nd < 0) {
-    Py_DECREF(terms);
     gsp_raise_engine_error();
     return -1;
   }
-  if (consumed > nd) {
-    Py_DECREF(terms);
+  int specified = 0;
+  for (Py_ssize_t i = 0; i < n; i++)
+    specified += specified_dims(PyTuple_GET_ITEM(s->terms, i));
+  if (specified > nd) {
     PyErr_Format(PyExc_IndexError, "too many indices for tensor of dimension %d", nd);
     return -1;
   }
-  gs_tensor cur = t;
-  *owns = false;
-  int dim = 0;
+  int dim = 0, real_dim = 0;
   bool seen_ellipsis = false;
   for (Py_ssize_t i = 0; i < n; i++) {
-    PyObject *term = PyTuple_GET_ITEM(terms, i);
+    PyObject *term = PyTuple_GET_ITEM(s->terms, i);
     if (term == Py_Ellipsis) {
       if (seen_ellipsis) {
         PyErr_SetString(PyExc_IndexError, "an index can only have a single ellipsis ('...')");
-        goto fail;
+        return -1;
       }
       seen_ellipsis = true;
-      dim += nd - consumed;
-      continue;
+      dim += nd - specified;
+      real_dim += nd - specified;
+    } else if (s->n_made >= GS_MAX_DIMS) {
+      PyErr_Format(PyExc_IndexError, "more than %d True/False terms in one index", GS_MAX_DIMS);
+      return -1;
+    } else if (apply_term(s, &dim, real_dim++, term) < 0) {
+      return -1;
     }
-    if (apply_term(&cur, &dim, term, owns) < 0)
-      goto fail;
   }
-  Py_DECREF(terms);
-  *out = cur;
   return 0;
-fail:
-  if (*owns)
-    gs_dispose(cur);
-  Py_DECREF(terms);
-  return -1;
 }
 
 static PyObject *tensor_getitem(PyObject *self, PyObject *index) {
   GSP_SITE();
-  gs_tensor view;
-  bool owns;
-  if (index_view(gsp_handle(self), index, &view, &owns) < 0)
-    return NULL;
-  /* t[...] or t[()] with nothing to apply is still a new view (in the graph), as in PyTorch. */
-  if (owns)
-    return gsp_wrap(view);
-  int64_t shape[GS_MAX_DIMS];
-  int nd = gs_shape(view, shape);
-  return gsp_wrap(gs_view(view, shape, nd));
-}
-
-/* t[index] = value for one advanced index: the result of index_put (or of where, for a mask
- * of t's shape) copied into t, so t's version bumps and autograd sees a copy_. */
-static int advanced_setitem(gs_tensor t, PyObject *index, PyObject *value_obj) {
-  PyObject *value = gsp_is_tensor(value_obj) || PyFloat_Check(value_obj) ||
-                            PyLong_Check(value_obj)
-                        ? Py_NewRef(value_obj)
-                        : gsp_tensor_from_data(value_obj, NULL, false);
-  if (!value)
-    return -1;
-  gs_tensor v, temp = GS_NO_TENSOR, rows = GS_NO_TENSOR, out = GS_NO_TENSOR;
-  if (gsp_tensor_arg(value, &v, &temp, gs_dtype_of(t)) < 0) {
-    Py_DECREF(value);
-    return -1;
-  }
-  gs_tensor idx = gsp_handle(index);
-  gs_clear_error();
-  if (gs_dtype_of(idx) == GS_BOOL && gs_ndim(idx) == gs_ndim(t) && gs_ndim(idx) > 1) {
-    out = gs_where(idx, v, t);
-  } else {
-    if (gs_dtype_of(idx) == GS_BOOL && gs_ndim(idx) == 1)
-      rows = mask_positions(idx);
-    else if (gs_ndim(idx) == 1)
-      rows = wrap_negatives(idx, gs_ndim(t) > 0 ? gs_size(t, 0) : 1);
-    else
-      PyErr_SetString(PyExc_TypeError, "t[index] = v takes a 1-D integer or bool index, or a "
-                                       "bool mask of t's shape");
-    if (rows.id)
-      out = gs_index_put(t, rows, v, false);
-  }
-  if (out.id)
-    gs_copy_(t, out);
-  gs_dispose(out), gs_dispose(rows), gs_dispose(temp);
-  Py_DECREF(value);
-  if (PyErr_Occurred())
-    return -1;
-  return gsp_check_void() ? 0 : -1;
-}
-
-/* -1 with a Python exception: the one set, else the engine's error as one. */
-static int setitem_failed(void) {
-  if (!PyErr_Occurred()) {
-    PyObject *none = gsp_check_void();
-    if (none) {
-      Py_DECREF(none);
-      PyErr_SetString(PyExc_RuntimeError, "tensor assignment failed");
+  subscript s;
+  PyObject *r = NULL;
+  if (subscript_read(gsp_handle(self), index, false, &s) == 0) {
+    gs_clear_error();
+    if (s.n) {
+      r = gsp_wrap(gs_index_tensors(s.view, s.n, s.list));
+    } else if (s.owns) {
+      r = gsp_wrap(s.view);
+      s.owns = false;
+    } else {
+      /* t[...] or t[()] with nothing to apply is still a new view (in the graph), as torch's */
+      r = gsp_wrap(gs_alias(s.view));
     }
   }
-  return -1;
+  subscript_clear(&s);
+  return r;
 }
 
-/* Whether a tuple index holds an advanced term (an index tensor, list or array, a mask). */
-static int tuple_has_advanced(PyObject *index) {
-  int count = 0;
-  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(index); i++) {
-    PyObject *term = index_term(PyTuple_GET_ITEM(index, i));
-    if (!term)
+/* torch's names of dtypes in index_put's message ("Float", "Long"). */
+static const char *scalar_type_name(gs_dtype d) {
+  switch (d) {
+  case GS_F32: return "Float";
+  case GS_F64: return "Double";
+  case GS_I64: return "Long";
+  case GS_I32: return "Int";
+  case GS_I16: return "Short";
+  case GS_I8: return "Char";
+  case GS_U8: return "Byte";
+  case GS_BOOL: return "Bool";
+  default: return gs_dtype_name(d);
+  }
+}
+
+/* The value of t[...] = value as a tensor for dst: a Tensor as it is (index_put takes only
+ * dst's dtype, as torch's), a number as a 0-D tensor of dst's dtype, a NumPy array or list as
+ * a tensor of dst's dtype; leading size-1 dims dropped (torch's slicePrefix1sSize), so a
+ * [1, 3] value fits a [3] place. *temp: a handle to dispose. */
+static int value_tensor(PyObject *value, gs_tensor dst, bool advanced, gs_tensor *out,
+                        gs_tensor *temp) {
+  gs_dtype d = gs_dtype_of(dst);
+  *temp = GS_NO_TENSOR;
+  PyObject *number = gsp_numpy_scalar_as_number(value), *data = NULL;
+  if (number || PyFloat_Check(value) || PyLong_Check(value)) {
+    PyObject *n = number ? number : Py_NewRef(value);
+    double v = PyFloat_AsDouble(n);
+    Py_DECREF(n);
+    if (v == -1.0 && PyErr_Occurred())
       return -1;
-    count += is_advanced(term);
-    Py_DECREF(term);
-  }
-  if (count > 1) { /* torch pairs them elementwise; gradscope's t[i, j] does not yet */
-    PyErr_Format(PyExc_NotImplementedError,
-                 "t[...] = v with %d index tensors in one index is not supported by gradscope "
-                 "yet (one index tensor or mask, with ints and slices, is)",
-                 count);
-    return -1;
-  }
-  return count;
-}
-
-/* t[i, j] = v, t[:, idx] = v, t[mask, 1] = v...: a tuple with an advanced term selects a
- * copy, not a view, so the assignment goes through positions: the same index applied to
- * the flat positions 0..numel-1 (in t's shape) says which elements it picks, in the order of
- * the picked result; v, broadcast to that result's shape, is put there (index_put on t's
- * flat view, or on a contiguous copy written back for a strided t). */
-static int positional_setitem(PyObject *self, PyObject *index, PyObject *value) {
-  gs_tensor t = gsp_handle(self);
-  int64_t shape[GS_MAX_DIMS], numel = gs_numel(t);
-  int nd = gs_ndim(t);
-  for (int d = 0; d < nd; d++)
-    shape[d] = gs_size(t, d);
-  gs_clear_error();
-  gs_tensor range = gs_arange(0, (double)numel, 1, GS_I64);
-  PyObject *positions = range.id ? gsp_wrap(gs_view(range, shape, nd)) : NULL;
-  gs_dispose(range);
-  PyObject *picked = positions ? PyObject_GetItem(positions, index) : NULL;
-  Py_XDECREF(positions);
-  if (!picked)
-    return setitem_failed();
-  gs_tensor sel = gsp_handle(picked);
-  int64_t sel_shape[GS_MAX_DIMS], count = gs_numel(sel);
-  int sel_nd = gs_ndim(sel);
-  for (int d = 0; d < sel_nd; d++)
-    sel_shape[d] = gs_size(sel, d);
-  PyObject *rows = gsp_wrap(gs_reshape(sel, &count, 1));
-  Py_DECREF(picked);
-  if (!rows)
-    return -1;
-  /* v broadcast to the picked shape, one value per picked position */
-  PyObject *flat_value = NULL;
-  if (gsp_is_tensor(value) || (!PyFloat_Check(value) && !PyLong_Check(value))) {
-    PyObject *tv =
-        gsp_is_tensor(value) ? Py_NewRef(value) : gsp_tensor_from_data(value, NULL, false);
-    gs_tensor expanded = tv ? gs_expand(gsp_handle(tv), sel_shape, sel_nd) : GS_NO_TENSOR;
-    flat_value = expanded.id ? gsp_wrap(gs_reshape(expanded, &count, 1)) : NULL;
-    gs_dispose(expanded);
-    Py_XDECREF(tv);
-    if (!flat_value) {
-      Py_DECREF(rows);
-      return setitem_failed();
-    }
+    *temp = gs_scalar(d, v);
   } else {
-    flat_value = Py_NewRef(value);
+    if (!gsp_is_tensor(value)) {
+      /* t[0] = np.ones(4) or a list: copied in as a tensor (torch 1.13 takes a list only) */
+      PyObject *dtype = gsp_dtype_object(d);
+      data = dtype ? gsp_tensor_from_data(value, dtype, false) : NULL;
+      Py_XDECREF(dtype);
+      if (!data)
+        return -1;
+      value = data;
+    }
+    gs_tensor given = gsp_handle(value);
+    if (advanced && gs_dtype_of(given) != d) {
+      PyErr_Format(PyExc_RuntimeError,
+                   "Index put requires the source and destination dtypes match, got %s for the "
+                   "destination and %s for the source.",
+                   scalar_type_name(d), scalar_type_name(gs_dtype_of(given)));
+      return -1;
+    }
+    int64_t shape[GS_MAX_DIMS];
+    int nd = gs_shape(given, shape), lead = 0;
+    while (lead < nd && shape[lead] == 1)
+      lead++;
+    /* a view: a handle of its own (data's goes with data), without the leading 1s */
+    *temp = gs_view(given, shape + lead, nd - lead);
+    Py_XDECREF(data);
   }
-  bool direct = gs_is_contiguous(t);
-  gs_tensor work = direct ? gs_view(t, &numel, 1) : gs_reshape(t, &numel, 1);
-  int rc = work.id ? advanced_setitem(work, rows, flat_value) : -1;
-  if (rc == 0 && !direct) {
-    gs_tensor back = gs_view(work, shape, nd);
-    gs_copy_(t, back);
-    gs_dispose(back);
-    rc = gsp_check_void() ? 0 : -1;
+  if (!temp->id) {
+    gsp_raise_engine_error();
+    return -1;
   }
-  gs_dispose(work);
-  Py_DECREF(rows);
-  Py_DECREF(flat_value);
-  return rc < 0 ? setitem_failed() : 0;
+  *out = *temp;
+  return 0;
 }
 
 static int tensor_setitem(PyObject *self, PyObject *index, PyObject *value) {
@@ -400,60 +370,88 @@ static int tensor_setitem(PyObject *self, PyObject *index, PyObject *value) {
     PyErr_SetString(PyExc_TypeError, "tensor elements cannot be deleted");
     return -1;
   }
-  if (PyTuple_Check(index)) {
-    int adv = tuple_has_advanced(index);
-    if (adv < 0)
-      return -1;
-    if (adv)
-      return positional_setitem(self, index, value);
+  if (index == Py_False) /* torch writes nothing, not even a version bump */
+    return 0;
+  subscript s;
+  gs_tensor v = GS_NO_TENSOR, temp = GS_NO_TENSOR;
+  int rc = subscript_read(gsp_handle(self), index, true, &s);
+  if (rc == 0)
+    rc = value_tensor(value, s.view, s.n > 0, &v, &temp);
+  if (rc == 0) {
+    gs_clear_error();
+    if (s.n)
+      gs_index_put_tensors_(s.view, s.n, s.list, v, false);
+    else if (!gsp_is_tensor(value) && gs_ndim(v) == 0) /* a number */
+      gs_fill_(s.view, gs_item(v));
+    else
+      gs_copy_(s.view, v);
+    rc = gsp_check_void() ? 0 : -1;
   }
-  if (!PyTuple_Check(index) && !PyLong_Check(index)) {
-    PyObject *term = index_term(index);
-    if (!term)
-      return -1;
-    int rc = is_advanced(term) ? advanced_setitem(gsp_handle(self), term, value) : 1;
-    Py_DECREF(term);
-    if (rc <= 0)
-      return rc;
+  gs_dispose(temp);
+  subscript_clear(&s);
+  return rc;
+}
+
+/* ---- index_put ------------------------------------------------------------------------------ */
+
+/* t.index_put_(indices, values, accumulate=False) and t.index_put(...): indices a tuple of
+ * index tensors, values a Tensor of t's dtype (or a number). */
+PyObject *gsp_tensor_index_put(PyObject *self, PyObject *args, PyObject *kwargs, bool in_place) {
+  static char *kwlist[] = {"indices", "values", "accumulate", NULL};
+  PyObject *indices, *values;
+  int accumulate = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, in_place ? "OO|p:index_put_" : "OO|p:index_put",
+                                   kwlist, &indices, &values, &accumulate))
+    return NULL;
+  if (!PyTuple_Check(indices) && !PyList_Check(indices)) {
+    PyErr_Format(PyExc_TypeError, "%s(): argument 'indices' must be tuple of Tensors, not %.200s",
+                 in_place ? "index_put_" : "index_put", Py_TYPE(indices)->tp_name);
+    return NULL;
   }
-  gs_tensor view;
-  bool owns;
-  if (index_view(gsp_handle(self), index, &view, &owns) < 0)
-    return -1;
-  gs_clear_error();
-  PyObject *number = gsp_numpy_scalar_as_number(value);
-  if (number)
-    value = number;
-  PyObject *data = NULL; /* t[0] = np.ones(4) or a list: copied in as a tensor, as torch does */
-  if (!PyErr_Occurred() && !gsp_is_tensor(value) && !PyFloat_Check(value) && !PyLong_Check(value)) {
-    PyObject *dtype = gsp_dtype_object(gs_dtype_of(view));
-    data = dtype ? gsp_tensor_from_data(value, dtype, false) : NULL;
-    Py_XDECREF(dtype);
-    value = data;
+  PyObject *seq = PySequence_Tuple(indices);
+  if (!seq)
+    return NULL;
+  Py_ssize_t n = PyTuple_GET_SIZE(seq);
+  if (n > GS_MAX_DIMS) {
+    Py_DECREF(seq);
+    return PyErr_Format(PyExc_IndexError, "too many indices for tensor of dimension %d",
+                        gs_ndim(gsp_handle(self)));
   }
-  if (PyErr_Occurred()) {
-    Py_XDECREF(number);
-    if (owns)
-      gs_dispose(view);
-    return -1;
-  }
-  if (gsp_is_tensor(value)) {
-    gs_copy_(view, gsp_handle(value));
-  } else {
-    double v = PyFloat_AsDouble(value);
-    if (v == -1.0 && PyErr_Occurred()) {
-      if (owns)
-        gs_dispose(view);
-      return -1;
+  PyObject *terms = PyTuple_New(n);
+  gs_tensor list[GS_MAX_DIMS];
+  for (Py_ssize_t i = 0; terms && i < n; i++) {
+    PyObject *item = PyTuple_GET_ITEM(seq, i);
+    if (!gsp_is_tensor(item)) { /* torch 1.13's binding takes no None here */
+      PyErr_Format(PyExc_TypeError, "expected Tensor as element %zd in argument 0, but got %.200s",
+                   i, Py_TYPE(item)->tp_name);
+      Py_CLEAR(terms);
+      break;
     }
-    gs_fill_(view, v);
+    PyObject *term = index_term(item); /* a uint8 mask as bool, with torch's warning */
+    if (!term) {
+      Py_CLEAR(terms);
+      break;
+    }
+    PyTuple_SET_ITEM(terms, i, term);
+    list[i] = gsp_handle(term);
   }
-  Py_XDECREF(number);
-  Py_XDECREF(data);
-  PyObject *ok = gsp_check_void();
-  if (owns)
-    gs_dispose(view);
-  return ok ? 0 : -1;
+  Py_DECREF(seq);
+  if (!terms)
+    return NULL;
+  gs_tensor t = gsp_handle(self), v, temp;
+  PyObject *r = NULL;
+  if (value_tensor(values, t, true, &v, &temp) == 0) {
+    gs_clear_error();
+    if (in_place) {
+      gs_index_put_tensors_(t, (int)n, list, v, accumulate);
+      r = gsp_check_void() ? Py_NewRef(self) : NULL;
+    } else {
+      r = gsp_wrap(gs_index_put_tensors(t, (int)n, list, v, accumulate));
+    }
+    gs_dispose(temp);
+  }
+  Py_DECREF(terms);
+  return r;
 }
 
 PyMappingMethods gsp_tensor_as_mapping = {

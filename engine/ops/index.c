@@ -86,6 +86,10 @@ GATHER_LOOP(gather_2_by_i32, uint16_t, int32_t)
 GATHER_LOOP(gather_4_by_i32, uint32_t, int32_t)
 GATHER_LOOP(gather_8_by_i32, uint64_t, int32_t)
 
+gs__loop_fn gs__gather_loop(size_t es) {
+  return es == 1 ? gather_1 : es == 2 ? gather_2 : es == 4 ? gather_4 : gather_8;
+}
+
 /* out[i] = src[i with the indexed dim moved by index[i]]: index_strides and src_strides are
  * laid over out's shape (src's is 0 along the indexed dim, jump its real stride). */
 static void gather_run(gs__tensor *out, const gs__tensor *index, const int64_t *index_strides,
@@ -468,7 +472,7 @@ SCATTER_ADD_LOOP(scatter_mul_i8, int8_t, (int8_t)(uint8_t)((uint32_t)*dst *(uint
 SCATTER_ADD_LOOP(scatter_mul_i16, int16_t, (int16_t)(uint16_t)((uint32_t)*dst *(uint32_t)v))
 
 /* The inner loop of a scatter in mode over dtype (bool only replaces). */
-static gs__loop_fn scatter_loop(gs_scatter_reduce mode, gs_dtype dtype) {
+gs__loop_fn gs__scatter_loop(gs_scatter_reduce mode, gs_dtype dtype) {
   /* Columns: f32 f64 i64 i32 u8 i8 i16. */
   static const gs__loop_fn add[] = {scatter_add_f32, scatter_add_f64, scatter_add_i64,
                                     scatter_add_i32, scatter_add_u8,  scatter_add_i8,
@@ -521,7 +525,7 @@ static gs_tensor scatter_run(gs__tensor *t, int dim, gs__tensor *index, const gs
     gs__error(GS_ERR_ARGUMENT, fn, "expected reduce none, add or multiply, got mode %d", (int)mode);
     return GS_NO_TENSOR;
   }
-  if (!scatter_loop(mode, t->dtype)) {
+  if (!gs__scatter_loop(mode, t->dtype)) {
     if (mode == GS_SCATTER_MULTIPLY)
       gs__error(GS_ERR_DTYPE, fn,
                 "reduce='multiply' expected an f32, f64 or integer tensor, got %s",
@@ -575,7 +579,7 @@ static gs_tensor scatter_run(gs__tensor *t, int dim, gs__tensor *index, const gs
   size_t sizes[3] = {es, sizeof(int64_t), es};
   jump_ctx ctx = {dim_stride(out, d) * (int64_t)es};
   gs__iter_run(3, data, (const int64_t(*)[GS_MAX_DIMS])strides, sizes, index->shape, index->ndim,
-               scatter_loop(mode, t->dtype), &ctx);
+               gs__scatter_loop(mode, t->dtype), &ctx);
   if (mode == GS_SCATTER_MULTIPLY)
     return h;
   if (value_form)

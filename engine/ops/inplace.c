@@ -19,7 +19,7 @@
 #include "ops-impl.h"
 
 /* An expanded (stride-0) destination would write one element several times. */
-static bool check_writable(const gs__tensor *t, const char *fn) {
+bool gs__check_writable(const gs__tensor *t, const char *fn) {
   for (int i = 0; i < t->ndim; i++) {
     if (t->strides[i] == 0 && t->shape[i] > 1) {
       gs__error(GS_ERR_ARGUMENT, fn,
@@ -82,7 +82,7 @@ static bool clone_before_write(const gs__tensor *t, gs__tensor *old, const char 
 static void inplace_binary(gs__binop op, gs_tensor ht, gs_tensor hb, const char *fn) {
   gs__tensor *t = gs__lookup(ht, fn);
   gs__tensor *b = t ? gs__lookup(hb, fn) : NULL;
-  if (!b || !check_writable(t, fn))
+  if (!b || !gs__check_writable(t, fn))
     return;
   if (!gs__binary_loop(op, t->dtype) || (op == GS__DIV && !gs_dtype_is_floating(t->dtype))) {
     gs__error(GS_ERR_DTYPE, fn,
@@ -137,7 +137,7 @@ static void inplace_binary(gs__binop op, gs_tensor ht, gs_tensor hb, const char 
 
 static void inplace_binary_scalar(gs__binop op, gs_tensor ht, double s, const char *fn) {
   gs__tensor *t = gs__lookup(ht, fn);
-  if (!t || !check_writable(t, fn))
+  if (!t || !gs__check_writable(t, fn))
     return;
   if (!gs_dtype_is_floating(t->dtype) && s != floor(s)) {
     gs__error(GS_ERR_DTYPE, fn,
@@ -186,7 +186,7 @@ void gs_add_scaled_(gs_tensor ht, gs_tensor hb, double alpha) {
   const char *fn = "add_scaled_";
   gs__tensor *t = gs__lookup(ht, fn);
   gs__tensor *b = t ? gs__lookup(hb, fn) : NULL;
-  if (!b || !check_writable(t, fn))
+  if (!b || !gs__check_writable(t, fn))
     return;
   if (!gs__add_scaled_loop(t->dtype)) {
     gs__error(GS_ERR_DTYPE, fn, "cannot add_scaled_ in place into a tensor of dtype %s",
@@ -226,7 +226,7 @@ void gs_add_scaled_(gs_tensor ht, gs_tensor hb, double alpha) {
 
 static void fill(gs_tensor ht, double value, const char *fn) {
   gs__tensor *t = gs__lookup(ht, fn);
-  if (!t || !check_writable(t, fn))
+  if (!t || !gs__check_writable(t, fn))
     return;
   gs__scalar_box box;
   const gs__tensor *st = gs__scalar_box_init(&box, t->dtype, value);
@@ -260,7 +260,7 @@ void gs_copy_(gs_tensor ht, gs_tensor hsrc) {
   const char *fn = "copy_";
   gs__tensor *t = gs__lookup(ht, fn);
   gs__tensor *src = t ? gs__lookup(hsrc, fn) : NULL;
-  if (!src || !check_writable(t, fn))
+  if (!src || !gs__check_writable(t, fn))
     return;
   gs__tensor tmp;
   bool tmp_used = false;
@@ -284,7 +284,7 @@ void gs_copy_(gs_tensor ht, gs_tensor hsrc) {
  * later write into t is caught at backward, as PyTorch's version check does. */
 static void unary_inplace(gs__unop op, gs_tensor ht, const char *fn) {
   gs__tensor *t = gs__lookup(ht, fn);
-  if (!t || !check_writable(t, fn))
+  if (!t || !gs__check_writable(t, fn))
     return;
   if (!gs__unary_loop(op, t->dtype)) {
     /* An integer tensor would need a floating result (torch's message) */
@@ -352,7 +352,7 @@ void gs_clamp_(gs_tensor ht, double min, double max) {
   const char *fn = "clamp_";
   gs__tensor *t = gs__lookup(ht, fn);
   gs__unary_params p;
-  if (!t || !check_writable(t, fn) || !gs__clamp_params(t->dtype, min, max, &p, fn))
+  if (!t || !gs__check_writable(t, fn) || !gs__clamp_params(t->dtype, min, max, &p, fn))
     return;
   if (!gs__unary_loop(GS__CLAMP, t->dtype)) {
     gs__error(GS_ERR_DTYPE, fn, "cannot clamp a %s tensor", gs_dtype_name(t->dtype));

@@ -213,6 +213,14 @@ bool gs__check_index_values(const gs__tensor *index, int64_t size, const char *w
  * reporting one outside [-size, size) (or [0, size) without wrap). */
 gs_tensor gs__checked_positions(const gs__tensor *index, int64_t size, bool wrap, const char *what,
                                 const char *fn);
+/* The inner loops of index.c, for index-tensors.c's runs over element offsets (ctx: a jump
+ * of one element's bytes): out = src[offset] for elements of es bytes, and a scatter's write
+ * (or add, multiply) at dst[offset]; NULL for a dtype the mode does not take. */
+gs__loop_fn gs__gather_loop(size_t es);
+gs__loop_fn gs__scatter_loop(gs_scatter_reduce mode, gs_dtype dtype);
+/* false after reporting if t has overlapping elements (an expanded dim): an in-place write
+ * would write one element several times (inplace.c). */
+bool gs__check_writable(const gs__tensor *t, const char *fn);
 
 /* Records the one node of an op whose result r was computed with grad mode off by other ops
  * (so the graph shows the op itself, under its own kind, as torch records it): NULL when r

@@ -27,6 +27,7 @@ GS__BACKWARD_TWICE(ViewBackward, reshape_backward);
 GS__BACKWARD_TWICE(ReshapeBackward, reshape_backward);
 GS__BACKWARD_TWICE(SqueezeBackward, reshape_backward);
 GS__BACKWARD_TWICE(UnsqueezeBackward, reshape_backward);
+GS__BACKWARD_TWICE(AliasBackward, reshape_backward);
 
 /* transpose(a, d0, d1): transpose the gradient back (dims in ints). */
 static void transpose_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
@@ -166,6 +167,14 @@ gs_tensor gs_view(gs_tensor h, const int64_t *shape, int ndim) {
     return GS_NO_TENSOR;
   }
   return record_view(gs__make_view(t, sh, st, ndim, t->offset, "view"), t, &ViewBackward, NULL, 0);
+}
+
+gs_tensor gs_alias(gs_tensor h) {
+  gs__tensor *t = gs__lookup(h, "alias");
+  if (!t)
+    return GS_NO_TENSOR;
+  return record_view(gs__make_view(t, t->shape, t->strides, t->ndim, t->offset, "alias"), t,
+                     &AliasBackward, NULL, 0);
 }
 
 /* A contiguous copy of t viewed as shape sh (already validated). */

@@ -337,6 +337,26 @@ GS_API gs_tensor gs_index_select(gs_tensor t, int dim, gs_tensor index);
  * node over t. t[list] is span 1, t[mask] for a mask of t's shape span t's ndim over the
  * mask's true positions. */
 GS_API gs_tensor gs_index(gs_tensor t, int dim, int span, gs_tensor index);
+/* t[indices[0], indices[1], ...] as torch's advanced indexing (at::index), the index tensors
+ * paired elementwise: t[rows, cols] is t[rows[i], cols[i]], not an outer product. Entry i of
+ * indices (n of them, n <= ndim) indexes the next dim of t: an i64 tensor (negative entries
+ * count from the end), GS_NO_TENSOR for the whole dim, or a bool mask of k dims standing for
+ * its k nonzero() columns over the next k dims (of the mask's shape). The i64 indexes
+ * broadcast together; their shape replaces the indexed dims where they are when those are
+ * adjacent, and goes first otherwise. An index out of range is reported as torch's "index 5
+ * is out of bounds for dimension 0 with size 3" (dimension: among the indexed ones). One
+ * IndexTensorsBackward node (torch's IndexBackward0): a position picked twice gets both
+ * gradients. */
+GS_API gs_tensor gs_index_tensors(gs_tensor t, int n, const gs_tensor *indices);
+/* t[indices...] = values as torch's index_put_: values (t's dtype) broadcast to the shape
+ * gs_index_tensors would give and written there in place (a version bump), or added when
+ * accumulate (a position named twice then gets every value; without accumulate it keeps one).
+ * Records IndexPutBackward (torch's IndexPutBackward0); through a view, inside CopySlices. */
+GS_API void gs_index_put_tensors_(gs_tensor t, int n, const gs_tensor *indices, gs_tensor values,
+                                  bool accumulate);
+/* The same into a copy of t (torch.index_put). */
+GS_API gs_tensor gs_index_put_tensors(gs_tensor t, int n, const gs_tensor *indices,
+                                      gs_tensor values, bool accumulate);
 /* out[i][j] = t[index[i][j]][j] for dim 0, and so on (index i64, same ndim as t). */
 GS_API gs_tensor gs_gather(gs_tensor t, int dim, gs_tensor index);
 /* A copy of t with src added at index along dim: out[index[i][j]][j] += src[i][j]. */

@@ -120,6 +120,8 @@ GS_API void gs_print(FILE *out, gs_tensor t);
 /* New shape over the same elements; one size may be -1 (inferred). An error if t's strides
  * make a view impossible (use gs_reshape). */
 GS_API gs_tensor gs_view(gs_tensor t, const int64_t *shape, int ndim);
+/* A view of all of t as it is (torch.alias: what t[...] gives), recorded as AliasBackward. */
+GS_API gs_tensor gs_alias(gs_tensor t);
 /* Like gs_view, but copies when a view is impossible, as torch.reshape. */
 GS_API gs_tensor gs_reshape(gs_tensor t, const int64_t *shape, int ndim);
 GS_API gs_tensor gs_transpose(gs_tensor t, int dim0, int dim1);

@@ -87,6 +87,8 @@ def samples():
         "max": 5.0, "decimals": 1, "source": t23(), "indices": gs.zeros(2, 3, dtype=gs.int64),
         # by function
         ("index_select", "index"): gs.tensor([0]), ("select", "index"): 0,
+        **{(op, "indices"): (gs.tensor([0]),) for op in ("index_put", "index_put_")},
+        "values": gs.tensor(1.0),
         ("mse_loss", "target"): t23(), ("binary_cross_entropy_with_logits", "target"): t23(),
         ("conv2d", "input"): gs.ones(1, 1, 4, 4), ("conv2d", "weight"): gs.ones(1, 1, 2, 2),
         ("max_pool2d", "input"): gs.ones(1, 1, 4, 4), ("avg_pool2d", "input"): gs.ones(1, 1, 4, 4),

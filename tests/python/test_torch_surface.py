@@ -378,13 +378,14 @@ def test_index_assignment_with_one_index_tensor_writes_the_tensor():
     b[:, gs.tensor([0])] = 0.0
     b.sum().backward()
     assert a.grad.tolist() == [[0.0, 1.0, 1.0], [0.0, 1.0, 1.0]]
-    with pytest.raises(NotImplementedError, match="2 index tensors"):
-        gs.zeros(3, 3)[[0, 1], [1, 2]] = 1.0
-    # reading with two index tensors: torch pairs them; refused rather than the outer product
-    with pytest.raises(NotImplementedError, match="2 index tensors"):
-        gs.zeros(3, 3)[[0, 1], [1, 2]]
-    with pytest.raises(NotImplementedError, match="2 index tensors"):
-        gs.zeros(3, 3)[gs.tensor([0, 1]), gs.tensor([True, False, True])]
+    # two index tensors pair up, as torch's (issue 31; test_advanced_indexing.py has the rest)
+    for code in ("p[[0, 1], [1, 2]] = 1.0", "p[m.tensor([0, 2]), m.tensor([True, False, True])] = 4.0"):
+        out = []
+        for m in (gs, torch):
+            p = m.zeros(3, 3)
+            exec(code, {"m": m, "p": p})
+            out.append(p.tolist() + [p[[0, 1], [1, 2]].tolist()])
+        assert out[0] == out[1], code
 
 
 def test_autograd_functional_matches_torch():

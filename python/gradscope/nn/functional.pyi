@@ -40,6 +40,7 @@ from gradscope import (  # the Tensor ops: F.relu(x) is gradscope.relu(x)
     cumprod as cumprod,
     index_add as index_add,
     index_fill as index_fill,
+    index_put as index_put,
     logcumsumexp as logcumsumexp,
     median as median,
     prod as prod,

@@ -1,7 +1,8 @@
 /* cases-index-write.c: gradcheck cases for the ops that write by index (scatter in both
- * forms, index_add, index_fill, take) and t[index], the products (prod, cumprod, with zeros
- * in the input), the picks of an order (median, cummax, cummin) and cross and trace. Index inputs
- * are constants made in the case; inputs that must hold zeros get them written by the case. */
+ * forms, index_add, index_fill, take), t[index] and t[rows, cols] (read and written), the products
+ * (prod, cumprod, with zeros in the input), the picks of an order (median, cummax, cummin) and
+ * cross and trace. Index inputs are constants made in the case; inputs that must hold zeros get
+ * them written by the case. */
 #include "grad-case.h"
 
 #define FN(NAME, ...)                                                                              \
@@ -33,6 +34,34 @@ static const int64_t mask_positions[] = {0, 3, 5, 6, 11};
 FN(f_index_mask, gs_index(in[0], 0, 2, i64(mask_positions, 1, (int64_t[]){5})))
 static const int64_t pairs[] = {1, 11, 7, 1};
 FN(f_index_span, gs_index(in[0], -2, 2, i64(pairs, 1, (int64_t[]){4})))
+
+/* t[rows, cols] (gs_index_tensors): paired, one position picked twice, negatives; two index
+ * tensors broadcast across a slice (so their shape goes first); a mask over dims 1 and 2. */
+static const int64_t pair_rows[] = {0, 2, 0, -1}, pair_cols[] = {1, 3, 1, 0};
+#define PAIR_ROWS i64(pair_rows, 1, (int64_t[]){4})
+#define PAIR_COLS i64(pair_cols, 1, (int64_t[]){4})
+FN(f_index_pairs, gs_index_tensors(in[0], 2, (gs_tensor[]){PAIR_ROWS, PAIR_COLS}))
+static const int64_t apart_rows[] = {2, 0}, apart_cols[] = {4, -1, 1};
+FN(f_index_apart, gs_index_tensors(in[0], 3,
+                                   (gs_tensor[]){i64(apart_rows, 2, (int64_t[]){2, 1}),
+                                                 GS_NO_TENSOR, i64(apart_cols, 1, (int64_t[]){3})}))
+static const bool mask_3x4[] = {1, 0, 0, 1, 0, 1, 1, 0, 1, 1, 0, 0};
+#define MASK_3X4 gs__keep(gs_from_data(GS_BOOL, (int64_t[]){3, 4}, 2, mask_3x4))
+FN(f_index_mask_dims, gs_index_tensors(in[0], 2, (gs_tensor[]){GS_NO_TENSOR, MASK_3X4}))
+/* t[rows, cols] = v: added with a repeat; written (values broadcast from [1]); and in place
+ * into a fresh tensor (its grad_fn: the write's own node). */
+FN(f_index_put_acc,
+   gs_index_put_tensors(in[0], 2, (gs_tensor[]){PAIR_ROWS, PAIR_COLS}, in[1], true))
+static const int64_t put_rows[] = {1, 2, 0}, put_cols[] = {3, 0, -2};
+#define PUT_ROWS i64(put_rows, 1, (int64_t[]){3})
+#define PUT_COLS i64(put_cols, 1, (int64_t[]){3})
+FN(f_index_put, gs_index_put_tensors(in[0], 2, (gs_tensor[]){PUT_ROWS, PUT_COLS}, in[1], false))
+static gs_tensor index_put_in_place(const gs_tensor *in, int n, void *u) {
+  (void)n, (void)u;
+  gs_tensor t = gs_mul_scalar(in[0], 1.0);
+  gs_index_put_tensors_(t, 3, (gs_tensor[]){GS_NO_TENSOR, PUT_ROWS, PUT_COLS}, in[1], false);
+  return t;
+}
 
 /* x with element `at` (row-major, x contiguous) set to zero, differentiably: x * mask. */
 static gs_tensor with_zero(gs_tensor x, int64_t at) {
@@ -80,6 +109,32 @@ const grad_case grad_cases_index_write[] = {
     {"IndexBackward", "[2, 3] index along dim 1", f_index_dim, 1, {GI_S(3, 2, 5, 3)}},
     {"IndexBackward", "mask positions of [3, 4]", f_index_mask, 1, {GI_T(2, 3, 4)}},
     {"IndexBackward", "dims 1 and 2 of [2, 3, 4] as one", f_index_span, 1, {GI_T(3, 2, 3, 4)}},
+    {"IndexTensorsBackward",
+     "rows and cols of [3, 4] paired, one twice",
+     f_index_pairs,
+     1,
+     {GI_T(2, 3, 4)}},
+    {"IndexTensorsBackward",
+     "[2, 1] and [3] across a slice of [3, 4, 5]",
+     f_index_apart,
+     1,
+     {GI_S(3, 3, 4, 5)}},
+    {"IndexTensorsBackward",
+     "a mask of dims 1 and 2 of [2, 3, 4]",
+     f_index_mask_dims,
+     1,
+     {GI(3, 2, 3, 4)}},
+    {"IndexPutBackward",
+     "accumulate, a position twice",
+     f_index_put_acc,
+     2,
+     {GI_T(2, 3, 4), GI(1, 4)}},
+    {"IndexPutBackward", "values broadcast from [1]", f_index_put, 2, {GI_S(2, 3, 4), GI(1, 1)}},
+    {"IndexPutBackward",
+     "in place, dims 1 and 2 of [2, 3, 4]",
+     index_put_in_place,
+     2,
+     {GI(3, 2, 3, 4), GI(2, 2, 1)}},
     {"ProdBackward", "of everything", f_prod_all, 1, {GI_T(2, 3, 3)}},
     {"ProdBackward", "of everything, one zero", f_prod_all_zero, 1, {GI(2, 3, 3)}},
     {"ProdDimBackward", "along dim 1", f_prod_dim, 1, {GI_S(2, 3, 4)}},

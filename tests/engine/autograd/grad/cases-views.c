@@ -28,6 +28,7 @@ static gs_tensor weighted(gs_tensor x) {
   }
 
 VIEW_CASE(f_view, gs_view(x, (int64_t[]){4, -1}, 2))
+VIEW_CASE(f_alias, gs_alias(x))
 VIEW_CASE(f_reshape_copy, gs_reshape(gs__keep(gs_t(x)), (int64_t[]){12}, 1))
 VIEW_CASE(f_flatten, gs_flatten(x, 0, 1))
 VIEW_CASE(f_transpose, gs_transpose(x, 0, 2))
@@ -127,6 +128,7 @@ static gs_tensor f_stale_view(const gs_tensor *in, int n, void *u) {
 
 const grad_case grad_cases_views[] = {
     {"ViewBackward", "view [3, 4] as [4, -1]", f_view, 1, {GI_S(2, 3, 4)}},
+    {"AliasBackward", "alias of a sliced [3, 4]", f_alias, 1, {GI_S(2, 3, 4)}},
     {"ViewBackward", "t of a 1-D tensor", f_t, 1, {GI(1, 5)}},
     {"ReshapeBackward", "reshape of a transposed view copies", f_reshape_copy, 1, {GI(2, 3, 4)}},
     {"ReshapeBackward", "flatten", f_flatten, 1, {GI_T(3, 2, 3, 4)}},
