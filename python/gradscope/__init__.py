@@ -34,9 +34,9 @@ moveaxis = movedim
 from gradscope.creation import (as_tensor, empty_like, full_like, get_default_dtype, set_default_dtype,  # noqa: E402
                                 logspace, ones_like, rand_like, randint_like, randn_like,
                                 randperm, zeros_like)
-from gradscope.linalg import (det, slogdet, _inverse as inverse,  # noqa: E402
+from gradscope.linalg import (det, matrix_power, slogdet, _inverse as inverse,  # noqa: E402
                               _logdet as logdet, _torch_svd as svd,
-                              _cholesky_solve as cholesky_solve)
+                              _cholesky_solve as cholesky_solve, _chain_matmul as chain_matmul)
 from gradscope.rearrange import (argwhere, broadcast_tensors, count_nonzero, diag,  # noqa: E402
                                  diagonal, diff, einsum, flip, hstack, kron, meshgrid, nonzero,
                                  repeat_interleave, roll, tensordot, tile, tril, triu, unbind,
@@ -78,7 +78,8 @@ from gradscope.splitting import dsplit, hsplit, tensor_split, vsplit  # noqa: E4
 from gradscope.splitting import _split_function as split  # noqa: E402
 from gradscope.dtype_rules import can_cast, is_floating_point, promote_types, result_type  # noqa: E402
 from gradscope.tensor_writes import (_index_copy_function as index_copy,  # noqa: E402
-                                     _masked_scatter_function as masked_scatter)
+                                     _masked_scatter_function as masked_scatter,
+                                     diagonal_scatter, select_scatter, slice_scatter)
 from gradscope.random_draws import drawing_from as _drawing_from  # noqa: E402
 rand, randn, randint = _drawing_from(rand), _drawing_from(randn), _drawing_from(randint)  # noqa: F821
 randperm, normal = _drawing_from(randperm), _drawing_from(normal)

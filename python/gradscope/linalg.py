@@ -263,6 +263,74 @@ def _cholesky_solve(input, input2, upper=False):
     return _gradscope._cholesky_solve(input, input2, bool(upper))
 
 
+def matrix_power(A, n):
+    """A @ A @ ... (n factors) by repeated squaring; n = 0 gives identities, n < 0 the
+    inverse's power; batched over the leading dims. Differentiable through the products."""
+    if A.dim() < 2 or int(A.shape[-1]) != int(A.shape[-2]):
+        rows = int(A.shape[-2]) if A.dim() >= 2 else 1
+        cols = int(A.shape[-1]) if A.dim() >= 1 else 1
+        raise RuntimeError(f"linalg.matrix_power: A must be batches of square matrices, but they "
+                           f"are {rows} by {cols} matrices")
+    if n == 0:
+        eye = _gradscope.eye(int(A.shape[-1]), dtype=A.dtype)
+        return eye.expand(*A.shape).clone()
+    base = inv(A) if n < 0 else A
+    n = abs(n)
+    result = None
+    while n:
+        if n & 1:
+            result = base if result is None else result @ base
+        n >>= 1
+        if n:
+            base = base @ base
+    return result
+
+
+def multi_dot(tensors, *, out=None):
+    """The product of the matrices in order (the first may be a 1-D row, the last a 1-D
+    column), multiplied in the order that costs the fewest multiplications, as torch's."""
+    tensors = list(tensors)
+    if len(tensors) < 2:
+        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {len(tensors)}")
+    first_vec, last_vec = tensors[0].dim() == 1, tensors[-1].dim() == 1
+    mats = list(tensors)
+    if first_vec:
+        mats[0] = mats[0].unsqueeze(0)
+    if last_vec:
+        mats[-1] = mats[-1].unsqueeze(1)
+    for i, m in enumerate(mats):
+        if m.dim() != 2:
+            raise RuntimeError(f"multi_dot(): tensor {i} must be 2D but got {tensors[i].dim()}D")
+    dims = [int(mats[0].shape[0])] + [int(m.shape[1]) for m in mats]
+    n = len(mats)
+    # the classic matrix-chain order: cost[i][j] of multiplying mats[i..j], split[i][j] where
+    cost = [[0] * n for _ in range(n)]
+    split = [[0] * n for _ in range(n)]
+    for length in range(1, n):
+        for i in range(n - length):
+            j = i + length
+            cost[i][j] = None
+            for k in range(i, j):
+                c = cost[i][k] + cost[k + 1][j] + dims[i] * dims[k + 1] * dims[j + 1]
+                if cost[i][j] is None or c < cost[i][j]:
+                    cost[i][j], split[i][j] = c, k
+
+    def product(i, j):
+        if i == j:
+            return mats[i]
+        k = split[i][j]
+        return product(i, k) @ product(k + 1, j)
+
+    result = product(0, n - 1)
+    if first_vec and last_vec:
+        return result.reshape(())
+    if first_vec:
+        return result.squeeze(0)
+    if last_vec:
+        return result.squeeze(1)
+    return result
+
+
 def slogdet(A):
     """(sign, logabsdet) of each matrix of A [..., n, n], as torch.linalg.slogdet: det(A) is
     sign * exp(logabsdet); a singular matrix gives sign 0 and logabsdet -inf. The gradient
@@ -308,12 +376,23 @@ def _tensor_pinverse(self, rcond=1e-15):
     return pinv(self, rtol=rcond)
 
 
+def _tensor_matrix_power(self, n):
+    """self to the integer power n (torch.Tensor.matrix_power, linalg.matrix_power)."""
+    return matrix_power(self, n)
+
+
+def _chain_matmul(*matrices):
+    """torch.chain_matmul: the product of the matrices (linalg.multi_dot's order)."""
+    return multi_dot(matrices)
+
+
 def _tensor_slogdet(self):
     """(sign, logabsdet) of each matrix (torch.Tensor.slogdet, linalg.slogdet)."""
     return slogdet(self)
 
 
-for _name in ("det", "inverse", "logdet", "slogdet", "svd", "cholesky_solve", "pinverse"):
+for _name in ("det", "inverse", "logdet", "slogdet", "svd", "cholesky_solve", "pinverse",
+              "matrix_power"):
     _gradscope._extend_type(_gradscope.Tensor, _name, globals()["_tensor_" + _name])
 del _name
 

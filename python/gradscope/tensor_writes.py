@@ -2,7 +2,8 @@
 engine has no single op for, as compositions of its differentiable ops (so gradients flow to
 both the tensor written into and the source, as torch's): index_copy, masked_scatter and put
 (with their in-place forms, which copy_ the result back, bumping the version as any in-place
-write), and tril_/triu_. Put on the C type and the package by gradscope/__init__.py."""
+write), select/slice/diagonal_scatter, and tril_/triu_. Put on the C type and the package
+by gradscope/__init__.py."""
 from gradscope import _gradscope as _c
 
 Tensor = _c.Tensor
@@ -92,6 +93,35 @@ def triu_(self, diagonal=0):
     return self.copy_(self.triu(diagonal))
 
 
+def _embedded(input, src, view_of):
+    """A copy of input whose view view_of(copy) holds src: written through the view (a
+    CopySlices node), so gradients reach both, as torch's *_scatter."""
+    out = input.clone()
+    view = view_of(out)
+    if tuple(view.shape) != tuple(src.shape):
+        raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = "
+                           f"{list(src.shape)}, slice size = {list(view.shape)}")
+    view.copy_(src)
+    return out
+
+
+def select_scatter(input, src, dim, index):
+    """A copy of input with src in input.select(dim, index)."""
+    return _embedded(input, src, lambda t: t.select(dim, index))
+
+
+def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
+    """A copy of input with src in the slice start:end:step of dim."""
+    d = dim % input.dim()
+    key = (slice(None),) * d + (slice(start, end, step),)
+    return _embedded(input, src, lambda t: t[key])
+
+
+def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
+    """A copy of input with src on the diagonal (offset, dim1, dim2)."""
+    return _embedded(input, src, lambda t: t.diagonal(offset, dim1, dim2))
+
+
 def _index_copy_function(input, dim, index, source):
     """torch.index_copy: see Tensor.index_copy."""
     return index_copy(input, dim, index, source)
@@ -104,6 +134,8 @@ def _masked_scatter_function(input, mask, source):
 
 for _name, _value in [("index_copy", index_copy), ("index_copy_", index_copy_),
                       ("masked_scatter", masked_scatter), ("masked_scatter_", masked_scatter_),
-                      ("put", put), ("put_", put_), ("tril_", tril_), ("triu_", triu_)]:
+                      ("put", put), ("put_", put_), ("tril_", tril_), ("triu_", triu_),
+                      ("select_scatter", select_scatter), ("slice_scatter", slice_scatter),
+                      ("diagonal_scatter", diagonal_scatter)]:
     _c._extend_type(Tensor, _name, _value)
 del _name, _value

@@ -228,3 +228,36 @@ def test_generator_draws_from_its_own_state():
         assert draw(gs.Generator().manual_seed(9)).tolist() == draw(gs.Generator().manual_seed(9)).tolist()
     with pytest.raises(TypeError, match="argument 'generator' must be torch.Generator"):
         gs.rand(2, generator=3)
+
+
+def test_scatters_into_views_against_torch():
+    src_row, src_cols, src_diag = np.arange(4.0), np.ones((3, 2)) * 7, np.array([5.0, 6.0, 7.0])
+    same_values_and_gradients(lambda x, s: gs.select_scatter(x, s, 0, 1),
+                              lambda x, s: torch.select_scatter(x, s, 0, 1), A, src_row)
+    same_values_and_gradients(lambda x, s: gs.slice_scatter(x, s, 1, 0, 4, 2),
+                              lambda x, s: torch.slice_scatter(x, s, 1, 0, 4, 2), A, src_cols)
+    same_values_and_gradients(lambda x, s: x.diagonal_scatter(s),
+                              lambda x, s: x.diagonal_scatter(s), A, src_diag)
+    same_values_and_gradients(lambda x, s: gs.diagonal_scatter(x, s, 1),
+                              lambda x, s: torch.diagonal_scatter(x, s, 1), A, src_diag)
+    with pytest.raises(RuntimeError, match="expected src to have a size equal to the slice of self"):
+        gs.select_scatter(gs.zeros(3, 4), gs.ones(3), 0, 1)
+
+
+def test_matrix_power_and_multi_dot_against_torch():
+    sq = np.array([[1.1, 0.3, -0.2], [0.4, 0.9, 0.1], [-0.3, 0.2, 1.2]])
+    for n in (0, 1, 2, 3, 5, -1, -2):
+        same_values_and_gradients(lambda m: gs.linalg.matrix_power(m, n),
+                                  lambda m: torch.linalg.matrix_power(m, n), sq, tol=1e-11)
+    same_values_and_gradients(lambda m: m.matrix_power(4), lambda m: m.matrix_power(4),
+                              np.stack([sq, sq.T]), tol=1e-11)
+    with pytest.raises(RuntimeError, match="A must be batches of square matrices, but they are 3 by 4"):
+        gs.linalg.matrix_power(gs.ones(3, 4), 2)
+    b, c = np.linspace(-1, 1, 8).reshape(4, 2), np.linspace(0, 2, 10).reshape(2, 5)
+    v, w = np.linspace(-1, 1, 3), np.linspace(2, 3, 5)
+    for arrays in ((A, b, c), (v, A, b, c), (A, b, c, w), (v, A, b, c, w), (A, b)):
+        same_values_and_gradients(lambda *t: gs.linalg.multi_dot(t), lambda *t: torch.linalg.multi_dot(t),
+                                  *arrays)
+    same_values_and_gradients(lambda *t: gs.chain_matmul(*t), lambda *t: torch.chain_matmul(*t), A, b, c)
+    with pytest.raises(RuntimeError, match="expected at least 2 tensors but got 1"):
+        gs.linalg.multi_dot([gs.ones(2, 2)])
