@@ -67,11 +67,12 @@ def _tensor_format(self, spec):
 _gradscope._extend_type(Tensor, "__format__", _tensor_format)  # noqa: F821
 
 from gradscope import distributions  # noqa: E402  (torch.distributions; uses the names above)
-from gradscope.statistics import (bincount, block_diag, nanquantile,  # noqa: E402
+from gradscope.statistics import (bincount, block_diag, histogram, nanquantile,  # noqa: E402
                                   quantile)
-from gradscope.pointwise import (addbmm, addmv, addr, aminmax, baddbmm, copysign,  # noqa: E402
+from gradscope.pointwise import (addbmm, addmv, addr, aminmax, baddbmm, copysign, frexp, gcd,  # noqa: E402
                                  corrcoef, cov, cumulative_trapezoid, divide, fmax, fmin, heaviside,
-                                 hypot, isin, logaddexp, logaddexp2, logit, multiply, nanmean, nansum,
+                                 hypot, isin, lcm, ldexp, logaddexp, logaddexp2, logit, multiply,
+                                 nanmean, nansum, nextafter,
                                  renorm, sgn, signbit, sinc, subtract, trapezoid, trapz, xlogy)
 from gradscope import special  # noqa: E402
 from gradscope.splitting import dsplit, hsplit, tensor_split, vsplit  # noqa: E402

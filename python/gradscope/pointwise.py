@@ -5,6 +5,7 @@ NaN leaks into a gradient torch gives as a number): logit, logaddexp/logaddexp2,
 heaviside, copysign, sgn, signbit, fmax/fmin, nansum/nanmean, aminmax, isin,
 trapezoid/trapz/cumulative_trapezoid, cov, corrcoef, renorm, the products addmv, addr,
 baddbmm and addbmm, add/sub's alpha, and div's rounding modes with divide/multiply/subtract
+gcd/lcm, ldexp/frexp and nextafter
 (gradscope/special.py builds torch.special over these). Put on the C type and the package by
 gradscope/__init__.py."""
 import math
@@ -314,6 +315,69 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
     return _scaled(beta, input, alpha, _c.bmm(batch1, batch2).sum(0))
 
 
+_TORCH_TYPE = {"float32": "Float", "float64": "Double", "bool": "Bool"}
+
+
+def _numpy_pair(input, other, name):
+    """The two operands' values as NumPy arrays, refusing floating ones as torch's integer
+    kernels do."""
+    import numpy as np
+    for t in (input, other):
+        if isinstance(t, Tensor) and (t.is_floating_point() or t.dtype == _c.bool):
+            kind = _TORCH_TYPE[str(t.dtype).rpartition(".")[2]]
+            raise RuntimeError(f'"{name}_cpu" not implemented for \'{kind}\'')
+    values = [np.asarray(t.detach().numpy() if isinstance(t, Tensor) else t) for t in (input, other)]
+    return values, (input if isinstance(input, Tensor) else other).dtype
+
+
+def gcd(input, other):
+    """The greatest common divisor, elementwise, of integer tensors (non-negative; 0 with 0)."""
+    import numpy as np
+    (a, b), dtype = _numpy_pair(input, other, "gcd")
+    return _c.tensor(np.gcd(a, b), dtype=dtype)
+
+
+def lcm(input, other):
+    """The least common multiple, elementwise, of integer tensors (non-negative)."""
+    import numpy as np
+    (a, b), dtype = _numpy_pair(input, other, "lcm")
+    return _c.tensor(np.lcm(a, b), dtype=dtype)
+
+
+def ldexp(input, other):
+    """input * 2 ** other (a floating result; differentiable in input)."""
+    dtype = input.dtype if input.is_floating_point() else _gs().get_default_dtype()
+    return input.to(dtype) * other.to(dtype).exp2()
+
+
+def frexp(input):
+    """(mantissa, exponent) with input = mantissa * 2 ** exponent and |mantissa| in [0.5, 1)
+    (0, infinities and NaN keep exponent 0), as torch.return_types.frexp."""
+    import numpy as np
+    if not input.is_floating_point():
+        raise RuntimeError("torch.frexp() only supports floating-point dtypes")
+    mantissa, exponent = np.frexp(input.detach().numpy())
+    return _FrexpResult(_c.tensor(mantissa, dtype=input.dtype), _c.tensor(exponent, dtype=_c.int32))
+
+
+def nextafter(input, other):
+    """The next floating-point value after input in the direction of other."""
+    import numpy as np
+    a, b = _float_operands(input, other, "nextafter")
+    return _c.tensor(np.nextafter(a.detach().numpy(), b.detach().numpy()), dtype=a.dtype)
+
+
+def _named_pair(name, fields, doc):
+    import collections
+    r = collections.namedtuple(name, fields)
+    r.__doc__ = doc
+    return r
+
+
+_FrexpResult = _named_pair("frexp", ["mantissa", "exponent"],
+                           "frexp's result: (mantissa, exponent), as torch.return_types.")
+
+
 _c_div = Tensor.div
 
 
@@ -375,6 +439,7 @@ for _name, _value in [("add", add), ("sub", sub), ("sub_", sub_), ("div", div), 
                       ("fmax", fmax), ("fmin", fmin), ("nansum", nansum), ("nanmean", nanmean),
                       ("aminmax", aminmax), ("renorm", renorm), ("addmv", addmv),
                       ("addr", addr), ("baddbmm", baddbmm), ("addbmm", addbmm),
-                      ("cov", cov), ("corrcoef", corrcoef)]:
+                      ("cov", cov), ("corrcoef", corrcoef), ("gcd", gcd), ("lcm", lcm),
+                      ("ldexp", ldexp), ("frexp", frexp), ("nextafter", nextafter)]:
     _c._extend_type(Tensor, _name, _value)
 del _name, _value

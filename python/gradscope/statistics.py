@@ -1,6 +1,6 @@
 """gradscope.statistics: torch's counting and order-statistic names written with gradscope's
-ops: bincount, quantile (and nanquantile), block_diag, and Tensor.unfold's sliding windows (a
-strided view, so writes and gradients reach the tensor it views). Put on the C type and the
+ops: bincount, quantile (and nanquantile), histogram, block_diag, and Tensor.unfold's sliding
+windows (a strided view, so writes and gradients reach the tensor it views). Put on the C type and the
 package by gradscope/__init__.py."""
 from gradscope import _gradscope as _c
 
@@ -31,6 +31,34 @@ def bincount(input, weights=None, minlength=0):
         return gs.zeros(n, dtype=gs.int64).index_add(0, index, gs.ones(input.numel(), dtype=gs.int64))
     dtype = weights.dtype if weights.is_floating_point() else gs.float64
     return gs.zeros(n, dtype=dtype).index_add(0, index, weights.to(dtype))
+
+
+def histogram(input, bins, *, range=None, weight=None, density=False, out=None):
+    """torch.histogram: counts (or summed weights) of a floating tensor's values in bins
+    equal-width bins over range (default: the values' min and max), or between the given
+    sorted edges; each bin holds [left, right) but the last, which holds its right edge too.
+    density divides by the total and the bins' widths. (hist, bin_edges) as
+    torch.return_types.histogram."""
+    import numpy as np
+    gs = _gs()
+    if not input.is_floating_point():
+        raise RuntimeError(f"torch.histogram: input tensor and bins tensors should have the same "
+                           f"dtype, but got input {str(input.dtype).rpartition('.')[2]}")
+    values = input.detach().numpy().reshape(-1)
+    edges_in = bins.detach().numpy() if isinstance(bins, Tensor) else int(bins)
+    w = weight.detach().numpy().reshape(-1) if weight is not None else None
+    hist, edges = np.histogram(values, bins=edges_in, range=range, weights=w, density=density)
+    return _HistogramResult(gs.tensor(hist, dtype=input.dtype), gs.tensor(edges, dtype=input.dtype))
+
+
+def _histogram_result():
+    import collections
+    r = collections.namedtuple("histogram", ["hist", "bin_edges"])
+    r.__doc__ = "histogram's result: (hist, bin_edges), as torch.return_types."
+    return r
+
+
+_HistogramResult = _histogram_result()
 
 
 def block_diag(*tensors):
@@ -159,7 +187,13 @@ def _bincount_method(self, weights=None, minlength=0):
     return bincount(self, weights, minlength)
 
 
+def _histogram_method(self, bins, *, range=None, weight=None, density=False):
+    """Tensor.histogram: see gradscope.histogram."""
+    return histogram(self, bins, range=range, weight=weight, density=density)
+
+
 for _name, _value in [("unfold", unfold), ("quantile", _quantile_method),
+                      ("histogram", _histogram_method),
                       ("nanquantile", _nanquantile_method), ("bincount", _bincount_method)]:
     _c._extend_type(Tensor, _name, _value)
 del _name, _value

@@ -18,6 +18,10 @@ def pair(a):
             torch.tensor(a, dtype=torch.float64, requires_grad=True))
 
 
+def name_of(t):
+    return name(t.dtype)
+
+
 def name(dtype):
     return str(dtype).rpartition(".")[2]
 
@@ -261,3 +265,36 @@ def test_matrix_power_and_multi_dot_against_torch():
     same_values_and_gradients(lambda *t: gs.chain_matmul(*t), lambda *t: torch.chain_matmul(*t), A, b, c)
     with pytest.raises(RuntimeError, match="expected at least 2 tensors but got 1"):
         gs.linalg.multi_dot([gs.ones(2, 2)])
+
+
+def test_integer_and_bit_level_functions_against_torch():
+    a, b = np.array([-12, 0, 7, 9]), np.array([18, 0, -21, 6])
+    for name in ("gcd", "lcm"):
+        g, t = getattr(gs, name)(gs.tensor(a), gs.tensor(b)), getattr(torch, name)(torch.tensor(a), torch.tensor(b))
+        assert g.tolist() == t.tolist() and name_of(g) == name_of(t)
+    with pytest.raises(RuntimeError, match="\"gcd_cpu\" not implemented for 'Float'"):
+        gs.gcd(gs.tensor([1.0]), gs.tensor([2.0]))
+    same_values_and_gradients(lambda x: gs.ldexp(x, gs.tensor([[3, -1, 0, 2]] * 3)),
+                              lambda x: torch.ldexp(x, torch.tensor([[3, -1, 0, 2]] * 3)), A)
+    f = np.array([0.0, -0.0, 8.0, np.inf, 1e-310, -3.75])
+    g, t = gs.frexp(gs.tensor(f)), torch.frexp(torch.tensor(f))
+    assert g.mantissa.tolist() == t.mantissa.tolist() and g.exponent.tolist() == t.exponent.tolist()
+    assert name_of(g.exponent) == name_of(t.exponent)
+    g = gs.nextafter(gs.tensor(A), gs.tensor(B))
+    assert g.tolist() == torch.nextafter(torch.tensor(A), torch.tensor(B)).tolist()
+
+
+def test_histogram_against_torch():
+    v = np.array([1.0, 2.0, 1.0, 4.0, 5.0, 0.5])
+    w = np.array([1.0, 2.0, 3.0, 4.0, 0.5, 2.0])
+    for kw in ({"bins": 3}, {"bins": 4, "range": (0.0, 5.0)}, {"bins": 3, "density": True},
+               {"bins": 3, "range": (0.0, 5.0), "weight": w, "density": True}):
+        gk = dict(kw, weight=gs.tensor(w)) if "weight" in kw else kw
+        tk = dict(kw, weight=torch.tensor(w)) if "weight" in kw else kw
+        g, t = gs.histogram(gs.tensor(v), **gk), torch.histogram(torch.tensor(v), **tk)
+        np.testing.assert_allclose(g.hist.numpy(), t.hist.numpy(), rtol=1e-15)
+        np.testing.assert_allclose(g.bin_edges.numpy(), t.bin_edges.numpy(), rtol=1e-15)
+    edges = np.array([0.0, 1.0, 3.0, 5.0])
+    g = gs.tensor(v).histogram(gs.tensor(edges))
+    t = torch.tensor(v).histogram(torch.tensor(edges))
+    assert g.hist.tolist() == t.hist.tolist() and g.bin_edges.tolist() == t.bin_edges.tolist()
