@@ -100,6 +100,26 @@ static PyObject *nb_and(PyObject *a, PyObject *b) { return gsp_binary(a, b, GSP_
 static PyObject *nb_or(PyObject *a, PyObject *b) { return gsp_binary(a, b, GSP_OR); }
 static PyObject *nb_xor(PyObject *a, PyObject *b) { return gsp_binary(a, b, GSP_XOR); }
 
+/* << and >>: gradscope.bitwise_left_shift / bitwise_right_shift (gradscope/pointwise.py), which
+ * take a number on either side as torch's operators do. */
+static PyObject *shift(PyObject *a, PyObject *b, const char *name) {
+  GSP_SITE();
+  PyObject *module = PyImport_ImportModule("gradscope");
+  if (!module)
+    return NULL;
+  PyObject *r = PyObject_CallMethod(module, name, "OO", a, b);
+  Py_DECREF(module);
+  return r;
+}
+static PyObject *nb_lshift(PyObject *a, PyObject *b) { return shift(a, b, "bitwise_left_shift"); }
+static PyObject *nb_rshift(PyObject *a, PyObject *b) { return shift(a, b, "bitwise_right_shift"); }
+static PyObject *nb_ilshift(PyObject *a, PyObject *b) {
+  return PyObject_CallMethod(a, "bitwise_left_shift_", "O", b);
+}
+static PyObject *nb_irshift(PyObject *a, PyObject *b) {
+  return PyObject_CallMethod(a, "bitwise_right_shift_", "O", b);
+}
+
 static PyObject *nb_pow(PyObject *a, PyObject *b, PyObject *mod) {
   GSP_SITE();
   if (mod != Py_None) {
@@ -212,6 +232,10 @@ PyNumberMethods gsp_tensor_as_number = {
     .nb_and = nb_and,
     .nb_or = nb_or,
     .nb_xor = nb_xor,
+    .nb_lshift = nb_lshift,
+    .nb_rshift = nb_rshift,
+    .nb_inplace_lshift = nb_ilshift,
+    .nb_inplace_rshift = nb_irshift,
     .nb_invert = nb_invert,
     .nb_negative = nb_neg,
     .nb_positive = nb_pos,

@@ -69,7 +69,8 @@ _gradscope._extend_type(Tensor, "__format__", _tensor_format)  # noqa: F821
 from gradscope import distributions  # noqa: E402  (torch.distributions; uses the names above)
 from gradscope.statistics import (bincount, block_diag, histogram, nanquantile,  # noqa: E402
                                   quantile)
-from gradscope.pointwise import (addbmm, addmv, addr, aminmax, baddbmm, copysign, frexp, gcd,  # noqa: E402
+from gradscope.pointwise import (addbmm, addmv, addr, aminmax, baddbmm, bitwise_left_shift,  # noqa: E402
+                                 bitwise_right_shift, copysign, frexp, gcd,
                                  corrcoef, cov, cumulative_trapezoid, divide, fmax, fmin, heaviside,
                                  hypot, isin, lcm, ldexp, logaddexp, logaddexp2, logit, multiply,
                                  nanmean, nansum, nextafter,

@@ -5,7 +5,8 @@ NaN leaks into a gradient torch gives as a number): logit, logaddexp/logaddexp2,
 heaviside, copysign, sgn, signbit, fmax/fmin, nansum/nanmean, aminmax, isin,
 trapezoid/trapz/cumulative_trapezoid, cov, corrcoef, renorm, the products addmv, addr,
 baddbmm and addbmm, add/sub's alpha, and div's rounding modes with divide/multiply/subtract
-gcd/lcm, ldexp/frexp and nextafter
+gcd/lcm, the bitwise shifts (<< and >>
+through the C type's number slots), ldexp/frexp and nextafter
 (gradscope/special.py builds torch.special over these). Put on the C type and the package by
 gradscope/__init__.py."""
 import math
@@ -344,6 +345,43 @@ def lcm(input, other):
     return _c.tensor(np.lcm(a, b), dtype=dtype)
 
 
+def _shift(input, other, name, np_fn):
+    import numpy as np
+    from gradscope.dtype_rules import result_type
+    for t in (input, other):
+        if (isinstance(t, Tensor) and t.is_floating_point()) or isinstance(t, float):
+            kind = _TORCH_TYPE[str(t.dtype).rpartition(".")[2]] if isinstance(t, Tensor) else "Float"
+            raise RuntimeError(f'"{name}_cpu" not implemented for \'{kind}\'')
+    dtype = result_type(input, other)
+    if dtype == _c.bool:
+        dtype = _c.int64
+    a, b = (np.asarray(t.detach().numpy() if isinstance(t, Tensor) else t) for t in (input, other))
+    np_dtype = np.dtype(str(dtype).rpartition(".")[2])
+    return _c.tensor(np_fn(a.astype(np_dtype), b.astype(np_dtype)), dtype=dtype)
+
+
+def bitwise_left_shift(input, other):
+    """input << other for integer tensors (or numbers), in their promoted dtype."""
+    import numpy as np
+    return _shift(input, other, "lshift", np.left_shift)
+
+
+def bitwise_right_shift(input, other):
+    """input >> other for integer tensors (or numbers): arithmetic, so negatives round down."""
+    import numpy as np
+    return _shift(input, other, "rshift", np.right_shift)
+
+
+def bitwise_left_shift_(self, other):
+    """self <<= other, in place."""
+    return self.copy_(bitwise_left_shift(self, other))
+
+
+def bitwise_right_shift_(self, other):
+    """self >>= other, in place."""
+    return self.copy_(bitwise_right_shift(self, other))
+
+
 def ldexp(input, other):
     """input * 2 ** other (a floating result; differentiable in input)."""
     dtype = input.dtype if input.is_floating_point() else _gs().get_default_dtype()
@@ -440,6 +478,10 @@ for _name, _value in [("add", add), ("sub", sub), ("sub_", sub_), ("div", div), 
                       ("aminmax", aminmax), ("renorm", renorm), ("addmv", addmv),
                       ("addr", addr), ("baddbmm", baddbmm), ("addbmm", addbmm),
                       ("cov", cov), ("corrcoef", corrcoef), ("gcd", gcd), ("lcm", lcm),
-                      ("ldexp", ldexp), ("frexp", frexp), ("nextafter", nextafter)]:
+                      ("ldexp", ldexp), ("frexp", frexp), ("nextafter", nextafter),
+                      ("bitwise_left_shift", bitwise_left_shift),
+                      ("bitwise_right_shift", bitwise_right_shift),
+                      ("bitwise_left_shift_", bitwise_left_shift_),
+                      ("bitwise_right_shift_", bitwise_right_shift_)]:
     _c._extend_type(Tensor, _name, _value)
 del _name, _value

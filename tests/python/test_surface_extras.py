@@ -298,3 +298,20 @@ def test_histogram_against_torch():
     g = gs.tensor(v).histogram(gs.tensor(edges))
     t = torch.tensor(v).histogram(torch.tensor(edges))
     assert g.hist.tolist() == t.hist.tolist() and g.bin_edges.tolist() == t.bin_edges.tolist()
+
+
+def test_bitwise_shifts_against_torch():
+    cases = [lambda m: m.tensor([-7, 7, 12]) >> 1, lambda m: m.tensor([1, 2]) << m.tensor([1, 3]),
+             lambda m: 1 << m.tensor([1, 3]), lambda m: m.tensor([1, 2], dtype=m.int32) << 2,
+             lambda m: m.tensor([True]) << 1, lambda m: m.bitwise_left_shift(m.tensor([3]), 2),
+             lambda m: m.tensor([-9, 9]).bitwise_right_shift(2), lambda m: 64 >> m.tensor([1, 2])]
+    for case in cases:
+        g, t = case(gs), case(torch)
+        assert g.tolist() == t.tolist() and name_of(g) == name_of(t)
+    g, t = gs.tensor([1, 2]), torch.tensor([1, 2])
+    same_object = g
+    g <<= 2
+    t <<= 2
+    assert g is same_object and g.tolist() == t.tolist()
+    with pytest.raises(RuntimeError, match="\"lshift_cpu\" not implemented for 'Float'"):
+        gs.tensor([1.5]) << 1
