@@ -4,6 +4,7 @@ never disagree with what the ops do): result_type, promote_types, can_cast,
 is_floating_point, and Tensor.type() with torch's tensor-type names. Put on the C type and the
 package by gradscope/__init__.py."""
 from gradscope import _gradscope as _c
+from gradscope.tensor_extras import _dtype_name
 
 Tensor = _c.Tensor
 
@@ -11,10 +12,6 @@ Tensor = _c.Tensor
 _TYPE_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "int64": "LongTensor",
                "int32": "IntTensor", "int16": "ShortTensor", "int8": "CharTensor",
                "uint8": "ByteTensor", "bool": "BoolTensor"}
-
-
-def _dtype_name(dtype):
-    return str(dtype).rpartition(".")[2]
 
 
 def _probe(x):

@@ -11,6 +11,8 @@ through the C type's number slots), ldexp/frexp and nextafter
 gradscope/__init__.py."""
 import math
 
+import numpy as np
+
 from gradscope import _gradscope as _c
 
 Tensor = _c.Tensor
@@ -319,56 +321,53 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
 _TORCH_TYPE = {"float32": "Float", "float64": "Double", "bool": "Bool"}
 
 
-def _numpy_pair(input, other, name):
-    """The two operands' values as NumPy arrays, refusing floating ones as torch's integer
-    kernels do."""
-    import numpy as np
+def _integer_arrays(input, other, name, bool_ok):
+    """The two operands (tensors or numbers) as NumPy arrays, refusing floating ones (and
+    bool, unless bool_ok) as torch's integer kernels do."""
     for t in (input, other):
-        if isinstance(t, Tensor) and (t.is_floating_point() or t.dtype == _c.bool):
-            kind = _TORCH_TYPE[str(t.dtype).rpartition(".")[2]]
+        floating = t.is_floating_point() if isinstance(t, Tensor) else isinstance(t, float)
+        boolean = isinstance(t, Tensor) and t.dtype == _c.bool
+        if floating or (boolean and not bool_ok):
+            kind = _TORCH_TYPE[str(t.dtype).rpartition(".")[2]] if isinstance(t, Tensor) else "Float"
             raise RuntimeError(f'"{name}_cpu" not implemented for \'{kind}\'')
-    values = [np.asarray(t.detach().numpy() if isinstance(t, Tensor) else t) for t in (input, other)]
+    return [np.asarray(t.detach().numpy() if isinstance(t, Tensor) else t) for t in (input, other)]
+
+
+def _numpy_pair(input, other, name):
+    """_integer_arrays (bool refused) and the tensor operand's dtype."""
+    values = _integer_arrays(input, other, name, bool_ok=False)
     return values, (input if isinstance(input, Tensor) else other).dtype
 
 
 def gcd(input, other):
     """The greatest common divisor, elementwise, of integer tensors (non-negative; 0 with 0)."""
-    import numpy as np
     (a, b), dtype = _numpy_pair(input, other, "gcd")
     return _c.tensor(np.gcd(a, b), dtype=dtype)
 
 
 def lcm(input, other):
     """The least common multiple, elementwise, of integer tensors (non-negative)."""
-    import numpy as np
     (a, b), dtype = _numpy_pair(input, other, "lcm")
     return _c.tensor(np.lcm(a, b), dtype=dtype)
 
 
 def _shift(input, other, name, np_fn):
-    import numpy as np
     from gradscope.dtype_rules import result_type
-    for t in (input, other):
-        if (isinstance(t, Tensor) and t.is_floating_point()) or isinstance(t, float):
-            kind = _TORCH_TYPE[str(t.dtype).rpartition(".")[2]] if isinstance(t, Tensor) else "Float"
-            raise RuntimeError(f'"{name}_cpu" not implemented for \'{kind}\'')
+    a, b = _integer_arrays(input, other, name, bool_ok=True)
     dtype = result_type(input, other)
     if dtype == _c.bool:
         dtype = _c.int64
-    a, b = (np.asarray(t.detach().numpy() if isinstance(t, Tensor) else t) for t in (input, other))
     np_dtype = np.dtype(str(dtype).rpartition(".")[2])
     return _c.tensor(np_fn(a.astype(np_dtype), b.astype(np_dtype)), dtype=dtype)
 
 
 def bitwise_left_shift(input, other):
     """input << other for integer tensors (or numbers), in their promoted dtype."""
-    import numpy as np
     return _shift(input, other, "lshift", np.left_shift)
 
 
 def bitwise_right_shift(input, other):
     """input >> other for integer tensors (or numbers): arithmetic, so negatives round down."""
-    import numpy as np
     return _shift(input, other, "rshift", np.right_shift)
 
 
@@ -391,7 +390,6 @@ def ldexp(input, other):
 def frexp(input):
     """(mantissa, exponent) with input = mantissa * 2 ** exponent and |mantissa| in [0.5, 1)
     (0, infinities and NaN keep exponent 0), as torch.return_types.frexp."""
-    import numpy as np
     if not input.is_floating_point():
         raise RuntimeError("torch.frexp() only supports floating-point dtypes")
     mantissa, exponent = np.frexp(input.detach().numpy())
@@ -400,7 +398,6 @@ def frexp(input):
 
 def nextafter(input, other):
     """The next floating-point value after input in the direction of other."""
-    import numpy as np
     a, b = _float_operands(input, other, "nextafter")
     return _c.tensor(np.nextafter(a.detach().numpy(), b.detach().numpy()), dtype=a.dtype)
 
