@@ -26,6 +26,7 @@
  */
 #include "gs-py.h"
 
+#include <math.h>
 #include <string.h>
 
 /* One hold on an engine module (its creation's, or a gs_module_retain), let go when the last
@@ -1176,33 +1177,86 @@ static PyObject *f_Conv2d(PyObject *mod, PyObject *args, PyObject *kwargs) {
   return with_extra_repr(o, e);
 }
 
-/* nn.BatchNorm1d / BatchNorm2d(num_features, eps=1e-5, momentum=0.1), affine with running
- * statistics (the only form the engine has). */
+/* A momentum argument: a number in [0, 1] as given, None as NAN (a cumulative average). 1, or
+ * 0 with an exception. */
+static int momentum_converter(PyObject *o, void *out) {
+  if (o == Py_None) {
+    *(double *)out = NAN;
+    return 1;
+  }
+  double v = PyFloat_AsDouble(o);
+  if (v == -1.0 && PyErr_Occurred())
+    return 0;
+  *(double *)out = v;
+  return 1;
+}
+
+/* nn.BatchNorm1d / BatchNorm2d(num_features, eps=1e-5, momentum=0.1, affine=True,
+ * track_running_stats=True): torch's options (gs_batch_norm_options). The Python classes read
+ * and change eps and momentum through _batch_norm_options and _batch_norm_configure, and print
+ * them as they are then (nn/batch_norm.py). */
 static PyObject *batch_norm_module(PyObject *args, PyObject *kwargs, int spatial, const char *fn) {
   GSP_SITE();
   long long features;
-  double eps = 1e-5, momentum = 0.1;
+  gs_batch_norm_options o = gs_batch_norm_defaults();
   int affine = 1, track = 1;
   static char *kwlist[] = {"num_features", "eps", "momentum", "affine", "track_running_stats",
                            NULL};
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "L|ddpp", kwlist, &features, &eps, &momentum,
-                                   &affine, &track))
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "L|dO&pp", kwlist, &features, &o.eps,
+                                   momentum_converter, &o.momentum, &affine, &track))
     return NULL;
-  if (!affine || !track) {
-    PyErr_Format(PyExc_ValueError, "%s(): affine=False and track_running_stats=False are not "
-                                   "supported by gradscope yet", fn);
+  (void)fn;
+  o.affine = affine;
+  o.track_running_stats = track;
+  return wrap_module(gs_batch_norm_new_with(spatial, features, &o), NULL);
+}
+
+/* _batch_norm_options(module): {"num_features", "eps", "momentum" (None for a cumulative
+ * average), "affine", "track_running_stats"} of a BatchNorm layer as they are now. */
+static PyObject *f_batch_norm_options(PyObject *mod, PyObject *layer) {
+  (void)mod;
+  GSP_SITE();
+  gs_batch_norm_options o;
+  gs_clear_error();
+  if (!gsp_is_module(layer)) {
+    PyErr_Format(PyExc_TypeError, "expected a BatchNorm module, got %s", Py_TYPE(layer)->tp_name);
     return NULL;
   }
-  PyObject *o = wrap_module(gs_batch_norm_new(spatial, features, eps, momentum), NULL);
-  if (!o)
+  int64_t features = gs_batch_norm_num_features(gsp_module_handle(layer));
+  if (features < 0 || !gs_batch_norm_get_options(gsp_module_handle(layer), &o))
+    return gsp_raise_engine_error();
+  PyObject *momentum = isnan(o.momentum) ? Py_NewRef(Py_None) : PyFloat_FromDouble(o.momentum);
+  if (!momentum)
     return NULL;
-  PyObject *e_s = PyFloat_FromDouble(eps), *m_s = PyFloat_FromDouble(momentum);
-  PyObject *e = e_s && m_s ? PyUnicode_FromFormat("%lld, eps=%R, momentum=%R, affine=True, "
-                                                  "track_running_stats=True", features, e_s, m_s)
-                           : NULL;
-  Py_XDECREF(e_s);
-  Py_XDECREF(m_s);
-  return with_extra_repr(o, e);
+  return Py_BuildValue("{s:L,s:d,s:N,s:O,s:O}", "num_features", (long long)features, "eps", o.eps,
+                       "momentum", momentum, "affine",
+                       o.affine ? Py_True : Py_False, "track_running_stats",
+                       o.track_running_stats ? Py_True : Py_False);
+}
+
+/* _batch_norm_configure(module, eps, momentum): later forwards use them (momentum None: a
+ * cumulative average), as torch reads bn.eps and bn.momentum at each forward. */
+static PyObject *f_batch_norm_configure(PyObject *mod, PyObject *args) {
+  (void)mod;
+  GSP_SITE();
+  PyObject *layer;
+  double eps, momentum;
+  if (!PyArg_ParseTuple(args, "OdO&:_batch_norm_configure", &layer, &eps, momentum_converter,
+                        &momentum))
+    return NULL;
+  gs_batch_norm_options o;
+  gs_clear_error();
+  if (!gsp_is_module(layer)) {
+    PyErr_Format(PyExc_TypeError, "expected a BatchNorm module, got %s", Py_TYPE(layer)->tp_name);
+    return NULL;
+  }
+  if (!gs_batch_norm_get_options(gsp_module_handle(layer), &o))
+    return gsp_raise_engine_error();
+  o.eps = eps;
+  o.momentum = momentum;
+  if (!gs_batch_norm_set_options(gsp_module_handle(layer), &o))
+    return gsp_raise_engine_error();
+  Py_RETURN_NONE;
 }
 static PyObject *f_BatchNorm1d(PyObject *m, PyObject *a, PyObject *k) { (void)m; return batch_norm_module(a, k, 1, "BatchNorm1d"); }
 static PyObject *f_BatchNorm2d(PyObject *m, PyObject *a, PyObject *k) { (void)m; return batch_norm_module(a, k, 2, "BatchNorm2d"); }
@@ -1449,6 +1503,8 @@ static PyObject *f_Parameter(PyObject *mod, PyObject *args, PyObject *kwargs) {
 
 static PyMethodDef nn_functions[] = {
     {"_Parameter", GSP_FN(f_Parameter), METH_VARARGS | METH_KEYWORDS, NULL},
+    {"_batch_norm_options", GSP_FN(f_batch_norm_options), METH_O, NULL},
+    {"_batch_norm_configure", GSP_FN(f_batch_norm_configure), METH_VARARGS, NULL},
     {NULL, NULL, 0, NULL},
 };
 

@@ -88,6 +88,28 @@ GS_API gs_tensor gs_conv2d_forward(gs_module conv2d, gs_tensor x);
  * PyTorch's defaults: eps 1e-5, momentum 0.1. */
 GS_API gs_module gs_batch_norm_new(int spatial_dims, int64_t num_features, double eps,
                                    double momentum);
+/* torch.nn.BatchNorm1d/2d's options. momentum NAN is PyTorch's momentum=None: the running
+ * estimates are the cumulative average of the batches' statistics (factor 1 / steps).
+ * Without affine the layer has no weight and bias; without track_running_stats no running
+ * estimates and no step count, and the batch's statistics normalise in evaluation mode too. */
+typedef struct gs_batch_norm_options {
+  double eps;               /* 1e-5 */
+  double momentum;          /* 0.1; NAN: a cumulative average */
+  bool affine;              /* true */
+  bool track_running_stats; /* true */
+} gs_batch_norm_options;
+/* PyTorch's defaults, as above. */
+GS_API gs_batch_norm_options gs_batch_norm_defaults(void);
+/* gs_batch_norm_new with all of torch's options (options NULL: the defaults). */
+GS_API gs_module gs_batch_norm_new_with(int spatial_dims, int64_t num_features,
+                                        const gs_batch_norm_options *options);
+/* A layer's options now; false after an error if m is not a batch norm layer. */
+GS_API bool gs_batch_norm_get_options(gs_module m, gs_batch_norm_options *options);
+/* The layer's number of channels, or -1 after an error if m is not a batch norm layer. */
+GS_API int64_t gs_batch_norm_num_features(gs_module m);
+/* Changes eps and momentum for later forwards (torch: bn.momentum = None); affine and
+ * track_running_stats must be the layer's own. false after an error. */
+GS_API bool gs_batch_norm_set_options(gs_module m, const gs_batch_norm_options *options);
 /* x through the layer (gs_batch_norm with the module's tensors and mode). */
 GS_API gs_tensor gs_batch_norm_forward(gs_module batch_norm, gs_tensor x);
 

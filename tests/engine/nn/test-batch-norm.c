@@ -1,6 +1,7 @@
 /* test-batch-norm.c: the BatchNorm1d/2d modules as a C program uses them: their tensors under
  * PyTorch's names, the running estimates moving in training (momentum 0.1, unbiased variance)
- * and normalising in evaluation, the step count, and the refusals. The op's numbers are
+ * and normalising in evaluation, the step count, torch's options (momentum None, affine,
+ * track_running_stats) and the refusals. The op's numbers are
  * checked against PyTorch by ops-torch-compare.py and its gradients by gradcheck. */
 #include "test-util.h"
 
@@ -63,9 +64,64 @@ static void test_batch_norm1d_and_refusals(void) {
   gs_module_dispose(bn);
 }
 
+/* torch's options: momentum None (NAN) averages the batches cumulatively; without affine no
+ * weight and bias; without track_running_stats no estimates, and batch statistics in
+ * evaluation too. */
+static void test_batch_norm_options(void) {
+  gs_batch_norm_options o = gs_batch_norm_defaults();
+  o.momentum = NAN;
+  o.affine = false;
+  gs_module bn = gs_batch_norm_new_with(1, 1, &o);
+  const char *names[5];
+  g_assert_cmpint(gs_module_named_parameters(bn, NULL, names, 5), ==, 3);
+  g_assert_cmpstr(names[0], ==, "running_mean");
+  /* batches with means 1, 2 and 6: the running mean is their mean, 3 */
+  double means[3] = {1, 2, 6};
+  for (int k = 0; k < 3; k++) {
+    gs_tensor x = gs_from_data(GS_F64, (int64_t[]){2, 1}, 2,
+                               (double[]){means[k] - 1, means[k] + 1});
+    gs_module_to_dtype(bn, GS_F64);
+    gs_dispose(gs_batch_norm_forward(bn, x));
+    gs_dispose(x);
+  }
+  test_assert_values(gs_module_parameter(bn, "running_mean"), (int64_t[]){1}, 1,
+                     (double[]){3}, 1e-12, 0);
+  /* each batch's unbiased variance is 2 */
+  test_assert_values(gs_module_parameter(bn, "running_var"), (int64_t[]){1}, 1,
+                     (double[]){2}, 1e-12, 0);
+  gs_batch_norm_options now;
+  g_assert_true(gs_batch_norm_get_options(bn, &now));
+  g_assert_true(isnan(now.momentum) && !now.affine && now.track_running_stats);
+  g_assert_cmpint(gs_batch_norm_num_features(bn), ==, 1);
+  now.momentum = 0.5;
+  g_assert_true(gs_batch_norm_set_options(bn, &now));
+  now.affine = true;
+  EXPECT_ERROR(gs_batch_norm_set_options(bn, &now),
+               "batch_norm_set_options: affine and track_running_stats are fixed");
+  now.affine = false;
+  now.momentum = 2;
+  EXPECT_ERROR(gs_batch_norm_set_options(bn, &now),
+               "batch_norm_set_options: expected eps > 0 and momentum in [0, 1] or NAN");
+  gs_module_dispose(bn);
+
+  o = gs_batch_norm_defaults();
+  o.track_running_stats = false;
+  gs_module free_bn = gs_batch_norm_new_with(1, 2, &o);
+  g_assert_cmpint(gs_module_named_parameters(free_bn, NULL, names, 5), ==, 2);
+  gs_module_train(free_bn, false);
+  gs_tensor x = gs_from_data(GS_F32, (int64_t[]){2, 2}, 2, (float[]){0, 5, 2, 7});
+  /* evaluation without estimates: the batch's own statistics normalise */
+  gs_tensor y = gs_batch_norm_forward(free_bn, x);
+  double s = 1.0 / sqrt(1.0 + 1e-5);
+  test_assert_values(y, (int64_t[]){2, 2}, 2, (double[]){-s, -s, s, s}, 1e-6, 1e-6);
+  gs_dispose(x), gs_dispose(y);
+  gs_module_dispose(free_bn);
+}
+
 int main(int argc, char **argv) {
   test_init(&argc, &argv);
   test_add_leak_checked("/batch-norm/module-2d", test_batch_norm2d_module);
   g_test_add_func("/batch-norm/module-1d-and-refusals", test_batch_norm1d_and_refusals);
+  test_add_leak_checked("/batch-norm/options", test_batch_norm_options);
   return g_test_run();
 }
