@@ -531,10 +531,12 @@ static const doc_row rows[] = {
      "2-D convolution over N,C,H,W inputs, as torch.nn.Conv2d."},
     {"nn", "BatchNorm1d", FUNCTION,
      "num_features, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True",
-     "Batch normalisation over N,C or N,C,L inputs, with running estimates as buffers."},
+     "Batch normalisation over N,C or N,C,L inputs, as torch.nn.BatchNorm1d (momentum=None: "
+     "a cumulative average; running estimates as buffers)."},
     {"nn", "BatchNorm2d", FUNCTION,
      "num_features, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True",
-     "Batch normalisation over N,C,H,W inputs, with running estimates as buffers."},
+     "Batch normalisation over N,C,H,W inputs, as torch.nn.BatchNorm2d (momentum=None: a "
+     "cumulative average; running estimates as buffers)."},
     {"nn", "ReLU", FUNCTION, "inplace=False",
      "relu() as a module (inplace=True gives the same values in a new tensor)."},
     {"nn", "Tanh", FUNCTION, "", "tanh() as a module."},

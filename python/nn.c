@@ -1229,9 +1229,8 @@ static PyObject *f_batch_norm_options(PyObject *mod, PyObject *layer) {
   if (!momentum)
     return NULL;
   return Py_BuildValue("{s:L,s:d,s:N,s:O,s:O}", "num_features", (long long)features, "eps", o.eps,
-                       "momentum", momentum, "affine",
-                       o.affine ? Py_True : Py_False, "track_running_stats",
-                       o.track_running_stats ? Py_True : Py_False);
+                       "momentum", momentum, "affine", o.affine ? Py_True : Py_False,
+                       "track_running_stats", o.track_running_stats ? Py_True : Py_False);
 }
 
 /* _batch_norm_configure(module, eps, momentum): later forwards use them (momentum None: a

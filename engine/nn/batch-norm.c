@@ -115,12 +115,11 @@ gs_module gs_batch_norm_new_with(int spatial_dims, int64_t num_features,
 }
 
 gs_batch_norm_options gs_batch_norm_defaults(void) {
-  return (gs_batch_norm_options){.eps = 1e-5, .momentum = 0.1, .affine = true,
-                                 .track_running_stats = true};
+  return (gs_batch_norm_options){
+      .eps = 1e-5, .momentum = 0.1, .affine = true, .track_running_stats = true};
 }
 
-gs_module gs_batch_norm_new(int spatial_dims, int64_t num_features, double eps,
-                            double momentum) {
+gs_module gs_batch_norm_new(int spatial_dims, int64_t num_features, double eps, double momentum) {
   gs_batch_norm_options o = gs_batch_norm_defaults();
   o.eps = eps;
   o.momentum = momentum;
@@ -147,17 +146,18 @@ bool gs_batch_norm_set_options(gs_module m, const gs_batch_norm_options *options
     return false;
   batch_norm_config *config = rec->data;
   const gs_batch_norm_options *now = &config->options;
-  if (options->affine != now->affine ||
-      options->track_running_stats != now->track_running_stats) {
-    gs__error(GS_ERR_ARGUMENT, fn, "affine and track_running_stats are fixed when the layer is "
+  if (options->affine != now->affine || options->track_running_stats != now->track_running_stats) {
+    gs__error(GS_ERR_ARGUMENT, fn,
+              "affine and track_running_stats are fixed when the layer is "
               "made (affine %d, track_running_stats %d), got affine %d, track_running_stats %d",
-              now->affine, now->track_running_stats, options->affine,
-              options->track_running_stats);
+              now->affine, now->track_running_stats, options->affine, options->track_running_stats);
     return false;
   }
   if (!options_valid(options)) {
-    gs__error(GS_ERR_ARGUMENT, fn, "expected eps > 0 and momentum in [0, 1] or NAN (a "
-              "cumulative average), got eps %g, momentum %g", options->eps, options->momentum);
+    gs__error(GS_ERR_ARGUMENT, fn,
+              "expected eps > 0 and momentum in [0, 1] or NAN (a "
+              "cumulative average), got eps %g, momentum %g",
+              options->eps, options->momentum);
     return false;
   }
   config->options = *options;

@@ -78,17 +78,17 @@ static void test_batch_norm_options(void) {
   /* batches with means 1, 2 and 6: the running mean is their mean, 3 */
   double means[3] = {1, 2, 6};
   for (int k = 0; k < 3; k++) {
-    gs_tensor x = gs_from_data(GS_F64, (int64_t[]){2, 1}, 2,
-                               (double[]){means[k] - 1, means[k] + 1});
+    gs_tensor x =
+        gs_from_data(GS_F64, (int64_t[]){2, 1}, 2, (double[]){means[k] - 1, means[k] + 1});
     gs_module_to_dtype(bn, GS_F64);
     gs_dispose(gs_batch_norm_forward(bn, x));
     gs_dispose(x);
   }
-  test_assert_values(gs_module_parameter(bn, "running_mean"), (int64_t[]){1}, 1,
-                     (double[]){3}, 1e-12, 0);
+  test_assert_values(gs_module_parameter(bn, "running_mean"), (int64_t[]){1}, 1, (double[]){3},
+                     1e-12, 0);
   /* each batch's unbiased variance is 2 */
-  test_assert_values(gs_module_parameter(bn, "running_var"), (int64_t[]){1}, 1,
-                     (double[]){2}, 1e-12, 0);
+  test_assert_values(gs_module_parameter(bn, "running_var"), (int64_t[]){1}, 1, (double[]){2},
+                     1e-12, 0);
   gs_batch_norm_options now;
   g_assert_true(gs_batch_norm_get_options(bn, &now));
   g_assert_true(isnan(now.momentum) && !now.affine && now.track_running_stats);
