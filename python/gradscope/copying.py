@@ -11,6 +11,7 @@ arguments its __init__ had, a Module written in Python from its __new__; then it
 its registered buffers too, and every value of its state_dict is loaded into the copy.
 """
 import copy
+import itertools
 
 import numpy as np
 
@@ -81,9 +82,42 @@ def _module_deepcopy(self, memo):
         if "." not in name and name not in have:
             persistent = name in self.state_dict()
             new.register_buffer(name, _tensor_deepcopy(buffer, {}), persistent=persistent)
+    _match_dtypes(self, new)
+    _match_parameter_order(self, new)
+    from gradscope.nn import batch_norm
+    if isinstance(self, batch_norm.CLASSES):  # options changed since construction
+        new.eps, new.momentum = self.eps, self.momentum
     new.load_state_dict(self.state_dict())
     new.train(self.training)
     return new
+
+
+def _match_parameter_order(source, made):
+    """Puts each module's own parameters of made in source's order: made again from its
+    constructor, a Linear whose weight was registered again (prune.remove) lists weight
+    first, and zip(copy.parameters(), model.parameters()) (swa_utils) must pair them."""
+    for (_, theirs), (_, mine) in zip(source.named_modules(), made.named_modules()):
+        want = [n for n, _ in theirs.named_parameters(recurse=False)]
+        have = dict(mine.named_parameters(recurse=False))
+        if list(have) != want and sorted(have) == sorted(want):
+            for name in want:  # each moves to the end, so they end in want's order
+                delattr(mine, name)
+                mine.register_parameter(name, have[name])
+
+
+def _match_dtypes(source, made):
+    """Gives each module of made the floating dtype of source's (made again from its
+    constructor's arguments, a layer of a .double() model is float32 until now), parents
+    first so that a child converted with its parent is corrected after."""
+    def own_dtype(module):
+        for t in itertools.chain(module.parameters(recurse=False), module.buffers(recurse=False)):
+            if t.dtype.is_floating_point:
+                return t.dtype
+        return None
+    for (_, theirs), (_, mine) in zip(source.named_modules(), made.named_modules()):
+        want, have = own_dtype(theirs), own_dtype(mine)
+        if want is not None and have is not None and want != have:
+            mine.to(want)
 
 
 def _module_reduce_ex(self, protocol):

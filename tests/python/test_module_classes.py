@@ -128,3 +128,43 @@ def test_register_parameter_get_submodule_get_parameter_as_torchs():
         seq.get_submodule("2")
     with pytest.raises(AttributeError, match="Linear has no attribute `foo`"):
         seq.get_parameter("0.foo")
+
+
+def test_parameter_and_buffer_walks_take_torchs_prefix_and_recurse():
+    model = gs.nn.Sequential(gs.nn.Linear(2, 3), gs.nn.BatchNorm1d(3))
+    model.register_buffer("scale", gs.ones(1))
+    model.register_parameter("gain", gs.nn.Parameter(gs.ones(1)))
+    assert [n for n, _ in model.named_parameters(recurse=False)] == ["gain"]
+    assert [n for n, _ in model.named_buffers(recurse=False)] == ["scale"]
+    assert [n for n, _ in model.named_parameters(prefix="net")][:2] == ["net.gain",
+                                                                        "net.0.weight"]
+    assert [n for n, _ in model[1].named_buffers("bn")] == [
+        "bn.running_mean", "bn.running_var", "bn.num_batches_tracked"]
+    assert len(list(model.parameters(recurse=False))) == 1 and len(list(model.parameters())) == 5
+    assert len(list(model[0].buffers(recurse=False))) == 0 and len(list(model.buffers())) == 4
+    # iterators, as torch's generators: next(model.parameters()) is a common idiom
+    assert next(model.parameters()) is not None and next(model.buffers()) is not None
+
+
+def test_deepcopy_keeps_each_layers_dtype_and_batch_norm_options():
+    import copy
+    model = gs.nn.Sequential(gs.nn.Linear(2, 3), gs.nn.BatchNorm1d(3, momentum=0.2)).double()
+    model[1].momentum = None
+    model[1].eps = 1e-3
+    twin = copy.deepcopy(model)
+    assert [p.dtype for p in twin.parameters()] == [gs.float64] * 4
+    assert twin[1].num_batches_tracked.dtype == gs.int64
+    assert (twin[1].momentum, twin[1].eps) == (None, 1e-3)
+    x = gs.ones(4, 2, dtype=gs.float64)
+    assert twin(x).tolist() == model(x).tolist()
+
+
+def test_deepcopy_keeps_the_order_parameters_were_registered_in():
+    import copy
+    lin = gs.nn.Linear(2, 3)
+    weight = lin.weight
+    del lin.weight
+    lin.register_parameter("weight", weight)  # as prune.remove does: now after bias
+    twin = copy.deepcopy(lin)
+    assert [n for n, _ in twin.named_parameters()] == ["bias", "weight"]
+    assert [tuple(p.shape) for p in twin.parameters()] == [(3,), (3, 2)]

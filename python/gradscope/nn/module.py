@@ -230,7 +230,45 @@ def _repr_text(self):
     return text + ")"
 
 
+# The C type's walks of the engine tree (every parameter or buffer once, under its first
+# dotted name), which the methods below give torch's arguments.
+_tree_named_parameters = Module.named_parameters
+_tree_named_buffers = Module.named_buffers
+
+
+def _select(named, prefix, recurse):
+    """torch's prefix and recurse over a walk's (dotted name, tensor) pairs: recurse=False
+    keeps the module's own (names without a dot). An iterator, as torch's generators
+    (``next(model.parameters())`` is a common idiom)."""
+    return iter([(prefix + ("." if prefix else "") + name, t) for name, t in named
+                 if recurse or "." not in name])
+
+
+def named_parameters(self, prefix="", recurse=True):
+    """(dotted name, parameter) for every parameter, each once; recurse=False: the module's
+    own only; prefix goes before every name, as torch's."""
+    return _select(_tree_named_parameters(self), prefix, recurse)
+
+
+def parameters(self, recurse=True):
+    """Every parameter, each once (recurse=False: the module's own only)."""
+    return (p for _, p in named_parameters(self, recurse=recurse))
+
+
+def named_buffers(self, prefix="", recurse=True):
+    """(dotted name, buffer) for every buffer, each once; recurse and prefix as
+    named_parameters."""
+    return _select(_tree_named_buffers(self), prefix, recurse)
+
+
+def buffers(self, recurse=True):
+    """Every buffer, each once (recurse=False: the module's own only)."""
+    return (b for _, b in named_buffers(self, recurse=recurse))
+
+
 for _name, _value in [("named_children", named_children), ("children", children),
+                      ("named_parameters", named_parameters), ("parameters", parameters),
+                      ("named_buffers", named_buffers), ("buffers", buffers),
                       ("named_modules", named_modules), ("modules", modules), ("apply", apply),
                       ("requires_grad_", requires_grad_), ("float", float), ("double", double),
                       ("half", half), ("bfloat16", bfloat16), ("type", _type),
