@@ -76,6 +76,9 @@ from gradscope.pointwise import (addbmm, addmv, addr, aminmax, baddbmm, bitwise_
                                  nanmean, nansum, nextafter,
                                  renorm, sgn, signbit, sinc, subtract, trapezoid, trapz, xlogy)
 from gradscope import special  # noqa: E402
+from gradscope import amp  # noqa: E402  (torch.amp, torch.autocast)
+from gradscope import jit  # noqa: E402  (torch.jit's eager-mode names)
+from gradscope.amp import autocast, is_autocast_cpu_enabled, is_autocast_enabled  # noqa: E402
 from gradscope.splitting import dsplit, hsplit, tensor_split, vsplit  # noqa: E402
 from gradscope.splitting import _split_function as split  # noqa: E402
 from gradscope.dtype_rules import can_cast, is_floating_point, promote_types, result_type  # noqa: E402
