@@ -3,7 +3,7 @@ import math
 
 import gradscope
 from gradscope._missing import unsupported as _unsupported
-from gradscope.nn.utils import rnn  # noqa: F401
+from gradscope.nn.utils import prune, rnn  # noqa: F401
 from gradscope.nn.utils.spectral_norm import remove_spectral_norm, spectral_norm  # noqa: F401
 from gradscope.nn.utils.weight_norm import remove_weight_norm, weight_norm  # noqa: F401
 
