@@ -20,10 +20,17 @@
 
 /* Sealing's scratch: postings as (key, tag), tag the event's place in its segment with the top
  * bit set for an extra key; two buffers for the radix sort's passes. */
+/* The sort's digits: three of 11 bits (the last 10). Their counts fit in the first-level cache
+ * and a pass writes to 2,048 places at once; two of 16 bits cleared, summed and scattered
+ * over 65,536 counts each seal, about as many as the postings sorted. */
+#define RADIX_BITS 11
+#define RADIX_PASSES 3
+G_STATIC_ASSERT(RADIX_BITS *RADIX_PASSES >= 32);
+
 typedef struct model_life_sorter {
   guint32 *keys[2], *tags[2];
   gsize cap;
-  guint32 count[1u << 16];
+  guint32 count[RADIX_PASSES][1u << RADIX_BITS];
 } model_life_sorter;
 
 #define EXTRA_TAG 0x80000000u
@@ -129,10 +136,20 @@ typedef struct merge_input {
   gboolean follow;
 } merge_input;
 
-/* Segments [from, from + count) of life_segments, being merged into out. */
+/* The inputs' order for the loser tree: the next key, then the input's place (older first),
+ * in one number; an input that is done sorts after all. */
+#define INPUT_DONE G_MAXUINT64
+G_STATIC_ASSERT((MODEL_LIFE_FANOUT & (MODEL_LIFE_FANOUT - 1)) == 0 && MODEL_LIFE_FANOUT <= 256);
+
+/* Segments [from, from + count) of life_segments, being merged into out. The next input is
+ * found by a loser tree over the inputs' orders (log2 FANOUT comparisons an input step, where
+ * scanning every input took FANOUT): tree[0] the smallest, tree[1..] the losers of each
+ * match, a leaf's matches at (FANOUT + leaf) / 2, / 4, ... */
 typedef struct model_life_merge {
   guint from, count;
   merge_input in[MODEL_LIFE_FANOUT];
+  guint64 order[MODEL_LIFE_FANOUT];
+  guint8 tree[MODEL_LIFE_FANOUT];
   out_bytes out;
   out_dir dir;
   guint32 n_groups, prev;
@@ -194,24 +211,36 @@ guint64 model_life_index_bytes(const gs_trace_model *m) {
   return bytes;
 }
 
-/* One pass of the stable radix sort, on the key's 16 bits at shift: from buffer `from`. */
-static void radix_pass(model_life_sorter *s, gsize n, int from, guint shift) {
+/* The stable radix sort of n postings in buffer 0, least significant digit first (so equal
+ * keys keep their order); returns the buffer the sorted postings are in. */
+static int radix_sort(model_life_sorter *s, gsize n) {
   memset(s->count, 0, sizeof s->count);
-  const guint32 *keys = s->keys[from], *tags = s->tags[from];
-  for (gsize i = 0; i < n; i++)
-    s->count[(keys[i] >> shift) & 0xffff]++;
-  guint32 sum = 0;
-  for (guint d = 0; d < G_N_ELEMENTS(s->count); d++) {
-    guint32 c = s->count[d];
-    s->count[d] = sum;
-    sum += c;
-  }
-  guint32 *to_keys = s->keys[!from], *to_tags = s->tags[!from];
+  const guint32 mask = (1u << RADIX_BITS) - 1;
   for (gsize i = 0; i < n; i++) {
-    guint32 at = s->count[(keys[i] >> shift) & 0xffff]++;
-    to_keys[at] = keys[i];
-    to_tags[at] = tags[i];
+    guint32 k = s->keys[0][i];
+    for (guint d = 0; d < RADIX_PASSES; d++)
+      s->count[d][k >> (d * RADIX_BITS) & mask]++;
   }
+  for (guint d = 0; d < RADIX_PASSES; d++) {
+    guint32 sum = 0;
+    for (guint v = 0; v <= mask; v++) {
+      guint32 c = s->count[d][v];
+      s->count[d][v] = sum;
+      sum += c;
+    }
+  }
+  int from = 0;
+  for (guint d = 0; d < RADIX_PASSES; d++, from = !from) {
+    const guint32 *keys = s->keys[from], *tags = s->tags[from];
+    guint32 *to_keys = s->keys[!from], *to_tags = s->tags[!from], *count = s->count[d];
+    guint shift = d * RADIX_BITS;
+    for (gsize i = 0; i < n; i++) {
+      guint32 at = count[keys[i] >> shift & mask]++;
+      to_keys[at] = keys[i];
+      to_tags[at] = tags[i];
+    }
+  }
+  return from;
 }
 
 /* Writes one key's events: tags[from, to) of one kind (primary or extra), ascending. */
@@ -252,9 +281,8 @@ void model_life_seal(gs_trace_model *m) {
     s->keys[0][n] = extra[i].key;
     s->tags[0][n++] = (guint32)(extra[i].index - m->life_open_first) | EXTRA_TAG;
   }
-  radix_pass(s, n, 0, 0);
-  radix_pass(s, n, 1, 16);
-  const guint32 *sk = s->keys[0], *st = s->tags[0];
+  int sorted = radix_sort(s, n);
+  const guint32 *sk = s->keys[sorted], *st = s->tags[sorted];
 
   /* At most a 5-byte step per posting and 5 + 10 + 10 bytes of key and counts per group. */
   out_bytes o;
@@ -333,6 +361,38 @@ static const guint8 *copy_events(out_bytes *o, const guint8 *p, guint64 n, guint
   return p;
 }
 
+static guint64 input_order(const merge_input *in, guint k) {
+  return in->group < in->seg->n_groups ? (guint64)in->key << 8 | k : INPUT_DONE;
+}
+
+/* The winner k's order grew: it plays its matches again up to the root. */
+static void tree_replay(model_life_merge *g, guint k) {
+  guint winner = k;
+  for (guint node = (MODEL_LIFE_FANOUT + k) / 2; node > 0; node /= 2)
+    if (g->order[g->tree[node]] < g->order[winner]) {
+      guint loser = winner;
+      winner = g->tree[node];
+      g->tree[node] = (guint8)loser;
+    }
+  g->tree[0] = (guint8)winner;
+}
+
+/* Plays every match from the leaves up (inputs past count are done). */
+static void tree_build(model_life_merge *g) {
+  guint8 win[2 * MODEL_LIFE_FANOUT];
+  for (guint k = 0; k < MODEL_LIFE_FANOUT; k++) {
+    g->order[k] = k < g->count ? input_order(&g->in[k], k) : INPUT_DONE;
+    win[MODEL_LIFE_FANOUT + k] = (guint8)k;
+  }
+  for (guint node = MODEL_LIFE_FANOUT - 1; node > 0; node--) {
+    guint a = win[2 * node], b = win[2 * node + 1];
+    gboolean a_wins = g->order[a] <= g->order[b];
+    win[node] = (guint8)(a_wins ? a : b);
+    g->tree[node] = (guint8)(a_wins ? b : a);
+  }
+  g->tree[0] = win[1];
+}
+
 /* The first run of MODEL_LIFE_FANOUT neighbouring segments of one level, if any, starts
  * merging. */
 static void start_merge(gs_trace_model *m) {
@@ -362,6 +422,7 @@ static void start_merge(gs_trace_model *m) {
       g->in[k] = (merge_input){.seg = seg, .p = seg->bytes};
       input_next(&g->in[k]);
     }
+    tree_build(g);
     /* Per input group the output may add a key step (5 bytes: the input's was in its
      * directory), longer counts (2 + 2) and longer first steps (4 + 4). */
     out_open(&g->out, bound + groups * 24);
@@ -401,39 +462,51 @@ void model_life_merge_step(gs_trace_model *m) {
     guint64 spent = 0;
     while (spent < m->life_merge_credit) {
       /* The smallest key left, and its events from every input that has it, oldest first. */
-      guint32 key = G_MAXUINT32;
-      gboolean any = FALSE;
-      for (guint k = 0; k < g->count; k++)
-        if (g->in[k].group < g->in[k].seg->n_groups) {
-          key = any ? MIN(key, g->in[k].key) : g->in[k].key;
-          any = TRUE;
-        }
-      if (!any)
+      guint winner = g->tree[0];
+      guint64 top = g->order[winner];
+      if (top == INPUT_DONE)
         break;
+      guint32 key = (guint32)(top >> 8);
+      /* The runner-up lost a match to the winner: if none of those has the key, no other
+       * input has it (the usual case); else every input is looked at. */
+      gboolean shared = FALSE;
+      for (guint node = (MODEL_LIFE_FANOUT + winner) / 2; node > 0; node /= 2)
+        shared = shared || g->order[g->tree[node]] >> 8 == key;
+      guint8 take[MODEL_LIFE_FANOUT];
+      guint n_take = 0;
+      if (shared) {
+        for (guint k = 0; k < g->count; k++)
+          if (g->order[k] >> 8 == key)
+            take[n_take++] = (guint8)k;
+      } else {
+        take[n_take++] = (guint8)winner;
+      }
       guint64 primaries = 0, extras = 0;
       gboolean follow = FALSE;
-      for (guint k = 0; k < g->count; k++)
-        if (g->in[k].group < g->in[k].seg->n_groups && g->in[k].key == key) {
-          primaries += g->in[k].primaries;
-          extras += g->in[k].extras;
-          follow = follow || g->in[k].follow;
-        }
+      for (guint t = 0; t < n_take; t++) {
+        primaries += g->in[take[t]].primaries;
+        extras += g->in[take[t]].extras;
+        follow = follow || g->in[take[t]].follow;
+      }
       put_group_head(&g->out, &g->dir, g->n_groups, key, g->prev, primaries, extras, follow);
       guint64 last = g->first;
       const guint8 *extra_at[MODEL_LIFE_FANOUT];
-      for (guint k = 0; k < g->count; k++) {
-        merge_input *in = &g->in[k];
-        if (in->group < in->seg->n_groups && in->key == key)
-          extra_at[k] = copy_events(&g->out, in->p, in->primaries, in->seg->first, &last);
+      for (guint t = 0; t < n_take; t++) {
+        merge_input *in = &g->in[take[t]];
+        extra_at[t] = copy_events(&g->out, in->p, in->primaries, in->seg->first, &last);
       }
       last = g->first;
-      for (guint k = 0; k < g->count; k++) {
+      for (guint t = 0; t < n_take; t++) {
+        guint k = take[t];
         merge_input *in = &g->in[k];
-        if (in->group < in->seg->n_groups && in->key == key) {
-          in->p = copy_events(&g->out, extra_at[k], in->extras, in->seg->first, &last);
-          in->group++;
-          input_next(in);
-        }
+        in->p = copy_events(&g->out, extra_at[t], in->extras, in->seg->first, &last);
+        in->group++;
+        input_next(in);
+        /* Taken in the tree's order, so each is the winner when it moves on: a loser tree
+         * replays only its winner. */
+        g_assert(g->tree[0] == k);
+        g->order[k] = input_order(in, k);
+        tree_replay(g, k);
       }
       g->n_groups++;
       g->prev = key;

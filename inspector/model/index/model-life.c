@@ -188,10 +188,6 @@ guint32 model_life_key(gs_trace_model *m, const gs_trace_event *e, guint64 index
 }
 
 void model_life_add(gs_trace_model *m, const gs_trace_event *e, guint64 index) {
-  if (m->life_feed) {
-    model_life_feed_add(m, e, index);
-    return;
-  }
   life_before(m, index);
   gboolean follow;
   guint32 key = model_life_key(m, e, index, m->life_extra, &follow);

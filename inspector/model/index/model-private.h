@@ -152,6 +152,7 @@ struct gs_trace_model {
    * before it returns, so callers never see them. */
 #define MODEL_PENDING 4096
   guint n_pending;
+  guint64 n_indexed; /* events indexed: the columns' length once pending ones are appended */
   guint8 pending_kinds[MODEL_PENDING];
   guint16 pending_seq[MODEL_PENDING];
   guint32 pending_time[MODEL_PENDING];
@@ -169,8 +170,9 @@ struct gs_trace_model {
   struct model_life_sorter *life_sorter; /* sealing's scratch, kept between seals */
   guint8 *life_follow; /* a bit per event of the open segment: MODEL_LIFE_FOLLOW (if sealing) */
   struct model_life_merge *life_merge;   /* the merge under way, NULL for none */
-  /* While a file loads on two cores, the thread that keeps the life index
-   * (model-life-feed.c): until it is joined, only it touches the life_ fields above. */
+  /* While a file loads on two cores, the thread that keeps the life index and appends the
+   * per-event columns (model-life-feed.c): until it is joined, only it touches the life_
+   * fields above and kinds, seq_off and time_off. */
   struct model_life_feed *life_feed;
   guint64 life_merge_credit;             /* postings the merge may still take */
   /* the last tensor filtered on (model-filter.c), until more events arrive */
@@ -348,8 +350,13 @@ void model_life_keep(gs_trace_model *m, guint64 index, guint32 key, gboolean fol
 /* model-life-feed.c: the life index kept on a thread of its own while a file loads. */
 typedef struct model_life_feed model_life_feed;
 void model_life_feed_start(gs_trace_model *m);
-/* On the indexing thread, instead of keeping the event's keys itself (model_life_add). */
-void model_life_feed_add(gs_trace_model *m, const gs_trace_event *e, guint64 index);
+/* On the indexing thread, instead of keeping the event's keys itself (model_life_add) and
+ * its columns (the pending ones): the life thread appends them to kinds, seq_off, time_off. */
+void model_life_feed_add(gs_trace_model *m, const gs_trace_event *e, guint64 index, guint8 kind,
+                         guint16 seq, guint32 time);
+/* Hands over the batch being filled and waits until the life thread has kept everything: the
+ * columns then hold every event fed so far (for the rare reader of earlier columns). */
+void model_life_feed_sync(gs_trace_model *m);
 /* Hands over what is left (or, with drop, abandons it) and joins the thread: afterwards the
  * model is as the serial path leaves it. */
 void model_life_feed_end(gs_trace_model *m, gboolean drop);

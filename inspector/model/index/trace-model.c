@@ -157,6 +157,8 @@ static guint16 seq_column(gs_trace_model *m, model_chunk *c, guint64 index, guin
     return (guint16)off;
   if (c->seq_wide == G_MAXUINT32) {
     c->seq_wide = m->seq_wide->len;
+    if (m->life_feed) /* the chunk's earlier offsets may be on their way to the columns */
+      model_life_feed_sync(m);
     guint64 flushed = m->seq_off->len;
     for (guint64 j = c->first; j < index; j++) {
       guint32 was = j < flushed ? g_array_index(m->seq_off, guint16, j)
@@ -178,7 +180,7 @@ static void flush_pending(gs_trace_model *m) {
 }
 
 static void index_event(gs_trace_model *m, const gs_trace_event *e) {
-  guint64 index = m->kinds->len + m->n_pending;
+  guint64 index = m->n_indexed++;
   uint64_t offset = 0, size = 0;
   gs_trace_reader_chunk(m->reader, &offset, &size);
   model_chunk *c = m->chunks->len ? &g_array_index(m->chunks, model_chunk, m->chunks->len - 1)
@@ -191,13 +193,20 @@ static void index_event(gs_trace_model *m, const gs_trace_event *e) {
     c = &g_array_index(m->chunks, model_chunk, m->chunks->len - 1);
   }
   c->n++;
-  guint p = m->n_pending++;
-  m->pending_kinds[p] = (guint8)(e->kind | (e->derived ? MODEL_DERIVED : 0));
-  m->pending_seq[p] = seq_column(m, c, index, e->seq);
-  m->pending_time[p] = offset_or_aside(m->time_big, index, c->time0, e->time_ns);
-  model_life_add(m, e, index);
-  if (m->n_pending == MODEL_PENDING)
-    flush_pending(m);
+  guint8 kind = (guint8)(e->kind | (e->derived ? MODEL_DERIVED : 0));
+  guint16 seq = seq_column(m, c, index, e->seq);
+  guint32 time = offset_or_aside(m->time_big, index, c->time0, e->time_ns);
+  if (m->life_feed) {
+    model_life_feed_add(m, e, index, kind, seq, time);
+  } else {
+    guint p = m->n_pending++;
+    m->pending_kinds[p] = kind;
+    m->pending_seq[p] = seq;
+    m->pending_time[p] = time;
+    model_life_add(m, e, index);
+    if (m->n_pending == MODEL_PENDING)
+      flush_pending(m);
+  }
 
   if (e->kind == GS_TRACE_SNAPSHOT_BEGIN && !m->snapshot) {
     m->snapshot = TRUE;
@@ -239,7 +248,7 @@ static guint64 drain(gs_trace_model *m) {
         const char *what = gs_trace_reader_error(m->reader, &at);
         /* The reader's message says what and at which byte. */
         (void)at;
-        set_problem(m, gs_trace_problem_damaged(what, m->kinds->len));
+        set_problem(m, gs_trace_problem_damaged(what, m->n_indexed));
       }
       break;
     }
@@ -257,7 +266,7 @@ static guint64 drain(gs_trace_model *m) {
       gs_site_table_add(m->sites, &e, gs_trace_model_string(m, e.name));
       continue;
     }
-    if (m->kinds->len + m->n_pending >= G_MAXUINT32) {
+    if (m->n_indexed >= G_MAXUINT32) {
       flush_pending(m);
       set_problem(m, g_strdup_printf(_("The log has more than %u events; the first %u are "
                                        "shown."), G_MAXUINT32 - 1, G_MAXUINT32 - 1));
@@ -271,7 +280,7 @@ static guint64 drain(gs_trace_model *m) {
 }
 
 gboolean gs_trace_model_damaged(const gs_trace_model *m) {
-  return gs_trace_reader_error(m->reader, NULL) != NULL || m->kinds->len >= G_MAXUINT32;
+  return gs_trace_reader_error(m->reader, NULL) != NULL || m->n_indexed >= G_MAXUINT32;
 }
 
 guint64 gs_trace_model_feed(gs_trace_model *m, const void *bytes, gsize n) {
@@ -299,7 +308,7 @@ void gs_trace_model_finish(gs_trace_model *m) {
                                      "before a whole log header: it is empty or not a "
                                      "Gradscope event log."), m->fed));
   else if (gs_trace_reader_truncated(m->reader, &at))
-    set_problem(m, gs_trace_problem_truncated(at, m->kinds->len));
+    set_problem(m, gs_trace_problem_truncated(at, m->n_indexed));
 }
 
 gboolean gs_trace_model_read_back_from(gs_trace_model *m, int fd) {

@@ -275,6 +275,39 @@ static void test_merged_segments_answer_as_brute_force(void) {
   g_assert_cmpuint(widest, >, 2 * 4 * 4096);
 }
 
+/* How many of a's segments of level `level` are, byte for byte, one of b's (the same events,
+ * groups, directory and bytes). */
+static guint same_segments(const gs_trace_model *a, const gs_trace_model *b, guint level) {
+  guint same = 0;
+  for (guint i = 0; i < a->life_segments->len; i++) {
+    const model_life_segment *x = &g_array_index(a->life_segments, model_life_segment, i);
+    for (guint j = 0; j < b->life_segments->len && x->level == level; j++) {
+      const model_life_segment *y = &g_array_index(b->life_segments, model_life_segment, j);
+      if (y->first != x->first || y->events != x->events)
+        continue;
+      g_assert_cmpuint(y->n_groups, ==, x->n_groups);
+      g_assert_cmpmem(y->dir, y->n_dir * sizeof *y->dir, x->dir, x->n_dir * sizeof *x->dir);
+      g_assert_cmpmem(y->bytes, y->len, x->bytes, x->len);
+      same++;
+    }
+  }
+  return same;
+}
+
+/* A merge writes what sealing its events at once would: segments of 4 merged one, two and
+ * three levels up are the segments of 64, 1,024 and 16,384 events (level 0) of the same log. */
+static void test_merged_segments_are_sealed_ones(void) {
+  gsize len = 0;
+  const guint8 *data = g_bytes_get_data(long_log, &len);
+  g_autoptr(gs_trace_model) small = model_of(data, len, 4, len);
+  guint64 base = 4;
+  for (guint level = 1; level <= 3; level++) {
+    base *= MODEL_LIFE_FANOUT;
+    g_autoptr(gs_trace_model) big = model_of(data, len, (guint)base, len);
+    g_assert_cmpuint(same_segments(small, big, level), >, 0);
+  }
+}
+
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   char *path = record_log(training_work);
@@ -289,6 +322,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/trace-model/life-index/memory", test_index_memory);
   g_test_add_func("/trace-model/life-index/merged-as-brute-force",
                   test_merged_segments_answer_as_brute_force);
+  g_test_add_func("/trace-model/life-index/merged-as-sealed", test_merged_segments_are_sealed_ones);
   int status = g_test_run();
   g_bytes_unref(training_log);
   g_bytes_unref(long_log);

@@ -10,6 +10,7 @@
 
 #include "model-private.h"
 #include "model-test-util.h"
+#include "trace-writer-test.h"
 
 /* Parameters in modules, views, clones, in-place writes, saved tensors, an optimizer's state:
  * events with extra keys and tensors to follow. */
@@ -91,6 +92,18 @@ static guint assert_same_model(gs_trace_model *a, gs_trace_model *b) {
   guint64 n = gs_trace_model_n_events(a);
   g_assert_cmpuint(n, ==, gs_trace_model_n_events(b));
   g_assert_cmpstr(gs_trace_model_problem(a), ==, gs_trace_model_problem(b));
+  /* The per-event columns (the life thread appends them in a parallel load). */
+  g_assert_cmpmem(a->kinds->data, a->kinds->len, b->kinds->data, b->kinds->len);
+  g_assert_cmpmem(a->seq_off->data, a->seq_off->len * sizeof(guint16), b->seq_off->data,
+                  b->seq_off->len * sizeof(guint16));
+  g_assert_cmpmem(a->seq_wide->data, a->seq_wide->len * sizeof(guint32), b->seq_wide->data,
+                  b->seq_wide->len * sizeof(guint32));
+  g_assert_cmpmem(a->time_off->data, a->time_off->len * sizeof(guint32), b->time_off->data,
+                  b->time_off->len * sizeof(guint32));
+  g_assert_cmpuint(g_hash_table_size(a->seq_big), ==, g_hash_table_size(b->seq_big));
+  g_assert_cmpuint(g_hash_table_size(a->time_big), ==, g_hash_table_size(b->time_big));
+  g_assert_cmpmem(a->chunks->data, a->chunks->len * sizeof(model_chunk), b->chunks->data,
+                  b->chunks->len * sizeof(model_chunk));
   g_assert_cmpuint(a->life_segments->len, ==, b->life_segments->len);
   for (guint s = 0; s < a->life_segments->len; s++)
     assert_same_segment(&g_array_index(a->life_segments, model_life_segment, s),
@@ -157,6 +170,57 @@ static void test_parallel_load_is_the_serial_one(void) {
   g_assert_cmpuint(merges, >, 0); /* the merged segments were compared too */
 }
 
+/* A chunk whose seqs spread past 16 bits after 20,000 events (other threads wrote meanwhile):
+ * its earlier offsets, some already with the life thread, move to the wide column, and the
+ * parallel load's columns are the serial one's, every seq and time as written. */
+static void test_parallel_load_of_wide_seqs(void) {
+  enum { FIRST = 20000, MORE = 3 };
+  g_autofree gs_trace_event *a = g_new0(gs_trace_event, FIRST + MORE);
+  for (guint i = 0; i < FIRST; i++)
+    a[i].seq = 10 + i;
+  for (guint i = 0; i < MORE; i++)
+    a[FIRST + i].seq = 200000 + (1ull << 33) * i;
+  gs_trace_event b[10] = {{0}};
+  for (guint i = 0; i < G_N_ELEMENTS(b); i++)
+    b[i].seq = FIRST + 10 + i;
+  gs_trace_event *chunks[] = {a, b};
+  const guint sizes[] = {FIRST + MORE, G_N_ELEMENTS(b)};
+  g_autoptr(GArray) seqs = g_array_new(FALSE, FALSE, sizeof(guint64));
+  tw_log log = {0};
+  tw_header(&log, 1, 2, 0, 1);
+  for (guint k = 0; k < G_N_ELEMENTS(chunks); k++) {
+    for (guint i = 0; i < sizes[k]; i++) {
+      chunks[k][i].kind = GS_TRACE_MARK;
+      chunks[k][i].thread = k + 1;
+      chunks[k][i].time_ns = chunks[k][i].seq;
+      g_array_append_val(seqs, chunks[k][i].seq);
+    }
+    tw_chunk(&log, k + 1, chunks[k], sizes[k]);
+  }
+  g_autofree char *path = g_strconcat(log_path, ".wide", NULL);
+  g_assert_true(g_file_set_contents(path, (const char *)log.data, (gssize)log.len, NULL));
+  tw_free(&log);
+  g_autoptr(gs_trace_model) serial = load(path, 64, FALSE);
+  g_autoptr(gs_trace_model) parallel = load(path, 64, TRUE);
+  g_unlink(path);
+  g_assert_null(gs_trace_model_problem(parallel));
+  g_assert_cmpuint(gs_trace_model_n_events(parallel), ==, seqs->len);
+  g_assert_cmpuint(parallel->seq_wide->len, ==, FIRST + MORE);
+  for (guint i = 0; i < seqs->len; i++) {
+    guint64 seq = g_array_index(seqs, guint64, i);
+    g_assert_cmpuint(gs_trace_model_seq_at(parallel, i), ==, seq);
+    g_assert_cmpuint(gs_trace_model_time_at(parallel, i), ==, seq);
+  }
+  g_assert_cmpmem(serial->kinds->data, serial->kinds->len, parallel->kinds->data,
+                  parallel->kinds->len);
+  g_assert_cmpmem(serial->seq_off->data, serial->seq_off->len * sizeof(guint16),
+                  parallel->seq_off->data, parallel->seq_off->len * sizeof(guint16));
+  g_assert_cmpmem(serial->seq_wide->data, serial->seq_wide->len * sizeof(guint32),
+                  parallel->seq_wide->data, parallel->seq_wide->len * sizeof(guint32));
+  g_assert_cmpmem(serial->time_off->data, serial->time_off->len * sizeof(guint32),
+                  parallel->time_off->data, parallel->time_off->len * sizeof(guint32));
+}
+
 /* A byte flipped mid-log: both loads stop at the damage, with the same index. */
 static void test_parallel_load_of_a_damaged_log(void) {
   g_autofree guint8 *data = NULL;
@@ -215,6 +279,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/trace-model/load-parallel/same-as-serial",
                   test_parallel_load_is_the_serial_one);
   g_test_add_func("/trace-model/load-parallel/damaged", test_parallel_load_of_a_damaged_log);
+  g_test_add_func("/trace-model/load-parallel/wide-seqs", test_parallel_load_of_wide_seqs);
   g_test_add_func("/trace-model/load-parallel/cancelled", test_cancelled_parallel_load);
   g_test_add_func("/trace-model/load-parallel/free-mid-load", test_free_while_the_thread_runs);
   int status = g_test_run();
