@@ -229,22 +229,25 @@ static void test_string_table(void) {
 
 /* Events of a newer minor version: unknown kinds are skipped by their length, but their seq
  * and time deltas still count; known kinds with extra trailing fields keep the known ones. */
-static void test_newer_minor_version(void) {
+static void newer_minor_version(unsigned major) {
+  gs__trace_ids ids = {0};
   GByteArray *payload = g_byte_array_new();
-  put_sample(payload, GS_TRACE_STORAGE_FREE, 1);
+  put_sample_ids(payload, GS_TRACE_STORAGE_FREE, 1, major >= 2 ? &ids : NULL);
   GByteArray *unknown = body_new(10, 100);
   put_bytes(unknown, "\xff\xff\xff\x01 whatever a newer writer puts here", 38);
   put_event(payload, GS_TRACE_KIND_COUNT, unknown);
   put_event(payload, 255, body_new(5, 50));
   put_event(payload, 0, body_new(1, 1));
   GByteArray *longer = body_new(2, 3);
-  put_uv(longer, 77);                     /* storage */
+  put_uv(longer, major >= 2 ? 77 << 2 : 77); /* storage (2.x: slot 77, generation 0) */
   put_bytes(longer, "\x80\x01\xff\x7f", 4); /* a field this version does not know */
   put_event(payload, GS_TRACE_STORAGE_FREE, longer);
   put_sample(payload, GS_TRACE_SCOPE_END, 1);
 
   tw_log log = {0};
-  tw_header(&log, GS_TRACE_VERSION_MAJOR, GS_TRACE_VERSION_MINOR + 7, 0, 1);
+  /* 1.x minors go on from 1.9; 2.x's from 2.0 */
+  unsigned minor = (major >= 2 ? GS_TRACE_VERSION_MINOR : GS__TRACE_SCHEMA_MINOR) + 7;
+  tw_header(&log, (uint16_t)major, (uint16_t)minor, 0, 1);
   tw_chunk_raw(&log, 3, 1000, 5000, payload->data, payload->len);
   for (size_t step = 1; step <= log.len; step += log.len - 1) {
     read_result res = read_log(log.data, log.len, step);
@@ -261,13 +264,19 @@ static void test_newer_minor_version(void) {
     g_assert_cmpuint(second->thread, ==, 3);
     g_assert_cmpint(third->kind, ==, GS_TRACE_SCOPE_END);
     g_assert_cmpuint(third->seq, ==, second->seq + 1);
-    uint32_t minor = 0;
-    g_assert_true(gs_trace_reader_header(res.reader, NULL, &minor, NULL, NULL));
-    g_assert_cmpuint(minor, ==, GS_TRACE_VERSION_MINOR + 7);
+    uint32_t got_major = 0, got_minor = 0;
+    g_assert_true(gs_trace_reader_header(res.reader, &got_major, &got_minor, NULL, NULL));
+    g_assert_cmpuint(got_major, ==, major);
+    g_assert_cmpuint(got_minor, ==, minor);
     read_result_clear(&res);
   }
   tw_free(&log);
   g_byte_array_unref(payload);
+}
+
+static void test_newer_minor_version(void) {
+  newer_minor_version(1);
+  newer_minor_version(GS_TRACE_VERSION_MAJOR);
 }
 
 /* ---- format versions ---------------------------------------------------------------------- */
