@@ -90,10 +90,10 @@ static uint8_t *put_array(uint8_t *p, const uint64_t *a, uint32_t n, uint64_t *t
 }
 
 size_t gs__trace_max_event_size(const gs_trace_event *e) {
-  /* Every scalar field fits in 10 bytes (a compact id in 15); there are fewer than 16 per
-   * kind. */
-  return 1 + 10 + 20 + 16 * 15 + (size_t)2 * GS_MAX_DIMS * 10 +
-         (size_t)(e->n_inputs + e->n_saved + e->n_parts + e->n_params + e->n_frames) * 15 + 60 +
+  /* Every scalar field fits in 10 bytes, a compact id in 11 (an escaped counter id); there
+   * are fewer than 16 per kind. */
+  return 1 + 10 + 20 + 16 * 11 + (size_t)2 * GS_MAX_DIMS * 10 +
+         (size_t)(e->n_inputs + e->n_saved + e->n_parts + e->n_params + e->n_frames) * 11 + 60 +
          (size_t)e->n_values * 8 + e->text_len;
 }
 

@@ -8,7 +8,8 @@
 #include "trace-writer.h"
 #include "writer-impl.h"
 
-/* Upper bounds on encoded sizes. */
+/* Upper bounds on encoded sizes: a varint; a compact id (format.h) takes at most 11 bytes,
+ * counted as two. */
 #define VARINT 10
 
 /* Arrays of ids, compact (format.h). */
@@ -71,7 +72,7 @@ void gs__trace_tensor_dispose(uint64_t seq, uint64_t tensor, const char *reason,
                               uint64_t freed_storage) {
   uint32_t name = gs__tw_string(reason);
   uint32_t site = gs__tw_site();
-  uint8_t *p = gs__tw_begin(GS_TRACE_TENSOR_DISPOSE, seq, 4 * VARINT);
+  uint8_t *p = gs__tw_begin(GS_TRACE_TENSOR_DISPOSE, seq, 6 * VARINT);
   if (!p)
     return;
   p = gs__tw_put_tensor(p, tensor);
@@ -227,8 +228,8 @@ void gs__trace_node_create(uint64_t seq, uint64_t node, const char *kind_name, u
                            const uint64_t *inputs, uint32_t n_inputs, const uint64_t *saved,
                            uint32_t n_saved) {
   uint32_t name = gs__tw_string(kind_name);
-  uint8_t *p = gs__tw_begin(GS_TRACE_NODE_CREATE, seq,
-                            (6 + (size_t)n_inputs + 2 * (size_t)n_saved) * VARINT);
+  uint8_t *p =
+      gs__tw_begin(GS_TRACE_NODE_CREATE, seq, (6 + 2 * ((size_t)n_inputs + n_saved)) * VARINT);
   if (!p)
     return;
   p = gs__tw_put_node(p, node);
