@@ -359,9 +359,13 @@ static bool bad_varint(gs_trace_reader *r, const uint8_t *p, const uint8_t *end,
   return damage(r, log_offset(r, p), "%s event's field runs past its length", kind_name(kind));
 }
 
-/* A compact id (format 2, format.h) against table, into *id; NULL after damage. */
-static const uint8_t *get_id(gs_trace_reader *r, const uint8_t *p, const uint8_t *end,
-                             uint64_t *table, unsigned kind, const char *what, uint64_t *id) {
+/* A compact id (format 2, format.h) against table, into *id; NULL after damage. get_id is
+ * the one-byte case inline (nearly every id: a small slot's same or next generation), this
+ * the rest. */
+__attribute__((noinline)) static const uint8_t *get_id_slow(gs_trace_reader *r, const uint8_t *p,
+                                                            const uint8_t *end, uint64_t *table,
+                                                            unsigned kind, const char *what,
+                                                            uint64_t *id) {
   const uint8_t *field = p;
   uint64_t v, gen = 0;
   if (!(p = get_u(p, end, &v))) {
@@ -404,10 +408,32 @@ static const uint8_t *get_id(gs_trace_reader *r, const uint8_t *p, const uint8_t
   return p;
 }
 
-/* A compact storage or node id (format 2, format.h) against *prev; NULL after damage. */
-static const uint8_t *get_counter_id(gs_trace_reader *r, const uint8_t *p, const uint8_t *end,
-                                     uint64_t *prev, unsigned kind, const char *what,
-                                     uint64_t *id) {
+static inline __attribute__((always_inline)) const uint8_t *
+get_id(gs_trace_reader *r, const uint8_t *p, const uint8_t *end, uint64_t *table, unsigned kind,
+       const char *what, uint64_t *id) {
+  if (__builtin_expect(p < end && *p < 0x80, 1)) {
+    unsigned v = *p, tag = v & 3, slot = v >> 2; /* slot < 32: its own table entry */
+    uint64_t e = table[slot];
+    if (tag == 0) {
+      *id = slot;
+      if (slot)
+        table[slot] = slot;
+      return p + 1;
+    }
+    if (tag != 3 && e != 0 && (uint32_t)e == slot) {
+      uint64_t x = (uint64_t)((uint32_t)(e >> 32) + (tag - 1)) << 32 | slot;
+      *id = table[slot] = x;
+      return p + 1;
+    }
+  }
+  return get_id_slow(r, p, end, table, kind, what, id);
+}
+
+/* A compact storage or node id (format 2, format.h) against *prev; NULL after damage. As
+ * get_id: get_counter_id is the one-byte case inline. */
+__attribute__((noinline)) static const uint8_t *
+get_counter_id_slow(gs_trace_reader *r, const uint8_t *p, const uint8_t *end, uint64_t *prev,
+                    unsigned kind, const char *what, uint64_t *id) {
   const uint8_t *field = p;
   uint64_t v;
   if (!(p = get_u(p, end, &v))) {
@@ -436,6 +462,20 @@ static const uint8_t *get_counter_id(gs_trace_reader *r, const uint8_t *p, const
   if (*id)
     *prev = *id;
   return p;
+}
+
+static inline __attribute__((always_inline)) const uint8_t *
+get_counter_id(gs_trace_reader *r, const uint8_t *p, const uint8_t *end, uint64_t *prev,
+               unsigned kind, const char *what, uint64_t *id) {
+  if (__builtin_expect(p < end && *p < 0x80 && (*p & 2) == 0, 1)) {
+    unsigned v = *p;
+    uint64_t x = v & 1 ? *prev + (uint64_t)(int64_t)((int)(v >> 3) ^ -(int)((v >> 2) & 1)) : v >> 2;
+    *id = x;
+    if (x)
+      *prev = x;
+    return p + 1;
+  }
+  return get_counter_id_slow(r, p, end, prev, kind, what, id);
 }
 
 /* decode_event and decode_fields run once per event, each from one place: inlined into
