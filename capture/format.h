@@ -77,7 +77,11 @@ typedef enum gs__field {
  * the fields after it then read as 0; a body that ends anywhere else, inside a field or
  * before one without a mark, is damaged. Each such field gets a mark of its own. */
 #define GS__F_SINCE_MINOR(m) (GS__F_SINCE + (m))
-_Static_assert(GS__F_SINCE_MINOR(GS_TRACE_VERSION_MINOR) <= UINT8_MAX, "schemas are bytes");
+/* The schema level a writer of this version writes: every field 1.9 had. Format 2.0 re-typed
+ * the id fields (below) and kept 1.9's fields and their GS__F_SINCE_MINOR marks, so the marks
+ * keep 1.x's numbering: a field a later 2.m adds would be marked 9 + m. */
+#define GS__TRACE_SCHEMA_MINOR 9
+_Static_assert(GS__F_SINCE_MINOR(GS__TRACE_SCHEMA_MINOR) <= UINT8_MAX, "schemas are bytes");
 
 /* The schema of each kind (GS__F_END-terminated); NULL for kinds this version does not know,
  * which readers skip using the event's length. Fields a minor version adds to a known kind go
@@ -124,6 +128,70 @@ static inline const uint8_t *gs__get_svarint(const uint8_t *p, const uint8_t *en
   return p;
 }
 
+/* ---- compact ids (format 2) ------------------------------------------------------------
+ * Since 2.0 the id fields are written against what the same chunk said before, so that a
+ * chunk still decodes on its own and most ids take one byte (doc/trace-format.md, "Compact
+ * ids"). Two kinds of ids:
+ *
+ * Tensor ids (tensor, target, object, a view's source, saved, parts, params) are a slot in
+ * their low 32 bits and the slot's generation in the high 32: one uvarint v = slot << 2 | tag
+ * (slot below 2^32), and for tag 3 a second uvarint, the generation (below 2^32):
+ *   tag 0: generation 0 (id 0 is the byte 0)        tag 1: the previous id's generation
+ *   tag 2: the previous id's generation + 1          tag 3: the generation follows
+ * "Previous" is entry slot % GS__TRACE_ID_TABLE of a table that is all 0 at the chunk's start
+ * and takes every non-zero tensor id written or read; tags 1 and 2 need it to hold the slot.
+ *
+ * Storage and node ids (storage, freed, storage_share's source; node, inputs) are counters:
+ * one uvarint v, tag = v & 3, against the previous non-zero id of the same kind in the chunk
+ * (0 at its start):
+ *   tag 0: the id is v >> 2 (id 0 is the byte 0)      tag 1: previous + zigzag-decoded v >> 2
+ *   tag 2: v is 2 and the id follows as a uvarint     tag 3: damage */
+#define GS__TRACE_ID_TABLE 1024u
+typedef struct gs__trace_ids {
+  uint64_t tensor[GS__TRACE_ID_TABLE];
+  uint64_t storage, node; /* the previous non-zero storage and node id */
+} gs__trace_ids;
+
+static inline void gs__trace_ids_reset(gs__trace_ids *ids) { memset(ids, 0, sizeof *ids); }
+
+static inline uint8_t *gs__put_id(uint8_t *p, uint64_t *table, uint64_t id) {
+  uint32_t slot = (uint32_t)id, gen = (uint32_t)(id >> 32);
+  if (id == 0) {
+    *p = 0;
+    return p + 1;
+  }
+  uint64_t *entry = &table[slot % GS__TRACE_ID_TABLE];
+  uint64_t prev = *entry;
+  *entry = id;
+  uint64_t v = (uint64_t)slot << 2;
+  if (prev != 0 && (uint32_t)prev == slot) {
+    uint32_t d = gen - (uint32_t)(prev >> 32);
+    if (d <= 1)
+      return gs__put_uvarint(p, v | (1 + d));
+  }
+  if (gen == 0)
+    return gs__put_uvarint(p, v);
+  p = gs__put_uvarint(p, v | 3);
+  return gs__put_uvarint(p, gen);
+}
+
+/* A counter id against *prev: the delta when it is small, else the id itself. */
+static inline uint8_t *gs__put_counter_id(uint8_t *p, uint64_t *prev, uint64_t id) {
+  if (id == 0) {
+    *p = 0;
+    return p + 1;
+  }
+  int64_t d = (int64_t)(id - *prev);
+  uint64_t zz = ((uint64_t)d << 1) ^ (uint64_t)(d >> 63);
+  *prev = id;
+  if (zz < id && zz < (UINT64_C(1) << 62))
+    return gs__put_uvarint(p, zz << 2 | 1);
+  if (id < (UINT64_C(1) << 62))
+    return gs__put_uvarint(p, id << 2);
+  *p = 2;
+  return gs__put_uvarint(p + 1, id);
+}
+
 static inline void gs__put_u32(uint8_t *p, uint32_t v) {
   for (int i = 0; i < 4; i++)
     p[i] = (uint8_t)(v >> (8 * i));
@@ -153,14 +221,17 @@ void gs__trace_chunk_header(uint8_t *header, uint32_t thread, uint64_t base_seq,
 
 /* Encodes e's fields for its kind into p (room for gs__trace_max_event_size(e) bytes): the
  * part after the length (seq and time deltas included), as a writer of format 1.`minor` does
+ * (ids NULL) or of 2.0 with 1.`minor`'s fields (ids: the chunk's tables)
  * (tests and tools build logs with it; the engine's writer has an encoder per kind, events.c):
  * fields a later minor version added are left out, and so are trailing ones that are 0 (a
  * reader takes them as 0 when missing). Returns the end. */
 uint8_t *gs__trace_encode_body_as(uint8_t *p, const gs_trace_event *e, int64_t seq_delta,
-                                  int64_t time_delta, unsigned minor);
+                                  int64_t time_delta, unsigned minor, gs__trace_ids *ids);
 
-/* The same without the deltas: e's fields only (a writer that puts the deltas itself). */
-uint8_t *gs__trace_encode_fields(uint8_t *p, const gs_trace_event *e, unsigned minor);
+/* The same without the deltas: e's fields only (a writer that puts the deltas itself). ids:
+ * the chunk's compact-id tables (format 2, updated), or NULL for format 1's plain ids. */
+uint8_t *gs__trace_encode_fields(uint8_t *p, const gs_trace_event *e, unsigned minor,
+                                 gs__trace_ids *ids);
 
 /* An upper bound on the encoded size of e. */
 size_t gs__trace_max_event_size(const gs_trace_event *e);

@@ -69,6 +69,8 @@ struct gs_trace_reader {
   gs_trace_event queued;
 
   scratch inputs, saved, parts, params, frames, values, text;
+  /* Format 2's compact ids: the open chunk's tables (format.h), reset at each chunk. */
+  gs__trace_ids *ids;
   char ***string_pages; /* STRING_PAGES pointers, allocated with the first string */
   uint32_t string_ids_end; /* above the highest string id defined: freeing stops there */
 
@@ -142,6 +144,7 @@ void gs_trace_reader_free(gs_trace_reader *r) {
   free(r->frames.data);
   free(r->values.data);
   free(r->text.data);
+  free(r->ids);
   free(r->buf);
   free(r);
 }
@@ -253,9 +256,10 @@ static bool read_header(gs_trace_reader *r) {
   if (avail < GS__TRACE_HDR_MINOR)
     return false;
   uint32_t major = (uint32_t)h[GS__TRACE_HDR_MAJOR] | (uint32_t)h[GS__TRACE_HDR_MAJOR + 1] << 8;
-  if (major != GS_TRACE_VERSION_MAJOR)
-    return damage(r, GS__TRACE_HDR_MAJOR, "unsupported major version %" PRIu32
-                  "; this reader reads %d", major, GS_TRACE_VERSION_MAJOR);
+  if (major < 1 || major > GS_TRACE_VERSION_MAJOR)
+    return damage(r, GS__TRACE_HDR_MAJOR,
+                  "unsupported major version %" PRIu32 "; this reader reads 1 to %d", major,
+                  GS_TRACE_VERSION_MAJOR);
   if (avail < GS__TRACE_HEADER_SIZE)
     return false;
   uint32_t stored = gs__get_u32(h + GS__TRACE_HDR_CRC);
@@ -273,6 +277,8 @@ static bool read_header(gs_trace_reader *r) {
                   MAX_HEADER_SIZE);
   if (avail < size)
     return false;
+  if (major >= 2 && !r->ids && !(r->ids = malloc(sizeof *r->ids)))
+    return damage(r, 0, "out of memory for the id tables");
   r->major = major;
   r->minor = (uint32_t)h[GS__TRACE_HDR_MINOR] | (uint32_t)h[GS__TRACE_HDR_MINOR + 1] << 8;
   r->start_realtime_ns = gs__get_u64(h + GS__TRACE_HDR_REALTIME);
@@ -318,6 +324,8 @@ static bool open_chunk(gs_trace_reader *r) {
   r->thread = gs__get_u32(c + 12);
   r->seq = gs__get_u64(c + 16);
   r->time_ns = gs__get_u64(c + 24);
+  if (r->ids)
+    gs__trace_ids_reset(r->ids); /* compact ids refer within their chunk only */
   return true;
 }
 
@@ -351,14 +359,134 @@ static bool bad_varint(gs_trace_reader *r, const uint8_t *p, const uint8_t *end,
   return damage(r, log_offset(r, p), "%s event's field runs past its length", kind_name(kind));
 }
 
+/* A compact id (format 2, format.h) against table, into *id; NULL after damage. get_id is
+ * the one-byte case inline (nearly every id: a small slot's same or next generation), this
+ * the rest. */
+__attribute__((noinline)) static const uint8_t *get_id_slow(gs_trace_reader *r, const uint8_t *p,
+                                                            const uint8_t *end, uint64_t *table,
+                                                            unsigned kind, const char *what,
+                                                            uint64_t *id) {
+  const uint8_t *field = p;
+  uint64_t v, gen = 0;
+  if (!(p = get_u(p, end, &v))) {
+    bad_varint(r, field, end, kind);
+    return NULL;
+  }
+  uint64_t slot = v >> 2;
+  unsigned tag = (unsigned)(v & 3);
+  if (slot > UINT32_MAX) {
+    damage(r, log_offset(r, field), "%s event: %s id's slot %" PRIu64 " does not fit in 32 bits",
+           kind_name(kind), what, slot);
+    return NULL;
+  }
+  uint64_t *entry = &table[slot % GS__TRACE_ID_TABLE];
+  if (tag == 1 || tag == 2) {
+    if (*entry == 0 || (uint32_t)*entry != slot) {
+      damage(r, log_offset(r, field),
+             "%s event: %s id refers to the previous id of slot %" PRIu64
+             ", but this chunk has none",
+             kind_name(kind), what, slot);
+      return NULL;
+    }
+    gen = (uint32_t)((uint32_t)(*entry >> 32) + (tag - 1));
+  } else if (tag == 3) {
+    const uint8_t *q = p;
+    if (!(p = get_u(q, end, &gen))) {
+      bad_varint(r, q, end, kind);
+      return NULL;
+    }
+    if (gen > UINT32_MAX) {
+      damage(r, log_offset(r, q),
+             "%s event: %s id's generation %" PRIu64 " does not fit in 32 bits", kind_name(kind),
+             what, gen);
+      return NULL;
+    }
+  }
+  *id = gen << 32 | slot;
+  if (*id)
+    *entry = *id;
+  return p;
+}
+
+static inline __attribute__((always_inline)) const uint8_t *
+get_id(gs_trace_reader *r, const uint8_t *p, const uint8_t *end, uint64_t *table, unsigned kind,
+       const char *what, uint64_t *id) {
+  if (__builtin_expect(p < end && *p < 0x80, 1)) {
+    unsigned v = *p, tag = v & 3, slot = v >> 2; /* slot < 32: its own table entry */
+    uint64_t e = table[slot];
+    if (tag == 0) {
+      *id = slot;
+      if (slot)
+        table[slot] = slot;
+      return p + 1;
+    }
+    if (tag != 3 && e != 0 && (uint32_t)e == slot) {
+      uint64_t x = (uint64_t)((uint32_t)(e >> 32) + (tag - 1)) << 32 | slot;
+      *id = table[slot] = x;
+      return p + 1;
+    }
+  }
+  return get_id_slow(r, p, end, table, kind, what, id);
+}
+
+/* A compact storage or node id (format 2, format.h) against *prev; NULL after damage. As
+ * get_id: get_counter_id is the one-byte case inline. */
+__attribute__((noinline)) static const uint8_t *
+get_counter_id_slow(gs_trace_reader *r, const uint8_t *p, const uint8_t *end, uint64_t *prev,
+                    unsigned kind, const char *what, uint64_t *id) {
+  const uint8_t *field = p;
+  uint64_t v;
+  if (!(p = get_u(p, end, &v))) {
+    bad_varint(r, field, end, kind);
+    return NULL;
+  }
+  switch (v & 3) {
+  case 0: *id = v >> 2; break;
+  case 1: *id = *prev + ((v >> 3) ^ -((v >> 2) & 1)); break; /* wraps modulo 2^64 */
+  case 2:
+    if (v != 2) {
+      damage(r, log_offset(r, field), "%s event: %s id: escape byte %" PRIu64 " is not 2",
+             kind_name(kind), what, v);
+      return NULL;
+    }
+    if (!(p = get_u(p, end, id))) {
+      bad_varint(r, field + 1, end, kind);
+      return NULL;
+    }
+    break;
+  default:
+    damage(r, log_offset(r, field), "%s event: %s id has tag 3, which no writer writes",
+           kind_name(kind), what);
+    return NULL;
+  }
+  if (*id)
+    *prev = *id;
+  return p;
+}
+
+static inline __attribute__((always_inline)) const uint8_t *
+get_counter_id(gs_trace_reader *r, const uint8_t *p, const uint8_t *end, uint64_t *prev,
+               unsigned kind, const char *what, uint64_t *id) {
+  if (__builtin_expect(p < end && *p < 0x80 && (*p & 2) == 0, 1)) {
+    unsigned v = *p;
+    uint64_t x = v & 1 ? *prev + (uint64_t)(int64_t)((int)(v >> 3) ^ -(int)((v >> 2) & 1)) : v >> 2;
+    *id = x;
+    if (x)
+      *prev = x;
+    return p + 1;
+  }
+  return get_counter_id_slow(r, p, end, prev, kind, what, id);
+}
+
 /* decode_event and decode_fields run once per event, each from one place: inlined into
  * gs_trace_reader_next they save a fifth of its instructions, and GCC stops inlining them by
  * itself once they grow past its size limits (as the 1.2 fields made them). */
 #define DECODE_INLINE inline __attribute__((always_inline))
 
 /* An array field: count, then count uvarints, into reader-owned memory. */
-static bool decode_array(gs_trace_reader *r, const uint8_t **pp, const uint8_t *end,
-                         unsigned kind, scratch *s, const uint64_t **out, uint32_t *n_out) {
+static bool decode_array(gs_trace_reader *r, const uint8_t **pp, const uint8_t *end, unsigned kind,
+                         scratch *s, const uint64_t **out, uint32_t *n_out, uint64_t *ids,
+                         uint64_t *prev) {
   const uint8_t *p = *pp;
   uint64_t n;
   if (!(p = get_u(*pp, end, &n)))
@@ -377,8 +505,15 @@ static bool decode_array(gs_trace_reader *r, const uint8_t **pp, const uint8_t *
     return false;
   for (uint64_t i = 0; i < n; i++) {
     const uint8_t *q = p;
-    if (!(p = get_u(q, end, &a[i])))
+    if (ids) {
+      if (!(p = get_id(r, q, end, ids, kind, "an array's", &a[i])))
+        return false;
+    } else if (prev) {
+      if (!(p = get_counter_id(r, q, end, prev, kind, "an array's", &a[i])))
+        return false;
+    } else if (!(p = get_u(q, end, &a[i]))) {
       return bad_varint(r, q, end, kind);
+    }
   }
   *out = a;
   *n_out = (uint32_t)n;
@@ -394,6 +529,10 @@ static DECODE_INLINE bool decode_fields(gs_trace_reader *r, gs_trace_event *ev,
                                          const uint8_t *schema, const uint8_t *p,
                                          const uint8_t *end) {
   unsigned kind = ev->kind;
+  /* Format 2's id tables; NULL: format 1's plain ids. */
+  uint64_t *tensors = r->major >= 2 ? r->ids->tensor : NULL;
+  uint64_t *storages = r->major >= 2 ? &r->ids->storage : NULL;
+  uint64_t *nodes = r->major >= 2 ? &r->ids->node : NULL;
   for (const uint8_t *f = schema; *f != GS__F_END; f++) {
     const uint8_t *field = p;
     uint64_t u = 0;
@@ -408,6 +547,21 @@ static DECODE_INLINE bool decode_fields(gs_trace_reader *r, gs_trace_event *ev,
   GET_U();                                                                                   \
   ev->member = u;                                                                            \
   break
+/* An id field: compact against table in format 2, else a plain uvarint. */
+#define ID(member, table)                                                                          \
+  if (table) {                                                                                     \
+    if (!(p = get_id(r, field, end, table, kind, #member, &ev->member)))                           \
+      return false;                                                                                \
+    break;                                                                                         \
+  }                                                                                                \
+  U64(member)
+#define COUNTER(member, prev)                                                                      \
+  if (prev) {                                                                                      \
+    if (!(p = get_counter_id(r, field, end, prev, kind, #member, &ev->member)))                    \
+      return false;                                                                                \
+    break;                                                                                         \
+  }                                                                                                \
+  U64(member)
 #define U32(member)                                                                          \
   GET_U();                                                                                   \
   if (u > UINT32_MAX)                                                                        \
@@ -416,20 +570,24 @@ static DECODE_INLINE bool decode_fields(gs_trace_reader *r, gs_trace_event *ev,
   ev->member = (uint32_t)u;                                                                  \
   break
     switch ((gs__field)*f) {
-    case GS__F_TENSOR: U64(tensor);
-    case GS__F_TARGET: U64(target);
-    case GS__F_STORAGE: U64(storage);
-    case GS__F_SOURCE: U64(source);
-    case GS__F_NODE: U64(node);
+    case GS__F_TENSOR: ID(tensor, tensors);
+    case GS__F_TARGET: ID(target, tensors);
+    case GS__F_STORAGE: COUNTER(storage, storages);
+    case GS__F_SOURCE:
+      if (kind == GS_TRACE_STORAGE_SHARE) {
+        COUNTER(source, storages);
+      }
+      ID(source, tensors);
+    case GS__F_NODE: COUNTER(node, nodes);
     case GS__F_SCOPE: U64(scope);
     case GS__F_OUTER: U64(outer);
-    case GS__F_OBJECT: U64(object);
+    case GS__F_OBJECT: ID(object, tensors);
     case GS__F_MODULE: U64(module);
     case GS__F_CHILD: U64(child);
     case GS__F_OPTIMIZER: U64(optimizer);
     case GS__F_NBYTES: U64(nbytes);
     case GS__F_ALLOC: U64(alloc);
-    case GS__F_FREED: U64(freed);
+    case GS__F_FREED: COUNTER(freed, storages);
     case GS__F_VERSION: U64(version);
     case GS__F_OWNER: U64(owner);
     case GS__F_PREVIOUS_OWNER: U64(previous_owner);
@@ -474,23 +632,23 @@ static DECODE_INLINE bool decode_fields(gs_trace_reader *r, gs_trace_event *ev,
       }
       break;
     case GS__F_INPUTS:
-      if (!decode_array(r, &p, end, kind, &r->inputs, &ev->inputs, &ev->n_inputs))
+      if (!decode_array(r, &p, end, kind, &r->inputs, &ev->inputs, &ev->n_inputs, NULL, nodes))
         return false;
       break;
     case GS__F_SAVED:
-      if (!decode_array(r, &p, end, kind, &r->saved, &ev->saved, &ev->n_saved))
+      if (!decode_array(r, &p, end, kind, &r->saved, &ev->saved, &ev->n_saved, tensors, NULL))
         return false;
       break;
     case GS__F_PARTS:
-      if (!decode_array(r, &p, end, kind, &r->parts, &ev->parts, &ev->n_parts))
+      if (!decode_array(r, &p, end, kind, &r->parts, &ev->parts, &ev->n_parts, tensors, NULL))
         return false;
       break;
     case GS__F_PARAMS:
-      if (!decode_array(r, &p, end, kind, &r->params, &ev->params, &ev->n_params))
+      if (!decode_array(r, &p, end, kind, &r->params, &ev->params, &ev->n_params, tensors, NULL))
         return false;
       break;
     case GS__F_FRAMES:
-      if (!decode_array(r, &p, end, kind, &r->frames, &ev->frames, &ev->n_frames))
+      if (!decode_array(r, &p, end, kind, &r->frames, &ev->frames, &ev->n_frames, NULL, NULL))
         return false;
       break;
     case GS__F_SITE: U32(site);
@@ -559,6 +717,8 @@ static DECODE_INLINE bool decode_fields(gs_trace_reader *r, gs_trace_event *ev,
         return true;
       break;
     }
+#undef ID
+#undef COUNTER
 #undef U32
 #undef U64
 #undef GET_U

@@ -71,28 +71,45 @@ const char *gs_trace_kind_name(gs_trace_kind kind) {
   return kind > 0 && kind < GS_TRACE_KIND_COUNT && names[kind] ? names[kind] : "unknown";
 }
 
-static uint8_t *put_array(uint8_t *p, const uint64_t *a, uint32_t n) {
+/* Id fields: plain uvarints in format 1, compact since 2.0 (format.h): a tensor id against
+ * table, a storage or node id against *prev (both NULL in format 1). */
+static inline uint8_t *put_id(uint8_t *p, uint64_t *table, uint64_t *prev, uint64_t id) {
+  if (table)
+    return gs__put_id(p, table, id);
+  if (prev)
+    return gs__put_counter_id(p, prev, id);
+  return gs__put_uvarint(p, id);
+}
+
+static uint8_t *put_array(uint8_t *p, const uint64_t *a, uint32_t n, uint64_t *table,
+                          uint64_t *prev) {
   p = gs__put_uvarint(p, n);
   for (uint32_t i = 0; i < n; i++)
-    p = gs__put_uvarint(p, a[i]);
+    p = put_id(p, table, prev, a[i]);
   return p;
 }
 
 size_t gs__trace_max_event_size(const gs_trace_event *e) {
-  /* Every scalar field fits in 10 bytes; there are fewer than 16 per kind. */
-  return 1 + 10 + 20 + 16 * 10 + (size_t)2 * GS_MAX_DIMS * 10 +
-         (size_t)(e->n_inputs + e->n_saved + e->n_parts + e->n_params + e->n_frames) * 10 +
-         60 + (size_t)e->n_values * 8 + e->text_len;
+  /* Every scalar field fits in 10 bytes, a compact id in 11 (an escaped counter id); there
+   * are fewer than 16 per kind. */
+  return 1 + 10 + 20 + 16 * 11 + (size_t)2 * GS_MAX_DIMS * 10 +
+         (size_t)(e->n_inputs + e->n_saved + e->n_parts + e->n_params + e->n_frames) * 11 + 60 +
+         (size_t)e->n_values * 8 + e->text_len;
 }
 
 uint8_t *gs__trace_encode_body_as(uint8_t *p, const gs_trace_event *e, int64_t seq_delta,
-                                  int64_t time_delta, unsigned minor) {
+                                  int64_t time_delta, unsigned minor, gs__trace_ids *ids) {
   p = gs__put_svarint(p, seq_delta);
   p = gs__put_svarint(p, time_delta);
-  return gs__trace_encode_fields(p, e, minor);
+  return gs__trace_encode_fields(p, e, minor, ids);
 }
 
-uint8_t *gs__trace_encode_fields(uint8_t *p, const gs_trace_event *e, unsigned minor) {
+uint8_t *gs__trace_encode_fields(uint8_t *p, const gs_trace_event *e, unsigned minor,
+                                 gs__trace_ids *ids) {
+  uint64_t *tensors = ids ? ids->tensor : NULL, *storages = ids ? &ids->storage : NULL;
+  uint64_t *nodes = ids ? &ids->node : NULL;
+  /* storage_share's source is a storage; every other kind's a tensor. */
+  bool share = e->kind == GS_TRACE_STORAGE_SHARE;
   /* Where the body can end: at the mark before a run of trailing optional fields that are all
    * 0 (a single 0 byte, whatever the field's type), which a reader takes as 0 when missing.
    * So a 1.2 tensor event with nothing folded into it is no longer than in 1.1. */
@@ -107,20 +124,22 @@ uint8_t *gs__trace_encode_fields(uint8_t *p, const gs_trace_event *e, unsigned m
     }
     const uint8_t *field = p;
     switch ((gs__field)*f) {
-    case GS__F_TENSOR: p = gs__put_uvarint(p, e->tensor); break;
-    case GS__F_TARGET: p = gs__put_uvarint(p, e->target); break;
-    case GS__F_STORAGE: p = gs__put_uvarint(p, e->storage); break;
-    case GS__F_SOURCE: p = gs__put_uvarint(p, e->source); break;
-    case GS__F_NODE: p = gs__put_uvarint(p, e->node); break;
+    case GS__F_TENSOR: p = put_id(p, tensors, NULL, e->tensor); break;
+    case GS__F_TARGET: p = put_id(p, tensors, NULL, e->target); break;
+    case GS__F_STORAGE: p = put_id(p, NULL, storages, e->storage); break;
+    case GS__F_SOURCE:
+      p = put_id(p, share ? NULL : tensors, share ? storages : NULL, e->source);
+      break;
+    case GS__F_NODE: p = put_id(p, NULL, nodes, e->node); break;
     case GS__F_SCOPE: p = gs__put_uvarint(p, e->scope); break;
     case GS__F_OUTER: p = gs__put_uvarint(p, e->outer); break;
-    case GS__F_OBJECT: p = gs__put_uvarint(p, e->object); break;
+    case GS__F_OBJECT: p = put_id(p, tensors, NULL, e->object); break;
     case GS__F_MODULE: p = gs__put_uvarint(p, e->module); break;
     case GS__F_CHILD: p = gs__put_uvarint(p, e->child); break;
     case GS__F_OPTIMIZER: p = gs__put_uvarint(p, e->optimizer); break;
     case GS__F_NBYTES: p = gs__put_uvarint(p, e->nbytes); break;
     case GS__F_ALLOC: p = gs__put_uvarint(p, e->alloc); break;
-    case GS__F_FREED: p = gs__put_uvarint(p, e->freed); break;
+    case GS__F_FREED: p = put_id(p, NULL, storages, e->freed); break;
     case GS__F_OFFSET: p = gs__put_svarint(p, e->offset); break;
     case GS__F_VERSION: p = gs__put_uvarint(p, e->version); break;
     case GS__F_NAME: p = gs__put_uvarint(p, e->name); break;
@@ -143,11 +162,11 @@ uint8_t *gs__trace_encode_fields(uint8_t *p, const gs_trace_event *e, unsigned m
       for (int i = 0; i < e->ndim; i++)
         p = gs__put_svarint(p, e->strides[i]);
       break;
-    case GS__F_INPUTS: p = put_array(p, e->inputs, e->n_inputs); break;
-    case GS__F_SAVED: p = put_array(p, e->saved, e->n_saved); break;
-    case GS__F_PARTS: p = put_array(p, e->parts, e->n_parts); break;
-    case GS__F_PARAMS: p = put_array(p, e->params, e->n_params); break;
-    case GS__F_FRAMES: p = put_array(p, e->frames, e->n_frames); break;
+    case GS__F_INPUTS: p = put_array(p, e->inputs, e->n_inputs, NULL, nodes); break;
+    case GS__F_SAVED: p = put_array(p, e->saved, e->n_saved, tensors, NULL); break;
+    case GS__F_PARTS: p = put_array(p, e->parts, e->n_parts, tensors, NULL); break;
+    case GS__F_PARAMS: p = put_array(p, e->params, e->n_params, tensors, NULL); break;
+    case GS__F_FRAMES: p = put_array(p, e->frames, e->n_frames, NULL, NULL); break;
     case GS__F_SITE: p = gs__put_uvarint(p, e->site); break;
     case GS__F_ADDRESS: p = gs__put_uvarint(p, e->address); break;
     case GS__F_MEMORY: p = gs__put_uvarint(p, e->memory); break;

@@ -458,6 +458,7 @@ bool gs__flight_state_apply(gs__flight_state *s, const gs_trace_event *e) {
 
 /* One chunk being filled; static: a fatal signal handler writes with it (flight-state.h). */
 static uint8_t chunk[GS__TRACE_CHUNK_HEADER_SIZE + GS__TW_BUFFER_BYTES + 8];
+static gs__trace_ids chunk_ids; /* its compact-id tables (format.h), reset with each chunk */
 typedef struct chunk_writer {
   size_t used;     /* payload bytes */
   uint32_t thread; /* of the events in it */
@@ -489,9 +490,11 @@ static void chunk_put(chunk_writer *w, const gs_trace_event *e) {
   if (w->used && (thread != w->thread || w->used + max > GS__TW_BUFFER_BYTES))
     chunk_flush(w);
   w->thread = thread;
+  if (w->used == 0)
+    gs__trace_ids_reset(&chunk_ids);
   uint8_t *start = chunk + GS__TRACE_CHUNK_HEADER_SIZE + w->used;
   uint8_t *body = start + 1 + GS__TW_LENGTH_BYTES;
-  uint8_t *end = gs__trace_encode_body_as(body, e, 0, 0, GS_TRACE_VERSION_MINOR);
+  uint8_t *end = gs__trace_encode_body_as(body, e, 0, 0, GS__TRACE_SCHEMA_MINOR, &chunk_ids);
   size_t len = (size_t)(end - body);
   start[0] = (uint8_t)e->kind;
   start[1] = (uint8_t)(0x80 | (len & 0x7f)); /* padded to 3 bytes, as the writer does */

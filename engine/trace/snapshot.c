@@ -62,7 +62,7 @@ static void write_event(const gs_trace_event *e) {
     return;
   uint8_t *p = gs__tw_begin_in(b, e->kind, snapshot_seq, max);
   if (p)
-    gs__tw_end(gs__trace_encode_fields(p, e, GS_TRACE_VERSION_MINOR));
+    gs__tw_end(gs__trace_encode_fields(p, e, GS__TRACE_SCHEMA_MINOR, &b->ids));
 }
 
 void gs__trace_write_snapshot(void) {

@@ -50,6 +50,7 @@ typedef struct gs__tw_buffer {
   uint64_t last_seq, last_time;
   gs__tw_defined strings;       /* string ids this thread's stream has defined */
   gs__tw_defined sites;         /* call-site ids (sites.c) */
+  gs__trace_ids ids;            /* this chunk's compact-id tables (format.h); reset at its start */
   struct gs__tw_buffer *next;   /* in the registry */
   /* data, used, base_*, last_*: its thread's while busy, a claimer's while claimed */
   atomic_uint busy;        /* its thread is writing an event */
@@ -170,6 +171,8 @@ static inline uint8_t *gs__tw_begin_in(gs__tw_buffer *b, gs_trace_kind kind, uin
   if (__builtin_expect(b->used + need > GS__TW_BUFFER_BYTES, 0) &&
       !(p = gs__tw_make_room_or_leave(b, need)))
     return NULL; /* b is left */
+  if (__builtin_expect(b->used == 0, 0))
+    gs__trace_ids_reset(&b->ids); /* a new chunk: its ids refer within it only */
   uint64_t t = gs__tw_event_time(b);
   p[0] = (uint8_t)kind;
   p = gs__put_svarint(p + 2, (int64_t)(seq - b->last_seq)); /* kind, 1 byte of length */
@@ -189,6 +192,17 @@ static inline uint8_t *gs__tw_begin(gs_trace_kind kind, uint64_t seq, size_t max
   if (__builtin_expect(!b, 0) && !(b = gs__tw_buffer_new()))
     return NULL;
   return gs__tw_begin_in(b, kind, seq ? seq : gs__next_event(), max);
+}
+
+/* Compact ids (format.h) into this thread's chunk, between gs__tw_begin and gs__tw_end. */
+static inline uint8_t *gs__tw_put_tensor(uint8_t *p, uint64_t id) {
+  return gs__put_id(p, gs__tw_mine->ids.tensor, id);
+}
+static inline uint8_t *gs__tw_put_storage(uint8_t *p, uint64_t id) {
+  return gs__put_counter_id(p, &gs__tw_mine->ids.storage, id);
+}
+static inline uint8_t *gs__tw_put_node(uint8_t *p, uint64_t id) {
+  return gs__put_counter_id(p, &gs__tw_mine->ids.node, id);
 }
 
 /* Closes the event being written in this thread's buffer at end: patches its length in and

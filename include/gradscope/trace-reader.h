@@ -16,9 +16,9 @@
 extern "C" {
 #endif
 
-/* The format version this library writes and reads (it reads every 1.x log). */
-#define GS_TRACE_VERSION_MAJOR 1
-#define GS_TRACE_VERSION_MINOR 9
+/* The format version this library writes (it reads every 1.x and 2.x log). */
+#define GS_TRACE_VERSION_MAJOR 2
+#define GS_TRACE_VERSION_MINOR 0
 
 /* ---- events --------------------------------------------------------------------------- */
 

@@ -4,9 +4,11 @@
  * when the rest arrives. Sizes read from the log are refused before they size anything. */
 #include "trace-test-util.h"
 
-static void check_damaged_payload(GByteArray *payload, size_t at, const char *what) {
+/* A log of major version `major` whose second chunk is payload. */
+static void check_damaged_payload_of(unsigned major, GByteArray *payload, size_t at,
+                                     const char *what) {
   tw_log log = {0};
-  tw_header(&log, 1, 0, 0, 1);
+  tw_header(&log, (uint16_t)major, 0, 0, 1);
   gs_trace_event first = sample(GS_TRACE_SCOPE_END);
   tw_chunk(&log, 1, &first, 1);
   uint64_t payload_start = log.len + GS__TRACE_CHUNK_HEADER_SIZE;
@@ -29,6 +31,10 @@ static void check_damaged_payload(GByteArray *payload, size_t at, const char *wh
   }
   tw_free(&log);
   g_byte_array_unref(payload);
+}
+
+static void check_damaged_payload(GByteArray *payload, size_t at, const char *what) {
+  check_damaged_payload_of(1, payload, at, what);
 }
 
 static GByteArray *payload_with(unsigned kind, GByteArray *body) {
@@ -132,6 +138,91 @@ static void test_oversize_counts_rejected(void) {
   check_bad_bodies(oversize_counts, G_N_ELEMENTS(oversize_counts));
 }
 
+/* ---- format 2's compact ids ----------------------------------------------------------------- */
+
+/* A 2.x event of kind whose fields start with the uvarints a (and b, when has_b). */
+static GByteArray *id_payload(unsigned kind, uint64_t a, gboolean has_b, uint64_t b) {
+  GByteArray *body = body_new(1, 0);
+  put_uv(body, a);
+  if (has_b)
+    put_uv(body, b);
+  put_uv(body, 0); /* the kind's next field (a name, nbytes) */
+  return payload_with(kind, body);
+}
+
+/* Ids that refer to what the chunk has not said, or that do not fit, are damage at the id. */
+static void test_compact_id_damage(void) {
+  const size_t at = 5 + 2 + 2; /* the good mark, kind and length, the deltas */
+  check_damaged_payload_of(2, id_payload(GS_TRACE_TENSOR_DISPOSE, 5 << 2 | 1, FALSE, 0), at,
+                           "tensor_dispose event: tensor id refers to the previous id of slot 5, "
+                           "but this chunk has none");
+  check_damaged_payload_of(2, id_payload(GS_TRACE_TENSOR_DISPOSE, 5 << 2 | 2, FALSE, 0), at,
+                           "previous id of slot 5");
+  check_damaged_payload_of(2, id_payload(GS_TRACE_TENSOR_DISPOSE, (uint64_t)1 << 34, FALSE, 0), at,
+                           "tensor id's slot 4294967296 does not fit in 32 bits");
+  check_damaged_payload_of(2,
+                           id_payload(GS_TRACE_TENSOR_DISPOSE, 5 << 2 | 3, TRUE, (uint64_t)1 << 32),
+                           at + 1, "tensor id's generation 4294967296 does not fit in 32 bits");
+  check_damaged_payload_of(2, id_payload(GS_TRACE_STORAGE_FREE, 3, FALSE, 0), at,
+                           "storage_free event: storage id has tag 3");
+  check_damaged_payload_of(2, id_payload(GS_TRACE_STORAGE_FREE, 6, FALSE, 0), at,
+                           "storage id: escape byte 6 is not 2");
+  check_damaged_payload_of(2, id_payload(GS_TRACE_NODE_RELEASE, 7, FALSE, 0), at,
+                           "node_release event: node id has tag 3");
+  /* The same bytes in a 1.x log are plain ids, and fine. */
+  GByteArray *payload = id_payload(GS_TRACE_TENSOR_DISPOSE, 5 << 2 | 1, FALSE, 0);
+  tw_log log = {0};
+  tw_header(&log, 1, 9, 0, 1);
+  tw_chunk_raw(&log, 1, 0, 0, payload->data, payload->len);
+  read_result res = read_log(log.data, log.len, log.len);
+  g_assert_cmpint(res.status, ==, GS_TRACE_NEED_MORE);
+  g_assert_cmpuint(res.events->len, ==, 2);
+  g_assert_cmpuint(((gs_trace_event *)res.events->pdata[1])->tensor, ==, 5 << 2 | 1);
+  read_result_clear(&res);
+  tw_free(&log);
+  g_byte_array_unref(payload);
+}
+
+/* A chunk's ids refer within it only: the tables start empty at every chunk, so an id that
+ * refers to a slot the previous chunk named is damage, and the same id named again in the
+ * chunk reads right. */
+static void test_compact_ids_reset_per_chunk(void) {
+  gs_trace_event e = {.kind = GS_TRACE_TENSOR_DISPOSE, .seq = 1, .tensor = (uint64_t)7 << 32 | 5};
+  tw_log log = {0};
+  tw_header(&log, 2, 0, 0, 1);
+  tw_chunk(&log, 1, &e, 1);
+  GByteArray *payload = g_byte_array_new();
+  GByteArray *body = body_new(1, 0);
+  put_uv(body, 5 << 2 | 3); /* slot 5, generation 7: said in full */
+  put_uv(body, 7);
+  put_uv(body, 0);
+  put_event(payload, GS_TRACE_TENSOR_DISPOSE, body);
+  body = body_new(1, 0);
+  put_uv(body, 5 << 2 | 2); /* the next generation of slot 5 */
+  put_uv(body, 0);
+  put_event(payload, GS_TRACE_TENSOR_DISPOSE, body);
+  tw_chunk_raw(&log, 1, 1, 0, payload->data, payload->len);
+  size_t good = log.len;
+  g_byte_array_set_size(payload, 0);
+  body = body_new(1, 0);
+  put_uv(body, 5 << 2 | 1); /* slot 5 again: but this chunk has not named it */
+  put_uv(body, 0);
+  put_event(payload, GS_TRACE_TENSOR_DISPOSE, body);
+  tw_chunk_raw(&log, 1, 3, 0, payload->data, payload->len);
+  read_result res = read_log(log.data, log.len, 1);
+  g_assert_cmpint(res.status, ==, GS_TRACE_DAMAGED);
+  g_assert_cmpuint(res.events->len, ==, 3);
+  g_assert_cmpuint(((gs_trace_event *)res.events->pdata[0])->tensor, ==, (uint64_t)7 << 32 | 5);
+  g_assert_cmpuint(((gs_trace_event *)res.events->pdata[1])->tensor, ==, (uint64_t)7 << 32 | 5);
+  g_assert_cmpuint(((gs_trace_event *)res.events->pdata[2])->tensor, ==, (uint64_t)8 << 32 | 5);
+  uint64_t offset = 0;
+  g_assert_nonnull(strstr(gs_trace_reader_error(res.reader, &offset), "previous id of slot 5"));
+  g_assert_cmpuint(offset, ==, good + GS__TRACE_CHUNK_HEADER_SIZE + 4);
+  read_result_clear(&res);
+  tw_free(&log);
+  g_byte_array_unref(payload);
+}
+
 /* ---- header and chunks -------------------------------------------------------------------- */
 
 /* Reads bytes whole and one at a time: both must be DAMAGED at offset with `what`. */
@@ -159,9 +250,10 @@ static void rewrite_header_crc(tw_log *log) {
 static void test_header_checks(void) {
   gs_trace_event e = sample(GS_TRACE_SCOPE_END);
   tw_log log = {0};
-  tw_header(&log, 2, 0, 0, 1);
+  tw_header(&log, 3, 0, 0, 1);
   tw_chunk(&log, 1, &e, 1);
-  check_damaged_log(log.data, log.len, 0, 8, "unsupported major version 2; this reader reads 1");
+  check_damaged_log(log.data, log.len, 0, 8,
+                    "unsupported major version 3; this reader reads 1 to 2");
   log.data[GS__TRACE_HDR_MAJOR] = 0;
   check_damaged_log(log.data, log.len, 0, 8, "unsupported major version 0");
   log.data[GS__TRACE_HDR_MAJOR] = 1;
@@ -282,7 +374,7 @@ static void test_damage_is_final(void) {
 /* A small log: header, then chunks of 3, 1 and 5 events across two threads. */
 static tw_log small_log(GArray *events, GArray *chunk_ends) {
   tw_log log = {0};
-  tw_header(&log, 1, 0, 123, 77);
+  tw_header(&log, GS_TRACE_VERSION_MAJOR, 0, 123, 77);
   static const guint sizes[] = {3, 1, 5};
   guint next = 0;
   for (size_t c = 0; c < G_N_ELEMENTS(sizes); c++) {
@@ -401,6 +493,8 @@ int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/trace-reader/damage/events", test_damaged_events);
   g_test_add_func("/trace-reader/damage/oversize-counts", test_oversize_counts_rejected);
+  g_test_add_func("/trace-reader/damage/compact-ids", test_compact_id_damage);
+  g_test_add_func("/trace-reader/damage/compact-ids-per-chunk", test_compact_ids_reset_per_chunk);
   g_test_add_func("/trace-reader/damage/header", test_header_checks);
   g_test_add_func("/trace-reader/damage/chunks", test_chunk_checks);
   g_test_add_func("/trace-reader/damage/oversize-chunk",

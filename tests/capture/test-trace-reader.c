@@ -140,6 +140,64 @@ static void test_long_log_in_pieces(void) {
   g_array_unref(events);
 }
 
+/* Format 2's compact ids (format.h) round-trip at their edges: every tag of a tensor id (a
+ * slot's table entry taken by another slot, generations that wrap), and of a storage and a
+ * node id (deltas both ways, the id itself, the escape for ids of 2^62 and more), in events
+ * and in arrays; and the micro-step's common cases take one byte. */
+static void test_compact_ids_round_trip(void) {
+  static const uint64_t tensors[] = {
+      0, 5, 5, (uint64_t)1 << 32 | 5, (uint64_t)2 << 32 | 5, (uint64_t)2 << 32 | 1029,
+      (uint64_t)3 << 32 | 5, (uint64_t)UINT32_MAX << 32 | 7, 7, UINT64_MAX, (uint64_t)9 << 32 | 1029,
+      UINT32_MAX};
+  static const uint64_t counters[] = {0, 1, 4446154, 4446153, 4446160, 3, (uint64_t)1 << 62,
+                                      ((uint64_t)1 << 62) - 1, UINT64_MAX, 2, (uint64_t)1 << 63,
+                                      5};
+  const size_t n = G_N_ELEMENTS(tensors);
+  g_assert_cmpuint(G_N_ELEMENTS(counters), ==, n);
+  GArray *events = g_array_new(FALSE, TRUE, sizeof(gs_trace_event));
+  for (size_t i = 0; i < n; i++) {
+    gs_trace_event e = {.kind = GS_TRACE_TENSOR_DISPOSE, .seq = 1 + 3 * i,
+                        .tensor = tensors[i], .freed = counters[i]};
+    g_array_append_val(events, e);
+    e = (gs_trace_event){.kind = GS_TRACE_NODE_CREATE, .seq = 2 + 3 * i, .node = counters[i],
+                         .tensor = tensors[n - 1 - i], .n_inputs = (uint32_t)(n - i),
+                         .inputs = counters + i, .n_saved = (uint32_t)(i + 1), .saved = tensors};
+    g_array_append_val(events, e);
+    e = (gs_trace_event){.kind = GS_TRACE_STORAGE_SHARE, .seq = 3 + 3 * i,
+                         .storage = counters[n - 1 - i], .source = counters[i], .nbytes = 8};
+    g_array_append_val(events, e);
+  }
+  for (guint per_chunk = 1; per_chunk <= events->len; per_chunk += events->len - 1) {
+    tw_log log = make_log(events, per_chunk, 1, NULL);
+    read_result res = read_log(log.data, log.len, log.len);
+    g_assert_cmpint(res.status, ==, GS_TRACE_NEED_MORE);
+    guint got = 0;
+    for (guint i = 0; i < res.events->len; i++) {
+      const gs_trace_event *e = res.events->pdata[i];
+      if (e->derived)
+        continue; /* the storage_free a tensor_dispose's freed stands for */
+      assert_event_equal(&g_array_index(events, gs_trace_event, got), e);
+      got++;
+    }
+    g_assert_cmpuint(got, ==, events->len);
+    read_result_clear(&res);
+    tw_free(&log);
+  }
+  g_array_unref(events);
+
+  /* One byte each: a slot's tensor again and its next one, a storage near the previous. */
+  gs__trace_ids ids = {0};
+  uint8_t buf[32], *p = buf;
+  p = gs__put_id(p, ids.tensor, (uint64_t)940531 << 32 | 8);
+  size_t first = (size_t)(p - buf);
+  g_assert_cmpuint(first, ==, 1 + 3); /* said in full once */
+  g_assert_cmpuint(gs__put_id(p, ids.tensor, (uint64_t)940531 << 32 | 8) - p, ==, 1);
+  g_assert_cmpuint(gs__put_id(p, ids.tensor, (uint64_t)940532 << 32 | 8) - p, ==, 1);
+  g_assert_cmpuint(gs__put_counter_id(p, &ids.storage, 4446154) - p, ==, 4);
+  g_assert_cmpuint(gs__put_counter_id(p, &ids.storage, 4446160) - p, ==, 1);
+  g_assert_cmpuint(gs__put_counter_id(p, &ids.storage, 4446150) - p, ==, 1);
+}
+
 /* Chunks of several threads interleave in the file; each event takes its chunk's thread and
  * seq runs globally across them. */
 static void test_threads_interleaved(void) {
@@ -229,22 +287,25 @@ static void test_string_table(void) {
 
 /* Events of a newer minor version: unknown kinds are skipped by their length, but their seq
  * and time deltas still count; known kinds with extra trailing fields keep the known ones. */
-static void test_newer_minor_version(void) {
+static void newer_minor_version(unsigned major) {
+  gs__trace_ids ids = {0};
   GByteArray *payload = g_byte_array_new();
-  put_sample(payload, GS_TRACE_STORAGE_FREE, 1);
+  put_sample_ids(payload, GS_TRACE_STORAGE_FREE, 1, major >= 2 ? &ids : NULL);
   GByteArray *unknown = body_new(10, 100);
   put_bytes(unknown, "\xff\xff\xff\x01 whatever a newer writer puts here", 38);
   put_event(payload, GS_TRACE_KIND_COUNT, unknown);
   put_event(payload, 255, body_new(5, 50));
   put_event(payload, 0, body_new(1, 1));
   GByteArray *longer = body_new(2, 3);
-  put_uv(longer, 77);                     /* storage */
+  put_uv(longer, major >= 2 ? 77 << 2 : 77); /* storage (2.x: slot 77, generation 0) */
   put_bytes(longer, "\x80\x01\xff\x7f", 4); /* a field this version does not know */
   put_event(payload, GS_TRACE_STORAGE_FREE, longer);
   put_sample(payload, GS_TRACE_SCOPE_END, 1);
 
   tw_log log = {0};
-  tw_header(&log, GS_TRACE_VERSION_MAJOR, GS_TRACE_VERSION_MINOR + 7, 0, 1);
+  /* 1.x minors go on from 1.9; 2.x's from 2.0 */
+  unsigned minor = (major >= 2 ? GS_TRACE_VERSION_MINOR : GS__TRACE_SCHEMA_MINOR) + 7;
+  tw_header(&log, (uint16_t)major, (uint16_t)minor, 0, 1);
   tw_chunk_raw(&log, 3, 1000, 5000, payload->data, payload->len);
   for (size_t step = 1; step <= log.len; step += log.len - 1) {
     read_result res = read_log(log.data, log.len, step);
@@ -261,13 +322,19 @@ static void test_newer_minor_version(void) {
     g_assert_cmpuint(second->thread, ==, 3);
     g_assert_cmpint(third->kind, ==, GS_TRACE_SCOPE_END);
     g_assert_cmpuint(third->seq, ==, second->seq + 1);
-    uint32_t minor = 0;
-    g_assert_true(gs_trace_reader_header(res.reader, NULL, &minor, NULL, NULL));
-    g_assert_cmpuint(minor, ==, GS_TRACE_VERSION_MINOR + 7);
+    uint32_t got_major = 0, got_minor = 0;
+    g_assert_true(gs_trace_reader_header(res.reader, &got_major, &got_minor, NULL, NULL));
+    g_assert_cmpuint(got_major, ==, major);
+    g_assert_cmpuint(got_minor, ==, minor);
     read_result_clear(&res);
   }
   tw_free(&log);
   g_byte_array_unref(payload);
+}
+
+static void test_newer_minor_version(void) {
+  newer_minor_version(1);
+  newer_minor_version(GS_TRACE_VERSION_MAJOR);
 }
 
 /* ---- format versions ---------------------------------------------------------------------- */
@@ -612,6 +679,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/trace-reader/round-trip/zeroes-other-fields",
                   test_round_trip_zeroes_other_fields);
   g_test_add_func("/trace-reader/round-trip/any-split", test_any_split_reads_the_same);
+  g_test_add_func("/trace-reader/round-trip/compact-ids", test_compact_ids_round_trip);
   g_test_add_func("/trace-reader/round-trip/long-log-in-pieces", test_long_log_in_pieces);
   g_test_add_func("/trace-reader/round-trip/threads-interleaved", test_threads_interleaved);
   g_test_add_func("/trace-reader/round-trip/seq-and-time-deltas", test_seq_and_time_deltas);

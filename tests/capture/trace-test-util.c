@@ -310,10 +310,20 @@ void put_event(GByteArray *payload, unsigned kind, GByteArray *body) {
 }
 
 void put_sample(GByteArray *payload, gs_trace_kind kind, int64_t seq_delta) {
+  put_sample_ids(payload, kind, seq_delta, NULL);
+}
+
+void put_sample_ids(GByteArray *payload, gs_trace_kind kind, int64_t seq_delta,
+                    gs__trace_ids *ids) {
   gs_trace_event e = sample(kind);
   e.seq = (uint64_t)seq_delta;
   uint8_t *tmp = g_malloc(gs__trace_max_event_size(&e));
-  uint8_t *end = tw_event(tmp, &e, 0, 0);
-  g_byte_array_append(payload, tmp, (guint)(end - tmp));
+  uint8_t *body = tmp + 11;
+  uint8_t *end = gs__trace_encode_body_as(body, &e, seq_delta, 0, GS__TRACE_SCHEMA_MINOR, ids);
+  uint8_t *p = tmp;
+  *p++ = (uint8_t)kind;
+  p = gs__put_uvarint(p, (uint64_t)(end - body));
+  memmove(p, body, (size_t)(end - body));
+  g_byte_array_append(payload, tmp, (guint)(p + (end - body) - tmp));
   g_free(tmp);
 }

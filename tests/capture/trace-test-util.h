@@ -44,3 +44,5 @@ GByteArray *body_new(int64_t seq_delta, int64_t time_delta);
 void put_event(GByteArray *payload, unsigned kind, GByteArray *body);
 /* Appends sample(kind), encoded with this seq delta and no time delta. */
 void put_sample(GByteArray *payload, gs_trace_kind kind, int64_t seq_delta);
+/* The same with format 2's compact ids against the chunk's tables ids (NULL: format 1). */
+void put_sample_ids(GByteArray *payload, gs_trace_kind kind, int64_t seq_delta, gs__trace_ids *ids);

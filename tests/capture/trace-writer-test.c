@@ -39,19 +39,28 @@ void tw_header(tw_log *log, uint16_t major, uint16_t minor, uint64_t start_realt
   gs__put_u32(h + GS__TRACE_HDR_PID, pid);
   gs__put_u32(h + GS__TRACE_HDR_CRC, gs__crc32c(0, h, GS__TRACE_HDR_CRC));
   tw_append(log, h, sizeof h);
+  log->major = major;
 }
 
 uint8_t *tw_event(uint8_t *p, const gs_trace_event *e, uint64_t prev_seq, uint64_t prev_time) {
-  return tw_event_as(p, e, prev_seq, prev_time, GS_TRACE_VERSION_MINOR);
+  return tw_event_as(p, e, prev_seq, prev_time, GS__TRACE_SCHEMA_MINOR);
 }
+
+static uint8_t *event_ids(uint8_t *p, const gs_trace_event *e, uint64_t prev_seq,
+                          uint64_t prev_time, unsigned minor, gs__trace_ids *ids);
 
 uint8_t *tw_event_as(uint8_t *p, const gs_trace_event *e, uint64_t prev_seq, uint64_t prev_time,
                      unsigned minor) {
+  return event_ids(p, e, prev_seq, prev_time, minor, NULL);
+}
+
+static uint8_t *event_ids(uint8_t *p, const gs_trace_event *e, uint64_t prev_seq,
+                          uint64_t prev_time, unsigned minor, gs__trace_ids *ids) {
   /* The length comes first but is known only after the body: encode the body after room for
    * the longest length varint, then slide it down next to the real one. */
   uint8_t *body = p + 1 + 10;
   uint8_t *end = gs__trace_encode_body_as(body, e, (int64_t)(e->seq - prev_seq),
-                                          (int64_t)(e->time_ns - prev_time), minor);
+                                          (int64_t)(e->time_ns - prev_time), minor, ids);
   size_t len = (size_t)(end - body);
   *p++ = (uint8_t)e->kind;
   p = gs__put_uvarint(p, len);
@@ -60,7 +69,7 @@ uint8_t *tw_event_as(uint8_t *p, const gs_trace_event *e, uint64_t prev_seq, uin
 }
 
 void tw_chunk(tw_log *log, uint32_t thread, const gs_trace_event *events, size_t n) {
-  tw_chunk_as(log, thread, events, n, GS_TRACE_VERSION_MINOR);
+  tw_chunk_as(log, thread, events, n, GS__TRACE_SCHEMA_MINOR);
 }
 
 void tw_chunk_as(tw_log *log, uint32_t thread, const gs_trace_event *events, size_t n,
@@ -73,13 +82,18 @@ void tw_chunk_as(tw_log *log, uint32_t thread, const gs_trace_event *events, siz
     abort();
   uint64_t seq = n ? events[0].seq : 0, time = n ? events[0].time_ns : 0;
   uint8_t *p = payload;
+  /* A 2.x chunk's compact ids refer within the chunk: fresh tables for each. */
+  gs__trace_ids *ids = log->major >= 2 ? calloc(1, sizeof *ids) : NULL;
+  if (log->major >= 2 && !ids)
+    abort();
   for (size_t i = 0; i < n; i++) {
-    p = tw_event_as(p, &events[i], seq, time, minor);
+    p = event_ids(p, &events[i], seq, time, minor, ids);
     seq = events[i].seq;
     time = events[i].time_ns;
   }
   tw_chunk_raw(log, thread, n ? events[0].seq : 0, n ? events[0].time_ns : 0, payload,
                (size_t)(p - payload));
+  free(ids);
   free(payload);
 }
 

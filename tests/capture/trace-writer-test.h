@@ -12,6 +12,7 @@
 typedef struct tw_log {
   uint8_t *data;
   size_t len, cap;
+  unsigned major; /* tw_header's: tw_chunk encodes ids as that version does */
 } tw_log;
 
 void tw_free(tw_log *log);
@@ -23,7 +24,8 @@ void tw_header(tw_log *log, uint16_t major, uint16_t minor, uint64_t start_realt
 
 /* Appends one encoded event (kind, length, body) to p, deltas taken from (prev_seq,
  * prev_time); returns the end. Room: gs__trace_max_event_size(e). Every field of this format
- * version is written (with _as, those of version 1.minor: an older writer's shorter bodies). */
+ * version is written (with _as, those of version 1.minor: an older writer's shorter bodies),
+ * with format 1's plain ids (tw_chunk writes a 2.x log's compact ids). */
 uint8_t *tw_event(uint8_t *p, const gs_trace_event *e, uint64_t prev_seq, uint64_t prev_time);
 uint8_t *tw_event_as(uint8_t *p, const gs_trace_event *e, uint64_t prev_seq, uint64_t prev_time,
                      unsigned minor);

@@ -146,7 +146,7 @@ static outcome read_in_pieces(const uint8_t *data, size_t size, uint64_t seed) {
   uint32_t major = 0, minor = 0, pid = 0;
   uint64_t realtime = 0;
   if (gs_trace_reader_header(r, &major, &minor, &realtime, &pid)) {
-    CHECK(major == GS_TRACE_VERSION_MAJOR && size >= GS__TRACE_HEADER_SIZE);
+    CHECK(major >= 1 && major <= GS_TRACE_VERSION_MAJOR && size >= GS__TRACE_HEADER_SIZE);
     o.digest = mix(mix(mix(o.digest, minor), realtime), pid);
   } else {
     CHECK(o.n_events == 0);

@@ -28,7 +28,7 @@ static const double values[] = {0.5, -1.0, 3e10};
 /* A small training-step-like stream touching every kind, with storage events of their own and
  * (format 1.2) folded into a tensor_create and a tensor_dispose, the latter the last event of
  * its chunk. */
-static void every_kind(tw_log *log) {
+static void every_kind(tw_log *log, unsigned major) {
   gs_trace_event e[] = {
       {.kind = GS_TRACE_STRING, .name = 1, .text = "AddBackward", .text_len = 11},
       {.kind = GS_TRACE_STRING, .name = 2, .text = "step", .text_len = 4},
@@ -75,7 +75,9 @@ static void every_kind(tw_log *log) {
     e[i].seq = 1 + i;
     e[i].time_ns = 1000 * (1 + i);
   }
-  tw_header(log, 1, GS_TRACE_VERSION_MINOR, 1700000000000000000u, 1234);
+  /* 1.9 (plain ids) or 2.0 (compact ids) */
+  tw_header(log, (uint16_t)major, major == 1 ? GS__TRACE_SCHEMA_MINOR : GS_TRACE_VERSION_MINOR,
+            1700000000000000000u, 1234);
   tw_chunk(log, 1, e, 10);
   tw_chunk(log, 2, e + 10, 7);
   tw_chunk(log, 1, e + 17, n - 17);
@@ -88,7 +90,10 @@ int main(int argc, char **argv) {
   }
   dir = argv[1];
   tw_log log = {0};
-  every_kind(&log);
+  every_kind(&log, GS_TRACE_VERSION_MAJOR);
+  save("every-kind-2.gst", &log, log.len);
+  tw_free(&log);
+  every_kind(&log, 1);
   save("every-kind.gst", &log, log.len);
   save("truncated-mid-chunk.gst", &log, log.len - 21);
   save("header-only.gst", &log, GS__TRACE_HEADER_SIZE);
@@ -96,8 +101,8 @@ int main(int argc, char **argv) {
   save("bad-chunk-crc.gst", &log, log.len);
   tw_free(&log);
 
-  tw_header(&log, 2, 0, 0, 1);
-  save("major-2.gst", &log, log.len);
+  tw_header(&log, GS_TRACE_VERSION_MAJOR + 1, 0, 0, 1);
+  save("major-3.gst", &log, log.len);
   tw_free(&log);
 
   /* An older writer's shorter bodies: 1.1 tensor_create and tensor_dispose, which end before
