@@ -34,6 +34,7 @@ TORCH_MODULES = {
     "torch.optim.lr_scheduler": "gradscope.optim.lr_scheduler",
     "torch.utils": "gradscope.utils",
     "torch.utils.data": "gradscope.utils.data",
+    "torch.utils.checkpoint": "gradscope.utils.checkpoint",
     "torch.autograd": "gradscope.autograd",
     "torch.autograd.function": "gradscope.function",
     # torch.distributions and the modules its classes live in, all answered by one module
