@@ -3,7 +3,8 @@
 checkpointed and plain. Values and gradients must equal the un-checkpointed model's and
 torch's; dropout inside a checkpoint draws the same mask when recomputed (preserve_rng_state);
 checkpoint_sequential over nn.Sequential; parameters that get their gradient only through the
-nested backward; the warning when no input requires grad; and the refusals torch makes (grad(),
+nested backward; a Function whose backward runs autograd.grad; the warning when no input
+requires grad; and the refusals torch makes (grad(),
 unexpected keywords) plus gradscope's own for use_reentrant=False. meson registers this file
 only when torch imports (tests/python/meson.build)."""
 import json
@@ -193,3 +194,34 @@ def test_nested_pass_shows_in_the_log(tmp_path):
     kinds = [json.loads(line).get("kind") for line in dump.splitlines() if line.strip()]
     passes = [k for k in kinds if k in ("backward_begin", "backward_end")]
     assert passes == ["backward_begin", "backward_begin", "backward_end", "backward_end"]
+
+
+def run_nested_grad(lib):
+    """A Function whose backward differentiates a recomputation with autograd.grad: the
+    nested pass leaves every .grad alone and hands its gradient back."""
+
+    class Recompute(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, w):
+            ctx.save_for_backward(x, w)
+            return (x * w).tanh()
+
+        @staticmethod
+        def backward(ctx, g):
+            x, w = ctx.saved_tensors
+            with lib.enable_grad():
+                xd, wd = x.detach().requires_grad_(True), w.detach().requires_grad_(True)
+                y = (xd * wd).tanh()
+                gx, gw = lib.autograd.grad(y, (xd, wd), g)
+            return gx, gw
+
+    x = tensor(lib, 16, 4, requires_grad=True)
+    w = tensor(lib, 17, 4, requires_grad=True)
+    out = Recompute.apply(x, w)
+    (out * out).sum().backward()
+    return values(out), values(x.grad), values(w.grad)
+
+
+def test_function_backward_running_grad_equals_torchs():
+    for a, b in zip(run_nested_grad(torch), run_nested_grad(gs)):
+        np.testing.assert_allclose(b, a, rtol=1e-12, atol=1e-12)
