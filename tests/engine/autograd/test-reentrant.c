@@ -22,15 +22,15 @@ static gs_tensor segment(gs_tensor x, gs_tensor w) {
   return y;
 }
 
-typedef enum how {
+typedef enum recompute_how {
   HOW_BACKWARD,     /* gs_backward_with through the recomputed segment */
   HOW_GRAD,         /* gs_autograd_grad with respect to the detached input only */
   HOW_REACH_ITSELF, /* a nested backward from the outer root: reaches this very node */
-} how;
+} recompute_how;
 
 typedef struct checkpoint {
   gs_tensor w;
-  how how;
+  recompute_how how;
   gs_tensor root; /* HOW_REACH_ITSELF: the outer pass's root */
   int calls;
   bool grad_mode_inside, grad_mode_after_inner;
@@ -86,7 +86,7 @@ static void assert_close(gs_tensor got, gs_tensor want) {
 }
 
 /* loss = sum(segment(x)^2) through the checkpoint and through the plain graph. */
-static void run_against_plain(how how) {
+static void run_against_plain(recompute_how how) {
   const double xs[] = {0.5, -1.25, 2.0}, ws[] = {1.5, 0.25, -0.75};
   gs_tensor x = leaf(xs, 3), w = leaf(ws, 3), x0 = leaf(xs, 3), w0 = leaf(ws, 3);
   checkpoint c = {.w = w, .how = how};
