@@ -19,8 +19,8 @@
 #include "scope-impl.h"
 #include "trace-writer.h"
 
-/* One backward at a time in the process: the per-run bookkeeping lives in this state, and
- * graphs may be shared between threads. */
+/* One backward at a time in the process (graphs may be shared between threads); a thread
+ * holding it may nest passes (run_pass), taking it once. */
 static pthread_mutex_t backward_lock = PTHREAD_MUTEX_INITIALIZER;
 GS__FORK_GUARD_MUTEX(GS__FORK_RANK_BACKWARD, backward_lock)
 
@@ -133,9 +133,37 @@ static char *saved_role(char *buf, size_t size, const gs__node *n, int slot) {
   return buf;
 }
 
+/* A pass running on this thread, innermost first: a custom function's backward or a hook may
+ * start a pass of its own (reentrant backward, as torch.utils.checkpoint does), which runs to
+ * completion inside the outer one's node. */
+typedef struct pass_frame {
+  struct pass_frame *outer;
+  const gs__node *running; /* the node whose hooks or formula run now, or NULL */
+} pass_frame;
+static GS__THREAD_LOCAL pass_frame *frames;
+/* Passes started on this thread so far: a pass that sees the count move while one of its
+ * nodes ran knows a nested pass may have freed or changed what its remaining nodes need. */
+static GS__THREAD_LOCAL uint64_t passes_started;
+
+/* The outer pass running n now, if any: a nested pass must not run it a second time. */
+static bool running_outside(const gs__node *n) {
+  for (const pass_frame *f = frames ? frames->outer : NULL; f; f = f->outer)
+    if (f->running == n)
+      return true;
+  return false;
+}
+
 /* Checks a reachable node before anything runs; false after reporting. The node is named
  * "MulBackward #4", by the id the event log gives it, as the inspector names it. */
 static bool check_node(const gs__node *n) {
+  if (running_outside(n)) {
+    gs__error(GS_ERR_STATE, "backward",
+              "%s #%llu is running in an outer backward pass on this thread (this backward "
+              "was started from its backward or one of its hooks): a nested backward cannot "
+              "go through it again",
+              n->kind->name, (unsigned long long)n->id);
+    return false;
+  }
   if (n->released && n->n_saved > 0) {
     gs__error(GS_ERR_STATE, "backward",
               "%s #%llu was already run by a backward that freed its saved tensors (at "
@@ -269,8 +297,9 @@ static bool run_node_formula(run *r, int64_t j, bool retain_graph) {
   for (int i = 0; i < n->n_inputs; i++)
     grads[i] = GS_NO_TENSOR;
   formula_stopped = false;
+  size_t temps = gs__formula_temps_mark(); /* an outer pass's formula may have some */
   n->kind->backward(n, grad, grads);
-  gs__formula_temps_dispose();
+  gs__formula_temps_dispose_to(temps);
   bool ok = !formula_stopped;
   formula_stopped = false;
   if (ok)
@@ -380,10 +409,6 @@ static bool check_differentiable(const pass *p, const run *r, const bool *leads,
   return true;
 }
 
-/* True on this thread while it runs a pass: a gradient hook starting another is an error (the
- * pass holds the backward lock). */
-static GS__THREAD_LOCAL bool in_pass;
-
 /* Checks root i and its seed before anything runs; false after reporting. */
 static bool check_root(const pass *p, int i, const char *fn) {
   gs_tensor root_h = p->roots[i], grad_h = p->seeds ? p->seeds[i] : GS_NO_TENSOR;
@@ -474,20 +499,23 @@ static void capture_grad(const pass *p, const gs__node *n, gs_tensor grad) {
   gs__ownership_suspend_for(GS__REASON_BACKWARD_TEMPORARY);
 }
 
-/* One backward pass; false after reporting (nothing ran if the graph failed its checks). */
+/* One backward pass; false after reporting (nothing ran if the graph failed its checks). A
+ * pass started while another runs on this thread (from a custom function's backward or a
+ * hook: reentrant backward) runs to completion inside it, with its own bookkeeping; the outer
+ * pass's thread state (grad mode, no_grad depth, create_graph, ownership, the formula that
+ * stopped) is saved here and given back. */
 static bool run_pass(const pass *p, const char *fn) {
-  if (in_pass) {
-    gs__error(GS_ERR_STATE, fn,
-              "a backward pass is running on this thread (this call came from one of its "
-              "gradient hooks): a hook cannot start another backward");
-    return false;
-  }
   for (int i = 0; i < p->n_roots; i++)
     if (!check_root(p, i, fn))
       return false;
 
-  pthread_mutex_lock(&backward_lock);
-  in_pass = true;
+  bool outermost = frames == NULL; /* else this thread holds the lock already */
+  if (outermost)
+    pthread_mutex_lock(&backward_lock);
+  pass_frame frame = {.outer = frames};
+  frames = &frame;
+  uint64_t seen = ++passes_started;
+  bool was_stopped = formula_stopped;
   gs__trace_call call = gs__trace_call_enter();
   bool was_enabled = gs_set_grad_enabled(p->create_graph);
   int no_grad_depth = p->create_graph ? gs__no_grad_suspend() : 0;
@@ -501,7 +529,8 @@ static bool run_pass(const pass *p, const char *fn) {
     gs__trace_backward(GS_TRACE_BACKWARD_BEGIN, first_root.id, first_start ? first_start->id : 0);
   else
     gs__trace_skip(1);
-  gs__backward_hooks_call(GS__HOOK_BEGIN, first_root, GS_NO_TENSOR);
+  if (outermost) /* the layers above see one pass, nested ones being part of it */
+    gs__backward_hooks_call(GS__HOOK_BEGIN, first_root, GS_NO_TENSOR);
   run r = {0};
   bool ok = true, collected = true;
   for (int i = 0; i < p->n_roots && collected; i++) {
@@ -536,6 +565,12 @@ static bool run_pass(const pass *p, const char *fn) {
     gs__node *n = r.nodes[j].node;
     gs__trace_call_retime(); /* each node's events at the node's own time */
     bool runs = node_runs(p, &r, leads, (size_t)j);
+    /* A nested pass started by an earlier node may have freed this one's saved tensors. */
+    if (passes_started != seen && runs && r.nodes[j].grad.id && !check_node(n)) {
+      ok = false;
+      break;
+    }
+    frame.running = n;
     if (r.nodes[j].grad.id) {
       gs__accumulate_retained(n, r.nodes[j].grad); /* before hooks, as torch 1.13 when
                                                       retain_grad came first */
@@ -557,6 +592,7 @@ static bool run_pass(const pass *p, const char *fn) {
     } else if (runs && !p->retain_graph && n->n_saved > 0) { /* no gradient reached it */
       release_saved(n);
     }
+    frame.running = NULL;
     for (int i = 0; i < n->n_inputs; i++) {
       if (!n->next[i])
         continue;
@@ -581,7 +617,10 @@ static bool run_pass(const pass *p, const char *fn) {
     gs__no_grad_resume(no_grad_depth);
   gs_set_grad_enabled(was_enabled);
   gs__trace_call_leave(call);
-  in_pass = false;
+  formula_stopped = was_stopped;
+  frames = frame.outer;
+  if (!outermost)
+    return ok;
   pthread_mutex_unlock(&backward_lock);
   /* After the lock: an end hook may wait for other processes or run a backward itself. */
   gs__backward_hooks_call(GS__HOOK_END, first_root, GS_NO_TENSOR);

@@ -9,7 +9,8 @@
  * same error at backward, and the log lists them.
  *
  * Here, above ops/, because the formula stops the pass when the user's backward fails
- * (gs__formula_stop) and runs user code as a hook does (what it makes is the caller's). */
+ * (gs__formula_stop) and runs user code as a hook does (what it makes is the caller's). That
+ * code may run a backward of its own (reentrant checkpointing): backward.c nests the pass. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>

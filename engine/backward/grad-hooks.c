@@ -17,8 +17,20 @@ static atomic_uint_fast64_t next_hook_id;
 /* Registration and removal against one another; backward reads a node's list under the
  * backward lock, and a hook removed while its node's hooks run is only marked (below). */
 static pthread_mutex_t hooks_lock = PTHREAD_MUTEX_INITIALIZER;
-/* The node whose hooks are running on this thread, if any. */
-static GS__THREAD_LOCAL gs__node *running;
+/* The nodes whose hooks are running on this thread, innermost first: a hook may start a
+ * nested backward, which runs other nodes' hooks meanwhile. */
+typedef struct running_hooks {
+  const gs__node *node;
+  struct running_hooks *outer;
+} running_hooks;
+static GS__THREAD_LOCAL running_hooks *running;
+
+static bool hooks_running(const gs__node *n) {
+  for (const running_hooks *r = running; r; r = r->outer)
+    if (r->node == n)
+      return true;
+  return false;
+}
 
 /* Appends a hook (fn before the node's formula, or post_fn after it) to n's list; with n NULL
  * (refused, already reported) or on failure, lets its user data go and returns none. */
@@ -94,7 +106,7 @@ void gs_grad_hook_remove(gs_grad_hook hook) {
     gs__grad_hook *h = *at;
     if (h->id != hook.id)
       continue;
-    if (running == n) { /* the loop below holds it: freed when the node's hooks are done */
+    if (hooks_running(n)) { /* a loop below holds it: freed when the node's hooks are done */
       h->removed = true;
     } else {
       *at = h->next;
@@ -153,7 +165,8 @@ static bool check_replacement(const gs__node *n, const char *who, int where, gs_
 
 bool gs__grad_hooks_run(gs__node *n, gs_tensor *grad) {
   bool ok = true;
-  running = n;
+  running_hooks frame = {n, running};
+  running = &frame;
   for (gs__grad_hook *h = n->hooks; h && ok; h = h->next) {
     if (h->removed || !h->fn)
       continue;
@@ -179,7 +192,7 @@ bool gs__grad_hooks_run(gs__node *n, gs_tensor *grad) {
     gs_dispose(*grad); /* the pass disposes the replacement as it did grad */
     *grad = replacement;
   }
-  running = NULL;
+  running = frame.outer;
   sweep_removed(n);
   return ok;
 }
@@ -195,7 +208,8 @@ bool gs__node_post_hooks_run(gs__node *n, gs_tensor *grads, gs_tensor grad_outpu
   if (!has_post_hooks(n))
     return true; /* nothing to set up for */
   bool ok = true;
-  running = n;
+  running_hooks frame = {n, running};
+  running = &frame;
   gs_tensor stack[8];
   gs_tensor *repl = n->n_inputs <= 8 ? stack : calloc((size_t)n->n_inputs, sizeof *repl);
   if (!repl)
@@ -233,7 +247,7 @@ bool gs__node_post_hooks_run(gs__node *n, gs_tensor *grads, gs_tensor grad_outpu
   }
   if (repl != stack)
     free(repl);
-  running = NULL;
+  running = frame.outer;
   sweep_removed(n);
   return ok;
 }

@@ -15,10 +15,14 @@
 static GS__THREAD_LOCAL gs_tensor *formula_temps;
 static GS__THREAD_LOCAL size_t formula_temp_count, formula_temp_capacity;
 
-void gs__formula_temps_dispose(void) {
-  for (size_t i = 0; i < formula_temp_count; i++)
+size_t gs__formula_temps_mark(void) { return formula_temp_count; }
+
+/* In the order they were registered, as always: the slots freed, and so the ids handed out
+ * next, stay as they were. */
+void gs__formula_temps_dispose_to(size_t mark) {
+  for (size_t i = mark; i < formula_temp_count; i++)
     gs_dispose(formula_temps[i]);
-  formula_temp_count = 0;
+  formula_temp_count = mark;
 }
 
 gs_tensor gs__formula_temp(gs_tensor t) {

@@ -45,9 +45,11 @@ gs_tensor gs__formula_temp(gs_tensor t);
 /* x reversed along dim d, inside a formula (an index_select, so what is built on it
  * differentiates again; the result is a formula temporary). */
 gs_tensor gs__formula_flip(gs_tensor x, int d);
-/* Disposes the handles the formula that just ran got from gs__saved and gs__formula_temp
- * (backward). */
-void gs__formula_temps_dispose(void);
+/* How many such handles are held now, and disposes those registered since mark: the handles
+ * the formula that just ran got from gs__saved and gs__formula_temp (backward). A mark, not
+ * all: a custom function's backward may run a nested backward while its own are held. */
+size_t gs__formula_temps_mark(void);
+void gs__formula_temps_dispose_to(size_t mark);
 
 /* clang-format off */
 typedef enum gs__binop {

@@ -122,9 +122,10 @@ GS_API void gs_node_release(gs_node n);
  * Tensor.register_hook. To change it, store a new tensor of grad's shape and dtype in
  * *replacement (the engine takes that handle and disposes it); leave *replacement empty to
  * keep grad. Return false to stop the backward pass (it then reports an error; gradients
- * already accumulated stay). Runs with grad mode off and the backward lock held: it must not
- * start a backward (that is an error). Tensors it makes belong to the caller's scope, as if
- * made where backward was called. */
+ * already accumulated stay). Runs with grad mode off and the backward lock held. It may start
+ * a backward of its own: that pass runs to completion, nested, before this one goes on (one
+ * through the node whose hook this is, or through nodes a pass freed, is an error). Tensors
+ * it makes belong to the caller's scope, as if made where backward was called. */
 typedef bool (*gs_grad_hook_fn)(gs_tensor grad, gs_tensor *replacement, void *user_data);
 
 /* A registered hook: the node it hangs on and its number. */
@@ -181,8 +182,12 @@ typedef struct gs_function_call {
 } gs_function_call;
 
 /* Returns false to stop the backward pass (an error is then reported, after any of its own).
- * Runs with grad mode as the pass sets it (on under create_graph) and the backward lock held:
- * it must not start a backward. Tensors it makes belong to the caller's scope, as a hook's. */
+ * Runs with grad mode as the pass sets it (on under create_graph) and the backward lock held.
+ * It may start a backward or gs_autograd_grad of its own, as torch allows (reentrant
+ * checkpointing recomputes a segment and differentiates it here): that pass runs to
+ * completion, nested, and the outer one goes on with its state as it was. A nested pass
+ * through this node, or through nodes a pass freed, is an error. Tensors it makes belong to
+ * the caller's scope, as a hook's. */
 typedef bool (*gs_function_backward_fn)(const gs_function_call *call);
 
 /* A custom function: its node's name (as torch names a Function's node, "MySquareBackward";
@@ -270,7 +275,9 @@ GS_API int gs_backward_inputs_with(const gs_tensor *outputs, const gs_tensor *gr
 /* Callbacks around every backward pass in the process, for layers that must act while it
  * runs (DistributedDataParallel launches a bucket's allreduce as soon as its gradients are
  * final, overlapping the rest of backward). Any callback may be NULL.
- *  - begin(root): before any formula runs.
+ *  - begin(root): before any formula runs. A pass nested in another (started from a custom
+ *    function's backward or a gradient hook) is part of the outer one: begin and end are
+ *    called for the outermost pass only.
  *  - grad_ready(leaf, grad): the leaf's gradient has been accumulated for the last time in
  *    this pass (a leaf's AccumulateGrad node runs once per pass, after every path into it has
  *    delivered): grad is gs_grad(leaf), borrowed. Called with the backward lock held and grad

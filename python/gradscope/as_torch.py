@@ -36,6 +36,7 @@ TORCH_MODULES = {
     "torch.optim.swa_utils": "gradscope.optim.swa_utils",
     "torch.utils": "gradscope.utils",
     "torch.utils.data": "gradscope.utils.data",
+    "torch.utils.checkpoint": "gradscope.utils.checkpoint",
     "torch.autograd": "gradscope.autograd",
     "torch.autograd.function": "gradscope.function",
     # torch.distributions and the modules its classes live in, all answered by one module

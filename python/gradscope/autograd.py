@@ -2,6 +2,7 @@
 no_grad and enable_grad are context managers and decorators, as torch's; they restore the
 mode that was current, so they nest either way."""
 import contextlib
+import threading
 
 from gradscope import _gradscope as _c
 from gradscope._missing import unsupported as _unsupported
@@ -93,7 +94,8 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         inputs = _tensors(inputs, "autograd.backward")
         if not inputs:
             raise RuntimeError("autograd.backward: 'inputs' argument to backward() cannot be empty")
-    _c._backward_many(tensors, grads, bool(retain_graph), inputs, bool(create_graph))
+    with _pass(inputs is not None):
+        _c._backward_many(tensors, grads, bool(retain_graph), inputs, bool(create_graph))
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
@@ -111,8 +113,31 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     outputs = _tensors(outputs, "autograd.grad")
     inputs = _tensors(inputs, "autograd.grad")
     grads = None if grad_outputs is None else _tensors(grad_outputs, "autograd.grad")
-    return _c._autograd_grad(outputs, inputs, grads, bool(retain_graph), bool(allow_unused),
-                             bool(create_graph))
+    with _pass(True):
+        return _c._autograd_grad(outputs, inputs, grads, bool(retain_graph), bool(allow_unused),
+                                 bool(create_graph))
+
+
+# For each pass started here and running on this thread (innermost last): whether it only
+# computes given inputs' gradients (grad(), backward(inputs=...)) instead of every leaf's.
+_passes = threading.local()
+
+
+@contextlib.contextmanager
+def _pass(captures):
+    stack = _passes.__dict__.setdefault("stack", [])
+    stack.append(captures)
+    try:
+        yield
+    finally:
+        stack.pop()
+
+
+def _is_checkpoint_valid():
+    """Whether a reentrant checkpoint's backward may run its own backward into .grad here: not
+    inside grad() or backward(inputs=...), whose passes must leave .grad alone (torch's)."""
+    stack = getattr(_passes, "stack", None)
+    return not stack or not stack[-1]
 
 
 class RemovableHandle:

@@ -105,6 +105,50 @@ static void alias_write_body(gpointer data) {
     gs_dispose(all[i]);
 }
 
+/* A backward nested in another (reentrant checkpointing): the function's backward recomputes
+ * its segment with grad mode on and runs a backward through it, from inside the outer pass;
+ * every call inside is probed too, while both passes are open. */
+static bool recompute_backward(const gs_function_call *call) {
+  gs_tensor w = *(const gs_tensor *)call->user_data;
+  bool was = gs_set_grad_enabled(true);
+  gs_tensor x = gs_detach(call->saved[0]);
+  gs_set_requires_grad(x, true);
+  gs_tensor xw = gs_mul(x, w);
+  gs_tensor y = gs_tanh(xw);
+  gs_backward_with(y, call->grad_output, false);
+  call->grad_inputs[0] = gs_clone(gs_grad(x));
+  gs_tensor made[] = {y, xw, x};
+  for (guint i = 0; i < G_N_ELEMENTS(made); i++)
+    gs_dispose(made[i]);
+  gs_set_grad_enabled(was);
+  return true;
+}
+
+static void reentrant_body(gpointer data) {
+  (void)data;
+  gs_tensor x = gs_from_data(GS_F64, (int64_t[]){3}, 1, (double[]){0.5, -1, 2});
+  gs_tensor w = gs_from_data(GS_F64, (int64_t[]){3}, 1, (double[]){1.5, 0.25, -0.5});
+  gs_set_requires_grad(x, true);
+  gs_set_requires_grad(w, true);
+  gs_tensor h = gs_mul_scalar(x, 3.0);
+  gs_no_grad_begin();
+  gs_tensor xw = gs_mul(h, w);
+  gs_tensor y = gs_tanh(xw);
+  gs_no_grad_end();
+  gs_function fn = {.name = "CheckpointBackward",
+                    .backward = recompute_backward,
+                    .saved = &h,
+                    .n_saved = 1,
+                    .user_data = &w};
+  gs_function_record(y, &h, 1, &fn);
+  gs_tensor yy = gs_mul(y, y);
+  gs_tensor loss = gs_sum(yy, NULL, 0, false);
+  gs_backward(loss);
+  gs_tensor all[] = {loss, yy, y, xw, h, w, x};
+  for (guint i = 0; i < G_N_ELEMENTS(all); i++)
+    gs_dispose(all[i]);
+}
+
 static void test_scenario(gconstpointer data) {
   void (*body)(gpointer) = (void (*)(gpointer))data;
   run_one(body, NULL, g_test_get_path(), TRUE);
@@ -207,6 +251,7 @@ int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   g_test_add_data_func("/oracle/clone-detach", (gconstpointer)clone_detach_body, test_scenario);
   g_test_add_data_func("/oracle/alias-write", (gconstpointer)alias_write_body, test_scenario);
+  g_test_add_data_func("/oracle/reentrant-backward", (gconstpointer)reentrant_body, test_scenario);
   g_test_add_func("/oracle/random", test_random);
   g_test_add_func("/oracle/flight-recorder", test_flight_recorder);
   return g_test_run();

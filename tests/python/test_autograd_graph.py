@@ -189,11 +189,23 @@ def test_hook_errors():
     w.register_hook(lambda g: "not a tensor")
     with pytest.raises(TypeError, match="must return a Tensor or None, got str"):
         w.sum().backward()
+
+
+def test_a_hook_may_start_a_nested_backward():
+    """As torch: the hook's backward runs to completion, then the outer pass goes on; both
+    accumulate into x. One that walks into the node running it is refused by name."""
+    x = leaf(1.0, 2.0)
     other = (x * 5).sum()
     u = x * 6
     u.register_hook(lambda g: other.backward())
-    with pytest.raises(RuntimeError, match="a hook cannot start another backward"):
-        u.sum().backward()
+    u.sum().backward()
+    assert x.grad.tolist() == [11.0, 11.0]
+    v = x * 7
+    total = v.sum()
+    handle = v.register_hook(lambda g: total.backward(retain_graph=True))
+    with pytest.raises(RuntimeError, match="is running in an outer backward pass on this thread"):
+        total.backward(retain_graph=True)
+    handle.remove()  # the hook holds total, whose graph holds the hook: break the cycle
 
 
 def test_what_a_hook_makes_belongs_to_the_callers_scope():

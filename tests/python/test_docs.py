@@ -29,6 +29,7 @@ STUBS = {
     "gradscope.nn.functional": "nn/functional.pyi",
     "gradscope.optim": "optim/__init__.pyi",
     "gradscope.utils.data": "utils/data.pyi",
+    "gradscope.utils.checkpoint": "utils/checkpoint.pyi",
     "gradscope.linalg": "linalg.pyi",
 }
 DOCUMENTED = list(STUBS) + ["gradscope.autograd", "gradscope.function", "gradscope.distributions", "gradscope.optim.lr_scheduler",

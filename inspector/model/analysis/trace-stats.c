@@ -13,6 +13,7 @@ gs_trace_stats *gs_trace_stats_new(void) {
   s->replay = gs_replay_new();
   s->by_thread = g_hash_table_new(g_direct_hash, g_direct_equal);
   s->open_backward = g_hash_table_new(g_direct_hash, g_direct_equal);
+  s->backward_depth = g_hash_table_new(g_direct_hash, g_direct_equal);
   s->errors = g_array_new(FALSE, TRUE, sizeof(gs_trace_error_record));
   s->sites = gs_site_table_new();
   g_array_set_clear_func(s->errors, error_record_clear);
@@ -25,6 +26,7 @@ void gs_trace_stats_free(gs_trace_stats *s) {
   gs_replay_free(s->replay);
   g_hash_table_destroy(s->by_thread);
   g_hash_table_destroy(s->open_backward);
+  g_hash_table_destroy(s->backward_depth);
   g_array_unref(s->errors);
   gs_site_table_free(s->sites);
   g_free(s);
@@ -80,14 +82,26 @@ void gs_trace_stats_add(gs_trace_stats *s, const gs_trace_event *e,
     break;
   case GS_TRACE_WAIT_END: s->synced_steps++; break;
   /* Begin times are stored +1 so that a pass starting at time 0 is still "open". */
-  case GS_TRACE_BACKWARD_BEGIN:
-    g_hash_table_insert(s->open_backward, thread, GSIZE_TO_POINTER((gsize)e->time_ns + 1));
+  /* A pass started inside another (a custom function's backward running one) is part of the
+   * outer pass's time: only the outermost begin and end count. */
+  case GS_TRACE_BACKWARD_BEGIN: {
+    gsize depth = GPOINTER_TO_SIZE(g_hash_table_lookup(s->backward_depth, thread));
+    g_hash_table_insert(s->backward_depth, thread, GSIZE_TO_POINTER(depth + 1));
+    if (depth == 0)
+      g_hash_table_insert(s->open_backward, thread, GSIZE_TO_POINTER((gsize)e->time_ns + 1));
     break;
+  }
   case GS_TRACE_BACKWARD_END: {
+    gsize depth = GPOINTER_TO_SIZE(g_hash_table_lookup(s->backward_depth, thread));
+    if (depth > 1) {
+      g_hash_table_insert(s->backward_depth, thread, GSIZE_TO_POINTER(depth - 1));
+      break;
+    }
     gsize begin = GPOINTER_TO_SIZE(g_hash_table_lookup(s->open_backward, thread));
     if (begin && e->time_ns + 1 >= begin)
       s->backward_ns += e->time_ns + 1 - begin;
     g_hash_table_remove(s->open_backward, thread);
+    g_hash_table_remove(s->backward_depth, thread);
     break;
   }
   default:

@@ -26,8 +26,9 @@ typedef struct gs_trace_stats {
   GHashTable *by_thread; /* thread -> events (stored as pointers) */
   guint64 first_ns, last_ns;
   GArray *errors;        /* gs_trace_error_record */
-  guint64 backward_ns;   /* time inside backward passes */
-  GHashTable *open_backward; /* thread -> begin time + 1 */
+  guint64 backward_ns;   /* time inside backward passes (a nested pass counts once) */
+  GHashTable *open_backward;  /* thread -> the outermost open pass's begin time + 1 */
+  GHashTable *backward_depth; /* thread -> passes open (a pass started inside another nests) */
   gs_site_table *sites;  /* where the program called the engine (site and binary events) */
   /* A log that begins mid-run (format 1.5) opens with a snapshot: its first event number and
    * the objects alive then (the first snapshot_begin's). */
