@@ -4,8 +4,9 @@
  * times theta^T).
  *
  * Each computes with matmul under no grad and records one node, as torch records the op
- * (UpsampleBicubic2DBackward1, AffineGridGeneratorBackward0), saving its matrix as a
- * constant; the formula is the transposed matmul, so it differentiates again.
+ * (UpsampleBicubic2DBackward1, AffineGridGeneratorBackward0), keeping only the sizes: the
+ * formula makes the matrix again (torch's nodes save no tensor either, so a graph through them
+ * may be walked again) and is the transposed matmul, so it differentiates again.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -31,15 +32,6 @@ static gs_tensor matrix_tensor(double *m, int64_t rows, int64_t cols, gs_dtype d
 
 /* ---- bicubic resizing ------------------------------------------------------------------ */
 
-/* d out = Wh^T g Ww (saved: Wh [oh, ih] and Ww^T [iw, ow]) */
-static void bicubic_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
-  gs_tensor wh_t = gs__formula_temp(gs_transpose(gs__saved(n, 0), 0, 1));
-  gs_tensor ww = gs__formula_temp(gs_transpose(gs__saved(n, 1), 0, 1));
-  gs_tensor rows = gs__formula_temp(gs_matmul(wh_t, g));
-  grads[0] = gs__reduce_grad(n, 0, gs_matmul(rows, ww));
-}
-GS__BACKWARD_TWICE(UpsampleBicubic2dBackward, bicubic_backward);
-
 /* The [out, in] matrix of torch's bicubic weights along one dim: output j reads 4 taps around
  * its source position (torch's area_pixel_compute_source_index for cubic: not clamped at 0),
  * each clamped into [0, in - 1] (a tap clamped onto another adds its weight there). */
@@ -62,6 +54,29 @@ static double *bicubic_matrix(int64_t in, int64_t out, double scale, bool align)
   }
   return m;
 }
+
+/* The weights of one resized dim as a [out, in] tensor of dtype (NULL scales: none given). */
+static gs_tensor bicubic_weights(int64_t in, int64_t out, const double *scales, int i, bool align,
+                                 gs_dtype dtype, const char *fn) {
+  return matrix_tensor(bicubic_matrix(in, out, scales ? scales[i] : 0, align), out, in, dtype, fn);
+}
+
+/* d out = Wh^T g Ww, the matrices made again from the sizes (torch's node keeps no tensor
+ * either, so its graph may be walked again); reals: the scales, ints[0]: align_corners */
+static void bicubic_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  const char *fn = n->kind->name;
+  const int64_t *in = n->inputs[0].shape;
+  gs_dtype dt = gs_dtype_of(g);
+  bool align = n->ints[0] != 0;
+  gs_tensor wh =
+      gs__formula_temp(bicubic_weights(in[2], gs_size(g, 2), n->reals, 0, align, dt, fn));
+  gs_tensor ww =
+      gs__formula_temp(bicubic_weights(in[3], gs_size(g, 3), n->reals, 1, align, dt, fn));
+  gs_tensor wh_t = gs__formula_temp(gs_transpose(wh, 0, 1));
+  gs_tensor rows = gs__formula_temp(gs_matmul(wh_t, g));
+  grads[0] = gs__reduce_grad(n, 0, gs_matmul(rows, ww));
+}
+GS__BACKWARD_TWICE(UpsampleBicubic2dBackward, bicubic_backward);
 
 gs_tensor gs_upsample_bicubic2d(gs_tensor h, const int64_t sizes[2], const double *scales,
                                 bool align_corners) {
@@ -88,13 +103,9 @@ gs_tensor gs_upsample_bicubic2d(gs_tensor h, const int64_t sizes[2], const doubl
       return GS_NO_TENSOR;
     }
   gs_dtype dt = t->dtype;
-  int64_t ih = t->shape[2], iw = t->shape[3];
-  gs_tensor wh = matrix_tensor(bicubic_matrix(ih, sizes[0], scales ? scales[0] : 0, align_corners),
-                               sizes[0], ih, dt, fn);
-  gs_tensor ww =
-      wh.id ? matrix_tensor(bicubic_matrix(iw, sizes[1], scales ? scales[1] : 0, align_corners),
-                            sizes[1], iw, dt, fn)
-            : GS_NO_TENSOR;
+  gs_tensor wh = bicubic_weights(t->shape[2], sizes[0], scales, 0, align_corners, dt, fn);
+  gs_tensor ww = wh.id ? bicubic_weights(t->shape[3], sizes[1], scales, 1, align_corners, dt, fn)
+                       : GS_NO_TENSOR;
   gs_tensor ww_t = ww.id ? gs_transpose(ww, 0, 1) : GS_NO_TENSOR;
   gs_no_grad_begin();
   gs_tensor rows = ww_t.id ? gs_matmul(wh, h) : GS_NO_TENSOR;
@@ -102,10 +113,11 @@ gs_tensor gs_upsample_bicubic2d(gs_tensor h, const int64_t sizes[2], const doubl
   gs_no_grad_end();
   t = gs__lookup(h, fn);
   gs__node *n =
-      gs__record_result(&UpsampleBicubic2dBackward, out, 1, (const gs__tensor *[]){t}, 2, fn);
+      gs__record_result(&UpsampleBicubic2dBackward, out, 1, (const gs__tensor *[]){t}, 0, fn);
   if (n) {
-    gs__save_constant(n, 0, gs__lookup(wh, fn));
-    gs__save_constant(n, 1, gs__lookup(ww_t, fn));
+    n->ints[0] = align_corners;
+    n->reals[0] = scales && scales[0] > 0 ? scales[0] : 0;
+    n->reals[1] = scales && scales[1] > 0 ? scales[1] : 0;
   }
   gs_tensor temps[] = {wh, ww, ww_t, rows};
   for (int i = 0; i < 4; i++)
@@ -115,17 +127,6 @@ gs_tensor gs_upsample_bicubic2d(gs_tensor h, const int64_t sizes[2], const doubl
 }
 
 /* ---- the affine grid ------------------------------------------------------------------- */
-
-/* d theta = (base^T g) ^T per batch (saved: base [P, k + 1]; g [N, *, k] seen as [N, P, k]) */
-static void affine_grid_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
-  gs_tensor base = gs__saved(n, 0);
-  int64_t points = gs_size(base, 0), k = gs_size(base, 1) - 1;
-  gs_tensor flat = gs__formula_temp(gs_reshape(g, (int64_t[]){-1, points, k}, 3));
-  gs_tensor base_t = gs__formula_temp(gs_transpose(base, 0, 1));
-  gs_tensor per = gs__formula_temp(gs_matmul(base_t, flat)); /* [N, k + 1, k] */
-  grads[0] = gs__reduce_grad(n, 0, gs_transpose(per, 1, 2));
-}
-GS__BACKWARD_TWICE(AffineGridGeneratorBackward, affine_grid_backward);
 
 /* torch's linspace_from_neg_one: steps positions over [-1, 1], drawn in to the pixel centers
  * without align_corners; one step is 0. */
@@ -137,6 +138,40 @@ static double grid_position(int64_t i, int64_t steps, bool align) {
   double v = i < steps / 2 ? -1.0 + step * (double)i : 1.0 - step * (double)(steps - 1 - i);
   return align ? v : v * (double)(steps - 1) / (double)steps;
 }
+
+/* The base grid of size (nsize 4 or 5, already checked) as [P, k + 1] of dtype: row p is
+ * (x, y[, z], 1), x running fastest over the last dim. */
+static gs_tensor base_grid(const int64_t *size, int nsize, bool align, gs_dtype dtype,
+                           const char *fn) {
+  int k = nsize - 2;
+  int64_t points = 1;
+  for (int i = 2; i < nsize; i++)
+    points *= size[i];
+  double *base = malloc(sizeof(double) * (size_t)(points * (k + 1)));
+  for (int64_t p = 0; base && p < points; p++) {
+    int64_t rest = p;
+    for (int d = 0; d < k; d++) { /* d = 0: x, over size[nsize - 1] */
+      int64_t steps = size[nsize - 1 - d];
+      base[p * (k + 1) + d] = grid_position(rest % steps, steps, align);
+      rest /= steps;
+    }
+    base[p * (k + 1) + k] = 1.0;
+  }
+  return matrix_tensor(base, points, k + 1, dtype, fn);
+}
+
+/* d theta = (base^T g)^T per batch, the base made again from the size (ints: nsize, the size,
+ * align_corners), as torch's node keeps no tensor; g [N, *, k] seen as [N, P, k] */
+static void affine_grid_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  int nsize = (int)n->ints[0], k = nsize - 2;
+  gs_tensor base = gs__formula_temp(
+      base_grid(&n->ints[1], nsize, n->ints[6] != 0, gs_dtype_of(g), n->kind->name));
+  gs_tensor flat = gs__formula_temp(gs_reshape(g, (int64_t[]){n->ints[1], -1, k}, 3));
+  gs_tensor base_t = gs__formula_temp(gs_transpose(base, 0, 1));
+  gs_tensor per = gs__formula_temp(gs_matmul(base_t, flat)); /* [N, k + 1, k] */
+  grads[0] = gs__reduce_grad(n, 0, gs_transpose(per, 1, 2));
+}
+GS__BACKWARD_TWICE(AffineGridGeneratorBackward, affine_grid_backward);
 
 gs_tensor gs_affine_grid(gs_tensor h, const int64_t *size, int nsize, bool align_corners) {
   const char *fn = "affine_grid_generator";
@@ -161,27 +196,13 @@ gs_tensor gs_affine_grid(gs_tensor h, const int64_t *size, int nsize, bool align
               (long long)size[0], k, k + 1, nsize, gs__shape_str(st, theta->shape, theta->ndim));
     return GS_NO_TENSOR;
   }
-  int64_t points = 1;
-  for (int i = 0; i < nsize; i++) {
+  for (int i = 0; i < nsize; i++)
     if (size[i] <= 0) {
       gs__error(GS_ERR_ARGUMENT, fn, "expected positive sizes, got %lld at %d", (long long)size[i],
                 i);
       return GS_NO_TENSOR;
     }
-    points *= i >= 2 ? size[i] : 1;
-  }
-  /* base row p: (x, y[, z], 1), x running fastest over the last dim */
-  double *base = malloc(sizeof(double) * (size_t)(points * (k + 1)));
-  for (int64_t p = 0; base && p < points; p++) {
-    int64_t rest = p;
-    for (int d = 0; d < k; d++) { /* d = 0: x, over size[nsize - 1] */
-      int64_t steps = size[nsize - 1 - d];
-      base[p * (k + 1) + d] = grid_position(rest % steps, steps, align_corners);
-      rest /= steps;
-    }
-    base[p * (k + 1) + k] = 1.0;
-  }
-  gs_tensor hbase = matrix_tensor(base, points, k + 1, theta->dtype, fn);
+  gs_tensor hbase = base_grid(size, nsize, align_corners, theta->dtype, fn);
   int64_t shape[5] = {size[0]};
   for (int d = 0; d < k; d++)
     shape[1 + d] = size[2 + d];
@@ -193,9 +214,13 @@ gs_tensor gs_affine_grid(gs_tensor h, const int64_t *size, int nsize, bool align
   gs_no_grad_end();
   theta = gs__lookup(h, fn);
   gs__node *n =
-      gs__record_result(&AffineGridGeneratorBackward, out, 1, (const gs__tensor *[]){theta}, 1, fn);
-  if (n)
-    gs__save_constant(n, 0, gs__lookup(hbase, fn));
+      gs__record_result(&AffineGridGeneratorBackward, out, 1, (const gs__tensor *[]){theta}, 0, fn);
+  if (n) {
+    n->ints[0] = nsize;
+    for (int i = 0; i < nsize; i++)
+      n->ints[1 + i] = size[i];
+    n->ints[6] = align_corners;
+  }
   gs_tensor temps[] = {hbase, theta_t, flat};
   for (int i = 0; i < 3; i++)
     if (temps[i].id)

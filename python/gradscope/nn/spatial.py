@@ -467,6 +467,10 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     linear = {"linear": 1, "bilinear": 2, "bicubic": 2}
     if mode not in ("nearest",) + tuple(linear):
         raise NotImplementedError(f"interpolate: mode {mode!r} is not supported by gradscope yet")
+    if mode == "bicubic" and input.dim() != 4:
+        raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got "
+                                  f"{input.dim()}D) for the modes: nearest | linear | bilinear | "
+                                  f"bicubic | trilinear | area | nearest-exact (got bicubic)")
     if mode in linear and spatial != linear[mode]:
         raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs "
                                   f"{linear[mode] + 2}D input")
@@ -496,6 +500,10 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if mode == "nearest":
         return F._upsample_nearest(input, sizes, scales)
     if mode == "bicubic":
+        if min(sizes) <= 0 or min(in_sizes) <= 0:
+            raise RuntimeError(f"Input and output sizes should be greater than 0, but got input "
+                               f"(H: {in_sizes[0]}, W: {in_sizes[1]}) output (H: {sizes[0]}, W: "
+                               f"{sizes[1]})")
         return F._upsample_bicubic2d(input, sizes, scales, bool(align_corners))
     out = input
     for k in range(spatial):
@@ -547,24 +555,24 @@ def affine_grid(theta, size, align_corners=None):
         align_corners = False
     if not theta.is_floating_point():
         raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
-    size = [int(s) for s in size]
+    given, size = size, [int(s) for s in size]
     if len(size) == 4:
         if theta.dim() != 3 or theta.shape[-2] != 2 or theta.shape[-1] != 3:
             raise ValueError(f"Expected a batch of 2D affine matrices of shape Nx2x3 for size "
-                             f"{size}. Got {theta.shape}.")
+                             f"{given}. Got {theta.shape}.")
     elif len(size) == 5:
         if theta.dim() != 3 or theta.shape[-2] != 3 or theta.shape[-1] != 4:
             raise ValueError(f"Expected a batch of 3D affine matrices of shape Nx3x4 for size "
-                             f"{size}. Got {theta.shape}.")
+                             f"{given}. Got {theta.shape}.")
     else:
         raise NotImplementedError(f"affine_grid only supports 4D and 5D sizes, for 2D and 3D "
-                                  f"affine transforms, respectively. Got size {tuple(size)}.")
+                                  f"affine transforms, respectively. Got size {given}.")
     if align_corners and min(size[2:]) == 1:
         warnings.warn("Since version 1.3.0, affine_grid behavior has changed for unit-size grids "
                       "when align_corners=True. This is not an intended use case of affine_grid. "
                       "See the documentation of affine_grid for details.")
     elif min(size) <= 0:
-        raise ValueError(f"Expected non-zero, positive output size. Got {size}")
+        raise ValueError(f"Expected non-zero, positive output size. Got {given}")
     return F._affine_grid(theta, size, bool(align_corners))
 
 
