@@ -33,7 +33,7 @@ def _image_and_grid(seed, reach):
 
 
 @pytest.mark.parametrize("mode,padding,align", CASES)
-@pytest.mark.parametrize("seed,reach", [(1, 1.0), (2, 1.6), (3, 4.5)])
+@pytest.mark.parametrize("seed,reach", [(1, 1.2), (3, 4.5)])
 def test_grid_sample_values_and_gradients(mode, padding, align, seed, reach):
     x, grid = _image_and_grid(seed, reach)
     same_values_and_gradients(
