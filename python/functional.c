@@ -401,6 +401,59 @@ static PyObject *f_upsample_nearest(PyObject *m, PyObject *args) {
   return gsp_wrap(gs_upsample_nearest(gsp_handle(x), sizes, scales, k));
 }
 
+/* F.interpolate's 'bicubic' mode after its checks: _upsample_bicubic2d(input, (h, w), scales,
+ * align_corners), scales a float (1 / scale_factor) or None per size; one op
+ * (UpsampleBicubic2DBackward1) */
+static PyObject *f_upsample_bicubic2d(PyObject *m, PyObject *args) {
+  GSP_SITE();
+  (void)m;
+  PyObject *x, *scale_h, *scale_w;
+  long long h, w;
+  int align;
+  if (!PyArg_ParseTuple(args, "O!(LL)(OO)p:_upsample_bicubic2d", &gsp_tensor_type, &x, &h, &w,
+                        &scale_h, &scale_w, &align))
+    return NULL;
+  double scales[2] = {0, 0};
+  PyObject *given[2] = {scale_h, scale_w};
+  for (int i = 0; i < 2; i++) {
+    scales[i] = given[i] == Py_None ? 0.0 : PyFloat_AsDouble(given[i]);
+    if (scales[i] == -1.0 && PyErr_Occurred())
+      return NULL;
+  }
+  return gsp_wrap(gs_upsample_bicubic2d(gsp_handle(x), (int64_t[]){h, w}, scales, align != 0));
+}
+
+/* F.grid_sample after its checks: _grid_sample(input, grid, mode, padding_mode,
+ * align_corners), mode and padding_mode as torch numbers them (0 bilinear, 1 nearest, 2
+ * bicubic; 0 zeros, 1 border, 2 reflection); one op (GridSampler2DBackward0) */
+static PyObject *f_grid_sample(PyObject *m, PyObject *args) {
+  GSP_SITE();
+  (void)m;
+  PyObject *x, *grid;
+  int mode, padding, align;
+  if (!PyArg_ParseTuple(args, "O!O!iip:_grid_sample", &gsp_tensor_type, &x, &gsp_tensor_type, &grid,
+                        &mode, &padding, &align))
+    return NULL;
+  return gsp_wrap(gs_grid_sample(gsp_handle(x), gsp_handle(grid), (gs_grid_sample_mode)mode,
+                                 (gs_grid_padding)padding, align != 0));
+}
+
+/* F.affine_grid after its checks: _affine_grid(theta, size, align_corners), size 4 or 5 ints;
+ * one op (AffineGridGeneratorBackward0) */
+static PyObject *f_affine_grid(PyObject *m, PyObject *args) {
+  GSP_SITE();
+  (void)m;
+  PyObject *theta, *size_obj;
+  int align;
+  if (!PyArg_ParseTuple(args, "O!Op:_affine_grid", &gsp_tensor_type, &theta, &size_obj, &align))
+    return NULL;
+  int64_t size[5];
+  int n = gsp_ints_from_sequence(size_obj, size, 5, "affine_grid", "size");
+  if (n < 0)
+    return NULL;
+  return gsp_wrap(gs_affine_grid(gsp_handle(theta), size, n, align != 0));
+}
+
 /* _unfold(input, kernel, dilation, padding, stride), each an (h, w) pair of ints: the engine's
  * unfold (one Im2ColBackward0 node) for F.unfold (nn/spatial.py), which reads torch's forms */
 static PyObject *f_unfold(PyObject *m, PyObject *args) {
@@ -433,6 +486,9 @@ static PyMethodDef functional_functions[] = {
     {"_replication_pad", f_replication_pad, METH_VARARGS, NULL},
     {"_upsample_nearest", f_upsample_nearest, METH_VARARGS, NULL},
     {"_unfold", f_unfold, METH_VARARGS, NULL},
+    {"_upsample_bicubic2d", f_upsample_bicubic2d, METH_VARARGS, NULL},
+    {"_grid_sample", f_grid_sample, METH_VARARGS, NULL},
+    {"_affine_grid", f_affine_grid, METH_VARARGS, NULL},
     {"max_pool2d", GSP_FN(f_max_pool2d), KW, NULL},
     {"avg_pool2d", GSP_FN(f_avg_pool2d), KW, NULL},
     {"batch_norm", GSP_FN(f_batch_norm), KW, NULL},

@@ -123,6 +123,9 @@ static const torch_name NAMES[] = {
     {"UpsampleNearest1dBackward", "UpsampleNearest1DBackward1", SAME, NULL, 0},
     {"UpsampleNearest2dBackward", "UpsampleNearest2DBackward1", SAME, NULL, 0},
     {"UpsampleNearest3dBackward", "UpsampleNearest3DBackward1", SAME, NULL, 0},
+    /* and its bicubic mode (the same overload); F.grid_sample's 4-D sampler */
+    {"UpsampleBicubic2dBackward", "UpsampleBicubic2DBackward1", SAME, NULL, 0},
+    {"GridSampler2dBackward", "GridSampler2DBackward0", SAME, NULL, 0},
 };
 
 static const torch_name *torch_name_of(const char *engine) {

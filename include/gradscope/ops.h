@@ -196,6 +196,35 @@ GS_API gs_tensor gs_replication_pad(gs_tensor t, const int64_t *pad, int npad);
  * when scales is given and it is positive (1 / scale_factor), else in / out. */
 GS_API gs_tensor gs_upsample_nearest(gs_tensor t, const int64_t *sizes, const double *scales,
                                      int k);
+/* t [N, C, H, W] resized to sizes[0] x sizes[1] by bicubic convolution (A = -0.75), as
+ * F.interpolate's 'bicubic' mode: output row j reads around input row j * s (align_corners:
+ * s = (in - 1) / (out - 1)) or (j + 0.5) * s - 0.5 (s = scales[i] when scales is given and it
+ * is positive, i.e. 1 / scale_factor, else in / out), its 4 taps clamped to the edges. */
+GS_API gs_tensor gs_upsample_bicubic2d(gs_tensor t, const int64_t sizes[2], const double *scales,
+                                       bool align_corners);
+/* How gs_grid_sample reads between pixels and outside the image (torch's numbering). */
+typedef enum gs_grid_sample_mode {
+  GS_GRID_SAMPLE_BILINEAR,
+  GS_GRID_SAMPLE_NEAREST,
+  GS_GRID_SAMPLE_BICUBIC
+} gs_grid_sample_mode;
+typedef enum gs_grid_padding {
+  GS_GRID_PADDING_ZEROS,     /* outside reads 0 */
+  GS_GRID_PADDING_BORDER,    /* positions clipped to the edge pixels */
+  GS_GRID_PADDING_REFLECTION /* positions mirrored at the edges */
+} gs_grid_padding;
+/* input [N, C, H, W] read at the points of grid [N, Ho, Wo, 2] (x then y, -1 and 1 the edges:
+ * the outer pixels' centers with align_corners, their outer borders without), as
+ * F.grid_sample: [N, C, Ho, Wo], input's dtype (grid's must match; f32 or f64). Gradients go to
+ * input and grid (nearest: a zero gradient for grid, as torch's). */
+GS_API gs_tensor gs_grid_sample(gs_tensor input, gs_tensor grid, gs_grid_sample_mode mode,
+                                gs_grid_padding padding, bool align_corners);
+/* The sampling grid of the affine maps theta ([N, 2, 3] for size (N, C, H, W): [N, H, W, 2];
+ * [N, 3, 4] for (N, C, D, H, W): [N, D, H, W, 3]), as F.affine_grid: each output point is
+ * theta times its own normalized (x, y[, z], 1), which run over [-1, 1] (align_corners) or the
+ * pixel centers inside it. theta floating; differentiable. */
+GS_API gs_tensor gs_affine_grid(gs_tensor theta, const int64_t *size, int nsize,
+                                bool align_corners);
 /* The sliding windows of t [N, C, H, W] (or [C, H, W]) as columns, as F.unfold (torch's
  * im2col): [N, C kh kw, L], row c kh kw + ki kw + kj holding element (ki, kj) of each of the
  * L windows of channel c (row-major over the windows). Each array holds (h, w); padding adds

@@ -79,6 +79,11 @@ def _ops(t):
         "pixel_shuffle": lambda: F.pixel_shuffle(img, 1),
         "interpolate": lambda: F.interpolate(img, scale_factor=2),
         "unfold": lambda: F.unfold(img, 2),
+        "interpolate_bicubic": lambda: F.interpolate(img, size=(5, 3), mode="bicubic"),
+        "affine_grid": lambda: F.affine_grid(x[None] * 1, (1, 1, 3, 2), align_corners=False),
+        "grid_sample": lambda: F.grid_sample(img, F.affine_grid(x[None] * 2,
+                                                                (1, 1, 2, 3), align_corners=True),
+                                             mode="bicubic", align_corners=True),
     }
 
 

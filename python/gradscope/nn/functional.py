@@ -14,9 +14,9 @@ from gradscope.nn.compositions import (_softmax_dim, binary_cross_entropy,  # no
                                        cosine_similarity, glu, huber_loss, kl_div, l1_loss,
                                        pairwise_distance, smooth_l1_loss, softmin, softsign)
 
-from gradscope.nn.spatial import (avg_pool1d, conv1d, conv_transpose1d, fold, interpolate,  # noqa: E402,F401
-                                  max_pool1d, pad, pixel_shuffle, pixel_unshuffle, unfold,
-                                  upsample)
+from gradscope.nn.spatial import (affine_grid, avg_pool1d, conv1d, conv_transpose1d,  # noqa: E402,F401
+                                  fold, grid_sample, interpolate, max_pool1d, pad,
+                                  pixel_shuffle, pixel_unshuffle, unfold, upsample)
 from gradscope.nn.normalization import (dropout1d, dropout2d, group_norm,  # noqa: E402,F401
                                         instance_norm, prelu)
 from gradscope.nn.transformer import embedding_bag  # noqa: E402,F401

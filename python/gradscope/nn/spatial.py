@@ -1,4 +1,4 @@
-"""The 1-D convolution and pooling, padding, pixel shuffles, upsampling and unfold of
+"""The 1-D convolution and pooling, padding, pixel shuffles, upsampling, grid sampling and unfold of
 torch.nn.functional, with their modules, written over the engine's 2-D convolution and pooling
 and its views and index ops.
 
@@ -7,11 +7,13 @@ computes max_pool1d and avg_pool1d (so their grad_fn chains are torch's); conv1d
 engine's own op (one ConvolutionBackward0, as torch's).
 Constant, reflect and replicate padding, pixel_shuffle, nearest resizing and unfold are engine
 ops, each one node named as torch's (ConstantPadNdBackward0, ReflectionPad2DBackward0,
-PixelShuffleBackward0, UpsampleNearest2DBackward1, Im2ColBackward0, ...); the functions here
-check their arguments in torch's words first. Circular padding and bilinear resizing gather
+PixelShuffleBackward0, UpsampleNearest2DBackward1, Im2ColBackward0, ...), and so are bicubic
+resizing, grid_sample and affine_grid (UpsampleBicubic2DBackward1, GridSampler2DBackward0,
+AffineGridGeneratorBackward0); the functions here check their arguments in torch's words first. Circular padding and bilinear resizing gather
 rows with index_select along each padded or resized dim, so their gradients are
 index_select's (adding where rows were read twice)."""
 import math
+import warnings
 
 from gradscope import _gradscope as _c
 from gradscope.nn import init
@@ -460,11 +462,15 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
                 recompute_scale_factor=None, antialias=False):
     """Resizes the spatial dims (all after the first two) to size, or by scale_factor:
     mode 'nearest' copies the nearest source pixel, 'linear' and 'bilinear' blend the two (each
-    way) around it, as torch's."""
+    way) around it, 'bicubic' the 4 x 4 around it (cubic convolution, A = -0.75), as torch's."""
     spatial = input.dim() - 2
-    linear = {"linear": 1, "bilinear": 2}
+    linear = {"linear": 1, "bilinear": 2, "bicubic": 2}
     if mode not in ("nearest",) + tuple(linear):
         raise NotImplementedError(f"interpolate: mode {mode!r} is not supported by gradscope yet")
+    if mode == "bicubic" and input.dim() != 4:
+        raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got "
+                                  f"{input.dim()}D) for the modes: nearest | linear | bilinear | "
+                                  f"bicubic | trilinear | area | nearest-exact (got bicubic)")
     if mode in linear and spatial != linear[mode]:
         raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs "
                                   f"{linear[mode] + 2}D input")
@@ -493,6 +499,12 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
             else tuple(1.0 / f for f in factors)
     if mode == "nearest":
         return F._upsample_nearest(input, sizes, scales)
+    if mode == "bicubic":
+        if min(sizes) <= 0 or min(in_sizes) <= 0:
+            raise RuntimeError(f"Input and output sizes should be greater than 0, but got input "
+                               f"(H: {in_sizes[0]}, W: {in_sizes[1]}) output (H: {sizes[0]}, W: "
+                               f"{sizes[1]})")
+        return F._upsample_bicubic2d(input, sizes, scales, bool(align_corners))
     out = input
     for k in range(spatial):
         dim = 2 + k
@@ -504,6 +516,64 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         b = _gather(out, dim, [r[1] for r in rows])
         out = a * (1 - w1) + b * w1
     return out
+
+
+_ALIGN_WARNING = ("Default grid_sample and affine_grid behavior has changed to align_corners=False "
+                  "since 1.3.0. Please specify align_corners=True if the old behavior is desired. "
+                  "See the documentation of grid_sample for details.")
+
+
+def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
+    """input [N, C, H, W] read at the points of grid [N, Ho, Wo, 2] (x, y in [-1, 1]: the
+    corner pixels' centers with align_corners, their outer edges without): [N, C, Ho, Wo].
+    mode 'bilinear', 'nearest' or 'bicubic'; padding_mode 'zeros' (outside reads 0), 'border'
+    (clipped to the edge) or 'reflection' (mirrored at the edges). Gradients go to input and
+    grid, as torch's."""
+    if mode not in ("bilinear", "nearest", "bicubic"):
+        raise ValueError("nn.functional.grid_sample(): expected mode to be 'bilinear', "
+                         f"'nearest' or 'bicubic', but got: '{mode}'")
+    if padding_mode not in ("zeros", "border", "reflection"):
+        raise ValueError("nn.functional.grid_sample(): expected padding_mode to be 'zeros', "
+                         f"'border', or 'reflection', but got: '{padding_mode}'")
+    if align_corners is None:
+        warnings.warn(_ALIGN_WARNING)
+        align_corners = False
+    if input.dim() == 5:
+        raise NotImplementedError("grid_sample: 5-D (volumetric) input is not supported by "
+                                  "gradscope yet")
+    return F._grid_sample(input, grid, ("bilinear", "nearest", "bicubic").index(mode),
+                          ("zeros", "border", "reflection").index(padding_mode),
+                          bool(align_corners))
+
+
+def affine_grid(theta, size, align_corners=None):
+    """The sampling grid of the affine maps theta [N, 2, 3] for size (N, C, H, W): [N, H, W, 2]
+    (or theta [N, 3, 4] for (N, C, D, H, W): [N, D, H, W, 3]), each point theta times its own
+    normalized (x, y[, z], 1), for grid_sample; differentiable w.r.t. theta, as torch's."""
+    if align_corners is None:
+        warnings.warn(_ALIGN_WARNING)
+        align_corners = False
+    if not theta.is_floating_point():
+        raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
+    given, size = size, [int(s) for s in size]
+    if len(size) == 4:
+        if theta.dim() != 3 or theta.shape[-2] != 2 or theta.shape[-1] != 3:
+            raise ValueError(f"Expected a batch of 2D affine matrices of shape Nx2x3 for size "
+                             f"{given}. Got {theta.shape}.")
+    elif len(size) == 5:
+        if theta.dim() != 3 or theta.shape[-2] != 3 or theta.shape[-1] != 4:
+            raise ValueError(f"Expected a batch of 3D affine matrices of shape Nx3x4 for size "
+                             f"{given}. Got {theta.shape}.")
+    else:
+        raise NotImplementedError(f"affine_grid only supports 4D and 5D sizes, for 2D and 3D "
+                                  f"affine transforms, respectively. Got size {given}.")
+    if align_corners and min(size[2:]) == 1:
+        warnings.warn("Since version 1.3.0, affine_grid behavior has changed for unit-size grids "
+                      "when align_corners=True. This is not an intended use case of affine_grid. "
+                      "See the documentation of affine_grid for details.")
+    elif min(size) <= 0:
+        raise ValueError(f"Expected non-zero, positive output size. Got {given}")
+    return F._affine_grid(theta, size, bool(align_corners))
 
 
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):

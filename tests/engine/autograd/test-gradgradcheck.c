@@ -55,11 +55,13 @@ static const char *const kernel_kinds[] = {
 };
 
 /* The kinds whose formulas cannot be differentiated again yet: eigh's, the SVD's and the
- * QR's use the decomposition's saved factors, which have no history (torch's can). Each is
+ * QR's use the decomposition's saved factors, which have no history (torch's can); grid_sample's
+ * is its own loop, as torch 1.13's, which has no double backward either. Each is
  * checked to say so, and every other kind to say it can. */
 static const char *const once_kinds[] = {
-    "LinalgEighBackward",  "LinalgEighVectorsBackward", "LinalgSvdBackward", "LinalgSvdUBackward",
-    "LinalgSvdVhBackward", "LinalgQrBackward",          "LinalgQrRBackward",
+    "LinalgEighBackward", "LinalgEighVectorsBackward", "LinalgSvdBackward",
+    "LinalgSvdUBackward", "LinalgSvdVhBackward",       "LinalgQrBackward",
+    "LinalgQrRBackward",  "GridSampler2dBackward",
 };
 
 static bool is_once(const char *kind) {
