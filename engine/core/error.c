@@ -92,6 +92,16 @@ void gs__error(gs_error_code code, const char *fn, const char *fmt, ...) {
   h(&error, user);
 }
 
+char *gs__sizes_str(char *buf, const int64_t *sizes, int n) {
+  size_t used = 0;
+  buf[used++] = '(';
+  for (int i = 0; i < n && used < GS__SHAPE_STR - 24; i++)
+    used += (size_t)snprintf(buf + used, GS__SHAPE_STR - used, "%s%lld", i ? " x " : "",
+                             (long long)sizes[i]);
+  snprintf(buf + used, GS__SHAPE_STR - used, ")");
+  return buf;
+}
+
 char *gs__shape_str(char *buf, const int64_t *shape, int ndim) {
   size_t used = 0;
   buf[used++] = '[';
