@@ -1,5 +1,5 @@
 /* nn.c: gradscope.nn: modules over the engine's gs_module (Linear, Sequential, ReLU, Tanh,
- * Sigmoid, GELU, Dropout, Embedding, LayerNorm, RNN, LSTM, GRU, Conv2d, BatchNorm1d/2d), called as
+ * Sigmoid, GELU, Dropout, Embedding, LayerNorm, RNN, LSTM, GRU, Conv2d, BatchNorm1d/2d/3d), called as
  * model(x) (the recurrent ones as rnn(x, hx) returning (output, h_n), as PyTorch's), with PyTorch's
  * parameters(), named_parameters(), state_dict(), load_state_dict(), train()/eval(),
  * zero_grad(), attribute access to parameters (model.weight) and children (seq[0]), and
@@ -1176,7 +1176,7 @@ static PyObject *f_Conv2d(PyObject *mod, PyObject *args, PyObject *kwargs) {
   return with_extra_repr(o, e);
 }
 
-/* nn.BatchNorm1d / BatchNorm2d(num_features, eps=1e-5, momentum=0.1), affine with running
+/* nn.BatchNorm1d / 2d / 3d(num_features, eps=1e-5, momentum=0.1), affine with running
  * statistics (the only form the engine has). */
 static PyObject *batch_norm_module(PyObject *args, PyObject *kwargs, int spatial, const char *fn) {
   GSP_SITE();
@@ -1206,6 +1206,7 @@ static PyObject *batch_norm_module(PyObject *args, PyObject *kwargs, int spatial
 }
 static PyObject *f_BatchNorm1d(PyObject *m, PyObject *a, PyObject *k) { (void)m; return batch_norm_module(a, k, 1, "BatchNorm1d"); }
 static PyObject *f_BatchNorm2d(PyObject *m, PyObject *a, PyObject *k) { (void)m; return batch_norm_module(a, k, 2, "BatchNorm2d"); }
+static PyObject *f_BatchNorm3d(PyObject *m, PyObject *a, PyObject *k) { (void)m; return batch_norm_module(a, k, 3, "BatchNorm3d"); }
 
 #define SIMPLE_MODULE(name, call)                                                              \
   static PyObject *f_##name(PyObject *mod, PyObject *unused) {                                 \
@@ -1464,6 +1465,7 @@ static PyMethodDef builtin_makers[] = {
     {"Conv2d", GSP_FN(f_Conv2d), METH_VARARGS | METH_KEYWORDS, NULL},
     {"BatchNorm1d", GSP_FN(f_BatchNorm1d), METH_VARARGS | METH_KEYWORDS, NULL},
     {"BatchNorm2d", GSP_FN(f_BatchNorm2d), METH_VARARGS | METH_KEYWORDS, NULL},
+    {"BatchNorm3d", GSP_FN(f_BatchNorm3d), METH_VARARGS | METH_KEYWORDS, NULL},
     {"ReLU", f_ReLU, METH_NOARGS, NULL},
     {"Tanh", f_Tanh, METH_NOARGS, NULL},
     {"Sigmoid", f_Sigmoid, METH_NOARGS, NULL},
