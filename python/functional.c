@@ -274,6 +274,19 @@ static PyObject *f_conv_transpose2d(PyObject *m, PyObject *args, PyObject *kwarg
   return gsp_wrap(gs_conv_transpose2d(gsp_handle(x), gsp_handle(w), tb, &opt));
 }
 
+/* A max pooling's result: the pooled tensor, or (pooled, indices) with return_indices. */
+static PyObject *pool_result(gs_tensor pooled, gs_tensor indices, bool return_indices) {
+  PyObject *out = gsp_wrap(pooled);
+  if (!out || !return_indices)
+    return out;
+  PyObject *idx = gsp_wrap(indices);
+  if (!idx) {
+    Py_DECREF(out);
+    return NULL;
+  }
+  return Py_BuildValue("(NN)", out, idx);
+}
+
 /* F.max_pool2d / F.avg_pool2d with PyTorch's arguments (stride None: the kernel size). */
 static PyObject *pool2d(PyObject *args, PyObject *kwargs, bool is_max) {
   GSP_SITE();
@@ -312,15 +325,8 @@ static PyObject *pool2d(PyObject *args, PyObject *kwargs, bool is_max) {
   if (!is_max)
     return gsp_wrap(gs_avg_pool2d(gsp_handle(x), &opt));
   gs_tensor indices = GS_NO_TENSOR;
-  PyObject *out = gsp_wrap(gs_max_pool2d(gsp_handle(x), &opt, return_indices ? &indices : NULL));
-  if (!out || !return_indices)
-    return out;
-  PyObject *idx = gsp_wrap(indices);
-  if (!idx) {
-    Py_DECREF(out);
-    return NULL;
-  }
-  return Py_BuildValue("(NN)", out, idx);
+  return pool_result(gs_max_pool2d(gsp_handle(x), &opt, return_indices ? &indices : NULL), indices,
+                     return_indices);
 }
 static PyObject *f_max_pool2d(PyObject *m, PyObject *a, PyObject *k) { (void)m; return pool2d(a, k, true); }
 static PyObject *f_avg_pool2d(PyObject *m, PyObject *a, PyObject *k) { (void)m; return pool2d(a, k, false); }
@@ -383,15 +389,8 @@ static PyObject *f_pool3d(PyObject *m, PyObject *args) {
   if (!is_max)
     return gsp_wrap(gs_avg_pool3d(gsp_handle(x), &o));
   gs_tensor indices = GS_NO_TENSOR;
-  PyObject *out = gsp_wrap(gs_max_pool3d(gsp_handle(x), &o, return_indices ? &indices : NULL));
-  if (!out || !return_indices)
-    return out;
-  PyObject *idx = gsp_wrap(indices);
-  if (!idx) {
-    Py_DECREF(out);
-    return NULL;
-  }
-  return Py_BuildValue("(NN)", out, idx);
+  return pool_result(gs_max_pool3d(gsp_handle(x), &o, return_indices ? &indices : NULL), indices,
+                     return_indices);
 }
 
 static gs_tensor optional_tensor(PyObject *o) {

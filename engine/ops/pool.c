@@ -692,11 +692,15 @@ static gs_tensor avg_pool_nd(gs_tensor hx, const pool_args *a, const gs__node_ki
 }
 
 /* The options in three dims (a 2-D pool's depth entries unused); false after reporting NULL. */
-static bool args_2d(const gs_pool2d_options *opt, pool_args *a, const char *fn) {
-  if (!opt) {
+static bool have_options(const void *opt, const char *fn) {
+  if (!opt)
     gs__error(GS_ERR_ARGUMENT, fn, "expected options with a kernel size, got NULL");
+  return opt != NULL;
+}
+
+static bool args_2d(const gs_pool2d_options *opt, pool_args *a, const char *fn) {
+  if (!have_options(opt, fn))
     return false;
-  }
   *a = (pool_args){{0, opt->kernel[0], opt->kernel[1]},
                    {0, opt->stride[0], opt->stride[1]},
                    {0, opt->padding[0], opt->padding[1]},
@@ -708,10 +712,8 @@ static bool args_2d(const gs_pool2d_options *opt, pool_args *a, const char *fn) 
 }
 
 static bool args_3d(const gs_pool3d_options *opt, pool_args *a, const char *fn) {
-  if (!opt) {
-    gs__error(GS_ERR_ARGUMENT, fn, "expected options with a kernel size, got NULL");
+  if (!have_options(opt, fn))
     return false;
-  }
   *a = (pool_args){
       .ceil_mode = opt->ceil_mode, .count_exclude_pad = opt->count_exclude_pad, .spatial = 3};
   memcpy(a->kernel, opt->kernel, sizeof a->kernel);

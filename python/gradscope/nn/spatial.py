@@ -15,6 +15,7 @@ import math
 
 from gradscope import _gradscope as _c
 from gradscope.nn import init
+from gradscope.nn.layers import _MaxPoolNd
 from gradscope.nn.parameter import Parameter
 
 Module = _c.nn.Module
@@ -235,26 +236,9 @@ class ConvTranspose2d(Module):
         return _conv_extra_repr(self)
 
 
-class MaxPool1d(Module):
+class MaxPool1d(_MaxPoolNd):
     """F.max_pool1d as a module."""
-
-    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False,
-                 ceil_mode=False):
-        super().__init__()
-        self.kernel_size = kernel_size
-        self.stride = stride if stride is not None else kernel_size
-        self.padding = padding
-        self.dilation = dilation
-        self.return_indices = return_indices
-        self.ceil_mode = ceil_mode
-
-    def forward(self, input):
-        return max_pool1d(input, self.kernel_size, self.stride, self.padding, self.dilation,
-                          self.ceil_mode, self.return_indices)
-
-    def extra_repr(self):
-        return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
-                f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
+    _function = staticmethod(max_pool1d)
 
 
 class AvgPool1d(Module):

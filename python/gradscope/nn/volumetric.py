@@ -9,6 +9,7 @@ the arguments (an int or a triple, 'same' and 'valid' padding) and check them in
 first; padding='same' that cannot be split evenly pads the input's far side first (a
 ConstantPadNdBackward0 before the convolution), as torch does."""
 from gradscope import _gradscope as _c
+from gradscope.nn.layers import _AvgPoolNd, _MaxPoolNd
 from gradscope.nn.parameter import Parameter
 from gradscope.nn.spatial import (_check_channels, _conv_extra_repr, _reset_conv, _tuple,
                                   pad)
@@ -193,44 +194,11 @@ class ConvTranspose3d(Module):
         return _conv_extra_repr(self)
 
 
-class MaxPool3d(Module):
+class MaxPool3d(_MaxPoolNd):
     """F.max_pool3d as a module."""
-
-    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False,
-                 ceil_mode=False):
-        super().__init__()
-        self.kernel_size = kernel_size
-        self.stride = stride if stride is not None else kernel_size
-        self.padding = padding
-        self.dilation = dilation
-        self.return_indices = return_indices
-        self.ceil_mode = ceil_mode
-
-    def forward(self, input):
-        return max_pool3d(input, self.kernel_size, self.stride, self.padding, self.dilation,
-                          self.ceil_mode, self.return_indices)
-
-    def extra_repr(self):
-        return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
-                f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
+    _function = staticmethod(max_pool3d)
 
 
-class AvgPool3d(Module):
+class AvgPool3d(_AvgPoolNd):
     """F.avg_pool3d as a module."""
-
-    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False,
-                 count_include_pad=True, divisor_override=None):
-        super().__init__()
-        self.kernel_size = kernel_size
-        self.stride = stride if stride is not None else kernel_size
-        self.padding = padding
-        self.ceil_mode = ceil_mode
-        self.count_include_pad = count_include_pad
-        self.divisor_override = divisor_override
-
-    def forward(self, input):
-        return avg_pool3d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
-                          self.count_include_pad, self.divisor_override)
-
-    def extra_repr(self):
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+    _function = staticmethod(avg_pool3d)
