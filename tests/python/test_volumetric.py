@@ -200,3 +200,17 @@ def test_errors_in_torch_words():
         gF.max_pool3d(x, 2, padding=2)
     with pytest.raises(Exception, match="strided"):
         gF.conv3d(x, gs.zeros(1, 2, 2, 2, 2), stride=2, padding="same")
+
+
+def test_conv_transpose3d_module_output_size_matches_torch():
+    t = torch.nn.ConvTranspose3d(2, 4, 3, stride=2, groups=2)
+    g = gnn.ConvTranspose3d(2, 4, 3, stride=2, groups=2)
+    g.weight.data.copy_(gs.tensor(t.weight.detach().numpy()))
+    g.bias.data.copy_(gs.tensor(t.bias.detach().numpy()))
+    x = _rng(17).standard_normal((1, 2, 3, 4, 2)).astype(np.float32)
+    size = (8, 10, 6)  # one more than the least size in each dim
+    np.testing.assert_allclose(g(gs.tensor(x), output_size=size).detach().numpy(),
+                               t(torch.tensor(x), output_size=size).detach().numpy(),
+                               rtol=1e-5, atol=1e-5)
+    with pytest.raises(ValueError, match="valid sizes"):
+        g(gs.tensor(x), output_size=(9, 10, 6))

@@ -11,8 +11,8 @@ ConstantPadNdBackward0 before the convolution), as torch does."""
 from gradscope import _gradscope as _c
 from gradscope.nn.layers import _AvgPoolNd, _MaxPoolNd
 from gradscope.nn.parameter import Parameter
-from gradscope.nn.spatial import (_check_channels, _conv_extra_repr, _reset_conv, _tuple,
-                                  pad)
+from gradscope.nn.spatial import (_ConvTransposeNd, _check_channels, _conv_extra_repr,
+                                  _reset_conv, _tuple, pad)
 
 Module = _c.nn.Module
 F = _c.nn.functional  # the C extension's _conv3d, _conv_transpose3d, _pool3d
@@ -145,53 +145,10 @@ class Conv3d(Module):
         return _conv_extra_repr(self)
 
 
-class ConvTranspose3d(Module):
+class ConvTranspose3d(_ConvTransposeNd):
     """F.conv_transpose3d as a module: weight [in, out / groups, kd, kh, kw] and bias [out],
     initialised as torch's."""
-
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
-                 output_padding=0, groups=1, bias=True, dilation=1, padding_mode="zeros",
-                 device=None, dtype=None):
-        super().__init__()
-        _check_channels(in_channels, out_channels, groups)
-        if padding_mode != "zeros":
-            raise ValueError('Only "zeros" padding mode is supported for ConvTranspose3d')
-        self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
-        self.kernel_size = _tuple(kernel_size, 3, "kernel_size")
-        self.stride = _tuple(stride, 3, "stride")
-        self.padding = _tuple(padding, 3, "padding")
-        self.output_padding = _tuple(output_padding, 3, "output_padding")
-        self.dilation = _tuple(dilation, 3, "dilation")
-        self.padding_mode = padding_mode
-        dtype = dtype or _c.float32
-        self.weight = Parameter(_c.empty(in_channels, out_channels // groups, *self.kernel_size,
-                                         dtype=dtype))
-        self.bias = Parameter(_c.empty(out_channels, dtype=dtype)) if bias else None
-        _reset_conv(self.weight, self.bias)
-
-    def _output_padding(self, input, output_size):
-        if output_size is None:
-            return self.output_padding
-        output_size = list(output_size)[-3:]
-        padding = []
-        for d in range(3):
-            size = input.shape[input.dim() - 3 + d]
-            least = (size - 1) * self.stride[d] - 2 * self.padding[d] + \
-                self.dilation[d] * (self.kernel_size[d] - 1) + 1
-            if not least <= output_size[d] < least + self.stride[d]:
-                raise ValueError(f"requested an output size of {output_size}, but valid sizes "
-                                 f"range from {least} to {least + self.stride[d] - 1} (for an "
-                                 f"input of {tuple(input.shape)[-3:]})")
-            padding.append(output_size[d] - least)
-        return tuple(padding)
-
-    def forward(self, input, output_size=None):
-        return conv_transpose3d(input, self.weight, self.bias, self.stride, self.padding,
-                                self._output_padding(input, output_size), self.groups,
-                                self.dilation)
-
-    def extra_repr(self):
-        return _conv_extra_repr(self)
+    _n, _function = 3, staticmethod(conv_transpose3d)
 
 
 class MaxPool3d(_MaxPoolNd):
