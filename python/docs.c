@@ -537,6 +537,10 @@ static const doc_row rows[] = {
      "num_features, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True",
      "Batch normalisation over N,C,H,W inputs, as torch.nn.BatchNorm2d (momentum=None: a "
      "cumulative average; running estimates as buffers)."},
+    {"nn", "BatchNorm3d", FUNCTION,
+     "num_features, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True",
+     "Batch normalisation over N,C,D,H,W inputs, as torch.nn.BatchNorm3d (momentum=None: a "
+     "cumulative average; running estimates as buffers)."},
     {"nn", "ReLU", FUNCTION, "inplace=False",
      "relu() as a module (inplace=True gives the same values in a new tensor)."},
     {"nn", "Tanh", FUNCTION, "", "tanh() as a module."},

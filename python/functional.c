@@ -274,6 +274,19 @@ static PyObject *f_conv_transpose2d(PyObject *m, PyObject *args, PyObject *kwarg
   return gsp_wrap(gs_conv_transpose2d(gsp_handle(x), gsp_handle(w), tb, &opt));
 }
 
+/* A max pooling's result: the pooled tensor, or (pooled, indices) with return_indices. */
+static PyObject *pool_result(gs_tensor pooled, gs_tensor indices, bool return_indices) {
+  PyObject *out = gsp_wrap(pooled);
+  if (!out || !return_indices)
+    return out;
+  PyObject *idx = gsp_wrap(indices);
+  if (!idx) {
+    Py_DECREF(out);
+    return NULL;
+  }
+  return Py_BuildValue("(NN)", out, idx);
+}
+
 /* F.max_pool2d / F.avg_pool2d with PyTorch's arguments (stride None: the kernel size). */
 static PyObject *pool2d(PyObject *args, PyObject *kwargs, bool is_max) {
   GSP_SITE();
@@ -312,18 +325,73 @@ static PyObject *pool2d(PyObject *args, PyObject *kwargs, bool is_max) {
   if (!is_max)
     return gsp_wrap(gs_avg_pool2d(gsp_handle(x), &opt));
   gs_tensor indices = GS_NO_TENSOR;
-  PyObject *out = gsp_wrap(gs_max_pool2d(gsp_handle(x), &opt, return_indices ? &indices : NULL));
-  if (!out || !return_indices)
-    return out;
-  PyObject *idx = gsp_wrap(indices);
-  if (!idx) {
-    Py_DECREF(out);
-    return NULL;
-  }
-  return Py_BuildValue("(NN)", out, idx);
+  return pool_result(gs_max_pool2d(gsp_handle(x), &opt, return_indices ? &indices : NULL), indices,
+                     return_indices);
 }
 static PyObject *f_max_pool2d(PyObject *m, PyObject *a, PyObject *k) { (void)m; return pool2d(a, k, true); }
 static PyObject *f_avg_pool2d(PyObject *m, PyObject *a, PyObject *k) { (void)m; return pool2d(a, k, false); }
+
+/* ---- volumetric ops: all ints, for nn/volumetric.py, which reads torch's forms ------------ */
+
+/* _conv3d(input, weight, bias, stride, padding, dilation, groups), each spatial argument a
+ * (d, h, w) triple of ints. */
+static PyObject *f_conv3d(PyObject *m, PyObject *args) {
+  GSP_SITE();
+  (void)m;
+  PyObject *x, *w, *b;
+  gs_conv3d_options o;
+  long long v[9], groups;
+  if (!PyArg_ParseTuple(args, "O!O!O(LLL)(LLL)(LLL)L:_conv3d", &gsp_tensor_type, &x,
+                        &gsp_tensor_type, &w, &b, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6],
+                        &v[7], &v[8], &groups))
+    return NULL;
+  for (int i = 0; i < 3; i++)
+    o.stride[i] = v[i], o.padding[i] = v[3 + i], o.dilation[i] = v[6 + i];
+  o.groups = groups;
+  gs_tensor tb = gsp_is_tensor(b) ? gsp_handle(b) : GS_NO_TENSOR;
+  return gsp_wrap(gs_conv3d(gsp_handle(x), gsp_handle(w), tb, &o));
+}
+
+/* _conv_transpose3d(input, weight, bias, stride, padding, output_padding, dilation, groups). */
+static PyObject *f_conv_transpose3d(PyObject *m, PyObject *args) {
+  GSP_SITE();
+  (void)m;
+  PyObject *x, *w, *b;
+  gs_conv_transpose3d_options o;
+  long long v[12], groups;
+  if (!PyArg_ParseTuple(args, "O!O!O(LLL)(LLL)(LLL)(LLL)L:_conv_transpose3d", &gsp_tensor_type, &x,
+                        &gsp_tensor_type, &w, &b, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6],
+                        &v[7], &v[8], &v[9], &v[10], &v[11], &groups))
+    return NULL;
+  for (int i = 0; i < 3; i++)
+    o.stride[i] = v[i], o.padding[i] = v[3 + i], o.output_padding[i] = v[6 + i],
+    o.dilation[i] = v[9 + i];
+  o.groups = groups;
+  gs_tensor tb = gsp_is_tensor(b) ? gsp_handle(b) : GS_NO_TENSOR;
+  return gsp_wrap(gs_conv_transpose3d(gsp_handle(x), gsp_handle(w), tb, &o));
+}
+
+/* _pool3d(input, is_max, kernel, stride, padding, dilation, ceil_mode, count_include_pad,
+ * return_indices): max_pool3d or avg_pool3d. */
+static PyObject *f_pool3d(PyObject *m, PyObject *args) {
+  GSP_SITE();
+  (void)m;
+  PyObject *x;
+  int is_max, ceil_mode, count_include_pad, return_indices;
+  long long v[12];
+  if (!PyArg_ParseTuple(args, "O!p(LLL)(LLL)(LLL)(LLL)ppp:_pool3d", &gsp_tensor_type, &x, &is_max,
+                        &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9],
+                        &v[10], &v[11], &ceil_mode, &count_include_pad, &return_indices))
+    return NULL;
+  gs_pool3d_options o = {.ceil_mode = ceil_mode, .count_exclude_pad = !count_include_pad};
+  for (int i = 0; i < 3; i++)
+    o.kernel[i] = v[i], o.stride[i] = v[3 + i], o.padding[i] = v[6 + i], o.dilation[i] = v[9 + i];
+  if (!is_max)
+    return gsp_wrap(gs_avg_pool3d(gsp_handle(x), &o));
+  gs_tensor indices = GS_NO_TENSOR;
+  return pool_result(gs_max_pool3d(gsp_handle(x), &o, return_indices ? &indices : NULL), indices,
+                     return_indices);
+}
 
 static gs_tensor optional_tensor(PyObject *o) {
   return gsp_is_tensor(o) ? gsp_handle(o) : GS_NO_TENSOR;
@@ -482,6 +550,9 @@ static PyMethodDef functional_functions[] = {
     {"conv2d", GSP_FN(f_conv2d), KW, NULL},
     {"conv_transpose2d", GSP_FN(f_conv_transpose2d), KW, NULL},
     {"_conv1d", f_conv1d, METH_VARARGS, NULL},
+    {"_conv3d", f_conv3d, METH_VARARGS, NULL},
+    {"_conv_transpose3d", f_conv_transpose3d, METH_VARARGS, NULL},
+    {"_pool3d", f_pool3d, METH_VARARGS, NULL},
     {"_reflection_pad", f_reflection_pad, METH_VARARGS, NULL},
     {"_replication_pad", f_replication_pad, METH_VARARGS, NULL},
     {"_upsample_nearest", f_upsample_nearest, METH_VARARGS, NULL},

@@ -1,5 +1,5 @@
 /* nn.c: gradscope.nn: modules over the engine's gs_module (Linear, Sequential, ReLU, Tanh,
- * Sigmoid, GELU, Dropout, Embedding, LayerNorm, RNN, LSTM, GRU, Conv2d, BatchNorm1d/2d), called as
+ * Sigmoid, GELU, Dropout, Embedding, LayerNorm, RNN, LSTM, GRU, Conv2d, BatchNorm1d/2d/3d), called as
  * model(x) (the recurrent ones as rnn(x, hx) returning (output, h_n), as PyTorch's), with PyTorch's
  * parameters(), named_parameters(), state_dict(), load_state_dict(), train()/eval(),
  * zero_grad(), attribute access to parameters (model.weight) and children (seq[0]), and
@@ -1191,7 +1191,7 @@ static int momentum_converter(PyObject *o, void *out) {
   return 1;
 }
 
-/* nn.BatchNorm1d / BatchNorm2d(num_features, eps=1e-5, momentum=0.1, affine=True,
+/* nn.BatchNorm1d / 2d / 3d(num_features, eps=1e-5, momentum=0.1, affine=True,
  * track_running_stats=True): torch's options (gs_batch_norm_options). The Python classes read
  * and change eps and momentum through _batch_norm_options and _batch_norm_configure, and print
  * them as they are then (nn/batch_norm.py). */
@@ -1259,6 +1259,7 @@ static PyObject *f_batch_norm_configure(PyObject *mod, PyObject *args) {
 }
 static PyObject *f_BatchNorm1d(PyObject *m, PyObject *a, PyObject *k) { (void)m; return batch_norm_module(a, k, 1, "BatchNorm1d"); }
 static PyObject *f_BatchNorm2d(PyObject *m, PyObject *a, PyObject *k) { (void)m; return batch_norm_module(a, k, 2, "BatchNorm2d"); }
+static PyObject *f_BatchNorm3d(PyObject *m, PyObject *a, PyObject *k) { (void)m; return batch_norm_module(a, k, 3, "BatchNorm3d"); }
 
 #define SIMPLE_MODULE(name, call)                                                              \
   static PyObject *f_##name(PyObject *mod, PyObject *unused) {                                 \
@@ -1519,6 +1520,7 @@ static PyMethodDef builtin_makers[] = {
     {"Conv2d", GSP_FN(f_Conv2d), METH_VARARGS | METH_KEYWORDS, NULL},
     {"BatchNorm1d", GSP_FN(f_BatchNorm1d), METH_VARARGS | METH_KEYWORDS, NULL},
     {"BatchNorm2d", GSP_FN(f_BatchNorm2d), METH_VARARGS | METH_KEYWORDS, NULL},
+    {"BatchNorm3d", GSP_FN(f_BatchNorm3d), METH_VARARGS | METH_KEYWORDS, NULL},
     {"ReLU", f_ReLU, METH_NOARGS, NULL},
     {"Tanh", f_Tanh, METH_NOARGS, NULL},
     {"Sigmoid", f_Sigmoid, METH_NOARGS, NULL},

@@ -58,6 +58,8 @@ void gs__report_stale(const gs__handle_kind *kind, uint64_t id, const char *fn);
 /* "[3, 4]" into buf (at least GS__SHAPE_STR bytes). */
 #define GS__SHAPE_STR 200
 char *gs__shape_str(char *buf, const int64_t *shape, int ndim);
+/* "(5 x 5)", PyTorch's form of spatial sizes, into buf (at least GS__SHAPE_STR bytes). */
+char *gs__sizes_str(char *buf, const int64_t *sizes, int n);
 
 /* How a tensor came to be, relative to another one (its source). */
 typedef enum gs__origin {

@@ -92,12 +92,22 @@ void gs__error(gs_error_code code, const char *fn, const char *fmt, ...) {
   h(&error, user);
 }
 
-char *gs__shape_str(char *buf, const int64_t *shape, int ndim) {
+/* sizes joined by sep between open and close, into buf (GS__SHAPE_STR bytes). */
+static char *join_sizes(char *buf, const int64_t *sizes, int n, char open, const char *sep,
+                        char close) {
   size_t used = 0;
-  buf[used++] = '[';
-  for (int i = 0; i < ndim && used < GS__SHAPE_STR - 24; i++)
-    used += (size_t)snprintf(buf + used, GS__SHAPE_STR - used, "%s%lld", i ? ", " : "",
-                             (long long)shape[i]);
-  snprintf(buf + used, GS__SHAPE_STR - used, "]");
+  buf[used++] = open;
+  for (int i = 0; i < n && used < GS__SHAPE_STR - 24; i++)
+    used += (size_t)snprintf(buf + used, GS__SHAPE_STR - used, "%s%lld", i ? sep : "",
+                             (long long)sizes[i]);
+  snprintf(buf + used, GS__SHAPE_STR - used, "%c", close);
   return buf;
+}
+
+char *gs__sizes_str(char *buf, const int64_t *sizes, int n) {
+  return join_sizes(buf, sizes, n, '(', " x ", ')');
+}
+
+char *gs__shape_str(char *buf, const int64_t *shape, int ndim) {
+  return join_sizes(buf, shape, ndim, '[', ", ", ']');
 }

@@ -1,4 +1,4 @@
-/* batch-norm.c: the BatchNorm1d and BatchNorm2d layers (torch.nn.BatchNorm1d/2d): gs_batch_norm
+/* batch-norm.c: the BatchNorm1d, 2d and 3d layers (torch.nn.BatchNorm1d/2d/3d): gs_batch_norm
  * with the module's affine parameters and running estimates, in training or evaluation mode,
  * with torch's options (affine, track_running_stats, momentum None for a cumulative average).
  *
@@ -18,19 +18,22 @@
 typedef struct batch_norm_config {
   gs_batch_norm_options options;
   int64_t num_features;
-  int spatial_dims; /* 1: BatchNorm1d ([N, C] or [N, C, L]); 2: BatchNorm2d ([N, C, H, W]) */
+  int spatial_dims; /* 1: BatchNorm1d ([N, C] or [N, C, L]); 2: BatchNorm2d ([N, C, H, W]);
+                       3: BatchNorm3d ([N, C, D, H, W]) */
 } batch_norm_config;
 
 static gs_tensor batch_norm_forward(gs_module m, gs_tensor x);
 static const gs_module_type batch_norm1d_type = {"BatchNorm1d", batch_norm_forward, free};
 static const gs_module_type batch_norm2d_type = {"BatchNorm2d", batch_norm_forward, free};
+static const gs_module_type batch_norm3d_type = {"BatchNorm3d", batch_norm_forward, free};
 
 /* The module's record if m is a batch norm layer, else NULL after an error. */
 static gs__module *batch_norm_record(gs_module m, const char *fn) {
   gs__module *rec = gs__module_lookup(m, fn);
-  if (rec && rec->type != &batch_norm1d_type && rec->type != &batch_norm2d_type) {
-    gs__error(GS_ERR_ARGUMENT, fn, "expected a BatchNorm1d or BatchNorm2d module, got %s",
-              rec->type_name);
+  if (rec && rec->type != &batch_norm1d_type && rec->type != &batch_norm2d_type &&
+      rec->type != &batch_norm3d_type) {
+    gs__error(GS_ERR_ARGUMENT, fn,
+              "expected a BatchNorm1d, BatchNorm2d or BatchNorm3d module, got %s", rec->type_name);
     return NULL;
   }
   return rec;
@@ -46,10 +49,13 @@ static gs_tensor batch_norm_forward(gs_module m, gs_tensor x) {
   int nd = gs_ndim(x);
   if (nd < 0)
     return GS_NO_TENSOR;
-  bool ok = config->spatial_dims == 1 ? nd == 2 || nd == 3 : nd == 4;
+  bool ok = config->spatial_dims == 1 ? nd == 2 || nd == 3 : nd == config->spatial_dims + 2;
   if (!ok) {
     gs__error(GS_ERR_SHAPE, fn, "%s expected %s input (got %dD input)", rec->type_name,
-              config->spatial_dims == 1 ? "2D or 3D" : "4D", nd);
+              config->spatial_dims == 1   ? "2D or 3D"
+              : config->spatial_dims == 2 ? "4D"
+                                          : "5D",
+              nd);
     return GS_NO_TENSOR;
   }
   /* As torch's _BatchNorm.forward: without running estimates the batch's statistics
@@ -84,9 +90,9 @@ gs_module gs_batch_norm_new_with(int spatial_dims, int64_t num_features,
                                  const gs_batch_norm_options *options) {
   const char *fn = "batch_norm_new";
   gs_batch_norm_options o = options ? *options : gs_batch_norm_defaults();
-  if ((spatial_dims != 1 && spatial_dims != 2) || num_features <= 0 || !options_valid(&o)) {
+  if (spatial_dims < 1 || spatial_dims > 3 || num_features <= 0 || !options_valid(&o)) {
     gs__error(GS_ERR_ARGUMENT, fn,
-              "expected spatial_dims 1 or 2, positive num_features and eps, and momentum in "
+              "expected spatial_dims 1, 2 or 3, positive num_features and eps, and momentum in "
               "[0, 1] or NAN (a cumulative average), got spatial_dims %d, num_features %lld, "
               "eps %g, momentum %g",
               spatial_dims, (long long)num_features, o.eps, o.momentum);
@@ -98,8 +104,9 @@ gs_module gs_batch_norm_new_with(int spatial_dims, int64_t num_features,
     return GS_NO_MODULE;
   }
   *config = (batch_norm_config){o, num_features, spatial_dims};
-  gs_module m = gs_module_new_typed(spatial_dims == 1 ? &batch_norm1d_type : &batch_norm2d_type,
-                                    config);
+  static const gs_module_type *const types[] = {&batch_norm1d_type, &batch_norm2d_type,
+                                                &batch_norm3d_type};
+  gs_module m = gs_module_new_typed(types[spatial_dims - 1], config);
   if (!m.id)
     return m;
   if (o.affine) {

@@ -52,8 +52,8 @@ typedef struct direct_pass {
 } direct_pass;
 
 bool gs__conv_direct_fits(gs_dtype dt, const conv_geom *g) {
-  if (g->kh != 3 || g->kw != 3 || g->sh != 1 || g->sw != 1 || g->dh != 1 || g->dw != 1 ||
-      g->groups != 1 || g->ph != g->pw || g->ph > 1 || g->ow > LANES || g->w > LANES)
+  if (!conv_is_planar(g) || g->kh != 3 || g->kw != 3 || g->sh != 1 || g->sw != 1 || g->dh != 1 ||
+      g->dw != 1 || g->groups != 1 || g->ph != g->pw || g->ph > 1 || g->ow > LANES || g->w > LANES)
     return false;
   if (dt == GS_F64) /* scalar loops: kept to small problems, where BLAS's setup dominates */
     return g->n * g->l <= DIRECT_F64_MACS && g->o * g->c <= DIRECT_F64_MACS &&

@@ -13,14 +13,19 @@
 
 /* Everything the loops need about one convolution, all sizes in elements. */
 typedef struct conv_geom {
-  int64_t n, c, h, w;     /* input [N, C, H, W] (an unbatched input has N = 1) */
-  int64_t o, kh, kw;      /* weight [O, C / groups, kh, kw] */
+  int64_t n, c, d, h, w;  /* input [N, C, D, H, W] (an unbatched input has N = 1; 2-D: D = 1) */
+  int64_t o, kd, kh, kw;  /* weight [O, C / groups, kd, kh, kw] (2-D: kd = 1) */
   int64_t groups, cg, og; /* channels per group, in and out */
-  int64_t sh, sw, ph, pw, dh, dw;
-  int64_t oh, ow;
-  int64_t k; /* rows of a column: cg * kh * kw */
-  int64_t l; /* output positions per sample: oh * ow */
+  int64_t sd, sh, sw, pd, ph, pw, dd, dh, dw; /* 2-D: sd = dd = 1, pd = 0 */
+  int64_t od, oh, ow;
+  int64_t k; /* rows of a column: cg * kd * kh * kw */
+  int64_t l; /* output positions per sample: od * oh * ow */
 } conv_geom;
+
+/* A convolution with no depth to walk (2-D, 1-D): what the planar fast paths require. */
+static inline bool conv_is_planar(const conv_geom *g) {
+  return g->d == 1 && g->kd == 1 && g->pd == 0;
+}
 
 /* A plane's sum for the bias's gradient, as gs_sum sums it: a run in eight double lanes (so
  * both paths give gs_sum's bits). */
@@ -52,12 +57,24 @@ bool gs__conv_direct_forward(gs_dtype dt, const conv_geom *g, const char *x, con
 bool gs__conv_direct_backward(gs_dtype dt, const conv_geom *g, const char *x, const char *w,
                               const char *gy, char *dx, char *dw, double *db, const char *fn);
 
-/* A convolution of x [n, c, h, w] with weight [o, c / groups, kh, kw] giving [n, o, oh, ow]. */
+/* A convolution of x [n, c, h, w] with weight [o, c / groups, kh, kw] giving [n, o, oh, ow];
+ * when volumetric, of x [n, c, d, h, w] with weight [o, c / groups, kd, kh, kw] giving
+ * [n, o, od, oh, ow] (the depth fields are read only then). */
 typedef struct gs__conv_shape {
   int64_t n, c, h, w, o, kh, kw, groups;
   int64_t sh, sw, ph, pw, dh, dw;
   int64_t oh, ow;
+  bool volumetric;
+  int64_t d, kd, sd, pd, dd, od;
 } gs__conv_shape;
+
+/* Positions per channel of the input (d h w) and of the output (od oh ow). */
+static inline int64_t gs__conv_in_positions(const gs__conv_shape *s) {
+  return (s->volumetric ? s->d : 1) * s->h * s->w;
+}
+static inline int64_t gs__conv_out_positions(const gs__conv_shape *s) {
+  return (s->volumetric ? s->od : 1) * s->oh * s->ow;
+}
 
 /* out [n, o, oh, ow] = conv(x, w) (+ bias [o] when not NULL); operands contiguous, in dt.
  * False after reporting. */
@@ -80,7 +97,8 @@ gs_tensor gs__conv_bias_grad(gs_dtype dt, int64_t n, int64_t c, int64_t l, char 
 bool gs__conv_fits_blas(const gs__conv_shape *s, const char *fn);
 
 /* A convolution of shape s's gradients written with the public ops (conv-grad.c), for a
- * backward that creates a graph; 4-D operands. GS_NO_TENSOR after reporting. */
+ * backward that creates a graph; 4-D operands (5-D when volumetric). GS_NO_TENSOR after
+ * reporting. */
 gs_tensor gs__conv_input_grad_ops(gs_tensor g, gs_tensor w, const gs__conv_shape *s);
 gs_tensor gs__conv_weight_grad_ops(gs_tensor x, gs_tensor g, const gs__conv_shape *s);
 gs_tensor gs__conv_bias_grad_ops(gs_tensor g);

@@ -1,10 +1,13 @@
-/* conv.c: 2-D convolution (torch.nn.functional.conv2d) through im2col and OpenBLAS.
+/* conv.c: 2-D and 3-D convolution (torch.nn.functional.conv2d, conv3d) through im2col and
+ * OpenBLAS.
  *
  * A convolution is a matrix product once each output position's receptive field is laid out
  * as a column: for one group, cols [K = C/groups * kh * kw, positions] and the weight as a
  * matrix [O/groups, K] give out = W @ cols. Samples are taken a chunk at a time, their columns
  * side by side, so one gemm covers the chunk (small images make many tiny products
  * otherwise); the chunk's product is then spread back to [N, O, H, W] with the bias added.
+ * A volume's columns (vol2col) are the same with a depth: K = C/groups * kd * kh * kw rows,
+ * od * oh * ow positions; one set of loops serves both, a 2-D convolution being of depth 1.
  *
  * The backward formula is the same walk with the products turned around: the gradient's
  * chunk G [O/groups, positions] gives the weight's gradient G @ cols^T (summed over chunks),
@@ -28,50 +31,67 @@
 typedef float f32;
 typedef double f64;
 
-/* im2col: sample x (its group's cg planes, contiguous) into cols, whose rows are ld apart,
- * starting at column col0. Positions outside the image (padding) read zero.
- * col2im: the reverse, adding each column entry onto the pixel it came from. */
-#define CONV_KERNELS(T)                                                                      \
-  static void im2col_##T(const conv_geom *g, const T *x, T *cols, int64_t ld, int64_t col0) { \
-    for (int64_t c = 0; c < g->cg; c++)                                                      \
-      for (int64_t i = 0; i < g->kh; i++)                                                    \
-        for (int64_t j = 0; j < g->kw; j++) {                                                \
-          T *row = cols + ((c * g->kh + i) * g->kw + j) * ld + col0;                         \
-          const T *plane = x + c * g->h * g->w;                                              \
-          for (int64_t oy = 0; oy < g->oh; oy++) {                                           \
-            int64_t iy = oy * g->sh - g->ph + i * g->dh;                                     \
-            T *r = row + oy * g->ow;                                                         \
-            if (iy < 0 || iy >= g->h) {                                                      \
-              memset(r, 0, sizeof(T) * (size_t)g->ow);                                       \
-              continue;                                                                      \
-            }                                                                                \
-            const T *line = plane + iy * g->w;                                               \
-            for (int64_t ox = 0; ox < g->ow; ox++) {                                         \
-              int64_t ix = ox * g->sw - g->pw + j * g->dw;                                   \
-              r[ox] = ix >= 0 && ix < g->w ? line[ix] : (T)0;                                \
-            }                                                                                \
-          }                                                                                  \
-        }                                                                                    \
-  }                                                                                          \
-  static void col2im_##T(const conv_geom *g, const T *cols, int64_t ld, int64_t col0, T *x) { \
-    for (int64_t c = 0; c < g->cg; c++)                                                      \
-      for (int64_t i = 0; i < g->kh; i++)                                                    \
-        for (int64_t j = 0; j < g->kw; j++) {                                                \
-          const T *row = cols + ((c * g->kh + i) * g->kw + j) * ld + col0;                   \
-          T *plane = x + c * g->h * g->w;                                                    \
-          for (int64_t oy = 0; oy < g->oh; oy++) {                                           \
-            int64_t iy = oy * g->sh - g->ph + i * g->dh;                                     \
-            if (iy < 0 || iy >= g->h)                                                        \
-              continue;                                                                      \
-            const T *r = row + oy * g->ow;                                                   \
-            T *line = plane + iy * g->w;                                                     \
-            for (int64_t ox = 0; ox < g->ow; ox++) {                                         \
-              int64_t ix = ox * g->sw - g->pw + j * g->dw;                                   \
-              if (ix >= 0 && ix < g->w)                                                      \
-                line[ix] += r[ox];                                                           \
-            }                                                                                \
-          }                                                                                  \
-        }                                                                                    \
+/* im2col (vol2col for a volume): sample x (its group's cg volumes of d x h x w, contiguous)
+ * into cols, whose rows are ld apart, starting at column col0. Positions outside the input
+ * (padding) read zero. col2im: the reverse, adding each column entry onto the pixel it came
+ * from. A 2-D convolution is the depth-1 case (one slice, offset 0). */
+#define CONV_KERNELS(T)                                                                            \
+  static void im2col_##T(const conv_geom *g, const T *x, T *cols, int64_t ld, int64_t col0) {      \
+    const int64_t hw = g->h * g->w, area = g->oh * g->ow;                                          \
+    T *row = cols + col0;                                                                          \
+    for (int64_t c = 0; c < g->cg; c++)                                                            \
+      for (int64_t a = 0; a < g->kd; a++)                                                          \
+        for (int64_t i = 0; i < g->kh; i++)                                                        \
+          for (int64_t j = 0; j < g->kw; j++, row += ld)                                           \
+            for (int64_t oz = 0; oz < g->od; oz++) {                                               \
+              int64_t iz = oz * g->sd - g->pd + a * g->dd;                                         \
+              T *slice = row + oz * area;                                                          \
+              if (iz < 0 || iz >= g->d) {                                                          \
+                memset(slice, 0, sizeof(T) * (size_t)area);                                        \
+                continue;                                                                          \
+              }                                                                                    \
+              const T *plane = x + (c * g->d + iz) * hw;                                           \
+              for (int64_t oy = 0; oy < g->oh; oy++) {                                             \
+                int64_t iy = oy * g->sh - g->ph + i * g->dh;                                       \
+                T *r = slice + oy * g->ow;                                                         \
+                if (iy < 0 || iy >= g->h) {                                                        \
+                  memset(r, 0, sizeof(T) * (size_t)g->ow);                                         \
+                  continue;                                                                        \
+                }                                                                                  \
+                const T *line = plane + iy * g->w;                                                 \
+                for (int64_t ox = 0; ox < g->ow; ox++) {                                           \
+                  int64_t ix = ox * g->sw - g->pw + j * g->dw;                                     \
+                  r[ox] = ix >= 0 && ix < g->w ? line[ix] : (T)0;                                  \
+                }                                                                                  \
+              }                                                                                    \
+            }                                                                                      \
+  }                                                                                                \
+  static void col2im_##T(const conv_geom *g, const T *cols, int64_t ld, int64_t col0, T *x) {      \
+    const int64_t hw = g->h * g->w, area = g->oh * g->ow;                                          \
+    const T *row = cols + col0;                                                                    \
+    for (int64_t c = 0; c < g->cg; c++)                                                            \
+      for (int64_t a = 0; a < g->kd; a++)                                                          \
+        for (int64_t i = 0; i < g->kh; i++)                                                        \
+          for (int64_t j = 0; j < g->kw; j++, row += ld)                                           \
+            for (int64_t oz = 0; oz < g->od; oz++) {                                               \
+              int64_t iz = oz * g->sd - g->pd + a * g->dd;                                         \
+              if (iz < 0 || iz >= g->d)                                                            \
+                continue;                                                                          \
+              const T *slice = row + oz * area;                                                    \
+              T *plane = x + (c * g->d + iz) * hw;                                                 \
+              for (int64_t oy = 0; oy < g->oh; oy++) {                                             \
+                int64_t iy = oy * g->sh - g->ph + i * g->dh;                                       \
+                if (iy < 0 || iy >= g->h)                                                          \
+                  continue;                                                                        \
+                const T *r = slice + oy * g->ow;                                                   \
+                T *line = plane + iy * g->w;                                                       \
+                for (int64_t ox = 0; ox < g->ow; ox++) {                                           \
+                  int64_t ix = ox * g->sw - g->pw + j * g->dw;                                     \
+                  if (ix >= 0 && ix < g->w)                                                        \
+                    line[ix] += r[ox];                                                             \
+                }                                                                                  \
+              }                                                                                    \
+            }                                                                                      \
   }
 CONV_KERNELS(f32)
 CONV_KERNELS(f64)
@@ -83,7 +103,7 @@ CONV_KERNELS(f64)
  * loop's per-pixel bounds test and scalar copy was a quarter of the CNN's step. pad holds
  * cg planes of (h + 2 ph) x (w + 2 pw); its border stays zero between samples. */
 static bool conv_is_dense(const conv_geom *g) {
-  return g->sh == 1 && g->sw == 1 && g->dh == 1 && g->dw == 1;
+  return conv_is_planar(g) && g->sh == 1 && g->sw == 1 && g->dh == 1 && g->dw == 1;
 }
 
 #define CONV_DENSE_KERNELS(T)                                                                      \
@@ -281,8 +301,8 @@ static bool conv_forward(gs_dtype dt, const conv_geom *g, const char *x, const c
     int64_t m = g->n - n0 < nb ? g->n - n0 : nb;
     for (int64_t gi = 0; gi < g->groups; gi++) {
       for (int64_t s = 0; s < m; s++)
-        im2col(dt, g, x + (((n0 + s) * g->c + gi * g->cg) * g->h * g->w) * es, sc.pad, sc.cols,
-               m * g->l, s * g->l);
+        im2col(dt, g, x + (((n0 + s) * g->c + gi * g->cg) * g->d * g->h * g->w) * es, sc.pad,
+               sc.cols, m * g->l, s * g->l);
       gemm(dt, false, false, g->og, m * g->l, g->k, 0.0, w + gi * g->og * g->k * es, g->k, sc.cols,
            m * g->l, sc.block, m * g->l);
       shuffle(dt, g, m, gi * g->og, sc.block, out + n0 * g->o * g->l * es, false, bias, NULL);
@@ -311,8 +331,8 @@ static bool conv_backward(gs_dtype dt, const conv_geom *g, const char *x, const 
       shuffle(dt, g, m, gi * g->og, pb, (char *)gy + n0 * g->o * g->l * es, true, NULL, db);
       if (dw) {
         for (int64_t s = 0; s < m; s++)
-          im2col(dt, g, x + (((n0 + s) * g->c + gi * g->cg) * g->h * g->w) * es, sc.pad, pc, ld,
-                 s * g->l);
+          im2col(dt, g, x + (((n0 + s) * g->c + gi * g->cg) * g->d * g->h * g->w) * es, sc.pad, pc,
+                 ld, s * g->l);
         gemm(dt, false, true, g->og, g->k, ld, n0 == 0 ? 0.0 : 1.0, pb, ld, pc, ld,
              dw + gi * g->og * g->k * es, g->k);
       }
@@ -321,7 +341,7 @@ static bool conv_backward(gs_dtype dt, const conv_geom *g, const char *x, const 
              pc, ld);
         for (int64_t s = 0; s < m; s++)
           col2im(dt, g, pc, ld, s * g->l, sc.acc,
-                 dx + (((n0 + s) * g->c + gi * g->cg) * g->h * g->w) * es);
+                 dx + (((n0 + s) * g->c + gi * g->cg) * g->d * g->h * g->w) * es);
       }
     }
   }
@@ -333,41 +353,66 @@ static bool conv_backward(gs_dtype dt, const conv_geom *g, const char *x, const 
 
 static int64_t or_default(int64_t v, int64_t dflt) { return v == 0 ? dflt : v; }
 
+/* A convolution's options in three dims, depth first (a 2-D one's depth: stride 1, padding 0,
+ * dilation 1), with its number of spatial dims (2 or 3). */
+typedef struct conv_args {
+  int64_t stride[3], padding[3], dilation[3], groups;
+  int spatial;
+} conv_args;
+
 /* The convolution's geometry from its operands' shapes and options; false after reporting
  * in PyTorch's words. */
 static bool plan_conv(conv_geom *g, const gs__tensor *x, const gs__tensor *w,
-                      const gs__tensor *bias, const gs_conv2d_options *opt, const char *fn) {
-  static const gs_conv2d_options defaults = {{1, 1}, {0, 0}, {1, 1}, 1};
-  if (!opt)
-    opt = &defaults;
-  char sx[GS__SHAPE_STR], sw[GS__SHAPE_STR];
-  if (x->ndim != 3 && x->ndim != 4) {
+                      const gs__tensor *bias, const conv_args *a, const char *fn) {
+  const int sp = a->spatial;
+  const bool vol = sp == 3;
+  char sx[GS__SHAPE_STR], sw[GS__SHAPE_STR], s1[GS__SHAPE_STR], s2[GS__SHAPE_STR],
+      s3[GS__SHAPE_STR];
+  if (x->ndim != sp + 1 && x->ndim != sp + 2) {
     gs__error(GS_ERR_SHAPE, fn,
-              "expected a 3-D (unbatched) or 4-D (batched) input [N, C, H, W], got %s",
-              gs__shape_str(sx, x->shape, x->ndim));
+              "expected a %d-D (unbatched) or %d-D (batched) input [N, C, %s], got %s", sp + 1,
+              sp + 2, vol ? "D, H, W" : "H, W", gs__shape_str(sx, x->shape, x->ndim));
     return false;
   }
-  if (w->ndim != 4) {
-    gs__error(GS_ERR_SHAPE, fn, "expected a 4-D weight [out, in / groups, kh, kw], got %s",
-              gs__shape_str(sw, w->shape, w->ndim));
+  if (w->ndim != sp + 2) {
+    gs__error(GS_ERR_SHAPE, fn, "expected a %d-D weight [out, in / groups, %s], got %s", sp + 2,
+              vol ? "kd, kh, kw" : "kh, kw", gs__shape_str(sw, w->shape, w->ndim));
     return false;
   }
-  const int64_t *in = x->shape + (x->ndim - 3);
+  const int64_t *in = x->shape + (x->ndim - sp - 1), *ks = w->shape + 2;
+  int64_t st[3], dil[3];
+  for (int i = 0; i < 3; i++)
+    st[i] = or_default(a->stride[i], 1), dil[i] = or_default(a->dilation[i], 1);
   *g = (conv_geom){
-      .n = x->ndim == 4 ? x->shape[0] : 1, .c = in[0], .h = in[1], .w = in[2],
-      .o = w->shape[0], .kh = w->shape[2], .kw = w->shape[3],
-      .groups = or_default(opt->groups, 1),
-      .sh = or_default(opt->stride[0], 1), .sw = or_default(opt->stride[1], 1),
-      .ph = opt->padding[0], .pw = opt->padding[1],
-      .dh = or_default(opt->dilation[0], 1), .dw = or_default(opt->dilation[1], 1),
+      .n = x->ndim == sp + 2 ? x->shape[0] : 1,
+      .c = in[0],
+      .d = vol ? in[1] : 1,
+      .h = in[sp - 1],
+      .w = in[sp],
+      .o = w->shape[0],
+      .kd = vol ? ks[0] : 1,
+      .kh = ks[sp - 2],
+      .kw = ks[sp - 1],
+      .groups = or_default(a->groups, 1),
+      .sd = st[0],
+      .sh = st[1],
+      .sw = st[2],
+      .pd = a->padding[0],
+      .ph = a->padding[1],
+      .pw = a->padding[2],
+      .dd = dil[0],
+      .dh = dil[1],
+      .dw = dil[2],
   };
-  if (g->groups < 0 || g->sh < 0 || g->sw < 0 || g->ph < 0 || g->pw < 0 || g->dh < 0 ||
-      g->dw < 0) {
+  bool negative = g->groups < 0;
+  for (int i = 0; i < 3; i++)
+    negative |= st[i] < 0 || dil[i] < 0 || a->padding[i] < 0;
+  if (negative) {
     gs__error(GS_ERR_ARGUMENT, fn,
               "expected positive stride, dilation and groups and non-negative padding, got "
-              "stride [%lld, %lld], padding [%lld, %lld], dilation [%lld, %lld], groups %lld",
-              (long long)g->sh, (long long)g->sw, (long long)g->ph, (long long)g->pw,
-              (long long)g->dh, (long long)g->dw, (long long)g->groups);
+              "stride %s, padding %s, dilation %s, groups %lld",
+              gs__spatial_str(s1, st, sp, false), gs__spatial_str(s2, a->padding, sp, false),
+              gs__spatial_str(s3, dil, sp, false), (long long)g->groups);
     return false;
   }
   if (g->o % g->groups != 0) {
@@ -393,19 +438,20 @@ static bool plan_conv(conv_geom *g, const gs__tensor *x, const gs__tensor *w,
               "got %s", (long long)g->o, gs__shape_str(sb, bias->shape, bias->ndim));
     return false;
   }
-  int64_t eh = g->dh * (g->kh - 1) + 1, ew = g->dw * (g->kw - 1) + 1;
-  if (g->h + 2 * g->ph < eh || g->w + 2 * g->pw < ew) {
+  int64_t padded[3] = {g->d + 2 * g->pd, g->h + 2 * g->ph, g->w + 2 * g->pw};
+  int64_t span[3] = {g->dd * (g->kd - 1) + 1, g->dh * (g->kh - 1) + 1, g->dw * (g->kw - 1) + 1};
+  if (padded[0] < span[0] || padded[1] < span[1] || padded[2] < span[2]) {
     gs__error(GS_ERR_SHAPE, fn,
-              "calculated padded input size per channel: (%lld x %lld); kernel size (%lld x "
-              "%lld) (with dilation) cannot be greater than the actual input size",
-              (long long)(g->h + 2 * g->ph), (long long)(g->w + 2 * g->pw), (long long)eh,
-              (long long)ew);
+              "calculated padded input size per channel: %s; kernel size %s (with dilation) "
+              "cannot be greater than the actual input size",
+              gs__spatial_str(s1, padded, sp, true), gs__spatial_str(s2, span, sp, true));
     return false;
   }
-  g->oh = (g->h + 2 * g->ph - eh) / g->sh + 1;
-  g->ow = (g->w + 2 * g->pw - ew) / g->sw + 1;
-  g->k = g->cg * g->kh * g->kw;
-  g->l = g->oh * g->ow;
+  g->od = (padded[0] - span[0]) / g->sd + 1;
+  g->oh = (padded[1] - span[1]) / g->sh + 1;
+  g->ow = (padded[2] - span[2]) / g->sw + 1;
+  g->k = g->cg * g->kd * g->kh * g->kw;
+  g->l = g->od * g->oh * g->ow;
   int64_t biggest = g->k * chunk_samples(g) * g->l;
   if (g->k > INT32_MAX || g->l * g->n > INT32_MAX || biggest > INT32_MAX) {
     gs__error(GS_ERR_OVERFLOW, fn, "the convolution's products exceed BLAS's size limit");
@@ -416,19 +462,50 @@ static bool plan_conv(conv_geom *g, const gs__tensor *x, const gs__tensor *w,
 
 /* ---- backward formula ----------------------------------------------------------------- */
 
-/* The geometry a node recorded: options in ints, shapes from its inputs' metadata. */
+/* A node's ints: groups, stride, padding, dilation (each depth, height, width) and the
+ * output's depth, height and width; a 2-D node's depth entries are 1, 0, 1 and 1. */
+enum { CONV_NODE_INTS = 13 };
+
+static void store_geom(gs__node *n, const conv_geom *g) {
+  int64_t ints[CONV_NODE_INTS] = {g->groups, g->sd, g->sh, g->sw, g->pd, g->ph, g->pw,
+                                  g->dd,     g->dh, g->dw, g->od, g->oh, g->ow};
+  memcpy(n->ints, ints, sizeof ints);
+}
+
+/* The geometry a node recorded: options in ints, shapes from its inputs' metadata (a 5-D
+ * weight: a volumetric convolution). */
 static void geom_of_node(const gs__node *n, conv_geom *g) {
   const gs__input_meta *x = &n->inputs[0], *w = &n->inputs[1];
-  const int64_t *in = x->shape + (x->ndim - 3);
+  const int sp = w->ndim - 2;
+  const int64_t *in = x->shape + (x->ndim - sp - 1), *i = n->ints;
   *g = (conv_geom){
-      .n = x->ndim == 4 ? x->shape[0] : 1, .c = in[0], .h = in[1], .w = in[2],
-      .o = w->shape[0], .kh = w->shape[2], .kw = w->shape[3], .cg = w->shape[1],
-      .groups = n->ints[0], .sh = n->ints[1], .sw = n->ints[2], .ph = n->ints[3],
-      .pw = n->ints[4], .dh = n->ints[5], .dw = n->ints[6], .oh = n->ints[7], .ow = n->ints[8],
+      .n = x->ndim == sp + 2 ? x->shape[0] : 1,
+      .c = in[0],
+      .d = sp == 3 ? in[1] : 1,
+      .h = in[sp - 1],
+      .w = in[sp],
+      .o = w->shape[0],
+      .kd = sp == 3 ? w->shape[2] : 1,
+      .kh = w->shape[sp],
+      .kw = w->shape[sp + 1],
+      .cg = w->shape[1],
+      .groups = i[0],
+      .sd = i[1],
+      .sh = i[2],
+      .sw = i[3],
+      .pd = i[4],
+      .ph = i[5],
+      .pw = i[6],
+      .dd = i[7],
+      .dh = i[8],
+      .dw = i[9],
+      .od = i[10],
+      .oh = i[11],
+      .ow = i[12],
   };
   g->og = g->o / g->groups;
-  g->k = g->cg * g->kh * g->kw;
-  g->l = g->oh * g->ow;
+  g->k = g->cg * g->kd * g->kh * g->kw;
+  g->l = g->od * g->oh * g->ow;
 }
 
 /* Looks up a saved handle as a contiguous tensor of dt (retained or copied). */
@@ -437,15 +514,37 @@ static bool contiguous_of(gs_tensor h, gs_dtype dt, gs__tensor *out, const char 
   return t && gs__as_contiguous(t, dt, out, fn);
 }
 
-/* d conv(x, w) + b: dx = col2im(W^T @ G), dw = G @ cols(x)^T, db = g summed over N, H, W
- * (saved: x in slot 0 when w needs a gradient, w in slot 1 when x does) */
-static void conv2d_backward(gs__node *n, gs_tensor hg, gs_tensor *grads) {
+/* d conv(x, w) + b: dx = col2im(W^T @ G), dw = G @ cols(x)^T, db = g summed over all dims but
+ * channels (saved: x in slot 0 when w needs a gradient, w in slot 1 when x does); 2-D and
+ * volumetric alike. */
+static void conv_backward_formula(gs__node *n, gs_tensor hg, gs_tensor *grads) {
   const char *fn = n->kind->name;
   conv_geom g;
   geom_of_node(n, &g);
   if (gs__formula_creates_graph()) { /* the same with ops that record (double backward) */
-    gs__conv_shape s = {g.n,  g.c,  g.h,  g.w,  g.o,  g.kh, g.kw, g.groups,
-                        g.sh, g.sw, g.ph, g.pw, g.dh, g.dw, g.oh, g.ow};
+    gs__conv_shape s = {g.n,
+                        g.c,
+                        g.h,
+                        g.w,
+                        g.o,
+                        g.kh,
+                        g.kw,
+                        g.groups,
+                        g.sh,
+                        g.sw,
+                        g.ph,
+                        g.pw,
+                        g.dh,
+                        g.dw,
+                        g.oh,
+                        g.ow,
+                        n->inputs[1].ndim == 5,
+                        g.d,
+                        g.kd,
+                        g.sd,
+                        g.pd,
+                        g.dd,
+                        g.od};
     gs__conv_backward_ops(n, hg, &s, grads);
     return;
   }
@@ -509,12 +608,14 @@ static void conv2d_backward(gs__node *n, gs_tensor hg, gs_tensor *grads) {
   if (want_b)
     grads[2] = gs__reduce_grad(n, 2, hdb);
 }
-GS__BACKWARD_TWICE(Conv2dBackward, conv2d_backward);
+GS__BACKWARD_TWICE(Conv2dBackward, conv_backward_formula);
+GS__BACKWARD_TWICE(Conv3dBackward, conv_backward_formula);
 
 /* ---- forward -------------------------------------------------------------------------- */
 
-gs_tensor gs_conv2d(gs_tensor hx, gs_tensor hw, gs_tensor hb, const gs_conv2d_options *opt) {
-  const char *fn = "conv2d";
+/* conv2d and conv3d: x, w and b checked, planned by a, run, and recorded as a node of kind. */
+static gs_tensor conv_nd(gs_tensor hx, gs_tensor hw, gs_tensor hb, const conv_args *a,
+                         const gs__node_kind *kind, const char *fn) {
   gs__tensor *x = gs__lookup(hx, fn);
   gs__tensor *w = x ? gs__lookup(hw, fn) : NULL;
   gs__tensor *b = w && hb.id ? gs__lookup(hb, fn) : NULL;
@@ -529,11 +630,14 @@ gs_tensor gs_conv2d(gs_tensor hx, gs_tensor hw, gs_tensor hb, const gs_conv2d_op
     return GS_NO_TENSOR;
   }
   conv_geom g;
-  if (!plan_conv(&g, x, w, b, opt, fn))
+  if (!plan_conv(&g, x, w, b, a, fn))
     return GS_NO_TENSOR;
   gs_dtype dt = x->dtype;
-  int64_t shape[4] = {g.n, g.o, g.oh, g.ow};
-  bool batched = x->ndim == 4;
+  const int sp = a->spatial;
+  int64_t shape[5] = {g.n, g.o, g.od, g.oh, g.ow};
+  if (sp == 2)
+    shape[2] = g.oh, shape[3] = g.ow;
+  bool batched = x->ndim == sp + 2;
   gs__tensor cx, cw, cb = {0};
   if (!gs__as_contiguous(x, dt, &cx, fn))
     return GS_NO_TENSOR;
@@ -546,7 +650,7 @@ gs_tensor gs_conv2d(gs_tensor hx, gs_tensor hw, gs_tensor hb, const gs_conv2d_op
     return GS_NO_TENSOR;
   }
   gs__tensor *out;
-  gs_tensor h = gs__tensor_new(dt, batched ? shape : shape + 1, batched ? 4 : 3, fn, &out);
+  gs_tensor h = gs__tensor_new(dt, batched ? shape : shape + 1, x->ndim, fn, &out);
   if (h.id && !conv_forward(dt, &g, gs__tensor_data(&cx), gs__tensor_data(&cw),
                             b ? gs__tensor_data(&cb) : NULL, gs__tensor_data(out), fn)) {
     gs_dispose(h);
@@ -558,11 +662,10 @@ gs_tensor gs_conv2d(gs_tensor hx, gs_tensor hw, gs_tensor hb, const gs_conv2d_op
   if (!h.id)
     return h;
   out = gs__lookup(h, fn);
-  gs__node *n = b ? gs__record(&Conv2dBackward, out, 3, (const gs__tensor *[]){x, w, b}, 2)
-                  : gs__record(&Conv2dBackward, out, 2, (const gs__tensor *[]){x, w}, 2);
+  gs__node *n = b ? gs__record(kind, out, 3, (const gs__tensor *[]){x, w, b}, 2)
+                  : gs__record(kind, out, 2, (const gs__tensor *[]){x, w}, 2);
   if (n) {
-    int64_t ints[9] = {g.groups, g.sh, g.sw, g.ph, g.pw, g.dh, g.dw, g.oh, g.ow};
-    memcpy(n->ints, ints, sizeof ints);
+    store_geom(n, &g);
     if (gs__needs_grad(n, 1))
       gs__save(n, 0, x);
     if (gs__needs_grad(n, 0))
@@ -571,31 +674,62 @@ gs_tensor gs_conv2d(gs_tensor hx, gs_tensor hw, gs_tensor hb, const gs_conv2d_op
   return h;
 }
 
+gs_tensor gs_conv2d(gs_tensor hx, gs_tensor hw, gs_tensor hb, const gs_conv2d_options *opt) {
+  static const gs_conv2d_options defaults = {{1, 1}, {0, 0}, {1, 1}, 1};
+  if (!opt)
+    opt = &defaults;
+  conv_args a = {{1, opt->stride[0], opt->stride[1]},
+                 {0, opt->padding[0], opt->padding[1]},
+                 {1, opt->dilation[0], opt->dilation[1]},
+                 opt->groups,
+                 2};
+  return conv_nd(hx, hw, hb, &a, &Conv2dBackward, "conv2d");
+}
+
+gs_tensor gs_conv3d(gs_tensor hx, gs_tensor hw, gs_tensor hb, const gs_conv3d_options *opt) {
+  static const gs_conv3d_options defaults = {{1, 1, 1}, {0, 0, 0}, {1, 1, 1}, 1};
+  if (!opt)
+    opt = &defaults;
+  conv_args a = {{0}, {0}, {0}, opt->groups, 3};
+  memcpy(a.stride, opt->stride, sizeof a.stride);
+  memcpy(a.padding, opt->padding, sizeof a.padding);
+  memcpy(a.dilation, opt->dilation, sizeof a.dilation);
+  return conv_nd(hx, hw, hb, &a, &Conv3dBackward, "conv3d");
+}
+
 /* ---- the kernels for conv-transpose.c (conv-impl.h) ------------------------------------- */
 
+/* The loops' geometry of s (a 2-D s: depth 1). */
 static conv_geom geom_of_shape(const gs__conv_shape *s) {
+  const bool vol = s->volumetric;
   conv_geom g = {
       .n = s->n,
       .c = s->c,
+      .d = vol ? s->d : 1,
       .h = s->h,
       .w = s->w,
       .o = s->o,
+      .kd = vol ? s->kd : 1,
       .kh = s->kh,
       .kw = s->kw,
       .groups = s->groups,
+      .sd = vol ? s->sd : 1,
       .sh = s->sh,
       .sw = s->sw,
+      .pd = vol ? s->pd : 0,
       .ph = s->ph,
       .pw = s->pw,
+      .dd = vol ? s->dd : 1,
       .dh = s->dh,
       .dw = s->dw,
+      .od = vol ? s->od : 1,
       .oh = s->oh,
       .ow = s->ow,
   };
   g.cg = g.c / g.groups;
   g.og = g.o / g.groups;
-  g.k = g.cg * g.kh * g.kw;
-  g.l = g.oh * g.ow;
+  g.k = g.cg * g.kd * g.kh * g.kw;
+  g.l = g.od * g.oh * g.ow;
   return g;
 }
 

@@ -14,6 +14,12 @@ __attribute__((visibility("default"))) gs__cpu_level gs__cpu_level_get(void);
  * test. */
 bool gs__cpu_has_avx512f(void);
 
+/* The last sp entries of v[3] (spatial options, depth first: a 2-D op's are the last two),
+ * as "[a, b]" or, with sizes, PyTorch's "(a x b)"; into buf (GS__SHAPE_STR bytes). */
+static inline const char *gs__spatial_str(char *buf, const int64_t *v, int sp, bool sizes) {
+  return sizes ? gs__sizes_str(buf, v + 3 - sp, sp) : gs__shape_str(buf, v + 3 - sp, sp);
+}
+
 /* ---- inside backward formulas (formula.c) --------------------------------------------- */
 
 /* Whether input i wants a gradient. */

@@ -1,6 +1,9 @@
-/* pool.c: 2-D max and average pooling (torch.nn.functional.max_pool2d, avg_pool2d).
+/* pool.c: 2-D and 3-D max and average pooling (torch.nn.functional.max_pool2d, avg_pool2d,
+ * max_pool3d, avg_pool3d).
  *
- * Each of the N * C planes is pooled on its own, window by window, as PyTorch's CPU kernels
+ * One set of loops serves both: a 2-D pooling is the 3-D one of depth 1 (window depth 1, no
+ * depth padding), and the 2x2 fast paths take only such planar geometries. Each of the N * C
+ * planes (volumes) is pooled on its own, window by window, as PyTorch's CPU kernels
  * do, so the numbers match theirs: a max takes the first largest value of its window (the
  * last NaN in it, if any, as PyTorch's `val > max || isnan(val)`), remembered as a flat index into
  * its plane (PyTorch's `indices`); an average divides by the window's size clipped to the padded
@@ -23,11 +26,23 @@
 #include "ops-impl.h"
 
 typedef struct pool_geom {
-  int64_t planes, h, w;
-  int64_t kh, kw, sh, sw, ph, pw, dh, dw;
-  int64_t oh, ow;
+  int64_t planes, d, h, w;                                /* 2-D: d = 1 */
+  int64_t kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw; /* 2-D: kd = sd = dd = 1, pd = 0 */
+  int64_t od, oh, ow;
   bool exclude_pad;
 } pool_geom;
+
+/* Pooling options in three dims, depth first, as given (zeros not yet defaulted), with the
+ * number of spatial dims (2: the depth entries are unused). */
+typedef struct pool_args {
+  int64_t kernel[3], stride[3], padding[3], dilation[3];
+  bool ceil_mode, count_exclude_pad;
+  int spatial;
+} pool_args;
+
+/* Positions per plane (volume) of the input and of the output. */
+static int64_t pool_in_size(const pool_geom *g) { return g->d * g->h * g->w; }
+static int64_t pool_out_count(const pool_geom *g) { return g->od * g->oh * g->ow; }
 
 /* torch's pooling_output_shape: the last window must start inside the image or its left
  * padding. */
@@ -42,17 +57,15 @@ static int64_t pool_out_size(int64_t in, int64_t k, int64_t pad, int64_t stride,
 
 static int64_t or_default(int64_t v, int64_t dflt) { return v == 0 ? dflt : v; }
 
-static bool plan_pool(pool_geom *g, const gs__tensor *x, const gs_pool2d_options *opt,
-                      bool is_max, const char *fn) {
-  char sx[GS__SHAPE_STR];
-  if (!opt) {
-    gs__error(GS_ERR_ARGUMENT, fn, "expected options with a kernel size, got NULL");
-    return false;
-  }
-  if (x->ndim != 3 && x->ndim != 4) {
+static bool plan_pool(pool_geom *g, const gs__tensor *x, const pool_args *a, bool is_max,
+                      const char *fn) {
+  const int sp = a->spatial, first = 3 - sp;
+  char sx[GS__SHAPE_STR], s1[GS__SHAPE_STR], s2[GS__SHAPE_STR], s3[GS__SHAPE_STR],
+      s4[GS__SHAPE_STR];
+  if (x->ndim != sp + 1 && x->ndim != sp + 2) {
     gs__error(GS_ERR_SHAPE, fn,
-              "expected a 3-D (unbatched) or 4-D (batched) input [N, C, H, W], got %s",
-              gs__shape_str(sx, x->shape, x->ndim));
+              "expected a %d-D (unbatched) or %d-D (batched) input [N, C, %s], got %s", sp + 1,
+              sp + 2, sp == 3 ? "D, H, W" : "H, W", gs__shape_str(sx, x->shape, x->ndim));
     return false;
   }
   if (!gs_dtype_is_floating(x->dtype)) {
@@ -60,50 +73,74 @@ static bool plan_pool(pool_geom *g, const gs__tensor *x, const gs_pool2d_options
               gs_dtype_name(x->dtype));
     return false;
   }
-  int64_t kh = opt->kernel[0], kw = or_default(opt->kernel[1], kh);
+  /* zero entries after the first repeat it; a zero stride is the kernel, a zero dilation 1 */
+  int64_t k[3] = {1, 1, 1}, st[3] = {1, 1, 1}, pad[3] = {0, 0, 0}, dil[3] = {1, 1, 1};
+  for (int i = first; i < 3; i++) {
+    k[i] = or_default(a->kernel[i], a->kernel[first]);
+    st[i] = or_default(a->stride[i], or_default(a->stride[first], k[i]));
+    dil[i] = or_default(a->dilation[i], or_default(a->dilation[first], 1));
+    pad[i] = a->padding[i];
+  }
+  int64_t planes = 1;
+  for (int i = 0; i < x->ndim - sp; i++)
+    planes *= x->shape[i];
+  const int64_t *in = x->shape + (x->ndim - sp);
   *g = (pool_geom){
-      .planes = x->ndim == 4 ? x->shape[0] * x->shape[1] : x->shape[0],
-      .h = x->shape[x->ndim - 2], .w = x->shape[x->ndim - 1],
-      .kh = kh, .kw = kw,
-      .sh = or_default(opt->stride[0], kh),
-      .sw = or_default(opt->stride[1], or_default(opt->stride[0], kw)),
-      .ph = opt->padding[0], .pw = opt->padding[1],
-      .dh = or_default(opt->dilation[0], 1),
-      .dw = or_default(opt->dilation[1], or_default(opt->dilation[0], 1)),
-      .exclude_pad = opt->count_exclude_pad,
+      .planes = planes,
+      .d = sp == 3 ? in[0] : 1,
+      .h = in[sp - 2],
+      .w = in[sp - 1],
+      .kd = k[0],
+      .kh = k[1],
+      .kw = k[2],
+      .sd = st[0],
+      .sh = st[1],
+      .sw = st[2],
+      .pd = pad[0],
+      .ph = pad[1],
+      .pw = pad[2],
+      .dd = dil[0],
+      .dh = dil[1],
+      .dw = dil[2],
+      .exclude_pad = a->count_exclude_pad,
   };
-  if (g->kh <= 0 || g->kw <= 0 || g->sh <= 0 || g->sw <= 0 || g->dh <= 0 || g->dw <= 0 ||
-      g->ph < 0 || g->pw < 0) {
+  bool bad = false;
+  for (int i = 0; i < 3; i++)
+    bad |= k[i] <= 0 || st[i] <= 0 || dil[i] <= 0 || pad[i] < 0;
+  if (bad) {
     gs__error(GS_ERR_ARGUMENT, fn,
               "expected positive kernel, stride and dilation and non-negative padding, got "
-              "kernel [%lld, %lld], stride [%lld, %lld], padding [%lld, %lld], dilation "
-              "[%lld, %lld]",
-              (long long)g->kh, (long long)g->kw, (long long)g->sh, (long long)g->sw,
-              (long long)g->ph, (long long)g->pw, (long long)g->dh, (long long)g->dw);
+              "kernel %s, stride %s, padding %s, dilation %s",
+              gs__spatial_str(s1, k, sp, false), gs__spatial_str(s2, st, sp, false),
+              gs__spatial_str(s3, pad, sp, false), gs__spatial_str(s4, dil, sp, false));
     return false;
   }
-  if (!is_max && (g->dh != 1 || g->dw != 1)) {
-    gs__error(GS_ERR_ARGUMENT, fn, "average pooling has no dilation, got [%lld, %lld]",
-              (long long)g->dh, (long long)g->dw);
+  if (!is_max && (dil[0] != 1 || dil[1] != 1 || dil[2] != 1)) {
+    gs__error(GS_ERR_ARGUMENT, fn, "average pooling has no dilation, got %s",
+              gs__spatial_str(s1, dil, sp, false));
     return false;
   }
-  if (g->ph > g->kh / 2 || g->pw > g->kw / 2) {
+  if (pad[0] > k[0] / 2 || pad[1] > k[1] / 2 || pad[2] > k[2] / 2) {
     gs__error(GS_ERR_ARGUMENT, fn,
-              "pad should be at most half of kernel size, but got pad [%lld, %lld] and kernel "
-              "size [%lld, %lld]",
-              (long long)g->ph, (long long)g->pw, (long long)g->kh, (long long)g->kw);
+              "pad should be at most half of kernel size, but got pad %s and kernel size %s",
+              gs__spatial_str(s1, pad, sp, false), gs__spatial_str(s2, k, sp, false));
     return false;
   }
-  g->oh = pool_out_size(g->h, g->kh, g->ph, g->sh, g->dh, opt->ceil_mode);
-  g->ow = pool_out_size(g->w, g->kw, g->pw, g->sw, g->dw, opt->ceil_mode);
-  if (g->oh <= 0 || g->ow <= 0) {
-    gs__error(GS_ERR_SHAPE, fn,
-              "given input size %s, calculated output size [%lld, %lld] is too small",
-              gs__shape_str(sx, x->shape, x->ndim), (long long)g->oh, (long long)g->ow);
+  const int64_t size[3] = {g->d, g->h, g->w};
+  int64_t out[3];
+  for (int i = 0; i < 3; i++)
+    out[i] = pool_out_size(size[i], k[i], pad[i], st[i], dil[i], a->ceil_mode);
+  g->od = out[0], g->oh = out[1], g->ow = out[2];
+  if (out[0] <= 0 || out[1] <= 0 || out[2] <= 0) {
+    gs__error(GS_ERR_SHAPE, fn, "given input size %s, calculated output size %s is too small",
+              gs__shape_str(sx, x->shape, x->ndim), gs__spatial_str(s1, out, sp, false));
     return false;
   }
   return true;
 }
+
+/* A pooling with no depth to walk: what the 2x2 fast paths require. */
+static bool pool_is_planar(const pool_geom *g) { return g->d == 1 && g->kd == 1 && g->pd == 0; }
 
 typedef float f32;
 typedef double f64;
@@ -113,8 +150,8 @@ typedef double f64;
  * comparisons (a quarter of bench-conv's step). Same scan and tests as the general loop: the
  * first maximum wins, and the last NaN (as PyTorch's kernel). */
 static bool max_pool_is_2x2(const pool_geom *g) {
-  return g->kh == 2 && g->kw == 2 && g->sh == 2 && g->sw == 2 && g->ph == 0 && g->pw == 0 &&
-         g->dh == 1 && g->dw == 1 && 2 * g->oh <= g->h && 2 * g->ow <= g->w;
+  return pool_is_planar(g) && g->kh == 2 && g->kw == 2 && g->sh == 2 && g->sw == 2 && g->ph == 0 &&
+         g->pw == 0 && g->dh == 1 && g->dw == 1 && 2 * g->oh <= g->h && 2 * g->ow <= g->w;
 }
 
 /* v takes over the window's max (and i its index) when larger or NaN; as bit masks, not
@@ -217,94 +254,138 @@ static void max_pool_2x2_pairs_f32(const pool_geom *g, const float *x, float *y,
 MAX_POOL_2X2(f32, uint32_t)
 MAX_POOL_2X2(f64, uint64_t)
 
+/* An average's window: where it starts unclipped (z, y, x: it may begin in the padding), the
+ * part inside the input ([z0, z1) x [y0, y1) x [x0, x1)) and what it divides by: the window
+ * clipped to the padded input (count_include_pad) or to the input itself. */
+typedef struct pool_window {
+  int64_t z, y, x, z0, z1, y0, y1, x0, x1, count;
+} pool_window;
+
+static pool_window avg_window(const pool_geom *g, int64_t oz, int64_t oy, int64_t ox) {
+  pool_window v;
+  v.z = oz * g->sd - g->pd, v.y = oy * g->sh - g->ph, v.x = ox * g->sw - g->pw;
+  int64_t z1 = v.z + g->kd < g->d + g->pd ? v.z + g->kd : g->d + g->pd;
+  int64_t y1 = v.y + g->kh < g->h + g->ph ? v.y + g->kh : g->h + g->ph;
+  int64_t x1 = v.x + g->kw < g->w + g->pw ? v.x + g->kw : g->w + g->pw;
+  int64_t padded = (z1 - v.z) * (y1 - v.y) * (x1 - v.x);
+  v.z0 = v.z < 0 ? 0 : v.z, v.y0 = v.y < 0 ? 0 : v.y, v.x0 = v.x < 0 ? 0 : v.x;
+  v.z1 = z1 > g->d ? g->d : z1, v.y1 = y1 > g->h ? g->h : y1, v.x1 = x1 > g->w ? g->w : x1;
+  v.count = g->exclude_pad ? (v.z1 - v.z0) * (v.y1 - v.y0) * (v.x1 - v.x0) : padded;
+  return v;
+}
+
 #define POOL_KERNELS(T)                                                                            \
   static void max_pool_##T(const pool_geom *g, const T *x, T *y, int64_t *idx) {                   \
     if (max_pool_is_2x2(g)) {                                                                      \
       max_pool_2x2_##T(g, x, y, idx);                                                              \
       return;                                                                                      \
     }                                                                                              \
+    const int64_t hw = g->h * g->w;                                                                \
     for (int64_t p = 0; p < g->planes; p++) {                                                      \
-      const T *plane = x + p * g->h * g->w;                                                        \
-      for (int64_t oy = 0; oy < g->oh; oy++)                                                       \
-        for (int64_t ox = 0; ox < g->ow; ox++) {                                                   \
-          int64_t y0 = oy * g->sh - g->ph, x0 = ox * g->sw - g->pw;                                \
-          while (y0 < 0)                                                                           \
-            y0 += g->dh;                                                                           \
-          while (x0 < 0)                                                                           \
-            x0 += g->dw;                                                                           \
-          int64_t y1 = oy * g->sh - g->ph + (g->kh - 1) * g->dh + 1;                               \
-          int64_t x1 = ox * g->sw - g->pw + (g->kw - 1) * g->dw + 1;                               \
-          if (y1 > g->h)                                                                           \
-            y1 = g->h;                                                                             \
-          if (x1 > g->w)                                                                           \
-            x1 = g->w;                                                                             \
-          int64_t best = y0 * g->w + x0;                                                           \
-          T max = -INFINITY;                                                                       \
-          for (int64_t iy = y0; iy < y1; iy += g->dh)                                              \
-            for (int64_t ix = x0; ix < x1; ix += g->dw) {                                          \
-              T v = plane[iy * g->w + ix];                                                         \
-              if (v > max || isnan(v)) {                                                           \
-                max = v;                                                                           \
-                best = iy * g->w + ix;                                                             \
-              }                                                                                    \
-            }                                                                                      \
-          *y++ = max;                                                                              \
-          *idx++ = best;                                                                           \
-        }                                                                                          \
+      const T *vol = x + p * pool_in_size(g);                                                      \
+      for (int64_t oz = 0; oz < g->od; oz++)                                                       \
+        for (int64_t oy = 0; oy < g->oh; oy++)                                                     \
+          for (int64_t ox = 0; ox < g->ow; ox++) {                                                 \
+            int64_t z0 = oz * g->sd - g->pd, y0 = oy * g->sh - g->ph, x0 = ox * g->sw - g->pw;     \
+            while (z0 < 0)                                                                         \
+              z0 += g->dd;                                                                         \
+            while (y0 < 0)                                                                         \
+              y0 += g->dh;                                                                         \
+            while (x0 < 0)                                                                         \
+              x0 += g->dw;                                                                         \
+            int64_t z1 = oz * g->sd - g->pd + (g->kd - 1) * g->dd + 1;                             \
+            int64_t y1 = oy * g->sh - g->ph + (g->kh - 1) * g->dh + 1;                             \
+            int64_t x1 = ox * g->sw - g->pw + (g->kw - 1) * g->dw + 1;                             \
+            z1 = z1 > g->d ? g->d : z1, y1 = y1 > g->h ? g->h : y1, x1 = x1 > g->w ? g->w : x1;    \
+            int64_t best = z0 * hw + y0 * g->w + x0;                                               \
+            T max = -INFINITY;                                                                     \
+            for (int64_t iz = z0; iz < z1; iz += g->dd)                                            \
+              for (int64_t iy = y0; iy < y1; iy += g->dh)                                          \
+                for (int64_t ix = x0; ix < x1; ix += g->dw) {                                      \
+                  int64_t at = iz * hw + iy * g->w + ix;                                           \
+                  T v = vol[at];                                                                   \
+                  if (v > max || isnan(v)) {                                                       \
+                    max = v;                                                                       \
+                    best = at;                                                                     \
+                  }                                                                                \
+                }                                                                                  \
+            *y++ = max;                                                                            \
+            *idx++ = best;                                                                         \
+          }                                                                                        \
     }                                                                                              \
   }                                                                                                \
   /* forward: y = window averages of x; backward: x += g spread over each window. */               \
   static void avg_pool_##T(const pool_geom *g, T *x, T *y, bool backward) {                        \
+    const int64_t hw = g->h * g->w;                                                                \
     for (int64_t p = 0; p < g->planes; p++) {                                                      \
-      T *plane = x + p * g->h * g->w;                                                              \
-      for (int64_t oy = 0; oy < g->oh; oy++)                                                       \
-        for (int64_t ox = 0; ox < g->ow; ox++, y++) {                                              \
-          int64_t y0 = oy * g->sh - g->ph, x0 = ox * g->sw - g->pw;                                \
-          int64_t y1 = y0 + g->kh, x1 = x0 + g->kw;                                                \
-          if (y1 > g->h + g->ph)                                                                   \
-            y1 = g->h + g->ph;                                                                     \
-          if (x1 > g->w + g->pw)                                                                   \
-            x1 = g->w + g->pw;                                                                     \
-          int64_t padded = (y1 - y0) * (x1 - x0);                                                  \
-          y0 = y0 < 0 ? 0 : y0, x0 = x0 < 0 ? 0 : x0;                                              \
-          y1 = y1 > g->h ? g->h : y1, x1 = x1 > g->w ? g->w : x1;                                  \
-          int64_t count = g->exclude_pad ? (y1 - y0) * (x1 - x0) : padded;                         \
-          if (backward) {                                                                          \
-            T share = *y / (T)count;                                                               \
-            for (int64_t iy = y0; iy < y1; iy++)                                                   \
-              for (int64_t ix = x0; ix < x1; ix++)                                                 \
-                plane[iy * g->w + ix] += share;                                                    \
-          } else {                                                                                 \
-            T sum = 0;                                                                             \
-            for (int64_t iy = y0; iy < y1; iy++)                                                   \
-              for (int64_t ix = x0; ix < x1; ix++)                                                 \
-                sum += plane[iy * g->w + ix];                                                      \
-            *y = sum / (T)count;                                                                   \
+      T *vol = x + p * pool_in_size(g);                                                            \
+      for (int64_t oz = 0; oz < g->od; oz++)                                                       \
+        for (int64_t oy = 0; oy < g->oh; oy++)                                                     \
+          for (int64_t ox = 0; ox < g->ow; ox++, y++) {                                            \
+            pool_window win = avg_window(g, oz, oy, ox);                                           \
+            if (backward) {                                                                        \
+              T share = *y / (T)win.count;                                                         \
+              for (int64_t iz = win.z0; iz < win.z1; iz++)                                         \
+                for (int64_t iy = win.y0; iy < win.y1; iy++)                                       \
+                  for (int64_t ix = win.x0; ix < win.x1; ix++)                                     \
+                    vol[iz * hw + iy * g->w + ix] += share;                                        \
+            } else {                                                                               \
+              T sum = 0;                                                                           \
+              for (int64_t iz = win.z0; iz < win.z1; iz++)                                         \
+                for (int64_t iy = win.y0; iy < win.y1; iy++)                                       \
+                  for (int64_t ix = win.x0; ix < win.x1; ix++)                                     \
+                    sum += vol[iz * hw + iy * g->w + ix];                                          \
+              *y = sum / (T)win.count;                                                             \
+            }                                                                                      \
           }                                                                                        \
-        }                                                                                          \
     }                                                                                              \
   }
 POOL_KERNELS(f32)
 POOL_KERNELS(f64)
 
-/* The output's shape: x's with the last two dims replaced. */
-static void out_shape(const gs__tensor *x, const pool_geom *g, int64_t *shape) {
+/* The output's shape: x's with the last two (three) dims replaced. */
+static void out_shape(const gs__tensor *x, const pool_geom *g, int spatial, int64_t *shape) {
   memcpy(shape, x->shape, sizeof(int64_t) * (size_t)x->ndim);
+  if (spatial == 3)
+    shape[x->ndim - 3] = g->od;
   shape[x->ndim - 2] = g->oh;
   shape[x->ndim - 1] = g->ow;
 }
 
+/* A node's ints: kernel, stride, padding, dilation and output size (each depth, height,
+ * width) and exclude_pad; the planes and input sizes come from the input's metadata. */
 static void store_geom(gs__node *n, const pool_geom *g) {
-  int64_t ints[13] = {g->planes, g->h, g->w, g->kh, g->kw, g->sh, g->sw,
-                      g->ph, g->pw, g->dh, g->dw, g->oh, g->ow};
+  int64_t ints[16] = {g->kd, g->kh, g->kw, g->sd, g->sh, g->sw, g->pd, g->ph,
+                      g->pw, g->dd, g->dh, g->dw, g->od, g->oh, g->ow, g->exclude_pad};
   memcpy(n->ints, ints, sizeof ints);
-  n->ints[13] = g->exclude_pad;
 }
 
-static void load_geom(const gs__node *n, pool_geom *g) {
-  const int64_t *i = n->ints;
-  *g = (pool_geom){i[0], i[1], i[2], i[3], i[4], i[5], i[6], i[7], i[8], i[9], i[10], i[11],
-                   i[12], i[13] != 0};
+static void load_geom(const gs__node *n, int spatial, pool_geom *g) {
+  const int64_t *i = n->ints, *shape = n->inputs[0].shape;
+  int ndim = n->inputs[0].ndim;
+  int64_t planes = 1;
+  for (int k = 0; k < ndim - spatial; k++)
+    planes *= shape[k];
+  *g = (pool_geom){planes,
+                   spatial == 3 ? shape[ndim - 3] : 1,
+                   shape[ndim - 2],
+                   shape[ndim - 1],
+                   i[0],
+                   i[1],
+                   i[2],
+                   i[3],
+                   i[4],
+                   i[5],
+                   i[6],
+                   i[7],
+                   i[8],
+                   i[9],
+                   i[10],
+                   i[11],
+                   i[12],
+                   i[13],
+                   i[14],
+                   i[15] != 0};
 }
 
 /* ---- backward formulas ---------------------------------------------------------------- */
@@ -387,9 +468,9 @@ static void max_unpool_2x2(gs_dtype dt, const pool_geom *g, const char *gy, cons
 
 /* Max pooling's gradient with ops that record (double backward): each plane's g added at
  * its windows' saved argmax positions (scatter_add), so its own gradient gathers from them. */
-static void max_pool2d_backward_recorded(gs__node *n, const pool_geom *g, gs_tensor hg,
-                                         gs_tensor *grads) {
-  int64_t per = g->oh * g->ow, plane = g->h * g->w;
+static void max_pool_backward_recorded(gs__node *n, const pool_geom *g, gs_tensor hg,
+                                       gs_tensor *grads) {
+  int64_t per = pool_out_count(g), plane = pool_in_size(g);
   gs_tensor src = gs__formula_temp(gs_reshape(hg, (int64_t[]){g->planes, per}, 2));
   gs_tensor at = gs__formula_temp(gs_reshape(gs__saved(n, 0), (int64_t[]){g->planes, per}, 2));
   gs_tensor zeros = gs__formula_temp(gs_zeros(gs_dtype_of(hg), (int64_t[]){g->planes, plane}, 2));
@@ -398,12 +479,13 @@ static void max_pool2d_backward_recorded(gs__node *n, const pool_geom *g, gs_ten
     grads[0] = gs__reduce_grad(n, 0, gs_reshape(dx, n->inputs[0].shape, n->inputs[0].ndim));
 }
 
-static void max_pool2d_backward(gs__node *n, gs_tensor hg, gs_tensor *grads) {
+/* (spatial: 2 or 3, the node's kind) */
+static void max_pool_backward(gs__node *n, int spatial, gs_tensor hg, gs_tensor *grads) {
   const char *fn = n->kind->name;
   pool_geom g;
-  load_geom(n, &g);
+  load_geom(n, spatial, &g);
   if (gs__formula_creates_graph()) {
-    max_pool2d_backward_recorded(n, &g, hg, grads);
+    max_pool_backward_recorded(n, &g, hg, grads);
     return;
   }
   gs__tensor *gt = gs__lookup(hg, fn), *it = gt ? gs__lookup(gs__saved(n, 0), fn) : NULL;
@@ -432,7 +514,7 @@ static void max_pool2d_backward(gs__node *n, gs_tensor hg, gs_tensor *grads) {
   gs__tensor *dx = hdx.id ? gs__lookup(hdx, fn) : NULL;
   if (dx) {
     const int64_t *idx = (const int64_t *)gs__tensor_data(&ci);
-    int64_t per = g.oh * g.ow, plane = g.h * g.w;
+    int64_t per = pool_out_count(&g), plane = pool_in_size(&g);
     for (int64_t p = 0; p < g.planes; p++)
       for (int64_t o = 0; o < per; o++) {
         int64_t at = p * per + o;
@@ -448,16 +530,23 @@ static void max_pool2d_backward(gs__node *n, gs_tensor hg, gs_tensor *grads) {
   gs__tensor_release(&cg);
   gs__tensor_release(&ci);
 }
+static void max_pool2d_backward(gs__node *n, gs_tensor hg, gs_tensor *grads) {
+  max_pool_backward(n, 2, hg, grads);
+}
+static void max_pool3d_backward(gs__node *n, gs_tensor hg, gs_tensor *grads) {
+  max_pool_backward(n, 3, hg, grads);
+}
 GS__BACKWARD_TWICE(MaxPool2dBackward, max_pool2d_backward);
+GS__BACKWARD_TWICE(MaxPool3dBackward, max_pool3d_backward);
 
 /* Average pooling's gradient with ops that record (double backward): every (window, kernel
  * offset) pair's share g / count added at its input position with index_add, the pairs that
  * fall on padding sent to one spare column past the plane and cut off. The positions and
  * shares depend only on the geometry (the kernel's own loop bounds), so they are constants. */
-static void avg_pool2d_backward_recorded(gs__node *n, const pool_geom *g, gs_tensor hg,
-                                         gs_tensor *grads) {
+static void avg_pool_backward_recorded(gs__node *n, const pool_geom *g, gs_tensor hg,
+                                       gs_tensor *grads) {
   const char *fn = n->kind->name;
-  int64_t per = g->oh * g->ow, taps = g->kh * g->kw, plane = g->h * g->w;
+  int64_t per = pool_out_count(g), taps = g->kd * g->kh * g->kw, plane = pool_in_size(g);
   gs__tensor *pos_t, *share_t;
   gs_tensor pos = gs__formula_temp(gs__tensor_new(GS_I64, (int64_t[]){per * taps}, 1, fn, &pos_t));
   gs_tensor share =
@@ -468,25 +557,20 @@ static void avg_pool2d_backward_recorded(gs__node *n, const pool_geom *g, gs_ten
   pos_t = gs__lookup(pos, fn); /* the second allocation may have moved the tensor table */
   int64_t *where = (int64_t *)gs__tensor_data(pos_t);
   f64 *part = (f64 *)gs__tensor_data(share_t);
-  for (int64_t oy = 0; oy < g->oh; oy++)
-    for (int64_t ox = 0; ox < g->ow; ox++) {
-      /* the kernel's bounds and count (avg_pool_##T) */
-      int64_t y0 = oy * g->sh - g->ph, x0 = ox * g->sw - g->pw;
-      int64_t y1 = y0 + g->kh < g->h + g->ph ? y0 + g->kh : g->h + g->ph;
-      int64_t x1 = x0 + g->kw < g->w + g->pw ? x0 + g->kw : g->w + g->pw;
-      int64_t padded = (y1 - y0) * (x1 - x0);
-      int64_t iy0 = y0 < 0 ? 0 : y0, ix0 = x0 < 0 ? 0 : x0;
-      int64_t iy1 = y1 > g->h ? g->h : y1, ix1 = x1 > g->w ? g->w : x1;
-      int64_t count = g->exclude_pad ? (iy1 - iy0) * (ix1 - ix0) : padded;
-      int64_t o = oy * g->ow + ox;
-      for (int64_t i = 0; i < g->kh; i++)
-        for (int64_t j = 0; j < g->kw; j++) {
-          int64_t y = y0 + i, x = x0 + j, k = o * taps + i * g->kw + j;
-          bool inside = y >= iy0 && y < iy1 && x >= ix0 && x < ix1;
-          where[k] = inside ? y * g->w + x : plane;
-          part[k] = inside ? 1.0 / (f64)count : 0.0;
-        }
-    }
+  int64_t k = 0;
+  for (int64_t oz = 0; oz < g->od; oz++)
+    for (int64_t oy = 0; oy < g->oh; oy++)
+      for (int64_t ox = 0; ox < g->ow; ox++) {
+        pool_window v = avg_window(g, oz, oy, ox); /* the kernel's bounds and count */
+        for (int64_t a = 0; a < g->kd; a++)
+          for (int64_t i = 0; i < g->kh; i++)
+            for (int64_t j = 0; j < g->kw; j++, k++) {
+              int64_t z = v.z + a, y = v.y + i, x = v.x + j;
+              bool inside = z >= v.z0 && z < v.z1 && y >= v.y0 && y < v.y1 && x >= v.x0 && x < v.x1;
+              where[k] = inside ? (z * g->h + y) * g->w + x : plane;
+              part[k] = inside ? 1.0 / (f64)v.count : 0.0;
+            }
+      }
   gs_dtype dt = gs_dtype_of(hg);
   gs_tensor shares = gs__formula_temp(gs_to_dtype(share, dt));
   gs_tensor gw = gs__formula_temp(gs_reshape(hg, (int64_t[]){g->planes, per, 1}, 3));
@@ -500,12 +584,12 @@ static void avg_pool2d_backward_recorded(gs__node *n, const pool_geom *g, gs_ten
 }
 
 /* d avg_pool(x) = g / count spread over each window */
-static void avg_pool2d_backward(gs__node *n, gs_tensor hg, gs_tensor *grads) {
+static void avg_pool_backward(gs__node *n, int spatial, gs_tensor hg, gs_tensor *grads) {
   const char *fn = n->kind->name;
   pool_geom g;
-  load_geom(n, &g);
+  load_geom(n, spatial, &g);
   if (gs__formula_creates_graph()) {
-    avg_pool2d_backward_recorded(n, &g, hg, grads);
+    avg_pool_backward_recorded(n, &g, hg, grads);
     return;
   }
   gs__tensor *gt = gs__lookup(hg, fn);
@@ -523,29 +607,36 @@ static void avg_pool2d_backward(gs__node *n, gs_tensor hg, gs_tensor *grads) {
   }
   gs__tensor_release(&cg);
 }
+static void avg_pool2d_backward(gs__node *n, gs_tensor hg, gs_tensor *grads) {
+  avg_pool_backward(n, 2, hg, grads);
+}
+static void avg_pool3d_backward(gs__node *n, gs_tensor hg, gs_tensor *grads) {
+  avg_pool_backward(n, 3, hg, grads);
+}
 GS__BACKWARD_TWICE(AvgPool2dBackward, avg_pool2d_backward);
+GS__BACKWARD_TWICE(AvgPool3dBackward, avg_pool3d_backward);
 
 /* ---- forward -------------------------------------------------------------------------- */
 
 /* What both pools do first: x looked up, the window planned (g), the output's shape, and x's
  * values made contiguous in cx, which the caller releases. NULL after reporting an error. */
-static gs__tensor *pool_input(gs_tensor hx, const gs_pool2d_options *opt, bool is_max, pool_geom *g,
-                              int64_t shape[4], gs__tensor *cx, const char *fn) {
+static gs__tensor *pool_input(gs_tensor hx, const pool_args *a, bool is_max, pool_geom *g,
+                              int64_t shape[5], gs__tensor *cx, const char *fn) {
   gs__tensor *x = gs__lookup(hx, fn);
-  if (!x || !plan_pool(g, x, opt, is_max, fn))
+  if (!x || !plan_pool(g, x, a, is_max, fn))
     return NULL;
-  out_shape(x, g, shape);
+  out_shape(x, g, a->spatial, shape);
   return gs__as_contiguous(x, x->dtype, cx, fn) ? x : NULL;
 }
 
-gs_tensor gs_max_pool2d(gs_tensor hx, const gs_pool2d_options *opt, gs_tensor *indices) {
-  const char *fn = "max_pool2d";
+static gs_tensor max_pool_nd(gs_tensor hx, const pool_args *a, gs_tensor *indices,
+                             const gs__node_kind *kind, const char *fn) {
   if (indices)
     *indices = GS_NO_TENSOR;
   pool_geom g;
-  int64_t shape[4];
+  int64_t shape[5];
   gs__tensor cx;
-  gs__tensor *x = pool_input(hx, opt, true, &g, shape, &cx, fn);
+  gs__tensor *x = pool_input(hx, a, true, &g, shape, &cx, fn);
   if (!x)
     return GS_NO_TENSOR;
   gs__tensor *out, *idx;
@@ -565,7 +656,7 @@ gs_tensor gs_max_pool2d(gs_tensor hx, const gs_pool2d_options *opt, gs_tensor *i
     return GS_NO_TENSOR;
   }
   out = gs__lookup(h, fn);
-  gs__node *n = gs__record(&MaxPool2dBackward, out, 1, (const gs__tensor *[]){x}, 1);
+  gs__node *n = gs__record(kind, out, 1, (const gs__tensor *[]){x}, 1);
   if (n) {
     store_geom(n, &g);
     gs__save(n, 0, gs__lookup(hi, fn));
@@ -577,12 +668,12 @@ gs_tensor gs_max_pool2d(gs_tensor hx, const gs_pool2d_options *opt, gs_tensor *i
   return h;
 }
 
-gs_tensor gs_avg_pool2d(gs_tensor hx, const gs_pool2d_options *opt) {
-  const char *fn = "avg_pool2d";
+static gs_tensor avg_pool_nd(gs_tensor hx, const pool_args *a, const gs__node_kind *kind,
+                             const char *fn) {
   pool_geom g;
-  int64_t shape[4];
+  int64_t shape[5];
   gs__tensor cx;
-  gs__tensor *x = pool_input(hx, opt, false, &g, shape, &cx, fn);
+  gs__tensor *x = pool_input(hx, a, false, &g, shape, &cx, fn);
   if (!x)
     return GS_NO_TENSOR;
   gs__tensor *out;
@@ -592,10 +683,72 @@ gs_tensor gs_avg_pool2d(gs_tensor hx, const gs_pool2d_options *opt) {
       avg_pool_f32(&g, (f32 *)gs__tensor_data(&cx), (f32 *)gs__tensor_data(out), false);
     else
       avg_pool_f64(&g, (f64 *)gs__tensor_data(&cx), (f64 *)gs__tensor_data(out), false);
-    gs__node *n = gs__record(&AvgPool2dBackward, out, 1, (const gs__tensor *[]){x}, 0);
+    gs__node *n = gs__record(kind, out, 1, (const gs__tensor *[]){x}, 0);
     if (n)
       store_geom(n, &g);
   }
   gs__tensor_release(&cx);
   return h;
+}
+
+/* The options in three dims (a 2-D pool's depth entries unused); false after reporting NULL. */
+static bool have_options(const void *opt, const char *fn) {
+  if (!opt)
+    gs__error(GS_ERR_ARGUMENT, fn, "expected options with a kernel size, got NULL");
+  return opt != NULL;
+}
+
+static bool args_2d(const gs_pool2d_options *opt, pool_args *a, const char *fn) {
+  if (!have_options(opt, fn))
+    return false;
+  *a = (pool_args){{0, opt->kernel[0], opt->kernel[1]},
+                   {0, opt->stride[0], opt->stride[1]},
+                   {0, opt->padding[0], opt->padding[1]},
+                   {0, opt->dilation[0], opt->dilation[1]},
+                   opt->ceil_mode,
+                   opt->count_exclude_pad,
+                   2};
+  return true;
+}
+
+static bool args_3d(const gs_pool3d_options *opt, pool_args *a, const char *fn) {
+  if (!have_options(opt, fn))
+    return false;
+  *a = (pool_args){
+      .ceil_mode = opt->ceil_mode, .count_exclude_pad = opt->count_exclude_pad, .spatial = 3};
+  memcpy(a->kernel, opt->kernel, sizeof a->kernel);
+  memcpy(a->stride, opt->stride, sizeof a->stride);
+  memcpy(a->padding, opt->padding, sizeof a->padding);
+  memcpy(a->dilation, opt->dilation, sizeof a->dilation);
+  return true;
+}
+
+gs_tensor gs_max_pool2d(gs_tensor hx, const gs_pool2d_options *opt, gs_tensor *indices) {
+  pool_args a;
+  if (indices)
+    *indices = GS_NO_TENSOR;
+  return args_2d(opt, &a, "max_pool2d")
+             ? max_pool_nd(hx, &a, indices, &MaxPool2dBackward, "max_pool2d")
+             : GS_NO_TENSOR;
+}
+
+gs_tensor gs_max_pool3d(gs_tensor hx, const gs_pool3d_options *opt, gs_tensor *indices) {
+  pool_args a;
+  if (indices)
+    *indices = GS_NO_TENSOR;
+  return args_3d(opt, &a, "max_pool3d")
+             ? max_pool_nd(hx, &a, indices, &MaxPool3dBackward, "max_pool3d")
+             : GS_NO_TENSOR;
+}
+
+gs_tensor gs_avg_pool2d(gs_tensor hx, const gs_pool2d_options *opt) {
+  pool_args a;
+  return args_2d(opt, &a, "avg_pool2d") ? avg_pool_nd(hx, &a, &AvgPool2dBackward, "avg_pool2d")
+                                        : GS_NO_TENSOR;
+}
+
+gs_tensor gs_avg_pool3d(gs_tensor hx, const gs_pool3d_options *opt) {
+  pool_args a;
+  return args_3d(opt, &a, "avg_pool3d") ? avg_pool_nd(hx, &a, &AvgPool3dBackward, "avg_pool3d")
+                                        : GS_NO_TENSOR;
 }

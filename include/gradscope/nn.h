@@ -77,8 +77,9 @@ GS_API gs_tensor gs_conv2d_forward(gs_module conv2d, gs_tensor x);
 
 /* ---- batch normalisation (engine/nn/batch-norm.c) -------------------------------------- */
 
-/* BatchNorm1d (spatial_dims 1: input [N, C] or [N, C, L]) or BatchNorm2d (spatial_dims 2:
- * [N, C, H, W]) over num_features channels, as torch.nn.BatchNorm1d/2d with affine and
+/* BatchNorm1d (spatial_dims 1: input [N, C] or [N, C, L]), BatchNorm2d (spatial_dims 2:
+ * [N, C, H, W]) or BatchNorm3d (spatial_dims 3: [N, C, D, H, W]) over num_features channels,
+ * as torch.nn.BatchNorm1d/2d/3d with affine and
  * track_running_stats: parameters "weight" (ones) and "bias" (zeros), and the running
  * estimates "running_mean" (zeros), "running_var" (ones) and "num_batches_tracked" (i64 0)
  * registered as parameters that do not require grad (modules have no other buffers), so

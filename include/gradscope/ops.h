@@ -559,6 +559,59 @@ GS_API gs_tensor gs_max_pool2d(gs_tensor input, const gs_pool2d_options *options
 /* The mean of each window (floating input). */
 GS_API gs_tensor gs_avg_pool2d(gs_tensor input, const gs_pool2d_options *options);
 
+/* ---- volumetric convolution and pooling (volumes [N, C, D, H, W], or [C, D, H, W]) ---- */
+
+/* torch.nn.functional.conv3d's options, as gs_conv2d_options' with index 0 the depth, 1 the
+ * height, 2 the width; zero fields take PyTorch's defaults, NULL options are all defaults. */
+typedef struct gs_conv3d_options {
+  int64_t stride[3];
+  int64_t padding[3]; /* zeros added on each side */
+  int64_t dilation[3];
+  int64_t groups;
+} gs_conv3d_options;
+
+/* torch.nn.functional.conv3d (engine/ops/conv.c, the loops of conv2d with a depth): input
+ * [N, C, D, H, W] (or [C, D, H, W]), weight [O, C / groups, kd, kh, kw], bias [O] or
+ * GS_NO_TENSOR, one floating dtype. The result is [N, O, D', H', W'], each size as conv2d's.
+ * Through vol2col and OpenBLAS gemm; differentiable in all three, twice too. */
+GS_API gs_tensor gs_conv3d(gs_tensor input, gs_tensor weight, gs_tensor bias,
+                           const gs_conv3d_options *options);
+
+/* torch.nn.functional.conv_transpose3d's options (index 0 the depth), as
+ * gs_conv_transpose2d_options'. */
+typedef struct gs_conv_transpose3d_options {
+  int64_t stride[3];
+  int64_t padding[3];
+  int64_t output_padding[3];
+  int64_t dilation[3];
+  int64_t groups;
+} gs_conv_transpose3d_options;
+
+/* torch.nn.functional.conv_transpose3d: input [N, C, D, H, W] (or unbatched), weight
+ * [C, O / groups, kd, kh, kw], bias [O] or GS_NO_TENSOR: conv3d's input gradient, each size
+ * as gs_conv_transpose2d's. Differentiable in all three, twice too. */
+GS_API gs_tensor gs_conv_transpose3d(gs_tensor input, gs_tensor weight, gs_tensor bias,
+                                     const gs_conv_transpose3d_options *options);
+
+/* Volumetric pooling options, as gs_pool2d_options' with index 0 the depth: kernel[0] is
+ * required, zero later entries of kernel, stride and dilation repeat index 0, a zero stride
+ * takes the kernel size. */
+typedef struct gs_pool3d_options {
+  int64_t kernel[3];
+  int64_t stride[3];
+  int64_t padding[3];
+  int64_t dilation[3];
+  bool ceil_mode;
+  bool count_exclude_pad;
+} gs_pool3d_options;
+
+/* torch.nn.functional.max_pool3d over input [N, C, D, H, W] (or [C, D, H, W]); indices, if
+ * not NULL, receives each maximum's flat index into its D x H x W volume. */
+GS_API gs_tensor gs_max_pool3d(gs_tensor input, const gs_pool3d_options *options,
+                               gs_tensor *indices);
+/* torch.nn.functional.avg_pool3d: the mean of each window. */
+GS_API gs_tensor gs_avg_pool3d(gs_tensor input, const gs_pool3d_options *options);
+
 /* ---- normalisation (batch-norm.c) ------------------------------------------------------ */
 
 /* torch.nn.functional.batch_norm over dim 1 of input [N, C, ...] (floating). training: each

@@ -1,6 +1,6 @@
 """gradscope.nn: the C extension's modules (Linear, Sequential, RNN/LSTM/GRU, ...) and
 nn.Parameter, the containers and pooling layers of layers.py, the activations of
-activation.py, the losses of losses.py, the 1-D, padding and resizing layers of spatial.py,
+activation.py, the losses of losses.py, the 1-D, padding and resizing layers of spatial.py, the 3-D ones of volumetric.py,
 the normalisations of normalization.py, attention and transformers of transformer.py, the Module methods of module.py, with
 gradscope.nn.functional, gradscope.nn.init and gradscope.nn.utils."""
 from gradscope import _gradscope
@@ -12,7 +12,8 @@ del globals()["functional"]
 from gradscope.nn import functional, init, module, state_dict, utils  # noqa: E402
 from gradscope.nn.parameter import Parameter, ParameterDict, ParameterList  # noqa: E402,F401
 from gradscope.nn.adaptive import (AdaptiveAvgPool1d, AdaptiveAvgPool2d,  # noqa: E402,F401
-                                   AdaptiveMaxPool1d, AdaptiveMaxPool2d)
+                                   AdaptiveAvgPool3d, AdaptiveMaxPool1d, AdaptiveMaxPool2d,
+                                   AdaptiveMaxPool3d)
 from gradscope.nn.layers import (AvgPool2d, BCEWithLogitsLoss, CrossEntropyLoss,  # noqa: E402,F401
                                  Flatten, Identity, MaxPool2d, MSELoss, NLLLoss,
                                  ModuleDict, ModuleList)
@@ -25,8 +26,11 @@ from gradscope.nn.spatial import (AvgPool1d, ConstantPad1d, ConstantPad2d, Conv1
                                   Fold, MaxPool1d, PixelShuffle, PixelUnshuffle, ReflectionPad1d,
                                   ReflectionPad2d, ReplicationPad1d, ReplicationPad2d, Unfold,
                                   Upsample, ZeroPad2d)
-from gradscope.nn.normalization import (Dropout1d, Dropout2d, GroupNorm,  # noqa: E402,F401
-                                        InstanceNorm1d, InstanceNorm2d, PReLU)
+from gradscope.nn.normalization import (Dropout1d, Dropout2d, Dropout3d,  # noqa: E402,F401
+                                        GroupNorm, InstanceNorm1d, InstanceNorm2d,
+                                        InstanceNorm3d, PReLU)
+from gradscope.nn.volumetric import (AvgPool3d, Conv3d, ConvTranspose3d,  # noqa: E402,F401
+                                     MaxPool3d)
 from gradscope.nn.shrink_activations import (CELU, AlphaDropout, Hardshrink,  # noqa: E402,F401
                                              RReLU, Softshrink, Tanhshrink, Threshold)
 from gradscope.nn.window_ops import (Bilinear, LocalResponseNorm, LPPool1d,  # noqa: E402,F401
@@ -41,7 +45,7 @@ from gradscope.nn.transformer import (EmbeddingBag, MultiheadAttention,  # noqa:
                                       TransformerEncoderLayer)
 
 
-_batch_norm.add_attributes(BatchNorm1d, BatchNorm2d)  # noqa: F821  (re-exported above)
+_batch_norm.add_attributes(BatchNorm1d, BatchNorm2d, BatchNorm3d)  # noqa: F821  (re-exported above)
 
 def _embedding_from_pretrained(cls, embeddings, freeze=True, padding_idx=None, max_norm=None,
                                norm_type=2.0, scale_grad_by_freq=False, sparse=False):

@@ -14,6 +14,7 @@ from gradscope.nn.module import RemovableHandle
 
 _M = TypeVar("_M", bound=Module)
 _Size2 = int | tuple[int, int]
+_Size3 = int | tuple[int, int, int]
 
 class Parameter(Tensor):
     def __new__(cls, data: Tensor | None = None, requires_grad: bool = True) -> Parameter: ...
@@ -89,6 +90,8 @@ class BatchNorm1d(Module):
     def __call__(self, input: Tensor) -> Tensor: ...
 
 class BatchNorm2d(BatchNorm1d): ...
+
+class BatchNorm3d(BatchNorm1d): ...
 
 class ReLU(Module):
     def __init__(self, inplace: bool = False) -> None: ...
@@ -257,6 +260,18 @@ class AdaptiveAvgPool1d(Module):
 class AdaptiveAvgPool2d(Module):
     output_size: Any
     def __init__(self, output_size: int | None | tuple[int | None, int | None]) -> None: ...
+    def __call__(self, input: Tensor) -> Tensor: ...
+
+class AdaptiveAvgPool3d(Module):
+    output_size: Any
+    def __init__(self, output_size: int | None | tuple[int | None, int | None, int | None]) -> None: ...
+    def __call__(self, input: Tensor) -> Tensor: ...
+
+class AdaptiveMaxPool3d(Module):
+    output_size: Any
+    return_indices: bool
+    def __init__(self, output_size: int | None | tuple[int | None, int | None, int | None],
+                 return_indices: bool = False) -> None: ...
     def __call__(self, input: Tensor) -> Tensor: ...
 
 class AdaptiveMaxPool1d(Module):
@@ -637,6 +652,8 @@ class InstanceNorm1d(Module):
 
 class InstanceNorm2d(InstanceNorm1d): ...
 
+class InstanceNorm3d(InstanceNorm1d): ...
+
 class PReLU(Module):
     weight: Tensor
     def __init__(self, num_parameters: int = 1, init: float = 0.25, device: Any = None,
@@ -650,6 +667,57 @@ class Dropout1d(Module):
     def __call__(self, input: Tensor) -> Tensor: ...
 
 class Dropout2d(Dropout1d): ...
+
+class Dropout3d(Dropout1d): ...
+
+# ---- volumetric.py ----
+class Conv3d(Module):
+    in_channels: int
+    out_channels: int
+    kernel_size: tuple[int, int, int]
+    stride: tuple[int, int, int]
+    padding: tuple[int, int, int] | str
+    dilation: tuple[int, int, int]
+    groups: int
+    padding_mode: str
+    weight: Tensor
+    bias: Tensor | None
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: _Size3,
+                 stride: _Size3 = 1, padding: _Size3 | str = 0, dilation: _Size3 = 1,
+                 groups: int = 1, bias: bool = True, padding_mode: str = "zeros",
+                 device: Any = None, dtype: dtype | None = None) -> None: ...
+    def __call__(self, input: Tensor) -> Tensor: ...
+
+class ConvTranspose3d(Module):
+    in_channels: int
+    out_channels: int
+    kernel_size: tuple[int, int, int]
+    stride: tuple[int, int, int]
+    padding: tuple[int, int, int]
+    output_padding: tuple[int, int, int]
+    dilation: tuple[int, int, int]
+    groups: int
+    padding_mode: str
+    weight: Tensor
+    bias: Tensor | None
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: _Size3,
+                 stride: _Size3 = 1, padding: _Size3 = 0, output_padding: _Size3 = 0,
+                 groups: int = 1, bias: bool = True, dilation: _Size3 = 1,
+                 padding_mode: str = "zeros", device: Any = None,
+                 dtype: dtype | None = None) -> None: ...
+    def __call__(self, input: Tensor, output_size: Sequence[int] | None = None) -> Tensor: ...
+
+class MaxPool3d(Module):
+    def __init__(self, kernel_size: _Size3, stride: _Size3 | None = None, padding: _Size3 = 0,
+                 dilation: _Size3 = 1, return_indices: bool = False,
+                 ceil_mode: bool = False) -> None: ...
+    def __call__(self, input: Tensor) -> Any: ...
+
+class AvgPool3d(Module):
+    def __init__(self, kernel_size: _Size3, stride: _Size3 | None = None, padding: _Size3 = 0,
+                 ceil_mode: bool = False, count_include_pad: bool = True,
+                 divisor_override: int | None = None) -> None: ...
+    def __call__(self, input: Tensor) -> Tensor: ...
 
 # ---- transformer.py ----
 class EmbeddingBag(Module):

@@ -1,4 +1,4 @@
-"""Adaptive pooling as torch's: F.adaptive_avg_pool1d/2d, F.adaptive_max_pool1d/2d and their
+"""Adaptive pooling as torch's: F.adaptive_avg_pool1d/2d/3d, F.adaptive_max_pool1d/2d/3d and their
 modules. Output cell i of a dim of size L pooled to O covers input [floor(i*L/O),
 ceil((i+1)*L/O)), so cells may overlap when O does not divide L. A rectangle's mean (or max) is
 the mean (max) along one dim of the mean (max) along the other, so each dim is pooled on its
@@ -77,6 +77,11 @@ def adaptive_avg_pool2d(input, output_size):
     return _adaptive(input, output_size, 2, _mean, "adaptive_avg_pool2d")
 
 
+def adaptive_avg_pool3d(input, output_size):
+    """The mean over each cell of an output_size grid over the last three dims."""
+    return _adaptive(input, output_size, 3, _mean, "adaptive_avg_pool3d")
+
+
 def _no_indices(return_indices, fn):
     if return_indices:
         raise NotSupportedError(f"{fn}(return_indices=True) is not supported by gradscope yet")
@@ -92,6 +97,12 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):
     """The max over each cell of an output_size grid over the last two dims."""
     _no_indices(return_indices, "adaptive_max_pool2d")
     return _adaptive(input, output_size, 2, _amax, "adaptive_max_pool2d")
+
+
+def adaptive_max_pool3d(input, output_size, return_indices=False):
+    """The max over each cell of an output_size grid over the last three dims."""
+    _no_indices(return_indices, "adaptive_max_pool3d")
+    return _adaptive(input, output_size, 3, _amax, "adaptive_max_pool3d")
 
 
 class _Adaptive(Module):
@@ -118,6 +129,11 @@ class AdaptiveAvgPool2d(_Adaptive):
     _function = staticmethod(adaptive_avg_pool2d)
 
 
+class AdaptiveAvgPool3d(_Adaptive):
+    """F.adaptive_avg_pool3d as a module."""
+    _function = staticmethod(adaptive_avg_pool3d)
+
+
 class _AdaptiveMax(_Adaptive):
     def __init__(self, output_size, return_indices=False):
         _no_indices(return_indices, type(self).__name__)
@@ -133,3 +149,8 @@ class AdaptiveMaxPool1d(_AdaptiveMax):
 class AdaptiveMaxPool2d(_AdaptiveMax):
     """F.adaptive_max_pool2d as a module."""
     _function = staticmethod(adaptive_max_pool2d)
+
+
+class AdaptiveMaxPool3d(_AdaptiveMax):
+    """F.adaptive_max_pool3d as a module."""
+    _function = staticmethod(adaptive_max_pool3d)

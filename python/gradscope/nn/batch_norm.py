@@ -1,4 +1,4 @@
-"""BatchNorm1d/2d's attributes as torch's: num_features, eps, momentum, affine and
+"""BatchNorm1d/2d/3d's attributes as torch's: num_features, eps, momentum, affine and
 track_running_stats read from the engine layer, eps and momentum writable (``bn.momentum =
 None`` switches to a cumulative average, as torch.optim.swa_utils.update_bn does), and
 print(model) showing them as they are now. The layers themselves are the engine's

@@ -1,5 +1,5 @@
 """gradscope.nn.functional: the losses, activations and layers as functions (the C
-extension's, adaptive pooling from adaptive.py, the layers of spatial.py,
+extension's, adaptive pooling from adaptive.py, the layers of spatial.py and volumetric.py,
 normalization.py and transformer.py, and those compositions.py writes over its
 ops), as torch.nn.functional's."""
 from gradscope import _gradscope
@@ -8,7 +8,8 @@ from gradscope._missing import reexport as _reexport, unsupported as _unsupporte
 _reexport(_gradscope.nn.functional, globals())
 one_hot = _gradscope.one_hot
 from gradscope.nn.adaptive import (adaptive_avg_pool1d, adaptive_avg_pool2d,  # noqa: E402,F401
-                                   adaptive_max_pool1d, adaptive_max_pool2d)
+                                   adaptive_avg_pool3d, adaptive_max_pool1d, adaptive_max_pool2d,
+                                   adaptive_max_pool3d)
 
 from gradscope.nn.compositions import (_softmax_dim, binary_cross_entropy,  # noqa: E402,F401
                                        cosine_similarity, glu, huber_loss, kl_div, l1_loss,
@@ -17,8 +18,10 @@ from gradscope.nn.compositions import (_softmax_dim, binary_cross_entropy,  # no
 from gradscope.nn.spatial import (affine_grid, avg_pool1d, conv1d, conv_transpose1d,  # noqa: E402,F401
                                   fold, grid_sample, interpolate, max_pool1d, pad,
                                   pixel_shuffle, pixel_unshuffle, unfold, upsample)
-from gradscope.nn.normalization import (dropout1d, dropout2d, group_norm,  # noqa: E402,F401
-                                        instance_norm, prelu)
+from gradscope.nn.normalization import (dropout1d, dropout2d, dropout3d,  # noqa: E402,F401
+                                        group_norm, instance_norm, prelu)
+from gradscope.nn.volumetric import (avg_pool3d, conv3d, conv_transpose3d,  # noqa: E402,F401
+                                     max_pool3d)
 from gradscope.nn.transformer import embedding_bag  # noqa: E402,F401
 from gradscope.nn.shrink_activations import (alpha_dropout, celu, hardshrink,  # noqa: E402,F401
                                              rrelu, softshrink, tanhshrink, threshold)

@@ -291,8 +291,9 @@ class Flatten(Module):
         return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
 
 
-class MaxPool2d(Module):
-    """F.max_pool2d as a module."""
+class _MaxPoolNd(Module):
+    """A max pooling as a module: _function (F.max_pool1d, 2d or 3d) with its arguments."""
+    _function = None
 
     def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False,
                  ceil_mode=False):
@@ -305,16 +306,23 @@ class MaxPool2d(Module):
         self.ceil_mode = ceil_mode
 
     def forward(self, input):
-        return F.max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation,
-                            ceil_mode=self.ceil_mode, return_indices=self.return_indices)
+        return type(self)._function(input, self.kernel_size, self.stride, self.padding,
+                                    self.dilation, ceil_mode=self.ceil_mode,
+                                    return_indices=self.return_indices)
 
     def extra_repr(self):
         return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
                 f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
 
 
-class AvgPool2d(Module):
-    """F.avg_pool2d as a module."""
+class MaxPool2d(_MaxPoolNd):
+    """F.max_pool2d as a module."""
+    _function = staticmethod(F.max_pool2d)
+
+
+class _AvgPoolNd(Module):
+    """An average pooling as a module: _function (F.avg_pool2d or 3d) with its arguments."""
+    _function = None
 
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False,
                  count_include_pad=True, divisor_override=None):
@@ -327,11 +335,17 @@ class AvgPool2d(Module):
         self.divisor_override = divisor_override
 
     def forward(self, input):
-        return F.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
-                            self.count_include_pad, self.divisor_override)
+        return type(self)._function(input, self.kernel_size, self.stride, self.padding,
+                                    self.ceil_mode, self.count_include_pad,
+                                    self.divisor_override)
 
     def extra_repr(self):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AvgPool2d(_AvgPoolNd):
+    """F.avg_pool2d as a module."""
+    _function = staticmethod(F.avg_pool2d)
 
 
 class _Loss(Module):

@@ -119,6 +119,19 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
     return _feature_dropout(input, p, training, "dropout2d")
 
 
+def dropout3d(input, p=0.5, training=True, inplace=False):
+    """Zeroes whole channels of input [N, C, D, H, W] (or [C, D, H, W]) with probability p, the
+    rest scaled by 1 / (1 - p)."""
+    if input.dim() not in (4, 5):
+        import warnings
+        warnings.warn(f"dropout3d: Received a {input.dim()}-D input to dropout3d, which is "
+                      "deprecated and will result in an error in a future release. To retain "
+                      "the behavior and silence this warning, please use dropout instead.")
+    if input.dim() != 5:
+        return _feature_dropout(input.unsqueeze(0), p, training, "dropout3d").squeeze(0)
+    return _feature_dropout(input, p, training, "dropout3d")
+
+
 class GroupNorm(Module):
     """F.group_norm as a module: weight [C] ones and bias [C] zeros when affine."""
 
@@ -199,6 +212,12 @@ class InstanceNorm2d(_InstanceNorm):
     _dims = 2
 
 
+class InstanceNorm3d(_InstanceNorm):
+    """F.instance_norm over [N, C, D, H, W] (or [C, D, H, W]) as a module; affine=False and
+    track_running_stats=False by default, as torch's."""
+    _dims = 3
+
+
 class PReLU(Module):
     """F.prelu as a module: weight [num_parameters] filled with init (0.25)."""
 
@@ -242,3 +261,8 @@ class Dropout2d(_DropoutNd):
     """F.dropout2d as a module."""
     _function = staticmethod(dropout2d)
 
+
+
+class Dropout3d(_DropoutNd):
+    """F.dropout3d as a module."""
+    _function = staticmethod(dropout3d)

@@ -17,6 +17,7 @@ import warnings
 
 from gradscope import _gradscope as _c
 from gradscope.nn import init
+from gradscope.nn.layers import _MaxPoolNd
 from gradscope.nn.parameter import Parameter
 
 Module = _c.nn.Module
@@ -188,9 +189,11 @@ def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_paddi
     return out.squeeze(-2)
 
 
-class ConvTranspose2d(Module):
-    """F.conv_transpose2d as a module: weight [in, out / groups, kh, kw] and bias [out],
-    initialised as torch's (kaiming_uniform_ with a = sqrt(5) over the weight's fan in)."""
+class _ConvTransposeNd(Module):
+    """A transposed convolution over _n spatial dims as a module: weight [in, out / groups,
+    *kernel] and bias [out], initialised as torch's (kaiming_uniform_ with a = sqrt(5) over the
+    weight's fan in); _function is F.conv_transpose2d or 3d."""
+    _n, _function = 2, None
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
                  output_padding=0, groups=1, bias=True, dilation=1, padding_mode="zeros",
@@ -198,13 +201,14 @@ class ConvTranspose2d(Module):
         super().__init__()
         _check_channels(in_channels, out_channels, groups)
         if padding_mode != "zeros":
-            raise ValueError('Only "zeros" padding mode is supported for ConvTranspose2d')
+            raise ValueError(f'Only "zeros" padding mode is supported for {type(self).__name__}')
+        n = self._n
         self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
-        self.kernel_size = _tuple(kernel_size, 2, "kernel_size")
-        self.stride = _tuple(stride, 2, "stride")
-        self.padding = _tuple(padding, 2, "padding")
-        self.output_padding = _tuple(output_padding, 2, "output_padding")
-        self.dilation = _tuple(dilation, 2, "dilation")
+        self.kernel_size = _tuple(kernel_size, n, "kernel_size")
+        self.stride = _tuple(stride, n, "stride")
+        self.padding = _tuple(padding, n, "padding")
+        self.output_padding = _tuple(output_padding, n, "output_padding")
+        self.dilation = _tuple(dilation, n, "dilation")
         self.padding_mode = padding_mode
         dtype = dtype or _c.float32
         self.weight = Parameter(_c.empty(in_channels, out_channels // groups,
@@ -215,48 +219,38 @@ class ConvTranspose2d(Module):
     def _output_padding(self, input, output_size):
         if output_size is None:
             return self.output_padding
-        output_size = list(output_size)[-2:]
+        n = self._n
+        output_size = list(output_size)[-n:]
         padding = []
-        for d in range(2):
-            size = input.shape[input.dim() - 2 + d]
+        for d in range(n):
+            size = input.shape[input.dim() - n + d]
             least = (size - 1) * self.stride[d] - 2 * self.padding[d] + \
                 self.dilation[d] * (self.kernel_size[d] - 1) + 1
             if not least <= output_size[d] < least + self.stride[d]:
                 raise ValueError(f"requested an output size of {output_size}, but valid sizes "
                                  f"range from {least} to {least + self.stride[d] - 1} (for an "
-                                 f"input of {tuple(input.shape)[-2:]})")
+                                 f"input of {tuple(input.shape)[-n:]})")
             padding.append(output_size[d] - least)
         return tuple(padding)
 
     def forward(self, input, output_size=None):
-        return F.conv_transpose2d(input, self.weight, self.bias, self.stride, self.padding,
-                                  self._output_padding(input, output_size), self.groups,
-                                  self.dilation)
+        return type(self)._function(input, self.weight, self.bias, self.stride, self.padding,
+                                    self._output_padding(input, output_size), self.groups,
+                                    self.dilation)
 
     def extra_repr(self):
         return _conv_extra_repr(self)
 
 
-class MaxPool1d(Module):
+class ConvTranspose2d(_ConvTransposeNd):
+    """F.conv_transpose2d as a module: weight [in, out / groups, kh, kw] and bias [out],
+    initialised as torch's (kaiming_uniform_ with a = sqrt(5) over the weight's fan in)."""
+    _n, _function = 2, staticmethod(F.conv_transpose2d)
+
+
+class MaxPool1d(_MaxPoolNd):
     """F.max_pool1d as a module."""
-
-    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False,
-                 ceil_mode=False):
-        super().__init__()
-        self.kernel_size = kernel_size
-        self.stride = stride if stride is not None else kernel_size
-        self.padding = padding
-        self.dilation = dilation
-        self.return_indices = return_indices
-        self.ceil_mode = ceil_mode
-
-    def forward(self, input):
-        return max_pool1d(input, self.kernel_size, self.stride, self.padding, self.dilation,
-                          self.ceil_mode, self.return_indices)
-
-    def extra_repr(self):
-        return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
-                f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
+    _function = staticmethod(max_pool1d)
 
 
 class AvgPool1d(Module):

@@ -59,9 +59,17 @@ static void test_batch_norm1d_and_refusals(void) {
                "batch_norm: expected weight of the input's dtype f32, got f64");
   EXPECT_ERROR(gs_batch_norm(x, GS_NO_TENSOR, GS_NO_TENSOR, GS_NO_TENSOR, GS_NO_TENSOR, false, 0.1, 1e-5),
                "batch_norm: running_mean and running_var must be given in evaluation");
-  EXPECT_ERROR(gs_batch_norm_new(3, 4, 1e-5, 0.1), "batch_norm_new: expected spatial_dims 1 or 2");
+  EXPECT_ERROR(gs_batch_norm_new(4, 4, 1e-5, 0.1),
+               "batch_norm_new: expected spatial_dims 1, 2 or 3");
+  gs_module bn3 = gs_batch_norm_new(3, 3, 1e-5, 0.1);
+  g_assert_cmpstr(gs_module_type_name(bn3), ==, "BatchNorm3d");
+  EXPECT_ERROR(gs_module_forward(bn3, x4), "BatchNorm3d expected 5D input (got 4D input)");
+  gs_tensor x5 = gs_ones(GS_F32, (int64_t[]){2, 3, 2, 1, 2}, 5);
+  gs_tensor y5 = gs_module_forward(bn3, x5);
+  g_assert_cmpint(gs_numel(y5), ==, 24);
   gs_dispose(one), gs_dispose(x4), gs_dispose(x), gs_dispose(y), gs_dispose(w2), gs_dispose(w64);
-  gs_module_dispose(bn);
+  gs_dispose(x5), gs_dispose(y5);
+  gs_module_dispose(bn), gs_module_dispose(bn3);
 }
 
 /* torch's options: momentum None (NAN) averages the batches cumulatively; without affine no

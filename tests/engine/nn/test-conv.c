@@ -1,6 +1,7 @@
 /* test-conv.c: convolution and pooling as a C program uses them: conv2d against a direct
  * sum over each window, the Conv2d module (shapes, PyTorch's initialisation bounds, forward,
- * gradients, scopes), pooling's indices, and every refusal with what was expected and what
+ * gradients, scopes), pooling's indices, the volumetric ops against the 2-D ones slice by
+ * slice, and every refusal with what was expected and what
  * was given. Gradients are checked by gradcheck and against PyTorch by ops-torch-compare.py. */
 #include <math.h>
 
@@ -394,6 +395,61 @@ static void test_refusals(void) {
   gs_dispose(flat), gs_dispose(ints), gs_dispose(w4);
 }
 
+/* A volume's ops with a depth-1 window are the 2-D ops slice by slice: conv3d with kernel
+ * depth 1 and depth stride 2 gives conv2d of slices 0, 2, 4; max_pool3d and avg_pool3d with
+ * window depth 1 give the 2-D pools of each slice, the indices offset by the slice's place
+ * (z * H * W) in its volume. */
+static void test_volumes_of_depth_one_windows_are_slices(void) {
+  gs_rng rng;
+  gs_rng_seed(&rng, 5);
+  const int64_t N = 2, C = 4, D = 5, H = 6, W = 7, O = 6;
+  gs_tensor x = gs_randn(GS_F64, (int64_t[]){N, C, D, H, W}, 5, &rng);
+  gs_tensor w = gs_randn(GS_F64, (int64_t[]){O, C / 2, 1, 3, 2}, 5, &rng);
+  gs_tensor b = gs_randn(GS_F64, (int64_t[]){O}, 1, &rng);
+  gs_tensor w2 = gs_select(w, 2, 0);
+  gs_tensor y =
+      gs_conv3d(x, w, b,
+                &(gs_conv3d_options){
+                    .stride = {2, 1, 2}, .padding = {0, 1, 1}, .dilation = {1, 2, 1}, .groups = 2});
+  int64_t shape[5];
+  g_assert_cmpint(gs_shape(y, shape), ==, 5);
+  g_assert_cmpint(shape[2], ==, 3);
+  gs_tensor pooled, idx;
+  gs_tensor mp =
+      gs_max_pool3d(x, &(gs_pool3d_options){.kernel = {1, 3, 2}, .padding = {0, 1, 1}}, &idx);
+  gs_tensor ap = gs_avg_pool3d(x, &(gs_pool3d_options){.kernel = {1, 2, 3}, .stride = {1, 1, 2}});
+  for (int64_t z = 0; z < D; z++) {
+    gs_tensor slice = gs_select(x, 2, z);
+    if (z % 2 == 0) {
+      gs_tensor want = gs_conv2d(slice, w2, b, &(gs_conv2d_options){{1, 2}, {1, 1}, {2, 1}, 2});
+      gs_tensor got = gs_select(y, 2, z / 2);
+      double *v = test_values(want);
+      gs_shape(want, shape);
+      test_assert_values(got, shape, 4, v, 1e-12, 1e-12);
+      g_free(v), gs_dispose(want), gs_dispose(got);
+    }
+    gs_tensor idx2;
+    pooled = gs_max_pool2d(slice, &(gs_pool2d_options){.kernel = {3, 2}, .padding = {1, 1}}, &idx2);
+    gs_tensor got = gs_select(mp, 2, z), got_idx = gs_select(idx, 2, z);
+    double *v = test_values(pooled), *vi = test_values(idx2);
+    for (int64_t i = 0; i < gs_numel(idx2); i++)
+      vi[i] += (double)(z * H * W);
+    gs_shape(pooled, shape);
+    test_assert_values(got, shape, 4, v, 0, 0);
+    test_assert_values(got_idx, shape, 4, vi, 0, 0);
+    g_free(v), g_free(vi);
+    gs_dispose(pooled), gs_dispose(idx2), gs_dispose(got), gs_dispose(got_idx);
+    pooled = gs_avg_pool2d(slice, &(gs_pool2d_options){.kernel = {2, 3}, .stride = {1, 2}});
+    got = gs_select(ap, 2, z);
+    v = test_values(pooled);
+    gs_shape(pooled, shape);
+    test_assert_values(got, shape, 4, v, 1e-15, 1e-15);
+    g_free(v), gs_dispose(pooled), gs_dispose(got), gs_dispose(slice);
+  }
+  gs_dispose(x), gs_dispose(w), gs_dispose(b), gs_dispose(w2), gs_dispose(y);
+  gs_dispose(mp), gs_dispose(idx), gs_dispose(ap);
+}
+
 int main(int argc, char **argv) {
   test_init(&argc, &argv);
   g_test_add_func("/conv/conv2d-matches-the-definition", test_conv2d_matches_the_definition);
@@ -404,5 +460,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/conv/max-pool-f32-matches-f64", test_max_pool_f32_matches_f64);
   g_test_add_func("/conv/max-unpool-values", test_max_unpool_values);
   g_test_add_func("/conv/refusals", test_refusals);
+  g_test_add_func("/conv/volumes-of-depth-one-windows-are-slices",
+                  test_volumes_of_depth_one_windows_are_slices);
   return g_test_run();
 }

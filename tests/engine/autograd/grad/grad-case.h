@@ -68,6 +68,8 @@ extern const grad_case grad_cases_conv_transpose[];
 extern const int grad_cases_conv_transpose_count;
 extern const grad_case grad_cases_conv1d[];
 extern const int grad_cases_conv1d_count;
+extern const grad_case grad_cases_conv3d[];
+extern const int grad_cases_conv3d_count;
 extern const grad_case grad_cases_norm[];
 extern const int grad_cases_norm_count;
 extern const grad_case grad_cases_ordering[];

@@ -12,6 +12,7 @@ const grad_family grad_families[] = {
     {grad_cases_conv, &grad_cases_conv_count},
     {grad_cases_conv_transpose, &grad_cases_conv_transpose_count},
     {grad_cases_conv1d, &grad_cases_conv1d_count},
+    {grad_cases_conv3d, &grad_cases_conv3d_count},
     {grad_cases_norm, &grad_cases_norm_count},
     {grad_cases_ordering, &grad_cases_ordering_count},
     {grad_cases_activations, &grad_cases_activations_count},
