@@ -93,6 +93,10 @@ static const doc_row rows[] = {
     {"Tensor", "digamma", METHOD, "/",
      "The digamma (psi) function, lgamma's derivative, of each element: -inf at 0, NaN at the "
      "negative integers; its gradient (trigamma) cannot be differentiated again."},
+    {"Tensor", "i0", METHOD, "/",
+     "The modified Bessel function of the first kind of order 0 of each element (its gradient "
+     "is torch.special.i1)."},
+    {"Tensor", "i0_", METHOD, "/", "i0() written into this tensor; returns it."},
     {"Tensor", "ceil_", METHOD, "/", "ceil() written into this tensor; returns it."},
     {"Tensor", "trunc_", METHOD, "/", "trunc() written into this tensor; returns it."},
     {"Tensor", "frac_", METHOD, "/", "frac() written into this tensor; returns it."},
@@ -261,6 +265,12 @@ static const doc_row rows[] = {
      "A copy with src's elements added at index along dim (repeated positions add up)."},
     {"Tensor", "scatter_add_", METHOD, "dim, index, src",
      "scatter_add() written into this tensor; returns it."},
+    {"Tensor", "scatter_reduce", METHOD, "dim, index, src, reduce, *, include_self=True",
+     "A copy with src's elements combined at index along dim by reduce ('sum', 'prod', 'mean', "
+     "'amax' or 'amin'); include_self=False leaves this tensor's values out where something "
+     "lands."},
+    {"Tensor", "scatter_reduce_", METHOD, "dim, index, src, reduce, *, include_self=True",
+     "scatter_reduce() written into this tensor; returns it."},
     {"Tensor", "index_add", METHOD, "dim, index, source, *, alpha=1",
      "A copy with alpha * source's slices added at the positions index (1-D) names along dim."},
     {"Tensor", "index_add_", METHOD, "dim, index, source, *, alpha=1",

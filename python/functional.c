@@ -145,17 +145,8 @@ static PyObject *f_linear(PyObject *m, PyObject *args, PyObject *kwargs) {
   if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!O!|O:linear", kwlist, &gsp_tensor_type, &x,
                                    &gsp_tensor_type, &w, &b))
     return NULL;
-  gs_tensor wt = gs_t(gsp_handle(w));
-  if (gs_tensor_is_none(wt))
-    return gsp_raise_engine_error();
-  gs_tensor y = gs_matmul(gsp_handle(x), wt);
-  gs_dispose(wt);
-  if (gsp_is_tensor(b) && !gs_tensor_is_none(y)) {
-    gs_tensor yb = gs_add(y, gsp_handle(b));
-    gs_dispose(y);
-    y = yb;
-  }
-  return gsp_wrap(y);
+  return gsp_wrap(
+      gs_linear(gsp_handle(x), gsp_handle(w), gsp_is_tensor(b) ? gsp_handle(b) : GS_NO_TENSOR));
 }
 
 static PyObject *f_embedding(PyObject *m, PyObject *args) {
@@ -415,6 +406,20 @@ static PyObject *f_batch_norm(PyObject *m, PyObject *args, PyObject *kwargs) {
                                 optional_tensor(w), optional_tensor(b), training, momentum, eps));
 }
 
+/* _group_norm(input, num_groups, weight, bias, eps): F.group_norm after its own checks, one
+ * node (NativeGroupNormBackward0) */
+static PyObject *f_group_norm(PyObject *m, PyObject *args) {
+  GSP_SITE();
+  (void)m;
+  PyObject *x, *w, *b;
+  long long groups;
+  double eps;
+  if (!PyArg_ParseTuple(args, "O!LOOd:_group_norm", &gsp_tensor_type, &x, &groups, &w, &b, &eps))
+    return NULL;
+  return gsp_wrap(
+      gs_group_norm(gsp_handle(x), groups, optional_tensor(w), optional_tensor(b), eps));
+}
+
 /* F.pad's 'reflect' and 'replicate' modes after pad's own checks: _reflection_pad(input, pad),
  * _replication_pad(input, pad), each one op (ReflectionPad2DBackward0, ...) */
 static PyObject *rows_pad(PyObject *args, bool reflect) {
@@ -554,6 +559,7 @@ static PyMethodDef functional_functions[] = {
     {"_conv_transpose3d", f_conv_transpose3d, METH_VARARGS, NULL},
     {"_pool3d", f_pool3d, METH_VARARGS, NULL},
     {"_reflection_pad", f_reflection_pad, METH_VARARGS, NULL},
+    {"_group_norm", f_group_norm, METH_VARARGS, NULL},
     {"_replication_pad", f_replication_pad, METH_VARARGS, NULL},
     {"_upsample_nearest", f_upsample_nearest, METH_VARARGS, NULL},
     {"_unfold", f_unfold, METH_VARARGS, NULL},

@@ -45,7 +45,6 @@ typedef enum name_rule {
   EXTREME,   /* max/min: a full reduction is "...Backward1", over a dim "...Backward0" */
   MATMUL,    /* by the operands' dims: Dot, Mv, Mm, or the view or copy matmul ends with */
   SQUEEZE,   /* squeeze() of every size-1 dim is SqueezeBackward0, of one dim SqueezeBackward1 */
-  TRANSPOSE, /* of a matrix: TBackward0 (t(), and nn.Linear's weight), else TransposeBackward0 */
 } name_rule;
 
 typedef struct torch_name {
@@ -122,7 +121,6 @@ static const torch_name NAMES[] = {
     {"SumBackward", "SumBackward", REDUCTION, "SumBackward1", 0},
     {"SumToBackward", "SumBackward1", SAME, NULL, 0},
     {"ToDtypeBackward", "ToCopyBackward0", SAME, NULL, 0},
-    {"TransposeBackward", "TransposeBackward0", TRANSPOSE, "TBackward0", 0},
     /* F.interpolate's nearest mode: torch's overload with output size and scales */
     {"UpsampleNearest1dBackward", "UpsampleNearest1DBackward1", SAME, NULL, 0},
     {"UpsampleNearest2dBackward", "UpsampleNearest2DBackward1", SAME, NULL, 0},
@@ -164,8 +162,6 @@ PyObject *gsp_node_torch_name(gs_node n) {
     int removed = gs_node_input_shape(n, 0, shape, NULL) - gs_node_output_shape(n, shape);
     return PyUnicode_FromFormat("%s%d", t->torch, removed == 1 ? 1 : 0);
   }
-  case TRANSPOSE:
-    return PyUnicode_FromString(gs_node_input_shape(n, 0, shape, NULL) == 2 ? t->other : t->torch);
   case MATMUL: { /* torch.matmul's decomposition into mm, mv, dot, views and copies */
     int a = gs_node_input_shape(n, 0, shape, NULL), b = gs_node_input_shape(n, 1, shape, NULL);
     const char *name = a == 1 && b == 1   ? "DotBackward0"

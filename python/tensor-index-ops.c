@@ -124,6 +124,44 @@ static PyObject *m_scatter_add_(PyObject *self, PyObject *args, PyObject *kwargs
   return write_back(self, scatter_added(self, args, kwargs, "iO!O!:scatter_add_"));
 }
 
+/* t.scatter_reduce(dim, index, src, reduce, *, include_self=True) */
+static gs_tensor scatter_reduced(PyObject *self, PyObject *args, PyObject *kwargs,
+                                 const char *format) {
+  int dim, include_self = 1;
+  PyObject *index, *src;
+  const char *reduce;
+  static char *kwlist[] = {"dim", "index", "src", "reduce", "include_self", NULL};
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, format, kwlist, &dim, &gsp_tensor_type, &index,
+                                   &gsp_tensor_type, &src, &reduce, &include_self))
+    return GS_NO_TENSOR;
+  static const char *const names[] = {"sum", "prod", "mean", "amax", "amin"};
+  for (int i = 0; i < 5; i++) {
+    if (strcmp(reduce, names[i]) != 0)
+      continue;
+    gs_clear_error();
+    gs_tensor r = gs_scatter_reduced(gsp_handle(self), dim, gsp_handle(index), gsp_handle(src),
+                                     (gs_scatter_reduction)i, include_self);
+    gs_error_code code = gs_last_error_code();
+    if (!r.id && (code == GS_ERR_INDEX || code == GS_ERR_DTYPE || code == GS_ERR_SHAPE))
+      PyErr_SetString(PyExc_RuntimeError, gs_last_error()); /* torch's are RuntimeErrors */
+    return r;
+  }
+  PyErr_Format(PyExc_RuntimeError,
+               "reduce argument must be either sum, prod, mean, amax or amin, got %s", reduce);
+  return GS_NO_TENSOR;
+}
+
+static PyObject *m_scatter_reduce(PyObject *self, PyObject *args, PyObject *kwargs) {
+  GSP_SITE();
+  gs_tensor r = scatter_reduced(self, args, kwargs, "iO!O!s|$p:scatter_reduce");
+  return r.id ? gsp_wrap(r) : PyErr_Occurred() ? NULL : gsp_raise_engine_error();
+}
+static PyObject *m_scatter_reduce_(PyObject *self, PyObject *args, PyObject *kwargs) {
+  GSP_SITE();
+  gs_clear_error();
+  return write_back(self, scatter_reduced(self, args, kwargs, "iO!O!s|$p:scatter_reduce_"));
+}
+
 /* t.index_add(dim, index, source, *, alpha=1) */
 static gs_tensor index_added(PyObject *self, PyObject *args, PyObject *kwargs, const char *format) {
   int dim;
@@ -420,6 +458,8 @@ static PyMethodDef tensor_index_ops_methods[] = {
     {"scatter_", GSP_FN(m_scatter_), METH_KW, NULL},
     {"scatter_add", GSP_FN(m_scatter_add), METH_KW, NULL},
     {"scatter_add_", GSP_FN(m_scatter_add_), METH_KW, NULL},
+    {"scatter_reduce", GSP_FN(m_scatter_reduce), METH_KW, NULL},
+    {"scatter_reduce_", GSP_FN(m_scatter_reduce_), METH_KW, NULL},
     {"index_add", GSP_FN(m_index_add), METH_KW, NULL},
     {"index_add_", GSP_FN(m_index_add_), METH_KW, NULL},
     {"index_fill", GSP_FN(m_index_fill), METH_KW, NULL},

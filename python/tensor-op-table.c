@@ -105,6 +105,13 @@ static const op_row op_rows[] = {
     UNARY_AND_OWN_INPLACE(exp2, gs_exp2),
     UNARY_AND_OWN_INPLACE(lgamma, gs_lgamma),
     UNARY_AND_OWN_INPLACE(digamma, gs_digamma),
+    UNARY(i0, gs_i0),
+    UNARY_INPLACE(i0_, gs_i0),
+    /* torch.special's other Bessel functions and erfcx, for gradscope.special */
+    UNARY(_special_i0e, gs_i0e),
+    UNARY(_special_i1, gs_i1),
+    UNARY(_special_i1e, gs_i1e),
+    UNARY(_special_erfcx, gs_erfcx),
     OWN_INPLACE(sin, gs_sin),
     OWN_INPLACE(cos, gs_cos),
     OWN_INPLACE(tan, gs_tan),

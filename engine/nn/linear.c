@@ -114,23 +114,43 @@ gs_module gs_linear_new(int64_t in, int64_t out, bool bias, gs_rng *rng) {
   return m;
 }
 
+gs_tensor gs_linear(gs_tensor x, gs_tensor w, gs_tensor b) {
+  gs__tensor *xt = gs__lookup(x, "linear");
+  if (!xt || !gs__lookup(w, "linear") || (b.id && !gs__lookup(b, "linear")))
+    return GS_NO_TENSOR;
+  int nd = xt->ndim;
+  gs_tensor wt = gs_t(w);
+  if (!wt.id)
+    return GS_NO_TENSOR;
+  gs_tensor y;
+  if (b.id && nd == 2) {
+    y = gs_addmm(b, x, wt, 1.0, 1.0);
+  } else if (b.id && nd == 3 && gs_is_contiguous(x)) { /* torch's fused path for 3-D input */
+    int64_t s[3];
+    gs_shape(x, s);
+    gs_tensor flat = gs_view(x, (int64_t[]){s[0] * s[1], s[2]}, 2);
+    gs_tensor r = flat.id ? gs_addmm(b, flat, wt, 1.0, 1.0) : GS_NO_TENSOR;
+    int64_t rs[2] = {0, 0};
+    if (r.id)
+      gs_shape(r, rs);
+    y = r.id ? gs_view(r, (int64_t[]){s[0], s[1], rs[1]}, 3) : GS_NO_TENSOR;
+    gs_dispose(flat);
+    gs_dispose(r);
+  } else {
+    gs_tensor xw = gs_matmul(x, wt);
+    y = b.id && xw.id ? gs_add(xw, b) : xw;
+    if (b.id)
+      gs_dispose(xw);
+  }
+  gs_dispose(wt);
+  return y;
+}
+
 gs_tensor gs_linear_forward(gs_module m, gs_tensor x) {
   gs_tensor w = gs_module_parameter(m, "weight");
   if (!w.id) {
     gs__error(GS_ERR_ARGUMENT, "linear_forward", "expected a Linear module (it has no weight)");
     return GS_NO_TENSOR;
   }
-  gs_tensor b = gs_module_parameter(m, "bias");
-  gs_tensor wt = gs_t(w);
-  gs_tensor y;
-  if (b.id && gs_ndim(x) == 2) {
-    y = gs_addmm(b, x, wt, 1.0, 1.0);
-  } else {
-    gs_tensor xw = gs_matmul(x, wt);
-    y = b.id ? gs_add(xw, b) : xw;
-    if (b.id)
-      gs_dispose(xw);
-  }
-  gs_dispose(wt);
-  return y;
+  return gs_linear(x, w, gs_module_parameter(m, "bias"));
 }

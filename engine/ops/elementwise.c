@@ -828,6 +828,58 @@ static void polygamma_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
 GS__BACKWARD_TWICE(DigammaBackward, digamma_backward);
 GS__BACKWARD_TWICE(PolygammaBackward, polygamma_backward);
 
+/* The Bessel functions' derivatives, as torch 1.13's (saved: a, and the output):
+ *   d i0 = i1, d i0e = i1e - sgn(a) i0e,
+ *   d i1 = i0 - i1 / a, d i1e = i0e - i1e (sgn(a) + 1 / a), both 0.5 where |a| <= eps
+ *   (the limit; a there is replaced by eps so the unused branch stays finite). */
+static void i0_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  grads[0] = gs__reduce_grad(n, 0, gs_mul(g, gs__formula_temp(gs_i1(gs__saved(n, 0)))));
+}
+GS__BACKWARD_TWICE(I0Backward, i0_backward);
+
+static void i0e_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  gs_tensor a = gs__saved(n, 0), out = gs__saved(n, 1);
+  gs_tensor d = gs__formula_temp(gs_sub(
+      gs__formula_temp(gs_i1e(a)), gs__formula_temp(gs_mul(gs__formula_temp(gs_sign(a)), out))));
+  grads[0] = gs__reduce_grad(n, 0, gs_mul(g, d));
+}
+GS__BACKWARD_TWICE(SpecialI0EBackward, i0e_backward);
+
+static void i1_backward_of(gs__node *n, gs_tensor g, gs_tensor *grads, bool scaled) {
+#define T(x) gs__formula_temp(x)
+  gs_tensor a = gs__saved(n, 0), out = gs__saved(n, 1);
+  double eps = gs_dtype_of(a) == GS_F32 ? 1.1920928955078125e-07 : 2.220446049250313e-16;
+  gs_tensor not_tiny = T(gs_gt_scalar(T(gs_abs(a)), eps));
+  gs_tensor safe = T(gs_where(not_tiny, a, T(gs_full_like(a, eps))));
+  gs_tensor d;
+  if (scaled)
+    d = T(gs_sub(T(gs_i0e(safe)),
+                 T(gs_mul(out, T(gs_add(T(gs_sign(safe)), T(gs_reciprocal(safe))))))));
+  else
+    d = T(gs_sub(T(gs_i0(safe)), T(gs_mul(out, T(gs_reciprocal(safe))))));
+  d = T(gs_where(not_tiny, d, T(gs_full_like(a, 0.5))));
+  grads[0] = gs__reduce_grad(n, 0, gs_mul(g, d));
+#undef T
+}
+static void i1_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  i1_backward_of(n, g, grads, false);
+}
+static void i1e_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  i1_backward_of(n, g, grads, true);
+}
+GS__BACKWARD_TWICE(SpecialI1Backward, i1_backward);
+GS__BACKWARD_TWICE(SpecialI1EBackward, i1e_backward);
+
+/* d erfcx(a) = g * (2 a erfcx(a) - 2 / sqrt(pi)) (saved: a, and the output) */
+static void erfcx_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  gs_tensor a = gs__saved(n, 0), out = gs__saved(n, 1);
+  gs_tensor d = gs__formula_temp(
+      gs_add_scalar(gs__formula_temp(gs_mul_scalar(gs__formula_temp(gs_mul(a, out)), 2.0)),
+                    -1.12837916709551257390));
+  grads[0] = gs__reduce_grad(n, 0, gs_mul(g, d));
+}
+GS__BACKWARD_TWICE(SpecialErfcxBackward, erfcx_backward);
+
 /* Each differentiable unary op's node kind, and whether its formula reads the input or the
  * output. */
 static const struct {
@@ -872,6 +924,11 @@ static const struct {
     [GS__LGAMMA] = {&LgammaBackward, GS__SAVE_INPUT},
     [GS__DIGAMMA] = {&DigammaBackward, GS__SAVE_INPUT},
     [GS__POLYGAMMA] = {&PolygammaBackward, GS__SAVE_INPUT},
+    [GS__I0] = {&I0Backward, GS__SAVE_INPUT},
+    [GS__I0E] = {&SpecialI0EBackward, GS__SAVE_BOTH},
+    [GS__I1] = {&SpecialI1Backward, GS__SAVE_BOTH},
+    [GS__I1E] = {&SpecialI1EBackward, GS__SAVE_BOTH},
+    [GS__ERFCX] = {&SpecialErfcxBackward, GS__SAVE_BOTH},
 };
 
 const gs__node_kind *gs__unary_rule(gs__unop op, gs__unary_save *save) {
@@ -886,11 +943,17 @@ static void record_unary(gs__unop op, gs_tensor h, const gs__tensor *in,
     return; /* internal ops (gelu's derivative) are not differentiated */
   gs__tensor *out = gs__lookup(h, rules[op].kind->name);
   gs__node *n = gs__record(rules[op].kind, out, 1, (const gs__tensor *[]){in},
-                           rules[op].save == GS__SAVE_NOTHING ? 0 : 1);
+                           rules[op].save == GS__SAVE_NOTHING ? 0
+                           : rules[op].save == GS__SAVE_BOTH  ? 2
+                                                              : 1);
   if (!n)
     return;
-  if (rules[op].save != GS__SAVE_NOTHING)
+  if (rules[op].save == GS__SAVE_BOTH) {
+    gs__save(n, 0, in);
+    gs__save_result(n, 1, out);
+  } else if (rules[op].save != GS__SAVE_NOTHING) {
     gs__save(n, 0, rules[op].save == GS__SAVE_INPUT ? in : out);
+  }
   n->ints[1] = op == GS__GELU_TANH; /* which gelu GeluBackward differentiates */
   if (params) {
     n->reals[0] = op == GS__CLAMP ? params->min : params->slope;
@@ -981,6 +1044,11 @@ gs_tensor gs_erfinv(gs_tensor t) { return gs__unary_op(GS__ERFINV, t, NULL, "erf
 gs_tensor gs_exp2(gs_tensor t) { return gs__unary_op(GS__EXP2, t, NULL, "exp2"); }
 gs_tensor gs_lgamma(gs_tensor t) { return gs__unary_op(GS__LGAMMA, t, NULL, "lgamma"); }
 gs_tensor gs_digamma(gs_tensor t) { return gs__unary_op(GS__DIGAMMA, t, NULL, "digamma"); }
+gs_tensor gs_i0(gs_tensor t) { return gs__unary_op(GS__I0, t, NULL, "i0"); }
+gs_tensor gs_i0e(gs_tensor t) { return gs__unary_op(GS__I0E, t, NULL, "i0e"); }
+gs_tensor gs_i1(gs_tensor t) { return gs__unary_op(GS__I1, t, NULL, "i1"); }
+gs_tensor gs_i1e(gs_tensor t) { return gs__unary_op(GS__I1E, t, NULL, "i1e"); }
+gs_tensor gs_erfcx(gs_tensor t) { return gs__unary_op(GS__ERFCX, t, NULL, "erfcx"); }
 
 gs_tensor gs_polygamma(int n, gs_tensor t) {
   if (n < 0) {

@@ -495,6 +495,28 @@ gs__loop_fn gs__scatter_loop(gs_scatter_reduce mode, gs_dtype dtype) {
   return col < 0 ? NULL : mode == GS_SCATTER_ADD ? add[col] : mul[col];
 }
 
+int gs__check_scatter_operands(const gs__tensor *t, int dim, const gs__tensor *index,
+                               const gs__tensor *src, const char *fn) {
+  if (!gs__check_index_dtype(index, false, fn))
+    return -1;
+  if (src && src->dtype != t->dtype) {
+    gs__error(GS_ERR_DTYPE, fn, "expected src of the input's dtype %s, got %s",
+              gs_dtype_name(t->dtype), gs_dtype_name(src->dtype));
+    return -1;
+  }
+  if (!check_same_ndim(t, index, "an index", fn) || (src && !check_same_ndim(t, src, "src", fn)))
+    return -1;
+  int d = gs__wrap_dim(dim, t->ndim, fn);
+  if (d < 0 || (src && !check_index_fits(index, src, -1, "src", fn)) ||
+      !check_index_fits(index, t, d, "input", fn))
+    return -1;
+  char what[64];
+  snprintf(what, sizeof what, "dim %d of size %lld", d, (long long)dim_size(t, d));
+  if (!gs__check_index_values(index, dim_size(t, d), what, fn))
+    return -1;
+  return d;
+}
+
 static const char *const reduce_names[] = {"none", "add", "multiply"};
 
 /* d scatter(t, d, index, src) = g with zeros where src was written, gather(g, d, index) */
@@ -535,21 +557,8 @@ static gs_tensor scatter_run(gs__tensor *t, int dim, gs__tensor *index, const gs
                 gs_dtype_name(t->dtype));
     return GS_NO_TENSOR;
   }
-  if (src->dtype != t->dtype) {
-    gs__error(GS_ERR_DTYPE, fn, "expected src of the input's dtype %s, got %s",
-              gs_dtype_name(t->dtype), gs_dtype_name(src->dtype));
-    return GS_NO_TENSOR;
-  }
-  if (!check_same_ndim(t, index, "an index", fn) ||
-      (!value_form && !check_same_ndim(t, src, "src", fn)))
-    return GS_NO_TENSOR;
-  int d = gs__wrap_dim(dim, t->ndim, fn);
-  if (d < 0 || (!value_form && !check_index_fits(index, src, -1, "src", fn)) ||
-      !check_index_fits(index, t, d, "input", fn))
-    return GS_NO_TENSOR;
-  char what[64];
-  snprintf(what, sizeof what, "dim %d of size %lld", d, (long long)dim_size(t, d));
-  if (!gs__check_index_values(index, dim_size(t, d), what, fn))
+  int d = gs__check_scatter_operands(t, dim, index, value_form ? NULL : src, fn);
+  if (d < 0)
     return GS_NO_TENSOR;
   bool wants_grad = gs__any_requires_grad(value_form ? 1 : 2, (const gs__tensor *[]){t, src});
   if (mode == GS_SCATTER_MULTIPLY && wants_grad) {

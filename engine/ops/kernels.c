@@ -335,6 +335,11 @@ const char *gs__binop_name(gs__binop op) {
   UNARY_LOOP(lgamma_##T, T, (T)gs__lgamma(a))                                                      \
   UNARY_LOOP(digamma_##T, T, (T)gs__digamma(a))                                                    \
   UNARY_LOOP(polygamma_##T, T, (T)gs__polygamma(prm->decimals, a))                                 \
+  UNARY_LOOP(i0_##T, T, (T)gs__i0(a))                                                              \
+  UNARY_LOOP(i0e_##T, T, (T)gs__i0e(a))                                                            \
+  UNARY_LOOP(i1_##T, T, (T)gs__i1(a))                                                              \
+  UNARY_LOOP(i1e_##T, T, (T)gs__i1e(a))                                                            \
+  UNARY_LOOP(erfcx_##T, T, (T)gs__erfcx(a))                                                        \
   UNARY_LOOP(gelu_grad_##T, T,                                                                     \
              (T)0.5 * ((T)1 + erf##SUF(a * (T)SQRT1_2)) +                                          \
                  a * exp##SUF((T)-0.5 * a * a) * (T)INV_SQRT_2PI)
@@ -528,6 +533,11 @@ static const gs__loop_fn unary_loops[GS__UNOP_COUNT][GS_DTYPE_COUNT] = {
     FLOAT_ONLY(GS__LGAMMA, lgamma),
     FLOAT_ONLY(GS__DIGAMMA, digamma),
     FLOAT_ONLY(GS__POLYGAMMA, polygamma),
+    FLOAT_ONLY(GS__I0, i0),
+    FLOAT_ONLY(GS__I0E, i0e),
+    FLOAT_ONLY(GS__I1, i1),
+    FLOAT_ONLY(GS__I1E, i1e),
+    FLOAT_ONLY(GS__ERFCX, erfcx),
     FLOAT_ONLY(GS__SILU, silu),
     FLOAT_ONLY(GS__SILU_GRAD, silu_grad),
     FLOAT_ONLY(GS__ELU, elu),

@@ -75,6 +75,7 @@ typedef enum gs__unop {
   GS__SINH, GS__COSH, GS__ERF,
   GS__ASINH, GS__ACOSH, GS__ATANH, GS__ERFC, GS__ERFINV, GS__EXP2, GS__LGAMMA, GS__DIGAMMA,
   GS__POLYGAMMA, /* order in params->decimals */
+  GS__I0, GS__I0E, GS__I1, GS__I1E, GS__ERFCX,
   GS__GELU_GRAD, /* d gelu(x) / dx: only for GeluBackward */
   GS__GELU_TANH, /* gelu's tanh form (approximate='tanh'), recorded as GeluBackward too */
   GS__GELU_TANH_GRAD, /* its derivative: only for GeluBackward */
@@ -148,7 +149,9 @@ bool gs__clamp_params(gs_dtype dtype, double min, double max, gs__unary_params *
                       const char *fn);
 
 /* What a unary op's node saves for its formula (elementwise.c's table). */
-typedef enum { GS__SAVE_NOTHING, GS__SAVE_INPUT, GS__SAVE_OUTPUT } gs__unary_save;
+/* What a unary op's node saves: nothing, its input or its output in slot 0, or both (the
+ * input in 0, the output in 1). */
+typedef enum { GS__SAVE_NOTHING, GS__SAVE_INPUT, GS__SAVE_OUTPUT, GS__SAVE_BOTH } gs__unary_save;
 /* The op's node kind (NULL: it records none, as floor) and what it saves. */
 const gs__node_kind *gs__unary_rule(gs__unop op, gs__unary_save *save);
 /* Applies a unary op to a handle, under the same rules as the public unary ops (for formulas
@@ -225,6 +228,11 @@ gs_tensor gs__checked_positions(const gs__tensor *index, int64_t size, bool wrap
  * of one element's bytes): out = src[offset] for elements of es bytes, and a scatter's write
  * (or add, multiply) at dst[offset]; NULL for a dtype the mode does not take. */
 gs__loop_fn gs__gather_loop(size_t es);
+/* A scatter's operands checked as torch checks them (index i64 with t's ndim, no larger than
+ * src, when given, in any dim nor than t in any dim but dim, its values in range; src of t's
+ * dtype): dim wrapped, or -1 after reporting. */
+int gs__check_scatter_operands(const gs__tensor *t, int dim, const gs__tensor *index,
+                               const gs__tensor *src, const char *fn);
 gs__loop_fn gs__scatter_loop(gs_scatter_reduce mode, gs_dtype dtype);
 /* false after reporting if t has overlapping elements (an expanded dim): an in-place write
  * would write one element several times (inplace.c). */
@@ -248,3 +256,10 @@ double gs__erfinv(double y);
 double gs__digamma(double x);
 /* The n-th derivative of digamma (n >= 0; n = 0 is digamma itself). */
 double gs__polygamma(int n, double x);
+/* The modified Bessel functions of the first kind of orders 0 and 1, and the same scaled by
+ * exp(-|x|); the scaled complementary error function exp(x^2) erfc(x). */
+double gs__i0(double x);
+double gs__i0e(double x);
+double gs__i1(double x);
+double gs__i1e(double x);
+double gs__erfcx(double x);

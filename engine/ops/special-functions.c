@@ -163,3 +163,67 @@ double gs__polygamma(int n, double x) {
   double factorial = exp(gs__lgamma(n + 1.0));
   return (n % 2 ? 1.0 : -1.0) * factorial * hurwitz_zeta(n + 1.0, x);
 }
+
+/* ---- modified Bessel functions of the first kind (i0, i1 and their scaled forms) --------- */
+
+/* exp(-|x|) I_nu(x) for nu 0 or 1. Up to |x| = 30 the power series
+ * I_nu(x) = (x/2)^nu sum (x^2/4)^k / (k! (k + nu)!), whose terms are all positive (no
+ * cancellation: a few ulps), scaled after; beyond, the asymptotic expansion
+ * e^-x I_nu(x) ~ (2 pi x)^-1/2 sum (-1)^k prod_{j<=k} (4 nu^2 - (2j - 1)^2) / (k! (8x)^k),
+ * whose terms fall below double's precision long before they start to grow. I1 is odd. */
+static double scaled_bessel_i(int nu, double x) {
+  double ax = fabs(x), r;
+  if (isnan(x))
+    return x;
+  if (ax <= 30.0) {
+    double q = ax * ax / 4, term = nu ? ax / 2 : 1.0, sum = term;
+    for (int k = 1; k < 500 && term > sum * 1e-17; k++) {
+      term *= q / ((double)k * (double)(k + nu));
+      sum += term;
+    }
+    r = sum * exp(-ax);
+  } else if (isinf(ax)) {
+    r = 0.0;
+  } else {
+    double mu = 4.0 * nu * nu, term = 1.0, sum = 1.0;
+    for (int k = 1; k < 40; k++) {
+      term *= -(mu - (2.0 * k - 1) * (2.0 * k - 1)) / (k * 8.0 * ax);
+      sum += term;
+      if (fabs(term) < 1e-17 * fabs(sum))
+        break;
+    }
+    r = sum / sqrt(2 * PI * ax);
+  }
+  return nu && x < 0 ? -r : r;
+}
+
+double gs__i0e(double x) { return scaled_bessel_i(0, x); }
+double gs__i1e(double x) { return scaled_bessel_i(1, x); }
+/* Unscaled: the scaled value times exp(|x|), which overflows to inf past |x| = 709.78 (a
+ * little before I0 itself does), as torch's Cephes kernels do. */
+double gs__i0(double x) { return gs__i0e(x) * exp(fabs(x)); }
+double gs__i1(double x) { return gs__i1e(x) * exp(fabs(x)); }
+
+/* erfcx(x) = exp(x^2) erfc(x), the scaled complementary error function. Above x = 26, where
+ * erfc underflows, its asymptotic series 1 / (x sqrt pi) (1 - 1/(2x^2) + 3/(2x^2)^2 - ...);
+ * below, exp(x^2) with x^2 split exactly (x = hi + lo, hi of 24 bits, so hi^2 is exact and
+ * the exponent loses no digits to the rounding of x^2) times erfc. Overflows to inf below
+ * about -26.6, as torch's. */
+double gs__erfcx(double x) {
+  if (isnan(x))
+    return x;
+  if (x > 26.0) {
+    if (isinf(x))
+      return 0.0;
+    double z = 1.0 / (2 * x * x), term = 1.0, sum = 1.0;
+    for (int k = 1; k < 12; k++) {
+      term *= -(2.0 * k - 1) * z;
+      sum += term;
+    }
+    return sum / (x * 1.77245385090551602730); /* sqrt(pi) */
+  }
+  if (x < -26.7)
+    return INFINITY;
+  double hi = (double)(float)x, lo = x - hi;
+  return exp(hi * hi) * exp(lo * (2 * hi + lo)) * erfc(x);
+}

@@ -35,6 +35,16 @@ static void transpose_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
 }
 GS__BACKWARD_TWICE(TransposeBackward, transpose_backward);
 
+/* t(): a kind of its own, as torch names it apart from transpose (TBackward0); of a vector
+ * or a scalar it is the identity. */
+static void t_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
+  if (n->inputs[0].ndim == 2)
+    transpose_backward(n, g, grads);
+  else
+    reshape_backward(n, g, grads);
+}
+GS__BACKWARD_TWICE(TBackward, t_backward);
+
 /* permute(a, p): permute the gradient by p's inverse (p in ints). */
 static void permute_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   int inverse[GS_MAX_DIMS];
@@ -204,14 +214,8 @@ gs_tensor gs_reshape(gs_tensor h, const int64_t *shape, int ndim) {
   return record_view(copy_as_shape(t, sh, ndim, "reshape"), t, &ReshapeBackward, NULL, 0);
 }
 
-gs_tensor gs_transpose(gs_tensor h, int dim0, int dim1) {
-  gs__tensor *t = gs__lookup(h, "transpose");
-  if (!t)
-    return GS_NO_TENSOR;
-  int a = gs__wrap_dim(dim0, t->ndim, "transpose");
-  int b = a < 0 ? -1 : gs__wrap_dim(dim1, t->ndim, "transpose");
-  if (b < 0)
-    return GS_NO_TENSOR;
+/* The view of t with dims a and b swapped, recorded as kind. */
+static gs_tensor swap_dims(gs__tensor *t, int a, int b, const gs__node_kind *kind, const char *fn) {
   int64_t sh[GS_MAX_DIMS], st[GS_MAX_DIMS];
   memcpy(sh, t->shape, sizeof sh);
   memcpy(st, t->strides, sizeof st);
@@ -220,8 +224,18 @@ gs_tensor gs_transpose(gs_tensor h, int dim0, int dim1) {
     st[a] = t->strides[b], st[b] = t->strides[a];
   }
   int64_t dims[2] = {a, b};
-  return record_view(gs__make_view(t, sh, st, t->ndim, t->offset, "transpose"), t,
-                     &TransposeBackward, dims, 2);
+  return record_view(gs__make_view(t, sh, st, t->ndim, t->offset, fn), t, kind, dims, 2);
+}
+
+gs_tensor gs_transpose(gs_tensor h, int dim0, int dim1) {
+  gs__tensor *t = gs__lookup(h, "transpose");
+  if (!t)
+    return GS_NO_TENSOR;
+  int a = gs__wrap_dim(dim0, t->ndim, "transpose");
+  int b = a < 0 ? -1 : gs__wrap_dim(dim1, t->ndim, "transpose");
+  if (b < 0)
+    return GS_NO_TENSOR;
+  return swap_dims(t, a, b, &TransposeBackward, "transpose");
 }
 
 gs_tensor gs_t(gs_tensor h) {
@@ -235,8 +249,8 @@ gs_tensor gs_t(gs_tensor h) {
   }
   if (t->ndim < 2)
     return record_view(gs__make_view(t, t->shape, t->strides, t->ndim, t->offset, "t"), t,
-                       &ViewBackward, NULL, 0);
-  return gs_transpose(h, 0, 1);
+                       &TBackward, NULL, 0);
+  return swap_dims(t, 0, 1, &TBackward, "t");
 }
 
 gs_tensor gs_permute(gs_tensor h, const int *dims, int ndims) {

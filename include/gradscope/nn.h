@@ -32,6 +32,10 @@ GS_API void gs_init_xavier_uniform_(gs_tensor t, gs_rng *rng);
 GS_API gs_module gs_linear_new(int64_t in_features, int64_t out_features, bool bias, gs_rng *rng);
 /* x [N, in] (or [in]) through the layer. */
 GS_API gs_tensor gs_linear_forward(gs_module linear, gs_tensor x);
+/* y = x W^T + b (bias may be GS_NO_TENSOR), as torch.nn.functional.linear, made of the ops
+ * torch 1.13 makes it of (so the graph is named as torch's): addmm for a matrix x with a bias,
+ * a view of an addmm for a contiguous 3-D x with a bias, else matmul (then an add). */
+GS_API gs_tensor gs_linear(gs_tensor x, gs_tensor weight, gs_tensor bias);
 
 /* ---- more layers (engine/nn/layers.c) ------------------------------------------------- */
 

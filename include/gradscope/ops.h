@@ -153,6 +153,16 @@ GS_API gs_tensor gs_digamma(gs_tensor t);
 /* The n-th derivative of digamma (n >= 0), as torch.polygamma: trigamma for n = 1, higher
  * orders through the Hurwitz zeta function; +-inf at 0 and the negative integers. */
 GS_API gs_tensor gs_polygamma(int n, gs_tensor t);
+/* The modified Bessel functions of the first kind I0 and I1 (torch.special.i0, i1), the same
+ * scaled by exp(-|t|) (i0e, i1e: finite where I0 and I1 overflow), and the scaled
+ * complementary error function exp(t^2) erfc(t) (erfcx); floating results (integers give the
+ * default dtype), each differentiable as torch 1.13's (d i0 = i1, d erfcx = 2 t erfcx(t) -
+ * 2 / sqrt(pi), ...). */
+GS_API gs_tensor gs_i0(gs_tensor t);
+GS_API gs_tensor gs_i0e(gs_tensor t);
+GS_API gs_tensor gs_i1(gs_tensor t);
+GS_API gs_tensor gs_i1e(gs_tensor t);
+GS_API gs_tensor gs_erfcx(gs_tensor t);
 /* ~t: bitwise not of i64, logical not of bool. */
 GS_API gs_tensor gs_bitwise_not(gs_tensor t);
 
@@ -403,6 +413,21 @@ typedef enum gs_scatter_reduce {
  * any dim nor than t in any dim but dim. A position named twice keeps one of its values. */
 GS_API gs_tensor gs_scatter(gs_tensor t, int dim, gs_tensor index, gs_tensor src,
                             gs_scatter_reduce reduce);
+/* How torch.scatter_reduce combines the values that land on one element. */
+typedef enum gs_scatter_reduction {
+  GS_SCATTER_SUM,
+  GS_SCATTER_PROD,
+  GS_SCATTER_MEAN,
+  GS_SCATTER_AMAX,
+  GS_SCATTER_AMIN,
+} gs_scatter_reduction;
+/* torch.scatter_reduce (scatter-reduce.c): a copy of t (numeric, not bool) with each element
+ * of src combined by reduce into the element index names along dim (index as gs_scatter's);
+ * include_self false: an element that receives values starts from them, not from t's. Means
+ * of integers round down. Floating results are differentiable in t and src (amax and amin
+ * split the gradient between ties, as torch 1.13). */
+GS_API gs_tensor gs_scatter_reduced(gs_tensor t, int dim, gs_tensor index, gs_tensor src,
+                                    gs_scatter_reduction reduce, bool include_self);
 /* The same with one value at every position index names (t.scatter(dim, index, 2.0)). */
 GS_API gs_tensor gs_scatter_value(gs_tensor t, int dim, gs_tensor index, double value,
                                   gs_scatter_reduce reduce);
@@ -623,6 +648,14 @@ GS_API gs_tensor gs_avg_pool3d(gs_tensor input, const gs_pool3d_options *options
  * input, weight and bias. */
 GS_API gs_tensor gs_batch_norm(gs_tensor input, gs_tensor running_mean, gs_tensor running_var,
                                gs_tensor weight, gs_tensor bias, bool training, double momentum,
+                               double eps);
+
+/* torch.nn.functional.group_norm (group-norm.c): input [N, C, ...] (floating) with its C
+ * channels split into groups of C / groups, each group of each sample normalised by its mean
+ * and biased variance (over its channels and positions), then scaled by weight and shifted by
+ * bias ([C], or GS_NO_TENSOR for 1 and 0). One node, as torch's NativeGroupNormBackward0;
+ * differentiable in input, weight and bias, twice. */
+GS_API gs_tensor gs_group_norm(gs_tensor input, int64_t groups, gs_tensor weight, gs_tensor bias,
                                double eps);
 
 #ifdef __cplusplus

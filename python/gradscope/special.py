@@ -1,5 +1,6 @@
 """gradscope.special: torch.special's functions over the engine's special-function ops
-(lgamma, digamma, polygamma, erf, erfc, erfinv, exp2, ...) and gradscope.pointwise's
+(lgamma, digamma, polygamma, erf, erfc, erfinv, exp2, the Bessel functions i0, i0e, i1,
+i1e, erfcx, ...) and gradscope.pointwise's
 compositions; every one is differentiable where torch's is. ``python3 -m gradscope.as_torch``
 answers ``torch.special`` with this module."""
 import math
@@ -69,6 +70,32 @@ def expm1(input):
 def log1p(input):
     """log(1 + x), without its cancellation."""
     return input.log1p()
+
+
+def i0(input):
+    """The modified Bessel function of the first kind of order 0; its gradient is i1."""
+    return input.i0()
+
+
+def i0e(input):
+    """i0 scaled by exp(-|x|): finite where i0 overflows."""
+    return input._special_i0e()
+
+
+def i1(input):
+    """The modified Bessel function of the first kind of order 1 (odd; gradient 0.5 at 0)."""
+    return input._special_i1()
+
+
+def i1e(input):
+    """i1 scaled by exp(-|x|): finite where i1 overflows."""
+    return input._special_i1e()
+
+
+def erfcx(input):
+    """The scaled complementary error function exp(x^2) erfc(x), without erfc's underflow;
+    its gradient is 2x erfcx(x) - 2/sqrt(pi)."""
+    return input._special_erfcx()
 
 
 def gammaln(input):

@@ -88,6 +88,7 @@ def samples():
         "params": [gs.ones(2, requires_grad=True)], "dataset": data.TensorDataset(t23()),
         "mat1": t23(), "mat2": gs.ones(3, 2), "vec": gs.ones(3), "vec2": gs.ones(3),
         "max": 5.0, "decimals": 1, "source": t23(), "indices": gs.zeros(2, 3, dtype=gs.int64),
+        "reduce": "sum",
         # by function
         ("index_select", "index"): gs.tensor([0]), ("select", "index"): 0,
         **{(op, "indices"): (gs.tensor([0]),) for op in ("index_put", "index_put_")},

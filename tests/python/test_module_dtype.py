@@ -177,8 +177,8 @@ def test_parameter_dict_registers_by_key_and_round_trips():
         pd[1] = gs.zeros(1)
     with pytest.raises(KeyError, match=r'contain "\."'):
         pd["x.y"] = gs.zeros(1)
-    with pytest.raises(KeyError):
-        pd["z"]
+    with pytest.raises(AttributeError, match="'ParameterDict' object has no attribute 'z'"):
+        pd["z"]  # torch 1.13 looks keys up as attributes
     a = pd["a"]
     assert pd.pop("a") is a and "a" not in pd and "a" not in pd.state_dict()
     pd["a"] = a

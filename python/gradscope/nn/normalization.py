@@ -33,13 +33,7 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):
         raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, "
                            f"but got input of shape {list(input.shape)} and num_groups="
                            f"{num_groups}")
-    x = input.reshape(n, num_groups, -1)
-    out = _normalize(x, 2, eps).reshape(tuple(input.shape))
-    if weight is not None:
-        out = out * _channel_view(weight, input)
-    if bias is not None:
-        out = out + _channel_view(bias, input)
-    return out
+    return _c.nn.functional._group_norm(input, num_groups, weight, bias, eps)
 
 
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,

@@ -126,7 +126,9 @@ class ParameterDict(_Module):
 
     def __getitem__(self, key):
         if key not in self.__dict__["_keys"]:
-            raise KeyError(key)
+            # torch 1.13 looks the key up as an attribute: a missing one (d[k], d.pop(k)) is
+            # its AttributeError, not a KeyError
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{key}'")
         return getattr(self, key)
 
     def __setitem__(self, key, value):

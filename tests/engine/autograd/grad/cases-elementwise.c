@@ -66,6 +66,11 @@ BINARY(f_exp2, gs_exp2(in[0]))
 BINARY(f_lgamma, gs_lgamma(in[0]))
 BINARY(f_digamma, gs_digamma(in[0]))
 BINARY(f_polygamma2, gs_polygamma(2, in[0]))
+BINARY(f_i0, gs_i0(in[0]))
+BINARY(f_i0e, gs_i0e(in[0]))
+BINARY(f_i1, gs_i1(in[0]))
+BINARY(f_i1e, gs_i1e(in[0]))
+BINARY(f_erfcx, gs_erfcx(in[0]))
 BINARY(f_prelu, gs_prelu(in[0], in[1]))
 
 /* masked_fill: where the (constant) mask row is true the value replaces x, so those
@@ -254,6 +259,26 @@ const grad_case grad_cases_elementwise[] = {
      {{.ndim = 2, .shape = {3, 4}, .layout = LAYOUT_SLICED, .lo = 1.2, .hi = 3}}},
     {"AtanhBackward", "within (-0.9, 0.9), sliced", f_atanh, 1, {GI_UNIT(LAYOUT_SLICED)}},
     {"ErfcBackward", "transposed", f_erfc, 1, {GI_T(2, 3, 4)}},
+    {"I0Backward", "transposed", f_i0, 1, {GI_T(2, 3, 4)}},
+    {"SpecialI0EBackward", "sliced", f_i0e, 1, {GI_S(2, 3, 4)}},
+    {"SpecialI1Backward", "transposed", f_i1, 1, {GI_T(2, 3, 4)}},
+    {"SpecialI1EBackward", "sliced", f_i1e, 1, {GI_S(2, 3, 4)}},
+    {"SpecialI1Backward",
+     "large, in the asymptotic range",
+     f_i1,
+     1,
+     {{.ndim = 1, .shape = {4}, .layout = LAYOUT_CONTIGUOUS, .lo = 31, .hi = 40}}},
+    {"SpecialI0EBackward",
+     "large and negative, in the asymptotic range",
+     f_i0e,
+     1,
+     {{.ndim = 1, .shape = {4}, .layout = LAYOUT_CONTIGUOUS, .lo = -40, .hi = -31}}},
+    {"SpecialErfcxBackward", "transposed", f_erfcx, 1, {GI_T(2, 3, 4)}},
+    {"SpecialErfcxBackward",
+     "large, in the asymptotic range",
+     f_erfcx,
+     1,
+     {{.ndim = 1, .shape = {4}, .layout = LAYOUT_CONTIGUOUS, .lo = 26.5, .hi = 40}}},
     {"ErfinvBackward", "within (-0.9, 0.9), transposed", f_erfinv, 1, {GI_UNIT(LAYOUT_TRANSPOSED)}},
     {"Exp2Backward", "sliced", f_exp2, 1, {GI_S(2, 3, 4)}},
     {"LgammaBackward",

@@ -20,6 +20,19 @@ static const int64_t rows_2x4[] = {0, 1, 2, 0, 2, 0, 1, 1};
 #define ROWS_2X4 i64(rows_2x4, 2, (int64_t[]){2, 4})
 FN(f_scatter, gs_scatter(in[0], 0, ROWS_2X4, in[1], GS_SCATTER_REPLACE))
 FN(f_scatter_value, gs_scatter_value(in[0], 0, ROWS_2X4, 1.5, GS_SCATTER_REPLACE))
+/* scatter_reduce into dim 0 of [3, 4] from a [2, 4] src (src's values are distinct random
+ * numbers, so amax and amin have no ties to split at the finite-difference points). */
+#define REDUCE_CASE(NAME, MODE, SELF)                                                              \
+  FN(NAME, gs_scatter_reduced(in[0], 0, ROWS_2X4, in[1], MODE, SELF))
+static const int64_t rows_repeat[] = {0, 1, 2, 0, 0, 1, 2, 0};
+#define ROWS_REPEAT i64(rows_repeat, 2, (int64_t[]){2, 4})
+REDUCE_CASE(f_sr_sum, GS_SCATTER_SUM, true)
+REDUCE_CASE(f_sr_prod, GS_SCATTER_PROD, false)
+REDUCE_CASE(f_sr_mean, GS_SCATTER_MEAN, false)
+REDUCE_CASE(f_sr_amax, GS_SCATTER_AMAX, true)
+FN(f_sr_amin_repeat, gs_scatter_reduced(in[0], 0, ROWS_REPEAT, in[1], GS_SCATTER_AMIN, false))
+FN(f_sr_prod_repeat, gs_scatter_reduced(in[0], 0, ROWS_REPEAT, in[1], GS_SCATTER_PROD, true))
+FN(f_sr_mean_dim1, gs_scatter_reduced(in[0], 1, ROWS_2X4, in[1], GS_SCATTER_MEAN, true))
 static const int64_t picks_3[] = {2, 0, 2};
 #define PICKS_3 i64(picks_3, 1, (int64_t[]){3})
 FN(f_index_add, gs_index_add(in[0], 1, PICKS_3, in[1], 2.0))
@@ -103,6 +116,25 @@ FN(f_trace, gs_trace(in[0]))
 const grad_case grad_cases_index_write[] = {
     {"ScatterBackward", "src into dim 0 of [3, 4]", f_scatter, 2, {GI(2, 3, 4), GI_T(2, 2, 5)}},
     {"ScatterValueBackward", "1.5 into dim 0 of [3, 4]", f_scatter_value, 1, {GI_S(2, 3, 4)}},
+    {"ScatterReduceBackward", "sum, include_self", f_sr_sum, 2, {GI(2, 3, 4), GI_T(2, 2, 4)}},
+    {"ScatterReduceBackward", "prod, not include_self", f_sr_prod, 2, {GI_S(2, 3, 4), GI(2, 2, 4)}},
+    {"ScatterReduceBackward", "mean, not include_self", f_sr_mean, 2, {GI(2, 3, 4), GI_S(2, 2, 4)}},
+    {"ScatterReduceBackward", "amax, include_self", f_sr_amax, 2, {GI_T(2, 3, 4), GI(2, 2, 4)}},
+    {"ScatterReduceBackward",
+     "amin, repeats, not include_self",
+     f_sr_amin_repeat,
+     2,
+     {GI(2, 3, 4), GI(2, 2, 4)}},
+    {"ScatterReduceBackward",
+     "prod, repeats, include_self",
+     f_sr_prod_repeat,
+     2,
+     {GI(2, 3, 4), GI_T(2, 2, 4)}},
+    {"ScatterReduceBackward",
+     "mean along dim 1, include_self",
+     f_sr_mean_dim1,
+     2,
+     {GI(2, 4, 3), GI(2, 2, 4)}},
     {"IndexAddBackward", "alpha 2, column 2 twice", f_index_add, 2, {GI(2, 2, 4), GI_T(2, 2, 3)}},
     {"IndexFillBackward", "columns {2, 0} of [3, 4]", f_index_fill, 1, {GI_T(2, 3, 4)}},
     {"TakeBackward", "negative and repeated positions", f_take, 1, {GI_S(2, 3, 4)}},

@@ -129,11 +129,11 @@ static gs_tensor f_stale_view(const gs_tensor *in, int n, void *u) {
 const grad_case grad_cases_views[] = {
     {"ViewBackward", "view [3, 4] as [4, -1]", f_view, 1, {GI_S(2, 3, 4)}},
     {"AliasBackward", "alias of a sliced [3, 4]", f_alias, 1, {GI_S(2, 3, 4)}},
-    {"ViewBackward", "t of a 1-D tensor", f_t, 1, {GI(1, 5)}},
+    {"TBackward", "t of a 1-D tensor", f_t, 1, {GI(1, 5)}},
     {"ReshapeBackward", "reshape of a transposed view copies", f_reshape_copy, 1, {GI(2, 3, 4)}},
     {"ReshapeBackward", "flatten", f_flatten, 1, {GI_T(3, 2, 3, 4)}},
     {"TransposeBackward", "transpose(0, 2)", f_transpose, 1, {GI_S(3, 2, 3, 4)}},
-    {"TransposeBackward", "t", f_t, 1, {GI_T(2, 3, 4)}},
+    {"TBackward", "t", f_t, 1, {GI_T(2, 3, 4)}},
     {"PermuteBackward", "permute(2, 0, 1)", f_permute, 1, {GI_T(3, 2, 3, 4)}},
     {"SliceBackward", "slice with step 2", f_slice, 1, {GI_S(3, 2, 5, 3)}},
     {"SliceBackward", "narrow", f_narrow, 1, {GI_T(2, 4, 3)}},
