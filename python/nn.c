@@ -1194,7 +1194,7 @@ static int momentum_converter(PyObject *o, void *out) {
 /* nn.BatchNorm1d / 2d / 3d(num_features, eps=1e-5, momentum=0.1, affine=True,
  * track_running_stats=True): torch's options (gs_batch_norm_options). The Python classes read
  * and change eps and momentum through _batch_norm_options and _batch_norm_configure, and print
- * them as they are then (nn/batch_norm.py). */
+ * them as they are then (nn/layer_attributes.py). */
 static PyObject *batch_norm_module(PyObject *args, PyObject *kwargs, int spatial, const char *fn) {
   GSP_SITE();
   long long features;
@@ -1231,6 +1231,46 @@ static PyObject *f_batch_norm_options(PyObject *mod, PyObject *layer) {
   return Py_BuildValue("{s:L,s:d,s:N,s:O,s:O}", "num_features", (long long)features, "eps", o.eps,
                        "momentum", momentum, "affine", o.affine ? Py_True : Py_False,
                        "track_running_stats", o.track_running_stats ? Py_True : Py_False);
+}
+
+/* _dropout_p(module) / _dropout_set_p(module, p): a Dropout's p, read and changed (torch
+ * reads dropout.p at each call); _module_inplace(module): its inplace flag. */
+static PyObject *f_dropout_p(PyObject *mod, PyObject *layer) {
+  (void)mod;
+  GSP_SITE();
+  gs_clear_error();
+  double p = gsp_is_module(layer) ? gs_dropout_p(gsp_module_handle(layer)) : -1.0;
+  if (!gsp_is_module(layer)) {
+    PyErr_Format(PyExc_TypeError, "expected a Dropout module, got %s", Py_TYPE(layer)->tp_name);
+    return NULL;
+  }
+  return p < 0 ? gsp_raise_engine_error() : PyFloat_FromDouble(p);
+}
+
+static PyObject *f_dropout_set_p(PyObject *mod, PyObject *args) {
+  (void)mod;
+  GSP_SITE();
+  PyObject *layer;
+  double p;
+  if (!PyArg_ParseTuple(args, "Od:_dropout_set_p", &layer, &p))
+    return NULL;
+  if (!gsp_is_module(layer)) {
+    PyErr_Format(PyExc_TypeError, "expected a Dropout module, got %s", Py_TYPE(layer)->tp_name);
+    return NULL;
+  }
+  gs_clear_error();
+  if (!gs_dropout_set_p(gsp_module_handle(layer), p))
+    return gsp_raise_engine_error();
+  Py_RETURN_NONE;
+}
+
+static PyObject *f_module_inplace(PyObject *mod, PyObject *layer) {
+  (void)mod;
+  if (!gsp_is_module(layer)) {
+    PyErr_Format(PyExc_TypeError, "expected a module, got %s", Py_TYPE(layer)->tp_name);
+    return NULL;
+  }
+  return PyBool_FromLong(((gsp_module *)layer)->inplace);
 }
 
 /* _batch_norm_configure(module, eps, momentum): later forwards use them (momentum None: a
@@ -1505,6 +1545,9 @@ static PyMethodDef nn_functions[] = {
     {"_Parameter", GSP_FN(f_Parameter), METH_VARARGS | METH_KEYWORDS, NULL},
     {"_batch_norm_options", GSP_FN(f_batch_norm_options), METH_O, NULL},
     {"_batch_norm_configure", GSP_FN(f_batch_norm_configure), METH_VARARGS, NULL},
+    {"_dropout_p", GSP_FN(f_dropout_p), METH_O, NULL},
+    {"_dropout_set_p", GSP_FN(f_dropout_set_p), METH_VARARGS, NULL},
+    {"_module_inplace", GSP_FN(f_module_inplace), METH_O, NULL},
     {NULL, NULL, 0, NULL},
 };
 

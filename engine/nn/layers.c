@@ -68,6 +68,23 @@ gs_module gs_dropout_new(double p, gs_rng *rng) {
   return gs_module_new_typed(&dropout_type, config);
 }
 
+double gs_dropout_p(gs_module m) {
+  const dropout_config *config = gs__module_data_as(m, &dropout_type, "dropout_p");
+  return config ? config->p : -1.0;
+}
+
+bool gs_dropout_set_p(gs_module m, double p) {
+  dropout_config *config = gs__module_data_as(m, &dropout_type, "dropout_set_p");
+  if (!config)
+    return false;
+  if (!(p >= 0.0 && p < 1.0)) {
+    gs__error(GS_ERR_ARGUMENT, "dropout_set_p", "expected p in [0, 1), got %g", p);
+    return false;
+  }
+  config->p = p;
+  return true;
+}
+
 /* ---- embedding ---------------------------------------------------------------------- */
 
 static const gs_module_type embedding_type = {"Embedding", gs_embedding_forward, NULL};

@@ -49,6 +49,11 @@ GS_API gs_tensor gs_dropout(gs_tensor x, double p, bool training, gs_rng *rng);
  * train/eval mode (gs_module_train; training by default). rng (NULL: the default generator)
  * must outlive the module. p must lie in [0, 1). */
 GS_API gs_module gs_dropout_new(double p, gs_rng *rng);
+/* A Dropout module's p, or -1 after an error if m is not one. */
+GS_API double gs_dropout_p(gs_module m);
+/* Changes the p later forwards use (torch reads dropout.p at each call); p must lie in
+ * [0, 1). false after an error (the module is unchanged). */
+GS_API bool gs_dropout_set_p(gs_module m, double p);
 
 /* Embedding: a module with parameter "weight" [num_embeddings, dim] (f32) initialised N(0, 1)
  * as torch.nn.Embedding. */

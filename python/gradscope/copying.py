@@ -84,9 +84,11 @@ def _module_deepcopy(self, memo):
             new.register_buffer(name, _tensor_deepcopy(buffer, {}), persistent=persistent)
     _match_dtypes(self, new)
     _match_parameter_order(self, new)
-    from gradscope.nn import batch_norm
-    if isinstance(self, batch_norm.CLASSES):  # options changed since construction
+    from gradscope.nn import layer_attributes
+    if isinstance(self, layer_attributes.BATCH_NORMS):  # options changed since construction
         new.eps, new.momentum = self.eps, self.momentum
+    if isinstance(self, _c.nn.Dropout):
+        new.p = self.p
     new.load_state_dict(self.state_dict())
     new.train(self.training)
     return new

@@ -168,3 +168,21 @@ def test_deepcopy_keeps_the_order_parameters_were_registered_in():
     twin = copy.deepcopy(lin)
     assert [n for n, _ in twin.named_parameters()] == ["bias", "weight"]
     assert [tuple(p.shape) for p in twin.parameters()] == [(3,), (3, 2)]
+
+
+def test_dropout_p_changed_after_construction_is_used():
+    import copy
+    d = gs.nn.Dropout(0.5, inplace=False)
+    assert (d.p, d.inplace) == (0.5, False)
+    d.p = 0.0  # torch reads p at each call: no element is dropped now
+    x = gs.ones(1000)
+    assert d(x).tolist() == x.tolist()
+    assert repr(d) == "Dropout(p=0.0, inplace=False)"
+    d.p = 0.9
+    kept = int((d(x) != 0).sum().item())
+    assert 20 < kept < 250  # about a tenth survives
+    assert copy.deepcopy(d).p == 0.9
+    with pytest.raises(ValueError, match="expected p in \\[0, 1\\)"):
+        d.p = 1.5
+    assert d.p == 0.9
+    assert gs.nn.Dropout(0.2, inplace=True).inplace is True

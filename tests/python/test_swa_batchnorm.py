@@ -209,3 +209,11 @@ def test_as_torch_runs_an_swa_program(tmp_path):
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     assert r.stdout.split() == ["3", "0.1"]
+
+
+def test_dropout_attributes_and_print_text_as_torchs():
+    for p, inplace in ((0.5, False), (0.25, True)):
+        g, t = gs.nn.Dropout(p, inplace=inplace), torch.nn.Dropout(p, inplace=inplace)
+        assert (g.p, g.inplace, repr(g)) == (t.p, t.inplace, repr(t))
+        g.p = t.p = 0.125
+        assert repr(g) == repr(t)

@@ -38,14 +38,15 @@ from gradscope.nn.window_ops import (Bilinear, LocalResponseNorm, LPPool1d,  # n
 from gradscope.nn.probabilistic_losses import (GaussianNLLLoss,  # noqa: E402,F401
                                                MultiLabelSoftMarginLoss, MultiMarginLoss,
                                                PoissonNLLLoss)
-from gradscope.nn import batch_norm as _batch_norm  # noqa: E402
+from gradscope.nn import layer_attributes as _layer_attributes  # noqa: E402
 from gradscope.nn.transformer import (EmbeddingBag, MultiheadAttention,  # noqa: E402,F401
                                       Transformer, TransformerDecoder,
                                       TransformerDecoderLayer, TransformerEncoder,
                                       TransformerEncoderLayer)
 
 
-_batch_norm.add_attributes(BatchNorm1d, BatchNorm2d, BatchNorm3d)  # noqa: F821  (re-exported above)
+_layer_attributes.add_batch_norm_attributes(BatchNorm1d, BatchNorm2d, BatchNorm3d)  # noqa: F821
+_layer_attributes.add_dropout_attributes(Dropout)  # noqa: F821  (both re-exported above)
 
 def _embedding_from_pretrained(cls, embeddings, freeze=True, padding_idx=None, max_norm=None,
                                norm_type=2.0, scale_grad_by_freq=False, sparse=False):

@@ -9,7 +9,7 @@ import warnings
 
 from gradscope import _gradscope as _c
 from gradscope._missing import unsupported as _unsupported
-from gradscope.nn import Module, batch_norm as _batch_norm
+from gradscope.nn import Module, layer_attributes as _layer_attributes
 from gradscope.optim.lr_scheduler import _LRScheduler
 
 
@@ -62,7 +62,7 @@ def update_bn(loader, model, device=None):
     then each layer's momentum and model's training mode are as they were."""
     momenta = {}
     for module in model.modules():
-        if isinstance(module, _batch_norm.CLASSES) and module.track_running_stats:
+        if isinstance(module, _layer_attributes.BATCH_NORMS) and module.track_running_stats:
             with _c.no_grad():
                 module.running_mean.zero_()
                 module.running_var.fill_(1.0)

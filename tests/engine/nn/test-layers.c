@@ -52,7 +52,18 @@ static void test_dropout_errors(void) {
   EXPECT_ERROR(gs_dropout(x, -0.1, false, NULL), "dropout: expected p in [0, 1), got -0.1");
   gs_tensor i = gs_zeros(GS_I64, (int64_t[]){3}, 1);
   EXPECT_ERROR(gs_dropout(i, 0.5, true, NULL), "dropout: expected a floating tensor");
-  gs_dispose(x), gs_dispose(i);
+  /* the module's p changed after construction is the one its forwards use */
+  gs_module d = gs_dropout_new(0.5, NULL);
+  g_assert_cmpfloat(gs_dropout_p(d), ==, 0.5);
+  g_assert_true(gs_dropout_set_p(d, 0.0));
+  gs_tensor y = gs_module_forward(d, x);
+  test_assert_values(y, (int64_t[]){3}, 1, (double[]){1, 1, 1}, 0, 0);
+  EXPECT_ERROR(gs_dropout_set_p(d, 1.0), "dropout_set_p: expected p in [0, 1), got 1");
+  g_assert_cmpfloat(gs_dropout_p(d), ==, 0.0);
+  gs_module relu = gs_relu_new();
+  EXPECT_ERROR(gs_dropout_p(relu), "dropout_p");
+  gs_dispose(x), gs_dispose(i), gs_dispose(y);
+  gs_module_dispose(d), gs_module_dispose(relu);
 }
 
 static void test_embedding(void) {
