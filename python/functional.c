@@ -511,6 +511,23 @@ static PyObject *f_grid_sample(PyObject *m, PyObject *args) {
                                  (gs_grid_padding)padding, align != 0));
 }
 
+/* F.ctc_loss after its checks: _ctc_loss(log_probs [T, N, C], targets (i64, concatenated),
+ * input_lengths, target_lengths (i64 [N]), blank, zero_infinity): the per-sample losses, one op
+ * (CtcLossBackward0) */
+static PyObject *f_ctc_loss(PyObject *m, PyObject *args) {
+  GSP_SITE();
+  (void)m;
+  PyObject *lp, *targets, *il, *tl;
+  long long blank;
+  int zero_infinity;
+  if (!PyArg_ParseTuple(args, "O!O!O!O!Lp:_ctc_loss", &gsp_tensor_type, &lp, &gsp_tensor_type,
+                        &targets, &gsp_tensor_type, &il, &gsp_tensor_type, &tl, &blank,
+                        &zero_infinity))
+    return NULL;
+  return gsp_wrap(gs_ctc_loss(gsp_handle(lp), gsp_handle(targets), gsp_handle(il), gsp_handle(tl),
+                              blank, zero_infinity != 0));
+}
+
 /* F.affine_grid after its checks: _affine_grid(theta, size, align_corners), size 4 or 5 ints;
  * one op (AffineGridGeneratorBackward0) */
 static PyObject *f_affine_grid(PyObject *m, PyObject *args) {
@@ -565,6 +582,7 @@ static PyMethodDef functional_functions[] = {
     {"_unfold", f_unfold, METH_VARARGS, NULL},
     {"_upsample_bicubic2d", f_upsample_bicubic2d, METH_VARARGS, NULL},
     {"_grid_sample", f_grid_sample, METH_VARARGS, NULL},
+    {"_ctc_loss", f_ctc_loss, METH_VARARGS, NULL},
     {"_affine_grid", f_affine_grid, METH_VARARGS, NULL},
     {"max_pool2d", GSP_FN(f_max_pool2d), KW, NULL},
     {"avg_pool2d", GSP_FN(f_avg_pool2d), KW, NULL},

@@ -60,6 +60,15 @@ GS_API gs_tensor gs_mse_loss(gs_tensor input, gs_tensor target, gs_reduction red
 GS_API gs_tensor gs_binary_cross_entropy_with_logits(gs_tensor logits, gs_tensor targets,
                                                      gs_reduction reduction);
 
+/* torch.nn.functional.ctc_loss(reduction='none'): each sample's negative log-likelihood of its
+ * target over every alignment (blank labels between and around, repeats merged). log_probs
+ * [T, N, C] (floating; log-softmax outputs), targets i64 1-D (the samples' targets one after
+ * another), input_lengths and target_lengths i64 [N]. zero_infinity: an impossible alignment
+ * gives 0 (and gradient 0) instead of inf. Differentiable in log_probs with torch 1.13's
+ * gradient (log_softmax's normalisation folded in: exact through a log_softmax). */
+GS_API gs_tensor gs_ctc_loss(gs_tensor log_probs, gs_tensor targets, gs_tensor input_lengths,
+                             gs_tensor target_lengths, int64_t blank, bool zero_infinity);
+
 #ifdef __cplusplus
 }
 #endif

@@ -35,6 +35,7 @@ from gradscope.nn.shrink_activations import (CELU, AlphaDropout, Hardshrink,  # 
                                              RReLU, Softshrink, Tanhshrink, Threshold)
 from gradscope.nn.window_ops import (Bilinear, LocalResponseNorm, LPPool1d,  # noqa: E402,F401
                                      LPPool2d, MaxUnpool1d, MaxUnpool2d)
+from gradscope.nn.ctc import CTCLoss  # noqa: E402,F401
 from gradscope.nn.probabilistic_losses import (GaussianNLLLoss,  # noqa: E402,F401
                                                MultiLabelSoftMarginLoss, MultiMarginLoss,
                                                PoissonNLLLoss)

@@ -84,3 +84,5 @@ extern const grad_case grad_cases_activations[];
 extern const int grad_cases_activations_count;
 extern const grad_case grad_cases_resample[];
 extern const int grad_cases_resample_count;
+extern const grad_case grad_cases_ctc[];
+extern const int grad_cases_ctc_count;

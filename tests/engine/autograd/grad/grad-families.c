@@ -20,6 +20,7 @@ const grad_family grad_families[] = {
     {grad_cases_lu, &grad_cases_lu_count},
     {grad_cases_decompose, &grad_cases_decompose_count},
     {grad_cases_resample, &grad_cases_resample_count},
+    {grad_cases_ctc, &grad_cases_ctc_count},
 };
 const size_t grad_family_count = G_N_ELEMENTS(grad_families);
 
