@@ -196,17 +196,9 @@ class Identity(BasePruningMethod):
         return super().apply(module, name)
 
 
-def _entries_zeroed(scores, default_mask, count, largest):
-    """default_mask with the entries of the count largest (or smallest) scores zeroed."""
-    mask = default_mask.clone()
-    if count:
-        flat = mask.view(-1)
-        flat[gradscope.topk(scores.reshape(-1), k=count, largest=largest).indices] = 0
-    return mask
-
-
-class RandomUnstructured(BasePruningMethod):
-    """Prunes amount (a fraction, or a count) of the entries, chosen at random."""
+class _UnstructuredBy(BasePruningMethod):
+    """Prunes amount (a fraction, or a count) of the entries: those whose score (_scores) is
+    largest or smallest (_LARGEST), among the entries default_mask keeps."""
 
     PRUNING_TYPE = "unstructured"
 
@@ -217,26 +209,35 @@ class RandomUnstructured(BasePruningMethod):
     def compute_mask(self, t, default_mask):
         count = _compute_nparams_toprune(self.amount, t.nelement())
         _validate_pruning_amount(self.amount, t.nelement())
-        return _entries_zeroed(gradscope.rand_like(t), default_mask, count, largest=True)
+        mask = default_mask.clone()
+        if count:
+            chosen = gradscope.topk(self._scores(t).reshape(-1), k=count, largest=self._LARGEST)
+            mask.view(-1)[chosen.indices] = 0
+        return mask
+
+
+class RandomUnstructured(_UnstructuredBy):
+    """Prunes amount (a fraction, or a count) of the entries, chosen at random."""
+
+    _LARGEST = True
+
+    @staticmethod
+    def _scores(t):
+        return gradscope.rand_like(t)
 
     @classmethod
     def apply(cls, module, name, amount):
         return super().apply(module, name, amount=amount)
 
 
-class L1Unstructured(BasePruningMethod):
+class L1Unstructured(_UnstructuredBy):
     """Prunes amount (a fraction, or a count) of the entries of smallest magnitude."""
 
-    PRUNING_TYPE = "unstructured"
+    _LARGEST = False
 
-    def __init__(self, amount):
-        _validate_pruning_amount_init(amount)
-        self.amount = amount
-
-    def compute_mask(self, t, default_mask):
-        count = _compute_nparams_toprune(self.amount, t.nelement())
-        _validate_pruning_amount(self.amount, t.nelement())
-        return _entries_zeroed(t.abs(), default_mask, count, largest=False)
+    @staticmethod
+    def _scores(t):
+        return t.abs()
 
     @classmethod
     def apply(cls, module, name, amount, importance_scores=None):
