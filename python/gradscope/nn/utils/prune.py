@@ -251,8 +251,9 @@ def _channel_mask(t, dim, kept_channels):
     return mask
 
 
-class RandomStructured(BasePruningMethod):
-    """Prunes amount (a fraction, or a count) of the channels along dim, chosen at random."""
+class _StructuredBy(BasePruningMethod):
+    """Prunes amount (a fraction, or a count) of the channels along dim: _kept_channels says
+    which stay (indices or a bool mask), among the entries default_mask keeps."""
 
     PRUNING_TYPE = "structured"
 
@@ -269,40 +270,33 @@ class RandomStructured(BasePruningMethod):
         _validate_pruning_amount(self.amount, channels)
         if count == 0:
             return default_mask
-        draws = gradscope.rand(channels)
-        threshold = gradscope.kthvalue(draws, k=count).values
-        mask = _channel_mask(t, self.dim % t.dim(), draws > threshold)
+        dim = self.dim % t.dim()
+        mask = _channel_mask(t, dim, self._kept_channels(t, dim, channels, count))
         return mask * default_mask.to(dtype=mask.dtype)
+
+
+class RandomStructured(_StructuredBy):
+    """Prunes amount (a fraction, or a count) of the channels along dim, chosen at random."""
+
+    def _kept_channels(self, t, dim, channels, count):
+        draws = gradscope.rand(channels)
+        return draws > gradscope.kthvalue(draws, k=count).values
 
     @classmethod
     def apply(cls, module, name, amount, dim=-1):
         return super().apply(module, name, amount=amount, dim=dim)
 
 
-class LnStructured(BasePruningMethod):
+class LnStructured(_StructuredBy):
     """Prunes amount (a fraction, or a count) of the channels along dim of smallest n-norm."""
 
-    PRUNING_TYPE = "structured"
-
     def __init__(self, amount, n, dim=-1):
-        _validate_pruning_amount_init(amount)
-        self.amount = amount
+        super().__init__(amount, dim)
         self.n = n
-        self.dim = dim
 
-    def compute_mask(self, t, default_mask):
-        _validate_structured_pruning(t)
-        _validate_pruning_dim(t, self.dim)
-        channels = t.shape[self.dim]
-        count = _compute_nparams_toprune(self.amount, channels)
-        _validate_pruning_amount(self.amount, channels)
-        if count == 0:
-            return default_mask
-        dim = self.dim % t.dim()
+    def _kept_channels(self, t, dim, channels, count):
         norms = gradscope.norm(t, p=self.n, dim=[d for d in range(t.dim()) if d != dim])
-        kept = gradscope.topk(norms, k=channels - count, largest=True).indices
-        mask = _channel_mask(t, dim, kept)
-        return mask * default_mask.to(dtype=mask.dtype)
+        return gradscope.topk(norms, k=channels - count, largest=True).indices
 
     @classmethod
     def apply(cls, module, name, amount, n, dim, importance_scores=None):
