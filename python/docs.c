@@ -461,7 +461,11 @@ static const doc_row rows[] = {
     {"F", "layer_norm", FUNCTION, "input, normalized_shape, weight=None, bias=None, eps=1e-05",
      "Normalises over the last dims to mean 0 and variance 1, then scales and shifts."},
     {"F", "linear", FUNCTION, "input, weight, bias=None", "input @ weight.T + bias."},
-    {"F", "embedding", FUNCTION, "input, weight, /", "The rows of weight at the indices in input."},
+    {"F", "embedding", FUNCTION,
+     "input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False, "
+     "sparse=False",
+     "The rows of weight at the indices in input (padding_idx's row gets no gradient; max_norm "
+     "renormalises the rows read, in place)."},
     {"F", "leaky_relu", FUNCTION, "input, negative_slope=0.01, inplace=False",
      "x, or negative_slope * x below zero (inplace gives a new tensor)."},
     {"F", "silu", FUNCTION, "input, inplace=False", "x * sigmoid(x) (inplace gives a new tensor)."},
@@ -559,10 +563,16 @@ static const doc_row rows[] = {
      "gelu() as a module: the exact form, or torch's tanh form with approximate='tanh'."},
     {"nn", "Dropout", FUNCTION, "p=0.5, inplace=False",
      "F.dropout as a module: active in train(), a no-op in eval()."},
-    {"nn", "Embedding", FUNCTION, "num_embeddings, embedding_dim",
-     "A table of num_embeddings vectors; forward(indices) picks rows."},
-    {"nn", "LayerNorm", FUNCTION, "normalized_shape, eps=1e-05",
-     "Layer normalisation over the last dim, with a learned scale and shift."},
+    {"nn", "Embedding", FUNCTION,
+     "num_embeddings, embedding_dim, padding_idx=None, max_norm=None, norm_type=2.0, "
+     "scale_grad_by_freq=False, sparse=False, _weight=None, _freeze=False, device=None, "
+     "dtype=None",
+     "A table of num_embeddings vectors; forward(indices) picks rows (padding_idx's row starts "
+     "at zero and gets no gradient)."},
+    {"nn", "LayerNorm", FUNCTION,
+     "normalized_shape, eps=1e-05, elementwise_affine=True, device=None, dtype=None",
+     "Layer normalisation over the last dims (normalized_shape), with a learned elementwise "
+     "scale and shift unless elementwise_affine=False."},
     {"nn", "Sequential", FUNCTION, "*modules", "The modules applied one after another."},
     {"nn", "RNN", FUNCTION,
      "input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0, "

@@ -122,18 +122,18 @@ static PyObject *f_layer_norm(PyObject *m, PyObject *args, PyObject *kwargs) {
   if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!O|OOd:layer_norm", kwlist, &gsp_tensor_type,
                                    &x, &shape, &w, &b, &eps))
     return NULL;
-  /* The engine normalises over the last dimension: normalized_shape must name just it. */
   int64_t dims[GS_MAX_DIMS];
-  int nd = PyLong_Check(shape) ? 1 : gsp_shape_from_sequence(shape, dims);
-  if (nd < 0)
-    return NULL;
-  if (nd != 1) {
-    PyErr_SetString(PyExc_ValueError, "layer_norm(): only the last dimension can be normalised");
+  int nd = 1;
+  if (PyLong_Check(shape)) {
+    dims[0] = PyLong_AsLongLong(shape);
+    if (PyErr_Occurred())
+      return NULL;
+  } else if ((nd = gsp_shape_from_sequence(shape, dims)) < 0) {
     return NULL;
   }
   gs_tensor tw = gsp_is_tensor(w) ? gsp_handle(w) : GS_NO_TENSOR;
   gs_tensor tb = gsp_is_tensor(b) ? gsp_handle(b) : GS_NO_TENSOR;
-  return gsp_wrap(gs_layer_norm(gsp_handle(x), tw, tb, eps));
+  return gsp_wrap(gs_layer_norm_shape(gsp_handle(x), dims, nd, tw, tb, eps));
 }
 
 /* x @ w.T + b, as F.linear. */
@@ -149,13 +149,49 @@ static PyObject *f_linear(PyObject *m, PyObject *args, PyObject *kwargs) {
       gs_linear(gsp_handle(x), gsp_handle(w), gsp_is_tensor(b) ? gsp_handle(b) : GS_NO_TENSOR));
 }
 
-static PyObject *f_embedding(PyObject *m, PyObject *args) {
+/* F.embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
+ * scale_grad_by_freq=False, sparse=False) as torch's: a negative padding_idx counts from the
+ * end; max_norm renormalises the rows input names in place first (gs_embedding_renorm_). */
+static PyObject *f_embedding(PyObject *m, PyObject *args, PyObject *kwargs) {
   GSP_SITE();
   (void)m;
-  PyObject *idx, *w;
-  if (!PyArg_ParseTuple(args, "O!O!:embedding", &gsp_tensor_type, &idx, &gsp_tensor_type, &w))
+  PyObject *idx, *w, *padding = Py_None, *max_norm = Py_None;
+  double norm_type = 2.0;
+  int scale = 0, sparse = 0;
+  static char *kwlist[] = {"input",    "weight",    "padding_idx",
+                           "max_norm", "norm_type", "scale_grad_by_freq",
+                           "sparse",   NULL};
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!O!|OOdpp:embedding", kwlist, &gsp_tensor_type,
+                                   &idx, &gsp_tensor_type, &w, &padding, &max_norm, &norm_type,
+                                   &scale, &sparse))
     return NULL;
-  return gsp_wrap(gs_embedding(gsp_handle(w), gsp_handle(idx)));
+  if (sparse) {
+    PyErr_SetString(PyExc_NotImplementedError,
+                    "embedding(sparse=True) is not supported by gradscope yet: it has no sparse "
+                    "gradients");
+    return NULL;
+  }
+  gs_tensor weight = gsp_handle(w), index = gsp_handle(idx);
+  int64_t rows = gs_ndim(weight) == 2 ? gs_size(weight, 0) : 0, pad = -1;
+  if (padding != Py_None) {
+    long long p = PyLong_AsLongLong(padding);
+    if (p == -1 && PyErr_Occurred())
+      return NULL;
+    if (p < -rows || p >= rows) {
+      PyErr_SetString(PyExc_AssertionError, "Padding_idx must be within num_embeddings");
+      return NULL;
+    }
+    pad = p < 0 ? p + rows : p;
+  }
+  gs_clear_error();
+  if (max_norm != Py_None) {
+    double limit = PyFloat_AsDouble(max_norm);
+    if (limit == -1.0 && PyErr_Occurred())
+      return NULL;
+    if (!gs_embedding_renorm_(weight, index, limit, norm_type))
+      return gsp_raise_engine_error();
+  }
+  return gsp_wrap(gs_embedding_with(weight, index, pad, scale));
 }
 
 static PyObject *f_leaky_relu(PyObject *m, PyObject *args, PyObject *kwargs) {
@@ -567,7 +603,7 @@ static PyMethodDef functional_functions[] = {
     {"dropout", GSP_FN(f_dropout), KW, NULL},
     {"layer_norm", GSP_FN(f_layer_norm), KW, NULL},
     {"linear", GSP_FN(f_linear), KW, NULL},
-    {"embedding", f_embedding, METH_VARARGS, NULL},
+    {"embedding", GSP_FN(f_embedding), KW, NULL},
     {"leaky_relu", GSP_FN(f_leaky_relu), KW, NULL},
     {"conv2d", GSP_FN(f_conv2d), KW, NULL},
     {"conv_transpose2d", GSP_FN(f_conv_transpose2d), KW, NULL},

@@ -1333,51 +1333,237 @@ static PyObject *f_Dropout(PyObject *mod, PyObject *args, PyObject *kwargs) {
   return with_extra_repr(o, e);
 }
 
+/* Raises gradscope's "WHAT is not supported by gradscope yet" (gradscope._missing). */
+static PyObject *raise_not_supported(const char *what) {
+  PyObject *missing = PyImport_ImportModule("gradscope._missing");
+  PyObject *e = missing ? PyObject_CallMethod(missing, "not_supported", "s", what) : NULL;
+  Py_XDECREF(missing);
+  if (e) {
+    PyErr_SetObject((PyObject *)Py_TYPE(e), e);
+    Py_DECREF(e);
+  }
+  return NULL;
+}
+
+/* Embedding's optional float (None or a number) into *out, NaN for None. */
+static int optional_real(PyObject *o, void *out) {
+  double v = o == Py_None ? (double)NAN : PyFloat_AsDouble(o);
+  if (o != Py_None && v == -1.0 && PyErr_Occurred())
+    return 0;
+  *(double *)out = v;
+  return 1;
+}
+
+/* nn.Embedding(num_embeddings, embedding_dim, padding_idx=None, max_norm=None, norm_type=2.0,
+ * scale_grad_by_freq=False, sparse=False, _weight=None, _freeze=False, device=None,
+ * dtype=None): torch's options (gs_embedding_options; a negative padding_idx counts from the
+ * end). The Python class reads and changes them through _embedding_options and
+ * _embedding_configure (nn/layer_attributes.py). sparse gradients are not supported. */
 static PyObject *f_Embedding(PyObject *mod, PyObject *args, PyObject *kwargs) {
   GSP_SITE();
   (void)mod;
   long long n, dim;
-  static char *kwlist[] = {"num_embeddings", "embedding_dim", NULL};
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "LL:Embedding", kwlist, &n, &dim))
+  PyObject *padding = Py_None, *weight = Py_None, *device = Py_None, *dtype_obj = Py_None;
+  double max_norm = NAN, norm_type = 2.0;
+  int scale = 0, sparse = 0, freeze = 0;
+  static char *kwlist[] = {"num_embeddings", "embedding_dim", "padding_idx",
+                           "max_norm",       "norm_type",     "scale_grad_by_freq",
+                           "sparse",         "_weight",       "_freeze",
+                           "device",         "dtype",         NULL};
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "LL|OO&dppOpOO:Embedding", kwlist, &n, &dim,
+                                   &padding, optional_real, &max_norm, &norm_type, &scale, &sparse,
+                                   &weight, &freeze, &device, &dtype_obj))
     return NULL;
-  return wrap_module(gs_embedding_new(n, dim, NULL), NULL);
+  (void)device;
+  if (sparse)
+    return raise_not_supported("torch.nn.Embedding(sparse=True) (sparse gradients)");
+  gs_embedding_options o = gs_embedding_defaults();
+  if (padding != Py_None) {
+    long long p = PyLong_AsLongLong(padding);
+    if (p == -1 && PyErr_Occurred())
+      return NULL;
+    if (p < -n || p >= n) {
+      PyErr_SetString(PyExc_AssertionError, "Padding_idx must be within num_embeddings");
+      return NULL;
+    }
+    o.padding_idx = p < 0 ? p + n : p;
+  }
+  o.max_norm = isnan(max_norm) ? 0.0 : max_norm;
+  o.norm_type = norm_type;
+  o.scale_grad_by_freq = scale;
+  gs_dtype dtype = gsp_default_dtype();
+  if (gsp_dtype_from_object(dtype_obj, &dtype) < 0)
+    return NULL;
+  if (weight != Py_None && !gsp_is_tensor(weight)) {
+    PyErr_Format(PyExc_TypeError, "Embedding(): _weight must be a Tensor, got %s",
+                 Py_TYPE(weight)->tp_name);
+    return NULL;
+  }
+  if (weight != Py_None) {
+    gs_tensor w = gsp_handle(weight);
+    if (gs_ndim(w) != 2 || gs_size(w, 0) != n || gs_size(w, 1) != dim) {
+      PyErr_SetString(PyExc_AssertionError,
+                      "Shape of weight does not match num_embeddings and embedding_dim");
+      return NULL;
+    }
+    dtype = gs_dtype_of(w);
+  }
+  gs_module m = gs_embedding_new_with(n, dim, &o, NULL);
+  PyObject *made = wrap_module(m, NULL); /* in the default dtype */
+  if (made && dtype != gsp_default_dtype() && gs_module_to_dtype(m, dtype) < 0) {
+    Py_DECREF(made);
+    return gsp_raise_engine_error();
+  }
+  if (made && weight != Py_None) { /* torch's from_pretrained path: the given values */
+    gs_tensor w = gs_module_parameter(m, "weight");
+    gs_clear_error();
+    gs_no_grad_begin();
+    gs_copy_(w, gsp_handle(weight));
+    gs_no_grad_end();
+    if (freeze)
+      gs_set_requires_grad(w, false);
+    if (!gsp_check_void())
+      Py_CLEAR(made);
+  }
+  return made;
 }
 
+/* _embedding_options(module): {"padding_idx" (None for none), "max_norm" (None for none),
+ * "norm_type", "scale_grad_by_freq"} of an Embedding as they are now. */
+static PyObject *f_embedding_options(PyObject *mod, PyObject *layer) {
+  (void)mod;
+  GSP_SITE();
+  if (!gsp_is_module(layer)) {
+    PyErr_Format(PyExc_TypeError, "expected an Embedding module, got %s", Py_TYPE(layer)->tp_name);
+    return NULL;
+  }
+  gs_clear_error();
+  gs_embedding_options o;
+  if (!gs_embedding_get_options(gsp_module_handle(layer), &o))
+    return gsp_raise_engine_error();
+  PyObject *padding = o.padding_idx < 0 ? Py_NewRef(Py_None) : PyLong_FromLongLong(o.padding_idx);
+  PyObject *max_norm = o.max_norm > 0 ? PyFloat_FromDouble(o.max_norm) : Py_NewRef(Py_None);
+  if (!padding || !max_norm) {
+    Py_XDECREF(padding);
+    Py_XDECREF(max_norm);
+    return NULL;
+  }
+  return Py_BuildValue("{s:N,s:N,s:d,s:O}", "padding_idx", padding, "max_norm", max_norm,
+                       "norm_type", o.norm_type, "scale_grad_by_freq",
+                       o.scale_grad_by_freq ? Py_True : Py_False);
+}
+
+/* _embedding_configure(module, padding_idx, max_norm, norm_type, scale_grad_by_freq): later
+ * forwards use them (padding_idx and max_norm None for none), as torch reads its attributes
+ * at each forward. */
+static PyObject *f_embedding_configure(PyObject *mod, PyObject *args) {
+  (void)mod;
+  GSP_SITE();
+  PyObject *layer, *padding;
+  double max_norm, norm_type;
+  int scale;
+  if (!PyArg_ParseTuple(args, "OOO&dp:_embedding_configure", &layer, &padding, optional_real,
+                        &max_norm, &norm_type, &scale))
+    return NULL;
+  if (!gsp_is_module(layer)) {
+    PyErr_Format(PyExc_TypeError, "expected an Embedding module, got %s", Py_TYPE(layer)->tp_name);
+    return NULL;
+  }
+  gs_embedding_options o = {.padding_idx = -1,
+                            .max_norm = isnan(max_norm) ? 0.0 : max_norm,
+                            .norm_type = norm_type,
+                            .scale_grad_by_freq = scale};
+  if (padding != Py_None && (o.padding_idx = PyLong_AsLongLong(padding)) == -1 && PyErr_Occurred())
+    return NULL;
+  gs_clear_error();
+  if (!gs_embedding_set_options(gsp_module_handle(layer), &o))
+    return gsp_raise_engine_error();
+  Py_RETURN_NONE;
+}
+
+/* nn.LayerNorm(normalized_shape, eps=1e-5, elementwise_affine=True, device=None, dtype=None):
+ * normalized_shape an int or a sequence of ints (the input's last dims). Its attributes and
+ * print text come from the engine (_layer_norm_options, nn/layer_attributes.py). */
 static PyObject *f_LayerNorm(PyObject *mod, PyObject *args, PyObject *kwargs) {
   GSP_SITE();
   (void)mod;
-  PyObject *shape;
+  PyObject *shape, *device = Py_None, *dtype_obj = Py_None;
   double eps = 1e-5;
-  static char *kwlist[] = {"normalized_shape", "eps", NULL};
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|d:LayerNorm", kwlist, &shape, &eps))
+  int affine = 1;
+  static char *kwlist[] = {"normalized_shape", "eps",   "elementwise_affine",
+                           "device",           "dtype", NULL};
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|dpOO:LayerNorm", kwlist, &shape, &eps, &affine,
+                                   &device, &dtype_obj))
     return NULL;
-  /* an int or a one-element sequence (torch's (d,)): the engine normalises the last dim */
-  long long dim = -1;
+  (void)device;
+  int64_t dims[GS_MAX_DIMS];
+  int k = 1;
   if (PyLong_Check(shape)) {
-    dim = PyLong_AsLongLong(shape);
-  } else if (PySequence_Check(shape) && PySequence_Size(shape) == 1) {
-    PyObject *item = PySequence_GetItem(shape, 0);
-    dim = item && PyLong_Check(item) ? PyLong_AsLongLong(item) : -1;
-    Py_XDECREF(item);
-  }
-  if (PyErr_Occurred())
-    return NULL;
-  if (dim < 0) {
-    PyErr_Format(PyExc_ValueError,
-                 "LayerNorm(): normalized_shape must be an int or a tuple of "
-                 "one int (gradscope normalises the last dim), got %R",
-                 shape);
+    dims[0] = PyLong_AsLongLong(shape);
+    if (PyErr_Occurred())
+      return NULL;
+  } else if ((k = gsp_shape_from_sequence(shape, dims)) < 0) {
     return NULL;
   }
-  PyObject *o = wrap_module(gs_layer_norm_new(dim, eps), NULL);
-  if (!o)
+  gs_dtype dtype = gsp_default_dtype();
+  if (gsp_dtype_from_object(dtype_obj, &dtype) < 0)
     return NULL;
-  PyObject *eps_obj = PyFloat_FromDouble(eps);
-  PyObject *e = eps_obj
-                    ? PyUnicode_FromFormat("(%lld,), eps=%R, elementwise_affine=True", dim, eps_obj)
-                    : NULL;
-  Py_XDECREF(eps_obj);
-  return with_extra_repr(o, e);
+  gs_module m = gs_layer_norm_new_with(dims, k, affine, eps);
+  PyObject *o = wrap_module(m, NULL); /* in the default dtype */
+  if (o && dtype != gsp_default_dtype() && gs_module_to_dtype(m, dtype) < 0) {
+    Py_DECREF(o);
+    return gsp_raise_engine_error();
+  }
+  return o;
+}
+
+/* _layer_norm_options(module): {"normalized_shape" (a tuple), "eps", "elementwise_affine"} of a
+ * LayerNorm as they are now. */
+static PyObject *f_layer_norm_options(PyObject *mod, PyObject *layer) {
+  (void)mod;
+  GSP_SITE();
+  if (!gsp_is_module(layer)) {
+    PyErr_Format(PyExc_TypeError, "expected a LayerNorm module, got %s", Py_TYPE(layer)->tp_name);
+    return NULL;
+  }
+  gs_clear_error();
+  gs_module m = gsp_module_handle(layer);
+  int64_t dims[GS_MAX_DIMS];
+  int k = gs_layer_norm_normalized_shape(m, dims);
+  if (k < 0)
+    return gsp_raise_engine_error();
+  PyObject *shape = PyTuple_New(k);
+  for (int d = 0; shape && d < k; d++) {
+    PyObject *v = PyLong_FromLongLong(dims[d]);
+    if (!v) {
+      Py_CLEAR(shape);
+      break;
+    }
+    PyTuple_SET_ITEM(shape, d, v);
+  }
+  if (!shape)
+    return NULL;
+  bool affine = gs_module_parameter(m, "weight").id != 0;
+  return Py_BuildValue("{s:N,s:d,s:O}", "normalized_shape", shape, "eps", gs_layer_norm_eps(m),
+                       "elementwise_affine", affine ? Py_True : Py_False);
+}
+
+/* _layer_norm_set_eps(module, eps): later forwards use it, as torch reads ln.eps at each. */
+static PyObject *f_layer_norm_set_eps(PyObject *mod, PyObject *args) {
+  (void)mod;
+  GSP_SITE();
+  PyObject *layer;
+  double eps;
+  if (!PyArg_ParseTuple(args, "Od:_layer_norm_set_eps", &layer, &eps))
+    return NULL;
+  if (!gsp_is_module(layer)) {
+    PyErr_Format(PyExc_TypeError, "expected a LayerNorm module, got %s", Py_TYPE(layer)->tp_name);
+    return NULL;
+  }
+  gs_clear_error();
+  if (!gs_layer_norm_set_eps(gsp_module_handle(layer), eps))
+    return gsp_raise_engine_error();
+  Py_RETURN_NONE;
 }
 
 /* nn.RNN, nn.LSTM, nn.GRU with PyTorch's arguments. */
@@ -1544,6 +1730,10 @@ static PyObject *f_Parameter(PyObject *mod, PyObject *args, PyObject *kwargs) {
 static PyMethodDef nn_functions[] = {
     {"_Parameter", GSP_FN(f_Parameter), METH_VARARGS | METH_KEYWORDS, NULL},
     {"_batch_norm_options", GSP_FN(f_batch_norm_options), METH_O, NULL},
+    {"_layer_norm_options", GSP_FN(f_layer_norm_options), METH_O, NULL},
+    {"_embedding_options", GSP_FN(f_embedding_options), METH_O, NULL},
+    {"_embedding_configure", GSP_FN(f_embedding_configure), METH_VARARGS, NULL},
+    {"_layer_norm_set_eps", GSP_FN(f_layer_norm_set_eps), METH_VARARGS, NULL},
     {"_batch_norm_configure", GSP_FN(f_batch_norm_configure), METH_VARARGS, NULL},
     {"_dropout_p", GSP_FN(f_dropout_p), METH_O, NULL},
     {"_dropout_set_p", GSP_FN(f_dropout_set_p), METH_VARARGS, NULL},
@@ -1690,6 +1880,13 @@ static int builtin_init(PyObject *self, PyObject *args, PyObject *kwargs) {
   from->m = (gs_module){0};
   from->tree = from->children = from->extra_repr = NULL;
   Py_DECREF(made);
+  if (strcmp(maker->ml_name, "LayerNorm") == 0 && gs_module_parameter(o->m, "weight").id == 0) {
+    /* torch's LayerNorm without elementwise_affine has weight and bias None */
+    gs_clear_error();
+    if (PyObject_SetAttrString(self, "weight", Py_None) < 0 ||
+        PyObject_SetAttrString(self, "bias", Py_None) < 0)
+      return -1;
+  }
   if (approximate) {
     PyObject *value = PyUnicode_FromString(approximate);
     int rc = value ? PyObject_SetAttrString(self, "approximate", value) : -1;

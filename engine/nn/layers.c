@@ -1,8 +1,9 @@
-/* layers.c: Dropout, Embedding and LayerNorm (functions and module types), composed from
- * public differentiable ops so autograd needs nothing new. Every call leaves exactly one new handle (its result): all
- * intermediates are disposed before returning. */
+/* layers.c: Dropout, Embedding and LayerNorm (functions and module types) on the public ops
+ * (LayerNorm's is one op, engine/ops/layer-norm.c). Every call leaves exactly one new handle
+ * (its result): all intermediates are disposed before returning. */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "core-impl.h"
 #include "module-impl.h"
@@ -87,133 +88,201 @@ bool gs_dropout_set_p(gs_module m, double p) {
 
 /* ---- embedding ---------------------------------------------------------------------- */
 
-static const gs_module_type embedding_type = {"Embedding", gs_embedding_forward, NULL};
+static const gs_module_type embedding_type = {"Embedding", gs_embedding_forward, free};
 
-gs_module gs_embedding_new(int64_t num_embeddings, int64_t dim, gs_rng *rng) {
-  if (num_embeddings <= 0 || dim <= 0) {
-    gs__error(GS_ERR_ARGUMENT, "embedding_new",
-              "expected positive sizes, got num_embeddings %lld, dim %lld",
-              (long long)num_embeddings, (long long)dim);
-    return (gs_module){0};
-  }
-  gs_module m = gs_module_new_typed(&embedding_type, NULL);
-  if (!m.id)
-    return m;
-  gs_tensor w = gs_parameter_new(gs_empty(GS_F32, (int64_t[]){num_embeddings, dim}, 2), true);
-  gs_init_normal_(w, 0.0, 1.0, rng);
-  gs_module_register_parameter(m, "weight", w);
-  return m;
+gs_embedding_options gs_embedding_defaults(void) {
+  return (gs_embedding_options){.padding_idx = -1, .max_norm = 0.0, .norm_type = 2.0};
 }
 
-gs_tensor gs_embedding_forward(gs_module m, gs_tensor indices) {
-  gs_tensor w = gs_module_parameter(m, "weight");
-  if (!w.id || gs_ndim(w) != 2) {
-    gs__error(GS_ERR_ARGUMENT, "embedding_forward",
-              "expected an Embedding module (it has no 2-D weight)");
-    return GS_NO_TENSOR;
-  }
-  return gs_embedding(w, indices);
-}
-
-/* ---- layer norm --------------------------------------------------------------------- */
-
-static bool check_affine(gs_tensor t, const char *what, int64_t d, const char *fn) {
-  if (!t.id)
-    return true;
-  if (!gs__lookup(t, fn))
+static bool check_embedding_options(const gs_embedding_options *o, int64_t rows, const char *fn) {
+  if (o->padding_idx < -1 || o->padding_idx >= rows) {
+    gs__error(GS_ERR_ARGUMENT, fn, "expected padding_idx -1 (none) or a row in [0, %lld), got %lld",
+              (long long)rows, (long long)o->padding_idx);
     return false;
-  if (gs_ndim(t) != 1 || gs_size(t, 0) != d) {
-    int64_t shape[GS_MAX_DIMS];
-    int nd = gs_shape(t, shape);
-    char buf[GS__SHAPE_STR];
-    gs__error(GS_ERR_SHAPE, fn, "expected %s of shape [%lld], got %s", what, (long long)d,
-              gs__shape_str(buf, shape, nd));
+  }
+  if (!(o->max_norm >= 0) || !(o->norm_type > 0)) {
+    gs__error(GS_ERR_ARGUMENT, fn,
+              "expected max_norm >= 0 (0: none) and a positive norm_type, got %g and %g",
+              o->max_norm, o->norm_type);
     return false;
   }
   return true;
 }
 
-gs_tensor gs_layer_norm(gs_tensor x, gs_tensor weight, gs_tensor bias, double eps) {
-  static const char *fn = "layer_norm";
-  gs__tensor *xp = gs__lookup(x, fn);
-  if (!xp)
+gs_module gs_embedding_new_with(int64_t num_embeddings, int64_t dim, const gs_embedding_options *o,
+                                gs_rng *rng) {
+  static const char *fn = "embedding_new";
+  gs_embedding_options defaults = gs_embedding_defaults();
+  if (!o)
+    o = &defaults;
+  if (num_embeddings <= 0 || dim <= 0) {
+    gs__error(GS_ERR_ARGUMENT, fn, "expected positive sizes, got num_embeddings %lld, dim %lld",
+              (long long)num_embeddings, (long long)dim);
+    return GS_NO_MODULE;
+  }
+  if (!check_embedding_options(o, num_embeddings, fn))
+    return GS_NO_MODULE;
+  gs_embedding_options *config = malloc(sizeof *config);
+  if (!config) {
+    gs__error(GS_ERR_OUT_OF_MEMORY, fn, "out of memory recording the options");
+    return GS_NO_MODULE;
+  }
+  *config = *o;
+  gs_module m = gs_module_new_typed(&embedding_type, config);
+  if (!m.id)
+    return m;
+  gs_tensor w = gs_parameter_new(gs_empty(GS_F32, (int64_t[]){num_embeddings, dim}, 2), true);
+  gs_init_normal_(w, 0.0, 1.0, rng);
+  if (o->padding_idx >= 0) { /* torch's padding row starts at zero */
+    gs_no_grad_begin();
+    gs_tensor row = gs_select(w, 0, o->padding_idx);
+    gs_zero_(row);
+    gs_dispose(row);
+    gs_no_grad_end();
+  }
+  gs_module_register_parameter(m, "weight", w);
+  return m;
+}
+
+gs_module gs_embedding_new(int64_t num_embeddings, int64_t dim, gs_rng *rng) {
+  return gs_embedding_new_with(num_embeddings, dim, NULL, rng);
+}
+
+bool gs_embedding_get_options(gs_module m, gs_embedding_options *o) {
+  const gs_embedding_options *config =
+      gs__module_data_as(m, &embedding_type, "embedding_get_options");
+  if (config && o)
+    *o = *config;
+  return config != NULL;
+}
+
+bool gs_embedding_set_options(gs_module m, const gs_embedding_options *o) {
+  static const char *fn = "embedding_set_options";
+  gs_embedding_options *config = gs__module_data_as(m, &embedding_type, fn);
+  gs_tensor w = config ? gs_module_parameter(m, "weight") : GS_NO_TENSOR;
+  if (!config || !w.id || !check_embedding_options(o, gs_size(w, 0), fn))
+    return false;
+  *config = *o;
+  return true;
+}
+
+gs_tensor gs_embedding_forward(gs_module m, gs_tensor indices) {
+  static const char *fn = "embedding_forward";
+  const gs_embedding_options *config = gs__module_data_as(m, &embedding_type, fn);
+  if (!config)
     return GS_NO_TENSOR;
-  if (!gs_dtype_is_floating(xp->dtype)) {
-    gs__error(GS_ERR_DTYPE, fn, "expected a floating tensor, got %s", gs_dtype_name(xp->dtype));
+  gs_tensor w = gs_module_parameter(m, "weight");
+  if (!w.id || gs_ndim(w) != 2) {
+    gs__error(GS_ERR_ARGUMENT, fn, "Embedding module #%u lost its 2-D weight",
+              (unsigned)(m.id & 0xffffffffu));
     return GS_NO_TENSOR;
   }
-  int nd = gs_ndim(x);
-  if (nd < 1) {
+  if (config->max_norm > 0 &&
+      !gs_embedding_renorm_(w, indices, config->max_norm, config->norm_type))
+    return GS_NO_TENSOR;
+  return gs_embedding_with(w, indices, config->padding_idx, config->scale_grad_by_freq);
+}
+
+/* ---- layer norm --------------------------------------------------------------------- */
+
+/* The last-dim case of gs_layer_norm_shape (engine/ops/layer-norm.c). */
+gs_tensor gs_layer_norm(gs_tensor x, gs_tensor weight, gs_tensor bias, double eps) {
+  static const char *fn = "layer_norm";
+  if (!gs__lookup(x, fn))
+    return GS_NO_TENSOR;
+  if (gs_ndim(x) < 1) {
     gs__error(GS_ERR_SHAPE, fn, "expected at least 1 dimension, got a 0-D tensor");
     return GS_NO_TENSOR;
   }
-  if (!(eps > 0.0) || !isfinite(eps)) {
-    gs__error(GS_ERR_ARGUMENT, fn, "expected a positive eps, got %g", eps);
-    return GS_NO_TENSOR;
-  }
   int64_t d = gs_size(x, -1);
-  if (!check_affine(weight, "weight", d, fn) || !check_affine(bias, "bias", d, fn))
-    return GS_NO_TENSOR;
-
-  int last = -1;
-  gs_tensor mean = gs_mean(x, &last, 1, true);
-  gs_tensor xc = gs_sub(x, mean);
-  gs_dispose(mean);
-  gs_tensor sq = gs_mul(xc, xc);
-  gs_tensor var = gs_mean(sq, &last, 1, true); /* biased, as torch */
-  gs_dispose(sq);
-  gs_tensor var_eps = gs_add_scalar(var, eps);
-  gs_dispose(var);
-  gs_tensor rstd = gs_rsqrt(var_eps);
-  gs_dispose(var_eps);
-  gs_tensor y = gs_mul(xc, rstd);
-  gs_dispose(xc), gs_dispose(rstd);
-  if (weight.id) {
-    gs_tensor yw = gs_mul(y, weight);
-    gs_dispose(y);
-    y = yw;
-  }
-  if (bias.id) {
-    gs_tensor yb = gs_add(y, bias);
-    gs_dispose(y);
-    y = yb;
-  }
-  return y;
+  return gs_layer_norm_shape(x, &d, 1, weight, bias, eps);
 }
 
-/* A LayerNorm's eps lives in the module's data (its non-tensor configuration). */
+/* A LayerNorm's normalized shape, eps and whether it has weight and bias live in the module's
+ * data (its non-tensor configuration). */
 typedef struct layer_norm_config {
   double eps;
+  int k;
+  bool affine;
+  int64_t shape[GS_MAX_DIMS];
 } layer_norm_config;
 
 static const gs_module_type layer_norm_type = {"LayerNorm", gs_layer_norm_forward, free};
 
-gs_module gs_layer_norm_new(int64_t dim, double eps) {
+static bool positive_eps(double eps, const char *fn) {
+  if (eps > 0.0 && isfinite(eps))
+    return true;
+  gs__error(GS_ERR_ARGUMENT, fn, "expected a positive eps, got %g", eps);
+  return false;
+}
+
+gs_module gs_layer_norm_new_with(const int64_t *normalized_shape, int k, bool elementwise_affine,
+                                 double eps) {
   static const char *fn = "layer_norm_new";
-  if (dim <= 0) {
-    gs__error(GS_ERR_ARGUMENT, fn, "expected a positive dim, got %lld", (long long)dim);
-    return (gs_module){0};
+  if (k < 1 || k > GS_MAX_DIMS || !normalized_shape) {
+    gs__error(GS_ERR_ARGUMENT, fn, "expected a normalized_shape of 1 to %d sizes, got %d",
+              GS_MAX_DIMS, normalized_shape ? k : 0);
+    return GS_NO_MODULE;
   }
-  if (!(eps > 0.0) || !isfinite(eps)) {
-    gs__error(GS_ERR_ARGUMENT, fn, "expected a positive eps, got %g", eps);
-    return (gs_module){0};
-  }
+  for (int d = 0; d < k; d++)
+    if (normalized_shape[d] <= 0) {
+      char buf[GS__SHAPE_STR];
+      gs__error(GS_ERR_ARGUMENT, fn, "expected a positive dim, got %lld in normalized_shape %s",
+                (long long)normalized_shape[d], gs__shape_str(buf, normalized_shape, k));
+      return GS_NO_MODULE;
+    }
+  if (!positive_eps(eps, fn))
+    return GS_NO_MODULE;
   layer_norm_config *config = malloc(sizeof *config);
   if (!config) {
     gs__error(GS_ERR_OUT_OF_MEMORY, fn, "out of memory recording eps");
     return GS_NO_MODULE;
   }
-  config->eps = eps;
+  *config = (layer_norm_config){.eps = eps, .k = k, .affine = elementwise_affine};
+  memcpy(config->shape, normalized_shape, (size_t)k * sizeof *normalized_shape);
   gs_module m = gs_module_new_typed(&layer_norm_type, config);
-  if (!m.id)
+  if (!m.id || !elementwise_affine)
     return m;
-  gs_tensor w = gs_parameter_new(gs_empty(GS_F32, &dim, 1), true);
+  gs_tensor w = gs_parameter_new(gs_empty(GS_F32, normalized_shape, k), true);
   gs_init_ones_(w);
   gs_module_register_parameter(m, "weight", w);
-  gs_tensor b = gs_parameter_new(gs_empty(GS_F32, &dim, 1), true);
+  gs_tensor b = gs_parameter_new(gs_empty(GS_F32, normalized_shape, k), true);
   gs_init_zeros_(b);
   gs_module_register_parameter(m, "bias", b);
   return m;
+}
+
+gs_module gs_layer_norm_new(int64_t dim, double eps) {
+  if (dim <= 0) {
+    gs__error(GS_ERR_ARGUMENT, "layer_norm_new", "expected a positive dim, got %lld",
+              (long long)dim);
+    return GS_NO_MODULE;
+  }
+  return gs_layer_norm_new_with(&dim, 1, true, eps);
+}
+
+int gs_layer_norm_normalized_shape(gs_module m, int64_t *shape) {
+  const layer_norm_config *config =
+      gs__module_data_as(m, &layer_norm_type, "layer_norm_normalized_shape");
+  if (!config)
+    return -1;
+  if (shape)
+    memcpy(shape, config->shape, (size_t)config->k * sizeof *shape);
+  return config->k;
+}
+
+double gs_layer_norm_eps(gs_module m) {
+  const layer_norm_config *config = gs__module_data_as(m, &layer_norm_type, "layer_norm_eps");
+  return config ? config->eps : (double)NAN;
+}
+
+bool gs_layer_norm_set_eps(gs_module m, double eps) {
+  static const char *fn = "layer_norm_set_eps";
+  layer_norm_config *config = gs__module_data_as(m, &layer_norm_type, fn);
+  if (!config || !positive_eps(eps, fn))
+    return false;
+  config->eps = eps;
+  return true;
 }
 
 gs_tensor gs_layer_norm_forward(gs_module m, gs_tensor x) {
@@ -221,26 +290,26 @@ gs_tensor gs_layer_norm_forward(gs_module m, gs_tensor x) {
   const layer_norm_config *config = gs__module_data_as(m, &layer_norm_type, fn);
   if (!config)
     return GS_NO_TENSOR;
-  double eps = config->eps;
-  gs_tensor w = gs_module_parameter(m, "weight");
-  gs_tensor b = gs_module_parameter(m, "bias");
-  if (!w.id || !b.id) {
-    gs__error(GS_ERR_ARGUMENT, fn, "LayerNorm module #%u lost its weight or bias",
-              (unsigned)(m.id & 0xffffffffu));
+  gs_tensor w = GS_NO_TENSOR, b = GS_NO_TENSOR;
+  if (config->affine) {
+    w = gs_module_parameter(m, "weight");
+    b = gs_module_parameter(m, "bias");
+    if (!w.id || !b.id) {
+      gs__error(GS_ERR_ARGUMENT, fn, "LayerNorm module #%u lost its weight or bias",
+                (unsigned)(m.id & 0xffffffffu));
+      return GS_NO_TENSOR;
+    }
+  }
+  gs__tensor *xp = gs__lookup(x, fn);
+  if (!xp)
+    return GS_NO_TENSOR;
+  int k = config->k;
+  if (xp->ndim < k ||
+      memcmp(xp->shape + xp->ndim - k, config->shape, (size_t)k * sizeof *config->shape) != 0) {
+    char want[GS__SHAPE_STR], got[GS__SHAPE_STR];
+    gs__error(GS_ERR_SHAPE, fn, "expected an input whose last %d dims are %s, got shape %s", k,
+              gs__shape_str(want, config->shape, k), gs__shape_str(got, xp->shape, xp->ndim));
     return GS_NO_TENSOR;
   }
-  if (!gs__lookup(x, fn))
-    return GS_NO_TENSOR;
-  int64_t d = gs_size(w, 0);
-  if (gs_ndim(x) < 1) {
-    gs__error(GS_ERR_SHAPE, fn, "expected a last dimension of %lld, got a 0-D tensor",
-              (long long)d);
-    return GS_NO_TENSOR;
-  }
-  if (gs_size(x, -1) != d) {
-    gs__error(GS_ERR_SHAPE, fn, "expected a last dimension of %lld, got %lld", (long long)d,
-              (long long)gs_size(x, -1));
-    return GS_NO_TENSOR;
-  }
-  return gs_layer_norm(x, w, b, eps);
+  return gs_layer_norm_shape(x, config->shape, k, w, b, config->eps);
 }

@@ -185,11 +185,23 @@ static void scatter_add_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
 GS__BACKWARD_TWICE(ScatterAddBackward, scatter_add_backward);
 
 /* d embedding(w, index) = zeros(w) with g's rows added back at the rows index names */
+/* (ints[1]: padding_idx + 1, 0 for none: the padding row gets no gradient; ints[2]:
+ * scale_grad_by_freq, each row's gradient divided by how many times the index names it) */
 static void embedding_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   gs_tensor index = gs__saved(n, 0);
   int64_t count = gs_numel(index), width = n->inputs[0].shape[1];
   gs_tensor flat_index = gs__formula_temp(gs_reshape(index, (int64_t[]){count}, 1));
   gs_tensor rows = gs__formula_temp(gs_reshape(g, (int64_t[]){count, width}, 2));
+  if (n->ints[1] > 0) {
+    gs_tensor is_pad = gs__formula_temp(gs_eq_scalar(flat_index, (double)(n->ints[1] - 1)));
+    rows = gs__formula_temp(gs_masked_fill(rows, gs__formula_temp(gs_unsqueeze(is_pad, 1)), 0.0));
+  }
+  if (n->ints[2]) {
+    gs_tensor ones = gs__formula_temp(gs_ones(gs_dtype_of(g), &count, 1));
+    gs_tensor freq = gs__formula_temp(add_slices_into(n->inputs[0].shape, 1, 0, flat_index, ones));
+    gs_tensor per = gs__formula_temp(gs_index_select(freq, 0, flat_index));
+    rows = gs__formula_temp(gs_div(rows, gs__formula_temp(gs_unsqueeze(per, 1))));
+  }
   grads[0] = gs__reduce_grad(n, 0, add_slices_at(n, 0, 0, flat_index, rows));
 }
 GS__BACKWARD_TWICE(EmbeddingBackward, embedding_backward);
@@ -389,7 +401,12 @@ gs_tensor gs_gather(gs_tensor ht, int dim, gs_tensor hindex) {
   return record_indexed(&GatherBackward, h, 2, (const gs__tensor *[]){t, index}, index, d);
 }
 
-gs_tensor gs_embedding(gs_tensor hweight, gs_tensor hindex) {
+gs_tensor gs_embedding(gs_tensor weight, gs_tensor index) {
+  return gs_embedding_with(weight, index, -1, false);
+}
+
+gs_tensor gs_embedding_with(gs_tensor hweight, gs_tensor hindex, int64_t padding_idx,
+                            bool scale_grad_by_freq) {
   const char *fn = "embedding";
   gs__tensor *weight = gs__lookup(hweight, fn);
   gs__tensor *index = weight ? gs__lookup(hindex, fn) : NULL;
@@ -403,6 +420,11 @@ gs_tensor gs_embedding(gs_tensor hweight, gs_tensor hindex) {
   if (index->ndim >= GS_MAX_DIMS) {
     gs__error(GS_ERR_SHAPE, fn, "expected an index of at most %d dims, got %d-D",
               GS_MAX_DIMS - 1, index->ndim);
+    return GS_NO_TENSOR;
+  }
+  if (padding_idx < -1 || padding_idx >= weight->shape[0]) {
+    gs__error(GS_ERR_ARGUMENT, fn, "expected padding_idx -1 (none) or a row in [0, %lld), got %lld",
+              (long long)weight->shape[0], (long long)padding_idx);
     return GS_NO_TENSOR;
   }
   char what[64];
@@ -423,8 +445,59 @@ gs_tensor gs_embedding(gs_tensor hweight, gs_tensor hindex) {
   gs_tensor h = gs__tensor_new(weight->dtype, shape, nd + 1, fn, &out);
   if (h.id)
     gather_run(out, index, index_strides, weight, src_strides, weight->strides[0]);
-  return record_indexed(&EmbeddingBackward, h, 2, (const gs__tensor *[]){weight, index}, index,
-                        0);
+  h = record_indexed(&EmbeddingBackward, h, 2, (const gs__tensor *[]){weight, index}, index, 0);
+  gs__tensor *made = h.id ? gs__lookup(h, fn) : NULL;
+  if (made && made->ag.grad_fn && made->ag.grad_fn->kind == &EmbeddingBackward) {
+    made->ag.grad_fn->ints[1] = padding_idx + 1;
+    made->ag.grad_fn->ints[2] = scale_grad_by_freq;
+  }
+  return h;
+}
+
+/* Rows of weight that index names whose norm_type-norm exceeds max_norm, scaled to
+ * max_norm / (norm + 1e-7), in place and unrecorded, as torch.embedding_renorm_. */
+bool gs_embedding_renorm_(gs_tensor weight, gs_tensor index, double max_norm, double norm_type) {
+  const char *fn = "embedding_renorm_";
+  gs__tensor *w = gs__lookup(weight, fn);
+  gs__tensor *ix = w ? gs__lookup(index, fn) : NULL;
+  if (!ix || !gs__check_index_dtype(ix, true, fn))
+    return false;
+  if (w->ndim != 2 || !gs_dtype_is_floating(w->dtype)) {
+    gs__error(GS_ERR_SHAPE, fn, "expected a floating 2-D weight [rows, embedding_dim], got %d-D %s",
+              w->ndim, gs_dtype_name(w->dtype));
+    return false;
+  }
+  if (!(max_norm > 0) || !(norm_type > 0)) {
+    gs__error(GS_ERR_ARGUMENT, fn, "expected a positive max_norm and norm_type, got %g and %g",
+              max_norm, norm_type);
+    return false;
+  }
+  char what[64];
+  snprintf(what, sizeof what, "a weight of %lld rows", (long long)w->shape[0]);
+  if (!gs__check_index_values(ix, w->shape[0], what, fn))
+    return false;
+  int64_t count = ix->numel;
+  int row_dim = 1;
+  gs_no_grad_begin();
+  gs_tensor flat = gs_reshape(index, &count, 1);
+  gs_tensor rows = gs_index_select(weight, 0, flat);
+  gs_tensor norms = gs_norm(rows, norm_type, &row_dim, 1, true);
+  gs_tensor over = gs_gt_scalar(norms, max_norm);
+  gs_tensor padded = gs_add_scalar(norms, 1e-7);
+  gs_tensor inverse = gs_reciprocal(padded);
+  gs_tensor shrink = gs_mul_scalar(inverse, max_norm);
+  gs_tensor ones = gs_ones_like(norms);
+  gs_tensor factor = gs_where(over, shrink, ones);
+  gs_tensor scaled = gs_mul(rows, factor);
+  bool ok = scaled.id != 0; /* each step reports its own error; the last one made fails */
+  if (ok)
+    gs_index_put_tensors_(weight, 1, &flat, scaled, false);
+  gs_tensor made[] = {flat, rows, norms, over, padded, inverse, shrink, ones, factor, scaled};
+  for (size_t i = 0; i < sizeof made / sizeof made[0]; i++)
+    if (made[i].id)
+      gs_dispose(made[i]);
+  gs_no_grad_end();
+  return ok;
 }
 
 /* ---- scatter and scatter_add ------------------------------------------------------------ */

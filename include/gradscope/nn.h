@@ -58,18 +58,50 @@ GS_API bool gs_dropout_set_p(gs_module m, double p);
 /* Embedding: a module with parameter "weight" [num_embeddings, dim] (f32) initialised N(0, 1)
  * as torch.nn.Embedding. */
 GS_API gs_module gs_embedding_new(int64_t num_embeddings, int64_t dim, gs_rng *rng);
-/* Rows of the weight picked by indices (i64, any shape): shape indices.shape + [dim]. */
+/* torch.nn.Embedding's options: padding_idx a row in [0, num_embeddings) that starts at zero and
+ * gets no gradient (-1: none); max_norm > 0 renormalises the rows a forward reads to at most
+ * max_norm in norm_type-norm, in place (gs_embedding_renorm_; 0: none); scale_grad_by_freq
+ * divides each row's gradient by how many times the batch names it. */
+typedef struct gs_embedding_options {
+  int64_t padding_idx;
+  double max_norm, norm_type;
+  bool scale_grad_by_freq;
+} gs_embedding_options;
+/* padding_idx -1, max_norm 0, norm_type 2, scale_grad_by_freq false. */
+GS_API gs_embedding_options gs_embedding_defaults(void);
+/* An Embedding with options (NULL: the defaults). */
+GS_API gs_module gs_embedding_new_with(int64_t num_embeddings, int64_t dim,
+                                       const gs_embedding_options *options, gs_rng *rng);
+/* An Embedding's options as they are now; set changes the ones later forwards use (false after
+ * an error, the module unchanged). */
+GS_API bool gs_embedding_get_options(gs_module embedding, gs_embedding_options *options);
+GS_API bool gs_embedding_set_options(gs_module embedding, const gs_embedding_options *options);
+/* Rows of the weight picked by indices (i64, any shape): shape indices.shape + [dim], with the
+ * module's options. */
 GS_API gs_tensor gs_embedding_forward(gs_module embedding, gs_tensor indices);
 
-/* Functional layer norm over the last dimension of x:
- * y = (x - mean) / sqrt(var_biased + eps) * weight + bias, composed from differentiable ops.
- * weight and bias are [D] (D = x's last size) or GS_NO_TENSOR (no affine part); eps > 0. */
+/* Functional layer norm over the last dimension of x (gs_layer_norm_shape, ops.h, with the
+ * last size as normalized_shape): y = (x - mean) / sqrt(var_biased + eps) * weight + bias.
+ * weight and bias are [D] (D = x's last size) or GS_NO_TENSOR (no affine part); eps >= 0. */
 GS_API gs_tensor gs_layer_norm(gs_tensor x, gs_tensor weight, gs_tensor bias, double eps);
-/* LayerNorm: a module with parameters "weight" (ones) and "bias" (zeros) of shape [dim] (f32).
- * eps (torch's default is 1e-5) is not a tensor: it is kept in the module's data and freed
- * with the module. */
+/* LayerNorm over the last dim: a module with parameters "weight" (ones) and "bias" (zeros) of
+ * shape [dim] (f32). eps (torch's default is 1e-5) is not a tensor: it is kept in the module's
+ * data and freed with the module. */
 GS_API gs_module gs_layer_norm_new(int64_t dim, double eps);
-/* x [..., dim] through the layer (gs_layer_norm with the module's weight, bias and eps). */
+/* torch.nn.LayerNorm(normalized_shape, eps, elementwise_affine): over the last k dims, whose
+ * sizes are normalized_shape[0..k); with elementwise_affine, parameters "weight" (ones) and
+ * "bias" (zeros) of that shape (f32), without, none. */
+GS_API gs_module gs_layer_norm_new_with(const int64_t *normalized_shape, int k,
+                                        bool elementwise_affine, double eps);
+/* A LayerNorm's normalized shape into shape (GS_MAX_DIMS entries, or NULL): returns its k, or
+ * -1 after an error. */
+GS_API int gs_layer_norm_normalized_shape(gs_module layer_norm, int64_t *shape);
+/* A LayerNorm's eps (NaN after an error); set_eps changes the eps later forwards use (> 0;
+ * false after an error, the module unchanged). */
+GS_API double gs_layer_norm_eps(gs_module layer_norm);
+GS_API bool gs_layer_norm_set_eps(gs_module layer_norm, double eps);
+/* x [..., normalized_shape] through the layer (gs_layer_norm_shape with the module's weight,
+ * bias and eps). */
 GS_API gs_tensor gs_layer_norm_forward(gs_module layer_norm, gs_tensor x);
 
 /* ---- convolution (engine/nn/conv.c) --------------------------------------------------- */

@@ -444,6 +444,16 @@ GS_API gs_tensor gs_take(gs_tensor t, gs_tensor index);
 GS_API gs_tensor gs_take_along_dim(gs_tensor t, gs_tensor index, int dim, bool dim_given);
 /* Rows of weight (2-D) picked by index (i64, any shape): shape index.shape + [dim]. */
 GS_API gs_tensor gs_embedding(gs_tensor weight, gs_tensor index);
+/* The same with torch.nn.functional.embedding's options: padding_idx a row in [0, rows) whose
+ * gradient stays zero (-1: none); scale_grad_by_freq divides each row's gradient by how many
+ * times index names it. */
+GS_API gs_tensor gs_embedding_with(gs_tensor weight, gs_tensor index, int64_t padding_idx,
+                                   bool scale_grad_by_freq);
+/* torch.embedding_renorm_: each row of weight that index names whose norm_type-norm exceeds
+ * max_norm is scaled in place by max_norm / (norm + 1e-7), unrecorded (as under no_grad; a
+ * version bump). false after an error. */
+GS_API bool gs_embedding_renorm_(gs_tensor weight, gs_tensor index, double max_norm,
+                                 double norm_type);
 
 /* The elements of t where mask (bool, broadcast with t) is true, in row-major order: a 1-D
  * tensor (torch.masked_select, t[mask]). The gradient goes back to those positions. */
@@ -657,6 +667,14 @@ GS_API gs_tensor gs_batch_norm(gs_tensor input, gs_tensor running_mean, gs_tenso
  * differentiable in input, weight and bias, twice. */
 GS_API gs_tensor gs_group_norm(gs_tensor input, int64_t groups, gs_tensor weight, gs_tensor bias,
                                double eps);
+
+/* torch.nn.functional.layer_norm (layer-norm.c): input (f32 or f64) whose last k dims are
+ * normalized_shape[0..k), each row of those k dims normalised by its mean and biased variance,
+ * then scaled elementwise by weight and shifted by bias (of normalized_shape, or GS_NO_TENSOR
+ * for 1 and 0). One node, as torch's NativeLayerNormBackward0; differentiable in input, weight
+ * and bias, twice. gs_layer_norm (nn.h) is the k = 1 case. */
+GS_API gs_tensor gs_layer_norm_shape(gs_tensor input, const int64_t *normalized_shape, int k,
+                                     gs_tensor weight, gs_tensor bias, double eps);
 
 #ifdef __cplusplus
 }

@@ -89,6 +89,8 @@ def _module_deepcopy(self, memo):
         new.eps, new.momentum = self.eps, self.momentum
     if isinstance(self, _c.nn.Dropout):
         new.p = self.p
+    if isinstance(self, _c.nn.LayerNorm):
+        new.eps = self.eps
     new.load_state_dict(self.state_dict())
     new.train(self.training)
     return new

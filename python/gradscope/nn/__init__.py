@@ -48,26 +48,19 @@ from gradscope.nn.transformer import (EmbeddingBag, MultiheadAttention,  # noqa:
 
 _layer_attributes.add_batch_norm_attributes(BatchNorm1d, BatchNorm2d, BatchNorm3d)  # noqa: F821
 _layer_attributes.add_dropout_attributes(Dropout)  # noqa: F821  (both re-exported above)
+_layer_attributes.add_layer_norm_attributes(LayerNorm)  # noqa: F821
+_layer_attributes.add_embedding_attributes(Embedding)  # noqa: F821
 
 def _embedding_from_pretrained(cls, embeddings, freeze=True, padding_idx=None, max_norm=None,
                                norm_type=2.0, scale_grad_by_freq=False, sparse=False):
     """An Embedding whose weight is a copy of embeddings (2-D), frozen unless freeze=False,
-    as torch's nn.Embedding.from_pretrained (padding_idx, max_norm, scale_grad_by_freq and
-    sparse are refused: gradscope's Embedding has none of them)."""
+    with torch's options, as torch's nn.Embedding.from_pretrained."""
     if embeddings.dim() != 2:
         raise AssertionError("Embeddings parameter is expected to be 2-dimensional")
-    for name, value in (("padding_idx", padding_idx), ("max_norm", max_norm),
-                        ("scale_grad_by_freq", scale_grad_by_freq), ("sparse", sparse)):
-        if value not in (None, False):
-            raise _unsupported_option(f"Embedding.from_pretrained({name}=...)")
     rows, cols = embeddings.shape
-    emb = cls(rows, cols)
-    if embeddings.dtype != emb.weight.dtype:
-        emb = emb.to(embeddings.dtype)
-    with _gradscope.no_grad():
-        emb.weight.copy_(embeddings)
-    emb.weight.requires_grad_(not freeze)
-    return emb
+    return cls(rows, cols, padding_idx=padding_idx, max_norm=max_norm, norm_type=norm_type,
+               scale_grad_by_freq=scale_grad_by_freq, sparse=sparse, _weight=embeddings,
+               _freeze=freeze)
 
 
 def _embedding_bag_from_pretrained(cls, embeddings, freeze=True, max_norm=None, norm_type=2.0,
@@ -84,11 +77,6 @@ def _embedding_bag_from_pretrained(cls, embeddings, freeze=True, max_norm=None, 
               padding_idx=padding_idx)
     bag.weight.requires_grad_(not freeze)
     return bag
-
-
-def _unsupported_option(what):
-    from gradscope._missing import not_supported
-    return not_supported(what)
 
 
 Embedding.from_pretrained = (  # noqa: F821

@@ -115,7 +115,14 @@ class Dropout(Module):
 
 class Embedding(Module):
     weight: Tensor
-    def __init__(self, num_embeddings: int, embedding_dim: int) -> None: ...
+    num_embeddings: int
+    embedding_dim: int
+    padding_idx: int | None
+    max_norm: float | None
+    norm_type: float
+    scale_grad_by_freq: bool
+    sparse: bool
+    def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: int | None = None, max_norm: float | None = None, norm_type: float = 2.0, scale_grad_by_freq: bool = False, sparse: bool = False, _weight: Tensor | None = None, _freeze: bool = False, device: Any = None, dtype: Any = None) -> None: ...
     @classmethod
     def from_pretrained(cls, embeddings: Tensor, freeze: bool = True,
                         padding_idx: int | None = None, max_norm: float | None = None,
@@ -124,7 +131,12 @@ class Embedding(Module):
     def __call__(self, input: Tensor) -> Tensor: ...
 
 class LayerNorm(Module):
-    def __init__(self, normalized_shape: int | tuple[int], eps: float = 1e-05) -> None: ...
+    normalized_shape: tuple[int, ...]
+    eps: float
+    elementwise_affine: bool
+    weight: Parameter | None
+    bias: Parameter | None
+    def __init__(self, normalized_shape: int | Sequence[int], eps: float = 1e-05, elementwise_affine: bool = True, device: Any = None, dtype: Any = None) -> None: ...
     def __call__(self, input: Tensor) -> Tensor: ...
 
 class Sequential(Module):

@@ -86,6 +86,7 @@ static const char *const kernel_kinds[] = {
     "ConvTranspose2dBackward",
     "BatchNormBackward",
     "NativeGroupNormBackward",
+    "NativeLayerNormBackward",
     "CopySlices",
     "LSTMRecurrenceBackward",
     "GRURecurrenceBackward",

@@ -114,6 +114,59 @@ static void test_embedding(void) {
   gs_module_dispose(emb), gs_module_dispose(big), gs_module_dispose(lin), gs_module_dispose(ln);
 }
 
+/* torch.nn.Embedding's options: the padding row starts at zero and gets no gradient, the
+ * gradient divided by each row's count, rows renormalised in place to max_norm. */
+static void test_embedding_options(void) {
+  gs_rng rng;
+  gs_rng_seed(&rng, 5);
+  gs_embedding_options o = gs_embedding_defaults();
+  o.padding_idx = 2;
+  o.scale_grad_by_freq = true;
+  gs_module emb = gs_embedding_new_with(5, 3, &o, &rng);
+  gs_tensor w = gs_module_parameter(emb, "weight");
+  gs_tensor pad_row = gs_select(w, 0, 2);
+  test_assert_values(pad_row, (int64_t[]){3}, 1, (double[]){0, 0, 0}, 0, 0);
+  int64_t picks[6] = {2, 0, 0, 4, 2, 0};
+  gs_tensor index = gs_from_data(GS_I64, (int64_t[]){2, 3}, 2, picks);
+  gs_tensor y = gs_embedding_forward(emb, index);
+  gs_tensor s = gs_sum(y, NULL, 0, false);
+  gs_backward(s);
+  /* row 0 named 3 times: 3 / 3; row 4 once; row 2 (padding) nothing */
+  test_assert_values(gs_grad(w), (int64_t[]){5, 3}, 2,
+                     (double[]){1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1}, 0, 0);
+  gs_embedding_options got;
+  g_assert_true(gs_embedding_get_options(emb, &got));
+  g_assert_cmpint(got.padding_idx, ==, 2);
+  g_assert_true(got.scale_grad_by_freq);
+
+  /* max_norm: rows 0 and 1 (norms 5 and 0.5) read with max_norm 1: row 0 becomes norm 1 */
+  double vals[6] = {3, 4, 0.3, 0.4, 6, 8};
+  gs_tensor tw = gs_from_data(GS_F64, (int64_t[]){3, 2}, 2, vals);
+  int64_t two[2] = {0, 1};
+  gs_tensor i2 = gs_from_data(GS_I64, (int64_t[]){2}, 1, two);
+  int64_t version = gs_version(tw);
+  g_assert_true(gs_embedding_renorm_(tw, i2, 1.0, 2.0));
+  g_assert_cmpint(gs_version(tw), >, version);
+  double k = 1.0 / (5.0 + 1e-7);
+  test_assert_values(tw, (int64_t[]){3, 2}, 2, (double[]){3 * k, 4 * k, 0.3, 0.4, 6, 8}, 1e-15, 0);
+
+  o = gs_embedding_defaults();
+  o.padding_idx = 5;
+  EXPECT_ERROR(gs_embedding_new_with(5, 3, &o, NULL),
+               "embedding_new: expected padding_idx -1 (none) or a row in [0, 5), got 5");
+  o.padding_idx = -1, o.max_norm = -1;
+  EXPECT_ERROR(gs_embedding_set_options(emb, &o),
+               "embedding_set_options: expected max_norm >= 0 (0: none) and a positive norm_type, "
+               "got -1 and 2");
+  EXPECT_ERROR(gs_embedding_with(tw, i2, 3, false),
+               "embedding: expected padding_idx -1 (none) or a row in [0, 3), got 3");
+  EXPECT_ERROR(gs_embedding_renorm_(tw, i2, 0.0, 2.0),
+               "embedding_renorm_: expected a positive max_norm and norm_type, got 0 and 2");
+  gs_dispose(pad_row), gs_dispose(index), gs_dispose(y), gs_dispose(s), gs_dispose(tw);
+  gs_dispose(i2);
+  gs_module_dispose(emb);
+}
+
 static void plain_layer_norm(const double *x, int rows, int d, double eps, const double *w,
                              const double *b, double *out) {
   for (int r = 0; r < rows; r++) {
@@ -182,6 +235,48 @@ static void test_layer_norm_values(void) {
   gs_module_dispose(ln);
 }
 
+/* torch.nn.LayerNorm((3, 4)) and LayerNorm((3, 4), elementwise_affine=False): rows of 12
+ * values, the weight and bias elementwise over them; eps read at each forward. */
+static void test_layer_norm_shapes(void) {
+  gs_rng rng;
+  gs_rng_seed(&rng, 21);
+  gs_module plain = gs_layer_norm_new_with((int64_t[]){3, 4}, 2, false, 1e-5);
+  gs_module affine = gs_layer_norm_new_with((int64_t[]){3, 4}, 2, true, 1e-5);
+  g_assert_cmpint(gs_module_parameter_count(plain), ==, 0);
+  g_assert_cmpint(gs_module_parameter_count(affine), ==, 2);
+  int64_t shape[GS_MAX_DIMS];
+  g_assert_cmpint(gs_layer_norm_normalized_shape(affine, shape), ==, 2);
+  g_assert_cmpint(shape[0], ==, 3);
+  g_assert_cmpint(shape[1], ==, 4);
+  g_assert_cmpint(gs_ndim(gs_module_parameter(affine, "weight")), ==, 2);
+
+  gs_tensor x = gs_uniform(GS_F32, (int64_t[]){5, 3, 4}, 3, -2.0, 4.0, &rng);
+  double *vx = test_values(x), expected[60];
+  plain_layer_norm(vx, 5, 12, 1e-5, NULL, NULL, expected);
+  gs_tensor y = gs_layer_norm_forward(plain, x);
+  test_assert_values(y, (int64_t[]){5, 3, 4}, 3, expected, 1e-5, 1e-5);
+  g_assert_false(gs_requires_grad(y)); /* no parameters, an input without history */
+
+  double w[12], b[12];
+  for (int i = 0; i < 12; i++)
+    w[i] = 0.25 * (i - 5), b[i] = 1.0 - 0.5 * i;
+  gs_tensor tw = gs_from_data(GS_F64, (int64_t[]){3, 4}, 2, w);
+  gs_tensor tb = gs_from_data(GS_F64, (int64_t[]){3, 4}, 2, b);
+  gs_no_grad_begin();
+  gs_copy_(gs_module_parameter(affine, "weight"), tw);
+  gs_copy_(gs_module_parameter(affine, "bias"), tb);
+  gs_no_grad_end();
+  g_assert_true(gs_layer_norm_set_eps(affine, 0.5));
+  plain_layer_norm(vx, 5, 12, 0.5, w, b, expected);
+  gs_tensor y2 = gs_layer_norm_forward(affine, x);
+  test_assert_values(y2, (int64_t[]){5, 3, 4}, 3, expected, 1e-5, 1e-5);
+  gs_node node = gs_grad_fn(y2);
+  g_assert_cmpstr(gs_node_name(node), ==, "NativeLayerNormBackward");
+  g_free(vx);
+  gs_dispose(x), gs_dispose(y), gs_dispose(y2), gs_dispose(tw), gs_dispose(tb);
+  gs_module_dispose(plain), gs_module_dispose(affine);
+}
+
 static gs_tensor layer_norm_fn(const gs_tensor *in, int n, void *user_data) {
   (void)n, (void)user_data;
   return gs_layer_norm(in[0], in[1], in[2], 1e-5);
@@ -209,14 +304,35 @@ static void test_layer_norm_gradcheck(void) {
 static void test_layer_norm_errors(void) {
   gs_module ln = gs_layer_norm_new(8, 1e-5);
   gs_tensor x = gs_ones(GS_F32, (int64_t[]){4, 6}, 2);
-  EXPECT_ERROR(gs_layer_norm_forward(ln, x), "layer_norm_forward: expected a last dimension of 8, got 6");
+  EXPECT_ERROR(gs_layer_norm_forward(ln, x),
+               "layer_norm_forward: expected an input whose last 1 dims are [8], got shape [4, 6]");
   EXPECT_ERROR(gs_layer_norm_new(0, 1e-5), "layer_norm_new: expected a positive dim, got 0");
   EXPECT_ERROR(gs_layer_norm_new(4, 0.0), "layer_norm_new: expected a positive eps, got 0");
   gs_module emb = gs_embedding_new(3, 6, NULL);
   EXPECT_ERROR(gs_layer_norm_forward(emb, x), "layer_norm_forward: expected a LayerNorm module");
   gs_tensor w = gs_ones(GS_F32, (int64_t[]){5}, 1);
-  EXPECT_ERROR(gs_layer_norm(x, w, GS_NO_TENSOR, 1e-5), "layer_norm: expected weight of shape [6], got [5]");
-  EXPECT_ERROR(gs_layer_norm(x, GS_NO_TENSOR, GS_NO_TENSOR, -1.0), "layer_norm: expected a positive eps, got -1");
+  EXPECT_ERROR(gs_layer_norm(x, w, GS_NO_TENSOR, 1e-5),
+               "layer_norm: expected weight of the same shape as normalized_shape [6], got weight "
+               "of shape [5]");
+  EXPECT_ERROR(gs_layer_norm(x, GS_NO_TENSOR, GS_NO_TENSOR, -1.0),
+               "layer_norm: expected a finite eps >= 0, got -1");
+  EXPECT_ERROR(gs_layer_norm_shape(x, (int64_t[]){4, 5}, 2, GS_NO_TENSOR, GS_NO_TENSOR, 1e-5),
+               "layer_norm: expected an input whose last 2 dims are normalized_shape [4, 5], got "
+               "an input of shape [4, 6]");
+  gs_tensor w64 = gs_ones(GS_F64, (int64_t[]){6}, 1);
+  EXPECT_ERROR(gs_layer_norm(x, w64, GS_NO_TENSOR, 1e-5),
+               "layer_norm: expected weight of the input's dtype f32, got f64");
+  gs_tensor xi = gs_ones(GS_I64, (int64_t[]){4, 6}, 2);
+  EXPECT_ERROR(gs_layer_norm(xi, GS_NO_TENSOR, GS_NO_TENSOR, 1e-5),
+               "layer_norm: expected a floating input (f32 or f64), got i64");
+  EXPECT_ERROR(gs_layer_norm_new_with((int64_t[]){3, 0}, 2, true, 1e-5),
+               "layer_norm_new: expected a positive dim, got 0 in normalized_shape [3, 0]");
+  EXPECT_ERROR(gs_layer_norm_set_eps(ln, 0.0),
+               "layer_norm_set_eps: expected a positive eps, got 0");
+  EXPECT_ERROR(gs_layer_norm_normalized_shape(emb, NULL),
+               "layer_norm_normalized_shape: expected a LayerNorm module");
+  g_assert_cmpfloat(gs_layer_norm_eps(ln), ==, 1e-5);
+  gs_dispose(w64), gs_dispose(xi);
   gs_dispose(x), gs_dispose(w);
   gs_module_dispose(ln), gs_module_dispose(emb);
 }
@@ -226,8 +342,10 @@ int main(int argc, char **argv) {
   test_add_leak_checked("/layers/dropout-statistics-and-grad", test_dropout_statistics_and_grad);
   g_test_add_func("/layers/dropout-errors", test_dropout_errors);
   test_add_leak_checked("/layers/embedding", test_embedding);
+  test_add_leak_checked("/layers/embedding-options", test_embedding_options);
   test_add_leak_checked("/layers/layer-norm-values", test_layer_norm_values);
   test_add_leak_checked("/layers/layer-norm-gradcheck", test_layer_norm_gradcheck);
   test_add_leak_checked("/layers/layer-norm-errors", test_layer_norm_errors);
+  test_add_leak_checked("/layers/layer-norm-shapes", test_layer_norm_shapes);
   return g_test_run();
 }

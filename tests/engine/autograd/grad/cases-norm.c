@@ -1,4 +1,5 @@
-/* cases-norm.c: gradcheck cases for batch norm and group norm (groups of one, several and
+/* cases-norm.c: gradcheck cases for layer norm (one and two normalized dims, with and without
+ * weight and bias), batch norm and group norm (groups of one, several and
  * all channels, with and without weight and bias). Batch norm: training (batch statistics, whose
  * mean and variance depend on every input, so each gradient gathers the whole channel) with and
  * without the affine weight and bias, over [N, C], [N, C, L] and [N, C, H, W]; evaluation
@@ -53,7 +54,37 @@ static gs_tensor f_group_weight_only(const gs_tensor *in, int n, void *u) {
   return gs_group_norm(in[0], 3, in[1], GS_NO_TENSOR, 1e-5);
 }
 
+static gs_tensor f_layer_two_dims(const gs_tensor *in, int n, void *u) {
+  (void)n, (void)u;
+  return gs_layer_norm_shape(in[0], (int64_t[]){3, 4}, 2, in[1], in[2], 1e-5);
+}
+
+static gs_tensor f_layer_plain(const gs_tensor *in, int n, void *u) {
+  (void)n, (void)u;
+  return gs_layer_norm_shape(in[0], (int64_t[]){5}, 1, GS_NO_TENSOR, GS_NO_TENSOR, 1e-3);
+}
+
+static gs_tensor f_layer_weight_only(const gs_tensor *in, int n, void *u) {
+  (void)n, (void)u;
+  return gs_layer_norm_shape(in[0], (int64_t[]){2, 3}, 2, in[1], GS_NO_TENSOR, 1e-5);
+}
+
 const grad_case grad_cases_norm[] = {
+    {"NativeLayerNormBackward",
+     "[N, L, 3, 4] over the last two dims, weight and bias",
+     f_layer_two_dims,
+     3,
+     {GI_T(4, 2, 2, 3, 4), GI(2, 3, 4), GI_S(2, 3, 4)}},
+    {"NativeLayerNormBackward",
+     "[N, 5] over the last dim, no affine",
+     f_layer_plain,
+     1,
+     {GI_T(2, 3, 5)}},
+    {"NativeLayerNormBackward",
+     "[2, 3] alone (no leading dims), weight only",
+     f_layer_weight_only,
+     2,
+     {GI_S(2, 2, 3), GI(2, 2, 3)}},
     {"NativeGroupNormBackward",
      "[N, C, H, W], 2 groups, weight and bias",
      f_group_affine,
