@@ -190,6 +190,25 @@ def test_bad_calls_say_what_was_expected():
         profile().key_averages()
 
 
+def test_ranges_end_innermost_first():
+    outer = record_function("outer").__enter__()
+    inner = record_function("inner").__enter__()
+    with pytest.raises(RuntimeError, match='expected the end of the innermost open range '
+                                           '"inner", got the end of "outer"'):
+        outer.__exit__(None, None, None)
+    inner.__exit__(None, None, None)
+    outer.__exit__(None, None, None)  # still open after the refused end: it ends now
+
+
+def test_with_stack_gives_the_python_line():
+    with profile(with_stack=True) as prof:
+        gs.ones(3).relu()
+    relu = next(e for e in prof.events() if e.name == "aten::relu")
+    assert len(relu.stack) == 1 and "test_profiler.py:" in relu.stack[0]
+    rows = prof.key_averages(group_by_stack_n=1)
+    assert next(r for r in rows if r.key == "aten::relu").stack == relu.stack
+
+
 def test_autograd_profiler_profile():
     x = gs.ones(4, requires_grad=True)
     with autograd_profiler.profile(record_shapes=True) as prof:
