@@ -122,6 +122,11 @@ class record_function(ContextDecorator):
 
 
 _recordings = itertools.count(1)
+_recording_now = 0  # recordings under way (optimizers show their steps as ranges meanwhile)
+
+
+def _is_recording():
+    return _recording_now > 0
 
 
 def _log_being_recorded():
@@ -153,8 +158,12 @@ class _Recording:
             _gradscope._trace_open(self.path)
             self.own = True
         _gradscope.trace_mark(self.begin_mark)
+        global _recording_now
+        _recording_now += 1
 
     def finish(self, record_shapes, profile_memory, with_stack):
+        global _recording_now
+        _recording_now -= 1
         _gradscope.trace_mark(self.end_mark)
         if self.own:
             _gradscope.trace_close()

@@ -48,6 +48,8 @@ def test_op_counts_equal_the_calls_made():
     assert c["aten::relu"] == STEPS
     assert c["aten::mean"] == STEPS  # mse_loss's mean
     assert c["train_step"] == STEPS and c["forward"] == STEPS
+    assert c["Optimizer.step#SGD.step"] == STEPS  # as torch shows an optimizer's calls
+    assert c["Optimizer.zero_grad#SGD.zero_grad"] == STEPS
     # backward: each Linear's node once a step, a gradient accumulated into each parameter
     assert c["autograd::engine::evaluate_function: AddmmBackward0"] == STEPS * 2
     assert c["autograd::engine::evaluate_function: ReluBackward0"] == STEPS
