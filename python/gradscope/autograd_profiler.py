@@ -5,7 +5,8 @@ classes its results are made of.
 from gradscope.profiler import _Profile, record_function
 from gradscope.profiler_util import EventList, FunctionEvent, FunctionEventAvg
 
-__all__ = ["profile", "record_function", "EventList", "FunctionEvent", "FunctionEventAvg"]
+__all__ = ["profile", "record_function", "emit_nvtx", "EventList", "FunctionEvent",
+           "FunctionEventAvg"]
 
 
 class profile(_Profile):
@@ -61,3 +62,20 @@ class profile(_Profile):
 
     def __str__(self):
         return self.table() if self._events is not None else "<unfinished profiler>"
+
+
+class emit_nvtx:
+    """torch.autograd.profiler.emit_nvtx: NVTX ranges for NVIDIA's tools, which need CUDA.
+    As torch built without CUDA, entering it (enabled) raises AssertionError."""
+
+    def __init__(self, enabled=True, record_shapes=False):
+        self.enabled = enabled
+        self.record_shapes = record_shapes
+
+    def __enter__(self):
+        if self.enabled:
+            raise AssertionError("Torch not compiled with CUDA enabled")
+        return self
+
+    def __exit__(self, exc_type, exc_value, traceback):
+        return False

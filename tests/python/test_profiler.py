@@ -222,6 +222,9 @@ def test_autograd_profiler_profile():
     assert prof.function_events is prof.events()
     with pytest.raises(AssertionError, match="CUDA"):
         autograd_profiler.profile(use_cuda=True)
+    with pytest.raises(AssertionError, match="Torch not compiled with CUDA enabled"):
+        with autograd_profiler.emit_nvtx():
+            pass
 
 
 def run_script(code, env_extra, tmp_path):
