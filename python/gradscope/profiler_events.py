@@ -17,8 +17,15 @@ clone, its source, and for an op with a graph node, the tensors its inputs' node
 input_shapes lists a view's source, an in-place write's tensor, and a differentiable op's
 inputs that require grad; an input needing no grad shows as [].
 """
+from collections import namedtuple
+
 from gradscope import _gradscope
 from gradscope.profiler_util import EventList, FunctionEvent
+
+# One event of the log as _gradscope._trace_events gives it (python/trace-read.c says which
+# kinds and fields): name and op are text, shape and inputs tuples.
+LogEvent = namedtuple("LogEvent", "kind seq time_ns thread name op tensor storage nbytes shape "
+                                  "origin source node inputs site")
 
 # The engine's op names whose aten name differs (the rest are "aten::" + the engine's name).
 ATEN_NAMES = {
@@ -44,7 +51,7 @@ def _node_name(kind):
 def _is_op(e):
     """A tensor_create or inplace_write the program's call made, not a backward node's
     alias of its gradient (those are named after the node: "AddmmBackward", "backward")."""
-    op = e[5]
+    op = e.op
     return bool(op) and not op.endswith("Backward") and op != "backward"
 
 
@@ -59,15 +66,15 @@ class _Index:
         self.sites = {}          # site id -> "function (file:line)"
 
     def learn(self, e):
-        kind = e[0]
+        kind = e.kind
         if kind == "tensor_create":
-            self.shapes[e[6]] = list(e[9])
+            self.shapes[e.tensor] = list(e.shape)
         elif kind == "node_create":
-            self.node_tensor[e[12]] = e[6]
+            self.node_tensor[e.node] = e.tensor
         elif kind == "storage_alloc":
-            self.storage_bytes[e[7]] = e[8]
-        elif kind == "site" and e[4]:
-            self.sites[e[14]] = e[4]
+            self.storage_bytes[e.storage] = e.nbytes
+        elif kind == "site" and e.name:
+            self.sites[e.site] = e.name
 
 
 def _groups(events):
@@ -76,7 +83,7 @@ def _groups(events):
     belongs to the call before it, not a call of its own."""
     groups = []
     for e in events:
-        if groups and (e[2] == groups[-1][0][2] or e[0] == "node_create"):
+        if groups and (e.time_ns == groups[-1][0].time_ns or e.kind == "node_create"):
             groups[-1].append(e)
         else:
             groups.append([e])
@@ -105,26 +112,26 @@ class _Builder:
         if not self.record_shapes:
             return []
         shapes = self.index.shapes
-        if e[0] == "inplace_write":
-            return [shapes.get(e[6], [])]
-        if e[10] != 0:  # a view, detach or clone: its source
-            return [shapes.get(e[11], [])]
-        n = self.node_of.get(e[6])
+        if e.kind == "inplace_write":
+            return [shapes.get(e.tensor, [])]
+        if e.origin != 0:  # a view, detach or clone: its source
+            return [shapes.get(e.source, [])]
+        n = self.node_of.get(e.tensor)
         if n is None:
             return []
-        return [shapes.get(self.index.node_tensor.get(i), []) if i else [] for i in n[13]]
+        return [shapes.get(self.index.node_tensor.get(i), []) if i else [] for i in n.inputs]
 
     def thread(self, thread, events, end_ns):
         """The events of one thread, in order, up to end_ns (the window's end)."""
         for e in events:
-            if e[0] == "node_create":
-                self.node_of.setdefault(e[6], e)
+            if e.kind == "node_create":
+                self.node_of.setdefault(e.tensor, e)
         open_ranges = []  # FunctionEvents of the ranges begun and not yet ended
         in_backward = 0
         groups = _groups(events)
         for k, group in enumerate(groups):
-            start = group[0][2]
-            end = groups[k + 1][0][2] if k + 1 < len(groups) else max(end_ns, start)
+            start = group[0].time_ns
+            end = groups[k + 1][0].time_ns if k + 1 < len(groups) else max(end_ns, start)
             parent = open_ranges[-1] if open_ranges else None
             # a node's run: inside a backward pass, not the call that began it
             node_run = in_backward > 0
@@ -132,18 +139,19 @@ class _Builder:
             ops = []
             for e in group:
                 self.index.learn(e)
-                kind = e[0]
+                kind = e.kind
                 if kind == "range_begin":
                     # torch adds its steps up as one key: "ProfilerStep*" (trace_name keeps #N)
-                    step = e[4].startswith("ProfilerStep#")
-                    r = self.event("ProfilerStep*" if step else e[4], thread, start, start, e[14])
-                    r.trace_name = e[4]
+                    step = e.name.startswith("ProfilerStep#")
+                    r = self.event("ProfilerStep*" if step else e.name, thread, start, start,
+                                   e.site)
+                    r.trace_name = e.name
                     self._adopt(parent, r)
                     open_ranges.append(r)
                     parent = r
                 elif kind == "range_end":
                     for depth in range(len(open_ranges) - 1, -1, -1):
-                        if open_ranges[depth].trace_name == e[4]:
+                        if open_ranges[depth].trace_name == e.name:
                             open_ranges[depth].time_range.end = start / 1000.0
                             del open_ranges[depth:]
                             break
@@ -153,7 +161,7 @@ class _Builder:
                 elif kind == "backward_end":
                     in_backward = max(0, in_backward - 1)
                 elif kind == "storage_free":
-                    freed += self.index.storage_bytes.pop(e[7], 0)
+                    freed += self.index.storage_bytes.pop(e.storage, 0)
                 elif kind in ("tensor_create", "inplace_write") and _is_op(e):
                     ops.append(e)
             self._call(thread, group, ops, parent, start, end, node_run, freed)
@@ -166,14 +174,14 @@ class _Builder:
             child.set_cpu_parent(parent)
 
     def _call(self, thread, group, ops, parent, start, end, in_backward, freed):
-        site = next((e[14] for e in group if e[14]), 0)
+        site = next((e.site for e in group if e.site), 0)
         allocated = {}
         for e in group:
-            if e[0] == "storage_alloc":
-                allocated[e[1]] = allocated.get(e[1], 0) + e[8]
+            if e.kind == "storage_alloc":
+                allocated[e.seq] = allocated.get(e.seq, 0) + e.nbytes
         outer = None
-        nodes = [e[5] for e in group if e[0] == "tensor_create" and e[5].endswith("Backward")]
-        accumulates = any(e[0] == "grad_accumulate" for e in group)
+        nodes = [e.op for e in group if e.kind == "tensor_create" and e.op.endswith("Backward")]
+        accumulates = any(e.kind == "grad_accumulate" for e in group)
         if in_backward and (ops or nodes or accumulates):
             # A node's run: named by its kind where its formula's aliases show it, else by
             # what it did (a gradient accumulated into a leaf is AccumulateGrad's work)
@@ -187,11 +195,11 @@ class _Builder:
         children = []
         for i, e in enumerate(ops):
             spans = outer is None and i == len(ops) - 1
-            ev = self.event(aten_name(e[5], in_backward), thread, start, end if spans else start,
+            ev = self.event(aten_name(e.op, in_backward), thread, start, end if spans else start,
                             site)
             ev.input_shapes = self.input_shapes(e, group)
-            if self.profile_memory:
-                ev.self_cpu_memory_usage = allocated.get(e[1], 0) if e[0] == "tensor_create" else 0
+            if self.profile_memory and e.kind == "tensor_create":
+                ev.self_cpu_memory_usage = allocated.get(e.seq, 0)
             if spans:
                 outer = ev
             else:
@@ -210,13 +218,13 @@ def events_from_log(path, begin_mark, end_mark, record_shapes=False, profile_mem
                     with_stack=False):
     """The FunctionEvents of the log at path between the marks begin_mark and end_mark (the
     profiler writes them where its recording starts and stops), as an EventList."""
-    log = _gradscope._trace_events(path)
+    log = [LogEvent._make(t) for t in _gradscope._trace_events(path)]
     index = _Index()
     begin = end = None
     for i, e in enumerate(log):
-        if e[0] == "mark" and e[4] == begin_mark:
+        if e.kind == "mark" and e.name == begin_mark:
             begin = i
-        elif e[0] == "mark" and e[4] == end_mark and begin is not None:
+        elif e.kind == "mark" and e.name == end_mark and begin is not None:
             end = i
             break
     if begin is None or end is None:
@@ -227,8 +235,8 @@ def events_from_log(path, begin_mark, end_mark, record_shapes=False, profile_mem
     builder = _Builder(index, record_shapes, profile_memory, with_stack)
     threads = {}
     for e in log[begin + 1:end]:
-        threads.setdefault(e[3], []).append(e)
-    end_ns = log[end][2]
+        threads.setdefault(e.thread, []).append(e)
+    end_ns = log[end].time_ns
     for thread, events in sorted(threads.items()):
         builder.thread(thread, events, end_ns)
     events = sorted(builder.events,

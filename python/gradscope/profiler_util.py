@@ -133,7 +133,8 @@ class FunctionEvent(_TimeFields):
     def __repr__(self):
         return (f"<FunctionEvent id={self.id} name={self.name} thread={self.thread} "
                 f"cpu_time={self.cpu_time_total_str} start_us={self.time_range.start:.3f} "
-                f"end_us={self.time_range.end:.3f} cpu_children={[c.id for c in self.cpu_children]} "
+                f"end_us={self.time_range.end:.3f} "
+                f"cpu_children={[c.id for c in self.cpu_children]} "
                 f"input_shapes={self.input_shapes} cpu_memory_usage={self.cpu_memory_usage}>")
 
 

@@ -34,7 +34,8 @@ for row in prof.key_averages():
 # Named alike by both, and counted alike: an op gradscope's engine has as torch's aten has it,
 # the ranges, and the backward nodes whose runs the log names.
 AGREED = ["train_step", "forward", "Optimizer.step#SGD.step",
-          "Optimizer.zero_grad#SGD.zero_grad", "aten::addmm", "aten::relu", "aten::mean", "aten::add_",
+          "Optimizer.zero_grad#SGD.zero_grad", "aten::addmm", "aten::relu", "aten::mean",
+          "aten::add_",
           "aten::mm",
           "autograd::engine::evaluate_function: AddmmBackward0",
           "autograd::engine::evaluate_function: ReluBackward0",
