@@ -210,6 +210,8 @@ extern PyMethodDef gsp_hook_functions[];
 extern PyMethodDef gsp_autograd_grad_functions[];
 /* autograd-function.c: torch.autograd.Function's node (_function_record). */
 extern PyMethodDef gsp_function_functions[];
+/* trace-read.c: named ranges and the log read back, for gradscope.profiler. */
+extern PyMethodDef gsp_trace_read_functions[];
 
 /* ---- sites.c ---- */
 /* Tells the engine the calling Python line ("function (file:line)") as the call site of the

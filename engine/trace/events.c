@@ -308,6 +308,11 @@ void gs__trace_mark(const char *interned_label) {
   write_ids_at(GS_TRACE_MARK, 0, label, 0, 0, 1, 0, gs__tw_site());
 }
 
+void gs__trace_range(gs_trace_kind kind, const char *interned_label) {
+  uint32_t label = gs__tw_string(interned_label);
+  write_ids_at(kind, 0, label, 0, 0, 1, 0, gs__tw_site());
+}
+
 void gs__trace_error(int code, const char *message) {
   size_t len = strlen(message);
   if (len > 4096)

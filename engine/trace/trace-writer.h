@@ -200,4 +200,6 @@ void gs__trace_collective(gs_trace_kind kind, const char *op, uint64_t collectiv
                           int bucket, uint64_t waited_ns);
 void gs__trace_wait(gs_trace_kind kind, const char *what, uint64_t waited_ns);
 void gs__trace_mark(const char *interned_label);
+/* A user's named range began or ended (kind: range_begin or range_end). */
+void gs__trace_range(gs_trace_kind kind, const char *interned_label);
 void gs__trace_error(int code, const char *message);

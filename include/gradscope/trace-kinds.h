@@ -127,4 +127,9 @@ enum {
    * data was replaced (gs_tensor_set_data: torch's `t.data = x`, a module's double() or       \
    * float()): it keeps its id, requires_grad, grad and place in a module, and now views      \
    * storage as dtype with this layout */                                                      \
-  X(TENSOR_SET_DATA, tensor_set_data, 39, GS_TRACE_KIND_STATE)
+  X(TENSOR_SET_DATA, tensor_set_data, 39, GS_TRACE_KIND_STATE)                                 \
+  /* since 2.1: name (the range's label): a user's named range began on this thread            \
+   * (gs_trace_range_begin: torch.profiler.record_function); ranges nest per thread */         \
+  X(RANGE_BEGIN, range_begin, 40, 0)                                                           \
+  /* since 2.1: name: the innermost open range of this thread ended (gs_trace_range_end) */    \
+  X(RANGE_END, range_end, 41, 0)

@@ -45,6 +45,15 @@ GS_API void gs_trace_flush(void);
 GS_API bool gs_trace_enabled(void);
 /* A user mark ("epoch 3", "step 120"): shown on timelines and in dumps. */
 GS_API void gs_trace_mark(const char *label);
+/* A named range of this thread's calls (torch.profiler.record_function): shown in the log
+ * as a range_begin and a range_end event (since format 2.1), which profilers read back as a
+ * span with the calls inside it. Ranges nest per thread: an end must name the innermost
+ * open range (else an error, and the range stays open). Each takes an event number whether
+ * the log is on or off. */
+GS_API void gs_trace_range_begin(const char *name);
+GS_API void gs_trace_range_end(const char *name);
+/* How many ranges this thread has open. */
+GS_API int gs_trace_ranges_open(void);
 /* Gives t a name in the log (shown on graphs instead of its number). */
 GS_API void gs_trace_name(gs_tensor t, const char *name);
 /* Charges this thread's next events to a call site given as text, "function (file:line)",

@@ -70,6 +70,8 @@ TORCH_MODULES = {
     "torch.backends.mps": "gradscope.backends.mps",
     "torch.backends.cuda": "gradscope.backends.cuda",
     "torch.autograd.functional": "gradscope.autograd_functional",
+    "torch.autograd.profiler": "gradscope.autograd_profiler",
+    "torch.profiler": "gradscope.profiler",
 }
 
 

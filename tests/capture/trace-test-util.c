@@ -123,6 +123,8 @@ gs_trace_event sample(gs_trace_kind kind) {
     return (gs_trace_event){.kind = kind, .name = 15};
   case GS_TRACE_WAIT_END:
     return (gs_trace_event){.kind = kind, .name = 15, .waited_ns = 999};
+  case GS_TRACE_RANGE_BEGIN:
+  case GS_TRACE_RANGE_END: return (gs_trace_event){.kind = kind, .name = 15, .site = 6};
   case GS_TRACE_KIND_COUNT:
     break;
   }

@@ -37,7 +37,8 @@ DOCUMENTED = list(STUBS) + ["gradscope.autograd", "gradscope.function", "gradsco
                             "gradscope.distributed", "gradscope.compare", "gradscope.nn.init",
                             "gradscope.special", "gradscope.amp", "gradscope.cuda_amp",
                             "gradscope.optim.swa_utils", "gradscope.jit",
-                            "gradscope.nn.utils.prune"]
+                            "gradscope.nn.utils.prune", "gradscope.profiler",
+                            "gradscope.autograd_profiler", "gradscope.profiler_util"]
 
 
 def module(name):

@@ -336,6 +336,10 @@ static void row_wait_end(row_words *w) {
   g_string_append_printf(w->out, _(", waited %.3f ms"), (double)w->e->waited_ns / 1e6);
 }
 
+/* A user's named range: its label, as the profiler's table lists it. */
+static void row_range_begin(row_words *w) { append_text(w->out, w->name); }
+static void row_range_end(row_words *w) { append_text(w->out, w->name); }
+
 /* One summary function per kind, from the kinds list: a new kind without its row_ function
  * does not compile. */
 typedef void (*kind_row)(row_words *w);

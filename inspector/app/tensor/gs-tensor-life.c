@@ -211,6 +211,9 @@ static char *life_collective_begin(const life_words *w) { return by_name(w); }
 static char *life_collective_end(const life_words *w) { return by_name(w); }
 static char *life_wait_begin(const life_words *w) { return by_name(w); }
 static char *life_wait_end(const life_words *w) { return by_name(w); }
+/* A user's named range concerns no one tensor. */
+static char *life_range_begin(const life_words *w) { return by_name(w); }
+static char *life_range_end(const life_words *w) { return by_name(w); }
 
 static char *life_tensor_name(const life_words *w) {
   return g_strdup_printf(_("Named “%s”"), gs_trace_model_string(w->m, w->e->name));

@@ -148,6 +148,8 @@ static guint32 life_collective_begin(const life_event *l) { return no_key(l); }
 static guint32 life_collective_end(const life_event *l) { return no_key(l); }
 static guint32 life_wait_begin(const life_event *l) { return no_key(l); }
 static guint32 life_wait_end(const life_event *l) { return no_key(l); }
+static guint32 life_range_begin(const life_event *l) { return no_key(l); }
+static guint32 life_range_end(const life_event *l) { return no_key(l); }
 static guint32 life_tensor_set_data(const life_event *l) { return keyed_by_tensor(l); }
 
 /* From the kinds list: a new kind without its life_ function does not compile. */

@@ -269,6 +269,9 @@ static void apply_collective_begin(const replay_step *s) { no_change(s); }
 static void apply_collective_end(const replay_step *s) { no_change(s); }
 static void apply_wait_begin(const replay_step *s) { no_change(s); }
 static void apply_wait_end(const replay_step *s) { no_change(s); }
+/* A user's named range (torch.profiler.record_function) is a span of time, not state. */
+static void apply_range_begin(const replay_step *s) { no_change(s); }
+static void apply_range_end(const replay_step *s) { no_change(s); }
 static void apply_tensor_set_data(const replay_step *s) { replay_on_tensor_set_data(s->r, s->e); }
 
 /* From the kinds list: a new kind without its apply_ function does not compile. */

@@ -629,6 +629,19 @@ static char *say_mark(explain *x, kind_facts *k) {
   return g_strdup_printf(_("mark: %s"), k->name);
 }
 
+static char *say_range_begin(explain *x, kind_facts *k) {
+  (void)x;
+  /* TRANSLATORS: a user's named range (torch.profiler.record_function) began */
+  return g_strdup_printf(_("range “%s” began: the profiler charges this thread's calls to it "
+                           "until it ends"),
+                         k->name);
+}
+
+static char *say_range_end(explain *x, kind_facts *k) {
+  (void)x;
+  return g_strdup_printf(_("range “%s” ended"), k->name);
+}
+
 static char *say_error(explain *x, kind_facts *k) {
   (void)x;
   /* The engine's own messages run to a few hundred characters: only a hostile one is cut. */

@@ -10,9 +10,11 @@ and records it in the event log, so it is not in `state`. Changing another hyper
 a group after its first step would need that state moved to a new engine optimizer: step()
 refuses it with a message instead of silently keeping the old value.
 """
+import functools
 from collections import defaultdict
 
 from gradscope import _gradscope
+from gradscope import profiler as _profiler
 from gradscope.autograd import enable_grad as _enable_grad
 
 _engine = _gradscope.optim
@@ -28,9 +30,38 @@ class _Required:
 required = _Required()
 
 
+def _profiled(fn, what):
+    """fn (an optimizer's step or zero_grad) as a range while torch.profiler records, as torch
+    shows it ("Optimizer.step#SGD.step"); when nothing records, no range, so a program that is
+    not profiled writes the same events. A subclass's step calling its base's is one range."""
+    if getattr(fn, "_gradscope_profiled", False):
+        return fn
+    inside = "_gradscope_in_" + what
+
+    @functools.wraps(fn)
+    def wrapper(self, *args, **kwargs):
+        if not _profiler._is_recording() or self.__dict__.get(inside):
+            return fn(self, *args, **kwargs)
+        self.__dict__[inside] = True
+        try:
+            with _profiler.record_function(f"Optimizer.{what}#{type(self).__name__}.{what}"):
+                return fn(self, *args, **kwargs)
+        finally:
+            self.__dict__[inside] = False
+
+    wrapper._gradscope_profiled = True
+    return wrapper
+
+
 class Optimizer:
     """The base of every optimizer, as torch.optim.Optimizer: subclasses pass their params
     and defaults and implement step()."""
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        for what in ("step", "zero_grad"):
+            if what in cls.__dict__:
+                setattr(cls, what, _profiled(cls.__dict__[what], what))
 
     def __init__(self, params, defaults):
         self.defaults = defaults
@@ -130,6 +161,10 @@ class Optimizer:
                 if key != "params":
                     text += f"    {key}: {group[key]}\n"
         return text + ")"
+
+
+Optimizer.step = _profiled(Optimizer.step, "step")
+Optimizer.zero_grad = _profiled(Optimizer.zero_grad, "zero_grad")
 
 
 class _EngineOptimizer(Optimizer):

@@ -397,6 +397,50 @@ static void test_bad_destination_is_an_error(void) {
   g_assert_false(gs_trace_enabled());
 }
 
+/* Named ranges (torch.profiler.record_function) are range_begin and range_end events in
+ * the order the program made them, nested, with the work inside them between; an end that
+ * is not the innermost open range's is an error and writes nothing. */
+static void test_named_ranges_are_recorded_nested(void) {
+  char *path = temp_path("ranges");
+  g_assert_cmpint(gs_trace_open(path), ==, 0);
+  gs_trace_range_begin("step");
+  gs_trace_range_begin("forward");
+  gs_tensor t = gs_ones(GS_F32, (int64_t[]){3}, 1);
+  g_assert_cmpint(gs_trace_ranges_open(), ==, 2);
+  EXPECT_ERROR(gs_trace_range_end("step"),
+               "expected the end of the innermost open range \"forward\", got the end of "
+               "\"step\"");
+  gs_trace_range_end("forward");
+  gs_trace_range_end("step");
+  g_assert_cmpint(gs_trace_ranges_open(), ==, 0);
+  EXPECT_ERROR(gs_trace_range_end("step"), "with none open on this thread");
+  EXPECT_ERROR(gs_trace_range_begin(""), "expected a range's name, got \"\"");
+  gs_trace_close();
+  recorded r = read_log(path);
+  g_assert_false(r.damaged);
+  const char *expected[] = {"begin step", "begin forward", "tensor", "end forward", "end step"};
+  size_t k = 0;
+  for (guint i = 0; i < r.events->len; i++) {
+    const gs_trace_event *e = &g_array_index(r.events, gs_trace_event, i);
+    char *what = NULL;
+    if (e->kind == GS_TRACE_RANGE_BEGIN || e->kind == GS_TRACE_RANGE_END)
+      what = g_strdup_printf("%s %s", e->kind == GS_TRACE_RANGE_BEGIN ? "begin" : "end",
+                             str(&r, e->name));
+    else if (e->kind == GS_TRACE_TENSOR_CREATE && e->tensor == t.id)
+      what = g_strdup("tensor");
+    if (!what)
+      continue;
+    g_assert_cmpuint(k, <, G_N_ELEMENTS(expected));
+    g_assert_cmpstr(what, ==, expected[k++]);
+    g_free(what);
+  }
+  g_assert_cmpuint(k, ==, G_N_ELEMENTS(expected));
+  recorded_free(&r);
+  gs_dispose(t);
+  g_remove(path);
+  g_free(path);
+}
+
 static void test_detach_is_recorded_as_a_detach(void) {
   char *path = temp_path("gradscope-test-detach.gstrace");
   g_assert_cmpint(gs_trace_open(path), ==, 0);
@@ -738,6 +782,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/trace/abort-flushes-the-error", test_abort_flushes_the_error);
   g_test_add_func("/trace/bad-destination-is-an-error", test_bad_destination_is_an_error);
   g_test_add_func("/trace/detach-is-recorded-as-a-detach", test_detach_is_recorded_as_a_detach);
+  g_test_add_func("/trace/named-ranges-are-recorded-nested", test_named_ranges_are_recorded_nested);
   g_test_add_func("/trace/double-backward-nodes-are-recorded",
                   test_double_backward_nodes_are_recorded);
   g_test_add_func("/trace/events-take-their-calls-time", test_events_take_their_calls_time);
