@@ -133,6 +133,7 @@ static void hook_begin(gs_tensor root, void *user) {
     return;
   d->in_backward = true;
   d->backward_begin = gs__dist_now();
+  d->stats.hook_s = 0;
   d->next_launch = 0;
   if (d->shm)
     gs__shm_begin_round(d->shm);
@@ -211,13 +212,8 @@ static void stage(gs_ddp *d, int i, gs_tensor grad) {
   }
 }
 
-static void hook_grad_ready(gs_tensor leaf, gs_tensor grad, void *user) {
-  gs_ddp *d = user;
-  if (!d->in_backward)
-    return;
-  int i = find_param(d, leaf);
-  if (i < 0 || d->params[i].ready || d->params[i].bucket < 0)
-    return;
+/* Parameter i's final gradient: staged, and whatever it completes started and moved on. */
+static void hook_work(gs_ddp *d, int i, gs_tensor grad) {
   stage(d, i, grad);
   launch_in_order(d);
   if (d->shm) { /* sum this rank's share of whatever every rank has staged meanwhile */
@@ -236,6 +232,18 @@ static void hook_grad_ready(gs_tensor leaf, gs_tensor grad, void *user) {
         bucket_ended(&d->buckets[k], k, 0);
       break;
     }
+}
+
+static void hook_grad_ready(gs_tensor leaf, gs_tensor grad, void *user) {
+  gs_ddp *d = user;
+  if (!d->in_backward)
+    return;
+  int i = find_param(d, leaf);
+  if (i < 0 || d->params[i].ready || d->params[i].bucket < 0)
+    return;
+  double t = gs__dist_now();
+  hook_work(d, i, grad);
+  d->stats.hook_s += gs__dist_now() - t;
 }
 
 /* gradient_as_bucket_view: makes parameter i's gradient the view of its place in its bucket
