@@ -12,6 +12,11 @@
 # machine's load hits both; each figure is the median over rounds.
 #
 # Prints: ddp_speedup_w2_over_w1 (samples/s with 2 ranks over 1 process; target >= 1.7),
+# beside it ddp_speedup_ceiling_no_comm (the same with the allreduce skipped: 2 ranks each
+# training their half batch at once, `bench-ddp mlp --no-allreduce`, what 2 ranks reach at best
+# on this machine) and each step's phases for 1 process, 2 ranks and the ceiling
+# (ddp_phase_ms_{w1,w2,nocomm}_{forward,backward,hook,wait,optimizer}: hook = DDP's gradient
+# hooks inside backward, wait = waiting for the allreduces at backward's end),
 # ddp_step_ratio_vs_torch (the engine's 2-rank step over torch's; target <= 0.5),
 # allreduce_bandwidth_vs_mpi (the engine's allreduce bandwidth over MPI_Allreduce's; target
 # >= 0.9), and the times they come from.
@@ -39,14 +44,35 @@ need() {
 verdict() { awk -v v="$1" -v t="$2" -v op="$3" 'BEGIN { ok = op == "<=" ? v <= t : v >= t; print (ok ? "met" : "missed") }'; }
 
 port=$((29500 + RANDOM % 400))
-engine() {
+phases=(forward backward hook wait optimizer)
+declare -A phase # [run,phase] -> the rounds' figures, space-separated
+keep_phases() {
+  local p
+  for p in "${phases[@]}"; do phase[$1,$p]+=" $(need "ddp_${p}_ms" "$2")"; done
+}
+w1() {
   local out
   out=$("$build/bench/bench-ddp" mlp) || gs_die "bench-ddp mlp (1 process) failed"
   w1_ms+=("$(need ddp_step_ms "$out")")
+  keep_phases w1 "$out"
+}
+w2() {
+  local out
   out=$(mpi 2 "$build/bench/bench-ddp" mlp) || gs_die "bench-ddp mlp (2 ranks) failed"
   w2_ms+=("$(need ddp_step_ms "$out")")
   w2_wait+=("$(need ddp_wait_ms "$out")")
   w2_backward+=("$(need ddp_backward_ms "$out")")
+  keep_phases w2 "$out"
+}
+nocomm() {
+  local out
+  out=$(mpi 2 "$build/bench/bench-ddp" mlp --no-allreduce) ||
+    gs_die "bench-ddp mlp --no-allreduce (2 ranks) failed"
+  nocomm_ms+=("$(need ddp_step_ms "$out")")
+  keep_phases nocomm "$out"
+}
+engine() { # the three in turn, the order reversed every other round
+  if ((r % 2)); then w1; w2; nocomm; else nocomm; w2; w1; fi
 }
 torch() {
   local out r pids=()
@@ -71,16 +97,18 @@ allreduce() {
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-w1_ms=() w2_ms=() w2_wait=() w2_backward=() torch_w1_ms=() torch_w2_ms=() ar_gbps=() mpi_gbps=()
+w1_ms=() w2_ms=() nocomm_ms=() w2_wait=() w2_backward=() torch_w1_ms=() torch_w2_ms=() ar_gbps=() mpi_gbps=()
 for r in $(seq "$rounds"); do
   if ((r % 2)); then engine; torch; allreduce; else torch; engine; allreduce; fi
-  echo "# round $r: engine ${w1_ms[-1]} ms (1 process), ${w2_ms[-1]} ms (2 ranks, of which ${w2_wait[-1]} ms waiting); torch ${torch_w1_ms[-1]} ms, ${torch_w2_ms[-1]} ms; allreduce ${ar_gbps[-1]} GB/s, MPI ${mpi_gbps[-1]} GB/s"
+  echo "# round $r: engine ${w1_ms[-1]} ms (1 process), ${w2_ms[-1]} ms (2 ranks, of which ${w2_wait[-1]} ms waiting), ${nocomm_ms[-1]} ms (2 ranks, no allreduce); torch ${torch_w1_ms[-1]} ms, ${torch_w2_ms[-1]} ms; allreduce ${ar_gbps[-1]} GB/s, MPI ${mpi_gbps[-1]} GB/s"
 done
 
 m_w1=$(median "${w1_ms[@]}") m_w2=$(median "${w2_ms[@]}")
 m_t1=$(median "${torch_w1_ms[@]}") m_t2=$(median "${torch_w2_ms[@]}")
 m_ar=$(median "${ar_gbps[@]}") m_mpi=$(median "${mpi_gbps[@]}")
 speedup=$(ratio "$m_w1" "$m_w2")      # same global batch: samples/s ratio = step time ratio
+m_nocomm=$(median "${nocomm_ms[@]}")
+ceiling=$(ratio "$m_w1" "$m_nocomm")
 vs_torch=$(ratio "$m_w2" "$m_t2")
 bandwidth=$(ratio "$m_ar" "$m_mpi")
 echo "# load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -88,6 +116,13 @@ echo "# torch's own DDP speedup: $(ratio "$m_t1" "$m_t2") (its 1-process step $m
 echo "# targets: ddp_speedup_w2_over_w1 >= 1.7 $(verdict "$speedup" 1.7 '>='), ddp_step_ratio_vs_torch <= 0.5 $(verdict "$vs_torch" 0.5 '<='), allreduce_bandwidth_vs_mpi >= 0.9 $(verdict "$bandwidth" 0.9 '>=')"
 echo "ddp_step_ms_w1=$m_w1"
 echo "ddp_step_ms_w2=$m_w2"
+echo "ddp_step_ms_nocomm=$m_nocomm"
+for run in w1 w2 nocomm; do
+  for p in "${phases[@]}"; do
+    # shellcheck disable=SC2086 # the rounds' figures, one word each
+    echo "ddp_phase_ms_${run}_$p=$(median ${phase[$run,$p]})"
+  done
+done
 echo "ddp_wait_ms_w2=$(median "${w2_wait[@]}")"
 echo "ddp_backward_ms_w2=$(median "${w2_backward[@]}")"
 echo "torch_ddp_step_ms_w1=$m_t1"
@@ -95,5 +130,6 @@ echo "torch_ddp_step_ms_w2=$m_t2"
 echo "allreduce_gbps=$m_ar"
 echo "mpi_allreduce_gbps=$m_mpi"
 echo "ddp_speedup_w2_over_w1=$speedup"
+echo "ddp_speedup_ceiling_no_comm=$ceiling"
 echo "ddp_step_ratio_vs_torch=$vs_torch"
 echo "allreduce_bandwidth_vs_mpi=$bandwidth"

@@ -61,6 +61,17 @@ typedef struct gs__autograd_kinds {
 } gs__autograd_kinds;
 extern gs__autograd_kinds gs__kinds;
 
+/* Where leaf's gradient may be produced directly in this backward, asked of the layers above
+ * (backward/hooks.c sets it when a backward hook offers homes; NULL: none does): a contiguous
+ * tensor of the leaf's shape and dtype, borrowed, that nothing reads until the leaf takes its
+ * gradient, or no tensor. claim: the formula about to write there asks, and a home is given
+ * once a pass (a second path into the leaf gets none, so the two are summed as usual);
+ * without claim, whether the home claimed in this pass is the one given. DDP with
+ * gradient_as_bucket_view offers a parameter's place in its bucket, so the weight gradient's
+ * gemm writes there and staging copies nothing. */
+typedef gs_tensor (*gs__grad_home_fn)(uint64_t leaf, bool claim);
+extern gs__grad_home_fn gs__grad_home;
+
 /* Where a view lies in its base (CopySlices and AsStridedBackward nodes). */
 typedef struct gs__view_geometry {
   int ndim, base_ndim;

@@ -143,6 +143,7 @@ void gs__grad_hook_free(gs__grad_hook *h) {
 }
 
 gs__autograd_kinds gs__kinds;
+gs__grad_home_fn gs__grad_home;
 
 gs__node *gs__grad_edge(gs__tensor *t) {
   gs__refresh_view(t);

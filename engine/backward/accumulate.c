@@ -96,9 +96,16 @@ static void accumulate_into(uint64_t id, gs_tensor grad, bool create_graph) {
   }
   /* The first gradient becomes the leaf's own. A clone is a semantic copy in O(1) (the
    * formula's temporary dies right after, so nothing is ever copied); only a gradient laid out
-   * non-contiguously (an expanded one, say) is copied, so later backwards can add into it. */
-  gs_tensor own = gs__is_contiguous(gs__lookup(grad, "backward")) ? gs_clone(grad)
-                                                                  : gs_contiguous(grad);
+   * non-contiguously (an expanded one, say) is copied, so later backwards can add into it. A
+   * gradient its formula wrote into the leaf's home (gs__grad_home: DDP's bucket, whose bytes
+   * clones copy) becomes the leaf's as another view of it. */
+  gs__tensor *g = gs__lookup(grad, "backward");
+  gs_tensor home = gs__grad_home ? gs__grad_home(id, false) : GS_NO_TENSOR;
+  gs_tensor own;
+  if (home.id && gs__is_contiguous(g) && g->numel == leaf->numel && gs_data(grad) == gs_data(home))
+    own = gs_view(grad, leaf->shape, leaf->ndim);
+  else
+    own = gs__is_contiguous(g) ? gs_clone(grad) : gs_contiguous(grad);
   own_grad(leaf, id, own);
 }
 

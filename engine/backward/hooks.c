@@ -18,6 +18,20 @@ static hook_slot slots[GS_BACKWARD_HOOKS_MAX];
 static atomic_int n_used; /* slots taken: 0 lets backward skip the table in one branch */
 static pthread_mutex_t hooks_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* gs__grad_home for the autograd layer: the first registered hook's home for the leaf. */
+static gs_tensor hooks_grad_home(uint64_t leaf, bool claim) {
+  if (atomic_load_explicit(&n_used, memory_order_relaxed) == 0)
+    return GS_NO_TENSOR;
+  for (int i = 0; i < GS_BACKWARD_HOOKS_MAX; i++) {
+    if (!atomic_load_explicit(&slots[i].used, memory_order_acquire) || !slots[i].hooks.grad_home)
+      continue;
+    gs_tensor home = slots[i].hooks.grad_home((gs_tensor){leaf}, claim, slots[i].user_data);
+    if (home.id)
+      return home;
+  }
+  return GS_NO_TENSOR;
+}
+
 int gs_backward_hooks_add(const gs_backward_hooks *hooks, void *user_data) {
   if (!hooks) {
     gs__error(GS_ERR_ARGUMENT, "backward_hooks_add", "expected hooks, got NULL");
@@ -29,6 +43,8 @@ int gs_backward_hooks_add(const gs_backward_hooks *hooks, void *user_data) {
       continue;
     slots[i].hooks = *hooks;
     slots[i].user_data = user_data;
+    if (hooks->grad_home)
+      gs__grad_home = hooks_grad_home; /* stays: it answers nothing once no hook offers */
     atomic_store_explicit(&slots[i].used, true, memory_order_release);
     atomic_fetch_add(&n_used, 1);
     pthread_mutex_unlock(&hooks_lock);

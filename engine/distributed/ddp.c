@@ -24,6 +24,9 @@ typedef struct ddp_param {
   int bucket;     /* -1 for buffers */
   int64_t offset; /* elements into the bucket's buffer */
   bool ready;
+  gs_tensor home;    /* gradient_as_bucket_view: a view of its place in its bucket, where its
+                        gradient's formula may write it (hook_grad_home) */
+  bool home_claimed; /* this synchronised backward */
 } ddp_param;
 
 typedef struct ddp_bucket {
@@ -133,11 +136,13 @@ static void hook_begin(gs_tensor root, void *user) {
     return;
   d->in_backward = true;
   d->backward_begin = gs__dist_now();
+  d->stats.hook_s = 0;
+  d->stats.staged_copy_bytes = 0;
   d->next_launch = 0;
   if (d->shm)
     gs__shm_begin_round(d->shm);
   for (int i = 0; i < d->n_params; i++)
-    d->params[i].ready = false;
+    d->params[i].ready = d->params[i].home_claimed = false;
   for (int k = 0; k < d->n_buckets; k++) {
     ddp_bucket *b = &d->buckets[k];
     b->pending = b->n_params;
@@ -181,7 +186,9 @@ static void stage(gs_ddp *d, int i, gs_tensor grad) {
   size_t es = gs_dtype_size(p->dtype);
   char *dst = slot_of(d, i);
   bool averaged = d->shm && gs__shm_averages(d->shm);
-  if (in_its_slot(d, i, grad)) { /* accumulated in place, in its bucket already */
+  if (!in_its_slot(d, i, grad))
+    d->stats.staged_copy_bytes += p->numel * (int64_t)es;
+  if (in_its_slot(d, i, grad)) { /* accumulated or written in place, in its bucket already */
     if (!averaged)
       divide(dst, p->dtype, p->numel, gs__dist.world);
   } else if (grad.id && gs_is_contiguous(grad) && averaged) {
@@ -211,13 +218,8 @@ static void stage(gs_ddp *d, int i, gs_tensor grad) {
   }
 }
 
-static void hook_grad_ready(gs_tensor leaf, gs_tensor grad, void *user) {
-  gs_ddp *d = user;
-  if (!d->in_backward)
-    return;
-  int i = find_param(d, leaf);
-  if (i < 0 || d->params[i].ready || d->params[i].bucket < 0)
-    return;
+/* Parameter i's final gradient: staged, and whatever it completes started and moved on. */
+static void hook_work(gs_ddp *d, int i, gs_tensor grad) {
   stage(d, i, grad);
   launch_in_order(d);
   if (d->shm) { /* sum this rank's share of whatever every rank has staged meanwhile */
@@ -236,6 +238,37 @@ static void hook_grad_ready(gs_tensor leaf, gs_tensor grad, void *user) {
         bucket_ended(&d->buckets[k], k, 0);
       break;
     }
+}
+
+static void hook_grad_ready(gs_tensor leaf, gs_tensor grad, void *user) {
+  gs_ddp *d = user;
+  if (!d->in_backward)
+    return;
+  int i = find_param(d, leaf);
+  if (i < 0 || d->params[i].ready || d->params[i].bucket < 0)
+    return;
+  double t = gs__dist_now();
+  hook_work(d, i, grad);
+  d->stats.hook_s += gs__dist_now() - t;
+}
+
+/* gradient_as_bucket_view: a parameter's place in its bucket is where the formula of its
+ * gradient may write it (the weight gradient's gemm), once a synchronised backward and only
+ * while it has no gradient (gs_backward_hooks.grad_home); staging then copies nothing. */
+static gs_tensor hook_grad_home(gs_tensor leaf, bool claim, void *user) {
+  gs_ddp *d = user;
+  if (!d->in_backward || !d->opt.gradient_as_bucket_view)
+    return GS_NO_TENSOR;
+  int i = find_param(d, leaf);
+  if (i < 0 || d->params[i].bucket < 0 || !d->params[i].home.id || d->params[i].ready)
+    return GS_NO_TENSOR;
+  ddp_param *p = &d->params[i];
+  if (!claim)
+    return p->home_claimed ? p->home : GS_NO_TENSOR;
+  if (p->home_claimed)
+    return GS_NO_TENSOR; /* a second path into it: the engine sums the two as usual */
+  p->home_claimed = true;
+  return p->home;
 }
 
 /* gradient_as_bucket_view: makes parameter i's gradient the view of its place in its bucket
@@ -519,6 +552,19 @@ static bool make_buckets(gs_ddp *d) {
     for (int j = 0; j < b->n_params; j++)
       b->ids[j] = d->params[b->params[j]].p.id;
   }
+  for (int i = 0; d->opt.gradient_as_bucket_view && i < d->n_params; i++) {
+    ddp_param *p = &d->params[i];
+    if (p->bucket < 0)
+      continue;
+    int64_t shape[GS_MAX_DIMS];
+    int nd = gs_shape(p->p, shape);
+    gs_tensor part = gs_narrow(d->buckets[p->bucket].whole, 0, p->offset, p->numel);
+    p->home = part.id ? gs_view(part, shape, nd) : GS_NO_TENSOR;
+    gs_dispose(part);
+    if (!p->home.id)
+      return false;
+    gs_detach_from_scopes(p->home); /* the DDP's, as its bucket's tensor */
+  }
   return true;
 }
 
@@ -527,6 +573,9 @@ void gs_ddp_free(gs_ddp *d) {
     return;
   if (d->hook)
     gs_backward_hooks_remove(d->hook);
+  for (int i = 0; i < d->n_params && d->params; i++)
+    if (d->params[i].home.id)
+      gs_dispose(d->params[i].home);
   for (int k = 0; k < d->n_buckets; k++) {
     free(d->buckets[k].params);
     if (d->buckets[k].whole.id) /* its buffer goes with the last tensor over it */
@@ -609,9 +658,11 @@ gs_ddp *gs_ddp_new(gs_module module, const gs_ddp_options *options) {
   }
   d->stats.n_buckets = d->n_buckets;
   d->stats.shared_memory = d->shm != NULL;
-  d->hook = gs_backward_hooks_add(
-      &(gs_backward_hooks){.begin = hook_begin, .grad_ready = hook_grad_ready, .end = hook_end},
-      d);
+  d->hook = gs_backward_hooks_add(&(gs_backward_hooks){.begin = hook_begin,
+                                                       .grad_ready = hook_grad_ready,
+                                                       .end = hook_end,
+                                                       .grad_home = hook_grad_home},
+                                  d);
   if (!d->hook) {
     gs_ddp_free(d);
     return NULL;

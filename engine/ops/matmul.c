@@ -397,14 +397,82 @@ static gs_tensor grad_right(gs__node *n, gs_tensor g, gs_tensor a) {
   return gs_matmul(mT(a), g);
 }
 
+/* The home (gs__grad_home) that input i's gradient may be written into: input i goes straight
+ * into a leaf's accumulator, or through t() (then *transposed), with no hook, retained grad or
+ * recorded graph on the way, and the leaf has no gradient yet. No tensor otherwise. */
+static gs_tensor grad_home_of(gs__node *n, int i, bool *transposed) {
+  *transposed = false;
+  gs__node *next = n->next[i];
+  if (!gs__grad_home || !next || gs__formula_creates_graph())
+    return GS_NO_TENSOR;
+  if (next->kind == &TBackward && next->inputs[0].ndim == 2 && !next->hooks &&
+      !next->retained_output) {
+    next = next->next[0];
+    *transposed = true;
+  }
+  if (!next || next->kind != gs__kinds.accumulate_grad || next->hooks)
+    return GS_NO_TENSOR;
+  gs__tensor *leaf = gs__lookup((gs_tensor){next->leaf}, "backward");
+  if (!leaf || (leaf->ag.grad && gs_is_alive((gs_tensor){leaf->ag.grad})))
+    return GS_NO_TENSOR;
+  return gs__grad_home(next->leaf, true);
+}
+
+/* a @ b (2-D, floating) computed into out, contiguous of the product's shape and dtype, as
+ * gs_matmul would compute it; false, with nothing written, where that does not hold. */
+static bool product_into(gs_tensor ha, gs_tensor hb, gs_tensor hout) {
+  const char *fn = "matmul";
+  gs__tensor *a = gs__lookup(ha, fn), *b = gs__lookup(hb, fn), *out = gs__lookup(hout, fn);
+  if (!a || !b || !out || a->ndim != 2 || b->ndim != 2 || out->ndim != 2 || a->dtype != b->dtype ||
+      out->dtype != a->dtype || !gs_dtype_is_floating(a->dtype) || !gs__is_contiguous(out) ||
+      a->shape[1] != b->shape[0] || out->shape[0] != a->shape[0] || out->shape[1] != b->shape[1])
+    return false;
+  operand oa, ob;
+  as_matrices(a, true, &oa);
+  as_matrices(b, false, &ob);
+  product p = {.alpha = 1.0, .beta = 0.0};
+  if (!plan_product(&p, &oa, &ob, a, b, fn))
+    return false;
+  if (p.k > 0 && (!prepare_for_blas(&oa, fn) || !prepare_for_blas(&ob, fn))) {
+    release_operand(&oa);
+    return false;
+  }
+  bool ok = gs__begin_write(out, false, fn);
+  if (ok)
+    run_product(&p, &oa, &ob, out);
+  release_operand(&oa);
+  release_operand(&ob);
+  return ok;
+}
+
+/* The gradient of 2-D b (input i) in a @ b written into its leaf's home when it has one (its
+ * layout must be the one the product comes out in: the leaf's own when b is the leaf read
+ * transposed, W in x @ W^T); no tensor otherwise, for the usual product. */
+static gs_tensor grad_right_at_home(gs__node *n, int i, gs_tensor g, gs_tensor a) {
+  bool transposed;
+  if (n->inputs[i].ndim != 2 || n->inputs[i - 1].ndim != 2)
+    return GS_NO_TENSOR;
+  gs_tensor home = grad_home_of(n, i, &transposed);
+  if (!home.id || transposed != ((n->ints[0] & B_TRANSPOSED) != 0))
+    return GS_NO_TENSOR;
+  if (transposed) /* (g^T @ a)^T: home holds g^T @ a, the leaf's layout */
+    return product_into(mT(g), a, home) ? gs_transpose(home, 0, 1) : GS_NO_TENSOR;
+  int64_t shape[2];
+  gs_shape(home, shape);
+  return product_into(mT(a), g, home) ? gs_view(home, shape, 2) : GS_NO_TENSOR;
+}
+
 /* d(a @ b) = g @ b^T, a^T @ g, on matrix forms (saved: a in slot 0, b in slot 1, each only
  * when the other operand needs its gradient) */
 static void matmul_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   gs_tensor gm = grad_matrix_form(n, g);
   if (gs__needs_grad(n, 0))
     grads[0] = grad_from_matrix_form(n, 0, grad_left(n, gm, matrix_form(n, 1, gs__saved(n, 1))));
-  if (gs__needs_grad(n, 1))
-    grads[1] = grad_from_matrix_form(n, 1, grad_right(n, gm, matrix_form(n, 0, gs__saved(n, 0))));
+  if (gs__needs_grad(n, 1)) {
+    gs_tensor a = matrix_form(n, 0, gs__saved(n, 0));
+    gs_tensor home = grad_right_at_home(n, 1, gm, a);
+    grads[1] = home.id ? home : grad_from_matrix_form(n, 1, grad_right(n, gm, a));
+  }
 }
 GS__BACKWARD_TWICE(MatmulBackward, matmul_backward);
 
@@ -417,8 +485,11 @@ static void addmm_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
         gs__reduce_grad(n, 0, beta == 1.0 ? gs__pass_grad_through(g) : gs_mul_scalar(g, beta));
   if (gs__needs_grad(n, 1))
     grads[1] = gs__reduce_grad(n, 1, times(grad_left(n, g, gs__saved(n, 1)), alpha));
-  if (gs__needs_grad(n, 2))
-    grads[2] = gs__reduce_grad(n, 2, times(grad_right(n, g, gs__saved(n, 0)), alpha));
+  if (gs__needs_grad(n, 2)) {
+    gs_tensor a = gs__saved(n, 0);
+    gs_tensor home = alpha == 1.0 ? grad_right_at_home(n, 2, g, a) : GS_NO_TENSOR;
+    grads[2] = home.id ? home : gs__reduce_grad(n, 2, times(grad_right(n, g, a), alpha));
+  }
 }
 GS__BACKWARD_TWICE(AddmmBackward, addmm_backward);
 

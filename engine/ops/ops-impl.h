@@ -162,6 +162,8 @@ gs_tensor gs__unary_op(gs__unop op, gs_tensor t, const gs__unary_params *params,
 /* Node kinds the in-place forms share with the out-of-place ops (elementwise.c). */
 extern const gs__node_kind AddBackward, SubBackward, MulBackward, DivBackward, PowBackward,
     AddScalarBackward, MulScalarBackward, ClampBackward, CopyBackward, FillBackward;
+/* t()'s node kind (views.c): matmul's formula sees a weight read as W^T through it. */
+extern const gs__node_kind TBackward;
 
 /* Input i's gradient from the gradient g of one block of it (a piece of a split, the part of
  * scatter_add's src its index covers): zeros of input i's shape and dtype with g written at

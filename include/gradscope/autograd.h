@@ -290,6 +290,15 @@ typedef struct gs_backward_hooks {
   void (*begin)(gs_tensor root, void *user_data);
   void (*grad_ready)(gs_tensor leaf, gs_tensor grad, void *user_data);
   void (*end)(gs_tensor root, void *user_data);
+  /* grad_home(leaf, claim): where the leaf's gradient may be written directly in this pass,
+   * a contiguous tensor of its shape and dtype (borrowed) whose bytes nothing reads until the
+   * leaf takes its gradient, or GS_NO_TENSOR. Asked (claim true) by a formula that can write
+   * its result in place (the weight gradient of a matrix product, for a leaf with no gradient
+   * yet); give a home at most once per leaf per pass. Asked again without claim as the leaf
+   * takes its gradient: answer the home given in this pass, if any. A gradient written there
+   * becomes the leaf's grad as a view of it (no copy). DDP's gradient_as_bucket_view offers
+   * each parameter's place in its bucket. */
+  gs_tensor (*grad_home)(gs_tensor leaf, bool claim, void *user_data);
 } gs_backward_hooks;
 
 /* Registers hooks (copied) with user_data; returns a handle for gs_backward_hooks_remove, or

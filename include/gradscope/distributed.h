@@ -102,6 +102,11 @@ typedef struct gs_ddp_stats {
   uint64_t bytes_reduced;  /* over all steps */
   double backward_s;       /* the last backward, begin to end */
   double wait_s;           /* of which spent waiting for allreduces at its end */
+  double hook_s;           /* of which spent in DDP's gradient hooks before that wait
+                              (staging into buckets, starting and moving allreduces on) */
+  int64_t staged_copy_bytes; /* gradient bytes the last backward copied into the buckets
+                                (not those written there by their formula: with
+                                gradient_as_bucket_view, a matrix product's weight gradient) */
   int n_buckets;
   bool shared_memory; /* buckets are summed through a shared-memory window (every rank
                          on this machine; GS_DDP_TRANSPORT=mpi turns it off), not

@@ -165,6 +165,16 @@ static void parity(gs_dtype dt, double cap_mb, double tolerance, bool views) {
     CHECK(gs_ddp_wait(ddp), "gs_ddp_wait");
     if (views)
       check_bucket_views(mine, cap_mb == 0);
+    if (k % 2 == 0) { /* one backward on gradients zeroed (or none yet) */
+      /* With views, the weight gradients' products are written in their buckets: only the
+       * biases are copied there. Without, every gradient is. */
+      int64_t es = (int64_t)gs_dtype_size(dt),
+              all = (IN * HIDDEN + HIDDEN + HIDDEN * OUT + OUT) * es;
+      int64_t want = views ? (HIDDEN + OUT) * es : all;
+      int64_t copied = gs_ddp_get_stats(ddp).staged_copy_bytes;
+      CHECK(copied == want, "step %d copied %lld gradient bytes into the buckets, expected %lld", k,
+            (long long)copied, (long long)want);
+    }
     gs_optimizer_step(o_ref);
     gs_optimizer_step(o_mine);
     if (!views || k % 3 != 2) { /* else the next backward adds into the gradients: views */
