@@ -62,9 +62,11 @@ void gs__node_retain(gs__node *node) {
 }
 
 void gs__node_release_saved(gs__node *node) {
-  for (int i = 0; i < node->n_saved; i++)
+  for (int i = 0; i < node->n_saved; i++) {
     if (node->saved[i].value.storage)
       gs__tensor_release(&node->saved[i].value);
+    gs__saved_free_packed(&node->saved[i]);
+  }
 }
 
 /* Releasing a node can release the nodes it feeds: done with an explicit stack, so a long
@@ -229,6 +231,7 @@ void gs__save(gs__node *node, int slot, const gs__tensor *t) {
       s->input = i;
   if (t->id && s->input == GS__SAVED_OTHER && t->id == node->output)
     s->input = GS__SAVED_RESULT;
+  gs__saved_pack(node, s);
 }
 
 void gs__save_result(gs__node *node, int slot, const gs__tensor *t) {
