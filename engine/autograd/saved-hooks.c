@@ -22,9 +22,10 @@ static GS__THREAD_LOCAL gs__saved_hooks **stack;
 static GS__THREAD_LOCAL int depth, capacity;
 /* True while a pack hook runs on this thread: what it saves is not packed again. */
 static GS__THREAD_LOCAL bool packing;
-/* disable_saved_tensors_hooks: how many disables are open, and the message of the outermost. */
-static GS__THREAD_LOCAL int disabled;
-static GS__THREAD_LOCAL char *disabled_message;
+/* disable_saved_tensors_hooks: the messages of the disables open, innermost last (NULL
+ * entries: the default message). */
+static GS__THREAD_LOCAL char **disabled_messages;
+static GS__THREAD_LOCAL int disabled, disabled_capacity;
 
 static void hooks_release(gs__saved_hooks *h) {
   if (atomic_fetch_sub_explicit(&h->refcount, 1, memory_order_acq_rel) != 1)
@@ -36,9 +37,9 @@ static void hooks_release(gs__saved_hooks *h) {
 
 int gs_saved_tensor_hooks_push(const gs_saved_tensor_hooks *hooks) {
   if (disabled) {
+    const char *message = disabled_messages[disabled - 1];
     gs__error(GS_ERR_STATE, "saved_tensor_hooks_push", "%s",
-              disabled_message ? disabled_message
-                               : "saved-tensor hooks are disabled on this thread");
+              message ? message : "saved-tensor hooks are disabled on this thread");
     return -1;
   }
   if (!hooks || !hooks->pack || !hooks->unpack) {
@@ -87,11 +88,18 @@ void gs_saved_tensor_hooks_pop(void) {
 int gs_saved_tensor_hooks_depth(void) { return depth; }
 
 int gs_saved_tensor_hooks_disable(const char *message) {
-  if (disabled++ == 0) {
-    free(disabled_message);
-    disabled_message = message ? strdup(message) : NULL;
+  if (disabled == disabled_capacity) {
+    int cap = disabled_capacity ? 2 * disabled_capacity : 4;
+    char **bigger = realloc(disabled_messages, (size_t)cap * sizeof *bigger);
+    if (!bigger) {
+      gs__error(GS_ERR_OUT_OF_MEMORY, "saved_tensor_hooks_disable", "no memory for %d", cap);
+      return disabled;
+    }
+    disabled_messages = bigger;
+    disabled_capacity = cap;
   }
-  return disabled - 1;
+  disabled_messages[disabled] = message ? strdup(message) : NULL;
+  return disabled++;
 }
 
 void gs_saved_tensor_hooks_enable(void) {
@@ -100,9 +108,11 @@ void gs_saved_tensor_hooks_enable(void) {
               "saved-tensor hooks are not disabled on this thread");
     return;
   }
-  if (--disabled == 0) {
-    free(disabled_message);
-    disabled_message = NULL;
+  free(disabled_messages[--disabled]);
+  if (disabled == 0) {
+    free(disabled_messages);
+    disabled_messages = NULL;
+    disabled_capacity = 0;
   }
 }
 

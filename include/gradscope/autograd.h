@@ -334,9 +334,9 @@ GS_API int gs_saved_tensor_hooks_push(const gs_saved_tensor_hooks *hooks);
 GS_API void gs_saved_tensor_hooks_pop(void);
 /* How many pairs are pushed on this thread. */
 GS_API int gs_saved_tensor_hooks_depth(void);
-/* torch.autograd.graph.disable_saved_tensors_hooks: while disabled on this thread (a count:
- * each disable needs its enable), a push is an error carrying message (copied; NULL: a
- * default). Returns the previous count. */
+/* torch.autograd.graph.disable_saved_tensors_hooks: while disabled on this thread, a push is
+ * an error carrying the message of the innermost disable (copied; NULL: a default). Disables
+ * nest: each needs its enable. Returns how many were open before. */
 GS_API int gs_saved_tensor_hooks_disable(const char *message);
 GS_API void gs_saved_tensor_hooks_enable(void);
 

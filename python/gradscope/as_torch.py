@@ -70,6 +70,7 @@ TORCH_MODULES = {
     "torch.backends.mps": "gradscope.backends.mps",
     "torch.backends.cuda": "gradscope.backends.cuda",
     "torch.autograd.functional": "gradscope.autograd_functional",
+    "torch.autograd.graph": "gradscope.autograd_graph",
 }
 
 

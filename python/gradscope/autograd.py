@@ -260,6 +260,7 @@ class detect_anomaly(contextlib.ContextDecorator):
 
 
 from gradscope import autograd_functional as functional  # noqa: E402,F401
+from gradscope import autograd_graph as graph  # noqa: E402,F401
 
 # torch.autograd.Function and its helpers (gradscope/function.py, which uses no_grad above).
 from gradscope import function  # noqa: E402

@@ -259,6 +259,10 @@ static void test_disable(void) {
   g_assert_cmpint(gs_saved_tensor_hooks_disable("not with this feature"), ==, 0);
   gs_saved_tensor_hooks h = {pack, unpack, free_packed, &a, free_pair};
   EXPECT_ERROR(gs_saved_tensor_hooks_push(&h), "not with this feature");
+  g_assert_cmpint(gs_saved_tensor_hooks_disable("inner reason"), ==, 1);
+  EXPECT_ERROR(gs_saved_tensor_hooks_push(&h), "inner reason");
+  gs_saved_tensor_hooks_enable();
+  EXPECT_ERROR(gs_saved_tensor_hooks_push(&h), "not with this feature");
   g_assert_cmpint(gs_saved_tensor_hooks_depth(), ==, 0);
   gs_saved_tensor_hooks_enable();
   EXPECT_ERROR(gs_saved_tensor_hooks_enable(), "not disabled");
