@@ -8,7 +8,7 @@
  * (engine/trace/events.c) and its function in each inspector table made from the kinds list
  * (gradscope/trace-kinds.h), and a look at the memory accounting's switch, which asserts the
  * same count (inspector/model/index/model-memory.c). */
-_Static_assert(GS_TRACE_KIND_COUNT == 40, "a new event kind needs a schema and a name here");
+_Static_assert(GS_TRACE_KIND_COUNT == 42, "a new event kind needs a schema and a name here");
 
 const uint8_t *const gs__trace_schema[GS_TRACE_KIND_COUNT] = {
     [GS_TRACE_STRING] = S(GS__F_NAME, GS__F_TEXT),
@@ -60,6 +60,8 @@ const uint8_t *const gs__trace_schema[GS_TRACE_KIND_COUNT] = {
     [GS_TRACE_WAIT_END] = S(GS__F_NAME, GS__F_WAITED),
     [GS_TRACE_TENSOR_SET_DATA] = S(GS__F_TENSOR, GS__F_STORAGE, GS__F_DTYPE, GS__F_OP,
                                    GS__F_OFFSET, GS__F_SHAPE, GS__F_STRIDES, GS__F_SITE),
+    [GS_TRACE_SAVED_PACK] = S(GS__F_NODE, GS__F_TENSOR, GS__F_STORAGE, GS__F_SITE),
+    [GS_TRACE_SAVED_UNPACK] = S(GS__F_NODE, GS__F_TENSOR, GS__F_STORAGE, GS__F_SITE),
 };
 
 const char *gs_trace_kind_name(gs_trace_kind kind) {

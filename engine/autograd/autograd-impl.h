@@ -85,6 +85,7 @@ typedef struct gs__saved_tensor {
   /* Saved while a pair of saved-tensor hooks was pushed (saved-hooks.c): value keeps the
    * geometry but no storage, except while loaded (unpacked for a formula). */
   struct gs__saved_hooks *hooks; /* the pair that packed it (a reference), or NULL */
+  struct gs__saved_hooks *pending; /* the pair that will pack it (a reference), or NULL */
   void *packed;                  /* what its pack returned */
   uint64_t storage_id;           /* the storage it was saved from: its version is checked if
                                     unpack gives that storage back */
@@ -227,6 +228,10 @@ void gs__save_constant(gs__node *node, int slot, const gs__tensor *t);
 /* Called by gs__save for the slot it just filled: with a pair pushed on this thread, gives
  * the tensor to its pack and keeps what that returns instead of the storage. */
 void gs__saved_pack(gs__node *node, gs__saved_tensor *s);
+/* Packs the saves still waiting for their pack hook on this thread (the node an op is saving
+ * into: its hooks run once its last slot is saved). Called before anything that needs them
+ * packed: the next node recorded, a pop, a load. */
+void gs__saved_pack_pending(void);
 /* Whether slot s holds something a formula can read (a storage, or a packed value). */
 static inline bool gs__saved_present(const gs__saved_tensor *s) {
   return s->value.storage || s->hooks;

@@ -173,6 +173,7 @@ void gs__move_retained_grad(gs__tensor *t, gs__node *n) {
 
 gs__node *gs__record(const gs__node_kind *kind, gs__tensor *out, int n_inputs,
                      const gs__tensor *const *inputs, int n_saved) {
+  gs__saved_pack_pending(); /* the previous op's saves, before this op's */
   if (!gs__any_requires_grad(n_inputs, inputs))
     return NULL;
   gs__node *n = gs__node_alloc(kind, n_inputs, n_saved);

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "autograd-impl.h"
+#include "trace-writer.h"
 
 typedef struct gs__saved_hooks {
   gs_saved_tensor_hooks fns;
@@ -72,6 +73,7 @@ int gs_saved_tensor_hooks_push(const gs_saved_tensor_hooks *hooks) {
 }
 
 void gs_saved_tensor_hooks_pop(void) {
+  gs__saved_pack_pending();
   if (depth == 0) {
     gs__error(GS_ERR_STATE, "saved_tensor_hooks_pop",
               "no saved-tensor hooks are pushed on this thread");
@@ -127,10 +129,17 @@ static gs_tensor saved_handle(const gs__node *node, const gs__saved_tensor *s) {
   return gs__register(&copy, node->kind->name);
 }
 
-void gs__saved_pack(gs__node *node, gs__saved_tensor *s) {
-  if (depth == 0 || packing || !s->value.storage)
-    return;
-  gs__saved_hooks *h = stack[depth - 1];
+/* The node whose saves wait for their pack (retained), or NULL. An op saves its slots one
+ * after the other and its node's creation is logged at the first event after them, so the
+ * pack hooks, which make tensors (events), run once the last slot is saved, or, if an op
+ * leaves its last slot empty, at the next thing that needs them done (see
+ * gs__saved_pack_pending). */
+static GS__THREAD_LOCAL gs__node *pending_node;
+
+/* Gives slot s (pending on its pair) to the pack hook. */
+static void pack_slot(gs__node *node, gs__saved_tensor *s) {
+  gs__saved_hooks *h = s->pending;
+  s->pending = NULL;
   s->storage_id = s->value.storage->id;
   gs_tensor t = saved_handle(node, s);
   /* The pack hook decides what keeps the bytes: the node keeps only the geometry. */
@@ -140,6 +149,7 @@ void gs__saved_pack(gs__node *node, gs__saved_tensor *s) {
   bool ok = t.id && h->fns.pack(t, &packed, h->fns.user_data);
   packing = false;
   if (!ok) {
+    hooks_release(h);
     s->lost = true;
     gs__error(GS_ERR_STATE, node->kind->name,
               "the saved-tensor pack hook failed on the tensor %s #%llu saves (slot %d), so a "
@@ -147,12 +157,46 @@ void gs__saved_pack(gs__node *node, gs__saved_tensor *s) {
               node->kind->name, (unsigned long long)node->id, (int)(s - node->saved));
     return;
   }
-  atomic_fetch_add_explicit(&h->refcount, 1, memory_order_relaxed);
-  s->hooks = h;
+  s->hooks = h; /* the pending reference */
   s->packed = packed;
+  if (gs__trace_on())
+    gs__trace_saved(GS_TRACE_SAVED_PACK, node->id, s->tensor, s->storage_id);
+  else
+    gs__trace_skip(1);
+}
+
+void gs__saved_pack_pending(void) {
+  gs__node *n = pending_node;
+  if (!n)
+    return;
+  pending_node = NULL; /* a hook's own ops find nothing pending */
+  for (int i = 0; i < n->n_saved; i++)
+    if (n->saved[i].pending)
+      pack_slot(n, &n->saved[i]);
+  gs__node_release(n);
+}
+
+void gs__saved_pack(gs__node *node, gs__saved_tensor *s) {
+  if (depth == 0 || packing || !s->value.storage)
+    return;
+  if (pending_node != node)
+    gs__saved_pack_pending();
+  gs__saved_hooks *h = stack[depth - 1];
+  atomic_fetch_add_explicit(&h->refcount, 1, memory_order_relaxed);
+  s->pending = h;
+  if (!pending_node) {
+    gs__node_retain(node);
+    pending_node = node;
+  }
+  if (s - node->saved == node->n_saved - 1)
+    gs__saved_pack_pending();
 }
 
 void gs__saved_free_packed(gs__saved_tensor *s) {
+  if (s->pending) { /* never packed */
+    hooks_release(s->pending);
+    s->pending = NULL;
+  }
   gs__saved_hooks *h = s->hooks;
   if (!h)
     return;
@@ -202,6 +246,10 @@ static bool load_slot(gs__node *n, int i, const char *fn) {
     gs_dispose(u);
     return false;
   }
+  if (gs__trace_on())
+    gs__trace_saved(GS_TRACE_SAVED_UNPACK, n->id, u.id, t->storage->id);
+  else
+    gs__trace_skip(1);
   /* The slot reads the unpacked tensor's bytes and layout until it is unloaded. */
   gs__storage_retain(t->storage);
   gs__tensor value = *t;
@@ -236,6 +284,7 @@ static void unload_one(gs__saved_tensor *s) {
 }
 
 bool gs__node_load_saved(gs__node *n, const char *fn) {
+  gs__saved_pack_pending();
   for (int i = 0; i < n->n_saved; i++) {
     if (load_one(n, i, fn))
       continue;
@@ -274,6 +323,7 @@ gs_tensor gs_node_saved(gs_node h, int i) {
               n->kind->name, (unsigned long long)n->id, i, (unsigned long long)n->released_event);
     return GS_NO_TENSOR;
   }
+  gs__saved_pack_pending();
   if (!load_one(n, i, "node_saved"))
     return GS_NO_TENSOR;
   gs_tensor t = saved_handle(n, &n->saved[i]);

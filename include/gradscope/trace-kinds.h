@@ -127,4 +127,11 @@ enum {
    * data was replaced (gs_tensor_set_data: torch's `t.data = x`, a module's double() or       \
    * float()): it keeps its id, requires_grad, grad and place in a module, and now views      \
    * storage as dtype with this layout */                                                      \
-  X(TENSOR_SET_DATA, tensor_set_data, 39, GS_TRACE_KIND_STATE)
+  X(TENSOR_SET_DATA, tensor_set_data, 39, GS_TRACE_KIND_STATE)                                \
+  /* since 2.1: node, tensor (the saved tensor's handle, 0 for one without), storage, site:   \
+   * the node's saved tensor went to a saved-tensor pack hook (gs_saved_tensor_hooks_push),   \
+   * and the node keeps what that returned instead of a reference to storage */               \
+  X(SAVED_PACK, saved_pack, 40, 0)                                                             \
+  /* since 2.1: node, tensor (what the unpack hook gave back), storage (its storage): a       \
+   * packed saved tensor was unpacked for the node's backward formula (or an access) */       \
+  X(SAVED_UNPACK, saved_unpack, 41, 0)

@@ -18,7 +18,7 @@ extern "C" {
 
 /* The format version this library writes (it reads every 1.x and 2.x log). */
 #define GS_TRACE_VERSION_MAJOR 2
-#define GS_TRACE_VERSION_MINOR 0
+#define GS_TRACE_VERSION_MINOR 1
 
 /* ---- events --------------------------------------------------------------------------- */
 

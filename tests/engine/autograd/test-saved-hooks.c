@@ -5,6 +5,8 @@
  * gs_node_saved, and disabling. */
 #include "test-util.h"
 
+#include <glib/gstdio.h>
+
 /* A log of hook calls: 'p' for a pack, 'u' for an unpack, 'f' for a free, each with the
  * pair's tag and the saved tensor's element count. */
 typedef struct hook_log {
@@ -271,6 +273,55 @@ static void test_disable(void) {
   g_assert_cmpint(a.user_data_freed, ==, 1);
 }
 
+/* The log shows each pack and unpack, after the node's creation, which lists every tensor the
+ * node saved (its hooks run once the op has saved them all). */
+static void test_log_shows_packs_and_unpacks(void) {
+  g_autofree char *dir = g_dir_make_tmp("gradscope-saved-hooks-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename(dir, "run.gstrace", NULL);
+  hook_log log = {0};
+  pair a = {.tag = 'A', .log = &log};
+  g_assert_cmpint(gs_trace_open(path), ==, 0);
+  gs_tensor x = leaf((double[]){1, 2}, 2), w = leaf((double[]){3, 5}, 2);
+  push(&a);
+  gs_tensor m = gs_mul(x, w);
+  gs_saved_tensor_hooks_pop();
+  uint64_t node = gs_node_number(gs_grad_fn(m));
+  gs_tensor s = gs_sum(m, NULL, 0, false);
+  gs_backward(s);
+  gs_trace_close();
+  assert_log(&log, "pA2 pA2 uA2 uA2 fA2 fA2");
+
+  gs_trace_reader *r = test_read_log(path);
+  gs_trace_event e;
+  int packs = 0, unpacks = 0;
+  bool created = false;
+  while (gs_trace_reader_next(r, &e) == GS_TRACE_EVENT) {
+    if (e.kind == GS_TRACE_NODE_CREATE && e.node == node) {
+      created = true;
+      g_assert_cmpuint(e.n_saved, ==, 2);
+      g_assert_cmpuint(e.saved[0], ==, x.id);
+      g_assert_cmpuint(e.saved[1], ==, w.id);
+    } else if (e.kind == GS_TRACE_SAVED_PACK) {
+      g_assert_true(created); /* after the node it packs for */
+      g_assert_cmpuint(e.node, ==, node);
+      g_assert_cmpuint(e.tensor, ==, packs == 0 ? x.id : w.id);
+      g_assert_cmpuint(e.storage, !=, 0);
+      packs++;
+    } else if (e.kind == GS_TRACE_SAVED_UNPACK) {
+      g_assert_cmpint(packs, ==, 2);
+      g_assert_cmpuint(e.node, ==, node);
+      g_assert_cmpuint(e.tensor, !=, 0);
+      unpacks++;
+    }
+  }
+  gs_trace_reader_free(r);
+  g_assert_cmpint(packs, ==, 2);
+  g_assert_cmpint(unpacks, ==, 2);
+  DISPOSE_ALL(x, w, m, s);
+  g_unlink(path);
+  g_rmdir(dir);
+}
+
 int main(int argc, char **argv) {
   test_init(&argc, &argv);
   test_add_leak_checked("/saved-hooks/order-and-same-grads", test_order_and_same_grads);
@@ -280,5 +331,6 @@ int main(int argc, char **argv) {
   test_add_leak_checked("/saved-hooks/failing-pack", test_failing_pack);
   test_add_leak_checked("/saved-hooks/node-saved", test_node_saved);
   test_add_leak_checked("/saved-hooks/disable", test_disable);
+  test_add_leak_checked("/saved-hooks/log", test_log_shows_packs_and_unpacks);
   return g_test_run();
 }
