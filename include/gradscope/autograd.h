@@ -307,18 +307,23 @@ GS_API void gs_backward_hooks_remove(int handle);
  * backward (or gs_node_saved) needs it, unpack turns that back into the tensor to use.
  *  - pack(t, &packed, user_data): t is a new handle the hook owns (a view of the saved tensor
  *    that does not require grad: keep it, or dispose it); write what to keep into *packed.
+ *    An op's packs run, in slot order, once it has saved its last slot (so its node's
+ *    creation in the log lists them all), or, for an op that leaves its last slot empty,
+ *    before the next node is recorded, the pair is popped or the node is backpropagated.
  *    Returns false after reporting an error (the slot then holds nothing, and a backward
  *    through the node fails naming it). Saves made while a pack hook runs are not hooked.
  *  - unpack(packed, user_data): returns a new handle (the engine takes it over) to a tensor of
  *    the saved tensor's shape and dtype (anything else is an error naming both), or
- *    GS_NO_TENSOR after reporting, which stops the backward. Called once per backward through
- *    the node for each hooked slot its formula reads, before the formula runs.
+ *    GS_NO_TENSOR after reporting, which stops the backward. A backward calls it once for each
+ *    hooked slot of each node it runs, before the node's formula, as PyTorch's nodes unpack
+ *    theirs on entry.
  *  - free_packed(packed, user_data) (may be NULL): the node's saved tensors are freed (after a
  *    backward without retain_graph, or with the node); any thread, any time.
  *  - free_user_data (may be NULL): once the pair is popped and no packed value needs it.
  * Tensors saved while no pair is pushed are kept as before, with their version check. A
  * hooked tensor's version is checked only when unpack gives back a tensor over the storage it
- * was saved from (PyTorch checks none). */
+ * was saved from (PyTorch checks none). The log records each pack and unpack (saved_pack,
+ * saved_unpack). */
 typedef struct gs_saved_tensor_hooks {
   bool (*pack)(gs_tensor t, void **packed, void *user_data);
   gs_tensor (*unpack)(void *packed, void *user_data);
