@@ -346,3 +346,9 @@ def test_non_reentrant_checkpoint_twice_needs_retain(lib, ck):
     first = values(x.grad)
     h.sum().backward()
     np.testing.assert_allclose(values(x.grad), 2 * first, rtol=1e-12)
+
+
+def test_graph_is_importable_as_torchs():
+    import gradscope.autograd.graph as graph
+    assert graph.saved_tensors_hooks is gs.autograd.graph.saved_tensors_hooks
+    assert graph.save_on_cpu is gs.autograd_graph.save_on_cpu
