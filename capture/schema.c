@@ -62,6 +62,8 @@ const uint8_t *const gs__trace_schema[GS_TRACE_KIND_COUNT] = {
                                    GS__F_OFFSET, GS__F_SHAPE, GS__F_STRIDES, GS__F_SITE),
     [GS_TRACE_RANGE_BEGIN] = S(GS__F_NAME, GS__F_SITE),
     [GS_TRACE_RANGE_END] = S(GS__F_NAME, GS__F_SITE),
+    [GS_TRACE_SAVED_PACK] = S(GS__F_NODE, GS__F_TENSOR, GS__F_STORAGE, GS__F_SITE),
+    [GS_TRACE_SAVED_UNPACK] = S(GS__F_NODE, GS__F_TENSOR, GS__F_STORAGE, GS__F_SITE),
 };
 
 const char *gs_trace_kind_name(gs_trace_kind kind) {

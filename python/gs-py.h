@@ -207,6 +207,11 @@ PyObject *gsp_tensor_grad_fn(PyObject *self);
 /* Readies the Node type, adds Tensor._base and gradscope.Node; 0 or -1 raised. */
 int gsp_grad_fn_install(PyObject *module);
 extern PyMethodDef gsp_hook_functions[];
+/* saved-hooks.c: torch.autograd.graph.saved_tensors_hooks's C half. */
+extern PyMethodDef gsp_saved_hook_functions[];
+/* Set (under the GIL) when a Python pack hook raised inside an op: the op's result is then
+ * dropped by gsp_wrap, which raises that exception instead. */
+extern bool gsp_pack_failed;
 extern PyMethodDef gsp_autograd_grad_functions[];
 /* autograd-function.c: torch.autograd.Function's node (_function_record). */
 extern PyMethodDef gsp_function_functions[];

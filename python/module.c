@@ -89,6 +89,7 @@ PyMODINIT_FUNC PyInit__gradscope(void) {
       PyModule_AddFunctions(m, gsp_linalg_functions) < 0 || gsp_linalg_error_add(m) < 0 ||
       PyModule_AddFunctions(m, gsp_hook_functions) < 0 ||
       PyModule_AddFunctions(m, gsp_trace_read_functions) < 0 ||
+      PyModule_AddFunctions(m, gsp_saved_hook_functions) < 0 ||
       PyModule_AddFunctions(m, gsp_autograd_grad_functions) < 0 ||
       PyModule_AddFunctions(m, gsp_function_functions) < 0 || gsp_grad_fn_install(m) < 0 ||
       gsp_dtype_add_to_module(m) < 0 || gsp_size_add_to_module(m) < 0 ||

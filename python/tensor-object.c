@@ -19,6 +19,14 @@
 static PyObject *wrap(gs_tensor t, bool owned) {
   if (gs_tensor_is_none(t))
     return gsp_raise_engine_error();
+  if (__builtin_expect(gsp_pack_failed, 0)) { /* the op's saved-tensor pack hook raised */
+    gsp_pack_failed = false;
+    if (PyErr_Occurred()) {
+      if (owned && gs_owner_scope(t).id == 0)
+        gs_dispose(t);
+      return NULL;
+    }
+  }
   gsp_tensor *o = PyObject_New(gsp_tensor, &gsp_tensor_type);
   if (!o) {
     if (owned && gs_owner_scope(t).id == 0)

@@ -93,6 +93,15 @@ typedef struct gs__saved_tensor {
   uint64_t tensor;   /* the handle it was saved from, for messages */
   int input;         /* which input of the node it is, GS__SAVED_RESULT, or GS__SAVED_OTHER:
                         the version error says which one was modified */
+  /* Saved while a pair of saved-tensor hooks was pushed (saved-hooks.c): value keeps the
+   * geometry but no storage, except while loaded (unpacked for a formula). */
+  struct gs__saved_hooks *hooks; /* the pair that packed it (a reference), or NULL */
+  struct gs__saved_hooks *pending; /* the pair that will pack it (a reference), or NULL */
+  void *packed;                  /* what its pack returned */
+  uint64_t storage_id;           /* the storage it was saved from: its version is checked if
+                                    unpack gives that storage back */
+  int loads;                     /* gs__saved_load calls not yet unloaded */
+  bool lost;                     /* its pack hook failed: nothing to give backward */
 } gs__saved_tensor;
 #define GS__SAVED_RESULT (-1) /* the op's own output */
 #define GS__SAVED_OTHER (-2)  /* anything else: a copy made before a write, an index */
@@ -224,6 +233,28 @@ void gs__save_result(gs__node *node, int slot, const gs__tensor *t);
  * batch's statistics). Unlike a copy made before an in-place write, a double backward may run
  * through a node reading it. */
 void gs__save_constant(gs__node *node, int slot, const gs__tensor *t);
+
+/* ---- saved-tensor hooks (saved-hooks.c) ----------------------------------------------- */
+
+/* Called by gs__save for the slot it just filled: with a pair pushed on this thread, gives
+ * the tensor to its pack and keeps what that returns instead of the storage. */
+void gs__saved_pack(gs__node *node, gs__saved_tensor *s);
+/* Packs the saves still waiting for their pack hook on this thread (the node an op is saving
+ * into: its hooks run once its last slot is saved). Called before anything that needs them
+ * packed: the next node recorded, a pop, a load. */
+void gs__saved_pack_pending(void);
+/* Whether slot s holds something a formula can read (a storage, or a packed value). */
+static inline bool gs__saved_present(const gs__saved_tensor *s) {
+  return s->value.storage || s->hooks;
+}
+/* Makes every hooked slot of n readable (value.storage set) for a formula or an access,
+ * calling unpack for those not loaded yet and checking what it gives; false after reporting
+ * (then nothing stays loaded). fn names the caller in errors. */
+bool gs__node_load_saved(gs__node *n, const char *fn);
+/* Ends a gs__node_load_saved: hooked slots drop the storage their unpack gave. */
+void gs__node_unload_saved(gs__node *n);
+/* Frees slot s's packed value (free_packed) and its reference to its pair. */
+void gs__saved_free_packed(gs__saved_tensor *s);
 
 /* The node t's gradient goes to: its grad_fn, or (a leaf that requires grad) its
  * AccumulateGrad node, made on first use. NULL if t needs no gradient. */

@@ -62,9 +62,11 @@ void gs__node_retain(gs__node *node) {
 }
 
 void gs__node_release_saved(gs__node *node) {
-  for (int i = 0; i < node->n_saved; i++)
+  for (int i = 0; i < node->n_saved; i++) {
     if (node->saved[i].value.storage)
       gs__tensor_release(&node->saved[i].value);
+    gs__saved_free_packed(&node->saved[i]);
+  }
 }
 
 /* Releasing a node can release the nodes it feeds: done with an explicit stack, so a long
@@ -172,6 +174,7 @@ void gs__move_retained_grad(gs__tensor *t, gs__node *n) {
 
 gs__node *gs__record(const gs__node_kind *kind, gs__tensor *out, int n_inputs,
                      const gs__tensor *const *inputs, int n_saved) {
+  gs__saved_pack_pending(); /* the previous op's saves, before this op's */
   if (!gs__any_requires_grad(n_inputs, inputs))
     return NULL;
   gs__node *n = gs__node_alloc(kind, n_inputs, n_saved);
@@ -230,6 +233,7 @@ void gs__save(gs__node *node, int slot, const gs__tensor *t) {
       s->input = i;
   if (t->id && s->input == GS__SAVED_OTHER && t->id == node->output)
     s->input = GS__SAVED_RESULT;
+  gs__saved_pack(node, s);
 }
 
 void gs__save_result(gs__node *node, int slot, const gs__tensor *t) {

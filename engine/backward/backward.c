@@ -298,7 +298,14 @@ static bool run_node_formula(run *r, int64_t j, bool retain_graph) {
     grads[i] = GS_NO_TENSOR;
   formula_stopped = false;
   size_t temps = gs__formula_temps_mark(); /* an outer pass's formula may have some */
-  n->kind->backward(n, grad, grads);
+  /* Hooked saved tensors are unpacked once per run of the node, before its formula, as
+   * PyTorch's nodes unpack theirs on entry. */
+  if (gs__node_load_saved(n, "backward")) {
+    n->kind->backward(n, grad, grads);
+    gs__node_unload_saved(n);
+  } else {
+    formula_stopped = true;
+  }
   gs__formula_temps_dispose_to(temps);
   bool ok = !formula_stopped;
   formula_stopped = false;
@@ -396,7 +403,8 @@ static bool check_differentiable(const pass *p, const run *r, const bool *leads,
     }
     for (int i = 0; i < n->n_saved; i++) {
       const gs__saved_tensor *s = &n->saved[i];
-      if (s->input != GS__SAVED_OTHER || !s->value.storage || !gs_dtype_is_floating(s->value.dtype))
+      if (s->input != GS__SAVED_OTHER || !gs__saved_present(s) ||
+          !gs_dtype_is_floating(s->value.dtype))
         continue;
       gs__error(GS_ERR_STATE, fn,
                 "double backward through %s of an in-place op is not supported yet: %s #%llu "

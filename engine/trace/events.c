@@ -249,6 +249,18 @@ void gs__trace_backward(gs_trace_kind kind, uint64_t tensor, uint64_t node) {
     write_ids(kind, 0, tensor, 0, 0, 1, HOW(TID, 0, 0));
 }
 
+/* The site is written even when 0: these kinds' schemas have no mark before it. */
+void gs__trace_saved(gs_trace_kind kind, uint64_t node, uint64_t tensor, uint64_t storage) {
+  uint32_t site = gs__tw_site();
+  uint8_t *p = gs__tw_begin(kind, 0, 4 * 2 * VARINT);
+  if (!p)
+    return;
+  p = gs__tw_put_node(p, node);
+  p = gs__tw_put_tensor(p, tensor);
+  p = gs__tw_put_storage(p, storage);
+  gs__tw_end(gs__put_uvarint(p, site));
+}
+
 void gs__trace_grad_accumulate(uint64_t tensor, uint64_t grad) {
   write_ids(GS_TRACE_GRAD_ACCUMULATE, 0, tensor, grad, 0, 2, HOW(TID, TID, 0));
 }

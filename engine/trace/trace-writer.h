@@ -157,6 +157,10 @@ void gs__trace_tensor_dispose(uint64_t seq, uint64_t tensor, const char *reason,
 void gs__trace_tensor_move(uint64_t tensor, uint64_t target);
 /* A leaf's requires_grad changed after it was made. */
 void gs__trace_requires_grad(uint64_t tensor, bool requires_grad);
+/* A saved tensor of node packed (GS_TRACE_SAVED_PACK: tensor is the handle it was saved from,
+ * storage the one the node no longer holds) or unpacked (GS_TRACE_SAVED_UNPACK: what the
+ * unpack hook gave back). */
+void gs__trace_saved(gs_trace_kind kind, uint64_t node, uint64_t tensor, uint64_t storage);
 /* A tensor's data was replaced (gs_tensor_set_data): it now views storage as dtype with this
  * layout; op (interned) says why. */
 void gs__trace_tensor_set_data(uint64_t tensor, uint64_t storage, uint32_t dtype, const char *op,

@@ -307,6 +307,60 @@ typedef struct gs_backward_hooks {
 GS_API int gs_backward_hooks_add(const gs_backward_hooks *hooks, void *user_data);
 GS_API void gs_backward_hooks_remove(int handle);
 
+/* ---- saved-tensor hooks ---------------------------------------------------------------- */
+
+/* A pair of hooks on the tensors backward nodes save, as PyTorch's
+ * torch.autograd.graph.saved_tensors_hooks. While a pair is pushed on a thread, every tensor a
+ * node saves when an op records it there is given to pack, and what pack returns is kept in
+ * the node instead of the tensor (the node then holds no reference to its storage); when a
+ * backward (or gs_node_saved) needs it, unpack turns that back into the tensor to use.
+ *  - pack(t, &packed, user_data): t is a new handle the hook owns (a view of the saved tensor
+ *    that does not require grad: keep it, or dispose it); write what to keep into *packed.
+ *    An op's packs run, in slot order, once it has saved its last slot (so its node's
+ *    creation in the log lists them all), or, for an op that leaves its last slot empty,
+ *    before the next node is recorded, the pair is popped or the node is backpropagated.
+ *    Returns false after reporting an error (the slot then holds nothing, and a backward
+ *    through the node fails naming it). Saves made while a pack hook runs are not hooked.
+ *  - unpack(packed, user_data): returns a new handle (the engine takes it over) to a tensor of
+ *    the saved tensor's shape and dtype (anything else is an error naming both), or
+ *    GS_NO_TENSOR after reporting, which stops the backward. A backward calls it once for each
+ *    hooked slot of each node it runs, before the node's formula, as PyTorch's nodes unpack
+ *    theirs on entry.
+ *  - free_packed(packed, user_data) (may be NULL): the node's saved tensors are freed (after a
+ *    backward without retain_graph, or with the node); any thread, any time.
+ *  - free_user_data (may be NULL): once the pair is popped and no packed value needs it.
+ * Tensors saved while no pair is pushed are kept as before, with their version check. A
+ * hooked tensor's version is checked only when unpack gives back a tensor over the storage it
+ * was saved from (PyTorch checks none). The log records each pack and unpack (saved_pack,
+ * saved_unpack). */
+typedef struct gs_saved_tensor_hooks {
+  bool (*pack)(gs_tensor t, void **packed, void *user_data);
+  gs_tensor (*unpack)(void *packed, void *user_data);
+  void (*free_packed)(void *packed, void *user_data);
+  void *user_data;
+  void (*free_user_data)(void *user_data);
+} gs_saved_tensor_hooks;
+
+/* Pushes a pair (copied) on this thread's stack: the innermost pair is the one used. 0, or -1
+ * after reporting (NULL hooks, no pack or unpack). */
+GS_API int gs_saved_tensor_hooks_push(const gs_saved_tensor_hooks *hooks);
+/* Pops this thread's innermost pair; an error when none is pushed. */
+GS_API void gs_saved_tensor_hooks_pop(void);
+/* How many pairs are pushed on this thread. */
+GS_API int gs_saved_tensor_hooks_depth(void);
+/* torch.autograd.graph.disable_saved_tensors_hooks: while disabled on this thread, a push is
+ * an error carrying the message of the innermost disable (copied; NULL: a default). Disables
+ * nest: each needs its enable. Returns how many were open before. */
+GS_API int gs_saved_tensor_hooks_disable(const char *message);
+GS_API void gs_saved_tensor_hooks_enable(void);
+
+/* How many tensors node h saved, or -1 after an error. */
+GS_API int gs_node_n_saved(gs_node h);
+/* Saved slot i of node h as a new handle the caller disposes, unpacked by its hooks if it was
+ * packed (as grad_fn._saved_* in PyTorch); GS_NO_TENSOR after an error (freed by a backward,
+ * unpack failed). */
+GS_API gs_tensor gs_node_saved(gs_node h, int i);
+
 /* ---- grad mode ----------------------------------------------------------------------- */
 
 /* Whether ops record graph nodes on this thread (on by default). */

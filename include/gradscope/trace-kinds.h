@@ -132,4 +132,11 @@ enum {
    * (gs_trace_range_begin: torch.profiler.record_function); ranges nest per thread */         \
   X(RANGE_BEGIN, range_begin, 40, 0)                                                           \
   /* since 2.1: name: the innermost open range of this thread ended (gs_trace_range_end) */    \
-  X(RANGE_END, range_end, 41, 0)
+  X(RANGE_END, range_end, 41, 0)                                                               \
+  /* since 2.1: node, tensor (the saved tensor's handle, 0 for one without), storage, site:   \
+   * the node's saved tensor went to a saved-tensor pack hook (gs_saved_tensor_hooks_push),   \
+   * and the node keeps what that returned instead of a reference to storage */               \
+  X(SAVED_PACK, saved_pack, 42, 0)                                                             \
+  /* since 2.1: node, tensor (what the unpack hook gave back), storage (its storage): a       \
+   * packed saved tensor was unpacked for the node's backward formula (or an access) */       \
+  X(SAVED_UNPACK, saved_unpack, 43, 0)

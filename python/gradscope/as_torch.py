@@ -72,6 +72,7 @@ TORCH_MODULES = {
     "torch.autograd.functional": "gradscope.autograd_functional",
     "torch.autograd.profiler": "gradscope.autograd_profiler",
     "torch.profiler": "gradscope.profiler",
+    "torch.autograd.graph": "gradscope.autograd_graph",
 }
 
 

@@ -2,6 +2,7 @@
 no_grad and enable_grad are context managers and decorators, as torch's; they restore the
 mode that was current, so they nest either way."""
 import contextlib
+import sys as _sys
 import threading
 
 from gradscope import _gradscope as _c
@@ -260,6 +261,11 @@ class detect_anomaly(contextlib.ContextDecorator):
 
 
 from gradscope import autograd_functional as functional  # noqa: E402,F401
+from gradscope import autograd_graph as graph  # noqa: E402,F401
+
+# `import gradscope.autograd.graph` as `import torch.autograd.graph` (this is a module, not a
+# package: the submodule is registered under that name).
+_sys.modules.setdefault(__name__ + ".graph", graph)
 
 # torch.autograd.Function and its helpers (gradscope/function.py, which uses no_grad above).
 from gradscope import function  # noqa: E402

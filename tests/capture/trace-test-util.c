@@ -48,6 +48,11 @@ gs_trace_event sample(gs_trace_kind kind) {
     return (gs_trace_event){.kind = kind, .tensor = 42, .storage = 10, .dtype = GS_F64, .op = 19,
                             .offset = 3, .ndim = 2, .shape = {4, 5}, .strides = {1, -4},
                             .site = 6};
+  case GS_TRACE_SAVED_PACK:
+    return (gs_trace_event){
+        .kind = kind, .node = 31, .tensor = UINT64_C(0x100000002), .storage = 9, .site = 7};
+  case GS_TRACE_SAVED_UNPACK:
+    return (gs_trace_event){.kind = kind, .node = 31, .tensor = 46, .storage = 11, .site = 8};
   case GS_TRACE_INPLACE_WRITE:
     return (gs_trace_event){.kind = kind, .tensor = 42, .storage = 9, .version = 3, .op = 18,
                             .site = 70000};

@@ -31,6 +31,7 @@ STUBS = {
     "gradscope.utils.data": "utils/data.pyi",
     "gradscope.utils.checkpoint": "utils/checkpoint.pyi",
     "gradscope.linalg": "linalg.pyi",
+    "gradscope.autograd_graph": "autograd_graph.pyi",
 }
 DOCUMENTED = list(STUBS) + ["gradscope.autograd", "gradscope.function", "gradscope.distributions", "gradscope.optim.lr_scheduler",
                             "gradscope.nn.utils", "gradscope.nn.utils.rnn",

@@ -267,6 +267,17 @@ static void row_node_create(row_words *w) {
 }
 
 static void row_node_free_saved(row_words *w) { just_node(w); }
+
+/* saved_pack, saved_unpack: the node, the tensor it saved (or got back), its storage. */
+static void saved_tensor_of_node(row_words *w) {
+  just_node(w);
+  if (w->e->tensor)
+    append_handle(w->out, _("tensor"), w->e->tensor);
+  append_handle(w->out, _("storage"), w->e->storage);
+}
+
+static void row_saved_pack(row_words *w) { saved_tensor_of_node(w); }
+static void row_saved_unpack(row_words *w) { saved_tensor_of_node(w); }
 static void row_node_release(row_words *w) { just_node(w); }
 static void row_backward_begin(row_words *w) { just_tensor(w); }
 static void row_backward_end(row_words *w) { just_tensor(w); }

@@ -256,6 +256,19 @@ static char *life_node_free_saved(const life_words *w) {
                          (unsigned long long)w->e->node);
 }
 
+static char *life_saved_pack(const life_words *w) {
+  /* TRANSLATORS: a graph node's number */
+  return g_strdup_printf(_("Saved by node #%llu through a saved-tensor pack hook: the node keeps "
+                           "what the hook returned instead"),
+                         (unsigned long long)w->e->node);
+}
+
+static char *life_saved_unpack(const life_words *w) {
+  /* TRANSLATORS: a graph node's number */
+  return g_strdup_printf(_("Given back by a saved-tensor unpack hook for node #%llu"),
+                         (unsigned long long)w->e->node);
+}
+
 static char *life_node_release(const life_words *w) {
   return g_strdup_printf(_("Graph node #%llu released"), (unsigned long long)w->e->node);
 }

@@ -106,6 +106,14 @@ static guint32 life_owner_change(const life_event *l) { return keyed_by_object(l
 static guint32 life_node_free_saved(const life_event *l) { return keyed_by_node(l); }
 static guint32 life_node_release(const life_event *l) { return keyed_by_node(l); }
 
+/* A saved tensor packed or unpacked: the node's event, and in the tensor's life too. */
+static guint32 life_saved_pack(const life_event *l) {
+  extra(l, l->e->tensor, KEY_TENSOR);
+  return keyed_by_node(l);
+}
+
+static guint32 life_saved_unpack(const life_event *l) { return life_saved_pack(l); }
+
 static guint32 life_node_create(const life_event *l) {
   extra(l, l->e->tensor, KEY_TENSOR);
   for (guint i = 0; i < l->e->n_saved; i++)

@@ -512,6 +512,33 @@ static char *say_node_free_saved(explain *x, kind_facts *k) {
                          k->node_saved, k->node_kind ? k->node_kind : "", k->node_h);
 }
 
+/* The kind of the event's node in the state after it, named as a fact ("" if it is gone). */
+static const char *live_node_kind(explain *x, kind_facts *k) {
+  const gs_replay_node *n = node_in(k->r, k->e.node);
+  if (!n)
+    return "";
+  node_fact(x, n->kind, n->id, FALSE);
+  return shown(x, n->kind);
+}
+
+static char *say_saved_pack(explain *x, kind_facts *k) {
+  const char *kind = live_node_kind(x, k);
+  g_autofree char *t = k->e.tensor ? tensor_words(x, k->r, k->e.tensor) : g_strdup("");
+  /* TRANSLATORS: a node's kind and number, a tensor (may be empty), a storage number */
+  return g_strdup_printf(_("%s %s gave the tensor %s it saved to a saved-tensor pack hook, and "
+                           "keeps what the hook returned instead of storage #%" PRIu64),
+                         kind, k->node_h, t, storage_fact(x, k->e.storage));
+}
+
+static char *say_saved_unpack(explain *x, kind_facts *k) {
+  const char *kind = live_node_kind(x, k);
+  g_autofree char *t = tensor_words(x, k->r, k->e.tensor);
+  /* TRANSLATORS: a node's kind and number, a tensor, a storage number */
+  return g_strdup_printf(_("%s %s got a saved tensor back from its unpack hook for backward: "
+                           "%s over storage #%" PRIu64),
+                         kind, k->node_h, t, storage_fact(x, k->e.storage));
+}
+
 static char *say_node_release(explain *x, kind_facts *k) {
   (void)x;
   return g_strdup_printf(_("%s %s was released: nothing refers to it any more"),

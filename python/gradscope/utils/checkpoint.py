@@ -11,9 +11,14 @@ those of the plain model; parameters used inside function get theirs from the in
 As in torch 1.13 with use_reentrant=True: at least one input must require grad for the segment
 to have gradients at all (otherwise a warning, and its parameters get none), and it works with
 backward() but not with autograd.grad() or backward(inputs=...), which it refuses.
-use_reentrant=False (torch's implementation through saved-tensor hooks) is not supported:
-gradscope has no saved-tensor hooks, and it says so instead of quietly checkpointing another
-way.
+
+use_reentrant=False is torch 1.13's other implementation, on saved-tensor hooks
+(gradscope.autograd_graph): the segment runs once with grad mode as it is, recording its graph,
+but every tensor its nodes save is replaced by a placeholder. The first time backward unpacks
+one, the segment runs again (grad mode on, the forward's random state) under hooks that collect
+what its nodes save, in the same order, and each placeholder gets its tensor. No backward runs
+inside the backward, so autograd.grad and backward(inputs=...) work, inputs need not require
+grad, and keyword arguments go to the function.
 """
 import warnings as _warnings
 
@@ -128,34 +133,88 @@ class CheckpointFunction(_Function):
         return (None, None) + grads
 
 
-def _refuse_non_reentrant():
-    raise NotImplementedError(
-        "checkpoint(use_reentrant=False) is not supported by gradscope: torch implements it "
-        "with saved-tensor hooks, which gradscope does not have; use use_reentrant=True (the "
-        "default in torch 1.13)")
+def _checkpoint_without_reentrant(function, preserve_rng_state=True, *args, **kwargs):
+    """checkpoint(use_reentrant=False): torch 1.13's _checkpoint_without_reentrant."""
+    import weakref
+
+    from gradscope.autograd_graph import saved_tensors_hooks
+    gs = _gs()
+    fwd_cpu_state = gs.get_rng_state() if preserve_rng_state else None
+
+    class Holder:
+        """What the node keeps for a saved tensor: a key into storage, freed with the node."""
+
+    # Each placeholder is held only by the node that saved it, so the recomputed tensor in
+    # storage goes as soon as that node's saved tensors are freed.
+    storage = weakref.WeakKeyDictionary()
+    weak_holder_list = []
+
+    def pack(x):
+        res = Holder()
+        weak_holder_list.append(weakref.ref(res))
+        return res
+
+    def unpack(x):
+        unpack_counter = 0
+        if len(storage) == 0:
+            def inner_pack(inner):
+                nonlocal unpack_counter
+                unpack_counter += 1
+                # A placeholder already freed (its node is gone) needs no tensor.
+                if weak_holder_list[unpack_counter - 1]() is None:
+                    return
+                # detached: the recomputation's own graph is not kept
+                storage[weak_holder_list[unpack_counter - 1]()] = inner.detach()
+                return
+
+            def inner_unpack(packed):
+                raise RuntimeError("You are calling backwards on a tensor that is never exposed. "
+                                   "Please open an issue.")
+
+            outer_state = gs.get_rng_state() if preserve_rng_state else None
+            try:  # torch.random.fork_rng: the program's own draws are left as they were
+                if preserve_rng_state:
+                    gs.set_rng_state(fwd_cpu_state)
+                with _enable_grad(), saved_tensors_hooks(inner_pack, inner_unpack):
+                    function(*args, **kwargs)
+            finally:
+                if outer_state is not None:
+                    gs.set_rng_state(outer_state)
+
+        if x not in storage:
+            raise RuntimeError(
+                "Attempt to retrieve a tensor saved by autograd multiple times without checkpoint"
+                " recomputation being triggered in between, this is not currently supported. "
+                "Please open an issue with details on your use case so that we can prioritize "
+                "adding this.")
+        return storage[x]
+
+    with saved_tensors_hooks(pack, unpack):
+        output = function(*args, **kwargs)
+    return output
 
 
 def checkpoint(function, *args, use_reentrant=True, **kwargs):
     """torch.utils.checkpoint.checkpoint: function(*args) computed without keeping its
     intermediate results, recomputed during backward (with the forward's random state when
-    preserve_rng_state, the default). Only use_reentrant=True is supported."""
+    preserve_rng_state, the default). use_reentrant=True (torch 1.13's default) recomputes in a
+    Function's backward; use_reentrant=False through saved-tensor hooks, which also takes
+    keyword arguments for function and works with autograd.grad."""
     preserve = kwargs.pop("preserve_rng_state", True)
     if kwargs and use_reentrant:
         raise ValueError("Unexpected keyword arguments: " + ",".join(arg for arg in kwargs))
-    if not use_reentrant:
-        _refuse_non_reentrant()
-    return CheckpointFunction.apply(function, preserve, *args)
+    if use_reentrant:
+        return CheckpointFunction.apply(function, preserve, *args)
+    return _checkpoint_without_reentrant(function, preserve, *args, **kwargs)
 
 
 def checkpoint_sequential(functions, segments, input, use_reentrant=True, **kwargs):
     """torch.utils.checkpoint.checkpoint_sequential: functions (an nn.Sequential or a list of
     modules or functions) run in order over input, split into segments parts; every part but
-    the last is checkpointed. use_reentrant is accepted as newer torch takes it (only True)."""
+    the last is checkpointed. use_reentrant is passed to checkpoint, as newer torch does."""
     preserve = kwargs.pop("preserve_rng_state", True)
     if kwargs:
         raise ValueError("Unexpected keyword arguments: " + ",".join(arg for arg in kwargs))
-    if not use_reentrant:
-        _refuse_non_reentrant()
 
     if isinstance(functions, _gs().nn.Sequential):
         functions = list(functions.children())
@@ -163,7 +222,7 @@ def checkpoint_sequential(functions, segments, input, use_reentrant=True, **kwar
     checkpointed = size * (segments - 1)  # every part but the last
     for begin in range(0, checkpointed, size):
         input = checkpoint(_in_order(functions[begin:begin + size]), input,
-                           preserve_rng_state=preserve)
+                           preserve_rng_state=preserve, use_reentrant=use_reentrant)
     return _in_order(functions[checkpointed:])(input)
 
 
