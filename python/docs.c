@@ -275,6 +275,12 @@ static const doc_row rows[] = {
      "A copy with alpha * source's slices added at the positions index (1-D) names along dim."},
     {"Tensor", "index_add_", METHOD, "dim, index, source, *, alpha=1",
      "index_add() written into this tensor; returns it."},
+    {"Tensor", "index_reduce", METHOD, "dim, index, source, reduce, *, include_self=True",
+     "A copy with source's slices combined into the slices index (1-D) names along dim by "
+     "reduce ('prod', 'mean', 'amax' or 'amin'); include_self=False leaves this tensor's "
+     "values out where something lands."},
+    {"Tensor", "index_reduce_", METHOD, "dim, index, source, reduce, *, include_self=True",
+     "index_reduce() written into this tensor; returns it."},
     {"Tensor", "index_fill", METHOD, "dim, index, value",
      "A copy with value at the positions index (1-D) names along dim."},
     {"Tensor", "index_fill_", METHOD, "dim, index, value",

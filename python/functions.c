@@ -468,7 +468,7 @@ static const char *const forwarded[] = {
     "as_strided", "mm", "bmm", "mv", "dot", "outer", "addmm", "ceil", "round", "trunc", "frac",
     "sign", "reciprocal", "square", "log1p", "expm1", "log2", "log10", "asin", "acos", "atan",
     "sinh", "cosh", "erf", "clip", "clamp_min", "clamp_max", "true_divide", "atan2", "fmod",
-    "lerp", "logical_and", "logical_or", "logical_xor", "scatter", "scatter_add", "scatter_reduce", "index_add",
+    "lerp", "logical_and", "logical_or", "logical_xor", "scatter", "scatter_add", "scatter_reduce", "index_add", "index_reduce",
     "index_fill", "index_put", "take", "take_along_dim", "prod", "cumprod", "median", "cummax", "cummin",
     "unique", "unique_consecutive", "cross", "logcumsumexp", "asinh", "acosh", "atanh", "erfc",
     "erfinv", "exp2", "lgamma", "digamma", "i0", NULL};
