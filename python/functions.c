@@ -63,7 +63,34 @@ static PyObject *sized(PyObject *args, PyObject *kwargs, shape_ctor ctor, const 
 
 static PyObject *f_zeros(PyObject *m, PyObject *a, PyObject *k) { (void)m; return sized(a, k, gs_zeros, "zeros"); }
 static PyObject *f_ones(PyObject *m, PyObject *a, PyObject *k) { (void)m; return sized(a, k, gs_ones, "ones"); }
-static PyObject *f_empty(PyObject *m, PyObject *a, PyObject *k) { (void)m; return sized(a, k, gs_empty, "empty"); }
+/* empty(*size, ..., memory_format=None): made with the format's strides (gs_empty_format) */
+static gs_tensor empty_channels_last(gs_dtype dtype, const int64_t *shape, int nd) {
+  return gs_empty_format(dtype, shape, nd, GS_CHANNELS_LAST);
+}
+static gs_tensor empty_channels_last_3d(gs_dtype dtype, const int64_t *shape, int nd) {
+  return gs_empty_format(dtype, shape, nd, GS_CHANNELS_LAST_3D);
+}
+static PyObject *f_empty(PyObject *m, PyObject *a, PyObject *k) {
+  (void)m;
+  PyObject *format = k ? PyDict_GetItemString(k, "memory_format") : NULL;
+  if (!format)
+    return sized(a, k, gs_empty, "empty");
+  int code;
+  if (!gsp_memory_format_of(format, &code, "empty"))
+    return NULL;
+  PyObject *rest = PyDict_Copy(k);
+  if (!rest || PyDict_DelItemString(rest, "memory_format") < 0) {
+    Py_XDECREF(rest);
+    return NULL;
+  }
+  PyObject *t = sized(a, rest,
+                      code == GS_CHANNELS_LAST      ? empty_channels_last
+                      : code == GS_CHANNELS_LAST_3D ? empty_channels_last_3d
+                                                    : gs_empty,
+                      "empty");
+  Py_DECREF(rest);
+  return t;
+}
 
 static gs_tensor randn_default(gs_dtype d, const int64_t *s, int n) { return gs_randn(d, s, n, NULL); }
 static gs_tensor rand_default(gs_dtype d, const int64_t *s, int n) { return gs_rand(d, s, n, NULL); }
@@ -468,7 +495,7 @@ static const char *const forwarded[] = {
     "as_strided", "mm", "bmm", "mv", "dot", "outer", "addmm", "ceil", "round", "trunc", "frac",
     "sign", "reciprocal", "square", "log1p", "expm1", "log2", "log10", "asin", "acos", "atan",
     "sinh", "cosh", "erf", "clip", "clamp_min", "clamp_max", "true_divide", "atan2", "fmod",
-    "lerp", "logical_and", "logical_or", "logical_xor", "scatter", "scatter_add", "scatter_reduce", "index_add",
+    "lerp", "logical_and", "logical_or", "logical_xor", "scatter", "scatter_add", "scatter_reduce", "index_add", "index_reduce",
     "index_fill", "index_put", "take", "take_along_dim", "prod", "cumprod", "median", "cummax", "cummin",
     "unique", "unique_consecutive", "cross", "logcumsumexp", "asinh", "acosh", "atanh", "erfc",
     "erfinv", "exp2", "lgamma", "digamma", "i0", NULL};

@@ -128,6 +128,7 @@ static const torch_name NAMES[] = {
     /* and its bicubic mode (the same overload); F.grid_sample's 4-D sampler */
     {"UpsampleBicubic2dBackward", "UpsampleBicubic2DBackward1", SAME, NULL, 0},
     {"GridSampler2dBackward", "GridSampler2DBackward0", SAME, NULL, 0},
+    {"GridSampler3dBackward", "GridSampler3DBackward0", SAME, NULL, 0},
     {"CtcLossBackward", "CtcLossBackward0", SAME, NULL, 0},
 };
 

@@ -80,6 +80,11 @@ int gsp_dtype_from_object(PyObject *o, gs_dtype *out);
 const char *gsp_dtype_torch_name(gs_dtype dtype);
 /* torch.get_default_dtype(): float32 unless gradscope.set_default_dtype chose float64. */
 gs_dtype gsp_default_dtype(void);
+/* memory_format= (None: contiguous) as the engine's gs_memory_format, or GSP_PRESERVE_FORMAT
+ * (torch.preserve_format); false after a TypeError naming fn (tensor-methods.c). The objects
+ * are gradscope/memory_format.py's, each carrying its number as _code. */
+#define GSP_PRESERVE_FORMAT 3
+bool gsp_memory_format_of(PyObject *o, int *code, const char *fn);
 PyObject *gsp_set_default_dtype(PyObject *module, PyObject *arg);
 PyObject *gsp_get_default_dtype(PyObject *module, PyObject *unused);
 /* Whether gradscope.as_torch has called _name_dtypes_as_torch(True): dtypes and grad_fn

@@ -162,6 +162,39 @@ static PyObject *m_scatter_reduce_(PyObject *self, PyObject *args, PyObject *kwa
   return write_back(self, scatter_reduced(self, args, kwargs, "iO!O!s|$p:scatter_reduce_"));
 }
 
+/* t.index_reduce(dim, index, source, reduce, *, include_self=True) */
+static gs_tensor index_reduced(PyObject *self, PyObject *args, PyObject *kwargs,
+                               const char *format) {
+  int dim, include_self = 1;
+  PyObject *index, *source;
+  const char *reduce;
+  static char *kwlist[] = {"dim", "index", "source", "reduce", "include_self", NULL};
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, format, kwlist, &dim, &gsp_tensor_type, &index,
+                                   &gsp_tensor_type, &source, &reduce, &include_self))
+    return GS_NO_TENSOR;
+  /* the engine's reductions, by its numbering (sum is scatter_reduce's only) */
+  static const char *const names[] = {NULL, "prod", "mean", "amax", "amin"};
+  for (int i = 1; i < 5; i++)
+    if (strcmp(reduce, names[i]) == 0)
+      return gs_index_reduce(gsp_handle(self), dim, gsp_handle(index), gsp_handle(source),
+                             (gs_scatter_reduction)i, include_self);
+  PyErr_Format(PyExc_RuntimeError,
+               "index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got %s.",
+               reduce);
+  return GS_NO_TENSOR;
+}
+
+static PyObject *m_index_reduce(PyObject *self, PyObject *args, PyObject *kwargs) {
+  GSP_SITE();
+  gs_tensor r = index_reduced(self, args, kwargs, "iO!O!s|$p:index_reduce");
+  return r.id ? gsp_wrap(r) : PyErr_Occurred() ? NULL : gsp_raise_engine_error();
+}
+static PyObject *m_index_reduce_(PyObject *self, PyObject *args, PyObject *kwargs) {
+  GSP_SITE();
+  gs_clear_error();
+  return write_back(self, index_reduced(self, args, kwargs, "iO!O!s|$p:index_reduce_"));
+}
+
 /* t.index_add(dim, index, source, *, alpha=1) */
 static gs_tensor index_added(PyObject *self, PyObject *args, PyObject *kwargs, const char *format) {
   int dim;
@@ -460,6 +493,8 @@ static PyMethodDef tensor_index_ops_methods[] = {
     {"scatter_add_", GSP_FN(m_scatter_add_), METH_KW, NULL},
     {"scatter_reduce", GSP_FN(m_scatter_reduce), METH_KW, NULL},
     {"scatter_reduce_", GSP_FN(m_scatter_reduce_), METH_KW, NULL},
+    {"index_reduce", GSP_FN(m_index_reduce), METH_KW, NULL},
+    {"index_reduce_", GSP_FN(m_index_reduce_), METH_KW, NULL},
     {"index_add", GSP_FN(m_index_add), METH_KW, NULL},
     {"index_add_", GSP_FN(m_index_add_), METH_KW, NULL},
     {"index_fill", GSP_FN(m_index_fill), METH_KW, NULL},

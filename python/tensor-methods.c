@@ -518,12 +518,67 @@ static PyObject *m_stride(PyObject *self, PyObject *args) {
   return gs_last_error_code() != GS_OK ? gsp_raise_engine_error() : PyLong_FromLongLong(s);
 }
 
-static PyObject *m_is_contiguous(PyObject *self, PyObject *unused) {
+bool gsp_memory_format_of(PyObject *o, int *code, const char *fn) {
+  if (!o || o == Py_None) {
+    *code = GS_CONTIGUOUS_FORMAT;
+    return true;
+  }
+  PyObject *c = PyObject_GetAttrString(o, "_code");
+  long v = c && PyLong_Check(c) ? PyLong_AsLong(c) : -1;
+  Py_XDECREF(c);
+  if (v < 0 || v > GSP_PRESERVE_FORMAT) {
+    PyErr_Clear();
+    PyErr_Format(PyExc_TypeError,
+                 "%s(): expected memory_format to be a memory_format (contiguous_format, "
+                 "channels_last, channels_last_3d or preserve_format), got %R",
+                 fn, o);
+    return false;
+  }
+  *code = (int)v;
+  return true;
+}
+
+/* t.is_contiguous(memory_format=contiguous_format) */
+static PyObject *m_is_contiguous(PyObject *self, PyObject *args, PyObject *kwargs) {
   GSP_SITE();
-  (void)unused;
+  PyObject *format = NULL;
+  static char *kwlist[] = {"memory_format", NULL};
+  int code;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$O:is_contiguous", kwlist, &format) ||
+      !gsp_memory_format_of(format, &code, "is_contiguous"))
+    return NULL;
+  if (code == GSP_PRESERVE_FORMAT) {
+    PyErr_SetString(PyExc_RuntimeError,
+                    "is_contiguous(): preserve_format is not a layout to test for");
+    return NULL;
+  }
   gs_clear_error();
-  bool c = gs_is_contiguous(gsp_handle(self));
+  bool c = gs_is_contiguous_as(gsp_handle(self), (gs_memory_format)code);
   return gs_last_error_code() != GS_OK ? gsp_raise_engine_error() : PyBool_FromLong(c);
+}
+
+/* t.contiguous(memory_format=contiguous_format): t itself when it is laid out so already (as
+ * torch's, for the channels-last formats; a row-major t gives a view, as before) */
+static PyObject *m_contiguous(PyObject *self, PyObject *args, PyObject *kwargs) {
+  GSP_SITE();
+  PyObject *format = NULL;
+  static char *kwlist[] = {"memory_format", NULL};
+  int code;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$O:contiguous", kwlist, &format) ||
+      !gsp_memory_format_of(format, &code, "contiguous"))
+    return NULL;
+  if (code == GSP_PRESERVE_FORMAT) {
+    PyErr_SetString(PyExc_RuntimeError,
+                    "preserve memory format is unsupported by the contiguous operator");
+    return NULL;
+  }
+  gs_clear_error();
+  gs_tensor t = gsp_handle(self);
+  if (code != GS_CONTIGUOUS_FORMAT && gs_is_contiguous_as(t, (gs_memory_format)code))
+    return Py_NewRef(self);
+  gs_tensor r =
+      code == GS_CONTIGUOUS_FORMAT ? gs_contiguous(t) : gs_contiguous_as(t, (gs_memory_format)code);
+  return r.id ? gsp_wrap(r) : gsp_raise_engine_error();
 }
 
 static PyObject *m_element_size(PyObject *self, PyObject *unused) {
@@ -595,7 +650,8 @@ PyMethodDef gsp_tensor_methods[] = {
     {"tolist", gsp_tensor_tolist, METH_NOARGS, NULL},
     {"size", m_size, METH_VARARGS, NULL},
     {"stride", m_stride, METH_VARARGS, NULL},
-    {"is_contiguous", m_is_contiguous, METH_NOARGS, NULL},
+    {"is_contiguous", GSP_FN(m_is_contiguous), METH_VARARGS | METH_KEYWORDS, NULL},
+    {"contiguous", GSP_FN(m_contiguous), METH_VARARGS | METH_KEYWORDS, NULL},
     {"element_size", m_element_size, METH_NOARGS, NULL},
     {"data_ptr", m_data_ptr, METH_NOARGS, NULL},
     {"numpy", gsp_tensor_numpy, METH_NOARGS, NULL},

@@ -318,6 +318,15 @@ static inline char *gs__tensor_data(const gs__tensor *t) {
 /* Row-major strides for shape. */
 void gs__contiguous_strides(const int64_t *shape, int ndim, int64_t *strides);
 bool gs__is_contiguous(const gs__tensor *t);
+/* A memory format's strides for shape (memory-format.c); false after reporting a rank the
+ * format does not take. */
+bool gs__memory_format_strides(gs_memory_format format, const int64_t *shape, int ndim,
+                               int64_t *strides, const char *fn);
+/* Whether t's strides are format's (a size-1 dim's stride never matters). */
+bool gs__is_contiguous_as(const gs__tensor *t, gs_memory_format format);
+/* gs__tensor_init with format's strides (the storage is the same size). */
+bool gs__tensor_init_format(gs__tensor *t, gs_dtype dtype, const int64_t *shape, int ndim,
+                            gs_memory_format format, const char *fn);
 /* numel with overflow check; -1 (after reporting) on overflow or negative size. */
 int64_t gs__checked_numel(const int64_t *shape, int ndim, const char *fn);
 /* Normalises a possibly negative dim against ndim; -1 after reporting. */

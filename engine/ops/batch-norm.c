@@ -99,8 +99,23 @@ static void load_channels(const gs__tensor *t, int64_t c, double *out) {
                           t->dtype);
 }
 
-static bool check_channel_operand(const gs__tensor *t, const char *what, int64_t c,
-                                  gs_dtype dtype, const char *fn) {
+bool gs__check_channels_input(const gs__tensor *x, const char *fn) {
+  char s[GS__SHAPE_STR];
+  if (x->ndim < 2) {
+    gs__error(GS_ERR_SHAPE, fn, "expected an input [N, C, ...] of at least 2 dimensions, got %s",
+              gs__shape_str(s, x->shape, x->ndim));
+    return false;
+  }
+  if (!gs_dtype_is_floating(x->dtype)) {
+    gs__error(GS_ERR_DTYPE, fn, "expected a floating input (f32 or f64), got %s",
+              gs_dtype_name(x->dtype));
+    return false;
+  }
+  return true;
+}
+
+bool gs__check_channel_operand(const gs__tensor *t, const char *what, int64_t c, gs_dtype dtype,
+                               const char *fn) {
   if (!t)
     return true;
   if (t->ndim != 1 || t->shape[0] != c) {
@@ -120,21 +135,13 @@ static bool check_channel_operand(const gs__tensor *t, const char *what, int64_t
 static bool check_operands(const bn_operands *o, bool training, const char *fn) {
   const gs__tensor *x = o->x;
   char s[GS__SHAPE_STR];
-  if (x->ndim < 2) {
-    gs__error(GS_ERR_SHAPE, fn, "expected an input [N, C, ...] of at least 2 dimensions, got %s",
-              gs__shape_str(s, x->shape, x->ndim));
+  if (!gs__check_channels_input(x, fn))
     return false;
-  }
-  if (!gs_dtype_is_floating(x->dtype)) {
-    gs__error(GS_ERR_DTYPE, fn, "expected a floating input (f32 or f64), got %s",
-              gs_dtype_name(x->dtype));
-    return false;
-  }
   int64_t c = x->shape[1];
-  if (!check_channel_operand(o->mean, "running_mean", c, x->dtype, fn) ||
-      !check_channel_operand(o->var, "running_var", c, x->dtype, fn) ||
-      !check_channel_operand(o->weight, "weight", c, x->dtype, fn) ||
-      !check_channel_operand(o->bias, "bias", c, x->dtype, fn))
+  if (!gs__check_channel_operand(o->mean, "running_mean", c, x->dtype, fn) ||
+      !gs__check_channel_operand(o->var, "running_var", c, x->dtype, fn) ||
+      !gs__check_channel_operand(o->weight, "weight", c, x->dtype, fn) ||
+      !gs__check_channel_operand(o->bias, "bias", c, x->dtype, fn))
     return false;
   if (!o->mean != !o->var) {
     gs__error(GS_ERR_ARGUMENT, fn, "expected both running_mean and running_var, or neither");

@@ -1,10 +1,12 @@
-/* grid-sample-kernel.h: grid_sample's loops for one floating type T, their names ending in
- * SUFFIX; grid-sample.c includes it once per dtype (T float, then double), so each computes in
- * its own precision, as torch 1.13's CPU kernel (GridSamplerKernel.cpp) does.
+/* grid-sample-kernel.h: grid_sample's loops, for 4-D inputs and 5-D (volumes), for one floating
+ * type T, their names ending in SUFFIX; grid-sample.c includes it once per dtype (T float, then
+ * double), so each computes in its own precision, as torch 1.13's CPU kernel
+ * (GridSamplerKernel.cpp) does.
  *
  * A grid point (x, y) in [-1, 1] is unnormalized to a pixel position, moved inside the image
  * by the padding mode (border: clipped; reflection: mirrored, then clipped) and read:
- * nearest rounds it half to even; bilinear blends the 4 pixels around it; bicubic blends the
+ * nearest rounds it half to even; bilinear blends the 4 pixels around it (trilinear: the 8
+ * voxels of a volume, the same loop over one more dim); bicubic (2-D only) blends the
  * 4 x 4 around it with the cubic convolution of A = -0.75, padding each of the 16 taps on its
  * own. A tap outside the image reads 0 (zeros padding). The backward adds each output's
  * gradient back where it was read and, but for nearest, differentiates the blend's weights for
@@ -110,21 +112,25 @@ static inline int64_t GS__FN(cubic_tap)(const gs__grid_geom *g, T ix, T iy, int 
   return px < 0 || py < 0 ? -1 : py * g->w + px;
 }
 
-/* Where one grid point reads: the pixel offsets (-1: reads 0) and their weights, and for the
- * grid's gradient the blend's partials. */
+/* Where one grid point reads: the voxel offsets (-1: reads 0) and their weights, and for the
+ * grid's gradient the blend's partials along x, y (and z). */
 typedef struct GS__FN(sample_at) {
-  int n; /* taps: 1, 4 or 16 */
+  int n; /* taps: 1, 4, 8 or 16 */
   int64_t at[16];
   T w[16];
-  T dwx[16], dwy[16]; /* d w / d (padded) x and y, before the unnormalization's scale */
-  T sx, sy;           /* d (padded position) / d grid coordinate */
+  T dw[3][16]; /* d w / d (padded) x, y, z, before the unnormalization's scale */
+  T scale[3];  /* d (padded position) / d grid coordinate */
 } GS__FN(sample_at);
 
-static void GS__FN(locate)(const gs__grid_geom *g, T gx, T gy, GS__FN(sample_at) * s) {
-  T scale_x, scale_y, gpx, gpy;
-  T x = GS__FN(unnormalize)(gx, g->w, g->align, &scale_x);
-  T y = GS__FN(unnormalize)(gy, g->h, g->align, &scale_y);
-  if (g->mode == GS_GRID_SAMPLE_BICUBIC) { /* the taps are padded one by one */
+/* The taps of the grid point xyz (g->coords values: x, y and, for a volume, z). */
+static void GS__FN(locate)(const gs__grid_geom *g, const T *xyz, GS__FN(sample_at) * s) {
+  const int64_t size[3] = {g->w, g->h, g->d};
+  int nc = g->coords;
+  T pos[3];
+  for (int k = 0; k < nc; k++)
+    pos[k] = GS__FN(unnormalize)(xyz[k], size[k], g->align, &s->scale[k]);
+  if (g->mode == GS_GRID_SAMPLE_BICUBIC) { /* 2-D only; the taps are padded one by one */
+    T x = pos[0], y = pos[1];
     T ix = floor(x), iy = floor(y), cx[4], cy[4], dx[4], dy[4];
     GS__FN(cubic_weights)(x - ix, cx), GS__FN(cubic_weights)(y - iy, cy);
     GS__FN(cubic_weights_grad)(x - ix, dx), GS__FN(cubic_weights_grad)(y - iy, dy);
@@ -134,47 +140,68 @@ static void GS__FN(locate)(const gs__grid_geom *g, T gx, T gy, GS__FN(sample_at)
         int k = j * 4 + i;
         s->at[k] = GS__FN(cubic_tap)(g, ix, iy, i - 1, j - 1);
         s->w[k] = cx[i] * cy[j];
-        s->dwx[k] = -dx[i] * cy[j];
-        s->dwy[k] = -dy[j] * cx[i];
+        s->dw[0][k] = -dx[i] * cy[j];
+        s->dw[1][k] = -dy[j] * cx[i];
       }
-    s->sx = scale_x, s->sy = scale_y;
     return;
   }
-  x = GS__FN(pad_position)(x, g->w, g->padding, g->align, &gpx);
-  y = GS__FN(pad_position)(y, g->h, g->padding, g->align, &gpy);
-  s->sx = scale_x * gpx, s->sy = scale_y * gpy;
+  for (int k = 0; k < nc; k++) {
+    T gp;
+    pos[k] = GS__FN(pad_position)(pos[k], size[k], g->padding, g->align, &gp);
+    s->scale[k] *= gp;
+  }
   if (g->mode == GS_GRID_SAMPLE_NEAREST) {
-    int64_t px = GS__FN(pixel)(nearbyint(x), g->w), py = GS__FN(pixel)(nearbyint(y), g->h);
+    int64_t at = 0;
+    for (int k = nc - 1; k >= 0 && at >= 0; k--) {
+      int64_t p = GS__FN(pixel)(nearbyint(pos[k]), size[k]);
+      at = p < 0 ? -1 : at * size[k] + p;
+    }
     s->n = 1;
-    s->at[0] = px < 0 || py < 0 ? -1 : py * g->w + px;
-    s->w[0] = 1, s->dwx[0] = 0, s->dwy[0] = 0;
+    s->at[0] = at, s->w[0] = 1;
+    for (int k = 0; k < nc; k++)
+      s->dw[k][0] = 0;
     return;
   }
-  T x0 = floor(x), y0 = floor(y);
-  T e = x - x0, n = y - y0, w = 1 - e, sth = 1 - n; /* e: weight of the east column */
-  int64_t xs[2] = {GS__FN(pixel)(x0, g->w), GS__FN(pixel)(x0 + 1, g->w)};
-  int64_t ys[2] = {GS__FN(pixel)(y0, g->h), GS__FN(pixel)(y0 + 1, g->h)};
-  T wx[2] = {w, e}, wy[2] = {sth, n};
-  s->n = 4;
-  for (int j = 0; j < 2; j++)
-    for (int i = 0; i < 2; i++) {
-      int k = j * 2 + i;
-      s->at[k] = xs[i] < 0 || ys[j] < 0 ? -1 : ys[j] * g->w + xs[i];
-      s->w[k] = wy[j] * wx[i];
-      s->dwx[k] = (i ? 1 : -1) * wy[j];
-      s->dwy[k] = (j ? 1 : -1) * wx[i];
+  /* (tri)linear: the 2^nc voxels around the point, x the fastest. A side's weight is written
+   * as torch's 2-D kernel (1 - (x - x0)) and 3-D kernel ((x0 + 1) - x) write it, so the
+   * results agree to the last bit. */
+  int64_t side[3][2];
+  T wt[3][2];
+  for (int k = 0; k < nc; k++) {
+    T x0 = floor(pos[k]), far = pos[k] - x0;
+    side[k][0] = GS__FN(pixel)(x0, size[k]), side[k][1] = GS__FN(pixel)(x0 + 1, size[k]);
+    wt[k][0] = nc == 3 ? (x0 + 1) - pos[k] : 1 - far, wt[k][1] = far;
+  }
+  s->n = 1 << nc;
+  for (int t = 0; t < s->n; t++) {
+    int64_t at = 0;
+    for (int k = nc - 1; k >= 0 && at >= 0; k--) {
+      int64_t p = side[k][(t >> k) & 1];
+      at = p < 0 ? -1 : at * size[k] + p;
     }
+    s->at[t] = at;
+    T w = 1;
+    for (int k = 0; k < nc; k++) {
+      w *= wt[k][(t >> k) & 1];
+      T others = (t >> k) & 1 ? 1 : -1;
+      for (int j = 0; j < nc; j++)
+        if (j != k)
+          others *= wt[j][(t >> j) & 1];
+      s->dw[k][t] = others;
+    }
+    s->w[t] = w;
+  }
 }
 
-/* out [N, C, Ho, Wo] from in [N, C, H, W] at grid [N, Ho, Wo, 2], all contiguous */
+/* out [N, C, (Do,) Ho, Wo] from in [N, C, (D,) H, W] at grid [N, (Do,) Ho, Wo, coords], all
+ * contiguous */
 static void GS__FN(grid_sample_forward)(const gs__grid_geom *g, const T *in, const T *grid,
                                         T *out) {
-  int64_t plane = g->h * g->w, points = g->oh * g->ow;
+  int64_t plane = g->d * g->h * g->w, points = g->od * g->oh * g->ow;
   for (int64_t b = 0; b < g->n; b++)
     for (int64_t p = 0; p < points; p++) {
-      const T *xy = grid + (b * points + p) * 2;
       GS__FN(sample_at) s;
-      GS__FN(locate)(g, xy[0], xy[1], &s);
+      GS__FN(locate)(g, grid + (b * points + p) * g->coords, &s);
       for (int64_t c = 0; c < g->c; c++) {
         const T *src = in + (b * g->c + c) * plane;
         T sum = 0;
@@ -185,16 +212,16 @@ static void GS__FN(grid_sample_forward)(const gs__grid_geom *g, const T *in, con
     }
 }
 
-/* d_in (zeroed, or NULL) and d_grid (or NULL) from gout [N, C, Ho, Wo] */
+/* d_in (zeroed, or NULL) and d_grid (or NULL) from gout [N, C, (Do,) Ho, Wo] */
 static void GS__FN(grid_sample_backward)(const gs__grid_geom *g, const T *gout, const T *in,
                                          const T *grid, T *d_in, T *d_grid) {
-  int64_t plane = g->h * g->w, points = g->oh * g->ow;
+  int64_t plane = g->d * g->h * g->w, points = g->od * g->oh * g->ow;
+  int nc = g->coords;
   for (int64_t b = 0; b < g->n; b++)
     for (int64_t p = 0; p < points; p++) {
-      const T *xy = grid + (b * points + p) * 2;
       GS__FN(sample_at) s;
-      GS__FN(locate)(g, xy[0], xy[1], &s);
-      T gx = 0, gy = 0;
+      GS__FN(locate)(g, grid + (b * points + p) * nc, &s);
+      T gsum[3] = {0, 0, 0};
       for (int64_t c = 0; c < g->c; c++) {
         int64_t at = (b * g->c + c) * plane;
         T go = gout[(b * g->c + c) * points + p];
@@ -204,15 +231,14 @@ static void GS__FN(grid_sample_backward)(const gs__grid_geom *g, const T *gout, 
           if (d_in)
             d_in[at + s.at[k]] += s.w[k] * go;
           T v = in[at + s.at[k]];
-          gx += v * s.dwx[k] * go;
-          gy += v * s.dwy[k] * go;
+          for (int e = 0; e < nc; e++)
+            gsum[e] += v * s.dw[e][k] * go;
         }
       }
-      if (d_grid) {
-        T *d = d_grid + (b * points + p) * 2;
-        d[0] = g->mode == GS_GRID_SAMPLE_NEAREST ? 0 : gx * s.sx;
-        d[1] = g->mode == GS_GRID_SAMPLE_NEAREST ? 0 : gy * s.sy;
-      }
+      if (d_grid)
+        for (int e = 0; e < nc; e++)
+          d_grid[(b * points + p) * nc + e] =
+              g->mode == GS_GRID_SAMPLE_NEAREST ? 0 : gsum[e] * s.scale[e];
     }
 }
 

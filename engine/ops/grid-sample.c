@@ -1,9 +1,13 @@
 /* grid-sample.c: F.grid_sample of 4-D inputs (torch.grid_sampler_2d): an image read at the
- * points of a grid, bilinear, nearest or bicubic, with zeros, border or reflection padding.
+ * points of a grid, bilinear, nearest or bicubic, with zeros, border or reflection padding;
+ * and of 5-D inputs (grid_sampler_3d): a volume read at a 3-D grid, trilinear (torch's
+ * 'bilinear') or nearest.
  *
- * Its own loops (grid-sample-kernel.h, once per floating dtype) compute the output, and the
- * node, GridSampler2dBackward as torch records it (GridSampler2DBackward0), gives input and
- * grid their gradients with the matching backward loop. As in torch 1.13, whose
+ * Its own loops (grid-sample-kernel.h, once per floating dtype, one code path for both ranks:
+ * a 4-D input is a volume of depth 1 read with 2 coordinates) compute the output, and the
+ * node, GridSampler2dBackward or GridSampler3dBackward as torch records them
+ * (GridSampler2DBackward0, GridSampler3DBackward0), gives input and grid their gradients with
+ * the matching backward loop. As in torch 1.13, whose
  * grid_sampler_2d_backward has no derivative, that formula is not differentiated again.
  */
 #include <limits.h>
@@ -13,7 +17,8 @@
 
 /* What the loops need: the sizes, the mode and the padding. */
 typedef struct gs__grid_geom {
-  int64_t n, c, h, w, oh, ow;
+  int64_t n, c, d, h, w, od, oh, ow; /* d, od: 1 for a 4-D input */
+  int coords;                        /* a grid point's: 2, or 3 for a 5-D input */
   gs_grid_sample_mode mode;
   gs_grid_padding padding;
   bool align;
@@ -30,18 +35,28 @@ typedef struct gs__grid_geom {
 #undef T
 #undef SUFFIX
 
+/* The sizes of input [N, C, (D,) H, W] and grid [N, (Do,) Ho, Wo, coords]. */
+static gs__grid_geom geom_of(const int64_t *in, const int64_t *grid, int ndim,
+                             gs_grid_sample_mode mode, gs_grid_padding padding, bool align) {
+  bool vol = ndim == 5;
+  return (gs__grid_geom){.n = in[0],
+                         .c = in[1],
+                         .d = vol ? in[2] : 1,
+                         .h = in[ndim - 2],
+                         .w = in[ndim - 1],
+                         .od = vol ? grid[1] : 1,
+                         .oh = grid[ndim - 3],
+                         .ow = grid[ndim - 2],
+                         .coords = vol ? 3 : 2,
+                         .mode = mode,
+                         .padding = padding,
+                         .align = align};
+}
+
 /* The node's ints: the mode, the padding and align_corners; the sizes come from its inputs. */
 static void load_geom(const gs__node *n, gs__grid_geom *g) {
-  const int64_t *in = n->inputs[0].shape, *grid = n->inputs[1].shape;
-  *g = (gs__grid_geom){.n = in[0],
-                       .c = in[1],
-                       .h = in[2],
-                       .w = in[3],
-                       .oh = grid[1],
-                       .ow = grid[2],
-                       .mode = (gs_grid_sample_mode)n->ints[0],
-                       .padding = (gs_grid_padding)n->ints[1],
-                       .align = n->ints[2] != 0};
+  *g = geom_of(n->inputs[0].shape, n->inputs[1].shape, n->inputs[0].ndim,
+               (gs_grid_sample_mode)n->ints[0], (gs_grid_padding)n->ints[1], n->ints[2] != 0);
 }
 
 /* d input and d grid from g, with the saved input (slot 0) and grid (slot 1) */
@@ -61,9 +76,9 @@ static void grid_sampler_backward(gs__node *n, gs_tensor hg, gs_tensor *grads) {
   bool have_grid = have_in && gs__as_contiguous(grid, dt, &cgrid, fn);
   gs_tensor d_in = GS_NO_TENSOR, d_grid = GS_NO_TENSOR;
   if (have_grid && gs__needs_grad(n, 0))
-    d_in = gs_zeros(dt, n->inputs[0].shape, 4);
+    d_in = gs_zeros(dt, n->inputs[0].shape, n->inputs[0].ndim);
   if (have_grid && gs__needs_grad(n, 1))
-    d_grid = gs_zeros(dt, n->inputs[1].shape, 4);
+    d_grid = gs_zeros(dt, n->inputs[1].shape, n->inputs[1].ndim);
   /* looked up after both are made: a registration may move the tensor table */
   gs__tensor *di = d_in.id ? gs__lookup(d_in, fn) : NULL;
   gs__tensor *dg = d_grid.id ? gs__lookup(d_grid, fn) : NULL;
@@ -97,6 +112,7 @@ static void grid_sampler_backward(gs__node *n, gs_tensor hg, gs_tensor *grads) {
     gs_dispose(d_grid);
 }
 GS__BACKWARD(GridSampler2dBackward, grid_sampler_backward);
+GS__BACKWARD(GridSampler3dBackward, grid_sampler_backward);
 
 /* The checks torch's grid_sampler makes, in its words where it has them; false after
  * reporting. */
@@ -118,11 +134,17 @@ static bool check_grid_sample(const gs__tensor *in, const gs__tensor *grid,
     return false;
   }
   gs__shape_str(si, in->shape, in->ndim), gs__shape_str(sg, grid->shape, grid->ndim);
-  if (in->ndim != 4 || grid->ndim != 4) {
+  int nd = in->ndim;
+  if ((nd != 4 && nd != 5) || grid->ndim != nd) {
     gs__error(GS_ERR_SHAPE, fn,
-              "expected a 4-D input [N, C, H, W] and a 4-D grid [N, Ho, Wo, 2], got input with "
-              "sizes %s and grid with sizes %s",
+              "expected a 4-D input [N, C, H, W] with a 4-D grid [N, Ho, Wo, 2], or a 5-D input "
+              "[N, C, D, H, W] with a 5-D grid [N, Do, Ho, Wo, 3], got input with sizes %s and "
+              "grid with sizes %s",
               si, sg);
+    return false;
+  }
+  if (nd == 5 && mode == GS_GRID_SAMPLE_BICUBIC) {
+    gs__error(GS_ERR_ARGUMENT, fn, "bicubic interpolation only supports 4D input");
     return false;
   }
   if (in->shape[0] != grid->shape[0]) {
@@ -132,12 +154,13 @@ static bool check_grid_sample(const gs__tensor *in, const gs__tensor *grid,
               si, sg);
     return false;
   }
-  if (grid->shape[3] != 2) {
+  if (grid->shape[nd - 1] != nd - 2) {
     gs__error(GS_ERR_SHAPE, fn,
-              "expected grid to have size 2 in last dimension, but got grid with sizes %s", sg);
+              "expected grid to have size %d in last dimension, but got grid with sizes %s", nd - 2,
+              sg);
     return false;
   }
-  for (int d = 2; d < 4; d++)
+  for (int d = 2; d < nd; d++)
     if (in->shape[d] <= 0) {
       gs__error(GS_ERR_SHAPE, fn,
                 "expected input to have non-empty spatial dimensions, but input has sizes %s with "
@@ -154,15 +177,8 @@ gs_tensor gs_grid_sample(gs_tensor hin, gs_tensor hgrid, gs_grid_sample_mode mod
   gs__tensor *in = gs__lookup(hin, fn), *grid = in ? gs__lookup(hgrid, fn) : NULL;
   if (!grid || !check_grid_sample(in, grid, mode, padding, fn))
     return GS_NO_TENSOR;
-  gs__grid_geom geom = {.n = in->shape[0],
-                        .c = in->shape[1],
-                        .h = in->shape[2],
-                        .w = in->shape[3],
-                        .oh = grid->shape[1],
-                        .ow = grid->shape[2],
-                        .mode = mode,
-                        .padding = padding,
-                        .align = align_corners};
+  int nd = in->ndim;
+  gs__grid_geom geom = geom_of(in->shape, grid->shape, nd, mode, padding, align_corners);
   gs__tensor cin, cgrid;
   if (!gs__as_contiguous(in, in->dtype, &cin, fn))
     return GS_NO_TENSOR;
@@ -171,8 +187,10 @@ gs_tensor gs_grid_sample(gs_tensor hin, gs_tensor hgrid, gs_grid_sample_mode mod
     return GS_NO_TENSOR;
   }
   gs__tensor *out;
-  gs_tensor h =
-      gs__tensor_new(in->dtype, (int64_t[]){geom.n, geom.c, geom.oh, geom.ow}, 4, fn, &out);
+  int64_t out_shape[5] = {geom.n, geom.c, geom.od, geom.oh, geom.ow};
+  if (nd == 4)
+    out_shape[2] = geom.oh, out_shape[3] = geom.ow;
+  gs_tensor h = gs__tensor_new(in->dtype, out_shape, nd, fn, &out);
   if (h.id && in->dtype == GS_F32)
     grid_sample_forward_f32(&geom, (const float *)gs__tensor_data(&cin),
                             (const float *)gs__tensor_data(&cgrid), (float *)gs__tensor_data(out));
@@ -186,7 +204,8 @@ gs_tensor gs_grid_sample(gs_tensor hin, gs_tensor hgrid, gs_grid_sample_mode mod
     return GS_NO_TENSOR;
   /* the new tensor may have moved the table: look all three up again */
   in = gs__lookup(hin, fn), grid = gs__lookup(hgrid, fn), out = gs__lookup(h, fn);
-  gs__node *n = gs__record(&GridSampler2dBackward, out, 2, (const gs__tensor *[]){in, grid}, 2);
+  gs__node *n = gs__record(nd == 5 ? &GridSampler3dBackward : &GridSampler2dBackward, out, 2,
+                           (const gs__tensor *[]){in, grid}, 2);
   if (n) {
     gs__save(n, 0, in);
     gs__save(n, 1, grid);

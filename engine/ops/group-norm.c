@@ -11,6 +11,12 @@
  *   dweight = sum(g * xhat), dbias = sum(g), over all dims but C.
  * The mean and invstd are recomputed from the saved x with ops, so the formula's own
  * derivative (a double backward) follows the group statistics as they move with x.
+ *
+ * weight and bias are each optional, as torch's, in any combination; unlike torch 1.13, whose
+ * backward fails with bias but no weight ("tensor does not have a device"), that case has its
+ * gradients here (tests/python/test_torch_names_gaps.py checks them by finite differences);
+ * and an empty input's weight gradient is 0 (an empty sum) where torch's is NaN.
+ * The [N, C, ...] input and [C] operand checks are batch_norm's (gs__check_channels_input).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -70,38 +76,11 @@ static void group_norm_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
 }
 GS__BACKWARD_TWICE(NativeGroupNormBackward, group_norm_backward);
 
-/* Whether a [C] operand (weight or bias) fits the input; reports when not. */
-static bool check_channel_operand(const gs__tensor *t, const char *what, int64_t c, gs_dtype dtype,
-                                  const char *fn) {
-  if (!t)
-    return true;
-  if (t->ndim != 1 || t->shape[0] != c) {
-    char s[GS__SHAPE_STR];
-    gs__error(GS_ERR_SHAPE, fn, "expected %s of shape [%lld] (the input's channels), got %s", what,
-              (long long)c, gs__shape_str(s, t->shape, t->ndim));
-    return false;
-  }
-  if (t->dtype != dtype) {
-    gs__error(GS_ERR_DTYPE, fn, "expected %s of the input's dtype %s, got %s", what,
-              gs_dtype_name(dtype), gs_dtype_name(t->dtype));
-    return false;
-  }
-  return true;
-}
-
 static bool check_operands(const gs__tensor *x, int64_t groups, const gs__tensor *w,
                            const gs__tensor *b, double eps, const char *fn) {
   char s[GS__SHAPE_STR];
-  if (x->ndim < 2) {
-    gs__error(GS_ERR_SHAPE, fn, "expected an input [N, C, ...] of at least 2 dimensions, got %s",
-              gs__shape_str(s, x->shape, x->ndim));
+  if (!gs__check_channels_input(x, fn))
     return false;
-  }
-  if (!gs_dtype_is_floating(x->dtype)) {
-    gs__error(GS_ERR_DTYPE, fn, "expected a floating input (f32 or f64), got %s",
-              gs_dtype_name(x->dtype));
-    return false;
-  }
   if (groups <= 0 || x->shape[1] % groups != 0) {
     gs__error(GS_ERR_SHAPE, fn,
               "expected the number of channels to be divisible by groups, got input of shape %s "
@@ -113,8 +92,8 @@ static bool check_operands(const gs__tensor *x, int64_t groups, const gs__tensor
     gs__error(GS_ERR_ARGUMENT, fn, "expected eps >= 0, got %g", eps);
     return false;
   }
-  return check_channel_operand(w, "weight", x->shape[1], x->dtype, fn) &&
-         check_channel_operand(b, "bias", x->shape[1], x->dtype, fn);
+  return gs__check_channel_operand(w, "weight", x->shape[1], x->dtype, fn) &&
+         gs__check_channel_operand(b, "bias", x->shape[1], x->dtype, fn);
 }
 
 static double load(const char *data, gs_dtype dt, int64_t i) {

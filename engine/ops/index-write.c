@@ -1,9 +1,10 @@
 /* index-write.c: ops that write or read by a 1-D index along a dim, or by positions in the
- * flattened tensor: index_add, index_fill, take and take_along_dim.
+ * flattened tensor: index_add, index_reduce, index_fill, take and take_along_dim.
  *
  * Each checks its arguments under its own name, then computes its result with scatter_add,
  * scatter and index_select with grad mode off, and records its own node (torch's name for
  * it), whose formula is written with those ops so it can be differentiated again.
+ * index_reduce spreads its index across source and is scatter_reduce's (scatter-reduce.c).
  * take_along_dim records nothing of its own: torch's is a gather, and so is ours.
  */
 #include <stdio.h>
@@ -87,6 +88,47 @@ static gs_tensor dim_positions(const gs__tensor *t, int d, const gs__tensor *ind
   return gs__checked_positions(index, size, false, what, fn);
 }
 
+/* The dim of index_add and index_reduce wrapped (0 or -1 for a 0-D t), or -1 after reporting. */
+static int wrap_index_dim(const gs__tensor *t, int dim, const char *fn) {
+  int d = t->ndim ? gs__wrap_dim(dim, t->ndim, fn) : (dim == 0 || dim == -1 ? 0 : -1);
+  if (d < 0 && !t->ndim)
+    gs__error(GS_ERR_ARGUMENT, fn, "expected dim 0 or -1 for a 0-D tensor, got %d", dim);
+  return d;
+}
+
+/* index_add's and index_reduce's source: t's dtype (not bool), t's shape with len(index)
+ * along d; false after reporting. */
+static bool check_source(const gs__tensor *t, int d, const gs__tensor *index, const gs__tensor *src,
+                         const char *fn) {
+  if (src->dtype != t->dtype) {
+    gs__error(GS_ERR_DTYPE, fn, "expected source of the input's dtype %s, got %s",
+              gs_dtype_name(t->dtype), gs_dtype_name(src->dtype));
+    return false;
+  }
+  if (t->dtype == GS_BOOL) {
+    gs__error(GS_ERR_DTYPE, fn, "expected an f32, f64 or integer tensor, got bool");
+    return false;
+  }
+  /* source: t's shape with len(index) along dim */
+  int64_t want[GS_MAX_DIMS];
+  memcpy(want, t->shape, sizeof want);
+  if (t->ndim)
+    want[d] = index->numel;
+  bool fits = src->ndim == t->ndim;
+  for (int e = 0; fits && e < t->ndim; e++)
+    fits = src->shape[e] == want[e];
+  if (!fits) {
+    char ws[GS__SHAPE_STR], gs[GS__SHAPE_STR];
+    gs__error(GS_ERR_SHAPE, fn,
+              "expected source of shape %s (the input's, with the index's length %lld along dim "
+              "%d), got %s",
+              gs__shape_str(ws, want, t->ndim), (long long)index->numel, d,
+              gs__shape_str(gs, src->shape, src->ndim));
+    return false;
+  }
+  return true;
+}
+
 /* ---- index_add ------------------------------------------------------------------------- */
 
 /* d index_add(t, d, index, src, alpha) = g, alpha * index_select(g, d, index) */
@@ -110,38 +152,11 @@ gs_tensor gs_index_add(gs_tensor ht, int dim, gs_tensor hindex, gs_tensor hsrc, 
   gs__tensor *src = index ? gs__lookup(hsrc, fn) : NULL;
   if (!src)
     return GS_NO_TENSOR;
-  int d = t->ndim ? gs__wrap_dim(dim, t->ndim, fn) : (dim == 0 || dim == -1 ? 0 : -1);
-  if (d < 0) {
-    if (!t->ndim)
-      gs__error(GS_ERR_ARGUMENT, fn, "expected dim 0 or -1 for a 0-D tensor, got %d", dim);
+  int d = wrap_index_dim(t, dim, fn);
+  if (d < 0)
     return GS_NO_TENSOR;
-  }
-  if (src->dtype != t->dtype) {
-    gs__error(GS_ERR_DTYPE, fn, "expected source of the input's dtype %s, got %s",
-              gs_dtype_name(t->dtype), gs_dtype_name(src->dtype));
+  if (!check_source(t, d, index, src, fn))
     return GS_NO_TENSOR;
-  }
-  if (t->dtype == GS_BOOL) {
-    gs__error(GS_ERR_DTYPE, fn, "expected an f32, f64 or integer tensor, got bool");
-    return GS_NO_TENSOR;
-  }
-  /* source: t's shape with len(index) along dim */
-  int64_t want[GS_MAX_DIMS];
-  memcpy(want, t->shape, sizeof want);
-  if (t->ndim)
-    want[d] = index->numel;
-  bool fits = src->ndim == t->ndim;
-  for (int e = 0; fits && e < t->ndim; e++)
-    fits = src->shape[e] == want[e];
-  if (!fits) {
-    char ws[GS__SHAPE_STR], gs[GS__SHAPE_STR];
-    gs__error(GS_ERR_SHAPE, fn,
-              "expected source of shape %s (the input's, with the index's length %lld along dim "
-              "%d), got %s",
-              gs__shape_str(ws, want, t->ndim), (long long)index->numel, d,
-              gs__shape_str(gs, src->shape, src->ndim));
-    return GS_NO_TENSOR;
-  }
   if (!gs_dtype_is_floating(t->dtype) && alpha != (double)(int64_t)alpha) {
     gs__error(GS_ERR_DTYPE, fn, "expected an integral alpha for a %s tensor, got %g",
               gs_dtype_name(t->dtype), alpha);
@@ -163,6 +178,37 @@ gs_tensor gs_index_add(gs_tensor ht, int dim, gs_tensor hindex, gs_tensor hsrc, 
   gs_dispose(spread), gs_dispose(scaled);
   return record_with_positions(&IndexAddBackward, h, 3, (const gs__tensor *[]){t, index, src},
                                positions, d, alpha);
+}
+
+/* ---- index_reduce ---------------------------------------------------------------------- */
+
+gs_tensor gs_index_reduce(gs_tensor ht, int dim, gs_tensor hindex, gs_tensor hsrc,
+                          gs_scatter_reduction reduce, bool include_self) {
+  const char *fn = "index_reduce";
+  gs__tensor *t = gs__lookup(ht, fn);
+  gs__tensor *index = t ? gs__lookup(hindex, fn) : NULL;
+  gs__tensor *src = index ? gs__lookup(hsrc, fn) : NULL;
+  if (!src)
+    return GS_NO_TENSOR;
+  if (reduce == GS_SCATTER_SUM || (unsigned)reduce > GS_SCATTER_AMIN) {
+    gs__error(GS_ERR_ARGUMENT, fn, "expected reduce prod, mean, amax or amin, got mode %d",
+              (int)reduce);
+    return GS_NO_TENSOR;
+  }
+  int d = wrap_index_dim(t, dim, fn);
+  if (d < 0 || !check_source(t, d, index, src, fn))
+    return GS_NO_TENSOR;
+  gs_tensor positions = dim_positions(t, d, index, true, fn);
+  if (!positions.id)
+    return GS_NO_TENSOR;
+  gs_tensor spread = spread_along(positions, d, src->shape, src->ndim);
+  gs_dispose(positions);
+  gs__tensor *at = spread.id ? gs__lookup(spread, fn) : NULL;
+  gs_tensor h = at ? gs__scatter_reduced_as(&IndexReduceBackward, gs__lookup(ht, fn), d, at,
+                                            gs__lookup(hsrc, fn), reduce, include_self, fn)
+                   : GS_NO_TENSOR;
+  gs_dispose(spread);
+  return h;
 }
 
 /* ---- index_fill ------------------------------------------------------------------------ */

@@ -236,6 +236,18 @@ gs__loop_fn gs__gather_loop(size_t es);
 int gs__check_scatter_operands(const gs__tensor *t, int dim, const gs__tensor *index,
                                const gs__tensor *src, const char *fn);
 gs__loop_fn gs__scatter_loop(gs_scatter_reduce mode, gs_dtype dtype);
+/* scatter_reduce's result of checked operands (d wrapped), recorded under kind: torch's
+ * scatter_reduce and index_reduce share it (scatter-reduce.c). */
+gs_tensor gs__scatter_reduced_as(const struct gs__node_kind *kind, const gs__tensor *t, int d,
+                                 const gs__tensor *index, const gs__tensor *src,
+                                 gs_scatter_reduction reduce, bool include_self, const char *fn);
+extern const struct gs__node_kind IndexReduceBackward;
+/* The checks batch_norm and group_norm share (batch-norm.c), false after reporting: an input
+ * [N, C, ...] of a floating dtype; a [C] operand (weight, bias, running stats; NULL: absent)
+ * of the input's dtype. */
+bool gs__check_channels_input(const gs__tensor *x, const char *fn);
+bool gs__check_channel_operand(const gs__tensor *t, const char *what, int64_t c, gs_dtype dtype,
+                               const char *fn);
 /* false after reporting if t has overlapping elements (an expanded dim): an in-place write
  * would write one element several times (inplace.c). */
 bool gs__check_writable(const gs__tensor *t, const char *fn);

@@ -99,6 +99,10 @@ static void scatter_reduce_backward(gs__node *n, gs_tensor g, gs_tensor *grads) 
 #undef T
 }
 GS__BACKWARD_TWICE(ScatterReduceBackward, scatter_reduce_backward);
+/* torch.index_reduce is this scatter with its 1-D index spread across source (index-write.c):
+ * the same formulas (torch's index_reduce_backward is scatter_reduce_backward's with
+ * index_select for gather), under torch's name for it. */
+GS__BACKWARD_TWICE(IndexReduceBackward, scatter_reduce_backward);
 
 /* Combines v into *acc by mode (NaN wins amax and amin, as torch's). */
 static double combine(gs_scatter_reduction mode, double acc, double v) {
@@ -178,6 +182,12 @@ gs_tensor gs_scatter_reduced(gs_tensor ht, int dim, gs_tensor hindex, gs_tensor 
   int d = gs__check_scatter_operands(t, dim, index, src, fn);
   if (d < 0)
     return GS_NO_TENSOR;
+  return gs__scatter_reduced_as(&ScatterReduceBackward, t, d, index, src, reduce, include_self, fn);
+}
+
+gs_tensor gs__scatter_reduced_as(const gs__node_kind *kind, const gs__tensor *t, int d,
+                                 const gs__tensor *index, const gs__tensor *src,
+                                 gs_scatter_reduction reduce, bool include_self, const char *fn) {
   gs__tensor *out;
   gs_tensor h = gs__tensor_new(t->dtype, t->shape, t->ndim, fn, &out);
   if (!h.id)
@@ -190,7 +200,7 @@ gs_tensor gs_scatter_reduced(gs_tensor ht, int dim, gs_tensor hindex, gs_tensor 
   }
   if (!gs_dtype_is_floating(t->dtype))
     return h;
-  gs__node *n = gs__record(&ScatterReduceBackward, out, 2, (const gs__tensor *[]){t, src}, 4);
+  gs__node *n = gs__record(kind, out, 2, (const gs__tensor *[]){t, src}, 4);
   if (n) {
     n->ints[SR_DIM] = d;
     n->ints[SR_REDUCE] = reduce;

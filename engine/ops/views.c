@@ -573,6 +573,25 @@ gs_tensor gs_contiguous(gs_tensor h) {
                      NULL, 0);
 }
 
+gs_tensor gs_contiguous_as(gs_tensor h, gs_memory_format format) {
+  const char *fn = "contiguous";
+  gs__tensor *t = gs__lookup(h, fn);
+  int64_t strides[GS_MAX_DIMS]; /* checked first: a rank the format does not take */
+  if (!t || !gs__memory_format_strides(format, t->shape, t->ndim, strides, fn))
+    return GS_NO_TENSOR;
+  if (format == GS_CONTIGUOUS_FORMAT)
+    return gs_contiguous(h);
+  if (gs__is_contiguous_as(t, format))
+    return record_view(gs__make_view(t, t->shape, t->strides, t->ndim, t->offset, fn), t,
+                       &ContiguousBackward, NULL, 0);
+  /* given the format's strides before it is registered, so the log records it as it is */
+  gs__tensor c;
+  if (!gs__tensor_init_format(&c, t->dtype, t->shape, t->ndim, format, fn))
+    return GS_NO_TENSOR;
+  gs__copy_into(&c, t);
+  return record_view(gs__register(&c, fn), t, &ContiguousBackward, NULL, 0);
+}
+
 gs_tensor gs_clone(gs_tensor h) {
   gs__tensor *t = gs__lookup(h, "clone");
   if (!t)

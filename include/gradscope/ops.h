@@ -225,8 +225,10 @@ typedef enum gs_grid_padding {
 } gs_grid_padding;
 /* input [N, C, H, W] read at the points of grid [N, Ho, Wo, 2] (x then y, -1 and 1 the edges:
  * the outer pixels' centers with align_corners, their outer borders without), as
- * F.grid_sample: [N, C, Ho, Wo], input's dtype (grid's must match; f32 or f64). Gradients go to
- * input and grid (nearest: a zero gradient for grid, as torch's). */
+ * F.grid_sample: [N, C, Ho, Wo], input's dtype (grid's must match; f32 or f64). A volume
+ * [N, C, D, H, W] is read at grid [N, Do, Ho, Wo, 3] (x, y, z) into [N, C, Do, Ho, Wo],
+ * trilinear (BILINEAR, as torch names it) or nearest. Gradients go to input and grid
+ * (nearest: a zero gradient for grid, as torch's). */
 GS_API gs_tensor gs_grid_sample(gs_tensor input, gs_tensor grid, gs_grid_sample_mode mode,
                                 gs_grid_padding padding, bool align_corners);
 /* The sampling grid of the affine maps theta ([N, 2, 3] for size (N, C, H, W): [N, H, W, 2];
@@ -434,6 +436,11 @@ GS_API gs_tensor gs_scatter_value(gs_tensor t, int dim, gs_tensor index, double 
 /* A copy of t with alpha * src added at index (1-D, i64 or i32) along dim: out[index[i]] +=
  * alpha * src[i] for dim 0 (torch.index_add); src has t's shape but len(index) along dim. */
 GS_API gs_tensor gs_index_add(gs_tensor t, int dim, gs_tensor index, gs_tensor src, double alpha);
+/* torch.index_reduce (reduce prod, mean, amax or amin): a copy of t with each slice src[i]
+ * along dim combined into slice index[i] (1-D, i64 or i32), as gs_scatter_reduced combines;
+ * src has t's shape but len(index) along dim. Differentiable as scatter_reduce. */
+GS_API gs_tensor gs_index_reduce(gs_tensor t, int dim, gs_tensor index, gs_tensor src,
+                                 gs_scatter_reduction reduce, bool include_self);
 /* A copy of t with value at the positions index (1-D, i64) names along dim (index_fill). */
 GS_API gs_tensor gs_index_fill(gs_tensor t, int dim, gs_tensor index, double value);
 /* The elements of t, seen flattened in row-major order, at index (i64, any shape; negative

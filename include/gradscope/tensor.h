@@ -52,6 +52,17 @@ GS_API int gs_strides(gs_tensor t, int64_t *strides_out);
 GS_API int64_t gs_numel(gs_tensor t);
 GS_API int64_t gs_storage_offset(gs_tensor t);
 GS_API bool gs_is_contiguous(gs_tensor t);
+/* How a 4-D or 5-D tensor's elements are laid out, as torch's memory formats: row-major;
+ * channels_last, [N, C, H, W] stored as N, H, W, C (strides H*W*C, 1, W*C, C); channels_last_3d,
+ * [N, C, D, H, W] stored as N, D, H, W, C. */
+typedef enum gs_memory_format {
+  GS_CONTIGUOUS_FORMAT,
+  GS_CHANNELS_LAST,
+  GS_CHANNELS_LAST_3D,
+} gs_memory_format;
+/* Whether t's strides are format's (torch's is_contiguous(memory_format=)): false for a rank
+ * the format does not take. */
+GS_API bool gs_is_contiguous_as(gs_tensor t, gs_memory_format format);
 /* Id of the storage t views: equal ids mean shared memory (views and detaches). */
 GS_API uint64_t gs_storage_id(gs_tensor t);
 /* The storage's version counter: bumped by every in-place write through any alias. */
@@ -72,6 +83,10 @@ GS_API char *gs_describe(gs_tensor t, char *buf, size_t buf_size);
 /* ---- creation ----------------------------------------------------------------------- */
 
 GS_API gs_tensor gs_empty(gs_dtype dtype, const int64_t *shape, int ndim);
+/* The same laid out in format (torch.empty(..., memory_format=)): channels_last's strides even
+ * where a size-1 dim would let row-major's do. */
+GS_API gs_tensor gs_empty_format(gs_dtype dtype, const int64_t *shape, int ndim,
+                                 gs_memory_format format);
 GS_API gs_tensor gs_zeros(gs_dtype dtype, const int64_t *shape, int ndim);
 GS_API gs_tensor gs_ones(gs_dtype dtype, const int64_t *shape, int ndim);
 GS_API gs_tensor gs_full(gs_dtype dtype, const int64_t *shape, int ndim, double value);
@@ -153,6 +168,10 @@ GS_API gs_tensor gs_unsqueeze(gs_tensor t, int dim);
 GS_API gs_tensor gs_flatten(gs_tensor t, int start_dim, int end_dim);
 /* A row-major tensor with t's values: a view of t if t is already contiguous. */
 GS_API gs_tensor gs_contiguous(gs_tensor t);
+/* A tensor with t's values laid out in format (torch's t.contiguous(memory_format=)): a view
+ * of t if it already is, else a copy with the format's strides; the gradient passes through.
+ * channels_last takes 4-D tensors only, channels_last_3d 5-D. */
+GS_API gs_tensor gs_contiguous_as(gs_tensor t, gs_memory_format format);
 /* The tensor at the root of t's chain of views (PyTorch's Tensor._base), borrowed: its owner
  * disposes it. GS_NO_TENSOR for a tensor that is not a view (a base, a clone, a detach); a
  * stale-handle error if the base was disposed while the view lived on. */

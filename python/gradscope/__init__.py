@@ -23,6 +23,8 @@ from gradscope.compare import (all, allclose, any, equal, isclose, isfinite,  # 
 from gradscope.serialization import load, save  # noqa: E402
 from gradscope import copying as _copying  # noqa: E402,F401  (copy/deepcopy/pickle support)
 from gradscope.device import device  # noqa: E402
+from gradscope.memory_format import (channels_last, channels_last_3d,  # noqa: E402
+                                     contiguous_format, memory_format, preserve_format)
 from gradscope.tensor_extras import bernoulli, multinomial, normal, polygamma  # noqa: E402
 from gradscope.tensor_extras import (addcdiv_function as addcdiv,  # noqa: E402
                                      addcmul_function as addcmul,

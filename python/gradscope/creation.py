@@ -1,18 +1,24 @@
 """Making tensors the ways torch scripts do beyond zeros/ones/tensor: the ``*_like`` family
-with torch's keywords (dtype=, requires_grad=), ``Tensor.new_*`` (the source's dtype unless told),
+with torch's keywords (dtype=, requires_grad=, memory_format=: laid out as the input is, or
+as told), ``Tensor.new_*`` (the source's dtype unless told),
 ``as_tensor``, ``randperm``, ``logspace``, ``get_default_dtype``, and ``normal_``/``uniform_``
 as Tensor methods. Each is a call of the engine's own creation ops and conversions."""
 import numpy as np
 
 from gradscope import _gradscope as _c
+from gradscope.memory_format import laid_out as _laid_out
 
 _Tensor = _c.Tensor
 _like_c = {"zeros": _c.zeros_like, "ones": _c.ones_like, "full": _c.full_like}
 
 
-def _finish(t, dtype, requires_grad):
+def _finish(t, dtype, requires_grad, like=None, memory_format=None):
+    """t in dtype, laid out as memory_format says (preserve_format, the default: as like is),
+    then requiring grad if asked (so it stays a leaf)."""
     if dtype is not None and t.dtype != dtype:
         t = t.to(dtype)
+    if like is not None:
+        t = _laid_out(t, like, memory_format)
     if requires_grad:
         t.requires_grad_(True)
     return t
@@ -20,35 +26,39 @@ def _finish(t, dtype, requires_grad):
 
 def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
     """torch.zeros_like: zeros of input's shape, its dtype unless dtype= says otherwise."""
-    return _finish(_like_c["zeros"](input), dtype, requires_grad)
+    return _finish(_like_c["zeros"](input), dtype, requires_grad, input, memory_format)
 
 
 def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
     """torch.ones_like: ones of input's shape, its dtype unless dtype= says otherwise."""
-    return _finish(_like_c["ones"](input), dtype, requires_grad)
+    return _finish(_like_c["ones"](input), dtype, requires_grad, input, memory_format)
 
 
 def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False,
               memory_format=None):
     """torch.full_like: fill_value in input's shape, its dtype unless dtype= says otherwise."""
     if dtype is not None:
-        return _finish(_c.full(tuple(input.shape), fill_value, dtype=dtype), None, requires_grad)
-    return _finish(_like_c["full"](input, fill_value), None, requires_grad)
+        return _finish(_c.full(tuple(input.shape), fill_value, dtype=dtype), None, requires_grad,
+                       input, memory_format)
+    return _finish(_like_c["full"](input, fill_value), None, requires_grad, input, memory_format)
 
 
 def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
     """torch.empty_like: a tensor of input's shape whose values are not set."""
-    return _c.empty(*input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad)
+    return _finish(_c.empty(*input.shape, dtype=dtype or input.dtype), None, requires_grad, input,
+                   memory_format)
 
 
 def rand_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
     """torch.rand_like: uniform [0, 1) values in input's shape (a floating dtype)."""
-    return _c.rand(*input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad)
+    return _finish(_c.rand(*input.shape, dtype=dtype or input.dtype), None, requires_grad, input,
+                   memory_format)
 
 
 def randn_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
     """torch.randn_like: standard normal values in input's shape (a floating dtype)."""
-    return _c.randn(*input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad)
+    return _finish(_c.randn(*input.shape, dtype=dtype or input.dtype), None, requires_grad, input,
+                   memory_format)
 
 
 def randint_like(input, low=0, high=None, *, dtype=None, device=None, requires_grad=False,
@@ -56,7 +66,8 @@ def randint_like(input, low=0, high=None, *, dtype=None, device=None, requires_g
     """torch.randint_like(input, high) or (input, low, high): integers in [low, high)."""
     if high is None:
         low, high = 0, low
-    return _c.randint(low, high, tuple(input.shape), dtype=dtype or input.dtype)
+    return _finish(_c.randint(low, high, tuple(input.shape), dtype=dtype or input.dtype), None,
+                   requires_grad, input, memory_format)
 
 
 def as_tensor(data, dtype=None, device=None):

@@ -5,9 +5,10 @@
 Gradscope computes on the CPU only. A device object can name any type, as torch's can; moving
 a tensor or a module to anything but the CPU is a RuntimeError that says so. ``Tensor.to``
 takes PyTorch's forms: a dtype, a device, both, another tensor (its dtype), and the dtype=,
-device=, non_blocking= and copy= keywords.
+device=, non_blocking=, copy= and memory_format= keywords (the layout, memory_format.py).
 """
 from gradscope import _gradscope as _c
+from gradscope import memory_format as _formats
 from gradscope.nn.module import Module as _Module
 
 
@@ -60,12 +61,14 @@ def _check_cpu(where, what):
 
 
 def _split_to_args(args, kwargs, what):
-    """(device, dtype) from .to's positional and keyword forms."""
+    """(device, dtype, memory_format) from .to's positional and keyword forms."""
     where = kwargs.pop("device", None)
     dtype = kwargs.pop("dtype", None)
     kwargs.pop("non_blocking", None)
     kwargs.pop("copy", None)
-    kwargs.pop("memory_format", None)
+    fmt = kwargs.pop("memory_format", None)
+    if fmt is not None and not isinstance(fmt, _formats.memory_format):
+        raise TypeError(f"{what}: expected memory_format to be a memory_format, got {fmt!r}")
     if kwargs:
         raise TypeError(f"{what} got an unexpected keyword argument '{next(iter(kwargs))}'")
     for a in args:
@@ -79,18 +82,26 @@ def _split_to_args(args, kwargs, what):
             continue
         else:
             raise TypeError(f"{what}: expected a device, a dtype or a tensor, got {a!r}")
-    return where, dtype
+    return where, dtype, fmt
 
 
 _to_dtype = _c.Tensor.to
 
 
 def _tensor_to(self, *args, **kwargs):
-    """t.to(dtype), t.to(device), t.to(device, dtype), t.to(other): t itself when nothing
-    changes, as PyTorch's."""
-    where, dtype = _split_to_args(args, dict(kwargs), "Tensor.to()")
+    """t.to(dtype), t.to(device), t.to(device, dtype), t.to(other), t.to(memory_format=...):
+    t itself when nothing changes, as PyTorch's; a converted channels-last tensor stays so
+    unless memory_format says otherwise (preserve_format)."""
+    where, dtype, fmt = _split_to_args(args, dict(kwargs), "Tensor.to()")
     _check_cpu(where, "Tensor.to()")
-    return self if dtype is None else _to_dtype(self, dtype)
+    out = self if dtype is None else _to_dtype(self, dtype)
+    if out is self and fmt in (None, _formats.preserve_format):
+        return out
+    if fmt in (None, _formats.preserve_format):
+        fmt = _formats.layout_of(self)
+    if fmt is _formats.contiguous_format:
+        return out if out.is_contiguous() else out.contiguous()
+    return out.contiguous(memory_format=fmt)  # out itself if laid out so already
 
 
 def _tensor_cpu(self):
@@ -109,17 +120,26 @@ def _tensor_device(self):
 
 
 def _module_to(self, *args, **kwargs):
-    """model.to(device) and model.to(dtype): the module itself, on the CPU, its floating
-    parameters and buffers converted in place by float()/double() for a dtype."""
-    where, dtype = _split_to_args(args, dict(kwargs), "Module.to()")
+    """model.to(device), model.to(dtype), model.to(memory_format=...): the module itself, on
+    the CPU, its floating parameters and buffers converted in place by float()/double() for a
+    dtype, and its 4-D and 5-D ones (and their grads) laid out in memory_format, as torch's."""
+    where, dtype, fmt = _split_to_args(args, dict(kwargs), "Module.to()")
     _check_cpu(where, "Module.to()")
-    if dtype == _c.float64:
-        return self.double()
-    if dtype == _c.float32:
-        return self.float()
-    if dtype is not None:
+    if dtype is not None and dtype not in (_c.float32, _c.float64):
         raise TypeError("nn.Module.to only accepts floating point or complex dtypes, but got "
                         f"desired dtype={dtype}")
+    if dtype == _c.float64:
+        self.double()
+    elif dtype == _c.float32:
+        self.float()
+    if fmt is not None and fmt is not _formats.preserve_format:
+        with _c.no_grad():
+            for t in list(self.parameters()) + list(self.buffers()):
+                for held in (t, t.grad):
+                    if held is not None and held.dim() in (4, 5):
+                        laid = held.contiguous(memory_format=fmt)
+                        if laid is not held:
+                            held.data = laid
     return self
 
 

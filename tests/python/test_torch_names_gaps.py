@@ -2,7 +2,7 @@
 transpose and mT (TransposeBackward0) against t() (TBackward0), torch.svd's V, F.linear and
 nn.Linear by the input's dims and bias (AddmmBackward0, the 3-D view, the add over a matmul),
 the matmul forms, and group_norm as one NativeGroupNormBackward0 with torch's values and
-float64 gradients (and second derivatives); and ParameterDict's missing keys, raised as
+float64 gradients (and second derivatives), weight or bias alone; and ParameterDict's missing keys, raised as
 torch raises them. meson registers this file only when torch imports."""
 import numpy as np
 import pytest
@@ -88,6 +88,38 @@ def test_group_norm_values_and_float64_gradients_match_torch(shape, groups, affi
     np.testing.assert_allclose(x.grad.tolist(), tx.grad.tolist(), rtol=1e-9, atol=1e-11)
     if affine:
         np.testing.assert_allclose(w.grad.tolist(), tw.grad.tolist(), rtol=1e-9, atol=1e-11)
+
+
+@pytest.mark.parametrize("shape", [(2, 6, 3, 4), (2, 6), (1, 6, 1), (3, 6, 0)])
+def test_group_norm_with_weight_or_bias_alone_as_torch(shape):
+    """weight without bias, bias without weight, and an empty spatial dim: torch's values and
+    gradients. torch 1.13's backward with bias but no weight fails ("tensor does not have a
+    device"), so gradscope's is checked by finite differences there instead; and for an empty
+    input torch's weight gradient is NaN, gradscope's the empty sum's 0."""
+    rng = np.random.default_rng(11)
+    xs, ws, bs = rng.normal(size=shape), rng.normal(size=6), rng.normal(size=6)
+    for use_w, use_b in ((True, False), (False, True)):
+        x, tx = gs.tensor(xs, requires_grad=True), torch.tensor(xs, requires_grad=True)
+        w = gs.tensor(ws, requires_grad=True) if use_w else None
+        tw = torch.tensor(ws, requires_grad=True) if use_w else None
+        b = gs.tensor(bs, requires_grad=True) if use_b else None
+        tb = torch.tensor(bs, requires_grad=True) if use_b else None
+        y, ty = F.group_norm(x, 3, w, b), TF.group_norm(tx, 3, tw, tb)
+        assert y.grad_fn.name() == ty.grad_fn.name() == "NativeGroupNormBackward0"
+        np.testing.assert_allclose(y.detach().numpy(), ty.detach().numpy(), rtol=1e-12,
+                                   atol=1e-12)
+        if use_w:
+            (y * y).sum().backward()
+            (ty * ty).sum().backward()
+            np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-9, atol=1e-11)
+            if xs.size:
+                np.testing.assert_allclose(w.grad.numpy(), tw.grad.numpy(), rtol=1e-9,
+                                           atol=1e-11)
+            else:  # an empty sum: 0 here; torch's formula multiplies it by NaN statistics
+                assert w.grad.tolist() == [0.0] * 6 and tw.grad.isnan().all()
+        elif xs.size:
+            assert gs.autograd.gradcheck(lambda a, c: F.group_norm(a, 3, None, c),
+                                         (x, b), eps=1e-6, atol=1e-6)
 
 
 def test_group_norm_module_float32_and_errors_as_torch():

@@ -39,6 +39,7 @@ from gradscope import (  # the Tensor ops: F.relu(x) is gradscope.relu(x)
     cummin as cummin,
     cumprod as cumprod,
     index_add as index_add,
+    index_reduce as index_reduce,
     index_fill as index_fill,
     index_put as index_put,
     logcumsumexp as logcumsumexp,

@@ -519,8 +519,9 @@ _ALIGN_WARNING = ("Default grid_sample and affine_grid behavior has changed to a
 
 def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
     """input [N, C, H, W] read at the points of grid [N, Ho, Wo, 2] (x, y in [-1, 1]: the
-    corner pixels' centers with align_corners, their outer edges without): [N, C, Ho, Wo].
-    mode 'bilinear', 'nearest' or 'bicubic'; padding_mode 'zeros' (outside reads 0), 'border'
+    corner pixels' centers with align_corners, their outer edges without): [N, C, Ho, Wo];
+    a volume [N, C, D, H, W] at grid [N, Do, Ho, Wo, 3] (x, y, z): [N, C, Do, Ho, Wo].
+    mode 'bilinear' (trilinear for a volume), 'nearest' or 'bicubic' (4-D only); padding_mode 'zeros' (outside reads 0), 'border'
     (clipped to the edge) or 'reflection' (mirrored at the edges). Gradients go to input and
     grid, as torch's."""
     if mode not in ("bilinear", "nearest", "bicubic"):
@@ -532,9 +533,6 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
     if align_corners is None:
         warnings.warn(_ALIGN_WARNING)
         align_corners = False
-    if input.dim() == 5:
-        raise NotImplementedError("grid_sample: 5-D (volumetric) input is not supported by "
-                                  "gradscope yet")
     return F._grid_sample(input, grid, ("bilinear", "nearest", "bicubic").index(mode),
                           ("zeros", "border", "reflection").index(padding_mode),
                           bool(align_corners))

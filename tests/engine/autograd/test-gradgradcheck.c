@@ -101,7 +101,8 @@ static const char *const kernel_kinds[] = {
 static const char *const once_kinds[] = {
     "LinalgEighBackward", "LinalgEighVectorsBackward", "LinalgSvdBackward",
     "LinalgSvdUBackward", "LinalgSvdVhBackward",       "LinalgQrBackward",
-    "LinalgQrRBackward",  "GridSampler2dBackward",     "CtcLossBackward",
+    "LinalgQrRBackward",  "GridSampler2dBackward",     "GridSampler3dBackward",
+    "CtcLossBackward",
 };
 
 static bool is_once(const char *kind) {

@@ -1,5 +1,6 @@
 /* test-views.c: views share their base's storage and see its writes; their geometry matches
- * PyTorch's; reshape copies only when a view is impossible; every bad argument is reported. */
+ * PyTorch's; reshape copies only when a view is impossible; the channels-last memory formats'
+ * strides are torch's; every bad argument is reported. */
 #include "test-util.h"
 
 /* A [2, 3, 4] f64 tensor holding 0..23. */
@@ -250,6 +251,45 @@ static void test_zero_dim_and_empty(void) {
   DISPOSE_ALL(s, one, back, empty, ev);
 }
 
+/* channels_last (4-D) and channels_last_3d (5-D) as torch 1.13 lays them out: the strides of a
+ * copy and of an empty tensor (a size-1 dim keeps the format's stride in empty but not in an
+ * already laid out tensor, which contiguous_as returns as a view), the test of a layout, the
+ * values kept, and the ranks refused. */
+static void test_memory_formats(void) {
+  gs_tensor flat = gs_arange(0, 120, 1, GS_F64);
+  gs_tensor x = gs_view(flat, (int64_t[]){2, 3, 4, 5}, 4);
+  g_assert_true(gs_is_contiguous_as(x, GS_CONTIGUOUS_FORMAT));
+  g_assert_false(gs_is_contiguous_as(x, GS_CHANNELS_LAST));
+  gs_tensor cl = gs_contiguous_as(x, GS_CHANNELS_LAST);
+  assert_geometry(cl, (int64_t[]){2, 3, 4, 5}, (int64_t[]){60, 1, 15, 3}, 4, 0);
+  g_assert_true(gs_is_contiguous_as(cl, GS_CHANNELS_LAST));
+  g_assert_false(gs_is_contiguous(cl));
+  g_assert_cmpuint(gs_storage_id(cl), !=, gs_storage_id(x));
+  double *a = test_values(x), *b = test_values(cl);
+  for (int i = 0; i < 120; i++)
+    g_assert_cmpfloat(a[i], ==, b[i]);
+  g_free(a), g_free(b);
+  gs_tensor again = gs_contiguous_as(cl, GS_CHANNELS_LAST); /* laid out already: a view */
+  g_assert_cmpuint(gs_storage_id(again), ==, gs_storage_id(cl));
+  gs_tensor back = gs_contiguous_as(cl, GS_CONTIGUOUS_FORMAT);
+  assert_geometry(back, (int64_t[]){2, 3, 4, 5}, (int64_t[]){60, 20, 5, 1}, 4, 0);
+  gs_tensor e = gs_empty_format(GS_F32, (int64_t[]){2, 3, 1, 1}, 4, GS_CHANNELS_LAST);
+  assert_geometry(e, (int64_t[]){2, 3, 1, 1}, (int64_t[]){3, 1, 3, 3}, 4, 0);
+  g_assert_true(gs_is_contiguous_as(e, GS_CHANNELS_LAST) && gs_is_contiguous(e));
+  gs_tensor none = gs_empty_format(GS_F32, (int64_t[]){2, 0, 4, 5}, 4, GS_CHANNELS_LAST);
+  assert_geometry(none, (int64_t[]){2, 0, 4, 5}, (int64_t[]){0, 1, 0, 0}, 4, 0);
+  gs_tensor v = gs_empty_format(GS_F64, (int64_t[]){2, 3, 4, 5, 6}, 5, GS_CHANNELS_LAST_3D);
+  assert_geometry(v, (int64_t[]){2, 3, 4, 5, 6}, (int64_t[]){360, 1, 90, 18, 3}, 5, 0);
+  g_assert_false(gs_is_contiguous_as(v, GS_CHANNELS_LAST));
+  EXPECT_ERROR(gs_contiguous_as(flat, GS_CHANNELS_LAST), "required rank 4 tensor");
+  EXPECT_ERROR(gs_empty_format(GS_F32, (int64_t[]){2, 3, 4, 5}, 4, GS_CHANNELS_LAST_3D),
+               "required rank 5 tensor to use channels_last_3d");
+  EXPECT_ERROR(gs_contiguous_as(x, (gs_memory_format)7), "expected a memory format");
+  gs_tensor all[] = {flat, x, cl, again, back, e, none, v};
+  for (size_t i = 0; i < G_N_ELEMENTS(all); i++)
+    gs_dispose(all[i]);
+}
+
 int main(int argc, char **argv) {
   test_init(&argc, &argv);
   g_test_add_func("/views/view-and-reshape", test_view_and_reshape);
@@ -258,6 +298,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/views/as-strided", test_as_strided);
   g_test_add_func("/views/expand-squeeze-unsqueeze", test_expand_squeeze_unsqueeze);
   g_test_add_func("/views/flatten-and-contiguous", test_flatten_and_contiguous);
+  g_test_add_func("/views/memory-formats", test_memory_formats);
   test_add_leak_checked("/views/views-keep-storage-alive", test_views_keep_storage_alive);
   g_test_add_func("/views/zero-dim-and-empty", test_zero_dim_and_empty);
   return g_test_run();

@@ -1,8 +1,8 @@
 /* cases-index-write.c: gradcheck cases for the ops that write by index (scatter in both
  * forms, index_add, index_fill, take), t[index] and t[rows, cols] (read and written), the products
- * (prod, cumprod, with zeros in the input), the picks of an order (median, cummax, cummin) and
- * cross and trace. Index inputs are constants made in the case; inputs that must hold zeros get
- * them written by the case. */
+ * (prod, cumprod, index_reduce, with zeros in the input), the picks of an order (median, cummax,
+ * cummin) and cross and trace. Index inputs are constants made in the case; inputs that must hold
+ * zeros get them written by the case. */
 #include "grad-case.h"
 
 #define FN(NAME, ...)                                                                              \
@@ -93,6 +93,14 @@ FN(f_prod_dim, gs_prod(in[0], 1, false))
 FN(f_prod_dim_zero, gs_prod(with_zero(in[0], 5), 1, true))
 FN(f_cumprod, gs_cumprod(in[0], 1))
 FN(f_cumprod_zero, gs_cumprod(with_zero(in[0], 6), 0))
+/* index_reduce: slices of a [3, 3] source into columns {2, 0, 2} of [3, 4] (column 2 twice,
+ * columns 1 and 3 untouched); prod with a zero in the source, then in both operands. */
+FN(f_ir_prod_zero, gs_index_reduce(in[0], 1, PICKS_3, with_zero(in[1], 4), GS_SCATTER_PROD, true))
+FN(f_ir_prod_zeros,
+   gs_index_reduce(with_zero(in[0], 2), 1, PICKS_3, with_zero(in[1], 0), GS_SCATTER_PROD, false))
+FN(f_ir_mean, gs_index_reduce(in[0], 1, PICKS_3, in[1], GS_SCATTER_MEAN, true))
+FN(f_ir_amax, gs_index_reduce(in[0], 1, PICKS_3, in[1], GS_SCATTER_AMAX, false))
+FN(f_ir_amin, gs_index_reduce(in[0], -1, PICKS_3, in[1], GS_SCATTER_AMIN, true))
 
 static gs_tensor median_values(gs_tensor t, int dim, bool keepdim) {
   gs_tensor values = GS_NO_TENSOR;
@@ -136,6 +144,23 @@ const grad_case grad_cases_index_write[] = {
      2,
      {GI(2, 4, 3), GI(2, 2, 4)}},
     {"IndexAddBackward", "alpha 2, column 2 twice", f_index_add, 2, {GI(2, 2, 4), GI_T(2, 2, 3)}},
+    {"IndexReduceBackward",
+     "prod, a zero in source, include_self",
+     f_ir_prod_zero,
+     2,
+     {GI(2, 3, 4), GI_T(2, 3, 3)}},
+    {"IndexReduceBackward",
+     "prod, zeros in both, not include_self",
+     f_ir_prod_zeros,
+     2,
+     {GI(2, 3, 4), GI(2, 3, 3)}},
+    {"IndexReduceBackward", "mean, include_self", f_ir_mean, 2, {GI_S(2, 3, 4), GI(2, 3, 3)}},
+    {"IndexReduceBackward", "amax, not include_self", f_ir_amax, 2, {GI(2, 3, 4), GI_S(2, 3, 3)}},
+    {"IndexReduceBackward",
+     "amin, dim -1, include_self",
+     f_ir_amin,
+     2,
+     {GI_T(2, 3, 4), GI(2, 3, 3)}},
     {"IndexFillBackward", "columns {2, 0} of [3, 4]", f_index_fill, 1, {GI_T(2, 3, 4)}},
     {"TakeBackward", "negative and repeated positions", f_take, 1, {GI_S(2, 3, 4)}},
     {"IndexBackward", "[2, 3] index along dim 1", f_index_dim, 1, {GI_S(3, 2, 5, 3)}},

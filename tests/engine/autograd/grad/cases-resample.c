@@ -1,8 +1,8 @@
 /* cases-resample.c: gradcheck cases for the resampling ops that blend pixels: grid_sample in
  * each mode and padding mode (gradients to the image and to the grid, whose points reach
- * outside the image), bicubic resizing (up and down, align_corners or not, given scales) and
- * the affine grid (2-D and 3-D). The image is weighted first so that a gradient added at the
- * wrong pixel changes the result. */
+ * outside the image; 4-D images and 5-D volumes), bicubic resizing (up and down, align_corners or
+ * not, given scales) and the affine grid (2-D and 3-D). The image is weighted first so that a
+ * gradient added at the wrong pixel changes the result. */
 #include "grad-case.h"
 
 /* in[0] * (1, 2, 3, ...): every element's gradient is distinct. */
@@ -34,6 +34,11 @@ SAMPLE_CASE(f_nearest_reflect, GS_GRID_SAMPLE_NEAREST, GS_GRID_PADDING_REFLECTIO
 SAMPLE_CASE(f_bicubic_zeros, GS_GRID_SAMPLE_BICUBIC, GS_GRID_PADDING_ZEROS, true)
 SAMPLE_CASE(f_bicubic_border, GS_GRID_SAMPLE_BICUBIC, GS_GRID_PADDING_BORDER, false)
 SAMPLE_CASE(f_bicubic_reflect, GS_GRID_SAMPLE_BICUBIC, GS_GRID_PADDING_REFLECTION, false)
+/* the same on volumes (5-D: trilinear, nearest) */
+SAMPLE_CASE(f_trilinear_zeros, GS_GRID_SAMPLE_BILINEAR, GS_GRID_PADDING_ZEROS, false)
+SAMPLE_CASE(f_trilinear_border, GS_GRID_SAMPLE_BILINEAR, GS_GRID_PADDING_BORDER, true)
+SAMPLE_CASE(f_trilinear_reflect, GS_GRID_SAMPLE_BILINEAR, GS_GRID_PADDING_REFLECTION, false)
+SAMPLE_CASE(f_nearest_3d_border, GS_GRID_SAMPLE_NEAREST, GS_GRID_PADDING_BORDER, false)
 
 #define BICUBIC_CASE(NAME, CALL)                                                                   \
   static gs_tensor NAME(const gs_tensor *in, int n, void *u) {                                     \
@@ -72,7 +77,26 @@ static gs_tensor f_affine_3d(const gs_tensor *in, int n, void *u) {
     }                                                                                              \
   }
 
+/* A volume [2, 2, 3, 4, 3] and a grid [2, 2, 3, 2, 3] with points in [-1.3, 1.3); a
+ * transposed volume and a far grid for reflection. */
+#define VOLUME_AND_GRID                                                                            \
+  {                                                                                                \
+    GI(5, 2, 2, 3, 4, 3), {                                                                        \
+      .ndim = 5, .shape = {2, 2, 3, 2, 3}, .layout = LAYOUT_CONTIGUOUS, .lo = -1.3, .hi = 1.3      \
+    }                                                                                              \
+  }
+#define VOLUME_AND_FAR_GRID                                                                        \
+  {                                                                                                \
+    GI_T(5, 1, 2, 3, 2, 4), {                                                                      \
+      .ndim = 5, .shape = {1, 2, 2, 3, 3}, .layout = LAYOUT_CONTIGUOUS, .lo = -3.5, .hi = 3.5      \
+    }                                                                                              \
+  }
+
 const grad_case grad_cases_resample[] = {
+    {"GridSampler3dBackward", "trilinear, zeros", f_trilinear_zeros, 2, VOLUME_AND_GRID},
+    {"GridSampler3dBackward", "trilinear, border, aligned", f_trilinear_border, 2, VOLUME_AND_GRID},
+    {"GridSampler3dBackward", "trilinear, reflection", f_trilinear_reflect, 2, VOLUME_AND_FAR_GRID},
+    {"GridSampler3dBackward", "nearest, border", f_nearest_3d_border, 2, VOLUME_AND_GRID},
     {"GridSampler2dBackward", "bilinear, zeros", f_bilinear_zeros, 2, IMAGE_AND_GRID},
     {"GridSampler2dBackward", "bilinear, border, aligned", f_bilinear_border, 2, IMAGE_AND_GRID},
     {"GridSampler2dBackward", "bilinear, reflection", f_bilinear_reflect, 2, IMAGE_AND_FAR_GRID},

@@ -62,6 +62,8 @@ VIEW_CASE(f_pixel_shuffle_1, gs_pixel_shuffle(x, 1))
 VIEW_CASE(f_pixel_unshuffle, gs_pixel_unshuffle(x, 2))
 VIEW_CASE(f_contiguous_copy, gs_contiguous(gs__keep(gs_t(x))))
 VIEW_CASE(f_contiguous_view, gs_contiguous(x))
+VIEW_CASE(f_channels_last, gs_contiguous_as(x, GS_CHANNELS_LAST))
+VIEW_CASE(f_channels_last_3d, gs_contiguous_as(gs__keep(gs_unsqueeze(x, 2)), GS_CHANNELS_LAST_3D))
 VIEW_CASE(f_clone, gs_clone(x))
 VIEW_CASE(f_as_strided_windows, gs_as_strided(x, (int64_t[]){3, 4}, (int64_t[]){2, 1}, 2, 1))
 /* Over a transposed input: positions are the storage's, the gradient the input's layout. */
@@ -149,6 +151,8 @@ const grad_case grad_cases_views[] = {
      f_contiguous_view,
      1,
      {GI_S(2, 3, 4)}},
+    {"ContiguousBackward", "channels_last (copies)", f_channels_last, 1, {GI_T(4, 2, 3, 2, 2)}},
+    {"ContiguousBackward", "channels_last_3d (copies)", f_channels_last_3d, 1, {GI(4, 2, 3, 2, 2)}},
     {"CloneBackward", "copy-on-write clone", f_clone, 1, {GI_T(2, 3, 4)}},
     {"CopySlices", "mul_ through a narrow", f_mul_through_narrow, 2, {GI(2, 4, 3), GI(2, 2, 3)}},
     {"CopySlices", "copy_ into a row of a buffer", f_copy_into_row, 1, {GI(1, 4)}},
