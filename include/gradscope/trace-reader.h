@@ -158,6 +158,10 @@ GS_API void gs_trace_reader_feed(gs_trace_reader *reader, const void *bytes, siz
 /* The next event, if a whole one is available. Once DAMAGED, it stays so: the events before
  * the damage were all delivered. */
 GS_API gs_trace_status gs_trace_reader_next(gs_trace_reader *reader, gs_trace_event *event);
+/* As gs_trace_reader_next, without the copy: *event points at the reader's own event, valid
+ * (as are its pointers) until the reader's next call. For readers of millions of events. */
+GS_API gs_trace_status gs_trace_reader_next_ref(gs_trace_reader *reader,
+                                                const gs_trace_event **event);
 /* What is wrong and where (byte offset in the log), after DAMAGED; NULL otherwise. */
 GS_API const char *gs_trace_reader_error(const gs_trace_reader *reader, uint64_t *offset);
 /* At the end of the input: true if bytes are left over that do not make a whole chunk (a log

@@ -237,8 +237,8 @@ static void index_event(gs_trace_model *m, const gs_trace_event *e) {
 static guint64 drain(gs_trace_model *m) {
   guint64 added = 0;
   for (;;) {
-    gs_trace_event e;
-    gs_trace_status status = gs_trace_reader_next(m->reader, &e);
+    const gs_trace_event *ev = NULL; /* the reader's own: no copy per event */
+    gs_trace_status status = gs_trace_reader_next_ref(m->reader, &ev);
     if (status == GS_TRACE_NEED_MORE)
       break;
     if (status == GS_TRACE_DAMAGED) {
@@ -257,13 +257,13 @@ static guint64 drain(gs_trace_model *m) {
       gs_trace_reader_chunk(m->reader, &offset, NULL);
       m->header_size = offset;
     }
-    if (e.kind == GS_TRACE_STRING) {
-      g_hash_table_replace(m->strings, GUINT_TO_POINTER(e.name),
-                           gs_text_from_log(e.text, e.text_len));
+    if (ev->kind == GS_TRACE_STRING) {
+      g_hash_table_replace(m->strings, GUINT_TO_POINTER(ev->name),
+                           gs_text_from_log(ev->text, ev->text_len));
       continue;
     }
-    if (e.kind == GS_TRACE_SITE || e.kind == GS_TRACE_BINARY) {
-      gs_site_table_add(m->sites, &e, gs_trace_model_string(m, e.name));
+    if (ev->kind == GS_TRACE_SITE || ev->kind == GS_TRACE_BINARY) {
+      gs_site_table_add(m->sites, ev, gs_trace_model_string(m, ev->name));
       continue;
     }
     if (m->n_indexed >= G_MAXUINT32) {
@@ -272,7 +272,7 @@ static guint64 drain(gs_trace_model *m) {
                                        "shown."), G_MAXUINT32 - 1, G_MAXUINT32 - 1));
       break;
     }
-    index_event(m, &e);
+    index_event(m, ev);
     added++;
   }
   flush_pending(m);
