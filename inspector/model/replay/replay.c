@@ -107,6 +107,12 @@ void gs_replay_free(gs_replay *r) {
   for (guint i = 0; i < r->n_spare_objects; i++)
     g_free(r->spare_objects[i]);
   g_free(r->spare_objects);
+  for (guint i = 0; i < r->n_spare_storages; i++)
+    g_free(r->spare_storages[i]);
+  g_free(r->spare_storages);
+  for (guint i = 0; i < r->n_spare_buffers; i++)
+    g_free(r->spare_buffers[i]);
+  g_free(r->spare_buffers);
   g_hash_table_destroy(r->scopes);
   g_ptr_array_free(r->scope_list, TRUE);
   g_ptr_array_free(r->scope_store, TRUE);
