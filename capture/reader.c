@@ -163,10 +163,11 @@ void gs_trace_reader_free(gs_trace_reader *r) {
   free(r);
 }
 
-void gs_trace_reader_feed(gs_trace_reader *r, const void *bytes, size_t n) {
+/* Room for n more bytes at buf[len]; false after damage (or out of memory). */
+static bool make_room(gs_trace_reader *r, size_t n) {
   /* Past damage nothing more is read: keeping the bytes would only grow memory. */
-  if (r->state == READ_DAMAGED || n == 0)
-    return;
+  if (r->state == READ_DAMAGED)
+    return false;
   if (r->cap - r->len < n && r->start > 0) {
     /* Slide the unconsumed bytes down over what was delivered instead of growing. */
     memmove(r->buf, r->buf + r->start, r->len - r->start);
@@ -181,13 +182,28 @@ void gs_trace_reader_feed(gs_trace_reader *r, const void *bytes, size_t n) {
     uint8_t *buf = realloc(r->buf, cap);
     if (!buf) {
       damage(r, r->buf_offset + r->len, "out of memory buffering %zu bytes", n);
-      return;
+      return false;
     }
     r->buf = buf;
     r->cap = cap;
   }
+  return true;
+}
+
+void gs_trace_reader_feed(gs_trace_reader *r, const void *bytes, size_t n) {
+  if (n == 0 || !make_room(r, n))
+    return;
   memcpy(r->buf + r->len, bytes, n);
   r->len += n;
+}
+
+void *gs_trace_reader_feed_space(gs_trace_reader *r, size_t n) {
+  return n && make_room(r, n) ? r->buf + r->len : NULL;
+}
+
+void gs_trace_reader_fed(gs_trace_reader *r, size_t n) {
+  if (r->state != READ_DAMAGED && n <= r->cap - r->len)
+    r->len += n;
 }
 
 const char *gs_trace_reader_error(const gs_trace_reader *r, uint64_t *offset) {

@@ -311,6 +311,13 @@ void gs_trace_model_finish(gs_trace_model *m) {
     set_problem(m, gs_trace_problem_truncated(at, m->n_indexed));
 }
 
+/* As gs_trace_model_feed, for n bytes read into the reader's room (a regular file: m->fd). */
+static void feed_read(gs_trace_model *m, gsize n) {
+  m->fed += n;
+  gs_trace_reader_fed(m->reader, n);
+  drain(m);
+}
+
 gboolean gs_trace_model_read_back_from(gs_trace_model *m, int fd) {
   g_return_val_if_fail(m != NULL && fd >= 0, FALSE);
   g_return_val_if_fail(m->fed == 0 && m->fd < 0, FALSE);
@@ -385,14 +392,19 @@ gboolean model_load_file(gs_trace_model *m, const char *path, gs_trace_progress_
   m->fd = regular ? fd : -1;
   if (parallel)
     model_life_feed_start(m);
-  g_autofree guint8 *piece = g_malloc(LOAD_PIECE);
+  /* A regular file is read straight into the reader's buffer (nothing kept: the copy into the
+   * reader was 3% of the open); other sources go through a piece of their own. */
+  g_autofree guint8 *piece = regular ? NULL : g_malloc(LOAD_PIECE);
   gboolean ok = TRUE;
   for (;;) {
     if (g_cancellable_set_error_if_cancelled(cancellable, error)) {
       ok = FALSE;
       break;
     }
-    ssize_t n = read(fd, piece, LOAD_PIECE);
+    guint8 *into = regular ? gs_trace_reader_feed_space(m->reader, LOAD_PIECE) : piece;
+    if (!into) /* damaged (or out of memory) */
+      break;
+    ssize_t n = read(fd, into, LOAD_PIECE);
     if (n < 0 && errno == EINTR)
       continue;
     if (n < 0) {
@@ -404,7 +416,10 @@ gboolean model_load_file(gs_trace_model *m, const char *path, gs_trace_progress_
     }
     if (n == 0)
       break;
-    gs_trace_model_feed(m, piece, (gsize)n);
+    if (regular)
+      feed_read(m, (gsize)n);
+    else
+      gs_trace_model_feed(m, piece, (gsize)n);
     if (progress)
       progress(m->fed, total, user_data);
     if (gs_trace_model_damaged(m))
