@@ -155,9 +155,18 @@ GS_API gs_trace_reader *gs_trace_reader_new(void);
 GS_API void gs_trace_reader_free(gs_trace_reader *reader);
 /* Appends n bytes of the log (any split: a chunk may arrive in pieces). */
 GS_API void gs_trace_reader_feed(gs_trace_reader *reader, const void *bytes, size_t n);
+/* Feeding without the copy, for a reader of a file: room for up to n bytes in the reader's
+ * buffer (NULL after damage), valid until the reader's next call; gs_trace_reader_fed then
+ * says how many of them the caller wrote (read(2) into the room, then fed). */
+GS_API void *gs_trace_reader_feed_space(gs_trace_reader *reader, size_t n);
+GS_API void gs_trace_reader_fed(gs_trace_reader *reader, size_t n);
 /* The next event, if a whole one is available. Once DAMAGED, it stays so: the events before
  * the damage were all delivered. */
 GS_API gs_trace_status gs_trace_reader_next(gs_trace_reader *reader, gs_trace_event *event);
+/* As gs_trace_reader_next, without the copy: *event points at the reader's own event, valid
+ * (as are its pointers) until the reader's next call. For readers of millions of events. */
+GS_API gs_trace_status gs_trace_reader_next_ref(gs_trace_reader *reader,
+                                                const gs_trace_event **event);
 /* What is wrong and where (byte offset in the log), after DAMAGED; NULL otherwise. */
 GS_API const char *gs_trace_reader_error(const gs_trace_reader *reader, uint64_t *offset);
 /* At the end of the input: true if bytes are left over that do not make a whole chunk (a log

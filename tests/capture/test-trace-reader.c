@@ -101,6 +101,72 @@ static void test_round_trip_zeroes_other_fields(void) {
   g_array_unref(events);
 }
 
+/* Bytes written into the reader's own room (gs_trace_reader_feed_space, then _fed), in any
+ * split and with more room asked than used, read as the same events as bytes fed. */
+static void test_feed_space_reads_the_same(void) {
+  GArray *events = every_kind();
+  tw_log log = make_log(events, 5, 2, NULL);
+  static const size_t steps[] = {1, 3, 64, 4096};
+  for (size_t s = 0; s < G_N_ELEMENTS(steps); s++) {
+    read_result res = {gs_trace_reader_new(), g_ptr_array_new_with_free_func(g_free), 0};
+    GPtrArray *got = g_ptr_array_new_with_free_func(g_free);
+    for (size_t at = 0; at < log.len; at += steps[s]) {
+      size_t n = MIN(steps[s], log.len - at);
+      uint8_t *room = gs_trace_reader_feed_space(res.reader, n + 100);
+      g_assert_nonnull(room);
+      memcpy(room, log.data + at, n);
+      gs_trace_reader_fed(res.reader, n);
+      const gs_trace_event *e;
+      while ((res.status = gs_trace_reader_next_ref(res.reader, &e)) == GS_TRACE_EVENT) {
+        g_assert_cmpuint(got->len, <, events->len);
+        assert_event_equal(&g_array_index(events, gs_trace_event, got->len), e);
+        g_ptr_array_add(got, g_memdup2(e, sizeof *e));
+      }
+    }
+    g_assert_cmpint(res.status, ==, GS_TRACE_NEED_MORE);
+    g_assert_cmpuint(got->len, ==, events->len);
+    g_assert_false(gs_trace_reader_truncated(res.reader, NULL));
+    g_ptr_array_unref(got);
+    read_result_clear(&res);
+  }
+  tw_free(&log);
+  g_array_unref(events);
+}
+
+/* The reader clears only the fields the kind before could have set (clear_words): after every
+ * kind, every other kind still reads with nothing left over, through both calls. */
+static void test_every_pair_of_kinds(void) {
+  GArray *kinds = every_kind();
+  GArray *events = g_array_new(FALSE, FALSE, sizeof(gs_trace_event));
+  for (guint i = 0; i < kinds->len; i++)
+    for (guint j = 0; j < kinds->len; j++) {
+      g_array_append_val(events, g_array_index(kinds, gs_trace_event, i));
+      g_array_append_val(events, g_array_index(kinds, gs_trace_event, j));
+    }
+  for (guint i = 0; i < events->len; i++) /* deltas from one event to the next */
+    g_array_index(events, gs_trace_event, i).seq = i + 1;
+  tw_log log = make_log(events, 64, 1, NULL);
+  read_result res = read_log(log.data, log.len, log.len);
+  g_assert_cmpint(res.status, ==, GS_TRACE_NEED_MORE);
+  assert_events_equal(events, res.events, events->len);
+  /* The same through the reader's own event. */
+  gs_trace_reader *r = gs_trace_reader_new();
+  gs_trace_reader_feed(r, log.data, log.len);
+  const gs_trace_event *e = NULL;
+  guint n = 0;
+  while (gs_trace_reader_next_ref(r, &e) == GS_TRACE_EVENT) {
+    g_assert_cmpuint(n, <, events->len);
+    assert_event_equal(&g_array_index(events, gs_trace_event, n), e);
+    n++;
+  }
+  g_assert_cmpuint(n, ==, events->len);
+  gs_trace_reader_free(r);
+  read_result_clear(&res);
+  tw_free(&log);
+  g_array_unref(events);
+  g_array_unref(kinds);
+}
+
 /* Any split of the bytes reads the same events: a live socket delivers whatever it has. */
 static void test_any_split_reads_the_same(void) {
   GArray *events = every_kind();
@@ -679,6 +745,8 @@ int main(int argc, char **argv) {
   g_test_add_func("/trace-reader/round-trip/zeroes-other-fields",
                   test_round_trip_zeroes_other_fields);
   g_test_add_func("/trace-reader/round-trip/any-split", test_any_split_reads_the_same);
+  g_test_add_func("/trace-reader/round-trip/every-pair-of-kinds", test_every_pair_of_kinds);
+  g_test_add_func("/trace-reader/round-trip/feed-space", test_feed_space_reads_the_same);
   g_test_add_func("/trace-reader/round-trip/compact-ids", test_compact_ids_round_trip);
   g_test_add_func("/trace-reader/round-trip/long-log-in-pieces", test_long_log_in_pieces);
   g_test_add_func("/trace-reader/round-trip/threads-interleaved", test_threads_interleaved);

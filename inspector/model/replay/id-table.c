@@ -83,12 +83,12 @@ void gs_id_table_replace(gs_id_table *t, guint64 id, gpointer value) {
     grow(t);
 }
 
-gboolean gs_id_table_remove(gs_id_table *t, guint64 id) {
+gpointer gs_id_table_steal(gs_id_table *t, guint64 id) {
   guint i = gs_id_table_home(t, id);
   while (t->slots[i].value && t->slots[i].id != id)
     i = (i + 1) & t->mask;
   if (!t->slots[i].value)
-    return FALSE;
+    return NULL;
   gpointer value = t->slots[i].value;
   /* Backward shift: pull later entries of the run into the hole unless that would move one
    * before its home slot, so every probe run stays unbroken without tombstones. */
@@ -101,7 +101,12 @@ gboolean gs_id_table_remove(gs_id_table *t, guint64 id) {
   }
   t->slots[i].value = NULL;
   t->len--;
-  if (t->free_value)
+  return value;
+}
+
+gboolean gs_id_table_remove(gs_id_table *t, guint64 id) {
+  gpointer value = gs_id_table_steal(t, id);
+  if (value && t->free_value)
     t->free_value(value);
-  return TRUE;
+  return value != NULL;
 }

@@ -67,6 +67,8 @@ void gs_id_table_replace(gs_id_table *t, guint64 id, gpointer value);
 void gs_id_table_reserve(gs_id_table *t, guint n);
 /* Takes id out, freeing its value; FALSE if it was not there. */
 gboolean gs_id_table_remove(gs_id_table *t, guint64 id);
+/* Takes id out without freeing its value: the value, or NULL if it was not there. */
+gpointer gs_id_table_steal(gs_id_table *t, guint64 id);
 static inline guint gs_id_table_size(const gs_id_table *t) { return t->len; }
 
 /* Iterates: for (guint i = 0; gs_id_table_next(t, &i, &value);) ... (no changes meanwhile). */

@@ -18,6 +18,30 @@ void replay_storage_free(gpointer p) {
   g_free(s);
 }
 
+/* Storage records and buffers let go of are kept for the next ones, as objects are
+ * (replay-objects.c): a log of short-lived tensors makes and frees one of each per tensor, and
+ * the allocator was a twentieth of indexing it. Every record is still g_malloc'ed, so any one
+ * may be g_free'd instead (replay_storage_free). */
+#define MAX_SPARE 1024
+
+static gpointer spare_take(gpointer *spares, guint *n, gsize size) {
+  return *n ? spares[--*n] : g_malloc(size);
+}
+
+static void spare_keep(gpointer **spares, guint *n, gpointer p) {
+  if (!*spares)
+    *spares = g_new(gpointer, MAX_SPARE);
+  if (*n < MAX_SPARE)
+    (*spares)[(*n)++] = p;
+  else
+    g_free(p);
+}
+
+static void buffer_recycle(gs_replay *r, replay_buffer *b) {
+  replay_values_free(b->values);
+  spare_keep(&r->spare_buffers, &r->n_spare_buffers, b);
+}
+
 /* Sizes come from the log and may be anything up to 2^64 - 1: the sums saturate instead of
  * wrapping (a signed sum overflowed on a 2^63-byte storage and the peak read 16 EiB). */
 static guint64 saturating_move(guint64 sum, guint64 nbytes, gboolean grow) {
@@ -51,7 +75,7 @@ static void buffer_drop(gs_replay *r, const gs_trace_event *e, replay_buffer *b,
     return;
   if (--b->refs == 0) {
     memory_add(r, e, b->nbytes, FALSE, b->memory != 0);
-    buffer_free(b);
+    buffer_recycle(r, b);
     return;
   }
   if (b->owner != storage)
@@ -74,7 +98,7 @@ static void buffer_drop(gs_replay *r, const gs_trace_event *e, replay_buffer *b,
 }
 
 static replay_buffer *buffer_new(gs_replay *r, const gs_trace_event *e, guint64 nbytes) {
-  replay_buffer *b = g_new(replay_buffer, 1);
+  replay_buffer *b = spare_take(r->spare_buffers, &r->n_spare_buffers, sizeof *b);
   b->nbytes = nbytes;
   b->refs = 1;
   b->owner = e->storage;
@@ -92,8 +116,8 @@ static void storage_remove(gs_replay *r, const gs_trace_event *e, replay_storage
   /* (s is the state's own: replay_storage_w) */
   if (r->base && replay_base_storage(r->base, s->id))
     gs_id_table_replace(r->storages, s->id, GS_REPLAY_GONE); /* frees s */
-  else
-    gs_id_table_remove(r->storages, s->id);
+  else                                                       /* s itself comes out */
+    spare_keep(&r->spare_storages, &r->n_spare_storages, gs_id_table_steal(r->storages, s->id));
   r->live_storages--;
 }
 
@@ -121,7 +145,8 @@ static replay_storage *storage_add(gs_replay *r, const gs_trace_event *e, guint6
     replay_warn(r, e->seq, GS_REPLAY_WARN_STORAGE_TWICE, e->storage);
     storage_remove(r, e, old);
   }
-  replay_storage *s = g_new0(replay_storage, 1);
+  replay_storage *s = spare_take(r->spare_storages, &r->n_spare_storages, sizeof *s);
+  memset(s, 0, sizeof *s);
   s->id = e->storage;
   s->nbytes = nbytes;
   s->version_unknown = r->in_snapshot; /* its counter ran before the log began */

@@ -107,6 +107,12 @@ void gs_replay_free(gs_replay *r) {
   for (guint i = 0; i < r->n_spare_objects; i++)
     g_free(r->spare_objects[i]);
   g_free(r->spare_objects);
+  for (guint i = 0; i < r->n_spare_storages; i++)
+    g_free(r->spare_storages[i]);
+  g_free(r->spare_storages);
+  for (guint i = 0; i < r->n_spare_buffers; i++)
+    g_free(r->spare_buffers[i]);
+  g_free(r->spare_buffers);
   g_hash_table_destroy(r->scopes);
   g_ptr_array_free(r->scope_list, TRUE);
   g_ptr_array_free(r->scope_store, TRUE);
@@ -293,8 +299,10 @@ void gs_replay_apply_with(gs_replay *r, const gs_trace_event *e, gs_replay_strin
     g_ptr_array_set_size(r->changed_groups, 0);
   r->memory_changed = FALSE;
   r->heir_storage = 0;
-  g_array_set_size(r->recounted_objects, 0);
-  g_array_set_size(r->recounted_storages, 0);
+  if (r->recounted_objects->len) /* (as changed_groups: most events recount nothing) */
+    g_array_set_size(r->recounted_objects, 0);
+  if (r->recounted_storages->len)
+    g_array_set_size(r->recounted_storages, 0);
   r->events++;
   r->last_seq = MAX(r->last_seq, e->seq);
   r->last_ns = MAX(r->last_ns, e->time_ns);

@@ -204,6 +204,9 @@ typedef struct gs_replay {
    * creates and disposes dozens: the allocator was a tenth of indexing a log) */
   gs_replay_object **spare_objects;
   guint n_spare_objects;
+  /* private: the same for storage records and their buffers (replay-storages.c) */
+  gpointer *spare_storages, *spare_buffers;
+  guint n_spare_storages, n_spare_buffers;
 
   /* private: with changes tracked (gs_replay_track_changes), the ids of every object and
    * storage whose record may have changed since (made, disposed, or written: a superset, as
