@@ -8,7 +8,7 @@
  * (engine/trace/events.c) and its function in each inspector table made from the kinds list
  * (gradscope/trace-kinds.h), and a look at the memory accounting's switch, which asserts the
  * same count (inspector/model/index/model-memory.c). */
-_Static_assert(GS_TRACE_KIND_COUNT == 42, "a new event kind needs a schema and a name here");
+_Static_assert(GS_TRACE_KIND_COUNT == 44, "a new event kind needs a schema and a name here");
 
 const uint8_t *const gs__trace_schema[GS_TRACE_KIND_COUNT] = {
     [GS_TRACE_STRING] = S(GS__F_NAME, GS__F_TEXT),

@@ -342,7 +342,7 @@ void model_memory_before(gs_trace_model *m, const gs_trace_event *e) {
   /* Only these kinds change an object's category or a storage's own bytes: the rest (most
    * events) cost nothing here. A new storage or a shared one owns no counted bytes until an
    * object views it or it materialises. */
-  _Static_assert(GS_TRACE_KIND_COUNT == 42,
+  _Static_assert(GS_TRACE_KIND_COUNT == 44,
                  "model-memory.c: a new event kind that makes, disposes, moves, re-owns or "
                  "saves an object, or changes a storage's bytes, needs a case here");
   switch (e->kind) {
