@@ -160,21 +160,27 @@ gs_tensor gs_group_norm(gs_tensor hx, int64_t groups, gs_tensor weight, gs_tenso
   gs__tensor_release(&cx);
   if (!h.id)
     return h;
+  gs__record_affine_norm(&NativeGroupNormBackward, h, x, w, b, groups, eps, fn);
+  return h;
+}
+
+void gs__record_affine_norm(const gs__node_kind *kind, gs_tensor h, const gs__tensor *x,
+                            const gs__tensor *w, const gs__tensor *b, int64_t param, double eps,
+                            const char *fn) {
   const gs__tensor *inputs[3] = {x};
   int count = 1, wi = w ? count++ : -1, bi = b ? count++ : -1;
   if (w)
     inputs[wi] = w;
   if (b)
     inputs[bi] = b;
-  gs__node *node = gs__record(&NativeGroupNormBackward, gs__lookup(h, fn), count, inputs, 2);
+  gs__node *node = gs__record(kind, gs__lookup(h, fn), count, inputs, 2);
   if (node) {
-    node->ints[GN_GROUPS] = groups;
-    node->ints[GN_WEIGHT_INPUT] = wi;
-    node->ints[GN_BIAS_INPUT] = bi;
+    node->ints[0] = param;
+    node->ints[1] = wi;
+    node->ints[2] = bi;
     node->reals[0] = eps;
     gs__save(node, 0, x);
     if (w)
       gs__save(node, 1, w);
   }
-  return h;
 }

@@ -18,7 +18,8 @@
 
 #include "ops-impl.h"
 
-/* ints: the normalized dims' count, then the input numbers of weight and bias (-1: none). */
+/* ints (gs__record_affine_norm's): the normalized dims' count, then the input numbers of weight
+ * and bias (-1: none). */
 enum { LN_DIMS, LN_WEIGHT_INPUT, LN_BIAS_INPUT };
 
 /* (saved: x in slot 0, weight in slot 1 when given) */
@@ -190,21 +191,6 @@ gs_tensor gs_layer_norm_shape(gs_tensor hx, const int64_t *normalized_shape, int
     gs__tensor_release(&cb);
   if (!h.id)
     return h;
-  const gs__tensor *inputs[3] = {x};
-  int count = 1, wi = w ? count++ : -1, bi = b ? count++ : -1;
-  if (w)
-    inputs[wi] = w;
-  if (b)
-    inputs[bi] = b;
-  gs__node *node = gs__record(&NativeLayerNormBackward, gs__lookup(h, fn), count, inputs, 2);
-  if (node) {
-    node->ints[LN_DIMS] = k;
-    node->ints[LN_WEIGHT_INPUT] = wi;
-    node->ints[LN_BIAS_INPUT] = bi;
-    node->reals[0] = eps;
-    gs__save(node, 0, x);
-    if (w)
-      gs__save(node, 1, w);
-  }
+  gs__record_affine_norm(&NativeLayerNormBackward, h, x, w, b, k, eps, fn);
   return h;
 }

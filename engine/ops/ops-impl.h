@@ -248,6 +248,12 @@ extern const struct gs__node_kind IndexReduceBackward;
 bool gs__check_channels_input(const gs__tensor *x, const char *fn);
 bool gs__check_channel_operand(const gs__tensor *t, const char *what, int64_t c, gs_dtype dtype,
                                const char *fn);
+/* Records the node of an affine normalisation made as h (group norm, layer norm): inputs x,
+ * then w and b when given (NULL: absent); ints {param, w's input number, b's input number, -1
+ * for an absent one}; reals {eps}; saved slots {x, w} (group-norm.c). */
+void gs__record_affine_norm(const gs__node_kind *kind, gs_tensor h, const gs__tensor *x,
+                            const gs__tensor *w, const gs__tensor *b, int64_t param, double eps,
+                            const char *fn);
 /* false after reporting if t has overlapping elements (an expanded dim): an in-place write
  * would write one element several times (inplace.c). */
 bool gs__check_writable(const gs__tensor *t, const char *fn);
