@@ -236,7 +236,42 @@ int gsp_int_pair(PyObject *o, int64_t *out, const char *what) {
   return rc;
 }
 
-/* F.conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1). */
+/* torch's string paddings of a 2-D convolution: "valid" is none; "same" (stride 1 only) is, per
+ * dim, dilation * (kernel - 1) zeros split with the odd one on the far side: near[] as the
+ * convolution's padding, far_extra[] the zeros to add first on the far side. 0, or -1 with a
+ * ValueError in torch's words. */
+int gsp_conv2d_string_padding(const char *fn, PyObject *padding, const int64_t *kernel,
+                              const int64_t *stride, const int64_t *dilation, int64_t *near,
+                              int64_t *far_extra);
+int gsp_conv2d_string_padding(const char *fn, PyObject *padding, const int64_t *kernel,
+                              const int64_t *stride, const int64_t *dilation, int64_t *near,
+                              int64_t *far_extra) {
+  const char *s = PyUnicode_AsUTF8(padding);
+  if (!s)
+    return -1;
+  near[0] = near[1] = far_extra[0] = far_extra[1] = 0;
+  if (strcmp(s, "valid") == 0)
+    return 0;
+  if (strcmp(s, "same") != 0) {
+    PyErr_Format(PyExc_ValueError,
+                 "Invalid padding string '%s', should be one of {'valid', 'same'}", s);
+    return -1;
+  }
+  if (stride[0] != 1 || stride[1] != 1) {
+    PyErr_Format(PyExc_ValueError, "%s: padding='same' is not supported for strided convolutions",
+                 fn);
+    return -1;
+  }
+  for (int d = 0; d < 2; d++) {
+    int64_t total = dilation[d] * (kernel[d] - 1);
+    near[d] = total / 2;
+    far_extra[d] = total - 2 * near[d];
+  }
+  return 0;
+}
+
+/* F.conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1); padding may be
+ * 'valid' or 'same' as in torch. */
 static PyObject *f_conv2d(PyObject *m, PyObject *args, PyObject *kwargs) {
   GSP_SITE();
   (void)m;
@@ -248,18 +283,32 @@ static PyObject *f_conv2d(PyObject *m, PyObject *args, PyObject *kwargs) {
                                    &x, &gsp_tensor_type, &w, &b, &stride, &padding, &dilation,
                                    &groups))
     return NULL;
-  if (PyUnicode_Check(padding)) {
-    PyErr_SetString(PyExc_ValueError, "conv2d(): padding as a string is not supported by "
-                                      "gradscope yet; give the number of zeros");
-    return NULL;
-  }
   gs_conv2d_options opt = {{1, 1}, {0, 0}, {1, 1}, groups};
+  bool text = PyUnicode_Check(padding);
   if (gsp_int_pair(stride, opt.stride, "stride") < 0 ||
-      gsp_int_pair(padding, opt.padding, "padding") < 0 ||
+      (!text && gsp_int_pair(padding, opt.padding, "padding") < 0) ||
       gsp_int_pair(dilation, opt.dilation, "dilation") < 0)
     return NULL;
   gs_tensor tb = gsp_is_tensor(b) ? gsp_handle(b) : GS_NO_TENSOR;
-  return gsp_wrap(gs_conv2d(gsp_handle(x), gsp_handle(w), tb, &opt));
+  gs_tensor input = gsp_handle(x), weight = gsp_handle(w);
+  int64_t far[2] = {0, 0};
+  if (text) {
+    int64_t kernel[2] = {gs_ndim(weight) == 4 ? gs_size(weight, 2) : 1,
+                         gs_ndim(weight) == 4 ? gs_size(weight, 3) : 1};
+    if (gsp_conv2d_string_padding("conv2d", padding, kernel, opt.stride, opt.dilation, opt.padding,
+                                  far) < 0)
+      return NULL;
+  }
+  if (!far[0] && !far[1])
+    return gsp_wrap(gs_conv2d(input, weight, tb, &opt));
+  /* an odd number of 'same' zeros: the extra one on the far side first, as torch */
+  gs_clear_error();
+  gs_tensor padded = gs_constant_pad_nd(input, (int64_t[]){0, far[1], 0, far[0]}, 4, 0.0);
+  if (!padded.id)
+    return gsp_raise_engine_error();
+  gs_tensor y = gs_conv2d(padded, weight, tb, &opt);
+  gs_dispose(padded);
+  return gsp_wrap(y);
 }
 
 /* _conv1d(input, weight, bias, stride, padding, dilation, groups): the engine's conv1d, all

@@ -1129,9 +1129,13 @@ static PyObject *f_linear_module(PyObject *mod, PyObject *args, PyObject *kwargs
 }
 
 int gsp_int_pair(PyObject *o, int64_t *out, const char *what);
+int gsp_conv2d_string_padding(const char *fn, PyObject *padding, const int64_t *kernel,
+                              const int64_t *stride, const int64_t *dilation, int64_t *near,
+                              int64_t *far_extra);
 
 /* nn.Conv2d(in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
- * bias=True), initialised as PyTorch's (gs_conv2d_new). */
+ * bias=True), initialised as PyTorch's (gs_conv2d_new); padding 'valid', or 'same' where the
+ * zeros split evenly. */
 static PyObject *f_Conv2d(PyObject *mod, PyObject *args, PyObject *kwargs) {
   GSP_SITE();
   (void)mod;
@@ -1146,17 +1150,29 @@ static PyObject *f_Conv2d(PyObject *mod, PyObject *args, PyObject *kwargs) {
                                    &kernel, &stride, &padding, &dilation, &groups, &bias,
                                    &padding_mode, &dtype_obj))
     return NULL;
-  if (strcmp(padding_mode, "zeros") != 0 || PyUnicode_Check(padding) || dtype_obj != Py_None) {
-    PyErr_SetString(PyExc_ValueError, "Conv2d(): padding_mode other than 'zeros', padding as a "
-                                      "string and dtype= are not supported by gradscope yet");
+  if (strcmp(padding_mode, "zeros") != 0 || dtype_obj != Py_None) {
+    PyErr_SetString(PyExc_ValueError, "Conv2d(): padding_mode other than 'zeros' and dtype= are "
+                                      "not supported by gradscope yet");
     return NULL;
   }
-  int64_t k[2] = {0, 0};
+  int64_t k[2] = {0, 0}, far[2] = {0, 0};
   gs_conv2d_options opt = {{1, 1}, {0, 0}, {1, 1}, groups};
-  if (gsp_int_pair(kernel, k, "kernel_size") < 0 || gsp_int_pair(stride, opt.stride, "stride") < 0 ||
-      gsp_int_pair(padding, opt.padding, "padding") < 0 ||
+  bool text = PyUnicode_Check(padding);
+  if (gsp_int_pair(kernel, k, "kernel_size") < 0 ||
+      gsp_int_pair(stride, opt.stride, "stride") < 0 ||
+      (!text && gsp_int_pair(padding, opt.padding, "padding") < 0) ||
       gsp_int_pair(dilation, opt.dilation, "dilation") < 0)
     return NULL;
+  if (text && gsp_conv2d_string_padding("Conv2d", padding, k, opt.stride, opt.dilation, opt.padding,
+                                        far) < 0)
+    return NULL;
+  if (far[0] || far[1]) {
+    PyErr_SetString(PyExc_ValueError,
+                    "Conv2d(padding='same') with an even dilation * (kernel_size - 1) (zeros "
+                    "that do not split evenly) is not supported by gradscope yet; "
+                    "F.conv2d(padding='same') is");
+    return NULL;
+  }
   PyObject *o = wrap_module(gs_conv2d_new(in, out, k[0], k[1], &opt, bias, NULL), NULL);
   if (!o)
     return NULL;
@@ -1164,7 +1180,9 @@ static PyObject *f_Conv2d(PyObject *mod, PyObject *args, PyObject *kwargs) {
   PyObject *e = PyUnicode_FromFormat("%lld, %lld, kernel_size=(%lld, %lld), stride=(%lld, %lld)",
                                      in, out, (long long)k[0], (long long)k[1],
                                      (long long)opt.stride[0], (long long)opt.stride[1]);
-  if (e && (opt.padding[0] || opt.padding[1]))
+  if (e && text) /* torch shows the string it was given */
+    PyUnicode_AppendAndDel(&e, PyUnicode_FromFormat(", padding=%U", padding));
+  else if (e && (opt.padding[0] || opt.padding[1]))
     PyUnicode_AppendAndDel(&e, PyUnicode_FromFormat(", padding=(%lld, %lld)",
                                                     (long long)opt.padding[0], (long long)opt.padding[1]));
   if (e && (opt.dilation[0] != 1 || opt.dilation[1] != 1))
