@@ -39,14 +39,17 @@ def test_max_pool2d_return_indices():
     assert [flat[i] for i in idx.flatten().tolist()] == pytest.approx(out.flatten().tolist())
 
 
-def test_conv2d_module_is_initialised_in_pytorchs_range_and_refuses_string_padding():
+def test_conv2d_module_is_initialised_in_pytorchs_range_and_refuses_what_it_lacks():
     conv = nn.Conv2d(3, 5, 3)
     bound = 1.0 / np.sqrt(3 * 3 * 3)
     assert [n for n, _ in conv.named_parameters()] == ["weight", "bias"]
     assert conv.weight.shape == (5, 3, 3, 3)
     assert abs(conv.bias).max().item() <= bound
+    assert nn.Conv2d(3, 5, 3, padding="same")(gs.ones(1, 3, 6, 7)).shape == (1, 5, 6, 7)
     with pytest.raises(ValueError, match="not supported by gradscope yet"):
-        nn.Conv2d(3, 5, 3, padding="same")
+        nn.Conv2d(3, 5, 4, padding="same")  # the zeros do not split evenly
+    with pytest.raises(ValueError, match="not supported by gradscope yet"):
+        nn.Conv2d(3, 5, 3, padding_mode="reflect")
 
 
 def test_batch_norm_keeps_running_stats_as_buffers_and_switches_with_eval():
