@@ -26,6 +26,23 @@
 /* ints: the group count, then the input numbers of weight and bias (-1 when not given). */
 enum { GN_GROUPS, GN_WEIGHT_INPUT, GN_BIAS_INPUT };
 
+void gs__formula_normalise(gs_tensor x, int k, double eps, gs_tensor *xhat, gs_tensor *invstd) {
+  gs_tensor mean = gs__formula_temp(gs_mean(x, &k, 1, true));
+  gs_tensor centred = gs__formula_temp(gs_sub(x, mean));
+  gs_tensor var =
+      gs__formula_temp(gs_mean(gs__formula_temp(gs_mul(centred, centred)), &k, 1, true));
+  *invstd = gs__formula_temp(gs_rsqrt(gs__formula_temp(gs_add_scalar(var, eps))));
+  *xhat = gs__formula_temp(gs_mul(centred, *invstd));
+}
+
+gs_tensor gs__formula_normalise_grad(gs_tensor gh, gs_tensor xhat, gs_tensor invstd, int k) {
+  gs_tensor m1 = gs__formula_temp(gs_mean(gh, &k, 1, true));
+  gs_tensor m2 = gs__formula_temp(gs_mean(gs__formula_temp(gs_mul(gh, xhat)), &k, 1, true));
+  gs_tensor d = gs__formula_temp(
+      gs_sub(gs__formula_temp(gs_sub(gh, m1)), gs__formula_temp(gs_mul(xhat, m2))));
+  return gs__formula_temp(gs_mul(d, invstd));
+}
+
 /* A [C] tensor seen as [1, C, 1, ...] so it broadcasts against an input of ndim dims. */
 static gs_tensor per_channel(gs_tensor t, int ndim, int64_t c) {
   int64_t shape[GS_MAX_DIMS];
@@ -51,20 +68,12 @@ static void group_norm_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
       other[no++] = d;
   gs_tensor x = as_groups(gs__saved(n, 0), in->shape[0], groups);
   int k = 2;
-  gs_tensor mean = gs__formula_temp(gs_mean(x, &k, 1, true));
-  gs_tensor centred = gs__formula_temp(gs_sub(x, mean));
-  gs_tensor var =
-      gs__formula_temp(gs_mean(gs__formula_temp(gs_mul(centred, centred)), &k, 1, true));
-  gs_tensor invstd = gs__formula_temp(gs_rsqrt(gs__formula_temp(gs_add_scalar(var, n->reals[0]))));
-  gs_tensor xhat = gs__formula_temp(gs_mul(centred, invstd));
+  gs_tensor xhat, invstd;
+  gs__formula_normalise(x, k, n->reals[0], &xhat, &invstd);
   if (gs__needs_grad(n, 0)) {
     gs_tensor gw = wi >= 0 ? gs__formula_temp(gs_mul(g, per_channel(gs__saved(n, 1), ndim, c))) : g;
     gs_tensor gh = as_groups(gw, in->shape[0], groups);
-    gs_tensor m1 = gs__formula_temp(gs_mean(gh, &k, 1, true));
-    gs_tensor m2 = gs__formula_temp(gs_mean(gs__formula_temp(gs_mul(gh, xhat)), &k, 1, true));
-    gs_tensor d = gs__formula_temp(
-        gs_sub(gs__formula_temp(gs_sub(gh, m1)), gs__formula_temp(gs_mul(xhat, m2))));
-    gs_tensor dx = gs__formula_temp(gs_mul(d, invstd));
+    gs_tensor dx = gs__formula_normalise_grad(gh, xhat, invstd, k);
     grads[0] = gs__reduce_grad(n, 0, gs_reshape(dx, in->shape, ndim));
   }
   if (wi >= 0 && gs__needs_grad(n, wi)) {

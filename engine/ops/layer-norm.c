@@ -32,20 +32,12 @@ static void layer_norm_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   int64_t as_rows[2] = {rows, -1};
   gs_tensor x = gs__formula_temp(gs_reshape(gs__saved(n, 0), as_rows, 2));
   int k = 1;
-  gs_tensor mean = gs__formula_temp(gs_mean(x, &k, 1, true));
-  gs_tensor centred = gs__formula_temp(gs_sub(x, mean));
-  gs_tensor var =
-      gs__formula_temp(gs_mean(gs__formula_temp(gs_mul(centred, centred)), &k, 1, true));
-  gs_tensor invstd = gs__formula_temp(gs_rsqrt(gs__formula_temp(gs_add_scalar(var, n->reals[0]))));
-  gs_tensor xhat = gs__formula_temp(gs_mul(centred, invstd));
+  gs_tensor xhat, invstd;
+  gs__formula_normalise(x, k, n->reals[0], &xhat, &invstd);
   if (gs__needs_grad(n, 0)) {
     gs_tensor gw = wi >= 0 ? gs__formula_temp(gs_mul(g, gs__saved(n, 1))) : g;
     gs_tensor gh = gs__formula_temp(gs_reshape(gw, as_rows, 2));
-    gs_tensor m1 = gs__formula_temp(gs_mean(gh, &k, 1, true));
-    gs_tensor m2 = gs__formula_temp(gs_mean(gs__formula_temp(gs_mul(gh, xhat)), &k, 1, true));
-    gs_tensor d = gs__formula_temp(
-        gs_sub(gs__formula_temp(gs_sub(gh, m1)), gs__formula_temp(gs_mul(xhat, m2))));
-    gs_tensor dx = gs__formula_temp(gs_mul(d, invstd));
+    gs_tensor dx = gs__formula_normalise_grad(gh, xhat, invstd, k);
     grads[0] = gs__reduce_grad(n, 0, gs_reshape(dx, in->shape, in->ndim));
   }
   /* gs__reduce_grad sums the leading dims away: weight and bias are the trailing shape */

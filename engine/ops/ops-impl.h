@@ -248,6 +248,13 @@ extern const struct gs__node_kind IndexReduceBackward;
 bool gs__check_channels_input(const gs__tensor *x, const char *fn);
 bool gs__check_channel_operand(const gs__tensor *t, const char *what, int64_t c, gs_dtype dtype,
                                const char *fn);
+/* Inside a backward formula (group and layer norm, group-norm.c): x normalised over its dim k
+ * by its mean and biased variance plus eps, recomputed with ops so a double backward follows
+ * them: *xhat, and *invstd (keepdim); both formula temporaries. */
+void gs__formula_normalise(gs_tensor x, int k, double eps, gs_tensor *xhat, gs_tensor *invstd);
+/* That normalisation's input gradient for gh (the output's gradient times the weight, shaped as
+ * x): invstd * (gh - mean(gh) - xhat * mean(gh * xhat)), means over dim k (a temporary). */
+gs_tensor gs__formula_normalise_grad(gs_tensor gh, gs_tensor xhat, gs_tensor invstd, int k);
 /* Records the node of an affine normalisation made as h (group norm, layer norm): inputs x,
  * then w and b when given (NULL: absent); ints {param, w's input number, b's input number, -1
  * for an absent one}; reals {eps}; saved slots {x, w} (group-norm.c). */
