@@ -326,8 +326,11 @@ static bool lu_determinants(const gs__tensor *a, gs_tensor *det, gs_tensor *sign
   int nbatch = a->ndim - 2;
   int64_t n = a->shape[a->ndim - 1], count = gs__linalg_batch_count(a->shape, nbatch);
   gs__tensor *lu = NULL, *td = NULL, *ts = NULL, *tl = NULL;
-  /* det A^T = det A: the transposed copy column_major makes is as good as A itself */
-  gs_tensor hlu = gs__linalg_column_major(a, a->shape, nbatch, &lu, fn);
+  /* det A^T = det A, so A's row-major copy goes to LAPACK as it is (LAPACK sees A^T): torch
+   * factors that same buffer, and its pivots and U are what its printed det comes from */
+  gs_tensor hlu = gs__tensor_new(a->dtype, a->shape, a->ndim, fn, &lu);
+  if (hlu.id)
+    gs__copy_into(lu, a);
   blasint *ipiv = hlu.id ? malloc(sizeof(blasint) * (size_t)(n > 0 ? n : 1)) : NULL;
   if (hlu.id && !ipiv)
     gs__error(GS_ERR_OUT_OF_MEMORY, fn, "no memory for %lld pivots", (long long)n);
@@ -343,12 +346,14 @@ static bool lu_determinants(const gs__tensor *a, gs_tensor *det, gs_tensor *sign
   for (int64_t i = 0; ok && i < count; i++) {
     lu_factor(a->dtype, data, i, (blasint)n, ipiv);
     double product = 1.0, log_sum = 0.0, s = 1.0;
+    float product32 = 1.0f; /* f32's product rounds at each step, as torch's prod does */
     for (int64_t j = 0; j < n; j++) {
       int64_t at = i * n * n + j * n + j;
       double u = f64 ? ((double *)data)[at] : (double)((float *)data)[at];
       if (ipiv[j] != j + 1)
-        product = -product, s = -s;
+        product = -product, product32 = -product32, s = -s;
       product *= u;
+      product32 *= (float)u;
       s = u == 0.0 ? 0.0 : u < 0.0 ? -s : s;
       log_sum += log(fabs(u));
     }
@@ -361,7 +366,7 @@ static bool lu_determinants(const gs__tensor *a, gs_tensor *det, gs_tensor *sign
       ((float *)gs__tensor_data(ts))[i] = (float)s;
       ((float *)gs__tensor_data(tl))[i] = (float)log_sum;
       if (td)
-        ((float *)gs__tensor_data(td))[i] = (float)product;
+        ((float *)gs__tensor_data(td))[i] = product32;
     }
   }
   free(ipiv);

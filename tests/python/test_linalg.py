@@ -170,6 +170,20 @@ def test_det_is_torchs(shape, shift):
     check(gs.linalg.det(g), torch.linalg.det(t), [(g, t)])
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_det_has_torchs_exact_bits(dtype):
+    # torch factors the row-major buffer as it is (LAPACK sees A^T) and multiplies U's diagonal
+    # in the tensor's dtype: det([[1, 2], [3, 4]]) prints -2. in float32, not -1.9999999
+    gen = torch.Generator().manual_seed(7)
+    cases = [torch.tensor([[1.0, 2.0], [3.0, 4.0]])]
+    cases += [torch.randn(2, n, n, generator=gen) for n in (1, 2, 3, 5, 8, 17, 40)]
+    for t in cases:
+        t = t.to(getattr(torch, dtype))
+        g = gs.tensor(t.tolist(), dtype=getattr(gs, dtype))
+        assert gs.det(g).tolist() == torch.det(t).tolist()
+        assert gs.linalg.slogdet(g).sign.tolist() == torch.linalg.slogdet(t).sign.tolist()
+
+
 @pytest.mark.parametrize("shape,shift", [((4, 4), 2.5), ((2, 3, 3), -2.5), ((2, 2, 5, 5), 0.0)])
 def test_slogdet_is_torchs(shape, shift):
     g, t = both(data(*shape, shift=shift))
