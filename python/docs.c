@@ -236,6 +236,9 @@ static const doc_row rows[] = {
     {"Tensor", "as_strided", METHOD, "size, stride, storage_offset=None",
      "A view of any sizes and (non-negative) strides over the storage, from storage_offset "
      "(None: this tensor's); its gradient reaches this tensor's elements it reads."},
+    {"Tensor", "as_strided_", METHOD, "size, stride, storage_offset=None, *, _op='as_strided_'",
+     "In place: this tensor takes that geometry over its own storage (its version goes up); "
+     "not for a tensor autograd tracks. Returns self."},
     {"Tensor", "repeat", METHOD, "*sizes", "A copy tiled sizes[i] times along each dim."},
     {"Tensor", "permute", METHOD, "*dims", "A view with the dims in the given order."},
     {"Tensor", "transpose", METHOD, "dim0, dim1", "A view with two dims swapped."},

@@ -147,11 +147,11 @@ int gsp_tensor_index_ops_install(void);
 /* tensor-index.c: t.index_put_(indices, values, accumulate=False) (in_place) or
  * t.index_put(...). */
 PyObject *gsp_tensor_index_put(PyObject *self, PyObject *args, PyObject *kwargs, bool in_place);
-/* (values, indices) as torch.return_types: a tuple with those names (steals both). */
-PyObject *gsp_values_indices(PyObject *values, PyObject *indices);
+/* (values, indices) as torch.return_types.<op> (gradscope/return_types.py; steals both). */
+PyObject *gsp_values_indices(const char *op, PyObject *values, PyObject *indices);
 /* The same from an engine call's two results: ok false raises its error; a failed wrap
  * disposes what is not wrapped yet. */
-PyObject *gsp_wrap_values_indices(bool ok, gs_tensor values, gs_tensor indices);
+PyObject *gsp_wrap_values_indices(const char *op, bool ok, gs_tensor values, gs_tensor indices);
 
 /* ---- numpy-bridge.c, dlpack-bridge.c ---- */
 int gsp_numpy_init(void);

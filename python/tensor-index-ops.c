@@ -338,7 +338,7 @@ static PyObject *m_median(PyObject *self, PyObject *args, PyObject *kwargs) {
   gs_tensor values = GS_NO_TENSOR, indices = GS_NO_TENSOR;
   gs_clear_error();
   bool ok = gs_median(gsp_handle(self), d, keepdim, &values, &indices);
-  return gsp_wrap_values_indices(ok, values, indices);
+  return gsp_wrap_values_indices("median", ok, values, indices);
 }
 
 static PyObject *running(PyObject *self, PyObject *args, PyObject *kwargs, bool largest) {
@@ -350,7 +350,7 @@ static PyObject *running(PyObject *self, PyObject *args, PyObject *kwargs, bool 
   gs_tensor values = GS_NO_TENSOR, indices = GS_NO_TENSOR;
   gs_clear_error();
   bool ok = (largest ? gs_cummax : gs_cummin)(gsp_handle(self), dim, &values, &indices);
-  return gsp_wrap_values_indices(ok, values, indices);
+  return gsp_wrap_values_indices(largest ? "cummax" : "cummin", ok, values, indices);
 }
 static PyObject *m_cummax(PyObject *s, PyObject *a, PyObject *k) { return running(s, a, k, true); }
 static PyObject *m_cummin(PyObject *s, PyObject *a, PyObject *k) { return running(s, a, k, false); }

@@ -99,22 +99,21 @@ static PyObject *m_cumsum(PyObject *self, PyObject *args, PyObject *kwargs) {
   return converted;
 }
 
-/* (values, indices), as torch.return_types.sort / topk: a tuple with those two names. */
-static PyTypeObject *values_indices_type;
-
-PyObject *gsp_values_indices(PyObject *values, PyObject *indices) {
-  PyObject *pair = PyStructSequence_New(values_indices_type);
-  if (!pair) {
-    Py_DECREF(values);
-    Py_DECREF(indices);
-    return NULL;
-  }
-  PyStructSequence_SET_ITEM(pair, 0, values);
-  PyStructSequence_SET_ITEM(pair, 1, indices);
+/* (values, indices) as op's torch.return_types class (gradscope/return_types.py: one per op,
+ * printed as torch prints it); steals both references. */
+PyObject *gsp_values_indices(const char *op, PyObject *values, PyObject *indices) {
+  static PyObject *return_types; /* the module, kept for the process */
+  if (!return_types)
+    return_types = PyImport_ImportModule("gradscope.return_types");
+  PyObject *type = return_types ? PyObject_GetAttrString(return_types, op) : NULL;
+  PyObject *pair = type ? PyObject_CallFunctionObjArgs(type, values, indices, NULL) : NULL;
+  Py_XDECREF(type);
+  Py_DECREF(values);
+  Py_DECREF(indices);
   return pair;
 }
 
-PyObject *gsp_wrap_values_indices(bool ok, gs_tensor values, gs_tensor indices) {
+PyObject *gsp_wrap_values_indices(const char *op, bool ok, gs_tensor values, gs_tensor indices) {
   if (!ok)
     return gsp_raise_engine_error();
   PyObject *v = gsp_wrap(values), *i = v ? gsp_wrap(indices) : NULL;
@@ -124,7 +123,7 @@ PyObject *gsp_wrap_values_indices(bool ok, gs_tensor values, gs_tensor indices) 
     Py_XDECREF(v);
     return NULL;
   }
-  return gsp_values_indices(v, i);
+  return gsp_values_indices(op, v, i);
 }
 
 /* t.sort(dim=-1, descending=False, stable=False): a stable sort either way. */
@@ -138,7 +137,7 @@ static PyObject *m_sort(PyObject *self, PyObject *args, PyObject *kwargs) {
   gs_tensor values = GS_NO_TENSOR, indices = GS_NO_TENSOR;
   gs_clear_error();
   bool ok = gs_sort(gsp_handle(self), dim, descending, &values, &indices);
-  return gsp_wrap_values_indices(ok, values, indices);
+  return gsp_wrap_values_indices("sort", ok, values, indices);
 }
 
 static PyObject *m_argsort(PyObject *self, PyObject *args, PyObject *kwargs) {
@@ -162,7 +161,7 @@ static PyObject *m_topk(PyObject *self, PyObject *args, PyObject *kwargs) {
   gs_tensor values = GS_NO_TENSOR, indices = GS_NO_TENSOR;
   gs_clear_error();
   bool ok = gs_topk(gsp_handle(self), k, dim, largest, &values, &indices);
-  return gsp_wrap_values_indices(ok, values, indices);
+  return gsp_wrap_values_indices("topk", ok, values, indices);
 }
 
 /* t.norm(p='fro', dim=None, keepdim=False): 'fro' and None are the 2-norm, 'inf' strings and
@@ -216,6 +215,25 @@ static PyObject *m_expand_as(PyObject *self, PyObject *other) {
   return gsp_wrap(gs_expand(gsp_handle(self), shape, nd));
 }
 
+/* size, stride and storage_offset=None (t's own offset) as as_strided takes them; the number
+ * of dims, or -1 with an exception set. */
+static int strided_geometry(gs_tensor t, PyObject *size, PyObject *stride, PyObject *offset,
+                            int64_t *shape, int64_t *strides, long long *at) {
+  int nd = gsp_shape_from_sequence(size, shape);
+  if (nd < 0)
+    return -1;
+  int ns = gsp_shape_from_sequence(stride, strides);
+  if (ns < 0)
+    return -1;
+  if (ns != nd) {
+    PyErr_Format(PyExc_RuntimeError,
+                 "mismatch in length of strides and shape: %d sizes and %d strides", nd, ns);
+    return -1;
+  }
+  *at = offset == Py_None ? (long long)gs_storage_offset(t) : PyLong_AsLongLong(offset);
+  return *at == -1 && PyErr_Occurred() ? -1 : nd;
+}
+
 /* t.as_strided(size, stride, storage_offset=None): None keeps t's offset, as torch. */
 static PyObject *m_as_strided(PyObject *self, PyObject *args, PyObject *kwargs) {
   GSP_SITE();
@@ -225,22 +243,33 @@ static PyObject *m_as_strided(PyObject *self, PyObject *args, PyObject *kwargs) 
                                    &offset))
     return NULL;
   int64_t shape[GS_MAX_DIMS], strides[GS_MAX_DIMS];
-  int nd = gsp_shape_from_sequence(size, shape);
+  long long at;
+  gs_tensor t = gsp_handle(self);
+  int nd = strided_geometry(t, size, stride, offset, shape, strides, &at);
+  return nd < 0 ? NULL : gsp_wrap(gs_as_strided(t, shape, strides, nd, at));
+}
+
+/* t.as_strided_(size, stride, storage_offset=None): the same geometry given to t itself
+ * (gs_as_strided_); returns t. _op names the in-place op made of it (unsqueeze_, t_, ...) in
+ * errors and the log. */
+static PyObject *m_as_strided_(PyObject *self, PyObject *args, PyObject *kwargs) {
+  GSP_SITE();
+  PyObject *size, *stride, *offset = Py_None;
+  const char *op = "as_strided_";
+  static char *kwlist[] = {"size", "stride", "storage_offset", "_op", NULL};
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|O$s:as_strided_", kwlist, &size, &stride,
+                                   &offset, &op))
+    return NULL;
+  int64_t shape[GS_MAX_DIMS], strides[GS_MAX_DIMS];
+  long long at;
+  gs_tensor t = gsp_handle(self);
+  int nd = strided_geometry(t, size, stride, offset, shape, strides, &at);
   if (nd < 0)
     return NULL;
-  int ns = gsp_shape_from_sequence(stride, strides);
-  if (ns < 0)
-    return NULL;
-  if (ns != nd) {
-    PyErr_Format(PyExc_RuntimeError,
-                 "mismatch in length of strides and shape: %d sizes and %d strides", nd, ns);
-    return NULL;
-  }
-  gs_tensor t = gsp_handle(self);
-  long long at = offset == Py_None ? (long long)gs_storage_offset(t) : PyLong_AsLongLong(offset);
-  if (at == -1 && PyErr_Occurred())
-    return NULL;
-  return gsp_wrap(gs_as_strided(t, shape, strides, nd, at));
+  gs_clear_error();
+  if (!gs_as_strided_(t, shape, strides, nd, at, op))
+    return gsp_raise_engine_error();
+  return Py_NewRef(self);
 }
 
 static PyObject *m_masked_select(PyObject *self, PyObject *mask) {
@@ -410,6 +439,7 @@ static PyMethodDef tensor_math_methods[] = {
     {"repeat", m_repeat, METH_VARARGS, NULL},
     {"expand_as", m_expand_as, METH_O, NULL},
     {"as_strided", GSP_FN(m_as_strided), METH_KW, NULL},
+    {"as_strided_", GSP_FN(m_as_strided_), METH_KW, NULL},
     {"masked_select", m_masked_select, METH_O, NULL},
     {"var", GSP_FN(m_var), METH_KW, NULL},
     {"std", GSP_FN(m_std), METH_KW, NULL},
@@ -426,12 +456,6 @@ static PyMethodDef tensor_math_methods[] = {
 
 /* Adds the methods to the ready Tensor type's dict (as tp_methods would). */
 int gsp_tensor_math_install(void) {
-  static PyStructSequence_Field fields[] = {{"values", NULL}, {"indices", NULL}, {NULL, NULL}};
-  static PyStructSequence_Desc desc = {"gradscope.return_types.values_indices",
-                                       "(values, indices), as torch.return_types", fields, 2};
-  values_indices_type = PyStructSequence_NewType(&desc);
-  if (!values_indices_type)
-    return -1;
   gsp_docs_fill(tensor_math_methods, "Tensor");
   PyObject *dict = gsp_tensor_type.tp_dict;
   for (PyMethodDef *d = tensor_math_methods; d->ml_name; d++) {

@@ -86,7 +86,7 @@ static PyObject *extreme(PyObject *self, PyObject *args, PyObject *kwargs, bool 
     Py_DECREF(values);
     return NULL;
   }
-  return gsp_values_indices(values, indices);
+  return gsp_values_indices(is_max ? "max" : "min", values, indices);
 }
 static PyObject *m_max(PyObject *s, PyObject *a, PyObject *k) { return extreme(s, a, k, true); }
 static PyObject *m_min(PyObject *s, PyObject *a, PyObject *k) { return extreme(s, a, k, false); }

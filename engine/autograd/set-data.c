@@ -55,3 +55,40 @@ void gs_tensor_set_data(gs_tensor h, gs_tensor src, const char *op) {
     gs__trace_skip(1);
   gs__storage_release(old); /* after the tensor left it: its free follows in the log */
 }
+
+/* t.as_strided_ and the in-place shape ops made of it (include/gradscope/tensor.h): like
+ * set_data, the tensor keeps its handle; unlike it, it keeps its storage and view base too. */
+bool gs_as_strided_(gs_tensor h, const int64_t *shape, const int64_t *strides, int ndim,
+                    int64_t storage_offset, const char *op) {
+  const char *fn = op && *op ? op : "as_strided_";
+  gs__tensor *t = gs__lookup(h, fn);
+  if (!t)
+    return false;
+  /* Autograd recorded t with its shape: a node made it, or one will read it as a leaf. */
+  if (t->ag.grad_fn) {
+    gs__error(GS_ERR_STATE, fn,
+              "tensor #%u.%u was made by %s, which recorded its shape for backward: its shape "
+              "cannot change in place; make a new view instead (x = x.unsqueeze(dim), say)",
+              (unsigned)(h.id & 0xffffffffu), (unsigned)(h.id >> 32), t->ag.grad_fn->kind->name);
+    return false;
+  }
+  if (t->ag.requires_grad && gs_grad_enabled()) {
+    gs__error(GS_ERR_STATE, fn,
+              "a leaf Variable that requires grad is being used in an in-place operation.");
+    return false;
+  }
+  if (!gs__geometry_fits(t, shape, strides, ndim, storage_offset, fn))
+    return false;
+  gs__bump_version(t, fn); /* a node that saved t sees the change, as after a write */
+  t->ndim = ndim;
+  t->numel = gs__checked_numel(shape, ndim, fn);
+  t->offset = storage_offset;
+  memcpy(t->shape, shape, sizeof(int64_t) * (size_t)ndim);
+  memcpy(t->strides, strides, sizeof(int64_t) * (size_t)ndim);
+  if (gs__trace_on())
+    gs__trace_tensor_set_data(h.id, t->storage->id, (uint32_t)t->dtype, gs__intern(fn), t->offset,
+                              t->shape, t->strides, t->ndim);
+  else
+    gs__trace_skip(1);
+  return true;
+}

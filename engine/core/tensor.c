@@ -157,6 +157,12 @@ bool gs__begin_write(gs__tensor *t, bool operand_requires_grad, const char *op) 
               (unsigned long long)s->nbytes);
     return false;
   }
+  gs__bump_version(t, op);
+  return true;
+}
+
+void gs__bump_version(gs__tensor *t, const char *op) {
+  gs__storage *s = t->storage;
   atomic_fetch_add_explicit(&s->version, 1, memory_order_relaxed);
   s->last_write_op = op;
   s->last_write_event = gs__next_event();
@@ -170,6 +176,54 @@ bool gs__begin_write(gs__tensor *t, bool operand_requires_grad, const char *op) 
      * into a .grad, or a tensor changed in place, shows what it holds now. */
     if (gs__trace_values_limit() > 0)
       gs__trace_defer_values(t->id);
+  }
+}
+
+/* Whether sizes and strides from storage_offset stay inside t's storage, as torch's setStorage
+ * checks them; false after reporting as fn. */
+bool gs__geometry_fits(const gs__tensor *t, const int64_t *shape, const int64_t *strides, int ndim,
+                       int64_t storage_offset, const char *fn) {
+  if (ndim < 0 || ndim > GS_MAX_DIMS || (ndim > 0 && (!shape || !strides))) {
+    gs__error(GS_ERR_SHAPE, fn, "expected 0 to %d sizes and as many strides, got %d", GS_MAX_DIMS,
+              ndim);
+    return false;
+  }
+  char sizes[GS__SHAPE_STR], steps[GS__SHAPE_STR];
+  for (int i = 0; i < ndim; i++)
+    if (strides[i] < 0) {
+      gs__error(GS_ERR_SHAPE, fn, /* PyTorch's RuntimeError, as its other geometry errors */
+                "Negative strides are not supported at the moment, got strides: %s",
+                gs__shape_str(steps, strides, ndim));
+      return false;
+    }
+  if (storage_offset < 0) {
+    gs__error(GS_ERR_SHAPE, fn, "invalid storage offset %lld", (long long)storage_offset);
+    return false;
+  }
+  int64_t numel = gs__checked_numel(shape, ndim, fn);
+  if (numel < 0)
+    return false;
+  int64_t size = gs__elsize(t->dtype);
+  int64_t need = 0, need_bytes = 0; /* storage the view reaches, from 0 (overflow: too much) */
+  bool overflow = false;
+  if (numel > 0) {
+    overflow = __builtin_add_overflow(storage_offset, 1, &need);
+    for (int i = 0; i < ndim && !overflow; i++) {
+      int64_t span;
+      overflow = __builtin_mul_overflow(shape[i] - 1, strides[i], &span) ||
+                 __builtin_add_overflow(need, span, &need);
+    }
+  }
+  overflow = overflow || __builtin_mul_overflow(need, size, &need_bytes);
+  if (overflow || (uint64_t)need_bytes > t->storage->nbytes) {
+    gs__error(GS_ERR_SHAPE, fn,
+              "setStorage: sizes %s, strides %s, storage offset %lld, and itemsize %lld "
+              "requiring a storage size of %lld are out of bounds for storage of size %llu",
+              gs__shape_str(sizes, shape, ndim), gs__shape_str(steps, strides, ndim),
+              (long long)storage_offset, (long long)size,
+              overflow ? (long long)INT64_MAX : (long long)need_bytes,
+              (unsigned long long)t->storage->nbytes);
+    return false;
   }
   return true;
 }

@@ -426,48 +426,8 @@ gs_tensor gs_as_strided(gs_tensor h, const int64_t *shape, const int64_t *stride
   gs__tensor *t = gs__lookup(h, fn);
   if (!t)
     return GS_NO_TENSOR;
-  if (ndim < 0 || ndim > GS_MAX_DIMS || (ndim > 0 && (!shape || !strides))) {
-    gs__error(GS_ERR_SHAPE, fn, "expected 0 to %d sizes and as many strides, got %d", GS_MAX_DIMS,
-              ndim);
+  if (!gs__geometry_fits(t, shape, strides, ndim, storage_offset, fn))
     return GS_NO_TENSOR;
-  }
-  char sizes[GS__SHAPE_STR], steps[GS__SHAPE_STR];
-  for (int i = 0; i < ndim; i++)
-    if (strides[i] < 0) {
-      gs__error(GS_ERR_SHAPE, fn, /* PyTorch's RuntimeError, as its other geometry errors */
-                "Negative strides are not supported at the moment, got strides: %s",
-                gs__shape_str(steps, strides, ndim));
-      return GS_NO_TENSOR;
-    }
-  if (storage_offset < 0) {
-    gs__error(GS_ERR_SHAPE, fn, "invalid storage offset %lld", (long long)storage_offset);
-    return GS_NO_TENSOR;
-  }
-  int64_t numel = gs__checked_numel(shape, ndim, fn);
-  if (numel < 0)
-    return GS_NO_TENSOR;
-  int64_t size = gs__elsize(t->dtype);
-  int64_t need = 0, need_bytes = 0; /* storage the view reaches, from 0 (overflow: too much) */
-  bool overflow = false;
-  if (numel > 0) {
-    overflow = __builtin_add_overflow(storage_offset, 1, &need);
-    for (int i = 0; i < ndim && !overflow; i++) {
-      int64_t span;
-      overflow = __builtin_mul_overflow(shape[i] - 1, strides[i], &span) ||
-                 __builtin_add_overflow(need, span, &need);
-    }
-  }
-  overflow = overflow || __builtin_mul_overflow(need, size, &need_bytes);
-  if (overflow || (uint64_t)need_bytes > t->storage->nbytes) {
-    gs__error(GS_ERR_SHAPE, fn,
-              "setStorage: sizes %s, strides %s, storage offset %lld, and itemsize %lld "
-              "requiring a storage size of %lld are out of bounds for storage of size %llu",
-              gs__shape_str(sizes, shape, ndim), gs__shape_str(steps, strides, ndim),
-              (long long)storage_offset, (long long)size,
-              overflow ? (long long)INT64_MAX : (long long)need_bytes,
-              (unsigned long long)t->storage->nbytes);
-    return GS_NO_TENSOR;
-  }
   gs_tensor v = gs__make_view(t, shape, strides, ndim, storage_offset, fn);
   gs__tensor *vt = v.id ? gs__lookup(v, fn) : NULL;
   if (!vt)

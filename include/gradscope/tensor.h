@@ -156,6 +156,13 @@ GS_API gs_tensor gs_expand(gs_tensor t, const int64_t *shape, int ndim);
  * torch.as_strided: checked against the storage's size; differentiable to t's elements. */
 GS_API gs_tensor gs_as_strided(gs_tensor t, const int64_t *shape, const int64_t *strides, int ndim,
                                int64_t storage_offset);
+/* The same geometry given to t itself, as torch's in-place t.as_strided_ (what unsqueeze_, t_,
+ * squeeze_, transpose_ and resize_ within the storage come down to; op names the call in
+ * errors and the log): t keeps its handle, storage, view base and grad, and its storage's
+ * version goes up, so a node that saved t refuses it in backward. Not for a tensor autograd
+ * tracks (made by a node, or requiring grad while grad mode is on): false, with an error. */
+GS_API bool gs_as_strided_(gs_tensor t, const int64_t *shape, const int64_t *strides, int ndim,
+                           int64_t storage_offset, const char *op);
 /* t repeated reps[d] times along each dim, as torch.Tensor.repeat: n >= t's dims (leading
  * dims are added), a new tensor (never a view). */
 GS_API gs_tensor gs_repeat(gs_tensor t, const int64_t *reps, int n);

@@ -36,7 +36,7 @@ moveaxis = movedim
 from gradscope.creation import (as_tensor, empty_like, full_like, get_default_dtype, set_default_dtype,  # noqa: E402
                                 logspace, ones_like, rand_like, randint_like, randn_like,
                                 randperm, zeros_like)
-from gradscope.linalg import (det, matrix_power, slogdet, _inverse as inverse,  # noqa: E402
+from gradscope.linalg import (det, matrix_power, _torch_slogdet as slogdet, _inverse as inverse,  # noqa: E402
                               _logdet as logdet, _torch_svd as svd,
                               _cholesky_solve as cholesky_solve, _chain_matmul as chain_matmul)
 from gradscope.rearrange import (argwhere, broadcast_tensors, count_nonzero, diag,  # noqa: E402

@@ -38,6 +38,7 @@ TORCH_MODULES = {
     "torch.utils.data": "gradscope.utils.data",
     "torch.utils.checkpoint": "gradscope.utils.checkpoint",
     "torch.autograd": "gradscope.autograd",
+    "torch.return_types": "gradscope.return_types",
     "torch.autograd.function": "gradscope.function",
     # torch.distributions and the modules its classes live in, all answered by one module
     "torch.distributions": "gradscope.distributions",

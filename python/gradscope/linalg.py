@@ -11,10 +11,9 @@ ord='fro', dim=None, and linalg.norm's choice between a vector and a matrix norm
 matrix given to solve or inv, or one that is not positive-definite given to cholesky, raises
 LinAlgError, a RuntimeError as torch's.
 """
-import collections
 import math
 
-from gradscope import _gradscope
+from gradscope import _gradscope, return_types
 from gradscope._missing import unsupported as _unsupported
 
 LinAlgError = _gradscope._LinAlgError
@@ -22,8 +21,6 @@ LinAlgError = _gradscope._LinAlgError
 # gs_matrix_norm_ord (include/gradscope/linalg.h), by torch's ord
 _MATRIX_ORD = {"fro": 0, 1: 1, -1: 2, math.inf: 3, -math.inf: 4, "nuc": 5, 2: 6, -2: 7}
 
-_SlogdetResult = collections.namedtuple("linalg_slogdet", ["sign", "logabsdet"])
-_SlogdetResult.__doc__ = "linalg.slogdet's result: (sign, logabsdet), as torch.return_types."
 
 
 def _cast(x, dtype):
@@ -119,8 +116,6 @@ def eigvalsh(A, UPLO="L"):
     return _gradscope._linalg_eigvalsh(A if UPLO == "L" else A.transpose(-2, -1))
 
 
-_EighResult = collections.namedtuple("linalg_eigh", ["eigenvalues", "eigenvectors"])
-_EighResult.__doc__ = "linalg.eigh's result: (eigenvalues, eigenvectors), as torch.return_types."
 
 
 def eigh(A, UPLO="L"):
@@ -130,7 +125,7 @@ def eigh(A, UPLO="L"):
     and is meaningful for a loss that does not depend on their signs."""
     if UPLO not in ("L", "U"):
         raise ValueError(f"linalg.eigh: expected UPLO 'L' or 'U', got {UPLO!r}")
-    return _EighResult(*_gradscope._linalg_eigh(A if UPLO == "L" else A.transpose(-2, -1)))
+    return return_types.linalg_eigh(*_gradscope._linalg_eigh(A if UPLO == "L" else A.transpose(-2, -1)))
 
 
 def svdvals(A):
@@ -139,16 +134,6 @@ def svdvals(A):
     return _gradscope._linalg_svdvals(A)
 
 
-_SvdResult = collections.namedtuple("linalg_svd", ["U", "S", "Vh"])
-_SvdResult.__doc__ = "linalg.svd's result: (U, S, Vh), as torch.return_types."
-_TorchSvdResult = collections.namedtuple("svd", ["U", "S", "V"])
-_TorchSvdResult.__doc__ = "torch.svd's result: (U, S, V), as torch.return_types."
-_QrResult = collections.namedtuple("linalg_qr", ["Q", "R"])
-_QrResult.__doc__ = "linalg.qr's result: (Q, R), as torch.return_types."
-_LstsqResult = collections.namedtuple("linalg_lstsq",
-                                      ["solution", "residuals", "rank", "singular_values"])
-_LstsqResult.__doc__ = ("linalg.lstsq's result: (solution, residuals, rank, singular_values), "
-                        "as torch.return_types.")
 
 # gs_qr_mode (include/gradscope/linalg.h), by torch's mode
 _QR_MODE = {"reduced": 0, "complete": 1, "r": 2}
@@ -167,7 +152,7 @@ def svd(A, full_matrices=True, *, driver=None):
     the vectors' gradient needs distinct singular values and a loss that does not depend on
     their signs. driver is accepted for CUDA's sake and ignored, as on torch's CPU."""
     _matrices(A, "linalg.svd")
-    return _SvdResult(*_gradscope._linalg_svd(A, bool(full_matrices)))
+    return return_types.linalg_svd(*_gradscope._linalg_svd(A, bool(full_matrices)))
 
 
 def _torch_svd(input, some=True, compute_uv=True):
@@ -176,10 +161,10 @@ def _torch_svd(input, some=True, compute_uv=True):
     if not compute_uv:  # zero U [..., m, m] and V [..., n, n], as torch
         S = svdvals(input)
         *batch, m, n = input.shape
-        return _TorchSvdResult(_gradscope.zeros(*batch, m, m, dtype=input.dtype), S,
+        return return_types.svd(_gradscope.zeros(*batch, m, m, dtype=input.dtype), S,
                                _gradscope.zeros(*batch, n, n, dtype=input.dtype))
     U, S, Vh = svd(input, full_matrices=not some)
-    return _TorchSvdResult(U, S, Vh.transpose(-2, -1))
+    return return_types.svd(U, S, Vh.transpose(-2, -1))
 
 
 def qr(A, mode="reduced"):
@@ -191,7 +176,7 @@ def qr(A, mode="reduced"):
         raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of "
                            "'reduced' (default), 'r', or 'complete'")
     _matrices(A, "linalg.qr")
-    return _QrResult(*_gradscope._linalg_qr(A, _QR_MODE[mode]))
+    return return_types.linalg_qr(*_gradscope._linalg_qr(A, _QR_MODE[mode]))
 
 
 def lstsq(A, B, rcond=None, *, driver=None):
@@ -221,7 +206,7 @@ def lstsq(A, B, rcond=None, *, driver=None):
         Xm, Bm = (X.unsqueeze(-1), B.unsqueeze(-1)) if vector else (X, B)
         residuals = ((A @ Xm - Bm) ** 2).sum(-2)
         residuals = residuals.squeeze(-1) if vector else residuals
-    return _LstsqResult(X, residuals, rank, values)
+    return return_types.linalg_lstsq(X, residuals, rank, values)
 
 
 def _tolerances(atol, rtol, name):
@@ -335,7 +320,7 @@ def slogdet(A):
     """(sign, logabsdet) of each matrix of A [..., n, n], as torch.linalg.slogdet: det(A) is
     sign * exp(logabsdet); a singular matrix gives sign 0 and logabsdet -inf. The gradient
     flows through logabsdet."""
-    return _SlogdetResult(*_gradscope._linalg_slogdet(A))
+    return return_types.linalg_slogdet(*_gradscope._linalg_slogdet(A))
 
 
 def _logdet(A):
@@ -386,9 +371,15 @@ def _chain_matmul(*matrices):
     return multi_dot(matrices)
 
 
+def _torch_slogdet(input):
+    """(sign, logabsdet) of each matrix, as torch.slogdet (linalg.slogdet under torch's older
+    name, and its result type: torch.return_types.slogdet)."""
+    return return_types.slogdet(*slogdet(input))
+
+
 def _tensor_slogdet(self):
-    """(sign, logabsdet) of each matrix (torch.Tensor.slogdet, linalg.slogdet)."""
-    return slogdet(self)
+    """(sign, logabsdet) of each matrix (torch.Tensor.slogdet)."""
+    return _torch_slogdet(self)
 
 
 for _name in ("det", "inverse", "logdet", "slogdet", "svd", "cholesky_solve", "pinverse",

@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from gradscope import _gradscope as _c
+from gradscope import _gradscope as _c, return_types
 
 Tensor = _c.Tensor
 _LN2 = math.log(2.0)
@@ -175,17 +175,9 @@ def aminmax(input, *, dim=None, keepdim=False):
             lo, hi = lo.reshape([1] * input.dim()), hi.reshape([1] * input.dim())
     else:
         lo, hi = input.amin(dim, keepdim), input.amax(dim, keepdim)
-    return _AminmaxResult(lo, hi)
+    return return_types.aminmax(lo, hi)
 
 
-def _aminmax_result():
-    import collections
-    r = collections.namedtuple("aminmax", ["min", "max"])
-    r.__doc__ = "aminmax's result: (min, max), as torch.return_types."
-    return r
-
-
-_AminmaxResult = _aminmax_result()
 
 
 def isin(elements, test_elements, *, assume_unique=False, invert=False):
@@ -393,7 +385,8 @@ def frexp(input):
     if not input.is_floating_point():
         raise RuntimeError("torch.frexp() only supports floating-point dtypes")
     mantissa, exponent = np.frexp(input.detach().numpy())
-    return _FrexpResult(_c.tensor(mantissa, dtype=input.dtype), _c.tensor(exponent, dtype=_c.int32))
+    return return_types.frexp(_c.tensor(mantissa, dtype=input.dtype),
+                              _c.tensor(exponent, dtype=_c.int32))
 
 
 def nextafter(input, other):
@@ -402,15 +395,6 @@ def nextafter(input, other):
     return _c.tensor(np.nextafter(a.detach().numpy(), b.detach().numpy()), dtype=a.dtype)
 
 
-def _named_pair(name, fields, doc):
-    import collections
-    r = collections.namedtuple(name, fields)
-    r.__doc__ = doc
-    return r
-
-
-_FrexpResult = _named_pair("frexp", ["mantissa", "exponent"],
-                           "frexp's result: (mantissa, exponent), as torch.return_types.")
 
 
 _c_div = Tensor.div

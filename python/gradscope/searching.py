@@ -8,11 +8,9 @@ import itertools
 
 import numpy as np
 
-from gradscope import _gradscope as _c
+from gradscope import _gradscope as _c, return_types
 
 Tensor = _c.Tensor
-# (values, indices), the structure sort() and topk() return.
-_ValuesIndices = type(_c.zeros(1).sort())
 
 
 def _gs():
@@ -116,14 +114,14 @@ def _reduce_dim(input, dim, name):
     return dim % nd
 
 
-def _pick(input, dim, keepdim, index_rows):
+def _pick(input, dim, keepdim, index_rows, result):
     """The values at index_rows (the input's dim moved last and flattened to rows) as a
-    (values, indices) pair: values gathered from input, so gradients reach the chosen
-    elements."""
+    (values, indices) pair of the result type (a torch.return_types class): values gathered from
+    input, so gradients reach the chosen elements."""
     gs = _gs()
     if input.dim() == 0:
         indices = gs.tensor(int(index_rows.reshape(-1)[0]))
-        return _ValuesIndices((input.clone(), indices))
+        return result(input.clone(), indices)
     moved = list(input.shape)
     del moved[dim]
     idx = gs.tensor(index_rows.reshape(moved + [1]) if moved else index_rows.reshape(1), dtype=gs.int64)
@@ -131,7 +129,7 @@ def _pick(input, dim, keepdim, index_rows):
     values = input.gather(dim, idx)
     if not keepdim:
         values, idx = values.squeeze(dim), idx.squeeze(dim)
-    return _ValuesIndices((values, idx))
+    return result(values, idx)
 
 
 def _rows(input, dim):
@@ -203,7 +201,7 @@ def kthvalue(input, k, dim=-1, keepdim=False):
         vals, idx = row.tolist(), list(range(n))
         _quick_select(vals, idx, k - 1)
         picked[r] = idx[k - 1]
-    return _pick(input, d, keepdim, picked)
+    return _pick(input, d, keepdim, picked, return_types.kthvalue)
 
 
 def mode(input, dim=-1, keepdim=False):
@@ -223,7 +221,7 @@ def mode(input, dim=-1, keepdim=False):
         ends = np.flatnonzero(np.append(ordered[1:] != ordered[:-1], True))
         lengths = np.diff(np.append(-1, ends))
         picked[r] = order[ends[int(np.argmax(lengths))]]
-    return _pick(input, d, keepdim, picked)
+    return _pick(input, d, keepdim, picked, return_types.mode)
 
 
 def cartesian_prod(*tensors):

@@ -2,7 +2,7 @@
 ops: bincount, quantile (and nanquantile), histogram, block_diag, and Tensor.unfold's sliding
 windows (a strided view, so writes and gradients reach the tensor it views). Put on the C type and the
 package by gradscope/__init__.py."""
-from gradscope import _gradscope as _c
+from gradscope import _gradscope as _c, return_types
 
 Tensor = _c.Tensor
 
@@ -48,17 +48,10 @@ def histogram(input, bins, *, range=None, weight=None, density=False, out=None):
     edges_in = bins.detach().numpy() if isinstance(bins, Tensor) else int(bins)
     w = weight.detach().numpy().reshape(-1) if weight is not None else None
     hist, edges = np.histogram(values, bins=edges_in, range=range, weights=w, density=density)
-    return _HistogramResult(gs.tensor(hist, dtype=input.dtype), gs.tensor(edges, dtype=input.dtype))
+    return return_types.histogram(gs.tensor(hist, dtype=input.dtype),
+                                  gs.tensor(edges, dtype=input.dtype))
 
 
-def _histogram_result():
-    import collections
-    r = collections.namedtuple("histogram", ["hist", "bin_edges"])
-    r.__doc__ = "histogram's result: (hist, bin_edges), as torch.return_types."
-    return r
-
-
-_HistogramResult = _histogram_result()
 
 
 def block_diag(*tensors):

@@ -486,21 +486,51 @@ backends.mkldnn = _flags_module("gradscope.backends.mkldnn", None, enabled=True,
 backends.openmp = _flags_module("gradscope.backends.openmp", None, is_available=lambda: False)
 
 
-def _refuse_inplace_view(name, instead):
-    def refuse(self, *args, **kwargs):
-        from gradscope._missing import NotSupportedError
-        raise NotSupportedError(
-            f"Tensor.{name}() changes a tensor's shape in place, which gradscope's tensors "
-            f"cannot do (a tensor's shape is fixed when it is made): use x = x.{instead}")
-    refuse.__name__ = name
-    refuse.__doc__ = (f"Refused with a message: gradscope cannot change a tensor's shape in "
-                      f"place (use x = x.{instead}).")
-    return refuse
+def _inplace_view(name, make):
+    """Tensor.<name> (unsqueeze_, t_, ...): the view make(t, ...) would return, given to the
+    tensor itself (as_strided_ over its own storage), as torch changes a tensor's shape in
+    place; returns the tensor."""
+    def method(self, *args, **kwargs):
+        view = make(self.detach(), *args, **kwargs)
+        return self.as_strided_(view.shape, view.stride(), view.storage_offset(), _op=name)
+    method.__name__ = name
+    method.__doc__ = (f"In place: the tensor takes the shape and strides of its {name[:-1]}() "
+                      f"view over its own storage (its version goes up), as torch's {name}.")
+    return method
 
 
-for _name, _instead in (("t_", "t()"), ("transpose_", "transpose(dim0, dim1)"),
-                        ("squeeze_", "squeeze(dim)"), ("unsqueeze_", "unsqueeze(dim)"),
-                        ("swapdims_", "swapdims(dim0, dim1)"),
-                        ("swapaxes_", "swapaxes(dim0, dim1)")):
+def _resize_(self, *sizes, memory_format=None):
+    """Tensor.resize_(*sizes): the tensor becomes contiguous of that shape over its own bytes
+    (their row-major order kept) when they hold enough elements, else over new bytes holding
+    the first elements it had (the rest zero), as torch's resize_."""
+    shape = list(sizes[0]) if len(sizes) == 1 and isinstance(sizes[0], (list, tuple)) else list(sizes)
+    strides, n = [], 1
+    for size in reversed(shape):
+        strides.insert(0, n)
+        n *= int(size)
+    if n <= self.numel() and self.is_contiguous():
+        return self.as_strided_(shape, strides, self.storage_offset(), _op="resize_")
+    fresh = _c.zeros(shape, dtype=self.dtype)
+    kept = min(n, self.numel())
+    if kept:
+        fresh.view(-1)[:kept] = self.detach().reshape(-1)[:kept]
+    self.data = fresh
+    return self
+
+
+def _resize_as_(self, other, memory_format=None):
+    """Tensor.resize_as_(other): resize_ to other's shape."""
+    return _resize_(self, list(other.shape))
+
+
+for _name, _make in (("t_", lambda t: t.t()),
+                     ("transpose_", lambda t, dim0, dim1: t.transpose(dim0, dim1)),
+                     ("swapdims_", lambda t, dim0, dim1: t.transpose(dim0, dim1)),
+                     ("swapaxes_", lambda t, axis0, axis1: t.transpose(axis0, axis1)),
+                     ("squeeze_", lambda t, *dim: t.squeeze(*dim)),
+                     ("unsqueeze_", lambda t, dim: t.unsqueeze(dim))):
     if not hasattr(_c.Tensor, _name):
-        _c._extend_type(_c.Tensor, _name, _refuse_inplace_view(_name, _instead))
+        _c._extend_type(_c.Tensor, _name, _inplace_view(_name, _make))
+for _name, _value in (("resize_", _resize_), ("resize_as_", _resize_as_)):
+    if not hasattr(_c.Tensor, _name):
+        _c._extend_type(_c.Tensor, _name, _value)

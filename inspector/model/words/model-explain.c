@@ -205,6 +205,16 @@ static gint node_by_id(gconstpointer a, gconstpointer b) {
   return x->id < y->id ? -1 : x->id > y->id;
 }
 
+/* The in-place geometry ops (gs_as_strided_): the same event as set_data, over the same bytes. */
+static gboolean is_inplace_geometry_op(const char *op) {
+  static const char *const ops[] = {"as_strided_", "t_",       "transpose_", "swapdims_",
+                                    "swapaxes_",   "squeeze_", "unsqueeze_", "resize_"};
+  for (size_t i = 0; op && i < G_N_ELEMENTS(ops); i++)
+    if (strcmp(op, ops[i]) == 0)
+      return TRUE;
+  return FALSE;
+}
+
 /* An in-place write shows in every tensor on the storage: views, detached tensors, the
  * tensor they were detached from. A live node that saved one of them at an older version
  * will refuse to run backward. */
@@ -231,10 +241,20 @@ static char *explain_inplace(explain *x, const gs_replay *r, const gs_trace_even
     }
     /* TRANSLATORS: after "in-place mul_: tensor #3.1 "d" is now at version 1": the alive
      * tensors that view the same storage (views, detached tensors, what they came from). */
-    g_string_append_printf(s, ngettext("; %s shares its storage and sees the write",
-                                       "; %s share its storage and see the write",
-                                       aliases->len),
-                           list->str);
+    if (is_inplace_geometry_op(gs_trace_model_string(m, e->op)))
+      /* TRANSLATORS: as above, for an op that changes only a tensor's shape (unsqueeze_) */
+      g_string_append_printf(s,
+                             ngettext("; %s shares its storage: its version went up too, "
+                                      "its values did not change",
+                                      "; %s share its storage: their version went up too, "
+                                      "their values did not change",
+                                      aliases->len),
+                             list->str);
+    else
+      g_string_append_printf(s,
+                             ngettext("; %s shares its storage and sees the write",
+                                      "; %s share its storage and see the write", aliases->len),
+                             list->str);
   }
   g_autoptr(GArray) writes = model_storage_writes(m, e->storage);
   g_autoptr(GPtrArray) nodes = g_ptr_array_new();
@@ -728,10 +748,16 @@ static char *say_requires_grad(explain *x, kind_facts *k) {
 static char *say_tensor_set_data(explain *x, kind_facts *k) {
   g_autofree char *t = tensor_words(x, k->r, k->e.tensor);
   g_autofree char *shape = shape_words(&k->e);
+  const char *op = gs_trace_model_string(k->m, k->e.op);
+  if (is_inplace_geometry_op(op))
+    /* TRANSLATORS: the op (unsqueeze_, t_, resize_...), a tensor, its shape and dtype, a storage */
+    return g_strdup_printf(_("%s changed the shape of %s in place: it is now %s over the same "
+                             "storage #%" PRIu64 ", its bytes untouched"),
+                           op, t, shape, k->e.storage);
   /* TRANSLATORS: a tensor, the op (double, float, set_data), its shape and dtype, a storage */
   return g_strdup_printf(_("%s had its data replaced by %s: it is now %s over storage #%" PRIu64
                            ", and keeps its handle, its grad and its place in a module"),
-                         t, gs_trace_model_string(k->m, k->e.op), shape, k->e.storage);
+                         t, op, shape, k->e.storage);
 }
 
 static char *say_dist_init(explain *x, kind_facts *k) {

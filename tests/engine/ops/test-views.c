@@ -290,12 +290,60 @@ static void test_memory_formats(void) {
     gs_dispose(all[i]);
 }
 
+/* t.as_strided_ (and unsqueeze_, t_ made of it): the tensor itself takes the geometry over its
+ * own storage, keeps its handle and its views, and its version goes up; what autograd tracks
+ * is refused, and a node that saved the tensor refuses to run backward after the change. */
+static void test_as_strided_in_place(void) {
+  gs_tensor t = iota234();
+  gs_tensor other = gs_select(t, 0, 1); /* another view of the storage */
+  int64_t version = gs_version(t);
+  uint64_t storage = gs_storage_id(t);
+  g_assert_true(gs_as_strided_(t, (int64_t[]){4, 3}, (int64_t[]){1, 4}, 2, 12, "t_"));
+  assert_geometry(t, (int64_t[]){4, 3}, (int64_t[]){1, 4}, 2, 12);
+  g_assert_cmpint(gs_numel(t), ==, 12);
+  g_assert_cmpuint(gs_storage_id(t), ==, storage);
+  g_assert_cmpint(gs_version(t), ==, version + 1);
+  g_assert_cmpint(gs_version(other), ==, version + 1);
+  g_assert_cmpfloat(gs_get(t, (int64_t[]){3, 2}), ==, 12 + 3 + 8);
+  assert_view_writes_through(t, other); /* still one storage: writes show through */
+  EXPECT_ERROR(gs_as_strided_(t, (int64_t[]){5, 5}, (int64_t[]){5, 1}, 2, 0, "resize_"),
+               "resize_: setStorage: sizes [5, 5], strides [5, 1], storage offset 0, and "
+               "itemsize 8 requiring a storage size of 200 are out of bounds for storage of "
+               "size 192");
+  assert_geometry(t, (int64_t[]){4, 3}, (int64_t[]){1, 4}, 2, 12); /* unchanged after it */
+
+  gs_tensor leaf = gs_ones(GS_F64, (int64_t[]){2}, 1);
+  gs_set_requires_grad(leaf, true);
+  EXPECT_ERROR(gs_as_strided_(leaf, (int64_t[]){1, 2}, (int64_t[]){2, 1}, 2, 0, "unsqueeze_"),
+               "unsqueeze_: a leaf Variable that requires grad is being used in an in-place "
+               "operation.");
+  gs_tensor made = gs_mul(leaf, leaf);
+  EXPECT_ERROR(gs_as_strided_(made, (int64_t[]){1, 2}, (int64_t[]){2, 1}, 2, 0, NULL),
+               "as_strided_: tensor #");
+  g_assert_cmpint(gs_ndim(made), ==, 1);
+  bool was = gs_set_grad_enabled(false); /* under no_grad a leaf may change shape, as torch */
+  g_assert_true(gs_as_strided_(leaf, (int64_t[]){1, 2}, (int64_t[]){2, 1}, 2, 0, "unsqueeze_"));
+  gs_set_grad_enabled(was);
+  g_assert_cmpint(gs_ndim(leaf), ==, 2);
+
+  /* w * c saved c (for w's gradient): c changing shape afterwards makes backward refuse */
+  gs_tensor w = gs_ones(GS_F64, (int64_t[]){2}, 1);
+  gs_set_requires_grad(w, true);
+  gs_tensor c = gs_arange(1, 3, 1, GS_F64);
+  gs_tensor y = gs_mul(w, c), s = gs_sum(y, NULL, 0, false);
+  g_assert_true(gs_as_strided_(c, (int64_t[]){1, 2}, (int64_t[]){2, 1}, 2, 0, "unsqueeze_"));
+  EXPECT_ERROR(gs_backward(s), "modified by an inplace operation");
+  g_assert_null(gs_grad(w).id ? "a gradient" : NULL);
+  DISPOSE_ALL(other, t, leaf, made, w, c, y, s);
+}
+
 int main(int argc, char **argv) {
   test_init(&argc, &argv);
   g_test_add_func("/views/view-and-reshape", test_view_and_reshape);
   g_test_add_func("/views/transpose-permute-t", test_transpose_permute_t);
   g_test_add_func("/views/slice-select-narrow", test_slice_select_narrow);
   g_test_add_func("/views/as-strided", test_as_strided);
+  g_test_add_func("/views/as-strided-in-place", test_as_strided_in_place);
   g_test_add_func("/views/expand-squeeze-unsqueeze", test_expand_squeeze_unsqueeze);
   g_test_add_func("/views/flatten-and-contiguous", test_flatten_and_contiguous);
   g_test_add_func("/views/memory-formats", test_memory_formats);
