@@ -15,6 +15,7 @@
  * write's values are read at this thread's next event: the pass then runs in stages, each
  * after its write's event.
  */
+#include <cblas.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -96,6 +97,21 @@ typedef struct sgd_pass {
 SGD_PASS(sgd_pass_f32, float)
 SGD_PASS(sgd_pass_f64, double)
 
+/* Thin adapters for gs__split_run. */
+static void sgd_chunk_f32(void *s, int64_t lo, int64_t hi) { sgd_pass_f32(s, lo, hi); }
+static void sgd_chunk_f64(void *s, int64_t lo, int64_t hi) { sgd_pass_f64(s, lo, hi); }
+
+/* Runs a pass over n elements of elem_size bytes: split with a helper thread when OpenBLAS
+ * has more than one (the program gave the engine that many cores) and the parameter is large
+ * enough that one core's memory bandwidth, not the hand-over, bounds the pass. Chunks of
+ * 64 KiB: small enough that the helper, joining late, still finds work, large enough that the
+ * claims cost nothing. */
+enum { SPLIT_MIN_BYTES = 512 << 10, SPLIT_CHUNK_BYTES = 64 << 10 };
+static void run_split(gs__split_fn fn, void *pass, int64_t n, int64_t elem_size) {
+  int threads = n * elem_size >= SPLIT_MIN_BYTES ? openblas_get_num_threads() : 1;
+  gs__split_run(fn, pass, n, SPLIT_CHUNK_BYTES / elem_size, threads);
+}
+
 /* Runs the pass over the tensors' bytes as they are now (a write's copy-on-write may have
  * given a tensor new bytes). */
 static void run_pass(sgd_pass *s, gs__tensor *p, const gs__tensor *g, gs__tensor *buf) {
@@ -103,9 +119,9 @@ static void run_pass(sgd_pass *s, gs__tensor *p, const gs__tensor *g, gs__tensor
   s->g = gs__tensor_data(g);
   s->buf = buf ? gs__tensor_data(buf) : NULL;
   if (p->dtype == GS_F32)
-    sgd_pass_f32(s, 0, p->numel);
+    run_split(sgd_chunk_f32, s, p->numel, 4);
   else
-    sgd_pass_f64(s, 0, p->numel);
+    run_split(sgd_chunk_f64, s, p->numel, 8);
 }
 
 /* A tensor the pass can walk as a flat array of p's dtype and shape. */
@@ -295,6 +311,9 @@ typedef struct adam_pass {
 ADAM_PASS(adam_pass_f32, float, sqrtf)
 ADAM_PASS(adam_pass_f64, double, sqrt)
 
+static void adam_chunk_f32(void *s, int64_t lo, int64_t hi) { adam_pass_f32(s, lo, hi); }
+static void adam_chunk_f64(void *s, int64_t lo, int64_t hi) { adam_pass_f64(s, lo, hi); }
+
 typedef struct adam_run {
   adam_pass pass;
   gs__tensor *p, *g, *avg, *sq, *max_sq;
@@ -308,9 +327,9 @@ static void run_adam(void *ctx, int writes) {
   s->avg = gs__tensor_data(r->avg), s->sq = gs__tensor_data(r->sq);
   s->max_sq = r->max_sq ? gs__tensor_data(r->max_sq) : NULL;
   if (r->p->dtype == GS_F32)
-    adam_pass_f32(s, 0, r->p->numel);
+    run_split(adam_chunk_f32, s, r->p->numel, 4);
   else
-    adam_pass_f64(s, 0, r->p->numel);
+    run_split(adam_chunk_f64, s, r->p->numel, 8);
 }
 
 bool gs__adam_fused_step(const gs_adam_options *o, bool decoupled, int64_t step, gs_tensor hp,
