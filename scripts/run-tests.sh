@@ -68,14 +68,15 @@ gs_configure build-tsan -Db_sanitize=thread -Db_lundef=false
 # handles, scopes, recorder and its flight recorder's applier thread (with the CLI and the
 # translations its test reads stats in), DataLoader (prefetch thread, worker processes), the trace
 # model fed by two recording threads, a file loaded with the life index on a thread of its own
-# (trace-model-load-parallel) and the file source's worker (it reads cli-workload's log).
+# (trace-model-load-parallel), the file source's worker (it reads cli-workload's log) and the
+# optimizers' passes shared with a helper thread (split-run, optim-fused-2-threads).
 # tests/common/tsan-glib.c makes GLib's locks visible to TSan. Not yet here:
 # source-listen and source-spawn (TSan reports races inside uninstrumented GLib: an eventfd
 # made on the worker and written by the main loop, g_strconcat on a string from another
 # thread; no frame of ours) and graph (the same inside fontconfig under Graphviz): they need
 # suppressions narrow enough not to hide our own code called from GLib.
 tsan_tests=(handles scope trace flight-recorder loader loader-workers trace-model-feed
-  trace-model-load-parallel source-file)
+  trace-model-load-parallel source-file split-run optim-fused-2-threads)
 # Their executables (ninja targets: each test's folder mirrors the source tree) and the
 # workload whose log source-file reads.
 tsan_targets=(tests/engine/core/test-handles tests/engine/scope/test-scope
@@ -83,7 +84,8 @@ tsan_targets=(tests/engine/core/test-handles tests/engine/scope/test-scope
   po/zh_CN/LC_MESSAGES/gradscope.mo tests/engine/data/test-loader tests/engine/data/test-loader-workers
   tests/inspector/model/test-trace-model-feed tests/inspector/model/test-trace-model-load-parallel
   tests/inspector/source/test-source-file
-  tests/inspector/cli/cli-workload)
+  tests/inspector/cli/cli-workload tests/engine/base/test-split-run
+  tests/engine/optim/test-optim-fused)
 if ninja -C build-tsan -j "$GS_JOBS" "${tsan_targets[@]}"; then
   TSAN_OPTIONS=halt_on_error=1 \
     meson test -C build-tsan --no-rebuild --print-errorlogs --num-processes "$GS_JOBS" \

@@ -1,6 +1,7 @@
 /* base.h: the bottom of the engine's stack: what every layer above may use and nothing here
- * uses anything of the engine: thread-local storage, a short spinlock, interned strings and
- * the global event counter. (The generational handle pool is base/pool.h.)
+ * uses anything of the engine: thread-local storage, a short spinlock, a loop shared with a
+ * helper thread, interned strings and the global event counter. (The generational handle pool
+ * is base/pool.h.)
  */
 #pragma once
 
@@ -82,6 +83,15 @@ int gs__fork(void);
   __attribute__((constructor)) static void fork_guard_##LOCK(void) {                          \
     gs__fork_guard_add((RANK), fork_take_##LOCK, fork_give_##LOCK);                           \
   }
+
+/* ---- split-run.c --------------------------------------------------------------------- */
+
+/* Runs fn(ctx, lo, hi) over [0, n) in chunks of `chunk` (the last one shorter), in no given
+ * order: on the calling thread alone when threads < 2, otherwise shared with one helper
+ * thread, never waiting for the helper to start. Returns when all of [0, n) is done. For
+ * passes whose elements are independent (the optimizers' updates). */
+typedef void (*gs__split_fn)(void *ctx, int64_t lo, int64_t hi);
+void gs__split_run(gs__split_fn fn, void *ctx, int64_t n, int64_t chunk, int threads);
 
 /* ---- intern.c ------------------------------------------------------------------------ */
 

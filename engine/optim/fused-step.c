@@ -15,14 +15,15 @@
  * write's values are read at this thread's next event: the pass then runs in stages, each
  * after its write's event.
  */
+#include <cblas.h>
 #include <math.h>
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
 #include <gradscope/gradscope.h>
 
 #include "core-impl.h"
+#include "ops-impl.h"
 #include "optim-impl.h"
 #include "trace-writer.h"
 
@@ -37,34 +38,36 @@ typedef struct sgd_pass {
   int writes;
 } sgd_pass;
 
-/* d = g [+ p * wd]; buf = buf * m; buf = buf + a * d; p = p + lr * (buf, or d + buf * m with
- * Nesterov, or d without momentum): the ops' expressions (add_scaled_ is x + alpha * y,
- * mul_scalar_ x * s, add x + y), each rounded to T as they round it. An AVX2 copy beside the
- * baseline one is chosen at the first step (the pass is short of instructions as much as of
- * memory bandwidth); with no FMA (C11 mode contracts nothing) both copies round alike. The
- * choice is a plain test, not target_clones: its ifunc resolver runs before ThreadSanitizer's
- * runtime is up and crashed every TSan test at load. */
-static bool cpu_has_avx2(void) {
-  static atomic_int known = -1; /* -1 until asked; then 0 or 1 (every thread finds the same) */
-  int has = atomic_load_explicit(&known, memory_order_relaxed);
-  if (has < 0) {
-    __builtin_cpu_init();
-    has = __builtin_cpu_supports("avx2") ? 1 : 0;
-    atomic_store_explicit(&known, has, memory_order_relaxed);
-  }
-  return has == 1;
-}
-
-#define SGD_PASS(NAME, T)                                                                          \
-  SGD_PASS_AS(NAME##_avx2, T, __attribute__((target("avx2"))))                                     \
-  SGD_PASS_AS(NAME##_base, T, )                                                                    \
-  static void NAME(const sgd_pass *s, int64_t lo, int64_t hi) {                                    \
-    if (cpu_has_avx2())                                                                            \
+/* Each pass has three copies of one C loop, compiled for baseline x86-64, for AVX2 and for
+ * AVX-512 (16 floats a vector: the Adam pass is short of sqrt and divide throughput more than
+ * of memory bandwidth), chosen per call by the ops' CPU level (ops/cpu-features.c: a plain
+ * test, capped by GS_CPU_FEATURES so that the tests run each copy; not target_clones, whose
+ * ifunc resolver runs before ThreadSanitizer's runtime is up and crashed every TSan test at
+ * load). The copies compute the same operations in the same order: C11 mode contracts no
+ * a * b + c into an FMA, and vector sqrt and divide round as the scalar ones do, so the three
+ * are bit-identical. AS(name, attribute, wide, ...) makes one copy; wide is true for the
+ * AVX2 and AVX-512 ones. */
+#define AVX2_ATTR __attribute__((target("avx2")))
+#define AVX512_ATTR __attribute__((target("avx512f,prefer-vector-width=512")))
+#define VECTOR_COPIES(NAME, PASS, AS, ...)                                                         \
+  AS(NAME##_avx512, AVX512_ATTR, true, __VA_ARGS__)                                                \
+  AS(NAME##_avx2, AVX2_ATTR, true, __VA_ARGS__)                                                    \
+  AS(NAME##_base, , false, __VA_ARGS__)                                                            \
+  static void NAME(const PASS *s, int64_t lo, int64_t hi) {                                        \
+    gs__cpu_level level = gs__cpu_level_get();                                                     \
+    if (level >= GS__CPU_AVX512)                                                                   \
+      NAME##_avx512(s, lo, hi);                                                                    \
+    else if (level >= GS__CPU_AVX2)                                                                \
       NAME##_avx2(s, lo, hi);                                                                      \
     else                                                                                           \
       NAME##_base(s, lo, hi);                                                                      \
   }
-#define SGD_PASS_AS(NAME, T, ATTR)                                                                 \
+
+/* d = g [+ p * wd]; buf = buf * m; buf = buf + a * d; p = p + lr * (buf, or d + buf * m with
+ * Nesterov, or d without momentum): the ops' expressions (add_scaled_ is x + alpha * y,
+ * mul_scalar_ x * s, add x + y), each rounded to T as they round it. */
+#define SGD_PASS(NAME, T) VECTOR_COPIES(NAME, sgd_pass, SGD_PASS_AS, T)
+#define SGD_PASS_AS(NAME, ATTR, WIDE, T)                                                           \
   ATTR static void NAME(const sgd_pass *s, int64_t lo, int64_t hi) {                               \
     T *p = (T *)s->p, *buf = (T *)s->buf;                                                          \
     const T *g = (const T *)s->g;                                                                  \
@@ -95,6 +98,21 @@ static bool cpu_has_avx2(void) {
 SGD_PASS(sgd_pass_f32, float)
 SGD_PASS(sgd_pass_f64, double)
 
+/* Thin adapters for gs__split_run. */
+static void sgd_chunk_f32(void *s, int64_t lo, int64_t hi) { sgd_pass_f32(s, lo, hi); }
+static void sgd_chunk_f64(void *s, int64_t lo, int64_t hi) { sgd_pass_f64(s, lo, hi); }
+
+/* Runs a pass over n elements of elem_size bytes: split with a helper thread when OpenBLAS
+ * has more than one (the program gave the engine that many cores) and the parameter is large
+ * enough that one core's memory bandwidth, not the hand-over, bounds the pass. Chunks of
+ * 64 KiB: small enough that the helper, joining late, still finds work, large enough that the
+ * claims cost nothing. */
+enum { SPLIT_MIN_BYTES = 512 << 10, SPLIT_CHUNK_BYTES = 64 << 10 };
+static void run_split(gs__split_fn fn, void *pass, int64_t n, int64_t elem_size) {
+  int threads = n * elem_size >= SPLIT_MIN_BYTES ? openblas_get_num_threads() : 1;
+  gs__split_run(fn, pass, n, SPLIT_CHUNK_BYTES / elem_size, threads);
+}
+
 /* Runs the pass over the tensors' bytes as they are now (a write's copy-on-write may have
  * given a tensor new bytes). */
 static void run_pass(sgd_pass *s, gs__tensor *p, const gs__tensor *g, gs__tensor *buf) {
@@ -102,9 +120,9 @@ static void run_pass(sgd_pass *s, gs__tensor *p, const gs__tensor *g, gs__tensor
   s->g = gs__tensor_data(g);
   s->buf = buf ? gs__tensor_data(buf) : NULL;
   if (p->dtype == GS_F32)
-    sgd_pass_f32(s, 0, p->numel);
+    run_split(sgd_chunk_f32, s, p->numel, 4);
   else
-    sgd_pass_f64(s, 0, p->numel);
+    run_split(sgd_chunk_f64, s, p->numel, 8);
 }
 
 /* A tensor the pass can walk as a flat array of p's dtype and shape. */
@@ -214,10 +232,25 @@ typedef struct adam_pass {
 
 /* Each expression is the op's own (mul_scalar_ x * s, add_scaled_ x + alpha * y, mul x * y,
  * maximum FMAX(x, y), sqrt, div_scalar x / s, add_scalar_ x + s, div x / y), rounded to T.
+ *
+ * One exception in how, not what: in float32, sqrt(v) / c2 (c2 the same for every element) is
+ * computed as (float)((double)sqrt(v) * (1.0 / (double)c2)), a multiply where the divider is
+ * the pass's bottleneck (a float divide or sqrt takes the one divider 5-6 cycles per 8 lanes,
+ * a multiply half a cycle; the pass had two divides and a sqrt per element). It is the
+ * correctly rounded float quotient, so bit for bit the op's: the double result is within a
+ * relative 2^-52 of the exact x / c2 (two roundings of 2^-53), while an exact quotient of two
+ * floats is never a midpoint between floats (x = m * c2 with m of 25 significant bits, the
+ * last one set, would need x to have 25) and is at least a relative 2^-49 from every midpoint
+ * it is not equal to (x - m * c2 is a multiple of ulp(m) * ulp(c2)): so the double rounds to
+ * the float the exact quotient rounds to. Zeros, infinities and overflow to infinity go alike;
+ * c2 = sqrt(1 - beta2^step) is a normal float in (0, 1]. float64 divides, and so does the
+ * baseline copy (SSE2 converts two floats to double at a time: dearer than its divide; in the
+ * AVX2 and AVX-512 copies the multiply made the digits example's Adam step 24-28% cheaper).
+ *
  * ADAM_ELEMENT is one element's writes; W, L2 and MAX are constants where the loop is
  * specialised, so that each variant of the whole step vectorises. */
 #define ADAM_FMAX(a, b) ((a) != (a) || (a) > (b) ? (a) : (b))
-#define ADAM_ELEMENT(T, SQRT, W, L2, MAX)                                                          \
+#define ADAM_ELEMENT(T, SQRT, DIV_C2, W, L2, MAX)                                                  \
   do {                                                                                             \
     if ((W)&ADAM_DECAY)                                                                            \
       p[i] = p[i] * decay;                                                                         \
@@ -235,7 +268,7 @@ typedef struct adam_pass {
     if ((W)&ADAM_MAX)                                                                              \
       max_sq[i] = ADAM_FMAX(max_sq[i], sq[i]);                                                     \
     if ((W)&ADAM_PARAM) {                                                                          \
-      T denom = SQRT((MAX) ? max_sq[i] : sq[i]) / c2;                                              \
+      T denom = DIV_C2(SQRT((MAX) ? max_sq[i] : sq[i]));                                           \
       denom = denom + eps;                                                                         \
       T ratio = avg[i] / denom;                                                                    \
       p[i] = p[i] + lr * ratio;                                                                    \
@@ -244,14 +277,21 @@ typedef struct adam_pass {
 #define ADAM_ALL (ADAM_AVG_MUL | ADAM_AVG_ADD | ADAM_SQ_MUL | ADAM_SQ_ADD | ADAM_PARAM)
 #define ADAM_LOOP(T, SQRT, W, L2, MAX)                                                             \
   for (int64_t i = lo; i < hi; i++)                                                                \
-  ADAM_ELEMENT(T, SQRT, W, L2, MAX)
-#define ADAM_PASS(NAME, T, SQRT)                                                                   \
-  static void NAME(const adam_pass *s, int64_t lo, int64_t hi) {                                   \
+  ADAM_ELEMENT(T, SQRT, T##_DIV_C2, W, L2, MAX)
+/* x / c2 as the element's type takes it (above). */
+#define float_DIV_C2(x) (by_multiply ? (float)((double)(x)*c2_inverse) : (x) / c2)
+#define double_DIV_C2(x) ((x) / c2)
+#define ADAM_PASS(NAME, T, SQRT) VECTOR_COPIES(NAME, adam_pass, ADAM_PASS_AS, T, SQRT)
+#define ADAM_PASS_AS(NAME, ATTR, WIDE, T, SQRT)                                                    \
+  ATTR static void NAME(const adam_pass *s, int64_t lo, int64_t hi) {                              \
     T *p = (T *)s->p, *avg = (T *)s->avg, *sq = (T *)s->sq, *max_sq = (T *)s->max_sq;              \
     const T *g = (const T *)s->g;                                                                  \
     const T decay = (T)s->decay, l2 = (T)s->l2, b1 = (T)s->beta1, a1 = (T)s->avg_alpha;            \
     const T b2 = (T)s->beta2, a2 = (T)s->sq_alpha, c2 = (T)s->bc2_sqrt, eps = (T)s->eps;           \
     const T lr = (T)s->param_alpha;                                                                \
+    const double c2_inverse = 1.0 / (double)c2; /* float_DIV_C2's */                               \
+    const bool by_multiply = (WIDE);                                                               \
+    (void)c2_inverse, (void)by_multiply;                                                           \
     const int w = s->writes;                                                                       \
     const bool has_l2 = s->l2 != 0.0;                                                              \
     /* The whole step in one pass: Adam, Adam with L2 decay, AdamW, each with or without           \
@@ -275,6 +315,9 @@ typedef struct adam_pass {
 ADAM_PASS(adam_pass_f32, float, sqrtf)
 ADAM_PASS(adam_pass_f64, double, sqrt)
 
+static void adam_chunk_f32(void *s, int64_t lo, int64_t hi) { adam_pass_f32(s, lo, hi); }
+static void adam_chunk_f64(void *s, int64_t lo, int64_t hi) { adam_pass_f64(s, lo, hi); }
+
 typedef struct adam_run {
   adam_pass pass;
   gs__tensor *p, *g, *avg, *sq, *max_sq;
@@ -288,9 +331,9 @@ static void run_adam(void *ctx, int writes) {
   s->avg = gs__tensor_data(r->avg), s->sq = gs__tensor_data(r->sq);
   s->max_sq = r->max_sq ? gs__tensor_data(r->max_sq) : NULL;
   if (r->p->dtype == GS_F32)
-    adam_pass_f32(s, 0, r->p->numel);
+    run_split(adam_chunk_f32, s, r->p->numel, 4);
   else
-    adam_pass_f64(s, 0, r->p->numel);
+    run_split(adam_chunk_f64, s, r->p->numel, 8);
 }
 
 bool gs__adam_fused_step(const gs_adam_options *o, bool decoupled, int64_t step, gs_tensor hp,
