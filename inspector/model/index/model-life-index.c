@@ -18,8 +18,9 @@
 #include <string.h>
 #include <sys/mman.h>
 
-/* Sealing's scratch: postings as (key, tag), tag the event's place in its segment with the top
- * bit set for an extra key; two buffers for the radix sort's passes. */
+/* Sealing's scratch: postings as key << 32 | tag, tag the event's place in its segment with the
+ * top bit set for an extra key (one word each: a pass of the radix sort scatters to half the
+ * places it did with keys and tags apart); two buffers for the sort's passes. */
 /* The sort's digits: three of 11 bits (the last 10). Their counts fit in the first-level cache
  * and a pass writes to 2,048 places at once; two of 16 bits cleared, summed and scattered
  * over 65,536 counts each seal, about as many as the postings sorted. */
@@ -28,7 +29,7 @@
 G_STATIC_ASSERT(RADIX_BITS *RADIX_PASSES >= 32);
 
 typedef struct model_life_sorter {
-  guint32 *keys[2], *tags[2];
+  guint64 *items[2];
   gsize cap;
   guint32 count[RADIX_PASSES][1u << RADIX_BITS];
 } model_life_sorter;
@@ -167,10 +168,8 @@ void model_life_index_init(gs_trace_model *m) {
 static void sorter_free(model_life_sorter *s) {
   if (!s)
     return;
-  for (int i = 0; i < 2; i++) {
-    g_free(s->keys[i]);
-    g_free(s->tags[i]);
-  }
+  for (int i = 0; i < 2; i++)
+    g_free(s->items[i]);
   g_free(s);
 }
 
@@ -217,7 +216,7 @@ static int radix_sort(model_life_sorter *s, gsize n) {
   memset(s->count, 0, sizeof s->count);
   const guint32 mask = (1u << RADIX_BITS) - 1;
   for (gsize i = 0; i < n; i++) {
-    guint32 k = s->keys[0][i];
+    guint32 k = (guint32)(s->items[0][i] >> 32);
     for (guint d = 0; d < RADIX_PASSES; d++)
       s->count[d][k >> (d * RADIX_BITS) & mask]++;
   }
@@ -231,23 +230,21 @@ static int radix_sort(model_life_sorter *s, gsize n) {
   }
   int from = 0;
   for (guint d = 0; d < RADIX_PASSES; d++, from = !from) {
-    const guint32 *keys = s->keys[from], *tags = s->tags[from];
-    guint32 *to_keys = s->keys[!from], *to_tags = s->tags[!from], *count = s->count[d];
-    guint shift = d * RADIX_BITS;
-    for (gsize i = 0; i < n; i++) {
-      guint32 at = count[keys[i] >> shift & mask]++;
-      to_keys[at] = keys[i];
-      to_tags[at] = tags[i];
-    }
+    const guint64 *items = s->items[from];
+    guint64 *to = s->items[!from];
+    guint32 *count = s->count[d];
+    guint shift = 32 + d * RADIX_BITS;
+    for (gsize i = 0; i < n; i++)
+      to[count[items[i] >> shift & mask]++] = items[i];
   }
   return from;
 }
 
-/* Writes one key's events: tags[from, to) of one kind (primary or extra), ascending. */
-static void put_events(out_bytes *o, const guint32 *tags, gsize from, gsize to) {
+/* Writes one key's events: items[from, to) of one kind (primary or extra), ascending. */
+static void put_events(out_bytes *o, const guint64 *items, gsize from, gsize to) {
   guint32 last = 0;
   for (gsize i = from; i < to; i++) {
-    guint32 at = tags[i] & ~EXTRA_TAG;
+    guint32 at = (guint32)items[i] & ~EXTRA_TAG;
     out_put(o, at - last);
     last = at;
   }
@@ -262,27 +259,23 @@ void model_life_seal(gs_trace_model *m) {
     s = m->life_sorter = g_new0(model_life_sorter, 1);
   if (s->cap < n_keys + n_extra) {
     s->cap = MAX(n_keys + n_extra, s->cap * 2);
-    for (int i = 0; i < 2; i++) {
-      s->keys[i] = g_renew(guint32, s->keys[i], s->cap);
-      s->tags[i] = g_renew(guint32, s->tags[i], s->cap);
-    }
+    for (int i = 0; i < 2; i++)
+      s->items[i] = g_renew(guint64, s->items[i], s->cap);
   }
   /* Primary postings first, then extras, each in event order: the stable sort keeps that
    * order under each key. */
   gsize n = 0;
   const guint32 *keys = (const guint32 *)m->life_keys->data;
   for (gsize i = 0; i < n_keys; i++)
-    if (keys[i]) {
-      s->keys[0][n] = keys[i];
-      s->tags[0][n++] = (guint32)i;
-    }
+    if (keys[i])
+      s->items[0][n++] = (guint64)keys[i] << 32 | (guint32)i;
   const model_posting *extra = (const model_posting *)m->life_extra->data;
   for (gsize i = 0; i < n_extra; i++) {
-    s->keys[0][n] = extra[i].key;
-    s->tags[0][n++] = (guint32)(extra[i].index - m->life_open_first) | EXTRA_TAG;
+    guint32 tag = (guint32)(extra[i].index - m->life_open_first) | EXTRA_TAG;
+    s->items[0][n++] = (guint64)extra[i].key << 32 | tag;
   }
   int sorted = radix_sort(s, n);
-  const guint32 *sk = s->keys[sorted], *st = s->tags[sorted];
+  const guint64 *si = s->items[sorted];
 
   /* At most a 5-byte step per posting and 5 + 10 + 10 bytes of key and counts per group. */
   out_bytes o;
@@ -290,19 +283,21 @@ void model_life_seal(gs_trace_model *m) {
   out_dir d = {0};
   guint32 prev = 0, n_groups = 0;
   for (gsize i = 0; i < n;) {
-    guint32 key = sk[i];
+    guint32 key = (guint32)(si[i] >> 32);
     gsize end = i, primary_end;
-    while (end < n && sk[end] == key && !(st[end] & EXTRA_TAG))
+    while (end < n && (guint32)(si[end] >> 32) == key && !((guint32)si[end] & EXTRA_TAG))
       end++;
     primary_end = end;
-    while (end < n && sk[end] == key)
+    while (end < n && (guint32)(si[end] >> 32) == key)
       end++;
-    gboolean follow = FALSE;
-    for (gsize k = i; k < primary_end && m->life_follow; k++)
-      follow = follow || (m->life_follow[st[k] >> 3] >> (st[k] & 7) & 1);
+    guint follow = 0;
+    for (gsize k = i; k < primary_end && m->life_follow; k++) {
+      guint32 at = (guint32)si[k];
+      follow |= m->life_follow[at >> 3] >> (at & 7) & 1;
+    }
     put_group_head(&o, &d, n_groups, key, prev, primary_end - i, end - primary_end, follow);
-    put_events(&o, st, i, primary_end);
-    put_events(&o, st, primary_end, end);
+    put_events(&o, si, i, primary_end);
+    put_events(&o, si, primary_end, end);
     n_groups++;
     prev = key;
     i = end;
@@ -365,15 +360,20 @@ static guint64 input_order(const merge_input *in, guint k) {
   return in->group < in->seg->n_groups ? (guint64)in->key << 8 | k : INPUT_DONE;
 }
 
-/* The winner k's order grew: it plays its matches again up to the root. */
+/* The winner k's order grew: it plays its matches again up to the root. Without branches:
+ * keys are hashes, so who wins a match is a coin toss, and the mispredicted jumps were 40% of
+ * a merge. */
 static void tree_replay(model_life_merge *g, guint k) {
   guint winner = k;
-  for (guint node = (MODEL_LIFE_FANOUT + k) / 2; node > 0; node /= 2)
-    if (g->order[g->tree[node]] < g->order[winner]) {
-      guint loser = winner;
-      winner = g->tree[node];
-      g->tree[node] = (guint8)loser;
-    }
+  guint64 winner_order = g->order[k];
+  for (guint node = (MODEL_LIFE_FANOUT + k) / 2; node > 0; node /= 2) {
+    guint other = g->tree[node];
+    guint64 other_order = g->order[other];
+    guint swap = 0u - (guint)(other_order < winner_order); /* all ones: other wins */
+    g->tree[node] = (guint8)((winner & swap) | (other & ~swap));
+    winner ^= (winner ^ other) & swap;
+    winner_order ^= (winner_order ^ other_order) & ((guint64)0 - (swap & 1));
+  }
   g->tree[0] = (guint8)winner;
 }
 
@@ -469,9 +469,9 @@ void model_life_merge_step(gs_trace_model *m) {
       guint32 key = (guint32)(top >> 8);
       /* The runner-up lost a match to the winner: if none of those has the key, no other
        * input has it (the usual case); else every input is looked at. */
-      gboolean shared = FALSE;
+      guint shared = 0;
       for (guint node = (MODEL_LIFE_FANOUT + winner) / 2; node > 0; node /= 2)
-        shared = shared || g->order[g->tree[node]] >> 8 == key;
+        shared |= g->order[g->tree[node]] >> 8 == key;
       guint8 take[MODEL_LIFE_FANOUT];
       guint n_take = 0;
       if (shared) {

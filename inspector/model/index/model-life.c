@@ -172,7 +172,8 @@ static void life_before(gs_trace_model *m, guint64 index) {
   if (index - m->life_open_first >= m->life_segment_events)
     model_life_seal(m);
   if (m->life_merge) {
-    m->life_merge_credit += MODEL_LIFE_MERGE_RATE;
+    m->life_merge_credit +=
+        MODEL_LIFE_MERGE_RATE * (1 + m->life_segments->len / MODEL_LIFE_MERGE_BACKLOG);
     if (m->life_merge_credit >= (guint64)MODEL_LIFE_MERGE_RATE * MODEL_LIFE_MERGE_STEP)
       model_life_merge_step(m);
   }

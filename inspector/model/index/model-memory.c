@@ -295,12 +295,13 @@ static void retract_object(gs_trace_model *m, gs_replay_object *o) {
 
 static void assert_tally(gs_trace_model *m, gs_replay_tally *t);
 
+/* After the event (records the replay just made or took out come from its memo). */
 static void assert_object(gs_trace_model *m, gs_replay_object *o) {
   /* Every touched object was taken out before the event: one still counted was put back
    * already (an event may name a tensor twice, as a node's output and a saved tensor). */
   if (!o || o->composite || !o->storage || o->tally_category)
     return;
-  gs_replay_tally *t = gs_replay_storage_tally(m->head, o->storage);
+  gs_replay_tally *t = gs_replay_storage_tally_after(m->head, o->storage);
   if (!t)
     return;
   gs_mem_category cat = object_category(m->head, o);
@@ -368,16 +369,21 @@ void model_memory_before(gs_trace_model *m, const gs_trace_event *e) {
   touch(&mm->touched_objects, e->object);
   for (guint i = 0; i < e->n_parts; i++)
     touch(&mm->touched_objects, e->parts[i]);
-  /* A composite that goes away takes the category of its parts with it. */
-  const gs_replay_object *c = e->kind == GS_TRACE_TENSOR_DISPOSE ? head_object(m, e->tensor) : NULL;
+  /* A composite that goes away takes the category of its parts with it. The disposed one is
+   * looked up once, here and for the retraction below (touched first). */
+  gs_replay_object *disposed =
+      e->kind == GS_TRACE_TENSOR_DISPOSE ? head_object(m, e->tensor) : NULL;
+  const gs_replay_object *c = disposed;
   if (c && c->composite) {
     gs_replay_iter it = {0};
     for (gs_replay_object *o; gs_replay_objects_next(m->head, &it, &o);)
       if (o->holder == GS_TRACE_HELD_BY_COMPOSITE && o->owner == c->id)
         touch(&mm->touched_objects, o->id);
   }
-  for (guint i = 0; i < mm->touched_objects.len; i++)
-    retract_object(m, head_object(m, mm->touched_objects.ids[i]));
+  for (guint i = 0; i < mm->touched_objects.len; i++) {
+    guint64 id = mm->touched_objects.ids[i];
+    retract_object(m, i == 0 && disposed ? disposed : head_object(m, id));
+  }
 }
 
 static model_series *group_series(gs_trace_model *m, guint group) {
@@ -419,10 +425,9 @@ void model_memory_after(gs_trace_model *m, const gs_trace_event *e, guint64 inde
       !m->head->changed_groups->len)
     return;
   for (guint i = 0; i < mm->touched_objects.len; i++)
-    assert_object(m, head_object(m, mm->touched_objects.ids[i]));
+    assert_object(m, gs_replay_object_after(m->head, mm->touched_objects.ids[i]));
   for (guint i = 0; i < mm->touched_storages.len; i++)
-    assert_tally(m, gs_replay_storage_tally(m->head,
-                                            mm->touched_storages.ids[i]));
+    assert_tally(m, gs_replay_storage_tally_after(m->head, mm->touched_storages.ids[i]));
   guint64 counted = 0;
   for (int c = 0; c < GS_MEM_OTHER; c++) {
     counted += mm->totals[c];

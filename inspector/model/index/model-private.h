@@ -278,10 +278,16 @@ typedef struct model_life_segment {
 /* Segments merged at once: a key is looked up in at most FANOUT - 1 segments per level (and
  * the merge's inputs while it runs), and each posting is rewritten once per level. */
 #define MODEL_LIFE_FANOUT 16
-/* Postings a merge may rewrite per event indexed: enough to keep up with every level (each
- * posting is rewritten about log16(segments) times), in steps of MODEL_LIFE_MERGE_STEP events'
- * worth, small enough not to stall a feed. */
-#define MODEL_LIFE_MERGE_RATE 32
+/* Postings (and groups) a merge may rewrite per event indexed, in steps of
+ * MODEL_LIFE_MERGE_STEP events' worth, small enough not to stall a feed. A posting is
+ * rewritten about log16(segments) times, some 2-4 credits an event on big logs, and merges
+ * are spread thin: while a file loads the life index keeps pace with the reading on another
+ * core (model-life-feed.c), and at 32 an event each merge was a burst that left the reading
+ * waiting (3.5 s of a 12.5 s open at 100 M events). One merge runs at a time, so while a big
+ * one runs, small segments pile up: every MODEL_LIFE_MERGE_BACKLOG segments waiting add
+ * MODEL_LIFE_MERGE_RATE more, so merging catches up whatever the log's shape. */
+#define MODEL_LIFE_MERGE_RATE 4
+#define MODEL_LIFE_MERGE_BACKLOG 32
 #define MODEL_LIFE_MERGE_STEP 1024
 
 typedef struct model_life_dir {

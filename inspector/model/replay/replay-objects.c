@@ -81,7 +81,8 @@ void replay_on_tensor_create(gs_replay *r, const gs_trace_event *e, const replay
   o->create_seq = e->seq;
   o->site = e->site;
   o->storage = e->storage;
-  o->bytes = e->origin == 0 ? replay_storage_nbytes(r, e->storage) : 0;
+  replay_storage *s = replay_storage_get(r, e->storage);
+  o->bytes = e->origin == 0 && s ? s->nbytes : 0;
   o->op = replay_intern_id(r, st, e->op);
   o->holder = e->holder;
   o->owner = e->owner;
@@ -95,6 +96,8 @@ void replay_on_tensor_create(gs_replay *r, const gs_trace_event *e, const replay
   o->offset = e->offset;
   o->before_recording = r->in_snapshot;
   object_add(r, o);
+  replay_memo_object(r, o->id, o);
+  replay_memo_storage(r, e->storage, s);
 }
 
 /* Each tensor a dataset reads counts it (a tensor may be in several datasets). */
@@ -171,6 +174,7 @@ void replay_on_tensor_dispose(gs_replay *r, const gs_trace_event *e) {
   replay_scope_count_disposed(r, o);
   replay_scope_unlink(r, o);
   object_remove(r, e->tensor, FALSE);
+  replay_memo_object(r, e->tensor, NULL);
 }
 
 /* A tensor's data replaced (a module's double()): the same object, now over another storage

@@ -75,6 +75,18 @@ static inline replay_storage *replay_storage_get(const gs_replay *r, guint64 id)
     return own == GS_REPLAY_GONE ? NULL : (replay_storage *)own;
   return r->base ? replay_base_storage(r->base, id) : NULL;
 }
+/* Notes the records an event made or took out (NULL: gone) for gs_replay_object_after and
+ * gs_replay_storage_tally_after; a state with a base notes none. */
+static inline void replay_memo_object(gs_replay *r, guint64 id, gs_replay_object *o) {
+  r->memo_object_set = !r->base;
+  r->memo_object_id = id;
+  r->memo_object = o;
+}
+static inline void replay_memo_storage(gs_replay *r, guint64 id, replay_storage *s) {
+  r->memo_storage_set = !r->base;
+  r->memo_storage_id = id;
+  r->memo_tally = s ? &s->tally : NULL;
+}
 /* The state's own copy of a base record, made now (replay-records.c; NULL if base has none). */
 replay_storage *replay_storage_own(gs_replay *r, guint64 id);
 gs_replay_object *replay_object_own(gs_replay *r, guint64 id);

@@ -161,6 +161,7 @@ void replay_on_storage(gs_replay *r, const gs_trace_event *e) {
   case GS_TRACE_STORAGE_ALLOC:
     s = storage_add(r, e, e->nbytes);
     s->bytes = buffer_new(r, e, e->nbytes);
+    replay_memo_storage(r, e->storage, s);
     break;
   case GS_TRACE_STORAGE_SHARE: {
     replay_storage *src = replay_storage_w(r, e->source);
@@ -196,6 +197,7 @@ void replay_on_storage(gs_replay *r, const gs_trace_event *e) {
       storage_remove(r, e, s);
     else
       replay_warn(r, e->seq, GS_REPLAY_WARN_UNKNOWN_STORAGE, e->storage);
+    replay_memo_storage(r, e->storage, NULL);
     break;
   default:
     break;

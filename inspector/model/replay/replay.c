@@ -299,6 +299,7 @@ void gs_replay_apply_with(gs_replay *r, const gs_trace_event *e, gs_replay_strin
     g_ptr_array_set_size(r->changed_groups, 0);
   r->memory_changed = FALSE;
   r->heir_storage = 0;
+  r->memo_object_set = r->memo_storage_set = FALSE;
   if (r->recounted_objects->len) /* (as changed_groups: most events recount nothing) */
     g_array_set_size(r->recounted_objects, 0);
   if (r->recounted_storages->len)

@@ -220,6 +220,15 @@ typedef struct gs_replay {
   /* private: the interned text last seen per string id slot (most events name an op or a
    * node kind: comparing with the last one is cheaper than hashing into the pool) */
   const char *intern_cache[64];
+  /* private: the object and the storage record the last event applied made or took out
+   * (NULL: gone), kept for gs_replay_object_after and gs_replay_storage_tally_after until the
+   * next apply. The trace model's memory series asks for the event's records right after
+   * applying it, and looking each up again was a good part of indexing a log (issue 32).
+   * Only a state without a base keeps them (its records are its own to write). */
+  gboolean memo_object_set, memo_storage_set;
+  guint64 memo_object_id, memo_storage_id;
+  gs_replay_object *memo_object;
+  gs_replay_tally *memo_tally;
 } gs_replay;
 
 /* Starts tracking which objects' and storages' records change (forgetting what was tracked
@@ -343,6 +352,20 @@ static inline gs_replay_object *gs_replay_object_find(const gs_replay *replay, g
 /* An alive object by id (NULL if none, and for id 0, which names none). */
 static inline gs_replay_object *gs_replay_object_get(const gs_replay *replay, guint64 id) {
   return id ? gs_replay_object_find(replay, id) : NULL;
+}
+/* As gs_replay_object_get and gs_replay_storage_tally, right after an apply and before any
+ * other change to the state: the records that apply made or took out come without a lookup. */
+static inline gs_replay_object *gs_replay_object_after(const gs_replay *replay, guint64 id) {
+  if (id && replay->memo_object_set && id == replay->memo_object_id)
+    return replay->memo_object;
+  return gs_replay_object_get(replay, id);
+}
+static inline gs_replay_tally *gs_replay_storage_tally_after(gs_replay *replay, guint64 id) {
+  if (replay->memo_storage_set && id == replay->memo_storage_id) {
+    gs_replay_mark_storage(replay, id); /* as gs_replay_storage_tally: the caller writes it */
+    return replay->memo_tally;
+  }
+  return gs_replay_storage_tally(replay, id);
 }
 /* How many objects are alive. */
 static inline guint gs_replay_n_objects(const gs_replay *replay) { return replay->n_objects; }
