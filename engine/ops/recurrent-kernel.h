@@ -12,7 +12,11 @@
  *
  * Per row, the forward writes the work row backward needs (see recurrent.c's layout), so the
  * backward is elementwise per step plus one GEMM per step for the recurrent gradient, and
- * one GEMM for all of W_hh's gradient at the end.
+ * one GEMM for all of W_hh's gradient at the end. The LSTM's work row keeps tanh(c), which is
+ * all the backward needs of c: it is not computed twice.
+ *
+ * With RK_VECTOR set (f32) and AVX-512 at hand, a row's gate math is recurrent-rows.h's,
+ * which computes the same values as the loops here, bit for bit.
  */
 
 #define RK_CAT2(a, b) a##_##b
@@ -29,6 +33,9 @@ static void RK(recurrence_forward)(const rec_plan *p, const REAL *x, const REAL 
                                    REAL *work, REAL *gates) {
   const int64_t H = p->hidden, GH = p->gate_width, W = p->work_width, B = p->batch;
   REAL *h = out + p->rows * H, *c = h + B * H;
+#if RK_VECTOR
+  const bool vec = gs__cpu_has_avx512f();
+#endif
   memcpy(h, h0, sizeof(REAL) * (size_t)(B * H));
   if (p->mode == GS_RNN_LSTM)
     memcpy(c, c0, sizeof(REAL) * (size_t)(B * H));
@@ -50,14 +57,25 @@ static void RK(recurrence_forward)(const rec_plan *p, const REAL *x, const REAL 
       const REAL *g = gates + j * GH;
       REAL *w = work + (r0 + j) * W, *hp = w + W - H, *hj = h + j * H, *o = out + (r0 + j) * H;
       memcpy(hp, hj, sizeof(REAL) * (size_t)H);
+#if RK_VECTOR
+      if (vec && p->mode != GS_RNN_RELU) {
+        if (p->mode == GS_RNN_LSTM)
+          gs__lstm_forward_row_avx512(g, w, c + j * H, hj, o, H);
+        else if (p->mode == GS_RNN_GRU)
+          gs__gru_forward_row_avx512(xs + j * GH, g, hp, w, hj, o, H);
+        else
+          gs__rnn_tanh_forward_row_avx512(g, w, hj, o, H);
+        continue;
+      }
+#endif
       if (p->mode == GS_RNN_LSTM) {
         REAL *cj = c + j * H;
         for (int64_t k = 0; k < H; k++) {
           REAL i = RK(sigm)(g[k]), f = RK(sigm)(g[H + k]), gg = TANH(g[2 * H + k]),
                og = RK(sigm)(g[3 * H + k]);
-          REAL cp = cj[k], cn = f * cp + i * gg, hn = og * TANH(cn);
+          REAL cp = cj[k], cn = f * cp + i * gg, tc = TANH(cn), hn = og * tc;
           w[k] = i, w[H + k] = f, w[2 * H + k] = gg, w[3 * H + k] = og;
-          w[4 * H + k] = cn, w[5 * H + k] = cp;
+          w[4 * H + k] = tc, w[5 * H + k] = cp;
           cj[k] = cn, hj[k] = hn, o[k] = hn;
         }
       } else if (p->mode == GS_RNN_GRU) {
@@ -94,16 +112,29 @@ static void RK(recurrence_backward)(const rec_plan *p, const REAL *gout, const R
   if (p->mode == GS_RNN_LSTM)
     memcpy(dc, gout + (p->rows + B) * H, sizeof(REAL) * (size_t)(B * H));
   REAL *hidden_side = p->mode == GS_RNN_GRU ? dhg : dx;
+#if RK_VECTOR
+  const bool vec = gs__cpu_has_avx512f();
+#endif
   for (int64_t s = p->steps - 1; s >= 0; s--) {
     int64_t t = p->reverse ? p->steps - 1 - s : s, n = p->bs[t], r0 = p->off[t];
     for (int64_t j = 0; j < n; j++) {
       const REAL *w = work + (r0 + j) * W, *hp = w + W - H, *go = gout + (r0 + j) * H;
       REAL *dxj = dx + (r0 + j) * GH, *dhj = dh + j * H;
+#if RK_VECTOR
+      if (vec && p->mode == GS_RNN_LSTM) {
+        gs__lstm_backward_row_avx512(w, go, dhj, dc + j * H, dxj, H);
+        continue;
+      }
+      if (vec && p->mode == GS_RNN_GRU) {
+        gs__gru_backward_row_avx512(w, hp, go, dhj, dxj, dhg + (r0 + j) * GH, H);
+        continue;
+      }
+#endif
       if (p->mode == GS_RNN_LSTM) {
         REAL *dcj = dc + j * H;
         for (int64_t k = 0; k < H; k++) {
           REAL i = w[k], f = w[H + k], gg = w[2 * H + k], og = w[3 * H + k];
-          REAL cn = w[4 * H + k], cp = w[5 * H + k], tc = TANH(cn);
+          REAL tc = w[4 * H + k], cp = w[5 * H + k];
           REAL d = go[k] + dhj[k];
           REAL dcell = dcj[k] + d * og * ((REAL)1 - tc * tc);
           dxj[k] = dcell * gg * i * ((REAL)1 - i);
