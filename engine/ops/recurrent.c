@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "ops-impl.h"
+#include "recurrent-gemm.h"
 #include "recurrent-grad.h"
 #include "recurrent-impl.h"
 #include "recurrent-rows.h"
