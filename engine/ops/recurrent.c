@@ -8,7 +8,7 @@
  * rows; nothing is allocated per step; the backward writes each row's gradient once.
  *
  * Work rows (saved for backward), W values per row, the previous h always last:
- *   LSTM [i f g o | c | c_prev | h_prev]  W = 7H
+ *   LSTM [i f g o | tanh c | c_prev | h_prev]  W = 7H
  *   GRU  [r z n | h_n-part of h @ W_hh^T + b_hh | h_prev]  W = 5H
  *   RNN  [h | h_prev]  W = 2H
  */
@@ -18,8 +18,10 @@
 #include <string.h>
 
 #include "ops-impl.h"
+#include "recurrent-gemm.h"
 #include "recurrent-grad.h"
 #include "recurrent-impl.h"
+#include "recurrent-rows.h"
 
 typedef struct rec_plan {
   gs_rnn_mode mode;
@@ -58,7 +60,9 @@ static inline float tanh_f32(float x) {
 #define GEMM cblas_sgemm
 #define EXP expf
 #define TANH tanh_f32
+#define RK_VECTOR 1 /* recurrent-rows.h's AVX-512 rows */
 #include "recurrent-kernel.h"
+#undef RK_VECTOR
 #undef REAL
 #undef SUFFIX
 #undef GEMM
@@ -69,7 +73,9 @@ static inline float tanh_f32(float x) {
 #define GEMM cblas_dgemm
 #define EXP exp
 #define TANH tanh
+#define RK_VECTOR 0
 #include "recurrent-kernel.h"
+#undef RK_VECTOR
 #undef REAL
 #undef SUFFIX
 #undef GEMM
