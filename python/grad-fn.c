@@ -2,6 +2,8 @@
  * (the engine's gs_node) with name(), next_functions, AccumulateGrad's variable and metadata;
  * and Tensor._base.
  *
+ * Its _saved_* attributes (torch's names for what a node saved) are in grad-fn-saved.c.
+ *
  * A Node object holds its node (gs_node_retain), as torch's Python grad_fn holds its C++
  * node, so a node stays inspectable however the tensors that led to it go. One Python object
  * per node while it lives (a table of weak references by handle), so `t.grad_fn is
@@ -228,11 +230,16 @@ static void node_dealloc(PyObject *self) {
   if (o->weakrefs)
     PyObject_ClearWeakRefs(self);
   if (o->handle.id) {
+    /* A temporary node dies while the exception of a call on it is pending
+     * (`t.grad_fn._saved_self` after backward): the table's upkeep must not clear it. */
+    PyObject *type, *value, *traceback;
+    PyErr_Fetch(&type, &value, &traceback);
     PyObject *key = PyLong_FromUnsignedLongLong(o->handle.id);
     PyObject *ref = key && live_nodes ? PyDict_GetItemWithError(live_nodes, key) : NULL;
     if (ref && PyWeakref_GetObject(ref) == Py_None) /* ours, now dead (not a newer one's) */
       PyDict_DelItem(live_nodes, key);
     PyErr_Clear();
+    PyErr_Restore(type, value, traceback);
     Py_XDECREF(key);
     if (gs_node_is_alive(o->handle))
       gs_node_release(o->handle);
@@ -316,6 +323,19 @@ static PyObject *node_getattro(PyObject *self, PyObject *name) {
     PyObject *shown = gsp_node_torch_name(n);
     if (shown) {
       PyErr_Format(PyExc_AttributeError, "'%U' object has no attribute 'variable'", shown);
+      Py_DECREF(shown);
+    }
+    return NULL;
+  }
+  const char *attr = PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : NULL;
+  if (attr && strncmp(attr, "_saved_", 7) == 0) { /* grad-fn-saved.c */
+    gs_node n = node_handle(self);
+    PyObject *value;
+    if (gsp_node_saved_attr(n, attr, &value))
+      return value;
+    PyObject *shown = gsp_node_torch_name(n);
+    if (shown) {
+      PyErr_Format(PyExc_AttributeError, "'%U' object has no attribute '%s'", shown, attr);
       Py_DECREF(shown);
     }
     return NULL;

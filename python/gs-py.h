@@ -95,6 +95,9 @@ const char *gsp_dtype_module_name(void);
 PyObject *gsp_name_dtypes_as_torch(PyObject *module, PyObject *flag);
 /* grad-fn.c: a node's name as torch 1.13 prints it ("MulBackward0"); NULL with an exception. */
 PyObject *gsp_node_torch_name(gs_node n);
+/* grad_fn._saved_<name> (grad-fn-saved.c): 1 when attr names one of n's (*out its value, or
+ * NULL with an exception set), 0 when it does not (nothing set). */
+int gsp_node_saved_attr(gs_node n, const char *attr, PyObject **out);
 
 /* ---- convert.c ---- */
 /* Shape from (*args) of ints or one tuple/list/torch.Size-like sequence. Returns ndim or -1. */

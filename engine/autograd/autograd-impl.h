@@ -141,6 +141,7 @@ struct gs__node {
   /* An in-place op's node wrapped by a CopySlices node (view-history.c): not in the graph
    * walk nor in the event log; its wrapper owns it and shares its saved tensors. */
   bool wrapped;
+  uint64_t wrapper_id; /* wrapped: its CopySlices node's id, which the log names it by */
   struct gs__node *inner;               /* CopySlices: the wrapped op's node (owned) */
   gs__view_geometry *geometry;          /* CopySlices, AsStridedBackward: where the view is in
                                            its base (owned) */

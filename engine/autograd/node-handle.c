@@ -106,6 +106,20 @@ int gs_node_n_inputs(gs_node h) {
   return n ? n->n_inputs : -1;
 }
 
+_Static_assert(GS_NODE_REALS == GS__NODE_REALS && GS_NODE_INTS == GS__NODE_INTS,
+               "gs_node_scalars copies a node's whole arrays");
+
+int gs_node_scalars(gs_node h, double *reals, int64_t *ints) {
+  gs__node *n = gs__node_lookup(h, "node_scalars");
+  if (!n)
+    return -1;
+  if (reals)
+    memcpy(reals, n->reals, sizeof n->reals);
+  if (ints)
+    memcpy(ints, n->ints, sizeof n->ints);
+  return 0;
+}
+
 /* input in [0, n_inputs), else an error naming fn; NULL after reporting. */
 static gs__node *node_input(gs_node h, int input, const char *fn) {
   gs__node *n = gs__node_lookup(h, fn);

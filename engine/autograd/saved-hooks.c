@@ -125,6 +125,12 @@ static gs_tensor saved_handle(const gs__node *node, const gs__saved_tensor *s) {
   gs__tensor copy = s->value;
   copy.origin = GS__ORIGIN_VIEW;
   copy.source = s->tensor;
+  /* Outside the view history of what it was saved from: a view saved before a write through
+   * it (the input of an in-place op) would otherwise get an AsStridedBackward from the base's
+   * new history on its first use, and a pack hook's copy of it would require grad and lead
+   * back to the node that saved it: a cycle of references that nothing frees. */
+  copy.view_base = 0;
+  copy.base_history = 0;
   gs__storage_retain(copy.storage);
   return gs__register(&copy, node->kind->name);
 }
@@ -159,8 +165,11 @@ static void pack_slot(gs__node *node, gs__saved_tensor *s) {
   }
   s->hooks = h; /* the pending reference */
   s->packed = packed;
+  /* A write through a view saves into the op's node, which the log never shows: it lists
+   * these saved tensors under the CopySlices node wrapping it, and so does this event. */
   if (gs__trace_on())
-    gs__trace_saved(GS_TRACE_SAVED_PACK, node->id, s->tensor, s->storage_id);
+    gs__trace_saved(GS_TRACE_SAVED_PACK, node->wrapped ? node->wrapper_id : node->id, s->tensor,
+                    s->storage_id);
   else
     gs__trace_skip(1);
 }

@@ -150,6 +150,7 @@ void gs__record_view_write(gs__tensor *v, gs__tensor *base, gs__node *inner) {
   c->inner = inner;
   c->geometry = g;
   inner->wrapped = true;
+  inner->wrapper_id = c->id;
   /* The op's first input is now the base's previous history (the view's may be stale). */
   gs__node *previous = gs__grad_edge(base);
   if (inner->next[0])

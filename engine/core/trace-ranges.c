@@ -60,3 +60,7 @@ void gs_trace_range_end(const char *name) {
 }
 
 int gs_trace_ranges_open(void) { return n_open_ranges; }
+
+const char *gs_trace_range_name(int i) {
+  return i >= 0 && i < n_open_ranges ? open_ranges[i] : NULL;
+}

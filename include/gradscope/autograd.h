@@ -354,6 +354,16 @@ GS_API int gs_saved_tensor_hooks_depth(void);
 GS_API int gs_saved_tensor_hooks_disable(const char *message);
 GS_API void gs_saved_tensor_hooks_enable(void);
 
+/* The numbers node h recorded with its op for its formula, as torch's grad_fn._saved_* shows
+ * them: MulScalarBackward's and DivScalarBackward's scalar, PowScalarBackward's exponent and
+ * ClampBackward's min (reals[0]); AddmmBackward's beta and alpha (reals[0], reals[1]); the dim
+ * of softmax and log_softmax (ints[0]). What each number means is its kind's (the op's source
+ * says). Copies GS_NODE_REALS reals and GS_NODE_INTS ints (either array may be NULL); 0, or
+ * -1 after an error. */
+#define GS_NODE_REALS 4
+#define GS_NODE_INTS 16
+GS_API int gs_node_scalars(gs_node h, double *reals, int64_t *ints);
+
 /* How many tensors node h saved, or -1 after an error. */
 GS_API int gs_node_n_saved(gs_node h);
 /* Saved slot i of node h as a new handle the caller disposes, unpacked by its hooks if it was

@@ -54,6 +54,9 @@ GS_API void gs_trace_range_begin(const char *name);
 GS_API void gs_trace_range_end(const char *name);
 /* How many ranges this thread has open. */
 GS_API int gs_trace_ranges_open(void);
+/* The name of this thread's open range i (0: the outermost), or NULL when fewer are open:
+ * what a log's reader must find open at this call (the differential oracle asks). */
+GS_API const char *gs_trace_range_name(int i);
 /* Gives t a name in the log (shown on graphs instead of its number). */
 GS_API void gs_trace_name(gs_tensor t, const char *name);
 /* Charges this thread's next events to a call site given as text, "function (file:line)",

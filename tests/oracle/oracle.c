@@ -39,8 +39,19 @@ typedef struct probe_scope {
 typedef struct probe {
   guint64 counter;
   const char *call;
-  guint first_tensor, n_tensors, first_scope, n_scopes;
+  guint first_tensor, n_tensors, first_scope, n_scopes, first_range, n_ranges;
 } probe;
+
+/* What a pack hook was given (oracle_saved_packed). */
+typedef struct hook_pack {
+  guint64 tensor, storage;
+} hook_pack;
+
+/* What an unpack hook gave back, for which pack (oracle_saved_unpacked). */
+typedef struct hook_unpack {
+  guint pack;
+  guint64 tensor, storage;
+} hook_unpack;
 
 struct oracle {
   char *dir, *path;
@@ -48,9 +59,12 @@ struct oracle {
   guint64 max_probes; /* GS_ORACLE_MAX_PROBES: a long program is probed this many times */
   guint64 last_counter;
   GArray *probes, *tensors, *scopes;
+  GPtrArray *ranges;       /* the engine's open range names at each probe (interned by it) */
+  GArray *packs, *unpacks; /* hook_pack, hook_unpack: what the hooks saw, in order */
 };
 
 static oracle *current;
+static int probes_held; /* oracle_hold_probes */
 static oracle_totals totals;
 
 oracle_totals oracle_get_totals(void) { return totals; }
@@ -67,6 +81,9 @@ oracle *oracle_begin(guint values) {
   o->probes = g_array_new(FALSE, FALSE, sizeof(probe));
   o->tensors = g_array_new(FALSE, FALSE, sizeof(probe_tensor));
   o->scopes = g_array_new(FALSE, FALSE, sizeof(probe_scope));
+  o->ranges = g_ptr_array_new();
+  o->packs = g_array_new(FALSE, FALSE, sizeof(hook_pack));
+  o->unpacks = g_array_new(FALSE, FALSE, sizeof(hook_unpack));
   g_assert_cmpint(gs_trace_open(o->path), ==, 0);
   o->last_counter = gs_event_counter();
   current = o;
@@ -102,11 +119,14 @@ static void probe_tensor_now(oracle *o, gs_tensor t, probe_tensor *p) {
 
 void oracle_after_call(const char *call) {
   oracle *o = current;
-  if (!o || gs_event_counter() == o->last_counter)
+  if (!o || probes_held || gs_event_counter() == o->last_counter)
     return; /* nothing the log could show happened */
   if (o->max_probes && o->probes->len >= o->max_probes)
     return;
-  probe p = {.call = call, .first_tensor = o->tensors->len, .first_scope = o->scopes->len};
+  probe p = {.call = call,
+             .first_tensor = o->tensors->len,
+             .first_scope = o->scopes->len,
+             .first_range = o->ranges->len};
   uint64_t n = gs_live_tensors(NULL, 0);
   g_autofree gs_tensor *alive = g_new(gs_tensor, n + 1);
   n = MIN(n, gs_live_tensors(alive, n));
@@ -121,8 +141,29 @@ void oracle_after_call(const char *call) {
     g_array_append_val(o->scopes, ps);
     p.n_scopes++;
   }
+  for (const char *name; (name = gs_trace_range_name((int)p.n_ranges)); p.n_ranges++)
+    g_ptr_array_add(o->ranges, (gpointer)name);
   p.counter = o->last_counter = gs_event_counter();
   g_array_append_val(o->probes, p);
+}
+
+void oracle_hold_probes(gboolean hold) { probes_held += hold ? 1 : -1; }
+
+guint oracle_saved_packed(gs_tensor t) {
+  oracle *o = current;
+  if (!o)
+    return 0;
+  hook_pack k = {t.id, gs_storage_id(t)};
+  g_array_append_val(o->packs, k);
+  return o->packs->len; /* from 1: 0 is "no oracle" */
+}
+
+void oracle_saved_unpacked(guint pack, gs_tensor given) {
+  oracle *o = current;
+  if (!o || !pack)
+    return;
+  hook_unpack u = {pack, given.id, gs_storage_id(given)};
+  g_array_append_val(o->unpacks, u);
 }
 
 /* ---- comparing ------------------------------------------------------------------------- */
@@ -243,6 +284,21 @@ static void compare_probe(compare *c, gs_trace_model *m, oracle *o, const probe 
                  gs_format_handle(obj->id, h, sizeof h), obj->op);
     }
   }
+  /* The named ranges open on the program's thread: the ones its events fall inside. */
+  guint32 thread = gs_trace_model_thread_at(m, index);
+  guint open = gs_replay_ranges_open(r, thread);
+  totals.ranges += p->n_ranges;
+  for (guint i = 0; i < MAX(open, p->n_ranges); i++) {
+    const char *engine = i < p->n_ranges ? o->ranges->pdata[p->first_range + i] : NULL;
+    const char *model = gs_replay_range_name(r, thread, i);
+    if (g_strcmp0(engine, model) != 0) {
+      disagree(c,
+               "open range %u (from the outermost): engine \"%s\", model \"%s\" (%u open "
+               "in the engine, %u in the model)",
+               i + 1, engine ? engine : "(none)", model ? model : "(none)", p->n_ranges, open);
+      break;
+    }
+  }
   for (guint i = 0; i < p->n_scopes; i++) {
     const probe_scope *ps = &g_array_index(o->scopes, probe_scope, p->first_scope + i);
     const gs_replay_scope *s = gs_trace_model_scope_in(m, r, ps->id);
@@ -322,6 +378,26 @@ static void check_fact(compare *c, gs_trace_model *m, const gs_replay *r, guint6
     ok = gs_replay_storage_shares_bytes_with(r, f->id) != 0 &&
          (!f->storage || share_bytes(r, f->id, f->storage));
     break;
+  case GS_FACT_SAVED_BY: {
+    const gs_replay_node *n = gs_replay_node_get(r, f->id);
+    ok = FALSE;
+    for (guint k = 0; n && k < n->n_saved; k++)
+      ok |= n->saved[k] == f->tensor && n->saved_storages[k] == f->storage;
+    break;
+  }
+  case GS_FACT_PACKED:
+  case GS_FACT_UNPACKED: {
+    const gs_replay_node *n = gs_replay_node_get(r, f->id);
+    ok = n && (f->kind == GS_FACT_PACKED ? n->n_packed : n->n_unpacked) == f->value &&
+         n->n_packed <= n->n_saved;
+    break;
+  }
+  case GS_FACT_RANGE: {
+    guint32 thread = gs_trace_model_thread_at(m, index);
+    ok = gs_replay_ranges_open(r, thread) == f->id && f->value >= 1 &&
+         g_strcmp0(gs_replay_range_name(r, thread, (guint)f->value - 1), f->text) == 0;
+    break;
+  }
   }
   totals.facts++;
   if (!ok)
@@ -361,6 +437,114 @@ static void check_sentences(compare *c, gs_trace_model *m, guint64 until) {
   }
 }
 
+/* ---- saved-tensor hooks ------------------------------------------------------------------ */
+
+/* The log's saved_pack and saved_unpack events up to event number until against what the
+ * hooks were given and gave back (oracle_saved_packed, _unpacked): the k-th pack event is the
+ * k-th pack, of the node the hook's tensor was made for (its op is the node's kind), on its
+ * storage, naming the tensor it views; every unpack event names a tensor an unpack hook gave
+ * back, on its storage, for the node whose pack it unpacked. An unpack the engine refused (a
+ * version error) has no event. */
+static void check_hooks(compare *c, gs_trace_model *m, oracle *o, guint64 until, gboolean whole) {
+  c->p = NULL;
+  g_autoptr(GHashTable) hook_tensors = g_hash_table_new(g_int64_hash, g_int64_equal);
+  for (guint k = 0; k < o->packs->len; k++)
+    g_hash_table_add(hook_tensors, &g_array_index(o->packs, hook_pack, k).tensor);
+  g_autoptr(GHashTable) given = g_hash_table_new(g_int64_hash, g_int64_equal);
+  for (guint k = 0; k < o->unpacks->len; k++) {
+    hook_unpack *u = &g_array_index(o->unpacks, hook_unpack, k);
+    g_hash_table_insert(given, &u->tensor, u);
+  }
+  /* tensor id -> its creation event's index, for the hooks' tensors */
+  g_autoptr(GHashTable) made = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+  g_autoptr(GArray) pack_nodes = g_array_new(FALSE, FALSE, sizeof(guint64));
+  guint unpacks = 0;
+  for (guint64 i = 0; i < gs_trace_model_n_events(m) && gs_trace_model_seq_at(m, i) <= until; i++) {
+    gs_trace_kind kind = gs_trace_model_kind_at(m, i);
+    if (kind != GS_TRACE_TENSOR_CREATE && kind != GS_TRACE_SAVED_PACK &&
+        kind != GS_TRACE_SAVED_UNPACK)
+      continue;
+    gs_trace_event e;
+    if (!gs_trace_model_event(m, i, &e))
+      continue;
+    guint64 seq = gs_trace_model_seq_at(m, i);
+    if (kind == GS_TRACE_TENSOR_CREATE) {
+      if (g_hash_table_contains(hook_tensors, &e.tensor)) {
+        guint64 *key = g_memdup2(&e.tensor, sizeof e.tensor);
+        g_hash_table_insert(made, key, GSIZE_TO_POINTER(i + 1));
+      }
+      continue;
+    }
+    if (kind == GS_TRACE_SAVED_PACK) {
+      guint k = pack_nodes->len;
+      g_array_append_val(pack_nodes, e.node);
+      if (k >= o->packs->len) {
+        disagree(c,
+                 "event #%" G_GUINT64_FORMAT ": saved_pack %u, but the pack hooks ran %u "
+                 "times",
+                 seq, k + 1, o->packs->len);
+        continue;
+      }
+      totals.packs++;
+      const hook_pack *h = &g_array_index(o->packs, hook_pack, k);
+      char th[32];
+      gs_format_handle(h->tensor, th, sizeof th);
+      if (h->storage != e.storage)
+        disagree(c,
+                 "event #%" G_GUINT64_FORMAT ": saved_pack on storage #%" G_GUINT64_FORMAT
+                 ", but pack hook call %u was given tensor %s on storage #%" G_GUINT64_FORMAT,
+                 seq, e.storage, k + 1, th, h->storage);
+      guint64 at = GPOINTER_TO_SIZE(g_hash_table_lookup(made, &h->tensor));
+      gs_trace_event te;
+      const gs_replay_node *n =
+          gs_replay_node_get(gs_trace_model_seek(m, i), e.node); /* the state at the pack */
+      const char *node_kind = n ? n->kind : NULL;
+      if (!at || !gs_trace_model_event(m, at - 1, &te))
+        disagree(c,
+                 "event #%" G_GUINT64_FORMAT ": the tensor %s pack hook call %u was given "
+                 "was never made in the log",
+                 seq, th, k + 1);
+      /* A write through a view saves into the op's node, which the log shows as the
+       * CopySlices node wrapping it: the hook's tensor is named for the op's node. */
+      else if ((g_strcmp0(gs_trace_model_string(m, te.op), node_kind) != 0 &&
+                g_strcmp0(node_kind, "CopySlices") != 0) ||
+               te.source != e.tensor)
+        disagree(c,
+                 "event #%" G_GUINT64_FORMAT ": saved_pack of node #%" G_GUINT64_FORMAT
+                 " (%s) for tensor %" G_GUINT64_FORMAT ", but pack hook call %u was given %s, "
+                 "made by %s as a view of %" G_GUINT64_FORMAT,
+                 seq, e.node, node_kind ? node_kind : "not alive", e.tensor, k + 1, th,
+                 gs_trace_model_string(m, te.op), te.source);
+      continue;
+    }
+    unpacks++;
+    const hook_unpack *u = g_hash_table_lookup(given, &e.tensor);
+    char th[32];
+    gs_format_handle(e.tensor, th, sizeof th);
+    if (!u) {
+      disagree(c,
+               "event #%" G_GUINT64_FORMAT ": saved_unpack names tensor %s, which no unpack "
+               "hook gave back",
+               seq, th);
+      continue;
+    }
+    totals.unpacks++;
+    guint64 node = u->pack <= pack_nodes->len ? g_array_index(pack_nodes, guint64, u->pack - 1) : 0;
+    if (u->storage != e.storage || node != e.node)
+      disagree(c,
+               "event #%" G_GUINT64_FORMAT ": saved_unpack of node #%" G_GUINT64_FORMAT
+               " gives %s on storage #%" G_GUINT64_FORMAT ", but the unpack hook gave it on "
+               "storage #%" G_GUINT64_FORMAT " for pack %u, of node #%" G_GUINT64_FORMAT,
+               seq, e.node, th, e.storage, u->storage, u->pack, node);
+  }
+  if (whole && pack_nodes->len != o->packs->len)
+    disagree(c, "the log has %u saved_pack events, the pack hooks ran %u times", pack_nodes->len,
+             o->packs->len);
+  if (unpacks > o->unpacks->len)
+    disagree(c, "the log has %u saved_unpack events, the unpack hooks ran %u times", unpacks,
+             o->unpacks->len);
+}
+
 guint oracle_end(oracle *o, GString *report, gboolean keep_log, char **log_path) {
   g_assert_true(current == o);
   current = NULL;
@@ -377,8 +561,9 @@ guint oracle_end(oracle *o, GString *report, gboolean keep_log, char **log_path)
       compare_probe(&c, m, o, &g_array_index(o->probes, probe, i));
     /* A long program probed only at its start is checked as far as it was probed. */
     gboolean cut = o->max_probes && o->probes->len >= o->max_probes;
-    check_sentences(&c, m, cut ? g_array_index(o->probes, probe, o->probes->len - 1).counter
-                               : G_MAXUINT64);
+    guint64 until = cut ? g_array_index(o->probes, probe, o->probes->len - 1).counter : G_MAXUINT64;
+    check_sentences(&c, m, until);
+    check_hooks(&c, m, o, until, !cut);
   }
   totals.programs++;
   if (keep_log && log_path)
@@ -392,6 +577,9 @@ guint oracle_end(oracle *o, GString *report, gboolean keep_log, char **log_path)
   g_array_unref(o->probes);
   g_array_unref(o->tensors);
   g_array_unref(o->scopes);
+  g_ptr_array_unref(o->ranges);
+  g_array_unref(o->packs);
+  g_array_unref(o->unpacks);
   g_free(o);
   return c.disagreements;
 }

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <glib.h>
+#include <gradscope/gradscope.h>
 
 G_BEGIN_DECLS
 
@@ -41,6 +42,22 @@ int oracle_end_program(oracle *o, int status);
  * since the last probe. Does nothing when no oracle has begun. */
 void oracle_after_call(const char *call);
 
+/* Saved-tensor hooks report to the oracle what the engine gave them, the truth the log's
+ * saved_pack and saved_unpack events are checked against: a pack hook calls
+ * oracle_saved_packed first with the tensor it got (returns the pack's number, kept with what
+ * it packs), an unpack hook calls oracle_saved_unpacked with that number and the tensor it
+ * gives back. Each pack is then a saved_pack event, in order, of the node the hook's tensor
+ * was made for, on that tensor's storage, naming the tensor it views; each saved_unpack event
+ * names a tensor an unpack hook gave back, of the node whose pack made what it unpacked.
+ * Nothing is recorded when no oracle has begun (0). */
+guint oracle_saved_packed(gs_tensor t);
+/* While held (nested), calls do not probe: for callbacks the engine makes in the middle of one
+ * of its calls, where its state is half changed (a free_packed hook runs while a disposal
+ * releases the node: the tensor it disposes has left its scope, its dispose event is not
+ * written yet). Their events are compared at the next probe. */
+void oracle_hold_probes(gboolean hold);
+void oracle_saved_unpacked(guint pack, gs_tensor given);
+
 /* A flight recorder's log against a full log of the same run (the same program from the same
  * engine state): the state after the ring's last event must equal the full log's after that
  * event, except for what the ring cannot know, which it must say it does not know (versions
@@ -52,6 +69,8 @@ guint oracle_compare_ring(const char *full_log, const char *ring_log, GString *r
  * sentences checked, and values the model did not know (the log could not say them). */
 typedef struct oracle_totals {
   guint64 programs, probes, tensors, scopes, sentences, facts, unknown_values;
+  guint64 ranges;         /* open named ranges compared at probes */
+  guint64 packs, unpacks; /* hook calls matched to the log's saved_pack and saved_unpack */
   guint64 snapshots; /* flight recorder logs compared that began with a snapshot */
 } oracle_totals;
 oracle_totals oracle_get_totals(void);

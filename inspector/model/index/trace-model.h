@@ -327,6 +327,15 @@ typedef enum gs_explain_fact_kind {
   GS_FACT_OWNER,         /* id: the object held; holder (gs_trace_holder) and value: the owner */
   GS_FACT_SHARED_BYTES,  /* id: a storage it says reads another's bytes copy-on-write; storage:
                           * that other storage (0: it does not say which) */
+  GS_FACT_SAVED_BY,      /* id: a node; tensor: a tensor it says the node saved; storage: the
+                          * storage the node saved it from */
+  GS_FACT_PACKED,        /* id: a node; value: how many of its saved tensors it says went to
+                          * pack hooks (saved_pack events) */
+  GS_FACT_UNPACKED,      /* id: a node; value: how many times it says unpack hooks gave it a
+                          * saved tensor back (saved_unpack events) */
+  GS_FACT_RANGE,         /* id: how many named ranges it says the event's thread has open;
+                          * value: the place (1: the outermost) of the range it names, text
+                          * its name */
 } gs_explain_fact_kind;
 
 typedef struct gs_explain_fact {

@@ -202,3 +202,46 @@ void replay_copy_nodes(gs_replay *r, const gs_replay *src) {
     node_put(r, n);
   }
 }
+
+/* A saved tensor's storage as a saved_pack says it: node_create names only the tensors, so
+ * the model took each one's storage then; an in-place op that saved its input's values from
+ * before the write keeps them on a storage of their own (copy-on-write), which the pack names.
+ * The slot is the one already on that storage, else the first that saved the tensor. */
+static void saved_storage_from_pack(gs_replay *r, gs_replay_node *n, const gs_trace_event *e) {
+  guint slot = n->n_saved;
+  for (guint i = 0; i < n->n_saved; i++) {
+    if (n->saved[i] != e->tensor)
+      continue;
+    if (n->saved_storages[i] == e->storage)
+      return;
+    slot = MIN(slot, i);
+  }
+  if (slot == n->n_saved || !e->storage)
+    return;
+  if (n->runnable && !n->saved_freed) { /* its bytes are counted as saved on the other one */
+    replay_storage *from =
+        n->saved_storages[slot] ? replay_storage_w(r, n->saved_storages[slot]) : NULL;
+    replay_storage *to = replay_storage_w(r, e->storage);
+    if (from && from->saved_refs > 0) {
+      from->saved_refs--;
+      replay_recounted(r->recounted_storages, from->id);
+    }
+    if (to) {
+      to->saved_refs++;
+      replay_recounted(r->recounted_storages, to->id);
+    }
+  }
+  n->saved_storages[slot] = e->storage;
+}
+
+void replay_on_saved_hook(gs_replay *r, const gs_trace_event *e) {
+  gs_replay_node *n = gs_replay_node_get(r, e->node);
+  if (!n)
+    return;
+  if (e->kind == GS_TRACE_SAVED_PACK) {
+    n->n_packed++;
+    saved_storage_from_pack(r, n, e);
+  } else {
+    n->n_unpacked++;
+  }
+}

@@ -181,6 +181,15 @@ void replay_nodes_on_dispose(gs_replay *r, const gs_replay_object *o);
 /* A tensor's handle moved: nodes that named the old one (as output or saved) name the new. */
 void replay_nodes_follow_move(gs_replay *r, guint64 from, guint64 to);
 void replay_copy_nodes(gs_replay *r, const gs_replay *src);
+/* saved_pack and saved_unpack: the node's counts. */
+void replay_on_saved_hook(gs_replay *r, const gs_trace_event *e);
+
+/* ---- replay-ranges.c ------------------------------------------------------------------ */
+
+GHashTable *replay_thread_ranges_new(void);
+void replay_on_range_begin(gs_replay *r, const gs_trace_event *e, const replay_strings *st);
+void replay_on_range_end(gs_replay *r, const gs_trace_event *e, const replay_strings *st);
+void replay_copy_ranges(gs_replay *r, const gs_replay *src);
 
 /* ---- replay-modules.c ----------------------------------------------------------------- */
 

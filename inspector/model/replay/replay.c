@@ -80,6 +80,7 @@ gs_replay *gs_replay_new(void) {
   r->scope_groups = g_hash_table_new(g_direct_hash, g_direct_equal);
   r->scope_group_list = g_ptr_array_new_with_free_func(g_free);
   r->thread_scopes = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, array_free);
+  r->thread_ranges = replay_thread_ranges_new();
   r->nodes = replay_id_table(replay_node_free);
   r->node_index = gs_id_table_new(NULL);
   r->names = g_hash_table_new_full(gs_id_hash, gs_id_equal, g_free, NULL);
@@ -119,6 +120,7 @@ void gs_replay_free(gs_replay *r) {
   g_hash_table_destroy(r->scope_groups);
   g_ptr_array_free(r->scope_group_list, TRUE);
   g_hash_table_destroy(r->thread_scopes);
+  g_hash_table_destroy(r->thread_ranges);
   g_hash_table_destroy(r->nodes);
   gs_id_table_free(r->node_index);
   g_hash_table_destroy(r->names);
@@ -158,6 +160,7 @@ static gs_replay *copy(const gs_replay *src, gboolean open_scopes_only, gboolean
   replay_copy_objects(r, src, records);
   replay_copy_scopes(r, src, open_scopes_only);
   replay_copy_nodes(r, src);
+  replay_copy_ranges(r, src);
   replay_copy_modules(r, src);
   return r;
 }
@@ -275,14 +278,14 @@ static void apply_collective_begin(const replay_step *s) { no_change(s); }
 static void apply_collective_end(const replay_step *s) { no_change(s); }
 static void apply_wait_begin(const replay_step *s) { no_change(s); }
 static void apply_wait_end(const replay_step *s) { no_change(s); }
-/* A user's named range (torch.profiler.record_function) is a span of time, not state. */
-static void apply_range_begin(const replay_step *s) { no_change(s); }
-static void apply_range_end(const replay_step *s) { no_change(s); }
+/* A user's named range (torch.profiler.record_function): the thread's open ranges. */
+static void apply_range_begin(const replay_step *s) { replay_on_range_begin(s->r, s->e, s->st); }
+static void apply_range_end(const replay_step *s) { replay_on_range_end(s->r, s->e, s->st); }
 static void apply_tensor_set_data(const replay_step *s) { replay_on_tensor_set_data(s->r, s->e); }
-/* What a node holds is what its node_create said; a pack hook's tensors are events of their
- * own. */
-static void apply_saved_pack(const replay_step *s) { no_change(s); }
-static void apply_saved_unpack(const replay_step *s) { no_change(s); }
+/* What a node holds is what its node_create said (a pack hook's tensors are events of their
+ * own); the node counts its packs and unpacks. */
+static void apply_saved_pack(const replay_step *s) { replay_on_saved_hook(s->r, s->e); }
+static void apply_saved_unpack(const replay_step *s) { replay_on_saved_hook(s->r, s->e); }
 
 /* From the kinds list: a new kind without its apply_ function does not compile. */
 typedef void (*kind_replay)(const replay_step *s);

@@ -110,6 +110,10 @@ typedef struct gs_replay_node {
   guint64 *saved;      /* saved tensor ids */
   guint64 *saved_storages; /* the storage each saved tensor viewed when saved (0: unknown) */
   gboolean saved_freed;
+  /* Saved-tensor hooks: how many of its saved tensors went to a pack hook (saved_pack), and
+   * how many times an unpack hook gave one back (saved_unpack: each backward through it, each
+   * access to a saved tensor). */
+  guint n_packed, n_unpacked;
   guint holders;        /* runnable nodes that take it as an input, + 1 if output_holds */
   gboolean output_holds; /* its output is alive, names it, and is not one of its saved */
   gboolean runnable;     /* holders > 0, as last applied (its inputs hold it back) */
@@ -174,6 +178,9 @@ typedef struct gs_replay {
   GHashTable *scope_groups;    /* interned name -> gs_replay_scope_name* */
   GPtrArray *scope_group_list; /* gs_replay_scope_name*, in order of first begin */
   GHashTable *thread_scopes;   /* thread -> GArray of open scope ids, innermost last */
+  /* thread -> GPtrArray of the names (interned) of its open named ranges, innermost last: the
+   * ranges the thread's events fall inside (replay-ranges.c) */
+  GHashTable *thread_ranges;
 
   GHashTable *nodes;    /* id -> gs_replay_node*, alive ones */
   GHashTable *names;    /* tensor id -> name given by user code (interned) */
@@ -384,6 +391,10 @@ gboolean gs_replay_objects_next(const gs_replay *replay, gs_replay_iter *it,
 static inline gs_replay_node *gs_replay_node_get(const gs_replay *replay, guint64 id) {
   return (gs_replay_node *)gs_id_table_lookup(replay->node_index, id);
 }
+/* How many named ranges thread has open, and the name of open range i (0: the outermost), or
+ * NULL (replay-ranges.c). */
+guint gs_replay_ranges_open(const gs_replay *replay, guint32 thread);
+const char *gs_replay_range_name(const gs_replay *replay, guint32 thread, guint i);
 /* The alive tensors viewing storage (views, detaches and what they were made from: every
  * tensor an in-place write into it shows in), but except, by creation; guint64 ids (unref). */
 GArray *gs_replay_tensors_on_storage(const gs_replay *replay, guint64 storage, guint64 except);

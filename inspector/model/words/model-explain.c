@@ -532,31 +532,72 @@ static char *say_node_free_saved(explain *x, kind_facts *k) {
                          k->node_saved, k->node_kind ? k->node_kind : "", k->node_h);
 }
 
-/* The kind of the event's node in the state after it, named as a fact ("" if it is gone). */
+/* The kind of the event's node in the state after it, named as a fact. A node the state does
+ * not know is named "node #N", with a fact that fails: a pack or unpack is always of a live
+ * node, so the log or the model lost it. */
 static const char *live_node_kind(explain *x, kind_facts *k) {
   const gs_replay_node *n = node_in(k->r, k->e.node);
-  if (!n)
-    return "";
+  if (!n) {
+    g_autofree char *text = g_strdup_printf("%s #%" G_GUINT64_FORMAT, _("node"), k->e.node);
+    add_fact(x, (gs_explain_fact){GS_FACT_NODE, .id = k->e.node}, text);
+    return _("node");
+  }
   node_fact(x, n->kind, n->id, FALSE);
   return shown(x, n->kind);
+}
+
+/* "; 2 of the 3 tensors it saved are packed now": a node's packs so far, as a fact. */
+static void append_packed(explain *x, kind_facts *k, GString *s) {
+  const gs_replay_node *n = node_in(k->r, k->e.node);
+  if (!n)
+    return;
+  g_autofree char *words =
+      g_strdup_printf(ngettext("; %u of the %u tensor it saved is packed now",
+                               "; %u of the %u tensors it saved are packed now", n->n_saved),
+                      n->n_packed, n->n_saved);
+  add_fact(x, (gs_explain_fact){GS_FACT_PACKED, .id = n->id, .value = n->n_packed}, words);
+  g_string_append(s, words);
 }
 
 static char *say_saved_pack(explain *x, kind_facts *k) {
   const char *kind = live_node_kind(x, k);
   g_autofree char *t = k->e.tensor ? tensor_words(x, k->r, k->e.tensor) : g_strdup("");
+  if (k->e.tensor)
+    add_fact(x,
+             (gs_explain_fact){GS_FACT_SAVED_BY, .id = k->e.node, .tensor = k->e.tensor,
+                               .storage = k->e.storage},
+             t);
+  GString *s = g_string_new(NULL);
   /* TRANSLATORS: a node's kind and number, a tensor (may be empty), a storage number */
-  return g_strdup_printf(_("%s %s gave the tensor %s it saved to a saved-tensor pack hook, and "
-                           "keeps what the hook returned instead of storage #%" PRIu64),
-                         kind, k->node_h, t, storage_fact(x, k->e.storage));
+  g_string_printf(s,
+                  _("%s %s gave the tensor %s it saved to a saved-tensor pack hook, and "
+                    "keeps what the hook returned instead of storage #%" PRIu64),
+                  kind, k->node_h, t, storage_fact(x, k->e.storage));
+  append_packed(x, k, s);
+  return g_string_free(s, FALSE);
 }
 
 static char *say_saved_unpack(explain *x, kind_facts *k) {
   const char *kind = live_node_kind(x, k);
-  g_autofree char *t = tensor_words(x, k->r, k->e.tensor);
+  g_autofree char *t = tensor_fact(x, k->r, k->e.tensor, k->e.storage, FALSE);
+  GString *s = g_string_new(NULL);
   /* TRANSLATORS: a node's kind and number, a tensor, a storage number */
-  return g_strdup_printf(_("%s %s got a saved tensor back from its unpack hook for backward: "
-                           "%s over storage #%" PRIu64),
-                         kind, k->node_h, t, storage_fact(x, k->e.storage));
+  g_string_printf(s,
+                  _("%s %s got a saved tensor back from its unpack hook for backward: "
+                    "%s over storage #%" PRIu64),
+                  kind, k->node_h, t, storage_fact(x, k->e.storage));
+  const gs_replay_node *n = node_in(k->r, k->e.node);
+  if (n) {
+    /* TRANSLATORS: after the sentence above: how many unpacks the node has had, in all */
+    g_autofree char *words = g_strdup_printf(
+        ngettext("; its unpack hooks have given %u saved tensor back so far",
+                 "; its unpack hooks have given %u saved tensors back so far", n->n_unpacked),
+        n->n_unpacked);
+    add_fact(x, (gs_explain_fact){GS_FACT_UNPACKED, .id = n->id, .value = n->n_unpacked}, words);
+    g_string_append(s, words);
+  }
+  append_packed(x, k, s);
+  return g_string_free(s, FALSE);
 }
 
 static char *say_node_release(explain *x, kind_facts *k) {
@@ -676,8 +717,24 @@ static char *say_mark(explain *x, kind_facts *k) {
   return g_strdup_printf(_("mark: %s"), k->name);
 }
 
+/* A named range the sentence names, as a fact about the thread's open ranges: open of them,
+ * and this one at place `at` (1: the outermost). */
+static void range_fact(explain *x, const char *name, guint open, guint at, gboolean before) {
+  add_fact(x, (gs_explain_fact){GS_FACT_RANGE, before, .id = open, .value = at}, name);
+}
+
 static char *say_range_begin(explain *x, kind_facts *k) {
-  (void)x;
+  guint32 thread = gs_trace_model_thread_at(k->m, k->index);
+  guint open = gs_replay_ranges_open(k->r, thread);
+  range_fact(x, k->name, open, open, FALSE);
+  const char *outer = open > 1 ? gs_replay_range_name(k->r, thread, open - 2) : NULL;
+  if (outer) {
+    range_fact(x, shown(x, outer), open, open - 1, FALSE);
+    /* TRANSLATORS: a user's named range began while another was open (ranges nest) */
+    return g_strdup_printf(_("range “%s” began inside range “%s”: the profiler charges this "
+                             "thread's calls to it until it ends"),
+                           k->name, shown(x, outer));
+  }
   /* TRANSLATORS: a user's named range (torch.profiler.record_function) began */
   return g_strdup_printf(_("range “%s” began: the profiler charges this thread's calls to it "
                            "until it ends"),
@@ -685,7 +742,16 @@ static char *say_range_begin(explain *x, kind_facts *k) {
 }
 
 static char *say_range_end(explain *x, kind_facts *k) {
-  (void)x;
+  guint32 thread = gs_trace_model_thread_at(k->m, k->index);
+  guint open = gs_replay_ranges_open(k->r, thread);
+  range_fact(x, k->name, open + 1, open + 1, TRUE);
+  const char *outer = open > 0 ? gs_replay_range_name(k->r, thread, open - 1) : NULL;
+  if (outer) {
+    range_fact(x, shown(x, outer), open, open, FALSE);
+    /* TRANSLATORS: a named range ended and the one around it is the innermost again */
+    return g_strdup_printf(_("range “%s” ended; the thread's calls go to range “%s” again"),
+                           k->name, shown(x, outer));
+  }
   return g_strdup_printf(_("range “%s” ended"), k->name);
 }
 

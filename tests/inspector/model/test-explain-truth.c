@@ -317,6 +317,9 @@ static void check_before(oracle *o, guint64 index, const char *text, GArray *fac
         fail_fact("gives a previous owner the log does not", index, text, f);
       break;
     }
+    case GS_FACT_RANGE: /* the programs here open no ranges: tests/oracle checks them */
+      fail_fact("a range in a program that opened none", index, text, f);
+      break;
     default: fail_fact("a fact of this kind is never about the state before", index, text, f);
     }
   }
@@ -418,6 +421,20 @@ static void check_after(oracle *o, const gs_trace_event *e, guint64 index, const
                   text, f);
       break;
     }
+    case GS_FACT_SAVED_BY: {
+      node_truth *n = g_hash_table_lookup(o->nodes, &f->id);
+      gboolean found = FALSE;
+      for (guint k = 0; n && k < n->n_saved; k++)
+        found |= n->saved[k] == f->tensor && n->storages[k] == f->storage;
+      if (!found)
+        fail_fact("the node did not save that tensor from that storage", index, text, f);
+      break;
+    }
+    /* The programs here push no saved-tensor hooks and open no ranges: tests/oracle checks
+     * these against the live engine. */
+    case GS_FACT_PACKED:
+    case GS_FACT_UNPACKED:
+    case GS_FACT_RANGE: fail_fact("a hook or range in a program that used none", index, text, f);
     }
   }
   if (e->kind == GS_TRACE_TENSOR_CREATE && !has_created)
