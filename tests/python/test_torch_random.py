@@ -82,6 +82,15 @@ def test_dataloader_shuffle_in_process(seed):
 
 
 @pytest.mark.parametrize("seed", SEEDS)
+def test_dataloader_shuffle_engine(seed):
+    def order(m):  # a TensorDataset goes to gradscope's engine loader: two epochs
+        loader = m.utils.data.DataLoader(m.utils.data.TensorDataset(m.arange(20.)),
+                                         batch_size=4, shuffle=True)
+        return [b[0] for _ in range(2) for b in loader] + [m.rand(2)]
+    assert_same_bits(seed, order)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
 def test_generator_objects(seed):
     def draws(m):
         g = m.Generator().manual_seed(seed + 1)

@@ -13,8 +13,8 @@ work by worker reads all of it.
 Random orders (random_split, RandomSampler, SubsetRandomSampler, shuffle=True in the
 in-process loader) are torch's for the same seed: the generator is torch's and they draw as
 torch's do (RandomSampler seeds a fresh generator from one int64 draw, after the loader's base
-seed). The engine's loader shuffles each epoch from its own seed (seed + epoch) with torch's
-randperm, so its order is not the one torch gives after torch.manual_seed.
+seed). The engine's loader draws each epoch's order the same way unless given seed= (then
+torch.randperm from a generator seeded with seed + epoch) or persistent_workers.
 """
 import bisect
 import collections.abc
@@ -363,12 +363,13 @@ def default_collate(batch):
 class DataLoader:
     """torch.utils.data.DataLoader: batches of a dataset (see the module's docstring for which
     loads go to the engine and which run here). seed and prefetch are gradscope's: the engine
-    loader's shuffle seed and batches collated ahead on a thread."""
+    loader's shuffle seed (None: each epoch's order drawn from the default generator, torch's
+    order) and batches collated ahead on a thread."""
 
     def __init__(self, dataset, batch_size=1, shuffle=None, sampler=None, batch_sampler=None,
                  num_workers=0, collate_fn=None, pin_memory=False, drop_last=False, timeout=0,
                  worker_init_fn=None, multiprocessing_context=None, generator=None, *,
-                 prefetch_factor=2, persistent_workers=False, pin_memory_device="", seed=0,
+                 prefetch_factor=2, persistent_workers=False, pin_memory_device="", seed=None,
                  prefetch=0):
         if num_workers < 0:
             raise ValueError("num_workers option should be non-negative; "
@@ -392,6 +393,11 @@ class DataLoader:
         self.generator = generator
         self.drop_last = drop_last
         self._engine = None
+        # Without a seed of its own, a shuffled engine loader takes each epoch's order from the
+        # default generator as torch's loader does (persistent workers recompute orders from
+        # the loader's seed, so they keep seed + epoch).
+        self._torch_order = bool(shuffle) and seed is None and not persistent_workers
+        seed = 0 if seed is None else seed
         distributed = sampler is not None and \
             type(sampler).__module__.startswith("gradscope") and \
             type(sampler).__name__ == "DistributedSampler"
@@ -442,6 +448,9 @@ class DataLoader:
 
     def __iter__(self):
         if self._engine is not None:
+            if self._torch_order and self.sampler is None:
+                _c._random_int64(1)  # torch's base seed, drawn first
+                self._engine._shuffle_next_epoch_from(int(_c._random_int64(1).item()))
             return iter(self._engine)
         return self._in_process()
 
