@@ -26,16 +26,17 @@ static bool floating_or_error(gs_dtype dtype, const char *fn) {
   return false;
 }
 
-gs_tensor gs_uniform(gs_dtype dtype, const int64_t *shape, int ndim, double low, double high,
-                     gs_rng *rng) {
-  if (!floating_or_error(dtype, "uniform"))
+/* fn names the call in errors and in the event log (rand and uniform share this). */
+static gs_tensor uniform_as(gs_dtype dtype, const int64_t *shape, int ndim, double low, double high,
+                            gs_rng *rng, const char *fn) {
+  if (!floating_or_error(dtype, fn))
     return GS_NO_TENSOR;
   if (!(low <= high)) {
-    gs__error(GS_ERR_ARGUMENT, "uniform", "expected low <= high, got low %g, high %g", low, high);
+    gs__error(GS_ERR_ARGUMENT, fn, "expected low <= high, got low %g, high %g", low, high);
     return GS_NO_TENSOR;
   }
   gs__tensor *t;
-  gs_tensor h = gs__tensor_new(dtype, shape, ndim, "uniform", &t);
+  gs_tensor h = gs__tensor_new(dtype, shape, ndim, fn, &t);
   if (!h.id)
     return h;
   gs_rng *g = gs__rng_acquire(rng);
@@ -52,22 +53,25 @@ gs_tensor gs_uniform(gs_dtype dtype, const int64_t *shape, int ndim, double low,
   return h;
 }
 
-gs_tensor gs_rand(gs_dtype dtype, const int64_t *shape, int ndim, gs_rng *rng) {
-  if (!floating_or_error(dtype, "rand"))
-    return GS_NO_TENSOR;
-  return gs_uniform(dtype, shape, ndim, 0.0, 1.0, rng);
+gs_tensor gs_uniform(gs_dtype dtype, const int64_t *shape, int ndim, double low, double high,
+                     gs_rng *rng) {
+  return uniform_as(dtype, shape, ndim, low, high, rng, "uniform");
 }
 
-gs_tensor gs_normal(gs_dtype dtype, const int64_t *shape, int ndim, double mean, double std,
-                    gs_rng *rng) {
-  if (!floating_or_error(dtype, "normal"))
+gs_tensor gs_rand(gs_dtype dtype, const int64_t *shape, int ndim, gs_rng *rng) {
+  return uniform_as(dtype, shape, ndim, 0.0, 1.0, rng, "rand");
+}
+
+static gs_tensor normal_as(gs_dtype dtype, const int64_t *shape, int ndim, double mean, double std,
+                           gs_rng *rng, const char *fn) {
+  if (!floating_or_error(dtype, fn))
     return GS_NO_TENSOR;
   if (!(std >= 0.0)) {
-    gs__error(GS_ERR_ARGUMENT, "normal", "expected std >= 0, got %g", std);
+    gs__error(GS_ERR_ARGUMENT, fn, "expected std >= 0, got %g", std);
     return GS_NO_TENSOR;
   }
   gs__tensor *t;
-  gs_tensor h = gs__tensor_new(dtype, shape, ndim, "normal", &t);
+  gs_tensor h = gs__tensor_new(dtype, shape, ndim, fn, &t);
   if (!h.id)
     return h;
   gs_rng *g = gs__rng_acquire(rng);
@@ -89,10 +93,13 @@ gs_tensor gs_normal(gs_dtype dtype, const int64_t *shape, int ndim, double mean,
   return h;
 }
 
+gs_tensor gs_normal(gs_dtype dtype, const int64_t *shape, int ndim, double mean, double std,
+                    gs_rng *rng) {
+  return normal_as(dtype, shape, ndim, mean, std, rng, "normal");
+}
+
 gs_tensor gs_randn(gs_dtype dtype, const int64_t *shape, int ndim, gs_rng *rng) {
-  if (!floating_or_error(dtype, "randn"))
-    return GS_NO_TENSOR;
-  return gs_normal(dtype, shape, ndim, 0.0, 1.0, rng);
+  return normal_as(dtype, shape, ndim, 0.0, 1.0, rng, "randn");
 }
 
 gs_tensor gs_bernoulli_p(gs_dtype dtype, const int64_t *shape, int ndim, double p, gs_rng *rng) {
