@@ -215,6 +215,24 @@ static PyObject *loader_next(PyObject *self) {
   return tuple;
 }
 
+/* _shuffle_next_epoch_from(seed): the next epoch's order is torch.randperm(n) from a
+ * generator seeded with seed (the Python DataLoader draws seed as torch's RandomSampler). */
+static PyObject *loader_shuffle_next_epoch_from(PyObject *self, PyObject *arg) {
+  gs_data_loader *l = ((loader_object *)self)->loader;
+  unsigned long long seed = PyLong_AsUnsignedLongLongMask(arg);
+  if (PyErr_Occurred())
+    return NULL;
+  gs_data_loader_set_seed(l, (uint64_t)seed - (uint64_t)(gs_data_loader_epoch(l) + 1));
+  Py_RETURN_NONE;
+}
+
+static PyMethodDef loader_methods[] = {
+    {"_shuffle_next_epoch_from", loader_shuffle_next_epoch_from, METH_O,
+     "_shuffle_next_epoch_from(seed)\n--\n\nThe next epoch shuffles as torch.randperm with a "
+     "generator seeded with seed."},
+    {NULL, NULL, 0, NULL},
+};
+
 static Py_ssize_t loader_len(PyObject *self) {
   return (Py_ssize_t)gs_data_loader_num_batches(((loader_object *)self)->loader);
 }
@@ -223,6 +241,7 @@ static PySequenceMethods loader_as_sequence = {.sq_length = loader_len};
 
 static PyTypeObject loader_type = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "gradscope.utils.data.DataLoader",
+    .tp_methods = loader_methods,
     .tp_doc = "DataLoader(dataset, batch_size=1, shuffle=False, *, drop_last=False, seed=0, "
               "prefetch=0, sampler=None, num_workers=0, persistent_workers=False, timeout=0)"
               "\n--\n\n"

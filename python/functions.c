@@ -138,6 +138,59 @@ static PyObject *f_randint(PyObject *m, PyObject *args, PyObject *kwargs) {
   return gsp_wrap(t);
 }
 
+/* _fill_random(size, kind, a, b, dtype): torch's uniform_(a, b) (kind 0) or normal_(a, b)
+ * (kind 1) drawn for a tensor of that size and floating dtype: nn.init and the in-place
+ * methods draw through it, so their numbers are torch's. */
+static PyObject *f_fill_random(PyObject *m, PyObject *args) {
+  GSP_SITE();
+  (void)m;
+  PyObject *size, *dtype_arg;
+  int kind;
+  double a, b;
+  if (!PyArg_ParseTuple(args, "OiddO:_fill_random", &size, &kind, &a, &b, &dtype_arg))
+    return NULL;
+  int64_t shape[GS_MAX_DIMS];
+  int nd = gsp_shape_from_sequence(size, shape);
+  gs_dtype dtype = GS_F64;
+  if (nd < 0 || gsp_dtype_from_object(dtype_arg, &dtype) < 0)
+    return NULL;
+  return gsp_wrap(kind ? gs_normal(dtype, shape, nd, a, b, NULL)
+                       : gs_uniform(dtype, shape, nd, a, b, NULL));
+}
+
+/* _random_int64(n): n draws of torch's int64 random_(): 64 bits modulo 2**63. */
+static PyObject *f_random_int64(PyObject *m, PyObject *arg) {
+  GSP_SITE();
+  (void)m;
+  long long n = PyLong_AsLongLong(arg);
+  if (n == -1 && PyErr_Occurred())
+    return NULL;
+  if (n < 0) {
+    PyErr_Format(PyExc_ValueError, "_random_int64: expected n >= 0, got %lld", n);
+    return NULL;
+  }
+  gs_tensor t = gs_empty(GS_I64, (int64_t[]){n}, 1);
+  if (!t.id)
+    return gsp_wrap(t);
+  int64_t *p = gs_data_mut(t);
+  gs_rng g;
+  gs_get_rng_state(&g); /* drawn from a copy put back after: the GIL keeps it exclusive */
+  for (long long i = 0; i < n; i++)
+    p[i] = (int64_t)(gs_rng_next_u64(&g) & (uint64_t)INT64_MAX);
+  gs_set_rng_state(&g);
+  return gsp_wrap(t);
+}
+
+/* _randperm(n): torch.randperm's permutation from the default generator (int64). */
+static PyObject *f_randperm(PyObject *m, PyObject *arg) {
+  GSP_SITE();
+  (void)m;
+  long long n = PyLong_AsLongLong(arg);
+  if (n == -1 && PyErr_Occurred())
+    return NULL;
+  return gsp_wrap(gs_randperm(n, NULL));
+}
+
 static PyObject *f_arange(PyObject *m, PyObject *args, PyObject *kwargs) {
   GSP_SITE();
   (void)m;
@@ -280,34 +333,28 @@ static PyObject *f_manual_seed(PyObject *m, PyObject *seed) {
   Py_RETURN_NONE;
 }
 
-/* The default generator's state as bytes: its four 64-bit words, the spare normal and
- * whether it is kept (41 bytes; torch.get_rng_state wraps them in a uint8 tensor). */
-#define RNG_STATE_BYTES (4 * 8 + 8 + 1)
+/* The default generator's state as bytes, in torch.get_rng_state()'s 5056-byte layout. */
 static PyObject *f_get_rng_state(PyObject *m, PyObject *unused) {
   (void)m, (void)unused;
   gs_rng r;
   gs_get_rng_state(&r);
-  unsigned char b[RNG_STATE_BYTES];
-  memcpy(b, r.s, 32);
-  memcpy(b + 32, &r.spare_normal, 8);
-  b[40] = r.has_spare_normal;
-  return PyBytes_FromStringAndSize((const char *)b, RNG_STATE_BYTES);
+  uint8_t b[GS_RNG_STATE_BYTES];
+  gs_rng_state_save(&r, b);
+  return PyBytes_FromStringAndSize((const char *)b, GS_RNG_STATE_BYTES);
 }
 
 static PyObject *f_set_rng_state(PyObject *m, PyObject *state) {
   (void)m;
   char *b;
   Py_ssize_t n;
-  if (!PyBytes_Check(state) || PyBytes_AsStringAndSize(state, &b, &n) < 0 || n != RNG_STATE_BYTES) {
+  gs_rng r;
+  if (!PyBytes_Check(state) || PyBytes_AsStringAndSize(state, &b, &n) < 0 ||
+      !gs_rng_state_load(&r, (const uint8_t *)b, (size_t)n)) {
     PyErr_Format(PyExc_RuntimeError,
                  "set_rng_state: expected the %d-byte state get_rng_state() returned, got %.100s",
-                 RNG_STATE_BYTES, Py_TYPE(state)->tp_name);
+                 GS_RNG_STATE_BYTES, Py_TYPE(state)->tp_name);
     return NULL;
   }
-  gs_rng r;
-  memcpy(r.s, b, 32);
-  memcpy(&r.spare_normal, b + 32, 8);
-  r.has_spare_normal = b[40] != 0;
   gs_set_rng_state(&r);
   Py_RETURN_NONE;
 }
@@ -624,8 +671,15 @@ PyMethodDef gsp_module_functions[] = {
     {"_set_printoptions", gsp_set_printoptions, METH_VARARGS,
      "_set_printoptions(precision, threshold, edgeitems, linewidth, sci_mode, /)\n--\n\n"
      "The tensor repr's options (sci_mode -1: automatic)."},
+    {"_fill_random", f_fill_random, METH_VARARGS,
+     "_fill_random(size, kind, a, b, dtype)\n--\n\ntorch's uniform_(a, b) (kind 0) or "
+     "normal_(a, b) (kind 1) values."},
+    {"_random_int64", f_random_int64, METH_O,
+     "_random_int64(n)\n--\n\nn draws of torch's int64 random_()."},
+    {"_randperm", f_randperm, METH_O,
+     "_randperm(n)\n--\n\nA permutation of 0..n-1 drawn as torch.randperm draws it."},
     {"_get_rng_state", f_get_rng_state, METH_NOARGS,
-     "_get_rng_state()\n--\n\nThe default generator's state as 41 bytes."},
+     "_get_rng_state()\n--\n\nThe default generator's state as torch's 5056 bytes."},
     {"_set_rng_state", f_set_rng_state, METH_O,
      "_set_rng_state(state, /)\n--\n\nPuts back a state _get_rng_state() returned."},
     {"is_grad_enabled", f_is_grad_enabled, METH_NOARGS, NULL},

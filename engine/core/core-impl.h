@@ -434,3 +434,6 @@ static inline int16_t gs__f64_to_i16(double v) {
 /* rng, or the process-wide default generator (locked) when rng is NULL. */
 gs_rng *gs__rng_acquire(gs_rng *rng);
 void gs__rng_release(gs_rng *rng, gs_rng *acquired);
+/* torch's normal_fill for n >= 16 values (random-normal.c): d is overwritten. */
+void gs__normal_fill_f32(gs_rng *g, float *d, int64_t n, float mean, float std);
+void gs__normal_fill_f64(gs_rng *g, double *d, int64_t n, double mean, double std);

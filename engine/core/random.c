@@ -1,61 +1,80 @@
-/* random.c: a seedable generator (xoshiro256** seeded through splitmix64) and the random
- * tensor constructors. Same seed, same numbers, on every machine: the samplers use only exact
- * integer arithmetic and libm functions with correctly rounded inputs. */
+/* random.c: the generator, PyTorch 1.13's CPU generator rebuilt: a 32-bit Mersenne Twister
+ * (mt19937) seeded from the low 32 bits of the seed, torch's 64-bit draw (two 32-bit numbers,
+ * the first high), its double uniform and cached Box-Muller normal, the process-wide default
+ * generator, and the state in torch.get_rng_state()'s byte layout. The tensor samplers built
+ * on it are in random-tensors.c. */
 #include <math.h>
 #include <pthread.h>
 #include <string.h>
 
 #include "core-impl.h"
 
-static uint64_t splitmix64(uint64_t *x) {
-  uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
+enum { MT_N = GS_MT19937_N, MT_M = 397 };
 
 void gs_rng_seed(gs_rng *rng, uint64_t seed) {
   if (!rng)
     return;
-  uint64_t x = seed;
-  for (int i = 0; i < 4; i++)
-    rng->s[i] = splitmix64(&x);
-  rng->has_spare_normal = false;
-  rng->spare_normal = 0.0;
+  rng->seed = seed;
+  rng->state[0] = (uint32_t)seed;
+  for (uint32_t i = 1; i < MT_N; i++) {
+    uint32_t prev = rng->state[i - 1];
+    rng->state[i] = 1812433253u * (prev ^ (prev >> 30)) + i;
+  }
+  rng->left = 1; /* the first draw twists the freshly seeded state */
+  rng->next = 0;
+  rng->has_next_normal = false;
+  rng->next_normal = 0.0;
 }
 
-static inline uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+/* Regenerates all 624 words at once (the Mersenne Twister's "twist"). */
+static void twist(gs_rng *rng) {
+  uint32_t *s = rng->state;
+  for (int i = 0; i < MT_N; i++) {
+    uint32_t y = (s[i] & 0x80000000u) | (s[(i + 1) % MT_N] & 0x7fffffffu);
+    s[i] = s[(i + MT_M) % MT_N] ^ (y >> 1) ^ ((y & 1u) ? 0x9908b0dfu : 0u);
+  }
+  rng->left = MT_N;
+  rng->next = 0;
+}
+
+uint32_t gs_rng_next_u32(gs_rng *rng) {
+  if (--rng->left <= 0)
+    twist(rng);
+  uint32_t y = rng->state[rng->next++];
+  y ^= y >> 11;
+  y ^= (y << 7) & 0x9d2c5680u;
+  y ^= (y << 15) & 0xefc60000u;
+  y ^= y >> 18;
+  return y;
+}
 
 uint64_t gs_rng_next_u64(gs_rng *rng) {
-  uint64_t *s = rng->s;
-  uint64_t result = rotl(s[1] * 5, 7) * 9;
-  uint64_t t = s[1] << 17;
-  s[2] ^= s[0];
-  s[3] ^= s[1];
-  s[1] ^= s[2];
-  s[0] ^= s[3];
-  s[2] ^= t;
-  s[3] = rotl(s[3], 45);
-  return result;
+  uint64_t hi = gs_rng_next_u32(rng);
+  uint64_t lo = gs_rng_next_u32(rng);
+  return (hi << 32) | lo;
 }
 
 double gs_rng_uniform(gs_rng *rng) {
-  return (double)(gs_rng_next_u64(rng) >> 11) * 0x1.0p-53;
+  return (double)(gs_rng_next_u64(rng) & ((1ull << 53) - 1)) * 0x1.0p-53;
 }
 
-/* Box-Muller; the second value of each pair is kept for the next call. */
+/* torch's normal_distribution<double>: r from the second uniform, the angle from the first;
+ * the cosine half is returned, the sine half kept. */
 double gs_rng_normal(gs_rng *rng) {
-  if (rng->has_spare_normal) {
-    rng->has_spare_normal = false;
-    return rng->spare_normal;
+  if (rng->has_next_normal) {
+    rng->has_next_normal = false;
+    return rng->next_normal;
   }
-  double u1 = 1.0 - gs_rng_uniform(rng); /* (0, 1]: log(u1) is finite */
+  double u1 = gs_rng_uniform(rng);
   double u2 = gs_rng_uniform(rng);
-  double r = sqrt(-2.0 * log(u1));
-  rng->spare_normal = r * sin(2.0 * M_PI * u2);
-  rng->has_spare_normal = true;
-  return r * cos(2.0 * M_PI * u2);
+  double r = sqrt(-2.0 * log(1.0 - u2));
+  double theta = 2.0 * M_PI * u1;
+  rng->next_normal = r * sin(theta);
+  rng->has_next_normal = true;
+  return r * cos(theta);
 }
+
+/* ---- the default generator ------------------------------------------------------------ */
 
 static pthread_mutex_t default_lock = PTHREAD_MUTEX_INITIALIZER;
 GS__FORK_GUARD_MUTEX(GS__FORK_RANK_RANDOM, default_lock)
@@ -102,133 +121,66 @@ void gs_set_rng_state(const gs_rng *state) {
   pthread_mutex_unlock(&default_lock);
 }
 
-/* ---- random tensors ----------------------------------------------------------------- */
+/* ---- torch's state bytes ---------------------------------------------------------------- */
 
-typedef enum { DIST_UNIFORM, DIST_NORMAL, DIST_BERNOULLI } dist_kind;
+/* Offsets in torch 1.13's CPUGeneratorImplState (x86-64 layout): the legacy TH generator
+ * (seed, left, seeded, next, 624 state words widened to 64 bits, three doubles of the old
+ * normal cache, its valid flag) and the float normal cache torch added after it. */
+enum {
+  ST_SEED = 0,
+  ST_LEFT = 8,
+  ST_SEEDED = 12,
+  ST_NEXT = 16,
+  ST_WORDS = 24,
+  ST_NORMAL_X = ST_WORDS + 8 * MT_N,
+  ST_NORMAL_Y = ST_NORMAL_X + 8,
+  ST_NORMAL_RHO = ST_NORMAL_Y + 8,
+  ST_NORMAL_VALID = ST_NORMAL_RHO + 8,
+  ST_FLOAT_NORMAL = ST_NORMAL_VALID + 8, /* after 4 bytes of padding */
+  ST_FLOAT_VALID = ST_FLOAT_NORMAL + 4,
+};
+_Static_assert(ST_FLOAT_VALID + 4 == GS_RNG_STATE_BYTES, "torch's state is 5056 bytes");
 
-static gs_tensor sample(gs_dtype dtype, const int64_t *shape, int ndim, dist_kind kind,
-                        double a, double b, gs_rng *rng, const char *fn) {
-  if (kind != DIST_BERNOULLI && !gs_dtype_is_floating(dtype)) {
-    gs__error(GS_ERR_DTYPE, fn, "expected a floating dtype (f32 or f64), got %s",
-              gs_dtype_name(dtype));
-    return GS_NO_TENSOR;
+void gs_rng_state_save(const gs_rng *rng, uint8_t out[GS_RNG_STATE_BYTES]) {
+  memset(out, 0, GS_RNG_STATE_BYTES);
+  uint64_t next = rng->next;
+  int32_t seeded = 1;
+  memcpy(out + ST_SEED, &rng->seed, 8);
+  memcpy(out + ST_LEFT, &rng->left, 4);
+  memcpy(out + ST_SEEDED, &seeded, 4);
+  memcpy(out + ST_NEXT, &next, 8);
+  for (int i = 0; i < MT_N; i++) {
+    uint64_t w = rng->state[i];
+    memcpy(out + ST_WORDS + 8 * i, &w, 8);
   }
-  if (kind == DIST_BERNOULLI && !(a >= 0.0 && a <= 1.0)) {
-    gs__error(GS_ERR_ARGUMENT, fn, "expected a probability in [0, 1], got %g", a);
-    return GS_NO_TENSOR;
+  if (rng->has_next_normal) {
+    int32_t valid = 1;
+    memcpy(out + ST_NORMAL_Y, &rng->next_normal, 8);
+    memcpy(out + ST_NORMAL_VALID, &valid, 4);
   }
-  if (kind == DIST_UNIFORM && !(a <= b)) {
-    gs__error(GS_ERR_ARGUMENT, fn, "expected low <= high, got low %g, high %g", a, b);
-    return GS_NO_TENSOR;
-  }
-  if (kind == DIST_NORMAL && !(b >= 0.0)) {
-    gs__error(GS_ERR_ARGUMENT, fn, "expected std >= 0, got %g", b);
-    return GS_NO_TENSOR;
-  }
-  gs__tensor *t;
-  gs_tensor h = gs__tensor_new(dtype, shape, ndim, fn, &t);
-  if (!h.id)
-    return h;
-  char *p = gs__tensor_data(t);
-  size_t es = gs_dtype_size(dtype);
-  gs_rng *g = gs__rng_acquire(rng);
-  for (int64_t i = 0; i < t->numel; i++) {
-    double v;
-    switch (kind) {
-    case DIST_UNIFORM: v = a + (b - a) * gs_rng_uniform(g); break;
-    case DIST_NORMAL: v = a + b * gs_rng_normal(g); break;
-    default: v = gs_rng_uniform(g) < a ? 1.0 : 0.0; break;
-    }
-    /* Rounding to f32 can reach high itself; keep the interval half-open as promised. */
-    if (kind == DIST_UNIFORM && dtype == GS_F32 && (float)v >= (float)b && a < b)
-      v = nextafterf((float)b, (float)a);
-    gs__store_f64(p + (size_t)i * es, dtype, v);
-  }
-  gs__rng_release(rng, g);
-  return h;
 }
 
-gs_tensor gs_rand(gs_dtype dtype, const int64_t *shape, int ndim, gs_rng *rng) {
-  return sample(dtype, shape, ndim, DIST_UNIFORM, 0.0, 1.0, rng, "rand");
-}
-
-gs_tensor gs_randn(gs_dtype dtype, const int64_t *shape, int ndim, gs_rng *rng) {
-  return sample(dtype, shape, ndim, DIST_NORMAL, 0.0, 1.0, rng, "randn");
-}
-
-gs_tensor gs_uniform(gs_dtype dtype, const int64_t *shape, int ndim, double low, double high,
-                     gs_rng *rng) {
-  return sample(dtype, shape, ndim, DIST_UNIFORM, low, high, rng, "uniform");
-}
-
-gs_tensor gs_normal(gs_dtype dtype, const int64_t *shape, int ndim, double mean, double std,
-                    gs_rng *rng) {
-  return sample(dtype, shape, ndim, DIST_NORMAL, mean, std, rng, "normal");
-}
-
-gs_tensor gs_bernoulli_p(gs_dtype dtype, const int64_t *shape, int ndim, double p,
-                         gs_rng *rng) {
-  return sample(dtype, shape, ndim, DIST_BERNOULLI, p, 0.0, rng, "bernoulli_p");
-}
-
-gs_tensor gs_randint(int64_t low, int64_t high, const int64_t *shape, int ndim, gs_rng *rng) {
-  if (low >= high) {
-    gs__error(GS_ERR_ARGUMENT, "randint", "expected low < high, got low %lld, high %lld",
-              (long long)low, (long long)high);
-    return GS_NO_TENSOR;
+bool gs_rng_state_load(gs_rng *rng, const uint8_t *bytes, size_t size) {
+  if (!rng || !bytes || size != GS_RNG_STATE_BYTES)
+    return false;
+  uint64_t next;
+  int32_t left, valid;
+  memcpy(&rng->seed, bytes + ST_SEED, 8);
+  memcpy(&left, bytes + ST_LEFT, 4);
+  memcpy(&next, bytes + ST_NEXT, 8);
+  if (left < 1 || left > MT_N || next > MT_N)
+    return false;
+  rng->left = left;
+  rng->next = (uint32_t)next;
+  for (int i = 0; i < MT_N; i++) {
+    uint64_t w;
+    memcpy(&w, bytes + ST_WORDS + 8 * i, 8);
+    rng->state[i] = (uint32_t)w;
   }
-  gs__tensor *t;
-  gs_tensor h = gs__tensor_new(GS_I64, shape, ndim, "randint", &t);
-  if (!h.id)
-    return h;
-  int64_t *p = (int64_t *)gs__tensor_data(t);
-  uint64_t range = (uint64_t)high - (uint64_t)low;
-  /* Rejection sampling: no modulo bias. */
-  uint64_t limit = UINT64_MAX - UINT64_MAX % range;
-  gs_rng *g = gs__rng_acquire(rng);
-  for (int64_t i = 0; i < t->numel; i++) {
-    uint64_t r;
-    do
-      r = gs_rng_next_u64(g);
-    while (r >= limit);
-    p[i] = (int64_t)((uint64_t)low + r % range);
-  }
-  gs__rng_release(rng, g);
-  return h;
-}
-
-gs_tensor gs_bernoulli(gs_tensor probs, gs_rng *rng) {
-  gs__tensor *pt = gs__lookup(probs, "bernoulli");
-  if (!pt)
-    return GS_NO_TENSOR;
-  if (!gs_dtype_is_floating(pt->dtype)) {
-    gs__error(GS_ERR_DTYPE, "bernoulli", "expected floating probabilities, got %s",
-              gs_dtype_name(pt->dtype));
-    return GS_NO_TENSOR;
-  }
-  gs__tensor probs_c;
-  if (!gs__as_contiguous(pt, GS_F64, &probs_c, "bernoulli"))
-    return GS_NO_TENSOR;
-  const double *pv = (const double *)gs__tensor_data(&probs_c);
-  for (int64_t i = 0; i < probs_c.numel; i++) {
-    if (!(pv[i] >= 0.0 && pv[i] <= 1.0)) {
-      gs__error(GS_ERR_ARGUMENT, "bernoulli",
-                "expected probabilities in [0, 1], got %g at flat index %lld", pv[i],
-                (long long)i);
-      gs__tensor_release(&probs_c);
-      return GS_NO_TENSOR;
-    }
-  }
-  gs__tensor *t;
-  gs_tensor h = gs__tensor_new(pt->dtype, pt->shape, pt->ndim, "bernoulli", &t);
-  if (h.id) {
-    char *o = gs__tensor_data(t);
-    size_t es = gs_dtype_size(t->dtype);
-    gs_rng *g = gs__rng_acquire(rng);
-    for (int64_t i = 0; i < t->numel; i++)
-      gs__store_f64(o + (size_t)i * es, t->dtype, gs_rng_uniform(g) < pv[i] ? 1.0 : 0.0);
-    gs__rng_release(rng, g);
-  }
-  gs__tensor_release(&probs_c);
-  return h;
+  memcpy(&valid, bytes + ST_NORMAL_VALID, 4);
+  rng->has_next_normal = valid != 0;
+  rng->next_normal = 0.0;
+  if (rng->has_next_normal)
+    memcpy(&rng->next_normal, bytes + ST_NORMAL_Y, 8);
+  return true;
 }

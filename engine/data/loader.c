@@ -102,30 +102,24 @@ void gs_data_loader_free(gs_data_loader *l) {
   free(l);
 }
 
-/* Uniform in [0, bound), without modulo bias. */
-static uint64_t uniform_below(gs_rng *rng, uint64_t bound) {
-  uint64_t limit = UINT64_MAX - UINT64_MAX % bound;
-  uint64_t x;
-  do
-    x = gs_rng_next_u64(rng);
-  while (x >= limit);
-  return x % bound;
-}
-
 void gs__loader_order(gs_data_loader *l, int64_t epoch) {
   int64_t n = l->ds.length;
-  for (int64_t i = 0; i < n; i++)
-    l->order[i] = i;
-  if (l->opt.shuffle && n > 1) {
+  if (l->opt.shuffle) { /* torch.randperm(n) from a generator seeded with seed + epoch */
     gs_rng rng;
     gs_rng_seed(&rng, l->opt.seed + (uint64_t)epoch);
-    for (int64_t i = n - 1; i > 0; i--) { /* Fisher-Yates */
-      int64_t j = (int64_t)uniform_below(&rng, (uint64_t)i + 1);
-      int64_t tmp = l->order[i];
-      l->order[i] = l->order[j];
-      l->order[j] = tmp;
-    }
+    gs_rng_permutation(&rng, l->order, n);
+  } else {
+    for (int64_t i = 0; i < n; i++)
+      l->order[i] = i;
   }
+}
+
+void gs_data_loader_set_seed(gs_data_loader *l, uint64_t seed) {
+  if (!l) {
+    gs__error(GS_ERR_ARGUMENT, "data_loader_set_seed", "expected a loader, got NULL");
+    return;
+  }
+  l->opt.seed = seed;
 }
 
 void gs_data_loader_reset(gs_data_loader *l) {

@@ -22,17 +22,13 @@ static void fill(gs_dist_sampler *s, int64_t epoch) {
   int64_t *order = malloc((size_t)(n > 0 ? n : 1) * sizeof *order);
   if (!order)
     abort();
-  for (int64_t i = 0; i < n; i++)
-    order[i] = i;
-  if (s->shuffle) { /* Fisher-Yates from a generator seeded with seed + epoch */
+  if (s->shuffle) { /* torch's: randperm(n) from a generator seeded with seed + epoch */
     gs_rng rng;
     gs_rng_seed(&rng, s->seed + (uint64_t)epoch);
-    for (int64_t i = n - 1; i > 0; i--) {
-      int64_t j = (int64_t)(gs_rng_next_u64(&rng) % (uint64_t)(i + 1));
-      int64_t t = order[i];
-      order[i] = order[j];
-      order[j] = t;
-    }
+    gs_rng_permutation(&rng, order, n);
+  } else {
+    for (int64_t i = 0; i < n; i++)
+      order[i] = i;
   }
   /* Entry k of the padded order is order[k mod n] (PyTorch repeats the list as often as the
    * padding needs); the rank takes k = rank, rank + world, ... */

@@ -80,7 +80,8 @@ GS_API void gs_dataset_release(gs_dataset *ds);
 typedef struct gs_loader_options {
   int64_t batch_size; /* > 0 */
   bool shuffle;
-  uint64_t seed;      /* epoch e shuffles with a generator seeded with seed + e */
+  uint64_t seed;      /* epoch e shuffles as torch.randperm(n, generator=g) with g seeded
+                         with seed + e */
   bool drop_last;     /* drop the last batch when it is smaller than batch_size */
   int prefetch;       /* batches collated ahead on a background thread (0: none, on demand);
                          at most GS_LOADER_MAX_PREFETCH. With workers: batches each worker
@@ -149,6 +150,9 @@ GS_API gs_scope gs_batch_owner_scope(gs_batch b);
 GS_API gs_batch gs_batch_move_to_outer(gs_batch b);
 GS_API gs_batch gs_batch_detach_from_scopes(gs_batch b);
 GS_API gs_batch gs_scope_attach_batch(gs_scope scope, gs_batch b);
+
+/* Epochs started from now on shuffle from seed + epoch (as gs_loader_options.seed). */
+GS_API void gs_data_loader_set_seed(gs_data_loader *l, uint64_t seed);
 
 /* The current epoch number (-1 before the first), and batches per epoch. */
 GS_API int64_t gs_data_loader_epoch(const gs_data_loader *l);

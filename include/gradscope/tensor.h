@@ -190,18 +190,29 @@ GS_API gs_tensor gs_detach(gs_tensor t);
 
 /* ---- random numbers ----------------------------------------------------------------- */
 
-/* A seedable generator (xoshiro256**). Same seed, same numbers, on every machine. */
+/* A seedable generator: PyTorch 1.13's CPU generator, a 32-bit Mersenne Twister (mt19937)
+ * seeded as torch seeds it, plus the normal value torch keeps between calls. Same seed, same
+ * numbers as torch.manual_seed(seed) gives torch, on every machine. */
+#define GS_MT19937_N 624
 typedef struct gs_rng {
-  uint64_t s[4];
-  double spare_normal;
-  bool has_spare_normal;
+  uint32_t state[GS_MT19937_N];
+  uint64_t seed;      /* the seed it was given (torch's initial_seed) */
+  uint32_t next;      /* the state word the next number tempers */
+  int32_t left;       /* numbers left before the state is twisted again */
+  double next_normal; /* the second value of the last pair gs_rng_normal drew */
+  bool has_next_normal;
 } gs_rng;
 
+/* Seeds as torch.Generator.manual_seed: only the low 32 bits of seed reach the state. */
 GS_API void gs_rng_seed(gs_rng *rng, uint64_t seed);
+/* The next 32-bit number (torch's generator->random()). */
+GS_API uint32_t gs_rng_next_u32(gs_rng *rng);
+/* Two 32-bit numbers, the first in the high half (torch's generator->random64()). */
 GS_API uint64_t gs_rng_next_u64(gs_rng *rng);
-/* Uniform in [0, 1). */
+/* Uniform in [0, 1) from the low 53 bits of gs_rng_next_u64 (torch's double uniform). */
 GS_API double gs_rng_uniform(gs_rng *rng);
-/* Standard normal. */
+/* Standard normal, torch's double sampler: Box-Muller over two uniforms, the sine half kept
+ * for the next call. */
 GS_API double gs_rng_normal(gs_rng *rng);
 /* Seeds the process-wide default generator that functions use when given rng = NULL. */
 GS_API void gs_manual_seed(uint64_t seed);
@@ -209,6 +220,12 @@ GS_API void gs_manual_seed(uint64_t seed);
  * (torch.set_rng_state): the numbers drawn after a set repeat those drawn after the get. */
 GS_API void gs_get_rng_state(gs_rng *out);
 GS_API void gs_set_rng_state(const gs_rng *state);
+/* A generator's state in the 5056 bytes torch.get_rng_state() returns (its legacy layout),
+ * and back: bytes torch wrote load here and the reverse. Loading refuses (returns false) a
+ * buffer whose size is not GS_RNG_STATE_BYTES. */
+#define GS_RNG_STATE_BYTES 5056
+GS_API void gs_rng_state_save(const gs_rng *rng, uint8_t out[GS_RNG_STATE_BYTES]);
+GS_API bool gs_rng_state_load(gs_rng *rng, const uint8_t *bytes, size_t size);
 
 /* Uniform in [0, 1); dtype must be floating. */
 GS_API gs_tensor gs_rand(gs_dtype dtype, const int64_t *shape, int ndim, gs_rng *rng);
@@ -228,6 +245,10 @@ GS_API gs_tensor gs_bernoulli(gs_tensor probs, gs_rng *rng);
 /* 1 with probability p, else 0. */
 GS_API gs_tensor gs_bernoulli_p(gs_dtype dtype, const int64_t *shape, int ndim, double p,
                                 gs_rng *rng);
+/* A random permutation of 0 .. n-1, dtype i64 (torch.randperm's swaps). */
+GS_API gs_tensor gs_randperm(int64_t n, gs_rng *rng);
+/* Fills out[0 .. n-1] with torch.randperm(n)'s permutation: samplers shuffle with it. */
+GS_API void gs_rng_permutation(gs_rng *rng, int64_t *out, int64_t n);
 
 #ifdef __cplusplus
 }

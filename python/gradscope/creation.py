@@ -87,10 +87,10 @@ def as_tensor(data, dtype=None, device=None):
 
 def randperm(n, *, dtype=None, device=None, requires_grad=False):
     """torch.randperm: a random permutation of 0..n-1 (int64), drawn from the seeded
-    generator (the order differs from torch's for one seed: the generators differ)."""
+    generator as torch draws it (the same order as torch's for one seed)."""
     if not isinstance(n, int) or isinstance(n, bool) or n < 0:
         raise RuntimeError(f"randperm: expected a non-negative integer n, got {n!r}")
-    perm = _c.rand(n, dtype=_c.float64).argsort() if n else _c.zeros(0, dtype=_c.int64)
+    perm = _c._randperm(n)
     return perm if dtype is None else perm.to(dtype)
 
 

@@ -1,8 +1,8 @@
 """gradscope.random_draws: generator= on every function and method that draws random
 numbers, as torch's: given a Generator, the draw comes from that generator's state (swapped in
 for the call and advanced by it, gradscope.surface.Generator._drawing), so seeded generators
-give reproducible draws independent of the default one. The numbers are gradscope's
-generator's, not torch's, for one seed. Put on the C type and the package by
+give reproducible draws independent of the default one, torch's numbers for the same seed.
+Put on the C type and the package by
 gradscope/__init__.py."""
 import functools
 import inspect

@@ -261,8 +261,8 @@ BoolTensor = _typed("BoolTensor", _c.bool,
 # ---- the generator's state -------------------------------------------------------------------
 
 def get_rng_state():
-    """The default generator's state as a uint8 tensor (41 bytes: gradscope's xoshiro256**
-    state, not torch's Mersenne Twister), for set_rng_state."""
+    """The default generator's state as a uint8 tensor in torch's 5056-byte layout (its
+    Mersenne Twister state and cached normal), for set_rng_state."""
     return _c.tensor(list(_c._get_rng_state()), dtype=_c.uint8)
 
 
@@ -301,7 +301,7 @@ def seed():
 class Generator:
     """A generator of its own: manual_seed, seed, initial_seed, get_state and set_state, as
     torch.Generator. Functions that take generator= (random_split, the samplers) draw from it;
-    its numbers come from gradscope's generator, so they differ from torch's for one seed."""
+    its numbers are torch's for the same seed."""
 
     def __init__(self, device="cpu"):
         self.device = device

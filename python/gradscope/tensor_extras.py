@@ -172,15 +172,20 @@ def fill_diagonal_(self, fill_value, wrap=False):
 
 def bernoulli(input, p=None, *, generator=None):
     """1 with probability input (or p) and 0 otherwise, in input's dtype (torch.bernoulli)."""
-    prob = input if p is None else _c.full(tuple(input.shape), float(p), dtype=input.dtype)
-    return (_rand_like(prob) < prob).to(input.dtype)
+    if p is not None:  # a number: torch compares it with 53-bit double uniforms
+        return (_c.rand(*input.shape, dtype=_c.float64) < float(p)).to(input.dtype)
+    return (_rand_like(input) < input).to(input.dtype)
 
 
 def bernoulli_(self, p=0.5, *, generator=None):
     """In place: each element 1 with probability p (a number or a tensor), else 0."""
-    prob = p if _c.is_tensor(p) else _c.full(tuple(self.shape), float(p), dtype=self.dtype)
+    # torch draws uniforms in p's dtype (a number: float64) and compares them with p
+    if _c.is_tensor(p):
+        mask = _c.rand(*self.shape, dtype=p.dtype) < p
+    else:
+        mask = _c.rand(*self.shape, dtype=_c.float64) < float(p)
     with _c.no_grad():
-        return self.copy_((_rand_like(self) < prob).to(self.dtype))
+        return self.copy_(mask.to(self.dtype))
 
 
 def random_(self, *args, generator=None):
@@ -194,9 +199,12 @@ def random_(self, *args, generator=None):
     elif not args:
         name = _dtype_name(self.dtype)
         low = 0
-        high = {"float32": 2 ** 24 + 1, "float64": 2 ** 53 + 1, "int64": 2 ** 63 - 1,
-                "int32": 2 ** 31 - 1, "int16": 2 ** 15 - 1, "int8": 2 ** 7 - 1,
-                "uint8": 2 ** 8, "bool": 2}[name]
+        if name == "int64":  # torch's 64 bits mod 2**63
+            draw = _c._random_int64(self.numel()).reshape(tuple(self.shape))
+            with _c.no_grad():
+                return self.copy_(draw)
+        high = {"float32": 2 ** 24 + 1, "float64": 2 ** 53 + 1, "int32": 2 ** 31,
+                "int16": 2 ** 15, "int8": 2 ** 7, "uint8": 2 ** 8, "bool": 2}[name]
     else:
         raise TypeError(f"random_() takes at most 2 positional arguments ({len(args)} given)")
     if high is None:
@@ -210,12 +218,13 @@ def random_(self, *args, generator=None):
 
 
 def exponential_(self, lambd=1.0, *, generator=None):
-    """In place: draws from the exponential distribution of rate lambd, -log(1 - U) / lambd."""
+    """In place: draws from the exponential distribution of rate lambd, -log(1 - U) / lambd
+    with U a float64 uniform, as torch's CPU kernel."""
     if lambd <= 0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
     with _c.no_grad():
-        u = _rand_like(self)
-        return self.copy_((1.0 - u).log() * (-1.0 / lambd))
+        u = _c.rand(*self.shape, dtype=_c.float64)
+        return self.copy_(((1.0 - u).log() * (-1.0 / lambd)).to(self.dtype))
 
 
 def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, requires_grad=False):

@@ -63,13 +63,18 @@ def _fan(tensor, mode):
 
 
 def uniform_(tensor, a=0.0, b=1.0):
-    """Fills tensor with values drawn from U(a, b)."""
-    return _fill(tensor, _c.rand(*tensor.shape, dtype=_c.float64) * (b - a) + a)
+    """Fills tensor with values drawn from U(a, b), torch's draws for its dtype."""
+    return _fill(tensor, _c._fill_random(tuple(tensor.shape), 0, a, b, _draw_dtype(tensor)))
 
 
 def normal_(tensor, mean=0.0, std=1.0):
-    """Fills tensor with values drawn from N(mean, std^2)."""
-    return _fill(tensor, _c.randn(*tensor.shape, dtype=_c.float64) * std + mean)
+    """Fills tensor with values drawn from N(mean, std^2), torch's draws for its dtype."""
+    return _fill(tensor, _c._fill_random(tuple(tensor.shape), 1, mean, std, _draw_dtype(tensor)))
+
+
+def _draw_dtype(tensor):
+    """The dtype torch draws in for tensor: its own when floating, else float64."""
+    return tensor.dtype if tensor.dtype in (_c.float32, _c.float64) else _c.float64
 
 
 def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0):

@@ -10,10 +10,11 @@ and the samples are read here; worker_init_fn(0) is called at the start of each 
 get_worker_info() says worker 0 of 1 while the dataset is read, so a dataset that splits its
 work by worker reads all of it.
 
-Random orders (random_split, RandomSampler, WeightedRandomSampler, shuffle=True) come from
-gradscope's generator (xoshiro256**), not torch's Mersenne Twister: the same seed gives a
-reproducible split, but not the split torch gives. The engine's loader shuffles each epoch
-from its own seed (seed + epoch), the in-process loader from the default generator.
+Random orders (random_split, RandomSampler, SubsetRandomSampler, shuffle=True in the
+in-process loader) are torch's for the same seed: the generator is torch's and they draw as
+torch's do (RandomSampler seeds a fresh generator from one int64 draw, after the loader's base
+seed). The engine's loader draws each epoch's order the same way unless given seed= (then
+torch.randperm from a generator seeded with seed + epoch) or persistent_workers.
 """
 import bisect
 import collections.abc
@@ -123,8 +124,7 @@ def _generator_draw(generator, draw):
 
 def random_split(dataset, lengths, generator=None):
     """Splits dataset into non-overlapping Subsets of the given lengths (or fractions summing
-    to 1, as torch 1.13), from a random permutation. The permutation is gradscope's: a seeded
-    generator gives the same split each run, but not the split torch gives for that seed."""
+    to 1, as torch 1.13), from a random permutation: torch's for the same seed."""
     if math.isclose(sum(lengths), 1) and sum(lengths) <= 1:
         subset_lengths = [int(math.floor(len(dataset) * frac)) for frac in lengths]
         remainder = len(dataset) - sum(subset_lengths)
@@ -187,14 +187,19 @@ class RandomSampler(Sampler):
 
     def __iter__(self):
         n = len(self.data_source)
+        generator = self.generator
+        if generator is None:  # torch's: a fresh generator seeded by one int64 draw
+            generator = _gs.Generator()
+            generator.manual_seed(int(_c._random_int64(1).item()))
         if self.replacement:
-            draw = _generator_draw(self.generator,
-                                   lambda: _c.randint(0, n, (self.num_samples,)))
-            yield from draw.tolist()
+            for _ in range(self.num_samples // 32):
+                yield from _generator_draw(generator, lambda: _c.randint(0, n, (32,))).tolist()
+            rest = self.num_samples % 32
+            yield from _generator_draw(generator, lambda: _c.randint(0, n, (rest,))).tolist()
             return
         for _ in range(self.num_samples // n):
-            yield from _randperm(n, self.generator)
-        yield from _randperm(n, self.generator)[:self.num_samples % n]
+            yield from _randperm(n, generator)
+        yield from _randperm(n, generator)[:self.num_samples % n]
 
     def __len__(self):
         return self.num_samples
@@ -358,12 +363,13 @@ def default_collate(batch):
 class DataLoader:
     """torch.utils.data.DataLoader: batches of a dataset (see the module's docstring for which
     loads go to the engine and which run here). seed and prefetch are gradscope's: the engine
-    loader's shuffle seed and batches collated ahead on a thread."""
+    loader's shuffle seed (None: each epoch's order drawn from the default generator, torch's
+    order) and batches collated ahead on a thread."""
 
     def __init__(self, dataset, batch_size=1, shuffle=None, sampler=None, batch_sampler=None,
                  num_workers=0, collate_fn=None, pin_memory=False, drop_last=False, timeout=0,
                  worker_init_fn=None, multiprocessing_context=None, generator=None, *,
-                 prefetch_factor=2, persistent_workers=False, pin_memory_device="", seed=0,
+                 prefetch_factor=2, persistent_workers=False, pin_memory_device="", seed=None,
                  prefetch=0):
         if num_workers < 0:
             raise ValueError("num_workers option should be non-negative; "
@@ -387,6 +393,11 @@ class DataLoader:
         self.generator = generator
         self.drop_last = drop_last
         self._engine = None
+        # Without a seed of its own, a shuffled engine loader takes each epoch's order from the
+        # default generator as torch's loader does (persistent workers recompute orders from
+        # the loader's seed, so they keep seed + epoch).
+        self._torch_order = bool(shuffle) and seed is None and not persistent_workers
+        seed = 0 if seed is None else seed
         distributed = sampler is not None and \
             type(sampler).__module__.startswith("gradscope") and \
             type(sampler).__name__ == "DistributedSampler"
@@ -437,12 +448,17 @@ class DataLoader:
 
     def __iter__(self):
         if self._engine is not None:
+            if self._torch_order and self.sampler is None:
+                _c._random_int64(1)  # torch's base seed, drawn first
+                self._engine._shuffle_next_epoch_from(int(_c._random_int64(1).item()))
             return iter(self._engine)
         return self._in_process()
 
     def _in_process(self):
         global _in_process_worker
-        info = WorkerInfo(id=0, num_workers=1, seed=int(_c.randint(0, 2 ** 62, (1,)).item()),
+        # torch draws the base seed for every iterator, workers or not, before the sampler
+        base_seed = _generator_draw(self.generator, lambda: int(_c._random_int64(1).item()))
+        info = WorkerInfo(id=0, num_workers=1, seed=base_seed,
                           dataset=self.dataset) if self.num_workers > 0 else None
         if info is not None and self.worker_init_fn is not None:
             _in_process_worker = info

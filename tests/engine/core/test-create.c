@@ -183,9 +183,6 @@ static void test_same_seed_same_numbers(void) {
   double *w1 = test_values(u1), *w2 = test_values(u2);
   for (int i = 0; i < 100; i++)
     g_assert_cmpfloat(w1[i], ==, w2[i]);
-  /* A known first value pins the algorithm across machines and releases. */
-  gs_rng_seed(&a, 0);
-  g_assert_cmpuint(gs_rng_next_u64(&a), ==, 0x99ec5f36cb75f2b4ull);
   /* Its state saved and put back (torch.get_rng_state / set_rng_state): the draws after the
    * set repeat those after the get, normal's spare value included; a fresh seed differs. */
   gs_manual_seed(11);
@@ -209,6 +206,70 @@ static void test_same_seed_same_numbers(void) {
   gs_tensor handles[] = {x, y, z, u1, u2, skip, n1, n2, n3};
   for (size_t i = 0; i < G_N_ELEMENTS(handles); i++)
     gs_dispose(handles[i]);
+}
+
+/* The draws after a seed are torch 1.13's for that seed; the values below were printed by
+ * torch 1.13 (torch.manual_seed(s), then the call named beside each). */
+static void test_torch_generator_values(void) {
+  gs_rng g;
+  gs_rng_seed(&g, 0); /* torch.empty((), dtype=torch.int64).random_(): 64 bits mod 2^63 */
+  g_assert_cmpint((int64_t)(gs_rng_next_u64(&g) & INT64_MAX), ==, 900450186894289455ll);
+  gs_rng_seed(&g, 0);
+  gs_tensor r32 = gs_rand(GS_F32, (int64_t[]){3}, 1, &g); /* torch.rand(3) */
+  const float *f = gs_data(r32);
+  const uint32_t want32[3] = {0x3efe1558u, 0x3f44aa2fu, 0x3db533a8u};
+  for (int i = 0; i < 3; i++) {
+    uint32_t bits;
+    memcpy(&bits, &f[i], 4);
+    g_assert_cmphex(bits, ==, want32[i]);
+  }
+  gs_rng_seed(&g, 0);
+  gs_tensor r64 = gs_rand(GS_F64, (int64_t[]){2}, 1, &g); /* torch.rand(2, dtype=float64) */
+  const double *d = gs_data(r64);
+  g_assert_cmpfloat(d[0], ==, 0x1.f0aac97c4aa2fp-1);
+  g_assert_cmpfloat(d[1], ==, 0x1.6a675d821ccc0p-1);
+  gs_rng_seed(&g, 0); /* torch.randn(3, dtype=float64): the element-wise sampler */
+  gs_tensor n3 = gs_randn(GS_F64, (int64_t[]){3}, 1, &g);
+  d = gs_data(n3);
+  g_assert_cmpfloat(d[0], ==, 0x1.8a7eb8902be3ap+0);
+  g_assert_cmpfloat(d[1], ==, -0x1.2c78a087c6feap-2);
+  g_assert_cmpfloat(d[2], ==, -0x1.16e2920a70ee5p+1);
+  gs_rng_seed(&g, 0); /* torch.randn(17, dtype=float64): the 16-wide fill and its tail */
+  gs_tensor n17 = gs_randn(GS_F64, (int64_t[]){17}, 1, &g);
+  d = gs_data(n17);
+  g_assert_cmpfloat(d[15], ==, -0x1.c8318cc163de5p-1);
+  g_assert_cmpfloat(d[16], ==, 0x1.5986ed8e63e98p-1);
+#if defined(__x86_64__)
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+    gs_rng_seed(&g, 0); /* torch.randn(17): torch's AVX2 float kernel (taken on AVX2 CPUs) */
+    gs_tensor f17 = gs_randn(GS_F32, (int64_t[]){17}, 1, &g);
+    f = gs_data(f17);
+    g_assert_cmpfloat(f[15], ==, -0x1.aff666p-1f);
+    g_assert_cmpfloat(f[16], ==, 0x1.dd1860p-1f);
+    gs_dispose(f17);
+  }
+#endif
+  gs_rng_seed(&g, 0); /* torch.randint(0, 10, (5,)), then torch.randperm(10) */
+  gs_tensor ri = gs_randint(0, 10, (int64_t[]){5}, 1, &g);
+  gs_tensor rp = gs_randperm(10, &g);
+  const int64_t want_ri[5] = {4, 9, 3, 0, 3}, want_rp[10] = {9, 8, 0, 7, 3, 6, 1, 4, 2, 5};
+  g_assert_cmpmem(gs_data(ri), sizeof want_ri, want_ri, sizeof want_ri);
+  g_assert_cmpmem(gs_data(rp), sizeof want_rp, want_rp, sizeof want_rp);
+  gs_rng_seed(&g, 7); /* torch.randint(-2**40, 2**40, (2,)): a range past 32 bits */
+  gs_tensor big = gs_randint(-(1ll << 40), 1ll << 40, (int64_t[]){2}, 1, &g);
+  const int64_t want_big[2] = {-346915937084ll, -990767470090ll};
+  g_assert_cmpmem(gs_data(big), sizeof want_big, want_big, sizeof want_big);
+  /* torch.get_rng_state() after manual_seed(0): seed 0, left 1, seeded 1, next 0 */
+  uint8_t st[GS_RNG_STATE_BYTES];
+  gs_rng_seed(&g, 0);
+  gs_rng_state_save(&g, st);
+  const uint8_t head[24] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0};
+  g_assert_cmpmem(st, 24, head, 24);
+  gs_rng back;
+  g_assert_true(gs_rng_state_load(&back, st, sizeof st));
+  g_assert_false(gs_rng_state_load(&back, st, 41));
+  g_assert_cmpuint(gs_rng_next_u64(&back), ==, gs_rng_next_u64(&g));
+  DISPOSE_ALL(r32, r64, n3, n17, ri, rp, big);
 }
 
 static void test_distributions(void) {
@@ -283,6 +344,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/create/i32", test_i32);
   g_test_add_func("/create/shape-validation", test_shape_validation);
   g_test_add_func("/create/same-seed-same-numbers", test_same_seed_same_numbers);
+  g_test_add_func("/create/torch-generator-values", test_torch_generator_values);
   g_test_add_func("/create/distributions", test_distributions);
   g_test_add_func("/create/describe-and-print", test_describe_and_print);
   return g_test_run();
