@@ -109,6 +109,10 @@ static const torch_name NAMES[] = {
     {"ReplicationPad1dBackward", "ReplicationPad1DBackward0", SAME, NULL, 0},
     {"ReplicationPad2dBackward", "ReplicationPad2DBackward0", SAME, NULL, 0},
     {"ReplicationPad3dBackward", "ReplicationPad3DBackward0", SAME, NULL, 0},
+    /* torch 1.13 pads circularly by copying slices into a new tensor */
+    {"CircularPad1dBackward", "torch::autograd::CopySlices", SAME, NULL, 0},
+    {"CircularPad2dBackward", "torch::autograd::CopySlices", SAME, NULL, 0},
+    {"CircularPad3dBackward", "torch::autograd::CopySlices", SAME, NULL, 0},
     {"RemainderBackward", "RemainderBackward1", SAME, NULL, 0},       /* of two tensors */
     {"RemainderScalarBackward", "RemainderBackward0", SAME, NULL, 0}, /* t % 2 */
     {"ReshapeBackward", "ReshapeAliasBackward0", SAME, NULL, 0},
