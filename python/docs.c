@@ -333,9 +333,10 @@ static const doc_row rows[] = {
     {"Tensor", "clamp_min_", METHOD, "min", "clamp_min() written into this tensor; returns it."},
     {"Tensor", "clamp_max_", METHOD, "max", "clamp_max() written into this tensor; returns it."},
     /* ---- graph and ownership ---- */
-    {"Tensor", "clone", METHOD, "*, memory_format=preserve_format",
+    {"Tensor", "clone", METHOD, "*, memory_format=None",
      "A copy that stays in the graph; it shares storage copy-on-write until either is written. "
-     "memory_format=contiguous_format, channels_last or channels_last_3d lays the copy out so."},
+     "memory_format=contiguous_format, channels_last or channels_last_3d lays the copy out so "
+     "(None: preserve_format, as the tensor is)."},
     {"Tensor", "detach", METHOD, "/",
      "A new leaf sharing storage and version counter: writes to either show in both."},
     {"Tensor", "requires_grad_", METHOD, "requires_grad=True",

@@ -581,8 +581,9 @@ static PyObject *m_contiguous(PyObject *self, PyObject *args, PyObject *kwargs) 
   return r.id ? gsp_wrap(r) : gsp_raise_engine_error();
 }
 
-/* t.clone(*, memory_format=preserve_format): a copy that stays in the graph, laid out as t
- * (the engine's copy-on-write clone), or as memory_format says: a copy with the format's
+/* t.clone(*, memory_format=None): a copy that stays in the graph, laid out as t (the
+ * engine's copy-on-write clone; None is preserve_format, torch's default), or as memory_format
+ * says: a copy with the format's
  * strides when t is not laid out so, as torch's. */
 static PyObject *m_clone(PyObject *self, PyObject *args, PyObject *kwargs) {
   GSP_SITE();
@@ -590,7 +591,7 @@ static PyObject *m_clone(PyObject *self, PyObject *args, PyObject *kwargs) {
   static char *kwlist[] = {"memory_format", NULL};
   int code = GSP_PRESERVE_FORMAT;
   if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$O:clone", kwlist, &format) ||
-      (format && !gsp_memory_format_of(format, &code, "clone")))
+      (format && format != Py_None && !gsp_memory_format_of(format, &code, "clone")))
     return NULL;
   gs_clear_error();
   gs_tensor t = gsp_handle(self), r;
