@@ -336,8 +336,10 @@ static const doc_row rows[] = {
     {"Tensor", "clamp_min_", METHOD, "min", "clamp_min() written into this tensor; returns it."},
     {"Tensor", "clamp_max_", METHOD, "max", "clamp_max() written into this tensor; returns it."},
     /* ---- graph and ownership ---- */
-    {"Tensor", "clone", METHOD, "/",
-     "A copy that stays in the graph; it shares storage copy-on-write until either is written."},
+    {"Tensor", "clone", METHOD, "*, memory_format=None",
+     "A copy that stays in the graph; it shares storage copy-on-write until either is written. "
+     "memory_format=contiguous_format, channels_last or channels_last_3d lays the copy out so "
+     "(None: preserve_format, as the tensor is)."},
     {"Tensor", "detach", METHOD, "/",
      "A new leaf sharing storage and version counter: writes to either show in both."},
     {"Tensor", "requires_grad_", METHOD, "requires_grad=True",
@@ -550,22 +552,27 @@ static const doc_row rows[] = {
     /* ---- nn: the engine's modules ---- */
     {"nn", "_Parameter", FUNCTION, "data, requires_grad=True",
      "data as a module parameter: a leaf that requires grad, which modules register."},
-    {"nn", "Linear", FUNCTION, "in_features, out_features, bias=True",
+    {"nn", "Linear", FUNCTION, "in_features, out_features, bias=True, device=None, dtype=None",
      "y = x @ weight.T + bias, weight and bias initialised as torch's (uniform, 1/sqrt(in))."},
     {"nn", "Conv2d", FUNCTION,
      "in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, "
-     "bias=True, padding_mode='zeros', *, dtype=None",
-     "2-D convolution over N,C,H,W inputs, as torch.nn.Conv2d."},
+     "bias=True, padding_mode='zeros', device=None, dtype=None",
+     "2-D convolution over N,C,H,W inputs, as torch.nn.Conv2d: padding an int, a pair, "
+     "'valid' or 'same' (the odd zero on the far side); padding_mode 'zeros', 'reflect', "
+     "'replicate' or 'circular' pads the input first (F.pad), as torch's."},
     {"nn", "BatchNorm1d", FUNCTION,
-     "num_features, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True",
+     "num_features, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True, "
+     "device=None, dtype=None",
      "Batch normalisation over N,C or N,C,L inputs, as torch.nn.BatchNorm1d (momentum=None: "
      "a cumulative average; running estimates as buffers)."},
     {"nn", "BatchNorm2d", FUNCTION,
-     "num_features, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True",
+     "num_features, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True, "
+     "device=None, dtype=None",
      "Batch normalisation over N,C,H,W inputs, as torch.nn.BatchNorm2d (momentum=None: a "
      "cumulative average; running estimates as buffers)."},
     {"nn", "BatchNorm3d", FUNCTION,
-     "num_features, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True",
+     "num_features, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True, "
+     "device=None, dtype=None",
      "Batch normalisation over N,C,D,H,W inputs, as torch.nn.BatchNorm3d (momentum=None: a "
      "cumulative average; running estimates as buffers)."},
     {"nn", "ReLU", FUNCTION, "inplace=False",
@@ -589,15 +596,15 @@ static const doc_row rows[] = {
     {"nn", "Sequential", FUNCTION, "*modules", "The modules applied one after another."},
     {"nn", "RNN", FUNCTION,
      "input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0, "
-     "bidirectional=False, *, nonlinearity='tanh', dtype=None",
+     "bidirectional=False, *, nonlinearity='tanh', device=None, dtype=None",
      "An Elman RNN (tanh or relu), multi-layer and bidirectional, packed sequences too."},
     {"nn", "LSTM", FUNCTION,
      "input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0, "
-     "bidirectional=False, *, dtype=None",
+     "bidirectional=False, *, device=None, dtype=None",
      "A long short-term memory network, as torch.nn.LSTM; forward returns (output, (h, c))."},
     {"nn", "GRU", FUNCTION,
      "input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0, "
-     "bidirectional=False, *, dtype=None",
+     "bidirectional=False, *, device=None, dtype=None",
      "A gated recurrent unit network, as torch.nn.GRU; forward returns (output, h)."},
     {"nn", "RNNCell", FUNCTION,
      "input_size, hidden_size, bias=True, nonlinearity='tanh', device=None, dtype=None",

@@ -74,6 +74,18 @@ static PyObject *dtype_itemsize(PyObject *self, void *closure) {
   return PyLong_FromSize_t(gs_dtype_size(((gsp_dtype *)self)->dtype));
 }
 
+/* A dtype reduces to its name in the module, so copy.copy, copy.deepcopy (a module's
+ * constructor arguments, Conv2d(dtype=...)) and pickle give the one object back, as torch's. */
+static PyObject *dtype_reduce(PyObject *self, PyObject *unused) {
+  (void)unused;
+  return PyUnicode_FromString(torch_names[((gsp_dtype *)self)->dtype]);
+}
+
+static PyMethodDef dtype_methods[] = {
+    {"__reduce__", dtype_reduce, METH_NOARGS, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
 static PyGetSetDef dtype_getset[] = {
     {"is_floating_point", dtype_is_floating_point, NULL, NULL, NULL},
     {"itemsize", dtype_itemsize, NULL, NULL, NULL},
@@ -86,6 +98,7 @@ PyTypeObject gsp_dtype_type = {
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_repr = dtype_repr,
     .tp_getset = dtype_getset,
+    .tp_methods = dtype_methods,
     .tp_doc = "A tensor's element type: gradscope.float32, float64, int64, bool, int32, uint8, "
               "int8 or int16.",
 };

@@ -505,29 +505,37 @@ static PyObject *f_group_norm(PyObject *m, PyObject *args) {
       gs_group_norm(gsp_handle(x), groups, optional_tensor(w), optional_tensor(b), eps));
 }
 
-/* F.pad's 'reflect' and 'replicate' modes after pad's own checks: _reflection_pad(input, pad),
- * _replication_pad(input, pad), each one op (ReflectionPad2DBackward0, ...) */
-static PyObject *rows_pad(PyObject *args, bool reflect) {
+/* F.pad's 'reflect', 'replicate' and 'circular' modes after pad's own checks:
+ * _reflection_pad(input, pad), _replication_pad(input, pad), _circular_pad(input, pad), each
+ * one op (ReflectionPad2DBackward0, ...) */
+static PyObject *rows_pad(PyObject *args, gs_padding_mode mode) {
   GSP_SITE();
-  const char *fn = reflect ? "reflection_pad" : "replication_pad";
+  static const char *const formats[] = {NULL, "O!O:_reflection_pad", "O!O:_replication_pad",
+                                        "O!O:_circular_pad"};
+  static const char *const fns[] = {NULL, "reflection_pad", "replication_pad", "circular_pad"};
   PyObject *x, *pad_obj;
-  if (!PyArg_ParseTuple(args, reflect ? "O!O:_reflection_pad" : "O!O:_replication_pad",
-                        &gsp_tensor_type, &x, &pad_obj))
+  if (!PyArg_ParseTuple(args, formats[mode], &gsp_tensor_type, &x, &pad_obj))
     return NULL;
   int64_t pad[6];
-  int n = gsp_ints_from_sequence(pad_obj, pad, 6, fn, "pads");
+  int n = gsp_ints_from_sequence(pad_obj, pad, 6, fns[mode], "pads");
   if (n < 0)
     return NULL;
-  return gsp_wrap(reflect ? gs_reflection_pad(gsp_handle(x), pad, n)
-                          : gs_replication_pad(gsp_handle(x), pad, n));
+  gs_tensor t = gsp_handle(x);
+  return gsp_wrap(mode == GS_PADDING_REFLECT     ? gs_reflection_pad(t, pad, n)
+                  : mode == GS_PADDING_REPLICATE ? gs_replication_pad(t, pad, n)
+                                                 : gs_circular_pad(t, pad, n));
 }
 static PyObject *f_reflection_pad(PyObject *m, PyObject *a) {
   (void)m;
-  return rows_pad(a, true);
+  return rows_pad(a, GS_PADDING_REFLECT);
 }
 static PyObject *f_replication_pad(PyObject *m, PyObject *a) {
   (void)m;
-  return rows_pad(a, false);
+  return rows_pad(a, GS_PADDING_REPLICATE);
+}
+static PyObject *f_circular_pad(PyObject *m, PyObject *a) {
+  (void)m;
+  return rows_pad(a, GS_PADDING_CIRCULAR);
 }
 
 /* F.interpolate's 'nearest' mode after its checks: _upsample_nearest(input, sizes, scales),
@@ -663,6 +671,7 @@ static PyMethodDef functional_functions[] = {
     {"_reflection_pad", f_reflection_pad, METH_VARARGS, NULL},
     {"_group_norm", f_group_norm, METH_VARARGS, NULL},
     {"_replication_pad", f_replication_pad, METH_VARARGS, NULL},
+    {"_circular_pad", f_circular_pad, METH_VARARGS, NULL},
     {"_upsample_nearest", f_upsample_nearest, METH_VARARGS, NULL},
     {"_unfold", f_unfold, METH_VARARGS, NULL},
     {"_upsample_bicubic2d", f_upsample_bicubic2d, METH_VARARGS, NULL},

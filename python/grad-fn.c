@@ -111,6 +111,10 @@ static const torch_name NAMES[] = {
     {"ReplicationPad1dBackward", "ReplicationPad1DBackward0", SAME, NULL, 0},
     {"ReplicationPad2dBackward", "ReplicationPad2DBackward0", SAME, NULL, 0},
     {"ReplicationPad3dBackward", "ReplicationPad3DBackward0", SAME, NULL, 0},
+    /* torch 1.13 pads circularly by copying slices into a new tensor */
+    {"CircularPad1dBackward", "torch::autograd::CopySlices", SAME, NULL, 0},
+    {"CircularPad2dBackward", "torch::autograd::CopySlices", SAME, NULL, 0},
+    {"CircularPad3dBackward", "torch::autograd::CopySlices", SAME, NULL, 0},
     {"RemainderBackward", "RemainderBackward1", SAME, NULL, 0},       /* of two tensors */
     {"RemainderScalarBackward", "RemainderBackward0", SAME, NULL, 0}, /* t % 2 */
     {"ReshapeBackward", "ReshapeAliasBackward0", SAME, NULL, 0},
@@ -291,6 +295,8 @@ static PyObject *get_next_functions(PyObject *self, void *c) {
     return gsp_raise_engine_error();
   const torch_name *t = torch_name_of(engine);
   int extra = t ? t->scalar_edges : 0;
+  if (t && strcmp(t->torch, "ConvolutionBackward0") == 0 && count < 3)
+    extra = 3 - count; /* torch's convolution node has a bias edge, None without a bias */
   PyObject *pairs = PyList_New(0);
   for (int i = 0; pairs && i < count + extra; i++) {
     int64_t shape[GS_MAX_DIMS];

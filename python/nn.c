@@ -1114,15 +1114,54 @@ static PyObject *with_extra_repr(PyObject *o, PyObject *extra) {
   return o;
 }
 
+/* A layer's device= (torch's factory keyword): None, 'cpu' ('cpu:0'), or a device object of
+ * type 'cpu'; anything else is refused by name, as gradscope computes on the CPU only. */
+static bool layer_device_ok(PyObject *device, const char *fn) {
+  if (device == Py_None)
+    return true;
+  PyObject *type =
+      PyUnicode_Check(device) ? Py_NewRef(device) : PyObject_GetAttrString(device, "type");
+  if (!type)
+    PyErr_Clear();
+  const char *s = type && PyUnicode_Check(type) ? PyUnicode_AsUTF8(type) : NULL;
+  bool cpu = s && (strcmp(s, "cpu") == 0 || strncmp(s, "cpu:", 4) == 0);
+  Py_XDECREF(type);
+  if (!cpu)
+    PyErr_Format(PyExc_RuntimeError,
+                 "%s(): gradscope computes on the CPU only, got device=%R (use 'cpu')", fn, device);
+  return cpu;
+}
+
+/* made (a new layer in the default dtype, or NULL) converted to dtype= (torch's factory
+ * keyword; None keeps the default), or NULL raised. */
+static PyObject *in_layer_dtype(PyObject *made, PyObject *dtype_obj) {
+  gs_dtype dtype = gsp_default_dtype();
+  if (!made || dtype_obj == Py_None)
+    return made;
+  if (gsp_dtype_from_object(dtype_obj, &dtype) < 0) {
+    Py_DECREF(made);
+    return NULL;
+  }
+  if (dtype != gsp_default_dtype() && gs_module_to_dtype(((gsp_module *)made)->m, dtype) < 0) {
+    Py_DECREF(made);
+    return gsp_raise_engine_error();
+  }
+  return made;
+}
+
+/* nn.Linear(in_features, out_features, bias=True, device=None, dtype=None). */
 static PyObject *f_linear_module(PyObject *mod, PyObject *args, PyObject *kwargs) {
   GSP_SITE();
   (void)mod;
   long long in, out;
   int bias = 1;
-  static char *kwlist[] = {"in_features", "out_features", "bias", NULL};
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "LL|p:Linear", kwlist, &in, &out, &bias))
+  PyObject *device = Py_None, *dtype_obj = Py_None;
+  static char *kwlist[] = {"in_features", "out_features", "bias", "device", "dtype", NULL};
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "LL|pOO:Linear", kwlist, &in, &out, &bias, &device,
+                                   &dtype_obj) ||
+      !layer_device_ok(device, "Linear"))
     return NULL;
-  PyObject *o = wrap_module(gs_linear_new(in, out, bias, NULL), NULL);
+  PyObject *o = in_layer_dtype(wrap_module(gs_linear_new(in, out, bias, NULL), NULL), dtype_obj);
   return o ? with_extra_repr(o, PyUnicode_FromFormat("in_features=%lld, out_features=%lld, bias=%s",
                                                      in, out, bias ? "True" : "False"))
            : NULL;
@@ -1133,65 +1172,122 @@ int gsp_conv2d_string_padding(const char *fn, PyObject *padding, const int64_t *
                               const int64_t *stride, const int64_t *dilation, int64_t *near,
                               int64_t *far_extra);
 
+/* A plain attribute torch's layer has (conv.kernel_size, ...), kept in the made object's dict
+ * for builtin_init to move into the instance; steals value. */
+static int set_plain_attribute(PyObject *o, const char *name, PyObject *value) {
+  PyObject *key = PyUnicode_FromString(name);
+  int rc = key && value ? PyObject_GenericSetAttr(o, key, value) : -1;
+  Py_XDECREF(key);
+  Py_XDECREF(value);
+  return rc;
+}
+
+static const char *const padding_modes[] = {"zeros", "reflect", "replicate", "circular"};
+
 /* nn.Conv2d(in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
- * bias=True), initialised as PyTorch's (gs_conv2d_new); padding 'valid', or 'same' where the
- * zeros split evenly. */
+ * bias=True, padding_mode='zeros', device=None, dtype=None), initialised as PyTorch's
+ * (gs_conv2d_new_with). As torch's, a padding_mode other than zeros pads the input by
+ * _reversed_padding_repeated_twice in F.pad's mode and convolves with padding 0, and
+ * padding='same' whose zeros do not split evenly puts the odd one on the far side first; the
+ * engine's layer does both (its border). torch's attributes are plain ones, as there. */
 static PyObject *f_Conv2d(PyObject *mod, PyObject *args, PyObject *kwargs) {
   GSP_SITE();
   (void)mod;
   long long in, out, groups = 1;
   PyObject *kernel, *stride = Py_None, *padding = Py_None, *dilation = Py_None;
-  PyObject *dtype_obj = Py_None;
+  PyObject *device = Py_None, *dtype_obj = Py_None;
   int bias = 1;
-  const char *padding_mode = "zeros";
-  static char *kwlist[] = {"in_channels", "out_channels", "kernel_size", "stride", "padding",
-                           "dilation", "groups", "bias", "padding_mode", "dtype", NULL};
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "LLO|OOOLps$O:Conv2d", kwlist, &in, &out,
-                                   &kernel, &stride, &padding, &dilation, &groups, &bias,
-                                   &padding_mode, &dtype_obj))
+  const char *mode_name = "zeros";
+  static char *kwlist[] = {"in_channels",  "out_channels", "kernel_size", "stride",
+                           "padding",      "dilation",     "groups",      "bias",
+                           "padding_mode", "device",       "dtype",       NULL};
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "LLO|OOOLpsOO:Conv2d", kwlist, &in, &out, &kernel,
+                                   &stride, &padding, &dilation, &groups, &bias, &mode_name,
+                                   &device, &dtype_obj) ||
+      !layer_device_ok(device, "Conv2d"))
     return NULL;
-  if (strcmp(padding_mode, "zeros") != 0 || dtype_obj != Py_None) {
-    PyErr_SetString(PyExc_ValueError, "Conv2d(): padding_mode other than 'zeros' and dtype= are "
-                                      "not supported by gradscope yet");
+  gs_conv2d_layer_options lo = {.conv = {{1, 1}, {0, 0}, {1, 1}, groups}};
+  int mode = 0;
+  while (mode < 4 && strcmp(mode_name, padding_modes[mode]) != 0)
+    mode++;
+  if (mode == 4) {
+    PyErr_Format(PyExc_ValueError,
+                 "padding_mode must be one of ['zeros', 'reflect', 'replicate', 'circular'], but "
+                 "got padding_mode='%s'",
+                 mode_name);
     return NULL;
   }
+  lo.padding_mode = (gs_padding_mode)mode;
+  gs_conv2d_options *opt = &lo.conv;
   int64_t k[2] = {0, 0}, far[2] = {0, 0};
-  gs_conv2d_options opt = {{1, 1}, {0, 0}, {1, 1}, groups};
   bool text = PyUnicode_Check(padding);
   if (gsp_int_pair(kernel, k, "kernel_size") < 0 ||
-      gsp_int_pair(stride, opt.stride, "stride") < 0 ||
-      (!text && gsp_int_pair(padding, opt.padding, "padding") < 0) ||
-      gsp_int_pair(dilation, opt.dilation, "dilation") < 0)
+      gsp_int_pair(stride, opt->stride, "stride") < 0 ||
+      (!text && gsp_int_pair(padding, opt->padding, "padding") < 0) ||
+      gsp_int_pair(dilation, opt->dilation, "dilation") < 0)
     return NULL;
-  if (text && gsp_conv2d_string_padding("Conv2d", padding, k, opt.stride, opt.dilation, opt.padding,
-                                        far) < 0)
+  if (text && gsp_conv2d_string_padding("Conv2d", padding, k, opt->stride, opt->dilation,
+                                        opt->padding, far) < 0)
     return NULL;
-  if (far[0] || far[1]) {
-    PyErr_SetString(PyExc_ValueError,
-                    "Conv2d(padding='same') with an even dilation * (kernel_size - 1) (zeros "
-                    "that do not split evenly) is not supported by gradscope yet; "
-                    "F.conv2d(padding='same') is");
-    return NULL;
+  /* torch's _reversed_padding_repeated_twice: (left, right) of the width, then of the height */
+  int64_t sides[4] = {opt->padding[1], opt->padding[1] + far[1], opt->padding[0],
+                      opt->padding[0] + far[0]};
+  if (lo.padding_mode == GS_PADDING_ZEROS) { /* only the uneven 'same' zero goes first */
+    lo.pad[1] = far[1], lo.pad[3] = far[0];
+  } else {
+    memcpy(lo.pad, sides, sizeof sides);
+    opt->padding[0] = opt->padding[1] = 0;
   }
-  PyObject *o = wrap_module(gs_conv2d_new(in, out, k[0], k[1], &opt, bias, NULL), NULL);
+  PyObject *o = in_layer_dtype(
+      wrap_module(gs_conv2d_new_with(in, out, k[0], k[1], &lo, bias, NULL), NULL), dtype_obj);
   if (!o)
     return NULL;
-  /* PyTorch's Conv2d.extra_repr: padding, dilation, groups and bias only when not default. */
+  int64_t shown[2] = {sides[2], sides[0]}; /* the padding as given (near side) */
+  if (set_plain_attribute(o, "in_channels", PyLong_FromLongLong(in)) < 0 ||
+      set_plain_attribute(o, "out_channels", PyLong_FromLongLong(out)) < 0 ||
+      set_plain_attribute(o, "kernel_size",
+                          Py_BuildValue("(LL)", (long long)k[0], (long long)k[1])) < 0 ||
+      set_plain_attribute(
+          o, "stride",
+          Py_BuildValue("(LL)", (long long)opt->stride[0], (long long)opt->stride[1])) < 0 ||
+      set_plain_attribute(o, "padding",
+                          text ? Py_NewRef(padding)
+                               : Py_BuildValue("(LL)", (long long)shown[0], (long long)shown[1])) <
+          0 ||
+      set_plain_attribute(
+          o, "dilation",
+          Py_BuildValue("(LL)", (long long)opt->dilation[0], (long long)opt->dilation[1])) < 0 ||
+      set_plain_attribute(o, "transposed", Py_NewRef(Py_False)) < 0 ||
+      set_plain_attribute(o, "output_padding", Py_BuildValue("(ii)", 0, 0)) < 0 ||
+      set_plain_attribute(o, "groups", PyLong_FromLongLong(groups)) < 0 ||
+      set_plain_attribute(o, "padding_mode", PyUnicode_FromString(mode_name)) < 0 ||
+      set_plain_attribute(o, "_reversed_padding_repeated_twice",
+                          Py_BuildValue(text ? "[LLLL]" : "(LLLL)", (long long)sides[0],
+                                        (long long)sides[1], (long long)sides[2],
+                                        (long long)sides[3])) < 0) {
+    Py_DECREF(o);
+    return NULL;
+  }
+  /* PyTorch's Conv2d.extra_repr: padding, dilation, groups, bias and padding_mode only when not
+   * default. */
   PyObject *e = PyUnicode_FromFormat("%lld, %lld, kernel_size=(%lld, %lld), stride=(%lld, %lld)",
                                      in, out, (long long)k[0], (long long)k[1],
-                                     (long long)opt.stride[0], (long long)opt.stride[1]);
+                                     (long long)opt->stride[0], (long long)opt->stride[1]);
   if (e && text) /* torch shows the string it was given */
     PyUnicode_AppendAndDel(&e, PyUnicode_FromFormat(", padding=%U", padding));
-  else if (e && (opt.padding[0] || opt.padding[1]))
-    PyUnicode_AppendAndDel(&e, PyUnicode_FromFormat(", padding=(%lld, %lld)",
-                                                    (long long)opt.padding[0], (long long)opt.padding[1]));
-  if (e && (opt.dilation[0] != 1 || opt.dilation[1] != 1))
+  else if (e && (shown[0] || shown[1]))
+    PyUnicode_AppendAndDel(&e, PyUnicode_FromFormat(", padding=(%lld, %lld)", (long long)shown[0],
+                                                    (long long)shown[1]));
+  if (e && (opt->dilation[0] != 1 || opt->dilation[1] != 1))
     PyUnicode_AppendAndDel(&e, PyUnicode_FromFormat(", dilation=(%lld, %lld)",
-                                                    (long long)opt.dilation[0], (long long)opt.dilation[1]));
+                                                    (long long)opt->dilation[0],
+                                                    (long long)opt->dilation[1]));
   if (e && groups != 1)
     PyUnicode_AppendAndDel(&e, PyUnicode_FromFormat(", groups=%lld", groups));
   if (e && !bias)
     PyUnicode_AppendAndDel(&e, PyUnicode_FromString(", bias=False"));
+  if (e && lo.padding_mode != GS_PADDING_ZEROS)
+    PyUnicode_AppendAndDel(&e, PyUnicode_FromFormat(", padding_mode=%s", mode_name));
   return with_extra_repr(o, e);
 }
 
@@ -1218,15 +1314,18 @@ static PyObject *batch_norm_module(PyObject *args, PyObject *kwargs, int spatial
   long long features;
   gs_batch_norm_options o = gs_batch_norm_defaults();
   int affine = 1, track = 1;
-  static char *kwlist[] = {"num_features", "eps", "momentum", "affine", "track_running_stats",
-                           NULL};
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "L|dO&pp", kwlist, &features, &o.eps,
-                                   momentum_converter, &o.momentum, &affine, &track))
+  PyObject *device = Py_None, *dtype_obj = Py_None;
+  static char *kwlist[] = {"num_features",        "eps",    "momentum", "affine",
+                           "track_running_stats", "device", "dtype",    NULL};
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "L|dO&ppOO", kwlist, &features, &o.eps,
+                                   momentum_converter, &o.momentum, &affine, &track, &device,
+                                   &dtype_obj) ||
+      !layer_device_ok(device, fn))
     return NULL;
-  (void)fn;
   o.affine = affine;
   o.track_running_stats = track;
-  return wrap_module(gs_batch_norm_new_with(spatial, features, &o), NULL);
+  return in_layer_dtype(wrap_module(gs_batch_norm_new_with(spatial, features, &o), NULL),
+                        dtype_obj);
 }
 
 /* _batch_norm_options(module): {"num_features", "eps", "momentum" (None for a cumulative
@@ -1390,9 +1489,9 @@ static PyObject *f_Embedding(PyObject *mod, PyObject *args, PyObject *kwargs) {
                            "device",         "dtype",         NULL};
   if (!PyArg_ParseTupleAndKeywords(args, kwargs, "LL|OO&dppOpOO:Embedding", kwlist, &n, &dim,
                                    &padding, optional_real, &max_norm, &norm_type, &scale, &sparse,
-                                   &weight, &freeze, &device, &dtype_obj))
+                                   &weight, &freeze, &device, &dtype_obj) ||
+      !layer_device_ok(device, "Embedding"))
     return NULL;
-  (void)device;
   if (sparse)
     return raise_not_supported("torch.nn.Embedding(sparse=True) (sparse gradients)");
   gs_embedding_options o = gs_embedding_defaults();
@@ -1511,9 +1610,9 @@ static PyObject *f_LayerNorm(PyObject *mod, PyObject *args, PyObject *kwargs) {
   static char *kwlist[] = {"normalized_shape", "eps",   "elementwise_affine",
                            "device",           "dtype", NULL};
   if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|dpOO:LayerNorm", kwlist, &shape, &eps, &affine,
-                                   &device, &dtype_obj))
+                                   &device, &dtype_obj) ||
+      !layer_device_ok(device, "LayerNorm"))
     return NULL;
-  (void)device;
   int64_t dims[GS_MAX_DIMS];
   int k = 1;
   if (PyLong_Check(shape)) {
@@ -1591,12 +1690,14 @@ static PyObject *recurrent(PyObject *args, PyObject *kwargs, int mode, const cha
   int bias = 1, batch_first = 0, bidirectional = 0;
   double dropout = 0.0;
   const char *nonlinearity = "tanh";
-  PyObject *dtype_obj = Py_None;
-  static char *kwlist[] = {"input_size", "hidden_size", "num_layers", "bias", "batch_first",
-                           "dropout", "bidirectional", "nonlinearity", "dtype", NULL};
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "LL|Lppdp$sO", kwlist, &in, &hidden, &layers,
+  PyObject *device = Py_None, *dtype_obj = Py_None;
+  static char *kwlist[] = {"input_size", "hidden_size",   "num_layers",   "bias",   "batch_first",
+                           "dropout",    "bidirectional", "nonlinearity", "device", "dtype",
+                           NULL};
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "LL|Lppdp$sOO", kwlist, &in, &hidden, &layers,
                                    &bias, &batch_first, &dropout, &bidirectional, &nonlinearity,
-                                   &dtype_obj))
+                                   &device, &dtype_obj) ||
+      !layer_device_ok(device, fn))
     return NULL;
   gs_rnn_options opt = GS_RNN_OPTIONS_DEFAULT;
   opt.num_layers = layers, opt.bias = bias, opt.batch_first = batch_first;
@@ -1647,6 +1748,8 @@ static PyObject *cell(PyObject *args, PyObject *kwargs, int mode, const char *fo
                                          &nonlinearity, &device, &dtype_obj)
           : !PyArg_ParseTupleAndKeywords(args, kwargs, format, kwlist, &in, &hidden, &bias, &device,
                                          &dtype_obj))
+    return NULL;
+  if (!layer_device_ok(device, rnn ? "RNNCell" : mode == GS_RNN_LSTM ? "LSTMCell" : "GRUCell"))
     return NULL;
   gs_dtype dtype = gsp_default_dtype();
   if (gsp_dtype_from_object(dtype_obj, &dtype) < 0)
@@ -1895,6 +1998,15 @@ static int builtin_init(PyObject *self, PyObject *args, PyObject *kwargs) {
   o->rnn_cell = from->rnn_cell;
   o->inplace = from->inplace;
   Py_XSETREF(o->init_args, Py_BuildValue("(OO)", args, kwargs ? kwargs : Py_None));
+  if (from->dict && PyDict_GET_SIZE(from->dict)) { /* torch's plain attributes (Conv2d's) */
+    PyObject *dict = PyObject_GenericGetDict(self, NULL);
+    int rc = dict ? PyDict_Update(dict, from->dict) : -1;
+    Py_XDECREF(dict);
+    if (rc < 0) {
+      Py_DECREF(made);
+      return -1;
+    }
+  }
   from->m = (gs_module){0};
   from->tree = from->children = from->extra_repr = NULL;
   Py_DECREF(made);

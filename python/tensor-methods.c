@@ -581,6 +581,29 @@ static PyObject *m_contiguous(PyObject *self, PyObject *args, PyObject *kwargs) 
   return r.id ? gsp_wrap(r) : gsp_raise_engine_error();
 }
 
+/* t.clone(*, memory_format=None): a copy that stays in the graph, laid out as t (the
+ * engine's copy-on-write clone; None is preserve_format, torch's default), or as memory_format
+ * says: a copy with the format's
+ * strides when t is not laid out so, as torch's. */
+static PyObject *m_clone(PyObject *self, PyObject *args, PyObject *kwargs) {
+  GSP_SITE();
+  PyObject *format = NULL;
+  static char *kwlist[] = {"memory_format", NULL};
+  int code = GSP_PRESERVE_FORMAT;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$O:clone", kwlist, &format) ||
+      (format && format != Py_None && !gsp_memory_format_of(format, &code, "clone")))
+    return NULL;
+  gs_clear_error();
+  gs_tensor t = gsp_handle(self), r;
+  if (code == GSP_PRESERVE_FORMAT || gs_is_contiguous_as(t, (gs_memory_format)code))
+    r = gs_clone(t);
+  else if (code == GS_CONTIGUOUS_FORMAT)
+    r = gs_contiguous(t);
+  else
+    r = gs_contiguous_as(t, (gs_memory_format)code);
+  return r.id ? gsp_wrap(r) : gsp_raise_engine_error();
+}
+
 static PyObject *m_element_size(PyObject *self, PyObject *unused) {
   (void)unused;
   return PyLong_FromSize_t(gs_dtype_size(gs_dtype_of(gsp_handle(self))));
@@ -652,6 +675,7 @@ PyMethodDef gsp_tensor_methods[] = {
     {"stride", m_stride, METH_VARARGS, NULL},
     {"is_contiguous", GSP_FN(m_is_contiguous), METH_VARARGS | METH_KEYWORDS, NULL},
     {"contiguous", GSP_FN(m_contiguous), METH_VARARGS | METH_KEYWORDS, NULL},
+    {"clone", GSP_FN(m_clone), METH_VARARGS | METH_KEYWORDS, NULL},
     {"element_size", m_element_size, METH_NOARGS, NULL},
     {"data_ptr", m_data_ptr, METH_NOARGS, NULL},
     {"numpy", gsp_tensor_numpy, METH_NOARGS, NULL},

@@ -74,7 +74,6 @@ static const op_row op_rows[] = {
     UNARY(sin, gs_sin),
     UNARY(cos, gs_cos),
     UNARY(tan, gs_tan),
-    UNARY(clone, gs_clone),
     UNARY(detach, gs_detach),
     UNARY(t, gs_t),
     UNARY(floor, gs_floor),

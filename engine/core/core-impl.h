@@ -324,6 +324,15 @@ bool gs__memory_format_strides(gs_memory_format format, const int64_t *shape, in
                                int64_t *strides, const char *fn);
 /* Whether t's strides are format's (a size-1 dim's stride never matters). */
 bool gs__is_contiguous_as(const gs__tensor *t, gs_memory_format format);
+/* The strides of an elementwise result of shape laid out as its operands are (torch's
+ * TensorIterator order: the first operand whose strides tell two dims apart orders them;
+ * row-major where none does); NULL operands and broadcast dims tell nothing. */
+void gs__result_strides(const int64_t *shape, int ndim, const gs__tensor *const *ops, int nops,
+                        int64_t *strides);
+/* gs__tensor_new with those strides: a new registered dense tensor laid out as ops are. */
+gs_tensor gs__tensor_new_like(gs_dtype dtype, const int64_t *shape, int ndim,
+                              const gs__tensor *const *ops, int nops, const char *fn,
+                              gs__tensor **out);
 /* gs__tensor_init with format's strides (the storage is the same size). */
 bool gs__tensor_init_format(gs__tensor *t, gs_dtype dtype, const int64_t *shape, int ndim,
                             gs_memory_format format, const char *fn);

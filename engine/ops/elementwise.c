@@ -145,7 +145,8 @@ static gs_tensor binary(gs__binop op, const gs__tensor *a, const gs__tensor *b,
 
   gs__tensor *out;
   gs_dtype out_dtype = gs__binop_is_comparison(op) ? GS_BOOL : compute;
-  gs_tensor h = gs__tensor_new(out_dtype, shape, ndim, fn, &out);
+  gs_tensor h = gs__tensor_new_like(out_dtype, shape, ndim, (const gs__tensor *[]){a, b}, 2, fn,
+                                    &out); /* laid out as a (or b) is, as torch's */
   if (h.id)
     gs__run_binary(op, compute, out, pa, pb);
   if (conv_a)
@@ -568,7 +569,8 @@ static void relu_backward(gs__node *n, gs_tensor hg, gs_tensor *grads) {
   if (!y)
     return;
   gs__tensor *out;
-  gs_tensor h = gs__tensor_new(y->dtype, y->shape, y->ndim, fn, &out);
+  gs_tensor h =
+      gs__tensor_new_like(y->dtype, y->shape, y->ndim, (const gs__tensor *[]){g, y}, 2, fn, &out);
   if (!h.id)
     return;
   int64_t strides[3][GS_MAX_DIMS];
@@ -992,7 +994,8 @@ gs_tensor gs__unary_op(gs__unop op, gs_tensor h, const gs__unary_params *params,
     in = &conv;
   }
   gs__tensor *out;
-  gs_tensor r = gs__tensor_new(compute, t->shape, t->ndim, fn, &out);
+  gs_tensor r = gs__tensor_new_like(compute, t->shape, t->ndim, (const gs__tensor *[]){t}, 1, fn,
+                                    &out); /* laid out as t is, as torch's */
   if (r.id)
     gs__run_unary(op, compute, out, in, params);
   if (in == &conv)
@@ -1170,7 +1173,8 @@ gs_tensor gs_where(gs_tensor hc, gs_tensor ha, gs_tensor hb) {
     pb = &cb;
   }
   gs__tensor *out;
-  gs_tensor h = gs__tensor_new(dtype, shape, ndim, fn, &out);
+  gs_tensor h =
+      gs__tensor_new_like(dtype, shape, ndim, (const gs__tensor *[]){c, a, b}, 3, fn, &out);
   if (h.id) {
     int64_t strides[4][GS_MAX_DIMS];
     memcpy(strides[0], out->strides, sizeof strides[0]);

@@ -1,5 +1,6 @@
-/* resample.c: ops that take rows along each of the last dims by an index per dim: reflection
- * and replication padding (F.pad's 'reflect' and 'replicate' modes, of 1 to 3 dims) and
+/* resample.c: ops that take rows along each of the last dims by an index per dim: reflection,
+ * replication and circular padding (F.pad's 'reflect', 'replicate' and 'circular' modes, of 1
+ * to 3 dims) and
  * nearest resizing (F.interpolate's 'nearest', of 1 to 3 dims).
  *
  * Each computes its indices, takes the rows with index_select along each dim with grad mode
@@ -36,6 +37,9 @@ GS__BACKWARD_TWICE(ReflectionPad3dBackward, rows_backward);
 GS__BACKWARD_TWICE(ReplicationPad1dBackward, rows_backward);
 GS__BACKWARD_TWICE(ReplicationPad2dBackward, rows_backward);
 GS__BACKWARD_TWICE(ReplicationPad3dBackward, rows_backward);
+GS__BACKWARD_TWICE(CircularPad1dBackward, rows_backward);
+GS__BACKWARD_TWICE(CircularPad2dBackward, rows_backward);
+GS__BACKWARD_TWICE(CircularPad3dBackward, rows_backward);
 GS__BACKWARD_TWICE(UpsampleNearest1dBackward, rows_backward);
 GS__BACKWARD_TWICE(UpsampleNearest2dBackward, rows_backward);
 GS__BACKWARD_TWICE(UpsampleNearest3dBackward, rows_backward);
@@ -77,10 +81,30 @@ static gs_tensor take_rows(gs_tensor h, gs__tensor *t, int64_t **rows, const int
   return out;
 }
 
-/* ---- reflection and replication padding -------------------------------------------------- */
+/* ---- reflection, replication and circular padding ------------------------------------------ */
 
-static gs_tensor pad_rows(gs_tensor h, const int64_t *pad, int npad, bool reflect) {
-  const char *fn = reflect ? "reflection_pad" : "replication_pad";
+typedef enum pad_kind { PAD_REPLICATE, PAD_REFLECT, PAD_CIRCULAR } pad_kind;
+
+/* Whether pads (left, right) fit a dim of size rows in this kind of padding: reflection
+ * mirrors without the edge (each pad below size), circular wraps around at most once (each
+ * pad up to size), replication needs an edge to repeat. */
+static bool pads_fit(pad_kind kind, int64_t left, int64_t right, int64_t size) {
+  if (left < 0 || right < 0)
+    return false;
+  switch (kind) {
+  case PAD_REFLECT: return left < size && right < size;
+  case PAD_CIRCULAR: return size > 0 && left <= size && right <= size;
+  default: return size > 0;
+  }
+}
+
+static gs_tensor pad_rows(gs_tensor h, const int64_t *pad, int npad, pad_kind kind) {
+  static const char *const fns[3] = {"replication_pad", "reflection_pad", "circular_pad"};
+  static const char *const expected[3] = {
+      "expected pads >= 0 of a non-empty dim",
+      "expected pads >= 0 and below the size of the dim they pad",
+      "expected pads >= 0 of a non-empty dim, at most its size (wrapping around once)"};
+  const char *fn = fns[kind];
   gs__tensor *t = gs__lookup(h, fn);
   if (!t)
     return GS_NO_TENSOR;
@@ -99,13 +123,8 @@ static gs_tensor pad_rows(gs_tensor h, const int64_t *pad, int npad, bool reflec
   for (int i = 0; i < k; i++) { /* rows[i] is for dim ndim - k + i: its pads come last-first */
     int d = t->ndim - k + i;
     int64_t size = t->shape[d], left = pad[2 * (k - 1 - i)], right = pad[2 * (k - 1 - i) + 1];
-    bool bad = left < 0 || right < 0 || (reflect ? left >= size || right >= size : size == 0);
-    if (bad) {
-      gs__error(GS_ERR_ARGUMENT, fn,
-                reflect ? "expected pads >= 0 and below the size of the dim they pad, got (%lld, "
-                          "%lld) for dim %d of size %lld"
-                        : "expected pads >= 0 of a non-empty dim, got (%lld, %lld) for dim %d of "
-                          "size %lld",
+    if (!pads_fit(kind, left, right, size)) {
+      gs__error(GS_ERR_ARGUMENT, fn, "%s, got (%lld, %lld) for dim %d of size %lld", expected[kind],
                 (long long)left, (long long)right, d, (long long)size);
       for (int j = 0; j < i; j++)
         free(rows[j]);
@@ -115,25 +134,32 @@ static gs_tensor pad_rows(gs_tensor h, const int64_t *pad, int npad, bool reflec
     rows[i] = malloc(sizeof(int64_t) * (size_t)lens[i]);
     for (int64_t j = 0; rows[i] && j < lens[i]; j++) {
       int64_t s = j - left; /* the row of t it would be without padding */
-      if (reflect)
+      if (kind == PAD_REFLECT)
         s = s < 0 ? -s : s >= size ? 2 * (size - 1) - s : s;
+      else if (kind == PAD_CIRCULAR)
+        s = s < 0 ? s + size : s >= size ? s - size : s;
       else
         s = s < 0 ? 0 : s >= size ? size - 1 : s;
       rows[i][j] = s;
     }
   }
-  static const gs__node_kind *const kinds[2][3] = {
+  static const gs__node_kind *const kinds[3][3] = {
       {&ReplicationPad1dBackward, &ReplicationPad2dBackward, &ReplicationPad3dBackward},
-      {&ReflectionPad1dBackward, &ReflectionPad2dBackward, &ReflectionPad3dBackward}};
-  return take_rows(h, t, rows, lens, k, kinds[reflect][k - 1], fn);
+      {&ReflectionPad1dBackward, &ReflectionPad2dBackward, &ReflectionPad3dBackward},
+      {&CircularPad1dBackward, &CircularPad2dBackward, &CircularPad3dBackward}};
+  return take_rows(h, t, rows, lens, k, kinds[kind][k - 1], fn);
 }
 
 gs_tensor gs_reflection_pad(gs_tensor t, const int64_t *pad, int npad) {
-  return pad_rows(t, pad, npad, true);
+  return pad_rows(t, pad, npad, PAD_REFLECT);
 }
 
 gs_tensor gs_replication_pad(gs_tensor t, const int64_t *pad, int npad) {
-  return pad_rows(t, pad, npad, false);
+  return pad_rows(t, pad, npad, PAD_REPLICATE);
+}
+
+gs_tensor gs_circular_pad(gs_tensor t, const int64_t *pad, int npad) {
+  return pad_rows(t, pad, npad, PAD_CIRCULAR);
 }
 
 /* ---- nearest resizing ---------------------------------------------------------------------- */

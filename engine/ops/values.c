@@ -23,7 +23,8 @@ gs_tensor gs_to_dtype(gs_tensor h, gs_dtype dtype) {
   if (t->dtype == dtype)
     return gs_clone(h);
   gs__tensor *out;
-  gs_tensor r = gs__tensor_new(dtype, t->shape, t->ndim, "to_dtype", &out);
+  gs_tensor r = gs__tensor_new_like(dtype, t->shape, t->ndim, (const gs__tensor *[]){t}, 1,
+                                    "to_dtype", &out); /* laid out as t is, as torch's */
   if (r.id) {
     gs__copy_into(out, t);
     if (gs_dtype_is_floating(dtype)) /* integer results have no gradient */

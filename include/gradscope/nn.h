@@ -113,7 +113,34 @@ GS_API gs_tensor gs_layer_norm_forward(gs_module layer_norm, gs_tensor x);
 GS_API gs_module gs_conv2d_new(int64_t in_channels, int64_t out_channels, int64_t kernel_h,
                                int64_t kernel_w, const gs_conv2d_options *options, bool bias,
                                gs_rng *rng);
-/* x [N, in, H, W] (or [in, H, W]) through the layer (gs_conv2d). */
+/* How a Conv2d layer fills the border it adds to its input before convolving, as
+ * torch.nn.Conv2d's padding_mode: zeros, or F.pad's 'reflect', 'replicate' or 'circular'. */
+typedef enum gs_padding_mode {
+  GS_PADDING_ZEROS,
+  GS_PADDING_REFLECT,
+  GS_PADDING_REPLICATE,
+  GS_PADDING_CIRCULAR,
+} gs_padding_mode;
+
+/* A Conv2d layer's options: the convolution's own, and a border the input gets first: pad in
+ * F.pad's order (left, right, top, bottom), filled as padding_mode says. torch.nn.Conv2d pads
+ * so for a padding_mode other than zeros (the convolution's padding then 0) and for
+ * padding='same' whose zeros do not split evenly (zeros, the odd one on the far side). */
+typedef struct gs_conv2d_layer_options {
+  gs_conv2d_options conv;
+  gs_padding_mode padding_mode;
+  int64_t pad[4];
+} gs_conv2d_layer_options;
+
+/* gs_conv2d_new with a border added before the convolution (options NULL: none); pads must be
+ * >= 0, and a padding_mode other than zeros comes with the convolution's padding 0. */
+GS_API gs_module gs_conv2d_new_with(int64_t in_channels, int64_t out_channels, int64_t kernel_h,
+                                    int64_t kernel_w, const gs_conv2d_layer_options *options,
+                                    bool bias, gs_rng *rng);
+/* A Conv2d layer's options as made (groups filled in); false after an error (not a Conv2d). */
+GS_API bool gs_conv2d_get_options(gs_module conv2d, gs_conv2d_layer_options *out);
+/* x [N, in, H, W] (or [in, H, W]) through the layer: its border (gs_constant_pad_nd,
+ * gs_reflection_pad, gs_replication_pad or gs_circular_pad), then gs_conv2d. */
 GS_API gs_tensor gs_conv2d_forward(gs_module conv2d, gs_tensor x);
 
 /* ---- batch normalisation (engine/nn/batch-norm.c) -------------------------------------- */

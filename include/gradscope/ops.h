@@ -197,10 +197,11 @@ GS_API gs_tensor gs_pixel_shuffle(gs_tensor t, int64_t upscale_factor);
 GS_API gs_tensor gs_pixel_unshuffle(gs_tensor t, int64_t downscale_factor);
 /* t padded along its last npad / 2 dims (1 to 3; t has one or two dims more) by its own
  * rows, pads as gs_constant_pad_nd's (none negative): mirrored without repeating the edge
- * (F.pad's 'reflect' mode: each pad below its dim's size), or the edge repeated
- * ('replicate'). */
+ * (F.pad's 'reflect' mode: each pad below its dim's size), the edge repeated ('replicate'),
+ * or wrapped around from the other side ('circular': each pad at most its dim's size). */
 GS_API gs_tensor gs_reflection_pad(gs_tensor t, const int64_t *pad, int npad);
 GS_API gs_tensor gs_replication_pad(gs_tensor t, const int64_t *pad, int npad);
+GS_API gs_tensor gs_circular_pad(gs_tensor t, const int64_t *pad, int npad);
 /* t [N, C, *] (k dims in *, 1 to 3) resized to sizes by nearest rows, as F.interpolate's
  * 'nearest' mode: output row j along a dim takes input row floor(j * scale), scale scales[i]
  * when scales is given and it is positive (1 / scale_factor), else in / out. */

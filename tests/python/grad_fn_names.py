@@ -102,7 +102,6 @@ DIFFERENT = {
     "matmul_3x2": "batch @ matrix is one node named as torch's UnsafeViewBackward0 over its MmBackward0",
     "reshape_copy": "a copying reshape is ReshapeAliasBackward0; torch: UnsafeView over Clone",
     "setitem": "t[0] = 5.0 is a CopySlices of a fill, without torch's scalar edge",
-    "conv2d": "torch lists the missing bias as an input",
     "group_norm": "torch lists the missing weight and bias as inputs",
 }
 

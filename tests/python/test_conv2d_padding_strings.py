@@ -54,5 +54,4 @@ def test_padding_string_errors():
         gs.nn.functional.conv2d(x, w, padding="full")
     with pytest.raises(ValueError, match="padding='same' is not supported for strided"):
         gs.nn.Conv2d(1, 1, 3, stride=2, padding="same")
-    with pytest.raises(ValueError, match="not supported by gradscope yet"):
-        gs.nn.Conv2d(1, 1, 2, padding="same")  # one zero on the far side: F.conv2d takes it
+    assert gs.nn.Conv2d(1, 1, 2, padding="same")(x).shape == x.shape  # the odd zero far side

@@ -3,7 +3,9 @@ of x.contiguous(memory_format=), x.to(memory_format=), empty(memory_format=), th
 functions and Module.to(memory_format=) equal torch's (size-0 and size-1 dims too);
 is_contiguous(memory_format=) answers as torch's; conv2d, conv3d, batch_norm, max_pool2d,
 linear layers and elementwise ops take channels-last inputs with the same values and float64
-gradients as the row-major ones; the errors torch gives. meson registers this file only when
+gradients as the row-major ones; elementwise results keep the input's layout and
+clone(memory_format=) lays out as torch's (strides, values, gradients); the errors torch
+gives. meson registers this file only when
 torch imports (tests/python/meson.build)."""
 import numpy as np
 import pytest
@@ -156,6 +158,85 @@ def test_module_to_channels_last_as_torch():
     gx = gs.tensor(x).to(memory_format=gs.channels_last)
     tx = torch.tensor(x).to(memory_format=torch.channels_last)
     _same(gm(gx), tm(tx), list(gm.parameters()), list(tm.parameters()))
+
+
+ELEMENTWISE = {
+    "exp": lambda lib, x, y, b: x.exp(),
+    "neg": lambda lib, x, y, b: -x,
+    "relu": lambda lib, x, y, b: lib.relu(x),
+    "sigmoid": lambda lib, x, y, b: lib.sigmoid(x),
+    "clamp": lambda lib, x, y, b: x.clamp(-0.5, 0.5),
+    "pow": lambda lib, x, y, b: x.pow(2),
+    "mul_scalar": lambda lib, x, y, b: x * 2,
+    "rsub_scalar": lambda lib, x, y, b: 2 - x,
+    "add_row_major": lambda lib, x, y, b: x + y,
+    "row_major_first": lambda lib, x, y, b: y * x,
+    "bias_after": lambda lib, x, y, b: x + b,
+    "bias_first": lambda lib, x, y, b: b + x,
+    "compare": lambda lib, x, y, b: x > 0,
+    "where": lambda lib, x, y, b: lib.where(x > 0, x, y),
+    "double": lambda lib, x, y, b: x.double(),
+    "float": lambda lib, x, y, b: x.float(),
+}
+LAYOUTS = {
+    "channels_last": lambda lib, t: t.contiguous(memory_format=lib.channels_last),
+    "transposed": lambda lib, t: t.transpose(2, 3),
+    "channels_last_slice": lambda lib, t: t.contiguous(memory_format=lib.channels_last)[:, :2],
+    "row_major": lambda lib, t: t,
+}
+
+
+@pytest.mark.parametrize("op", list(ELEMENTWISE))
+def test_elementwise_results_are_laid_out_as_torchs(op):
+    """torch 1.13's elementwise ops preserve their input's memory format (TensorIterator lays
+    the result out as the operand that orders the dims): the same strides, values and float64
+    gradients, for each layout of the input."""
+    for layout in LAYOUTS:
+        _check_elementwise_layout(op, layout)
+
+
+def _check_elementwise_layout(op, layout):
+    x, b = rng.normal(size=(2, 3, 4, 4)), rng.normal(size=(3, 1, 1))
+    results = []
+    for lib in (gs, torch):
+        leaf = lib.tensor(x, requires_grad=True)
+        t = LAYOUTS[layout](lib, leaf)
+        y = lib.tensor(rng.normal(size=tuple(t.shape)) if lib is gs else results[0][3])
+        bias = lib.tensor(b[:t.shape[1]])
+        out = ELEMENTWISE[op](lib, t, y, bias)
+        if out.is_floating_point():
+            (out * out).sum().backward()
+        grad = leaf.grad.numpy() if leaf.grad is not None else None
+        results.append((out.stride(), out.detach().numpy(), grad, y.numpy()))
+    (gs_strides, gs_values, gs_grad, _), (t_strides, t_values, t_grad, _) = results
+    assert gs_strides == t_strides, layout
+    np.testing.assert_allclose(gs_values, t_values, rtol=1e-12, atol=1e-12)
+    if t_grad is not None:
+        np.testing.assert_allclose(gs_grad, t_grad, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("target", ["contiguous_format", "channels_last", "preserve_format",
+                                    None])
+@pytest.mark.parametrize("source", ["row_major", "channels_last"])
+def test_clone_memory_format_as_torch(source, target):
+    x = rng.normal(size=(2, 3, 4, 5))
+    outs = []
+    for lib in (gs, torch):
+        leaf = lib.tensor(x, requires_grad=True)
+        t = leaf if source == "row_major" else leaf.contiguous(memory_format=lib.channels_last)
+        c = t.clone() if target is None else t.clone(memory_format=getattr(lib, target))
+        (c * c).sum().backward()
+        outs.append((c.stride(), c.detach().numpy(), leaf.grad.numpy(), c.grad_fn.name()))
+    assert outs[0][0] == outs[1][0]
+    np.testing.assert_array_equal(outs[0][1], outs[1][1])
+    np.testing.assert_allclose(outs[0][2], outs[1][2], rtol=1e-12)
+    assert outs[0][3] == outs[1][3]
+    assert gs.clone(gs.ones(1, 2, 3, 4), memory_format=gs.channels_last).stride() == \
+        torch.clone(torch.ones(1, 2, 3, 4), memory_format=torch.channels_last).stride()
+    with pytest.raises(Exception, match="required rank 4 tensor to use channels_last format"):
+        gs.ones(3, 4, 5).clone(memory_format=gs.channels_last)
+    with pytest.raises(TypeError, match="clone\\(\\): expected memory_format"):
+        gs.ones(3).clone(memory_format="channels_last")
 
 
 def test_errors_as_torch():

@@ -17,7 +17,8 @@ def test_builtins_are_module_classes_with_signatures():
         assert isinstance(cls, type) and issubclass(cls, nn.Module), name
         assert cls.__module__ == "gradscope.nn" and cls.__doc__
         inspect.signature(cls)
-    assert str(inspect.signature(nn.Linear)) == "(in_features, out_features, bias=True)"
+    assert str(inspect.signature(nn.Linear)) == \
+        "(in_features, out_features, bias=True, device=None, dtype=None)"
 
 
 def test_subclass_with_its_own_constructor_and_attributes():

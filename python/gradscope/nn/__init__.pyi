@@ -67,16 +67,27 @@ class Module:
 class Linear(Module):
     weight: Tensor
     bias: Tensor | None
-    def __init__(self, in_features: int, out_features: int, bias: bool = True) -> None: ...
+    def __init__(self, in_features: int, out_features: int, bias: bool = True,
+                 device: Any = None, dtype: dtype | None = None) -> None: ...
     def __call__(self, input: Tensor) -> Tensor: ...
 
 class Conv2d(Module):
     weight: Tensor
     bias: Tensor | None
+    in_channels: int
+    out_channels: int
+    kernel_size: tuple[int, int]
+    stride: tuple[int, int]
+    padding: tuple[int, int] | str
+    dilation: tuple[int, int]
+    groups: int
+    padding_mode: str
+    transposed: bool
+    output_padding: tuple[int, int]
     def __init__(self, in_channels: int, out_channels: int, kernel_size: _Size2,
                  stride: _Size2 = 1, padding: _Size2 | str = 0, dilation: _Size2 = 1,
-                 groups: int = 1, bias: bool = True, padding_mode: str = "zeros", *,
-                 dtype: dtype | None = None) -> None: ...
+                 groups: int = 1, bias: bool = True, padding_mode: str = "zeros",
+                 device: Any = None, dtype: dtype | None = None) -> None: ...
     def __call__(self, input: Tensor) -> Tensor: ...
 
 class BatchNorm1d(Module):
@@ -86,7 +97,8 @@ class BatchNorm1d(Module):
     affine: bool
     track_running_stats: bool
     def __init__(self, num_features: int, eps: float = 1e-05, momentum: float | None = 0.1,
-                 affine: bool = True, track_running_stats: bool = True) -> None: ...
+                 affine: bool = True, track_running_stats: bool = True, device: Any = None,
+                 dtype: dtype | None = None) -> None: ...
     def __call__(self, input: Tensor) -> Tensor: ...
 
 class BatchNorm2d(BatchNorm1d): ...
@@ -160,18 +172,19 @@ class Sequential(Module):
 class RNN(Module):
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
                  batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False, *,
-                 nonlinearity: str = "tanh", dtype: dtype | None = None) -> None: ...
+                 nonlinearity: str = "tanh", device: Any = None,
+                 dtype: dtype | None = None) -> None: ...
     def __call__(self, input: Any, hx: Tensor | None = None) -> tuple[Any, Tensor]: ...
 
 class GRU(RNN):
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
                  batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False, *,
-                 dtype: dtype | None = None) -> None: ...
+                 device: Any = None, dtype: dtype | None = None) -> None: ...
 
 class LSTM(RNN):
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
                  batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False, *,
-                 dtype: dtype | None = None) -> None: ...
+                 device: Any = None, dtype: dtype | None = None) -> None: ...
     def __call__(self, input: Any, hx: tuple[Tensor, Tensor] | None = None  # type: ignore[override]
                  ) -> tuple[Any, tuple[Tensor, Tensor]]: ...
 

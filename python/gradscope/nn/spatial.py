@@ -9,8 +9,9 @@ Constant, reflect and replicate padding, pixel_shuffle, nearest resizing and unf
 ops, each one node named as torch's (ConstantPadNdBackward0, ReflectionPad2DBackward0,
 PixelShuffleBackward0, UpsampleNearest2DBackward1, Im2ColBackward0, ...), and so are bicubic
 resizing, grid_sample and affine_grid (UpsampleBicubic2DBackward1, GridSampler2DBackward0,
-AffineGridGeneratorBackward0); the functions here check their arguments in torch's words first. Circular padding and bilinear resizing gather
-rows with index_select along each padded or resized dim, so their gradients are
+AffineGridGeneratorBackward0); the functions here check their arguments in torch's words first.
+Circular padding is an engine op too (torch's grad_fn for it is CopySlices); bilinear
+resizing gathers rows with index_select along each resized dim, so its gradients are
 index_select's (adding where rows were read twice)."""
 import math
 import warnings
@@ -327,13 +328,7 @@ def pad(input, pad, mode="constant", value=None):
         return F._reflection_pad(input, pad)
     if mode == "replicate":
         return F._replication_pad(input, pad)
-    out = input
-    for i in range(len(pad) // 2):
-        dim = input.dim() - 1 - i
-        left, right = pad[2 * i], pad[2 * i + 1]
-        if left or right:
-            out = _gather(out, dim, _pad_rows(mode, out.shape[dim], left, right, dim))
-    return out
+    return F._circular_pad(input, pad)
 
 
 class _ConstantPadNd(Module):

@@ -233,6 +233,93 @@ static void test_conv2d_module(void) {
                "conv2d_new: expected positive channels, kernel size and groups, got in 3, out 0");
 }
 
+/* A Conv2d layer with a border (padding_mode, or an uneven padding='same') is the pad op then
+ * gs_conv2d: the same values and gradients as the two calls made by hand, one pad node under
+ * the convolution's, nothing left alive; circular padding wraps rows around (checked against
+ * the definition); and the refusals. */
+static void backward_of_squares(gs_tensor y) {
+  gs_tensor sq = gs_mul(y, y), loss = gs_sum(sq, NULL, 0, false);
+  gs_backward(loss);
+  gs_dispose(loss), gs_dispose(sq);
+}
+
+static void test_conv2d_module_border(void) {
+  uint64_t live = gs_live_tensor_count();
+  gs_rng rng;
+  gs_rng_seed(&rng, 12);
+  const char *pad_nodes[] = {"ConstantPadNdBackward", "ReflectionPad2dBackward",
+                             "ReplicationPad2dBackward", "CircularPad2dBackward"};
+  for (int mode = GS_PADDING_ZEROS; mode <= GS_PADDING_CIRCULAR; mode++) {
+    test_set_context("padding mode %d", mode);
+    gs_conv2d_layer_options o = {
+        .conv = {.dilation = {1, 2}}, .padding_mode = mode, .pad = {1, 2, 0, 1}};
+    if (mode == GS_PADDING_ZEROS)
+      o.conv.padding[0] = 1; /* 'same' of an even kernel: near zeros here, the far one above */
+    gs_module conv = gs_conv2d_new_with(2, 3, 2, 3, &o, true, &rng);
+    gs_conv2d_layer_options back;
+    g_assert_true(gs_conv2d_get_options(conv, &back));
+    g_assert_cmpint(back.padding_mode, ==, mode);
+    g_assert_cmpint(back.pad[1], ==, 2);
+    g_assert_cmpint(back.conv.groups, ==, 1);
+    gs_module_to_dtype(conv, GS_F64);
+    gs_tensor w = gs_module_parameter(conv, "weight"), b = gs_module_parameter(conv, "bias");
+    gs_tensor x = gs_randn(GS_F64, (int64_t[]){2, 2, 4, 5}, 4, &rng);
+    gs_set_requires_grad(x, true);
+    gs_tensor y = gs_conv2d_forward(conv, x);
+    g_assert_cmpstr(gs_node_name(gs_grad_fn(y)), ==, "Conv2dBackward");
+    g_assert_cmpstr(gs_node_name(gs_node_next(gs_grad_fn(y), 0)), ==, pad_nodes[mode]);
+    backward_of_squares(y);
+    double *gx = test_values(gs_grad(x)), *gw = test_values(gs_grad(w));
+    gs_zero_grad(x), gs_zero_grad(w), gs_zero_grad(b);
+    gs_tensor padded = mode == GS_PADDING_ZEROS       ? gs_constant_pad_nd(x, o.pad, 4, 0.0)
+                       : mode == GS_PADDING_REFLECT   ? gs_reflection_pad(x, o.pad, 4)
+                       : mode == GS_PADDING_REPLICATE ? gs_replication_pad(x, o.pad, 4)
+                                                      : gs_circular_pad(x, o.pad, 4);
+    gs_tensor by_hand = gs_conv2d(padded, w, b, &o.conv);
+    double *vy = test_values(by_hand);
+    /* H: 4 + 1 padded rows - 1 + 2 conv zeros (zeros mode); W: 5 + 3 padded - 2 * 2 */
+    test_assert_values(y, (int64_t[]){2, 3, 4 + 2 * o.conv.padding[0], 4}, 4, vy, 1e-12, 1e-12);
+    backward_of_squares(by_hand);
+    test_assert_values(gs_grad(x), (int64_t[]){2, 2, 4, 5}, 4, gx, 1e-12, 1e-12);
+    test_assert_values(gs_grad(w), (int64_t[]){3, 2, 2, 3}, 4, gw, 1e-12, 1e-12);
+    g_free(gx), g_free(gw), g_free(vy);
+    gs_dispose(padded), gs_dispose(by_hand), gs_dispose(y), gs_dispose(x);
+    gs_module_dispose(conv);
+  }
+  test_set_context("circular rows");
+  /* circular: row j of the padded rows is row (j - left) mod size */
+  gs_tensor r = gs_arange(0, 3, 1, GS_F64);
+  gs_tensor r2 = gs_reshape(r, (int64_t[]){1, 3}, 2);
+  gs_tensor wrapped = gs_circular_pad(r2, (int64_t[]){3, 2}, 2);
+  test_assert_values(wrapped, (int64_t[]){1, 8}, 2, (double[]){0, 1, 2, 0, 1, 2, 0, 1}, 0, 0);
+  gs_dispose(wrapped), gs_dispose(r2), gs_dispose(r);
+  g_assert_cmpuint(gs_live_tensor_count(), ==, live);
+  gs_tensor small = gs_zeros(GS_F32, (int64_t[]){1, 2, 3}, 3);
+  EXPECT_ERROR(gs_circular_pad(small, (int64_t[]){4, 0}, 2),
+               "circular_pad: expected pads >= 0 of a non-empty dim, at most its size (wrapping "
+               "around once), got (4, 0) for dim 2 of size 3");
+  EXPECT_ERROR(gs_circular_pad(small, (int64_t[]){1, 1, 1, 1, 1, 1, 1, 1}, 8),
+               "circular_pad: expected 2, 4 or 6 pads");
+  gs_dispose(small);
+  EXPECT_ERROR(gs_conv2d_new_with(2, 2, 3, 3,
+                                  &(gs_conv2d_layer_options){.conv = {.padding = {1, 1}},
+                                                             .padding_mode = GS_PADDING_REFLECT},
+                                  true, NULL),
+               "conv2d_new: expected the convolution's padding 0 with a padding mode other than "
+               "zeros (the border is all the padding), got (1, 1)");
+  EXPECT_ERROR(
+      gs_conv2d_new_with(2, 2, 3, 3, &(gs_conv2d_layer_options){.pad = {0, -1, 0, 0}}, true, NULL),
+      "conv2d_new: expected border pads >= 0, got (0, -1, 0, 0)");
+  EXPECT_ERROR(
+      gs_conv2d_new_with(2, 2, 3, 3, &(gs_conv2d_layer_options){.padding_mode = 7}, true, NULL),
+      "conv2d_new: expected a padding mode of zeros, reflect, replicate or circular (0 to "
+      "3), got 7");
+  gs_module lin = gs_linear_new(2, 2, true, NULL);
+  gs_conv2d_layer_options unused;
+  EXPECT_ERROR(gs_conv2d_get_options(lin, &unused), "conv2d_get_options");
+  gs_module_dispose(lin);
+}
+
 /* max_pool2d's indices are flat positions in each plane, first maximum of each window. */
 /* The f32 2x2 pool (four windows at a time where rows hold pairs of windows, an odd pair
  * left over) answers as the f64 scan: same values and indices, ties (relu's zeros, small
@@ -456,6 +543,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/conv/cpu-features-cap", test_cpu_features_cap);
   g_test_add_func("/conv/conv2d-direct-f32-matches-f64", test_conv2d_direct_f32_matches_f64);
   g_test_add_func("/conv/conv2d-module", test_conv2d_module);
+  g_test_add_func("/conv/conv2d-module-border", test_conv2d_module_border);
   g_test_add_func("/conv/max-pool-indices", test_max_pool_indices);
   g_test_add_func("/conv/max-pool-f32-matches-f64", test_max_pool_f32_matches_f64);
   g_test_add_func("/conv/max-unpool-values", test_max_unpool_values);

@@ -337,9 +337,54 @@ static void test_as_strided_in_place(void) {
   DISPOSE_ALL(other, t, leaf, made, w, c, y, s);
 }
 
+/* An elementwise result is laid out as its operands are, as torch's TensorIterator lays it
+ * out: channels-last in, channels-last out (unary, binary, a broadcast bias first or second,
+ * a comparison, where, a dtype conversion); a transposed input gives a transposed result; the
+ * first operand that orders the dims decides; row-major inputs give row-major results; the
+ * values are the row-major ones. */
+static void test_elementwise_results_keep_the_layout(void) {
+  gs_rng rng;
+  gs_rng_seed(&rng, 5);
+  gs_tensor x = gs_randn(GS_F64, (int64_t[]){2, 3, 4, 5}, 4, &rng);
+  gs_tensor cl = gs_contiguous_as(x, GS_CHANNELS_LAST);
+  gs_tensor bias = gs_randn(GS_F64, (int64_t[]){3, 1, 1}, 3, &rng);
+  const int64_t cl_strides[4] = {60, 1, 15, 3}, row_major[4] = {60, 20, 5, 1};
+  gs_tensor positive = gs_gt_scalar(cl, 0.0);
+  gs_tensor results[] = {gs_exp(cl),
+                         gs_mul_scalar(cl, 2.0),
+                         gs_add(cl, bias),
+                         gs_add(bias, cl),
+                         gs_add(cl, x),
+                         positive,
+                         gs_where(positive, cl, x),
+                         gs_to_dtype(cl, GS_F32)};
+  for (size_t i = 0; i < G_N_ELEMENTS(results); i++) {
+    test_set_context("result %zu", i);
+    assert_geometry(results[i], (int64_t[]){2, 3, 4, 5}, cl_strides, 4, 0);
+  }
+  gs_tensor row = gs_add(x, cl); /* x comes first and orders the dims */
+  assert_geometry(row, (int64_t[]){2, 3, 4, 5}, row_major, 4, 0);
+  gs_tensor plain = gs_exp(x);
+  assert_geometry(plain, (int64_t[]){2, 3, 4, 5}, row_major, 4, 0);
+  gs_tensor xt = gs_transpose(x, 2, 3), txt = gs_neg(xt);
+  assert_geometry(txt, (int64_t[]){2, 3, 5, 4}, (int64_t[]){60, 20, 1, 5}, 4, 0);
+  test_set_context("values");
+  double *want = test_values(plain), *got = test_values(results[0]);
+  for (int i = 0; i < 120; i++)
+    g_assert_cmpfloat(want[i], ==, got[i]);
+  g_free(want), g_free(got);
+  for (size_t i = 0; i < G_N_ELEMENTS(results); i++)
+    gs_dispose(results[i]);
+  gs_tensor rest[] = {x, cl, bias, row, plain, xt, txt};
+  for (size_t i = 0; i < G_N_ELEMENTS(rest); i++)
+    gs_dispose(rest[i]);
+}
+
 int main(int argc, char **argv) {
   test_init(&argc, &argv);
   g_test_add_func("/views/view-and-reshape", test_view_and_reshape);
+  g_test_add_func("/views/elementwise-results-keep-the-layout",
+                  test_elementwise_results_keep_the_layout);
   g_test_add_func("/views/transpose-permute-t", test_transpose_permute_t);
   g_test_add_func("/views/slice-select-narrow", test_slice_select_narrow);
   g_test_add_func("/views/as-strided", test_as_strided);

@@ -1,5 +1,5 @@
 /* cases-views.c: gradcheck cases for views, reshapes, clone, contiguous, dtype conversion and
- * padding (constant, which may crop; reflection, replication), nearest resizing,
+ * padding (constant, which may crop; reflection, replication, circular), nearest resizing,
  * pixel_shuffle/pixel_unshuffle and unfold (overlapping windows):
  * each routes its gradient back into the shape (and dtype) of the tensor it came from. Where a
  * view alone would be linear in a trivial way, the case multiplies by a fixed weight first so
@@ -50,6 +50,9 @@ VIEW_CASE(f_reflect_3d, gs_reflection_pad(x, (int64_t[]){1, 1, 0, 1, 1, 0}, 6))
 VIEW_CASE(f_replicate_1d, gs_replication_pad(x, (int64_t[]){3, 1}, 2))
 VIEW_CASE(f_replicate_2d, gs_replication_pad(x, (int64_t[]){0, 2, 1, 1}, 4))
 VIEW_CASE(f_replicate_3d, gs_replication_pad(x, (int64_t[]){1, 0, 1, 2, 0, 1}, 6))
+VIEW_CASE(f_circular_1d, gs_circular_pad(x, (int64_t[]){3, 1}, 2))
+VIEW_CASE(f_circular_2d, gs_circular_pad(x, (int64_t[]){2, 0, 1, 2}, 4))
+VIEW_CASE(f_circular_3d, gs_circular_pad(x, (int64_t[]){1, 2, 0, 1, 1, 1}, 6))
 VIEW_CASE(f_nearest_1d, gs_upsample_nearest(x, (int64_t[]){7}, NULL, 1))
 VIEW_CASE(f_nearest_2d, gs_upsample_nearest(x, (int64_t[]){6, 2}, (double[]){0.5, 0}, 2))
 VIEW_CASE(f_nearest_3d, gs_upsample_nearest(x, (int64_t[]){3, 5, 4}, NULL, 3))
@@ -181,6 +184,10 @@ const grad_case grad_cases_views[] = {
     {"ReplicationPad1dBackward", "(3, 1) of [2, 3]", f_replicate_1d, 1, {GI(2, 2, 3)}},
     {"ReplicationPad2dBackward", "of [1, 2, 3, 2]", f_replicate_2d, 1, {GI_T(4, 1, 2, 3, 2)}},
     {"ReplicationPad3dBackward", "of [2, 2, 3, 2]", f_replicate_3d, 1, {GI(4, 2, 2, 3, 2)}},
+    /* a pad as large as its dim takes every row twice: both gradients must add up */
+    {"CircularPad1dBackward", "(3, 1) of [2, 3]", f_circular_1d, 1, {GI_T(2, 2, 3)}},
+    {"CircularPad2dBackward", "(2, 0, 1, 2) of [2, 3, 2]", f_circular_2d, 1, {GI_S(3, 2, 3, 2)}},
+    {"CircularPad3dBackward", "of [1, 2, 2, 3, 2]", f_circular_3d, 1, {GI(5, 1, 2, 2, 3, 2)}},
     {"UpsampleNearest1dBackward", "4 to 7", f_nearest_1d, 1, {GI(3, 2, 1, 4)}},
     {"UpsampleNearest2dBackward",
      "[3, 4] to [6, 2], scale 0.5 then none",
