@@ -290,7 +290,9 @@ PyObject *gsp_tensor_repr(PyObject *self) {
     PyMem_Free(values);
     return NULL;
   }
-  int rc = emit(&p, "tensor(");
+  /* torch.nn.Parameter's repr: the tensor's under a first line that says what it is */
+  int rc = gs_is_parameter(t) ? emit(&p, "Parameter containing:\n") : 0;
+  rc = rc < 0 ? rc : emit(&p, "tensor(");
   if (numel == 0) {
     rc = rc < 0 ? rc : emit(&p, "[]");
   } else {

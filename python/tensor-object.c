@@ -364,15 +364,56 @@ PyGetSetDef gsp_tensor_getset[] = {
     {NULL, NULL, NULL, NULL, NULL},
 };
 
+/* Tensor(*sizes) or a torch.Size: zeros of that shape in float32, as torch's legacy
+ * constructor (whose elements are uninitialised); NULL (nothing raised) when args are not
+ * sizes. */
+static PyObject *tensor_of_sizes(PyObject *args) {
+  Py_ssize_t n = PyTuple_GET_SIZE(args);
+  PyObject *sizes = args;
+  if (n == 1 && PyObject_TypeCheck(PyTuple_GET_ITEM(args, 0), &gsp_size_type))
+    sizes = PyTuple_GET_ITEM(args, 0), n = PyTuple_GET_SIZE(sizes);
+  else if (n == 0)
+    return gsp_wrap(gs_empty(GS_F32, (int64_t[]){0}, 1));
+  if (n > GS_MAX_DIMS)
+    return NULL;
+  int64_t shape[GS_MAX_DIMS];
+  for (Py_ssize_t i = 0; i < n; i++) {
+    PyObject *size = PyTuple_GET_ITEM(sizes, i);
+    if (!PyLong_CheckExact(size))
+      return NULL;
+    shape[i] = PyLong_AsLongLong(size);
+    if (shape[i] < 0) {
+      PyErr_Format(PyExc_RuntimeError, "Trying to create tensor with negative dimension %lld: %S",
+                   (long long)shape[i], sizes);
+      return NULL;
+    }
+  }
+  return gsp_wrap(gs_zeros(GS_F32, shape, (int)n));
+}
+
+/* Tensor(data) as torch.Tensor: float32 whatever the data (torch.tensor infers the dtype);
+ * Tensor(2, 3), Tensor(torch.Size) and Tensor() as sizes. dtype= and requires_grad= are
+ * gradscope's own (torch's legacy constructor takes neither). */
 static PyObject *tensor_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
   GSP_SITE();
   (void)type;
+  if (!kwargs || PyDict_GET_SIZE(kwargs) == 0) {
+    PyObject *made = tensor_of_sizes(args);
+    if (made || PyErr_Occurred())
+      return made;
+  }
   PyObject *data = NULL, *dtype = NULL;
   int requires_grad = 0;
   static char *kwlist[] = {"data", "dtype", "requires_grad", NULL};
   if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O$p:Tensor", kwlist, &data, &dtype,
                                    &requires_grad))
     return NULL;
+  if (!dtype && !gsp_is_tensor(data)) {
+    PyObject *f32 = gsp_dtype_object(GS_F32);
+    PyObject *made = f32 ? gsp_tensor_from_data(data, f32, requires_grad) : NULL;
+    Py_XDECREF(f32);
+    return made;
+  }
   return gsp_tensor_from_data(data, dtype, requires_grad);
 }
 
