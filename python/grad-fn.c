@@ -186,6 +186,30 @@ PyObject *gsp_node_torch_name(gs_node n) {
 
 /* ---- the Node object ------------------------------------------------------------------------ */
 
+/* One class per node name, as torch's: type(y.grad_fn).__name__ is "MulBackward0" (a custom
+ * Function's "MyFnBackward"), each a subclass of Node made on first use and kept, so equal
+ * names give the same class. NULL with an exception on failure. */
+static PyTypeObject *node_class(gs_node n) {
+  static PyObject *classes; /* name -> class, for the process */
+  if (!classes && !(classes = PyDict_New()))
+    return NULL;
+  PyObject *name = gsp_node_torch_name(n);
+  if (!name)
+    return NULL;
+  PyObject *cls = PyDict_GetItemWithError(classes, name); /* borrowed */
+  if (cls || PyErr_Occurred()) {
+    Py_DECREF(name);
+    return (PyTypeObject *)cls;
+  }
+  cls = PyObject_CallFunction((PyObject *)&PyType_Type, "O(O){s:(),s:s,s:s}", name,
+                              (PyObject *)&gsp_node_type, "__slots__", "__module__", "builtins",
+                              "__doc__", "A node of the autograd graph, named as torch names it.");
+  int rc = cls ? PyDict_SetItem(classes, name, cls) : -1;
+  Py_DECREF(name);
+  Py_XDECREF(cls); /* the dict keeps it */
+  return rc < 0 ? NULL : (PyTypeObject *)cls;
+}
+
 static PyObject *gsp_node_wrap(gs_node n) {
   if (gs_node_is_none(n))
     Py_RETURN_NONE;
@@ -202,7 +226,9 @@ static PyObject *gsp_node_wrap(gs_node n) {
     Py_DECREF(key);
     return NULL;
   }
-  gsp_node *node = PyObject_New(gsp_node, &gsp_node_type);
+  PyTypeObject *cls = node_class(n);
+  /* tp_alloc: the per-name classes are heap types, whose instances the collector tracks */
+  gsp_node *node = cls ? (gsp_node *)cls->tp_alloc(cls, 0) : NULL;
   if (!node) {
     Py_DECREF(key);
     return NULL;
@@ -248,7 +274,7 @@ static void node_dealloc(PyObject *self) {
     if (gs_node_is_alive(o->handle))
       gs_node_release(o->handle);
   }
-  PyObject_Free(self);
+  Py_TYPE(self)->tp_free(self); /* a per-name class's: the collector's free */
 }
 
 static gs_node node_handle(PyObject *self) { return ((gsp_node *)self)->handle; }
@@ -436,7 +462,7 @@ static PyGetSetDef node_getset[] = {
 static PyTypeObject gsp_node_type = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "gradscope.autograd.Node",
     .tp_basicsize = sizeof(gsp_node),
-    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE, /* node_class's per-name classes */
     .tp_doc = "A node of the autograd graph (Tensor.grad_fn), as torch's.",
     .tp_dealloc = node_dealloc,
     .tp_repr = node_repr,

@@ -134,3 +134,28 @@ def test_read_through_saved_tensor_hooks(lib):
     saved = out.grad_fn._saved_other
     np.testing.assert_allclose(np.asarray(saved.tolist()), np.asarray(y.tolist()), rtol=1e-12)
     assert calls == ["pack", "pack", "unpack"]
+
+
+def test_each_node_name_is_its_own_class_as_torchs():
+    outs = {}
+    for m in (gs, torch):
+        x = m.ones(2, requires_grad=True)
+
+        class Twice(m.autograd.Function):
+            @staticmethod
+            def forward(ctx, a):
+                return a * 2
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * 2
+
+        y, z, c = x * 2, x * 3, Twice.apply(x)
+        outs[m] = (type(y.grad_fn).__name__, type(y.grad_fn) is type(z.grad_fn),
+                   type(y.grad_fn) is type(x.exp().grad_fn), type(c.grad_fn).__name__,
+                   y.grad_fn.__class__.__name__)
+    assert outs[gs] == outs[torch] == ("MulBackward0", True, False, "TwiceBackward",
+                                       "MulBackward0")
+    y = gs.ones(2, requires_grad=True) * 2
+    assert isinstance(y.grad_fn, gs.autograd.Node)
+    assert repr(type(y.grad_fn)) == "<class 'MulBackward0'>"
