@@ -22,6 +22,12 @@
 static PyObject *index_term(PyObject *term) {
   if (PyList_Check(term) || PyTuple_Check(term))
     return gsp_tensor_from_data(term, NULL, false);
+  if (PyRange_Check(term)) { /* a sequence of ints, as a list to torch ("nn really" tutorial) */
+    PyObject *list = PySequence_List(term);
+    PyObject *t = list ? gsp_tensor_from_data(list, NULL, false) : NULL;
+    Py_XDECREF(list);
+    return t;
+  }
   bool array = gsp_is_ndarray(term);
   if (array) { /* a 0-D integer array is an int (torch's checkLong), any other an index */
     PyObject *i = PyNumber_Index(term);

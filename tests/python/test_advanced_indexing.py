@@ -334,3 +334,14 @@ def test_double_backward_through_paired_indexing():
         (dx * dx).sum().backward()
         outs.append(x.grad.numpy())
     np.testing.assert_allclose(outs[0], outs[1], rtol=1e-12)
+
+
+def test_a_range_indexes_as_a_list():
+    # "What is torch.nn really?": -input[range(target.shape[0]), target].mean()
+    for m in (gs, torch):
+        t = m.arange(12.0).reshape(3, 4)
+        assert t[range(3), m.tensor([0, 1, 2])].tolist() == [0.0, 5.0, 10.0]
+        assert t[range(0, 3, 2), 1].tolist() == [1.0, 9.0]
+        assert t[range(2)].tolist() == [[0.0, 1.0, 2.0, 3.0], [4.0, 5.0, 6.0, 7.0]]
+        t[range(2), 0] = 5.0
+        assert t[:, 0].tolist() == [5.0, 5.0, 8.0]

@@ -91,6 +91,20 @@ def test_dataloader_shuffle_engine(seed):
 
 
 @pytest.mark.parametrize("seed", SEEDS)
+def test_unshuffled_loaders_draw_torchs_base_seed_too(seed):
+    def order(m):  # a validation loader iterated between shuffled epochs ("nn really")
+        ds = m.utils.data.TensorDataset(m.arange(20.))
+        train = m.utils.data.DataLoader(ds, batch_size=4, shuffle=True)
+        valid = m.utils.data.DataLoader(ds, batch_size=8)
+        plain = m.utils.data.DataLoader([float(i) for i in range(6)], batch_size=3)
+        out = []
+        for _ in range(3):
+            out += [b[0] for b in train] + [b[0] for b in valid] + list(plain)
+        return out + [m.rand(2)]
+    assert_same_bits(seed, order)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
 def test_generator_objects(seed):
     def draws(m):
         g = m.Generator().manual_seed(seed + 1)

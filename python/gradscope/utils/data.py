@@ -397,6 +397,8 @@ class DataLoader:
         # default generator as torch's loader does (persistent workers recompute orders from
         # the loader's seed, so they keep seed + epoch).
         self._torch_order = bool(shuffle) and seed is None and not persistent_workers
+        # and like torch's, each of its iterators draws a base seed first, shuffled or not
+        self._torch_draws = seed is None and not persistent_workers
         seed = 0 if seed is None else seed
         distributed = sampler is not None and \
             type(sampler).__module__.startswith("gradscope") and \
@@ -448,8 +450,9 @@ class DataLoader:
 
     def __iter__(self):
         if self._engine is not None:
+            if self._torch_draws:
+                _c._random_int64(1)  # torch's base seed, drawn first by every iterator
             if self._torch_order and self.sampler is None:
-                _c._random_int64(1)  # torch's base seed, drawn first
                 self._engine._shuffle_next_epoch_from(int(_c._random_int64(1).item()))
             return iter(self._engine)
         return self._in_process()
