@@ -79,7 +79,7 @@ bool gs_as_strided_(gs_tensor h, const int64_t *shape, const int64_t *strides, i
   }
   if (!gs__geometry_fits(t, shape, strides, ndim, storage_offset, fn))
     return false;
-  gs__bump_version(t, fn); /* a node that saved t sees the change, as after a write */
+  gs__bump_version(t, fn, false); /* a node that saved t sees the change, as after a write */
   t->ndim = ndim;
   t->numel = gs__checked_numel(shape, ndim, fn);
   t->offset = storage_offset;

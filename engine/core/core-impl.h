@@ -349,8 +349,10 @@ int gs__wrap_dim(int dim, int ndim, const char *fn);
  * with nothing changed, after reporting. */
 bool gs__begin_write(gs__tensor *t, bool operand_requires_grad, const char *op);
 /* The storage's version goes up by op's in-place change of t, logged as a write: what
- * gs__begin_write does after its checks, alone for a change of t's geometry (no bytes). */
-void gs__bump_version(gs__tensor *t, const char *op);
+ * gs__begin_write does after its checks, alone for a change of t's geometry. values_changed:
+ * with values recorded, t's new values follow (false for a geometry change: the bytes are as
+ * they were, and read in the new layout before it is logged they would be misplaced). */
+void gs__bump_version(gs__tensor *t, const char *op, bool values_changed);
 /* Whether sizes and strides from storage_offset stay inside t's storage, as torch's
  * setStorage checks them (as_strided and its in-place form); false after reporting as fn. */
 bool gs__geometry_fits(const gs__tensor *t, const int64_t *shape, const int64_t *strides, int ndim,

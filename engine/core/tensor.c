@@ -157,11 +157,11 @@ bool gs__begin_write(gs__tensor *t, bool operand_requires_grad, const char *op) 
               (unsigned long long)s->nbytes);
     return false;
   }
-  gs__bump_version(t, op);
+  gs__bump_version(t, op, true);
   return true;
 }
 
-void gs__bump_version(gs__tensor *t, const char *op) {
+void gs__bump_version(gs__tensor *t, const char *op, bool values_changed) {
   gs__storage *s = t->storage;
   atomic_fetch_add_explicit(&s->version, 1, memory_order_relaxed);
   s->last_write_op = op;
@@ -174,7 +174,7 @@ void gs__bump_version(gs__tensor *t, const char *op) {
     /* With values recorded, the written tensor's new values follow (read once the op has
      * written them, before this thread's next event), as at creation: so a gradient added
      * into a .grad, or a tensor changed in place, shows what it holds now. */
-    if (gs__trace_values_limit() > 0)
+    if (values_changed && gs__trace_values_limit() > 0)
       gs__trace_defer_values(t->id);
   }
 }

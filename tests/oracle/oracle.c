@@ -419,6 +419,7 @@ static void check_sentences(compare *c, gs_trace_model *m, guint64 until) {
     GArray *facts = NULL;
     g_autofree char *text = gs_trace_model_explain_facts(m, i, &facts);
     totals.sentences++;
+    totals.reshapes += gs_trace_model_kind_at(m, i) == GS_TRACE_TENSOR_SET_DATA;
     for (guint k = 0; facts && k < facts->len; k++) {
       const gs_explain_fact *f = &g_array_index(facts, gs_explain_fact, k);
       if (f->before)

@@ -71,6 +71,7 @@ typedef struct oracle_totals {
   guint64 programs, probes, tensors, scopes, sentences, facts, unknown_values;
   guint64 ranges;         /* open named ranges compared at probes */
   guint64 packs, unpacks; /* hook calls matched to the log's saved_pack and saved_unpack */
+  guint64 reshapes;       /* sentences checked for a tensor's layout changed in place */
   guint64 snapshots; /* flight recorder logs compared that began with a snapshot */
 } oracle_totals;
 oracle_totals oracle_get_totals(void);

@@ -247,8 +247,25 @@ static void make_view(prog *p, gs_tensor t) {
   }
 }
 
+/* t.unsqueeze_(0) or t.t_(): t takes the geometry of that view of itself (gs_as_strided_),
+ * refused when autograd tracks t; the view made to read the geometry is disposed. */
+static void reshape_in_place(prog *p, gs_tensor t) {
+  bool transpose = gs_ndim(t) == 2 && pick(p, 2) == 0;
+  gs_tensor v = transpose ? gs_t(t) : gs_unsqueeze(t, 0);
+  if (!v.id)
+    return;
+  int64_t shape[GS_MAX_DIMS], strides[GS_MAX_DIMS];
+  int ndim = gs_shape(v, shape);
+  for (int i = 0; i < ndim; i++)
+    strides[i] = gs_stride(v, i);
+  int64_t offset = gs_storage_offset(v);
+  gs_dispose(v);
+  gs_as_strided_(t, shape, strides, ndim, offset, transpose ? "t_" : "unsqueeze_");
+}
+
 static void write_in_place(prog *p, gs_tensor t) {
-  switch (pick(p, 5)) {
+  switch (pick(p, 6)) {
+  case 5: reshape_in_place(p, t); break;
   case 0: gs_add_scalar_(t, pick(p, 5) + 1); break;
   case 1: gs_mul_scalar_(t, pick(p, 3) + 2); break;
   case 2: gs_fill_(t, pick(p, 7) - 3); break;

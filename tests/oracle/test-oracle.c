@@ -60,17 +60,19 @@ static void test_random(void) {
     run_one(random_body, &a, what, TRUE);
   }
   oracle_totals t = oracle_get_totals();
-  g_test_message(
-      "%" G_GUINT64_FORMAT " programs, %" G_GUINT64_FORMAT " probes, %" G_GUINT64_FORMAT
-      " tensors, %" G_GUINT64_FORMAT " sentences, %" G_GUINT64_FORMAT " facts, %" G_GUINT64_FORMAT
-      " open ranges, %" G_GUINT64_FORMAT " packs, %" G_GUINT64_FORMAT " unpacks",
-      t.programs, t.probes, t.tensors, t.sentences, t.facts, t.ranges, t.packs, t.unpacks);
+  g_test_message("%" G_GUINT64_FORMAT " programs, %" G_GUINT64_FORMAT " probes, %" G_GUINT64_FORMAT
+                 " tensors, %" G_GUINT64_FORMAT " sentences, %" G_GUINT64_FORMAT
+                 " facts, %" G_GUINT64_FORMAT " open ranges, %" G_GUINT64_FORMAT
+                 " packs, %" G_GUINT64_FORMAT " unpacks, %" G_GUINT64_FORMAT " in-place reshapes",
+                 t.programs, t.probes, t.tensors, t.sentences, t.facts, t.ranges, t.packs,
+                 t.unpacks, t.reshapes);
   g_assert_cmpuint(t.tensors, >, 0);
   g_assert_cmpuint(t.facts, >, 0);
   /* The programs push saved-tensor hooks and open ranges: the slice compares them too. */
   g_assert_cmpuint(t.ranges, >, 0);
   g_assert_cmpuint(t.packs, >, 0);
   g_assert_cmpuint(t.unpacks, >, 0);
+  g_assert_cmpuint(t.reshapes, >, 0); /* unsqueeze_ / t_ (gs_as_strided_) and their sentences */
 }
 
 /* The issue's program: h = 2x, a clone and a detach of it, both written in place, then
@@ -239,10 +241,10 @@ static int long_run(int argc, char **argv) {
          "\noracle_tensors_compared=%" G_GUINT64_FORMAT "\noracle_sentences=%" G_GUINT64_FORMAT
          "\noracle_facts=%" G_GUINT64_FORMAT "\noracle_unknown_values=%" G_GUINT64_FORMAT
          "\noracle_ranges=%" G_GUINT64_FORMAT "\noracle_packs=%" G_GUINT64_FORMAT
-         "\noracle_unpacks=%" G_GUINT64_FORMAT
+         "\noracle_unpacks=%" G_GUINT64_FORMAT "\noracle_reshapes=%" G_GUINT64_FORMAT
          "\noracle_seconds=%.1f\noracle_disagreements=%" G_GUINT64_FORMAT "\n",
          done, t.probes, t.tensors, t.sentences, t.facts, t.unknown_values, t.ranges, t.packs,
-         t.unpacks, (g_get_monotonic_time() - start) / 1e6, bad);
+         t.unpacks, t.reshapes, (g_get_monotonic_time() - start) / 1e6, bad);
   return bad ? 1 : 0;
 }
 
