@@ -497,14 +497,27 @@ static bool *leads_to_capture(run *r, const pass *p) {
 }
 
 /* In a capturing pass: hands the gradient that arrived at n to every input captured there, as
- * new tensors the caller owns. */
-static void capture_grad(const pass *p, const gs__node *n, gs_tensor grad) {
-  /* Under create_graph the clone is recorded: the caller's gradient keeps its history. */
+ * tensors the caller owns. The first capture takes the pass's gradient itself, as PyTorch
+ * returns it (under create_graph its grad_fn is then the formula's last node, MulBackward0, not
+ * a clone's); the pass keeps a clone only if n's formula still has to run on it, and further
+ * captures of the same node (an input named twice) get clones. */
+static void capture_grad(const pass *p, const gs__node *n, gs_tensor *grad, bool runs) {
+  bool handed = false;
   gs__ownership_resume(); /* the caller's, as if gs_autograd_grad made them */
-  for (int c = 0; c < p->n_capture; c++)
-    if (p->capture[c] == n && !p->captured[c].id)
-      p->captured[c] = gs_clone(grad);
+  for (int c = 0; c < p->n_capture; c++) {
+    if (p->capture[c] != n || p->captured[c].id)
+      continue;
+    if (handed) {
+      p->captured[c] = gs_clone(*grad);
+    } else {
+      p->captured[c] = *grad;
+      gs__own_adopt(*grad);
+      handed = true;
+    }
+  }
   gs__ownership_suspend_for(GS__REASON_BACKWARD_TEMPORARY);
+  if (handed)
+    *grad = runs ? gs_clone(*grad) : GS_NO_TENSOR;
 }
 
 /* One backward pass; false after reporting (nothing ran if the graph failed its checks). A
@@ -587,13 +600,13 @@ static bool run_pass(const pass *p, const char *fn) {
         break;
       }
       if (p->capture)
-        capture_grad(p, n, r.nodes[j].grad);
+        capture_grad(p, n, &r.nodes[j].grad, runs);
       if (runs) {
         if (!run_node_formula(&r, j, p->retain_graph)) {
           ok = false;
           break;
         }
-      } else {
+      } else if (r.nodes[j].grad.id) {
         gs_dispose(r.nodes[j].grad);
         r.nodes[j].grad = GS_NO_TENSOR;
       }

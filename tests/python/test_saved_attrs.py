@@ -159,3 +159,25 @@ def test_each_node_name_is_its_own_class_as_torchs():
     y = gs.ones(2, requires_grad=True) * 2
     assert isinstance(y.grad_fn, gs.autograd.Node)
     assert repr(type(y.grad_fn)) == "<class 'MulBackward0'>"
+
+
+def test_create_graph_gradient_is_the_formulas_own_result():
+    """autograd.grad(create_graph=True) hands back the gradient the formulas made, as torch
+    does: its grad_fn is the last formula's node, not a copy's (CloneBackward0), and it
+    differentiates again to torch's numbers, also for an intermediate tensor captured while
+    its formula still runs and an input named twice."""
+    got = {}
+    for lib in LIBS:
+        x = tensor(lib, 6, 3)
+        h = x * x * 3
+        y = h.sin().sum()
+        gh, gx, gx2 = lib.autograd.grad(y, (h, x, x), create_graph=True)
+        got[lib] = (type(gx.grad_fn).__name__, gh.detach().numpy(), gx.detach().numpy(),
+                    gx2.detach().numpy(), lib.autograd.grad(gx.sum(), x, retain_graph=True)[0].numpy(),
+                    lib.autograd.grad(gh.sum(), x)[0].numpy())
+        simple, = lib.autograd.grad((x * x * 3).sum(), x, create_graph=True)
+        got[lib] += (type(simple.grad_fn).__name__,)
+    assert got[gs][0] != "CloneBackward0"
+    assert got[gs][-1] == got[torch][-1] == "AddBackward0"
+    for a, b in zip(got[gs][1:-1], got[torch][1:-1]):
+        np.testing.assert_allclose(a, b, rtol=1e-13, atol=1e-14)
