@@ -6,6 +6,8 @@
  * two can never disagree. */
 #include "gs-py.h"
 
+#include <math.h> /* after Python.h, which must come first */
+
 /* Parses dtype= and requires_grad= from kwargs (other keys are an error). */
 static int creation_kwargs(PyObject *kwargs, gs_dtype *dtype, bool *requires_grad,
                            const char *fn) {
@@ -138,22 +140,51 @@ static PyObject *f_randint(PyObject *m, PyObject *args, PyObject *kwargs) {
   return gsp_wrap(t);
 }
 
-/* _fill_random(size, kind, a, b, dtype): torch's uniform_(a, b) (kind 0) or normal_(a, b)
- * (kind 1) drawn for a tensor of that size and floating dtype: nn.init and the in-place
- * methods draw through it, so their numbers are torch's. */
+/* The normal values torch's element-by-element kernel draws (a non-contiguous tensor's
+ * normal_, whatever its size): the double sampler, its cached second value included. */
+static gs_tensor normal_serial(gs_dtype dtype, const int64_t *shape, int nd, double mean,
+                               double std) {
+  if (dtype != GS_F32 && dtype != GS_F64)
+    return gs_normal(dtype, shape, nd, mean, std, NULL); /* its error */
+  if (!(std >= 0.0))
+    return gs_normal(dtype, shape, nd, mean, std, NULL);
+  gs_tensor t = gs_empty(dtype, shape, nd);
+  if (!t.id)
+    return t;
+  int64_t n = gs_numel(t);
+  void *p = gs_data_mut(t);
+  gs_rng g;
+  gs_get_rng_state(&g); /* drawn from a copy put back after: the GIL keeps it exclusive */
+  for (int64_t i = 0; i < n; i++) {
+    double v = fma(gs_rng_normal(&g), std, mean);
+    if (dtype == GS_F32)
+      ((float *)p)[i] = (float)v;
+    else
+      ((double *)p)[i] = v;
+  }
+  gs_set_rng_state(&g);
+  return t;
+}
+
+/* _fill_random(size, kind, a, b, dtype[, serial]): torch's uniform_(a, b) (kind 0) or
+ * normal_(a, b) (kind 1) drawn for a tensor of that size and floating dtype: nn.init and the
+ * in-place methods draw through it, so their numbers are torch's. serial: normal values as
+ * torch draws them for a non-contiguous tensor (one by one, never sixteen at a time). */
 static PyObject *f_fill_random(PyObject *m, PyObject *args) {
   GSP_SITE();
   (void)m;
   PyObject *size, *dtype_arg;
-  int kind;
+  int kind, serial = 0;
   double a, b;
-  if (!PyArg_ParseTuple(args, "OiddO:_fill_random", &size, &kind, &a, &b, &dtype_arg))
+  if (!PyArg_ParseTuple(args, "OiddO|p:_fill_random", &size, &kind, &a, &b, &dtype_arg, &serial))
     return NULL;
   int64_t shape[GS_MAX_DIMS];
   int nd = gsp_shape_from_sequence(size, shape);
   gs_dtype dtype = GS_F64;
   if (nd < 0 || gsp_dtype_from_object(dtype_arg, &dtype) < 0)
     return NULL;
+  if (kind && serial)
+    return gsp_wrap(normal_serial(dtype, shape, nd, a, b));
   return gsp_wrap(kind ? gs_normal(dtype, shape, nd, a, b, NULL)
                        : gs_uniform(dtype, shape, nd, a, b, NULL));
 }

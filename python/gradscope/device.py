@@ -95,10 +95,10 @@ def _tensor_to(self, *args, **kwargs):
     where, dtype, fmt = _split_to_args(args, dict(kwargs), "Tensor.to()")
     _check_cpu(where, "Tensor.to()")
     out = self if dtype is None else _to_dtype(self, dtype)
-    if out is self and fmt in (None, _formats.preserve_format):
-        return out
     if fmt in (None, _formats.preserve_format):
-        fmt = _formats.layout_of(self)
+        return out  # a conversion is laid out as torch's empty_like: dense strides are kept
+    if out is self and _formats.layout_of(self) is fmt:
+        return self  # torch aliases when its suggested format for t is the one asked
     if fmt is _formats.contiguous_format:
         return out if out.is_contiguous() else out.contiguous()
     return out.contiguous(memory_format=fmt)  # out itself if laid out so already

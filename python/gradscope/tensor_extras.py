@@ -11,6 +11,7 @@ import math
 import numpy as np
 
 from gradscope import _gradscope as _c
+from gradscope._draw_order import in_memory_order as _in_memory_order
 
 Tensor = _c.Tensor
 _FLOAT_MAX = {"float32": 3.4028234663852886e38, "float64": 1.7976931348623157e308}
@@ -183,7 +184,7 @@ def bernoulli_(self, p=0.5, *, generator=None):
     if _c.is_tensor(p):
         mask = _c.rand(*self.shape, dtype=p.dtype) < p
     else:
-        mask = _c.rand(*self.shape, dtype=_c.float64) < float(p)
+        mask = _in_memory_order(self, lambda shape: _c.rand(*shape, dtype=_c.float64)) < float(p)
     with _c.no_grad():
         return self.copy_(mask.to(self.dtype))
 
@@ -200,7 +201,7 @@ def random_(self, *args, generator=None):
         name = _dtype_name(self.dtype)
         low = 0
         if name == "int64":  # torch's 64 bits mod 2**63
-            draw = _c._random_int64(self.numel()).reshape(tuple(self.shape))
+            draw = _in_memory_order(self, lambda shape: _c._random_int64(self.numel()).reshape(shape))
             with _c.no_grad():
                 return self.copy_(draw)
         high = {"float32": 2 ** 24 + 1, "float64": 2 ** 53 + 1, "int32": 2 ** 31,
@@ -212,7 +213,7 @@ def random_(self, *args, generator=None):
     if low >= high:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} "
                            f">= to={high}")
-    draw = _c.randint(int(low), int(high), tuple(self.shape))
+    draw = _in_memory_order(self, lambda shape: _c.randint(int(low), int(high), shape))
     with _c.no_grad():
         return self.copy_(draw.to(self.dtype))
 
@@ -223,7 +224,7 @@ def exponential_(self, lambd=1.0, *, generator=None):
     if lambd <= 0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
     with _c.no_grad():
-        u = _c.rand(*self.shape, dtype=_c.float64)
+        u = _in_memory_order(self, lambda shape: _c.rand(*shape, dtype=_c.float64))
         return self.copy_(((1.0 - u).log() * (-1.0 / lambd)).to(self.dtype))
 
 

@@ -120,3 +120,50 @@ def test_rng_state_bytes(seed):
     torch.randn(3)  # leaves a cached normal in the state
     gs.set_rng_state(torch.get_rng_state())
     assert gs.randn(5, dtype=gs.float64).tolist() == torch.randn(5, dtype=torch.float64).tolist()
+
+
+LAYOUTS = {  # tensors torch's kernels walk in memory order, not index order
+    "transposed": lambda m, dt: m.zeros(5, 7, dtype=dt).t(),
+    "permuted": lambda m, dt: m.zeros(4, 6, 5, dtype=dt).permute(2, 0, 1),
+    "strided": lambda m, dt: m.zeros(40, dtype=dt)[::2],
+    "channels_last": lambda m, dt: m.zeros(2, 3, 4, 5, dtype=dt).to(
+        memory_format=m.channels_last),
+    "sliced": lambda m, dt: m.zeros(5, 5, dtype=dt)[1:, 1:],
+    "small_transposed": lambda m, dt: m.zeros(2, 3, dtype=dt).t(),
+}
+
+
+@pytest.mark.parametrize("seed", (42,))
+@pytest.mark.parametrize("layout", sorted(LAYOUTS))
+@pytest.mark.parametrize("dtype", ("float32", "float64"))
+@pytest.mark.parametrize("method", ("normal_", "uniform_", "exponential_", "bernoulli_",
+                                    "random_", "random_10", "init_normal_"))
+def test_in_place_samplers_on_non_contiguous_tensors(seed, layout, dtype, method):
+    """An in-place sampler on a transposed, permuted, strided or channels-last tensor puts
+    torch's draws where torch puts them (its kernels walk memory order, and a non-contiguous
+    tensor's normal values are drawn one by one), and leaves the generator where torch's does:
+    the next draw is the same too."""
+    def draw(m):
+        t = LAYOUTS[layout](m, getattr(m, dtype))
+        if method == "random_10":
+            t.random_(0, 10)
+        elif method == "init_normal_":
+            m.nn.init.normal_(t, 0.5, 2.0)
+        else:
+            getattr(t, method)()
+        return [t, m.rand(3)]
+    assert_same_bits(seed, draw)
+
+
+@pytest.mark.parametrize("layout", sorted(LAYOUTS))
+def test_dtype_conversion_keeps_a_dense_layout(layout):
+    """t.to(dtype) lays the copy out as torch's preserve_format does: a dense tensor keeps its
+    strides (a permuted one stays permuted), a sparse-strided one becomes contiguous, and
+    memory_format=contiguous_format always gives row-major strides."""
+    for target in ("float64", "int64"):
+        got = [(LAYOUTS[layout](m, m.float32).to(getattr(m, target)).stride(),
+                LAYOUTS[layout](m, m.float32).to(dtype=getattr(m, target)).stride(),
+                LAYOUTS[layout](m, m.float32).to(getattr(m, target),
+                                                 memory_format=m.contiguous_format).stride())
+               for m in (torch, gs)]
+        assert got[0] == got[1]

@@ -1,14 +1,16 @@
 """gradscope.nn.init: torch.nn.init's initialisers, with PyTorch 1.13's formulas (gains, fans,
 bounds), writing into the tensor in place under no_grad and returning it.
 
-The random ones draw from gradscope's generator (manual_seed), so their values differ from
-PyTorch's for the same seed; their distributions and bounds are the same.
+The random ones draw from gradscope's generator (manual_seed), which is torch's: the same seed
+gives the same values, drawn in the order torch's kernels draw them (a non-contiguous tensor in
+memory order, its normal values one by one).
 """
 import math
 
 import numpy as np
 
 from gradscope import _gradscope as _c
+from gradscope._draw_order import in_memory_order as _in_memory_order
 from gradscope._missing import unsupported as _unsupported
 from gradscope.autograd import no_grad as _no_grad
 
@@ -62,14 +64,21 @@ def _fan(tensor, mode):
     return fan_in if mode == "fan_in" else fan_out
 
 
+def _draw(tensor, kind, a, b):
+    """tensor's values drawn as torch's uniform_ (kind 0) or normal_ (kind 1) draws them."""
+    # a non-contiguous tensor's normal values are drawn one by one, as torch's serial kernel
+    return _in_memory_order(tensor, lambda shape: _c._fill_random(
+        shape, kind, a, b, _draw_dtype(tensor), not tensor.is_contiguous()))
+
+
 def uniform_(tensor, a=0.0, b=1.0):
     """Fills tensor with values drawn from U(a, b), torch's draws for its dtype."""
-    return _fill(tensor, _c._fill_random(tuple(tensor.shape), 0, a, b, _draw_dtype(tensor)))
+    return _fill(tensor, _draw(tensor, 0, a, b))
 
 
 def normal_(tensor, mean=0.0, std=1.0):
     """Fills tensor with values drawn from N(mean, std^2), torch's draws for its dtype."""
-    return _fill(tensor, _c._fill_random(tuple(tensor.shape), 1, mean, std, _draw_dtype(tensor)))
+    return _fill(tensor, _draw(tensor, 1, mean, std))
 
 
 def _draw_dtype(tensor):
