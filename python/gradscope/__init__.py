@@ -91,6 +91,7 @@ from gradscope.random_draws import drawing_from as _drawing_from  # noqa: E402
 rand, randn, randint = _drawing_from(rand), _drawing_from(randn), _drawing_from(randint)  # noqa: F821
 randperm, normal = _drawing_from(randperm), _drawing_from(normal)
 bernoulli, multinomial = _drawing_from(bernoulli), _drawing_from(multinomial)
+from gradscope.numpy_style import *  # noqa: E402,F401,F403  (its __all__)
 from gradscope.searching import (bucketize, cartesian_prod, combinations, kthvalue,  # noqa: E402
                                  mode, searchsorted, tril_indices, triu_indices)
 

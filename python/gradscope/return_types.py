@@ -22,8 +22,8 @@ def _structseq(name, fields, doc):
     return cls
 
 
-for _name in ("max", "min", "sort", "topk", "kthvalue", "median", "mode", "cummax",
-              "cummin"):
+for _name in ("max", "min", "sort", "topk", "kthvalue", "median", "nanmedian", "mode",
+              "cummax", "cummin"):
     _structseq(_name, ["values", "indices"], f"{_name}'s result: (values, indices).")
 _structseq("aminmax", ["min", "max"], "aminmax's result: (min, max).")
 _structseq("frexp", ["mantissa", "exponent"], "frexp's result: (mantissa, exponent).")
