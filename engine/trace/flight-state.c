@@ -222,7 +222,8 @@ static bool compact(gs__flight_state *s) {
   size_t out = 0;
   for (size_t i = 0; i < s->n; i++) {
     if (!s->recs[i].live) {
-      free(s->recs[i].owned);
+      if (s->recs[i].owned) /* most records own nothing: no call for them */
+        free(s->recs[i].owned);
       continue;
     }
     moved[i] = (uint32_t)out;
