@@ -268,8 +268,9 @@ static inline bool gs__tw_in_engine(uintptr_t a) {
 /* The site id of the public call this thread is in (gs__trace_call_open), found at its first
  * event, for the log whose epoch + 1 is gs__tw_call_site_epoch (0: none found yet). Every
  * event of a call has the call's site; the id once found costs its other events one compare
- * instead of the checks and the cache below (a backward pass's two dozen events). Cleared when
- * a call opens or closes and when the thread's site is set (gs__tw_call_site_forget). */
+ * instead of the checks and the cache below (a backward pass's two dozen events). Kept only
+ * for a call charged to a site (gs__tw_thread_site); cleared when a call opens or closes and
+ * when the thread's site or an interpreter's line is set (gs__tw_call_site_forget). */
 extern GS__THREAD_LOCAL uint32_t gs__tw_call_site;
 extern GS__THREAD_LOCAL uint64_t gs__tw_call_site_epoch;
 static inline void gs__tw_call_site_forget(void) { gs__tw_call_site_epoch = 0; }
@@ -293,7 +294,9 @@ static inline uint32_t gs__tw_site(void) {
   uint32_t id = gs__tw_site_epoch == epoch && gs__tw_site_addr[slot] == ret
                     ? gs__tw_site_id[slot]
                     : gs__tw_site_slow(ret, slot, epoch);
-  if (gs__tw_call_state != GS__TW_NO_CALL) { /* the call's other events take it as it is */
+  /* The call's other events take it as it is: they are charged to the same site. (Without
+   * one, each event walks its own stack, which a callback may have made longer.) */
+  if (gs__tw_call_state != GS__TW_NO_CALL && gs__tw_thread_site) {
     gs__tw_call_site = id;
     gs__tw_call_site_epoch = epoch + 1;
   }
