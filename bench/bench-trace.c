@@ -9,10 +9,18 @@
  * tensor creation and disposal take none, so bytes per step compares logs of different
  * versions fairly.
  * Targets: <= 30 ns and <= 24 bytes per event; <= 1.02x on matmul work, <= 1.3x on the
- * micro-step. */
+ * micro-step.
+ *
+ * `bench-trace --only off|file|ring N` runs N micro-steps in one mode alone (after N/10 to warm
+ * up) and prints the recording thread's and the process's CPU per step: the run to give
+ * callgrind (--separate-threads=yes: instructions per thread, the ring's applier its own) or
+ * perf on a machine too loaded for the wall-clock ratios above. */
 #include <gradscope/gradscope.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bench-util.h"
@@ -53,6 +61,41 @@ static run time_micro(gs_tensor x, gs_tensor w, gs_tensor b, int n) {
                (process_cpu_s() - c0) / n};
 }
 
+static double thread_cpu_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* --only MODE N: one mode's micro-steps, for a profiler. */
+static int run_only(const char *mode, int n, gs_tensor x, gs_tensor w, gs_tensor b) {
+  char path[64];
+  snprintf(path, sizeof path, "/tmp/gradscope-bench-only-%d.gstrace", (int)getpid());
+  bool file = strcmp(mode, "file") == 0, ring = strcmp(mode, "ring") == 0;
+  if (!file && !ring && strcmp(mode, "off") != 0) {
+    fprintf(stderr, "bench-trace: --only expects off, file or ring, not '%s'\n", mode);
+    return 2;
+  }
+  if (file)
+    gs_trace_open(path);
+  else if (ring)
+    gs_trace_open_ring(path, 4u << 20);
+  for (int i = 0; i < n / 10; i++)
+    micro_step(x, w, b);
+  double t0 = thread_cpu_s(), p0 = process_cpu_s();
+  for (int i = 0; i < n; i++)
+    micro_step(x, w, b);
+  double t1 = thread_cpu_s(), p1 = process_cpu_s();
+  gs_trace_close();
+  unlink(path);
+  char name[64];
+  snprintf(name, sizeof name, "micro_step_%s_thread_cpu_us", mode);
+  bench_result(name, (t1 - t0) * 1e6 / n, "us");
+  snprintf(name, sizeof name, "micro_step_%s_process_cpu_us", mode);
+  bench_result(name, (p1 - p0) * 1e6 / n, "us");
+  return 0;
+}
+
 static run time_matmul(gs_tensor a, gs_tensor m, int n) {
   uint64_t e0 = gs_event_counter();
   double t0 = bench_now_s();
@@ -75,7 +118,11 @@ static double median_cpu_of(run *r, int n) {
   return bench_median(s, n);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+  if (argc > 1 && (argc != 4 || strcmp(argv[1], "--only") != 0 || atoi(argv[3]) <= 0)) {
+    fprintf(stderr, "usage: bench-trace [--only off|file|ring STEPS]\n");
+    return 2;
+  }
   char path[64];
   snprintf(path, sizeof path, "/tmp/gradscope-bench-%d.gstrace", (int)getpid());
   gs_rng rng;
@@ -83,6 +130,11 @@ int main(void) {
   gs_tensor x = gs_randn(GS_F32, (int64_t[]){16}, 1, &rng), w = gs_randn(GS_F32, (int64_t[]){16}, 1, &rng),
             b = gs_randn(GS_F32, (int64_t[]){16}, 1, &rng);
   gs_set_requires_grad(x, true), gs_set_requires_grad(w, true), gs_set_requires_grad(b, true);
+  if (argc == 4) {
+    int status = run_only(argv[2], atoi(argv[3]), x, w, b);
+    gs_dispose(x), gs_dispose(w), gs_dispose(b);
+    return status;
+  }
   gs_tensor a = gs_randn(GS_F32, (int64_t[]){256, 256}, 2, &rng),
             m = gs_randn(GS_F32, (int64_t[]){256, 256}, 2, &rng);
 

@@ -817,8 +817,8 @@ static const field_span field_spans[GS__F_SINCE] = {
     [GS__F_OBJECT_KIND] = SPAN(object_kind),
     [GS__F_CODE] = SPAN(code),
     [GS__F_REQUIRES_GRAD] = SPAN(requires_grad),
-    [GS__F_SHAPE] = SPAN2(ndim, shape),
-    [GS__F_STRIDES] = SPAN(strides),
+    /* A shape's and strides' words are cleared by ndim (clear_geometry), not by the mask. */
+    [GS__F_SHAPE] = SPAN(ndim),
     [GS__F_INPUTS] = SPAN2(inputs, n_inputs),
     [GS__F_SAVED] = SPAN2(saved, n_saved),
     [GS__F_PARTS] = SPAN2(parts, n_parts),
@@ -910,6 +910,14 @@ static inline const gs_trace_event *unfold_storage_events(gs_trace_reader *r) {
   return ev;
 }
 
+/* Zeroes the shape and strides the last event filled: only its ndim entries of each, where
+ * clearing all of both arrays by the mask was a tenth of decoding a tensor event. */
+static inline void clear_geometry(gs_trace_event *ev) {
+  int n = ev->ndim; /* at most GS_MAX_DIMS: decode_fields checks it before setting it */
+  for (int i = 0; i < n; i++)
+    ev->shape[i] = 0, ev->strides[i] = 0;
+}
+
 typedef enum { DECODED, CHUNK_DONE, DECODE_DAMAGED } decode_result;
 
 /* The next event of the open chunk. Unknown kinds (a newer minor version) are skipped by
@@ -945,8 +953,10 @@ static DECODE_INLINE decode_result decode_event(gs_trace_reader *r, gs_trace_eve
       p = body_end;
       continue;
     }
-    if (r->ev_words_of)
+    if (r->ev_words_of) {
+      clear_geometry(ev); /* before its ndim is cleared */
       clear_words(ev, r->kind_words[r->ev_words_of - 1]);
+    }
     r->ev_words_of = kind + 1;
     ev->kind = (gs_trace_kind)kind;
     ev->thread = r->thread;

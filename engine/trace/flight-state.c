@@ -69,7 +69,7 @@ static bool idmap_put(idmap *m, uint64_t key, uint32_t val) {
 
 /* The value + 1 of key, 0 if absent. */
 static uint32_t idmap_get(const idmap *m, uint64_t key) {
-  if (!key || !m->cap)
+  if (!key || !m->len) /* most maps are empty most of the time: no probe */
     return 0;
   for (size_t j = slot_of(key, m->cap); m->keys[j]; j = (j + 1) & (m->cap - 1))
     if (m->keys[j] == key)
@@ -77,14 +77,16 @@ static uint32_t idmap_get(const idmap *m, uint64_t key) {
   return 0;
 }
 
-static void idmap_del(idmap *m, uint64_t key) {
-  if (!key || !m->cap)
-    return;
+/* Removes key; returns its value + 1, 0 if it was absent (one probe for a get and a delete). */
+static uint32_t idmap_take(idmap *m, uint64_t key) {
+  if (!key || !m->len)
+    return 0;
   size_t j = slot_of(key, m->cap);
   while (m->keys[j] && m->keys[j] != key)
     j = (j + 1) & (m->cap - 1);
   if (!m->keys[j])
-    return;
+    return 0;
+  uint32_t taken = m->vals[j] + 1;
   m->keys[j] = 0;
   m->len--;
   /* Backward shift: move later members of the run into the hole if their home allows. */
@@ -96,7 +98,10 @@ static void idmap_del(idmap *m, uint64_t key) {
       j = k;
     }
   }
+  return taken;
 }
+
+static void idmap_del(idmap *m, uint64_t key) { idmap_take(m, key); }
 
 /* ---- records ------------------------------------------------------------------------- */
 
@@ -155,6 +160,11 @@ static long add_record(gs__flight_state *s, const gs_trace_event *e) {
   r->owned = NULL;
   r->live = true;
   r->e.values = NULL, r->e.n_values = 0; /* values are not state */
+  /* A storage is a record of its own, in the log as the reader derived it from a tensor
+   * event's alloc or freed: written back, it is a storage event, and the tensor's creation
+   * allocates nothing. (Set here, not on a copy of the event: that copy cost as much again.) */
+  r->e.derived = false;
+  r->e.alloc = 0;
   if (bytes) {
     uint8_t *p = r->owned = malloc(bytes);
     if (!p)
@@ -192,8 +202,7 @@ static void kill_index(gs__flight_state *s, uint32_t index_plus_one) {
 
 /* Kills the record map k holds for id and forgets it. */
 static void kill(gs__flight_state *s, int k, uint64_t id) {
-  kill_index(s, idmap_get(&s->maps[k], id));
-  idmap_del(&s->maps[k], id);
+  kill_index(s, idmap_take(&s->maps[k], id));
 }
 
 /* Keeps e as the record of id in map k, replacing (killing) the one before. */
@@ -213,7 +222,8 @@ static bool compact(gs__flight_state *s) {
   size_t out = 0;
   for (size_t i = 0; i < s->n; i++) {
     if (!s->recs[i].live) {
-      free(s->recs[i].owned);
+      if (s->recs[i].owned) /* most records own nothing: no call for them */
+        free(s->recs[i].owned);
       continue;
     }
     moved[i] = (uint32_t)out;
@@ -293,9 +303,7 @@ static bool on_storage(gs__flight_state *s, const gs_trace_event *e) {
     if (from)
       share_ref(s, from, -1);
     kill(s, M_STORAGE_FREE, e->storage);
-    gs_trace_event copy = *e;
-    copy.derived = false;
-    if (!keep(s, M_STORAGE, e->storage, &copy))
+    if (!keep(s, M_STORAGE, e->storage, e))
       return false;
     if (e->kind == GS_TRACE_STORAGE_SHARE && e->source)
       share_ref(s, e->source, +1);
@@ -324,9 +332,7 @@ static bool on_storage(gs__flight_state *s, const gs_trace_event *e) {
     if (from)
       share_ref(s, from, -1);
     if (idmap_get(&s->share_refs, e->storage)) { /* live shares still count its bytes */
-      gs_trace_event copy = *e;
-      copy.derived = false;
-      return keep(s, M_STORAGE_FREE, e->storage, &copy);
+      return keep(s, M_STORAGE_FREE, e->storage, e);
     }
     kill(s, M_STORAGE, e->storage);
     return true;
@@ -406,10 +412,8 @@ static bool apply(gs__flight_state *s, const gs_trace_event *e) {
   case GS_TRACE_STORAGE_MATERIALISE:
   case GS_TRACE_STORAGE_FREE: return on_storage(s, e);
   case GS_TRACE_TENSOR_CREATE: {
-    gs_trace_event copy = *e;
-    copy.alloc = 0; /* its storage is a record of its own (the reader derived it) */
-    on_object_gone(s, e->tensor);
-    return keep(s, M_OBJECT, e->tensor, &copy);
+    on_object_gone(s, e->tensor); /* add_record drops its alloc: the storage is a record */
+    return keep(s, M_OBJECT, e->tensor, e);
   }
   case GS_TRACE_COMPOSITE_CREATE:
     on_object_gone(s, e->object);

@@ -339,7 +339,10 @@ uintptr_t gs__trace_caller(void) {
   return gs__tw_code_hi ? gs__tw_walk() : 0;
 }
 
-void gs__trace_thread_site(uintptr_t address) { gs__tw_thread_site = address; }
+void gs__trace_thread_site(uintptr_t address) {
+  gs__tw_thread_site = address;
+  gs__tw_call_site_forget();
+}
 
 /* A whole stack (GS_TRACE_STACKS=N): glibc's unwinder reads the program's frames whether or
  * not it kept frame pointers; the engine's frames are skipped. */
@@ -435,11 +438,14 @@ static uint32_t text_site_id(const char *text) {
 }
 
 GS__THREAD_LOCAL uint32_t gs__tw_text_site;
+GS__THREAD_LOCAL uint32_t gs__tw_call_site;
+GS__THREAD_LOCAL uint64_t gs__tw_call_site_epoch;
 /* The last interpreter site this thread's stream defined, and in which log. */
 static GS__THREAD_LOCAL uint32_t text_site_defined;
 static GS__THREAD_LOCAL uint64_t text_site_defined_epoch;
 
 void gs_trace_set_site_text(const char *text) {
+  gs__tw_call_site_forget(); /* the events after this take the interpreter's line */
   if (!text || !*text) {
     gs__tw_text_site = 0;
     return;

@@ -265,9 +265,22 @@ static inline bool gs__tw_in_engine(uintptr_t a) {
   return a - gs__tw_code_lo < gs__tw_code_hi - gs__tw_code_lo;
 }
 
-/* gs__trace_site inline, for the encoders: the walk (or the thread's charged site), then this
- * thread's cache; the rest out of line. */
+/* The site id of the public call this thread is in (gs__trace_call_open), found at its first
+ * event, for the log whose epoch + 1 is gs__tw_call_site_epoch (0: none found yet). Every
+ * event of a call has the call's site; the id once found costs its other events one compare
+ * instead of the checks and the cache below (a backward pass's two dozen events). Kept only
+ * for a call charged to a site (gs__tw_thread_site); cleared when a call opens or closes and
+ * when the thread's site or an interpreter's line is set (gs__tw_call_site_forget). */
+extern GS__THREAD_LOCAL uint32_t gs__tw_call_site;
+extern GS__THREAD_LOCAL uint64_t gs__tw_call_site_epoch;
+static inline void gs__tw_call_site_forget(void) { gs__tw_call_site_epoch = 0; }
+
+/* gs__trace_site inline, for the encoders: the call's site, else the walk (or the thread's
+ * charged site), then this thread's cache; the rest out of line. */
 static inline uint32_t gs__tw_site(void) {
+  uint64_t epoch = atomic_load_explicit(&gs__tw_log_epoch, memory_order_relaxed);
+  if (gs__tw_call_site_epoch == epoch + 1)
+    return gs__tw_call_site;
   if (__builtin_expect(!atomic_load_explicit(&gs__tw_sites_ready, memory_order_relaxed), 0))
     gs__trace_sites_init();
   if (__builtin_expect(gs__tw_text_site != 0, 0))
@@ -276,9 +289,16 @@ static inline uint32_t gs__tw_site(void) {
     return 0;
   uintptr_t ret = gs__tw_thread_site ? gs__tw_thread_site : gs__tw_walk();
   size_t slot = (ret >> 2) % GS__TW_SITE_CACHE;
-  uint64_t epoch = atomic_load_explicit(&gs__tw_log_epoch, memory_order_relaxed);
-  if (__builtin_expect(gs__tw_site_epoch == epoch && gs__tw_site_addr[slot] == ret &&
-                           gs__tw_stack_depth == 1, 1))
-    return gs__tw_site_id[slot];
-  return gs__tw_site_slow(ret, slot, epoch);
+  if (__builtin_expect(gs__tw_stack_depth != 1, 0)) /* a whole stack: its own each event */
+    return gs__tw_site_slow(ret, slot, epoch);
+  uint32_t id = gs__tw_site_epoch == epoch && gs__tw_site_addr[slot] == ret
+                    ? gs__tw_site_id[slot]
+                    : gs__tw_site_slow(ret, slot, epoch);
+  /* The call's other events take it as it is: they are charged to the same site. (Without
+   * one, each event walks its own stack, which a callback may have made longer.) */
+  if (gs__tw_call_state != GS__TW_NO_CALL && gs__tw_thread_site) {
+    gs__tw_call_site = id;
+    gs__tw_call_site_epoch = epoch + 1;
+  }
+  return id;
 }

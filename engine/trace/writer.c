@@ -459,12 +459,14 @@ gs__trace_call gs__trace_call_open(void) {
   if (!call.outer_site && !gs__tw_text_site)
     gs__tw_thread_site = gs__trace_caller();
   gs__tw_call_state = GS__TW_CALL_UNTIMED;
+  gs__tw_call_site_forget(); /* its first event finds the call's site */
   return call;
 }
 
 void gs__trace_call_close(gs__trace_call call) {
   gs__tw_thread_site = call.outer_site;
   gs__tw_call_state = GS__TW_NO_CALL;
+  gs__tw_call_site_forget();
 }
 
 void gs__trace_call_retime(void) {

@@ -2,8 +2,9 @@
  * has, in the log, a site whose frame the log's own binary events and libdw resolve to this
  * file, that line and the function; the events of a backward pass are charged to the line
  * that called gs_backward; GS_TRACE_STACKS=N records N frames, the first of them the same
- * line; a site is defined once per stream; and gs_symbols says less, not something wrong, for
- * an address it cannot place. */
+ * line; a site is defined once per stream; a line an interpreter names inside a call (a hook
+ * in a backward pass) is its own site; and gs_symbols says less, not something wrong, for an
+ * address it cannot place. */
 #include <glib.h>
 #include <glib/gstdio.h>
 #include <gradscope/gradscope.h>
@@ -143,6 +144,65 @@ static void test_sites_name_lines(void) {
   gs_dispose(made_b);
 }
 
+/* A hook inside a backward pass that names its own line (as the Python module does before
+ * each engine call): the tensor it makes is charged to that line, not to the pass's, and the
+ * pass's events after it to the gs_backward line again. The events of one call take the
+ * call's site found at its first event; setting a line must end that. */
+static gs_tensor hook_made;
+static bool hook_names_its_line(gs_tensor grad, gs_tensor *replacement, void *user_data) {
+  (void)replacement, (void)user_data;
+  gs_trace_set_site_text("hook.py:7");
+  hook_made = gs_mul_scalar(grad, 1.0);
+  gs_trace_set_site_text(NULL);
+  return true;
+}
+
+static void backward_with_a_hook(void) {
+  gs_tensor x = gs_ones(GS_F64, (int64_t[]){4}, 1);
+  gs_set_requires_grad(x, true);
+  gs_tensor h = gs_tanh(x);
+  gs_register_grad_hook(h, hook_names_its_line, NULL, NULL);
+  gs_tensor hh = gs_mul(h, h), y = gs_sum(hh, NULL, 0, false);
+  gs_backward(y);
+  gs_dispose(y), gs_dispose(hh), gs_dispose(h), gs_dispose(x), gs_dispose(hook_made);
+}
+
+static void test_hook_line_inside_a_call(void) {
+  char *path = record(backward_with_a_hook);
+  gs_trace_reader *r = test_read_log(path);
+  GHashTable *texts = g_hash_table_new(NULL, NULL); /* site -> its text's string id */
+  guint32 backward_site = 0, hook_site = 0;
+  guint before = 0, after = 0; /* the pass's tensors before and after the hook's, at its site */
+  gboolean in_backward = FALSE;
+  gs_trace_event e;
+  while (gs_trace_reader_next(r, &e) == GS_TRACE_EVENT) {
+    if (e.kind == GS_TRACE_SITE && e.name)
+      g_hash_table_insert(texts, GUINT_TO_POINTER(e.site), GUINT_TO_POINTER(e.name));
+    else if (e.kind == GS_TRACE_BACKWARD_BEGIN)
+      in_backward = TRUE, backward_site = e.site;
+    else if (e.kind == GS_TRACE_BACKWARD_END)
+      in_backward = FALSE;
+    else if (e.kind == GS_TRACE_TENSOR_CREATE && !e.derived && in_backward &&
+             e.tensor == hook_made.id)
+      hook_site = e.site;
+    else if (e.kind == GS_TRACE_TENSOR_CREATE && !e.derived && in_backward &&
+             e.site == backward_site)
+      *(hook_site ? &after : &before) += 1;
+  }
+  g_assert_null(gs_trace_reader_error(r, NULL));
+  g_assert_cmpuint(backward_site, !=, 0);
+  g_assert_cmpuint(hook_site, !=, 0);
+  g_assert_cmpuint(hook_site, !=, backward_site);
+  guint32 text = GPOINTER_TO_UINT(g_hash_table_lookup(texts, GUINT_TO_POINTER(hook_site)));
+  g_assert_cmpstr(gs_trace_reader_string(r, text), ==, "hook.py:7");
+  g_assert_false(g_hash_table_contains(texts, GUINT_TO_POINTER(backward_site)));
+  g_assert_cmpuint(before, >, 0);
+  g_assert_cmpuint(after, >, 0);
+  g_hash_table_destroy(texts);
+  gs_trace_reader_free(r);
+  remove_log(path);
+}
+
 /* GS_TRACE_STACKS=3 (read when recording first starts: in a subprocess): three frames per
  * site, the first the line, the next its caller. */
 static void test_stacks(void) {
@@ -207,6 +267,7 @@ static void test_symbols_this_process(void) {
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/sites/name-lines", test_sites_name_lines);
+  g_test_add_func("/sites/hook-line-inside-a-call", test_hook_line_inside_a_call);
   g_test_add_func("/sites/stacks", test_stacks);
   g_test_add_func("/sites/symbols-degrade", test_symbols_degrade);
   g_test_add_func("/sites/symbols-this-process", test_symbols_this_process);
