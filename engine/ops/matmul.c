@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "ops-impl.h"
+#include "small-gemm.h"
 
 /* The largest size or leading dimension BLAS takes (blasint is 32-bit in Debian's OpenBLAS). */
 #define BLAS_INT_MAX ((int64_t)(sizeof(blasint) == 4 ? INT32_MAX : INT64_MAX))
@@ -193,6 +194,13 @@ static void multiply_one(const product *p, const operand *a, const char *pa, con
                          const char *pb, char *pc, int64_t m) {
   switch (p->dtype) {
   case GS_F32:
+    if (p->alpha == 1.0 && (p->beta == 0.0 || p->beta == 1.0) &&
+        gs__small_sgemm_wins(m, p->n, p->k, b->trans == CblasTrans)) {
+      gs__small_sgemm(m, p->n, p->k, (const float *)pa, a->ld, a->trans == CblasTrans,
+                      (const float *)pb, b->ld, b->trans == CblasTrans, p->beta == 1.0, (float *)pc,
+                      p->n);
+      break;
+    }
     cblas_sgemm(CblasRowMajor, a->trans, b->trans, (blasint)m, (blasint)p->n, (blasint)p->k,
                 (float)p->alpha, (const float *)pa, (blasint)a->ld, (const float *)pb,
                 (blasint)b->ld, (float)p->beta, (float *)pc, (blasint)p->n);
