@@ -828,8 +828,9 @@ static bool sum_to_dims(const gs__tensor *t, const int64_t *shape, int ndim, boo
               ndim, ndim > 0 && !shape ? " and a NULL shape" : "");
     return false;
   }
-  gs__shape_str(have, t->shape, t->ndim);
   if (ndim > t->ndim) {
+    gs__shape_str(have, t->shape,
+                  t->ndim); /* only on error: formatting costs more than the check */
     gs__error(GS_ERR_SHAPE, fn,
               "expected a shape that broadcasts to %s, got %s (it has more dims)", have,
               gs__shape_str(want, shape, ndim));
@@ -843,6 +844,7 @@ static bool sum_to_dims(const gs__tensor *t, const int64_t *shape, int ndim, boo
     }
     int64_t s = shape[d - lead];
     if (s != t->shape[d] && s != 1) {
+      gs__shape_str(have, t->shape, t->ndim);
       gs__error(GS_ERR_SHAPE, fn,
                 "expected a shape that broadcasts to %s, got %s (dim %d: size %lld is neither "
                 "1 nor %lld)",
