@@ -28,17 +28,24 @@
  * element (for up to CE_KEPT classes; two past that). */
 enum { CE_KEPT = 256 };
 #define CE_LOOPS(T)                                                                                \
+  /* the row's max, NaN if it holds one; without a branch on each element (on random logits        \
+   * the branch of "v > max" mispredicted often enough to cost more than the rest of the row) */   \
+  static double row_max_##T(const T *row, int64_t xc, int64_t classes) {                           \
+    double max = -INFINITY;                                                                        \
+    bool nan = false;                                                                              \
+    for (int64_t c = 0; c < classes; c++) {                                                        \
+      double v = (double)row[c * xc];                                                              \
+      nan |= v != v;                                                                               \
+      max = v > max ? v : max;                                                                     \
+    }                                                                                              \
+    return nan ? (double)NAN : max;                                                                \
+  }                                                                                                \
   static double ce_forward_##T(const T *x, int64_t xr, int64_t xc, const int64_t *t, int64_t ts,   \
                                int64_t rows, int64_t classes, double eps, T *losses) {             \
     double total = 0.0;                                                                            \
     for (int64_t i = 0; i < rows; i++) {                                                           \
       const T *row = x + i * xr;                                                                   \
-      double max = -INFINITY, s = 0.0, below = 0.0;                                                \
-      for (int64_t c = 0; c < classes; c++) {                                                      \
-        double v = (double)row[c * xc];                                                            \
-        if (v > max || isnan(v))                                                                   \
-          max = v;                                                                                 \
-      }                                                                                            \
+      double s = 0.0, below = 0.0, max = row_max_##T(row, xc, classes);                            \
       for (int64_t c = 0; c < classes; c++) {                                                      \
         double v = (double)row[c * xc];                                                            \
         s += exp(v - max);                                                                         \
@@ -60,13 +67,8 @@ enum { CE_KEPT = 256 };
     for (int64_t i = 0; i < rows; i++) {                                                           \
       const T *row = x + i * xr;                                                                   \
       T *o = out + i * classes;                                                                    \
-      double max = -INFINITY, s = 0.0, kept[CE_KEPT];                                              \
+      double s = 0.0, kept[CE_KEPT], max = row_max_##T(row, xc, classes);                          \
       bool keep = classes <= CE_KEPT;                                                              \
-      for (int64_t c = 0; c < classes; c++) {                                                      \
-        double v = (double)row[c * xc];                                                            \
-        if (v > max || isnan(v))                                                                   \
-          max = v;                                                                                 \
-      }                                                                                            \
       for (int64_t c = 0; c < classes; c++) {                                                      \
         double e = exp((double)row[c * xc] - max);                                                 \
         s += e;                                                                                    \
