@@ -28,7 +28,7 @@ bool gs__small_sgemm_wins(int64_t m, int64_t n, int64_t k, bool b_trans) {
  * columns that exist. */
 AVX512 static inline __attribute__((always_inline)) void
 block(int rows, int vecs, __mmask16 mask, int64_t k, const float *a, int64_t ars, int64_t acs,
-      const float *b, int64_t ldb, bool accumulate, float *c, int64_t ldc) {
+      const float *b, int64_t ldb, const float *add, int64_t ldadd, float *c, int64_t ldc) {
   __m512 acc[2 * ROWS][VECS];
   UNROLL for (int i = 0; i < rows; i++) UNROLL for (int v = 0; v < vecs; v++) acc[i][v] =
       _mm512_setzero_ps();
@@ -45,8 +45,8 @@ block(int rows, int vecs, __mmask16 mask, int64_t k, const float *a, int64_t ars
     __mmask16 m = v < vecs - 1 ? (__mmask16)0xffff : mask;
     float *out = c + i * ldc + 16 * v;
     __m512 r = acc[i][v];
-    if (accumulate) /* the addend last, as sgemm's kernels add to c */
-      r = _mm512_add_ps(_mm512_maskz_loadu_ps(m, out), r);
+    if (add) /* the addend last, as sgemm's kernels add to c */
+      r = _mm512_add_ps(_mm512_maskz_loadu_ps(m, add + i * ldadd + 16 * v), r);
     _mm512_mask_storeu_ps(out, m, r);
   }
 }
@@ -55,10 +55,11 @@ block(int rows, int vecs, __mmask16 mask, int64_t k, const float *a, int64_t ars
  * of ROWS rows; 8-row blocks where the panel is one or two vectors wide, so a narrow product
  * (10 classes) still has enough independent sums to keep the FMA units busy. */
 #define BLOCK(r, v)                                                                                \
-  block(r, v, mask, k, a + i * ars, ars, acs, b, ldb, accumulate, c + i * ldc, ldc)
+  block(r, v, mask, k, a + i * ars, ars, acs, b, ldb, add ? add + i * ldadd : NULL, ldadd,         \
+        c + i * ldc, ldc)
 AVX512 static void panel(int vecs, __mmask16 mask, int64_t m, int64_t k, const float *a,
-                         int64_t ars, int64_t acs, const float *b, int64_t ldb, bool accumulate,
-                         float *c, int64_t ldc) {
+                         int64_t ars, int64_t acs, const float *b, int64_t ldb, const float *add,
+                         int64_t ldadd, float *c, int64_t ldc) {
   int rows = vecs <= 2 ? 2 * ROWS : ROWS;
   for (int64_t i = 0; i < m; i += rows) {
     int left = (int)(m - i < rows ? m - i : rows);
@@ -93,12 +94,13 @@ AVX512 static void panel(int vecs, __mmask16 mask, int64_t m, int64_t k, const f
 
 /* b [k, n] with rows ldb apart. */
 AVX512 static void product(int64_t m, int64_t n, int64_t k, const float *a, int64_t ars,
-                           int64_t acs, const float *b, int64_t ldb, bool accumulate, float *c,
-                           int64_t ldc) {
+                           int64_t acs, const float *b, int64_t ldb, const float *add,
+                           int64_t ldadd, float *c, int64_t ldc) {
   for (int64_t j = 0; j < n; j += COLS) {
     int64_t cols = n - j < COLS ? n - j : COLS;
     __mmask16 mask = (__mmask16)(cols % 16 ? (1u << (cols % 16)) - 1 : 0xffff);
-    panel((int)((cols + 15) / 16), mask, m, k, a, ars, acs, b + j, ldb, accumulate, c + j, ldc);
+    panel((int)((cols + 15) / 16), mask, m, k, a, ars, acs, b + j, ldb, add ? add + j : NULL, ldadd,
+          c + j, ldc);
   }
 }
 
@@ -148,10 +150,10 @@ AVX512 static void transpose_rows(int64_t n, int64_t k, const float *b, int64_t 
 
 AVX512 void gs__small_sgemm(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
                             bool a_trans, const float *b, int64_t ldb, bool b_trans,
-                            bool accumulate, float *c, int64_t ldc) {
+                            const float *add, int64_t ldadd, float *c, int64_t ldc) {
   int64_t ars = a_trans ? 1 : lda, acs = a_trans ? lda : 1;
   if (!b_trans) {
-    product(m, n, k, a, ars, acs, b, ldb, accumulate, c, ldc);
+    product(m, n, k, a, ars, acs, b, ldb, add, ldadd, c, ldc);
     return;
   }
   /* At most MAX_WORK / m floats; a product with few rows and a big b goes in slices of
@@ -162,6 +164,6 @@ AVX512 void gs__small_sgemm(int64_t m, int64_t n, int64_t k, const float *a, int
   for (int64_t j = 0; j < n; j += step) {
     int64_t cols = n - j < step ? n - j : step;
     transpose_rows(cols, k, b + j * ldb, ldb, rows);
-    product(m, cols, k, a, ars, acs, rows, cols, accumulate, c + j, ldc);
+    product(m, cols, k, a, ars, acs, rows, cols, add ? add + j : NULL, ldadd, c + j, ldc);
   }
 }

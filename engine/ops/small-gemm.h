@@ -31,10 +31,12 @@ GS__SMALL_GEMM_TESTABLE bool gs__small_sgemm_fits(int64_t m, int64_t n, int64_t 
  * do not repay the transposed copy of b, nor fewer than 16 columns (one masked vector). */
 GS__SMALL_GEMM_TESTABLE bool gs__small_sgemm_wins(int64_t m, int64_t n, int64_t k, bool b_trans);
 
-/* c [m, n] (rows ldc apart) = a @ b, plus c's own values when accumulate (sgemm with alpha 1
- * and beta 1 or 0). a's element (i, l) is a[i * lda + l], or a[l * lda + i] when a_trans; b's
- * element (l, j) is b[l * ldb + j], or b[j * ldb + l] when b_trans. Only when
- * gs__small_sgemm_fits said yes. */
+/* c [m, n] (rows ldc apart) = add + a @ b (sgemm with alpha 1, beta 1 with add = c and ldadd
+ * = ldc, beta 0 with add NULL); add's row i at add + i * ldadd (ldadd 0: one row, a bias, for
+ * every row of c, which saves copying it into c first). a's element (i, l) is a[i * lda + l], or
+ * a[l * lda + i] when a_trans; b's element (l, j) is b[l * ldb + j], or b[j * ldb + l] when
+ * b_trans. Only when gs__small_sgemm_fits said yes. */
 GS__SMALL_GEMM_TESTABLE void gs__small_sgemm(int64_t m, int64_t n, int64_t k, const float *a,
                                              int64_t lda, bool a_trans, const float *b, int64_t ldb,
-                                             bool b_trans, bool accumulate, float *c, int64_t ldc);
+                                             bool b_trans, const float *add, int64_t ldadd,
+                                             float *c, int64_t ldc);

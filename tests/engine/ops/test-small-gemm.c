@@ -56,26 +56,38 @@ static void test_small_product_is_an_fma_chain(void) {
   for (size_t mi = 0; mi < G_N_ELEMENTS(ms); mi++)
     for (size_t ni = 0; ni < G_N_ELEMENTS(ns); ni++)
       for (size_t ki = 0; ki < G_N_ELEMENTS(ks); ki++)
-        for (int mode = 0; mode < 8; mode++) { /* a transposed x b transposed x accumulate */
+        for (int mode = 0; mode < 12; mode++) { /* a, b transposed x no addend, c, one row */
           int64_t m = ms[mi], n = ns[ni], k = ks[ki];
           if (!gs__small_sgemm_fits(m, n, k))
             continue;
-          bool at = mode & 1, bt = mode & 2, acc = mode & 4;
+          bool at = mode & 1, bt = mode & 2;
+          int add_kind = mode >> 2; /* 0: none, 1: c's own values (beta 1), 2: a bias row */
           int64_t lda = (at ? m : k) + 3, ldb = (bt ? k : n) + 2, ldc = n + 1;
           int64_t ars = at ? 1 : lda, acs = at ? lda : 1, brs = bt ? 1 : ldb, bcs = bt ? ldb : 1;
           float *a = random_floats(rng, (at ? k : m) * lda, 1);
           float *b = random_floats(rng, (bt ? n : k) * ldb, 1);
-          float *c = random_floats(rng, m * ldc, 4);
+          float *c = random_floats(rng, m * ldc, 4), *row = random_floats(rng, n, 4);
+          if (add_kind == 2) /* what sgemm with beta 1 adds: the row copied into every row */
+            for (int64_t i = 0; i < m; i++)
+              memcpy(&c[i * ldc], row, sizeof(float) * (size_t)n);
           float *blas = g_memdup2(c, sizeof(float) * (size_t)(m * ldc));
           float *before = g_memdup2(c, sizeof(float) * (size_t)(m * ldc));
           cblas_sgemm(CblasRowMajor, at ? CblasTrans : CblasNoTrans, bt ? CblasTrans : CblasNoTrans,
                       (blasint)m, (blasint)n, (blasint)k, 1.0f, a, (blasint)lda, b, (blasint)ldb,
-                      acc ? 1.0f : 0.0f, blas, (blasint)ldc);
-          gs__small_sgemm(m, n, k, a, lda, at, b, ldb, bt, acc, c, ldc);
+                      add_kind ? 1.0f : 0.0f, blas, (blasint)ldc);
+          if (add_kind == 2) /* the row read in place, c's values not: scribble over them */
+            for (int64_t i = 0; i < m; i++)
+              for (int64_t j = 0; j < n; j++)
+                c[i * ldc + j] = NAN;
+          gs__small_sgemm(m, n, k, a, lda, at, b, ldb, bt,
+                          add_kind == 1   ? c
+                          : add_kind == 2 ? row
+                                          : NULL,
+                          add_kind == 1 ? ldc : 0, c, ldc);
           for (int64_t i = 0; i < m; i++) {
             for (int64_t j = 0; j < n; j++) {
               float mag, want = fma_chain(k, a + i * ars, ars, acs, b + j * bcs, brs, bcs, &mag);
-              if (acc)
+              if (add_kind)
                 want = before[i * ldc + j] + want;
               float got = c[i * ldc + j];
               if (memcmp(&got, &want, sizeof got) != 0)
@@ -91,10 +103,10 @@ static void test_small_product_is_an_fma_chain(void) {
             g_assert_cmpmem(&c[i * ldc + n], sizeof(float), &before[i * ldc + n],
                             sizeof(float)); /* the column past n is left alone */
           }
-          g_free(a), g_free(b), g_free(c), g_free(blas), g_free(before);
+          g_free(a), g_free(b), g_free(c), g_free(row), g_free(blas), g_free(before);
           checked++;
         }
-  g_assert_cmpint(checked, >=, 6 * 8 * 6 * 8); /* all but some of m = 128 fit */
+  g_assert_cmpint(checked, >=, 6 * 8 * 6 * 12); /* all but some of m = 128 fit */
   g_rand_free(rng);
 }
 
