@@ -156,9 +156,10 @@ AVX512 void gs__small_sgemm(int64_t m, int64_t n, int64_t k, const float *a, int
     product(m, n, k, a, ars, acs, b, ldb, add, ldadd, c, ldc);
     return;
   }
-  /* At most MAX_WORK / m floats; a product with few rows and a big b goes in slices of
-   * columns so the copy stays small enough for the stack. */
-  enum { STACK_FLOATS = 16384 };
+  /* b's transposed copy goes in slices of columns (16 KB on the stack: a caller's thread may
+   * have a small stack); k <= GS__SMALL_GEMM_MAX_K keeps a slice at least 16 columns wide. */
+  enum { STACK_FLOATS = 4096 };
+  _Static_assert(STACK_FLOATS / GS__SMALL_GEMM_MAX_K >= 16, "a slice is one vector at least");
   float rows[STACK_FLOATS];
   int64_t step = STACK_FLOATS / k / 16 * 16;
   for (int64_t j = 0; j < n; j += step) {
