@@ -353,6 +353,44 @@ static bool custom_get(void *user, int64_t index, gs_tensor *out) {
   return true;
 }
 
+/* get_items for the error cases: mode 0 fails, mode 1 gives a tensor one sample short. */
+static bool bad_get_items(void *user, const int64_t *indices, int64_t count, gs_tensor *out) {
+  (void)indices;
+  if (*(int *)user == 0)
+    return false;
+  out[0] = gs_zeros(GS_F32, (int64_t[]){count - 1, 2}, 2);
+  return true;
+}
+
+static bool unused_get_item(void *user, int64_t index, gs_tensor *out) {
+  (void)user, (void)index, (void)out;
+  g_assert_not_reached();
+  return false;
+}
+
+/* A failing get_items, or one whose tensor is not the batch asked for: an error that says so,
+ * no batch, and nothing left alive (what get_items made dies with the collate scope). */
+static void test_get_items_errors(void) {
+  uint64_t live = gs_live_tensor_count();
+  for (int mode = 0; mode < 2; mode++) {
+    gs_dataset ds = {.length = 8,
+                     .n_fields = 1,
+                     .get_item = unused_get_item,
+                     .user = &mode,
+                     .get_items = bad_get_items};
+    gs_data_loader *l = gs_data_loader_new(&ds, &(gs_loader_options){.batch_size = 4});
+    gs_tensor batch[1];
+    bool got = true;
+    EXPECT_ERROR(got = gs_data_loader_next(l, batch),
+                 mode == 0
+                     ? "the dataset's get_items failed for a batch of 4 samples"
+                     : "the dataset's get_items gave no live tensor of 4 samples for field 0");
+    g_assert_false(got);
+    g_assert_cmpuint(gs_live_tensor_count(), ==, live);
+    gs_data_loader_free(l);
+  }
+}
+
 static void test_custom_dataset(void) {
   uint64_t live = gs_live_tensor_count();
   custom_user u = {0, -1};
@@ -693,6 +731,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/loader/tensor-dataset-batches-without-sample-tensors",
                   test_tensor_dataset_batches_without_sample_tensors);
   g_test_add_func("/loader/custom-dataset", test_custom_dataset);
+  g_test_add_func("/loader/get-items-errors", test_get_items_errors);
   test_add_leak_checked("/loader/prefetch-same-order-as-without",
                         test_prefetch_same_order_as_without);
   test_add_leak_checked("/loader/prefetch-hands-batches-to-the-consumer-scope",
