@@ -49,6 +49,64 @@ static bool tensor_dataset_get(void *user, int64_t index, gs_tensor *fields_out)
   return true;
 }
 
+/* Rows indices[0..count) of t, copied into a new tensor [count, row shape...]: what stacking
+ * gs_select(t, 0, i) for each index gives, without a tensor per row. */
+static gs_tensor gather_rows(gs_tensor h, const int64_t *indices, int64_t count, const char *fn) {
+  const gs__tensor *t = gs__lookup(h, fn);
+  if (!t)
+    return GS_NO_TENSOR;
+  for (int64_t i = 0; i < count; i++)
+    if (indices[i] < 0 || indices[i] >= t->shape[0]) {
+      gs__error(GS_ERR_INDEX, fn, "expected sample indices in [0, %lld), got %lld",
+                (long long)t->shape[0], (long long)indices[i]);
+      return GS_NO_TENSOR;
+    }
+  int64_t shape[GS_MAX_DIMS];
+  memcpy(shape, t->shape, sizeof(int64_t) * (size_t)t->ndim);
+  shape[0] = count;
+  gs__tensor *out;
+  gs_tensor r = gs__tensor_new(t->dtype, shape, t->ndim, fn, &out);
+  if (!r.id)
+    return r;
+  /* One row of t and of out: dim 0 dropped. */
+  gs__tensor src = *t, dst = *out;
+  src.ndim = dst.ndim = t->ndim - 1;
+  memmove(src.shape, t->shape + 1, sizeof(int64_t) * (size_t)src.ndim);
+  memmove(src.strides, t->strides + 1, sizeof(int64_t) * (size_t)src.ndim);
+  memmove(dst.shape, out->shape + 1, sizeof(int64_t) * (size_t)dst.ndim);
+  memmove(dst.strides, out->strides + 1, sizeof(int64_t) * (size_t)dst.ndim);
+  src.numel = dst.numel = count ? out->numel / count : 0;
+  size_t row_bytes = (size_t)dst.numel * gs_dtype_size(t->dtype);
+  bool rows_contiguous = gs__is_contiguous(&src);
+  const char *from = gs__tensor_data(t);
+  char *to = gs__tensor_data(out);
+  for (int64_t i = 0; i < count; i++) {
+    if (rows_contiguous) { /* the common case (rows of a matrix): one memcpy per row */
+      memcpy(to + (size_t)i * row_bytes,
+             from + indices[i] * t->strides[0] * (int64_t)gs_dtype_size(t->dtype), row_bytes);
+      continue;
+    }
+    src.offset = t->offset + indices[i] * t->strides[0];
+    dst.offset = out->offset + i * out->strides[0];
+    gs__copy_into(&dst, &src);
+  }
+  return r;
+}
+
+static bool tensor_dataset_get_items(void *user, const int64_t *indices, int64_t count,
+                                     gs_tensor *fields_out) {
+  const tensor_dataset *td = user;
+  for (int f = 0; f < td->n; f++) {
+    fields_out[f] = gather_rows(td->tensors[f], indices, count, "tensor_dataset");
+    if (!fields_out[f].id) {
+      for (int g = 0; g < f; g++)
+        gs_dispose(fields_out[g]);
+      return false;
+    }
+  }
+  return true;
+}
+
 /* The log says the dataset no longer reads its tensors; they stay the caller's. */
 static void tensor_dataset_release(void *user) {
   tensor_dataset *td = user;
@@ -109,7 +167,8 @@ gs_dataset gs_tensor_dataset(const gs_tensor *tensors, int n) {
                       .n_fields = n,
                       .get_item = tensor_dataset_get,
                       .user = td,
-                      .release = tensor_dataset_release};
+                      .release = tensor_dataset_release,
+                      .get_items = tensor_dataset_get_items};
 }
 
 void gs_dataset_release(gs_dataset *ds) {

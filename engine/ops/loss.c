@@ -4,7 +4,8 @@
  * each (nll_loss's ignore_index as torch's: those rows count 0, the mean is over the rest), as
  * PyTorch does (NllLossBackward0, MseLossBackward0; cross_entropy is nll_loss over log_softmax, as
  * torch's), whose formulas are written with ops, so they differentiate again. The others are
- * composed of public differentiable ops.
+ * composed of public differentiable ops, except cross_entropy with label smoothing and
+ * unweighted rows: one pass and one node (cross-entropy.c).
  *
  * A class weight (torch's weight=) scales each row's nll by weight[target] and the mean
  * divides by the sum of those weights (torch's total_weight); with label smoothing the
@@ -19,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "cross-entropy.h"
 #include "gradscope/gradscope.h"
 #include "ops-impl.h"
 
@@ -392,10 +394,15 @@ static gs_tensor cross_entropy_impl(gs_tensor logits, gs_tensor targets, gs_tens
               label_smoothing);
     return GS_NO_TENSOR;
   }
-  row_weights rw;
   if (!check_class_inputs(logits, targets, "logits", ignore_index, fn) ||
-      !check_class_weight(weight, logits, fn) ||
-      !row_weights_of(targets, weight, classes_of(logits), ignore_index, gs_dtype_of(logits), fn,
+      !check_class_weight(weight, logits, fn))
+    return GS_NO_TENSOR;
+  gs_tensor fused;
+  if (label_smoothing > 0.0 && weight.id == 0 &&
+      gs__cross_entropy_fused(logits, targets, reduction, label_smoothing, ignore_index, &fused))
+    return fused; /* one pass and one node (cross-entropy.c) */
+  row_weights rw;
+  if (!row_weights_of(targets, weight, classes_of(logits), ignore_index, gs_dtype_of(logits), fn,
                       &rw))
     return GS_NO_TENSOR;
   gs_tensor lsm = gs_log_softmax(logits, 1); /* [N, C] */

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "ops-impl.h"
+#include "small-gemm.h"
 
 /* The largest size or leading dimension BLAS takes (blasint is 32-bit in Debian's OpenBLAS). */
 #define BLAS_INT_MAX ((int64_t)(sizeof(blasint) == 4 ? INT32_MAX : INT64_MAX))
@@ -36,6 +37,9 @@ typedef struct product {
   double alpha, beta;
   int nbatch;
   int64_t batch[GS_MAX_DIMS];
+  /* beta's addend as one f32 row for every row of out (a bias), read by the small product in
+   * place of out's values, which then need not hold it; NULL: out holds the addend. */
+  const float *bias_row;
 } product;
 
 static bool check_dtypes(gs_dtype a, gs_dtype b, const char *fn) {
@@ -193,6 +197,16 @@ static void multiply_one(const product *p, const operand *a, const char *pa, con
                          const char *pb, char *pc, int64_t m) {
   switch (p->dtype) {
   case GS_F32:
+    if (p->alpha == 1.0 && (p->beta == 0.0 || p->beta == 1.0) &&
+        gs__small_sgemm_wins(m, p->n, p->k, b->trans == CblasTrans)) {
+      gs__small_sgemm(m, p->n, p->k, (const float *)pa, a->ld, a->trans == CblasTrans,
+                      (const float *)pb, b->ld, b->trans == CblasTrans,
+                      p->bias_row      ? p->bias_row
+                      : p->beta == 1.0 ? (const float *)pc
+                                       : NULL,
+                      p->bias_row ? 0 : p->n, (float *)pc, p->n);
+      break;
+    }
     cblas_sgemm(CblasRowMajor, a->trans, b->trans, (blasint)m, (blasint)p->n, (blasint)p->k,
                 (float)p->alpha, (const float *)pa, (blasint)a->ld, (const float *)pb,
                 (blasint)b->ld, (float)p->beta, (float *)pc, (blasint)p->n);
@@ -309,6 +323,20 @@ static void run_product(const product *p, const operand *a, const operand *b, gs
   }
 }
 
+/* bias's values when the product will run as the small f32 product (multiply_one) and bias is
+ * one contiguous row ([n] or [1, n]) broadcast over every row: the kernel adds it to each row
+ * itself (the same sum as copying it into out first, without the copy); NULL otherwise. */
+static const float *bias_row_for_small_product(const product *p, const operand *ob,
+                                               const gs__tensor *bias) {
+  if (p->dtype != GS_F32 || bias->dtype != GS_F32 || p->alpha != 1.0 || p->beta != 1.0 ||
+      p->nbatch != 0 || !gs__small_sgemm_wins(p->m, p->n, p->k, ob->trans == CblasTrans))
+    return NULL;
+  bool row = (bias->ndim == 1 && bias->shape[0] == p->n && (p->n == 1 || bias->strides[0] == 1)) ||
+             (bias->ndim == 2 && bias->shape[0] == 1 && bias->shape[1] == p->n &&
+              (p->n == 1 || bias->strides[1] == 1));
+  return row ? (const float *)gs__tensor_data(bias) : NULL;
+}
+
 /* Allocates the result (shape), fills in beta's addend from bias, and runs the product.
  * Floating operands BLAS cannot read are copied first, and only when BLAS will be called. */
 static gs_tensor compute(const product *p, operand *oa, operand *ob, const int64_t *shape,
@@ -323,9 +351,13 @@ static gs_tensor compute(const product *p, operand *oa, operand *ob, const int64
   gs__tensor *out;
   gs_tensor h = gs__tensor_new(p->dtype, shape, ndim, fn, &out);
   if (h.id) {
-    if (bias && p->beta != 0.0)
-      gs__copy_into(out, bias);
-    run_product(p, oa, ob, out);
+    product run = *p;
+    if (bias && p->beta != 0.0) {
+      run.bias_row = calls_blas ? bias_row_for_small_product(p, ob, bias) : NULL;
+      if (!run.bias_row)
+        gs__copy_into(out, bias);
+    }
+    run_product(&run, oa, ob, out);
   }
   release_operand(oa);
   release_operand(ob);

@@ -34,15 +34,41 @@ bool gs_scope_is_active(gs_scope h) { return gs__pool_get(&scopes, h.id) != NULL
 
 /* ---- begin and end ---------------------------------------------------------------------- */
 
+/* The scope names this thread began last, with their interned name and end reason: a training
+ * loop opens the same few scopes every step ("train step", the loader's "collate"), and
+ * formatting the reason and interning both (a hash and a lock each) cost more than the rest of
+ * scope_begin. Interned strings live as long as the process, so the pointers stay good. */
+enum { NAME_CACHE = 4 };
+typedef struct scope_name_cache {
+  char name[64];
+  const char *interned_name, *end_reason;
+} scope_name_cache;
+static _Thread_local scope_name_cache name_cache[NAME_CACHE];
+static _Thread_local unsigned name_cache_next;
+
+/* short_name's interned copy and its end reason ("the end of scope '...'"). */
+static const scope_name_cache *scope_names(const char *short_name) {
+  for (int i = 0; i < NAME_CACHE; i++)
+    if (name_cache[i].interned_name && strcmp(name_cache[i].name, short_name) == 0)
+      return &name_cache[i];
+  scope_name_cache *c = &name_cache[name_cache_next++ % NAME_CACHE];
+  char reason[128];
+  snprintf(reason, sizeof reason, "the end of scope '%.60s'", short_name);
+  memcpy(c->name, short_name, sizeof c->name);
+  c->end_reason = gs__intern(reason);
+  c->interned_name = gs__intern(short_name);
+  return c;
+}
+
 gs_scope gs_scope_begin(const char *name) {
   if (!name)
     name = "scope";
-  char reason[128];
-  snprintf(reason, sizeof reason, "the end of scope '%.60s'", name);
-  const char *end_reason = gs__intern(reason);
-  char short_name[64];
-  snprintf(short_name, sizeof short_name, "%s", name);
-  const char *interned_name = gs__intern(short_name);
+  char short_name[64]; /* the name cut to 63 bytes, as the record keeps it */
+  size_t len = strnlen(name, sizeof short_name - 1);
+  memcpy(short_name, name, len);
+  memset(short_name + len, 0, sizeof short_name - len);
+  const scope_name_cache *names = scope_names(short_name);
+  const char *interned_name = names->interned_name, *end_reason = names->end_reason;
 
   gs__thread_scopes *ts = gs__thread_scopes_get();
   uint64_t id;

@@ -67,12 +67,20 @@ typedef struct gs_dataset {
   void *user;
   /* Optional: frees user; called by gs_dataset_release. NULL for a caller-managed user. */
   void (*release)(void *user);
+  /* Optional, as PyTorch's __getitems__: writes n_fields new tensors for the count samples
+   * indices[0..count) (the caller disposes them), each field's samples stacked along a new
+   * first dim as gs_stack of get_item's tensors would be; anything else it makes it disposes
+   * itself; false on failure. A loader collating in this process calls it once per batch
+   * instead of get_item per sample and a stack per field (worker processes, which stack into
+   * shared memory, still call get_item). NULL: get_item for every sample. */
+  bool (*get_items)(void *user, const int64_t *indices, int64_t count, gs_tensor *fields_out);
 } gs_dataset;
 
 /* A dataset over whole tensors: sample i is row i of each (views, from gs_select), and all
- * must have the same first size. It keeps the handles only: the tensors must outlive it and
- * are not disposed by it. n is 1..GS_DATASET_MAX_FIELDS. Free it with gs_dataset_release.
- * On error it returns a dataset with n_fields 0 and get_item NULL. */
+ * must have the same first size. A batch is the rows copied straight into one new tensor per
+ * field (get_items), with no view per sample. It keeps the handles only: the tensors must outlive
+ * it and are not disposed by it. n is 1..GS_DATASET_MAX_FIELDS. Free it with gs_dataset_release. On
+ * error it returns a dataset with n_fields 0 and get_item NULL. */
 GS_API gs_dataset gs_tensor_dataset(const gs_tensor *tensors, int n);
 /* Calls ds->release(ds->user) if set and clears the dataset. NULL does nothing. */
 GS_API void gs_dataset_release(gs_dataset *ds);

@@ -208,14 +208,16 @@ static void test_drop_last(void) {
     g_assert_cmpint(s_.live, ==, lv);                                                        \
   } while (0)
 
-/* One batch of B samples and F fields in a "step" scope: the collate scope creates B*F sample
- * views and F stacked batches, disposes the B*F views when it ends, and the F batches move to
- * "step" (a move between scopes changes no counter) and die with it. */
+/* One batch of B samples and F fields in a "step" scope, from a dataset of samples only (no
+ * get_items): the collate scope creates B*F sample views and F stacked batches, disposes the
+ * B*F views when it ends, and the F batches move to "step" (a move between scopes changes no
+ * counter) and die with it. */
 static void test_batch_survives_collate_scope(void) {
   const int64_t B = 4, F = 2;
   gs_tensor xy[2];
   make_xy(N_ROWS, &xy[0], &xy[1]);
   gs_dataset ds = gs_tensor_dataset(xy, 2);
+  ds.get_items = NULL; /* one sample at a time, as a dataset with get_item only */
   gs_data_loader *l = gs_data_loader_new(&ds, &(gs_loader_options){.batch_size = B,
                                                                     .shuffle = true});
   uint64_t live = gs_live_tensor_count();
@@ -271,6 +273,69 @@ static void test_batch_survives_collate_scope(void) {
   gs_dispose(xy[1]);
 }
 
+/* The whole batch's field values as bytes (x then y), for comparing two loaders' batches. */
+static GBytes *batch_bytes(const gs_tensor *batch) {
+  int64_t b = gs_size(batch[0], 0);
+  size_t nx = sizeof(float) * (size_t)(b * N_COLS), ny = sizeof(int64_t) * (size_t)b;
+  char *buf = g_malloc(nx + ny);
+  g_assert_cmpint(gs_copy_to(batch[0], buf, nx), ==, 0);
+  g_assert_cmpint(gs_copy_to(batch[1], buf + nx, ny), ==, 0);
+  return g_bytes_new_take(buf, nx + ny);
+}
+
+/* A tensor dataset gives each batch through get_items: the collate scope creates only the F
+ * batch tensors (no view per sample, none disposed), and the batches are the ones collating
+ * sample by sample gives, in the same seeded order, with and without the prefetch thread. */
+static void test_tensor_dataset_batches_without_sample_tensors(void) {
+  const int64_t B = 4, F = 2;
+  gs_tensor xy[2];
+  make_xy(N_ROWS, &xy[0], &xy[1]);
+  gs_dataset ds = gs_tensor_dataset(xy, 2);
+  g_assert_nonnull(ds.get_items);
+  gs_dataset per_sample = ds;
+  per_sample.get_items = NULL;
+  per_sample.release = NULL; /* ds releases the shared user */
+  for (int prefetch = 0; prefetch <= 2; prefetch += 2) {
+    gs_loader_options opt = {.batch_size = B, .shuffle = true, .seed = 7, .prefetch = prefetch};
+    gs_data_loader *batched = gs_data_loader_new(&ds, &opt);
+    gs_data_loader *samples = gs_data_loader_new(&per_sample, &opt);
+    uint64_t live = gs_live_tensor_count();
+    int seen[64] = {0}, batches = 0;
+    int64_t pos = 0;
+    for (;;) {
+      gs_thread_scope_stats_reset();
+      gs_scope step = gs_scope_begin("step");
+      gs_tensor got[2], want[2];
+      bool more = gs_data_loader_next(batched, got);
+      g_assert_true(more == gs_data_loader_next(samples, want));
+      if (!more) {
+        gs_scope_end(step);
+        break;
+      }
+      gs_scope_stats st = gs_thread_scope_stats(GS_OBJECT_TENSOR);
+      if (prefetch == 0) { /* counted in "collate"; with prefetch, where handed over */
+        g_assert_cmpuint(st.created_in_scope, ==, F + F * gs_size(want[0], 0) + F);
+        g_assert_cmpuint(st.disposed_in_scope, ==, F * gs_size(want[0], 0));
+      }
+      check_xy_batch(got, seen, NULL, &pos);
+      GBytes *a = batch_bytes(got), *b = batch_bytes(want);
+      g_assert_true(g_bytes_equal(a, b));
+      g_bytes_unref(a), g_bytes_unref(b);
+      gs_scope_end(step);
+      batches++;
+    }
+    g_assert_cmpint(batches, ==, (N_ROWS + B - 1) / B);
+    for (int i = 0; i < N_ROWS; i++)
+      g_assert_cmpint(seen[i], ==, 1);
+    g_assert_cmpuint(gs_live_tensor_count(), ==, live);
+    gs_data_loader_free(batched);
+    gs_data_loader_free(samples);
+  }
+  gs_dataset_release(&ds);
+  gs_dispose(xy[0]);
+  gs_dispose(xy[1]);
+}
+
 /* ---- a custom dataset: sample i is (i*i as a f64 scalar, [i, -i] as f32) --------------- */
 
 typedef struct {
@@ -286,6 +351,44 @@ static bool custom_get(void *user, int64_t index, gs_tensor *out) {
   out[0] = gs_scalar(GS_F64, (double)(index * index));
   out[1] = gs_from_data(GS_F32, (int64_t[]){2}, 1, (float[]){(float)index, (float)-index});
   return true;
+}
+
+/* get_items for the error cases: mode 0 fails, mode 1 gives a tensor one sample short. */
+static bool bad_get_items(void *user, const int64_t *indices, int64_t count, gs_tensor *out) {
+  (void)indices;
+  if (*(int *)user == 0)
+    return false;
+  out[0] = gs_zeros(GS_F32, (int64_t[]){count - 1, 2}, 2);
+  return true;
+}
+
+static bool unused_get_item(void *user, int64_t index, gs_tensor *out) {
+  (void)user, (void)index, (void)out;
+  g_assert_not_reached();
+  return false;
+}
+
+/* A failing get_items, or one whose tensor is not the batch asked for: an error that says so,
+ * no batch, and nothing left alive (what get_items made dies with the collate scope). */
+static void test_get_items_errors(void) {
+  uint64_t live = gs_live_tensor_count();
+  for (int mode = 0; mode < 2; mode++) {
+    gs_dataset ds = {.length = 8,
+                     .n_fields = 1,
+                     .get_item = unused_get_item,
+                     .user = &mode,
+                     .get_items = bad_get_items};
+    gs_data_loader *l = gs_data_loader_new(&ds, &(gs_loader_options){.batch_size = 4});
+    gs_tensor batch[1];
+    bool got = true;
+    EXPECT_ERROR(got = gs_data_loader_next(l, batch),
+                 mode == 0
+                     ? "the dataset's get_items failed for a batch of 4 samples"
+                     : "the dataset's get_items gave no live tensor of 4 samples for field 0");
+    g_assert_false(got);
+    g_assert_cmpuint(gs_live_tensor_count(), ==, live);
+    gs_data_loader_free(l);
+  }
 }
 
 static void test_custom_dataset(void) {
@@ -625,7 +728,10 @@ int main(int argc, char **argv) {
   test_add_leak_checked("/loader/shuffled-epochs", test_shuffled_epochs);
   g_test_add_func("/loader/drop-last", test_drop_last);
   g_test_add_func("/loader/batch-survives-collate-scope", test_batch_survives_collate_scope);
+  g_test_add_func("/loader/tensor-dataset-batches-without-sample-tensors",
+                  test_tensor_dataset_batches_without_sample_tensors);
   g_test_add_func("/loader/custom-dataset", test_custom_dataset);
+  g_test_add_func("/loader/get-items-errors", test_get_items_errors);
   test_add_leak_checked("/loader/prefetch-same-order-as-without",
                         test_prefetch_same_order_as_without);
   test_add_leak_checked("/loader/prefetch-hands-batches-to-the-consumer-scope",

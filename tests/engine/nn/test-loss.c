@@ -91,6 +91,46 @@ static void test_cross_entropy_f32(void) {
   gs_dispose(loss), gs_dispose(l32), gs_dispose(l64), gs_dispose(targets);
 }
 
+/* With label smoothing and no weighed rows, cross_entropy is one node (CrossEntropyLossBackward,
+ * engine/ops/cross-entropy.c); its values and gradients are the composition's (a unit class
+ * weight takes that path), in f64 and f32, every reduction, also for logits around 1e4
+ * where a careless smoothing term would cancel. */
+static void test_cross_entropy_fused_is_the_composition(void) {
+  const gs_dtype dtypes[] = {GS_F64, GS_F32};
+  const double offsets[] = {0.0, 1e4};
+  for (size_t d = 0; d < G_N_ELEMENTS(dtypes); d++)
+    for (size_t o = 0; o < G_N_ELEMENTS(offsets); o++)
+      for (size_t r = 0; r < G_N_ELEMENTS(reductions); r++) {
+        test_set_context("dtype %s offset %g reduction %d", gs_dtype_name(dtypes[d]), offsets[o],
+                         (int)reductions[r]);
+        double tol = dtypes[d] == GS_F64 ? 1e-12 : 1e-5;
+        gs_tensor base = make_logits(false), shifted = gs_add_scalar(base, offsets[o]);
+        gs_tensor targets = make_targets();
+        gs_tensor a = gs_to_dtype(shifted, dtypes[d]), b = gs_to_dtype(shifted, dtypes[d]);
+        gs_set_requires_grad(a, true), gs_set_requires_grad(b, true);
+        gs_tensor ones = gs_ones(dtypes[d], (int64_t[]){C}, 1);
+        gs_tensor fused = gs_cross_entropy(a, targets, reductions[r], 0.3);
+        gs_tensor composed = gs_cross_entropy_weighted(b, targets, ones, reductions[r], 0.3, -100);
+        g_assert_cmpstr(gs_grad_fn_name(fused), ==, "CrossEntropyLossBackward");
+        g_assert_cmpstr(gs_grad_fn_name(composed), !=, "CrossEntropyLossBackward");
+        gs_tensor fa = gs_to_dtype(fused, GS_F64), fb = gs_to_dtype(composed, GS_F64);
+        gs_tensor sa = gs_sum(fused, NULL, 0, false), sb = gs_sum(composed, NULL, 0, false);
+        gs_backward(sa), gs_backward(sb);
+        gs_tensor ga = gs_to_dtype(gs_grad(a), GS_F64), gb = gs_to_dtype(gs_grad(b), GS_F64);
+        double va[N], vb[N], da[N * C], db[N * C];
+        int64_t nv = gs_numel(fa);
+        g_assert_cmpint(gs_copy_to(fa, va, sizeof va), ==, 0);
+        g_assert_cmpint(gs_copy_to(fb, vb, sizeof vb), ==, 0);
+        g_assert_cmpint(gs_copy_to(ga, da, sizeof da), ==, 0);
+        g_assert_cmpint(gs_copy_to(gb, db, sizeof db), ==, 0);
+        for (int64_t i = 0; i < nv; i++)
+          g_assert_cmpfloat_with_epsilon(va[i], vb[i], tol * (1 + fabs(vb[i])));
+        for (int i = 0; i < N * C; i++)
+          g_assert_cmpfloat_with_epsilon(da[i], db[i], tol);
+        DISPOSE_ALL(base, shifted, targets, a, b, ones, fused, composed, fa, fb, sa, sb, ga, gb);
+      }
+}
+
 /* nll_loss of log_softmax is cross_entropy; on arbitrary scores it picks -x[target]. */
 static void test_nll_loss_values(void) {
   gs_tensor logits = make_logits(false), targets = make_targets();
@@ -432,6 +472,8 @@ int main(int argc, char **argv) {
   test_init(&argc, &argv);
   test_add_leak_checked("/loss/cross-entropy-values", test_cross_entropy_values);
   test_add_leak_checked("/loss/cross-entropy-f32", test_cross_entropy_f32);
+  test_add_leak_checked("/loss/cross-entropy-fused-is-the-composition",
+                        test_cross_entropy_fused_is_the_composition);
   g_test_add_func("/loss/cross-entropy-gradient", test_cross_entropy_gradient);
   test_add_leak_checked("/loss/nll-loss-values", test_nll_loss_values);
   test_add_leak_checked("/loss/mse-loss-values", test_mse_loss_values);

@@ -348,6 +348,42 @@ static void test_sum_to_values(void) {
       }
 }
 
+/* sum_to over leading dims of a contiguous f32 or f64 tensor (a bias's gradient) adds each
+ * column up on its own (engine/ops/reduce.c's leading_sum); its bits are the general walk's,
+ * as gs_sum over the same dims computes them, for tall, wide and 3-D inputs, also where the
+ * target keeps a leading 1. */
+static void test_sum_to_leading_dims_is_the_walk(void) {
+  gs_rng rng;
+  gs_rng_seed(&rng, 5);
+  const struct {
+    int ndim;
+    int64_t shape[3];
+    int target_ndim;
+    int64_t target[3];
+    int reduce_count;
+  } cases[] = {{2, {16, 128}, 1, {128}, 1},
+               {2, {1000, 10}, 1, {10}, 1},
+               {2, {7, 3000}, 2, {1, 3000}, 1},
+               {3, {5, 6, 7}, 1, {7}, 2},
+               {2, {16, 5000}, 1, {5000}, 1}};
+  const gs_dtype dtypes[] = {GS_F32, GS_F64};
+  for (size_t di = 0; di < G_N_ELEMENTS(dtypes); di++)
+    for (size_t ci = 0; ci < G_N_ELEMENTS(cases); ci++) {
+      gs_tensor t = test_make(dtypes[di], cases[ci].shape, cases[ci].ndim, LAYOUT_CONTIGUOUS,
+                              -100.0, 100.0, &rng);
+      gs_tensor fast = gs_sum_to(t, cases[ci].target, cases[ci].target_ndim);
+      gs_tensor walk = gs_sum(t, (int[]){0, 1}, cases[ci].reduce_count, false);
+      g_assert_cmpint(gs_numel(fast), ==, gs_numel(walk));
+      size_t bytes = (size_t)gs_numel(walk) * gs_dtype_size(dtypes[di]);
+      char *a = g_malloc(bytes), *b = g_malloc(bytes);
+      g_assert_cmpint(gs_copy_to(fast, a, bytes), ==, 0);
+      g_assert_cmpint(gs_copy_to(walk, b, bytes), ==, 0);
+      g_assert_cmpmem(a, bytes, b, bytes);
+      g_free(a), g_free(b);
+      DISPOSE_ALL(t, fast, walk);
+    }
+}
+
 /* ---- softmax -------------------------------------------------------------------------- */
 
 /* softmax or log_softmax of row-major v along dim, written plainly as exp(x) / sum(exp(x))
@@ -766,6 +802,8 @@ int main(int argc, char **argv) {
   g_test_add_func("/reduce/argmin/values", test_argmin_values);
   test_add_leak_checked("/reduce/arg-all/values", test_arg_all_values);
   test_add_leak_checked("/reduce/sum-to/values", test_sum_to_values);
+  test_add_leak_checked("/reduce/sum-to/leading-dims-is-the-walk",
+                        test_sum_to_leading_dims_is_the_walk);
   g_test_add_func("/reduce/softmax/values", test_softmax_values);
   g_test_add_func("/reduce/log-softmax/values", test_log_softmax_values);
   test_add_leak_checked("/reduce/sum/integers-exact", test_sum_integers_exact);

@@ -63,6 +63,12 @@ FN(f_nll_weighted_none,
 FN(f_cross_entropy_weighted_smooth,
    gs_cross_entropy_weighted(in[0], CLASSES_4_IGNORING, CLASS_WEIGHT_3, GS_REDUCTION_MEAN, 0.2,
                              -100))
+/* label smoothing without weighed rows: one node (engine/ops/cross-entropy.c) */
+FN(f_cross_entropy_smooth_mean, gs_cross_entropy(in[0], CLASSES_4, GS_REDUCTION_MEAN, 0.2))
+FN(f_cross_entropy_smooth_sum, gs_cross_entropy(in[0], CLASSES_4, GS_REDUCTION_SUM, 0.1))
+FN(f_cross_entropy_smooth_none, gs_cross_entropy(in[0], CLASSES_4, GS_REDUCTION_NONE, 0.3))
+FN(f_cross_entropy_smooth_not_ignored,
+   gs_cross_entropy_ignore(in[0], CLASSES_4, GS_REDUCTION_MEAN, 1.0, -100))
 
 FN(f_softmax_0, gs_softmax(in[0], 0))
 FN(f_softmax_1, gs_softmax(in[0], 1))
@@ -131,6 +137,22 @@ const grad_case grad_cases_reduce[] = {
     {"NllLossBackward", "cross_entropy: over log_softmax", f_cross_entropy, 1, {GI_T(2, 4, 3)}},
     {"NllLossBackward", "weighted mean, one row ignored", f_nll_weighted_mean, 1, {GI(2, 4, 3)}},
     {"NllLossBackward", "weighted, none, transposed", f_nll_weighted_none, 1, {GI_T(2, 4, 3)}},
+    {"CrossEntropyLossBackward", "smoothed, mean", f_cross_entropy_smooth_mean, 1, {GI(2, 4, 3)}},
+    {"CrossEntropyLossBackward",
+     "smoothed, sum, transposed",
+     f_cross_entropy_smooth_sum,
+     1,
+     {GI_T(2, 4, 3)}},
+    {"CrossEntropyLossBackward",
+     "smoothed, none, sliced",
+     f_cross_entropy_smooth_none,
+     1,
+     {GI_S(2, 4, 3)}},
+    {"CrossEntropyLossBackward",
+     "all smoothing, ignore_index no row has",
+     f_cross_entropy_smooth_not_ignored,
+     1,
+     {GI(2, 4, 3)}},
     {"DivScalarBackward",
      "cross_entropy: weighted, smoothed, one row ignored (the mean)",
      f_cross_entropy_weighted_smooth,
