@@ -229,7 +229,9 @@ static int64_t claim_chunk(const gs__shm *s, int k) {
     uint32_t seen = (uint32_t)(v >> 32), next = (uint32_t)v;
     if (seen == round - 1)
       next = 0;
-    else if (seen != round || next >= s->chunks[k])
+    else if (seen != round)
+      return -1;
+    if (next >= s->chunks[k]) /* every chunk claimed, or none to claim (an empty bucket) */
       return -1;
     uint64_t want = (uint64_t)round << 32 | (next + 1);
     if (atomic_compare_exchange_weak_explicit(c, &v, want, memory_order_acq_rel,
