@@ -614,14 +614,19 @@ static bool run_pass(const pass *p, const char *fn) {
       release_saved(n);
     }
     frame.running = NULL;
-    for (int i = 0; i < n->n_inputs; i++) {
-      if (!n->next[i])
-        continue;
-      bool added;
-      int64_t k = run_find(&r, n->next[i], &added);
-      if (--r.nodes[k].pending == 0)
-        ready[n_ready++] = k;
-    }
+    /* Leaves' accumulators that became ready go on top, so they run next, as PyTorch's engine
+     * runs AccumulateGrad first: a leaf's gradient is final as soon as every path into it has
+     * arrived (DDP starts reducing its bucket then, not after the rest of backward). They have
+     * no inputs, so the other nodes still run in the same order. */
+    for (int leaves = 0; leaves < 2; leaves++)
+      for (int i = 0; i < n->n_inputs; i++) {
+        if (!n->next[i] || (n->next[i]->leaf != 0) != (leaves == 1))
+          continue;
+        bool added;
+        int64_t k = run_find(&r, n->next[i], &added);
+        if (--r.nodes[k].pending == 0)
+          ready[n_ready++] = k;
+      }
   }
   free(ready);
   free(leads);

@@ -222,10 +222,13 @@ static void stage(gs_ddp *d, int i, gs_tensor grad) {
 static void hook_work(gs_ddp *d, int i, gs_tensor grad) {
   stage(d, i, grad);
   launch_in_order(d);
-  if (d->shm) { /* sum this rank's share of whatever every rank has staged meanwhile */
+  if (d->shm) {
+    /* Only notes what peers summed: summing here would take this rank's core from its
+     * backward, which every rank waits for, while a rank that finished first has nothing else
+     * to do (it sums what every rank has staged as it waits: shm-reduce.c). */
     for (int k = 0; k < d->next_launch; k++) {
       ddp_bucket *b = &d->buckets[k];
-      if (!b->ended && gs__shm_progress(d->shm, k, b->dtype, b->numel))
+      if (!b->ended && gs__shm_progress(d->shm, k, false))
         bucket_ended(b, k, 0);
     }
     return;
@@ -350,7 +353,7 @@ static void finish(gs_ddp *d) {
     snprintf(gs__dist.doing, sizeof gs__dist.doing, "%s", what);
     double bucket_wait = gs__dist_now();
     if (d->shm)
-      gs__shm_wait(d->shm, k, b->dtype, b->numel);
+      gs__shm_wait(d->shm, k);
     else
       gs__dist_wait(&b->req);
     bucket_ended(b, k, bucket_wait);
@@ -533,13 +536,20 @@ static bool make_buckets(gs_ddp *d) {
       closed[t]++;
     }
   }
-  size_t *bytes = calloc((size_t)d->n_buckets + 1, sizeof *bytes);
-  if (!bytes)
+  gs_dtype *dtypes = calloc((size_t)d->n_buckets + 1, sizeof *dtypes);
+  int64_t *numels = calloc((size_t)d->n_buckets + 1, sizeof *numels);
+  if (!dtypes || !numels) {
+    free(dtypes);
+    free(numels);
     return false;
-  for (int k = 0; k < d->n_buckets; k++)
-    bytes[k] = (size_t)d->buckets[k].numel * gs_dtype_size(d->buckets[k].dtype);
-  d->shm = gs__shm_new(bytes, d->n_buckets);
-  free(bytes);
+  }
+  for (int k = 0; k < d->n_buckets; k++) {
+    dtypes[k] = d->buckets[k].dtype;
+    numels[k] = d->buckets[k].numel;
+  }
+  d->shm = gs__shm_new(dtypes, numels, d->n_buckets);
+  free(dtypes);
+  free(numels);
   for (int k = 0; k < d->n_buckets; k++) {
     ddp_bucket *b = &d->buckets[k];
     b->buf =

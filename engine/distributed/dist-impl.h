@@ -61,10 +61,10 @@ void gs__dist_traced_wait(const char *op, uint64_t nbytes, MPI_Request *req, uin
 /* shm-reduce.c: DDP's bucket allreduce through a shared-memory window when every rank is on
  * this machine. */
 typedef struct gs__shm gs__shm;
-/* Collective over the group: a window holding n_buckets buffers of bytes[k] bytes on every
- * rank, or NULL (the same on every rank) when the ranks span machines, MPI refuses, or
- * GS_DDP_TRANSPORT=mpi asks for MPI_Iallreduce. */
-gs__shm *gs__shm_new(const size_t *bytes, int n_buckets);
+/* Collective over the group: a window holding n_buckets buffers of numels[k] elements of
+ * dtypes[k] (f32 or f64) on every rank, or NULL (the same on every rank) when the ranks span
+ * machines, MPI refuses, or GS_DDP_TRANSPORT=mpi asks for MPI_Iallreduce. */
+gs__shm *gs__shm_new(const gs_dtype *dtypes, const int64_t *numels, int n_buckets);
 /* This rank's buffer of bucket k, where its gradients are staged. */
 void *gs__shm_buffer(gs__shm *s, int k);
 /* Whether the reduction averages (the sum times 1/world, exact for a power-of-two world, so
@@ -79,12 +79,18 @@ void gs__shm_unpin(void *data, void *shm);
 void gs__shm_begin_round(gs__shm *s);
 /* This rank's bucket k holds this round's gradients. */
 void gs__shm_staged(gs__shm *s, int k);
-/* Sums this rank's share of bucket k if every rank has staged it; true once every share is
- * summed into every buffer. Never blocks. */
-bool gs__shm_progress(gs__shm *s, int k, gs_dtype dtype, int64_t numel);
-/* Blocks (with the group's deadline) until gs__shm_progress is true. */
-void gs__shm_wait(gs__shm *s, int k, gs_dtype dtype, int64_t numel);
+/* Whether every chunk of bucket k is summed into every buffer; with sum, after summing
+ * every chunk of it no rank has claimed yet, if every rank has staged it. Never blocks. */
+bool gs__shm_progress(gs__shm *s, int k, bool sum);
+/* Blocks (with the group's deadline) until gs__shm_progress(s, k) is true, summing what is
+ * left of bucket k and of later buckets meanwhile. */
+void gs__shm_wait(gs__shm *s, int k);
 /* Its DDP is done with it; the window is freed at gs__shm_finalize. */
 void gs__shm_release(gs__shm *s);
 /* At gs_dist_finalize: frees every window, in the order they were made on every rank. */
 void gs__shm_finalize(void);
+/* shm-sum.c: elements [lo, hi) of the f32 or f64 buffers at off in every rank's part (base:
+ * the parts as mapped here; me: this rank), summed in rank order, times scale, written into
+ * all of them. */
+void gs__shm_sum(char *const *base, size_t off, int world, int me, gs_dtype dtype, int64_t lo,
+                 int64_t hi, double scale);

@@ -1,18 +1,23 @@
 /* shm-reduce.c: DDP's bucket allreduce when every rank runs on one machine, through an MPI-3
  * shared-memory window (MPI_Win_allocate_shared: Open MPI's osc/sm) instead of
  * MPI_Iallreduce. Each rank's buckets live in its part of the window, which the other ranks
- * map too; once every rank has staged bucket k, rank r sums the r-th of world equal shares of
- * k over all ranks (in rank order, so every rank gets the same bits) and writes the sum into
- * every rank's buffer. A 2.7 MB f32 bucket moves 4 bytes per element per rank instead of the
- * pipelined copies through Open MPI's shared-memory FIFOs (2.3 GB/s on this machine), and
- * nothing waits for MPI_Test to move it along.
+ * map too; once every rank has staged bucket k, the ranks claim its 64 KiB chunks one at a
+ * time, and the rank that claims one sums it over all ranks (in rank order, so every rank gets
+ * the same bits, whoever sums it: shm-sum.c) and writes the sum into every rank's buffer. A
+ * 2.7 MB f32 bucket moves 4 bytes per element per rank instead of the pipelined copies through
+ * Open MPI's shared-memory FIFOs (2.3 GB/s on this machine), and nothing waits for MPI_Test
+ * to move it along. With one rank per core there is no idle core to hide the sums under, so
+ * what counts is that no rank sits idle while work is left: chunks go to whichever rank is
+ * free (a rank that finished backward first sums the earlier buckets while the other still
+ * computes), where fixed shares left the first rank waiting and the last one working.
  *
- * Readiness goes through per-bucket flags in the window holding the round (the count of
- * synchronised backwards, the same on every rank): a rank's "staged" flag says its buffer
- * holds this round's gradients, its "reduced" flag that its share is summed everywhere.
- * Release stores and acquire loads order the data against the flags. A rank never writes a
- * peer's buffer before that peer has staged this round, and a rank stages the next round only
- * after every share of this one arrived, so no round's writes meet another's.
+ * Readiness goes through per-bucket words in the window holding the round (the count of
+ * synchronised backwards, the same on every rank): a rank's "staged" word says its buffer
+ * holds this round's gradients, its "reduced" word how many chunks it summed this round, and
+ * rank 0's "claim" word how many chunks are claimed. Release stores and acquire loads order
+ * the data against the words. A rank never writes a peer's buffer before that peer has staged
+ * this round, and a rank stages the next round only after every chunk of this one arrived, so
+ * no round's writes meet another's.
  *
  * Waits poll with the group's deadline (gs__dist_poll), so a dead or hung peer is named as it
  * is for every other collective. MPI_Win_free synchronises all ranks, and ranks drop their
@@ -35,13 +40,19 @@
 
 #include "dist-impl.h"
 
-enum { LINE = 64, BLOCK = 1024 };
+enum { LINE = 64 };
 
-/* One bucket's flags in a rank's part of the window, each on its own cache line: only that
- * rank writes them. */
+/* Chunks of a bucket claimed one at a time (a multiple of a line: no two ranks write one). */
+enum { CHUNK_BYTES = 64 * 1024 };
+
+/* One bucket's flags in a rank's part of the window, each on its own cache line. Only that
+ * rank writes staged and reduced; every rank claims chunks through rank 0's claim. reduced
+ * and claim pack the round's low 32 bits above a count (chunks summed by this rank; chunks
+ * claimed). */
 typedef struct shm_flags {
   _Alignas(LINE) _Atomic uint64_t staged;
   _Alignas(LINE) _Atomic uint64_t reduced;
+  _Alignas(LINE) _Atomic uint64_t claim;
 } shm_flags;
 
 struct gs__shm {
@@ -49,9 +60,13 @@ struct gs__shm {
   int n_buckets;
   uint64_t round;
   size_t *offset;     /* bucket k's bytes from the start of a rank's part */
+  gs_dtype *dtype;    /* bucket k's */
+  int64_t *numel;     /* bucket k's elements */
+  uint32_t *chunks;   /* bucket k's chunks */
   char **base;        /* every rank's part, as mapped here */
-  bool *mine_done;    /* this round: my share of bucket k is summed */
-  bool *all_done;     /* this round: every share of bucket k is summed */
+  uint32_t *summed;   /* this round: chunks of bucket k this rank summed */
+  bool *mine_done;    /* this round: no chunk of bucket k is left to claim */
+  bool *all_done;     /* this round: every chunk of bucket k is summed */
   size_t part_bytes;  /* this rank's part: its flags and buffers */
   double scale;       /* applied to each sum: 1/world (a power of two) or 1 */
   int pins;           /* tensors over this rank's buffers alive (gs__shm_pin) */
@@ -70,13 +85,17 @@ static shm_flags *flags_of(const gs__shm *s, int rank, int k) {
 
 static void shm_free(gs__shm *s) {
   free(s->offset);
+  free(s->dtype);
+  free(s->numel);
+  free(s->chunks);
+  free(s->summed);
   free(s->base);
   free(s->mine_done);
   free(s->all_done);
   free(s);
 }
 
-gs__shm *gs__shm_new(const size_t *bytes, int n_buckets) {
+gs__shm *gs__shm_new(const gs_dtype *dtypes, const int64_t *numels, int n_buckets) {
   const char *transport = getenv("GS_DDP_TRANSPORT");
   if (gs__dist.world < 2 || n_buckets == 0 || (transport && strcmp(transport, "mpi") == 0))
     return NULL;
@@ -95,14 +114,24 @@ gs__shm *gs__shm_new(const size_t *bytes, int n_buckets) {
   size_t total = (size_t)n_buckets * sizeof(shm_flags);
   if (s) {
     s->offset = calloc((size_t)n_buckets, sizeof *s->offset);
+    s->dtype = calloc((size_t)n_buckets, sizeof *s->dtype);
+    s->numel = calloc((size_t)n_buckets, sizeof *s->numel);
+    s->chunks = calloc((size_t)n_buckets, sizeof *s->chunks);
     s->base = calloc((size_t)gs__dist.world, sizeof *s->base);
+    s->summed = calloc((size_t)n_buckets, sizeof *s->summed);
     s->mine_done = calloc((size_t)n_buckets, sizeof *s->mine_done);
     s->all_done = calloc((size_t)n_buckets, sizeof *s->all_done);
   }
-  int ok = s && s->offset && s->base && s->mine_done && s->all_done, all_ok = 0;
+  int ok = s && s->offset && s->dtype && s->numel && s->chunks && s->base && s->summed &&
+           s->mine_done && s->all_done,
+      all_ok = 0;
   for (int k = 0; ok && k < n_buckets; k++) {
+    size_t es = gs_dtype_size(dtypes[k]), bytes = (size_t)numels[k] * es;
     s->offset[k] = total;
-    total += (bytes[k] + LINE - 1) / LINE * LINE;
+    s->dtype[k] = dtypes[k];
+    s->numel[k] = numels[k];
+    s->chunks[k] = (uint32_t)((bytes + CHUNK_BYTES - 1) / CHUNK_BYTES);
+    total += (bytes + LINE - 1) / LINE * LINE;
   }
   /* Each rank's part on its own pages (noncontiguous), near the rank that writes it. */
   MPI_Info info;
@@ -171,6 +200,7 @@ void gs__shm_unpin(void *data, void *shm) {
 
 void gs__shm_begin_round(gs__shm *s) {
   s->round++;
+  memset(s->summed, 0, (size_t)s->n_buckets * sizeof *s->summed);
   memset(s->mine_done, 0, (size_t)s->n_buckets * sizeof *s->mine_done);
   memset(s->all_done, 0, (size_t)s->n_buckets * sizeof *s->all_done);
 }
@@ -179,66 +209,85 @@ void gs__shm_staged(gs__shm *s, int k) {
   atomic_store_explicit(&flags_of(s, gs__dist.rank, k)->staged, s->round, memory_order_release);
 }
 
-/* Whether every rank's flag (staged or reduced) of bucket k has reached this round. */
-static bool all_reached(const gs__shm *s, int k, bool reduced) {
-  for (int q = 0; q < gs__dist.world; q++) {
-    shm_flags *f = flags_of(s, q, k);
-    uint64_t v = atomic_load_explicit(reduced ? &f->reduced : &f->staged, memory_order_acquire);
-    if (v != s->round)
+/* Whether every rank has staged bucket k this round. */
+static bool all_staged(const gs__shm *s, int k) {
+  for (int q = 0; q < gs__dist.world; q++)
+    if (atomic_load_explicit(&flags_of(s, q, k)->staged, memory_order_acquire) != s->round)
       return false;
-  }
   return true;
 }
 
-/* Sums elements [lo, hi) of every rank's buffer (at off in its part), rank 0's first, and
- * writes the sum into all of them, a block at a time so the writes read the sum from L1. */
-#define SUM_INTO_ALL(NAME, T)                                                                      \
-  static void NAME(char *const *base, size_t off, int world, int64_t lo, int64_t hi, T scale) {    \
-    T acc[BLOCK];                                                                                  \
-    for (int64_t i = lo; i < hi; i += BLOCK) {                                                     \
-      int64_t n = hi - i < BLOCK ? hi - i : BLOCK;                                                 \
-      memcpy(acc, (const T *)(base[0] + off) + i, (size_t)n * sizeof(T));                          \
-      for (int q = 1; q < world; q++) {                                                            \
-        const T *src = (const T *)(base[q] + off) + i;                                             \
-        for (int64_t j = 0; j < n; j++)                                                            \
-          acc[j] += src[j];                                                                        \
-      }                                                                                            \
-      if (scale != 1)                                                                              \
-        for (int64_t j = 0; j < n; j++)                                                            \
-          acc[j] *= scale;                                                                         \
-      for (int q = 0; q < world; q++)                                                              \
-        memcpy((T *)(base[q] + off) + i, acc, (size_t)n * sizeof(T));                              \
-    }                                                                                              \
+/* The next unclaimed chunk of bucket k this round, now this rank's, or -1 when none is left.
+ * The first claim of a round finds the last round's count (every rank has staged this
+ * round, so each finished the last); a claim from a round ahead means a peer saw every chunk
+ * of this one summed. */
+static int64_t claim_chunk(const gs__shm *s, int k) {
+  _Atomic uint64_t *c = &flags_of(s, 0, k)->claim;
+  uint32_t round = (uint32_t)s->round;
+  uint64_t v = atomic_load_explicit(c, memory_order_acquire);
+  for (;;) {
+    uint32_t seen = (uint32_t)(v >> 32), next = (uint32_t)v;
+    if (seen == round - 1)
+      next = 0;
+    else if (seen != round)
+      return -1;
+    if (next >= s->chunks[k]) /* every chunk claimed, or none to claim (an empty bucket) */
+      return -1;
+    uint64_t want = (uint64_t)round << 32 | (next + 1);
+    if (atomic_compare_exchange_weak_explicit(c, &v, want, memory_order_acq_rel,
+                                              memory_order_acquire))
+      return next;
   }
-SUM_INTO_ALL(sum_into_all_f32, float)
-SUM_INTO_ALL(sum_into_all_f64, double)
+}
 
-static void reduce_share(gs__shm *s, int k, gs_dtype dtype, int64_t numel) {
-  int world = gs__dist.world, me = gs__dist.rank;
-  /* Shares start on 16-element boundaries, so no two ranks write one cache line. */
-  int64_t lo = numel * me / world / 16 * 16;
-  int64_t hi = me == world - 1 ? numel : numel * (me + 1) / world / 16 * 16;
-  if (dtype == GS_F32)
-    sum_into_all_f32(s->base, s->offset[k], world, lo, hi, (float)s->scale);
-  else
-    sum_into_all_f64(s->base, s->offset[k], world, lo, hi, s->scale);
-  atomic_store_explicit(&flags_of(s, me, k)->reduced, s->round, memory_order_release);
+/* Whether every chunk of bucket k is summed this round: the ranks' counts add up, or one
+ * rank is a round ahead (it saw them add up). */
+static bool all_summed(const gs__shm *s, int k) {
+  uint32_t round = (uint32_t)s->round;
+  uint64_t total = 0;
+  for (int q = 0; q < gs__dist.world; q++) {
+    uint64_t v = atomic_load_explicit(&flags_of(s, q, k)->reduced, memory_order_acquire);
+    if ((uint32_t)(v >> 32) == round + 1)
+      return true;
+    if ((uint32_t)(v >> 32) == round)
+      total += (uint32_t)v;
+  }
+  return total == s->chunks[k];
+}
+
+/* Claims and sums chunks of bucket k until none is left, once every rank staged it. */
+static void sum_chunks(gs__shm *s, int k) {
+  if (s->mine_done[k] || !all_staged(s, k))
+    return;
+  int64_t per = CHUNK_BYTES / (int64_t)gs_dtype_size(s->dtype[k]);
+  for (int64_t c; (c = claim_chunk(s, k)) >= 0;) {
+    int64_t lo = c * per, hi = lo + per < s->numel[k] ? lo + per : s->numel[k];
+    gs__shm_sum(s->base, s->offset[k], gs__dist.world, gs__dist.rank, s->dtype[k], lo, hi,
+                s->scale);
+    s->summed[k]++;
+    atomic_store_explicit(&flags_of(s, gs__dist.rank, k)->reduced,
+                          (uint64_t)(uint32_t)s->round << 32 | s->summed[k], memory_order_release);
+  }
   s->mine_done[k] = true;
 }
 
-bool gs__shm_progress(gs__shm *s, int k, gs_dtype dtype, int64_t numel) {
-  if (!s->mine_done[k] && all_reached(s, k, false))
-    reduce_share(s, k, dtype, numel);
-  if (s->mine_done[k] && !s->all_done[k])
-    s->all_done[k] = all_reached(s, k, true);
+bool gs__shm_progress(gs__shm *s, int k, bool sum) {
+  if (!s->all_done[k]) {
+    if (sum)
+      sum_chunks(s, k);
+    s->all_done[k] = all_summed(s, k);
+  }
   return s->all_done[k];
 }
 
-void gs__shm_wait(gs__shm *s, int k, gs_dtype dtype, int64_t numel) {
+void gs__shm_wait(gs__shm *s, int k) {
   double start = gs__dist_now();
-  /* The peers are computing on other cores, or (oversubscribed) want this one: spin briefly,
-   * then yield the core, then, for a slow peer, sleep between polls. */
-  for (unsigned spins = 0; !gs__shm_progress(s, k, dtype, numel); spins++) {
+  /* While peers sum their chunks of k, what is left of later buckets every rank has staged is
+   * summed here. The peers are computing on other cores, or (oversubscribed) want this one:
+   * spin briefly, then yield the core, then, for a slow peer, sleep between polls. */
+  for (unsigned spins = 0; !gs__shm_progress(s, k, true); spins++) {
+    for (int later = k + 1; later < s->n_buckets; later++)
+      gs__shm_progress(s, later, true);
     if (spins < 2000)
       continue;
     gs__dist_poll(start);
