@@ -95,5 +95,8 @@ from gradscope.numpy_style import *  # noqa: E402,F401,F403  (its __all__)
 from gradscope.searching import (bucketize, cartesian_prod, combinations, kthvalue,  # noqa: E402
                                  mode, searchsorted, tril_indices, triu_indices)
 
+from gradscope import method_aliases as _method_aliases  # noqa: E402
+_method_aliases._install()
+
 
 __getattr__ = _unsupported(__name__)
