@@ -31,6 +31,8 @@ from gradscope.nn.probabilistic_losses import (gaussian_nll_loss,  # noqa: E402,
                                                multi_margin_loss, multilabel_soft_margin_loss,
                                                poisson_nll_loss)
 from gradscope.nn.ctc import ctc_loss  # noqa: E402,F401
+from gradscope.nn.margin_modules import (soft_margin_loss,  # noqa: E402,F401
+                                        triplet_margin_with_distance_loss)
 from gradscope.nn.more_losses import (cosine_embedding_loss, cross_entropy,  # noqa: E402,F401
                                       gumbel_softmax, hinge_embedding_loss,
                                       margin_ranking_loss, nll_loss, normalize,

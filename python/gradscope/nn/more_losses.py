@@ -22,9 +22,8 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
     reduction = _legacy_reduction(size_average, reduce, reduction)
     a_dim, p_dim, n_dim = anchor.dim(), positive.dim(), negative.dim()
     if not (a_dim == p_dim == n_dim):
-        raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have "
-                           f"the same number of dimensions, but got: anchor {a_dim}D, "
-                           f"positive {p_dim}D, and negative {n_dim}D inputs")
+        raise RuntimeError(f"All inputs should have same dimension but got {a_dim}D, "
+                           f"{p_dim}D and {n_dim}D inputs.")
     d_pos = _pdist(anchor, positive, p, eps)
     d_neg = _pdist(anchor, negative, p, eps)
     if swap:
