@@ -5,10 +5,9 @@ TripletMarginWithDistanceLoss and SoftMarginLoss; and the two functions F lacked
 soft_margin_loss and triplet_margin_with_distance_loss."""
 from gradscope import _gradscope
 from gradscope.nn.compositions import _legacy_reduction, _reduce
+from gradscope.nn.probabilistic_losses import _Reducing
 from gradscope.nn.more_losses import (cosine_embedding_loss, hinge_embedding_loss,
                                       margin_ranking_loss, triplet_margin_loss)
-
-Module = _gradscope.nn.Module
 
 
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
@@ -30,12 +29,6 @@ def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_fu
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(f"{reduction} is not a valid value for reduction")
     return _reduce(loss, reduction)
-
-
-class _Reducing(Module):
-    def __init__(self, size_average=None, reduce=None, reduction="mean"):
-        super().__init__()
-        self.reduction = _legacy_reduction(size_average, reduce, reduction)
 
 
 class MarginRankingLoss(_Reducing):
