@@ -201,9 +201,14 @@ static PyTypeObject *node_class(gs_node n) {
     Py_DECREF(name);
     return (PyTypeObject *)cls;
   }
-  cls = PyObject_CallFunction((PyObject *)&PyType_Type, "O(O){s:(),s:s,s:s}", name,
-                              (PyObject *)&gsp_node_type, "__slots__", "__module__", "builtins",
-                              "__doc__", "A node of the autograd graph, named as torch names it.");
+  /* The class is named as torch's: "AccumulateGrad" for the node whose name() is
+   * "torch::autograd::AccumulateGrad" (type(...).__name__ has no namespace). */
+  const char *full = PyUnicode_AsUTF8(name), *last = full ? strrchr(full, ':') : NULL;
+  cls = full ? PyObject_CallFunction((PyObject *)&PyType_Type, "s(O){s:(),s:s,s:s}",
+                                     last ? last + 1 : full, (PyObject *)&gsp_node_type,
+                                     "__slots__", "__module__", "builtins", "__doc__",
+                                     "A node of the autograd graph, named as torch names it.")
+             : NULL;
   int rc = cls ? PyDict_SetItem(classes, name, cls) : -1;
   Py_DECREF(name);
   Py_XDECREF(cls); /* the dict keeps it */

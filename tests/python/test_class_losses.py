@@ -138,3 +138,29 @@ def test_module_reprs_as_torch():
     m = gs.nn.CrossEntropyLoss(weight=gs.tensor(WEIGHT))
     assert "weight" in dict(m.named_buffers())
     assert "weight" in torch.nn.CrossEntropyLoss(weight=torch.tensor(WEIGHT)).state_dict()
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_label_smoothing_graph_is_torchs(reduction):
+    """A label-smoothed cross-entropy is made of torch's ops, so its graph reads as torch's:
+    AddBackward0 over the NLL loss and the smoothing term, LogSoftmaxBackward0 under both
+    (the engine's own fused node is for C programs; torch has none)."""
+    names = []
+    for m in (torch, gs):
+        x = m.tensor(np.random.RandomState(3).randn(4, 3).tolist(), dtype=m.float64,
+                     requires_grad=True)
+        loss = m.nn.functional.cross_entropy(x, m.tensor([0, 2, 1, 0]), reduction=reduction,
+                                             label_smoothing=0.1)
+        seen, kept, stack = set(), [], [loss.grad_fn]
+        while stack:  # every node once (kept alive, so no id is reused)
+            node = stack.pop()
+            if node is not None and id(node) not in seen:
+                seen.add(id(node))
+                kept.append(node)
+                stack.extend(n for n, _ in node.next_functions)
+        names.append([type(n).__name__ for n in kept])
+        del kept, stack, node, loss, x
+    assert names[1][0] == names[0][0] == "AddBackward0"
+    for name in ("NllLossBackward0", "LogSoftmaxBackward0", "NegBackward0", "SumBackward1",
+                 "IndexPutBackward0", "AccumulateGrad"):
+        assert names[0].count(name) == names[1].count(name) == 1, name

@@ -166,10 +166,39 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
             raise RuntimeError("ignore_index is not supported for floating point target")
         return _probability_cross_entropy(input, target, weight, reduction, label_smoothing)
     rows, targets, shape = _class_rows(input, target)
-    loss = _engine_cross_entropy(rows, targets, reduction=reduction,
-                                 label_smoothing=label_smoothing, ignore_index=ignore_index,
-                                 weight=weight)
+    if label_smoothing > 0:
+        loss = _smoothed_cross_entropy(rows, targets, weight, reduction, ignore_index,
+                                       label_smoothing)
+    else:
+        loss = _engine_cross_entropy(rows, targets, reduction=reduction, label_smoothing=0.0,
+                                     ignore_index=ignore_index, weight=weight)
     return _shaped(loss, reduction, shape)
+
+
+def _smoothed_cross_entropy(rows, targets, weight, reduction, ignore_index, label_smoothing):
+    """cross_entropy with label smoothing over [rows, C] and [rows] targets, made of the ops
+    torch 1.13 makes it of, so its graph is torch's (AddBackward0 over the NLL loss and the
+    smoothing term, LogSoftmaxBackward0 under both) and so are its numbers. (The engine's own
+    cross_entropy fuses it into one node, which C programs get; torch has no such node.)"""
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    lsm = rows.log_softmax(1)
+    nll = _engine_nll_loss(lsm, targets, reduction=reduction, ignore_index=ignore_index,
+                           weight=weight)
+    classes = rows.shape[1]
+    ignored = targets == ignore_index
+    smooth = -(lsm * weight.reshape(1, classes)).sum(1) if weight is not None else -lsm.sum(1)
+    smooth = smooth.index_put((ignored,), _c.zeros((), dtype=smooth.dtype))
+    if reduction == "mean":
+        if weight is not None:
+            ret = smooth.sum() / weight.gather(0, targets.masked_select(~ignored)).sum()
+        else:
+            ret = smooth.masked_select(~ignored).mean()
+    elif reduction == "sum":
+        ret = smooth.sum()
+    else:
+        ret = smooth
+    return (1 - label_smoothing) * nll + ret * (label_smoothing / classes)
 
 
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
