@@ -94,3 +94,23 @@ def test_errors_as_torch(call):
         call(gs)
     assert type(got.value) is type(want.value)
     assert str(got.value) == str(want.value)
+
+
+def test_conv_transpose1d_as_torch():
+    """nn.ConvTranspose1d: torch's initial weights for one seed, print line, output (also
+    with output_size=) and gradients."""
+    got = []
+    for m in (torch, gs):
+        m.manual_seed(0)
+        conv = m.nn.ConvTranspose1d(4, 6, 3, stride=2, padding=1, output_padding=1, groups=2,
+                                    dtype=m.float64)
+        x = data(m, 4, 2, 4, 5)
+        y = conv(x)
+        (y * y).sum().backward()
+        got.append((repr(conv), tuple(conv(x, output_size=[10]).shape), conv.weight.tolist(),
+                    y.tolist(), x.grad.tolist(), conv.weight.grad.tolist(),
+                    conv.bias.grad.tolist(), repr(m.nn.ConvTranspose1d(3, 2, 4, bias=False))))
+        del conv, x, y
+    assert got[0][:2] == got[1][:2] and got[0][-1] == got[1][-1]
+    for a, b in zip(got[0][2:-1], got[1][2:-1]):
+        np.testing.assert_allclose(b, a, rtol=1e-12, atol=1e-13)

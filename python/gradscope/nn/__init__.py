@@ -22,7 +22,7 @@ from gradscope.nn.activation import (ELU, GLU, Hardsigmoid, Hardswish,  # noqa: 
                                      SELU, SiLU, Softmax, Softmin, Softplus, Softsign)
 from gradscope.nn.losses import (BCELoss, CosineSimilarity, HuberLoss,  # noqa: E402,F401
                                  KLDivLoss, L1Loss, PairwiseDistance, SmoothL1Loss)
-from gradscope.nn.spatial import (AvgPool1d, ConstantPad1d, ConstantPad2d, Conv1d, ConvTranspose2d,  # noqa: E402,F401
+from gradscope.nn.spatial import (AvgPool1d, ConstantPad1d, ConstantPad2d, Conv1d, ConvTranspose1d, ConvTranspose2d,  # noqa: E402,F401
                                   Fold, MaxPool1d, PixelShuffle, PixelUnshuffle, ReflectionPad1d,
                                   ReflectionPad2d, ReplicationPad1d, ReplicationPad2d, Unfold,
                                   Upsample, ZeroPad2d)

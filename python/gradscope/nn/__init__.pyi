@@ -632,6 +632,25 @@ class Conv1d(Module):
                  dtype: dtype | None = None) -> None: ...
     def __call__(self, input: Tensor) -> Tensor: ...
 
+class ConvTranspose1d(Module):
+    in_channels: int
+    out_channels: int
+    kernel_size: tuple[int]
+    stride: tuple[int]
+    padding: tuple[int]
+    output_padding: tuple[int]
+    dilation: tuple[int]
+    groups: int
+    padding_mode: str
+    weight: Tensor
+    bias: Tensor | None
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: int | tuple[int],
+                 stride: int | tuple[int] = 1, padding: int | tuple[int] = 0, output_padding: int | tuple[int] = 0,
+                 groups: int = 1, bias: bool = True, dilation: int | tuple[int] = 1,
+                 padding_mode: str = "zeros", device: Any = None,
+                 dtype: dtype | None = None) -> None: ...
+    def __call__(self, input: Tensor, output_size: Sequence[int] | None = None) -> Tensor: ...
+
 class ConvTranspose2d(Module):
     in_channels: int
     out_channels: int

@@ -249,6 +249,12 @@ class ConvTranspose2d(_ConvTransposeNd):
     _n, _function = 2, staticmethod(F.conv_transpose2d)
 
 
+class ConvTranspose1d(_ConvTransposeNd):
+    """F.conv_transpose1d as a module: weight [in, out / groups, k] and bias [out],
+    initialised as torch's."""
+    _n, _function = 1, staticmethod(conv_transpose1d)
+
+
 class MaxPool1d(_MaxPoolNd):
     """F.max_pool1d as a module."""
     _function = staticmethod(max_pool1d)
