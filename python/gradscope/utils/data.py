@@ -55,7 +55,28 @@ class IterableDataset(Dataset):
         raise NotImplementedError("Subclasses of IterableDataset should implement __iter__.")
 
     def __add__(self, other):
-        raise TypeError("ConcatDataset does not support IterableDataset")
+        return ChainDataset([self, other])
+
+
+class ChainDataset(IterableDataset):
+    """Iterable datasets one after another (what adding two of them gives, as torch's)."""
+
+    def __init__(self, datasets):
+        self.datasets = datasets
+
+    def __iter__(self):
+        for d in self.datasets:
+            if not isinstance(d, IterableDataset):
+                raise AssertionError("ChainDataset only supports IterableDataset")
+            yield from d
+
+    def __len__(self):
+        total = 0
+        for d in self.datasets:
+            if not isinstance(d, IterableDataset):
+                raise AssertionError("ChainDataset only supports IterableDataset")
+            total += len(d)
+        return total
 
 
 class Subset(Dataset):
@@ -151,6 +172,66 @@ class Sampler:
 
     def __iter__(self):
         raise NotImplementedError
+
+
+class DistributedSampler(Sampler):
+    """Each of num_replicas ranks gets every num_replicas-th index of one order (shuffled by
+    torch's randperm seeded with seed + epoch, the same on every rank), padded by repeating
+    the first indices (or trimmed with drop_last) so every rank has as many, as torch's.
+    Over a TensorDataset it is the engine's sampler (gradscope.distributed.DistributedSampler,
+    which the engine DataLoader reads); over any other dataset this class."""
+
+    def __new__(cls, dataset, num_replicas=None, rank=None, shuffle=True, seed=0,
+                drop_last=False):
+        if isinstance(dataset, TensorDataset):
+            from gradscope import distributed
+            return distributed.DistributedSampler(dataset, num_replicas=num_replicas, rank=rank,
+                                                  shuffle=shuffle, seed=seed,
+                                                  drop_last=drop_last)
+        return super().__new__(cls)
+
+    def __init__(self, dataset, num_replicas=None, rank=None, shuffle=True, seed=0,
+                 drop_last=False):
+        if num_replicas is None or rank is None:
+            from gradscope import distributed
+            if not distributed.is_initialized():
+                raise RuntimeError("Requires distributed package to be available")
+            num_replicas = distributed.get_world_size() if num_replicas is None else num_replicas
+            rank = distributed.get_rank() if rank is None else rank
+        if rank >= num_replicas or rank < 0:
+            raise ValueError(f"Invalid rank {rank}, rank should be in the interval "
+                             f"[0, {num_replicas - 1}]")
+        self.dataset, self.num_replicas, self.rank = dataset, num_replicas, rank
+        self.epoch, self.drop_last, self.shuffle, self.seed = 0, drop_last, shuffle, seed
+        if drop_last and len(dataset) % num_replicas != 0:
+            self.num_samples = math.ceil((len(dataset) - num_replicas) / num_replicas)
+        else:
+            self.num_samples = math.ceil(len(dataset) / num_replicas)
+        self.total_size = self.num_samples * num_replicas
+
+    def __iter__(self):
+        if self.shuffle:
+            g = _gs.Generator()
+            g.manual_seed(self.seed + self.epoch)
+            indices = _gs.randperm(len(self.dataset), generator=g).tolist()
+        else:
+            indices = list(range(len(self.dataset)))
+        if not self.drop_last:
+            padding = self.total_size - len(indices)
+            if padding <= len(indices):
+                indices += indices[:padding]
+            else:
+                indices += (indices * math.ceil(padding / len(indices)))[:padding]
+        else:
+            indices = indices[:self.total_size]
+        return iter(indices[self.rank:self.total_size:self.num_replicas])
+
+    def __len__(self):
+        return self.num_samples
+
+    def set_epoch(self, epoch):
+        """The epoch whose order the next iteration gives (seed + epoch)."""
+        self.epoch = epoch
 
 
 class SequentialSampler(Sampler):
