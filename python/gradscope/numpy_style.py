@@ -205,10 +205,11 @@ def mvlgamma(input, p):
     not check that the elements exceed (p - 1) / 2, and neither does this)."""
     if p < 1:
         raise RuntimeError("p has to be greater than or equal to 1")
-    out = input.lgamma()
-    for i in range(1, p):
-        out = out + (input - i / 2.0).lgamma()
-    return out + p * (p - 1) / 4.0 * math.log(math.pi)
+    # as torch: lgamma of input + (-(p-1)/2, ..., -1/2, 0), summed over that last dim
+    halves = _c.arange(-p * 0.5 + 0.5, 0.5, 0.5, dtype=input.dtype if
+                       input.is_floating_point() else _c.get_default_dtype())
+    out = (input.unsqueeze(-1) + halves).lgamma().sum(-1)
+    return out + p * (p - 1) * math.log(math.pi) * 0.25
 
 
 def inner(input, other):

@@ -38,6 +38,9 @@ def _split_function(tensor, split_size_or_sections, dim=0):
     return split(tensor, split_size_or_sections, dim)
 
 
+_MAX_SECTIONS = 1 << 24
+
+
 def tensor_split(input, indices_or_sections, dim=0):
     """Views along dim: n pieces of near-equal size (the first n % size one longer), or cut
     before each of the given indices (clamped to the dim's size, as Python slices)."""
@@ -54,6 +57,9 @@ def tensor_split(input, indices_or_sections, dim=0):
         sections = indices_or_sections
         if sections <= 0:
             raise RuntimeError(f"number of sections must be larger than 0, got {sections}")
+        if sections > _MAX_SECTIONS:  # each is a tensor: more would only exhaust memory
+            raise RuntimeError(f"tensor_split: expected at most {_MAX_SECTIONS} sections (one "
+                               f"tensor each), got {sections}")
         size, extra = divmod(n, sections)
         bounds, start = [], 0
         for i in range(sections):
