@@ -10,6 +10,7 @@ gradscope/__init__.py."""
 import math
 
 from gradscope import _gradscope as _c, return_types
+from gradscope.rearrange import _atleast as _ones_in_front, vstack as row_stack  # noqa: F401
 
 Tensor = _c.Tensor
 
@@ -26,20 +27,23 @@ def _tensors(args):
     return list(args), len(args) != 1
 
 
-def _atleast(args, n, shape_of):
+def _atleast(args, n, shape_of=None):
+    """Each tensor of args with at least n dims: ones put in front (rearrange's, as hstack and
+    vstack do), or reshaped to shape_of(t)."""
     ts, many = _tensors(args)
-    out = [t if t.dim() >= n else t.reshape(shape_of(t)) for t in ts]
+    out = [t if t.dim() >= n else t.reshape(shape_of(t)) if shape_of else _ones_in_front(t, n)
+           for t in ts]
     return tuple(out) if many else out[0]
 
 
 def atleast_1d(*tensors):
     """torch.atleast_1d: each tensor with at least one dim (a 0-d one as [1])."""
-    return _atleast(tensors, 1, lambda t: (1,))
+    return _atleast(tensors, 1)
 
 
 def atleast_2d(*tensors):
     """torch.atleast_2d: each tensor with at least two dims (1-D [n] as [1, n])."""
-    return _atleast(tensors, 2, lambda t: (1, t.numel()) if t.dim() == 1 else (1, 1))
+    return _atleast(tensors, 2)
 
 
 def atleast_3d(*tensors):
@@ -57,11 +61,6 @@ def column_stack(tensors):
     """torch.column_stack: 0-d and 1-D tensors as columns, joined along dim 1."""
     cols = [t.reshape(t.numel(), 1) if t.dim() <= 1 else t for t in tensors]
     return _c.cat(cols, 1)
-
-
-def row_stack(tensors):
-    """torch.row_stack: vstack's other name (1-D tensors as rows, joined along dim 0)."""
-    return _c.cat([atleast_2d(t) for t in tensors], 0)
 
 
 def dstack(tensors):
