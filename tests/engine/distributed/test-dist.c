@@ -5,6 +5,8 @@
  *             (both ranks compute that reference themselves), f64 and f32, with no_sync steps
  *   unused    a parameter that got no gradient is named, and find_unused_parameters allows it
  *   shapes    collectives compute the right values and refuse mismatched shapes and dtypes
+ *   empty     a bucket with no elements (a zero-element f64 parameter beside f32 ones) is
+ *             reduced without hanging
  *   drift     parameters changed on one rank are named at the next checked forward
  *   hang      rank 1 sleeps: rank 0 must stop the job naming it (check-mpi.sh times it)
  *   kill      rank 1 kills itself: the job must end non-zero naming it
@@ -263,6 +265,41 @@ static void unused(void) {
   gs_dispose(y);
 }
 
+/* A bucket with no elements: an f64 parameter of shape (0,) in an f32 model is alone in its
+ * dtype's bucket, which the shared-memory reduction has no chunk of to sum. Steps with it end
+ * (its wait does not hang until the deadline) and average the others as before. */
+static void empty_bucket(void) {
+  gs_tensor x, y;
+  batch(GS_F32, &x, &y);
+  gs_module m = net_new(GS_F32, 1, false);
+  gs_module_register_parameter(gs_module_child(m, "fc2"), "empty",
+                               gs_parameter_new(gs_zeros(GS_F64, (int64_t[]){0}, 1), true));
+  gs_ddp *ddp = gs_ddp_new(m, &(gs_ddp_options){.find_unused_parameters = true});
+  CHECK(ddp, "gs_ddp_new: %s", gs_last_error());
+  gs_set_error_handler(gs_error_handler_return, NULL, NULL);
+  for (int k = 0; ddp && k < 3; k++) {
+    gs_clear_error();
+    step_on(m, ddp, x, y, gs_dist_rank() * 4, 4, 1.0);
+    CHECK(gs_ddp_wait(ddp) && gs_last_error()[0] == 0, "step %d with an empty bucket failed: %s", k,
+          gs_last_error());
+  }
+  gs_set_error_handler(NULL, NULL, NULL);
+  gs_ddp_stats st = ddp ? gs_ddp_get_stats(ddp) : (gs_ddp_stats){0};
+  CHECK(st.n_buckets == 2 && st.steps == 3,
+        "expected 2 buckets (f32, and f64 with no elements) and 3 steps, got %d and %llu",
+        st.n_buckets, (unsigned long long)st.steps);
+  gs_tensor g = gs_grad(gs_module_parameter(m, "fc1.weight"));
+  gs_tensor g0 = gs_clone(g);
+  CHECK(gs_dist_broadcast(g0, 0), "broadcast");
+  CHECK(memcmp(gs_data(g), gs_data(g0), (size_t)gs_numel(g) * sizeof(float)) == 0,
+        "averaged gradients differ between ranks");
+  gs_dispose(g0);
+  gs_ddp_free(ddp);
+  gs_module_dispose(m);
+  gs_dispose(x);
+  gs_dispose(y);
+}
+
 static void shapes(void) {
   int rank = gs_dist_rank(), world = gs_dist_world_size();
   /* values */
@@ -410,6 +447,8 @@ int main(int argc, char **argv) {
     unused();
   } else if (strcmp(mode, "shapes") == 0) {
     shapes();
+  } else if (strcmp(mode, "empty") == 0) {
+    empty_bucket();
   } else if (strcmp(mode, "drift") == 0) {
     drift();
   } else if (strcmp(mode, "hang") == 0 || strcmp(mode, "kill") == 0) {
