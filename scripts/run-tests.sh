@@ -56,7 +56,7 @@ if ninja -C build-asan -j "$GS_JOBS"; then
   UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
     meson test -C build-asan --no-rebuild --print-errorlogs --num-processes 1 \
       --logbase testlog-distributed dist-parity dist-parity-cpu-avx2 dist-parity-cpu-none \
-      dist-parity-mpi dist-unused dist-shapes \
+      dist-parity-mpi dist-unused dist-shapes dist-empty \
       dist-drift dist-hang dist-kill dist-ddp-hang dist-ddp-kill dist-sampler || status=1
 else
   gs_say "build-asan/ did not compile"
