@@ -77,7 +77,7 @@ static int export_ranks(char **paths, int n, const char *output, int width, int 
               gs_rank_run_id(run));
     return 1;
   }
-  gs_rank_lanes_view view = {.t0 = 0,
+  gs_rank_lanes_view view = {.t0 = gs_rank_run_first_time(run),
                              .t1 = gs_rank_run_duration(run),
                              .width = width,
                              .height = height,

@@ -62,7 +62,8 @@ void gs_rank_lanes_view_get_range(GsRankLanesView *self, guint64 *t0, guint64 *t
 void gs_rank_lanes_view_set_run(GsRankLanesView *self, gs_rank_run *run) {
   g_return_if_fail(GS_IS_RANK_LANES_VIEW(self));
   self->run = run;
-  gs_rank_lanes_view_set_range(self, 0, run ? gs_rank_run_duration(run) : 1);
+  gs_rank_lanes_view_set_range(self, run ? gs_rank_run_first_time(run) : 0,
+                               run ? gs_rank_run_duration(run) : 1);
 }
 
 void gs_rank_lanes_view_zoom(GsRankLanesView *self, double factor, double x) {

@@ -31,6 +31,7 @@ struct gs_rank_run {
   gs_rank_clock clock;
   guint64 *offsets;
   guint64 duration;
+  guint64 first; /* the earliest event's time on the shared axis */
   /* merged order and its inverse */
   guint64 n_events;
   guint16 *merged_lane;
@@ -115,6 +116,8 @@ static void merge(gs_rank_run *run) {
         best = i;
     run->merged_lane[p] = (guint16)best;
     run->merged_index[p] = (guint32)next[best];
+    if (p == 0)
+      run->first = head[best];
     run->position[best][next[best]] = (guint32)p;
     run->duration = MAX(run->duration, head[best]);
     if (++next[best] < len[best])
@@ -213,6 +216,8 @@ guint64 gs_rank_run_time(const gs_rank_run *run, guint lane, guint64 index) {
 }
 
 guint64 gs_rank_run_duration(const gs_rank_run *run) { return run->duration; }
+
+guint64 gs_rank_run_first_time(const gs_rank_run *run) { return run->first; }
 
 guint64 gs_rank_run_lane_index_at(const gs_rank_run *run, guint lane, guint64 t) {
   g_return_val_if_fail(lane < run->n, 0);

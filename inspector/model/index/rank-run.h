@@ -51,6 +51,9 @@ guint64 gs_rank_run_offset(const gs_rank_run *run, guint lane);
 guint64 gs_rank_run_time(const gs_rank_run *run, guint lane, guint64 index);
 /* The latest event's time on the shared axis (0 for a run without events). */
 guint64 gs_rank_run_duration(const gs_rank_run *run);
+/* The earliest event's time on the shared axis (0 for a run without events): where a picture
+ * of the run starts, since a log may begin long before its first event (MPI_Init, say). */
+guint64 gs_rank_run_first_time(const gs_rank_run *run);
 /* The first event of lane at or after shared time t (n_events of the lane if none). A log's
  * events are in chunk order, each thread's times rising: the search takes a lane's times as
  * rising, which holds to within one chunk's interleaving. */

@@ -104,10 +104,13 @@ static void test_two_lanes(void) {
   g_assert_cmpint(cairo_image_surface_get_width(s), ==, WIDTH);
   g_assert_cmpint(cairo_image_surface_get_height(s), ==, HEIGHT);
 
-  /* The same drawing as the inspector's view, drawn here in process. */
+  /* The same drawing as the inspector's view, drawn here in process: from the first event. */
   g_autoptr(gs_rank_run) run = load_run(a0, a1);
-  gs_rank_lanes_view v = {
-      .t0 = 0, .t1 = gs_rank_run_duration(run), .width = WIDTH, .height = HEIGHT, .hover_x = -1};
+  gs_rank_lanes_view v = {.t0 = gs_rank_run_first_time(run),
+                          .t1 = gs_rank_run_duration(run),
+                          .width = WIDTH,
+                          .height = HEIGHT,
+                          .hover_x = -1};
   cairo_surface_t *own = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, WIDTH, HEIGHT);
   cairo_t *cr = cairo_create(own);
   gs_rank_lanes_draw(cr, run, &v);
