@@ -1,7 +1,8 @@
 /* gs-scrubber.h: the time scrubber: a slider over event indices, buttons and keys that step
  * one event (Left/Right, Home/End), "event N of M", and above it the model's plain-words
  * explanation of the chosen event. At the last event it follows the live end as events
- * arrive. The "position" property is the chosen event index. */
+ * arrive (for a run of several ranks, "rank R · event N of M"). The "position" property is the
+ * chosen event index. */
 #pragma once
 
 #include <gtk/gtk.h>
@@ -17,6 +18,9 @@ GtkWidget *gs_scrubber_new(void);
 /* Borrowed; NULL clears. Moves to the last event. */
 void gs_scrubber_set_model(GsScrubber *self, gs_trace_model *model);
 void gs_scrubber_model_grew(GsScrubber *self);
+/* A distributed run's page scrubs its first rank's log alone while its Events page lists
+ * every rank's: the label then names the rank ("rank 0 · event N of M"). -1: a single log. */
+void gs_scrubber_set_rank(GsScrubber *self, gint64 rank);
 guint64 gs_scrubber_get_position(GsScrubber *self);
 void gs_scrubber_set_position(GsScrubber *self, guint64 index);
 /* Moves by delta events, clamped. */

@@ -17,6 +17,7 @@
 #include "gs-event-list-view.h"
 #include "gs-event-row.h"
 #include "gs-rank-lanes-view.h"
+#include "gs-scrubber.h"
 #include "gs-window.h"
 #include "rank-lanes.h"
 #include "views-test-util.h"
@@ -96,6 +97,12 @@ static void test_two_ranks_one_page(void) {
   guint64 n0 = gs_trace_model_n_events(gs_rank_run_model(run, 0));
   guint64 n1 = gs_trace_model_n_events(gs_rank_run_model(run, 1));
   g_assert_cmpuint(n_rows(list), ==, n0 + n1);
+  /* The scrubber walks rank 0's log alone, and says so: its count is n0, not the list's. */
+  g_autofree char *scrub_want = g_strdup_printf(
+      "rank 0 · event %'" G_GUINT64_FORMAT " of %'" G_GUINT64_FORMAT " · #", n0, n0);
+  const char *scrub = gs_scrubber_get_position_text(gs_capture_page_get_scrubber(page));
+  g_test_message("scrubber: %s", scrub);
+  g_assert_true(g_str_has_prefix(scrub, scrub_want));
   /* The Time column is the run's shared axis: both ranks' rows rise together (digits-ddp
    * records from one thread, so its merged times never go back). */
   GListModel *rows = G_LIST_MODEL(gs_event_list_view_get_list(list));
