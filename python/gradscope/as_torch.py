@@ -65,7 +65,8 @@ TORCH_MODULES = {
     "torch.special": "gradscope.special",
     "torch.distributed": "gradscope.distributed",
     "torch.nn.parallel": "gradscope.nn.parallel",
-    "torch.utils.data.distributed": "gradscope.distributed",
+    # torch.utils.data.distributed.DistributedSampler is torch.utils.data's: over any dataset
+    "torch.utils.data.distributed": "gradscope.utils.data",
     "torch.backends": "gradscope.backends",
     "torch.backends.cudnn": "gradscope.backends.cudnn",
     "torch.backends.mps": "gradscope.backends.mps",

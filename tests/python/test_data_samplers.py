@@ -67,3 +67,31 @@ def test_chained_iterable_datasets_as_torch():
         plain = m.utils.data.ChainDataset([Range.make(m, 1, 2), Range.make(m, 5, 7)])
         got.append((type(chained).__name__, list(chained), len(chained), list(plain)))
     assert got[0] == got[1]
+
+
+def test_distributed_sampler_from_its_module_under_as_torch(tmp_path):
+    """`from torch.utils.data.distributed import DistributedSampler` over a map-style dataset of
+    the program's own (it was the engine's sampler, which takes TensorDatasets only)."""
+    import subprocess
+    import sys
+    script = tmp_path / "prog.py"
+    script.write_text("""
+import torch
+from torch.utils.data import Dataset
+from torch.utils.data.distributed import DistributedSampler
+class D(Dataset):
+    def __len__(self): return 10
+    def __getitem__(self, i): return i
+s = DistributedSampler(D(), num_replicas=3, rank=1, shuffle=True, seed=3)
+s.set_epoch(2)
+t = DistributedSampler(torch.utils.data.TensorDataset(torch.arange(5.0)), num_replicas=2, rank=0,
+                       shuffle=False)
+print(list(s), len(s), list(t), DistributedSampler is torch.utils.data.DistributedSampler)
+""")
+    outputs = []
+    for args in ([], ["-m", "gradscope.as_torch"]):
+        r = subprocess.run([sys.executable, *args, str(script)], capture_output=True, text=True,
+                           timeout=120)
+        assert r.returncode == 0, r.stderr
+        outputs.append(r.stdout)
+    assert outputs[0] == outputs[1]
