@@ -10,6 +10,11 @@ so does a torch module outside the table. Then the script runs as __main__ with 
 sys.path[0] set as ``python3 SCRIPT ARGS`` sets them, so the inspector, GS_TRACE, scopes and
 leak reports work on programs people already have.
 
+Under ``mpirun -np N``, the program finds the environment torchrun gives it: RANK, WORLD_SIZE,
+LOCAL_RANK and LOCAL_WORLD_SIZE are set from Open MPI's (where not set already), so
+``mpirun -np 2 python3 -m gradscope.as_torch train.py`` runs what ``torchrun --nproc_per_node 2
+train.py`` runs.
+
 install() puts the hook in place from Python (for a test, or a program that wants it).
 """
 import importlib
@@ -132,6 +137,22 @@ def install():
     importlib.import_module("gradscope._gradscope")._name_dtypes_as_torch(True)
 
 
+# torchrun's variable -> Open MPI's, which mpirun sets in every process it starts.
+TORCHRUN_ENV = {
+    "RANK": "OMPI_COMM_WORLD_RANK",
+    "WORLD_SIZE": "OMPI_COMM_WORLD_SIZE",
+    "LOCAL_RANK": "OMPI_COMM_WORLD_LOCAL_RANK",
+    "LOCAL_WORLD_SIZE": "OMPI_COMM_WORLD_LOCAL_SIZE",
+}
+
+
+def set_torchrun_env(environ=os.environ):
+    """Under mpirun, the variables torchrun would set, from Open MPI's (kept where set)."""
+    for name, ompi in TORCHRUN_ENV.items():
+        if name not in environ and ompi in environ:
+            environ[name] = environ[ompi]
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     if not argv or argv[0] in ("-h", "--help"):
@@ -144,6 +165,7 @@ def main(argv=None):
         print(f"gradscope.as_torch: {script}: no such file", file=sys.stderr)
         return 2
     install()
+    set_torchrun_env()
     sys.argv = list(argv)
     sys.path[0] = os.path.dirname(os.path.abspath(script))
     runpy.run_path(script, run_name="__main__")

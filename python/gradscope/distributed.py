@@ -45,9 +45,11 @@ class ReduceOp(metaclass=_ReduceOpType):
 
 
 class Backend:
-    """The backends' names; gradscope has one, MPI (Open MPI)."""
+    """The backends' names. gradscope runs every collective over Open MPI (MPI); "gloo",
+    PyTorch's CPU backend, is accepted by init_process_group and runs over it too."""
 
     MPI = "mpi"
+    GLOO = "gloo"
 
 
 class _Work:
@@ -71,8 +73,9 @@ def is_mpi_available():
 
 
 def is_gloo_available():
-    """Whether gloo is there (never: gradscope runs on MPI)."""
-    return False
+    """Whether init_process_group("gloo") works (always: it runs over Open MPI, with the same
+    collectives and values on CPU tensors)."""
+    return True
 
 
 def is_nccl_available():
@@ -117,16 +120,17 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
                        store=None, group_name="", pg_options=None):
     """Joins the MPI job mpirun started (a group of one without mpirun), as PyTorch's call.
 
-    backend: None or "mpi" (gradscope runs over Open MPI only). init_method: None or
+    backend: None, "mpi" or "gloo" (PyTorch's CPU backend, which programs started by torchrun
+    ask for: the collectives run over Open MPI all the same). init_method: None or
     "env://" (mpirun tells every process its rank). world_size and rank, when given, must be
     mpirun's. timeout (timedelta or seconds): how long a collective waits for the others.
     """
     if _c.is_initialized():
         raise RuntimeError("trying to initialize the default process group twice!")
-    if backend is not None and str(backend).lower() != "mpi":
+    if backend is not None and str(backend).lower() not in ("mpi", "gloo"):
         raise ValueError(f"init_process_group(): backend {backend!r} is not supported: gradscope "
-                         "runs over Open MPI, so pass backend='mpi' (or leave it out) and start "
-                         "the program with mpirun -np N")
+                         "runs over Open MPI on CPUs, so pass backend='mpi' or 'gloo' (or leave "
+                         "it out) and start the program with mpirun -np N")
     if init_method not in (None, "env://"):
         raise ValueError(f"init_process_group(): init_method {init_method!r} is not supported: "
                          "mpirun starts the processes and tells each its rank; leave it out")

@@ -179,7 +179,7 @@ def as_torch():
     from torch.nn.parallel import DistributedDataParallel as DDP
     from torch.utils.data.distributed import DistributedSampler
     assert tdist.is_initialized() and tdist.get_world_size() == 2
-    assert DDP is dist.DistributedDataParallel and DistributedSampler is dist.DistributedSampler
+    assert DDP is dist.DistributedDataParallel and DistributedSampler is gs.utils.data.DistributedSampler
     model = DDP(torch.nn.Linear(3, 2))
     model(torch.ones(4, 3)).sum().backward()
     t = torch.ones(2)

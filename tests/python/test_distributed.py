@@ -3,7 +3,9 @@
 parameters equal a one-process run on the whole batch (float64 within 1e-12, float32 within
 1e-5), with and without no_sync; a parameter that got no gradient is named; different shapes
 on two ranks are refused, naming both; the collectives, the sampler and the torch names under
-as_torch. Also what needs no second rank: errors before init, and the backend refusal.
+as_torch, and a program written for torchrun run under mpirun and as_torch (as torch runs it,
+where torch is installed). Also what needs no second rank: errors before init, and the backend
+refusal.
 Without mpirun the MPI tests skip, saying so (in CI, CI=true, they fail: tests/missing-tool.sh's
 rule)."""
 import os
@@ -23,12 +25,16 @@ sys.path.insert(0, HERE)
 import dist_worker  # noqa: E402
 
 
-def mpirun(*args, timeout=120):
-    """Runs dist_worker.py with args on 2 ranks; (exit status, both ranks' output)."""
+def need_mpirun():
     if shutil.which("mpirun") is None:
         if os.environ.get("CI") == "true":
             pytest.fail("mpirun is missing (CI=true): install openmpi-bin (scripts/setup-deps.sh)")
         pytest.skip("no mpirun: the 2-rank tests are not run (install openmpi-bin)")
+
+
+def mpirun(*args, timeout=120):
+    """Runs dist_worker.py with args on 2 ranks; (exit status, both ranks' output)."""
+    need_mpirun()
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
                OMPI_MCA_rmaps_base_oversubscribe="1", OPENBLAS_NUM_THREADS="1",
                GS_DIST_TIMEOUT="10")
@@ -133,9 +139,87 @@ def test_before_init_the_errors_say_what_to_call():
 
 
 def test_other_backends_are_refused():
-    for backend in ("gloo", "nccl"):
-        with pytest.raises(ValueError, match=f"backend '{backend}' is not supported.*mpirun"):
+    for backend in ("nccl", "ucc"):
+        with pytest.raises(ValueError, match=f"backend '{backend}' is not supported.*'gloo'.*mpirun"):
             dist.init_process_group(backend=backend)
+
+
+TORCHRUN_PROGRAM = """
+import os
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+from torch.utils.data import DataLoader, Dataset
+from torch.utils.data.distributed import DistributedSampler
+
+class Squares(Dataset):
+    def __len__(self):
+        return 10
+    def __getitem__(self, i):
+        return torch.full((3,), float(i)), torch.tensor([float(i * i)])
+
+dist.init_process_group(backend=dist.Backend.GLOO)
+rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+assert (dist.get_rank(), dist.get_world_size()) == (rank, world) == (int(os.environ["LOCAL_RANK"]), 2)
+assert int(os.environ["LOCAL_WORLD_SIZE"]) == 2 and dist.is_gloo_available()
+torch.manual_seed(0)
+model = DDP(torch.nn.Linear(3, 1))
+opt = torch.optim.SGD(model.parameters(), lr=0.001)
+sampler = DistributedSampler(Squares(), seed=5)
+for epoch in range(2):
+    sampler.set_epoch(epoch)
+    for x, y in DataLoader(Squares(), batch_size=2, sampler=sampler):
+        opt.zero_grad()
+        torch.nn.functional.mse_loss(model(x), y).backward()
+        opt.step()
+w = model.module.weight.detach().clone()
+seen = [torch.zeros(3) for _ in range(world)]
+dist.all_gather(seen, w.flatten())
+assert all(torch.equal(s, seen[0]) for s in seen)
+print(f"rank {rank} shard {list(sampler)} weight {[round(v, 6) for v in w.flatten().tolist()]}")
+dist.destroy_process_group()
+"""
+
+
+def test_a_torchrun_program_runs_under_mpirun_and_as_torch(tmp_path):
+    """A program written for torchrun (backend gloo, RANK/WORLD_SIZE/LOCAL_RANK from the
+    environment, its own Dataset under DistributedSampler) runs unchanged under
+    `mpirun -np 2 python3 -m gradscope.as_torch`, as torch runs it on two gloo processes."""
+    need_mpirun()
+    script = tmp_path / "train.py"
+    script.write_text(TORCHRUN_PROGRAM)
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               OPENBLAS_NUM_THREADS="1", GS_DIST_TIMEOUT="10")
+    r = subprocess.run(["mpirun", "--oversubscribe", "-np", "2", sys.executable, "-m",
+                        "gradscope.as_torch", str(script)],
+                       capture_output=True, text=True, timeout=120, env=env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    # (mpirun forwards the ranks' output as it comes: a line may lose its newline to the other)
+    lines = sorted(re.findall(r"rank \d shard \[[\d, ]*\] weight \[[-\d., e]*\]", r.stdout))
+    assert len(lines) == 2, r.stdout
+    try:
+        import torch  # noqa: F401 (the reference, where Debian's torch is installed)
+    except ImportError:
+        return
+    want = []
+    for rank in (0, 1):
+        want.append(subprocess.Popen(
+            [sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            text=True, env=dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT="29517",
+                                RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE="2",
+                                LOCAL_WORLD_SIZE="2", OMP_NUM_THREADS="1")))
+    outs = [p.communicate(timeout=120) for p in want]
+    assert all(p.returncode == 0 for p in want), outs
+    torch_lines = sorted(o.strip() for o, _ in outs)
+
+    def parsed(line):
+        shard, weight = re.match(r"rank \d shard (\[.*\]) weight (\[.*\])", line).groups()
+        return eval(shard), np.array(eval(weight))
+
+    for got, want in zip(map(parsed, lines), map(parsed, torch_lines)):
+        assert got[0] == want[0]  # the same shard of the program's own dataset
+        # float32 weights after 10 steps: gloo's average and ours round apart in the last bits
+        np.testing.assert_allclose(got[1], want[1], rtol=0, atol=1e-5)
     with pytest.raises(ValueError, match="init_method"):
         dist.init_process_group(init_method="tcp://127.0.0.1:23456")
     assert not dist.is_initialized()
