@@ -466,6 +466,9 @@ PyObject *gsp_distributed_module(void) {
   if (d && (PyModule_AddFunctions(d, distributed_functions) < 0 ||
             PyModule_AddIntConstant(d, "SUM", GS_DIST_SUM) < 0 ||
             PyModule_AddIntConstant(d, "AVG", GS_DIST_AVG) < 0 ||
+            PyModule_AddIntConstant(d, "MAX", GS_DIST_MAX) < 0 ||
+            PyModule_AddIntConstant(d, "MIN", GS_DIST_MIN) < 0 ||
+            PyModule_AddIntConstant(d, "PRODUCT", GS_DIST_PRODUCT) < 0 ||
             PyModule_AddObjectRef(d, "_Reducer", (PyObject *)&reducer_type) < 0 ||
             PyModule_AddObjectRef(d, "DistributedSampler", (PyObject *)&sampler_type) < 0))
     Py_CLEAR(d);

@@ -51,7 +51,8 @@ static const struct {
     {"call gs_dist_init first", "call gradscope.distributed.init_process_group() first"},
     {"construct it with find_unused_parameters", "construct it with find_unused_parameters=True"},
     {"pass gs_contiguous of it", "pass t.contiguous()"},
-    {"GS_DIST_SUM or GS_DIST_AVG", "ReduceOp.SUM or ReduceOp.AVG"},
+    {"GS_DIST_SUM, GS_DIST_AVG, GS_DIST_MAX, GS_DIST_MIN or GS_DIST_PRODUCT",
+     "ReduceOp.SUM, AVG, MAX, MIN or PRODUCT"},
     {"pass allow_unused", "pass allow_unused=True"},
     {"pass retain_graph to the first backward", "pass retain_graph=True to the first backward"},
 };

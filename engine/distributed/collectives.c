@@ -130,10 +130,27 @@ static void scale(void *data, gs_dtype dt, int64_t n, double by) {
 }
 
 static bool bad_op(const char *fn, gs_dist_op op) {
-  if (op == GS_DIST_SUM || op == GS_DIST_AVG)
+  if (op >= GS_DIST_SUM && op <= GS_DIST_PRODUCT)
     return false;
-  gs__error(GS_ERR_ARGUMENT, fn, "expected GS_DIST_SUM or GS_DIST_AVG, got %d", (int)op);
+  gs__error(GS_ERR_ARGUMENT, fn,
+            "expected GS_DIST_SUM, GS_DIST_AVG, GS_DIST_MAX, GS_DIST_MIN or GS_DIST_PRODUCT, "
+            "got %d",
+            (int)op);
   return true;
+}
+
+/* The MPI reduction behind op (AVG sums, then divides). */
+static MPI_Op mpi_op(gs_dist_op op) {
+  switch (op) {
+  case GS_DIST_MAX:
+    return MPI_MAX;
+  case GS_DIST_MIN:
+    return MPI_MIN;
+  case GS_DIST_PRODUCT:
+    return MPI_PROD;
+  default:
+    return MPI_SUM;
+  }
 }
 
 bool gs_dist_all_reduce(gs_tensor t, gs_dist_op op) {
@@ -155,7 +172,7 @@ bool gs_dist_all_reduce(gs_tensor t, gs_dist_op op) {
   void *data = gs_data_mut(t);
   gs__dist_begin(what);
   MPI_Request req;
-  MPI_Iallreduce(MPI_IN_PLACE, data, (int)n, gs__dist_mpi_type((gs_dtype)d.dtype), MPI_SUM,
+  MPI_Iallreduce(MPI_IN_PLACE, data, (int)n, gs__dist_mpi_type((gs_dtype)d.dtype), mpi_op(op),
                  gs__dist.data, &req);
   gs__dist_traced_wait("allreduce", desc_bytes(&d), &req, c, since);
   if (op == GS_DIST_AVG)
@@ -248,7 +265,7 @@ bool gs_dist_reduce_scatter(gs_tensor out, gs_tensor input, gs_dist_op op) {
   void *dst = gs_data_mut(out);
   gs__dist_begin("reduce-scatter");
   MPI_Request req;
-  MPI_Ireduce_scatter_block(gs_data(input), dst, (int)n, type, MPI_SUM, gs__dist.data, &req);
+  MPI_Ireduce_scatter_block(gs_data(input), dst, (int)n, type, mpi_op(op), gs__dist.data, &req);
   gs__dist_traced_wait("reduce_scatter", desc_bytes(&d[1]), &req, c, since);
   if (op == GS_DIST_AVG)
     scale(dst, (gs_dtype)d[0].dtype, n, gs__dist.world);

@@ -53,16 +53,20 @@ GS_API double gs_dist_timeout(void);
 typedef enum gs_dist_op {
   GS_DIST_SUM = 0,
   GS_DIST_AVG = 1, /* the sum divided by the world size */
+  GS_DIST_MAX = 2, /* elementwise over ranks, as torch's ReduceOp.MAX, MIN and PRODUCT */
+  GS_DIST_MIN = 3,
+  GS_DIST_PRODUCT = 4,
 } gs_dist_op;
 
-/* t becomes the sum (or average) of every rank's t. False after reporting. */
+/* t becomes the sum (average, largest, smallest, product) of every rank's t. False after
+ * reporting. */
 GS_API bool gs_dist_all_reduce(gs_tensor t, gs_dist_op op);
 /* t becomes root's t on every rank. */
 GS_API bool gs_dist_broadcast(gs_tensor t, int root);
 /* out (world_size times input's elements, same dtype: as torch's all_gather_into_tensor,
  * e.g. [world * n, ...]) receives every rank's input, rank 0's first. */
 GS_API bool gs_dist_all_gather(gs_tensor out, gs_tensor input);
-/* input (world_size times out's elements) is summed (or averaged) over ranks and rank r
+/* input (world_size times out's elements) is reduced over ranks by op and rank r
  * keeps the r-th equal part in out, as torch's reduce_scatter_tensor. */
 GS_API bool gs_dist_reduce_scatter(gs_tensor out, gs_tensor input, gs_dist_op op);
 /* Returns once every rank has called it (or stops the job at the timeout). */

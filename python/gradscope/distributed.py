@@ -34,14 +34,18 @@ class _ReduceOpType(type):
     def __getattr__(cls, name):
         if name.startswith("__"):
             raise AttributeError(name)
-        raise _not_supported(f"{__name__}.ReduceOp.{name} (only SUM and AVG)")
+        raise _not_supported(f"{__name__}.ReduceOp.{name} (only SUM, AVG, MAX, MIN and PRODUCT)")
 
 
 class ReduceOp(metaclass=_ReduceOpType):
-    """The reductions gradscope's collectives do: SUM, and AVG (the sum over the world size)."""
+    """The reductions gradscope's collectives do, elementwise over ranks: SUM, AVG (the sum over
+    the world size), MAX, MIN and PRODUCT."""
 
     SUM = _c.SUM
     AVG = _c.AVG
+    MAX = _c.MAX
+    MIN = _c.MIN
+    PRODUCT = _c.PRODUCT
 
 
 class Backend:
@@ -183,8 +187,8 @@ def get_backend(group=None):
 
 
 def _op(op, fn):
-    if op not in (ReduceOp.SUM, ReduceOp.AVG):
-        raise ValueError(f"{fn}(): op must be ReduceOp.SUM or ReduceOp.AVG, got {op!r}")
+    if op not in (ReduceOp.SUM, ReduceOp.AVG, ReduceOp.MAX, ReduceOp.MIN, ReduceOp.PRODUCT):
+        raise ValueError(f"{fn}(): op must be ReduceOp.SUM, AVG, MAX, MIN or PRODUCT, got {op!r}")
     return op
 
 
@@ -193,7 +197,8 @@ def _done(async_op):
 
 
 def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
-    """tensor becomes the sum (or average) of every rank's tensor, in place."""
+    """tensor becomes the reduction by op (sum, average, max, min, product) of every rank's
+    tensor, in place."""
     _require_group(group, "all_reduce")
     _c.all_reduce(tensor, _op(op, "all_reduce"))
     return _done(async_op)

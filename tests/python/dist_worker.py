@@ -152,6 +152,11 @@ def collectives():
     t = gs.tensor([float(rank + 1)] * 4)
     dist.all_reduce(t, op=dist.ReduceOp.AVG)
     assert t.tolist() == [1.5] * 4, t.tolist()
+    for op, want in ((dist.ReduceOp.MAX, [2.0, -1.0]), (dist.ReduceOp.MIN, [1.0, -2.0]),
+                     (dist.ReduceOp.PRODUCT, [2.0, 2.0])):
+        t = gs.tensor([rank + 1.0, -(rank + 1.0)], dtype=gs.float64)
+        dist.all_reduce(t, op=op)
+        assert t.tolist() == want, (op, t.tolist())
     gathered = [gs.zeros(2, 2) for _ in range(world)]
     dist.all_gather(gathered, gs.full((2, 2), float(rank)))
     assert [g.tolist() for g in gathered] == [[[float(r)] * 2] * 2 for r in range(world)]

@@ -308,6 +308,22 @@ static void shapes(void) {
         "allreduce sum");
   CHECK(gs_dist_all_reduce(t, GS_DIST_AVG) && ((const double *)gs_data(t))[0] == 3.0,
         "allreduce avg");
+  /* max, min and product, elementwise: rank r holds {r + 1, -(r + 1), 0.5 + r} */
+  gs_tensor e = gs_from_data(GS_F32, (int64_t[]){3}, 1,
+                             (float[]){rank + 1.0f, -(rank + 1.0f), 0.5f + (float)rank});
+  gs_tensor e2 = gs_clone(e), e3 = gs_clone(e); /* copies on write: data read after each */
+  bool done = gs_dist_all_reduce(e, GS_DIST_MAX);
+  const float *ev = gs_data(e);
+  CHECK(done && ev[0] == (float)world && ev[1] == -1.0f && ev[2] == 0.5f + (float)(world - 1),
+        "allreduce max: %g %g %g", (double)ev[0], (double)ev[1], (double)ev[2]);
+  done = gs_dist_all_reduce(e2, GS_DIST_MIN);
+  const float *ev2 = gs_data(e2);
+  CHECK(done && ev2[0] == 1.0f && ev2[1] == -(float)world && ev2[2] == 0.5f,
+        "allreduce min: %g %g %g", (double)ev2[0], (double)ev2[1], (double)ev2[2]);
+  done = gs_dist_all_reduce(e3, GS_DIST_PRODUCT);
+  const float *ev3 = gs_data(e3);
+  CHECK(done && world == 2 && ev3[0] == 2.0f && ev3[1] == 2.0f && ev3[2] == 0.75f,
+        "allreduce product: %g %g %g", (double)ev3[0], (double)ev3[1], (double)ev3[2]);
   gs_tensor b = gs_full(GS_F32, (int64_t[]){4}, 1, rank == 1 ? 7.0 : 0.0);
   CHECK(gs_dist_broadcast(b, 1) && ((const float *)gs_data(b))[3] == 7.0f, "broadcast");
   gs_tensor in = gs_full(GS_F32, (int64_t[]){2}, 1, rank);
@@ -318,6 +334,11 @@ static void shapes(void) {
   CHECK(gs_dist_reduce_scatter(part, whole, GS_DIST_SUM) &&
             ((const float *)gs_data(part))[0] == (float)(2 * rank * world),
         "reduce-scatter");
+  gs_tensor mpart = gs_zeros(GS_F32, (int64_t[]){2}, 1);
+  gs_tensor mwhole = gs_full(GS_F32, (int64_t[]){2 * world}, 1, rank == 1 ? 5.0 : -5.0);
+  CHECK(gs_dist_reduce_scatter(mpart, mwhole, GS_DIST_MAX) &&
+            ((const float *)gs_data(mpart))[1] == 5.0f,
+        "reduce-scatter max");
   CHECK(gs_dist_barrier(), "barrier");
   /* refusals */
   gs_set_error_handler(gs_error_handler_return, NULL, NULL);
@@ -334,13 +355,18 @@ static void shapes(void) {
   CHECK(rank == 0 ? strstr(err, "f32 or f64") && strstr(err, "i64") != NULL
                   : strstr(err, "rank 0 refused") != NULL,
         "dtype refusal: %s", err);
+  CHECK(!gs_dist_all_reduce(t, rank == 0 ? GS_DIST_MAX : GS_DIST_MIN) &&
+            strstr(gs_last_error(), "ranks disagree on the call"),
+        "different ops on two ranks were accepted: %s", gs_last_error());
+  CHECK(!gs_dist_all_reduce(t, (gs_dist_op)9) && strstr(gs_last_error(), "GS_DIST_PRODUCT, got 9"),
+        "an unknown op was accepted: %s", gs_last_error());
   gs_tensor nc = gs_t(m);
   CHECK(!gs_dist_broadcast(nc, 0) && strstr(gs_last_error(), "contiguous"),
         "a transposed tensor was accepted: %s", gs_last_error());
   gs_set_error_handler(NULL, NULL, NULL);
   /* the group still works after refusals */
   CHECK(gs_dist_all_reduce(t, GS_DIST_SUM), "allreduce after refusals");
-  gs_tensor ts[] = {t, b, in, all, part, whole, m, i, nc};
+  gs_tensor ts[] = {t, b, in, all, part, whole, m, i, nc, e, e2, e3, mpart, mwhole};
   for (size_t k = 0; k < sizeof ts / sizeof *ts; k++)
     gs_dispose(ts[k]);
 }
