@@ -191,6 +191,10 @@ PyObject *gsp_doc_part(const char *doc, bool signature);
 bool gsp_is_module(PyObject *o);
 /* The engine module of a gradscope nn.Module object (check gsp_is_module first). */
 gs_module gsp_module_handle(PyObject *o);
+/* Whether t is a module's buffer (an engine parameter that never requires grad, registered
+ * with register_buffer or one of BatchNorm's running estimates): a Parameter in the engine,
+ * a plain tensor to Python, as in torch (its repr, isinstance(t, nn.Parameter)). */
+bool gsp_is_buffer(gs_tensor t);
 /* The engine dataset of a TensorDataset object, or NULL (no exception) for anything else. */
 const gs_dataset *gsp_dataset_of(PyObject *o);
 /* The rank's shard (a dataset) of a DistributedSampler made over dataset, for

@@ -503,6 +503,18 @@ static int registered_buffer(gs_tensor p) {
   return !persistent ? 0 : persistent == Py_True ? 1 : 2;
 }
 
+/* Records handle b as a buffer (persistent: listed in state_dict); -1 with an exception. */
+static int note_buffer(gs_tensor b, bool persistent) {
+  if (!registered_buffers && !(registered_buffers = PyDict_New()))
+    return -1;
+  PyObject *key = PyLong_FromUnsignedLongLong(b.id);
+  int rc = key ? PyDict_SetItem(registered_buffers, key, persistent ? Py_True : Py_False) : -1;
+  Py_XDECREF(key);
+  return rc;
+}
+
+bool gsp_is_buffer(gs_tensor t) { return registered_buffer(t) != 0; }
+
 /* Whether the engine parameter under a dotted name is a buffer: one of BatchNorm's running
  * estimates, which PyTorch keeps as buffers (never requiring grad, under a running-statistics
  * name), or one a program registered. */
@@ -632,12 +644,7 @@ static PyObject *m_register_buffer(PyObject *self, PyObject *args, PyObject *kwa
   gs_module_register_parameter(o->m, s, b);
   if (!gsp_check_void())
     return NULL;
-  if (!registered_buffers && !(registered_buffers = PyDict_New()))
-    return NULL;
-  PyObject *key = PyLong_FromUnsignedLongLong(b.id);
-  int rc = key ? PyDict_SetItem(registered_buffers, key, persistent ? Py_True : Py_False) : -1;
-  Py_XDECREF(key);
-  return rc < 0 ? NULL : Py_NewRef(Py_None);
+  return note_buffer(b, persistent) < 0 ? NULL : Py_NewRef(Py_None);
 }
 
 /* [(name, child object)] in the engine's registration order: the objects of children kept in
@@ -1324,8 +1331,17 @@ static PyObject *batch_norm_module(PyObject *args, PyObject *kwargs, int spatial
     return NULL;
   o.affine = affine;
   o.track_running_stats = track;
-  return in_layer_dtype(wrap_module(gs_batch_norm_new_with(spatial, features, &o), NULL),
-                        dtype_obj);
+  gs_module m = gs_batch_norm_new_with(spatial, features, &o);
+  /* Its running estimates are buffers to Python, as torch's (the engine keeps them as
+   * parameters that never require grad). */
+  static const char *const estimates[] = {"running_mean", "running_var", "num_batches_tracked"};
+  for (size_t k = 0; m.id && track && k < sizeof estimates / sizeof *estimates; k++) {
+    gs_tensor e = gs_module_parameter(m, estimates[k]);
+    if (!gs_tensor_is_none(e) && note_buffer(e, true) < 0)
+      return NULL;
+  }
+  gs_clear_error();
+  return in_layer_dtype(wrap_module(m, NULL), dtype_obj);
 }
 
 /* _batch_norm_options(module): {"num_features", "eps", "momentum" (None for a cumulative

@@ -291,7 +291,7 @@ PyObject *gsp_tensor_repr(PyObject *self) {
     return NULL;
   }
   /* torch.nn.Parameter's repr: the tensor's under a first line that says what it is */
-  int rc = gs_is_parameter(t) ? emit(&p, "Parameter containing:\n") : 0;
+  int rc = gs_is_parameter(t) && !gsp_is_buffer(t) ? emit(&p, "Parameter containing:\n") : 0;
   rc = rc < 0 ? rc : emit(&p, "tensor(");
   if (numel == 0) {
     rc = rc < 0 ? rc : emit(&p, "[]");

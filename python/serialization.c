@@ -33,7 +33,7 @@ static PyObject *f_is_parameter(PyObject *mod, PyObject *t) {
     return NULL;
   }
   gs_clear_error();
-  bool is = gs_is_parameter(gsp_handle(t));
+  bool is = gs_is_parameter(gsp_handle(t)) && !gsp_is_buffer(gsp_handle(t));
   if (gs_last_error_code() != GS_OK)
     return gsp_raise_engine_error();
   return PyBool_FromLong(is);

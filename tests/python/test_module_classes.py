@@ -187,3 +187,27 @@ def test_dropout_p_changed_after_construction_is_used():
         d.p = 1.5
     assert d.p == 0.9
     assert gs.nn.Dropout(0.2, inplace=True).inplace is True
+
+
+def test_buffers_are_plain_tensors_not_parameters():
+    """A buffer (BatchNorm's running estimates, one a module registered) prints and answers
+    isinstance as a plain tensor, as torch's; the engine keeps it as a parameter that never
+    requires grad, which printed "Parameter containing:" and was an nn.Parameter."""
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("rm", gs.zeros(2))
+            self.w = nn.Parameter(gs.zeros(2), requires_grad=False)
+
+    bn, m = nn.BatchNorm1d(2), M()
+    for buffer in (bn.running_mean, bn.running_var, bn.num_batches_tracked, m.rm):
+        assert not isinstance(buffer, nn.Parameter)
+        assert not repr(buffer).startswith("Parameter containing:"), repr(buffer)
+    for parameter in (bn.weight, bn.bias, m.w):
+        assert isinstance(parameter, nn.Parameter)
+        assert repr(parameter).startswith("Parameter containing:\ntensor(")
+    assert repr(m.rm) == "tensor([0., 0.])"
+    assert [n for n, _ in bn.named_buffers()] == ["running_mean", "running_var",
+                                                  "num_batches_tracked"]
+    bn.double()
+    assert not isinstance(bn.running_mean, nn.Parameter) and bn.running_mean.dtype == gs.float64
