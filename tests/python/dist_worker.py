@@ -12,6 +12,9 @@ Modes (argv[1]):
                            of different shapes: prints both errors
   collectives              broadcast, all_gather, reduce_scatter, AVG, sampler with drop_last
   as_torch                 the torch names under gradscope.as_torch's import hook
+  sync_batch_norm          nn.SyncBatchNorm on each rank's half batch against BatchNorm1d on
+                           the whole batch (float64): outputs, input and weight gradients,
+                           running estimates, and a model converted and trained under DDP
 Every mode prints "worker ok" on rank 0 when everything it checks held.
 """
 import os
@@ -194,6 +197,61 @@ def as_torch():
         print("worker ok")
 
 
+def sync_batch_norm():
+    rank, world = dist.get_rank(), dist.get_world_size()
+    gen = gs.Generator().manual_seed(3)
+    x = gs.randn(8, 3, 5, dtype=gs.float64, generator=gen) * 2 + 1
+    c = gs.randn(8, 3, 5, dtype=gs.float64, generator=gen)
+    rows = slice(rank * 8 // world, (rank + 1) * 8 // world)
+    ref = nn.BatchNorm1d(3, dtype=gs.float64)
+    mine = nn.SyncBatchNorm(3, dtype=gs.float64)
+    with gs.no_grad():
+        for bn in (ref, mine):
+            bn.weight.copy_(gs.tensor([0.5, 2.0, -1.0], dtype=gs.float64))
+            bn.bias.copy_(gs.tensor([0.1, 0.2, 0.3], dtype=gs.float64))
+    xr = x.clone().requires_grad_()
+    yr = ref(xr)
+    (yr * c).sum().backward()
+    xm = x[rows].clone().requires_grad_()
+    ym = mine(xm)
+    assert ym.grad_fn.name() == "SyncBatchNormBackward", ym.grad_fn.name()
+    (ym * c[rows]).sum().backward()
+
+    def close(a, b, what):
+        diff = (a - b).abs().max().item()
+        assert diff <= 1e-12, f"{what} differs by {diff}"
+
+    close(ym.detach(), yr.detach()[rows], "the output")
+    close(xm.grad, xr.grad[rows], "the input's gradient")
+    for name in ("weight", "bias"):
+        g = getattr(mine, name).grad.clone()
+        dist.all_reduce(g)  # each rank's sum over its rows: together, the whole batch's
+        close(g, getattr(ref, name).grad, f"{name}'s gradient summed over ranks")
+    close(mine.running_mean, ref.running_mean, "running_mean")
+    close(mine.running_var, ref.running_var, "running_var")
+    assert mine.num_batches_tracked.item() == 1
+    mine.eval()
+    ref.eval()
+    close(mine(x[rows]), ref(x[rows]), "the output in eval mode")
+    # a model converted and trained under DDP keeps the ranks' parameters equal
+    model = nn.SyncBatchNorm.convert_sync_batchnorm(
+        nn.Sequential(nn.Linear(5, 4), nn.BatchNorm1d(4), nn.ReLU(), nn.Linear(4, 2)).double())
+    assert isinstance(model[1], nn.SyncBatchNorm)
+    ddp = dist.DistributedDataParallel(model)
+    opt = gs.optim.SGD(ddp.parameters(), lr=0.1)
+    for step in range(3):
+        opt.zero_grad()
+        xs = gs.randn(4, 5, dtype=gs.float64, generator=gen) + rank
+        ddp(xs).square().mean().backward()
+        opt.step()
+    flat = gs.cat([p.detach().reshape(-1) for p in model.parameters()])
+    first = flat.clone()
+    dist.broadcast(first, 0)
+    assert gs.equal(flat, first), "the ranks' parameters drifted apart"
+    if rank == 0:
+        print("worker ok")
+
+
 def main():
     dist.init_process_group(backend="mpi")
     mode = sys.argv[1]
@@ -208,6 +266,8 @@ def main():
         collectives()
     elif mode == "as_torch":
         as_torch()
+    elif mode == "sync_batch_norm":
+        sync_batch_norm()
     else:
         sys.exit(f"dist_worker.py: unknown mode {mode!r}")
     dist.destroy_process_group()

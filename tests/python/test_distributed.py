@@ -19,6 +19,7 @@ import pytest
 
 import gradscope as gs
 import gradscope.distributed as dist
+import gradscope.nn as nn
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -104,6 +105,29 @@ def test_different_shapes_on_two_ranks_are_refused():
 def test_collectives_and_sampler():
     status, text = mpirun("collectives")
     assert status == 0 and "worker ok" in text, text
+
+
+def test_sync_batch_norm_over_two_ranks_is_batch_norm_over_the_batch():
+    status, text = mpirun("sync_batch_norm")
+    assert status == 0 and "worker ok" in text, text
+
+
+def test_sync_batch_norm_in_one_process_is_batch_norm():
+    """Without a group (or in a group of one) SyncBatchNorm is F.batch_norm, as torch's; its
+    print text, state_dict keys and errors are torch's."""
+    gen = gs.Generator().manual_seed(1)
+    x = gs.randn(6, 3, 4, dtype=gs.float64, generator=gen)
+    ref, mine = nn.BatchNorm1d(3, dtype=gs.float64), nn.SyncBatchNorm(3, dtype=gs.float64)
+    assert gs.equal(mine(x), ref(x))
+    assert gs.equal(mine.running_var, ref.running_var)
+    assert repr(mine) == ("SyncBatchNorm(3, eps=1e-05, momentum=0.1, affine=True, "
+                          "track_running_stats=True)")
+    assert list(mine.state_dict()) == list(ref.state_dict())
+    with pytest.raises(ValueError, match="expected at least 2D input \\(got 1D input\\)"):
+        mine(gs.zeros(3))
+    converted = nn.SyncBatchNorm.convert_sync_batchnorm(nn.Sequential(nn.Linear(2, 3), ref))
+    assert isinstance(converted[1], nn.SyncBatchNorm)
+    assert converted[1].weight is ref.weight and converted[1].running_mean is ref.running_mean
 
 
 def test_torch_names_under_as_torch():

@@ -52,6 +52,7 @@ from gradscope.nn.transformer import (EmbeddingBag, MultiheadAttention,  # noqa:
 
 
 _layer_attributes.add_batch_norm_attributes(BatchNorm1d, BatchNorm2d, BatchNorm3d)  # noqa: F821
+from gradscope.nn.sync_batch_norm import SyncBatchNorm  # noqa: E402,F401
 _layer_attributes.add_dropout_attributes(Dropout)  # noqa: F821  (both re-exported above)
 _layer_attributes.add_layer_norm_attributes(LayerNorm)  # noqa: F821
 _layer_attributes.add_embedding_attributes(Embedding)  # noqa: F821
