@@ -21,7 +21,7 @@ enum { ROWS = 4, VECS = 4, COLS = 16 * VECS };
 
 bool gs__small_sgemm_fits(int64_t m, int64_t n, int64_t k) {
   return k > 0 && k <= GS__SMALL_GEMM_MAX_K && m > 0 && n > 0 &&
-         m * n <= GS__SMALL_GEMM_MAX_WORK / k && gs__cpu_has_avx512f();
+         m * n <= GS__SMALL_GEMM_ONE_THREAD_WORK / k && gs__cpu_has_avx512f();
 }
 
 /* Whether OpenBLAS runs this CPU on kernels with its small-matrix path (0.3.21's SkylakeX,
@@ -44,9 +44,10 @@ static bool openblas_has_small_kernels(void) {
 bool gs__small_sgemm_wins(int64_t m, int64_t n, int64_t k, bool b_trans) {
   if (!gs__small_sgemm_fits(m, n, k))
     return false;
+  bool small_work = m * n <= GS__SMALL_GEMM_MAX_WORK / k;
   if (!openblas_has_small_kernels())
-    return true;
-  return b_trans && m >= 8 && n >= 16;
+    return small_work || openblas_get_num_threads() == 1;
+  return small_work && b_trans && m >= 8 && n >= 16;
 }
 
 /* rows x (16 * vecs) of c (both compile-time constants once inlined); mask: the last vector's

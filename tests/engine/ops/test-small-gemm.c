@@ -124,6 +124,7 @@ static void test_small_product_limits(void) {
     return;
   g_assert_true(gs__small_sgemm_fits(16, 128, GS__SMALL_GEMM_MAX_K));
   g_assert_false(gs__small_sgemm_fits(16, 128, GS__SMALL_GEMM_MAX_K + 1));
+  g_assert_true(gs__small_sgemm_fits(1024, 1024, 16));
   g_assert_false(gs__small_sgemm_fits(1024, 1024, 64));
   g_assert_false(gs__small_sgemm_fits(0, 16, 16));
   g_assert_false(gs__small_sgemm_fits(16, 16, 0));
@@ -138,6 +139,11 @@ static void test_small_product_limits(void) {
   g_assert_true(gs__small_sgemm_wins(4, 256, 256, true) == packs);
   g_assert_true(gs__small_sgemm_wins(128, 64, 16, false) == packs);
   g_assert_true(gs__small_sgemm_wins(16, 128, 10, false) == packs);
+  /* past 2^20 multiply-adds only at one OpenBLAS thread (the digits example's evaluation) */
+  bool one_thread = openblas_get_num_threads() == 1;
+  g_test_message("OpenBLAS threads %d", openblas_get_num_threads());
+  g_assert_true(gs__small_sgemm_wins(1437, 128, 64, true) == (packs && one_thread));
+  g_assert_true(gs__small_sgemm_wins(1024, 1024, 16, false) == (packs && one_thread));
   g_assert_false(gs__small_sgemm_wins(16, 128, GS__SMALL_GEMM_MAX_K + 1, true));
 }
 
