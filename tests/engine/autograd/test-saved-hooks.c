@@ -2,7 +2,8 @@
  * saved_tensors_hooks): which saves are packed and by which pair, the order of packs and
  * unpacks, gradients unchanged by hooks that keep a copy, nesting, freeing of packed values
  * and of the pair, a wrong unpack result, the version check through hooks, a failing pack,
- * gs_node_saved, and disabling. */
+ * gs_node_saved, disabling, and a fused node that keeps values of its forward (cross entropy)
+ * computing from the tensor the hook gives back. */
 #include "test-util.h"
 
 #include <glib/gstdio.h>
@@ -414,6 +415,53 @@ static void test_write_through_view_no_cycle(void) {
   assert_log(&log, "pA2 pA2 fA2 fA2");
 }
 
+/* A pair whose unpack hands the backward twice the saved floating values. */
+static bool pack_keep(gs_tensor t, void **out, void *user_data) {
+  (void)user_data;
+  gs_tensor *k = g_new(gs_tensor, 1);
+  *k = t;
+  *out = k;
+  return true;
+}
+static gs_tensor unpack_doubled(void *kept, void *user_data) {
+  (void)user_data;
+  gs_tensor t = *(gs_tensor *)kept;
+  return gs_dtype_is_floating(gs_dtype_of(t)) ? gs_mul_scalar(t, 2.0) : gs_alias(t);
+}
+static void free_kept(void *kept, void *user_data) {
+  (void)user_data;
+  gs_dispose(*(gs_tensor *)kept);
+  g_free(kept);
+}
+
+/* The fused cross entropy keeps its forward's exps for the backward (ops/cross-entropy.c):
+ * when a hook hands the backward other logits, the gradient is computed from those, exactly
+ * as the same loss's at those logits. */
+static void test_cross_entropy_backward_reads_unpacked_logits(void) {
+  const double xv[12] = {0.5, -1, 2, 0.25, 3, 0.1, -0.7, 1.5, -2, 0.8, 0.3, 1};
+  const int64_t tv[3] = {0, 2, 3};
+  gs_tensor x = gs_from_data(GS_F64, (int64_t[]){3, 4}, 2, xv);
+  gs_tensor t = gs_from_data(GS_I64, (int64_t[]){3}, 1, tv);
+  gs_tensor x2 = gs_mul_scalar(x, 2.0);
+  gs_set_requires_grad(x, true);
+  gs_set_requires_grad(x2, true);
+  gs_tensor want_loss = gs_cross_entropy(x2, t, GS_REDUCTION_MEAN, 0.2);
+  gs_backward(want_loss);
+
+  gs_saved_tensor_hooks h = {pack_keep, unpack_doubled, free_kept, NULL, NULL};
+  g_assert_cmpint(gs_saved_tensor_hooks_push(&h), ==, 0);
+  gs_tensor loss = gs_cross_entropy(x, t, GS_REDUCTION_MEAN, 0.2);
+  gs_saved_tensor_hooks_pop();
+  gs_backward(loss);
+  double want[12], got[12];
+  gs_copy_to(gs_grad(x2), want, sizeof want);
+  gs_copy_to(gs_grad(x), got, sizeof got);
+  g_assert_cmpmem(got, sizeof got, want, sizeof want);
+  gs_tensor handles[] = {x, t, x2, want_loss, loss};
+  for (size_t i = 0; i < G_N_ELEMENTS(handles); i++)
+    gs_dispose(handles[i]);
+}
+
 int main(int argc, char **argv) {
   test_init(&argc, &argv);
   test_add_leak_checked("/saved-hooks/order-and-same-grads", test_order_and_same_grads);
@@ -428,5 +476,7 @@ int main(int argc, char **argv) {
   test_add_leak_checked("/saved-hooks/node-saved", test_node_saved);
   test_add_leak_checked("/saved-hooks/disable", test_disable);
   test_add_leak_checked("/saved-hooks/log", test_log_shows_packs_and_unpacks);
+  test_add_leak_checked("/saved-hooks/cross-entropy-reads-unpacked-logits",
+                        test_cross_entropy_backward_reads_unpacked_logits);
   return g_test_run();
 }

@@ -1,5 +1,7 @@
 /* test-storage.c: storages and the caching allocator: copy-on-write clones at storage level,
  * detach sharing storage and version, wrapped external memory, allocator reuse and counters. */
+#include <inttypes.h>
+
 #include "test-util.h"
 
 static void test_clone_is_copy_on_write(void) {
@@ -156,6 +158,51 @@ static void test_allocator_reuses_blocks(void) {
   g_assert_cmpuint(s2.bytes_reserved, <, s1.bytes_reserved + 800000);
 }
 
+/* Blocks of 64 KiB to 1 MiB are cut from shared 2 MiB chunks (allocator.c): many alive at
+ * once never overlap, keep their values, and a chunk stays mapped while any block cut from it
+ * lives, even when the others went back to the system. */
+static void test_large_blocks_share_chunks(void) {
+  enum { COUNT = 12 };
+  const int64_t sizes[] = {16384, 20000, 50000, 100000, 180000, 200000}; /* floats */
+  gs_memory_empty_cache();
+  gs_memory_stats s0, s1;
+  gs_memory_get_stats(&s0);
+  gs_tensor t[COUNT];
+  for (int i = 0; i < COUNT; i++) {
+    t[i] = gs_empty(GS_F32, &sizes[i % 6], 1);
+    gs_fill_(t[i], i + 1);
+  }
+  for (int i = 0; i < COUNT; i++) {
+    const float *v = gs_data(t[i]);
+    g_assert_cmpuint((uintptr_t)v % 64, ==, 0);
+    for (int64_t e = 0; e < sizes[i % 6]; e++)
+      if (v[e] != (float)(i + 1))
+        g_error("block %d: element %" PRId64 " is %g, expected %d", i, e, (double)v[e], i + 1);
+    for (int j = 0; j < i; j++) { /* disjoint from every block before it */
+      const char *a = (const char *)v, *b = gs_data(t[j]);
+      size_t na = (size_t)sizes[i % 6] * 4, nb = (size_t)sizes[j % 6] * 4;
+      g_assert_true(a + na <= b || b + nb <= a);
+    }
+  }
+  /* Every other block back to the system; the rest still hold their values. */
+  for (int i = 0; i < COUNT; i += 2)
+    gs_dispose(t[i]);
+  gs_memory_empty_cache();
+  for (int i = 1; i < COUNT; i += 2) {
+    const float *v = gs_data(t[i]);
+    for (int64_t e = 0; e < sizes[i % 6]; e++)
+      g_assert_cmpfloat(v[e], ==, (float)(i + 1));
+    gs_dispose(t[i]);
+  }
+  gs_memory_empty_cache();
+  gs_memory_get_stats(&s1);
+  g_assert_cmpuint(s1.bytes_reserved, ==, s0.bytes_reserved);
+  /* and chunks are mapped again afterwards */
+  gs_tensor again = gs_full(GS_F32, &sizes[5], 1, 7.0);
+  g_assert_cmpfloat(((const float *)gs_data(again))[sizes[5] - 1], ==, 7.0f);
+  gs_dispose(again);
+}
+
 static void test_cache_limit_returns_blocks(void) {
   gs_memory_stats s0, s1;
   gs_memory_empty_cache();
@@ -206,6 +253,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/storage/from-blob-wraps-without-copy", test_from_blob_wraps_without_copy);
   g_test_add_func("/storage/allocator-reuses-blocks", test_allocator_reuses_blocks);
   g_test_add_func("/storage/cache-limit-returns-blocks", test_cache_limit_returns_blocks);
+  g_test_add_func("/storage/large-blocks-share-chunks", test_large_blocks_share_chunks);
   g_test_add_func("/storage/size-classes", test_size_classes);
   g_test_add_func("/storage/data-mut-materialises-and-bumps-version",
                   test_data_mut_materialises_and_bumps_version);

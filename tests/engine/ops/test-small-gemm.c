@@ -1,13 +1,15 @@
 /* test-small-gemm.c: the small f32 product (engine/ops/small-gemm-avx512.c) sums each output
  * in the order small-gemm.h promises, bit for bit, and within rounding of sgemm's, for every
  * layout matmul hands it (a and b each as rows or transposed,
- * leading dimensions past the sizes), with and without c's own values added, and leaves c's
- * columns past n alone; and the sizes it takes are the ones small-gemm.h promises. */
+ * leading dimensions past the sizes; a b read transposed both ways small-gemm.h describes),
+ * with and without c's own values added, and leaves c's columns past n alone; and the sizes
+ * it takes are the ones small-gemm.h promises. */
 #include <cblas.h>
 #include <float.h>
 #include <inttypes.h>
 #include <math.h>
 #include <string.h>
+#include <strings.h>
 
 #include "ops-impl.h"
 #include "small-gemm.h"
@@ -56,12 +58,16 @@ static void test_small_product_is_an_fma_chain(void) {
   for (size_t mi = 0; mi < G_N_ELEMENTS(ms); mi++)
     for (size_t ni = 0; ni < G_N_ELEMENTS(ns); ni++)
       for (size_t ki = 0; ki < G_N_ELEMENTS(ks); ki++)
-        for (int mode = 0; mode < 12; mode++) { /* a, b transposed x no addend, c, one row */
+        for (int mode = 0; mode < 18; mode++) { /* a, b transposed x no addend, c, one row */
           int64_t m = ms[mi], n = ns[ni], k = ks[ki];
           if (!gs__small_sgemm_fits(m, n, k))
             continue;
-          bool at = mode & 1, bt = mode & 2;
-          int add_kind = mode >> 2; /* 0: none, 1: c's own values (beta 1), 2: a bias row */
+          /* modes 12-17: b transposed, always multiplied as c^T = b @ a^T (modes 0-11 take the
+           * way gs__small_sgemm picks for the shape: both ways occur) */
+          int way = mode >= 12, q = mode - 12;
+          int bits = way ? (q >> 1) << 2 | 2 | (q & 1) : mode;
+          bool at = bits & 1, bt = bits & 2;
+          int add_kind = bits >> 2; /* 0: none, 1: c's own values (beta 1), 2: a bias row */
           int64_t lda = (at ? m : k) + 3, ldb = (bt ? k : n) + 2, ldc = n + 1;
           int64_t ars = at ? 1 : lda, acs = at ? lda : 1, brs = bt ? 1 : ldb, bcs = bt ? ldb : 1;
           float *a = random_floats(rng, (at ? k : m) * lda, 1);
@@ -79,11 +85,12 @@ static void test_small_product_is_an_fma_chain(void) {
             for (int64_t i = 0; i < m; i++)
               for (int64_t j = 0; j < n; j++)
                 c[i * ldc + j] = NAN;
-          gs__small_sgemm(m, n, k, a, lda, at, b, ldb, bt,
-                          add_kind == 1   ? c
-                          : add_kind == 2 ? row
-                                          : NULL,
-                          add_kind == 1 ? ldc : 0, c, ldc);
+          const float *add = add_kind == 1 ? c : add_kind == 2 ? row : NULL;
+          int64_t ldadd = add_kind == 1 ? ldc : 0;
+          if (way == 0)
+            gs__small_sgemm(m, n, k, a, lda, at, b, ldb, bt, add, ldadd, c, ldc);
+          else /* b read transposed, multiplied as c^T = b @ a^T whatever it costs */
+            gs__small_sgemm_transposed(m, n, k, a, lda, at, b, ldb, add, ldadd, c, ldc);
           for (int64_t i = 0; i < m; i++) {
             for (int64_t j = 0; j < n; j++) {
               float mag, want = fma_chain(k, a + i * ars, ars, acs, b + j * bcs, brs, bcs, &mag);
@@ -106,7 +113,7 @@ static void test_small_product_is_an_fma_chain(void) {
           g_free(a), g_free(b), g_free(c), g_free(row), g_free(blas), g_free(before);
           checked++;
         }
-  g_assert_cmpint(checked, >=, 6 * 8 * 6 * 12); /* all but some of m = 128 fit */
+  g_assert_cmpint(checked, >=, 6 * 8 * 6 * 18); /* all but some of m = 128 fit */
   g_rand_free(rng);
 }
 
@@ -117,14 +124,27 @@ static void test_small_product_limits(void) {
     return;
   g_assert_true(gs__small_sgemm_fits(16, 128, GS__SMALL_GEMM_MAX_K));
   g_assert_false(gs__small_sgemm_fits(16, 128, GS__SMALL_GEMM_MAX_K + 1));
+  g_assert_true(gs__small_sgemm_fits(1024, 1024, 16));
   g_assert_false(gs__small_sgemm_fits(1024, 1024, 64));
   g_assert_false(gs__small_sgemm_fits(0, 16, 16));
   g_assert_false(gs__small_sgemm_fits(16, 16, 0));
-  /* matmul takes it for the digits example's forward products, not for its backward ones */
+  /* matmul takes it for the digits example's first forward product; for the others only where
+   * OpenBLAS's kernels pack every product (no small-matrix path: Haswell's, Zen's) */
   g_assert_true(gs__small_sgemm_wins(16, 128, 64, true));
-  g_assert_false(gs__small_sgemm_wins(16, 10, 128, true));
-  g_assert_false(gs__small_sgemm_wins(4, 256, 256, true));
-  g_assert_false(gs__small_sgemm_wins(128, 64, 16, false));
+  const char *core = openblas_get_corename();
+  bool packs = !(core && (!strcasecmp(core, "SkylakeX") || !strcasecmp(core, "Cooperlake") ||
+                          !strcasecmp(core, "SapphireRapids")));
+  g_test_message("OpenBLAS core %s", core ? core : "(none)");
+  g_assert_true(gs__small_sgemm_wins(16, 10, 128, true) == packs);
+  g_assert_true(gs__small_sgemm_wins(4, 256, 256, true) == packs);
+  g_assert_true(gs__small_sgemm_wins(128, 64, 16, false) == packs);
+  g_assert_true(gs__small_sgemm_wins(16, 128, 10, false) == packs);
+  /* past 2^20 multiply-adds only at one OpenBLAS thread (the digits example's evaluation) */
+  bool one_thread = openblas_get_num_threads() == 1;
+  g_test_message("OpenBLAS threads %d", openblas_get_num_threads());
+  g_assert_true(gs__small_sgemm_wins(1437, 128, 64, true) == (packs && one_thread));
+  g_assert_true(gs__small_sgemm_wins(1024, 1024, 16, false) == (packs && one_thread));
+  g_assert_false(gs__small_sgemm_wins(16, 128, GS__SMALL_GEMM_MAX_K + 1, true));
 }
 
 static void assert_close(const float *got, const float *want, int count, const char *what) {
