@@ -32,6 +32,7 @@ typedef struct mlp_floor_call {
 
 typedef struct mlp_floor {
   int n_calls, n_buffers;
+  int n_forward; /* the first n_forward calls are the forward's, the rest the backward's */
   double flops; /* per step */
   mlp_floor_call calls[MLP_FLOOR_MAX_CALLS];
   float *buffers[4 * MLP_FLOOR_MAX_LAYERS + 2];
@@ -78,6 +79,7 @@ static inline bool mlp_floor_init(mlp_floor *f, int batch, const int *widths, in
     mlp_floor_add(f, CblasNoTrans, CblasTrans, batch, out, in, act[l], in, weight[l], in, 1.0f,
                   act[l + 1], out);
   }
+  f->n_forward = f->n_calls;
   /* The loss's gradient, then each layer's input gradient feeds the layer below. */
   float *grad = mlp_floor_buffer(f, batch, widths[layers], 1.0f / (float)batch, &seed);
   for (int l = layers - 1; l >= 0 && grad; l--) {
@@ -95,13 +97,16 @@ static inline bool mlp_floor_init(mlp_floor *f, int batch, const int *widths, in
   return true;
 }
 
-static inline void mlp_floor_step(const mlp_floor *f) {
-  for (int i = 0; i < f->n_calls; i++) {
+/* Calls [lo, hi) of one step: the forward's are [0, n_forward), the backward's the rest. */
+static inline void mlp_floor_calls(const mlp_floor *f, int lo, int hi) {
+  for (int i = lo; i < hi; i++) {
     const mlp_floor_call *c = &f->calls[i];
     cblas_sgemm(CblasRowMajor, c->ta, c->tb, c->m, c->n, c->k, 1.0f, c->a, c->lda, c->b, c->ldb,
                 c->beta, c->c, c->ldc);
   }
 }
+
+static inline void mlp_floor_step(const mlp_floor *f) { mlp_floor_calls(f, 0, f->n_calls); }
 
 static inline void mlp_floor_free(mlp_floor *f) {
   for (int i = 0; i < f->n_buffers; i++)

@@ -10,7 +10,9 @@
  *                                training loop's memory must stay flat.
  *        bench-mlp --floor       the step against its GEMM floor: the same sgemm calls the step
  *                                makes, alone (bench-mlp-floor.h), alternated with whole steps
- *                                (mlp_step_ms=, mlp_gemm_floor_ms=, mlp_over_gemm_floor=).
+ *                                (mlp_step_ms=, mlp_gemm_floor_ms=, mlp_over_gemm_floor=), and
+ *                                each phase beside its products (mlp_forward_ms=,
+ *                                mlp_gemm_floor_forward_ms=, ..., mlp_optimizer_ms=).
  * OpenBLAS threads: OPENBLAS_NUM_THREADS as the environment gives it (printed). */
 #include <gradscope/gradscope.h>
 
@@ -114,6 +116,11 @@ enum { FLOOR_BLOCK = 5, FLOOR_ROUNDS = 40, FLOOR_TIMED = FLOOR_BLOCK * FLOOR_ROU
 static int run_floor(const mlp *m) {
   static double step_ms[FLOOR_TIMED], step_cpu_ms[FLOOR_TIMED];
   static double floor_ms[FLOOR_TIMED], floor_cpu_ms[FLOOR_TIMED];
+  /* Each phase's share, to say where the step's time above the floor goes: the forward (with
+   * the loss) against the forward's products, the backward against the backward's, and the
+   * optimizer step with zero_grad, which has no product. */
+  static double step_fwd_ms[FLOOR_TIMED], step_bwd_ms[FLOOR_TIMED], step_opt_ms[FLOOR_TIMED];
+  static double floor_fwd_ms[FLOOR_TIMED], floor_bwd_ms[FLOOR_TIMED];
   mlp_floor f;
   if (!mlp_floor_init(&f, BATCH, (const int[]){IN, HIDDEN, HIDDEN, CLASSES}, 3)) {
     fprintf(stderr, "bench-mlp: out of memory for the GEMM floor's buffers\n");
@@ -128,15 +135,21 @@ static int run_floor(const mlp *m) {
   for (int r = 0, n_floor = 0, n_step = 0; r < FLOOR_ROUNDS; r++) {
     for (int i = 0; i < FLOOR_BLOCK; i++, n_floor++) {
       double t0 = bench_now_s(), c0 = bench_cpu_s();
-      mlp_floor_step(&f);
+      mlp_floor_calls(&f, 0, f.n_forward);
+      double t1 = bench_now_s();
+      mlp_floor_calls(&f, f.n_forward, f.n_calls);
       floor_cpu_ms[n_floor] = (bench_cpu_s() - c0) * 1e3;
-      floor_ms[n_floor] = (bench_now_s() - t0) * 1e3;
+      double t2 = bench_now_s();
+      floor_ms[n_floor] = (t2 - t0) * 1e3;
+      floor_fwd_ms[n_floor] = (t1 - t0) * 1e3, floor_bwd_ms[n_floor] = (t2 - t1) * 1e3;
     }
     for (int i = 0; i < FLOOR_BLOCK; i++, n_step++) {
       double c0 = bench_cpu_s();
       last = mlp_step(m);
       step_cpu_ms[n_step] = (bench_cpu_s() - c0) * 1e3;
       step_ms[n_step] = last.total * 1e3;
+      step_fwd_ms[n_step] = last.forward * 1e3, step_bwd_ms[n_step] = last.backward * 1e3;
+      step_opt_ms[n_step] = last.optimizer * 1e3;
     }
   }
   if (!(last.loss < first.loss)) {
@@ -158,6 +171,11 @@ static int run_floor(const mlp *m) {
   bench_result("mlp_step_cpu_ms", step_cpu, "ms");
   bench_result("mlp_gemm_floor_cpu_ms", floor_cpu, "ms");
   bench_result("mlp_over_gemm_floor_cpu", step_cpu / floor_cpu, "");
+  bench_result("mlp_forward_ms", bench_median(step_fwd_ms, FLOOR_TIMED), "ms");
+  bench_result("mlp_gemm_floor_forward_ms", bench_median(floor_fwd_ms, FLOOR_TIMED), "ms");
+  bench_result("mlp_backward_ms", bench_median(step_bwd_ms, FLOOR_TIMED), "ms");
+  bench_result("mlp_gemm_floor_backward_ms", bench_median(floor_bwd_ms, FLOOR_TIMED), "ms");
+  bench_result("mlp_optimizer_ms", bench_median(step_opt_ms, FLOOR_TIMED), "ms");
   mlp_floor_free(&f);
   return 0;
 }
