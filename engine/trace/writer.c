@@ -384,10 +384,14 @@ bool gs__tw_first_use(gs__tw_defined *d, uint32_t id) {
 uint32_t gs__trace_string(const char *s) {
   if (!s)
     return 0;
-  size_t slot = ((uintptr_t)s >> 3) % GS__TW_STRING_CACHE;
+  size_t slot = gs__tw_string_slot(s);
   uint64_t epoch = atomic_load_explicit(&gs__tw_log_epoch, memory_order_relaxed);
-  if (gs__tw_string_epoch == epoch && gs__tw_string_keys[slot] == s)
-    return gs__tw_string_ids[slot];
+  if (gs__tw_string_epoch == epoch) {
+    if (gs__tw_string_keys[slot] == s)
+      return gs__tw_string_ids[slot];
+    if (gs__tw_string_keys[slot ^ 1] == s)
+      return gs__tw_string_ids[slot ^ 1];
+  }
   /* A deferred event goes before a definition this may write: it may be an earlier call's,
    * with that call's time, and the stream's times must not go back. First, before the cache
    * and the stream's bitmap say s is defined: the deferred event may use s too. */
@@ -398,6 +402,10 @@ uint32_t gs__trace_string(const char *s) {
     gs__tw_string_epoch = epoch;
   }
   uint32_t id = string_id(s);
+  /* The set's older entry moves to the other way: two strings of one set alternating (an op
+   * and its node's name) then both hit. */
+  gs__tw_string_keys[slot ^ 1] = gs__tw_string_keys[slot];
+  gs__tw_string_ids[slot ^ 1] = gs__tw_string_ids[slot];
   gs__tw_string_keys[slot] = s;
   gs__tw_string_ids[slot] = id;
   thread_buffer *b = buffer();
