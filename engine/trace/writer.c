@@ -55,7 +55,7 @@ static uint32_t next_thread_no;
 static pthread_key_t buffer_key;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 GS__THREAD_LOCAL thread_buffer *gs__tw_mine; /* this thread's buffer, once it has one */
-static int values_limit; /* GS_TRACE_VALUES */
+int gs__tw_values_limit;                     /* GS_TRACE_VALUES */
 
 /* ---- clock and sink ------------------------------------------------------------------- */
 
@@ -543,8 +543,6 @@ void gs__trace_defer_after_create(gs__trace_deferred_fn emit, void *ctx, uint64_
   defer_at(emit, ctx, time);
 }
 
-int gs__trace_values_limit(void) { return values_limit; }
-
 /* ---- open, flush, close ------------------------------------------------------------------ */
 
 /* Every thread's buffer, each taken between two of its thread's events. */
@@ -867,7 +865,7 @@ uint64_t gs__trace_parse_size(const char *text) {
 __attribute__((constructor)) static void open_from_environment(void) {
   const char *values = getenv("GS_TRACE_VALUES");
   if (values)
-    values_limit = atoi(values);
+    gs__tw_values_limit = atoi(values);
   const char *dest = getenv("GS_TRACE");
   const char *fd = getenv("GS_TRACE_FD");
   char fd_dest[32];
