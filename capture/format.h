@@ -69,6 +69,7 @@ typedef enum gs__field {
   GS__F_BUCKET,  /* since 1.7: an svarint DDP bucket index (-1: none) */
   GS__F_COLLECTIVE, /* since 1.7: a uvarint, the collective's number on its rank */
   GS__F_WAITED,  /* since 1.7: uvarint nanoseconds */
+  GS__F_SHARED,  /* since 2.2: a storage id (compact, as storage) */
   GS__F_SINCE, /* keep last: see GS__F_SINCE_MINOR */
 } gs__field;
 
@@ -77,10 +78,10 @@ typedef enum gs__field {
  * the fields after it then read as 0; a body that ends anywhere else, inside a field or
  * before one without a mark, is damaged. Each such field gets a mark of its own. */
 #define GS__F_SINCE_MINOR(m) (GS__F_SINCE + (m))
-/* The schema level a writer of this version writes: every field 1.9 had. Format 2.0 re-typed
+/* The schema level a writer of this version writes: every field 2.2 has. Format 2.0 re-typed
  * the id fields (below) and kept 1.9's fields and their GS__F_SINCE_MINOR marks, so the marks
- * keep 1.x's numbering: a field a later 2.m adds would be marked 9 + m. */
-#define GS__TRACE_SCHEMA_MINOR 9
+ * keep 1.x's numbering: a field 2.m adds is marked 9 + m (2.2's shared: 11). */
+#define GS__TRACE_SCHEMA_MINOR 11
 _Static_assert(GS__F_SINCE_MINOR(GS__TRACE_SCHEMA_MINOR) <= UINT8_MAX, "schemas are bytes");
 
 /* The schema of each kind (GS__F_END-terminated); NULL for kinds this version does not know,

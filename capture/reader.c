@@ -8,8 +8,10 @@
  * plus what the caller feeds at a time.
  *
  * Since format 1.2 the writer folds a fresh storage's allocation into the tensor_create that
- * made it, and a storage's release into the tensor_dispose that freed it. The reader unfolds
- * them (unfold_storage_events), so its callers see the same events from any 1.x log.
+ * made it, and a storage's release into the tensor_dispose that freed it; since 2.2 a clone's
+ * copy-on-write share into the clone's tensor_create, and the owner_change that makes a
+ * gradient its leaf's into the grad_accumulate after it. The reader unfolds them
+ * (unfold_events), so its callers see the same events from any log.
  *
  * A cut tail is normal (a crash, or a writer still running): it is NEED_MORE plus
  * gs_trace_reader_truncated. Anything wrong is DAMAGED at the first bad byte, with a message
@@ -74,6 +76,8 @@ struct gs_trace_reader {
   uint64_t kind_words[GS_TRACE_KIND_COUNT][2]; /* per kind: the words its fields fill */
   /* A storage event unfolded from ev (1.2's folds): only its storage and nbytes vary. */
   gs_trace_event derived;
+  /* The owner_change unfolded from a 2.2 grad_accumulate: all its fields vary. */
+  gs_trace_event folded_owner;
   /* The second of two events one log event unfolded into, delivered by the next call. */
   const gs_trace_event *queued;
 
@@ -618,6 +622,8 @@ static DECODE_INLINE bool decode_fields(gs_trace_reader *r, gs_trace_event *ev,
     case GS__F_NBYTES: U64(nbytes);
     case GS__F_ALLOC: U64(alloc);
     case GS__F_FREED: COUNTER(freed, storages);
+    case GS__F_SHARED:
+      COUNTER(shared, storages);
     case GS__F_VERSION: U64(version);
     case GS__F_OWNER: U64(owner);
     case GS__F_PREVIOUS_OWNER: U64(previous_owner);
@@ -829,6 +835,7 @@ static const field_span field_spans[GS__F_SINCE] = {
     [GS__F_PARAMS] = SPAN2(params, n_params),
     [GS__F_ALLOC] = SPAN(alloc),
     [GS__F_FREED] = SPAN(freed),
+    [GS__F_SHARED] = SPAN(shared),
     [GS__F_SITE] = SPAN(site),
     [GS__F_FRAMES] = SPAN2(frames, n_frames),
     [GS__F_ADDRESS] = SPAN(address),
@@ -887,6 +894,7 @@ static void derive_storage_event(gs_trace_reader *r, const gs_trace_event *from,
   out->seq = from->seq;
   out->time_ns = from->time_ns;
   out->storage = storage;
+  out->source = 0;
   out->nbytes = nbytes;
   out->derived = true;
 }
@@ -894,8 +902,8 @@ static void derive_storage_event(gs_trace_reader *r, const gs_trace_event *from,
 /* A 1.2 tensor_create with alloc N stands for storage_alloc {storage, N} then the create; a
  * tensor_dispose with freed S for the dispose then storage_free {S}. The first of the two is
  * returned now and the second queued for the next call, as a 1.1 log would have had
- * them (with seqs of their own there; the same seq here). */
-static inline const gs_trace_event *unfold_storage_events(gs_trace_reader *r) {
+ * them (with seqs of their own there; the same seq here). 2.2's folds follow. */
+static inline const gs_trace_event *unfold_events(gs_trace_reader *r) {
   const gs_trace_event *ev = &r->ev;
   /* Only a tensor_create carries alloc, and only a tensor_dispose freed. */
   if (ev->alloc) {
@@ -903,9 +911,41 @@ static inline const gs_trace_event *unfold_storage_events(gs_trace_reader *r) {
     r->queued = ev;
     return &r->derived;
   }
+  /* A 2.2 clone's tensor_create with shared S stands for storage_share {storage, S, nbytes}
+   * then the create. The share kept its own number, the one just before the create's (the
+   * engine takes both at once), so it is delivered as the 2.1 log's own event was: not
+   * derived, and the create's nbytes (the share's) reads 0 again. */
+  if (ev->shared) {
+    derive_storage_event(r, ev, GS_TRACE_STORAGE_SHARE, ev->storage, ev->nbytes);
+    r->derived.seq = ev->seq - 1;
+    r->derived.source = ev->shared;
+    r->derived.derived = false;
+    r->ev.nbytes = 0;
+    r->queued = ev;
+    return &r->derived;
+  }
   if (ev->freed) {
     derive_storage_event(r, ev, GS_TRACE_STORAGE_FREE, ev->freed, 0);
     r->queued = &r->derived;
+  }
+  /* A 2.2 grad_accumulate with holder H stands for the owner_change of its target to H
+   * (owner: its tensor), numbered just before it as the share above, then the accumulation
+   * with those fields 0 again. */
+  if (__builtin_expect(ev->kind == GS_TRACE_GRAD_ACCUMULATE, 0) && ev->holder) {
+    gs_trace_event *out = &r->folded_owner;
+    *out = (gs_trace_event){.kind = GS_TRACE_OWNER_CHANGE,
+                            .thread = ev->thread,
+                            .seq = ev->seq - 1,
+                            .time_ns = ev->time_ns,
+                            .object = ev->target,
+                            .previous_holder = ev->previous_holder,
+                            .previous_owner = ev->previous_owner,
+                            .holder = ev->holder,
+                            .owner = ev->tensor,
+                            .site = ev->site};
+    r->ev.holder = 0, r->ev.previous_holder = 0, r->ev.previous_owner = 0, r->ev.site = 0;
+    r->queued = ev;
+    return out;
   }
   return ev;
 }
@@ -996,7 +1036,9 @@ gs_trace_status gs_trace_reader_next_ref(gs_trace_reader *r, const gs_trace_even
       if (!r->in_chunk && !open_chunk(r))
         return r->state == READ_DAMAGED ? GS_TRACE_DAMAGED : GS_TRACE_NEED_MORE;
       switch (decode_event(r, &r->ev)) {
-      case DECODED: *event = unfold_storage_events(r); return GS_TRACE_EVENT;
+      case DECODED:
+        *event = unfold_events(r);
+        return GS_TRACE_EVENT;
       case DECODE_DAMAGED: return GS_TRACE_DAMAGED;
       case CHUNK_DONE: close_chunk(r); break;
       }

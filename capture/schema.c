@@ -21,7 +21,9 @@ const uint8_t *const gs__trace_schema[GS_TRACE_KIND_COUNT] = {
     [GS_TRACE_TENSOR_CREATE] = S(GS__F_TENSOR, GS__F_STORAGE, GS__F_DTYPE, GS__F_ORIGIN,
                                  GS__F_SOURCE, GS__F_OP, GS__F_REQUIRES_GRAD, GS__F_OFFSET,
                                  GS__F_SHAPE, GS__F_STRIDES, GS__F_HOLDER, GS__F_OWNER,
-                                 GS__F_SINCE_MINOR(2), GS__F_ALLOC, GS__F_SINCE_MINOR(3), GS__F_SITE),
+                                 GS__F_SINCE_MINOR(2), GS__F_ALLOC, GS__F_SINCE_MINOR(3), GS__F_SITE,
+                                 GS__F_SINCE_MINOR(11), GS__F_SHARED, GS__F_SINCE_MINOR(11),
+                                 GS__F_NBYTES),
     [GS_TRACE_TENSOR_DISPOSE] = S(GS__F_TENSOR, GS__F_NAME, GS__F_SINCE_MINOR(2), GS__F_FREED,
                                   GS__F_SINCE_MINOR(3), GS__F_SITE),
     [GS_TRACE_TENSOR_MOVE] = S(GS__F_TENSOR, GS__F_TARGET, GS__F_SINCE_MINOR(3), GS__F_SITE),
@@ -37,7 +39,10 @@ const uint8_t *const gs__trace_schema[GS_TRACE_KIND_COUNT] = {
     [GS_TRACE_NODE_RELEASE] = S(GS__F_NODE),
     [GS_TRACE_BACKWARD_BEGIN] = S(GS__F_TENSOR, GS__F_NODE, GS__F_SINCE_MINOR(3), GS__F_SITE),
     [GS_TRACE_BACKWARD_END] = S(GS__F_TENSOR),
-    [GS_TRACE_GRAD_ACCUMULATE] = S(GS__F_TENSOR, GS__F_TARGET),
+    [GS_TRACE_GRAD_ACCUMULATE] = S(GS__F_TENSOR, GS__F_TARGET, GS__F_SINCE_MINOR(11), GS__F_HOLDER,
+                                   GS__F_SINCE_MINOR(11), GS__F_PREVIOUS_HOLDER,
+                                   GS__F_SINCE_MINOR(11), GS__F_PREVIOUS_OWNER,
+                                   GS__F_SINCE_MINOR(11), GS__F_SITE),
     [GS_TRACE_MODULE_CREATE] = S(GS__F_MODULE, GS__F_NAME, GS__F_SINCE_MINOR(3), GS__F_SITE),
     [GS_TRACE_MODULE_PARAMETER] = S(GS__F_MODULE, GS__F_NAME, GS__F_TENSOR),
     [GS_TRACE_COMPOSITE_CREATE] = S(GS__F_OBJECT, GS__F_OBJECT_KIND, GS__F_PARTS, GS__F_SINCE_MINOR(3), GS__F_SITE),
@@ -144,6 +149,7 @@ uint8_t *gs__trace_encode_fields(uint8_t *p, const gs_trace_event *e, unsigned m
     case GS__F_NBYTES: p = gs__put_uvarint(p, e->nbytes); break;
     case GS__F_ALLOC: p = gs__put_uvarint(p, e->alloc); break;
     case GS__F_FREED: p = put_id(p, NULL, storages, e->freed); break;
+    case GS__F_SHARED: p = put_id(p, NULL, storages, e->shared); break;
     case GS__F_OFFSET: p = gs__put_svarint(p, e->offset); break;
     case GS__F_VERSION: p = gs__put_uvarint(p, e->version); break;
     case GS__F_NAME: p = gs__put_uvarint(p, e->name); break;

@@ -10,15 +10,20 @@
 #include "scope-impl.h"
 #include "trace-writer.h"
 
-/* Makes t the gradient leaf id owns (its .grad). */
+/* Makes t the gradient leaf id owns (its .grad). The ownership change rides in the
+ * grad_accumulate (format 2.2): one event where there were two. */
 static void own_grad(gs__tensor *leaf, uint64_t id, gs_tensor own) {
   gs__tensor *g = gs__lookup(own, "backward");
+  int previous_holder;
+  uint64_t previous_owner;
   gs__own_lock();
-  gs__own_set_holder_locked(&gs__slot_of(g)->own, GS__HELD_BY_TENSOR, id); /* the leaf's */
+  bool changed = gs__own_set_holder_locked_folded(&gs__slot_of(g)->own, GS__HELD_BY_TENSOR, id,
+                                                  &previous_holder, &previous_owner);
   gs__own_unlock();
   leaf->ag.grad = own.id; /* the pool's pages never move: the pointer is still good */
   if (gs__trace_on())
-    gs__trace_grad_accumulate(id, own.id);
+    gs__trace_grad_accumulate(id, own.id, changed ? GS__HELD_BY_TENSOR : 0, previous_holder,
+                              previous_owner);
   else
     gs__trace_skip(1);
 }
@@ -89,7 +94,7 @@ static void accumulate_into(uint64_t id, gs_tensor grad, bool create_graph) {
   if (leaf->ag.grad && gs_is_alive(existing)) {
     gs_add_(existing, grad);
     if (gs__trace_on())
-      gs__trace_grad_accumulate(id, existing.id);
+      gs__trace_grad_accumulate(id, existing.id, 0, 0, 0);
     else
       gs__trace_skip(1);
     return;

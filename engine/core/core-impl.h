@@ -140,15 +140,22 @@ gs__storage *gs__storage_over_buffer(gs__buffer *b);
  * now on, and s's old buffer is released (shared copy-on-write, only s leaves it). Not
  * thread-safe against concurrent use of s, as torch's share_memory_. */
 void gs__storage_replace_buffer(gs__storage *s, gs__buffer *b);
-/* A new storage sharing src's bytes copy-on-write (the O(1) clone). */
-gs__storage *gs__storage_share_cow(gs__storage *src);
+/* A new storage sharing src's bytes copy-on-write (the O(1) clone). for_clone: a clone's
+ * tensor is registered over it next, and its creation event carries the share. */
+gs__storage *gs__storage_share_cow(gs__storage *src, bool for_clone);
 void gs__storage_retain(gs__storage *s);
 void gs__storage_release(gs__storage *s);
 /* Releases s for a tensor's disposal whose event says whether this freed it: true if it did
  * (the log then gets no storage_free of its own). */
 bool gs__storage_release_for_dispose(gs__storage *s);
-/* Writes s's allocation now if the log has not had it yet. Only while tracing. */
+/* Writes s's allocation now if the log has not had it yet. */
 void gs__storage_log_alloc(gs__storage *s);
+/* If s is the clone's share this thread made last while recording and has not logged
+ * (gs__storage_share_cow for_clone), hands its source storage's id to the clone's creation
+ * event, which carries it (format 2.2), and returns true. */
+bool gs__storage_take_share(const gs__storage *s, uint64_t *source);
+/* Writes that share now if s is it (its clone's registration failed). */
+void gs__storage_log_share(gs__storage *s);
 /* Before writing: copies shared bytes so the write stays private. false if out of memory. */
 bool gs__storage_materialise(gs__storage *s);
 static inline bool gs__storage_is_cow(const gs__storage *s) {

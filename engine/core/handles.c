@@ -44,7 +44,8 @@ bool gs_is_alive(gs_tensor h) { return gs__tensor_slot(h.id) != NULL; }
 
 /* Its fresh storage's allocation goes in the tensor's creation event (the reader derives it)
  * and takes no number of its own; a storage made earlier for something else is logged now if
- * it was not yet (with the log off too: the numbers stay the same). Returns the bytes folded. */
+ * it was not yet (with the log off too: the numbers stay the same). Returns the bytes folded.
+ * (A clone's copy-on-write share goes in its creation event too: trace_create takes it.) */
 static uint64_t fold_alloc(const gs__tensor *t) {
   gs__storage *storage = t->storage;
   if (storage->alloc_unlogged && t->origin == GS__ORIGIN_NEW) {
@@ -58,13 +59,27 @@ static uint64_t fold_alloc(const gs__tensor *t) {
 /* Logs a tensor's creation (its geometry, the op that made it and its owner). */
 static void trace_create(const gs__slot *s, uint64_t alloc) {
   const gs__tensor *t = &s->tensor;
-  gs__trace_tensor_create(&(gs__trace_tensor){
-      .seq = t->created_event, .tensor = t->id, .storage = t->storage->id,
-      .source = t->source, .owner = gs__owner_id(&s->own), .alloc_nbytes = alloc,
-      .offset = t->offset,
-      .shape = t->shape, .strides = t->strides, .op = t->created_by, .dtype = (uint32_t)t->dtype,
-      .origin = (uint32_t)t->origin, .holder = (uint32_t)s->own.holder, .ndim = t->ndim,
-      .requires_grad = t->ag.requires_grad});
+  /* A clone's share, held back for this event (gs__storage_share_cow): it takes no number. */
+  uint64_t shared = 0;
+  if (t->origin == GS__ORIGIN_CLONE)
+    gs__storage_take_share(t->storage, &shared);
+  gs__trace_tensor_create(&(gs__trace_tensor){.seq = t->created_event,
+                                              .tensor = t->id,
+                                              .storage = t->storage->id,
+                                              .source = t->source,
+                                              .owner = gs__owner_id(&s->own),
+                                              .alloc_nbytes = alloc,
+                                              .shared = shared,
+                                              .shared_nbytes = shared ? t->storage->nbytes : 0,
+                                              .offset = t->offset,
+                                              .shape = t->shape,
+                                              .strides = t->strides,
+                                              .op = t->created_by,
+                                              .dtype = (uint32_t)t->dtype,
+                                              .origin = (uint32_t)t->origin,
+                                              .holder = (uint32_t)s->own.holder,
+                                              .ndim = t->ndim,
+                                              .requires_grad = t->ag.requires_grad});
   if (gs__trace_values_limit() > 0)
     gs__trace_defer_values(t->id); /* its op computes the values next (trace-events.c) */
 }
@@ -73,6 +88,7 @@ gs_tensor gs__register(const gs__tensor *t, const char *fn) {
   uint64_t id;
   gs__slot *s = (gs__slot *)gs__pool_take(&gs__tensors, &id);
   if (!s) {
+    gs__storage_log_share(t->storage); /* a clone's, never to be in its creation */
     gs__storage_release(t->storage);
     gs__error(GS_ERR_OUT_OF_MEMORY, fn, "the tensor table is full (%u live tensors)",
               gs__tensors.max_items);

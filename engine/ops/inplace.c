@@ -71,7 +71,7 @@ static bool prepare_operand(const gs__tensor *t, const gs__tensor *src, gs__tens
  * value from before an in-place write. */
 static bool clone_before_write(const gs__tensor *t, gs__tensor *old, const char *fn) {
   *old = *t;
-  old->storage = gs__storage_share_cow(t->storage);
+  old->storage = gs__storage_share_cow(t->storage, false);
   if (!old->storage) {
     gs__error(GS_ERR_OUT_OF_MEMORY, fn, "could not allocate the storage record");
     return false;

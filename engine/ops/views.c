@@ -561,7 +561,7 @@ gs_tensor gs_clone(gs_tensor h) {
   c.source = t->id;
   c.view_base = 0; /* a clone is a base of its own, even of a view */
   c.base_history = 0;
-  c.storage = gs__storage_share_cow(t->storage);
+  c.storage = gs__storage_share_cow(t->storage, true);
   if (!c.storage) {
     gs__error(GS_ERR_OUT_OF_MEMORY, "clone", "could not allocate the storage record");
     return GS_NO_TENSOR;

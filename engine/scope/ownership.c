@@ -133,10 +133,11 @@ void gs__own_move_locked(gs__owned *o, gs__scope_rec *scope, bool counts_as_atta
     gs__trace_skip(1);
 }
 
-void gs__own_set_holder_locked(gs__owned *o, gs__holder holder, uint64_t holder_id) {
-  bool tracing = gs__trace_on();
-  int previous_holder = (int)o->holder;
-  uint64_t previous_owner = gs__owner_id(o);
+/* Hands o to holder; whether that changed its holder or owner, and what they were. */
+static bool set_holder(gs__owned *o, gs__holder holder, uint64_t holder_id, int *previous_holder,
+                       uint64_t *previous_owner) {
+  *previous_holder = (int)o->holder;
+  *previous_owner = gs__owner_id(o);
   if (o->holder == GS__HELD_BY_SCOPE) {
     unlink_from_scope(o);
     /* A module or an optimizer takes it out of the scope: a detach. */
@@ -145,12 +146,27 @@ void gs__own_set_holder_locked(gs__owned *o, gs__holder holder, uint64_t holder_
   }
   o->holder = holder;
   o->holder_id = holder_id;
-  if (previous_holder != (int)holder || previous_owner != holder_id) {
+  return *previous_holder != (int)holder || *previous_owner != holder_id;
+}
+
+void gs__own_set_holder_locked(gs__owned *o, gs__holder holder, uint64_t holder_id) {
+  bool tracing = gs__trace_on();
+  int previous_holder;
+  uint64_t previous_owner;
+  if (set_holder(o, holder, holder_id, &previous_holder, &previous_owner)) {
     if (tracing)
       trace_owner_change(o, previous_holder, previous_owner);
     else
       gs__trace_skip(1);
   }
+}
+
+bool gs__own_set_holder_locked_folded(gs__owned *o, gs__holder holder, uint64_t holder_id,
+                                      int *previous_holder, uint64_t *previous_owner) {
+  if (!set_holder(o, holder, holder_id, previous_holder, previous_owner))
+    return false;
+  gs__trace_skip(1); /* the change's number, taken with the caller's next event's */
+  return true;
 }
 
 const char *gs__own_refuses_dispose(const gs__owned *o) {

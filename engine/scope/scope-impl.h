@@ -65,6 +65,12 @@ void gs__own_move_locked(gs__owned *o, gs__scope_rec *scope, bool counts_as_atta
 /* Hands o to a non-scope holder (module, composite, tensor, engine), leaving any scope (a
  * detach when it leaves a scope for a module). */
 void gs__own_set_holder_locked(gs__owned *o, gs__holder holder, uint64_t holder_id);
+/* The same, for a caller whose next event carries the change (backward's grad_accumulate,
+ * format 2.2) instead of an owner_change of its own: true if holder or owner changed, with
+ * what they were; its number is then taken with that event's, which is the next this thread
+ * numbers, log on or off. */
+bool gs__own_set_holder_locked_folded(gs__owned *o, gs__holder holder, uint64_t holder_id,
+                                      int *previous_holder, uint64_t *previous_owner);
 
 /* While suspended (nestable), objects created on this thread belong to the engine and count
  * in no statistic: backward's temporaries, a composite's parts before it is assembled. */

@@ -42,8 +42,7 @@ static inline uint8_t *put_site(uint8_t *p, uint32_t site) {
 void gs__trace_tensor_create(const gs__trace_tensor *t) {
   uint32_t op = gs__tw_string(t->op);
   uint32_t site = gs__tw_site();
-  uint8_t *p = gs__tw_begin(GS_TRACE_TENSOR_CREATE, t->seq,
-                            (13 + 2 * (size_t)t->ndim) * VARINT);
+  uint8_t *p = gs__tw_begin(GS_TRACE_TENSOR_CREATE, t->seq, (16 + 2 * (size_t)t->ndim) * VARINT);
   if (!p)
     return;
   p = gs__tw_put_tensor(p, t->tensor);
@@ -61,9 +60,17 @@ void gs__trace_tensor_create(const gs__trace_tensor *t) {
     p = gs__put_svarint(p, t->strides[i]);
   *p++ = (uint8_t)t->holder;
   p = gs__put_uvarint(p, t->owner);
-  if (t->alloc_nbytes || site) /* since 1.2; left out when 0 and nothing follows */
+  if (__builtin_expect(t->shared != 0, 0)) { /* since 2.2: a clone's storage_share, folded */
     p = gs__put_uvarint(p, t->alloc_nbytes);
-  gs__tw_end(put_site(p, site));
+    p = gs__put_uvarint(p, site);
+    p = gs__tw_put_storage(p, t->shared);
+    p = gs__put_uvarint(p, t->shared_nbytes);
+  } else {
+    if (t->alloc_nbytes || site) /* since 1.2; left out when 0 and nothing follows */
+      p = gs__put_uvarint(p, t->alloc_nbytes);
+    p = put_site(p, site);
+  }
+  gs__tw_end(p);
   gs__tw_created_tensor = t->tensor; /* its op's node may share its time */
   gs__tw_created_seq = gs__tw_mine->last_seq;
 }
@@ -261,8 +268,22 @@ void gs__trace_saved(gs_trace_kind kind, uint64_t node, uint64_t tensor, uint64_
   gs__tw_end(gs__put_uvarint(p, site));
 }
 
-void gs__trace_grad_accumulate(uint64_t tensor, uint64_t grad) {
-  write_ids(GS_TRACE_GRAD_ACCUMULATE, 0, tensor, grad, 0, 2, HOW(TID, TID, 0));
+void gs__trace_grad_accumulate(uint64_t tensor, uint64_t grad, int holder, int previous_holder,
+                               uint64_t previous_owner) {
+  if (!holder) {
+    write_ids(GS_TRACE_GRAD_ACCUMULATE, 0, tensor, grad, 0, 2, HOW(TID, TID, 0));
+    return;
+  }
+  uint32_t site = gs__tw_site(); /* the owner_change's: the call's */
+  uint8_t *p = gs__tw_begin(GS_TRACE_GRAD_ACCUMULATE, 0, 8 * VARINT);
+  if (!p)
+    return;
+  p = gs__tw_put_tensor(p, tensor);
+  p = gs__tw_put_tensor(p, grad);
+  *p++ = (uint8_t)holder; /* small enums: one-byte varints */
+  *p++ = (uint8_t)previous_holder;
+  p = gs__put_uvarint(p, previous_owner);
+  gs__tw_end(gs__put_uvarint(p, site));
 }
 
 void gs__trace_module_create(uint64_t module, const char *interned_type) {

@@ -161,10 +161,12 @@ static long add_record(gs__flight_state *s, const gs_trace_event *e) {
   r->live = true;
   r->e.values = NULL, r->e.n_values = 0; /* values are not state */
   /* A storage is a record of its own, in the log as the reader derived it from a tensor
-   * event's alloc or freed: written back, it is a storage event, and the tensor's creation
-   * allocates nothing. (Set here, not on a copy of the event: that copy cost as much again.) */
+   * event's alloc, freed or shared: written back, it is a storage event, and the tensor's
+   * creation allocates or shares nothing. (Set here, not on a copy of the event: that copy
+   * cost as much again.) */
   r->e.derived = false;
   r->e.alloc = 0;
+  r->e.shared = 0;
   if (bytes) {
     uint8_t *p = r->owned = malloc(bytes);
     if (!p)

@@ -61,8 +61,10 @@ const char *gs__trace_dest(void);
  * parent buffered, forgets the other threads' buffers and closes this process's copy of the
  * parent's sink. The child may then gs_trace_open a log of its own. */
 void gs__trace_forget_inherited(void);
-/* How many values GS_TRACE_VALUES asks to record per new tensor (0: none). */
-int gs__trace_values_limit(void);
+/* How many values GS_TRACE_VALUES asks to record per new tensor (0: none). Inline: every
+ * recorded tensor_create asks (a call each was 1% of what recording cost the micro-step). */
+extern int gs__tw_values_limit;
+static inline int gs__trace_values_limit(void) { return gs__tw_values_limit; }
 
 /* An event written later, with a number taken now: a graph node is announced once its op has
  * saved its tensors, a tensor's values once its op has computed them. emit(ctx, seq) runs
@@ -142,6 +144,7 @@ void gs__trace_thread_site(uintptr_t address);
 typedef struct gs__trace_tensor {
   uint64_t seq, tensor, storage, source, owner;
   uint64_t alloc_nbytes; /* its storage was allocated for it just before, with these bytes */
+  uint64_t shared, shared_nbytes; /* a clone's: the storage its own shares, and the bytes */
   int64_t offset;
   const int64_t *shape, *strides;
   const char *op;
@@ -184,7 +187,10 @@ void gs__trace_node_create(uint64_t seq, uint64_t node, const char *kind_name, u
                            uint32_t n_saved);
 void gs__trace_node(gs_trace_kind kind, uint64_t node);
 void gs__trace_backward(gs_trace_kind kind, uint64_t tensor, uint64_t node);
-void gs__trace_grad_accumulate(uint64_t tensor, uint64_t grad);
+/* holder non-zero: grad's owner_change to holder (owner tensor) from previous_holder and
+ * previous_owner is folded in (format 2.2), numbered just before this event. */
+void gs__trace_grad_accumulate(uint64_t tensor, uint64_t grad, int holder, int previous_holder,
+                               uint64_t previous_owner);
 void gs__trace_module_create(uint64_t module, const char *interned_type);
 void gs__trace_module_parameter(uint64_t module, const char *interned_name, uint64_t tensor);
 void gs__trace_module_child(uint64_t module, uint64_t child, const char *interned_name);

@@ -55,7 +55,7 @@ static uint32_t next_thread_no;
 static pthread_key_t buffer_key;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 GS__THREAD_LOCAL thread_buffer *gs__tw_mine; /* this thread's buffer, once it has one */
-static int values_limit; /* GS_TRACE_VALUES */
+int gs__tw_values_limit;                     /* GS_TRACE_VALUES */
 
 /* ---- clock and sink ------------------------------------------------------------------- */
 
@@ -384,10 +384,14 @@ bool gs__tw_first_use(gs__tw_defined *d, uint32_t id) {
 uint32_t gs__trace_string(const char *s) {
   if (!s)
     return 0;
-  size_t slot = ((uintptr_t)s >> 3) % GS__TW_STRING_CACHE;
+  size_t slot = gs__tw_string_slot(s);
   uint64_t epoch = atomic_load_explicit(&gs__tw_log_epoch, memory_order_relaxed);
-  if (gs__tw_string_epoch == epoch && gs__tw_string_keys[slot] == s)
-    return gs__tw_string_ids[slot];
+  if (gs__tw_string_epoch == epoch) {
+    if (gs__tw_string_keys[slot] == s)
+      return gs__tw_string_ids[slot];
+    if (gs__tw_string_keys[slot ^ 1] == s)
+      return gs__tw_string_ids[slot ^ 1];
+  }
   /* A deferred event goes before a definition this may write: it may be an earlier call's,
    * with that call's time, and the stream's times must not go back. First, before the cache
    * and the stream's bitmap say s is defined: the deferred event may use s too. */
@@ -398,6 +402,10 @@ uint32_t gs__trace_string(const char *s) {
     gs__tw_string_epoch = epoch;
   }
   uint32_t id = string_id(s);
+  /* The set's older entry moves to the other way: two strings of one set alternating (an op
+   * and its node's name) then both hit. */
+  gs__tw_string_keys[slot ^ 1] = gs__tw_string_keys[slot];
+  gs__tw_string_ids[slot ^ 1] = gs__tw_string_ids[slot];
   gs__tw_string_keys[slot] = s;
   gs__tw_string_ids[slot] = id;
   thread_buffer *b = buffer();
@@ -534,8 +542,6 @@ void gs__trace_defer_after_create(gs__trace_deferred_fn emit, void *ctx, uint64_
     time = gs__tw_start + b->last_time;
   defer_at(emit, ctx, time);
 }
-
-int gs__trace_values_limit(void) { return values_limit; }
 
 /* ---- open, flush, close ------------------------------------------------------------------ */
 
@@ -859,7 +865,7 @@ uint64_t gs__trace_parse_size(const char *text) {
 __attribute__((constructor)) static void open_from_environment(void) {
   const char *values = getenv("GS_TRACE_VALUES");
   if (values)
-    values_limit = atoi(values);
+    gs__tw_values_limit = atoi(values);
   const char *dest = getenv("GS_TRACE");
   const char *fd = getenv("GS_TRACE_FD");
   char fd_dest[32];

@@ -38,14 +38,15 @@ enum {
   X(STRING, string, 1, GS_TRACE_KIND_TABLE)                                                    \
   /* storage, nbytes, memory, peer (see also gs_trace_event.alloc) */                          \
   X(STORAGE_ALLOC, storage_alloc, 2, GS_TRACE_KIND_STATE | GS_TRACE_KIND_MEMORY)               \
-  /* storage shares source's bytes copy-on-write: storage, source, nbytes */                   \
+  /* storage shares source's bytes copy-on-write: storage, source, nbytes (since 2.2 a        \
+   * clone's is folded into its tensor_create: see gs_trace_event.shared) */                   \
   X(STORAGE_SHARE, storage_share, 3, GS_TRACE_KIND_STATE | GS_TRACE_KIND_MEMORY)               \
   /* storage copied its bytes into a buffer of its own (before a write, or into shared         \
    * memory): storage, nbytes, memory */                                                       \
   X(STORAGE_MATERIALISE, storage_materialise, 4, GS_TRACE_KIND_STATE | GS_TRACE_KIND_MEMORY)   \
   /* storage (see also gs_trace_event.freed) */                                                \
   X(STORAGE_FREE, storage_free, 5, GS_TRACE_KIND_STATE | GS_TRACE_KIND_MEMORY)                 \
-  /* see gs_trace_tensor_create */                                                             \
+  /* see gs_trace_event (alloc, since 1.2, and shared, since 2.2: storage events folded in) */\
   X(TENSOR_CREATE, tensor_create, 6, GS_TRACE_KIND_STATE)                                      \
   /* tensor, reason (string), freed */                                                         \
   X(TENSOR_DISPOSE, tensor_dispose, 7, GS_TRACE_KIND_STATE)                                    \
@@ -71,7 +72,8 @@ enum {
   X(BACKWARD_BEGIN, backward_begin, 17, 0)                                                     \
   /* tensor */                                                                                 \
   X(BACKWARD_END, backward_end, 18, 0)                                                         \
-  /* tensor (the leaf), target (its grad tensor) */                                            \
+  /* tensor (the leaf), target (its grad tensor); since 2.2 holder, previous_holder,         \
+   * previous_owner, site: the owner_change that made target the leaf's, folded in */         \
   X(GRAD_ACCUMULATE, grad_accumulate, 19, 0)                                                   \
   /* module, name (its type) */                                                                \
   X(MODULE_CREATE, module_create, 20, GS_TRACE_KIND_STATE)                                     \

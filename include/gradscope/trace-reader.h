@@ -18,7 +18,7 @@ extern "C" {
 
 /* The format version this library writes (it reads every 1.x and 2.x log). */
 #define GS_TRACE_VERSION_MAJOR 2
-#define GS_TRACE_VERSION_MINOR 1
+#define GS_TRACE_VERSION_MINOR 2
 
 /* ---- events --------------------------------------------------------------------------- */
 
@@ -70,6 +70,17 @@ typedef struct gs_trace_event {
    * caller sees the same events from a 1.2 log as from a 1.1 one. */
   uint64_t alloc;    /* tensor create: bytes of its storage, allocated for it (0: it existed) */
   uint64_t freed;    /* tensor dispose: the storage its disposal freed (0: none) */
+  /* Since 2.2, a clone's storage_share is folded into the clone's tensor_create: shared is the
+   * storage its storage shares copy-on-write, and the create's nbytes that share's bytes. The
+   * reader delivers the storage_share {storage, source = shared, nbytes} just before the
+   * create, with the number the engine gave it (the create's seq - 1) and derived false: the
+   * event a 2.1 log held. The create keeps shared, and its nbytes reads 0 again. */
+  uint64_t shared; /* tensor create: the storage its storage shares (0: none folded) */
+  /* Since 2.2, the owner_change that makes a gradient its leaf's (holder 4, owner the leaf) is
+   * folded into the grad_accumulate after it, whose holder, previous_holder, previous_owner
+   * and site are then that change's (holder 0: none folded). The reader delivers the
+   * owner_change {object = target, ..., owner = tensor} just before it, numbered seq - 1 and
+   * not derived, and the grad_accumulate with those four fields 0, as a 2.1 log held them. */
   bool derived;      /* this storage_alloc or storage_free is not in the log: the reader made it
                       * from the alloc or freed of the tensor event next to it, whose seq, time
                       * and thread it shares */

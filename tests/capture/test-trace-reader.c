@@ -58,18 +58,23 @@ static void test_round_trip_zeroes_other_fields(void) {
 #define JUNK(member, value)                                                                  \
   if (!e->member)                                                                            \
     e->member = value;
-    JUNK(tensor, 1001) JUNK(target, 1002) JUNK(storage, 1003) JUNK(source, 1004)
-    JUNK(node, 1005) JUNK(scope, 1006) JUNK(outer, 1007) JUNK(object, 1008) JUNK(module, 1009)
-    JUNK(child, 1017) JUNK(optimizer, 1018)
-    JUNK(nbytes, 1010) JUNK(offset, -1011) JUNK(version, 1012) JUNK(name, 1013) JUNK(op, 1014)
-    JUNK(dtype, 3) JUNK(origin, 2) JUNK(holder, 4) JUNK(previous_holder, 5) JUNK(owner, 1015)
-    JUNK(previous_owner, 1016) JUNK(object_kind, 7) JUNK(code, 8) JUNK(requires_grad, true)
-    JUNK(derived, true)
-    /* Where the kind carries them, these would add storage events (see below). */
-    if (e->kind != GS_TRACE_TENSOR_CREATE)
+    JUNK(tensor, 1001)
+    JUNK(target, 1002) JUNK(storage, 1003) JUNK(source, 1004) JUNK(node, 1005) JUNK(scope, 1006)
+        JUNK(outer, 1007) JUNK(object, 1008) JUNK(module, 1009) JUNK(child, 1017)
+            JUNK(optimizer, 1018) JUNK(offset, -1011) JUNK(version, 1012) JUNK(name, 1013)
+                JUNK(op, 1014) JUNK(dtype, 3) JUNK(origin, 2) JUNK(owner, 1015) JUNK(object_kind, 7)
+                    JUNK(code, 8) JUNK(requires_grad, true) JUNK(derived, true)
+        /* Where the kind carries them, these would add storage events (see below). */
+        if (e->kind != GS_TRACE_TENSOR_CREATE) {
       JUNK(alloc, 1019)
+      JUNK(shared, 1021)
+      JUNK(nbytes, 1010) /* a create's is its folded share's (2.2) */
+    }
     if (e->kind != GS_TRACE_TENSOR_DISPOSE)
       JUNK(freed, 1020)
+    if (e->kind != GS_TRACE_GRAD_ACCUMULATE) { /* its owner_change (2.2) */
+      JUNK(holder, 4) JUNK(previous_holder, 5) JUNK(previous_owner, 1016)
+    }
 #undef JUNK
     if (!e->ndim) {
       e->ndim = 2;
@@ -481,6 +486,104 @@ static void test_folded_storage_events(void) {
   tw_free(&log);
 }
 
+/* A log of this version with n events of thread 1 in one chunk, numbered 10, 12, 14... (a gap
+ * before each, for what a fold leaves out) and 10 ns apart; their thread, seq and time set. */
+static tw_log log_of_gapped(gs_trace_event *events, guint n) {
+  for (guint i = 0; i < n; i++)
+    events[i].thread = 1, events[i].seq = 10 + 2 * i, events[i].time_ns = 1000 + 10 * i;
+  tw_log log = {0};
+  tw_header(&log, GS_TRACE_VERSION_MAJOR, GS_TRACE_VERSION_MINOR, 0, 1);
+  tw_chunk(&log, 1, events, n);
+  return log;
+}
+
+/* The log read in splits of 1, 7 and all its bytes gives the events want. */
+static void assert_log_reads_as(const tw_log *log, GArray *want) {
+  static const size_t steps[] = {1, 7, SIZE_MAX};
+  for (size_t s = 0; s < G_N_ELEMENTS(steps); s++) {
+    read_result res = read_log(log->data, log->len, MIN(steps[s], log->len));
+    g_assert_cmpint(res.status, ==, GS_TRACE_NEED_MORE);
+    assert_events_equal(want, res.events, want->len);
+    read_result_clear(&res);
+  }
+}
+
+/* Since 2.2 a clone's storage_share is folded into the clone's tensor_create (shared, and the
+ * share's nbytes). The reader delivers the share just before the create with the number the
+ * engine gave it (the create's - 1), the create's time and thread, and not derived: the event
+ * a 2.1 log held. The create keeps shared and reads nbytes 0; a create with nothing folded
+ * (shared 0) is delivered alone. */
+static void test_folded_clone_share(void) {
+  gs_trace_event base = sample(GS_TRACE_TENSOR_CREATE);
+  base.storage = 5, base.alloc = 64;
+  gs_trace_event clone = sample(GS_TRACE_TENSOR_CREATE);
+  clone.tensor = 43, clone.storage = 6, clone.source = base.tensor;
+  clone.origin = 3, clone.shared = 5, clone.nbytes = 64;
+  gs_trace_event view = sample(GS_TRACE_TENSOR_CREATE);
+  view.tensor = 44, view.storage = 6, view.source = clone.tensor;
+  gs_trace_event events[] = {base, clone, view};
+  tw_log log = log_of_gapped(events, G_N_ELEMENTS(events));
+
+  gs_trace_event share = {.kind = GS_TRACE_STORAGE_SHARE,
+                          .thread = 1,
+                          .seq = events[1].seq - 1,
+                          .time_ns = events[1].time_ns,
+                          .storage = 6,
+                          .source = 5,
+                          .nbytes = 64};
+  gs_trace_event clone_read = events[1];
+  clone_read.nbytes = 0;
+  const gs_trace_event want_events[] = {derived_from(&events[0], GS_TRACE_STORAGE_ALLOC, 5, 64),
+                                        events[0], share, clone_read, events[2]};
+  GArray *want = g_array_new(FALSE, TRUE, sizeof(gs_trace_event));
+  g_array_append_vals(want, want_events, G_N_ELEMENTS(want_events));
+  assert_log_reads_as(&log, want);
+  g_array_unref(want);
+  tw_free(&log);
+}
+
+/* Since 2.2 the owner_change that makes a gradient its leaf's is folded into the
+ * grad_accumulate after it (holder, previous_holder, previous_owner, site). The reader delivers
+ * it just before, numbered one below, not derived, and the accumulation with those fields 0; an
+ * accumulation into a gradient the leaf had (holder 0) is delivered alone. */
+static void test_folded_gradient_owner_change(void) {
+  gs_trace_event owned = sample(GS_TRACE_GRAD_ACCUMULATE);
+  owned.tensor = 7, owned.target = 9;
+  owned.holder = GS_TRACE_HELD_BY_TENSOR, owned.previous_holder = GS_TRACE_HELD_BY_ENGINE;
+  owned.previous_owner = 0, owned.site = 3;
+  gs_trace_event again = sample(GS_TRACE_GRAD_ACCUMULATE);
+  again.tensor = 7, again.target = 9;
+  gs_trace_event from_scope = owned;
+  from_scope.target = 11, from_scope.previous_holder = GS_TRACE_HELD_BY_SCOPE;
+  from_scope.previous_owner = 12;
+  gs_trace_event events[] = {owned, again, from_scope};
+  tw_log log = log_of_gapped(events, G_N_ELEMENTS(events));
+
+  GArray *want = g_array_new(FALSE, TRUE, sizeof(gs_trace_event));
+  for (guint i = 0; i < G_N_ELEMENTS(events); i++) {
+    gs_trace_event accumulated = events[i];
+    if (events[i].holder) {
+      gs_trace_event change = {.kind = GS_TRACE_OWNER_CHANGE,
+                               .thread = 1,
+                               .seq = events[i].seq - 1,
+                               .time_ns = events[i].time_ns,
+                               .object = events[i].target,
+                               .holder = events[i].holder,
+                               .previous_holder = events[i].previous_holder,
+                               .previous_owner = events[i].previous_owner,
+                               .owner = events[i].tensor,
+                               .site = events[i].site};
+      g_array_append_val(want, change);
+      accumulated.holder = accumulated.previous_holder = 0;
+      accumulated.previous_owner = 0, accumulated.site = 0;
+    }
+    g_array_append_val(want, accumulated);
+  }
+  assert_log_reads_as(&log, want);
+  g_array_unref(want);
+  tw_free(&log);
+}
+
 /* Fields a minor version added at the end of a kind are left out by older writers: such a
  * shorter body (1.0 and 1.1 tensor_create and tensor_dispose without alloc, freed and site;
  * 1.2 without site) reads with them as 0, and so with no storage events derived before 1.2. */
@@ -754,6 +857,9 @@ int main(int argc, char **argv) {
   g_test_add_func("/trace-reader/string-table", test_string_table);
   g_test_add_func("/trace-reader/newer-minor-version", test_newer_minor_version);
   g_test_add_func("/trace-reader/version/folded-storage-events", test_folded_storage_events);
+  g_test_add_func("/trace-reader/version/folded-clone-share", test_folded_clone_share);
+  g_test_add_func("/trace-reader/version/folded-gradient-owner-change",
+                  test_folded_gradient_owner_change);
   g_test_add_func("/trace-reader/version/older-writers-shorter-bodies",
                   test_older_writers_shorter_bodies);
   g_test_add_func("/trace-reader/version/zero-trailing-fields-left-out",

@@ -219,6 +219,7 @@ void assert_event_equal(const gs_trace_event *want, const gs_trace_event *got) {
   g_assert_cmpuint(got->nbytes, ==, want->nbytes);
   g_assert_cmpuint(got->alloc, ==, want->alloc);
   g_assert_cmpuint(got->freed, ==, want->freed);
+  g_assert_cmpuint(got->shared, ==, want->shared);
   g_assert_cmpint(got->derived, ==, want->derived);
   g_assert_cmpint(got->offset, ==, want->offset);
   g_assert_cmpuint(got->version, ==, want->version);

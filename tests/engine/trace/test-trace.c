@@ -466,6 +466,111 @@ static void test_detach_is_recorded_as_a_detach(void) {
   g_free(path);
 }
 
+/* Events of kind as the file holds them, before the reader unfolds the folded ones: the
+ * chunks walked by their lengths (doc/trace-format.md: a 32-byte chunk header with the payload's
+ * length at byte 4, the payload padded to 8; each event a kind byte and a uvarint length). */
+static int count_on_disk(const char *path, gs_trace_kind kind) {
+  g_autofree guint8 *bytes = NULL;
+  gsize n = 0;
+  g_assert_true(g_file_get_contents(path, (char **)&bytes, &n, NULL));
+  gsize at = bytes[16] | (gsize)bytes[17] << 8 | (gsize)bytes[18] << 16; /* the header's size */
+  int c = 0;
+  while (at + 32 <= n) {
+    gsize len = bytes[at + 4] | (gsize)bytes[at + 5] << 8 | (gsize)bytes[at + 6] << 16 |
+                (gsize)bytes[at + 7] << 24;
+    for (gsize p = at + 32, end = at + 32 + len; p < end;) {
+      c += bytes[p++] == kind;
+      gsize body = 0;
+      guint8 b;
+      int shift = 0;
+      do {
+        b = bytes[p++];
+        body |= (gsize)(b & 0x7f) << shift;
+        shift += 7;
+      } while (b & 0x80);
+      p += body;
+    }
+    at += 32 + (len + 7) / 8 * 8;
+  }
+  return c;
+}
+
+/* A clone's copy-on-write share is written inside the clone's tensor_create (format 2.2:
+ * shared, and the share's bytes), and read back as the storage_share a 2.1 log held, just
+ * before the create, numbered one below it: the numbers are those the log off takes. */
+static void test_clone_share_is_folded_into_its_creation(void) {
+  char *path = temp_path("gradscope-test-clone.gstrace");
+  gs_tensor x = gs_ones(GS_F32, (int64_t[]){3, 4}, 2);
+  gs_tensor v = gs_narrow(x, 1, 1, 2);
+  uint64_t before = gs_event_counter();
+  gs_tensor off = gs_clone(v);
+  uint64_t numbers_off = gs_event_counter() - before;
+  g_assert_cmpint(gs_trace_open(path), ==, 0);
+  before = gs_event_counter();
+  gs_tensor c = gs_clone(v);
+  uint64_t numbers_on = gs_event_counter() - before;
+  gs_trace_close();
+  g_assert_cmpuint(numbers_on, ==, numbers_off);
+  recorded r = read_log(path);
+  g_assert_false(r.damaged);
+  const gs_trace_event *made = find(&r, GS_TRACE_TENSOR_CREATE, c.id);
+  g_assert_cmpuint(made->origin, ==, 3);
+  g_assert_cmpuint(made->shared, ==, gs_storage_id(x)); /* folded, not written on its own */
+  g_assert_cmpuint(made->nbytes, ==, 0);
+  const gs_trace_event *share = made - 1;
+  g_assert_cmpint(share->kind, ==, GS_TRACE_STORAGE_SHARE);
+  g_assert_false(share->derived);
+  g_assert_cmpuint(share->seq, ==, made->seq - 1);
+  g_assert_cmpuint(share->storage, ==, gs_storage_id(c));
+  g_assert_cmpuint(share->source, ==, gs_storage_id(x));
+  g_assert_cmpuint(share->nbytes, ==, 12 * sizeof(float)); /* the whole storage, not the view's */
+  g_assert_cmpuint(share->thread, ==, made->thread);
+  /* On disk the clone's share is not an event of its own (the opening snapshot's are). */
+  g_assert_cmpint(count_on_disk(path, GS_TRACE_STORAGE_SHARE), ==,
+                  count(&r, GS_TRACE_STORAGE_SHARE) - 1);
+  recorded_free(&r);
+  gs_dispose(c), gs_dispose(off), gs_dispose(v), gs_dispose(x);
+  g_remove(path);
+  g_free(path);
+}
+
+/* The owner_change that makes a leaf's first gradient its own is written inside the
+ * grad_accumulate (format 2.2) and read back as the owner_change a 2.1 log held, just before
+ * it, numbered one below it, with the call's site. */
+static void test_gradient_owner_change_is_folded(void) {
+  char *path = temp_path("gradscope-test-grad-owner.gstrace");
+  gs_tensor w = gs_ones(GS_F32, (int64_t[]){4}, 1);
+  gs_set_requires_grad(w, true);
+  g_assert_cmpint(gs_trace_open(path), ==, 0);
+  gs_tensor y = gs_sum(w, NULL, 0, false);
+  gs_backward(y);
+  gs_trace_close();
+  recorded r = read_log(path);
+  g_assert_false(r.damaged);
+  const gs_trace_event *acc = find(&r, GS_TRACE_GRAD_ACCUMULATE, w.id);
+  gs_tensor grad = gs_grad(w);
+  g_assert_cmpuint(acc->target, ==, grad.id);
+  g_assert_cmpuint(acc->holder, ==, 0);
+  g_assert_cmpuint(acc->site, ==, 0);
+  const gs_trace_event *change = acc - 1;
+  g_assert_cmpint(change->kind, ==, GS_TRACE_OWNER_CHANGE);
+  g_assert_false(change->derived);
+  g_assert_cmpuint(change->seq, ==, acc->seq - 1);
+  g_assert_cmpuint(change->object, ==, grad.id);
+  g_assert_cmpuint(change->holder, ==, GS_TRACE_HELD_BY_TENSOR);
+  g_assert_cmpuint(change->owner, ==, w.id);
+  g_assert_cmpuint(change->previous_holder, ==, GS_TRACE_HELD_BY_ENGINE);
+  g_assert_cmpuint(change->site, ==, find(&r, GS_TRACE_BACKWARD_BEGIN, 0)->site);
+  g_assert_cmpuint(change->site, !=, 0);
+  g_assert_cmpint(count(&r, GS_TRACE_OWNER_CHANGE), ==, 1);
+  g_assert_cmpint(count_on_disk(path, GS_TRACE_OWNER_CHANGE), ==, 0);
+  g_assert_cmpint(count_on_disk(path, GS_TRACE_GRAD_ACCUMULATE), ==, 1);
+  recorded_free(&r);
+  gs_dispose(y), gs_dispose(w);
+  g_remove(path);
+  g_free(path);
+}
+
 /* A create_graph backward (double backward) makes ordinary nodes, logged as any op's are:
  * between the pass's begin and end, named by kind, with edges to nodes the log already has. */
 static void test_double_backward_nodes_are_recorded(void) {
@@ -775,6 +880,9 @@ static void test_dataset_is_recorded(void) {
 int main(int argc, char **argv) {
   test_init(&argc, &argv);
   g_test_add_func("/trace/engine-work-is-recorded", test_engine_work_is_recorded);
+  g_test_add_func("/trace/clone-share-is-folded-into-its-creation",
+                  test_clone_share_is_folded_into_its_creation);
+  g_test_add_func("/trace/gradient-owner-change-is-folded", test_gradient_owner_change_is_folded);
   g_test_add_func("/trace/modules-and-optimizer-state-are-recorded",
                   test_modules_and_optimizer_state_are_recorded);
   g_test_add_func("/trace/killed-child-leaves-a-readable-log", test_killed_child_leaves_a_readable_log);
