@@ -78,7 +78,7 @@ class _SyncBatchNormFunction(Function):
         sum_dy_xmu = (grad * xmu).sum(dims)
         needs = ctx.needs_input_grad
         grad_weight = sum_dy_xmu * invstd if weight is not None and needs[1] else None
-        grad_bias = sum_dy if len(needs) > 2 and needs[2] else None
+        grad_bias = sum_dy if needs[2] else None
         grad_input = None
         if needs[0]:
             both = _gs.cat([sum_dy, sum_dy_xmu]).contiguous()
