@@ -29,8 +29,11 @@ static char *desc_str(char *buf, size_t size, const desc *d) {
   return buf;
 }
 
-/* Checks t for fn locally (reported on this rank) and describes it. */
-static desc describe(const char *fn, const char *role, gs_tensor t, int64_t arg) {
+static bool is_float(gs_dtype dt) { return dt == GS_F32 || dt == GS_F64; }
+
+/* Checks t for fn locally (reported on this rank) and describes it. A reduction's arg is its
+ * op: an average of integers is not an integer, so GS_DIST_AVG takes floats only. */
+static desc describe(const char *fn, const char *role, gs_tensor t, int64_t arg, bool reduction) {
   desc d = {.arg = arg};
   if (!gs_is_alive(t)) {
     gs__lookup(t, fn); /* reports the stale handle, naming what disposed it */
@@ -40,9 +43,11 @@ static desc describe(const char *fn, const char *role, gs_tensor t, int64_t arg)
   char shape[GS__SHAPE_STR];
   int64_t dims[GS_MAX_DIMS];
   int nd = gs_shape(t, dims);
-  if (dt != GS_F32 && dt != GS_F64) {
-    gs__error(GS_ERR_DTYPE, fn, "expected %s to be an f32 or f64 tensor, got %s %s", role,
-              gs__shape_str(shape, dims, nd), gs_dtype_name(dt));
+  if (reduction && arg == GS_DIST_AVG && !is_float(dt)) {
+    gs__error(GS_ERR_DTYPE, fn,
+              "expected %s to be an f32 or f64 tensor for GS_DIST_AVG, got %s %s (an average "
+              "of integers is not an integer: reduce with GS_DIST_SUM and divide)",
+              role, gs__shape_str(shape, dims, nd), gs_dtype_name(dt));
     return d;
   }
   if (!gs_is_contiguous(t)) {
@@ -117,6 +122,7 @@ static uint64_t desc_bytes(const desc *d) {
   return n * gs_dtype_size((gs_dtype)d->dtype);
 }
 
+/* AVG's division after the sum (describe let only floats through). */
 static void scale(void *data, gs_dtype dt, int64_t n, double by) {
   if (dt == GS_F32) {
     float *p = data;
@@ -139,8 +145,12 @@ static bool bad_op(const char *fn, gs_dist_op op) {
   return true;
 }
 
-/* The MPI reduction behind op (AVG sums, then divides). */
-static MPI_Op mpi_op(gs_dist_op op) {
+/* The MPI reduction behind op (AVG sums, then divides). MPI reduces C bools only by logical
+ * operators, so bools take PyTorch's meaning (its NCCL backend's): a sum or max is an or, a
+ * product or min an and. */
+static MPI_Op mpi_op(gs_dist_op op, gs_dtype dt) {
+  if (dt == GS_BOOL)
+    return op == GS_DIST_PRODUCT || op == GS_DIST_MIN ? MPI_LAND : MPI_LOR;
   switch (op) {
   case GS_DIST_MAX:
     return MPI_MAX;
@@ -157,7 +167,7 @@ bool gs_dist_all_reduce(gs_tensor t, gs_dist_op op) {
   const char *fn = "dist_all_reduce";
   if (!gs__dist_ready(fn) || bad_op(fn, op))
     return false;
-  desc d = describe(fn, "the tensor", t, op);
+  desc d = describe(fn, "the tensor", t, op, true);
   char what[GS__SHAPE_STR + 32];
   snprintf(what, sizeof what, "allreduce of %s", desc_str((char[GS__SHAPE_STR + 16]){0},
                                                           GS__SHAPE_STR + 16, &d));
@@ -172,8 +182,8 @@ bool gs_dist_all_reduce(gs_tensor t, gs_dist_op op) {
   void *data = gs_data_mut(t);
   gs__dist_begin(what);
   MPI_Request req;
-  MPI_Iallreduce(MPI_IN_PLACE, data, (int)n, gs__dist_mpi_type((gs_dtype)d.dtype), mpi_op(op),
-                 gs__dist.data, &req);
+  MPI_Iallreduce(MPI_IN_PLACE, data, (int)n, gs__dist_mpi_type((gs_dtype)d.dtype),
+                 mpi_op(op, (gs_dtype)d.dtype), gs__dist.data, &req);
   gs__dist_traced_wait("allreduce", desc_bytes(&d), &req, c, since);
   if (op == GS_DIST_AVG)
     scale(data, (gs_dtype)d.dtype, n, gs__dist.world);
@@ -189,7 +199,7 @@ bool gs_dist_broadcast(gs_tensor t, int root) {
               root);
     return false;
   }
-  desc d = describe(fn, "the tensor", t, root);
+  desc d = describe(fn, "the tensor", t, root, false);
   char what[GS__SHAPE_STR + 32];
   snprintf(what, sizeof what, "broadcast of %s", desc_str((char[GS__SHAPE_STR + 16]){0},
                                                           GS__SHAPE_STR + 16, &d));
@@ -226,7 +236,7 @@ bool gs_dist_all_gather(gs_tensor out, gs_tensor input) {
   const char *fn = "dist_all_gather";
   if (!gs__dist_ready(fn))
     return false;
-  desc d[2] = {describe(fn, "out", out, 0), describe(fn, "input", input, 0)};
+  desc d[2] = {describe(fn, "out", out, 0, false), describe(fn, "input", input, 0, false)};
   if (d[0].valid && d[1].valid && !check_sizes(fn, out, "out", input, "input"))
     d[0].valid = 0;
   /* Its bytes: what this rank sends (its input). */
@@ -250,7 +260,7 @@ bool gs_dist_reduce_scatter(gs_tensor out, gs_tensor input, gs_dist_op op) {
   const char *fn = "dist_reduce_scatter";
   if (!gs__dist_ready(fn) || bad_op(fn, op))
     return false;
-  desc d[2] = {describe(fn, "out", out, op), describe(fn, "input", input, op)};
+  desc d[2] = {describe(fn, "out", out, op, true), describe(fn, "input", input, op, true)};
   if (d[0].valid && d[1].valid && !check_sizes(fn, input, "input", out, "out"))
     d[1].valid = 0;
   /* Its bytes: what this rank contributes (its input). */
@@ -265,7 +275,8 @@ bool gs_dist_reduce_scatter(gs_tensor out, gs_tensor input, gs_dist_op op) {
   void *dst = gs_data_mut(out);
   gs__dist_begin("reduce-scatter");
   MPI_Request req;
-  MPI_Ireduce_scatter_block(gs_data(input), dst, (int)n, type, mpi_op(op), gs__dist.data, &req);
+  MPI_Ireduce_scatter_block(gs_data(input), dst, (int)n, type, mpi_op(op, (gs_dtype)d[0].dtype),
+                            gs__dist.data, &req);
   gs__dist_traced_wait("reduce_scatter", desc_bytes(&d[1]), &req, c, since);
   if (op == GS_DIST_AVG)
     scale(dst, (gs_dtype)d[0].dtype, n, gs__dist.world);

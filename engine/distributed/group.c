@@ -97,7 +97,25 @@ void gs_dist_set_timeout(double seconds) {
 double gs_dist_timeout(void) { return gs__dist.timeout_s; }
 
 MPI_Datatype gs__dist_mpi_type(gs_dtype dtype) {
-  return dtype == GS_F32 ? MPI_FLOAT : dtype == GS_F64 ? MPI_DOUBLE : MPI_BYTE;
+  switch (dtype) {
+  case GS_F32:
+    return MPI_FLOAT;
+  case GS_F64:
+    return MPI_DOUBLE;
+  case GS_I64:
+    return MPI_INT64_T;
+  case GS_I32:
+    return MPI_INT32_T;
+  case GS_I16:
+    return MPI_INT16_T;
+  case GS_I8:
+    return MPI_INT8_T;
+  case GS_U8:
+    return MPI_UINT8_T;
+  case GS_BOOL:
+    return MPI_C_BOOL;
+  }
+  return MPI_BYTE;
 }
 
 void gs__dist_begin(const char *what) {

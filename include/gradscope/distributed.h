@@ -1,9 +1,10 @@
 /* gradscope/distributed.h: data-parallel training over Open MPI (engine/distributed).
  *
  * Processes started by `mpirun -np N prog` form one group: gs_dist_init joins it, each gets a
- * rank 0..N-1. The collectives work in place on contiguous f32/f64 tensors, straight on the
- * storage's bytes (no copy); any other dtype or a non-contiguous tensor is an error naming the
- * call. Each collective first exchanges its tensors' shapes (a small allgather), so a call
+ * rank 0..N-1. The collectives work in place on contiguous tensors of any dtype, straight on
+ * the storage's bytes (no copy); a non-contiguous tensor is an error naming the call, and so
+ * is GS_DIST_AVG of an integer or bool tensor. Bools reduce as PyTorch's do: a sum or max is
+ * an or, a product or min an and. Each collective first exchanges its tensors' shapes (a small allgather), so a call
  * made with different shapes on different ranks is an error on every rank naming both shapes
  * instead of corrupt data or a hang. Collectives never block forever: they poll with a
  * deadline (gs_dist_set_timeout, default 60 s; GS_DIST_TIMEOUT=SECONDS in the environment),

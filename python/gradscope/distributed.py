@@ -6,8 +6,8 @@ store), and the collectives, DistributedDataParallel and DistributedSampler work
 PyTorch's. Run without mpirun, a program is a group of one.
 
 The C half is gradscope._gradscope._distributed (python/distributed.c) over the engine's
-engine/distributed (doc/distributed.md): collectives in place on contiguous float32/float64
-tensors, each first checking that every rank passed the same shape (an error naming both
+engine/distributed (doc/distributed.md): collectives in place on contiguous tensors of any
+dtype (integer counts are summed exactly; bools reduce as or/and), each first checking that every rank passed the same shape (an error naming both
 otherwise), and every wait bounded by a timeout (60 s unless init_process_group(timeout=)
 or GS_DIST_TIMEOUT says otherwise) past which the rank that did not arrive is named and the
 job stopped.
@@ -15,7 +15,10 @@ job stopped.
 import atexit
 import contextlib
 import datetime
+import pickle
 import sys
+
+import numpy as _np
 
 from gradscope import _gradscope
 from gradscope._missing import not_supported as _not_supported, unsupported as _unsupported
@@ -225,24 +228,34 @@ def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=Fal
     return _done(async_op)
 
 
+def _same_as(tensors, tensor, what, fn):
+    """tensors must be world_size tensors shaped and typed as tensor (torch's rule too)."""
+    world = _c.world_size()
+    if tensors is None or len(tensors) != world:
+        got = "None" if tensors is None else f"{len(tensors)}"
+        raise ValueError(f"{fn}(): {what} must hold world_size={world} tensors on this rank, "
+                         f"got {got}")
+    for i, t in enumerate(tensors):
+        if tuple(t.shape) != tuple(tensor.shape) or t.dtype != tensor.dtype:
+            raise ValueError(f"{fn}(): {what}[{i}] is {tuple(t.shape)} {t.dtype} but tensor "
+                             f"is {tuple(tensor.shape)} {tensor.dtype}")
+
+
 def all_gather(tensor_list, tensor, group=None, async_op=False):
     """tensor_list[r] receives rank r's tensor (every rank passes the same shape)."""
     _require_group(group, "all_gather")
-    world = _c.world_size()
-    if len(tensor_list) != world:
-        raise ValueError(f"all_gather(): tensor_list must hold world_size={world} tensors, got "
-                         f"{len(tensor_list)}")
-    for i, t in enumerate(tensor_list):
-        if tuple(t.shape) != tuple(tensor.shape) or t.dtype != tensor.dtype:
-            raise ValueError(f"all_gather(): tensor_list[{i}] is {tuple(t.shape)} {t.dtype} but "
-                             f"the tensor sent is {tuple(tensor.shape)} {tensor.dtype}")
+    _gather_into(tensor_list, tensor, "tensor_list", "all_gather")
+    return _done(async_op)
+
+
+def _gather_into(tensors, tensor, what, fn):
+    _same_as(tensors, tensor, what, fn)
     n = tensor.numel()
-    gathered = _gradscope.empty(world * n, dtype=tensor.dtype)
+    gathered = _gradscope.empty(_c.world_size() * n, dtype=tensor.dtype)
     _c.all_gather_into_tensor(gathered, tensor.contiguous().reshape(-1))
     with _gradscope.no_grad():
-        for r, t in enumerate(tensor_list):
+        for r, t in enumerate(tensors):
             t.copy_(gathered[r * n:(r + 1) * n].reshape(tuple(tensor.shape)))
-    return _done(async_op)
 
 
 def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=False):
@@ -262,6 +275,151 @@ def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=Fal
     flat = _gradscope.cat([t.contiguous().reshape(-1) for t in input_list])
     _c.reduce_scatter_tensor(output, flat, _op(op, "reduce_scatter"))
     return _done(async_op)
+
+
+def _rank_arg(value, name, fn):
+    world = _c.world_size()
+    if not 0 <= value < world:
+        raise ValueError(f"{fn}(): {name} must be a rank in 0..{world - 1}, got {value}")
+    return value
+
+
+def _not_here(value, what, role, fn):
+    if value:
+        raise ValueError(f"{fn}(): {what} must not be given on ranks other than the {role} "
+                         f"rank (it is read or written only there)")
+
+
+def reduce(tensor, dst, op=ReduceOp.SUM, group=None, async_op=False):
+    """Rank dst's tensor becomes the reduction by op of every rank's tensor; the other ranks'
+    tensors are left as they were (PyTorch leaves them unspecified)."""
+    _require_group(group, "reduce")
+    _rank_arg(dst, "dst", "reduce")
+    target = tensor if _c.rank() == dst else tensor.detach().clone()
+    _c.all_reduce(target, _op(op, "reduce"))
+    return _done(async_op)
+
+
+def gather(tensor, gather_list=None, dst=0, group=None, async_op=False):
+    """Rank dst's gather_list[r] receives rank r's tensor; the other ranks pass no list."""
+    _require_group(group, "gather")
+    _rank_arg(dst, "dst", "gather")
+    if _c.rank() != dst:
+        _not_here(gather_list, "gather_list", "destination", "gather")
+        gather_list = [_gradscope.empty(tuple(tensor.shape), dtype=tensor.dtype)
+                       for _ in range(_c.world_size())]
+    _gather_into(gather_list, tensor.detach(), "gather_list", "gather")
+    return _done(async_op)
+
+
+def scatter(tensor, scatter_list=None, src=0, group=None, async_op=False):
+    """tensor receives rank src's scatter_list[rank]; the other ranks pass no list."""
+    _require_group(group, "scatter")
+    _rank_arg(src, "src", "scatter")
+    rank, n = _c.rank(), tensor.numel()
+    if rank == src:
+        _same_as(scatter_list, tensor, "scatter_list", "scatter")
+        flat = _gradscope.cat([t.detach().contiguous().reshape(-1) for t in scatter_list])
+    else:
+        _not_here(scatter_list, "scatter_list", "source", "scatter")
+        flat = _gradscope.empty(_c.world_size() * n, dtype=tensor.dtype)
+    _c.broadcast(flat, src)
+    with _gradscope.no_grad():
+        tensor.copy_(flat[rank * n:(rank + 1) * n].reshape(tuple(tensor.shape)))
+    return _done(async_op)
+
+
+def _to_bytes(obj):
+    data = pickle.dumps(obj)
+    return _gradscope.from_numpy(_np.frombuffer(data, dtype=_np.uint8).copy()), len(data)
+
+
+def _from_bytes(t, size):
+    return pickle.loads(t[:size].numpy().tobytes())
+
+
+def _gather_pickled(obj):
+    """Every rank's obj, pickled, sent in one allgather padded to the longest."""
+    world = _c.world_size()
+    data, size = _to_bytes(obj)
+    sizes = _gradscope.zeros(world, dtype=_gradscope.int64)
+    _c.all_gather_into_tensor(sizes, _gradscope.tensor([size], dtype=_gradscope.int64))
+    longest = int(sizes.max())
+    padded = _gradscope.zeros(longest, dtype=_gradscope.uint8)
+    padded[:size] = data
+    everything = _gradscope.empty(world * longest, dtype=_gradscope.uint8)
+    _c.all_gather_into_tensor(everything, padded)
+    return [_from_bytes(everything[r * longest:(r + 1) * longest], int(sizes[r]))
+            for r in range(world)]
+
+
+def all_gather_object(object_list, obj, group=None):
+    """object_list[r] becomes rank r's obj (any picklable object)."""
+    _require_group(group, "all_gather_object")
+    world = _c.world_size()
+    if len(object_list) != world:
+        raise ValueError(f"all_gather_object(): object_list must hold world_size={world} "
+                         f"items, got {len(object_list)}")
+    object_list[:] = _gather_pickled(obj)
+
+
+def gather_object(obj, object_gather_list=None, dst=0, group=None):
+    """Rank dst's object_gather_list[r] becomes rank r's obj; the other ranks pass no list."""
+    _require_group(group, "gather_object")
+    _rank_arg(dst, "dst", "gather_object")
+    world = _c.world_size()
+    if _c.rank() == dst:
+        if object_gather_list is None or len(object_gather_list) != world:
+            raise ValueError(f"gather_object(): object_gather_list must hold world_size={world} "
+                             "items on the destination rank")
+    else:
+        _not_here(object_gather_list, "object_gather_list", "destination", "gather_object")
+    everything = _gather_pickled(obj)
+    if _c.rank() == dst:
+        object_gather_list[:] = everything
+
+
+def broadcast_object_list(object_list, src=0, group=None, device=None):
+    """Every rank's object_list (of the same length) becomes rank src's, item by item."""
+    _require_group(group, "broadcast_object_list")
+    _rank_arg(src, "src", "broadcast_object_list")
+    sent = _pickled_from(src, list(object_list))
+    if len(sent) != len(object_list):
+        raise ValueError(f"broadcast_object_list(): rank {src} sent {len(sent)} objects but "
+                         f"this rank's object_list holds {len(object_list)}")
+    object_list[:] = sent
+
+
+def scatter_object_list(scatter_object_output_list, scatter_object_input_list=None, src=0,
+                        group=None):
+    """scatter_object_output_list[0] becomes rank src's scatter_object_input_list[rank]."""
+    _require_group(group, "scatter_object_list")
+    _rank_arg(src, "src", "scatter_object_list")
+    world, rank = _c.world_size(), _c.rank()
+    if not isinstance(scatter_object_output_list, list) or not scatter_object_output_list:
+        raise ValueError("scatter_object_list(): scatter_object_output_list must be a list of "
+                         "at least one item (item 0 receives this rank's object)")
+    if rank == src:
+        if scatter_object_input_list is None or len(scatter_object_input_list) != world:
+            raise ValueError(f"scatter_object_list(): scatter_object_input_list must hold "
+                             f"world_size={world} items on the source rank")
+    else:
+        _not_here(scatter_object_input_list, "scatter_object_input_list", "source",
+                  "scatter_object_list")
+    items = _pickled_from(src, scatter_object_input_list)
+    scatter_object_output_list[0] = items[rank]
+
+
+def _pickled_from(src, obj):
+    """Rank src's obj on every rank: its pickled length, then its bytes, broadcast."""
+    data, size = _to_bytes(obj) if _c.rank() == src else (None, 0)
+    length = _gradscope.tensor([size], dtype=_gradscope.int64)
+    _c.broadcast(length, src)
+    size = int(length[0])
+    if _c.rank() != src:
+        data = _gradscope.empty(size, dtype=_gradscope.uint8)
+    _c.broadcast(data, src)
+    return _from_bytes(data, size)
 
 
 class DistributedDataParallel(_Module):

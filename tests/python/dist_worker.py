@@ -18,6 +18,7 @@ Modes (argv[1]):
 Every mode prints "worker ok" on rank 0 when everything it checks held.
 """
 import os
+import re
 import sys
 
 import numpy as np
@@ -170,11 +171,32 @@ def collectives():
     cut = dist.DistributedSampler(ds, shuffle=False, drop_last=True)
     padded = dist.DistributedSampler(ds, shuffle=False)
     assert list(cut) == list(range(rank, 6, world)) and len(padded) == 4, (list(cut), len(padded))
+    counts = gs.tensor([rank + 1, 2 ** 60])
+    dist.all_reduce(counts)
+    assert counts.tolist() == [3, 2 ** 61], counts.tolist()
+    # bools as torch's NCCL backend reduces them (its gloo refuses them): sum an or, min an and
+    flags, every = gs.tensor([rank == 1, True, False]), gs.tensor([rank == 1, True, False])
+    dist.all_reduce(flags)
+    dist.all_reduce(every, op=dist.ReduceOp.MIN)
+    assert flags.tolist() == [True, True, False] and every.tolist() == [False, True, False]
     try:
-        dist.all_reduce(gs.ones(2, dtype=gs.int64))
-        raise AssertionError("all_reduce took an int64 tensor")
+        dist.all_reduce(gs.ones(2, dtype=gs.int64), op=dist.ReduceOp.AVG)
+        raise AssertionError("all_reduce averaged int64 tensors")
     except TypeError as e:
-        assert "f32 or f64" in str(e), e
+        assert "f32 or f64 tensor for GS_DIST_AVG" in str(e), e
+    # every rank misplaces or misshapes its list, so each refuses before the collective
+    for call, match in ((lambda: dist.gather(gs.ones(2), [gs.ones(2)], dst=0),
+                         "gather_list must hold world_size=2 tensors" if rank == 0 else
+                         "gather_list must not be given on ranks other than the destination"),
+                        (lambda: dist.scatter(gs.ones(2), [gs.ones(3)] * 2, src=1),
+                         "scatter_list\\[0\\] is \\(3,\\)" if rank == 1 else
+                         "scatter_list must not be given"),
+                        (lambda: dist.reduce(gs.ones(2), dst=2), "dst must be a rank in 0..1")):
+        try:
+            call()
+            raise AssertionError(f"accepted: {match}")
+        except ValueError as e:
+            assert re.search(match, str(e)), (match, str(e))
     if rank == 0:
         print("worker ok")
 

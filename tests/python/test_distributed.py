@@ -205,13 +205,13 @@ dist.destroy_process_group()
 """
 
 
-def test_a_torchrun_program_runs_under_mpirun_and_as_torch(tmp_path):
-    """A program written for torchrun (backend gloo, RANK/WORLD_SIZE/LOCAL_RANK from the
-    environment, its own Dataset under DistributedSampler) runs unchanged under
-    `mpirun -np 2 python3 -m gradscope.as_torch`, as torch runs it on two gloo processes."""
+def run_both(tmp_path, program, line_pattern):
+    """Runs program under `mpirun -np 2 python3 -m gradscope.as_torch` and, where Debian's
+    torch is installed, as torch runs it on two gloo processes: (ours, torch's or None), each
+    the two ranks' lines matching line_pattern, sorted."""
     need_mpirun()
     script = tmp_path / "train.py"
-    script.write_text(TORCHRUN_PROGRAM)
+    script.write_text(program)
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
                OPENBLAS_NUM_THREADS="1", GS_DIST_TIMEOUT="10")
     r = subprocess.run(["mpirun", "--oversubscribe", "-np", "2", sys.executable, "-m",
@@ -219,12 +219,12 @@ def test_a_torchrun_program_runs_under_mpirun_and_as_torch(tmp_path):
                        capture_output=True, text=True, timeout=120, env=env)
     assert r.returncode == 0, r.stdout + r.stderr
     # (mpirun forwards the ranks' output as it comes: a line may lose its newline to the other)
-    lines = sorted(re.findall(r"rank \d shard \[[\d, ]*\] weight \[[-\d., e]*\]", r.stdout))
+    lines = sorted(re.findall(line_pattern, r.stdout))
     assert len(lines) == 2, r.stdout
     try:
         import torch  # noqa: F401 (the reference, where Debian's torch is installed)
     except ImportError:
-        return
+        return lines, None
     want = []
     for rank in (0, 1):
         want.append(subprocess.Popen(
@@ -234,7 +234,17 @@ def test_a_torchrun_program_runs_under_mpirun_and_as_torch(tmp_path):
                                 LOCAL_WORLD_SIZE="2", OMP_NUM_THREADS="1")))
     outs = [p.communicate(timeout=120) for p in want]
     assert all(p.returncode == 0 for p in want), outs
-    torch_lines = sorted(o.strip() for o, _ in outs)
+    return lines, sorted(o.strip() for o, _ in outs)
+
+
+def test_a_torchrun_program_runs_under_mpirun_and_as_torch(tmp_path):
+    """A program written for torchrun (backend gloo, RANK/WORLD_SIZE/LOCAL_RANK from the
+    environment, its own Dataset under DistributedSampler) runs unchanged under
+    `mpirun -np 2 python3 -m gradscope.as_torch`, as torch runs it on two gloo processes."""
+    lines, torch_lines = run_both(tmp_path, TORCHRUN_PROGRAM,
+                                  r"rank \d shard \[[\d, ]*\] weight \[[-\d., e]*\]")
+    if torch_lines is None:
+        return
 
     def parsed(line):
         shard, weight = re.match(r"rank \d shard (\[.*\]) weight (\[.*\])", line).groups()
@@ -249,3 +259,63 @@ def test_a_torchrun_program_runs_under_mpirun_and_as_torch(tmp_path):
     assert not dist.is_initialized()
     with pytest.raises(AttributeError, match="ReduceOp.BAND"):
         dist.ReduceOp.BAND
+
+
+METRICS_PROGRAM = """
+import torch
+import torch.distributed as dist
+
+dist.init_process_group("gloo")
+rank, world = dist.get_rank(), dist.get_world_size()
+said = []
+correct = torch.tensor(3 + rank)  # an int64 count, as evaluation loops sum them
+dist.all_reduce(correct)
+big = torch.tensor([2 ** 60 + rank, -rank])  # exact past 2^53: no trip through a double
+dist.all_reduce(big)
+top = torch.tensor([rank * 7, -rank], dtype=torch.int32)
+dist.all_reduce(top, op=dist.ReduceOp.MAX)
+said.append(f"count={correct.item()} big={big.tolist()} max={top.tolist()}")
+total = torch.tensor([10.0 * (rank + 1), 1.0], dtype=torch.float64)
+dist.reduce(total, dst=0)
+if rank == 0:
+    said.append(f"reduced={total.tolist()}")
+pieces = [torch.zeros(2, dtype=torch.int32) for _ in range(world)] if rank == 0 else None
+dist.gather(torch.tensor([rank, 40 + rank], dtype=torch.int32), pieces, dst=0)
+if rank == 0:
+    said.append(f"gathered={[p.tolist() for p in pieces]}")
+mine = torch.zeros(3)
+dist.scatter(mine, [torch.full((3,), 5.0 + r) for r in range(world)] if rank == 1 else None,
+             src=1)
+codes = torch.arange(4, dtype=torch.uint8) * (rank + 2)
+dist.broadcast(codes, 1)
+seen = [torch.zeros(2, dtype=torch.int64) for _ in range(world)]
+dist.all_gather(seen, torch.tensor([rank, rank * 100]))
+said.append(f"scattered={mine.tolist()} codes={codes.tolist()} seen={[s.tolist() for s in seen]}")
+objects = [None] * world
+dist.all_gather_object(objects, {"rank": rank, "name": "r" * (rank + 1) * 300})
+config = [{"lr": 0.1, "tags": ("a", 1)}, [1, 2]] if rank == 0 else [None, None]
+dist.broadcast_object_list(config, src=0)
+notes = [None, None] if rank == 1 else None
+dist.gather_object(("note", rank), notes, dst=1)
+got = [None]
+dist.scatter_object_list(got, [{"part": r} for r in range(world)] if rank == 0 else None, src=0)
+said.append(f"objects={[(o['rank'], len(o['name'])) for o in objects]} config={config} "
+            f"notes={notes} got={got}")
+print(f"rank {rank} says " + " | ".join(said))
+dist.destroy_process_group()
+"""
+
+
+def test_collectives_of_integers_and_objects_as_torch_gives_them(tmp_path):
+    """Integer counts summed over ranks (exactly), reduce/gather/scatter and the object
+    collectives in a torch program under mpirun and as_torch: each rank says what torch's
+    two gloo processes say, word for word."""
+    lines, torch_lines = run_both(tmp_path, METRICS_PROGRAM,
+                                   r"rank \d says .*? got=\[\{'part': \d\}\]")
+    assert "count=7 big=[2305843009213693953, -1] max=[7, 0]" in lines[0], lines
+    assert "reduced=[30.0, 2.0]" in lines[0] and "gathered=[[0, 40], [1, 41]]" in lines[0], lines
+    assert "scattered=[6.0, 6.0, 6.0] codes=[0, 3, 6, 9]" in lines[1], lines
+    assert "notes=[('note', 0), ('note', 1)] got=[{'part': 1}]" in lines[1], lines
+    if torch_lines is not None:
+        assert lines == torch_lines
+

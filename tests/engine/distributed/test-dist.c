@@ -4,7 +4,8 @@
  *   parity    after K SGD steps DDP's parameters equal a one-process run on the whole batch
  *             (both ranks compute that reference themselves), f64 and f32, with no_sync steps
  *   unused    a parameter that got no gradient is named, and find_unused_parameters allows it
- *   shapes    collectives compute the right values and refuse mismatched shapes and dtypes
+ *   shapes    collectives compute the right values (integer and bool dtypes too) and refuse
+ *             mismatched shapes and dtypes
  *   empty     a bucket with no elements (a zero-element f64 parameter beside f32 ones) is
  *             reduced without hanging
  *   drift     parameters changed on one rank are named at the next checked forward
@@ -299,6 +300,47 @@ static void empty_bucket(void) {
   gs_dispose(y);
 }
 
+/* Integer and bool tensors: reduced exactly (a sum past 2^53 that a double would round), bools
+ * as PyTorch reduces them (sum/max an or, product/min an and), bytes gathered and broadcast. */
+static void integers(int rank, int world) {
+  const int64_t big = (int64_t)1 << 60;
+  gs_tensor s = gs_from_data(GS_I64, (int64_t[]){2}, 1, (int64_t[]){rank + 1, big + rank});
+  bool done = gs_dist_all_reduce(s, GS_DIST_SUM);
+  const int64_t *sv = gs_data(s);
+  CHECK(done && world == 2 && sv[0] == 3 && sv[1] == 2 * big + 1, "i64 sum: %lld %lld",
+        (long long)sv[0], (long long)sv[1]);
+  gs_tensor mx = gs_from_data(GS_I32, (int64_t[]){2}, 1, (int32_t[]){-rank, rank * 7});
+  done = gs_dist_all_reduce(mx, GS_DIST_MAX);
+  const int32_t *mv = gs_data(mx);
+  CHECK(done && mv[0] == 0 && mv[1] == 7 * (world - 1), "i32 max: %d %d", mv[0], mv[1]);
+  /* rank 0 holds {false, true, false}, rank 1 {true, true, false}; the clone copies on write,
+   * so each one's data is read after its collective */
+  gs_tensor any = gs_from_data(GS_BOOL, (int64_t[]){3}, 1, (bool[]){rank == 1, true, false});
+  gs_tensor every = gs_clone(any);
+  done = gs_dist_all_reduce(any, GS_DIST_SUM);
+  const bool *av = gs_data(any);
+  CHECK(done && av[0] && av[1] && !av[2], "bool sum (or): %d %d %d", av[0], av[1], av[2]);
+  done = gs_dist_all_reduce(every, GS_DIST_PRODUCT);
+  const bool *ev = gs_data(every);
+  CHECK(done && !ev[0] && ev[1] && !ev[2], "bool product (and): %d %d %d", ev[0], ev[1], ev[2]);
+  gs_tensor bytes = gs_full(GS_U8, (int64_t[]){3}, 1, 200 + rank);
+  gs_tensor gathered = gs_zeros(GS_U8, (int64_t[]){3 * world}, 1);
+  done = gs_dist_all_gather(gathered, bytes);
+  const uint8_t *gv = gs_data(gathered);
+  CHECK(done && gv[0] == 200 && gv[3] == 201, "u8 allgather: %d %d", gv[0], gv[3]);
+  gs_tensor small = gs_full(GS_I8, (int64_t[]){2}, 1, rank == 1 ? -5 : 3);
+  done = gs_dist_broadcast(small, 1);
+  const int8_t *bv = gs_data(small);
+  CHECK(done && bv[0] == -5 && bv[1] == -5, "i8 broadcast: %d %d", bv[0], bv[1]);
+  gs_tensor whole = gs_arange(0, 2 * world, 1, GS_I16), part = gs_zeros(GS_I16, (int64_t[]){2}, 1);
+  done = gs_dist_reduce_scatter(part, whole, GS_DIST_SUM);
+  const int16_t *pv = gs_data(part);
+  CHECK(done && pv[0] == 2 * rank * world, "i16 reduce-scatter: %d", pv[0]);
+  gs_tensor ts[] = {s, mx, any, every, bytes, gathered, small, whole, part};
+  for (size_t k = 0; k < sizeof ts / sizeof *ts; k++)
+    gs_dispose(ts[k]);
+}
+
 static void shapes(void) {
   int rank = gs_dist_rank(), world = gs_dist_world_size();
   /* values */
@@ -339,6 +381,7 @@ static void shapes(void) {
             ((const float *)gs_data(mpart))[1] == 5.0f,
         "reduce-scatter max");
   CHECK(gs_dist_barrier(), "barrier");
+  integers(rank, world);
   /* refusals */
   gs_set_error_handler(gs_error_handler_return, NULL, NULL);
   gs_tensor m = rank == 0 ? gs_zeros(GS_F32, (int64_t[]){3, 4}, 2)
@@ -349,11 +392,14 @@ static void shapes(void) {
   CHECK(strstr(err, "[3, 4]") && strstr(err, "[4, 3]"),
         "the mismatch should name both shapes: %s", err);
   gs_tensor i = rank == 0 ? gs_zeros(GS_I64, (int64_t[]){2}, 1) : gs_zeros(GS_F32, (int64_t[]){2}, 1);
-  CHECK(!gs_dist_all_reduce(i, GS_DIST_SUM), "an i64 tensor was accepted");
+  CHECK(!gs_dist_all_reduce(i, GS_DIST_SUM), "an i64 tensor beside an f32 one was accepted");
   err = gs_last_error();
-  CHECK(rank == 0 ? strstr(err, "f32 or f64") && strstr(err, "i64") != NULL
-                  : strstr(err, "rank 0 refused") != NULL,
-        "dtype refusal: %s", err);
+  CHECK(strstr(err, "[2] i64") && strstr(err, "[2] f32"), "dtype mismatch: %s", err);
+  gs_tensor iavg = gs_zeros(GS_I64, (int64_t[]){2}, 1);
+  CHECK(!gs_dist_all_reduce(iavg, GS_DIST_AVG), "an average of i64 tensors was accepted");
+  err = gs_last_error();
+  CHECK(strstr(err, "f32 or f64 tensor for GS_DIST_AVG") && strstr(err, "[2] i64"),
+        "integer average refusal: %s", err);
   CHECK(!gs_dist_all_reduce(t, rank == 0 ? GS_DIST_MAX : GS_DIST_MIN) &&
             strstr(gs_last_error(), "ranks disagree on the call"),
         "different ops on two ranks were accepted: %s", gs_last_error());
@@ -365,7 +411,7 @@ static void shapes(void) {
   gs_set_error_handler(NULL, NULL, NULL);
   /* the group still works after refusals */
   CHECK(gs_dist_all_reduce(t, GS_DIST_SUM), "allreduce after refusals");
-  gs_tensor ts[] = {t, b, in, all, part, whole, m, i, nc, e, e2, e3, mpart, mwhole};
+  gs_tensor ts[] = {t, b, in, all, part, whole, m, i, iavg, nc, e, e2, e3, mpart, mwhole};
   for (size_t k = 0; k < sizeof ts / sizeof *ts; k++)
     gs_dispose(ts[k]);
 }
