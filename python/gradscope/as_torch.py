@@ -13,7 +13,8 @@ leak reports work on programs people already have.
 Under ``mpirun -np N``, the program finds the environment torchrun gives it: RANK, WORLD_SIZE,
 LOCAL_RANK and LOCAL_WORLD_SIZE are set from Open MPI's (where not set already), so
 ``mpirun -np 2 python3 -m gradscope.as_torch train.py`` runs what ``torchrun --nproc_per_node 2
-train.py`` runs.
+train.py`` runs. A program that starts its ranks itself with ``torch.multiprocessing.spawn``
+runs without mpirun: spawn starts it again under mpirun (gradscope.multiprocessing).
 
 install() puts the hook in place from Python (for a test, or a program that wants it).
 """
@@ -69,6 +70,7 @@ TORCH_MODULES = {
     "torch.linalg": "gradscope.linalg",
     "torch.special": "gradscope.special",
     "torch.distributed": "gradscope.distributed",
+    "torch.multiprocessing": "gradscope.multiprocessing",
     "torch.nn.parallel": "gradscope.nn.parallel",
     # torch.utils.data.distributed.DistributedSampler is torch.utils.data's: over any dataset
     "torch.utils.data.distributed": "gradscope.utils.data",

@@ -319,3 +319,83 @@ def test_collectives_of_integers_and_objects_as_torch_gives_them(tmp_path):
     if torch_lines is not None:
         assert lines == torch_lines
 
+
+
+SPAWN_PROGRAM = """
+import os
+import sys
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+
+def setup(rank, world_size):
+    os.environ["MASTER_ADDR"] = "127.0.0.1"
+    os.environ["MASTER_PORT"] = "29518"
+    dist.init_process_group("gloo", rank=rank, world_size=world_size)
+
+
+def train(rank, world_size, steps):
+    setup(rank, world_size)
+    torch.manual_seed(0)
+    model = DDP(torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Tanh(), torch.nn.Linear(8, 2)))
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    gen = torch.Generator().manual_seed(100 + rank)
+    for _ in range(steps):
+        x, y = torch.randn(6, 4, generator=gen), torch.randn(6, 2, generator=gen)
+        opt.zero_grad()
+        torch.nn.functional.mse_loss(model(x), y).backward()
+        opt.step()
+    w = model.module[2].weight.detach().flatten()
+    print(f"worker {rank} of {world_size} weight {[round(v, 5) for v in w.tolist()]}", flush=True)
+    dist.destroy_process_group()
+
+
+def fail(rank, world_size):
+    raise ValueError(f"worker {rank} fails on purpose")
+
+
+if __name__ == "__main__":
+    print("parent starts", flush=True)
+    mp.spawn(train, args=(2, 3), nprocs=2, join=True)
+    print("parent after spawn", flush=True)
+    if sys.argv[1:] == ["fail"]:
+        try:
+            mp.spawn(fail, args=(2,), nprocs=2)
+        except mp.ProcessRaisedException as e:
+            print(f"parent caught: {'fails on purpose' in str(e)}", flush=True)
+"""
+
+
+def test_a_program_that_spawns_its_ranks_runs_under_as_torch(tmp_path):
+    """PyTorch's DDP tutorial shape: mp.spawn(train, nprocs=2) with init_process_group("gloo",
+    rank=, world_size=) in each worker, run as `python3 -m gradscope.as_torch prog.py` (no
+    mpirun: spawn starts it): the workers' weights are torch's, the parent's code runs once, and
+    a worker that raises makes spawn raise in the parent."""
+    need_mpirun()
+    script = tmp_path / "spawn.py"
+    script.write_text(SPAWN_PROGRAM)
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", GS_DIST_TIMEOUT="10")
+    r = subprocess.run([sys.executable, "-m", "gradscope.as_torch", str(script), "fail"],
+                       capture_output=True, text=True, timeout=180, env=env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    out = r.stdout
+    assert out.count("parent starts") == 1 and out.count("parent after spawn") == 1, out
+    assert "parent caught: True" in out, out + r.stderr
+    lines = sorted(re.findall(r"worker \d of 2 weight \[[-\d., e]*\]", out))
+    assert len(lines) == 2, out
+    try:
+        import torch  # noqa: F401 (the reference, where Debian's torch is installed)
+    except ImportError:
+        return
+    t = subprocess.run([sys.executable, str(script), "fail"], capture_output=True, text=True,
+                       timeout=180, env=dict(os.environ, OMP_NUM_THREADS="1"))
+    assert t.returncode == 0, t.stdout + t.stderr
+    assert [l for l in t.stdout.splitlines() if l.startswith("parent")] == \
+        [l for l in out.splitlines() if l.startswith("parent")], (t.stdout, out)
+    want = sorted(re.findall(r"worker \d of 2 weight \[[-\d., e]*\]", t.stdout))
+    for got, ref in zip(lines, want):
+        g, w = (np.array(eval(s.split("weight ")[1])) for s in (got, ref))
+        assert got.split(" weight")[0] == ref.split(" weight")[0]
+        np.testing.assert_allclose(g, w, rtol=0, atol=1e-5)

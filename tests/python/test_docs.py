@@ -35,7 +35,8 @@ STUBS = {
 }
 DOCUMENTED = list(STUBS) + ["gradscope.autograd", "gradscope.function", "gradscope.distributions", "gradscope.optim.lr_scheduler",
                             "gradscope.nn.utils", "gradscope.nn.utils.rnn",
-                            "gradscope.distributed", "gradscope.compare", "gradscope.nn.init",
+                            "gradscope.distributed", "gradscope.multiprocessing", "gradscope.compare",
+                            "gradscope.nn.init",
                             "gradscope.special", "gradscope.amp", "gradscope.cuda_amp",
                             "gradscope.optim.swa_utils", "gradscope.jit",
                             "gradscope.nn.utils.prune", "gradscope.profiler",
