@@ -361,8 +361,10 @@ if __name__ == "__main__":
     mp.spawn(train, args=(2, 3), nprocs=2, join=True)
     print("parent after spawn", flush=True)
     if sys.argv[1:] == ["fail"]:
+        context = mp.spawn(fail, args=(2,), nprocs=2, join=False)
         try:
-            mp.spawn(fail, args=(2,), nprocs=2)
+            while not context.join(timeout=0.5):
+                pass
         except mp.ProcessRaisedException as e:
             print(f"parent caught: {'fails on purpose' in str(e)}", flush=True)
 """
