@@ -38,7 +38,9 @@ from gradscope.creation import (as_tensor, empty_like, full_like, get_default_dt
                                 randperm, zeros_like)
 from gradscope.linalg import (det, matrix_power, _torch_slogdet as slogdet, _inverse as inverse,  # noqa: E402
                               _logdet as logdet, _torch_svd as svd,
-                              _cholesky_solve as cholesky_solve, _chain_matmul as chain_matmul)
+                              _cholesky_solve as cholesky_solve, _chain_matmul as chain_matmul,
+                              matrix_exp)
+from gradscope.sampled_gradient import gradient  # noqa: E402
 from gradscope.rearrange import (argwhere, broadcast_tensors, count_nonzero, diag,  # noqa: E402
                                  diagonal, diff, einsum, flip, hstack, kron, meshgrid, nonzero,
                                  repeat_interleave, roll, tensordot, tile, tril, triu, unbind,

@@ -5,7 +5,8 @@ The work is the engine's (include/gradscope/linalg.h): vector norms, matrix norm
 them and from svdvals, solve, inv, det and slogdet through an LU factorisation on OpenBLAS's
 LAPACK, and cholesky, eigh, eigvalsh and svdvals, batched over the leading dims, each recorded
 as torch 1.13 records it (LinalgSolveExBackward0, ...); svd, pinv and matrix_rank through LAPACK's
-gesdd, qr (geqrf, orgqr), lstsq (gelsy) and cholesky_solve. This module gives them torch's
+gesdd, qr (geqrf, orgqr), lstsq (gelsy) and cholesky_solve; matrix_exp, solve_triangular,
+cond and the other compositions of ops are linalg_composed's. This module gives them torch's
 signatures:
 ord='fro', dim=None, and linalg.norm's choice between a vector and a matrix norm. A singular
 matrix given to solve or inv, or one that is not positive-definite given to cholesky, raises
@@ -382,8 +383,12 @@ def _tensor_slogdet(self):
     return _torch_slogdet(self)
 
 
+from gradscope.linalg_composed import (_tensor_matrix_exp, cond, cross, diagonal,  # noqa: E402
+                                       matrix_exp, solve_triangular, tensorinv, tensorsolve,
+                                       vander, vecdot)
+
 for _name in ("det", "inverse", "logdet", "slogdet", "svd", "cholesky_solve", "pinverse",
-              "matrix_power"):
+              "matrix_power", "matrix_exp"):
     _gradscope._extend_type(_gradscope.Tensor, _name, globals()["_tensor_" + _name])
 del _name
 
