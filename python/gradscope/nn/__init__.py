@@ -42,7 +42,7 @@ from gradscope.nn.probabilistic_losses import (GaussianNLLLoss,  # noqa: E402,F4
 from gradscope.nn.margin_modules import (CosineEmbeddingLoss,  # noqa: E402,F401
                                         HingeEmbeddingLoss, MarginRankingLoss, SoftMarginLoss,
                                         TripletMarginLoss, TripletMarginWithDistanceLoss)
-from gradscope.nn.shape_modules import (Softmax2d, Unflatten,  # noqa: E402,F401
+from gradscope.nn.shape_modules import (ChannelShuffle, Softmax2d, Unflatten,  # noqa: E402,F401
                                         UpsamplingBilinear2d, UpsamplingNearest2d)
 from gradscope.nn import layer_attributes as _layer_attributes  # noqa: E402
 from gradscope.nn.transformer import (EmbeddingBag, MultiheadAttention,  # noqa: E402,F401

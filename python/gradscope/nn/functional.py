@@ -22,7 +22,9 @@ from gradscope.nn.normalization import (dropout1d, dropout2d, dropout3d,  # noqa
                                         group_norm, instance_norm, prelu)
 from gradscope.nn.volumetric import (avg_pool3d, conv3d, conv_transpose3d,  # noqa: E402,F401
                                      max_pool3d)
-from gradscope.nn.transformer import embedding_bag  # noqa: E402,F401
+from gradscope.nn.transformer import (embedding_bag,  # noqa: E402,F401
+                                      scaled_dot_product_attention)
+from gradscope.nn.shape_modules import channel_shuffle  # noqa: E402,F401
 from gradscope.nn.shrink_activations import (alpha_dropout, celu, hardshrink,  # noqa: E402,F401
                                              rrelu, softshrink, tanhshrink, threshold)
 from gradscope.nn.window_ops import (bilinear, local_response_norm, lp_pool1d,  # noqa: E402,F401

@@ -1,7 +1,8 @@
 """torch.nn's small shape and resampling modules with torch's print(model) lines: Unflatten
-(one dim into a shape), Softmax2d (softmax over the channels of [C, H, W] or [N, C, H, W]) and
-the older UpsamplingNearest2d / UpsamplingBilinear2d (Upsample with the mode fixed, bilinear
-with align_corners=True as torch's)."""
+(one dim into a shape), Softmax2d (softmax over the channels of [C, H, W] or [N, C, H, W]),
+ChannelShuffle (with F.channel_shuffle) and the older UpsamplingNearest2d /
+UpsamplingBilinear2d (Upsample with the mode fixed, bilinear with align_corners=True as
+torch's)."""
 from gradscope import _gradscope
 from gradscope.nn import functional as F
 from gradscope.nn.spatial import Upsample
@@ -35,6 +36,37 @@ class Softmax2d(Module):
         if input.dim() not in (3, 4):
             raise AssertionError("Softmax2d requires a 3D or 4D tensor as input")
         return F.softmax(input, -3)
+
+
+def channel_shuffle(input, groups):
+    """The channels (dim 1) of [N, C, *] input regrouped as ShuffleNet's: viewed as [groups,
+    C / groups] and transposed, as torch.nn.functional.channel_shuffle."""
+    if input.dim() < 3:
+        raise RuntimeError(f"channel_shuffle expects input to have at least 3 dimensions, but "
+                           f"got input with sizes {list(input.shape)}")
+    if groups <= 0:
+        raise RuntimeError(f"Number of groups to divide channels in must be positive. Value "
+                           f"of groups:{groups}")
+    n, c, rest = input.shape[0], input.shape[1], tuple(input.shape[2:])
+    if c % groups:
+        raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels "
+                           f"and {groups} groups.")
+    return (input.reshape((n, groups, c // groups) + rest).transpose(1, 2)
+            .reshape((n, c) + rest))
+
+
+class ChannelShuffle(Module):
+    """Shuffles the channels of [N, C, *] input in groups (F.channel_shuffle)."""
+
+    def __init__(self, groups):
+        super().__init__()
+        self.groups = groups
+
+    def forward(self, input):
+        return channel_shuffle(input, self.groups)
+
+    def extra_repr(self):
+        return f"groups={self.groups}"
 
 
 class UpsamplingNearest2d(Upsample):

@@ -1,5 +1,6 @@
 """nn.EmbeddingBag, nn.MultiheadAttention and nn.TransformerEncoderLayer/TransformerEncoder
-(with F.embedding_bag and F.multi_head_attention_forward's computation) over the engine's
+(with F.embedding_bag, F.multi_head_attention_forward's computation and torch 2's
+F.scaled_dot_product_attention) over the engine's
 index_select, matrix products, softmax and layers, with torch 1.13's parameter names, shapes,
 initialisation and print(model) text, so a state_dict saved by one loads into the other.
 
@@ -193,6 +194,33 @@ def _attention(query, key, value, num_heads, w_q, w_k, w_v, b_q, b_k, b_v, out_w
     if average_attn_weights:
         weights = weights.mean(1)
     return out, weights
+
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
+                                 is_causal=False, scale=None):
+    """softmax(query @ key^T * scale + mask) @ value over the last two dims, as torch 2's
+    F.scaled_dot_product_attention: query [..., L, E], key [..., S, E], value [..., S, Ev];
+    scale 1/sqrt(E) unless given; attn_mask a bool mask (True: takes part, the opposite of
+    MultiheadAttention's) or a float one added to the scores; is_causal masks keys after
+    each query; dropout_p drops weights (always, as torch's function does)."""
+    L, S = query.shape[-2], key.shape[-2]
+    if query.shape[-1] != key.shape[-1]:
+        raise RuntimeError(f"scaled_dot_product_attention: expected query and key to share "
+                           f"their last dim, got {tuple(query.shape)} and {tuple(key.shape)}")
+    if is_causal and attn_mask is not None:
+        raise RuntimeError("scaled_dot_product_attention: pass attn_mask or is_causal=True, "
+                           "not both")
+    factor = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
+    scores = (query @ key.transpose(-2, -1)) * factor
+    if is_causal:
+        attn_mask = _c.ones(L, S, dtype=_c.bool).tril()
+    if attn_mask is not None:
+        scores = scores + (_additive_mask(attn_mask.logical_not(), scores.dtype, "attn_mask")
+                           if attn_mask.dtype == _c.bool else attn_mask)
+    weights = scores.softmax(-1)
+    if dropout_p > 0.0:
+        weights = F.dropout(weights, dropout_p, True)
+    return weights @ value
 
 
 class MultiheadAttention(Module):
