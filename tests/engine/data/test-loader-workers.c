@@ -333,22 +333,12 @@ static void workers_are_seeded_per_epoch_and_id(bool persistent) {
   assert_no_children();
 }
 
-/* The threads of this process, from /proc. */
-static int64_t count_threads(void) {
-  DIR *d = opendir("/proc/self/task");
-  g_assert_nonnull(d);
-  int64_t n = 0;
-  for (struct dirent *e; (e = readdir(d));)
-    n += e->d_name[0] != '.';
-  closedir(d);
-  return n;
-}
-
 /* Sample i: how many threads the worker reading it has, and how many BLAS would use. */
 static bool get_thread_counts(void *user, int64_t i, gs_tensor *out) {
   (void)user;
-  out[0] = gs_from_data(GS_I64, (int64_t[]){2}, 1,
-                        (int64_t[]){count_threads(), openblas_get_num_threads()});
+  out[0] =
+      gs_from_data(GS_I64, (int64_t[]){2}, 1,
+                   (int64_t[]){test_count_entries("/proc/self/task"), openblas_get_num_threads()});
   out[1] = gs_scalar(GS_I64, (double)i);
   return true;
 }
@@ -372,7 +362,7 @@ static void test_workers_run_blas_on_one_thread(void) {
     g_assert_cmpint(counts[1], ==, 1);
     g_assert_cmpint(openblas_get_num_threads(), ==, 2);
     /* Nor one in the caller: its pool waits for its next BLAS call, as after any fork. */
-    g_assert_cmpint(count_threads(), ==, 1);
+    g_assert_cmpint(test_count_entries("/proc/self/task"), ==, 1);
     gs_dispose(b[0]);
     gs_dispose(b[1]);
     batches++;
