@@ -4,9 +4,11 @@
  * process can run. fork() leaves the child with the forking thread alone, so it goes through
  * gs__fork (base/fork.c), which takes every engine lock around it (a pool's free list, the
  * allocator, the trace buffers), and the child drops what it inherited of the parent's log
- * (gs__trace_forget_inherited) before it opens a log of its own. OpenBLAS's own atfork handler
- * restarts its threads in the child, which we limit to one: a worker collates, N of them
- * share the cores with the main process.
+ * (gs__trace_forget_inherited) before it opens a log of its own. A worker's BLAS runs on one
+ * thread (a worker collates, N of them share the cores with the main process). Setting that
+ * count (openblas_set_num_threads) restarts the pool that fork() stopped, and its fresh thread
+ * would spin on sched_yield for about 130 ms in every worker while it collates, so the worker
+ * stops the pool again at once: with one thread, BLAS never needs it.
  *
  * Each epoch gets fresh workers (the order, fixed by reset, is inherited). Worker k collates
  * batches k, k + N, k + 2N, ... of the epoch, each straight into shared memory
@@ -122,6 +124,10 @@ static int worker_sock;        /* this worker's end */
 
 static bool read_messages(int sock, bool block);
 
+/* OpenBLAS's own fork handler, which stops its thread pool (pthread_atfork's prepare): exported
+ * by the pthread build, in no header; weak, so a BLAS without it links and skips the call. */
+extern int blas_thread_shutdown_(void) __attribute__((weak));
+
 static gs_tensor pooled_empty(gs_dtype dtype, const int64_t *shape, int ndim, const char *fn) {
   read_messages(worker_sock, false); /* slots given back since the credit came */
   return gs__segment_pool_empty(pool, dtype, shape, ndim, fn);
@@ -215,7 +221,10 @@ static _Noreturn void worker_main(gs__workers *ws, int id) {
   /* A failure is reported to the main process, not acted on here. */
   gs_set_error_handler(gs_error_handler_return, NULL, NULL);
   open_worker_log(ws->trace_dest, id);
+  /* One BLAS thread, and no pool thread beside it (see the top of the file). */
   openblas_set_num_threads(1);
+  if (blas_thread_shutdown_)
+    blas_thread_shutdown_();
   in_worker = true;
   worker_info = (gs_worker_info){.id = id, .num_workers = ws->n};
   gs_data_loader *l = ws->loader;

@@ -1,4 +1,5 @@
 /* test-util.c: shared helpers of the engine tests (see test-util.h). */
+#include <dirent.h>
 #include <stdarg.h>
 
 #include "test-util.h"
@@ -194,4 +195,14 @@ gs_trace_reader *test_read_log(const char *path) {
   gs_trace_reader *r = gs_trace_reader_new();
   gs_trace_reader_feed(r, bytes, n);
   return r;
+}
+
+int test_count_entries(const char *dir) {
+  DIR *d = opendir(dir);
+  g_assert_nonnull(d);
+  int n = 0;
+  for (struct dirent *e; (e = readdir(d));)
+    n += e->d_name[0] != '.';
+  closedir(d);
+  return n;
 }

@@ -66,3 +66,7 @@ int64_t test_numel(const int64_t *shape, int ndim);
 
 /* A reader fed the whole log file at path (gs_trace_reader_free it). */
 gs_trace_reader *test_read_log(const char *path);
+
+/* How many entries a /proc directory lists (threads in /proc/self/task, descriptors in
+ * /proc/self/fd: the latter counts the descriptor reading it), without "." and "..". */
+int test_count_entries(const char *dir);

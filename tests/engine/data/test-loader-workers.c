@@ -4,7 +4,10 @@
  * and the batch; ending early leaves no process and no segment; workers start while another
  * thread is inside the engine; each worker writes its own log and the main log says where the
  * batches' storages came from; persistent workers serve every epoch; a worker writes later
- * batches into the segments the caller gave back, never into one it still holds or sent on. */
+ * batches into the segments the caller gave back, never into one it still holds or sent on;
+ * a worker's BLAS runs on one thread with no pool thread beside it, and the caller keeps its
+ * own BLAS thread count. */
+#include <cblas.h>
 #include <dirent.h>
 #include <errno.h>
 #include <glib/gstdio.h>
@@ -328,6 +331,46 @@ static void workers_are_seeded_per_epoch_and_id(bool persistent) {
   gs_data_loader_free(a);
   gs_data_loader_free(b);
   assert_no_children();
+}
+
+/* Sample i: how many threads the worker reading it has, and how many BLAS would use. */
+static bool get_thread_counts(void *user, int64_t i, gs_tensor *out) {
+  (void)user;
+  out[0] =
+      gs_from_data(GS_I64, (int64_t[]){2}, 1,
+                   (int64_t[]){test_count_entries("/proc/self/task"), openblas_get_num_threads()});
+  out[1] = gs_scalar(GS_I64, (double)i);
+  return true;
+}
+
+/* A worker runs BLAS on one thread (N workers share the cores with the caller), with no
+ * OpenBLAS pool thread started beside it (a fresh one spins on sched_yield for about 130 ms,
+ * taking the cores the workers collate on); the caller's own count is what it was, and no
+ * pool thread runs in the caller either. */
+static void test_workers_run_blas_on_one_thread(void) {
+  int before = openblas_get_num_threads();
+  openblas_set_num_threads(2); /* a pool thread in this process, even on one core */
+  gs_dataset ds = {.length = 4, .n_fields = 2, .get_item = get_thread_counts};
+  gs_loader_options opt = {.batch_size = 1, .num_workers = 2};
+  gs_data_loader *l = gs_data_loader_new(&ds, &opt);
+  gs_tensor b[2];
+  int batches = 0;
+  while (gs_data_loader_next(l, b)) {
+    int64_t counts[2];
+    g_assert_cmpint(gs_copy_to(b[0], counts, sizeof counts), ==, 0);
+    g_assert_cmpint(counts[0], ==, 1); /* the worker's thread alone */
+    g_assert_cmpint(counts[1], ==, 1);
+    g_assert_cmpint(openblas_get_num_threads(), ==, 2);
+    /* Nor one in the caller: its pool waits for its next BLAS call, as after any fork. */
+    g_assert_cmpint(test_count_entries("/proc/self/task"), ==, 1);
+    gs_dispose(b[0]);
+    gs_dispose(b[1]);
+    batches++;
+  }
+  g_assert_cmpint(batches, ==, 4);
+  gs_data_loader_free(l);
+  assert_no_children();
+  openblas_set_num_threads(before);
 }
 
 static void test_workers_are_seeded_per_epoch_and_id(void) {
@@ -769,6 +812,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/loader-workers/callers-scope", test_batches_arrive_in_the_callers_scope);
   g_test_add_func("/loader-workers/no-copy", test_batches_are_received_without_copying);
   g_test_add_func("/loader-workers/seeds", test_workers_are_seeded_per_epoch_and_id);
+  g_test_add_func("/loader-workers/blas-threads", test_workers_run_blas_on_one_thread);
   g_test_add_func("/loader-workers/persistent", test_persistent_workers_serve_every_epoch);
   g_test_add_func("/loader-workers/segments-used-again", test_segments_are_used_again);
   g_test_add_func("/loader-workers/persistent-stuck-worker",
