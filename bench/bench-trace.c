@@ -14,7 +14,8 @@
  * `bench-trace --only off|file|ring N` runs N micro-steps in one mode alone (after N/10 to warm
  * up) and prints the recording thread's and the process's CPU per step: the run to give
  * callgrind (--separate-threads=yes: instructions per thread, the ring's applier its own) or
- * perf on a machine too loaded for the wall-clock ratios above. */
+ * perf on a machine too loaded for the wall-clock ratios above. It also prints how often the
+ * recording thread waited or was preempted per 1,000 steps, which its CPU time leaves out. */
 #include <gradscope/gradscope.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,10 +40,24 @@ static void matmul_step(gs_tensor a, gs_tensor m) {
   gs_dispose(p), gs_dispose(q), gs_dispose(r);
 }
 
+/* The recording thread's context switches: waits (it blocked, as on a full write-behind queue)
+ * and preemptions (another thread took its core). Wall-clock time that its CPU time does not
+ * show is one or the other. */
+typedef struct thread_switches {
+  long waits, preemptions;
+} thread_switches;
+
+static thread_switches thread_switches_now(void) {
+  struct rusage ru;
+  getrusage(RUSAGE_THREAD, &ru);
+  return (thread_switches){ru.ru_nvcsw, ru.ru_nivcsw};
+}
+
 typedef struct run {
   double seconds;
   uint64_t events;
   double cpu_seconds; /* the process's, all threads (the ring's applier included) */
+  double preemptions_per_1k; /* the recording thread's, per 1,000 steps */
 } run;
 
 static double process_cpu_s(void) {
@@ -55,10 +70,12 @@ static double process_cpu_s(void) {
 static run time_micro(gs_tensor x, gs_tensor w, gs_tensor b, int n) {
   uint64_t e0 = gs_event_counter();
   double c0 = process_cpu_s(), t0 = bench_now_s();
+  thread_switches s0 = thread_switches_now();
   for (int i = 0; i < n; i++)
     micro_step(x, w, b);
+  thread_switches s1 = thread_switches_now();
   return (run){(bench_now_s() - t0) / n, (gs_event_counter() - e0) / (uint64_t)n,
-               (process_cpu_s() - c0) / n};
+               (process_cpu_s() - c0) / n, (double)(s1.preemptions - s0.preemptions) * 1e3 / n};
 }
 
 static double thread_cpu_s(void) {
@@ -82,10 +99,12 @@ static int run_only(const char *mode, int n, gs_tensor x, gs_tensor w, gs_tensor
     gs_trace_open_ring(path, 4u << 20);
   for (int i = 0; i < n / 10; i++)
     micro_step(x, w, b);
-  double t0 = thread_cpu_s(), p0 = process_cpu_s();
+  double t0 = thread_cpu_s(), p0 = process_cpu_s(), w0 = bench_now_s();
+  thread_switches s0 = thread_switches_now();
   for (int i = 0; i < n; i++)
     micro_step(x, w, b);
-  double t1 = thread_cpu_s(), p1 = process_cpu_s();
+  double t1 = thread_cpu_s(), p1 = process_cpu_s(), w1 = bench_now_s();
+  thread_switches s1 = thread_switches_now();
   gs_trace_close();
   unlink(path);
   char name[64];
@@ -93,6 +112,12 @@ static int run_only(const char *mode, int n, gs_tensor x, gs_tensor w, gs_tensor
   bench_result(name, (t1 - t0) * 1e6 / n, "us");
   snprintf(name, sizeof name, "micro_step_%s_process_cpu_us", mode);
   bench_result(name, (p1 - p0) * 1e6 / n, "us");
+  snprintf(name, sizeof name, "micro_step_%s_wall_us", mode);
+  bench_result(name, (w1 - w0) * 1e6 / n, "us");
+  snprintf(name, sizeof name, "micro_step_%s_waits_per_1k_steps", mode);
+  bench_result(name, (double)(s1.waits - s0.waits) * 1e3 / n, "");
+  snprintf(name, sizeof name, "micro_step_%s_preemptions_per_1k_steps", mode);
+  bench_result(name, (double)(s1.preemptions - s0.preemptions) * 1e3 / n, "");
   return 0;
 }
 
@@ -101,7 +126,7 @@ static run time_matmul(gs_tensor a, gs_tensor m, int n) {
   double t0 = bench_now_s();
   for (int i = 0; i < n; i++)
     matmul_step(a, m);
-  return (run){(bench_now_s() - t0) / n, (gs_event_counter() - e0) / (uint64_t)n, 0.0};
+  return (run){(bench_now_s() - t0) / n, (gs_event_counter() - e0) / (uint64_t)n, 0.0, 0.0};
 }
 
 static double median_of(run *r, int n) {
@@ -115,6 +140,13 @@ static double median_cpu_of(run *r, int n) {
   double s[REPS];
   for (int i = 0; i < n; i++)
     s[i] = r[i].cpu_seconds;
+  return bench_median(s, n);
+}
+
+static double median_preemptions_of(run *r, int n) {
+  double s[REPS];
+  for (int i = 0; i < n; i++)
+    s[i] = r[i].preemptions_per_1k;
   return bench_median(s, n);
 }
 
@@ -184,6 +216,12 @@ int main(int argc, char **argv) {
   bench_result("trace_bytes_per_event", (double)(st.st_size - 64) / (double)events, "bytes");
   bench_result("trace_bytes_per_step", (double)(st.st_size - 64) / (double)n_micro, "bytes");
   bench_result("micro_step_slowdown", micro_on_s / micro_off_s, "x");
+  /* Wall-clock time the recording thread's CPU time does not show: another thread (the
+   * write-behind thread, OpenBLAS's workers spinning after the matmul runs, another
+   * program) took its core. */
+  bench_result("micro_step_off_preemptions_per_1k_steps", median_preemptions_of(micro_off, REPS),
+               "");
+  bench_result("micro_step_on_preemptions_per_1k_steps", median_preemptions_of(micro_on, REPS), "");
   bench_result("matmul_step_off_ms", mm_off_s * 1e3, "ms");
   bench_result("matmul_step_on_ms", mm_on_s * 1e3, "ms");
   bench_result("matmul_step_slowdown", mm_on_s / mm_off_s, "x");
@@ -195,6 +233,8 @@ int main(int argc, char **argv) {
                (micro_ring_s - micro_off_s) * 1e9 / (double)micro_on[0].events, "ns");
   bench_result("micro_step_ring_slowdown", micro_ring_s / micro_off_s, "x");
   bench_result("micro_step_ring_vs_file", micro_ring_s / micro_on_s, "x");
+  bench_result("micro_step_ring_preemptions_per_1k_steps", median_preemptions_of(micro_ring, REPS),
+               "");
   /* The ring's applier runs beside the program: the process's CPU time shows what it costs
    * in all, where the row above shows what the recording thread waits for. */
   bench_result("micro_step_ring_cpu_vs_file",

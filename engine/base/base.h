@@ -1,10 +1,11 @@
 /* base.h: the bottom of the engine's stack: what every layer above may use and nothing here
  * uses anything of the engine: thread-local storage, a short spinlock, a loop shared with a
- * helper thread, interned strings and the global event counter. (The generational handle pool
- * is base/pool.h.)
+ * helper thread, the scheduling of the engine's background threads, interned strings and the
+ * global event counter. (The generational handle pool is base/pool.h.)
  */
 #pragma once
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -40,6 +41,13 @@ static inline void gs__spin_lock(gs__spinlock *lock) {
 static inline void gs__spin_unlock(gs__spinlock *lock) {
   atomic_flag_clear_explicit(&lock->flag, memory_order_release);
 }
+
+/* ---- background.c -------------------------------------------------------------------- */
+
+/* Called by whoever started an engine helper thread, as soon as pthread_create returns: the
+ * thread no longer preempts the program's thread that wakes it (SCHED_BATCH where there is
+ * one). */
+void gs__thread_background(pthread_t thread);
 
 /* ---- fork.c -------------------------------------------------------------------------- */
 

@@ -118,6 +118,8 @@ static bool start_applier(void) {
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old);
   ring.started = pthread_create(&ring.thread, NULL, applier, NULL) == 0;
+  if (ring.started) /* as the write-behind thread: a pushed-out chunk can wait for a slice */
+    gs__thread_background(ring.thread);
   ring.pid = getpid();
   pthread_sigmask(SIG_SETMASK, &old, NULL);
   return ring.started;

@@ -90,6 +90,7 @@ static bool ensure_started(void) {
   started = pthread_create(&thread, NULL, writer_main, NULL) == 0;
   pthread_sigmask(SIG_SETMASK, &old, NULL);
   if (started) {
+    gs__thread_background(thread); /* a hand-over must not stop the thread that made it */
     pthread_detach(thread);
     started_in = getpid();
   }

@@ -6,6 +6,7 @@
  * (format 1.4); an event's time is its public call's. */
 #include <dlpack/dlpack.h>
 #include <glib/gstdio.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -362,6 +363,39 @@ static void test_flush_includes_handed_over_buffers(void) {
     prev = e->seq;
   }
   recorded_free(&r);
+  unlink(path);
+  g_free(path);
+}
+
+/* The engine's own threads that the recording thread wakes (the write-behind writer, the
+ * ring's applier) are batch threads, so that a hand-over never preempts the program's thread
+ * on its core; the program's threads keep their policy. */
+static int batch_threads(void) {
+  int n = 0;
+  GDir *tasks = g_dir_open("/proc/self/task", 0, NULL);
+  g_assert_nonnull(tasks);
+  for (const char *tid; (tid = g_dir_read_name(tasks));)
+    n += sched_getscheduler((pid_t)atoi(tid)) == SCHED_BATCH;
+  g_dir_close(tasks);
+  return n;
+}
+
+static void test_engine_threads_do_not_preempt_the_program(void) {
+  char *path = temp_path("gradscope-test-batch-threads.gstrace");
+  int policy = sched_getscheduler(0);
+  g_assert_cmpint(gs_trace_open(path), ==, 0);
+  for (int i = 0; i < 50000; i++) /* several full 64 KiB buffers: the writer has started */
+    gs_trace_mark("step");
+  gs_trace_flush();
+  g_assert_cmpint(batch_threads(), ==, 1);
+  g_assert_cmpint(gs_trace_open_ring(path, 64 * 1024), ==, 0);
+  for (int i = 0; i < 50000; i++) /* five times the ring: chunks pushed out to the applier */
+    gs_trace_mark("step");
+  gs_trace_flush();
+  g_assert_cmpint(batch_threads(), ==, 2);
+  gs_trace_close(); /* the applier ends with its ring */
+  g_assert_cmpint(batch_threads(), ==, 1);
+  g_assert_cmpint(sched_getscheduler(0), ==, policy);
   unlink(path);
   g_free(path);
 }
@@ -886,6 +920,8 @@ int main(int argc, char **argv) {
   g_test_add_func("/trace/modules-and-optimizer-state-are-recorded",
                   test_modules_and_optimizer_state_are_recorded);
   g_test_add_func("/trace/killed-child-leaves-a-readable-log", test_killed_child_leaves_a_readable_log);
+  g_test_add_func("/trace/engine-threads-do-not-preempt-the-program",
+                  test_engine_threads_do_not_preempt_the_program);
   g_test_add_func("/trace/flush-includes-handed-over-buffers",
                   test_flush_includes_handed_over_buffers);
   g_test_add_func("/trace/abort-flushes-the-error", test_abort_flushes_the_error);
