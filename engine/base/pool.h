@@ -61,7 +61,10 @@ typedef struct gs__pool {
   uint32_t max_items;
   uint32_t tag;            /* bits every id of this pool carries in its low half */
   atomic_uint_fast32_t count; /* slots ever handed out (pages filled in order) */
-  atomic_uint_fast64_t live;  /* published and not yet released */
+  /* Taken and not yet released (each take is published in the call that takes it). Written
+   * only under lock, as a load and a store: an atomic add would cost every object's life two
+   * more locked instructions, which the lock already pays for. Read without it. */
+  atomic_uint_fast64_t live;
   uint32_t free_head;
   gs__spinlock lock;
   _Atomic(char *) pages[GS__POOL_MAX_PAGES];
@@ -127,6 +130,12 @@ uint32_t gs__pool_grow(gs__pool *p);
 void gs__pool_remember_slow(gs__pool_slot *s, uint32_t generation, const char *by, uint64_t event,
                             gs__pool_ending ending);
 
+/* Adds delta to the live count (pool lock held: the lock orders the writers). */
+static inline void gs__pool_count_live_locked(gs__pool *p, int delta) {
+  uint64_t live = atomic_load_explicit(&p->live, memory_order_relaxed);
+  atomic_store_explicit(&p->live, live + (uint64_t)(int64_t)delta, memory_order_relaxed);
+}
+
 /* Takes a free slot (its record keeps whatever the last id's record left: the caller fills it) and
  * returns it, with its id in *id and the slot marked not yet live; NULL when the pool is full
  * or out of memory. The caller publishes it with gs__pool_publish once filled. Inline, as the
@@ -144,13 +153,14 @@ static inline gs__pool_slot *gs__pool_take(gs__pool *p, uint64_t *id) {
     gs__spin_unlock(&p->lock);
     return NULL;
   }
+  gs__pool_count_live_locked(p, 1);
   gs__spin_unlock(&p->lock);
   *id = gs__pool_id(p, s, index);
   return s;
 }
 
 static inline void gs__pool_publish(gs__pool *p, gs__pool_slot *s) {
-  atomic_fetch_add_explicit(&p->live, 1, memory_order_relaxed);
+  (void)p; /* counted live when taken */
   atomic_store_explicit(&s->live, true, memory_order_release);
 }
 
@@ -176,8 +186,8 @@ static inline void gs__pool_release_slot(gs__pool *p, gs__pool_slot *s, uint64_t
                                          uint64_t event, gs__pool_ending ending) {
   uint32_t generation = (uint32_t)(id >> 32);
   atomic_store_explicit(&s->live, false, memory_order_release);
-  atomic_fetch_sub_explicit(&p->live, 1, memory_order_relaxed);
   gs__spin_lock(&p->lock);
+  gs__pool_count_live_locked(p, -1);
   gs__pool_remember(s, generation, by, event, ending);
   if (generation != UINT32_MAX) { /* else retired: never handed out again */
     atomic_store_explicit(&s->generation, generation + 1, memory_order_release);

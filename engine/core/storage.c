@@ -30,8 +30,19 @@ static gs__storage *storage_over(gs__buffer *buffer, uint64_t nbytes) {
   return s;
 }
 
+/* Drops one reference of a count; true if it was the last. A holder that reads 1 holds the only
+ * one, and nobody can take another (references are taken from one already held: a tensor's, a
+ * storage's), so it skips the locked subtract, which the step of a small model pays a few
+ * dozen times (about 6 ns each here). The acquire load orders the writes of those who dropped
+ * theirs earlier (their release subtracts) before the free, as the subtract's acquire does. */
+static inline bool drop_reference(atomic_int_fast64_t *refcount) {
+  if (atomic_load_explicit(refcount, memory_order_acquire) == 1)
+    return true;
+  return atomic_fetch_sub_explicit(refcount, 1, memory_order_acq_rel) == 1;
+}
+
 static void buffer_release(gs__buffer *b) {
-  if (atomic_fetch_sub_explicit(&b->refcount, 1, memory_order_acq_rel) != 1)
+  if (!drop_reference(&b->refcount))
     return;
   if (b->external) {
     if (b->release)
@@ -202,7 +213,7 @@ static void storage_free(gs__storage *s) {
 }
 
 void gs__storage_release(gs__storage *s) {
-  if (!s || atomic_fetch_sub_explicit(&s->refcount, 1, memory_order_acq_rel) != 1)
+  if (!s || !drop_reference(&s->refcount))
     return;
   gs__storage_log_alloc(s); /* a temporary no tensor was made over: in use until now */
   if (gs__trace_on())
@@ -213,7 +224,7 @@ void gs__storage_release(gs__storage *s) {
 }
 
 bool gs__storage_release_for_dispose(gs__storage *s) {
-  if (atomic_fetch_sub_explicit(&s->refcount, 1, memory_order_acq_rel) != 1)
+  if (!drop_reference(&s->refcount))
     return false;
   storage_free(s);
   return true;

@@ -107,6 +107,35 @@ static bool tensor_dataset_get_items(void *user, const int64_t *indices, int64_t
   return true;
 }
 
+/* Starts loading the rows of the samples asked for next into the cache (gs_dataset's
+ * will_need): each field's rows where they are contiguous, every cache line of each. */
+static void tensor_dataset_will_need(void *user, const int64_t *indices, int64_t count) {
+  const tensor_dataset *td = user;
+  for (int f = 0; f < td->n; f++) {
+    const gs__tensor *t = gs__lookup_quiet(td->tensors[f].id);
+    if (!t)
+      continue;
+    gs__tensor row = *t; /* one row: dim 0 dropped */
+    row.ndim = t->ndim - 1;
+    memmove(row.shape, t->shape + 1, sizeof(int64_t) * (size_t)row.ndim);
+    memmove(row.strides, t->strides + 1, sizeof(int64_t) * (size_t)row.ndim);
+    row.numel = t->shape[0] ? t->numel / t->shape[0] : 0;
+    if (!gs__is_contiguous(&row))
+      continue;
+    size_t item = gs_dtype_size(t->dtype), row_bytes = (size_t)row.numel * item;
+    const char *data = gs__tensor_data(t);
+    for (int64_t i = 0; i < count; i++) {
+      if (indices[i] < 0 || indices[i] >= t->shape[0])
+        continue;
+      const char *at = data + indices[i] * t->strides[0] * (int64_t)item;
+      for (size_t b = 0; b < row_bytes; b += 64)
+        __builtin_prefetch(at + b);
+      if (row_bytes)
+        __builtin_prefetch(at + row_bytes - 1); /* a row not aligned to a line ends in another */
+    }
+  }
+}
+
 /* The log says the dataset no longer reads its tensors; they stay the caller's. */
 static void tensor_dataset_release(void *user) {
   tensor_dataset *td = user;
@@ -168,7 +197,8 @@ gs_dataset gs_tensor_dataset(const gs_tensor *tensors, int n) {
                       .get_item = tensor_dataset_get,
                       .user = td,
                       .release = tensor_dataset_release,
-                      .get_items = tensor_dataset_get_items};
+                      .get_items = tensor_dataset_get_items,
+                      .will_need = tensor_dataset_will_need};
 }
 
 void gs_dataset_release(gs_dataset *ds) {

@@ -268,6 +268,14 @@ bool gs__loader_collate(gs_data_loader *l, int64_t pos, int64_t count, gs__colla
   return ok;
 }
 
+/* Tells the dataset which samples the next batch of this epoch holds (gs_dataset's
+ * will_need), once a batch was collated here. */
+static void hint_next_batch(const gs_data_loader *l) {
+  int64_t count = l->ds.will_need ? gs__loader_batch_count(l, l->pos) : 0;
+  if (count > 0)
+    l->ds.will_need(l->ds.user, &l->order[l->pos], count);
+}
+
 /* The next batch's engine-held parts, from the prefetch worker or collated here: 1, 0 at the
  * end of the epoch, -1 after an error. */
 static int next_engine_held(gs_data_loader *l, gs_tensor *parts, const char *fn) {
@@ -283,6 +291,7 @@ static int next_engine_held(gs_data_loader *l, gs_tensor *parts, const char *fn)
   if (!gs__loader_collate(l, l->pos, count, GS__COLLATE_ENGINE_HELD, parts, fn))
     return -1;
   l->pos += count;
+  hint_next_batch(l);
   return 1;
 }
 
@@ -310,6 +319,7 @@ bool gs_data_loader_next(gs_data_loader *l, gs_tensor *out) {
   if (count == 0 || !gs__loader_collate(l, l->pos, count, GS__COLLATE_MOVED_OUT, out, fn))
     return false;
   l->pos += count;
+  hint_next_batch(l);
   return true;
 }
 

@@ -336,6 +336,22 @@ static void run_adam(void *ctx, int writes) {
     run_split(adam_chunk_f64, s, r->p->numel, 8);
 }
 
+/* 1 - beta1^step and 1 - beta2^step, remembered for the last betas and step this thread asked
+ * for: an optimizer step asks the same for each of its parameters, and the two pow calls per
+ * parameter were about 7% of the digits example's optimizer step (four small parameters). */
+static void bias_corrections(double beta1, double beta2, int64_t step, double *bc1, double *bc2) {
+  static GS__THREAD_LOCAL struct {
+    double beta1, beta2, bc1, bc2;
+    int64_t step; /* 0: nothing remembered (steps count from 1) */
+  } last;
+  if (last.step != step || step <= 0 || last.beta1 != beta1 || last.beta2 != beta2) {
+    last.beta1 = beta1, last.beta2 = beta2, last.step = step;
+    last.bc1 = 1.0 - pow(beta1, (double)step);
+    last.bc2 = 1.0 - pow(beta2, (double)step);
+  }
+  *bc1 = last.bc1, *bc2 = last.bc2;
+}
+
 bool gs__adam_fused_step(const gs_adam_options *o, bool decoupled, int64_t step, gs_tensor hp,
                          gs_tensor hg, gs_tensor havg, gs_tensor hsq, gs_tensor hmax) {
   const char *fn = "optimizer_step";
@@ -355,7 +371,8 @@ bool gs__adam_fused_step(const gs_adam_options *o, bool decoupled, int64_t step,
       if (t[i]->storage == t[j]->storage)
         return false;
   }
-  double bc1 = 1.0 - pow(o->beta1, (double)step), bc2 = 1.0 - pow(o->beta2, (double)step);
+  double bc1, bc2;
+  bias_corrections(o->beta1, o->beta2, step, &bc1, &bc2);
   bool decay = decoupled && o->weight_decay != 0.0;
   adam_run r = {.pass = {.decay = 1.0 - o->lr * o->weight_decay,
                          .l2 = decoupled ? 0.0 : o->weight_decay,

@@ -74,6 +74,13 @@ typedef struct gs_dataset {
    * instead of get_item per sample and a stack per field (worker processes, which stack into
    * shared memory, still call get_item). NULL: get_item for every sample. */
   bool (*get_items)(void *user, const int64_t *indices, int64_t count, gs_tensor *fields_out);
+  /* Optional: a hint that the samples indices[0..count) are asked for next. A loader
+   * collating in this process gives it the next batch's indices, in the epoch's order, right
+   * after collating a batch, so the dataset can start reading them while the program trains
+   * on this one (the tensor dataset prefetches their rows into the cache: a shuffled epoch
+   * reads each row once, long after the last epoch did, and a step of a small model waited
+   * on those loads). It changes nothing the dataset gives. NULL: no hint. */
+  void (*will_need)(void *user, const int64_t *indices, int64_t count);
 } gs_dataset;
 
 /* A dataset over whole tensors: sample i is row i of each (views, from gs_select), and all

@@ -2,8 +2,8 @@
  * batch sizes, seeded shuffles, batch contents, and batches that survive the "collate" scope
  * and belong to the caller's scope, with the scope statistics of one batch counted exactly;
  * the prefetch thread (same order as without, every sample once, hand-over to the consumer's
- * scope, reset and free with batches in flight; the TSan build runs these too), and batches
- * as one composite object. */
+ * scope, reset and free with batches in flight; the TSan build runs these too), batches
+ * as one composite object, and the hint of the next batch a dataset is given. */
 #include <pthread.h>
 
 #include "test-util.h"
@@ -391,6 +391,81 @@ static void test_get_items_errors(void) {
   }
 }
 
+/* A tensor dataset behind a recorder of what the loader asks of it and hints to it. */
+typedef struct hint_recorder {
+  gs_dataset inner;
+  int64_t hinted[N_ROWS], n_hinted; /* the last will_need's indices */
+  int hints;
+} hint_recorder;
+
+static bool recorded_get_item(void *user, int64_t index, gs_tensor *out) {
+  hint_recorder *r = user;
+  return r->inner.get_item(r->inner.user, index, out);
+}
+
+/* Each batch asked for is the one the last hint named (none before the epoch's first). */
+static bool recorded_get_items(void *user, const int64_t *indices, int64_t count, gs_tensor *out) {
+  hint_recorder *r = user;
+  if (r->n_hinted) {
+    g_assert_cmpint(count, ==, r->n_hinted);
+    for (int64_t i = 0; i < count; i++)
+      g_assert_cmpint(indices[i], ==, r->hinted[i]);
+  }
+  r->n_hinted = 0;
+  return r->inner.get_items(r->inner.user, indices, count, out);
+}
+
+static void recorded_will_need(void *user, const int64_t *indices, int64_t count) {
+  hint_recorder *r = user;
+  g_assert_cmpint(count, <=, N_ROWS);
+  memcpy(r->hinted, indices, (size_t)count * sizeof *indices);
+  r->n_hinted = count;
+  r->hints++;
+  r->inner.will_need(r->inner.user, indices, count); /* the prefetch itself, which must not fail */
+}
+
+/* A loader collating in this process hints the next batch of the epoch to the dataset right
+ * after each batch (gs_dataset's will_need): the hint names exactly the samples the next
+ * get_items asks for, in order, through gs_data_loader_next and _next_batch, and the last
+ * batch of an epoch hints nothing (the next epoch's order is not drawn yet). */
+static void test_will_need_names_the_next_batch(void) {
+  gs_tensor xy[2];
+  make_xy(N_ROWS, &xy[0], &xy[1]);
+  hint_recorder r = {.inner = gs_tensor_dataset(xy, 2)};
+  g_assert_nonnull(r.inner.will_need);
+  gs_dataset ds = {.length = N_ROWS,
+                   .n_fields = 2,
+                   .get_item = recorded_get_item,
+                   .user = &r,
+                   .get_items = recorded_get_items,
+                   .will_need = recorded_will_need};
+  gs_data_loader *l =
+      gs_data_loader_new(&ds, &(gs_loader_options){.batch_size = 4, .shuffle = true, .seed = 3});
+  for (int epoch = 0; epoch < 2; epoch++) {
+    r.hints = 0;
+    r.n_hinted = 0;
+    gs_data_loader_reset(l);
+    int batches = 0;
+    gs_scope step = gs_scope_begin("step");
+    if (epoch == 0) {
+      gs_tensor batch[2];
+      while (gs_data_loader_next(l, batch))
+        batches++;
+    } else {
+      for (gs_batch b; (b = gs_data_loader_next_batch(l)).id;)
+        batches++;
+    }
+    gs_scope_end(step);
+    g_assert_cmpint(batches, ==, 3); /* 4, 4 and 2 samples */
+    g_assert_cmpint(r.hints, ==, 2);
+    g_assert_cmpint(r.n_hinted, ==, 0); /* the last batch asked for what was hinted */
+  }
+  gs_data_loader_free(l);
+  gs_dataset_release(&r.inner);
+  gs_dispose(xy[0]);
+  gs_dispose(xy[1]);
+}
+
 static void test_custom_dataset(void) {
   uint64_t live = gs_live_tensor_count();
   custom_user u = {0, -1};
@@ -732,6 +807,8 @@ int main(int argc, char **argv) {
                   test_tensor_dataset_batches_without_sample_tensors);
   g_test_add_func("/loader/custom-dataset", test_custom_dataset);
   g_test_add_func("/loader/get-items-errors", test_get_items_errors);
+  test_add_leak_checked("/loader/will-need-names-the-next-batch",
+                        test_will_need_names_the_next_batch);
   test_add_leak_checked("/loader/prefetch-same-order-as-without",
                         test_prefetch_same_order_as_without);
   test_add_leak_checked("/loader/prefetch-hands-batches-to-the-consumer-scope",
