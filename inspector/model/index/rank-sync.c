@@ -28,7 +28,10 @@ static gint by_number(gconstpointer a, gconstpointer b) {
   return x->number < y->number ? -1 : x->number > y->number;
 }
 
-/* One lane's collective events into all, its waits into waits. */
+/* One lane's collective events into all, its waits into waits. A collective outside DDP's
+ * waits that blocked this rank (the first one, while another rank still starts; a metric's
+ * allreduce) is a wait too, its last waited_ns before its end: the lane's waits then add up to
+ * the time `gradscope stats` counts in collectives, and a rank held up there shows. */
 static void scan_lane(gs_rank_run *run, guint lane, GArray *all, GHashTable *numbers, GArray *waits,
                       GStringChunk *strings) {
   gs_trace_model *m = gs_rank_run_model(run, lane);
@@ -36,6 +39,7 @@ static void scan_lane(gs_rank_run *run, guint lane, GArray *all, GHashTable *num
   guint64 n_events = gs_trace_model_n_events(m);
   gboolean open = FALSE;
   gs_rank_wait w = {0};
+  guint64 begun_number = 0, begun_index = 0; /* this lane's last collective_begin */
   for (guint64 i = 0; i < n_events; i++) {
     gs_trace_kind kind = gs_trace_model_kind_at(m, i);
     if (kind != GS_TRACE_COLLECTIVE_BEGIN && kind != GS_TRACE_COLLECTIVE_END &&
@@ -69,6 +73,8 @@ static void scan_lane(gs_rank_run *run, guint lane, GArray *all, GHashTable *num
       if (!c->op)
         c->op = g_string_chunk_insert_const(strings, gs_trace_model_string(m, e.op));
       if (kind == GS_TRACE_COLLECTIVE_BEGIN) {
+        begun_number = e.collective;
+        begun_index = i;
         c->begin[lane] = t;
         if (!c->nbytes) {
           c->nbytes = e.nbytes;
@@ -79,6 +85,17 @@ static void scan_lane(gs_rank_run *run, guint lane, GArray *all, GHashTable *num
           c->n_ended++;
         c->end[lane] = t;
         c->waited_ns[lane] = e.waited_ns;
+        if (!open && e.waited_ns > 0) {
+          guint64 from = t > e.waited_ns ? t - e.waited_ns : 0;
+          gs_rank_wait blocked = {.begin = MAX(from, MIN(c->begin[lane], t)),
+                                  .end = t,
+                                  .begin_index = begun_number == e.collective ? begun_index : i,
+                                  .end_index = i,
+                                  .waited_ns = e.waited_ns,
+                                  .name = c->op,
+                                  .ended = TRUE};
+          g_array_append_val(waits, blocked);
+        }
       }
     }
   }

@@ -19,6 +19,9 @@ const char *gs_dist_collective_words(const char *op) {
 }
 
 const char *gs_dist_wait_words(const char *name) {
-  /* The engine's one wait (ddp.c). */
-  return name && !strcmp(name, "DDP's bucket allreduces") ? _("DDP's bucket allreduces") : name;
+  /* The engine's one wait (ddp.c), or a collective that blocked outside it (rank-sync.c). */
+  if (!name)
+    return name;
+  return !strcmp(name, "DDP's bucket allreduces") ? _("DDP's bucket allreduces")
+                                                  : gs_dist_collective_words(name);
 }
