@@ -19,7 +19,8 @@ static char *log_path(const char *name) {
 }
 
 /* What a log holds, read with the trace reader alone (no model): its events, the numbers of
- * its collectives that ended, and its wait_end events with their waited ns. */
+ * its collectives that ended, and its waits with their waited ns: the wait_end events, and the
+ * collectives that blocked the rank outside DDP's waits (rank-sync.c makes each a wait). */
 typedef struct raw_log {
   guint64 events;
   GHashTable *ended; /* collective number -> 1 */
@@ -35,6 +36,7 @@ static raw_log read_raw(const char *path) {
   gs_trace_reader *r = gs_trace_reader_new();
   gs_trace_reader_feed(r, bytes, len);
   gs_trace_event e;
+  gboolean in_wait = FALSE;
   while (gs_trace_reader_next(r, &e) == GS_TRACE_EVENT) {
     if (gs_trace_kind_is_table(e.kind))
       continue;
@@ -43,7 +45,14 @@ static raw_log read_raw(const char *path) {
       guint64 *key = g_new(guint64, 1);
       *key = e.collective;
       g_hash_table_add(out.ended, key);
+      if (!in_wait && e.waited_ns > 0) {
+        out.waits++;
+        out.waited_ns += e.waited_ns;
+      }
+    } else if (e.kind == GS_TRACE_WAIT_BEGIN) {
+      in_wait = TRUE;
     } else if (e.kind == GS_TRACE_WAIT_END) {
+      in_wait = FALSE;
       out.waits++;
       out.waited_ns += e.waited_ns;
     }
