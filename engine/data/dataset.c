@@ -49,6 +49,16 @@ static bool tensor_dataset_get(void *user, int64_t index, gs_tensor *fields_out)
   return true;
 }
 
+/* One row of t at its offset (dim 0 dropped), to copy or read rows by. */
+static gs__tensor row_of(const gs__tensor *t) {
+  gs__tensor row = *t;
+  row.ndim = t->ndim - 1;
+  memmove(row.shape, t->shape + 1, sizeof(int64_t) * (size_t)row.ndim);
+  memmove(row.strides, t->strides + 1, sizeof(int64_t) * (size_t)row.ndim);
+  row.numel = t->shape[0] ? t->numel / t->shape[0] : 0;
+  return row;
+}
+
 /* Rows indices[0..count) of t, copied into a new tensor [count, row shape...]: what stacking
  * gs_select(t, 0, i) for each index gives, without a tensor per row. */
 static gs_tensor gather_rows(gs_tensor h, const int64_t *indices, int64_t count, const char *fn) {
@@ -68,14 +78,7 @@ static gs_tensor gather_rows(gs_tensor h, const int64_t *indices, int64_t count,
   gs_tensor r = gs__tensor_new(t->dtype, shape, t->ndim, fn, &out);
   if (!r.id)
     return r;
-  /* One row of t and of out: dim 0 dropped. */
-  gs__tensor src = *t, dst = *out;
-  src.ndim = dst.ndim = t->ndim - 1;
-  memmove(src.shape, t->shape + 1, sizeof(int64_t) * (size_t)src.ndim);
-  memmove(src.strides, t->strides + 1, sizeof(int64_t) * (size_t)src.ndim);
-  memmove(dst.shape, out->shape + 1, sizeof(int64_t) * (size_t)dst.ndim);
-  memmove(dst.strides, out->strides + 1, sizeof(int64_t) * (size_t)dst.ndim);
-  src.numel = dst.numel = count ? out->numel / count : 0;
+  gs__tensor src = row_of(t), dst = row_of(out);
   size_t row_bytes = (size_t)dst.numel * gs_dtype_size(t->dtype);
   bool rows_contiguous = gs__is_contiguous(&src);
   const char *from = gs__tensor_data(t);
@@ -115,11 +118,7 @@ static void tensor_dataset_will_need(void *user, const int64_t *indices, int64_t
     const gs__tensor *t = gs__lookup_quiet(td->tensors[f].id);
     if (!t)
       continue;
-    gs__tensor row = *t; /* one row: dim 0 dropped */
-    row.ndim = t->ndim - 1;
-    memmove(row.shape, t->shape + 1, sizeof(int64_t) * (size_t)row.ndim);
-    memmove(row.strides, t->strides + 1, sizeof(int64_t) * (size_t)row.ndim);
-    row.numel = t->shape[0] ? t->numel / t->shape[0] : 0;
+    gs__tensor row = row_of(t);
     if (!gs__is_contiguous(&row))
       continue;
     size_t item = gs_dtype_size(t->dtype), row_bytes = (size_t)row.numel * item;

@@ -29,8 +29,6 @@ static char *desc_str(char *buf, size_t size, const desc *d) {
   return buf;
 }
 
-static bool is_float(gs_dtype dt) { return dt == GS_F32 || dt == GS_F64; }
-
 /* Checks t for fn locally (reported on this rank) and describes it. A reduction's arg is its
  * op: an average of integers is not an integer, so GS_DIST_AVG takes floats only. */
 static desc describe(const char *fn, const char *role, gs_tensor t, int64_t arg, bool reduction) {
@@ -43,7 +41,7 @@ static desc describe(const char *fn, const char *role, gs_tensor t, int64_t arg,
   char shape[GS__SHAPE_STR];
   int64_t dims[GS_MAX_DIMS];
   int nd = gs_shape(t, dims);
-  if (reduction && arg == GS_DIST_AVG && !is_float(dt)) {
+  if (reduction && arg == GS_DIST_AVG && !gs_dtype_is_floating(dt)) {
     gs__error(GS_ERR_DTYPE, fn,
               "expected %s to be an f32 or f64 tensor for GS_DIST_AVG, got %s %s (an average "
               "of integers is not an integer: reduce with GS_DIST_SUM and divide)",

@@ -90,7 +90,8 @@ class ProcessContext:
 
 
 def _under_as_torch():
-    return any(type(f).__name__ == "TorchFinder" for f in sys.meta_path)
+    from gradscope.as_torch import TorchFinder
+    return any(isinstance(f, TorchFinder) for f in sys.meta_path)
 
 
 def _worker_command(nprocs, payload):
