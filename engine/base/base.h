@@ -100,6 +100,9 @@ int gs__fork(void);
  * passes whose elements are independent (the optimizers' updates). */
 typedef void (*gs__split_fn)(void *ctx, int64_t lo, int64_t hi);
 void gs__split_run(gs__split_fn fn, void *ctx, int64_t n, int64_t chunk, int threads);
+/* How many times a caller has had to wake the sleeping helper (for the tests: jobs that come
+ * back to back find it awake). */
+unsigned long gs__split_run_signals(void);
 
 /* ---- intern.c ------------------------------------------------------------------------ */
 
