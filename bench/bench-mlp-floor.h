@@ -6,8 +6,13 @@
  *   [out, in] is read transposed in place;
  * - backward, last layer first: dx = g @ W (not for the first layer, whose input needs no
  *   gradient), then dW = g^T @ x, computed in W's own [out, in] layout.
- * For 784-512-512-10 at batch 128 that is 8 calls; an LD_PRELOAD'd cblas_sgemm printing the
- * engine's calls showed the same list. Between the products the floor does nothing: the bias
+ * For 784-512-512-10 at batch 128 that is 8 products. A product the engine computes with its
+ * own small kernel instead (engine/ops/small-gemm.h: gs__small_sgemm_wins, which depends on
+ * OpenBLAS's kernels and threads) is not an sgemm call of the step, and the floor leaves it
+ * out: with OPENBLAS_CORETYPE=Haswell the last layer's two backward products (128x512x10 and
+ * 10x512x128) go that way, and an LD_PRELOAD'd cblas_sgemm printing the engine's calls showed
+ * 6 calls a step, the list the floor makes; with OpenBLAS's own choice of kernels on an
+ * AVX-512 machine it showed all 8. Between the products the floor does nothing: the bias
  * fill, ReLU, loss, their backward, the gradient sums and the optimizer are what the step
  * costs above it. The forward outputs keep accumulating (beta 1 with no bias fill), which
  * changes no timing: values stay far from overflow and denormals over thousands of steps. */
@@ -18,6 +23,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
+
+#include "small-gemm.h"
 
 enum { MLP_FLOOR_MAX_LAYERS = 8, MLP_FLOOR_MAX_CALLS = 3 * MLP_FLOOR_MAX_LAYERS };
 
@@ -52,10 +59,13 @@ static inline float *mlp_floor_buffer(mlp_floor *f, int64_t rows, int64_t cols, 
   return p;
 }
 
-/* A call, its arguments in cblas_sgemm's order (alpha 1). */
+/* A call, its arguments in cblas_sgemm's order (alpha 1), unless the engine would compute
+ * that product without sgemm (engine/ops/matmul.c asks gs__small_sgemm_wins the same). */
 static inline void mlp_floor_add(mlp_floor *f, enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE tb,
                                  int m, int n, int k, const float *a, int lda, const float *b,
                                  int ldb, float beta, float *c, int ldc) {
+  if (gs__small_sgemm_wins(m, n, k, tb == CblasTrans))
+    return;
   f->calls[f->n_calls++] = (mlp_floor_call){ta, tb, m, n, k, lda, ldb, ldc, a, b, beta, c};
   f->flops += 2.0 * m * n * k;
 }
