@@ -86,7 +86,7 @@ static void accumulate_recorded(gs__tensor *leaf, uint64_t id, gs_tensor grad) {
  * (held by the engine: no program, scope or node has its handle), fresh bytes of the leaf's
  * dtype and shape laid out contiguously from the start, and no other tensor over its storage
  * and no copy-on-write sharer of its bytes. Anything else is cloned, as before. */
-static bool can_take(const gs__tensor *g, const gs__tensor *leaf) {
+static bool can_take(gs__tensor *g, const gs__tensor *leaf) {
   return g->origin == GS__ORIGIN_NEW && gs__slot_of(g)->own.holder == GS__HELD_BY_ENGINE &&
          g->dtype == leaf->dtype && g->ndim == leaf->ndim && g->offset == 0 &&
          gs__is_contiguous(g) &&

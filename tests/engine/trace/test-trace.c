@@ -626,7 +626,7 @@ static void test_leaf_takes_the_pass_gradient(void) {
   gs_tensor w = gs_ones(GS_F32, (int64_t[]){4}, 1);
   gs_set_requires_grad(w, true);
   g_assert_cmpint(gs_trace_open(path), ==, 0);
-  gs_tensor y = gs_sum(gs_mul_scalar(w, 3.0), NULL, 0, false);
+  gs_tensor w3 = gs_mul_scalar(w, 3.0), y = gs_sum(w3, NULL, 0, false);
   gs_backward(y);
   gs_trace_close();
   gs_tensor grad = gs_grad(w);
@@ -655,21 +655,21 @@ static void test_leaf_takes_the_pass_gradient(void) {
     g_assert_false(e->kind == GS_TRACE_TENSOR_DISPOSE && e->tensor == grad.id);
   }
   recorded_free(&r);
-  gs_dispose(y);
+  gs_dispose(y), gs_dispose(w3);
 
   gs_zero_grad(w);
   gs_grad_hook hook =
       gs_node_register_post_hook(gs_grad_accumulator(w), grad_output_is_the_grad, &w, NULL);
   g_assert_cmpuint(hook.id, !=, 0);
   g_assert_cmpint(gs_trace_open(path), ==, 0);
-  y = gs_sum(gs_mul_scalar(w, 3.0), NULL, 0, false);
+  w3 = gs_mul_scalar(w, 3.0), y = gs_sum(w3, NULL, 0, false);
   gs_backward(y);
   gs_trace_close();
   r = read_log(path);
   g_assert_cmpuint(find(&r, GS_TRACE_TENSOR_CREATE, gs_grad(w).id)->origin, ==, 3);
   recorded_free(&r);
   gs_grad_hook_remove(hook);
-  gs_dispose(y), gs_dispose(w);
+  gs_dispose(y), gs_dispose(w3), gs_dispose(w);
   g_remove(path);
   g_free(path);
 }
