@@ -674,6 +674,35 @@ static void test_leaf_takes_the_pass_gradient(void) {
   g_free(path);
 }
 
+/* A gradient passed through unchanged to a broadcast input is summed to its shape straight from
+ * the formula's gradient: the pass makes no pass-through view for it (op "backward"), and the
+ * sum is the input's gradient. */
+static void test_broadcast_gradient_is_summed_without_a_view(void) {
+  char *path = temp_path("gradscope-test-grad-through.gstrace");
+  gs_tensor x = gs_ones(GS_F32, (int64_t[]){2, 3}, 2), b = gs_ones(GS_F32, (int64_t[]){3}, 1);
+  gs_set_requires_grad(b, true);
+  g_assert_cmpint(gs_trace_open(path), ==, 0);
+  gs_tensor sum = gs_add(x, b), y = gs_sum(sum, NULL, 0, false);
+  gs_backward(y);
+  gs_trace_close();
+  float values[3];
+  gs_copy_to(gs_grad(b), values, sizeof values);
+  for (int i = 0; i < 3; i++)
+    g_assert_cmpfloat(values[i], ==, 2.0f);
+  recorded r = read_log(path);
+  g_assert_false(r.damaged);
+  g_assert_cmpstr(str(&r, find(&r, GS_TRACE_TENSOR_CREATE, gs_grad(b).id)->op), ==, "sum_to");
+  for (guint i = 0; i < r.events->len; i++) {
+    const gs_trace_event *e = &g_array_index(r.events, gs_trace_event, i);
+    if (e->kind == GS_TRACE_TENSOR_CREATE)
+      g_assert_cmpstr(str(&r, e->op), !=, "backward");
+  }
+  recorded_free(&r);
+  gs_dispose(y), gs_dispose(sum), gs_dispose(b), gs_dispose(x);
+  g_remove(path);
+  g_free(path);
+}
+
 /* A create_graph backward (double backward) makes ordinary nodes, logged as any op's are:
  * between the pass's begin and end, named by kind, with edges to nodes the log already has. */
 static void test_double_backward_nodes_are_recorded(void) {
@@ -987,6 +1016,8 @@ int main(int argc, char **argv) {
                   test_clone_share_is_folded_into_its_creation);
   g_test_add_func("/trace/gradient-owner-change-is-folded", test_gradient_owner_change_is_folded);
   g_test_add_func("/trace/leaf-takes-the-pass-gradient", test_leaf_takes_the_pass_gradient);
+  g_test_add_func("/trace/broadcast-gradient-is-summed-without-a-view",
+                  test_broadcast_gradient_is_summed_without_a_view);
   g_test_add_func("/trace/modules-and-optimizer-state-are-recorded",
                   test_modules_and_optimizer_state_are_recorded);
   g_test_add_func("/trace/killed-child-leaves-a-readable-log", test_killed_child_leaves_a_readable_log);
