@@ -534,45 +534,46 @@ static gs_tensor product_of_records(const gs__tensor *a, bool ta, const gs__tens
   return product_of(&MatmulBackward, &ra, &rb, "matmul");
 }
 
-/* x @ y from records (each transposed when asked), or (y^T @ x^T)^T when the operand whose
- * gradient it is was read transposed: grad_left's and grad_right's layouts. */
-static gs_tensor records_product(bool operand_transposed, const gs__tensor *x, bool tx,
-                                 const gs__tensor *y, bool ty) {
-  if (!operand_transposed)
-    return product_of_records(x, tx, y, ty);
-  return gs_transpose(gs__formula_temp(product_of_records(y, !ty, x, !tx)), -2, -1);
-}
-
 /* d(beta * bias + alpha * a @ b) = beta * g, alpha * g @ b^T, alpha * a^T @ g (saved: a in
  * slot 0, b in slot 1, as for matmul; beta and alpha in reals). With no graph to record (and
  * no gradient home to write into), the products read the saved records (grad_left's and
  * grad_right's products, without their handles). */
 static void addmm_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   double beta = n->reals[0], alpha = n->reals[1];
+  gs__tensor *gr =
+      gs__formula_creates_graph() || gs__grad_home ? NULL : gs__lookup(g, n->kind->name);
+  if (gr && gr->ndim == 2) {
+    if (gs__needs_grad(n, 0))
+      grads[0] = beta == 1.0 ? gs__reduce_grad_through(n, 0, g)
+                             : gs__reduce_grad(n, 0, gs_mul_scalar(g, beta));
+    if (gs__needs_grad(n, 1)) {
+      const gs__tensor *b = gs__saved_record(n, 1);
+      gs_tensor left =
+          n->ints[0] & A_TRANSPOSED
+              ? gs_transpose(gs__formula_temp(product_of_records(b, false, gr, true)), -2, -1)
+              : product_of_records(gr, false, b, true);
+      grads[1] = gs__reduce_grad(n, 1, times(left, alpha));
+    }
+    if (gs__needs_grad(n, 2)) {
+      const gs__tensor *a = gs__saved_record(n, 0);
+      gs_tensor right =
+          n->ints[0] & B_TRANSPOSED
+              ? gs_transpose(gs__formula_temp(product_of_records(gr, true, a, false)), -2, -1)
+              : product_of_records(a, true, gr, false);
+      grads[2] = gs__reduce_grad(n, 2, times(right, alpha));
+    }
+    return;
+  }
   if (gs__needs_grad(n, 0))
     grads[0] = beta == 1.0 ? gs__reduce_grad_through(n, 0, g)
                            : gs__reduce_grad(n, 0, gs_mul_scalar(g, beta));
-  gs__tensor *gr =
-      gs__formula_creates_graph() || gs__grad_home ? NULL : gs__lookup(g, n->kind->name);
-  bool records = gr && gr->ndim == 2;
   if (gs__needs_grad(n, 1))
-    grads[1] = gs__reduce_grad(n, 1,
-                               times(records ? records_product(n->ints[0] & A_TRANSPOSED, gr, false,
-                                                               gs__saved_record(n, 1), true)
-                                             : grad_left(n, g, gs__saved(n, 1)),
-                                     alpha));
-  if (!gs__needs_grad(n, 2))
-    return;
-  if (records) {
-    grads[2] = gs__reduce_grad(
-        n, 2,
-        times(records_product(n->ints[0] & B_TRANSPOSED, gs__saved_record(n, 0), true, gr, false),
-              alpha));
-    return;
+    grads[1] = gs__reduce_grad(n, 1, times(grad_left(n, g, gs__saved(n, 1)), alpha));
+  if (gs__needs_grad(n, 2)) {
+    gs_tensor a = gs__saved(n, 0);
+    gs_tensor home = alpha == 1.0 ? grad_right_at_home(n, 2, g, a) : GS_NO_TENSOR;
+    grads[2] = home.id ? home : gs__reduce_grad(n, 2, times(grad_right(n, g, a), alpha));
   }
-  gs_tensor a = gs__saved(n, 0);
-  gs_tensor home = alpha == 1.0 ? grad_right_at_home(n, 2, g, a) : GS_NO_TENSOR;
-  grads[2] = home.id ? home : gs__reduce_grad(n, 2, times(grad_right(n, g, a), alpha));
 }
 GS__BACKWARD_TWICE(AddmmBackward, addmm_backward);
 
