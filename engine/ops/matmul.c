@@ -508,62 +508,10 @@ static void matmul_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
 }
 GS__BACKWARD_TWICE(MatmulBackward, matmul_backward);
 
-static gs_tensor product_of(const gs__node_kind *kind, gs__tensor *a, gs__tensor *b,
-                            const char *fn);
-
-/* t as an unregistered record (id 0: no handle, no life in the log), transposed over its last
- * two dims when transpose (the view mT would register), for a product in a formula that
- * records no graph. */
-static gs__tensor unregistered(const gs__tensor *t, bool transpose) {
-  gs__tensor r = *t;
-  r.id = 0;
-  r.ag = (gs__autograd_meta){0};
-  if (transpose) {
-    int d = r.ndim - 2;
-    int64_t size = r.shape[d], stride = r.strides[d];
-    r.shape[d] = r.shape[d + 1], r.strides[d] = r.strides[d + 1];
-    r.shape[d + 1] = size, r.strides[d + 1] = stride;
-  }
-  return r;
-}
-
-/* a (or a^T) @ b (or b^T) as gs_matmul multiplies the views: the same operands, layouts and
- * kernel, without registering the saved operand or the transposes. */
-static gs_tensor product_of_records(const gs__tensor *a, bool ta, const gs__tensor *b, bool tb) {
-  gs__tensor ra = unregistered(a, ta), rb = unregistered(b, tb);
-  return product_of(&MatmulBackward, &ra, &rb, "matmul");
-}
-
 /* d(beta * bias + alpha * a @ b) = beta * g, alpha * g @ b^T, alpha * a^T @ g (saved: a in
- * slot 0, b in slot 1, as for matmul; beta and alpha in reals). With no graph to record (and
- * no gradient home to write into), the products read the saved records (grad_left's and
- * grad_right's products, without their handles). */
+ * slot 0, b in slot 1, as for matmul; beta and alpha in reals) */
 static void addmm_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   double beta = n->reals[0], alpha = n->reals[1];
-  gs__tensor *gr =
-      gs__formula_creates_graph() || gs__grad_home ? NULL : gs__lookup(g, n->kind->name);
-  if (gr && gr->ndim == 2) {
-    if (gs__needs_grad(n, 0))
-      grads[0] = beta == 1.0 ? gs__reduce_grad_through(n, 0, g)
-                             : gs__reduce_grad(n, 0, gs_mul_scalar(g, beta));
-    if (gs__needs_grad(n, 1)) {
-      const gs__tensor *b = gs__saved_record(n, 1);
-      gs_tensor left =
-          n->ints[0] & A_TRANSPOSED
-              ? gs_transpose(gs__formula_temp(product_of_records(b, false, gr, true)), -2, -1)
-              : product_of_records(gr, false, b, true);
-      grads[1] = gs__reduce_grad(n, 1, times(left, alpha));
-    }
-    if (gs__needs_grad(n, 2)) {
-      const gs__tensor *a = gs__saved_record(n, 0);
-      gs_tensor right =
-          n->ints[0] & B_TRANSPOSED
-              ? gs_transpose(gs__formula_temp(product_of_records(gr, true, a, false)), -2, -1)
-              : product_of_records(a, true, gr, false);
-      grads[2] = gs__reduce_grad(n, 2, times(right, alpha));
-    }
-    return;
-  }
   if (gs__needs_grad(n, 0))
     grads[0] = beta == 1.0 ? gs__reduce_grad_through(n, 0, g)
                            : gs__reduce_grad(n, 0, gs_mul_scalar(g, beta));

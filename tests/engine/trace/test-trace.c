@@ -737,46 +737,6 @@ static void test_fused_formulas_make_no_saved_handles(void) {
   g_free(path);
 }
 
-/* addmm's backward multiplies the saved operands' records: the pass registers no handle for
- * a saved tensor (a view named after the node) and no transpose of one or of the gradient,
- * only the products, the weight's gradient as the product's transpose, and the bias's sum. */
-static void test_addmm_backward_makes_no_saved_handles(void) {
-  char *path = temp_path("gradscope-test-addmm-records.gstrace");
-  gs_tensor x =
-      gs_from_data(GS_F32, (int64_t[]){4, 3}, 2, (float[]){1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12});
-  gs_tensor w = gs_ones(GS_F32, (int64_t[]){2, 3}, 2), b = gs_ones(GS_F32, (int64_t[]){2}, 1);
-  gs_set_requires_grad(w, true);
-  gs_set_requires_grad(b, true);
-  g_assert_cmpint(gs_trace_open(path), ==, 0);
-  gs_tensor wt = gs_t(w), y = gs_addmm(b, x, wt, 1.0, 1.0), loss = gs_sum(y, NULL, 0, false);
-  gs_backward(loss);
-  gs_trace_close();
-  float dw[6], db[2];
-  gs_copy_to(gs_grad(w), dw, sizeof dw);
-  gs_copy_to(gs_grad(b), db, sizeof db);
-  for (int i = 0; i < 6; i++)
-    g_assert_cmpfloat(dw[i], ==, (float)(22 + 4 * (i % 3))); /* x's column sums, per row of w */
-  g_assert_cmpfloat(db[0], ==, 4.0f);
-  g_assert_cmpfloat(db[1], ==, 4.0f);
-  recorded r = read_log(path);
-  g_assert_false(r.damaged);
-  const gs_trace_event *begin = find(&r, GS_TRACE_BACKWARD_BEGIN, 0);
-  int products = 0;
-  for (guint i = 0; i < r.events->len; i++) {
-    const gs_trace_event *e = &g_array_index(r.events, gs_trace_event, i);
-    if (e->kind != GS_TRACE_TENSOR_CREATE || e->seq < begin->seq)
-      continue;
-    g_assert_cmpstr(str(&r, e->op), !=, "AddmmBackward");
-    g_assert_false(e->origin == 1 && e->shape[0] == 2 && e->shape[1] == 4); /* g^T */
-    products += strcmp(str(&r, e->op), "matmul") == 0;
-  }
-  g_assert_cmpint(products, ==, 1); /* x needs no gradient: the weight's product only */
-  recorded_free(&r);
-  gs_dispose(loss), gs_dispose(y), gs_dispose(wt), gs_dispose(b), gs_dispose(w), gs_dispose(x);
-  g_remove(path);
-  g_free(path);
-}
-
 /* A create_graph backward (double backward) makes ordinary nodes, logged as any op's are:
  * between the pass's begin and end, named by kind, with edges to nodes the log already has. */
 static void test_double_backward_nodes_are_recorded(void) {
@@ -1090,8 +1050,6 @@ int main(int argc, char **argv) {
                   test_clone_share_is_folded_into_its_creation);
   g_test_add_func("/trace/gradient-owner-change-is-folded", test_gradient_owner_change_is_folded);
   g_test_add_func("/trace/leaf-takes-the-pass-gradient", test_leaf_takes_the_pass_gradient);
-  g_test_add_func("/trace/addmm-backward-makes-no-saved-handles",
-                  test_addmm_backward_makes_no_saved_handles);
   g_test_add_func("/trace/fused-formulas-make-no-saved-handles",
                   test_fused_formulas_make_no_saved_handles);
   g_test_add_func("/trace/broadcast-gradient-is-summed-without-a-view",
