@@ -166,16 +166,14 @@ static void cross_entropy_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   if (!gs__needs_grad(n, 0))
     return;
   const char *fn = "cross_entropy_backward";
-  /* The kernel below reads the saved records; ops take handles. */
-  const gs__tensor *x = gs__saved_record(n, 0), *t = gs__saved_record(n, 1);
+  gs_tensor xh = gs__saved(n, 0), th = gs__saved(n, 1);
+  gs__tensor *x = gs__lookup(xh, fn), *t = x ? gs__lookup(th, fn) : NULL;
+  if (!t)
+    return;
   double eps = n->reals[0];
   gs_reduction reduction = (gs_reduction)n->ints[0];
   int64_t rows = x->shape[0], classes = x->shape[1];
   if (gs__formula_creates_graph()) { /* the same formula from ops, which differentiate again */
-    gs_tensor xh = gs__saved(n, 0), th = gs__saved(n, 1);
-    x = gs__lookup(xh, fn), t = x ? gs__lookup(th, fn) : NULL;
-    if (!t)
-      return;
     gs_tensor q = gs__formula_temp(target_distribution(x, t, eps, fn));
     gs_tensor diff = gs__formula_temp(gs_sub(gs__formula_temp(gs_softmax(xh, 1)), q));
     gs_tensor scale = reduction == GS_REDUCTION_MEAN

@@ -565,9 +565,8 @@ static void relu_backward(gs__node *n, gs_tensor hg, gs_tensor *grads) {
     return;
   }
   const char *fn = n->kind->name;
-  gs__tensor *g = gs__lookup(hg, fn);
-  const gs__tensor *y = gs__saved_record(n, 0);
-  if (!g)
+  gs__tensor *g = gs__lookup(hg, fn), *y = g ? gs__lookup(gs__saved(n, 0), fn) : NULL;
+  if (!y)
     return;
   gs__tensor *out;
   gs_tensor h =

@@ -96,8 +96,6 @@ gs_tensor gs__saved(gs__node *n, int i) {
   return gs__formula_temp(h);
 }
 
-const gs__tensor *gs__saved_record(const gs__node *n, int i) { return &n->saved[i].value; }
-
 gs_tensor gs__reduce_grad(gs__node *n, int i, gs_tensor g) {
   const gs__input_meta *m = &n->inputs[i];
   gs__tensor *t = gs__lookup(g, n->kind->name);

@@ -26,10 +26,6 @@ static inline const char *gs__spatial_str(char *buf, const int64_t *v, int sp, b
 static inline bool gs__needs_grad(const gs__node *n, int i) { return n->next[i] != NULL; }
 /* A handle to saved slot i (disposed after the formula returns). */
 gs_tensor gs__saved(gs__node *n, int i);
-/* The record of the tensor saved in slot i, for a formula that reads its bytes in a kernel of
- * its own and so needs no handle (gs__saved makes one, a tensor's whole life, for ops to
- * take). Valid while the formula runs: the slot holds its storage. */
-const gs__tensor *gs__saved_record(const gs__node *n, int i);
 /* Shapes a formula's gradient for input i: sums broadcast dims away (gs_sum_to, which aligns
  * shapes from the right as broadcasting does: squeeze dims the op added elsewhere first) and
  * converts to the input's dtype. Takes ownership of g (disposes it). */

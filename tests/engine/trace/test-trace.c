@@ -703,40 +703,6 @@ static void test_broadcast_gradient_is_summed_without_a_view(void) {
   g_free(path);
 }
 
-/* ReLU's and cross entropy's formulas read their saved tensors in their own kernels: the pass
- * makes no handle (a view, named after the node) for them, only the gradients. */
-static void test_fused_formulas_make_no_saved_handles(void) {
-  char *path = temp_path("gradscope-test-saved-records.gstrace");
-  gs_tensor x =
-      gs_from_data(GS_F32, (int64_t[]){2, 3}, 2, (float[]){0.5f, -1.0f, 2.0f, -0.25f, 1.5f, 0.0f});
-  gs_tensor t = gs_from_data(GS_I64, (int64_t[]){2}, 1, (int64_t[]){2, 1});
-  gs_set_requires_grad(x, true);
-  g_assert_cmpint(gs_trace_open(path), ==, 0);
-  gs_tensor h = gs_relu(x), loss = gs_cross_entropy(h, t, GS_REDUCTION_MEAN, 0.1);
-  gs_backward(loss);
-  gs_trace_close();
-  float grad[6];
-  gs_copy_to(gs_grad(x), grad, sizeof grad);
-  g_assert_cmpfloat(grad[1], ==, 0.0f); /* relu's input was negative there */
-  g_assert_cmpfloat(grad[2], <, 0.0f);  /* the target class of row 0 */
-  recorded r = read_log(path);
-  g_assert_false(r.damaged);
-  const gs_trace_event *begin = find(&r, GS_TRACE_BACKWARD_BEGIN, 0);
-  int made = 0;
-  for (guint i = 0; i < r.events->len; i++) {
-    const gs_trace_event *e = &g_array_index(r.events, gs_trace_event, i);
-    if (e->kind != GS_TRACE_TENSOR_CREATE || e->seq < begin->seq)
-      continue;
-    g_assert_cmpuint(e->origin, !=, 1); /* no view of a saved tensor */
-    made++;
-  }
-  g_assert_cmpint(made, ==, 3); /* the seed, and each formula's gradient */
-  recorded_free(&r);
-  gs_dispose(loss), gs_dispose(h), gs_dispose(t), gs_dispose(x);
-  g_remove(path);
-  g_free(path);
-}
-
 /* A create_graph backward (double backward) makes ordinary nodes, logged as any op's are:
  * between the pass's begin and end, named by kind, with edges to nodes the log already has. */
 static void test_double_backward_nodes_are_recorded(void) {
@@ -1050,8 +1016,6 @@ int main(int argc, char **argv) {
                   test_clone_share_is_folded_into_its_creation);
   g_test_add_func("/trace/gradient-owner-change-is-folded", test_gradient_owner_change_is_folded);
   g_test_add_func("/trace/leaf-takes-the-pass-gradient", test_leaf_takes_the_pass_gradient);
-  g_test_add_func("/trace/fused-formulas-make-no-saved-handles",
-                  test_fused_formulas_make_no_saved_handles);
   g_test_add_func("/trace/broadcast-gradient-is-summed-without-a-view",
                   test_broadcast_gradient_is_summed_without_a_view);
   g_test_add_func("/trace/modules-and-optimizer-state-are-recorded",
