@@ -81,7 +81,23 @@ static void accumulate_recorded(gs__tensor *leaf, uint64_t id, gs_tensor grad) {
   own_grad(gs__lookup((gs_tensor){id}, "backward"), id, own);
 }
 
-static void accumulate_into(uint64_t id, gs_tensor grad, bool create_graph) {
+/* Whether the gradient g that AccumulateGrad was given can become leaf's .grad itself, as
+ * PyTorch's AccumulateGrad steals a gradient nothing else refers to: the pass's own temporary
+ * (held by the engine: no program, scope or node has its handle), fresh bytes of the leaf's
+ * dtype and shape laid out contiguously from the start, and no other tensor over its storage
+ * and no copy-on-write sharer of its bytes. Anything else is cloned, as before. */
+static bool can_take(gs__tensor *g, const gs__tensor *leaf) {
+  return g->origin == GS__ORIGIN_NEW && gs__slot_of(g)->own.holder == GS__HELD_BY_ENGINE &&
+         g->dtype == leaf->dtype && g->ndim == leaf->ndim && g->offset == 0 &&
+         gs__is_contiguous(g) &&
+         memcmp(g->shape, leaf->shape, sizeof(int64_t) * (size_t)leaf->ndim) == 0 &&
+         atomic_load_explicit(&g->storage->refcount, memory_order_acquire) == 1 &&
+         !gs__storage_is_cow(g->storage);
+}
+
+/* may_take: grad is the pass's, given to a leaf's AccumulateGrad with no hook to see it after
+ * the formula, so it may become the .grad itself (gs__formula_took_grad). */
+static void accumulate_into(uint64_t id, gs_tensor grad, bool create_graph, bool may_take) {
   gs_tensor leaf_h = {id};
   if (!gs_is_alive(leaf_h))
     return; /* the leaf was disposed: its gradient has nowhere to go */
@@ -99,24 +115,29 @@ static void accumulate_into(uint64_t id, gs_tensor grad, bool create_graph) {
       gs__trace_skip(1);
     return;
   }
-  /* The first gradient becomes the leaf's own. A clone is a semantic copy in O(1) (the
-   * formula's temporary dies right after, so nothing is ever copied); only a gradient laid out
-   * non-contiguously (an expanded one, say) is copied, so later backwards can add into it. A
-   * gradient its formula wrote into the leaf's home (gs__grad_home: DDP's bucket, whose bytes
-   * clones copy) becomes the leaf's as another view of it. */
+  /* The first gradient becomes the leaf's own: the pass's temporary itself when nothing else
+   * refers to it (an ownership transfer, in the log too: its grad_accumulate says the engine
+   * handed it to the leaf), else a clone, a semantic copy in O(1) (the formula's temporary dies
+   * right after, so nothing is ever copied); only a gradient laid out non-contiguously (an
+   * expanded one, say) is copied, so later backwards can add into it. A gradient its formula
+   * wrote into the leaf's home (gs__grad_home: DDP's bucket, whose bytes clones copy) becomes
+   * the leaf's as another view of it. */
   gs__tensor *g = gs__lookup(grad, "backward");
   gs_tensor home = gs__grad_home ? gs__grad_home(id, false) : GS_NO_TENSOR;
   gs_tensor own;
   if (home.id && gs__is_contiguous(g) && g->numel == leaf->numel && gs_data(grad) == gs_data(home))
     own = gs_view(grad, leaf->shape, leaf->ndim);
-  else
+  else if (may_take && !home.id && can_take(g, leaf)) {
+    own = grad;
+    gs__formula_took_grad();
+  } else
     own = gs__is_contiguous(g) ? gs_clone(grad) : gs_contiguous(grad);
   own_grad(leaf, id, own);
 }
 
 static void accumulate_grad_backward(gs__node *n, gs_tensor grad, gs_tensor *grads) {
   (void)grads;
-  accumulate_into(n->leaf, grad, gs__formula_creates_graph());
+  accumulate_into(n->leaf, grad, gs__formula_creates_graph(), !n->hooks);
   /* A leaf's accumulator runs once per pass, after every path into it: its gradient is final. */
   gs_tensor leaf = {n->leaf};
   if (gs_is_alive(leaf))
@@ -126,7 +147,7 @@ GS__BACKWARD_TWICE(AccumulateGrad, accumulate_grad_backward);
 
 void gs__accumulate_retained(gs__node *n, gs_tensor grad) {
   if (n->retained_output)
-    accumulate_into(n->retained_output, grad, gs__formula_creates_graph());
+    accumulate_into(n->retained_output, grad, gs__formula_creates_graph(), false);
 }
 
 int gs_backward_inputs(const gs_tensor *outputs, const gs_tensor *grads, int n_outputs,
@@ -159,7 +180,7 @@ int gs_backward_inputs_with(const gs_tensor *outputs, const gs_tensor *grads, in
     if (!got[i].id)
       continue;
     if (rc == 0) /* with create_graph, got[i] has its history */
-      accumulate_into(inputs[i].id, got[i], o.create_graph);
+      accumulate_into(inputs[i].id, got[i], o.create_graph, false);
     gs_dispose(got[i]);
   }
   if (o.create_graph) {

@@ -29,3 +29,7 @@ bool gs__node_post_hooks_run(gs__node *n, gs_tensor *grads, gs_tensor grad_outpu
  * that code failed: the pass stops after the formula returns, with the gradients it made
  * disposed, and reports the error already pending. */
 void gs__formula_stop(void);
+
+/* Called by AccumulateGrad's formula when it made the gradient it was given (the pass's own
+ * temporary) the leaf's .grad instead of a clone of it: the pass then does not dispose it. */
+void gs__formula_took_grad(void);

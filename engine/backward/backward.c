@@ -282,6 +282,11 @@ static GS__THREAD_LOCAL bool formula_stopped;
 
 void gs__formula_stop(void) { formula_stopped = true; }
 
+/* Set by gs__formula_took_grad while a formula runs on this thread. */
+static GS__THREAD_LOCAL bool formula_took_grad;
+
+void gs__formula_took_grad(void) { formula_took_grad = true; }
+
 /* Runs node j's formula on the gradient that arrived at it (the pass's; disposed here) and
  * hands what it gives its inputs to the nodes they lead to. */
 /* False when a post-hook stopped the pass (reported; the gradients are disposed). */
@@ -300,19 +305,25 @@ static bool run_node_formula(run *r, int64_t j, bool retain_graph) {
   size_t temps = gs__formula_temps_mark(); /* an outer pass's formula may have some */
   /* Hooked saved tensors are unpacked once per run of the node, before its formula, as
    * PyTorch's nodes unpack theirs on entry. */
+  /* A pass started inside the formula (by a hook) keeps its own flag: this one's is put back. */
+  bool outer_took_grad = formula_took_grad;
+  formula_took_grad = false;
   if (gs__node_load_saved(n, "backward")) {
     n->kind->backward(n, grad, grads);
     gs__node_unload_saved(n);
   } else {
     formula_stopped = true;
   }
+  bool took_grad = formula_took_grad;
+  formula_took_grad = outer_took_grad;
   gs__formula_temps_dispose_to(temps);
   bool ok = !formula_stopped;
   formula_stopped = false;
   if (ok)
     check_formula_grads(n, grads);
   ok = ok && (!n->hooks || gs__node_post_hooks_run(n, grads, grad));
-  gs_dispose(grad);
+  if (!took_grad) /* else it is a leaf's .grad now */
+    gs_dispose(grad);
   if (!ok)
     for (int i = 0; i < n->n_inputs; i++)
       if (grads[i].id) {

@@ -165,16 +165,16 @@ static gs_tensor zero_of(gs_tensor g) { return gs__formula_temp(gs_scalar(gs_dty
 /* d(a + b) = g, g */
 static void add_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   if (gs__needs_grad(n, 0))
-    grads[0] = gs__reduce_grad(n, 0, gs__pass_grad_through(g));
+    grads[0] = gs__reduce_grad_through(n, 0, g);
   if (gs__needs_grad(n, 1))
-    grads[1] = gs__reduce_grad(n, 1, gs__pass_grad_through(g));
+    grads[1] = gs__reduce_grad_through(n, 1, g);
 }
 GS__BACKWARD_TWICE(AddBackward, add_backward);
 
 /* d(a - b) = g, -g */
 static void sub_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   if (gs__needs_grad(n, 0))
-    grads[0] = gs__reduce_grad(n, 0, gs__pass_grad_through(g));
+    grads[0] = gs__reduce_grad_through(n, 0, g);
   if (gs__needs_grad(n, 1))
     grads[1] = gs__reduce_grad(n, 1, gs_neg(g));
 }
@@ -248,7 +248,7 @@ GS__BACKWARD_TWICE(MinimumBackward, minimum_backward);
 static void remainder_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   gs_tensor a = gs__saved(n, 0), b = gs__saved(n, 1);
   if (gs__needs_grad(n, 0))
-    grads[0] = gs__reduce_grad(n, 0, gs__pass_grad_through(g));
+    grads[0] = gs__reduce_grad_through(n, 0, g);
   if (gs__needs_grad(n, 1)) {
     gs_tensor q = gs__formula_temp(gs_floor(gs__formula_temp(gs_div(a, b))));
     grads[1] = gs__reduce_grad(n, 1, gs_neg(gs__formula_temp(gs_mul(g, q))));
@@ -260,7 +260,7 @@ GS__BACKWARD_TWICE(RemainderBackward, remainder_backward);
 static void fmod_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   gs_tensor a = gs__saved(n, 0), b = gs__saved(n, 1);
   if (gs__needs_grad(n, 0))
-    grads[0] = gs__reduce_grad(n, 0, gs__pass_grad_through(g));
+    grads[0] = gs__reduce_grad_through(n, 0, g);
   if (gs__needs_grad(n, 1)) {
     gs_tensor q = gs__formula_temp(gs_trunc(gs__formula_temp(gs_div(a, b))));
     grads[1] = gs__reduce_grad(n, 1, gs_neg(gs__formula_temp(gs_mul(g, q))));
@@ -283,7 +283,7 @@ GS__BACKWARD_TWICE(Atan2Backward, atan2_backward);
 
 /* Scalar forms: the scalar s is in n->reals[0]. */
 static void add_scalar_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
-  grads[0] = gs__reduce_grad(n, 0, gs__pass_grad_through(g)); /* d(a + s) = g */
+  grads[0] = gs__reduce_grad_through(n, 0, g); /* d(a + s) = g */
 }
 GS__BACKWARD_TWICE(AddScalarBackward, add_scalar_backward);
 GS__BACKWARD_TWICE(SubScalarBackward, add_scalar_backward); /* a - s: named as written */
@@ -669,7 +669,7 @@ GS__BACKWARD_TWICE(TanBackward, tan_backward);
 
 /* d frac(a) = d(a - trunc(a)) = g */
 static void frac_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
-  grads[0] = gs__reduce_grad(n, 0, gs__pass_grad_through(g));
+  grads[0] = gs__reduce_grad_through(n, 0, g);
 }
 GS__BACKWARD_TWICE(FracBackward, frac_backward);
 

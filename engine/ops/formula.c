@@ -117,6 +117,15 @@ gs_tensor gs__reduce_grad(gs__node *n, int i, gs_tensor g) {
   return g;
 }
 
+gs_tensor gs__reduce_grad_through(gs__node *n, int i, gs_tensor g) {
+  const gs__input_meta *m = &n->inputs[i];
+  gs__tensor *t = creating_graph ? NULL : gs__lookup(g, n->kind->name);
+  /* The sum reads g as it would read the view of it (the same bytes, strides and dtype). */
+  if (t && (t->ndim != m->ndim || memcmp(t->shape, m->shape, (size_t)m->ndim * sizeof(int64_t))))
+    return gs__reduce_grad(n, i, gs_sum_to(g, m->shape, m->ndim));
+  return gs__reduce_grad(n, i, gs__pass_grad_through(g));
+}
+
 gs_tensor gs__formula_flip(gs_tensor x, int d) {
   int64_t len = gs_ndim(x) ? gs_size(x, d) : 1;
   int64_t *order = malloc(sizeof(int64_t) * (size_t)(len > 0 ? len : 1));

@@ -135,7 +135,7 @@ static bool check_source(const gs__tensor *t, int d, const gs__tensor *index, co
 static void index_add_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   int d = (int)n->ints[0];
   if (gs__needs_grad(n, 0))
-    grads[0] = gs__reduce_grad(n, 0, gs__pass_grad_through(g));
+    grads[0] = gs__reduce_grad_through(n, 0, g);
   if (gs__needs_grad(n, 2)) {
     gs_tensor picked =
         n->inputs[0].ndim ? gs_index_select(g, d, gs__saved(n, 0)) : gs__pass_grad_through(g);

@@ -176,7 +176,7 @@ GS__BACKWARD_TWICE(GatherBackward, gather_backward);
  * its elements beyond it were not added and get zero) */
 static void scatter_add_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   if (gs__needs_grad(n, 0))
-    grads[0] = gs__reduce_grad(n, 0, gs__pass_grad_through(g));
+    grads[0] = gs__reduce_grad_through(n, 0, g);
   if (gs__needs_grad(n, 2)) {
     gs_tensor picked = gs__formula_temp(gs_gather(g, (int)n->ints[0], gs__saved(n, 0)));
     grads[2] = gs__grad_of_block(n, 2, picked, (const int64_t[GS_MAX_DIMS]){0});

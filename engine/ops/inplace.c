@@ -176,7 +176,7 @@ void gs_mul_scalar_(gs_tensor t, double s) { inplace_binary_scalar(GS__MUL, t, s
 /* d(t + alpha * b) = g, alpha * g (alpha in reals[0]) */
 static void add_scaled_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   if (gs__needs_grad(n, 0))
-    grads[0] = gs__reduce_grad(n, 0, gs__pass_grad_through(g));
+    grads[0] = gs__reduce_grad_through(n, 0, g);
   if (gs__needs_grad(n, 1))
     grads[1] = gs__reduce_grad(n, 1, gs_mul_scalar(g, n->reals[0]));
 }
@@ -249,7 +249,7 @@ static void copy_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   if (gs__needs_grad(n, 0))
     grads[0] = gs__reduce_grad(n, 0, gs_zeros_like(g));
   if (gs__needs_grad(n, 1))
-    grads[1] = gs__reduce_grad(n, 1, gs__pass_grad_through(g));
+    grads[1] = gs__reduce_grad_through(n, 1, g);
 }
 GS__BACKWARD_TWICE(CopyBackward, copy_backward);
 

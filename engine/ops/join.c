@@ -78,7 +78,7 @@ gs_tensor gs__grad_of_block(gs__node *n, int i, gs_tensor g, const int64_t *star
   int64_t shape[GS_MAX_DIMS];
   int nd = gs_shape(g, shape);
   if (nd == m->ndim && memcmp(shape, m->shape, sizeof(int64_t) * (size_t)nd) == 0)
-    return gs__reduce_grad(n, i, gs__pass_grad_through(g)); /* the block is the whole input */
+    return gs__reduce_grad_through(n, i, g); /* the block is the whole input */
   gs_tensor whole = gs_zeros(m->dtype, m->shape, m->ndim);
   gs_tensor block = whole;
   for (int d = 0; d < nd; d++)

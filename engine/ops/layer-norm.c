@@ -46,7 +46,7 @@ static void layer_norm_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
     grads[wi] = gs__reduce_grad(n, wi, gs_mul(g, xh));
   }
   if (bi >= 0 && gs__needs_grad(n, bi))
-    grads[bi] = gs__reduce_grad(n, bi, gs__pass_grad_through(g));
+    grads[bi] = gs__reduce_grad_through(n, bi, g);
 }
 GS__BACKWARD_TWICE(NativeLayerNormBackward, layer_norm_backward);
 

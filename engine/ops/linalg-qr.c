@@ -95,13 +95,13 @@ static gs_tensor qr_grad(gs_tensor q, gs_tensor r, gs_tensor gq, gs_tensor gr) {
 /* Saved: Q (0), R (1), constants. */
 static void qr_q_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   gs_tensor ga = qr_grad(gs__saved(n, 0), gs__saved(n, 1), g, GS_NO_TENSOR);
-  grads[0] = gs__reduce_grad(n, 0, gs__pass_grad_through(ga));
+  grads[0] = gs__reduce_grad_through(n, 0, ga);
 }
 GS__BACKWARD(LinalgQrBackward, qr_q_backward);
 
 static void qr_r_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   gs_tensor ga = qr_grad(gs__saved(n, 0), gs__saved(n, 1), GS_NO_TENSOR, g);
-  grads[0] = gs__reduce_grad(n, 0, gs__pass_grad_through(ga));
+  grads[0] = gs__reduce_grad_through(n, 0, ga);
 }
 GS__BACKWARD(LinalgQrRBackward, qr_r_backward);
 
@@ -270,7 +270,7 @@ static void lstsq_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
     int64_t m = n->inputs[0].shape[n->inputs[0].ndim - 2];
     int64_t cols = n->inputs[0].shape[n->inputs[0].ndim - 1];
     gs_tensor ga = gs__linalg_pinv_grad(MM(g, gs__linalg_mT(b)), pinv, a, m, cols);
-    grads[0] = gs__reduce_grad(n, 0, gs__pass_grad_through(ga));
+    grads[0] = gs__reduce_grad_through(n, 0, ga);
   }
   if (gs__needs_grad(n, 1)) {
     gs_tensor gb = MM(gs__linalg_mT(pinv), g);
@@ -431,7 +431,7 @@ static void cholesky_solve_backward(gs__node *n, gs_tensor g, gs_tensor *grads) 
     grads[1] = gs__reduce_grad(n, 1, gs_neg(gl));
   }
   if (gs__needs_grad(n, 0))
-    grads[0] = gs__reduce_grad(n, 0, gs__pass_grad_through(gb));
+    grads[0] = gs__reduce_grad_through(n, 0, gb);
 }
 GS__BACKWARD_TWICE(CholeskySolveBackward, cholesky_solve_backward);
 

@@ -319,7 +319,7 @@ static void pinv_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   int64_t m = n->inputs[0].shape[n->inputs[0].ndim - 2];
   int64_t cols = n->inputs[0].shape[n->inputs[0].ndim - 1];
   gs_tensor ga = gs__linalg_pinv_grad(g, gs__saved(n, 1), gs__saved(n, 0), m, cols);
-  grads[0] = gs__reduce_grad(n, 0, gs__pass_grad_through(ga));
+  grads[0] = gs__reduce_grad_through(n, 0, ga);
 }
 GS__BACKWARD_TWICE(LinalgPinvBackward, pinv_backward);
 

@@ -513,8 +513,8 @@ GS__BACKWARD_TWICE(MatmulBackward, matmul_backward);
 static void addmm_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
   double beta = n->reals[0], alpha = n->reals[1];
   if (gs__needs_grad(n, 0))
-    grads[0] =
-        gs__reduce_grad(n, 0, beta == 1.0 ? gs__pass_grad_through(g) : gs_mul_scalar(g, beta));
+    grads[0] = beta == 1.0 ? gs__reduce_grad_through(n, 0, g)
+                           : gs__reduce_grad(n, 0, gs_mul_scalar(g, beta));
   if (gs__needs_grad(n, 1))
     grads[1] = gs__reduce_grad(n, 1, times(grad_left(n, g, gs__saved(n, 1)), alpha));
   if (gs__needs_grad(n, 2)) {

@@ -30,6 +30,10 @@ gs_tensor gs__saved(gs__node *n, int i);
  * shapes from the right as broadcasting does: squeeze dims the op added elsewhere first) and
  * converts to the input's dtype. Takes ownership of g (disposes it). */
 gs_tensor gs__reduce_grad(gs__node *n, int i, gs_tensor g);
+/* Input i's gradient when the formula passes g (borrowed) through unchanged:
+ * gs__reduce_grad(n, i, gs__pass_grad_through(g)), without the pass-through handle when g is
+ * summed to the input's shape anyway (no graph being created). */
+gs_tensor gs__reduce_grad_through(gs__node *n, int i, gs_tensor g);
 /* Whether the formula running now must record its graph (a backward with create_graph): a
  * formula with a fast path that records nothing takes its differentiable variant then. */
 bool gs__formula_creates_graph(void);

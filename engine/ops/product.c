@@ -198,7 +198,7 @@ static void cumprod_backward_recorded(gs__node *n, gs_tensor hg, gs_tensor *grad
   const char *fn = "CumprodBackward";
   int d = (int)n->ints[0], nd = n->inputs[0].ndim;
   if (nd == 0) { /* a scalar's cumprod is itself */
-    grads[0] = gs__reduce_grad(n, 0, gs__pass_grad_through(hg));
+    grads[0] = gs__reduce_grad_through(n, 0, hg);
     return;
   }
   int64_t len = n->inputs[0].shape[d];

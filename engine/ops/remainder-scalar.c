@@ -10,7 +10,7 @@
 
 /* d (t mod s) = g */
 static void mod_scalar_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
-  grads[0] = gs__reduce_grad(n, 0, gs__pass_grad_through(g));
+  grads[0] = gs__reduce_grad_through(n, 0, g);
 }
 GS__BACKWARD_TWICE(RemainderScalarBackward, mod_scalar_backward);
 GS__BACKWARD_TWICE(FmodScalarBackward, mod_scalar_backward);

@@ -93,7 +93,7 @@ static void scatter_reduce_backward(gs__node *n, gs_tensor g, gs_tensor *grads) 
   if (!include_self)
     gself = T(gs_scatter_value(gself, d, index, 0.0, GS_SCATTER_REPLACE));
   if (gs__needs_grad(n, 0))
-    grads[0] = gs__reduce_grad(n, 0, gs__pass_grad_through(gself));
+    grads[0] = gs__reduce_grad_through(n, 0, gself);
   if (gs__needs_grad(n, 1))
     grads[1] = gs__grad_of_block(n, 1, gsrc, (const int64_t[GS_MAX_DIMS]){0});
 #undef T

@@ -7,7 +7,7 @@
 
 /* d to_dtype(a) = g converted back to a's dtype (gs__reduce_grad casts). */
 static void to_dtype_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
-  grads[0] = gs__reduce_grad(n, 0, gs__pass_grad_through(g));
+  grads[0] = gs__reduce_grad_through(n, 0, g);
 }
 GS__BACKWARD_TWICE(ToDtypeBackward, to_dtype_backward);
 

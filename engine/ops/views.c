@@ -73,13 +73,13 @@ GS__BACKWARD_TWICE(SelectBackward, select_backward);
 
 /* expand: each input element was read by several outputs: sum their gradients. */
 static void expand_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
-  grads[0] = gs__reduce_grad(n, 0, gs__pass_grad_through(g));
+  grads[0] = gs__reduce_grad_through(n, 0, g);
 }
 GS__BACKWARD_TWICE(ExpandBackward, expand_backward);
 
 /* contiguous and clone are the identity for gradients. */
 static void identity_backward(gs__node *n, gs_tensor g, gs_tensor *grads) {
-  grads[0] = gs__reduce_grad(n, 0, gs__pass_grad_through(g));
+  grads[0] = gs__reduce_grad_through(n, 0, g);
 }
 GS__BACKWARD_TWICE(ContiguousBackward, identity_backward);
 GS__BACKWARD_TWICE(CloneBackward, identity_backward);

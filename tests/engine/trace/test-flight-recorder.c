@@ -19,7 +19,7 @@
 #include "model-test-util.h"
 #include "trace-model.h"
 
-#define STEPS 400
+#define STEPS 480 /* enough events that the whole log is over four rings (4 * RING_BYTES) */
 #define KEPT 6
 #define RING_BYTES (128 * 1024)
 

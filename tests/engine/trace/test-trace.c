@@ -605,6 +605,104 @@ static void test_gradient_owner_change_is_folded(void) {
   g_free(path);
 }
 
+/* A post-hook on a leaf's AccumulateGrad: whether the gradient it was given is the leaf's .grad. */
+static bool grad_output_is_the_grad(const gs_tensor *grad_inputs, int n_inputs,
+                                    gs_tensor grad_output, gs_tensor *replacements,
+                                    void *user_data) {
+  (void)grad_inputs, (void)n_inputs, (void)replacements;
+  gs_tensor *leaf = user_data;
+  g_assert_true(gs_is_alive(grad_output));
+  g_assert_cmpuint(gs_grad(*leaf).id, !=, grad_output.id);
+  return true;
+}
+
+/* A leaf's first gradient that only the pass holds (fresh, contiguous, of the leaf's shape,
+ * its storage shared with nothing) becomes its .grad itself, as PyTorch's AccumulateGrad
+ * steals it: the log shows the formula's result handed from the engine to the leaf, with no
+ * clone made and no disposal of it. With a hook that sees the gradient after the formula, the
+ * leaf gets a clone, as before. */
+static void test_leaf_takes_the_pass_gradient(void) {
+  char *path = temp_path("gradscope-test-grad-taken.gstrace");
+  gs_tensor w = gs_ones(GS_F32, (int64_t[]){4}, 1);
+  gs_set_requires_grad(w, true);
+  g_assert_cmpint(gs_trace_open(path), ==, 0);
+  gs_tensor w3 = gs_mul_scalar(w, 3.0), y = gs_sum(w3, NULL, 0, false);
+  gs_backward(y);
+  gs_trace_close();
+  gs_tensor grad = gs_grad(w);
+  float values[4];
+  gs_copy_to(grad, values, sizeof values);
+  for (int i = 0; i < 4; i++)
+    g_assert_cmpfloat(values[i], ==, 3.0f);
+  recorded r = read_log(path);
+  g_assert_false(r.damaged);
+  const gs_trace_event *begin = find(&r, GS_TRACE_BACKWARD_BEGIN, 0);
+  const gs_trace_event *made = find(&r, GS_TRACE_TENSOR_CREATE, grad.id);
+  g_assert_cmpuint(made->seq, >, begin->seq); /* the formula's result, made by the pass */
+  g_assert_cmpstr(str(&r, made->op), ==, "mul_scalar");
+  g_assert_cmpuint(made->origin, ==, 0);
+  const gs_trace_event *acc = find(&r, GS_TRACE_GRAD_ACCUMULATE, w.id);
+  g_assert_cmpuint(acc->target, ==, grad.id);
+  const gs_trace_event *change = acc - 1; /* read back from the folded ownership transfer */
+  g_assert_cmpint(change->kind, ==, GS_TRACE_OWNER_CHANGE);
+  g_assert_cmpuint(change->object, ==, grad.id);
+  g_assert_cmpuint(change->previous_holder, ==, GS_TRACE_HELD_BY_ENGINE);
+  g_assert_cmpuint(change->holder, ==, GS_TRACE_HELD_BY_TENSOR);
+  g_assert_cmpuint(change->owner, ==, w.id);
+  for (guint i = 0; i < r.events->len; i++) {
+    const gs_trace_event *e = &g_array_index(r.events, gs_trace_event, i);
+    g_assert_false(e->kind == GS_TRACE_TENSOR_CREATE && e->origin == 3); /* no clone */
+    g_assert_false(e->kind == GS_TRACE_TENSOR_DISPOSE && e->tensor == grad.id);
+  }
+  recorded_free(&r);
+  gs_dispose(y), gs_dispose(w3);
+
+  gs_zero_grad(w);
+  gs_grad_hook hook =
+      gs_node_register_post_hook(gs_grad_accumulator(w), grad_output_is_the_grad, &w, NULL);
+  g_assert_cmpuint(hook.id, !=, 0);
+  g_assert_cmpint(gs_trace_open(path), ==, 0);
+  w3 = gs_mul_scalar(w, 3.0), y = gs_sum(w3, NULL, 0, false);
+  gs_backward(y);
+  gs_trace_close();
+  r = read_log(path);
+  g_assert_cmpuint(find(&r, GS_TRACE_TENSOR_CREATE, gs_grad(w).id)->origin, ==, 3);
+  recorded_free(&r);
+  gs_grad_hook_remove(hook);
+  gs_dispose(y), gs_dispose(w3), gs_dispose(w);
+  g_remove(path);
+  g_free(path);
+}
+
+/* A gradient passed through unchanged to a broadcast input is summed to its shape straight from
+ * the formula's gradient: the pass makes no pass-through view for it (op "backward"), and the
+ * sum is the input's gradient. */
+static void test_broadcast_gradient_is_summed_without_a_view(void) {
+  char *path = temp_path("gradscope-test-grad-through.gstrace");
+  gs_tensor x = gs_ones(GS_F32, (int64_t[]){2, 3}, 2), b = gs_ones(GS_F32, (int64_t[]){3}, 1);
+  gs_set_requires_grad(b, true);
+  g_assert_cmpint(gs_trace_open(path), ==, 0);
+  gs_tensor sum = gs_add(x, b), y = gs_sum(sum, NULL, 0, false);
+  gs_backward(y);
+  gs_trace_close();
+  float values[3];
+  gs_copy_to(gs_grad(b), values, sizeof values);
+  for (int i = 0; i < 3; i++)
+    g_assert_cmpfloat(values[i], ==, 2.0f);
+  recorded r = read_log(path);
+  g_assert_false(r.damaged);
+  g_assert_cmpstr(str(&r, find(&r, GS_TRACE_TENSOR_CREATE, gs_grad(b).id)->op), ==, "sum_to");
+  for (guint i = 0; i < r.events->len; i++) {
+    const gs_trace_event *e = &g_array_index(r.events, gs_trace_event, i);
+    if (e->kind == GS_TRACE_TENSOR_CREATE)
+      g_assert_cmpstr(str(&r, e->op), !=, "backward");
+  }
+  recorded_free(&r);
+  gs_dispose(y), gs_dispose(sum), gs_dispose(b), gs_dispose(x);
+  g_remove(path);
+  g_free(path);
+}
+
 /* A create_graph backward (double backward) makes ordinary nodes, logged as any op's are:
  * between the pass's begin and end, named by kind, with edges to nodes the log already has. */
 static void test_double_backward_nodes_are_recorded(void) {
@@ -917,6 +1015,9 @@ int main(int argc, char **argv) {
   g_test_add_func("/trace/clone-share-is-folded-into-its-creation",
                   test_clone_share_is_folded_into_its_creation);
   g_test_add_func("/trace/gradient-owner-change-is-folded", test_gradient_owner_change_is_folded);
+  g_test_add_func("/trace/leaf-takes-the-pass-gradient", test_leaf_takes_the_pass_gradient);
+  g_test_add_func("/trace/broadcast-gradient-is-summed-without-a-view",
+                  test_broadcast_gradient_is_summed_without_a_view);
   g_test_add_func("/trace/modules-and-optimizer-state-are-recorded",
                   test_modules_and_optimizer_state_are_recorded);
   g_test_add_func("/trace/killed-child-leaves-a-readable-log", test_killed_child_leaves_a_readable_log);

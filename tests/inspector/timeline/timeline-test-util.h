@@ -9,7 +9,7 @@
 
 /* Steps in the recorded run; marks "epoch N" every 4 steps; the big allocation (32 KiB, twice a step's)
  * happens in scope "evaluate" after step EVAL_STEP. */
-#define TRAIN_STEPS 12
+#define TRAIN_STEPS 14
 #define EVAL_STEP 7
 #define EVAL_BYTES (128 * 64 * 4)
 
