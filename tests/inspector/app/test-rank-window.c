@@ -104,20 +104,27 @@ static void test_two_ranks_one_page(void) {
   g_test_message("scrubber: %s", scrub);
   g_assert_true(g_str_has_prefix(scrub, scrub_want));
   /* The Time column is the run's shared axis: both ranks' rows rise together (digits-ddp
-   * records from one thread, so its merged times never go back). */
+   * records from one thread, so its merged times never go back), interleaved, not one rank's
+   * log after the other's. Every row is read: on a loaded machine one rank may start (and
+   * record thousands of events) well before the other. */
   GListModel *rows = G_LIST_MODEL(gs_event_list_view_get_list(list));
   double last = 0;
-  guint ranks_seen[2] = {0, 0};
-  for (guint i = 0; i < 3000; i++) {
+  guint ranks_seen[2] = {0, 0}, switches = 0;
+  int previous = -1;
+  for (guint i = 0; i < g_list_model_get_n_items(rows); i++) {
     g_autoptr(GsEventRow) row = g_list_model_get_item(rows, i);
     g_autofree char *time = gs_event_row_dup_time(row), *r = gs_event_row_dup_rank(row);
     double t = g_ascii_strtod(time, NULL);
     g_assert_cmpfloat(t, >=, last);
     last = t;
-    ranks_seen[atoi(r) == 1]++;
+    int rank_of_row = atoi(r) == 1;
+    ranks_seen[rank_of_row]++;
+    switches += previous != -1 && rank_of_row != previous;
+    previous = rank_of_row;
   }
-  g_assert_cmpuint(ranks_seen[0], >, 0);
-  g_assert_cmpuint(ranks_seen[1], >, 0);
+  g_assert_cmpuint(ranks_seen[0], ==, n0);
+  g_assert_cmpuint(ranks_seen[1], ==, n1);
+  g_assert_cmpuint(switches, >, 10); /* one log after the other would switch once */
   GtkColumnViewColumn *rank = column(list, "Rank");
   g_assert_nonnull(rank);
   g_assert_true(gtk_column_view_column_get_visible(rank));
