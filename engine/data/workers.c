@@ -12,8 +12,9 @@
  *
  * Each epoch gets fresh workers (the order, fixed by reset, is inherited). Worker k collates
  * batches k, k + N, k + 2N, ... of the epoch, each straight into shared memory
- * (GS__COLLATE_SHARED), and sends it on its own socketpair: a header, then each field with
- * gs_tensor_send (the memfd rides along). The main process takes batch b from worker b % N,
+ * (GS__COLLATE_SHARED), and sends it on its own socketpair as one message: a header and each
+ * field's wire record (tensor-socket.c), with the memfd of each segment the main process has
+ * not mapped yet riding along. The main process takes batch b from worker b % N,
  * so the order is the one the main process would collate in. Flow control is by credits: a
  * worker reads a credit before each batch; the main process sends `depth` at the start and one
  * per batch taken, so at most `depth` batches per worker exist ahead of the consumer.
@@ -41,6 +42,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -80,10 +82,24 @@ typedef struct batch_header {
   int64_t batch;    /* the batch's index in the epoch */
   int32_t n_fields;
   uint8_t slot[GS_DATASET_MAX_FIELDS]; /* each field's segment in the worker's pool, or NO_SLOT */
-  char error[488];
+  /* 1: the field's memory file rides with the message (in field order); 0: the segment in its
+   * slot was sent before, and the main process maps it already */
+  uint8_t fd_attached[GS_DATASET_MAX_FIELDS];
+  char error[484];
 } batch_header;
 _Static_assert(sizeof(batch_header) == 512 && GS_DATASET_MAX_FIELDS == 4,
                "the header has no padding");
+
+/* What a worker sends per batch, as one message: the header, then a wire record per field
+ * (none after a failure or an epoch's answer), with the descriptors the header says ride
+ * along. One message wakes the main process once and costs it one system call, where a header
+ * and a message per field cost it three wake-ups at worst and seven calls per field. */
+typedef struct batch_message {
+  batch_header h;
+  gs__wire_tensor field[GS_DATASET_MAX_FIELDS];
+} batch_message;
+_Static_assert(offsetof(batch_message, field) == sizeof(batch_header),
+               "the records follow the header with no gap");
 
 /* The main process's end of a worker's socket. Batches it received hold a reference, to give
  * their segments back when their storages go, which may be on any thread, after the loader is
@@ -266,26 +282,40 @@ static _Noreturn void worker_main(gs__workers *ws, int id) {
     credits--;
     int64_t pos = b * l->opt.batch_size;
     gs_tensor parts[GS_DATASET_MAX_FIELDS] = {0};
-    batch_header h = new_header(b, nf);
+    batch_message m;
+    m.h = new_header(b, nf);
     gs_clear_error();
     if (!gs__loader_collate(l, pos, gs__loader_batch_count(l, pos), GS__COLLATE_SHARED, parts,
                             "data_loader_next")) {
-      h.failed = 1;
-      snprintf(h.error, sizeof h.error, "%s", gs_last_error()[0] ? gs_last_error()
-                                                                 : "(no message)");
+      m.h.failed = 1;
+      snprintf(m.h.error, sizeof m.h.error, "%s",
+               gs_last_error()[0] ? gs_last_error() : "(no message)");
     }
-    for (int f = 0; f < nf && !h.failed && pool; f++) {
-      int slot = gs__segment_pool_sent(pool, parts[f]);
-      h.slot[f] = slot >= 0 ? (uint8_t)slot : NO_SLOT;
+    /* A segment sent before goes without its descriptor when the main process keeps a
+     * mapping of each slot (its cache, made before the fork). */
+    bool receiver_maps = ws->w[id].cache != NULL;
+    int fds[GS_DATASET_MAX_FIELDS], n_fds = 0;
+    for (int f = 0; f < nf && !m.h.failed; f++) {
+      int fd;
+      if (!gs__tensor_wire(parts[f], &m.field[f], &fd, "data_loader_next")) {
+        m.h.failed = 1;
+        snprintf(m.h.error, sizeof m.h.error, "%s", gs_last_error());
+        break;
+      }
+      bool announced = false;
+      int slot = pool ? gs__segment_pool_sent(pool, parts[f], &announced) : -1;
+      m.h.slot[f] = slot >= 0 ? (uint8_t)slot : NO_SLOT;
+      m.h.fd_attached[f] = !(slot >= 0 && announced && receiver_maps);
+      if (m.h.fd_attached[f])
+        fds[n_fds++] = fd;
     }
-    bool sent = send_bytes(sock, &h, sizeof h);
-    for (int f = 0; f < nf && sent && !h.failed; f++)
-      sent = gs_tensor_send(sock, parts[f]) == 0;
+    size_t len = sizeof m.h + (m.h.failed ? 0 : (size_t)nf * sizeof m.field[0]);
+    bool sent = gs__send_with_fds(sock, &m, len, fds, m.h.failed ? 0 : n_fds, "data_loader_next");
     /* Sent: the main process maps the pages, ours can go. */
     for (int f = 0; f < nf; f++)
       if (parts[f].id)
         gs__dispose_as(parts[f], "a worker's sent batch");
-    if (!sent || h.failed) {
+    if (!sent || m.h.failed) {
       status = sent ? 0 : 1;
       break;
     }
@@ -429,6 +459,9 @@ gs__workers *gs__workers_start(gs_data_loader *l) {
       gs__error(GS_ERR_OUT_OF_MEMORY, fn, "cannot allocate worker %d's channel", i);
       return NULL;
     }
+    /* Made before the fork, so the worker knows whether the segments it sent before are mapped
+     * here (without it, no memory, every batch brings its descriptors and is mapped afresh). */
+    ws->w[i].cache = gs__segment_cache_new(GS__SEGMENT_POOL_MAX);
     pid_t pid = gs__fork();
     if (pid == 0) {
       close(sv[0]);
@@ -443,8 +476,6 @@ gs__workers *gs__workers_start(gs_data_loader *l) {
       return NULL;
     }
     ws->w[i].pid = pid;
-    /* Without it (no memory) every batch is mapped afresh, as before. */
-    ws->w[i].cache = gs__segment_cache_new(GS__SEGMENT_POOL_MAX);
     for (int c = 0; c < ws->depth; c++)
       give_credit(&ws->w[i]); /* a dead worker is found when its batch is due */
   }
@@ -501,16 +532,12 @@ static int fail_dead(gs__workers *ws, int id, int64_t b, const char *fn) {
 }
 
 /* Waits until the worker's socket has something (a message or the end); 1, or 0 when the
- * deadline passed (deadline 0: none). */
+ * deadline passed. */
 static int wait_readable(int sock, uint64_t deadline) {
   for (;;) {
-    int timeout = -1;
-    if (deadline) {
-      uint64_t now = now_ms();
-      timeout = now >= deadline ? 0 : (int)(deadline - now);
-    }
+    uint64_t now = now_ms();
     struct pollfd p = {.fd = sock, .events = POLLIN};
-    int r = poll(&p, 1, timeout);
+    int r = poll(&p, 1, now >= deadline ? 0 : (int)(deadline - now));
     if (r > 0)
       return 1;
     if (r == 0)
@@ -520,16 +547,28 @@ static int wait_readable(int sock, uint64_t deadline) {
   }
 }
 
-/* Reads the header; 1, 0 at the end of the stream, -1 on a timeout, -2 on a short or bad
- * read. */
-static int read_header(int sock, batch_header *h, uint64_t deadline) {
+/* Reads len bytes of a worker's message into buf, the descriptors riding with them into fds;
+ * 1, 0 at the end of the stream before any byte, -1 on a timeout, -2 on a short or bad read.
+ * Without a deadline (0) the read itself waits: no poll() first, one system call a message. */
+static int read_message(int sock, void *buf, size_t len, uint64_t deadline, gs__received_fds *fds) {
   size_t got = 0;
-  while (got < sizeof *h) {
-    if (!wait_readable(sock, deadline))
+  while (got < len) {
+    if (deadline && !wait_readable(sock, deadline))
       return -1;
-    ssize_t n = recv(sock, (char *)h + got, sizeof *h - got, 0);
+    struct iovec iov = {(char *)buf + got, len - got};
+    union {
+      struct cmsghdr align;
+      char buf[CMSG_SPACE(sizeof(int) * GS__MAX_SENT_FDS)];
+    } control;
+    struct msghdr mh = {.msg_iov = &iov,
+                        .msg_iovlen = 1,
+                        .msg_control = control.buf,
+                        .msg_controllen = sizeof control.buf};
+    ssize_t n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
     if (n < 0 && errno == EINTR)
       continue;
+    if (n > 0)
+      gs__keep_fds(fds, &mh);
     /* A worker that died with credits unread resets the connection instead of ending it. */
     if ((n == 0 || (n < 0 && errno == ECONNRESET)) && got == 0)
       return 0;
@@ -549,29 +588,37 @@ static bool at_end(int sock) {
   return n == 0 || (n < 0 && errno == ECONNRESET);
 }
 
-/* Receives the n_fields tensors that follow header h from w (engine-held, as a collation
- * here would make them), each set to give its segment back when its last storage goes.
- * Returns how many arrived: fewer than n_fields when the worker died, timed out or sent
- * something damaged. */
-static int receive_fields(worker *w, const batch_header *h, int nf, gs_tensor *got,
-                          uint64_t deadline) {
+/* Reads the wire records that follow m's header from w and makes the n_fields tensors
+ * (engine-held, as a collation here would make them) over the descriptors in fds or the
+ * slots' mappings, each set to give its segment back when its last storage goes. Returns how
+ * many arrived: fewer than n_fields when the worker died, timed out or sent something
+ * damaged. Every descriptor in fds is taken or closed. */
+static int receive_fields(worker *w, batch_message *m, int nf, gs__received_fds *fds,
+                          gs_tensor *got, uint64_t deadline) {
   int f = 0;
-  gs__ownership_suspend();
-  for (; f < nf; f++) {
-    if (!wait_readable(w->sock, deadline) || at_end(w->sock))
-      break;
-    /* Over the slot's mapping kept from earlier batches (NO_SLOT is past the cache: mapped
-     * afresh, as gs_tensor_recv). */
-    got[f] = gs__segment_cache_recv(w->cache, h->slot[f], w->sock, "tensor_recv");
-    if (!got[f].id)
-      break;
+  if (read_message(w->sock, m->field, (size_t)nf * sizeof m->field[0], deadline, fds) == 1) {
+    int attached = 0;
+    for (int g = 0; g < nf; g++)
+      attached += m->h.fd_attached[g] != 0;
+    if (attached != fds->count || fds->dropped)
+      nf = 0; /* damaged: the descriptors do not match the fields */
+    gs__ownership_suspend();
+    for (int k = 0; f < nf; f++) {
+      int fd = m->h.fd_attached[f] ? fds->fd[k] : -1;
+      if (fd >= 0)
+        fds->fd[k++] = -1; /* taken: the cache keeps or closes it */
+      got[f] = gs__segment_cache_take(w->cache, m->h.slot[f], &m->field[f], fd, "tensor_recv");
+      if (!got[f].id)
+        break;
+    }
+    gs__ownership_resume();
   }
-  gs__ownership_resume();
+  gs__close_fds(fds);
   for (int g = 0; g < f; g++) {
-    if (h->slot[g] == NO_SLOT || !w->ch)
+    if (m->h.slot[g] == NO_SLOT || !w->ch)
       continue;
     atomic_fetch_add(&w->ch->refs, 1);
-    if (!gs__shared_on_release(got[g], give_back, w->ch, h->slot[g]))
+    if (!gs__shared_on_release(got[g], give_back, w->ch, m->h.slot[g]))
       channel_unref(w->ch);
   }
   return f;
@@ -593,14 +640,20 @@ bool gs__workers_next_epoch(gs__workers *ws) {
     worker *w = &ws->w[i];
     for (;;) {
       uint64_t deadline = now_ms() + (uint64_t)timeout_ms;
-      batch_header h;
-      if (read_header(w->sock, &h, deadline) != 1 || memcmp(h.magic, HEADER_MAGIC, 4) != 0 ||
-          h.failed || (h.batch != EPOCH_ACK && h.n_fields != nf))
+      batch_message m;
+      gs__received_fds fds = {.count = 0};
+      if (read_message(w->sock, &m.h, sizeof m.h, deadline, &fds) != 1 ||
+          memcmp(m.h.magic, HEADER_MAGIC, 4) != 0 || m.h.failed ||
+          (m.h.batch != EPOCH_ACK && m.h.n_fields != nf)) {
+        gs__close_fds(&fds);
         return false;
-      if (h.batch == EPOCH_ACK)
+      }
+      if (m.h.batch == EPOCH_ACK) {
+        gs__close_fds(&fds); /* none come with an answer (a damaged one: closed) */
         break;
+      }
       gs_tensor got[GS_DATASET_MAX_FIELDS] = {0};
-      int f = receive_fields(w, &h, nf, got, deadline);
+      int f = receive_fields(w, &m, nf, &fds, got, deadline);
       for (int g = 0; g < f; g++)
         gs__dispose_as(got[g], "a batch of an epoch ended early");
       if (f < nf)
@@ -626,8 +679,14 @@ int gs__workers_take(gs__workers *ws, gs_tensor *parts, const char *fn) {
   worker *w = &ws->w[id];
   int timeout_ms = ws->loader->opt.timeout_ms;
   uint64_t deadline = timeout_ms > 0 ? now_ms() + (uint64_t)timeout_ms : 0;
-  batch_header h;
-  int r = read_header(w->sock, &h, deadline);
+  batch_message m;
+  batch_header *h = &m.h;
+  gs__received_fds fds = {.count = 0};
+  int r = read_message(w->sock, h, sizeof *h, deadline, &fds);
+  int nf = ws->loader->ds.n_fields;
+  if (r != 1 || memcmp(h->magic, HEADER_MAGIC, 4) != 0 || h->batch != b || h->failed ||
+      h->n_fields != nf)
+    gs__close_fds(&fds); /* no fields to take them */
   if (r == -1) {
     kill(w->pid, SIGKILL); /* shut_down waits for it */
     return fail(ws, id, b, fn, "no batch within timeout_ms = %d ms: the worker was stopped",
@@ -635,17 +694,16 @@ int gs__workers_take(gs__workers *ws, gs_tensor *parts, const char *fn) {
   }
   if (r == 0)
     return fail_dead(ws, id, b, fn);
-  if (r < 0 || memcmp(h.magic, HEADER_MAGIC, 4) != 0 || h.batch != b)
+  if (r < 0 || memcmp(h->magic, HEADER_MAGIC, 4) != 0 || h->batch != b)
     return fail(ws, id, b, fn, "the worker sent a damaged message");
-  if (h.failed) {
-    h.error[sizeof h.error - 1] = '\0';
-    return fail(ws, id, b, fn, "the worker could not collate it: %s", h.error);
+  if (h->failed) {
+    h->error[sizeof h->error - 1] = '\0';
+    return fail(ws, id, b, fn, "the worker could not collate it: %s", h->error);
   }
-  int nf = ws->loader->ds.n_fields;
-  if (h.n_fields != nf)
-    return fail(ws, id, b, fn, "the worker sent %d fields instead of %d", h.n_fields, nf);
+  if (h->n_fields != nf)
+    return fail(ws, id, b, fn, "the worker sent %d fields instead of %d", h->n_fields, nf);
   gs_tensor got[GS_DATASET_MAX_FIELDS] = {0};
-  int f = receive_fields(w, &h, nf, got, deadline);
+  int f = receive_fields(w, &m, nf, &fds, got, deadline);
   if (f < nf) {
     for (int g = 0; g < f; g++)
       gs__dispose_as(got[g], "a batch a worker could not finish sending");

@@ -41,7 +41,52 @@ gs_tensor gs__tensor_over_shared(gs__buffer *b, gs_dtype dtype, const int64_t *s
  * the batch copies nothing. GS_NO_TENSOR after reporting as fn. */
 gs_tensor gs__empty_shared(gs_dtype dtype, const int64_t *shape, int ndim, const char *fn);
 
-/* ---- tensor-socket.c: the parts of gs_tensor_recv -------------------------------------- */
+/* ---- tensor-socket.c: the parts of gs_tensor_send and gs_tensor_recv ---------------------- */
+
+/* What gs_tensor_send writes for a tensor (its descriptor rides beside it). A DataLoader
+ * worker sends a batch's records in one message of its own, with the descriptors of the
+ * segments the receiver has not mapped yet. */
+typedef struct gs__wire_tensor {
+  char magic[4];
+  uint32_t dtype;
+  int32_t ndim;
+  uint32_t reserved;
+  int64_t offset; /* elements */
+  int64_t shape[GS_MAX_DIMS];
+  int64_t strides[GS_MAX_DIMS];
+  uint64_t nbytes; /* the storage's */
+  int64_t pid;     /* the sender */
+} gs__wire_tensor;
+_Static_assert(sizeof(gs__wire_tensor) == 16 + 8 + 2 * 8 * GS_MAX_DIMS + 16,
+               "the message has no padding: both ends agree on every byte");
+
+/* The most descriptors gs__send_with_fds sends with one message. */
+#define GS__MAX_SENT_FDS 8
+/* Sends all of buf, the n_fds (at most GS__MAX_SENT_FDS) descriptors riding with its first
+ * byte; false after reporting as fn. */
+bool gs__send_with_fds(int sock, const void *buf, size_t len, const int *fds, int n_fds,
+                       const char *fn);
+/* The descriptors that came with a message, all closed (gs__close_fds) unless one is taken
+ * (its entry set to -1). */
+typedef struct gs__received_fds {
+  int fd[GS__MAX_SENT_FDS];
+  int count;
+  bool dropped; /* more came than fit, or the kernel discarded some: those are closed */
+} gs__received_fds;
+struct msghdr;
+/* Adds the descriptors that came with a recvmsg() to r. */
+void gs__keep_fds(gs__received_fds *r, struct msghdr *mh);
+void gs__close_fds(gs__received_fds *r);
+/* Fills w for sending h (its storage moved into shared memory first if it is not there), and
+ * fd with the storage's descriptor (still the storage's). false after reporting as fn. */
+bool gs__tensor_wire(gs_tensor h, gs__wire_tensor *w, int *fd, const char *fn);
+/* Checks w against itself (magic, dtype, geometry inside w->nbytes): t gets the geometry, no
+ * storage yet. false after reporting as fn. */
+bool gs__tensor_wire_check(const gs__wire_tensor *w, gs__tensor *t, const char *fn);
+/* Checks that fd is a memory file of at least nbytes (st gets its fstat); false after
+ * reporting as fn. */
+struct stat;
+bool gs__memory_file_check(int fd, uint64_t nbytes, struct stat *st, const char *fn);
 
 /* Receives one tensor message on sock and checks it against itself and its descriptor: t gets
  * the geometry (no storage yet), nbytes the storage's size, fd the descriptor (the caller's to
@@ -76,8 +121,10 @@ void gs__segment_pool_free(gs__segment_pool *p);
 gs_tensor gs__segment_pool_empty(gs__segment_pool *p, gs_dtype dtype, const int64_t *shape,
                                  int ndim, const char *fn);
 /* h's storage is about to be sent: its segment is busy until given back. Returns its slot, or
- * -1 if h is not over a segment of p (then nothing is to be given back). */
-int gs__segment_pool_sent(gs__segment_pool *p, gs_tensor h);
+ * -1 if h is not over a segment of p (then nothing is to be given back); announced says
+ * whether this segment was sent before (the receiver has its memory file already, if it keeps
+ * one per slot: segment-cache.c). */
+int gs__segment_pool_sent(gs__segment_pool *p, gs_tensor h, bool *announced);
 /* The receiver let go of the segment in slot: it may be written again once ours is gone too.
  * false for a slot that was not out (a damaged or hostile message: ignored). */
 bool gs__segment_pool_given_back(gs__segment_pool *p, int slot);
@@ -92,8 +139,10 @@ typedef struct gs__segment_cache gs__segment_cache;
 /* A cache of capacity (1..GS__SEGMENT_POOL_MAX) slots; NULL if out of range or memory. */
 gs__segment_cache *gs__segment_cache_new(int capacity);
 void gs__segment_cache_free(gs__segment_cache *c);
-/* gs_tensor_recv for a tensor the sender wrote into its pool's slot: over the mapping this
- * cache already holds of that slot when the descriptor names the same memory file, else over a
- * new one that replaces it. With no cache (NULL) or a slot out of range: a new mapping of its
- * own, as gs_tensor_recv (which is this). */
-gs_tensor gs__segment_cache_recv(gs__segment_cache *c, int slot, int sock, const char *fn);
+/* The tensor of wire record w (checked here) that the sender wrote into its pool's slot: with
+ * fd (a memory file, taken: closed or kept by the mapping), over the mapping this cache holds
+ * of that slot when fd names the same file, else over a new one that replaces it; with fd -1
+ * (a segment the sender sent before), over the mapping held of slot, which must exist and be
+ * large enough. GS_NO_TENSOR after reporting as fn. */
+gs_tensor gs__segment_cache_take(gs__segment_cache *c, int slot, const gs__wire_tensor *w, int fd,
+                                 const char *fn);

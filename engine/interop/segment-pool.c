@@ -25,6 +25,7 @@ typedef struct segment {
   size_t len; /* mapped, and the memfd's size */
   bool ours;
   bool theirs;
+  bool announced; /* sent before: the receiver has the memory file */
 } segment;
 
 struct gs__segment_pool {
@@ -116,6 +117,7 @@ static segment *take_slot(gs__segment_pool *p, size_t len) {
   refill->fd = fd;
   refill->base = base;
   refill->len = len;
+  refill->announced = false;
   return refill;
 }
 
@@ -140,7 +142,8 @@ gs_tensor gs__segment_pool_empty(gs__segment_pool *p, gs_dtype dtype, const int6
   return gs__tensor_over_shared(b, dtype, shape, ndim, numel, fn);
 }
 
-int gs__segment_pool_sent(gs__segment_pool *p, gs_tensor h) {
+int gs__segment_pool_sent(gs__segment_pool *p, gs_tensor h, bool *announced) {
+  *announced = false;
   gs__tensor *t = gs__lookup(h, "segment_pool_sent");
   if (!t || t->storage->buffer->release != segment_released)
     return -1;
@@ -148,6 +151,8 @@ int gs__segment_pool_sent(gs__segment_pool *p, gs_tensor h) {
   if (s->pool != p)
     return -1;
   s->theirs = true;
+  *announced = s->announced;
+  s->announced = true;
   return (int)(s - p->seg);
 }
 

@@ -19,39 +19,27 @@
 
 #define WIRE_MAGIC "GSt1"
 
-typedef struct wire_tensor {
-  char magic[4];
-  uint32_t dtype;
-  int32_t ndim;
-  uint32_t reserved;
-  int64_t offset; /* elements */
-  int64_t shape[GS_MAX_DIMS];
-  int64_t strides[GS_MAX_DIMS];
-  uint64_t nbytes; /* the storage's */
-  int64_t pid;     /* the sender */
-} wire_tensor;
-_Static_assert(sizeof(wire_tensor) == 16 + 8 + 2 * 8 * GS_MAX_DIMS + 16,
-               "the message has no padding: both ends agree on every byte");
+typedef gs__wire_tensor wire_tensor;
 
-/* Sends all of buf, the descriptor riding with its first byte. */
-static bool send_all(int sock, const char *buf, size_t len, int fd, const char *fn) {
+bool gs__send_with_fds(int sock, const void *buf, size_t len, const int *fds, int n_fds,
+                       const char *fn) {
   size_t sent = 0;
   while (sent < len) {
     struct iovec iov = {(char *)buf + sent, len - sent};
     struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
     union {
       struct cmsghdr align;
-      char buf[CMSG_SPACE(sizeof(int))];
+      char buf[CMSG_SPACE(sizeof(int) * GS__MAX_SENT_FDS)];
     } control;
-    if (sent == 0) {
+    if (sent == 0 && n_fds > 0) {
       memset(&control, 0, sizeof control);
       mh.msg_control = control.buf;
-      mh.msg_controllen = sizeof control.buf;
+      mh.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)n_fds);
       struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
       c->cmsg_level = SOL_SOCKET;
       c->cmsg_type = SCM_RIGHTS;
-      c->cmsg_len = CMSG_LEN(sizeof(int));
-      memcpy(CMSG_DATA(c), &fd, sizeof fd);
+      c->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)n_fds);
+      memcpy(CMSG_DATA(c), fds, sizeof(int) * (size_t)n_fds);
     }
     ssize_t n = sendmsg(sock, &mh, MSG_NOSIGNAL);
     if (n < 0 && errno == EINTR)
@@ -66,34 +54,37 @@ static bool send_all(int sock, const char *buf, size_t len, int fd, const char *
   return true;
 }
 
-int gs_tensor_send(int sock, gs_tensor h) {
-  static const char fn[] = "tensor_send";
+bool gs__tensor_wire(gs_tensor h, gs__wire_tensor *w, int *fd, const char *fn) {
   gs__tensor *t = gs__lookup(h, fn);
   if (!t || gs_share_memory_(h) != 0)
-    return -1;
-  wire_tensor w;
-  memset(&w, 0, sizeof w);
-  memcpy(w.magic, WIRE_MAGIC, 4);
-  w.dtype = (uint32_t)t->dtype;
-  w.ndim = t->ndim;
-  w.offset = t->offset;
-  memcpy(w.shape, t->shape, sizeof w.shape);
-  memcpy(w.strides, t->strides, sizeof w.strides);
-  w.nbytes = t->storage->nbytes;
-  w.pid = (int64_t)getpid();
+    return false;
+  memset(w, 0, sizeof *w);
+  memcpy(w->magic, WIRE_MAGIC, 4);
+  w->dtype = (uint32_t)t->dtype;
+  w->ndim = t->ndim;
+  w->offset = t->offset;
+  memcpy(w->shape, t->shape, sizeof w->shape);
+  memcpy(w->strides, t->strides, sizeof w->strides);
+  w->nbytes = t->storage->nbytes;
+  w->pid = (int64_t)getpid();
   gs__shared_mark_forwarded(t->storage->buffer); /* received pages sent on: not to be reused */
-  return send_all(sock, (const char *)&w, sizeof w, t->storage->buffer->fd, fn) ? 0 : -1;
+  *fd = t->storage->buffer->fd;
+  return true;
 }
 
-/* Descriptors that came with a message, all closed unless one is taken. */
-#define MAX_FDS 8
-typedef struct received_fds {
-  int fd[MAX_FDS];
-  int count;
-  bool dropped; /* the kernel discarded some (more than fit) */
-} received_fds;
+int gs_tensor_send(int sock, gs_tensor h) {
+  static const char fn[] = "tensor_send";
+  wire_tensor w;
+  int fd;
+  if (!gs__tensor_wire(h, &w, &fd, fn))
+    return -1;
+  return gs__send_with_fds(sock, &w, sizeof w, &fd, 1, fn) ? 0 : -1;
+}
 
-static void keep_fds(received_fds *r, struct msghdr *mh) {
+typedef gs__received_fds received_fds;
+#define MAX_FDS GS__MAX_SENT_FDS
+
+void gs__keep_fds(gs__received_fds *r, struct msghdr *mh) {
   if (mh->msg_flags & MSG_CTRUNC)
     r->dropped = true;
   for (struct cmsghdr *c = CMSG_FIRSTHDR(mh); c; c = CMSG_NXTHDR(mh, c)) {
@@ -113,9 +104,10 @@ static void keep_fds(received_fds *r, struct msghdr *mh) {
   }
 }
 
-static void close_fds(received_fds *r) {
+void gs__close_fds(gs__received_fds *r) {
   for (int i = 0; i < r->count; i++)
-    close(r->fd[i]);
+    if (r->fd[i] >= 0)
+      close(r->fd[i]);
   r->count = 0;
 }
 
@@ -145,7 +137,7 @@ static bool recv_message(int sock, wire_tensor *w, received_fds *r, const char *
                 strerror(errno));
       return false;
     }
-    keep_fds(r, &mh);
+    gs__keep_fds(r, &mh);
     if (n == 0) {
       if (got == 0)
         gs__error(GS_ERR_ARGUMENT, fn, "expected a tensor message, got the end of the "
@@ -167,18 +159,11 @@ static bool recv_message(int sock, wire_tensor *w, received_fds *r, const char *
   return true;
 }
 
-/* Checks what the message says against itself and the descriptor's size. */
-static bool check_message(const wire_tensor *w, const received_fds *r, gs__tensor *t,
-                          const char *fn) {
+bool gs__tensor_wire_check(const gs__wire_tensor *w, gs__tensor *t, const char *fn) {
   if (memcmp(w->magic, WIRE_MAGIC, 4) != 0) {
     const unsigned char *m = (const unsigned char *)w->magic;
     gs__error(GS_ERR_ARGUMENT, fn, "expected a tensor message starting \"" WIRE_MAGIC "\", "
               "got bytes %02x %02x %02x %02x", m[0], m[1], m[2], m[3]);
-    return false;
-  }
-  if (r->count != 1 || r->dropped) {
-    gs__error(GS_ERR_ARGUMENT, fn, "expected one shared-memory descriptor with the message, "
-              "got %d%s", r->count, r->dropped ? " and more the kernel dropped" : "");
     return false;
   }
   if (w->dtype >= GS_DTYPE_COUNT || w->ndim < 0 || w->ndim > GS_MAX_DIMS || w->offset < 0) {
@@ -219,18 +204,37 @@ static bool check_message(const wire_tensor *w, const received_fds *r, gs__tenso
               (long long)last, (unsigned long long)elsize);
     return false;
   }
-  struct stat st;
-  if (fstat(r->fd[0], &st) != 0 || !S_ISREG(st.st_mode)) {
+  return true;
+}
+
+bool gs__memory_file_check(int fd, uint64_t nbytes, struct stat *st, const char *fn) {
+  if (fstat(fd, st) != 0 || !S_ISREG(st->st_mode)) {
     gs__error(GS_ERR_ARGUMENT, fn, "expected a shared-memory descriptor with the message, got "
               "one that is no memory file");
     return false;
   }
-  if ((uint64_t)st.st_size < gs__shared_map_bytes(w->nbytes)) {
-    gs__error(GS_ERR_ARGUMENT, fn, "expected shared memory of at least %llu bytes with the "
-              "message, got %lld bytes", (unsigned long long)w->nbytes, (long long)st.st_size);
+  if ((uint64_t)st->st_size < gs__shared_map_bytes(nbytes)) {
+    gs__error(GS_ERR_ARGUMENT, fn,
+              "expected shared memory of at least %llu bytes with the "
+              "message, got %lld bytes",
+              (unsigned long long)nbytes, (long long)st->st_size);
     return false;
   }
   return true;
+}
+
+/* Checks what the message says against itself and the one descriptor that came with it. */
+static bool check_message(const wire_tensor *w, const received_fds *r, gs__tensor *t,
+                          const char *fn) {
+  if (memcmp(w->magic, WIRE_MAGIC, 4) == 0 && (r->count != 1 || r->dropped)) {
+    gs__error(GS_ERR_ARGUMENT, fn,
+              "expected one shared-memory descriptor with the message, "
+              "got %d%s",
+              r->count, r->dropped ? " and more the kernel dropped" : "");
+    return false;
+  }
+  struct stat st;
+  return gs__tensor_wire_check(w, t, fn) && gs__memory_file_check(r->fd[0], w->nbytes, &st, fn);
 }
 
 bool gs__tensor_recv_message(int sock, gs__tensor *t, uint64_t *nbytes, int *fd, int64_t *pid,
@@ -238,7 +242,7 @@ bool gs__tensor_recv_message(int sock, gs__tensor *t, uint64_t *nbytes, int *fd,
   wire_tensor w;
   received_fds r = {.count = 0};
   if (!recv_message(sock, &w, &r, fn) || !check_message(&w, &r, t, fn)) {
-    close_fds(&r);
+    gs__close_fds(&r);
     return false;
   }
   *nbytes = w.nbytes;
@@ -258,5 +262,17 @@ gs_tensor gs__tensor_over_received(gs__tensor *t, gs__buffer *b, int64_t pid, co
 }
 
 gs_tensor gs_tensor_recv(int sock) {
-  return gs__segment_cache_recv(NULL, -1, sock, "tensor_recv"); /* no cache: a new mapping */
+  static const char fn[] = "tensor_recv";
+  gs__tensor t;
+  uint64_t nbytes;
+  int fd;
+  int64_t pid;
+  if (!gs__tensor_recv_message(sock, &t, &nbytes, &fd, &pid, fn))
+    return GS_NO_TENSOR;
+  gs__segment_map *map = gs__segment_map_new(fd, nbytes, fn); /* a new mapping of its own */
+  if (!map)
+    return GS_NO_TENSOR;
+  gs__buffer *b = gs__shared_buffer_over(map, nbytes, GS_MEMORY_RECEIVED, fn);
+  gs__segment_map_unref(map); /* the buffer holds its own */
+  return b ? gs__tensor_over_received(&t, b, pid, fn) : GS_NO_TENSOR;
 }
