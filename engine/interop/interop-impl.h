@@ -88,12 +88,6 @@ bool gs__tensor_wire_check(const gs__wire_tensor *w, gs__tensor *t, const char *
 struct stat;
 bool gs__memory_file_check(int fd, uint64_t nbytes, struct stat *st, const char *fn);
 
-/* Receives one tensor message on sock and checks it against itself and its descriptor: t gets
- * the geometry (no storage yet), nbytes the storage's size, fd the descriptor (the caller's to
- * close; its memory file holds at least nbytes) and pid the sender. false after reporting as
- * fn, with every descriptor that came closed. */
-bool gs__tensor_recv_message(int sock, gs__tensor *t, uint64_t *nbytes, int *fd, int64_t *pid,
-                             const char *fn);
 /* Registers t over b (taken: released on failure), received from pid; GS_NO_TENSOR after
  * reporting as fn. */
 gs_tensor gs__tensor_over_received(gs__tensor *t, gs__buffer *b, int64_t pid, const char *fn);

@@ -19,7 +19,6 @@
 
 #define WIRE_MAGIC "GSt1"
 
-typedef gs__wire_tensor wire_tensor;
 
 bool gs__send_with_fds(int sock, const void *buf, size_t len, const int *fds, int n_fds,
                        const char *fn) {
@@ -74,15 +73,13 @@ bool gs__tensor_wire(gs_tensor h, gs__wire_tensor *w, int *fd, const char *fn) {
 
 int gs_tensor_send(int sock, gs_tensor h) {
   static const char fn[] = "tensor_send";
-  wire_tensor w;
+  gs__wire_tensor w;
   int fd;
   if (!gs__tensor_wire(h, &w, &fd, fn))
     return -1;
   return gs__send_with_fds(sock, &w, sizeof w, &fd, 1, fn) ? 0 : -1;
 }
 
-typedef gs__received_fds received_fds;
-#define MAX_FDS GS__MAX_SENT_FDS
 
 void gs__keep_fds(gs__received_fds *r, struct msghdr *mh) {
   if (mh->msg_flags & MSG_CTRUNC)
@@ -94,7 +91,7 @@ void gs__keep_fds(gs__received_fds *r, struct msghdr *mh) {
     for (size_t i = 0; i < n; i++) {
       int fd;
       memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
-      if (r->count < MAX_FDS)
+      if (r->count < GS__MAX_SENT_FDS)
         r->fd[r->count++] = fd;
       else {
         close(fd);
@@ -112,7 +109,7 @@ void gs__close_fds(gs__received_fds *r) {
 }
 
 /* Reads one message into w; false (after reporting) if it did not all come. */
-static bool recv_message(int sock, wire_tensor *w, received_fds *r, const char *fn) {
+static bool recv_message(int sock, gs__wire_tensor *w, gs__received_fds *r, const char *fn) {
   int type = SOCK_STREAM;
   socklen_t type_len = sizeof type;
   if (getsockopt(sock, SOL_SOCKET, SO_TYPE, &type, &type_len) != 0) {
@@ -125,7 +122,7 @@ static bool recv_message(int sock, wire_tensor *w, received_fds *r, const char *
     struct iovec iov = {(char *)w + got, sizeof *w - got};
     union {
       struct cmsghdr align;
-      char buf[CMSG_SPACE(sizeof(int) * MAX_FDS)];
+      char buf[CMSG_SPACE(sizeof(int) * GS__MAX_SENT_FDS)];
     } control;
     struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
                         .msg_controllen = sizeof control.buf};
@@ -223,9 +220,9 @@ bool gs__memory_file_check(int fd, uint64_t nbytes, struct stat *st, const char 
   return true;
 }
 
-/* Checks what the message says against itself and the one descriptor that came with it. */
-static bool check_message(const wire_tensor *w, const received_fds *r, gs__tensor *t,
-                          const char *fn) {
+/* The one descriptor a gs_tensor_send message brings (once its magic says it is one: a wrong
+ * magic is reported by gs__tensor_wire_check, first, as before). */
+static bool one_descriptor(const gs__wire_tensor *w, const gs__received_fds *r, const char *fn) {
   if (memcmp(w->magic, WIRE_MAGIC, 4) == 0 && (r->count != 1 || r->dropped)) {
     gs__error(GS_ERR_ARGUMENT, fn,
               "expected one shared-memory descriptor with the message, "
@@ -233,21 +230,6 @@ static bool check_message(const wire_tensor *w, const received_fds *r, gs__tenso
               r->count, r->dropped ? " and more the kernel dropped" : "");
     return false;
   }
-  struct stat st;
-  return gs__tensor_wire_check(w, t, fn) && gs__memory_file_check(r->fd[0], w->nbytes, &st, fn);
-}
-
-bool gs__tensor_recv_message(int sock, gs__tensor *t, uint64_t *nbytes, int *fd, int64_t *pid,
-                             const char *fn) {
-  wire_tensor w;
-  received_fds r = {.count = 0};
-  if (!recv_message(sock, &w, &r, fn) || !check_message(&w, &r, t, fn)) {
-    gs__close_fds(&r);
-    return false;
-  }
-  *nbytes = w.nbytes;
-  *fd = r.fd[0];
-  *pid = w.pid;
   return true;
 }
 
@@ -263,16 +245,12 @@ gs_tensor gs__tensor_over_received(gs__tensor *t, gs__buffer *b, int64_t pid, co
 
 gs_tensor gs_tensor_recv(int sock) {
   static const char fn[] = "tensor_recv";
-  gs__tensor t;
-  uint64_t nbytes;
-  int fd;
-  int64_t pid;
-  if (!gs__tensor_recv_message(sock, &t, &nbytes, &fd, &pid, fn))
+  gs__wire_tensor w;
+  gs__received_fds r = {.count = 0};
+  if (!recv_message(sock, &w, &r, fn) || !one_descriptor(&w, &r, fn)) {
+    gs__close_fds(&r);
     return GS_NO_TENSOR;
-  gs__segment_map *map = gs__segment_map_new(fd, nbytes, fn); /* a new mapping of its own */
-  if (!map)
-    return GS_NO_TENSOR;
-  gs__buffer *b = gs__shared_buffer_over(map, nbytes, GS_MEMORY_RECEIVED, fn);
-  gs__segment_map_unref(map); /* the buffer holds its own */
-  return b ? gs__tensor_over_received(&t, b, pid, fn) : GS_NO_TENSOR;
+  }
+  /* No cache: the message is checked and gets a mapping of its own. */
+  return gs__segment_cache_take(NULL, -1, &w, r.fd[0], fn);
 }
