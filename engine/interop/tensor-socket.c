@@ -19,7 +19,6 @@
 
 #define WIRE_MAGIC "GSt1"
 
-
 bool gs__send_with_fds(int sock, const void *buf, size_t len, const int *fds, int n_fds,
                        const char *fn) {
   size_t sent = 0;
@@ -79,7 +78,6 @@ int gs_tensor_send(int sock, gs_tensor h) {
     return -1;
   return gs__send_with_fds(sock, &w, sizeof w, &fd, 1, fn) ? 0 : -1;
 }
-
 
 void gs__keep_fds(gs__received_fds *r, struct msghdr *mh) {
   if (mh->msg_flags & MSG_CTRUNC)
