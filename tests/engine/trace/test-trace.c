@@ -905,8 +905,17 @@ static void test_flush_while_other_threads_record(void) {
   /* Every event of both threads is there, once, in each thread's order. */
   guint64 marks_a = 0, marks_b = 0, created = 0;
   GHashTable *last_seq = g_hash_table_new(g_direct_hash, g_direct_equal);
+  gboolean in_snapshot = FALSE;
   for (guint i = 0; i < r.events->len; i++) {
     const gs_trace_event *e = &g_array_index(r.events, gs_trace_event, i);
+    /* A tensor an earlier test left alive opens the log with a snapshot, whose events take no
+     * number of their own (they repeat the last one taken): skip it. */
+    if (e->kind == GS_TRACE_SNAPSHOT_BEGIN || e->kind == GS_TRACE_SNAPSHOT_END) {
+      in_snapshot = e->kind == GS_TRACE_SNAPSHOT_BEGIN;
+      continue;
+    }
+    if (in_snapshot)
+      continue;
     guint64 *prev = g_hash_table_lookup(last_seq, GUINT_TO_POINTER(e->thread));
     if (!prev) {
       prev = g_new0(guint64, 1);
