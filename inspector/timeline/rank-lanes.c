@@ -14,7 +14,9 @@
 #define FONT "Sans 8"
 #define BOLD_FONT "Sans Bold 9"
 #define LABEL_WIDTH 112.0 /* "waited 388.3 ms" whole at the default font */
-#define LEGEND_HEIGHT 40.0 /* two rows: the marks, then the categories */
+#define LEGEND_TOP 3.0
+#define LEGEND_ROW 18.0 /* the marks on the first row, the categories on the next ones */
+#define LEGEND_MIN_ROWS 2
 #define AXIS_HEIGHT 24.0
 #define LANE_GAP 10.0
 #define RIGHT_MARGIN 8.0
@@ -26,15 +28,37 @@
  * their edges): a whole run's thousands of lines would hide the lanes. */
 #define DENSE_LINE_PX 6.0
 
-void gs_rank_lanes_geometry_get(const gs_rank_run *run, const gs_rank_lanes_view *view,
-                                gs_rank_lanes_geometry *g) {
+static void categories_in_view(const gs_rank_run *run, const gs_rank_lanes_view *v,
+                               const gs_rank_lanes_geometry *g, gboolean *seen);
+static guint legend_layout(const gboolean *seen, const gs_rank_lanes_view *v,
+                           const gs_rank_lanes_geometry *g, gs_rank_lanes_legend_entry *out,
+                           guint *rows);
+
+/* The plot's left and width, which the categories in view depend on (one lane column a
+ * pixel), then the lanes below as many legend rows as their names need. */
+static void place_lanes(const gs_rank_run *run, const gs_rank_lanes_view *view, guint rows,
+                        gs_rank_lanes_geometry *g) {
   guint n = gs_rank_run_n_lanes(run);
+  g->lanes_y = LEGEND_TOP + 1 + MAX(rows, LEGEND_MIN_ROWS) * LEGEND_ROW;
+  g->lane_gap = LANE_GAP;
+  double room = view->height - g->lanes_y - AXIS_HEIGHT - LANE_GAP * (n - 1);
+  g->lane_height = MAX(16.0, room / n);
+}
+
+static void place_plot(const gs_rank_lanes_view *view, gs_rank_lanes_geometry *g) {
   g->plot_x = LABEL_WIDTH;
   g->plot_width = MAX(1.0, view->width - LABEL_WIDTH - RIGHT_MARGIN);
-  g->lanes_y = LEGEND_HEIGHT;
-  g->lane_gap = LANE_GAP;
-  double room = view->height - LEGEND_HEIGHT - AXIS_HEIGHT - LANE_GAP * (n - 1);
-  g->lane_height = MAX(16.0, room / n);
+}
+
+void gs_rank_lanes_geometry_get(const gs_rank_run *run, const gs_rank_lanes_view *view,
+                                gs_rank_lanes_geometry *g) {
+  place_plot(view, g);
+  gboolean seen[GS_MEMORY_MAX_STACKS] = {0};
+  categories_in_view(run, view, g, seen);
+  gs_rank_lanes_legend_entry entries[GS_RANK_LANES_LEGEND_MAX];
+  guint rows;
+  legend_layout(seen, view, g, entries, &rows);
+  place_lanes(run, view, rows, g);
 }
 
 static double x_of(const gs_rank_lanes_view *v, const gs_rank_lanes_geometry *g, guint64 t) {
@@ -141,6 +165,79 @@ static guint64 lane_peak(const gs_rank_run *run, guint lane) {
   return col.max_total;
 }
 
+/* Lane's memory in the plot's pixel column c: FALSE where nothing is alive or it has no event. */
+static gboolean pixel_column(const gs_rank_run *run, const gs_rank_lanes_view *v,
+                             const gs_rank_lanes_geometry *g, guint lane, int c,
+                             gs_memory_column *col) {
+  guint64 t = gs_rank_lanes_time_at(v, g, g->plot_x + c);
+  guint64 t_next = gs_rank_lanes_time_at(v, g, g->plot_x + c + 1);
+  return lane_column(run, lane, t, MAX(t_next, t + 1), col) && col->max_total;
+}
+
+/* The categories the lanes draw in view: a category any lane shows in one of its columns. */
+static void categories_in_view(const gs_rank_run *run, const gs_rank_lanes_view *v,
+                               const gs_rank_lanes_geometry *g, gboolean *seen) {
+  int columns = (int)ceil(g->plot_width);
+  for (guint lane = 0; lane < gs_rank_run_n_lanes(run); lane++)
+    for (int c = 0; c < columns; c++) {
+      gs_memory_column col;
+      if (!pixel_column(run, v, g, lane, c, &col))
+        continue;
+      for (guint s = 0; s < col.n_stacks && s < GS_MEMORY_MAX_STACKS; s++)
+        seen[s] |= col.stack[s] != 0;
+    }
+}
+
+/* ---- the legend ------------------------------------------------------------------------- */
+
+/* Lays the legend out from the plot's left edge to the right margin: the two marks, then
+ * from a new row each category seen, an entry (swatch and name) going on the next row when
+ * it does not fit whole on this one, so a narrow view names every colour it draws (an entry
+ * wider than a whole row still gets one). Widths come from a layout of the default font map,
+ * the same font as the drawing's. Returns the entries; *rows: the rows used. */
+static guint legend_layout(const gboolean *seen, const gs_rank_lanes_view *v,
+                           const gs_rank_lanes_geometry *g, gs_rank_lanes_legend_entry *out,
+                           guint *rows) {
+  PangoContext *context = pango_font_map_create_context(pango_cairo_font_map_get_default());
+  PangoLayout *layout = pango_layout_new(context);
+  PangoFontDescription *font = pango_font_description_from_string(FONT);
+  pango_layout_set_font_description(layout, font);
+  double left = g->plot_x, right = v->width - RIGHT_MARGIN, x = left;
+  guint n = 0, row = 0;
+  for (int what = -2; what < (int)GS_MEM_N_CATEGORIES; what++) {
+    if (what >= 0 && !seen[what])
+      continue;
+    const char *name = what == -2   ? _("waiting for the other ranks")
+                       : what == -1 ? _("a collective, where it ended on each rank")
+                                    : gs_mem_category_name((gs_mem_category)what);
+    pango_layout_set_text(layout, name, -1);
+    int w, h;
+    pango_layout_get_pixel_size(layout, &w, &h);
+    double width = 16 + w;
+    gboolean first_category = what >= 0 && (n == 0 || out[n - 1].category < 0);
+    if (x > left && (first_category || x + width > right))
+      row++, x = left;
+    out[n++] = (gs_rank_lanes_legend_entry){
+        .name = name, .category = what, .x = x, .y = LEGEND_TOP + row * LEGEND_ROW, .width = width};
+    x += width + 14;
+  }
+  *rows = row + 1;
+  pango_font_description_free(font);
+  g_object_unref(layout);
+  g_object_unref(context);
+  return n;
+}
+
+guint gs_rank_lanes_legend(const gs_rank_run *run, const gs_rank_lanes_view *view,
+                           gs_rank_lanes_legend_entry *out) {
+  gs_rank_lanes_geometry g;
+  place_plot(view, &g);
+  gboolean seen[GS_MEMORY_MAX_STACKS] = {0};
+  categories_in_view(run, view, &g, seen);
+  guint rows;
+  return legend_layout(seen, view, &g, out, &rows);
+}
+
 /* ---- drawing ---------------------------------------------------------------------------- */
 
 static void set_color(cairo_t *cr, gs_rgba c) { cairo_set_source_rgba(cr, c.r, c.g, c.b, c.a); }
@@ -162,20 +259,17 @@ static double show_text(cairo_t *cr, PangoLayout *layout, const char *text, doub
 }
 
 static void draw_lane(cairo_t *cr, const gs_rank_run *run, const gs_rank_lanes_view *v,
-                      const gs_rank_lanes_geometry *g, guint lane, guint64 scale, gboolean *seen) {
+                      const gs_rank_lanes_geometry *g, guint lane, guint64 scale) {
   double top = lane_top(g, lane), h = g->lane_height;
   int columns = (int)ceil(g->plot_width);
   for (int c = 0; c < columns; c++) {
-    guint64 t = gs_rank_lanes_time_at(v, g, g->plot_x + c);
-    guint64 t_next = gs_rank_lanes_time_at(v, g, g->plot_x + c + 1);
     gs_memory_column col;
-    if (!lane_column(run, lane, t, MAX(t_next, t + 1), &col) || !col.max_total)
+    if (!pixel_column(run, v, g, lane, c, &col))
       continue;
     double y = top + h;
     for (guint s = 0; s < col.n_stacks; s++) {
       if (!col.stack[s])
         continue;
-      seen[s] = TRUE;
       double dh = h * (double)col.stack[s] / (double)scale;
       set_color(cr, gs_timeline_stack_color(v->dark, FALSE, s));
       cairo_rectangle(cr, g->plot_x + c, y - dh, 1, dh);
@@ -292,50 +386,36 @@ static void draw_labels(cairo_t *cr, PangoLayout *layout, PangoLayout *bold, con
   }
 }
 
-/* An entry of the legend at x, if it fits in width whole (a narrow view leaves the last
- * entries out rather than cut one); returns where the next one goes, or width when this one
- * did not fit. */
-static double legend_entry(cairo_t *cr, PangoLayout *layout, double x, double y, double width,
-                           gs_rgba swatch, gboolean line, const char *text, gs_rgba color) {
-  pango_layout_set_text(layout, text, -1);
-  int w, h;
-  pango_layout_get_pixel_size(layout, &w, &h);
-  if (x + 16 + w > width)
-    return width;
-  set_color(cr, swatch);
-  if (line) {
-    cairo_set_line_width(cr, 2);
-    cairo_move_to(cr, x + 6.5, y + 1);
-    cairo_line_to(cr, x + 6.5, y + 13);
-    cairo_stroke(cr);
-  } else {
-    cairo_rectangle(cr, x, y + 2, 12, 10);
-    cairo_fill(cr);
-  }
-  return x + 16 + show_text(cr, layout, text, x + 16, y, FALSE, color) + 14;
-}
-
-/* seen: the categories the lanes drew. */
 static void draw_legend(cairo_t *cr, PangoLayout *layout, const gs_rank_lanes_view *v,
-                        const gs_rank_lanes_geometry *g, const gboolean *seen) {
+                        const gs_rank_lanes_legend_entry *entries, guint n) {
   const gs_timeline_palette *p = gs_timeline_palette_get(v->dark);
-  double x = g->plot_x;
-  double right = v->width - RIGHT_MARGIN;
-  x = legend_entry(cr, layout, x, 3, right, with_alpha(p->peak, 0.9), FALSE,
-                   _("waiting for the other ranks"), p->text);
-  legend_entry(cr, layout, x, 3, right, p->mark, TRUE,
-               _("a collective, where it ended on each rank"), p->text);
-  x = g->plot_x;
-  for (guint s = 0; s < GS_MEM_N_CATEGORIES; s++)
-    if (seen[s])
-      x = legend_entry(cr, layout, x, 21, right, gs_timeline_stack_color(v->dark, FALSE, s), FALSE,
-                       gs_mem_category_name(s), p->dim_text);
+  for (guint i = 0; i < n; i++) {
+    const gs_rank_lanes_legend_entry *e = &entries[i];
+    if (e->category == -1) { /* the collectives' line */
+      set_color(cr, p->mark);
+      cairo_set_line_width(cr, 2);
+      cairo_move_to(cr, e->x + 6.5, e->y + 1);
+      cairo_line_to(cr, e->x + 6.5, e->y + 13);
+      cairo_stroke(cr);
+    } else {
+      set_color(cr, e->category == -2 ? with_alpha(p->peak, 0.9)
+                                      : gs_timeline_stack_color(v->dark, FALSE, e->category));
+      cairo_rectangle(cr, e->x, e->y + 2, 12, 10);
+      cairo_fill(cr);
+    }
+    show_text(cr, layout, e->name, e->x + 16, e->y, FALSE, e->category < 0 ? p->text : p->dim_text);
+  }
 }
 
 void gs_rank_lanes_draw(cairo_t *cr, const gs_rank_run *run, const gs_rank_lanes_view *v) {
   const gs_timeline_palette *p = gs_timeline_palette_get(v->dark);
   gs_rank_lanes_geometry g;
-  gs_rank_lanes_geometry_get(run, v, &g);
+  place_plot(v, &g);
+  gboolean seen[GS_MEMORY_MAX_STACKS] = {0};
+  categories_in_view(run, v, &g, seen);
+  gs_rank_lanes_legend_entry legend[GS_RANK_LANES_LEGEND_MAX];
+  guint rows, n_legend = legend_layout(seen, v, &g, legend, &rows);
+  place_lanes(run, v, rows, &g);
   set_color(cr, p->background);
   cairo_paint(cr);
   guint64 scale = 1;
@@ -352,9 +432,8 @@ void gs_rank_lanes_draw(cairo_t *cr, const gs_rank_run *run, const gs_rank_lanes
     cairo_fill(cr);
   }
   draw_shades(cr, v, &g, shapes, FALSE);
-  gboolean seen[GS_MEMORY_MAX_STACKS] = {0};
   for (guint lane = 0; lane < n; lane++)
-    draw_lane(cr, run, v, &g, lane, scale, seen);
+    draw_lane(cr, run, v, &g, lane, scale);
   draw_shades(cr, v, &g, shapes, TRUE);
   draw_lines(cr, run, v, &g, shapes);
   cairo_restore(cr);
@@ -365,7 +444,7 @@ void gs_rank_lanes_draw(cairo_t *cr, const gs_rank_run *run, const gs_rank_lanes
   PangoFontDescription *bold_font = pango_font_description_from_string(BOLD_FONT);
   pango_layout_set_font_description(bold, bold_font);
   draw_labels(cr, layout, bold, run, v, &g);
-  draw_legend(cr, layout, v, &g, seen);
+  draw_legend(cr, layout, v, legend, n_legend);
   draw_axis(cr, layout, v, &g, lane_top(&g, n - 1) + g.lane_height + 2);
   if (v->hover_x >= g.plot_x) {
     set_color(cr, p->hover);

@@ -36,6 +36,22 @@ guint64 gs_rank_lanes_time_at(const gs_rank_lanes_view *view, const gs_rank_lane
                               double x);
 guint gs_rank_lanes_lane_at(const gs_rank_run *run, const gs_rank_lanes_geometry *g, double y);
 
+/* An entry of the legend above the lanes. */
+typedef struct gs_rank_lanes_legend_entry {
+  const char *name;   /* translated, static */
+  int category;       /* a gs_mem_category; -2 the waits' shade, -1 the collectives' line */
+  double x, y, width; /* the swatch's left edge, the row's top, swatch and name together */
+} gs_rank_lanes_legend_entry;
+
+#define GS_RANK_LANES_LEGEND_MAX (2 + GS_MEM_N_CATEGORIES)
+
+/* The legend as view lays it out: the two marks on the first row, then an entry for each
+ * category the lanes draw in view, from a new row, wrapping onto as many rows as the width
+ * needs (the lanes start below the last), so every colour drawn is named. Fills
+ * out[GS_RANK_LANES_LEGEND_MAX] and returns how many. */
+guint gs_rank_lanes_legend(const gs_rank_run *run, const gs_rank_lanes_view *view,
+                           gs_rank_lanes_legend_entry *out);
+
 /* A collective drawn across the lanes: x[lane] where it ended on that lane (NAN where the lane
  * has no end). */
 typedef struct gs_rank_lanes_line {

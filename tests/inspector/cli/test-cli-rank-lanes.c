@@ -7,6 +7,7 @@
  * Usage: test-cli-rank-lanes GRADSCOPE --tap (GS_DDP_LOGS set by with-ddp-logs.sh). */
 #include <glib/gstdio.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -166,6 +167,88 @@ static void test_two_lanes(void) {
   cairo_surface_destroy(s);
 }
 
+/* Whether s has a pixel of exactly colour c (to a rounding) in x0..x1, y0..y1. */
+static gboolean has_colour(cairo_surface_t *s, double x0, double x1, double y0, double y1,
+                           gs_rgba c) {
+  const guint8 *data = cairo_image_surface_get_data(s);
+  int stride = cairo_image_surface_get_stride(s);
+  for (int y = (int)y0; y < (int)y1; y++)
+    for (int x = (int)x0; x < (int)x1; x++) {
+      const guint8 *px = data + y * stride + x * 4;
+      if (abs(px[2] - (int)lround(c.r * 255)) <= 1 && abs(px[1] - (int)lround(c.g * 255)) <= 1 &&
+          abs(px[0] - (int)lround(c.b * 255)) <= 1)
+        return TRUE;
+    }
+  return FALSE;
+}
+
+/* Every colour the lanes draw is named by the legend, however narrow the view: entries wrap
+ * onto more rows (they were left out once the categories' row was full), each whole between
+ * the plot's left edge and the right margin, none over another, all above the lanes. */
+static void test_legend_names_every_colour(void) {
+  g_autofree char *a0 = log_path("a-0.gstrace"), *a1 = log_path("a-1.gstrace");
+  g_autoptr(gs_rank_run) run = load_run(a0, a1);
+  const int widths[] = {1200, 600, 420};
+  guint wrapped_rows = 0;
+  for (guint w = 0; w < G_N_ELEMENTS(widths); w++) {
+    gs_rank_lanes_view v = {.t0 = gs_rank_run_first_time(run),
+                            .t1 = gs_rank_run_duration(run),
+                            .width = widths[w],
+                            .height = HEIGHT,
+                            .hover_x = -1};
+    gs_rank_lanes_geometry g;
+    gs_rank_lanes_geometry_get(run, &v, &g);
+    gs_rank_lanes_legend_entry legend[GS_RANK_LANES_LEGEND_MAX];
+    guint n = gs_rank_lanes_legend(run, &v, legend);
+    gboolean named[GS_MEM_N_CATEGORIES] = {0};
+    double last_row = 0;
+    for (guint i = 0; i < n; i++) {
+      const gs_rank_lanes_legend_entry *e = &legend[i];
+      g_test_message("width %d: '%s' at (%.0f, %.0f), %.0f wide", widths[w], e->name, e->x, e->y,
+                     e->width);
+      g_assert_cmpfloat(e->x, >=, g.plot_x);
+      g_assert_cmpfloat(e->x + e->width, <=, widths[w]);
+      g_assert_cmpfloat(e->y + 14, <=, g.lanes_y);
+      for (guint j = 0; j < i; j++)
+        if (legend[j].y == e->y)
+          g_assert_true(legend[j].x + legend[j].width <= e->x || e->x + e->width <= legend[j].x);
+      if (e->category >= 0)
+        named[e->category] = TRUE;
+      last_row = MAX(last_row, e->y);
+    }
+    g_assert_cmpuint(n, >=, 2 + 5); /* the marks; parameters, gradients, state, data, batches */
+    guint drawn_categories = 0;
+    if (last_row > legend[0].y + 18)
+      wrapped_rows++;
+    cairo_surface_t *own = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, widths[w], HEIGHT);
+    cairo_t *cr = cairo_create(own);
+    gs_rank_lanes_draw(cr, run, &v);
+    cairo_destroy(cr);
+    cairo_surface_flush(own);
+    double lanes_end = g.lanes_y + 2 * g.lane_height + g.lane_gap;
+    const gs_timeline_palette *p = gs_timeline_palette_get(FALSE);
+    gs_rgba ground = {p->background.r * (1 - p->grid.a) + p->grid.r * p->grid.a,
+                      p->background.g * (1 - p->grid.a) + p->grid.g * p->grid.a,
+                      p->background.b * (1 - p->grid.a) + p->grid.b * p->grid.a, 1};
+    for (guint c = 0; c < GS_MEM_N_CATEGORIES; c++) {
+      gs_rgba fill = gs_timeline_stack_color(FALSE, FALSE, c);
+      gs_rgba colour = {fill.r * fill.a + ground.r * (1 - fill.a),
+                        fill.g * fill.a + ground.g * (1 - fill.a),
+                        fill.b * fill.a + ground.b * (1 - fill.a), 1}; /* over the lane's ground */
+      gboolean drawn =
+          has_colour(own, g.plot_x, g.plot_x + g.plot_width, g.lanes_y + 6, lanes_end, colour);
+      g_test_message("width %d: %s drawn %d, named %d", widths[w],
+                     gs_mem_category_name((gs_mem_category)c), drawn, named[c]);
+      if (drawn)
+        g_assert_true(named[c]);
+      drawn_categories += drawn;
+    }
+    g_assert_cmpuint(drawn_categories, >=, 5); /* the check above sees the lanes' colours */
+    cairo_surface_destroy(own);
+  }
+  g_assert_cmpuint(wrapped_rows, >, 0); /* the narrow views needed a third row */
+}
+
 static void test_two_runs_refused(void) {
   g_autofree char *a0 = log_path("a-0.gstrace"), *b1 = log_path("b-1.gstrace");
   g_autofree char *png = g_build_filename(dir, "mixed.png", NULL);
@@ -234,6 +317,7 @@ int main(int argc, char **argv) {
   dir = g_dir_make_tmp("test-cli-rank-lanes.XXXXXX", NULL);
   g_assert_nonnull(dir);
   g_test_add_func("/cli/export-timeline/two-lanes", test_two_lanes);
+  g_test_add_func("/cli/export-timeline/legend-names-every-colour", test_legend_names_every_colour);
   g_test_add_func("/cli/export-timeline/two-runs-refused", test_two_runs_refused);
   g_test_add_func("/cli/export-timeline/rank-twice-refused", test_rank_twice_refused);
   g_test_add_func("/cli/export-timeline/rank-missing-refused", test_rank_missing_refused);
