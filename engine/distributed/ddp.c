@@ -287,6 +287,15 @@ static void grad_as_view(gs_ddp *d, int i) {
     gs_dispose(view);
 }
 
+/* The bytes of t for a write of DDP's own, which the log shows as the in-place op `op` (a
+ * raw gs_data_mut would read "in-place data_mut", saying nothing of why t changed). */
+static void *ddp_write(gs_tensor t, const char *op) {
+  gs__tensor *x = gs__lookup(t, op);
+  if (!x || !gs__begin_write(x, false, op))
+    return NULL;
+  return gs__tensor_data(x);
+}
+
 /* Writes the average in the bucket (divided before the sum) into parameter i's gradient. */
 static void write_back(gs_ddp *d, int i, const int64_t *global_used) {
   ddp_param *p = &d->params[i];
@@ -301,7 +310,7 @@ static void write_back(gs_ddp *d, int i, const int64_t *global_used) {
     return;
   }
   if (g.id && gs_is_contiguous(g)) {
-    memcpy(gs_data_mut(g), src, (size_t)p->numel * es);
+    memcpy(ddp_write(g, "ddp_average_"), src, (size_t)p->numel * es);
     return;
   }
   if (g.id || !global_used || global_used[i] == 0)
@@ -465,7 +474,7 @@ static void broadcast_from_0(gs_ddp *d, bool buffers_only, const char *what) {
     ddp_param *p = &d->params[i];
     if (buffers_only && p->requires_grad)
       continue;
-    void *data = gs__dist.rank == 0 ? (void *)gs_data(p->p) : gs_data_mut(p->p);
+    void *data = gs__dist.rank == 0 ? (void *)gs_data(p->p) : ddp_write(p->p, "ddp_broadcast_");
     size_t bytes = (size_t)p->numel * gs_dtype_size(p->dtype);
     double t = gs__dist_now();
     uint64_t c = gs__dist_trace_begin("broadcast", bytes, -1);

@@ -32,6 +32,7 @@ typedef struct rank_log {
   char ops[MAX_COLLECTIVES][16]; /* by collective number */
   bool begun[MAX_COLLECTIVES], ended[MAX_COLLECTIVES];
   uint64_t n_collectives, steps, dist_inits;
+  uint64_t averages, broadcasts; /* DDP's own writes, by their op's name */
   uint64_t
       ops_seen[5]; /* allreduce (not a bucket's), broadcast, allgather, reduce_scatter, barrier */
 } rank_log;
@@ -100,6 +101,12 @@ static void read_log(const char *path, rank_log *l, uint64_t steps, uint64_t par
       }
       break;
     }
+    case GS_TRACE_INPLACE_WRITE: {
+      const char *op = gs_trace_reader_string(r, e.op);
+      l->averages += op && !strcmp(op, "ddp_average_");
+      l->broadcasts += op && !strcmp(op, "ddp_broadcast_");
+      break;
+    }
     case GS_TRACE_WAIT_END:
       l->steps++;
       CHECK(bucket_bytes == param_bytes,
@@ -129,6 +136,13 @@ static void read_log(const char *path, rank_log *l, uint64_t steps, uint64_t par
           l->ops[c]);
   for (int k = 0; k < 5; k++)
     CHECK(l->ops_seen[k] > 0, "%s: no %s outside DDP's buckets", path, plain_ops[k]);
+  /* DDP names what it writes: the averages into the 4 gradients after each step (no bucket
+   * views here), and rank 0's parameters into the other ranks' at construction. */
+  CHECK(l->averages == 4 * steps, "%s: %llu writes named ddp_average_, expected 4 a step (%llu)",
+        path, (unsigned long long)l->averages, (unsigned long long)(4 * steps));
+  CHECK(l->rank == 0 ? l->broadcasts == 0 : l->broadcasts >= 4,
+        "%s: rank %u: %llu writes named ddp_broadcast_ (rank 0 none, the others its 4 parameters)",
+        path, l->rank, (unsigned long long)l->broadcasts);
 }
 
 int main(int argc, char **argv) {
