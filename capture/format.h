@@ -46,31 +46,56 @@ _Static_assert(GS__TRACE_HEADER_SIZE % 8 == 0, "the first chunk starts 8-byte al
 /* The fields an event kind carries, in order. */
 typedef enum gs__field {
   GS__F_END = 0,
-  GS__F_TENSOR, GS__F_TARGET, GS__F_STORAGE, GS__F_SOURCE, GS__F_NODE, GS__F_SCOPE,
-  GS__F_OUTER, GS__F_OBJECT, GS__F_MODULE, GS__F_NBYTES, GS__F_OFFSET, GS__F_VERSION,
-  GS__F_NAME, GS__F_OP, GS__F_DTYPE, GS__F_ORIGIN, GS__F_HOLDER, GS__F_PREVIOUS_HOLDER,
-  GS__F_OWNER, GS__F_PREVIOUS_OWNER, GS__F_OBJECT_KIND, GS__F_CODE, GS__F_REQUIRES_GRAD,
+  GS__F_TENSOR,
+  GS__F_TARGET,
+  GS__F_STORAGE,
+  GS__F_SOURCE,
+  GS__F_NODE,
+  GS__F_SCOPE,
+  GS__F_OUTER,
+  GS__F_OBJECT,
+  GS__F_MODULE,
+  GS__F_NBYTES,
+  GS__F_OFFSET,
+  GS__F_VERSION,
+  GS__F_NAME,
+  GS__F_OP,
+  GS__F_DTYPE,
+  GS__F_ORIGIN,
+  GS__F_HOLDER,
+  GS__F_PREVIOUS_HOLDER,
+  GS__F_OWNER,
+  GS__F_PREVIOUS_OWNER,
+  GS__F_OBJECT_KIND,
+  GS__F_CODE,
+  GS__F_REQUIRES_GRAD,
   GS__F_SHAPE,   /* uvarint ndim, then ndim svarints */
   GS__F_STRIDES, /* ndim svarints (ndim from the shape before it) */
-  GS__F_INPUTS, GS__F_SAVED, GS__F_PARTS, /* uvarint count, then count uvarints */
-  GS__F_VALUES,  /* uvarint count, then count raw little-endian f64 */
-  GS__F_TEXT,    /* uvarint length, then the bytes (no NUL) */
-  GS__F_CHILD, GS__F_OPTIMIZER, /* since 1.1 */
-  GS__F_PARAMS,  /* as INPUTS */
-  GS__F_ALLOC, GS__F_FREED, /* since 1.2 */
+  GS__F_INPUTS,
+  GS__F_SAVED,
+  GS__F_PARTS,  /* uvarint count, then count uvarints */
+  GS__F_VALUES, /* uvarint count, then count raw little-endian f64 */
+  GS__F_TEXT,   /* uvarint length, then the bytes (no NUL) */
+  GS__F_CHILD,
+  GS__F_OPTIMIZER, /* since 1.1 */
+  GS__F_PARAMS,    /* as INPUTS */
+  GS__F_ALLOC,
+  GS__F_FREED,   /* since 1.2 */
   GS__F_SITE,    /* since 1.3: a call-site id (0: none) */
   GS__F_FRAMES,  /* as INPUTS: return addresses, innermost first */
   GS__F_ADDRESS, /* a uvarint address */
   GS__F_MEMORY,  /* since 1.4: where a storage's bytes come from (gs_memory_origin) */
   GS__F_PEER,    /* since 1.4: the process a storage's bytes were received from (a pid) */
   GS__F_COUNT,   /* since 1.5: a uvarint count (objects a snapshot re-creates) */
-  GS__F_RANK, GS__F_WORLD, /* since 1.7: uvarints (dist_init) */
-  GS__F_RUN,     /* since 1.7: a uvarint run id, the same on every rank of one run */
-  GS__F_BUCKET,  /* since 1.7: an svarint DDP bucket index (-1: none) */
+  GS__F_RANK,
+  GS__F_WORLD,      /* since 1.7: uvarints (dist_init) */
+  GS__F_RUN,        /* since 1.7: a uvarint run id, the same on every rank of one run */
+  GS__F_BUCKET,     /* since 1.7: an svarint DDP bucket index (-1: none) */
   GS__F_COLLECTIVE, /* since 1.7: a uvarint, the collective's number on its rank */
-  GS__F_WAITED,  /* since 1.7: uvarint nanoseconds */
-  GS__F_SHARED,  /* since 2.2: a storage id (compact, as storage) */
-  GS__F_SINCE, /* keep last: see GS__F_SINCE_MINOR */
+  GS__F_WAITED,     /* since 1.7: uvarint nanoseconds */
+  GS__F_SHARED,     /* since 2.2: a storage id (compact, as storage) */
+  GS__F_IN_PLACE,   /* since 2.3: a uvarint, bytes */
+  GS__F_SINCE,      /* keep last: see GS__F_SINCE_MINOR */
 } gs__field;
 
 /* Not a field but a mark in a schema, before a field that minor version m added to a known
@@ -78,10 +103,10 @@ typedef enum gs__field {
  * the fields after it then read as 0; a body that ends anywhere else, inside a field or
  * before one without a mark, is damaged. Each such field gets a mark of its own. */
 #define GS__F_SINCE_MINOR(m) (GS__F_SINCE + (m))
-/* The schema level a writer of this version writes: every field 2.2 has. Format 2.0 re-typed
+/* The schema level a writer of this version writes: every field 2.3 has. Format 2.0 re-typed
  * the id fields (below) and kept 1.9's fields and their GS__F_SINCE_MINOR marks, so the marks
  * keep 1.x's numbering: a field 2.m adds is marked 9 + m (2.2's shared: 11). */
-#define GS__TRACE_SCHEMA_MINOR 11
+#define GS__TRACE_SCHEMA_MINOR 12
 _Static_assert(GS__F_SINCE_MINOR(GS__TRACE_SCHEMA_MINOR) <= UINT8_MAX, "schemas are bytes");
 
 /* The schema of each kind (GS__F_END-terminated); NULL for kinds this version does not know,

@@ -692,6 +692,8 @@ static DECODE_INLINE bool decode_fields(gs_trace_reader *r, gs_trace_event *ev,
     case GS__F_PEER: U32(peer);
     case GS__F_ADDRESS: U64(address);
     case GS__F_COUNT: U64(count);
+    case GS__F_IN_PLACE:
+      U64(in_place);
     case GS__F_RANK: U32(rank);
     case GS__F_WORLD: U32(world);
     case GS__F_RUN: U64(run);
@@ -836,6 +838,7 @@ static const field_span field_spans[GS__F_SINCE] = {
     [GS__F_ALLOC] = SPAN(alloc),
     [GS__F_FREED] = SPAN(freed),
     [GS__F_SHARED] = SPAN(shared),
+    [GS__F_IN_PLACE] = SPAN(in_place),
     [GS__F_SITE] = SPAN(site),
     [GS__F_FRAMES] = SPAN2(frames, n_frames),
     [GS__F_ADDRESS] = SPAN(address),

@@ -37,6 +37,7 @@ typedef struct ddp_bucket {
   void *buf;
   gs_tensor whole; /* a tensor over buf (gradient_as_bucket_view), whose views are the grads */
   int pending;
+  uint64_t in_place; /* this step: bytes of its gradients backward wrote in it, not copied */
   bool launched;
   MPI_Request req;
   double ready_t, launched_t, finished_t;
@@ -146,6 +147,7 @@ static void hook_begin(gs_tensor root, void *user) {
   for (int k = 0; k < d->n_buckets; k++) {
     ddp_bucket *b = &d->buckets[k];
     b->pending = b->n_params;
+    b->in_place = 0;
     b->launched = false;
     b->req = MPI_REQUEST_NULL;
     b->ready_t = b->launched_t = b->finished_t = 0;
@@ -188,6 +190,8 @@ static void stage(gs_ddp *d, int i, gs_tensor grad) {
   bool averaged = d->shm && gs__shm_averages(d->shm);
   if (!in_its_slot(d, i, grad))
     d->stats.staged_copy_bytes += p->numel * (int64_t)es;
+  else
+    b->in_place += (uint64_t)p->numel * es;
   if (in_its_slot(d, i, grad)) { /* accumulated or written in place, in its bucket already */
     if (!averaged)
       divide(dst, p->dtype, p->numel, gs__dist.world);
@@ -214,7 +218,7 @@ static void stage(gs_ddp *d, int i, gs_tensor grad) {
   p->ready = true;
   if (--b->pending == 0) {
     b->ready_t = since(d);
-    gs__dist_trace_bucket_ready(p->bucket, bucket_bytes(b), b->ids, b->n_params);
+    gs__dist_trace_bucket_ready(p->bucket, bucket_bytes(b), b->in_place, b->ids, b->n_params);
   }
 }
 

@@ -53,7 +53,8 @@ void gs__dist_trace_end(const char *op, uint64_t collective, uint64_t nbytes, in
                         double since);
 /* A wait for collectives already begun (wait_begin or wait_end; since: its begin). */
 void gs__dist_trace_wait(gs_trace_kind kind, const char *what, double since);
-void gs__dist_trace_bucket_ready(int bucket, uint64_t nbytes, const uint64_t *params, int n);
+void gs__dist_trace_bucket_ready(int bucket, uint64_t nbytes, uint64_t in_place,
+                                 const uint64_t *params, int n);
 /* gs__dist_wait(req), then the end of collective (begun at since, not a bucket's). */
 void gs__dist_traced_wait(const char *op, uint64_t nbytes, MPI_Request *req, uint64_t collective,
                           double since);

@@ -91,9 +91,10 @@ void gs__dist_trace_wait(gs_trace_kind kind, const char *what, double since) {
     gs__trace_skip(1);
 }
 
-void gs__dist_trace_bucket_ready(int bucket, uint64_t nbytes, const uint64_t *params, int n) {
+void gs__dist_trace_bucket_ready(int bucket, uint64_t nbytes, uint64_t in_place,
+                                 const uint64_t *params, int n) {
   if (gs__trace_on())
-    gs__trace_bucket_ready(bucket, nbytes, params, n);
+    gs__trace_bucket_ready(bucket, nbytes, in_place, params, n);
   else
     gs__trace_skip(gs__trace_optimizer_events(n));
 }

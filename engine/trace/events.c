@@ -366,16 +366,18 @@ void gs__trace_dist_init(uint32_t rank, uint32_t world, uint64_t run) {
 
 /* A bucket with more parameters than an array field holds is recorded as several events with
  * the same bucket, each listing the next ones, as an optimizer's list is. */
-void gs__trace_bucket_ready(int bucket, uint64_t nbytes, const uint64_t *params, int n) {
+void gs__trace_bucket_ready(int bucket, uint64_t nbytes, uint64_t in_place, const uint64_t *params,
+                            int n) {
   int done = 0;
   do {
     int count = n - done < GS__TRACE_MAX_ARRAY ? n - done : GS__TRACE_MAX_ARRAY;
-    uint8_t *p = gs__tw_begin(GS_TRACE_BUCKET_READY, 0, (3 + 2 * (size_t)count) * VARINT);
+    uint8_t *p = gs__tw_begin(GS_TRACE_BUCKET_READY, 0, (4 + 2 * (size_t)count) * VARINT);
     if (!p)
       return;
     p = gs__put_svarint(p, bucket);
     p = gs__put_uvarint(p, nbytes);
     p = put_tensor_ids(p, params + done, (uint32_t)count);
+    p = gs__put_uvarint(p, in_place); /* since 2.3 */
     gs__tw_end(p);
     done += count;
   } while (done < n);

@@ -200,12 +200,13 @@ void gs__trace_optimizer_create(uint64_t optimizer, const char *type_name,
 uint64_t gs__trace_optimizer_events(int n);
 void gs__trace_composite_create(uint64_t object, int kind, const gs_tensor *parts, int n);
 /* The distributed layer's events (engine/distributed): this process joined a run; a DDP
- * bucket's gradients are final (params: its parameters' tensor ids; events as
- * gs__trace_optimizer_events(n)); a collective began or ended (collective_begin/_end: op a
- * literal, bucket -1 for none, waited_ns for the end only); a wait began or ended (wait_begin/
- * _end; what: a literal). */
+ * bucket's gradients are final (params: its parameters' tensor ids; in_place: the bytes of
+ * them backward wrote into the bucket itself; events as gs__trace_optimizer_events(n)); a
+ * collective began or ended (collective_begin/_end: op a literal, bucket -1 for none, waited_ns for
+ * the end only); a wait began or ended (wait_begin/ _end; what: a literal). */
 void gs__trace_dist_init(uint32_t rank, uint32_t world, uint64_t run);
-void gs__trace_bucket_ready(int bucket, uint64_t nbytes, const uint64_t *params, int n);
+void gs__trace_bucket_ready(int bucket, uint64_t nbytes, uint64_t in_place, const uint64_t *params,
+                            int n);
 void gs__trace_collective(gs_trace_kind kind, const char *op, uint64_t collective, uint64_t nbytes,
                           int bucket, uint64_t waited_ns);
 void gs__trace_wait(gs_trace_kind kind, const char *what, uint64_t waited_ns);

@@ -18,7 +18,7 @@ extern "C" {
 
 /* The format version this library writes (it reads every 1.x and 2.x log). */
 #define GS_TRACE_VERSION_MAJOR 2
-#define GS_TRACE_VERSION_MINOR 2
+#define GS_TRACE_VERSION_MINOR 3
 
 /* ---- events --------------------------------------------------------------------------- */
 
@@ -130,6 +130,9 @@ typedef struct gs_trace_event {
   int32_t bucket;          /* a DDP bucket's index; -1: the collective is not a bucket's */
   uint64_t collective;     /* the collective's number on its rank (alike on every rank) */
   uint64_t waited_ns;      /* collective_end, wait_end: how long this rank was blocked */
+  uint64_t in_place;       /* since 2.3, bucket_ready: bytes of its gradients that backward
+                              wrote into the bucket itself (gradient_as_bucket_view), which DDP
+                              did not copy there; 0 in older logs */
   const char *text;        /* string entries and error messages (NUL-terminated) */
   uint32_t text_len;
 } gs_trace_event;

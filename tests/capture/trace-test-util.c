@@ -115,9 +115,12 @@ gs_trace_event sample(gs_trace_kind kind) {
     return (gs_trace_event){.kind = kind, .rank = 3, .world = 4,
                             .run = UINT64_C(0xfedcba9876543210)};
   case GS_TRACE_BUCKET_READY:
-    return (gs_trace_event){.kind = kind, .bucket = 2, .nbytes = 2 << 20,
+    return (gs_trace_event){.kind = kind,
+                            .bucket = 2,
+                            .nbytes = 2 << 20,
                             .n_params = G_N_ELEMENTS(optimizer_params),
-                            .params = optimizer_params};
+                            .params = optimizer_params,
+                            .in_place = (2 << 20) - 2048};
   case GS_TRACE_COLLECTIVE_BEGIN:
     return (gs_trace_event){.kind = kind, .op = 19, .collective = 70000, .nbytes = 2 << 20,
                             .bucket = -1};
@@ -255,6 +258,7 @@ void assert_event_equal(const gs_trace_event *want, const gs_trace_event *got) {
   g_assert_cmpint(got->bucket, ==, want->bucket);
   g_assert_cmpuint(got->collective, ==, want->collective);
   g_assert_cmpuint(got->waited_ns, ==, want->waited_ns);
+  g_assert_cmpuint(got->in_place, ==, want->in_place);
   g_assert_cmpuint(got->n_values, ==, want->n_values);
   /* Bit for bit: -0.0 and NaN must survive too. */
   if (want->n_values)

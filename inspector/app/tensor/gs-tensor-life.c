@@ -200,6 +200,17 @@ static char *life_tensor_move(const life_words *w) {
 }
 
 static char *life_bucket_ready(const life_words *w) {
+  /* in_place (format 2.3): the bucket's bytes backward wrote there itself; all of them: this
+   * gradient too. Some: which ones is not in the log, so neither way is claimed. */
+  if (w->e->in_place >= w->e->nbytes && w->e->nbytes > 0)
+    return g_strdup_printf(_("Its gradient is final in DDP bucket %d, where backward wrote it "
+                             "(gradient_as_bucket_view), and the bucket's allreduce averages "
+                             "it over the ranks"),
+                           w->e->bucket);
+  if (w->e->in_place > 0)
+    return g_strdup_printf(_("Its gradient is final and in DDP bucket %d, whose allreduce "
+                             "averages it over the ranks"),
+                           w->e->bucket);
   return g_strdup_printf(_("Its gradient is final and copied into DDP bucket %d, whose "
                            "allreduce averages it over the ranks"),
                          w->e->bucket);

@@ -164,6 +164,7 @@ void gs_event_fields_foreach(const gs_trace_event *e, const gs_trace_reader *rea
     fn(&f, user_data);
   }
   emit_u(&w, "waited_ns", GS_FIELD_UINT, e->waited_ns);
+  emit_u(&w, "in_place", GS_FIELD_UINT, e->in_place);
   if (e->n_values && e->values) {
     gs_event_field f = {.key = "values", .type = GS_FIELD_REALS, .n = e->n_values,
                         .reals = e->values};

@@ -857,6 +857,34 @@ static char *parameter_list(explain *x, const gs_replay *r, const uint64_t *ids,
 static char *say_bucket_ready(explain *x, kind_facts *k) {
   g_autofree char *size = g_format_size_full(k->e.nbytes, G_FORMAT_SIZE_IEC_UNITS);
   g_autofree char *params = parameter_list(x, k->r, k->e.params, k->e.n_params);
+  /* in_place (format 2.3; 0 before): what backward wrote into the bucket itself, through
+   * gradient_as_bucket_view, so DDP copied nothing of it. */
+  if (k->e.in_place >= k->e.nbytes && k->e.nbytes > 0)
+    return g_strdup_printf(ngettext("the gradient of %u parameter (%s) is final in bucket %d "
+                                    "(%s), where backward wrote it (gradient_as_bucket_view: "
+                                    "nothing was copied); the bucket's allreduce can start "
+                                    "while backward goes on",
+                                    "the gradients of %u parameters (%s) are final in bucket "
+                                    "%d (%s), where backward wrote them "
+                                    "(gradient_as_bucket_view: nothing was copied); the "
+                                    "bucket's allreduce can start while backward goes on",
+                                    k->e.n_params),
+                           k->e.n_params, params, k->e.bucket, size);
+  if (k->e.in_place > 0) {
+    g_autofree char *copied =
+        g_format_size_full(k->e.nbytes - k->e.in_place, G_FORMAT_SIZE_IEC_UNITS);
+    return g_strdup_printf(ngettext("the gradient of %u parameter (%s) is final: backward wrote "
+                                    "it into bucket %d (%s) itself (gradient_as_bucket_view), "
+                                    "but for %s that DDP copied there; the bucket's allreduce "
+                                    "can start while backward goes on",
+                                    "the gradients of %u parameters (%s) are final: backward "
+                                    "wrote them into bucket %d (%s) itself "
+                                    "(gradient_as_bucket_view), but for %s that DDP copied "
+                                    "there; the bucket's allreduce can start while backward "
+                                    "goes on",
+                                    k->e.n_params),
+                           k->e.n_params, params, k->e.bucket, size, copied);
+  }
   return g_strdup_printf(ngettext("the gradient of %u parameter (%s) is final: DDP copied it "
                                   "into bucket %d (%s), whose allreduce can start while "
                                   "backward goes on",

@@ -14,11 +14,11 @@ trap 'rm -rf "$dir"' EXIT
 export LC_ALL=C.UTF-8 LANGUAGE=
 fail() { echo "FAIL: $*"; exit 1; }
 
-record() { # RUN: the run's log name
+record() { # RUN [MODE]: the run's log name, test-dist's mode (traced)
   GS_TRACE="$dir/$1-%r.gstrace" OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
     OMPI_MCA_rmaps_base_oversubscribe=1 timeout -k 5 150 \
-    mpirun --oversubscribe -np 2 -x GS_TRACE "$test_dist" traced >"$dir/$1.out" 2>&1 ||
-    { sed 's/^/out: /' "$dir/$1.out"; fail "mpirun of test-dist traced failed for run $1"; }
+    mpirun --oversubscribe -np 2 -x GS_TRACE "$test_dist" "${2:-traced}" >"$dir/$1.out" 2>&1 ||
+    { sed 's/^/out: /' "$dir/$1.out"; fail "mpirun of test-dist ${2:-traced} failed for run $1"; }
   for r in 0 1; do
     [ -s "$dir/$1-$r.gstrace" ] || fail "GS_TRACE=$1-%r.gstrace wrote no $1-$r.gstrace"
   done
@@ -29,6 +29,15 @@ record b
 # Parameters of test-dist's f64 net: fc1 8x6 + 8, fc2 3x8 + 3 = 83 doubles; 6 steps.
 "$test_dist_log" "$dir/a-0.gstrace" "$dir/a-1.gstrace" 6 664 || fail "run a's logs"
 "$test_dist_log" "$dir/b-0.gstrace" "$dir/b-1.gstrace" 6 664 || fail "run b's logs"
+# With gradient_as_bucket_view backward writes the weights' gradients (6x8 + 8x3 doubles, 576
+# bytes) into the buckets itself, and the log says so; explain then says DDP copied only the
+# rest. That run has one step more (its gradients outlive DDP).
+record v traced-views
+"$test_dist_log" "$dir/v-0.gstrace" "$dir/v-1.gstrace" 7 664 576 || fail "run v's logs"
+"$gradscope" explain "$dir/v-0.gstrace" "$dir/v-1.gstrace" >"$dir/explain-v" 2>&1 ||
+  fail "explain of the bucket-view run failed"
+grep -Eq '^rank [01] #[0-9]+ bucket_ready: .* backward wrote (it|them) into bucket [0-9]+ .* itself' \
+  "$dir/explain-v" || { grep bucket_ready "$dir/explain-v" | head -3; fail "explain of bucket_ready with views"; }
 
 "$gradscope" stats "$dir/a-1.gstrace" "$dir/a-0.gstrace" >"$dir/stats" 2>&1 ||
   { cat "$dir/stats"; fail "gradscope stats of both ranks failed"; }

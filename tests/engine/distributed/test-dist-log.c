@@ -1,6 +1,11 @@
 /* test-dist-log.c: checks the logs of one 2-rank run of `test-dist traced` (format 1.7,
  * "Distributed runs"), read back with the reader:
- *   test-dist-log RANK0.gstrace RANK1.gstrace STEPS PARAM_BYTES
+ *   test-dist-log RANK0.gstrace RANK1.gstrace STEPS PARAM_BYTES [IN_PLACE]
+ * IN_PLACE (a `traced-views` run, gradient_as_bucket_view): the buckets of the three steps
+ * that backward from zeroed gradients say exactly that many bytes were written into them by
+ * backward itself (format 2.3's in_place: the weights; the biases are copied), no step more
+ * than all, and no average is written back; without it, every gradient was copied into its
+ * bucket (in_place 0) and each gets its average written back.
  * Each log says its rank (0, 1), world size 2 and the same non-zero run id; every collective
  * begins and ends once, numbered 1, 2, ... alike on both ranks with the same op; each of the
  * STEPS synchronised DDP steps (a wait_end) allreduced, in its buckets, exactly the model's
@@ -31,7 +36,7 @@ typedef struct rank_log {
   bool has_run;
   char ops[MAX_COLLECTIVES][16]; /* by collective number */
   bool begun[MAX_COLLECTIVES], ended[MAX_COLLECTIVES];
-  uint64_t n_collectives, steps, dist_inits;
+  uint64_t n_collectives, steps, dist_inits, steps_in_place;
   uint64_t averages, broadcasts; /* DDP's own writes, by their op's name */
   uint64_t
       ops_seen[5]; /* allreduce (not a bucket's), broadcast, allgather, reduce_scatter, barrier */
@@ -40,7 +45,8 @@ typedef struct rank_log {
 static const char *const plain_ops[5] = {"allreduce", "broadcast", "allgather", "reduce_scatter",
                                          "barrier"};
 
-static void read_log(const char *path, rank_log *l, uint64_t steps, uint64_t param_bytes) {
+static void read_log(const char *path, rank_log *l, uint64_t steps, uint64_t param_bytes,
+                     uint64_t in_place_min, bool views) {
   FILE *f = fopen(path, "rb");
   CHECK(f, "cannot open %s", path);
   if (!f)
@@ -52,7 +58,7 @@ static void read_log(const char *path, rank_log *l, uint64_t steps, uint64_t par
     gs_trace_reader_feed(r, buf, n);
   fclose(f);
   /* This step's bucket bytes and parameters so far. */
-  uint64_t bucket_bytes = 0, ready_bytes = 0, params[MAX_PARAMS];
+  uint64_t bucket_bytes = 0, ready_bytes = 0, in_place = 0, params[MAX_PARAMS];
   int n_params = 0;
   gs_trace_event e;
   gs_trace_status st;
@@ -61,6 +67,9 @@ static void read_log(const char *path, rank_log *l, uint64_t steps, uint64_t par
     case GS_TRACE_DIST_INIT: l->dist_inits++; break;
     case GS_TRACE_BUCKET_READY:
       ready_bytes += e.nbytes;
+      in_place += e.in_place;
+      CHECK(e.in_place <= e.nbytes, "%s: bucket %d: %llu bytes in place of its %llu", path,
+            e.bucket, (unsigned long long)e.in_place, (unsigned long long)e.nbytes);
       for (uint32_t i = 0; i < e.n_params; i++) {
         for (int j = 0; j < n_params; j++)
           CHECK(params[j] != e.params[i], "%s: parameter %llx in two buckets in one step", path,
@@ -117,7 +126,12 @@ static void read_log(const char *path, rank_log *l, uint64_t steps, uint64_t par
             (unsigned long long)l->steps, (unsigned long long)ready_bytes);
       CHECK(n_params == 4, "%s: step %llu: %d parameters in its buckets, expected 4", path,
             (unsigned long long)l->steps, n_params);
-      bucket_bytes = ready_bytes = 0;
+      CHECK(views ? in_place <= param_bytes : in_place == 0,
+            "%s: step %llu: %llu bytes were in their buckets already (expected %s %llu)", path,
+            (unsigned long long)l->steps, (unsigned long long)in_place,
+            views ? "at most" : "exactly", (unsigned long long)(views ? param_bytes : 0));
+      l->steps_in_place += views && in_place == in_place_min;
+      bucket_bytes = ready_bytes = in_place = 0;
       n_params = 0;
       break;
     default: break;
@@ -136,24 +150,31 @@ static void read_log(const char *path, rank_log *l, uint64_t steps, uint64_t par
           l->ops[c]);
   for (int k = 0; k < 5; k++)
     CHECK(l->ops_seen[k] > 0, "%s: no %s outside DDP's buckets", path, plain_ops[k]);
-  /* DDP names what it writes: the averages into the 4 gradients after each step (no bucket
-   * views here), and rank 0's parameters into the other ranks' at construction. */
-  CHECK(l->averages == 4 * steps, "%s: %llu writes named ddp_average_, expected 4 a step (%llu)",
-        path, (unsigned long long)l->averages, (unsigned long long)(4 * steps));
+  /* DDP names what it writes: the averages into the 4 gradients after each step (with bucket
+   * views none: the gradients are the averages), and rank 0's parameters into the other
+   * ranks' at construction. */
+  CHECK(!views || l->steps_in_place >= 3,
+        "%s: %llu steps had exactly %llu bytes in their buckets already, expected 3 or more", path,
+        (unsigned long long)l->steps_in_place, (unsigned long long)in_place_min);
+  uint64_t averages = views ? 0 : 4 * steps;
+  CHECK(l->averages == averages, "%s: %llu writes named ddp_average_, expected %llu", path,
+        (unsigned long long)l->averages, (unsigned long long)averages);
   CHECK(l->rank == 0 ? l->broadcasts == 0 : l->broadcasts >= 4,
         "%s: rank %u: %llu writes named ddp_broadcast_ (rank 0 none, the others its 4 parameters)",
         path, l->rank, (unsigned long long)l->broadcasts);
 }
 
 int main(int argc, char **argv) {
-  if (argc != 5) {
-    fprintf(stderr, "usage: test-dist-log RANK0.gstrace RANK1.gstrace STEPS PARAM_BYTES\n");
+  if (argc != 5 && argc != 6) {
+    fprintf(stderr,
+            "usage: test-dist-log RANK0.gstrace RANK1.gstrace STEPS PARAM_BYTES [IN_PLACE]\n");
     return 2;
   }
   uint64_t steps = strtoull(argv[3], NULL, 10), param_bytes = strtoull(argv[4], NULL, 10);
+  uint64_t in_place_min = argc == 6 ? strtoull(argv[5], NULL, 10) : 0;
   static rank_log logs[2];
   for (int i = 0; i < 2; i++)
-    read_log(argv[1 + i], &logs[i], steps, param_bytes);
+    read_log(argv[1 + i], &logs[i], steps, param_bytes, in_place_min, argc == 6);
   for (int i = 0; i < 2; i++) {
     CHECK(logs[i].rank == (uint32_t)i, "%s says rank %u, expected %d", argv[1 + i], logs[i].rank,
           i);

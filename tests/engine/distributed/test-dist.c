@@ -18,7 +18,8 @@
  *   sampler   (one process) DistributedSampler's shards as PyTorch's
  *   traced    parity in f64 and the collectives of shapes, for a log per rank
  *             (check-dist-log.sh records it with GS_TRACE=...-%r.gstrace and checks the logs
- *             with test-dist-log: the model's parameters are 664 bytes, STEPS steps) */
+ *             with test-dist-log: the model's parameters are 664 bytes, STEPS steps)
+ *   traced-views  the same with gradient_as_bucket_view */
 #include <gradscope/gradscope.h>
 #include <math.h>
 #include <signal.h>
@@ -513,6 +514,9 @@ int main(int argc, char **argv) {
     hidden = HIDDEN;
   } else if (strcmp(mode, "traced") == 0) {
     parity(GS_F64, 0.0002, 1e-12, false);
+    shapes();
+  } else if (strcmp(mode, "traced-views") == 0) { /* as traced, with gradient_as_bucket_view */
+    parity(GS_F64, 0.0002, 1e-12, true);
     shapes();
   } else if (strcmp(mode, "unused") == 0) {
     unused();
