@@ -6,9 +6,11 @@
  * allocator, the trace buffers), and the child drops what it inherited of the parent's log
  * (gs__trace_forget_inherited) before it opens a log of its own. A worker's BLAS runs on one
  * thread (a worker collates, N of them share the cores with the main process). Setting that
- * count (openblas_set_num_threads) restarts the pool that fork() stopped, and its fresh thread
- * would spin on sched_yield for about 130 ms in every worker while it collates, so the worker
- * stops the pool again at once: with one thread, BLAS never needs it.
+ * count with openblas_set_num_threads restarts the pool that fork() stopped (its fresh thread
+ * would spin on sched_yield for about 130 ms beside the worker, and stopping it again at once
+ * still cost 1.8 ms of CPU and 3-18 ms before the worker could start), so with the pthreads
+ * build the worker sets OpenBLAS's own count instead: with one thread, BLAS never needs the
+ * pool, and nothing starts it.
  *
  * Each epoch gets fresh workers (the order, fixed by reset, is inherited). Worker k collates
  * batches k, k + N, k + 2N, ... of the epoch, each straight into shared memory
@@ -140,9 +142,26 @@ static int worker_sock;        /* this worker's end */
 
 static bool read_messages(int sock, bool block);
 
-/* OpenBLAS's own fork handler, which stops its thread pool (pthread_atfork's prepare): exported
- * by the pthread build, in no header; weak, so a BLAS without it links and skips the call. */
+/* OpenBLAS's own fork handler, which stops its thread pool (pthread_atfork's prepare), and the
+ * count of threads its calls split their work into (what openblas_get_num_threads reports):
+ * exported by the pthread build, in no header; weak, so a BLAS without them links. */
 extern int blas_thread_shutdown_(void) __attribute__((weak));
+extern int blas_cpu_number __attribute__((weak));
+
+/* BLAS on the worker's thread alone. openblas_set_num_threads(1) would first restart the pool
+ * fork() stopped (a pthread_create, the program's thread-local storage zeroed for the new
+ * thread, its start), only for the worker to stop it again: the pthreads build's count is set
+ * directly instead, and with one thread no call ever starts the pool. Another build (OpenMP,
+ * serial) goes through its own setter. */
+static void use_one_blas_thread(void) {
+  if (&blas_cpu_number && openblas_get_parallel() == 1) {
+    blas_cpu_number = 1;
+    return;
+  }
+  openblas_set_num_threads(1);
+  if (blas_thread_shutdown_)
+    blas_thread_shutdown_();
+}
 
 static gs_tensor pooled_empty(gs_dtype dtype, const int64_t *shape, int ndim, const char *fn) {
   read_messages(worker_sock, false); /* slots given back since the credit came */
@@ -238,9 +257,7 @@ static _Noreturn void worker_main(gs__workers *ws, int id) {
   gs_set_error_handler(gs_error_handler_return, NULL, NULL);
   open_worker_log(ws->trace_dest, id);
   /* One BLAS thread, and no pool thread beside it (see the top of the file). */
-  openblas_set_num_threads(1);
-  if (blas_thread_shutdown_)
-    blas_thread_shutdown_();
+  use_one_blas_thread();
   in_worker = true;
   worker_info = (gs_worker_info){.id = id, .num_workers = ws->n};
   gs_data_loader *l = ws->loader;
