@@ -359,7 +359,7 @@ static channel *channel_new(int sock) {
   pthread_mutex_init(&c->lock, NULL);
   c->sock = sock;
   atomic_init(&c->refs, 1);
-  c->owner = getpid();
+  c->owner = gs__pid();
   return c;
 }
 
@@ -372,7 +372,7 @@ static void channel_unref(channel *c) {
 
 /* One byte to the worker, never blocking: false if it could not be sent. */
 static bool channel_send(channel *c, uint8_t byte) {
-  if (getpid() != c->owner)
+  if (gs__pid() != c->owner)
     return false;
   pthread_mutex_lock(&c->lock);
   bool ok = c->sock >= 0 && send(c->sock, &byte, 1, MSG_NOSIGNAL | MSG_DONTWAIT) == 1;

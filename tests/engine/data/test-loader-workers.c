@@ -4,9 +4,9 @@
  * and the batch; ending early leaves no process and no segment; workers start while another
  * thread is inside the engine; each worker writes its own log and the main log says where the
  * batches' storages came from; persistent workers serve every epoch; a worker writes later
- * batches into the segments the caller gave back, never into one it still holds or sent on;
- * a worker's BLAS runs on one thread with no pool thread beside it, and the caller keeps its
- * own BLAS thread count. */
+ * batches into the segments the caller gave back, never into one it still holds or sent on,
+ * nor into one a forked copy of the caller disposed; a worker's BLAS runs on one thread with no
+ * pool thread beside it, and the caller keeps its own BLAS thread count. */
 #include <cblas.h>
 #include <dirent.h>
 #include <errno.h>
@@ -580,6 +580,46 @@ static void test_segments_are_used_again(void) {
   g_assert_cmpint(count_segments(), ==, segments);
 }
 
+/* A copy of the caller made by the program's own fork() shares the sockets to the workers, but
+ * what it disposes is not the caller's to give back: a batch the caller still holds is never
+ * written again because its copy in the child went. */
+static void test_a_forked_copy_gives_nothing_back(void) {
+  trap_set none = {TRAP_NONE, 0};
+  gs_dataset ds = dataset(400, &none);
+  gs_loader_options one = {.batch_size = 4, .num_workers = 1, .persistent_workers = true};
+  gs_data_loader *l = gs_data_loader_new(&ds, &one);
+  gs_tensor held[2];
+  g_assert_true(gs_data_loader_next(l, held));
+  pid_t pid = fork();
+  g_assert_cmpint(pid, >=, 0);
+  if (pid == 0) { /* the child's copies go, and with them (were they the child's) the slots */
+    gs_dispose(held[0]);
+    gs_dispose(held[1]);
+    _exit(0);
+  }
+  int status = 0;
+  g_assert_cmpint(waitpid(pid, &status, 0), ==, pid);
+  g_assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  for (int i = 1; i < 40; i++) { /* enough batches to go round every segment of the pool */
+    gs_tensor t[2];
+    g_assert_true(gs_data_loader_next(l, t));
+    gs_dispose(t[0]);
+    gs_dispose(t[1]);
+  }
+  float x[4 * N_COLS];
+  int64_t y[4];
+  g_assert_cmpint(gs_copy_to(held[0], x, sizeof x), ==, 0);
+  g_assert_cmpint(gs_copy_to(held[1], y, sizeof y), ==, 0);
+  for (int i = 0; i < 4; i++) {
+    g_assert_cmpint(y[i], ==, i);
+    g_assert_cmpfloat(x[i * N_COLS], ==, (float)i);
+  }
+  gs_dispose(held[0]);
+  gs_dispose(held[1]);
+  gs_data_loader_free(l);
+  assert_no_children();
+}
+
 /* Reads batches until the loader fails; returns how many came before, with the error
  * expected to contain every one of the substrings. */
 static int read_until_failure(gs_data_loader *l, const char *const *expected) {
@@ -830,6 +870,8 @@ int main(int argc, char **argv) {
   g_test_add_func("/loader-workers/blas-threads", test_workers_run_blas_on_one_thread);
   g_test_add_func("/loader-workers/persistent", test_persistent_workers_serve_every_epoch);
   g_test_add_func("/loader-workers/segments-used-again", test_segments_are_used_again);
+  g_test_add_func("/loader-workers/forked-copy-gives-nothing-back",
+                  test_a_forked_copy_gives_nothing_back);
   g_test_add_func("/loader-workers/persistent-stuck-worker",
                   test_reset_past_a_stuck_persistent_worker);
   g_test_add_func("/loader-workers/crash", test_a_crashing_worker_is_named);
