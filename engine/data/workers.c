@@ -94,7 +94,7 @@ _Static_assert(sizeof(batch_header) == 512 && GS_DATASET_MAX_FIELDS == 4,
                "the header has no padding");
 
 /* What a worker sends per batch, as one message: the header, then a wire record per field
- * (none after a failure or an epoch's answer), with the descriptors the header says ride
+ * (zeros after a failure or in an epoch's answer), with the descriptors the header says ride
  * along. One message wakes the main process once and costs it one system call, where a header
  * and a message per field cost it three wake-ups at worst and seven calls per field. */
 typedef struct batch_message {
@@ -103,6 +103,12 @@ typedef struct batch_message {
 } batch_message;
 _Static_assert(offsetof(batch_message, field) == sizeof(batch_header),
                "the records follow the header with no gap");
+
+/* Every message of a loader over n_fields fields has this length, whatever the header says:
+ * the main process reads each in one call, without reading its header first. */
+static size_t message_len(int n_fields) {
+  return sizeof(batch_header) + (size_t)n_fields * sizeof(gs__wire_tensor);
+}
 
 /* The main process's end of a worker's socket. Batches it received hold a reference, to give
  * their segments back when their storages go, which may be on any thread, after the loader is
@@ -280,8 +286,8 @@ static _Noreturn void worker_main(gs__workers *ws, int id) {
       gs__loader_order(l, l->epoch); /* the same order the main process drew */
       seed_worker(l, id);
       b = id;
-      batch_header ack = new_header(EPOCH_ACK, 0);
-      if (!send_bytes(sock, &ack, sizeof ack)) {
+      batch_message ack = {.h = new_header(EPOCH_ACK, 0)};
+      if (!send_bytes(sock, &ack, message_len(nf))) {
         status = 1;
         break;
       }
@@ -300,8 +306,7 @@ static _Noreturn void worker_main(gs__workers *ws, int id) {
     credits--;
     int64_t pos = b * l->opt.batch_size;
     gs_tensor parts[GS_DATASET_MAX_FIELDS] = {0};
-    batch_message m;
-    m.h = new_header(b, nf);
+    batch_message m = {.h = new_header(b, nf)};
     gs_clear_error();
     if (!gs__loader_collate(l, pos, gs__loader_batch_count(l, pos), GS__COLLATE_SHARED, parts,
                             "data_loader_next")) {
@@ -327,8 +332,8 @@ static _Noreturn void worker_main(gs__workers *ws, int id) {
       if (m.h.fd_attached[f])
         fds[n_fds++] = fd;
     }
-    size_t len = sizeof m.h + (m.h.failed ? 0 : (size_t)nf * sizeof m.field[0]);
-    bool sent = gs__send_with_fds(sock, &m, len, fds, m.h.failed ? 0 : n_fds, "data_loader_next");
+    bool sent = gs__send_with_fds(sock, &m, message_len(nf), fds, m.h.failed ? 0 : n_fds,
+                                  "data_loader_next");
     /* Sent: the main process maps the pages, ours can go. */
     for (int f = 0; f < nf; f++)
       if (parts[f].id)
@@ -637,40 +642,38 @@ static int read_message(int sock, void *buf, size_t len, uint64_t deadline, gs__
   return 1;
 }
 
-/* True if the peer closed the socket with nothing left to read (it died). */
+/* True if the peer closed the socket with nothing left to read (it died). Never waits: a live
+ * worker with nothing more to send is not at the end. */
 static bool at_end(int sock) {
   char c;
   ssize_t n;
-  while ((n = recv(sock, &c, 1, MSG_PEEK)) < 0 && errno == EINTR)
+  while ((n = recv(sock, &c, 1, MSG_PEEK | MSG_DONTWAIT)) < 0 && errno == EINTR)
     ;
   return n == 0 || (n < 0 && errno == ECONNRESET);
 }
 
-/* Reads the wire records that follow m's header from w and makes the n_fields tensors
- * (engine-held, as a collation here would make them) over the descriptors in fds or the
- * slots' mappings, each set to give its segment back when its last storage goes. Returns how
- * many arrived: fewer than n_fields when the worker died, timed out or sent something
- * damaged. Every descriptor in fds is taken or closed. */
+/* Makes the n_fields tensors of m's wire records, received from w (engine-held, as a
+ * collation here would make them), over the descriptors in fds or the slots' mappings, each
+ * set to give its segment back when its last storage goes. Returns how many were made: fewer
+ * than n_fields when the message was damaged. Every descriptor in fds is taken or closed. */
 static int receive_fields(worker *w, batch_message *m, int nf, gs__received_fds *fds,
-                          gs_tensor *got, uint64_t deadline) {
+                          gs_tensor *got) {
   int f = 0;
-  if (read_message(w->sock, m->field, (size_t)nf * sizeof m->field[0], deadline, fds) == 1) {
-    int attached = 0;
-    for (int g = 0; g < nf; g++)
-      attached += m->h.fd_attached[g] != 0;
-    if (attached != fds->count || fds->dropped)
-      nf = 0; /* damaged: the descriptors do not match the fields */
-    gs__ownership_suspend();
-    for (int k = 0; f < nf; f++) {
-      int fd = m->h.fd_attached[f] ? fds->fd[k] : -1;
-      if (fd >= 0)
-        fds->fd[k++] = -1; /* taken: the cache keeps or closes it */
-      got[f] = gs__segment_cache_take(w->cache, m->h.slot[f], &m->field[f], fd, "tensor_recv");
-      if (!got[f].id)
-        break;
-    }
-    gs__ownership_resume();
+  int attached = 0;
+  for (int g = 0; g < nf; g++)
+    attached += m->h.fd_attached[g] != 0;
+  if (attached != fds->count || fds->dropped)
+    nf = 0; /* damaged: the descriptors do not match the fields */
+  gs__ownership_suspend();
+  for (int k = 0; f < nf; f++) {
+    int fd = m->h.fd_attached[f] ? fds->fd[k] : -1;
+    if (fd >= 0)
+      fds->fd[k++] = -1; /* taken: the cache keeps or closes it */
+    got[f] = gs__segment_cache_take(w->cache, m->h.slot[f], &m->field[f], fd, "tensor_recv");
+    if (!got[f].id)
+      break;
   }
+  gs__ownership_resume();
   gs__close_fds(fds);
   for (int g = 0; g < f; g++) {
     if (m->h.slot[g] == NO_SLOT || !w->ch)
@@ -700,7 +703,7 @@ bool gs__workers_next_epoch(gs__workers *ws) {
       uint64_t deadline = now_ms() + (uint64_t)timeout_ms;
       batch_message m;
       gs__received_fds fds = {.count = 0};
-      if (read_message(w->sock, &m.h, sizeof m.h, deadline, &fds) != 1 ||
+      if (read_message(w->sock, &m, message_len(nf), deadline, &fds) != 1 ||
           memcmp(m.h.magic, HEADER_MAGIC, 4) != 0 || m.h.failed ||
           (m.h.batch != EPOCH_ACK && m.h.n_fields != nf)) {
         gs__close_fds(&fds);
@@ -711,7 +714,7 @@ bool gs__workers_next_epoch(gs__workers *ws) {
         break;
       }
       gs_tensor got[GS_DATASET_MAX_FIELDS] = {0};
-      int f = receive_fields(w, &m, nf, &fds, got, deadline);
+      int f = receive_fields(w, &m, nf, &fds, got);
       for (int g = 0; g < f; g++)
         gs__dispose_as(got[g], "a batch of an epoch ended early");
       if (f < nf)
@@ -740,8 +743,8 @@ int gs__workers_take(gs__workers *ws, gs_tensor *parts, const char *fn) {
   batch_message m;
   batch_header *h = &m.h;
   gs__received_fds fds = {.count = 0};
-  int r = read_message(w->sock, h, sizeof *h, deadline, &fds);
   int nf = ws->loader->ds.n_fields;
+  int r = read_message(w->sock, &m, message_len(nf), deadline, &fds);
   if (r != 1 || memcmp(h->magic, HEADER_MAGIC, 4) != 0 || h->batch != b || h->failed ||
       h->n_fields != nf)
     gs__close_fds(&fds); /* no fields to take them */
@@ -750,7 +753,8 @@ int gs__workers_take(gs__workers *ws, gs_tensor *parts, const char *fn) {
     return fail(ws, id, b, fn, "no batch within timeout_ms = %d ms: the worker was stopped",
                 timeout_ms);
   }
-  if (r == 0)
+  /* The end of the stream, before the message or in the middle of it: the worker died. */
+  if (r == 0 || (r == -2 && at_end(w->sock)))
     return fail_dead(ws, id, b, fn);
   if (r < 0 || memcmp(h->magic, HEADER_MAGIC, 4) != 0 || h->batch != b)
     return fail(ws, id, b, fn, "the worker sent a damaged message");
@@ -761,15 +765,16 @@ int gs__workers_take(gs__workers *ws, gs_tensor *parts, const char *fn) {
   if (h->n_fields != nf)
     return fail(ws, id, b, fn, "the worker sent %d fields instead of %d", h->n_fields, nf);
   gs_tensor got[GS_DATASET_MAX_FIELDS] = {0};
-  int f = receive_fields(w, &m, nf, &fds, got, deadline);
+  int f = receive_fields(w, &m, nf, &fds, got);
   if (f < nf) {
     for (int g = 0; g < f; g++)
       gs__dispose_as(got[g], "a batch a worker could not finish sending");
     if (w->sock >= 0 && at_end(w->sock))
       return fail_dead(ws, id, b, fn);
     kill(w->pid, SIGKILL);
-    return fail(ws, id, b, fn, "the worker did not finish sending it (timeout_ms = %d, or a "
-                "damaged message) and was stopped", timeout_ms);
+    return fail(ws, id, b, fn,
+                "the worker sent it in a damaged message (its segments could "
+                "not be mapped here) and was stopped");
   }
   ws->next++;
   give_credit(w); /* room for one more of its batches */
