@@ -134,6 +134,7 @@ struct gs__workers {
   int64_t batches; /* in this epoch */
   int64_t next;    /* the next batch to take */
   bool ended;      /* shut down: after the last batch or a failure */
+  uint64_t seed;   /* the loader's seed at the fork: persistent workers shuffle from it */
   char trace_dest[4096]; /* the main log's file, or "" (workers do not record) */
   worker w[];
 };
@@ -494,6 +495,7 @@ gs__workers *gs__workers_start(gs_data_loader *l) {
   ws->n = n;
   ws->depth = l->opt.prefetch > 0 ? l->opt.prefetch : 2;
   ws->batches = gs_data_loader_num_batches(l);
+  ws->seed = l->opt.seed;
   const char *dest = gs__trace_dest();
   if (dest && strncmp(dest, "unix:", 5) != 0 && strncmp(dest, "fd:", 3) != 0)
     snprintf(ws->trace_dest, sizeof ws->trace_dest, "%s", dest);
@@ -686,7 +688,9 @@ static int receive_fields(worker *w, batch_message *m, int nf, gs__received_fds 
 }
 
 bool gs__workers_next_epoch(gs__workers *ws) {
-  if (ws->ended)
+  /* A worker draws the new epoch's order from the seed it was forked with: after
+   * gs_data_loader_set_seed only fresh workers shuffle as the caller asked. */
+  if (ws->ended || ws->seed != ws->loader->opt.seed)
     return false;
   int nf = ws->loader->ds.n_fields;
   /* Without a timeout a hung worker must not hang reset: past NEXT_EPOCH_WAIT_MS the workers

@@ -3,7 +3,8 @@
  * copy; per-worker seeds; a worker that crashes, hangs past timeout_ms or fails names itself
  * and the batch; ending early leaves no process and no segment; workers start while another
  * thread is inside the engine; each worker writes its own log and the main log says where the
- * batches' storages came from; persistent workers serve every epoch; a worker writes later
+ * batches' storages came from; persistent workers serve every epoch, and shuffle from a new
+ * seed as the caller does; a worker writes later
  * batches into the segments the caller gave back, never into one it still holds or sent on,
  * nor into one a forked copy of the caller disposed; a worker's BLAS runs on one thread with no
  * pool thread beside it, and the caller keeps its own BLAS thread count. */
@@ -463,6 +464,33 @@ static void test_persistent_workers_serve_every_epoch(void) {
   g_assert_cmpint(count_segments(), ==, segments);
 }
 
+/* A new seed (gs_data_loader_set_seed) shuffles the next epochs with persistent workers as
+ * without workers, though each worker draws the order itself. */
+static void test_persistent_workers_take_a_new_seed(void) {
+  trap_set none = {TRAP_NONE, 0};
+  gs_dataset ds = dataset(100, &none);
+  gs_loader_options plain = {.batch_size = 10, .shuffle = true, .seed = 7};
+  gs_loader_options kept = plain;
+  kept.num_workers = 2;
+  kept.persistent_workers = true;
+  gs_data_loader *a = gs_data_loader_new(&ds, &plain), *b = gs_data_loader_new(&ds, &kept);
+  for (int epoch = 0; epoch < 3; epoch++) {
+    if (epoch > 0) {
+      gs_data_loader_set_seed(a, 1000 + (uint64_t)epoch);
+      gs_data_loader_set_seed(b, 1000 + (uint64_t)epoch);
+    }
+    gs_data_loader_reset(a);
+    gs_data_loader_reset(b);
+    epoch_values ea = read_epoch(a), eb = read_epoch(b);
+    assert_same_epoch(&ea, &eb);
+    epoch_values_free(&ea);
+    epoch_values_free(&eb);
+  }
+  gs_data_loader_free(a);
+  gs_data_loader_free(b);
+  assert_no_children();
+}
+
 /* A persistent worker stuck in get_item does not hang reset: past timeout_ms (or, with none,
  * the loader's own 10 s) the workers are stopped and the new epoch gets fresh ones. */
 static void reset_past_a_stuck_persistent_worker(int timeout_ms) {
@@ -869,6 +897,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/loader-workers/seeds", test_workers_are_seeded_per_epoch_and_id);
   g_test_add_func("/loader-workers/blas-threads", test_workers_run_blas_on_one_thread);
   g_test_add_func("/loader-workers/persistent", test_persistent_workers_serve_every_epoch);
+  g_test_add_func("/loader-workers/persistent-new-seed", test_persistent_workers_take_a_new_seed);
   g_test_add_func("/loader-workers/segments-used-again", test_segments_are_used_again);
   g_test_add_func("/loader-workers/forked-copy-gives-nothing-back",
                   test_a_forked_copy_gives_nothing_back);
