@@ -76,6 +76,10 @@ void gs__fork_guard_add(int rank, void (*take)(void), void (*give)(void));
  * only the calling thread) finds them all free and their data consistent. As fork(): the
  * child's pid, 0 in the child, -1 with errno set. */
 int gs__fork(void);
+/* getpid(), read once per process: a child forked by any means that runs libc's fork handlers
+ * (fork(), gs__fork) reads its own again. A system call costs 1-3 us on a VM, and the
+ * DataLoader checks it on every byte its main process sends a worker. */
+int gs__pid(void);
 
 /* Registers one static lock with gs__fork from a constructor of the file that owns it. The
  * mutex form needs <pthread.h>. */

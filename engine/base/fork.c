@@ -10,10 +10,12 @@
  *
  * Only gs__fork does this, not pthread_atfork: a program's own fork() keeps the behaviour it
  * always had (and libc's own atfork handlers, OpenBLAS's among them, run inside fork() as
- * usual).
+ * usual). The process id gs__pid caches is the exception: every fork must forget it, so that
+ * a child never takes itself for its parent, which is what its handler does.
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <unistd.h>
 
 #include "base.h"
@@ -54,5 +56,23 @@ int gs__fork(void) {
     guards[i].give();
   pthread_mutex_unlock(&guards_lock);
   errno = err;
+  return pid;
+}
+
+/* 0 until read in this process; the fork handler sets it back to 0 in every child. */
+static atomic_int cached_pid;
+
+static void forget_pid(void) { atomic_store_explicit(&cached_pid, 0, memory_order_relaxed); }
+
+__attribute__((constructor)) static void forget_pid_in_children(void) {
+  pthread_atfork(NULL, NULL, forget_pid);
+}
+
+int gs__pid(void) {
+  int pid = atomic_load_explicit(&cached_pid, memory_order_relaxed);
+  if (pid == 0) {
+    pid = (int)getpid();
+    atomic_store_explicit(&cached_pid, pid, memory_order_relaxed);
+  }
   return pid;
 }

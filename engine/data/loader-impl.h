@@ -61,7 +61,8 @@ int gs__prefetch_take(gs__prefetch *p, gs_tensor *parts, const char *fn);
 gs__workers *gs__workers_start(gs_data_loader *l);
 /* Persistent workers: moves them on to the loader's current epoch (already in l->epoch and
  * l->order), disposing what they had sent of the old one. false if they cannot go on (one
- * failed or died, or the epoch ended in a failure): stop them and start new ones. */
+ * failed or died, the epoch ended in a failure, or the loader's seed changed since they were
+ * forked): stop them and start new ones. */
 bool gs__workers_next_epoch(gs__workers *w);
 /* Shuts the workers down (their sockets closed, then SIGKILL after a grace period), waits for
  * every one, and frees what was sent and not taken. */

@@ -6,9 +6,11 @@
  * allocator, the trace buffers), and the child drops what it inherited of the parent's log
  * (gs__trace_forget_inherited) before it opens a log of its own. A worker's BLAS runs on one
  * thread (a worker collates, N of them share the cores with the main process). Setting that
- * count (openblas_set_num_threads) restarts the pool that fork() stopped, and its fresh thread
- * would spin on sched_yield for about 130 ms in every worker while it collates, so the worker
- * stops the pool again at once: with one thread, BLAS never needs it.
+ * count with openblas_set_num_threads restarts the pool that fork() stopped (its fresh thread
+ * would spin on sched_yield for about 130 ms beside the worker, and stopping it again at once
+ * still cost 1.8 ms of CPU and 3-18 ms before the worker could start), so with the pthreads
+ * build the worker sets OpenBLAS's own count instead: with one thread, BLAS never needs the
+ * pool, and nothing starts it.
  *
  * Each epoch gets fresh workers (the order, fixed by reset, is inherited). Worker k collates
  * batches k, k + N, k + 2N, ... of the epoch, each straight into shared memory
@@ -48,6 +50,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/pidfd.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -91,7 +94,7 @@ _Static_assert(sizeof(batch_header) == 512 && GS_DATASET_MAX_FIELDS == 4,
                "the header has no padding");
 
 /* What a worker sends per batch, as one message: the header, then a wire record per field
- * (none after a failure or an epoch's answer), with the descriptors the header says ride
+ * (zeros after a failure or in an epoch's answer), with the descriptors the header says ride
  * along. One message wakes the main process once and costs it one system call, where a header
  * and a message per field cost it three wake-ups at worst and seven calls per field. */
 typedef struct batch_message {
@@ -100,6 +103,12 @@ typedef struct batch_message {
 } batch_message;
 _Static_assert(offsetof(batch_message, field) == sizeof(batch_header),
                "the records follow the header with no gap");
+
+/* Every message of a loader over n_fields fields has this length, whatever the header says:
+ * the main process reads each in one call, without reading its header first. */
+static size_t message_len(int n_fields) {
+  return sizeof(batch_header) + (size_t)n_fields * sizeof(gs__wire_tensor);
+}
 
 /* The main process's end of a worker's socket. Batches it received hold a reference, to give
  * their segments back when their storages go, which may be on any thread, after the loader is
@@ -125,6 +134,7 @@ struct gs__workers {
   int64_t batches; /* in this epoch */
   int64_t next;    /* the next batch to take */
   bool ended;      /* shut down: after the last batch or a failure */
+  uint64_t seed;   /* the loader's seed at the fork: persistent workers shuffle from it */
   char trace_dest[4096]; /* the main log's file, or "" (workers do not record) */
   worker w[];
 };
@@ -140,9 +150,26 @@ static int worker_sock;        /* this worker's end */
 
 static bool read_messages(int sock, bool block);
 
-/* OpenBLAS's own fork handler, which stops its thread pool (pthread_atfork's prepare): exported
- * by the pthread build, in no header; weak, so a BLAS without it links and skips the call. */
+/* OpenBLAS's own fork handler, which stops its thread pool (pthread_atfork's prepare), and the
+ * count of threads its calls split their work into (what openblas_get_num_threads reports):
+ * exported by the pthread build, in no header; weak, so a BLAS without them links. */
 extern int blas_thread_shutdown_(void) __attribute__((weak));
+extern int blas_cpu_number __attribute__((weak));
+
+/* BLAS on the worker's thread alone. openblas_set_num_threads(1) would first restart the pool
+ * fork() stopped (a pthread_create, the program's thread-local storage zeroed for the new
+ * thread, its start), only for the worker to stop it again: the pthreads build's count is set
+ * directly instead, and with one thread no call ever starts the pool. Another build (OpenMP,
+ * serial) goes through its own setter. */
+static void use_one_blas_thread(void) {
+  if (&blas_cpu_number && openblas_get_parallel() == 1) {
+    blas_cpu_number = 1;
+    return;
+  }
+  openblas_set_num_threads(1);
+  if (blas_thread_shutdown_)
+    blas_thread_shutdown_();
+}
 
 static gs_tensor pooled_empty(gs_dtype dtype, const int64_t *shape, int ndim, const char *fn) {
   read_messages(worker_sock, false); /* slots given back since the credit came */
@@ -238,9 +265,7 @@ static _Noreturn void worker_main(gs__workers *ws, int id) {
   gs_set_error_handler(gs_error_handler_return, NULL, NULL);
   open_worker_log(ws->trace_dest, id);
   /* One BLAS thread, and no pool thread beside it (see the top of the file). */
-  openblas_set_num_threads(1);
-  if (blas_thread_shutdown_)
-    blas_thread_shutdown_();
+  use_one_blas_thread();
   in_worker = true;
   worker_info = (gs_worker_info){.id = id, .num_workers = ws->n};
   gs_data_loader *l = ws->loader;
@@ -262,8 +287,8 @@ static _Noreturn void worker_main(gs__workers *ws, int id) {
       gs__loader_order(l, l->epoch); /* the same order the main process drew */
       seed_worker(l, id);
       b = id;
-      batch_header ack = new_header(EPOCH_ACK, 0);
-      if (!send_bytes(sock, &ack, sizeof ack)) {
+      batch_message ack = {.h = new_header(EPOCH_ACK, 0)};
+      if (!send_bytes(sock, &ack, message_len(nf))) {
         status = 1;
         break;
       }
@@ -282,8 +307,7 @@ static _Noreturn void worker_main(gs__workers *ws, int id) {
     credits--;
     int64_t pos = b * l->opt.batch_size;
     gs_tensor parts[GS_DATASET_MAX_FIELDS] = {0};
-    batch_message m;
-    m.h = new_header(b, nf);
+    batch_message m = {.h = new_header(b, nf)};
     gs_clear_error();
     if (!gs__loader_collate(l, pos, gs__loader_batch_count(l, pos), GS__COLLATE_SHARED, parts,
                             "data_loader_next")) {
@@ -309,8 +333,8 @@ static _Noreturn void worker_main(gs__workers *ws, int id) {
       if (m.h.fd_attached[f])
         fds[n_fds++] = fd;
     }
-    size_t len = sizeof m.h + (m.h.failed ? 0 : (size_t)nf * sizeof m.field[0]);
-    bool sent = gs__send_with_fds(sock, &m, len, fds, m.h.failed ? 0 : n_fds, "data_loader_next");
+    bool sent = gs__send_with_fds(sock, &m, message_len(nf), fds, m.h.failed ? 0 : n_fds,
+                                  "data_loader_next");
     /* Sent: the main process maps the pages, ours can go. */
     for (int f = 0; f < nf; f++)
       if (parts[f].id)
@@ -342,7 +366,7 @@ static channel *channel_new(int sock) {
   pthread_mutex_init(&c->lock, NULL);
   c->sock = sock;
   atomic_init(&c->refs, 1);
-  c->owner = getpid();
+  c->owner = gs__pid();
   return c;
 }
 
@@ -355,7 +379,7 @@ static void channel_unref(channel *c) {
 
 /* One byte to the worker, never blocking: false if it could not be sent. */
 static bool channel_send(channel *c, uint8_t byte) {
-  if (getpid() != c->owner)
+  if (gs__pid() != c->owner)
     return false;
   pthread_mutex_lock(&c->lock);
   bool ok = c->sock >= 0 && send(c->sock, &byte, 1, MSG_NOSIGNAL | MSG_DONTWAIT) == 1;
@@ -385,32 +409,60 @@ static void close_socket(worker *w) {
   w->sock = -1;
 }
 
-/* Closes every socket, gives the workers a moment to leave, kills the rest, and waits for all:
- * no process is left behind. */
-static void shut_down(gs__workers *ws) {
+/* Closes every socket: a worker waiting on its socket sees the end and leaves. */
+static void close_sockets(gs__workers *ws) {
   ws->ended = true;
   for (int i = 0; i < ws->n; i++)
     close_socket(&ws->w[i]);
-  uint64_t deadline = now_ms() + SHUTDOWN_GRACE_MS;
-  for (;;) {
-    bool waiting = false;
-    for (int i = 0; i < ws->n; i++) {
-      if (ws->w[i].pid <= 0)
-        continue;
-      pid_t r = waitpid(ws->w[i].pid, NULL, WNOHANG);
-      if (r == ws->w[i].pid || (r < 0 && errno != EINTR))
-        ws->w[i].pid = 0; /* gone (or not ours to wait for: SIGCHLD ignored) */
-      else
-        waiting = true;
+}
+
+/* Reaps the workers that have left (closing their entries in exits); true if some are still
+ * there. */
+static bool reap_left(gs__workers *ws, struct pollfd *exits) {
+  bool waiting = false;
+  for (int i = 0; i < ws->n; i++) {
+    if (ws->w[i].pid <= 0)
+      continue;
+    pid_t r = waitpid(ws->w[i].pid, NULL, WNOHANG);
+    if (r == ws->w[i].pid || (r < 0 && errno != EINTR)) {
+      ws->w[i].pid = 0; /* gone (or not ours to wait for: SIGCHLD ignored) */
+      if (exits[i].fd >= 0)
+        close(exits[i].fd);
+      exits[i].fd = -1; /* poll skips it: a pidfd stays readable once its process is gone */
+    } else {
+      waiting = true;
     }
-    if (!waiting)
-      return;
-    if (now_ms() >= deadline)
+  }
+  return waiting;
+}
+
+/* Gives the workers (their sockets closed) a moment to leave, kills the rest, and waits for
+ * all: no process is left behind. A worker takes a few milliseconds to leave (its memory
+ * goes), so the wait wakes at each one's exit through a pidfd, where 1 ms naps overshot it;
+ * without pidfds (a kernel before 5.3) it naps. */
+static void wait_for_workers(gs__workers *ws) {
+  uint64_t deadline = now_ms() + SHUTDOWN_GRACE_MS;
+  struct pollfd exits[GS_LOADER_MAX_WORKERS];
+  bool pidfds = true;
+  for (int i = 0; i < ws->n; i++) {
+    exits[i] = (struct pollfd){.fd = ws->w[i].pid > 0 ? pidfd_open(ws->w[i].pid, 0) : -1,
+                               .events = POLLIN};
+    pidfds = pidfds && (ws->w[i].pid <= 0 || exits[i].fd >= 0);
+  }
+  while (reap_left(ws, exits)) {
+    uint64_t now = now_ms();
+    if (now >= deadline)
       break;
-    struct timespec pause = {0, 1000000};
-    nanosleep(&pause, NULL);
+    if (pidfds) {
+      poll(exits, (nfds_t)ws->n, (int)(deadline - now));
+    } else {
+      struct timespec pause = {0, 1000000};
+      nanosleep(&pause, NULL);
+    }
   }
   for (int i = 0; i < ws->n; i++) {
+    if (exits[i].fd >= 0)
+      close(exits[i].fd);
     if (ws->w[i].pid <= 0)
       continue;
     kill(ws->w[i].pid, SIGKILL);
@@ -418,6 +470,13 @@ static void shut_down(gs__workers *ws) {
       ;
     ws->w[i].pid = 0;
   }
+}
+
+/* Closes every socket, gives the workers a moment to leave, kills the rest, and waits for all:
+ * no process is left behind. */
+static void shut_down(gs__workers *ws) {
+  close_sockets(ws);
+  wait_for_workers(ws);
 }
 
 static bool give_credit(worker *w) {
@@ -436,6 +495,7 @@ gs__workers *gs__workers_start(gs_data_loader *l) {
   ws->n = n;
   ws->depth = l->opt.prefetch > 0 ? l->opt.prefetch : 2;
   ws->batches = gs_data_loader_num_batches(l);
+  ws->seed = l->opt.seed;
   const char *dest = gs__trace_dest();
   if (dest && strncmp(dest, "unix:", 5) != 0 && strncmp(dest, "fd:", 3) != 0)
     snprintf(ws->trace_dest, sizeof ws->trace_dest, "%s", dest);
@@ -485,9 +545,14 @@ gs__workers *gs__workers_start(gs_data_loader *l) {
 void gs__workers_stop(gs__workers *ws) {
   if (!ws)
     return;
-  shut_down(ws);
-  for (int i = 0; i < ws->n; i++)
-    gs__segment_cache_free(ws->w[i].cache); /* storages still over its mappings keep them */
+  close_sockets(ws);
+  /* Unmapped while the workers leave (2-5 ms a loader on a VM, on the other core's time):
+   * nothing is received any more, and storages still over a mapping keep it. */
+  for (int i = 0; i < ws->n; i++) {
+    gs__segment_cache_free(ws->w[i].cache);
+    ws->w[i].cache = NULL;
+  }
+  wait_for_workers(ws);
   free(ws);
 }
 
@@ -579,40 +644,38 @@ static int read_message(int sock, void *buf, size_t len, uint64_t deadline, gs__
   return 1;
 }
 
-/* True if the peer closed the socket with nothing left to read (it died). */
+/* True if the peer closed the socket with nothing left to read (it died). Never waits: a live
+ * worker with nothing more to send is not at the end. */
 static bool at_end(int sock) {
   char c;
   ssize_t n;
-  while ((n = recv(sock, &c, 1, MSG_PEEK)) < 0 && errno == EINTR)
+  while ((n = recv(sock, &c, 1, MSG_PEEK | MSG_DONTWAIT)) < 0 && errno == EINTR)
     ;
   return n == 0 || (n < 0 && errno == ECONNRESET);
 }
 
-/* Reads the wire records that follow m's header from w and makes the n_fields tensors
- * (engine-held, as a collation here would make them) over the descriptors in fds or the
- * slots' mappings, each set to give its segment back when its last storage goes. Returns how
- * many arrived: fewer than n_fields when the worker died, timed out or sent something
- * damaged. Every descriptor in fds is taken or closed. */
+/* Makes the n_fields tensors of m's wire records, received from w (engine-held, as a
+ * collation here would make them), over the descriptors in fds or the slots' mappings, each
+ * set to give its segment back when its last storage goes. Returns how many were made: fewer
+ * than n_fields when the message was damaged. Every descriptor in fds is taken or closed. */
 static int receive_fields(worker *w, batch_message *m, int nf, gs__received_fds *fds,
-                          gs_tensor *got, uint64_t deadline) {
+                          gs_tensor *got) {
   int f = 0;
-  if (read_message(w->sock, m->field, (size_t)nf * sizeof m->field[0], deadline, fds) == 1) {
-    int attached = 0;
-    for (int g = 0; g < nf; g++)
-      attached += m->h.fd_attached[g] != 0;
-    if (attached != fds->count || fds->dropped)
-      nf = 0; /* damaged: the descriptors do not match the fields */
-    gs__ownership_suspend();
-    for (int k = 0; f < nf; f++) {
-      int fd = m->h.fd_attached[f] ? fds->fd[k] : -1;
-      if (fd >= 0)
-        fds->fd[k++] = -1; /* taken: the cache keeps or closes it */
-      got[f] = gs__segment_cache_take(w->cache, m->h.slot[f], &m->field[f], fd, "tensor_recv");
-      if (!got[f].id)
-        break;
-    }
-    gs__ownership_resume();
+  int attached = 0;
+  for (int g = 0; g < nf; g++)
+    attached += m->h.fd_attached[g] != 0;
+  if (attached != fds->count || fds->dropped)
+    nf = 0; /* damaged: the descriptors do not match the fields */
+  gs__ownership_suspend();
+  for (int k = 0; f < nf; f++) {
+    int fd = m->h.fd_attached[f] ? fds->fd[k] : -1;
+    if (fd >= 0)
+      fds->fd[k++] = -1; /* taken: the cache keeps or closes it */
+    got[f] = gs__segment_cache_take(w->cache, m->h.slot[f], &m->field[f], fd, "tensor_recv");
+    if (!got[f].id)
+      break;
   }
+  gs__ownership_resume();
   gs__close_fds(fds);
   for (int g = 0; g < f; g++) {
     if (m->h.slot[g] == NO_SLOT || !w->ch)
@@ -625,7 +688,9 @@ static int receive_fields(worker *w, batch_message *m, int nf, gs__received_fds 
 }
 
 bool gs__workers_next_epoch(gs__workers *ws) {
-  if (ws->ended)
+  /* A worker draws the new epoch's order from the seed it was forked with: after
+   * gs_data_loader_set_seed only fresh workers shuffle as the caller asked. */
+  if (ws->ended || ws->seed != ws->loader->opt.seed)
     return false;
   int nf = ws->loader->ds.n_fields;
   /* Without a timeout a hung worker must not hang reset: past NEXT_EPOCH_WAIT_MS the workers
@@ -642,7 +707,7 @@ bool gs__workers_next_epoch(gs__workers *ws) {
       uint64_t deadline = now_ms() + (uint64_t)timeout_ms;
       batch_message m;
       gs__received_fds fds = {.count = 0};
-      if (read_message(w->sock, &m.h, sizeof m.h, deadline, &fds) != 1 ||
+      if (read_message(w->sock, &m, message_len(nf), deadline, &fds) != 1 ||
           memcmp(m.h.magic, HEADER_MAGIC, 4) != 0 || m.h.failed ||
           (m.h.batch != EPOCH_ACK && m.h.n_fields != nf)) {
         gs__close_fds(&fds);
@@ -653,7 +718,7 @@ bool gs__workers_next_epoch(gs__workers *ws) {
         break;
       }
       gs_tensor got[GS_DATASET_MAX_FIELDS] = {0};
-      int f = receive_fields(w, &m, nf, &fds, got, deadline);
+      int f = receive_fields(w, &m, nf, &fds, got);
       for (int g = 0; g < f; g++)
         gs__dispose_as(got[g], "a batch of an epoch ended early");
       if (f < nf)
@@ -682,8 +747,8 @@ int gs__workers_take(gs__workers *ws, gs_tensor *parts, const char *fn) {
   batch_message m;
   batch_header *h = &m.h;
   gs__received_fds fds = {.count = 0};
-  int r = read_message(w->sock, h, sizeof *h, deadline, &fds);
   int nf = ws->loader->ds.n_fields;
+  int r = read_message(w->sock, &m, message_len(nf), deadline, &fds);
   if (r != 1 || memcmp(h->magic, HEADER_MAGIC, 4) != 0 || h->batch != b || h->failed ||
       h->n_fields != nf)
     gs__close_fds(&fds); /* no fields to take them */
@@ -692,7 +757,8 @@ int gs__workers_take(gs__workers *ws, gs_tensor *parts, const char *fn) {
     return fail(ws, id, b, fn, "no batch within timeout_ms = %d ms: the worker was stopped",
                 timeout_ms);
   }
-  if (r == 0)
+  /* The end of the stream, before the message or in the middle of it: the worker died. */
+  if (r == 0 || (r == -2 && at_end(w->sock)))
     return fail_dead(ws, id, b, fn);
   if (r < 0 || memcmp(h->magic, HEADER_MAGIC, 4) != 0 || h->batch != b)
     return fail(ws, id, b, fn, "the worker sent a damaged message");
@@ -703,15 +769,16 @@ int gs__workers_take(gs__workers *ws, gs_tensor *parts, const char *fn) {
   if (h->n_fields != nf)
     return fail(ws, id, b, fn, "the worker sent %d fields instead of %d", h->n_fields, nf);
   gs_tensor got[GS_DATASET_MAX_FIELDS] = {0};
-  int f = receive_fields(w, &m, nf, &fds, got, deadline);
+  int f = receive_fields(w, &m, nf, &fds, got);
   if (f < nf) {
     for (int g = 0; g < f; g++)
       gs__dispose_as(got[g], "a batch a worker could not finish sending");
     if (w->sock >= 0 && at_end(w->sock))
       return fail_dead(ws, id, b, fn);
     kill(w->pid, SIGKILL);
-    return fail(ws, id, b, fn, "the worker did not finish sending it (timeout_ms = %d, or a "
-                "damaged message) and was stopped", timeout_ms);
+    return fail(ws, id, b, fn,
+                "the worker sent it in a damaged message (its segments could "
+                "not be mapped here) and was stopped");
   }
   ws->next++;
   give_credit(w); /* room for one more of its batches */

@@ -64,7 +64,7 @@ bool gs__tensor_wire(gs_tensor h, gs__wire_tensor *w, int *fd, const char *fn) {
   memcpy(w->shape, t->shape, sizeof w->shape);
   memcpy(w->strides, t->strides, sizeof w->strides);
   w->nbytes = t->storage->nbytes;
-  w->pid = (int64_t)getpid();
+  w->pid = (int64_t)gs__pid();
   gs__shared_mark_forwarded(t->storage->buffer); /* received pages sent on: not to be reused */
   *fd = t->storage->buffer->fd;
   return true;

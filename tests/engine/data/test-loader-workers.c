@@ -3,10 +3,11 @@
  * copy; per-worker seeds; a worker that crashes, hangs past timeout_ms or fails names itself
  * and the batch; ending early leaves no process and no segment; workers start while another
  * thread is inside the engine; each worker writes its own log and the main log says where the
- * batches' storages came from; persistent workers serve every epoch; a worker writes later
- * batches into the segments the caller gave back, never into one it still holds or sent on;
- * a worker's BLAS runs on one thread with no pool thread beside it, and the caller keeps its
- * own BLAS thread count. */
+ * batches' storages came from; persistent workers serve every epoch, and shuffle from a new
+ * seed as the caller does; a worker writes later
+ * batches into the segments the caller gave back, never into one it still holds or sent on,
+ * nor into one a forked copy of the caller disposed; a worker's BLAS runs on one thread with no
+ * pool thread beside it, and the caller keeps its own BLAS thread count. */
 #include <cblas.h>
 #include <dirent.h>
 #include <errno.h>
@@ -463,6 +464,33 @@ static void test_persistent_workers_serve_every_epoch(void) {
   g_assert_cmpint(count_segments(), ==, segments);
 }
 
+/* A new seed (gs_data_loader_set_seed) shuffles the next epochs with persistent workers as
+ * without workers, though each worker draws the order itself. */
+static void test_persistent_workers_take_a_new_seed(void) {
+  trap_set none = {TRAP_NONE, 0};
+  gs_dataset ds = dataset(100, &none);
+  gs_loader_options plain = {.batch_size = 10, .shuffle = true, .seed = 7};
+  gs_loader_options kept = plain;
+  kept.num_workers = 2;
+  kept.persistent_workers = true;
+  gs_data_loader *a = gs_data_loader_new(&ds, &plain), *b = gs_data_loader_new(&ds, &kept);
+  for (int epoch = 0; epoch < 3; epoch++) {
+    if (epoch > 0) {
+      gs_data_loader_set_seed(a, 1000 + (uint64_t)epoch);
+      gs_data_loader_set_seed(b, 1000 + (uint64_t)epoch);
+    }
+    gs_data_loader_reset(a);
+    gs_data_loader_reset(b);
+    epoch_values ea = read_epoch(a), eb = read_epoch(b);
+    assert_same_epoch(&ea, &eb);
+    epoch_values_free(&ea);
+    epoch_values_free(&eb);
+  }
+  gs_data_loader_free(a);
+  gs_data_loader_free(b);
+  assert_no_children();
+}
+
 /* A persistent worker stuck in get_item does not hang reset: past timeout_ms (or, with none,
  * the loader's own 10 s) the workers are stopped and the new epoch gets fresh ones. */
 static void reset_past_a_stuck_persistent_worker(int timeout_ms) {
@@ -578,6 +606,46 @@ static void test_segments_are_used_again(void) {
   gs_data_loader_free(l);
   assert_no_children();
   g_assert_cmpint(count_segments(), ==, segments);
+}
+
+/* A copy of the caller made by the program's own fork() shares the sockets to the workers, but
+ * what it disposes is not the caller's to give back: a batch the caller still holds is never
+ * written again because its copy in the child went. */
+static void test_a_forked_copy_gives_nothing_back(void) {
+  trap_set none = {TRAP_NONE, 0};
+  gs_dataset ds = dataset(400, &none);
+  gs_loader_options one = {.batch_size = 4, .num_workers = 1, .persistent_workers = true};
+  gs_data_loader *l = gs_data_loader_new(&ds, &one);
+  gs_tensor held[2];
+  g_assert_true(gs_data_loader_next(l, held));
+  pid_t pid = fork();
+  g_assert_cmpint(pid, >=, 0);
+  if (pid == 0) { /* the child's copies go, and with them (were they the child's) the slots */
+    gs_dispose(held[0]);
+    gs_dispose(held[1]);
+    _exit(0);
+  }
+  int status = 0;
+  g_assert_cmpint(waitpid(pid, &status, 0), ==, pid);
+  g_assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  for (int i = 1; i < 40; i++) { /* enough batches to go round every segment of the pool */
+    gs_tensor t[2];
+    g_assert_true(gs_data_loader_next(l, t));
+    gs_dispose(t[0]);
+    gs_dispose(t[1]);
+  }
+  float x[4 * N_COLS];
+  int64_t y[4];
+  g_assert_cmpint(gs_copy_to(held[0], x, sizeof x), ==, 0);
+  g_assert_cmpint(gs_copy_to(held[1], y, sizeof y), ==, 0);
+  for (int i = 0; i < 4; i++) {
+    g_assert_cmpint(y[i], ==, i);
+    g_assert_cmpfloat(x[i * N_COLS], ==, (float)i);
+  }
+  gs_dispose(held[0]);
+  gs_dispose(held[1]);
+  gs_data_loader_free(l);
+  assert_no_children();
 }
 
 /* Reads batches until the loader fails; returns how many came before, with the error
@@ -829,7 +897,10 @@ int main(int argc, char **argv) {
   g_test_add_func("/loader-workers/seeds", test_workers_are_seeded_per_epoch_and_id);
   g_test_add_func("/loader-workers/blas-threads", test_workers_run_blas_on_one_thread);
   g_test_add_func("/loader-workers/persistent", test_persistent_workers_serve_every_epoch);
+  g_test_add_func("/loader-workers/persistent-new-seed", test_persistent_workers_take_a_new_seed);
   g_test_add_func("/loader-workers/segments-used-again", test_segments_are_used_again);
+  g_test_add_func("/loader-workers/forked-copy-gives-nothing-back",
+                  test_a_forked_copy_gives_nothing_back);
   g_test_add_func("/loader-workers/persistent-stuck-worker",
                   test_reset_past_a_stuck_persistent_worker);
   g_test_add_func("/loader-workers/crash", test_a_crashing_worker_is_named);
