@@ -29,13 +29,12 @@
 #define DENSE_LINE_PX 6.0
 
 static void categories_in_view(const gs_rank_run *run, const gs_rank_lanes_view *v,
-                               const gs_rank_lanes_geometry *g, gboolean *seen);
+                               const gs_rank_lanes_geometry *g, gboolean *seen, guint64 *bytes);
 static guint legend_layout(const gboolean *seen, const gs_rank_lanes_view *v,
                            const gs_rank_lanes_geometry *g, gs_rank_lanes_legend_entry *out,
                            guint *rows);
 
-/* The plot's left and width, which the categories in view depend on (one lane column a
- * pixel), then the lanes below as many legend rows as their names need. */
+/* The lanes below as many legend rows as the names of the categories in view need. */
 static void place_lanes(const gs_rank_run *run, const gs_rank_lanes_view *view, guint rows,
                         gs_rank_lanes_geometry *g) {
   guint n = gs_rank_run_n_lanes(run);
@@ -45,6 +44,8 @@ static void place_lanes(const gs_rank_run *run, const gs_rank_lanes_view *view, 
   g->lane_height = MAX(16.0, room / n);
 }
 
+/* The plot's left and width, which the categories in view depend on (one lane column a
+ * pixel): placed first. */
 static void place_plot(const gs_rank_lanes_view *view, gs_rank_lanes_geometry *g) {
   g->plot_x = LABEL_WIDTH;
   g->plot_width = MAX(1.0, view->width - LABEL_WIDTH - RIGHT_MARGIN);
@@ -54,7 +55,7 @@ void gs_rank_lanes_geometry_get(const gs_rank_run *run, const gs_rank_lanes_view
                                 gs_rank_lanes_geometry *g) {
   place_plot(view, g);
   gboolean seen[GS_MEMORY_MAX_STACKS] = {0};
-  categories_in_view(run, view, g, seen);
+  categories_in_view(run, view, g, seen, NULL);
   gs_rank_lanes_legend_entry entries[GS_RANK_LANES_LEGEND_MAX];
   guint rows;
   legend_layout(seen, view, g, entries, &rows);
@@ -174,17 +175,25 @@ static gboolean pixel_column(const gs_rank_run *run, const gs_rank_lanes_view *v
   return lane_column(run, lane, t, MAX(t_next, t + 1), col) && col->max_total;
 }
 
-/* The categories the lanes draw in view: a category any lane shows in one of its columns. */
+static int plot_columns(const gs_rank_lanes_geometry *g) { return (int)ceil(g->plot_width); }
+
+/* The categories the lanes draw in view: a category any lane shows in one of its columns.
+ * bytes, if not NULL (n_lanes x plot_columns x GS_MEM_N_CATEGORIES, zeroed), gets each
+ * column's bytes by category, for the drawing: the columns are looked up once a frame. */
 static void categories_in_view(const gs_rank_run *run, const gs_rank_lanes_view *v,
-                               const gs_rank_lanes_geometry *g, gboolean *seen) {
-  int columns = (int)ceil(g->plot_width);
+                               const gs_rank_lanes_geometry *g, gboolean *seen, guint64 *bytes) {
+  int columns = plot_columns(g);
   for (guint lane = 0; lane < gs_rank_run_n_lanes(run); lane++)
     for (int c = 0; c < columns; c++) {
       gs_memory_column col;
       if (!pixel_column(run, v, g, lane, c, &col))
         continue;
-      for (guint s = 0; s < col.n_stacks && s < GS_MEMORY_MAX_STACKS; s++)
+      guint64 *at = bytes ? bytes + ((gsize)lane * columns + c) * GS_MEM_N_CATEGORIES : NULL;
+      for (guint s = 0; s < col.n_stacks && s < GS_MEM_N_CATEGORIES; s++) {
         seen[s] |= col.stack[s] != 0;
+        if (at)
+          at[s] = col.stack[s];
+      }
     }
 }
 
@@ -233,7 +242,7 @@ guint gs_rank_lanes_legend(const gs_rank_run *run, const gs_rank_lanes_view *vie
   gs_rank_lanes_geometry g;
   place_plot(view, &g);
   gboolean seen[GS_MEMORY_MAX_STACKS] = {0};
-  categories_in_view(run, view, &g, seen);
+  categories_in_view(run, view, &g, seen, NULL);
   guint rows;
   return legend_layout(seen, view, &g, out, &rows);
 }
@@ -258,19 +267,18 @@ static double show_text(cairo_t *cr, PangoLayout *layout, const char *text, doub
   return w;
 }
 
-static void draw_lane(cairo_t *cr, const gs_rank_run *run, const gs_rank_lanes_view *v,
-                      const gs_rank_lanes_geometry *g, guint lane, guint64 scale) {
+/* bytes: the lane's columns' bytes by category (categories_in_view). */
+static void draw_lane(cairo_t *cr, const gs_rank_lanes_view *v, const gs_rank_lanes_geometry *g,
+                      guint lane, const guint64 *bytes, guint64 scale) {
   double top = lane_top(g, lane), h = g->lane_height;
-  int columns = (int)ceil(g->plot_width);
+  int columns = plot_columns(g);
   for (int c = 0; c < columns; c++) {
-    gs_memory_column col;
-    if (!pixel_column(run, v, g, lane, c, &col))
-      continue;
+    const guint64 *stack = bytes + (gsize)c * GS_MEM_N_CATEGORIES;
     double y = top + h;
-    for (guint s = 0; s < col.n_stacks; s++) {
-      if (!col.stack[s])
+    for (guint s = 0; s < GS_MEM_N_CATEGORIES; s++) {
+      if (!stack[s])
         continue;
-      double dh = h * (double)col.stack[s] / (double)scale;
+      double dh = h * (double)stack[s] / (double)scale;
       set_color(cr, gs_timeline_stack_color(v->dark, FALSE, s));
       cairo_rectangle(cr, g->plot_x + c, y - dh, 1, dh);
       cairo_fill(cr);
@@ -412,7 +420,10 @@ void gs_rank_lanes_draw(cairo_t *cr, const gs_rank_run *run, const gs_rank_lanes
   gs_rank_lanes_geometry g;
   place_plot(v, &g);
   gboolean seen[GS_MEMORY_MAX_STACKS] = {0};
-  categories_in_view(run, v, &g, seen);
+  guint n = gs_rank_run_n_lanes(run);
+  gsize per_lane = (gsize)plot_columns(&g) * GS_MEM_N_CATEGORIES;
+  g_autofree guint64 *bytes = g_new0(guint64, n * per_lane);
+  categories_in_view(run, v, &g, seen, bytes);
   gs_rank_lanes_legend_entry legend[GS_RANK_LANES_LEGEND_MAX];
   guint rows, n_legend = legend_layout(seen, v, &g, legend, &rows);
   place_lanes(run, v, rows, &g);
@@ -422,7 +433,6 @@ void gs_rank_lanes_draw(cairo_t *cr, const gs_rank_run *run, const gs_rank_lanes
   for (guint lane = 0; lane < gs_rank_run_n_lanes(run); lane++)
     scale = MAX(scale, lane_peak(run, lane));
   g_autoptr(gs_rank_lanes_shapes) shapes = gs_rank_lanes_shapes_new(run, v);
-  guint n = gs_rank_run_n_lanes(run);
   cairo_save(cr);
   cairo_rectangle(cr, g.plot_x, 0, g.plot_width, v->height);
   cairo_clip(cr);
@@ -433,7 +443,7 @@ void gs_rank_lanes_draw(cairo_t *cr, const gs_rank_run *run, const gs_rank_lanes
   }
   draw_shades(cr, v, &g, shapes, FALSE);
   for (guint lane = 0; lane < n; lane++)
-    draw_lane(cr, run, v, &g, lane, scale);
+    draw_lane(cr, v, &g, lane, bytes + lane * per_lane, scale);
   draw_shades(cr, v, &g, shapes, TRUE);
   draw_lines(cr, run, v, &g, shapes);
   cairo_restore(cr);
