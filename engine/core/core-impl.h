@@ -355,6 +355,13 @@ int gs__wrap_dim(int dim, int ndim, const char *fn);
  * materialises copy-on-write bytes and bumps the version (taking an event number). false,
  * with nothing changed, after reporting. */
 bool gs__begin_write(gs__tensor *t, bool operand_requires_grad, const char *op);
+/* gs_data_mut for a write the log names op ("in-place op: ... version"): the engine's own
+ * raw writes (DDP's averages, its broadcast parameters) say why the tensor changed. NULL
+ * after reporting. */
+static inline void *gs__data_mut_as(gs_tensor h, const char *op) {
+  gs__tensor *t = gs__lookup(h, op);
+  return t && gs__begin_write(t, false, op) ? gs__tensor_data(t) : NULL;
+}
 /* The storage's version goes up by op's in-place change of t, logged as a write: what
  * gs__begin_write does after its checks, alone for a change of t's geometry. values_changed:
  * with values recorded, t's new values follow (false for a geometry change: the bytes are as

@@ -188,11 +188,12 @@ static void stage(gs_ddp *d, int i, gs_tensor grad) {
   size_t es = gs_dtype_size(p->dtype);
   char *dst = slot_of(d, i);
   bool averaged = d->shm && gs__shm_averages(d->shm);
-  if (!in_its_slot(d, i, grad))
-    d->stats.staged_copy_bytes += p->numel * (int64_t)es;
-  else
+  bool in_place = in_its_slot(d, i, grad);
+  if (in_place)
     b->in_place += (uint64_t)p->numel * es;
-  if (in_its_slot(d, i, grad)) { /* accumulated or written in place, in its bucket already */
+  else
+    d->stats.staged_copy_bytes += p->numel * (int64_t)es;
+  if (in_place) { /* accumulated or written in place, in its bucket already */
     if (!averaged)
       divide(dst, p->dtype, p->numel, gs__dist.world);
   } else if (grad.id && gs_is_contiguous(grad) && averaged) {
@@ -291,15 +292,6 @@ static void grad_as_view(gs_ddp *d, int i) {
     gs_dispose(view);
 }
 
-/* The bytes of t for a write of DDP's own, which the log shows as the in-place op `op` (a
- * raw gs_data_mut would read "in-place data_mut", saying nothing of why t changed). */
-static void *ddp_write(gs_tensor t, const char *op) {
-  gs__tensor *x = gs__lookup(t, op);
-  if (!x || !gs__begin_write(x, false, op))
-    return NULL;
-  return gs__tensor_data(x);
-}
-
 /* Writes the average in the bucket (divided before the sum) into parameter i's gradient. */
 static void write_back(gs_ddp *d, int i, const int64_t *global_used) {
   ddp_param *p = &d->params[i];
@@ -314,7 +306,7 @@ static void write_back(gs_ddp *d, int i, const int64_t *global_used) {
     return;
   }
   if (g.id && gs_is_contiguous(g)) {
-    memcpy(ddp_write(g, "ddp_average_"), src, (size_t)p->numel * es);
+    memcpy(gs__data_mut_as(g, "ddp_average_"), src, (size_t)p->numel * es);
     return;
   }
   if (g.id || !global_used || global_used[i] == 0)
@@ -478,7 +470,8 @@ static void broadcast_from_0(gs_ddp *d, bool buffers_only, const char *what) {
     ddp_param *p = &d->params[i];
     if (buffers_only && p->requires_grad)
       continue;
-    void *data = gs__dist.rank == 0 ? (void *)gs_data(p->p) : ddp_write(p->p, "ddp_broadcast_");
+    void *data =
+        gs__dist.rank == 0 ? (void *)gs_data(p->p) : gs__data_mut_as(p->p, "ddp_broadcast_");
     size_t bytes = (size_t)p->numel * gs_dtype_size(p->dtype);
     double t = gs__dist_now();
     uint64_t c = gs__dist_trace_begin("broadcast", bytes, -1);

@@ -105,12 +105,7 @@ const void *gs_data(gs_tensor h) {
   return t ? gs__tensor_data(t) : NULL;
 }
 
-void *gs_data_mut(gs_tensor h) {
-  gs__tensor *t = gs__lookup(h, "data_mut");
-  if (!t || !gs__begin_write(t, false, "data_mut"))
-    return NULL;
-  return gs__tensor_data(t);
-}
+void *gs_data_mut(gs_tensor h) { return gs__data_mut_as(h, "data_mut"); }
 
 static void print_value(FILE *out, const gs__tensor *t, const char *p) {
   switch (t->dtype) {
