@@ -278,6 +278,7 @@ static void maybe_make_run(GsCapturePage *self) {
     gs_event_list_view_set_run(GS_EVENT_LIST_VIEW(self->event_list), self->run);
     gs_rank_lanes_view_set_run(GS_RANK_LANES_VIEW(self->rank_lanes), self->run);
     gs_scrubber_set_rank(GS_SCRUBBER(self->scrubber), gs_rank_run_rank(self->run, 0));
+    gs_graph_pane_set_rank(GS_GRAPH_PANE(self->graph_pane), gs_rank_run_rank(self->run, 0));
     gtk_stack_set_visible_child_name(GTK_STACK(self->timeline_stack), "ranks");
   }
   g_object_notify_by_pspec(G_OBJECT(self), props[PROP_BUSY]);

@@ -21,6 +21,7 @@ struct _GsGraphPane {
   GtkWidget *pass_total_label;
   GtkWidget *fit_button;
   GtkWidget *status_label;
+  GtkWidget *rank_label;
   GsGraphView *graph_view;
 
   gs_trace_model *model; /* borrowed */
@@ -73,8 +74,8 @@ static void update_status(GsGraphPane *self) {
     text = g_strdup_printf(_("%u nodes, %u edges"), l->nodes->len, l->edges->len);
     if (self->showing_last_pass) {
       g_autofree char *size = g_steal_pointer(&text);
-      /* Translators: short, it shares the page's header with the pass buttons and is cut at
-       * its start when narrow (so the news goes last); the tooltip says it in full. */
+      /* Translators: short, it shares the page's header with the pass buttons and wraps onto
+       * two lines when narrow, then is cut; the tooltip says it in full. */
       text = g_strdup_printf(_("%s · the last pass (graph freed)"), size);
       tooltip = g_strdup(_("The run is over and its last backward pass freed the graph: the "
                            "page shows that pass's graph, as it was when the pass began."));
@@ -206,6 +207,27 @@ void gs_graph_pane_select_tensor(GsGraphPane *self, guint64 tensor) {
   gs_graph_view_select_tensor(self->graph_view, tensor);
 }
 
+void gs_graph_pane_set_rank(GsGraphPane *self, gint64 rank) {
+  g_return_if_fail(GS_IS_GRAPH_PANE(self));
+  gtk_widget_set_visible(self->rank_label, rank >= 0);
+  if (rank < 0)
+    return;
+  /* Translators: the Graph page's header in a distributed run: whose graphs are drawn. */
+  g_autofree char *text = g_strdup_printf(_("Rank %" PRId64), rank);
+  g_autofree char *tooltip =
+      g_strdup_printf(_("This page draws rank %" PRId64 "’s graphs, as the scrubber walks its log; "
+                        "the Events and Memory pages show every rank"),
+                      rank);
+  gtk_label_set_text(GTK_LABEL(self->rank_label), text);
+  gtk_widget_set_tooltip_text(self->rank_label, tooltip);
+}
+
+const char *gs_graph_pane_get_rank_text(GsGraphPane *self) {
+  g_return_val_if_fail(GS_IS_GRAPH_PANE(self), NULL);
+  return gtk_widget_get_visible(self->rank_label) ? gtk_label_get_text(GTK_LABEL(self->rank_label))
+                                                  : NULL;
+}
+
 GsGraphView *gs_graph_pane_get_view(GsGraphPane *self) {
   return self->graph_view;
 }
@@ -247,6 +269,7 @@ static void gs_graph_pane_class_init(GsGraphPaneClass *klass) {
   gtk_widget_class_bind_template_child(widget_class, GsGraphPane, pass_total_label);
   gtk_widget_class_bind_template_child(widget_class, GsGraphPane, fit_button);
   gtk_widget_class_bind_template_child(widget_class, GsGraphPane, status_label);
+  gtk_widget_class_bind_template_child(widget_class, GsGraphPane, rank_label);
   gtk_widget_class_bind_template_child(widget_class, GsGraphPane, graph_view);
   gtk_widget_class_bind_template_callback(widget_class, on_previous_clicked);
   gtk_widget_class_bind_template_callback(widget_class, on_next_clicked);

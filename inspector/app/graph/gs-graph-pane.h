@@ -25,6 +25,12 @@ void gs_graph_pane_set_position(GsGraphPane *self, guint64 index);
 void gs_graph_pane_model_grew(GsGraphPane *self);
 void gs_graph_pane_select_tensor(GsGraphPane *self, guint64 tensor);
 
+/* In a distributed run's page the graphs drawn are one rank's (the first log's): the header
+ * names it. rank < 0 (the default) for a single log: no name. get_rank_text gives the name
+ * shown, or NULL. */
+void gs_graph_pane_set_rank(GsGraphPane *self, gint64 rank);
+const char *gs_graph_pane_get_rank_text(GsGraphPane *self);
+
 GsGraphView *gs_graph_pane_get_view(GsGraphPane *self);
 /* Backward passes seen so far, and the one (from 1) whose begin is at or before the position
  * (0 before the first). */

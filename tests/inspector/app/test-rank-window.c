@@ -3,8 +3,9 @@
  * a-0, a-1, b-0 and b-1, two runs of 2 ranks). Two ranks open as one page: its Events page
  * lists both ranks' events with a Rank column and a rank filter whose counts are each log's;
  * its Memory page draws one lane per rank with the run's collectives and waits; logs of two
- * runs are refused naming them; one rank's log alone opens as any log does, with no Rank
- * column. Screenshots (light and dark) go to GS_SCREENSHOT_DIR. */
+ * runs are refused naming them; its Graph page names the rank whose graphs it draws; one
+ * rank's log alone opens as any log does, with no Rank column and no rank named. Screenshots (light
+ * and dark) go to GS_SCREENSHOT_DIR. */
 #include <adwaita.h>
 #include <gradscope/trace-reader.h>
 #include <locale.h>
@@ -16,6 +17,7 @@
 #include "gs-config.h"
 #include "gs-event-list-view.h"
 #include "gs-event-row.h"
+#include "gs-graph-pane.h"
 #include "gs-rank-lanes-view.h"
 #include "gs-scrubber.h"
 #include "gs-window.h"
@@ -147,6 +149,15 @@ static void test_two_ranks_one_page(void) {
   g_assert_cmpuint(n_rows(list), ==, n0 + n1);
   views_test_screenshot(GTK_WIDGET(window), "rank-events.png");
 
+  /* The Graph page draws rank 0's graphs (the scrubber walks rank 0's log) and its header says
+   * whose. */
+  adw_view_stack_set_visible_child_name(
+      ADW_VIEW_STACK(views_test_find(GTK_WIDGET(page), ADW_TYPE_VIEW_STACK)), "graph");
+  GsGraphPane *graph = GS_GRAPH_PANE(views_test_find(GTK_WIDGET(page), GS_TYPE_GRAPH_PANE));
+  g_assert_cmpstr(gs_graph_pane_get_rank_text(graph), ==, "Rank 0");
+  views_test_settle(GTK_WIDGET(graph));
+  views_test_screenshot(GTK_WIDGET(window), "rank-window-graph.png");
+
   /* The Memory page: the lanes, from the run's first event (a log begins before MPI_Init,
    * which may take longer than the steps drawn) to its last. */
   adw_view_stack_set_visible_child_name(
@@ -227,6 +238,8 @@ static void test_one_rank_alone(void) {
   GsEventListView *list = gs_capture_page_get_event_list(page);
   g_assert_cmpuint(n_rows(list), ==, gs_trace_model_n_events(gs_capture_page_get_model(page)));
   g_assert_null(column(list, "Rank"));
+  g_assert_null(gs_graph_pane_get_rank_text(
+      GS_GRAPH_PANE(views_test_find(GTK_WIDGET(page), GS_TYPE_GRAPH_PANE))));
   g_assert_false(gtk_widget_get_mapped(gs_capture_page_get_rank_lanes(page)));
   gtk_window_destroy(GTK_WINDOW(window));
 }
