@@ -293,7 +293,7 @@ static void draw_lane(cairo_t *cr, const gs_rank_lanes_view *v, const gs_rank_la
 static void draw_shades(cairo_t *cr, const gs_rank_lanes_view *v, const gs_rank_lanes_geometry *g,
                         const gs_rank_lanes_shapes *s, gboolean strip) {
   const gs_timeline_palette *p = gs_timeline_palette_get(v->dark);
-  set_color(cr, with_alpha(p->peak, strip ? 0.9 : v->dark ? 0.28 : 0.18));
+  set_color(cr, with_alpha(p->wait, strip ? 0.9 : v->dark ? 0.28 : 0.18));
   for (guint i = 0; i < s->shades->len; i++) {
     const gs_rank_lanes_shade *sh = &g_array_index(s->shades, gs_rank_lanes_shade, i);
     cairo_rectangle(cr, sh->x0, lane_top(g, sh->lane), sh->x1 - sh->x0,
@@ -406,7 +406,7 @@ static void draw_legend(cairo_t *cr, PangoLayout *layout, const gs_rank_lanes_vi
       cairo_line_to(cr, e->x + 6.5, e->y + 13);
       cairo_stroke(cr);
     } else {
-      set_color(cr, e->category == -2 ? with_alpha(p->peak, 0.9)
+      set_color(cr, e->category == -2 ? with_alpha(p->wait, 0.9)
                                       : gs_timeline_stack_color(v->dark, FALSE, e->category));
       cairo_rectangle(cr, e->x, e->y + 2, 12, 10);
       cairo_fill(cr);

@@ -18,6 +18,7 @@ typedef struct gs_timeline_palette {
   gs_rgba outline;       /* the total's outline */
   gs_rgba outside;       /* the dashed line of bytes outside the engine's allocator */
   gs_rgba peak;
+  gs_rgba wait; /* a rank's waits for the others (rank lanes): no category's hue */
   gs_rgba mark;
   gs_rgba position; /* the scrubber's event */
   gs_rgba hover;

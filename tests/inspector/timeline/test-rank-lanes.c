@@ -4,7 +4,7 @@
  * rank's log holds (counted again here from the events); a zoomed view keeps only what
  * touches it; the PNGs (light and dark, GS_SCREENSHOT_DIR) have the waits' strip colour in
  * each lane and the lines' colour between the lanes, and nothing drawn left of the plot but
- * the labels' text. */
+ * the labels' text; the waits' colour is no category's. */
 #include <glib/gstdio.h>
 #include <gradscope/trace-reader.h>
 #include <math.h>
@@ -126,12 +126,30 @@ static void check_strip_on_longest_wait(const gs_rank_run *run, guint lane, gboo
   double top = g.lanes_y + lane * (g.lane_height + g.lane_gap);
   double x0 = g.plot_x + g.plot_width * (double)(longest->begin - v.t0) / (double)(v.t1 - v.t0);
   double x1 = g.plot_x + g.plot_width * (double)(longest->end - v.t0) / (double)(v.t1 - v.t0);
-  guint strip = count_pixels(s, x0 + 1, x1 - 1, top, top + 4, NEAR_COLOR, p->peak);
+  guint strip = count_pixels(s, x0 + 1, x1 - 1, top, top + 4, NEAR_COLOR, p->wait);
   guint room = (guint)((x1 - x0 - 2) * 4);
   g_test_message("lane %u: %u of %u pixels of the longest wait's strip (%.3f ms)", lane, strip,
                  room, span / 1e6);
   g_assert_cmpuint(strip, >=, room * 3 / 4); /* collective lines may cross it */
   cairo_surface_destroy(s);
+}
+
+/* The waits' colour is told apart from every memory category's and from the collectives'
+ * lines in both palettes (it was the peak's red, 0.13 from "saved for backward" in RGB). */
+static void test_wait_colour_apart(void) {
+  for (int dark = 0; dark < 2; dark++) {
+    const gs_timeline_palette *p = gs_timeline_palette_get(dark);
+    double nearest = INFINITY;
+    for (guint c = 0; c <= GS_MEM_N_CATEGORIES; c++) {
+      gs_rgba o = c < GS_MEM_N_CATEGORIES ? gs_timeline_stack_color(dark, FALSE, c) : p->mark;
+      nearest = MIN(nearest, sqrt((p->wait.r - o.r) * (p->wait.r - o.r) +
+                                  (p->wait.g - o.g) * (p->wait.g - o.g) +
+                                  (p->wait.b - o.b) * (p->wait.b - o.b)));
+    }
+    g_test_message("%s: the waits' colour is %.3f from the nearest other", dark ? "dark" : "light",
+                   nearest);
+    g_assert_cmpfloat(nearest, >=, 0.25);
+  }
 }
 
 static void test_whole_run(void) {
@@ -239,6 +257,7 @@ static void test_zoomed(void) {
 
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
+  g_test_add_func("/rank-lanes/wait-colour-apart", test_wait_colour_apart);
   g_test_add_func("/rank-lanes/whole-run", test_whole_run);
   g_test_add_func("/rank-lanes/zoomed", test_zoomed);
   return g_test_run();
