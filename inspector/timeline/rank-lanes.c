@@ -46,14 +46,14 @@ static void place_lanes(const gs_rank_run *run, const gs_rank_lanes_view *view, 
 
 /* The plot's left and width, which the categories in view depend on (one lane column a
  * pixel): placed first. */
-static void place_plot(const gs_rank_lanes_view *view, gs_rank_lanes_geometry *g) {
+void gs_rank_lanes_plot_place(const gs_rank_lanes_view *view, gs_rank_lanes_geometry *g) {
   g->plot_x = LABEL_WIDTH;
   g->plot_width = MAX(1.0, view->width - LABEL_WIDTH - RIGHT_MARGIN);
 }
 
 void gs_rank_lanes_geometry_get(const gs_rank_run *run, const gs_rank_lanes_view *view,
                                 gs_rank_lanes_geometry *g) {
-  place_plot(view, g);
+  gs_rank_lanes_plot_place(view, g);
   gboolean seen[GS_MEMORY_MAX_STACKS] = {0};
   categories_in_view(run, view, g, seen, NULL);
   gs_rank_lanes_legend_entry entries[GS_RANK_LANES_LEGEND_MAX];
@@ -88,8 +88,8 @@ guint gs_rank_lanes_lane_at(const gs_rank_run *run, const gs_rank_lanes_geometry
 
 gs_rank_lanes_shapes *gs_rank_lanes_shapes_new(const gs_rank_run *run,
                                                const gs_rank_lanes_view *v) {
-  gs_rank_lanes_geometry g;
-  gs_rank_lanes_geometry_get(run, v, &g);
+  gs_rank_lanes_geometry g; /* x_of needs only the plot's place, not the lanes' */
+  gs_rank_lanes_plot_place(v, &g);
   guint n = gs_rank_run_n_lanes(run);
   gs_rank_lanes_shapes *s = g_new0(gs_rank_lanes_shapes, 1);
   s->lines = g_array_new(FALSE, TRUE, sizeof(gs_rank_lanes_line));
@@ -240,7 +240,7 @@ static guint legend_layout(const gboolean *seen, const gs_rank_lanes_view *v,
 guint gs_rank_lanes_legend(const gs_rank_run *run, const gs_rank_lanes_view *view,
                            gs_rank_lanes_legend_entry *out) {
   gs_rank_lanes_geometry g;
-  place_plot(view, &g);
+  gs_rank_lanes_plot_place(view, &g);
   gboolean seen[GS_MEMORY_MAX_STACKS] = {0};
   categories_in_view(run, view, &g, seen, NULL);
   guint rows;
@@ -418,7 +418,7 @@ static void draw_legend(cairo_t *cr, PangoLayout *layout, const gs_rank_lanes_vi
 void gs_rank_lanes_draw(cairo_t *cr, const gs_rank_run *run, const gs_rank_lanes_view *v) {
   const gs_timeline_palette *p = gs_timeline_palette_get(v->dark);
   gs_rank_lanes_geometry g;
-  place_plot(v, &g);
+  gs_rank_lanes_plot_place(v, &g);
   gboolean seen[GS_MEMORY_MAX_STACKS] = {0};
   guint n = gs_rank_run_n_lanes(run);
   gsize per_lane = (gsize)plot_columns(&g) * GS_MEM_N_CATEGORIES;

@@ -31,6 +31,9 @@ typedef struct gs_rank_lanes_geometry {
 
 void gs_rank_lanes_geometry_get(const gs_rank_run *run, const gs_rank_lanes_view *view,
                                 gs_rank_lanes_geometry *out);
+/* Only plot_x and plot_width, which do not depend on the run: what zooming and dragging need,
+ * without get's look at every lane's columns for the legend's rows (which place the lanes). */
+void gs_rank_lanes_plot_place(const gs_rank_lanes_view *view, gs_rank_lanes_geometry *out);
 /* The shared time at x (clamped to the view), and the lane at y (G_MAXUINT: none). */
 guint64 gs_rank_lanes_time_at(const gs_rank_lanes_view *view, const gs_rank_lanes_geometry *g,
                               double x);

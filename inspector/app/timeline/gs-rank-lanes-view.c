@@ -72,7 +72,7 @@ void gs_rank_lanes_view_zoom(GsRankLanesView *self, double factor, double x) {
     return;
   gs_rank_lanes_view v = view_of(self);
   gs_rank_lanes_geometry g;
-  gs_rank_lanes_geometry_get(self->run, &v, &g);
+  gs_rank_lanes_plot_place(&v, &g);
   /* The time under the pointer stays under it. */
   guint64 at = gs_rank_lanes_time_at(&v, &g, x);
   double f = CLAMP((x - g.plot_x) / g.plot_width, 0.0, 1.0);
@@ -142,7 +142,7 @@ static void on_drag_update(GtkGestureDrag *gesture, double dx, double dy, gpoint
     return;
   gs_rank_lanes_view v = view_of(self);
   gs_rank_lanes_geometry g;
-  gs_rank_lanes_geometry_get(self->run, &v, &g);
+  gs_rank_lanes_plot_place(&v, &g);
   double span = (double)(self->t1 - self->t0);
   double t0 = MAX(0.0, self->drag_t0 - dx / g.plot_width * span);
   gs_rank_lanes_view_set_range(self, (guint64)t0, (guint64)(t0 + span));
