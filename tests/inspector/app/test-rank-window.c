@@ -4,8 +4,8 @@
  * lists both ranks' events with a Rank column and a rank filter whose counts are each log's;
  * its Memory page draws one lane per rank with the run's collectives and waits; logs of two
  * runs are refused naming them; its Graph page names the rank whose graphs it draws; one
- * rank's log alone opens as any log does, with no Rank column and no rank named. Screenshots (light
- * and dark) go to GS_SCREENSHOT_DIR. */
+ * rank's log alone opens as any log does, with no Rank column and no rank named. Screenshots
+ * (light and dark) go to GS_SCREENSHOT_DIR. */
 #include <adwaita.h>
 #include <gradscope/trace-reader.h>
 #include <locale.h>
