@@ -190,9 +190,11 @@ static inline uint8_t *gs__put_id(uint8_t *p, uint64_t *table, uint64_t id) {
   uint64_t prev = *entry;
   *entry = id;
   uint64_t v = (uint64_t)slot << 2;
-  if (prev != 0 && (uint32_t)prev == slot) {
+  /* Expected: within a chunk a slot comes back with the same or the next generation, and
+   * the layout that says so keeps the writers' common path straight (instruction cache). */
+  if (__builtin_expect(prev != 0 && (uint32_t)prev == slot, 1)) {
     uint32_t d = gen - (uint32_t)(prev >> 32);
-    if (d <= 1)
+    if (__builtin_expect(d <= 1, 1))
       return gs__put_uvarint(p, v | (1 + d));
   }
   if (gen == 0)
@@ -210,7 +212,7 @@ static inline uint8_t *gs__put_counter_id(uint8_t *p, uint64_t *prev, uint64_t i
   int64_t d = (int64_t)(id - *prev);
   uint64_t zz = ((uint64_t)d << 1) ^ (uint64_t)(d >> 63);
   *prev = id;
-  if (zz < id && zz < (UINT64_C(1) << 62))
+  if (__builtin_expect(zz < id && zz < (UINT64_C(1) << 62), 1))
     return gs__put_uvarint(p, zz << 2 | 1);
   if (id < (UINT64_C(1) << 62))
     return gs__put_uvarint(p, id << 2);

@@ -300,7 +300,7 @@ static void define(gs__tw_buffer *b, uint32_t id) {
 GS__THREAD_LOCAL uintptr_t gs__tw_thread_site;
 
 /* A per-thread cache of address -> id, for sites this stream has already defined: most events
- * come from a few lines in a loop, and a hit takes no lock (writer-impl.h, gs__tw_site). */
+ * come from a few lines in a loop, and a hit takes no lock (writer-impl.h, gs__tw_site_find). */
 GS__THREAD_LOCAL uintptr_t gs__tw_site_addr[GS__TW_SITE_CACHE];
 GS__THREAD_LOCAL uint32_t gs__tw_site_id[GS__TW_SITE_CACHE];
 GS__THREAD_LOCAL uint64_t gs__tw_site_epoch;
@@ -372,7 +372,7 @@ static uint32_t site_of_frames(gs__tw_buffer *b, const uint64_t *frames, uint32_
   return id;
 }
 
-uint32_t gs__trace_site(void) { return gs__tw_site(); }
+uint32_t gs__trace_site(void) { return gs__tw_site_find(); }
 
 /* A site not in this thread's cache, or a whole stack. */
 uint32_t gs__tw_site_slow(uintptr_t ret, size_t slot, uint64_t epoch) {

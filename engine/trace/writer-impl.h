@@ -241,17 +241,15 @@ static inline size_t gs__tw_string_slot(const char *s) {
   return (size_t)(((uint64_t)(uintptr_t)s * 0x9e3779b97f4a7c15ull) >> 56) % GS__TW_STRING_CACHE;
 }
 
+/* An encoder's string id: inline only a hit in the set's first way, the common case; the
+ * rest is gs__trace_string's, one copy out of line. Inlined whole into every encoder it took
+ * more of the instruction cache than their fields did. */
 static inline uint32_t gs__tw_string(const char *s) {
   size_t slot = gs__tw_string_slot(s);
-  if (__builtin_expect(gs__tw_string_epoch ==
-                           atomic_load_explicit(&gs__tw_log_epoch, memory_order_relaxed),
-                       1) &&
-      __builtin_expect(s != NULL, 1)) {
-    if (__builtin_expect(gs__tw_string_keys[slot] == s, 1))
-      return gs__tw_string_ids[slot];
-    if (gs__tw_string_keys[slot ^ 1] == s)
-      return gs__tw_string_ids[slot ^ 1];
-  }
+  if (__builtin_expect(gs__tw_string_keys[slot] == s, 1) && __builtin_expect(s != NULL, 1) &&
+      __builtin_expect(
+          gs__tw_string_epoch == atomic_load_explicit(&gs__tw_log_epoch, memory_order_relaxed), 1))
+    return gs__tw_string_ids[slot];
   return gs__trace_string(s);
 }
 
@@ -290,9 +288,9 @@ extern GS__THREAD_LOCAL uint32_t gs__tw_call_site;
 extern GS__THREAD_LOCAL uint64_t gs__tw_call_site_epoch;
 static inline void gs__tw_call_site_forget(void) { gs__tw_call_site_epoch = 0; }
 
-/* gs__trace_site inline, for the encoders: the call's site, else the walk (or the thread's
- * charged site), then this thread's cache; the rest out of line. */
-static inline uint32_t gs__tw_site(void) {
+/* gs__trace_site's body (sites.c): the call's site, else the walk (or the thread's charged
+ * site), then this thread's cache; the rest out of line. */
+static inline uint32_t gs__tw_site_find(void) {
   uint64_t epoch = atomic_load_explicit(&gs__tw_log_epoch, memory_order_relaxed);
   if (gs__tw_call_site_epoch == epoch + 1)
     return gs__tw_call_site;
@@ -316,4 +314,14 @@ static inline uint32_t gs__tw_site(void) {
     gs__tw_call_site_epoch = epoch + 1;
   }
   return id;
+}
+
+/* An encoder's site id: inline only the call's site found at its first event (what its other
+ * events take); the rest is gs__trace_site's, one copy out of line, as for gs__tw_string. */
+static inline uint32_t gs__tw_site(void) {
+  if (__builtin_expect(gs__tw_call_site_epoch ==
+                           atomic_load_explicit(&gs__tw_log_epoch, memory_order_relaxed) + 1,
+                       1))
+    return gs__tw_call_site;
+  return gs__trace_site();
 }
