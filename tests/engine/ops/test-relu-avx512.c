@@ -36,10 +36,10 @@ static float relu_grad_ref(float g, float y) { return y <= 0 ? 0.0f : g; }
 
 /* Values of every class, then random bit patterns (every exponent, NaNs included). */
 static void fill_values(float *v, int64_t n, GRand *rng) {
-  static const uint32_t special[] = {
-      0x00000000, 0x80000000, 0x7f800000, 0xff800000, 0x7fc00000, 0xffc00000, 0x7f800001,
-      0xff812345, 0x7fbfffff, 0x00000001, 0x80000001, 0x007fffff, 0x807fffff, 0x3f800000,
-      0xbf800000, 0x7f7fffff, 0xff7fffff, 0x00800000, 0x80800000};
+  static const uint32_t special[] = {0x00000000, 0x80000000, 0x7f800000, 0xff800000, 0x7fc00000,
+                                     0xffc00000, 0x7f800001, 0xff812345, 0x7fbfffff, 0x00000001,
+                                     0x80000001, 0x007fffff, 0x807fffff, 0x3f800000, 0xbf800000,
+                                     0x7f7fffff, 0xff7fffff, 0x00800000, 0x80800000};
   for (int64_t i = 0; i < n; i++)
     v[i] = i < (int64_t)G_N_ELEMENTS(special) ? from_bits(special[i])
                                               : from_bits((uint32_t)g_rand_int(rng));
@@ -75,8 +75,8 @@ static void test_relu_bits(void) {
         if (bits_of(out[start + i]) != want || bits_of(inplace[start + i]) != want)
           g_error("relu of %08x (n %" G_GINT64_FORMAT ", element %" G_GINT64_FORMAT
                   "): %08x (in place %08x), want %08x",
-                  bits_of(x[start + i]), n, i, bits_of(out[start + i]),
-                  bits_of(inplace[start + i]), want);
+                  bits_of(x[start + i]), n, i, bits_of(out[start + i]), bits_of(inplace[start + i]),
+                  want);
       }
       check_guards(out, start, n, "relu");
     }
