@@ -8,6 +8,7 @@
 #include <math.h>
 
 #include "ops-impl.h"
+#include "relu-avx512.h"
 
 typedef float f32;
 typedef double f64;
@@ -481,6 +482,22 @@ SMALL_INT_UNARY_LOOPS(u8, 0, UINT8_MAX, a, a > 0)
 SMALL_INT_UNARY_LOOPS(i8, INT8_MIN, INT8_MAX, a < 0 ? wsub_i8(0, a) : a, (a > 0) - (a < 0))
 SMALL_INT_UNARY_LOOPS(i16, INT16_MIN, INT16_MAX, a < 0 ? wsub_i16(0, a) : a, (a > 0) - (a < 0))
 
+/* Whether a contiguous pass may take a vector copy that reads each element before writing
+ * it: out is x itself or does not overlap it (the portable loop, with no restrict, runs
+ * element by element through any other overlap). */
+static bool same_or_apart(const void *out, const void *x, int64_t bytes) {
+  const char *o = out, *a = x;
+  return o == a || o + bytes <= a || a + bytes <= o;
+}
+
+/* relu of f32: the AVX-512 copy (relu-avx512.h) for a contiguous run where the CPU has it. */
+static void relu_f32_any(char **p, const int64_t *s, int64_t n, void *ctx) {
+  if (s[0] == 4 && s[1] == 4 && gs__cpu_has_avx512f() && same_or_apart(p[0], p[1], n * 4))
+    gs__relu_f32_avx512((float *)p[0], (const float *)p[1], n);
+  else
+    relu_f32(p, s, n, ctx);
+}
+
 /* A row of an op with floating loops only (NULL: a dtype the op promotes first or refuses). */
 #define FLOAT_ONLY(OP, NAME) [OP] = {NAME##_f32, NAME##_f64, NULL, NULL, NULL, NULL, NULL, NULL}
 static const gs__loop_fn unary_loops[GS__UNOP_COUNT][GS_DTYPE_COUNT] = {
@@ -492,7 +509,7 @@ static const gs__loop_fn unary_loops[GS__UNOP_COUNT][GS_DTYPE_COUNT] = {
     FLOAT_ONLY(GS__RSQRT, rsqrt),
     FLOAT_ONLY(GS__TANH, tanh),
     FLOAT_ONLY(GS__SIGMOID, sigmoid),
-    [GS__RELU] = {relu_f32, relu_f64, relu_i64, NULL, relu_i32, relu_u8, relu_i8, relu_i16},
+    [GS__RELU] = {relu_f32_any, relu_f64, relu_i64, NULL, relu_i32, relu_u8, relu_i8, relu_i16},
     FLOAT_ONLY(GS__LEAKY_RELU, leaky_relu),
     FLOAT_ONLY(GS__GELU, gelu),
     [GS__CLAMP] = {clamp_f32, clamp_f64, clamp_i64, NULL, clamp_i32, clamp_u8, clamp_i8, clamp_i16},
@@ -609,8 +626,17 @@ gs__loop_fn gs__add_scaled_loop(gs_dtype dtype) {
 RELU_GRAD_LOOP(f32)
 RELU_GRAD_LOOP(f64)
 
+/* relu's gradient in f32: the AVX-512 copy for contiguous runs, as relu_f32_any. */
+static void relu_grad_f32_any(char **p, const int64_t *s, int64_t n, void *ctx) {
+  if (s[0] == 4 && s[1] == 4 && s[2] == 4 && gs__cpu_has_avx512f() &&
+      same_or_apart(p[0], p[1], n * 4) && same_or_apart(p[0], p[2], n * 4))
+    gs__relu_grad_f32_avx512((float *)p[0], (const float *)p[1], (const float *)p[2], n);
+  else
+    relu_grad_f32(p, s, n, ctx);
+}
+
 gs__loop_fn gs__relu_grad_loop(gs_dtype dtype) {
-  return dtype == GS_F32 ? relu_grad_f32 : dtype == GS_F64 ? relu_grad_f64 : NULL;
+  return dtype == GS_F32 ? relu_grad_f32_any : dtype == GS_F64 ? relu_grad_f64 : NULL;
 }
 
 /* ---- where ---------------------------------------------------------------------------- */

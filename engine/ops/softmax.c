@@ -57,14 +57,52 @@ typedef struct softmax_ctx {
       }                                                                                      \
   }
 
+/* One row whose elements are adjacent in both input and output (softmax over the last dim of
+ * a contiguous tensor: a classifier's logits), as SOFTMAX_ROWS computes it, operation for
+ * operation, without its strides and per-row arrays, and its max without a branch on each
+ * element (on random logits "x > max" mispredicted about once a row; the row kernel's own
+ * code took more of a cross entropy's forward than its exps did). A NaN still wins the max
+ * and the last one stays, as the branch leaves it. */
+#define SOFTMAX_ROW(T)                                                                             \
+  static void softmax_row_##T(bool log_out, const T *in, T *out, int64_t len) {                    \
+    double max = -INFINITY, sum = 0.0;                                                             \
+    for (int64_t k = 0; k < len; k++) {                                                            \
+      double x = (double)in[k];                                                                    \
+      max = x > max || isnan(x) ? x : max;                                                         \
+    }                                                                                              \
+    for (int64_t k = 0; k < len; k++) {                                                            \
+      double e = exp((double)in[k] - max);                                                         \
+      sum += e;                                                                                    \
+      if (!log_out)                                                                                \
+        out[k] = (T)e;                                                                             \
+    }                                                                                              \
+    sum = log_out ? log(sum) : 1.0 / sum;                                                          \
+    for (int64_t k = 0; k < len; k++)                                                              \
+      out[k] = log_out ? (T)(((double)in[k] - max) - sum) : (T)((double)out[k] * sum);             \
+  }
+
 typedef float f32;
 typedef double f64;
 SOFTMAX_ROWS(f32)
 SOFTMAX_ROWS(f64)
+SOFTMAX_ROW(f32)
+SOFTMAX_ROW(f64)
 
 /* gs__iter_run's inner loop over n rows: operand 0 is the input, 1 the output. */
 static void softmax_loop(char **ptrs, const int64_t *bs, int64_t n, void *vctx) {
   const softmax_ctx *c = vctx;
+  int64_t es = (int64_t)gs_dtype_size(c->dtype);
+  if (c->in_bytes == es && c->out_bytes == es) {
+    for (int64_t j = 0; j < n; j++) {
+      const char *in = ptrs[0] + j * bs[0];
+      char *out = ptrs[1] + j * bs[1];
+      if (c->dtype == GS_F32)
+        softmax_row_f32(c->log, (const f32 *)in, (f32 *)out, c->len);
+      else
+        softmax_row_f64(c->log, (const f64 *)in, (f64 *)out, c->len);
+    }
+    return;
+  }
   int64_t block = n > 1 && gs__abs64(bs[0]) < gs__abs64(c->in_bytes) ? SOFTMAX_BLOCK : 1;
   for (int64_t j = 0; j < n; j += block) {
     int64_t m = n - j < block ? n - j : block;

@@ -453,6 +453,47 @@ static gs_tensor from_doubles(gs_dtype dtype, const int64_t *shape, int ndim, co
   return t;
 }
 
+/* softmax and log_softmax of rows whose elements are adjacent (the row kernel of softmax.c)
+ * give the bits of the same rows read with a stride (the blocked kernel), NaN payloads
+ * included: rows with NaNs of different payloads (the last one wins the max), infinities,
+ * all -inf, huge and tiny values, and random ones. */
+static void test_softmax_rows_same_bits_any_layout(void) {
+  enum { ROWS = 9, C = 11 };
+  /* payloads in the bits f32 keeps */
+  static const uint64_t nan_a = 0x7ffc000000000000ull, nan_b = 0xfff9000000000000ull;
+  double v[ROWS][C], vt[C][ROWS];
+  GRand *rng = g_rand_new_with_seed(21);
+  for (int i = 0; i < ROWS; i++)
+    for (int c = 0; c < C; c++)
+      v[i][c] = g_rand_double_range(rng, -30, 30);
+  memcpy(&v[0][2], &nan_a, sizeof nan_a), memcpy(&v[0][7], &nan_b, sizeof nan_b);
+  memcpy(&v[1][0], &nan_b, sizeof nan_b);
+  v[2][3] = INFINITY, v[3][1] = -INFINITY, v[3][5] = INFINITY;
+  for (int c = 0; c < C; c++)
+    v[4][c] = -INFINITY;
+  v[5][0] = 1e300, v[5][1] = -1e300, v[6][4] = 1e-310;
+  for (int i = 0; i < ROWS; i++)
+    for (int c = 0; c < C; c++)
+      vt[c][i] = v[i][c];
+  for (size_t di = 0; di < G_N_ELEMENTS(float_dtypes); di++) {
+    gs_dtype dt = float_dtypes[di];
+    gs_tensor rows = from_doubles(dt, (int64_t[]){ROWS, C}, 2, &v[0][0]);
+    gs_tensor cols = from_doubles(dt, (int64_t[]){C, ROWS}, 2, &vt[0][0]);
+    gs_tensor strided = gs_transpose(cols, 0, 1); /* [ROWS, C], elements ROWS apart */
+    for (int log_out = 0; log_out < 2; log_out++) {
+      gs_tensor a = log_out ? gs_log_softmax(rows, 1) : gs_softmax(rows, 1);
+      gs_tensor b = log_out ? gs_log_softmax(strided, -1) : gs_softmax(strided, -1);
+      g_assert_true(gs_is_contiguous(a) && gs_is_contiguous(b));
+      if (memcmp(gs_data(a), gs_data(b), (size_t)(ROWS * C) * gs_dtype_size(dt)) != 0)
+        g_error("%s of %s: adjacent and strided rows differ", log_out ? "log_softmax" : "softmax",
+                gs_dtype_name(dt));
+      DISPOSE_ALL(b, a);
+    }
+    DISPOSE_ALL(strided, cols, rows);
+  }
+  g_rand_free(rng);
+}
+
 /* i64 sums accumulate in i64: exact beyond 2^53, where a double accumulator would round. */
 static void test_sum_integers_exact(void) {
   int64_t shape[] = {3};
@@ -812,6 +853,8 @@ int main(int argc, char **argv) {
   test_add_leak_checked("/reduce/nan-and-ties", test_nan_and_ties);
   test_add_leak_checked("/reduce/logsumexp/stable", test_logsumexp_stable);
   test_add_leak_checked("/reduce/softmax/stable", test_softmax_stable);
+  test_add_leak_checked("/reduce/softmax/rows-same-bits-any-layout",
+                        test_softmax_rows_same_bits_any_layout);
   test_add_leak_checked("/reduce/extremes-in-long-rows", test_extremes_in_long_rows);
   test_add_leak_checked("/reduce/permuted-and-large", test_permuted_and_large);
   test_add_leak_checked("/reduce/outputs-are-new", test_outputs_are_new);
