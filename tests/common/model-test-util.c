@@ -303,3 +303,12 @@ guint64 find_event(gs_trace_model *m, guint64 from, gs_trace_kind kind, const ch
   }
   return G_MAXUINT64;
 }
+
+guint64 *life_indices(const gs_trace_model *m, guint64 tensor, guint *n) {
+  g_autoptr(gs_tensor_life) life = gs_trace_model_tensor_life(m, tensor);
+  *n = gs_tensor_life_len(life);
+  guint64 *indices = g_new(guint64, *n + 1);
+  for (guint i = 0; i < *n; i++)
+    indices[i] = gs_tensor_life_at(life, i);
+  return indices;
+}

@@ -33,6 +33,10 @@ void recorded_model_init(recorded_model *f, workload_fn body, guint keyframe_int
 /* Frees the model and the bytes and removes the log. */
 void recorded_model_clear(recorded_model *f);
 
+/* gs_trace_model_tensor_life's answer as an array of event indices (g_free), *n of them: what
+ * the tests compare. */
+guint64 *life_indices(const gs_trace_model *m, guint64 tensor, guint *n);
+
 /* A model fed all of bytes in one piece, then finished; keyframes every keyframe_interval
  * events (0: the default). */
 gs_trace_model *model_from_bytes(GBytes *bytes, guint keyframe_interval);

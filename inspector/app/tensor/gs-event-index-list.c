@@ -1,14 +1,11 @@
 /* gs-event-index-list.c: see gs-event-index-list.h. */
 #include "gs-event-index-list.h"
 
-#include <string.h>
-
 #include "gs-event-ref.h"
 
 struct _GsEventIndexList {
   GObject parent_instance;
-  guint64 *indices;
-  guint n;
+  gs_tensor_life *life;
 };
 
 static void gs_event_index_list_model_init(GListModelInterface *iface);
@@ -23,12 +20,14 @@ static GType get_item_type(GListModel *list) {
 }
 
 static guint get_n_items(GListModel *list) {
-  return GS_EVENT_INDEX_LIST(list)->n;
+  return gs_tensor_life_len(GS_EVENT_INDEX_LIST(list)->life);
 }
 
 static gpointer get_item(GListModel *list, guint position) {
   GsEventIndexList *self = GS_EVENT_INDEX_LIST(list);
-  return position < self->n ? gs_event_ref_new(self->indices[position]) : NULL;
+  return position < gs_tensor_life_len(self->life)
+             ? gs_event_ref_new(gs_tensor_life_at(self->life, position))
+             : NULL;
 }
 
 static void gs_event_index_list_model_init(GListModelInterface *iface) {
@@ -38,7 +37,7 @@ static void gs_event_index_list_model_init(GListModelInterface *iface) {
 }
 
 static void gs_event_index_list_finalize(GObject *object) {
-  g_free(GS_EVENT_INDEX_LIST(object)->indices);
+  gs_tensor_life_free(GS_EVENT_INDEX_LIST(object)->life);
   G_OBJECT_CLASS(gs_event_index_list_parent_class)->finalize(object);
 }
 
@@ -48,22 +47,18 @@ static void gs_event_index_list_class_init(GsEventIndexListClass *klass) {
 
 static void gs_event_index_list_init(GsEventIndexList *self) { (void)self; }
 
-GsEventIndexList *gs_event_index_list_new_take(guint64 *indices, guint n) {
+GsEventIndexList *gs_event_index_list_new_take(gs_tensor_life *life) {
   GsEventIndexList *self = g_object_new(GS_TYPE_EVENT_INDEX_LIST, NULL);
-  self->indices = indices;
-  self->n = indices ? n : 0;
+  self->life = life;
   return self;
 }
 
-void gs_event_index_list_update_take(GsEventIndexList *self, guint64 *indices, guint n) {
+void gs_event_index_list_update_take(GsEventIndexList *self, gs_tensor_life *life) {
   g_return_if_fail(GS_IS_EVENT_INDEX_LIST(self));
-  if (!indices)
-    n = 0;
-  guint old = self->n;
-  gboolean prefix = n >= old && (old == 0 || memcmp(indices, self->indices, old * sizeof *indices) == 0);
-  g_free(self->indices);
-  self->indices = indices;
-  self->n = n;
+  guint old = gs_tensor_life_len(self->life), n = gs_tensor_life_len(life);
+  gboolean prefix = n >= old && gs_tensor_life_starts_with(life, self->life);
+  gs_tensor_life_free(self->life);
+  self->life = life;
   if (prefix) {
     if (n > old)
       g_list_model_items_changed(G_LIST_MODEL(self), old, 0, n - old);
@@ -74,19 +69,11 @@ void gs_event_index_list_update_take(GsEventIndexList *self, guint64 *indices, g
 
 guint64 gs_event_index_list_get_index(GsEventIndexList *self, guint position) {
   g_return_val_if_fail(GS_IS_EVENT_INDEX_LIST(self), 0);
-  g_return_val_if_fail(position < self->n, 0);
-  return self->indices[position];
+  g_return_val_if_fail(position < gs_tensor_life_len(self->life), 0);
+  return gs_tensor_life_at(self->life, position);
 }
 
 guint gs_event_index_list_count_upto(GsEventIndexList *self, guint64 index) {
   g_return_val_if_fail(GS_IS_EVENT_INDEX_LIST(self), 0);
-  guint lo = 0, hi = self->n; /* binary search: the first position past index */
-  while (lo < hi) {
-    guint mid = lo + (hi - lo) / 2;
-    if (self->indices[mid] <= index)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo;
+  return gs_tensor_life_count_upto(self->life, index);
 }

@@ -430,11 +430,12 @@ static void refresh_rows(GsTensorView *self) {
 
 /* The handle a parameter was moved from, if tensor_id is a parameter's new handle: its life
  * starts with the move (the handle did not exist before). 0 otherwise. */
-static guint64 moved_from(GsTensorView *self, const guint64 *indices, guint n, guint64 tensor_id) {
-  for (guint i = 0; i < MIN(n, 4u); i++) {
+static guint64 moved_from(GsTensorView *self, const gs_tensor_life *life, guint64 tensor_id) {
+  for (guint i = 0; i < MIN(gs_tensor_life_len(life), 4u); i++) {
+    guint64 at = gs_tensor_life_at(life, i);
     gs_trace_event e;
-    if (gs_trace_model_kind_at(self->model, indices[i]) == GS_TRACE_TENSOR_MOVE &&
-        gs_trace_model_event(self->model, indices[i], &e) && e.target == tensor_id)
+    if (gs_trace_model_kind_at(self->model, at) == GS_TRACE_TENSOR_MOVE &&
+        gs_trace_model_event(self->model, at, &e) && e.target == tensor_id)
       return e.tensor;
   }
   return 0;
@@ -473,25 +474,21 @@ static void load_tensor(GsTensorView *self, guint64 tensor_id) {
     return;
   }
   self->handles.id = tensor_id;
-  guint64 *indices = NULL;
-  guint n = 0;
-  gs_trace_model_tensor_life(self->model, tensor_id, &indices, &n);
+  gs_tensor_life *life = gs_trace_model_tensor_life(self->model, tensor_id);
   /* A parameter's handle: show the whole tensor, from the handle it was moved from. */
-  guint64 origin = moved_from(self, indices, n, tensor_id);
+  guint64 origin = moved_from(self, life, tensor_id);
   if (origin) {
-    guint64 *whole = NULL;
-    guint n_whole = 0;
-    gs_trace_model_tensor_life(self->model, origin, &whole, &n_whole);
-    if (n_whole > 0) {
-      g_free(indices);
-      indices = whole;
-      n = n_whole;
+    gs_tensor_life *whole = gs_trace_model_tensor_life(self->model, origin);
+    if (gs_tensor_life_len(whole) > 0) {
+      gs_tensor_life_free(life);
+      life = whole;
       self->handles.id = origin;
     } else {
-      g_free(whole);
+      gs_tensor_life_free(whole);
     }
   }
-  self->life = gs_event_index_list_new_take(indices, n);
+  guint n = gs_tensor_life_len(life);
+  self->life = gs_event_index_list_new_take(life);
   if (n == 0) {
     g_autofree char *handle = gs_view_handle(tensor_id);
     g_autofree char *description =
@@ -540,16 +537,15 @@ void gs_tensor_view_model_grew(GsTensorView *self) {
   g_return_if_fail(GS_IS_TENSOR_VIEW(self));
   if (!self->model || !self->handles.id)
     return;
-  guint64 *indices = NULL;
-  guint n = 0;
-  gs_trace_model_tensor_life(self->model, self->handles.id, &indices, &n);
+  gs_tensor_life *life = gs_trace_model_tensor_life(self->model, self->handles.id);
   if (!self->life || g_list_model_get_n_items(G_LIST_MODEL(self->life)) == 0) {
-    g_free(indices);
+    guint n = gs_tensor_life_len(life);
+    gs_tensor_life_free(life);
     if (n)
       load_tensor(self, self->selected); /* it has just appeared */
     return;
   }
-  gs_event_index_list_update_take(self->life, indices, n);
+  gs_event_index_list_update_take(self->life, life);
   g_clear_pointer(&self->name, g_free);
   self->have_create = FALSE;
   self->handles.moved_to = 0;

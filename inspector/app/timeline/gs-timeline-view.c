@@ -552,19 +552,19 @@ static void update_life(GsTimelineView *self) {
   guint64 n = n_events(self);
   if (!self->tensor || n == 0)
     return;
-  g_autofree guint64 *indices = NULL;
-  guint count = 0;
-  gs_trace_model_tensor_life(self->model, self->tensor, &indices, &count);
+  g_autoptr(gs_tensor_life) life = gs_trace_model_tensor_life(self->model, self->tensor);
+  guint count = gs_tensor_life_len(life);
   if (count == 0)
     return;
-  self->life_first = indices[0];
+  self->life_first = gs_tensor_life_at(life, 0);
   self->life_last = n - 1;
   for (guint i = count; i-- > 0;) {
-    if (gs_trace_model_kind_at(self->model, indices[i]) != GS_TRACE_TENSOR_DISPOSE)
+    guint64 at = gs_tensor_life_at(life, i);
+    if (gs_trace_model_kind_at(self->model, at) != GS_TRACE_TENSOR_DISPOSE)
       continue;
     gs_trace_event e;
-    if (gs_trace_model_event(self->model, indices[i], &e) && e.tensor == self->tensor) {
-      self->life_last = indices[i];
+    if (gs_trace_model_event(self->model, at, &e) && e.tensor == self->tensor) {
+      self->life_last = at;
       break;
     }
   }

@@ -65,13 +65,13 @@ static guint64 created_at(const gs_replay *state, const gs_graph_item *item) {
  * G_MAXUINT64 if there is none. */
 static guint64 find_creation(gs_graph_source *s, guint64 tensor, guint64 index,
                              gs_trace_event *out) {
-  g_autofree guint64 *life = NULL;
-  guint n = 0;
-  gs_trace_model_tensor_life(s->model, tensor, &life, &n);
-  for (guint k = n; k-- > 0;)
-    if (life[k] <= index && gs_trace_model_kind_at(s->model, life[k]) == GS_TRACE_TENSOR_CREATE &&
-        gs_trace_model_event(s->model, life[k], out) && out->tensor == tensor)
-      return life[k];
+  g_autoptr(gs_tensor_life) life = gs_trace_model_tensor_life(s->model, tensor);
+  for (guint k = gs_tensor_life_count_upto(life, index); k-- > 0;) {
+    guint64 at = gs_tensor_life_at(life, k);
+    if (gs_trace_model_kind_at(s->model, at) == GS_TRACE_TENSOR_CREATE &&
+        gs_trace_model_event(s->model, at, out) && out->tensor == tensor)
+      return at;
+  }
   return G_MAXUINT64;
 }
 

@@ -36,14 +36,14 @@ void gs_packed_steps_clear(gs_packed_steps *s) {
 
 /* The first size of tensor as made at or before index (its latest creation there), or -1. */
 static gint64 first_size(gs_trace_model *m, model_decoder *d, guint64 tensor, guint64 index) {
-  g_autofree guint64 *life = NULL;
-  guint n = 0;
-  gs_trace_model_tensor_life(m, tensor, &life, &n);
+  g_autoptr(gs_tensor_life) life = gs_trace_model_tensor_life(m, tensor);
   gs_trace_event e;
-  for (guint k = n; k-- > 0;)
-    if (life[k] <= index && gs_trace_model_kind_at(m, life[k]) == GS_TRACE_TENSOR_CREATE &&
-        model_decode(m, d, life[k], &e) && e.tensor == tensor)
+  for (guint k = gs_tensor_life_count_upto(life, index); k-- > 0;) {
+    guint64 at = gs_tensor_life_at(life, k);
+    if (gs_trace_model_kind_at(m, at) == GS_TRACE_TENSOR_CREATE && model_decode(m, d, at, &e) &&
+        e.tensor == tensor)
       return e.ndim >= 1 ? e.shape[0] : -1;
+  }
   return -1;
 }
 
@@ -51,12 +51,11 @@ static gint64 first_size(gs_trace_model *m, model_decoder *d, guint64 tensor, gu
  * batch: batch first, never growing, summing to rows. NULL otherwise. */
 static guint64 *recorded_sizes(gs_trace_model *m, model_decoder *d, guint64 tensor,
                                const gs_packed_steps *s) {
-  g_autofree guint64 *life = NULL;
-  guint n = 0;
-  gs_trace_model_tensor_life(m, tensor, &life, &n);
+  g_autoptr(gs_tensor_life) life = gs_trace_model_tensor_life(m, tensor);
   gs_trace_event e;
-  for (guint k = 0; k < n; k++) {
-    if (gs_trace_model_kind_at(m, life[k]) != GS_TRACE_VALUES || !model_decode(m, d, life[k], &e) ||
+  for (guint k = 0; k < gs_tensor_life_len(life); k++) {
+    guint64 at = gs_tensor_life_at(life, k);
+    if (gs_trace_model_kind_at(m, at) != GS_TRACE_VALUES || !model_decode(m, d, at, &e) ||
         e.tensor != tensor || e.n_values < s->steps)
       continue;
     g_autofree guint64 *sizes = g_new(guint64, s->steps);

@@ -42,28 +42,26 @@ double *gs_trace_model_values_at(gs_trace_model *m, guint64 tensor, guint64 inde
   double *replayed = NULL;
   if (replayed_values_at(m, tensor, index, &replayed, n, numel))
     return replayed;
-  g_autofree guint64 *life = NULL;
-  guint len = 0;
-  gs_trace_model_tensor_life(m, tensor, &life, &len);
+  g_autoptr(gs_tensor_life) life = gs_trace_model_tensor_life(m, tensor);
+  guint len = gs_tensor_life_len(life);
   double *values = NULL;
   *n = 0;
   *numel = 0;
   /* The values an op computes are recorded just after the event that announced it (a
    * creation, an in-place write): at that very event they are already the tensor's. */
-  guint until = 0;
-  while (until < len && life[until] <= index)
-    until++;
-  if (until > 0 && until < len && life[until - 1] == index &&
-      gs_trace_model_kind_at(m, life[until]) == GS_TRACE_VALUES) {
+  guint until = gs_tensor_life_count_upto(life, index);
+  if (until > 0 && until < len && gs_tensor_life_at(life, until - 1) == index &&
+      gs_trace_model_kind_at(m, gs_tensor_life_at(life, until)) == GS_TRACE_VALUES) {
     gs_trace_kind at = gs_trace_model_kind_at(m, index);
     if (at == GS_TRACE_TENSOR_CREATE || at == GS_TRACE_INPLACE_WRITE)
       until++;
   }
   for (guint k = 0; k < until; k++) {
-    gs_trace_kind kind = gs_trace_model_kind_at(m, life[k]);
+    guint64 at = gs_tensor_life_at(life, k);
+    gs_trace_kind kind = gs_trace_model_kind_at(m, at);
     gs_trace_event e;
     if ((kind != GS_TRACE_VALUES && kind != GS_TRACE_TENSOR_CREATE) ||
-        !gs_trace_model_event(m, life[k], &e) || e.tensor != tensor)
+        !gs_trace_model_event(m, at, &e) || e.tensor != tensor)
       continue;
     if (kind == GS_TRACE_TENSOR_CREATE) {
       guint64 count = 1;
@@ -84,14 +82,14 @@ double *gs_trace_model_values_at(gs_trace_model *m, guint64 tensor, guint64 inde
 }
 
 guint64 gs_trace_model_grad_at(gs_trace_model *m, guint64 leaf, guint64 index) {
-  g_autofree guint64 *life = NULL;
-  guint len = 0;
-  gs_trace_model_tensor_life(m, leaf, &life, &len);
+  g_autoptr(gs_tensor_life) life = gs_trace_model_tensor_life(m, leaf);
   guint64 grad = 0;
-  for (guint k = 0; k < len && life[k] <= index; k++) {
+  guint until = gs_tensor_life_count_upto(life, index);
+  for (guint k = 0; k < until; k++) {
+    guint64 at = gs_tensor_life_at(life, k);
     gs_trace_event e;
-    if (gs_trace_model_kind_at(m, life[k]) == GS_TRACE_GRAD_ACCUMULATE &&
-        gs_trace_model_event(m, life[k], &e) && e.tensor == leaf)
+    if (gs_trace_model_kind_at(m, at) == GS_TRACE_GRAD_ACCUMULATE &&
+        gs_trace_model_event(m, at, &e) && e.tensor == leaf)
       grad = e.target;
   }
   return grad;

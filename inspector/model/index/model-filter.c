@@ -12,20 +12,12 @@
 static gboolean in_life(gs_trace_model *m, guint64 tensor, guint64 index) {
   guint64 n = m->kinds->len;
   if (!m->life_cache || m->life_cache_tensor != tensor || m->life_cache_events != n) {
-    g_clear_pointer(&m->life_cache, g_free);
-    gs_trace_model_tensor_life(m, tensor, &m->life_cache, &m->life_cache_n);
+    g_clear_pointer(&m->life_cache, gs_tensor_life_free);
+    m->life_cache = gs_trace_model_tensor_life(m, tensor);
     m->life_cache_tensor = tensor;
     m->life_cache_events = n;
   }
-  guint lo = 0, hi = m->life_cache_n;
-  while (lo < hi) {
-    guint mid = (lo + hi) / 2;
-    if (m->life_cache[mid] < index)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo < m->life_cache_n && m->life_cache[lo] == index;
+  return gs_tensor_life_contains(m->life_cache, index);
 }
 
 /* "#12" or "#12.3": a handle (slot, generation: the engine's spelling) or a plain id. */

@@ -11,8 +11,9 @@
  * straight from the segments' varints. */
 #include "model-private.h"
 
-#include <stdlib.h>
-#include <sys/mman.h>
+#include <string.h>
+
+#include "tensor-life.h"
 
 enum { KEY_TENSOR = 1, KEY_NODE = 2, KEY_STORAGE = 3 };
 
@@ -283,10 +284,27 @@ static inline guint64 cursor_next(life_cursor *c) {
   return c->at;
 }
 
+/* Skips n steps. A parameter's group holds millions, and its extras start after them: their
+ * last bytes (top bit clear) are counted eight at a time while eight or more steps are left,
+ * which also means eight bytes are. */
 static void skip_steps(life_cursor *c, guint64 n) {
+  const guint8 *p = c->p;
+  while (n >= 8) {
+    guint64 word;
+    memcpy(&word, p, sizeof word);
+    /* A 1 in each last byte's low bit, summed into the top byte by the multiply (a popcount
+     * here is a library call: the build targets x86-64 without POPCNT). */
+    guint64 last = (~word & G_GUINT64_CONSTANT(0x8080808080808080)) >> 7;
+    guint ends = (guint)((last * G_GUINT64_CONSTANT(0x0101010101010101)) >> 56);
+    if (ends >= n)
+      break;
+    n -= ends;
+    p += sizeof word;
+  }
   guint64 step;
   for (guint64 i = 0; i < n; i++)
-    c->p = model_get_varint(c->p, &step);
+    p = model_get_varint(p, &step);
+  c->p = p;
 }
 
 /* A key's primary (or extra) lists, oldest first, appended to cursors. */
@@ -309,28 +327,12 @@ static void add_cursors(const life_found *f, gboolean extras, GArray *cursors) {
   }
 }
 
-/* An array of n event indices (and one more) for a query's answer. A parameter's life on a
- * long log is megabytes written once into fresh memory: on huge pages where the kernel has
- * them, since 4 KiB page faults were most of a first query. g_free it. */
-static guint64 *big_array(gsize n) {
-  enum { HUGE_PAGE = 2u << 20 };
-  gsize bytes = (n + 1) * sizeof(guint64);
-  void *p = NULL;
-  if (bytes < HUGE_PAGE)
-    return g_new(guint64, n + 1);
-  gsize size = (bytes + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
-  if (posix_memalign(&p, HUGE_PAGE, size) != 0)
-    return g_new(guint64, n + 1);
-  madvise(p, size, MADV_HUGEPAGE); /* advice only: 4 KiB pages otherwise */
-  return p;
-}
-
 /* Merges the lists c[0, n) (one segment's) into out, ascending and without repeats (an event
  * may be found by two keys, and one list may name an event twice: a node saving a tensor
- * twice; *last is the one written last); returns the end of what it wrote. A few lists, so
- * the smallest head is found by looking at each, and its list is copied on up to the next
- * smallest head in a tight loop: a parameter's own events rarely interleave with the rest. */
-static guint64 *merge_segment(life_cursor *c, guint n, guint64 *out, guint64 *last) {
+ * twice; *last is the one written last). A few lists, so the smallest head is found by looking
+ * at each, and its list is copied on up to the next smallest head in a tight loop: a
+ * parameter's own events rarely interleave with the rest. */
+static void merge_segment(life_cursor *c, guint n, gs_tensor_life *out, guint64 *last) {
   guint64 few[16];
   g_autofree guint64 *many = n > G_N_ELEMENTS(few) ? g_new(guint64, n) : NULL;
   guint64 *head = many ? many : few;
@@ -350,7 +352,7 @@ static guint64 *merge_segment(life_cursor *c, guint n, guint64 *out, guint64 *la
     guint64 at = head[min], prev = *last;
     for (;;) {
       if (at != prev)
-        *out++ = prev = at;
+        model_life_answer_add(out, prev = at);
       if (!c[min].left) {
         n--;
         c[min] = c[n];
@@ -365,7 +367,6 @@ static guint64 *merge_segment(life_cursor *c, guint n, guint64 *out, guint64 *la
     }
     *last = prev;
   }
-  return out;
 }
 
 static gint by_segment(gconstpointer a, gconstpointer b) {
@@ -373,10 +374,10 @@ static gint by_segment(gconstpointer a, gconstpointer b) {
   return x < y ? -1 : x > y;
 }
 
-/* Every event the founds hold, ascending and without repeats, in a new array of *n: the
- * segments' varints are merged straight into the answer, a segment at a time (segments cover
- * the log in order), with no intermediate runs. */
-static guint64 *merge_founds(GArray *founds, guint *n) {
+/* Every event the founds hold, ascending and without repeats: the segments' varints are merged
+ * straight into the answer, a segment at a time (segments cover the log in order), with no
+ * intermediate runs. */
+static gs_tensor_life *merge_founds(const gs_trace_model *m, GArray *founds) {
   g_autoptr(GArray) cursors = g_array_new(FALSE, FALSE, sizeof(life_cursor));
   guint64 total = 0;
   for (guint f = 0; f < founds->len; f++) {
@@ -386,16 +387,17 @@ static guint64 *merge_founds(GArray *founds, guint *n) {
     total += found->n;
   }
   g_array_sort(cursors, by_segment);
-  guint64 *out = big_array(total), *end = out, last = G_MAXUINT64;
+  /* Every event the index holds is before the end of its open segment. */
+  gs_tensor_life *out = model_life_answer_new(total, m->life_open_first + m->life_keys->len);
+  guint64 last = G_MAXUINT64;
   life_cursor *c = (life_cursor *)cursors->data;
   for (guint i = 0; i < cursors->len;) {
     guint j = i + 1;
     while (j < cursors->len && c[j].first == c[i].first)
       j++;
-    end = merge_segment(c + i, j - i, end, &last);
+    merge_segment(c + i, j - i, out, &last);
     i = j;
   }
-  *n = (guint)(end - out);
   return out;
 }
 
@@ -440,8 +442,7 @@ gboolean model_life_concerns(const gs_trace_model *m, const gs_trace_event *e, c
   }
 }
 
-void gs_trace_model_tensor_life(const gs_trace_model *cm, guint64 tensor_id, guint64 **indices,
-                                guint *n) {
+gs_tensor_life *gs_trace_model_tensor_life(const gs_trace_model *cm, guint64 tensor_id) {
   gs_trace_model *m = (gs_trace_model *)cm; /* decoding moves a private decoder only */
   g_autoptr(GArray) founds = founds_new();
   g_autoptr(GArray) handles = g_array_new(FALSE, FALSE, sizeof(guint64));
@@ -488,35 +489,37 @@ void gs_trace_model_tensor_life(const gs_trace_model *cm, guint64 tensor_id, gui
       }
     }
   }
-  guint out = 0;
-  guint64 *hits = merge_founds(founds, &out);
+  gs_tensor_life *life = merge_founds(m, founds);
   /* Keys are 32-bit hashes: another tensor may share one (about once in a thousand queries
    * on a log of millions of tensors). A short life (most are: a step's temporaries, in one
    * or two chunks) is checked event by event; a long one (a parameter's) is left as found. */
-  if (out <= VERIFY_LIMIT) {
-    guint kept = 0;
-    for (guint i = 0; i < out; i++) {
+  if (life->n <= VERIFY_LIMIT) {
+    guint64 hits[VERIFY_LIMIT];
+    guint found = life->n, kept = 0;
+    for (guint i = 0; i < found; i++)
+      hits[i] = gs_tensor_life_at(life, i);
+    life->n = life->n_chunks = 0;
+    for (guint i = 0; i < found; i++) {
       gs_trace_event e;
       if (model_decode(m, &m->query_decoder, hits[i], &e) &&
           model_life_concerns(m, &e, (const guint64 *)handles->data, handles->len, storage))
         hits[kept++] = hits[i];
     }
-    out = kept;
+    for (guint i = 0; i < kept; i++)
+      model_life_answer_add(life, hits[i]);
   }
-  /* The merged array itself is the answer: a parameter's life is megabytes, and fresh pages
-   * cost. */
-  *n = out;
-  *indices = hits;
+  return life;
 }
 
 GArray *model_storage_writes(gs_trace_model *m, guint64 storage) {
   g_autoptr(GArray) founds = founds_new();
   find(m, life_key(storage, KEY_STORAGE), founds);
-  guint n = 0;
-  g_autofree guint64 *hits = merge_founds(founds, &n);
+  g_autoptr(gs_tensor_life) hits = merge_founds(m, founds);
   GArray *writes = g_array_new(FALSE, FALSE, sizeof(guint64));
-  for (guint i = 0; i < n; i++)
-    if (gs_trace_model_kind_at(m, hits[i]) == GS_TRACE_INPLACE_WRITE)
-      g_array_append_val(writes, hits[i]);
+  for (guint i = 0; i < hits->n; i++) {
+    guint64 at = gs_tensor_life_at(hits, i);
+    if (gs_trace_model_kind_at(m, at) == GS_TRACE_INPLACE_WRITE)
+      g_array_append_val(writes, at);
+  }
   return writes;
 }

@@ -177,8 +177,7 @@ struct gs_trace_model {
   guint64 life_merge_credit;             /* postings the merge may still take */
   /* the last tensor filtered on (model-filter.c), until more events arrive */
   guint64 life_cache_tensor, life_cache_events;
-  guint64 *life_cache;
-  guint life_cache_n;
+  gs_tensor_life *life_cache;
 
   /* scopes (model-scopes.c) */
   GArray *scope_spans;     /* model_scope_span, by position in head->scope_list */
@@ -389,6 +388,27 @@ typedef struct model_life_group {
   guint32 primaries, extras;
   gboolean follow; /* a primary is a creation or a move (MODEL_LIFE_FOLLOW) */
 } model_life_group;
+/* A life's answer (tensor-life.h): chunk c holds the events at positions [first, next chunk's
+ * first) of one 65,536-event range, high; lows[i] is event i's index's low 16 bits. */
+typedef struct model_life_chunk {
+  guint64 high; /* the range: index >> 16 */
+  guint first;  /* the position of its first event */
+} model_life_chunk;
+
+struct gs_tensor_life {
+  guint n, n_chunks;
+  guint16 *lows;
+  model_life_chunk *chunks;
+};
+
+/* tensor-life.c: an empty life with room for `bound` events among `events` (the log's). */
+gs_tensor_life *model_life_answer_new(guint64 bound, guint64 events);
+/* Appends event index, which is after every event appended before. */
+static inline void model_life_answer_add(gs_tensor_life *l, guint64 index) {
+  if (G_UNLIKELY(l->n_chunks == 0 || l->chunks[l->n_chunks - 1].high != index >> 16))
+    l->chunks[l->n_chunks++] = (model_life_chunk){index >> 16, l->n};
+  l->lows[l->n++] = (guint16)index;
+}
 /* Appends to groups (of model_life_group) every sealed segment's group of key k, oldest
  * first; the open segment is the caller's to scan. Counting first lets a query size its
  * answer once. */

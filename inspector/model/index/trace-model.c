@@ -75,7 +75,7 @@ void gs_trace_model_free(gs_trace_model *m) {
   g_hash_table_destroy(m->strings);
   gs_site_table_free(m->sites);
   model_life_index_clear(m);
-  g_free(m->life_cache);
+  gs_tensor_life_free(m->life_cache);
   model_scopes_clear(m);
   model_keyframes_clear(m);
   g_array_unref(m->keyframes);

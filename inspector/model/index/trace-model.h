@@ -23,6 +23,7 @@
 
 #include "replay.h"
 #include "site-table.h"
+#include "tensor-life.h"
 #include "trace-file.h"
 
 G_BEGIN_DECLS
@@ -276,10 +277,9 @@ void gs_trace_model_scope_group_stats(const gs_trace_model *m, guint group,
  * renamed it ("bias" -> "fc2.bias"), the optimizer_create that listed it, composites it is part
  * of, and its disposal. Found through 32-bit keys: a life of up to 512 events is checked event by
  * event; a longer one may (rarely: about once in a thousand queries on a log of millions of
- * tensors) include a few events of another tensor whose key collides. *indices is newly
- * allocated (g_free); *n its length. */
-void gs_trace_model_tensor_life(const gs_trace_model *m, guint64 tensor_id, guint64 **indices,
-                                guint *n);
+ * tensors) include a few events of another tensor whose key collides. Newly allocated, in
+ * two bytes an event (tensor-life.h: gs_tensor_life_at, _count_upto; gs_tensor_life_free). */
+gs_tensor_life *gs_trace_model_tensor_life(const gs_trace_model *m, guint64 tensor_id);
 
 /* ---- filters -------------------------------------------------------------------------- */
 

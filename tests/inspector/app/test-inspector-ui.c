@@ -697,11 +697,11 @@ static void test_graph_page(void) {
       GS_TIMELINE_VIEW(views_test_find(GTK_WIDGET(page), GS_TYPE_TIMELINE_VIEW));
   guint64 first, last;
   g_assert_true(gs_timeline_view_get_tensor_life(timeline, &first, &last));
-  g_autofree guint64 *life = NULL;
-  guint n_life = 0;
-  gs_trace_model_tensor_life(gs_capture_page_get_model(page), tensor, &life, &n_life);
+  g_autoptr(gs_tensor_life) life =
+      gs_trace_model_tensor_life(gs_capture_page_get_model(page), tensor);
+  guint n_life = gs_tensor_life_len(life);
   g_assert_cmpuint(n_life, >, 0);
-  g_assert_cmpuint(first, ==, life[0]);
+  g_assert_cmpuint(first, ==, gs_tensor_life_at(life, 0));
   guint64 n_events = gs_trace_model_n_events(gs_capture_page_get_model(page));
   g_assert_cmpuint(last, >=, first);
   g_assert_cmpuint(last, <, n_events);

@@ -141,10 +141,8 @@ static void test_life_in_order(Fixture *f, gconstpointer data) {
   gs_tensor_view_set_tensor(f->view, x_id);
   gs_tensor_view_set_position(f->view, gs_trace_model_n_events(f->model) - 1);
   views_test_settle(GTK_WIDGET(f->view));
-  guint64 *indices = NULL;
-  guint n = 0;
-  gs_trace_model_tensor_life(f->model, x_id, &indices, &n);
-  g_free(indices);
+  g_autoptr(gs_tensor_life) x_life = gs_trace_model_tensor_life(f->model, x_id);
+  guint n = gs_tensor_life_len(x_life);
   g_autoptr(GArray) life = sorted_entries(f);
   g_assert_cmpuint(life->len, ==, n); /* all fit in the window */
   guint i = expect_entry(life, 0, "Created by ", "f32 [2, 3], new storage #");
@@ -356,13 +354,11 @@ static void test_signals(Fixture *f, gconstpointer data) {
   g_signal_connect(f->view, "tensor-selected", G_CALLBACK(views_test_store_u64), &tensor);
   gs_tensor_view_set_tensor(f->view, x_id);
   views_test_settle(GTK_WIDGET(f->view));
-  guint64 *indices = NULL;
-  guint n = 0;
-  gs_trace_model_tensor_life(f->model, x_id, &indices, &n);
+  g_autoptr(gs_tensor_life) x_life = gs_trace_model_tensor_life(f->model, x_id);
+  guint n = gs_tensor_life_len(x_life);
   g_assert_cmpuint(n, >, 3);
   g_signal_emit_by_name(views_test_find(GTK_WIDGET(f->view), GTK_TYPE_LIST_VIEW), "activate", 2u);
-  g_assert_cmpuint(event, ==, indices[2]);
-  g_free(indices);
+  g_assert_cmpuint(event, ==, gs_tensor_life_at(x_life, 2));
 
   /* A view's details link back to the tensor it was made from. */
   g_autoptr(GArray) life = sorted_entries(f);
@@ -411,14 +407,13 @@ static void test_life_grows(void) {
   g_autoptr(gs_trace_model) m = gs_trace_model_new();
   /* Feed until the first chunk (x's beginnings) has arrived, select x, then feed the rest. */
   gsize fed = 0;
-  guint64 *indices = NULL;
   guint before = 0, after = 0;
   while (before == 0 && fed < n) {
     gsize piece = MIN(64, n - fed);
     gs_trace_model_feed(m, bytes + fed, piece);
     fed += piece;
-    gs_trace_model_tensor_life(m, x_id, &indices, &before);
-    g_free(g_steal_pointer(&indices));
+    g_autoptr(gs_tensor_life) life = gs_trace_model_tensor_life(m, x_id);
+    before = gs_tensor_life_len(life);
   }
   GsTensorView *view = GS_TENSOR_VIEW(gs_tensor_view_new());
   gs_tensor_view_set_model(view, m);
@@ -429,8 +424,8 @@ static void test_life_grows(void) {
   gs_tensor_view_model_grew(view);
   gs_tensor_view_set_position(view, gs_trace_model_n_events(m) - 1);
   views_test_settle(GTK_WIDGET(view));
-  gs_trace_model_tensor_life(m, x_id, &indices, &after);
-  g_free(indices);
+  g_autoptr(gs_tensor_life) x_life = gs_trace_model_tensor_life(m, x_id);
+  after = gs_tensor_life_len(x_life);
   g_test_message("life: %u entries after the first chunk, %u after all", before, after);
   g_assert_cmpuint(before, >, 0); /* the list grew rather than appeared */
   g_assert_cmpuint(after, >, before);

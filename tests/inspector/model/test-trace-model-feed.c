@@ -128,8 +128,8 @@ static void assert_same_model(gs_trace_model *a, gs_trace_model *b) {
       continue;
     g_autofree guint64 *la = NULL, *lb = NULL;
     guint na = 0, nb = 0;
-    gs_trace_model_tensor_life(a, e.tensor, &la, &na);
-    gs_trace_model_tensor_life(b, e.tensor, &lb, &nb);
+    la = life_indices(a, e.tensor, &na);
+    lb = life_indices(b, e.tensor, &nb);
     g_assert_cmpuint(na, >, 0);
     g_assert_cmpmem(la, na * sizeof *la, lb, nb * sizeof *lb);
   }

@@ -46,8 +46,12 @@ static void training_work(void) { train(40); }
 /* Ten times as long: enough events for segments of 4 to merge three levels up. */
 static void long_training_work(void) { train(400); }
 
-/* training_work's log, recorded once for every test, and long_training_work's. */
-static GBytes *training_log, *long_log;
+/* Longer still: a parameter's life spans two 65,536-event ranges of its answer. */
+static void ranges_training_work(void) { train(440); }
+
+/* training_work's log, recorded once for every test, long_training_work's and
+ * ranges_training_work's. */
+static GBytes *training_log, *long_log, *ranges_log;
 
 static gs_trace_model *model_of(const guint8 *data, gsize len, guint segment, gsize piece) {
   gs_trace_model *m = gs_trace_model_new();
@@ -72,8 +76,8 @@ static guint assert_same_lives(gs_trace_model *a, gs_trace_model *b) {
       guint64 tensor = e.tensor;
       g_autofree guint64 *want = NULL, *got = NULL;
       guint n_want = 0, n_got = 0;
-      gs_trace_model_tensor_life(a, tensor, &want, &n_want);
-      gs_trace_model_tensor_life(b, tensor, &got, &n_got);
+      want = life_indices(a, tensor, &n_want);
+      got = life_indices(b, tensor, &n_got);
       g_assert_cmpuint(n_got, ==, n_want);
       g_assert_cmpmem(got, sizeof(guint64) * n_got, want, sizeof(guint64) * n_want);
       g_assert_cmpuint(n_want, >, 0);
@@ -202,6 +206,20 @@ static GArray *brute_life(gs_trace_model *m, guint64 id) {
   return life;
 }
 
+/* life's count_upto and contains at every index up to past its last event, against want (its
+ * events, ascending), found by a plain walk. */
+static void assert_life_lookups(const gs_tensor_life *life, const guint64 *want, guint n,
+                                guint64 until) {
+  g_assert_cmpuint(gs_tensor_life_len(life), ==, n);
+  guint upto = 0;
+  for (guint64 index = 0; index <= until; index++) {
+    while (upto < n && want[upto] <= index)
+      upto++;
+    g_assert_cmpuint(gs_tensor_life_count_upto(life, index), ==, upto);
+    g_assert_cmpint(gs_tensor_life_contains(life, index), ==, upto > 0 && want[upto - 1] == index);
+  }
+}
+
 /* The highest level of m's sealed segments. */
 static guint top_level(const gs_trace_model *m) {
   guint top = 0;
@@ -236,8 +254,8 @@ static void test_merged_segments_answer_as_brute_force(void) {
       g_assert_true(gs_trace_model_event(m, i, &e));
       g_autofree guint64 *want = NULL, *got = NULL;
       guint n_want = 0, n_got = 0;
-      gs_trace_model_tensor_life(scan, e.tensor, &want, &n_want);
-      gs_trace_model_tensor_life(m, e.tensor, &got, &n_got);
+      want = life_indices(scan, e.tensor, &n_want);
+      got = life_indices(m, e.tensor, &n_got);
       g_assert_cmpmem(got, sizeof(guint64) * n_got, want, sizeof(guint64) * n_want);
     }
   }
@@ -264,15 +282,95 @@ static void test_merged_segments_answer_as_brute_force(void) {
     g_autoptr(GArray) want = brute_life(m, tensor);
     g_autofree guint64 *got = NULL;
     guint n_got = 0;
-    gs_trace_model_tensor_life(m, tensor, &got, &n_got);
+    got = life_indices(m, tensor, &n_got);
     g_assert_cmpmem(got, sizeof(guint64) * n_got, want->data, sizeof(guint64) * want->len);
     g_assert_cmpuint(n_got, >, 0);
+
     widest = MAX(widest, got[n_got - 1] - got[0]);
     checked++;
   }
   g_assert_cmpuint(checked, >, 20);
   /* A parameter's life crosses segments of every level (a level-3 one is 4 * 4096 events). */
   g_assert_cmpuint(widest, >, 2 * 4 * 4096);
+}
+
+/* The answer keeps a 65,536-event range once and each event's low 16 bits: events at the
+ * ranges' edges, ranges skipped, one event alone in its range and ranges near 2^32 come back
+ * as they went in, and lookups find them; a prefix is one only if its ranges start where the
+ * longer life's do. */
+static void test_life_answer_ranges(void) {
+  const guint64 events[] = {0,      1,      65535,  65536,  65537,  131071, 400000,
+                            400001, 524288, 589823, 589824, 655359, 655360, 700000};
+  guint n = G_N_ELEMENTS(events);
+  g_autoptr(gs_tensor_life) life = model_life_answer_new(n, 700001);
+  for (guint i = 0; i < n; i++)
+    model_life_answer_add(life, events[i]);
+  for (guint i = 0; i < n; i++)
+    g_assert_cmpuint(gs_tensor_life_at(life, i), ==, events[i]);
+  assert_life_lookups(life, events, n, 800000);
+  for (guint cut = 0; cut <= n; cut++) {
+    g_autoptr(gs_tensor_life) prefix = model_life_answer_new(cut, 700001);
+    for (guint i = 0; i < cut; i++)
+      model_life_answer_add(prefix, events[i]);
+    g_assert_true(gs_tensor_life_starts_with(life, prefix));
+    g_assert_cmpint(gs_tensor_life_starts_with(prefix, life), ==, cut == n);
+  }
+  /* The same low 16 bits in another range is another event. */
+  const guint64 moved[] = {0, 1, 65535, 131072};
+  g_autoptr(gs_tensor_life) other = model_life_answer_new(4, 700001);
+  for (guint i = 0; i < G_N_ELEMENTS(moved); i++)
+    model_life_answer_add(other, moved[i]);
+  g_autoptr(gs_tensor_life) head = model_life_answer_new(4, 700001);
+  for (guint i = 0; i < 4; i++)
+    model_life_answer_add(head, events[i]);
+  g_assert_false(gs_tensor_life_starts_with(other, head));
+  g_assert_false(gs_tensor_life_starts_with(head, other));
+  /* Ranges near the 2^32 events a model holds: the high part is kept whole. */
+  const guint64 far[] = {G_GUINT64_CONSTANT(0xfffe0000), G_GUINT64_CONSTANT(0xfffeffff),
+                         G_GUINT64_CONSTANT(0xffffffff)};
+  g_autoptr(gs_tensor_life) top = model_life_answer_new(3, G_GUINT64_CONSTANT(0x100000000));
+  for (guint i = 0; i < G_N_ELEMENTS(far); i++)
+    model_life_answer_add(top, far[i]);
+  for (guint i = 0; i < G_N_ELEMENTS(far); i++) {
+    g_assert_cmpuint(gs_tensor_life_at(top, i), ==, far[i]);
+    g_assert_true(gs_tensor_life_contains(top, far[i]));
+    g_assert_false(gs_tensor_life_contains(top, far[i] & 0xffff));
+  }
+  g_assert_cmpuint(gs_tensor_life_count_upto(top, G_GUINT64_CONSTANT(0xfffeffff)), ==, 2);
+  g_assert_cmpuint(gs_tensor_life_len(NULL), ==, 0);
+  g_assert_cmpuint(gs_tensor_life_count_upto(NULL, 5), ==, 0);
+}
+
+/* On a log of more than 65,536 events, in segments of 64 (merged two levels up) and of the
+ * default size: the lives of the first tensors made (the parameters', which span two ranges
+ * of the answer, among them) are what a brute-force scan finds, and looking an index up in
+ * them (count_upto, contains) answers as a walk of the scan's events at every index. */
+static void test_life_across_ranges_as_brute_force(void) {
+  gsize len = 0;
+  const guint8 *data = g_bytes_get_data(ranges_log, &len);
+  const guint segments[] = {64, MODEL_LIFE_SEGMENT};
+  for (guint s = 0; s < G_N_ELEMENTS(segments); s++) {
+    g_autoptr(gs_trace_model) m = model_of(data, len, segments[s], len);
+    g_assert_null(gs_trace_model_problem(m));
+    guint64 n = gs_trace_model_n_events(m), created = 0;
+    g_assert_cmpuint(n, >, 65536);
+    guint spanning = 0;
+    for (guint64 i = 0; i < n && created < 12; i++) {
+      if (gs_trace_model_kind_at(m, i) != GS_TRACE_TENSOR_CREATE)
+        continue;
+      created++;
+      gs_trace_event e;
+      g_assert_true(gs_trace_model_event(m, i, &e));
+      g_autoptr(GArray) want = brute_life(m, e.tensor);
+      g_autoptr(gs_tensor_life) life = gs_trace_model_tensor_life(m, e.tensor);
+      g_assert_cmpuint(gs_tensor_life_len(life), ==, want->len);
+      for (guint k = 0; k < want->len; k++)
+        g_assert_cmpuint(gs_tensor_life_at(life, k), ==, g_array_index(want, guint64, k));
+      assert_life_lookups(life, (const guint64 *)want->data, want->len, n);
+      spanning += life->n_chunks > 1;
+    }
+    g_assert_cmpuint(spanning, >=, 4); /* the four parameters */
+  }
 }
 
 /* How many of a's segments of level `level` are, byte for byte, one of b's (the same events,
@@ -316,6 +414,9 @@ int main(int argc, char **argv) {
   path = record_log(long_training_work);
   long_log = read_log_bytes(path);
   remove_log(path);
+  path = record_log(ranges_training_work);
+  ranges_log = read_log_bytes(path);
+  remove_log(path);
   g_test_add_func("/trace-model/life-index/answers-as-the-scan", test_index_answers_as_the_scan);
   g_test_add_func("/trace-model/life-index/while-feeding", test_index_while_feeding);
   g_test_add_func("/trace-model/life-index/cut-and-damaged", test_index_on_cut_and_damaged_logs);
@@ -323,8 +424,12 @@ int main(int argc, char **argv) {
   g_test_add_func("/trace-model/life-index/merged-as-brute-force",
                   test_merged_segments_answer_as_brute_force);
   g_test_add_func("/trace-model/life-index/merged-as-sealed", test_merged_segments_are_sealed_ones);
+  g_test_add_func("/trace-model/life-index/answer-ranges", test_life_answer_ranges);
+  g_test_add_func("/trace-model/life-index/across-ranges-as-brute-force",
+                  test_life_across_ranges_as_brute_force);
   int status = g_test_run();
   g_bytes_unref(training_log);
   g_bytes_unref(long_log);
+  g_bytes_unref(ranges_log);
   return status;
 }

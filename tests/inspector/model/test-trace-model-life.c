@@ -68,7 +68,7 @@ static void test_tensor_life(void) {
 
   g_autofree guint64 *life = NULL;
   guint len = 0;
-  gs_trace_model_tensor_life(m, t_id, &life, &len);
+  life = life_indices(m, t_id, &len);
 
   /* The reference: every event, decoded, tested field by field. */
   guint64 storage = 0;
@@ -119,7 +119,7 @@ static void test_tensor_life(void) {
   /* A tensor nothing happened to but its birth and death. */
   g_autofree guint64 *none = NULL;
   guint none_len = 99;
-  gs_trace_model_tensor_life(m, G_GUINT64_CONSTANT(0xdead00000000beef), &none, &none_len);
+  none = life_indices(m, G_GUINT64_CONSTANT(0xdead00000000beef), &none_len);
   g_assert_cmpuint(none_len, ==, 0);
   remove_log(path);
 }
@@ -170,7 +170,7 @@ static void test_filters(void) {
   /* By tensor: exactly its life. */
   g_autofree guint64 *life = NULL;
   guint len = 0;
-  gs_trace_model_tensor_life(m, t_id, &life, &len);
+  life = life_indices(m, t_id, &len);
   g_assert_cmpuint(count_matching(m, &(gs_event_filter){.tensor = t_id}), ==, len);
   /* Combined with a kind: its in-place writes. */
   g_assert_cmpuint(count_matching(m, &(gs_event_filter){.tensor = t_id,

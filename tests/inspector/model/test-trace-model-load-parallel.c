@@ -142,8 +142,8 @@ static guint assert_same_model(gs_trace_model *a, gs_trace_model *b) {
     g_assert_true(gs_trace_model_event(a, i, &e));
     g_autofree guint64 *want = NULL, *got = NULL;
     guint n_want = 0, n_got = 0;
-    gs_trace_model_tensor_life(a, e.tensor, &want, &n_want);
-    gs_trace_model_tensor_life(b, e.tensor, &got, &n_got);
+    want = life_indices(a, e.tensor, &n_want);
+    got = life_indices(b, e.tensor, &n_got);
     g_assert_cmpuint(n_want, >, 0);
     g_assert_cmpmem(got, sizeof(guint64) * n_got, want, sizeof(guint64) * n_want);
     compared++;

@@ -220,9 +220,9 @@ static void test_parameter_life(void) {
   guint64 created = find_event(m, 0, GS_TRACE_OPTIMIZER_CREATE, "Adam");
   g_autofree guint64 *bias = NULL, *weight = NULL, *field = NULL;
   guint n_bias, n_weight, n_field;
-  gs_trace_model_tensor_life(m, bias_id, &bias, &n_bias);
-  gs_trace_model_tensor_life(m, enc_weight_id, &weight, &n_weight);
-  gs_trace_model_tensor_life(m, kept_fields[0], &field, &n_field);
+  bias = life_indices(m, bias_id, &n_bias);
+  weight = life_indices(m, enc_weight_id, &n_weight);
+  field = life_indices(m, kept_fields[0], &n_field);
   g_assert_true(life_has(bias, n_bias, fc2_joined));
   g_assert_false(life_has(bias, n_bias, enc_joined));
   g_assert_false(life_has(bias, n_bias, linear_joined));

@@ -58,7 +58,7 @@ static void test_folded_storage_events(void) {
   /* The first tensor's life starts at its storage's allocation and ends at its release. */
   g_autofree guint64 *life = NULL;
   guint n = 0;
-  gs_trace_model_tensor_life(m, 1, &life, &n);
+  life = life_indices(m, 1, &n);
   g_assert_cmpuint(n, >=, 2);
   g_assert_cmpuint(life[0], ==, 0);
   g_assert_cmpuint(life[n - 1], ==, 5);
