@@ -558,8 +558,10 @@ static void update_life(GsTimelineView *self) {
     return;
   self->life_first = gs_tensor_life_at(life, 0);
   self->life_last = n - 1;
-  for (guint i = count; i-- > 0;) {
-    guint64 at = gs_tensor_life_at(life, i);
+  gs_tensor_life_cursor c;
+  gs_tensor_life_cursor_init(&c, life, count);
+  guint64 at;
+  while (gs_tensor_life_cursor_prev(&c, &at)) {
     if (gs_trace_model_kind_at(self->model, at) != GS_TRACE_TENSOR_DISPOSE)
       continue;
     gs_trace_event e;

@@ -66,8 +66,10 @@ static guint64 created_at(const gs_replay *state, const gs_graph_item *item) {
 static guint64 find_creation(gs_graph_source *s, guint64 tensor, guint64 index,
                              gs_trace_event *out) {
   g_autoptr(gs_tensor_life) life = gs_trace_model_tensor_life(s->model, tensor);
-  for (guint k = gs_tensor_life_count_upto(life, index); k-- > 0;) {
-    guint64 at = gs_tensor_life_at(life, k);
+  gs_tensor_life_cursor c;
+  gs_tensor_life_cursor_init(&c, life, gs_tensor_life_count_upto(life, index));
+  guint64 at;
+  while (gs_tensor_life_cursor_prev(&c, &at)) {
     if (gs_trace_model_kind_at(s->model, at) == GS_TRACE_TENSOR_CREATE &&
         gs_trace_model_event(s->model, at, out) && out->tensor == tensor)
       return at;

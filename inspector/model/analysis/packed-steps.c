@@ -38,8 +38,10 @@ void gs_packed_steps_clear(gs_packed_steps *s) {
 static gint64 first_size(gs_trace_model *m, model_decoder *d, guint64 tensor, guint64 index) {
   g_autoptr(gs_tensor_life) life = gs_trace_model_tensor_life(m, tensor);
   gs_trace_event e;
-  for (guint k = gs_tensor_life_count_upto(life, index); k-- > 0;) {
-    guint64 at = gs_tensor_life_at(life, k);
+  gs_tensor_life_cursor c;
+  gs_tensor_life_cursor_init(&c, life, gs_tensor_life_count_upto(life, index));
+  guint64 at;
+  while (gs_tensor_life_cursor_prev(&c, &at)) {
     if (gs_trace_model_kind_at(m, at) == GS_TRACE_TENSOR_CREATE && model_decode(m, d, at, &e) &&
         e.tensor == tensor)
       return e.ndim >= 1 ? e.shape[0] : -1;
@@ -53,8 +55,10 @@ static guint64 *recorded_sizes(gs_trace_model *m, model_decoder *d, guint64 tens
                                const gs_packed_steps *s) {
   g_autoptr(gs_tensor_life) life = gs_trace_model_tensor_life(m, tensor);
   gs_trace_event e;
-  for (guint k = 0; k < gs_tensor_life_len(life); k++) {
-    guint64 at = gs_tensor_life_at(life, k);
+  gs_tensor_life_cursor c;
+  gs_tensor_life_cursor_init(&c, life, 0);
+  guint64 at;
+  while (gs_tensor_life_cursor_next(&c, &at)) {
     if (gs_trace_model_kind_at(m, at) != GS_TRACE_VALUES || !model_decode(m, d, at, &e) ||
         e.tensor != tensor || e.n_values < s->steps)
       continue;

@@ -56,8 +56,10 @@ double *gs_trace_model_values_at(gs_trace_model *m, guint64 tensor, guint64 inde
     if (at == GS_TRACE_TENSOR_CREATE || at == GS_TRACE_INPLACE_WRITE)
       until++;
   }
-  for (guint k = 0; k < until; k++) {
-    guint64 at = gs_tensor_life_at(life, k);
+  gs_tensor_life_cursor c;
+  gs_tensor_life_cursor_init(&c, life, 0);
+  guint64 at;
+  for (guint k = 0; k < until && gs_tensor_life_cursor_next(&c, &at); k++) {
     gs_trace_kind kind = gs_trace_model_kind_at(m, at);
     gs_trace_event e;
     if ((kind != GS_TRACE_VALUES && kind != GS_TRACE_TENSOR_CREATE) ||
@@ -84,9 +86,10 @@ double *gs_trace_model_values_at(gs_trace_model *m, guint64 tensor, guint64 inde
 guint64 gs_trace_model_grad_at(gs_trace_model *m, guint64 leaf, guint64 index) {
   g_autoptr(gs_tensor_life) life = gs_trace_model_tensor_life(m, leaf);
   guint64 grad = 0;
-  guint until = gs_tensor_life_count_upto(life, index);
-  for (guint k = 0; k < until; k++) {
-    guint64 at = gs_tensor_life_at(life, k);
+  gs_tensor_life_cursor c;
+  gs_tensor_life_cursor_init(&c, life, 0);
+  guint64 at;
+  while (gs_tensor_life_cursor_next(&c, &at) && at <= index) {
     gs_trace_event e;
     if (gs_trace_model_kind_at(m, at) == GS_TRACE_GRAD_ACCUMULATE &&
         gs_trace_model_event(m, at, &e) && e.tensor == leaf)

@@ -516,10 +516,11 @@ GArray *model_storage_writes(gs_trace_model *m, guint64 storage) {
   find(m, life_key(storage, KEY_STORAGE), founds);
   g_autoptr(gs_tensor_life) hits = merge_founds(m, founds);
   GArray *writes = g_array_new(FALSE, FALSE, sizeof(guint64));
-  for (guint i = 0; i < hits->n; i++) {
-    guint64 at = gs_tensor_life_at(hits, i);
+  gs_tensor_life_cursor c;
+  gs_tensor_life_cursor_init(&c, hits, 0);
+  guint64 at;
+  while (gs_tensor_life_cursor_next(&c, &at))
     if (gs_trace_model_kind_at(m, at) == GS_TRACE_INPLACE_WRITE)
       g_array_append_val(writes, at);
-  }
   return writes;
 }

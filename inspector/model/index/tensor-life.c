@@ -108,3 +108,31 @@ gboolean gs_tensor_life_starts_with(const gs_tensor_life *life, const gs_tensor_
     return FALSE; /* life's next range starts within the prefix */
   return memcmp(life->lows, prefix->lows, n * sizeof(guint16)) == 0;
 }
+
+void gs_tensor_life_cursor_init(gs_tensor_life_cursor *c, const gs_tensor_life *life, guint at) {
+  guint n = gs_tensor_life_len(life);
+  c->life = life;
+  c->i = MIN(at, n);
+  c->chunk = n ? chunk_of(life, MIN(c->i, n - 1)) : 0;
+}
+
+gboolean gs_tensor_life_cursor_next(gs_tensor_life_cursor *c, guint64 *index) {
+  const gs_tensor_life *l = c->life;
+  if (c->i >= gs_tensor_life_len(l))
+    return FALSE;
+  while (c->chunk + 1 < l->n_chunks && l->chunks[c->chunk + 1].first <= c->i)
+    c->chunk++;
+  *index = l->chunks[c->chunk].high << 16 | l->lows[c->i++];
+  return TRUE;
+}
+
+gboolean gs_tensor_life_cursor_prev(gs_tensor_life_cursor *c, guint64 *index) {
+  const gs_tensor_life *l = c->life;
+  if (c->i == 0)
+    return FALSE;
+  c->i--;
+  while (c->chunk > 0 && l->chunks[c->chunk].first > c->i)
+    c->chunk--;
+  *index = l->chunks[c->chunk].high << 16 | l->lows[c->i];
+  return TRUE;
+}

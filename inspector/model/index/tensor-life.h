@@ -22,6 +22,21 @@ gboolean gs_tensor_life_contains(const gs_tensor_life *life, guint64 index);
 gboolean gs_tensor_life_starts_with(const gs_tensor_life *life, const gs_tensor_life *prefix);
 void gs_tensor_life_free(gs_tensor_life *life);
 
+/* A walk over a life's events, either way, with no search per event: a parameter's life is
+ * millions of events, and gs_tensor_life_at searches the chunks each time. */
+typedef struct gs_tensor_life_cursor {
+  const gs_tensor_life *life;
+  guint i;     /* the position _next returns (one past what _prev returns) */
+  guint chunk; /* the chunk holding position i, or the last one */
+} gs_tensor_life_cursor;
+
+/* A cursor at position at (0: the first event; gs_tensor_life_len: past the last). */
+void gs_tensor_life_cursor_init(gs_tensor_life_cursor *c, const gs_tensor_life *life, guint at);
+/* The event at the cursor (*index), and the cursor moves one on; FALSE past the last. */
+gboolean gs_tensor_life_cursor_next(gs_tensor_life_cursor *c, guint64 *index);
+/* The event before the cursor (*index), and the cursor moves one back; FALSE at the first. */
+gboolean gs_tensor_life_cursor_prev(gs_tensor_life_cursor *c, guint64 *index);
+
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(gs_tensor_life, gs_tensor_life_free)
 
 G_END_DECLS

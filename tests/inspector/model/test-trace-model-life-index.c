@@ -308,6 +308,28 @@ static void test_life_answer_ranges(void) {
   for (guint i = 0; i < n; i++)
     g_assert_cmpuint(gs_tensor_life_at(life, i), ==, events[i]);
   assert_life_lookups(life, events, n, 800000);
+  /* Cursors from every position, both ways, cross the ranges as _at does. */
+  for (guint from = 0; from <= n + 1; from++) {
+    gs_tensor_life_cursor c;
+    guint64 at;
+    gs_tensor_life_cursor_init(&c, life, from);
+    for (guint i = MIN(from, n); i < n; i++) {
+      g_assert_true(gs_tensor_life_cursor_next(&c, &at));
+      g_assert_cmpuint(at, ==, events[i]);
+    }
+    g_assert_false(gs_tensor_life_cursor_next(&c, &at));
+    for (guint i = n; i-- > 0;) { /* then all the way back */
+      g_assert_true(gs_tensor_life_cursor_prev(&c, &at));
+      g_assert_cmpuint(at, ==, events[i]);
+    }
+    g_assert_false(gs_tensor_life_cursor_prev(&c, &at));
+    gs_tensor_life_cursor_init(&c, life, from);
+    for (guint i = MIN(from, n); i-- > 0;) {
+      g_assert_true(gs_tensor_life_cursor_prev(&c, &at));
+      g_assert_cmpuint(at, ==, events[i]);
+    }
+    g_assert_false(gs_tensor_life_cursor_prev(&c, &at));
+  }
   for (guint cut = 0; cut <= n; cut++) {
     g_autoptr(gs_tensor_life) prefix = model_life_answer_new(cut, 700001);
     for (guint i = 0; i < cut; i++)
@@ -339,6 +361,11 @@ static void test_life_answer_ranges(void) {
   g_assert_cmpuint(gs_tensor_life_count_upto(top, G_GUINT64_CONSTANT(0xfffeffff)), ==, 2);
   g_assert_cmpuint(gs_tensor_life_len(NULL), ==, 0);
   g_assert_cmpuint(gs_tensor_life_count_upto(NULL, 5), ==, 0);
+  gs_tensor_life_cursor none;
+  guint64 at;
+  gs_tensor_life_cursor_init(&none, NULL, 3);
+  g_assert_false(gs_tensor_life_cursor_next(&none, &at));
+  g_assert_false(gs_tensor_life_cursor_prev(&none, &at));
 }
 
 /* On a log of more than 65,536 events, in segments of 64 (merged two levels up) and of the
