@@ -206,6 +206,10 @@ struct gs_trace_model {
   guint64 compact_at; /* the event count at which the head's tables are rebuilt next */
   gs_replay *cursor; /* what _seek returned */
   guint64 cursor_applied;
+  /* cursor->scope_list's first cursor_scopes_head entries are the head's, but at the
+   * positions in cursor_scopes_own (guint), where the cursor's own copies stand (model-seek.c) */
+  guint cursor_scopes_head;
+  GArray *cursor_scopes_own;
   model_decoder seek_decoder, event_decoder, query_decoder;
 
   /* memory series (model-memory.c) */

@@ -80,6 +80,7 @@ void gs_trace_model_free(gs_trace_model *m) {
   model_keyframes_clear(m);
   g_array_unref(m->keyframes);
   g_clear_pointer(&m->cursor, gs_replay_free);
+  g_clear_pointer(&m->cursor_scopes_own, g_array_unref);
   gs_replay_free(m->head);
   model_decoder_clear(&m->seek_decoder);
   model_decoder_clear(&m->event_decoder);
@@ -444,5 +445,11 @@ gs_trace_model *gs_trace_model_load_file(const char *path, gs_trace_progress_fn 
     gs_trace_model_free(m);
     return NULL;
   }
+  /* One seek near the end here, on the loading thread, so that the UI thread's first seek
+   * does not fault in the cursor's scope list (model-seek.c: 60 ms at 100 M events): later
+   * seeks reuse it, and its pages. */
+  guint64 n = gs_trace_model_n_events(m);
+  if (n > 2)
+    gs_trace_model_seek(m, n - 2);
   return m;
 }

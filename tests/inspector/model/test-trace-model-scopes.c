@@ -371,6 +371,43 @@ static void test_many_scopes(void) {
   g_assert_cmpuint(most_lookups, <=, 2 * 17 + 8);
 }
 
+/* A scope as a seek shows it, for comparing two states. */
+static void assert_same_scope(const gs_replay_scope *a, const gs_replay_scope *b) {
+  g_assert_cmpuint(a->id, ==, b->id);
+  g_assert_cmpint(a->ended, ==, b->ended);
+  g_assert_cmpuint(a->end_seq, ==, b->end_seq);
+  g_assert_cmpuint(a->created, ==, b->created);
+  g_assert_cmpuint(a->disposed, ==, b->disposed);
+  g_assert_cmpuint(a->moved_in, ==, b->moved_in);
+  g_assert_cmpuint(a->moved_out, ==, b->moved_out);
+  g_assert_cmpuint(a->alive, ==, b->alive);
+}
+
+/* A seek reuses the last cursor's scope list and writes only what differs from the head's
+ * (model-seek.c): seeks far forward, far back and near, in that order, give the scopes a
+ * model that never sought before gives at the same event, open ones included. */
+static void test_seek_scope_list(void) {
+  g_autofree char *path = record_log(moves_workload);
+  g_autoptr(GBytes) bytes = read_log_bytes(path);
+  remove_log(g_steal_pointer(&path));
+  g_autoptr(gs_trace_model) m = model_from_bytes(bytes, 8);
+  guint64 n = gs_trace_model_n_events(m);
+  g_assert_cmpuint(n, >, 100);
+  const guint64 at[] = {n / 2, n - 3, 9, n / 3, n / 3 + 20, 2, n - 30, n / 2 + 1, n / 4, n - 2};
+  guint open_seen = 0;
+  for (guint i = 0; i < G_N_ELEMENTS(at); i++) {
+    const gs_replay *state = gs_trace_model_seek(m, at[i]);
+    g_autoptr(gs_trace_model) fresh = model_from_bytes(bytes, 8);
+    const gs_replay *want = gs_trace_model_seek(fresh, at[i]);
+    g_assert_cmpuint(state->scope_list->len, ==, want->scope_list->len);
+    for (guint p = 0; p < want->scope_list->len; p++) {
+      assert_same_scope(state->scope_list->pdata[p], want->scope_list->pdata[p]);
+      open_seen += !((const gs_replay_scope *)want->scope_list->pdata[p])->ended;
+    }
+  }
+  g_assert_cmpuint(open_seen, >, G_N_ELEMENTS(at)); /* open scopes' own copies were compared */
+}
+
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/trace-model/scopes/moves-balance", test_moves_balance);
@@ -379,5 +416,6 @@ int main(int argc, char **argv) {
   g_test_add_func("/trace-model/scopes/groups-live", test_groups_live);
   g_test_add_func("/trace-model/scopes/leaked", test_leaked);
   g_test_add_func("/trace-model/scopes/many-scopes", test_many_scopes);
+  g_test_add_func("/trace-model/scopes/seek-scope-list", test_seek_scope_list);
   return g_test_run();
 }
