@@ -181,8 +181,6 @@ static const model_keyframe *keyframe_before(const gs_trace_model *m, guint64 ap
 static void restore(gs_trace_model *m, const model_keyframe *k) {
   GPtrArray *list = NULL;
   guint same = 0; /* list's first entries that are the head's */
-  if (!m->cursor_scopes_own)
-    m->cursor_scopes_own = g_array_new(FALSE, FALSE, sizeof(guint));
   if (m->cursor) {
     /* The cursor only appended to its list after the head's entries and its own copies. */
     list = m->cursor->scope_list;

@@ -38,6 +38,7 @@ gs_trace_model *gs_trace_model_new(void) {
   model_scopes_init(m);
   m->head = gs_replay_new();
   m->keyframes = g_array_new(FALSE, FALSE, sizeof(model_keyframe));
+  m->cursor_scopes_own = g_array_new(FALSE, FALSE, sizeof(guint));
   m->keyframe_events = 8192; /* a seek applies at most this many events after a copy */
   m->keyframe_share_min = MODEL_KEYFRAME_SHARE_MIN;
   model_decoder_init(&m->seek_decoder);
@@ -80,7 +81,7 @@ void gs_trace_model_free(gs_trace_model *m) {
   model_keyframes_clear(m);
   g_array_unref(m->keyframes);
   g_clear_pointer(&m->cursor, gs_replay_free);
-  g_clear_pointer(&m->cursor_scopes_own, g_array_unref);
+  g_array_unref(m->cursor_scopes_own);
   gs_replay_free(m->head);
   model_decoder_clear(&m->seek_decoder);
   model_decoder_clear(&m->event_decoder);
